@@ -1,0 +1,82 @@
+# Two commands do everything on a fresh machine with Python 3.11 (see README.md):
+#   make book   -- virtual environment, pinned requirements, browser assets, execute every chapter, build _build/html
+#   make test   -- library tests, notebook tests (nbval, fresh kernel each), site tests and the real-browser test
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+SITE   := _build/html/index.html
+# Nothing at build or test time may use the network (there is none on CI); make that explicit for HF libraries.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+
+BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
+
+.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync
+
+help:
+	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
+	@echo "make test    run every test: library, notebooks (nbval), built site, real browser"
+	@echo "make serve   serve _build/html on http://localhost:8000"
+	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.11 not found"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (attention-book)" >/dev/null
+	touch $@
+
+assets: node_modules/.installed
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+# Debian's Chromium and its driver, for the real-browser test. Installed only when missing.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium chromium-driver; }
+
+sync: venv
+	$(PY) tools/sync_colab_cell.py
+
+book: $(SITE)
+$(SITE): $(VENV)/.installed node_modules/.installed $(BOOK_SOURCES)
+	$(PY) tools/sync_colab_cell.py --check
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	@test -f $(SITE)
+
+# One pytest run: library tests, every chapter under nbval (fresh kernel each; --nbval-lax checks that every
+# cell runs and the chapter's own asserts hold, not that outputs match stored ones: outputs are never stored),
+# the built-site tests and the real-browser test. pytest's exit code 5 (no test collected) is a failure here.
+test: venv assets browser $(SITE)
+	$(PY) tools/sync_colab_cell.py --check
+	$(PY) -m pytest tests notebooks --nbval-lax --nbval-cell-timeout=120 -p no:cacheprovider; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
+
+test-lib: venv
+	$(PY) -m pytest tests -m "not site and not browser" -q
+
+test-notebooks: venv
+	$(PY) -m pytest --nbval-lax --nbval-cell-timeout=120 notebooks -q
+
+test-site: venv browser $(SITE)
+	$(PY) -m pytest tests -m "site or browser" -q
+
+chapter-times: venv
+	$(PY) tools/time_chapters.py
+
+serve: $(SITE)
+	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000
+
+clean:
+	rm -rf _build

@@ -1,0 +1,93 @@
+"""Sphinx extension: the built site serves every browser asset itself, so it works with the network off.
+
+What it does:
+
+1. Copies the browser assets that `npm install` put in ``node_modules`` (versions pinned in
+   ``package.json``; nothing third-party is committed) into ``_static/vendor/`` of the built site:
+   MathJax 3, require.js, d3 and jQuery (for bertviz's head views) and the ipywidgets HTML manager.
+2. Rewrites, in every page body, the CDN addresses that notebook outputs carry (bertviz's head view
+   loads require.js, d3 and jQuery from cdnjs) to those local copies, with a path relative to the page.
+3. Fails the build if a page body still names a CDN host afterwards, so a new output that loads
+   something from the network is caught when the book is built, not when a reader is offline.
+
+``_config.yml`` points ``mathjax_path`` and myst-nb's ``nb_ipywidgets_js`` at the same ``vendor/`` files.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_MODULES = ROOT / "node_modules"
+
+# destination under _static/vendor -> source under node_modules (a file or a whole folder)
+VENDOR_FILES = {
+    "mathjax": "mathjax/es5",
+    "require.js": "requirejs/require.js",
+    "d3.min.js": "d3/dist/d3.min.js",
+    "jquery.min.js": "jquery/dist/jquery.min.js",
+    "html-manager": "@jupyter-widgets/html-manager/dist",
+}
+
+# CDN address found in notebook outputs -> local file under _static/vendor (require.js module paths
+# carry no ".js" suffix, so neither do their replacements). bertviz 1.4.1 asks for jQuery 2.0.0,
+# which the npm registry does not have; 2.2.4 is the last 2.x release and what package.json pins.
+CDN_REWRITES = {
+    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": "require.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min": "d3.min",
+    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min": "jquery.min",
+}
+
+CDN_HOSTS = re.compile(r"https?://(cdnjs\.cloudflare\.com|cdn\.jsdelivr\.net|unpkg\.com|code\.jquery\.com|"
+                       r"d3js\.org|fonts\.googleapis\.com|fonts\.gstatic\.com)[^\"'\s)]*")
+
+
+def _check_sources(app: Sphinx) -> None:
+    missing = [src for src in VENDOR_FILES.values() if not (NODE_MODULES / src).exists()]
+    if missing:
+        raise ExtensionError(
+            f"offline_assets: browser assets missing from {NODE_MODULES}: {missing}. "
+            "Run `npm ci` (make book does) before building the book."
+        )
+
+
+def _rewrite_body(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    body = context.get("body")
+    if not body:
+        return
+    for cdn, local in CDN_REWRITES.items():
+        if cdn in body:
+            body = body.replace(cdn, context["pathto"](f"_static/vendor/{local}", 1))
+    leftover = sorted(set(m.group(0) for m in CDN_HOSTS.finditer(body)))
+    if leftover:
+        raise ExtensionError(
+            f"offline_assets: page {pagename!r} loads {leftover} from the network; add a local copy "
+            "(package.json) and a rewrite in book/_ext/offline_assets.py"
+        )
+    context["body"] = body
+
+
+def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    vendor = Path(app.outdir) / "_static" / "vendor"
+    vendor.mkdir(parents=True, exist_ok=True)
+    for dest, src in VENDOR_FILES.items():
+        source, target = NODE_MODULES / src, vendor / dest
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.map", "libembed-amd.js", "embed.js", "*.LICENSE.txt"))
+        else:
+            shutil.copy2(source, target)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", _check_sources)
+    app.connect("html-page-context", _rewrite_body)
+    app.connect("build-finished", _copy_assets)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,33 @@
+"""Every plotting helper and view of the book (DESIGN.md, "Figures and interactivity").
+
+- :func:`attention_heatmap` -- one attention matrix [Tq, Tk] as an annotated heatmap.
+- :func:`masked_softmax_table` -- scores, masked scores and weights side by side.
+- :func:`head_view` -- bertviz's head view of a model's per-layer attention.
+- :func:`interactive` -- THE one mechanism for interactive figures (precomputed states behind a
+  client-side slider, so they respond in Jupyter/Colab and on the static site alike).
+- :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
+
+Importing this package does not choose a matplotlib backend and does not change any setting:
+notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to get the book's look.
+Plots never train and models never plot.
+"""
+
+from lib.viz.heatmap import (
+    DIVERGING_CMAP,
+    SEQUENTIAL_CMAP,
+    attention_heatmap,
+    masked_softmax_table,
+    set_style,
+)
+from lib.viz.headview import head_view
+from lib.viz.interactive import interactive
+
+__all__ = [
+    "SEQUENTIAL_CMAP",
+    "DIVERGING_CMAP",
+    "set_style",
+    "attention_heatmap",
+    "masked_softmax_table",
+    "head_view",
+    "interactive",
+]

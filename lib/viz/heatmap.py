@@ -1,0 +1,300 @@
+"""Attention heatmaps, the masked-softmax table, and the book's matplotlib style.
+
+Shape legend: Tq queries (rows of a heatmap), Tk keys (columns). Weights are drawn with
+:data:`SEQUENTIAL_CMAP` on the fixed range [0, 1], so that two heatmaps of weights can be compared by
+colour; raw scores, which can be negative, with :data:`DIVERGING_CMAP` on a range symmetric about 0.
+Masked cells (a masked array, or the value -inf) are drawn light grey and hatched, with the text "-inf".
+
+Nothing here chooses a matplotlib backend: notebooks keep their inline backend, tests use Agg.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.font_manager import FontProperties
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
+
+SEQUENTIAL_CMAP = "cividis"  # colour-blind-safe, monotone in lightness: attention weights in [0, 1]
+DIVERGING_CMAP = "PuOr"  # colour-blind-safe diverging: raw scores that can be negative
+MASKED_COLOR = "#d9d9d9"  # light grey; the hatching tells it apart from cividis's grey middle
+MASKED_HATCH_COLOR = "#8c8c8c"
+ANNOTATE_MAX = 12  # annotate=None writes the numbers into the cells up to 12 x 12
+
+
+def set_style() -> None:
+    """Apply the book's matplotlib defaults (call once at the top of a chapter).
+
+    Starts from matplotlib's own defaults, so the result does not depend on what ran before; then sets
+    the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the default
+    colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never clipped).
+    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone.
+    """
+    mpl.rcdefaults()
+    mpl.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "savefig.dpi": 150,
+            "figure.figsize": (6.0, 4.0),
+            "figure.constrained_layout.use": True,
+            "font.size": 10,
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "xtick.labelsize": 9,
+            "ytick.labelsize": 9,
+            "legend.fontsize": 9,
+            "axes.prop_cycle": mpl.style.library["tableau-colorblind10"]["axes.prop_cycle"],
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "image.cmap": SEQUENTIAL_CMAP,
+            "svg.hashsalt": "attention-book",
+        }
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# input handling
+
+
+def _to_numpy(x, name: str) -> np.ndarray:
+    """A float numpy array (or masked array) from a tensor, array or nested list."""
+    if isinstance(x, np.ma.MaskedArray):
+        return np.ma.asarray(x, dtype=float)  # keeps the mask
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor (torch is not imported here)
+        x = x.detach().cpu()
+        if x.is_floating_point():
+            x = x.float()  # bfloat16 has no numpy dtype
+        x = x.numpy()
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a tensor or an array of numbers; got {type(x).__name__}") from err
+
+
+def _squeeze_2d(a: np.ndarray, name: str) -> np.ndarray:
+    """Drop leading dims of size 1 (a batch or head of one) and check that a 2-D [Tq, Tk] remains."""
+    shape = a.shape
+    while a.ndim > 2 and a.shape[0] == 1:
+        a = a[0]
+    if a.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {tuple(shape)}"
+        )
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty; got shape {tuple(shape)}")
+    return a
+
+
+def _check_labels(labels, n: int, name: str, what: str, shape) -> list[str] | None:
+    if labels is None:
+        return None
+    labels = [str(label) for label in labels]
+    if len(labels) != n:
+        raise ValueError(
+            f"{name} must have one entry per {what}: expected {n} (the matrix has shape {tuple(shape)}), "
+            f"got {len(labels)}"
+        )
+    return labels
+
+
+# ----------------------------------------------------------------------------------------------
+# drawing helpers
+
+
+def _relative_luminance(rgb) -> float:
+    """WCAG 2 relative luminance of an sRGB colour with components in [0, 1]."""
+    c = np.asarray(rgb[:3], dtype=float)
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+
+
+def text_color_for(rgba) -> str:
+    """"white" or "black", whichever has the higher WCAG contrast ratio against the cell colour."""
+    lum = _relative_luminance(rgba)
+    contrast_black = (lum + 0.05) / 0.05
+    contrast_white = 1.05 / (lum + 0.05)
+    return "white" if contrast_white > contrast_black else "black"
+
+
+def _heatmap_size(tq: int, tk: int, colorbar: bool, ylabel_chars: int) -> tuple[float, float]:
+    """A figure size (inches) that gives square cells about 0.5 inch wide when the matrix is small."""
+    cell = 0.5 if max(tq, tk) <= ANNOTATE_MAX else max(0.15, 6.0 / max(tq, tk))
+    width = tk * cell + 1.0 + 0.08 * ylabel_chars + (0.9 if colorbar else 0.0)
+    height = tq * cell + 1.4
+    return (float(np.clip(width, 3.0, 10.0)), float(np.clip(height, 2.4, 8.0)))
+
+
+def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) -> bool:
+    """Estimate whether the x tick labels would overlap if written horizontally."""
+    fig = ax.figure
+    box = ax.get_position()
+    width_pt = box.width * fig.get_figwidth() * 72 * (0.85 if colorbar else 1.0)
+    height_pt = box.height * fig.get_figheight() * 72
+    cell_pt = min(width_pt / tk, height_pt / tq)  # the image keeps square cells (aspect="equal")
+    size_pt = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+    widest_pt = 0.6 * size_pt * max(len(label) for label in labels)  # average glyph ~0.6 em
+    return widest_pt > 0.9 * cell_pt
+
+
+def attention_heatmap(
+    weights,
+    x_labels=None,
+    y_labels=None,
+    *,
+    ax=None,
+    title=None,
+    cmap=None,
+    annotate=None,
+    fmt=".2f",
+    vmin=0.0,
+    vmax=1.0,
+    colorbar=True,
+    xlabel="keys",
+    ylabel="queries",
+):
+    """Draw one attention matrix as a heatmap: queries are rows, keys are columns.
+
+    Args:
+        weights: tensor or array [Tq, Tk]; leading dims of size 1 (a batch or head of one) are
+            squeezed. Entries that are -inf, or masked in a numpy masked array, are drawn light grey
+            and hatched, with the text "-inf".
+        x_labels, y_labels: one label per key (column) / per query (row), e.g. the tokens.
+        ax: the Axes to draw into; by default a new figure sized to the matrix.
+        title: the Axes title.
+        cmap: colormap name or object; default :data:`SEQUENTIAL_CMAP`.
+        annotate: write the values into the cells; None means "when the matrix is at most 12 x 12".
+            The text is white or black, whichever contrasts more with the cell (WCAG luminance).
+        fmt: format spec of the annotations.
+        vmin, vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the data.
+        colorbar: draw a colorbar next to the Axes.
+        xlabel, ylabel: axis labels (None or "" for none).
+
+    Returns:
+        The Axes. Its image is ``ax.images[0]``; ``ax.images[0].get_array()`` holds the data drawn.
+
+    Raises:
+        ValueError: the matrix is not 2-D after squeezing, or a label list has the wrong length.
+    """
+    a = _squeeze_2d(_to_numpy(weights, "weights"), "weights")
+    tq, tk = a.shape
+    x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", a.shape)
+    y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", a.shape)
+
+    values = np.ma.getdata(a)
+    masked = np.ma.getmaskarray(a) | np.isneginf(values)
+    data = np.ma.masked_array(values, mask=masked)  # [Tq, Tk]
+
+    if ax is None:
+        ylabel_chars = max((len(label) for label in y_labels), default=2) if y_labels else 2
+        _, ax = plt.subplots(figsize=_heatmap_size(tq, tk, colorbar, ylabel_chars), layout="constrained")
+    base = mpl.colormaps[cmap or SEQUENTIAL_CMAP] if isinstance(cmap, str) or cmap is None else cmap
+    colormap = base.with_extremes(bad=MASKED_COLOR)  # a copy; the registered colormap is untouched
+    image = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal")
+
+    for i, j in zip(*np.nonzero(masked)):  # hatch masked cells, so they never read as a colour value
+        ax.add_patch(
+            Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor=MASKED_HATCH_COLOR, lw=0)
+        )
+
+    if annotate is None:
+        annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
+    if annotate:
+        rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
+        fontsize = 9 if max(tq, tk) <= 8 else 7
+        for i in range(tq):
+            for j in range(tk):
+                text = "-inf" if masked[i, j] else format(float(values[i, j]), fmt)
+                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=text_color_for(rgba[i, j]))
+
+    if x_labels is not None:
+        ax.set_xticks(range(tk), x_labels)
+        if _labels_too_wide(ax, x_labels, tq, tk, colorbar):
+            plt.setp(ax.get_xticklabels(), rotation=45, ha="right", rotation_mode="anchor")
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if y_labels is not None:
+        ax.set_yticks(range(tq), y_labels)
+    else:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, shrink=0.9)
+    return ax
+
+
+def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f"):
+    """Three panels side by side: scores, masked scores, and the weights the masked softmax makes.
+
+    The middle panel shows what the softmax sees: the score where the mask is True (the query may
+    attend) and -inf where it is False (grey, hatched, "-inf"). The right panel is
+    ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has an
+    allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0 (shared by
+    both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
+
+    Args:
+        scores: tensor or array [Tq, Tk] (leading dims of size 1 are squeezed).
+        mask: boolean tensor or array, True where a query may attend, broadcastable to [Tq, Tk]
+            (e.g. a causal mask ``torch.ones(T, T, dtype=torch.bool).tril()``); None masks nothing.
+        x_labels, y_labels: labels of the keys (columns) and queries (rows).
+        fmt: format spec of the numbers in the cells.
+
+    Returns:
+        The matplotlib Figure; ``fig.axes[:3]`` are the panels in order.
+    """
+    import torch
+
+    from lib.attention import masked_softmax  # imported here: lib.attention imports nothing from viz
+
+    if isinstance(scores, torch.Tensor):
+        s = scores.detach().cpu()
+    else:
+        s = torch.as_tensor(np.ma.getdata(_to_numpy(scores, "scores")))
+    shape = tuple(s.shape)
+    while s.ndim > 2 and s.shape[0] == 1:
+        s = s[0]
+    if s.ndim != 2 or s.numel() == 0:
+        raise ValueError(f"scores must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {shape}")
+    if mask is not None:
+        m = mask.detach().cpu() if isinstance(mask, torch.Tensor) else torch.as_tensor(np.asarray(mask))
+        while m.ndim > 2 and m.shape[0] == 1:
+            m = m[0]
+    else:
+        m = None
+    weights = masked_softmax(s, m)  # validates the mask: bool (TypeError), broadcastable (ValueError)
+    try:
+        fits = m is None or torch.broadcast_shapes(m.shape, s.shape) == s.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"mask must broadcast to scores' shape {tuple(s.shape)}; got shape {tuple(m.shape)}")
+    allowed = torch.ones(s.shape, dtype=torch.bool) if m is None else torch.broadcast_to(m, s.shape)
+
+    s_np = s.float().numpy()  # [Tq, Tk]
+    allowed_np = allowed.numpy()
+    masked_np = np.where(allowed_np, s_np, -np.inf)  # [Tq, Tk]
+    finite = np.abs(s_np[np.isfinite(s_np)])
+    lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+    tq, tk = s_np.shape
+    x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", s_np.shape)  # before any figure exists
+    y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
+    ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
+    width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
+    fig, axes = plt.subplots(1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained")
+    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt)
+    attention_heatmap(s_np, ax=axes[0], title="scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common)
+    attention_heatmap(
+        masked_np, ax=axes[1], title="masked scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common
+    )
+    attention_heatmap(weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common)
+    return fig

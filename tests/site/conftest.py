@@ -1,0 +1,77 @@
+"""Fixtures for the tests of the built site: its folder, a loopback HTTP server, a headless Chromium.
+
+The site must have been built (``make book``; ``make test`` builds it when needed). A missing site is a
+failure, not a skip: a skipped site test would let a broken build pass.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    if not (SITE / "index.html").exists():
+        pytest.fail(f"no built site at {SITE}: run `make book` first")
+    return SITE
+
+
+def site_pages(site: Path) -> list[Path]:
+    """Every HTML page of the book (not the files vendored under _static)."""
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--disable-background-networking", "--disable-component-update", "--no-first-run",
+    "--disable-sync", "--disable-quic", "--window-size=1280,1600",
+    # The network is unavailable to the page: every host name fails to resolve except the loopback
+    # server that serves the site. (CI machines have no network either; this makes it explicit.)
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        pytest.fail("Chromium and chromedriver are required (make test installs Debian's chromium and chromium-driver)")
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)

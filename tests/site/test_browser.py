@@ -1,0 +1,131 @@
+"""A real browser, with the network unavailable, opens every page of the built site.
+
+Headless Chromium (Debian's package) loads the pages from a loopback server; every other host name
+fails to resolve. On every page: no console errors, no request to another host, every image decoded.
+On the pages that have them: equations typeset by MathJax, figures with captions, the bertviz head view
+drawn as SVG, and the interactive figure's slider changing the figure with no kernel behind the page.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.parse import urlparse
+
+import pytest
+
+from .conftest import site_pages
+
+pytestmark = pytest.mark.browser
+
+LOCAL_SCHEMES = {"data", "blob", "about", "chrome", "chrome-extension", "devtools"}
+
+WAIT_FOR_MATHJAX = """
+const done = arguments[arguments.length - 1];
+if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+  MathJax.startup.promise.then(() => done("ok")).catch(e => done("error: " + e));
+} else { done("absent"); }
+"""
+
+
+def wait_until(driver, script: str, timeout: float = 20.0, interval: float = 0.25):
+    """Evaluate `script` (a JS expression) until it is truthy; return its last value."""
+    deadline = time.monotonic() + timeout
+    value = driver.execute_script(f"return ({script});")
+    while not value and time.monotonic() < deadline:
+        time.sleep(interval)
+        value = driver.execute_script(f"return ({script});")
+    return value
+
+
+def open_page(driver, url: str) -> dict:
+    driver.get_log("browser"), driver.get_log("performance")  # drop entries of earlier pages
+    driver.get(url)
+    wait_until(driver, "document.readyState === 'complete'")
+    mathjax = driver.execute_async_script(WAIT_FOR_MATHJAX)
+    time.sleep(0.5)  # let scripts that run after load (head views, widgets) report their errors
+    return {"mathjax": mathjax}
+
+
+def console_errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def requests_to_other_hosts(driver) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            url = message["params"]["request"]["url"]
+            parsed = urlparse(url)
+            if parsed.scheme not in LOCAL_SCHEMES and parsed.hostname not in ("127.0.0.1", "localhost"):
+                urls.append(url)
+    return urls
+
+
+@pytest.fixture(scope="module")
+def visited(site, server, browser):
+    """Open every page once; remember what each showed."""
+    results = {}
+    for page in site_pages(site):
+        rel = page.relative_to(site).as_posix()
+        info = open_page(browser, f"{server}/{rel}")
+        info["errors"] = console_errors(browser)
+        info["external"] = requests_to_other_hosts(browser)
+        info["images"] = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.currentSrc.slice(0, 80), i.complete && i.naturalWidth > 0]);")
+        info["math_sources"] = browser.execute_script(
+            "return document.querySelectorAll('.math, span.math, div.math').length;")
+        info["math_rendered"] = browser.execute_script("return document.querySelectorAll('mjx-container').length;")
+        info["math_errors"] = browser.execute_script("return document.querySelectorAll('mjx-merror, .MathJax_Error').length;")
+        results[rel] = info
+    return results
+
+
+def test_every_page_loads_without_console_errors(visited):
+    bad = {page: info["errors"] for page, info in visited.items() if info["errors"]}
+    assert not bad, f"console errors: {bad}"
+
+
+def test_no_page_requests_another_host(visited):
+    bad = {page: info["external"] for page, info in visited.items() if info["external"]}
+    assert not bad, f"requests to other hosts: {bad}"
+
+
+def test_every_image_is_decoded(visited):
+    bad = {page: [src for src, ok in info["images"] if not ok] for page, info in visited.items()}
+    bad = {page: srcs for page, srcs in bad.items() if srcs}
+    assert not bad, f"images that did not load: {bad}"
+
+
+def test_equations_are_rendered(visited):
+    pages_with_math = {p: i for p, i in visited.items() if i["math_sources"]}
+    assert {"book/notation.html", "notebooks/02_attention_as_soft_lookup.html",
+            "notebooks/03_scoring_functions.html"} <= set(pages_with_math)
+    for page, info in pages_with_math.items():
+        assert info["mathjax"] == "ok", f"{page}: MathJax did not start ({info['mathjax']})"
+        assert info["math_rendered"] >= info["math_sources"], \
+            f"{page}: {info['math_rendered']} of {info['math_sources']} equations typeset"
+        assert info["math_errors"] == 0, f"{page}: {info['math_errors']} MathJax errors"
+
+
+@pytest.mark.parametrize("page, minimum", [("notebooks/02_attention_as_soft_lookup.html", 3),
+                                           ("notebooks/03_scoring_functions.html", 3)])
+def test_chapters_show_captioned_figures(server, browser, page, minimum):
+    open_page(browser, f"{server}/{page}")
+    figures = browser.execute_script("""
+        return Array.from(document.querySelectorAll('figure')).filter(f => f.querySelector('img')).map(f => [
+            f.querySelector('img').naturalWidth, (f.querySelector('img').getAttribute('alt') || '').length,
+            (f.querySelector('figcaption') || {textContent: ''}).textContent.trim().length]);""")
+    assert len(figures) >= minimum, f"{page}: {len(figures)} captioned figures, expected at least {minimum}"
+    for width, alt, caption in figures:
+        assert width > 100 and alt > 10 and caption > 10, f"{page}: figure width={width} alt={alt} caption={caption}"
+
+
+def test_head_view_draws_its_svg(server, browser):
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    drawn = wait_until(browser, "document.querySelectorAll('[id^=\"bertviz-\"] svg text').length", timeout=20)
+    assert drawn and drawn >= 4, f"bertviz head view drew {drawn} token labels"
+    lines = browser.execute_script("return document.querySelectorAll('[id^=\"bertviz-\"] svg line').length;")
+    assert lines > 0, "bertviz head view drew no attention lines"
+    assert not console_errors(browser)
