@@ -33,6 +33,8 @@ VENDOR_FILES = {
     "jquery.min.js": "jquery/dist/jquery.min.js",
     "html-manager": "@jupyter-widgets/html-manager/dist",
 }
+# our own small scripts, copied next to the vendored ones
+OWN_FILES = {"require-config.js": Path(__file__).with_name("require-config.js")}
 
 # CDN address found in notebook outputs -> local file under _static/vendor (require.js module paths
 # carry no ".js" suffix, so neither do their replacements). bertviz 1.4.1 asks for jQuery 2.0.0,
@@ -56,7 +58,16 @@ def _check_sources(app: Sphinx) -> None:
         )
 
 
+def _drop_thebe(context: dict) -> None:
+    """Remove sphinx-thebe's scripts. Jupyter Book 1.x always loads sphinx-thebe; this book does not use
+    it (launch_buttons.thebe is false), yet its inline config names unpkg.com and is added twice, which
+    throws "Identifier 'THEBE_JS_URL' has already been declared" on every page."""
+    scripts = context.get("script_files", [])
+    context["script_files"] = [s for s in scripts if "thebe" not in str(s).lower()]
+
+
 def _rewrite_body(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    _drop_thebe(context)
     body = context.get("body")
     if not body:
         return
@@ -84,6 +95,8 @@ def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
                             ignore=shutil.ignore_patterns("*.map", "libembed-amd.js", "embed.js", "*.LICENSE.txt"))
         else:
             shutil.copy2(source, target)
+    for dest, source in OWN_FILES.items():
+        shutil.copy2(source, vendor / dest)
 
 
 def setup(app: Sphinx) -> dict:

@@ -23,11 +23,13 @@ def _as_layers(attention) -> list:
 
     if isinstance(attention, (torch.Tensor, np.ndarray)):
         attention = [attention]  # a single layer [H, T, T] or [1, H, T, T]
-    if not isinstance(attention, (list, tuple)) or len(attention) == 0:
+    if not isinstance(attention, (list, tuple)):
         raise TypeError(
-            "attention must be a non-empty list/tuple of tensors [1, H, T, T] (one per layer) or one such "
-            f"tensor; got {type(attention).__name__}" + (" of length 0" if isinstance(attention, (list, tuple)) else "")
+            "attention must be a list/tuple of tensors [1, H, T, T] (one per layer) or one such tensor; "
+            f"got {type(attention).__name__}"
         )
+    if len(attention) == 0:
+        raise ValueError("attention must hold at least one layer; got an empty list")
     layers = []
     for i, layer in enumerate(attention):
         if isinstance(layer, np.ndarray):

@@ -205,8 +205,13 @@ def attention_heatmap(
         fontsize = 9 if max(tq, tk) <= 8 else 7
         for i in range(tq):
             for j in range(tk):
-                text = "-inf" if masked[i, j] else format(float(values[i, j]), fmt)
-                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=text_color_for(rgba[i, j]))
+                color = text_color_for(rgba[i, j])
+                if masked[i, j]:  # a patch of the grey under the text, so the hatching does not cross it
+                    box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
+                    ax.text(j, i, "-inf", ha="center", va="center", fontsize=fontsize, color=color, bbox=box)
+                else:
+                    text = format(float(values[i, j]), fmt)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
     if x_labels is not None:
         ax.set_xticks(range(tk), x_labels)

@@ -7,6 +7,7 @@ failure, not a skip: a skipped site test would let a broken build pass.
 from __future__ import annotations
 
 import functools
+import os
 import http.server
 import shutil
 import tempfile
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
+SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html"))  # override to test another build
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,309 @@
+"""Tests of lib.viz: heatmap, masked-softmax table, head view, and the interactive-figure mechanism."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import base64  # noqa: E402
+import re  # noqa: E402
+
+import ipywidgets as widgets  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from ipywidgets.widgets.widget_link import Link  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from lib import viz  # noqa: E402
+from lib.viz.heatmap import MASKED_COLOR, text_color_for  # noqa: E402
+
+# The 4 x 4 example of the lectures, with a causal mask.
+SCORES = torch.tensor(
+    [
+        [0.11, 0.00, 0.81, 0.79],
+        [0.19, 0.50, 0.30, 0.48],
+        [0.53, 0.98, 0.95, 0.14],
+        [0.81, 0.86, 0.38, 0.90],
+    ]
+)
+CAUSAL = torch.ones(4, 4, dtype=torch.bool).tril()
+TOKENS = ["the", "cat", "sat", "down"]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+# ------------------------------------------------------------------------------------------------
+# attention_heatmap
+
+
+def test_heatmap_image_holds_the_input_tensor():
+    w = torch.softmax(SCORES, dim=-1).requires_grad_()
+    ax = viz.attention_heatmap(w, TOKENS, TOKENS, title="t")
+    assert isinstance(ax, Axes)
+    shown = np.ma.getdata(ax.images[0].get_array())
+    assert np.abs(shown - w.detach().numpy()).max() == 0
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert ax.get_title() == "t" and ax.get_xlabel() == "keys" and ax.get_ylabel() == "queries"
+
+
+def test_heatmap_accepts_numpy_and_squeezes_leading_ones():
+    a = np.arange(6, dtype=float).reshape(1, 1, 2, 3) / 6
+    ax = viz.attention_heatmap(a)
+    assert np.abs(np.ma.getdata(ax.images[0].get_array()) - a[0, 0]).max() == 0
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3, 3), (1, 2, 3, 3)])
+def test_heatmap_rejects_non_2d(shape):
+    with pytest.raises(ValueError, match=r"weights.*2-D.*" + re.escape(str(shape))):
+        viz.attention_heatmap(torch.zeros(shape))
+
+
+def test_heatmap_rejects_wrong_label_lengths():
+    with pytest.raises(ValueError, match=r"x_labels.*expected 4.*got 3"):
+        viz.attention_heatmap(SCORES, x_labels=TOKENS[:3])
+    with pytest.raises(ValueError, match=r"y_labels.*expected 4.*got 5"):
+        viz.attention_heatmap(SCORES, y_labels=TOKENS + ["extra"])
+
+
+def test_heatmap_annotates_small_matrices_only():
+    ax = viz.attention_heatmap(SCORES)
+    assert _texts(ax) == [f"{v:.2f}" for v in SCORES.flatten().tolist()]
+    big = torch.rand(13, 13)
+    assert _texts(viz.attention_heatmap(big)) == []
+    assert len(_texts(viz.attention_heatmap(big, annotate=True))) == 13 * 13
+    assert _texts(viz.attention_heatmap(SCORES, annotate=False)) == []
+    assert _texts(viz.attention_heatmap(SCORES, fmt=".1f"))[0] == "0.1"
+
+
+def test_annotation_colour_contrasts_with_cell():
+    # cividis: 0 is dark blue (needs white text), 1 is light yellow (needs black text)
+    ax = viz.attention_heatmap(torch.tensor([[0.0, 1.0]]))
+    assert [t.get_color() for t in ax.texts] == ["white", "black"]
+    assert text_color_for((0, 0, 0, 1)) == "white" and text_color_for((1, 1, 1, 1)) == "black"
+
+
+def test_heatmap_draws_masked_and_neg_inf_cells_grey_with_text():
+    a = np.array([[0.5, -np.inf], [0.2, 0.8]])
+    for data in (a, torch.tensor(a), np.ma.masked_array(np.array([[0.5, 9.0], [0.2, 0.8]]), [[0, 1], [0, 0]])):
+        ax = viz.attention_heatmap(data)
+        image = ax.images[0]
+        assert np.ma.getmaskarray(image.get_array()).tolist() == [[False, True], [False, False]]
+        assert _texts(ax) == ["0.50", "-inf", "0.20", "0.80"]
+        grey = matplotlib.colors.to_rgba(MASKED_COLOR)
+        assert np.abs(image.to_rgba(image.get_array())[0, 1] - grey).max() < 1e-6
+
+
+def test_heatmap_draws_into_given_axes_without_colorbar():
+    fig, ax = plt.subplots()
+    out = viz.attention_heatmap(SCORES, ax=ax, colorbar=False, xlabel=None, ylabel=None)
+    assert out is ax and len(fig.axes) == 1 and ax.get_xlabel() == ""
+
+
+def test_long_x_labels_are_rotated():
+    labels = ["a-rather-long-token"] * 10
+    ax = viz.attention_heatmap(torch.rand(10, 10), labels, labels)
+    assert ax.get_xticklabels()[0].get_rotation() == 45
+    ax = viz.attention_heatmap(SCORES, TOKENS, TOKENS)
+    assert ax.get_xticklabels()[0].get_rotation() == 0
+
+
+def test_set_style_is_deterministic():
+    viz.set_style()
+    first = dict(matplotlib.rcParams)
+    matplotlib.rcParams["font.size"] = 3
+    viz.set_style()
+    assert dict(matplotlib.rcParams) == first
+    assert matplotlib.rcParams["image.cmap"] == viz.SEQUENTIAL_CMAP
+    matplotlib.rcdefaults()
+
+
+# ------------------------------------------------------------------------------------------------
+# masked_softmax_table
+
+
+def test_masked_softmax_table_panels():
+    from lib.attention import masked_softmax
+
+    fig = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS)
+    assert isinstance(fig, Figure)
+    panels = fig.axes[:3]
+    assert [ax.get_title() for ax in panels] == ["scores", "masked scores", "weights (masked softmax)"]
+    scores_img, masked_img, weights_img = (np.ma.getdata(ax.images[0].get_array()) for ax in panels)
+    assert np.abs(scores_img - SCORES.numpy()).max() == 0
+    expected = masked_softmax(SCORES, CAUSAL).numpy()
+    assert np.abs(weights_img - expected).max() < 1e-7
+    assert (weights_img[~CAUSAL.numpy()] == 0).all()  # exactly 0, not just small
+    assert np.abs(weights_img.sum(-1) - 1).max() < 1e-6
+    assert np.isneginf(masked_img[~CAUSAL.numpy()]).all()
+    middle = _texts(panels[1])
+    assert middle.count("-inf") == 6 and "0.11" in middle and "0.90" in middle
+    assert "-inf" not in _texts(panels[0]) and "-inf" not in _texts(panels[2])
+    # scores use the diverging colormap on a symmetric range, weights the sequential one on [0, 1]
+    lo, hi = panels[0].images[0].get_clim()
+    assert lo == -hi and hi == pytest.approx(0.98)
+    assert panels[0].images[0].get_cmap().name.startswith(viz.DIVERGING_CMAP)
+    assert panels[2].images[0].get_clim() == (0.0, 1.0)
+    assert panels[2].images[0].get_cmap().name.startswith(viz.SEQUENTIAL_CMAP)
+
+
+def test_masked_softmax_table_broadcast_mask_and_numpy():
+    padding = np.array([[True, True, True, False]])  # [1, Tk]: the last key is padding
+    fig = viz.masked_softmax_table(SCORES.numpy(), padding)
+    weights = np.ma.getdata(fig.axes[2].images[0].get_array())
+    assert (weights[:, 3] == 0).all() and np.abs(weights.sum(-1) - 1).max() < 1e-6
+
+
+def test_masked_softmax_table_rejects_bad_input():
+    with pytest.raises(ValueError, match="scores"):
+        viz.masked_softmax_table(torch.zeros(2, 3, 3), CAUSAL[:3, :3])
+    with pytest.raises(ValueError, match="mask"):
+        viz.masked_softmax_table(SCORES, torch.ones(3, 3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="mask"):
+        viz.masked_softmax_table(SCORES, CAUSAL.int())
+    with pytest.raises(ValueError, match="x_labels"):
+        viz.masked_softmax_table(SCORES, CAUSAL, TOKENS[:2])
+    assert plt.get_fignums() == []  # no half-drawn figure left behind
+
+
+# ------------------------------------------------------------------------------------------------
+# head_view
+
+# 2 layers, 2 heads, 3 tokens; every number exactly representable and distinct from the others
+KNOWN = [
+    torch.tensor([[[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]],
+                   [[0.125, 0.875, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]]),
+    torch.tensor([[[0.375, 0.625, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]],
+                  [[0.0625, 0.9375, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]]),  # 3-D: promoted
+]
+
+
+def test_head_view_html_holds_tokens_and_numbers():
+    view = viz.head_view(KNOWN, ["alpha", "beta", "gamma"])
+    from IPython.display import HTML
+
+    assert isinstance(view, HTML)
+    page = view.data
+    assert "bertviz" in page
+    for token in ("alpha", "beta", "gamma"):
+        assert f'"{token}"' in page
+    for number in ("0.875", "0.375", "0.625", "0.0625", "0.9375"):
+        assert number in page
+    # the JSON of the attention holds exactly the tensors given, layer by layer
+    expected = [t.reshape(2, 3, 3).tolist() for t in KNOWN]
+    assert str(expected).replace(" ", "").replace("'", '"') in page.replace(" ", "")
+
+
+def test_head_view_accepts_a_single_tensor_and_initial_selection():
+    page = viz.head_view(KNOWN[0], ["a", "b", "c"], layer=0, heads=[1]).data
+    assert '"layer": 0' in page and '"heads": [1]' in page
+
+
+def test_head_view_rounds_numbers():
+    att = torch.full((1, 1, 3, 3), 1 / 3)
+    page = viz.head_view([att], ["a", "b", "c"]).data
+    assert "0.3333," in page and "0.33333" not in page
+
+
+@pytest.mark.parametrize(
+    "attention, tokens, pattern",
+    [
+        (KNOWN, ["a", "b"], r"tokens.*expected 3.*got 2"),
+        ([KNOWN[0], torch.rand(1, 3, 3, 3)], ["a", "b", "c"], r"attention.*heads"),
+        ([KNOWN[0], torch.rand(1, 2, 4, 4)], ["a", "b", "c"], r"attention.*T=4"),
+        ([torch.rand(2, 2, 3, 3)], ["a", "b", "c"], r"attention\[0\].*\(2, 2, 3, 3\)"),
+        ([torch.rand(1, 2, 3, 4)], ["a", "b", "c"], r"attention\[0\]"),
+        ([], [], r"attention"),
+    ],
+)
+def test_head_view_rejects_mismatched_shapes(attention, tokens, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        viz.head_view(attention, tokens)
+
+
+def test_head_view_rejects_bad_layer_and_heads():
+    with pytest.raises(ValueError, match="layer"):
+        viz.head_view(KNOWN, ["a", "b", "c"], layer=2)
+    with pytest.raises(ValueError, match="heads"):
+        viz.head_view(KNOWN, ["a", "b", "c"], heads=[0, 2])
+
+
+# ------------------------------------------------------------------------------------------------
+# interactive
+
+
+def _draw(value):
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [0, value])
+    ax.set_ylim(-3, 3)
+    return fig
+
+
+def _png_of(html_widget):
+    match = re.search(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html_widget.value)
+    assert match, html_widget.value[:80]
+    return base64.b64decode(match.group(1))
+
+
+def test_interactive_precomputes_one_png_per_option():
+    open_before = plt.get_fignums()
+    box = viz.interactive(_draw, [("low", -2), ("flat", 0), ("high", 2)], description="slope",
+                          alt=lambda v: f"A line of slope {v}")
+    assert plt.get_fignums() == open_before  # every figure drawn was closed
+    assert isinstance(box, widgets.VBox)
+    slider, stack = box.children
+    assert isinstance(slider, widgets.SelectionSlider) and isinstance(stack, widgets.Stack)
+    assert list(slider.options) == ["low", "flat", "high"]
+    assert slider.index == 0 and stack.selected_index == 0
+    assert slider.description == "slope" and slider.continuous_update and slider.readout
+    assert len(stack.children) == 3
+    pngs = []
+    for child, v in zip(stack.children, (-2, 0, 2)):
+        assert isinstance(child, widgets.HTML)
+        assert '<img src="data:image/png;base64,' in child.value
+        assert f'alt="A line of slope {v}"' in child.value
+        png = _png_of(child)
+        assert png.startswith(b"\x89PNG")
+        pngs.append(png)
+    assert len(set(pngs)) == 3  # different options give different pictures
+
+
+def test_interactive_links_slider_to_stack_in_the_browser():
+    box = viz.interactive(_draw, [1, 2])
+    slider, stack = box.children
+    link = box.link
+    assert isinstance(link, Link) and link._model_name == "LinkModel"  # the JS-side link (jslink), not dlink
+    assert link.source == (slider, "index") and link.target == (stack, "selected_index")
+    assert list(slider.options) == ["1", "2"]
+    assert 'alt="Figure for value = 2"' in stack.children[1].value
+
+
+def test_interactive_alt_string_is_escaped_and_labelled():
+    box = viz.interactive(_draw, [0.5], description="d", alt='A "line" <plot>')
+    assert 'alt="A &quot;line&quot; &lt;plot&gt; (d = 0.5)"' in box.children[1].children[0].value
+
+
+def test_interactive_closes_figures_even_on_error():
+    open_before = plt.get_fignums()
+
+    def bad(value):
+        plt.figure()
+        return "not a figure"
+
+    with pytest.raises(TypeError, match="Figure"):
+        viz.interactive(bad, [1])
+    assert plt.get_fignums() == open_before
+    with pytest.raises(ValueError, match="distinct"):
+        viz.interactive(_draw, [("a", 1), ("a", 2)])
+    with pytest.raises(ValueError, match="options"):
+        viz.interactive(_draw, [])
