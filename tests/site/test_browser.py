@@ -129,3 +129,25 @@ def test_head_view_draws_its_svg(server, browser):
     lines = browser.execute_script("return document.querySelectorAll('[id^=\"bertviz-\"] svg line').length;")
     assert lines > 0, "bertviz head view drew no attention lines"
     assert not console_errors(browser)
+
+
+def test_interactive_figure_responds_without_a_kernel(server, browser):
+    """Moving the slider of the interactive figure (lib.viz.interactive) changes the figure on the static page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    shown = "(() => { const b = document.querySelector('.widget-vbox .widget-box img');" \
+            " return b ? b.getAttribute('src').slice(-200) + '|' + b.getAttribute('alt') : null; })()"
+    before = wait_until(browser, shown, timeout=20)
+    assert before, "the interactive figure did not render"
+    handle = browser.find_element(By.CSS_SELECTOR, ".widget-vbox .noUi-handle[role=slider]")
+    start = handle.get_attribute("aria-valuenow")
+    handle.send_keys(Keys.ARROW_RIGHT)
+    wait_until(browser, f"document.querySelector('.widget-vbox .noUi-handle').getAttribute('aria-valuenow') !== '{start}'",
+               timeout=5)
+    assert handle.get_attribute("aria-valuenow") != start, "the slider did not move"
+    after = wait_until(browser, f"(() => {{ const s = {shown}; return s && s !== {json.dumps(before)} ? s : null; }})()",
+                       timeout=5)
+    assert after and after != before, "moving the slider did not change the figure"
+    assert not console_errors(browser)
