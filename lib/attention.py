@@ -41,7 +41,7 @@ def _check_tensor(x, name: str, layout: str, min_dim: int, dtype=None, dtype_of:
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"{name}: expected dtype {dtype} (same as {dtype_of}), got {x.dtype}")
     if x.dim() < min_dim:
-        raise ValueError(f"{name}: expected shape {layout} (at least {min_dim} dims), "
+        raise ValueError(f"{name}: expected shape {layout} (at least {min_dim} dim{'s' * (min_dim > 1)}), "
                          f"got shape {tuple(x.shape)}")
     if width is not None and x.shape[-1] != width:
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
@@ -52,8 +52,8 @@ def _check_batch(a: Tensor, a_name: str, b: Tensor, b_name: str) -> None:
     try:
         torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except RuntimeError:
-        raise ValueError(f"{b_name}: expected batch dims broadcastable with {a_name}'s "
-                         f"{tuple(a.shape[:-2])}, got shape {tuple(b.shape)}") from None
+        raise ValueError(f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims "
+                         f"{tuple(a.shape[:-2])}), got shape {tuple(b.shape)}") from None
 
 
 def _check_qk(q, k, min_dim: int = 3) -> None:
@@ -68,13 +68,14 @@ def _check_qk(q, k, min_dim: int = 3) -> None:
 # --- softmax with a mask ---------------------------------------------------------------------------
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
-    """Softmax of ``scores`` along ``dim`` over the allowed entries only (Bahdanau et al. 2015, eq. 6).
+    """Softmax of ``scores`` along ``dim`` over the allowed entries only: the attention weights
+    alpha_ij = exp(e_ij) / sum_k exp(e_ik) of Bahdanau et al. 2015, eq. 6, with a mask.
 
-    scores [B, Tq, Tk] (any shape), mask bool, broadcastable to scores, True = may attend.
+    scores [..., Tq, Tk] (any shape), mask bool broadcastable to scores, True = may attend.
     Returns weights of the same shape and dtype: each row sums to 1 over its allowed entries,
-    masked entries are exactly 0, and a row with no allowed entry is all zeros (not NaN), with
-    zero (finite) gradients. Deviation from a plain softmax, on purpose: the naive
-    ``softmax(scores + mask_as_-inf)`` gives NaN for such a row.
+    masked entries are exactly 0, and a row with no allowed entry is all zeros, with zero
+    gradients. Deviation, on purpose: the naive softmax(scores + (0 / -inf mask)) gives NaN for
+    such a row, which then spreads through every later layer.
 
     Numerics: float16/bfloat16 scores are computed in float32 and cast back; the row maximum is
     taken over allowed entries only and subtracted before exp, so scores of 1e4 or 3e38 do not

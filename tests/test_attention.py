@@ -302,13 +302,14 @@ def test_param_free_scores_match_double_loop(score, f):
     torch.testing.assert_close(score(Q64, K64), double_loop(Q64, K64, f), **TIGHT)
 
 
-def test_module_scores_match_double_loop():
-    q, k = Q64, randn(2, 5, 6, seed=1, dtype=torch.float64)  # Dq = 4, Dk = 6
-    g = randomized(GeneralScore(4, 6).double())
+@pytest.mark.parametrize("Dk", [4, 6])  # square W_a (a transposed W_a would pass shape checks) and not
+def test_module_scores_match_double_loop(Dk):
+    q, k = Q64, randn(2, 5, Dk, seed=1, dtype=torch.float64)  # Dq = 4
+    g = randomized(GeneralScore(4, Dk).double())
     W = g.W_a.weight.tolist()
     torch.testing.assert_close(g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), **TIGHT)
 
-    a = randomized(AdditiveScore(4, 6, 3).double(), seed=1)
+    a = randomized(AdditiveScore(4, Dk, 3).double(), seed=1)
     Wq, Wk, va = a.W_q.weight.tolist(), a.W_k.weight.tolist(), a.v_a.weight[0].tolist()
     f = lambda u, w: dot(va, [math.tanh(x + y) for x, y in zip(matvec(Wq, u), matvec(Wk, w))])
     torch.testing.assert_close(a(q, k), double_loop(q, k, f), **TIGHT)
@@ -388,7 +389,7 @@ BAD = [
     (lambda: GeneralScore(4, 6)(shaped(3, 4), shaped(2, 7, 6)), ValueError,
      "q: expected shape [B, Tq, 4] (at least 3 dims), got shape (3, 4)"),
     (lambda: GeneralScore(4, 6)(shaped(2, 3, 4), shaped(3, 7, 6)), ValueError,
-     "k: expected batch dims broadcastable with q's (2,), got shape (3, 7, 6)"),
+     "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 7, 6)"),
     (lambda: GeneralScore(4, 6)(shaped(2, 3, 4, dtype=torch.float64), shaped(2, 7, 6)), TypeError,
      "q: expected dtype torch.float32 (same as the module's parameters), got torch.float64"),
     (lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 4), shaped(2, 7, 4)), ValueError,
@@ -403,7 +404,7 @@ BAD = [
     (lambda: attend(shaped(2, 3, 4), shaped(2, 5, 6)), ValueError,
      "values: expected shape [..., 4, Dv] (Tk = scores' last dim), got shape (2, 5, 6)"),
     (lambda: attend(shaped(2, 3, 4), shaped(3, 4, 6)), ValueError,
-     "values: expected batch dims broadcastable with scores's (2,), got shape (3, 4, 6)"),
+     "values: expected batch dims broadcastable with scores (batch dims (2,)), got shape (3, 4, 6)"),
     (lambda: attend(shaped(4), shaped(4, 6)), ValueError,
      "scores: expected shape [..., Tq, Tk] (at least 2 dims), got shape (4,)"),
     (lambda: attend(shaped(2, 3, 4), shaped(2, 4, 6, dtype=torch.float64)), TypeError,
@@ -415,7 +416,7 @@ BAD = [
     (lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 8), shaped(2, 4, 6)), ValueError,
      "v: expected shape [..., 5, Dv] (same length Tk as k), got shape (2, 4, 6)"),
     (lambda: scaled_dot_product_attention(shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)), ValueError,
-     "v: expected batch dims broadcastable with q and k's (2, 2), got shape (3, 2, 5, 6)"),
+     "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, 5, 6)"),
     (lambda: scaled_dot_product_attention(shaped(8), shaped(5, 8), shaped(5, 6)), ValueError,
      "q: expected shape [..., Tq, D] (at least 2 dims), got shape (8,)"),
     (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6), torch.ones(3, 4, dtype=torch.bool)),
@@ -430,7 +431,7 @@ for _score in PARAM_FREE_SCORES:  # the three parameter-free scores share their 
         (lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 6)), ValueError,
          "k: expected shape [B, Tk, 4] (same width D as q), got shape (2, 5, 6)"),
         (lambda s=_score: s(shaped(2, 3, 4), shaped(3, 5, 4)), ValueError,
-         "k: expected batch dims broadcastable with q's (2,), got shape (3, 5, 4)"),
+         "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 5, 4)"),
         (lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 4, dtype=torch.float64)), TypeError,
          "k: expected dtype torch.float32 (same as q), got torch.float64"),
         (lambda s=_score: s(None, shaped(2, 5, 4)), TypeError, "q: expected a torch.Tensor of shape [B, Tq, D], got NoneType"),

@@ -1,0 +1,87 @@
+"""The book's files agree with each other: table of contents, notebooks, Colab setup cells, pins."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import sync_colab_cell  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+def test_every_chapter_is_in_the_toc_and_every_toc_entry_exists():
+    files = toc_files()
+    assert CHAPTERS, "no chapter notebooks found"
+    for path in CHAPTERS:
+        assert f"notebooks/{path.stem}" in files, f"{path.name} is not in _toc.yml"
+    for entry in files:
+        assert any((ROOT / f"{entry}{ext}").exists() for ext in (".md", ".ipynb")), f"_toc.yml: {entry} missing"
+
+
+def test_chapters_are_stored_without_outputs():
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        executed = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+        assert not executed, f"{path.name}: cells {executed} carry outputs; the book executes chapters when it builds"
+
+
+def test_colab_cell_comes_from_the_repository_url_in_config():
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert re.match(r"https://github\.com/[\w.-]+/[\w.-]+$", url)
+    expected = sync_colab_cell.colab_cell_source()
+    assert f"git+{url}" in expected
+    for path in CHAPTERS:
+        first = nbformat.read(path, as_version=4).cells[0]
+        assert first.cell_type == "code" and first.source == expected, f"{path.name}: run `make sync`"
+        assert "remove-cell" in first.metadata.get("tags", [])
+
+
+def test_each_chapter_has_one_title_and_exercises():
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        titles = re.findall(r"^# \S.*$", markdown, flags=re.MULTILINE)
+        assert len(titles) == 1, f"{path.name}: expected one H1 title, found {titles}"
+        assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), f"{path.name}: no Exercises section"
+
+
+def test_figures_have_captions_names_and_alt_text():
+    names = set()
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("mystnb", {})
+            if "figure" in meta:
+                assert len(meta["figure"].get("caption", "")) > 20, f"{path.name}: short caption {meta}"
+                assert len(meta.get("image", {}).get("alt", "")) > 20, f"{path.name}: figure without alt text {meta}"
+                name = meta["figure"].get("name")
+                assert name and name not in names, f"{path.name}: missing or duplicate figure name {name}"
+                names.add(name)
+
+
+def test_torch_is_pinned_to_the_cpu_wheel():
+    pins = (ROOT / "requirements.txt").read_text().splitlines()
+    assert "torch==2.13.0" in pins
+    assert any(line.startswith("jupyter-book==1.") for line in pins)
+
+
+def test_browser_assets_are_pinned_exactly():
+    deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
+    for name in ("mathjax", "requirejs", "d3", "jquery", "@jupyter-widgets/html-manager"):
+        assert re.fullmatch(r"\d+\.\d+\.\d+", deps[name]), f"package.json: {name} must be an exact version"
