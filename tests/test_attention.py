@@ -1,4 +1,5 @@
-"""Tests of lib/attention.py in three tiers -- shapes, properties, equivalence to a reference -- and bad input.
+"""Tests of lib/attention.py in three tiers -- shapes, properties, equivalence to a reference --
+and bad input.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -248,7 +249,7 @@ def test_scaled_is_dot_over_sqrt_d(D):
 
 
 def test_additive_mask_values_and_torch_conventions():
-    mask = ~torch.eye(4, dtype=torch.bool)  # attend to every key but yourself; no row empty in either convention
+    mask = ~torch.eye(4, dtype=torch.bool)  # all keys but yourself: no row empty in either convention
     m = additive_mask(mask)
     assert torch.equal(m[mask], torch.zeros(int(mask.sum())))
     assert torch.all(m[~mask] == float("-inf"))
@@ -335,13 +336,15 @@ def test_sdpa_matches_torch(mask_kind):
     B, H, T, D = 2, 3, 6, 8
     q, k, v = randn(B, H, T, D), randn(B, H, T, D, seed=1), randn(B, H, T, D + 2, seed=2)
     mask = {None: None, "2d": random_mask(T, T, seed=3), "batch_head": random_mask(B, 1, T, T, seed=4),
-            "full": random_mask(B, H, T, T, seed=5), "causal": torch.ones(T, T, dtype=torch.bool).tril()}[mask_kind]
+            "full": random_mask(B, H, T, T, seed=5),
+            "causal": torch.ones(T, T, dtype=torch.bool).tril()}[mask_kind]
     out, w = scaled_dot_product_attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     # float32, outputs of order 1: differences come from the order of float32 operations (~3e-7)
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-6)
     if mask_kind == "causal":
-        torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, is_causal=True), rtol=0, atol=1e-6)
+        causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        torch.testing.assert_close(out, causal, rtol=0, atol=1e-6)
     explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(D), dim=-1)
     if mask is None:
         torch.testing.assert_close(w, explicit, rtol=0, atol=1e-6)  # weights in [0, 1], float32
@@ -369,7 +372,8 @@ def shaped(*shape, dtype=torch.float32):
 
 BAD = [
     # (function call, exception, exact message fragment: argument, expected, received)
-    (lambda: masked_softmax([[1.0]]), TypeError, "scores: expected a torch.Tensor of shape [..., Tq, Tk], got list"),
+    (lambda: masked_softmax([[1.0]]), TypeError,
+     "scores: expected a torch.Tensor of shape [..., Tq, Tk], got list"),
     (lambda: masked_softmax(shaped(2, 3, dtype=torch.int64)), TypeError,
      "scores: expected a floating-point tensor, got dtype torch.int64"),
     (lambda: masked_softmax(shaped(2, 3), shaped(3)), TypeError,
@@ -379,7 +383,8 @@ BAD = [
      "got shape (4,)"),
     (lambda: masked_softmax(shaped(2, 3), torch.ones(5, 2, 3, dtype=torch.bool)), ValueError,
      "mask: expected a shape broadcastable to the scores' (2, 3)"),
-    (lambda: additive_mask(shaped(3)), TypeError, "mask: expected a bool tensor (True = may attend), got torch.float32"),
+    (lambda: additive_mask(shaped(3)), TypeError,
+     "mask: expected a bool tensor (True = may attend), got torch.float32"),
     (lambda: additive_mask(torch.ones(3, dtype=torch.bool), torch.int64), TypeError,
      "dtype: expected a floating-point torch.dtype, got torch.int64"),
     (lambda: GeneralScore(4, 6)(shaped(2, 3, 5), shaped(2, 7, 6)), ValueError,
@@ -400,7 +405,8 @@ BAD = [
      "k: expected a torch.Tensor of shape [B, Tk, 6], got str"),
     (lambda: LocationScore(4, 5)(shaped(2, 3, 4), shaped(2, 6, 8)), ValueError,
      "k: expected shape [B, 5, Dk] (Tk = n_keys), got shape (2, 6, 8)"),
-    (lambda: LocationScore(4, 5)(shaped(2, 3, 3)), ValueError, "q: expected shape [B, Tq, 4], got shape (2, 3, 3)"),
+    (lambda: LocationScore(4, 5)(shaped(2, 3, 3)), ValueError,
+     "q: expected shape [B, Tq, 4], got shape (2, 3, 3)"),
     (lambda: attend(shaped(2, 3, 4), shaped(2, 5, 6)), ValueError,
      "values: expected shape [..., 4, Dv] (Tk = scores' last dim), got shape (2, 5, 6)"),
     (lambda: attend(shaped(2, 3, 4), shaped(3, 4, 6)), ValueError,
@@ -415,11 +421,13 @@ BAD = [
      "k: expected shape [..., Tk, 8] (same width D as q), got shape (2, 5, 4)"),
     (lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 8), shaped(2, 4, 6)), ValueError,
      "v: expected shape [..., 5, Dv] (same length Tk as k), got shape (2, 4, 6)"),
-    (lambda: scaled_dot_product_attention(shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)), ValueError,
+    (lambda: scaled_dot_product_attention(shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)),
+     ValueError,
      "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, 5, 6)"),
     (lambda: scaled_dot_product_attention(shaped(8), shaped(5, 8), shaped(5, 6)), ValueError,
      "q: expected shape [..., Tq, D] (at least 2 dims), got shape (8,)"),
-    (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6), torch.ones(3, 4, dtype=torch.bool)),
+    (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6),
+                                          torch.ones(3, 4, dtype=torch.bool)),
      ValueError, "mask: expected a shape broadcastable to the scores' (3, 5)"),
     (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6), shaped(3, 5)),
      TypeError, "mask: expected a bool tensor (True = may attend), got torch.float32"),
@@ -434,7 +442,8 @@ for _score in PARAM_FREE_SCORES:  # the three parameter-free scores share their 
          "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 5, 4)"),
         (lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 4, dtype=torch.float64)), TypeError,
          "k: expected dtype torch.float32 (same as q), got torch.float64"),
-        (lambda s=_score: s(None, shaped(2, 5, 4)), TypeError, "q: expected a torch.Tensor of shape [B, Tq, D], got NoneType"),
+        (lambda s=_score: s(None, shaped(2, 5, 4)), TypeError,
+         "q: expected a torch.Tensor of shape [B, Tq, D], got NoneType"),
     ]
 
 

@@ -34,7 +34,7 @@ VENDOR_FILES = {
     "html-manager": "@jupyter-widgets/html-manager/dist",
 }
 # our own small scripts, copied next to the vendored ones
-OWN_FILES = {"require-config.js": Path(__file__).with_name("require-config.js")}
+OWN_FILES = {name: Path(__file__).with_name(name) for name in ("require-config.js", "mathjax2-shim.js")}
 
 # CDN address found in notebook outputs -> local file under _static/vendor (require.js module paths
 # carry no ".js" suffix, so neither do their replacements). bertviz 1.4.1 asks for jQuery 2.0.0,
@@ -99,8 +99,29 @@ def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
         shutil.copy2(source, vendor / dest)
 
 
+def _write_index_redirect(app: Sphinx, exception: Exception | None) -> None:
+    """The site's index.html: a redirect to the first page, with the favicon, so that a browser opening
+    it does not ask the server for /favicon.ico (sphinx-external-toc's own redirect has no icon link)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    index = Path(app.outdir) / "index.html"
+    if app.config.root_doc == "index":
+        return
+    target = app.builder.get_target_uri(app.config.root_doc)
+    title = app.config.html_title or app.config.project
+    index.write_text(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        f"<title>{title}</title>"
+        '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">'
+        f'<meta http-equiv="Refresh" content="0; url={target}"></head>'
+        f'<body><a href="{target}">{app.config.project}</a></body></html>\n',
+        encoding="utf-8",
+    )
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _check_sources)
     app.connect("html-page-context", _rewrite_body)
     app.connect("build-finished", _copy_assets)
+    app.connect("build-finished", _write_index_redirect, priority=400)  # before sphinx-external-toc's
     return {"parallel_read_safe": True, "parallel_write_safe": True}
