@@ -114,7 +114,7 @@ def _write_index_redirect(app: Sphinx, exception: Exception | None) -> None:
         f"<title>{title}</title>"
         '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">'
         f'<meta http-equiv="Refresh" content="0; url={target}"></head>'
-        f'<body><a href="{target}">{app.config.project}</a></body></html>\n',
+        f'<body><a href="{target}">{title}</a></body></html>\n',
         encoding="utf-8",
     )
 
