@@ -1,4 +1,4 @@
-"""Attention: score functions, masked softmax and scaled dot-product attention.
+"""Attention: score functions, masked softmax, scaled dot-product and multi-head attention.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -6,13 +6,18 @@ Shape legend (used in every docstring and shape comment below):
          and the leading dims of q and k only need to broadcast against each other
     Tq   number of queries          Tk   number of keys (= number of values)
     Dq   query width                Dk   key width                Dv   value width
-    H    hidden width of the additive score's small network
+    Da   hidden width of the additive score's small network (``d_hidden``)
+    D    model width (``d_model``) of multi-head attention
+    H    number of heads            Dh   width of one head, D / H
 
 Mask convention, everywhere in this library: a *boolean* tensor, True where a query may attend
-to a key, broadcastable to the scores [B, Tq, Tk] (e.g. [Tk], [B, 1, Tk] or [B, Tq, Tk]).
+to a key, broadcastable to the scores [B, Tq, Tk] (e.g. [Tk], [B, 1, Tk] or [B, Tq, Tk]); in
+multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
+``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], or the two combined with ``&``).
 ``additive_mask`` is the only place that turns it into the additive 0 / -inf form.
 
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
+Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
 """
 
 import math
@@ -24,7 +29,8 @@ from torch import Tensor, nn
 __all__ = [
     "masked_softmax", "additive_mask", "dot_product_score", "scaled_dot_product_score",
     "cosine_score", "GeneralScore", "AdditiveScore", "LocationScore", "attend",
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "split_heads", "merge_heads", "causal_mask", "padding_mask",
+    "MultiHeadAttention",
 ]
 
 
@@ -192,7 +198,7 @@ class AdditiveScore(nn.Module):
     forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. This is the same function as Luong et al.'s
     "concat" score v_a^T tanh(W_a [q; k]) (2015, eq. 8): W_a = [W_q | W_k] split into two column
     blocks, so W_a [q; k] = W_q q + W_k k. Splitting lets us project the Tq queries and Tk keys once
-    each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk H).
+    each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk Da).
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
     initialization every score is exactly 0 and the attention is uniform; re-initialize the
     weights yourself to draw an untrained but non-uniform example.
@@ -216,7 +222,7 @@ class AdditiveScore(nn.Module):
         _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
         _check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
         _check_batch(q, "q", k, "k")
-        hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)  # [B, Tq, 1, H] + [B, 1, Tk, H]
+        hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)  # [B, Tq, 1, Da] + [B, 1, Tk, Da]
         return self.v_a(torch.tanh(hidden)).squeeze(-1)                # [B, Tq, Tk, 1] -> [B, Tq, Tk]
 
 
@@ -290,3 +296,182 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor,
     scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
     _check_batch(scores, "q and k", v, "v")
     return attend(scores, v, mask)
+
+
+# --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
+
+def _check_int(x, name: str, minimum: int = 1) -> None:
+    """TypeError unless x is an int (not a bool); ValueError if x < minimum."""
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
+    if x < minimum:
+        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
+
+
+def _check_any_tensor(x, name: str, layout: str, n_dims: int) -> None:
+    """TypeError unless x is a tensor (of any dtype); ValueError unless it has exactly n_dims dims."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}")
+    if x.dim() != n_dims:
+        raise ValueError(f"{name}: expected shape {layout} ({n_dims} dim{'s' * (n_dims > 1)}), "
+                         f"got shape {tuple(x.shape)}")
+
+
+def split_heads(x: Tensor, n_heads: int) -> Tensor:
+    """Cut the width of x into n_heads heads: [B, T, D] -> [B, H, T, Dh], Dh = D / H.
+
+    Head h gets the columns h*Dh ... (h+1)*Dh - 1 of x, as in torch.nn.MultiheadAttention: those
+    are the outputs of the rows h*Dh ... (h+1)*Dh - 1 of a projection's weight, i.e. of the paper's
+    W_h (Vaswani et al. 2017, sec. 3.2.2). Any dtype; the inverse is ``merge_heads``.
+    """
+    _check_int(n_heads, "n_heads")
+    _check_any_tensor(x, "x", "[B, T, D]", 3)
+    if x.shape[-1] % n_heads:
+        raise ValueError(f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}")
+    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)   # [B, T, H, Dh] -> [B, H, T, Dh]
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """Concatenate the heads side by side: [B, H, T, Dh] -> [B, T, H*Dh] (the "Concat" of
+    Vaswani et al. 2017, sec. 3.2.2). Inverse of ``split_heads``."""
+    _check_any_tensor(x, "x", "[B, H, T, Dh]", 4)
+    return x.transpose(-3, -2).flatten(-2)                     # [B, T, H, Dh] -> [B, T, H*Dh]
+
+
+def causal_mask(T: int, device=None) -> Tensor:
+    """bool [T, T], True on and below the diagonal: query i may attend to keys 0..i only, so no
+    position sees the future (the decoder's masked self-attention, Vaswani et al. 2017, sec. 3.2.3).
+    Same as ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
+    ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form."""
+    _check_int(T, "T")
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # [T, T]
+
+
+def padding_mask(lengths, T: int) -> Tensor:
+    """bool [B, 1, 1, T], True at the real tokens: key j of sequence b may be attended iff
+    j < lengths[b] (the padding sits at the end). The two singleton dims broadcast over heads
+    and queries. ``lengths``: int tensor or list of ints [B], each in [0, T]. torch's
+    ``key_padding_mask`` is the opposite: ``~padding_mask(lengths, T)[:, 0, 0]``."""
+    _check_int(T, "T")
+    if isinstance(lengths, (list, tuple)):
+        lengths = torch.tensor(lengths)
+    _check_any_tensor(lengths, "lengths", "[B]", 1)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
+    if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
+        raise ValueError(f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} "
+                         f"and max {int(lengths.max())}")
+    positions = torch.arange(T, device=lengths.device)         # [T]
+    return (positions < lengths[:, None])[:, None, None, :]    # [B, T] -> [B, 1, 1, T]
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)
+    (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D / H.
+
+    forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
+        -> (output [B, Tq, D], weights [B, H, Tq, Tk], or None when need_weights=False).
+    Self-attention is ``mha(x, x, x)``; encoder-decoder attention is ``mha(y, memory, memory)``.
+
+    The H projections of one role sit side by side in one nn.Linear(D, D): the rows h*Dh ...
+    (h+1)*Dh - 1 of ``q_proj.weight`` are (W_h^Q)^T, so one matmul projects for every head and
+    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T.
+    mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
+    ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
+    unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
+    need_weights=True computes the per-head weights with this module's ``masked_softmax`` and returns
+    them; need_weights=False calls torch's fused F.scaled_dot_product_attention (faster, less memory)
+    and returns None. Both give the same output.
+
+    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
+    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
+    ``out_proj`` holds ours. Beware: its masks use the opposite boolean convention (True = NOT
+    allowed): pass ``attn_mask=~mask``, ``key_padding_mask=~padding_mask(lengths, T)[:, 0, 0]``.
+
+    Deviations from the paper: (1) biases in the four projections (bias=True, as torch and most
+    implementations; bias=False gives the paper's form); (2) ``dropout`` is applied to the attention
+    weights during training, as in torch and the Annotated Transformer (the paper's sec. 5.4 drops
+    sub-layer outputs and embeddings, which is the caller's job); the returned weights are those
+    before dropout; (3) a fully masked query row attends to nothing: its heads output 0 (so the
+    output is ``out_proj.bias``) instead of NaN.
+    Initialization: xavier_uniform_ on each of the four [D, D] weights, zero biases (the paper does
+    not state one). torch's nn.MultiheadAttention also zeros the biases but draws xavier_uniform_
+    on its stacked [3D, D] in_proj_weight (bound sqrt(6 / 4D) instead of our sqrt(6 / 2D)) and keeps
+    nn.Linear's default for out_proj.weight.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        _check_int(d_model, "d_model")
+        _check_int(n_heads, "n_heads")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.dropout = float(dropout)
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
+            nn.init.xavier_uniform_(proj.weight)
+            if proj.bias is not None:
+                nn.init.zeros_(proj.bias)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
+                need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
+        self._check_inputs(query, key, value, mask)
+        H = self.n_heads
+        q = split_heads(self.q_proj(query), H)                 # [B, Tq, D] -> [B, H, Tq, Dh]
+        k = split_heads(self.k_proj(key), H)                   # [B, Tk, D] -> [B, H, Tk, Dh]
+        v = split_heads(self.v_proj(value), H)                 # [B, Tk, D] -> [B, H, Tk, Dh]
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, Tq, Tk]
+            heads = F.dropout(weights, p) @ v if p > 0 else weights @ v     # [B, H, Tq, Dh]
+        else:
+            weights = None
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [B, H, Tq, Dh]
+            if mask is not None:  # fully masked rows: 0 as in masked_softmax (older torch gave NaN)
+                heads = heads.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+        return self.out_proj(merge_heads(heads)), weights     # [B, Tq, D], [B, H, Tq, Tk] or None
+
+    def _check_inputs(self, query, key, value, mask) -> None:
+        """Catch bad input here, with a message naming the argument, expected and received."""
+        D, dtype, of = self.d_model, self.q_proj.weight.dtype, "the module's parameters"
+        _check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
+        _check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+        _check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+        for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
+            if x.dim() != 3:
+                raise ValueError(f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}")
+        if value.shape[1] != key.shape[1]:
+            raise ValueError(f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} "
+                             f"as key), got shape {tuple(value.shape)}")
+        _check_batch(query, "query", key, "key")
+        _check_batch(query, "query", value, "value")
+        if mask is None:
+            return
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+            raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
+        B = max(query.shape[0], key.shape[0], value.shape[0])  # the batch dims broadcast (checked above)
+        scores = (B, self.n_heads, query.shape[1], key.shape[1])
+        if mask.dim() == 3 and mask.shape[0] != 1:
+            raise ValueError(f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not "
+                             f"[B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], "
+                             f"got shape {tuple(mask.shape)}")
+        try:
+            ok = torch.broadcast_shapes(mask.shape, scores) == scores
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} "
+                             f"(e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}")
