@@ -83,14 +83,15 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     gradients. Deviation, on purpose: the naive softmax(scores + (0 / -inf mask)) gives NaN for
     such a row, which then spreads through every later layer.
 
-    Numerics: float16/bfloat16 scores are computed in float32 and cast back; the row maximum is
-    taken over allowed entries only and subtracted before exp, so scores of 1e4 or 3e38 do not
-    overflow.
+    Numerics: float16/bfloat16 scores are computed in float32 and cast back; masked entries are set
+    to -inf before torch's softmax, which subtracts the row maximum (over the allowed entries, since
+    the others are -inf) before exp, so scores of 1e4 or 3e38 do not overflow.
     """
     _check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
+    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
     if mask is None:
-        mask = torch.ones((), dtype=torch.bool, device=scores.device)  # everything allowed
-    elif not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        return torch.softmax(x, dim=dim).to(scores.dtype)     # torch's softmax subtracts the row max
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     try:
@@ -101,15 +102,11 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         raise ValueError(f"mask: expected a shape broadcastable to the scores' {tuple(scores.shape)} "
                          f"(e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}")
 
-    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
-    x = torch.where(mask, x, float("-inf"))                    # [B, Tq, Tk]; masked -> -inf
-    row_max = x.amax(dim=dim, keepdim=True).detach()           # [B, Tq, 1]; max over allowed only
-    row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)  # fully masked row: shift by 0
-    e = torch.exp(x - row_max)                                 # [B, Tq, Tk]; masked -> exactly 0
-    # The row's largest allowed entry contributes exp(0) = 1, so the sum is >= 1 whenever a row
-    # has an allowed entry; clamping at 1 therefore only touches fully masked rows (0/0 -> 0/1).
-    denom = e.sum(dim=dim, keepdim=True).clamp_min(1.0)        # [B, Tq, 1]
-    return (e / denom).to(scores.dtype)
+    weights = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=dim)  # [B, Tq, Tk]
+    # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry of such a row is
+    # masked, so filling the masked entries with 0 zeroes it. The same fill blocks the gradient:
+    # masked_fill passes no gradient to the entries it fills, so no NaN reaches the scores.
+    return weights.masked_fill(~mask, 0.0).to(scores.dtype)
 
 
 def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
