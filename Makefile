@@ -16,13 +16,14 @@ export PYTHONHASHSEED := 0
 
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
-.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync
+.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync student
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
 	@echo "make test    run every test: library, notebooks (nbval), built site, real browser"
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
+	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -49,9 +50,9 @@ sync: venv
 	$(PY) tools/sync_colab_cell.py
 
 book: $(SITE)
-$(SITE): $(VENV)/.installed node_modules/.installed $(BOOK_SOURCES)
+$(SITE): $(VENV)/.installed node_modules/.installed $(BOOK_SOURCES) book/references.bib
 	$(PY) tools/sync_colab_cell.py --check
-	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 	@test -f $(SITE)
 
 # One pytest run: library tests, every chapter under nbval (fresh kernel each; --nbval-lax checks that every
@@ -70,6 +71,10 @@ test-notebooks: venv
 
 test-site: venv browser $(SITE)
 	$(PY) -m pytest tests -m "site or browser" -q
+
+# The student edition: every chapter without its solution cells (tagged "solution"), outputs cleared.
+student: venv
+	$(PY) tools/make_student_edition.py
 
 chapter-times: venv
 	$(PY) tools/time_chapters.py

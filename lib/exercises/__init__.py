@@ -1,0 +1,276 @@
+"""Checkers for the chapters' exercises: run a reader's answer on hidden cases and say what is wrong.
+
+One module per chapter (``lib.exercises.ch02``, ``lib.exercises.ch03``, ...); each public ``check_*``
+function takes the reader's function (or predicted values) and answers in one of three ways:
+
+- **passed**: returns a :class:`Verdict`; a notebook shows it as a green box ("passed ...").
+- **not attempted**: the function is still the template's stub (its body does nothing, e.g. ``...``,
+  or it raises ``NotImplementedError``), or a predicted value is still ``None``. Returns a
+  :class:`Verdict` that says so, without an error, so that the student edition of a chapter runs top
+  to bottom before anything has been written.
+- **wrong**: raises :class:`ExerciseFailed` with specific feedback ("row 2 of your weights sums to
+  1.37: did you normalise over the last dimension?"). Jupyter shows only that feedback, not a
+  traceback. Raising is what makes a wrong reference solution fail the notebook tests and the build.
+
+A checker never lets the reader's mistakes escape as a crash: an exception inside the reader's
+function, a wrong return type or shape, NaN or a changed input is reported as feedback.
+
+Writing a checker: decorate it with ``@checker("name")``, call :func:`attempted` first, run the
+reader's code with :func:`call`, validate with :func:`expect_tensor`, report with :func:`fail`, and
+return the success message.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import html
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, NoReturn
+
+import torch
+from torch import Tensor
+
+__all__ = ["Verdict", "ExerciseFailed", "checker", "fail", "not_attempted", "attempted", "is_stub", "call",
+           "expect_tensor", "expect_number", "fmt", "row_sum_problem", "largest_difference"]
+
+
+# --- verdicts --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer of a checker that did not fail: status "passed" or "not attempted"."""
+
+    exercise: str
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        mark = "✓" if self.passed else "…"
+        return f"{mark} {self.exercise}: {self.status}. {_sentence(self.message)}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        # Dark text on a pale background (contrast far above WCAG AA); the status is in words, not colour alone.
+        border, background = ("#1a7f37", "#eef7f0") if self.passed else ("#6e7781", "#f3f4f6")
+        mark = "&#10003;" if self.passed else "&hellip;"
+        return (f'<div class="exercise-verdict exercise-{self.status.replace(" ", "-")}" style="border-left: 4px solid '
+                f'{border}; background: {background}; color: #1f2328; padding: 0.4em 0.8em; margin: 0.2em 0;">'
+                f"{mark} <strong>{html.escape(self.exercise)}: {html.escape(self.status)}.</strong> "
+                f"{_code_spans(html.escape(_sentence(self.message)))}</div>")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _code_spans(escaped: str) -> str:
+    """`name` -> <code>name</code> in already escaped HTML."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
+class ExerciseFailed(AssertionError):
+    """A wrong answer. ``str()`` is the feedback; ``verdict`` has the exercise's name."""
+
+    def __init__(self, exercise: str, message: str):
+        super().__init__(f"{exercise}: {message}")
+        self.exercise, self.message = exercise, message
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows these lines instead of a traceback: the feedback is the whole story."""
+        return [f"\x1b[1;31m✗ {self.exercise}: not yet right.\x1b[0m", _sentence(self.message)]
+
+
+class _Failed(Exception):
+    """Raised by :func:`fail` inside a checker; :func:`checker` turns it into ExerciseFailed."""
+
+
+class _NotAttempted(Exception):
+    """Raised inside a checker when there is nothing to check yet."""
+
+
+def fail(message: str) -> NoReturn:
+    """Stop the check: the answer is wrong, and ``message`` says how."""
+    raise _Failed(message)
+
+
+def not_attempted(message: str) -> NoReturn:
+    """Stop the check: there is nothing to check yet (not an error)."""
+    raise _NotAttempted(message)
+
+
+def checker(exercise: str) -> Callable:
+    """Decorator for a check function that returns its success message (or calls fail/not_attempted)."""
+
+    def wrap(check: Callable[..., str]) -> Callable[..., Verdict]:
+        @functools.wraps(check)
+        def run(*args, **kwargs) -> Verdict:
+            try:
+                message = check(*args, **kwargs)
+            except _NotAttempted as e:
+                return Verdict(exercise, "not attempted", str(e))
+            except _Failed as e:
+                raise ExerciseFailed(exercise, str(e)) from None
+            return Verdict(exercise, "passed", message)
+
+        return run
+
+    return wrap
+
+
+# --- running the reader's code safely ----------------------------------------------------------------
+
+_STUB_INSTRUCTIONS = ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+def is_stub(func: Callable) -> bool:
+    """True if ``func``'s body does nothing: only ``...``, ``pass``, a docstring or comments.
+
+    That is what "not written yet" means for a function exercise: the template's
+    ``def f(...): ...  # your code here`` compiles to "return None" and nothing else.
+    """
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    steps = [(i.opname, i.argval) for i in dis.get_instructions(code)
+             if i.opname not in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG")]
+    return steps in _STUB_INSTRUCTIONS
+
+
+def attempted(func: Any, name: str) -> None:
+    """Call first in a checker of a function exercise: not attempted if ``func`` is still the stub."""
+    if func is None:
+        not_attempted(f"define `{name}` in the cell above, then run this cell again.")
+    if not callable(func):
+        fail(f"expected `{name}` to be a function, got {type(func).__name__} {fmt(func)}.")
+    if is_stub(func):
+        not_attempted(f"`{name}` is still the template (its body does nothing). Write its body in the cell above, "
+                      "run that cell, then run this one again.")
+
+
+def _clone(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.detach().clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_clone(v) for v in x)
+    return x
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Tensor):
+        return isinstance(b, Tensor) and a.shape == b.shape and a.dtype == b.dtype and bool(
+            torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) and torch.equal(a.isnan(), b.isnan()))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return True
+
+
+def _hint(error: Exception) -> str:
+    text = str(error)
+    if "must match the size of tensor" in text or "shape" in text and "broadcast" in text:
+        return (" Two tensors' shapes do not broadcast. A sum over the last dimension that is used to divide "
+                "needs keepdim=True ([B, N] / [B, 1]).")
+    if isinstance(error, TypeError) and "numpy" in text.lower():
+        return " Stay in torch: the inputs are tensors and the result must be one."
+    return ""
+
+
+def call(func: Callable, *args: Any, name: str, case: str) -> Any:
+    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback."""
+    originals = [_clone(a) for a in args]
+    inputs = [_clone(a) for a in args]
+    try:
+        with torch.no_grad():
+            result = func(*inputs)
+    except NotImplementedError:
+        not_attempted(f"`{name}` still raises NotImplementedError. Write its body, then run this cell again.")
+    except Exception as e:  # the reader's error becomes feedback, never a crash of the checker
+        text = str(e).strip()[:300].rstrip(".")
+        fail(f"on the case {case}, `{name}` raised {type(e).__name__}: {text}.{_hint(e)}")
+    for i, (before, after) in enumerate(zip(originals, inputs)):
+        if not _same(before, after):
+            fail(f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with "
+                 "an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still "
+                 "needs its own.")
+    return result
+
+
+def expect_tensor(result: Any, shape: tuple[int, ...], *, name: str, case: str, allow_nan: bool = False) -> Tensor:
+    """``result`` as a float64 tensor, after checking its type, shape and (unless allowed) NaN/inf."""
+    if result is None:
+        fail(f"on the case {case}, `{name}` returned None. Did you forget the `return` statement?")
+    if not isinstance(result, Tensor):
+        kind = "a NumPy array" if type(result).__name__ == "ndarray" else f"a {type(result).__name__}"
+        fail(f"on the case {case}, `{name}` returned {kind}; expected a torch.Tensor of shape {list(shape)}.")
+    if tuple(result.shape) != tuple(shape):
+        fail(f"on the case {case}, `{name}` returned shape {list(result.shape)}; expected {list(shape)}.")
+    if not (result.is_floating_point()):
+        fail(f"on the case {case}, `{name}` returned dtype {result.dtype}; expected floating-point numbers.")
+    result = result.detach().to(torch.float64)
+    if not allow_nan and not torch.isfinite(result).all():
+        bad = (~torch.isfinite(result)).nonzero()[0].tolist()
+        fail(f"on the case {case}, `{name}` returned {fmt(result[tuple(bad)].item())} at index {bad}.")
+    return result
+
+
+def expect_number(value: Any, what: str) -> float:
+    """``value`` as a float (int, float or a one-element tensor), or feedback saying what came."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(f"{what} should be a number, got {type(value).__name__} {fmt(value)}.")
+    if not math.isfinite(value):
+        fail(f"{what} should be a finite number, got {value}.")
+    return float(value)
+
+
+# --- describing numbers and differences ---------------------------------------------------------------
+
+def fmt(x: Any) -> str:
+    """A short, readable form of a number, tensor or other value for feedback messages."""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, Tensor):
+        if x.numel() == 1:
+            return fmt(x.item())
+        if x.numel() <= 8:
+            return "[" + ", ".join(fmt(float(v)) for v in x.flatten()) + "]"
+        return f"a tensor of shape {list(x.shape)}"
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def row_sum_problem(weights: Tensor, allowed_rows: Tensor | None = None, tol: float = 1e-4) -> str | None:
+    """If some row of ``weights`` [..., N] does not sum to 1, a sentence naming the first one; else None.
+
+    ``allowed_rows`` (bool, the shape of ``weights`` without its last dim) limits the check to those rows.
+    Rows are named by their index counted from 0 in the last-but-one dimension (and the batch, if any).
+    """
+    sums = weights.sum(dim=-1)
+    bad = (sums - 1).abs() > tol
+    if allowed_rows is not None:
+        bad &= allowed_rows
+    if not bad.any():
+        return None
+    index = bad.nonzero()[0].tolist()
+    where = f"row {index[-1]}" + (f" of batch element {index[0] if len(index) == 2 else index[:-1]}"
+                                  if len(index) > 1 else "")
+    return f"{where} (counting from 0) of your weights sums to {sums[tuple(index)].item():.3g}"
+
+
+def largest_difference(result: Tensor, expected: Tensor) -> str:
+    """Where ``result`` and ``expected`` differ most, as a sentence."""
+    diff = (result - expected).abs()
+    index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+    return (f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours "
+            f"{result[index].item():.4g}, expected {expected[index].item():.4g}")

@@ -1,0 +1,405 @@
+"""The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with the
+right feedback, never crash on a reader's mistakes, and the student edition has no solutions and runs.
+
+Layout of an exercise in a chapter (see README.md, "Exercises and the student edition"):
+    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged
+    ["solution", "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged "solution").
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import math
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from lib import attention
+from lib.attention import GeneralScore
+from lib.exercises import ExerciseFailed, Verdict, is_stub
+from lib.exercises.ch02 import check_duplicate_key, check_sharpen
+from lib.exercises.ch03 import check_key_strength, check_masked_softmax, check_projected_as_general, \
+    check_unit_length
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student_edition  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHECK_CALL = re.compile(r"^(check_\w+)\((.*)\)$")
+
+
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercises(path: Path) -> list[dict]:
+    """Each exercise of a chapter that has a check cell: its answer cell, solution cells and check call."""
+    cells = nbformat.read(path, as_version=4).cells
+    found = []
+    for i, cell in enumerate(cells):
+        match = CHECK_CALL.match(cell.source.strip()) if cell.cell_type == "code" else None
+        if not match:
+            continue
+        j = i - 1
+        while j >= 0 and "solution" in tags(cells[j]):
+            j -= 1
+        found.append({"chapter": path.stem, "checker": match.group(1), "args": match.group(2),
+                      "answer": cells[j], "solutions": [c for c in cells[j + 1: i] if c.cell_type == "code"]})
+    return found
+
+
+EXERCISES = [e for path in CHAPTERS for e in exercises(path)]
+FUNCTION_EXERCISES = [e for e in EXERCISES if re.fullmatch(r"\w+", e["args"])
+                      and f"def {e['args']}(" in e["answer"].source]
+CHECKED_CHAPTERS = sorted({e["chapter"] for e in EXERCISES})
+
+
+def checker_module(chapter: str):
+    return importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+
+
+def checker_of(exercise: dict):
+    return getattr(checker_module(exercise["chapter"]), exercise["checker"])
+
+
+def defined_functions(source: str) -> dict:
+    """Exec only the imports and function definitions of a cell (not the chapter-dependent rest)."""
+    kept = [node for node in ast.parse(source).body
+            if isinstance(node, (ast.FunctionDef, ast.Import, ast.ImportFrom))]
+    namespace = {"torch": torch, "math": math, "GeneralScore": GeneralScore,
+                 "masked_softmax": attention.masked_softmax}
+    exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), namespace)
+    return {node.name: namespace[node.name] for node in kept if isinstance(node, ast.FunctionDef)}
+
+
+# --- the chapters' exercises are laid out as the README says -----------------------------------------
+
+def test_the_chapters_have_checked_exercises():
+    assert {"02_attention_as_soft_lookup", "03_scoring_functions"} <= set(CHECKED_CHAPTERS)
+    assert len(FUNCTION_EXERCISES) >= 3
+    for chapter in CHECKED_CHAPTERS:
+        module = checker_module(chapter)
+        used = {e["checker"] for e in EXERCISES if e["chapter"] == chapter}
+        assert used == set(module.__all__), f"{chapter}: checkers without an exercise, or the reverse"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e["checker"])
+def test_each_check_follows_a_hidden_solution_and_a_template(exercise):
+    assert exercise["solutions"], f"{exercise['checker']}: no solution cell before the check"
+    for cell in exercise["solutions"]:
+        assert tags(cell) == ["solution", "hide-cell"], "solution code cells are hidden behind a toggle on the site"
+    answer = exercise["answer"]
+    assert answer.cell_type == "code" and "solution" not in tags(answer)
+    assert "your code here" in answer.source or "= None" in answer.source, "the answer cell is a template"
+
+
+def test_model_answers_in_prose_are_dropdowns_removed_from_the_student_edition():
+    for path in CHAPTERS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown" and "solution" in tags(cell):
+                assert cell.source.startswith(":::{admonition} Model answer") and ":class: dropdown" in cell.source
+            if cell.cell_type == "code" and "solution" in tags(cell):
+                assert "hide-cell" in tags(cell)
+
+
+# --- reference solutions pass; templates are "not attempted" ---------------------------------------------
+
+@pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
+def test_checker_accepts_the_chapters_reference_solution(exercise):
+    functions = defined_functions("\n".join(c.source for c in exercise["solutions"]))
+    verdict = checker_of(exercise)(functions[exercise["args"]])
+    assert isinstance(verdict, Verdict) and verdict.passed, verdict
+
+
+@pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
+def test_the_unwritten_template_is_not_attempted_not_an_error(exercise):
+    template = defined_functions(exercise["answer"].source)[exercise["args"]]
+    assert is_stub(template)
+    verdict = checker_of(exercise)(template)
+    assert verdict.status == "not attempted" and not verdict and "template" in verdict.message
+
+
+@pytest.mark.parametrize("exercise", [e for e in EXERCISES if e not in FUNCTION_EXERCISES], ids=lambda e: e["checker"])
+def test_unwritten_predictions_are_not_attempted(exercise):
+    namespace = {}
+    exec(exercise["answer"].source, namespace)
+    args = [namespace[name.strip()] for name in exercise["args"].split(",")]
+    assert all(a is None for a in args)
+    assert checker_of(exercise)(*args).status == "not attempted"
+
+
+def test_is_stub_knows_a_template_from_an_attempt():
+    def template(w, gamma):
+        """Docstring."""
+        ...  # your code here
+
+    def passing(w):
+        pass
+
+    def forgot_return(w, gamma):
+        w = w ** gamma
+
+    assert is_stub(template) and is_stub(passing)
+    assert not is_stub(forgot_return) and not is_stub(lambda w, g: w) and not is_stub(torch.softmax)
+
+
+def test_a_function_that_raises_not_implemented_is_not_attempted():
+    def todo(w, gamma):
+        raise NotImplementedError
+
+    assert check_sharpen(todo).status == "not attempted"
+
+
+# --- wrong answers get the right feedback ---------------------------------------------------------------
+
+def _forgot_return(w, gamma):
+    w = w ** gamma / (w ** gamma).sum(dim=-1, keepdim=True)
+
+
+SHARPEN_WRONG = [
+    ("no division", lambda w, g: w ** g, "without the division"),
+    ("normalised across the batch", lambda w, g: w ** g / (w ** g).sum(dim=0, keepdim=True),
+     "normalised over the first dimension"),
+    ("softmax(gamma * w)", lambda w, g: torch.softmax(g * w, dim=-1), "your result is softmax(gamma * w)"),
+    ("w**gamma underflows", lambda w, g: w ** g / (w ** g).sum(dim=-1, keepdim=True), "underflows to 0"),
+    ("sum without keepdim", lambda w, g: w ** g / (w ** g).sum(dim=-1), "keepdim=True"),
+    ("gamma ignored", lambda w, g: w.clone(), "gamma = 2 was not applied"),
+    ("zero weights revived", lambda w, g: (lambda v: v / v.sum(-1, keepdim=True))(torch.where(w == 0, 0.2, w) ** g),
+     "a zero weight must stay 0"),
+    ("changes w in place", lambda w, g: w.pow_(g).div_(w.sum(-1, keepdim=True)), "changed its input number 1 in place"),
+    ("returns a list", lambda w, g: (w ** g).tolist(), "returned a list"),
+    ("returns NumPy", lambda w, g: (w ** g).numpy(), "returned a NumPy array"),
+    ("forgot return", _forgot_return, "forget the `return` statement"),
+    ("wrong shape", lambda w, g: (w ** g).sum(-1), "returned shape"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", SHARPEN_WRONG, ids=[w[0] for w in SHARPEN_WRONG])
+def test_check_sharpen_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check_sharpen(wrong)
+
+
+def _general(W_a: torch.Tensor) -> GeneralScore:
+    module = GeneralScore(W_a.shape[0], W_a.shape[1])
+    with torch.no_grad():
+        module.W_a.weight.copy_(W_a)
+    return module
+
+
+PROJECTION_WRONG = [
+    ("no scaling", lambda Q, K: _general(Q.T @ K), "sqrt(d_k) = 1.41 times too large"),
+    ("scaled by sqrt(d)", lambda Q, K: _general(Q.T @ K / math.sqrt(Q.shape[1])), "instead of sqrt(d_k)"),
+    ("scaled by d_k", lambda Q, K: _general(Q.T @ K / Q.shape[0]), "times too small"),
+    ("transposed", lambda Q, K: _general(K.T @ Q / math.sqrt(Q.shape[0])), "your W_a is transposed"),
+    ("[d_k, d_k] matrix", lambda Q, K: _general(Q @ K.T / math.sqrt(Q.shape[0])), "W_Q @ W_K.T has shape [d_k, d_k]"),
+    ("returns the matrix", lambda Q, K: Q.T @ K / math.sqrt(Q.shape[0]), "you returned the matrix W_a itself"),
+    ("returns another module", lambda Q, K: torch.nn.Identity(), "expected a lib.attention.GeneralScore"),
+    ("raises", lambda Q, K: Q @ K, "raised RuntimeError"),
+    ("random W_a", lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]), "the largest difference is"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", PROJECTION_WRONG, ids=[w[0] for w in PROJECTION_WRONG])
+def test_check_projected_as_general_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check_projected_as_general(wrong)
+
+
+def _filled(value: float):
+    return lambda s, m: torch.softmax(s.masked_fill(~m, value), dim=-1)
+
+
+MASKED_WRONG = [
+    ("softmax, then zero the masked weights", lambda s, m: torch.softmax(s, dim=-1) * m,
+     "you set the masked weights to 0 after the softmax"),
+    ("NaN on a fully masked row", _filled(float("-inf")), "fully masked and your weights there are NaN"),
+    ("-1e9 fill: a fully masked row is uniform", _filled(-1e9), "the row becomes uniform"),
+    ("finite fill -10", _filled(-10.0), "must get weight exactly 0"),
+    ("scores times mask", lambda s, m: torch.softmax(s * m, dim=-1), "multiplying the scores by the mask"),
+    ("inverted mask", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(m, float("-inf")), -1)),
+     "non-zero exactly where the mask is False"),
+    ("exp overflows", lambda s, m: (lambda e: e / e.sum(-1, keepdim=True).clamp_min(1e-30))(s.exp() * m),
+     "exp(10000) overflows"),
+    ("normalised over the queries", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), -2)),
+     "your columns sum to 1"),
+    ("fills the scores in place", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill_(~m, float("-inf")), -1)),
+     "changed its input number 1 in place"),
+    ("indexing with a broadcast mask", lambda s, m: s[m], "returned shape"),
+    ("the library's function", attention.masked_softmax, "the library's masked_softmax"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", MASKED_WRONG, ids=[w[0] for w in MASKED_WRONG])
+def test_check_masked_softmax_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check_masked_softmax(wrong)
+
+
+def test_check_masked_softmax_names_the_row_sum():
+    with pytest.raises(ExerciseFailed, match=r"row 0 \(counting from 0\) of your weights sums to 0\.17"):
+        check_masked_softmax(lambda s, m: torch.softmax(s, dim=-1) * m)
+
+
+PREDICTIONS_WRONG = [
+    (check_duplicate_key, ((-0.6, 1.04), 2), "is v_2, the value of k_2 alone"),
+    (check_duplicate_key, ((0.0, -1.5), 2), "the new value alone"),
+    (check_duplicate_key, ((-0.04, -0.19), 2), "the output at lambda = 0"),
+    (check_duplicate_key, ((1.0, 1.0), 2), "not where the soft output goes"),
+    (check_duplicate_key, ((-0.3, -0.23), 6), "FIRST of several equal maxima"),
+    (check_duplicate_key, ((-0.3, -0.23), 4), "does not have the highest score"),
+    (check_duplicate_key, ("midpoint", 2), "a pair of two numbers"),
+    (check_duplicate_key, ((-0.3, -0.23), "2"), "the index of a key"),
+    (check_key_strength, ({"k2"}, 0.5), "beta * cos ignores length"),
+    (check_key_strength, ({"k1", "k2", "k3"}, 0.5), "k3 has a cosine with q1 below 1"),
+    (check_key_strength, ({"k1", "k2"}, 1.0), "cannot approach 1"),
+    (check_key_strength, ({"k1", "k2"}, 1 / 6), "the limit beta -> 0"),
+    (check_key_strength, ({"k1", "k2"}, 0.31), "the weight of k2 at beta = 1"),
+    (check_key_strength, ({1, 2}, 0.5), "name each one by its label"),
+    (check_key_strength, ({"k1", "k2"}, "one half"), "k2_limit should be a number"),
+    (check_unit_length, ({"cosine", "scaled dot"}, {"cosine"}), "scaled dot does not belong"),
+    (check_unit_length, ({"cosine", "dot"}, {"cosine", "location"}),
+     "location does not belong: it reads only the query"),
+    (check_unit_length, ({"cosine", "dot"}, set()), "unchanged: cosine is missing"),
+    (check_unit_length, ({"cosine", "dot product!"}, {"cosine"}), "is not one of"),
+    (check_unit_length, ("cosine and dot", {"cosine"}), "is not one of"),
+    (check_unit_length, (42, {"cosine"}), "should be a set of names"),
+]
+
+
+@pytest.mark.parametrize("check, args, message", PREDICTIONS_WRONG,
+                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG])
+def test_prediction_checkers_reject(check, args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check(*args)
+
+
+def test_prediction_checkers_accept_right_answers_in_several_spellings():
+    assert check_duplicate_key((-0.3, -0.23), 2) and check_duplicate_key(torch.tensor([-0.3, -0.2304]), torch.tensor(2))
+    assert check_key_strength({"k1", "k2"}, 0.5) and check_key_strength(["K2", "k1"], torch.tensor(0.5))
+    assert check_unit_length({"cosine", "dot product"}, "cosine")
+    assert check_unit_length(("Dot", "content-based"), {"cos"})
+
+
+def test_half_answered_predictions_say_what_is_missing():
+    verdict = check_duplicate_key((-0.3, -0.23), None)
+    assert verdict.status == "not attempted" and "now predict hard_key" in verdict.message
+    with pytest.raises(ExerciseFailed, match="FIRST"):
+        check_duplicate_key(None, 6)                     # a wrong half is reported at once
+    assert "unchanged" in check_unit_length({"cosine", "dot"}, None).message
+
+
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------
+
+def _raises(*args):
+    raise ValueError("my own bug")
+
+
+PATHOLOGICAL = [lambda *a: "text", lambda *a: 3, lambda *a: torch.zeros(0), lambda *a: torch.ones(7, 7, 7),
+                lambda *a: torch.ones(2, 5, dtype=torch.long), lambda *a: torch.full((2, 5), float("nan")),
+                lambda *a: torch.tensor(1.0), lambda: 1, _raises, 3, "sharpen"]
+
+
+@pytest.mark.parametrize("check", [check_sharpen, check_projected_as_general, check_masked_softmax],
+                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(answer)
+    assert failure.value.message and "Traceback" not in failure.value.message
+
+
+def test_reader_errors_are_reported_with_their_message():
+    with pytest.raises(ExerciseFailed, match="raised ValueError: my own bug"):
+        check_sharpen(_raises)
+
+
+def test_feedback_renders_without_a_traceback_and_verdicts_render_as_html():
+    with pytest.raises(ExerciseFailed) as failure:
+        check_sharpen(lambda w, g: w ** g)
+    lines = failure.value._render_traceback_()
+    assert len(lines) == 2 and "sharpen: not yet right" in lines[0] and "without the division" in lines[1]
+    html = check_sharpen(lambda w, g: torch.softmax(g * w.log(), dim=-1))._repr_html_()
+    assert "passed" in html and "<code>sharpen</code>" in html and "`" not in html
+
+
+# --- the student edition ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def student_edition(tmp_path_factory) -> list[Path]:
+    """The student edition of every chapter, written by tools/make_student_edition.py (as `make student`)."""
+    return make_student_edition.write_student_edition(tmp_path_factory.mktemp("student"))
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _solution_statements(source: str) -> list[str]:
+    """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of them
+    may appear in the student edition."""
+    tree = ast.parse(source)
+    bodies = [stmt for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for stmt in node.body]
+    statements = []
+    for stmt in tree.body + bodies:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue                                             # docstring or `...`: shared with the template
+        statements.append(_squash(ast.get_source_segment(source, stmt) or ""))
+    return [s for s in statements if len(s) > 12]
+
+
+def test_student_edition_has_every_chapter_and_no_solution(student_edition):
+    assert [p.name for p in student_edition] == [p.name for p in CHAPTERS]
+    for original, student in zip(CHAPTERS, student_edition):
+        nb = nbformat.read(original, as_version=4)
+        edition = nbformat.read(student, as_version=4)
+        nbformat.validate(edition)
+        assert not [c for c in edition.cells if "solution" in tags(c)]
+        assert edition.cells[0].source == nb.cells[0].source, "the Colab setup cell stays first"
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in edition.cells
+                   if c.cell_type == "code")
+        kept = _squash("\n".join(c.source for c in edition.cells))
+        solutions = [c for c in nb.cells if "solution" in tags(c)]
+        assert solutions or original.stem not in CHECKED_CHAPTERS, f"{original.name} has no solutions to remove"
+        for cell in solutions:
+            if cell.cell_type == "code":
+                leaked = [stmt for stmt in _solution_statements(cell.source) if stmt in kept]
+                assert not leaked, f"{student.name}: solution code left in: {leaked}"
+            else:
+                assert _squash(cell.source) not in kept
+        assert len(edition.cells) == len(nb.cells) - len(solutions)
+        checks = [c.source for c in edition.cells if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())]
+        assert checks == [f"{e['checker']}({e['args']})" for e in exercises(original)], "the checks are kept"
+
+
+def test_the_leak_test_finds_solution_statements():
+    """The leak test above must be able to fail: it looks at every statement, inside functions too."""
+    source = ('def f(w):\n    """doc"""\n    with torch.no_grad():\n        return torch.softmax(4 * w.log(),\n'
+              '  dim=-1)\n\nhard_key = 2\nsoft_limit = (0.5, 0.5)\n')
+    statements = _solution_statements(source)
+    assert "with torch.no_grad(): return torch.softmax(4 * w.log(), dim=-1)" in statements
+    assert "soft_limit = (0.5, 0.5)" in statements and len(statements) == 3  # the def, its body, soft_limit
+
+
+def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_edition):
+    """Nothing written = every template as handed out: the checkers answer "not attempted", no cell fails.
+
+    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those run here."""
+    from nbclient import NotebookClient
+
+    for path in [p for p in student_edition if p.stem in CHECKED_CHAPTERS]:
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        outputs = {c.source.strip(): c.outputs for c in nb.cells
+                   if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())}
+        assert outputs
+        for check, out in outputs.items():
+            text = " ".join(o.get("data", {}).get("text/plain", "") for o in out if o.output_type == "execute_result")
+            assert "not attempted" in text, f"{path.name}: {check} -> {out}"
