@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .conftest import site_pages
+from .conftest import ROOT, site_pages
 
 pytestmark = pytest.mark.browser
 
@@ -109,9 +109,11 @@ def test_equations_are_rendered(visited):
         assert info["math_errors"] == 0, f"{page}: {info['math_errors']} MathJax errors"
 
 
-@pytest.mark.parametrize("page, minimum", [("notebooks/02_attention_as_soft_lookup.html", 3),
-                                           ("notebooks/03_scoring_functions.html", 3)])
-def test_chapters_show_captioned_figures(server, browser, page, minimum):
+CHAPTER_PAGES = sorted(f"notebooks/{p.stem}.html" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_chapters_show_captioned_figures(server, browser, page, minimum=3):
     open_page(browser, f"{server}/{page}")
     figures = browser.execute_script("""
         return Array.from(document.querySelectorAll('figure')).filter(f => f.querySelector('img')).map(f => [
