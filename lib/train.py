@@ -1,0 +1,195 @@
+"""One small training loop for every chapter that trains a model: ``fit`` and ``evaluate``.
+
+    history = fit(model, lambda: batches(train, src_vocab, tgt_vocab, 64), loss_fn, steps=500,
+                  lr=3e-3, warmup_steps=50, decay="cosine")
+    plt.plot(history.smoothed(20))
+
+Each step: loss = loss_fn(model, batch); backward; clip the gradient norm; one AdamW step
+(Loshchilov & Hutter 2019: Adam with weight decay applied to the weights directly, not through the
+gradient) at the learning rate of the schedule ``lr_at``: linear warmup from lr / warmup_steps
+to lr over the first warmup_steps steps, as in Vaswani et al. 2017 (sec. 5.3, who then decay with
+1/sqrt(step); we offer cosine, linear or constant decay instead), then a decay to 0 at ``steps``.
+
+The model is in train mode during fit (dropout on) and in eval mode afterwards. Models and
+batches stay on the CPU unless you move them yourself; this loop never moves tensors.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import torch
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+__all__ = ["History", "fit", "evaluate", "lr_at"]
+
+DECAYS = ("cosine", "linear", "constant")
+
+
+@dataclass
+class History:
+    """What ``fit`` records: one entry per step in ``losses``, ``lrs`` (the learning rate used) and
+    ``grad_norms`` (the gradient's total L2 norm before clipping); ``seconds`` of wall time."""
+    losses: list[float] = field(default_factory=list)
+    lrs: list[float] = field(default_factory=list)
+    grad_norms: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def smoothed(self, window: int = 20) -> list[float]:
+        """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) : i+1]
+        (same length as ``losses``; the first entries average fewer steps)."""
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window: expected an int >= 1, got {window!r}")
+        out, total = [], 0.0
+        for i, x in enumerate(self.losses):
+            total += x
+            if i >= window:
+                total -= self.losses[i - window]
+            out.append(total / min(i + 1, window))
+        return out
+
+
+def lr_at(step: int, *, steps: int, lr: float, warmup_steps: int = 0, decay: str = "cosine") -> float:
+    """The learning rate of 0-based step `step` of `steps`.
+
+    Warmup: lr * (step + 1) / warmup_steps for step < warmup_steps. After it, with
+    p = (step - warmup_steps) / (steps - warmup_steps) in [0, 1): "cosine" lr * (1 + cos(pi p)) / 2,
+    "linear" lr * (1 - p), "constant" lr. So the first step after warmup uses the full lr and the
+    last step a small positive one.
+    """
+    _check_schedule(steps, lr, warmup_steps, decay)
+    if step < warmup_steps:
+        return lr * (step + 1) / warmup_steps
+    p = (step - warmup_steps) / (steps - warmup_steps) if steps > warmup_steps else 0.0
+    if decay == "cosine":
+        return lr * 0.5 * (1.0 + math.cos(math.pi * p))
+    if decay == "linear":
+        return lr * (1.0 - p)
+    return lr
+
+
+def _check_schedule(steps, lr, warmup_steps, decay) -> None:
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps: expected an int >= 1, got {steps!r}")
+    if not isinstance(lr, (int, float)) or not lr > 0:
+        raise ValueError(f"lr: expected a number > 0, got {lr!r}")
+    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps <= steps:
+        raise ValueError(f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}")
+    if decay not in DECAYS:
+        raise ValueError(f"decay: expected one of {DECAYS}, got {decay!r}")
+
+
+def _batch_stream(batches) -> Iterable:
+    """Endless stream of batches: re-calls a callable (or re-iterates a re-iterable such as a list)
+    each time an epoch ends."""
+    make = batches if callable(batches) else (lambda: batches)
+    epoch = 0
+    while True:
+        n = 0
+        for batch in make():
+            n += 1
+            yield batch
+        if n == 0:
+            what = "the iterable" if epoch == 0 else f"epoch {epoch + 1} (an exhausted iterator?)"
+            raise ValueError(f"batches: {what} yielded no batch; pass a list of batches or a callable "
+                             f"returning a fresh iterable, e.g. lambda: batches(...)")
+        epoch += 1
+
+
+def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
+        loss_fn: Callable[[nn.Module, Any], Tensor], *, steps: int, lr: float = 1e-3,
+        weight_decay: float = 0.0, warmup_steps: int = 0,
+        decay: str = "cosine", clip: float | None = 1.0, progress: bool = True, desc: str = "training",
+        seed: int | None = None) -> History:
+    """Train `model` for `steps` optimizer steps and return the History.
+
+    batches: an iterable of batches (a list is re-iterated every epoch; an endless generator such
+        as ``lib.data.epochs(...)`` is simply consumed), or a zero-argument callable returning a
+        fresh iterable, called again whenever one is exhausted (i.e. once per epoch).
+    loss_fn(model, batch) -> scalar tensor to minimize.
+    lr, warmup_steps, decay: the schedule (see ``lr_at``); weight_decay: AdamW's decoupled decay.
+    clip: maximum L2 norm of the whole gradient (``torch.nn.utils.clip_grad_norm_``), None for no
+        clipping. The clipped gradients of the last step stay in the parameters' ``.grad``.
+    progress: a tqdm progress bar showing a running loss. seed: if given, ``torch.manual_seed(seed)``
+        first (dropout and any other torch randomness inside the loop are then reproducible).
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    _check_schedule(steps, lr, warmup_steps, decay)
+    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
+        raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
+    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+        raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
+    if seed is not None:
+        torch.manual_seed(seed)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model: has no trainable parameters")
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    bar = tqdm(total=steps, desc=desc, disable=not progress, leave=True)
+    history, running = History(), None
+    stream = _batch_stream(batches)
+    model.train()
+    start = time.perf_counter()
+    try:
+        for step in range(steps):
+            rate = lr_at(step, steps=steps, lr=lr, warmup_steps=warmup_steps, decay=decay)
+            for group in optimizer.param_groups:
+                group["lr"] = rate
+            loss = loss_fn(model, next(stream))
+            if not isinstance(loss, Tensor) or loss.numel() != 1:
+                got = f"shape {tuple(loss.shape)}" if isinstance(loss, Tensor) else type(loss).__name__
+                raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            max_norm = clip if clip is not None else float("inf")
+            norm = torch.nn.utils.clip_grad_norm_(params, max_norm)   # returns the norm before clipping
+            optimizer.step()
+            value = loss.item()
+            history.losses.append(value)
+            history.lrs.append(rate)
+            history.grad_norms.append(float(norm))
+            running = value if running is None else 0.95 * running + 0.05 * value
+            bar.update(1)
+            if step % 10 == 0 or step == steps - 1:
+                bar.set_postfix(loss=f"{running:.4f}")
+    finally:
+        bar.close()
+        history.seconds = time.perf_counter() - start
+        model.eval()
+    return history
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, batches: Iterable, metric_fn: Callable[[nn.Module, Any], Any]) -> float:
+    """Average a metric over batches, in eval mode and without gradients (the model's mode is
+    restored afterwards).
+
+    metric_fn(model, batch) returns either a number (averaged over batches, each counting once) or
+    a pair (total, count), e.g. (correct tokens, tokens), summed over batches: total / count.
+    """
+    was_training = model.training
+    model.eval()
+    totals, counts, values = 0.0, 0.0, []
+    try:
+        for batch in batches:
+            out = metric_fn(model, batch)
+            if isinstance(out, tuple):
+                if len(out) != 2:
+                    raise ValueError(f"metric_fn: expected a number or a (total, count) pair, got a "
+                                     f"tuple of {len(out)}")
+                totals += float(out[0])
+                counts += float(out[1])
+            else:
+                values.append(float(out))
+    finally:
+        model.train(was_training)
+    if values and counts:
+        raise ValueError("metric_fn: returned numbers for some batches and (total, count) pairs for others")
+    if not values and not counts:
+        raise ValueError("batches: yielded no batch (or only batches with count 0)")
+    return sum(values) / len(values) if values else totals / counts
