@@ -239,6 +239,122 @@ def test_head_view_rejects_bad_layer_and_heads():
 
 
 # ------------------------------------------------------------------------------------------------
+# model_view and encoder_decoder_view
+
+
+def _compact(page):
+    return page.replace(" ", "")
+
+
+def _json_of(tensors, shape):
+    return str([t.reshape(shape).tolist() for t in tensors]).replace(" ", "").replace("'", '"')
+
+
+def test_model_view_html_holds_tokens_and_numbers():
+    from IPython.display import HTML
+
+    view = viz.model_view(KNOWN, ["alpha", "beta", "gamma"])
+    assert isinstance(view, HTML)
+    page = view.data
+    assert "bertviz" in page and "total_heads" in page
+    for token in ("alpha", "beta", "gamma"):
+        assert f'"{token}"' in page
+    for number in ("0.875", "0.375", "0.625", "0.0625", "0.9375"):
+        assert number in page
+    assert _json_of(KNOWN, (2, 3, 3)) in _compact(page)           # layers x heads x T x T, as given
+    assert '"include_layers": [0, 1]' in page and '"include_heads": [0, 1]' in page
+    assert "Layer: <select" not in page                            # the model view shows every layer at once
+
+
+def test_model_view_rounds_and_accepts_one_tensor():
+    page = viz.model_view(torch.full((2, 3, 3), 1 / 3), ["a", "b", "c"]).data
+    assert "0.3333," in page and "0.33333" not in page and '"include_layers": [0]' in page
+
+
+@pytest.mark.parametrize(
+    "attention, tokens, pattern",
+    [
+        (KNOWN, ["a", "b"], r"tokens.*expected 3.*got 2"),
+        ([KNOWN[0], torch.rand(1, 3, 3, 3)], ["a", "b", "c"], r"attention.*heads"),
+        ([KNOWN[0], torch.rand(1, 2, 4, 4)], ["a", "b", "c"], r"attention.*T=4"),
+        ([torch.rand(2, 2, 3, 3)], ["a", "b", "c"], r"attention\[0\].*\(2, 2, 3, 3\)"),
+        ([torch.rand(1, 2, 3, 4)], ["a", "b", "c"], r"attention\[0\]"),
+        ([], [], r"attention"),
+    ],
+)
+def test_model_view_rejects_mismatched_shapes(attention, tokens, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        viz.model_view(attention, tokens)
+
+
+def test_model_view_rejects_bad_types():
+    with pytest.raises(TypeError, match="attention"):
+        viz.model_view("not a tensor", ["a"])
+    with pytest.raises(TypeError, match="tokens"):
+        viz.model_view(KNOWN, [1, 2, 3])
+
+
+# 2 layers, 2 heads; 3 source tokens, 2 target tokens; distinct, exactly representable numbers
+ENC = [torch.tensor([[[[0.5, 0.25, 0.25]] * 3] * 2]), torch.tensor([[[[0.125, 0.125, 0.75]] * 3] * 2])]
+DEC = [torch.tensor([[[[1.0, 0.0], [0.3125, 0.6875]]] * 2]), torch.tensor([[[[1.0, 0.0], [0.4375, 0.5625]]] * 2])]
+CROSS = [torch.tensor([[[[0.1875, 0.8125, 0.0]] * 2] * 2]), torch.tensor([[[[0.0, 0.0625, 0.9375]] * 2] * 2])]
+SRC, TGT = ["le", "chat", "noir"], ["the", "cat"]
+
+
+@pytest.mark.parametrize("view", ["head", "model"])
+def test_encoder_decoder_view_html_holds_all_three(view):
+    page = viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, view=view).data
+    for name in ("Encoder", "Decoder", "Cross"):                  # the drop-down of the three attentions
+        assert f">{name}</option>" in page
+    for token in SRC + TGT:
+        assert f'"{token}"' in page
+    for number in ("0.3125", "0.6875", "0.4375", "0.1875", "0.8125", "0.0625", "0.9375"):
+        assert number in page
+    compact = _compact(page)
+    assert _json_of(ENC, (2, 3, 3)) in compact and _json_of(DEC, (2, 2, 2)) in compact
+    assert _json_of(CROSS, (2, 2, 3)) in compact                  # cross: decoder queries x encoder keys
+    assert ('Layer: <select' in page) == (view == "head")
+
+
+def test_encoder_decoder_view_cross_only_and_initial_selection():
+    page = viz.encoder_decoder_view(None, None, CROSS, SRC, TGT, layer=1, heads=[0]).data
+    assert ">Cross</option>" not in page and '"layer": 1' in page and '"heads": [0]' in page  # one attention: no menu
+    assert _json_of(CROSS, (2, 2, 3)) in _compact(page)
+
+
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        ((ENC, DEC, CROSS, SRC[:2], TGT), r"encoder_tokens.*expected 3.*got 2"),
+        ((ENC, DEC, CROSS, SRC, TGT + ["x"]), r"decoder_tokens.*expected 2.*got 3"),
+        ((ENC, DEC, [torch.rand(1, 2, 2, 4)] * 2, SRC, TGT), r"cross_attention.*S=3"),
+        ((ENC, DEC, [torch.rand(1, 2, 3, 3)] * 2, SRC, TGT), r"cross_attention.*T=2"),
+        ((ENC, DEC[:1], CROSS, SRC, TGT), r"decoder_attention has 1 layers.*encoder_attention has 2"),
+        ((ENC, [torch.rand(1, 3, 2, 2)] * 2, CROSS, SRC, TGT), r"decoder_attention has 3 heads"),
+        (([torch.rand(1, 2, 3, 2)] * 2, DEC, CROSS, SRC, TGT), r"encoder_attention\[0\].*square"),
+        ((ENC, [DEC[0], torch.rand(1, 2, 3, 3)], CROSS, SRC, TGT), r"decoder_attention.*T=3"),
+        ((None, None, None, SRC, TGT), r"at least one"),
+    ],
+)
+def test_encoder_decoder_view_rejects_mismatched_shapes(args, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        viz.encoder_decoder_view(*args)
+
+
+def test_encoder_decoder_view_rejects_bad_options():
+    with pytest.raises(ValueError, match="view"):
+        viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, view="neuron")
+    with pytest.raises(ValueError, match="layer"):
+        viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, layer=2)
+    with pytest.raises(ValueError, match="heads"):
+        viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, heads=[5])
+    with pytest.raises(ValueError, match="model"):
+        viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, view="model", layer=0)
+    with pytest.raises(TypeError, match="encoder_tokens"):
+        viz.encoder_decoder_view(ENC, DEC, CROSS, None, TGT)
+
+
+# ------------------------------------------------------------------------------------------------
 # interactive
 
 

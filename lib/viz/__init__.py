@@ -3,6 +3,8 @@
 - :func:`attention_heatmap` -- one attention matrix [Tq, Tk] as an annotated heatmap.
 - :func:`masked_softmax_table` -- scores, masked scores and weights side by side.
 - :func:`head_view` -- bertviz's head view of a model's per-layer attention.
+- :func:`model_view` -- bertviz's model view: every layer and head of it at once.
+- :func:`encoder_decoder_view` -- bertviz's encoder-decoder mode (encoder, decoder and cross-attention).
 - :func:`interactive` -- THE one mechanism for interactive figures (precomputed states behind a
   client-side slider, so they respond in Jupyter/Colab and on the static site alike).
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
@@ -19,7 +21,7 @@ from lib.viz.heatmap import (
     masked_softmax_table,
     set_style,
 )
-from lib.viz.headview import head_view
+from lib.viz.headview import encoder_decoder_view, head_view, model_view
 from lib.viz.interactive import interactive
 
 __all__ = [
@@ -29,5 +31,7 @@ __all__ = [
     "attention_heatmap",
     "masked_softmax_table",
     "head_view",
+    "model_view",
+    "encoder_decoder_view",
     "interactive",
 ]

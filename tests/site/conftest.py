@@ -32,6 +32,14 @@ def site_pages(site: Path) -> list[Path]:
     return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
 
 
+def toc_entries() -> list[str]:
+    """The pages of the book, from _toc.yml (a notebook being written but not yet listed is not built)."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep test output readable
         pass

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .conftest import ROOT, site_pages
+from .conftest import site_pages, toc_entries
 
 pytestmark = pytest.mark.browser
 
@@ -109,7 +109,7 @@ def test_equations_are_rendered(visited):
         assert info["math_errors"] == 0, f"{page}: {info['math_errors']} MathJax errors"
 
 
-CHAPTER_PAGES = sorted(f"notebooks/{p.stem}.html" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTER_PAGES = [f"{entry}.html" for entry in toc_entries() if entry.startswith("notebooks/")]
 
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
