@@ -104,7 +104,7 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
         loss_fn: Callable[[nn.Module, Any], Tensor], *, steps: int, lr: float = 1e-3,
         weight_decay: float = 0.0, warmup_steps: int = 0,
         decay: str = "cosine", clip: float | None = 1.0, progress: bool = True, desc: str = "training",
-        seed: int | None = None) -> History:
+        seed: int | None = None, stop_after: int | None = None) -> History:
     """Train `model` for `steps` optimizer steps and return the History.
 
     batches: an iterable of batches (a list is re-iterated every epoch; an endless generator such
@@ -116,6 +116,8 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
         clipping. The clipped gradients of the last step stay in the parameters' ``.grad``.
     progress: a tqdm progress bar showing a running loss. seed: if given, ``torch.manual_seed(seed)``
         first (dropout and any other torch randomness inside the loop are then reproducible).
+    stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full run
+        (to replay the beginning of a long training run exactly, as a check that it is reproducible).
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
@@ -124,19 +126,23 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
         raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
     if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
+    if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, int)
+                                   or not 1 <= stop_after <= steps):
+        raise ValueError(f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}")
     if seed is not None:
         torch.manual_seed(seed)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model: has no trainable parameters")
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
-    bar = tqdm(total=steps, desc=desc, disable=not progress, leave=True)
+    run = steps if stop_after is None else stop_after
+    bar = tqdm(total=run, desc=desc, disable=not progress, leave=True)
     history, running = History(), None
     stream = _batch_stream(batches)
     model.train()
     start = time.perf_counter()
     try:
-        for step in range(steps):
+        for step in range(run):
             rate = lr_at(step, steps=steps, lr=lr, warmup_steps=warmup_steps, decay=decay)
             for group in optimizer.param_groups:
                 group["lr"] = rate
@@ -155,7 +161,7 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
             history.grad_norms.append(float(norm))
             running = value if running is None else 0.95 * running + 0.05 * value
             bar.update(1)
-            if step % 10 == 0 or step == steps - 1:
+            if step % 10 == 0 or step == run - 1:
                 bar.set_postfix(loss=f"{running:.4f}")
     finally:
         bar.close()

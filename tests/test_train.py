@@ -105,6 +105,18 @@ def test_same_seed_same_losses():
     assert a != c                                        # dropout masks differ with the seed
 
 
+def test_stop_after_replays_the_beginning_of_a_longer_run():
+    full = fit(linear(), regression_batches(), mse, steps=30, warmup_steps=5, lr=0.05, progress=False, seed=0)
+    start = fit(linear(), regression_batches(), mse, steps=30, warmup_steps=5, lr=0.05, progress=False, seed=0,
+                stop_after=12)
+    short = fit(linear(), regression_batches(), mse, steps=12, warmup_steps=5, lr=0.05, progress=False, seed=0)
+    assert start.losses == full.losses[:12] and start.lrs == full.lrs[:12]
+    assert short.lrs[6:] != full.lrs[6:12]                # a shorter run decays sooner: not the same replay
+    for bad in (0, 31, 2.0, True):
+        with pytest.raises(ValueError, match=r"stop_after: expected None or an integer in 1..steps=30"):
+            fit(linear(), regression_batches(), mse, steps=30, progress=False, stop_after=bad)
+
+
 def test_callable_batches_are_re_called_and_lists_re_iterated():
     calls = []
 

@@ -48,6 +48,8 @@ Shape legend: B batch, S source length (words, no specials), T target length + 1
 
 from __future__ import annotations
 
+import hashlib
+
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -407,6 +409,14 @@ def split_pairs(pairs: Sequence[Pair], fractions: Sequence[float] = (0.8, 0.1, 0
         cuts.append(round(acc * len(pairs)))
     cuts[-1] = len(pairs)
     return tuple([pairs[i] for i in order[a:b]] for a, b in zip(cuts, cuts[1:]))
+
+
+def corpus_fingerprint(pairs: Sequence[Pair]) -> str:
+    """SHA-256 of every pair (source, target and alignment), in order: a saved model records the
+    fingerprint of the corpus it was trained on, and a changed generator is caught when it is loaded."""
+    pairs = _check_pairs(pairs)
+    text = "\n".join(f"{' '.join(p.src)}\t{' '.join(p.tgt)}\t{p.alignment}" for p in pairs)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def alignment_matrix(pair: Pair) -> Tensor:
