@@ -1,0 +1,36 @@
+"""What the chapters print renders as it should on the site: no raw Markdown left in the outputs.
+
+Chapters print tables with ``display(Markdown(...))``. myst-nb renders such outputs as CommonMark unless
+told otherwise (``nb_render_markdown_format``), and CommonMark has no tables and no ``$math$``: the page
+then shows a paragraph of pipes, "| tensor | shape | |---|---|". This test reads every built chapter.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import site_pages
+
+pytestmark = pytest.mark.site
+
+RAW_TABLE = re.compile(r"\|\s*:?-{3,}:?\s*\|")          # a Markdown table's separator row, |---|
+TAG = re.compile(r"<[^>]+>")
+
+
+def _output_text(html: str) -> str:
+    # The text of the cell outputs: myst-nb writes each cell as <div class="cell ..."> holding a
+    # <div class="cell_input ..."> (the code) and then a <div class="cell_output ...">.
+    cells = re.split(r'<div class="cell[ "]', html)[1:]
+    return "\n".join(TAG.sub(" ", c.split('<div class="cell_output', 1)[1]) for c in cells if '<div class="cell_output' in c)
+
+
+def test_markdown_tables_in_outputs_are_rendered(site):
+    chapters = [p for p in site_pages(site) if "notebooks" in p.parts]
+    assert chapters, "no chapter pages in the built site"
+    raw = {p.name: m.group(0) for p in chapters
+           if (m := RAW_TABLE.search(_output_text(p.read_text(encoding="utf-8"))))}
+    assert not raw, f"raw Markdown tables in the outputs of {sorted(raw)}"
+    tables = sum(p.read_text(encoding="utf-8").count('<table') for p in chapters)
+    assert tables > 10, f"only {tables} tables in all chapters: are the Markdown outputs rendered?"
