@@ -1,7 +1,7 @@
 """A small English-like story corpus, generated from a grammar written for the book, and real English
 text that ships with Python.
 
-The grammar is small (``WORDS``: about 300 words) so that a tiny model learns it in a minute on a CPU,
+The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a CPU,
 and it is written so that the phenomena of the lectures occur often:
 
 * **Coreference decided by a later word** (the Winograd-schema pattern of the lectures' "the animal
@@ -99,7 +99,7 @@ _OPENERS = ("", "", "yesterday ,", "in the morning ,", "that day ,")
 
 SENSES = {"bank": ("river", "money"), "play": ("theatre", "game")}
 SENSE_CUES = {
-    "bank": {"river": ("river", "water", "ducks", "fish", "boats", "reeds", "muddy", "swim", "grass"),
+    "bank": {"river": ("river", "water", "ducks", "fish", "boat", "boats", "reeds", "muddy", "swim", "grass"),
              "money": ("money", "loan", "account", "coins", "cash", "bill", "borrow", "clerk", "savings")},
     "play": {"theatre": ("stage", "theatre", "actors", "audience", "show", "curtain", "script", "acts"),
              "game": ("team", "match", "ball", "football", "players", "goal", "score", "coach", "game")},
@@ -134,7 +134,7 @@ _SENSE_PHRASES = {  # frame index -> sense -> phrases (X) or (X, Y) pairs
     "play": {
         0: {"theatre": ("at the theatre", "on the stage", "with the funny actors", "about a king and his script"),
             "game": ("that won the match", "by the team", "that led to a goal", "with the ball")},
-        1: {"theatre": (("actors", "on the stage"), ("actors", "for the audience")),
+        1: {"theatre": (("actors", "on the stage"), ("actors", "for the audience"), ("children", "in the school show")),
             "game": (("players", "with the ball"), ("children", "football in the team"))},
         2: {"theatre": ("the king in the show", "a queen on the stage"),
             "game": ("in the match", "football with the team", "for the coach")},
