@@ -52,6 +52,17 @@ def test_colab_cell_comes_from_the_repository_url_in_config():
         assert "remove-cell" in first.metadata.get("tags", [])
 
 
+def test_chapters_are_valid_notebooks_with_cell_ids():
+    # nbformat 4.5 requires an id on every cell (a missing one is a warning today, an error tomorrow)
+    for path in CHAPTERS:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        missing = [i for i, c in enumerate(raw["cells"]) if "id" not in c]
+        assert not missing, f"{path.name}: cells without an id: {missing}"
+        ids = [c["id"] for c in raw["cells"]]
+        assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"
+        nbformat.validate(nbformat.reads(json.dumps(raw), as_version=4))
+
+
 def test_each_chapter_has_one_title_and_exercises():
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
