@@ -61,6 +61,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib.lm import reverse_padded  # one implementation, shared with the RNN language models
+
 __all__ = [
     "ELMoConfig", "BiLM", "BiLMOutput", "TokenNLL", "TokenEncoder", "Highway", "ScalarMix",
     "char_ids", "reverse_padded", "pad_sentences", "count_parameters", "CHAR_VOCAB_SIZE",
@@ -173,21 +175,6 @@ def _char_ids(encoded: list[bytes], max_chars: int) -> Tensor:
     out[row, 1 + torch.arange(len(row)) - start] = flat.long() + 1                 # the bytes, shifted by 1
     out[torch.arange(V), lengths + 1] = EOW
     return out
-
-
-def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse each sequence of a right-padded batch within its own length; padding stays in place.
-
-    x [B, T, ...], lengths [B] -> [B, T, ...] with out[b, t] = x[b, lengths[b] - 1 - t] for
-    t < lengths[b] and out[b, t] = x[b, t] otherwise. Its own inverse. Running a left-to-right LSTM
-    on the reversed batch gives the backward LSTM, and the padding (at the end after the reversal,
-    as before) cannot reach the states of real tokens.
-    """
-    T = x.shape[1]
-    t = torch.arange(T, device=x.device)                                     # [T]
-    index = torch.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)  # [B, T]
-    index = index.view(*index.shape, *([1] * (x.dim() - 2))).expand_as(x)  # [B, T, ...]
-    return x.gather(1, index)
 
 
 def pad_sentences(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[Tensor, Tensor]:
