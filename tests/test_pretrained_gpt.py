@@ -1,0 +1,139 @@
+"""Tests of lib/pretrained/gpt.py: a randomly initialized transformers GPT2LMHeadModel, loaded into lib.gpt.GPT,
+gives the same logits, loss, attention weights and greedy generations (offline: no download).
+
+transformers 5.x computes attention with torch's SDPA by default and then returns no attention weights;
+the reference model is built with attn_implementation="eager", which returns them (output_attentions=True)
+and computes the same logits.
+"""
+
+import pytest
+import torch
+
+from lib.gpt import KVCache
+from lib.pretrained import gpt_from_hf
+from lib.pretrained.gpt import TRANSPOSED
+
+transformers = pytest.importorskip("transformers")
+V, N_POSITIONS = 97, 48
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def hf_model(seed=0, **overrides):
+    """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std 0.02 gives
+    nearly uniform predictions, on which greedy generation would be a weak test), with random biases and
+    LayerNorm gains, so that a swapped or untransposed tensor changes the output."""
+    torch.manual_seed(seed)
+    config = transformers.GPT2Config(**{"n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": V,
+                                        "n_positions": N_POSITIONS, "bos_token_id": None, "eos_token_id": None,
+                                        "attn_implementation": "eager", **overrides})
+    model = transformers.GPT2LMHeadModel(config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):
+                p.copy_(1 + 0.2 * torch.randn_like(p))
+            else:
+                p.copy_(0.2 * torch.randn_like(p))
+    return model
+
+
+def ids(*shape, seed=0):
+    return torch.randint(0, V, shape, generator=torch.Generator().manual_seed(seed))
+
+
+def test_config_and_weights_are_copied():
+    hf = hf_model()
+    gpt = gpt_from_hf(hf)
+    c = gpt.config
+    assert (c.vocab_size, c.block_size, c.n_layer, c.n_head, c.n_embd) == (V, N_POSITIONS, 2, 4, 64)
+    assert c.layer_norm_epsilon == hf.config.layer_norm_epsilon and not gpt.training
+    assert gpt.lm_head.weight is gpt.transformer.wte.weight
+    theirs = hf.state_dict()
+    for name, p in gpt.state_dict().items():
+        expected = theirs[name].t() if name.endswith(TRANSPOSED) else theirs[name]
+        assert torch.equal(p, expected), name
+    # the transposed list is exactly the Conv1D weights: 4 per block
+    assert sum(name.endswith(TRANSPOSED) for name in gpt.state_dict()) == 4 * 2
+
+
+def test_logits_loss_and_attention_equal_transformers():
+    hf = hf_model()
+    gpt = gpt_from_hf(hf)
+    x = ids(3, 30)
+    with torch.no_grad():
+        ref = hf(x, labels=x, output_attentions=True)
+        logits, loss, attention = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
+        fused = gpt(x).logits
+    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the issue's bound)
+    torch.testing.assert_close(fused, ref.logits, rtol=0, atol=1e-4)
+    torch.testing.assert_close(logits, ref.logits[:, :-1], rtol=0, atol=1e-4)
+    assert ref.logits.abs().max() > 1                         # not a trivially flat model
+    # transformers shifts the labels inside: its loss is ours on idx[:, :-1] -> idx[:, 1:]
+    torch.testing.assert_close(loss, ref.loss, rtol=1e-5, atol=0)
+    assert len(ref.attentions) == len(attention) == 2
+    for ours, theirs in zip(attention, ref.attentions):       # eager attention: [B, H, T, T] probabilities
+        torch.testing.assert_close(ours, theirs[:, :, :-1, :-1], rtol=0, atol=1e-6)
+    # and the same logits as transformers' default (SDPA) attention
+    sdpa = hf_model(attn_implementation="sdpa")
+    with torch.no_grad():
+        torch.testing.assert_close(gpt_from_hf(sdpa)(x).logits, sdpa(x).logits, rtol=0, atol=1e-4)
+
+
+def test_untransposed_weights_would_be_wrong():
+    # c_proj is square [64, 64], so copying it without the transpose would load silently: check it matters
+    hf = hf_model()
+    gpt = gpt_from_hf(hf)
+    x = ids(2, 12)
+    with torch.no_grad():
+        good = gpt(x).logits
+        w = gpt.transformer.h[0].attn.c_proj.weight
+        w.copy_(w.t().clone())
+        assert (gpt(x).logits - good).abs().max() > 1e-2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_greedy_generation_equals_transformers(seed):
+    hf = hf_model(seed)
+    gpt = gpt_from_hf(hf)
+    prompt = ids(2, 5, seed=seed)
+    with torch.no_grad():
+        ref = hf.generate(prompt, max_new_tokens=30, do_sample=False, pad_token_id=0)
+    assert ref.shape == (2, 35)
+    assert len(set(ref[0, 5:].tolist())) > 2                  # a varied continuation, not one repeated token
+    assert torch.equal(gpt.generate(prompt, 30, temperature=0), ref)
+    assert torch.equal(gpt.generate(prompt, 30, temperature=0, use_cache=False), ref)
+    assert torch.equal(gpt.beam_search(prompt[:1], 30, beam_width=1)[0], ref[:1])
+
+
+def test_kv_cache_matches_transformers_cache():
+    hf = hf_model()
+    gpt = gpt_from_hf(hf)
+    x = ids(1, 20)
+    cache = KVCache()
+    with torch.no_grad():
+        out = hf(x[:, :12], use_cache=True)
+        ours = gpt(x[:, :12], kv_cache=cache).logits
+        step = hf(x[:, 12:13], past_key_values=out.past_key_values, use_cache=True)
+        ours_step = gpt(x[:, 12:13], kv_cache=cache).logits
+    torch.testing.assert_close(ours, out.logits, rtol=0, atol=1e-4)
+    torch.testing.assert_close(ours_step, step.logits, rtol=0, atol=1e-4)
+    assert cache.length == 13
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="GPT2LMHeadModel"):
+        gpt_from_hf(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="activation_function"):
+        gpt_from_hf(hf_model(activation_function="relu"))
+    with pytest.raises(ValueError, match="n_inner"):
+        gpt_from_hf(hf_model(n_inner=100))
+    with pytest.raises(ValueError, match="scale_attn_by_inverse_layer_idx"):
+        gpt_from_hf(hf_model(scale_attn_by_inverse_layer_idx=True))
+    with pytest.raises(ValueError, match="tie_word_embeddings"):
+        gpt_from_hf(hf_model(tie_word_embeddings=False))
