@@ -16,7 +16,7 @@ export PYTHONHASHSEED := 0
 
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
-.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync student
+.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync student bench
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -24,6 +24,8 @@ help:
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
+	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
+	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -78,6 +80,11 @@ student: venv
 
 chapter-times: venv
 	$(PY) tools/time_chapters.py
+
+# Benchmarks (benchmarks/run.py): side-by-side timings, written to benchmarks/results.md. BENCH_THREADS sets torch's
+# threads (default 1); BENCH_BOOK=chapters|build|1 re-measures the chapters and/or the cold and unchanged builds.
+bench: venv
+	$(PY) -m benchmarks.run
 
 serve: $(SITE)
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000

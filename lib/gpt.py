@@ -95,35 +95,63 @@ class KVCache:
     ``GPT.forward(idx, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T new ones
     and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as beam search
     does when it keeps the best hypotheses.
+
+    Storage: each layer's keys and values live in a buffer [B, H, capacity, Dh] that doubles when full,
+    and new positions are written in place, so a generation step copies one position, not the whole
+    cache (appending with torch.cat would copy all P positions of every layer at every step).
     """
 
     def __init__(self):
-        self.keys: list[Tensor] = []
-        self.values: list[Tensor] = []
+        self._k: list[Tensor] = []     # per layer: [B, H, capacity, Dh]
+        self._v: list[Tensor] = []
+        self._n: list[int] = []        # per layer: positions filled
+
+    def __len__(self) -> int:
+        return len(self._k)            # the number of layers cached so far
+
+    @property
+    def keys(self) -> list[Tensor]:
+        return [k[:, :, :n] for k, n in zip(self._k, self._n)]   # views [B, H, P, Dh]
+
+    @property
+    def values(self) -> list[Tensor]:
+        return [v[:, :, :n] for v, n in zip(self._v, self._n)]   # views [B, H, P, Dh]
 
     @property
     def length(self) -> int:
         """P, the number of positions cached (0 when empty)."""
-        return self.keys[0].shape[2] if self.keys else 0
+        return self._n[0] if self._n else 0
+
+    def cached(self, layer: int) -> int:
+        """The number of positions cached for `layer` (0 before its first update)."""
+        return self._n[layer] if layer < len(self._n) else 0
 
     @property
     def batch_size(self) -> int | None:
-        return self.keys[0].shape[0] if self.keys else None
+        return self._k[0].shape[0] if self._k else None
 
     def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
-        if layer == len(self.keys):                            # first call: nothing cached yet
-            self.keys.append(k)
-            self.values.append(v)
-        else:
-            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)      # [B, H, P + T, Dh]
-            self.values[layer] = torch.cat([self.values[layer], v], dim=2)  # [B, H, P + T, Dh]
-        return self.keys[layer], self.values[layer]
+        B, H, T, Dh = k.shape
+        if layer == len(self._k):                              # first call: an empty buffer
+            self._k.append(k.new_empty(B, H, max(2 * T, 64), Dh))
+            self._v.append(v.new_empty(B, H, max(2 * T, 64), Dh))
+            self._n.append(0)
+        n = self._n[layer]
+        if n + T > self._k[layer].shape[2]:                    # full: double the capacity
+            for store in (self._k, self._v):
+                bigger = store[layer].new_empty(B, H, 2 * (n + T), Dh)
+                bigger[:, :, :n] = store[layer][:, :, :n]
+                store[layer] = bigger
+        self._k[layer][:, :, n:n + T] = k                      # written in place
+        self._v[layer][:, :, n:n + T] = v
+        self._n[layer] = n + T
+        return self._k[layer][:, :, :n + T], self._v[layer][:, :, :n + T]   # [B, H, P + T, Dh]
 
     def reorder(self, rows: Tensor) -> None:
         """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
-        self.keys = [k[rows] for k in self.keys]
-        self.values = [v[rows] for v in self.values]
+        self._k = [k[rows] for k in self._k]
+        self._v = [v[rows] for v in self._v]
 
 
 class CausalSelfAttention(nn.Module):
@@ -153,17 +181,24 @@ class CausalSelfAttention(nn.Module):
         q, k, v = (split_heads(t, self.n_head) for t in (q, k, v))   # 3 x [B, H, T, Dh]
         P = 0
         if kv_cache is not None:
-            P = kv_cache.keys[layer].shape[2] if layer < len(kv_cache.keys) else 0
+            P = kv_cache.cached(layer)
             k, v = kv_cache.update(layer, k, v)                # [B, H, P + T, Dh]
-        mask = causal_mask(P + T, device=x.device)[P:]         # [T, P + T]: query P+i sees keys 0..P+i
         p = self.dropout if self.training else 0.0
         if need_weights:
+            mask = causal_mask(P + T, device=x.device)[P:]     # [T, P + T]: query P+i sees keys 0..P+i
             weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, T, P + T]
             heads = F.dropout(weights, p) @ v                  # [B, H, T, Dh]
         else:
+            # torch's fused kernel; the same causal mask in the cheapest form it accepts (building the full
+            # [P+T, P+T] mask at every generation step costs more than the attention of one token):
             weights = None
-            # torch's boolean attn_mask has our convention (True = may attend); nn.MultiheadAttention's is the opposite
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [B, H, T, Dh]
+            if T == 1:       # one new token (a generation step): its query may see every key
+                heads = F.scaled_dot_product_attention(q, k, v, dropout_p=p)             # [B, H, 1, Dh]
+            elif P == 0:     # a whole sequence, nothing cached: torch's built-in causal mask
+                heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)   # [B, H, T, Dh]
+            else:            # T new tokens after P cached ones. torch's boolean attn_mask has our convention
+                mask = causal_mask(P + T, device=x.device)[P:]  # (True = may attend); nn.MultiheadAttention's is the opposite
+                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
 
 

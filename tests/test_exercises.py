@@ -69,10 +69,10 @@ def checker_of(exercise: dict):
 
 
 def defined_functions(source: str) -> dict:
-    """Exec only the imports and function definitions of a cell (not the chapter-dependent rest)."""
+    """Exec only the imports, class and function definitions of a cell (not the chapter-dependent rest)."""
     kept = [node for node in ast.parse(source).body
-            if isinstance(node, (ast.FunctionDef, ast.Import, ast.ImportFrom))]
-    namespace = {"torch": torch, "math": math, "GeneralScore": GeneralScore,
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))]
+    namespace = {"torch": torch, "math": math, "nn": torch.nn, "GeneralScore": GeneralScore,
                  "masked_softmax": attention.masked_softmax}
     exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), namespace)
     return {node.name: namespace[node.name] for node in kept if isinstance(node, ast.FunctionDef)}
@@ -326,7 +326,8 @@ def test_feedback_renders_without_a_traceback_and_verdicts_render_as_html():
     lines = failure.value._render_traceback_()
     assert len(lines) == 2 and "sharpen: not yet right" in lines[0] and "without the division" in lines[1]
     html = check_sharpen(lambda w, g: torch.softmax(g * w.log(), dim=-1))._repr_html_()
-    assert "passed" in html and "<code>sharpen</code>" in html and "`" not in html
+    assert "passed" in html and ">sharpen</code>" in html and "`" not in html
+    assert "color: inherit" in html   # readable in dark mode too (tests/test_accessibility.py)
 
 
 # --- the student edition ---------------------------------------------------------------------------------
@@ -403,3 +404,220 @@ def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_e
         for check, out in outputs.items():
             text = " ".join(o.get("data", {}).get("text/plain", "") for o in out if o.output_type == "execute_result")
             assert "not attempted" in text, f"{path.name}: {check} -> {out}"
+
+
+# --- chapters 05 to 09 -------------------------------------------------------------------------------------
+
+from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
+
+LATER = ["05_attention_beyond_translation", "06_self_attention", "07_multi_head_attention",
+         "08_positional_encoding", "09_the_transformer"]
+EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
+
+
+@pytest.mark.parametrize("chapter", LATER)
+def test_later_chapters_have_two_to_four_exercises_each_checked_or_answered(chapter):
+    """Every exercise has a hidden solution and either a checker or a model answer; kinds are varied."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4).cells
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    assert 2 <= len(starts) <= 4 and chapter in CHECKED_CHAPTERS
+    kinds = {EXERCISE_TITLE.match(cells[i].source).group(2).split(":")[0] for i in starts}
+    assert len(kinds) >= 2, f"{chapter}: exercises of one kind only: {kinds}"
+    for i, end in zip(starts, starts[1:] + [len(cells)]):
+        block = cells[i + 1: end]
+        assert any(c.cell_type == "code" and "solution" in tags(c) for c in block), f"{chapter}: cell {i} has no solution"
+        checked = any(c.cell_type == "code" and CHECK_CALL.match(c.source.strip()) for c in block)
+        answered = any(c.cell_type == "markdown" and "solution" in tags(c) for c in block)
+        assert checked or answered, f"{chapter}: exercise at cell {i} has neither a checker nor a model answer"
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0]), "an answer cell comes first"
+
+
+def test_the_checkers_copy_of_the_self_attention_model_is_the_chapters():
+    """The chapter's solution asserts it too; here the copy is checked against what the chapter prints."""
+    embedding, W_Q, W_K, W_V = ch06.hand_made_model()
+    assert W_Q.shape == (10, 5) and W_Q.sum() == 4 * 5 and W_K.sum() == 6 and W_V.trace() == 5
+    tokens = "The animal didn't cross the street because it was too tired".split()
+    X = torch.stack([embedding[t] for t in tokens]).double()
+    A = attention.masked_softmax((X @ W_Q.double()) @ (X @ W_K.double()).T / math.sqrt(5))
+    assert abs(A[tokens.index("it"), 1].item() - 0.231) < 1e-3       # the chapter's asserted weight of 'it' on animal
+
+
+def _channels(query: dict, key: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """W_Q2, W_K2 [10, 2] with entries {feature: channel} (query strength 4, key 1)."""
+    W_Q2, W_K2 = torch.zeros(10, 2), torch.zeros(10, 2)
+    for feature, channel in query.items():
+        W_Q2[ch06.FEATURES.index(feature), channel] = 4.0
+    for feature, channel in key.items():
+        W_K2[ch06.FEATURES.index(feature), channel] = 1.0
+    return W_Q2, W_K2
+
+
+RIGHT_CHANNELS = _channels({"animate": 0, "place": 1}, {"animate": 0, "place": 1})
+
+
+def _incremental(scale=None, rows=lambda t: slice(0, t + 1), keep=-1):
+    def incremental_outputs(X, W_Q, W_K, W_V):
+        out = []
+        for t in range(len(X)):
+            P = X[rows(t)]
+            w = torch.softmax((P @ W_Q) @ (P @ W_K).T / (scale or math.sqrt(W_Q.shape[1])), dim=-1)
+            out.append((w @ (P @ W_V))[keep])
+        return torch.stack(out)
+    return incremental_outputs
+
+
+def _separate_heads(variant=""):
+    """A separate-heads module built from mha, right or with one of the usual mistakes."""
+
+    class Heads(torch.nn.Module):
+        def __init__(self, d, h):
+            super().__init__()
+            make = (lambda: [torch.nn.Linear(d, d // h) for _ in range(h)]) if variant == "plain list" else \
+                (lambda: torch.nn.ModuleList(torch.nn.Linear(d, d // h) for _ in range(h)))
+            self.q, self.k, self.v, self.o = make(), make(), make(), torch.nn.Linear(d, d)
+            self.scale = math.sqrt(d) if variant == "sqrt D" else math.sqrt(d // h)
+
+        def forward(self, x):
+            heads = [torch.softmax(q(x) @ k(x).transpose(-2, -1) / self.scale, -1) @ v(x)
+                     for q, k, v in zip(self.q, self.k, self.v)]
+            z = torch.cat(heads, dim=-1)
+            return z if variant == "no W_O" else self.o(z)
+
+    def separate_heads_from(mha):
+        m, dh = Heads(mha.d_model, mha.n_heads), mha.d_head
+        with torch.no_grad():
+            for mine, fused in [(m.q, mha.q_proj), (m.k, mha.k_proj), (m.v, mha.v_proj)]:
+                for h, layer in enumerate(mine):
+                    rows = slice(h * dh, (h + 1) * dh)
+                    layer.weight.copy_(fused.weight[:, rows].T if variant == "columns" else fused.weight[rows])
+                    if variant != "no biases":
+                        layer.bias.copy_(fused.bias[rows])
+            m.o.load_state_dict(mha.out_proj.state_dict())
+        return m
+
+    return separate_heads_from
+
+
+def _pre_ln(kind):
+    return lambda layer, x: ch09._variant(layer, x, kind)
+
+
+FUNCTION_WRONG = [
+    (ch05.check_word_importance, lambda w, s: s[:, None, :] * w, "broadcast along the words"),
+    (ch05.check_word_importance, lambda w, s: s * w, "needs a trailing dimension of size 1"),
+    (ch05.check_word_importance, lambda w, s: s[..., None] + w, "you added the two weights"),
+    (ch05.check_word_importance, lambda w, s: (lambda p: p / p.sum(-1, keepdim=True))(s[..., None] * w),
+     "equals the word weights alone"),                                # renormalising undoes the product
+    (ch05.check_word_importance, lambda w, s: s[..., None] * w / w.sum(-1, keepdim=True), "0 / 0"),
+    (ch05.check_word_importance, lambda w, s: w.clone(), "equals the word weights alone"),
+    (ch06.check_incremental, lambda X, Q, K, V: torch.softmax((X @ Q) @ (X @ K).T / math.sqrt(Q.shape[1]), -1) @ (X @ V),
+     "depends on the rows after t"),
+    (ch06.check_incremental, _incremental(keep=0), "you kept the first row of each step"),
+    (ch06.check_incremental, _incremental(scale=1.0), "did not divide the scores by sqrt(d_k)"),
+    (ch06.check_incremental, _incremental(rows=lambda t: slice(0, t)), "X[:t] is empty at t = 0"),
+    (ch06.check_incremental, lambda X, Q, K, V: [r for r in _incremental()(X, Q, K, V)], "torch.stack"),
+    (ch07.check_separate_heads, _separate_heads("sqrt D"), "you divided the scores by sqrt(D)"),
+    (ch07.check_separate_heads, _separate_heads("no W_O"), "concatenation of the heads; multiply it by W^O"),
+    (ch07.check_separate_heads, _separate_heads("columns"), "a head owns rows, not columns"),
+    (ch07.check_separate_heads, _separate_heads("no biases"), "does not have its bias"),
+    (ch07.check_separate_heads, _separate_heads("plain list"), "use nn.ModuleList"),
+    (ch07.check_separate_heads, lambda mha: mha, "you returned a MultiHeadAttention"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, exponent="j/d").float(), "their own frequency"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, first="cos").float(), "your columns are swapped"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, exponent="i/d").float(), "your exponent is i/d"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, layout="halves").float(), "all the sines first"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, start=1).float(), "encoding of position 1"),
+    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d).float().T, "transposed"),
+    (ch08.check_sinusoidal, ch08.sinusoidal_encoding, "the library's sinusoidal_encoding"),
+    (ch09.check_pre_ln, _pre_ln("post-LN"), "that is post-LN"),
+    (ch09.check_pre_ln, _pre_ln("norm1 twice"), "has its own, norm2"),
+    (ch09.check_pre_ln, _pre_ln("keys not normalized"), "the keys and values are x"),
+    (ch09.check_pre_ln, _pre_ln("normalized residual"), "carries x itself"),
+    (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
+    (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
+    (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
+    (ch09.check_pre_ln, lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
+     "returns a pair (output, weights)"),
+]
+
+
+@pytest.mark.parametrize("check, wrong, message", FUNCTION_WRONG,
+                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in FUNCTION_WRONG])
+def test_later_function_checkers_reject_typical_mistakes(check, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check(wrong)
+
+
+PREDICTIONS_WRONG_LATER = [
+    (ch05.check_without_positions, (1, True), "nothing to put in order"),
+    (ch05.check_without_positions, (2, True), "three need more"),
+    (ch05.check_without_positions, (3, False), "it does fall by less"),
+    (ch05.check_without_positions, ("three", True), "1, 2 or 3"),
+    (ch06.check_second_layer, _channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}), "are swapped"),
+    (ch06.check_second_layer, _channels({"pronoun": 0}, {"thing": 0}), "read only what the tokens are in X"),
+    (ch06.check_second_layer, _channels({"animate": 0, "place": 1}, {"animate": 0, "town": 1}),
+     "the hidden sentences with 'criminal' and 'river'"),
+    (ch06.check_second_layer, (RIGHT_CHANNELS[0].T, RIGHT_CHANNELS[1]), "transposed"),
+    (ch06.check_second_layer, (torch.zeros(10, 2), RIGHT_CHANNELS[1]), "all zeros"),
+    (ch06.check_wider_entries, (4, "orange"), "4 is the variance of one entry"),
+    (ch06.check_wider_entries, (1, "orange"), "corrects for the width d_k"),
+    (ch06.check_wider_entries, (1024, "orange"), "before the division"),
+    (ch06.check_wider_entries, (16, "blue"), "variance 1 at every width"),
+    (ch06.check_wider_entries, (16, "green"), "\"blue\" or \"orange\""),
+    (ch07.check_one_head, (4224, False), "the attention layer alone"),
+    (ch07.check_one_head, (10_041, False), "the number of heads changes no matrix"),
+    (ch07.check_one_head, (13_209, True), "one distribution of weight"),
+    (ch07.check_one_head, (13_209, "no"), "True or False"),
+    (ch08.check_small_base, (2 * math.pi * 100, False), "2 pi x 100, the limit"),
+    (ch08.check_small_base, (100 ** (126 / 128), False), "multiply by 2 pi"),
+    (ch08.check_small_base, (2 * math.pi * 100 ** (127 / 128), False), "not 127/128"),
+    (ch08.check_small_base, (54_410, False), "base 10000"),
+    (ch08.check_small_base, (584.7, True), "no two positions 20 or more apart come closer than 9.93"),
+    (ch09.check_parameter_counts, (2 * 18_944_000, None, None), "stays tied"),
+    (ch09.check_parameter_counts, (None, 6_297_600, None), "half the answer"),
+    (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
+    (ch09.check_parameter_counts, (None, None, 2 * 63_082_496), "does not grow with N"),
+    (ch09.check_parameter_counts, (None, None, 63_082_496 + 6 * 3_152_384), "of the encoder and of the decoder"),
+]
+
+
+@pytest.mark.parametrize("check, args, message", PREDICTIONS_WRONG_LATER,
+                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG_LATER])
+def test_later_prediction_checkers_reject(check, args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        check(*args)
+
+
+def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
+    assert ch05.check_without_positions(3, True)
+    assert ch06.check_second_layer(*RIGHT_CHANNELS)
+    assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
+    assert ch07.check_one_head(13_209.0, False)
+    assert ch08.check_small_base(585, False)                       # by hand: within 1%
+    assert ch09.check_parameter_counts(18.9e6, 12.6e6, 107.1e6)   # rounded to 0.1M: within 1%
+    half = ch09.check_parameter_counts(18_944_000, None, None)
+    assert half.status == "not attempted" and "loss_half_ff, total_n12" in half.message
+    assert ch06.check_second_layer(RIGHT_CHANNELS[0], None).status == "not attempted"
+    assert "last_wavelength" in ch08.check_small_base(None, False).message
+
+
+@pytest.mark.parametrize("check", [ch05.check_word_importance, ch06.check_incremental, ch07.check_separate_heads,
+                                   ch08.check_sinusoidal, ch09.check_pre_ln], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_later_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(answer)
+    assert failure.value.message and "Traceback" not in failure.value.message
+
+
+def test_checkers_leave_the_global_random_state_alone():
+    """A checker runs inside the reader's notebook: it must not change what the reader's next random draw is."""
+    right = [(ch05.check_word_importance, lambda w, s: s[..., None] * w), (ch06.check_incremental, _incremental()),
+             (ch07.check_separate_heads, _separate_heads()), (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d)),
+             (ch09.check_pre_ln, _pre_ln("pre-LN"))]
+    for check, answer in right:
+        torch.manual_seed(123)
+        expected = torch.rand(3)
+        torch.manual_seed(123)
+        assert check(answer).passed
+        assert torch.equal(torch.rand(3), expected), check.__name__

@@ -423,3 +423,155 @@ def test_interactive_closes_figures_even_on_error():
         viz.interactive(_draw, [("a", 1), ("a", 2)])
     with pytest.raises(ValueError, match="options"):
         viz.interactive(_draw, [])
+
+
+# ------------------------------------------------------------------------------------------------
+# ready-made interactive figures: the causal-mask table and the sampling-temperature control
+
+from lib.viz.interactive import causal_mask_explorer, sampling_explorer, sampling_probabilities  # noqa: E402
+
+
+def _state_pngs(box):
+    return [_png_of(child) for child in box.children[1].children]
+
+
+def _static_page(box) -> str:
+    """The HTML a static page embeds for the widget: its saved state, as the book's site stores it."""
+    from ipywidgets.embed import dependency_state, embed_snippet
+
+    return embed_snippet(views=[box], state=dependency_state(box))      # this figure's widgets only
+
+
+LOGITS = torch.tensor([2.0, 1.0, 0.5, 0.0, -1.0])
+WORDS = ["cat", "dog", "mat", "hat", "the"]
+
+
+def test_sampling_probabilities_temperature():
+    assert torch.allclose(sampling_probabilities(LOGITS), torch.softmax(LOGITS.double(), -1), atol=1e-12)
+    assert torch.allclose(sampling_probabilities(LOGITS, 0.5), torch.softmax(2 * LOGITS.double(), -1), atol=1e-12)
+    hot = sampling_probabilities(LOGITS, 4.0)
+    assert (hot.max() - hot.min()) < (sampling_probabilities(LOGITS).max() - sampling_probabilities(LOGITS).min())
+    greedy = sampling_probabilities([1.0, 3.0, 3.0, 0.0], 0)               # ties: the first largest logit
+    assert greedy.tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_sampling_probabilities_top_k_and_top_p_known_values():
+    p = torch.softmax(LOGITS.double(), -1)                                 # 0.563, 0.207, 0.126, 0.076, 0.028
+    k2 = sampling_probabilities(LOGITS, top_k=2)
+    assert torch.allclose(k2[:2], p[:2] / p[:2].sum()) and (k2[2:] == 0).all()
+    assert (sampling_probabilities([1.0, 2.0, 2.0, 0.0], top_k=1) > 0).tolist() == [False, True, True, False]  # ties kept
+    nucleus = sampling_probabilities(LOGITS, top_p=0.8)                    # 0.563 + 0.207 = 0.770 < 0.8: 3 tokens
+    assert (nucleus > 0).tolist() == [True, True, True, False, False]
+    assert torch.allclose(nucleus[:3], p[:3] / p[:3].sum())
+    assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1      # the top token alone holds 0.56
+    assert torch.equal(sampling_probabilities(LOGITS, top_p=1.0), sampling_probabilities(LOGITS))
+    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps more tokens
+    assert (sampling_probabilities(LOGITS, 2.0, top_p=0.8) > 0).sum() == 4
+    both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)         # renormalised top-3: 0.63, 0.23, 0.14
+    assert (both > 0).tolist() == [True, True, False, False, False]
+    for q in (k2, nucleus, both):
+        assert abs(q.sum().item() - 1) < 1e-12
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    (dict(temperature=-1.0), "temperature"), (dict(temperature=float("inf")), "temperature"),
+    (dict(top_k=0), "top_k"), (dict(top_k=2.5), "top_k"), (dict(top_p=0.0), "top_p"), (dict(top_p=1.5), "top_p"),
+])
+def test_sampling_probabilities_rejects_bad_settings(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        sampling_probabilities(LOGITS, **kwargs)
+    with pytest.raises(ValueError, match="logits"):
+        sampling_probabilities(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="logits"):
+        sampling_probabilities([1.0, float("nan")])
+
+
+def test_sampling_explorer_one_state_per_setting_all_different():
+    box = sampling_explorer(LOGITS, WORDS, [0, 0.5, 1.0, 2.0], top_p=[None, 0.8])
+    slider, stack = box.children
+    assert len(stack.children) == 8
+    assert slider.options[:3] == ("T = 0, top-p none", "T = 0, top-p 0.8", "T = 0.5, top-p none")
+    assert slider.description == "temperature, top-p"
+    pngs = _state_pngs(box)
+    assert len(set(pngs)) == 8                                              # every state its own picture
+    assert 'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; gets 0.83' \
+        in stack.children[2].value
+
+
+def test_sampling_explorer_static_page_embeds_every_state():
+    box = sampling_explorer(LOGITS, WORDS, [0.5, 1.0, 2.0])
+    assert list(box.children[0].options) == ["T = 0.5", "T = 1", "T = 2"]
+    page = _static_page(box)
+    assert "application/vnd.jupyter.widget-state+json" in page
+    for png in _state_pngs(box):
+        assert base64.b64encode(png).decode("ascii") in page
+    assert "LinkModel" in page                                              # the slider-stack link lives in the page
+
+
+def test_sampling_explorer_uses_a_given_distribution_and_groups_the_rest():
+    calls = []
+
+    def uniform(logits, temperature, top_k, top_p):
+        calls.append((temperature, top_k, top_p))
+        return torch.full_like(logits, 1 / logits.numel())
+
+    box = sampling_explorer(torch.arange(30.0), [f"t{i}" for i in range(30)], [0.7, 1.3], top_k=5,
+                            distribution=uniform, n_shown=10)
+    assert calls == [(0.7, 5, None), (1.3, 5, None)]                          # fixed top-k passed to every state
+    assert "&#x27;t0&#x27; gets 0.03" in box.children[1].children[0].value    # the bars show what it returned
+    with pytest.raises(ValueError, match="sum to 1"):
+        sampling_explorer(LOGITS, WORDS, [1.0], distribution=lambda z, t, k, p: torch.ones(5))
+    with pytest.raises(TypeError, match="distribution"):
+        sampling_explorer(LOGITS, WORDS, [1.0], distribution="softmax")
+    with pytest.raises(ValueError, match="labels"):
+        sampling_explorer(LOGITS, WORDS[:4], [1.0])
+    with pytest.raises(ValueError, match="repeat"):
+        sampling_explorer(LOGITS, WORDS, [1.0, 1.0])
+    with pytest.raises(ValueError, match="temperature"):
+        sampling_explorer(LOGITS, WORDS, [-0.5])
+
+
+def test_causal_mask_explorer_one_state_per_query():
+    from lib.attention import masked_softmax
+
+    box = causal_mask_explorer(SCORES, TOKENS)
+    slider, stack = box.children
+    assert list(slider.options) == ["0 the", "1 cat", "2 sat", "3 down"] and slider.description == "query"
+    pngs = _state_pngs(box)
+    assert len(pngs) == 4 and len(set(pngs)) == 4
+    weights = masked_softmax(SCORES, CAUSAL)
+    top = int(weights[2].argmax())
+    assert f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on &#x27;{TOKENS[top]}&#x27;" \
+        in stack.children[2].value
+    assert "its largest weight is 1.00 on &#x27;the&#x27;" in stack.children[0].value   # query 0 sees itself only
+    page = _static_page(box)
+    assert all(base64.b64encode(png).decode("ascii") in page for png in pngs)
+    assert plt.get_fignums() == []
+
+
+def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
+    padding = torch.tensor([True, True, True, False]).expand(4, 4)          # the last key is padding
+    box = causal_mask_explorer(SCORES, TOKENS, mask=padding.clone())
+    assert "may attend to keys 0 to 2" in box.children[1].children[0].value
+    with pytest.raises(ValueError, match="square"):
+        causal_mask_explorer(torch.zeros(3, 4), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="tokens"):
+        causal_mask_explorer(SCORES, TOKENS[:3])
+    with pytest.raises(TypeError, match="mask"):
+        causal_mask_explorer(SCORES, TOKENS, mask=CAUSAL.int())
+    with pytest.raises(ValueError, match="mask"):
+        causal_mask_explorer(SCORES, TOKENS, mask=CAUSAL[:3, :3])
+
+
+def test_sampling_probabilities_agree_with_the_gpt_library():
+    """The figure's arithmetic and the GPT chapter's sampler (lib.gpt, when present) give the same distribution."""
+    gpt = pytest.importorskip("lib.gpt")
+    g = torch.Generator().manual_seed(0)
+    for trial in range(20):
+        z = 3 * torch.randn(30, generator=g, dtype=torch.float64)
+        z[3] = z[7] if trial % 4 == 0 else z[3]                                # ties at the cut, now and then
+        for t in (0, 0.3, 1.0, 2.5):
+            for k in (None, 1, 5, 40):
+                for p in (None, 0.5, 0.9, 1.0):
+                    ours, theirs = sampling_probabilities(z, t, k, p), gpt.sampling_distribution(z, t, k, p)
+                    assert (ours - theirs).abs().max() < 1e-12, (trial, t, k, p)

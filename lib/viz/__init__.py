@@ -6,7 +6,9 @@
 - :func:`model_view` -- bertviz's model view: every layer and head of it at once.
 - :func:`encoder_decoder_view` -- bertviz's encoder-decoder mode (encoder, decoder and cross-attention).
 - :func:`interactive` -- THE one mechanism for interactive figures (precomputed states behind a
-  client-side slider, so they respond in Jupyter/Colab and on the static site alike).
+  client-side slider, so they respond in Jupyter/Colab and on the static site alike); built on it,
+  :func:`causal_mask_explorer` (the masked-softmax table, one query at a time) and
+  :func:`sampling_explorer` (a next-token distribution under temperature, top-k and top-p).
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -22,7 +24,7 @@ from lib.viz.heatmap import (
     set_style,
 )
 from lib.viz.headview import encoder_decoder_view, head_view, model_view
-from lib.viz.interactive import interactive
+from lib.viz.interactive import causal_mask_explorer, interactive, sampling_explorer, sampling_probabilities
 
 __all__ = [
     "SEQUENTIAL_CMAP",
@@ -34,4 +36,7 @@ __all__ = [
     "model_view",
     "encoder_decoder_view",
     "interactive",
+    "causal_mask_explorer",
+    "sampling_explorer",
+    "sampling_probabilities",
 ]

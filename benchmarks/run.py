@@ -1,0 +1,96 @@
+"""Run the benchmarks and write benchmarks/results.md (what `make bench` does).
+
+    python -m benchmarks.run                    # every benchmark at full size (several minutes)
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, book
+    python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
+    BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
+
+Environment variables:
+    BENCH_THREADS  torch threads (default 1, see PREAMBLE)
+    BENCH_BOOK     what of the book to measure now: chapters, build, or 1 (both); by default nothing:
+                   benchmark 5 reports the stored timings (benchmarks/book.py explains)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks import book, complexity, gpt_training, kv_cache, mha
+from benchmarks.common import machine_info, render_results, threads_from_env
+
+RESULTS = Path(__file__).resolve().parent / "results.md"
+BENCHMARKS = {"mha": mha.run, "gpt_training": gpt_training.run, "kv_cache": kv_cache.run,
+              "complexity": complexity.run}
+# Tiny sizes for the smoke test: every code path once, nothing about speed.
+QUICK = {"mha": dict(lengths=(8, 16), batch=2, d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0),
+         "gpt_training": dict(vocab_size=32, block_size=8, n_layer=1, n_head=2, n_embd=16, batch=2, repeats=2,
+                              warmup=1, min_block_s=0.0),
+         "kv_cache": dict(new_tokens=(2, 4), prompt_len=2, vocab_size=32, block_size=16, n_layer=1, n_head=2,
+                          n_embd=16, repeats=2, warmup=1),
+         "complexity": dict(lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0)}
+
+PREAMBLE = """\
+Every comparison is measured side by side in one run: the implementations being compared alternate
+within each round, so that the load of the shared machine falls on both alike, and each ratio is the
+median of the ratios measured within the same round. Times are medians over the rounds with their
+interquartile range (IQR), after warm-up calls. torch runs on {threads} thread(s) (`BENCH_THREADS`,
+default 1): the build machine's cores are shared with other work, and a parallel operation waits
+at its end for all of its threads, so that when another process holds a core the wait makes timings
+longer and far noisier than on one thread. The goals are judged on the
+ratio of CPU times (the process's CPU time does not include the time it waits for a core); the
+wall-clock ratio is shown next to it. Benchmark 5 reports stored timings of the book; how to measure
+them again is explained there.
+"""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="comma-separated benchmarks to run (default: all)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check that everything runs")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the Markdown results")
+    parser.add_argument("--chapters", default="",
+                        help="with BENCH_BOOK=chapters or 1: only the chapters whose file name starts with one "
+                             "of these comma-separated prefixes (e.g. 02,06)")
+    parser.add_argument("--book-timings", type=Path, default=book.TIMINGS,
+                        help="the stored book timings (default benchmarks/book_timings.json)")
+    args = parser.parse_args(argv)
+    names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, "book"]
+    unknown = sorted(set(names) - {*BENCHMARKS, "book"})
+    if unknown:
+        parser.error(f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book']}")
+
+    threads = threads_from_env()
+    torch.set_num_threads(threads)
+    machine = machine_info()
+    start = time.perf_counter()
+    sections = []
+    for name in names:
+        print(f"benchmark {name} ...", flush=True)
+        t0 = time.perf_counter()
+        if name == "book":
+            measure = set() if args.quick else book.mode_from_env()
+            prefixes = tuple(p for p in args.chapters.split(",") if p)
+            sections.append(book.run(measure, prefixes, path=args.book_timings))
+        else:
+            sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
+        print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
+    machine["load_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    command = "python -m benchmarks.run" + (" --quick" if args.quick else "") + (
+        f" --only {args.only}" if args.only else "")
+    if not args.quick and not args.only:
+        command = "make bench"
+    text = render_results(sections, machine, command, time.perf_counter() - start,
+                          PREAMBLE.format(threads=threads))
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

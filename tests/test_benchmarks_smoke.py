@@ -1,0 +1,209 @@
+"""Smoke test of benchmarks/: every benchmark runs at tiny sizes (a few seconds in all) and returns
+well-formed rows, and the results page renders. Nothing here is about speed: the timings at these
+sizes mean nothing and are only checked to be positive and finite. What is checked for real: the
+helpers' arithmetic (medians, ratios, log-log slopes, the peak-memory count of a known allocation),
+that the compared implementations agree (benchmark 1 compares outputs before timing), and that the
+book benchmark stores and reads its timings without touching the real build.
+"""
+
+import json
+import math
+import os
+import sys
+
+import nbformat
+import pytest
+import torch
+
+from benchmarks import book, common, complexity, gpt_training, kv_cache, mha, run
+
+QUICK = run.QUICK
+
+
+@pytest.fixture(autouse=True)
+def keep_threads():
+    """The runner sets torch's thread count for the whole process: restore it for the other tests."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def check_rows(section, n_rows):
+    """Every row has a value for every column (None allowed only where a column is optional), every
+    number is finite, and every row renders to a table line with one cell per column."""
+    assert section.status == "ok", section.status
+    assert len(section.rows) == n_rows
+    keys = [c.key for c in section.columns]
+    for row in section.rows:
+        assert set(keys) <= set(row), f"missing {set(keys) - set(row)}"
+        for key in keys:
+            value = row[key]
+            if isinstance(value, float):
+                assert math.isfinite(value), (key, value)
+            if isinstance(value, tuple):
+                assert all(math.isfinite(v) for v in value) and value[0] <= value[1], (key, value)
+    text = common.render_section(section)
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(table) >= n_rows + 1
+    assert all(line.count("|") == len(keys) + 1 for line in table[:n_rows + 1])
+    return text
+
+
+# --- the helpers ---------------------------------------------------------------------------------------
+
+def test_summary_and_paired_ratio():
+    s = common.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (s.median, s.q1, s.q3, s.n) == (3.0, 2.0, 4.0, 5)
+    r = common.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0])          # ratios 2, 2, 3
+    assert r.median == 2.0
+    with pytest.raises(ValueError, match="equally long"):
+        common.paired_ratio([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="at least one"):
+        common.summarize([])
+
+
+def test_loglog_slope_recovers_the_exponent():
+    ns = [64, 128, 256, 512]
+    assert abs(common.loglog_slope(ns, [3 * n ** 2 for n in ns]) - 2) < 1e-12
+    assert abs(common.loglog_slope(ns, [7 * n for n in ns]) - 1) < 1e-12
+    with pytest.raises(ValueError, match="positive"):
+        common.loglog_slope([1, 2], [0, 1])
+
+
+def test_peak_memory_counts_a_known_allocation():
+    n = 1_000_000
+    peak = common.peak_memory(lambda: torch.empty(n))                    # 4 MB of float32
+    assert 4 * n <= peak <= 4 * n + 4096                                 # allocator rounding, no more
+    two = common.peak_memory(lambda: (torch.empty(n), torch.empty(n)))  # both alive at once
+    assert 8 * n <= two <= 8 * n + 8192
+
+
+def test_time_side_by_side_alternates_and_returns_every_round():
+    order = []
+    fns = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    times = common.time_side_by_side(fns, repeats=4, warmup=1, min_block_s=0.0)
+    assert order == ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a"]  # warm-up, then rotating rounds
+    assert all(len(t.wall) == 4 and len(t.cpu) == 4 for t in times.values())
+    assert all(x > 0 for t in times.values() for x in t.wall)
+
+
+def test_environment_settings_are_checked(monkeypatch):
+    monkeypatch.setenv("BENCH_THREADS", "two")
+    with pytest.raises(ValueError, match="BENCH_THREADS"):
+        common.threads_from_env()
+    monkeypatch.setenv("BENCH_THREADS", "2")
+    assert common.threads_from_env() == 2
+    monkeypatch.setenv("BENCH_BOOK", "everything")
+    with pytest.raises(ValueError, match="BENCH_BOOK"):
+        book.mode_from_env()
+    monkeypatch.setenv("BENCH_BOOK", "1")
+    assert book.mode_from_env() == {"chapters", "build"}
+
+
+# --- the benchmarks ------------------------------------------------------------------------------------
+
+def test_mha_benchmark():
+    section = mha.run(**QUICK["mha"])
+    check_rows(section, len(QUICK["mha"]["lengths"]) * 4)
+    # like with like: ours and torch's give the same output (float32 rounding only) before any timing
+    assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
+    for r in section.rows:   # the code before the fix is timed next to the need_weights=True path only
+        assert (r.get("previous_ratio_cpu") is None) == (not r["need_weights"])
+    assert len(section.goals) == 2 and len(section.extra_tables) == 1
+
+
+def test_previous_forward_computes_what_the_module_computes():
+    ours, _ = mha.make_pair(16, 2)
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        out, w = ours(x, x, x)
+        old_out, old_w = mha.previous_forward(ours, x, x, x)
+    assert (out - old_out).abs().max() < 1e-6 and (w - old_w).abs().max() < 1e-6
+
+
+def test_complexity_benchmark():
+    section = complexity.run(**QUICK["complexity"])
+    check_rows(section, len(QUICK["complexity"]["lengths"]) * 4)
+    assert all(r["peak_bytes"] > 0 for r in section.rows)
+    (_, _, fits), = section.extra_tables
+    assert [f["layer"] for f in fits] == list(complexity.THEORY)
+    assert all(math.isfinite(f["time_p"]) and math.isfinite(f["memory_p"]) for f in fits)
+
+
+def test_gpt_benchmarks_or_their_skip():
+    sections = [gpt_training.run(**QUICK["gpt_training"]), kv_cache.run(**QUICK["kv_cache"])]
+    if gpt_training.load_lib_gpt() is None:
+        for section in sections:
+            assert section.status == "skipped: lib.gpt not available" and not section.rows
+            assert "skipped: lib.gpt not available" in common.render_section(section)
+        return
+    training, generation = sections
+    check_rows(training, 1)
+    assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]   # the same architecture
+    check_rows(generation, len(QUICK["kv_cache"]["new_tokens"]))
+    assert all(r["same_tokens"] for r in generation.rows)                     # cache or not, same tokens
+
+
+def test_gpt_benchmarks_say_when_lib_gpt_is_missing(monkeypatch):
+    monkeypatch.setattr(gpt_training, "load_lib_gpt", lambda: None)
+    monkeypatch.setattr(kv_cache, "load_lib_gpt", lambda: None)
+    for section in (gpt_training.run(**QUICK["gpt_training"]), kv_cache.run(**QUICK["kv_cache"])):
+        assert section.status == "skipped: lib.gpt not available"
+        assert section.goals[0]["met"] is None
+
+
+def test_reference_gpt_shapes_and_loss():
+    config = gpt_training.RefConfig(vocab_size=11, block_size=6, n_layer=1, n_head=2, n_embd=8)
+    model = gpt_training.RefGPT(config)
+    idx = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(0))
+    logits, loss = model(idx, idx)
+    assert logits.shape == (2, 6, 11)
+    assert abs(loss.item() - math.log(11)) < 0.1          # N(0, 0.02) weights: nearly uniform predictions
+
+
+def tiny_book(tmp_path):
+    """A stand-in repository: two chapters and a _build folder, so that nothing real is touched."""
+    (tmp_path / "notebooks").mkdir()
+    for name in ("01_first.ipynb", "02_second.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]),
+                       tmp_path / "notebooks" / name)
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "marker").write_text("old build")
+    return tmp_path
+
+
+def test_book_benchmark_stores_and_reads_timings(tmp_path):
+    root = tiny_book(tmp_path)
+    timings = tmp_path / "timings.json"
+    section = book.run(root=root, path=timings)                           # nothing stored yet
+    check_rows(section, 2)
+    assert all(r["fresh_s"] is None for r in section.rows) and any("Not measured" in f for f in section.findings)
+
+    section = book.run({"chapters"}, prefixes=("02",), root=root, path=timings, time_chapter=lambda path: 12.5)
+    assert [r["fresh_s"] for r in section.rows] == [None, 12.5] and section.rows[1]["within"] is True
+    # a notebook edited after its measurement is flagged
+    (root / "notebooks" / "02_second.ipynb").write_text((root / "notebooks" / "02_second.ipynb").read_text() + "\n")
+    assert "changed since" in book.run(root=root, path=timings).rows[1]["measured"]
+
+    section = book.run({"build"}, root=root, path=timings, command=[sys.executable, "-c", "pass"])
+    assert not (root / "_build" / "marker").exists()                      # the cold build started from nothing
+    stored = json.loads(timings.read_text())["builds"]
+    assert stored["cold"]["ok"] and stored["rebuild"]["ok"] and stored["rebuild"]["executed_notebooks"] == 0
+    (_, _, builds), = section.extra_tables
+    assert all(b["seconds"] is not None and b["within"] for b in builds)
+    assert len(section.goals) == 3
+
+
+def test_runner_writes_every_section(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCH_BOOK", raising=False)
+    monkeypatch.delenv("BENCH_THREADS", raising=False)
+    out, timings = tmp_path / "results.md", tmp_path / "timings.json"
+    assert run.main(["--quick", "--output", str(out), "--book-timings", str(timings)]) == 0
+    text = out.read_text()
+    for title in ("## Goals at a glance", "## 1. Multi-head attention", "## 2. Training throughput",
+                  "## 3. Generation with the key-value cache", "## 4. Time and memory", "## 5. The book"):
+        assert title in text, title
+    machine = next(line for line in text.splitlines() if line.startswith(f"| {os.cpu_count()} ("))
+    assert machine.split("|")[2].strip() == "1"                          # BENCH_THREADS unset: one thread
+    with pytest.raises(SystemExit):
+        run.main(["--only", "nonsense", "--output", str(out)])
