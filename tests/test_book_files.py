@@ -63,6 +63,18 @@ def test_chapters_are_valid_notebooks_with_cell_ids():
         nbformat.validate(nbformat.reads(json.dumps(raw), as_version=4))
 
 
+def test_no_cell_is_skipped_or_allowed_to_fail():
+    # every cell runs when the book is built and when nbval tests it: optional online cells guard
+    # themselves (BOOK_ONLINE, which the Makefile empties) instead of being skipped
+    hiding = {"skip-execution", "nbval-skip", "raises-exception", "nbval-ignore-output"}
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            tags = hiding & set(cell.metadata.get("tags", []))
+            assert not tags, f"{path.name}, cell {i}: tagged {sorted(tags)}"
+            assert "NBVAL_SKIP" not in cell.source and "NBVAL_RAISES_EXCEPTION" not in cell.source, f"{path.name}, cell {i}"
+
+
 def test_each_chapter_has_one_title_and_exercises():
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
