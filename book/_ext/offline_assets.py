@@ -15,6 +15,8 @@ What it does:
 
 from __future__ import annotations
 
+import hashlib
+
 import re
 import shutil
 from pathlib import Path
@@ -62,8 +64,14 @@ def _drop_thebe(context: dict) -> None:
     """Remove sphinx-thebe's scripts. Jupyter Book 1.x always loads sphinx-thebe; this book does not use
     it (launch_buttons.thebe is false), yet its inline config names unpkg.com and is added twice, which
     throws "Identifier 'THEBE_JS_URL' has already been declared" on every page."""
-    scripts = context.get("script_files", [])
-    context["script_files"] = [s for s in scripts if "thebe" not in str(s).lower()]
+    def is_thebe(script) -> bool:
+        # by file name (sphinx-thebe.js), or the inline config by its first line; never by the body of
+        # any other inline script: a widget state's base64 images can contain "thebe" by chance
+        filename = str(getattr(script, "filename", None) or (script if isinstance(script, str) else ""))
+        body = getattr(script, "attributes", {}).get("body", "") or ""
+        return "thebe" in filename.lower() or body.startswith("const THEBE_JS_URL")
+
+    context["script_files"] = [s for s in context.get("script_files", []) if not is_thebe(s)]
 
 
 def _rewrite_body(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -120,6 +128,11 @@ def _write_index_redirect(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    # A config value that changes with this file and its scripts: Sphinx compares "env" config values
+    # with the previous build's, so an edit here rebuilds every page (the pages are written by this code).
+    own = [Path(__file__), *(Path(__file__).parent / name for name in ("require-config.js", "mathjax2-shim.js"))]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in own if p.exists())).hexdigest()
+    app.add_config_value("offline_assets_digest", digest, "env")
     app.connect("builder-inited", _check_sources)
     app.connect("html-page-context", _rewrite_body)
     app.connect("build-finished", _copy_assets)

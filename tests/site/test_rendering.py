@@ -34,3 +34,12 @@ def test_markdown_tables_in_outputs_are_rendered(site):
     assert not raw, f"raw Markdown tables in the outputs of {sorted(raw)}"
     tables = sum(p.read_text(encoding="utf-8").count('<table') for p in chapters)
     assert tables > 10, f"only {tables} tables in all chapters: are the Markdown outputs rendered?"
+
+
+def test_every_page_with_widgets_carries_their_state(site):
+    # A widget output is only a reference to a model; without the page's widget-state script the static
+    # site shows nothing where the interactive figure should be.
+    pages = [p for p in site_pages(site) if "application/vnd.jupyter.widget-view+json" in p.read_text(encoding="utf-8")]
+    assert len(pages) >= 5, f"only {len(pages)} pages with widgets: {pages}"
+    missing = [p.name for p in pages if 'type="application/vnd.jupyter.widget-state+json"' not in p.read_text(encoding="utf-8")]
+    assert not missing, f"widget outputs without their state on {missing}"
