@@ -362,7 +362,7 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
 
     def entropy(q):
         q = q[q > 0]
-        return float(-(q * q.log()).sum())
+        return max(0.0, float(-(q * q.log()).sum()))   # >= 0; a one-hot q would print as -0.00
 
     shown = torch.sort(z, descending=True, stable=True).indices[:n_shown]   # the most probable tokens
     rest = torch.ones(V, dtype=torch.bool)
