@@ -22,6 +22,7 @@ from torch import nn
 
 from benchmarks.common import (TIMING_NOTE, Column, Section, comparison_columns, comparison_row,
                                time_side_by_side, yes_no)
+from lib.gpt import GPT, GPTConfig
 
 GOAL = 0.95  # lib.gpt's tokens/s over the reference's tokens/s should be at least this
 
@@ -111,15 +112,6 @@ class RefGPT(nn.Module):
         return logits, loss
 
 
-def load_lib_gpt():
-    """lib.gpt's (GPTConfig, GPT), or None when lib/gpt.py does not exist (yet)."""
-    try:
-        from lib.gpt import GPT, GPTConfig
-    except ImportError:
-        return None
-    return GPTConfig, GPT
-
-
 def loss_of(output):
     """The loss from a forward's output: (logits, loss), or an object/dict with a ``loss``."""
     if isinstance(output, (tuple, list)):
@@ -166,12 +158,6 @@ def run(vocab_size: int = 512, block_size: int = 128, n_layer: int = 4, n_head: 
     section = Section("gpt_training", "2. Training throughput of lib.gpt.GPT against a nanoGPT-style reference",
                       method, columns)
     goal = f"tokens/s lib.gpt / reference >= {GOAL:.2f}"
-    found = load_lib_gpt()
-    if found is None:
-        section.status = "skipped: lib.gpt not available"
-        section.goals.append({"goal": goal, "measured": section.status, "met": None})
-        return section
-    GPTConfig, GPT = found
     torch.manual_seed(0)
     ours = GPT(GPTConfig(**config)).train()
     torch.manual_seed(0)

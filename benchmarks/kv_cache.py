@@ -12,7 +12,7 @@ import torch
 
 from benchmarks.common import (TIMING_NOTE, Column, Section, comparison_columns, comparison_row, profile_ops,
                                time_side_by_side, yes_no)
-from benchmarks.gpt_training import load_lib_gpt
+from lib.gpt import GPT, GPTConfig
 
 GOAL_TOKENS, GOAL_SPEEDUP = 256, 5.0  # with the cache at least 5x faster for 256 new tokens
 
@@ -50,12 +50,6 @@ def run(new_tokens=(64, 256, 512), prompt_len: int = 16, vocab_size: int = 512, 
                Column("goal", "goal", lambda g: f">= {g:g}x"), Column("met", "met", yes_no)]
     section = Section("kv_cache", "3. Generation with the key-value cache against without", method, columns)
     goal = f"with the cache >= {GOAL_SPEEDUP:g}x faster at {GOAL_TOKENS} new tokens"
-    found = load_lib_gpt()
-    if found is None:
-        section.status = "skipped: lib.gpt not available"
-        section.goals.append({"goal": goal, "measured": section.status, "met": None})
-        return section
-    GPTConfig, GPT = found
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=vocab_size, block_size=block_size, n_layer=n_layer, n_head=n_head,
                           n_embd=n_embd, dropout=0.0)).eval()

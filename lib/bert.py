@@ -139,7 +139,7 @@ class BertSelfAttention(nn.Module):
     side by side (rows h*Dh ... (h+1)*Dh - 1 belong to head h, as ``split_heads`` cuts them).
     Dropout on the attention weights (as BERT and Hugging Face); the returned weights are those before it.
     forward(x [B, T, D], mask bool broadcastable to [B, H, T, T] or None)
-    -> (context [B, T, D], weights [B, H, T, T]); the output projection lives in ``BertSelfOutput``."""
+    -> (context [B, T, D], weights [B, H, T, T]); the output projection lives in ``BertAttention.output`` (a ``BertAddNorm``)."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -158,18 +158,21 @@ class BertSelfAttention(nn.Module):
         return merge_heads(context), weights                        # [B, T, D], [B, H, T, T]
 
 
-class BertSelfOutput(nn.Module):
-    """The attention's output projection W^O, dropout, and the residual Add & LayerNorm (post-LN):
-    forward(context [B, T, D], x [B, T, D]) -> LayerNorm(x + Dropout(context W^O + b)) [B, T, D]."""
+class BertAddNorm(nn.Module):
+    """A projection, dropout and the residual Add & LayerNorm (post-LN), closing each sub-layer:
+    forward(h [B, T, F], x [B, T, D]) -> LayerNorm(x + Dropout(h W + b)) [B, T, D].
+    After the heads (F = D, the output projection W^O: ``attention.output``) and after the feed-forward
+    network (F = intermediate size, W2: ``output``). Hugging Face has two classes for it, BertSelfOutput
+    and BertOutput; the attribute names, and so the checkpoint keys, are the same."""
 
-    def __init__(self, c: BertConfig):
+    def __init__(self, c: BertConfig, in_features: int):
         super().__init__()
-        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.dense = nn.Linear(in_features, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.dropout = nn.Dropout(c.hidden_dropout_prob)
 
-    def forward(self, context: Tensor, x: Tensor) -> Tensor:
-        return self.LayerNorm(x + self.dropout(self.dense(context)))   # [B, T, D]
+    def forward(self, h: Tensor, x: Tensor) -> Tensor:
+        return self.LayerNorm(x + self.dropout(self.dense(h)))     # [B, T, D]
 
 
 class BertAttention(nn.Module):
@@ -179,7 +182,7 @@ class BertAttention(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
         self.self = BertSelfAttention(c)
-        self.output = BertSelfOutput(c)
+        self.output = BertAddNorm(c, c.hidden_size)             # W^O, residual, LayerNorm
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         context, weights = self.self(x, mask)                       # [B, T, D], [B, H, T, T]
@@ -199,21 +202,6 @@ class BertIntermediate(nn.Module):
         return F.gelu(self.dense(x))                                # [B, T, F], approximate="none": erf
 
 
-class BertLayerOutput(nn.Module):
-    """The feed-forward network's second half, F -> D, with dropout and the residual Add & LayerNorm:
-    forward(h [B, T, F], x [B, T, D]) -> LayerNorm(x + Dropout(h W2 + b2)) [B, T, D].
-    (Hugging Face calls this module class ``BertOutput``; its attribute name, ``output``, is the same.)"""
-
-    def __init__(self, c: BertConfig):
-        super().__init__()
-        self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
-        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
-        self.dropout = nn.Dropout(c.hidden_dropout_prob)
-
-    def forward(self, h: Tensor, x: Tensor) -> Tensor:
-        return self.LayerNorm(x + self.dropout(self.dense(h)))     # [B, T, D]
-
-
 class BertLayer(nn.Module):
     """One encoder layer, post-LN as in the Transformer's encoder (Vaswani et al. 2017, sec. 3.1):
     x = LN(x + SelfAttn(x)); x = LN(x + FFN(x)). forward(x [B, T, D], mask) -> (x [B, T, D], weights)."""
@@ -222,7 +210,7 @@ class BertLayer(nn.Module):
         super().__init__()
         self.attention = BertAttention(c)
         self.intermediate = BertIntermediate(c)
-        self.output = BertLayerOutput(c)
+        self.output = BertAddNorm(c, c.intermediate_size)       # W2, residual, LayerNorm
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, weights = self.attention(x, mask)                        # [B, T, D], [B, H, T, T]

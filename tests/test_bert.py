@@ -22,15 +22,6 @@ from lib.bert import (IGNORE_INDEX, Bert, BertConfig, BertForPreTraining, BertFo
 V, D, H, L, T = 50, 32, 4, 2, 9
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: one thread is faster than two when other processes compete for the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def small_config(**overrides):
     return BertConfig(**{"vocab_size": V, "hidden_size": D, "num_hidden_layers": L, "num_attention_heads": H,
                          "intermediate_size": 64, "max_position_embeddings": 16, "hidden_dropout_prob": 0.0,

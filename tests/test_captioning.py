@@ -231,15 +231,6 @@ def test_model_bad_input_names_the_argument(examples, model, call, name):
         call(model, batch)
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train faster on one thread than on several that wait for each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_a_tiny_captioner_learns_to_name_one_shape(one_thread):
     """One shape per image: after 80 steps the loss has fallen well below its start."""
     torch.manual_seed(0)

@@ -21,15 +21,6 @@ TOL64 = dict(rtol=0, atol=1e-10)
 V, H = 23, 8
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny LSTMs: one thread is faster than two on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def small_model(seed=0, words=None, **overrides):
     """A float64 biLM in eval mode (no dropout): word_dim 6, H 8, 2 layers unless overridden."""
     cfg = ELMoConfig(**{"vocab_size": V, "word_dim": 6, "hidden_dim": H, "n_layers": 2, "dropout": 0.0,

@@ -21,15 +21,6 @@ from lib.train import fit
 V, BLOCK = 23, 40
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: one thread is faster than two, especially when other processes compete."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def small_config(**overrides):
     return GPTConfig(**{"vocab_size": V, "block_size": BLOCK, "n_layer": 2, "n_head": 4, "n_embd": 32,
                         "dropout": 0.0, **overrides})

@@ -156,15 +156,6 @@ def test_bad_input_names_the_argument(docs, vocab, model, make, name):
         HierarchicalAttentionNetwork(0)
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models train faster on one thread than on several that wait for each other."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_a_tiny_han_learns_the_rule_and_attends_to_the_key_sentence(vocab, one_thread):
     """Trained briefly, the network classifies held-out reviews well and its largest sentence weight
     falls on a key sentence far more often than chance."""

@@ -19,16 +19,6 @@ from lib.train import fit
 TOY = ["the dog barks", "the dog runs", "the cat runs", "a dog"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: one thread is faster than two, and far faster when other processes
-    compete for the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def toy_vocab():
     return Vocab.build([s.split() for s in TOY])

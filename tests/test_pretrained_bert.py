@@ -27,16 +27,6 @@ SENTENCES = [
 
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One thread: as fast for these small matrices, and far faster when other processes compete for the
-    two cores (threads then wait for each other at every matmul)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(autouse=True, scope="module")
 def offline():
     """No hub: transformers must read the local files only."""
     with pytest.MonkeyPatch.context() as mp:

@@ -17,14 +17,6 @@ transformers = pytest.importorskip("transformers")
 V, N_POSITIONS = 97, 48
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def hf_model(seed=0, **overrides):
     """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std 0.02 gives
     nearly uniform predictions, on which greedy generation would be a weak test), with random biases and

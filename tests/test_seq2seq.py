@@ -31,16 +31,6 @@ HE = 8               # encoder state width: 2 directions x 4
 TOL64 = dict(rtol=0, atol=1e-10)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: one thread is faster than two, and far faster when other processes
-    compete for the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 DECODERS = {
     "plain": lambda: PlainDecoder(VT, 6, 10, HE),
     "bahdanau": lambda: BahdanauDecoder(VT, 6, 10, HE, 7),

@@ -10,16 +10,6 @@ from torch import nn
 from lib.train import History, evaluate, fit, lr_at
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """The models here are tiny: one thread is faster, and much faster on a busy machine, where
-    torch's threads wait for each other. Restored afterwards for the other test files."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def regression_batches(n_batches=8, batch_size=16, seed=0):
     """A tiny linear regression task y = x w* + 0.5 (no noise), as a list of (x, y) batches."""
     g = torch.Generator().manual_seed(seed)

@@ -23,16 +23,6 @@ from lib.transformer import (Decoder, DecoderLayer, Encoder, EncoderLayer, FeedF
 PAD, BOS, EOS = 0, 1, 2
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These models are tiny: one thread is faster than two, and far faster when other processes
-    compete for the cores (threads then wait for each other at every small matmul)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def small_config(**overrides):
     """A model small enough to run hundreds of times in a test: different source and target
     vocabularies, so that a mix-up of the two shows up as a shape error."""
