@@ -466,12 +466,8 @@ def pretraining_loss(mlm_logits: Tensor, nsp_logits: Tensor | None, mlm_labels: 
     return loss
 
 
-class BertForSequenceClassification(_BertWithHead):
-    """Fine-tuning for a label per sequence (sec. 3.2, Figure 4 (b)): a linear layer on the pooled
-    [CLS] vector, after dropout. forward(input_ids, token_type_ids=None, attention_mask=None,
-    output_attentions=False) -> (logits [B, num_labels], attentions or None).
-    Sentence pairs (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B [SEP]``
-    with segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
+class _BertWithClassifier(_BertWithHead):
+    """A Bert with dropout and a linear layer ``classifier`` (D -> num_labels), as BERT's fine-tuning heads."""
 
     def __init__(self, config: BertConfig, num_labels: int):
         super().__init__(config)
@@ -481,6 +477,14 @@ class BertForSequenceClassification(_BertWithHead):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.classifier = nn.Linear(config.hidden_size, num_labels)
         _init_weights(self.classifier, config.initializer_range)
+
+
+class BertForSequenceClassification(_BertWithClassifier):
+    """Fine-tuning for a label per sequence (sec. 3.2, Figure 4 (b)): a linear layer on the pooled
+    [CLS] vector, after dropout. forward(input_ids, token_type_ids=None, attention_mask=None,
+    output_attentions=False) -> (logits [B, num_labels], attentions or None).
+    Sentence pairs (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B [SEP]``
+    with segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
         out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
@@ -499,19 +503,10 @@ class BertForSentencePairClassification(BertForSequenceClassification):
         return super().forward(input_ids, token_type_ids, attention_mask, output_attentions)
 
 
-class BertForTokenClassification(_BertWithHead):
+class BertForTokenClassification(_BertWithClassifier):
     """Fine-tuning for a label per token, e.g. named entities (sec. 3.2, Figure 4 (d)): a linear layer
     on every token's last-layer vector, after dropout. forward(...) -> (logits [B, T, num_labels],
     attentions or None)."""
-
-    def __init__(self, config: BertConfig, num_labels: int):
-        super().__init__(config)
-        if isinstance(num_labels, bool) or not isinstance(num_labels, int) or num_labels < 1:
-            raise ValueError(f"num_labels: expected a positive int, got {num_labels!r}")
-        self.num_labels = num_labels
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.classifier = nn.Linear(config.hidden_size, num_labels)
-        _init_weights(self.classifier, config.initializer_range)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
         out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
