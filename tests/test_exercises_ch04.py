@@ -1,0 +1,84 @@
+"""The exercises of the chapter *Bahdanau and Luong attention*: the checkers accept the chapter's solutions and
+reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
+chapter's solution asserts the numbers check_luong_looks_left knows)."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed, ch04
+from tests.test_exercises import ROOT, defined_functions, exercises, tags
+
+CHAPTER = ROOT / "notebooks" / "04_bahdanau_and_luong.ipynb"
+
+
+def test_the_chapter_has_two_checked_exercises_and_three_model_answers():
+    found = {e["checker"]: e for e in exercises(CHAPTER)}
+    assert set(found) == {"check_luong_looks_left", "check_local_m"} == set(ch04.__all__)
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    assert sum(c.cell_type == "markdown" and "solution" in tags(c) for c in cells) == 3
+
+
+def test_check_local_m_accepts_the_chapters_solution_in_float32_and_float64():
+    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_local_m")
+    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))["local_m_weights"]
+    assert ch04.check_local_m(solution).passed
+    assert ch04.check_local_m(lambda s, t, D: ch04.local_m_reference(s, t, D).float()).passed
+
+
+def test_the_reference_is_luongs_formula_on_a_case_worked_by_hand():
+    scores = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0])
+    weights = ch04.local_m_reference(scores, 1, 2)                 # window [-1, 3] -> positions 0..3; sigma = 1
+    align = torch.softmax(torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=torch.float64), -1)
+    gauss = torch.exp(-torch.tensor([1.0, 0.0, 1.0, 4.0], dtype=torch.float64) / 2)
+    assert torch.allclose(weights, torch.cat([align * gauss, torch.zeros(1, dtype=torch.float64)]))
+
+
+def _variant(**kwargs):
+    return lambda s, t, D: ch04.local_m_reference(s, t, D, **kwargs)
+
+
+LOCAL_M_WRONG = [
+    ("softmax over all, then cut", _variant(softmax_everywhere=True), "softmax over all S positions"),
+    ("no window", _variant(softmax_everywhere=True, zero_outside=False), "positions outside the window"),
+    ("no Gaussian", _variant(gaussian=False), "multiply them by the Gaussian"),
+    ("renormalised", _variant(renormalise=True), "not renormalised"),
+    ("sigma^2 without the 2", _variant(two=1.0), "the denominator is 2 sigma^2"),
+    ("window without its ends", _variant(strict=True), "includes both ends"),
+    ("sigma = D", lambda s, t, D: ch04.local_m_reference(s, t, D, sigma=float(D)),
+     "sigma = D / 2"),
+    ("a batch dimension", lambda s, t, D: ch04.local_m_reference(s, t, D)[None], "returned shape [1, 10]"),
+    ("centred on t + 1", lambda s, t, D: ch04.local_m_reference(s, t + 1, D), "the largest difference is"),
+    ("changes the scores", lambda s, t, D: s.sub_(s.max()).exp(), "changed its input number 1 in place"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", LOCAL_M_WRONG, ids=[w[0] for w in LOCAL_M_WRONG])
+def test_check_local_m_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch04.check_local_m(wrong)
+
+
+def test_check_luong_looks_left_accepts_and_says_what_is_missing():
+    assert ch04.check_luong_looks_left(False, True)
+    assert ch04.check_luong_looks_left("no", "yes")
+    assert ch04.check_luong_looks_left(False, None).status == "not attempted"
+    assert "articles_left" in ch04.check_luong_looks_left(None, True).message
+
+
+LEFT_WRONG = [
+    ((True, True), "only 5.5% of the articles"),
+    ((False, False), "still get Luong's largest weight on the word before *not*"),
+    (("maybe", True), "articles_left should be True or False"),
+    ((False, 0.9), "ne_left should be True or False"),
+]
+
+
+@pytest.mark.parametrize("args, message", LEFT_WRONG, ids=[m[:30] for _, m in LEFT_WRONG])
+def test_check_luong_looks_left_rejects(args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch04.check_luong_looks_left(*args)
