@@ -54,11 +54,14 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
+
+import torch
+from torch import Tensor
 
 __all__ = [
     "END_OF_WORD", "BPEStep", "bpe_steps", "learn_bpe", "apply_bpe", "pre_tokenize", "word_counts",
-    "BPETokenizer", "wordpiece_split", "wordpiece_merge_gains", "learn_wordpiece", "Encoding", "basic_tokenize", "wordpiece", "WordPieceTokenizer",
+    "BPETokenizer", "wordpiece_split", "wordpiece_merge_gains", "learn_wordpiece", "Encoding", "BatchEncoding", "basic_tokenize", "wordpiece", "WordPieceTokenizer",
 ]
 
 END_OF_WORD = "</w>"
@@ -491,6 +494,17 @@ class Encoding:
         return len(self.input_ids)
 
 
+class BatchEncoding(NamedTuple):
+    """What ``WordPieceTokenizer.encode_batch`` returns: tensors [B, T] (torch.long), padded on the right
+    to the longest sequence of the batch with ``pad_token_id`` (token ids), 0 (segments) and 0 (mask).
+
+    input_ids, token_type_ids; attention_mask: 1 at real tokens, 0 at padding (``lib.bert.Bert``'s
+    ``attention_mask``)."""
+    input_ids: Tensor
+    token_type_ids: Tensor
+    attention_mask: Tensor
+
+
 class WordPieceTokenizer:
     """BERT's tokenizer (see the module docstring) for a WordPiece vocabulary.
 
@@ -533,6 +547,34 @@ class WordPieceTokenizer:
         if len(vocab) != len(lines):
             raise ValueError(f"path: {str(path)!r} holds {len(lines) - len(vocab)} duplicate tokens")
         return cls(vocab, **kwargs)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], min_count: int = 1, **kwargs) -> "WordPieceTokenizer":
+        """A whole-word vocabulary for a small corpus: the five special tokens (ids 0-4, in the order of
+        ``special_tokens``), then every word of ``basic_tokenize(text)`` occurring at least ``min_count``
+        times over `texts`, most frequent first (ties alphabetical, so the ids do not depend on the
+        order of the texts). No ``##`` pieces: a word outside the vocabulary becomes [UNK]. This is how
+        the book pretrains small BERTs on its generated corpus, where every word is frequent; a real
+        WordPiece vocabulary is learned with ``learn_wordpiece`` or read with ``from_vocab_file``.
+        kwargs: as for the constructor (``do_lower_case``, ...)."""
+        if isinstance(texts, str):
+            raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count: expected an int >= 1, got {min_count!r}")
+        keys = {k: kwargs[k] for k in ("do_lower_case", "strip_accents", "tokenize_chinese_chars") if k in kwargs}
+        counts: dict[str, int] = defaultdict(int)
+        n = 0
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"texts: expected str texts, got {type(text).__name__} {text!r}")
+            n += 1
+            for word in basic_tokenize(text, **keys):
+                counts[word] += 1
+        if n == 0:
+            raise ValueError("texts: expected at least one text, got none")
+        words = sorted((w for w, c in counts.items() if c >= min_count and w not in cls.special_tokens),
+                       key=lambda w: (-counts[w], w))
+        return cls({t: i for i, t in enumerate((*cls.special_tokens, *words))}, **kwargs)
 
     @property
     def vocab_size(self) -> int:
@@ -600,6 +642,29 @@ class WordPieceTokenizer:
         else:
             tokens, types = a + (b or []), [0] * len(a) + [1] * len(b or [])
         return Encoding(self.convert_tokens_to_ids(tokens), types, [1] * len(tokens), tokens)
+
+    def encode_batch(self, texts: Sequence[str], text_pairs: Sequence[str] | None = None,
+                     max_length: int | None = None) -> BatchEncoding:
+        """Encode B texts (or B pairs ``texts[i], text_pairs[i]``) as ``encode`` does and pad them into
+        tensors [B, T], T the longest encoding (at most ``max_length``): a ``BatchEncoding``."""
+        if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+            raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
+        if text_pairs is not None and (isinstance(text_pairs, str) or not isinstance(text_pairs, Sequence)
+                                       or len(text_pairs) != len(texts)):
+            got = len(text_pairs) if isinstance(text_pairs, Sequence) and not isinstance(text_pairs, str) \
+                else type(text_pairs).__name__
+            raise ValueError(f"text_pairs: expected None or a list of {len(texts)} str (one per text), got {got}")
+        encodings = [self.encode(a, None if text_pairs is None else text_pairs[i], max_length=max_length)
+                     for i, a in enumerate(texts)]
+        T = max(len(e) for e in encodings)
+        ids = torch.full((len(encodings), T), self.pad_token_id, dtype=torch.long)
+        types = torch.zeros((len(encodings), T), dtype=torch.long)
+        mask = torch.zeros((len(encodings), T), dtype=torch.long)
+        for i, e in enumerate(encodings):
+            ids[i, :len(e)] = torch.tensor(e.input_ids, dtype=torch.long)
+            types[i, :len(e)] = torch.tensor(e.token_type_ids, dtype=torch.long)
+            mask[i, :len(e)] = 1
+        return BatchEncoding(ids, types, mask)
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """The text of `ids`: tokens joined by spaces, each ``##`` continuation glued to the piece

@@ -8,6 +8,7 @@ import warnings
 from collections import Counter
 
 import pytest
+import torch
 
 from lib.data.stories import generate_sentences, python_docs_text
 from lib.tokenization import (END_OF_WORD, BPETokenizer, WordPieceTokenizer, apply_bpe, basic_tokenize,
@@ -322,3 +323,50 @@ def test_wordpiece_bad_input(tok, tmp_path):
         tok.decode([10 ** 6])
     with pytest.raises(TypeError, match="^text:"):
         tok.tokenize(None)
+
+
+# --- small corpora: a whole-word vocabulary and padded batches ----------------------------------------
+
+def test_from_texts_builds_a_whole_word_vocabulary_in_a_fixed_order():
+    texts = ["The dog ran.", "the cat ran", "a dog didn't"]
+    tok = WordPieceTokenizer.from_texts(texts)
+    assert list(tok.vocab)[:5] == list(WordPieceTokenizer.special_tokens)
+    assert (tok.pad_token_id, tok.unk_token_id, tok.cls_token_id, tok.sep_token_id, tok.mask_token_id) == (0, 1, 2, 3, 4)
+    # "dog", "ran", "the" twice (alphabetical among equals), then the words seen once
+    assert list(tok.vocab)[5:] == ["dog", "ran", "the", "'", ".", "a", "cat", "didn", "t"]
+    assert WordPieceTokenizer.from_texts(texts[::-1]).vocab == tok.vocab
+    assert tok.tokenize("the dog flew") == ["the", "dog", "[UNK]"]
+    assert list(WordPieceTokenizer.from_texts(texts, min_count=2).vocab)[5:] == ["dog", "ran", "the"]
+
+
+def test_encode_batch_pads_each_row_of_encode():
+    tok = WordPieceTokenizer.from_texts(generate_sentences(200, seed=0))
+    a, b = ["the dog ran .", "sam had a sheep .", "leo"], ["it was tired .", "x", "the cat"]
+    batch = tok.encode_batch(a, b)
+    assert batch.input_ids.shape == batch.token_type_ids.shape == batch.attention_mask.shape
+    assert batch.input_ids.dtype == torch.long
+    for i in range(3):
+        e = tok.encode(a[i], b[i])
+        n = len(e)
+        assert int(batch.attention_mask[i].sum()) == n
+        assert batch.input_ids[i, :n].tolist() == e.input_ids and batch.token_type_ids[i, :n].tolist() == e.token_type_ids
+        assert (batch.input_ids[i, n:] == tok.pad_token_id).all() and not batch.token_type_ids[i, n:].any()
+    assert batch.input_ids.shape[1] == max(len(tok.encode(x, y)) for x, y in zip(a, b))
+    assert tok.encode_batch(a, max_length=4).input_ids.shape == (3, 4)
+    assert not tok.encode_batch(a).token_type_ids.any()
+
+
+def test_small_corpus_tokenizer_bad_input():
+    with pytest.raises(TypeError, match="^texts:"):
+        WordPieceTokenizer.from_texts("one text")
+    with pytest.raises(ValueError, match="^texts:"):
+        WordPieceTokenizer.from_texts([])
+    with pytest.raises(ValueError, match="^min_count:"):
+        WordPieceTokenizer.from_texts(["a"], min_count=0)
+    tok = WordPieceTokenizer.from_texts(["a b"])
+    with pytest.raises(ValueError, match="^texts:"):
+        tok.encode_batch([])
+    with pytest.raises(ValueError, match="^text_pairs:.*2 str"):
+        tok.encode_batch(["a", "b"], ["a"])
+    with pytest.raises(TypeError, match="^text:"):
+        tok.encode_batch(["a", 3])
