@@ -1,6 +1,7 @@
 """BERT, the bidirectional Transformer encoder of Devlin et al. 2019, "BERT: Pre-training of Deep
 Bidirectional Transformers for Language Understanding", with its pretraining and fine-tuning heads and
-its two pretraining tasks' data: masked tokens (``mask_tokens``) and sentence pairs (``make_nsp_pairs``).
+its two pretraining tasks' data: masked tokens (``mask_tokens``) and sentence pairs (``make_nsp_pairs``),
+batched by ``pretraining_batches``.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -40,6 +41,7 @@ __all__ = [
     "BertConfig", "BertOutput", "Bert", "BertForPreTraining", "BertForSequenceClassification",
     "BertForSentencePairClassification", "BertForTokenClassification", "BertForQuestionAnswering",
     "count_parameters", "pretraining_loss", "mask_tokens", "NSPPair", "make_nsp_pairs", "IGNORE_INDEX",
+    "PretrainingBatch", "pretraining_batches",
 ]
 
 IGNORE_INDEX = -100  # label of the tokens the masked-LM loss skips (torch's cross_entropy default)
@@ -641,3 +643,59 @@ def make_nsp_pairs(stories, n: int, seed: int = 0) -> list[NSPPair]:
             j = others[j + (others[j] >= s)]                        # skip s (others is sorted, holds s)
             pairs.append(NSPPair(stories[s][i], rng.choice(stories[j]), False))
     return pairs
+
+
+class PretrainingBatch(NamedTuple):
+    """One batch for ``BertForPreTraining`` (all torch.long, [B, T] unless said):
+
+    input_ids: the masked-LM input (``mask_tokens`` applied); token_type_ids, attention_mask: as
+    ``WordPieceTokenizer.encode_batch`` gives them; mlm_labels: the original id where a token was
+    chosen, IGNORE_INDEX elsewhere; nsp_labels [B]: 0 = IsNext, 1 = NotNext, or None for single
+    sentences (no next-sentence task)."""
+    input_ids: Tensor
+    token_type_ids: Tensor
+    attention_mask: Tensor
+    mlm_labels: Tensor
+    nsp_labels: Tensor | None
+
+
+def pretraining_batches(tokenizer, examples, batch_size: int, *, max_length: int | None = None,
+                        prob: float = 0.15, seed: int = 0):
+    """An endless iterator of ``PretrainingBatch``: the examples shuffled afresh every epoch, encoded
+    with ``tokenizer.encode_batch`` (a ``lib.tokenization.WordPieceTokenizer``), masked with
+    ``mask_tokens`` (specials: [PAD] [UNK] [CLS] [SEP] [MASK] never chosen).
+
+    examples: a list of ``NSPPair`` (``make_nsp_pairs``: sentence pairs with NSP labels) or of str
+    (single sentences: nsp_labels is None). Deterministic given ``seed`` (shuffling and masking).
+    Deviation, on purpose: the masks are drawn again every time a sentence comes round ("dynamic
+    masking", Liu et al. 2019, RoBERTa, sec. 4.1); BERT fixed them once when it wrote its training
+    data, duplicated 10 times with different masks.
+    """
+    examples = list(examples) if isinstance(examples, (list, tuple)) else examples
+    if not isinstance(examples, list) or not examples:
+        raise ValueError(f"examples: expected a non-empty list of NSPPair or of str, got {examples!r:.60}")
+    pairs = all(isinstance(e, NSPPair) for e in examples)
+    if not pairs and not all(isinstance(e, str) for e in examples):
+        raise TypeError("examples: expected all NSPPair (sentence pairs) or all str (sentences), got a mix "
+                        f"of {sorted({type(e).__name__ for e in examples})}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: expected a positive int, got {batch_size!r}")
+    special = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.special_tokens]
+    order_rng, mask_rng = random.Random(seed), torch.Generator().manual_seed(seed)
+
+    def batches():
+        while True:
+            order = list(range(len(examples)))
+            order_rng.shuffle(order)
+            for start in range(0, len(order), batch_size):
+                chunk = [examples[i] for i in order[start:start + batch_size]]
+                if pairs:
+                    enc = tokenizer.encode_batch([p.first for p in chunk], [p.second for p in chunk], max_length)
+                    nsp = torch.tensor([p.label for p in chunk], dtype=torch.long)
+                else:
+                    enc, nsp = tokenizer.encode_batch(chunk, max_length=max_length), None
+                inputs, labels = mask_tokens(enc.input_ids, tokenizer.vocab_size, tokenizer.mask_token_id,
+                                             special, prob=prob, generator=mask_rng)
+                yield PretrainingBatch(inputs, enc.token_type_ids, enc.attention_mask, labels, nsp)
+
+    return batches()

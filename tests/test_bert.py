@@ -416,3 +416,59 @@ def test_nsp_pairs_are_half_true_next_sentences():
 def test_nsp_pairs_bad_input(stories_, n, exc, pattern):
     with pytest.raises(exc, match=pattern):
         make_nsp_pairs(stories_, n)
+
+
+# ========================================= pretraining_batches =========================================
+
+def test_pretraining_batches_of_pairs_and_of_sentences():
+    from lib.bert import pretraining_batches
+    from lib.data.stories import generate_stories
+    from lib.tokenization import WordPieceTokenizer
+    stories = generate_stories(60, seed=0)
+    tok = WordPieceTokenizer.from_texts([s for story in stories for s in story])
+    pairs = make_nsp_pairs(stories, 50, seed=0)
+    stream = pretraining_batches(tok, pairs, 16, seed=3)
+    seen = [next(stream) for _ in range(8)]                   # 4 batches per epoch (16+16+16+2): 2 epochs
+    assert [len(b.nsp_labels) for b in seen] == [16, 16, 16, 2] * 2
+    for b in seen:
+        chosen = b.mlm_labels != IGNORE_INDEX
+        assert b.input_ids.shape == b.mlm_labels.shape == b.token_type_ids.shape == b.attention_mask.shape
+        assert not chosen[b.attention_mask == 0].any()                  # padding is never chosen
+        assert not torch.isin(b.mlm_labels[chosen], torch.arange(5)).any()   # nor a special token
+        assert set(b.token_type_ids.unique().tolist()) == {0, 1}
+    labels = sorted(x for b in seen[:4] for x in b.nsp_labels.tolist())   # one epoch: each pair once
+    assert labels == sorted(p.label for p in pairs)
+    # unmasking the first batch gives back the encoded pairs, in some order
+    b = seen[0]
+    original = torch.where(b.mlm_labels != IGNORE_INDEX, b.mlm_labels, b.input_ids)
+    encoded = {tuple(tok.encode(p.first, p.second).input_ids) for p in pairs}
+    for row, mask in zip(original, b.attention_mask):
+        assert tuple(row[mask.bool()].tolist()) in encoded
+    # the masks are drawn afresh in the second epoch; everything is reproducible from the seed
+    def masks_by_example(epoch):             # {encoded pair: positions chosen} (a pair may occur twice)
+        out = {}
+        for b in epoch:
+            original = torch.where(b.mlm_labels != IGNORE_INDEX, b.mlm_labels, b.input_ids)
+            for row, labels, mask in zip(original, b.mlm_labels, b.attention_mask):
+                key = tuple(row[mask.bool()].tolist())
+                out.setdefault(key, []).append(tuple((labels != IGNORE_INDEX).nonzero().flatten().tolist()))
+        return out
+    first, second = masks_by_example(seen[:4]), masks_by_example(seen[4:])
+    assert first.keys() == second.keys()
+    assert sum(first[k] != second[k] for k in first) > len(first) // 2
+    again = pretraining_batches(tok, pairs, 16, seed=3)
+    assert all(torch.equal(next(again).input_ids, x.input_ids) for x in seen)
+    single = next(pretraining_batches(tok, [p.first for p in pairs], 8, max_length=6))
+    assert single.nsp_labels is None and single.input_ids.shape[1] <= 6 and not single.token_type_ids.any()
+
+
+def test_pretraining_batches_bad_input():
+    from lib.bert import pretraining_batches
+    from lib.tokenization import WordPieceTokenizer
+    tok = WordPieceTokenizer.from_texts(["a b c"])
+    with pytest.raises(ValueError, match="^examples:"):
+        pretraining_batches(tok, [], 4)
+    with pytest.raises(TypeError, match="^examples:.*mix"):
+        pretraining_batches(tok, ["a", NSPPair("a", "b", True)], 4)
+    with pytest.raises(ValueError, match="^batch_size:"):
+        pretraining_batches(tok, ["a"], 0)
