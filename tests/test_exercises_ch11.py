@@ -1,0 +1,188 @@
+"""The exercises of the chapter *Language models and transfer learning*: the checkers accept the chapter's solutions
+and reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
+chapter's solution asserts the numbers that check_backward_agreement knows)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import nbformat
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed, ch11, is_stub
+from lib.lm import EOS, BigramLM
+from tests.test_exercises import PATHOLOGICAL, ROOT, defined_functions, exercises, tags
+
+CHAPTER = ROOT / "notebooks" / "11_language_models.ipynb"
+EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
+
+
+def test_the_chapter_has_three_exercises_two_checked_each_with_a_solution_and_a_model_answer():
+    found = {e["checker"]: e for e in exercises(CHAPTER)}
+    assert set(found) == {"check_interpolation", "check_backward_agreement"} == set(ch11.__all__)
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    kinds = [EXERCISE_TITLE.match(cells[i].source).group(2) for i in starts]
+    assert kinds == ["implement", "predict, then check", "change and explain"]
+    for i, end in zip(starts, starts[1:] + [len(cells)]):
+        block = cells[i + 1: end]
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0])          # the answer cell first
+        assert any(c.cell_type == "code" and tags(c) == ["solution", "hide-cell"] for c in block)
+        answers = [c for c in block if c.cell_type == "markdown" and "solution" in tags(c)]
+        assert len(answers) == 1 and ":class: dropdown" in answers[0].source
+    assert "from lib.exercises.ch11 import" in cells[starts[0] - 1].source
+
+
+def _solution(checker: str):
+    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == checker)
+    return exercise, defined_functions("\n".join(c.source for c in exercise["solutions"]))
+
+
+# --- exercise 1: interpolation ---------------------------------------------------------------------------
+
+def _in_torch(train, test, lam):
+    """A right answer written differently: float32 tensors, U as a vector over the bigram model's vocabulary."""
+    bigram = BigramLM(train)
+    counts = Counter(w for s in train for w in s.split() + [EOS])
+    U = torch.tensor([counts[w] for w in bigram.vocab], dtype=torch.float32)
+    U = U / U.sum()
+    index = {w: i for i, w in enumerate(bigram.vocab)}
+    logs = []
+    for s in test:
+        words = ["<s>"] + s.split() + [EOS]
+        for v, w in zip(words, words[1:]):
+            logs.append(torch.log(lam * bigram.prob(w, v) + (1 - lam) * U[index[w]]))
+    return torch.exp(-torch.stack(logs).mean())
+
+
+def test_check_interpolation_accepts_the_chapters_solution_the_reference_and_a_torch_version():
+    exercise, functions = _solution("check_interpolation")
+    assert ch11.check_interpolation(functions["interpolated_perplexity"]).passed
+    assert ch11.check_interpolation(ch11.interpolated_perplexity_reference).passed
+    assert ch11.check_interpolation(_in_torch).passed
+    template = defined_functions(exercise["answer"].source)["interpolated_perplexity"]
+    assert is_stub(template) and ch11.check_interpolation(template).status == "not attempted"
+
+
+def test_the_reference_on_a_case_worked_by_hand():
+    # train "a b", "b": U = {a: 1/5, b: 2/5, </s>: 2/5}; test "b": P(b | <s>) = lam 1/2 + (1 - lam) 2/5,
+    # P(</s> | b) = lam 1 + (1 - lam) 2/5; two tokens.
+    lam = 0.5
+    p1, p2 = lam / 2 + (1 - lam) * 0.4, lam + (1 - lam) * 0.4
+    expected = math.exp(-(math.log(p1) + math.log(p2)) / 2)
+    assert abs(ch11.interpolated_perplexity_reference(["a b", "b"], ["b"], lam) - expected) < 1e-12
+    assert ch11.interpolated_perplexity_reference(["a b", "b"], ["b a"], 1.0) == math.inf    # unseen (b, a)
+
+
+def test_the_hidden_cases_use_known_words_only_and_new_sentences():
+    for case, train, test, lam in ch11._cases():
+        known = {w for s in train for w in s.split()}
+        assert all(set(s.split()) <= known for s in test) and 0 <= lam < 1, case
+        assert math.isfinite(ch11.interpolated_perplexity_reference(train, test, lam))
+    train, test = ch11._story_case()
+    assert len(test) == 40 and not set(test) & set(train)
+
+
+def _forgot_return(train, test, lam):
+    bigram = BigramLM(train)
+
+
+INTERPOLATION_WRONG = [
+    *[(f"mistake {list(kwargs)[0]}", (lambda kw: lambda tr, te, lam: ch11.interpolated_perplexity_reference(
+        tr, te, lam, **kw))(kwargs), message[:40]) for kwargs, message in ch11._MISTAKES],
+    ("lam ignored: the bigram model alone", lambda tr, te, lam: BigramLM(tr).perplexity(te), "your perplexity is inf"),
+    ("10% off", lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
+     "Compute P(w | v) = lam * bigram.prob(w, v)"),
+    ("log of the wrong sign", lambda tr, te, lam: 1 / ch11.interpolated_perplexity_reference(tr, te, lam), "below 1"),
+    ("returns a string", lambda tr, te, lam: "4.7", "returned str"),
+    ("returns nan", lambda tr, te, lam: float("nan"), "returned nan"),
+    ("forgot return", _forgot_return, "forget the `return` statement"),
+    ("raises", lambda tr, te, lam: math.log(0), "raised ValueError: math domain error"),
+    ("changes train in place", lambda tr, te, lam: tr.clear(), "changed its input number 1 in place"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", INTERPOLATION_WRONG, ids=[w[0] for w in INTERPOLATION_WRONG])
+def test_check_interpolation_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch11.check_interpolation(wrong)
+
+
+def test_every_mistake_is_told_apart_on_the_first_case():
+    """The feedback names the right mistake: on the first hidden case, no two variants give the same number,
+    and none is within the checker's tolerance of the right answer."""
+    case, train, test, lam = ch11._cases()[0]
+    values = [ch11.interpolated_perplexity_reference(train, test, lam)] + [
+        ch11.interpolated_perplexity_reference(train, test, lam, **kw) for kw, _ in ch11._MISTAKES]
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            assert not ch11._close(a, b), (case, a, b)
+
+
+# --- exercise 2: the backward model on agreement ---------------------------------------------------------
+
+def test_check_backward_agreement_accepts_right_predictions_in_several_spellings():
+    assert ch11.check_backward_agreement(0.42, True)
+    assert ch11.check_backward_agreement(torch.tensor(0.5), "yes")          # "about half" is the insight
+    assert ch11.check_backward_agreement(0.3, torch.tensor(True))
+    assert ch11.check_backward_agreement(None, None).status == "not attempted"
+    half = ch11.check_backward_agreement(None, True)
+    assert half.status == "not attempted" and "plural_share" in half.message
+    assert "same_for_singular" in ch11.check_backward_agreement(0.4, None).message
+
+
+def test_the_unwritten_predictions_are_not_attempted():
+    exercise, _ = _solution("check_backward_agreement")
+    namespace = {}
+    exec(exercise["answer"].source, namespace)
+    assert ch11.check_backward_agreement(namespace["plural_share"], namespace["same_for_singular"]).status == \
+        "not attempted"
+
+
+BACKWARD_WRONG = [
+    ((0.95, None), "is what the forward model does"),
+    ((0.1, None), "a model sure the subject is singular"),
+    ((0.7, None), "is off: measured 0.42"),
+    ((None, False), "Same input, same output"),
+    ((0.95, False), "is what the forward model does"),              # the first wrong half is reported
+    ((42, None), "as a fraction between 0 and 1"),
+    ((-0.2, None), "between 0 and 1"),
+    (("half", None), "plural_share should be a number"),
+    ((0.4, "maybe"), "same_for_singular should be True or False"),
+]
+
+
+@pytest.mark.parametrize("args, message", BACKWARD_WRONG, ids=[m[:30] for _, m in BACKWARD_WRONG])
+def test_check_backward_agreement_rejects(args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch11.check_backward_agreement(*args)
+
+
+def test_the_tolerance_is_the_documented_one():
+    share, tol = ch11.PLURAL_SHARE, ch11.SHARE_TOLERANCE
+    assert ch11.check_backward_agreement(share + tol - 0.001, True)
+    with pytest.raises(ExerciseFailed):
+        ch11.check_backward_agreement(share + tol + 0.001, True)
+    probs = ch11.BACKWARD_VERB_PROBS
+    assert abs((probs["are"] + probs["were"]) / sum(probs.values()) - share) < 0.002
+
+
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_check_interpolation_reports_any_wrong_type_instead_of_crashing(answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        ch11.check_interpolation(answer)
+    assert failure.value.message and "Traceback" not in failure.value.message
+
+
+def test_the_checkers_leave_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    assert ch11.check_interpolation(ch11.interpolated_perplexity_reference).passed
+    assert ch11.check_backward_agreement(0.42, True).passed
+    assert torch.equal(torch.rand(3), expected)

@@ -1,0 +1,217 @@
+"""The exercises of the chapter *ELMo*: the checkers accept the chapter's solutions and reject typical wrong answers
+with the right feedback (layout and student edition: tests/test_exercises.py; the chapter's solution asserts the
+numbers that check_unseen_phrases knows)."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lib.elmo import BiLM, ELMoConfig, count_parameters
+from lib.exercises import ExerciseFailed, ch12, is_stub
+from tests.test_exercises import PATHOLOGICAL, ROOT, defined_functions, exercises, tags
+
+CHAPTER = ROOT / "notebooks" / "12_elmo.ipynb"
+EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
+
+
+def test_the_chapter_has_four_exercises_three_checked_each_with_a_solution_and_a_model_answer():
+    found = {e["checker"]: e for e in exercises(CHAPTER)}
+    assert set(found) == {"check_bilm_loss", "check_elmo_size", "check_unseen_phrases"} == set(ch12.__all__)
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    kinds = [EXERCISE_TITLE.match(cells[i].source).group(2) for i in starts]
+    assert kinds == ["implement", "predict, then check", "change and explain", "predict, then check"]
+    for i, end in zip(starts, starts[1:] + [len(cells)]):
+        block = cells[i + 1: end]
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0])          # the answer cell first
+        assert any(c.cell_type == "code" and tags(c) == ["solution", "hide-cell"] for c in block)
+        answers = [c for c in block if c.cell_type == "markdown" and "solution" in tags(c)]
+        assert len(answers) == 1 and ":class: dropdown" in answers[0].source
+
+
+def _exercise(checker: str) -> dict:
+    return next(e for e in exercises(CHAPTER) if e["checker"] == checker)
+
+
+# --- exercise 1: the biLM loss by hand ---------------------------------------------------------------------
+
+def _vectorised(forward_logits, backward_logits, ids):
+    """A right answer without a loop, returning a 0-dim float32 tensor."""
+    f = F.cross_entropy(forward_logits[:-1], ids[1:], reduction="sum")
+    b = F.cross_entropy(backward_logits[1:], ids[:-1], reduction="sum")
+    return (f + b) / (len(ids) - 1)
+
+
+def test_check_bilm_loss_accepts_the_chapters_solution_the_reference_and_a_vectorised_version():
+    exercise = _exercise("check_bilm_loss")
+    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))["bilm_loss"]
+    assert ch12.check_bilm_loss(solution).passed
+    assert ch12.check_bilm_loss(ch12.bilm_loss_reference).passed
+    assert ch12.check_bilm_loss(_vectorised).passed
+    assert ch12.check_bilm_loss(lambda f, b, i: _vectorised(f, b, i).reshape(1)).passed     # a one-element tensor
+    template = defined_functions(exercise["answer"].source)["bilm_loss"]
+    assert is_stub(template) and ch12.check_bilm_loss(template).status == "not attempted"
+
+
+def test_the_reference_is_the_librarys_lm_loss_for_one_sentence():
+    torch.manual_seed(0)
+    bilm = BiLM(ELMoConfig(vocab_size=13, word_dim=8, hidden_dim=8, n_layers=2, dropout=0.0)).eval()
+    ids = torch.tensor([[1, 5, 7, 3, 9, 2]])                                        # [1, T]
+    with torch.no_grad():
+        out = bilm(ids)
+        expected = bilm.lm_loss(ids).item()
+    reference = ch12.bilm_loss_reference(out.forward_logits[0], out.backward_logits[0], ids[0])
+    assert abs(reference - expected) < 1e-6
+
+
+def _forgot_return(forward_logits, backward_logits, ids):
+    total = forward_logits.log_softmax(-1)
+
+
+LOSS_WRONG = [
+    *[(f"mistake {kwargs}", (lambda kw: lambda f, b, i: ch12.bilm_loss_reference(f, b, i, **kw))(kwargs), message[:40])
+      for kwargs, message in ch12._LOSS_MISTAKES],
+    ("per-token losses", lambda f, b, i: F.cross_entropy(f[:-1], i[1:], reduction="none"), "add up the terms"),
+    ("half the right value", lambda f, b, i: 0.5 * _vectorised(f, b, i) + 0.01, "Add -log p of every token"),
+    ("log of a softmax that underflows", lambda f, b, i: torch.tensor(float("inf")), "returned inf"),
+    ("returns a string", lambda f, b, i: "1.87", "returned str"),
+    ("forgot return", _forgot_return, "forget the `return` statement"),
+    ("raises", lambda f, b, i: f[len(i) + 5], "raised IndexError"),
+    ("changes the logits in place", lambda f, b, i: f.sub_(f.logsumexp(-1, keepdim=True))[0, 0],
+     "changed its input number 1 in place"),
+]
+
+
+@pytest.mark.parametrize("name, wrong, message", LOSS_WRONG, ids=[w[0] for w in LOSS_WRONG])
+def test_check_bilm_loss_rejects(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch12.check_bilm_loss(wrong)
+
+
+def test_every_loss_mistake_is_told_apart_on_the_first_case():
+    _, fl, bl, ids = ch12._loss_cases()[0]
+    values = [ch12.bilm_loss_reference(fl, bl, ids)] + [ch12.bilm_loss_reference(fl, bl, ids, **kw)
+                                                         for kw, _ in ch12._LOSS_MISTAKES]
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            assert abs(a - b) > 1e-3, (a, b)
+
+
+# --- exercise 2: the size of the real ELMo ------------------------------------------------------------------
+
+def test_paper_counts_are_the_librarys():
+    n = ch12.paper_counts()
+    config = ELMoConfig.paper()
+    assert n["without softmax"] == count_parameters(config, softmax=False) == 93_666_352
+    assert n["softmax"] == count_parameters(config) - n["without softmax"] == 793_471 * 513
+    assert n["characters"] + n["highway"] + n["projection"] + n["lstm"] == n["without softmax"]
+    assert n["second biases"] == 4 * 4 * 4096 and max(("characters", "highway", "lstm"), key=n.get) == "lstm"
+
+
+def test_check_elmo_size_accepts_right_answers_in_several_spellings_and_says_what_is_missing():
+    assert ch12.check_elmo_size("lstm", "bias_hh", 407_050_623)
+    assert ch12.check_elmo_size("The LSTMs", "bias_ih_l0", 793_471 * 512)          # without the bias: 0.2% less
+    assert ch12.check_elmo_size(" LSTM ", "forward_layers.0.bias_hh_l0", torch.tensor(407e6))
+    assert ch12.check_elmo_size(None, None, None).status == "not attempted"
+    half = ch12.check_elmo_size("lstm", None, None)
+    assert half.status == "not attempted" and "extra_tensor, softmax_params" in half.message
+
+
+def test_the_unwritten_answers_are_not_attempted():
+    namespace = {}
+    exec(_exercise("check_elmo_size")["answer"].source, namespace)
+    args = [namespace[k] for k in ("largest_part", "extra_tensor", "softmax_params")]
+    assert args == [None, None, None] and ch12.check_elmo_size(*args).status == "not attempted"
+
+
+SIZE_WRONG = [
+    (("highway", None, None), "the two highway layers hold 16.8M"),
+    (("characters", None, None), "the character network holds only 203,312"),
+    (("char cnn", None, None), "Its 2048 filters are narrow"),
+    (("softmax", None, None), "largest_part should be one of"),
+    ((3, None, None), "largest_part should be one of"),
+    ((None, "weight_hr_l0", None), "the P of the paper's LSTMP"),
+    ((None, "weight_hh", None), "one of the two gate matrices"),
+    ((None, "bias", None), "name it as torch does"),
+    ((None, "gamma", None), "is not a parameter of nn.LSTM"),
+    ((None, 65_536, None), "should be the name of a tensor"),
+    ((None, None, 407.05), "looks like millions"),
+    ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
+    ((None, None, 2 * 407_050_623), "is twice the answer"),
+    ((None, None, 793_471 * 1025), "is twice the answer"),                         # 1024 inputs: both directions
+    ((None, None, 500_716_975), "is the whole model with the softmax"),
+    ((None, None, 793_471), "V x (H + 1)"),
+    ((None, None, "a lot"), "softmax_params should be a number"),
+]
+
+
+@pytest.mark.parametrize("args, message", SIZE_WRONG, ids=[m[:30] for _, m in SIZE_WRONG])
+def test_check_elmo_size_rejects(args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch12.check_elmo_size(*args)
+
+
+# --- exercise 4: phrases never seen -----------------------------------------------------------------------
+
+def test_check_unseen_phrases_accepts_right_predictions_and_says_what_is_missing():
+    assert ch12.check_unseen_phrases(0.41, 0.5)
+    assert ch12.check_unseen_phrases(torch.tensor(0.5), 0.5)                   # "about chance" is the insight
+    assert ch12.check_unseen_phrases(0.3, torch.tensor(0.49))
+    assert ch12.check_unseen_phrases(None, None).status == "not attempted"
+    assert "unseen_accuracy" in ch12.check_unseen_phrases(None, 0.5).message
+    assert "chance_accuracy" in ch12.check_unseen_phrases(0.4, None).message
+    namespace = {}
+    exec(_exercise("check_unseen_phrases")["answer"].source, namespace)
+    assert ch12.check_unseen_phrases(namespace["unseen_accuracy"], namespace["chance_accuracy"]).status == \
+        "not attempted"
+
+
+UNSEEN_WRONG = [
+    ((0.95, None), "every test phrase has a twin"),
+    ((0.65, None), "is better than the probe does"),
+    ((0.2, None), "is below what the probe does"),
+    ((None, 0.25), "counts four equally likely classes"),
+    ((None, 1 / 3), "is right half of the time"),
+    ((41, None), "write accuracies as fractions"),
+    ((-0.1, None), "an accuracy is between 0 and 1"),
+    (("high", None), "unseen_accuracy should be an accuracy"),
+    ((0.95, 0.25), "counts four equally likely classes"),            # the first wrong answer is reported
+]
+
+
+@pytest.mark.parametrize("args, message", UNSEEN_WRONG, ids=[m[:30] for _, m in UNSEEN_WRONG])
+def test_check_unseen_phrases_rejects(args, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch12.check_unseen_phrases(*args)
+
+
+def test_the_unseen_tolerance_is_the_documented_one():
+    acc, tol = ch12.UNSEEN_ACCURACY, ch12.ACCURACY_TOLERANCE
+    assert ch12.check_unseen_phrases(acc + tol - 0.001, 0.5) and ch12.check_unseen_phrases(acc - tol + 0.001, 0.5)
+    for wrong in (acc + tol + 0.001, acc - tol - 0.001):
+        with pytest.raises(ExerciseFailed):
+            ch12.check_unseen_phrases(wrong, 0.5)
+
+
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
+def test_check_bilm_loss_reports_any_wrong_type_or_shape_instead_of_crashing(answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        ch12.check_bilm_loss(answer)
+    assert failure.value.message and "Traceback" not in failure.value.message
+
+
+def test_the_checkers_leave_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    assert ch12.check_bilm_loss(_vectorised).passed
+    assert ch12.check_elmo_size("lstm", "bias_hh", 407e6).passed
+    assert ch12.check_unseen_phrases(0.41, 0.5).passed
+    assert torch.equal(torch.rand(3), expected)
