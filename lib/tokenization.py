@@ -417,6 +417,18 @@ def _strip_accents(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFD", word) if unicodedata.category(ch) != "Mn")
 
 
+# The ASCII fast path of basic_tokenize, the same tokens about 4x faster (tests/test_tokenization.py compares
+# the two on every ASCII character): for ASCII text the control characters (except tab, newline, carriage
+# return) are dropped, those three become spaces, and NFC, accent stripping and CJK do nothing.
+_ASCII_CLEAN = {c: None for c in (*range(32), 127)} | {ord(c): " " for c in "\t\n\r"}
+_ASCII_PIECES = re.compile(r"[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~ ]+")   # one ASCII symbol, or a run of others
+
+
+def _basic_tokenize_ascii(text: str, do_lower_case: bool) -> list[str]:
+    text = text.translate(_ASCII_CLEAN)                     # only spaces are left as whitespace
+    return _ASCII_PIECES.findall(text.lower() if do_lower_case else text)
+
+
 def basic_tokenize(text: str, do_lower_case: bool = True, strip_accents: bool | None = None,
                    tokenize_chinese_chars: bool = True) -> list[str]:
     """BERT's basic tokenizer (see the module docstring): words and punctuation, before WordPiece.
@@ -427,6 +439,8 @@ def basic_tokenize(text: str, do_lower_case: bool = True, strip_accents: bool | 
     """
     if not isinstance(text, str):
         raise TypeError(f"text: expected a str, got {type(text).__name__}")
+    if text.isascii():
+        return _basic_tokenize_ascii(text, do_lower_case)
     chars = []
     for ch in text:
         if ch in ("\x00", "\ufffd") or _is_control(ch):
@@ -657,14 +671,11 @@ class WordPieceTokenizer:
         encodings = [self.encode(a, None if text_pairs is None else text_pairs[i], max_length=max_length)
                      for i, a in enumerate(texts)]
         T = max(len(e) for e in encodings)
-        ids = torch.full((len(encodings), T), self.pad_token_id, dtype=torch.long)
-        types = torch.zeros((len(encodings), T), dtype=torch.long)
-        mask = torch.zeros((len(encodings), T), dtype=torch.long)
-        for i, e in enumerate(encodings):
-            ids[i, :len(e)] = torch.tensor(e.input_ids, dtype=torch.long)
-            types[i, :len(e)] = torch.tensor(e.token_type_ids, dtype=torch.long)
-            mask[i, :len(e)] = 1
-        return BatchEncoding(ids, types, mask)
+        padding = [[0] * (T - len(e)) for e in encodings]          # one tensor per row would be slow
+        ids = [e.input_ids + [self.pad_token_id] * len(p) for e, p in zip(encodings, padding)]
+        types = [e.token_type_ids + p for e, p in zip(encodings, padding)]
+        mask = [[1] * len(e) + p for e, p in zip(encodings, padding)]
+        return BatchEncoding(*(torch.tensor(rows, dtype=torch.long) for rows in (ids, types, mask)))   # [B, T] each
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """The text of `ids`: tokens joined by spaces, each ``##`` continuation glued to the piece

@@ -239,6 +239,22 @@ def test_basic_tokenizer():
     assert basic_tokenize("a\x00b\u200bc\td") == ["abc", "d"]
 
 
+
+def test_basic_tokenizer_ascii_fast_path_equals_the_general_path():
+    """ASCII text takes a shortcut (lib.tokenization._basic_tokenize_ascii); a leading U+FFFD, which the
+    basic tokenizer drops, sends the same text through the general per-character path: the tokens must
+    be identical, for every ASCII character (control characters, all 32 symbols) and real text."""
+    every_ascii = "".join(map(chr, range(128)))
+    rng = random.Random(0)
+    texts = [every_ascii, " ".join(every_ascii), "a\x0bb\x1cc\x7fd\x00e", "", " \t\n\r ", "It's 3.5$ [x]_y-z.",
+             *(python_docs_text()[i:i + 400] for i in range(0, 40_000, 400)),
+             *("".join(chr(rng.randrange(128)) for _ in range(40)) for _ in range(300))]
+    for text in texts:
+        for lower in (True, False):
+            fast = basic_tokenize(text, do_lower_case=lower)
+            assert fast == basic_tokenize("\ufffd" + text, do_lower_case=lower), repr(text)
+    assert basic_tokenize(every_ascii)[:3] == ["!", '"', "#"] and "abcdefghijklmnopqrstuvwxyz" in basic_tokenize(every_ascii)
+
 def test_wordpiece_greedy_longest_match_first(tok):
     assert wordpiece("unaffable", {"un": 0, "##aff": 1, "##able": 2, "##a": 3}) == ["un", "##aff", "##able"]
     assert wordpiece("unx", {"un": 0}) == ["[UNK]"]                     # not coverable
