@@ -1,4 +1,4 @@
-"""What the chapters print renders as it should on the site: no raw Markdown left in the outputs.
+"""What the chapters print renders as it should on the site: no raw Markdown left in the outputs, no warnings.
 
 Chapters print tables with ``display(Markdown(...))``. myst-nb renders such outputs as CommonMark unless
 told otherwise (``nb_render_markdown_format``), and CommonMark has no tables and no ``$math$``: the page
@@ -43,3 +43,15 @@ def test_every_page_with_widgets_carries_their_state(site):
     assert len(pages) >= 5, f"only {len(pages)} pages with widgets: {pages}"
     missing = [p.name for p in pages if 'type="application/vnd.jupyter.widget-state+json"' not in p.read_text(encoding="utf-8")]
     assert not missing, f"widget outputs without their state on {missing}"
+
+
+WARNING = re.compile(r"\b\w*Warning: .{0,80}")   # not errors: chapters print the ValueError of bad input on purpose
+
+
+def test_no_warning_is_printed_in_the_outputs(site):
+    # A reader should not see "UserWarning: The figure layout has changed to tight" (plt.tight_layout()
+    # under the constrained layout of lib.viz.set_style) or any other warning a chapter lets through.
+    chapters = [p for p in site_pages(site) if "notebooks" in p.parts]
+    found = {p.name: m.group(0) for p in chapters
+             if (m := WARNING.search(_output_text(p.read_text(encoding="utf-8"))))}
+    assert not found, f"warnings printed in the outputs: {found}"
