@@ -18,7 +18,8 @@ export PYTHONHASHSEED := 0
 
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
-.PHONY: help book test serve venv assets browser clean test-lib test-notebooks test-site chapter-times sync student bench
+
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -53,8 +54,14 @@ browser:
 sync: venv
 	$(PY) tools/sync_colab_cell.py
 
+# The models of the live figures, exported from lib to ONNX (tools/export_models.py; never committed).
+LIVE := _build/live/models/manifest.json
+live-models: $(LIVE)
+$(LIVE): $(VENV)/.installed tools/export_models.py $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
+	$(PY) tools/export_models.py --out _build/live
+
 book: $(SITE)
-$(SITE): $(VENV)/.installed node_modules/.installed $(BOOK_SOURCES) book/references.bib
+$(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*/*.js) book/references.bib
 	$(PY) tools/sync_colab_cell.py --check
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 	@test -f $(SITE)
