@@ -1,0 +1,180 @@
+"""Live figures: the reader's own input through the book's real models (issue 13).
+
+One figure, two places. On the published site no kernel runs, so the page computes: the model,
+exported from this library to ONNX (tools/export_models.py), runs in the reader's browser
+(web/src, onnxruntime-web in a Web Worker). In Jupyter or Colab the same figure is computed by this
+library in the kernel, as an ipywidgets form.
+
+:class:`LiveFigure` carries both. Displayed, it gives a MIME bundle with
+
+- ``text/html``: ``<div class="book-live" data-live=KIND>`` holding the precomputed example as JSON
+  (the page's script draws it at once and computes new inputs on request) and a static picture of the
+  example (a PNG), which is what a reader without JavaScript sees;
+- ``image/png``: the same picture, for viewers that render neither HTML nor widgets;
+- with ``widget=``, the widget's own view, which Jupyter and Colab prefer: there the kernel computes.
+
+The book's site prefers ``text/html`` (``nb_mime_priority_overrides`` in _config.yml).
+
+Ready-made figures:
+
+- :func:`minilm_attention`: any sentence -> every layer's and head's attention of MiniLM (chapters 6
+  and 15), a layer x head selector, the heatmap and a head view;
+- :func:`minilm_head_ranking`: two sentences and a word pair -> heads ranked by how much the weight
+  from one word to the other changes (chapter 15's "tired" / "wide" test).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+
+import matplotlib.pyplot as plt
+import torch
+
+from lib.viz.heatmap import attention_heatmap
+from lib.viz.interactive import figure_png
+
+__all__ = ["LiveFigure", "minilm_attention", "minilm_head_ranking", "minilm_attentions", "rank_heads"]
+
+MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
+
+
+class LiveFigure:
+    """A figure the site computes in the browser and Jupyter computes in the kernel.
+
+    kind: the figure's name in web/src/figures/index.js (e.g. ``"minilm-attention"``).
+    example: the precomputed example (JSON-serialisable), drawn at once on the page.
+    png: a static picture of the example (PNG bytes). alt: its alternative text (required).
+    widget: optional ipywidgets widget computing the figure in the kernel.
+    """
+
+    def __init__(self, kind: str, example: dict, *, png: bytes, alt: str, widget=None,
+                 caption: str | None = None):
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"kind: expected the figure's name (a non-empty str), got {kind!r}")
+        if not isinstance(example, dict):
+            raise TypeError(f"example: expected a dict (JSON), got {type(example).__name__}")
+        if not isinstance(png, bytes | bytearray) or not png.startswith(b"\x89PNG"):
+            raise TypeError(f"png: expected PNG bytes, got {type(png).__name__}")
+        if not isinstance(alt, str) or not alt.strip():
+            raise ValueError(f"alt: expected a description of the picture, got {alt!r}")
+        self.kind, self.example, self.png, self.alt = kind, example, bytes(png), alt
+        self.widget, self.caption = widget, caption
+
+    def html(self) -> str:
+        data = json.dumps(self.example, separators=(",", ":")).replace("</", "<\\/")
+        img = base64.b64encode(self.png).decode()
+        caption = f"<p class=\"book-live-caption\">{html.escape(self.caption)}</p>" if self.caption else ""
+        return (f'<div class="book-live" data-live="{html.escape(self.kind)}">'
+                f'<script type="application/json" class="book-live-example">{data}</script>'
+                f'<div class="book-live-static"><img src="data:image/png;base64,{img}" '
+                f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}</div>')
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/html": self.html(), "image/png": base64.b64encode(self.png).decode(),
+                  "text/plain": f"LiveFigure({self.kind!r})"}
+        if self.widget is not None:
+            bundle.update(self.widget._repr_mimebundle_() or {})
+            bundle["text/html"] = self.html()   # the site's view
+        return bundle
+
+
+# --- MiniLM -----------------------------------------------------------------------------------------
+
+def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS):
+    """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page does."""
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+    enc = tokenizer.encode(text, max_length=max_tokens)
+    with torch.no_grad():
+        out = model(torch.tensor([enc.input_ids]), output_attentions=True)
+    return enc.tokens, torch.stack(out.attentions)[:, 0]
+
+
+def rank_heads(att_a: torch.Tensor, att_b: torch.Tensor, q: int, k: int, n: int = 5) -> list:
+    """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q to
+    token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T, T])."""
+    change = att_a[:, :, q, k] - att_b[:, :, q, k]                  # [L, H]
+    H = change.shape[1]
+    order = change.flatten().abs().argsort(descending=True, stable=True)[:n].tolist()
+    return [[i // H, i % H, round(change.flatten()[i].item(), 4), round(att_a[i // H, i % H, q, k].item(), 4),
+             round(att_b[i // H, i % H, q, k].item(), 4)] for i in order]
+
+
+def _heatmap_png(tokens, weights, title: str) -> bytes:
+    size = min(8.0, 2.5 + 0.33 * len(tokens))
+    fig, ax = plt.subplots(figsize=(size, size * 0.85), dpi=72)
+    attention_heatmap(weights, tokens, tokens, ax=ax, title=title, annotate=False)
+    png = figure_png(fig)
+    plt.close(fig)
+    return png
+
+
+def _widget_attention(model, tokenizer, text: str, layer: int, head: int):
+    import ipywidgets as widgets
+    from IPython.display import Image, display
+
+    L, H = model.config.num_hidden_layers, model.config.num_attention_heads
+    box = widgets.Text(value=text, description="sentence", layout=widgets.Layout(width="95%"))
+    layer_w = widgets.Dropdown(options=list(range(L)), value=layer, description="layer")
+    head_w = widgets.Dropdown(options=list(range(H)), value=head, description="head")
+    out = widgets.Output()
+
+    def redraw(*_):
+        tokens, att = minilm_attentions(model, tokenizer, box.value)
+        png = _heatmap_png(tokens, att[layer_w.value, head_w.value],
+                           f"layer {layer_w.value}, head {head_w.value}")
+        with out:
+            out.clear_output(wait=True)
+            display(Image(png))
+
+    for w in (box, layer_w, head_w):
+        w.observe(redraw, names="value")
+    return widgets.VBox([box, widgets.HBox([layer_w, head_w]), out]), redraw
+
+
+def minilm_attention(model, tokenizer, text: str, *, layer: int = 3, head: int = 1,
+                     caption: str | None = None, widget: bool = True) -> LiveFigure:
+    """The live attention figure of MiniLM for `text` (shown first at `layer`, `head`)."""
+    L, H = model.config.num_hidden_layers, model.config.num_attention_heads
+    for name, value, top in (("layer", layer, L), ("head", head, H)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < top:
+            raise ValueError(f"{name}: expected an int in [0, {top}), got {value!r}")
+    tokens, att = minilm_attentions(model, tokenizer, text)
+    example = {"text": text, "tokens": tokens, "layer": layer, "head": head,
+               # per mille, as integers: a third of the bytes of decimals, the precision the figure shows
+               "attentions_per_mille": (att * 1000).round().int().tolist()}
+    png = _heatmap_png(tokens, att[layer, head], f"layer {layer}, head {head}")
+    alt = (f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with "
+           f"one row per token (query) and one column per token (key).")
+    view = None
+    if widget:
+        view, redraw = _widget_attention(model, tokenizer, text, layer, head)
+        redraw()   # the kernel's view opens on the example too
+    return LiveFigure("minilm-attention", example, png=png, alt=alt, widget=view, caption=caption)
+
+
+def minilm_head_ranking(model, tokenizer, a: str, b: str, source: str, target: str, *,
+                        caption: str | None = None) -> LiveFigure:
+    """The live ranking of heads by how much the weight from `source` to `target` changes from
+    sentence `a` to sentence `b` (each word one token, at the same place in both)."""
+    tok_a, att_a = minilm_attentions(model, tokenizer, a)
+    tok_b, att_b = minilm_attentions(model, tokenizer, b)
+    for word in (source, target):
+        if word not in tok_a or tok_b[tok_a.index(word)] != word:
+            raise ValueError(f"source/target: expected {word!r} to be one token at the same place in "
+                             f"both sentences; tokens of a: {tok_a}")
+    q, k = tok_a.index(source), tok_a.index(target)
+    top = rank_heads(att_a, att_b, q, k)
+    fig, ax = plt.subplots(figsize=(6, 2.6), dpi=72)
+    labels = [f"{layer}-{head}" for layer, head, *_ in top]
+    ax.barh(labels[::-1], [abs(c) for _, _, c, _, _ in top][::-1], color="C0")
+    ax.set(xlabel=f"|change| of the weight {source} -> {target}", ylabel="layer-head",
+           title="heads that change most between the two sentences")
+    png = figure_png(fig)
+    plt.close(fig)
+    example = {"a": a, "b": b, "from": source, "to": target, "top_heads": top}
+    alt = (f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most "
+           f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}.")
+    return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)

@@ -1,0 +1,116 @@
+// Drawing helpers of the live figures: SVG built by hand, no library. The colours are matplotlib's
+// cividis (the book's SEQUENTIAL_CMAP: colour-blind-safe, monotone in lightness), sampled at 9 stops.
+const SVG = "http://www.w3.org/2000/svg";
+const CIVIDIS = ["#00224e", "#1a386f", "#434e6c", "#61656f", "#7d7c78", "#9b9476", "#bcae6c",
+  "#dec958", "#fee838"];
+
+function hex(c) {
+  return [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+}
+
+export function colour(value, lo = 0, hi = 1) {
+  const t = Math.min(1, Math.max(0, (value - lo) / (hi - lo || 1))) * (CIVIDIS.length - 1);
+  const i = Math.min(CIVIDIS.length - 2, Math.floor(t));
+  const a = hex(CIVIDIS[i]);
+  const b = hex(CIVIDIS[i + 1]);
+  const mix = a.map((x, k) => Math.round(x + (b[k] - x) * (t - i)));
+  return `rgb(${mix.join(",")})`;
+}
+
+export function el(name, attrs = {}, parent = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+export function html(tag, attrs = {}, parent = null, text = null) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== null) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// A heatmap of matrix [rows][cols] in [0, 1] with row and column labels, the value in each cell when
+// there is room, and a colour bar. The matrix is written into data-values (JSON), the labels into
+// data-rows / data-cols, so that tests and readers' tools can read what is drawn.
+export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
+  const cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
+  const left = opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1);
+  const top = opts.top || 8 + 6 * Math.max(...colLabels.map((s) => s.length), 1);
+  const width = left + cell * colLabels.length + 70;
+  const height = top + cell * rowLabels.length + 30;
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    class: "book-live-heatmap", "font-size": 11, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = opts.title || "attention weights";
+  matrix.forEach((row, i) => row.forEach((v, j) => {
+    const r = el("rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell,
+      fill: colour(v) }, svg);
+    el("title", {}, r).textContent = `${rowLabels[i]} -> ${colLabels[j]}: ${v.toFixed(3)}`;
+    if (cell >= 26) {
+      const t = el("text", { x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + 3.5,
+        "text-anchor": "middle", "font-size": 8.5, fill: v > 0.55 ? "#000" : "#fff" }, svg);
+      t.textContent = v.toFixed(2).replace(/^0/, "");
+    }
+  }));
+  rowLabels.forEach((s, i) => {
+    const t = el("text", { x: left - 4, y: top + i * cell + cell / 2 + 4, "text-anchor": "end" }, svg);
+    t.textContent = s;
+  });
+  colLabels.forEach((s, j) => {
+    const x = left + j * cell + cell / 2 + 4;
+    const t = el("text", { x, y: top - 4, transform: `rotate(-60 ${x} ${top - 4})` }, svg);
+    t.textContent = s;
+  });
+  const barX = left + cell * colLabels.length + 16;
+  const barH = cell * rowLabels.length;
+  for (let k = 0; k < 50; k++) {
+    el("rect", { x: barX, y: top + barH - (k + 1) * barH / 50, width: 12, height: barH / 50 + 0.5,
+      fill: colour(k / 49) }, svg);
+  }
+  [0, 0.5, 1].forEach((v) => {
+    const t = el("text", { x: barX + 16, y: top + barH - v * barH + 4 }, svg);
+    t.textContent = v.toFixed(1);
+  });
+  if (opts.xlabel) {
+    const t = el("text", { x: left, y: height - 8 }, svg);
+    t.textContent = opts.xlabel;
+  }
+  svg.dataset.values = JSON.stringify(matrix);
+  svg.dataset.rows = JSON.stringify(rowLabels);
+  svg.dataset.cols = JSON.stringify(colLabels);
+  container.replaceChildren(svg);
+  return svg;
+}
+
+// bertviz's head view for one head: the tokens in two columns, a line from each query (left) to each
+// key (right) whose opacity is the weight; selecting a token shows only its lines.
+export function headView(container, matrix, tokens, selected = null) {
+  const rowH = 18;
+  const width = 360;
+  const height = rowH * tokens.length + 10;
+  const svg = el("svg", { width, height, role: "img", class: "book-live-headview",
+    "font-size": 12, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = "head view: lines from each token (left) to the tokens it attends to (right)";
+  const xl = 110;
+  const xr = width - 110;
+  matrix.forEach((row, i) => {
+    if (selected !== null && i !== selected) return;
+    row.forEach((w, j) => {
+      if (w < 0.01) return;
+      el("line", { x1: xl + 4, y1: 10 + i * rowH + 4, x2: xr - 4, y2: 10 + j * rowH + 4,
+        stroke: "#1f5fa8", "stroke-width": 2, "stroke-opacity": w.toFixed(3) }, svg);
+    });
+  });
+  tokens.forEach((s, i) => {
+    const l = el("text", { x: xl - 4, y: 10 + i * rowH + 8, "text-anchor": "end",
+      class: "book-live-token", "font-weight": i === selected ? "bold" : "normal" }, svg);
+    l.textContent = s;
+    l.dataset.index = i;
+    const r = el("text", { x: xr + 4, y: 10 + i * rowH + 8 }, svg);
+    r.textContent = s;
+  });
+  container.replaceChildren(svg);
+  return svg;
+}

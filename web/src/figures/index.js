@@ -1,0 +1,7 @@
+// The live figures by kind (data-live="KIND" on the page): each mounts itself on its element.
+import { mountAttention, mountPair } from "./minilm.js";
+
+export const FIGURES = {
+  "minilm-attention": mountAttention,
+  "minilm-pair": mountPair,
+};

@@ -1,0 +1,211 @@
+// MiniLM live figures (chapters 6 and 15): the real all-MiniLM-L6-v2, exported from lib.bert.Bert, on the
+// reader's own sentence. "minilm-attention": a layer x head selector, the heatmap and a head view.
+// "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
+// the other changes between the sentences (chapter 15's "tired"/"wide" test).
+import { headView, heatmap, html } from "../draw.js";
+
+function int64(values) {
+  return BigInt64Array.from(values, (v) => BigInt(v));
+}
+
+// [L][H][T][T] nested arrays from the flat output
+function unflatten(data, dims) {
+  const [L, H, T] = dims;
+  const out = [];
+  for (let l = 0; l < L; l++) {
+    const layer = [];
+    for (let h = 0; h < H; h++) {
+      const rows = [];
+      for (let i = 0; i < T; i++) {
+        const start = ((l * H + h) * T + i) * T;
+        rows.push(Array.from(data.subarray(start, start + T)));
+      }
+      layer.push(rows);
+    }
+    out.push(layer);
+  }
+  return out;
+}
+
+// Tokenize, check, run; returns {tokens, attentions} or null after showing why not.
+async function attend(root, ctx, text) {
+  const manifest = await ctx.manifest();
+  const max = manifest.models.minilm.max_tokens;
+  if (!text.trim()) {
+    ctx.message(root, "Type a sentence first: the text is empty.", "warning");
+    return null;
+  }
+  const tokenizer = await ctx.tokenizer("minilm");
+  const enc = tokenizer.encode(text, max);
+  const notes = [];
+  if (enc.truncated) {
+    notes.push(`The text has ${enc.nWordPieces} tokens; the model here reads at most ${max}: ` +
+      `cut to ${max} tokens.`);
+  }
+  if (enc.unknown) {
+    notes.push(`${enc.unknown} word(s) are not in MiniLM's vocabulary (emoji, rare scripts, ` +
+      "symbols) and became [UNK].");
+  }
+  if (enc.tokens.length === 2) {
+    ctx.message(root, "Nothing is left to read after tokenization (only spaces or control " +
+      "characters): type a sentence.", "warning");
+    return null;
+  }
+  const T = enc.ids.length;
+  const out = await ctx.run("minilm", {
+    input_ids: { data: int64(enc.ids), dims: [1, T] },
+    attention_mask: { data: int64(enc.ids.map(() => 1)), dims: [1, T] },
+    token_type_ids: { data: int64(enc.ids.map(() => 0)), dims: [1, T] },
+  });
+  ctx.message(root, notes.join(" "), notes.length ? "warning" : "info");
+  return { tokens: enc.tokens, attentions: unflatten(out.attentions.data, out.attentions.dims),
+    ms: out.ms };
+}
+
+function select(parent, label, n, value) {
+  const wrap = html("label", { class: "book-live-select" }, parent, `${label} `);
+  const s = html("select", { "aria-label": label }, wrap);
+  for (let i = 0; i < n; i++) html("option", { value: i }, s, String(i));
+  s.value = String(value);
+  return s;
+}
+
+export function mountAttention(root, example, ctx) {
+  const perMille = example.attentions_per_mille;
+  example.attentions = perMille.map((l) => l.map((h) => h.map((r) => r.map((v) => v / 1000))));
+  const L = example.attentions.length;
+  const H = example.attentions[0].length;
+  let current = { tokens: example.tokens, attentions: example.attentions };
+  const form = html("div", { class: "book-live-controls" }, root);
+  const inputLabel = html("label", { class: "book-live-text" }, form, "Sentence ");
+  const input = html("input", { type: "text", class: "book-live-input", value: example.text,
+    size: 60, "aria-label": "sentence for MiniLM" }, inputLabel);
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    "Compute");
+  const layer = select(form, "layer", L, example.layer ?? 3);
+  const head = select(form, "head", H, example.head ?? 1);
+  const views = html("div", { class: "book-live-views" }, root);
+  const map = html("div", { class: "book-live-map" }, views);
+  const lines = html("div", { class: "book-live-lines" }, views);
+  const status = html("p", { class: "book-live-status" }, root);
+
+  function draw() {
+    const m = current.attentions[+layer.value][+head.value];
+    heatmap(map, m, current.tokens, current.tokens, {
+      title: `layer ${layer.value}, head ${head.value}: rows are queries, columns keys`,
+      xlabel: "key (attended to)" });
+    headView(lines, m, current.tokens);
+    root.dataset.tokens = JSON.stringify(current.tokens);
+  }
+
+  async function run() {
+    root.dataset.state = "running";
+    try {
+      const result = await attend(root, ctx, input.value);
+      if (result) {
+        current = result;
+        root.dataset.values = JSON.stringify(result.attentions);
+        status.textContent = `Computed in your browser in ${result.ms.toFixed(0)} ms ` +
+          `(${result.tokens.length} tokens).`;
+        draw();
+        root.dataset.state = "computed";
+      } else root.dataset.state = "ready";
+    } catch (err) {
+      ctx.message(root, `The model could not run: ${err.message}`, "error");
+      root.dataset.state = "error";
+    }
+  }
+
+  layer.addEventListener("change", draw);
+  head.addEventListener("change", draw);
+  compute.addEventListener("click", run);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
+  draw();
+  root.dataset.state = "example";
+  status.textContent = "Showing the precomputed example. Load the model to type your own sentence.";
+  ctx.loadModel(root, "minilm").then(() => {
+    compute.disabled = false;
+    root.dataset.state = "ready";
+    status.textContent = "The model is ready: type a sentence and press Compute (or Enter).";
+    return run();
+  }).catch((err) => {
+    ctx.message(root, err.message, "error");
+    root.dataset.state = "error";
+  });
+}
+
+function rankHeads(attA, attB, q, k, n = 5) {
+  const rows = [];
+  attA.forEach((layer, l) => layer.forEach((m, h) => {
+    rows.push([l, h, m[q][k] - attB[l][h][q][k], m[q][k], attB[l][h][q][k]]);
+  }));
+  rows.sort((x, y) => Math.abs(y[2]) - Math.abs(x[2]));
+  return rows.slice(0, n);
+}
+
+export function mountPair(root, example, ctx) {
+  const form = html("div", { class: "book-live-controls" }, root);
+  const fields = {};
+  for (const [key, label, size] of [["a", "Sentence A", 60], ["b", "Sentence B", 60],
+    ["from", "from word", 10], ["to", "to word", 10]]) {
+    const wrap = html("label", { class: "book-live-text" }, form, `${label} `);
+    fields[key] = html("input", { type: "text", class: `book-live-input book-live-${key}`,
+      value: example[key], size, "aria-label": label }, wrap);
+  }
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    "Rank the heads");
+  const table = html("div", { class: "book-live-table" }, root);
+
+  function show(rows, a, b) {
+    const t = html("table", { class: "book-live-ranking" });
+    const head = html("tr", {}, html("thead", {}, t));
+    for (const c of ["layer", "head", `weight in A`, `weight in B`, "change"]) html("th", {}, head, c);
+    const body = html("tbody", {}, t);
+    for (const [l, h, change, wa, wb] of rows) {
+      const tr = html("tr", {}, body);
+      for (const v of [l, h, wa.toFixed(2), wb.toFixed(2), (change >= 0 ? "+" : "") + change.toFixed(2)]) {
+        html("td", {}, tr, String(v));
+      }
+    }
+    html("caption", {}, t, `Heads ranked by how much the weight from "${a}" to "${b}" changes from ` +
+      "sentence A to sentence B.");
+    table.replaceChildren(t);
+    root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
+  }
+
+  async function run() {
+    root.dataset.state = "running";
+    try {
+      const from = fields.from.value.trim().toLowerCase();
+      const to = fields.to.value.trim().toLowerCase();
+      const A = await attend(root, ctx, fields.a.value);
+      if (!A) { root.dataset.state = "ready"; return; }
+      const B = await attend(root, ctx, fields.b.value);
+      if (!B) { root.dataset.state = "ready"; return; }
+      const q = A.tokens.indexOf(from);
+      const k = A.tokens.indexOf(to);
+      if (q < 0 || k < 0 || B.tokens[q] !== from || B.tokens[k] !== to) {
+        ctx.message(root, `"${from}" and "${to}" must each be one token, at the same place in both ` +
+          `sentences. Tokens of A: ${A.tokens.join(" ")}`, "warning");
+        root.dataset.state = "ready";
+        return;
+      }
+      show(rankHeads(A.attentions, B.attentions, q, k), from, to);
+      root.dataset.state = "computed";
+    } catch (err) {
+      ctx.message(root, `The model could not run: ${err.message}`, "error");
+      root.dataset.state = "error";
+    }
+  }
+
+  compute.addEventListener("click", run);
+  show(example.top_heads.map(([l, h, c, wa, wb]) => [l, h, c, wa, wb]), example.from, example.to);
+  root.dataset.state = "example";
+  ctx.loadModel(root, "minilm").then(() => {
+    compute.disabled = false;
+    root.dataset.state = "ready";
+  }).catch((err) => {
+    ctx.message(root, err.message, "error");
+    root.dataset.state = "error";
+  });
+}
