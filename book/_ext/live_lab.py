@@ -81,9 +81,11 @@ def _write_static(app: Sphinx, exception) -> None:
 
 
 def _add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    if 'class="book-live"' in (context.get("body") or ""):
-        app.add_js_file("live/live.js", defer="defer")
-        app.add_css_file("live/live.css")
+    body = context.get("body") or ""
+    if 'class="book-live"' in body:
+        pathto = context["pathto"]
+        context["body"] = (f'<link rel="stylesheet" href="{pathto("_static/live/live.css", 1)}">\n'
+                           + body + f'\n<script defer src="{pathto("_static/live/live.js", 1)}"></script>\n')
 
 
 def setup(app: Sphinx) -> dict:

@@ -9,6 +9,8 @@ export function createContext(base) {
   const pending = new Map();
   const loaded = new Map(); // name -> promise of the session being ready
   const vocabs = new Map();
+  const waiting = new Set(); // figures whose load button waits: told when a model starts loading
+  let runtimeStarted = false;
 
   function url(path) {
     return new URL(path, base).href;
@@ -56,27 +58,46 @@ export function createContext(base) {
     // and starts its session in the worker. Resolves when the model can run.
     async loadModel(container, names, label = "Run the real model in your browser") {
       names = Array.isArray(names) ? names : [names];
-      if (names.every((n) => loaded.has(n))) return Promise.all(names.map((n) => loaded.get(n)));
+      const started = () => names.every((n) => loaded.has(n));
+      if (started()) return Promise.all(names.map((n) => loaded.get(n)));
       const manifest = await ctx.manifest();
       const entries = names.map((n) => manifest.models[n]);
-      const bytes = entries.reduce((s, e) => s + e.bytes + (e.vocab_bytes || 0), 0);
+      const modelBytes = entries.reduce((s, e) => s + e.bytes + (e.vocab_bytes || 0), 0);
+      const runtime = runtimeStarted ? 0 : manifest.runtime_bytes || 0;
       const bar = container.querySelector(".book-live-load") || document.createElement("div");
       bar.className = "book-live-load";
       bar.innerHTML = "";
       const button = document.createElement("button");
       button.type = "button";
       button.className = "book-live-button";
-      button.textContent = `${label} (downloads ${(bytes / 1e6).toFixed(0)} MB once)`;
+      button.textContent = `${label} (downloads ${((modelBytes + runtime) / 1e6).toFixed(0)} MB once: ` +
+        `the model ${(modelBytes / 1e6).toFixed(0)} MB` +
+        (runtime ? `, the runtime ${(runtime / 1e6).toFixed(0)} MB)` : ")");
       bar.appendChild(button);
       container.appendChild(bar);
-      await new Promise((resolve) => button.addEventListener("click", resolve, { once: true }));
+      // Resolves on a click here, or when another figure of the page starts loading the same model.
+      const clicked = await new Promise((resolve) => {
+        button.addEventListener("click", () => resolve(true), { once: true });
+        const check = () => { if (started()) { waiting.delete(check); resolve(false); } };
+        waiting.add(check);
+      });
+      if (!clicked) {
+        button.remove();
+        const note = document.createElement("span");
+        note.textContent = "Loading the model (started by another figure of this page)...";
+        bar.append(note);
+        await Promise.all(names.map((n) => loaded.get(n)));
+        bar.remove();
+        return undefined;
+      }
       if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
         throw new Error("This browser cannot run the model: it lacks WebAssembly or Web Workers. " +
           "The figure shows the precomputed example.");
       }
+      runtimeStarted = true;
       button.remove();
       const progress = document.createElement("progress");
-      progress.max = bytes;
+      progress.max = modelBytes;
       progress.value = 0;
       progress.setAttribute("aria-label", "downloading the model");
       const note = document.createElement("span");
@@ -95,7 +116,7 @@ export function createContext(base) {
               chunks.push(value);
               done += value.length;
               progress.value = done;
-              note.textContent = ` ${(done / 1e6).toFixed(1)} of ${(bytes / 1e6).toFixed(1)} MB`;
+              note.textContent = ` ${(done / 1e6).toFixed(1)} of ${(modelBytes / 1e6).toFixed(1)} MB`;
             }
             const buffer = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
             let offset = 0;
@@ -107,8 +128,13 @@ export function createContext(base) {
         }
         return loaded.get(name);
       });
-      await Promise.all(ready);
-      bar.remove();
+      for (const check of [...waiting]) check();
+      try {
+        await Promise.all(ready);
+      } finally {
+        bar.remove();
+      }
+      return undefined;
     },
 
     async run(name, feeds) {
