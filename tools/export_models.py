@@ -398,6 +398,8 @@ def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
         "file": "translator_decoder.onnx",
         **common,
         "max_output": TRANSLATOR_MAX_OUTPUT,
+        "bos": tgt_vocab.bos_id,
+        "eos": tgt_vocab.eos_id,
         "inputs": {
             "prev_token": "int64 [1]",
             "state": f"float32 [1,{d.d_hidden}]",

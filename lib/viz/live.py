@@ -35,7 +35,14 @@ import torch
 from lib.viz.heatmap import attention_heatmap
 from lib.viz.interactive import figure_png
 
-__all__ = ["LiveFigure", "minilm_attention", "minilm_head_ranking", "minilm_attentions", "rank_heads"]
+__all__ = [
+    "LiveFigure",
+    "minilm_attention",
+    "minilm_head_ranking",
+    "minilm_attentions",
+    "rank_heads",
+    "translation_alignment",
+]
 
 MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
 
@@ -178,3 +185,36 @@ def minilm_head_ranking(model, tokenizer, a: str, b: str, source: str, target: s
     alt = (f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most "
            f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}.")
     return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)
+
+
+# --- the translator -----------------------------------------------------------------------------
+
+def translation_alignment(model, src_vocab, tgt_vocab, sentence: str, *, max_len: int = 60,
+                          caption: str | None = None) -> LiveFigure:
+    """The live translator figure (chapter 4): the greedy translation of `sentence` by a lib.seq2seq
+    model with attention, and its alignment [output words, source words]. On the site the page
+    translates the reader's sentences with the same model exported to ONNX."""
+    from lib.seq2seq import greedy_decode
+
+    if not isinstance(sentence, str) or not sentence.split():
+        raise ValueError(f"sentence: expected a non-empty str of source words, got {sentence!r}")
+    words = sentence.lower().split()
+    src = torch.tensor([src_vocab.encode(words)])
+    with torch.no_grad():
+        tokens, weights = greedy_decode(model, src, torch.tensor([len(words)]), max_len,
+                                        tgt_vocab.bos_id, tgt_vocab.eos_id)
+    ids = tokens[0].tolist()
+    n = ids.index(tgt_vocab.eos_id) + 1 if tgt_vocab.eos_id in ids else len(ids)
+    out = [tgt_vocab.itos[i] for i in ids[:n]]
+    attention = weights[0, :n]                                         # [L, S]
+    fig, ax = plt.subplots(figsize=(2.2 + 0.42 * len(words), 1.6 + 0.34 * n), dpi=72)
+    attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
+    png = figure_png(fig)
+    plt.close(fig)
+    example = {"source": " ".join(words), "tokens": out,
+               "attention": [[round(v, 4) for v in row] for row in attention.tolist()],
+               "source_words": [w for w in src_vocab.itos if not w.startswith("<")]}
+    alt = (f"Alignment of the greedy translation of '{' '.join(words)}' into "
+           f"'{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per "
+           "source word.")
+    return LiveFigure("translator", example, png=png, alt=alt, caption=caption)

@@ -158,7 +158,8 @@ export function createContext(base) {
           }
           if (name === "translation_source" || name === "translation_target") {
             const v = await (await fetchChecked(`models/${manifest.models.translator_encoder.vocab}`)).json();
-            return new WordVocab(name === "translation_source" ? v.source : v.target, v.specials.unk);
+            return new WordVocab(name === "translation_source" ? v.source : v.target, v.specials.unk,
+              v.specials.eos);
           }
           throw new Error(`no tokenizer ${name}`);
         })());

@@ -110,8 +110,9 @@ export class WordPiece {
 
 // The word vocabularies of the generated corpora (lib.data): lower-case, split on whitespace.
 export class WordVocab {
-  constructor(tokens, unkId) {
+  constructor(tokens, unkId, eosId = null) {
     this.itos = tokens;
+    this.eosId = eosId;
     this.stoi = new Map(tokens.map((t, i) => [t, i]));
     this.unkId = unkId;
   }

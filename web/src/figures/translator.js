@@ -1,0 +1,96 @@
+// The translator live figure (chapter 4): the Bahdanau model of chapters 1 and 4, exported from
+// lib.seq2seq, translates the reader's sentence greedily in the browser (the encoder once, then one
+// decoder step per output word) and draws the alignment: one row per output word, one column per
+// source word, the attention the decoder used to write it.
+import { heatmap, html } from "../draw.js";
+
+function int64(values) {
+  return BigInt64Array.from(values, (v) => BigInt(v));
+}
+
+export function mountTranslator(root, example, ctx) {
+  const form = html("div", { class: "book-live-controls" }, root);
+  const label = html("label", { class: "book-live-text" }, form, "English-like sentence ");
+  const input = html("input", { type: "text", class: "book-live-input", value: example.source,
+    size: 50, "aria-label": "source sentence" }, label);
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    "Translate");
+  const words = html("details", { class: "book-live-vocab" }, root);
+  html("summary", {}, words, `The source language's ${example.source_words.length} words`);
+  html("p", {}, words, example.source_words.join(" "));
+  const output = html("p", { class: "book-live-translation" }, root);
+  const map = html("div", { class: "book-live-map" }, root);
+
+  function draw(source, target, attention) {
+    output.textContent = `Translation: ${target.filter((t) => t !== "<eos>").join(" ")}`;
+    heatmap(map, attention, target, source, { title: "alignment: rows are output words, " +
+      "columns source words", xlabel: "source word" });
+    root.dataset.values = JSON.stringify(attention);
+    root.dataset.tokens = JSON.stringify(target);
+  }
+
+  async function run() {
+    root.dataset.state = "running";
+    try {
+      const manifest = await ctx.manifest();
+      const maxIn = manifest.models.translator_encoder.max_tokens;
+      const maxOut = manifest.models.translator_decoder.max_output;
+      const source = await ctx.tokenizer("translation_source");
+      const target = await ctx.tokenizer("translation_target");
+      let enc = source.encode(input.value);
+      const notes = [];
+      if (!enc.tokens.length) {
+        ctx.message(root, "Type a sentence first: the text is empty.", "warning");
+        root.dataset.state = "ready";
+        return;
+      }
+      if (enc.tokens.length > maxIn) {
+        notes.push(`The sentence has ${enc.tokens.length} words; the model was trained on at most ` +
+          `${maxIn}: cut to ${maxIn} words.`);
+        enc = source.encode(enc.tokens.slice(0, maxIn).join(" "));
+      }
+      if (enc.unknown.length) {
+        notes.push(`Not in the corpus's vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
+          "The model only knows the generated language's words (open the list).");
+      }
+      const S = enc.ids.length;
+      const out = await ctx.run("translator_encoder", { src_ids: { data: int64(enc.ids), dims: [1, S] } });
+      const memory = { data: out.memory.data, dims: out.memory.dims };
+      let state = { data: out.state.data, dims: out.state.dims };
+      const mask = { data: int64(enc.ids.map(() => 1)), dims: [1, S] };
+      let token = manifest.models.translator_decoder.bos ?? 1;
+      const ids = [];
+      const rows = [];
+      for (let t = 0; t < maxOut; t++) {
+        const step = await ctx.run("translator_decoder", { prev_token: { data: int64([token]), dims: [1] },
+          state, memory, src_mask: mask });
+        const logits = step.logits.data;
+        token = 0;
+        for (let v = 1; v < logits.length; v++) if (logits[v] > logits[token]) token = v;
+        ids.push(token);
+        rows.push(Array.from(step.attention.data));
+        state = { data: step.state_out.data, dims: step.state_out.dims };
+        if (token === target.eosId) break;
+      }
+      ctx.message(root, notes.join(" "), notes.length ? "warning" : "info");
+      draw(enc.tokens, target.decode(ids), rows);
+      root.dataset.state = "computed";
+    } catch (err) {
+      ctx.message(root, `The model could not run: ${err.message}`, "error");
+      root.dataset.state = "error";
+    }
+  }
+
+  compute.addEventListener("click", run);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
+  draw(example.source.split(" "), example.tokens, example.attention);
+  root.dataset.state = "example";
+  ctx.loadModel(root, ["translator_encoder", "translator_decoder"]).then(() => {
+    compute.disabled = false;
+    root.dataset.state = "ready";
+    return run();
+  }).catch((err) => {
+    ctx.message(root, err.message, "error");
+    root.dataset.state = "error";
+  });
+}
