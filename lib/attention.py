@@ -346,7 +346,8 @@ def causal_mask(T: int, device=None) -> Tensor:
     position sees the future (the decoder's masked self-attention, Vaswani et al. 2017, sec. 3.2.3).
     Same as ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
     ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form."""
-    _check_int(T, "T")
+    if not torch.jit.is_tracing():   # while torch.onnx.export traces a model, T is a 0-d tensor
+        _check_int(T, "T")
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # [T, T]
 
 

@@ -452,7 +452,8 @@ def sampling_distribution(logits: Tensor, temperature: float = 1.0, top_k: int |
     the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most probable
     tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus sampling
     (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens whose total
-    probability is >= p (always at least the most probable one); then renormalize. The order is that of
+    probability is >= p (always at least the most probable one; among equal probabilities the lower
+    token id first); then renormalize. The order is that of
     transformers' generate; top-k and top-p act on the distribution after temperature.
     """
     if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
@@ -471,7 +472,9 @@ def sampling_distribution(logits: Tensor, temperature: float = 1.0, top_k: int |
         kth = probs.topk(top_k, dim=-1).values[..., -1:]       # [..., 1], the k-th largest probability
         probs = probs.masked_fill(probs < kth, 0.0)
     if top_p is not None and top_p < 1:
-        sorted_probs, order = probs.sort(dim=-1, descending=True)                  # [..., V]
+        # stable: among equal probabilities the lower token id counts as the more probable one, so
+        # the nucleus is the same on every machine (and in the site's sampler, web/src/sampling.js)
+        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)     # [..., V]
         before = sorted_probs.cumsum(-1) - sorted_probs        # mass of the more probable tokens
         keep_sorted = before < top_p * sorted_probs.sum(-1, keepdim=True)          # smallest set reaching p
         keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)       # back to vocabulary order

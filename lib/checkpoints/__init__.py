@@ -25,6 +25,7 @@ from lib.seq2seq import Encoder, Seq2Seq
 
 HERE = Path(__file__).resolve().parent
 SEQ2SEQ = ("plain", "bahdanau", "hard", "luong_global", "luong_local")
+STORY_GPT_PATH = HERE / "gpt_stories.safetensors"   # tools/train_story_gpt.py (chapter 13's recipe)
 
 
 def seq2seq_path(name: str) -> Path:
@@ -67,3 +68,21 @@ def load_seq2seq(name: str, decoder: nn.Module, *, pairs: list[Pair], src_vocab:
                          f"d_hidden={config['d_hidden']}): {e}") from None
     info = {**meta, "config": config, "training": json.loads(meta["training"]), "seconds": float(meta["seconds"])}
     return model.eval(), tensors["history.losses"], info
+
+
+def load_story_gpt():
+    """The small GPT trained on the story corpus by tools/train_story_gpt.py (the live figure of
+    chapter 13): (lib.gpt.GPT in eval mode, vocabulary as a list of tokens in id order, metadata)."""
+    from lib.gpt import GPT, GPTConfig
+
+    if not STORY_GPT_PATH.is_file():
+        raise FileNotFoundError(f"{STORY_GPT_PATH} is missing: run `python tools/train_story_gpt.py`")
+    with safe_open(str(STORY_GPT_PATH), framework="pt") as f:
+        meta, tensors = f.metadata(), {k: f.get_tensor(k) for k in f.keys()}
+    model = GPT(GPTConfig(**json.loads(meta["config"])))
+    weights = {k: v for k, v in tensors.items() if not k.startswith("history.")}
+    weights["lm_head.weight"] = weights["transformer.wte.weight"]   # tied: saved once
+    model.load_state_dict(weights)
+    info = {**meta, "specials": json.loads(meta["specials"]), "training": json.loads(meta["training"]),
+            "val_loss": float(meta["val_loss"]), "losses": tensors["history.losses"]}
+    return model.eval(), json.loads(meta["vocab"]), info

@@ -20,7 +20,11 @@ Ready-made figures:
 - :func:`minilm_attention`: any sentence -> every layer's and head's attention of MiniLM (chapters 6
   and 15), a layer x head selector, the heatmap and a head view;
 - :func:`minilm_head_ranking`: two sentences and a word pair -> heads ranked by how much the weight
-  from one word to the other changes (chapter 15's "tired" / "wide" test).
+  from one word to the other changes (chapter 15's "tired" / "wide" test);
+- :func:`translation_alignment`: a sentence of the generated language -> the Bahdanau model's greedy
+  translation and its alignment (chapter 4);
+- :func:`gpt_next_token`: a prompt of the story language -> the small GPT's next-token distribution
+  (temperature, top-k, top-p on the page) and the last token's attention (chapter 13).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "minilm_attentions",
     "rank_heads",
     "translation_alignment",
+    "gpt_next_token",
 ]
 
 MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
@@ -218,3 +223,37 @@ def translation_alignment(model, src_vocab, tgt_vocab, sentence: str, *, max_len
            f"'{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per "
            "source word.")
     return LiveFigure("translator", example, png=png, alt=alt, caption=caption)
+
+
+# --- the story GPT --------------------------------------------------------------------------------
+
+def gpt_next_token(model, itos: list[str], prompt: str, *, bos_id: int | None = None,
+                   caption: str | None = None) -> LiveFigure:
+    """The live GPT figure (chapter 13): the next-token distribution of `prompt` (words of the story
+    language, <bos> first) and the last token's attention in every layer and head. On the site the
+    page recomputes both for the reader's prompt and applies temperature, top-k and top-p."""
+    if not isinstance(prompt, str) or not prompt.split():
+        raise ValueError(f"prompt: expected a non-empty str of words, got {prompt!r}")
+    stoi = {t: i for i, t in enumerate(itos)}
+    bos = stoi["<bos>"] if bos_id is None else bos_id
+    unknown = [w for w in prompt.lower().split() if w not in stoi]
+    if unknown:
+        raise ValueError(f"prompt: words not in the vocabulary: {unknown}")
+    ids = [bos] + [stoi[w] for w in prompt.lower().split()]
+    with torch.no_grad():
+        out = model(torch.tensor([ids]), return_attention=True)
+    probs = torch.softmax(out.logits[0, -1], -1)                       # [V]
+    last = torch.stack(out.attention)[:, 0, :, -1]                     # [L, H, T]
+    top = probs.argsort(descending=True, stable=True)[:15].tolist()
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=72)
+    ax.barh([itos[i] for i in top][::-1], probs[top].tolist()[::-1], color="C0")
+    ax.set(xlabel="probability of the next token", title=f"after '{prompt}'")
+    png = figure_png(fig)
+    plt.close(fig)
+    tokens = [itos[i] for i in ids]
+    example = {"prompt": prompt, "tokens": tokens, "itos": list(itos),
+               "next_probs": [round(p, 6) for p in probs.tolist()],
+               "last_attention": [[[round(v, 4) for v in row] for row in layer] for layer in last.tolist()]}
+    alt = (f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is "
+           f"'{itos[top[0]]}' with probability {probs[top[0]]:.2f}.")
+    return LiveFigure("gpt", example, png=png, alt=alt, caption=caption)

@@ -70,3 +70,84 @@ def test_bad_input_gets_a_message(translator, browser):
 def test_nothing_leaves_the_site_and_no_console_error(translator, browser):
     assert not console_errors(browser)
     assert not requests_to_other_hosts(browser)
+
+
+CH13 = "notebooks/13_gpt.html"
+GPT = ".book-live[data-live='gpt']"
+
+
+def set_prompt(driver, text: str, button: str = ".book-live-compute") -> str:
+    driver.execute_script(
+        f"const root = document.querySelector({GPT!r}); root.dataset.state = 'typing';"
+        "if (arguments[0] !== null) root.querySelector('.book-live-input').value = arguments[0];"
+        f"root.querySelector({button!r}).click();", text)
+    return wait_state(driver, GPT, ("computed", "ready", "error"), timeout=60)
+
+
+def gpt_values(driver):
+    return np.array(json.loads(driver.execute_script(f"return document.querySelector({GPT!r}).dataset.values;")))
+
+
+@pytest.fixture(scope="module")
+def gpt_page(site, server, browser):
+    open_page(browser, f"{server}/{CH13}")
+    assert browser.execute_script(f"return document.querySelector({GPT!r}).dataset.state;") == "example"
+    assert wait_until(browser, f"document.querySelector({GPT!r}).querySelector('.book-live-button')")
+    browser.execute_script(f"document.querySelector({GPT!r}).querySelector('.book-live-button').click();")
+    return wait_state(browser, GPT, ("computed", "error"), timeout=60)
+
+
+def test_the_page_predicts_as_the_library_does(gpt_page, browser, reference):
+    assert gpt_page == "computed", message(browser, GPT)
+    for ref in reference["gpt"]:
+        assert set_prompt(browser, ref["prompt"]) == "computed", message(browser, GPT)
+        # float32 logits equal to 1e-4 (tests/test_export.py); probabilities then within 1e-5
+        assert np.abs(gpt_values(browser) - np.array(ref["next_probs"])).max() < 1e-5
+        last = json.loads(browser.execute_script(
+            f"return document.querySelector({GPT!r}).querySelector('.book-live-heatmap').dataset.values;"))
+        expected = np.array(ref["last_attention"])                       # [L, H, T]
+        assert np.abs(np.array(last) - expected.reshape(-1, expected.shape[-1])).max() < 1e-4
+
+
+def test_greedy_steps_write_the_librarys_continuation(gpt_page, browser, reference):
+    ref = reference["gpt"][0]
+    assert set_prompt(browser, ref["prompt"]) == "computed"
+    for _ in range(len(ref["greedy"])):
+        assert set_prompt(browser, None, ".book-live-greedy") == "computed"
+    words = browser.execute_script(f"return document.querySelector({GPT!r}).querySelector('.book-live-input').value;")
+    assert words.split()[len(ref["prompt"].split()):] == ref["greedy"]
+
+
+def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, reference):
+    ref = reference["gpt"][0]
+    assert set_prompt(browser, ref["prompt"]) == "computed"
+    probs = np.array(ref["next_probs"])
+
+    def with_settings(t, k, p):
+        browser.execute_script(
+            f"const root = document.querySelector({GPT!r});"
+            "for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], ['top-p', arguments[2]]]) {"
+            "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
+            "  box.dispatchEvent(new Event('input')); }", t, k, p)
+        return gpt_values(browser)
+
+    assert with_settings("0", "0", "1").tolist() == np.eye(len(probs))[probs.argmax()].tolist()
+    top3 = with_settings("1", "3", "1")
+    assert (top3 > 0).sum() == 3 and abs(top3.sum() - 1) < 1e-9
+    expected = np.where(probs >= np.sort(probs)[-3], probs, 0.0)
+    assert np.abs(top3 - expected / expected.sum()).max() < 1e-5
+    nucleus = with_settings("1", "0", "0.9")
+    kept = np.sort(probs)[::-1]
+    n = int(np.searchsorted(np.cumsum(kept) - kept, 0.9 * kept.sum()))   # the smallest set reaching 0.9
+    assert (nucleus > 0).sum() == n
+    with_settings("-1", "0", "1")
+    assert "temperature" in message(browser, GPT)
+    with_settings("1", "0", "1")
+
+
+def test_gpt_bad_input_gets_a_message(gpt_page, browser):
+    assert set_prompt(browser, "the zebra sat") == "computed" and "zebra" in message(browser, GPT)
+    assert set_prompt(browser, "") == "computed" and "empty" in message(browser, GPT)
+    assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
+    assert "cut to the last 64 tokens" in message(browser, GPT)
+    assert not console_errors(browser) and not requests_to_other_hosts(browser)

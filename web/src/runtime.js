@@ -161,6 +161,12 @@ export function createContext(base) {
             return new WordVocab(name === "translation_source" ? v.source : v.target, v.specials.unk,
               v.specials.eos);
           }
+          if (name === "stories") {
+            const v = await (await fetchChecked(`models/${manifest.models.gpt.vocab}`)).json();
+            const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
+            vocab.bosId = v.specials.bos;
+            return vocab;
+          }
           throw new Error(`no tokenizer ${name}`);
         })());
       }

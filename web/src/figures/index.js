@@ -1,9 +1,11 @@
 // The live figures by kind (data-live="KIND" on the page): each mounts itself on its element.
 import { mountAttention, mountPair } from "./minilm.js";
 import { mountTranslator } from "./translator.js";
+import { mountGpt } from "./gpt.js";
 
 export const FIGURES = {
   "minilm-attention": mountAttention,
   "minilm-pair": mountPair,
   translator: mountTranslator,
+  gpt: mountGpt,
 };

@@ -1,0 +1,156 @@
+// The GPT live figure (chapter 13): the small GPT trained on the book's stories (lib.gpt.GPT, exported
+// to ONNX) reads the reader's prompt; the figure shows the next-token distribution under temperature,
+// top-k and top-p (lib.gpt.sampling_distribution's rules, web/src/sampling.js), lets the reader append
+// the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
+import { heatmap, html, el } from "../draw.js";
+import { draw as drawToken, samplingDistribution, seededRandom } from "../sampling.js";
+
+function int64(values) {
+  return BigInt64Array.from(values, (v) => BigInt(v));
+}
+
+function bars(container, probs, itos, n = 15) {
+  const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
+  const rowH = 18;
+  const width = 420;
+  const svg = el("svg", { width, height: rowH * order.length + 24, role: "img", "font-size": 12,
+    "font-family": "sans-serif", class: "book-live-bars" });
+  el("title", {}, svg).textContent = "the most probable next tokens";
+  order.forEach((v, i) => {
+    const y = 4 + i * rowH;
+    const t = el("text", { x: 96, y: y + 12, "text-anchor": "end" }, svg);
+    t.textContent = itos[v];
+    el("rect", { x: 100, y, width: Math.max(1, probs[v] * 260), height: rowH - 4, fill: "#1f5fa8" }, svg);
+    const p = el("text", { x: 104 + probs[v] * 260, y: y + 12 }, svg);
+    p.textContent = probs[v].toFixed(3);
+  });
+  container.replaceChildren(svg);
+}
+
+export function mountGpt(root, example, ctx) {
+  const form = html("div", { class: "book-live-controls" }, root);
+  const label = html("label", { class: "book-live-text" }, form, "Prompt ");
+  const input = html("input", { type: "text", class: "book-live-input", value: example.prompt,
+    size: 50, "aria-label": "prompt in the story language" }, label);
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    "Compute");
+  const settings = html("div", { class: "book-live-controls" }, root);
+  const field = (name, value, attrs) => {
+    const wrap = html("label", {}, settings, `${name} `);
+    return html("input", { type: "number", value, class: `book-live-${name.replace(/ /g, "-")}`,
+      style: "width: 5em", "aria-label": name, ...attrs }, wrap);
+  };
+  const temperature = field("temperature", "1", { min: 0, max: 5, step: 0.1 });
+  const topK = field("top-k", "0", { min: 0, step: 1, title: "0 = off" });
+  const topP = field("top-p", "1", { min: 0.01, max: 1, step: 0.05, title: "1 = off" });
+  const greedy = html("button", { type: "button", class: "book-live-greedy", disabled: "" }, settings,
+    "Greedy step");
+  const sample = html("button", { type: "button", class: "book-live-sample", disabled: "" }, settings,
+    "Sample step");
+  const views = html("div", { class: "book-live-views" }, root);
+  const barBox = html("div", {}, views);
+  const map = html("div", { class: "book-live-map" }, views);
+  const random = seededRandom(0);
+  let current = { tokens: example.tokens, logits: null, probs: example.next_probs,
+    lastAttention: example.last_attention, itos: example.itos };
+
+  function distribution() {
+    if (!current.logits) return Float64Array.from(current.probs);
+    const k = parseInt(topK.value, 10);
+    const p = parseFloat(topP.value);
+    return samplingDistribution(current.logits, parseFloat(temperature.value),
+      k > 0 ? k : null, p < 1 ? p : null);
+  }
+
+  function redraw() {
+    let probs;
+    try {
+      probs = distribution();
+      ctx.message(root, "", "info");
+    } catch (err) {
+      ctx.message(root, err.message, "warning");
+      return;
+    }
+    bars(barBox, probs, current.itos);
+    root.dataset.values = JSON.stringify(Array.from(probs));
+    const rows = [];
+    const labels = [];
+    current.lastAttention.forEach((layer, l) => layer.forEach((row, h) => {
+      rows.push(row);
+      labels.push(`layer ${l}, head ${h}`);
+    }));
+    heatmap(map, rows, labels, current.tokens, { title: "attention of the last token", cell: 24,
+      xlabel: "earlier tokens it attends to" });
+    root.dataset.tokens = JSON.stringify(current.tokens);
+  }
+
+  async function run() {
+    root.dataset.state = "running";
+    try {
+      const manifest = await ctx.manifest();
+      const entry = manifest.models.gpt;
+      const vocab = await ctx.tokenizer("stories");
+      const enc = vocab.encode(input.value);
+      const notes = [];
+      if (!enc.tokens.length) {
+        notes.push("The prompt is empty: the model predicts the first word of a story, after <bos>.");
+      }
+      if (enc.unknown.length) {
+        notes.push(`Not in the stories' vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
+          "Write punctuation apart (\"too tired .\") and use the stories' words.");
+      }
+      let ids = [vocab.bosId, ...enc.ids];
+      let tokens = ["<bos>", ...enc.tokens];
+      if (ids.length > entry.max_tokens) {
+        notes.push(`The prompt has ${ids.length} tokens; the model reads at most ${entry.max_tokens}: ` +
+          `cut to the last ${entry.max_tokens} tokens.`);
+        ids = ids.slice(-entry.max_tokens);
+        tokens = tokens.slice(-entry.max_tokens);
+      }
+      const T = ids.length;
+      const out = await ctx.run("gpt", { input_ids: { data: int64(ids), dims: [1, T] } });
+      const [, , V] = out.logits.dims;
+      const logits = Array.from(out.logits.data.subarray((T - 1) * V, T * V));
+      const [L, H] = out.attentions.dims;
+      const last = [];
+      for (let l = 0; l < L; l++) {
+        const layer = [];
+        for (let h = 0; h < H; h++) {
+          const start = ((l * H + h) * T + (T - 1)) * T;
+          layer.push(Array.from(out.attentions.data.subarray(start, start + T)));
+        }
+        last.push(layer);
+      }
+      current = { tokens, logits, probs: null, lastAttention: last, itos: vocab.itos };
+      redraw();
+      ctx.message(root, notes.join(" "), notes.length ? "warning" : "info");
+      root.dataset.state = "computed";
+    } catch (err) {
+      ctx.message(root, `The model could not run: ${err.message}`, "error");
+      root.dataset.state = "error";
+    }
+  }
+
+  function step(pick) {
+    const probs = distribution();
+    const v = pick(probs);
+    input.value = `${input.value.trim()} ${current.itos[v]}`;
+    return run();
+  }
+
+  compute.addEventListener("click", run);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
+  for (const box of [temperature, topK, topP]) box.addEventListener("input", redraw);
+  greedy.addEventListener("click", () => step((p) => p.indexOf(Math.max(...p))));
+  sample.addEventListener("click", () => step((p) => drawToken(p, random)));
+  redraw();
+  root.dataset.state = "example";
+  ctx.loadModel(root, "gpt").then(() => {
+    for (const b of [compute, greedy, sample]) b.disabled = false;
+    root.dataset.state = "ready";
+    return run();
+  }).catch((err) => {
+    ctx.message(root, err.message, "error");
+    root.dataset.state = "error";
+  });
+}
