@@ -24,7 +24,9 @@ Ready-made figures:
 - :func:`translation_alignment`: a sentence of the generated language -> the Bahdanau model's greedy
   translation and its alignment (chapter 4);
 - :func:`gpt_next_token`: a prompt of the story language -> the small GPT's next-token distribution
-  (temperature, top-k, top-p on the page) and the last token's attention (chapter 13).
+  (temperature, top-k, top-p on the page) and the last token's attention (chapter 13);
+- :func:`positional_encoding_figure`, :func:`masked_softmax_figure`: computed by the page itself, no
+  model (chapters 8, 3 and 6).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
     "rank_heads",
     "translation_alignment",
     "gpt_next_token",
+    "positional_encoding_figure",
+    "masked_softmax_figure",
 ]
 
 MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
@@ -257,3 +261,50 @@ def gpt_next_token(model, itos: list[str], prompt: str, *, bos_id: int | None = 
     alt = (f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is "
            f"'{itos[top[0]]}' with probability {probs[top[0]]:.2f}.")
     return LiveFigure("gpt", example, png=png, alt=alt, caption=caption)
+
+
+# --- figures the page computes without a model --------------------------------------------------
+
+def positional_encoding_figure(positions: int = 50, d_model: int = 128, base: float = 10000.0,
+                               position: int = 10, *, caption: str | None = None) -> LiveFigure:
+    """The sinusoidal table for any number of positions, width and base (chapter 8), with one row
+    drawn as a curve; the page recomputes it as the reader changes them (no download)."""
+    from lib.positional import sinusoidal_encoding
+
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < positions:
+        raise ValueError(f"position: expected an int in [0, positions={positions}), got {position!r}")
+    table = sinusoidal_encoding(positions, d_model, base)             # [P, D]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 4.4), dpi=72, height_ratios=[2, 1])
+    ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
+    ax1.axhline(position, color="C1", lw=1)
+    ax1.set(xlabel="dimension", ylabel="position", title=f"PE: {positions} positions x {d_model} dims")
+    ax2.plot(table[position], color="C0", lw=1)
+    ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")
+    png = figure_png(fig)
+    plt.close(fig)
+    example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
+    alt = (f"The sinusoidal positional-encoding table for {positions} positions and {d_model} "
+           f"dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions.")
+    return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
+
+
+def masked_softmax_figure(scores, labels, *, causal: bool = True,
+                          caption: str | None = None) -> LiveFigure:
+    """The masked-softmax table with scores the reader edits on the page (chapters 3 and 6)."""
+    from lib.attention import causal_mask, masked_softmax
+
+    scores = torch.as_tensor(scores, dtype=torch.float32)
+    if scores.dim() != 2 or scores.shape[0] != scores.shape[1] or scores.shape[0] != len(labels):
+        raise ValueError(f"scores: expected a square [n, n] matrix with n = len(labels) = {len(labels)}, "
+                         f"got shape {tuple(scores.shape)}")
+    n = scores.shape[0]
+    mask = causal_mask(n) if causal else torch.ones(n, n, dtype=torch.bool)
+    weights = masked_softmax(scores, mask)
+    fig, ax = plt.subplots(figsize=(4, 3.4), dpi=72)
+    attention_heatmap(weights, list(labels), list(labels), ax=ax, title="masked softmax")
+    png = figure_png(fig)
+    plt.close(fig)
+    example = {"scores": [[round(v, 4) for v in row] for row in scores.tolist()],
+               "labels": list(labels), "causal": causal}
+    alt = f"The attention weights of a {n} x {n} score table after the {'causal ' if causal else ''}softmax."
+    return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)

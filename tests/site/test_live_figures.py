@@ -151,3 +151,55 @@ def test_gpt_bad_input_gets_a_message(gpt_page, browser):
     assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
     assert "cut to the last 64 tokens" in message(browser, GPT)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+def set_fields(driver, selector: str, values: dict) -> str:
+    driver.execute_script(
+        f"const root = document.querySelector({selector!r});"
+        "for (const [cls, v] of Object.entries(arguments[0])) {"
+        "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
+        "  box.dispatchEvent(new Event('input')); }", values)
+    return driver.execute_script(f"return document.querySelector({selector!r}).dataset.state;")
+
+
+def test_positional_encoding_for_any_position_dimension_and_base(server, browser):
+    from lib.positional import sinusoidal_encoding
+
+    sel = ".book-live[data-live='positional-encoding']"
+    open_page(browser, f"{server}/notebooks/08_positional_encoding.html")
+    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
+    for P, D, base, p in [(100, 128, 10000, 10), (20, 512, 10000, 19), (300, 64, 100, 250), (5, 6, 2.5, 0)]:
+        assert set_fields(browser, sel, {"positions": P, "d_model": D, "base": base, "position": p}) == "computed"
+        got = np.array(json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")))
+        expected = sinusoidal_encoding(P, D, float(base))[p].numpy()          # float32
+        assert got.shape == (D,) and np.abs(got - expected).max() < 1e-5
+    assert set_fields(browser, sel, {"positions": 10, "d_model": 16, "base": 0.5, "position": 3}) == "error"
+    assert "base" in message(browser, sel)
+    assert set_fields(browser, sel, {"base": 10000, "position": 10}) == "error"
+    assert "position: a whole number from 0 to 9" in message(browser, sel)
+    assert set_fields(browser, sel, {"position": 9}) == "computed" and message(browser, sel) == ""
+    assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+def test_masked_softmax_table_with_the_readers_scores(server, browser):
+    import torch
+
+    from lib.attention import causal_mask, masked_softmax
+
+    sel = ".book-live[data-live='masked-softmax']"
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
+    boxes = f"document.querySelector({sel!r}).querySelectorAll('table input')"
+    scores = torch.tensor([[0.3, -1.0, 2.0, 0.0], [5.0, 1.5, 0.0, 0.2], [0.0, 0.0, 0.0, 9.0], [-2, 1, 3, 0.5]])
+    for causal in (True, False):
+        browser.execute_script(
+            f"const boxes = {boxes}; arguments[0].flat().forEach((v, i) => {{ boxes[i].value = v;"
+            " boxes[i].dispatchEvent(new Event('input')); });"
+            f"const c = document.querySelector({sel!r}).querySelector('.book-live-causal');"
+            "if (c.checked !== arguments[1]) { c.click(); }", scores.tolist(), causal)
+        got = np.array(json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")))
+        mask = causal_mask(4) if causal else torch.ones(4, 4, dtype=torch.bool)
+        assert np.abs(got - masked_softmax(scores, mask).numpy()).max() < 1e-6
+    browser.execute_script(f"const b = {boxes}[0]; b.value = ''; b.dispatchEvent(new Event('input'));")
+    assert "must be a number" in message(browser, sel)
+    assert not console_errors(browser) and not requests_to_other_hosts(browser)

@@ -2,10 +2,14 @@
 import { mountAttention, mountPair } from "./minilm.js";
 import { mountTranslator } from "./translator.js";
 import { mountGpt } from "./gpt.js";
+import { mountMaskedSoftmax } from "./masked_softmax.js";
+import { mountPositional } from "./posenc.js";
 
 export const FIGURES = {
   "minilm-attention": mountAttention,
   "minilm-pair": mountPair,
   translator: mountTranslator,
   gpt: mountGpt,
+  "masked-softmax": mountMaskedSoftmax,
+  "positional-encoding": mountPositional,
 };
