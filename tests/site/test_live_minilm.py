@@ -170,3 +170,15 @@ def test_a_browser_without_webassembly_is_told(server, browser, loaded):
                            f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();")
     assert wait_state(browser, FIG, ("error",), timeout=10) == "error"
     assert "WebAssembly" in message(browser, FIG)
+
+
+def test_chapter_6_has_the_same_live_figure(server, browser, reference):
+    open_page(browser, f"{server}/notebooks/06_self_attention.html")
+    assert state(browser, FIG) == "example"
+    assert wait_until(browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')")
+    browser.execute_script(f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();")
+    assert wait_state(browser, FIG, ("computed", "error")) == "computed", message(browser, FIG)
+    ref = reference["minilm"][1]
+    assert type_and_compute(browser, ref["text"]) == "computed"
+    assert np.abs(np.array(values(browser, FIG)) - np.array(ref["attentions"])).max() < TOL
+    assert not console_errors(browser) and not requests_to_other_hosts(browser)
