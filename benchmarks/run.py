@@ -21,19 +21,20 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import book, complexity, gpt_training, kv_cache, mha
+from benchmarks import book, complexity, gpt_training, kv_cache, live, mha
 from benchmarks.common import machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 BENCHMARKS = {"mha": mha.run, "gpt_training": gpt_training.run, "kv_cache": kv_cache.run,
-              "complexity": complexity.run}
+              "complexity": complexity.run, "live": live.run}
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {"mha": dict(lengths=(8, 16), batch=2, d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0),
          "gpt_training": dict(vocab_size=32, block_size=8, n_layer=1, n_head=2, n_embd=16, batch=2, repeats=2,
                               warmup=1, min_block_s=0.0),
          "kv_cache": dict(new_tokens=(2, 4), prompt_len=2, vocab_size=32, block_size=16, n_layer=1, n_head=2,
                           n_embd=16, repeats=2, warmup=1),
-         "complexity": dict(lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0)}
+         "complexity": dict(lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0),
+         "live": dict(repeats=2, warmup=1)}
 
 PREAMBLE = """\
 Every comparison is measured side by side in one run: the implementations being compared alternate

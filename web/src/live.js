@@ -9,6 +9,7 @@ const base = new URL(".", document.currentScript ? document.currentScript.src : 
 
 function mountAll() {
   const ctx = createContext(base);
+  window.bookLive = ctx; // the page's runtime, for the benchmarks (make bench) and curious readers
   for (const root of document.querySelectorAll(".book-live[data-live]")) {
     const mount = FIGURES[root.dataset.live];
     const holder = root.querySelector(".book-live-example");
