@@ -25,8 +25,8 @@ Ready-made figures:
   translation and its alignment (chapter 4);
 - :func:`gpt_next_token`: a prompt of the story language -> the small GPT's next-token distribution
   (temperature, top-k, top-p on the page) and the last token's attention (chapter 13);
-- :func:`positional_encoding_figure`, :func:`masked_softmax_figure`: computed by the page itself, no
-  model (chapters 8, 3 and 6).
+- :func:`positional_encoding_figure`, :func:`masked_softmax_figure`, :func:`score_functions_figure`:
+  computed by the page itself, no model (chapters 8 and 3).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ __all__ = [
     "gpt_next_token",
     "positional_encoding_figure",
     "masked_softmax_figure",
+    "score_functions_figure",
 ]
 
 MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
@@ -308,3 +309,37 @@ def masked_softmax_figure(scores, labels, *, causal: bool = True,
                "labels": list(labels), "causal": causal}
     alt = f"The attention weights of a {n} x {n} score table after the {'causal ' if causal else ''}softmax."
     return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)
+
+
+def score_functions_figure(query, keys, *, seed: int = 0, d_hidden: int = 3, span: float = 3.0,
+                           caption: str | None = None) -> LiveFigure:
+    """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
+    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
+    untrained function is not flat). The page computes them as lib.attention does."""
+    from lib.attention import AdditiveScore, GeneralScore, cosine_score, dot_product_score, scaled_dot_product_score
+
+    q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
+    k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
+    torch.manual_seed(seed)
+    general, additive = GeneralScore(2, 2), AdditiveScore(2, 2, d_hidden)
+    with torch.no_grad():
+        for w in (additive.W_q.weight, additive.W_k.weight, additive.v_a.weight):
+            w.normal_()
+        scores = {"dot": dot_product_score(q, k), "scaled dot": scaled_dot_product_score(q, k),
+                  "cosine": cosine_score(q, k), "general": general(q, k), "additive": additive(q, k)}
+    weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
+    fig, ax = plt.subplots(figsize=(6, 2.8), dpi=72)
+    n = k.shape[1]
+    for i, (name, w) in enumerate(weights.items()):
+        ax.bar([j + i * (n + 1) for j in range(n)], w.tolist(), color=[f"C{j}" for j in range(n)])
+    ax.set_xticks([i * (n + 1) + (n - 1) / 2 for i in range(len(weights))], list(weights))
+    ax.set(ylabel="weight", title="weights of the keys under each score function")
+    png = figure_png(fig)
+    plt.close(fig)
+    params = {"W_a": general.W_a.weight.tolist(), "W_q": additive.W_q.weight.tolist(),
+              "W_k": additive.W_k.weight.tolist(), "v_a": additive.v_a.weight[0].tolist()}
+    example = {"query": q[0, 0].tolist(), "keys": k[0].tolist(), "params": params, "span": span,
+               "weights": {name: w.tolist() for name, w in weights.items()}}
+    alt = (f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, "
+           f"additive) for the query {q[0, 0].tolist()}.")
+    return LiveFigure("score-functions", example, png=png, alt=alt, caption=caption)

@@ -203,3 +203,40 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
     browser.execute_script(f"const b = {boxes}[0]; b.value = ''; b.dispatchEvent(new Event('input'));")
     assert "must be a number" in message(browser, sel)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+def test_score_functions_follow_the_dragged_points(server, browser):
+    import torch
+
+    from lib.attention import cosine_score, dot_product_score, scaled_dot_product_score
+
+    sel = ".book-live[data-live='score-functions']"
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
+    example = json.loads(browser.execute_script(
+        f"return document.querySelector({sel!r}).querySelector('.book-live-example').textContent;"))
+    p = {k: torch.tensor(v) for k, v in example["params"].items()}
+    for q, keys in [([2.0, -1.0], [[0.5, 0.5], [2.0, 0.0], [-1.0, 1.5]]), ([0.0, 0.1], [[1, 1], [1, 1], [0, -2]])]:
+        values = {f"q-{c}": q[c] for c in (0, 1)}
+        values.update({f"k{i + 1}-{c}": keys[i][c] for i in range(3) for c in (0, 1)})
+        set_fields(browser, sel, values)
+        got = json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;"))
+        qt, kt = torch.tensor([[q]]), torch.tensor([keys], dtype=torch.float32)
+        hidden = torch.tanh(qt @ p["W_q"].T + (kt @ p["W_k"].T))          # [1, 3, H]
+        expected = {"dot": dot_product_score(qt, kt), "scaled dot": scaled_dot_product_score(qt, kt),
+                    "cosine": cosine_score(qt, kt), "general": qt @ p["W_a"] @ kt.transpose(1, 2),
+                    "additive": (hidden @ p["v_a"])[None]}
+        for name, s in expected.items():
+            assert np.abs(np.array(got[name]) - torch.softmax(s.reshape(-1), -1).numpy()).max() < 1e-5, name
+    # dragging moves the point and recomputes
+    plane = browser.find_element("css selector", f"{sel} .book-live-plane")
+    from selenium.webdriver import ActionChains
+
+    before = browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")
+    handle = browser.find_element("css selector", f"{sel} g.pt[data-index='1'] circle")
+    ActionChains(browser).click_and_hold(handle).move_by_offset(40, -30).release().perform()
+    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;") != before
+    assert plane is not None
+    set_fields(browser, sel, {"q-0": "x"})
+    assert "must be a number" in message(browser, sel)
+    assert not console_errors(browser) and not requests_to_other_hosts(browser)

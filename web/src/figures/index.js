@@ -4,6 +4,7 @@ import { mountTranslator } from "./translator.js";
 import { mountGpt } from "./gpt.js";
 import { mountMaskedSoftmax } from "./masked_softmax.js";
 import { mountPositional } from "./posenc.js";
+import { mountScores } from "./scores.js";
 
 export const FIGURES = {
   "minilm-attention": mountAttention,
@@ -12,4 +13,5 @@ export const FIGURES = {
   gpt: mountGpt,
   "masked-softmax": mountMaskedSoftmax,
   "positional-encoding": mountPositional,
+  "score-functions": mountScores,
 };

@@ -1,0 +1,110 @@
+// Score functions (chapter 3), live: drag the query and the keys in the plane (or type their
+// coordinates) and the attention weights of each score function follow, computed in the page as
+// lib.attention computes them: dot q.k, scaled dot q.k/sqrt(d), cosine, general q^T W_a k, additive
+// v_a^T tanh(W_q q + W_k k) (Luong et al. 2015, eq. 8; Bahdanau et al. 2015, eq. 6), each followed by
+// a softmax over the keys. W_a, W_q, W_k and v_a are the example's (seeded in the chapter).
+import { el, html } from "../draw.js";
+
+const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
+const matvec = (M, x) => M.map((row) => dot(row, x));   // M [out][in] (nn.Linear's weight)
+
+export function scores(q, keys, p) {
+  const norm = (a) => Math.sqrt(dot(a, a));
+  return {
+    dot: keys.map((k) => dot(q, k)),
+    "scaled dot": keys.map((k) => dot(q, k) / Math.sqrt(k.length)),
+    cosine: keys.map((k) => dot(q, k) / (Math.max(norm(q), 1e-8) * Math.max(norm(k), 1e-8))),
+    general: keys.map((k) => dot(q, matvec(p.W_a, k))),
+    additive: keys.map((k) => {
+      const h = matvec(p.W_q, q).map((x, i) => Math.tanh(x + matvec(p.W_k, k)[i]));
+      return dot(p.v_a, h);
+    }),
+  };
+}
+
+function softmax(xs) {
+  const m = Math.max(...xs);
+  const e = xs.map((x) => Math.exp(x - m));
+  const s = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / s);
+}
+
+export function mountScores(root, example, ctx) {
+  const points = [example.query, ...example.keys].map((p) => [...p]);
+  const names = ["q", ...example.keys.map((_, i) => `k${i + 1}`)];
+  const size = 300;
+  const span = example.span || 3;
+  const toPx = ([x, y]) => [size / 2 + (x / span) * (size / 2), size / 2 - (y / span) * (size / 2)];
+  const fromPx = (px, py) => [((px - size / 2) / (size / 2)) * span, ((size / 2 - py) / (size / 2)) * span];
+  const views = html("div", { class: "book-live-views" }, root);
+  const svg = el("svg", { width: size, height: size, role: "img", class: "book-live-plane",
+    "font-size": 12, "font-family": "sans-serif", style: "touch-action: none; border: 1px solid #ddd" });
+  el("title", {}, svg).textContent = "the query q and the keys in the plane: drag them";
+  views.appendChild(svg);
+  const right = html("div", {}, views);
+  const form = html("div", { class: "book-live-controls" }, right);
+  const boxes = names.map((n, i) => {
+    const wrap = html("label", {}, form, `${n} `);
+    return [0, 1].map((c) => html("input", { type: "number", step: 0.1, value: points[i][c].toFixed(2),
+      class: `book-live-${n}-${c}`, style: "width: 4.5em", "aria-label": `${n} coordinate ${c + 1}` }, wrap));
+  });
+  const table = html("div", { class: "book-live-table" }, right);
+
+  function redraw(fromBoxes = false) {
+    if (fromBoxes) {
+      const raw = boxes.map((pair) => pair.map((b) => b.value.trim()));
+      if (raw.flat().some((v) => v === "" || !Number.isFinite(Number(v)))) {
+        ctx.message(root, "Every coordinate must be a number.", "warning");
+        return;
+      }
+      raw.forEach((pair, i) => { points[i] = pair.map(Number); });
+    }
+    ctx.message(root, "", "info");
+    svg.querySelectorAll("g.pt, line.axis").forEach((n) => n.remove());
+    el("line", { class: "axis", x1: 0, x2: size, y1: size / 2, y2: size / 2, stroke: "#ccc" }, svg);
+    el("line", { class: "axis", y1: 0, y2: size, x1: size / 2, x2: size / 2, stroke: "#ccc" }, svg);
+    points.forEach((p, i) => {
+      const [x, y] = toPx(p);
+      const g = el("g", { class: "pt", "data-index": i, style: "cursor: grab" }, svg);
+      el("line", { x1: size / 2, y1: size / 2, x2: x, y2: y, stroke: i === 0 ? "#e8710a" : "#1f5fa8",
+        "stroke-width": 2 }, g);
+      el("circle", { cx: x, cy: y, r: 8, fill: i === 0 ? "#e8710a" : "#1f5fa8" }, g);
+      const t = el("text", { x: x + 10, y: y - 8 }, g);
+      t.textContent = names[i];
+    });
+    const q = points[0];
+    const keys = points.slice(1);
+    const all = scores(q, keys, example.params);
+    const weights = {};
+    const t = html("table", { class: "book-live-ranking" });
+    const head = html("tr", {}, html("thead", {}, t));
+    html("th", {}, head, "score");
+    names.slice(1).forEach((n) => html("th", {}, head, `weight on ${n}`));
+    const body = html("tbody", {}, t);
+    for (const [name, s] of Object.entries(all)) {
+      weights[name] = softmax(s);
+      const tr = html("tr", {}, body);
+      html("td", {}, tr, name);
+      weights[name].forEach((w) => html("td", {}, tr, w.toFixed(3)));
+    }
+    table.replaceChildren(t);
+    if (!fromBoxes) boxes.forEach((pair, i) => pair.forEach((b, c) => { b.value = points[i][c].toFixed(2); }));
+    root.dataset.values = JSON.stringify(weights);
+    root.dataset.state = "computed";
+  }
+
+  let dragging = null;
+  svg.addEventListener("pointerdown", (e) => {
+    const g = e.target.closest("g.pt");
+    if (g) { dragging = Number(g.dataset.index); svg.setPointerCapture(e.pointerId); }
+  });
+  svg.addEventListener("pointermove", (e) => {
+    if (dragging === null) return;
+    const r = svg.getBoundingClientRect();
+    points[dragging] = fromPx(e.clientX - r.left, e.clientY - r.top).map((v) => Math.round(v * 100) / 100);
+    redraw();
+  });
+  svg.addEventListener("pointerup", () => { dragging = null; });
+  boxes.flat().forEach((b) => b.addEventListener("input", () => redraw(true)));
+  redraw();
+}
