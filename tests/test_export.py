@@ -223,7 +223,7 @@ def test_story_gpt_equals_the_library_at_any_length(exported):
             logits = sess.run(["logits"], {"input_ids": np.array([ids], dtype=np.int64)})[0]
             ids.append(int(logits[0, -1].argmax()))
         assert [itos[i] for i in ids[len(entry["ids"]) :]] == entry["greedy"]
-    assert entry["greedy"][:2] == ["<eos>", "<bos>"]      # "... too tired ." ends the sentence
+    assert entry["greedy"][:2] == ["<eos>", "<bos>"]  # "... too tired ." ends the sentence
 
 
 def test_story_gpt_checkpoint_is_trained():

@@ -33,7 +33,7 @@ def cases():
     for i in range(60):
         v = torch.randn(40, generator=g, dtype=torch.float64) * (1 + i % 4)
         if i % 3 == 0:
-            v = v.round()                           # repeated values: ties at the k-th
+            v = v.round()  # repeated values: ties at the k-th
         vectors.append(v)
     settings = itertools.product([0.0, 0.5, 1.0, 2.0], [None, 1, 3, 10], [None, 0.5, 0.9])
     return [(v, t, k, p) for v in vectors for t, k, p in settings]
@@ -46,8 +46,12 @@ def test_js_sampler_equals_the_library(tmp_path):
     job = {"cases": [[v.tolist(), t, k, p] for v, t, k, p in all_cases]}
     (tmp_path / "job.json").write_text(json.dumps(job))
     (tmp_path / "run.mjs").write_text(NODE_SCRIPT % (ROOT / "web" / "src" / "sampling.js").as_uri())
-    done = subprocess.run([node, str(tmp_path / "run.mjs"), str(tmp_path / "job.json")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [node, str(tmp_path / "run.mjs"), str(tmp_path / "job.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     worst = 0.0

@@ -32,15 +32,26 @@ const out = {
 process.stdout.write(JSON.stringify(out));
 """
 
-POOL = ("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?'\"()[]{}-_$^&*/\\"
-        "éèêëàâäôöûüçñÅÉÎØßœæ ЖжПривет ΑΣΩας 日本語中文字 한국어 العربية हिन्दी 🙂🚀👍🏽 "
-        "\t\n\r\u00a0\u2028\u200b\u0301\ufeff\x00\x07\ufffd")
+POOL = (
+    "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?'\"()[]{}-_$^&*/\\"
+    "éèêëàâäôöûüçñÅÉÎØßœæ ЖжПривет ΑΣΩας 日本語中文字 한국어 العربية हिन्दी 🙂🚀👍🏽 "
+    "\t\n\r\u00a0\u2028\u200b\u0301\ufeff\x00\x07\ufffd"
+)
 CHAPTER_SENTENCES = [
     "The trophy didn't fit in the suitcase because it was too big",
     "The animal didn't cross the street because it was too tired.",
-    "The FBI is chasing a criminal on the run.", "I put my money in the bank.",
-    "She is eating a green apple", "unaffable", "Héllo, WORLD!", "[CLS] a [MASK] b [SEP]",
-    "", "   ", "naïve café résumé Ångström", "x" * 101, "y" * 100, "日本語のテキスト",
+    "The FBI is chasing a criminal on the run.",
+    "I put my money in the bank.",
+    "She is eating a green apple",
+    "unaffable",
+    "Héllo, WORLD!",
+    "[CLS] a [MASK] b [SEP]",
+    "",
+    "   ",
+    "naïve café résumé Ångström",
+    "x" * 101,
+    "y" * 100,
+    "日本語のテキスト",
     "The trophy was too big. " * 30,
 ]
 
@@ -66,7 +77,7 @@ def test_enough_sentences():
 def source_vocab():
     from lib.data import build_vocabs, generate_pairs, split_pairs
 
-    train, _, _ = split_pairs(generate_pairs(4000, seed=0), seed=0)   # the translator's corpus
+    train, _, _ = split_pairs(generate_pairs(4000, seed=0), seed=0)  # the translator's corpus
     return build_vocabs(train)[0]
 
 
@@ -82,14 +93,30 @@ def compared(tmp_path_factory):
     texts = sentences()
     word_texts = [t for t in texts if t.isascii()][:400] + ["a cow", "A COW runs", "zebra cow", ""]
     src = source_vocab()
-    job = {"vocab": str(vocab_file), "source": src.itos, "unk": src.unk_id, "max_tokens": 128,
-           "texts": texts, "word_texts": word_texts}
+    job = {
+        "vocab": str(vocab_file),
+        "source": src.itos,
+        "unk": src.unk_id,
+        "max_tokens": 128,
+        "texts": texts,
+        "word_texts": word_texts,
+    }
     (tmp / "job.json").write_text(json.dumps(job))
     (tmp / "run.mjs").write_text(NODE_SCRIPT % TOKENIZERS.as_uri())
-    done = subprocess.run([node, str(tmp / "run.mjs"), str(tmp / "job.json")], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [node, str(tmp / "run.mjs"), str(tmp / "job.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout), texts, word_texts, WordPieceTokenizer.from_vocab_file(vocab_file), src
+    return (
+        json.loads(done.stdout),
+        texts,
+        word_texts,
+        WordPieceTokenizer.from_vocab_file(vocab_file),
+        src,
+    )
 
 
 def test_wordpiece_equals_the_library(compared):
@@ -102,7 +129,9 @@ def test_wordpiece_equals_the_library(compared):
         assert got["truncated"] == (len(tokenizer.tokenize(text)) + 2 > 128)
     assert not mismatches, mismatches[:3]
     # the sample holds what the issue asks for: truncation, [UNK] words, CJK, accents
-    assert any(g["truncated"] for g in js["wordpiece"]) and any(g["unknown"] for g in js["wordpiece"])
+    assert any(g["truncated"] for g in js["wordpiece"]) and any(
+        g["unknown"] for g in js["wordpiece"]
+    )
 
 
 def test_word_vocabulary_equals_the_library(compared):

@@ -428,8 +428,11 @@ def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
     return enc, dec
 
 
-GPT_PROMPTS = ["mia had a cat .", "tom took the boat to the",
-               "the cat did n't cross the road because it was too tired ."]   # chapter 13's
+GPT_PROMPTS = [
+    "mia had a cat .",
+    "tom took the boat to the",
+    "the cat did n't cross the road because it was too tired .",
+]  # chapter 13's
 
 
 def gpt_torch(model, stoi: dict, bos: int, text: str):
@@ -438,7 +441,7 @@ def gpt_torch(model, stoi: dict, bos: int, text: str):
     with torch.no_grad():
         out = model(torch.tensor([ids]), return_attention=True)
     probs = torch.softmax(out.logits[0, -1], -1)
-    last = torch.stack(out.attention)[:, 0, :, -1]                      # [L, H, T]
+    last = torch.stack(out.attention)[:, 0, :, -1]  # [L, H, T]
     return ids, probs.numpy(), last.numpy()
 
 
@@ -449,31 +452,55 @@ def export_gpt(models: Path, reference: dict) -> dict:
     stoi = {t: i for i, t in enumerate(itos)}
     bos = info["specials"]["bos"]
     ids = torch.tensor([[bos] + [stoi[w] for w in GPT_PROMPTS[0].split()]])
-    _export(GPTExport(model), (ids,), models / "gpt.onnx", ["input_ids"], ["logits", "attentions"],
-            {"input_ids": {1: "T"}, "logits": {1: "T"}, "attentions": {2: "T", 3: "T"}})
-    vocab = {"tokens": itos, "specials": info["specials"],
-             "rule": "lower-case the text, split it on whitespace (punctuation is written apart: "
-                     "'it was too tired .'); a word not in the list is <unk>; the model reads <bos> "
-                     "first"}
+    _export(
+        GPTExport(model),
+        (ids,),
+        models / "gpt.onnx",
+        ["input_ids"],
+        ["logits", "attentions"],
+        {"input_ids": {1: "T"}, "logits": {1: "T"}, "attentions": {2: "T", 3: "T"}},
+    )
+    vocab = {
+        "tokens": itos,
+        "specials": info["specials"],
+        "rule": "lower-case the text, split it on whitespace (punctuation is written apart: "
+        "'it was too tired .'); a word not in the list is <unk>; the model reads <bos> "
+        "first",
+    }
     (models / "stories_vocab.json").write_text(json.dumps(vocab))
     reference["gpt"] = []
     for prompt in GPT_PROMPTS:
         ids, probs, last = gpt_torch(model, stoi, bos, prompt)
         with torch.no_grad():
-            greedy = model.generate(torch.tensor([ids]), max_new_tokens=8, temperature=0)[0, len(ids):]
-        reference["gpt"].append({"prompt": prompt, "ids": ids,
-                                 "next_probs": np.round(probs, 7).tolist(),
-                                 "greedy": [itos[i] for i in greedy.tolist()],
-                                 "last_attention": np.round(last, 6).tolist()})
+            greedy = model.generate(torch.tensor([ids]), max_new_tokens=8, temperature=0)[
+                0, len(ids) :
+            ]
+        reference["gpt"].append(
+            {
+                "prompt": prompt,
+                "ids": ids,
+                "next_probs": np.round(probs, 7).tolist(),
+                "greedy": [itos[i] for i in greedy.tolist()],
+                "last_attention": np.round(last, 6).tolist(),
+            }
+        )
     c = model.config
-    return {"file": "gpt.onnx", "vocab": "stories_vocab.json", "precision": "float32",
-            "max_tokens": c.block_size, "layers": c.n_layer, "heads": c.n_head,
-            "about": f"a GPT of {c.n_layer} layers, {c.n_head} heads, {c.n_embd} dimensions trained "
-                     f"by tools/train_story_gpt.py with chapter 13's recipe on the book's generated "
-                     f"stories (validation perplexity {math.exp(info['val_loss']):.2f})",
-            "inputs": {"input_ids": "int64 [1,T]"},
-            "outputs": {"logits": f"float32 [1,T,{c.vocab_size}]",
-                        "attentions": f"float32 [{c.n_layer},{c.n_head},T,T]"}}
+    return {
+        "file": "gpt.onnx",
+        "vocab": "stories_vocab.json",
+        "precision": "float32",
+        "max_tokens": c.block_size,
+        "layers": c.n_layer,
+        "heads": c.n_head,
+        "about": f"a GPT of {c.n_layer} layers, {c.n_head} heads, {c.n_embd} dimensions trained "
+        f"by tools/train_story_gpt.py with chapter 13's recipe on the book's generated "
+        f"stories (validation perplexity {math.exp(info['val_loss']):.2f})",
+        "inputs": {"input_ids": "int64 [1,T]"},
+        "outputs": {
+            "logits": f"float32 [1,T,{c.vocab_size}]",
+            "attentions": f"float32 [{c.n_layer},{c.n_head},T,T]",
+        },
+    }
 
 
 def _file_facts(path: Path) -> dict:

@@ -68,28 +68,52 @@ def main() -> int:
     train_docs, val_docs = documents(3000, 8000, seed=0), documents(200, 500, seed=1)
     vocab = word_vocab(train_docs)
     train_ids, val_ids = encode_documents(train_docs, vocab), encode_documents(val_docs, vocab)
-    config = GPTConfig(vocab_size=len(vocab), block_size=BLOCK, n_layer=2, n_head=4, n_embd=64,
-                       dropout=0.0)
+    config = GPTConfig(
+        vocab_size=len(vocab), block_size=BLOCK, n_layer=2, n_head=4, n_embd=64, dropout=0.0
+    )
     torch.manual_seed(0)
     model = GPT(config)
     start = time.time()
-    history = fit(model, windows(train_ids, torch.Generator().manual_seed(0)),
-                  lambda m, batch: m(*batch).loss, steps=STEPS, lr=5e-3, warmup_steps=20, seed=0,
-                  desc="story GPT")
+    history = fit(
+        model,
+        windows(train_ids, torch.Generator().manual_seed(0)),
+        lambda m, batch: m(*batch).loss,
+        steps=STEPS,
+        lr=5e-3,
+        warmup_steps=20,
+        seed=0,
+        desc="story GPT",
+    )
     model.eval()
     val = mean_loss(model, val_ids)
-    meta = {"config": json.dumps(config.__dict__), "vocab": json.dumps(vocab.itos),
-            "specials": json.dumps({"pad": vocab.pad_id, "bos": vocab.bos_id, "eos": vocab.eos_id,
-                                    "unk": vocab.unk_id}),
-            "training": json.dumps({"steps": STEPS, "batch": BATCH, "block": BLOCK, "lr": 5e-3,
-                                    "warmup_steps": 20, "seed": 0, "corpus": "chapter 13's"}),
-            "val_loss": f"{val:.4f}", "seconds": f"{time.time() - start:.1f}",
-            "torch": torch.__version__}
+    meta = {
+        "config": json.dumps(config.__dict__),
+        "vocab": json.dumps(vocab.itos),
+        "specials": json.dumps(
+            {"pad": vocab.pad_id, "bos": vocab.bos_id, "eos": vocab.eos_id, "unk": vocab.unk_id}
+        ),
+        "training": json.dumps(
+            {
+                "steps": STEPS,
+                "batch": BATCH,
+                "block": BLOCK,
+                "lr": 5e-3,
+                "warmup_steps": 20,
+                "seed": 0,
+                "corpus": "chapter 13's",
+            }
+        ),
+        "val_loss": f"{val:.4f}",
+        "seconds": f"{time.time() - start:.1f}",
+        "torch": torch.__version__,
+    }
     tensors = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
     tensors["history.losses"] = torch.tensor(history.losses)
     save_file(tensors, str(STORY_GPT_PATH), metadata=meta)
-    print(f"validation loss {val:.3f} (perplexity {math.exp(val):.2f}), "
-          f"{time.time() - start:.0f} s -> {STORY_GPT_PATH}")
+    print(
+        f"validation loss {val:.3f} (perplexity {math.exp(val):.2f}), "
+        f"{time.time() - start:.0f} s -> {STORY_GPT_PATH}"
+    )
     return 0
 
 

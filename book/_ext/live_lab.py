@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web" / "src"
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
-WASM = "ort-wasm-simd-threaded.wasm"   # what onnxruntime-web/wasm's bundle loads (SIMD, one thread)
+WASM = "ort-wasm-simd-threaded.wasm"  # what onnxruntime-web/wasm's bundle loads (SIMD, one thread)
 
 
 def live_dir() -> Path:
@@ -44,8 +44,10 @@ def _check(app: Sphinx) -> None:
         return
     manifest = live_dir() / "models" / "manifest.json"
     if not manifest.is_file():
-        raise ExtensionError(f"live_lab: no exported models at {manifest.parent}: run `make live-models` "
-                             "(python tools/export_models.py --out _build/live) before building the book")
+        raise ExtensionError(
+            f"live_lab: no exported models at {manifest.parent}: run `make live-models` "
+            "(python tools/export_models.py --out _build/live) before building the book"
+        )
     for path in (ESBUILD, ORT_DIST / WASM):
         if not path.exists():
             raise ExtensionError(f"live_lab: {path} is missing: run `npm ci` (make book does)")
@@ -53,9 +55,21 @@ def _check(app: Sphinx) -> None:
 
 def _bundle(out: Path) -> None:
     for entry, fmt in (("live.js", "iife"), ("worker.js", "esm")):
-        done = subprocess.run([str(ESBUILD), str(WEB / entry), "--bundle", f"--format={fmt}", "--minify",
-                               "--legal-comments=linked", f"--outfile={out / entry}", "--log-level=error"],
-                              cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                str(ESBUILD),
+                str(WEB / entry),
+                "--bundle",
+                f"--format={fmt}",
+                "--minify",
+                "--legal-comments=linked",
+                f"--outfile={out / entry}",
+                "--log-level=error",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise ExtensionError(f"live_lab: esbuild failed on web/src/{entry}:\n{done.stderr}")
 
@@ -84,8 +98,11 @@ def _add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, d
     body = context.get("body") or ""
     if 'class="book-live"' in body:
         pathto = context["pathto"]
-        context["body"] = (f'<link rel="stylesheet" href="{pathto("_static/live/live.css", 1)}">\n'
-                           + body + f'\n<script defer src="{pathto("_static/live/live.js", 1)}"></script>\n')
+        context["body"] = (
+            f'<link rel="stylesheet" href="{pathto("_static/live/live.css", 1)}">\n'
+            + body
+            + f'\n<script defer src="{pathto("_static/live/live.js", 1)}"></script>\n'
+        )
 
 
 def setup(app: Sphinx) -> dict:

@@ -54,7 +54,7 @@ __all__ = [
     "score_functions_figure",
 ]
 
-MAX_TOKENS = 128   # the page cuts longer inputs to this many tokens (tools/export_models.py)
+MAX_TOKENS = 128  # the page cuts longer inputs to this many tokens (tools/export_models.py)
 
 
 class LiveFigure:
@@ -66,8 +66,16 @@ class LiveFigure:
     widget: optional ipywidgets widget computing the figure in the kernel.
     """
 
-    def __init__(self, kind: str, example: dict, *, png: bytes, alt: str, widget=None,
-                 caption: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        example: dict,
+        *,
+        png: bytes,
+        alt: str,
+        widget=None,
+        caption: str | None = None,
+    ):
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"kind: expected the figure's name (a non-empty str), got {kind!r}")
         if not isinstance(example, dict):
@@ -82,22 +90,30 @@ class LiveFigure:
     def html(self) -> str:
         data = json.dumps(self.example, separators=(",", ":")).replace("</", "<\\/")
         img = base64.b64encode(self.png).decode()
-        caption = f"<p class=\"book-live-caption\">{html.escape(self.caption)}</p>" if self.caption else ""
-        return (f'<div class="book-live" data-live="{html.escape(self.kind)}">'
-                f'<script type="application/json" class="book-live-example">{data}</script>'
-                f'<div class="book-live-static"><img src="data:image/png;base64,{img}" '
-                f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}</div>')
+        caption = (
+            f'<p class="book-live-caption">{html.escape(self.caption)}</p>' if self.caption else ""
+        )
+        return (
+            f'<div class="book-live" data-live="{html.escape(self.kind)}">'
+            f'<script type="application/json" class="book-live-example">{data}</script>'
+            f'<div class="book-live-static"><img src="data:image/png;base64,{img}" '
+            f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}</div>'
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/html": self.html(), "image/png": base64.b64encode(self.png).decode(),
-                  "text/plain": f"LiveFigure({self.kind!r})"}
+        bundle = {
+            "text/html": self.html(),
+            "image/png": base64.b64encode(self.png).decode(),
+            "text/plain": f"LiveFigure({self.kind!r})",
+        }
         if self.widget is not None:
             bundle.update(self.widget._repr_mimebundle_() or {})
-            bundle["text/html"] = self.html()   # the site's view
+            bundle["text/html"] = self.html()  # the site's view
         return bundle
 
 
 # --- MiniLM -----------------------------------------------------------------------------------------
+
 
 def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS):
     """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page does."""
@@ -112,11 +128,19 @@ def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS)
 def rank_heads(att_a: torch.Tensor, att_b: torch.Tensor, q: int, k: int, n: int = 5) -> list:
     """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q to
     token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T, T])."""
-    change = att_a[:, :, q, k] - att_b[:, :, q, k]                  # [L, H]
+    change = att_a[:, :, q, k] - att_b[:, :, q, k]  # [L, H]
     H = change.shape[1]
     order = change.flatten().abs().argsort(descending=True, stable=True)[:n].tolist()
-    return [[i // H, i % H, round(change.flatten()[i].item(), 4), round(att_a[i // H, i % H, q, k].item(), 4),
-             round(att_b[i // H, i % H, q, k].item(), 4)] for i in order]
+    return [
+        [
+            i // H,
+            i % H,
+            round(change.flatten()[i].item(), 4),
+            round(att_a[i // H, i % H, q, k].item(), 4),
+            round(att_b[i // H, i % H, q, k].item(), 4),
+        ]
+        for i in order
+    ]
 
 
 def _heatmap_png(tokens, weights, title: str) -> bytes:
@@ -140,8 +164,9 @@ def _widget_attention(model, tokenizer, text: str, layer: int, head: int):
 
     def redraw(*_):
         tokens, att = minilm_attentions(model, tokenizer, box.value)
-        png = _heatmap_png(tokens, att[layer_w.value, head_w.value],
-                           f"layer {layer_w.value}, head {head_w.value}")
+        png = _heatmap_png(
+            tokens, att[layer_w.value, head_w.value], f"layer {layer_w.value}, head {head_w.value}"
+        )
         with out:
             out.clear_output(wait=True)
             display(Image(png))
@@ -151,56 +176,81 @@ def _widget_attention(model, tokenizer, text: str, layer: int, head: int):
     return widgets.VBox([box, widgets.HBox([layer_w, head_w]), out]), redraw
 
 
-def minilm_attention(model, tokenizer, text: str, *, layer: int = 3, head: int = 1,
-                     caption: str | None = None, widget: bool = True) -> LiveFigure:
+def minilm_attention(
+    model,
+    tokenizer,
+    text: str,
+    *,
+    layer: int = 3,
+    head: int = 1,
+    caption: str | None = None,
+    widget: bool = True,
+) -> LiveFigure:
     """The live attention figure of MiniLM for `text` (shown first at `layer`, `head`)."""
     L, H = model.config.num_hidden_layers, model.config.num_attention_heads
     for name, value, top in (("layer", layer, L), ("head", head, H)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < top:
             raise ValueError(f"{name}: expected an int in [0, {top}), got {value!r}")
     tokens, att = minilm_attentions(model, tokenizer, text)
-    example = {"text": text, "tokens": tokens, "layer": layer, "head": head,
-               # per mille, as integers: a third of the bytes of decimals, the precision the figure shows
-               "attentions_per_mille": (att * 1000).round().int().tolist()}
+    example = {
+        "text": text,
+        "tokens": tokens,
+        "layer": layer,
+        "head": head,
+        # per mille, as integers: a third of the bytes of decimals, the precision the figure shows
+        "attentions_per_mille": (att * 1000).round().int().tolist(),
+    }
     png = _heatmap_png(tokens, att[layer, head], f"layer {layer}, head {head}")
-    alt = (f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with "
-           f"one row per token (query) and one column per token (key).")
+    alt = (
+        f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with "
+        f"one row per token (query) and one column per token (key)."
+    )
     view = None
     if widget:
         view, redraw = _widget_attention(model, tokenizer, text, layer, head)
-        redraw()   # the kernel's view opens on the example too
+        redraw()  # the kernel's view opens on the example too
     return LiveFigure("minilm-attention", example, png=png, alt=alt, widget=view, caption=caption)
 
 
-def minilm_head_ranking(model, tokenizer, a: str, b: str, source: str, target: str, *,
-                        caption: str | None = None) -> LiveFigure:
+def minilm_head_ranking(
+    model, tokenizer, a: str, b: str, source: str, target: str, *, caption: str | None = None
+) -> LiveFigure:
     """The live ranking of heads by how much the weight from `source` to `target` changes from
     sentence `a` to sentence `b` (each word one token, at the same place in both)."""
     tok_a, att_a = minilm_attentions(model, tokenizer, a)
     tok_b, att_b = minilm_attentions(model, tokenizer, b)
     for word in (source, target):
         if word not in tok_a or tok_b[tok_a.index(word)] != word:
-            raise ValueError(f"source/target: expected {word!r} to be one token at the same place in "
-                             f"both sentences; tokens of a: {tok_a}")
+            raise ValueError(
+                f"source/target: expected {word!r} to be one token at the same place in "
+                f"both sentences; tokens of a: {tok_a}"
+            )
     q, k = tok_a.index(source), tok_a.index(target)
     top = rank_heads(att_a, att_b, q, k)
     fig, ax = plt.subplots(figsize=(6, 2.6), dpi=72)
     labels = [f"{layer}-{head}" for layer, head, *_ in top]
     ax.barh(labels[::-1], [abs(c) for _, _, c, _, _ in top][::-1], color="C0")
-    ax.set(xlabel=f"|change| of the weight {source} -> {target}", ylabel="layer-head",
-           title="heads that change most between the two sentences")
+    ax.set(
+        xlabel=f"|change| of the weight {source} -> {target}",
+        ylabel="layer-head",
+        title="heads that change most between the two sentences",
+    )
     png = figure_png(fig)
     plt.close(fig)
     example = {"a": a, "b": b, "from": source, "to": target, "top_heads": top}
-    alt = (f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most "
-           f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}.")
+    alt = (
+        f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most "
+        f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}."
+    )
     return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)
 
 
 # --- the translator -----------------------------------------------------------------------------
 
-def translation_alignment(model, src_vocab, tgt_vocab, sentence: str, *, max_len: int = 60,
-                          caption: str | None = None) -> LiveFigure:
+
+def translation_alignment(
+    model, src_vocab, tgt_vocab, sentence: str, *, max_len: int = 60, caption: str | None = None
+) -> LiveFigure:
     """The live translator figure (chapter 4): the greedy translation of `sentence` by a lib.seq2seq
     model with attention, and its alignment [output words, source words]. On the site the page
     translates the reader's sentences with the same model exported to ONNX."""
@@ -211,29 +261,37 @@ def translation_alignment(model, src_vocab, tgt_vocab, sentence: str, *, max_len
     words = sentence.lower().split()
     src = torch.tensor([src_vocab.encode(words)])
     with torch.no_grad():
-        tokens, weights = greedy_decode(model, src, torch.tensor([len(words)]), max_len,
-                                        tgt_vocab.bos_id, tgt_vocab.eos_id)
+        tokens, weights = greedy_decode(
+            model, src, torch.tensor([len(words)]), max_len, tgt_vocab.bos_id, tgt_vocab.eos_id
+        )
     ids = tokens[0].tolist()
     n = ids.index(tgt_vocab.eos_id) + 1 if tgt_vocab.eos_id in ids else len(ids)
     out = [tgt_vocab.itos[i] for i in ids[:n]]
-    attention = weights[0, :n]                                         # [L, S]
+    attention = weights[0, :n]  # [L, S]
     fig, ax = plt.subplots(figsize=(2.2 + 0.42 * len(words), 1.6 + 0.34 * n), dpi=72)
     attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
     png = figure_png(fig)
     plt.close(fig)
-    example = {"source": " ".join(words), "tokens": out,
-               "attention": [[round(v, 4) for v in row] for row in attention.tolist()],
-               "source_words": [w for w in src_vocab.itos if not w.startswith("<")]}
-    alt = (f"Alignment of the greedy translation of '{' '.join(words)}' into "
-           f"'{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per "
-           "source word.")
+    example = {
+        "source": " ".join(words),
+        "tokens": out,
+        "attention": [[round(v, 4) for v in row] for row in attention.tolist()],
+        "source_words": [w for w in src_vocab.itos if not w.startswith("<")],
+    }
+    alt = (
+        f"Alignment of the greedy translation of '{' '.join(words)}' into "
+        f"'{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per "
+        "source word."
+    )
     return LiveFigure("translator", example, png=png, alt=alt, caption=caption)
 
 
 # --- the story GPT --------------------------------------------------------------------------------
 
-def gpt_next_token(model, itos: list[str], prompt: str, *, bos_id: int | None = None,
-                   caption: str | None = None) -> LiveFigure:
+
+def gpt_next_token(
+    model, itos: list[str], prompt: str, *, bos_id: int | None = None, caption: str | None = None
+) -> LiveFigure:
     """The live GPT figure (chapter 13): the next-token distribution of `prompt` (words of the story
     language, <bos> first) and the last token's attention in every layer and head. On the site the
     page recomputes both for the reader's prompt and applies temperature, top-k and top-p."""
@@ -247,8 +305,8 @@ def gpt_next_token(model, itos: list[str], prompt: str, *, bos_id: int | None = 
     ids = [bos] + [stoi[w] for w in prompt.lower().split()]
     with torch.no_grad():
         out = model(torch.tensor([ids]), return_attention=True)
-    probs = torch.softmax(out.logits[0, -1], -1)                       # [V]
-    last = torch.stack(out.attention)[:, 0, :, -1]                     # [L, H, T]
+    probs = torch.softmax(out.logits[0, -1], -1)  # [V]
+    last = torch.stack(out.attention)[:, 0, :, -1]  # [L, H, T]
     top = probs.argsort(descending=True, stable=True)[:15].tolist()
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=72)
     ax.barh([itos[i] for i in top][::-1], probs[top].tolist()[::-1], color="C0")
@@ -256,48 +314,72 @@ def gpt_next_token(model, itos: list[str], prompt: str, *, bos_id: int | None = 
     png = figure_png(fig)
     plt.close(fig)
     tokens = [itos[i] for i in ids]
-    example = {"prompt": prompt, "tokens": tokens, "itos": list(itos),
-               "next_probs": [round(p, 6) for p in probs.tolist()],
-               "last_attention": [[[round(v, 4) for v in row] for row in layer] for layer in last.tolist()]}
-    alt = (f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is "
-           f"'{itos[top[0]]}' with probability {probs[top[0]]:.2f}.")
+    example = {
+        "prompt": prompt,
+        "tokens": tokens,
+        "itos": list(itos),
+        "next_probs": [round(p, 6) for p in probs.tolist()],
+        "last_attention": [
+            [[round(v, 4) for v in row] for row in layer] for layer in last.tolist()
+        ],
+    }
+    alt = (
+        f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is "
+        f"'{itos[top[0]]}' with probability {probs[top[0]]:.2f}."
+    )
     return LiveFigure("gpt", example, png=png, alt=alt, caption=caption)
 
 
 # --- figures the page computes without a model --------------------------------------------------
 
-def positional_encoding_figure(positions: int = 50, d_model: int = 128, base: float = 10000.0,
-                               position: int = 10, *, caption: str | None = None) -> LiveFigure:
+
+def positional_encoding_figure(
+    positions: int = 50,
+    d_model: int = 128,
+    base: float = 10000.0,
+    position: int = 10,
+    *,
+    caption: str | None = None,
+) -> LiveFigure:
     """The sinusoidal table for any number of positions, width and base (chapter 8), with one row
     drawn as a curve; the page recomputes it as the reader changes them (no download)."""
     from lib.positional import sinusoidal_encoding
 
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < positions:
-        raise ValueError(f"position: expected an int in [0, positions={positions}), got {position!r}")
-    table = sinusoidal_encoding(positions, d_model, base)             # [P, D]
+        raise ValueError(
+            f"position: expected an int in [0, positions={positions}), got {position!r}"
+        )
+    table = sinusoidal_encoding(positions, d_model, base)  # [P, D]
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 4.4), dpi=72, height_ratios=[2, 1])
     ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
     ax1.axhline(position, color="C1", lw=1)
-    ax1.set(xlabel="dimension", ylabel="position", title=f"PE: {positions} positions x {d_model} dims")
+    ax1.set(
+        xlabel="dimension", ylabel="position", title=f"PE: {positions} positions x {d_model} dims"
+    )
     ax2.plot(table[position], color="C0", lw=1)
     ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
-    alt = (f"The sinusoidal positional-encoding table for {positions} positions and {d_model} "
-           f"dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions.")
+    alt = (
+        f"The sinusoidal positional-encoding table for {positions} positions and {d_model} "
+        f"dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions."
+    )
     return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
 
 
-def masked_softmax_figure(scores, labels, *, causal: bool = True,
-                          caption: str | None = None) -> LiveFigure:
+def masked_softmax_figure(
+    scores, labels, *, causal: bool = True, caption: str | None = None
+) -> LiveFigure:
     """The masked-softmax table with scores the reader edits on the page (chapters 3 and 6)."""
     from lib.attention import causal_mask, masked_softmax
 
     scores = torch.as_tensor(scores, dtype=torch.float32)
     if scores.dim() != 2 or scores.shape[0] != scores.shape[1] or scores.shape[0] != len(labels):
-        raise ValueError(f"scores: expected a square [n, n] matrix with n = len(labels) = {len(labels)}, "
-                         f"got shape {tuple(scores.shape)}")
+        raise ValueError(
+            f"scores: expected a square [n, n] matrix with n = len(labels) = {len(labels)}, "
+            f"got shape {tuple(scores.shape)}"
+        )
     n = scores.shape[0]
     mask = causal_mask(n) if causal else torch.ones(n, n, dtype=torch.bool)
     weights = masked_softmax(scores, mask)
@@ -305,18 +387,28 @@ def masked_softmax_figure(scores, labels, *, causal: bool = True,
     attention_heatmap(weights, list(labels), list(labels), ax=ax, title="masked softmax")
     png = figure_png(fig)
     plt.close(fig)
-    example = {"scores": [[round(v, 4) for v in row] for row in scores.tolist()],
-               "labels": list(labels), "causal": causal}
+    example = {
+        "scores": [[round(v, 4) for v in row] for row in scores.tolist()],
+        "labels": list(labels),
+        "causal": causal,
+    }
     alt = f"The attention weights of a {n} x {n} score table after the {'causal ' if causal else ''}softmax."
     return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)
 
 
-def score_functions_figure(query, keys, *, seed: int = 0, d_hidden: int = 3, span: float = 3.0,
-                           caption: str | None = None) -> LiveFigure:
+def score_functions_figure(
+    query, keys, *, seed: int = 0, d_hidden: int = 3, span: float = 3.0, caption: str | None = None
+) -> LiveFigure:
     """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
     dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
     untrained function is not flat). The page computes them as lib.attention does."""
-    from lib.attention import AdditiveScore, GeneralScore, cosine_score, dot_product_score, scaled_dot_product_score
+    from lib.attention import (
+        AdditiveScore,
+        GeneralScore,
+        cosine_score,
+        dot_product_score,
+        scaled_dot_product_score,
+    )
 
     q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
     k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
@@ -325,8 +417,13 @@ def score_functions_figure(query, keys, *, seed: int = 0, d_hidden: int = 3, spa
     with torch.no_grad():
         for w in (additive.W_q.weight, additive.W_k.weight, additive.v_a.weight):
             w.normal_()
-        scores = {"dot": dot_product_score(q, k), "scaled dot": scaled_dot_product_score(q, k),
-                  "cosine": cosine_score(q, k), "general": general(q, k), "additive": additive(q, k)}
+        scores = {
+            "dot": dot_product_score(q, k),
+            "scaled dot": scaled_dot_product_score(q, k),
+            "cosine": cosine_score(q, k),
+            "general": general(q, k),
+            "additive": additive(q, k),
+        }
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
     fig, ax = plt.subplots(figsize=(6, 2.8), dpi=72)
     n = k.shape[1]
@@ -336,10 +433,21 @@ def score_functions_figure(query, keys, *, seed: int = 0, d_hidden: int = 3, spa
     ax.set(ylabel="weight", title="weights of the keys under each score function")
     png = figure_png(fig)
     plt.close(fig)
-    params = {"W_a": general.W_a.weight.tolist(), "W_q": additive.W_q.weight.tolist(),
-              "W_k": additive.W_k.weight.tolist(), "v_a": additive.v_a.weight[0].tolist()}
-    example = {"query": q[0, 0].tolist(), "keys": k[0].tolist(), "params": params, "span": span,
-               "weights": {name: w.tolist() for name, w in weights.items()}}
-    alt = (f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, "
-           f"additive) for the query {q[0, 0].tolist()}.")
+    params = {
+        "W_a": general.W_a.weight.tolist(),
+        "W_q": additive.W_q.weight.tolist(),
+        "W_k": additive.W_k.weight.tolist(),
+        "v_a": additive.v_a.weight[0].tolist(),
+    }
+    example = {
+        "query": q[0, 0].tolist(),
+        "keys": k[0].tolist(),
+        "params": params,
+        "span": span,
+        "weights": {name: w.tolist() for name, w in weights.items()},
+    }
+    alt = (
+        f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, "
+        f"additive) for the query {q[0, 0].tolist()}."
+    )
     return LiveFigure("score-functions", example, png=png, alt=alt, caption=caption)

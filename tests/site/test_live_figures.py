@@ -29,22 +29,33 @@ def translate(driver, text: str) -> str:
     driver.execute_script(
         f"const root = document.querySelector({TRANSLATOR!r}); root.dataset.state = 'typing';"
         "root.querySelector('.book-live-input').value = arguments[0];"
-        "root.querySelector('.book-live-compute').click();", text)
+        "root.querySelector('.book-live-compute').click();",
+        text,
+    )
     return wait_state(driver, TRANSLATOR, ("computed", "ready", "error"), timeout=60)
 
 
 def read(driver):
     root = f"document.querySelector({TRANSLATOR!r})"
-    return (json.loads(driver.execute_script(f"return {root}.dataset.tokens;")),
-            np.array(json.loads(driver.execute_script(f"return {root}.dataset.values;"))))
+    return (
+        json.loads(driver.execute_script(f"return {root}.dataset.tokens;")),
+        np.array(json.loads(driver.execute_script(f"return {root}.dataset.values;"))),
+    )
 
 
 @pytest.fixture(scope="module")
 def translator(site, server, browser):
     open_page(browser, f"{server}/{CH04}")
-    assert browser.execute_script(f"return document.querySelector({TRANSLATOR!r}).dataset.state;") == "example"
-    assert wait_until(browser, f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button')")
-    browser.execute_script(f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button').click();")
+    assert (
+        browser.execute_script(f"return document.querySelector({TRANSLATOR!r}).dataset.state;")
+        == "example"
+    )
+    assert wait_until(
+        browser, f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button')"
+    )
+    browser.execute_script(
+        f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button').click();"
+    )
     return wait_state(browser, TRANSLATOR, ("computed", "error"), timeout=60)
 
 
@@ -63,7 +74,9 @@ def test_bad_input_gets_a_message(translator, browser):
     assert "zebra, 🙂" in message(browser, TRANSLATOR)
     assert translate(browser, " ".join(["the cat sleeps"] * 20)) == "computed"
     assert "cut to 40 words" in message(browser, TRANSLATOR)
-    assert translate(browser, "The girl SLEEPS") == "computed" and message(browser, TRANSLATOR) == ""
+    assert (
+        translate(browser, "The girl SLEEPS") == "computed" and message(browser, TRANSLATOR) == ""
+    )
     assert read(browser)[0] == ["la", "fille", "dort", "<eos>"]
 
 
@@ -80,20 +93,31 @@ def set_prompt(driver, text: str, button: str = ".book-live-compute") -> str:
     driver.execute_script(
         f"const root = document.querySelector({GPT!r}); root.dataset.state = 'typing';"
         "if (arguments[0] !== null) root.querySelector('.book-live-input').value = arguments[0];"
-        f"root.querySelector({button!r}).click();", text)
+        f"root.querySelector({button!r}).click();",
+        text,
+    )
     return wait_state(driver, GPT, ("computed", "ready", "error"), timeout=60)
 
 
 def gpt_values(driver):
-    return np.array(json.loads(driver.execute_script(f"return document.querySelector({GPT!r}).dataset.values;")))
+    return np.array(
+        json.loads(driver.execute_script(f"return document.querySelector({GPT!r}).dataset.values;"))
+    )
 
 
 @pytest.fixture(scope="module")
 def gpt_page(site, server, browser):
     open_page(browser, f"{server}/{CH13}")
-    assert browser.execute_script(f"return document.querySelector({GPT!r}).dataset.state;") == "example"
-    assert wait_until(browser, f"document.querySelector({GPT!r}).querySelector('.book-live-button')")
-    browser.execute_script(f"document.querySelector({GPT!r}).querySelector('.book-live-button').click();")
+    assert (
+        browser.execute_script(f"return document.querySelector({GPT!r}).dataset.state;")
+        == "example"
+    )
+    assert wait_until(
+        browser, f"document.querySelector({GPT!r}).querySelector('.book-live-button')"
+    )
+    browser.execute_script(
+        f"document.querySelector({GPT!r}).querySelector('.book-live-button').click();"
+    )
     return wait_state(browser, GPT, ("computed", "error"), timeout=60)
 
 
@@ -103,9 +127,12 @@ def test_the_page_predicts_as_the_library_does(gpt_page, browser, reference):
         assert set_prompt(browser, ref["prompt"]) == "computed", message(browser, GPT)
         # float32 logits equal to 1e-4 (tests/test_export.py); probabilities then within 1e-5
         assert np.abs(gpt_values(browser) - np.array(ref["next_probs"])).max() < 1e-5
-        last = json.loads(browser.execute_script(
-            f"return document.querySelector({GPT!r}).querySelector('.book-live-heatmap').dataset.values;"))
-        expected = np.array(ref["last_attention"])                       # [L, H, T]
+        last = json.loads(
+            browser.execute_script(
+                f"return document.querySelector({GPT!r}).querySelector('.book-live-heatmap').dataset.values;"
+            )
+        )
+        expected = np.array(ref["last_attention"])  # [L, H, T]
         assert np.abs(np.array(last) - expected.reshape(-1, expected.shape[-1])).max() < 1e-4
 
 
@@ -114,8 +141,10 @@ def test_greedy_steps_write_the_librarys_continuation(gpt_page, browser, referen
     assert set_prompt(browser, ref["prompt"]) == "computed"
     for _ in range(len(ref["greedy"])):
         assert set_prompt(browser, None, ".book-live-greedy") == "computed"
-    words = browser.execute_script(f"return document.querySelector({GPT!r}).querySelector('.book-live-input').value;")
-    assert words.split()[len(ref["prompt"].split()):] == ref["greedy"]
+    words = browser.execute_script(
+        f"return document.querySelector({GPT!r}).querySelector('.book-live-input').value;"
+    )
+    assert words.split()[len(ref["prompt"].split()) :] == ref["greedy"]
 
 
 def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, reference):
@@ -128,7 +157,11 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
             f"const root = document.querySelector({GPT!r});"
             "for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], ['top-p', arguments[2]]]) {"
             "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
-            "  box.dispatchEvent(new Event('input')); }", t, k, p)
+            "  box.dispatchEvent(new Event('input')); }",
+            t,
+            k,
+            p,
+        )
         return gpt_values(browser)
 
     assert with_settings("0", "0", "1").tolist() == np.eye(len(probs))[probs.argmax()].tolist()
@@ -138,7 +171,9 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
     assert np.abs(top3 - expected / expected.sum()).max() < 1e-5
     nucleus = with_settings("1", "0", "0.9")
     kept = np.sort(probs)[::-1]
-    n = int(np.searchsorted(np.cumsum(kept) - kept, 0.9 * kept.sum()))   # the smallest set reaching 0.9
+    n = int(
+        np.searchsorted(np.cumsum(kept) - kept, 0.9 * kept.sum())
+    )  # the smallest set reaching 0.9
     assert (nucleus > 0).sum() == n
     with_settings("-1", "0", "1")
     assert "temperature" in message(browser, GPT)
@@ -158,7 +193,9 @@ def set_fields(driver, selector: str, values: dict) -> str:
         f"const root = document.querySelector({selector!r});"
         "for (const [cls, v] of Object.entries(arguments[0])) {"
         "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
-        "  box.dispatchEvent(new Event('input')); }", values)
+        "  box.dispatchEvent(new Event('input')); }",
+        values,
+    )
     return driver.execute_script(f"return document.querySelector({selector!r}).dataset.state;")
 
 
@@ -167,13 +204,31 @@ def test_positional_encoding_for_any_position_dimension_and_base(server, browser
 
     sel = ".book-live[data-live='positional-encoding']"
     open_page(browser, f"{server}/notebooks/08_positional_encoding.html")
-    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
-    for P, D, base, p in [(100, 128, 10000, 10), (20, 512, 10000, 19), (300, 64, 100, 250), (5, 6, 2.5, 0)]:
-        assert set_fields(browser, sel, {"positions": P, "d_model": D, "base": base, "position": p}) == "computed"
-        got = np.array(json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")))
-        expected = sinusoidal_encoding(P, D, float(base))[p].numpy()          # float32
+    assert (
+        browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;")
+        == "computed"
+    )
+    for P, D, base, p in [
+        (100, 128, 10000, 10),
+        (20, 512, 10000, 19),
+        (300, 64, 100, 250),
+        (5, 6, 2.5, 0),
+    ]:
+        assert (
+            set_fields(browser, sel, {"positions": P, "d_model": D, "base": base, "position": p})
+            == "computed"
+        )
+        got = np.array(
+            json.loads(
+                browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")
+            )
+        )
+        expected = sinusoidal_encoding(P, D, float(base))[p].numpy()  # float32
         assert got.shape == (D,) and np.abs(got - expected).max() < 1e-5
-    assert set_fields(browser, sel, {"positions": 10, "d_model": 16, "base": 0.5, "position": 3}) == "error"
+    assert (
+        set_fields(browser, sel, {"positions": 10, "d_model": 16, "base": 0.5, "position": 3})
+        == "error"
+    )
     assert "base" in message(browser, sel)
     assert set_fields(browser, sel, {"base": 10000, "position": 10}) == "error"
     assert "position: a whole number from 0 to 9" in message(browser, sel)
@@ -188,19 +243,33 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
 
     sel = ".book-live[data-live='masked-softmax']"
     open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
-    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
+    assert (
+        browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;")
+        == "computed"
+    )
     boxes = f"document.querySelector({sel!r}).querySelectorAll('table input')"
-    scores = torch.tensor([[0.3, -1.0, 2.0, 0.0], [5.0, 1.5, 0.0, 0.2], [0.0, 0.0, 0.0, 9.0], [-2, 1, 3, 0.5]])
+    scores = torch.tensor(
+        [[0.3, -1.0, 2.0, 0.0], [5.0, 1.5, 0.0, 0.2], [0.0, 0.0, 0.0, 9.0], [-2, 1, 3, 0.5]]
+    )
     for causal in (True, False):
         browser.execute_script(
             f"const boxes = {boxes}; arguments[0].flat().forEach((v, i) => {{ boxes[i].value = v;"
             " boxes[i].dispatchEvent(new Event('input')); });"
             f"const c = document.querySelector({sel!r}).querySelector('.book-live-causal');"
-            "if (c.checked !== arguments[1]) { c.click(); }", scores.tolist(), causal)
-        got = np.array(json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")))
+            "if (c.checked !== arguments[1]) { c.click(); }",
+            scores.tolist(),
+            causal,
+        )
+        got = np.array(
+            json.loads(
+                browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")
+            )
+        )
         mask = causal_mask(4) if causal else torch.ones(4, 4, dtype=torch.bool)
         assert np.abs(got - masked_softmax(scores, mask).numpy()).max() < 1e-6
-    browser.execute_script(f"const b = {boxes}[0]; b.value = ''; b.dispatchEvent(new Event('input'));")
+    browser.execute_script(
+        f"const b = {boxes}[0]; b.value = ''; b.dispatchEvent(new Event('input'));"
+    )
     assert "must be a number" in message(browser, sel)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
 
@@ -212,22 +281,39 @@ def test_score_functions_follow_the_dragged_points(server, browser):
 
     sel = ".book-live[data-live='score-functions']"
     open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
-    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;") == "computed"
-    example = json.loads(browser.execute_script(
-        f"return document.querySelector({sel!r}).querySelector('.book-live-example').textContent;"))
+    assert (
+        browser.execute_script(f"return document.querySelector({sel!r}).dataset.state;")
+        == "computed"
+    )
+    example = json.loads(
+        browser.execute_script(
+            f"return document.querySelector({sel!r}).querySelector('.book-live-example').textContent;"
+        )
+    )
     p = {k: torch.tensor(v) for k, v in example["params"].items()}
-    for q, keys in [([2.0, -1.0], [[0.5, 0.5], [2.0, 0.0], [-1.0, 1.5]]), ([0.0, 0.1], [[1, 1], [1, 1], [0, -2]])]:
+    for q, keys in [
+        ([2.0, -1.0], [[0.5, 0.5], [2.0, 0.0], [-1.0, 1.5]]),
+        ([0.0, 0.1], [[1, 1], [1, 1], [0, -2]]),
+    ]:
         values = {f"q-{c}": q[c] for c in (0, 1)}
         values.update({f"k{i + 1}-{c}": keys[i][c] for i in range(3) for c in (0, 1)})
         set_fields(browser, sel, values)
-        got = json.loads(browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;"))
+        got = json.loads(
+            browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")
+        )
         qt, kt = torch.tensor([[q]]), torch.tensor([keys], dtype=torch.float32)
-        hidden = torch.tanh(qt @ p["W_q"].T + (kt @ p["W_k"].T))          # [1, 3, H]
-        expected = {"dot": dot_product_score(qt, kt), "scaled dot": scaled_dot_product_score(qt, kt),
-                    "cosine": cosine_score(qt, kt), "general": qt @ p["W_a"] @ kt.transpose(1, 2),
-                    "additive": (hidden @ p["v_a"])[None]}
+        hidden = torch.tanh(qt @ p["W_q"].T + (kt @ p["W_k"].T))  # [1, 3, H]
+        expected = {
+            "dot": dot_product_score(qt, kt),
+            "scaled dot": scaled_dot_product_score(qt, kt),
+            "cosine": cosine_score(qt, kt),
+            "general": qt @ p["W_a"] @ kt.transpose(1, 2),
+            "additive": (hidden @ p["v_a"])[None],
+        }
         for name, s in expected.items():
-            assert np.abs(np.array(got[name]) - torch.softmax(s.reshape(-1), -1).numpy()).max() < 1e-5, name
+            assert (
+                np.abs(np.array(got[name]) - torch.softmax(s.reshape(-1), -1).numpy()).max() < 1e-5
+            ), name
     # dragging moves the point and recomputes
     plane = browser.find_element("css selector", f"{sel} .book-live-plane")
     from selenium.webdriver import ActionChains
@@ -235,7 +321,9 @@ def test_score_functions_follow_the_dragged_points(server, browser):
     before = browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;")
     handle = browser.find_element("css selector", f"{sel} g.pt[data-index='1'] circle")
     ActionChains(browser).click_and_hold(handle).move_by_offset(40, -30).release().perform()
-    assert browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;") != before
+    assert (
+        browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;") != before
+    )
     assert plane is not None
     set_fields(browser, sel, {"q-0": "x"})
     assert "must be a number" in message(browser, sel)

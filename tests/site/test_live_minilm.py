@@ -26,7 +26,7 @@ PAGE = "notebooks/15_inside_a_pretrained_model.html"
 FIG = ".book-live[data-live='minilm-attention']"
 PAIR = ".book-live[data-live='minilm-pair']"
 TOL = 2e-3
-PAGE_BUDGET = 500_000   # bytes a page may grow by for its live figures before the reader clicks
+PAGE_BUDGET = 500_000  # bytes a page may grow by for its live figures before the reader clicks
 
 
 def state(driver, selector: str) -> str:
@@ -41,7 +41,8 @@ def wait_state(driver, selector: str, wanted: tuple[str, ...], timeout: float = 
 def message(driver, selector: str) -> str:
     return driver.execute_script(
         f"const m = document.querySelector({selector!r}).querySelector('.book-live-message');"
-        "return m && !m.hidden ? m.textContent : '';")
+        "return m && !m.hidden ? m.textContent : '';"
+    )
 
 
 def type_and_compute(driver, text: str) -> str:
@@ -49,12 +50,16 @@ def type_and_compute(driver, text: str) -> str:
         f"const root = document.querySelector({FIG!r});"
         "root.dataset.state = 'typing';"
         "const input = root.querySelector('.book-live-input'); input.value = arguments[0];"
-        "root.querySelector('.book-live-compute').click();", text)
+        "root.querySelector('.book-live-compute').click();",
+        text,
+    )
     return wait_state(driver, FIG, ("computed", "ready", "error"))
 
 
 def values(driver, selector: str):
-    return json.loads(driver.execute_script(f"return document.querySelector({selector!r}).dataset.values;"))
+    return json.loads(
+        driver.execute_script(f"return document.querySelector({selector!r}).dataset.values;")
+    )
 
 
 def transferred(driver) -> list[tuple[str, int]]:
@@ -82,22 +87,34 @@ def loaded(site, server, browser):
     example_state = state(browser, FIG)
     live_html = browser.execute_script(
         "return Array.from(document.querySelectorAll('.book-live')).map(e => e.outerHTML.length)"
-        ".reduce((a, b) => a + b, 0);")
+        ".reduce((a, b) => a + b, 0);"
+    )
     example_values = values(browser, f"{FIG} .book-live-heatmap")
     start = time.monotonic()
-    assert wait_until(browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')")
-    browser.execute_script(f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();")
+    assert wait_until(
+        browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')"
+    )
+    browser.execute_script(
+        f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();"
+    )
     final = wait_state(browser, FIG, ("computed", "error"))
     seconds = time.monotonic() - start
-    return {"before": before, "example_state": example_state, "live_html": live_html,
-            "example_values": example_values, "final": final, "seconds": seconds,
-            "errors": console_errors(browser), "external": requests_to_other_hosts(browser)}
+    return {
+        "before": before,
+        "example_state": example_state,
+        "live_html": live_html,
+        "example_values": example_values,
+        "final": final,
+        "seconds": seconds,
+        "errors": console_errors(browser),
+        "external": requests_to_other_hosts(browser),
+    }
 
 
 def test_the_page_shows_the_example_at_once_and_costs_little(loaded):
     assert loaded["example_state"] == "example"
     m = np.array(loaded["example_values"])
-    assert m.shape == (16, 16) and np.allclose(m.sum(1), 1, atol=0.01)      # layer 3, head 1
+    assert m.shape == (16, 16) and np.allclose(m.sum(1), 1, atol=0.01)  # layer 3, head 1
     urls = [u for u, _ in loaded["before"]]
     assert not [u for u in urls if u.endswith((".onnx", ".wasm", "worker.js"))], urls
     live_bytes = loaded["live_html"] + sum(n for u, n in loaded["before"] if "/_static/live/" in u)
@@ -109,8 +126,12 @@ def test_the_browser_computes_the_librarys_attention(loaded, browser, reference)
     first = reference["minilm"][0]
     assert first["text"].startswith("The trophy")
     got = np.array(values(browser, FIG))
-    assert json.loads(browser.execute_script(f"return document.querySelector({FIG!r}).dataset.tokens;")) \
+    assert (
+        json.loads(
+            browser.execute_script(f"return document.querySelector({FIG!r}).dataset.tokens;")
+        )
         == first["tokens"]
+    )
     assert np.abs(got - np.array(first["attentions"])).max() < TOL
     assert loaded["seconds"] < 60
 
@@ -129,11 +150,15 @@ def test_bad_input_gets_a_message(loaded, browser):
     assert "empty" in message(browser, FIG)
     assert type_and_compute(browser, "the trophy was too big " * 40) == "computed"
     assert "cut to 128 tokens" in message(browser, FIG)
-    tokens = json.loads(browser.execute_script(f"return document.querySelector({FIG!r}).dataset.tokens;"))
+    tokens = json.loads(
+        browser.execute_script(f"return document.querySelector({FIG!r}).dataset.tokens;")
+    )
     assert len(tokens) == 128 and tokens[-1] == "[SEP]"
     assert type_and_compute(browser, "I love 🙂 and ქართული") == "computed"
     assert "[UNK]" in message(browser, FIG)
-    assert type_and_compute(browser, "a plain sentence") == "computed" and message(browser, FIG) == ""
+    assert (
+        type_and_compute(browser, "a plain sentence") == "computed" and message(browser, FIG) == ""
+    )
 
 
 def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
@@ -143,15 +168,21 @@ def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
         f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';"
         "root.querySelector('.book-live-a').value = arguments[0];"
         "root.querySelector('.book-live-b').value = arguments[1];"
-        "root.querySelector('.book-live-compute').click();", pair["a"], pair["b"])
-    assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "computed", message(browser, PAIR)
+        "root.querySelector('.book-live-compute').click();",
+        pair["a"],
+        pair["b"],
+    )
+    assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "computed", message(
+        browser, PAIR
+    )
     got = values(browser, PAIR)
     assert [r[:2] for r in got] == [r[:2] for r in pair["top_heads"]]
     assert np.abs(np.array([r[2] for r in got]) - [r[2] for r in pair["top_heads"]]).max() < 2 * TOL
     browser.execute_script(
         f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';"
         "root.querySelector('.book-live-from').value = 'zebra';"
-        "root.querySelector('.book-live-compute').click();")
+        "root.querySelector('.book-live-compute').click();"
+    )
     assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "ready"
     assert "must each be one token" in message(browser, PAIR)
 
@@ -165,9 +196,13 @@ def test_nothing_leaves_the_site_and_no_console_error(loaded, browser):
 
 def test_a_browser_without_webassembly_is_told(server, browser, loaded):
     open_page(browser, f"{server}/{PAGE}")
-    assert wait_until(browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')")
-    browser.execute_script("delete window.WebAssembly;"
-                           f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();")
+    assert wait_until(
+        browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')"
+    )
+    browser.execute_script(
+        "delete window.WebAssembly;"
+        f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();"
+    )
     assert wait_state(browser, FIG, ("error",), timeout=10) == "error"
     assert "WebAssembly" in message(browser, FIG)
 
@@ -175,8 +210,12 @@ def test_a_browser_without_webassembly_is_told(server, browser, loaded):
 def test_chapter_6_has_the_same_live_figure(server, browser, reference):
     open_page(browser, f"{server}/notebooks/06_self_attention.html")
     assert state(browser, FIG) == "example"
-    assert wait_until(browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')")
-    browser.execute_script(f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();")
+    assert wait_until(
+        browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')"
+    )
+    browser.execute_script(
+        f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();"
+    )
     assert wait_state(browser, FIG, ("computed", "error")) == "computed", message(browser, FIG)
     ref = reference["minilm"][1]
     assert type_and_compute(browser, ref["text"]) == "computed"
