@@ -1,6 +1,6 @@
 """The library of the book: small, tested implementations of the models and figures the chapters show.
 
-One concept per module (see DESIGN.md):
+One concept per module (the README's "Layout" and "Decisions" say how they fit together):
 
 - :mod:`lib.attention` -- score functions, masked softmax, scaled dot-product and multi-head attention.
 - :mod:`lib.positional` -- sinusoidal, learned and binary position encodings.

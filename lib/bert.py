@@ -457,6 +457,11 @@ def pretraining_loss(mlm_logits: Tensor, nsp_logits: Tensor | None, mlm_labels: 
     if mlm_logits.shape[:-1] != mlm_labels.shape:
         raise ValueError(f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits without "
                          f"its last dim), got shape {tuple(mlm_labels.shape)}")
+    V = mlm_logits.shape[-1]
+    real = mlm_labels[mlm_labels != IGNORE_INDEX]
+    if real.numel() and (real.min() < 0 or real.max() >= V):
+        raise ValueError(f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of mlm_logits) or "
+                         f"{IGNORE_INDEX} (not chosen), got ids from {real.min().item()} to {real.max().item()}")
     loss = F.cross_entropy(mlm_logits.flatten(0, -2), mlm_labels.flatten(), ignore_index=IGNORE_INDEX)
     if (nsp_logits is None) != (nsp_labels is None):
         raise ValueError("nsp_logits and nsp_labels: expected both or neither, got only one")

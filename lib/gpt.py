@@ -459,8 +459,11 @@ def sampling_distribution(logits: Tensor, temperature: float = 1.0, top_k: int |
     if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
         got = f"dtype {logits.dtype}, shape {tuple(logits.shape)}" if isinstance(logits, Tensor) else type(logits).__name__
         raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-        raise ValueError(f"temperature: expected a number >= 0 (0 = greedy), got {temperature!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not 0 <= temperature < math.inf:
+        raise ValueError(f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}")
+    if torch.isnan(logits).any():
+        raise ValueError("logits: expected numbers, got NaN (did the model's weights diverge?)")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k: expected None or an int >= 1, got {top_k!r}")
     if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):

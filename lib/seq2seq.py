@@ -35,18 +35,9 @@ from lib.attention import (AdditiveScore, GeneralScore, attend, dot_product_scor
                            padding_mask)
 
 __all__ = [
-    "Encoder", "PlainDecoder", "BahdanauDecoder", "LuongDecoder", "HardAttentionDecoder", "Seq2Seq",
+    "Encoder", "PlainDecoder", "BahdanauDecoder", "LuongDecoder", "Seq2Seq",
     "greedy_decode", "beam_search", "sequence_log_prob",
 ]
-
-
-def __getattr__(name: str):
-    """``from lib.seq2seq import HardAttentionDecoder`` works too: the class lives in lib/hard_attention.py,
-    which builds on this module, so it is imported on first use (an import at the top would be circular)."""
-    if name == "HardAttentionDecoder":
-        from lib.hard_attention import HardAttentionDecoder
-        return HardAttentionDecoder
-    raise AttributeError(f"module 'lib.seq2seq' has no attribute {name!r}")
 
 
 # --- input checks: catch bad input here, with a message naming the argument ----------------------

@@ -291,7 +291,8 @@ class BPETokenizer:
         """Token ids; a symbol outside the vocabulary (an unseen character) becomes <unk> (id 0)."""
         return [self.token_to_id.get(t, 0) for t in self.tokenize(text)]
 
-    def decode(self, ids: Iterable[int]) -> str:
+    def decode(self, ids: Iterable[int] | Tensor) -> str:
+        ids = _ids_list(ids)
         tokens = []
         for i in ids:
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
@@ -300,10 +301,22 @@ class BPETokenizer:
         return self.detokenize(tokens)
 
 
+def _ids_list(ids) -> list:
+    """Token ids as a list of ints: a list, a tuple, or a 1-D integer tensor (ValueError otherwise)."""
+    if isinstance(ids, Tensor):
+        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} "
+                             f"and shape {tuple(ids.shape)}")
+        return ids.tolist()
+    return list(ids)
+
+
 # --- WordPiece: the likelihood criterion ----------------------------------------------------------
 
 def wordpiece_split(word: str) -> list[str]:
     """A word as WordPiece's initial pieces: its first character, then every other one with ``##``."""
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"word: expected a non-empty str, got {word!r}")
     return [word[0]] + ["##" + c for c in word[1:]]
 
 
@@ -681,7 +694,7 @@ class WordPieceTokenizer:
         """The text of `ids`: tokens joined by spaces, each ``##`` continuation glued to the piece
         before it. Lower-casing and accent stripping are not undone, and punctuation stays
         separated by spaces ("hello , world")."""
-        tokens = [self._token(i) for i in ids]
+        tokens = [self._token(i) for i in _ids_list(ids)]
         if skip_special_tokens:
             tokens = [t for t in tokens if t not in self.special_tokens]
         return " ".join(tokens).replace(" ##", "")

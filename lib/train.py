@@ -62,6 +62,8 @@ def lr_at(step: int, *, steps: int, lr: float, warmup_steps: int = 0, decay: str
     last step a small positive one.
     """
     _check_schedule(steps, lr, warmup_steps, decay)
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < steps:
+        raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
     if step < warmup_steps:
         return lr * (step + 1) / warmup_steps
     p = (step - warmup_steps) / (steps - warmup_steps) if steps > warmup_steps else 0.0
@@ -150,10 +152,19 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
             if not isinstance(loss, Tensor) or loss.numel() != 1:
                 got = f"shape {tuple(loss.shape)}" if isinstance(loss, Tensor) else type(loss).__name__
                 raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
+            if not torch.isfinite(loss.detach()).all():
+                raise FloatingPointError(
+                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the "
+                    f"weights were not updated. Lower lr, clip the gradients or check the data.")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             max_norm = clip if clip is not None else float("inf")
             norm = torch.nn.utils.clip_grad_norm_(params, max_norm)   # returns the norm before clipping
+            if not math.isfinite(float(norm)):
+                optimizer.zero_grad(set_to_none=True)
+                raise FloatingPointError(
+                    f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate "
+                    f"{rate:.3g}); the weights were not updated. Lower lr or clip the gradients.")
             optimizer.step()
             value = loss.item()
             history.losses.append(value)

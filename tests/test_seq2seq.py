@@ -102,9 +102,17 @@ def test_encoder_shapes(cell, bidirectional):
     assert torch.equal(states[1, 2:], torch.zeros(3, H_enc))  # packed: padded positions are exactly 0
 
 
-def test_hard_attention_decoder_is_importable_from_seq2seq_too():
-    from lib.seq2seq import HardAttentionDecoder as FromSeq2Seq
-    assert FromSeq2Seq is HardAttentionDecoder
+def test_no_import_circle_between_seq2seq_and_hard_attention():
+    # hard_attention builds on seq2seq; seq2seq does not reach back (issue 16: no re-export)
+    import lib.seq2seq
+
+    assert not hasattr(lib.seq2seq, "HardAttentionDecoder")
+    import ast
+
+    tree = ast.parse(open(lib.seq2seq.__file__).read())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "lib.hard_attention" not in imported
 
 
 @pytest.mark.parametrize("kind", list(DECODERS))

@@ -1,4 +1,4 @@
-"""Every plotting helper and view of the book (DESIGN.md, "Figures and interactivity").
+"""Every plotting helper and view of the book (README, "Decisions": interactive figures).
 
 - :func:`attention_heatmap` -- one attention matrix [Tq, Tk] as an annotated heatmap.
 - :func:`masked_softmax_table` -- scores, masked scores and weights side by side.

@@ -2,7 +2,7 @@
 
 Shape legend: L layers, H heads, T tokens (S encoder tokens, T decoder tokens in the encoder-decoder
 view). The library's models return their attention weights as a list with one tensor [1, H, T, T] per
-layer (DESIGN.md: weights are returned, not stashed); that is exactly what bertviz (Vig 2019, "A
+layer (the library returns weights, it never stashes them); that is exactly what bertviz (Vig 2019, "A
 Multiscale Visualization of Attention in the Transformer Model") takes. These wrappers check the shapes
 at the boundary, so a mistake gives a message that names the argument instead of an error inside
 bertviz's JavaScript, and return the HTML instead of displaying it.

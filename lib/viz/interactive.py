@@ -1,4 +1,4 @@
-"""THE one mechanism for every interactive figure of the book (DESIGN.md, "Figures and interactivity").
+"""THE one mechanism for every interactive figure of the book (README, "Decisions": interactive figures).
 
 Why this design: the book is read in two places. In Jupyter or Colab a kernel runs, but on the
 published static site no kernel runs, so a figure that redraws itself through a Python callback
