@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -27,6 +27,8 @@ help:
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
+	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
+	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
 	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
 
@@ -61,7 +63,8 @@ $(LIVE): $(VENV)/.installed tools/export_models.py $(wildcard lib/*.py lib/*/*.p
 	$(PY) tools/export_models.py --out _build/live
 
 book: $(SITE)
-$(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*/*.js) book/references.bib
+$(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
+          book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*)
 	$(PY) tools/sync_colab_cell.py --check
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 	@test -f $(SITE)
@@ -100,3 +103,11 @@ serve: $(SITE)
 
 clean:
 	rm -rf _build
+
+# The slide decks (make book writes them too; this rewrites them from the executed chapters of the last build).
+slides: $(SITE)
+	$(PY) tools/make_slides.py
+
+# The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py.
+course: venv
+	$(PY) tools/make_course.py --out course

@@ -1,0 +1,69 @@
+"""The slide decks (tools/make_slides.py, issue 14): one per chapter, linked from its page, made of the
+executed chapter, working in a real browser with the network off.
+
+The checks every page gets (no console error, no request to another host, every image decoded) run
+on the decks too, in test_browser.py; here: the deck's structure and a walk through one deck.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import toc_entries
+from .test_browser import WAIT_FOR_MATHJAX, console_errors, requests_to_other_hosts, wait_until
+
+CHAPTERS = [entry.split("/")[1] for entry in toc_entries() if entry.startswith("notebooks/")]
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_links_to_its_deck(site, chapter):
+    page = (site / "notebooks" / f"{chapter}.html").read_text(encoding="utf-8")
+    assert f'href="../slides/{chapter}.html"' in page
+    deck = (site / "slides" / f"{chapter}.html").read_text(encoding="utf-8")
+    sections = deck.count("<section")
+    figures = len(re.findall(r'<img[^>]+src="data:image/png', deck))
+    assert sections >= 6, (chapter, sections)
+    assert figures >= 1, chapter
+    # no long code on a slide: every code block shown has at most 6 lines
+    on_slides = re.sub(r'<aside class="notes">.*?</aside>', "", deck, flags=re.S)   # not the notes
+    for block in re.findall(r'<div class="highlight[^"]*"><pre>(.*?)</pre>', on_slides, flags=re.S):
+        assert block.strip().count("\n") + 1 <= 6, (chapter, block[-400:])
+    # the MyST of the chapter became text: no raw roles or directive fences
+    assert "{cite:" not in deck and ":::{" not in deck, chapter
+    assert 'src="../_static/slides/slides.js"' in deck   # reveal.js, bundled, served by the site
+
+
+@pytest.mark.browser
+def test_a_deck_steps_through_offline(server, browser):
+    chapter = "02_attention_as_soft_lookup"
+    browser.get_log("browser"), browser.get_log("performance")
+    browser.get(f"{server}/slides/{chapter}.html")
+    assert wait_until(browser, "document.body.dataset.slidesReady === 'true'"), "reveal.js did not start"
+    total = browser.execute_script("return Reveal.getTotalSlides();")
+    assert total >= 10
+    assert wait_until(browser, "!!(window.MathJax && MathJax.startup && MathJax.startup.promise)")
+    assert browser.execute_async_script(WAIT_FOR_MATHJAX) == "ok"
+    seen_figures, seen_math, titles = 0, 0, []
+    for _ in range(total):
+        current = browser.execute_script(
+            "const s = Reveal.getCurrentSlide(); const imgs = Array.from(s.querySelectorAll('img'));"
+            "return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length, images: imgs.length,"
+            " math: s.querySelectorAll('mjx-container').length, errors: s.querySelectorAll('mjx-merror').length,"
+            " title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};")
+        assert current["figures"] == current["images"], current
+        assert current["errors"] == 0, current
+        seen_figures += current["figures"]
+        seen_math += current["math"]
+        titles.append(current["title"])
+        browser.execute_script("Reveal.next();")
+    assert browser.execute_script("return Reveal.isLastSlide();")
+    assert seen_figures >= 4 and seen_math >= 3, (seen_figures, seen_math)
+    assert titles[0].startswith("Attention as soft lookup")
+    assert any("From hard to soft" in t for t in titles)
+    # the speaker notes hold the prose
+    assert browser.execute_script("return document.querySelectorAll('aside.notes').length;") >= 5
+    assert console_errors(browser) == []
+    assert requests_to_other_hosts(browser) == []

@@ -1,0 +1,202 @@
+"""The nbgrader course (tools/make_course.py) through a whole grading cycle, offline, in a temporary
+course directory: nbgrader's own commands, its exchange and its SQLite gradebook (issue 14).
+
+- ``generate_assignment`` for all 16 chapters: every worked solution and model answer is gone from the
+  student's release, every exercise keeps its checker test, locked.
+- Chapter 2 (the cheapest chapter that has every kind of exercise: predicted values, a function to
+  implement, an experiment with a written explanation) is released, fetched and submitted by six
+  students through the exchange, collected, autograded, given feedback and exported:
+  the worked solutions (full marks), a typical wrong answer per exercise (zero, and the checker's
+  message in the feedback), an untouched notebook (zero), one that raises, one that loops forever
+  (the cell timeout stops it) and one that deleted a test cell (nbgrader restores it): each graded,
+  none crashes the grader. About 2 minutes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+
+CH = "02_attention_as_soft_lookup"
+BIN = Path(sys.executable).parent
+STUDENTS = ["correct", "wrong", "untouched", "raises", "loops", "deleted"]
+
+
+def nbgrader(*args, cwd: Path, user: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    if user:  # on JupyterHub the login; here `--student` names the submission
+        env["JUPYTERHUB_USER"] = user
+    done = subprocess.run([str(BIN / "nbgrader"), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def cells_by_id(nb) -> dict:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    written = make_course.write_course(root, [])
+    return root, dict(written)
+
+
+def test_every_chapter_is_an_assignment_without_its_solutions(course):
+    root, exercises = course
+    assert len(exercises) == 16
+    for chapter, exs in exercises.items():
+        nbgrader("generate_assignment", chapter, "--force", cwd=root)
+        source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        release = nbformat.read(root / "release" / chapter / f"{chapter}.ipynb", as_version=4)
+        src, rel = cells_by_id(source), cells_by_id(release)
+        assert exs and all(e["answer"] or e["written"] for e in exs), chapter
+        for grade_id, cell in src.items():
+            meta = cell.metadata["nbgrader"]
+            if meta["solution"] and cell.cell_type == "code":
+                template, rest = cell.source.split(make_course.BEGIN)
+                solution = rest.split(make_course.END)[0]
+                # what the solution adds to the template (a signature both share is no giveaway)
+                lines = [ln for ln in solution.splitlines() if len(ln.strip()) > 12 and ln not in template]
+                assert lines and not any(ln in rel[grade_id].source for ln in lines), (chapter, grade_id)
+                assert rel[grade_id].source == template + "# YOUR CODE HERE", (chapter, grade_id)
+            elif meta["solution"]:
+                assert rel[grade_id].source == "YOUR ANSWER HERE", (chapter, grade_id)
+            if meta["grade"] and cell.cell_type == "code":
+                assert rel[grade_id].source == cell.source and meta["locked"]
+                assert "assert verdict.passed" in cell.source
+        # the story is read-only: every cell but the answers is locked
+        assert all(c.metadata["nbgrader"]["locked"] for c in release.cells
+                   if not c.metadata["nbgrader"]["solution"])
+
+
+def student_answers(kind: str, release, source):
+    """The released notebook as a student of this kind hands it in."""
+    nb = nbformat.from_dict(release)
+    cells, src = cells_by_id(nb), cells_by_id(source)
+    if kind == "correct":
+        for grade_id in ("ex1_answer", "ex2_answer", "ex3_answer"):
+            cells[grade_id].source = src[grade_id].source
+        for grade_id in ("ex1_written", "ex2_written", "ex3_written"):
+            cells[grade_id].source = "My explanation: " + src[grade_id].source[:200]
+    elif kind == "wrong":       # the hard lookup's answer for the soft limit; no normalisation
+        cells["ex1_answer"].source = "soft_limit = tuple(V[2].tolist())\nhard_key = 6"
+        cells["ex2_answer"].source = "def sharpen(w, gamma):\n    return w ** gamma"
+    elif kind == "raises":
+        cells["ex2_answer"].source = "def sharpen(w, gamma):\n    return w ** gamma\nraise RuntimeError('oops')"
+        cells["ex1_answer"].source = src["ex1_answer"].source
+    elif kind == "loops":
+        cells["ex1_answer"].source = src["ex1_answer"].source
+        cells["ex2_answer"].source = "while True:\n    pass"
+    elif kind == "deleted":
+        cells["ex1_answer"].source = src["ex1_answer"].source
+        nb.cells = [c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] != "ex1_test"]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    root, _ = course
+    nbgrader("generate_assignment", CH, "--force", cwd=root)
+    nbgrader("release_assignment", CH, "--force", cwd=root)
+    source = nbformat.read(root / "source" / CH / f"{CH}.ipynb", as_version=4)
+    for student in STUDENTS:
+        home = root.parent / f"home-{root.name}-{student}"
+        home.mkdir()
+        (home / "nbgrader_config.py").write_text(
+            f"c = get_config()\nc.CourseDirectory.course_id = 'attention-book'\n"
+            f"c.Exchange.root = {str(root / 'exchange')!r}\n")
+        nbgrader("fetch_assignment", CH, "--course", "attention-book", cwd=home, user=student)
+        path = home / CH / f"{CH}.ipynb"
+        release = nbformat.read(path, as_version=4)
+        nbformat.write(student_answers(student, release, source), path)
+        nbgrader("submit", CH, "--course", "attention-book", f"--student={student}", cwd=home, user=student)
+    nbgrader("collect", CH, cwd=root)
+    for student in STUDENTS:
+        nbgrader("db", "student", "add", student, cwd=root)
+    # a short cell timeout for the student who loops forever (the chapter's own cells take < 2 s)
+    nbgrader("autograde", CH, "--ExecutePreprocessor.timeout=20", cwd=root)
+    nbgrader("generate_feedback", CH, cwd=root)
+    nbgrader("export", "--to", str(root / "grades.csv"), cwd=root)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        scores = {s: {g.name: g.score for g in gb.find_submission_notebook(CH, CH, s).grades}
+                  for s in STUDENTS}
+        totals = {s: gb.find_submission(CH, s).score for s in STUDENTS}
+    return root, scores, totals
+
+
+def test_the_gradebook_holds_the_expected_scores(graded):
+    _, scores, totals = graded
+    p = make_course.POINTS["checked"]
+    assert scores["correct"]["ex1_test"] == p and scores["correct"]["ex2_test"] == p
+    for student in ("wrong", "untouched"):
+        assert scores[student]["ex1_test"] == 0 and scores[student]["ex2_test"] == 0, student
+    # a raise or an endless loop in one answer costs that exercise, not the others
+    assert scores["raises"]["ex1_test"] == p and scores["raises"]["ex2_test"] == 0
+    assert scores["loops"]["ex1_test"] == p and scores["loops"]["ex2_test"] == 0
+    # the deleted test cell was restored from the gradebook and graded
+    assert scores["deleted"]["ex1_test"] == p
+    # written answers wait for the teacher: no automatic score
+    assert all(scores[s]["ex1_written"] in (None, 0) for s in STUDENTS)
+    assert totals["correct"] == 2 * p and totals["untouched"] == 0
+
+
+def test_feedback_carries_the_checkers_message(graded):
+    root, _, _ = graded
+    import torch
+
+    from lib.exercises import ExerciseFailed
+    from lib.exercises.ch02 import check_sharpen
+
+    try:
+        check_sharpen(lambda w, gamma: w**gamma)
+        raise AssertionError("the wrong answer passed")
+    except ExerciseFailed as e:
+        expected = str(e)
+    assert torch is not None
+    html = (root / "feedback" / "wrong" / CH / f"{CH}.html").read_text()
+    import html as htmllib
+
+    assert htmllib.escape(expected.splitlines()[0])[:60] in html
+    untouched = (root / "feedback" / "untouched" / CH / f"{CH}.html").read_text()
+    assert "not attempted" in untouched
+
+
+def test_grades_export_as_csv(graded):
+    root, _, totals = graded
+    rows = list(csv.DictReader(open(root / "grades.csv")))
+    by_student = {r["student_id"]: r for r in rows if r["assignment"] == CH}
+    assert set(by_student) == set(STUDENTS)
+    assert float(by_student["correct"]["raw_score"]) == totals["correct"]
+    assert json.dumps(totals)   # plain numbers
+
+
+def test_the_teachers_page_states_what_the_course_gives(course):
+    """The "For teachers" page's exercise column is the course's, and its commands are the test's."""
+    _, exercises = course
+    page = (ROOT / "book" / "teachers.md").read_text()
+    rows = re.findall(r"^\| (\d+) [^|]+\|[^|]+\|[^|]+\|[^|]+\| (\d+) exercises, (\d+) points \|$", page, re.M)
+    stated = {int(n): (int(e), int(p)) for n, e, p in rows}
+    computed = {int(ch[:2]): (len(exs), sum(e["points"] for e in exs)) for ch, exs in exercises.items()}
+    assert stated == computed
+    for command in ("generate_assignment", "release_assignment", "fetch_assignment", "submit", "collect",
+                    "db student add", "autograde", "generate_feedback", "export --to"):
+        assert f"nbgrader {command} " in page, command
+    assert f"is worth {make_course.POINTS['checked']} points" in page.replace("\n", " ")
+    assert f"is worth {make_course.POINTS['written']} point," in page.replace("\n", " ")

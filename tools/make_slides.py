@@ -1,0 +1,349 @@
+"""A reveal.js slide deck per chapter (issue 14): `make slides`, and `make book` does it too.
+
+    python tools/make_slides.py                 # every chapter -> _build/html/slides/<chapter>.html
+    python tools/make_slides.py 05 13           # chapters whose file name starts with 05 or 13
+
+The decks are made from the *executed* chapters that the book's build keeps in its execution cache
+(``_build/.jupyter_cache``, so a deck shows the same figures and numbers as the page), by
+nbconvert's slides exporter with the template in ``tools/slides/book_reveal``. They live in the site
+(``slides/``), use reveal.js from the npm registry bundled with the book's ``web/src/slides.js`` and the
+site's own MathJax, so a deck works offline and from any static host. Each chapter page links to its deck
+(``book/_ext/slides.py``).
+
+What goes on a slide is decided cell by cell (:func:`deck`), so that a slide holds one idea:
+
+- each ``#``/``##`` heading starts a slide and each ``###`` heading a sub-slide, with the section's first
+  paragraph (cut to its first sentences when long); the rest of the prose goes to the speaker notes
+  (press ``s`` in the deck);
+- display equations stay on the slide (a new sub-slide when the slide is full);
+- every figure a cell draws gets a sub-slide of its own, without the code that drew it;
+- a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
+  printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
+- the exercises are left out (they are the students' work); interactive and live figures, which need
+  the chapter page or a kernel, are replaced by a link to the chapter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = ROOT / "tools" / "slides"
+REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+WEB = ROOT / "web" / "src"
+
+MAX_CODE_LINES = 6      # a longer code cell stays in the chapter
+MAX_OUTPUT_LINES = 12   # a longer printed result stays in the chapter
+SLIDE_BUDGET = 14       # lines of text a slide holds before the next item starts a sub-slide
+FIRST_PARAGRAPH = 320   # characters of a section's first paragraph shown on its slide
+SKIPPED_SECTIONS = ("exercises",)
+IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
+
+
+# ---------------------------------------------------------------------------------------------------
+# MyST to plain Markdown: citations as author-year text, directives unwrapped
+
+
+def citations(bib: Path = ROOT / "book" / "references.bib") -> dict[str, tuple[str, str]]:
+    """{key: (authors as cited, year)} from the book's bibliography."""
+    from pybtex.database import parse_file
+
+    out = {}
+    for key, entry in parse_file(str(bib)).entries.items():
+        people = entry.persons.get("author", [])
+        names = [" ".join(p.last_names) for p in people]
+        if len(names) == 1:
+            who = names[0]
+        elif len(names) == 2:
+            who = f"{names[0]} and {names[1]}"
+        elif names:
+            who = f"{names[0]} et al."
+        else:
+            who = entry.fields.get("title", key)
+        out[key] = (who.replace("{", "").replace("}", ""), entry.fields.get("year", ""))
+    return out
+
+
+def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
+    """The chapter's MyST as Markdown that nbconvert renders: {cite:t}/{cite:p} roles become
+    "Bahdanau et al. (2015)" / "(Bahdanau et al., 2015)", directive fences are unwrapped."""
+
+    def one(key: str) -> tuple[str, str]:
+        return cite.get(key.strip(), (key.strip(), ""))
+
+    def textual(m: re.Match) -> str:
+        return "; ".join(f"{w} ({y})" for w, y in map(one, m.group(1).split(",")))
+
+    def parenthetical(m: re.Match) -> str:
+        return "(" + "; ".join(f"{w}, {y}" for w, y in map(one, m.group(1).split(","))) + ")"
+
+    text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
+    text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+    text = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(<[^`]*>)?`", r"\1", text)     # other roles: their text
+    text = re.sub(r"^(:::+|```+)\{[a-z-]+\}[^\n]*\n(:[a-z-]+:[^\n]*\n)*", "", text, flags=re.M)
+    text = re.sub(r"^(:::+|```+)\s*$", "", text, flags=re.M)
+    return text.strip()
+
+
+def blocks(markdown: str) -> list[str]:
+    """Paragraph-level blocks: split at blank lines, but a $$ display equation stays whole."""
+    out, current, in_math = [], [], False
+    for line in markdown.splitlines():
+        if line.strip().startswith("$$") and not (line.strip().endswith("$$") and len(line.strip()) > 2):
+            in_math = not in_math
+        if not line.strip() and not in_math:
+            if current and current[0][:1].isspace() and out:   # a list item's next paragraph
+                out[-1] += "\n\n" + "\n".join(current)
+            elif current:
+                out.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if current and current[0][:1].isspace() and out:
+        out[-1] += "\n\n" + "\n".join(current)
+    elif current:
+        out.append("\n".join(current))
+    return out
+
+
+def is_math(block: str) -> bool:
+    s = block.strip()
+    return s.startswith("$$") or s.startswith("\\begin{")
+
+
+def is_prose(block: str) -> bool:
+    """A paragraph of text (not an equation, code, a table, a list, HTML or a directive)."""
+    return not is_math(block) and not block[:1].isspace() and not block.lstrip().startswith(
+        ("```", "|", "<", ":::", "- ", "* ", "1. ", ">"))
+
+
+def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH) -> str:
+    """The paragraph, or its first sentences up to about ``limit`` characters."""
+    if len(paragraph) <= limit:
+        return paragraph
+    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"   # not "et al. (2018)"
+    sentences = re.split(sentence_end, paragraph.replace("\n", " "))
+    out = sentences[0]
+    for s in sentences[1:]:
+        if len(out) + len(s) + 1 > limit:
+            break
+        out += " " + s
+    return out
+
+
+def lines_of(text: str) -> int:
+    return sum(max(1, len(ln) // 70 + 1) for ln in text.splitlines()) if text else 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# The deck: which cell goes where
+
+
+class Deck:
+    def __init__(self):
+        self.cells, self.used = [], SLIDE_BUDGET
+
+    def add(self, cell, *, kind: str, lines: int) -> None:
+        """kind: "slide", "subslide" (a new page), "-" (same page if it fits), "notes"."""
+        if kind == "-" and self.used + lines > SLIDE_BUDGET:
+            kind = "subslide"
+        if kind in ("slide", "subslide"):
+            self.used = 0
+        if kind != "notes":
+            self.used += lines
+        cell.metadata["slideshow"] = {"slide_type": kind}
+        self.cells.append(cell)
+
+    def markdown(self, text: str, kind: str) -> None:
+        if text.strip():
+            self.add(nbformat.v4.new_markdown_cell(text), kind=kind, lines=lines_of(text))
+
+    def notes(self, parts: list[str]) -> None:
+        if parts:
+            self.add(nbformat.v4.new_markdown_cell("\n\n".join(parts)), kind="notes", lines=0)
+
+
+def _text(output) -> str:
+    if output.output_type == "stream":
+        return output.text
+    return output.get("data", {}).get("text/plain", "")
+
+
+def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
+    """The slide notebook of an executed chapter (see the module's docstring for the rules)."""
+    d = Deck()
+    skipping = False
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "remove-cell" in tags or "solution" in tags:
+            continue
+        if cell.cell_type == "markdown":
+            parts = blocks(plain_markdown(cell.source, cite))
+            if not parts:
+                continue
+            head = parts[0]
+            level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
+            if level in (1, 2):
+                skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
+            if skipping:
+                continue
+            if level and not head.startswith("#### "):
+                rest = parts[1:]
+                prose = next((i for i, p in enumerate(rest[:2]) if is_prose(p)), None)
+                shown = [head]
+                if prose is not None:
+                    shown.append(shortened(rest[prose]))
+                d.markdown("\n\n".join(shown), "slide" if level <= 2 else "subslide")
+                rest = [p for i, p in enumerate(rest) if i != prose or shown[-1] != p]
+            else:
+                rest = parts
+            notes = []
+            for part in rest:
+                if is_math(part):
+                    d.notes(notes)
+                    notes = []
+                    d.markdown(part, "-")
+                else:
+                    notes.append(part)
+            d.notes(notes)
+            continue
+        if skipping or cell.cell_type != "code":
+            continue
+        outputs = cell.get("outputs", [])
+        figures = [o for o in outputs if any(k in o.get("data", {}) for k in IMAGES)]
+        tables = [o for o in outputs if "text/markdown" in o.get("data", {})]
+        live = [o for o in outputs if "text/html" in o.get("data", {}) and not figures and not tables]
+        widgets = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        for o in figures:
+            image = {k: v for k, v in o.data.items() if k in IMAGES}
+            out = nbformat.v4.new_output("display_data", data=image)
+            fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
+            d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
+        caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+        if figures and caption:                   # the chapter's caption, under its figure
+            d.add(nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
+                  kind="-", lines=0)
+        for o in tables:
+            text = o.data["text/markdown"]
+            if text.count("\n") <= 16:
+                d.markdown(plain_markdown(text, cite), "subslide")
+        if (live or widgets) and not figures and "hide-input" not in tags and "hide-cell" not in tags:
+            d.markdown(f"*An interactive figure: try it on [the chapter's page]({chapter_url}).*", "-")
+        if figures or tables or live or widgets:
+            continue
+        code = cell.source.strip()
+        printed = "".join(_text(o) for o in outputs).rstrip()
+        hidden = {"hide-input", "hide-cell", "remove-input", "hide-output", "remove-output"} & set(tags)
+        short = 0 < code.count("\n") + 1 <= MAX_CODE_LINES and all(len(ln) <= 90 for ln in code.splitlines())
+        if hidden or not short or not printed or printed.count("\n") + 1 > MAX_OUTPUT_LINES:
+            continue
+        if all(ln.lstrip().startswith(("assert", "#")) for ln in code.splitlines()):
+            continue
+        stream = nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")
+        shown = nbformat.v4.new_code_cell(code, outputs=[stream])
+        d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
+    slides = nbformat.v4.new_notebook(cells=d.cells)
+    slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
+    title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), "")
+    slides.metadata["title"] = title
+    return slides
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing the decks into the site
+
+
+def write_assets(site: Path) -> Path:
+    """reveal.js's style sheets (npm) and the book's slides.js bundle (esbuild) under _static/slides."""
+    static = site / "_static" / "slides"
+    (static / "dist" / "theme").mkdir(parents=True, exist_ok=True)
+    for missing in (REVEAL / "reveal.css", ESBUILD):
+        if not missing.exists():
+            raise FileNotFoundError(f"{missing} is missing: run `npm ci` (make book does)")
+    shutil.copyfile(REVEAL / "reveal.css", static / "dist" / "reveal.css")
+    shutil.copyfile(REVEAL / "theme" / "white.css", static / "dist" / "theme" / "white.css")
+    shutil.copyfile(WEB / "slides.css", static / "slides.css")
+    done = subprocess.run(
+        [str(ESBUILD), str(WEB / "slides.js"), "--bundle", "--format=iife", "--minify",
+         "--legal-comments=linked", f"--outfile={static / 'slides.js'}", "--log-level=error"],
+        cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"esbuild failed on web/src/slides.js:\n{done.stderr}")
+    return static
+
+
+def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.NotebookNode]]:
+    """[(chapter, executed notebook)]: each chapter with the outputs of its last build, from the
+    execution cache of Jupyter Book (a chapter edited since, or never built, is an error)."""
+    from jupyter_cache import get_cache
+
+    if not cache_dir.is_dir():
+        raise FileNotFoundError(f"no execution cache at {cache_dir}: build the book first (make book)")
+    cache = get_cache(str(cache_dir))
+    out = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        if prefixes and not any(path.name.startswith(x) for x in prefixes):
+            continue
+        try:
+            _, nb = cache.merge_match_into_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            raise FileNotFoundError(f"{path.name} has changed since the last build: run make book") from None
+        out.append((path.stem, nb))
+    return out
+
+
+def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
+    """One deck per executed chapter: ``site/slides/<chapter>.html``. Returns the decks written."""
+    from nbconvert import SlidesExporter
+    from traitlets.config import Config
+
+    chapters = executed_chapters(cache_dir, prefixes)
+    write_assets(site)
+    config = Config()
+    config.SlidesExporter.extra_template_basedirs = [str(TEMPLATES)]
+    config.SlidesExporter.template_name = "book_reveal"
+    config.SlidesExporter.reveal_url_prefix = "../_static/slides"
+    config.SlidesExporter.reveal_theme = "white"
+    config.SlidesExporter.exclude_input_prompt = True
+    config.SlidesExporter.exclude_output_prompt = True
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_input_tags = {"remove-input"}
+    exporter = SlidesExporter(config=config)
+    cite = citations()
+    out = site / "slides"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for chapter, executed in chapters:
+        chapter_url = f"../notebooks/{chapter}.html"
+        nb = deck(executed, cite, chapter_url)
+        resources = {"book": {"mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",
+                              "chapter_url": chapter_url},
+                     "metadata": {"name": nb.metadata["title"]}}
+        html, _ = exporter.from_notebook_node(nb, resources=resources)
+        target = out / f"{chapter}.html"
+        target.write_text(html)
+        written.append(target)
+    return written
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="file-name prefixes (default: every chapter)")
+    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache")
+    args = parser.parse_args(argv)
+    for deck_path in write_decks(args.site, args.cache, args.chapters):
+        print(f"{deck_path.relative_to(args.site)}: {deck_path.stat().st_size // 1024} KB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
