@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -27,6 +27,7 @@ help:
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
+	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
 	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
@@ -72,7 +73,7 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wi
 # One pytest run: library tests, every chapter under nbval (fresh kernel each; --nbval-lax checks that every
 # cell runs and the chapter's own asserts hold, not that outputs match stored ones: outputs are never stored),
 # the built-site tests and the real-browser test. pytest's exit code 5 (no test collected) is a failure here.
-test: venv assets browser $(SITE)
+test: venv assets browser $(SITE) lint
 	$(PY) tools/sync_colab_cell.py --check
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-cell-timeout=120 -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
@@ -111,3 +112,13 @@ slides: $(SITE)
 # The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py.
 course: venv
 	$(PY) tools/make_course.py --out course
+
+# ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
+# formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.
+lint: venv
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

@@ -1,25 +1,26 @@
-"""Benchmark 5: the book itself. Each chapter's execution time, the cold `make book` time, and the time
-of a rebuild in which no notebook changed.
+"""Benchmark 5: the book itself. Each chapter's execution time, the cold `make book` time, and the
+time of a rebuild in which no notebook changed.
 
 Measuring these takes long (a cold build executes every chapter: 10 minutes and more on 2 cores), so
-the measurements are stored in ``benchmarks/book_timings.json`` and the results table is written from
-that file. What gets measured, and when:
+the measurements are stored in ``benchmarks/book_timings.json`` and the results table is written
+from that file. What gets measured, and when:
 
 - chapters (``measure_chapters``): every chapter executed in a fresh kernel, offline, by
   ``tools/time_chapters.py``'s ``time_chapter`` (the same numbers as ``make chapter-times``);
-- cold build (``measure_builds``): ``_build`` removed (no site, no execution cache), then ``make book``
-  (the virtual environment and the npm assets already installed: their one-time installation is not
-  counted);
+- cold build (``measure_builds``): ``_build`` removed (no site, no execution cache), then ``make
+  book`` (the virtual environment and the npm assets already installed: their one-time installation
+  is not counted);
 - rebuild: right after, every notebook's modification time set to now with its content unchanged,
   then ``make book`` again. Make sees newer sources and runs Jupyter Book; Sphinx re-reads every
   chapter, and Jupyter Book's execution cache (``execute_notebooks: cache``) serves every notebook's
   outputs, so no chapter is executed (checked: the number of notebooks the cache re-executed is
-  reported). With no file touched at all, ``make book`` does nothing and takes a fraction of a second.
+  reported). With no file touched at all, ``make book`` does nothing and takes a fraction of a
+  second.
 
 The runner (``python -m benchmarks.run``) reads the file by default and measures when asked:
-``BENCH_BOOK=chapters`` (chapters only), ``BENCH_BOOK=build`` (cold build and rebuild), ``BENCH_BOOK=1``
-(both). When ``_build/.jupyter_cache`` exists, the execution time Jupyter Book recorded for each
-chapter during the last build that executed it is shown too.
+``BENCH_BOOK=chapters`` (chapters only), ``BENCH_BOOK=build`` (cold build and rebuild),
+``BENCH_BOOK=1`` (both). When ``_build/.jupyter_cache`` exists, the execution time Jupyter Book
+recorded for each chapter during the last build that executed it is shown too.
 """
 
 from __future__ import annotations
@@ -39,15 +40,23 @@ from benchmarks.common import Column, Section, yes_no
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ROOT / "benchmarks" / "book_timings.json"
 CHAPTER_BUDGET_S, COLD_BUDGET_S, REBUILD_BUDGET_S = 90.0, 15 * 60.0, 60.0
-MODES = {"": set(), "0": set(), "chapters": {"chapters"}, "build": {"build"}, "1": {"chapters", "build"},
-         "all": {"chapters", "build"}}
+MODES = {
+    "": set(),
+    "0": set(),
+    "chapters": {"chapters"},
+    "build": {"build"},
+    "1": {"chapters", "build"},
+    "all": {"chapters", "build"},
+}
 
 
 def mode_from_env() -> set[str]:
     """What $BENCH_BOOK asks to measure: a subset of {"chapters", "build"}."""
     value = os.environ.get("BENCH_BOOK", "").strip().lower()
     if value not in MODES:
-        raise ValueError(f"BENCH_BOOK: expected one of {sorted(k for k in MODES if k)} or nothing, got {value!r}")
+        raise ValueError(
+            f"BENCH_BOOK: expected one of {sorted(k for k in MODES if k)} or nothing, got {value!r}"
+        )
     return MODES[value]
 
 
@@ -61,7 +70,9 @@ def _sha256(path: Path) -> str:
 
 def _commit(root: Path) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        )
     except OSError:
         return None
     return out.stdout.strip() or None
@@ -84,21 +95,30 @@ def save_timings(data: dict, path: Path = TIMINGS) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-# --- measuring ---------------------------------------------------------------------------------------
+# --- measuring
+# ---------------------------------------------------------------------------------------
 
-def measure_chapters(prefixes=(), root: Path = ROOT, path: Path = TIMINGS, time_chapter=None) -> dict:
-    """Execute the chapters (those whose file name starts with one of ``prefixes``; all if none) in a
-    fresh kernel each, and store their times in the timings file. Returns the updated timings."""
+
+def measure_chapters(
+    prefixes=(), root: Path = ROOT, path: Path = TIMINGS, time_chapter=None
+) -> dict:
+    """Execute the chapters (those whose file name starts with one of ``prefixes``; all if none) in
+    a fresh kernel each, and store their times in the timings file. Returns the updated timings."""
     if time_chapter is None:
         sys.path.insert(0, str(root / "tools"))
-        from time_chapters import time_chapter                  # tools/time_chapters.py
+        from time_chapters import time_chapter  # tools/time_chapters.py
     data = load_timings(path)
     for nb in chapters(root):
         if prefixes and not any(nb.name.startswith(p) for p in prefixes):
             continue
         seconds = time_chapter(nb)
-        data["chapters"][nb.stem] = {"seconds": round(seconds, 1), "sha256": _sha256(nb), "measured": _now(),
-                                     "commit": _commit(root), "cores": os.cpu_count()}
+        data["chapters"][nb.stem] = {
+            "seconds": round(seconds, 1),
+            "sha256": _sha256(nb),
+            "measured": _now(),
+            "commit": _commit(root),
+            "cores": os.cpu_count(),
+        }
         save_timings(data, path)
         print(f"  {nb.stem}: {seconds:.1f} s", flush=True)
     return data
@@ -118,7 +138,7 @@ def _cache_records(build_dir: Path) -> dict:
     try:
         cache = get_cache(str(cache_dir))
         records = cache.list_cache_records()
-    except Exception as error:                                  # e.g. a build writing the database right now
+    except Exception as error:  # e.g. a build writing the database right now
         print(f"benchmarks/book.py: could not read {cache_dir}: {error}", file=sys.stderr)
         return {}
     out = {}
@@ -129,7 +149,9 @@ def _cache_records(build_dir: Path) -> dict:
         nb_path = Path(record.uri)
         if nb_path.exists():
             try:
-                matches = cache.match_cache_notebook(nbformat.read(nb_path, as_version=4)).pk == record.pk
+                matches = (
+                    cache.match_cache_notebook(nbformat.read(nb_path, as_version=4)).pk == record.pk
+                )
             except KeyError:
                 matches = False
         out[stem] = (seconds, record.created.timestamp(), matches)
@@ -146,27 +168,50 @@ def measure_builds(root: Path = ROOT, path: Path = TIMINGS, command=None) -> dic
     start = time.perf_counter()
     cold = subprocess.run(command, cwd=root)
     cold_s = time.perf_counter() - start
-    data["builds"]["cold"] = {"seconds": round(cold_s, 1), "ok": cold.returncode == 0, "measured": _now(),
-                              "commit": _commit(root), "command": " ".join(command), "cores": os.cpu_count()}
+    data["builds"]["cold"] = {
+        "seconds": round(cold_s, 1),
+        "ok": cold.returncode == 0,
+        "measured": _now(),
+        "commit": _commit(root),
+        "command": " ".join(command),
+        "cores": os.cpu_count(),
+    }
     save_timings(data, path)
     before = _cache_records(build_dir)
     for nb in chapters(root):
-        nb.touch()                                              # newer mtime, same content
+        nb.touch()  # newer mtime, same content
     start = time.perf_counter()
     rebuild = subprocess.run(command, cwd=root)
     rebuild_s = time.perf_counter() - start
     after = _cache_records(build_dir)
-    executed = sum(1 for stem, rec in after.items() if stem not in before or rec[1] != before[stem][1])
-    data["builds"]["rebuild"] = {"seconds": round(rebuild_s, 1), "ok": rebuild.returncode == 0,
-                                 "measured": _now(), "commit": _commit(root), "command": " ".join(command),
-                                 "executed_notebooks": executed, "cores": os.cpu_count()}
+    executed = sum(
+        1 for stem, rec in after.items() if stem not in before or rec[1] != before[stem][1]
+    )
+    data["builds"]["rebuild"] = {
+        "seconds": round(rebuild_s, 1),
+        "ok": rebuild.returncode == 0,
+        "measured": _now(),
+        "commit": _commit(root),
+        "command": " ".join(command),
+        "executed_notebooks": executed,
+        "cores": os.cpu_count(),
+    }
     save_timings(data, path)
     return data
 
 
-# --- reporting ---------------------------------------------------------------------------------------
+# --- reporting
+# ---------------------------------------------------------------------------------------
 
-def run(measure=(), prefixes=(), root: Path = ROOT, path: Path = TIMINGS, command=None, time_chapter=None) -> Section:
+
+def run(
+    measure=(),
+    prefixes=(),
+    root: Path = ROOT,
+    path: Path = TIMINGS,
+    command=None,
+    time_chapter=None,
+) -> Section:
     """Measure what ``measure`` names ("chapters", "build"), then report everything the timings file
     and the execution cache hold."""
     measure = set(measure)
@@ -180,66 +225,130 @@ def run(measure=(), prefixes=(), root: Path = ROOT, path: Path = TIMINGS, comman
     for nb in chapters(root):
         stored = data["chapters"].get(nb.stem)
         cache = cached.get(nb.stem)
-        row = {"chapter": nb.stem, "fresh_s": None, "measured": None, "cache_s": None, "budget": CHAPTER_BUDGET_S,
-               "within": None}
+        row = {
+            "chapter": nb.stem,
+            "fresh_s": None,
+            "measured": None,
+            "cache_s": None,
+            "budget": CHAPTER_BUDGET_S,
+            "within": None,
+        }
         if stored is not None:
             stale = stored.get("sha256") != _sha256(nb)
             row["fresh_s"] = stored["seconds"]
-            row["measured"] = stored["measured"][:10] + (" (notebook changed since)" if stale else "")
+            row["measured"] = stored["measured"][:10] + (
+                " (notebook changed since)" if stale else ""
+            )
         if cache is not None and cache[0] is not None:
             row["cache_s"] = cache[0] if cache[2] else None
         seen = [s for s in (row["fresh_s"], row["cache_s"]) if s is not None]
         row["within"] = max(seen) <= CHAPTER_BUDGET_S if seen else None
         rows.append(row)
-    method = ("Each chapter executed top to bottom in a fresh kernel, offline, by `tools/time_chapters.py` "
-              "(*fresh kernel*, the same as `make chapter-times`; the date it was measured and whether the "
-              "notebook changed since), and the execution time that Jupyter Book's cache recorded for the "
-              "chapter during the last `make book` that executed it (*during make book*; shown only while "
-              "the cached notebook matches the current one). The timings are stored in "
-              "`benchmarks/book_timings.json`; `BENCH_BOOK=chapters make bench` measures the chapters again, "
-              "`BENCH_BOOK=build make bench` the builds, `BENCH_BOOK=1 make bench` both (about half an hour "
-              "on 2 cores). *Cold build*: `_build` removed (no site, no execution cache), then `make book` "
-              "with the virtual environment and npm assets already installed. *Rebuild, nothing changed*: "
-              "right after, every notebook touched (newer modification time, same content) and `make book` "
-              "again: Jupyter Book runs, Sphinx re-reads every chapter, the execution cache serves every "
-              "notebook's outputs (the number of notebooks executed again is shown). With no file touched, "
-              "`make book` is a no-op.")
-    columns = [Column("chapter", "chapter"), Column("fresh_s", "fresh kernel (s)", ".1f"),
-               Column("measured", "measured"), Column("cache_s", "during make book (s)", ".1f"),
-               Column("budget", "budget (s)", ".0f"), Column("within", "within budget", yes_no)]
-    section = Section("book", "5. The book: chapter execution times, cold build, rebuild", method, columns, rows,
-                      uses_torch_threads=False)
+    method = (
+        "Each chapter executed top to bottom in a fresh kernel, offline, by "
+        "`tools/time_chapters.py` "
+        "(*fresh kernel*, the same as `make chapter-times`; the date it was measured and "
+        "whether the "
+        "notebook changed since), and the execution time that Jupyter Book's cache recorded "
+        "for the "
+        "chapter during the last `make book` that executed it (*during make book*; shown "
+        "only while "
+        "the cached notebook matches the current one). The timings are stored in "
+        "`benchmarks/book_timings.json`; `BENCH_BOOK=chapters make bench` measures the "
+        "chapters again, "
+        "`BENCH_BOOK=build make bench` the builds, `BENCH_BOOK=1 make bench` both (about "
+        "half an hour "
+        "on 2 cores). *Cold build*: `_build` removed (no site, no execution cache), then "
+        "`make book` "
+        "with the virtual environment and npm assets already installed. *Rebuild, nothing "
+        "changed*: "
+        "right after, every notebook touched (newer modification time, same content) and "
+        "`make book` "
+        "again: Jupyter Book runs, Sphinx re-reads every chapter, the execution cache "
+        "serves every "
+        "notebook's outputs (the number of notebooks executed again is shown). With no file "
+        "touched, "
+        "`make book` is a no-op."
+    )
+    columns = [
+        Column("chapter", "chapter"),
+        Column("fresh_s", "fresh kernel (s)", ".1f"),
+        Column("measured", "measured"),
+        Column("cache_s", "during make book (s)", ".1f"),
+        Column("budget", "budget (s)", ".0f"),
+        Column("within", "within budget", yes_no),
+    ]
+    section = Section(
+        "book",
+        "5. The book: chapter execution times, cold build, rebuild",
+        method,
+        columns,
+        rows,
+        uses_torch_threads=False,
+    )
     builds = []
-    for key, label, budget in (("cold", "cold `make book`", COLD_BUDGET_S),
-                               ("rebuild", "rebuild, nothing changed", REBUILD_BUDGET_S)):
+    for key, label, budget in (
+        ("cold", "cold `make book`", COLD_BUDGET_S),
+        ("rebuild", "rebuild, nothing changed", REBUILD_BUDGET_S),
+    ):
         b = data["builds"].get(key)
-        builds.append({"build": label, "seconds": None if b is None else b["seconds"],
-                       "ok": None if b is None else b["ok"],
-                       "measured": None if b is None else f"{b['measured'][:10]} ({b.get('commit') or '?'})",
-                       "executed": None if b is None else b.get("executed_notebooks"), "budget": budget,
-                       "within": None if b is None else (b["ok"] and b["seconds"] <= budget)})
-    build_columns = [Column("build", "build"), Column("seconds", "seconds", ".1f"),
-                     Column("ok", "succeeded", yes_no), Column("measured", "measured (commit)"),
-                     Column("executed", "notebooks executed"), Column("budget", "budget (s)", ".0f"),
-                     Column("within", "within budget", yes_no)]
+        builds.append(
+            {
+                "build": label,
+                "seconds": None if b is None else b["seconds"],
+                "ok": None if b is None else b["ok"],
+                "measured": None
+                if b is None
+                else f"{b['measured'][:10]} ({b.get('commit') or '?'})",
+                "executed": None if b is None else b.get("executed_notebooks"),
+                "budget": budget,
+                "within": None if b is None else (b["ok"] and b["seconds"] <= budget),
+            }
+        )
+    build_columns = [
+        Column("build", "build"),
+        Column("seconds", "seconds", ".1f"),
+        Column("ok", "succeeded", yes_no),
+        Column("measured", "measured (commit)"),
+        Column("executed", "notebooks executed"),
+        Column("budget", "budget (s)", ".0f"),
+        Column("within", "within budget", yes_no),
+    ]
     section.extra_tables.append(("Builds:", build_columns, builds))
     missing = [r["chapter"] for r in rows if r["fresh_s"] is None and r["cache_s"] is None]
     if missing:
-        section.findings.append(f"Not measured yet: {', '.join(missing)} (run `BENCH_BOOK=chapters make bench`).")
+        section.findings.append(
+            f"Not measured yet: {', '.join(missing)} (run `BENCH_BOOK=chapters make bench`)."
+        )
     if any(b["seconds"] is None for b in builds):
-        section.findings.append("The builds have not been measured yet (run `BENCH_BOOK=build make bench`).")
+        section.findings.append(
+            "The builds have not been measured yet (run `BENCH_BOOK=build make bench`)."
+        )
     measured = [r for r in rows if r["within"] is not None]
-    slowest = max(measured, key=lambda r: max(s for s in (r["fresh_s"], r["cache_s"]) if s is not None), default=None)
-    section.goals.append({
-        "goal": f"every chapter <= {CHAPTER_BUDGET_S:.0f} s",
-        "measured": "not measured" if slowest is None else
-                    f"slowest {max(s for s in (slowest['fresh_s'], slowest['cache_s']) if s is not None):.1f} s "
-                    f"({slowest['chapter']}); {len(measured)} of {len(rows)} chapters measured",
-        "met": None if len(measured) < len(rows) else all(r["within"] for r in rows)})
+
+    def seconds(row):
+        return max(s for s in (row["fresh_s"], row["cache_s"]) if s is not None)
+
+    slowest = max(measured, key=seconds, default=None)
+    slowest_s = None if slowest is None else seconds(slowest)
+    section.goals.append(
+        {
+            "goal": f"every chapter <= {CHAPTER_BUDGET_S:.0f} s",
+            "measured": "not measured"
+            if slowest is None
+            else f"slowest {slowest_s:.1f} s ({slowest['chapter']}); "
+            f"{len(measured)} of {len(rows)} chapters measured",
+            "met": None if len(measured) < len(rows) else all(r["within"] for r in rows),
+        }
+    )
     for b in builds:
-        section.goals.append({"goal": f"{b['build']} <= {b['budget']:.0f} s",
-                              "measured": "not measured" if b["seconds"] is None else f"{b['seconds']:.1f} s",
-                              "met": b["within"]})
+        section.goals.append(
+            {
+                "goal": f"{b['build']} <= {b['budget']:.0f} s",
+                "measured": "not measured" if b["seconds"] is None else f"{b['seconds']:.1f} s",
+                "met": b["within"],
+            }
+        )
     over = [r["chapter"] for r in rows if r["within"] is False]
     if over:
         section.findings.append(f"Over the {CHAPTER_BUDGET_S:.0f} s budget: {', '.join(over)}.")

@@ -4,9 +4,9 @@ Timing (``time_side_by_side``): the callables being compared run in *rounds*. In
 callable runs once (a block of ``inner`` calls, the same number for all), in an order that rotates
 from round to round (A B, B A, A B, ... for two), so that a change of load on the shared machine
 falls on all of them alike. Before the rounds, ``warmup`` calls of each (interleaved too) fill
-caches, let the allocator reach its steady state and choose ``inner``: enough calls for a block of at
-least ``min_block_s`` so that the timer's resolution does not matter. Python's garbage collector is
-off inside a block. A result holds the wall-clock seconds per call of every round; we report the
+caches, let the allocator reach its steady state and choose ``inner``: enough calls for a block of
+at least ``min_block_s`` so that the timer's resolution does not matter. Python's garbage collector
+is off inside a block. A result holds the wall-clock seconds per call of every round; we report the
 median and the interquartile range (IQR, the 25th and 75th percentiles), and for a comparison the
 *paired* ratio: the median over rounds of (time of A / time of B) within the same round.
 
@@ -32,16 +32,36 @@ from typing import Callable
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-__all__ = ["Summary", "Times", "summarize", "paired_ratio", "time_side_by_side", "threads_from_env", "peak_memory",
-           "profile_ops", "loglog_slope", "machine_info", "Column", "Section", "TIMING_NOTE", "comparison_row",
-           "comparison_columns", "yes_no", "render_section", "render_results"]
+__all__ = [
+    "Summary",
+    "Times",
+    "summarize",
+    "paired_ratio",
+    "time_side_by_side",
+    "threads_from_env",
+    "peak_memory",
+    "profile_ops",
+    "loglog_slope",
+    "machine_info",
+    "Column",
+    "Section",
+    "TIMING_NOTE",
+    "comparison_row",
+    "comparison_columns",
+    "yes_no",
+    "render_section",
+    "render_results",
+]
 
 
-# --- statistics ------------------------------------------------------------------------------------
+# --- statistics
+# ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Summary:
     """Median and interquartile range of a list of measurements, with their number."""
+
     median: float
     q1: float
     q3: float
@@ -49,7 +69,8 @@ class Summary:
 
 
 def summarize(values) -> Summary:
-    """Median, 25th and 75th percentile (linear interpolation between order statistics) of values."""
+    """Median, 25th and 75th percentile (linear interpolation between order statistics) of
+    values."""
     values = sorted(float(v) for v in values)
     if not values:
         raise ValueError("values: expected at least one measurement, got none")
@@ -60,17 +81,23 @@ def summarize(values) -> Summary:
 
 
 def paired_ratio(a: list[float], b: list[float]) -> Summary:
-    """Summary of a[i] / b[i] over the rounds i: the ratio of two callables timed in the same round."""
+    """Summary of a[i] / b[i] over the rounds i: the ratio of two callables timed in the same
+    round."""
     if len(a) != len(b) or not a:
-        raise ValueError(f"a, b: expected two equally long, non-empty lists, got lengths {len(a)} and {len(b)}")
+        raise ValueError(
+            f"a, b: expected two equally long, non-empty lists, got lengths {len(a)} and {len(b)}"
+        )
     return summarize([x / y for x, y in zip(a, b)])
 
 
-# --- timing ----------------------------------------------------------------------------------------
+# --- timing
+# ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Times:
     """Seconds per call in each round: wall-clock, and CPU time of the process."""
+
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
 
@@ -89,8 +116,12 @@ def _block(fn: Callable[[], object], inner: int) -> tuple[float, float]:
             gc.enable()
 
 
-def time_side_by_side(fns: dict[str, Callable[[], object]], repeats: int = 7, warmup: int = 2,
-                      min_block_s: float = 0.05) -> dict[str, Times]:
+def time_side_by_side(
+    fns: dict[str, Callable[[], object]],
+    repeats: int = 7,
+    warmup: int = 2,
+    min_block_s: float = 0.05,
+) -> dict[str, Times]:
     """Time every callable of ``fns`` in ``repeats`` interleaved rounds (see the module docstring).
 
     Returns {name: Times(wall=[seconds per call in round 0, round 1, ...], cpu=[...])}.
@@ -127,12 +158,14 @@ def threads_from_env(default: int = 1) -> int:
     return int(value)
 
 
-# --- memory ----------------------------------------------------------------------------------------
+# --- memory
+# ----------------------------------------------------------------------------------------
+
 
 def peak_memory(fn: Callable[[], object]) -> int:
-    """Peak bytes held by torch's CPU allocator during one call of fn, counted from zero at the start
-    (see the module docstring). fn's return value is dropped inside the measured region, so an output
-    that is freed at once still counts while it was alive."""
+    """Peak bytes held by torch's CPU allocator during one call of fn, counted from zero at the
+    start (see the module docstring). fn's return value is dropped inside the measured region, so an
+    output that is freed at once still counts while it was alive."""
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         out = fn()
         del out
@@ -155,17 +188,28 @@ def profile_ops(fn: Callable[[], object], top: int = 8) -> tuple[list[dict], flo
     events = prof.key_averages()
     total = sum(e.self_cpu_time_total for e in events) / 1e6
     ops = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:top]
-    return [{"op": f"`{e.key}`", "calls": e.count, "self_ms": e.self_cpu_time_total / 1e3,
-             "share": e.self_cpu_time_total / 1e6 / total} for e in ops], total
+    return [
+        {
+            "op": f"`{e.key}`",
+            "calls": e.count,
+            "self_ms": e.self_cpu_time_total / 1e3,
+            "share": e.self_cpu_time_total / 1e6 / total,
+        }
+        for e in ops
+    ], total
 
 
-# --- fits ------------------------------------------------------------------------------------------
+# --- fits
+# ------------------------------------------------------------------------------------------
+
 
 def loglog_slope(xs, ys) -> float:
     """Least-squares slope p of log y = p log x + c: the exponent of y ~ x^p."""
     xs, ys = list(xs), list(ys)
     if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError(f"xs, ys: expected two equally long lists of >= 2 values, got {len(xs)} and {len(ys)}")
+        raise ValueError(
+            f"xs, ys: expected two equally long lists of >= 2 values, got {len(xs)} and {len(ys)}"
+        )
     if min(xs) <= 0 or min(ys) <= 0:
         raise ValueError("xs, ys: expected positive values for a log-log fit")
     lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
@@ -173,7 +217,9 @@ def loglog_slope(xs, ys) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
-# --- the machine -----------------------------------------------------------------------------------
+# --- the machine
+# -----------------------------------------------------------------------------------
+
 
 def _cpu_model() -> str:
     try:
@@ -193,17 +239,26 @@ def machine_info() -> dict:
     except AttributeError:
         usable = os.cpu_count()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    return {"cores": os.cpu_count(), "usable_cores": usable, "torch_threads": torch.get_num_threads(),
-            "cpu": _cpu_model(), "torch": torch.__version__, "python": platform.python_version(),
-            "load_1min": round(load[0], 2)}
+    return {
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "torch_threads": torch.get_num_threads(),
+        "cpu": _cpu_model(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "load_1min": round(load[0], 2),
+    }
 
 
-# --- tables ----------------------------------------------------------------------------------------
+# --- tables
+# ----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Column:
     """A column of a results table: the row key it shows, its header, and a format for its values
     (a format spec such as ".2f", or a callable value -> str). None shows as an em dash."""
+
     key: str
     header: str
     fmt: str | Callable[[object], str] = ""
@@ -221,6 +276,7 @@ class Section:
     """One benchmark's results: rows (dicts holding raw values, keyed as the columns), what was
     measured and how (``method``), what it shows (``findings``), and its status: "ok", or "skipped:
     <why>"."""
+
     key: str
     title: str
     method: str
@@ -229,18 +285,23 @@ class Section:
     findings: list[str] = field(default_factory=list)
     status: str = "ok"
     extra_tables: list[tuple[str, list[Column], list[dict]]] = field(default_factory=list)
-    goals: list[dict] = field(default_factory=list)   # {"goal": str, "measured": str, "met": bool | None}
-    uses_torch_threads: bool = True                    # False: the runner's torch thread count does not apply
+    # {"goal": str, "measured": str, "met": bool | None}
+    goals: list[dict] = field(default_factory=list)
+    uses_torch_threads: bool = True  # False: the runner's torch thread count does not apply
 
 
 TIMING_NOTE = (
     "Times are per call: the median over {repeats} interleaved rounds (each round runs every "
     "implementation once, in an order that alternates from round to round, after {warmup} warm-up "
-    "calls each), with the interquartile range in brackets. *ratio* is the median over rounds of the "
+    "calls each), with the interquartile range in brackets. *ratio* is the median over rounds of "
+    "the "
     "ratio of the two times measured in the same round, from "
-    "wall-clock time and from the CPU time of the process; the CPU-time ratio does not count the time "
-    "the process waits for a core that another process holds, so it is the steadier of the two on a "
-    "shared machine.")
+    "wall-clock time and from the CPU time of the process; the CPU-time ratio does not count the "
+    "time "
+    "the process waits for a core that another process holds, so it is the steadier of the two on "
+    "a "
+    "shared machine."
+)
 
 
 def _ms(value) -> str:
@@ -260,30 +321,47 @@ def yes_no(flag) -> str:
 
 
 def comparison_row(a: Times, b: Times, a_name: str, b_name: str) -> dict:
-    """Raw values of one side-by-side comparison of a against b: wall-clock medians and IQRs (seconds)
-    of each, their CPU-time medians, paired ratios a / b of wall-clock and of CPU time with their IQRs,
-    and the number of rounds."""
+    """Raw values of one side-by-side comparison of a against b: wall-clock medians and IQRs
+    (seconds) of each, their CPU-time medians, paired ratios a / b of wall-clock and of CPU time
+    with their IQRs, and the number of rounds."""
     wall_a, wall_b = summarize(a.wall), summarize(b.wall)
     ratio, ratio_cpu = paired_ratio(a.wall, b.wall), paired_ratio(a.cpu, b.cpu)
-    return {f"{a_name}_s": wall_a.median, f"{a_name}_iqr": (wall_a.q1, wall_a.q3),
-            f"{a_name}_cpu_s": summarize(a.cpu).median, f"{b_name}_cpu_s": summarize(b.cpu).median,
-            f"{b_name}_s": wall_b.median, f"{b_name}_iqr": (wall_b.q1, wall_b.q3),
-            "ratio": ratio.median, "ratio_iqr": (ratio.q1, ratio.q3),
-            "ratio_cpu": ratio_cpu.median, "ratio_cpu_iqr": (ratio_cpu.q1, ratio_cpu.q3), "rounds": ratio.n}
+    return {
+        f"{a_name}_s": wall_a.median,
+        f"{a_name}_iqr": (wall_a.q1, wall_a.q3),
+        f"{a_name}_cpu_s": summarize(a.cpu).median,
+        f"{b_name}_cpu_s": summarize(b.cpu).median,
+        f"{b_name}_s": wall_b.median,
+        f"{b_name}_iqr": (wall_b.q1, wall_b.q3),
+        "ratio": ratio.median,
+        "ratio_iqr": (ratio.q1, ratio.q3),
+        "ratio_cpu": ratio_cpu.median,
+        "ratio_cpu_iqr": (ratio_cpu.q1, ratio_cpu.q3),
+        "rounds": ratio.n,
+    }
 
 
-def comparison_columns(a_name: str, b_name: str, a_header: str | None = None,
-                       b_header: str | None = None) -> list[Column]:
+def comparison_columns(
+    a_name: str, b_name: str, a_header: str | None = None, b_header: str | None = None
+) -> list[Column]:
     """The columns showing a comparison_row."""
-    return [Column(f"{a_name}_s", f"{a_header or a_name} (ms)", _ms), Column(f"{a_name}_iqr", "IQR", _range_ms),
-            Column(f"{b_name}_s", f"{b_header or b_name} (ms)", _ms), Column(f"{b_name}_iqr", "IQR", _range_ms),
-            Column("ratio", "ratio, wall", ".3f"), Column("ratio_iqr", "IQR", _range),
-            Column("ratio_cpu", "ratio, CPU", ".3f"), Column("ratio_cpu_iqr", "IQR", _range)]
+    return [
+        Column(f"{a_name}_s", f"{a_header or a_name} (ms)", _ms),
+        Column(f"{a_name}_iqr", "IQR", _range_ms),
+        Column(f"{b_name}_s", f"{b_header or b_name} (ms)", _ms),
+        Column(f"{b_name}_iqr", "IQR", _range_ms),
+        Column("ratio", "ratio, wall", ".3f"),
+        Column("ratio_iqr", "IQR", _range),
+        Column("ratio_cpu", "ratio, CPU", ".3f"),
+        Column("ratio_cpu_iqr", "IQR", _range),
+    ]
 
 
 def _table(columns: list[Column], rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(c.header for c in columns) + " |",
-             "|" + "|".join("---" for _ in columns) + "|"]
+    lines = [
+        "| " + " | ".join(c.header for c in columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
+    ]
     for row in rows:
         lines.append("| " + " | ".join(c.cell(row.get(c.key)) for c in columns) + " |")
     return "\n".join(lines)
@@ -293,8 +371,11 @@ def render_section(section: Section, machine: dict | None = None) -> str:
     """The Markdown of one benchmark: title, the machine (if given), method, table(s), findings."""
     parts = [f"## {section.title}", ""]
     if machine is not None:
-        threads = (f"torch threads: {machine['torch_threads']}" if section.uses_torch_threads
-                   else "each chapter sets its own torch threads")
+        threads = (
+            f"torch threads: {machine['torch_threads']}"
+            if section.uses_torch_threads
+            else "each chapter sets its own torch threads"
+        )
         parts += [f"*Machine: {machine['cores']} cores, {threads}.*", ""]
     parts += [section.method.strip(), ""]
     if section.status != "ok":
@@ -308,21 +389,35 @@ def render_section(section: Section, machine: dict | None = None) -> str:
     return "\n".join(parts)
 
 
-def render_results(sections: list[Section], machine: dict, command: str, seconds: float,
-                   preamble: str = "") -> str:
+def render_results(
+    sections: list[Section], machine: dict, command: str, seconds: float, preamble: str = ""
+) -> str:
     """The whole results.md: the machine, then one section per benchmark."""
-    head = ["# Benchmarks", "",
-            f"Written by `{command}` ({seconds / 60:.1f} min). Do not edit by hand: run it again.", ""]
+    head = [
+        "# Benchmarks",
+        "",
+        f"Written by `{command}` ({seconds / 60:.1f} min). Do not edit by hand: run it again.",
+        "",
+    ]
     if preamble:
         head += [preamble.strip(), ""]
-    head += ["| cores (usable) | torch threads | CPU | torch | Python | load average (1 min) at start | at end |",
-             "|---|---|---|---|---|---|---|",
-             f"| {machine['cores']} ({machine['usable_cores']}) | {machine['torch_threads']} | {machine['cpu']} "
-             f"| {machine['torch']} | {machine['python']} | {machine['load_1min']} "
-             f"| {machine.get('load_1min_end', '—')} |", ""]
+    head += [
+        "| cores (usable) | torch threads | CPU | torch | Python | load average (1 min) at "
+        "start | at end |",
+        "|---|---|---|---|---|---|---|",
+        f"| {machine['cores']} ({machine['usable_cores']}) | {machine['torch_threads']} | "
+        f"{machine['cpu']} "
+        f"| {machine['torch']} | {machine['python']} | {machine['load_1min']} "
+        f"| {machine.get('load_1min_end', '—')} |",
+        "",
+    ]
     goals = [dict(g, benchmark=s.title.split(":")[0]) for s in sections for g in s.goals]
     if goals:
-        columns = [Column("benchmark", "benchmark"), Column("goal", "goal"), Column("measured", "measured"),
-                   Column("met", "met", yes_no)]
+        columns = [
+            Column("benchmark", "benchmark"),
+            Column("goal", "goal"),
+            Column("measured", "measured"),
+            Column("met", "met", yes_no),
+        ]
         head += ["## Goals at a glance", "", _table(columns, goals), ""]
     return "\n".join(head + [render_section(s, machine) for s in sections])

@@ -20,8 +20,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmarks.common import (TIMING_NOTE, Column, Section, comparison_columns, comparison_row,
-                               time_side_by_side, yes_no)
+from benchmarks.common import (
+    TIMING_NOTE,
+    Column,
+    Section,
+    comparison_columns,
+    comparison_row,
+    time_side_by_side,
+    yes_no,
+)
 from lib.gpt import GPT, GPTConfig
 
 GOAL = 0.95  # lib.gpt's tokens/s over the reference's tokens/s should be at least this
@@ -47,10 +54,12 @@ class RefCausalSelfAttention(nn.Module):
 
     def forward(self, x):
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)                                # [B, T, C] each
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # [B, H, T, Dh]
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
-                                           is_causal=True)                       # [B, H, T, Dh]
+        q, k, v = self.c_attn(x).split(C, dim=2)  # [B, T, C] each
+        # [B, H, T, Dh]
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(
+            q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True
+        )  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)))
 
 
@@ -78,17 +87,23 @@ class RefBlock(nn.Module):
 
 
 class RefGPT(nn.Module):
-    """The nanoGPT-style reference: forward(idx [B, T], targets [B, T] or None) -> (logits [B, T, V], loss)."""
+    """The nanoGPT-style reference: forward(idx [B, T], targets [B, T] or None) -> (logits [B, T,
+    V], loss)."""
 
     def __init__(self, c: RefConfig):
         super().__init__()
         self.config = c
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(c.vocab_size, c.n_embd), wpe=nn.Embedding(c.block_size, c.n_embd),
-            drop=nn.Dropout(c.dropout), h=nn.ModuleList(RefBlock(c) for _ in range(c.n_layer)),
-            ln_f=nn.LayerNorm(c.n_embd)))
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(c.vocab_size, c.n_embd),
+                wpe=nn.Embedding(c.block_size, c.n_embd),
+                drop=nn.Dropout(c.dropout),
+                h=nn.ModuleList(RefBlock(c) for _ in range(c.n_layer)),
+                ln_f=nn.LayerNorm(c.n_embd),
+            )
+        )
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
-        self.transformer.wte.weight = self.lm_head.weight                        # weight tying
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
         self.apply(self._init_weights)
         for name, p in self.named_parameters():
             if name.endswith("c_proj.weight"):
@@ -103,11 +118,12 @@ class RefGPT(nn.Module):
 
     def forward(self, idx, targets=None):
         B, T = idx.shape
-        pos = torch.arange(T, device=idx.device)                                 # [T]
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))  # [B, T, C]
+        pos = torch.arange(T, device=idx.device)  # [T]
+        # [B, T, C]
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
         for block in self.transformer.h:
             x = block(x)
-        logits = self.lm_head(self.transformer.ln_f(x))                          # [B, T, V]
+        logits = self.lm_head(self.transformer.ln_f(x))  # [B, T, V]
         loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
 
@@ -129,55 +145,111 @@ def _step_fn(model, idx, targets, lr: float = 3e-4):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+
     return step
 
 
 def count_parameters(model) -> int:
-    return sum(p.numel() for p in model.parameters())   # tied weights are counted once
+    return sum(p.numel() for p in model.parameters())  # tied weights are counted once
 
 
-def run(vocab_size: int = 512, block_size: int = 128, n_layer: int = 4, n_head: int = 4, n_embd: int = 128,
-        batch: int = 8, repeats: int = 9, warmup: int = 2, min_block_s: float = 0.1) -> Section:
-    config = dict(vocab_size=vocab_size, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd,
-                  dropout=0.0)
-    method = (f"One training step: `logits, loss = model(idx, targets)`, `loss.backward()`, `AdamW.step()` "
-              f"(lr 3e-4, weight decay 0.1), gradients set to None; a batch of {batch} sequences of "
-              f"{block_size} tokens (random ids, the same batch every step, so {batch * block_size} tokens per "
-              f"step); configuration vocab_size={vocab_size}, block_size={block_size}, n_layer={n_layer}, "
-              f"n_head={n_head}, n_embd={n_embd}, dropout=0 for both models. The reference is the minimal "
-              f"nanoGPT-style model written in `benchmarks/gpt_training.py` (one fused q/k/v projection, "
-              f"`F.scaled_dot_product_attention(is_causal=True)`). The two models' steps are timed side by "
-              f"side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is lib.gpt's "
-              f"throughput over the reference's (the reference's time over lib.gpt's): above 1, lib.gpt "
-              f"trains faster. The goal is judged on the CPU-time ratio.")
-    columns = [Column("batch", "batch x block"), Column("params_lib", "parameters (lib.gpt)", ","),
-               Column("params_ref", "parameters (reference)", ","),
-               Column("lib_tok_s", "lib.gpt (tokens/s)", ",.0f"), Column("ref_tok_s", "reference (tokens/s)", ",.0f"),
-               *comparison_columns("ref", "lib", "reference step", "lib.gpt step"),
-               Column("goal", "goal", lambda g: f">= {g:.2f}"), Column("met", "met", yes_no)]
-    section = Section("gpt_training", "2. Training throughput of lib.gpt.GPT against a nanoGPT-style reference",
-                      method, columns)
+def run(
+    vocab_size: int = 512,
+    block_size: int = 128,
+    n_layer: int = 4,
+    n_head: int = 4,
+    n_embd: int = 128,
+    batch: int = 8,
+    repeats: int = 9,
+    warmup: int = 2,
+    min_block_s: float = 0.1,
+) -> Section:
+    config = dict(
+        vocab_size=vocab_size,
+        block_size=block_size,
+        n_layer=n_layer,
+        n_head=n_head,
+        n_embd=n_embd,
+        dropout=0.0,
+    )
+    method = (
+        "One training step: `logits, loss = model(idx, targets)`, `loss.backward()`, "
+        "`AdamW.step()` "
+        f"(lr 3e-4, weight decay 0.1), gradients set to None; a batch of {batch} sequences "
+        "of "
+        f"{block_size} tokens (random ids, the same batch every step, so "
+        f"{batch * block_size} tokens per "
+        f"step); configuration vocab_size={vocab_size}, block_size={block_size}, "
+        f"n_layer={n_layer}, "
+        f"n_head={n_head}, n_embd={n_embd}, dropout=0 for both models. The reference is the "
+        "minimal "
+        "nanoGPT-style model written in `benchmarks/gpt_training.py` (one fused q/k/v "
+        "projection, "
+        "`F.scaled_dot_product_attention(is_causal=True)`). The two models' steps are "
+        "timed side by "
+        f"side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is "
+        "lib.gpt's "
+        "throughput over the reference's (the reference's time over lib.gpt's): above 1, "
+        "lib.gpt "
+        f"trains faster. The goal is judged on the CPU-time ratio."
+    )
+    columns = [
+        Column("batch", "batch x block"),
+        Column("params_lib", "parameters (lib.gpt)", ","),
+        Column("params_ref", "parameters (reference)", ","),
+        Column("lib_tok_s", "lib.gpt (tokens/s)", ",.0f"),
+        Column("ref_tok_s", "reference (tokens/s)", ",.0f"),
+        *comparison_columns("ref", "lib", "reference step", "lib.gpt step"),
+        Column("goal", "goal", lambda g: f">= {g:.2f}"),
+        Column("met", "met", yes_no),
+    ]
+    section = Section(
+        "gpt_training",
+        "2. Training throughput of lib.gpt.GPT against a nanoGPT-style reference",
+        method,
+        columns,
+    )
     goal = f"tokens/s lib.gpt / reference >= {GOAL:.2f}"
     torch.manual_seed(0)
     ours = GPT(GPTConfig(**config)).train()
     torch.manual_seed(0)
     ref = RefGPT(RefConfig(**config)).train()
     g = torch.Generator().manual_seed(0)
-    idx = torch.randint(vocab_size, (batch, block_size), generator=g)            # [B, T]
-    targets = torch.randint(vocab_size, (batch, block_size), generator=g)        # [B, T]
-    times = time_side_by_side({"lib": _step_fn(ours, idx, targets), "ref": _step_fn(ref, idx, targets)},
-                              repeats, warmup, min_block_s)
-    row = {"batch": f"{batch} x {block_size}", "params_lib": count_parameters(ours),
-           "params_ref": count_parameters(ref), "goal": GOAL}
-    row.update(comparison_row(times["ref"], times["lib"], "ref", "lib"))  # ratio = t_ref / t_lib = throughput ratio
+    idx = torch.randint(vocab_size, (batch, block_size), generator=g)  # [B, T]
+    targets = torch.randint(vocab_size, (batch, block_size), generator=g)  # [B, T]
+    times = time_side_by_side(
+        {"lib": _step_fn(ours, idx, targets), "ref": _step_fn(ref, idx, targets)},
+        repeats,
+        warmup,
+        min_block_s,
+    )
+    row = {
+        "batch": f"{batch} x {block_size}",
+        "params_lib": count_parameters(ours),
+        "params_ref": count_parameters(ref),
+        "goal": GOAL,
+    }
+    # ratio = t_ref / t_lib = throughput ratio
+    row.update(comparison_row(times["ref"], times["lib"], "ref", "lib"))
     tokens = batch * block_size
     row["lib_tok_s"], row["ref_tok_s"] = tokens / row["lib_s"], tokens / row["ref_s"]
     row["met"] = row["ratio_cpu"] >= GOAL
     section.rows.append(row)
-    section.goals.append({"goal": goal, "measured": f"{row['ratio_cpu']:.3f} (IQR {row['ratio_cpu_iqr'][0]:.3f} "
-                                                    f"to {row['ratio_cpu_iqr'][1]:.3f})", "met": row["met"]})
+    section.goals.append(
+        {
+            "goal": goal,
+            "measured": f"{row['ratio_cpu']:.3f} (IQR "
+            f"{row['ratio_cpu_iqr'][0]:.3f} "
+            f"to {row['ratio_cpu_iqr'][1]:.3f})",
+            "met": row["met"],
+        }
+    )
     if row["params_lib"] != row["params_ref"]:
-        section.findings.append(f"The two models do not have the same number of parameters ({row['params_lib']:,} "
-                                f"against {row['params_ref']:,}): lib.gpt's architecture differs from the "
-                                f"reference's, so the ratio compares slightly different models.")
+        section.findings.append(
+            "The two models do not have the same number of parameters "
+            f"({row['params_lib']:,} "
+            f"against {row['params_ref']:,}): lib.gpt's architecture differs "
+            "from the "
+            f"reference's, so the ratio compares slightly different models."
+        )
     return section

@@ -1,86 +1,174 @@
 """Benchmark 3: greedy generation with lib.gpt.GPT, with the key-value cache against without.
 
-Without the cache, every new token runs the model over the whole sequence so far: the t-th step costs
-O(t) positions, n new tokens O(n^2) in total. With it, every step runs the model on the one new token
-and attends to the keys and values stored from the earlier steps: O(1) positions per step (the
-attention itself still reads t keys). Both must give the same tokens.
+Without the cache, every new token runs the model over the whole sequence so far: the t-th step
+costs O(t) positions, n new tokens O(n^2) in total. With it, every step runs the model on the one
+new token and attends to the keys and values stored from the earlier steps: O(1) positions per step
+(the attention itself still reads t keys). Both must give the same tokens.
 """
 
 from __future__ import annotations
 
 import torch
 
-from benchmarks.common import (TIMING_NOTE, Column, Section, comparison_columns, comparison_row, profile_ops,
-                               time_side_by_side, yes_no)
+from benchmarks.common import (
+    TIMING_NOTE,
+    Column,
+    Section,
+    comparison_columns,
+    comparison_row,
+    profile_ops,
+    time_side_by_side,
+    yes_no,
+)
 from lib.gpt import GPT, GPTConfig
 
-GOAL_TOKENS, GOAL_SPEEDUP = 256, 6.0  # with the cache at least 6x faster for 256 new tokens (issue 15)
+# with the cache at least 6x faster for 256 new tokens (issue 15)
+GOAL_TOKENS, GOAL_SPEEDUP = 256, 6.0
 
 
 PROFILE_NOTES = (
-    "With the cache, each new token runs the model on one position: small matrix products (`aten::addmm`, "
+    "With the cache, each new token runs the model on one position: small matrix products "
+    "(`aten::addmm`, "
     "the linear layers) and, per layer, a few dozen other operators, each costing microseconds of "
-    "dispatch however small its tensors; at this model size that fixed cost is a large part of every step.")
-# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and what would avoid it.
+    "dispatch however small its tensors; at this model size that fixed cost is a large part of "
+    "every step."
+)
+# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and what would
+# avoid it.
 OP_NOTES = {
-    "aten::cat": "`aten::cat` is `KVCache.update` appending one position: it copies the whole cache of each "
-                 "layer at every step (a cache preallocated to block_size and written in place would not copy)",
-    "aten::tril": "`aten::tril` is `causal_mask(P + T)`: a full (P + T) x (P + T) matrix built for every layer "
-                  "and every step, of which one row is used (one new query may attend to every cached key, so "
-                  "no mask is needed when T = 1; `is_causal=True` serves when P = 0)",
-    "aten::where": "`aten::where` is F.scaled_dot_product_attention turning the boolean mask into an additive one",
+    "aten::cat": "`aten::cat` is `KVCache.update` appending one position: it copies the whole "
+    "cache of each "
+    "layer at every step (a cache preallocated to block_size and written in place "
+    "would not copy)",
+    "aten::tril": "`aten::tril` is `causal_mask(P + T)`: a full (P + T) x (P + T) matrix built "
+    "for every layer "
+    "and every step, of which one row is used (one new query may attend to every "
+    "cached key, so "
+    "no mask is needed when T = 1; `is_causal=True` serves when P = 0)",
+    "aten::where": "`aten::where` is F.scaled_dot_product_attention turning the boolean mask into "
+    "an additive one",
 }
 
 
-def run(new_tokens=(64, 256, 512), prompt_len: int = 16, vocab_size: int = 512, block_size: int = 1024,
-        n_layer: int = 4, n_head: int = 4, n_embd: int = 128, repeats: int = 5, warmup: int = 1,
-        min_block_s: float = 0.0) -> Section:
-    method = (f"`model.generate(prompt, max_new_tokens=n, temperature=0, use_cache=...)` (greedy) on one "
-              f"prompt of {prompt_len} random token ids, model in eval mode, configuration vocab_size={vocab_size}, "
-              f"block_size={block_size} (room for the prompt and every new token), n_layer={n_layer}, "
-              f"n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call is timed once per "
-              f"round, with and without the cache side by side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} "
-              f"Here *ratio* is the speed-up: the time without the cache over the time with it. *same tokens*: "
-              f"both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at {GOAL_TOKENS} new "
-              f"tokens) is judged on the CPU-time ratio.")
-    columns = [Column("new_tokens", "new tokens"),
-               *comparison_columns("nocache", "cache", "without cache", "with cache"),
-               Column("ms_per_token_cache", "with cache (ms/token)", ".2f"),
-               Column("same_tokens", "same tokens", yes_no),
-               Column("goal", "goal", lambda g: f">= {g:g}x"), Column("met", "met", yes_no)]
-    section = Section("kv_cache", "3. Generation with the key-value cache against without", method, columns)
+def run(
+    new_tokens=(64, 256, 512),
+    prompt_len: int = 16,
+    vocab_size: int = 512,
+    block_size: int = 1024,
+    n_layer: int = 4,
+    n_head: int = 4,
+    n_embd: int = 128,
+    repeats: int = 5,
+    warmup: int = 1,
+    min_block_s: float = 0.0,
+) -> Section:
+    method = (
+        "`model.generate(prompt, max_new_tokens=n, temperature=0, use_cache=...)` (greedy) "
+        "on one "
+        f"prompt of {prompt_len} random token ids, model in eval mode, configuration "
+        f"vocab_size={vocab_size}, "
+        f"block_size={block_size} (room for the prompt and every new token), "
+        f"n_layer={n_layer}, "
+        f"n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call "
+        "is timed once per "
+        "round, with and without the cache side by side. "
+        f"{TIMING_NOTE.format(repeats=repeats, warmup=warmup)} "
+        "Here *ratio* is the speed-up: the time without the cache over the time with it. "
+        "*same tokens*: "
+        f"both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at "
+        f"{GOAL_TOKENS} new "
+        f"tokens) is judged on the CPU-time ratio."
+    )
+    columns = [
+        Column("new_tokens", "new tokens"),
+        *comparison_columns("nocache", "cache", "without cache", "with cache"),
+        Column("ms_per_token_cache", "with cache (ms/token)", ".2f"),
+        Column("same_tokens", "same tokens", yes_no),
+        Column("goal", "goal", lambda g: f">= {g:g}x"),
+        Column("met", "met", yes_no),
+    ]
+    section = Section(
+        "kv_cache", "3. Generation with the key-value cache against without", method, columns
+    )
     goal = f"with the cache >= {GOAL_SPEEDUP:g}x faster at {GOAL_TOKENS} new tokens"
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=vocab_size, block_size=block_size, n_layer=n_layer, n_head=n_head,
-                          n_embd=n_embd, dropout=0.0)).eval()
-    prompt = torch.randint(vocab_size, (1, prompt_len), generator=torch.Generator().manual_seed(0))  # [1, T0]
+    model = GPT(
+        GPTConfig(
+            vocab_size=vocab_size,
+            block_size=block_size,
+            n_layer=n_layer,
+            n_head=n_head,
+            n_embd=n_embd,
+            dropout=0.0,
+        )
+    ).eval()
+    # [1, T0]
+    prompt = torch.randint(vocab_size, (1, prompt_len), generator=torch.Generator().manual_seed(0))
     for n in new_tokens:
+
         def generate(use_cache, n=n):
             with torch.no_grad():
                 return model.generate(prompt, max_new_tokens=n, temperature=0, use_cache=use_cache)
+
         same = torch.equal(generate(True), generate(False))
-        times = time_side_by_side({"nocache": lambda: generate(False), "cache": lambda: generate(True)},
-                                  repeats, warmup, min_block_s)
-        row = {"new_tokens": n, "same_tokens": same, "goal": GOAL_SPEEDUP if n == GOAL_TOKENS else None}
+        times = time_side_by_side(
+            {"nocache": lambda: generate(False), "cache": lambda: generate(True)},
+            repeats,
+            warmup,
+            min_block_s,
+        )
+        row = {
+            "new_tokens": n,
+            "same_tokens": same,
+            "goal": GOAL_SPEEDUP if n == GOAL_TOKENS else None,
+        }
         row.update(comparison_row(times["nocache"], times["cache"], "nocache", "cache"))
         row["ms_per_token_cache"] = 1e3 * row["cache_s"] / n
         row["met"] = row["ratio_cpu"] >= GOAL_SPEEDUP if n == GOAL_TOKENS else None
         section.rows.append(row)
     at_goal = [r for r in section.rows if r["new_tokens"] == GOAL_TOKENS]
-    section.goals.append({"goal": goal, "measured": f"{at_goal[0]['ratio_cpu']:.2f}x" if at_goal else
-                          f"not measured ({GOAL_TOKENS} not among {list(new_tokens)})",
-                          "met": at_goal[0]["met"] if at_goal else None})
+    section.goals.append(
+        {
+            "goal": goal,
+            "measured": f"{at_goal[0]['ratio_cpu']:.2f}x"
+            if at_goal
+            else f"not measured ({GOAL_TOKENS} not among {list(new_tokens)})",
+            "met": at_goal[0]["met"] if at_goal else None,
+        }
+    )
     n_prof = GOAL_TOKENS if GOAL_TOKENS in new_tokens else max(new_tokens)
-    ops, total = profile_ops(lambda: model.generate(prompt, max_new_tokens=n_prof, temperature=0, use_cache=True))
-    section.extra_tables.append((
-        f"Where generation with the cache spends its time ({n_prof} new tokens; torch.profiler, operators by "
-        f"self CPU time, {1e3 * total:.0f} ms in all, profiler overhead included):",
-        [Column("op", "operator"), Column("calls", "calls"), Column("self_ms", "self CPU (ms)", ".1f"),
-         Column("share", "share", ".0%")], ops))
+    ops, total = profile_ops(
+        lambda: model.generate(prompt, max_new_tokens=n_prof, temperature=0, use_cache=True)
+    )
+    section.extra_tables.append(
+        (
+            f"Where generation with the cache spends its time ({n_prof} new tokens; "
+            "torch.profiler, "
+            "operators by "
+            f"self CPU time, {1e3 * total:.0f} ms in all, profiler overhead included):",
+            [
+                Column("op", "operator"),
+                Column("calls", "calls"),
+                Column("self_ms", "self CPU (ms)", ".1f"),
+                Column("share", "share", ".0%"),
+            ],
+            ops,
+        )
+    )
     notes = [OP_NOTES[op["op"].strip("`")] for op in ops if op["op"].strip("`") in OP_NOTES]
-    section.findings.append(PROFILE_NOTES + ("" if not notes else " Among the top operators, in lib/gpt.py: "
-                                             + "; ".join(notes) + "."))
+    section.findings.append(
+        PROFILE_NOTES
+        + (
+            ""
+            if not notes
+            else " Among the top operators, in lib/gpt.py: " + "; ".join(notes) + "."
+        )
+    )
     if not all(r["same_tokens"] for r in section.rows):
-        section.findings.append("With and without the cache, greedy generation did not give the same tokens: "
-                                "the cached path computes something else (or rounds differently near a tie).")
+        section.findings.append(
+            "With and without the cache, greedy generation did not give the "
+            "same tokens: "
+            "the cached path computes something else (or rounds differently "
+            "near a tie)."
+        )
     return section

@@ -1,11 +1,12 @@
 """Benchmark 6: the live figures' models in the reader's browser against native onnxruntime.
 
-In headless Chromium (the machine's, single thread, network off), the built site's chapter 15 page: the
-reader's flow loads the model through the page's own runtime and Web Worker (onnxruntime-web,
-WebAssembly, one thread), then each call goes through ``bookLive.run`` exactly as a figure's does (the
-message to the worker and back included). The same ONNX files run under Python's onnxruntime with one
-thread in the same run; *ratio* is browser / native. Also measured: creating the MiniLM session in the
-page (download from loopback + compile), and the bytes each figure downloads on first use.
+In headless Chromium (the machine's, single thread, network off), the built site's chapter 15 page:
+the reader's flow loads the model through the page's own runtime and Web Worker (onnxruntime-web,
+WebAssembly, one thread), then each call goes through ``bookLive.run`` exactly as a figure's does
+(the message to the worker and back included). The same ONNX files run under Python's onnxruntime
+with one thread in the same run; *ratio* is browser / native. Also measured: creating the MiniLM
+session in the page (download from loopback + compile), and the bytes each figure downloads on first
+use.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ const holder = document.createElement("div");
 document.body.appendChild(holder);
 const loading = bookLive.loadModel(holder, arguments[0]);
 (async () => {
-  for (let i = 0; i < 100 && !holder.querySelector("button"); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && !holder.querySelector("button"); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   holder.querySelector("button").click();
   await loading;
   done("ok");
@@ -72,17 +75,22 @@ const done = arguments[arguments.length - 1];
   const times = [];
   for (let r = 0; r < repeats + 1; r++) {
     const t0 = performance.now();
-    const out = await bookLive.run("translator_encoder", { src_ids: { data: ids, dims: [1, src.length] } });
+    const out = await bookLive.run("translator_encoder", {
+      src_ids: { data: ids, dims: [1, src.length] },
+    });
     let state = out.state;
     let token = bos;
     const mask = { data: BigInt64Array.from(src, () => 1n), dims: [1, src.length] };
     for (let t = 0; t < maxOut; t++) {
       const step = await bookLive.run("translator_decoder", {
         prev_token: { data: BigInt64Array.from([token], BigInt), dims: [1] },
-        state: { data: state.data, dims: state.dims }, memory: { data: out.memory.data, dims: out.memory.dims },
-        src_mask: mask });
+        state: { data: state.data, dims: state.dims },
+        memory: { data: out.memory.data, dims: out.memory.dims },
+        src_mask: mask,
+      });
       let best = 0;
-      for (let v = 1; v < step.logits.data.length; v++) if (step.logits.data[v] > step.logits.data[best]) best = v;
+      const logits = step.logits.data;
+      for (let v = 1; v < logits.length; v++) if (logits[v] > logits[best]) best = v;
       token = best;
       state = step.state_out;
       if (token === eos) break;
@@ -260,14 +268,16 @@ def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
         runtime + sum(sizes.values()) - manifest["models"]["translator_decoder"]["vocab_bytes"]
     )
     section.findings.append(
-        f"Creating the MiniLM session in the page (click to first figure computed: download from loopback, "
+        "Creating the MiniLM session in the page (click to first figure computed: download from "
+        "loopback, "
         f"compile, first run): {create_s:.1f} s."
     )
     section.findings.append(
         f"Bytes downloaded on first use: MiniLM figure {minilm_bytes / 1e6:.1f} MB (runtime "
         f"{runtime / 1e6:.1f} MB, model and vocabulary {sizes['minilm'] / 1e6:.1f} MB); GPT figure "
         f"{(runtime + sizes['gpt']) / 1e6:.1f} MB; translator "
-        f"{(runtime + sizes['translator_encoder'] + sizes['translator_decoder']) / 1e6:.1f} MB; every live "
+        f"{(runtime + sizes['translator_encoder'] + sizes['translator_decoder']) / 1e6:.1f} MB; "
+        "every live "
         f"figure together {all_bytes / 1e6:.1f} MB; the pure-JS figures download nothing."
     )
     for row in section.rows:
@@ -293,9 +303,12 @@ def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
         "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else platform.machine()
     )
     section.findings.append(
-        f"Native onnxruntime runs {native_isa} kernels on this CPU; WebAssembly has 128-bit SIMD only, "
-        "so the browser does at most a quarter (AVX-512) or half (AVX2) of the arithmetic per instruction: "
-        "the ratio grows with the length as the matrix products dominate. Where it exceeds the goal, "
+        f"Native onnxruntime runs {native_isa} kernels on this CPU; WebAssembly has 128-bit SIMD "
+        "only, "
+        "so the browser does at most a quarter (AVX-512) or half (AVX2) of the arithmetic per "
+        "instruction: "
+        "the ratio grows with the length as the matrix products dominate. Where it exceeds the "
+        "goal, "
         "that is this limit, not the page: the worker's message round trip costs well under a "
         "millisecond (compare the GPT's 64-token call)."
     )

@@ -7,12 +7,13 @@ self-attention mha(x, x, x) on the same input x [B, T, D], no mask, timed side b
   torch._native_multi_head_attention; ours runs its Python forward.
 - forward+backward: train mode (dropout 0), x requires grad, out.sum().backward(); both run their
   Python forward (torch's fast path does not apply when gradients are needed).
-- need_weights=False: our module calls torch's fused F.scaled_dot_product_attention, as torch's Python
-  path does (forward+backward); its C++ fast path (forward) computes the weights explicitly all the
-  same and drops them (shown by the profile in the findings).
+- need_weights=False: our module calls torch's fused F.scaled_dot_product_attention, as torch's
+  Python path does (forward+backward); its C++ fast path (forward) computes the weights explicitly
+  all the same and drops them (shown by the profile in the findings).
 - need_weights=True: both compute the weights explicitly and return them. Ours returns per-head
-  weights [B, H, T, T], so torch is called with average_attn_weights=False (per-head weights, the same
-  tensor): like with like. Torch's default, average_attn_weights=True, returns their mean over heads.
+  weights [B, H, T, T], so torch is called with average_attn_weights=False (per-head weights, the
+  same tensor): like with like. Torch's default, average_attn_weights=True, returns their mean over
+  heads.
 """
 
 from __future__ import annotations
@@ -20,21 +21,40 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from benchmarks.common import (TIMING_NOTE, Column, Section, comparison_columns, comparison_row,
-                               paired_ratio, profile_ops, summarize, time_side_by_side, yes_no)
-from lib.attention import (MultiHeadAttention, masked_softmax, merge_heads, scaled_dot_product_score,
-                           split_heads)
+from benchmarks.common import (
+    TIMING_NOTE,
+    Column,
+    Section,
+    comparison_columns,
+    comparison_row,
+    paired_ratio,
+    profile_ops,
+    summarize,
+    time_side_by_side,
+    yes_no,
+)
+from lib.attention import (
+    MultiHeadAttention,
+    masked_softmax,
+    merge_heads,
+    scaled_dot_product_score,
+    split_heads,
+)
 
 GOALS = {False: 1.05, True: 1.15}  # need_weights -> the largest acceptable ratio ours / torch
 
 
-def make_pair(d_model: int, n_heads: int, seed: int = 0) -> tuple[MultiHeadAttention, nn.MultiheadAttention]:
+def make_pair(
+    d_model: int, n_heads: int, seed: int = 0
+) -> tuple[MultiHeadAttention, nn.MultiheadAttention]:
     """Our module and torch's with the same weights."""
     torch.manual_seed(seed)
     ours = MultiHeadAttention(d_model, n_heads)
     theirs = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
+        )
         theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
         theirs.out_proj.weight.copy_(ours.out_proj.weight)
         theirs.out_proj.bias.copy_(ours.out_proj.bias)
@@ -44,19 +64,20 @@ def make_pair(d_model: int, n_heads: int, seed: int = 0) -> tuple[MultiHeadAtten
 def previous_forward(mha: MultiHeadAttention, query, key, value):
     """MultiHeadAttention.forward with need_weights=True as lib/attention.py computed it before the
     change that this benchmark led to (the input checks are today's): the scores divided by sqrt(Dh)
-    after the matmul (one more pass over [B, H, T, T]) and their softmax written to a new tensor (one
-    more [B, H, T, T] allocation). Kept to measure the change side by side."""
+    after the matmul (one more pass over [B, H, T, T]) and their softmax written to a new tensor
+    (one more [B, H, T, T] allocation). Kept to measure the change side by side."""
     mha._check_inputs(query, key, value, None)
-    q = split_heads(mha.q_proj(query), mha.n_heads)                    # [B, H, Tq, Dh]
-    k = split_heads(mha.k_proj(key), mha.n_heads)                      # [B, H, Tk, Dh]
-    v = split_heads(mha.v_proj(value), mha.n_heads)                    # [B, H, Tk, Dh]
-    weights = masked_softmax(scaled_dot_product_score(q, k), None)     # [B, H, Tq, Tk]
-    return mha.out_proj(merge_heads(weights @ v)), weights             # [B, Tq, D], [B, H, Tq, Tk]
+    q = split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
+    k = split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
+    v = split_heads(mha.v_proj(value), mha.n_heads)  # [B, H, Tk, Dh]
+    weights = masked_softmax(scaled_dot_product_score(q, k), None)  # [B, H, Tq, Tk]
+    return mha.out_proj(merge_heads(weights @ v)), weights  # [B, Tq, D], [B, H, Tq, Tk]
 
 
 def _calls(ours, theirs, x, need_weights: bool, backward: bool):
     """Three argument-free callables running one pass on x [B, T, D]: ours, torch's, and ours as it
     computed need_weights=True before (``previous_forward``)."""
+
     def ours_fn(x_):
         return ours(x_, x_, x_, need_weights=need_weights)
 
@@ -67,6 +88,7 @@ def _calls(ours, theirs, x, need_weights: bool, backward: bool):
         def call():
             with torch.no_grad():
                 return fn(x)
+
         return call
 
     def forward_backward(module, fn):
@@ -78,19 +100,30 @@ def _calls(ours, theirs, x, need_weights: bool, backward: bool):
             x_ = x.detach().requires_grad_()
             out, _ = fn(x_)
             out.sum().backward()
+
         return call
 
     def previous_fn(x_):
         return previous_forward(ours, x_, x_, x_)
 
     if backward:
-        return (forward_backward(ours, ours_fn), forward_backward(theirs, theirs_fn),
-                forward_backward(ours, previous_fn))
+        return (
+            forward_backward(ours, ours_fn),
+            forward_backward(theirs, theirs_fn),
+            forward_backward(ours, previous_fn),
+        )
     return forward(ours_fn), forward(theirs_fn), forward(previous_fn)
 
 
-def run(lengths=(64, 256, 1024), batch: int = 4, d_model: int = 256, n_heads: int = 8, repeats: int = 15,
-        warmup: int = 2, min_block_s: float = 0.1) -> Section:
+def run(
+    lengths=(64, 256, 1024),
+    batch: int = 4,
+    d_model: int = 256,
+    n_heads: int = 8,
+    repeats: int = 15,
+    warmup: int = 2,
+    min_block_s: float = 0.1,
+) -> Section:
     ours, theirs = make_pair(d_model, n_heads)
     rows = []
     for T in lengths:
@@ -110,12 +143,20 @@ def run(lengths=(64, 256, 1024), batch: int = 4, d_model: int = 256, n_heads: in
                 fns = {"ours": a, "torch": b, **({"previous": previous} if need_weights else {})}
                 times = time_side_by_side(fns, repeats, warmup, min_block_s)
                 goal = GOALS[need_weights]
-                row = {"T": T, "pass": "forward+backward" if backward else "forward",
-                       "need_weights": need_weights, "goal": goal, "max_abs_diff": diff}
+                row = {
+                    "T": T,
+                    "pass": "forward+backward" if backward else "forward",
+                    "need_weights": need_weights,
+                    "goal": goal,
+                    "max_abs_diff": diff,
+                }
                 row.update(comparison_row(times["ours"], times["torch"], "ours", "torch"))
                 row["met"] = row["ratio_cpu"] <= goal
-                row["previous_ratio_cpu"] = (paired_ratio(times["previous"].cpu, times["torch"].cpu).median
-                                             if need_weights else None)
+                row["previous_ratio_cpu"] = (
+                    paired_ratio(times["previous"].cpu, times["torch"].cpu).median
+                    if need_weights
+                    else None
+                )
                 rows.append(row)
     ours.eval(), theirs.eval()
     # which kernels torch's fast path runs with need_weights=False, at the longest length
@@ -124,101 +165,186 @@ def run(lengths=(64, 256, 1024), batch: int = 4, d_model: int = 256, n_heads: in
         torch_ops, _ = profile_ops(lambda: theirs(x, x, x, need_weights=False), top=4)
         ours_ops, _ = profile_ops(lambda: ours(x, x, x, need_weights=False), top=4)
     # the fixed cost of one call: a forward pass on one token, where the arithmetic is negligible
-    x1 = torch.randn(1, 1, d_model, generator=torch.Generator().manual_seed(1))         # [1, 1, D]
+    x1 = torch.randn(1, 1, d_model, generator=torch.Generator().manual_seed(1))  # [1, 1, D]
     a, b, _ = _calls(ours, theirs, x1, False, False)
     one = time_side_by_side({"ours": a, "torch": b}, repeats, warmup, min_block_s)
-    fixed = {"what": "forward, B = 1, T = 1, need_weights=False",
-             "ours_us": 1e6 * summarize(one["ours"].cpu).median, "torch_us": 1e6 * summarize(one["torch"].cpu).median}
-    method = (f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, "
-              f"same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, "
-              f"no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path "
-              f"`torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` with x "
-              f"requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with "
-              f"`average_attn_weights=False`; its default averages the heads). "
-              f"{TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours "
-              f"is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, previous code*: the same ratio "
-              f"for the need_weights=True path as the library computed it before this benchmark's profiling "
-              f"(`previous_forward` in `benchmarks/mha.py`), timed in the same rounds. *max abs diff*: largest "
-              f"difference of outputs (and weights) between ours and torch's, checked before timing.")
-    columns = [Column("T", "T"), Column("pass", "pass"), Column("need_weights", "need_weights"),
-               *comparison_columns("ours", "torch"),
-               Column("goal", "goal", lambda g: f"<= {g:.2f}"), Column("met", "met", yes_no),
-               Column("previous_ratio_cpu", "ratio, CPU, previous code", ".3f"),
-               Column("max_abs_diff", "max abs diff", ".1e")]
-    section = Section("mha", "1. Multi-head attention against torch.nn.MultiheadAttention", method, columns, rows)
-    section.extra_tables.append((
-        "Fixed cost of one call (median CPU time per call, microseconds), measured in the same way:",
-        [Column("what", "call"), Column("ours_us", "ours (µs)", ".0f"), Column("torch_us", "torch (µs)", ".0f")],
-        [fixed]))
+    fixed = {
+        "what": "forward, B = 1, T = 1, need_weights=False",
+        "ours_us": 1e6 * summarize(one["ours"].cpu).median,
+        "torch_us": 1e6 * summarize(one["torch"].cpu).median,
+    }
+    method = (
+        "`lib.attention.MultiHeadAttention` against "
+        "`torch.nn.MultiheadAttention(batch_first=True)`, "
+        f"same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} "
+        "heads, "
+        "no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its "
+        "C++ fast path "
+        "`torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` "
+        "with x "
+        "requiring grad. need_weights=True: both return per-head weights [B, H, T, T] "
+        "(torch with "
+        f"`average_attn_weights=False`; its default averages the heads). "
+        f"{TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / "
+        "torch: below 1, ours "
+        "is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, previous code*: "
+        "the same ratio "
+        "for the need_weights=True path as the library computed it before this benchmark's "
+        "profiling "
+        "(`previous_forward` in `benchmarks/mha.py`), timed in the same rounds. *max abs "
+        "diff*: largest "
+        "difference of outputs (and weights) between ours and torch's, checked before "
+        "timing."
+    )
+    columns = [
+        Column("T", "T"),
+        Column("pass", "pass"),
+        Column("need_weights", "need_weights"),
+        *comparison_columns("ours", "torch"),
+        Column("goal", "goal", lambda g: f"<= {g:.2f}"),
+        Column("met", "met", yes_no),
+        Column("previous_ratio_cpu", "ratio, CPU, previous code", ".3f"),
+        Column("max_abs_diff", "max abs diff", ".1e"),
+    ]
+    section = Section(
+        "mha", "1. Multi-head attention against torch.nn.MultiheadAttention", method, columns, rows
+    )
+    section.extra_tables.append(
+        (
+            "Fixed cost of one call (median CPU time per call, microseconds), measured in the "
+            "same way:",
+            [
+                Column("what", "call"),
+                Column("ours_us", "ours (µs)", ".0f"),
+                Column("torch_us", "torch (µs)", ".0f"),
+            ],
+            [fixed],
+        )
+    )
     section.findings += findings(rows, fixed, torch_ops, ours_ops, max(lengths))
     for need_weights in (False, True):
         mine = [r for r in rows if r["need_weights"] == need_weights]
         worst = max(mine, key=lambda r: r["ratio_cpu"])
-        section.goals.append({
-            "goal": f"time ours / torch <= {GOALS[need_weights]:.2f}, need_weights={need_weights}, every case",
-            "measured": f"{min(r['ratio_cpu'] for r in mine):.3f} to {worst['ratio_cpu']:.3f} (highest: "
-                        f"T = {worst['T']}, {worst['pass']})",
-            "met": all(r["met"] for r in mine)})
+        section.goals.append(
+            {
+                "goal": f"time ours / torch <= {GOALS[need_weights]:.2f}, "
+                f"need_weights={need_weights}, every case",
+                "measured": f"{min(r['ratio_cpu'] for r in mine):.3f} to {worst['ratio_cpu']:.3f} "
+                "(highest: "
+                f"T = {worst['T']}, {worst['pass']})",
+                "met": all(r["met"] for r in mine),
+            }
+        )
     return section
 
 
 PROFILE_NOTES = (
-    "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True "
+    "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the "
+    "need_weights=True "
     "forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: "
-    "(1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, "
-    "where torch scales q (T x Dh numbers per head) before the product; (2) the softmax wrote its result "
-    "to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the second "
-    "allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating "
-    "system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, when no "
-    "gradient is needed, computes the softmax in place (`_softmax_of_temporary` in lib/attention.py); "
-    "with autograd the scores must be kept for the backward pass, so it still allocates, as torch does. "
-    "The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check "
-    "(`_broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q "
+    "(1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest "
+    "tensor, "
+    "where torch scales q (T x Dh numbers per head) before the product; (2) the softmax wrote its "
+    "result "
+    "to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the "
+    "second "
+    "allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the "
+    "operating "
+    "system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, "
+    "when no "
+    "gradient is needed, computes the softmax in place (`_softmax_of_temporary` in "
+    "lib/attention.py); "
+    "with autograd the scores must be kept for the backward pass, so it still allocates, as torch "
+    "does. "
+    "The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small "
+    "pure-Python check "
+    "(`_broadcast_shape`) replaces it. The weights and outputs are the same up to rounding "
+    "(scaling q "
     "before the product rounds differently from dividing the scores after it): the tests of "
-    "lib/attention.py pass unchanged, and *max abs diff* above compares with torch.")
+    "lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
+)
 
 
-def findings(rows: list[dict], fixed: dict, torch_ops: list[dict], ours_ops: list[dict], t_max: int) -> list[str]:
-    """What the rows show, in sentences computed from them (and from the two profiles at T = t_max)."""
+def findings(
+    rows: list[dict], fixed: dict, torch_ops: list[dict], ours_ops: list[dict], t_max: int
+) -> list[str]:
+    """What the rows show, in sentences computed from them (and from the two profiles at T =
+    t_max)."""
     out = []
     names = [op["op"] for op in torch_ops]
-    fused = [op["op"] for op in ours_ops if "scaled_dot_product" in op["op"] and "_for_cpu" in op["op"]]
+    fused = [
+        op["op"] for op in ours_ops if "scaled_dot_product" in op["op"] and "_for_cpu" in op["op"]
+    ]
     if "`aten::_softmax`" in names and fused:
-        long_fwd = [r for r in rows if r["T"] == t_max and r["pass"] == "forward" and not r["need_weights"]]
-        out.append(f"With need_weights=False, torch's fast path (`torch._native_multi_head_attention`) still "
-                   f"computes the T x T matrix of every head: its top operators at T = {t_max} are "
-                   f"{', '.join(names)} (torch.profiler), no fused attention kernel; ours calls "
-                   f"F.scaled_dot_product_attention, which on this CPU runs {fused[0]}"
-                   + (f", hence the forward ratio of {long_fwd[0]['ratio_cpu']:.2f} at T = {t_max}."
-                      if long_fwd else "."))
+        long_fwd = [
+            r for r in rows if r["T"] == t_max and r["pass"] == "forward" and not r["need_weights"]
+        ]
+        out.append(
+            "With need_weights=False, torch's fast path "
+            "(`torch._native_multi_head_attention`) still "
+            f"computes the T x T matrix of every head: its top operators at T = {t_max} are "
+            f"{', '.join(names)} (torch.profiler), no fused attention kernel; ours calls "
+            f"F.scaled_dot_product_attention, which on this CPU runs {fused[0]}"
+            + (
+                f", hence the forward ratio of {long_fwd[0]['ratio_cpu']:.2f} at T = {t_max}."
+                if long_fwd
+                else "."
+            )
+        )
     missed = [r for r in rows if not r["met"]]
-    out.append(f"{len(rows) - len(missed)} of {len(rows)} cases meet their goal (CPU-time ratio)."
-               + ("" if not missed else " Missed: " + "; ".join(
-                   f"T = {r['T']}, {r['pass']}, need_weights={r['need_weights']}: {r['ratio_cpu']:.3f} "
-                   f"(IQR {r['ratio_cpu_iqr'][0]:.3f} to {r['ratio_cpu_iqr'][1]:.3f}, goal <= {r['goal']:.2f})"
-                   for r in missed) + "."))
+    out.append(
+        f"{len(rows) - len(missed)} of {len(rows)} cases meet their goal (CPU-time ratio)."
+        + (
+            ""
+            if not missed
+            else " Missed: "
+            + "; ".join(
+                f"T = {r['T']}, {r['pass']}, need_weights={r['need_weights']}: "
+                f"{r['ratio_cpu']:.3f} "
+                f"(IQR {r['ratio_cpu_iqr'][0]:.3f} to {r['ratio_cpu_iqr'][1]:.3f}, goal <= "
+                f"{r['goal']:.2f})"
+                for r in missed
+            )
+            + "."
+        )
+    )
     weights = [r for r in rows if r["need_weights"]]
     if weights:
         before = [r["previous_ratio_cpu"] for r in weights]
         after = [r["ratio_cpu"] for r in weights]
-        out.append(f"need_weights=True: the previous code ran at {min(before):.2f} to {max(before):.2f} times "
-                   f"torch's time; the current code at {min(after):.2f} to {max(after):.2f}.")
+        out.append(
+            f"need_weights=True: the previous code ran at {min(before):.2f} to "
+            f"{max(before):.2f} times "
+            f"torch's time; the current code at {min(after):.2f} to {max(after):.2f}."
+        )
     out.append(PROFILE_NOTES)
     extra = fixed["ours_us"] - fixed["torch_us"]
-    shortest = [r for r in rows if r["T"] == min(x["T"] for x in rows) and r["pass"] == "forward"
-                and not r["need_weights"]]
+    shortest = [
+        r
+        for r in rows
+        if r["T"] == min(x["T"] for x in rows) and r["pass"] == "forward" and not r["need_weights"]
+    ]
     if shortest:
         r = shortest[0]
         share = extra / (1e6 * r["ours_cpu_s"])
-        out.append(f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single "
-                   f"token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our "
-                   f"forward is Python calling four nn.Linear, split_heads, the attention kernel and "
-                   f"merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is "
-                   f"{r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about "
-                   f"{100 * share:.0f}% of the call. With need_weights=True, short lengths also pay for memory "
-                   f"traffic outside the T x T tensors: torch's operator writes q, k and v in the per-head "
-                   f"layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in ours "
-                   f"split_heads returns views that the batched matrix products copy into that layout, after "
-                   f"one more pass that scales q.")
+        out.append(
+            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU "
+            "time on a single "
+            f"token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ "
+            "operator); our "
+            "forward is Python calling four nn.Linear, split_heads, the attention kernel "
+            "and "
+            f"merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is "
+            f"{r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for "
+            "about "
+            f"{100 * share:.0f}% of the call. With need_weights=True, short lengths also "
+            "pay for memory "
+            "traffic outside the T x T tensors: torch's operator writes q, k and v in the "
+            "per-head "
+            "layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in "
+            "ours "
+            "split_heads returns views that the batched matrix products copy into that "
+            "layout, after "
+            f"one more pass that scales q."
+        )
     return out
-

@@ -1,13 +1,14 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, book
-    python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
-    BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache,
+    complexity, book python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks
+    that everything runs BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03
+    # time two chapters again
 
 Environment variables:
-    BENCH_THREADS  torch threads (default 1, see PREAMBLE)
-    BENCH_BOOK     what of the book to measure now: chapters, build, or 1 (both); by default nothing:
+    BENCH_THREADS  torch threads (default 1, see PREAMBLE) BENCH_BOOK     what of the book to
+    measure now: chapters, build, or 1 (both); by default nothing:
                    benchmark 5 reports the stored timings (benchmarks/book.py explains)
 """
 
@@ -25,16 +26,45 @@ from benchmarks import book, complexity, gpt_training, kv_cache, live, mha
 from benchmarks.common import machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
-BENCHMARKS = {"mha": mha.run, "gpt_training": gpt_training.run, "kv_cache": kv_cache.run,
-              "complexity": complexity.run, "live": live.run}
+BENCHMARKS = {
+    "mha": mha.run,
+    "gpt_training": gpt_training.run,
+    "kv_cache": kv_cache.run,
+    "complexity": complexity.run,
+    "live": live.run,
+}
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
-QUICK = {"mha": dict(lengths=(8, 16), batch=2, d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0),
-         "gpt_training": dict(vocab_size=32, block_size=8, n_layer=1, n_head=2, n_embd=16, batch=2, repeats=2,
-                              warmup=1, min_block_s=0.0),
-         "kv_cache": dict(new_tokens=(2, 4), prompt_len=2, vocab_size=32, block_size=16, n_layer=1, n_head=2,
-                          n_embd=16, repeats=2, warmup=1),
-         "complexity": dict(lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0),
-         "live": dict(repeats=2, warmup=1)}
+QUICK = {
+    "mha": dict(
+        lengths=(8, 16), batch=2, d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
+    ),
+    "gpt_training": dict(
+        vocab_size=32,
+        block_size=8,
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        batch=2,
+        repeats=2,
+        warmup=1,
+        min_block_s=0.0,
+    ),
+    "kv_cache": dict(
+        new_tokens=(2, 4),
+        prompt_len=2,
+        vocab_size=32,
+        block_size=16,
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        repeats=2,
+        warmup=1,
+    ),
+    "complexity": dict(
+        lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
+    ),
+    "live": dict(repeats=2, warmup=1),
+}
 
 PREAMBLE = """\
 Every comparison is measured side by side in one run: the implementations being compared alternate
@@ -51,20 +81,38 @@ them again is explained there.
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="", help="comma-separated benchmarks to run (default: all)")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: check that everything runs")
-    parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the Markdown results")
-    parser.add_argument("--chapters", default="",
-                        help="with BENCH_BOOK=chapters or 1: only the chapters whose file name starts with one "
-                             "of these comma-separated prefixes (e.g. 02,06)")
-    parser.add_argument("--book-timings", type=Path, default=book.TIMINGS,
-                        help="the stored book timings (default benchmarks/book_timings.json)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only", default="", help="comma-separated benchmarks to run (default: all)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes: check that everything runs"
+    )
+    parser.add_argument(
+        "--output", type=Path, default=RESULTS, help="where to write the Markdown results"
+    )
+    parser.add_argument(
+        "--chapters",
+        default="",
+        help="with BENCH_BOOK=chapters or 1: only the chapters whose file name "
+        "starts with one "
+        "of these comma-separated prefixes (e.g. 02,06)",
+    )
+    parser.add_argument(
+        "--book-timings",
+        type=Path,
+        default=book.TIMINGS,
+        help="the stored book timings (default benchmarks/book_timings.json)",
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, "book"]
     unknown = sorted(set(names) - {*BENCHMARKS, "book"})
     if unknown:
-        parser.error(f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book']}")
+        parser.error(
+            f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book']}"
+        )
 
     threads = threads_from_env()
     torch.set_num_threads(threads)
@@ -82,12 +130,16 @@ def main(argv=None) -> int:
             sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
         print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
     machine["load_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    command = "python -m benchmarks.run" + (" --quick" if args.quick else "") + (
-        f" --only {args.only}" if args.only else "")
+    command = (
+        "python -m benchmarks.run"
+        + (" --quick" if args.quick else "")
+        + (f" --only {args.only}" if args.only else "")
+    )
     if not args.quick and not args.only:
         command = "make bench"
-    text = render_results(sections, machine, command, time.perf_counter() - start,
-                          PREAMBLE.format(threads=threads))
+    text = render_results(
+        sections, machine, command, time.perf_counter() - start, PREAMBLE.format(threads=threads)
+    )
     args.output.write_text(text)
     print(f"wrote {args.output}")
     return 0

@@ -17,7 +17,8 @@ multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
 ``additive_mask`` is the only place that turns it into the additive 0 / -inf form.
 
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
-Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
+Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads ->
+project.
 """
 
 import math
@@ -27,35 +28,59 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 __all__ = [
-    "masked_softmax", "additive_mask", "dot_product_score", "scaled_dot_product_score",
-    "cosine_score", "GeneralScore", "AdditiveScore", "LocationScore", "attend",
-    "scaled_dot_product_attention", "split_heads", "merge_heads", "causal_mask", "padding_mask",
+    "masked_softmax",
+    "additive_mask",
+    "dot_product_score",
+    "scaled_dot_product_score",
+    "cosine_score",
+    "GeneralScore",
+    "AdditiveScore",
+    "LocationScore",
+    "attend",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "merge_heads",
+    "causal_mask",
+    "padding_mask",
     "MultiHeadAttention",
 ]
 
 
 # --- input checks: catch bad input here, with a message naming the argument ----------------------
 
-def _check_tensor(x, name: str, layout: str, min_dim: int, dtype=None, dtype_of: str = "",
-                  width: int | None = None) -> None:
+
+def _check_tensor(
+    x,
+    name: str,
+    layout: str,
+    min_dim: int,
+    dtype=None,
+    dtype_of: str = "",
+    width: int | None = None,
+) -> None:
     """TypeError unless x is a floating tensor (of `dtype`, that of `dtype_of`, if given);
     ValueError if x.dim() < min_dim or (if `width` is given) x.shape[-1] != width."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}")
+        raise TypeError(
+            f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
+        )
     if not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"{name}: expected dtype {dtype} (same as {dtype_of}), got {x.dtype}")
     if x.dim() < min_dim:
-        raise ValueError(f"{name}: expected shape {layout} (at least {min_dim} dim{'s' * (min_dim > 1)}), "
-                         f"got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"{name}: expected shape {layout} (at least {min_dim} "
+            f"dim{'s' * (min_dim > 1)}), "
+            f"got shape {tuple(x.shape)}"
+        )
     if width is not None and x.shape[-1] != width:
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
 
 
 def _broadcast_shape(a, b) -> tuple | None:
-    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
-    torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
+    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule
+    as torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
     every call of the functions below."""
     if len(a) < len(b):
         a, b = b, a
@@ -68,20 +93,32 @@ def _broadcast_shape(a, b) -> tuple | None:
 def _check_batch(a: Tensor, a_name: str, b: Tensor, b_name: str) -> None:
     """ValueError unless the leading (batch) dims of a and b broadcast against each other."""
     if _broadcast_shape(a.shape[:-2], b.shape[:-2]) is None:
-        raise ValueError(f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims "
-                         f"{tuple(a.shape[:-2])}), got shape {tuple(b.shape)}")
+        raise ValueError(
+            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims "
+            f"{tuple(a.shape[:-2])}), got shape {tuple(b.shape)}"
+        )
 
 
 def _check_qk(q, k, min_dim: int = 3) -> None:
-    """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims broadcast."""
+    """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims
+    broadcast."""
     lead = "..., " if min_dim < 3 else "B, "
     _check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
-    _check_tensor(k, "k", f"[{lead}Tk, {q.shape[-1]}] (same width D as q)", min_dim, q.dtype, "q",
-                  width=q.shape[-1])
+    _check_tensor(
+        k,
+        "k",
+        f"[{lead}Tk, {q.shape[-1]}] (same width D as q)",
+        min_dim,
+        q.dtype,
+        "q",
+        width=q.shape[-1],
+    )
     _check_batch(q, "q", k, "k")
 
 
-# --- softmax with a mask ---------------------------------------------------------------------------
+# --- softmax with a mask
+# ---------------------------------------------------------------------------
+
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
     """Softmax of ``scores`` along ``dim`` over the allowed entries only: the attention weights
@@ -100,13 +137,16 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     _check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
     x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
     if mask is None:
-        return torch.softmax(x, dim=dim).to(scores.dtype)     # torch's softmax subtracts the row max
+        return torch.softmax(x, dim=dim).to(scores.dtype)  # torch's softmax subtracts the row max
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     if _broadcast_shape(mask.shape, scores.shape) != tuple(scores.shape):
-        raise ValueError(f"mask: expected a shape broadcastable to the scores' {tuple(scores.shape)} "
-                         f"(e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}")
+        raise ValueError(
+            "mask: expected a shape broadcastable to the scores' "
+            f"{tuple(scores.shape)} "
+            f"(e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}"
+        )
 
     weights = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=dim)  # [B, Tq, Tk]
     # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry of such a row is
@@ -129,10 +169,13 @@ def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
-    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, float("-inf"))
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+        ~mask, float("-inf")
+    )
 
 
 # --- parameter-free score functions: q [B, Tq, D], k [B, Tk, D] -> scores [B, Tq, Tk] -------------
+
 
 def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j  (Luong et al. 2015, sec. 3.1, eq. 8, "dot").
@@ -140,7 +183,7 @@ def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
     """
     _check_qk(q, k)
-    return q @ k.transpose(-2, -1)                             # [B, Tq, Tk]
+    return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
 
 
 def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
@@ -152,8 +195,8 @@ def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 
 
 def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
-    """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based addressing,
-    sec. 3.3.1, eqs. 5-6).
+    """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based
+    addressing, sec. 3.3.1, eqs. 5-6).
 
     q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
     Deviations: the NTM multiplies the cosine by a learned key strength beta > 0 before the
@@ -161,12 +204,13 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     clamped at ``eps`` so that a zero vector scores 0 instead of NaN.
     """
     _check_qk(q, k)
-    q_unit = F.normalize(q, dim=-1, eps=eps)                   # [B, Tq, D]
-    k_unit = F.normalize(k, dim=-1, eps=eps)                   # [B, Tk, D]
-    return q_unit @ k_unit.transpose(-2, -1)                   # [B, Tq, Tk]
+    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, D]
+    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, D]
+    return q_unit @ k_unit.transpose(-2, -1)  # [B, Tq, Tk]
 
 
 # --- score functions with parameters -------------------------------------------------------------
+
 
 class GeneralScore(nn.Module):
     """score(q_i, k_j) = q_i^T W_a k_j  (Luong et al. 2015, sec. 3.1, eq. 8, "general").
@@ -190,7 +234,7 @@ class GeneralScore(nn.Module):
         _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
         _check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
         _check_batch(q, "q", k, "k")
-        return q @ self.W_a(k).transpose(-2, -1)               # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
+        return q @ self.W_a(k).transpose(-2, -1)  # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
 
 
 class AdditiveScore(nn.Module):
@@ -198,13 +242,13 @@ class AdditiveScore(nn.Module):
     e_ij = a(s_{i-1}, h_j) of sec. 3.1, eq. 6, in the form of appendix A.1.2, where W_q is their
     W_a and W_k their U_a).
 
-    forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. This is the same function as Luong et al.'s
-    "concat" score v_a^T tanh(W_a [q; k]) (2015, eq. 8): W_a = [W_q | W_k] split into two column
-    blocks, so W_a [q; k] = W_q q + W_k k. Splitting lets us project the Tq queries and Tk keys once
-    each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk Da).
+    forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. This is the same function as Luong et
+    al.'s "concat" score v_a^T tanh(W_a [q; k]) (2015, eq. 8): W_a = [W_q | W_k] split into two
+    column blocks, so W_a [q; k] = W_q q + W_k k. Splitting lets us project the Tq queries and Tk
+    keys once each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk Da).
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
-    initialization every score is exactly 0 and the attention is uniform; re-initialize the
-    weights yourself to draw an untrained but non-uniform example.
+    initialization every score is exactly 0 and the attention is uniform; re-initialize the weights
+    yourself to draw an untrained but non-uniform example.
     """
 
     def __init__(self, d_query: int, d_key: int, d_hidden: int):
@@ -225,8 +269,9 @@ class AdditiveScore(nn.Module):
         _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
         _check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
         _check_batch(q, "q", k, "k")
-        hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)  # [B, Tq, 1, Da] + [B, 1, Tk, Da]
-        return self.v_a(torch.tanh(hidden)).squeeze(-1)                # [B, Tq, Tk, 1] -> [B, Tq, Tk]
+        # [B, Tq, 1, Da] + [B, 1, Tk, Da]
+        hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)
+        return self.v_a(torch.tanh(hidden)).squeeze(-1)  # [B, Tq, Tk, 1] -> [B, Tq, Tk]
 
 
 class LocationScore(nn.Module):
@@ -250,17 +295,27 @@ class LocationScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor | None = None) -> Tensor:
-        _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, self.W_a.weight.dtype,
-                      "the module's parameters", width=self.d_query)
+        _check_tensor(
+            q,
+            "q",
+            f"[B, Tq, {self.d_query}]",
+            3,
+            self.W_a.weight.dtype,
+            "the module's parameters",
+            width=self.d_query,
+        )
         if k is not None:
             _check_tensor(k, "k", f"[B, {self.n_keys}, Dk]", 3)
             if k.shape[-2] != self.n_keys:
-                raise ValueError(f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), "
-                                 f"got shape {tuple(k.shape)}")
-        return self.W_a(q)                                     # [B, Tq, n_keys]
+                raise ValueError(
+                    f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), "
+                    f"got shape {tuple(k.shape)}"
+                )
+        return self.W_a(q)  # [B, Tq, n_keys]
 
 
 # --- attention: weights and weighted sum of values -----------------------------------------------
+
 
 def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """weights = masked_softmax(scores, mask); output = weights @ values.
@@ -273,15 +328,19 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     _check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
     _check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
     if values.shape[-2] != scores.shape[-1]:
-        raise ValueError(f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' last dim), "
-                         f"got shape {tuple(values.shape)}")
+        raise ValueError(
+            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' "
+            "last dim), "
+            f"got shape {tuple(values.shape)}"
+        )
     _check_batch(scores, "scores", values, "values")
-    weights = masked_softmax(scores, mask, dim=-1)             # [..., Tq, Tk]
-    return weights @ values, weights                           # [..., Tq, Dv], [..., Tq, Tk]
+    weights = masked_softmax(scores, mask, dim=-1)  # [..., Tq, Tk]
+    return weights @ values, weights  # [..., Tq, Dv], [..., Tq, Tk]
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor,
-                                 mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(Dk)) V  (Vaswani et al. 2017, eq. 1), masked.
 
     q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with any leading dims (e.g. [B, H, T, D]) that
@@ -294,14 +353,17 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor,
     _check_qk(q, k, min_dim=2)
     _check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
     if v.shape[-2] != k.shape[-2]:
-        raise ValueError(f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), "
-                         f"got shape {tuple(v.shape)}")
+        raise ValueError(
+            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), "
+            f"got shape {tuple(v.shape)}"
+        )
     scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
     _check_batch(scores, "q and k", v, "v")
     return attend(scores, v, mask)
 
 
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
+
 
 def _check_int(x, name: str, minimum: int = 1) -> None:
     """TypeError unless x is an int (not a bool); ValueError if x < minimum."""
@@ -312,12 +374,17 @@ def _check_int(x, name: str, minimum: int = 1) -> None:
 
 
 def _check_any_tensor(x, name: str, layout: str, n_dims: int) -> None:
-    """TypeError unless x is a tensor (of any dtype); ValueError unless it has exactly n_dims dims."""
+    """TypeError unless x is a tensor (of any dtype); ValueError unless it has exactly n_dims
+    dims."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}")
+        raise TypeError(
+            f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
+        )
     if x.dim() != n_dims:
-        raise ValueError(f"{name}: expected shape {layout} ({n_dims} dim{'s' * (n_dims > 1)}), "
-                         f"got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"{name}: expected shape {layout} ({n_dims} dim{'s' * (n_dims > 1)}), "
+            f"got shape {tuple(x.shape)}"
+        )
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -330,15 +397,17 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
     _check_int(n_heads, "n_heads")
     _check_any_tensor(x, "x", "[B, T, D]", 3)
     if x.shape[-1] % n_heads:
-        raise ValueError(f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}")
-    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)   # [B, T, H, Dh] -> [B, H, T, Dh]
+        raise ValueError(
+            f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}"
+        )
+    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)  # [B, T, H, Dh] -> [B, H, T, Dh]
 
 
 def merge_heads(x: Tensor) -> Tensor:
     """Concatenate the heads side by side: [B, H, T, Dh] -> [B, T, H*Dh] (the "Concat" of
     Vaswani et al. 2017, sec. 3.2.2). Inverse of ``split_heads``."""
     _check_any_tensor(x, "x", "[B, H, T, Dh]", 4)
-    return x.transpose(-3, -2).flatten(-2)                     # [B, T, H, Dh] -> [B, T, H*Dh]
+    return x.transpose(-3, -2).flatten(-2)  # [B, T, H, Dh] -> [B, T, H*Dh]
 
 
 def causal_mask(T: int, device=None) -> Tensor:
@@ -346,7 +415,7 @@ def causal_mask(T: int, device=None) -> Tensor:
     position sees the future (the decoder's masked self-attention, Vaswani et al. 2017, sec. 3.2.3).
     Same as ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
     ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form."""
-    if not torch.jit.is_tracing():   # while torch.onnx.export traces a model, T is a 0-d tensor
+    if not torch.jit.is_tracing():  # while torch.onnx.export traces a model, T is a 0-d tensor
         _check_int(T, "T")
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # [T, T]
 
@@ -363,10 +432,12 @@ def padding_mask(lengths, T: int) -> Tensor:
     if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
         raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
     if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
-        raise ValueError(f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} "
-                         f"and max {int(lengths.max())}")
-    positions = torch.arange(T, device=lengths.device)         # [T]
-    return (positions < lengths[:, None])[:, None, None, :]    # [B, T] -> [B, 1, 1, T]
+        raise ValueError(
+            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} "
+            f"and max {int(lengths.max())}"
+        )
+    positions = torch.arange(T, device=lengths.device)  # [T]
+    return (positions < lengths[:, None])[:, None, None, :]  # [B, T] -> [B, 1, 1, T]
 
 
 def _softmax_of_temporary(scores: Tensor, mask: Tensor | None) -> Tensor:
@@ -378,19 +449,23 @@ def _softmax_of_temporary(scores: Tensor, mask: Tensor | None) -> Tensor:
     scores (whose softmax masked_softmax computes in float32), this is masked_softmax itself.
     The result is the same: masked entries and fully masked rows are exactly 0.
     """
-    if (torch.is_grad_enabled() and scores.requires_grad) or scores.dtype not in (torch.float32, torch.float64):
+    if (torch.is_grad_enabled() and scores.requires_grad) or scores.dtype not in (
+        torch.float32,
+        torch.float64,
+    ):
         return masked_softmax(scores, mask)
     if mask is not None:
         scores.masked_fill_(~mask, float("-inf"))
-    torch.softmax(scores, dim=-1, out=scores)                  # [B, H, Tq, Tk], in place
+    torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
     if mask is not None:
-        scores.masked_fill_(~mask, 0.0)                        # fully masked rows: NaN -> 0
+        scores.masked_fill_(~mask, 0.0)  # fully masked rows: NaN -> 0
     return scores
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)
-    (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D / H.
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V
+    W_h^V) (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D
+    / H.
 
     forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
         -> (output [B, Tq, D], weights [B, H, Tq, Tk], or None when need_weights=False).
@@ -398,15 +473,15 @@ class MultiHeadAttention(nn.Module):
 
     The H projections of one role sit side by side in one nn.Linear(D, D): the rows h*Dh ...
     (h+1)*Dh - 1 of ``q_proj.weight`` are (W_h^Q)^T, so one matmul projects for every head and
-    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T.
-    mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
-    ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
-    unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
-    need_weights=True computes the per-head weights with this module's ``masked_softmax`` and returns
-    them (without autograd, the softmax overwrites the scores, as torch's fast path does: one
-    [B, H, Tq, Tk] tensor instead of two); need_weights=False calls torch's fused
-    F.scaled_dot_product_attention (faster, less memory) and returns None. Both give the same output.
-    benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
+    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T. mask: bool, True = may attend,
+    broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk], ``padding_mask(lengths, Tk)`` [B,
+    1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused unless its first dim is 1:
+    broadcasting would read [B, Tq, Tk] as [H, Tq, Tk]. need_weights=True computes the per-head
+    weights with this module's ``masked_softmax`` and returns them (without autograd, the softmax
+    overwrites the scores, as torch's fast path does: one [B, H, Tq, Tk] tensor instead of two);
+    need_weights=False calls torch's fused F.scaled_dot_product_attention (faster, less memory) and
+    returns None. Both give the same output. benchmarks/results.md compares the speed of both with
+    torch.nn.MultiheadAttention.
 
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
     cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
@@ -450,26 +525,34 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
-                need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask: Tensor | None = None,
+        need_weights: bool = True,
+    ) -> tuple[Tensor, Tensor | None]:
         self._check_inputs(query, key, value, mask)
         H = self.n_heads
-        q = split_heads(self.q_proj(query), H)                 # [B, Tq, D] -> [B, H, Tq, Dh]
-        k = split_heads(self.k_proj(key), H)                   # [B, Tk, D] -> [B, H, Tk, Dh]
-        v = split_heads(self.v_proj(value), H)                 # [B, Tk, D] -> [B, H, Tk, Dh]
+        q = split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
+        k = split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
+        v = split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         p = self.dropout if self.training else 0.0
         if need_weights:
-            # softmax(q k^T / sqrt(Dh)) as in scaled_dot_product_score, but q is scaled, not the scores:
-            # the same numbers (up to rounding), one pass over [B, H, Tq, Dh] instead of [B, H, Tq, Tk]
+            # softmax(q k^T / sqrt(Dh)) as in scaled_dot_product_score, but q is scaled, not the
+            # scores: the same numbers (up to rounding), one pass over [B, H, Tq, Dh] instead of [B,
+            # H, Tq, Tk]
             scores = (q * (1.0 / math.sqrt(self.d_head))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
-            weights = _softmax_of_temporary(scores, mask)                     # [B, H, Tq, Tk]
-            heads = F.dropout(weights, p) @ v if p > 0 else weights @ v       # [B, H, Tq, Dh]
+            weights = _softmax_of_temporary(scores, mask)  # [B, H, Tq, Tk]
+            heads = F.dropout(weights, p) @ v if p > 0 else weights @ v  # [B, H, Tq, Dh]
         else:
             weights = None
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [B, H, Tq, Dh]
+            # [B, H, Tq, Dh]
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
             if mask is not None:  # fully masked rows: 0 as in masked_softmax (older torch gave NaN)
                 heads = heads.masked_fill(~mask.any(-1, keepdim=True), 0.0)
-        return self.out_proj(merge_heads(heads)), weights     # [B, Tq, D], [B, H, Tq, Tk] or None
+        return self.out_proj(merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
 
     def _check_inputs(self, query, key, value, mask) -> None:
         """Catch bad input here, with a message naming the argument, expected and received."""
@@ -479,10 +562,15 @@ class MultiHeadAttention(nn.Module):
         _check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
         for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
             if x.dim() != 3:
-                raise ValueError(f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}")
+                raise ValueError(
+                    f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}"
+                )
         if value.shape[1] != key.shape[1]:
-            raise ValueError(f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} "
-                             f"as key), got shape {tuple(value.shape)}")
+            raise ValueError(
+                f"value: expected shape [B, {key.shape[1]}, {D}] (same length "
+                f"Tk={key.shape[1]} "
+                f"as key), got shape {tuple(value.shape)}"
+            )
         _check_batch(query, "query", key, "key")
         _check_batch(query, "query", value, "value")
         if mask is None:
@@ -490,12 +578,18 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
             got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
             raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
-        B = max(query.shape[0], key.shape[0], value.shape[0])  # the batch dims broadcast (checked above)
+        # the batch dims broadcast (checked above)
+        B = max(query.shape[0], key.shape[0], value.shape[0])
         scores = (B, self.n_heads, query.shape[1], key.shape[1])
         if mask.dim() == 3 and mask.shape[0] != 1:
-            raise ValueError(f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not "
-                             f"[B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], "
-                             f"got shape {tuple(mask.shape)}")
+            raise ValueError(
+                "mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], "
+                "not "
+                f"[B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], "
+                f"got shape {tuple(mask.shape)}"
+            )
         if _broadcast_shape(mask.shape, scores) != scores:
-            raise ValueError(f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} "
-                             f"(e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}")
+            raise ValueError(
+                f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} "
+                f"(e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
+            )

@@ -1,32 +1,36 @@
-"""Image captioning with soft attention over image regions ("Show, Attend and Tell", Xu et al. 2015).
+"""Image captioning with soft attention over image regions ("Show, Attend and Tell", Xu et al.
+2015).
 
 Shape legend:
 
-    B  batch                 C  image channels (3)         H, W  image height and width in pixels
-    R  number of regions = h * w, the cells of the encoder's output grid (h = H / 16, w = W / 16)
-    D  width of a region feature (the paper's annotation vector a_i: D = 512 there, for 14 x 14 = 196
+    B  batch                 C  image channels (3)         H, W  image height and width in pixels R
+    number of regions = h * w, the cells of the encoder's output grid (h = H / 16, w = W / 16) D
+    width of a region feature (the paper's annotation vector a_i: D = 512 there, for 14 x 14 = 196
        regions of 16 x 16 pixels each; ours are 16 x 16 pixels too)
     E  word-embedding width  Hd  LSTM state width  Da  hidden width of the attention's small network
     T  caption length (teacher forcing)      L  generated length      V  vocabulary size
 
-Pipeline: image -> ConvEncoder -> region features a [B, R, D] -> at every step t the decoder scores each
-region against its previous state h_{t-1} (lib.attention.AdditiveScore, eq. 4), turns the scores into
-weights alpha_t [B, R] (masked_softmax, eq. 5), reads the context z_t = sum_i alpha_ti a_i (soft
-attention, eq. 13), feeds [E y_{t-1}; z_t] to an LSTM, and predicts the next word from the deep
-output layer (eq. 7). ``greedy_decode`` returns the weights of every generated word: one map [R]
-over the image per word, which is what the paper's figures draw.
+Pipeline: image -> ConvEncoder -> region features a [B, R, D] -> at every step t the decoder scores
+each region against its previous state h_{t-1} (lib.attention.AdditiveScore, eq. 4), turns the
+scores into weights alpha_t [B, R] (masked_softmax, eq. 5), reads the context z_t = sum_i alpha_ti
+a_i (soft attention, eq. 13), feeds [E y_{t-1}; z_t] to an LSTM, and predicts the next word from the
+deep output layer (eq. 7). ``greedy_decode`` returns the weights of every generated word: one map
+[R] over the image per word, which is what the paper's figures draw.
 
 Deviations from the paper, for tiny synthetic images and a training run of seconds:
 - The encoder is a small CNN trained from scratch with the decoder, not a pretrained VGG's conv5_4.
 - Learned row and column embeddings are added to the region features. The paper's deep CNN knows
-  roughly where each region is; our three-layer CNN hardly does, and a caption in reading order needs it.
-- The gate beta_t (sec. 4.2.1) is off by default (``gate=True`` turns it on): here it slows learning.
+  roughly where each region is; our three-layer CNN hardly does, and a caption in reading order
+  needs it.
+- The gate beta_t (sec. 4.2.1) is off by default (``gate=True`` turns it on): here it slows
+  learning.
 - The attention's parameters start from Xavier-uniform values instead of AdditiveScore's Bahdanau
   initialization (v_a = 0, i.e. uniform attention at first), which learns to look more slowly in
   a short run (400 steps: 95% instead of 98% of shape words looked at correctly, 75% instead of 90%
   of captions exactly right, in this book's chapter).
-- Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available only
-  at inference, as ``attention="hard"``: the region of largest weight replaces the weighted sum.
+- Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available
+  only at inference, as ``attention="hard"``: the region of largest weight replaces the weighted
+  sum.
 - No dropout, no ensemble; the doubly stochastic penalty (eq. 14) is optional (``penalty``).
 """
 
@@ -43,38 +47,55 @@ __all__ = ["ConvEncoder", "AttentionDecoder", "Captioner", "greedy_decode"]
 
 def _check_images(images, in_channels: int) -> None:
     if not isinstance(images, Tensor):
-        raise TypeError(f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}")
+        raise TypeError(
+            f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}"
+        )
     if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
-        raise ValueError(f"images: expected a float tensor [B, {in_channels}, H, W], got shape "
-                         f"{tuple(images.shape)} and dtype {images.dtype}")
+        raise ValueError(
+            f"images: expected a float tensor [B, {in_channels}, H, W], got shape "
+            f"{tuple(images.shape)} and dtype {images.dtype}"
+        )
     if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
-        raise ValueError(f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}")
+        raise ValueError(
+            f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}"
+        )
 
 
 def _check_ids(ids, name: str, vocab_size: int, n_dims: int, batch: int | None = None) -> None:
     layout = "[B]" if n_dims == 1 else "[B, T]"
     if not isinstance(ids, Tensor) or ids.dtype != torch.long or ids.dim() != n_dims:
-        got = f"shape {tuple(ids.shape)} and dtype {ids.dtype}" if isinstance(ids, Tensor) else type(ids).__name__
+        got = (
+            f"shape {tuple(ids.shape)} and dtype {ids.dtype}"
+            if isinstance(ids, Tensor)
+            else type(ids).__name__
+        )
         raise ValueError(f"{name}: expected a long tensor {layout}, got {got}")
     if ids.numel() == 0 or ids.shape[-1] == 0:
-        raise ValueError(f"{name}: expected a non-empty {layout} tensor, got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"{name}: expected a non-empty {layout} tensor, got shape {tuple(ids.shape)}"
+        )
     if ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(f"{name}: expected token ids in [0, {vocab_size}), got min {int(ids.min())} "
-                         f"and max {int(ids.max())}")
+        raise ValueError(
+            f"{name}: expected token ids in [0, {vocab_size}), got min "
+            f"{int(ids.min())} "
+            f"and max {int(ids.max())}"
+        )
     if batch is not None and ids.shape[0] != batch:
-        raise ValueError(f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}")
+        raise ValueError(
+            f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
+        )
 
 
 class ConvEncoder(nn.Module):
     """Image [B, C, H, W] -> region features a [B, R, D], R = (H/16) * (W/16), row by row.
 
-    The encoder sees 1 - image ("ink on paper": the white background is 0). ``conv1`` cuts it into
-    4 x 4-pixel patches (kernel 4, stride 4: C -> D/2 channels); ``conv2`` and ``conv3`` (3 x 3, stride 2:
-    -> D) mix neighbouring patches; ReLU after each. Every region is a 16 x 16-pixel cell of the image
-    and sees a 28 x 28-pixel window centred on it.
-    Then learned row and column embeddings are added (``row_embedding``, ``col_embedding``, up to
-    ``max_grid`` cells each; a deviation from the paper, see the module docstring). Initialization:
-    torch's default for the convolutions (Kaiming uniform), N(0, 0.1^2) for the embeddings.
+    The encoder sees 1 - image ("ink on paper": the white background is 0). ``conv1`` cuts it into 4
+    x 4-pixel patches (kernel 4, stride 4: C -> D/2 channels); ``conv2`` and ``conv3`` (3 x 3,
+    stride 2: -> D) mix neighbouring patches; ReLU after each. Every region is a 16 x 16-pixel cell
+    of the image and sees a 28 x 28-pixel window centred on it. Then learned row and column
+    embeddings are added (``row_embedding``, ``col_embedding``, up to ``max_grid`` cells each; a
+    deviation from the paper, see the module docstring). Initialization: torch's default for the
+    convolutions (Kaiming uniform), N(0, 0.1^2) for the embeddings.
     """
 
     def __init__(self, d_feature: int = 64, in_channels: int = 3, max_grid: int = 16):
@@ -100,33 +121,47 @@ class ConvEncoder(nn.Module):
         h, w = self.grid_size(images.shape[2], images.shape[3])
         if max(h, w) > self.max_grid:
             raise ValueError(f"images: a {h} x {w} region grid exceeds max_grid={self.max_grid}")
-        x = F.relu(self.conv1(1.0 - images))                   # ink on paper: white is 0  [B, D/2, H/4, W/4]
-        x = F.relu(self.conv2(x))                              # [B, D, H/8, W/8]
-        x = F.relu(self.conv3(x))                              # [B, D, h, w] = [B, D, H/16, W/16]
-        position = (self.row_embedding.weight[:h, None, :]     # [h, 1, D]
-                    + self.col_embedding.weight[None, :w, :])  # [1, w, D] -> [h, w, D]
+        x = F.relu(self.conv1(1.0 - images))  # ink on paper: white is 0  [B, D/2, H/4, W/4]
+        x = F.relu(self.conv2(x))  # [B, D, H/8, W/8]
+        x = F.relu(self.conv3(x))  # [B, D, h, w] = [B, D, H/16, W/16]
+        position = (
+            self.row_embedding.weight[:h, None, :]  # [h, 1, D]
+            + self.col_embedding.weight[None, :w, :]
+        )  # [1, w, D] -> [h, w, D]
         return x.flatten(2).transpose(1, 2) + position.reshape(h * w, -1)  # [B, R, D]
 
 
 class AttentionDecoder(nn.Module):
     """The LSTM decoder with soft attention of Xu et al. 2015, sec. 3.1.2 and 4.2.
 
-    ``init_state(features [B, R, D]) -> (h, c)``: h_0 = tanh(init_h(mean_i a_i)), c_0 likewise (sec. 3.1.2).
-    ``step(y_prev [B], state, features [B, R, D], attention="soft") -> (logits [B, V], state, alpha [B, R])``:
+    ``init_state(features [B, R, D]) -> (h, c)``: h_0 = tanh(init_h(mean_i a_i)), c_0 likewise (sec.
+    3.1.2). ``step(y_prev [B], state, features [B, R, D], attention="soft") -> (logits [B, V],
+    state, alpha [B, R])``:
         e_ti = v_a^T tanh(W_q h_{t-1} + W_k a_i)      (eq. 4, f_att: lib.attention.AdditiveScore)
-        alpha_t = softmax(e_t)                         (eq. 5, masked_softmax; every region may be attended)
-        z_t = sum_i alpha_ti a_i                       (eq. 13; with ``gate=True`` multiplied by
-                                                        beta_t = sigmoid(f_beta(h_{t-1})), sec. 4.2.1)
+        alpha_t = softmax(e_t)                         (eq. 5, masked_softmax; every region may be
+        attended) z_t = sum_i alpha_ti a_i                       (eq. 13; with ``gate=True``
+        multiplied by
+                                                        beta_t = sigmoid(f_beta(h_{t-1})), sec.
+                                                        4.2.1)
         h_t, c_t = LSTM([E y_{t-1}; z_t], (h_{t-1}, c_{t-1}))   (eqs. 1-3)
         logits = L_o(E y_{t-1} + L_h h_t + L_z z_t)    (eq. 7, the deep output layer)
       With attention="hard", alpha_t is replaced by the one-hot vector of its largest entry (the
-      deterministic limit of the paper's sampled hard attention); the returned alpha is that one-hot.
-    Initialization: torch's defaults for the LSTM and linear layers; Xavier uniform for the attention's
-    W_q, W_k and v_a (not AdditiveScore's v_a = 0, see the module docstring).
+      deterministic limit of the paper's sampled hard attention); the returned alpha is that
+      one-hot.
+    Initialization: torch's defaults for the LSTM and linear layers; Xavier uniform for the
+    attention's W_q, W_k and v_a (not AdditiveScore's v_a = 0, see the module docstring).
     """
 
-    def __init__(self, vocab_size: int, d_feature: int, d_emb: int = 32, d_hidden: int = 64,
-                 d_attn: int = 32, gate: bool = False, pad_id: int = 0):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_feature: int,
+        d_emb: int = 32,
+        d_hidden: int = 64,
+        d_attn: int = 32,
+        gate: bool = False,
+        pad_id: int = 0,
+    ):
         super().__init__()
         self.vocab_size, self.d_feature, self.gate = vocab_size, d_feature, gate
         self.embedding = nn.Embedding(vocab_size, d_emb, padding_idx=pad_id)
@@ -142,96 +177,127 @@ class AttentionDecoder(nn.Module):
             nn.init.xavier_uniform_(layer.weight)
 
     def init_state(self, features: Tensor) -> tuple[Tensor, Tensor]:
-        mean = features.mean(dim=1)                            # [B, D]
+        mean = features.mean(dim=1)  # [B, D]
         return torch.tanh(self.init_h(mean)), torch.tanh(self.init_c(mean))  # [B, Hd] each
 
-    def attend(self, h: Tensor, features: Tensor, keys: Tensor | None = None,
-               attention: str = "soft") -> tuple[Tensor, Tensor]:
+    def attend(
+        self, h: Tensor, features: Tensor, keys: Tensor | None = None, attention: str = "soft"
+    ) -> tuple[Tensor, Tensor]:
         """(z [B, D], alpha [B, R]) for the state h [B, Hd]: eqs. 4, 5, 13 and the gate.
 
         ``keys`` = ``self.attention.W_k(features)`` [B, R, Da] may be passed in, computed once per
-        image instead of once per word (the trick of Bahdanau et al. 2015, appendix A.1.2); the scores
-        are then exactly ``self.attention(h[:, None], features)``.
+        image instead of once per word (the trick of Bahdanau et al. 2015, appendix A.1.2); the
+        scores are then exactly ``self.attention(h[:, None], features)``.
         """
         if keys is None:
-            keys = self.attention.W_k(features)                # [B, R, Da]
-        query = self.attention.W_q(h)[:, None, :]              # [B, 1, Da]
+            keys = self.attention.W_k(features)  # [B, R, Da]
+        query = self.attention.W_q(h)[:, None, :]  # [B, 1, Da]
         scores = self.attention.v_a(torch.tanh(query + keys)).squeeze(-1)  # [B, R]
-        alpha = masked_softmax(scores)                         # [B, R]
+        alpha = masked_softmax(scores)  # [B, R]
         if attention == "hard":
             alpha = F.one_hot(alpha.argmax(-1), alpha.shape[-1]).to(alpha.dtype)  # [B, R]
         elif attention != "soft":
             raise ValueError(f"attention: expected 'soft' or 'hard', got {attention!r}")
-        z = (alpha[:, None, :] @ features).squeeze(1)         # [B, 1, R] @ [B, R, D] -> [B, D]
+        z = (alpha[:, None, :] @ features).squeeze(1)  # [B, 1, R] @ [B, R, D] -> [B, D]
         if self.gate:
-            z = torch.sigmoid(self.f_beta(h)) * z              # [B, 1] * [B, D]
+            z = torch.sigmoid(self.f_beta(h)) * z  # [B, 1] * [B, D]
         return z, alpha
 
     def output(self, e: Tensor, h: Tensor, z: Tensor) -> Tensor:
-        """Deep output layer (eq. 7): logits = L_o(E y_{t-1} + L_h h_t + L_z z_t), any leading dims."""
-        return self.L_o(e + self.L_h(h) + self.L_z(z))         # [..., V]
+        """Deep output layer (eq. 7): logits = L_o(E y_{t-1} + L_h h_t + L_z z_t), any leading
+        dims."""
+        return self.L_o(e + self.L_h(h) + self.L_z(z))  # [..., V]
 
-    def step(self, y_prev: Tensor, state: tuple[Tensor, Tensor], features: Tensor,
-             attention: str = "soft", keys: Tensor | None = None
-             ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
-        h, c = state                                           # [B, Hd] each
-        z, alpha = self.attend(h, features, keys, attention)   # [B, D], [B, R]
-        e = self.embedding(y_prev)                             # [B, E]
-        h, c = self.lstm(torch.cat([e, z], dim=-1), (h, c))    # [B, Hd] each
-        return self.output(e, h, z), (h, c), alpha             # [B, V]
+    def step(
+        self,
+        y_prev: Tensor,
+        state: tuple[Tensor, Tensor],
+        features: Tensor,
+        attention: str = "soft",
+        keys: Tensor | None = None,
+    ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor]:
+        h, c = state  # [B, Hd] each
+        z, alpha = self.attend(h, features, keys, attention)  # [B, D], [B, R]
+        e = self.embedding(y_prev)  # [B, E]
+        h, c = self.lstm(torch.cat([e, z], dim=-1), (h, c))  # [B, Hd] each
+        return self.output(e, h, z), (h, c), alpha  # [B, V]
 
 
 class Captioner(nn.Module):
-    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B, T, V],
-    alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every step.
+    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B,
+    T, V], alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every
+    step.
 
-    ``loss(images, tgt_in, tgt_out, penalty=0.0)``: Xu et al. 2015, eq. 14: the negative log-likelihood
-    of the caption (cross-entropy, here averaged over the non-pad target words) plus, if ``penalty``
-    (their lambda) > 0, the doubly stochastic regularizer penalty * sum_i (1 - sum_t alpha_ti)^2
-    (averaged over the images), which pushes the caption, over all its words, to look at every
-    region about once (sec. 4.2.1).
+    ``loss(images, tgt_in, tgt_out, penalty=0.0)``: Xu et al. 2015, eq. 14: the negative
+    log-likelihood of the caption (cross-entropy, here averaged over the non-pad target words) plus,
+    if ``penalty`` (their lambda) > 0, the doubly stochastic regularizer penalty * sum_i (1 - sum_t
+    alpha_ti)^2 (averaged over the images), which pushes the caption, over all its words, to look at
+    every region about once (sec. 4.2.1).
     """
 
-    def __init__(self, vocab_size: int, d_feature: int = 64, d_emb: int = 32, d_hidden: int = 64,
-                 d_attn: int = 32, gate: bool = False, pad_id: int = 0, in_channels: int = 3):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_feature: int = 64,
+        d_emb: int = 32,
+        d_hidden: int = 64,
+        d_attn: int = 32,
+        gate: bool = False,
+        pad_id: int = 0,
+        in_channels: int = 3,
+    ):
         super().__init__()
         self.pad_id = pad_id
         self.encoder = ConvEncoder(d_feature, in_channels)
-        self.decoder = AttentionDecoder(vocab_size, d_feature, d_emb, d_hidden, d_attn, gate, pad_id)
+        self.decoder = AttentionDecoder(
+            vocab_size, d_feature, d_emb, d_hidden, d_attn, gate, pad_id
+        )
 
-    def forward(self, images: Tensor, tgt_in: Tensor, attention: str = "soft") -> tuple[Tensor, Tensor]:
-        features = self.encoder(images)                        # [B, R, D]
+    def forward(
+        self, images: Tensor, tgt_in: Tensor, attention: str = "soft"
+    ) -> tuple[Tensor, Tensor]:
+        features = self.encoder(images)  # [B, R, D]
         _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, 2, images.shape[0])
         dec = self.decoder
-        keys = dec.attention.W_k(features)                     # [B, R, Da], once per image
-        e = dec.embedding(tgt_in)                              # [B, T, E], all steps at once
-        h, c = dec.init_state(features)                        # [B, Hd] each
+        keys = dec.attention.W_k(features)  # [B, R, Da], once per image
+        e = dec.embedding(tgt_in)  # [B, T, E], all steps at once
+        h, c = dec.init_state(features)  # [B, Hd] each
         hs, zs, alphas = [], [], []
-        for t in range(tgt_in.shape[1]):                       # the same computation as dec.step
+        for t in range(tgt_in.shape[1]):  # the same computation as dec.step
             z, alpha = dec.attend(h, features, keys, attention)
             h, c = dec.lstm(torch.cat([e[:, t], z], dim=-1), (h, c))
             hs.append(h)
             zs.append(z)
             alphas.append(alpha)
-        logits = dec.output(e, torch.stack(hs, 1), torch.stack(zs, 1))  # [B, T, V], all steps at once
-        return logits, torch.stack(alphas, 1)                  # [B, T, V], [B, T, R]
+        # [B, T, V], all steps at once
+        logits = dec.output(e, torch.stack(hs, 1), torch.stack(zs, 1))
+        return logits, torch.stack(alphas, 1)  # [B, T, V], [B, T, R]
 
     def loss(self, images: Tensor, tgt_in: Tensor, tgt_out: Tensor, penalty: float = 0.0) -> Tensor:
         _check_ids(tgt_out, "tgt_out", self.decoder.vocab_size, 2, images.shape[0])
         if tgt_out.shape != tgt_in.shape:
-            raise ValueError(f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}")
-        logits, alpha = self(images, tgt_in)                   # [B, T, V], [B, T, R]
+            raise ValueError(
+                f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got "
+                f"{tuple(tgt_out.shape)}"
+            )
+        logits, alpha = self(images, tgt_in)  # [B, T, V], [B, T, R]
         nll = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=self.pad_id)
         if penalty == 0.0:
             return nll
-        real = (tgt_out != self.pad_id).to(alpha.dtype)[:, :, None]   # [B, T, 1]
-        coverage = (alpha * real).sum(1)                       # [B, R]: total weight per region
+        real = (tgt_out != self.pad_id).to(alpha.dtype)[:, :, None]  # [B, T, 1]
+        coverage = (alpha * real).sum(1)  # [B, R]: total weight per region
         return nll + penalty * ((1.0 - coverage) ** 2).sum(-1).mean()
 
 
 @torch.no_grad()
-def greedy_decode(model: Captioner, images: Tensor, max_len: int, bos_id: int, eos_id: int,
-                  attention: str = "soft") -> tuple[Tensor, Tensor]:
+def greedy_decode(
+    model: Captioner,
+    images: Tensor,
+    max_len: int,
+    bos_id: int,
+    eos_id: int,
+    attention: str = "soft",
+) -> tuple[Tensor, Tensor]:
     """Greedy captions: at each step the most probable word, fed back as the next input.
 
     images [B, C, H, W] -> (tokens [B, L], alpha [B, L, R]), L <= max_len; alpha[b, t] is the map
@@ -248,11 +314,11 @@ def greedy_decode(model: Captioner, images: Tensor, max_len: int, bos_id: int, e
             raise ValueError(f"{name}: expected a token id in [0, {V}), got {value!r}")
     was_training = model.training
     model.eval()
-    features = model.encoder(images)                           # [B, R, D]
+    features = model.encoder(images)  # [B, R, D]
     B = features.shape[0]
     state = model.decoder.init_state(features)
-    keys = model.decoder.attention.W_k(features)               # [B, R, Da]
-    y = torch.full((B,), bos_id, dtype=torch.long)             # [B]
+    keys = model.decoder.attention.W_k(features)  # [B, R, Da]
+    y = torch.full((B,), bos_id, dtype=torch.long)  # [B]
     done = torch.zeros(B, dtype=torch.bool)
     tokens, alphas = [], []
     for _ in range(max_len):
@@ -264,4 +330,4 @@ def greedy_decode(model: Captioner, images: Tensor, max_len: int, bos_id: int, e
         if done.all():
             break
     model.train(was_training)
-    return torch.stack(tokens, 1), torch.stack(alphas, 1)      # [B, L], [B, L, R]
+    return torch.stack(tokens, 1), torch.stack(alphas, 1)  # [B, L], [B, L, R]

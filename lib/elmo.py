@@ -28,7 +28,8 @@ Pipeline (sec. 3.1 of the paper):
 Objective (eq. 3 of the paper, the lectures' formula): jointly maximise the log likelihood of both
 directions; ``BiLM.lm_loss`` minimises the summed negative log likelihood
 
-    L = - sum_k [ log p(t_k | t_1..t_{k-1}; Θx, Θ->LSTM, Θs) + log p(t_k | t_{k+1}..t_N; Θx, Θ<-LSTM, Θs) ],
+    L = - sum_k [ log p(t_k | t_1..t_{k-1}; Θx, Θ->LSTM, Θs) + log p(t_k | t_{k+1}..t_N; Θx,
+    Θ<-LSTM, Θs) ],
 
 divided by the number of predicted tokens. As in the paper, the token representation (Θx) and the
 softmax (Θs) are shared between the two directions; each direction has its own LSTMs.
@@ -64,8 +65,18 @@ from torch import Tensor, nn
 from lib.lm import reverse_padded  # one implementation, shared with the RNN language models
 
 __all__ = [
-    "ELMoConfig", "BiLM", "BiLMOutput", "TokenNLL", "TokenEncoder", "Highway", "ScalarMix",
-    "char_ids", "reverse_padded", "pad_sentences", "count_parameters", "CHAR_VOCAB_SIZE",
+    "ELMoConfig",
+    "BiLM",
+    "BiLMOutput",
+    "TokenNLL",
+    "TokenEncoder",
+    "Highway",
+    "ScalarMix",
+    "char_ids",
+    "reverse_padded",
+    "pad_sentences",
+    "count_parameters",
+    "CHAR_VOCAB_SIZE",
 ]
 
 # Character ids: 0 pads a word to C characters, 1..256 are the bytes of its UTF-8 encoding (+ 1),
@@ -80,11 +91,12 @@ class ELMoConfig:
 
     vocab_size V; word_dim E (0: no word embedding, characters only, as in the paper); hidden_dim H,
     the width of the token representation and of each LSTM layer's output in each direction;
-    cell_dim M, the LSTM memory cells (None: = H, a plain LSTM; > H: an LSTM with a projection to H);
-    n_layers L; dropout; pad_id, the id of the padding token (its word embedding is 0).
+    cell_dim M, the LSTM memory cells (None: = H, a plain LSTM; > H: an LSTM with a projection to
+    H); n_layers L; dropout; pad_id, the id of the padding token (its word embedding is 0).
     Character CNN (off when ``char_filters`` is empty): char_filters, (width, count) of each
     convolution; char_dim Dc; max_chars C per word, the markers included; n_highway highway layers.
     """
+
     vocab_size: int
     word_dim: int = 64
     hidden_dim: int = 128
@@ -106,27 +118,50 @@ class ELMoConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
-        if self.cell_dim is not None and (isinstance(self.cell_dim, bool) or not isinstance(self.cell_dim, int)
-                                          or self.cell_dim < self.hidden_dim):
-            raise ValueError(f"cell_dim: expected None or an int >= hidden_dim={self.hidden_dim}, "
-                             f"got {self.cell_dim!r}")
+        if self.cell_dim is not None and (
+            isinstance(self.cell_dim, bool)
+            or not isinstance(self.cell_dim, int)
+            or self.cell_dim < self.hidden_dim
+        ):
+            raise ValueError(
+                f"cell_dim: expected None or an int >= hidden_dim={self.hidden_dim}, "
+                f"got {self.cell_dim!r}"
+            )
         if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
-        if isinstance(self.pad_id, bool) or not isinstance(self.pad_id, int) or not 0 <= self.pad_id < self.vocab_size:
-            raise ValueError(f"pad_id: expected an id in [0, vocab_size={self.vocab_size}), got {self.pad_id!r}")
+        if (
+            isinstance(self.pad_id, bool)
+            or not isinstance(self.pad_id, int)
+            or not 0 <= self.pad_id < self.vocab_size
+        ):
+            raise ValueError(
+                f"pad_id: expected an id in [0, vocab_size={self.vocab_size}), got {self.pad_id!r}"
+            )
         filters = self.char_filters
         ok = isinstance(filters, tuple) and all(
-            isinstance(f, tuple) and len(f) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
-                                                         for v in f) for f in filters)
+            isinstance(f, tuple)
+            and len(f) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in f)
+            for f in filters
+        )
         if not ok:
-            raise ValueError(f"char_filters: expected a tuple of (width, count) pairs of positive ints, "
-                             f"got {filters!r}")
+            raise ValueError(
+                "char_filters: expected a tuple of (width, count) pairs of positive "
+                "ints, "
+                f"got {filters!r}"
+            )
         if filters and max(w for w, _ in filters) > self.max_chars:
-            raise ValueError(f"char_filters: the widest filter ({max(w for w, _ in filters)}) is wider than "
-                             f"max_chars={self.max_chars}")
+            raise ValueError(
+                f"char_filters: the widest filter ({max(w for w, _ in filters)}) is "
+                "wider than "
+                f"max_chars={self.max_chars}"
+            )
         if self.word_dim == 0 and not filters:
-            raise ValueError("word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 "
-                             "or some char_filters")
+            raise ValueError(
+                "word_dim=0 and char_filters=() leave no token representation: give "
+                "word_dim > 0 "
+                "or some char_filters"
+            )
 
     @property
     def cells(self) -> int:
@@ -140,17 +175,37 @@ class ELMoConfig:
 
     @classmethod
     def paper(cls, vocab_size: int = 793471, **overrides) -> "ELMoConfig":
-        """The biLM of sec. 3.4 (the released "original" ELMo): characters only, filters of widths 1..7
-        with 32, 32, 64, 128, 256, 512, 1024 maps (2048 features; Józefowicz et al. 2016's CNN-BIG-LSTM,
-        halved), 16-dim character embeddings, 50 characters per word, two highway layers, a projection
-        to 512; two LSTM layers of 4096 cells projected to 512. Vocabulary: the 793,471 words of the 1B
-        Word Benchmark. Without the softmax: 93.67M parameters (``count_parameters``), the released model's
-        "93.6M" plus, almost exactly, the second bias vector of every ``nn.LSTM`` gate (torch keeps b_ih
-        and b_hh: 4 LSTMs x 4 gates x 4096 = 65,536 parameters)."""
-        return cls(**{"vocab_size": vocab_size, "word_dim": 0, "hidden_dim": 512, "cell_dim": 4096,
-                      "n_layers": 2, "dropout": 0.1,
-                      "char_filters": ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024)),
-                      "char_dim": 16, "max_chars": 50, "n_highway": 2, **overrides})
+        """The biLM of sec. 3.4 (the released "original" ELMo): characters only, filters of widths
+        1..7 with 32, 32, 64, 128, 256, 512, 1024 maps (2048 features; Józefowicz et al. 2016's
+        CNN-BIG-LSTM, halved), 16-dim character embeddings, 50 characters per word, two highway
+        layers, a projection to 512; two LSTM layers of 4096 cells projected to 512. Vocabulary: the
+        793,471 words of the 1B Word Benchmark. Without the softmax: 93.67M parameters
+        (``count_parameters``), the released model's "93.6M" plus, almost exactly, the second bias
+        vector of every ``nn.LSTM`` gate (torch keeps b_ih and b_hh: 4 LSTMs x 4 gates x 4096 =
+        65,536 parameters)."""
+        return cls(
+            **{
+                "vocab_size": vocab_size,
+                "word_dim": 0,
+                "hidden_dim": 512,
+                "cell_dim": 4096,
+                "n_layers": 2,
+                "dropout": 0.1,
+                "char_filters": (
+                    (1, 32),
+                    (2, 32),
+                    (3, 64),
+                    (4, 128),
+                    (5, 256),
+                    (6, 512),
+                    (7, 1024),
+                ),
+                "char_dim": 16,
+                "max_chars": 50,
+                "n_highway": 2,
+                **overrides,
+            }
+        )
 
 
 def char_ids(words: Sequence[str], max_chars: int) -> Tensor:
@@ -159,39 +214,50 @@ def char_ids(words: Sequence[str], max_chars: int) -> Tensor:
     if isinstance(words, str) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words: expected a sequence of str, got {type(words).__name__}")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 3:
-        raise ValueError(f"max_chars: expected an int >= 3 (two markers and a character), got {max_chars!r}")
-    with torch.device("cpu"):           # a lookup table, built on the CPU even inside `with torch.device("meta")`
-        return _char_ids([w.encode("utf-8")[:max_chars - 2] for w in words], max_chars)
+        raise ValueError(
+            f"max_chars: expected an int >= 3 (two markers and a character), got {max_chars!r}"
+        )
+    # a lookup table, built on the CPU even inside `with torch.device("meta")`
+    with torch.device("cpu"):
+        return _char_ids([w.encode("utf-8")[: max_chars - 2] for w in words], max_chars)
 
 
 def _char_ids(encoded: list[bytes], max_chars: int) -> Tensor:
     V = len(encoded)
-    lengths = torch.tensor([len(e) for e in encoded], dtype=torch.long)              # [V] bytes kept
-    flat = torch.frombuffer(bytearray(b"".join(encoded)) or bytearray(1), dtype=torch.uint8)[:int(lengths.sum())]
-    row = torch.repeat_interleave(torch.arange(V), lengths)                          # [sum of lengths]
+    lengths = torch.tensor([len(e) for e in encoded], dtype=torch.long)  # [V] bytes kept
+    flat = torch.frombuffer(bytearray(b"".join(encoded)) or bytearray(1), dtype=torch.uint8)[
+        : int(lengths.sum())
+    ]
+    row = torch.repeat_interleave(torch.arange(V), lengths)  # [sum of lengths]
     start = torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
-    out = torch.full((V, max_chars), CHAR_PAD, dtype=torch.long)                     # [V, C]
+    out = torch.full((V, max_chars), CHAR_PAD, dtype=torch.long)  # [V, C]
     out[:, 0] = BOW
-    out[row, 1 + torch.arange(len(row)) - start] = flat.long() + 1                 # the bytes, shifted by 1
+    out[row, 1 + torch.arange(len(row)) - start] = flat.long() + 1  # the bytes, shifted by 1
     out[torch.arange(V), lengths + 1] = EOW
     return out
 
 
 def pad_sentences(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[Tensor, Tensor]:
-    """Right-pad lists of token ids into (ids [B, T] long, mask [B, T] bool, True at real tokens)."""
+    """Right-pad lists of token ids into (ids [B, T] long, mask [B, T] bool, True at real
+    tokens)."""
     if isinstance(sentences, Tensor) or not sentences:
-        raise ValueError(f"sentences: expected a non-empty list of lists of token ids, got {sentences!r:.60}")
+        raise ValueError(
+            f"sentences: expected a non-empty list of lists of token ids, got {sentences!r:.60}"
+        )
     if any(len(s) == 0 for s in sentences):
         raise ValueError("sentences: every sentence needs at least one token, got an empty one")
     T = max(len(s) for s in sentences)
     flat = []
     for s in sentences:
         flat += list(s) + [pad_id] * (T - len(s))
-    lengths = torch.tensor([len(s) for s in sentences])                      # [B]
-    return torch.tensor(flat, dtype=torch.long).view(len(sentences), T), torch.arange(T) < lengths[:, None]
+    lengths = torch.tensor([len(s) for s in sentences])  # [B]
+    return torch.tensor(flat, dtype=torch.long).view(len(sentences), T), torch.arange(T) < lengths[
+        :, None
+    ]
 
 
 # --- the token encoder: word embeddings and/or a character CNN with highway layers --------------
+
 
 class Highway(nn.Module):
     """One highway layer (Srivastava et al. 2015), as in the paper's character encoder:
@@ -209,33 +275,42 @@ class Highway(nn.Module):
         nn.init.constant_(self.gate.bias, -1.0)
 
     def forward(self, x: Tensor) -> Tensor:
-        t = torch.sigmoid(self.gate(x))                                      # [..., D]
+        t = torch.sigmoid(self.gate(x))  # [..., D]
         return t * torch.relu(self.transform(x)) + (1 - t) * x
 
 
 class TokenEncoder(nn.Module):
-    """The context-independent token representation x_k = h_{k,0} (sec. 3.1, "token representation").
+    """The context-independent token representation x_k = h_{k,0} (sec. 3.1, "token
+    representation").
 
     forward(ids [B, T]) -> [B, T, H]: the word embedding [E] and/or the character features [F],
     concatenated, then ``projection`` to H. Character features of a word (Kim et al. 2016, as used
-    by the paper): embed its C characters [C, Dc], one 1-D convolution per filter width, max over the
-    positions, ReLU, concatenate [F], then ``n_highway`` highway layers. They are computed once per call
-    for the whole vocabulary (the table ``chars`` [V, C] of ``char_ids(words)``) and then looked up.
-    Initialization: word embeddings N(0, 1) (0 for ``pad_id``); the rest PyTorch's default.
+    by the paper): embed its C characters [C, Dc], one 1-D convolution per filter width, max over
+    the positions, ReLU, concatenate [F], then ``n_highway`` highway layers. They are computed once
+    per call for the whole vocabulary (the table ``chars`` [V, C] of ``char_ids(words)``) and then
+    looked up. Initialization: word embeddings N(0, 1) (0 for ``pad_id``); the rest PyTorch's
+    default.
     """
 
     def __init__(self, config: ELMoConfig, words: Sequence[str] | None = None):
         super().__init__()
         c = config
-        self.word_embeddings = nn.Embedding(c.vocab_size, c.word_dim, padding_idx=c.pad_id) if c.word_dim else None
+        self.word_embeddings = (
+            nn.Embedding(c.vocab_size, c.word_dim, padding_idx=c.pad_id) if c.word_dim else None
+        )
         if c.char_filters:
             if words is None or isinstance(words, str) or len(words) != c.vocab_size:
                 got = "None" if words is None else f"{len(words)} words"
-                raise ValueError(f"words: the character CNN needs the vocabulary's {c.vocab_size} words in id "
-                                 f"order (e.g. vocab.itos), got {got}")
-            self.register_buffer("chars", char_ids(words, c.max_chars))      # [V, C]
+                raise ValueError(
+                    f"words: the character CNN needs the vocabulary's {c.vocab_size} "
+                    "words in id "
+                    f"order (e.g. vocab.itos), got {got}"
+                )
+            self.register_buffer("chars", char_ids(words, c.max_chars))  # [V, C]
             self.char_embeddings = nn.Embedding(CHAR_VOCAB_SIZE, c.char_dim, padding_idx=CHAR_PAD)
-            self.convs = nn.ModuleList(nn.Conv1d(c.char_dim, count, width) for width, count in c.char_filters)
+            self.convs = nn.ModuleList(
+                nn.Conv1d(c.char_dim, count, width) for width, count in c.char_filters
+            )
             self.highways = nn.ModuleList(Highway(c.char_features) for _ in range(c.n_highway))
         else:
             self.chars = None
@@ -243,28 +318,31 @@ class TokenEncoder(nn.Module):
 
     def char_features(self) -> Tensor:
         """The character features of every word of the vocabulary: [V, F]."""
-        e = self.char_embeddings(self.chars).transpose(1, 2)                 # [V, Dc, C]
-        x = torch.cat([conv(e).amax(-1) for conv in self.convs], -1).relu()  # [V, F]: max over positions
+        e = self.char_embeddings(self.chars).transpose(1, 2)  # [V, Dc, C]
+        # [V, F]: max over positions
+        x = torch.cat([conv(e).amax(-1) for conv in self.convs], -1).relu()
         for highway in self.highways:
-            x = highway(x)                                                   # [V, F]
+            x = highway(x)  # [V, F]
         return x
 
     def forward(self, ids: Tensor) -> Tensor:
         parts = []
         if self.word_embeddings is not None:
-            parts.append(self.word_embeddings(ids))                          # [B, T, E]
+            parts.append(self.word_embeddings(ids))  # [B, T, E]
         if self.chars is not None:
-            parts.append(F.embedding(ids, self.char_features()))             # [B, T, F]
-        return self.projection(torch.cat(parts, -1))                         # [B, T, H]
+            parts.append(F.embedding(ids, self.char_features()))  # [B, T, F]
+        return self.projection(torch.cat(parts, -1))  # [B, T, H]
 
 
 # --- the biLM ------------------------------------------------------------------------------------
 
+
 class BiLMOutput(NamedTuple):
-    """states [N, B, T, 2H]: layer 0 the token representation twice ([x; x]), layer j the forward and
-    backward LSTM states [h->_j; h<-_j], 0 at padding. forward_logits [B, T, V]: at position t, scores
-    of token t + 1 from tokens 0..t. backward_logits [B, T, V]: at position t, scores of token t - 1
-    from tokens t..end. mask [B, T], True at real tokens."""
+    """states [N, B, T, 2H]: layer 0 the token representation twice ([x; x]), layer j the forward
+    and backward LSTM states [h->_j; h<-_j], 0 at padding. forward_logits [B, T, V]: at position t,
+    scores of token t + 1 from tokens 0..t. backward_logits [B, T, V]: at position t, scores of
+    token t - 1 from tokens t..end. mask [B, T], True at real tokens."""
+
     states: Tensor
     forward_logits: Tensor
     backward_logits: Tensor
@@ -272,31 +350,32 @@ class BiLMOutput(NamedTuple):
 
 
 class TokenNLL(NamedTuple):
-    """Per-token negative log likelihoods, indexed by the predicted token: forward[b, t] =
-    -log p(t_t | t_0..t_{t-1}) for 1 <= t < length, backward[b, t] = -log p(t_t | t_{t+1}..end) for
-    0 <= t < length - 1, 0 elsewhere (both [B, T]); count = sum of (length - 1), the number of tokens
+    """Per-token negative log likelihoods, indexed by the predicted token: forward[b, t] = -log
+    p(t_t | t_0..t_{t-1}) for 1 <= t < length, backward[b, t] = -log p(t_t | t_{t+1}..end) for 0 <=
+    t < length - 1, 0 elsewhere (both [B, T]); count = sum of (length - 1), the number of tokens
     each direction predicts."""
+
     forward: Tensor
     backward: Tensor
     count: int
 
 
 class BiLM(nn.Module):
-    """The bidirectional language model of Peters et al. 2018 (sec. 3.1); see the module docstring for
-    the pipeline, the objective and the deviations from the paper.
+    """The bidirectional language model of Peters et al. 2018 (sec. 3.1); see the module docstring
+    for the pipeline, the objective and the deviations from the paper.
 
-    BiLM(config, words=None): ``words`` (the vocabulary's words in id order, e.g. ``vocab.itos``) only
-    when the config has a character CNN. Submodules: ``token_encoder``, ``forward_layers`` and
+    BiLM(config, words=None): ``words`` (the vocabulary's words in id order, e.g. ``vocab.itos``)
+    only when the config has a character CNN. Submodules: ``token_encoder``, ``forward_layers`` and
     ``backward_layers`` (L one-layer ``nn.LSTM`` each, batch first), ``softmax`` (H -> V, shared by
     both directions), ``dropout``.
 
-    forward(ids [B, T], mask [B, T] or None) -> BiLMOutput (states [N, B, T, 2H], forward and backward
-    logits [B, T, V], mask). The mask defaults to ``ids != config.pad_id``; it must be True on a prefix
-    of each row, with at least one token. Sentences should start with <bos> and end with <eos>, so that
-    the forward LM predicts the first word and the backward LM the last one.
+    forward(ids [B, T], mask [B, T] or None) -> BiLMOutput (states [N, B, T, 2H], forward and
+    backward logits [B, T, V], mask). The mask defaults to ``ids != config.pad_id``; it must be True
+    on a prefix of each row, with at least one token. Sentences should start with <bos> and end with
+    <eos>, so that the forward LM predicts the first word and the backward LM the last one.
 
-    Initialization (the paper does not give one): LSTMs PyTorch's default uniform(+-1/sqrt(M)) with the
-    forget-gate bias set to 1 (Jozefowicz et al. 2015); softmax weights N(0, 1/H), bias 0.
+    Initialization (the paper does not give one): LSTMs PyTorch's default uniform(+-1/sqrt(M)) with
+    the forget-gate bias set to 1 (Jozefowicz et al. 2015); softmax weights N(0, 1/H), bias 0.
     """
 
     def __init__(self, config: ELMoConfig, words: Sequence[str] | None = None):
@@ -305,18 +384,24 @@ class BiLM(nn.Module):
             raise TypeError(f"config: expected an ELMoConfig, got {type(config).__name__}")
         self.config = c = config
         self.token_encoder = TokenEncoder(config, words)
-        proj = c.hidden_dim if c.cells > c.hidden_dim else 0                 # LSTMP: M cells -> H
+        proj = c.hidden_dim if c.cells > c.hidden_dim else 0  # LSTMP: M cells -> H
         self.forward_layers = nn.ModuleList(
-            nn.LSTM(c.hidden_dim, c.cells, proj_size=proj, batch_first=True) for _ in range(c.n_layers))
+            nn.LSTM(c.hidden_dim, c.cells, proj_size=proj, batch_first=True)
+            for _ in range(c.n_layers)
+        )
         self.backward_layers = nn.ModuleList(
-            nn.LSTM(c.hidden_dim, c.cells, proj_size=proj, batch_first=True) for _ in range(c.n_layers))
+            nn.LSTM(c.hidden_dim, c.cells, proj_size=proj, batch_first=True)
+            for _ in range(c.n_layers)
+        )
         self.softmax = nn.Linear(c.hidden_dim, c.vocab_size)
         self.dropout = nn.Dropout(c.dropout)
         with torch.no_grad():
             for lstm in [*self.forward_layers, *self.backward_layers]:
                 M = c.cells
-                lstm.bias_ih_l0[M:2 * M].fill_(1.0)      # gates in torch's order i, f, g, o: forget = 1
-                lstm.bias_hh_l0[M:2 * M].fill_(0.0)      # (the two biases are added)
+                lstm.bias_ih_l0[M : 2 * M].fill_(
+                    1.0
+                )  # gates in torch's order i, f, g, o: forget = 1
+                lstm.bias_hh_l0[M : 2 * M].fill_(0.0)  # (the two biases are added)
             nn.init.normal_(self.softmax.weight, std=1 / math.sqrt(c.hidden_dim))
             nn.init.zeros_(self.softmax.bias)
             if self.token_encoder.word_embeddings is not None:
@@ -331,69 +416,89 @@ class BiLM(nn.Module):
             raise ValueError(f"ids: expected shape [B, T] with T >= 1, got {tuple(ids.shape)}")
         V = self.config.vocab_size
         if ids.numel() and (ids.min() < 0 or ids.max() >= V):
-            raise ValueError(f"ids: expected token ids in [0, vocab_size={V}), got values from "
-                             f"{ids.min().item()} to {ids.max().item()}")
+            raise ValueError(
+                f"ids: expected token ids in [0, vocab_size={V}), got values from "
+                f"{ids.min().item()} to {ids.max().item()}"
+            )
         if mask is None:
             mask = ids != self.config.pad_id
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
             got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
             raise TypeError(f"mask: expected a bool tensor [B, T] (True at real tokens), got {got}")
         if mask.shape != ids.shape:
-            raise ValueError(f"mask: expected the shape of ids {tuple(ids.shape)}, got {tuple(mask.shape)}")
-        lengths = mask.sum(1)                                                # [B]
+            raise ValueError(
+                f"mask: expected the shape of ids {tuple(ids.shape)}, got {tuple(mask.shape)}"
+            )
+        lengths = mask.sum(1)  # [B]
         prefix = torch.arange(ids.shape[1], device=ids.device) < lengths[:, None]
         if not torch.equal(prefix, mask):
-            raise ValueError("mask: expected True on a prefix of each row (right padding), got a row with "
-                             "padding before a real token (or, without a mask, pad_id inside a sentence)")
+            raise ValueError(
+                "mask: expected True on a prefix of each row (right padding), got a "
+                "row with "
+                "padding before a real token (or, without a mask, pad_id inside a "
+                "sentence)"
+            )
         if (lengths == 0).any():
-            raise ValueError(f"mask: expected at least one real token per sentence, got an empty row "
-                             f"(row {int((lengths == 0).nonzero()[0])})")
+            raise ValueError(
+                "mask: expected at least one real token per sentence, got an empty "
+                "row "
+                f"(row {int((lengths == 0).nonzero()[0])})"
+            )
         return mask
 
     def forward(self, ids: Tensor, mask: Tensor | None = None) -> BiLMOutput:
         mask = self._check(ids, mask)
-        lengths = mask.sum(1)                                                # [B]
-        keep = mask[..., None].to(self.softmax.weight.dtype)                 # [B, T, 1]
-        x = self.token_encoder(ids) * keep                                   # [B, T, H]
-        states = [torch.cat([x, x], -1)]                                     # layer 0: [B, T, 2H]
-        fwd, bwd = x, reverse_padded(x, lengths)                             # bwd in reversed order
+        lengths = mask.sum(1)  # [B]
+        keep = mask[..., None].to(self.softmax.weight.dtype)  # [B, T, 1]
+        x = self.token_encoder(ids) * keep  # [B, T, H]
+        states = [torch.cat([x, x], -1)]  # layer 0: [B, T, 2H]
+        fwd, bwd = x, reverse_padded(x, lengths)  # bwd in reversed order
         for j, (f_lstm, b_lstm) in enumerate(zip(self.forward_layers, self.backward_layers)):
-            f_out, _ = f_lstm(self.dropout(fwd))                             # [B, T, H]
-            b_out, _ = b_lstm(self.dropout(bwd))                             # [B, T, H]
-            if j > 0:                                                        # residual connection
+            f_out, _ = f_lstm(self.dropout(fwd))  # [B, T, H]
+            b_out, _ = b_lstm(self.dropout(bwd))  # [B, T, H]
+            if j > 0:  # residual connection
                 f_out, b_out = f_out + fwd, b_out + bwd
             fwd, bwd = f_out, b_out
-            states.append(torch.cat([fwd, reverse_padded(bwd, lengths)], -1) * keep)   # [B, T, 2H]
-        forward_logits = self.softmax(self.dropout(fwd))                     # [B, T, V]
-        backward_logits = self.softmax(self.dropout(reverse_padded(bwd, lengths)))     # [B, T, V]
-        return BiLMOutput(torch.stack(states), forward_logits, backward_logits, mask)  # states [N, B, T, 2H]
+            states.append(torch.cat([fwd, reverse_padded(bwd, lengths)], -1) * keep)  # [B, T, 2H]
+        forward_logits = self.softmax(self.dropout(fwd))  # [B, T, V]
+        backward_logits = self.softmax(self.dropout(reverse_padded(bwd, lengths)))  # [B, T, V]
+        # states [N, B, T, 2H]
+        return BiLMOutput(torch.stack(states), forward_logits, backward_logits, mask)
 
     def token_nll(self, ids: Tensor, mask: Tensor | None = None) -> TokenNLL:
         """-log p of every predicted token, by direction (see ``TokenNLL``)."""
         out = self(ids, mask)
-        mask, B, T = out.mask, *ids.shape
-        target = mask[:, 1:]                                                 # [B, T-1]: pairs (t, t+1) both real
-        f = F.cross_entropy(out.forward_logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")
-        b = F.cross_entropy(out.backward_logits[:, 1:].transpose(1, 2), ids[:, :-1], reduction="none")
+        mask, B = out.mask, ids.shape[0]
+        target = mask[:, 1:]  # [B, T-1]: pairs (t, t+1) both real
+        f = F.cross_entropy(
+            out.forward_logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none"
+        )
+        b = F.cross_entropy(
+            out.backward_logits[:, 1:].transpose(1, 2), ids[:, :-1], reduction="none"
+        )
         zero = f.new_zeros(B, 1)
-        forward = torch.cat([zero, f * target], 1)                           # [B, T], by predicted token
-        backward = torch.cat([b * target, zero], 1)                          # [B, T]
+        forward = torch.cat([zero, f * target], 1)  # [B, T], by predicted token
+        backward = torch.cat([b * target, zero], 1)  # [B, T]
         return TokenNLL(forward, backward, int(target.sum()))
 
     def lm_loss(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
-        """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per predicted
-        token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is not a perplexity
-        (each direction's perplexity is exp(its own mean NLL), see ``token_nll``)."""
+        """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per
+        predicted token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is
+        not a perplexity (each direction's perplexity is exp(its own mean NLL), see
+        ``token_nll``)."""
         nll = self.token_nll(ids, mask)
         if nll.count == 0:
-            raise ValueError("ids: every sentence has a single token, so there is nothing to predict; "
-                             "add <bos> and <eos>")
+            raise ValueError(
+                "ids: every sentence has a single token, so there is nothing to "
+                "predict; "
+                "add <bos> and <eos>"
+            )
         return (nll.forward.sum() + nll.backward.sum()) / nll.count
 
 
 def count_parameters(config: ELMoConfig, softmax: bool = True) -> int:
-    """Number of parameters of ``BiLM(config)``, built on the meta device (no memory), with or without
-    the softmax layer (the released ELMo weights leave it out)."""
+    """Number of parameters of ``BiLM(config)``, built on the meta device (no memory), with or
+    without the softmax layer (the released ELMo weights leave it out)."""
     words = [""] * config.vocab_size if config.char_filters else None
     with torch.device("meta"):
         model = BiLM(config, words)
@@ -401,17 +506,19 @@ def count_parameters(config: ELMoConfig, softmax: bool = True) -> int:
     return total if softmax else total - sum(p.numel() for p in model.softmax.parameters())
 
 
-# --- ELMo: the learned mix of the layers -----------------------------------------------------------
+# --- ELMo: the learned mix of the layers
+# -----------------------------------------------------------
+
 
 class ScalarMix(nn.Module):
-    """ELMo_k = gamma * sum_j s_j h_{k,j}, with s = softmax(w) (Peters et al. 2018, eq. 1): a task-specific
-    weighted average of the N layers, learned with the downstream task while the biLM stays frozen.
+    """ELMo_k = gamma * sum_j s_j h_{k,j}, with s = softmax(w) (Peters et al. 2018, eq. 1): a
+    task-specific weighted average of the N layers, learned with the downstream task while the biLM
+    stays frozen.
 
-    ScalarMix(num_layers N, gamma=1.0): parameters ``scalar_parameters`` w [N] (initialized to 0, so every
-    layer starts with weight 1/N) and ``gamma`` (a scalar). ``weights`` is s = softmax(w) [N].
-    forward(states [N, ..., D] or a sequence of N tensors [..., D]) -> [..., D].
-    Deviation: no optional layer normalization of each layer before mixing (the paper uses it in some
-    tasks).
+    ScalarMix(num_layers N, gamma=1.0): parameters ``scalar_parameters`` w [N] (initialized to 0, so
+    every layer starts with weight 1/N) and ``gamma`` (a scalar). ``weights`` is s = softmax(w) [N].
+    forward(states [N, ..., D] or a sequence of N tensors [..., D]) -> [..., D]. Deviation: no
+    optional layer normalization of each layer before mixing (the paper uses it in some tasks).
     """
 
     def __init__(self, num_layers: int, gamma: float = 1.0):
@@ -430,13 +537,17 @@ class ScalarMix(nn.Module):
     def forward(self, states: Tensor | Sequence[Tensor]) -> Tensor:
         if isinstance(states, (list, tuple)):
             if len(states) != self.num_layers or not all(isinstance(s, Tensor) for s in states):
-                raise ValueError(f"states: expected {self.num_layers} tensors (one per layer), got "
-                                 f"{len(states)} items")
+                raise ValueError(
+                    f"states: expected {self.num_layers} tensors (one per layer), got "
+                    f"{len(states)} items"
+                )
             states = torch.stack(list(states))
         if not isinstance(states, Tensor) or not states.is_floating_point():
             got = f"dtype {states.dtype}" if isinstance(states, Tensor) else type(states).__name__
             raise TypeError(f"states: expected a floating-point tensor [N, ..., D], got {got}")
         if states.dim() < 2 or states.shape[0] != self.num_layers:
-            raise ValueError(f"states: expected shape [N={self.num_layers}, ..., D], got {tuple(states.shape)}")
-        s = self.weights.to(states.dtype).view(-1, *([1] * (states.dim() - 1)))   # [N, 1, ..., 1]
-        return self.gamma.to(states.dtype) * (s * states).sum(0)                   # [..., D]
+            raise ValueError(
+                f"states: expected shape [N={self.num_layers}, ..., D], got {tuple(states.shape)}"
+            )
+        s = self.weights.to(states.dtype).view(-1, *([1] * (states.dim() - 1)))  # [N, 1, ..., 1]
+        return self.gamma.to(states.dtype) * (s * states).sum(0)  # [..., D]

@@ -1,5 +1,5 @@
-"""GPT: a decoder-only Transformer language model (Radford et al. 2018; the GPT-2 variant of Radford et
-al. 2019), with sampling (temperature, top-k, top-p), beam search and a key/value cache.
+"""GPT: a decoder-only Transformer language model (Radford et al. 2018; the GPT-2 variant of Radford
+et al. 2019), with sampling (temperature, top-k, top-p), beam search and a key/value cache.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -8,16 +8,17 @@ Shape legend (used in every docstring and shape comment below):
     D    n_embd, the model width    H    n_head, attention heads       Dh   D / H, width of one head
     V    vocab_size                 C    classes of a classifier head
 
-Mask convention (as everywhere in this library): boolean, True where a query may attend. Here the only
-mask is causal: query i (absolute position P + i) may attend keys 0 .. P + i, i.e. the rows P .. P+T-1
-of ``lib.attention.causal_mask(P + T)``.
+Mask convention (as everywhere in this library): boolean, True where a query may attend. Here the
+only mask is causal: query i (absolute position P + i) may attend keys 0 .. P + i, i.e. the rows P
+.. P+T-1 of ``lib.attention.causal_mask(P + T)``.
 
-Pipeline: ids [B, T] -> wte(ids) + wpe(positions) -> dropout -> n_layer x Block -> ln_f -> lm_head -> logits.
-Block (pre-LN): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
+Pipeline: ids [B, T] -> wte(ids) + wpe(positions) -> dropout -> n_layer x Block -> ln_f -> lm_head
+-> logits. Block (pre-LN): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
 
-Submodules carry the names of the published GPT-2 checkpoint (``transformer.wte``, ``transformer.h.0.attn
-.c_attn``, ...), so that ``lib.pretrained.gpt_from_hf`` is a loop over the state dict. OpenAI's checkpoint
-stores its linear layers as "Conv1D" with the weight transposed ([in, out]); ours are nn.Linear ([out, in]).
+Submodules carry the names of the published GPT-2 checkpoint (``transformer.wte``,
+``transformer.h.0.attn .c_attn``, ...), so that ``lib.pretrained.gpt_from_hf`` is a loop over the
+state dict. OpenAI's checkpoint stores its linear layers as "Conv1D" with the weight transposed
+([in, out]); ours are nn.Linear ([out, in]).
 """
 
 import math
@@ -31,20 +32,31 @@ from torch import Tensor, nn
 from lib.attention import causal_mask, masked_softmax, scaled_dot_product_score
 
 __all__ = [
-    "GPTConfig", "GPT", "GPTOutput", "Block", "CausalSelfAttention", "MLP", "KVCache", "GPTClassifier",
-    "count_parameters", "sampling_distribution",
+    "GPTConfig",
+    "GPT",
+    "GPTOutput",
+    "Block",
+    "CausalSelfAttention",
+    "MLP",
+    "KVCache",
+    "GPTClassifier",
+    "count_parameters",
+    "sampling_distribution",
 ]
 
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Hyper-parameters of GPT; ``gpt2()``, ``gpt2_medium()``, ``gpt2_large()``, ``gpt2_xl()`` are the four
-    models of Radford et al. 2019, Table 2 (vocabulary 50,257 byte-level BPE tokens, context 1024).
+    """Hyper-parameters of GPT; ``gpt2()``, ``gpt2_medium()``, ``gpt2_large()``, ``gpt2_xl()`` are
+    the four models of Radford et al. 2019, Table 2 (vocabulary 50,257 byte-level BPE tokens,
+    context 1024).
 
-    ``block_size`` is the context length (the number of learned positions). ``dropout`` is used for the
-    embeddings, the attention weights and each residual branch (GPT-2's embd_pdrop, attn_pdrop and
-    resid_pdrop, all 0.1). ``layer_norm_epsilon`` is the epsilon of every LayerNorm (GPT-2: 1e-5).
+    ``block_size`` is the context length (the number of learned positions). ``dropout`` is used for
+    the embeddings, the attention weights and each residual branch (GPT-2's embd_pdrop, attn_pdrop
+    and resid_pdrop, all 0.1). ``layer_norm_epsilon`` is the epsilon of every LayerNorm (GPT-2:
+    1e-5).
     """
+
     vocab_size: int = 50257
     block_size: int = 1024
     n_layer: int = 12
@@ -63,12 +75,14 @@ class GPTConfig:
         if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
         if not isinstance(self.layer_norm_epsilon, (int, float)) or not self.layer_norm_epsilon > 0:
-            raise ValueError(f"layer_norm_epsilon: expected a number > 0, got {self.layer_norm_epsilon!r}")
+            raise ValueError(
+                f"layer_norm_epsilon: expected a number > 0, got {self.layer_norm_epsilon!r}"
+            )
 
     @classmethod
     def gpt2(cls, **overrides) -> "GPTConfig":
-        """GPT-2 small: 12 layers, width 768, 12 heads; 124,439,808 parameters (the paper says 117M, see
-        ``count_parameters``)."""
+        """GPT-2 small: 12 layers, width 768, 12 heads; 124,439,808 parameters (the paper says 117M,
+        see ``count_parameters``)."""
         return cls(**{"n_layer": 12, "n_head": 12, "n_embd": 768, **overrides})
 
     @classmethod
@@ -88,34 +102,34 @@ class GPTConfig:
 
 
 class KVCache:
-    """The keys and values of every layer for the tokens processed so far, so that generating token t
-    only computes the new token's query, key and value instead of re-running the whole prefix.
+    """The keys and values of every layer for the tokens processed so far, so that generating token
+    t only computes the new token's query, key and value instead of re-running the whole prefix.
 
     ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
-    ``GPT.forward(idx, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T new ones
-    and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as beam search
-    does when it keeps the best hypotheses.
+    ``GPT.forward(idx, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T new
+    ones and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as beam
+    search does when it keeps the best hypotheses.
 
-    Storage: each layer's keys and values live in a buffer [B, H, capacity, Dh] that doubles when full,
-    and new positions are written in place, so a generation step copies one position, not the whole
-    cache (appending with torch.cat would copy all P positions of every layer at every step).
+    Storage: each layer's keys and values live in a buffer [B, H, capacity, Dh] that doubles when
+    full, and new positions are written in place, so a generation step copies one position, not the
+    whole cache (appending with torch.cat would copy all P positions of every layer at every step).
     """
 
     def __init__(self):
-        self._k: list[Tensor] = []     # per layer: [B, H, capacity, Dh]
+        self._k: list[Tensor] = []  # per layer: [B, H, capacity, Dh]
         self._v: list[Tensor] = []
-        self._n: list[int] = []        # per layer: positions filled
+        self._n: list[int] = []  # per layer: positions filled
 
     def __len__(self) -> int:
-        return len(self._k)            # the number of layers cached so far
+        return len(self._k)  # the number of layers cached so far
 
     @property
     def keys(self) -> list[Tensor]:
-        return [k[:, :, :n] for k, n in zip(self._k, self._n)]   # views [B, H, P, Dh]
+        return [k[:, :, :n] for k, n in zip(self._k, self._n)]  # views [B, H, P, Dh]
 
     @property
     def values(self) -> list[Tensor]:
-        return [v[:, :, :n] for v, n in zip(self._v, self._n)]   # views [B, H, P, Dh]
+        return [v[:, :, :n] for v, n in zip(self._v, self._n)]  # views [B, H, P, Dh]
 
     @property
     def length(self) -> int:
@@ -133,23 +147,24 @@ class KVCache:
     def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
         B, H, T, Dh = k.shape
-        if layer == len(self._k):                              # first call: an empty buffer
+        if layer == len(self._k):  # first call: an empty buffer
             self._k.append(k.new_empty(B, H, max(2 * T, 64), Dh))
             self._v.append(v.new_empty(B, H, max(2 * T, 64), Dh))
             self._n.append(0)
         n = self._n[layer]
-        if n + T > self._k[layer].shape[2]:                    # full: double the capacity
+        if n + T > self._k[layer].shape[2]:  # full: double the capacity
             for store in (self._k, self._v):
                 bigger = store[layer].new_empty(B, H, 2 * (n + T), Dh)
                 bigger[:, :, :n] = store[layer][:, :, :n]
                 store[layer] = bigger
-        self._k[layer][:, :, n:n + T] = k                      # written in place
-        self._v[layer][:, :, n:n + T] = v
+        self._k[layer][:, :, n : n + T] = k  # written in place
+        self._v[layer][:, :, n : n + T] = v
         self._n[layer] = n + T
-        return self._k[layer][:, :, :n + T], self._v[layer][:, :, :n + T]   # [B, H, P + T, Dh]
+        return self._k[layer][:, :, : n + T], self._v[layer][:, :, : n + T]  # [B, H, P + T, Dh]
 
     def reorder(self, rows: Tensor) -> None:
-        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
+        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and
+        values."""
         self._k = [k[rows] for k in self._k]
         self._v = [v[rows] for v in self._v]
 
@@ -157,13 +172,13 @@ class KVCache:
 class CausalSelfAttention(nn.Module):
     """Masked multi-head self-attention (Vaswani et al. 2017, sec. 3.2.2-3.2.3), GPT-2's layout.
 
-    ``c_attn`` projects to queries, keys and values at once (D -> 3D; columns [0, D) are the queries,
-    [D, 2D) the keys, [2D, 3D) the values, each split into H heads by ``lib.attention.split_heads``);
-    ``c_proj`` is the output projection W^O.
-    forward(x [B, T, D], kv_cache=None, layer=0, need_weights=False) -> (y [B, T, D], weights
-    [B, H, T, P + T] or None). need_weights=True computes the weights with ``lib.attention.masked_softmax``
-    and returns them; otherwise torch's fused F.scaled_dot_product_attention is used (same output, faster,
-    no T x T matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
+    ``c_attn`` projects to queries, keys and values at once (D -> 3D; columns [0, D) are the
+    queries, [D, 2D) the keys, [2D, 3D) the values, each split into H heads by
+    ``lib.attention.split_heads``); ``c_proj`` is the output projection W^O. forward(x [B, T, D],
+    kv_cache=None, layer=0, need_weights=False) -> (y [B, T, D], weights [B, H, T, P + T] or None).
+    need_weights=True computes the weights with ``lib.attention.masked_softmax`` and returns them;
+    otherwise torch's fused F.scaled_dot_product_attention is used (same output, faster, no T x T
+    matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
     resid_pdrop); the returned weights are those before dropout.
     """
 
@@ -175,40 +190,50 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)
         self.resid_dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False):
+    def forward(
+        self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
+    ):
         T = x.shape[1]
-        # c_attn's columns: [queries | keys | values], each cut into H heads as split_heads does; one view
-        # and one permute instead of a split and three split_heads (a generation step is made of such
-        # small operators, each costing microseconds whatever its size: this saves ~9 us of ~200 per layer)
-        q, k, v = self.c_attn(x).unflatten(-1, (3, self.n_head, -1)).permute(2, 0, 3, 1, 4).unbind(0)  # 3 x [B, H, T, Dh]
+        # c_attn's columns: [queries | keys | values], each cut into H heads as split_heads does;
+        # one view and one permute instead of a split and three split_heads (a generation step is
+        # made of such small operators, each costing microseconds whatever its size: this saves ~9
+        # us of ~200 per layer) 3 x [B, H, T, Dh]
+        q, k, v = (
+            self.c_attn(x).unflatten(-1, (3, self.n_head, -1)).permute(2, 0, 3, 1, 4).unbind(0)
+        )
         P = 0
         if kv_cache is not None:
             P = kv_cache.cached(layer)
-            k, v = kv_cache.update(layer, k, v)                # [B, H, P + T, Dh]
+            k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]
         p = self.dropout if self.training else 0.0
         if need_weights:
-            mask = causal_mask(P + T, device=x.device)[P:]     # [T, P + T]: query P+i sees keys 0..P+i
+            mask = causal_mask(P + T, device=x.device)[P:]  # [T, P + T]: query P+i sees keys 0..P+i
             weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, T, P + T]
-            heads = F.dropout(weights, p) @ v                  # [B, H, T, Dh]
+            heads = F.dropout(weights, p) @ v  # [B, H, T, Dh]
         else:
-            # torch's fused kernel; the same causal mask in the cheapest form it accepts (building the full
-            # [P+T, P+T] mask at every generation step costs more than the attention of one token):
+            # torch's fused kernel; the same causal mask in the cheapest form it accepts (building
+            # the full [P+T, P+T] mask at every generation step costs more than the attention of one
+            # token):
             weights = None
-            if T == 1:       # one new token (a generation step): its query may see every key
-                heads = F.scaled_dot_product_attention(q, k, v, dropout_p=p)             # [B, H, 1, Dh]
-            elif P == 0:     # a whole sequence, nothing cached: torch's built-in causal mask
-                heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)   # [B, H, T, Dh]
-            else:            # T new tokens after P cached ones. torch's boolean attn_mask has our convention
-                mask = causal_mask(P + T, device=x.device)[P:]  # (True = may attend); nn.MultiheadAttention's is the opposite
-                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [B, H, T, Dh]
-        return self.resid_dropout(self.c_proj(heads.transpose(1, 2).flatten(2))), weights  # merge_heads: [B, T, D]
+            if T == 1:  # one new token (a generation step): its query may see every key
+                heads = F.scaled_dot_product_attention(q, k, v, dropout_p=p)  # [B, H, 1, Dh]
+            elif P == 0:  # a whole sequence, nothing cached: torch's built-in causal mask
+                # [B, H, T, Dh]
+                heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+            else:  # T new tokens after P cached ones. torch's boolean attn_mask has our convention
+                # (True = may attend); nn.MultiheadAttention's is the opposite
+                mask = causal_mask(P + T, device=x.device)[P:]
+                # [B, H, T, Dh]
+                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        # merge_heads: [B, T, D]
+        return self.resid_dropout(self.c_proj(heads.transpose(1, 2).flatten(2))), weights
 
 
 class MLP(nn.Module):
     """The position-wise feed-forward network: c_proj(GELU(c_fc(x))), D -> 4D -> D, with GELU's tanh
-    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as in GPT (Radford et al. 2018, sec.
-    4.1, citing Hendrycks & Gimpel 2016) and in OpenAI's GPT-2 code ("gelu_new" in transformers).
-    forward(x [B, T, D]) -> [B, T, D]; dropout on the output (resid_pdrop)."""
+    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as in GPT (Radford et al. 2018,
+    sec. 4.1, citing Hendrycks & Gimpel 2016) and in OpenAI's GPT-2 code ("gelu_new" in
+    transformers). forward(x [B, T, D]) -> [B, T, D]; dropout on the output (resid_pdrop)."""
 
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -222,10 +247,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """One GPT-2 block, pre-LN (Radford et al. 2019, sec. 2.3: "Layer normalization was moved to the input
-    of each sub-block"): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
-    forward(x [B, T, D], kv_cache, layer, need_weights) -> (x [B, T, D], weights [B, H, T, P + T] or None).
-    GPT-1 (Radford et al. 2018) was post-LN, like the original Transformer."""
+    """One GPT-2 block, pre-LN (Radford et al. 2019, sec. 2.3: "Layer normalization was moved to the
+    input of each sub-block"): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)). forward(x [B, T, D],
+    kv_cache, layer, need_weights) -> (x [B, T, D], weights [B, H, T, P + T] or None). GPT-1
+    (Radford et al. 2018) was post-LN, like the original Transformer."""
 
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -234,17 +259,20 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon)
         self.mlp = MLP(config)
 
-    def forward(self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False):
+    def forward(
+        self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
+    ):
         a, weights = self.attn(self.ln_1(x), kv_cache, layer, need_weights)
-        x = x + a                                              # [B, T, D]
-        x = x + self.mlp(self.ln_2(x))                         # [B, T, D]
+        x = x + a  # [B, T, D]
+        x = x + self.mlp(self.ln_2(x))  # [B, T, D]
         return x, weights
 
 
 class GPTOutput(NamedTuple):
     """What ``GPT.forward`` returns: logits [B, T, V]; loss, the mean cross-entropy of next-token
-    prediction (a scalar tensor; None without targets); attention, a list of n_layer weights
-    [B, H, T, P + T] (None unless return_attention=True). Unpacks as ``logits, loss, attention = out``."""
+    prediction (a scalar tensor; None without targets); attention, a list of n_layer weights [B, H,
+    T, P + T] (None unless return_attention=True). Unpacks as ``logits, loss, attention = out``."""
+
     logits: Tensor
     loss: Tensor | None
     attention: list[Tensor] | None
@@ -254,17 +282,18 @@ class GPT(nn.Module):
     """The GPT-2 language model (Radford et al. 2019, sec. 2.3; GPT-1's decoder-only Transformer of
     Radford et al. 2018, sec. 3.1, with pre-LN blocks and a final LayerNorm).
 
-    p(u_t | u_<t) = softmax(h_L W_e^T)_t with h_0 = U W_e + W_p, h_l = block(h_{l-1})  (2018, eq. 2).
-    Submodules: ``transformer.wte`` (token embedding W_e, [V, D]), ``transformer.wpe`` (learned positions
-    W_p, [block_size, D]), ``transformer.h`` (n_layer Blocks), ``transformer.ln_f`` (final LayerNorm),
-    ``lm_head`` (D -> V, no bias, its weight *is* wte's: tied input and output embeddings).
-    Initialization, as transformers and nanoGPT implement GPT-2's: every Linear and Embedding weight
-    N(0, 0.02^2) (GPT-1, 2018, sec. 4.1), biases 0, LayerNorms gain 1 bias 0; the two projections that end
-    a residual branch (``attn.c_proj``, ``mlp.c_proj``) N(0, (0.02 / sqrt(2 n_layer))^2), GPT-2's "scale the
-    weights of residual layers at initialization by a factor of 1/sqrt(N) where N is the number of residual
-    layers" (2019, sec. 2.3), with N = 2 n_layer (one attention and one MLP branch per block).
-    Deviations from GPT-2: none in the computation (it equals transformers' GPT2LMHeadModel with the same
-    weights, see the tests); one ``dropout`` rate instead of three; no sliding context window.
+    p(u_t | u_<t) = softmax(h_L W_e^T)_t with h_0 = U W_e + W_p, h_l = block(h_{l-1})  (2018, eq.
+    2). Submodules: ``transformer.wte`` (token embedding W_e, [V, D]), ``transformer.wpe`` (learned
+    positions W_p, [block_size, D]), ``transformer.h`` (n_layer Blocks), ``transformer.ln_f`` (final
+    LayerNorm), ``lm_head`` (D -> V, no bias, its weight *is* wte's: tied input and output
+    embeddings). Initialization, as transformers and nanoGPT implement GPT-2's: every Linear and
+    Embedding weight N(0, 0.02^2) (GPT-1, 2018, sec. 4.1), biases 0, LayerNorms gain 1 bias 0; the
+    two projections that end a residual branch (``attn.c_proj``, ``mlp.c_proj``) N(0, (0.02 / sqrt(2
+    n_layer))^2), GPT-2's "scale the weights of residual layers at initialization by a factor of
+    1/sqrt(N) where N is the number of residual layers" (2019, sec. 2.3), with N = 2 n_layer (one
+    attention and one MLP branch per block). Deviations from GPT-2: none in the computation (it
+    equals transformers' GPT2LMHeadModel with the same weights, see the tests); one ``dropout`` rate
+    instead of three; no sliding context window.
     """
 
     def __init__(self, config: GPTConfig):
@@ -272,15 +301,17 @@ class GPT(nn.Module):
         if not isinstance(config, GPTConfig):
             raise TypeError(f"config: expected a GPTConfig, got {type(config).__name__}")
         self.config = c = config
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(c.vocab_size, c.n_embd),
-            wpe=nn.Embedding(c.block_size, c.n_embd),
-            drop=nn.Dropout(c.dropout),
-            h=nn.ModuleList(Block(c) for _ in range(c.n_layer)),
-            ln_f=nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon),
-        ))
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(c.vocab_size, c.n_embd),
+                wpe=nn.Embedding(c.block_size, c.n_embd),
+                drop=nn.Dropout(c.dropout),
+                h=nn.ModuleList(Block(c) for _ in range(c.n_layer)),
+                ln_f=nn.LayerNorm(c.n_embd, eps=c.layer_norm_epsilon),
+            )
+        )
         self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=False)
-        self.lm_head.weight = self.transformer.wte.weight      # tied: one Parameter [V, D]
+        self.lm_head.weight = self.transformer.wte.weight  # tied: one Parameter [V, D]
         self.apply(self._init_weights)
         for block in self.transformer.h:
             for proj in (block.attn.c_proj, block.mlp.c_proj):
@@ -293,223 +324,306 @@ class GPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    def hidden_states(self, idx: Tensor, kv_cache: KVCache | None = None, return_attention: bool = False):
-        """idx [B, T] -> (h [B, T, D], the output of ln_f, i.e. what lm_head reads; attention: list of
-        n_layer weights [B, H, T, P + T], or None). With a cache, idx holds only the T new tokens."""
+    def hidden_states(
+        self, idx: Tensor, kv_cache: KVCache | None = None, return_attention: bool = False
+    ):
+        """idx [B, T] -> (h [B, T, D], the output of ln_f, i.e. what lm_head reads; attention: list
+        of n_layer weights [B, H, T, P + T], or None). With a cache, idx holds only the T new
+        tokens."""
         if kv_cache is not None and not isinstance(kv_cache, KVCache):
             raise TypeError(f"kv_cache: expected a lib.gpt.KVCache, got {type(kv_cache).__name__}")
         P = kv_cache.length if kv_cache is not None else 0
         self._check_idx(idx, "idx", P, kv_cache)
-        positions = torch.arange(P, P + idx.shape[1], device=idx.device)            # [T]
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(positions))  # [B, T, D]
+        positions = torch.arange(P, P + idx.shape[1], device=idx.device)  # [T]
+        # [B, T, D]
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(positions))
         attention = [] if return_attention else None
         for layer, block in enumerate(self.transformer.h):
-            x, weights = block(x, kv_cache, layer, return_attention)                # [B, T, D]
+            x, weights = block(x, kv_cache, layer, return_attention)  # [B, T, D]
             if return_attention:
                 attention.append(weights)
-        return self.transformer.ln_f(x), attention             # [B, T, D]
+        return self.transformer.ln_f(x), attention  # [B, T, D]
 
-    def forward(self, idx: Tensor, targets: Tensor | None = None, return_attention: bool = False,
-                kv_cache: KVCache | None = None) -> GPTOutput:
+    def forward(
+        self,
+        idx: Tensor,
+        targets: Tensor | None = None,
+        return_attention: bool = False,
+        kv_cache: KVCache | None = None,
+    ) -> GPTOutput:
         """idx [B, T] token ids -> GPTOutput(logits [B, T, V], loss, attention).
 
-        targets [B, T]: the next token at every position (usually idx shifted left by one); positions with
-        target -100 are ignored (F.cross_entropy's ignore_index). loss = mean cross-entropy over the other
-        positions. return_attention: also the list of n_layer weights [B, H, T, P + T].
-        kv_cache: a KVCache; idx then holds only the new tokens, at positions P .. P+T-1, and the cache grows
-        by T. Raises ValueError for ids outside [0, vocab_size) or P + T > block_size.
+        targets [B, T]: the next token at every position (usually idx shifted left by one);
+        positions with target -100 are ignored (F.cross_entropy's ignore_index). loss = mean
+        cross-entropy over the other positions. return_attention: also the list of n_layer weights
+        [B, H, T, P + T]. kv_cache: a KVCache; idx then holds only the new tokens, at positions P ..
+        P+T-1, and the cache grows by T. Raises ValueError for ids outside [0, vocab_size) or P + T
+        > block_size.
         """
         h, attention = self.hidden_states(idx, kv_cache, return_attention)
-        logits = self.lm_head(h)                               # [B, T, V]
+        logits = self.lm_head(h)  # [B, T, V]
         loss = None
         if targets is not None:
             self._check_targets(targets, idx)
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
         return GPTOutput(logits, loss, attention)
 
-    # --- input checks --------------------------------------------------------------------------------
+    # --- input checks
+    # --------------------------------------------------------------------------------
 
     def _check_idx(self, idx, name: str, P: int = 0, kv_cache=None) -> None:
-        """TypeError unless an integer tensor; ValueError unless [B, T], P + T <= block_size, ids in vocab."""
+        """TypeError unless an integer tensor; ValueError unless [B, T], P + T <= block_size, ids in
+        vocab."""
         c = self.config
         if not isinstance(idx, Tensor) or idx.dtype not in (torch.int64, torch.int32):
             got = idx.dtype if isinstance(idx, Tensor) else type(idx).__name__
-            raise TypeError(f"{name}: expected a tensor of token ids (torch.long) of shape [B, T], got {got}")
+            raise TypeError(
+                f"{name}: expected a tensor of token ids (torch.long) of shape [B, T], got {got}"
+            )
         if idx.dim() != 2 or idx.shape[1] < 1:
-            raise ValueError(f"{name}: expected shape [B, T] with T >= 1, got shape {tuple(idx.shape)}")
+            raise ValueError(
+                f"{name}: expected shape [B, T] with T >= 1, got shape {tuple(idx.shape)}"
+            )
         if P + idx.shape[1] > c.block_size:
             cached = f" plus {P} cached positions" if P else ""
-            raise ValueError(f"{name}: sequence of {idx.shape[1]} tokens{cached} is longer than "
-                             f"block_size={c.block_size}, the model's context length")
+            raise ValueError(
+                f"{name}: sequence of {idx.shape[1]} tokens{cached} is longer than "
+                f"block_size={c.block_size}, the model's context length"
+            )
         if idx.numel() and (idx.min() < 0 or idx.max() >= c.vocab_size):
-            raise ValueError(f"{name}: expected ids in [0, vocab_size={c.vocab_size}), got ids from "
-                             f"{idx.min().item()} to {idx.max().item()}")
+            raise ValueError(
+                f"{name}: expected ids in [0, vocab_size={c.vocab_size}), got ids "
+                "from "
+                f"{idx.min().item()} to {idx.max().item()}"
+            )
         if kv_cache is not None and kv_cache.batch_size not in (None, idx.shape[0]):
-            raise ValueError(f"kv_cache: holds a batch of {kv_cache.batch_size}, but {name} has shape "
-                             f"{tuple(idx.shape)}")
+            raise ValueError(
+                f"kv_cache: holds a batch of {kv_cache.batch_size}, but {name} has "
+                "shape "
+                f"{tuple(idx.shape)}"
+            )
 
     def _check_targets(self, targets, idx) -> None:
         if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
             got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
             raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
         if targets.shape != idx.shape:
-            raise ValueError(f"targets: expected shape {tuple(idx.shape)} (that of idx), got {tuple(targets.shape)}")
+            raise ValueError(
+                f"targets: expected shape {tuple(idx.shape)} (that of idx), got "
+                f"{tuple(targets.shape)}"
+            )
         real = targets[targets != -100]
         if real.numel() and (real.min() < 0 or real.max() >= self.config.vocab_size):
-            raise ValueError(f"targets: expected ids in [0, vocab_size={self.config.vocab_size}) or -100 "
-                             f"(ignored), got ids from {real.min().item()} to {real.max().item()}")
+            raise ValueError(
+                f"targets: expected ids in [0, vocab_size={self.config.vocab_size}) "
+                "or -100 "
+                f"(ignored), got ids from {real.min().item()} to {real.max().item()}"
+            )
 
     def _check_new_tokens(self, idx, max_new_tokens) -> None:
         self._check_idx(idx, "idx")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        if (
+            isinstance(max_new_tokens, bool)
+            or not isinstance(max_new_tokens, int)
+            or max_new_tokens < 1
+        ):
             raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
         if idx.shape[1] + max_new_tokens > self.config.block_size:
-            raise ValueError(f"max_new_tokens: prompt of {idx.shape[1]} tokens + {max_new_tokens} new tokens "
-                             f"is longer than block_size={self.config.block_size}, the model's context length")
+            raise ValueError(
+                f"max_new_tokens: prompt of {idx.shape[1]} tokens + {max_new_tokens} "
+                "new tokens "
+                f"is longer than block_size={self.config.block_size}, the model's "
+                "context length"
+            )
 
-    # --- decoding ------------------------------------------------------------------------------------
+    # --- decoding
+    # ------------------------------------------------------------------------------------
 
     @torch.no_grad()
-    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
-                 top_p: float | None = None, generator: torch.Generator | None = None,
-                 use_cache: bool = True) -> Tensor:
-        """Autoregressive generation: append ``max_new_tokens`` tokens to each prompt, each drawn from
-        ``sampling_distribution(last logits, temperature, top_k, top_p)``; temperature=0 is greedy decoding.
+    def generate(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        generator: torch.Generator | None = None,
+        use_cache: bool = True,
+    ) -> Tensor:
+        """Autoregressive generation: append ``max_new_tokens`` tokens to each prompt, each drawn
+        from ``sampling_distribution(last logits, temperature, top_k, top_p)``; temperature=0 is
+        greedy decoding.
 
         idx [B, T] -> [B, T + max_new_tokens]. ``generator`` (a torch.Generator) makes the draws
-        reproducible. use_cache=True keeps a KVCache, so each step runs the model on the one new token;
-        use_cache=False re-runs it on the whole sequence each step (same tokens, more work).
-        The whole sequence must fit in ``block_size`` (no sliding window). Put the model in eval mode
-        first, or dropout changes the tokens.
+        reproducible. use_cache=True keeps a KVCache, so each step runs the model on the one new
+        token; use_cache=False re-runs it on the whole sequence each step (same tokens, more work).
+        The whole sequence must fit in ``block_size`` (no sliding window). Put the model in eval
+        mode first, or dropout changes the tokens.
         """
         self._check_new_tokens(idx, max_new_tokens)
         cache = KVCache() if use_cache else None
-        logits = self(idx, kv_cache=cache).logits[:, -1]       # [B, V]
-        sampling_distribution(logits, temperature, top_k, top_p)   # checks the arguments, once
+        logits = self(idx, kv_cache=cache).logits[:, -1]  # [B, V]
+        sampling_distribution(logits, temperature, top_k, top_p)  # checks the arguments, once
         for step in range(max_new_tokens):
-            if temperature == 0:     # greedy: the argmax of the logits, the token the one-hot distribution picks
-                next_token = logits.argmax(-1, keepdim=True)   # [B, 1]
+            # greedy: the argmax of the logits, the token the one-hot distribution picks
+            if temperature == 0:
+                next_token = logits.argmax(-1, keepdim=True)  # [B, 1]
             else:
-                probs = sampling_distribution(logits, temperature, top_k, top_p)       # [B, V]
-                next_token = torch.multinomial(probs, 1, generator=generator)          # [B, 1]
-            idx = torch.cat([idx, next_token], dim=1)          # [B, T + step + 1]
+                probs = sampling_distribution(logits, temperature, top_k, top_p)  # [B, V]
+                next_token = torch.multinomial(probs, 1, generator=generator)  # [B, 1]
+            idx = torch.cat([idx, next_token], dim=1)  # [B, T + step + 1]
             if step < max_new_tokens - 1:
                 inputs = next_token if use_cache else idx
-                logits = self(inputs, kv_cache=cache).logits[:, -1]                     # [B, V]
+                logits = self(inputs, kv_cache=cache).logits[:, -1]  # [B, V]
         return idx
 
     @torch.no_grad()
-    def beam_search(self, idx: Tensor, max_new_tokens: int, beam_width: int = 4, eos_id: int | None = None,
-                    length_penalty: float = 0.0) -> tuple[Tensor, float]:
-        """Beam search for one prompt: idx [1, T] -> (tokens [1, T + L], L <= max_new_tokens; log_prob, the
-        sum over the L new tokens of log p(token | everything before it), a float).
+    def beam_search(
+        self,
+        idx: Tensor,
+        max_new_tokens: int,
+        beam_width: int = 4,
+        eos_id: int | None = None,
+        length_penalty: float = 0.0,
+    ) -> tuple[Tensor, float]:
+        """Beam search for one prompt: idx [1, T] -> (tokens [1, T + L], L <= max_new_tokens;
+        log_prob, the sum over the L new tokens of log p(token | everything before it), a float).
 
-        Each step extends every alive hypothesis by every token and keeps the ``beam_width`` - (number
-        finished) best by summed log-probability; a hypothesis that produces ``eos_id`` or reaches
-        ``max_new_tokens`` is finished. Finished ones are ranked by log_prob / ((5 + L) / 6)^length_penalty
-        (Wu et al. 2016, eq. 14; 0 ranks by log_prob). beam_width=1 is greedy decoding. The KV cache is
-        reordered with the surviving hypotheses (``KVCache.reorder``). A heuristic: it usually finds a
-        likelier continuation than greedy, and is not guaranteed to find the likeliest.
+        Each step extends every alive hypothesis by every token and keeps the ``beam_width`` -
+        (number finished) best by summed log-probability; a hypothesis that produces ``eos_id`` or
+        reaches ``max_new_tokens`` is finished. Finished ones are ranked by log_prob / ((5 + L) /
+        6)^length_penalty (Wu et al. 2016, eq. 14; 0 ranks by log_prob). beam_width=1 is greedy
+        decoding. The KV cache is reordered with the surviving hypotheses (``KVCache.reorder``). A
+        heuristic: it usually finds a likelier continuation than greedy, and is not guaranteed to
+        find the likeliest.
         """
         self._check_new_tokens(idx, max_new_tokens)
         if idx.shape[0] != 1:
-            raise ValueError(f"idx: expected shape [1, T] (one prompt), got shape {tuple(idx.shape)}")
+            raise ValueError(
+                f"idx: expected shape [1, T] (one prompt), got shape {tuple(idx.shape)}"
+            )
         if isinstance(beam_width, bool) or not isinstance(beam_width, int) or beam_width < 1:
             raise ValueError(f"beam_width: expected an int >= 1, got {beam_width!r}")
-        if eos_id is not None and (not isinstance(eos_id, int) or not 0 <= eos_id < self.config.vocab_size):
-            raise ValueError(f"eos_id: expected None or an id in [0, vocab_size={self.config.vocab_size}), "
-                             f"got {eos_id!r}")
+        if eos_id is not None and (
+            not isinstance(eos_id, int) or not 0 <= eos_id < self.config.vocab_size
+        ):
+            raise ValueError(
+                "eos_id: expected None or an id in [0, "
+                f"vocab_size={self.config.vocab_size}), "
+                f"got {eos_id!r}"
+            )
         if not isinstance(length_penalty, (int, float)) or length_penalty < 0:
             raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty!r}")
         cache = KVCache()
-        logits = self(idx, kv_cache=cache).logits[:, -1]       # [1, V]
-        alive, alive_log_prob = idx, torch.zeros(1, device=idx.device)                 # [K, T + t], [K]
-        finished = []                                          # (score, log_prob, tokens [T + L])
+        logits = self(idx, kv_cache=cache).logits[:, -1]  # [1, V]
+        alive, alive_log_prob = idx, torch.zeros(1, device=idx.device)  # [K, T + t], [K]
+        finished = []  # (score, log_prob, tokens [T + L])
         for t in range(max_new_tokens):
-            candidates = alive_log_prob[:, None] + logits.log_softmax(-1)              # [K, V]
+            candidates = alive_log_prob[:, None] + logits.log_softmax(-1)  # [K, V]
             n = min(beam_width - len(finished), candidates.numel())
             top_log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * V
-            rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]     # [n], [n]
-            seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)                    # [n, T + t + 1]
-            ended = (tokens == eos_id) if eos_id is not None else torch.zeros_like(tokens, dtype=torch.bool)
-            ended |= t == max_new_tokens - 1                   # [n]
+            rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]  # [n], [n]
+            seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)  # [n, T + t + 1]
+            ended = (
+                (tokens == eos_id)
+                if eos_id is not None
+                else torch.zeros_like(tokens, dtype=torch.bool)
+            )
+            ended |= t == max_new_tokens - 1  # [n]
             for seq, log_prob in zip(seqs[ended], top_log_prob[ended].tolist()):
                 finished.append((log_prob / ((5 + t + 1) / 6) ** length_penalty, log_prob, seq))
-            alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]                 # [K', T + t + 1]
+            alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]  # [K', T + t + 1]
             if alive.shape[0] == 0:
                 break
-            cache.reorder(rows[~ended])                        # each survivor continues its parent's cache
-            logits = self(tokens[~ended][:, None], kv_cache=cache).logits[:, -1]       # [K', V]
+            cache.reorder(rows[~ended])  # each survivor continues its parent's cache
+            logits = self(tokens[~ended][:, None], kv_cache=cache).logits[:, -1]  # [K', V]
         _, log_prob, tokens = max(finished, key=lambda f: f[0])
-        return tokens[None], log_prob                          # [1, T + L], float
+        return tokens[None], log_prob  # [1, T + L], float
 
 
-def sampling_distribution(logits: Tensor, temperature: float = 1.0, top_k: int | None = None,
-                          top_p: float | None = None) -> Tensor:
-    """The distribution a sampler draws the next token from: logits [..., V] -> probabilities [..., V].
+def sampling_distribution(
+    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> Tensor:
+    """The distribution a sampler draws the next token from: logits [..., V] -> probabilities [...,
+    V].
 
-    In this order: (1) temperature: softmax(logits / temperature); temperature=0 is the limit, all mass on
-    the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most probable
-    tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus sampling
-    (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens whose total
-    probability is >= p (always at least the most probable one; among equal probabilities the lower
-    token id first); then renormalize. The order is that of
-    transformers' generate; top-k and top-p act on the distribution after temperature.
+    In this order: (1) temperature: softmax(logits / temperature); temperature=0 is the limit, all
+    mass on the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most
+    probable tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus
+    sampling (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens
+    whose total probability is >= p (always at least the most probable one; among equal
+    probabilities the lower token id first); then renormalize. The order is that of transformers'
+    generate; top-k and top-p act on the distribution after temperature.
     """
     if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
-        got = f"dtype {logits.dtype}, shape {tuple(logits.shape)}" if isinstance(logits, Tensor) else type(logits).__name__
+        got = (
+            f"dtype {logits.dtype}, shape {tuple(logits.shape)}"
+            if isinstance(logits, Tensor)
+            else type(logits).__name__
+        )
         raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not 0 <= temperature < math.inf:
-        raise ValueError(f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not 0 <= temperature < math.inf
+    ):
+        raise ValueError(
+            f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
+        )
     if torch.isnan(logits).any():
         raise ValueError("logits: expected numbers, got NaN (did the model's weights diverge?)")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k: expected None or an int >= 1, got {top_k!r}")
-    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+    if top_p is not None and (
+        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
+    ):
         raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
     if temperature == 0:
-        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)     # [..., V]
-    probs = torch.softmax(logits / temperature, dim=-1)        # [..., V]
+        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)  # [..., V]
+    probs = torch.softmax(logits / temperature, dim=-1)  # [..., V]
     if top_k is not None and top_k < logits.shape[-1]:
-        kth = probs.topk(top_k, dim=-1).values[..., -1:]       # [..., 1], the k-th largest probability
+        kth = probs.topk(top_k, dim=-1).values[..., -1:]  # [..., 1], the k-th largest probability
         probs = probs.masked_fill(probs < kth, 0.0)
     if top_p is not None and top_p < 1:
         # stable: among equal probabilities the lower token id counts as the more probable one, so
         # the nucleus is the same on every machine (and in the site's sampler, web/src/sampling.js)
-        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)     # [..., V]
-        before = sorted_probs.cumsum(-1) - sorted_probs        # mass of the more probable tokens
-        keep_sorted = before < top_p * sorted_probs.sum(-1, keepdim=True)          # smallest set reaching p
-        keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)       # back to vocabulary order
+        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)  # [..., V]
+        before = sorted_probs.cumsum(-1) - sorted_probs  # mass of the more probable tokens
+        keep_sorted = before < top_p * sorted_probs.sum(-1, keepdim=True)  # smallest set reaching p
+        # back to vocabulary order
+        keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
         probs = probs.masked_fill(~keep, 0.0)
     return probs / probs.sum(-1, keepdim=True)
 
 
 def count_parameters(config: GPTConfig) -> int:
-    """Number of distinct parameters of GPT(config), built on the meta device (shapes only, no memory).
+    """Number of distinct parameters of GPT(config), built on the meta device (shapes only, no
+    memory).
 
     The tied lm_head counts once. For GPT-2 small (V = 50257, block 1024, D = 768, 12 layers):
     wte 50257*768 = 38,597,376 + wpe 1024*768 = 786,432
     + 12 blocks x 7,087,872 (ln_1, ln_2 2*2*768 = 3,072; c_attn 768*2304 + 2304 = 1,771,776;
-      attn.c_proj 768*768 + 768 = 590,592; mlp.c_fc 768*3072 + 3072 = 2,362,368; mlp.c_proj 3072*768 + 768
-      = 2,360,064) + ln_f 1,536 = 124,439,808, which transformers' GPT2LMHeadModel also counts. The paper's
-    Table 2 says 117M, 345M, 762M and 1542M; OpenAI's gpt-2 repository later noted that these counts were
-    wrong "due to an error" (the released checkpoints have 124M, 355M, 774M and 1558M).
+      attn.c_proj 768*768 + 768 = 590,592; mlp.c_fc 768*3072 + 3072 = 2,362,368; mlp.c_proj 3072*768
+      + 768 = 2,360,064) + ln_f 1,536 = 124,439,808, which transformers' GPT2LMHeadModel also
+      counts. The paper's
+    Table 2 says 117M, 345M, 762M and 1542M; OpenAI's gpt-2 repository later noted that these counts
+    were wrong "due to an error" (the released checkpoints have 124M, 355M, 774M and 1558M).
     """
     with torch.device("meta"):
         model = GPT(config)
-    return sum(p.numel() for p in model.parameters())          # .parameters() yields the tied one once
+    return sum(p.numel() for p in model.parameters())  # .parameters() yields the tied one once
 
 
 class GPTClassifier(nn.Module):
-    """GPT fine-tuned as a classifier (Radford et al. 2018, sec. 3.2): a linear layer on the final hidden
-    state of the last token of each input, P(y | x_1..x_m) = softmax(h_L^m W_y)  (eq. 3).
+    """GPT fine-tuned as a classifier (Radford et al. 2018, sec. 3.2): a linear layer on the final
+    hidden state of the last token of each input, P(y | x_1..x_m) = softmax(h_L^m W_y)  (eq. 3).
 
-    forward(idx [B, T], lengths=None) -> class logits [B, C]. Inputs are padded at the end; ``lengths``
-    [B] (ints, default T) says where each one ends. Because attention is causal, the hidden state at
-    position length-1 never sees the padding after it, so no padding mask is needed.
-    ``gpt`` is the (pretrained or fresh) language model; ``head`` is nn.Linear(D, C), initialized N(0, 0.02^2),
-    bias 0. Deviation: no auxiliary language-modelling loss (eq. 5's lambda L1); add gpt's loss yourself.
+    forward(idx [B, T], lengths=None) -> class logits [B, C]. Inputs are padded at the end;
+    ``lengths`` [B] (ints, default T) says where each one ends. Because attention is causal, the
+    hidden state at position length-1 never sees the padding after it, so no padding mask is needed.
+    ``gpt`` is the (pretrained or fresh) language model; ``head`` is nn.Linear(D, C), initialized
+    N(0, 0.02^2), bias 0. Deviation: no auxiliary language-modelling loss (eq. 5's lambda L1); add
+    gpt's loss yourself.
     """
 
     def __init__(self, gpt: GPT, n_classes: int):
@@ -524,13 +638,20 @@ class GPTClassifier(nn.Module):
         nn.init.zeros_(self.head.bias)
 
     def forward(self, idx: Tensor, lengths: Tensor | None = None) -> Tensor:
-        h, _ = self.gpt.hidden_states(idx)                     # [B, T, D]
+        h, _ = self.gpt.hidden_states(idx)  # [B, T, D]
         B, T = idx.shape
         if lengths is None:
             last = torch.full((B,), T - 1, device=idx.device)  # [B]
         else:
             lengths = torch.as_tensor(lengths, device=idx.device)
-            if lengths.shape != (B,) or lengths.is_floating_point() or lengths.min() < 1 or lengths.max() > T:
-                raise ValueError(f"lengths: expected {B} integer lengths in [1, T={T}], got {lengths.tolist()}")
-            last = lengths - 1                                 # [B]
-        return self.head(h[torch.arange(B, device=idx.device), last])   # [B, D] -> [B, C]
+            if (
+                lengths.shape != (B,)
+                or lengths.is_floating_point()
+                or lengths.min() < 1
+                or lengths.max() > T
+            ):
+                raise ValueError(
+                    f"lengths: expected {B} integer lengths in [1, T={T}], got {lengths.tolist()}"
+                )
+            last = lengths - 1  # [B]
+        return self.head(h[torch.arange(B, device=idx.device), last])  # [B, D] -> [B, C]

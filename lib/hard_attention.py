@@ -44,10 +44,22 @@ class HardAttentionDecoder(BahdanauDecoder):
     its length. Initialization: as BahdanauDecoder (Bahdanau et al. 2015, appendix B.1).
     """
 
-    def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int,
-                 reinforce_weight: float = 1.0, entropy_weight: float = 0.0, baseline_decay: float = 0.9):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_emb: int,
+        d_hidden: int,
+        d_enc: int,
+        d_attn: int,
+        reinforce_weight: float = 1.0,
+        entropy_weight: float = 0.0,
+        baseline_decay: float = 0.9,
+    ):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc, d_attn)
-        for name, value in (("reinforce_weight", reinforce_weight), ("entropy_weight", entropy_weight)):
+        for name, value in (
+            ("reinforce_weight", reinforce_weight),
+            ("entropy_weight", entropy_weight),
+        ):
             if not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
         if not isinstance(baseline_decay, (int, float)) or not 0 <= baseline_decay < 1:
@@ -59,29 +71,33 @@ class HardAttentionDecoder(BahdanauDecoder):
     def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         self._check_step(y_prev, state, enc_states, src_mask)
         scores = self.score(state["h"][:, None], enc_states)[:, 0]  # query s_{t-1}: [B, S]
-        probs = masked_softmax(scores, src_mask)               # alpha_t [B, S]
+        probs = masked_softmax(scores, src_mask)  # alpha_t [B, S]
         log_probs = scores.masked_fill(~src_mask, float("-inf")).log_softmax(-1)  # [B, S]
-        log_probs = log_probs.masked_fill(~src_mask, 0.0)      # 0 (not -inf) where alpha = 0
+        log_probs = log_probs.masked_fill(~src_mask, 0.0)  # 0 (not -inf) where alpha = 0
         if self.training:
             choice = torch.multinomial(probs.detach(), 1)[:, 0]  # z_t [B], sampled
         else:
-            choice = probs.argmax(-1)                          # z_t [B], the most probable
+            choice = probs.argmax(-1)  # z_t [B], the most probable
         batch = torch.arange(len(choice), device=choice.device)
-        c = enc_states[batch, choice]                          # [B, He], one state per sentence
-        y = self.embedding(y_prev)                             # [B, E]
-        h = self.cell(torch.cat([y, c], dim=-1), state["h"])   # [B, H]
-        logits = self.out(torch.cat([h, y, c], dim=-1))        # [B, V]
-        new_state = {"h": h, "choice_log_prob": log_probs[batch, choice],  # [B]
-                     "entropy": -(probs * log_probs).sum(-1)}  # [B]
+        c = enc_states[batch, choice]  # [B, He], one state per sentence
+        y = self.embedding(y_prev)  # [B, E]
+        h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
+        logits = self.out(torch.cat([h, y, c], dim=-1))  # [B, V]
+        new_state = {
+            "h": h,
+            "choice_log_prob": log_probs[batch, choice],  # [B]
+            "entropy": -(probs * log_probs).sum(-1),
+        }  # [B]
         return logits, new_state, F.one_hot(choice, src_mask.shape[1]).to(probs.dtype)  # [B, S]
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
-        """Cross-entropy, plus (in training mode) the REINFORCE and entropy terms of the class docstring.
-        logits [B, T, V], tgt_out [B, T], states: the T states of the steps that made the logits."""
-        nll = super().loss(logits, tgt_out, states, pad_id)    # mean over the N non-pad tokens
+        """Cross-entropy, plus (in training mode) the REINFORCE and entropy terms of the class
+        docstring. logits [B, T, V], tgt_out [B, T], states: the T states of the steps that made the
+        logits."""
+        nll = super().loss(logits, tgt_out, states, pad_id)  # mean over the N non-pad tokens
         if not self.training:
             return nll
-        real = tgt_out != pad_id                               # [B, T]
+        real = tgt_out != pad_id  # [B, T]
         picked = logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]  # [B, T]
         reward = picked.masked_fill(~real, 0.0).sum(1).detach()  # R = log p(y | z, x) [B]
         choice_log_prob = torch.stack([s["choice_log_prob"] for s in states], 1)  # [B, T]
@@ -89,9 +105,11 @@ class HardAttentionDecoder(BahdanauDecoder):
         with torch.no_grad():
             if torch.isnan(self.baseline):
                 self.baseline.fill_(reward.mean())
-            advantage = reward - self.baseline                 # R - b [B]
+            advantage = reward - self.baseline  # R - b [B]
             self.baseline.mul_(self.baseline_decay).add_((1 - self.baseline_decay) * reward.mean())
         reinforce = advantage * choice_log_prob.masked_fill(~real, 0.0).sum(1)  # [B]
-        bonus = entropy.masked_fill(~real, 0.0).sum(1)         # [B]
-        surrogate = (self.reinforce_weight * reinforce + self.entropy_weight * bonus).sum() / real.sum()
+        bonus = entropy.masked_fill(~real, 0.0).sum(1)  # [B]
+        surrogate = (
+            self.reinforce_weight * reinforce + self.entropy_weight * bonus
+        ).sum() / real.sum()
         return nll - surrogate

@@ -1,5 +1,5 @@
-"""Language models and static word vectors: a bigram model by counting, forward and backward recurrent
-language models, and word2vec's skip-gram with negative sampling.
+"""Language models and static word vectors: a bigram model by counting, forward and backward
+recurrent language models, and word2vec's skip-gram with negative sampling.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -8,30 +8,34 @@ Shape legend (used in every docstring and shape comment below):
     N    (center, context) pairs    K    negative samples per pair  D    word-vector width
 
 Mask convention (as everywhere in this library): boolean, True at the real tokens. Sentences are
-padded at the end, so the mask of a sentence is a prefix of True: mask [B, T] and lengths [B] say the same.
+padded at the end, so the mask of a sentence is a prefix of True: mask [B, T] and lengths [B] say
+the same.
 
 A language model gives a sentence w_1 .. w_n the probability (chain rule)
 
     P(w_1 .. w_n) = prod_i P(w_i | w_1 .. w_{i-1})          here with w_{n+1} = end of sentence,
 
-and its **perplexity** on a text of M predicted tokens is exp(-(1/M) sum log P): the number of equally
-likely words a model that guessed uniformly would hesitate between. A model that always gives 1/V has
-perplexity V.
+and its **perplexity** on a text of M predicted tokens is exp(-(1/M) sum log P): the number of
+equally likely words a model that guessed uniformly would hesitate between. A model that always
+gives 1/V has perplexity V.
 
-- ``BigramLM``: the Markov assumption P(w_i | w_1 .. w_{i-1}) ~ P(w_i | w_{i-1}), estimated by counting,
-  P(w | v) = C(v w) / C(v) (maximum likelihood), or with add-k smoothing (C(v w) + k) / (C(v) + k V).
-- ``RNNLM``: an embedding, an LSTM or GRU and a linear layer: no Markov assumption, the state carries the
-  whole prefix (Bengio et al. 2003 introduced neural LMs with a feed-forward net over a fixed window;
-  the recurrent form is Mikolov et al. 2010's). ``reverse=True`` gives the backward model, which reads
-  each sentence right to left and predicts P(w_i | w_{i+1} .. w_n), as ELMo's backward LSTM does.
-- ``SkipGram``: word2vec's skip-gram (Mikolov et al. 2013a, "Efficient estimation of word representations
-  in vector space"): a word predicts the words around it; the rows of its input embedding are the word
-  vectors. Trained with negative sampling and subsampling of frequent words (Mikolov et al. 2013b,
-  "Distributed representations of words and phrases and their compositionality", eq. 4 and sec. 2.3).
-- ``RNNClassifier``: a sentence classifier (embedding -> LSTM/GRU -> linear) for transfer learning: its
-  embedding can start from word vectors (``load_word_vectors``, the word2vec way), or its embedding
-  and recurrent layers from a trained forward ``RNNLM`` (``from_lm``, the way of Howard & Ruder 2018's
-  ULMFiT, without their gradual unfreezing and discriminative learning rates).
+- ``BigramLM``: the Markov assumption P(w_i | w_1 .. w_{i-1}) ~ P(w_i | w_{i-1}), estimated by
+  counting, P(w | v) = C(v w) / C(v) (maximum likelihood), or with add-k smoothing (C(v w) + k) /
+  (C(v) + k V).
+- ``RNNLM``: an embedding, an LSTM or GRU and a linear layer: no Markov assumption, the state
+  carries the whole prefix (Bengio et al. 2003 introduced neural LMs with a feed-forward net over a
+  fixed window; the recurrent form is Mikolov et al. 2010's). ``reverse=True`` gives the backward
+  model, which reads each sentence right to left and predicts P(w_i | w_{i+1} .. w_n), as ELMo's
+  backward LSTM does.
+- ``SkipGram``: word2vec's skip-gram (Mikolov et al. 2013a, "Efficient estimation of word
+  representations in vector space"): a word predicts the words around it; the rows of its input
+  embedding are the word vectors. Trained with negative sampling and subsampling of frequent words
+  (Mikolov et al. 2013b, "Distributed representations of words and phrases and their
+  compositionality", eq. 4 and sec. 2.3).
+- ``RNNClassifier``: a sentence classifier (embedding -> LSTM/GRU -> linear) for transfer learning:
+  its embedding can start from word vectors (``load_word_vectors``, the word2vec way), or its
+  embedding and recurrent layers from a trained forward ``RNNLM`` (``from_lm``, the way of Howard &
+  Ruder 2018's ULMFiT, without their gradual unfreezing and discriminative learning rates).
 """
 
 from __future__ import annotations
@@ -46,12 +50,25 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 __all__ = [
-    "BOS", "EOS", "UNK", "BigramLM", "RNNLM", "reverse_padded", "make_lm_batch", "lm_batches", "perplexity",
-    "sample", "SkipGram", "skipgram_pairs", "noise_distribution", "skipgram_batches", "nearest_neighbours",
+    "BOS",
+    "EOS",
+    "UNK",
+    "BigramLM",
+    "RNNLM",
+    "reverse_padded",
+    "make_lm_batch",
+    "lm_batches",
+    "perplexity",
+    "sample",
+    "SkipGram",
+    "skipgram_pairs",
+    "noise_distribution",
+    "skipgram_batches",
+    "nearest_neighbours",
     "RNNClassifier",
 ]
 
-BOS, EOS, UNK = "<s>", "</s>", "<unk>"   # the bigram model's sentence boundaries and unknown word
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"  # the bigram model's sentence boundaries and unknown word
 
 
 def _check_int(x, name: str, minimum: int) -> None:
@@ -64,7 +81,9 @@ def _check_int(x, name: str, minimum: int) -> None:
 def _token_lists(sentences, name: str = "sentences") -> list[list[str]]:
     """Sentences as lists of tokens: a str is split on spaces, a sequence of str taken as is."""
     if isinstance(sentences, str):
-        raise TypeError(f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}")
+        raise TypeError(
+            f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}"
+        )
     out = []
     for s in sentences:
         tokens = s.split() if isinstance(s, str) else list(s)
@@ -76,32 +95,42 @@ def _token_lists(sentences, name: str = "sentences") -> list[list[str]]:
     return out
 
 
-# --- the bigram model ------------------------------------------------------------------------------
+# --- the bigram model
+# ------------------------------------------------------------------------------
+
 
 class BigramLM:
     """A bigram language model estimated by counting (the lectures' "Language modeling" slides).
 
-    P(w | v) = (C(v w) + k) / (C(v) + k V), with C the counts of the training sentences, each read as
-    <s> w_1 .. w_n </s>; k = 0 is the maximum-likelihood estimate C(v w) / C(v), k > 0 add-k smoothing
-    (k = 1: Laplace). ``vocab`` is what can be predicted: the training words, </s> and <unk>, so V =
-    len(vocab). A word never seen in training is read as <unk> (count 0), as a previous word too.
-    Deviation: when the previous word was never seen (C(v) = 0) the maximum-likelihood estimate is 0/0;
-    with k = 0 we return 0 for every word, as for any unseen bigram (with k > 0 the formula gives 1/V).
+    P(w | v) = (C(v w) + k) / (C(v) + k V), with C the counts of the training sentences, each read
+    as <s> w_1 .. w_n </s>; k = 0 is the maximum-likelihood estimate C(v w) / C(v), k > 0 add-k
+    smoothing (k = 1: Laplace). ``vocab`` is what can be predicted: the training words, </s> and
+    <unk>, so V = len(vocab). A word never seen in training is read as <unk> (count 0), as a
+    previous word too. Deviation: when the previous word was never seen (C(v) = 0) the
+    maximum-likelihood estimate is 0/0; with k = 0 we return 0 for every word, as for any unseen
+    bigram (with k > 0 the formula gives 1/V).
     """
 
     def __init__(self, sentences: Iterable[str | Sequence[str]], k: float = 0.0):
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or not (k >= 0 and math.isfinite(k)):
+        if (
+            isinstance(k, bool)
+            or not isinstance(k, (int, float))
+            or not (k >= 0 and math.isfinite(k))
+        ):
             raise ValueError(f"k: expected a finite number >= 0, got {k!r}")
         token_lists = _token_lists(sentences)
         self.k = float(k)
         words = sorted({w for s in token_lists for w in s})
         for special in (BOS, EOS, UNK):
             if special in words:
-                raise ValueError(f"sentences: the token {special!r} is reserved for the model, found it in the corpus")
+                raise ValueError(
+                    f"sentences: the token {special!r} is reserved for the model, "
+                    "found it in the corpus"
+                )
         self.vocab: tuple[str, ...] = tuple(words) + (EOS, UNK)
         self._known = set(words)
-        self.bigram_counts: Counter = Counter()    # (v, w) -> C(v w)
-        self.context_counts: Counter = Counter()   # v -> C(v), the times v is followed by something
+        self.bigram_counts: Counter = Counter()  # (v, w) -> C(v w)
+        self.context_counts: Counter = Counter()  # v -> C(v), the times v is followed by something
         for s in token_lists:
             padded = [BOS] + s + [EOS]
             self.bigram_counts.update(zip(padded[:-1], padded[1:]))
@@ -124,8 +153,8 @@ class BigramLM:
         return dict(sorted(probs.items(), key=lambda item: (-item[1], item[0])))
 
     def log_prob(self, sentence: str | Sequence[str]) -> float:
-        """ln P(sentence) = sum_{i=1}^{n+1} ln P(w_i | w_{i-1}) with w_0 = <s>, w_{n+1} = </s>; -inf if a
-        bigram has probability 0."""
+        """ln P(sentence) = sum_{i=1}^{n+1} ln P(w_i | w_{i-1}) with w_0 = <s>, w_{n+1} = </s>; -inf
+        if a bigram has probability 0."""
         tokens = _token_lists([sentence], "sentence")[0]
         padded = [BOS] + tokens + [EOS]
         total = 0.0
@@ -137,47 +166,68 @@ class BigramLM:
         return total
 
     def perplexity(self, sentences: Iterable[str | Sequence[str]]) -> float:
-        """exp(-(sum of log_prob) / M), M the number of predicted tokens (each sentence's words and its
-        </s>); inf if some bigram has probability 0."""
+        """exp(-(sum of log_prob) / M), M the number of predicted tokens (each sentence's words and
+        its </s>); inf if some bigram has probability 0."""
         token_lists = _token_lists(sentences)
         total = sum(self.log_prob(s) for s in token_lists)
         return math.exp(-total / sum(len(s) + 1 for s in token_lists))
 
 
-# --- recurrent language models ---------------------------------------------------------------------
+# --- recurrent language models
+# ---------------------------------------------------------------------
+
 
 def _check_batch(ids, mask, vocab_size: int | None = None) -> Tensor:
     """Check ids [B, T] long and mask [B, T] bool (a prefix of True per row); return lengths [B]."""
     if not isinstance(ids, Tensor) or ids.dtype != torch.long or ids.dim() != 2:
-        got = f"shape {tuple(ids.shape)} and dtype {ids.dtype}" if isinstance(ids, Tensor) else type(ids).__name__
+        got = (
+            f"shape {tuple(ids.shape)} and dtype {ids.dtype}"
+            if isinstance(ids, Tensor)
+            else type(ids).__name__
+        )
         raise ValueError(f"ids: expected a long tensor [B, T], got {got}")
     if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(f"ids: expected token ids in [0, {vocab_size}), got min {int(ids.min())} and "
-                         f"max {int(ids.max())}")
+        raise ValueError(
+            f"ids: expected token ids in [0, {vocab_size}), got min {int(ids.min())} "
+            "and "
+            f"max {int(ids.max())}"
+        )
     if mask is None:
         return torch.full((ids.shape[0],), ids.shape[1], dtype=torch.long)
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != ids.shape:
-        got = f"shape {tuple(mask.shape)} and dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
-        raise ValueError(f"mask: expected a bool tensor of the shape of ids {tuple(ids.shape)}, got {got}")
-    lengths = mask.sum(1)                                               # [B]
-    prefix = torch.arange(ids.shape[1]) < lengths[:, None]              # [B, T]
+        got = (
+            f"shape {tuple(mask.shape)} and dtype {mask.dtype}"
+            if isinstance(mask, Tensor)
+            else type(mask).__name__
+        )
+        raise ValueError(
+            f"mask: expected a bool tensor of the shape of ids {tuple(ids.shape)}, got {got}"
+        )
+    lengths = mask.sum(1)  # [B]
+    prefix = torch.arange(ids.shape[1]) < lengths[:, None]  # [B, T]
     if not torch.equal(prefix, mask):
-        raise ValueError("mask: expected each row to be True on its real tokens and False after them "
-                         "(padding at the end only)")
+        raise ValueError(
+            "mask: expected each row to be True on its real tokens and False after "
+            "them "
+            "(padding at the end only)"
+        )
     return lengths
 
 
 def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse the first lengths[b] entries of each row b along dim 1, leaving the padding where it is.
+    """Reverse the first lengths[b] entries of each row b along dim 1, leaving the padding where it
+    is.
 
     x [B, T, ...], lengths [B] ints in [0, T]. Applied twice it gives x back."""
     if not isinstance(x, Tensor) or x.dim() < 2:
-        raise ValueError(f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}")
+        raise ValueError(
+            f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
+        )
     lengths = torch.as_tensor(lengths)
     B, T = x.shape[:2]
     if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
         raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
-    t = torch.arange(T)                                                 # [T]
+    t = torch.arange(T)  # [T]
     index = torch.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)  # [B, T]
     index = index.reshape(B, T, *([1] * (x.dim() - 2))).expand_as(x)
     return x.gather(1, index)
@@ -186,23 +236,36 @@ def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
 class RNNLM(nn.Module):
     """A recurrent language model: embedding -> LSTM or GRU (n_layers) -> linear -> logits.
 
-    forward(ids [B, T], mask [B, T] or None) -> logits [B, T, V]. Forward model (reverse=False): logits[:, t]
-    scores the token *after* position t, given ids[:, :t+1]. Backward model (reverse=True): each sentence
-    is read right to left within its real tokens, and logits[:, t] scores the token *before* position t,
-    given ids[:, t:length]. The backward model is exactly the forward model run on the reversed
-    sentences (``reverse_padded``), with its outputs reversed back. Sentences are <bos> w_1 .. w_n <eos>:
-    both models make n + 1 predictions per sentence (the words and <eos>, or the words and <bos>).
+    forward(ids [B, T], mask [B, T] or None) -> logits [B, T, V]. Forward model (reverse=False):
+    logits[:, t] scores the token *after* position t, given ids[:, :t+1]. Backward model
+    (reverse=True): each sentence is read right to left within its real tokens, and logits[:, t]
+    scores the token *before* position t, given ids[:, t:length]. The backward model is exactly the
+    forward model run on the reversed sentences (``reverse_padded``), with its outputs reversed
+    back. Sentences are <bos> w_1 .. w_n <eos>: both models make n + 1 predictions per sentence (the
+    words and <eos>, or the words and <bos>).
 
     Initialization: every weight uniform in [-0.1, 0.1], as in Zaremba et al. 2014's LSTM language
-    models. Dropout (Zaremba et al. 2014: between layers, not on the recurrent connections) is applied to
-    the embeddings and to the last layer's outputs.
+    models. Dropout (Zaremba et al. 2014: between layers, not on the recurrent connections) is
+    applied to the embeddings and to the last layer's outputs.
     """
 
-    def __init__(self, vocab_size: int, d_emb: int = 64, d_hidden: int = 128, n_layers: int = 1,
-                 cell: str = "lstm", reverse: bool = False, dropout: float = 0.0):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_emb: int = 64,
+        d_hidden: int = 128,
+        n_layers: int = 1,
+        cell: str = "lstm",
+        reverse: bool = False,
+        dropout: float = 0.0,
+    ):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_emb", d_emb), ("d_hidden", d_hidden),
-                            ("n_layers", n_layers)):
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_emb", d_emb),
+            ("d_hidden", d_hidden),
+            ("n_layers", n_layers),
+        ):
             _check_int(value, name, 1)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
@@ -213,41 +276,46 @@ class RNNLM(nn.Module):
         self.vocab_size, self.cell, self.reverse = vocab_size, cell, reverse
         self.embedding = nn.Embedding(vocab_size, d_emb)
         rnn = nn.LSTM if cell == "lstm" else nn.GRU
-        self.rnn = rnn(d_emb, d_hidden, n_layers, batch_first=True, dropout=dropout if n_layers > 1 else 0.0)
+        self.rnn = rnn(
+            d_emb, d_hidden, n_layers, batch_first=True, dropout=dropout if n_layers > 1 else 0.0
+        )
         self.drop = nn.Dropout(dropout)
         self.out = nn.Linear(d_hidden, vocab_size)
         for p in self.parameters():
             nn.init.uniform_(p, -0.1, 0.1)
 
     def run(self, ids: Tensor, state=None) -> tuple[Tensor, object]:
-        """The network in its own reading direction, with no reversal: ids [B, T] -> (logits [B, T, V],
-        state) where logits[:, t] scores the next token to read. ``state`` carries on a sequence
+        """The network in its own reading direction, with no reversal: ids [B, T] -> (logits [B, T,
+        V], state) where logits[:, t] scores the next token to read. ``state`` carries on a sequence
         (used by ``sample``)."""
-        h, state = self.rnn(self.drop(self.embedding(ids)), state)     # [B, T, H]
-        return self.out(self.drop(h)), state                            # [B, T, V]
+        h, state = self.rnn(self.drop(self.embedding(ids)), state)  # [B, T, H]
+        return self.out(self.drop(h)), state  # [B, T, V]
 
     def forward(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
         lengths = _check_batch(ids, mask, self.vocab_size)
         if not self.reverse:
-            return self.run(ids)[0]                                     # causal: padding at the end is harmless
-        logits, _ = self.run(reverse_padded(ids, lengths))              # read right to left
-        return reverse_padded(logits, lengths)                          # [B, T, V], back in reading order
+            return self.run(ids)[0]  # causal: padding at the end is harmless
+        logits, _ = self.run(reverse_padded(ids, lengths))  # read right to left
+        return reverse_padded(logits, lengths)  # [B, T, V], back in reading order
 
     def nll(self, ids: Tensor, mask: Tensor | None = None) -> tuple[Tensor, int]:
-        """(sum of -ln P over the predicted tokens, their number): forward, ids[:, 1:] from logits[:, :-1];
-        backward, ids[:, :-1] from logits[:, 1:]; only pairs of real tokens count."""
+        """(sum of -ln P over the predicted tokens, their number): forward, ids[:, 1:] from
+        logits[:, :-1]; backward, ids[:, :-1] from logits[:, 1:]; only pairs of real tokens
+        count."""
         lengths = _check_batch(ids, mask, self.vocab_size)
-        logits = self(ids, mask)                                        # [B, T, V]
-        real = (torch.arange(ids.shape[1]) < lengths[:, None])[:, 1:]   # [B, T-1]: both ends real
+        logits = self(ids, mask)  # [B, T, V]
+        real = (torch.arange(ids.shape[1]) < lengths[:, None])[:, 1:]  # [B, T-1]: both ends real
         if self.reverse:
             scores, targets = logits[:, 1:], ids[:, :-1]
         else:
             scores, targets = logits[:, :-1], ids[:, 1:]
-        losses = F.cross_entropy(scores.flatten(0, 1), targets.flatten(), reduction="none")  # [B (T-1)]
+        # [B (T-1)]
+        losses = F.cross_entropy(scores.flatten(0, 1), targets.flatten(), reduction="none")
         return losses[real.flatten()].sum(), int(real.sum())
 
     def loss(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
-        """Mean negative log-likelihood per predicted token (the cross-entropy; exp of it is the perplexity)."""
+        """Mean negative log-likelihood per predicted token (the cross-entropy; exp of it is the
+        perplexity)."""
         total, count = self.nll(ids, mask)
         if count == 0:
             raise ValueError("ids: no sentence has two real tokens, nothing to predict")
@@ -262,12 +330,14 @@ def make_lm_batch(sentences: Sequence[str | Sequence[str]], vocab) -> tuple[Tens
     T = max(len(e) for e in encoded)
     ids = torch.full((len(encoded), T), vocab.pad_id, dtype=torch.long)  # [B, T]
     for b, e in enumerate(encoded):
-        ids[b, :len(e)] = torch.tensor(e)
+        ids[b, : len(e)] = torch.tensor(e)
     lengths = torch.tensor([len(e) for e in encoded])
     return ids, torch.arange(T) < lengths[:, None]
 
 
-def lm_batches(sentences: Sequence[str | Sequence[str]], vocab, batch_size: int, seed: int = 0) -> Iterator:
+def lm_batches(
+    sentences: Sequence[str | Sequence[str]], vocab, batch_size: int, seed: int = 0
+) -> Iterator:
     """Endless (ids, mask) batches (``make_lm_batch``): epoch after epoch, shuffled by
     ``random.Random(seed)``. For ``lib.train.fit``, which stops after its number of steps."""
     token_lists = _token_lists(sentences)
@@ -277,13 +347,13 @@ def lm_batches(sentences: Sequence[str | Sequence[str]], vocab, batch_size: int,
     while True:
         rng.shuffle(order)
         for start in range(0, len(order), batch_size):
-            yield make_lm_batch([token_lists[i] for i in order[start:start + batch_size]], vocab)
+            yield make_lm_batch([token_lists[i] for i in order[start : start + batch_size]], vocab)
 
 
 @torch.no_grad()
 def perplexity(model: RNNLM, batches: Iterable[tuple[Tensor, Tensor]]) -> float:
-    """exp(total negative log-likelihood / number of predicted tokens) over (ids, mask) batches, in eval
-    mode (the model's mode is restored)."""
+    """exp(total negative log-likelihood / number of predicted tokens) over (ids, mask) batches, in
+    eval mode (the model's mode is restored)."""
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
@@ -299,12 +369,19 @@ def perplexity(model: RNNLM, batches: Iterable[tuple[Tensor, Tensor]]) -> float:
 
 
 @torch.no_grad()
-def sample(model: RNNLM, n: int, bos_id: int, eos_id: int, max_len: int = 30, temperature: float = 1.0,
-           seed: int = 0) -> list[list[int]]:
+def sample(
+    model: RNNLM,
+    n: int,
+    bos_id: int,
+    eos_id: int,
+    max_len: int = 30,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> list[list[int]]:
     """n sentences drawn from the model, token by token from softmax(logits / temperature), as lists
     of ids in reading order without <bos> and <eos>. A forward model starts from <bos> and stops at
-    <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A sentence
-    that reaches max_len tokens is cut there."""
+    <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A
+    sentence that reaches max_len tokens is cut there."""
     _check_int(n, "n", 1)
     _check_int(max_len, "max_len", 1)
     if not isinstance(temperature, (int, float)) or not temperature > 0:
@@ -313,11 +390,12 @@ def sample(model: RNNLM, n: int, bos_id: int, eos_id: int, max_len: int = 30, te
     generator = torch.Generator().manual_seed(seed)
     was_training = model.training
     model.eval()
-    token = torch.full((n, 1), start, dtype=torch.long)                 # [n, 1]
+    token = torch.full((n, 1), start, dtype=torch.long)  # [n, 1]
     state, out, done = None, [[] for _ in range(n)], torch.zeros(n, dtype=torch.bool)
     for _ in range(max_len):
-        logits, state = model.run(token, state)                         # [n, 1, V]
-        token = torch.multinomial((logits[:, -1] / temperature).softmax(-1), 1, generator=generator)  # [n, 1]
+        logits, state = model.run(token, state)  # [n, 1, V]
+        # [n, 1]
+        token = torch.multinomial((logits[:, -1] / temperature).softmax(-1), 1, generator=generator)
         for i in range(n):
             if not done[i]:
                 if token[i, 0] == stop:
@@ -330,14 +408,17 @@ def sample(model: RNNLM, n: int, bos_id: int, eos_id: int, max_len: int = 30, te
     return [s[::-1] for s in out] if model.reverse else out
 
 
-# --- word2vec: skip-gram with negative sampling ----------------------------------------------------
+# --- word2vec: skip-gram with negative sampling
+# ----------------------------------------------------
+
 
 class SkipGram(nn.Module):
     """word2vec's skip-gram with negative sampling (Mikolov et al. 2013b, eq. 4).
 
-    Every word w has an input vector v_w (``in_embed``, the word vectors one keeps) and an output vector
-    v'_w (``out_embed``). For a center word c, a context word o seen near it and K noise words n_k drawn
-    from P_n(w) ~ U(w)^(3/4) (the unigram distribution to the 3/4 power, ``noise_distribution``):
+    Every word w has an input vector v_w (``in_embed``, the word vectors one keeps) and an output
+    vector v'_w (``out_embed``). For a center word c, a context word o seen near it and K noise
+    words n_k drawn from P_n(w) ~ U(w)^(3/4) (the unigram distribution to the 3/4 power,
+    ``noise_distribution``):
 
         loss = -ln sigma(v'_o . v_c) - sum_k ln sigma(-v'_{n_k} . v_c)
 
@@ -351,8 +432,8 @@ class SkipGram(nn.Module):
         _check_int(vocab_size, "vocab_size", 1)
         _check_int(dim, "dim", 1)
         self.vocab_size = vocab_size
-        self.in_embed = nn.Embedding(vocab_size, dim)                   # v_w
-        self.out_embed = nn.Embedding(vocab_size, dim)                  # v'_w
+        self.in_embed = nn.Embedding(vocab_size, dim)  # v_w
+        self.out_embed = nn.Embedding(vocab_size, dim)  # v'_w
         nn.init.uniform_(self.in_embed.weight, -0.5 / dim, 0.5 / dim)
         nn.init.zeros_(self.out_embed.weight)
 
@@ -362,19 +443,33 @@ class SkipGram(nn.Module):
         return self.in_embed.weight.detach()
 
     def loss(self, center: Tensor, context: Tensor, negatives: Tensor) -> Tensor:
-        """center [N], context [N], negatives [N, K] (long ids) -> the mean loss over the N pairs."""
-        for name, x, dims in (("center", center, 1), ("context", context, 1), ("negatives", negatives, 2)):
+        """center [N], context [N], negatives [N, K] (long ids) -> the mean loss over the N
+        pairs."""
+        for name, x, dims in (
+            ("center", center, 1),
+            ("context", context, 1),
+            ("negatives", negatives, 2),
+        ):
             if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != dims:
-                got = f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, Tensor) else type(x).__name__
+                got = (
+                    f"shape {tuple(x.shape)}, dtype {x.dtype}"
+                    if isinstance(x, Tensor)
+                    else type(x).__name__
+                )
                 raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
             if x.numel() and (x.min() < 0 or x.max() >= self.vocab_size):
-                raise ValueError(f"{name}: expected ids in [0, {self.vocab_size}), got min {int(x.min())} "
-                                 f"and max {int(x.max())}")
+                raise ValueError(
+                    f"{name}: expected ids in [0, {self.vocab_size}), got min "
+                    f"{int(x.min())} "
+                    f"and max {int(x.max())}"
+                )
         if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
-            raise ValueError(f"center, context, negatives: expected the same N > 0 rows, got "
-                             f"{center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}")
-        v = self.in_embed(center)                                       # [N, D]
-        positive = (self.out_embed(context) * v).sum(-1)                # [N]
+            raise ValueError(
+                f"center, context, negatives: expected the same N > 0 rows, got "
+                f"{center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
+            )
+        v = self.in_embed(center)  # [N, D]
+        positive = (self.out_embed(context) * v).sum(-1)  # [N]
         negative = torch.einsum("nkd,nd->nk", self.out_embed(negatives), v)  # [N, K]
         return -(F.logsigmoid(positive) + F.logsigmoid(-negative).sum(-1)).mean()
 
@@ -382,34 +477,45 @@ class SkipGram(nn.Module):
 def _encoded(sentences, vocab) -> list[list[int]]:
     """Each sentence's ids, special and unknown tokens dropped."""
     n_specials = len(vocab.specials)
-    return [[i for i in vocab.encode(tokens) if i >= n_specials] for tokens in _token_lists(sentences)]
+    return [
+        [i for i in vocab.encode(tokens) if i >= n_specials] for tokens in _token_lists(sentences)
+    ]
 
 
-def noise_distribution(sentences: Iterable[str | Sequence[str]], vocab, power: float = 0.75) -> Tensor:
-    """P_n(w) ~ count(w)^power over the vocabulary [V] (0 for specials and words not in the sentences);
-    power = 3/4 as in Mikolov et al. 2013b, power = 1 is the unigram distribution."""
+def noise_distribution(
+    sentences: Iterable[str | Sequence[str]], vocab, power: float = 0.75
+) -> Tensor:
+    """P_n(w) ~ count(w)^power over the vocabulary [V] (0 for specials and words not in the
+    sentences); power = 3/4 as in Mikolov et al. 2013b, power = 1 is the unigram distribution."""
     if not isinstance(power, (int, float)) or isinstance(power, bool) or power < 0:
         raise ValueError(f"power: expected a number >= 0, got {power!r}")
     counts = torch.zeros(len(vocab), dtype=torch.float64)
     for ids in _encoded(sentences, vocab):
         counts += torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=len(vocab)).double()
-    weights = torch.where(counts > 0, counts ** power, torch.zeros_like(counts))
+    weights = torch.where(counts > 0, counts**power, torch.zeros_like(counts))
     return (weights / weights.sum()).float()
 
 
-def skipgram_pairs(sentences: Iterable[str | Sequence[str]], vocab, window: int = 2,
-                   subsample: float | None = None, seed: int = 0) -> tuple[Tensor, Tensor]:
+def skipgram_pairs(
+    sentences: Iterable[str | Sequence[str]],
+    vocab,
+    window: int = 2,
+    subsample: float | None = None,
+    seed: int = 0,
+) -> tuple[Tensor, Tensor]:
     """(center [N], context [N]): every pair of words at most `window` apart within a sentence, both
     directions (Mikolov et al. 2013a's skip-gram; specials and unknown words dropped first).
 
-    subsample: None, or the threshold t of Mikolov et al. 2013b, sec. 2.3: each occurrence of a word of
-    relative frequency f is discarded with probability 1 - sqrt(t / f) (when positive) before the
-    pairs are formed, which thins out "the" and "." and shortens the distances between the other words.
-    Deterministic for a given seed. Deviation: a fixed window (word2vec draws it uniformly in 1..window).
+    subsample: None, or the threshold t of Mikolov et al. 2013b, sec. 2.3: each occurrence of a word
+    of relative frequency f is discarded with probability 1 - sqrt(t / f) (when positive) before the
+    pairs are formed, which thins out "the" and "." and shortens the distances between the other
+    words. Deterministic for a given seed. Deviation: a fixed window (word2vec draws it uniformly in
+    1..window).
     """
     _check_int(window, "window", 1)
-    if subsample is not None and (isinstance(subsample, bool) or not isinstance(subsample, (int, float))
-                                  or not subsample > 0):
+    if subsample is not None and (
+        isinstance(subsample, bool) or not isinstance(subsample, (int, float)) or not subsample > 0
+    ):
         raise ValueError(f"subsample: expected None or a number > 0, got {subsample!r}")
     encoded = _encoded(sentences, vocab)
     if subsample is not None:
@@ -429,94 +535,146 @@ def skipgram_pairs(sentences: Iterable[str | Sequence[str]], vocab, window: int 
     return torch.tensor(centers), torch.tensor(contexts)
 
 
-def skipgram_batches(center: Tensor, context: Tensor, noise: Tensor, batch_size: int, negatives: int = 5,
-                     seed: int = 0) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
+def skipgram_batches(
+    center: Tensor,
+    context: Tensor,
+    noise: Tensor,
+    batch_size: int,
+    negatives: int = 5,
+    seed: int = 0,
+) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
     """Endless (center [N], context [N], negatives [N, K]) batches for ``SkipGram.loss``: the pairs
     shuffled every epoch, K = `negatives` noise words per pair drawn from `noise` [V] (with
-    replacement; a noise word may equal the context word, as in word2vec). Deterministic for a seed."""
+    replacement; a noise word may equal the context word, as in word2vec). Deterministic for a
+    seed."""
     _check_int(batch_size, "batch_size", 1)
     _check_int(negatives, "negatives", 1)
     if center.shape != context.shape or center.dim() != 1:
-        raise ValueError(f"center, context: expected two [N] tensors, got {tuple(center.shape)} and "
-                         f"{tuple(context.shape)}")
-    if not isinstance(noise, Tensor) or noise.dim() != 1 or (noise < 0).any() or not noise.sum() > 0:
-        raise ValueError(f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got "
-                         f"{noise if not isinstance(noise, Tensor) else tuple(noise.shape)}")
+        raise ValueError(
+            f"center, context: expected two [N] tensors, got {tuple(center.shape)} "
+            "and "
+            f"{tuple(context.shape)}"
+        )
+    if (
+        not isinstance(noise, Tensor)
+        or noise.dim() != 1
+        or (noise < 0).any()
+        or not noise.sum() > 0
+    ):
+        raise ValueError(
+            "noise: expected a 1-D tensor of non-negative weights [V] with a "
+            "positive sum, got "
+            f"{noise if not isinstance(noise, Tensor) else tuple(noise.shape)}"
+        )
     generator = torch.Generator().manual_seed(seed)
     while True:
         order = torch.randperm(len(center), generator=generator)
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            drawn = torch.multinomial(noise, len(rows) * negatives, replacement=True, generator=generator)
+            rows = order[start : start + batch_size]
+            drawn = torch.multinomial(
+                noise, len(rows) * negatives, replacement=True, generator=generator
+            )
             yield center[rows], context[rows], drawn.view(len(rows), negatives)
 
 
-def nearest_neighbours(vectors: Tensor, vocab, word: str, k: int = 5,
-                       exclude_specials: bool = True) -> list[tuple[str, float]]:
-    """The k words whose vectors have the highest cosine similarity with `word`'s, as (word, cosine),
-    most similar first; the word itself (and, with exclude_specials, <pad>, <bos>...) left out.
-    vectors [V, D] with row i the vector of ``vocab.itos[i]``."""
+def nearest_neighbours(
+    vectors: Tensor, vocab, word: str, k: int = 5, exclude_specials: bool = True
+) -> list[tuple[str, float]]:
+    """The k words whose vectors have the highest cosine similarity with `word`'s, as (word,
+    cosine), most similar first; the word itself (and, with exclude_specials, <pad>, <bos>...) left
+    out. vectors [V, D] with row i the vector of ``vocab.itos[i]``."""
     if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
         got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
         raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
     if word not in vocab.stoi:
         raise ValueError(f"word: {word!r} is not in the vocabulary")
     _check_int(k, "k", 1)
-    unit = F.normalize(vectors.float(), dim=-1)                         # [V, D]
-    cosine = unit @ unit[vocab.stoi[word]]                              # [V]
+    unit = F.normalize(vectors.float(), dim=-1)  # [V, D]
+    cosine = unit @ unit[vocab.stoi[word]]  # [V]
     cosine[vocab.stoi[word]] = -math.inf
     if exclude_specials:
-        cosine[:len(vocab.specials)] = -math.inf
+        cosine[: len(vocab.specials)] = -math.inf
     top = cosine.topk(min(k, int(torch.isfinite(cosine).sum())))
     return [(vocab.itos[i], v) for i, v in zip(top.indices.tolist(), top.values.tolist())]
 
 
-# --- transfer: a sentence classifier that starts from word vectors or from a language model ---------
+# --- transfer: a sentence classifier that starts from word vectors or from a language model
+# ---------
+
 
 class RNNClassifier(nn.Module):
     """embedding -> LSTM or GRU -> linear on the state at each sentence's last real token -> logits.
 
-    forward(ids [B, T], mask [B, T] or None) -> logits [B, C]. The submodules are named as in ``RNNLM``
-    (``embedding``, ``rnn``), so ``from_lm`` copies a forward language model's weights into them; the
-    linear layer ``head`` is new. Initialization: uniform in [-0.1, 0.1], as ``RNNLM``.
+    forward(ids [B, T], mask [B, T] or None) -> logits [B, C]. The submodules are named as in
+    ``RNNLM`` (``embedding``, ``rnn``), so ``from_lm`` copies a forward language model's weights
+    into them; the linear layer ``head`` is new. Initialization: uniform in [-0.1, 0.1], as
+    ``RNNLM``.
     """
 
-    def __init__(self, vocab_size: int, n_classes: int = 2, d_emb: int = 64, d_hidden: int = 128,
-                 n_layers: int = 1, cell: str = "lstm"):
+    def __init__(
+        self,
+        vocab_size: int,
+        n_classes: int = 2,
+        d_emb: int = 64,
+        d_hidden: int = 128,
+        n_layers: int = 1,
+        cell: str = "lstm",
+    ):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("n_classes", n_classes), ("d_emb", d_emb),
-                            ("d_hidden", d_hidden), ("n_layers", n_layers)):
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("n_classes", n_classes),
+            ("d_emb", d_emb),
+            ("d_hidden", d_hidden),
+            ("n_layers", n_layers),
+        ):
             _check_int(value, name, 1)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
         self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, d_emb)
-        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(d_emb, d_hidden, n_layers, batch_first=True)
+        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(
+            d_emb, d_hidden, n_layers, batch_first=True
+        )
         self.head = nn.Linear(d_hidden, n_classes)
         for p in self.parameters():
             nn.init.uniform_(p, -0.1, 0.1)
 
     @classmethod
     def from_lm(cls, lm: RNNLM, n_classes: int = 2) -> "RNNClassifier":
-        """A classifier whose embedding and recurrent layers are copies of a forward ``RNNLM``'s (the
-        LM is left untouched; its output layer is not used)."""
+        """A classifier whose embedding and recurrent layers are copies of a forward ``RNNLM``'s
+        (the LM is left untouched; its output layer is not used)."""
         if not isinstance(lm, RNNLM):
             raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
         if lm.reverse:
-            raise ValueError("lm: expected a forward model (reverse=False): the classifier reads left to right")
-        model = cls(lm.vocab_size, n_classes, lm.embedding.embedding_dim, lm.rnn.hidden_size, lm.rnn.num_layers,
-                    lm.cell)
+            raise ValueError(
+                "lm: expected a forward model (reverse=False): the classifier reads left to right"
+            )
+        model = cls(
+            lm.vocab_size,
+            n_classes,
+            lm.embedding.embedding_dim,
+            lm.rnn.hidden_size,
+            lm.rnn.num_layers,
+            lm.cell,
+        )
         model.embedding.load_state_dict(lm.embedding.state_dict())
         model.rnn.load_state_dict(lm.rnn.state_dict())
         return model
 
     @torch.no_grad()
     def load_word_vectors(self, vectors: Tensor) -> "RNNClassifier":
-        """Copy word vectors [V, E] (row i for token id i, e.g. ``SkipGram.vectors``) into the embedding."""
-        if not isinstance(vectors, Tensor) or tuple(vectors.shape) != tuple(self.embedding.weight.shape):
+        """Copy word vectors [V, E] (row i for token id i, e.g. ``SkipGram.vectors``) into the
+        embedding."""
+        if not isinstance(vectors, Tensor) or tuple(vectors.shape) != tuple(
+            self.embedding.weight.shape
+        ):
             got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
-            raise ValueError(f"vectors: expected a tensor of shape {tuple(self.embedding.weight.shape)} "
-                             f"[V, E], got {got}")
+            raise ValueError(
+                "vectors: expected a tensor of shape "
+                f"{tuple(self.embedding.weight.shape)} "
+                f"[V, E], got {got}"
+            )
         self.embedding.weight.copy_(vectors)
         return self
 
@@ -524,5 +682,5 @@ class RNNClassifier(nn.Module):
         lengths = _check_batch(ids, mask, self.vocab_size)
         if (lengths == 0).any():
             raise ValueError("mask: every sentence needs at least one real token")
-        h, _ = self.rnn(self.embedding(ids))                            # [B, T, H]
-        return self.head(h[torch.arange(ids.shape[0]), lengths - 1])    # [B, C]
+        h, _ = self.rnn(self.embedding(ids))  # [B, T, H]
+        return self.head(h[torch.arange(ids.shape[0]), lengths - 1])  # [B, C]

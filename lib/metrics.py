@@ -1,15 +1,16 @@
 """Scores of generated text.
 
-:func:`corpus_bleu` is BLEU (Papineni et al. 2002, "BLEU: a method for automatic evaluation of machine
-translation", sec. 2): clipped n-gram precisions p_n pooled over the whole corpus for n = 1..N, their
-geometric mean, times the brevity penalty BP = exp(1 - r / c) when the c hypothesis words are fewer than
-the r reference words (BP = 1 otherwise):
+:func:`corpus_bleu` is BLEU (Papineni et al. 2002, "BLEU: a method for automatic evaluation of
+machine
+translation", sec. 2): clipped n-gram precisions p_n pooled over the whole corpus for n = 1..N,
+their geometric mean, times the brevity penalty BP = exp(1 - r / c) when the c hypothesis words are
+fewer than the r reference words (BP = 1 otherwise):
 
     BLEU = BP * exp( (1/N) * sum_n log p_n )
 
-One reference per sentence, no smoothing: a corpus with no matching n-gram for some n scores 0, as in the
-paper. Scaled to 0..100 like the scores papers report. Tokens are compared as given (no tokenization,
-no lower-casing).
+One reference per sentence, no smoothing: a corpus with no matching n-gram for some n scores 0, as
+in the paper. Scaled to 0..100 like the scores papers report. Tokens are compared as given (no
+tokenization, no lower-casing).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from typing import Sequence
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter:
-    return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
-def corpus_bleu(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]], max_n: int = 4) -> float:
+def corpus_bleu(
+    hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]], max_n: int = 4
+) -> float:
     """BLEU (0..100) of tokenized hypotheses against one tokenized reference each.
 
     hypotheses, references: equally long lists of sentences, each a list of tokens.
@@ -32,18 +35,24 @@ def corpus_bleu(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequen
         raise ValueError(f"max_n: expected an integer >= 1, got {max_n!r}")
     hypotheses, references = list(hypotheses), list(references)
     if len(hypotheses) != len(references):
-        raise ValueError(f"hypotheses and references: expected as many of each, got {len(hypotheses)} "
-                         f"hypotheses and {len(references)} references")
+        raise ValueError(
+            "hypotheses and references: expected as many of each, got "
+            f"{len(hypotheses)} "
+            f"hypotheses and {len(references)} references"
+        )
     if not hypotheses:
         raise ValueError("hypotheses: expected at least one sentence, got none")
     for name, sents in (("hypotheses", hypotheses), ("references", references)):
         for i, s in enumerate(sents):
             if isinstance(s, str):
-                raise TypeError(f"{name}[{i}]: expected a list of tokens, got the string {s!r}; split it first")
+                raise TypeError(
+                    f"{name}[{i}]: expected a list of tokens, got the string {s!r}; split it first"
+                )
     matches, totals = [0] * max_n, [0] * max_n
     for hyp, ref in zip(hypotheses, references):
         for n in range(1, max_n + 1):
-            matches[n - 1] += sum((_ngrams(hyp, n) & _ngrams(ref, n)).values())  # clipped by the reference counts
+            # clipped by the reference counts
+            matches[n - 1] += sum((_ngrams(hyp, n) & _ngrams(ref, n)).values())
             totals[n - 1] += max(len(hyp) - n + 1, 0)
     if min(matches) == 0:
         return 0.0

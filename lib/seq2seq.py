@@ -13,14 +13,15 @@ Shape legend (used in every docstring and shape comment below):
     A    hidden width of the additive score / of Luong's position network (d_attn)
     V    vocabulary size (source or target)
 
-Mask convention (as everywhere in this library): boolean, True where the decoder may attend; here the
-source padding mask src_mask [B, S], True at the real tokens, built from src_lengths.
+Mask convention (as everywhere in this library): boolean, True where the decoder may attend; here
+the source padding mask src_mask [B, S], True at the real tokens, built from src_lengths.
 
 Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.forward``),
 ``greedy_decode`` and ``beam_search`` are written once:
 
     state = decoder.init_state(summary [B, He])      a dict of tensors, each with the batch as dim 0
-    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states, src_mask)
+    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states,
+    src_mask)
 
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
 attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
@@ -31,16 +32,29 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from lib.attention import (AdditiveScore, GeneralScore, attend, dot_product_score, masked_softmax,
-                           padding_mask)
+from lib.attention import (
+    AdditiveScore,
+    GeneralScore,
+    attend,
+    dot_product_score,
+    masked_softmax,
+    padding_mask,
+)
 
 __all__ = [
-    "Encoder", "PlainDecoder", "BahdanauDecoder", "LuongDecoder", "Seq2Seq",
-    "greedy_decode", "beam_search", "sequence_log_prob",
+    "Encoder",
+    "PlainDecoder",
+    "BahdanauDecoder",
+    "LuongDecoder",
+    "Seq2Seq",
+    "greedy_decode",
+    "beam_search",
+    "sequence_log_prob",
 ]
 
 
 # --- input checks: catch bad input here, with a message naming the argument ----------------------
+
 
 def _check_ids(ids, name: str, vocab_size: int, layout: str = "[B, L]", n_dims: int = 2) -> None:
     """TypeError unless ids is an integer tensor; ValueError unless it has n_dims dims, none of them
@@ -49,10 +63,15 @@ def _check_ids(ids, name: str, vocab_size: int, layout: str = "[B, L]", n_dims: 
         got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
         raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
     if ids.dim() != n_dims or 0 in ids.shape:
-        raise ValueError(f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
+        )
     if ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids from "
-                         f"{ids.min().item()} to {ids.max().item()}")
+        raise ValueError(
+            f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
+            "from "
+            f"{ids.min().item()} to {ids.max().item()}"
+        )
 
 
 def _check_lengths(src_lengths, src: Tensor) -> Tensor:
@@ -65,11 +84,16 @@ def _check_lengths(src_lengths, src: Tensor) -> Tensor:
         raise TypeError(f"src_lengths: expected an integer tensor [B], got {got}")
     B, S = src.shape
     if src_lengths.shape != (B,):
-        raise ValueError(f"src_lengths: expected shape [{B}] (src's batch size), got shape "
-                         f"{tuple(src_lengths.shape)}")
+        raise ValueError(
+            f"src_lengths: expected shape [{B}] (src's batch size), got shape "
+            f"{tuple(src_lengths.shape)}"
+        )
     if src_lengths.min() < 1 or src_lengths.max() > S:
-        raise ValueError(f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths "
-                         f"from {src_lengths.min().item()} to {src_lengths.max().item()}")
+        raise ValueError(
+            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got "
+            "lengths "
+            f"from {src_lengths.min().item()} to {src_lengths.max().item()}"
+        )
     return src_lengths.long()
 
 
@@ -79,14 +103,14 @@ def _check_int(x, name: str, minimum: int) -> None:
 
 
 def _init_bahdanau(module: nn.Module) -> None:
-    """Bahdanau et al. 2015, appendix B.1: recurrent matrices random orthogonal (one block per gate),
-    biases zero, every other matrix N(0, 0.01^2). The additive score (submodule ``score``) keeps its
-    own initialization, also from B.1 (W_a, U_a ~ N(0, 0.001^2), v_a = 0)."""
+    """Bahdanau et al. 2015, appendix B.1: recurrent matrices random orthogonal (one block per
+    gate), biases zero, every other matrix N(0, 0.01^2). The additive score (submodule ``score``)
+    keeps its own initialization, also from B.1 (W_a, U_a ~ N(0, 0.001^2), v_a = 0)."""
     with torch.no_grad():
         for name, p in module.named_parameters():
             if name.startswith("score."):
                 continue
-            if "weight_hh" in name:                            # [gates * H, H]: one [H, H] per gate
+            if "weight_hh" in name:  # [gates * H, H]: one [H, H] per gate
                 for block in p.split(p.shape[1], dim=0):
                     nn.init.orthogonal_(block)
             elif "bias" in name:
@@ -97,27 +121,35 @@ def _init_bahdanau(module: nn.Module) -> None:
 
 # --- the encoder ---------------------------------------------------------------------------------
 
+
 class Encoder(nn.Module):
     """A (bidirectional) recurrent encoder: embedding -> GRU or LSTM over the source.
 
-    forward(src [B, S], src_lengths [B]) -> (states [B, S, He], summary [B, He]).
-    ``states[:, j]`` is the annotation h_j = [forward h_j; backward h_j] of Bahdanau et al. 2015
-    (sec. 3.2): the forward RNN read x_1 ... x_j, the backward one x_S ... x_j. ``summary`` is the
-    fixed-size vector c of Cho et al. 2014 and Sutskever et al. 2014: the final forward state
-    (after the last real word) and the final backward state (after the first word), concatenated.
-    Sequences are packed (pack_padded_sequence), so padding never enters the RNN: the states and
-    summary of a sentence do not depend on how much padding it has; states at padded positions are 0.
-    Submodules ``embedding`` (nn.Embedding), ``rnn`` (nn.GRU or nn.LSTM, batch_first).
-    With cell="lstm" the summary holds the final hidden states h (the cell states c are dropped).
-    ``pad_id`` is the id that marks padding (Seq2Seq's loss skips it in the targets); which source
-    positions are padding is told by src_lengths, whatever ids sit there.
-    Initialization: Bahdanau et al. 2015, appendix B.1 (orthogonal recurrent matrices, N(0, 0.01^2)).
-    Deviations: one layer, as Bahdanau et al. (Sutskever et al. use 4 unidirectional LSTM layers and
-    reverse the source sentence, which a bidirectional encoder does not need).
+    forward(src [B, S], src_lengths [B]) -> (states [B, S, He], summary [B, He]). ``states[:, j]``
+    is the annotation h_j = [forward h_j; backward h_j] of Bahdanau et al. 2015 (sec. 3.2): the
+    forward RNN read x_1 ... x_j, the backward one x_S ... x_j. ``summary`` is the fixed-size vector
+    c of Cho et al. 2014 and Sutskever et al. 2014: the final forward state (after the last real
+    word) and the final backward state (after the first word), concatenated. Sequences are packed
+    (pack_padded_sequence), so padding never enters the RNN: the states and summary of a sentence do
+    not depend on how much padding it has; states at padded positions are 0. Submodules
+    ``embedding`` (nn.Embedding), ``rnn`` (nn.GRU or nn.LSTM, batch_first). With cell="lstm" the
+    summary holds the final hidden states h (the cell states c are dropped). ``pad_id`` is the id
+    that marks padding (Seq2Seq's loss skips it in the targets); which source positions are padding
+    is told by src_lengths, whatever ids sit there. Initialization: Bahdanau et al. 2015, appendix
+    B.1 (orthogonal recurrent matrices, N(0, 0.01^2)). Deviations: one layer, as Bahdanau et al.
+    (Sutskever et al. use 4 unidirectional LSTM layers and reverse the source sentence, which a
+    bidirectional encoder does not need).
     """
 
-    def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, cell: str = "gru",
-                 bidirectional: bool = True, pad_id: int = 0):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_emb: int,
+        d_hidden: int,
+        cell: str = "gru",
+        bidirectional: bool = True,
+        pad_id: int = 0,
+    ):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("d_emb", d_emb), ("d_hidden", d_hidden)):
             _check_int(value, name, 1)
@@ -135,27 +167,33 @@ class Encoder(nn.Module):
     def forward(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor]:
         _check_ids(src, "src", self.vocab_size, "[B, S]")
         src_lengths = _check_lengths(src_lengths, src)
-        x = self.embedding(src)                                # [B, S, E]
+        x = self.embedding(src)  # [B, S, E]
         packed = pack_padded_sequence(x, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, final = self.rnn(packed)
         if self.cell == "lstm":
-            final = final[0]                                   # (h_n, c_n) -> h_n
-        states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])  # [B, S, He]
-        summary = torch.cat(list(final), dim=-1)               # [directions, B, He/dirs] -> [B, He]
+            final = final[0]  # (h_n, c_n) -> h_n
+        # [B, S, He]
+        states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        summary = torch.cat(list(final), dim=-1)  # [directions, B, He/dirs] -> [B, He]
         return states, summary
 
 
 # --- the decoders --------------------------------------------------------------------------------
 
+
 class _Decoder(nn.Module):
-    """What every decoder shares: the target embedding ``embedding``, the initial state
-    s_0 = tanh(W_s summary) (``bridge`` is W_s, Bahdanau et al. 2015, appendix A.2.2; Cho et al. 2014,
+    """What every decoder shares: the target embedding ``embedding``, the initial state s_0 =
+    tanh(W_s summary) (``bridge`` is W_s, Bahdanau et al. 2015, appendix A.2.2; Cho et al. 2014,
     appendix A.1.2), input checks for ``step`` and the maximum-likelihood ``loss``."""
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_emb", d_emb), ("d_hidden", d_hidden),
-                            ("d_enc", d_enc)):
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_emb", d_emb),
+            ("d_hidden", d_hidden),
+            ("d_enc", d_enc),
+        ):
             _check_int(value, name, 1)
         self.vocab_size, self.d_emb, self.d_hidden, self.d_enc = vocab_size, d_emb, d_hidden, d_enc
         self.embedding = nn.Embedding(vocab_size, d_emb)
@@ -165,29 +203,36 @@ class _Decoder(nn.Module):
         if not isinstance(summary, Tensor) or summary.dim() != 2 or summary.shape[1] != self.d_enc:
             got = tuple(summary.shape) if isinstance(summary, Tensor) else type(summary).__name__
             raise ValueError(f"summary: expected shape [B, {self.d_enc}] (d_enc), got {got}")
-        return {"h": torch.tanh(self.bridge(summary))}         # s_0 [B, H]
+        return {"h": torch.tanh(self.bridge(summary))}  # s_0 [B, H]
 
     def _check_step(self, y_prev, state: dict, enc_states, src_mask) -> None:
         _check_ids(y_prev, "y_prev", self.vocab_size, "[B]", n_dims=1)
         B = y_prev.shape[0]
         if state["h"].shape[0] != B:
-            raise ValueError(f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}")
+            raise ValueError(
+                f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}"
+            )
         if enc_states.dim() != 3 or enc_states.shape[0] != B or enc_states.shape[2] != self.d_enc:
-            raise ValueError(f"enc_states: expected shape [{B}, S, {self.d_enc}], got {tuple(enc_states.shape)}")
+            raise ValueError(
+                f"enc_states: expected shape [{B}, S, {self.d_enc}], got {tuple(enc_states.shape)}"
+            )
         if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
-            raise ValueError(f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, "
-                             f"got {src_mask.dtype} {tuple(src_mask.shape)}")
+            raise ValueError(
+                "src_mask: expected a bool tensor of shape "
+                f"{tuple(enc_states.shape[:2])}, "
+                f"got {src_mask.dtype} {tuple(src_mask.shape)}"
+            )
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
-        """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad target
-        tokens. logits [B, T, V], tgt_out [B, T]; ``states`` (one per step) is unused here, but the
-        hard-attention decoder needs it."""
+        """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad
+        target tokens. logits [B, T, V], tgt_out [B, T]; ``states`` (one per step) is unused here,
+        but the hard-attention decoder needs it."""
         return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id)
 
 
 class PlainDecoder(_Decoder):
-    """The encoder-decoder without attention of Cho et al. 2014 (sec. 2.2): the summary c is the only
-    view of the source, the fixed-size bottleneck.
+    """The encoder-decoder without attention of Cho et al. 2014 (sec. 2.2): the summary c is the
+    only view of the source, the fixed-size bottleneck.
 
     s_0 = tanh(W_s c);  s_t = GRU(s_{t-1}, [E y_{t-1}; c]);  logits_t = W_o [s_t; E y_{t-1}; c].
     step returns weights None; the state is {"h": s_t [B, H], "context": c [B, He]}.
@@ -208,10 +253,10 @@ class PlainDecoder(_Decoder):
 
     def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         self._check_step(y_prev, state, enc_states, src_mask)
-        c = state["context"]                                   # [B, He], the same at every step
-        y = self.embedding(y_prev)                             # [B, E]
-        h = self.cell(torch.cat([y, c], dim=-1), state["h"])   # [B, H]
-        logits = self.out(torch.cat([h, y, c], dim=-1))        # [B, V]
+        c = state["context"]  # [B, He], the same at every step
+        y = self.embedding(y_prev)  # [B, E]
+        h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
+        logits = self.out(torch.cat([h, y, c], dim=-1))  # [B, V]
         return logits, {"h": h, "context": c}, None
 
 
@@ -220,14 +265,13 @@ class BahdanauDecoder(_Decoder):
 
     e_tj = v_a^T tanh(W_a s_{t-1} + U_a h_j)        (eq. 6; lib.attention.AdditiveScore, ``score``)
     alpha_tj = softmax_j(e_tj) over the real source words,   c_t = sum_j alpha_tj h_j   (eqs. 5-6)
-    s_t = GRU(s_{t-1}, [E y_{t-1}; c_t]),   logits_t = W_o [s_t; E y_{t-1}; c_t]     (eq. 4)
-    where h_j are the encoder's concatenated bidirectional states. step returns weights alpha_t [B, S];
-    the state is {"h": s_t [B, H]}.
-    Deviations: the output layer is one linear layer (``out``) instead of the paper's maxout network,
-    and it reads s_t (eq. 4) where appendix A.2.2 reads s_{t-1}; s_0 = tanh(W_s [forward h_S;
-    backward h_1]) where the paper uses the backward state alone.
-    Initialization: appendix B.1 (orthogonal recurrent matrices, W_a, U_a ~ N(0, 0.001^2), v_a = 0 so
-    the first attention is uniform, all else N(0, 0.01^2)).
+    s_t = GRU(s_{t-1}, [E y_{t-1}; c_t]),   logits_t = W_o [s_t; E y_{t-1}; c_t]     (eq. 4) where
+    h_j are the encoder's concatenated bidirectional states. step returns weights alpha_t [B, S];
+    the state is {"h": s_t [B, H]}. Deviations: the output layer is one linear layer (``out``)
+    instead of the paper's maxout network, and it reads s_t (eq. 4) where appendix A.2.2 reads
+    s_{t-1}; s_0 = tanh(W_s [forward h_S; backward h_1]) where the paper uses the backward state
+    alone. Initialization: appendix B.1 (orthogonal recurrent matrices, W_a, U_a ~ N(0, 0.001^2),
+    v_a = 0 so the first attention is uniform, all else N(0, 0.01^2)).
     """
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
@@ -242,18 +286,19 @@ class BahdanauDecoder(_Decoder):
         self._check_step(y_prev, state, enc_states, src_mask)
         scores = self.score(state["h"][:, None], enc_states)  # query s_{t-1}: [B, 1, S]
         context, weights = attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
-        c = context[:, 0]                                      # [B, He]
-        y = self.embedding(y_prev)                             # [B, E]
-        h = self.cell(torch.cat([y, c], dim=-1), state["h"])   # [B, H]
-        logits = self.out(torch.cat([h, y, c], dim=-1))        # [B, V]
+        c = context[:, 0]  # [B, He]
+        y = self.embedding(y_prev)  # [B, E]
+        h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
+        logits = self.out(torch.cat([h, y, c], dim=-1))  # [B, V]
         return logits, {"h": h}, weights[:, 0]
 
 
 class LuongDecoder(_Decoder):
     """The attention decoder of Luong et al. 2015 (sec. 3): the new state h_t asks the question.
 
-    h_t = GRU(h_{t-1}, [E y_{t-1}; h~_{t-1}])   (input feeding, sec. 3.3; without it the input is E y_{t-1})
-    score(h_t, h_s): "dot" h_t^T h_s, "general" h_t^T W_a h_s, "concat" v_a^T tanh(W_a [h_t; h_s]) (eq. 8;
+    h_t = GRU(h_{t-1}, [E y_{t-1}; h~_{t-1}])   (input feeding, sec. 3.3; without it the input is E
+    y_{t-1}) score(h_t, h_s): "dot" h_t^T h_s, "general" h_t^T W_a h_s, "concat" v_a^T tanh(W_a
+    [h_t; h_s]) (eq. 8;
         lib.attention's dot_product_score, GeneralScore, AdditiveScore as ``score``)
     global (window=None, sec. 3.1): a_t = softmax over the real source words of the scores (eq. 7)
     local-p (window=D, sec. 3.2): p_t = S * sigmoid(v_p^T tanh(W_p h_t)) with S the sentence's own
@@ -261,25 +306,36 @@ class LuongDecoder(_Decoder):
         sigma = D / 2 (eq. 11), where align_t is the softmax of the scores over the real positions s
         (0-based) inside the window [p_t - D, p_t + D]; outside it a_t(s) = 0. As in the paper these
         weights do not sum to 1 (the Gaussian factor shrinks them).
-    c_t = sum_s a_t(s) h_s,  h~_t = tanh(W_c [c_t; h_t]) (eq. 5),  logits_t = W_s h~_t (eq. 6, ``out``).
-    step returns weights a_t [B, S]; the state is {"h": h_t, "h_tilde": h~_t} and, for local
-    attention, "position": p_t [B] (for plotting the predicted position).
-    Deviations: one GRU layer instead of the paper's 4-layer LSTM; s_0 = tanh(W_s summary) from a
-    bidirectional encoder (the paper: the last state of a unidirectional one); an output bias;
-    the "location" score and local-m (p_t = t) are left out; the window is not differentiable in p_t
-    (as in the paper), p_t learns through the Gaussian factor only.
-    Initialization: every parameter uniform in [-0.1, 0.1] (sec. 4.1).
+    c_t = sum_s a_t(s) h_s,  h~_t = tanh(W_c [c_t; h_t]) (eq. 5),  logits_t = W_s h~_t (eq. 6,
+    ``out``). step returns weights a_t [B, S]; the state is {"h": h_t, "h_tilde": h~_t} and, for
+    local attention, "position": p_t [B] (for plotting the predicted position). Deviations: one GRU
+    layer instead of the paper's 4-layer LSTM; s_0 = tanh(W_s summary) from a bidirectional encoder
+    (the paper: the last state of a unidirectional one); an output bias; the "location" score and
+    local-m (p_t = t) are left out; the window is not differentiable in p_t (as in the paper), p_t
+    learns through the Gaussian factor only. Initialization: every parameter uniform in [-0.1, 0.1]
+    (sec. 4.1).
     """
 
-    def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, score: str = "general",
-                 window: int | None = None, input_feeding: bool = True, d_attn: int | None = None):
+    def __init__(
+        self,
+        vocab_size: int,
+        d_emb: int,
+        d_hidden: int,
+        d_enc: int,
+        score: str = "general",
+        window: int | None = None,
+        input_feeding: bool = True,
+        d_attn: int | None = None,
+    ):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         d_attn = d_hidden if d_attn is None else d_attn
         _check_int(d_attn, "d_attn", 1)
         if score == "dot" and d_hidden != d_enc:
-            raise ValueError(f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}")
+            raise ValueError(
+                f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
+            )
         if score == "dot":
-            self.score = None                                  # dot_product_score has no parameters
+            self.score = None  # dot_product_score has no parameters
         elif score == "general":
             self.score = GeneralScore(d_hidden, d_enc)
         elif score == "concat":
@@ -303,77 +359,91 @@ class LuongDecoder(_Decoder):
 
     def scores(self, h: Tensor, enc_states: Tensor) -> Tensor:
         """score(h_t, h_s) for every source position: h [B, H], enc_states [B, S, He] -> [B, S]."""
-        q = h[:, None]                                         # [B, 1, H]
+        q = h[:, None]  # [B, 1, H]
         s = dot_product_score(q, enc_states) if self.score is None else self.score(q, enc_states)
-        return s[:, 0]                                         # [B, 1, S] -> [B, S]
+        return s[:, 0]  # [B, 1, S] -> [B, S]
 
     def local_weights(self, h: Tensor, scores: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
-        """Local-p attention (eqs. 10-11): h [B, H], scores [B, S], src_mask [B, S] -> (p_t [B], a_t [B, S])."""
-        lengths = src_mask.sum(-1).to(h.dtype)                 # [B] each sentence's own S
+        """Local-p attention (eqs. 10-11): h [B, H], scores [B, S], src_mask [B, S] -> (p_t [B], a_t
+        [B, S])."""
+        lengths = src_mask.sum(-1).to(h.dtype)  # [B] each sentence's own S
         p = lengths * torch.sigmoid(self.v_p(torch.tanh(self.W_p(h))))[:, 0]  # [B] in [0, S]
         positions = torch.arange(src_mask.shape[1], device=h.device, dtype=h.dtype)  # [S]
-        distance = positions[None] - p[:, None]                # [B, S] s - p_t
+        distance = positions[None] - p[:, None]  # [B, S] s - p_t
         in_window = src_mask & (distance.abs() <= self.window)  # [B, S]
-        align = masked_softmax(scores, in_window)              # [B, S], 0 outside the window
+        align = masked_softmax(scores, in_window)  # [B, S], 0 outside the window
         sigma = self.window / 2
-        return p, align * torch.exp(-distance ** 2 / (2 * sigma ** 2))  # [B], [B, S]
+        return p, align * torch.exp(-(distance**2) / (2 * sigma**2))  # [B], [B, S]
 
     def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         self._check_step(y_prev, state, enc_states, src_mask)
-        y = self.embedding(y_prev)                             # [B, E]
+        y = self.embedding(y_prev)  # [B, E]
         x = torch.cat([y, state["h_tilde"]], dim=-1) if self.input_feeding else y  # [B, E (+ H)]
-        h = self.cell(x, state["h"])                           # [B, H]
-        scores = self.scores(h, enc_states)                    # [B, S]
+        h = self.cell(x, state["h"])  # [B, H]
+        scores = self.scores(h, enc_states)  # [B, S]
         new_state = {"h": h}
         if self.window is None:
-            weights = masked_softmax(scores, src_mask)         # [B, S]
+            weights = masked_softmax(scores, src_mask)  # [B, S]
         else:
             new_state["position"], weights = self.local_weights(h, scores, src_mask)  # [B], [B, S]
-        c = (weights[:, None] @ enc_states)[:, 0]              # [B, 1, S] @ [B, S, He] -> [B, He]
+        c = (weights[:, None] @ enc_states)[:, 0]  # [B, 1, S] @ [B, S, He] -> [B, He]
         h_tilde = torch.tanh(self.W_c(torch.cat([c, h], dim=-1)))  # [B, H]
         new_state["h_tilde"] = h_tilde
-        return self.out(h_tilde), new_state, weights           # [B, V], state, [B, S]
+        return self.out(h_tilde), new_state, weights  # [B, V], state, [B, S]
 
 
 # --- the whole model -----------------------------------------------------------------------------
+
 
 class Seq2Seq(nn.Module):
     """An encoder and a decoder (any of the above, or lib.hard_attention.HardAttentionDecoder).
 
     forward(src [B, S], src_lengths [B], tgt_in [B, T], return_states=False) -> (logits [B, T, V],
     weights [B, T, S] or None) with teacher forcing: at step t the decoder reads the true previous
-    word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess. return_states=True also returns the
-    list of the T decoder states (dicts; e.g. local attention's p_t is
-    ``torch.stack([s["position"] for s in states], 1)`` [B, T]).
-    loss(batch) -> the mean cross-entropy over the non-pad tokens of batch.tgt_out: the negative
-    log-likelihood of the targets per token, so minimizing it is maximum likelihood (Sutskever et al.
-    2014, sec. 2; Bahdanau et al. 2015, sec. 2.1). ``batch`` is any object with src, src_lengths,
-    tgt_in and tgt_out (e.g. lib.data.Batch). The decoder computes it (``decoder.loss``), because hard
+    word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess. return_states=True also returns
+    the list of the T decoder states (dicts; e.g. local attention's p_t is
+    ``torch.stack([s["position"] for s in states], 1)`` [B, T]). loss(batch) -> the mean
+    cross-entropy over the non-pad tokens of batch.tgt_out: the negative log-likelihood of the
+    targets per token, so minimizing it is maximum likelihood (Sutskever et al. 2014, sec. 2;
+    Bahdanau et al. 2015, sec. 2.1). ``batch`` is any object with src, src_lengths, tgt_in and
+    tgt_out (e.g. lib.data.Batch). The decoder computes it (``decoder.loss``), because hard
     attention adds a REINFORCE term. The pad id is the encoder's (``encoder.pad_id``).
     """
 
     def __init__(self, encoder: Encoder, decoder: _Decoder):
         super().__init__()
         if not isinstance(encoder, Encoder):
-            raise TypeError(f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}")
+            raise TypeError(
+                f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}"
+            )
         if not isinstance(decoder, _Decoder):
-            raise TypeError(f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}")
+            raise TypeError(
+                f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}"
+            )
         if decoder.d_enc != encoder.d_enc:
-            raise ValueError(f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), "
-                             f"got d_enc={decoder.d_enc}")
+            raise ValueError(
+                f"decoder: expected d_enc={encoder.d_enc} (the encoder's state "
+                "width), "
+                f"got d_enc={decoder.d_enc}"
+            )
         self.encoder, self.decoder, self.pad_id = encoder, decoder, encoder.pad_id
 
     def encode(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor, Tensor]:
-        """src [B, S], src_lengths [B] -> (enc_states [B, S, He], summary [B, He], src_mask bool [B, S])."""
-        enc_states, summary = self.encoder(src, src_lengths)   # checks src and src_lengths
-        src_mask = padding_mask(torch.as_tensor(src_lengths, device=src.device), src.shape[1])[:, 0, 0]
-        return enc_states, summary, src_mask                   # [B, 1, 1, S] -> [B, S]
+        """src [B, S], src_lengths [B] -> (enc_states [B, S, He], summary [B, He], src_mask bool [B,
+        S])."""
+        enc_states, summary = self.encoder(src, src_lengths)  # checks src and src_lengths
+        src_mask = padding_mask(torch.as_tensor(src_lengths, device=src.device), src.shape[1])[
+            :, 0, 0
+        ]
+        return enc_states, summary, src_mask  # [B, 1, 1, S] -> [B, S]
 
     def forward(self, src: Tensor, src_lengths, tgt_in: Tensor, return_states: bool = False):
         _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, "[B, T]")
         if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
-            raise ValueError(f"tgt_in: expected batch size {src.shape[0]} (that of src), "
-                             f"got shape {tuple(tgt_in.shape)}")
+            raise ValueError(
+                f"tgt_in: expected batch size {src.shape[0]} (that of src), "
+                f"got shape {tuple(tgt_in.shape)}"
+            )
         enc_states, summary, src_mask = self.encode(src, src_lengths)
         state = self.decoder.init_state(summary)
         logits, weights, states = [], [], []
@@ -382,15 +452,17 @@ class Seq2Seq(nn.Module):
             logits.append(step_logits)
             weights.append(w)
             states.append(state)
-        logits = torch.stack(logits, dim=1)                    # [B, T, V]
+        logits = torch.stack(logits, dim=1)  # [B, T, V]
         weights = None if weights[0] is None else torch.stack(weights, dim=1)  # [B, T, S]
         return (logits, weights, states) if return_states else (logits, weights)
 
     def loss(self, batch) -> Tensor:
         missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
         if missing:
-            raise TypeError(f"batch: expected an object with src, src_lengths, tgt_in, tgt_out "
-                            f"(e.g. lib.data.Batch), got {type(batch).__name__} without {missing}")
+            raise TypeError(
+                f"batch: expected an object with src, src_lengths, tgt_in, tgt_out "
+                f"(e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
+            )
         _check_target(batch.tgt_in, batch.tgt_out, self)
         logits, _, states = self(batch.src, batch.src_lengths, batch.tgt_in, return_states=True)
         return self.decoder.loss(logits, batch.tgt_out, states, self.pad_id)
@@ -400,24 +472,31 @@ def _check_target(tgt_in, tgt_out, model: Seq2Seq) -> None:
     _check_ids(tgt_out, "tgt_out", model.decoder.vocab_size, "[B, T]")
     if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
         got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
-        raise ValueError(f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}")
+        raise ValueError(
+            f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}"
+        )
     if not (tgt_out != model.pad_id).any(dim=1).all():
-        raise ValueError("tgt_out: every sequence needs at least one non-pad token (an empty target)")
+        raise ValueError(
+            "tgt_out: every sequence needs at least one non-pad token (an empty target)"
+        )
 
 
-def sequence_log_prob(model: Seq2Seq, src: Tensor, src_lengths, tgt_in: Tensor, tgt_out: Tensor) -> Tensor:
+def sequence_log_prob(
+    model: Seq2Seq, src: Tensor, src_lengths, tgt_in: Tensor, tgt_out: Tensor
+) -> Tensor:
     """log p(y | x) = sum_t log p(y_t | y_<t, x) over the non-pad tokens of tgt_out -> [B].
 
     One teacher-forced pass; differentiable (wrap it in torch.no_grad() to score). The mean over the
     tokens of minus this is ``Seq2Seq.loss``'s cross-entropy.
     """
     _check_target(tgt_in, tgt_out, model)
-    logits, _ = model(src, src_lengths, tgt_in)                # [B, T, V]
+    logits, _ = model(src, src_lengths, tgt_in)  # [B, T, V]
     picked = logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]  # [B, T]
-    return picked.masked_fill(tgt_out == model.pad_id, 0.0).sum(dim=1)       # [B]
+    return picked.masked_fill(tgt_out == model.pad_id, 0.0).sum(dim=1)  # [B]
 
 
 # --- decoding ------------------------------------------------------------------------------------
+
 
 def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
     if not isinstance(model, Seq2Seq):
@@ -426,24 +505,26 @@ def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
     V = model.decoder.vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < V:
-            raise ValueError(f"{name}: expected an id in [0, {V}) (the target vocabulary), got {value!r}")
+            raise ValueError(
+                f"{name}: expected an id in [0, {V}) (the target vocabulary), got {value!r}"
+            )
 
 
 @torch.no_grad()
 def greedy_decode(model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: int, eos_id: int):
     """Greedy decoding: from BOS, feed back the most probable word until EOS or ``max_len`` words.
 
-    src [B, S], src_lengths [B] -> (tokens [B, L] with L <= max_len: the generated words without BOS,
-    ending with EOS where one was produced, then ``model.pad_id``; weights [B, L, S] or None: row t is
-    the attention the decoder used when it chose tokens[:, t] (rows after EOS are 0)).
-    Put the model in eval mode first (hard attention samples in training mode).
+    src [B, S], src_lengths [B] -> (tokens [B, L] with L <= max_len: the generated words without
+    BOS, ending with EOS where one was produced, then ``model.pad_id``; weights [B, L, S] or None:
+    row t is the attention the decoder used when it chose tokens[:, t] (rows after EOS are 0)). Put
+    the model in eval mode first (hard attention samples in training mode).
     """
     _check_decode_args(model, max_len, bos_id, eos_id)
     enc_states, summary, src_mask = model.encode(src, src_lengths)  # [B, S, He], [B, He], [B, S]
     state = model.decoder.init_state(summary)
     B = src.shape[0]
     y = torch.full((B,), bos_id, dtype=torch.long, device=src.device)  # [B]
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)         # [B]
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)  # [B]
     tokens, weights = [], []
     for _ in range(max_len):
         logits, state, w = model.decoder.step(y, state, enc_states, src_mask)  # [B, V]
@@ -454,23 +535,30 @@ def greedy_decode(model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id
         if done.all():
             break
     weights = None if weights[0] is None else torch.stack(weights, dim=1)  # [B, L, S]
-    return torch.stack(tokens, dim=1), weights                 # [B, L]
+    return torch.stack(tokens, dim=1), weights  # [B, L]
 
 
 @torch.no_grad()
-def beam_search(model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: int, eos_id: int,
-                beam_width: int = 4):
+def beam_search(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths,
+    max_len: int,
+    bos_id: int,
+    eos_id: int,
+    beam_width: int = 4,
+):
     """Beam search for one sentence: keep the ``beam_width`` most probable prefixes at every step.
 
     src [1, S], src_lengths [1] -> (tokens [L]: the best hypothesis without BOS, L <= max_len;
     log_prob: its log p(y | x) = sum_t log p(y_t | y_<t, x), a float; weights [L, S] or None: one
-    attention row per output token). Each step extends every alive hypothesis by every word and keeps
-    the beam_width - (number finished) best by log-probability; one that ends with EOS, or reaches
-    max_len words, is finished, so the beam shrinks until none is alive; the finished hypothesis with
-    the highest log-probability wins (no length normalization). beam_width=1 is greedy decoding.
-    A beam at least as wide as the number of possible outputs is exhaustive search; a narrower one
-    is a heuristic: it usually finds a likelier output than greedy, but can drop the prefix of the
-    best one, so it is not guaranteed to. Put the model in eval mode first.
+    attention row per output token). Each step extends every alive hypothesis by every word and
+    keeps the beam_width - (number finished) best by log-probability; one that ends with EOS, or
+    reaches max_len words, is finished, so the beam shrinks until none is alive; the finished
+    hypothesis with the highest log-probability wins (no length normalization). beam_width=1 is
+    greedy decoding. A beam at least as wide as the number of possible outputs is exhaustive search;
+    a narrower one is a heuristic: it usually finds a likelier output than greedy, but can drop the
+    prefix of the best one, so it is not guaranteed to. Put the model in eval mode first.
     """
     _check_decode_args(model, max_len, bos_id, eos_id)
     if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
@@ -478,23 +566,28 @@ def beam_search(model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: 
         raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
     _check_int(beam_width, "beam_width", 1)
     enc_states, summary, src_mask = model.encode(src, src_lengths)  # [1, S, He], [1, He], [1, S]
-    state = model.decoder.init_state(summary)                  # K = 1 hypothesis
-    y = torch.full((1,), bos_id, dtype=torch.long, device=src.device)  # [K] last word of each hypothesis
+    state = model.decoder.init_state(summary)  # K = 1 hypothesis
+    # [K] last word of each hypothesis
+    y = torch.full((1,), bos_id, dtype=torch.long, device=src.device)
     log_prob = torch.zeros(1, dtype=enc_states.dtype, device=src.device)  # [K]
     tokens = torch.zeros(1, 0, dtype=torch.long, device=src.device)  # [K, t]
-    weights = enc_states.new_zeros(1, 0, src.shape[1])         # [K, t, S]
-    finished = []                                              # (log_prob, tokens [L], weights [L, S])
+    weights = enc_states.new_zeros(1, 0, src.shape[1])  # [K, t, S]
+    finished = []  # (log_prob, tokens [L], weights [L, S])
     for t in range(max_len):
         K = y.shape[0]
-        logits, state, w = model.decoder.step(y, state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1))
+        logits, state, w = model.decoder.step(
+            y, state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1)
+        )
         candidates = log_prob[:, None] + logits.log_softmax(-1)  # [K, V]
         n = min(beam_width - len(finished), candidates.numel())
-        log_prob, flat = candidates.flatten().topk(n)          # [n], [n] indices into K * V
-        rows, y = flat // candidates.shape[1], flat % candidates.shape[1]  # [n] hypothesis, [n] word
+        log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * V
+        # [n] hypothesis, [n] word
+        rows, y = flat // candidates.shape[1], flat % candidates.shape[1]
         tokens = torch.cat([tokens[rows], y[:, None]], dim=1)  # [n, t + 1]
-        weights = weights[rows] if w is None else torch.cat([weights[rows], w[rows, None]], dim=1)  # [n, t+1, S]
+        # [n, t+1, S]
+        weights = weights[rows] if w is None else torch.cat([weights[rows], w[rows, None]], dim=1)
         state = {key: value[rows] for key, value in state.items()}
-        ended = (y == eos_id) | (t == max_len - 1)             # [n]
+        ended = (y == eos_id) | (t == max_len - 1)  # [n]
         for i in ended.nonzero()[:, 0].tolist():
             finished.append((log_prob[i].item(), tokens[i], weights[i]))
         alive = ~ended

@@ -34,14 +34,15 @@ DECAYS = ("cosine", "linear", "constant")
 class History:
     """What ``fit`` records: one entry per step in ``losses``, ``lrs`` (the learning rate used) and
     ``grad_norms`` (the gradient's total L2 norm before clipping); ``seconds`` of wall time."""
+
     losses: list[float] = field(default_factory=list)
     lrs: list[float] = field(default_factory=list)
     grad_norms: list[float] = field(default_factory=list)
     seconds: float = 0.0
 
     def smoothed(self, window: int = 20) -> list[float]:
-        """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) : i+1]
-        (same length as ``losses``; the first entries average fewer steps)."""
+        """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) :
+        i+1] (same length as ``losses``; the first entries average fewer steps)."""
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise ValueError(f"window: expected an int >= 1, got {window!r}")
         out, total = [], 0.0
@@ -53,7 +54,9 @@ class History:
         return out
 
 
-def lr_at(step: int, *, steps: int, lr: float, warmup_steps: int = 0, decay: str = "cosine") -> float:
+def lr_at(
+    step: int, *, steps: int, lr: float, warmup_steps: int = 0, decay: str = "cosine"
+) -> float:
     """The learning rate of 0-based step `step` of `steps`.
 
     Warmup: lr * (step + 1) / warmup_steps for step < warmup_steps. After it, with
@@ -79,8 +82,14 @@ def _check_schedule(steps, lr, warmup_steps, decay) -> None:
         raise ValueError(f"steps: expected an int >= 1, got {steps!r}")
     if not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"lr: expected a number > 0, got {lr!r}")
-    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or not 0 <= warmup_steps <= steps:
-        raise ValueError(f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}")
+    if (
+        isinstance(warmup_steps, bool)
+        or not isinstance(warmup_steps, int)
+        or not 0 <= warmup_steps <= steps
+    ):
+        raise ValueError(
+            f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
+        )
     if decay not in DECAYS:
         raise ValueError(f"decay: expected one of {DECAYS}, got {decay!r}")
 
@@ -97,16 +106,30 @@ def _batch_stream(batches) -> Iterable:
             yield batch
         if n == 0:
             what = "the iterable" if epoch == 0 else f"epoch {epoch + 1} (an exhausted iterator?)"
-            raise ValueError(f"batches: {what} yielded no batch; pass a list of batches or a callable "
-                             f"returning a fresh iterable, e.g. lambda: batches(...)")
+            raise ValueError(
+                f"batches: {what} yielded no batch; pass a list of batches or a "
+                "callable "
+                f"returning a fresh iterable, e.g. lambda: batches(...)"
+            )
         epoch += 1
 
 
-def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
-        loss_fn: Callable[[nn.Module, Any], Tensor], *, steps: int, lr: float = 1e-3,
-        weight_decay: float = 0.0, warmup_steps: int = 0,
-        decay: str = "cosine", clip: float | None = 1.0, progress: bool = True, desc: str = "training",
-        seed: int | None = None, stop_after: int | None = None) -> History:
+def fit(
+    model: nn.Module,
+    batches: Iterable | Callable[[], Iterable],
+    loss_fn: Callable[[nn.Module, Any], Tensor],
+    *,
+    steps: int,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+    warmup_steps: int = 0,
+    decay: str = "cosine",
+    clip: float | None = 1.0,
+    progress: bool = True,
+    desc: str = "training",
+    seed: int | None = None,
+    stop_after: int | None = None,
+) -> History:
     """Train `model` for `steps` optimizer steps and return the History.
 
     batches: an iterable of batches (a list is re-iterated every epoch; an endless generator such
@@ -116,10 +139,13 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
     lr, warmup_steps, decay: the schedule (see ``lr_at``); weight_decay: AdamW's decoupled decay.
     clip: maximum L2 norm of the whole gradient (``torch.nn.utils.clip_grad_norm_``), None for no
         clipping. The clipped gradients of the last step stay in the parameters' ``.grad``.
-    progress: a tqdm progress bar showing a running loss. seed: if given, ``torch.manual_seed(seed)``
+    progress: a tqdm progress bar showing a running loss. seed: if given,
+    ``torch.manual_seed(seed)``
         first (dropout and any other torch randomness inside the loop are then reproducible).
-    stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full run
-        (to replay the beginning of a long training run exactly, as a check that it is reproducible).
+    stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full
+    run
+        (to replay the beginning of a long training run exactly, as a check that it is
+        reproducible).
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
@@ -128,9 +154,14 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
         raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
     if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
-    if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, int)
-                                   or not 1 <= stop_after <= steps):
-        raise ValueError(f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}")
+    if stop_after is not None and (
+        isinstance(stop_after, bool)
+        or not isinstance(stop_after, int)
+        or not 1 <= stop_after <= steps
+    ):
+        raise ValueError(
+            f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
+        )
     if seed is not None:
         torch.manual_seed(seed)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -150,21 +181,29 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
                 group["lr"] = rate
             loss = loss_fn(model, next(stream))
             if not isinstance(loss, Tensor) or loss.numel() != 1:
-                got = f"shape {tuple(loss.shape)}" if isinstance(loss, Tensor) else type(loss).__name__
+                got = (
+                    f"shape {tuple(loss.shape)}"
+                    if isinstance(loss, Tensor)
+                    else type(loss).__name__
+                )
                 raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
             if not torch.isfinite(loss.detach()).all():
                 raise FloatingPointError(
-                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the "
-                    f"weights were not updated. Lower lr, clip the gradients or check the data.")
+                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate "
+                    f"{rate:.3g}); the "
+                    f"weights were not updated. Lower lr, clip the gradients or check the data."
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             max_norm = clip if clip is not None else float("inf")
-            norm = torch.nn.utils.clip_grad_norm_(params, max_norm)   # returns the norm before clipping
+            # returns the norm before clipping
+            norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
             if not math.isfinite(float(norm)):
                 optimizer.zero_grad(set_to_none=True)
                 raise FloatingPointError(
                     f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate "
-                    f"{rate:.3g}); the weights were not updated. Lower lr or clip the gradients.")
+                    f"{rate:.3g}); the weights were not updated. Lower lr or clip the gradients."
+                )
             optimizer.step()
             value = loss.item()
             history.losses.append(value)
@@ -182,7 +221,9 @@ def fit(model: nn.Module, batches: Iterable | Callable[[], Iterable],
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, batches: Iterable, metric_fn: Callable[[nn.Module, Any], Any]) -> float:
+def evaluate(
+    model: nn.Module, batches: Iterable, metric_fn: Callable[[nn.Module, Any], Any]
+) -> float:
     """Average a metric over batches, in eval mode and without gradients (the model's mode is
     restored afterwards).
 
@@ -197,8 +238,11 @@ def evaluate(model: nn.Module, batches: Iterable, metric_fn: Callable[[nn.Module
             out = metric_fn(model, batch)
             if isinstance(out, tuple):
                 if len(out) != 2:
-                    raise ValueError(f"metric_fn: expected a number or a (total, count) pair, got a "
-                                     f"tuple of {len(out)}")
+                    raise ValueError(
+                        "metric_fn: expected a number or a (total, count) pair, got "
+                        "a "
+                        f"tuple of {len(out)}"
+                    )
                 totals += float(out[0])
                 counts += float(out[1])
             else:
@@ -206,7 +250,9 @@ def evaluate(model: nn.Module, batches: Iterable, metric_fn: Callable[[nn.Module
     finally:
         model.train(was_training)
     if values and counts:
-        raise ValueError("metric_fn: returned numbers for some batches and (total, count) pairs for others")
+        raise ValueError(
+            "metric_fn: returned numbers for some batches and (total, count) pairs for others"
+        )
     if not values and not counts:
         raise ValueError("batches: yielded no batch (or only batches with count 0)")
     return sum(values) / len(values) if values else totals / counts

@@ -9,8 +9,8 @@ Shape legend (used in every docstring and shape comment below):
     H    attention heads            V    vocabulary size (Vs source, Vt target)
 
 Mask convention (as everywhere in this library): boolean, True where a query may attend,
-broadcastable to the attention weights [B, H, Tq, Tk]. Here that means a source padding mask
-[B, 1, 1, S] (True at real tokens, from ``config.pad_id``) and the causal mask [T, T] of the decoder's
+broadcastable to the attention weights [B, H, Tq, Tk]. Here that means a source padding mask [B, 1,
+1, S] (True at real tokens, from ``config.pad_id``) and the causal mask [T, T] of the decoder's
 self-attention (lib.attention.causal_mask). torch.nn.Transformer*Layer use the opposite convention
 (True = may NOT attend) for their ``*_key_padding_mask`` and boolean ``*_mask`` arguments.
 
@@ -29,8 +29,16 @@ from lib.attention import MultiHeadAttention, causal_mask
 from lib.positional import SinusoidalPositionalEncoding
 
 __all__ = [
-    "TransformerConfig", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
-    "Transformer", "count_parameters", "greedy_decode", "beam_search",
+    "TransformerConfig",
+    "FeedForward",
+    "EncoderLayer",
+    "DecoderLayer",
+    "Encoder",
+    "Decoder",
+    "Transformer",
+    "count_parameters",
+    "greedy_decode",
+    "beam_search",
 ]
 
 
@@ -38,11 +46,13 @@ __all__ = [
 class TransformerConfig:
     """Hyper-parameters of the Transformer; ``base()`` and ``big()`` are the paper's Table 3 models.
 
-    ``n_layers`` is N, the number of layers in the encoder and in the decoder each. ``tie_embeddings``
-    shares one matrix between the target embedding and the pre-softmax linear layer (sec. 3.4);
-    ``share_src_tgt_embeddings`` also shares it with the source embedding, as the paper does for its
-    shared English-German BPE vocabulary of about 37000 tokens (sec. 5.1); it needs equal vocabularies.
+    ``n_layers`` is N, the number of layers in the encoder and in the decoder each.
+    ``tie_embeddings`` shares one matrix between the target embedding and the pre-softmax linear
+    layer (sec. 3.4); ``share_src_tgt_embeddings`` also shares it with the source embedding, as the
+    paper does for its shared English-German BPE vocabulary of about 37000 tokens (sec. 5.1); it
+    needs equal vocabularies.
     """
+
     src_vocab_size: int
     tgt_vocab_size: int
     d_model: int = 512
@@ -57,7 +67,15 @@ class TransformerConfig:
     pad_id: int = 0
 
     def __post_init__(self):
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len"):
+        for name in (
+            "src_vocab_size",
+            "tgt_vocab_size",
+            "d_model",
+            "n_heads",
+            "n_layers",
+            "d_ff",
+            "max_len",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
@@ -66,36 +84,52 @@ class TransformerConfig:
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
         if self.share_src_tgt_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError(f"share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, got "
-                             f"{self.src_vocab_size} and {self.tgt_vocab_size}")
+            raise ValueError(
+                "share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, "
+                "got "
+                f"{self.src_vocab_size} and {self.tgt_vocab_size}"
+            )
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if not 0 <= self.pad_id < smallest:
-            raise ValueError(f"pad_id: expected an id in [0, {smallest}) (inside both vocabularies), "
-                             f"got {self.pad_id!r}")
+            raise ValueError(
+                f"pad_id: expected an id in [0, {smallest}) (inside both "
+                "vocabularies), "
+                f"got {self.pad_id!r}"
+            )
 
     @classmethod
     def base(cls, src_vocab_size: int = 37000, tgt_vocab_size: int = 37000, **overrides):
         """Transformer (base), Table 3: N=6, d_model=512, d_ff=2048, h=8, P_drop=0.1. One shared
         source/target vocabulary (and embedding matrix) when the two sizes are equal."""
-        return cls(**{"src_vocab_size": src_vocab_size, "tgt_vocab_size": tgt_vocab_size,
-                      "share_src_tgt_embeddings": src_vocab_size == tgt_vocab_size, **overrides})
+        return cls(
+            **{
+                "src_vocab_size": src_vocab_size,
+                "tgt_vocab_size": tgt_vocab_size,
+                "share_src_tgt_embeddings": src_vocab_size == tgt_vocab_size,
+                **overrides,
+            }
+        )
 
     @classmethod
     def big(cls, src_vocab_size: int = 37000, tgt_vocab_size: int = 37000, **overrides):
         """Transformer (big), Table 3: N=6, d_model=1024, d_ff=4096, h=16, P_drop=0.3."""
-        return cls.base(src_vocab_size, tgt_vocab_size,
-                        **{"d_model": 1024, "d_ff": 4096, "n_heads": 16, "dropout": 0.3, **overrides})
+        return cls.base(
+            src_vocab_size,
+            tgt_vocab_size,
+            **{"d_model": 1024, "d_ff": 4096, "n_heads": 16, "dropout": 0.3, **overrides},
+        )
 
 
 # --- the layers: feed-forward network, encoder layer, decoder layer ------------------------------
+
 
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alone (sec. 3.3, eq. 2).
 
     forward(x [B, T, D]) -> [B, T, D]. ``linear1`` is D -> F, ``linear2`` is F -> D (torch's names).
-    Initialization: xavier_uniform_ weights, zero biases (as the attention projections).
-    Deviation: no dropout inside (torch's layers and the Annotated Transformer drop the hidden units;
-    the paper only drops sub-layer outputs, sec. 5.4, which the layers below do).
+    Initialization: xavier_uniform_ weights, zero biases (as the attention projections). Deviation:
+    no dropout inside (torch's layers and the Annotated Transformer drop the hidden units; the paper
+    only drops sub-layer outputs, sec. 5.4, which the layers below do).
     """
 
     def __init__(self, d_model: int, d_ff: int):
@@ -107,12 +141,12 @@ class FeedForward(nn.Module):
             nn.init.zeros_(linear.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.linear2(torch.relu(self.linear1(x)))       # [B, T, F] -> [B, T, D]
+        return self.linear2(torch.relu(self.linear1(x)))  # [B, T, F] -> [B, T, D]
 
 
 class EncoderLayer(nn.Module):
-    """One encoder layer (sec. 3.1): self-attention, then the feed-forward network, each wrapped in a
-    residual connection and LayerNorm.
+    """One encoder layer (sec. 3.1): self-attention, then the feed-forward network, each wrapped in
+    a residual connection and LayerNorm.
 
     Post-LN (default, the paper): x = LayerNorm(x + Dropout(Sublayer(x))).
     Pre-LN (``norm_first=True``): x = x + Dropout(Sublayer(LayerNorm(x))). Most later models (GPT-2
@@ -124,7 +158,9 @@ class EncoderLayer(nn.Module):
     weights (torch's layers and the Annotated Transformer add that).
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False
+    ):
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads)
@@ -135,29 +171,32 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
         if self.norm_first:
-            h = self.norm1(x)                                  # [B, S, D]
+            h = self.norm1(x)  # [B, S, D]
             a, weights = self.self_attn(h, h, h, mask=mask, need_weights=need_weights)
-            x = x + self.dropout(a)                            # [B, S, D]
-            x = x + self.dropout(self.ff(self.norm2(x)))       # [B, S, D]
+            x = x + self.dropout(a)  # [B, S, D]
+            x = x + self.dropout(self.ff(self.norm2(x)))  # [B, S, D]
         else:
             a, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights)
-            x = self.norm1(x + self.dropout(a))                # [B, S, D]
-            x = self.norm2(x + self.dropout(self.ff(x)))       # [B, S, D]
+            x = self.norm1(x + self.dropout(a))  # [B, S, D]
+            x = self.norm2(x + self.dropout(self.ff(x)))  # [B, S, D]
         return x, weights
 
 
 class DecoderLayer(nn.Module):
-    """One decoder layer (sec. 3.1): masked self-attention, cross-attention over the encoder's output
-    ("encoder-decoder attention", sec. 3.2.3), then the feed-forward network; each sub-layer wrapped
-    in a residual connection and LayerNorm, post-LN or pre-LN exactly as in ``EncoderLayer``.
+    """One decoder layer (sec. 3.1): masked self-attention, cross-attention over the encoder's
+    output ("encoder-decoder attention", sec. 3.2.3), then the feed-forward network; each sub-layer
+    wrapped in a residual connection and LayerNorm, post-LN or pre-LN exactly as in
+    ``EncoderLayer``.
 
     forward(y [B, T, D], memory [B, S, D], self_mask (e.g. causal [T, T]), cross_mask (e.g. source
-    padding [B, 1, 1, S]), need_weights) -> (y [B, T, D], self weights [B, H, T, T] or None,
-    cross weights [B, H, T, S] or None). Queries of the cross-attention come from the decoder, keys and
+    padding [B, 1, 1, S]), need_weights) -> (y [B, T, D], self weights [B, H, T, T] or None, cross
+    weights [B, H, T, S] or None). Queries of the cross-attention come from the decoder, keys and
     values from ``memory``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False
+    ):
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads)
@@ -168,26 +207,36 @@ class DecoderLayer(nn.Module):
         self.norm3 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, y: Tensor, memory: Tensor, self_mask: Tensor | None = None,
-                cross_mask: Tensor | None = None, need_weights: bool = False):
+    def forward(
+        self,
+        y: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        cross_mask: Tensor | None = None,
+        need_weights: bool = False,
+    ):
         if self.norm_first:
-            h = self.norm1(y)                                  # [B, T, D]
+            h = self.norm1(y)  # [B, T, D]
             a, self_w = self.self_attn(h, h, h, mask=self_mask, need_weights=need_weights)
-            y = y + self.dropout(a)                            # [B, T, D]
-            a, cross_w = self.cross_attn(self.norm2(y), memory, memory, mask=cross_mask,
-                                         need_weights=need_weights)
-            y = y + self.dropout(a)                            # [B, T, D]
-            y = y + self.dropout(self.ff(self.norm3(y)))       # [B, T, D]
+            y = y + self.dropout(a)  # [B, T, D]
+            a, cross_w = self.cross_attn(
+                self.norm2(y), memory, memory, mask=cross_mask, need_weights=need_weights
+            )
+            y = y + self.dropout(a)  # [B, T, D]
+            y = y + self.dropout(self.ff(self.norm3(y)))  # [B, T, D]
         else:
             a, self_w = self.self_attn(y, y, y, mask=self_mask, need_weights=need_weights)
-            y = self.norm1(y + self.dropout(a))                # [B, T, D]
-            a, cross_w = self.cross_attn(y, memory, memory, mask=cross_mask, need_weights=need_weights)
-            y = self.norm2(y + self.dropout(a))                # [B, T, D]
-            y = self.norm3(y + self.dropout(self.ff(y)))       # [B, T, D]
+            y = self.norm1(y + self.dropout(a))  # [B, T, D]
+            a, cross_w = self.cross_attn(
+                y, memory, memory, mask=cross_mask, need_weights=need_weights
+            )
+            y = self.norm2(y + self.dropout(a))  # [B, T, D]
+            y = self.norm3(y + self.dropout(self.ff(y)))  # [B, T, D]
         return y, self_w, cross_w
 
 
 # --- the two stacks ------------------------------------------------------------------------------
+
 
 class Encoder(nn.Module):
     """N encoder layers (``layers``); ``norm`` is the final LayerNorm of a pre-LN stack (nn.Identity
@@ -199,14 +248,16 @@ class Encoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
-        self.layers = nn.ModuleList(EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
-                                    for _ in range(c.n_layers))
+        self.layers = nn.ModuleList(
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
+            for _ in range(c.n_layers)
+        )
         self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
         weights = []
         for layer in self.layers:
-            x, w = layer(x, mask, need_weights)                # [B, S, D], [B, H, S, S]
+            x, w = layer(x, mask, need_weights)  # [B, S, D], [B, H, S, S]
             weights.append(w)
         return self.norm(x), weights
 
@@ -221,12 +272,20 @@ class Decoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         c = config
-        self.layers = nn.ModuleList(DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
-                                    for _ in range(c.n_layers))
+        self.layers = nn.ModuleList(
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
+            for _ in range(c.n_layers)
+        )
         self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
 
-    def forward(self, y: Tensor, memory: Tensor, self_mask: Tensor | None = None,
-                cross_mask: Tensor | None = None, need_weights: bool = False):
+    def forward(
+        self,
+        y: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        cross_mask: Tensor | None = None,
+        need_weights: bool = False,
+    ):
         self_weights, cross_weights = [], []
         for layer in self.layers:
             y, sw, cw = layer(y, memory, self_mask, cross_mask, need_weights)  # [B, T, D]
@@ -237,22 +296,22 @@ class Decoder(nn.Module):
 
 # --- the whole model -----------------------------------------------------------------------------
 
+
 class Transformer(nn.Module):
     """The encoder-decoder Transformer (Vaswani et al. 2017, sec. 3, Figure 1).
 
     Submodules: ``src_embed`` and ``tgt_embed`` (nn.Embedding; one object when
     ``share_src_tgt_embeddings``), ``pos_encoding`` (sinusoidal, sec. 3.5, with dropout on the sum,
-    sec. 5.4), ``encoder``, ``decoder``, ``generator`` (the pre-softmax linear layer D -> Vt, no bias;
-    its weight is ``tgt_embed.weight`` when ``tie_embeddings``, sec. 3.4).
-    Embeddings are multiplied by sqrt(D) (sec. 3.4). The source padding mask comes from
-    ``config.pad_id``; the decoder's self-attention is causal. Target padding needs no mask of its own:
-    with padding at the end, a real target token never sees a later pad through the causal mask, and
-    the loss ignores the pad positions.
-    Initialization: xavier_uniform_ matrices and zero biases (as torch and the Annotated Transformer;
-    the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0, 1/D), so that the scaled
-    embedding sqrt(D) e has unit variance per coordinate, like the positional encodings it is added to.
-    Deviations: no dropout on attention weights or inside the FFN (see the layers); no label smoothing
-    here (it belongs to the loss).
+    sec. 5.4), ``encoder``, ``decoder``, ``generator`` (the pre-softmax linear layer D -> Vt, no
+    bias; its weight is ``tgt_embed.weight`` when ``tie_embeddings``, sec. 3.4). Embeddings are
+    multiplied by sqrt(D) (sec. 3.4). The source padding mask comes from ``config.pad_id``; the
+    decoder's self-attention is causal. Target padding needs no mask of its own: with padding at the
+    end, a real target token never sees a later pad through the causal mask, and the loss ignores
+    the pad positions. Initialization: xavier_uniform_ matrices and zero biases (as torch and the
+    Annotated Transformer; the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0,
+    1/D), so that the scaled embedding sqrt(D) e has unit variance per coordinate, like the
+    positional encodings it is added to. Deviations: no dropout on attention weights or inside the
+    FFN (see the layers); no label smoothing here (it belongs to the loss).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -260,7 +319,7 @@ class Transformer(nn.Module):
         c = self.config = config
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
         if c.share_src_tgt_embeddings:
-            self.tgt_embed = self.src_embed                     # one module, one [V, D] matrix
+            self.tgt_embed = self.src_embed  # one module, one [V, D] matrix
         else:
             self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.pos_encoding = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
@@ -268,46 +327,55 @@ class Transformer(nn.Module):
         self.decoder = Decoder(c)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         for embedding in (self.src_embed, self.tgt_embed):
-            nn.init.normal_(embedding.weight, std=c.d_model ** -0.5)
+            nn.init.normal_(embedding.weight, std=c.d_model**-0.5)
         if c.tie_embeddings:
-            self.generator.weight = self.tgt_embed.weight       # one Parameter [Vt, D]
+            self.generator.weight = self.tgt_embed.weight  # one Parameter [Vt, D]
         else:
             nn.init.xavier_uniform_(self.generator.weight)
 
     def src_mask(self, src: Tensor) -> Tensor:
         """Source padding mask: src [B, S] -> bool [B, 1, 1, S], True at real (non-pad) tokens."""
-        return (src != self.config.pad_id)[:, None, None, :]   # [B, 1, 1, S]
+        return (src != self.config.pad_id)[:, None, None, :]  # [B, 1, 1, S]
 
     def encode(self, src: Tensor, return_attention: bool = False):
-        """src [B, S] -> memory [B, S, D] (and, if asked, the list of N encoder weights [B, H, S, S])."""
+        """src [B, S] -> memory [B, S, D] (and, if asked, the list of N encoder weights [B, H, S,
+        S])."""
         _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
         x = self.pos_encoding(self.src_embed(src) * math.sqrt(self.config.d_model))  # [B, S, D]
-        memory, weights = self.encoder(x, self.src_mask(src), return_attention)       # [B, S, D]
+        memory, weights = self.encoder(x, self.src_mask(src), return_attention)  # [B, S, D]
         return (memory, weights) if return_attention else memory
 
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, return_attention: bool = False):
-        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> logits [B, T, Vt] (and, if asked,
-        {"decoder": N x [B, H, T, T], "cross": N x [B, H, T, S]})."""
+    def decode(
+        self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, return_attention: bool = False
+    ):
+        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> logits [B, T, Vt] (and, if
+        asked, {"decoder": N x [B, H, T, T], "cross": N x [B, H, T, S]})."""
         _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
         if memory.shape[0] != tgt_in.shape[0]:
-            raise ValueError(f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), "
-                             f"got shape {tuple(memory.shape)}")
+            raise ValueError(
+                f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), "
+                f"got shape {tuple(memory.shape)}"
+            )
         T = tgt_in.shape[1]
         y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))  # [B, T, D]
-        y, self_w, cross_w = self.decoder(y, memory, causal_mask(T, device=tgt_in.device), src_mask,
-                                          return_attention)                             # [B, T, D]
-        logits = self.generator(y)                                                       # [B, T, Vt]
+        y, self_w, cross_w = self.decoder(
+            y, memory, causal_mask(T, device=tgt_in.device), src_mask, return_attention
+        )  # [B, T, D]
+        logits = self.generator(y)  # [B, T, Vt]
         return (logits, {"decoder": self_w, "cross": cross_w}) if return_attention else logits
 
     def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False):
-        """src [B, S], tgt_in [B, T] (the target shifted right: BOS y1 ... y_{T-1}) -> logits [B, T, Vt];
-        with ``return_attention`` also {"encoder", "decoder", "cross"}: lists (one per layer) of weights
-        [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments bertviz's head_view takes."""
+        """src [B, S], tgt_in [B, T] (the target shifted right: BOS y1 ... y_{T-1}) -> logits [B, T,
+        Vt]; with ``return_attention`` also {"encoder", "decoder", "cross"}: lists (one per layer)
+        of weights [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments bertviz's head_view
+        takes."""
         _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
         _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
         if src.shape[0] != tgt_in.shape[0]:
-            raise ValueError(f"tgt_in: expected batch size {src.shape[0]} (that of src), "
-                             f"got shape {tuple(tgt_in.shape)}")
+            raise ValueError(
+                f"tgt_in: expected batch size {src.shape[0]} (that of src), "
+                f"got shape {tuple(tgt_in.shape)}"
+            )
         if not return_attention:
             return self.decode(tgt_in, self.encode(src), self.src_mask(src))
         memory, enc_w = self.encode(src, return_attention=True)
@@ -316,17 +384,22 @@ class Transformer(nn.Module):
 
 
 def _check_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
-    """TypeError unless ids is an integer tensor; ValueError unless it is [B, L] with 1 <= L <= max_len
-    and every id in [0, vocab_size)."""
+    """TypeError unless ids is an integer tensor; ValueError unless it is [B, L] with 1 <= L <=
+    max_len and every id in [0, vocab_size)."""
     if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
         got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
         raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
     if ids.dim() != 2 or not 1 <= ids.shape[1] <= max_len:
-        raise ValueError(f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, "
-                         f"got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, "
+            f"got shape {tuple(ids.shape)}"
+        )
     if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids from "
-                         f"{ids.min().item()} to {ids.max().item()}")
+        raise ValueError(
+            f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
+            "from "
+            f"{ids.min().item()} to {ids.max().item()}"
+        )
 
 
 def count_parameters(config: TransformerConfig) -> int:
@@ -345,19 +418,27 @@ def count_parameters(config: TransformerConfig) -> int:
     """
     with torch.device("meta"):
         model = Transformer(config)
-    return sum(p.numel() for p in model.parameters())       # .parameters() yields a tied one once
+    return sum(p.numel() for p in model.parameters())  # .parameters() yields a tied one once
 
 
-# --- decoding --------------------------------------------------------------------------------------
+# --- decoding
+# --------------------------------------------------------------------------------------
+
 
 def _check_decode_args(model: Transformer, max_len, bos_id, eos_id) -> None:
     if not isinstance(max_len, int) or not 1 <= max_len <= model.config.max_len:
-        raise ValueError(f"max_len: expected an int in [1, {model.config.max_len}] (the model's max_len), "
-                         f"got {max_len!r}")
+        raise ValueError(
+            f"max_len: expected an int in [1, {model.config.max_len}] (the model's "
+            "max_len), "
+            f"got {max_len!r}"
+        )
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if not isinstance(value, int) or not 0 <= value < model.config.tgt_vocab_size:
-            raise ValueError(f"{name}: expected an id in [0, {model.config.tgt_vocab_size}) (the target "
-                             f"vocabulary), got {value!r}")
+            raise ValueError(
+                f"{name}: expected an id in [0, {model.config.tgt_vocab_size}) (the "
+                "target "
+                f"vocabulary), got {value!r}"
+            )
 
 
 @torch.no_grad()
@@ -365,10 +446,10 @@ def greedy_decode(model: Transformer, src: Tensor, max_len: int, bos_id: int, eo
     """Greedy decoding: start from BOS and append the most probable next token until EOS or
     ``max_len`` generated tokens.
 
-    src [B, S] -> (tokens [B, L] with L <= max_len: the generated tokens without BOS, ending with EOS
-    where one was produced, then ``config.pad_id``; attention: the dict of ``Transformer.forward``
-    for the decoder input BOS + tokens[:, :-1], i.e. one row per generated token: row t of "cross"
-    [B, H, L, S] is where the decoder looked when it chose tokens[:, t]).
+    src [B, S] -> (tokens [B, L] with L <= max_len: the generated tokens without BOS, ending with
+    EOS where one was produced, then ``config.pad_id``; attention: the dict of
+    ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e. one row per generated
+    token: row t of "cross" [B, H, L, S] is where the decoder looked when it chose tokens[:, t]).
     Each step recomputes the decoder over the whole prefix (no key/value cache: simpler, O(L^2)).
     Put the model in eval mode first, or dropout will change the tokens.
     """
@@ -376,26 +457,34 @@ def greedy_decode(model: Transformer, src: Tensor, max_len: int, bos_id: int, eo
     memory, src_mask = model.encode(src), model.src_mask(src)  # [B, S, D], [B, 1, 1, S]
     B = src.shape[0]
     ys = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)           # [B]
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)  # [B]
     for _ in range(max_len):
-        logits = model.decode(ys, memory, src_mask)            # [B, t, Vt]
+        logits = model.decode(ys, memory, src_mask)  # [B, t, Vt]
         next_token = logits[:, -1].argmax(-1).masked_fill(done, model.config.pad_id)  # [B]
-        ys = torch.cat([ys, next_token[:, None]], dim=1)       # [B, t + 1]
+        ys = torch.cat([ys, next_token[:, None]], dim=1)  # [B, t + 1]
         done |= next_token == eos_id
         if done.all():
             break
     _, attention = model(src, ys[:, :-1], return_attention=True)
-    return ys[:, 1:], attention                                # [B, L]
+    return ys[:, 1:], attention  # [B, L]
 
 
 def _length_penalty(length: int, alpha: float) -> float:
-    """lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016, GNMT, sec. 7, eq. 14); alpha = 0 turns it off."""
+    """lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016, GNMT, sec. 7, eq. 14); alpha = 0 turns it
+    off."""
     return ((5 + length) / 6) ** alpha
 
 
 @torch.no_grad()
-def beam_search(model: Transformer, src: Tensor, max_len: int, bos_id: int, eos_id: int,
-                beam_width: int = 4, length_penalty: float = 0.0):
+def beam_search(
+    model: Transformer,
+    src: Tensor,
+    max_len: int,
+    bos_id: int,
+    eos_id: int,
+    beam_width: int = 4,
+    length_penalty: float = 0.0,
+):
     """Beam search for one sentence (the paper: beam 4, length penalty alpha = 0.6, sec. 6.1).
 
     src [1, S] -> (tokens [1, L]: the best hypothesis without BOS, L <= max_len; log_prob: its
@@ -417,21 +506,24 @@ def beam_search(model: Transformer, src: Tensor, max_len: int, bos_id: int, eos_
         raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
     memory, src_mask = model.encode(src), model.src_mask(src)  # [1, S, D], [1, 1, 1, S]
     alive = torch.full((1, 1), bos_id, dtype=torch.long, device=src.device)  # [K, 1 + t], BOS first
-    alive_log_prob = torch.zeros(1, device=src.device)                       # [K]
-    finished = []                                              # (score, log_prob, tokens [L])
+    alive_log_prob = torch.zeros(1, device=src.device)  # [K]
+    finished = []  # (score, log_prob, tokens [L])
     for t in range(max_len):
         K = alive.shape[0]
-        logits = model.decode(alive, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1))  # [K, 1+t, Vt]
-        candidates = alive_log_prob[:, None] + logits[:, -1].log_softmax(-1)                 # [K, Vt]
+        # [K, 1+t, Vt]
+        logits = model.decode(alive, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1))
+        candidates = alive_log_prob[:, None] + logits[:, -1].log_softmax(-1)  # [K, Vt]
         n = min(beam_width - len(finished), candidates.numel())
-        top_log_prob, flat = candidates.flatten().topk(n)      # [n], [n] indices into K * Vt
-        rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]               # [n], [n]
-        seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)                              # [n, 2 + t]
-        ended = (tokens == eos_id) | (t == max_len - 1)        # [n]
+        top_log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * Vt
+        rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]  # [n], [n]
+        seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)  # [n, 2 + t]
+        ended = (tokens == eos_id) | (t == max_len - 1)  # [n]
         for seq, log_prob in zip(seqs[ended], top_log_prob[ended].tolist()):
-            finished.append((log_prob / _length_penalty(len(seq) - 1, length_penalty), log_prob, seq[1:]))
-        alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]                           # [K', 2 + t]
+            finished.append(
+                (log_prob / _length_penalty(len(seq) - 1, length_penalty), log_prob, seq[1:])
+            )
+        alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]  # [K', 2 + t]
         if alive.shape[0] == 0:
             break
     _, log_prob, tokens = max(finished, key=lambda f: f[0])
-    return tokens[None], log_prob                              # [1, L], float
+    return tokens[None], log_prob  # [1, L], float

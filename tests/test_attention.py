@@ -12,9 +12,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lib.attention import (AdditiveScore, GeneralScore, LocationScore, additive_mask, attend,
-                           cosine_score, dot_product_score, masked_softmax, scaled_dot_product_attention,
-                           scaled_dot_product_score)
+from lib.attention import (
+    AdditiveScore,
+    GeneralScore,
+    LocationScore,
+    additive_mask,
+    attend,
+    cosine_score,
+    dot_product_score,
+    masked_softmax,
+    scaled_dot_product_attention,
+    scaled_dot_product_score,
+)
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
@@ -43,7 +52,9 @@ PARAM_FREE_SCORES = [dot_product_score, scaled_dot_product_score, cosine_score]
 SIZES = [(1, 1, 1, 4), (2, 3, 5, 8), (4, 7, 2, 3)]  # (B, Tq, Tk, D)
 
 
-# ============================================ tier 1: shapes ============================================
+# ============================================ tier 1: shapes
+# ============================================
+
 
 @pytest.mark.parametrize("score", PARAM_FREE_SCORES)
 @pytest.mark.parametrize("B, Tq, Tk, D", SIZES)
@@ -72,7 +83,10 @@ def test_module_parameter_names_and_shapes():
     g, a, loc = GeneralScore(3, 5), AdditiveScore(3, 5, 7), LocationScore(3, 4)
     assert dict((n, tuple(p.shape)) for n, p in g.named_parameters()) == {"W_a.weight": (3, 5)}
     assert dict((n, tuple(p.shape)) for n, p in a.named_parameters()) == {
-        "W_q.weight": (7, 3), "W_k.weight": (7, 5), "v_a.weight": (1, 7)}
+        "W_q.weight": (7, 3),
+        "W_k.weight": (7, 5),
+        "v_a.weight": (1, 7),
+    }
     assert dict((n, tuple(p.shape)) for n, p in loc.named_parameters()) == {"W_a.weight": (4, 3)}
 
 
@@ -88,7 +102,9 @@ def test_module_initialization_follows_the_papers():
     assert torch.equal(a.v_a.weight, torch.zeros(1, 60))
 
 
-@pytest.mark.parametrize("shape, dim", [((5,), -1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((2, 2, 3, 4), 1)])
+@pytest.mark.parametrize(
+    "shape, dim", [((5,), -1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((2, 2, 3, 4), 1)]
+)
 def test_masked_softmax_shape_and_dtype(shape, dim):
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         w = masked_softmax(randn(*shape).to(dtype), dim=dim)
@@ -114,7 +130,9 @@ def test_attend_and_sdpa_shapes(B, Tq, Tk, D):
     assert out.shape == (Tq, Dv) and w.shape == (Tq, Tk)
 
 
-# ============================================ tier 2: properties ========================================
+# ============================================ tier 2: properties
+# ========================================
+
 
 def test_rows_sum_to_one_and_masked_entries_are_exactly_zero():
     scores, mask = randn(4, 6, 9) * 5, random_mask(4, 6, 9)
@@ -157,7 +175,8 @@ def test_mask_broadcasting(mask_shape):
 
 
 def test_mask_broadcasting_with_heads():
-    scores, mask = randn(2, 4, 5, 6), random_mask(2, 1, 1, 6)  # [B, H, Tq, Tk], key padding [B, 1, 1, Tk]
+    # [B, H, Tq, Tk], key padding [B, 1, 1, Tk]
+    scores, mask = randn(2, 4, 5, 6), random_mask(2, 1, 1, 6)
     w = masked_softmax(scores, mask)
     assert torch.equal(w == 0, ~mask.expand(2, 4, 5, 6))
 
@@ -182,8 +201,9 @@ def test_huge_masked_score_does_not_affect_the_allowed_entries(dtype):
     p = 1 / (1 + math.e)  # softmax([1, 2]) = [p, 1 - p]
     expected = torch.tensor([[0.0, p, 1 - p]] * 2, dtype=torch.float64)
     # rtol = eps of the dtype: one rounding of the float32 result to `dtype`
-    torch.testing.assert_close(masked_softmax(scores, mask).double(), expected,
-                               rtol=torch.finfo(dtype).eps, atol=0)
+    torch.testing.assert_close(
+        masked_softmax(scores, mask).double(), expected, rtol=torch.finfo(dtype).eps, atol=0
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -193,7 +213,8 @@ def test_half_precision_matches_float64_reference(dtype):
     mask = random_mask(4, 6, 9)
     w = masked_softmax(scores, mask)
     assert w.dtype == dtype
-    ref = torch.softmax(scores.double().masked_fill(~mask, float("-inf")), -1)  # same rounded inputs
+    # same rounded inputs
+    ref = torch.softmax(scores.double().masked_fill(~mask, float("-inf")), -1)
     # computed in float32 then rounded once to `dtype`: relative error <= eps/2 (eps = 2^-10 for
     # float16, 2^-7 for bfloat16); rtol = eps leaves room for the float32 part. atol = 2^-24 is
     # float16's subnormal spacing, for weights too small to hold a relative precision.
@@ -234,8 +255,9 @@ def test_cosine_score_invariant_to_positive_scaling_and_bounded():
     torch.testing.assert_close(cosine_score(q * 3.0, k), s, rtol=0, atol=1e-6)
     torch.testing.assert_close(cosine_score(q, -k), -s, rtol=0, atol=1e-6)  # sign does matter
     assert s.abs().max() <= 1 + 1e-6
-    torch.testing.assert_close(torch.diagonal(cosine_score(k, k), dim1=-2, dim2=-1), torch.ones(2, 5),
-                               rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        torch.diagonal(cosine_score(k, k), dim1=-2, dim2=-1), torch.ones(2, 5), rtol=0, atol=1e-6
+    )
     # a zero key scores 0, not NaN (norms are clamped at eps)
     assert torch.equal(cosine_score(q, torch.zeros(2, 1, 6)), torch.zeros(2, 4, 1))
 
@@ -244,19 +266,25 @@ def test_cosine_score_invariant_to_positive_scaling_and_bounded():
 def test_scaled_is_dot_over_sqrt_d(D):
     q, k = randn(2, 3, D), randn(2, 5, D, seed=1)
     # one float32 division differs by at most 1 ulp: rtol 1e-6
-    torch.testing.assert_close(scaled_dot_product_score(q, k), dot_product_score(q, k) / math.sqrt(D),
-                               rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        scaled_dot_product_score(q, k), dot_product_score(q, k) / math.sqrt(D), rtol=1e-6, atol=0
+    )
 
 
 def test_additive_mask_values_and_torch_conventions():
-    mask = ~torch.eye(4, dtype=torch.bool)  # all keys but yourself: no row empty in either convention
+    # all keys but yourself: no row empty in either convention
+    mask = ~torch.eye(4, dtype=torch.bool)
     m = additive_mask(mask)
     assert torch.equal(m[mask], torch.zeros(int(mask.sum())))
     assert torch.all(m[~mask] == float("-inf"))
     # F.scaled_dot_product_attention: bool True = allowed, same as the additive form
     q, k, v = (randn(1, 4, 8, seed=s) for s in range(3))
-    torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
-                               F.scaled_dot_product_attention(q, k, v, attn_mask=m), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        rtol=0,
+        atol=1e-6,
+    )
     # nn.MultiheadAttention: bool True = NOT allowed, so it needs ~mask (as the docstring says)
     mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
     _, w_add = mha(q, k, v, attn_mask=m, average_attn_weights=False)
@@ -264,16 +292,21 @@ def test_additive_mask_values_and_torch_conventions():
     _, w_same = mha(q, k, v, attn_mask=mask, average_attn_weights=False)
     torch.testing.assert_close(w_inv, w_add, rtol=0, atol=1e-6)
     assert torch.all(w_add[..., ~mask] == 0)
-    assert torch.all(w_same[..., mask] == 0)  # our mask passed as-is: MHA attends only where we forbid
+    # our mask passed as-is: MHA attends only where we forbid
+    assert torch.all(w_same[..., mask] == 0)
 
 
-# ============================================ tier 3: equivalence =======================================
+# ============================================ tier 3: equivalence
+# =======================================
+
 
 def double_loop(q, k, f):
     """scores[b, i, j] = f(q[b, i], k[b, j]) with explicit Python loops: the formula as written."""
     B, Tq, Tk = q.shape[0], q.shape[1], k.shape[1]
-    return torch.tensor([[[f(q[b, i], k[b, j]) for j in range(Tk)] for i in range(Tq)] for b in range(B)],
-                        dtype=torch.float64)
+    return torch.tensor(
+        [[[f(q[b, i], k[b, j]) for j in range(Tk)] for i in range(Tq)] for b in range(B)],
+        dtype=torch.float64,
+    )
 
 
 def dot(u, w):
@@ -294,38 +327,51 @@ Q64, K64 = randn(2, 3, 4, dtype=torch.float64), randn(2, 5, 4, seed=1, dtype=tor
 TIGHT = dict(rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("score, f", [
-    (dot_product_score, dot),
-    (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w))),
-    (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w))),
-])
+@pytest.mark.parametrize(
+    "score, f",
+    [
+        (dot_product_score, dot),
+        (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w))),
+        (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w))),
+    ],
+)
 def test_param_free_scores_match_double_loop(score, f):
     torch.testing.assert_close(score(Q64, K64), double_loop(Q64, K64, f), **TIGHT)
 
 
-@pytest.mark.parametrize("Dk", [4, 6])  # square W_a (a transposed W_a would pass shape checks) and not
+# square W_a (a transposed W_a would pass shape checks) and not
+@pytest.mark.parametrize("Dk", [4, 6])
 def test_module_scores_match_double_loop(Dk):
     q, k = Q64, randn(2, 5, Dk, seed=1, dtype=torch.float64)  # Dq = 4
     g = randomized(GeneralScore(4, Dk).double())
     W = g.W_a.weight.tolist()
-    torch.testing.assert_close(g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), **TIGHT)
+    torch.testing.assert_close(
+        g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), **TIGHT
+    )
 
     a = randomized(AdditiveScore(4, Dk, 3).double(), seed=1)
     Wq, Wk, va = a.W_q.weight.tolist(), a.W_k.weight.tolist(), a.v_a.weight[0].tolist()
-    f = lambda u, w: dot(va, [math.tanh(x + y) for x, y in zip(matvec(Wq, u), matvec(Wk, w))])
+
+    def f(u, w):
+        return dot(va, [math.tanh(x + y) for x, y in zip(matvec(Wq, u), matvec(Wk, w))])
+
     torch.testing.assert_close(a(q, k), double_loop(q, k, f), **TIGHT)
 
     loc = randomized(LocationScore(4, 5).double(), seed=2)
     Wl = loc.W_a.weight.tolist()
-    loop = [[[dot(Wl[j], q[b, i]) for j in range(5)] for i in range(3)] for b in range(2)]  # (W_a q_i)_j
+    # (W_a q_i)_j
+    loop = [[[dot(Wl[j], q[b, i]) for j in range(5)] for i in range(3)] for b in range(2)]
     torch.testing.assert_close(loc(q, k), torch.tensor(loop, dtype=torch.float64), **TIGHT)
 
 
 def test_additive_equals_concat_form():
     a = randomized(AdditiveScore(4, 6, 5))
     q, k = randn(2, 3, 4), randn(2, 7, 6, seed=1)
-    W_a = torch.cat([a.W_q.weight, a.W_k.weight], dim=1)  # [H, Dq + Dk]: Luong's W_a in v^T tanh(W_a [q; k])
-    pairs = torch.cat([q[:, :, None, :].expand(2, 3, 7, 4), k[:, None, :, :].expand(2, 3, 7, 6)], -1)
+    # [H, Dq + Dk]: Luong's W_a in v^T tanh(W_a [q; k])
+    W_a = torch.cat([a.W_q.weight, a.W_k.weight], dim=1)
+    pairs = torch.cat(
+        [q[:, :, None, :].expand(2, 3, 7, 4), k[:, None, :, :].expand(2, 3, 7, 6)], -1
+    )
     concat = torch.tanh(pairs @ W_a.T) @ a.v_a.weight[0]  # [B, Tq, Tk]
     # float32, same products summed in a different grouping, values of order 1-5: atol 1e-5
     torch.testing.assert_close(a(q, k), concat, rtol=0, atol=1e-5)
@@ -335,9 +381,13 @@ def test_additive_equals_concat_form():
 def test_sdpa_matches_torch(mask_kind):
     B, H, T, D = 2, 3, 6, 8
     q, k, v = randn(B, H, T, D), randn(B, H, T, D, seed=1), randn(B, H, T, D + 2, seed=2)
-    mask = {None: None, "2d": random_mask(T, T, seed=3), "batch_head": random_mask(B, 1, T, T, seed=4),
-            "full": random_mask(B, H, T, T, seed=5),
-            "causal": torch.ones(T, T, dtype=torch.bool).tril()}[mask_kind]
+    mask = {
+        None: None,
+        "2d": random_mask(T, T, seed=3),
+        "batch_head": random_mask(B, 1, T, T, seed=4),
+        "full": random_mask(B, H, T, T, seed=5),
+        "causal": torch.ones(T, T, dtype=torch.bool).tril(),
+    }[mask_kind]
     out, w = scaled_dot_product_attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     # float32, outputs of order 1: differences come from the order of float32 operations (~3e-7)
@@ -358,13 +408,21 @@ def test_masked_softmax_matches_torch_softmax_with_additive_inf_mask():
     ref = torch.softmax(scores + inf_mask, dim=-1)
     # float32, weights in [0, 1], same formula up to the order of operations: atol 1e-6
     torch.testing.assert_close(masked_softmax(scores, mask), ref, rtol=0, atol=1e-6)
-    torch.testing.assert_close(masked_softmax(scores, mask), torch.softmax(scores + additive_mask(mask), -1),
-                               rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        masked_softmax(scores, mask),
+        torch.softmax(scores + additive_mask(mask), -1),
+        rtol=0,
+        atol=1e-6,
+    )
     torch.testing.assert_close(masked_softmax(scores), torch.softmax(scores, -1), rtol=0, atol=1e-6)
-    torch.testing.assert_close(masked_softmax(scores, dim=0), torch.softmax(scores, 0), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        masked_softmax(scores, dim=0), torch.softmax(scores, 0), rtol=0, atol=1e-6
+    )
 
 
-# ============================================ bad input =================================================
+# ============================================ bad input
+# =================================================
+
 
 def shaped(*shape, dtype=torch.float32):
     return torch.zeros(*shape, dtype=dtype)
@@ -372,78 +430,185 @@ def shaped(*shape, dtype=torch.float32):
 
 BAD = [
     # (function call, exception, exact message fragment: argument, expected, received)
-    (lambda: masked_softmax([[1.0]]), TypeError,
-     "scores: expected a torch.Tensor of shape [..., Tq, Tk], got list"),
-    (lambda: masked_softmax(shaped(2, 3, dtype=torch.int64)), TypeError,
-     "scores: expected a floating-point tensor, got dtype torch.int64"),
-    (lambda: masked_softmax(shaped(2, 3), shaped(3)), TypeError,
-     "mask: expected a bool tensor (True = may attend), got torch.float32"),
-    (lambda: masked_softmax(shaped(2, 3), torch.ones(4, dtype=torch.bool)), ValueError,
-     "mask: expected a shape broadcastable to the scores' (2, 3) (e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), "
-     "got shape (4,)"),
-    (lambda: masked_softmax(shaped(2, 3), torch.ones(5, 2, 3, dtype=torch.bool)), ValueError,
-     "mask: expected a shape broadcastable to the scores' (2, 3)"),
-    (lambda: additive_mask(shaped(3)), TypeError,
-     "mask: expected a bool tensor (True = may attend), got torch.float32"),
-    (lambda: additive_mask(torch.ones(3, dtype=torch.bool), torch.int64), TypeError,
-     "dtype: expected a floating-point torch.dtype, got torch.int64"),
-    (lambda: GeneralScore(4, 6)(shaped(2, 3, 5), shaped(2, 7, 6)), ValueError,
-     "q: expected shape [B, Tq, 4], got shape (2, 3, 5)"),
-    (lambda: GeneralScore(4, 6)(shaped(2, 3, 4), shaped(2, 7, 5)), ValueError,
-     "k: expected shape [B, Tk, 6], got shape (2, 7, 5)"),
-    (lambda: GeneralScore(4, 6)(shaped(3, 4), shaped(2, 7, 6)), ValueError,
-     "q: expected shape [B, Tq, 4] (at least 3 dims), got shape (3, 4)"),
-    (lambda: GeneralScore(4, 6)(shaped(2, 3, 4), shaped(3, 7, 6)), ValueError,
-     "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 7, 6)"),
-    (lambda: GeneralScore(4, 6)(shaped(2, 3, 4, dtype=torch.float64), shaped(2, 7, 6)), TypeError,
-     "q: expected dtype torch.float32 (same as the module's parameters), got torch.float64"),
-    (lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 4), shaped(2, 7, 4)), ValueError,
-     "k: expected shape [B, Tk, 6], got shape (2, 7, 4)"),
-    (lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 6), shaped(2, 7, 6)), ValueError,
-     "q: expected shape [B, Tq, 4], got shape (2, 3, 6)"),
-    (lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 4), "keys"), TypeError,
-     "k: expected a torch.Tensor of shape [B, Tk, 6], got str"),
-    (lambda: LocationScore(4, 5)(shaped(2, 3, 4), shaped(2, 6, 8)), ValueError,
-     "k: expected shape [B, 5, Dk] (Tk = n_keys), got shape (2, 6, 8)"),
-    (lambda: LocationScore(4, 5)(shaped(2, 3, 3)), ValueError,
-     "q: expected shape [B, Tq, 4], got shape (2, 3, 3)"),
-    (lambda: attend(shaped(2, 3, 4), shaped(2, 5, 6)), ValueError,
-     "values: expected shape [..., 4, Dv] (Tk = scores' last dim), got shape (2, 5, 6)"),
-    (lambda: attend(shaped(2, 3, 4), shaped(3, 4, 6)), ValueError,
-     "values: expected batch dims broadcastable with scores (batch dims (2,)), got shape (3, 4, 6)"),
-    (lambda: attend(shaped(4), shaped(4, 6)), ValueError,
-     "scores: expected shape [..., Tq, Tk] (at least 2 dims), got shape (4,)"),
-    (lambda: attend(shaped(2, 3, 4), shaped(2, 4, 6, dtype=torch.float64)), TypeError,
-     "values: expected dtype torch.float32 (same as scores), got torch.float64"),
-    (lambda: attend(shaped(3, 4), shaped(4, 2), torch.ones(2, dtype=torch.bool)), ValueError,
-     "mask: expected a shape broadcastable to the scores' (3, 4)"),
-    (lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 4), shaped(2, 5, 6)), ValueError,
-     "k: expected shape [..., Tk, 8] (same width D as q), got shape (2, 5, 4)"),
-    (lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 8), shaped(2, 4, 6)), ValueError,
-     "v: expected shape [..., 5, Dv] (same length Tk as k), got shape (2, 4, 6)"),
-    (lambda: scaled_dot_product_attention(shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)),
-     ValueError,
-     "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, 5, 6)"),
-    (lambda: scaled_dot_product_attention(shaped(8), shaped(5, 8), shaped(5, 6)), ValueError,
-     "q: expected shape [..., Tq, D] (at least 2 dims), got shape (8,)"),
-    (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6),
-                                          torch.ones(3, 4, dtype=torch.bool)),
-     ValueError, "mask: expected a shape broadcastable to the scores' (3, 5)"),
-    (lambda: scaled_dot_product_attention(shaped(3, 8), shaped(5, 8), shaped(5, 6), shaped(3, 5)),
-     TypeError, "mask: expected a bool tensor (True = may attend), got torch.float32"),
+    (
+        lambda: masked_softmax([[1.0]]),
+        TypeError,
+        "scores: expected a torch.Tensor of shape [..., Tq, Tk], got list",
+    ),
+    (
+        lambda: masked_softmax(shaped(2, 3, dtype=torch.int64)),
+        TypeError,
+        "scores: expected a floating-point tensor, got dtype torch.int64",
+    ),
+    (
+        lambda: masked_softmax(shaped(2, 3), shaped(3)),
+        TypeError,
+        "mask: expected a bool tensor (True = may attend), got torch.float32",
+    ),
+    (
+        lambda: masked_softmax(shaped(2, 3), torch.ones(4, dtype=torch.bool)),
+        ValueError,
+        "mask: expected a shape broadcastable to the scores' (2, 3) (e.g. [Tk], [B, 1, Tk], [B, "
+        "Tq, "
+        "Tk]), "
+        "got shape (4,)",
+    ),
+    (
+        lambda: masked_softmax(shaped(2, 3), torch.ones(5, 2, 3, dtype=torch.bool)),
+        ValueError,
+        "mask: expected a shape broadcastable to the scores' (2, 3)",
+    ),
+    (
+        lambda: additive_mask(shaped(3)),
+        TypeError,
+        "mask: expected a bool tensor (True = may attend), got torch.float32",
+    ),
+    (
+        lambda: additive_mask(torch.ones(3, dtype=torch.bool), torch.int64),
+        TypeError,
+        "dtype: expected a floating-point torch.dtype, got torch.int64",
+    ),
+    (
+        lambda: GeneralScore(4, 6)(shaped(2, 3, 5), shaped(2, 7, 6)),
+        ValueError,
+        "q: expected shape [B, Tq, 4], got shape (2, 3, 5)",
+    ),
+    (
+        lambda: GeneralScore(4, 6)(shaped(2, 3, 4), shaped(2, 7, 5)),
+        ValueError,
+        "k: expected shape [B, Tk, 6], got shape (2, 7, 5)",
+    ),
+    (
+        lambda: GeneralScore(4, 6)(shaped(3, 4), shaped(2, 7, 6)),
+        ValueError,
+        "q: expected shape [B, Tq, 4] (at least 3 dims), got shape (3, 4)",
+    ),
+    (
+        lambda: GeneralScore(4, 6)(shaped(2, 3, 4), shaped(3, 7, 6)),
+        ValueError,
+        "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 7, 6)",
+    ),
+    (
+        lambda: GeneralScore(4, 6)(shaped(2, 3, 4, dtype=torch.float64), shaped(2, 7, 6)),
+        TypeError,
+        "q: expected dtype torch.float32 (same as the module's parameters), got torch.float64",
+    ),
+    (
+        lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 4), shaped(2, 7, 4)),
+        ValueError,
+        "k: expected shape [B, Tk, 6], got shape (2, 7, 4)",
+    ),
+    (
+        lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 6), shaped(2, 7, 6)),
+        ValueError,
+        "q: expected shape [B, Tq, 4], got shape (2, 3, 6)",
+    ),
+    (
+        lambda: AdditiveScore(4, 6, 3)(shaped(2, 3, 4), "keys"),
+        TypeError,
+        "k: expected a torch.Tensor of shape [B, Tk, 6], got str",
+    ),
+    (
+        lambda: LocationScore(4, 5)(shaped(2, 3, 4), shaped(2, 6, 8)),
+        ValueError,
+        "k: expected shape [B, 5, Dk] (Tk = n_keys), got shape (2, 6, 8)",
+    ),
+    (
+        lambda: LocationScore(4, 5)(shaped(2, 3, 3)),
+        ValueError,
+        "q: expected shape [B, Tq, 4], got shape (2, 3, 3)",
+    ),
+    (
+        lambda: attend(shaped(2, 3, 4), shaped(2, 5, 6)),
+        ValueError,
+        "values: expected shape [..., 4, Dv] (Tk = scores' last dim), got shape (2, 5, 6)",
+    ),
+    (
+        lambda: attend(shaped(2, 3, 4), shaped(3, 4, 6)),
+        ValueError,
+        "values: expected batch dims broadcastable with scores (batch dims (2,)), got shape (3, "
+        "4, 6)",
+    ),
+    (
+        lambda: attend(shaped(4), shaped(4, 6)),
+        ValueError,
+        "scores: expected shape [..., Tq, Tk] (at least 2 dims), got shape (4,)",
+    ),
+    (
+        lambda: attend(shaped(2, 3, 4), shaped(2, 4, 6, dtype=torch.float64)),
+        TypeError,
+        "values: expected dtype torch.float32 (same as scores), got torch.float64",
+    ),
+    (
+        lambda: attend(shaped(3, 4), shaped(4, 2), torch.ones(2, dtype=torch.bool)),
+        ValueError,
+        "mask: expected a shape broadcastable to the scores' (3, 4)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 4), shaped(2, 5, 6)),
+        ValueError,
+        "k: expected shape [..., Tk, 8] (same width D as q), got shape (2, 5, 4)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(shaped(2, 3, 8), shaped(2, 5, 8), shaped(2, 4, 6)),
+        ValueError,
+        "v: expected shape [..., 5, Dv] (same length Tk as k), got shape (2, 4, 6)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(
+            shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)
+        ),
+        ValueError,
+        "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, "
+        "5, 6)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(shaped(8), shaped(5, 8), shaped(5, 6)),
+        ValueError,
+        "q: expected shape [..., Tq, D] (at least 2 dims), got shape (8,)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(
+            shaped(3, 8), shaped(5, 8), shaped(5, 6), torch.ones(3, 4, dtype=torch.bool)
+        ),
+        ValueError,
+        "mask: expected a shape broadcastable to the scores' (3, 5)",
+    ),
+    (
+        lambda: scaled_dot_product_attention(
+            shaped(3, 8), shaped(5, 8), shaped(5, 6), shaped(3, 5)
+        ),
+        TypeError,
+        "mask: expected a bool tensor (True = may attend), got torch.float32",
+    ),
 ]
 for _score in PARAM_FREE_SCORES:  # the three parameter-free scores share their checks; test each
     BAD += [
-        (lambda s=_score: s(shaped(3, 4), shaped(2, 5, 4)), ValueError,
-         "q: expected shape [B, Tq, D] (at least 3 dims), got shape (3, 4)"),
-        (lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 6)), ValueError,
-         "k: expected shape [B, Tk, 4] (same width D as q), got shape (2, 5, 6)"),
-        (lambda s=_score: s(shaped(2, 3, 4), shaped(3, 5, 4)), ValueError,
-         "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 5, 4)"),
-        (lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 4, dtype=torch.float64)), TypeError,
-         "k: expected dtype torch.float32 (same as q), got torch.float64"),
-        (lambda s=_score: s(None, shaped(2, 5, 4)), TypeError,
-         "q: expected a torch.Tensor of shape [B, Tq, D], got NoneType"),
+        (
+            lambda s=_score: s(shaped(3, 4), shaped(2, 5, 4)),
+            ValueError,
+            "q: expected shape [B, Tq, D] (at least 3 dims), got shape (3, 4)",
+        ),
+        (
+            lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 6)),
+            ValueError,
+            "k: expected shape [B, Tk, 4] (same width D as q), got shape (2, 5, 6)",
+        ),
+        (
+            lambda s=_score: s(shaped(2, 3, 4), shaped(3, 5, 4)),
+            ValueError,
+            "k: expected batch dims broadcastable with q (batch dims (2,)), got shape (3, 5, 4)",
+        ),
+        (
+            lambda s=_score: s(shaped(2, 3, 4), shaped(2, 5, 4, dtype=torch.float64)),
+            TypeError,
+            "k: expected dtype torch.float32 (same as q), got torch.float64",
+        ),
+        (
+            lambda s=_score: s(None, shaped(2, 5, 4)),
+            TypeError,
+            "q: expected a torch.Tensor of shape [B, Tq, D], got NoneType",
+        ),
     ]
 
 

@@ -22,7 +22,8 @@ QUICK = run.QUICK
 
 @pytest.fixture(autouse=True)
 def keep_threads():
-    """The runner sets torch's thread count for the whole process: restore it for the other tests."""
+    """The runner sets torch's thread count for the whole process: restore it for the other
+    tests."""
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
@@ -45,16 +46,18 @@ def check_rows(section, n_rows):
     text = common.render_section(section)
     table = [line for line in text.splitlines() if line.startswith("| ")]
     assert len(table) >= n_rows + 1
-    assert all(line.count("|") == len(keys) + 1 for line in table[:n_rows + 1])
+    assert all(line.count("|") == len(keys) + 1 for line in table[: n_rows + 1])
     return text
 
 
-# --- the helpers ---------------------------------------------------------------------------------------
+# --- the helpers
+# ---------------------------------------------------------------------------------------
+
 
 def test_summary_and_paired_ratio():
     s = common.summarize([5.0, 1.0, 3.0, 2.0, 4.0])
     assert (s.median, s.q1, s.q3, s.n) == (3.0, 2.0, 4.0, 5)
-    r = common.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0])          # ratios 2, 2, 3
+    r = common.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 3.0])  # ratios 2, 2, 3
     assert r.median == 2.0
     with pytest.raises(ValueError, match="equally long"):
         common.paired_ratio([1.0], [1.0, 2.0])
@@ -64,7 +67,7 @@ def test_summary_and_paired_ratio():
 
 def test_loglog_slope_recovers_the_exponent():
     ns = [64, 128, 256, 512]
-    assert abs(common.loglog_slope(ns, [3 * n ** 2 for n in ns]) - 2) < 1e-12
+    assert abs(common.loglog_slope(ns, [3 * n**2 for n in ns]) - 2) < 1e-12
     assert abs(common.loglog_slope(ns, [7 * n for n in ns]) - 1) < 1e-12
     with pytest.raises(ValueError, match="positive"):
         common.loglog_slope([1, 2], [0, 1])
@@ -72,8 +75,8 @@ def test_loglog_slope_recovers_the_exponent():
 
 def test_peak_memory_counts_a_known_allocation():
     n = 1_000_000
-    peak = common.peak_memory(lambda: torch.empty(n))                    # 4 MB of float32
-    assert 4 * n <= peak <= 4 * n + 4096                                 # allocator rounding, no more
+    peak = common.peak_memory(lambda: torch.empty(n))  # 4 MB of float32
+    assert 4 * n <= peak <= 4 * n + 4096  # allocator rounding, no more
     two = common.peak_memory(lambda: (torch.empty(n), torch.empty(n)))  # both alive at once
     assert 8 * n <= two <= 8 * n + 8192
 
@@ -82,7 +85,8 @@ def test_time_side_by_side_alternates_and_returns_every_round():
     order = []
     fns = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     times = common.time_side_by_side(fns, repeats=4, warmup=1, min_block_s=0.0)
-    assert order == ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a"]  # warm-up, then rotating rounds
+    # warm-up, then rotating rounds
+    assert order == ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a"]
     assert all(len(t.wall) == 4 and len(t.cpu) == 4 for t in times.values())
     assert all(x > 0 for t in times.values() for x in t.wall)
 
@@ -100,14 +104,18 @@ def test_environment_settings_are_checked(monkeypatch):
     assert book.mode_from_env() == {"chapters", "build"}
 
 
-# --- the benchmarks ------------------------------------------------------------------------------------
+# --- the benchmarks
+# ------------------------------------------------------------------------------------
+
 
 def test_mha_benchmark():
     section = mha.run(**QUICK["mha"])
     check_rows(section, len(QUICK["mha"]["lengths"]) * 4)
-    # like with like: ours and torch's give the same output (float32 rounding only) before any timing
+    # like with like: ours and torch's give the same output (float32 rounding only) before any
+    # timing
     assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
-    for r in section.rows:   # the code before the fix is timed next to the need_weights=True path only
+    # the code before the fix is timed next to the need_weights=True path only
+    for r in section.rows:
         assert (r.get("previous_ratio_cpu") is None) == (not r["need_weights"])
     assert len(section.goals) == 2 and len(section.extra_tables) == 1
 
@@ -125,17 +133,20 @@ def test_complexity_benchmark():
     section = complexity.run(**QUICK["complexity"])
     check_rows(section, len(QUICK["complexity"]["lengths"]) * 4)
     assert all(r["peak_bytes"] > 0 for r in section.rows)
-    (_, _, fits), = section.extra_tables
+    ((_, _, fits),) = section.extra_tables
     assert [f["layer"] for f in fits] == list(complexity.THEORY)
     assert all(math.isfinite(f["time_p"]) and math.isfinite(f["memory_p"]) for f in fits)
 
 
 def test_gpt_benchmarks():
-    training, generation = gpt_training.run(**QUICK["gpt_training"]), kv_cache.run(**QUICK["kv_cache"])
+    training, generation = (
+        gpt_training.run(**QUICK["gpt_training"]),
+        kv_cache.run(**QUICK["kv_cache"]),
+    )
     check_rows(training, 1)
-    assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]   # the same architecture
+    assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]  # the same architecture
     check_rows(generation, len(QUICK["kv_cache"]["new_tokens"]))
-    assert all(r["same_tokens"] for r in generation.rows)                     # cache or not, same tokens
+    assert all(r["same_tokens"] for r in generation.rows)  # cache or not, same tokens
 
 
 def test_reference_gpt_shapes_and_loss():
@@ -144,15 +155,17 @@ def test_reference_gpt_shapes_and_loss():
     idx = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(0))
     logits, loss = model(idx, idx)
     assert logits.shape == (2, 6, 11)
-    assert abs(loss.item() - math.log(11)) < 0.1          # N(0, 0.02) weights: nearly uniform predictions
+    assert abs(loss.item() - math.log(11)) < 0.1  # N(0, 0.02) weights: nearly uniform predictions
 
 
 def tiny_book(tmp_path):
     """A stand-in repository: two chapters and a _build folder, so that nothing real is touched."""
     (tmp_path / "notebooks").mkdir()
     for name in ("01_first.ipynb", "02_second.ipynb"):
-        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]),
-                       tmp_path / "notebooks" / name)
+        nbformat.write(
+            nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]),
+            tmp_path / "notebooks" / name,
+        )
     (tmp_path / "_build").mkdir()
     (tmp_path / "_build" / "marker").write_text("old build")
     return tmp_path
@@ -161,21 +174,33 @@ def tiny_book(tmp_path):
 def test_book_benchmark_stores_and_reads_timings(tmp_path):
     root = tiny_book(tmp_path)
     timings = tmp_path / "timings.json"
-    section = book.run(root=root, path=timings)                           # nothing stored yet
+    section = book.run(root=root, path=timings)  # nothing stored yet
     check_rows(section, 2)
-    assert all(r["fresh_s"] is None for r in section.rows) and any("Not measured" in f for f in section.findings)
+    assert all(r["fresh_s"] is None for r in section.rows) and any(
+        "Not measured" in f for f in section.findings
+    )
 
-    section = book.run({"chapters"}, prefixes=("02",), root=root, path=timings, time_chapter=lambda path: 12.5)
-    assert [r["fresh_s"] for r in section.rows] == [None, 12.5] and section.rows[1]["within"] is True
+    section = book.run(
+        {"chapters"}, prefixes=("02",), root=root, path=timings, time_chapter=lambda path: 12.5
+    )
+    assert [r["fresh_s"] for r in section.rows] == [None, 12.5] and section.rows[1][
+        "within"
+    ] is True
     # a notebook edited after its measurement is flagged
-    (root / "notebooks" / "02_second.ipynb").write_text((root / "notebooks" / "02_second.ipynb").read_text() + "\n")
+    (root / "notebooks" / "02_second.ipynb").write_text(
+        (root / "notebooks" / "02_second.ipynb").read_text() + "\n"
+    )
     assert "changed since" in book.run(root=root, path=timings).rows[1]["measured"]
 
     section = book.run({"build"}, root=root, path=timings, command=[sys.executable, "-c", "pass"])
-    assert not (root / "_build" / "marker").exists()                      # the cold build started from nothing
+    assert not (root / "_build" / "marker").exists()  # the cold build started from nothing
     stored = json.loads(timings.read_text())["builds"]
-    assert stored["cold"]["ok"] and stored["rebuild"]["ok"] and stored["rebuild"]["executed_notebooks"] == 0
-    (_, _, builds), = section.extra_tables
+    assert (
+        stored["cold"]["ok"]
+        and stored["rebuild"]["ok"]
+        and stored["rebuild"]["executed_notebooks"] == 0
+    )
+    ((_, _, builds),) = section.extra_tables
     assert all(b["seconds"] is not None and b["within"] for b in builds)
     assert len(section.goals) == 3
 
@@ -186,10 +211,16 @@ def test_runner_writes_every_section(tmp_path, monkeypatch):
     out, timings = tmp_path / "results.md", tmp_path / "timings.json"
     assert run.main(["--quick", "--output", str(out), "--book-timings", str(timings)]) == 0
     text = out.read_text()
-    for title in ("## Goals at a glance", "## 1. Multi-head attention", "## 2. Training throughput",
-                  "## 3. Generation with the key-value cache", "## 4. Time and memory", "## 5. The book"):
+    for title in (
+        "## Goals at a glance",
+        "## 1. Multi-head attention",
+        "## 2. Training throughput",
+        "## 3. Generation with the key-value cache",
+        "## 4. Time and memory",
+        "## 5. The book",
+    ):
         assert title in text, title
     machine = next(line for line in text.splitlines() if line.startswith(f"| {os.cpu_count()} ("))
-    assert machine.split("|")[2].strip() == "1"                          # BENCH_THREADS unset: one thread
+    assert machine.split("|")[2].strip() == "1"  # BENCH_THREADS unset: one thread
     with pytest.raises(SystemExit):
         run.main(["--only", "nonsense", "--output", str(out)])

@@ -1,7 +1,7 @@
-"""Tests of lib/bert.py: the config and its presets' parameter counts; shapes of the encoder and of every
-head; properties (masking, padding, bidirectionality, weight tying); one layer against the formula with
-torch's own attention, LayerNorm and erf-GELU; the masked-LM corruption's statistics (mask_tokens); the
-next-sentence pairs (make_nsp_pairs); bad input.
+"""Tests of lib/bert.py: the config and its presets' parameter counts; shapes of the encoder and of
+every head; properties (masking, padding, bidirectionality, weight tying); one layer against the
+formula with torch's own attention, LayerNorm and erf-GELU; the masked-LM corruption's statistics
+(mask_tokens); the next-sentence pairs (make_nsp_pairs); bad input.
 
 Equivalence with transformers' BertModel (random and the real MiniLM) is in test_pretrained_bert.py.
 Tolerances are explicit; the comment next to each says why it is the right size.
@@ -14,18 +14,39 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib.bert import (IGNORE_INDEX, Bert, BertConfig, BertForPreTraining, BertForQuestionAnswering,
-                      BertForSentencePairClassification, BertForSequenceClassification,
-                      BertForTokenClassification, NSPPair, count_parameters, make_nsp_pairs, mask_tokens,
-                      pretraining_loss)
+from lib.bert import (
+    IGNORE_INDEX,
+    Bert,
+    BertConfig,
+    BertForPreTraining,
+    BertForQuestionAnswering,
+    BertForSentencePairClassification,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    NSPPair,
+    count_parameters,
+    make_nsp_pairs,
+    mask_tokens,
+    pretraining_loss,
+)
 
 V, D, H, L, T = 50, 32, 4, 2, 9
 
 
 def small_config(**overrides):
-    return BertConfig(**{"vocab_size": V, "hidden_size": D, "num_hidden_layers": L, "num_attention_heads": H,
-                         "intermediate_size": 64, "max_position_embeddings": 16, "hidden_dropout_prob": 0.0,
-                         "attention_probs_dropout_prob": 0.0, **overrides})
+    return BertConfig(
+        **{
+            "vocab_size": V,
+            "hidden_size": D,
+            "num_hidden_layers": L,
+            "num_attention_heads": H,
+            "intermediate_size": 64,
+            "max_position_embeddings": 16,
+            "hidden_dropout_prob": 0.0,
+            "attention_probs_dropout_prob": 0.0,
+            **overrides,
+        }
+    )
 
 
 def small_model(cls=Bert, seed=0, *args, **overrides):
@@ -37,14 +58,24 @@ def ids(*shape, high=V, seed=0, low=0):
     return torch.randint(low, high, shape, generator=torch.Generator().manual_seed(seed))
 
 
-# ====================================== config and parameter counts ======================================
+# ====================================== config and parameter counts
+# ======================================
+
 
 def test_presets_and_published_parameter_counts():
     base, large = BertConfig.base(), BertConfig.large()
-    assert (base.num_hidden_layers, base.hidden_size, base.num_attention_heads, base.intermediate_size) == \
-        (12, 768, 12, 3072)
-    assert (large.num_hidden_layers, large.hidden_size, large.num_attention_heads, large.intermediate_size) == \
-        (24, 1024, 16, 4096)
+    assert (
+        base.num_hidden_layers,
+        base.hidden_size,
+        base.num_attention_heads,
+        base.intermediate_size,
+    ) == (12, 768, 12, 3072)
+    assert (
+        large.num_hidden_layers,
+        large.hidden_size,
+        large.num_attention_heads,
+        large.intermediate_size,
+    ) == (24, 1024, 16, 4096)
     # the published bert-base-uncased / bert-large-uncased BertModel checkpoints (encoder + pooler)
     assert count_parameters(base) == 109_482_240
     assert count_parameters(large) == 335_141_888
@@ -59,8 +90,8 @@ def test_pretraining_model_ties_the_lm_output_to_the_word_embeddings():
     with torch.device("meta"):
         model = BertForPreTraining(BertConfig.base())
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
-    # BertForPreTraining of bert-base-uncased: + transform (768*768 + 768 + LayerNorm 2*768) + output bias
-    # 30522 + NSP (768*2 + 2); the tied matrix counted once
+    # BertForPreTraining of bert-base-uncased: + transform (768*768 + 768 + LayerNorm 2*768) +
+    # output bias 30522 + NSP (768*2 + 2); the tied matrix counted once
     assert sum(p.numel() for p in model.parameters()) == 109_482_240 + 590_592 + 1536 + 30522 + 1538
     model = small_model(BertForPreTraining)
     mlm, _, _ = model(ids(2, T))
@@ -68,9 +99,17 @@ def test_pretraining_model_ties_the_lm_output_to_the_word_embeddings():
     assert model.bert.embeddings.word_embeddings.weight.grad.abs().sum() > 0
 
 
-@pytest.mark.parametrize("field, value", [("hidden_size", 30), ("vocab_size", 0), ("num_hidden_layers", 1.5),
-                                          ("hidden_dropout_prob", 1.0), ("layer_norm_eps", 0.0),
-                                          ("type_vocab_size", True)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("hidden_size", 30),
+        ("vocab_size", 0),
+        ("num_hidden_layers", 1.5),
+        ("hidden_dropout_prob", 1.0),
+        ("layer_norm_eps", 0.0),
+        ("type_vocab_size", True),
+    ],
+)
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field if field != "hidden_size" else "not divisible"):
         small_config(**{field: value})
@@ -78,20 +117,30 @@ def test_config_refuses_bad_values(field, value):
 
 def test_initialization_is_normal_002():
     torch.manual_seed(0)
-    model = Bert(BertConfig(vocab_size=3000, hidden_size=64, num_hidden_layers=1, num_attention_heads=4,
-                            intermediate_size=256))
-    w = model.embeddings.word_embeddings.weight                      # 192,000 draws
-    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard error 1/sqrt(2n) = 0.16%
+    model = Bert(
+        BertConfig(
+            vocab_size=3000,
+            hidden_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            intermediate_size=256,
+        )
+    )
+    w = model.embeddings.word_embeddings.weight  # 192,000 draws
+    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard error 1/sqrt(2n) =
+    # 0.16%
     assert abs(w.std().item() - 0.02) < 0.02 * 0.01
-    assert abs(w.mean().item()) < 5 * 0.02 / math.sqrt(w.numel())   # 5 standard errors of the mean
+    assert abs(w.mean().item()) < 5 * 0.02 / math.sqrt(w.numel())  # 5 standard errors of the mean
     q = model.encoder.layer[0].attention.self.query
-    assert abs(q.weight.std().item() - 0.02) < 0.02 * 0.05          # 4096 draws: s.e. 1.1%, 5 s.e. ~ 5%
+    assert abs(q.weight.std().item() - 0.02) < 0.02 * 0.05  # 4096 draws: s.e. 1.1%, 5 s.e. ~ 5%
     assert q.bias.abs().max() == 0 and model.pooler.dense.bias.abs().max() == 0
     ln = model.encoder.layer[0].output.LayerNorm
     assert (ln.weight == 1).all() and (ln.bias == 0).all() and ln.eps == 1e-12
 
 
-# ================================================ shapes ================================================
+# ================================================ shapes
+# ================================================
+
 
 def test_forward_shapes_and_outputs():
     model = small_model()
@@ -134,45 +183,62 @@ def test_classification_heads_read_cls_and_tokens():
     torch.testing.assert_close(logits, model.classifier(pooled), rtol=0, atol=0)
     model = small_model(BertForTokenClassification, 0, 5)
     logits, _ = model(x)
-    torch.testing.assert_close(logits, model.classifier(model.bert(x).sequence_output), rtol=0, atol=0)
+    torch.testing.assert_close(
+        logits, model.classifier(model.bert(x).sequence_output), rtol=0, atol=0
+    )
 
 
 def test_pretraining_loss_is_mlm_plus_nsp_cross_entropy():
     model = small_model(BertForPreTraining)
     x = ids(4, T)
-    inputs, labels = mask_tokens(x, V, 3, [0, 1, 2], prob=0.5, generator=torch.Generator().manual_seed(0))
+    inputs, labels = mask_tokens(
+        x, V, 3, [0, 1, 2], prob=0.5, generator=torch.Generator().manual_seed(0)
+    )
     mlm, nsp, _ = model(inputs)
     nsp_labels = torch.tensor([0, 1, 1, 0])
     chosen = labels != IGNORE_INDEX
-    by_hand = -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean() \
+    by_hand = (
+        -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean()
         - nsp.log_softmax(-1).gather(1, nsp_labels[:, None]).mean()
+    )
     # two means of float32 log-probabilities of size ~4: 1e-5 covers the summation order
-    torch.testing.assert_close(pretraining_loss(mlm, nsp, labels, nsp_labels), by_hand, rtol=0, atol=1e-5)
-    torch.testing.assert_close(pretraining_loss(mlm, None, labels),
-                               -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean(),
-                               rtol=0, atol=1e-5)
+    torch.testing.assert_close(
+        pretraining_loss(mlm, nsp, labels, nsp_labels), by_hand, rtol=0, atol=1e-5
+    )
+    torch.testing.assert_close(
+        pretraining_loss(mlm, None, labels),
+        -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean(),
+        rtol=0,
+        atol=1e-5,
+    )
     with pytest.raises(ValueError, match="mlm_labels"):
         pretraining_loss(mlm, nsp, labels[:, :-1], nsp_labels)
     with pytest.raises(ValueError, match="nsp_logits and nsp_labels"):
         pretraining_loss(mlm, nsp, labels)
 
 
-# ============================================== properties ==============================================
+# ============================================== properties
+# ==============================================
+
 
 def test_one_layer_equals_the_formula_with_torch_reference_functions():
-    """x1 = LN(x + MHA(x) W_O), x2 = LN(x1 + GELU(x1 W1) W2) with torch's F.scaled_dot_product_attention,
-    F.layer_norm and GELU written with erf: checks post-LN, the head split and the exact GELU."""
+    """x1 = LN(x + MHA(x) W_O), x2 = LN(x1 + GELU(x1 W1) W2) with torch's
+    F.scaled_dot_product_attention, F.layer_norm and GELU written with erf: checks post-LN, the head
+    split and the exact GELU."""
     model = small_model()
-    with torch.no_grad():                                          # non-trivial LayerNorm gains and biases
+    with torch.no_grad():  # non-trivial LayerNorm gains and biases
         for p in model.parameters():
             if p.dim() == 1:
-                p.copy_(torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())) * 0.5 + (p == 1))
+                p.copy_(
+                    torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())) * 0.5
+                    + (p == 1)
+                )
     layer = model.encoder.layer[0]
     x = torch.randn(2, T, D, generator=torch.Generator().manual_seed(1))
     a = layer.attention.self
 
     def heads(lin):
-        return lin(x).view(2, T, H, D // H).transpose(1, 2)         # [B, H, T, Dh]
+        return lin(x).view(2, T, H, D // H).transpose(1, 2)  # [B, H, T, Dh]
 
     ctx = F.scaled_dot_product_attention(heads(a.query), heads(a.key), heads(a.value))
     ctx = ctx.transpose(1, 2).reshape(2, T, D)
@@ -194,17 +260,19 @@ def test_one_layer_equals_the_formula_with_torch_reference_functions():
 def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     model = small_model()
     short = ids(1, 6, low=5)
-    padded = torch.cat([short, torch.zeros(1, 3, dtype=torch.long)], dim=1)  # [1, 9], 3 pads at the end
+    # [1, 9], 3 pads at the end
+    padded = torch.cat([short, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     mask = torch.tensor([[1] * 6 + [0] * 3])
     out = model(padded, attention_mask=mask, output_attentions=True)
     for a in out.attentions:
-        assert (a[..., 6:] == 0).all()                             # exactly 0, not just small
+        assert (a[..., 6:] == 0).all()  # exactly 0, not just small
     alone = model(short)
-    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros: float32 rounding only
+    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros: float32 rounding
+    # only
     torch.testing.assert_close(out.sequence_output[:, :6], alone.sequence_output, rtol=0, atol=1e-5)
     torch.testing.assert_close(out.pooled_output, alone.pooled_output, rtol=0, atol=1e-5)
     bool_mask = model(padded, attention_mask=mask.bool()).sequence_output
-    assert torch.equal(bool_mask, out.sequence_output)              # 1/0 and True/False mean the same
+    assert torch.equal(bool_mask, out.sequence_output)  # 1/0 and True/False mean the same
     # a [B, T, T] mask: query i may attend to keys 0..i only (a causal encoder)
     causal = torch.ones(T, T, dtype=torch.bool).tril()[None]
     att = model(padded, attention_mask=causal, output_attentions=True).attentions[0]
@@ -212,8 +280,8 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
 
 
 def test_every_position_sees_both_directions():
-    """Bidirectional: changing the last token changes the first token's output, and the first the last
-    (a causal model would keep the first unchanged)."""
+    """Bidirectional: changing the last token changes the first token's output, and the first the
+    last (a causal model would keep the first unchanged)."""
     model = small_model()
     x = ids(1, T, low=5)
     y = x.clone()
@@ -245,25 +313,76 @@ def test_dropout_only_in_train_mode():
     assert not torch.equal(model(x).sequence_output, model(x).sequence_output)
 
 
-# ================================================ bad input ================================================
+# ================================================ bad input
+# ================================================
 
-@pytest.mark.parametrize("kwargs, exc, pattern", [
-    ({"input_ids": torch.tensor([[1, 2, V]])}, ValueError,
-     rf"input_ids: expected ids in \[0, {V}\).*got ids from 1 to {V}"),
-    ({"input_ids": torch.tensor([[-1, 2, 3]])}, ValueError, r"input_ids: expected ids in \[0, 50\)"),
-    ({"input_ids": torch.ones(1, 17, dtype=torch.long)}, ValueError,
-     r"input_ids: expected at most max_position_embeddings=16 .*got shape \(1, 17\)"),
-    ({"input_ids": torch.ones(1, 3)}, TypeError, r"input_ids: expected a tensor of ids .*got torch.float32"),
-    ({"input_ids": torch.ones(3, dtype=torch.long)}, ValueError, r"input_ids: expected shape \[B, T\]"),
-    ({"token_type_ids": torch.tensor([[0, 1, 2]])}, ValueError,
-     r"token_type_ids: expected ids in \[0, 2\) \(segment ids: 0 for sentence A, 1 for sentence B\)"),
-    ({"token_type_ids": torch.tensor([[0, 1]])}, ValueError, r"token_type_ids: expected shape \(1, 3\)"),
-    ({"attention_mask": torch.ones(1, 4, dtype=torch.long)}, ValueError,
-     r"attention_mask: expected shape \[B, T\] = \(1, 3\).*got shape \(1, 4\)"),
-    ({"attention_mask": torch.ones(1, 1, 3, dtype=torch.long)}, ValueError, r"attention_mask: expected shape"),
-    ({"attention_mask": torch.tensor([[1, 2, 0]])}, ValueError, r"attention_mask: expected values 0 and 1"),
-    ({"attention_mask": torch.ones(1, 3)}, TypeError, r"attention_mask: expected a bool or integer tensor"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, exc, pattern",
+    [
+        (
+            {"input_ids": torch.tensor([[1, 2, V]])},
+            ValueError,
+            rf"input_ids: expected ids in \[0, {V}\).*got ids from 1 to {V}",
+        ),
+        (
+            {"input_ids": torch.tensor([[-1, 2, 3]])},
+            ValueError,
+            r"input_ids: expected ids in \[0, 50\)",
+        ),
+        (
+            {"input_ids": torch.ones(1, 17, dtype=torch.long)},
+            ValueError,
+            r"input_ids: expected at most max_position_embeddings=16 .*got shape \(1, 17\)",
+        ),
+        (
+            {"input_ids": torch.ones(1, 3)},
+            TypeError,
+            r"input_ids: expected a tensor of ids .*got "
+            r"torch.float32",
+        ),
+        (
+            {"input_ids": torch.ones(3, dtype=torch.long)},
+            ValueError,
+            r"input_ids: expected shape \[B, "
+            r"T\]",
+        ),
+        (
+            {"token_type_ids": torch.tensor([[0, 1, 2]])},
+            ValueError,
+            r"token_type_ids: expected ids in \[0, 2\) \(segment ids: 0 for sentence A, 1 for "
+            r"sentence B\)",
+        ),
+        (
+            {"token_type_ids": torch.tensor([[0, 1]])},
+            ValueError,
+            r"token_type_ids: expected shape \(1, 3\)",
+        ),
+        (
+            {"attention_mask": torch.ones(1, 4, dtype=torch.long)},
+            ValueError,
+            r"attention_mask: expected shape \[B, T\] = \(1, 3\).*got shape \(1, 4\)",
+        ),
+        (
+            {"attention_mask": torch.ones(1, 1, 3, dtype=torch.long)},
+            ValueError,
+            r"attention_mask: "
+            r"expected shape",
+        ),
+        (
+            {"attention_mask": torch.tensor([[1, 2, 0]])},
+            ValueError,
+            r"attention_mask: expected values "
+            r"0 and 1",
+        ),
+        (
+            {"attention_mask": torch.ones(1, 3)},
+            TypeError,
+            r"attention_mask: expected a bool or "
+            r"integer tensor",
+        ),
+    ],
+)
 def test_bad_input_names_the_argument(kwargs, exc, pattern):
     model = small_model()
     args = {"input_ids": torch.tensor([[1, 2, 3]]), **kwargs}
@@ -280,7 +399,8 @@ def test_sentence_pair_head_requires_segments():
         Bert({"hidden_size": 8})
 
 
-# ========================================= mask_tokens: the 80/10/10 rule =========================================
+# ========================================= mask_tokens: the 80/10/10 rule
+# =========================================
 
 PAD, CLS, SEP, MASK, VOCAB = 0, 1, 2, 3, 1000
 SPECIAL = [PAD, CLS, SEP, MASK]
@@ -299,21 +419,24 @@ def corpus(n=2000, length=128, seed=0):
 
 
 def binomial_bound(p, n, z=5.0):
-    """Half-width of a z-sigma band for a proportion with success probability p over n trials. At z = 5 a
-    correct implementation leaves the band with probability < 1e-6 per check (the draws are seeded, so the
-    result is fixed anyway); a rule off by one percentage point leaves it at the sample sizes used here."""
+    """Half-width of a z-sigma band for a proportion with success probability p over n trials. At z
+    = 5 a correct implementation leaves the band with probability < 1e-6 per check (the draws are
+    seeded, so the result is fixed anyway); a rule off by one percentage point leaves it at the
+    sample sizes used here."""
     return z * math.sqrt(p * (1 - p) / n)
 
 
 def test_mask_tokens_statistics_over_a_large_batch():
     x = corpus()
     before = x.clone()
-    inputs, labels = mask_tokens(x, VOCAB, MASK, SPECIAL, generator=torch.Generator().manual_seed(0))
-    assert torch.equal(x, before)                                   # the input is not changed in place
+    inputs, labels = mask_tokens(
+        x, VOCAB, MASK, SPECIAL, generator=torch.Generator().manual_seed(0)
+    )
+    assert torch.equal(x, before)  # the input is not changed in place
     eligible = ~torch.isin(x, torch.tensor(SPECIAL))
     chosen = labels != IGNORE_INDEX
     n_eligible, n_chosen = eligible.sum().item(), chosen.sum().item()
-    assert n_eligible > 100_000                                     # the sample sizes the bounds assume
+    assert n_eligible > 100_000  # the sample sizes the bounds assume
     # specials and padding are never chosen
     assert not (chosen & ~eligible).any()
     # labels: the original id where chosen, IGNORE_INDEX elsewhere; unchosen tokens untouched
@@ -321,9 +444,9 @@ def test_mask_tokens_statistics_over_a_large_batch():
     assert torch.equal(inputs[~chosen], x[~chosen])
     # about 15% of the eligible tokens are chosen: n ~ 145,000, band +-0.47 percentage points
     assert abs(n_chosen / n_eligible - 0.15) < binomial_bound(0.15, n_eligible)
-    # of the chosen (~22,000): 80% [MASK], 10% another ordinary token, 10% unchanged (band +-1.4 / +-1.0 pt).
-    # A random replacement equals the original with probability 1/996 (996 ordinary ids), so "random" is
-    # 10% * 995/996 and "unchanged" 10% + 10%/996.
+    # of the chosen (~22,000): 80% [MASK], 10% another ordinary token, 10% unchanged (band +-1.4 /
+    # +-1.0 pt). A random replacement equals the original with probability 1/996 (996 ordinary ids),
+    # so "random" is 10% * 995/996 and "unchanged" 10% + 10%/996.
     k = VOCAB - len(SPECIAL)
     masked = (inputs[chosen] == MASK).float().mean().item()
     random_ = ((inputs[chosen] != MASK) & (inputs[chosen] != x[chosen])).float().mean().item()
@@ -334,16 +457,21 @@ def test_mask_tokens_statistics_over_a_large_batch():
     # random replacements are ordinary ids, spread over the vocabulary (~2,200 draws over 996 ids)
     replaced = inputs[chosen][(inputs[chosen] != MASK) & (inputs[chosen] != x[chosen])]
     assert not torch.isin(replaced, torch.tensor(SPECIAL)).any()
-    assert replaced.unique().numel() > 800                          # expected 996 * (1 - e^-2.2) ~ 885
+    assert replaced.unique().numel() > 800  # expected 996 * (1 - e^-2.2) ~ 885
     # the proportion is the same at the start and at the end of a sequence (choices are independent)
-    early, late = chosen[:, 1:10].sum() / eligible[:, 1:10].sum(), chosen[:, 10:19].sum() / eligible[:, 10:19].sum()
+    early, late = (
+        chosen[:, 1:10].sum() / eligible[:, 1:10].sum(),
+        chosen[:, 10:19].sum() / eligible[:, 10:19].sum(),
+    )
     assert abs(early - late).item() < 2 * binomial_bound(0.15, eligible[:, 1:10].sum().item())
 
 
 def test_mask_tokens_other_probability_and_determinism():
     x = corpus(n=500)
     eligible = ~torch.isin(x, torch.tensor(SPECIAL))
-    _, labels = mask_tokens(x, VOCAB, MASK, SPECIAL, prob=0.4, generator=torch.Generator().manual_seed(1))
+    _, labels = mask_tokens(
+        x, VOCAB, MASK, SPECIAL, prob=0.4, generator=torch.Generator().manual_seed(1)
+    )
     share = ((labels != IGNORE_INDEX).sum() / eligible.sum()).item()
     assert abs(share - 0.4) < binomial_bound(0.4, eligible.sum().item())
     a = mask_tokens(x, VOCAB, MASK, SPECIAL, generator=torch.Generator().manual_seed(7))
@@ -351,32 +479,78 @@ def test_mask_tokens_other_probability_and_determinism():
     c = mask_tokens(x, VOCAB, MASK, SPECIAL, generator=torch.Generator().manual_seed(8))
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert not torch.equal(a[1], c[1])
-    everything = mask_tokens(x, VOCAB, MASK, SPECIAL, prob=1.0, generator=torch.Generator().manual_seed(0))[1]
-    assert torch.equal(everything != IGNORE_INDEX, eligible)         # prob 1: every eligible token
+    everything = mask_tokens(
+        x, VOCAB, MASK, SPECIAL, prob=1.0, generator=torch.Generator().manual_seed(0)
+    )[1]
+    assert torch.equal(everything != IGNORE_INDEX, eligible)  # prob 1: every eligible token
 
 
-@pytest.mark.parametrize("args, kwargs, exc, pattern", [
-    ((torch.tensor([[5, VOCAB]]), VOCAB, MASK, SPECIAL), {}, ValueError, r"input_ids: expected ids in \[0, 1000\)"),
-    ((torch.ones(2, 3), VOCAB, MASK, SPECIAL), {}, TypeError, "input_ids: expected a tensor of token ids"),
-    ((torch.ones(2, 3, dtype=torch.long), VOCAB, VOCAB, SPECIAL), {}, ValueError, "mask_token_id"),
-    ((torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, [0, -1]), {}, ValueError, "special_ids"),
-    ((torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL), {"prob": 0.0}, ValueError, r"prob: expected"),
-    ((torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL), {"prob": 1.5}, ValueError, r"prob: expected"),
-    ((torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL), {"generator": 3}, TypeError, "generator"),
-    ((torch.ones(2, 3, dtype=torch.long), 4, MASK, [0, 1, 2, 3]), {}, ValueError, "every id of the vocabulary"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, exc, pattern",
+    [
+        (
+            (torch.tensor([[5, VOCAB]]), VOCAB, MASK, SPECIAL),
+            {},
+            ValueError,
+            r"input_ids: expected "
+            r"ids in \[0, 1000\)",
+        ),
+        (
+            (torch.ones(2, 3), VOCAB, MASK, SPECIAL),
+            {},
+            TypeError,
+            "input_ids: expected a tensor of token ids",
+        ),
+        (
+            (torch.ones(2, 3, dtype=torch.long), VOCAB, VOCAB, SPECIAL),
+            {},
+            ValueError,
+            "mask_token_id",
+        ),
+        ((torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, [0, -1]), {}, ValueError, "special_ids"),
+        (
+            (torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL),
+            {"prob": 0.0},
+            ValueError,
+            r"prob: expected",
+        ),
+        (
+            (torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL),
+            {"prob": 1.5},
+            ValueError,
+            r"prob: expected",
+        ),
+        (
+            (torch.ones(2, 3, dtype=torch.long), VOCAB, MASK, SPECIAL),
+            {"generator": 3},
+            TypeError,
+            "generator",
+        ),
+        (
+            (torch.ones(2, 3, dtype=torch.long), 4, MASK, [0, 1, 2, 3]),
+            {},
+            ValueError,
+            "every id of the vocabulary",
+        ),
+    ],
+)
 def test_mask_tokens_bad_input(args, kwargs, exc, pattern):
     with pytest.raises(exc, match=pattern):
         mask_tokens(*args, **kwargs)
 
 
-# ========================================= next-sentence pairs =========================================
+# ========================================= next-sentence pairs
+# =========================================
+
 
 def stories(n=60, seed=0):
-    """Stories with distinct sentences "s<story> n<index>.", 1 to 8 sentences each, so that a pair can be
-    traced back to where its sentences come from."""
+    """Stories with distinct sentences "s<story> n<index>.", 1 to 8 sentences each, so that a pair
+    can be traced back to where its sentences come from."""
     g = torch.Generator().manual_seed(seed)
-    return [[f"s{s} n{i}." for i in range(torch.randint(1, 9, (1,), generator=g).item())] for s in range(n)]
+    return [
+        [f"s{s} n{i}." for i in range(torch.randint(1, 9, (1,), generator=g).item())]
+        for s in range(n)
+    ]
 
 
 def where(sentence):
@@ -391,52 +565,64 @@ def test_nsp_pairs_are_half_true_next_sentences():
     assert len(pairs) == n and all(isinstance(p, NSPPair) for p in pairs)
     for p in pairs:
         (sa, ia), (sb, ib) = where(p.first), where(p.second)
-        assert ia < len(corpus_[sa]) - 1                            # A is never the last sentence of its story
+        assert ia < len(corpus_[sa]) - 1  # A is never the last sentence of its story
         if p.is_next:
             assert (sb, ib) == (sa, ia + 1) and p.label == 0
         else:
-            assert sb != sa and p.label == 1                        # from another story
+            assert sb != sa and p.label == 1  # from another story
     share = sum(p.is_next for p in pairs) / n
     # Bernoulli(1/2) over 4000 pairs: 5 sigma = 4.0 percentage points
     assert abs(share - 0.5) < binomial_bound(0.5, n)
-    # NotNext sentences come from many different stories, and every eligible story supplies A sentences
+    # NotNext sentences come from many different stories, and every eligible story supplies A
+    # sentences
     assert len({where(p.second)[0] for p in pairs if not p.is_next}) > 50
     assert {where(p.first)[0] for p in pairs} == {i for i, s in enumerate(corpus_) if len(s) >= 2}
     assert make_nsp_pairs(corpus_, 50, seed=3) == make_nsp_pairs(corpus_, 50, seed=3)
     assert make_nsp_pairs(corpus_, 50, seed=3) != make_nsp_pairs(corpus_, 50, seed=4)
 
 
-@pytest.mark.parametrize("stories_, n, exc, pattern", [
-    ([["a.", "b."]], 5, ValueError, "at least 2 stories"),
-    ([["a."], ["b."]], 5, ValueError, "2 or more sentences"),
-    ([["a.", "b."], []], 5, ValueError, "two stories with at least one sentence"),
-    ("a. b.", 5, TypeError, "stories: expected a list of stories"),
-    ([["a.", "b."], ["c."]], 0, ValueError, "n: expected a positive int"),
-])
+@pytest.mark.parametrize(
+    "stories_, n, exc, pattern",
+    [
+        ([["a.", "b."]], 5, ValueError, "at least 2 stories"),
+        ([["a."], ["b."]], 5, ValueError, "2 or more sentences"),
+        ([["a.", "b."], []], 5, ValueError, "two stories with at least one sentence"),
+        ("a. b.", 5, TypeError, "stories: expected a list of stories"),
+        ([["a.", "b."], ["c."]], 0, ValueError, "n: expected a positive int"),
+    ],
+)
 def test_nsp_pairs_bad_input(stories_, n, exc, pattern):
     with pytest.raises(exc, match=pattern):
         make_nsp_pairs(stories_, n)
 
 
-# ========================================= pretraining_batches =========================================
+# ========================================= pretraining_batches
+# =========================================
+
 
 def test_pretraining_batches_of_pairs_and_of_sentences():
     from lib.bert import pretraining_batches
     from lib.data.stories import generate_stories
     from lib.tokenization import WordPieceTokenizer
+
     stories = generate_stories(60, seed=0)
     tok = WordPieceTokenizer.from_texts([s for story in stories for s in story])
     pairs = make_nsp_pairs(stories, 50, seed=0)
     stream = pretraining_batches(tok, pairs, 16, seed=3)
-    seen = [next(stream) for _ in range(8)]                   # 4 batches per epoch (16+16+16+2): 2 epochs
+    seen = [next(stream) for _ in range(8)]  # 4 batches per epoch (16+16+16+2): 2 epochs
     assert [len(b.nsp_labels) for b in seen] == [16, 16, 16, 2] * 2
     for b in seen:
         chosen = b.mlm_labels != IGNORE_INDEX
-        assert b.input_ids.shape == b.mlm_labels.shape == b.token_type_ids.shape == b.attention_mask.shape
-        assert not chosen[b.attention_mask == 0].any()                  # padding is never chosen
-        assert not torch.isin(b.mlm_labels[chosen], torch.arange(5)).any()   # nor a special token
+        assert (
+            b.input_ids.shape
+            == b.mlm_labels.shape
+            == b.token_type_ids.shape
+            == b.attention_mask.shape
+        )
+        assert not chosen[b.attention_mask == 0].any()  # padding is never chosen
+        assert not torch.isin(b.mlm_labels[chosen], torch.arange(5)).any()  # nor a special token
         assert set(b.token_type_ids.unique().tolist()) == {0, 1}
-    labels = sorted(x for b in seen[:4] for x in b.nsp_labels.tolist())   # one epoch: each pair once
+    labels = sorted(x for b in seen[:4] for x in b.nsp_labels.tolist())  # one epoch: each pair once
     assert labels == sorted(p.label for p in pairs)
     # unmasking the first batch gives back the encoded pairs, in some order
     b = seen[0]
@@ -444,27 +630,36 @@ def test_pretraining_batches_of_pairs_and_of_sentences():
     encoded = {tuple(tok.encode(p.first, p.second).input_ids) for p in pairs}
     for row, mask in zip(original, b.attention_mask):
         assert tuple(row[mask.bool()].tolist()) in encoded
+
     # the masks are drawn afresh in the second epoch; everything is reproducible from the seed
-    def masks_by_example(epoch):             # {encoded pair: positions chosen} (a pair may occur twice)
+    def masks_by_example(epoch):  # {encoded pair: positions chosen} (a pair may occur twice)
         out = {}
         for b in epoch:
             original = torch.where(b.mlm_labels != IGNORE_INDEX, b.mlm_labels, b.input_ids)
             for row, labels, mask in zip(original, b.mlm_labels, b.attention_mask):
                 key = tuple(row[mask.bool()].tolist())
-                out.setdefault(key, []).append(tuple((labels != IGNORE_INDEX).nonzero().flatten().tolist()))
+                out.setdefault(key, []).append(
+                    tuple((labels != IGNORE_INDEX).nonzero().flatten().tolist())
+                )
         return out
+
     first, second = masks_by_example(seen[:4]), masks_by_example(seen[4:])
     assert first.keys() == second.keys()
     assert sum(first[k] != second[k] for k in first) > len(first) // 2
     again = pretraining_batches(tok, pairs, 16, seed=3)
     assert all(torch.equal(next(again).input_ids, x.input_ids) for x in seen)
     single = next(pretraining_batches(tok, [p.first for p in pairs], 8, max_length=6))
-    assert single.nsp_labels is None and single.input_ids.shape[1] <= 6 and not single.token_type_ids.any()
+    assert (
+        single.nsp_labels is None
+        and single.input_ids.shape[1] <= 6
+        and not single.token_type_ids.any()
+    )
 
 
 def test_pretraining_batches_bad_input():
     from lib.bert import pretraining_batches
     from lib.tokenization import WordPieceTokenizer
+
     tok = WordPieceTokenizer.from_texts(["a b c"])
     with pytest.raises(ValueError, match="^examples:"):
         pretraining_batches(tok, [], 4)

@@ -1,6 +1,6 @@
-"""The bibliography and the back matter: every cited key has an entry in book/references.bib, every entry
-is cited somewhere, papers are cited with the {cite} role rather than in plain text, and the references
-and glossary pages are in the book."""
+"""The bibliography and the back matter: every cited key has an entry in book/references.bib, every
+entry is cited somewhere, papers are cited with the {cite} role rather than in plain text, and the
+references and glossary pages are in the book."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from pybtex.database import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BIB = ROOT / "book" / "references.bib"
-# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of sphinxcontrib-bibtex's roles)
+# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of sphinxcontrib-bibtex's
+# roles)
 CITE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
-# "Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)", "(Graves, Wayne and Danihelka, 2014)"
-PLAIN_CITATION = re.compile(r"\b[A-Z][a-z]+ et al\.,? \(?(19|20)\d\d\b"
-                            r"|\b[A-Z][a-z]+, [A-Z][a-z]+ and [A-Z][a-z]+,? (19|20)\d\d\b")
+# "Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)", "(Graves, Wayne and
+# Danihelka, 2014)"
+PLAIN_CITATION = re.compile(
+    r"\b[A-Z][a-z]+ et al\.,? \(?(19|20)\d\d\b"
+    r"|\b[A-Z][a-z]+, [A-Z][a-z]+ and [A-Z][a-z]+,? (19|20)\d\d\b"
+)
 
 
 def config() -> dict:
@@ -27,11 +31,14 @@ def config() -> dict:
 
 def toc_files() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    return [toc["root"]] + [chapter["file"] for part in toc.get("parts", []) for chapter in part["chapters"]]
+    return [toc["root"]] + [
+        chapter["file"] for part in toc.get("parts", []) for chapter in part["chapters"]
+    ]
 
 
 def documents() -> dict[str, str]:
-    """The markdown text of every page in the table of contents (for notebooks: their markdown cells)."""
+    """The markdown text of every page in the table of contents (for notebooks: their markdown
+    cells)."""
     texts = {}
     for entry in toc_files():
         md, ipynb = ROOT / f"{entry}.md", ROOT / f"{entry}.ipynb"
@@ -53,10 +60,16 @@ def bib_keys() -> set[str]:
 
 def test_the_patterns_find_citations():
     """The checks below must be able to fail."""
-    text = "as {cite:t}`luong2015effective` show, and others {cite:p}`a2020x, b2021y` {cite}`c2019z`."
+    text = (
+        "as {cite:t}`luong2015effective` show, and others {cite:p}`a2020x, b2021y` {cite}`c2019z`."
+    )
     assert cited_keys(text) == ["luong2015effective", "a2020x", "b2021y", "c2019z"]
-    for plain in ["Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)",
-                  "(Graves, Wayne and Danihelka, 2014)"]:
+    for plain in [
+        "Vaswani et al. 2017",
+        "Bahdanau et al. (2015)",
+        "(Luong et al., 2015)",
+        "(Graves, Wayne and Danihelka, 2014)",
+    ]:
         assert PLAIN_CITATION.search(plain), plain
     assert not PLAIN_CITATION.search("Bahdanau's and Luong's translation models; the 2015 paper")
 
@@ -66,17 +79,26 @@ def test_the_bibliography_is_configured_and_has_a_page():
     assert "sphinxcontrib.bibtex" in sphinx["extra_extensions"]
     assert sphinx["config"]["bibtex_bibfiles"] == ["book/references.bib"]
     assert "book/references" in toc_files() and "book/glossary" in toc_files()
-    assert re.search(r"^```\{bibliography\}", (ROOT / "book" / "references.md").read_text(), re.MULTILINE)
+    assert re.search(
+        r"^```\{bibliography\}", (ROOT / "book" / "references.md").read_text(), re.MULTILINE
+    )
 
 
 def test_every_entry_is_complete():
     entries = parse_file(str(BIB), bib_format="bibtex").entries
-    assert {"graves2014neural", "bahdanau2015neural", "luong2015effective", "vaswani2017attention"} <= set(entries)
+    assert {
+        "graves2014neural",
+        "bahdanau2015neural",
+        "luong2015effective",
+        "vaswani2017attention",
+    } <= set(entries)
     for key, entry in entries.items():
         assert entry.persons.get("author"), f"{key}: no author"
         for field in ("title", "year"):
             assert entry.fields.get(field), f"{key}: no {field}"
-        assert re.fullmatch(r"[a-z]+\d{4}[a-z]+", key), f"{key}: keys read author + year + first title word"
+        assert re.fullmatch(r"[a-z]+\d{4}[a-z]+", key), (
+            f"{key}: keys read author + year + first title word"
+        )
 
 
 def test_every_cited_key_is_in_the_bib_and_every_entry_is_cited():
@@ -96,9 +118,23 @@ def test_papers_are_cited_with_the_cite_role_not_in_plain_text(entry):
     assert not plain, f"{entry}: cite these with {{cite:t}}`key` or {{cite:p}}`key`: {plain}"
 
 
-GLOSSARY_TERMS = ["query", "key", "value", "score function", "attention weights", "softmax", "masked softmax",
-                  "mask", "content-based addressing", "key strength", "soft attention", "hard attention", "head",
-                  "head view", "neural Turing machine"]
+GLOSSARY_TERMS = [
+    "query",
+    "key",
+    "value",
+    "score function",
+    "attention weights",
+    "softmax",
+    "masked softmax",
+    "mask",
+    "content-based addressing",
+    "key strength",
+    "soft attention",
+    "hard attention",
+    "head",
+    "head view",
+    "neural Turing machine",
+]
 
 
 def test_the_glossary_defines_the_chapters_terms():

@@ -31,14 +31,23 @@ def test_every_chapter_is_in_the_toc_and_every_toc_entry_exists():
     for path in CHAPTERS:
         assert f"notebooks/{path.stem}" in files, f"{path.name} is not in _toc.yml"
     for entry in files:
-        assert any((ROOT / f"{entry}{ext}").exists() for ext in (".md", ".ipynb")), f"_toc.yml: {entry} missing"
+        assert any((ROOT / f"{entry}{ext}").exists() for ext in (".md", ".ipynb")), (
+            f"_toc.yml: {entry} missing"
+        )
 
 
 def test_chapters_are_stored_without_outputs():
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
-        executed = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
-        assert not executed, f"{path.name}: cells {executed} carry outputs; the book executes chapters when it builds"
+        executed = [
+            i
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and (c.outputs or c.execution_count)
+        ]
+        assert not executed, (
+            f"{path.name}: cells {executed} carry outputs; the book executes chapters when it "
+            "builds"
+        )
 
 
 def test_colab_cell_comes_from_the_repository_url_in_config():
@@ -48,12 +57,15 @@ def test_colab_cell_comes_from_the_repository_url_in_config():
     assert f"git+{url}" in expected
     for path in CHAPTERS:
         first = nbformat.read(path, as_version=4).cells[0]
-        assert first.cell_type == "code" and first.source == expected, f"{path.name}: run `make sync`"
+        assert first.cell_type == "code" and first.source == expected, (
+            f"{path.name}: run `make sync`"
+        )
         assert "remove-cell" in first.metadata.get("tags", [])
 
 
 def test_chapters_are_valid_notebooks_with_cell_ids():
-    # nbformat 4.5 requires an id on every cell (a missing one is a warning today, an error tomorrow)
+    # nbformat 4.5 requires an id on every cell (a missing one is a warning today, an error
+    # tomorrow)
     for path in CHAPTERS:
         raw = json.loads(path.read_text(encoding="utf-8"))
         missing = [i for i, c in enumerate(raw["cells"]) if "id" not in c]
@@ -72,7 +84,9 @@ def test_no_cell_is_skipped_or_allowed_to_fail():
         for i, cell in enumerate(nb.cells):
             tags = hiding & set(cell.metadata.get("tags", []))
             assert not tags, f"{path.name}, cell {i}: tagged {sorted(tags)}"
-            assert "NBVAL_SKIP" not in cell.source and "NBVAL_RAISES_EXCEPTION" not in cell.source, f"{path.name}, cell {i}"
+            assert (
+                "NBVAL_SKIP" not in cell.source and "NBVAL_RAISES_EXCEPTION" not in cell.source
+            ), f"{path.name}, cell {i}"
 
 
 def test_each_chapter_has_one_title_and_exercises():
@@ -81,7 +95,9 @@ def test_each_chapter_has_one_title_and_exercises():
         markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         titles = re.findall(r"^# \S.*$", markdown, flags=re.MULTILINE)
         assert len(titles) == 1, f"{path.name}: expected one H1 title, found {titles}"
-        assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), f"{path.name}: no Exercises section"
+        assert re.search(r"^## Exercises", markdown, flags=re.MULTILINE), (
+            f"{path.name}: no Exercises section"
+        )
 
 
 def test_figures_have_captions_names_and_alt_text():
@@ -91,10 +107,16 @@ def test_figures_have_captions_names_and_alt_text():
         for cell in nb.cells:
             meta = cell.metadata.get("mystnb", {})
             if "figure" in meta:
-                assert len(meta["figure"].get("caption", "")) > 20, f"{path.name}: short caption {meta}"
-                assert len(meta.get("image", {}).get("alt", "")) > 20, f"{path.name}: figure without alt text {meta}"
+                assert len(meta["figure"].get("caption", "")) > 20, (
+                    f"{path.name}: short caption {meta}"
+                )
+                assert len(meta.get("image", {}).get("alt", "")) > 20, (
+                    f"{path.name}: figure without alt text {meta}"
+                )
                 name = meta["figure"].get("name")
-                assert name and name not in names, f"{path.name}: missing or duplicate figure name {name}"
+                assert name and name not in names, (
+                    f"{path.name}: missing or duplicate figure name {name}"
+                )
                 names.add(name)
 
 
@@ -107,4 +129,6 @@ def test_torch_is_pinned_to_the_cpu_wheel():
 def test_browser_assets_are_pinned_exactly():
     deps = json.loads((ROOT / "package.json").read_text())["dependencies"]
     for name in ("mathjax", "requirejs", "d3", "jquery", "@jupyter-widgets/html-manager"):
-        assert re.fullmatch(r"\d+\.\d+\.\d+", deps[name]), f"package.json: {name} must be an exact version"
+        assert re.fullmatch(r"\d+\.\d+\.\d+", deps[name]), (
+            f"package.json: {name} must be an exact version"
+        )

@@ -25,7 +25,9 @@ def model():
     return Captioner(len(VOCAB), d_feature=16, d_emb=8, d_hidden=16, d_attn=8).eval()
 
 
-# --- the generator -----------------------------------------------------------------------------------
+# --- the generator
+# -----------------------------------------------------------------------------------
+
 
 def test_same_seed_same_images_other_seed_other_images():
     a, b, c = (shapes.generate_images(20, seed=s) for s in (7, 7, 8))
@@ -50,9 +52,17 @@ def test_captions_name_the_shapes_in_reading_order(examples):
         assert cells == sorted(cells) and len(set(cells)) == len(cells)
         expected = " , ".join(f"{it.colour} {it.shape}" for it in ex.items).split()
         assert list(ex.caption) == expected
-    ex = shapes.ShapeImage(torch.ones(3, 48, 48), (), shapes.caption_of([
-        shapes.ShapeItem("blue", "cross", 2, 0, (40.0, 8.0), 10.0),
-        shapes.ShapeItem("red", "circle", 0, 2, (8.0, 40.0), 10.0)]), (3, 3))
+    ex = shapes.ShapeImage(
+        torch.ones(3, 48, 48),
+        (),
+        shapes.caption_of(
+            [
+                shapes.ShapeItem("blue", "cross", 2, 0, (40.0, 8.0), 10.0),
+                shapes.ShapeItem("red", "circle", 0, 2, (8.0, 40.0), 10.0),
+            ]
+        ),
+        (3, 3),
+    )
     assert " ".join(ex.caption) == "red circle , blue cross"
 
 
@@ -63,16 +73,16 @@ def test_the_pixels_show_what_the_caption_says(examples):
         occupied = {(it.row, it.col): it for it in ex.items}
         for r in range(3):
             for c in range(3):
-                patch = ex.image[:, 16 * r:16 * r + 16, 16 * c:16 * c + 16]      # [3, 16, 16]
+                patch = ex.image[:, 16 * r : 16 * r + 16, 16 * c : 16 * c + 16]  # [3, 16, 16]
                 if (r, c) not in occupied:
                     assert (patch == 1).all()
                     continue
                 it = occupied[(r, c)]
                 y, x = int(it.centre[0]), int(it.centre[1])
-                if it.shape != "triangle":                   # a triangle's centre may sit at its edge
+                if it.shape != "triangle":  # a triangle's centre may sit at its edge
                     assert torch.allclose(ex.image[:, y, x], COLOUR_OF[it.colour])
-                ink = (patch != 1).any(0)                     # [16, 16]
-                painted = patch[:, ink]                       # [3, n]
+                ink = (patch != 1).any(0)  # [16, 16]
+                painted = patch[:, ink]  # [3, n]
                 assert ink.sum() >= 20
                 assert torch.allclose(painted, COLOUR_OF[it.colour][:, None].expand_as(painted))
 
@@ -83,10 +93,10 @@ def test_the_four_forms_differ():
         img = shapes.draw([shapes.ShapeItem("blue", form, 0, 0, (8.0, 8.0), 12.0)], grid=(1, 1))
         masks[form] = (img != 1).any(0)
     circle = masks["circle"].sum().item()
-    assert abs(circle - 3.14159 * 36) < 12                         # area of a disc of radius 6
+    assert abs(circle - 3.14159 * 36) < 12  # area of a disc of radius 6
     assert masks["square"].sum() > masks["triangle"].sum()
     forms = list(masks.values())
-    assert all(not torch.equal(a, b) for i, a in enumerate(forms) for b in forms[i + 1:])
+    assert all(not torch.equal(a, b) for i, a in enumerate(forms) for b in forms[i + 1 :])
 
 
 def test_word_regions_point_at_the_cell_of_each_named_shape(examples):
@@ -110,29 +120,40 @@ def test_batches_pad_and_shift_the_captions(examples):
         n = len(ex.caption)
         assert batch.lengths[b] == n + 1 and T == max(len(e.caption) for e in examples[:5]) + 1
         assert VOCAB.decode(batch.tgt_out[b]) == list(ex.caption)
-        assert batch.tgt_out[b, n] == VOCAB.eos_id and (batch.tgt_out[b, n + 1:] == VOCAB.pad_id).all()
-        assert torch.equal(batch.tgt_in[b, 1:n + 1], batch.tgt_out[b, :n])
+        assert (
+            batch.tgt_out[b, n] == VOCAB.eos_id
+            and (batch.tgt_out[b, n + 1 :] == VOCAB.pad_id).all()
+        )
+        assert torch.equal(batch.tgt_in[b, 1 : n + 1], batch.tgt_out[b, :n])
     assert sum(len(b) for b in shapes.batches(examples, 16)) == len(examples)
     stream = shapes.epochs(examples, 16, seed=1)
     assert sum(len(next(stream)) for _ in range(6)) == 2 * len(examples)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: shapes.generate_images(0), "n"),
-    (lambda: shapes.generate_images(3, max_shapes=10), "max_shapes"),
-    (lambda: shapes.generate_images(3, min_shapes=3, max_shapes=2), "max_shapes"),
-    (lambda: shapes.generate_images(3, grid=(3,)), "grid"),
-    (lambda: shapes.make_batch([]), "examples"),
-    (lambda: list(shapes.batches(shapes.generate_images(2), 0)), "batch_size"),
-    (lambda: shapes.draw([shapes.ShapeItem("teal", "circle", 0, 0, (8.0, 8.0), 10.0)]), "colour"),
-    (lambda: shapes.draw([shapes.ShapeItem("red", "star", 0, 0, (8.0, 8.0), 10.0)]), "shape"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: shapes.generate_images(0), "n"),
+        (lambda: shapes.generate_images(3, max_shapes=10), "max_shapes"),
+        (lambda: shapes.generate_images(3, min_shapes=3, max_shapes=2), "max_shapes"),
+        (lambda: shapes.generate_images(3, grid=(3,)), "grid"),
+        (lambda: shapes.make_batch([]), "examples"),
+        (lambda: list(shapes.batches(shapes.generate_images(2), 0)), "batch_size"),
+        (
+            lambda: shapes.draw([shapes.ShapeItem("teal", "circle", 0, 0, (8.0, 8.0), 10.0)]),
+            "colour",
+        ),
+        (lambda: shapes.draw([shapes.ShapeItem("red", "star", 0, 0, (8.0, 8.0), 10.0)]), "shape"),
+    ],
+)
 def test_generator_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-# --- the model ---------------------------------------------------------------------------------------
+# --- the model
+# ---------------------------------------------------------------------------------------
+
 
 def test_encoder_gives_one_feature_per_16px_cell():
     enc = ConvEncoder(d_feature=16)
@@ -149,7 +170,7 @@ def test_encoder_regions_see_only_their_neighbourhood():
     x = torch.rand(1, 3, 48, 48)
     y = x.clone()
     y[:, :, :16, :16] = torch.rand(1, 3, 16, 16)
-    change = (enc(x) - enc(y)).abs().amax(-1)[0]                   # [9]
+    change = (enc(x) - enc(y)).abs().amax(-1)[0]  # [9]
     assert change[0] > 1e-4 and change[8] == 0
 
 
@@ -184,12 +205,14 @@ def test_hard_attention_reads_one_region(examples, model):
     _, soft = model(batch.images, batch.tgt_in)
     _, hard = model(batch.images, batch.tgt_in, attention="hard")
     assert set(hard.unique().tolist()) <= {0.0, 1.0} and (hard.sum(-1) == 1).all()
-    assert (hard[:, 0].argmax(-1) == soft[:, 0].argmax(-1)).all()   # same first state, same argmax
+    assert (hard[:, 0].argmax(-1) == soft[:, 0].argmax(-1)).all()  # same first state, same argmax
 
 
 def test_greedy_decode_returns_one_map_per_word(examples, model):
     images = shapes.make_batch(examples[:6]).images
-    tokens, alpha = greedy_decode(model, images, max_len=7, bos_id=VOCAB.bos_id, eos_id=VOCAB.eos_id)
+    tokens, alpha = greedy_decode(
+        model, images, max_len=7, bos_id=VOCAB.bos_id, eos_id=VOCAB.eos_id
+    )
     B, L = tokens.shape
     assert B == 6 and L <= 7 and alpha.shape == (6, L, 9)
     for b in range(B):
@@ -199,7 +222,9 @@ def test_greedy_decode_returns_one_map_per_word(examples, model):
         assert (alpha[b, end:] == 0).all() and (tokens[b, end:] == VOCAB.eos_id).all()
     # the first word is the argmax of the first step, computed by hand
     features = model.encoder(images)
-    logits, _, _ = model.decoder.step(torch.full((6,), VOCAB.bos_id), model.decoder.init_state(features), features)
+    logits, _, _ = model.decoder.step(
+        torch.full((6,), VOCAB.bos_id), model.decoder.init_state(features), features
+    )
     assert torch.equal(tokens[:, 0], logits.argmax(-1))
 
 
@@ -214,17 +239,20 @@ def test_doubly_stochastic_penalty(examples, model):
     assert abs(penalized.item() - plain.item() - 0.5 * expected.item()) < 1e-5
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda m, b: m(b.images[:, :2], b.tgt_in), "images"),
-    (lambda m, b: m(b.images[:, :, :40], b.tgt_in), "images"),
-    (lambda m, b: m(b.images, b.tgt_in.float()), "tgt_in"),
-    (lambda m, b: m(b.images, b.tgt_in + 100), "tgt_in"),
-    (lambda m, b: m(b.images, b.tgt_in[:1]), "tgt_in"),
-    (lambda m, b: m.loss(b.images, b.tgt_in, b.tgt_out[:, :-1]), "tgt_out"),
-    (lambda m, b: m(b.images, b.tgt_in, attention="medium"), "attention"),
-    (lambda m, b: greedy_decode(m, b.images, 0, 1, 2), "max_len"),
-    (lambda m, b: greedy_decode(m, b.images, 5, 99, 2), "bos_id"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda m, b: m(b.images[:, :2], b.tgt_in), "images"),
+        (lambda m, b: m(b.images[:, :, :40], b.tgt_in), "images"),
+        (lambda m, b: m(b.images, b.tgt_in.float()), "tgt_in"),
+        (lambda m, b: m(b.images, b.tgt_in + 100), "tgt_in"),
+        (lambda m, b: m(b.images, b.tgt_in[:1]), "tgt_in"),
+        (lambda m, b: m.loss(b.images, b.tgt_in, b.tgt_out[:, :-1]), "tgt_out"),
+        (lambda m, b: m(b.images, b.tgt_in, attention="medium"), "attention"),
+        (lambda m, b: greedy_decode(m, b.images, 0, 1, 2), "max_len"),
+        (lambda m, b: greedy_decode(m, b.images, 5, 99, 2), "bos_id"),
+    ],
+)
 def test_model_bad_input_names_the_argument(examples, model, call, name):
     batch = shapes.make_batch(examples[:2])
     with pytest.raises(ValueError, match=name):
@@ -236,7 +264,14 @@ def test_a_tiny_captioner_learns_to_name_one_shape(one_thread):
     torch.manual_seed(0)
     train = shapes.generate_images(400, seed=0, max_shapes=1)
     m = Captioner(len(VOCAB), d_feature=32, d_emb=16, d_hidden=32, d_attn=16)
-    history = fit(m, shapes.epochs(train, 32), lambda m, b: m.loss(b.images, b.tgt_in, b.tgt_out),
-                  steps=80, lr=5e-3, decay="constant", progress=False)
+    history = fit(
+        m,
+        shapes.epochs(train, 32),
+        lambda m, b: m.loss(b.images, b.tgt_in, b.tgt_out),
+        steps=80,
+        lr=5e-3,
+        decay="constant",
+        progress=False,
+    )
     first, last = sum(history.losses[:5]) / 5, sum(history.losses[-10:]) / 10
     assert last < 0.6 * first, (first, last)

@@ -1,7 +1,8 @@
 """The nbgrader course (tools/make_course.py) through a whole grading cycle, offline, in a temporary
 course directory: nbgrader's own commands, its exchange and its SQLite gradebook (issue 14).
 
-- ``generate_assignment`` for all 16 chapters: every worked solution and model answer is gone from the
+- ``generate_assignment`` for all 16 chapters: every worked solution and model answer is gone from
+  the
   student's release, every exercise keeps its checker test, locked.
 - Chapter 2 (the cheapest chapter that has every kind of exercise: predicted values, a function to
   implement, an experiment with a written explanation) is released, fetched and submitted by six
@@ -34,12 +35,20 @@ BIN = Path(sys.executable).parent
 STUDENTS = ["correct", "wrong", "untouched", "raises", "loops", "deleted"]
 
 
-def nbgrader(*args, cwd: Path, user: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def nbgrader(
+    *args, cwd: Path, user: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     if user:  # on JupyterHub the login; here `--student` names the submission
         env["JUPYTERHUB_USER"] = user
-    done = subprocess.run([str(BIN / "nbgrader"), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [str(BIN / "nbgrader"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if check:
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
@@ -71,8 +80,15 @@ def test_every_chapter_is_an_assignment_without_its_solutions(course):
                 template, rest = cell.source.split(make_course.BEGIN)
                 solution = rest.split(make_course.END)[0]
                 # what the solution adds to the template (a signature both share is no giveaway)
-                lines = [ln for ln in solution.splitlines() if len(ln.strip()) > 12 and ln not in template]
-                assert lines and not any(ln in rel[grade_id].source for ln in lines), (chapter, grade_id)
+                lines = [
+                    ln
+                    for ln in solution.splitlines()
+                    if len(ln.strip()) > 12 and ln not in template
+                ]
+                assert lines and not any(ln in rel[grade_id].source for ln in lines), (
+                    chapter,
+                    grade_id,
+                )
                 assert rel[grade_id].source == template + "# YOUR CODE HERE", (chapter, grade_id)
             elif meta["solution"]:
                 assert rel[grade_id].source == "YOUR ANSWER HERE", (chapter, grade_id)
@@ -80,8 +96,11 @@ def test_every_chapter_is_an_assignment_without_its_solutions(course):
                 assert rel[grade_id].source == cell.source and meta["locked"]
                 assert "assert verdict.passed" in cell.source
         # the story is read-only: every cell but the answers is locked
-        assert all(c.metadata["nbgrader"]["locked"] for c in release.cells
-                   if not c.metadata["nbgrader"]["solution"])
+        assert all(
+            c.metadata["nbgrader"]["locked"]
+            for c in release.cells
+            if not c.metadata["nbgrader"]["solution"]
+        )
 
 
 def student_answers(kind: str, release, source):
@@ -93,11 +112,13 @@ def student_answers(kind: str, release, source):
             cells[grade_id].source = src[grade_id].source
         for grade_id in ("ex1_written", "ex2_written", "ex3_written"):
             cells[grade_id].source = "My explanation: " + src[grade_id].source[:200]
-    elif kind == "wrong":       # the hard lookup's answer for the soft limit; no normalisation
+    elif kind == "wrong":  # the hard lookup's answer for the soft limit; no normalisation
         cells["ex1_answer"].source = "soft_limit = tuple(V[2].tolist())\nhard_key = 6"
         cells["ex2_answer"].source = "def sharpen(w, gamma):\n    return w ** gamma"
     elif kind == "raises":
-        cells["ex2_answer"].source = "def sharpen(w, gamma):\n    return w ** gamma\nraise RuntimeError('oops')"
+        cells[
+            "ex2_answer"
+        ].source = "def sharpen(w, gamma):\n    return w ** gamma\nraise RuntimeError('oops')"
         cells["ex1_answer"].source = src["ex1_answer"].source
     elif kind == "loops":
         cells["ex1_answer"].source = src["ex1_answer"].source
@@ -119,12 +140,21 @@ def graded(course):
         home.mkdir()
         (home / "nbgrader_config.py").write_text(
             f"c = get_config()\nc.CourseDirectory.course_id = 'attention-book'\n"
-            f"c.Exchange.root = {str(root / 'exchange')!r}\n")
+            f"c.Exchange.root = {str(root / 'exchange')!r}\n"
+        )
         nbgrader("fetch_assignment", CH, "--course", "attention-book", cwd=home, user=student)
         path = home / CH / f"{CH}.ipynb"
         release = nbformat.read(path, as_version=4)
         nbformat.write(student_answers(student, release, source), path)
-        nbgrader("submit", CH, "--course", "attention-book", f"--student={student}", cwd=home, user=student)
+        nbgrader(
+            "submit",
+            CH,
+            "--course",
+            "attention-book",
+            f"--student={student}",
+            cwd=home,
+            user=student,
+        )
     nbgrader("collect", CH, cwd=root)
     for student in STUDENTS:
         nbgrader("db", "student", "add", student, cwd=root)
@@ -135,8 +165,10 @@ def graded(course):
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        scores = {s: {g.name: g.score for g in gb.find_submission_notebook(CH, CH, s).grades}
-                  for s in STUDENTS}
+        scores = {
+            s: {g.name: g.score for g in gb.find_submission_notebook(CH, CH, s).grades}
+            for s in STUDENTS
+        }
         totals = {s: gb.find_submission(CH, s).score for s in STUDENTS}
     return root, scores, totals
 
@@ -157,10 +189,15 @@ def test_the_gradebook_holds_the_expected_scores(graded):
     assert totals["correct"] == 2 * p and totals["untouched"] == 0
 
 
+def page_text(path: Path) -> str:
+    """The text a reader sees in an HTML page: tags dropped, entities decoded, spaces collapsed."""
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", path.read_text())).split())
+
+
 def test_feedback_carries_the_checkers_message(graded):
     root, _, _ = graded
-    import torch
-
     from lib.exercises import ExerciseFailed
     from lib.exercises.ch02 import check_sharpen
 
@@ -168,14 +205,11 @@ def test_feedback_carries_the_checkers_message(graded):
         check_sharpen(lambda w, gamma: w**gamma)
         raise AssertionError("the wrong answer passed")
     except ExerciseFailed as e:
-        expected = str(e)
-    assert torch is not None
-    html = (root / "feedback" / "wrong" / CH / f"{CH}.html").read_text()
-    import html as htmllib
-
-    assert htmllib.escape(expected.splitlines()[0])[:60] in html
-    untouched = (root / "feedback" / "untouched" / CH / f"{CH}.html").read_text()
-    assert "not attempted" in untouched
+        expected = " ".join(str(e).split())
+    middle = expected[len(expected) // 2 :][:60]  # the checker's own words, past its header
+    assert "without the division" in expected
+    assert middle in page_text(root / "feedback" / "wrong" / CH / f"{CH}.html")
+    assert "not attempted" in page_text(root / "feedback" / "untouched" / CH / f"{CH}.html")
 
 
 def test_grades_export_as_csv(graded):
@@ -184,19 +218,33 @@ def test_grades_export_as_csv(graded):
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == CH}
     assert set(by_student) == set(STUDENTS)
     assert float(by_student["correct"]["raw_score"]) == totals["correct"]
-    assert json.dumps(totals)   # plain numbers
+    assert json.dumps(totals)  # plain numbers
 
 
 def test_the_teachers_page_states_what_the_course_gives(course):
-    """The "For teachers" page's exercise column is the course's, and its commands are the test's."""
+    """The "For teachers" page's exercise column is the course's, and its commands are the
+    test's."""
     _, exercises = course
     page = (ROOT / "book" / "teachers.md").read_text()
-    rows = re.findall(r"^\| (\d+) [^|]+\|[^|]+\|[^|]+\|[^|]+\| (\d+) exercises, (\d+) points \|$", page, re.M)
+    rows = re.findall(
+        r"^\| (\d+) [^|]+\|[^|]+\|[^|]+\|[^|]+\| (\d+) exercises, (\d+) points \|$", page, re.M
+    )
     stated = {int(n): (int(e), int(p)) for n, e, p in rows}
-    computed = {int(ch[:2]): (len(exs), sum(e["points"] for e in exs)) for ch, exs in exercises.items()}
+    computed = {
+        int(ch[:2]): (len(exs), sum(e["points"] for e in exs)) for ch, exs in exercises.items()
+    }
     assert stated == computed
-    for command in ("generate_assignment", "release_assignment", "fetch_assignment", "submit", "collect",
-                    "db student add", "autograde", "generate_feedback", "export --to"):
+    for command in (
+        "generate_assignment",
+        "release_assignment",
+        "fetch_assignment",
+        "submit",
+        "collect",
+        "db student add",
+        "autograde",
+        "generate_feedback",
+        "export --to",
+    ):
         assert f"nbgrader {command} " in page, command
     assert f"is worth {make_course.POINTS['checked']} points" in page.replace("\n", " ")
     assert f"is worth {make_course.POINTS['written']} point," in page.replace("\n", " ")

@@ -8,9 +8,25 @@ import pytest
 import torch
 
 import lib.data.translation as translation
-from lib.data import (ADJECTIVES, ARTICLES, LEXICON, NOUNS, OBJECT_PRONOUNS, SOURCE_WORDS,
-                      TARGET_WORDS, TRANSITIVE_VERBS, Batch, Pair, Vocab, alignment_matrix, batches,
-                      build_vocabs, epochs, generate_pairs, make_batch, split_pairs)
+from lib.data import (
+    ADJECTIVES,
+    ARTICLES,
+    LEXICON,
+    NOUNS,
+    OBJECT_PRONOUNS,
+    SOURCE_WORDS,
+    TARGET_WORDS,
+    Batch,
+    Pair,
+    Vocab,
+    alignment_matrix,
+    batches,
+    build_vocabs,
+    epochs,
+    generate_pairs,
+    make_batch,
+    split_pairs,
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +45,16 @@ def small(n=10, seed=3):
 
 # --- the corpus ------------------------------------------------------------------------------
 
+
 def test_same_seed_same_corpus_different_seed_different_corpus():
     a, b, c = generate_pairs(300, seed=1), generate_pairs(300, seed=1), generate_pairs(300, seed=2)
     assert a == b
-    assert sum(x != y for x, y in zip(a, c)) > 250     # nearly all differ (short ones may repeat)
+    assert sum(x != y for x, y in zip(a, c)) > 250  # nearly all differ (short ones may repeat)
 
 
 def test_global_random_state_is_not_used():
     import random
+
     random.seed(0)
     a = generate_pairs(50, seed=5)
     random.seed(123)
@@ -49,21 +67,24 @@ def test_docstring_examples_are_what_the_generator_makes():
     word(index) lines; this also pins the corpus, so a change of generator shows up here."""
     pairs = generate_pairs(60, seed=0)
     doc = translation.__doc__
-    examples = doc[doc.index("    [40]"):]
-    examples = examples[:examples.index("\n\n")]
-    blocks = re.split(r"\[(\d+)\]", examples)[1:]             # [k, text, k, text, ...]
+    examples = doc[doc.index("    [40]") :]
+    examples = examples[: examples.index("\n\n")]
+    blocks = re.split(r"\[(\d+)\]", examples)[1:]  # [k, text, k, text, ...]
     assert [int(k) for k in blocks[::2]] == [40, 57, 51]
     for k, text in zip(blocks[::2], blocks[1::2]):
         p = pairs[int(k)]
         tokens = [(w, int(i)) for w, i in re.findall(r"(\S+)\((\d+)\)", text)]
-        assert tokens[:len(p.src)] == [(w, i) for i, w in enumerate(p.src)]
-        assert tokens[len(p.src):] == list(zip(p.tgt, p.alignment))
-    assert f"({len(SOURCE_WORDS)} English words)" in doc and f"({len(TARGET_WORDS)} French words)" in doc
+        assert tokens[: len(p.src)] == [(w, i) for i, w in enumerate(p.src)]
+        assert tokens[len(p.src) :] == list(zip(p.tgt, p.alignment))
+    assert (
+        f"({len(SOURCE_WORDS)} English words)" in doc
+        and f"({len(TARGET_WORDS)} French words)" in doc
+    )
 
 
 def test_pairs_are_distinct_and_use_the_grammar_words(corpus):
     assert len({p.src for p in corpus}) == len(corpus)
-    assert {w for p in corpus for w in p.src} == set(SOURCE_WORDS)    # every word occurs
+    assert {w for p in corpus for w in p.src} == set(SOURCE_WORDS)  # every word occurs
     assert {w for p in corpus for w in p.tgt} == set(TARGET_WORDS)
     assert 60 <= len(SOURCE_WORDS) <= 120 and 60 <= len(TARGET_WORDS) <= 120
 
@@ -98,13 +119,13 @@ def noun_phrases(p):
 def test_articles_and_adjectives_agree_and_adjectives_follow_in_mirror_order(corpus):
     n_phrases = n_two_adjectives = 0
     for p in corpus:
-        where = {i: j for j, i in enumerate(p.alignment)}        # source index -> target index
+        where = {i: j for j, i in enumerate(p.alignment)}  # source index -> target index
         for a, adjs, n in noun_phrases(p):
             gender = NOUNS[p.src[n]][1]
             j_art, j_noun = where[a], where[n]
-            assert p.tgt[j_art] == ARTICLES[p.src[a]][gender]                        # rule 1
-            assert j_noun == j_art + 1                                               # article, noun
-            targets = [where[i] for i in reversed(adjs)]                             # rule 2: mirror
+            assert p.tgt[j_art] == ARTICLES[p.src[a]][gender]  # rule 1
+            assert j_noun == j_art + 1  # article, noun
+            targets = [where[i] for i in reversed(adjs)]  # rule 2: mirror
             assert targets == list(range(j_noun + 1, j_noun + 1 + len(adjs))), p
             for i in adjs:
                 assert p.tgt[where[i]] == ADJECTIVES[p.src[i]][gender == "f"]
@@ -130,10 +151,10 @@ def test_the_inversions_really_occur(corpus):
                     kept += 1
         pairs_with_inversion += found
         for i, w in enumerate(p.src):
-            if w in OBJECT_PRONOUNS:                  # verb right before it in English
+            if w in OBJECT_PRONOUNS:  # verb right before it in English
                 assert where[i] < where[i - 1]
                 pronouns_moved += 1
-            if w in translation.ADVERBS:              # verb right after it in English
+            if w in translation.ADVERBS:  # verb right after it in English
                 assert where[i] > where[i + 1]
                 adverbs_moved += 1
     assert kept == 0 and inverted > 2000
@@ -150,30 +171,30 @@ def test_relative_pronoun_depends_on_the_gap(corpus):
     for p in corpus:
         for j, w in enumerate(p.tgt):
             after_that = p.src[p.alignment[j] + 1] if w in ("qui", "que") else None
-            if w == "qui":   # subject gap: the verb (or does not, an adverb) comes next
+            if w == "qui":  # subject gap: the verb (or does not, an adverb) comes next
                 assert after_that not in subjects
-            if w == "que":   # object gap: the relative clause's subject comes next
+            if w == "que":  # object gap: the relative clause's subject comes next
                 assert after_that in subjects
 
 
 def test_negation_wraps_the_verb_and_its_clitic(corpus):
     for p in corpus:
         for j, w in enumerate(p.tgt):
-            if w == "ne":    # ne [clitic] verb pas, "ne" and "pas" aligned to "not", after "does"
+            if w == "ne":  # ne [clitic] verb pas, "ne" and "pas" aligned to "not", after "does"
                 clitic = p.src[p.alignment[j + 1]] in OBJECT_PRONOUNS
                 k = j + 2 + clitic
                 assert p.tgt[k] == "pas" and p.alignment[k] == p.alignment[j]
-                assert p.alignment[k - 1] == p.alignment[j] + 1                   # the verb
+                assert p.alignment[k - 1] == p.alignment[j] + 1  # the verb
                 assert p.src[p.alignment[j]] == "not" and p.src[p.alignment[j] - 1] == "does"
 
 
 def test_lengths_spread_evenly_from_3_to_40(corpus):
     lengths = Counter(len(p.src) for p in corpus)
     assert min(lengths) == 3 and max(lengths) == 40
-    assert set(lengths) == set(range(3, 41))                          # every length occurs
+    assert set(lengths) == set(range(3, 41))  # every length occurs
     long_share = sum(c for L, c in lengths.items() if L >= 25) / len(corpus)
-    assert 0.35 < long_share < 0.5                                    # uniform: 16/38 = 0.42
-    assert max(lengths.values()) < 2 * len(corpus) / 38               # no length dominates
+    assert 0.35 < long_share < 0.5  # uniform: 16/38 = 0.42
+    assert max(lengths.values()) < 2 * len(corpus) / 38  # no length dominates
 
 
 def test_length_bounds_are_respected():
@@ -191,6 +212,7 @@ def test_alignment_matrix():
 
 
 # --- vocabularies ----------------------------------------------------------------------------
+
 
 def test_vocab_specials_and_round_trip(vocabs, corpus):
     src_vocab, tgt_vocab = vocabs
@@ -211,7 +233,7 @@ def test_vocab_unknown_tokens_and_decode_stops_at_eos():
     v = Vocab(["a", "b", "a"])
     assert len(v) == 6 and v.itos[4:] == ["a", "b"]
     assert v.encode(["a", "zzz", "b"]) == [4, 3, 5]
-    assert v.decode([1, 4, 3, 5, 2, 4, 0]) == ["a", "<unk>", "b"]             # stop at <eos>
+    assert v.decode([1, 4, 3, 5, 2, 4, 0]) == ["a", "<unk>", "b"]  # stop at <eos>
     assert v.decode([4, 0, 0]) == ["a"]
     assert v.decode([4, 2, 5], strip_specials=False) == ["a", "<eos>", "b"]
 
@@ -243,6 +265,7 @@ def test_vocab_bad_input():
 
 # --- batches ---------------------------------------------------------------------------------
 
+
 def test_make_batch_shapes_padding_masks_bos_eos(vocabs):
     src_vocab, tgt_vocab = vocabs
     pairs = small(6)
@@ -255,13 +278,13 @@ def test_make_batch_shapes_padding_masks_bos_eos(vocabs):
     for k, p in enumerate(pairs):
         n, m = len(p.src), len(p.tgt)
         assert b.src_lengths[k] == n
-        assert b.src[k, :n].tolist() == src_vocab.encode(p.src)           # no <bos>/<eos> in the source
+        assert b.src[k, :n].tolist() == src_vocab.encode(p.src)  # no <bos>/<eos> in the source
         assert (b.src[k, n:] == 0).all()
         assert b.src_mask[k].tolist() == [True] * n + [False] * (S - n)
         assert b.tgt_in[k].tolist() == [1] + tgt_vocab.encode(p.tgt) + [0] * (T - 1 - m)
         assert b.tgt_out[k].tolist() == tgt_vocab.encode(p.tgt) + [2] + [0] * (T - 1 - m)
         assert b.tgt_mask[k].tolist() == [True] * (m + 1) + [False] * (T - 1 - m)
-        assert b.tgt_in[k, 1:m + 1].tolist() == b.tgt_out[k, :m].tolist()  # shifted by one
+        assert b.tgt_in[k, 1 : m + 1].tolist() == b.tgt_out[k, :m].tolist()  # shifted by one
 
 
 def decoded_sources(stream, src_vocab):
@@ -271,7 +294,9 @@ def decoded_sources(stream, src_vocab):
 @pytest.mark.parametrize("shuffle,sort_by_length", [(True, False), (False, False), (True, True)])
 def test_batches_cover_every_pair_exactly_once(corpus, vocabs, shuffle, sort_by_length):
     pairs = corpus[:203]
-    stream = list(batches(pairs, *vocabs, batch_size=16, shuffle=shuffle, sort_by_length=sort_by_length))
+    stream = list(
+        batches(pairs, *vocabs, batch_size=16, shuffle=shuffle, sort_by_length=sort_by_length)
+    )
     sizes = [len(b) for b in stream]
     assert (sorted(sizes, reverse=True) if sort_by_length else sizes) == [16] * 12 + [11]
     seen = decoded_sources(stream, vocabs[0])
@@ -279,12 +304,15 @@ def test_batches_cover_every_pair_exactly_once(corpus, vocabs, shuffle, sort_by_
     if not shuffle:
         assert seen == [p.src for p in pairs]
     padding = sum((~b.src_mask).sum().item() for b in stream) / sum(len(p.src) for p in pairs)
-    assert padding < 0.1 if sort_by_length else padding > 0.5     # similar lengths: little padding
+    assert padding < 0.1 if sort_by_length else padding > 0.5  # similar lengths: little padding
 
 
 def test_batches_are_deterministic_and_seeded(corpus, vocabs):
     pairs = corpus[:100]
-    order = lambda seed: decoded_sources(batches(pairs, *vocabs, 10, seed=seed), vocabs[0])
+
+    def order(seed):
+        return decoded_sources(batches(pairs, *vocabs, 10, seed=seed), vocabs[0])
+
     assert order(0) == order(0) and order(0) != order(1)
 
 
@@ -300,7 +328,9 @@ def test_epochs_reshuffle_and_start_with_batches(corpus, vocabs):
 def test_split_pairs(corpus):
     train, val, test = split_pairs(corpus[:1000], seed=0)
     assert (len(train), len(val), len(test)) == (800, 100, 100)
-    assert sorted(train + val + test, key=lambda p: p.src) == sorted(corpus[:1000], key=lambda p: p.src)
+    assert sorted(train + val + test, key=lambda p: p.src) == sorted(
+        corpus[:1000], key=lambda p: p.src
+    )
     assert split_pairs(corpus[:1000], seed=0) == (train, val, test)
     assert split_pairs(corpus[:1000], seed=1)[0] != train
     a, b = split_pairs(corpus[:10], fractions=(0.5, 0.5))
@@ -309,10 +339,16 @@ def test_split_pairs(corpus):
 
 # --- bad input -------------------------------------------------------------------------------
 
+
 def test_bad_input(vocabs):
     sv, tv = vocabs
-    for call in (lambda: make_batch([], sv, tv), lambda: batches([], sv, tv, 4),
-                 lambda: build_vocabs([]), lambda: split_pairs([]), lambda: epochs([], sv, tv, 4)):
+    for call in (
+        lambda: make_batch([], sv, tv),
+        lambda: batches([], sv, tv, 4),
+        lambda: build_vocabs([]),
+        lambda: split_pairs([]),
+        lambda: epochs([], sv, tv, 4),
+    ):
         with pytest.raises(ValueError, match="pairs: expected at least one pair"):
             call()
     with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
@@ -330,4 +366,4 @@ def test_bad_input(vocabs):
     with pytest.raises(ValueError, match="alignment: expected indices in"):
         Pair(("a",), ("b",), (1,))
     with pytest.raises(ValueError, match="n: the grammar has fewer than"):
-        generate_pairs(200, min_words=3, max_words=3)     # only 180 sentences of 3 words
+        generate_pairs(200, min_words=3, max_words=3)  # only 180 sentences of 3 words

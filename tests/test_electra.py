@@ -1,5 +1,6 @@
-"""Tests of lib/electra.py: the discriminator's labels are exactly the replaced positions, the loss is the
-paper's formula, no gradient reaches the generator from the discriminator, shared embeddings, bad input."""
+"""Tests of lib/electra.py: the discriminator's labels are exactly the replaced positions, the loss
+is the paper's formula, no gradient reaches the generator from the discriminator, shared embeddings,
+bad input."""
 
 import pytest
 import torch
@@ -8,74 +9,109 @@ import torch.nn.functional as F
 from lib.bert import IGNORE_INDEX, BertConfig
 from lib.electra import Electra, ElectraConfig, corrupt
 
-V, MASK, SPECIALS = 40, 4, [0, 1, 2, 3, 4]          # 0 pad, 1 [CLS], 2 [SEP], 3 [UNK], 4 [MASK]
+V, MASK, SPECIALS = 40, 4, [0, 1, 2, 3, 4]  # 0 pad, 1 [CLS], 2 [SEP], 3 [UNK], 4 [MASK]
 
 
 def small(seed=0, **overrides):
     torch.manual_seed(seed)
-    bert = BertConfig(vocab_size=V, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
-                      intermediate_size=64, max_position_embeddings=16, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0)
+    bert = BertConfig(
+        vocab_size=V,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=16,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return Electra(ElectraConfig(bert, **{"generator_layers": 1, **overrides})).eval()
 
 
 def batch(seed=0, B=6, T=12):
     ids = torch.randint(5, V, (B, T), generator=torch.Generator().manual_seed(seed))
-    ids[:, 0], ids[:, -1] = 1, 2                      # [CLS] ... [SEP]
-    ids[0, 8:] = 0                                    # padding in the first row
+    ids[:, 0], ids[:, -1] = 1, 2  # [CLS] ... [SEP]
+    ids[0, 8:] = 0  # padding in the first row
     return ids, (ids != 0).long()
 
 
 def test_labels_are_exactly_the_replaced_positions():
     model, (ids, mask) = small(), batch()
-    c = corrupt(model.generator, ids, mask_token_id=MASK, special_ids=SPECIALS, mask_prob=0.5,
-                attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    c = corrupt(
+        model.generator,
+        ids,
+        mask_token_id=MASK,
+        special_ids=SPECIALS,
+        mask_prob=0.5,
+        attention_mask=mask,
+        generator=torch.Generator().manual_seed(0),
+    )
     chosen = c.mlm_labels != IGNORE_INDEX
-    assert torch.equal(c.masked, ids.masked_fill(chosen, MASK))                  # [MASK] exactly where chosen
+    assert torch.equal(c.masked, ids.masked_fill(chosen, MASK))  # [MASK] exactly where chosen
     assert torch.equal(c.mlm_labels[chosen], ids[chosen])
-    assert torch.equal(c.corrupted[~chosen], ids[~chosen])                        # untouched elsewhere
-    assert torch.equal(c.replaced, c.corrupted != ids)                            # the labels
+    assert torch.equal(c.corrupted[~chosen], ids[~chosen])  # untouched elsewhere
+    assert torch.equal(c.replaced, c.corrupted != ids)  # the labels
     assert not c.replaced[~chosen].any()
-    assert not chosen[torch.isin(ids, torch.tensor(SPECIALS))].any()              # specials and padding never
-    # an untrained generator samples almost uniformly: most chosen tokens are replaced, but a sample that
-    # equals the original is labelled "original", as in the paper
+    assert not chosen[torch.isin(ids, torch.tensor(SPECIALS))].any()  # specials and padding never
+    # an untrained generator samples almost uniformly: most chosen tokens are replaced, but a sample
+    # that equals the original is labelled "original", as in the paper
     assert 0 < c.replaced.sum() <= chosen.sum()
 
 
 def test_a_sample_equal_to_the_original_is_labelled_original():
-    model, (ids, mask) = small(), batch()
-    with torch.no_grad():                             # a generator that always predicts the original token
+    model, (ids, _) = small(), batch()
+    with torch.no_grad():  # a generator that always predicts the original token
         model.generator.predictions.bias.zero_()
         model.generator.predictions.bias[7] = 1e4
     ids = torch.full_like(ids, 7)
-    c = corrupt(model.generator, ids, mask_token_id=MASK, special_ids=SPECIALS, mask_prob=0.5,
-                generator=torch.Generator().manual_seed(1))
+    c = corrupt(
+        model.generator,
+        ids,
+        mask_token_id=MASK,
+        special_ids=SPECIALS,
+        mask_prob=0.5,
+        generator=torch.Generator().manual_seed(1),
+    )
     assert (c.mlm_labels != IGNORE_INDEX).sum() > 10 and not c.replaced.any()
 
 
 def test_the_loss_is_mlm_plus_lambda_times_the_discriminator_loss():
     model, (ids, mask) = small(), batch()
-    out = model(ids, MASK, SPECIALS, attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    out = model(
+        ids, MASK, SPECIALS, attention_mask=mask, generator=torch.Generator().manual_seed(0)
+    )
     c = out.corruption
     # the same corruption again, by hand, from the same random numbers
-    again = corrupt(model.generator, ids, mask_token_id=MASK, special_ids=SPECIALS, mask_prob=0.15,
-                    attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    again = corrupt(
+        model.generator,
+        ids,
+        mask_token_id=MASK,
+        special_ids=SPECIALS,
+        mask_prob=0.15,
+        attention_mask=mask,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert all(torch.equal(a, b) for a, b in zip(c, again))
     gen_logits = model.generator(c.masked, None, mask)
-    mlm = F.cross_entropy(gen_logits[c.mlm_labels != IGNORE_INDEX], c.mlm_labels[c.mlm_labels != IGNORE_INDEX])
+    mlm = F.cross_entropy(
+        gen_logits[c.mlm_labels != IGNORE_INDEX], c.mlm_labels[c.mlm_labels != IGNORE_INDEX]
+    )
     logits = model.discriminator(c.corrupted, None, mask)
     real = mask.bool()
     p = torch.sigmoid(logits[real])
     y = c.replaced[real].float()
-    disc = -(y * p.log() + (1 - y) * (1 - p).log()).mean()                      # over the real tokens only
-    assert torch.allclose(out.mlm_loss, mlm, atol=1e-6) and torch.allclose(out.disc_loss, disc, atol=1e-6)
+    disc = -(y * p.log() + (1 - y) * (1 - p).log()).mean()  # over the real tokens only
+    assert torch.allclose(out.mlm_loss, mlm, atol=1e-6) and torch.allclose(
+        out.disc_loss, disc, atol=1e-6
+    )
     assert torch.allclose(out.loss, mlm + 50.0 * disc, atol=1e-5)
     assert out.disc_logits.shape == ids.shape
 
 
 def test_no_gradient_reaches_the_generator_from_the_discriminator():
     model, (ids, mask) = small(), batch()
-    out = model(ids, MASK, SPECIALS, attention_mask=mask, generator=torch.Generator().manual_seed(0))
+    out = model(
+        ids, MASK, SPECIALS, attention_mask=mask, generator=torch.Generator().manual_seed(0)
+    )
     out.disc_loss.backward()
     own = [p for n, p in model.generator.named_parameters() if not n.startswith("bert.embeddings")]
     assert own and all(p.grad is None for p in own)
@@ -87,13 +123,20 @@ def test_no_gradient_reaches_the_generator_from_the_discriminator():
 def test_embeddings_are_shared_and_counted_once():
     model = small()
     assert model.generator.bert.embeddings is model.discriminator.bert.embeddings
-    assert model.generator.predictions.decoder.weight is model.discriminator.bert.embeddings.word_embeddings.weight
+    assert (
+        model.generator.predictions.decoder.weight
+        is model.discriminator.bert.embeddings.word_embeddings.weight
+    )
     unique = sum(p.numel() for p in model.parameters())
-    separate = sum(p.numel() for p in model.discriminator.parameters()) + \
-        sum(p.numel() for p in model.generator.parameters())
+    separate = sum(p.numel() for p in model.discriminator.parameters()) + sum(
+        p.numel() for p in model.generator.parameters()
+    )
     shared = sum(p.numel() for p in model.discriminator.bert.embeddings.parameters())
     assert unique == separate - shared
-    assert len(model.generator.bert.encoder.layer) == 1 and len(model.discriminator.bert.encoder.layer) == 3
+    assert (
+        len(model.generator.bert.encoder.layer) == 1
+        and len(model.discriminator.bert.encoder.layer) == 3
+    )
 
 
 def test_a_few_steps_lower_both_losses():
@@ -102,19 +145,29 @@ def test_a_few_steps_lower_both_losses():
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     first = last = None
     for step in range(40):
-        out = model(ids, MASK, SPECIALS, attention_mask=mask, generator=torch.Generator().manual_seed(step % 4))
+        out = model(
+            ids,
+            MASK,
+            SPECIALS,
+            attention_mask=mask,
+            generator=torch.Generator().manual_seed(step % 4),
+        )
         opt.zero_grad()
         out.loss.backward()
         opt.step()
         first = first or (out.mlm_loss.item(), out.disc_loss.item())
         last = (out.mlm_loss.item(), out.disc_loss.item())
-    assert last[0] < first[0] - 0.5            # the generator learns the (repeated) batch
-    assert last[1] < first[1]                   # the discriminator learns which tokens are replaced
+    assert last[0] < first[0] - 0.5  # the generator learns the (repeated) batch
+    assert last[1] < first[1]  # the discriminator learns which tokens are replaced
 
 
 def test_bad_input():
     cfg = small().config.discriminator
-    with pytest.raises(ValueError, match=r"generator_layers: expected an int in 1..3 \(the discriminator's depth\), got 4"):
+    with pytest.raises(
+        ValueError,
+        match=r"generator_layers: expected an int in 1..3 \(the "
+        r"discriminator's depth\), got 4",
+    ):
         ElectraConfig(cfg, generator_layers=4)
     with pytest.raises(ValueError, match=r"mask_prob: expected a probability in \(0, 1\], got 0"):
         ElectraConfig(cfg, mask_prob=0)
@@ -122,8 +175,12 @@ def test_bad_input():
         ElectraConfig(cfg, disc_weight=-1)
     with pytest.raises(TypeError, match="discriminator: expected a BertConfig"):
         ElectraConfig({"hidden_size": 32})
-    model, (ids, mask) = small(), batch()
-    with pytest.raises(ValueError, match=r"input_ids: expected ids in \[0, 40\), got ids from 0 to 40"):
+    model, (ids, _) = small(), batch()
+    with pytest.raises(
+        ValueError,
+        match=r"input_ids: expected ids in \[0, 40\), got ids from 0 "
+        r"to 40",
+    ):
         model(torch.tensor([[0, 40]]), MASK, SPECIALS)
     with pytest.raises(ValueError, match="input_ids: expected a \\[B, T\\] tensor of token ids"):
         model(ids.float(), MASK, SPECIALS)

@@ -1,9 +1,11 @@
-"""The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with the
-right feedback, never crash on a reader's mistakes, and the student edition has no solutions and runs.
+"""The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with
+the right feedback, never crash on a reader's mistakes, and the student edition has no solutions and
+runs.
 
 Layout of an exercise in a chapter (see README.md, "Exercises and the student edition"):
-    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged
-    ["solution", "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged "solution").
+    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged ["solution",
+    "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged
+    "solution").
 """
 
 from __future__ import annotations
@@ -23,8 +25,12 @@ from lib import attention
 from lib.attention import GeneralScore
 from lib.exercises import ExerciseFailed, Verdict, is_stub
 from lib.exercises.ch02 import check_duplicate_key, check_sharpen
-from lib.exercises.ch03 import check_key_strength, check_masked_softmax, check_projected_as_general, \
-    check_unit_length
+from lib.exercises.ch03 import (
+    check_key_strength,
+    check_masked_softmax,
+    check_projected_as_general,
+    check_unit_length,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -39,7 +45,8 @@ def tags(cell) -> list[str]:
 
 
 def exercises(path: Path) -> list[dict]:
-    """Each exercise of a chapter that has a check cell: its answer cell, solution cells and check call."""
+    """Each exercise of a chapter that has a check cell: its answer cell, solution cells and check
+    call."""
     cells = nbformat.read(path, as_version=4).cells
     found = []
     for i, cell in enumerate(cells):
@@ -49,14 +56,24 @@ def exercises(path: Path) -> list[dict]:
         j = i - 1
         while j >= 0 and "solution" in tags(cells[j]):
             j -= 1
-        found.append({"chapter": path.stem, "checker": match.group(1), "args": match.group(2),
-                      "answer": cells[j], "solutions": [c for c in cells[j + 1: i] if c.cell_type == "code"]})
+        found.append(
+            {
+                "chapter": path.stem,
+                "checker": match.group(1),
+                "args": match.group(2),
+                "answer": cells[j],
+                "solutions": [c for c in cells[j + 1 : i] if c.cell_type == "code"],
+            }
+        )
     return found
 
 
 EXERCISES = [e for path in CHAPTERS for e in exercises(path)]
-FUNCTION_EXERCISES = [e for e in EXERCISES if re.fullmatch(r"\w+", e["args"])
-                      and f"def {e['args']}(" in e["answer"].source]
+FUNCTION_EXERCISES = [
+    e
+    for e in EXERCISES
+    if re.fullmatch(r"\w+", e["args"]) and f"def {e['args']}(" in e["answer"].source
+]
 CHECKED_CHAPTERS = sorted({e["chapter"] for e in EXERCISES})
 
 
@@ -69,16 +86,27 @@ def checker_of(exercise: dict):
 
 
 def defined_functions(source: str) -> dict:
-    """Exec only the imports, class and function definitions of a cell (not the chapter-dependent rest)."""
-    kept = [node for node in ast.parse(source).body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))]
-    namespace = {"torch": torch, "math": math, "nn": torch.nn, "GeneralScore": GeneralScore,
-                 "masked_softmax": attention.masked_softmax}
+    """Exec only the imports, class and function definitions of a cell (not the chapter-dependent
+    rest)."""
+    kept = [
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+    ]
+    namespace = {
+        "torch": torch,
+        "math": math,
+        "nn": torch.nn,
+        "GeneralScore": GeneralScore,
+        "masked_softmax": attention.masked_softmax,
+    }
     exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), namespace)
     return {node.name: namespace[node.name] for node in kept if isinstance(node, ast.FunctionDef)}
 
 
-# --- the chapters' exercises are laid out as the README says -----------------------------------------
+# --- the chapters' exercises are laid out as the README says
+# -----------------------------------------
+
 
 def test_the_chapters_have_checked_exercises():
     assert {"02_attention_as_soft_lookup", "03_scoring_functions"} <= set(CHECKED_CHAPTERS)
@@ -86,29 +114,40 @@ def test_the_chapters_have_checked_exercises():
     for chapter in CHECKED_CHAPTERS:
         module = checker_module(chapter)
         used = {e["checker"] for e in EXERCISES if e["chapter"] == chapter}
-        assert used == set(module.__all__), f"{chapter}: checkers without an exercise, or the reverse"
+        assert used == set(module.__all__), (
+            f"{chapter}: checkers without an exercise, or the reverse"
+        )
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e["checker"])
 def test_each_check_follows_a_hidden_solution_and_a_template(exercise):
     assert exercise["solutions"], f"{exercise['checker']}: no solution cell before the check"
     for cell in exercise["solutions"]:
-        assert tags(cell) == ["solution", "hide-cell"], "solution code cells are hidden behind a toggle on the site"
+        assert tags(cell) == ["solution", "hide-cell"], (
+            "solution code cells are hidden behind a toggle on the site"
+        )
     answer = exercise["answer"]
     assert answer.cell_type == "code" and "solution" not in tags(answer)
-    assert "your code here" in answer.source or "= None" in answer.source, "the answer cell is a template"
+    assert "your code here" in answer.source or "= None" in answer.source, (
+        "the answer cell is a template"
+    )
 
 
 def test_model_answers_in_prose_are_dropdowns_removed_from_the_student_edition():
     for path in CHAPTERS:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type == "markdown" and "solution" in tags(cell):
-                assert cell.source.startswith(":::{admonition} Model answer") and ":class: dropdown" in cell.source
+                assert (
+                    cell.source.startswith(":::{admonition} Model answer")
+                    and ":class: dropdown" in cell.source
+                )
             if cell.cell_type == "code" and "solution" in tags(cell):
                 assert "hide-cell" in tags(cell)
 
 
-# --- reference solutions pass; templates are "not attempted" ---------------------------------------------
+# --- reference solutions pass; templates are "not attempted"
+# ---------------------------------------------
+
 
 @pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
 def test_checker_accepts_the_chapters_reference_solution(exercise):
@@ -125,7 +164,9 @@ def test_the_unwritten_template_is_not_attempted_not_an_error(exercise):
     assert verdict.status == "not attempted" and not verdict and "template" in verdict.message
 
 
-@pytest.mark.parametrize("exercise", [e for e in EXERCISES if e not in FUNCTION_EXERCISES], ids=lambda e: e["checker"])
+@pytest.mark.parametrize(
+    "exercise", [e for e in EXERCISES if e not in FUNCTION_EXERCISES], ids=lambda e: e["checker"]
+)
 def test_unwritten_predictions_are_not_attempted(exercise):
     namespace = {}
     exec(exercise["answer"].source, namespace)
@@ -143,7 +184,7 @@ def test_is_stub_knows_a_template_from_an_attempt():
         pass
 
     def forgot_return(w, gamma):
-        w = w ** gamma
+        w = w**gamma
 
     assert is_stub(template) and is_stub(passing)
     assert not is_stub(forgot_return) and not is_stub(lambda w, g: w) and not is_stub(torch.softmax)
@@ -156,27 +197,47 @@ def test_a_function_that_raises_not_implemented_is_not_attempted():
     assert check_sharpen(todo).status == "not attempted"
 
 
-# --- wrong answers get the right feedback ---------------------------------------------------------------
+# --- wrong answers get the right feedback
+# ---------------------------------------------------------------
+
 
 def _forgot_return(w, gamma):
-    w = w ** gamma / (w ** gamma).sum(dim=-1, keepdim=True)
+    w = w**gamma / (w**gamma).sum(dim=-1, keepdim=True)
 
 
 SHARPEN_WRONG = [
-    ("no division", lambda w, g: w ** g, "without the division"),
-    ("normalised across the batch", lambda w, g: w ** g / (w ** g).sum(dim=0, keepdim=True),
-     "normalised over the first dimension"),
-    ("softmax(gamma * w)", lambda w, g: torch.softmax(g * w, dim=-1), "your result is softmax(gamma * w)"),
-    ("w**gamma underflows", lambda w, g: w ** g / (w ** g).sum(dim=-1, keepdim=True), "underflows to 0"),
-    ("sum without keepdim", lambda w, g: w ** g / (w ** g).sum(dim=-1), "keepdim=True"),
+    ("no division", lambda w, g: w**g, "without the division"),
+    (
+        "normalised across the batch",
+        lambda w, g: w**g / (w**g).sum(dim=0, keepdim=True),
+        "normalised over the first dimension",
+    ),
+    (
+        "softmax(gamma * w)",
+        lambda w, g: torch.softmax(g * w, dim=-1),
+        "your result is softmax(gamma * w)",
+    ),
+    (
+        "w**gamma underflows",
+        lambda w, g: w**g / (w**g).sum(dim=-1, keepdim=True),
+        "underflows to 0",
+    ),
+    ("sum without keepdim", lambda w, g: w**g / (w**g).sum(dim=-1), "keepdim=True"),
     ("gamma ignored", lambda w, g: w.clone(), "gamma = 2 was not applied"),
-    ("zero weights revived", lambda w, g: (lambda v: v / v.sum(-1, keepdim=True))(torch.where(w == 0, 0.2, w) ** g),
-     "a zero weight must stay 0"),
-    ("changes w in place", lambda w, g: w.pow_(g).div_(w.sum(-1, keepdim=True)), "changed its input number 1 in place"),
-    ("returns a list", lambda w, g: (w ** g).tolist(), "returned a list"),
-    ("returns NumPy", lambda w, g: (w ** g).numpy(), "returned a NumPy array"),
+    (
+        "zero weights revived",
+        lambda w, g: (lambda v: v / v.sum(-1, keepdim=True))(torch.where(w == 0, 0.2, w) ** g),
+        "a zero weight must stay 0",
+    ),
+    (
+        "changes w in place",
+        lambda w, g: w.pow_(g).div_(w.sum(-1, keepdim=True)),
+        "changed its input number 1 in place",
+    ),
+    ("returns a list", lambda w, g: (w**g).tolist(), "returned a list"),
+    ("returns NumPy", lambda w, g: (w**g).numpy(), "returned a NumPy array"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
-    ("wrong shape", lambda w, g: (w ** g).sum(-1), "returned shape"),
+    ("wrong shape", lambda w, g: (w**g).sum(-1), "returned shape"),
 ]
 
 
@@ -195,18 +256,40 @@ def _general(W_a: torch.Tensor) -> GeneralScore:
 
 PROJECTION_WRONG = [
     ("no scaling", lambda Q, K: _general(Q.T @ K), "sqrt(d_k) = 1.41 times too large"),
-    ("scaled by sqrt(d)", lambda Q, K: _general(Q.T @ K / math.sqrt(Q.shape[1])), "instead of sqrt(d_k)"),
+    (
+        "scaled by sqrt(d)",
+        lambda Q, K: _general(Q.T @ K / math.sqrt(Q.shape[1])),
+        "instead of sqrt(d_k)",
+    ),
     ("scaled by d_k", lambda Q, K: _general(Q.T @ K / Q.shape[0]), "times too small"),
-    ("transposed", lambda Q, K: _general(K.T @ Q / math.sqrt(Q.shape[0])), "your W_a is transposed"),
-    ("[d_k, d_k] matrix", lambda Q, K: _general(Q @ K.T / math.sqrt(Q.shape[0])), "W_Q @ W_K.T has shape [d_k, d_k]"),
-    ("returns the matrix", lambda Q, K: Q.T @ K / math.sqrt(Q.shape[0]), "you returned the matrix W_a itself"),
-    ("returns another module", lambda Q, K: torch.nn.Identity(), "expected a lib.attention.GeneralScore"),
+    (
+        "transposed",
+        lambda Q, K: _general(K.T @ Q / math.sqrt(Q.shape[0])),
+        "your W_a is transposed",
+    ),
+    (
+        "[d_k, d_k] matrix",
+        lambda Q, K: _general(Q @ K.T / math.sqrt(Q.shape[0])),
+        "W_Q @ W_K.T has shape [d_k, d_k]",
+    ),
+    (
+        "returns the matrix",
+        lambda Q, K: Q.T @ K / math.sqrt(Q.shape[0]),
+        "you returned the matrix W_a itself",
+    ),
+    (
+        "returns another module",
+        lambda Q, K: torch.nn.Identity(),
+        "expected a lib.attention.GeneralScore",
+    ),
     ("raises", lambda Q, K: Q @ K, "raised RuntimeError"),
     ("random W_a", lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]), "the largest difference is"),
 ]
 
 
-@pytest.mark.parametrize("name, wrong, message", PROJECTION_WRONG, ids=[w[0] for w in PROJECTION_WRONG])
+@pytest.mark.parametrize(
+    "name, wrong, message", PROJECTION_WRONG, ids=[w[0] for w in PROJECTION_WRONG]
+)
 def test_check_projected_as_general_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         check_projected_as_general(wrong)
@@ -217,20 +300,43 @@ def _filled(value: float):
 
 
 MASKED_WRONG = [
-    ("softmax, then zero the masked weights", lambda s, m: torch.softmax(s, dim=-1) * m,
-     "you set the masked weights to 0 after the softmax"),
-    ("NaN on a fully masked row", _filled(float("-inf")), "fully masked and your weights there are NaN"),
+    (
+        "softmax, then zero the masked weights",
+        lambda s, m: torch.softmax(s, dim=-1) * m,
+        "you set the masked weights to 0 after the softmax",
+    ),
+    (
+        "NaN on a fully masked row",
+        _filled(float("-inf")),
+        "fully masked and your weights there are NaN",
+    ),
     ("-1e9 fill: a fully masked row is uniform", _filled(-1e9), "the row becomes uniform"),
     ("finite fill -10", _filled(-10.0), "must get weight exactly 0"),
-    ("scores times mask", lambda s, m: torch.softmax(s * m, dim=-1), "multiplying the scores by the mask"),
-    ("inverted mask", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(m, float("-inf")), -1)),
-     "non-zero exactly where the mask is False"),
-    ("exp overflows", lambda s, m: (lambda e: e / e.sum(-1, keepdim=True).clamp_min(1e-30))(s.exp() * m),
-     "exp(10000) overflows"),
-    ("normalised over the queries", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), -2)),
-     "your columns sum to 1"),
-    ("fills the scores in place", lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill_(~m, float("-inf")), -1)),
-     "changed its input number 1 in place"),
+    (
+        "scores times mask",
+        lambda s, m: torch.softmax(s * m, dim=-1),
+        "multiplying the scores by the mask",
+    ),
+    (
+        "inverted mask",
+        lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(m, float("-inf")), -1)),
+        "non-zero exactly where the mask is False",
+    ),
+    (
+        "exp overflows",
+        lambda s, m: (lambda e: e / e.sum(-1, keepdim=True).clamp_min(1e-30))(s.exp() * m),
+        "exp(10000) overflows",
+    ),
+    (
+        "normalised over the queries",
+        lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), -2)),
+        "your columns sum to 1",
+    ),
+    (
+        "fills the scores in place",
+        lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill_(~m, float("-inf")), -1)),
+        "changed its input number 1 in place",
+    ),
     ("indexing with a broadcast mask", lambda s, m: s[m], "returned shape"),
     ("the library's function", attention.masked_softmax, "the library's masked_softmax"),
 ]
@@ -243,7 +349,11 @@ def test_check_masked_softmax_rejects(name, wrong, message):
 
 
 def test_check_masked_softmax_names_the_row_sum():
-    with pytest.raises(ExerciseFailed, match=r"row 0 \(counting from 0\) of your weights sums to 0\.17"):
+    with pytest.raises(
+        ExerciseFailed,
+        match=r"row 0 \(counting from 0\) of your weights sums to "
+        r"0\.17",
+    ):
         check_masked_softmax(lambda s, m: torch.softmax(s, dim=-1) * m)
 
 
@@ -264,8 +374,11 @@ PREDICTIONS_WRONG = [
     (check_key_strength, ({1, 2}, 0.5), "name each one by its label"),
     (check_key_strength, ({"k1", "k2"}, "one half"), "k2_limit should be a number"),
     (check_unit_length, ({"cosine", "scaled dot"}, {"cosine"}), "scaled dot does not belong"),
-    (check_unit_length, ({"cosine", "dot"}, {"cosine", "location"}),
-     "location does not belong: it reads only the query"),
+    (
+        check_unit_length,
+        ({"cosine", "dot"}, {"cosine", "location"}),
+        "location does not belong: it reads only the query",
+    ),
     (check_unit_length, ({"cosine", "dot"}, set()), "unchanged: cosine is missing"),
     (check_unit_length, ({"cosine", "dot product!"}, {"cosine"}), "is not one of"),
     (check_unit_length, ("cosine and dot", {"cosine"}), "is not one of"),
@@ -273,16 +386,23 @@ PREDICTIONS_WRONG = [
 ]
 
 
-@pytest.mark.parametrize("check, args, message", PREDICTIONS_WRONG,
-                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG])
+@pytest.mark.parametrize(
+    "check, args, message",
+    PREDICTIONS_WRONG,
+    ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG],
+)
 def test_prediction_checkers_reject(check, args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         check(*args)
 
 
 def test_prediction_checkers_accept_right_answers_in_several_spellings():
-    assert check_duplicate_key((-0.3, -0.23), 2) and check_duplicate_key(torch.tensor([-0.3, -0.2304]), torch.tensor(2))
-    assert check_key_strength({"k1", "k2"}, 0.5) and check_key_strength(["K2", "k1"], torch.tensor(0.5))
+    assert check_duplicate_key((-0.3, -0.23), 2) and check_duplicate_key(
+        torch.tensor([-0.3, -0.2304]), torch.tensor(2)
+    )
+    assert check_key_strength({"k1", "k2"}, 0.5) and check_key_strength(
+        ["K2", "k1"], torch.tensor(0.5)
+    )
     assert check_unit_length({"cosine", "dot product"}, "cosine")
     assert check_unit_length(("Dot", "content-based"), {"cos"})
 
@@ -291,23 +411,38 @@ def test_half_answered_predictions_say_what_is_missing():
     verdict = check_duplicate_key((-0.3, -0.23), None)
     assert verdict.status == "not attempted" and "now predict hard_key" in verdict.message
     with pytest.raises(ExerciseFailed, match="FIRST"):
-        check_duplicate_key(None, 6)                     # a wrong half is reported at once
+        check_duplicate_key(None, 6)  # a wrong half is reported at once
     assert "unchanged" in check_unit_length({"cosine", "dot"}, None).message
 
 
-# --- a reader's mistakes never crash a checker ---------------------------------------------------------
+# --- a reader's mistakes never crash a checker
+# ---------------------------------------------------------
+
 
 def _raises(*args):
     raise ValueError("my own bug")
 
 
-PATHOLOGICAL = [lambda *a: "text", lambda *a: 3, lambda *a: torch.zeros(0), lambda *a: torch.ones(7, 7, 7),
-                lambda *a: torch.ones(2, 5, dtype=torch.long), lambda *a: torch.full((2, 5), float("nan")),
-                lambda *a: torch.tensor(1.0), lambda: 1, _raises, 3, "sharpen"]
+PATHOLOGICAL = [
+    lambda *a: "text",
+    lambda *a: 3,
+    lambda *a: torch.zeros(0),
+    lambda *a: torch.ones(7, 7, 7),
+    lambda *a: torch.ones(2, 5, dtype=torch.long),
+    lambda *a: torch.full((2, 5), float("nan")),
+    lambda *a: torch.tensor(1.0),
+    lambda: 1,
+    _raises,
+    3,
+    "sharpen",
+]
 
 
-@pytest.mark.parametrize("check", [check_sharpen, check_projected_as_general, check_masked_softmax],
-                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "check",
+    [check_sharpen, check_projected_as_general, check_masked_softmax],
+    ids=lambda c: c.__name__,
+)
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
 def test_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check, answer):
     with pytest.raises(ExerciseFailed) as failure:
@@ -322,19 +457,26 @@ def test_reader_errors_are_reported_with_their_message():
 
 def test_feedback_renders_without_a_traceback_and_verdicts_render_as_html():
     with pytest.raises(ExerciseFailed) as failure:
-        check_sharpen(lambda w, g: w ** g)
+        check_sharpen(lambda w, g: w**g)
     lines = failure.value._render_traceback_()
-    assert len(lines) == 2 and "sharpen: not yet right" in lines[0] and "without the division" in lines[1]
+    assert (
+        len(lines) == 2
+        and "sharpen: not yet right" in lines[0]
+        and "without the division" in lines[1]
+    )
     html = check_sharpen(lambda w, g: torch.softmax(g * w.log(), dim=-1))._repr_html_()
     assert "passed" in html and ">sharpen</code>" in html and "`" not in html
-    assert "color: inherit" in html   # readable in dark mode too (tests/test_accessibility.py)
+    assert "color: inherit" in html  # readable in dark mode too (tests/test_accessibility.py)
 
 
-# --- the student edition ---------------------------------------------------------------------------------
+# --- the student edition
+# ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def student_edition(tmp_path_factory) -> list[Path]:
-    """The student edition of every chapter, written by tools/make_student_edition.py (as `make student`)."""
+    """The student edition of every chapter, written by tools/make_student_edition.py (as `make
+    student`)."""
     return make_student_edition.write_student_edition(tmp_path_factory.mktemp("student"))
 
 
@@ -343,14 +485,16 @@ def _squash(text: str) -> str:
 
 
 def _solution_statements(source: str) -> list[str]:
-    """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of them
-    may appear in the student edition."""
+    """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of
+    them may appear in the student edition."""
     tree = ast.parse(source)
-    bodies = [stmt for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for stmt in node.body]
+    bodies = [
+        stmt for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for stmt in node.body
+    ]
     statements = []
     for stmt in tree.body + bodies:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue                                             # docstring or `...`: shared with the template
+            continue  # docstring or `...`: shared with the template
         statements.append(_squash(ast.get_source_segment(source, stmt) or ""))
     return [s for s in statements if len(s) > 12]
 
@@ -363,11 +507,16 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
         nbformat.validate(edition)
         assert not [c for c in edition.cells if "solution" in tags(c)]
         assert edition.cells[0].source == nb.cells[0].source, "the Colab setup cell stays first"
-        assert all(not c.get("outputs") and c.get("execution_count") is None for c in edition.cells
-                   if c.cell_type == "code")
+        assert all(
+            not c.get("outputs") and c.get("execution_count") is None
+            for c in edition.cells
+            if c.cell_type == "code"
+        )
         kept = _squash("\n".join(c.source for c in edition.cells))
         solutions = [c for c in nb.cells if "solution" in tags(c)]
-        assert solutions or original.stem not in CHECKED_CHAPTERS, f"{original.name} has no solutions to remove"
+        assert solutions or original.stem not in CHECKED_CHAPTERS, (
+            f"{original.name} has no solutions to remove"
+        )
         for cell in solutions:
             if cell.cell_type == "code":
                 leaked = [stmt for stmt in _solution_statements(cell.source) if stmt in kept]
@@ -375,71 +524,114 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
             else:
                 assert _squash(cell.source) not in kept
         assert len(edition.cells) == len(nb.cells) - len(solutions)
-        checks = [c.source for c in edition.cells if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())]
-        assert checks == [f"{e['checker']}({e['args']})" for e in exercises(original)], "the checks are kept"
+        checks = [
+            c.source
+            for c in edition.cells
+            if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())
+        ]
+        assert checks == [f"{e['checker']}({e['args']})" for e in exercises(original)], (
+            "the checks are kept"
+        )
 
 
 def test_the_leak_test_finds_solution_statements():
-    """The leak test above must be able to fail: it looks at every statement, inside functions too."""
-    source = ('def f(w):\n    """doc"""\n    with torch.no_grad():\n        return torch.softmax(4 * w.log(),\n'
-              '  dim=-1)\n\nhard_key = 2\nsoft_limit = (0.5, 0.5)\n')
+    """The leak test above must be able to fail: it looks at every statement, inside functions
+    too."""
+    source = (
+        'def f(w):\n    """doc"""\n    with torch.no_grad():\n        return '
+        "torch.softmax(4 * w.log(),\n"
+        "  dim=-1)\n\nhard_key = 2\nsoft_limit = (0.5, 0.5)\n"
+    )
     statements = _solution_statements(source)
     assert "with torch.no_grad(): return torch.softmax(4 * w.log(), dim=-1)" in statements
-    assert "soft_limit = (0.5, 0.5)" in statements and len(statements) == 3  # the def, its body, soft_limit
+    # the def, its body, soft_limit
+    assert "soft_limit = (0.5, 0.5)" in statements and len(statements) == 3
 
 
 def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_edition):
-    """Nothing written = every template as handed out: the checkers answer "not attempted", no cell fails.
+    """Nothing written = every template as handed out: the checkers answer "not attempted", no cell
+    fails.
 
-    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those run here."""
+    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those
+    run here."""
     from nbclient import NotebookClient
 
     for path in [p for p in student_edition if p.stem in CHECKED_CHAPTERS]:
         nb = nbformat.read(path, as_version=4)
-        NotebookClient(nb, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-        outputs = {c.source.strip(): c.outputs for c in nb.cells
-                   if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())}
+        NotebookClient(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
+        outputs = {
+            c.source.strip(): c.outputs
+            for c in nb.cells
+            if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())
+        }
         assert outputs
         for check, out in outputs.items():
-            text = " ".join(o.get("data", {}).get("text/plain", "") for o in out if o.output_type == "execute_result")
+            text = " ".join(
+                o.get("data", {}).get("text/plain", "")
+                for o in out
+                if o.output_type == "execute_result"
+            )
             assert "not attempted" in text, f"{path.name}: {check} -> {out}"
 
 
-# --- chapters 05 to 09 -------------------------------------------------------------------------------------
+# --- chapters 05 to 09
+# -------------------------------------------------------------------------------------
 
 from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
 
-LATER = ["05_attention_beyond_translation", "06_self_attention", "07_multi_head_attention",
-         "08_positional_encoding", "09_the_transformer"]
+LATER = [
+    "05_attention_beyond_translation",
+    "06_self_attention",
+    "07_multi_head_attention",
+    "08_positional_encoding",
+    "09_the_transformer",
+]
 EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
 
 
 @pytest.mark.parametrize("chapter", LATER)
 def test_later_chapters_have_two_to_four_exercises_each_checked_or_answered(chapter):
-    """Every exercise has a hidden solution and either a checker or a model answer; kinds are varied."""
+    """Every exercise has a hidden solution and either a checker or a model answer; kinds are
+    varied."""
     cells = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4).cells
-    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    starts = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)
+    ]
     assert 2 <= len(starts) <= 4 and chapter in CHECKED_CHAPTERS
     kinds = {EXERCISE_TITLE.match(cells[i].source).group(2).split(":")[0] for i in starts}
     assert len(kinds) >= 2, f"{chapter}: exercises of one kind only: {kinds}"
     for i, end in zip(starts, starts[1:] + [len(cells)]):
-        block = cells[i + 1: end]
-        assert any(c.cell_type == "code" and "solution" in tags(c) for c in block), f"{chapter}: cell {i} has no solution"
+        block = cells[i + 1 : end]
+        assert any(c.cell_type == "code" and "solution" in tags(c) for c in block), (
+            f"{chapter}: cell {i} has no solution"
+        )
         checked = any(c.cell_type == "code" and CHECK_CALL.match(c.source.strip()) for c in block)
         answered = any(c.cell_type == "markdown" and "solution" in tags(c) for c in block)
-        assert checked or answered, f"{chapter}: exercise at cell {i} has neither a checker nor a model answer"
-        assert block[0].cell_type == "code" and "solution" not in tags(block[0]), "an answer cell comes first"
+        assert checked or answered, (
+            f"{chapter}: exercise at cell {i} has neither a checker nor a model answer"
+        )
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0]), (
+            "an answer cell comes first"
+        )
 
 
 def test_the_checkers_copy_of_the_self_attention_model_is_the_chapters():
-    """The chapter's solution asserts it too; here the copy is checked against what the chapter prints."""
+    """The chapter's solution asserts it too; here the copy is checked against what the chapter
+    prints."""
     embedding, W_Q, W_K, W_V = ch06.hand_made_model()
     assert W_Q.shape == (10, 5) and W_Q.sum() == 4 * 5 and W_K.sum() == 6 and W_V.trace() == 5
     tokens = "The animal didn't cross the street because it was too tired".split()
     X = torch.stack([embedding[t] for t in tokens]).double()
     A = attention.masked_softmax((X @ W_Q.double()) @ (X @ W_K.double()).T / math.sqrt(5))
-    assert abs(A[tokens.index("it"), 1].item() - 0.231) < 1e-3       # the chapter's asserted weight of 'it' on animal
+    # the chapter's asserted weight of 'it' on animal
+    assert abs(A[tokens.index("it"), 1].item() - 0.231) < 1e-3
 
 
 def _channels(query: dict, key: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -463,6 +655,7 @@ def _incremental(scale=None, rows=lambda t: slice(0, t + 1), keep=-1):
             w = torch.softmax((P @ W_Q) @ (P @ W_K).T / (scale or math.sqrt(W_Q.shape[1])), dim=-1)
             out.append((w @ (P @ W_V))[keep])
         return torch.stack(out)
+
     return incremental_outputs
 
 
@@ -472,14 +665,19 @@ def _separate_heads(variant=""):
     class Heads(torch.nn.Module):
         def __init__(self, d, h):
             super().__init__()
-            make = (lambda: [torch.nn.Linear(d, d // h) for _ in range(h)]) if variant == "plain list" else \
-                (lambda: torch.nn.ModuleList(torch.nn.Linear(d, d // h) for _ in range(h)))
+            make = (
+                (lambda: [torch.nn.Linear(d, d // h) for _ in range(h)])
+                if variant == "plain list"
+                else (lambda: torch.nn.ModuleList(torch.nn.Linear(d, d // h) for _ in range(h)))
+            )
             self.q, self.k, self.v, self.o = make(), make(), make(), torch.nn.Linear(d, d)
             self.scale = math.sqrt(d) if variant == "sqrt D" else math.sqrt(d // h)
 
         def forward(self, x):
-            heads = [torch.softmax(q(x) @ k(x).transpose(-2, -1) / self.scale, -1) @ v(x)
-                     for q, k, v in zip(self.q, self.k, self.v)]
+            heads = [
+                torch.softmax(q(x) @ k(x).transpose(-2, -1) / self.scale, -1) @ v(x)
+                for q, k, v in zip(self.q, self.k, self.v)
+            ]
             z = torch.cat(heads, dim=-1)
             return z if variant == "no W_O" else self.o(z)
 
@@ -489,7 +687,9 @@ def _separate_heads(variant=""):
             for mine, fused in [(m.q, mha.q_proj), (m.k, mha.k_proj), (m.v, mha.v_proj)]:
                 for h, layer in enumerate(mine):
                     rows = slice(h * dh, (h + 1) * dh)
-                    layer.weight.copy_(fused.weight[:, rows].T if variant == "columns" else fused.weight[rows])
+                    layer.weight.copy_(
+                        fused.weight[:, rows].T if variant == "columns" else fused.weight[rows]
+                    )
                     if variant != "no biases":
                         layer.bias.copy_(fused.bias[rows])
             m.o.load_state_dict(mha.out_proj.state_dict())
@@ -506,27 +706,61 @@ FUNCTION_WRONG = [
     (ch05.check_word_importance, lambda w, s: s[:, None, :] * w, "broadcast along the words"),
     (ch05.check_word_importance, lambda w, s: s * w, "needs a trailing dimension of size 1"),
     (ch05.check_word_importance, lambda w, s: s[..., None] + w, "you added the two weights"),
-    (ch05.check_word_importance, lambda w, s: (lambda p: p / p.sum(-1, keepdim=True))(s[..., None] * w),
-     "equals the word weights alone"),                                # renormalising undoes the product
+    (
+        ch05.check_word_importance,
+        lambda w, s: (lambda p: p / p.sum(-1, keepdim=True))(s[..., None] * w),
+        "equals the word weights alone",
+    ),  # renormalising undoes the product
     (ch05.check_word_importance, lambda w, s: s[..., None] * w / w.sum(-1, keepdim=True), "0 / 0"),
     (ch05.check_word_importance, lambda w, s: w.clone(), "equals the word weights alone"),
-    (ch06.check_incremental, lambda X, Q, K, V: torch.softmax((X @ Q) @ (X @ K).T / math.sqrt(Q.shape[1]), -1) @ (X @ V),
-     "depends on the rows after t"),
+    (
+        ch06.check_incremental,
+        lambda X, Q, K, V: torch.softmax((X @ Q) @ (X @ K).T / math.sqrt(Q.shape[1]), -1) @ (X @ V),
+        "depends on the rows after t",
+    ),
     (ch06.check_incremental, _incremental(keep=0), "you kept the first row of each step"),
     (ch06.check_incremental, _incremental(scale=1.0), "did not divide the scores by sqrt(d_k)"),
     (ch06.check_incremental, _incremental(rows=lambda t: slice(0, t)), "X[:t] is empty at t = 0"),
-    (ch06.check_incremental, lambda X, Q, K, V: [r for r in _incremental()(X, Q, K, V)], "torch.stack"),
+    (
+        ch06.check_incremental,
+        lambda X, Q, K, V: [r for r in _incremental()(X, Q, K, V)],
+        "torch.stack",
+    ),
     (ch07.check_separate_heads, _separate_heads("sqrt D"), "you divided the scores by sqrt(D)"),
-    (ch07.check_separate_heads, _separate_heads("no W_O"), "concatenation of the heads; multiply it by W^O"),
+    (
+        ch07.check_separate_heads,
+        _separate_heads("no W_O"),
+        "concatenation of the heads; multiply it by W^O",
+    ),
     (ch07.check_separate_heads, _separate_heads("columns"), "a head owns rows, not columns"),
     (ch07.check_separate_heads, _separate_heads("no biases"), "does not have its bias"),
     (ch07.check_separate_heads, _separate_heads("plain list"), "use nn.ModuleList"),
     (ch07.check_separate_heads, lambda mha: mha, "you returned a MultiHeadAttention"),
-    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, exponent="j/d").float(), "their own frequency"),
-    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, first="cos").float(), "your columns are swapped"),
-    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, exponent="i/d").float(), "your exponent is i/d"),
-    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, layout="halves").float(), "all the sines first"),
-    (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d, start=1).float(), "encoding of position 1"),
+    (
+        ch08.check_sinusoidal,
+        lambda m, d: ch08._table(m, d, exponent="j/d").float(),
+        "their own frequency",
+    ),
+    (
+        ch08.check_sinusoidal,
+        lambda m, d: ch08._table(m, d, first="cos").float(),
+        "your columns are swapped",
+    ),
+    (
+        ch08.check_sinusoidal,
+        lambda m, d: ch08._table(m, d, exponent="i/d").float(),
+        "your exponent is i/d",
+    ),
+    (
+        ch08.check_sinusoidal,
+        lambda m, d: ch08._table(m, d, layout="halves").float(),
+        "all the sines first",
+    ),
+    (
+        ch08.check_sinusoidal,
+        lambda m, d: ch08._table(m, d, start=1).float(),
+        "encoding of position 1",
+    ),
     (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d).float().T, "transposed"),
     (ch08.check_sinusoidal, ch08.sinusoidal_encoding, "the library's sinusoidal_encoding"),
     (ch09.check_pre_ln, _pre_ln("post-LN"), "that is post-LN"),
@@ -536,13 +770,19 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
     (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
-    (ch09.check_pre_ln, lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
-     "returns a pair (output, weights)"),
+    (
+        ch09.check_pre_ln,
+        lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
+        "returns a pair (output, weights)",
+    ),
 ]
 
 
-@pytest.mark.parametrize("check, wrong, message", FUNCTION_WRONG,
-                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in FUNCTION_WRONG])
+@pytest.mark.parametrize(
+    "check, wrong, message",
+    FUNCTION_WRONG,
+    ids=[f"{c.__name__}-{m[:30]}" for c, _, m in FUNCTION_WRONG],
+)
 def test_later_function_checkers_reject_typical_mistakes(check, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         check(wrong)
@@ -553,17 +793,28 @@ PREDICTIONS_WRONG_LATER = [
     (ch05.check_without_positions, (2, True), "three need more"),
     (ch05.check_without_positions, (3, False), "it does fall by less"),
     (ch05.check_without_positions, ("three", True), "1, 2 or 3"),
-    (ch06.check_second_layer, _channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}), "are swapped"),
-    (ch06.check_second_layer, _channels({"pronoun": 0}, {"thing": 0}), "read only what the tokens are in X"),
-    (ch06.check_second_layer, _channels({"animate": 0, "place": 1}, {"animate": 0, "town": 1}),
-     "the hidden sentences with 'criminal' and 'river'"),
+    (
+        ch06.check_second_layer,
+        _channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}),
+        "are swapped",
+    ),
+    (
+        ch06.check_second_layer,
+        _channels({"pronoun": 0}, {"thing": 0}),
+        "read only what the tokens are in X",
+    ),
+    (
+        ch06.check_second_layer,
+        _channels({"animate": 0, "place": 1}, {"animate": 0, "town": 1}),
+        "the hidden sentences with 'criminal' and 'river'",
+    ),
     (ch06.check_second_layer, (RIGHT_CHANNELS[0].T, RIGHT_CHANNELS[1]), "transposed"),
     (ch06.check_second_layer, (torch.zeros(10, 2), RIGHT_CHANNELS[1]), "all zeros"),
     (ch06.check_wider_entries, (4, "orange"), "4 is the variance of one entry"),
     (ch06.check_wider_entries, (1, "orange"), "corrects for the width d_k"),
     (ch06.check_wider_entries, (1024, "orange"), "before the division"),
     (ch06.check_wider_entries, (16, "blue"), "variance 1 at every width"),
-    (ch06.check_wider_entries, (16, "green"), "\"blue\" or \"orange\""),
+    (ch06.check_wider_entries, (16, "green"), '"blue" or "orange"'),
     (ch07.check_one_head, (4224, False), "the attention layer alone"),
     (ch07.check_one_head, (10_041, False), "the number of heads changes no matrix"),
     (ch07.check_one_head, (13_209, True), "one distribution of weight"),
@@ -572,17 +823,28 @@ PREDICTIONS_WRONG_LATER = [
     (ch08.check_small_base, (100 ** (126 / 128), False), "multiply by 2 pi"),
     (ch08.check_small_base, (2 * math.pi * 100 ** (127 / 128), False), "not 127/128"),
     (ch08.check_small_base, (54_410, False), "base 10000"),
-    (ch08.check_small_base, (584.7, True), "no two positions 20 or more apart come closer than 9.93"),
+    (
+        ch08.check_small_base,
+        (584.7, True),
+        "no two positions 20 or more apart come closer than 9.93",
+    ),
     (ch09.check_parameter_counts, (2 * 18_944_000, None, None), "stays tied"),
     (ch09.check_parameter_counts, (None, 6_297_600, None), "half the answer"),
     (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
     (ch09.check_parameter_counts, (None, None, 2 * 63_082_496), "does not grow with N"),
-    (ch09.check_parameter_counts, (None, None, 63_082_496 + 6 * 3_152_384), "of the encoder and of the decoder"),
+    (
+        ch09.check_parameter_counts,
+        (None, None, 63_082_496 + 6 * 3_152_384),
+        "of the encoder and of the decoder",
+    ),
 ]
 
 
-@pytest.mark.parametrize("check, args, message", PREDICTIONS_WRONG_LATER,
-                         ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG_LATER])
+@pytest.mark.parametrize(
+    "check, args, message",
+    PREDICTIONS_WRONG_LATER,
+    ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG_LATER],
+)
 def test_later_prediction_checkers_reject(check, args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         check(*args)
@@ -593,16 +855,25 @@ def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing(
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False)
-    assert ch08.check_small_base(585, False)                       # by hand: within 1%
-    assert ch09.check_parameter_counts(18.9e6, 12.6e6, 107.1e6)   # rounded to 0.1M: within 1%
+    assert ch08.check_small_base(585, False)  # by hand: within 1%
+    assert ch09.check_parameter_counts(18.9e6, 12.6e6, 107.1e6)  # rounded to 0.1M: within 1%
     half = ch09.check_parameter_counts(18_944_000, None, None)
     assert half.status == "not attempted" and "loss_half_ff, total_n12" in half.message
     assert ch06.check_second_layer(RIGHT_CHANNELS[0], None).status == "not attempted"
     assert "last_wavelength" in ch08.check_small_base(None, False).message
 
 
-@pytest.mark.parametrize("check", [ch05.check_word_importance, ch06.check_incremental, ch07.check_separate_heads,
-                                   ch08.check_sinusoidal, ch09.check_pre_ln], ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "check",
+    [
+        ch05.check_word_importance,
+        ch06.check_incremental,
+        ch07.check_separate_heads,
+        ch08.check_sinusoidal,
+        ch09.check_pre_ln,
+    ],
+    ids=lambda c: c.__name__,
+)
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
 def test_later_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check, answer):
     with pytest.raises(ExerciseFailed) as failure:
@@ -611,10 +882,15 @@ def test_later_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check
 
 
 def test_checkers_leave_the_global_random_state_alone():
-    """A checker runs inside the reader's notebook: it must not change what the reader's next random draw is."""
-    right = [(ch05.check_word_importance, lambda w, s: s[..., None] * w), (ch06.check_incremental, _incremental()),
-             (ch07.check_separate_heads, _separate_heads()), (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d)),
-             (ch09.check_pre_ln, _pre_ln("pre-LN"))]
+    """A checker runs inside the reader's notebook: it must not change what the reader's next random
+    draw is."""
+    right = [
+        (ch05.check_word_importance, lambda w, s: s[..., None] * w),
+        (ch06.check_incremental, _incremental()),
+        (ch07.check_separate_heads, _separate_heads()),
+        (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d)),
+        (ch09.check_pre_ln, _pre_ln("pre-LN")),
+    ]
     for check, answer in right:
         torch.manual_seed(123)
         expected = torch.rand(3)

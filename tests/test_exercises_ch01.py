@@ -1,6 +1,7 @@
-"""The exercises of the chapter *From sequence-to-sequence to attention*: the checkers accept the chapter's
-solutions and reject typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py; the chapter's solution asserts the numbers check_greedy_or_reference knows)."""
+"""The exercises of the chapter *From sequence-to-sequence to attention*: the checkers accept the
+chapter's solutions and reject typical wrong answers with the right feedback (layout and student
+edition: tests/test_exercises.py; the chapter's solution asserts the numbers
+check_greedy_or_reference knows)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,14 @@ def test_the_chapter_has_two_checked_exercises_and_three_model_answers():
 
 def test_check_loss_by_length_accepts_the_chapters_solution():
     exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_loss_by_length")
-    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))["loss_by_length"]
+    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))[
+        "loss_by_length"
+    ]
     assert ch01.check_loss_by_length(solution).passed
-    as_list = ch01.check_loss_by_length(lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).tolist())
-    assert as_list.passed                                                          # a list of floats is fine
+    as_list = ch01.check_loss_by_length(
+        lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).tolist()
+    )
+    assert as_list.passed  # a list of floats is fine
 
 
 def test_the_hidden_case_has_sentences_on_every_bin_edge_and_is_reproducible():
@@ -47,26 +52,50 @@ def _nll(model, batch):
 def _grouped(per_sentence, by=lambda b: b.src_lengths, right_open=False):
     def loss_by_length(model, batch, bins):
         values, key = per_sentence(model, batch), by(batch)
-        return torch.stack([values[(key >= lo) & ((key < hi) if right_open else (key <= hi))].mean() for lo, hi in bins])
+        return torch.stack(
+            [
+                values[(key >= lo) & ((key < hi) if right_open else (key <= hi))].mean()
+                for lo, hi in bins
+            ]
+        )
+
     return loss_by_length
 
 
 def _pooled(model, batch, bins):
     nll, n, L = _nll(model, batch), batch.tgt_mask.sum(1), batch.src_lengths
-    return torch.stack([nll[(L >= lo) & (L <= hi)].sum() / n[(L >= lo) & (L <= hi)].sum() for lo, hi in bins])
+    return torch.stack(
+        [nll[(L >= lo) & (L <= hi)].sum() / n[(L >= lo) & (L <= hi)].sum() for lo, hi in bins]
+    )
 
 
-PER_TOKEN = lambda m, b: _nll(m, b) / b.tgt_mask.sum(1)                    # noqa: E731
+PER_TOKEN = lambda m, b: _nll(m, b) / b.tgt_mask.sum(1)  # noqa: E731
 
 LOSS_WRONG = [
     ("pooled tokens", _pooled, "you pooled the tokens of a group"),
-    ("padded length", _grouped(lambda m, b: _nll(m, b) / b.tgt_out.shape[1]), "the padded length T"),
-    ("<eos> left out", _grouped(lambda m, b: _nll(m, b) / (b.tgt_mask.sum(1) - 1)), "you left <eos> out"),
+    (
+        "padded length",
+        _grouped(lambda m, b: _nll(m, b) / b.tgt_out.shape[1]),
+        "the padded length T",
+    ),
+    (
+        "<eos> left out",
+        _grouped(lambda m, b: _nll(m, b) / (b.tgt_mask.sum(1) - 1)),
+        "you left <eos> out",
+    ),
     ("per sentence, not per token", _grouped(_nll), "not per token"),
     ("hi excluded", _grouped(PER_TOKEN, right_open=True), "includes both ends"),
-    ("target lengths", _grouped(PER_TOKEN, by=lambda b: b.tgt_mask.sum(1) - 1), "by their target length"),
+    (
+        "target lengths",
+        _grouped(PER_TOKEN, by=lambda b: b.tgt_mask.sum(1) - 1),
+        "by their target length",
+    ),
     ("whole-batch loss", lambda m, b, bins: m.loss(b), "returned shape []"),
-    ("log p, not its negative", _grouped(lambda m, b: -PER_TOKEN(m, b)), "the largest difference is"),
+    (
+        "log p, not its negative",
+        _grouped(lambda m, b: -PER_TOKEN(m, b)),
+        "the largest difference is",
+    ),
 ]
 
 
@@ -85,7 +114,7 @@ def test_check_greedy_or_reference_accepts_and_says_what_is_missing():
 
 GREEDY_WRONG = [
     (("reference", 0), "the errors are the model's"),
-    (("beam", 0), "\"greedy\" or \"reference\""),
+    (("beam", 0), '"greedy" or "reference"'),
     (("greedy", 129), "instead of the reverse"),
     (("greedy", 12), "is not what the plain model gives"),
     (("greedy", 2.5), "a count of sentences"),

@@ -1,6 +1,7 @@
-"""The exercises of the chapter *Bahdanau and Luong attention*: the checkers accept the chapter's solutions and
-reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
-chapter's solution asserts the numbers check_luong_looks_left knows)."""
+"""The exercises of the chapter *Bahdanau and Luong attention*: the checkers accept the chapter's
+solutions and reject typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py; the chapter's solution asserts the numbers check_luong_looks_left
+knows)."""
 
 from __future__ import annotations
 
@@ -25,14 +26,16 @@ def test_the_chapter_has_two_checked_exercises_and_three_model_answers():
 
 def test_check_local_m_accepts_the_chapters_solution_in_float32_and_float64():
     exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_local_m")
-    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))["local_m_weights"]
+    solution = defined_functions("\n".join(c.source for c in exercise["solutions"]))[
+        "local_m_weights"
+    ]
     assert ch04.check_local_m(solution).passed
     assert ch04.check_local_m(lambda s, t, D: ch04.local_m_reference(s, t, D).float()).passed
 
 
 def test_the_reference_is_luongs_formula_on_a_case_worked_by_hand():
     scores = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0])
-    weights = ch04.local_m_reference(scores, 1, 2)                 # window [-1, 3] -> positions 0..3; sigma = 1
+    weights = ch04.local_m_reference(scores, 1, 2)  # window [-1, 3] -> positions 0..3; sigma = 1
     align = torch.softmax(torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=torch.float64), -1)
     gauss = torch.exp(-torch.tensor([1.0, 0.0, 1.0, 4.0], dtype=torch.float64) / 2)
     assert torch.allclose(weights, torch.cat([align * gauss, torch.zeros(1, dtype=torch.float64)]))
@@ -43,17 +46,36 @@ def _variant(**kwargs):
 
 
 LOCAL_M_WRONG = [
-    ("softmax over all, then cut", _variant(softmax_everywhere=True), "softmax over all S positions"),
-    ("no window", _variant(softmax_everywhere=True, zero_outside=False), "positions outside the window"),
+    (
+        "softmax over all, then cut",
+        _variant(softmax_everywhere=True),
+        "softmax over all S positions",
+    ),
+    (
+        "no window",
+        _variant(softmax_everywhere=True, zero_outside=False),
+        "positions outside the window",
+    ),
     ("no Gaussian", _variant(gaussian=False), "multiply them by the Gaussian"),
     ("renormalised", _variant(renormalise=True), "not renormalised"),
     ("sigma^2 without the 2", _variant(two=1.0), "the denominator is 2 sigma^2"),
     ("window without its ends", _variant(strict=True), "includes both ends"),
-    ("sigma = D", lambda s, t, D: ch04.local_m_reference(s, t, D, sigma=float(D)),
-     "sigma = D / 2"),
-    ("a batch dimension", lambda s, t, D: ch04.local_m_reference(s, t, D)[None], "returned shape [1, 10]"),
-    ("centred on t + 1", lambda s, t, D: ch04.local_m_reference(s, t + 1, D), "the largest difference is"),
-    ("changes the scores", lambda s, t, D: s.sub_(s.max()).exp(), "changed its input number 1 in place"),
+    ("sigma = D", lambda s, t, D: ch04.local_m_reference(s, t, D, sigma=float(D)), "sigma = D / 2"),
+    (
+        "a batch dimension",
+        lambda s, t, D: ch04.local_m_reference(s, t, D)[None],
+        "returned shape [1, 10]",
+    ),
+    (
+        "centred on t + 1",
+        lambda s, t, D: ch04.local_m_reference(s, t + 1, D),
+        "the largest difference is",
+    ),
+    (
+        "changes the scores",
+        lambda s, t, D: s.sub_(s.max()).exp(),
+        "changed its input number 1 in place",
+    ),
 ]
 
 

@@ -1,5 +1,6 @@
-"""The exercises of the chapter *Subword tokenization*: the checkers accept the chapter's solutions and reject
-typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py)."""
+"""The exercises of the chapter *Subword tokenization*: the checkers accept the chapter's solutions
+and reject typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def test_check_replay_accepts_the_chapters_solution_and_the_reference():
     replay = defined_functions("\n".join(c.source for c in solution["solutions"]))["replay"]
     assert ch10.check_replay(replay).passed
     assert ch10.check_replay(ch10.replay_reference).passed
-    assert ch10.check_replay(lambda w, m: tuple(apply_bpe(w, m))).passed      # a tuple of symbols is fine too
+    # a tuple of symbols is fine too
+    assert ch10.check_replay(lambda w, m: tuple(apply_bpe(w, m))).passed
 
 
 def test_the_hidden_cases_are_ones_where_replay_and_apply_bpe_agree():
@@ -39,17 +41,29 @@ def test_the_hidden_cases_are_ones_where_replay_and_apply_bpe_agree():
 
 
 def _forgot_return(word, merges):
-    symbols = list(word) + ["</w>"]
+    symbols = list(word) + ["</w>"]  # noqa: F841 (the mistake: computed, never returned)
 
 
 REPLAY_WRONG = [
-    ("no end-of-word marker", lambda w, m: apply_bpe(w, m, end_of_word=None), "no end-of-word marker"),
+    (
+        "no end-of-word marker",
+        lambda w, m: apply_bpe(w, m, end_of_word=None),
+        "no end-of-word marker",
+    ),
     ("first occurrence only", ch10._first_only, "only the first occurrence"),
     ("overlaps from the right", ch10._right_to_left, "from the right"),
-    ("replace in a joined string", ch10._joined_replace, "Work on the list of symbols, not on a string"),
+    (
+        "replace in a joined string",
+        ch10._joined_replace,
+        "Work on the list of symbols, not on a string",
+    ),
     ("returns a string", lambda w, m: " ".join(apply_bpe(w, m)), "returned the string"),
     ("drops characters", lambda w, m: apply_bpe(w, m)[:-1], "do not spell the word"),
-    ("merges in reverse order", lambda w, m: ch10.replay_reference(w, m[::-1]), "Apply the merges in their order"),
+    (
+        "merges in reverse order",
+        lambda w, m: ch10.replay_reference(w, m[::-1]),
+        "Apply the merges in their order",
+    ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda w, m: m[0][5], "raised IndexError"),
 ]
@@ -64,7 +78,9 @@ def test_check_replay_rejects(name, wrong, message):
 def test_the_pair_scores_are_the_chapters():
     scores = ch10.pair_scores()
     assert scores[("w", "##i")] == scores[("##i", "##d")] == 1 / 3
-    assert abs(scores[("l", "##o")] - 1 / 7) < 1e-12 and abs(scores[("##e", "##s")] - 1 / 17) < 1e-12
+    assert (
+        abs(scores[("l", "##o")] - 1 / 7) < 1e-12 and abs(scores[("##e", "##s")] - 1 / 17) < 1e-12
+    )
 
 
 def test_check_pair_score_accepts_the_right_answer_in_several_spellings():

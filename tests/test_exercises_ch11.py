@@ -1,6 +1,7 @@
-"""The exercises of the chapter *Language models and transfer learning*: the checkers accept the chapter's solutions
-and reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
-chapter's solution asserts the numbers that check_backward_agreement knows)."""
+"""The exercises of the chapter *Language models and transfer learning*: the checkers accept the
+chapter's solutions and reject typical wrong answers with the right feedback (layout and student
+edition: tests/test_exercises.py; the chapter's solution asserts the numbers that
+check_backward_agreement knows)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,17 @@ def test_the_chapter_has_three_exercises_two_checked_each_with_a_solution_and_a_
     found = {e["checker"]: e for e in exercises(CHAPTER)}
     assert set(found) == {"check_interpolation", "check_backward_agreement"} == set(ch11.__all__)
     cells = nbformat.read(CHAPTER, as_version=4).cells
-    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    starts = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)
+    ]
     kinds = [EXERCISE_TITLE.match(cells[i].source).group(2) for i in starts]
     assert kinds == ["implement", "predict, then check", "change and explain"]
     for i, end in zip(starts, starts[1:] + [len(cells)]):
-        block = cells[i + 1: end]
-        assert block[0].cell_type == "code" and "solution" not in tags(block[0])          # the answer cell first
+        block = cells[i + 1 : end]
+        # the answer cell first
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0])
         assert any(c.cell_type == "code" and tags(c) == ["solution", "hide-cell"] for c in block)
         answers = [c for c in block if c.cell_type == "markdown" and "solution" in tags(c)]
         assert len(answers) == 1 and ":class: dropdown" in answers[0].source
@@ -41,10 +47,13 @@ def _solution(checker: str):
     return exercise, defined_functions("\n".join(c.source for c in exercise["solutions"]))
 
 
-# --- exercise 1: interpolation ---------------------------------------------------------------------------
+# --- exercise 1: interpolation
+# ---------------------------------------------------------------------------
+
 
 def _in_torch(train, test, lam):
-    """A right answer written differently: float32 tensors, U as a vector over the bigram model's vocabulary."""
+    """A right answer written differently: float32 tensors, U as a vector over the bigram model's
+    vocabulary."""
     bigram = BigramLM(train)
     counts = Counter(w for s in train for w in s.split() + [EOS])
     U = torch.tensor([counts[w] for w in bigram.vocab], dtype=torch.float32)
@@ -68,13 +77,14 @@ def test_check_interpolation_accepts_the_chapters_solution_the_reference_and_a_t
 
 
 def test_the_reference_on_a_case_worked_by_hand():
-    # train "a b", "b": U = {a: 1/5, b: 2/5, </s>: 2/5}; test "b": P(b | <s>) = lam 1/2 + (1 - lam) 2/5,
-    # P(</s> | b) = lam 1 + (1 - lam) 2/5; two tokens.
+    # train "a b", "b": U = {a: 1/5, b: 2/5, </s>: 2/5}; test "b": P(b | <s>) = lam 1/2 + (1 - lam)
+    # 2/5, P(</s> | b) = lam 1 + (1 - lam) 2/5; two tokens.
     lam = 0.5
     p1, p2 = lam / 2 + (1 - lam) * 0.4, lam + (1 - lam) * 0.4
     expected = math.exp(-(math.log(p1) + math.log(p2)) / 2)
     assert abs(ch11.interpolated_perplexity_reference(["a b", "b"], ["b"], lam) - expected) < 1e-12
-    assert ch11.interpolated_perplexity_reference(["a b", "b"], ["b a"], 1.0) == math.inf    # unseen (b, a)
+    # unseen (b, a)
+    assert ch11.interpolated_perplexity_reference(["a b", "b"], ["b a"], 1.0) == math.inf
 
 
 def test_the_hidden_cases_use_known_words_only_and_new_sentences():
@@ -87,46 +97,76 @@ def test_the_hidden_cases_use_known_words_only_and_new_sentences():
 
 
 def _forgot_return(train, test, lam):
-    bigram = BigramLM(train)
+    bigram = BigramLM(train)  # noqa: F841 (the mistake: computed, never returned)
 
 
 INTERPOLATION_WRONG = [
-    *[(f"mistake {list(kwargs)[0]}", (lambda kw: lambda tr, te, lam: ch11.interpolated_perplexity_reference(
-        tr, te, lam, **kw))(kwargs), message[:40]) for kwargs, message in ch11._MISTAKES],
-    ("lam ignored: the bigram model alone", lambda tr, te, lam: BigramLM(tr).perplexity(te), "your perplexity is inf"),
-    ("10% off", lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
-     "Compute P(w | v) = lam * bigram.prob(w, v)"),
-    ("log of the wrong sign", lambda tr, te, lam: 1 / ch11.interpolated_perplexity_reference(tr, te, lam), "below 1"),
+    *[
+        (
+            f"mistake {list(kwargs)[0]}",
+            (
+                lambda kw: (
+                    lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, **kw)
+                )
+            )(kwargs),
+            message[:40],
+        )
+        for kwargs, message in ch11._MISTAKES
+    ],
+    (
+        "lam ignored: the bigram model alone",
+        lambda tr, te, lam: BigramLM(tr).perplexity(te),
+        "your perplexity is inf",
+    ),
+    (
+        "10% off",
+        lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
+        "Compute P(w | v) = lam * bigram.prob(w, v)",
+    ),
+    (
+        "log of the wrong sign",
+        lambda tr, te, lam: 1 / ch11.interpolated_perplexity_reference(tr, te, lam),
+        "below 1",
+    ),
     ("returns a string", lambda tr, te, lam: "4.7", "returned str"),
     ("returns nan", lambda tr, te, lam: float("nan"), "returned nan"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda tr, te, lam: math.log(0), "raised ValueError: math domain error"),
-    ("changes train in place", lambda tr, te, lam: tr.clear(), "changed its input number 1 in place"),
+    (
+        "changes train in place",
+        lambda tr, te, lam: tr.clear(),
+        "changed its input number 1 in place",
+    ),
 ]
 
 
-@pytest.mark.parametrize("name, wrong, message", INTERPOLATION_WRONG, ids=[w[0] for w in INTERPOLATION_WRONG])
+@pytest.mark.parametrize(
+    "name, wrong, message", INTERPOLATION_WRONG, ids=[w[0] for w in INTERPOLATION_WRONG]
+)
 def test_check_interpolation_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch11.check_interpolation(wrong)
 
 
 def test_every_mistake_is_told_apart_on_the_first_case():
-    """The feedback names the right mistake: on the first hidden case, no two variants give the same number,
-    and none is within the checker's tolerance of the right answer."""
+    """The feedback names the right mistake: on the first hidden case, no two variants give the same
+    number, and none is within the checker's tolerance of the right answer."""
     case, train, test, lam = ch11._cases()[0]
     values = [ch11.interpolated_perplexity_reference(train, test, lam)] + [
-        ch11.interpolated_perplexity_reference(train, test, lam, **kw) for kw, _ in ch11._MISTAKES]
+        ch11.interpolated_perplexity_reference(train, test, lam, **kw) for kw, _ in ch11._MISTAKES
+    ]
     for i, a in enumerate(values):
-        for b in values[i + 1:]:
+        for b in values[i + 1 :]:
             assert not ch11._close(a, b), (case, a, b)
 
 
-# --- exercise 2: the backward model on agreement ---------------------------------------------------------
+# --- exercise 2: the backward model on agreement
+# ---------------------------------------------------------
+
 
 def test_check_backward_agreement_accepts_right_predictions_in_several_spellings():
     assert ch11.check_backward_agreement(0.42, True)
-    assert ch11.check_backward_agreement(torch.tensor(0.5), "yes")          # "about half" is the insight
+    assert ch11.check_backward_agreement(torch.tensor(0.5), "yes")  # "about half" is the insight
     assert ch11.check_backward_agreement(0.3, torch.tensor(True))
     assert ch11.check_backward_agreement(None, None).status == "not attempted"
     half = ch11.check_backward_agreement(None, True)
@@ -138,8 +178,12 @@ def test_the_unwritten_predictions_are_not_attempted():
     exercise, _ = _solution("check_backward_agreement")
     namespace = {}
     exec(exercise["answer"].source, namespace)
-    assert ch11.check_backward_agreement(namespace["plural_share"], namespace["same_for_singular"]).status == \
-        "not attempted"
+    assert (
+        ch11.check_backward_agreement(
+            namespace["plural_share"], namespace["same_for_singular"]
+        ).status
+        == "not attempted"
+    )
 
 
 BACKWARD_WRONG = [
@@ -147,7 +191,7 @@ BACKWARD_WRONG = [
     ((0.1, None), "a model sure the subject is singular"),
     ((0.7, None), "is off: measured 0.42"),
     ((None, False), "Same input, same output"),
-    ((0.95, False), "is what the forward model does"),              # the first wrong half is reported
+    ((0.95, False), "is what the forward model does"),  # the first wrong half is reported
     ((42, None), "as a fraction between 0 and 1"),
     ((-0.2, None), "between 0 and 1"),
     (("half", None), "plural_share should be a number"),
@@ -170,7 +214,9 @@ def test_the_tolerance_is_the_documented_one():
     assert abs((probs["are"] + probs["were"]) / sum(probs.values()) - share) < 0.002
 
 
-# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
+# --- a reader's mistakes never crash a checker
+# ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
 def test_check_interpolation_reports_any_wrong_type_instead_of_crashing(answer):

@@ -1,6 +1,6 @@
-"""The exercises of the chapter *ELMo*: the checkers accept the chapter's solutions and reject typical wrong answers
-with the right feedback (layout and student edition: tests/test_exercises.py; the chapter's solution asserts the
-numbers that check_unseen_phrases knows)."""
+"""The exercises of the chapter *ELMo*: the checkers accept the chapter's solutions and reject
+typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py;
+the chapter's solution asserts the numbers that check_unseen_phrases knows)."""
 
 from __future__ import annotations
 
@@ -21,14 +21,28 @@ EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
 
 def test_the_chapter_has_four_exercises_three_checked_each_with_a_solution_and_a_model_answer():
     found = {e["checker"]: e for e in exercises(CHAPTER)}
-    assert set(found) == {"check_bilm_loss", "check_elmo_size", "check_unseen_phrases"} == set(ch12.__all__)
+    assert (
+        set(found)
+        == {"check_bilm_loss", "check_elmo_size", "check_unseen_phrases"}
+        == set(ch12.__all__)
+    )
     cells = nbformat.read(CHAPTER, as_version=4).cells
-    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)]
+    starts = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown" and EXERCISE_TITLE.match(c.source)
+    ]
     kinds = [EXERCISE_TITLE.match(cells[i].source).group(2) for i in starts]
-    assert kinds == ["implement", "predict, then check", "change and explain", "predict, then check"]
+    assert kinds == [
+        "implement",
+        "predict, then check",
+        "change and explain",
+        "predict, then check",
+    ]
     for i, end in zip(starts, starts[1:] + [len(cells)]):
-        block = cells[i + 1: end]
-        assert block[0].cell_type == "code" and "solution" not in tags(block[0])          # the answer cell first
+        block = cells[i + 1 : end]
+        # the answer cell first
+        assert block[0].cell_type == "code" and "solution" not in tags(block[0])
         assert any(c.cell_type == "code" and tags(c) == ["solution", "hide-cell"] for c in block)
         answers = [c for c in block if c.cell_type == "markdown" and "solution" in tags(c)]
         assert len(answers) == 1 and ":class: dropdown" in answers[0].source
@@ -38,7 +52,9 @@ def _exercise(checker: str) -> dict:
     return next(e for e in exercises(CHAPTER) if e["checker"] == checker)
 
 
-# --- exercise 1: the biLM loss by hand ---------------------------------------------------------------------
+# --- exercise 1: the biLM loss by hand
+# ---------------------------------------------------------------------
+
 
 def _vectorised(forward_logits, backward_logits, ids):
     """A right answer without a loop, returning a 0-dim float32 tensor."""
@@ -53,7 +69,8 @@ def test_check_bilm_loss_accepts_the_chapters_solution_the_reference_and_a_vecto
     assert ch12.check_bilm_loss(solution).passed
     assert ch12.check_bilm_loss(ch12.bilm_loss_reference).passed
     assert ch12.check_bilm_loss(_vectorised).passed
-    assert ch12.check_bilm_loss(lambda f, b, i: _vectorised(f, b, i).reshape(1)).passed     # a one-element tensor
+    # a one-element tensor
+    assert ch12.check_bilm_loss(lambda f, b, i: _vectorised(f, b, i).reshape(1)).passed
     template = defined_functions(exercise["answer"].source)["bilm_loss"]
     assert is_stub(template) and ch12.check_bilm_loss(template).status == "not attempted"
 
@@ -61,7 +78,7 @@ def test_check_bilm_loss_accepts_the_chapters_solution_the_reference_and_a_vecto
 def test_the_reference_is_the_librarys_lm_loss_for_one_sentence():
     torch.manual_seed(0)
     bilm = BiLM(ELMoConfig(vocab_size=13, word_dim=8, hidden_dim=8, n_layers=2, dropout=0.0)).eval()
-    ids = torch.tensor([[1, 5, 7, 3, 9, 2]])                                        # [1, T]
+    ids = torch.tensor([[1, 5, 7, 3, 9, 2]])  # [1, T]
     with torch.no_grad():
         out = bilm(ids)
         expected = bilm.lm_loss(ids).item()
@@ -70,20 +87,41 @@ def test_the_reference_is_the_librarys_lm_loss_for_one_sentence():
 
 
 def _forgot_return(forward_logits, backward_logits, ids):
-    total = forward_logits.log_softmax(-1)
+    total = forward_logits.log_softmax(-1)  # noqa: F841 (the mistake: computed, never returned)
 
 
 LOSS_WRONG = [
-    *[(f"mistake {kwargs}", (lambda kw: lambda f, b, i: ch12.bilm_loss_reference(f, b, i, **kw))(kwargs), message[:40])
-      for kwargs, message in ch12._LOSS_MISTAKES],
-    ("per-token losses", lambda f, b, i: F.cross_entropy(f[:-1], i[1:], reduction="none"), "add up the terms"),
-    ("half the right value", lambda f, b, i: 0.5 * _vectorised(f, b, i) + 0.01, "Add -log p of every token"),
-    ("log of a softmax that underflows", lambda f, b, i: torch.tensor(float("inf")), "returned inf"),
+    *[
+        (
+            f"mistake {kwargs}",
+            (lambda kw: lambda f, b, i: ch12.bilm_loss_reference(f, b, i, **kw))(kwargs),
+            message[:40],
+        )
+        for kwargs, message in ch12._LOSS_MISTAKES
+    ],
+    (
+        "per-token losses",
+        lambda f, b, i: F.cross_entropy(f[:-1], i[1:], reduction="none"),
+        "add up the terms",
+    ),
+    (
+        "half the right value",
+        lambda f, b, i: 0.5 * _vectorised(f, b, i) + 0.01,
+        "Add -log p of every token",
+    ),
+    (
+        "log of a softmax that underflows",
+        lambda f, b, i: torch.tensor(float("inf")),
+        "returned inf",
+    ),
     ("returns a string", lambda f, b, i: "1.87", "returned str"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda f, b, i: f[len(i) + 5], "raised IndexError"),
-    ("changes the logits in place", lambda f, b, i: f.sub_(f.logsumexp(-1, keepdim=True))[0, 0],
-     "changed its input number 1 in place"),
+    (
+        "changes the logits in place",
+        lambda f, b, i: f.sub_(f.logsumexp(-1, keepdim=True))[0, 0],
+        "changed its input number 1 in place",
+    ),
 ]
 
 
@@ -95,14 +133,17 @@ def test_check_bilm_loss_rejects(name, wrong, message):
 
 def test_every_loss_mistake_is_told_apart_on_the_first_case():
     _, fl, bl, ids = ch12._loss_cases()[0]
-    values = [ch12.bilm_loss_reference(fl, bl, ids)] + [ch12.bilm_loss_reference(fl, bl, ids, **kw)
-                                                         for kw, _ in ch12._LOSS_MISTAKES]
+    values = [ch12.bilm_loss_reference(fl, bl, ids)] + [
+        ch12.bilm_loss_reference(fl, bl, ids, **kw) for kw, _ in ch12._LOSS_MISTAKES
+    ]
     for i, a in enumerate(values):
-        for b in values[i + 1:]:
+        for b in values[i + 1 :]:
             assert abs(a - b) > 1e-3, (a, b)
 
 
-# --- exercise 2: the size of the real ELMo ------------------------------------------------------------------
+# --- exercise 2: the size of the real ELMo
+# ------------------------------------------------------------------
+
 
 def test_paper_counts_are_the_librarys():
     n = ch12.paper_counts()
@@ -110,12 +151,16 @@ def test_paper_counts_are_the_librarys():
     assert n["without softmax"] == count_parameters(config, softmax=False) == 93_666_352
     assert n["softmax"] == count_parameters(config) - n["without softmax"] == 793_471 * 513
     assert n["characters"] + n["highway"] + n["projection"] + n["lstm"] == n["without softmax"]
-    assert n["second biases"] == 4 * 4 * 4096 and max(("characters", "highway", "lstm"), key=n.get) == "lstm"
+    assert (
+        n["second biases"] == 4 * 4 * 4096
+        and max(("characters", "highway", "lstm"), key=n.get) == "lstm"
+    )
 
 
 def test_check_elmo_size_accepts_right_answers_in_several_spellings_and_says_what_is_missing():
     assert ch12.check_elmo_size("lstm", "bias_hh", 407_050_623)
-    assert ch12.check_elmo_size("The LSTMs", "bias_ih_l0", 793_471 * 512)          # without the bias: 0.2% less
+    # without the bias: 0.2% less
+    assert ch12.check_elmo_size("The LSTMs", "bias_ih_l0", 793_471 * 512)
     assert ch12.check_elmo_size(" LSTM ", "forward_layers.0.bias_hh_l0", torch.tensor(407e6))
     assert ch12.check_elmo_size(None, None, None).status == "not attempted"
     half = ch12.check_elmo_size("lstm", None, None)
@@ -143,7 +188,7 @@ SIZE_WRONG = [
     ((None, None, 407.05), "looks like millions"),
     ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
     ((None, None, 2 * 407_050_623), "is twice the answer"),
-    ((None, None, 793_471 * 1025), "is twice the answer"),                         # 1024 inputs: both directions
+    ((None, None, 793_471 * 1025), "is twice the answer"),  # 1024 inputs: both directions
     ((None, None, 500_716_975), "is the whole model with the softmax"),
     ((None, None, 793_471), "V x (H + 1)"),
     ((None, None, "a lot"), "softmax_params should be a number"),
@@ -156,19 +201,23 @@ def test_check_elmo_size_rejects(args, message):
         ch12.check_elmo_size(*args)
 
 
-# --- exercise 4: phrases never seen -----------------------------------------------------------------------
+# --- exercise 4: phrases never seen
+# -----------------------------------------------------------------------
+
 
 def test_check_unseen_phrases_accepts_right_predictions_and_says_what_is_missing():
     assert ch12.check_unseen_phrases(0.41, 0.5)
-    assert ch12.check_unseen_phrases(torch.tensor(0.5), 0.5)                   # "about chance" is the insight
+    assert ch12.check_unseen_phrases(torch.tensor(0.5), 0.5)  # "about chance" is the insight
     assert ch12.check_unseen_phrases(0.3, torch.tensor(0.49))
     assert ch12.check_unseen_phrases(None, None).status == "not attempted"
     assert "unseen_accuracy" in ch12.check_unseen_phrases(None, 0.5).message
     assert "chance_accuracy" in ch12.check_unseen_phrases(0.4, None).message
     namespace = {}
     exec(_exercise("check_unseen_phrases")["answer"].source, namespace)
-    assert ch12.check_unseen_phrases(namespace["unseen_accuracy"], namespace["chance_accuracy"]).status == \
-        "not attempted"
+    assert (
+        ch12.check_unseen_phrases(namespace["unseen_accuracy"], namespace["chance_accuracy"]).status
+        == "not attempted"
+    )
 
 
 UNSEEN_WRONG = [
@@ -180,7 +229,7 @@ UNSEEN_WRONG = [
     ((41, None), "write accuracies as fractions"),
     ((-0.1, None), "an accuracy is between 0 and 1"),
     (("high", None), "unseen_accuracy should be an accuracy"),
-    ((0.95, 0.25), "counts four equally likely classes"),            # the first wrong answer is reported
+    ((0.95, 0.25), "counts four equally likely classes"),  # the first wrong answer is reported
 ]
 
 
@@ -192,13 +241,17 @@ def test_check_unseen_phrases_rejects(args, message):
 
 def test_the_unseen_tolerance_is_the_documented_one():
     acc, tol = ch12.UNSEEN_ACCURACY, ch12.ACCURACY_TOLERANCE
-    assert ch12.check_unseen_phrases(acc + tol - 0.001, 0.5) and ch12.check_unseen_phrases(acc - tol + 0.001, 0.5)
+    assert ch12.check_unseen_phrases(acc + tol - 0.001, 0.5) and ch12.check_unseen_phrases(
+        acc - tol + 0.001, 0.5
+    )
     for wrong in (acc + tol + 0.001, acc - tol - 0.001):
         with pytest.raises(ExerciseFailed):
             ch12.check_unseen_phrases(wrong, 0.5)
 
 
-# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
+# --- a reader's mistakes never crash a checker
+# ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
 def test_check_bilm_loss_reports_any_wrong_type_or_shape_instead_of_crashing(answer):

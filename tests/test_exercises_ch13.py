@@ -1,6 +1,6 @@
-"""The exercises of the chapter *GPT*: the checkers accept the chapter's solutions and reject typical wrong
-answers with the right feedback (layout and student edition: tests/test_exercises.py; the chapter's solutions
-assert the numbers that check_gpt3_size and check_first_word know)."""
+"""The exercises of the chapter *GPT*: the checkers accept the chapter's solutions and reject
+typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py;
+the chapter's solutions assert the numbers that check_gpt3_size and check_first_word know)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,19 @@ CHAPTER = ROOT / "notebooks" / "13_gpt.ipynb"
 
 def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
     found = {e["checker"]: e for e in exercises(CHAPTER)}
-    assert set(found) == {"check_top_p_filter", "check_gpt3_size", "check_first_word"} == set(ch13.__all__)
+    assert (
+        set(found)
+        == {"check_top_p_filter", "check_gpt3_size", "check_first_word"}
+        == set(ch13.__all__)
+    )
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
     assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: top_p_filter -------------------------------------------------------------------------------
+# --- exercise 1: top_p_filter
+# -------------------------------------------------------------------------------
+
 
 def _solution():
     exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_top_p_filter")
@@ -45,14 +51,19 @@ def test_the_hidden_cases_are_unambiguous_and_the_reference_is_the_librarys():
         assert not torch.equal(probs, values.to(probs.dtype)), f"{description}: already sorted"
         assert (values.cumsum(0) - p).abs().min() > 1e-4, f"{description}: a running sum at p"
         expected = ch13.top_p_reference(probs, p)
-        assert torch.allclose(expected, sampling_distribution(probs.log(), top_p=p).double(), atol=1e-7)
+        assert torch.allclose(
+            expected, sampling_distribution(probs.log(), top_p=p).double(), atol=1e-7
+        )
         assert abs(expected.sum().item() - 1) < 1e-12
 
 
 def test_the_reference_on_a_case_worked_by_hand():
-    probs = torch.tensor([0.1, 0.4, 0.2, 0.3])                       # sorted: 0.4, 0.3 | 0.2, 0.1
-    assert torch.allclose(ch13.top_p_reference(probs, 0.6), torch.tensor([0, 4 / 7, 0, 3 / 7], dtype=torch.float64))
-    expected = torch.tensor([0, 4 / 9, 2 / 9, 3 / 9], dtype=torch.float64)          # 0.4 + 0.3 < 0.75: 0.2 too
+    probs = torch.tensor([0.1, 0.4, 0.2, 0.3])  # sorted: 0.4, 0.3 | 0.2, 0.1
+    assert torch.allclose(
+        ch13.top_p_reference(probs, 0.6), torch.tensor([0, 4 / 7, 0, 3 / 7], dtype=torch.float64)
+    )
+    # 0.4 + 0.3 < 0.75: 0.2 too
+    expected = torch.tensor([0, 4 / 9, 2 / 9, 3 / 9], dtype=torch.float64)
     assert torch.allclose(ch13.top_p_reference(probs, 0.75), expected)
 
 
@@ -81,29 +92,63 @@ def _uniform_over_the_nucleus(probs, p):
 
 
 def _forgot_return(probs, p):
-    kept = ch13.top_p_reference(probs, p)
+    kept = ch13.top_p_reference(probs, p)  # noqa: F841 (the mistake: computed, never returned)
 
 
 TOP_P_WRONG = [
-    ("keeps the tokens whose running sum <= p", _mistake("exclusive"),
-     "you kept only the tokens whose running sum stays <= p"),
-    ("NaN when the first token passes p", _nan_when_one_token_passes_p, "you kept no token and divided 0 by 0"),
+    (
+        "keeps the tokens whose running sum <= p",
+        _mistake("exclusive"),
+        "you kept only the tokens whose running sum stays <= p",
+    ),
+    (
+        "NaN when the first token passes p",
+        _nan_when_one_token_passes_p,
+        "you kept no token and divided 0 by 0",
+    ),
     ("no renormalization", _mistake("unnormalized"), "did not renormalize"),
     ("sorted order", _mistake("sorted"), "your result is in sorted order"),
-    ("mask applied in sorted order", _mistake("mask in sorted order"), "applied the mask computed on the sorted"),
+    (
+        "mask applied in sorted order",
+        _mistake("mask in sorted order"),
+        "applied the mask computed on the sorted",
+    ),
     ("ascending sort", _mistake("ascending"), "you kept the least probable tokens"),
     ("softmax of the probabilities", _mistake("softmax"), "you applied a softmax to `probs`"),
     ("one token too many", _one_token_too_many, "you kept 5 tokens; the nucleus has 4"),
     ("top-k with k = 2", _top_2, "you kept 2 tokens; the nucleus has 4"),
-    ("uniform over the nucleus", _uniform_over_the_nucleus, "you kept the right tokens, but not in proportion"),
-    ("returns the mask", lambda probs, p: ch13.top_p_reference(probs, p) > 0, "returned a boolean tensor"),
-    ("changes probs in place", lambda probs, p: probs.copy_(ch13.top_p_reference(probs, p)),
-     "changed its input number 1 in place"),
-    ("returns NumPy", lambda probs, p: ch13.top_p_reference(probs, p).numpy(), "returned a NumPy array"),
-    ("returns [1, V]", lambda probs, p: ch13.top_p_reference(probs, p)[None], "returned shape [1, 12]"),
+    (
+        "uniform over the nucleus",
+        _uniform_over_the_nucleus,
+        "you kept the right tokens, but not in proportion",
+    ),
+    (
+        "returns the mask",
+        lambda probs, p: ch13.top_p_reference(probs, p) > 0,
+        "returned a boolean tensor",
+    ),
+    (
+        "changes probs in place",
+        lambda probs, p: probs.copy_(ch13.top_p_reference(probs, p)),
+        "changed its input number 1 in place",
+    ),
+    (
+        "returns NumPy",
+        lambda probs, p: ch13.top_p_reference(probs, p).numpy(),
+        "returned a NumPy array",
+    ),
+    (
+        "returns [1, V]",
+        lambda probs, p: ch13.top_p_reference(probs, p)[None],
+        "returned shape [1, 12]",
+    ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda probs, p: probs[1000], "raised IndexError"),
-    ("calls the library", lambda probs, p: sampling_distribution(probs.log(), top_p=p), "calls the library's"),
+    (
+        "calls the library",
+        lambda probs, p: sampling_distribution(probs.log(), top_p=p),
+        "calls the library's",
+    ),
 ]
 
 
@@ -114,9 +159,15 @@ def test_check_top_p_filter_rejects(name, wrong, message):
 
 
 def test_check_top_p_filter_names_the_kept_mass():
-    with pytest.raises(ExerciseFailed, match=r"you kept sum to 0\.\d+ before renormalizing, less than p = 0\.5"):
+    with pytest.raises(
+        ExerciseFailed,
+        match=r"you kept sum to 0\.\d+ before renormalizing, less "
+        r"than p = 0\.5",
+    ):
         ch13.check_top_p_filter(_mistake("exclusive"))
-    with pytest.raises(ExerciseFailed, match=r"your probabilities sum to 0\.\d+ over the vocabulary"):
+    with pytest.raises(
+        ExerciseFailed, match=r"your probabilities sum to 0\.\d+ over the vocabulary"
+    ):
         ch13.check_top_p_filter(_mistake("unnormalized"))
 
 
@@ -135,18 +186,22 @@ def test_check_top_p_filter_leaves_the_global_random_state_alone():
     assert torch.equal(torch.rand(3), expected)
 
 
-# --- exercise 2: the size of GPT-3 -----------------------------------------------------------------------------
+# --- exercise 2: the size of GPT-3
+# -----------------------------------------------------------------------------
+
 
 def test_the_gpt3_numbers_are_the_librarys():
     assert count_parameters(GPTConfig(**ch13.GPT3)) == ch13.GPT3_PARAMS
-    assert ch13.GPT3_PARAMS - ch13.BLOCKS_12ND2 - ch13.EMBEDDINGS == 96 * 13 * 12288 + 2 * 12288   # biases, LayerNorms
+    # biases, LayerNorms
+    assert ch13.GPT3_PARAMS - ch13.BLOCKS_12ND2 - ch13.EMBEDDINGS == 96 * 13 * 12288 + 2 * 12288
     assert abs(ch13.EMBEDDING_SHARE - 0.00368) < 1e-5
 
 
 def test_check_gpt3_size_accepts_right_answers_in_several_spellings():
     assert ch13.check_gpt3_size(174_604_259_328, 0.00368)
-    assert ch13.check_gpt3_size(174.6e9, 0.0037)                                   # rounded
-    assert ch13.check_gpt3_size(12 * 96 * 12288 ** 2 + (50257 + 2048) * 12288, 0.0036)   # the estimate
+    assert ch13.check_gpt3_size(174.6e9, 0.0037)  # rounded
+    # the estimate
+    assert ch13.check_gpt3_size(12 * 96 * 12288**2 + (50257 + 2048) * 12288, 0.0036)
     assert ch13.check_gpt3_size(torch.tensor(1.746e11), torch.tensor(0.00368))
     half = ch13.check_gpt3_size(174.6e9, None)
     assert half.status == "not attempted" and "embedding_share" in half.message
@@ -159,7 +214,7 @@ GPT3_WRONG = [
     ((173_946_175_488, None), "is 12 N d^2 alone"),
     ((174_604_259_328 + 50257 * 12288, None), "counts the token embedding twice"),
     ((174.6, None), "not in billions"),
-    ((12 * 12288 ** 2 + 642_723_840, None), "has one block"),
+    ((12 * 12288**2 + 642_723_840, None), "has one block"),
     ((1e12, None), "is not it. A block holds about 12 d^2 weights"),
     (("a lot", None), "gpt3_params should be a number"),
     ((None, 0.368), "looks like a percentage"),
@@ -167,7 +222,8 @@ GPT3_WRONG = [
     ((None, 0.0070), "counts the token embedding twice"),
     ((None, 0.32), "that is the order of GPT-2 small"),
     ((None, 0.01), "embedding_share = 0.01 is not it"),
-    ((None, 0.0035), "embedding_share = 0.0035 is not it"),   # 0.00018 off: more than two figures' rounding
+    # 0.00018 off: more than two figures' rounding
+    ((None, 0.0035), "embedding_share = 0.0035 is not it"),
 ]
 
 
@@ -177,7 +233,9 @@ def test_check_gpt3_size_rejects(args, message):
         ch13.check_gpt3_size(*args)
 
 
-# --- exercise 3: the first token ---------------------------------------------------------------------------------
+# --- exercise 3: the first token
+# ---------------------------------------------------------------------------------
+
 
 def test_check_first_word_accepts_chance_level_predictions():
     for right in (0.478, 0.5, 0.52, 0.45, torch.tensor(0.5)):
@@ -202,6 +260,8 @@ def test_check_first_word_rejects(value, message):
 
 
 def test_check_first_word_explains_the_causal_mask():
-    with pytest.raises(ExerciseFailed, match="Position 1 attends only to <bos> and itself") as failure:
+    with pytest.raises(
+        ExerciseFailed, match="Position 1 attends only to <bos> and itself"
+    ) as failure:
         ch13.check_first_word(0.95)
     assert "47.8%" in failure.value.message and "56%" in failure.value.message

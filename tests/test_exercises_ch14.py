@@ -1,5 +1,6 @@
-"""The exercises of the chapter *BERT*: the checkers accept the chapter's solutions and reject typical wrong
-answers with the right feedback (layout and student edition: tests/test_exercises.py)."""
+"""The exercises of the chapter *BERT*: the checkers accept the chapter's solutions and reject
+typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def test_the_chapter_has_both_checked_exercises_and_model_answers():
     assert len(answers) == 2 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: the 80/10/10 rule -----------------------------------------------------------------------
+# --- exercise 1: the 80/10/10 rule
+# -----------------------------------------------------------------------
+
 
 def _library(ids, V, mask_id, special, prob=0.15):
     return mask_tokens(ids, V, mask_id, special, prob=prob)
@@ -32,22 +35,28 @@ def _library(ids, V, mask_id, special, prob=0.15):
 
 def test_check_mask_for_mlm_accepts_the_chapters_solution_and_the_library():
     solution = exercises(CHAPTER)[0]
-    mask_for_mlm = defined_functions("\n".join(c.source for c in solution["solutions"]))["mask_for_mlm"]
+    mask_for_mlm = defined_functions("\n".join(c.source for c in solution["solutions"]))[
+        "mask_for_mlm"
+    ]
     assert ch14.check_mask_for_mlm(mask_for_mlm).passed
     assert ch14.check_mask_for_mlm(_library).passed
-    as_list = lambda *a: list(_library(*a))                                 # a list instead of a tuple is fine
+
+    def as_list(*a):
+        return list(_library(*a))  # a list instead of a tuple is fine
+
     assert ch14.check_mask_for_mlm(as_list).passed
 
 
 def test_the_hidden_cases_look_like_bert_input():
     cases = ch14._mlm_cases()
     for _, ids, V, mask_id, special, prob in cases:
-        assert (ids[:, 0] == ids[0, 0]).all() and ids[0, 0].item() in special      # [CLS] first
+        assert (ids[:, 0] == ids[0, 0]).all() and ids[0, 0].item() in special  # [CLS] first
         assert mask_id in special and 0 < prob < 1 and ids.max() < V
         ordinary = ~torch.isin(ids, torch.tensor(special))
-        assert ordinary.float().mean() > 0.5                                       # mostly ordinary tokens
+        assert ordinary.float().mean() > 0.5  # mostly ordinary tokens
     _, _, V, _, special, _ = cases[0]
-    assert len(special) / V > 0.15            # a draw from the whole vocabulary hits a special id often enough to see
+    # a draw from the whole vocabulary hits a special id often enough to see
+    assert len(special) / V > 0.15
 
 
 def _variant(kind):
@@ -55,21 +64,32 @@ def _variant(kind):
 
     def mask_for_mlm(ids, V, mask_id, special, prob=0.15):
         is_special = torch.isin(ids, torch.tensor(special))
-        chosen = (torch.rand(ids.shape) < (0.15 if kind == "prob hard-coded" else prob))
+        chosen = torch.rand(ids.shape) < (0.15 if kind == "prob hard-coded" else prob)
         if kind != "specials chosen":
             chosen &= ~is_special
         action = torch.rand(ids.shape)
         allowed = torch.tensor([i for i in range(V) if i not in special])
-        random_ids = (torch.randint(V, ids.shape) if kind == "random from the whole vocabulary"
-                      else torch.full_like(ids, allowed[0].item()) if kind == "one replacement"
-                      else allowed[torch.randint(len(allowed), ids.shape)])
+        random_ids = (
+            torch.randint(V, ids.shape)
+            if kind == "random from the whole vocabulary"
+            else torch.full_like(ids, allowed[0].item())
+            if kind == "one replacement"
+            else allowed[torch.randint(len(allowed), ids.shape)]
+        )
         where = torch.ones_like(chosen) if kind == "corrupts everything" else chosen
         mask_share = {"always mask": 1.0, "no unchanged": 0.8}.get(kind, 0.8)
         random_share = {"always mask": 1.0, "no unchanged": 1.0}.get(kind, 0.9)
         inputs = torch.where(where & (action < mask_share), mask_id, ids)
-        inputs = torch.where(where & (action >= mask_share) & (action < random_share), random_ids, inputs)
-        labelled = {"labels everywhere": torch.ones_like(chosen), "labels at [MASK] only": chosen & (action < 0.8)}
-        labels = torch.where(labelled.get(kind, chosen), inputs if kind == "labels are the inputs" else ids, -100)
+        inputs = torch.where(
+            where & (action >= mask_share) & (action < random_share), random_ids, inputs
+        )
+        labelled = {
+            "labels everywhere": torch.ones_like(chosen),
+            "labels at [MASK] only": chosen & (action < 0.8),
+        }
+        labels = torch.where(
+            labelled.get(kind, chosen), inputs if kind == "labels are the inputs" else ids, -100
+        )
         if kind == "float labels":
             labels = labels.float()
         if kind == "in place":
@@ -85,15 +105,27 @@ def _raises(*args):
 
 
 def _forgot_return(ids, V, mask_id, special, prob=0.15):
-    inputs = ids.clone()
+    inputs = ids.clone()  # noqa: F841 (the mistake: computed, never returned)
 
 
 MASK_WRONG = [
     ("100% [MASK]", _variant("always mask"), "every chosen token became [MASK]"),
-    ("random ids include specials", _variant("random from the whole vocabulary"), "some random replacements are special ids"),
+    (
+        "random ids include specials",
+        _variant("random from the whole vocabulary"),
+        "some random replacements are special ids",
+    ),
     ("labels on every token", _variant("labels everywhere"), "every position has a label"),
-    ("labels hold the corrupted input", _variant("labels are the inputs"), "your labels hold the corrupted tokens"),
-    ("labels at [MASK] only", _variant("labels at [MASK] only"), "only the [MASK] positions carry a label"),
+    (
+        "labels hold the corrupted input",
+        _variant("labels are the inputs"),
+        "your labels hold the corrupted tokens",
+    ),
+    (
+        "labels at [MASK] only",
+        _variant("labels at [MASK] only"),
+        "only the [MASK] positions carry a label",
+    ),
     ("special tokens chosen", _variant("specials chosen"), "you chose special tokens"),
     ("0.15 hard-coded", _variant("prob hard-coded"), "do not write 0.15"),
     ("80/20/0", _variant("no unchanged"), "leaving none unchanged"),
@@ -130,30 +162,36 @@ def test_check_mask_for_mlm_templates_are_not_attempted_and_the_random_state_is_
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    assert ch14.check_mask_for_mlm(_library).passed                  # the reader's draws run under a forked state
+    assert ch14.check_mask_for_mlm(_library).passed  # the reader's draws run under a forked state
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_the_rate_tolerance_can_fail():
     assert ch14._rate_problem("x", 150, 1000, 0.15) is None
-    assert ch14._rate_problem("x", 200, 1000, 0.15) is None               # 4.4 standard errors: accepted
-    assert "0.220" in ch14._rate_problem("x", 220, 1000, 0.15)            # 6.2 standard errors: rejected
+    assert ch14._rate_problem("x", 200, 1000, 0.15) is None  # 4.4 standard errors: accepted
+    assert "0.220" in ch14._rate_problem("x", 220, 1000, 0.15)  # 6.2 standard errors: rejected
 
 
-# --- exercise 2: BERT-Medium -----------------------------------------------------------------------------
+# --- exercise 2: BERT-Medium
+# -----------------------------------------------------------------------------
+
 
 def test_the_medium_numbers_are_the_librarys():
     assert count_parameters(BertConfig(**ch14.MEDIUM)) == ch14.MEDIUM_PARAMS
-    assert ch14.MEDIUM_EMBEDDINGS + ch14.MEDIUM["num_hidden_layers"] * ch14.MEDIUM_LAYER + ch14.MEDIUM_POOLER \
+    assert (
+        ch14.MEDIUM_EMBEDDINGS
+        + ch14.MEDIUM["num_hidden_layers"] * ch14.MEDIUM_LAYER
+        + ch14.MEDIUM_POOLER
         == ch14.MEDIUM_PARAMS
+    )
     assert abs(ch14.EMBEDDING_SHARE - 0.3841) < 1e-4
 
 
 def test_check_medium_size_accepts_right_answers_in_several_spellings():
     assert ch14.check_medium_size(41_373_184, 0.384)
     assert ch14.check_medium_size(torch.tensor(41.3e6), torch.tensor(0.38))
-    estimate = 12 * 8 * 512 ** 2 + (30522 + 512 + 2) * 512 + 512 * 512            # -0.13%
-    assert ch14.check_medium_size(estimate, 15_627_264 / 41_373_184)              # the word table alone: 0.378
+    estimate = 12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512  # -0.13%
+    assert ch14.check_medium_size(estimate, 15_627_264 / 41_373_184)  # the word table alone: 0.378
     half = ch14.check_medium_size(None, 0.384)
     assert half.status == "not attempted" and "medium_params" in half.message
     assert ch14.check_medium_size(None, None).status == "not attempted"
@@ -162,10 +200,10 @@ def test_check_medium_size_accepts_right_answers_in_several_spellings():
 
 MEDIUM_WRONG = [
     ((41.37, None), "not in millions"),
-    ((12 * 8 * 512 ** 2, None), "counts the 8 layers only"),
+    ((12 * 8 * 512**2, None), "counts the 8 layers only"),
     ((41_373_184 + 30522 * 512, None), "counts the word embeddings twice"),
     ((41_373_184 + 4 * 3_152_384, None), "BERT-Medium has 8"),
-    ((15_891_456 + 8 * 4 * 512 ** 2, None), "but not the feed-forward network"),
+    ((15_891_456 + 8 * 4 * 512**2, None), "but not the feed-forward network"),
     ((30e6, None), "is not it"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),

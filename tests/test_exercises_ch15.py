@@ -1,6 +1,7 @@
-"""The exercises of the chapter *Inside a real pretrained model*: the checkers accept the chapter's solutions and
-reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
-chapter's solution asserts the weights that check_other_adjectives knows, and so does this file)."""
+"""The exercises of the chapter *Inside a real pretrained model*: the checkers accept the chapter's
+solutions and reject typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py; the chapter's solution asserts the weights that check_other_adjectives
+knows, and so does this file)."""
 
 from __future__ import annotations
 
@@ -24,21 +25,30 @@ def test_the_chapter_has_two_checked_exercises_and_three_model_answers():
     assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: other adjectives ---------------------------------------------------------------------------
+# --- exercise 1: other adjectives
+# ---------------------------------------------------------------------------
+
 
 def test_the_checkers_weights_are_the_models():
     model, tokenizer = ch15._minilm()
     for adjective, (to_animal, to_street) in ch15.WEIGHTS.items():
-        enc = tokenizer.encode(f"The animal didn't cross the street because it was too {adjective}.")
+        enc = tokenizer.encode(
+            f"The animal didn't cross the street because it was too {adjective}."
+        )
         assert enc.tokens[2] == "animal" and enc.tokens[8] == "street" and enc.tokens[10] == "it"
         with torch.no_grad():
-            row = model(torch.tensor([enc.input_ids]), output_attentions=True).attentions[3][0, 1, 10]   # head (3, 1)
+            # head (3, 1)
+            row = model(torch.tensor([enc.input_ids]), output_attentions=True).attentions[3][
+                0, 1, 10
+            ]
         assert abs(row[2].item() - to_animal) < 0.001 and abs(row[8].item() - to_street) < 0.001
 
 
 def test_check_other_adjectives_accepts_and_says_what_is_missing():
     assert ch15.check_other_adjectives(True, False)
-    assert ch15.check_other_adjectives("yes", "no") and ch15.check_other_adjectives("Above", "below")
+    assert ch15.check_other_adjectives("yes", "no") and ch15.check_other_adjectives(
+        "Above", "below"
+    )
     half = ch15.check_other_adjectives(True, None)
     assert half.status == "not attempted" and "narrow_above_half" in half.message
     assert "scared_above_half" in ch15.check_other_adjectives(None, False).message
@@ -54,13 +64,17 @@ ADJECTIVES_WRONG = [
 ]
 
 
-@pytest.mark.parametrize("args, message", ADJECTIVES_WRONG, ids=[m[:30] for _, m in ADJECTIVES_WRONG])
+@pytest.mark.parametrize(
+    "args, message", ADJECTIVES_WRONG, ids=[m[:30] for _, m in ADJECTIVES_WRONG]
+)
 def test_check_other_adjectives_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch15.check_other_adjectives(*args)
 
 
-# --- exercise 2: embed ----------------------------------------------------------------------------------------------
+# --- exercise 2: embed
+# ----------------------------------------------------------------------------------------------
+
 
 def _solution():
     exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_embed")
@@ -70,30 +84,42 @@ def _solution():
 def test_check_embed_accepts_the_chapters_solution_the_reference_and_one_sentence_at_a_time():
     solution = _solution()
     assert ch15.check_embed(solution).passed
-    assert ch15.check_embed(lambda model, tokenizer, texts: ch15.embed_reference(model, tokenizer, texts).float())
-    assert ch15.check_embed(lambda model, tokenizer, texts: torch.cat([solution(model, tokenizer, [t]) for t in texts]))
+    assert ch15.check_embed(
+        lambda model, tokenizer, texts: ch15.embed_reference(model, tokenizer, texts).float()
+    )
+    assert ch15.check_embed(
+        lambda model, tokenizer, texts: torch.cat([solution(model, tokenizer, [t]) for t in texts])
+    )
 
 
 def test_the_reference_is_sentence_transformers_mean_pooling_worked_by_hand():
     model, tokenizer = ch15._minilm()
     texts = ["A bank lends money.", "Hi."]
     with torch.no_grad():
-        vectors = [model(torch.tensor([tokenizer.encode(t).input_ids])).sequence_output[0].mean(0) for t in texts]
-    by_hand = torch.stack([v / v.norm() for v in vectors]).double()                 # no padding at all
+        vectors = [
+            model(torch.tensor([tokenizer.encode(t).input_ids])).sequence_output[0].mean(0)
+            for t in texts
+        ]
+    by_hand = torch.stack([v / v.norm() for v in vectors]).double()  # no padding at all
     assert (ch15.embed_reference(model, tokenizer, texts) - by_hand).abs().max() < 1e-6
 
 
 def test_every_named_mistake_is_far_from_the_answer_on_the_first_hidden_batch():
-    """The checker compares to 1e-4; each mistake it names differs from the answer by more than 1e-2 there."""
+    """The checker compares to 1e-4; each mistake it names differs from the answer by more than 1e-2
+    there."""
     model, tokenizer = ch15._minilm()
     texts = ch15.EMBED_CASES[0]
     expected = ch15.embed_reference(model, tokenizer, texts)
     for kwargs, _ in ch15._EMBED_MISTAKES:
-        assert (ch15.embed_reference(model, tokenizer, texts, **kwargs) - expected).abs().max() > 1e-2, kwargs
+        assert (
+            ch15.embed_reference(model, tokenizer, texts, **kwargs) - expected
+        ).abs().max() > 1e-2, kwargs
 
 
 def _variant(**kwargs):
-    return lambda model, tokenizer, texts: ch15.embed_reference(model, tokenizer, texts, **kwargs).float()
+    return lambda model, tokenizer, texts: ch15.embed_reference(
+        model, tokenizer, texts, **kwargs
+    ).float()
 
 
 def _in_training_mode(model, tokenizer, texts):
@@ -107,29 +133,62 @@ def _token_vectors(model, tokenizer, texts):
 
 
 def _forgot_return(model, tokenizer, texts):
-    vectors = ch15.embed_reference(model, tokenizer, texts)
+    vectors = ch15.embed_reference(model, tokenizer, texts)  # noqa: F841 (the mistake: computed, never returned)
 
 
 EMBED_WRONG = [
     ("mean over the padding too", _variant(mask_mean=False), "you averaged over the padding too"),
-    ("no mask for the model", _variant(mask_model=False), "you did not give the model the attention_mask"),
-    ("no mask at all", _variant(mask_model=False, mask_mean=False), "you used no attention_mask at all"),
+    (
+        "no mask for the model",
+        _variant(mask_model=False),
+        "you did not give the model the attention_mask",
+    ),
+    (
+        "no mask at all",
+        _variant(mask_model=False, mask_mean=False),
+        "you used no attention_mask at all",
+    ),
     ("[CLS] vector", _variant(pooling="cls"), "you returned the [CLS] token's last-layer vector"),
     ("pooled output", _variant(pooling="pooled"), "you returned the pooled output"),
-    ("pooled output, not normalized", _variant(pooling="pooled", normalize=False),
-     "you returned the pooled output (the pooler on the [CLS] vector), which this model was not trained to use. "
-     "Average the last layer's token vectors over the real tokens. Then scale each vector to length 1."),
-    ("special tokens left out", _variant(specials=False), "you left [CLS] and [SEP] out of the mean"),
+    (
+        "pooled output, not normalized",
+        _variant(pooling="pooled", normalize=False),
+        "you returned the pooled output (the pooler on the [CLS] vector), which this model was not "
+        "trained to use. "
+        "Average the last layer's token vectors over the real tokens. Then scale each vector to "
+        "length 1.",
+    ),
+    (
+        "special tokens left out",
+        _variant(specials=False),
+        "you left [CLS] and [SEP] out of the mean",
+    ),
     ("the embeddings", _variant(layer=0), "you averaged the embeddings (hidden_states[0])"),
-    ("not normalized", _variant(normalize=False), "you took the right mean but did not scale it to length 1"),
-    ("normalized over the sentences", lambda m, t, x: (lambda v: v / v.norm(dim=0, keepdim=True))(
-        ch15.embed_reference(m, t, x, normalize=False)), "you normalized over the sentences (dim 0)"),
+    (
+        "not normalized",
+        _variant(normalize=False),
+        "you took the right mean but did not scale it to length 1",
+    ),
+    (
+        "normalized over the sentences",
+        lambda m, t, x: (lambda v: v / v.norm(dim=0, keepdim=True))(
+            ch15.embed_reference(m, t, x, normalize=False)
+        ),
+        "you normalized over the sentences (dim 0)",
+    ),
     ("training mode", _in_training_mode, "put the model in training mode"),
     ("a vector per token", _token_vectors, "a vector per token"),
-    ("a list of vectors", lambda m, t, x: list(ch15.embed_reference(m, t, x)), "returned a list of tensors"),
+    (
+        "a list of vectors",
+        lambda m, t, x: list(ch15.embed_reference(m, t, x)),
+        "returned a list of tensors",
+    ),
     ("zeros", lambda m, t, x: torch.zeros(len(x), 384), "is all zeros"),
-    ("random unit vectors", lambda m, t, x: torch.nn.functional.normalize(torch.randn(len(x), 384), dim=-1),
-     "the largest difference is"),
+    (
+        "random unit vectors",
+        lambda m, t, x: torch.nn.functional.normalize(torch.randn(len(x), 384), dim=-1),
+        "the largest difference is",
+    ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("uses the texts as ids", lambda m, t, x: m(torch.tensor(x)), "raised"),
 ]
@@ -140,7 +199,7 @@ def test_check_embed_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch15.check_embed(wrong)
     model, _ = ch15._minilm()
-    assert not model.training                                      # the checker's model is back in eval mode
+    assert not model.training  # the checker's model is back in eval mode
 
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
@@ -151,7 +210,8 @@ def test_check_embed_reports_any_wrong_type_or_shape_instead_of_crashing(answer)
 
 
 def test_check_embed_leaves_the_global_random_state_alone():
-    """Loading the model draws initial weights before the real ones are copied in: not from the reader's RNG."""
+    """Loading the model draws initial weights before the real ones are copied in: not from the
+    reader's RNG."""
     ch15._minilm.cache_clear()
     torch.manual_seed(123)
     expected = torch.rand(3)

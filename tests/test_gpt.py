@@ -1,7 +1,7 @@
 """Tests of lib/gpt.py: shapes; properties (causality, the KV cache equals recomputation, decoding,
-sampling distributions, padding of the classifier); parameter counts of GPT-2's four sizes; initialization;
-bad input; and a tiny model that learns a pattern. Equivalence with transformers' GPT2LMHeadModel is in
-tests/test_pretrained_gpt.py.
+sampling distributions, padding of the classifier); parameter counts of GPT-2's four sizes;
+initialization; bad input; and a tiny model that learns a pattern. Equivalence with transformers'
+GPT2LMHeadModel is in tests/test_pretrained_gpt.py.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -14,22 +14,38 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib.gpt import (GPT, GPTClassifier, GPTConfig, GPTOutput, KVCache, count_parameters,
-                     sampling_distribution)
+from lib.gpt import (
+    GPT,
+    GPTClassifier,
+    GPTConfig,
+    GPTOutput,
+    KVCache,
+    count_parameters,
+    sampling_distribution,
+)
 from lib.train import fit
 
 V, BLOCK = 23, 40
 
 
 def small_config(**overrides):
-    return GPTConfig(**{"vocab_size": V, "block_size": BLOCK, "n_layer": 2, "n_head": 4, "n_embd": 32,
-                        "dropout": 0.0, **overrides})
+    return GPTConfig(
+        **{
+            "vocab_size": V,
+            "block_size": BLOCK,
+            "n_layer": 2,
+            "n_head": 4,
+            "n_embd": 32,
+            "dropout": 0.0,
+            **overrides,
+        }
+    )
 
 
 def small_model(seed=0, sharp=True, **overrides):
     """A small GPT in eval mode. GPT-2's initialization (std 0.02) gives almost uniform next-token
-    distributions, on which greedy decoding and sampling tests would be weak (near-ties everywhere); with
-    sharp=True every weight is redrawn larger, so the model has peaked, varied predictions."""
+    distributions, on which greedy decoding and sampling tests would be weak (near-ties everywhere);
+    with sharp=True every weight is redrawn larger, so the model has peaked, varied predictions."""
     torch.manual_seed(seed)
     model = GPT(small_config(**overrides)).eval()
     if sharp:
@@ -47,15 +63,17 @@ def ids(*shape, seed=0, vocab=V):
 
 
 def sequence_log_prob(model, tokens, prompt_len):
-    """sum over the generated tokens of log p(token | prefix), by one full forward pass: an independent
-    way to score what beam search returns (tokens [1, L])."""
+    """sum over the generated tokens of log p(token | prefix), by one full forward pass: an
+    independent way to score what beam search returns (tokens [1, L])."""
     with torch.no_grad():
-        log_probs = model(tokens[:, :-1]).logits.log_softmax(-1)              # [1, L-1, V]
-    picked = log_probs.gather(-1, tokens[:, 1:, None])[0, :, 0]                # [L-1]
-    return picked[prompt_len - 1:].sum().item()
+        log_probs = model(tokens[:, :-1]).logits.log_softmax(-1)  # [1, L-1, V]
+    picked = log_probs.gather(-1, tokens[:, 1:, None])[0, :, 0]  # [L-1]
+    return picked[prompt_len - 1 :].sum().item()
 
 
-# ============================================ tier 1: shapes ============================================
+# ============================================ tier 1: shapes
+# ============================================
+
 
 def test_forward_shapes_loss_and_attention_format():
     model = small_model()
@@ -69,9 +87,9 @@ def test_forward_shapes_loss_and_attention_format():
         assert w.shape == (3, 4, 9, 9)
         # softmax rows of <= 9 float32 terms in [0, 1]: sums within 1e-6 of 1
         torch.testing.assert_close(w.sum(-1), torch.ones(3, 4, 9), rtol=0, atol=1e-6)
-        assert torch.all(w.triu(1) == 0)                      # masked weights are exactly 0
-    # explicit (masked_softmax) vs fused attention: float32, two summation orders; logits of size ~10,
-    # so 1e-5 absolute is a few ulps
+        assert torch.all(w.triu(1) == 0)  # masked weights are exactly 0
+    # explicit (masked_softmax) vs fused attention: float32, two summation orders; logits of size
+    # ~10, so 1e-5 absolute is a few ulps
     torch.testing.assert_close(logits, out.logits, rtol=0, atol=1e-5)
     h, _ = model.hidden_states(x)
     assert h.shape == (3, 9, 32)
@@ -80,14 +98,29 @@ def test_forward_shapes_loss_and_attention_format():
 
 def test_submodule_names_follow_the_gpt2_checkpoint():
     names = set(dict(small_model(sharp=False).named_parameters()))
-    for name in ("transformer.wte.weight", "transformer.wpe.weight", "transformer.ln_f.weight",
-                 "transformer.ln_f.bias"):
+    for name in (
+        "transformer.wte.weight",
+        "transformer.wpe.weight",
+        "transformer.ln_f.weight",
+        "transformer.ln_f.bias",
+    ):
         assert name in names
-    for sub in ("ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
-                "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-                "mlp.c_proj.weight", "mlp.c_proj.bias"):
+    for sub in (
+        "ln_1.weight",
+        "ln_1.bias",
+        "attn.c_attn.weight",
+        "attn.c_attn.bias",
+        "attn.c_proj.weight",
+        "attn.c_proj.bias",
+        "ln_2.weight",
+        "ln_2.bias",
+        "mlp.c_fc.weight",
+        "mlp.c_fc.bias",
+        "mlp.c_proj.weight",
+        "mlp.c_proj.bias",
+    ):
         assert f"transformer.h.1.{sub}" in names
-    assert "lm_head.weight" not in names                      # tied: listed once, as transformer.wte.weight
+    assert "lm_head.weight" not in names  # tied: listed once, as transformer.wte.weight
     assert len(names) == 4 + 2 * 12
 
 
@@ -96,49 +129,57 @@ def test_loss_is_next_token_cross_entropy_and_ignores_minus_100():
     x, y = ids(2, 8), ids(2, 8, seed=5)
     logits, loss, _ = model(x, y)
     by_hand = -logits.log_softmax(-1).gather(-1, y[..., None]).mean()
-    torch.testing.assert_close(loss, by_hand, rtol=1e-6, atol=0)     # float32 mean of 16 terms
+    torch.testing.assert_close(loss, by_hand, rtol=1e-6, atol=0)  # float32 mean of 16 terms
     y_ignored = y.clone()
     y_ignored[:, 4:] = -100
     _, loss_part, _ = model(x, y_ignored)
     by_hand = -logits[:, :4].log_softmax(-1).gather(-1, y[:, :4, None]).mean()
     torch.testing.assert_close(loss_part, by_hand, rtol=1e-6, atol=0)
-    assert abs(loss_part.item() - loss.item()) > 1e-3         # the ignored positions did change the loss
+    assert abs(loss_part.item() - loss.item()) > 1e-3  # the ignored positions did change the loss
 
 
-# ============================================ tier 2: properties =========================================
+# ============================================ tier 2: properties
+# =========================================
+
 
 def test_causality_later_tokens_do_not_change_earlier_logits():
     model = small_model()
     x = ids(2, 12)
     for t in (0, 5, 10):
         changed = x.clone()
-        changed[:, t + 1:] = (changed[:, t + 1:] + 1 + ids(2, 11 - t, seed=t, vocab=V - 1)) % V  # every later token differs
+        # every later token differs
+        changed[:, t + 1 :] = (changed[:, t + 1 :] + 1 + ids(2, 11 - t, seed=t, vocab=V - 1)) % V
         a, b = model(x).logits, model(changed).logits
-        # same computation on the same numbers up to t: masked keys contribute exp(-inf) = 0 exactly;
-        # 1e-6 leaves room for a kernel that blocks the keys differently
-        torch.testing.assert_close(a[:, :t + 1], b[:, :t + 1], rtol=0, atol=1e-6)
-        assert (a[:, t + 1:] - b[:, t + 1:]).abs().max() > 1e-2   # and the later ones did change
+        # same computation on the same numbers up to t: masked keys contribute exp(-inf) = 0
+        # exactly; 1e-6 leaves room for a kernel that blocks the keys differently
+        torch.testing.assert_close(a[:, : t + 1], b[:, : t + 1], rtol=0, atol=1e-6)
+        assert (a[:, t + 1 :] - b[:, t + 1 :]).abs().max() > 1e-2  # and the later ones did change
     # with the weights asked for as well
     a = model(x, return_attention=True).logits
     changed = x.clone()
     changed[:, 6] = (changed[:, 6] + 1) % V
-    torch.testing.assert_close(a[:, :6], model(changed, return_attention=True).logits[:, :6], rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        a[:, :6], model(changed, return_attention=True).logits[:, :6], rtol=0, atol=1e-6
+    )
 
 
 def test_kv_cache_equals_recomputing_the_whole_sequence():
     model = small_model()
     x = ids(2, 15)
-    full, _, full_attention = model(x, return_attention=True)                   # [2, 15, V]
+    full, _, full_attention = model(x, return_attention=True)  # [2, 15, V]
     cache = KVCache()
-    pieces, chunks = [], [4, 1, 1, 3, 1, 5]                   # a prompt, then single tokens and chunks
+    pieces, chunks = [], [4, 1, 1, 3, 1, 5]  # a prompt, then single tokens and chunks
     start = 0
     for n in chunks:
-        out = model(x[:, start:start + n], kv_cache=cache, return_attention=True)
+        out = model(x[:, start : start + n], kv_cache=cache, return_attention=True)
         pieces.append(out.logits)
-        for layer in range(2):                                # the cached rows of the full weight matrix
-            torch.testing.assert_close(out.attention[layer],
-                                       full_attention[layer][:, :, start:start + n, :start + n],
-                                       rtol=0, atol=1e-6)     # probabilities in [0, 1], float32
+        for layer in range(2):  # the cached rows of the full weight matrix
+            torch.testing.assert_close(
+                out.attention[layer],
+                full_attention[layer][:, :, start : start + n, : start + n],
+                rtol=0,
+                atol=1e-6,
+            )  # probabilities in [0, 1], float32
         start += n
         assert cache.length == start and cache.keys[0].shape == (2, 4, start, 8)
     # float32 logits of size ~10 from two summation orders: 1e-5 (the brief's bound)
@@ -146,17 +187,28 @@ def test_kv_cache_equals_recomputing_the_whole_sequence():
     # the same with the fused kernel (no weights asked for)
     cache, pieces = KVCache(), []
     for t in range(15):
-        pieces.append(model(x[:, t:t + 1], kv_cache=cache).logits)
+        pieces.append(model(x[:, t : t + 1], kv_cache=cache).logits)
     torch.testing.assert_close(torch.cat(pieces, dim=1), full, rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("kwargs", [dict(temperature=0), dict(temperature=1.0), dict(temperature=0.7, top_k=5),
-                                    dict(temperature=1.3, top_p=0.8)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(temperature=0),
+        dict(temperature=1.0),
+        dict(temperature=0.7, top_k=5),
+        dict(temperature=1.3, top_p=0.8),
+    ],
+)
 def test_generate_with_cache_equals_without(kwargs):
     model = small_model()
     prompt = ids(3, 4)
-    runs = [model.generate(prompt, 20, generator=torch.Generator().manual_seed(7), use_cache=c, **kwargs)
-            for c in (True, False)]
+    runs = [
+        model.generate(
+            prompt, 20, generator=torch.Generator().manual_seed(7), use_cache=c, **kwargs
+        )
+        for c in (True, False)
+    ]
     assert runs[0].shape == (3, 24) and torch.equal(runs[0][:, :4], prompt)
     assert torch.equal(runs[0], runs[1])
 
@@ -165,11 +217,13 @@ def test_greedy_generation_is_the_argmax_of_a_full_forward_pass():
     model = small_model()
     seq = ids(2, 3)
     out = model.generate(seq, 12, temperature=0)
-    for _ in range(12):                                       # independent, step by step, no cache
+    for _ in range(12):  # independent, step by step, no cache
         seq = torch.cat([seq, model(seq).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
     assert torch.equal(out, seq)
-    assert len(set(out[0, 3:].tolist())) > 2                  # not a constant: the test could fail
-    assert torch.equal(model.generate(out[:, :3], 12, top_k=1, generator=torch.Generator().manual_seed(0)), out)
+    assert len(set(out[0, 3:].tolist())) > 2  # not a constant: the test could fail
+    assert torch.equal(
+        model.generate(out[:, :3], 12, top_k=1, generator=torch.Generator().manual_seed(0)), out
+    )
 
 
 def test_sampling_is_reproducible_and_follows_the_generator():
@@ -182,11 +236,14 @@ def test_sampling_is_reproducible_and_follows_the_generator():
 
 
 def test_sampling_frequencies_match_the_distribution():
-    # 4000 one-token draws from one prompt: each frequency is within 4 standard errors of its probability
+    # 4000 one-token draws from one prompt: each frequency is within 4 standard errors of its
+    # probability
     model = small_model()
     prompt = ids(1, 5).expand(4000, 5)
     probs = sampling_distribution(model(prompt[:1]).logits[0, -1], temperature=1.5, top_k=6)
-    draws = model.generate(prompt, 1, temperature=1.5, top_k=6, generator=torch.Generator().manual_seed(3))[:, -1]
+    draws = model.generate(
+        prompt, 1, temperature=1.5, top_k=6, generator=torch.Generator().manual_seed(3)
+    )[:, -1]
     freq = torch.bincount(draws, minlength=V).float() / 4000
     se = (probs * (1 - probs) / 4000).sqrt()
     assert torch.all((freq - probs).abs() <= 4 * se + 1e-9)
@@ -199,16 +256,18 @@ def test_beam_width_one_is_greedy(seed):
     prompt = ids(1, 3, seed=seed)
     tokens, log_prob = model.beam_search(prompt, 10, beam_width=1)
     assert torch.equal(tokens, model.generate(prompt, 10, temperature=0))
-    assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4   # sum of 10 float32 log-probs
+    assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4  # sum of 10 float32 log-probs
 
 
 def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis():
-    # V=4 tokens, 3 new tokens: 64 sequences; a beam of 16 = V^2 never drops a prefix of the best one,
-    # so beam search must return the best of all 64, found here by enumeration
+    # V=4 tokens, 3 new tokens: 64 sequences; a beam of 16 = V^2 never drops a prefix of the best
+    # one, so beam search must return the best of all 64, found here by enumeration
     model = small_model(3, vocab_size=4)
     prompt = ids(1, 2, vocab=4)
-    scores = {seq: sequence_log_prob(model, torch.cat([prompt, torch.tensor([seq])], dim=1), 2)
-              for seq in itertools.product(range(4), repeat=3)}
+    scores = {
+        seq: sequence_log_prob(model, torch.cat([prompt, torch.tensor([seq])], dim=1), 2)
+        for seq in itertools.product(range(4), repeat=3)
+    }
     best = max(scores, key=scores.get)
     tokens, log_prob = model.beam_search(prompt, 3, beam_width=16)
     assert tuple(tokens[0, 2:].tolist()) == best
@@ -226,7 +285,8 @@ def test_beam_search_stops_at_eos_and_ranks_with_the_length_penalty():
     new = tokens[0, 3:].tolist()
     assert eos not in new[:-1] and (new[-1] == eos or len(new) == 12)
     assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4
-    # with a strong length penalty the longest finished hypothesis wins more easily: never a shorter one
+    # with a strong length penalty the longest finished hypothesis wins more easily: never a shorter
+    # one
     longer, _ = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0)
     assert longer.shape[1] >= tokens.shape[1]
 
@@ -239,20 +299,28 @@ def test_sampling_distribution_temperature_top_k_top_p():
     # temperature T: p_i^(1/T) renormalized
     for T in (0.5, 2.0):
         expected = probs ** (1 / T) / (probs ** (1 / T)).sum()
-        torch.testing.assert_close(sampling_distribution(logits, temperature=T), expected, rtol=0, atol=1e-6)
+        torch.testing.assert_close(
+            sampling_distribution(logits, temperature=T), expected, rtol=0, atol=1e-6
+        )
     assert torch.equal(sampling_distribution(logits, temperature=0), torch.tensor([1.0, 0, 0, 0]))
-    assert sampling_distribution(logits, temperature=0.01)[0] > 1 - 1e-6           # the greedy limit
-    assert (sampling_distribution(logits, temperature=1000) - 0.25).abs().max() < 1e-3  # the uniform limit
+    assert sampling_distribution(logits, temperature=0.01)[0] > 1 - 1e-6  # the greedy limit
+    # the uniform limit
+    assert (sampling_distribution(logits, temperature=1000) - 0.25).abs().max() < 1e-3
     # top-k: the k most probable, renormalized
-    torch.testing.assert_close(sampling_distribution(logits, top_k=2), torch.tensor([0.625, 0.375, 0, 0]),
-                               rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        sampling_distribution(logits, top_k=2),
+        torch.tensor([0.625, 0.375, 0, 0]),
+        rtol=0,
+        atol=1e-6,
+    )
     torch.testing.assert_close(sampling_distribution(logits, top_k=10), probs, rtol=0, atol=1e-6)
     # top-p: smallest set with mass >= p (0.5 -> 1 token, 0.7 -> 2, 0.9 -> 3, 1 -> all)
     for p, kept in ((0.4, 1), (0.7, 2), (0.9, 3), (1.0, 4)):
         out = sampling_distribution(logits, top_p=p)
         assert int((out > 0).sum()) == kept
         torch.testing.assert_close(out[:kept], probs[:kept] / probs[:kept].sum(), rtol=0, atol=1e-6)
-    # top-p acts on the distribution after temperature: at T=0.5 the top token has 0.5^2/0.365 = 0.685
+    # top-p acts on the distribution after temperature: at T=0.5 the top token has 0.5^2/0.365 =
+    # 0.685
     assert int((sampling_distribution(logits, top_p=0.65) > 0).sum()) == 2
     assert int((sampling_distribution(logits, temperature=0.5, top_p=0.65) > 0).sum()) == 1
     # batched, any order of the vocabulary
@@ -266,13 +334,14 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
     torch.manual_seed(0)
     clf = GPTClassifier(small_model(), n_classes=3).eval()
     x = ids(2, 6)
-    padded = torch.cat([x, ids(2, 4, seed=9)], dim=1)         # 4 arbitrary tokens after the real ones
+    padded = torch.cat([x, ids(2, 4, seed=9)], dim=1)  # 4 arbitrary tokens after the real ones
     lengths = torch.tensor([6, 6])
     alone = clf(x)
     assert alone.shape == (2, 3)
-    # causal attention: position 5 never sees the padding, so the logits are the same (float32, 1e-5)
+    # causal attention: position 5 never sees the padding, so the logits are the same (float32,
+    # 1e-5)
     torch.testing.assert_close(clf(padded, lengths), alone, rtol=0, atol=1e-5)
-    assert (clf(padded) - alone).abs().max() > 1e-3           # reading the last position instead differs
+    assert (clf(padded) - alone).abs().max() > 1e-3  # reading the last position instead differs
     h, _ = clf.gpt.hidden_states(x)
     torch.testing.assert_close(alone, clf.head(h[:, -1]), rtol=0, atol=0)
     with pytest.raises(ValueError, match="lengths"):
@@ -281,16 +350,25 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
         GPTClassifier(small_model(), n_classes=1)
 
 
-# ======================================= parameter counts, initialization ================================
+# ======================================= parameter counts, initialization
+# ================================
 
-@pytest.mark.parametrize("preset, expected", [("gpt2", 124_439_808), ("gpt2_medium", 354_823_168),
-                                              ("gpt2_large", 774_030_080), ("gpt2_xl", 1_557_611_200)])
+
+@pytest.mark.parametrize(
+    "preset, expected",
+    [
+        ("gpt2", 124_439_808),
+        ("gpt2_medium", 354_823_168),
+        ("gpt2_large", 774_030_080),
+        ("gpt2_xl", 1_557_611_200),
+    ],
+)
 def test_parameter_counts_of_gpt2s_four_sizes(preset, expected):
     config = getattr(GPTConfig, preset)()
     assert (config.vocab_size, config.block_size) == (50257, 1024)
     assert count_parameters(config) == expected
-    # the formula: V D + block D + L (12 D^2 + 13 D) + 2 D (per block: c_attn 3D^2+3D, attn.c_proj D^2+D,
-    # c_fc 4D^2+4D, mlp.c_proj 4D^2+D, two LayerNorms 4D; then ln_f)
+    # the formula: V D + block D + L (12 D^2 + 13 D) + 2 D (per block: c_attn 3D^2+3D, attn.c_proj
+    # D^2+D, c_fc 4D^2+4D, mlp.c_proj 4D^2+D, two LayerNorms 4D; then ln_f)
     D, L = config.n_embd, config.n_layer
     assert 50257 * D + 1024 * D + L * (12 * D * D + 13 * D) + 2 * D == expected
 
@@ -299,7 +377,8 @@ def test_count_parameters_equals_an_instantiated_model():
     config = small_config(n_layer=3, n_embd=48, n_head=6)
     model = GPT(config)
     assert count_parameters(config) == sum(p.numel() for p in model.parameters())
-    assert count_parameters(config) == sum(p.numel() for p in model.state_dict().values()) - 23 * 48  # lm_head
+    # lm_head
+    assert count_parameters(config) == sum(p.numel() for p in model.state_dict().values()) - 23 * 48
 
 
 def test_tied_embeddings_and_gpt2_initialization():
@@ -307,8 +386,12 @@ def test_tied_embeddings_and_gpt2_initialization():
     model = GPT(small_config(vocab_size=2000, n_embd=256, n_head=8, n_layer=8, block_size=256))
     assert model.lm_head.weight is model.transformer.wte.weight
     # N(0, 0.02^2) with 512,000 (wte) or 196,608 (c_attn) draws: std within 1% (we allow 2%)
-    for w in (model.transformer.wte.weight, model.transformer.wpe.weight, model.transformer.h[0].attn.c_attn.weight,
-              model.transformer.h[3].mlp.c_fc.weight):
+    for w in (
+        model.transformer.wte.weight,
+        model.transformer.wpe.weight,
+        model.transformer.h[0].attn.c_attn.weight,
+        model.transformer.h[3].mlp.c_fc.weight,
+    ):
         assert abs(w.std().item() - 0.02) < 0.02 * 0.02
     # residual projections: 0.02 / sqrt(2 * 8) = 0.005 (65,536 or 262,144 draws: within 2%)
     for block in model.transformer.h:
@@ -323,10 +406,10 @@ def test_tied_embeddings_and_gpt2_initialization():
 
 def test_gelu_is_the_tanh_approximation():
     x = torch.linspace(-5, 5, 101, dtype=torch.float64)
-    formula = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    formula = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     mlp = small_model().transformer.h[0].mlp
     torch.testing.assert_close(mlp.gelu(x), formula, rtol=0, atol=1e-12)
-    assert (F.gelu(x) - formula).abs().max() > 1e-5          # the exact GELU differs: this test can fail
+    assert (F.gelu(x) - formula).abs().max() > 1e-5  # the exact GELU differs: this test can fail
 
 
 def test_dropout_only_in_training_mode():
@@ -341,13 +424,20 @@ def test_dropout_only_in_training_mode():
     assert (model(x, return_attention=True).logits - eval_logits).abs().max() > 1e-3
 
 
-# ============================================ bad input =================================================
+# ============================================ bad input
+# =================================================
+
 
 def test_bad_config():
     with pytest.raises(ValueError, match="n_embd=30 is not divisible by n_head=4"):
         small_config(n_embd=30)
-    for name, value in (("vocab_size", 0), ("block_size", 2.5), ("n_layer", True), ("dropout", 1.0),
-                        ("layer_norm_epsilon", 0)):
+    for name, value in (
+        ("vocab_size", 0),
+        ("block_size", 2.5),
+        ("n_layer", True),
+        ("dropout", 1.0),
+        ("layer_norm_epsilon", 0),
+    ):
         with pytest.raises(ValueError, match=name):
             small_config(**{name: value})
     with pytest.raises(TypeError, match="config"):
@@ -374,7 +464,11 @@ def test_bad_model_input():
         model(ids(2, 5), targets=torch.full((2, 5), V))
     cache = KVCache()
     model(ids(1, 30), kv_cache=cache)
-    with pytest.raises(ValueError, match=rf"plus 30 cached positions is longer than block_size={BLOCK}"):
+    with pytest.raises(
+        ValueError,
+        match=r"plus 30 cached positions is longer than "
+        rf"block_size={BLOCK}",
+    ):
         model(ids(1, 11), kv_cache=cache)
     with pytest.raises(ValueError, match="kv_cache: holds a batch of 1"):
         model(ids(2, 1), kv_cache=cache)
@@ -384,7 +478,11 @@ def test_bad_model_input():
 
 def test_bad_decoding_input():
     model = small_model()
-    with pytest.raises(ValueError, match=rf"prompt of 30 tokens \+ 11 new tokens is longer than block_size={BLOCK}"):
+    with pytest.raises(
+        ValueError,
+        match=r"prompt of 30 tokens \+ 11 new tokens is longer than "
+        rf"block_size={BLOCK}",
+    ):
         model.generate(ids(1, 30), 11)
     with pytest.raises(ValueError, match="max_new_tokens"):
         model.generate(ids(1, 3), 0)
@@ -406,17 +504,28 @@ def test_bad_decoding_input():
         sampling_distribution([0.1, 0.2])
 
 
-# ============================================ learning ==================================================
+# ============================================ learning
+# ==================================================
+
 
 def test_tiny_model_learns_to_continue_a_pattern():
-    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation continues any of them
+    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation continues
+    # any of them
     torch.manual_seed(0)
     model = GPT(small_config(n_embd=32, n_layer=2))
     starts = torch.arange(V)
-    seqs = (starts[:, None] + 3 * torch.arange(17)) % V        # [23, 17]
+    seqs = (starts[:, None] + 3 * torch.arange(17)) % V  # [23, 17]
     x, y = seqs[:, :-1], seqs[:, 1:]
-    history = fit(model, [(x, y)], lambda m, b: m(b[0], b[1]).loss, steps=150, lr=1e-2, warmup_steps=10,
-                  progress=False, seed=0)
+    history = fit(
+        model,
+        [(x, y)],
+        lambda m, b: m(b[0], b[1]).loss,
+        steps=150,
+        lr=1e-2,
+        warmup_steps=10,
+        progress=False,
+        seed=0,
+    )
     assert history.losses[-1] < 0.05 < history.losses[0]
     out = model.generate(seqs[:, :3], 20, temperature=0)
     expected = (starts[:, None] + 3 * torch.arange(23)) % V

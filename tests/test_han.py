@@ -1,4 +1,5 @@
-"""lib.data.documents (synthetic reviews with a documented label rule) and lib.han (Yang et al. 2016)."""
+"""lib.data.documents (synthetic reviews with a documented label rule) and lib.han (Yang et al.
+2016)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,14 @@ def vocab():
 @pytest.fixture(scope="module")
 def model(vocab):
     torch.manual_seed(0)
-    return HierarchicalAttentionNetwork(len(vocab), d_emb=8, d_word=8, d_sentence=8, d_attn=8).eval()
+    return HierarchicalAttentionNetwork(
+        len(vocab), d_emb=8, d_word=8, d_sentence=8, d_attn=8
+    ).eval()
 
 
-# --- the generator -----------------------------------------------------------------------------------
+# --- the generator
+# -----------------------------------------------------------------------------------
+
 
 def test_same_seed_same_documents_other_seed_other_documents():
     assert D.generate_documents(30, seed=2) == D.generate_documents(30, seed=2)
@@ -48,8 +53,12 @@ def test_the_label_rule_holds(docs):
             opinion = any(w in D.POSITIVE + D.NEGATIVE for w in sentence)
             about_a_dish = any(w in D.DISHES for w in sentence)
             assert (i in d.key_sentences) == (opinion and about_a_dish)
-        assert any(w in D.POSITIVE + D.NEGATIVE for i, s in enumerate(d.sentences)
-                   if i not in d.key_sentences for w in s)             # at least one distractor opinion
+        assert any(
+            w in D.POSITIVE + D.NEGATIVE
+            for i, s in enumerate(d.sentences)
+            if i not in d.key_sentences
+            for w in s
+        )  # at least one distractor opinion
     long = D.generate_documents(50, seed=1, min_sentences=12, max_sentences=12)
     assert all(len(d.sentences) == 12 and D.label_of(d.sentences) == d.label for d in long)
 
@@ -58,7 +67,7 @@ def test_labels_are_balanced_and_counting_words_is_not_enough(docs):
     positive = sum(d.label for d in docs) / len(docs)
     counting = sum(D.count_rule(d.sentences) == d.label for d in docs) / len(docs)
     assert 0.4 < positive < 0.6
-    assert 0.6 < counting < 0.95                                       # a real baseline, not a solution
+    assert 0.6 < counting < 0.95  # a real baseline, not a solution
 
 
 def test_label_of_rejects_documents_without_a_clear_opinion_on_the_food():
@@ -84,20 +93,25 @@ def test_vocab_covers_every_word_and_batches_pad(docs, vocab):
     assert sum(len(next(stream)) for _ in range(6)) == 2 * len(docs)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda v: D.generate_documents(0), "n"),
-    (lambda v: D.generate_documents(5, min_sentences=3), "min_sentences"),
-    (lambda v: D.generate_documents(5, min_sentences=6, max_sentences=5), "max_sentences"),
-    (lambda v: D.generate_documents(5, max_sentences=13), "max_sentences"),
-    (lambda v: D.make_batch([], v), "documents"),
-    (lambda v: list(D.batches(D.generate_documents(3), v, 0)), "batch_size"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda v: D.generate_documents(0), "n"),
+        (lambda v: D.generate_documents(5, min_sentences=3), "min_sentences"),
+        (lambda v: D.generate_documents(5, min_sentences=6, max_sentences=5), "max_sentences"),
+        (lambda v: D.generate_documents(5, max_sentences=13), "max_sentences"),
+        (lambda v: D.make_batch([], v), "documents"),
+        (lambda v: list(D.batches(D.generate_documents(3), v, 0)), "batch_size"),
+    ],
+)
 def test_generator_bad_input_names_the_argument(vocab, call, name):
     with pytest.raises(ValueError, match=name):
         call(vocab)
 
 
-# --- the model ---------------------------------------------------------------------------------------
+# --- the model
+# ---------------------------------------------------------------------------------------
+
 
 def test_context_attention_is_yangs_formula():
     """alpha_t = softmax_t(u^T tanh(W h_t + b)), computed with a loop over positions."""
@@ -128,10 +142,11 @@ def test_forward_shapes_and_weights_sum_to_one_on_real_words_only(docs, vocab, m
 
 
 def test_padding_changes_nothing(docs, vocab, model):
-    """A document alone, or padded with extra words and sentences inside a batch, gets the same output."""
+    """A document alone, or padded with extra words and sentences inside a batch, gets the same
+    output."""
     d = docs[0]
     alone = D.make_batch([d], vocab).docs
-    padded = F.pad(alone, (0, 3, 0, 2), value=vocab.pad_id)          # 3 more pad words, 2 pad sentences
+    padded = F.pad(alone, (0, 3, 0, 2), value=vocab.pad_id)  # 3 more pad words, 2 pad sentences
     a_logits, a_words, a_sents = model(alone)
     p_logits, p_words, p_sents = model(padded)
     S, W = alone.shape[1:]
@@ -142,12 +157,15 @@ def test_padding_changes_nothing(docs, vocab, model):
     assert (model(batch)[0][0] - a_logits[0]).abs().max() < 1e-5
 
 
-@pytest.mark.parametrize("make, name", [
-    (lambda x: x.float(), "docs"),
-    (lambda x: x[0], "docs"),
-    (lambda x: x + 1000, "docs"),
-    (lambda x: torch.zeros_like(x), "docs"),
-])
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda x: x.float(), "docs"),
+        (lambda x: x[0], "docs"),
+        (lambda x: x + 1000, "docs"),
+        (lambda x: torch.zeros_like(x), "docs"),
+    ],
+)
 def test_bad_input_names_the_argument(docs, vocab, model, make, name):
     batch = D.make_batch(docs[:2], vocab).docs
     with pytest.raises(ValueError, match=name):
@@ -162,8 +180,15 @@ def test_a_tiny_han_learns_the_rule_and_attends_to_the_key_sentence(vocab, one_t
     torch.manual_seed(0)
     train, test = D.generate_documents(600, seed=0), D.generate_documents(200, seed=1)
     m = HierarchicalAttentionNetwork(len(vocab), d_emb=16, d_word=16, d_sentence=16, d_attn=16)
-    fit(m, D.epochs(train, vocab, 32), lambda m, b: F.cross_entropy(m(b.docs)[0], b.labels),
-        steps=80, lr=5e-3, decay="constant", progress=False)
+    fit(
+        m,
+        D.epochs(train, vocab, 32),
+        lambda m, b: F.cross_entropy(m(b.docs)[0], b.labels),
+        steps=80,
+        lr=5e-3,
+        decay="constant",
+        progress=False,
+    )
     batch = D.make_batch(test, vocab)
     with torch.no_grad():
         logits, _, sent_w = m(batch.docs)

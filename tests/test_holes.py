@@ -63,7 +63,9 @@ def test_wordpiece_split_of_an_empty_word():
 
 
 def test_decode_accepts_a_tensor_and_says_what_is_wrong():
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s"])}
+    vocab = {
+        t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s"])
+    }
     tok = WordPieceTokenizer(vocab)
     assert tok.decode(torch.tensor([2, 5, 6, 3])) == tok.decode([2, 5, 6, 3]) == "hellos"
     with pytest.raises(ValueError, match="1-D tensor of integer token ids"):

@@ -1,9 +1,10 @@
 """The page's tokenizers (web/src/tokenizers.js, run under node) equal the library's.
 
-WordPiece against lib.tokenization.WordPieceTokenizer on MiniLM's vocabulary, and the translator's word
-vocabulary against lib.data's, on 1,400+ sentences: the story and translation corpora, the chapters'
-sentences, and generated text mixing accents, CJK, emoji, other scripts, punctuation, control and odd
-whitespace characters and words over the 100-character limit (seeded, the same on every run).
+WordPiece against lib.tokenization.WordPieceTokenizer on MiniLM's vocabulary, and the translator's
+word vocabulary against lib.data's, on 1,400+ sentences: the story and translation corpora, the
+chapters' sentences, and generated text mixing accents, CJK, emoji, other scripts, punctuation,
+control and odd whitespace characters and words over the 100-character limit (seeded, the same on
+every run).
 """
 
 from __future__ import annotations

@@ -8,12 +8,24 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
-from lib.data import Vocab
-from lib.data import stories
-from lib.lm import (EOS, BigramLM, RNNClassifier, RNNLM, SkipGram, lm_batches, make_lm_batch, nearest_neighbours,
-                    noise_distribution, perplexity, reverse_padded, sample, skipgram_batches, skipgram_pairs)
+from lib.data import Vocab, stories
+from lib.lm import (
+    EOS,
+    RNNLM,
+    BigramLM,
+    RNNClassifier,
+    SkipGram,
+    lm_batches,
+    make_lm_batch,
+    nearest_neighbours,
+    noise_distribution,
+    perplexity,
+    reverse_padded,
+    sample,
+    skipgram_batches,
+    skipgram_pairs,
+)
 from lib.train import fit
 
 TOY = ["the dog barks", "the dog runs", "the cat runs", "a dog"]
@@ -28,7 +40,9 @@ def batch_of(vocab, sentences):
     return make_lm_batch(sentences, vocab)
 
 
-# --- the bigram model ------------------------------------------------------------------------------
+# --- the bigram model
+# ------------------------------------------------------------------------------
+
 
 def test_bigram_estimates_equal_hand_counts():
     lm = BigramLM(TOY)
@@ -51,23 +65,24 @@ def test_bigram_estimates_equal_hand_counts():
 def test_add_k_smoothing_and_distributions_sum_to_one():
     lm = BigramLM(TOY, k=1.0)
     V = len(lm.vocab)
-    assert V == 6 + 2                                                   # a barks cat dog runs the, </s>, <unk>
+    assert V == 6 + 2  # a barks cat dog runs the, </s>, <unk>
     assert lm.prob("dog", "the") == pytest.approx((2 + 1) / (3 + V), abs=1e-12)
     assert lm.prob("the", "the") == pytest.approx(1 / (3 + V), abs=1e-12)
-    assert lm.prob("zebra", "the") == pytest.approx(1 / (3 + V), abs=1e-12)   # unknown: <unk>, count 0
+    # unknown: <unk>, count 0
+    assert lm.prob("zebra", "the") == pytest.approx(1 / (3 + V), abs=1e-12)
     for prev in ["<s>", "the", "dog", "runs", "zebra"]:
         assert sum(lm.distribution(prev).values()) == pytest.approx(1.0, abs=1e-12)
     assert sum(BigramLM(TOY).distribution("dog").values()) == pytest.approx(1.0, abs=1e-12)
     first = next(iter(BigramLM(TOY).distribution("the")))
-    assert first == "dog"                                               # most probable first
+    assert first == "dog"  # most probable first
 
 
 def test_unseen_bigrams_have_probability_zero_without_smoothing():
     mle, smooth = BigramLM(TOY), BigramLM(TOY, k=0.5)
-    assert mle.log_prob("the cat barks") == -math.inf                   # "cat barks" never seen
+    assert mle.log_prob("the cat barks") == -math.inf  # "cat barks" never seen
     assert mle.perplexity(["the dog runs", "the cat barks"]) == math.inf
     assert math.isfinite(smooth.perplexity(["the dog runs", "the cat barks"]))
-    assert mle.prob("dog", "zebra") == 0.0                              # unseen context: 0 (documented)
+    assert mle.prob("dog", "zebra") == 0.0  # unseen context: 0 (documented)
 
 
 def test_lectures_example_on_the_story_corpus():
@@ -78,11 +93,13 @@ def test_lectures_example_on_the_story_corpus():
 
 
 def test_uniform_bigram_model_has_perplexity_v():
-    lm = BigramLM(TOY, k=1e12)                                          # counts drowned: P -> 1/V
+    lm = BigramLM(TOY, k=1e12)  # counts drowned: P -> 1/V
     assert lm.perplexity(TOY) == pytest.approx(len(lm.vocab), rel=1e-9)
 
 
-# --- recurrent language models ---------------------------------------------------------------------
+# --- recurrent language models
+# ---------------------------------------------------------------------
+
 
 def test_reverse_padded_reverses_the_real_tokens_only():
     x = torch.tensor([[1, 2, 3, 0], [4, 5, 0, 0], [6, 7, 8, 9]])
@@ -108,11 +125,11 @@ def test_forward_model_is_causal(cell):
     ids = torch.randint(4, 20, (2, 9))
     for t in range(8):
         changed = ids.clone()
-        changed[:, t + 1] = (ids[:, t + 1] - 4 + 1) % 16 + 4            # another token at t + 1
+        changed[:, t + 1] = (ids[:, t + 1] - 4 + 1) % 16 + 4  # another token at t + 1
         with torch.no_grad():
             a, b = model(ids), model(changed)
-        assert (a[:, :t + 1] - b[:, :t + 1]).abs().max() == 0           # up to t: unchanged
-        assert (a[:, t + 1:] - b[:, t + 1:]).abs().max() > 1e-4         # from t + 1 on: changed
+        assert (a[:, : t + 1] - b[:, : t + 1]).abs().max() == 0  # up to t: unchanged
+        assert (a[:, t + 1 :] - b[:, t + 1 :]).abs().max() > 1e-4  # from t + 1 on: changed
 
 
 def test_backward_model_is_anticausal():
@@ -124,7 +141,7 @@ def test_backward_model_is_anticausal():
         changed[:, t - 1] = (ids[:, t - 1] - 4 + 1) % 16 + 4
         with torch.no_grad():
             a, b = model(ids), model(changed)
-        assert (a[:, t:] - b[:, t:]).abs().max() == 0                   # from t on: reads only t..end
+        assert (a[:, t:] - b[:, t:]).abs().max() == 0  # from t on: reads only t..end
         assert (a[:, :t] - b[:, :t]).abs().max() > 1e-4
 
 
@@ -140,7 +157,8 @@ def test_backward_model_is_the_forward_model_on_reversed_input(toy_vocab):
         expected = reverse_padded(fwd(flipped, mask), lengths)
         assert (bwd(ids, mask) - expected).abs().max() < 1e-6
         assert (bwd.loss(ids, mask) - fwd.loss(flipped, mask)).abs() < 1e-6
-        assert (bwd.loss(ids, mask) - fwd.loss(ids, mask)).abs() > 1e-4   # but a different model of the data
+        # but a different model of the data
+        assert (bwd.loss(ids, mask) - fwd.loss(ids, mask)).abs() > 1e-4
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -167,9 +185,9 @@ def test_loss_is_the_cross_entropy_of_the_predicted_tokens(toy_vocab, reverse):
         terms = []
         for b, n in enumerate(mask.sum(1).tolist()):
             for t in range(n - 1):
-                if reverse:   # position t + 1 predicts the token before it
+                if reverse:  # position t + 1 predicts the token before it
                     terms.append(-logp[b, t + 1, ids[b, t]])
-                else:         # position t predicts the token after it
+                else:  # position t predicts the token after it
                     terms.append(-logp[b, t, ids[b, t + 1]])
         assert abs(model.loss(ids, mask) - torch.stack(terms).mean()) < 1e-6
         assert abs(perplexity(model, [(ids, mask)]) - math.exp(torch.stack(terms).mean())) < 1e-4
@@ -179,10 +197,10 @@ def test_uniform_rnn_model_has_perplexity_v(toy_vocab):
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
     with torch.no_grad():
         model.out.weight.zero_()
-        model.out.bias.zero_()                                          # every logit 0: P = 1/V
+        model.out.bias.zero_()  # every logit 0: P = 1/V
     batches = [batch_of(toy_vocab, TOY[:2]), batch_of(toy_vocab, TOY[2:])]
     assert perplexity(model, batches) == pytest.approx(len(toy_vocab), rel=1e-5)
-    assert model.training                                               # mode restored
+    assert model.training  # mode restored
 
 
 def test_training_lowers_perplexity_below_the_bigram_model():
@@ -192,14 +210,23 @@ def test_training_lowers_perplexity_below_the_bigram_model():
     vocab = Vocab.build([s.split() for s in sentences])
     torch.manual_seed(0)
     model = RNNLM(len(vocab), d_emb=8, d_hidden=16)
-    fit(model, lm_batches(sentences, vocab, 16, seed=0), lambda m, b: m.loss(*b), steps=300, lr=5e-2,
-        progress=False, seed=0)
+    fit(
+        model,
+        lm_batches(sentences, vocab, 16, seed=0),
+        lambda m, b: m.loss(*b),
+        steps=300,
+        lr=5e-2,
+        progress=False,
+        seed=0,
+    )
     rnn_ppl = perplexity(model, [make_lm_batch(sentences[:2], vocab)])
     bigram_ppl = BigramLM(sentences).perplexity(sentences[:2])
     # bigram: P(x|<s>) = 1/2, P(m|x) = 1/2, P(m|m) = 2/3, P(x|m) = 1/6, P(</s>|x) = 1/2
-    assert bigram_ppl == pytest.approx(math.exp(-math.log(0.5 * 0.5 * (2 / 3) ** 2 * (1 / 6) * 0.5) / 6), rel=1e-9)
-    # 6 predictions per sentence, only the first is uncertain: the best possible is 2^(1/6) = 1.12; a model
-    # that does not carry the first word to the last guesses that one too: 4^(1/6) = 1.26
+    assert bigram_ppl == pytest.approx(
+        math.exp(-math.log(0.5 * 0.5 * (2 / 3) ** 2 * (1 / 6) * 0.5) / 6), rel=1e-9
+    )
+    # 6 predictions per sentence, only the first is uncertain: the best possible is 2^(1/6) = 1.12;
+    # a model that does not carry the first word to the last guesses that one too: 4^(1/6) = 1.26
     assert rnn_ppl < 1.2 < 2.0 < bigram_ppl
 
 
@@ -217,21 +244,26 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
         model.out.bias.fill_(-50.0)
         model.out.bias[toy_vocab.stoi["dog"]] = 50.0
     out = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
-    assert out == [[toy_vocab.stoi["dog"]] * 5] * 2                     # never stops: cut at max_len
+    assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
 
 
-# --- skip-gram ----------------------------------------------------------------------------------------
+# --- skip-gram
+# ----------------------------------------------------------------------------------------
+
 
 def test_skipgram_loss_equals_the_formula():
     torch.manual_seed(0)
     model = SkipGram(10, dim=4)
     with torch.no_grad():
-        model.out_embed.weight.normal_()                                # zero at init: make it interesting
+        model.out_embed.weight.normal_()  # zero at init: make it interesting
         model.in_embed.weight.normal_()
     center, context = torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6])
     negatives = torch.tensor([[7, 8], [9, 1], [2, 2]])
     v, u = model.in_embed.weight.detach(), model.out_embed.weight.detach()
-    sigma = lambda x: 1 / (1 + math.exp(-x))
+
+    def sigma(x):
+        return 1 / (1 + math.exp(-x))
+
     expected = 0.0
     for c, o, ns in zip(center.tolist(), context.tolist(), negatives.tolist()):
         expected -= math.log(sigma(float(u[o] @ v[c])))
@@ -244,17 +276,21 @@ def test_skipgram_initialization_is_word2vecs():
     model = SkipGram(50, dim=10)
     assert model.out_embed.weight.abs().max() == 0
     assert model.in_embed.weight.abs().max() <= 0.5 / 10
-    assert model.loss(torch.tensor([4]), torch.tensor([5]), torch.tensor([[6, 7]])).item() == pytest.approx(
-        3 * math.log(2), abs=1e-6)                                      # all scores 0 at the start
+    assert model.loss(
+        torch.tensor([4]), torch.tensor([5]), torch.tensor([[6, 7]])
+    ).item() == pytest.approx(3 * math.log(2), abs=1e-6)  # all scores 0 at the start
 
 
 def test_skipgram_pairs_within_the_window(toy_vocab):
     center, context = skipgram_pairs(["the dog barks"], toy_vocab, window=1)
-    words = [(toy_vocab.itos[c], toy_vocab.itos[o]) for c, o in zip(center.tolist(), context.tolist())]
+    words = [
+        (toy_vocab.itos[c], toy_vocab.itos[o]) for c, o in zip(center.tolist(), context.tolist())
+    ]
     assert words == [("the", "dog"), ("dog", "the"), ("dog", "barks"), ("barks", "dog")]
     center, _ = skipgram_pairs(["the dog barks"], toy_vocab, window=2)
     assert len(center) == 6
-    center, _ = skipgram_pairs(["the zebra barks"], toy_vocab, window=1)  # unknown words dropped first
+    # unknown words dropped first
+    center, _ = skipgram_pairs(["the zebra barks"], toy_vocab, window=1)
     assert len(center) == 2
 
 
@@ -263,18 +299,21 @@ def test_subsampling_thins_out_frequent_words():
     vocab = Vocab.build([s.split() for s in sentences])
     c1, _ = skipgram_pairs(sentences, vocab, window=1, subsample=1e-2, seed=0)
     c2, _ = skipgram_pairs(sentences, vocab, window=1, subsample=1e-2, seed=0)
-    assert torch.equal(c1, c2)                                          # deterministic
+    assert torch.equal(c1, c2)  # deterministic
     full, _ = skipgram_pairs(sentences, vocab, window=1)
-    share = lambda c: (c == vocab.stoi["a"]).float().mean().item()
-    assert share(full) > 0.9 and share(c1) < 0.8                        # "a" loses its dominance
+
+    def share(c):
+        return (c == vocab.stoi["a"]).float().mean().item()
+
+    assert share(full) > 0.9 and share(c1) < 0.8  # "a" loses its dominance
 
 
 def test_noise_distribution_is_unigram_to_the_three_quarters(toy_vocab):
     noise = noise_distribution(TOY, toy_vocab)
     counts = {"the": 3, "dog": 3, "barks": 1, "runs": 2, "cat": 1, "a": 1}
-    z = sum(c ** 0.75 for c in counts.values())
+    z = sum(c**0.75 for c in counts.values())
     for w, c in counts.items():
-        assert noise[toy_vocab.stoi[w]].item() == pytest.approx(c ** 0.75 / z, rel=1e-5)
+        assert noise[toy_vocab.stoi[w]].item() == pytest.approx(c**0.75 / z, rel=1e-5)
     assert noise[:4].sum() == 0 and noise.sum().item() == pytest.approx(1.0, abs=1e-6)
 
 
@@ -294,15 +333,24 @@ def test_skipgram_batches_draw_negatives_from_the_noise(toy_vocab):
 
 
 def test_skipgram_learns_which_words_share_contexts():
-    """Two groups of words that never appear together: after training, a word's neighbours are its group."""
-    sentences = [f"{a} {b} {a}" for a in "abc" for b in "abc" if a != b] * 10 + \
-                [f"{a} {b} {a}" for a in "xyz" for b in "xyz" if a != b] * 10
+    """Two groups of words that never appear together: after training, a word's neighbours are its
+    group."""
+    sentences = [f"{a} {b} {a}" for a in "abc" for b in "abc" if a != b] * 10 + [
+        f"{a} {b} {a}" for a in "xyz" for b in "xyz" if a != b
+    ] * 10
     vocab = Vocab.build([s.split() for s in sentences])
     center, context = skipgram_pairs(sentences, vocab, window=2)
     torch.manual_seed(0)
     model = SkipGram(len(vocab), dim=8)
-    fit(model, skipgram_batches(center, context, noise_distribution(sentences, vocab), 64, 3, seed=0),
-        lambda m, b: m.loss(*b), steps=300, lr=2e-2, progress=False, seed=0)
+    fit(
+        model,
+        skipgram_batches(center, context, noise_distribution(sentences, vocab), 64, 3, seed=0),
+        lambda m, b: m.loss(*b),
+        steps=300,
+        lr=2e-2,
+        progress=False,
+        seed=0,
+    )
     for word, group in [("a", {"b", "c"}), ("y", {"x", "z"})]:
         assert {w for w, _ in nearest_neighbours(model.vectors, vocab, word, k=2)} == group
 
@@ -310,18 +358,29 @@ def test_skipgram_learns_which_words_share_contexts():
 def test_nearest_neighbours_of_a_planted_structure():
     vocab = Vocab(["a1", "a2", "a3", "b1", "b2"])
     vectors = torch.zeros(len(vocab), 3)
-    vectors[:4] = torch.tensor([0.0, 0.0, 1.0])                         # specials: left out by default
-    vectors[4:] = torch.tensor([[1.0, 0.0, 0.0], [2.0, 0.2, 0.0], [1.0, 0.5, 0.0],     # a's: along x
-                                [0.0, 1.0, 0.1], [0.1, 3.0, 0.0]])                    # b's: along y
+    vectors[:4] = torch.tensor([0.0, 0.0, 1.0])  # specials: left out by default
+    vectors[4:] = torch.tensor(
+        [
+            [1.0, 0.0, 0.0],
+            [2.0, 0.2, 0.0],
+            [1.0, 0.5, 0.0],  # a's: along x
+            [0.0, 1.0, 0.1],
+            [0.1, 3.0, 0.0],
+        ]
+    )  # b's: along y
     out = nearest_neighbours(vectors, vocab, "a1", k=3)
     assert [w for w, _ in out] == ["a2", "a3", "b2"]
     assert out[0][1] == pytest.approx(2.0 / math.hypot(2.0, 0.2), abs=1e-6)
     assert [w for w, _ in nearest_neighbours(vectors, vocab, "b1", k=1)] == ["b2"]
-    with_specials = [w for w, _ in nearest_neighbours(vectors, vocab, "b1", k=3, exclude_specials=False)]
+    with_specials = [
+        w for w, _ in nearest_neighbours(vectors, vocab, "b1", k=3, exclude_specials=False)
+    ]
     assert with_specials[:2] == ["b2", "a3"] and with_specials[2] in vocab.specials
 
 
-# --- transfer ----------------------------------------------------------------------------------------
+# --- transfer
+# ----------------------------------------------------------------------------------------
+
 
 def test_classifier_from_lm_starts_with_the_lms_states(toy_vocab):
     torch.manual_seed(0)
@@ -329,14 +388,15 @@ def test_classifier_from_lm_starts_with_the_lms_states(toy_vocab):
     clf = RNNClassifier.from_lm(lm, n_classes=3).eval()
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     with torch.no_grad():
-        states, _ = lm.rnn(lm.embedding(ids))                           # [B, T, H]
-        last = states[torch.arange(2), mask.sum(1) - 1]                 # [B, H]
+        states, _ = lm.rnn(lm.embedding(ids))  # [B, T, H]
+        last = states[torch.arange(2), mask.sum(1) - 1]  # [B, H]
         assert (clf(ids, mask) - clf.head(last)).abs().max() < 1e-6
         clf.embedding.weight.add_(1.0)
-    assert lm.embedding.weight.abs().max() <= 0.1                       # a copy: the LM is untouched
+    assert lm.embedding.weight.abs().max() <= 0.1  # a copy: the LM is untouched
     alone = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
-        assert (clf(ids, mask)[1] - clf(*alone)[0]).abs().max() < 1e-6  # the last real token, not the padding
+        # the last real token, not the padding
+        assert (clf(ids, mask)[1] - clf(*alone)[0]).abs().max() < 1e-6
 
 
 def test_classifier_loads_word_vectors(toy_vocab):
@@ -347,7 +407,9 @@ def test_classifier_loads_word_vectors(toy_vocab):
         clf.load_word_vectors(torch.randn(len(toy_vocab), 5))
 
 
-# --- bad input ---------------------------------------------------------------------------------------
+# --- bad input
+# ---------------------------------------------------------------------------------------
+
 
 def test_bad_input_names_the_argument(toy_vocab):
     with pytest.raises(ValueError, match="k: expected a finite number >= 0, got -1"):

@@ -17,7 +17,9 @@ def test_identical_is_100_and_disjoint_is_0():
 def test_hand_computed_value_with_brevity_penalty():
     # "le chat dort": unigram precision 3/3, bigram precision 1/2 (only "le chat"); c = 3 < r = 4
     expected = 100 * math.sqrt(1 * 1 / 2) * math.exp(1 - 4 / 3)
-    assert corpus_bleu(["le chat dort".split()], [REF], max_n=2) == pytest.approx(expected, rel=1e-12)
+    assert corpus_bleu(["le chat dort".split()], [REF], max_n=2) == pytest.approx(
+        expected, rel=1e-12
+    )
 
 
 def test_counts_are_clipped_and_pooled_over_the_corpus():
@@ -29,15 +31,23 @@ def test_counts_are_clipped_and_pooled_over_the_corpus():
 
 def test_longer_hypotheses_get_no_bonus():
     longer = REF + ["aussi"]
-    assert corpus_bleu([longer], [REF], max_n=1) == pytest.approx(100 * 4 / 5)   # BP = 1, precision 4/5
+    # BP = 1, precision 4/5
+    assert corpus_bleu([longer], [REF], max_n=1) == pytest.approx(100 * 4 / 5)
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="hypotheses and references: expected as many of each, got 1 hypotheses and 2"):
+    with pytest.raises(
+        ValueError,
+        match="hypotheses and references: expected as many of each, got 1 hypotheses and 2",
+    ):
         corpus_bleu([REF], [REF, REF])
     with pytest.raises(ValueError, match="hypotheses: expected at least one sentence"):
         corpus_bleu([], [])
     with pytest.raises(ValueError, match="max_n: expected an integer >= 1, got 0"):
         corpus_bleu([REF], [REF], max_n=0)
-    with pytest.raises(TypeError, match=r"hypotheses\[0\]: expected a list of tokens, got the string"):
+    with pytest.raises(
+        TypeError,
+        match=r"hypotheses\[0\]: expected a list of tokens, got the "
+        r"string",
+    ):
         corpus_bleu(["le chat noir dort"], [REF])

@@ -1,6 +1,6 @@
 """Tests of multi-head attention in lib/attention.py (MultiHeadAttention, split_heads, merge_heads,
-causal_mask, padding_mask) in three tiers -- shapes, properties, equivalence to torch.nn.MultiheadAttention
-and to the paper's per-head formula -- and bad input.
+causal_mask, padding_mask) in three tiers -- shapes, properties, equivalence to
+torch.nn.MultiheadAttention and to the paper's per-head formula -- and bad input.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -12,8 +12,14 @@ import pytest
 import torch
 from torch import nn
 
-from lib.attention import (MultiHeadAttention, additive_mask, causal_mask, merge_heads, padding_mask,
-                           split_heads)
+from lib.attention import (
+    MultiHeadAttention,
+    additive_mask,
+    causal_mask,
+    merge_heads,
+    padding_mask,
+    split_heads,
+)
 from lib.positional import sinusoidal_encoding
 
 D, H = 16, 4  # model width and heads used throughout: Dh = 4
@@ -24,9 +30,9 @@ def randn(*shape, seed=0, dtype=torch.float32):
 
 
 def make_mha(d_model=D, n_heads=H, bias=True, seed=0, dtype=torch.float32):
-    """A MultiHeadAttention with every parameter drawn from N(0, 1/D): the default zero biases would let
-    a bias bug pass, and N(0, 1) weights would make scores of size ~D that saturate the softmax into
-    near one-hot weights, hiding errors in the scaling."""
+    """A MultiHeadAttention with every parameter drawn from N(0, 1/D): the default zero biases would
+    let a bias bug pass, and N(0, 1) weights would make scores of size ~D that saturate the softmax
+    into near one-hot weights, hiding errors in the scaling."""
     mha = MultiHeadAttention(d_model, n_heads, bias=bias).to(dtype).eval()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -36,11 +42,19 @@ def make_mha(d_model=D, n_heads=H, bias=True, seed=0, dtype=torch.float32):
 
 
 def torch_copy(mha):
-    """torch.nn.MultiheadAttention holding the same weights: in_proj_weight stacks q, k, v row-wise."""
-    ref = nn.MultiheadAttention(mha.d_model, mha.n_heads, bias=mha.q_proj.bias is not None, batch_first=True,
-                                dtype=mha.q_proj.weight.dtype).eval()
+    """torch.nn.MultiheadAttention holding the same weights: in_proj_weight stacks q, k, v
+    row-wise."""
+    ref = nn.MultiheadAttention(
+        mha.d_model,
+        mha.n_heads,
+        bias=mha.q_proj.bias is not None,
+        batch_first=True,
+        dtype=mha.q_proj.weight.dtype,
+    ).eval()
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight]))
+        ref.in_proj_weight.copy_(
+            torch.cat([mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight])
+        )
         ref.out_proj.weight.copy_(mha.out_proj.weight)
         if mha.q_proj.bias is not None:
             ref.in_proj_bias.copy_(torch.cat([mha.q_proj.bias, mha.k_proj.bias, mha.v_proj.bias]))
@@ -48,7 +62,9 @@ def torch_copy(mha):
     return ref
 
 
-# ============================================ tier 1: shapes ============================================
+# ============================================ tier 1: shapes
+# ============================================
+
 
 @pytest.mark.parametrize("B, Tq, Tk", [(1, 1, 1), (2, 5, 5), (3, 4, 7)])
 def test_mha_shapes(B, Tq, Tk):
@@ -64,8 +80,11 @@ def test_mha_shapes(B, Tq, Tk):
 
 def test_parameter_names_and_shapes():
     names = {n: tuple(p.shape) for n, p in MultiHeadAttention(D, H).named_parameters()}
-    assert names == {f"{r}_proj.{t}": (D, D) if t == "weight" else (D,)
-                     for r in ("q", "k", "v", "out") for t in ("weight", "bias")}
+    assert names == {
+        f"{r}_proj.{t}": (D, D) if t == "weight" else (D,)
+        for r in ("q", "k", "v", "out")
+        for t in ("weight", "bias")
+    }
     names = {n: tuple(p.shape) for n, p in MultiHeadAttention(D, H, bias=False).named_parameters()}
     assert names == {f"{r}_proj.weight": (D, D) for r in ("q", "k", "v", "out")}
 
@@ -90,25 +109,32 @@ def test_split_merge_and_mask_shapes():
     assert pm.shape == (2, 1, 1, 5) and pm.dtype == torch.bool
 
 
-# ============================================ tier 2: properties ========================================
+# ============================================ tier 2: properties
+# ========================================
+
 
 def test_split_merge_round_trip_and_which_columns_go_to_which_head():
     x = torch.arange(2 * 5 * 12).reshape(2, 5, 12)  # integers: any dtype works, equality is exact
     heads = split_heads(x, 3)
     for h in range(3):
-        assert torch.equal(heads[:, h], x[..., 4 * h:4 * (h + 1)])  # head h = columns h*Dh ... (h+1)*Dh - 1
+        # head h = columns h*Dh ... (h+1)*Dh - 1
+        assert torch.equal(heads[:, h], x[..., 4 * h : 4 * (h + 1)])
     assert torch.equal(merge_heads(heads), x)
     y = randn(2, 3, 5, 4)
     assert torch.equal(split_heads(merge_heads(y), 3), y)
-    assert not torch.equal(split_heads(x, 4).flatten(), split_heads(x, 3).flatten())  # the split matters
+    # the split matters
+    assert not torch.equal(split_heads(x, 4).flatten(), split_heads(x, 3).flatten())
 
 
 def test_causal_and_padding_mask_values():
     T = 5
-    expected = torch.tensor([[j <= i for j in range(T)] for i in range(T)])  # True on and below the diagonal
+    # True on and below the diagonal
+    expected = torch.tensor([[j <= i for j in range(T)] for i in range(T)])
     assert torch.equal(causal_mask(T), expected)
     # torch's own causal mask is the additive form of ours
-    assert torch.equal(additive_mask(causal_mask(T)), nn.Transformer.generate_square_subsequent_mask(T))
+    assert torch.equal(
+        additive_mask(causal_mask(T)), nn.Transformer.generate_square_subsequent_mask(T)
+    )
     lengths = [0, 2, 5]
     pm = padding_mask(lengths, T)
     assert torch.equal(pm[:, 0, 0], torch.tensor([[j < n for j in range(T)] for n in lengths]))
@@ -121,7 +147,8 @@ def test_self_attention_without_positions_is_permutation_equivariant(need_weight
     perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
     out, w = mha(x, x, x, need_weights=need_weights)
     out_p, w_p = mha(x[:, perm], x[:, perm], x[:, perm], need_weights=need_weights)
-    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs of order 1, atol 1e-6
+    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs of order 1, atol
+    # 1e-6
     torch.testing.assert_close(out_p, out[:, perm], rtol=0, atol=1e-6)
     if need_weights:
         torch.testing.assert_close(w_p, w[:, :, perm][..., perm], rtol=0, atol=1e-6)
@@ -138,13 +165,14 @@ def test_causal_outputs_up_to_t_ignore_later_tokens(need_weights):
     mha, T, t = make_mha(), 8, 4
     x = randn(2, T, D)
     x_changed = x.clone()
-    x_changed[:, t + 1:] = randn(2, T - t - 1, D, seed=9) * 3
+    x_changed[:, t + 1 :] = randn(2, T - t - 1, D, seed=9) * 3
     out, w = mha(x, x, x, causal_mask(T), need_weights=need_weights)
     out_changed, _ = mha(x_changed, x_changed, x_changed, causal_mask(T), need_weights=need_weights)
-    # rows 0..t see the same allowed keys; the changed ones get weight exactly 0. The row sums may be
-    # grouped differently by the kernels, so allow float32 rounding (~1e-7), atol 1e-6
-    torch.testing.assert_close(out_changed[:, :t + 1], out[:, :t + 1], rtol=0, atol=1e-6)
-    assert (out_changed[:, t + 1:] - out[:, t + 1:]).abs().amax(-1).min() > 1e-2  # later rows do change
+    # rows 0..t see the same allowed keys; the changed ones get weight exactly 0. The row sums may
+    # be grouped differently by the kernels, so allow float32 rounding (~1e-7), atol 1e-6
+    torch.testing.assert_close(out_changed[:, : t + 1], out[:, : t + 1], rtol=0, atol=1e-6)
+    # later rows do change
+    assert (out_changed[:, t + 1 :] - out[:, t + 1 :]).abs().amax(-1).min() > 1e-2
     if need_weights:
         assert torch.all(w[..., ~causal_mask(T)] == 0)  # exactly zero above the diagonal
 
@@ -161,14 +189,19 @@ def test_padded_keys_are_ignored_and_weights_are_distributions():
     torch.testing.assert_close(out_changed[0, :3], out[0, :3], rtol=0, atol=1e-6)
     torch.testing.assert_close(out_changed[1], out[1], rtol=0, atol=1e-6)
     assert torch.all(w[0, :, :, 3:] == 0) and torch.all(w[0, :, :, :3] > 0)
-    torch.testing.assert_close(w.sum(-1), torch.ones(2, H, T), rtol=0, atol=1e-6)  # 6 terms in [0, 1]
+    # 6 terms in [0, 1]
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, H, T), rtol=0, atol=1e-6)
 
 
 def test_need_weights_true_and_false_agree_including_fully_masked_rows():
     mha = make_mha()
     x, mem = randn(3, 5, D), randn(3, 7, D, seed=1)
-    masks = [None, causal_mask(5), padding_mask([5, 2, 0], 5),  # length 0: every row fully masked
-             causal_mask(5) & padding_mask([5, 2, 1], 5)]
+    masks = [
+        None,
+        causal_mask(5),
+        padding_mask([5, 2, 0], 5),  # length 0: every row fully masked
+        causal_mask(5) & padding_mask([5, 2, 1], 5),
+    ]
     for mask in masks:
         out_w, _ = mha(x, x, x, mask)
         out_f, _ = mha(x, x, x, mask, need_weights=False)
@@ -201,21 +234,26 @@ def test_dropout_only_in_training_and_returned_weights_are_before_dropout():
     assert (out_train_f - out_eval).abs().max() > 1e-3
 
 
-# ============================================ tier 3: equivalence =======================================
+# ============================================ tier 3: equivalence
+# =======================================
+
 
 def per_head_reference(mha, query, key, value, mask=None):
     """The paper's formula (Vaswani et al. 2017, sec. 3.2.2) head by head, in float64, with explicit
-    weight slices W_h^Q = q_proj.weight[h*Dh:(h+1)*Dh].T: Concat(head_1, ..., head_H) W^O + biases."""
+    weight slices W_h^Q = q_proj.weight[h*Dh:(h+1)*Dh].T: Concat(head_1, ..., head_H) W^O +
+    biases."""
     Dh = mha.d_head
     heads = []
     for h in range(mha.n_heads):
         rows = slice(h * Dh, (h + 1) * Dh)
         q = query @ mha.q_proj.weight[rows].T + mha.q_proj.bias[rows]  # [B, Tq, Dh]
-        k = key @ mha.k_proj.weight[rows].T + mha.k_proj.bias[rows]    # [B, Tk, Dh]
+        k = key @ mha.k_proj.weight[rows].T + mha.k_proj.bias[rows]  # [B, Tk, Dh]
         v = value @ mha.v_proj.weight[rows].T + mha.v_proj.bias[rows]  # [B, Tk, Dh]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)               # [B, Tq, Tk]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)  # [B, Tq, Tk]
         if mask is not None:
-            scores = scores.masked_fill(~mask.expand(scores.shape[0], H, *scores.shape[1:])[:, h], -math.inf)
+            scores = scores.masked_fill(
+                ~mask.expand(scores.shape[0], H, *scores.shape[1:])[:, h], -math.inf
+            )
         heads.append(torch.softmax(scores, -1) @ v)
     return torch.cat(heads, -1) @ mha.out_proj.weight.T + mha.out_proj.bias  # [B, Tq, D]
 
@@ -230,12 +268,18 @@ T64 = dict(dtype=torch.float64)
 def test_matches_the_per_head_formula(mask_kind):
     mha = make_mha(**T64)
     x = randn(2, 6, D, **T64)
-    mask = {None: None, "causal": causal_mask(6), "padding": padding_mask([6, 4], 6),
-            "causal_and_padding": causal_mask(6) & padding_mask([6, 4], 6)}[mask_kind]
+    mask = {
+        None: None,
+        "causal": causal_mask(6),
+        "padding": padding_mask([6, 4], 6),
+        "causal_and_padding": causal_mask(6) & padding_mask([6, 4], 6),
+    }[mask_kind]
     with torch.no_grad():
         ref = per_head_reference(mha, x, x, x, mask)
         for need_weights in (True, False):
-            torch.testing.assert_close(mha(x, x, x, mask, need_weights=need_weights)[0], ref, **TIGHT)
+            torch.testing.assert_close(
+                mha(x, x, x, mask, need_weights=need_weights)[0], ref, **TIGHT
+            )
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -252,14 +296,20 @@ def test_matches_torch_multihead_attention(mask_kind, dtype):
         theirs = dict(key_padding_mask=~padding_mask(lengths_s, S)[:, 0, 0])  # [B, S]
     else:
         q, kv = x, x
-        ours, theirs = {None: (None, {}),
-                        "causal": (causal_mask(T), dict(attn_mask=~causal_mask(T))),
-                        "key_padding": (padding_mask(lengths_t, T),
-                                        dict(key_padding_mask=~padding_mask(lengths_t, T)[:, 0, 0])),
-                        "both": (causal_mask(T) & padding_mask(lengths_t, T),
-                                 dict(attn_mask=~causal_mask(T),
-                                      key_padding_mask=~padding_mask(lengths_t, T)[:, 0, 0])),
-                        }[mask_kind]
+        ours, theirs = {
+            None: (None, {}),
+            "causal": (causal_mask(T), dict(attn_mask=~causal_mask(T))),
+            "key_padding": (
+                padding_mask(lengths_t, T),
+                dict(key_padding_mask=~padding_mask(lengths_t, T)[:, 0, 0]),
+            ),
+            "both": (
+                causal_mask(T) & padding_mask(lengths_t, T),
+                dict(
+                    attn_mask=~causal_mask(T), key_padding_mask=~padding_mask(lengths_t, T)[:, 0, 0]
+                ),
+            ),
+        }[mask_kind]
     # float64: reordered sums only, atol 1e-12; float32: outputs and weights of order 1 from sums of
     # 16 products, rounded in a different order (up to 5e-7 measured): atol 1e-5
     tol = TIGHT if dtype == torch.float64 else dict(rtol=0, atol=1e-5)
@@ -309,7 +359,9 @@ def test_passing_our_mask_to_torch_unconverted_is_the_classic_bug():
     assert w_bad[..., -1, :].isnan().all() and bad[:, -1].isnan().all()
 
 
-# ============================================ bad input =================================================
+# ============================================ bad input
+# =================================================
+
 
 def shaped(*shape, dtype=torch.float32):
     return torch.zeros(*shape, dtype=dtype)
@@ -322,48 +374,110 @@ BAD = [
     (lambda: MultiHeadAttention(10, 3), ValueError, "d_model=10 is not divisible by n_heads=3"),
     (lambda: MultiHeadAttention(16, 0), ValueError, "n_heads: expected an int >= 1, got 0"),
     (lambda: MultiHeadAttention(16.0, 4), TypeError, "d_model: expected an int, got float"),
-    (lambda: MultiHeadAttention(16, 4, dropout=1.0), ValueError,
-     "dropout: expected a probability in [0, 1), got 1.0"),
-    (lambda: MHA(shaped(2, 5, 12), X, X), ValueError,
-     "query: expected shape [B, Tq, 16], got shape (2, 5, 12)"),
-    (lambda: MHA(X, shaped(2, 5, 12), X), ValueError,
-     "key: expected shape [B, Tk, 16], got shape (2, 5, 12)"),
-    (lambda: MHA(X, X, shaped(2, 5, 8)), ValueError,
-     "value: expected shape [B, Tk, 16], got shape (2, 5, 8)"),
-    (lambda: MHA(X, shaped(2, 7, D), shaped(2, 6, D)), ValueError,
-     "value: expected shape [B, 7, 16] (same length Tk=7 as key), got shape (2, 6, 16)"),
-    (lambda: MHA(shaped(5, D), X, X), ValueError,
-     "query: expected shape [B, Tq, 16] (at least 3 dims), got shape (5, 16)"),
-    (lambda: MHA(shaped(1, 2, 5, D), X, X), ValueError,
-     "query: expected shape [B, Tq, 16] (3 dims), got shape (1, 2, 5, 16)"),
-    (lambda: MHA(X, shaped(3, 5, D), shaped(3, 5, D)), ValueError,
-     "key: expected batch dims broadcastable with query (batch dims (2,)), got shape (3, 5, 16)"),
-    (lambda: MHA(X, X, X.double()), TypeError,
-     "value: expected dtype torch.float32 (same as the module's parameters), got torch.float64"),
-    (lambda: MHA(X.tolist(), X, X), TypeError,
-     "query: expected a torch.Tensor of shape [B, Tq, 16], got list"),
-    (lambda: MHA(X, X, X, shaped(5, 5)), TypeError,
-     "mask: expected a bool tensor (True = may attend), got torch.float32"),
-    (lambda: MHA(X, X, X, causal_mask(6)), ValueError,
-     "mask: expected a shape broadcastable to [B, H, Tq, Tk] = (2, 4, 5, 5) (e.g. [Tq, Tk], [B, 1, 1, Tk]), "
-     "got shape (6, 6)"),
-    (lambda: MHA(X, X, X, torch.ones(2, 5, 5, dtype=torch.bool)), ValueError,
-     "mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk])"),
-    (lambda: MHA(X, X, X, torch.ones(4, 5, 5, dtype=torch.bool)), ValueError,  # B != H would pass silently
-     "mask: a 3-D mask is ambiguous"),
-    (lambda: split_heads(shaped(2, 5, 10), 3), ValueError,
-     "x: expected a width D divisible by n_heads=3, got shape (2, 5, 10)"),
-    (lambda: split_heads(shaped(5, 12), 3), ValueError,
-     "x: expected shape [B, T, D] (3 dims), got shape (5, 12)"),
-    (lambda: merge_heads(shaped(2, 5, 12)), ValueError,
-     "x: expected shape [B, H, T, Dh] (4 dims), got shape (2, 5, 12)"),
+    (
+        lambda: MultiHeadAttention(16, 4, dropout=1.0),
+        ValueError,
+        "dropout: expected a probability in [0, 1), got 1.0",
+    ),
+    (
+        lambda: MHA(shaped(2, 5, 12), X, X),
+        ValueError,
+        "query: expected shape [B, Tq, 16], got shape (2, 5, 12)",
+    ),
+    (
+        lambda: MHA(X, shaped(2, 5, 12), X),
+        ValueError,
+        "key: expected shape [B, Tk, 16], got shape (2, 5, 12)",
+    ),
+    (
+        lambda: MHA(X, X, shaped(2, 5, 8)),
+        ValueError,
+        "value: expected shape [B, Tk, 16], got shape (2, 5, 8)",
+    ),
+    (
+        lambda: MHA(X, shaped(2, 7, D), shaped(2, 6, D)),
+        ValueError,
+        "value: expected shape [B, 7, 16] (same length Tk=7 as key), got shape (2, 6, 16)",
+    ),
+    (
+        lambda: MHA(shaped(5, D), X, X),
+        ValueError,
+        "query: expected shape [B, Tq, 16] (at least 3 dims), got shape (5, 16)",
+    ),
+    (
+        lambda: MHA(shaped(1, 2, 5, D), X, X),
+        ValueError,
+        "query: expected shape [B, Tq, 16] (3 dims), got shape (1, 2, 5, 16)",
+    ),
+    (
+        lambda: MHA(X, shaped(3, 5, D), shaped(3, 5, D)),
+        ValueError,
+        "key: expected batch dims broadcastable with query (batch dims (2,)), got shape (3, 5, 16)",
+    ),
+    (
+        lambda: MHA(X, X, X.double()),
+        TypeError,
+        "value: expected dtype torch.float32 (same as the module's parameters), got torch.float64",
+    ),
+    (
+        lambda: MHA(X.tolist(), X, X),
+        TypeError,
+        "query: expected a torch.Tensor of shape [B, Tq, 16], got list",
+    ),
+    (
+        lambda: MHA(X, X, X, shaped(5, 5)),
+        TypeError,
+        "mask: expected a bool tensor (True = may attend), got torch.float32",
+    ),
+    (
+        lambda: MHA(X, X, X, causal_mask(6)),
+        ValueError,
+        "mask: expected a shape broadcastable to [B, H, Tq, Tk] = (2, 4, 5, 5) (e.g. [Tq, Tk], [B, "
+        "1, 1, Tk]), "
+        "got shape (6, 6)",
+    ),
+    (
+        lambda: MHA(X, X, X, torch.ones(2, 5, 5, dtype=torch.bool)),
+        ValueError,
+        "mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk])",
+    ),
+    # B != H would pass silently
+    (
+        lambda: MHA(X, X, X, torch.ones(4, 5, 5, dtype=torch.bool)),
+        ValueError,
+        "mask: a 3-D mask is ambiguous",
+    ),
+    (
+        lambda: split_heads(shaped(2, 5, 10), 3),
+        ValueError,
+        "x: expected a width D divisible by n_heads=3, got shape (2, 5, 10)",
+    ),
+    (
+        lambda: split_heads(shaped(5, 12), 3),
+        ValueError,
+        "x: expected shape [B, T, D] (3 dims), got shape (5, 12)",
+    ),
+    (
+        lambda: merge_heads(shaped(2, 5, 12)),
+        ValueError,
+        "x: expected shape [B, H, T, Dh] (4 dims), got shape (2, 5, 12)",
+    ),
     (lambda: causal_mask(0), ValueError, "T: expected an int >= 1, got 0"),
-    (lambda: padding_mask([2, 7], 5), ValueError,
-     "lengths: expected values in [0, T=5], got min 2 and max 7"),
-    (lambda: padding_mask(torch.tensor([2.0, 3.0]), 5), TypeError,
-     "lengths: expected integer lengths, got dtype torch.float32"),
-    (lambda: padding_mask(torch.tensor([[2, 3]]), 5), ValueError,
-     "lengths: expected shape [B] (1 dim), got shape (1, 2)"),
+    (
+        lambda: padding_mask([2, 7], 5),
+        ValueError,
+        "lengths: expected values in [0, T=5], got min 2 and max 7",
+    ),
+    (
+        lambda: padding_mask(torch.tensor([2.0, 3.0]), 5),
+        TypeError,
+        "lengths: expected integer lengths, got dtype torch.float32",
+    ),
+    (
+        lambda: padding_mask(torch.tensor([[2, 3]]), 5),
+        ValueError,
+        "lengths: expected shape [B] (1 dim), got shape (1, 2)",
+    ),
 ]
 
 

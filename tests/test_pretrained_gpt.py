@@ -1,9 +1,10 @@
-"""Tests of lib/pretrained/gpt.py: a randomly initialized transformers GPT2LMHeadModel, loaded into lib.gpt.GPT,
-gives the same logits, loss, attention weights and greedy generations (offline: no download).
+"""Tests of lib/pretrained/gpt.py: a randomly initialized transformers GPT2LMHeadModel, loaded into
+lib.gpt.GPT, gives the same logits, loss, attention weights and greedy generations (offline: no
+download).
 
-transformers 5.x computes attention with torch's SDPA by default and then returns no attention weights;
-the reference model is built with attn_implementation="eager", which returns them (output_attentions=True)
-and computes the same logits.
+transformers 5.x computes attention with torch's SDPA by default and then returns no attention
+weights; the reference model is built with attn_implementation="eager", which returns them
+(output_attentions=True) and computes the same logits.
 """
 
 import pytest
@@ -18,13 +19,24 @@ V, N_POSITIONS = 97, 48
 
 
 def hf_model(seed=0, **overrides):
-    """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std 0.02 gives
-    nearly uniform predictions, on which greedy generation would be a weak test), with random biases and
-    LayerNorm gains, so that a swapped or untransposed tensor changes the output."""
+    """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std
+    0.02 gives nearly uniform predictions, on which greedy generation would be a weak test), with
+    random biases and LayerNorm gains, so that a swapped or untransposed tensor changes the
+    output."""
     torch.manual_seed(seed)
-    config = transformers.GPT2Config(**{"n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": V,
-                                        "n_positions": N_POSITIONS, "bos_token_id": None, "eos_token_id": None,
-                                        "attn_implementation": "eager", **overrides})
+    config = transformers.GPT2Config(
+        **{
+            "n_layer": 2,
+            "n_head": 4,
+            "n_embd": 64,
+            "vocab_size": V,
+            "n_positions": N_POSITIONS,
+            "bos_token_id": None,
+            "eos_token_id": None,
+            "attn_implementation": "eager",
+            **overrides,
+        }
+    )
     model = transformers.GPT2LMHeadModel(config).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -62,14 +74,16 @@ def test_logits_loss_and_attention_equal_transformers():
         ref = hf(x, labels=x, output_attentions=True)
         logits, loss, attention = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
         fused = gpt(x).logits
-    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the issue's bound)
+    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the
+    # issue's bound)
     torch.testing.assert_close(fused, ref.logits, rtol=0, atol=1e-4)
     torch.testing.assert_close(logits, ref.logits[:, :-1], rtol=0, atol=1e-4)
-    assert ref.logits.abs().max() > 1                         # not a trivially flat model
+    assert ref.logits.abs().max() > 1  # not a trivially flat model
     # transformers shifts the labels inside: its loss is ours on idx[:, :-1] -> idx[:, 1:]
     torch.testing.assert_close(loss, ref.loss, rtol=1e-5, atol=0)
     assert len(ref.attentions) == len(attention) == 2
-    for ours, theirs in zip(attention, ref.attentions):       # eager attention: [B, H, T, T] probabilities
+    # eager attention: [B, H, T, T] probabilities
+    for ours, theirs in zip(attention, ref.attentions):
         torch.testing.assert_close(ours, theirs[:, :, :-1, :-1], rtol=0, atol=1e-6)
     # and the same logits as transformers' default (SDPA) attention
     sdpa = hf_model(attn_implementation="sdpa")
@@ -78,7 +92,8 @@ def test_logits_loss_and_attention_equal_transformers():
 
 
 def test_untransposed_weights_would_be_wrong():
-    # c_proj is square [64, 64], so copying it without the transpose would load silently: check it matters
+    # c_proj is square [64, 64], so copying it without the transpose would load silently: check it
+    # matters
     hf = hf_model()
     gpt = gpt_from_hf(hf)
     x = ids(2, 12)
@@ -97,7 +112,7 @@ def test_greedy_generation_equals_transformers(seed):
     with torch.no_grad():
         ref = hf.generate(prompt, max_new_tokens=30, do_sample=False, pad_token_id=0)
     assert ref.shape == (2, 35)
-    assert len(set(ref[0, 5:].tolist())) > 2                  # a varied continuation, not one repeated token
+    assert len(set(ref[0, 5:].tolist())) > 2  # a varied continuation, not one repeated token
     assert torch.equal(gpt.generate(prompt, 30, temperature=0), ref)
     assert torch.equal(gpt.generate(prompt, 30, temperature=0, use_cache=False), ref)
     assert torch.equal(gpt.beam_search(prompt[:1], 30, beam_width=1)[0], ref[:1])

@@ -1,6 +1,6 @@
-"""Tests of lib/data/stories.py: the story corpus (determinism, conventions, the rates of its phenomena),
-the labelled probes (coreference, word senses, agreement classification), vocabularies, the Python
-docs text, and bad input."""
+"""Tests of lib/data/stories.py: the story corpus (determinism, conventions, the rates of its
+phenomena), the labelled probes (coreference, word senses, agreement classification), vocabularies,
+the Python docs text, and bad input."""
 
 import random
 import re
@@ -9,11 +9,24 @@ from collections import Counter, defaultdict
 import pytest
 
 import lib.data.stories as S
-from lib.data.stories import (AGREEMENT_NOUNS, ANIMALS, KIND_RATES, NAMES, SENSE_CUES, SENSES, WORDS,
-                              classification_examples, coreference_pairs, generate_sentences,
-                              generate_stories, python_docs_text, sense_examples, word_vocab)
+from lib.data.stories import (
+    AGREEMENT_NOUNS,
+    ANIMALS,
+    KIND_RATES,
+    NAMES,
+    SENSE_CUES,
+    SENSES,
+    WORDS,
+    classification_examples,
+    coreference_pairs,
+    generate_sentences,
+    generate_stories,
+    python_docs_text,
+    sense_examples,
+    word_vocab,
+)
 
-BE = {"is": False, "was": False, "are": True, "were": True}     # verb -> plural?
+BE = {"is": False, "was": False, "are": True, "were": True}  # verb -> plural?
 PLURALS = set(AGREEMENT_NOUNS.values())
 
 
@@ -24,20 +37,31 @@ def kinds_and_sentences():
 
 # --- the corpus -----------------------------------------------------------------------------------
 
+
 def test_same_seed_same_sentences_other_seed_other_sentences():
     assert generate_sentences(200, seed=1) == generate_sentences(200, seed=1)
     a, b = generate_sentences(200, seed=1), generate_sentences(200, seed=2)
     assert sum(x != y for x, y in zip(a, b)) > 150
-    assert generate_sentences(50, seed=1) == generate_sentences(200, seed=1)[:50]   # a prefix
+    assert generate_sentences(50, seed=1) == generate_sentences(200, seed=1)[:50]  # a prefix
 
 
 def test_global_random_state_is_not_used():
     random.seed(0)
-    a = (generate_sentences(50, seed=3), generate_stories(20, seed=3), coreference_pairs(20, seed=3),
-         sense_examples("bank", 20, seed=3), classification_examples(20, seed=3))
+    a = (
+        generate_sentences(50, seed=3),
+        generate_stories(20, seed=3),
+        coreference_pairs(20, seed=3),
+        sense_examples("bank", 20, seed=3),
+        classification_examples(20, seed=3),
+    )
     random.seed(99)
-    b = (generate_sentences(50, seed=3), generate_stories(20, seed=3), coreference_pairs(20, seed=3),
-         sense_examples("bank", 20, seed=3), classification_examples(20, seed=3))
+    b = (
+        generate_sentences(50, seed=3),
+        generate_stories(20, seed=3),
+        coreference_pairs(20, seed=3),
+        sense_examples("bank", 20, seed=3),
+        classification_examples(20, seed=3),
+    )
     assert a == b
 
 
@@ -55,21 +79,23 @@ def test_conventions_lower_case_single_spaces_punctuation_tokens(kinds_and_sente
         tokens = s.split()
         assert tokens[-1] == "."
         for t in tokens:
-            assert t in (".", ",", "n't") or t.isalpha(), t     # punctuation is its own token
-        assert "didn't" not in s and ("n't" not in tokens or tokens[tokens.index("n't") - 1] in
-                                      ("did", "could", "would"))
+            assert t in (".", ",", "n't") or t.isalpha(), t  # punctuation is its own token
+        assert "didn't" not in s and (
+            "n't" not in tokens or tokens[tokens.index("n't") - 1] in ("did", "could", "would")
+        )
 
 
 def test_every_word_is_in_WORDS_and_the_vocabulary_is_small(kinds_and_sentences):
     used = Counter(w for _, s in kinds_and_sentences for w in s.split())
     used.update(w for story in generate_stories(500) for s in story for w in s.split())
     assert set(used) <= set(WORDS)
-    assert len(set(WORDS) - set(used)) <= 2          # nearly every listed word does occur
+    assert len(set(WORDS) - set(used)) <= 2  # nearly every listed word does occur
     assert 150 <= len(WORDS) <= 400
 
 
 def test_kinds_occur_at_the_documented_rates(kinds_and_sentences):
-    """10,000 draws: the standard error of a rate p is at most sqrt(0.25/10000) = 0.005; 0.02 is 4 sigma."""
+    """10,000 draws: the standard error of a rate p is at most sqrt(0.25/10000) = 0.005; 0.02 is 4
+    sigma."""
     counts = Counter(k for k, _ in kinds_and_sentences)
     assert set(counts) == set(KIND_RATES) and abs(sum(KIND_RATES.values()) - 1) < 1e-12
     for kind, rate in KIND_RATES.items():
@@ -77,7 +103,8 @@ def test_kinds_occur_at_the_documented_rates(kinds_and_sentences):
 
 
 def test_each_phenomenon_has_its_own_marker(kinds_and_sentences):
-    """'because it was too' only in coreference sentences, 'bank' / 'play' only in their sense sentences."""
+    """'because it was too' only in coreference sentences, 'bank' / 'play' only in their sense
+    sentences."""
     for kind, s in kinds_and_sentences:
         tokens = s.split()
         assert ("because it was too" in s) == (kind == "coreference"), s
@@ -85,7 +112,9 @@ def test_each_phenomenon_has_its_own_marker(kinds_and_sentences):
         assert (tokens.count("play") == 1) == (kind == "play") and tokens.count("play") <= 1, s
 
 
-def test_agreement_sentences_agree_and_often_have_an_attractor_of_the_other_number(kinds_and_sentences):
+def test_agreement_sentences_agree_and_often_have_an_attractor_of_the_other_number(
+    kinds_and_sentences,
+):
     mismatched = total = 0
     for kind, s in kinds_and_sentences:
         if kind != "agreement":
@@ -94,7 +123,7 @@ def test_agreement_sentences_agree_and_often_have_an_attractor_of_the_other_numb
         head = tokens[1]
         verb = next(t for t in tokens if t in BE)
         assert BE[verb] == (head in PLURALS), s
-        attractor = tokens[tokens.index(verb) - 1]           # the noun just before the verb
+        attractor = tokens[tokens.index(verb) - 1]  # the noun just before the verb
         if attractor in WORDS and attractor not in ("found", "lost", "bought", "saw", "wanted"):
             attractor_plural = attractor.endswith("s") or attractor in ("men", "women", "children")
             mismatched += attractor_plural != (head in PLURALS)
@@ -102,7 +131,9 @@ def test_agreement_sentences_agree_and_often_have_an_attractor_of_the_other_numb
     assert total > 500 and 0.3 < mismatched / total < 0.7
 
 
-# --- stories ---------------------------------------------------------------------------------------
+# --- stories
+# ---------------------------------------------------------------------------------------
+
 
 def test_stories_have_the_requested_lengths_and_share_their_characters():
     stories = generate_stories(400, seed=4, sentences_per_story=(3, 6))
@@ -114,7 +145,7 @@ def test_stories_have_the_requested_lengths_and_share_their_characters():
         for s in story[1:]:
             tokens = s.split()
             assert person in tokens or pet in tokens, (story[0], s)
-            assert not (set(tokens) & (set(NAMES) - {person})), s     # no other named person
+            assert not (set(tokens) & (set(NAMES) - {person})), s  # no other named person
     assert generate_stories(10, seed=4) == generate_stories(10, seed=4)
     assert generate_stories(2, seed=0, sentences_per_story=(2, 2))[0][0].endswith(" .")
 
@@ -126,15 +157,22 @@ def test_story_sentences_carry_the_phenomena_at_about_the_same_rates():
     assert abs(coref - KIND_RATES["coreference"]) < 0.03 and abs(bank - KIND_RATES["bank"]) < 0.03
 
 
-# --- coreference probes ----------------------------------------------------------------------------
+# --- coreference probes
+# ----------------------------------------------------------------------------
 
 # What each adjective says, written here independently of the generator's tables: a state of a
 # creature (so "it" is the animal), or, per frame, which of the two objects it makes the obstacle.
 CREATURE_STATES = {"tired", "scared", "lazy", "sleepy", "full", "sick", "weak", "old"}
 OBSTACLE = {  # frame -> adjective -> "first" (the subject noun) or "second" (the object noun)
     "cross": {"wide": "second", "busy": "second", "long": "second"},
-    "fit": {"big": "first", "large": "first", "tall": "first", "small": "second", "full": "second",
-            "narrow": "second"},
+    "fit": {
+        "big": "first",
+        "large": "first",
+        "tall": "first",
+        "small": "second",
+        "full": "second",
+        "narrow": "second",
+    },
     "eat": {"hard": "second", "dry": "second", "salty": "second"},
     "carry": {"heavy": "second", "large": "second"},
 }
@@ -150,7 +188,10 @@ def test_coreference_indices_point_at_the_right_words(corefs):
         assert e.sentence == " ".join(e.tokens) and e.tokens[e.pronoun] == "it"
         first, second = sorted((e.antecedent, e.distractor))
         assert first < second < e.pronoun < e.decider == len(e.tokens) - 2
-        assert e.tokens[e.decider - 1] == "too" and e.tokens[e.pronoun + 1: e.decider] == ("was", "too")
+        assert e.tokens[e.decider - 1] == "too" and e.tokens[e.pronoun + 1 : e.decider] == (
+            "was",
+            "too",
+        )
         assert e.antecedent_is_first == (e.antecedent == first)
 
 
@@ -158,7 +199,9 @@ def test_the_antecedent_is_the_noun_the_deciding_adjective_fits(corefs):
     for e in corefs:
         adjective, first_noun = e.tokens[e.decider], e.tokens[min(e.antecedent, e.distractor)]
         if e.frame in ("cross", "eat", "carry") and adjective in CREATURE_STATES:
-            assert e.tokens[e.antecedent] in ANIMALS and e.tokens[e.distractor] not in ANIMALS, e.sentence
+            assert e.tokens[e.antecedent] in ANIMALS and e.tokens[e.distractor] not in ANIMALS, (
+                e.sentence
+            )
         else:
             side = OBSTACLE[e.frame][adjective]
             assert e.antecedent_is_first == (side == "first"), e.sentence
@@ -169,7 +212,8 @@ def test_the_antecedent_is_the_noun_the_deciding_adjective_fits(corefs):
 def test_coreference_is_not_decidable_without_the_deciding_word(corefs):
     """Both answers are about equally likely in every frame and for every subject noun, and the
     frames, nouns and adjectives are many (no single template to memorise). 4000 examples: 1000 per
-    frame, standard error 0.016, tolerance 0.08 = 5 sigma; per noun (>= 150 each) 0.15 = 3.7 sigma."""
+    frame, standard error 0.016, tolerance 0.08 = 5 sigma; per noun (>= 150 each) 0.15 = 3.7
+    sigma."""
     by_frame, by_noun = defaultdict(list), defaultdict(list)
     for e in corefs:
         by_frame[e.frame].append(e.antecedent_is_first)
@@ -186,13 +230,17 @@ def test_coreference_is_not_decidable_without_the_deciding_word(corefs):
 
 
 def test_the_lectures_sentence_is_in_the_grammar():
-    target = {"the dog did n't cross the street because it was too tired .",
-              "the dog did n't cross the street because it was too wide ."}
+    target = {
+        "the dog did n't cross the street because it was too tired .",
+        "the dog did n't cross the street because it was too wide .",
+    }
     found = {e.sentence for e in coreference_pairs(20000, seed=0)} & target
     assert found == target
 
 
-# --- sense probes ----------------------------------------------------------------------------------
+# --- sense probes
+# ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("word", ["bank", "play"])
 def test_sense_examples_are_decided_by_their_cue_words(word):
@@ -209,7 +257,7 @@ def test_sense_examples_are_decided_by_their_cue_words(word):
         before += max(e.cues) < e.index
         after += min(e.cues) > e.index
     senses = Counter(e.sense for e in examples)
-    assert abs(senses[SENSES[word][0]] / len(examples) - 0.5) < 0.05      # 5.5 sigma
+    assert abs(senses[SENSES[word][0]] / len(examples) - 0.5) < 0.05  # 5.5 sigma
     # the cue comes after the word in some sentences and before it in others
     assert before / len(examples) > 0.15 and after / len(examples) > 0.15
 
@@ -222,17 +270,21 @@ def test_sense_frames_are_shared_by_both_senses():
         cues |= set(SENSE_CUES[word]["money" if word == "bank" else "game"])
         contexts = defaultdict(set)
         for e in sense_examples(word, 3000, seed=2):
-            contexts[e.tokens[max(0, e.index - 2): e.index]].add(e.sense)  # the two words before it
+            contexts[e.tokens[max(0, e.index - 2) : e.index]].add(
+                e.sense
+            )  # the two words before it
         plain = {c: v for c, v in contexts.items() if not set(c) & cues}
         assert len(plain) >= 3 and all(len(v) == 2 for v in plain.values()), (word, plain)
 
 
-# --- classification --------------------------------------------------------------------------------
+# --- classification
+# --------------------------------------------------------------------------------
+
 
 def test_classification_labels_are_agreement_and_need_context():
     examples = classification_examples(4000, seed=0)
     labels = [y for _, y in examples]
-    assert abs(sum(labels) / len(labels) - 0.5) < 0.04         # 5 sigma
+    assert abs(sum(labels) / len(labels) - 0.5) < 0.04  # 5 sigma
     tokens_by_label = Counter()
     counts = Counter()
     for s, y in examples:
@@ -250,12 +302,20 @@ def test_classification_labels_are_agreement_and_need_context():
     assert len(set(s for s, _ in examples)) > 2000
 
 
-# --- vocabularies and real text --------------------------------------------------------------------
+# --- vocabularies and real text
+# --------------------------------------------------------------------
+
 
 def test_word_vocab_specials_first_then_most_frequent():
     v = word_vocab(["the cat sat .", "the dog sat ."])
-    assert v.itos[:4] == ["<pad>", "<bos>", "<eos>", "<unk>"] and (v.pad_id, v.bos_id, v.eos_id, v.unk_id) == (0, 1, 2, 3)
-    assert v.itos[4:] == [".", "sat", "the", "cat", "dog"]      # counts 2, 2, 2, 1, 1; ties alphabetical
+    assert v.itos[:4] == ["<pad>", "<bos>", "<eos>", "<unk>"] and (
+        v.pad_id,
+        v.bos_id,
+        v.eos_id,
+        v.unk_id,
+    ) == (0, 1, 2, 3)
+    # counts 2, 2, 2, 1, 1; ties alphabetical
+    assert v.itos[4:] == [".", "sat", "the", "cat", "dog"]
     assert word_vocab([["the", "cat"], ["the"]], min_count=2).itos[4:] == ["the"]
     assert v.encode("the fox".split()) == [v.stoi["the"], v.unk_id]
     full = word_vocab(generate_sentences(3000))
@@ -264,6 +324,7 @@ def test_word_vocab_specials_first_then_most_frequent():
 
 def test_python_docs_text_is_real_deterministic_english():
     from pydoc_data.topics import topics
+
     text = python_docs_text()
     assert text == python_docs_text() and len(text) > 200_000
     assert text.startswith(topics[sorted(topics)[0]].strip()[:50])
@@ -273,32 +334,38 @@ def test_python_docs_text_is_real_deterministic_english():
     assert common[0][0] == "the"
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: generate_sentences(-1), "n"),
-    (lambda: generate_stories(-2), "n"),
-    (lambda: generate_stories(3, sentences_per_story=(1, 4)), "sentences_per_story"),
-    (lambda: generate_stories(3, sentences_per_story=(5, 4)), "sentences_per_story"),
-    (lambda: generate_stories(3, sentences_per_story=(3,)), "sentences_per_story"),
-    (lambda: coreference_pairs(-1), "n"),
-    (lambda: sense_examples("banks", 3), "word"),
-    (lambda: sense_examples("play", -3), "n"),
-    (lambda: classification_examples(-1), "n"),
-    (lambda: word_vocab(["a b"], min_count=0), "min_count"),
-    (lambda: word_vocab([]), "sentences"),
-    (lambda: python_docs_text(0), "max_chars"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: generate_sentences(-1), "n"),
+        (lambda: generate_stories(-2), "n"),
+        (lambda: generate_stories(3, sentences_per_story=(1, 4)), "sentences_per_story"),
+        (lambda: generate_stories(3, sentences_per_story=(5, 4)), "sentences_per_story"),
+        (lambda: generate_stories(3, sentences_per_story=(3,)), "sentences_per_story"),
+        (lambda: coreference_pairs(-1), "n"),
+        (lambda: sense_examples("banks", 3), "word"),
+        (lambda: sense_examples("play", -3), "n"),
+        (lambda: classification_examples(-1), "n"),
+        (lambda: word_vocab(["a b"], min_count=0), "min_count"),
+        (lambda: word_vocab([]), "sentences"),
+        (lambda: python_docs_text(0), "max_chars"),
+    ],
+)
 def test_bad_arguments_raise_value_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=rf"^{name}:"):
         call()
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: generate_sentences("3"), "n"),
-    (lambda: generate_sentences(2.0), "n"),
-    (lambda: coreference_pairs(True), "n"),
-    (lambda: word_vocab("a b c"), "sentences"),
-    (lambda: python_docs_text("10"), "max_chars"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: generate_sentences("3"), "n"),
+        (lambda: generate_sentences(2.0), "n"),
+        (lambda: coreference_pairs(True), "n"),
+        (lambda: word_vocab("a b c"), "sentences"),
+        (lambda: python_docs_text("10"), "max_chars"),
+    ],
+)
 def test_wrong_types_raise_type_error_naming_the_argument(call, name):
     with pytest.raises(TypeError, match=rf"^{name}:"):
         call()

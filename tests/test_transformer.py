@@ -1,6 +1,6 @@
-"""Tests of lib/transformer.py: shapes; properties (causality, padding, decoding); equivalence to torch's
-nn.TransformerEncoderLayer / nn.TransformerDecoderLayer and nn.LayerNorm; parameter counts of the
-paper's models; bad input; and a tiny model that learns to reverse sequences.
+"""Tests of lib/transformer.py: shapes; properties (causality, padding, decoding); equivalence to
+torch's nn.TransformerEncoderLayer / nn.TransformerDecoderLayer and nn.LayerNorm; parameter counts
+of the paper's models; bad input; and a tiny model that learns to reverse sequences.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -17,8 +17,18 @@ from torch import nn
 
 from lib.attention import causal_mask
 from lib.positional import sinusoidal_encoding
-from lib.transformer import (Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward, Transformer,
-                             TransformerConfig, beam_search, count_parameters, greedy_decode)
+from lib.transformer import (
+    Decoder,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
+    FeedForward,
+    Transformer,
+    TransformerConfig,
+    beam_search,
+    count_parameters,
+    greedy_decode,
+)
 
 PAD, BOS, EOS = 0, 1, 2
 
@@ -26,8 +36,19 @@ PAD, BOS, EOS = 0, 1, 2
 def small_config(**overrides):
     """A model small enough to run hundreds of times in a test: different source and target
     vocabularies, so that a mix-up of the two shows up as a shape error."""
-    return TransformerConfig(**{"src_vocab_size": 11, "tgt_vocab_size": 13, "d_model": 16, "n_heads": 4,
-                                "n_layers": 2, "d_ff": 24, "dropout": 0.0, "max_len": 32, **overrides})
+    return TransformerConfig(
+        **{
+            "src_vocab_size": 11,
+            "tgt_vocab_size": 13,
+            "d_model": 16,
+            "n_heads": 4,
+            "n_layers": 2,
+            "d_ff": 24,
+            "dropout": 0.0,
+            "max_len": 32,
+            **overrides,
+        }
+    )
 
 
 def small_model(seed=0, **overrides):
@@ -45,15 +66,17 @@ def randn(*shape, seed=0, dtype=torch.float64):
 
 
 def sequence_log_prob(model, src, tokens, bos_id=BOS):
-    """sum_t log p(tokens_t | tokens_<t, src), by one teacher-forced forward pass: an independent way
-    to score a decoded sequence (src [1, S], tokens [1, L])."""
+    """sum_t log p(tokens_t | tokens_<t, src), by one teacher-forced forward pass: an independent
+    way to score a decoded sequence (src [1, S], tokens [1, L])."""
     tgt_in = torch.cat([torch.full((1, 1), bos_id), tokens[:, :-1]], dim=1)  # [1, L]
     with torch.no_grad():
-        log_probs = model(src, tgt_in).log_softmax(-1)                         # [1, L, V]
+        log_probs = model(src, tgt_in).log_softmax(-1)  # [1, L, V]
     return log_probs.gather(-1, tokens[..., None]).sum().item()
 
 
-# ============================================ tier 1: shapes ============================================
+# ============================================ tier 1: shapes
+# ============================================
+
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_forward_shapes_and_attention_format(norm_first):
@@ -63,7 +86,11 @@ def test_forward_shapes_and_attention_format(norm_first):
     logits, att = model(src, tgt_in, return_attention=True)
     assert logits.shape == (3, 5, 13)
     assert set(att) == {"encoder", "decoder", "cross"}
-    for key, shape in (("encoder", (3, 4, 7, 7)), ("decoder", (3, 4, 5, 5)), ("cross", (3, 4, 5, 7))):
+    for key, shape in (
+        ("encoder", (3, 4, 7, 7)),
+        ("decoder", (3, 4, 5, 5)),
+        ("cross", (3, 4, 5, 7)),
+    ):
         assert len(att[key]) == 2 and all(w.shape == shape for w in att[key])
         # weights are softmax rows: float32 sums of <= 7 terms in [0, 1], so 1e-6 is generous
         torch.testing.assert_close(att[key][0].sum(-1), torch.ones(shape[:-1]), rtol=0, atol=1e-6)
@@ -93,21 +120,33 @@ def test_parameter_names_ties_and_initialization():
     model = Transformer(small_config(d_model=64, d_ff=256, src_vocab_size=300, tgt_vocab_size=300))
     names = dict(model.named_parameters())
     layer = "encoder.layers.0."
-    for sub in ("self_attn.q_proj.weight", "self_attn.out_proj.bias", "ff.linear1.weight", "ff.linear2.bias",
-                "norm1.weight", "norm2.bias"):
+    for sub in (
+        "self_attn.q_proj.weight",
+        "self_attn.out_proj.bias",
+        "ff.linear1.weight",
+        "ff.linear2.bias",
+        "norm1.weight",
+        "norm2.bias",
+    ):
         assert layer + sub in names
-    assert "decoder.layers.1.cross_attn.k_proj.weight" in names and "decoder.layers.1.norm3.weight" in names
-    assert model.generator.weight is model.tgt_embed.weight  # sec. 3.4: pre-softmax layer = embedding
+    assert (
+        "decoder.layers.1.cross_attn.k_proj.weight" in names
+        and "decoder.layers.1.norm3.weight" in names
+    )
+    # sec. 3.4: pre-softmax layer = embedding
+    assert model.generator.weight is model.tgt_embed.weight
     assert model.src_embed is not model.tgt_embed
     assert "generator.weight" not in names  # a tied parameter is listed once
     assert isinstance(model.encoder.norm, nn.Identity)  # post-LN: no final LayerNorm
     assert isinstance(Transformer(small_config(norm_first=True)).decoder.norm, nn.LayerNorm)
     shared = Transformer(small_config(tgt_vocab_size=11, share_src_tgt_embeddings=True))
-    assert shared.src_embed is shared.tgt_embed and shared.generator.weight is shared.src_embed.weight
+    assert (
+        shared.src_embed is shared.tgt_embed and shared.generator.weight is shared.src_embed.weight
+    )
     untied = Transformer(small_config(tie_embeddings=False))
     assert untied.generator.weight is not untied.tgt_embed.weight
     # embeddings N(0, 1/D): 19200 draws give the std to within ~1% (we allow 5%)
-    assert abs(model.src_embed.weight.std().item() - 64 ** -0.5) < 0.05 * 64 ** -0.5
+    assert abs(model.src_embed.weight.std().item() - 64**-0.5) < 0.05 * 64**-0.5
     # xavier_uniform_ on the FFN's [256, 64] matrix: bound sqrt(6 / (64 + 256)); 16384 draws reach
     # within 1% of it; biases zero
     w = model.encoder.layers[0].ff.linear1.weight
@@ -116,13 +155,18 @@ def test_parameter_names_ties_and_initialization():
     assert torch.equal(model.encoder.layers[0].ff.linear1.bias, torch.zeros(256))
 
 
-# ============================================ tier 3: equivalence =======================================
+# ============================================ tier 3: equivalence
+# =======================================
 # (before the properties: the properties below lean on the layers being right)
 
+
 def copy_attention(ours, theirs):
-    """Our MultiHeadAttention's four projections -> torch's nn.MultiheadAttention (stacked in_proj)."""
+    """Our MultiHeadAttention's four projections -> torch's nn.MultiheadAttention (stacked
+    in_proj)."""
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
+        )
         theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
         theirs.out_proj.weight.copy_(ours.out_proj.weight)
         theirs.out_proj.bias.copy_(ours.out_proj.bias)
@@ -135,7 +179,10 @@ def copy_layer(ours, theirs):
     with torch.no_grad():
         for name, p in ours.named_parameters():
             if name.endswith("bias") or name.startswith("norm"):
-                p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * 0.5 + (name.endswith("weight")))
+                p.copy_(
+                    torch.randn(p.shape, generator=g, dtype=p.dtype) * 0.5
+                    + (name.endswith("weight"))
+                )
         copy_attention(ours.self_attn, theirs.self_attn)
         if hasattr(ours, "cross_attn"):
             copy_attention(ours.cross_attn, theirs.multihead_attn)
@@ -157,31 +204,42 @@ TOL64 = dict(rtol=0, atol=1e-10)
 def test_encoder_layer_equals_torch(norm_first):
     torch.manual_seed(0)
     ours = EncoderLayer(16, 4, 24, norm_first=norm_first).double().eval()
-    theirs = nn.TransformerEncoderLayer(16, 4, 24, dropout=0.0, activation="relu", batch_first=True,
-                                        norm_first=norm_first).double().eval()
+    theirs = (
+        nn.TransformerEncoderLayer(
+            16, 4, 24, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+        )
+        .double()
+        .eval()
+    )
     copy_layer(ours, theirs)
     x = randn(3, 6, 16)
     lengths = torch.tensor([6, 4, 2])
-    real = torch.arange(6) < lengths[:, None]                 # [B, S] True at real tokens
+    real = torch.arange(6) < lengths[:, None]  # [B, S] True at real tokens
     # torch: key_padding_mask True = NOT allowed, the opposite of ours
     expected = theirs(x, src_key_padding_mask=~real)
     for need_weights in (False, True):
         out, _ = ours(x, real[:, None, None, :], need_weights=need_weights)
         torch.testing.assert_close(out, expected, **TOL64)
     torch.testing.assert_close(ours(x)[0], theirs(x), **TOL64)  # no mask
-    assert (ours(x)[0] - expected).abs().max() > 1e-2  # the padding mask matters: this test can fail
+    # the padding mask matters: this test can fail
+    assert (ours(x)[0] - expected).abs().max() > 1e-2
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_layer_equals_torch(norm_first):
     torch.manual_seed(0)
     ours = DecoderLayer(16, 4, 24, norm_first=norm_first).double().eval()
-    theirs = nn.TransformerDecoderLayer(16, 4, 24, dropout=0.0, activation="relu", batch_first=True,
-                                        norm_first=norm_first).double().eval()
+    theirs = (
+        nn.TransformerDecoderLayer(
+            16, 4, 24, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+        )
+        .double()
+        .eval()
+    )
     copy_layer(ours, theirs)
     y, memory = randn(3, 5, 16), randn(3, 7, 16, seed=1)
     real = torch.arange(7) < torch.tensor([7, 3, 5])[:, None]  # [B, S]
-    causal = causal_mask(5)                                    # [T, T], True = may attend
+    causal = causal_mask(5)  # [T, T], True = may attend
     # torch's boolean tgt_mask and memory_key_padding_mask: True = NOT allowed
     expected = theirs(y, memory, tgt_mask=~causal, memory_key_padding_mask=~real)
     for need_weights in (False, True):
@@ -194,24 +252,27 @@ def test_decoder_layer_equals_torch(norm_first):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
     """memory = Encoder(E_src[src] * sqrt(D) + PE) (sec. 3.4, 3.5), logits = Decoder(...) @ E_tgt^T
-    (the pre-softmax layer shares the embedding matrix, sec. 3.4), with the padding and causal masks."""
+    (the pre-softmax layer shares the embedding matrix, sec. 3.4), with the padding and causal
+    masks."""
     model = small_model(norm_first=norm_first)
-    src = F.pad(ids(2, 5, vocab=11), (0, 2), value=PAD)       # [2, 7], two PADs at the end
+    src = F.pad(ids(2, 5, vocab=11), (0, 2), value=PAD)  # [2, 7], two PADs at the end
     tgt_in = ids(2, 4, vocab=13, seed=1)
-    pe = sinusoidal_encoding(32, 16)                           # [max_len, D]
-    x = model.src_embed.weight[src] * 4.0 + pe[:7]             # sqrt(16) = 4
-    real = (src != PAD)[:, None, None, :]                      # [B, 1, 1, S]
+    pe = sinusoidal_encoding(32, 16)  # [max_len, D]
+    x = model.src_embed.weight[src] * 4.0 + pe[:7]  # sqrt(16) = 4
+    real = (src != PAD)[:, None, None, :]  # [B, 1, 1, S]
     memory, _ = model.encoder(x, real)
     y = model.tgt_embed.weight[tgt_in] * 4.0 + pe[:4]
     hidden, _, _ = model.decoder(y, memory, causal_mask(4), real)
     # float32, identical operations in the same order: 1e-6 on values of size ~1
     torch.testing.assert_close(model.encode(src), memory, rtol=0, atol=1e-6)
-    torch.testing.assert_close(model(src, tgt_in), hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5)
+    torch.testing.assert_close(
+        model(src, tgt_in), hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5
+    )
 
 
 def test_layernorm_is_the_formula():
-    """nn.LayerNorm, which the layers use, is (x - mean) / sqrt(var + eps) * gamma + beta over the last
-    dim, with the biased variance (divide by D, not D - 1) -- Ba et al. 2016, eq. 3-4."""
+    """nn.LayerNorm, which the layers use, is (x - mean) / sqrt(var + eps) * gamma + beta over the
+    last dim, with the biased variance (divide by D, not D - 1) -- Ba et al. 2016, eq. 3-4."""
     torch.manual_seed(0)
     norm = EncoderLayer(16, 4, 24).double().norm1
     with torch.no_grad():
@@ -219,15 +280,18 @@ def test_layernorm_is_the_formula():
         norm.bias.copy_(randn(16, seed=2))
     x = randn(4, 5, 16) * 3 + 1
     mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)             # biased: / D
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)  # biased: / D
     formula = (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
     torch.testing.assert_close(norm(x), formula, **TOL64)
-    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized values: this test sees it
+    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized values: this test sees
+    # it
     unbiased = (x - mean) / torch.sqrt(x.var(-1, keepdim=True) + norm.eps) * norm.weight + norm.bias
     assert (norm(x) - unbiased).abs().max() > 1e-3
 
 
-# ============================================ tier 2: properties ========================================
+# ============================================ tier 2: properties
+# ========================================
+
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_is_causal(norm_first):
@@ -236,12 +300,13 @@ def test_decoder_is_causal(norm_first):
     logits = model(src, tgt_in)
     for t in (0, 3, 6):
         changed = tgt_in.clone()
-        changed[:, t + 1:] = ids(2, 7 - t, vocab=13, seed=10 + t)  # new tokens after position t
+        changed[:, t + 1 :] = ids(2, 7 - t, vocab=13, seed=10 + t)  # new tokens after position t
         assert not torch.equal(changed, tgt_in)
         new = model(src, changed)
         # masked keys get weight exactly 0, so only the summation order can differ: float32, 1e-6
         torch.testing.assert_close(new[:, : t + 1], logits[:, : t + 1], rtol=0, atol=1e-6)
-        assert (new[:, t + 1:] - logits[:, t + 1:]).abs().max() > 1e-3  # and later positions do see it
+        # and later positions do see it
+        assert (new[:, t + 1 :] - logits[:, t + 1 :]).abs().max() > 1e-3
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -250,9 +315,14 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
     short, long = ids(1, 3, vocab=11), ids(1, 6, vocab=11, seed=1)
     padded = torch.cat([long, F.pad(short, (0, 3), value=PAD)])  # [2, 6]: short padded with 3 PADs
     tgt_in = ids(2, 4, vocab=13, seed=2)
-    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size ~1
-    torch.testing.assert_close(model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5)
-    torch.testing.assert_close(model(padded, tgt_in)[1], model(short, tgt_in[1:])[0], rtol=0, atol=1e-5)
+    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size
+    # ~1
+    torch.testing.assert_close(
+        model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5
+    )
+    torch.testing.assert_close(
+        model(padded, tgt_in)[1], model(short, tgt_in[1:])[0], rtol=0, atol=1e-5
+    )
     # the comparison can fail: a real token instead of PAD at the end does change the outputs
     unmasked = padded.clone()
     unmasked[1, 3:] = 5
@@ -261,10 +331,15 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
 
 def test_greedy_decode_tokens_and_attention():
     model = small_model(2)
-    src = torch.cat([ids(1, 6, vocab=11), F.pad(ids(1, 4, vocab=11, seed=1), (0, 2), value=PAD)])  # [2, 6]
+    # [2, 6]
+    src = torch.cat([ids(1, 6, vocab=11), F.pad(ids(1, 4, vocab=11, seed=1), (0, 2), value=PAD)])
     tokens, att = greedy_decode(model, src, max_len=10, bos_id=BOS, eos_id=EOS)
     assert tokens.shape == (2, 10) and EOS not in tokens  # this untrained model never says EOS
-    for key, shape in (("encoder", (2, 4, 6, 6)), ("decoder", (2, 4, 10, 10)), ("cross", (2, 4, 10, 6))):
+    for key, shape in (
+        ("encoder", (2, 4, 6, 6)),
+        ("decoder", (2, 4, 10, 10)),
+        ("cross", (2, 4, 10, 6)),
+    ):
         assert len(att[key]) == 2 and all(w.shape == shape for w in att[key])  # one row per token
     # cross-attention row t is the attention that chose token t: the padded keys get weight 0
     assert torch.all(att["cross"][0][1, :, :, 4:] == 0)
@@ -273,7 +348,9 @@ def test_greedy_decode_tokens_and_attention():
     assert torch.equal(tokens, model(src, tgt_in).argmax(-1))
     # decoding each sentence alone gives the same tokens (the padding in the batch changes nothing)
     for b, length in ((0, 6), (1, 4)):
-        assert torch.equal(greedy_decode(model, src[b:b + 1, :length], 10, BOS, EOS)[0], tokens[b:b + 1])
+        assert torch.equal(
+            greedy_decode(model, src[b : b + 1, :length], 10, BOS, EOS)[0], tokens[b : b + 1]
+        )
     # call a token that only the first sentence produces "EOS": that sentence stops there and is
     # padded, the other one runs on unchanged
     eos = next(t for t in tokens[0].tolist() if t not in tokens[1].tolist())
@@ -297,17 +374,17 @@ class TreeModel:
         self.config = TransformerConfig(vocab, vocab, d_model=4, n_heads=1, max_len=max_len)
 
     def encode(self, src):
-        return torch.zeros(src.shape[0], src.shape[1], 1)                  # [B, S, 1]
+        return torch.zeros(src.shape[0], src.shape[1], 1)  # [B, S, 1]
 
     def src_mask(self, src):
         return torch.ones(src.shape[0], 1, 1, src.shape[1], dtype=torch.bool)
 
     def decode(self, tgt_in, memory, src_mask):
         V = self.config.tgt_vocab_size
-        logits = torch.zeros(tgt_in.shape[0], tgt_in.shape[1], V)         # uniform by default
+        logits = torch.zeros(tgt_in.shape[0], tgt_in.shape[1], V)  # uniform by default
         for k, row in enumerate(tgt_in.tolist()):
             for i in range(len(row)):
-                probs = self.table.get(tuple(row[1:i + 1]))                # prefix without BOS
+                probs = self.table.get(tuple(row[1 : i + 1]))  # prefix without BOS
                 if probs:
                     logits[k, i] = torch.tensor([probs.get(v, 1e-9) for v in range(V)]).log()
         return logits
@@ -318,13 +395,19 @@ class TreeModel:
 
 
 def test_beam_search_can_lose_to_greedy():
-    """Beam search is a heuristic. Here greedy takes a (0.41), then a (0.28), then EOS (1): p = 0.1148.
-    A beam of 2 keeps a and b after step 1, but after step 2 b-a (0.39 * 0.55 = 0.2145) and b-b
-    (0.1755) push a-a (0.1148) out, and both end in a uniform distribution: p = 0.2145 / 6 = 0.0358.
-    A beam of 3 keeps a-a and finds greedy's sequence."""
+    """Beam search is a heuristic. Here greedy takes a (0.41), then a (0.28), then EOS (1): p =
+    0.1148. A beam of 2 keeps a and b after step 1, but after step 2 b-a (0.39 * 0.55 = 0.2145) and
+    b-b (0.1755) push a-a (0.1148) out, and both end in a uniform distribution: p = 0.2145 / 6 =
+    0.0358. A beam of 3 keeps a-a and finds greedy's sequence."""
     a, b, c = 3, 4, 5
-    model = TreeModel({(): {a: 0.41, b: 0.39, c: 0.2}, (a,): {a: 0.28, b: 0.24, c: 0.24, EOS: 0.24},
-                       (b,): {a: 0.55, b: 0.45}, (a, a): {EOS: 1.0}})
+    model = TreeModel(
+        {
+            (): {a: 0.41, b: 0.39, c: 0.2},
+            (a,): {a: 0.28, b: 0.24, c: 0.24, EOS: 0.24},
+            (b,): {a: 0.55, b: 0.45},
+            (a, a): {EOS: 1.0},
+        }
+    )
     src = torch.ones(1, 2, dtype=torch.long)
     greedy, _ = greedy_decode(model, src, 3, BOS, EOS)
     assert greedy.tolist() == [[a, a, EOS]]
@@ -337,12 +420,18 @@ def test_beam_search_can_lose_to_greedy():
 
 def test_length_penalty_switches_where_the_formula_says():
     """[EOS] has p = 0.5 (length 1), [a, a, a, EOS] has p = 0.5 * 0.9 * 0.9 = 0.405 (length 4).
-    Ranked by log p / ((5 + L) / 6)^alpha, the long one wins once
-    alpha > ln(ln 0.405 / ln 0.5) / ln(9 / 6) = 0.655: so alpha = 0.6 keeps [EOS], 0.7 prefers the long
-    sequence. (Counting the lengths one off moves the switch to 0.57 or 0.75.)"""
+    Ranked by log p / ((5 + L) / 6)^alpha, the long one wins once alpha > ln(ln 0.405 / ln 0.5) /
+    ln(9 / 6) = 0.655: so alpha = 0.6 keeps [EOS], 0.7 prefers the long sequence. (Counting the
+    lengths one off moves the switch to 0.57 or 0.75.)"""
     a = 3
-    model = TreeModel({(): {EOS: 0.5, a: 0.5}, (a,): {a: 0.9, EOS: 0.1}, (a, a): {a: 0.9, EOS: 0.1},
-                       (a, a, a): {EOS: 1.0}})
+    model = TreeModel(
+        {
+            (): {EOS: 0.5, a: 0.5},
+            (a,): {a: 0.9, EOS: 0.1},
+            (a, a): {a: 0.9, EOS: 0.1},
+            (a, a, a): {EOS: 1.0},
+        }
+    )
     src = torch.ones(1, 2, dtype=torch.long)
     switch = math.log(math.log(0.405) / math.log(0.5)) / math.log(9 / 6)
     assert 0.65 < switch < 0.66
@@ -366,14 +455,14 @@ def test_beam_width_one_is_greedy(seed):
 def all_hypotheses(vocab, max_len, eos_id=EOS):
     """Every sequence a decoder can produce: ends with EOS, or has max_len tokens without it."""
     others = [v for v in range(vocab) if v != eos_id]
-    for n in range(max_len):                                   # n tokens before EOS
+    for n in range(max_len):  # n tokens before EOS
         yield from (list(p) + [eos_id] for p in itertools.product(others, repeat=n))
     yield from (list(p) for p in itertools.product(others, repeat=max_len))
 
 
 def random_tree_model(seed, vocab, max_len):
-    """A TreeModel with a random next-token distribution (Dirichlet(0.5): uneven, but rarely one-hot)
-    after every prefix the search can reach."""
+    """A TreeModel with a random next-token distribution (Dirichlet(0.5): uneven, but rarely
+    one-hot) after every prefix the search can reach."""
     g = torch.Generator().manual_seed(seed)
     table = {}
     for n in range(max_len):
@@ -385,20 +474,27 @@ def random_tree_model(seed, vocab, max_len):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
-    """With beam_width >= V^max_len nothing is ever dropped, so beam search must return the best of all
-    hypotheses under log p / lp(L), found here by scoring every one of them."""
+    """With beam_width >= V^max_len nothing is ever dropped, so beam search must return the best of
+    all hypotheses under log p / lp(L), found here by scoring every one of them."""
     V, max_len = 5, 3
-    lp = lambda n: ((5 + n) / 6) ** alpha                      # GNMT length penalty
+
+    def lp(n):
+        return ((5 + n) / 6) ** alpha  # GNMT length penalty
+
     src = torch.ones(1, 2, dtype=torch.long)
     beats_greedy = 0
     for seed in range(8):
         model = random_tree_model(seed, V, max_len)
-        tokens, log_prob = beam_search(model, src, max_len, BOS, EOS, beam_width=V ** max_len,
-                                       length_penalty=alpha)
-        scored = [(sequence_log_prob(model, src, torch.tensor([h])), h) for h in all_hypotheses(V, max_len)]
+        tokens, log_prob = beam_search(
+            model, src, max_len, BOS, EOS, beam_width=V**max_len, length_penalty=alpha
+        )
+        scored = [
+            (sequence_log_prob(model, src, torch.tensor([h])), h)
+            for h in all_hypotheses(V, max_len)
+        ]
         best_log_prob, best = max(scored, key=lambda s: s[0] / lp(len(s[1])))
         assert tokens[0].tolist() == best
-        assert abs(log_prob - best_log_prob) < 1e-5            # float32 sums of <= 3 log-probs
+        assert abs(log_prob - best_log_prob) < 1e-5  # float32 sums of <= 3 log-probs
         greedy, _ = greedy_decode(model, src, max_len, BOS, EOS)
         beats_greedy += not torch.equal(greedy, tokens)
     assert beats_greedy >= 2  # so that this test tells a search apart from greedy decoding
@@ -407,8 +503,8 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
 def test_beam_search_beats_greedy_in_practice():
     """Beam search is a heuristic: it can drop the hypothesis with the best continuation, so on rare
     inputs it ends below greedy (we found such cases on random models). Checked here: on 12 random
-    models it is never worse than greedy by more than float noise in at least 11 of 12 cases, strictly
-    better in some, and better on average."""
+    models it is never worse than greedy by more than float noise in at least 11 of 12 cases,
+    strictly better in some, and better on average."""
     gains = []
     for seed in range(12):
         model = small_model(seed, src_vocab_size=8, tgt_vocab_size=8, d_model=16, n_heads=2)
@@ -419,29 +515,35 @@ def test_beam_search_beats_greedy_in_practice():
         _, log_prob = beam_search(model, src, 8, BOS, EOS, beam_width=3)
         gains.append(log_prob - sequence_log_prob(model, src, greedy))
     gains = torch.tensor(gains)
-    assert (gains >= -1e-4).sum() >= 11                        # 1e-4: float32 sums of <= 8 log-probs
+    assert (gains >= -1e-4).sum() >= 11  # 1e-4: float32 sums of <= 8 log-probs
     assert (gains > 1e-3).any() and gains.mean() > 0
 
 
-# ============================================ parameter counts ==========================================
+# ============================================ parameter counts
+# ==========================================
+
 
 def closed_form_count(c):
     """The count by hand: embeddings + N encoder layers + N decoder layers (+ final LayerNorms)."""
     D, F_ = c.d_model, c.d_ff
-    attention = 4 * (D * D + D)                                # q, k, v, out projections with biases
+    attention = 4 * (D * D + D)  # q, k, v, out projections with biases
     ffn = D * F_ + F_ + F_ * D + D
-    norm = 2 * D                                               # gain and bias
-    embeddings = (c.src_vocab_size * D + (0 if c.share_src_tgt_embeddings else c.tgt_vocab_size * D)
-                  + (0 if c.tie_embeddings else c.tgt_vocab_size * D))    # source, target, generator
+    norm = 2 * D  # gain and bias
+    embeddings = (
+        c.src_vocab_size * D
+        + (0 if c.share_src_tgt_embeddings else c.tgt_vocab_size * D)
+        + (0 if c.tie_embeddings else c.tgt_vocab_size * D)
+    )  # source, target, generator
     final = 2 * norm if c.norm_first else 0
     encoder_layer, decoder_layer = attention + ffn + 2 * norm, 2 * attention + ffn + 3 * norm
     return embeddings + c.n_layers * (encoder_layer + decoder_layer) + final
 
 
 def test_parameter_counts_of_the_papers_models():
-    # base: 18,944,000 (shared 37000 x 512 embedding) + 6 x 3,152,384 (encoder layer) + 6 x 4,204,032
-    # (decoder layer) = 63,082,496. Table 3 says 65M; the exact count of the architecture the paper
-    # describes with its shared 37000-token vocabulary is 2.95% lower, so 2% cannot hold: we check 3.5%.
+    # base: 18,944,000 (shared 37000 x 512 embedding) + 6 x 3,152,384 (encoder layer) + 6 x
+    # 4,204,032 (decoder layer) = 63,082,496. Table 3 says 65M; the exact count of the architecture
+    # the paper describes with its shared 37000-token vocabulary is 2.95% lower, so 2% cannot hold:
+    # we check 3.5%.
     base = count_parameters(TransformerConfig.base())
     assert base == 63_082_496 == closed_form_count(TransformerConfig.base())
     assert abs(base - 65e6) / 65e6 < 0.035
@@ -450,19 +552,31 @@ def test_parameter_counts_of_the_papers_models():
     assert big == 214_245_376 == closed_form_count(TransformerConfig.big())
     assert abs(big - 213e6) / 213e6 < 0.02
     # not sharing the source embedding adds exactly one 37000 x 512 matrix
-    assert count_parameters(TransformerConfig.base(share_src_tgt_embeddings=False)) == base + 37000 * 512
+    assert (
+        count_parameters(TransformerConfig.base(share_src_tgt_embeddings=False))
+        == base + 37000 * 512
+    )
 
 
-@pytest.mark.parametrize("overrides", [{}, {"norm_first": True}, {"tie_embeddings": False},
-                                       {"tgt_vocab_size": 11, "share_src_tgt_embeddings": True}])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"norm_first": True},
+        {"tie_embeddings": False},
+        {"tgt_vocab_size": 11, "share_src_tgt_embeddings": True},
+    ],
+)
 def test_count_parameters_equals_an_instantiated_model(overrides):
     config = small_config(**overrides)
     model = Transformer(config)
-    n = sum(p.numel() for p in model.parameters())             # .parameters() lists a tied one once
+    n = sum(p.numel() for p in model.parameters())  # .parameters() lists a tied one once
     assert count_parameters(config) == n == closed_form_count(config)
 
 
-# ============================================ bad input =================================================
+# ============================================ bad input
+# =================================================
+
 
 def test_bad_config():
     with pytest.raises(ValueError, match=re.escape("d_model=10 is not divisible by n_heads=3")):
@@ -481,12 +595,19 @@ def test_bad_model_input():
     model = small_model()
     src, tgt_in = ids(2, 5, vocab=11), ids(2, 4, vocab=13)
     with pytest.raises(ValueError, match=r"src: expected ids in \[0, 11\).*got ids from 3 to 11"):
-        model(torch.cat([src, torch.full((2, 1), 11)], 1), tgt_in)  # 11 is outside the source vocabulary
+        # 11 is outside the source vocabulary
+        model(torch.cat([src, torch.full((2, 1), 11)], 1), tgt_in)
     with pytest.raises(ValueError, match=r"tgt_in: expected ids in \[0, 13\).*from -1"):
         model(src, tgt_in - 4)
-    with pytest.raises(ValueError, match=r"tgt_in: expected batch size 2 \(that of src\).*\(3, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"tgt_in: expected batch size 2 \(that of src\).*\(3, 4\)"
+    ):
         model(src, ids(3, 4, vocab=13))
-    with pytest.raises(ValueError, match=r"src: expected shape \[B, L\] with 1 <= L <= max_len=32.*33\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"src: expected shape \[B, L\] with 1 <= L <= "
+        r"max_len=32.*33\)",
+    ):
         model(ids(2, 33, vocab=11), tgt_in)
     with pytest.raises(ValueError, match=r"src: expected shape \[B, L\].*got shape \(5,\)"):
         model(src[0], tgt_in)
@@ -509,28 +630,43 @@ def test_bad_decoding_input():
         greedy_decode(model, src + 8, 5, BOS, EOS)
     with pytest.raises(ValueError, match="beam_width: expected an int >= 1, got 0"):
         beam_search(model, src, 5, BOS, EOS, beam_width=0)
-    with pytest.raises(ValueError, match=r"src: expected shape \[1, S\] \(one sentence\), got \(2, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"src: expected shape \[1, S\] \(one sentence\), got \(2, 5\)"
+    ):
         beam_search(model, ids(2, 5, vocab=11), 5, BOS, EOS)
     with pytest.raises(ValueError, match="length_penalty: expected alpha >= 0, got -1"):
         beam_search(model, src, 5, BOS, EOS, length_penalty=-1)
 
 
-# ============================================ end to end ================================================
+# ============================================ end to end
+# ================================================
+
 
 def test_tiny_model_learns_to_reverse_sequences():
-    """2 layers, d_model 32: trained for 200 steps of 64 random sequences of 6 symbols (lr 5e-3, Adam
-    with the paper's betas, no warm-up, no dropout), greedy decoding reverses held-out sequences."""
+    """2 layers, d_model 32: trained for 200 steps of 64 random sequences of 6 symbols (lr 5e-3,
+    Adam with the paper's betas, no warm-up, no dropout), greedy decoding reverses held-out
+    sequences."""
     n_symbols, length, batch = 10, 6, 64
-    config = TransformerConfig(3 + n_symbols, 3 + n_symbols, d_model=32, n_heads=4, n_layers=2, d_ff=64,
-                               dropout=0.0, max_len=16, share_src_tgt_embeddings=True)
+    config = TransformerConfig(
+        3 + n_symbols,
+        3 + n_symbols,
+        d_model=32,
+        n_heads=4,
+        n_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=16,
+        share_src_tgt_embeddings=True,
+    )
     torch.manual_seed(0)
     model = Transformer(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-3, betas=(0.9, 0.98))
     g = torch.Generator().manual_seed(1)
 
     def sample(n, generator):
-        src = torch.randint(3, 3 + n_symbols, (n, length), generator=generator)   # [n, S]
-        return src, torch.cat([src.flip(1), torch.full((n, 1), EOS)], dim=1)     # target: reversed + EOS
+        src = torch.randint(3, 3 + n_symbols, (n, length), generator=generator)  # [n, S]
+        # target: reversed + EOS
+        return src, torch.cat([src.flip(1), torch.full((n, 1), EOS)], dim=1)
 
     start = time.perf_counter()
     for _ in range(200):
@@ -542,7 +678,8 @@ def test_tiny_model_learns_to_reverse_sequences():
         optimizer.step()
     train_seconds = time.perf_counter() - start
     model.eval()
-    src, tgt = sample(200, torch.Generator().manual_seed(99))  # held out: of 10^6 inputs, training saw 12800
+    # held out: of 10^6 inputs, training saw 12800
+    src, tgt = sample(200, torch.Generator().manual_seed(99))
     tokens, _ = greedy_decode(model, src, length + 1, BOS, EOS)
     accuracy = (tokens == tgt).all(dim=1).float().mean().item()  # whole sequence right
     assert accuracy > 0.9, f"sequence accuracy {accuracy:.3f} after loss {loss.item():.4f}"

@@ -1,4 +1,5 @@
-"""Tests of lib.viz: heatmap, masked-softmax table, head view, and the interactive-figure mechanism."""
+"""Tests of lib.viz: heatmap, masked-softmax table, head view, and the interactive-figure
+mechanism."""
 
 import matplotlib
 
@@ -95,7 +96,11 @@ def test_annotation_colour_contrasts_with_cell():
 
 def test_heatmap_draws_masked_and_neg_inf_cells_grey_with_text():
     a = np.array([[0.5, -np.inf], [0.2, 0.8]])
-    for data in (a, torch.tensor(a), np.ma.masked_array(np.array([[0.5, 9.0], [0.2, 0.8]]), [[0, 1], [0, 0]])):
+    for data in (
+        a,
+        torch.tensor(a),
+        np.ma.masked_array(np.array([[0.5, 9.0], [0.2, 0.8]]), [[0, 1], [0, 0]]),
+    ):
         ax = viz.attention_heatmap(data)
         image = ax.images[0]
         assert np.ma.getmaskarray(image.get_array()).tolist() == [[False, True], [False, False]]
@@ -138,7 +143,11 @@ def test_masked_softmax_table_panels():
     fig = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS)
     assert isinstance(fig, Figure)
     panels = fig.axes[:3]
-    assert [ax.get_title() for ax in panels] == ["scores", "masked scores", "weights (masked softmax)"]
+    assert [ax.get_title() for ax in panels] == [
+        "scores",
+        "masked scores",
+        "weights (masked softmax)",
+    ]
     scores_img, masked_img, weights_img = (np.ma.getdata(ax.images[0].get_array()) for ax in panels)
     assert np.abs(scores_img - SCORES.numpy()).max() == 0
     expected = masked_softmax(SCORES, CAUSAL).numpy()
@@ -181,10 +190,20 @@ def test_masked_softmax_table_rejects_bad_input():
 
 # 2 layers, 2 heads, 3 tokens; every number exactly representable and distinct from the others
 KNOWN = [
-    torch.tensor([[[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]],
-                   [[0.125, 0.875, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]]),
-    torch.tensor([[[0.375, 0.625, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]],
-                  [[0.0625, 0.9375, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]]),  # 3-D: promoted
+    torch.tensor(
+        [
+            [
+                [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]],
+                [[0.125, 0.875, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            ]
+        ]
+    ),
+    torch.tensor(
+        [
+            [[0.375, 0.625, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]],
+            [[0.0625, 0.9375, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],
+        ]
+    ),  # 3-D: promoted
 ]
 
 
@@ -261,9 +280,9 @@ def test_model_view_html_holds_tokens_and_numbers():
         assert f'"{token}"' in page
     for number in ("0.875", "0.375", "0.625", "0.0625", "0.9375"):
         assert number in page
-    assert _json_of(KNOWN, (2, 3, 3)) in _compact(page)           # layers x heads x T x T, as given
+    assert _json_of(KNOWN, (2, 3, 3)) in _compact(page)  # layers x heads x T x T, as given
     assert '"include_layers": [0, 1]' in page and '"include_heads": [0, 1]' in page
-    assert "Layer: <select" not in page                            # the model view shows every layer at once
+    assert "Layer: <select" not in page  # the model view shows every layer at once
 
 
 def test_model_view_rounds_and_accepts_one_tensor():
@@ -295,16 +314,25 @@ def test_model_view_rejects_bad_types():
 
 
 # 2 layers, 2 heads; 3 source tokens, 2 target tokens; distinct, exactly representable numbers
-ENC = [torch.tensor([[[[0.5, 0.25, 0.25]] * 3] * 2]), torch.tensor([[[[0.125, 0.125, 0.75]] * 3] * 2])]
-DEC = [torch.tensor([[[[1.0, 0.0], [0.3125, 0.6875]]] * 2]), torch.tensor([[[[1.0, 0.0], [0.4375, 0.5625]]] * 2])]
-CROSS = [torch.tensor([[[[0.1875, 0.8125, 0.0]] * 2] * 2]), torch.tensor([[[[0.0, 0.0625, 0.9375]] * 2] * 2])]
+ENC = [
+    torch.tensor([[[[0.5, 0.25, 0.25]] * 3] * 2]),
+    torch.tensor([[[[0.125, 0.125, 0.75]] * 3] * 2]),
+]
+DEC = [
+    torch.tensor([[[[1.0, 0.0], [0.3125, 0.6875]]] * 2]),
+    torch.tensor([[[[1.0, 0.0], [0.4375, 0.5625]]] * 2]),
+]
+CROSS = [
+    torch.tensor([[[[0.1875, 0.8125, 0.0]] * 2] * 2]),
+    torch.tensor([[[[0.0, 0.0625, 0.9375]] * 2] * 2]),
+]
 SRC, TGT = ["le", "chat", "noir"], ["the", "cat"]
 
 
 @pytest.mark.parametrize("view", ["head", "model"])
 def test_encoder_decoder_view_html_holds_all_three(view):
     page = viz.encoder_decoder_view(ENC, DEC, CROSS, SRC, TGT, view=view).data
-    for name in ("Encoder", "Decoder", "Cross"):                  # the drop-down of the three attentions
+    for name in ("Encoder", "Decoder", "Cross"):  # the drop-down of the three attentions
         assert f">{name}</option>" in page
     for token in SRC + TGT:
         assert f'"{token}"' in page
@@ -312,13 +340,14 @@ def test_encoder_decoder_view_html_holds_all_three(view):
         assert number in page
     compact = _compact(page)
     assert _json_of(ENC, (2, 3, 3)) in compact and _json_of(DEC, (2, 2, 2)) in compact
-    assert _json_of(CROSS, (2, 2, 3)) in compact                  # cross: decoder queries x encoder keys
-    assert ('Layer: <select' in page) == (view == "head")
+    assert _json_of(CROSS, (2, 2, 3)) in compact  # cross: decoder queries x encoder keys
+    assert ("Layer: <select" in page) == (view == "head")
 
 
 def test_encoder_decoder_view_cross_only_and_initial_selection():
     page = viz.encoder_decoder_view(None, None, CROSS, SRC, TGT, layer=1, heads=[0]).data
-    assert ">Cross</option>" not in page and '"layer": 1' in page and '"heads": [0]' in page  # one attention: no menu
+    # one attention: no menu
+    assert ">Cross</option>" not in page and '"layer": 1' in page and '"heads": [0]' in page
     assert _json_of(CROSS, (2, 2, 3)) in _compact(page)
 
 
@@ -329,7 +358,10 @@ def test_encoder_decoder_view_cross_only_and_initial_selection():
         ((ENC, DEC, CROSS, SRC, TGT + ["x"]), r"decoder_tokens.*expected 2.*got 3"),
         ((ENC, DEC, [torch.rand(1, 2, 2, 4)] * 2, SRC, TGT), r"cross_attention.*S=3"),
         ((ENC, DEC, [torch.rand(1, 2, 3, 3)] * 2, SRC, TGT), r"cross_attention.*T=2"),
-        ((ENC, DEC[:1], CROSS, SRC, TGT), r"decoder_attention has 1 layers.*encoder_attention has 2"),
+        (
+            (ENC, DEC[:1], CROSS, SRC, TGT),
+            r"decoder_attention has 1 layers.*encoder_attention has 2",
+        ),
         ((ENC, [torch.rand(1, 3, 2, 2)] * 2, CROSS, SRC, TGT), r"decoder_attention has 3 heads"),
         (([torch.rand(1, 2, 3, 2)] * 2, DEC, CROSS, SRC, TGT), r"encoder_attention\[0\].*square"),
         ((ENC, [DEC[0], torch.rand(1, 2, 3, 3)], CROSS, SRC, TGT), r"decoder_attention.*T=3"),
@@ -373,8 +405,12 @@ def _png_of(html_widget):
 
 def test_interactive_precomputes_one_png_per_option():
     open_before = plt.get_fignums()
-    box = viz.interactive(_draw, [("low", -2), ("flat", 0), ("high", 2)], description="slope",
-                          alt=lambda v: f"A line of slope {v}")
+    box = viz.interactive(
+        _draw,
+        [("low", -2), ("flat", 0), ("high", 2)],
+        description="slope",
+        alt=lambda v: f"A line of slope {v}",
+    )
     assert plt.get_fignums() == open_before  # every figure drawn was closed
     assert isinstance(box, widgets.VBox)
     slider, stack = box.children
@@ -398,7 +434,8 @@ def test_interactive_links_slider_to_stack_in_the_browser():
     box = viz.interactive(_draw, [1, 2])
     slider, stack = box.children
     link = box.link
-    assert isinstance(link, Link) and link._model_name == "LinkModel"  # the JS-side link (jslink), not dlink
+    # the JS-side link (jslink), not dlink
+    assert isinstance(link, Link) and link._model_name == "LinkModel"
     assert link.source == (slider, "index") and link.target == (stack, "selected_index")
     assert list(slider.options) == ["1", "2"]
     assert 'alt="Figure for value = 2"' in stack.children[1].value
@@ -436,10 +473,11 @@ def _state_pngs(box):
 
 
 def _static_page(box) -> str:
-    """The HTML a static page embeds for the widget: its saved state, as the book's site stores it."""
+    """The HTML a static page embeds for the widget: its saved state, as the book's site stores
+    it."""
     from ipywidgets.embed import dependency_state, embed_snippet
 
-    return embed_snippet(views=[box], state=dependency_state(box))      # this figure's widgets only
+    return embed_snippet(views=[box], state=dependency_state(box))  # this figure's widgets only
 
 
 LOGITS = torch.tensor([2.0, 1.0, 0.5, 0.0, -1.0])
@@ -447,36 +485,58 @@ WORDS = ["cat", "dog", "mat", "hat", "the"]
 
 
 def test_sampling_probabilities_temperature():
-    assert torch.allclose(sampling_probabilities(LOGITS), torch.softmax(LOGITS.double(), -1), atol=1e-12)
-    assert torch.allclose(sampling_probabilities(LOGITS, 0.5), torch.softmax(2 * LOGITS.double(), -1), atol=1e-12)
+    assert torch.allclose(
+        sampling_probabilities(LOGITS), torch.softmax(LOGITS.double(), -1), atol=1e-12
+    )
+    assert torch.allclose(
+        sampling_probabilities(LOGITS, 0.5), torch.softmax(2 * LOGITS.double(), -1), atol=1e-12
+    )
     hot = sampling_probabilities(LOGITS, 4.0)
-    assert (hot.max() - hot.min()) < (sampling_probabilities(LOGITS).max() - sampling_probabilities(LOGITS).min())
-    greedy = sampling_probabilities([1.0, 3.0, 3.0, 0.0], 0)               # ties: the first largest logit
+    assert (hot.max() - hot.min()) < (
+        sampling_probabilities(LOGITS).max() - sampling_probabilities(LOGITS).min()
+    )
+    greedy = sampling_probabilities([1.0, 3.0, 3.0, 0.0], 0)  # ties: the first largest logit
     assert greedy.tolist() == [0.0, 1.0, 0.0, 0.0]
 
 
 def test_sampling_probabilities_top_k_and_top_p_known_values():
-    p = torch.softmax(LOGITS.double(), -1)                                 # 0.563, 0.207, 0.126, 0.076, 0.028
+    p = torch.softmax(LOGITS.double(), -1)  # 0.563, 0.207, 0.126, 0.076, 0.028
     k2 = sampling_probabilities(LOGITS, top_k=2)
     assert torch.allclose(k2[:2], p[:2] / p[:2].sum()) and (k2[2:] == 0).all()
-    assert (sampling_probabilities([1.0, 2.0, 2.0, 0.0], top_k=1) > 0).tolist() == [False, True, True, False]  # ties kept
-    nucleus = sampling_probabilities(LOGITS, top_p=0.8)                    # 0.563 + 0.207 = 0.770 < 0.8: 3 tokens
+    # ties kept
+    assert (sampling_probabilities([1.0, 2.0, 2.0, 0.0], top_k=1) > 0).tolist() == [
+        False,
+        True,
+        True,
+        False,
+    ]
+    nucleus = sampling_probabilities(LOGITS, top_p=0.8)  # 0.563 + 0.207 = 0.770 < 0.8: 3 tokens
     assert (nucleus > 0).tolist() == [True, True, True, False, False]
     assert torch.allclose(nucleus[:3], p[:3] / p[:3].sum())
-    assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1      # the top token alone holds 0.56
+    # the top token alone holds 0.56
+    assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1
     assert torch.equal(sampling_probabilities(LOGITS, top_p=1.0), sampling_probabilities(LOGITS))
-    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps more tokens
+    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps
+    # more tokens
     assert (sampling_probabilities(LOGITS, 2.0, top_p=0.8) > 0).sum() == 4
-    both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)         # renormalised top-3: 0.63, 0.23, 0.14
+    # renormalised top-3: 0.63, 0.23, 0.14
+    both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)
     assert (both > 0).tolist() == [True, True, False, False, False]
     for q in (k2, nucleus, both):
         assert abs(q.sum().item() - 1) < 1e-12
 
 
-@pytest.mark.parametrize("kwargs, pattern", [
-    (dict(temperature=-1.0), "temperature"), (dict(temperature=float("inf")), "temperature"),
-    (dict(top_k=0), "top_k"), (dict(top_k=2.5), "top_k"), (dict(top_p=0.0), "top_p"), (dict(top_p=1.5), "top_p"),
-])
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=float("inf")), "temperature"),
+        (dict(top_k=0), "top_k"),
+        (dict(top_k=2.5), "top_k"),
+        (dict(top_p=0.0), "top_p"),
+        (dict(top_p=1.5), "top_p"),
+    ],
+)
 def test_sampling_probabilities_rejects_bad_settings(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         sampling_probabilities(LOGITS, **kwargs)
@@ -493,9 +553,11 @@ def test_sampling_explorer_one_state_per_setting_all_different():
     assert slider.options[:3] == ("T = 0, top-p none", "T = 0, top-p 0.8", "T = 0.5, top-p none")
     assert slider.description == "temperature, top-p"
     pngs = _state_pngs(box)
-    assert len(set(pngs)) == 8                                              # every state its own picture
-    assert 'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; gets 0.83' \
-        in stack.children[2].value
+    assert len(set(pngs)) == 8  # every state its own picture
+    assert (
+        'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; '
+        "gets 0.83" in stack.children[2].value
+    )
 
 
 def test_sampling_explorer_static_page_embeds_every_state():
@@ -505,7 +567,7 @@ def test_sampling_explorer_static_page_embeds_every_state():
     assert "application/vnd.jupyter.widget-state+json" in page
     for png in _state_pngs(box):
         assert base64.b64encode(png).decode("ascii") in page
-    assert "LinkModel" in page                                              # the slider-stack link lives in the page
+    assert "LinkModel" in page  # the slider-stack link lives in the page
 
 
 def test_sampling_explorer_uses_a_given_distribution_and_groups_the_rest():
@@ -515,10 +577,17 @@ def test_sampling_explorer_uses_a_given_distribution_and_groups_the_rest():
         calls.append((temperature, top_k, top_p))
         return torch.full_like(logits, 1 / logits.numel())
 
-    box = sampling_explorer(torch.arange(30.0), [f"t{i}" for i in range(30)], [0.7, 1.3], top_k=5,
-                            distribution=uniform, n_shown=10)
-    assert calls == [(0.7, 5, None), (1.3, 5, None)]                          # fixed top-k passed to every state
-    assert "&#x27;t0&#x27; gets 0.03" in box.children[1].children[0].value    # the bars show what it returned
+    box = sampling_explorer(
+        torch.arange(30.0),
+        [f"t{i}" for i in range(30)],
+        [0.7, 1.3],
+        top_k=5,
+        distribution=uniform,
+        n_shown=10,
+    )
+    assert calls == [(0.7, 5, None), (1.3, 5, None)]  # fixed top-k passed to every state
+    # the bars show what it returned
+    assert "&#x27;t0&#x27; gets 0.03" in box.children[1].children[0].value
     with pytest.raises(ValueError, match="sum to 1"):
         sampling_explorer(LOGITS, WORDS, [1.0], distribution=lambda z, t, k, p: torch.ones(5))
     with pytest.raises(TypeError, match="distribution"):
@@ -536,21 +605,27 @@ def test_causal_mask_explorer_one_state_per_query():
 
     box = causal_mask_explorer(SCORES, TOKENS)
     slider, stack = box.children
-    assert list(slider.options) == ["0 the", "1 cat", "2 sat", "3 down"] and slider.description == "query"
+    assert (
+        list(slider.options) == ["0 the", "1 cat", "2 sat", "3 down"]
+        and slider.description == "query"
+    )
     pngs = _state_pngs(box)
     assert len(pngs) == 4 and len(set(pngs)) == 4
     weights = masked_softmax(SCORES, CAUSAL)
     top = int(weights[2].argmax())
-    assert f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on &#x27;{TOKENS[top]}&#x27;" \
-        in stack.children[2].value
-    assert "its largest weight is 1.00 on &#x27;the&#x27;" in stack.children[0].value   # query 0 sees itself only
+    assert (
+        f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on "
+        f"&#x27;{TOKENS[top]}&#x27;" in stack.children[2].value
+    )
+    # query 0 sees itself only
+    assert "its largest weight is 1.00 on &#x27;the&#x27;" in stack.children[0].value
     page = _static_page(box)
     assert all(base64.b64encode(png).decode("ascii") in page for png in pngs)
     assert plt.get_fignums() == []
 
 
 def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
-    padding = torch.tensor([True, True, True, False]).expand(4, 4)          # the last key is padding
+    padding = torch.tensor([True, True, True, False]).expand(4, 4)  # the last key is padding
     box = causal_mask_explorer(SCORES, TOKENS, mask=padding.clone())
     assert "may attend to keys 0 to 2" in box.children[1].children[0].value
     with pytest.raises(ValueError, match="square"):
@@ -564,14 +639,18 @@ def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
 
 
 def test_sampling_probabilities_agree_with_the_gpt_library():
-    """The figure's arithmetic and the GPT chapter's sampler (lib.gpt, when present) give the same distribution."""
+    """The figure's arithmetic and the GPT chapter's sampler (lib.gpt, when present) give the same
+    distribution."""
     gpt = pytest.importorskip("lib.gpt")
     g = torch.Generator().manual_seed(0)
     for trial in range(20):
         z = 3 * torch.randn(30, generator=g, dtype=torch.float64)
-        z[3] = z[7] if trial % 4 == 0 else z[3]                                # ties at the cut, now and then
+        z[3] = z[7] if trial % 4 == 0 else z[3]  # ties at the cut, now and then
         for t in (0, 0.3, 1.0, 2.5):
             for k in (None, 1, 5, 40):
                 for p in (None, 0.5, 0.9, 1.0):
-                    ours, theirs = sampling_probabilities(z, t, k, p), gpt.sampling_distribution(z, t, k, p)
+                    ours, theirs = (
+                        sampling_probabilities(z, t, k, p),
+                        gpt.sampling_distribution(z, t, k, p),
+                    )
                     assert (ours - theirs).abs().max() < 1e-12, (trial, t, k, p)

@@ -1,6 +1,6 @@
-"""Tests of lib/xlnet.py: permutation masks (the identity order is a causal LM, the query stream never sees
-its own token, the masks follow the order), segment recurrence (the vanilla model stops at its segment, the
-recurrent one reaches N segments back), reachability, bad input."""
+"""Tests of lib/xlnet.py: permutation masks (the identity order is a causal LM, the query stream
+never sees its own token, the masks follow the order), segment recurrence (the vanilla model stops
+at its segment, the recurrent one reaches N segments back), reachability, bad input."""
 
 import itertools
 
@@ -18,8 +18,9 @@ def test_the_identity_order_is_a_left_to_right_language_model():
 
 
 def test_the_paper_example_order_3_2_4_1():
-    """XLNet's Figure 1 (1-based positions): with the order 3 -> 2 -> 4 -> 1, token 3 sees nothing, token 2
-    sees 3, token 4 sees 3 and 2, token 1 sees all the others. 0-based here: order [2, 1, 3, 0]."""
+    """XLNet's Figure 1 (1-based positions): with the order 3 -> 2 -> 4 -> 1, token 3 sees nothing,
+    token 2 sees 3, token 4 sees 3 and 2, token 1 sees all the others. 0-based here: order [2, 1, 3,
+    0]."""
     content, query = permutation_masks([2, 1, 3, 0])
     sees = {i: set(query[i].nonzero().flatten().tolist()) for i in range(4)}
     assert sees == {2: set(), 1: {2}, 3: {2, 1}, 0: {2, 1, 3}}
@@ -30,8 +31,8 @@ def test_masks_of_every_order_of_four_tokens():
     for order in itertools.permutations(range(4)):
         content, query = permutation_masks(list(order))
         assert not query.diagonal().any() and content.diagonal().all()
-        assert query.sum() == 6 and content.sum() == 10                   # T(T-1)/2 pairs, plus the diagonal
-        assert not (query & query.T).any()                                # never both ways: an order
+        assert query.sum() == 6 and content.sum() == 10  # T(T-1)/2 pairs, plus the diagonal
+        assert not (query & query.T).any()  # never both ways: an order
         assert query[order[0]].sum() == 0 and query[order[-1]].sum() == 3
         for a, b in zip(order, order[1:]):
             assert query[b, a] and not query[a, b]
@@ -51,8 +52,8 @@ def test_recurrence_mask_without_memory_is_block_causal():
 
 def test_recurrence_mask_with_memory_sees_the_previous_segment():
     m = recurrence_mask(12, 4)
-    assert m[4].tolist() == [True] * 5 + [False] * 7                  # first of segment 2: segment 1 and itself
-    assert m[11].tolist() == [False] * 4 + [True] * 8                 # last of segment 3: segments 2 and 3
+    assert m[4].tolist() == [True] * 5 + [False] * 7  # first of segment 2: segment 1 and itself
+    assert m[11].tolist() == [False] * 4 + [True] * 8  # last of segment 3: segments 2 and 3
     assert torch.equal(m & ~causal_mask(12), torch.zeros(12, 12, dtype=torch.bool))
 
 
@@ -60,7 +61,8 @@ def test_recurrence_mask_with_memory_sees_the_previous_segment():
 def test_the_longest_dependency_grows_by_a_segment_per_layer(n_layers):
     L = 4
     mask = recurrence_mask(6 * L, L)
-    assert longest_dependency(mask, n_layers) == (n_layers + 1) * L - 1   # O(N x L), Dai et al. sec. 3.2
+    # O(N x L), Dai et al. sec. 3.2
+    assert longest_dependency(mask, n_layers) == (n_layers + 1) * L - 1
     assert longest_dependency(recurrence_mask(6 * L, L, memory_length=0), n_layers) == L - 1
 
 
@@ -75,11 +77,13 @@ def test_reachable_is_the_transitive_closure_of_the_mask():
             brute[i, j] = True
     assert torch.equal(two, brute)
     full = reachable(causal_mask(7), 1)
-    assert torch.equal(full, causal_mask(7))                          # one layer of full causal attention: all
+    assert torch.equal(full, causal_mask(7))  # one layer of full causal attention: all
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match=r"order: expected a permutation of 0..T-1, got \[0, 0, 1\]"):
+    with pytest.raises(
+        ValueError, match=r"order: expected a permutation of 0..T-1, got \[0, 0, 1\]"
+    ):
         permutation_masks([0, 0, 1])
     with pytest.raises(ValueError, match="order: expected a permutation of 0..T-1, got \\[1, 2\\]"):
         permutation_masks([1, 2])

@@ -2,33 +2,33 @@
 
     python tools/export_models.py --out _build/live     # what `make live-models` runs
 
-writes ``OUT/models/manifest.json``, the ONNX files, the vocabularies, and ``OUT/reference.json``: the
-values the library computes in PyTorch for the chapters' sentences, which the browser tests compare
-with what the page computes. Nothing here is committed; `make book` copies it into the site.
+writes ``OUT/models/manifest.json``, the ONNX files, the vocabularies, and ``OUT/reference.json``:
+the values the library computes in PyTorch for the chapters' sentences, which the browser tests
+compare with what the page computes. Nothing here is committed; `make book` copies it into the site.
 
-The models are the library's own classes, wrapped so that their inputs and outputs have the names the
-page's runtime expects (web/src/runtime.js); the wrappers add no computation:
+The models are the library's own classes, wrapped so that their inputs and outputs have the names
+the page's runtime expects (web/src/runtime.js); the wrappers add no computation:
 
 - ``minilm.onnx``: the real all-MiniLM-L6-v2 (``lib.pretrained.load_minilm``):
   input_ids, attention_mask, token_type_ids int64 [1, T] -> last_hidden_state [1, T, 384],
   attentions [6, 12, T, T] (layer, head, query, key).
 - ``translator_encoder.onnx`` / ``translator_decoder.onnx``: the Bahdanau translator of chapters 1
-  and 4 (the shipped checkpoint lib/checkpoints/seq2seq_bahdanau.safetensors): the encoder
-  (src_ids [1, S] -> memory [1, S, 128], state [1, 64]) and one greedy decoding step
-  (prev_token [1], state [1, 64], memory, src_mask [1, S] -> logits [1, V], state_out, attention [1, S]).
+  and 4 (the shipped checkpoint lib/checkpoints/seq2seq_bahdanau.safetensors): the encoder (src_ids
+  [1, S] -> memory [1, S, 128], state [1, 64]) and one greedy decoding step (prev_token [1], state
+  [1, 64], memory, src_mask [1, S] -> logits [1, V], state_out, attention [1, S]).
 
-Size against fidelity (MiniLM, measured by this tool's ``--study`` on the chapters' sentences, max abs
-difference of every attention weight against PyTorch float32):
+Size against fidelity (MiniLM, measured by this tool's ``--study`` on the chapters' sentences, max
+abs difference of every attention weight against PyTorch float32):
 
 | weights stored as                    | file    | max abs attention error |
 |--------------------------------------|---------|-------------------------|
 | float32                              | 90.4 MB | ~1e-6                   |
 | float16, computed in float32 (Cast)  | 45.3 MB | ~1e-3 (see --study)     |
 
-The shipped MiniLM stores every weight matrix of 1,024 or more numbers as float16 and casts it back to
-float32 when the session starts (one ``Cast`` node per weight): half the bytes, float32 arithmetic.
-The dynamic int8 quantisation measured in the issue (23 MB) moves weights by up to 0.35 and is not
-used. The translator is small (1-2 MB) and stays float32.
+The shipped MiniLM stores every weight matrix of 1,024 or more numbers as float16 and casts it back
+to float32 when the session starts (one ``Cast`` node per weight): half the bytes, float32
+arithmetic. The dynamic int8 quantisation measured in the issue (23 MB) moves weights by up to 0.35
+and is not used. The translator is small (1-2 MB) and stays float32.
 """
 
 from __future__ import annotations
@@ -108,10 +108,12 @@ class GPTExport(nn.Module):
 
 
 class EncoderExport(nn.Module):
-    """Seq2Seq's encoder for one unpadded sentence: src_ids [1, S] -> (memory [1, S, He], state [1, H]).
+    """Seq2Seq's encoder for one unpadded sentence: src_ids [1, S] -> (memory [1, S, He], state [1,
+    H]).
 
-    With one sentence and no padding, packing the sequence (what lib.seq2seq.Encoder does for batches)
-    changes nothing, so the RNN runs on the embeddings directly; then the decoder's s_0 = tanh(W_s c)."""
+    With one sentence and no padding, packing the sequence (what lib.seq2seq.Encoder does for
+    batches) changes nothing, so the RNN runs on the embeddings directly; then the decoder's s_0 =
+    tanh(W_s c)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -298,7 +300,8 @@ def export_minilm(models: Path, reference: dict, precision: str = "fp16") -> dic
 
 
 def load_translator():
-    """The Bahdanau model of chapters 1 and 4 with its corpus and vocabularies, as chapter 4 loads it."""
+    """The Bahdanau model of chapters 1 and 4 with its corpus and vocabularies, as chapter 4 loads
+    it."""
     from lib.checkpoints import load_seq2seq
     from lib.data import build_vocabs, generate_pairs, split_pairs
     from lib.seq2seq import BahdanauDecoder

@@ -6,15 +6,15 @@
 The decks are made from the *executed* chapters that the book's build keeps in its execution cache
 (``_build/.jupyter_cache``, so a deck shows the same figures and numbers as the page), by
 nbconvert's slides exporter with the template in ``tools/slides/book_reveal``. They live in the site
-(``slides/``), use reveal.js from the npm registry bundled with the book's ``web/src/slides.js`` and the
-site's own MathJax, so a deck works offline and from any static host. Each chapter page links to its deck
-(``book/_ext/slides.py``).
+(``slides/``), use reveal.js from the npm registry bundled with the book's ``web/src/slides.js`` and
+the site's own MathJax, so a deck works offline and from any static host. Each chapter page links to
+its deck (``book/_ext/slides.py``).
 
 What goes on a slide is decided cell by cell (:func:`deck`), so that a slide holds one idea:
 
-- each ``#``/``##`` heading starts a slide and each ``###`` heading a sub-slide, with the section's first
-  paragraph (cut to its first sentences when long); the rest of the prose goes to the speaker notes
-  (press ``s`` in the deck);
+- each ``#``/``##`` heading starts a slide and each ``###`` heading a sub-slide, with the section's
+  first paragraph (cut to its first sentences when long); the rest of the prose goes to the speaker
+  notes (press ``s`` in the deck);
 - display equations stay on the slide (a new sub-slide when the slide is full);
 - every figure a cell draws gets a sub-slide of its own, without the code that drew it;
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
@@ -40,15 +40,15 @@ REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 WEB = ROOT / "web" / "src"
 
-MAX_CODE_LINES = 6      # a longer code cell stays in the chapter
-MAX_OUTPUT_LINES = 12   # a longer printed result stays in the chapter
-SLIDE_BUDGET = 14       # lines of text a slide holds before the next item starts a sub-slide
-FIRST_PARAGRAPH = 320   # characters of a section's first paragraph shown on its slide
+MAX_CODE_LINES = 6  # a longer code cell stays in the chapter
+MAX_OUTPUT_LINES = 12  # a longer printed result stays in the chapter
+SLIDE_BUDGET = 14  # lines of text a slide holds before the next item starts a sub-slide
+FIRST_PARAGRAPH = 320  # characters of a section's first paragraph shown on its slide
 SKIPPED_SECTIONS = ("exercises",)
 IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # MyST to plain Markdown: citations as author-year text, directives unwrapped
 
 
@@ -87,7 +87,7 @@ def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
 
     text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
     text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
-    text = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(<[^`]*>)?`", r"\1", text)     # other roles: their text
+    text = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(<[^`]*>)?`", r"\1", text)  # other roles: their text
     text = re.sub(r"^(:::+|```+)\{[a-z-]+\}[^\n]*\n(:[a-z-]+:[^\n]*\n)*", "", text, flags=re.M)
     text = re.sub(r"^(:::+|```+)\s*$", "", text, flags=re.M)
     return text.strip()
@@ -97,10 +97,12 @@ def blocks(markdown: str) -> list[str]:
     """Paragraph-level blocks: split at blank lines, but a $$ display equation stays whole."""
     out, current, in_math = [], [], False
     for line in markdown.splitlines():
-        if line.strip().startswith("$$") and not (line.strip().endswith("$$") and len(line.strip()) > 2):
+        if line.strip().startswith("$$") and not (
+            line.strip().endswith("$$") and len(line.strip()) > 2
+        ):
             in_math = not in_math
         if not line.strip() and not in_math:
-            if current and current[0][:1].isspace() and out:   # a list item's next paragraph
+            if current and current[0][:1].isspace() and out:  # a list item's next paragraph
                 out[-1] += "\n\n" + "\n".join(current)
             elif current:
                 out.append("\n".join(current))
@@ -121,15 +123,19 @@ def is_math(block: str) -> bool:
 
 def is_prose(block: str) -> bool:
     """A paragraph of text (not an equation, code, a table, a list, HTML or a directive)."""
-    return not is_math(block) and not block[:1].isspace() and not block.lstrip().startswith(
-        ("```", "|", "<", ":::", "- ", "* ", "1. ", ">"))
+    return (
+        not is_math(block)
+        and not block[:1].isspace()
+        and not block.lstrip().startswith(("```", "|", "<", ":::", "- ", "* ", "1. ", ">"))
+    )
 
 
 def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH) -> str:
     """The paragraph, or its first sentences up to about ``limit`` characters."""
     if len(paragraph) <= limit:
         return paragraph
-    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"   # not "et al. (2018)"
+    # not "et al. (2018)"
+    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"
     sentences = re.split(sentence_end, paragraph.replace("\n", " "))
     out = sentences[0]
     for s in sentences[1:]:
@@ -143,7 +149,7 @@ def lines_of(text: str) -> int:
     return sum(max(1, len(ln) // 70 + 1) for ln in text.splitlines()) if text else 0
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # The deck: which cell goes where
 
 
@@ -220,29 +226,47 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
         outputs = cell.get("outputs", [])
         figures = [o for o in outputs if any(k in o.get("data", {}) for k in IMAGES)]
         tables = [o for o in outputs if "text/markdown" in o.get("data", {})]
-        live = [o for o in outputs if "text/html" in o.get("data", {}) and not figures and not tables]
-        widgets = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        live = [
+            o for o in outputs if "text/html" in o.get("data", {}) and not figures and not tables
+        ]
+        widgets = [
+            o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        ]
         for o in figures:
             image = {k: v for k, v in o.data.items() if k in IMAGES}
             out = nbformat.v4.new_output("display_data", data=image)
             fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
             d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
         caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
-        if figures and caption:                   # the chapter's caption, under its figure
-            d.add(nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
-                  kind="-", lines=0)
+        if figures and caption:  # the chapter's caption, under its figure
+            d.add(
+                nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
+                kind="-",
+                lines=0,
+            )
         for o in tables:
             text = o.data["text/markdown"]
             if text.count("\n") <= 16:
                 d.markdown(plain_markdown(text, cite), "subslide")
-        if (live or widgets) and not figures and "hide-input" not in tags and "hide-cell" not in tags:
-            d.markdown(f"*An interactive figure: try it on [the chapter's page]({chapter_url}).*", "-")
+        if (
+            (live or widgets)
+            and not figures
+            and "hide-input" not in tags
+            and "hide-cell" not in tags
+        ):
+            d.markdown(
+                f"*An interactive figure: try it on [the chapter's page]({chapter_url}).*", "-"
+            )
         if figures or tables or live or widgets:
             continue
         code = cell.source.strip()
         printed = "".join(_text(o) for o in outputs).rstrip()
-        hidden = {"hide-input", "hide-cell", "remove-input", "hide-output", "remove-output"} & set(tags)
-        short = 0 < code.count("\n") + 1 <= MAX_CODE_LINES and all(len(ln) <= 90 for ln in code.splitlines())
+        hidden = {"hide-input", "hide-cell", "remove-input", "hide-output", "remove-output"} & set(
+            tags
+        )
+        short = 0 < code.count("\n") + 1 <= MAX_CODE_LINES and all(
+            len(ln) <= 90 for ln in code.splitlines()
+        )
         if hidden or not short or not printed or printed.count("\n") + 1 > MAX_OUTPUT_LINES:
             continue
         if all(ln.lstrip().startswith(("assert", "#")) for ln in code.splitlines()):
@@ -252,17 +276,20 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
         d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
     slides = nbformat.v4.new_notebook(cells=d.cells)
     slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
-    title = next((c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), "")
+    title = next(
+        (c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), ""
+    )
     slides.metadata["title"] = title
     return slides
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Writing the decks into the site
 
 
 def write_assets(site: Path) -> Path:
-    """reveal.js's style sheets (npm) and the book's slides.js bundle (esbuild) under _static/slides."""
+    """reveal.js's style sheets (npm) and the book's slides.js bundle (esbuild) under
+    _static/slides."""
     static = site / "_static" / "slides"
     (static / "dist" / "theme").mkdir(parents=True, exist_ok=True)
     for missing in (REVEAL / "reveal.css", ESBUILD):
@@ -272,9 +299,20 @@ def write_assets(site: Path) -> Path:
     shutil.copyfile(REVEAL / "theme" / "white.css", static / "dist" / "theme" / "white.css")
     shutil.copyfile(WEB / "slides.css", static / "slides.css")
     done = subprocess.run(
-        [str(ESBUILD), str(WEB / "slides.js"), "--bundle", "--format=iife", "--minify",
-         "--legal-comments=linked", f"--outfile={static / 'slides.js'}", "--log-level=error"],
-        cwd=ROOT, capture_output=True, text=True)
+        [
+            str(ESBUILD),
+            str(WEB / "slides.js"),
+            "--bundle",
+            "--format=iife",
+            "--minify",
+            "--legal-comments=linked",
+            f"--outfile={static / 'slides.js'}",
+            "--log-level=error",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"esbuild failed on web/src/slides.js:\n{done.stderr}")
     return static
@@ -286,7 +324,9 @@ def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.
     from jupyter_cache import get_cache
 
     if not cache_dir.is_dir():
-        raise FileNotFoundError(f"no execution cache at {cache_dir}: build the book first (make book)")
+        raise FileNotFoundError(
+            f"no execution cache at {cache_dir}: build the book first (make book)"
+        )
     cache = get_cache(str(cache_dir))
     out = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -295,7 +335,9 @@ def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.
         try:
             _, nb = cache.merge_match_into_notebook(nbformat.read(path, as_version=4))
         except KeyError:
-            raise FileNotFoundError(f"{path.name} has changed since the last build: run make book") from None
+            raise FileNotFoundError(
+                f"{path.name} has changed since the last build: run make book"
+            ) from None
         out.append((path.stem, nb))
     return out
 
@@ -324,9 +366,13 @@ def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
     for chapter, executed in chapters:
         chapter_url = f"../notebooks/{chapter}.html"
         nb = deck(executed, cite, chapter_url)
-        resources = {"book": {"mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",
-                              "chapter_url": chapter_url},
-                     "metadata": {"name": nb.metadata["title"]}}
+        resources = {
+            "book": {
+                "mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",
+                "chapter_url": chapter_url,
+            },
+            "metadata": {"name": nb.metadata["title"]},
+        }
         html, _ = exporter.from_notebook_node(nb, resources=resources)
         target = out / f"{chapter}.html"
         target.write_text(html)

@@ -4,11 +4,11 @@
     python tools/make_student_edition.py 03           # chapters whose file name starts with 03
     python tools/make_student_edition.py --out DIR    # somewhere else
 
-What stays: the whole chapter, each exercise's answer cell (a template: a stub function whose body is
-`...`, or predictions set to None) and each exercise's check cell. What goes: the worked solutions
-(code cells tagged ["solution", "hide-cell"]) and the model answers in prose (markdown cells tagged
-["solution"]). A student edition therefore runs top to bottom as it is: the checkers answer
-"not attempted" until the student writes something (see lib/exercises/__init__.py).
+What stays: the whole chapter, each exercise's answer cell (a template: a stub function whose body
+is `...`, or predictions set to None) and each exercise's check cell. What goes: the worked
+solutions (code cells tagged ["solution", "hide-cell"]) and the model answers in prose (markdown
+cells tagged ["solution"]). A student edition therefore runs top to bottom as it is: the checkers
+answer "not attempted" until the student writes something (see lib/exercises/__init__.py).
 """
 
 from __future__ import annotations
@@ -41,8 +41,11 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def chapters(prefixes: list[str]) -> list[Path]:
-    return [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-            if not prefixes or any(p.name.startswith(x) for x in prefixes)]
+    return [
+        p
+        for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        if not prefixes or any(p.name.startswith(x) for x in prefixes)
+    ]
 
 
 def write_student_edition(out: Path, prefixes: list[str] = ()) -> list[Path]:
@@ -60,8 +63,12 @@ def write_student_edition(out: Path, prefixes: list[str] = ()) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("prefixes", nargs="*", help="only chapters whose file name starts with one of these")
-    parser.add_argument("--out", type=Path, default=ROOT / "student", help="output folder (default: student/)")
+    parser.add_argument(
+        "prefixes", nargs="*", help="only chapters whose file name starts with one of these"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "student", help="output folder (default: student/)"
+    )
     args = parser.parse_args(argv)
     written = write_student_edition(args.out, args.prefixes)
     if not written:

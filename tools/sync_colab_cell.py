@@ -27,12 +27,16 @@ def repository_url() -> str:
 
 
 def colab_cell_source(url: str | None = None) -> str:
+    """The setup cell, as ruff formats it (make test checks the notebooks' format)."""
     url = url or repository_url()
     return (
-        "# Colab setup: installs the book's library when this notebook runs in Colab; does nothing elsewhere.\n"
-        "import subprocess, sys\n"
+        "# Colab setup: installs the book's library in Colab; does nothing elsewhere.\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "git+{url}"], check=True)'
+        f'    package = "git+{url}"\n'
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)'
     )
 
 
@@ -46,14 +50,20 @@ def is_setup_cell(cell) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check; exit 1 if a notebook is out of date")
+    parser.add_argument(
+        "--check", action="store_true", help="only check; exit 1 if a notebook is out of date"
+    )
     args = parser.parse_args()
     source, stale = colab_cell_source(), []
     for path in chapters():
         nb = nbformat.read(path, as_version=4)
         first = nb.cells[0] if nb.cells else None
-        if first is not None and is_setup_cell(first) and first.source == source \
-                and TAG in first.metadata.get("tags", []):
+        if (
+            first is not None
+            and is_setup_cell(first)
+            and first.source == source
+            and TAG in first.metadata.get("tags", [])
+        ):
             continue
         stale.append(path.name)
         if not args.check:

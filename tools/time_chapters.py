@@ -21,15 +21,20 @@ BUDGET_S = 90.0
 
 def time_chapter(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
 
 
 def main(prefixes: list[str]) -> int:
-    paths = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-             if not prefixes or any(p.name.startswith(x) for x in prefixes)]
+    paths = [
+        p
+        for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        if not prefixes or any(p.name.startswith(x) for x in prefixes)
+    ]
     print("| chapter | seconds |\n|---|---|")
     over = []
     for path in paths:

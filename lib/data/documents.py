@@ -1,13 +1,14 @@
 """Synthetic restaurant reviews for document classification with a hierarchical attention network.
 
-Each document is a short review: a few sentences of lower-case words. Its label answers one question,
-**did the reviewer like the food?**, by this rule (``label_of``):
+Each document is a short review: a few sentences of lower-case words. Its label answers one
+question, **did the reviewer like the food?**, by this rule (``label_of``):
 
     The *key sentences* are the sentences that give an opinion about a dish (``DISHES``): "the soup
-    was superb .". A document has one or two of them, and they agree. The label is 1 (liked the food)
-    if their opinion word is positive (``POSITIVE``) and 0 if it is negative (``NEGATIVE``). Nothing
-    else counts: opinions about anything else (``OTHERS``: "the music was awful .") and sentences that
-    mention a dish without an opinion ("my friend ordered the fish .") do not change the label.
+    was superb .". A document has one or two of them, and they agree. The label is 1 (liked the
+    food) if their opinion word is positive (``POSITIVE``) and 0 if it is negative (``NEGATIVE``).
+    Nothing else counts: opinions about anything else (``OTHERS``: "the music was awful .") and
+    sentences that mention a dish without an opinion ("my friend ordered the fish .") do not change
+    the label.
 
 So the label depends on a few key words (the opinion words of the key sentences) in a few key
 sentences, and a model must tell a key sentence from a distractor that uses the same opinion words
@@ -16,11 +17,11 @@ key sentence and, inside it, its largest word weights to the opinion word (and t
 positive against negative words over the whole document, without looking at what they are about,
 does not find the label reliably (``count_rule`` is that baseline).
 
-A document has between ``min_sentences`` and ``max_sentences`` sentences: 1 or 2 key sentences,
-1 to 3 distractor opinions (about ``OTHERS``, each positive or negative at random) and neutral
-sentences for the rest, in random order. Sentences come from a handful of templates shared by key
-and distractor sentences, so the template does not tell a key sentence from a distractor; no template
-is used twice in a document. Deterministic: one ``random.Random(seed)``.
+A document has between ``min_sentences`` and ``max_sentences`` sentences: 1 or 2 key sentences, 1 to
+3 distractor opinions (about ``OTHERS``, each positive or negative at random) and neutral sentences
+for the rest, in random order. Sentences come from a handful of templates shared by key and
+distractor sentences, so the template does not tell a key sentence from a distractor; no template is
+used twice in a document. Deterministic: one ``random.Random(seed)``.
 
 Shapes: docs [B, S, W] long (S sentences of at most W words, padded with pad_id 0); labels [B].
 """
@@ -36,8 +37,21 @@ from torch import Tensor
 
 from lib.data.translation import Vocab
 
-__all__ = ["DISHES", "OTHERS", "POSITIVE", "NEGATIVE", "Document", "generate_documents", "label_of",
-           "count_rule", "build_vocab", "DocBatch", "make_batch", "batches", "epochs"]
+__all__ = [
+    "DISHES",
+    "OTHERS",
+    "POSITIVE",
+    "NEGATIVE",
+    "Document",
+    "generate_documents",
+    "label_of",
+    "count_rule",
+    "build_vocab",
+    "DocBatch",
+    "make_batch",
+    "batches",
+    "epochs",
+]
 
 DISHES = ("soup", "pasta", "fish", "salad", "bread", "dessert", "curry", "steak")
 OTHERS = ("waiter", "music", "parking", "weather", "room", "table", "bill", "queue")
@@ -75,6 +89,7 @@ class Document:
     """A review: its sentences (tuples of words), its label (1: liked the food, 0: did not), the
     indices of its key sentences, and the (sentence, word) positions of the key sentences' opinion
     words (``key_words``) and dishes (``dish_words``)."""
+
     sentences: tuple[tuple[str, ...], ...]
     label: int
     key_sentences: tuple[int, ...]
@@ -104,7 +119,9 @@ def label_of(sentences: Sequence[Sequence[str]]) -> int:
                 if w in POSITIVE or w in NEGATIVE:
                     polarities.add(w in POSITIVE)
     if len(polarities) != 1:
-        raise ValueError(f"sentences: expected opinions about dishes that agree, got polarities {polarities}")
+        raise ValueError(
+            f"sentences: expected opinions about dishes that agree, got polarities {polarities}"
+        )
     return int(polarities.pop())
 
 
@@ -116,15 +133,20 @@ def count_rule(sentences: Sequence[Sequence[str]]) -> int:
     return int(positive >= negative)
 
 
-def generate_documents(n: int, seed: int = 0, min_sentences: int = 4, max_sentences: int = 8) -> list[Document]:
+def generate_documents(
+    n: int, seed: int = 0, min_sentences: int = 4, max_sentences: int = 8
+) -> list[Document]:
     """``n`` reviews, labels balanced at random (each 1 or 0 with probability 1/2). Deterministic:
     the same arguments give the same documents on every machine."""
     _check_int(n, "n", 1)
-    _check_int(min_sentences, "min_sentences", 4)     # room for 2 key and 2 distractor sentences
+    _check_int(min_sentences, "min_sentences", 4)  # room for 2 key and 2 distractor sentences
     _check_int(max_sentences, "max_sentences", min_sentences)
     if max_sentences > len(_NEUTRAL) + 2:
-        raise ValueError(f"max_sentences: expected at most {len(_NEUTRAL) + 2} (there are {len(_NEUTRAL)} "
-                         f"neutral templates, each used at most once), got {max_sentences}")
+        raise ValueError(
+            f"max_sentences: expected at most {len(_NEUTRAL) + 2} (there are "
+            f"{len(_NEUTRAL)} "
+            f"neutral templates, each used at most once), got {max_sentences}"
+        )
     rng = random.Random(seed)
     documents = []
     for _ in range(n):
@@ -135,7 +157,7 @@ def generate_documents(n: int, seed: int = 0, min_sentences: int = 4, max_senten
         n_neutral = n_sentences - n_key - n_distractor
         kinds = ["key"] * n_key + ["distractor"] * n_distractor + ["neutral"] * n_neutral
         rng.shuffle(kinds)
-        neutral = iter(rng.sample(_NEUTRAL, kinds.count("neutral")))        # no template twice
+        neutral = iter(rng.sample(_NEUTRAL, kinds.count("neutral")))  # no template twice
         opinions = iter(rng.sample(_OPINION, n_key + n_distractor))
         sentences, key_sentences, key_words, dish_words = [], [], [], []
         for i, kind in enumerate(kinds):
@@ -154,8 +176,10 @@ def generate_documents(n: int, seed: int = 0, min_sentences: int = 4, max_senten
                 key_sentences.append(i)
                 key_words.append((i, sentence.index(opinion)))
                 dish_words.append((i, sentence.index(subject)))
-        doc = Document(tuple(sentences), label, tuple(key_sentences), tuple(key_words), tuple(dish_words))
-        assert label_of(doc.sentences) == label               # the documented rule holds
+        doc = Document(
+            tuple(sentences), label, tuple(key_sentences), tuple(key_words), tuple(dish_words)
+        )
+        assert label_of(doc.sentences) == label  # the documented rule holds
         documents.append(doc)
     return documents
 
@@ -171,6 +195,7 @@ def build_vocab() -> Vocab:
 class DocBatch:
     """docs [B, S, W] long (padded with pad_id = 0: shorter sentences, and whole missing sentences);
     labels [B] long."""
+
     docs: Tensor
     labels: Tensor
 
@@ -187,14 +212,15 @@ def _check_documents(documents) -> None:
 
 
 def make_batch(documents: Sequence[Document], vocab: Vocab) -> DocBatch:
-    """Encode and pad documents to [B, S, W] (S: most sentences in the batch, W: longest sentence)."""
+    """Encode and pad documents to [B, S, W] (S: most sentences in the batch, W: longest
+    sentence)."""
     _check_documents(documents)
     S = max(len(d.sentences) for d in documents)
     W = max(len(s) for d in documents for s in d.sentences)
-    docs = torch.full((len(documents), S, W), vocab.pad_id, dtype=torch.long)   # [B, S, W]
+    docs = torch.full((len(documents), S, W), vocab.pad_id, dtype=torch.long)  # [B, S, W]
     for b, d in enumerate(documents):
         for i, sentence in enumerate(d.sentences):
-            docs[b, i, :len(sentence)] = torch.tensor(vocab.encode(sentence))
+            docs[b, i, : len(sentence)] = torch.tensor(vocab.encode(sentence))
     return DocBatch(docs, torch.tensor([d.label for d in documents]))
 
 
@@ -203,19 +229,29 @@ def _epoch(documents, vocab, batch_size, shuffle, rng) -> Iterator[DocBatch]:
     if shuffle:
         rng.shuffle(order)
     for start in range(0, len(order), batch_size):
-        yield make_batch([documents[i] for i in order[start:start + batch_size]], vocab)
+        yield make_batch([documents[i] for i in order[start : start + batch_size]], vocab)
 
 
-def batches(documents: Sequence[Document], vocab: Vocab, batch_size: int, shuffle: bool = True,
-            seed: int = 0) -> Iterator[DocBatch]:
+def batches(
+    documents: Sequence[Document],
+    vocab: Vocab,
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+) -> Iterator[DocBatch]:
     """One epoch: every document once, in batches (order shuffled by ``random.Random(seed)``)."""
     _check_documents(documents)
     _check_int(batch_size, "batch_size", 1)
     return _epoch(documents, vocab, batch_size, shuffle, random.Random(seed))
 
 
-def epochs(documents: Sequence[Document], vocab: Vocab, batch_size: int, shuffle: bool = True,
-           seed: int = 0) -> Iterator[DocBatch]:
+def epochs(
+    documents: Sequence[Document],
+    vocab: Vocab,
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+) -> Iterator[DocBatch]:
     """Endless batches, epoch after epoch, reshuffled each time by one ``random.Random(seed)``
     (for ``lib.train.fit``, which stops after its number of steps)."""
     _check_documents(documents)
@@ -225,4 +261,5 @@ def epochs(documents: Sequence[Document], vocab: Vocab, batch_size: int, shuffle
     def forever():
         while True:
             yield from _epoch(documents, vocab, batch_size, shuffle, rng)
+
     return forever()

@@ -30,10 +30,24 @@ from torch import Tensor
 
 from lib.data.translation import Vocab
 
-__all__ = ["COLOURS", "SHAPES", "VOCAB", "ShapeItem", "ShapeImage", "draw", "caption_of",
-           "generate_images", "word_regions", "CaptionBatch", "make_batch", "batches", "epochs"]
+__all__ = [
+    "COLOURS",
+    "SHAPES",
+    "VOCAB",
+    "ShapeItem",
+    "ShapeImage",
+    "draw",
+    "caption_of",
+    "generate_images",
+    "word_regions",
+    "CaptionBatch",
+    "make_batch",
+    "batches",
+    "epochs",
+]
 
-COLOURS: dict[str, tuple[float, float, float]] = {     # Okabe-Ito: vermillion, bluish green, blue, reddish purple
+# Okabe-Ito: vermillion, bluish green, blue, reddish purple
+COLOURS: dict[str, tuple[float, float, float]] = {
     "red": (0.835, 0.369, 0.0),
     "green": (0.0, 0.620, 0.451),
     "blue": (0.0, 0.447, 0.698),
@@ -46,6 +60,7 @@ SEPARATOR = ","
 @dataclass(frozen=True)
 class ShapeItem:
     """One shape: its colour and form, its cell (row, col), its centre (y, x) and size in pixels."""
+
     colour: str
     shape: str
     row: int
@@ -57,25 +72,31 @@ class ShapeItem:
 @dataclass(frozen=True, eq=False)
 class ShapeImage:
     """An image [3, H, W], its shapes in reading order, and its caption (a tuple of words)."""
+
     image: Tensor = field(repr=False)
     items: tuple[ShapeItem, ...]
     caption: tuple[str, ...]
     grid: tuple[int, int]
 
 
-# --- drawing ---------------------------------------------------------------------------------------
+# --- drawing
+# ---------------------------------------------------------------------------------------
 
-def _shape_mask(shape: str, ys: np.ndarray, xs: np.ndarray, cy: float, cx: float, size: float) -> np.ndarray:
-    """bool [H, W]: the pixels (centres ys, xs) inside one shape of width ``size`` centred at (cy, cx)."""
+
+def _shape_mask(
+    shape: str, ys: np.ndarray, xs: np.ndarray, cy: float, cx: float, size: float
+) -> np.ndarray:
+    """bool [H, W]: the pixels (centres ys, xs) inside one shape of width ``size`` centred at (cy,
+    cx)."""
     dy, dx, half = ys - cy, xs - cx, size / 2
     if shape == "circle":
-        return dy ** 2 + dx ** 2 <= half ** 2
-    if shape == "square":                                      # a bit smaller: about the circle's area
+        return dy**2 + dx**2 <= half**2
+    if shape == "square":  # a bit smaller: about the circle's area
         return (abs(dy) <= 0.85 * half) & (abs(dx) <= 0.85 * half)
-    if shape == "triangle":                                    # pointing up: width grows from apex to base
-        t = (dy + half) / size                                 # 0 at the apex, 1 at the base
+    if shape == "triangle":  # pointing up: width grows from apex to base
+        t = (dy + half) / size  # 0 at the apex, 1 at the base
         return (t >= 0) & (t <= 1) & (abs(dx) <= t * half)
-    if shape == "cross":                                       # a plus sign, arms a third of the size wide
+    if shape == "cross":  # a plus sign, arms a third of the size wide
         arm = size / 6
         return ((abs(dx) <= arm) & (abs(dy) <= half)) | ((abs(dy) <= arm) & (abs(dx) <= half))
     raise ValueError(f"shape: expected one of {SHAPES}, got {shape!r}")
@@ -86,22 +107,27 @@ def draw(items: Sequence[ShapeItem], grid: tuple[int, int] = (3, 3), cell: int =
     drawn inside its own cell (pixels whose centre lies in the shape are painted its colour)."""
     rows, cols = grid
     image = np.ones((3, rows * cell, cols * cell), dtype=np.float32)
-    local = np.arange(cell, dtype=np.float32) + 0.5           # pixel centres inside a cell [cell]
+    local = np.arange(cell, dtype=np.float32) + 0.5  # pixel centres inside a cell [cell]
     for item in items:
         if item.colour not in COLOURS:
             raise ValueError(f"colour: expected one of {tuple(COLOURS)}, got {item.colour!r}")
         if not (0 <= item.row < rows and 0 <= item.col < cols):
-            raise ValueError(f"items: cell ({item.row}, {item.col}) is outside the {rows} x {cols} grid")
+            raise ValueError(
+                f"items: cell ({item.row}, {item.col}) is outside the {rows} x {cols} grid"
+            )
         top, left = item.row * cell, item.col * cell
         ys, xs = (top + local)[:, None], (left + local)[None, :]  # [cell, 1], [1, cell]
         mask = _shape_mask(item.shape, ys, xs, *item.centre, item.size)  # [cell, cell]
-        patch = image[:, top:top + cell, left:left + cell]    # a view: painting it paints the image
+        patch = image[
+            :, top : top + cell, left : left + cell
+        ]  # a view: painting it paints the image
         patch[:, mask] = np.array(COLOURS[item.colour], dtype=np.float32)[:, None]
     return torch.from_numpy(image)
 
 
 def caption_of(items: Sequence[ShapeItem]) -> tuple[str, ...]:
-    """'colour shape , colour shape , ...' for the items in reading order (row by row, left to right)."""
+    """'colour shape , colour shape , ...' for the items in reading order (row by row, left to
+    right)."""
     words: list[str] = []
     for item in sorted(items, key=lambda it: (it.row, it.col)):
         words += ([SEPARATOR] if words else []) + [item.colour, item.shape]
@@ -115,35 +141,53 @@ def _check_int(x, name: str, minimum: int) -> None:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
 
 
-def generate_images(n: int, seed: int = 0, grid: tuple[int, int] = (3, 3), cell: int = 16,
-                    min_shapes: int = 1, max_shapes: int = 3) -> list[ShapeImage]:
-    """``n`` images, each with between ``min_shapes`` and ``max_shapes`` shapes (uniform) in distinct
-    cells chosen at random; colour and form uniform and independent; size uniform in
-    [0.6, 0.85] * cell; centre shifted from the cell's centre so that the shape stays inside its cell.
+def generate_images(
+    n: int,
+    seed: int = 0,
+    grid: tuple[int, int] = (3, 3),
+    cell: int = 16,
+    min_shapes: int = 1,
+    max_shapes: int = 3,
+) -> list[ShapeImage]:
+    """``n`` images, each with between ``min_shapes`` and ``max_shapes`` shapes (uniform) in
+    distinct cells chosen at random; colour and form uniform and independent; size uniform in [0.6,
+    0.85] * cell; centre shifted from the cell's centre so that the shape stays inside its cell.
     Deterministic: the same arguments give the same images on every machine."""
     _check_int(n, "n", 1)
     _check_int(cell, "cell", 8)
-    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, int) and g >= 1 for g in grid)):
+    if (
+        not isinstance(grid, (tuple, list))
+        or len(grid) != 2
+        or not all(isinstance(g, int) and g >= 1 for g in grid)
+    ):
         raise ValueError(f"grid: expected (rows, cols) of two ints >= 1, got {grid!r}")
     rows, cols = grid
     _check_int(min_shapes, "min_shapes", 1)
     _check_int(max_shapes, "max_shapes", min_shapes)
     if max_shapes > rows * cols:
-        raise ValueError(f"max_shapes: expected at most rows*cols = {rows * cols}, got {max_shapes}")
+        raise ValueError(
+            f"max_shapes: expected at most rows*cols = {rows * cols}, got {max_shapes}"
+        )
     rng = random.Random(seed)
     examples = []
     for _ in range(n):
-        cells = sorted(rng.sample(range(rows * cols), rng.randint(min_shapes, max_shapes)))  # reading order
+        # reading order
+        cells = sorted(rng.sample(range(rows * cols), rng.randint(min_shapes, max_shapes)))
         items = []
         for c in cells:
             row, col = divmod(c, cols)
             size = cell * rng.uniform(0.6, 0.85)
-            slack = (cell - size) / 2 - 0.5                    # keep a pixel of margin inside the cell
-            centre = ((row + 0.5) * cell + rng.uniform(-slack, slack),
-                      (col + 0.5) * cell + rng.uniform(-slack, slack))
-            items.append(ShapeItem(rng.choice(list(COLOURS)), rng.choice(SHAPES), row, col, centre, size))
-        examples.append(ShapeImage(draw(items, grid, cell), tuple(items), caption_of(items), (rows, cols)))
+            slack = (cell - size) / 2 - 0.5  # keep a pixel of margin inside the cell
+            centre = (
+                (row + 0.5) * cell + rng.uniform(-slack, slack),
+                (col + 0.5) * cell + rng.uniform(-slack, slack),
+            )
+            items.append(
+                ShapeItem(rng.choice(list(COLOURS)), rng.choice(SHAPES), row, col, centre, size)
+            )
+        examples.append(
+            ShapeImage(draw(items, grid, cell), tuple(items), caption_of(items), (rows, cols))
+        )
     return examples
 
 
@@ -157,7 +201,8 @@ def word_regions(example: ShapeImage) -> list[int | None]:
     return regions
 
 
-# --- vocabulary and batches ------------------------------------------------------------------------
+# --- vocabulary and batches
+# ------------------------------------------------------------------------
 
 VOCAB = Vocab([SEPARATOR, *COLOURS, *SHAPES])
 """The closed caption vocabulary (lib.data.Vocab): <pad> 0, <bos> 1, <eos> 2, <unk> 3, then ',', the
@@ -168,6 +213,7 @@ colours and the forms."""
 class CaptionBatch:
     """images [B, 3, H, W]; tgt_in [B, T] = <bos> + caption; tgt_out [B, T] = caption + <eos>
     (both padded with VOCAB.pad_id = 0); lengths [B] = number of caption words + 1."""
+
     images: Tensor
     tgt_in: Tensor
     tgt_out: Tensor
@@ -186,17 +232,17 @@ def _check_examples(examples) -> None:
 
 
 def make_batch(examples: Sequence[ShapeImage]) -> CaptionBatch:
-    """Stack images and pad captions (teacher forcing: the input is the caption shifted right by one,
-    starting with <bos>; the target ends with <eos>)."""
+    """Stack images and pad captions (teacher forcing: the input is the caption shifted right by
+    one, starting with <bos>; the target ends with <eos>)."""
     _check_examples(examples)
     ids = [VOCAB.encode(ex.caption) for ex in examples]
     B, T = len(ids), max(len(x) for x in ids) + 1
-    tgt_in = torch.full((B, T), VOCAB.pad_id, dtype=torch.long)   # [B, T]
+    tgt_in = torch.full((B, T), VOCAB.pad_id, dtype=torch.long)  # [B, T]
     tgt_out = torch.full((B, T), VOCAB.pad_id, dtype=torch.long)  # [B, T]
     for b, x in enumerate(ids):
-        tgt_in[b, :len(x) + 1] = torch.tensor([VOCAB.bos_id, *x])
-        tgt_out[b, :len(x) + 1] = torch.tensor([*x, VOCAB.eos_id])
-    images = torch.stack([ex.image for ex in examples])            # [B, 3, H, W]
+        tgt_in[b, : len(x) + 1] = torch.tensor([VOCAB.bos_id, *x])
+        tgt_out[b, : len(x) + 1] = torch.tensor([*x, VOCAB.eos_id])
+    images = torch.stack([ex.image for ex in examples])  # [B, 3, H, W]
     return CaptionBatch(images, tgt_in, tgt_out, torch.tensor([len(x) + 1 for x in ids]))
 
 
@@ -205,19 +251,21 @@ def _epoch(examples, batch_size: int, shuffle: bool, rng: random.Random) -> Iter
     if shuffle:
         rng.shuffle(order)
     for start in range(0, len(order), batch_size):
-        yield make_batch([examples[i] for i in order[start:start + batch_size]])
+        yield make_batch([examples[i] for i in order[start : start + batch_size]])
 
 
-def batches(examples: Sequence[ShapeImage], batch_size: int, shuffle: bool = True,
-            seed: int = 0) -> Iterator[CaptionBatch]:
+def batches(
+    examples: Sequence[ShapeImage], batch_size: int, shuffle: bool = True, seed: int = 0
+) -> Iterator[CaptionBatch]:
     """One epoch: every example once, in batches (order shuffled by ``random.Random(seed)``)."""
     _check_examples(examples)
     _check_int(batch_size, "batch_size", 1)
     return _epoch(examples, batch_size, shuffle, random.Random(seed))
 
 
-def epochs(examples: Sequence[ShapeImage], batch_size: int, shuffle: bool = True,
-           seed: int = 0) -> Iterator[CaptionBatch]:
+def epochs(
+    examples: Sequence[ShapeImage], batch_size: int, shuffle: bool = True, seed: int = 0
+) -> Iterator[CaptionBatch]:
     """Endless batches, epoch after epoch, reshuffled each time by one ``random.Random(seed)``
     (for ``lib.train.fit``, which stops after its number of steps)."""
     _check_examples(examples)
@@ -227,4 +275,5 @@ def epochs(examples: Sequence[ShapeImage], batch_size: int, shuffle: bool = True
     def forever():
         while True:
             yield from _epoch(examples, batch_size, shuffle, rng)
+
     return forever()

@@ -1,34 +1,35 @@
-"""A small English-like story corpus, generated from a grammar written for the book, and real English
-text that ships with Python.
+"""A small English-like story corpus, generated from a grammar written for the book, and real
+English text that ships with Python.
 
-The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a CPU,
-and it is written so that the phenomena of the lectures occur often:
+The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a
+CPU, and it is written so that the phenomena of the lectures occur often:
 
 * **Coreference decided by a later word** (the Winograd-schema pattern of the lectures' "the animal
-  didn't cross the street because it was too tired"): ``the A <did/could/would> n't VERB the B because
-  it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too tired" fits
-  the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat / carry), each
-  with its own nouns and its own adjectives for each side, so no single template or word pair can be
-  memorised. ``coreference_pairs`` labels them.
-* **Polysemy**: "bank" of a river or the bank that lends money, "play" on a stage or in a game. The same
-  frames take either sense; the words that decide it (``SENSE_CUES``: water, ducks, ... / money, loan,
+  didn't cross the street because it was too tired"): ``the A <did/could/would> n't VERB the B
+  because it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too
+  tired" fits the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat
+  / carry), each with its own nouns and its own adjectives for each side, so no single template or
+  word pair can be memorised. ``coreference_pairs`` labels them.
+* **Polysemy**: "bank" of a river or the bank that lends money, "play" on a stage or in a game. The
+  same frames take either sense; the words that decide it (``SENSE_CUES``: water, ducks, ... /
+  money, loan,
   ...) come after the ambiguous word in some frames and before it in others, so a left-to-right
   model cannot always tell the sense when it reads the word, but a bidirectional one can.
   ``sense_examples`` labels them. The words "bank" and "play" occur nowhere else in the corpus.
-* **Agreement across a clause**: ``the keys that the man found are old .`` / ``the key near the boxes
-  is red .``: the verb agrees with the head noun, never with the nearer noun of the relative clause or
-  prepositional phrase (the "attractor"), whose number is drawn independently. ``classification_examples``
-  turns it into a sentence-classification task (grammatical or not).
+* **Agreement across a clause**: ``the keys that the man found are old .`` / ``the key near the
+  boxes is red .``: the verb agrees with the head noun, never with the nearer noun of the relative
+  clause or prepositional phrase (the "attractor"), whose number is drawn independently.
+  ``classification_examples`` turns it into a sentence-classification task (grammatical or not).
 * Plain **narrative** sentences about a cast (a person, a pet) for the rest.
 
-Conventions: lower-case words separated by single spaces; punctuation (``.`` and ``,``) is a separate
-token; negative contractions are split as in the Penn Treebank, "didn't" -> ``did n't``. So
+Conventions: lower-case words separated by single spaces; punctuation (``.`` and ``,``) is a
+separate token; negative contractions are split as in the Penn Treebank, "didn't" -> ``did n't``. So
 ``sentence.split()`` gives the tokens, and ``" ".join(tokens)`` gives the sentence back.
 
 ``generate_sentences`` draws independent sentences whose kinds occur at the rates ``KIND_RATES``
-(coreference 20%, bank 10%, play 10%, agreement 20%, narrative 40%). ``generate_stories`` draws short
-stories: the first sentence introduces a person and a pet ("mia had a cat ."), every later sentence
-names the person or the pet again (the consecutive sentences share a character, what BERT's
+(coreference 20%, bank 10%, play 10%, agreement 20%, narrative 40%). ``generate_stories`` draws
+short stories: the first sentence introduces a person and a pet ("mia had a cat ."), every later
+sentence names the person or the pet again (the consecutive sentences share a character, what BERT's
 next-sentence prediction needs to be learnable) and draws its kind at the same rates.
 
 Every function is deterministic: one ``random.Random(seed)`` per call, no global random state.
@@ -53,22 +54,45 @@ from typing import Iterable, Sequence
 from lib.data.translation import Vocab
 
 __all__ = [
-    "KIND_RATES", "NAMES", "ANIMALS", "COREF_FRAMES", "SENSES", "SENSE_CUES", "AGREEMENT_NOUNS",
-    "WORDS", "CorefExample", "SenseExample", "generate_sentences", "generate_stories",
-    "coreference_pairs", "sense_examples", "classification_examples", "word_vocab",
+    "KIND_RATES",
+    "NAMES",
+    "ANIMALS",
+    "COREF_FRAMES",
+    "SENSES",
+    "SENSE_CUES",
+    "AGREEMENT_NOUNS",
+    "WORDS",
+    "CorefExample",
+    "SenseExample",
+    "generate_sentences",
+    "generate_stories",
+    "coreference_pairs",
+    "sense_examples",
+    "classification_examples",
+    "word_vocab",
     "python_docs_text",
 ]
 
 KIND_RATES = {"coreference": 0.2, "bank": 0.1, "play": 0.1, "agreement": 0.2, "narrative": 0.4}
 
-NAMES = {"anna": "she", "mia": "she", "lucy": "she", "emma": "she",
-         "tom": "he", "ben": "he", "sam": "he", "leo": "he"}
+NAMES = {
+    "anna": "she",
+    "mia": "she",
+    "lucy": "she",
+    "emma": "she",
+    "tom": "he",
+    "ben": "he",
+    "sam": "he",
+    "leo": "he",
+}
 ANIMALS = ("dog", "cat", "horse", "cow", "fox", "goat", "sheep", "rabbit")
 _THINGS = ("ball", "book", "cake", "hat", "lamp", "toy")
 
-# --- coreference -----------------------------------------------------------------------------------
+# --- coreference
+# -----------------------------------------------------------------------------------
 # frame: (verb phrase, negations, A nouns, adjectives that fit A, B nouns, adjectives that fit B).
-# "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which makes it the referent.
+# "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which makes it the
+# referent.
 
 
 @dataclass(frozen=True)
@@ -82,27 +106,77 @@ class _CorefFrame:
 
 
 COREF_FRAMES = {
-    "cross": _CorefFrame("cross", ("did", "could", "would"), ANIMALS, ("tired", "scared", "lazy", "sleepy"),
-                         ("street", "road", "river"), ("wide", "busy", "long")),
-    "fit": _CorefFrame("fit in", ("did", "would"), _THINGS, ("big", "large", "tall"),
-                       ("box", "bag", "basket", "drawer", "suitcase"), ("small", "full", "narrow")),
-    "eat": _CorefFrame("eat", ("could", "did", "would"), ANIMALS, ("full", "sick", "sleepy"),
-                       ("bread", "apple", "fish", "carrot", "cheese"), ("hard", "dry", "salty")),
-    "carry": _CorefFrame("carry", ("could", "did"), ANIMALS, ("weak", "tired", "old"),
-                         ("box", "bag", "basket", "suitcase", "table"), ("heavy", "large")),
+    "cross": _CorefFrame(
+        "cross",
+        ("did", "could", "would"),
+        ANIMALS,
+        ("tired", "scared", "lazy", "sleepy"),
+        ("street", "road", "river"),
+        ("wide", "busy", "long"),
+    ),
+    "fit": _CorefFrame(
+        "fit in",
+        ("did", "would"),
+        _THINGS,
+        ("big", "large", "tall"),
+        ("box", "bag", "basket", "drawer", "suitcase"),
+        ("small", "full", "narrow"),
+    ),
+    "eat": _CorefFrame(
+        "eat",
+        ("could", "did", "would"),
+        ANIMALS,
+        ("full", "sick", "sleepy"),
+        ("bread", "apple", "fish", "carrot", "cheese"),
+        ("hard", "dry", "salty"),
+    ),
+    "carry": _CorefFrame(
+        "carry",
+        ("could", "did"),
+        ANIMALS,
+        ("weak", "tired", "old"),
+        ("box", "bag", "basket", "suitcase", "table"),
+        ("heavy", "large"),
+    ),
 }
 _OPENERS = ("", "", "yesterday ,", "in the morning ,", "that day ,")
 
-# --- polysemy --------------------------------------------------------------------------------------
-# Each frame has a slot X that one of the sense's phrases fills; P is a person. Every phrase holds at
-# least one cue word of its sense (SENSE_CUES) and none of the other sense's.
+# --- polysemy
+# --------------------------------------------------------------------------------------
+# Each frame has a slot X that one of the sense's phrases fills; P is a person. Every phrase holds
+# at least one cue word of its sense (SENSE_CUES) and none of the other sense's.
 
 SENSES = {"bank": ("river", "money"), "play": ("theatre", "game")}
 SENSE_CUES = {
-    "bank": {"river": ("river", "water", "ducks", "fish", "boat", "boats", "reeds", "muddy", "swim", "grass"),
-             "money": ("money", "loan", "account", "coins", "cash", "bill", "borrow", "clerk", "savings")},
-    "play": {"theatre": ("stage", "theatre", "actors", "audience", "show", "curtain", "script", "acts"),
-             "game": ("team", "match", "ball", "football", "players", "goal", "score", "coach", "game")},
+    "bank": {
+        "river": (
+            "river",
+            "water",
+            "ducks",
+            "fish",
+            "boat",
+            "boats",
+            "reeds",
+            "muddy",
+            "swim",
+            "grass",
+        ),
+        "money": (
+            "money",
+            "loan",
+            "account",
+            "coins",
+            "cash",
+            "bill",
+            "borrow",
+            "clerk",
+            "savings",
+        ),
+    },
+    "play": {
+        "theatre": ("stage", "theatre", "actors", "audience", "show", "curtain", "script", "acts"),
+        "game": ("team", "match", "ball", "football", "players", "goal", "score", "coach", "game"),
+    },
 }
 _SENSE_FRAMES = {
     "bank": (
@@ -121,36 +195,96 @@ _SENSE_FRAMES = {
 }
 _SENSE_PHRASES = {  # frame index -> sense -> phrases (X) or (X, Y) pairs
     "bank": {
-        0: {"river": ("watch the ducks", "look at the water", "catch some fish", "swim in the river"),
-            "money": ("get some money", "pay a bill", "borrow money", "open an account")},
-        1: {"river": ("was muddy after the rain", "was covered in reeds and grass", "was full of ducks"),
-            "money": ("lent P some money", "gave P a loan", "was closed , so P had no cash")},
-        2: {"river": ("watched the boats", "fed the ducks", "looked at the water"),
-            "money": ("counted the coins", "talked to the clerk", "paid the bill")},
+        0: {
+            "river": (
+                "watch the ducks",
+                "look at the water",
+                "catch some fish",
+                "swim in the river",
+            ),
+            "money": ("get some money", "pay a bill", "borrow money", "open an account"),
+        },
+        1: {
+            "river": (
+                "was muddy after the rain",
+                "was covered in reeds and grass",
+                "was full of ducks",
+            ),
+            "money": ("lent P some money", "gave P a loan", "was closed , so P had no cash"),
+        },
+        2: {
+            "river": ("watched the boats", "fed the ducks", "looked at the water"),
+            "money": ("counted the coins", "talked to the clerk", "paid the bill"),
+        },
         3: {"river": ("boat",), "money": ("coins", "cash", "savings")},
-        4: {"river": ("a swim in the river", "a walk by the water"),
-            "money": ("a meeting about the loan", "a talk with the clerk")},
+        4: {
+            "river": ("a swim in the river", "a walk by the water"),
+            "money": ("a meeting about the loan", "a talk with the clerk"),
+        },
     },
     "play": {
-        0: {"theatre": ("at the theatre", "on the stage", "with the funny actors", "about a king and his script"),
-            "game": ("that won the match", "by the team", "that led to a goal", "with the ball")},
-        1: {"theatre": (("actors", "on the stage"), ("actors", "for the audience"), ("children", "in the school show")),
-            "game": (("players", "with the ball"), ("children", "football in the team"))},
-        2: {"theatre": ("the king in the show", "a queen on the stage"),
-            "game": ("in the match", "football with the team", "for the coach")},
-        3: {"theatre": (("show", "audience"), ("curtain", "actors")),
-            "game": (("match", "players"), ("game", "coach"))},
+        0: {
+            "theatre": (
+                "at the theatre",
+                "on the stage",
+                "with the funny actors",
+                "about a king and his script",
+            ),
+            "game": ("that won the match", "by the team", "that led to a goal", "with the ball"),
+        },
+        1: {
+            "theatre": (
+                ("actors", "on the stage"),
+                ("actors", "for the audience"),
+                ("children", "in the school show"),
+            ),
+            "game": (("players", "with the ball"), ("children", "football in the team")),
+        },
+        2: {
+            "theatre": ("the king in the show", "a queen on the stage"),
+            "game": ("in the match", "football with the team", "for the coach"),
+        },
+        3: {
+            "theatre": (("show", "audience"), ("curtain", "actors")),
+            "game": (("match", "players"), ("game", "coach")),
+        },
     },
 }
 
-# --- agreement -------------------------------------------------------------------------------------
+# --- agreement
+# -------------------------------------------------------------------------------------
 
-AGREEMENT_NOUNS = {"key": "keys", "box": "boxes", "book": "books", "cup": "cups", "coin": "coins",
-                   "letter": "letters", "toy": "toys", "picture": "pictures"}
-_PEOPLE = {"man": "men", "woman": "women", "child": "children", "farmer": "farmers", "teacher": "teachers"}
-_PLACES = {"table": "tables", "window": "windows", "door": "doors", "chair": "chairs", "bed": "beds"}
+AGREEMENT_NOUNS = {
+    "key": "keys",
+    "box": "boxes",
+    "book": "books",
+    "cup": "cups",
+    "coin": "coins",
+    "letter": "letters",
+    "toy": "toys",
+    "picture": "pictures",
+}
+_PEOPLE = {
+    "man": "men",
+    "woman": "women",
+    "child": "children",
+    "farmer": "farmers",
+    "teacher": "teachers",
+}
+_PLACES = {
+    "table": "tables",
+    "window": "windows",
+    "door": "doors",
+    "chair": "chairs",
+    "bed": "beds",
+}
 _PAST_VERBS = ("found", "lost", "bought", "saw", "wanted")
-_BE = {("present", False): "is", ("present", True): "are", ("past", False): "was", ("past", True): "were"}
+_BE = {
+    ("present", False): "is",
+    ("present", True): "are",
+    ("past", False): "was",
+    ("past", True): "were",
+}
 _PREDICATES = ("old", "new", "red", "broken", "very small", "on the floor", "in the kitchen")
 
 # --- narrative ------------------------------------------------------------------------------------
@@ -185,8 +319,8 @@ def _check_int(x, name: str, minimum: int) -> None:
 
 
 def _fill(template: str, **slots: str) -> tuple[list[str], dict[str, int]]:
-    """The tokens of `template` with each upper-case slot replaced by its (possibly multi-word) value,
-    and the index of each slot's first token."""
+    """The tokens of `template` with each upper-case slot replaced by its (possibly multi-word)
+    value, and the index of each slot's first token."""
     tokens, where = [], {}
     for piece in template.split():
         if piece in slots:
@@ -199,9 +333,9 @@ def _fill(template: str, **slots: str) -> tuple[list[str], dict[str, int]]:
 
 @dataclass(frozen=True)
 class _Cast:
-    person: str     # a name, or "the man" ...
-    pronoun: str    # he / she
-    pet: str        # an animal
+    person: str  # a name, or "the man" ...
+    pronoun: str  # he / she
+    pet: str  # an animal
 
 
 def _random_cast(rng: random.Random) -> _Cast:
@@ -211,15 +345,18 @@ def _random_cast(rng: random.Random) -> _Cast:
 
 # --- the sentence makers: each returns tokens (and what the probes need) ------------------------
 
+
 @dataclass(frozen=True)
 class CorefExample:
     """A sentence whose pronoun ``it`` refers to one of two nouns, decided by a later adjective.
 
-    tokens[pronoun] == "it"; tokens[antecedent] is the noun it refers to, tokens[distractor] the other
-    noun; tokens[decider] is the adjective that fits the antecedent only ("tired" for an animal,
-    "wide" for a street). ``frame`` names the frame in ``COREF_FRAMES``; ``antecedent_is_first`` says
-    whether the antecedent is the first noun (the subject) or the second (the object).
+    tokens[pronoun] == "it"; tokens[antecedent] is the noun it refers to, tokens[distractor] the
+    other noun; tokens[decider] is the adjective that fits the antecedent only ("tired" for an
+    animal, "wide" for a street). ``frame`` names the frame in ``COREF_FRAMES``;
+    ``antecedent_is_first`` says whether the antecedent is the first noun (the subject) or the
+    second (the object).
     """
+
     sentence: str
     tokens: tuple[str, ...]
     pronoun: int
@@ -239,13 +376,23 @@ def _coref(rng: random.Random, cast: _Cast | None = None) -> CorefExample:
     adjective = rng.choice(f.a_adjectives if first else f.b_adjectives)
     opener = rng.choice(_OPENERS)
     template = "O the A N n't V the B because it was too J ."
-    if cast is not None and a != cast.pet:          # in a story every sentence names the cast
+    if cast is not None and a != cast.pet:  # in a story every sentence names the cast
         opener = f"{cast.person} saw that"
-    tokens, where = _fill(template, O=opener, A=a, N=rng.choice(f.negations), V=f.verb, B=b, J=adjective)
+    tokens, where = _fill(
+        template, O=opener, A=a, N=rng.choice(f.negations), V=f.verb, B=b, J=adjective
+    )
     i_a, i_b = where["A"], where["B"]
     i_it = tokens.index("it", i_b)
-    return CorefExample(" ".join(tokens), tuple(tokens), i_it, i_a if first else i_b, i_b if first else i_a,
-                        where["J"], frame_name, first)
+    return CorefExample(
+        " ".join(tokens),
+        tuple(tokens),
+        i_it,
+        i_a if first else i_b,
+        i_b if first else i_a,
+        where["J"],
+        frame_name,
+        first,
+    )
 
 
 @dataclass(frozen=True)
@@ -256,6 +403,7 @@ class SenseExample:
     "theatre" / "game"); cues are the indices of the context words that decide it (words of
     ``SENSE_CUES[word][sense]``; the sentence holds no cue of the other sense).
     """
+
     sentence: str
     tokens: tuple[str, ...]
     word: str
@@ -264,7 +412,9 @@ class SenseExample:
     cues: tuple[int, ...]
 
 
-def _sense(rng: random.Random, word: str, cast: _Cast | None = None, sense: str | None = None) -> SenseExample:
+def _sense(
+    rng: random.Random, word: str, cast: _Cast | None = None, sense: str | None = None
+) -> SenseExample:
     if sense is None:
         sense = rng.choice(SENSES[word])
     k = rng.randrange(len(_SENSE_FRAMES[word]))
@@ -273,20 +423,22 @@ def _sense(rng: random.Random, word: str, cast: _Cast | None = None, sense: str 
     person = cast.person if cast is not None else rng.choice(sorted(NAMES))
     x = " ".join(person if w == "P" else w for w in x.split())
     if cast is not None and "P" not in frame.split() and person not in x.split():
-        frame = f"{cast.person} said that {frame}"         # in a story every sentence names the cast
+        frame = f"{cast.person} said that {frame}"  # in a story every sentence names the cast
     tokens, _ = _fill(frame, P=person, X=x, Y=y)
     index = tokens.index(word)
     cues = tuple(i for i, t in enumerate(tokens) if t in SENSE_CUES[word][sense])
     return SenseExample(" ".join(tokens), tuple(tokens), word, index, sense, cues)
 
 
-def _agreement(rng: random.Random, cast: _Cast | None = None, grammatical: bool = True) -> tuple[list[str], bool]:
+def _agreement(
+    rng: random.Random, cast: _Cast | None = None, grammatical: bool = True
+) -> tuple[list[str], bool]:
     """An agreement sentence and whether its head noun is plural. With grammatical=False the verb
     takes the other number."""
     singular = rng.choice(sorted(AGREEMENT_NOUNS))
     plural = rng.random() < 0.5
     noun = AGREEMENT_NOUNS[singular] if plural else singular
-    if rng.random() < 0.5:      # attractor in a relative clause
+    if rng.random() < 0.5:  # attractor in a relative clause
         if cast is not None:
             attractor = cast.person
         elif rng.random() < 0.25:
@@ -295,7 +447,7 @@ def _agreement(rng: random.Random, cast: _Cast | None = None, grammatical: bool 
             person = rng.choice(sorted(_PEOPLE))
             attractor = "the " + (_PEOPLE[person] if rng.random() < 0.5 else person)
         middle = f"that {attractor} {rng.choice(_PAST_VERBS)}"
-    else:                       # attractor in a prepositional phrase
+    else:  # attractor in a prepositional phrase
         if cast is not None:
             attractor = cast.pet
         else:
@@ -308,7 +460,9 @@ def _agreement(rng: random.Random, cast: _Cast | None = None, grammatical: bool 
 
 
 def _narrative(rng: random.Random, cast: _Cast) -> list[str]:
-    tokens, _ = _fill(rng.choice(_NARRATIVE), P=cast.person, R=cast.pronoun, A=cast.pet, T=rng.choice(_THINGS))
+    tokens, _ = _fill(
+        rng.choice(_NARRATIVE), P=cast.person, R=cast.pronoun, A=cast.pet, T=rng.choice(_THINGS)
+    )
     return tokens
 
 
@@ -338,16 +492,24 @@ def generate_sentences(n: int, seed: int = 0) -> list[str]:
 
 
 def _check_range(sentences_per_story) -> tuple[int, int]:
-    ok = (isinstance(sentences_per_story, (tuple, list)) and len(sentences_per_story) == 2
-          and all(isinstance(k, int) and not isinstance(k, bool) for k in sentences_per_story)
-          and 2 <= sentences_per_story[0] <= sentences_per_story[1])
+    ok = (
+        isinstance(sentences_per_story, (tuple, list))
+        and len(sentences_per_story) == 2
+        and all(isinstance(k, int) and not isinstance(k, bool) for k in sentences_per_story)
+        and 2 <= sentences_per_story[0] <= sentences_per_story[1]
+    )
     if not ok:
-        raise ValueError(f"sentences_per_story: expected a pair of ints (low, high) with 2 <= low <= high, "
-                         f"got {sentences_per_story!r}")
+        raise ValueError(
+            "sentences_per_story: expected a pair of ints (low, high) with 2 <= low "
+            "<= high, "
+            f"got {sentences_per_story!r}"
+        )
     return tuple(sentences_per_story)
 
 
-def generate_stories(n: int, seed: int = 0, sentences_per_story: tuple[int, int] = (3, 6)) -> list[list[str]]:
+def generate_stories(
+    n: int, seed: int = 0, sentences_per_story: tuple[int, int] = (3, 6)
+) -> list[list[str]]:
     """``n`` short stories, each a list of between ``sentences_per_story[0]`` and ``[1]`` sentences
     (drawn uniformly). The first sentence introduces a person and a pet ("mia had a cat ."); every
     later sentence names the person or the pet and is of a kind drawn at ``KIND_RATES``."""
@@ -372,7 +534,8 @@ def coreference_pairs(n: int, seed: int = 0) -> list[CorefExample]:
 
 
 def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
-    """``n`` labelled sentences holding ``word`` ("bank" or "play"), each sense with probability 1/2."""
+    """``n`` labelled sentences holding ``word`` ("bank" or "play"), each sense with probability
+    1/2."""
     if word not in SENSES:
         raise ValueError(f"word: expected one of {sorted(SENSES)}, got {word!r}")
     _check_int(n, "n", 0)
@@ -383,7 +546,8 @@ def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
 def classification_examples(n: int, seed: int = 0) -> list[tuple[str, int]]:
     """``n`` (sentence, label) pairs for sentence classification: **is the subject-verb agreement
     respected?** Label 1: grammatical ("the keys that the man found are old ."); label 0: the verb
-    takes the wrong number ("the keys that the man found is old ."). Each label with probability 1/2.
+    takes the wrong number ("the keys that the man found is old ."). Each label with probability
+    1/2.
 
     No single word tells the label: the head noun and the verb are each singular or plural with
     probability 1/2 in both classes, and the nearer noun (the attractor) has its own number; the
@@ -400,8 +564,12 @@ def classification_examples(n: int, seed: int = 0) -> list[tuple[str, int]]:
 
 def _all_words() -> tuple[str, ...]:
     words: set[str] = set()
-    templates = list(_NARRATIVE) + [_STORY_OPENER, "O the A N n't V the B because it was too J .",
-                                    "P saw that P said that", "the N that M near under behind V ."]
+    templates = list(_NARRATIVE) + [
+        _STORY_OPENER,
+        "O the A N n't V the B because it was too J .",
+        "P saw that P said that",
+        "the N that M near under behind V .",
+    ]
     for frames in _SENSE_FRAMES.values():
         templates += frames
     for phrases in _SENSE_PHRASES.values():
@@ -410,7 +578,14 @@ def _all_words() -> tuple[str, ...]:
                 templates += [p if isinstance(p, str) else " ".join(p) for p in options]
     templates += list(_OPENERS) + list(_PREDICATES) + list(_BE.values()) + list(_PAST_VERBS)
     for f in COREF_FRAMES.values():
-        templates += [f.verb, *f.negations, *f.a_nouns, *f.a_adjectives, *f.b_nouns, *f.b_adjectives]
+        templates += [
+            f.verb,
+            *f.negations,
+            *f.a_nouns,
+            *f.a_adjectives,
+            *f.b_nouns,
+            *f.b_adjectives,
+        ]
     for table in (NAMES, AGREEMENT_NOUNS, _PEOPLE, _PLACES):
         templates += list(table) + list(table.values())
     templates += list(ANIMALS) + list(_THINGS)
@@ -419,18 +594,23 @@ def _all_words() -> tuple[str, ...]:
     return tuple(sorted(words))
 
 
-WORDS: tuple[str, ...] = _all_words()   # every word the generator can write
+WORDS: tuple[str, ...] = _all_words()  # every word the generator can write
 
 
-def word_vocab(sentences: Iterable[str | Sequence[str]], min_count: int = 1,
-               specials: Sequence[str] = ("<pad>", "<bos>", "<eos>", "<unk>")) -> Vocab:
+def word_vocab(
+    sentences: Iterable[str | Sequence[str]],
+    min_count: int = 1,
+    specials: Sequence[str] = ("<pad>", "<bos>", "<eos>", "<unk>"),
+) -> Vocab:
     """A ``lib.data.Vocab`` of the words of `sentences` (strings, split on spaces, or token lists)
     occurring at least ``min_count`` times, most frequent first (ties alphabetical).
 
     specials: as in ``Vocab``, the first four are padding, begin, end and unknown, in that order
     (so pad_id=0, bos_id=1, eos_id=2, unk_id=3 with the defaults)."""
     if isinstance(sentences, str):
-        raise TypeError(f"sentences: expected an iterable of sentences, got the str {sentences[:40]!r}")
+        raise TypeError(
+            f"sentences: expected an iterable of sentences, got the str {sentences[:40]!r}"
+        )
     _check_int(min_count, "min_count", 1)
     token_lists = [s.split() if isinstance(s, str) else list(s) for s in sentences]
     if not token_lists:
@@ -440,11 +620,12 @@ def word_vocab(sentences: Iterable[str | Sequence[str]], min_count: int = 1,
 
 def python_docs_text(max_chars: int | None = None) -> str:
     """Real English text that every Python installation carries: the help topics of the standard
-    library's ``pydoc_data.topics`` (the text ``help("if")`` shows), concatenated in sorted key order
-    with a blank line between topics; the first ``max_chars`` characters if given. Deterministic
-    for a given Python version (the topics change a little between versions)."""
+    library's ``pydoc_data.topics`` (the text ``help("if")`` shows), concatenated in sorted key
+    order with a blank line between topics; the first ``max_chars`` characters if given.
+    Deterministic for a given Python version (the topics change a little between versions)."""
     if max_chars is not None:
         _check_int(max_chars, "max_chars", 1)
     from pydoc_data.topics import topics
+
     text = "\n\n".join(topics[k].strip() for k in sorted(topics))
     return text if max_chars is None else text[:max_chars]

@@ -49,7 +49,6 @@ Shape legend: B batch, S source length (words, no specials), T target length + 1
 from __future__ import annotations
 
 import hashlib
-
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,44 +58,98 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    "NOUNS", "ANIMATE", "ADJECTIVES", "TRANSITIVE_VERBS", "INTRANSITIVE_VERBS", "ADVERBS",
-    "PREPOSITIONS", "ARTICLES", "SUBJECT_PRONOUNS", "OBJECT_PRONOUNS", "CONJUNCTIONS", "LEXICON",
-    "SOURCE_WORDS", "TARGET_WORDS", "Pair", "generate_pairs", "split_pairs", "alignment_matrix",
-    "Vocab", "build_vocabs", "Batch", "make_batch", "batches", "epochs",
+    "NOUNS",
+    "ANIMATE",
+    "ADJECTIVES",
+    "TRANSITIVE_VERBS",
+    "INTRANSITIVE_VERBS",
+    "ADVERBS",
+    "PREPOSITIONS",
+    "ARTICLES",
+    "SUBJECT_PRONOUNS",
+    "OBJECT_PRONOUNS",
+    "CONJUNCTIONS",
+    "LEXICON",
+    "SOURCE_WORDS",
+    "TARGET_WORDS",
+    "Pair",
+    "generate_pairs",
+    "split_pairs",
+    "alignment_matrix",
+    "Vocab",
+    "build_vocabs",
+    "Batch",
+    "make_batch",
+    "batches",
+    "epochs",
 ]
 
 # --- the grammar's words ----------------------------------------------------------------------
 # No French word here starts with a vowel, so that no elision (l', n', qu') is needed.
 
 NOUNS = {  # English: (French, gender)
-    "dog": ("chien", "m"), "cat": ("chat", "m"), "boy": ("garçon", "m"), "horse": ("cheval", "m"),
-    "girl": ("fille", "f"), "woman": ("femme", "f"), "cow": ("vache", "f"), "mouse": ("souris", "f"),
-    "book": ("livre", "m"), "garden": ("jardin", "m"), "hat": ("chapeau", "m"),
-    "boat": ("bateau", "m"), "bed": ("lit", "m"), "cake": ("gâteau", "m"),
-    "car": ("voiture", "f"), "ball": ("balle", "f"),
-    "house": ("maison", "f"), "table": ("table", "f"), "river": ("rivière", "f"),
-    "street": ("rue", "f"), "key": ("clé", "f"), "letter": ("lettre", "f"),
+    "dog": ("chien", "m"),
+    "cat": ("chat", "m"),
+    "boy": ("garçon", "m"),
+    "horse": ("cheval", "m"),
+    "girl": ("fille", "f"),
+    "woman": ("femme", "f"),
+    "cow": ("vache", "f"),
+    "mouse": ("souris", "f"),
+    "book": ("livre", "m"),
+    "garden": ("jardin", "m"),
+    "hat": ("chapeau", "m"),
+    "boat": ("bateau", "m"),
+    "bed": ("lit", "m"),
+    "cake": ("gâteau", "m"),
+    "car": ("voiture", "f"),
+    "ball": ("balle", "f"),
+    "house": ("maison", "f"),
+    "table": ("table", "f"),
+    "river": ("rivière", "f"),
+    "street": ("rue", "f"),
+    "key": ("clé", "f"),
+    "letter": ("lettre", "f"),
 }
 ANIMATE = ("dog", "cat", "boy", "horse", "girl", "woman", "cow", "mouse")  # the only subjects
 ADJECTIVES = {  # English: (French masculine, French feminine)
-    "red": ("rouge", "rouge"), "blue": ("bleu", "bleue"), "green": ("vert", "verte"),
-    "black": ("noir", "noire"), "white": ("blanc", "blanche"), "heavy": ("lourd", "lourde"),
-    "tired": ("fatigué", "fatiguée"), "round": ("rond", "ronde"), "fast": ("rapide", "rapide"),
+    "red": ("rouge", "rouge"),
+    "blue": ("bleu", "bleue"),
+    "green": ("vert", "verte"),
+    "black": ("noir", "noire"),
+    "white": ("blanc", "blanche"),
+    "heavy": ("lourd", "lourde"),
+    "tired": ("fatigué", "fatiguée"),
+    "round": ("rond", "ronde"),
+    "fast": ("rapide", "rapide"),
     "hot": ("chaud", "chaude"),
 }
 TRANSITIVE_VERBS = {  # English third person: (English base form, French third person)
-    "sees": ("see", "voit"), "follows": ("follow", "suit"), "finds": ("find", "trouve"),
-    "watches": ("watch", "regarde"), "pushes": ("push", "pousse"), "carries": ("carry", "porte"),
-    "takes": ("take", "prend"), "draws": ("draw", "dessine"),
+    "sees": ("see", "voit"),
+    "follows": ("follow", "suit"),
+    "finds": ("find", "trouve"),
+    "watches": ("watch", "regarde"),
+    "pushes": ("push", "pousse"),
+    "carries": ("carry", "porte"),
+    "takes": ("take", "prend"),
+    "draws": ("draw", "dessine"),
 }
 INTRANSITIVE_VERBS = {
-    "sleeps": ("sleep", "dort"), "runs": ("run", "court"), "sings": ("sing", "chante"),
-    "falls": ("fall", "tombe"), "plays": ("play", "joue"), "swims": ("swim", "nage"),
+    "sleeps": ("sleep", "dort"),
+    "runs": ("run", "court"),
+    "sings": ("sing", "chante"),
+    "falls": ("fall", "tombe"),
+    "plays": ("play", "joue"),
+    "swims": ("swim", "nage"),
 }
 ADVERBS = {"often": "souvent", "always": "toujours", "rarely": "rarement"}
 PREPOSITIONS = {  # English: French words (all aligned to the English preposition)
-    "on": ("sur",), "under": ("sous",), "in": ("dans",), "with": ("avec",),
-    "behind": ("derrière",), "near": ("près", "de"),
+    "on": ("sur",),
+    "under": ("sous",),
+    "in": ("dans",),
+    "with": ("avec",),
+    "behind": ("derrière",),
+    "near": ("près", "de"),
 }
 ARTICLES = {"the": {"m": "le", "f": "la"}, "a": {"m": "un", "f": "une"}}
 SUBJECT_PRONOUNS = {"he": "il", "she": "elle"}
@@ -130,8 +183,9 @@ TARGET_WORDS: tuple[str, ...] = tuple(sorted({fr for frs in LEXICON.values() for
 
 # --- sentence trees: built by the generator, rendered into a Pair ------------------------------
 
+
 @dataclass
-class _NP:                 # [article] [adjectives] noun [pp] [relative clause]
+class _NP:  # [article] [adjectives] noun [pp] [relative clause]
     article: str
     noun: str
     adjectives: list[str] = field(default_factory=list)
@@ -147,10 +201,10 @@ class _PP:
 
 
 @dataclass
-class _Clause:             # subject [adverb | does not] verb [object] [pp]
-    subject: _NP | str | None        # a pronoun, or None: the gap of a subject relative clause
-    verb: str                        # third-person English form
-    obj: _NP | str | None = None     # a pronoun; None for an intransitive verb or an object gap
+class _Clause:  # subject [adverb | does not] verb [object] [pp]
+    subject: _NP | str | None  # a pronoun, or None: the gap of a subject relative clause
+    verb: str  # third-person English form
+    obj: _NP | str | None = None  # a pronoun; None for an intransitive verb or an object gap
     transitive: bool = False
     negated: bool = False
     adverb: str | None = None
@@ -176,7 +230,8 @@ class _Sentence:
         i_noun = self.add(np.noun)
         out = [(ARTICLES[np.article][gender], i_art), (fr_noun, i_noun)]
         g = 0 if gender == "m" else 1
-        out += [(ADJECTIVES[a][g], i) for a, i in reversed(list(zip(np.adjectives, i_adjs)))]  # rule 2
+        # rule 2
+        out += [(ADJECTIVES[a][g], i) for a, i in reversed(list(zip(np.adjectives, i_adjs)))]
         out += self.pp(np.pp) if np.pp else []
         out += self.clause(np.rel, relative=True) if np.rel else []
         return out
@@ -187,7 +242,7 @@ class _Sentence:
 
     def clause(self, c: _Clause, relative: bool = False) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
-        if relative:                                        # rule 6
+        if relative:  # rule 6
             out.append(("qui" if c.subject is None else "que", self.add("that")))
         if isinstance(c.subject, _NP):
             out += self.np(c.subject)
@@ -203,13 +258,13 @@ class _Sentence:
         clitic, obj = [], []
         if isinstance(c.obj, _NP):
             obj = self.np(c.obj)
-        elif c.obj is not None:                             # rule 3
+        elif c.obj is not None:  # rule 3
             clitic = [(OBJECT_PRONOUNS[c.obj], self.add(c.obj))]
-        if c.negated:                                       # rule 4
+        if c.negated:  # rule 4
             out += [("ne", i_not)] + clitic + [(fr_verb, i_verb), ("pas", i_not)]
         else:
             out += clitic + [(fr_verb, i_verb)]
-        if i_adv is not None:                               # rule 5
+        if i_adv is not None:  # rule 5
             out.append((ADVERBS[c.adverb], i_adv))
         out += obj
         out += self.pp(c.pp) if c.pp else []
@@ -227,7 +282,8 @@ def _render(clauses: list[_Clause], conjunctions: list[str]) -> Pair:
 
 # --- the generator ----------------------------------------------------------------------------
 
-_MAX_DEPTH = 2  # noun phrases nest at most this deep (inside prepositional phrases / relative clauses)
+# noun phrases nest at most this deep (inside prepositional phrases / relative clauses)
+_MAX_DEPTH = 2
 
 
 class _Generator:
@@ -235,10 +291,14 @@ class _Generator:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.nouns, self.animate, self.adjectives = sorted(NOUNS), sorted(ANIMATE), sorted(ADJECTIVES)
+        self.nouns, self.animate, self.adjectives = (
+            sorted(NOUNS),
+            sorted(ANIMATE),
+            sorted(ADJECTIVES),
+        )
         self.trans, self.intrans = sorted(TRANSITIVE_VERBS), sorted(INTRANSITIVE_VERBS)
-        self.nodes: list = []   # every clause and noun phrase of the sentence, in creation order
-        self.words = 0          # source words so far
+        self.nodes: list = []  # every clause and noun phrase of the sentence, in creation order
+        self.words = 0  # source words so far
 
     def np(self, depth: int, animate: bool = False) -> _NP:
         nouns = self.animate if animate else self.nouns
@@ -249,12 +309,13 @@ class _Generator:
 
     def clause(self, budget: int, depth: int = 0, gap: str | None = None) -> _Clause | None:
         """A bare clause of at most `budget` words (None if none fits). gap="subject" or "object"
-        makes a relative clause (its "that" counts in the budget) whose subject / object is "that"."""
+        makes a relative clause (its "that" counts in the budget) whose subject / object is
+        "that"."""
         words = {"gap": 0, "pronoun": 1, "np": 2, None: 0}
-        forms = []   # (subject, transitive, object) kinds that fit in the budget
-        for subj in (("gap",) if gap == "subject" else ("pronoun", "np")):
-            for trans in ((True,) if gap == "object" else (False, True)):
-                for obj in (("gap",) if gap == "object" else ("pronoun", "np") if trans else (None,)):
+        forms = []  # (subject, transitive, object) kinds that fit in the budget
+        for subj in ("gap",) if gap == "subject" else ("pronoun", "np"):
+            for trans in (True,) if gap == "object" else (False, True):
+                for obj in ("gap",) if gap == "object" else ("pronoun", "np") if trans else (None,):
                     if (gap is not None) + words[subj] + 1 + words[obj] <= budget:
                         forms.append((subj, trans, obj))
         if not forms:
@@ -264,10 +325,12 @@ class _Generator:
         verb = self.rng.choice(self.trans if trans else self.intrans)
         c = _Clause(subject, verb, self.filler(obj, OBJECT_PRONOUNS, depth), trans, depth=depth)
         self.nodes.append(c)
-        self.words += (gap is not None) + 1      # "that" and the verb (noun phrases count themselves)
+        self.words += (gap is not None) + 1  # "that" and the verb (noun phrases count themselves)
         return c
 
-    def filler(self, kind: str | None, pronouns: dict, depth: int, animate: bool = False) -> _NP | str | None:
+    def filler(
+        self, kind: str | None, pronouns: dict, depth: int, animate: bool = False
+    ) -> _NP | str | None:
         """A subject or object of the given kind: a noun phrase, a pronoun, or None (gap / none)."""
         if kind == "np":
             return self.np(depth, animate)
@@ -282,16 +345,16 @@ class _Generator:
         for x in self.nodes:
             if isinstance(x, _Clause):
                 if x.adverb is None and not x.negated:
-                    out.append((1.0, "adverb", x))                      # 1 word
+                    out.append((1.0, "adverb", x))  # 1 word
                     if left >= 2:
-                        out.append((1.0, "negate", x))                  # 2 words: does not
+                        out.append((1.0, "negate", x))  # 2 words: does not
             elif len(x.adjectives) < 2:
-                out.append((3.0, "adjective", x))                       # 1 word
+                out.append((3.0, "adjective", x))  # 1 word
             if x.depth < _MAX_DEPTH:
                 if x.pp is None and left >= 3:
-                    out.append((1.5, "pp", x))                          # 3 words at least
+                    out.append((1.5, "pp", x))  # 3 words at least
                 if isinstance(x, _NP) and x.rel is None and left >= (2 if x.noun in ANIMATE else 3):
-                    out.append((1.5, "rel", x))     # "that sleeps", "that she sees": 2 or 3 words
+                    out.append((1.5, "rel", x))  # "that sleeps", "that she sees": 2 or 3 words
         return out
 
     def apply(self, kind: str, x, left: int) -> None:
@@ -320,7 +383,7 @@ class _Generator:
     def sentence(self, length: int) -> Pair:
         """A sentence of `length` source words, or a little shorter when no rule fits exactly."""
         self.words = 0
-        while self.words < 3:                            # start with a clause of 3 words or more
+        while self.words < 3:  # start with a clause of 3 words or more
             self.nodes, self.words, self.conjunctions = [], 0, []
             self.clauses = [self.clause(max(length, 3))]
         while True:
@@ -334,15 +397,20 @@ class _Generator:
 
 @dataclass(frozen=True)
 class Pair:
-    """One sentence pair. src, tgt: words; alignment[j] = index in src of the word tgt[j] translates."""
+    """One sentence pair. src, tgt: words; alignment[j] = index in src of the word tgt[j]
+    translates."""
+
     src: tuple[str, ...]
     tgt: tuple[str, ...]
     alignment: tuple[int, ...]
 
     def __post_init__(self):
         if len(self.alignment) != len(self.tgt):
-            raise ValueError(f"alignment: expected one source index per target word ({len(self.tgt)}), "
-                             f"got {len(self.alignment)}")
+            raise ValueError(
+                "alignment: expected one source index per target word "
+                f"({len(self.tgt)}), "
+                f"got {len(self.alignment)}"
+            )
         bad = [i for i in self.alignment if not 0 <= i < len(self.src)]
         if bad:
             raise ValueError(f"alignment: expected indices in [0, {len(self.src)}), got {bad[0]}")
@@ -373,7 +441,7 @@ def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 4
     gen = _Generator(rng)
     pairs: list[Pair] = []
     seen: set[tuple[str, ...]] = set()
-    misses = 0                                  # duplicates in a row
+    misses = 0  # duplicates in a row
     while len(pairs) < n:
         pair = gen.sentence(rng.randint(min_words, max_words))
         if len(pair.src) >= min_words and pair.src not in seen:
@@ -383,13 +451,16 @@ def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 4
         else:
             misses += 1
             if misses > 2000:
-                raise ValueError(f"n: the grammar has fewer than n={n} distinct sentences of "
-                                 f"{min_words}..{max_words} words (found {len(pairs)})")
+                raise ValueError(
+                    f"n: the grammar has fewer than n={n} distinct sentences of "
+                    f"{min_words}..{max_words} words (found {len(pairs)})"
+                )
     return pairs
 
 
-def split_pairs(pairs: Sequence[Pair], fractions: Sequence[float] = (0.8, 0.1, 0.1),
-                seed: int = 0) -> tuple[list[Pair], ...]:
+def split_pairs(
+    pairs: Sequence[Pair], fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0
+) -> tuple[list[Pair], ...]:
     """Shuffle (with ``random.Random(seed)``) and cut into len(fractions) parts of those sizes.
 
     fractions: positive numbers summing to 1. Returns a tuple of lists (train, validation, test
@@ -413,37 +484,45 @@ def split_pairs(pairs: Sequence[Pair], fractions: Sequence[float] = (0.8, 0.1, 0
 
 def corpus_fingerprint(pairs: Sequence[Pair]) -> str:
     """SHA-256 of every pair (source, target and alignment), in order: a saved model records the
-    fingerprint of the corpus it was trained on, and a changed generator is caught when it is loaded."""
+    fingerprint of the corpus it was trained on, and a changed generator is caught when it is
+    loaded."""
     pairs = _check_pairs(pairs)
     text = "\n".join(f"{' '.join(p.src)}\t{' '.join(p.tgt)}\t{p.alignment}" for p in pairs)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def alignment_matrix(pair: Pair) -> Tensor:
-    """The gold alignment as a 0/1 matrix [len(tgt), len(src)]: row j has a 1 at alignment[j].
-    Same layout as the attention weights [T, S] a decoder returns, so the two can be drawn side by side."""
+    """The gold alignment as a 0/1 matrix [len(tgt), len(src)]: row j has a 1 at alignment[j]. Same
+    layout as the attention weights [T, S] a decoder returns, so the two can be drawn side by
+    side."""
     a = torch.zeros(len(pair.tgt), len(pair.src))
     a[torch.arange(len(pair.tgt)), torch.tensor(pair.alignment, dtype=torch.long)] = 1.0
-    return a                                                  # [T, S]
+    return a  # [T, S]
 
 
 # --- vocabularies -----------------------------------------------------------------------------
 
+
 class Vocab:
-    """Token <-> id. The specials come first: with the defaults pad_id=0, bos_id=1, eos_id=2, unk_id=3.
+    """Token <-> id. The specials come first: with the defaults pad_id=0, bos_id=1, eos_id=2,
+    unk_id=3.
 
     specials: the first four are padding, begin-of-sequence, end-of-sequence and unknown, in that
     order (more may follow); then come the tokens, in the given order, without duplicates.
     Unknown tokens encode to ``unk_id``.
     """
 
-    def __init__(self, tokens: Iterable[str], specials: Sequence[str] = ("<pad>", "<bos>", "<eos>", "<unk>")):
+    def __init__(
+        self, tokens: Iterable[str], specials: Sequence[str] = ("<pad>", "<bos>", "<eos>", "<unk>")
+    ):
         if isinstance(tokens, str):
             raise TypeError(f"tokens: expected an iterable of str tokens, got the str {tokens!r}")
         specials = tuple(specials)
         if len(specials) < 4 or len(set(specials)) != len(specials):
-            raise ValueError(f"specials: expected at least 4 distinct tokens (pad, bos, eos, unk), "
-                             f"got {specials}")
+            raise ValueError(
+                f"specials: expected at least 4 distinct tokens (pad, bos, eos, unk), "
+                f"got {specials}"
+            )
         self.itos: list[str] = list(specials)
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(specials)}
         for t in tokens:
@@ -465,7 +544,9 @@ class Vocab:
             if isinstance(s, str):
                 raise TypeError(f"sentences: expected lists of str tokens, got the str {s!r}")
             counts.update(s)
-        tokens = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+        tokens = sorted(
+            (t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t)
+        )
         return cls(tokens, **kwargs)
 
     def __len__(self) -> int:
@@ -477,17 +558,22 @@ class Vocab:
     def __repr__(self) -> str:
         return f"Vocab({len(self)} tokens: {self.itos[:8]}{' ...' if len(self) > 8 else ''})"
 
-    def encode(self, tokens: Sequence[str], add_bos: bool = False, add_eos: bool = False) -> list[int]:
+    def encode(
+        self, tokens: Sequence[str], add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
         """Token ids of `tokens` (a list of str, not a str: split it first)."""
         if isinstance(tokens, str):
-            raise TypeError(f"tokens: expected a list of str tokens, got the str {tokens!r} (split it first)")
+            raise TypeError(
+                f"tokens: expected a list of str tokens, got the str {tokens!r} (split it first)"
+            )
         get, unk = self.stoi.get, self.unk_id
         ids = [get(t, unk) for t in tokens]
         return [self.bos_id] * add_bos + ids + [self.eos_id] * add_eos
 
     def decode(self, ids: Iterable[int] | Tensor, strip_specials: bool = True) -> list[str]:
         """Tokens of `ids` (a list or a 1-D tensor). With strip_specials, stop at the first <eos>
-        and drop <pad> and <bos> (and any other special but <unk>), as needed for decoder outputs."""
+        and drop <pad> and <bos> (and any other special but <unk>), as needed for decoder
+        outputs."""
         if isinstance(ids, Tensor):
             if ids.dim() != 1:
                 raise ValueError(f"ids: expected a 1-D tensor [T], got shape {tuple(ids.shape)}")
@@ -509,10 +595,13 @@ def build_vocabs(pairs: Sequence[Pair], min_count: int = 1) -> tuple[Vocab, Voca
     """(source vocabulary, target vocabulary) of the pairs' words."""
     if not pairs:
         raise ValueError("pairs: expected at least one pair, got an empty sequence")
-    return Vocab.build((p.src for p in pairs), min_count), Vocab.build((p.tgt for p in pairs), min_count)
+    return Vocab.build((p.src for p in pairs), min_count), Vocab.build(
+        (p.tgt for p in pairs), min_count
+    )
 
 
 # --- batches ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Batch:
@@ -524,6 +613,7 @@ class Batch:
     tgt_out [B, T] = target + <eos> (what it must predict), both padded with pad_id,
     tgt_mask bool [B, T] (True where tgt_out is a real token or <eos>).
     """
+
     src: Tensor
     src_lengths: Tensor
     tgt_in: Tensor
@@ -544,10 +634,14 @@ def _check_pairs(pairs, name: str = "pairs") -> list[Pair]:
         raise ValueError(f"{name}: expected at least one pair, got an empty sequence")
     for i, p in enumerate(pairs):
         if not (hasattr(p, "src") and hasattr(p, "tgt")):
-            raise TypeError(f"{name}[{i}]: expected a Pair (with .src and .tgt), got {type(p).__name__}")
+            raise TypeError(
+                f"{name}[{i}]: expected a Pair (with .src and .tgt), got {type(p).__name__}"
+            )
         if len(p.src) == 0 or len(p.tgt) == 0:
-            raise ValueError(f"{name}[{i}]: expected non-empty src and tgt, got {len(p.src)} and "
-                             f"{len(p.tgt)} words")
+            raise ValueError(
+                f"{name}[{i}]: expected non-empty src and tgt, got {len(p.src)} and "
+                f"{len(p.tgt)} words"
+            )
     return pairs
 
 
@@ -557,29 +651,33 @@ def make_batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Bat
     S = max(len(p.src) for p in pairs)
     T = max(len(p.tgt) for p in pairs) + 1
     src, tgt_in, tgt_out = [], [], []
-    for p in pairs:   # flat Python lists, one tensor each at the end (much faster than per row)
+    for p in pairs:  # flat Python lists, one tensor each at the end (much faster than per row)
         src += src_vocab.encode(p.src) + [src_vocab.pad_id] * (S - len(p.src))
         ids, pad = tgt_vocab.encode(p.tgt), [tgt_vocab.pad_id] * (T - 1 - len(p.tgt))
         tgt_in += [tgt_vocab.bos_id] + ids + pad
         tgt_out += ids + [tgt_vocab.eos_id] + pad
     B = len(pairs)
-    src_lengths = torch.tensor([len(p.src) for p in pairs])               # [B]
-    tgt_lengths = torch.tensor([len(p.tgt) + 1 for p in pairs])           # [B] (with <eos>)
-    return Batch(src=torch.tensor(src).view(B, S),                        # [B, S]
-                 src_lengths=src_lengths,
-                 tgt_in=torch.tensor(tgt_in).view(B, T),                  # [B, T]
-                 tgt_out=torch.tensor(tgt_out).view(B, T),                # [B, T]
-                 src_mask=torch.arange(S) < src_lengths[:, None],         # [B, S]
-                 tgt_mask=torch.arange(T) < tgt_lengths[:, None])         # [B, T]
+    src_lengths = torch.tensor([len(p.src) for p in pairs])  # [B]
+    tgt_lengths = torch.tensor([len(p.tgt) + 1 for p in pairs])  # [B] (with <eos>)
+    return Batch(
+        src=torch.tensor(src).view(B, S),  # [B, S]
+        src_lengths=src_lengths,
+        tgt_in=torch.tensor(tgt_in).view(B, T),  # [B, T]
+        tgt_out=torch.tensor(tgt_out).view(B, T),  # [B, T]
+        src_mask=torch.arange(S) < src_lengths[:, None],  # [B, S]
+        tgt_mask=torch.arange(T) < tgt_lengths[:, None],
+    )  # [B, T]
 
 
-def _epoch(pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length) -> Iterator[Batch]:
+def _epoch(
+    pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length
+) -> Iterator[Batch]:
     order = list(range(len(pairs)))
     if shuffle:
         rng.shuffle(order)
     if sort_by_length:  # batches of similar lengths (less padding); the batch order is shuffled
         order.sort(key=lambda i: len(pairs[i].src))
-    chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if shuffle and sort_by_length:
         rng.shuffle(chunks)
     for chunk in chunks:
@@ -591,8 +689,15 @@ def _check_loader_args(pairs, batch_size):
     return _check_pairs(pairs)
 
 
-def batches(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int,
-            shuffle: bool = True, seed: int = 0, sort_by_length: bool = False) -> Iterator[Batch]:
+def batches(
+    pairs: Sequence[Pair],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    sort_by_length: bool = False,
+) -> Iterator[Batch]:
     """One epoch: every pair exactly once, in batches of batch_size (the last one may be smaller).
 
     shuffle: random order from ``random.Random(seed)``; sort_by_length: batch pairs of similar
@@ -600,17 +705,28 @@ def batches(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_siz
     For several epochs with a new order each, use ``epochs`` (its first epoch is this one).
     """
     pairs = _check_loader_args(pairs, batch_size)
-    return _epoch(pairs, src_vocab, tgt_vocab, batch_size, shuffle, random.Random(seed), sort_by_length)
+    return _epoch(
+        pairs, src_vocab, tgt_vocab, batch_size, shuffle, random.Random(seed), sort_by_length
+    )
 
 
-def epochs(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, batch_size: int,
-           shuffle: bool = True, seed: int = 0, sort_by_length: bool = False) -> Iterator[Batch]:
+def epochs(
+    pairs: Sequence[Pair],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    sort_by_length: bool = False,
+) -> Iterator[Batch]:
     """Endless batches: epoch after epoch, each one as ``batches`` makes it, reshuffled every time
-    by the same ``random.Random(seed)``. For ``lib.train.fit``, which stops after `steps` batches."""
+    by the same ``random.Random(seed)``. For ``lib.train.fit``, which stops after `steps`
+    batches."""
     pairs = _check_loader_args(pairs, batch_size)
     rng = random.Random(seed)
 
     def forever():
         while True:
             yield from _epoch(pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length)
+
     return forever()

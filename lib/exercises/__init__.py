@@ -1,7 +1,9 @@
-"""Checkers for the chapters' exercises: run a reader's answer on hidden cases and say what is wrong.
+"""Checkers for the chapters' exercises: run a reader's answer on hidden cases and say what is
+wrong.
 
-One module per chapter (``lib.exercises.ch02``, ``lib.exercises.ch03``, ...); each public ``check_*``
-function takes the reader's function (or predicted values) and answers in one of three ways:
+One module per chapter (``lib.exercises.ch02``, ``lib.exercises.ch03``, ...); each public
+``check_*`` function takes the reader's function (or predicted values) and answers in one of three
+ways:
 
 - **passed**: returns a :class:`Verdict`; a notebook shows it as a green box ("passed ...").
 - **not attempted**: the function is still the template's stub (its body does nothing, e.g. ``...``,
@@ -33,11 +35,26 @@ from typing import Any, Callable, NoReturn
 import torch
 from torch import Tensor
 
-__all__ = ["Verdict", "ExerciseFailed", "checker", "fail", "not_attempted", "attempted", "is_stub", "call",
-           "expect_tensor", "expect_number", "fmt", "row_sum_problem", "largest_difference"]
+__all__ = [
+    "Verdict",
+    "ExerciseFailed",
+    "checker",
+    "fail",
+    "not_attempted",
+    "attempted",
+    "is_stub",
+    "call",
+    "expect_tensor",
+    "expect_number",
+    "fmt",
+    "row_sum_problem",
+    "largest_difference",
+]
 
 
-# --- verdicts --------------------------------------------------------------------------------------
+# --- verdicts
+# --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -61,13 +78,19 @@ class Verdict:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        # Dark text on a pale background (contrast far above WCAG AA); the status is in words, not colour alone.
+        # Dark text on a pale background (contrast far above WCAG AA); the status is in words, not
+        # colour alone.
         border, background = ("#1a7f37", "#eef7f0") if self.passed else ("#6e7781", "#f3f4f6")
         mark = "&#10003;" if self.passed else "&hellip;"
-        return (f'<div class="exercise-verdict exercise-{self.status.replace(" ", "-")}" style="border-left: 4px solid '
-                f'{border}; background: {background}; color: #1f2328; padding: 0.4em 0.8em; margin: 0.2em 0;">'
-                f"{mark} <strong>{html.escape(self.exercise)}: {html.escape(self.status)}.</strong> "
-                f"{_code_spans(html.escape(_sentence(self.message)))}</div>")
+        return (
+            f'<div class="exercise-verdict exercise-{self.status.replace(" ", "-")}" '
+            'style="border-left: 4px solid '
+            f"{border}; background: {background}; color: #1f2328; padding: 0.4em 0.8em; "
+            'margin: 0.2em 0;">'
+            f"{mark} <strong>{html.escape(self.exercise)}: "
+            f"{html.escape(self.status)}.</strong> "
+            f"{_code_spans(html.escape(_sentence(self.message)))}</div>"
+        )
 
 
 def _sentence(text: str) -> str:
@@ -75,9 +98,12 @@ def _sentence(text: str) -> str:
 
 
 def _code_spans(escaped: str) -> str:
-    """`name` -> <code>name</code> in already escaped HTML. The code takes the feedback box's own text
-    colour: the theme's dark-mode code colour on the box's light background fails WCAG contrast (1.35:1)."""
-    return re.sub(r"`([^`]+)`", r'<code style="color: inherit; background: transparent">\1</code>', escaped)
+    """`name` -> <code>name</code> in already escaped HTML. The code takes the feedback box's own
+    text colour: the theme's dark-mode code colour on the box's light background fails WCAG contrast
+    (1.35:1)."""
+    return re.sub(
+        r"`([^`]+)`", r'<code style="color: inherit; background: transparent">\1</code>', escaped
+    )
 
 
 class ExerciseFailed(AssertionError):
@@ -111,7 +137,8 @@ def not_attempted(message: str) -> NoReturn:
 
 
 def checker(exercise: str) -> Callable:
-    """Decorator for a check function that returns its success message (or calls fail/not_attempted)."""
+    """Decorator for a check function that returns its success message (or calls
+    fail/not_attempted)."""
 
     def wrap(check: Callable[..., str]) -> Callable[..., Verdict]:
         @functools.wraps(check)
@@ -129,7 +156,8 @@ def checker(exercise: str) -> Callable:
     return wrap
 
 
-# --- running the reader's code safely ----------------------------------------------------------------
+# --- running the reader's code safely
+# ----------------------------------------------------------------
 
 _STUB_INSTRUCTIONS = ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
@@ -143,20 +171,27 @@ def is_stub(func: Callable) -> bool:
     code = getattr(func, "__code__", None)
     if code is None:
         return False
-    steps = [(i.opname, i.argval) for i in dis.get_instructions(code)
-             if i.opname not in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG")]
+    steps = [
+        (i.opname, i.argval)
+        for i in dis.get_instructions(code)
+        if i.opname not in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG")
+    ]
     return steps in _STUB_INSTRUCTIONS
 
 
 def attempted(func: Any, name: str) -> None:
-    """Call first in a checker of a function exercise: not attempted if ``func`` is still the stub."""
+    """Call first in a checker of a function exercise: not attempted if ``func`` is still the
+    stub."""
     if func is None:
         not_attempted(f"define `{name}` in the cell above, then run this cell again.")
     if not callable(func):
         fail(f"expected `{name}` to be a function, got {type(func).__name__} {fmt(func)}.")
     if is_stub(func):
-        not_attempted(f"`{name}` is still the template (its body does nothing). Write its body in the cell above, "
-                      "run that cell, then run this one again.")
+        not_attempted(
+            f"`{name}` is still the template (its body does nothing). Write its body in "
+            "the cell above, "
+            "run that cell, then run this one again."
+        )
 
 
 def _clone(x: Any) -> Any:
@@ -169,8 +204,15 @@ def _clone(x: Any) -> Any:
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, Tensor):
-        return isinstance(b, Tensor) and a.shape == b.shape and a.dtype == b.dtype and bool(
-            torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) and torch.equal(a.isnan(), b.isnan()))
+        return (
+            isinstance(b, Tensor)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and bool(
+                torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
+                and torch.equal(a.isnan(), b.isnan())
+            )
+        )
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return True
@@ -179,48 +221,75 @@ def _same(a: Any, b: Any) -> bool:
 def _hint(error: Exception) -> str:
     text = str(error)
     if "must match the size of tensor" in text or "shape" in text and "broadcast" in text:
-        return (" Two tensors' shapes do not broadcast. A sum over the last dimension that is used to divide "
-                "needs keepdim=True ([B, N] / [B, 1]).")
+        return (
+            " Two tensors' shapes do not broadcast. A sum over the last dimension that is "
+            "used to divide "
+            "needs keepdim=True ([B, N] / [B, 1])."
+        )
     if isinstance(error, TypeError) and "numpy" in text.lower():
         return " Stay in torch: the inputs are tensors and the result must be one."
     return ""
 
 
 def call(func: Callable, *args: Any, name: str, case: str) -> Any:
-    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback."""
+    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is
+    feedback."""
     originals = [_clone(a) for a in args]
     inputs = [_clone(a) for a in args]
     try:
         with torch.no_grad():
             result = func(*inputs)
     except NotImplementedError:
-        not_attempted(f"`{name}` still raises NotImplementedError. Write its body, then run this cell again.")
+        not_attempted(
+            f"`{name}` still raises NotImplementedError. Write its body, then run this cell again."
+        )
     except Exception as e:  # the reader's error becomes feedback, never a crash of the checker
         text = str(e).strip()[:300].rstrip(".")
         fail(f"on the case {case}, `{name}` raised {type(e).__name__}: {text}.{_hint(e)}")
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
-            fail(f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with "
-                 "an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still "
-                 "needs its own.")
+            fail(
+                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for "
+                "example with "
+                "an operation ending in `_` or an indexed assignment). Work on a new tensor: the "
+                "caller still "
+                "needs its own."
+            )
     return result
 
 
-def expect_tensor(result: Any, shape: tuple[int, ...], *, name: str, case: str, allow_nan: bool = False) -> Tensor:
-    """``result`` as a float64 tensor, after checking its type, shape and (unless allowed) NaN/inf."""
+def expect_tensor(
+    result: Any, shape: tuple[int, ...], *, name: str, case: str, allow_nan: bool = False
+) -> Tensor:
+    """``result`` as a float64 tensor, after checking its type, shape and (unless allowed)
+    NaN/inf."""
     if result is None:
         fail(f"on the case {case}, `{name}` returned None. Did you forget the `return` statement?")
     if not isinstance(result, Tensor):
-        kind = "a NumPy array" if type(result).__name__ == "ndarray" else f"a {type(result).__name__}"
-        fail(f"on the case {case}, `{name}` returned {kind}; expected a torch.Tensor of shape {list(shape)}.")
+        kind = (
+            "a NumPy array" if type(result).__name__ == "ndarray" else f"a {type(result).__name__}"
+        )
+        fail(
+            f"on the case {case}, `{name}` returned {kind}; expected a torch.Tensor of shape "
+            f"{list(shape)}."
+        )
     if tuple(result.shape) != tuple(shape):
-        fail(f"on the case {case}, `{name}` returned shape {list(result.shape)}; expected {list(shape)}.")
+        fail(
+            f"on the case {case}, `{name}` returned shape {list(result.shape)}; expected "
+            f"{list(shape)}."
+        )
     if not (result.is_floating_point()):
-        fail(f"on the case {case}, `{name}` returned dtype {result.dtype}; expected floating-point numbers.")
+        fail(
+            f"on the case {case}, `{name}` returned dtype {result.dtype}; expected "
+            "floating-point numbers."
+        )
     result = result.detach().to(torch.float64)
     if not allow_nan and not torch.isfinite(result).all():
         bad = (~torch.isfinite(result)).nonzero()[0].tolist()
-        fail(f"on the case {case}, `{name}` returned {fmt(result[tuple(bad)].item())} at index {bad}.")
+        fail(
+            f"on the case {case}, `{name}` returned {fmt(result[tuple(bad)].item())} at index "
+            f"{bad}."
+        )
     return result
 
 
@@ -235,7 +304,9 @@ def expect_number(value: Any, what: str) -> float:
     return float(value)
 
 
-# --- describing numbers and differences ---------------------------------------------------------------
+# --- describing numbers and differences
+# ---------------------------------------------------------------
+
 
 def fmt(x: Any) -> str:
     """A short, readable form of a number, tensor or other value for feedback messages."""
@@ -251,11 +322,15 @@ def fmt(x: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def row_sum_problem(weights: Tensor, allowed_rows: Tensor | None = None, tol: float = 1e-4) -> str | None:
-    """If some row of ``weights`` [..., N] does not sum to 1, a sentence naming the first one; else None.
+def row_sum_problem(
+    weights: Tensor, allowed_rows: Tensor | None = None, tol: float = 1e-4
+) -> str | None:
+    """If some row of ``weights`` [..., N] does not sum to 1, a sentence naming the first one; else
+    None.
 
-    ``allowed_rows`` (bool, the shape of ``weights`` without its last dim) limits the check to those rows.
-    Rows are named by their index counted from 0 in the last-but-one dimension (and the batch, if any).
+    ``allowed_rows`` (bool, the shape of ``weights`` without its last dim) limits the check to those
+    rows. Rows are named by their index counted from 0 in the last-but-one dimension (and the batch,
+    if any).
     """
     sums = weights.sum(dim=-1)
     bad = (sums - 1).abs() > tol
@@ -264,8 +339,9 @@ def row_sum_problem(weights: Tensor, allowed_rows: Tensor | None = None, tol: fl
     if not bad.any():
         return None
     index = bad.nonzero()[0].tolist()
-    where = f"row {index[-1]}" + (f" of batch element {index[0] if len(index) == 2 else index[:-1]}"
-                                  if len(index) > 1 else "")
+    where = f"row {index[-1]}" + (
+        f" of batch element {index[0] if len(index) == 2 else index[:-1]}" if len(index) > 1 else ""
+    )
     return f"{where} (counting from 0) of your weights sums to {sums[tuple(index)].item():.3g}"
 
 
@@ -273,5 +349,7 @@ def largest_difference(result: Tensor, expected: Tensor) -> str:
     """Where ``result`` and ``expected`` differ most, as a sentence."""
     diff = (result - expected).abs()
     index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    return (f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours "
-            f"{result[index].item():.4g}, expected {expected[index].item():.4g}")
+    return (
+        f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours "
+        f"{result[index].item():.4g}, expected {expected[index].item():.4g}"
+    )

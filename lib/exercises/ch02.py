@@ -1,6 +1,7 @@
 """Checkers for the exercises of the chapter *Attention as soft lookup*.
 
-- :func:`check_duplicate_key`: exercise 1 (predict, then check): a seventh item whose key copies k_2.
+- :func:`check_duplicate_key`: exercise 1 (predict, then check): a seventh item whose key copies
+  k_2.
 - :func:`check_sharpen`: exercise 2 (implement): the neural Turing machine's sharpening step.
 
 Exercise 3 (rows of different lengths) is answered in prose; the chapter's solution computes it.
@@ -14,24 +15,37 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import attempted, call, checker, expect_number, expect_tensor, fail, fmt, largest_difference, \
-    not_attempted, row_sum_problem
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_number,
+    expect_tensor,
+    fail,
+    fmt,
+    largest_difference,
+    not_attempted,
+    row_sum_problem,
+)
 
 __all__ = ["check_duplicate_key", "check_sharpen"]
 
 
-# --- exercise 1: a duplicated key -------------------------------------------------------------------
+# --- exercise 1: a duplicated key
+# -------------------------------------------------------------------
+
 
 def _values() -> Tensor:
-    """The values of the chapter's memory (hexagon corners, no randomness) and the new item's: [7, 2]."""
+    """The values of the chapter's memory (hexagon corners, no randomness) and the new item's: [7,
+    2]."""
     angles = torch.arange(6, dtype=torch.float64) * (2 * math.pi / 6)
     radii = torch.tensor([1.0, 0.8, 1.2, 0.9, 1.1, 0.7], dtype=torch.float64)
-    hexagon = radii[:, None] * torch.stack([angles.cos(), angles.sin()], dim=1)    # [6, 2]
+    hexagon = radii[:, None] * torch.stack([angles.cos(), angles.sin()], dim=1)  # [6, 2]
     return torch.cat([hexagon, torch.tensor([[0.0, -1.5]], dtype=torch.float64)])  # [7, 2]
 
 
-BEST, COPY = 2, 6          # the query is a noisy copy of k_2; the new item (index 6) has the same key
-TOLERANCE = 0.05           # a prediction made by hand from v_2's coordinates is good to two decimals
+BEST, COPY = 2, 6  # the query is a noisy copy of k_2; the new item (index 6) has the same key
+TOLERANCE = 0.05  # a prediction made by hand from v_2's coordinates is good to two decimals
 
 
 def _point(value: Any, what: str) -> Tensor:
@@ -39,16 +53,22 @@ def _point(value: Any, what: str) -> Tensor:
         value = value.detach().flatten().tolist()
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         fail(f"{what} should be a point (x, y): a pair of two numbers, got {fmt(value)}.")
-    return torch.tensor([expect_number(v, f"each coordinate of {what}") for v in value], dtype=torch.float64)
+    return torch.tensor(
+        [expect_number(v, f"each coordinate of {what}") for v in value], dtype=torch.float64
+    )
 
 
 @checker("duplicated key")
 def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
-    """Check the predictions of exercise 1: ``soft_limit``, the point (x, y) that the soft output for
-    ``q`` approaches as lambda -> infinity, and ``hard_key``, the index of the key the hard lookup picks."""
+    """Check the predictions of exercise 1: ``soft_limit``, the point (x, y) that the soft output
+    for ``q`` approaches as lambda -> infinity, and ``hard_key``, the index of the key the hard
+    lookup picks."""
     if soft_limit is None and hard_key is None:
-        not_attempted("write your two predictions (soft_limit and hard_key) in the cell above, then run this "
-                      "cell again.")
+        not_attempted(
+            "write your two predictions (soft_limit and hard_key) in the cell above, "
+            "then run this "
+            "cell again."
+        )
     values = _values()
     midpoint = (values[BEST] + values[COPY]) / 2
     if soft_limit is not None:
@@ -56,51 +76,86 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
         if (p - midpoint).norm() > TOLERANCE:
             where = f"({fmt(p[0].item())}, {fmt(p[1].item())})"
             if (p - values[BEST]).norm() <= TOLERANCE:
-                fail(f"soft_limit {where} is v_2, the value of k_2 alone: that is where the hard lookup goes. "
-                     "The soft lookup cannot prefer one of two keys with equal scores: at every lambda they get "
-                     "equal weights, so as lambda grows each tends to 1/2, and the output tends to the midpoint "
-                     "of v_2 and the new value.")
+                fail(
+                    f"soft_limit {where} is v_2, the value of k_2 alone: that is where the hard "
+                    "lookup goes. "
+                    "The soft lookup cannot prefer one of two keys with equal scores: at every "
+                    "lambda they get "
+                    "equal weights, so as lambda grows each tends to 1/2, and the output tends "
+                    "to the midpoint "
+                    "of v_2 and the new value."
+                )
             if (p - values[COPY]).norm() <= TOLERANCE:
-                fail(f"soft_limit {where} is the new value alone. Its key is an exact copy of k_2, so it ties "
-                     "with k_2 for the highest score and can never get more weight than k_2.")
+                fail(
+                    f"soft_limit {where} is the new value alone. Its key is an exact copy of "
+                    "k_2, so it ties "
+                    "with k_2 for the highest score and can never get more weight than k_2."
+                )
             if (p - values.mean(dim=0)).norm() <= TOLERANCE:
-                fail(f"soft_limit {where} is the average of all seven values: the output at lambda = 0, where "
-                     "every weight is 1/7. As lambda grows, the weight leaves every key whose score is not the "
-                     "highest.")
-            fail(f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). "
-                 "Which keys share the highest score, and how does a softmax split the weight between equal "
-                 "scores as lambda grows?")
+                fail(
+                    f"soft_limit {where} is the average of all seven values: the output at "
+                    "lambda = 0, where "
+                    "every weight is 1/7. As lambda grows, the weight leaves every key whose "
+                    "score is not the "
+                    "highest."
+                )
+            fail(
+                f"soft_limit {where} is not where the soft output goes (it is "
+                f"{(p - midpoint).norm():.2f} away). "
+                "Which keys share the highest score, and how does a softmax split the weight "
+                "between equal "
+                "scores as lambda grows?"
+            )
     if hard_key is not None:
-        if isinstance(hard_key, Tensor) and hard_key.numel() == 1 and not hard_key.is_floating_point():
+        if (
+            isinstance(hard_key, Tensor)
+            and hard_key.numel() == 1
+            and not hard_key.is_floating_point()
+        ):
             hard_key = int(hard_key.item())
         if isinstance(hard_key, bool) or not isinstance(hard_key, int):
-            fail(f"hard_key should be the index of a key (an int from 0 to 6), got {type(hard_key).__name__} "
-                 f"{fmt(hard_key)}.")
+            fail(
+                "hard_key should be the index of a key (an int from 0 to 6), got "
+                f"{type(hard_key).__name__} "
+                f"{fmt(hard_key)}."
+            )
         if hard_key == COPY:
-            fail("hard_key = 6, the copy. But torch.argmax returns the FIRST of several equal maxima "
-                 "(its documentation says so), and k_2 comes before the copy at index 6.")
+            fail(
+                "hard_key = 6, the copy. But torch.argmax returns the FIRST of several equal "
+                "maxima "
+                "(its documentation says so), and k_2 comes before the copy at index 6."
+            )
         if hard_key != BEST:
-            fail(f"hard_key = {hard_key}: key {hard_key} does not have the highest score. The query is a noisy "
-                 "copy of k_2, and the new key is an exact copy of k_2: those two share the highest score.")
+            fail(
+                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. The "
+                "query is a noisy "
+                "copy of k_2, and the new key is an exact copy of k_2: those two share the "
+                "highest score."
+            )
     if soft_limit is None:
         not_attempted("hard_key is right; now predict soft_limit too.")
     if hard_key is None:
         not_attempted("soft_limit is right; now predict hard_key too.")
-    return ("both predictions are right: the soft output tends to the midpoint of v_2 and the new value, "
-            "and the hard lookup returns v_2 alone (index 2, the first of the two tied keys).")
+    return (
+        "both predictions are right: the soft output tends to the midpoint of v_2 and the new "
+        "value, "
+        "and the hard lookup returns v_2 alone (index 2, the first of the two tied keys)."
+    )
 
 
-# --- exercise 2: NTM sharpening -----------------------------------------------------------------------
+# --- exercise 2: NTM sharpening
+# -----------------------------------------------------------------------
+
 
 def _weights(g: torch.Generator, rows: int, n: int, spread: float = 1.0) -> Tensor:
-    return torch.softmax(spread * torch.randn(rows, n, generator=g), dim=-1)   # [rows, n]
+    return torch.softmax(spread * torch.randn(rows, n, generator=g), dim=-1)  # [rows, n]
 
 
 def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
     """The hidden cases: (description, w [B, N] float32, gamma)."""
     g = torch.Generator().manual_seed(7)
     with_zeros = _weights(g, 2, 8)
-    with_zeros[:, [1, 5]] = 0.0                                  # e.g. masked slots
+    with_zeros[:, [1, 5]] = 0.0  # e.g. masked slots
     with_zeros = with_zeros / with_zeros.sum(dim=-1, keepdim=True)
     return [
         ("gamma = 1 on a batch of 2 rows of 5 weights", _weights(g, 2, 5), 1.0),
@@ -113,49 +168,82 @@ def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
 
 
 def _sharpened(w: Tensor, gamma: float) -> Tensor:
-    """The reference, in float64 and in log space: w**gamma / sum w**gamma = softmax(gamma * log w)."""
+    """The reference, in float64 and in log space: w**gamma / sum w**gamma = softmax(gamma * log
+    w)."""
     return torch.softmax(gamma * w.double().log(), dim=-1)
 
 
 @checker("sharpen")
 def check_sharpen(sharpen: Any) -> str:
-    """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j w_j**gamma."""
+    """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j
+    w_j**gamma."""
     attempted(sharpen, "sharpen")
     cases = _sharpen_cases()
     for case, w, gamma in cases:
         expected = _sharpened(w, gamma)
-        result = expect_tensor(call(sharpen, w, gamma, name="sharpen", case=f"'{case}'"), tuple(w.shape),
-                               name="sharpen", case=f"'{case}'", allow_nan=True)
+        result = expect_tensor(
+            call(sharpen, w, gamma, name="sharpen", case=f"'{case}'"),
+            tuple(w.shape),
+            name="sharpen",
+            case=f"'{case}'",
+            allow_nan=True,
+        )
         if not torch.isfinite(result).all():
             if gamma >= 100:
-                fail(f"for gamma = {gamma:g} your weights are NaN or inf: every w(i)**gamma underflows to 0 "
-                     f"((1/32)**300 is about 1e-451, far below the smallest float), and 0/0 = NaN. Sharpen in "
-                     "log space, w**gamma / sum(w**gamma) = softmax(gamma * log w), or divide w by its row "
-                     "maximum before taking the power.")
+                fail(
+                    f"for gamma = {gamma:g} your weights are NaN or inf: every w(i)**gamma "
+                    "underflows to 0 "
+                    "((1/32)**300 is about 1e-451, far below the smallest float), and 0/0 = "
+                    "NaN. Sharpen in "
+                    "log space, w**gamma / sum(w**gamma) = softmax(gamma * log w), or divide w "
+                    "by its row "
+                    "maximum before taking the power."
+                )
             fail(f"on the case '{case}' your weights contain NaN or inf.")
         if torch.allclose(result, expected, atol=1e-5, rtol=1e-4):
             continue
         w64, powered = w.double(), w.double() ** gamma
         if torch.allclose(result, powered, atol=1e-6):
-            fail(f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma without the "
-                 "division. Divide each row by its sum over the N slots.")
-        if w.shape[0] > 1 and torch.allclose(result, powered / powered.sum(dim=0, keepdim=True), atol=1e-5):
-            fail(f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first dimension "
-                 "(across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, keepdim=True).")
+            fail(
+                f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma "
+                "without the "
+                "division. Divide each row by its sum over the N slots."
+            )
+        if w.shape[0] > 1 and torch.allclose(
+            result, powered / powered.sum(dim=0, keepdim=True), atol=1e-5
+        ):
+            fail(
+                f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first "
+                "dimension "
+                "(across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, "
+                "keepdim=True)."
+            )
         if torch.allclose(result, torch.softmax(gamma * w64, dim=-1), atol=1e-5):
-            fail(f"on the case '{case}', your result is softmax(gamma * w): that multiplies the weights by "
-                 "gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma).")
+            fail(
+                f"on the case '{case}', your result is softmax(gamma * w): that multiplies the "
+                "weights by "
+                "gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma)."
+            )
         if gamma != 1 and torch.allclose(result, w64, atol=1e-6):
             fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
         zero = expected == 0
         if zero.any() and result[zero].abs().max() > 1e-6:
             i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()
-            fail(f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it "
-                 f"{fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an epsilon added "
-                 "before the power or the log changes that).")
+            fail(
+                f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it "
+                f"{fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an "
+                "epsilon added "
+                "before the power or the log changes that)."
+            )
         problem = row_sum_problem(result)
         if problem:
-            fail(f"on the case '{case}', {problem}: did you normalise over the last dimension (the N slots)?")
+            fail(
+                f"on the case '{case}', {problem}: did you normalise over the last dimension "
+                "(the N slots)?"
+            )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (f"`sharpen` is right on all {len(cases)} hidden cases (gamma from 1 to 300, weights that are "
-            "exactly 0, batches of 1 to 3 rows).")
+    return (
+        f"`sharpen` is right on all {len(cases)} hidden cases (gamma from 1 to 300, weights "
+        "that are "
+        "exactly 0, batches of 1 to 3 rows)."
+    )

@@ -1,12 +1,12 @@
 """Checkers for the exercises of the chapter *Attention beyond translation*.
 
-- :func:`check_without_positions`: exercise 2 (predict, then check): the captioner without its row and
-  column embeddings.
-- :func:`check_word_importance`: exercise 3 (implement): each word's share of the document vector in a
-  hierarchical attention network.
+- :func:`check_without_positions`: exercise 2 (predict, then check): the captioner without its row
+  and column embeddings.
+- :func:`check_word_importance`: exercise 3 (implement): each word's share of the document vector in
+  a hierarchical attention network.
 
-Exercise 1 (a uniform start for the attention, change and explain) is answered in prose; the chapter's
-solution computes it.
+Exercise 1 (a uniform start for the attention, change and explain) is answered in prose; the
+chapter's solution computes it.
 """
 
 from __future__ import annotations
@@ -16,107 +16,194 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import _Failed, attempted, call, checker, expect_tensor, fail, fmt, largest_difference, not_attempted
+from . import (
+    _Failed,
+    attempted,
+    call,
+    checker,
+    expect_tensor,
+    fail,
+    fmt,
+    largest_difference,
+    not_attempted,
+)
 
 __all__ = ["check_without_positions", "check_word_importance"]
 
 
-# --- exercise 2: no row and column embeddings ----------------------------------------------------------------
+# --- exercise 2: no row and column embeddings
+# ----------------------------------------------------------------
+
 
 @checker("without positions")
 def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> str:
-    """Check the predictions of exercise 2 for the captioner trained with its row and column embeddings
-    fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of the captions whose exact-match
-    rate falls most, and ``hit_rate_drop_smaller`` (True/False): does the hit rate of shape words fall by
-    fewer points than the exact-match rate of whole captions?"""
+    """Check the predictions of exercise 2 for the captioner trained with its row and column
+    embeddings fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of the captions
+    whose exact-match rate falls most, and ``hit_rate_drop_smaller`` (True/False): does the hit rate
+    of shape words fall by fewer points than the exact-match rate of whole captions?"""
     if suffers_most is None and hit_rate_drop_smaller is None:
-        not_attempted("write your two predictions (suffers_most and hit_rate_drop_smaller) in the cell above, then "
-                      "run this cell again.")
+        not_attempted(
+            "write your two predictions (suffers_most and hit_rate_drop_smaller) in the "
+            "cell above, then "
+            "run this cell again."
+        )
     if suffers_most is not None:
-        if isinstance(suffers_most, bool) or not isinstance(suffers_most, int) or suffers_most not in (1, 2, 3):
-            fail(f"suffers_most should be the number of shapes, 1, 2 or 3; got {fmt(suffers_most)}.")
+        if (
+            isinstance(suffers_most, bool)
+            or not isinstance(suffers_most, int)
+            or suffers_most not in (1, 2, 3)
+        ):
+            fail(
+                f"suffers_most should be the number of shapes, 1, 2 or 3; got {fmt(suffers_most)}."
+            )
         if suffers_most == 1:
-            fail("suffers_most: a caption with one shape has nothing to put in order. Without positions the model "
-                 "still sees which shape is there; what it loses is where each shape is, which decides the order "
-                 "of several.")
+            fail(
+                "suffers_most: a caption with one shape has nothing to put in order. Without "
+                "positions the model "
+                "still sees which shape is there; what it loses is where each shape is, which "
+                "decides the order "
+                "of several."
+            )
         if suffers_most == 2:
-            fail("suffers_most: two shapes need one decision about their order; three need more, and every one "
-                 "of them can go wrong.")
+            fail(
+                "suffers_most: two shapes need one decision about their order; three need more, "
+                "and every one "
+                "of them can go wrong."
+            )
     if hit_rate_drop_smaller is not None:
         if not isinstance(hit_rate_drop_smaller, bool):
-            fail(f"hit_rate_drop_smaller should be True or False, got {fmt(hit_rate_drop_smaller)}.")
+            fail(
+                f"hit_rate_drop_smaller should be True or False, got {fmt(hit_rate_drop_smaller)}."
+            )
         if not hit_rate_drop_smaller:
-            fail("hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by word with the true "
-                 "caption as input (teacher forcing), so a mistake does not carry over to the next word; a "
-                 "generated caption is wrong as soon as one of its words is, and each wrong word changes what "
-                 "comes after it.")
+            fail(
+                "hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by "
+                "word with the true "
+                "caption as input (teacher forcing), so a mistake does not carry over to the "
+                "next word; a "
+                "generated caption is wrong as soon as one of its words is, and each wrong word "
+                "changes what "
+                "comes after it."
+            )
     if suffers_most is None:
-        not_attempted("your hit_rate_drop_smaller is right; now predict which captions suffer most (suffers_most).")
+        not_attempted(
+            "your hit_rate_drop_smaller is right; now predict which captions suffer "
+            "most (suffers_most)."
+        )
     if hit_rate_drop_smaller is None:
-        not_attempted("your suffers_most is right; now predict whether the hit rate falls less "
-                      "(hit_rate_drop_smaller).")
-    return ("both predictions are right: the captions with three shapes lose most, and the word-by-word hit rate "
-            "falls less than the exact-match rate of whole captions.")
+        not_attempted(
+            "your suffers_most is right; now predict whether the hit rate falls less "
+            "(hit_rate_drop_smaller)."
+        )
+    return (
+        "both predictions are right: the captions with three shapes lose most, and the "
+        "word-by-word hit rate "
+        "falls less than the exact-match rate of whole captions."
+    )
 
 
-# --- exercise 3: each word's share of the document vector -----------------------------------------------------
+# --- exercise 3: each word's share of the document vector
+# -----------------------------------------------------
+
 
 def _importance_cases() -> list[tuple[str, Tensor, Tensor]]:
-    """(description, word_weights [B, S, W], sentence_weights [B, S]) with padding like the chapter's batches."""
+    """(description, word_weights [B, S, W], sentence_weights [B, S]) with padding like the
+    chapter's batches."""
     g = torch.Generator().manual_seed(5)
 
-    def weights(shape, lengths):                                 # softmax rows, 0 beyond each row's length
+    def weights(shape, lengths):  # softmax rows, 0 beyond each row's length
         scores = torch.randn(*shape, generator=g)
         allowed = torch.arange(shape[-1]) < lengths[..., None]
         w = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-        return torch.nan_to_num(w)                               # a padding row (length 0) is all zeros
+        return torch.nan_to_num(w)  # a padding row (length 0) is all zeros
 
-    word_lengths = torch.tensor([[4, 2, 3], [3, 4, 0]])          # document 1 has two sentences (and a padding one)
+    # document 1 has two sentences (and a padding one)
+    word_lengths = torch.tensor([[4, 2, 3], [3, 4, 0]])
     sentence_lengths = torch.tensor([3, 2])
     square = torch.tensor([[3, 3, 1], [2, 3, 3], [1, 2, 3], [3, 3, 3]])
     return [
-        ("4 documents of 3 sentences of 3 words (S = W)", weights((4, 3, 3), square), weights((4, 3), torch.full((4,), 3))),
-        ("2 documents, 3 sentences of at most 4 words, with padding", weights((2, 3, 4), word_lengths),
-         weights((2, 3), sentence_lengths)),
+        (
+            "4 documents of 3 sentences of 3 words (S = W)",
+            weights((4, 3, 3), square),
+            weights((4, 3), torch.full((4,), 3)),
+        ),
+        (
+            "2 documents, 3 sentences of at most 4 words, with padding",
+            weights((2, 3, 4), word_lengths),
+            weights((2, 3), sentence_lengths),
+        ),
         ("1 document, 1 sentence of 1 word", torch.ones(1, 1, 1), torch.ones(1, 1)),
     ]
 
 
 @checker("word_importance")
 def check_word_importance(word_importance: Any) -> str:
-    """Check ``word_importance(word_weights [B, S, W], sentence_weights [B, S]) -> [B, S, W]``, the products
-    alpha_i * alpha_it of each sentence's weight and each word's weight inside its sentence."""
+    """Check ``word_importance(word_weights [B, S, W], sentence_weights [B, S]) -> [B, S, W]``, the
+    products alpha_i * alpha_it of each sentence's weight and each word's weight inside its
+    sentence."""
     attempted(word_importance, "word_importance")
     cases = _importance_cases()
     for case, words, sentences in cases:
         B, S, W = words.shape
         try:
-            result = call(word_importance, words, sentences, name="word_importance", case=f"'{case}'")
+            result = call(
+                word_importance, words, sentences, name="word_importance", case=f"'{case}'"
+            )
         except _Failed as e:
             if "size of tensor" in str(e) or "broadcast" in str(e):
-                said = str(e).split(" Two tensors' shapes do not broadcast")[0]      # without the generic hint
-                fail(f"{said} sentence_weights has shape [B, S]; to multiply every word of sentence i by the sentence's "
-                     "weight it needs a trailing dimension of size 1: sentence_weights[..., None], shape [B, S, 1].")
+                # without the generic hint
+                said = str(e).split(" Two tensors' shapes do not broadcast")[0]
+                fail(
+                    f"{said} sentence_weights has shape [B, S]; to multiply every word of "
+                    "sentence i by the sentence's "
+                    "weight it needs a trailing dimension of size 1: sentence_weights[..., "
+                    "None], shape [B, S, 1]."
+                )
             raise
-        result = expect_tensor(result, (B, S, W), name="word_importance", case=f"'{case}'", allow_nan=True)
+        result = expect_tensor(
+            result, (B, S, W), name="word_importance", case=f"'{case}'", allow_nan=True
+        )
         expected = (sentences[..., None] * words).double()
         if torch.allclose(result, expected, atol=1e-6):
             continue
         if not torch.isfinite(result).all():
-            fail(f"on the case '{case}', your result has NaN or inf. A padding sentence has all its word weights "
-                 "0 and weight 0 itself: do not divide by its sum (0 / 0); the plain product needs no normalising.")
+            fail(
+                f"on the case '{case}', your result has NaN or inf. A padding sentence has all "
+                "its word weights "
+                "0 and weight 0 itself: do not divide by its sum (0 / 0); the plain product "
+                "needs no normalising."
+            )
         if S == W and torch.allclose(result, (sentences[:, None, :] * words).double(), atol=1e-6):
-            fail(f"on the case '{case}', you multiplied word t of every sentence by the weight of sentence t: "
-                 "sentence_weights [B, S] was broadcast along the words. Give it a trailing dimension instead, "
-                 "sentence_weights[..., None] of shape [B, S, 1].")
+            fail(
+                f"on the case '{case}', you multiplied word t of every sentence by the weight of "
+                "sentence t: "
+                "sentence_weights [B, S] was broadcast along the words. Give it a trailing "
+                "dimension instead, "
+                "sentence_weights[..., None] of shape [B, S, 1]."
+            )
         if torch.allclose(result, (sentences[..., None] + words).double(), atol=1e-6):
-            fail(f"on the case '{case}', you added the two weights; a word's share of the document vector is the "
-                 "product alpha_i * alpha_it (the document vector is a weighted sum of weighted sums).")
-        if torch.allclose(result, words.double(), atol=1e-6) and not torch.allclose(expected, words.double()):
-            fail(f"on the case '{case}', your result equals the word weights alone: multiply them by their "
-                 "sentence's weight.")
+            fail(
+                f"on the case '{case}', you added the two weights; a word's share of the "
+                "document vector is the "
+                "product alpha_i * alpha_it (the document vector is a weighted sum of weighted "
+                "sums)."
+            )
+        if torch.allclose(result, words.double(), atol=1e-6) and not torch.allclose(
+            expected, words.double()
+        ):
+            fail(
+                f"on the case '{case}', your result equals the word weights alone: multiply them "
+                "by their "
+                "sentence's weight."
+            )
         sums = result.sum(dim=(1, 2))
-        fail(f"on the case '{case}', {largest_difference(result, expected)}. (Each document's shares should sum to "
-             f"1; yours sum to {', '.join(f'{s:.3g}' for s in sums.tolist())}.)")
-    return (f"`word_importance` is right on all {len(cases)} hidden cases (padding sentences and words, S = W, a "
-            "single word).")
+        fail(
+            f"on the case '{case}', {largest_difference(result, expected)}. (Each document's "
+            "shares should sum to "
+            f"1; yours sum to {', '.join(f'{s:.3g}' for s in sums.tolist())}.)"
+        )
+    return (
+        f"`word_importance` is right on all {len(cases)} hidden cases (padding sentences and "
+        "words, S = W, a "
+        "single word)."
+    )

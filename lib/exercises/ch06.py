@@ -1,13 +1,15 @@
 """Checkers for the exercises of the chapter *Self-attention*.
 
-- :func:`check_second_layer`: exercise 1 (design, then check): projections of a second layer with which
-  "it" finds its referent.
+- :func:`check_second_layer`: exercise 1 (design, then check): projections of a second layer with
+  which "it" finds its referent.
 - :func:`check_wider_entries`: exercise 2 (predict, then check): queries and keys with entries of
   standard deviation 2.
-- :func:`check_incremental`: exercise 3 (implement): causal self-attention computed one token at a time.
+- :func:`check_incremental`: exercise 3 (implement): causal self-attention computed one token at a
+  time.
 
-The first checker runs the chapter's hand-made model (:func:`hand_made_model`, a copy of the chapter's
-embedding table and projections; the chapter's solution asserts that the two are the same).
+The first checker runs the chapter's hand-made model (:func:`hand_made_model`, a copy of the
+chapter's embedding table and projections; the chapter's solution asserts that the two are the
+same).
 """
 
 from __future__ import annotations
@@ -20,19 +22,45 @@ from torch import Tensor
 
 from lib.attention import causal_mask, masked_softmax
 
-from . import _Failed, attempted, call, checker, expect_number, expect_tensor, fail, fmt, largest_difference, \
-    not_attempted
+from . import (
+    _Failed,
+    attempted,
+    call,
+    checker,
+    expect_number,
+    expect_tensor,
+    fail,
+    fmt,
+    largest_difference,
+    not_attempted,
+)
 
 __all__ = ["check_second_layer", "check_wider_entries", "check_incremental"]
 
 
-# --- the chapter's hand-made model -----------------------------------------------------------------------
+# --- the chapter's hand-made model
+# -----------------------------------------------------------------------
 
-FEATURES = ["thing", "animate", "place", "water", "town", "money", "pronoun", "adjective", "event", "function"]
+FEATURES = [
+    "thing",
+    "animate",
+    "place",
+    "water",
+    "town",
+    "money",
+    "pronoun",
+    "adjective",
+    "event",
+    "function",
+]
 MEANING = ["animate", "place", "water", "town", "money"]
-CHANNELS = [("referent", ["pronoun"], ["thing"]), ("description", ["pronoun"], ["adjective"]),
-            ("setting", ["place"], ["water", "town"]), ("participant", ["event"], ["animate"]),
-            ("role", ["animate"], ["event"])]
+CHANNELS = [
+    ("referent", ["pronoun"], ["thing"]),
+    ("description", ["pronoun"], ["adjective"]),
+    ("setting", ["place"], ["water", "town"]),
+    ("participant", ["event"], ["animate"]),
+    ("role", ["animate"], ["event"]),
+]
 
 
 def _vec(**features: float) -> Tensor:
@@ -43,14 +71,27 @@ def _vec(**features: float) -> Tensor:
 
 
 def hand_made_model() -> tuple[dict[str, Tensor], Tensor, Tensor, Tensor]:
-    """(embedding {word: [10]}, W_Q [10, 5], W_K [10, 5], W_V [10, 10]): the chapter's model, rebuilt."""
-    money_bank, river_bank = _vec(thing=1, place=1, town=1, money=1), _vec(thing=1, place=1, water=1)
+    """(embedding {word: [10]}, W_Q [10, 5], W_K [10, 5], W_V [10, 10]): the chapter's model,
+    rebuilt."""
+    money_bank, river_bank = (
+        _vec(thing=1, place=1, town=1, money=1),
+        _vec(thing=1, place=1, water=1),
+    )
     embedding = {
-        "animal": _vec(thing=1, animate=1), "FBI": _vec(thing=1, animate=1), "criminal": _vec(thing=1, animate=1),
-        "street": _vec(thing=1, place=1, town=1), "road": _vec(thing=1, place=1, town=1),
-        "river": _vec(thing=1, place=1, water=1), "side": _vec(thing=1), "bank": (money_bank + river_bank) / 2,
-        "it": _vec(pronoun=1), "tired": _vec(adjective=1, animate=1), "wide": _vec(adjective=1, place=1),
-        "cross": _vec(event=1), "chasing": _vec(event=1), "run": _vec(event=1),
+        "animal": _vec(thing=1, animate=1),
+        "FBI": _vec(thing=1, animate=1),
+        "criminal": _vec(thing=1, animate=1),
+        "street": _vec(thing=1, place=1, town=1),
+        "road": _vec(thing=1, place=1, town=1),
+        "river": _vec(thing=1, place=1, water=1),
+        "side": _vec(thing=1),
+        "bank": (money_bank + river_bank) / 2,
+        "it": _vec(pronoun=1),
+        "tired": _vec(adjective=1, animate=1),
+        "wide": _vec(adjective=1, place=1),
+        "cross": _vec(event=1),
+        "chasing": _vec(event=1),
+        "run": _vec(event=1),
     }
     for word in "The the a that is on other of didn't because was too".split():
         embedding[word] = _vec(function=1)
@@ -68,52 +109,72 @@ def _first_layer(sentence: str) -> tuple[list[str], Tensor]:
     """(tokens, H = X + Z [T, 10]): the input plus the output of the chapter's first layer."""
     embedding, W_Q, W_K, W_V = hand_made_model()
     tokens = sentence.split()
-    X = torch.stack([embedding[t] for t in tokens]).double()                 # [T, 10]
-    A = masked_softmax((X @ W_Q.double()) @ (X @ W_K.double()).T / math.sqrt(W_Q.shape[1]))   # [T, T]
-    return tokens, X + A @ (X @ W_V.double())                               # [T, 10]
+    X = torch.stack([embedding[t] for t in tokens]).double()  # [T, 10]
+    # [T, T]
+    A = masked_softmax((X @ W_Q.double()) @ (X @ W_K.double()).T / math.sqrt(W_Q.shape[1]))
+    return tokens, X + A @ (X @ W_V.double())  # [T, 10]
 
 
-# --- exercise 1: a second layer finds the referent -------------------------------------------------------
+# --- exercise 1: a second layer finds the referent
+# -------------------------------------------------------
 
 SENTENCE = "The {noun} didn't cross the {place} because it was too {adjective}"
-PAIRS = [("animal", "street"), ("criminal", "river"), ("FBI", "road")]      # the chapter's first, then hidden
+# the chapter's first, then hidden
+PAIRS = [("animal", "street"), ("criminal", "river"), ("FBI", "road")]
 
 
 def _matrix(value: Any, name: str) -> Tensor:
     if not isinstance(value, Tensor):
-        kind = "a NumPy array" if type(value).__name__ == "ndarray" else f"{type(value).__name__} {fmt(value)}"
-        fail(f"`{name}` should be a torch.Tensor of shape [10, 2] (features x channels), got {kind}.")
+        kind = (
+            "a NumPy array"
+            if type(value).__name__ == "ndarray"
+            else f"{type(value).__name__} {fmt(value)}"
+        )
+        fail(
+            f"`{name}` should be a torch.Tensor of shape [10, 2] (features x channels), got {kind}."
+        )
     if tuple(value.shape) == (2, 10):
-        fail(f"`{name}` has shape [2, 10]: transposed. Rows are the 10 features of H, columns the 2 channels, "
-             "so that H @ W has shape [T, 2].")
+        fail(
+            f"`{name}` has shape [2, 10]: transposed. Rows are the 10 features of H, columns the "
+            "2 channels, "
+            "so that H @ W has shape [T, 2]."
+        )
     if tuple(value.shape) != (10, 2):
-        fail(f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got "
-             f"{list(value.shape)}.")
+        fail(
+            f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got "
+            f"{list(value.shape)}."
+        )
     if not value.is_floating_point() or not torch.isfinite(value).all():
-        fail(f"`{name}` should hold finite floating-point numbers (e.g. torch.zeros(10, 2), then set entries).")
+        fail(
+            f"`{name}` should hold finite floating-point numbers (e.g. torch.zeros(10, 2), then "
+            "set entries)."
+        )
     return value.detach().double()
 
 
 def _weights_of_it(W_Q2: Tensor, W_K2: Tensor, sentence: str) -> tuple[list[str], Tensor]:
     tokens, H = _first_layer(sentence)
-    scores = (H @ W_Q2) @ (H @ W_K2).T / math.sqrt(W_Q2.shape[1])           # [T, T]
-    return tokens, masked_softmax(scores)[tokens.index("it")]              # [T]
+    scores = (H @ W_Q2) @ (H @ W_K2).T / math.sqrt(W_Q2.shape[1])  # [T, T]
+    return tokens, masked_softmax(scores)[tokens.index("it")]  # [T]
 
 
 @checker("second layer")
 def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
     """Check exercise 1: with H = X + Z (the chapter's first layer), the second layer's weights
-    softmax(H W_Q2 (H W_K2)^T / sqrt 2) of the query "it" prefer the animate noun in the sentence that ends
-    in "tired" and the place in the one that ends in "wide"; for the chapter's sentences and two hidden
-    ones with other nouns."""
+    softmax(H W_Q2 (H W_K2)^T / sqrt 2) of the query "it" prefer the animate noun in the sentence
+    that ends in "tired" and the place in the one that ends in "wide"; for the chapter's sentences
+    and two hidden ones with other nouns."""
     if W_Q2 is None and W_K2 is None:
         not_attempted("set W_Q2 and W_K2 in the cell above, then run this cell again.")
     if W_Q2 is None or W_K2 is None:
         not_attempted(f"now set {'W_Q2' if W_Q2 is None else 'W_K2'} as well.")
     W_Q2, W_K2 = _matrix(W_Q2, "W_Q2"), _matrix(W_K2, "W_K2")
     if not W_Q2.any() or not W_K2.any():
-        fail(f"{'W_Q2' if not W_Q2.any() else 'W_K2'} is all zeros, so every score is 0 and the weights are uniform. "
-             "Put non-zero entries in the rows of the features a channel should read.")
+        fail(
+            f"{'W_Q2' if not W_Q2.any() else 'W_K2'} is all zeros, so every score is 0 and the "
+            "weights are uniform. "
+            "Put non-zero entries in the rows of the features a channel should read."
+        )
     ratios = {}
     for noun, place in PAIRS:
         weights = {}
@@ -123,148 +184,262 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             weights[adjective] = (w[tokens.index(noun)].item(), w[tokens.index(place)].item())
         ratios[noun] = {a: n / p for a, (n, p) in weights.items()}
         (n_tired, p_tired), (n_wide, p_wide) = weights["tired"], weights["wide"]
-        said = (f"'it' puts {n_tired:.3f} on '{noun}' and {p_tired:.3f} on '{place}' when the sentence ends in "
-                f"'tired', {n_wide:.3f} and {p_wide:.3f} when it ends in 'wide'")
-        which = "the chapter's sentences" if noun == PAIRS[0][0] else f"the hidden sentences with '{noun}' and '{place}'"
+        said = (
+            f"'it' puts {n_tired:.3f} on '{noun}' and {p_tired:.3f} on '{place}' when the "
+            "sentence ends in "
+            f"'tired', {n_wide:.3f} and {p_wide:.3f} when it ends in 'wide'"
+        )
+        which = (
+            "the chapter's sentences"
+            if noun == PAIRS[0][0]
+            else f"the hidden sentences with '{noun}' and '{place}'"
+        )
         if abs(math.log(ratios[noun]["tired"] / ratios[noun]["wide"])) < 1e-6:
-            fail(f"in {which}, {said}: the ratio {noun} : {place} is {ratios[noun]['tired']:.3f} in both. Your "
-                 "projections read only what the tokens are in X (the same in both sentences, as in the first "
-                 "layer). Read the features that the first layer's output Z added to H: 'it' gathered "
-                 "'animate' from 'tired' and 'place' from 'wide'.")
+            fail(
+                f"in {which}, {said}: the ratio {noun} : {place} is {ratios[noun]['tired']:.3f} "
+                "in both. Your "
+                "projections read only what the tokens are in X (the same in both sentences, as "
+                "in the first "
+                "layer). Read the features that the first layer's output Z added to H: 'it' "
+                "gathered "
+                "'animate' from 'tired' and 'place' from 'wide'."
+            )
         if n_tired < p_tired and n_wide > p_wide:
-            fail(f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' match animate "
-                 "with animate (query and key), and 'place' match place with place.")
+            fail(
+                f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' "
+                "match animate "
+                "with animate (query and key), and 'place' match place with place."
+            )
         if n_tired <= n_wide and p_tired >= p_wide:
-            fail(f"in {which}, {said}: 'tired' should move weight to '{noun}' and 'wide' to '{place}', not the "
-                 "other way round.")
+            fail(
+                f"in {which}, {said}: 'tired' should move weight to '{noun}' and 'wide' to "
+                f"'{place}', not the "
+                "other way round."
+            )
         if not (n_tired > p_tired and p_wide > n_wide):
-            wrong = f"'tired' ({noun} should win)" if n_tired <= p_tired else f"'wide' ({place} should win)"
+            wrong = (
+                f"'tired' ({noun} should win)"
+                if n_tired <= p_tired
+                else f"'wide' ({place} should win)"
+            )
             hint = ""
             if noun != PAIRS[0][0]:
-                hint = (" Your design works for 'animal' and 'street' but not here: make it read features that "
-                        "every animate noun and every place share (animate, place), not ones that only some of "
-                        "them have (town, water).")
-            fail(f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change "
-                 f"between the sentences, but not enough to change the preference.{hint}")
+                hint = (
+                    " Your design works for 'animal' and 'street' but not here: make it read "
+                    "features that "
+                    "every animate noun and every place share (animate, place), not ones that "
+                    "only some of "
+                    "them have (town, water)."
+                )
+            fail(
+                f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio "
+                "does change "
+                f"between the sentences, but not enough to change the preference.{hint}"
+            )
     chapter = ratios[PAIRS[0][0]]
-    return (f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {chapter['tired']:.2f} "
-            f"(tired) and {chapter['wide']:.2f} (wide), and the hidden sentences (criminal / river, FBI / road) "
-            "come out right too.")
+    return (
+        "in the chapter's sentences the ratio of the weights on 'animal' and 'street' is "
+        f"{chapter['tired']:.2f} "
+        f"(tired) and {chapter['wide']:.2f} (wide), and the hidden sentences (criminal / "
+        "river, FBI / road) "
+        "come out right too."
+    )
 
 
-# --- exercise 2: entries of standard deviation 2 ------------------------------------------------------------
+# --- exercise 2: entries of standard deviation 2
+# ------------------------------------------------------------
 
 _CURVES = {"orange": "orange", "unscaled": "orange", "blue": "blue", "scaled": "blue"}
 
 
 @checker("wider entries")
 def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
-    """Check the predictions of exercise 2 for queries and keys whose entries have standard deviation 2:
-    ``score_variance``, the variance of q . k / sqrt(d_k), and ``looks_like``, "blue" or "orange": which
-    curves of the chapter's measurement the softmax at d_k = 64 resembles."""
+    """Check the predictions of exercise 2 for queries and keys whose entries have standard
+    deviation 2: ``score_variance``, the variance of q . k / sqrt(d_k), and ``looks_like``, "blue"
+    or "orange": which curves of the chapter's measurement the softmax at d_k = 64 resembles."""
     if score_variance is None and looks_like is None:
-        not_attempted("write your two predictions (score_variance and looks_like) in the cell above, then run this "
-                      "cell again.")
+        not_attempted(
+            "write your two predictions (score_variance and looks_like) in the cell "
+            "above, then run this "
+            "cell again."
+        )
     if score_variance is not None:
         v = expect_number(score_variance, "score_variance")
         if abs(v - 16) > 0.5:
-            known = {1: "1 is the variance for entries of variance 1; the division by sqrt(d_k) corrects for the "
-                        "width d_k, not for the size of the entries.",
-                     2: "2 is the standard deviation of one entry, not a variance.",
-                     4: "4 is the variance of one entry. The product of two independent entries of variance 4 has "
-                        "variance 4 * 4 = 16.",
-                     8: "each product q_i k_i has variance 4 * 4 = 16 (variances multiply), not 4 + 4.",
-                     64: "64 is d_k. Each product q_i k_i has variance 4 * 4 = 16; the sum of d_k of them has "
-                         "variance 16 d_k, and dividing by sqrt(d_k) divides the variance by d_k.",
-                     1024: "1024 = 16 * 64 is the variance before the division by sqrt(d_k), which divides the "
-                           "variance by d_k."}
+            known = {
+                1: "1 is the variance for entries of variance 1; the division by sqrt(d_k) "
+                "corrects for the "
+                "width d_k, not for the size of the entries.",
+                2: "2 is the standard deviation of one entry, not a variance.",
+                4: "4 is the variance of one entry. The product of two independent entries "
+                "of variance 4 has "
+                "variance 4 * 4 = 16.",
+                8: "each product q_i k_i has variance 4 * 4 = 16 (variances multiply), not 4 + 4.",
+                64: "64 is d_k. Each product q_i k_i has variance 4 * 4 = 16; the sum of d_k "
+                "of them has "
+                "variance 16 d_k, and dividing by sqrt(d_k) divides the variance by d_k.",
+                1024: "1024 = 16 * 64 is the variance before the division by sqrt(d_k), "
+                "which divides the "
+                "variance by d_k.",
+            }
             for value, reason in known.items():
                 if abs(v - value) <= 0.5:
                     fail(f"score_variance = {fmt(v)}: {reason}")
-            fail(f"score_variance = {fmt(v)} is not it. Hint: the variance of a product of two independent "
-                 "zero-mean numbers is the product of their variances; of a sum of independent terms, the sum.")
+            fail(
+                f"score_variance = {fmt(v)} is not it. Hint: the variance of a product of two "
+                "independent "
+                "zero-mean numbers is the product of their variances; of a sum of independent "
+                "terms, the sum."
+            )
     if looks_like is not None:
         if not isinstance(looks_like, str) or looks_like.strip().lower() not in _CURVES:
-            fail(f"looks_like should be \"blue\" or \"orange\" (the colours of the chapter's figure), got "
-                 f"{fmt(looks_like)}.")
+            fail(
+                'looks_like should be "blue" or "orange" (the colours of the chapter\'s '
+                "figure), got "
+                f"{fmt(looks_like)}."
+            )
         if _CURVES[looks_like.strip().lower()] == "blue":
-            fail("looks_like: the blue curves have scores of variance 1 at every width. Scores of variance 16 "
-                 "are what the orange (unscaled) curves have at d_k = 16: peaked weights, lower entropy.")
+            fail(
+                "looks_like: the blue curves have scores of variance 1 at every width. Scores of "
+                "variance 16 "
+                "are what the orange (unscaled) curves have at d_k = 16: peaked weights, lower "
+                "entropy."
+            )
     if score_variance is None:
-        not_attempted("your looks_like is right; now predict the variance of the scaled scores (score_variance).")
+        not_attempted(
+            "your looks_like is right; now predict the variance of the scaled scores "
+            "(score_variance)."
+        )
     if looks_like is None:
-        not_attempted("your score_variance is right; now say which curves the softmax resembles (looks_like).")
-    return ("both predictions are right: variance 4 * 4 = 16 per product, 16 d_k for the sum, 16 after the division; "
-            "so the softmax at d_k = 64 behaves like the unscaled (orange) one at d_k = 16.")
+        not_attempted(
+            "your score_variance is right; now say which curves the softmax resembles (looks_like)."
+        )
+    return (
+        "both predictions are right: variance 4 * 4 = 16 per product, 16 d_k for the sum, 16 "
+        "after the division; "
+        "so the softmax at d_k = 64 behaves like the unscaled (orange) one at d_k = 16."
+    )
 
 
-# --- exercise 3: one token at a time ---------------------------------------------------------------------
+# --- exercise 3: one token at a time
+# ---------------------------------------------------------------------
+
 
 def _incremental_cases() -> list[tuple[str, Tensor, Tensor, Tensor, Tensor]]:
     """(description, X [T, d], W_Q [d, d_k], W_K [d, d_k], W_V [d, d_v]) of the hidden cases."""
     g = torch.Generator().manual_seed(6)
     cases = []
     for T, d, d_k, d_v in [(6, 8, 4, 5), (1, 3, 2, 2), (12, 10, 16, 3)]:
-        cases.append((f"T = {T}, d_model = {d}, d_k = {d_k}, d_v = {d_v}", torch.randn(T, d, generator=g),
-                      torch.randn(d, d_k, generator=g) / math.sqrt(d), torch.randn(d, d_k, generator=g) / math.sqrt(d),
-                      torch.randn(d, d_v, generator=g)))
+        cases.append(
+            (
+                f"T = {T}, d_model = {d}, d_k = {d_k}, d_v = {d_v}",
+                torch.randn(T, d, generator=g),
+                torch.randn(d, d_k, generator=g) / math.sqrt(d),
+                torch.randn(d, d_k, generator=g) / math.sqrt(d),
+                torch.randn(d, d_v, generator=g),
+            )
+        )
     return cases
 
 
-def _attention(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+def _attention(
+    X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, mask: Tensor | None, scale: float
+) -> Tensor:
     X, W_Q, W_K, W_V = (t.double() for t in (X, W_Q, W_K, W_V))
-    return masked_softmax((X @ W_Q) @ (X @ W_K).T / scale, mask) @ (X @ W_V)   # [T, d_v]
+    return masked_softmax((X @ W_Q) @ (X @ W_K).T / scale, mask) @ (X @ W_V)  # [T, d_v]
 
 
 def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
     """Row t: the output of query 0 over the prefix 0..t (the first row of each step kept)."""
-    rows = [_attention(X[: t + 1], W_Q, W_K, W_V, None, math.sqrt(W_Q.shape[1]))[0] for t in range(len(X))]
+    rows = [
+        _attention(X[: t + 1], W_Q, W_K, W_V, None, math.sqrt(W_Q.shape[1]))[0]
+        for t in range(len(X))
+    ]
     return torch.stack(rows)
 
 
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
-    """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
-    from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T / sqrt(d_k), causal) V."""
+    """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t
+    computed from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T /
+    sqrt(d_k), causal) V."""
     attempted(incremental_outputs, "incremental_outputs")
     cases = _incremental_cases()
     for case, X, W_Q, W_K, W_V in cases:
         T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
         try:
-            result = call(incremental_outputs, X, W_Q, W_K, W_V, name="incremental_outputs", case=f"'{case}'")
+            result = call(
+                incremental_outputs, X, W_Q, W_K, W_V, name="incremental_outputs", case=f"'{case}'"
+            )
         except _Failed as e:
             if "IndexError" in str(e) or "size 0" in str(e) or "empty" in str(e):
-                fail(f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0.")
+                fail(
+                    f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is "
+                    "empty at t = 0."
+                )
             raise
-        if isinstance(result, (list, tuple)) and result and all(isinstance(r, Tensor) for r in result):
-            fail(f"on the case '{case}', `incremental_outputs` returned a {type(result).__name__} of {len(result)} "
-                 f"tensors; stack them into one tensor of shape [T, d_v] = [{T}, {d_v}] with torch.stack.")
-        result = expect_tensor(result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True)
+        if (
+            isinstance(result, (list, tuple))
+            and result
+            and all(isinstance(r, Tensor) for r in result)
+        ):
+            fail(
+                f"on the case '{case}', `incremental_outputs` returned a {type(result).__name__} "
+                f"of {len(result)} "
+                f"tensors; stack them into one tensor of shape [T, d_v] = [{T}, {d_v}] with "
+                "torch.stack."
+            )
+        result = expect_tensor(
+            result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
+        )
         expected = _attention(X, W_Q, W_K, W_V, causal_mask(T), math.sqrt(d_k))
         if not torch.isfinite(result).all():
             row = int((~torch.isfinite(result)).any(-1).nonzero()[0])
-            fail(f"on the case '{case}', row {row} of your result is NaN or inf. " +
-                 ("Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] (empty at t = 0)?"
-                  if row == 0 else "Check the softmax of that step."))
+            fail(
+                f"on the case '{case}', row {row} of your result is NaN or inf. "
+                + (
+                    "Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] "
+                    "(empty at t = 0)?"
+                    if row == 0
+                    else "Check the softmax of that step."
+                )
+            )
         if torch.allclose(result, expected, atol=1e-5):
             continue
-        if T > 1 and torch.allclose(result, _attention(X, W_Q, W_K, W_V, None, math.sqrt(d_k)), atol=1e-5):
-            fail(f"on the case '{case}', your row t depends on the rows after t: it equals self-attention over the "
-                 "whole sequence. At step t use only the first t + 1 rows, X[: t + 1].")
+        if T > 1 and torch.allclose(
+            result, _attention(X, W_Q, W_K, W_V, None, math.sqrt(d_k)), atol=1e-5
+        ):
+            fail(
+                f"on the case '{case}', your row t depends on the rows after t: it equals "
+                "self-attention over the "
+                "whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
+            )
         if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
-            fail(f"on the case '{case}', you kept the first row of each step's output (the query of token 0). "
-                 "Keep the last row, [-1]: the output of the newest token t.")
-        for scale, what in [(1.0, "you did not divide the scores by sqrt(d_k)"),
-                            (d_k, "you divided the scores by d_k instead of sqrt(d_k)"),
-                            (math.sqrt(X.shape[1]), "you divided by sqrt(d_model) instead of sqrt(d_k)"),
-                            (math.sqrt(d_v), "you divided by sqrt(d_v) instead of sqrt(d_k)")]:
-            if abs(scale - math.sqrt(d_k)) > 1e-9 and \
-                    torch.allclose(result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5):
+            fail(
+                f"on the case '{case}', you kept the first row of each step's output (the query "
+                "of token 0). "
+                "Keep the last row, [-1]: the output of the newest token t."
+            )
+        for scale, what in [
+            (1.0, "you did not divide the scores by sqrt(d_k)"),
+            (d_k, "you divided the scores by d_k instead of sqrt(d_k)"),
+            (math.sqrt(X.shape[1]), "you divided by sqrt(d_model) instead of sqrt(d_k)"),
+            (math.sqrt(d_v), "you divided by sqrt(d_v) instead of sqrt(d_k)"),
+        ]:
+            if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
+                result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
+            ):
                 fail(f"on the case '{case}', {what} (d_k = {d_k}).")
         V = X.double() @ W_V.double()
         if torch.allclose(result, V.cumsum(0), atol=1e-4):
-            fail(f"on the case '{case}', row t of your result is the plain sum of the values 0..t: every weight "
-                 "is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score row).")
+            fail(
+                f"on the case '{case}', row t of your result is the plain sum of the values "
+                "0..t: every weight "
+                "is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score "
+                "row)."
+            )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases "
-            f"({'; '.join(c for c, *_ in cases)}).")
+    return (
+        f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases "
+        f"({'; '.join(c for c, *_ in cases)})."
+    )

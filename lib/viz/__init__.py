@@ -4,7 +4,8 @@
 - :func:`masked_softmax_table` -- scores, masked scores and weights side by side.
 - :func:`head_view` -- bertviz's head view of a model's per-layer attention.
 - :func:`model_view` -- bertviz's model view: every layer and head of it at once.
-- :func:`encoder_decoder_view` -- bertviz's encoder-decoder mode (encoder, decoder and cross-attention).
+- :func:`encoder_decoder_view` -- bertviz's encoder-decoder mode (encoder, decoder and
+  cross-attention).
 - :func:`interactive` -- THE one mechanism for interactive figures (precomputed states behind a
   client-side slider, so they respond in Jupyter/Colab and on the static site alike); built on it,
   :func:`causal_mask_explorer` (the masked-softmax table, one query at a time) and
@@ -12,10 +13,11 @@
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
-notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to get the book's look.
-Plots never train and models never plot.
+notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to get the book's
+look. Plots never train and models never plot.
 """
 
+from lib.viz.headview import encoder_decoder_view, head_view, model_view
 from lib.viz.heatmap import (
     DIVERGING_CMAP,
     SEQUENTIAL_CMAP,
@@ -23,8 +25,12 @@ from lib.viz.heatmap import (
     masked_softmax_table,
     set_style,
 )
-from lib.viz.headview import encoder_decoder_view, head_view, model_view
-from lib.viz.interactive import causal_mask_explorer, interactive, sampling_explorer, sampling_probabilities
+from lib.viz.interactive import (
+    causal_mask_explorer,
+    interactive,
+    sampling_explorer,
+    sampling_probabilities,
+)
 
 __all__ = [
     "SEQUENTIAL_CMAP",

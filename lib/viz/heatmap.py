@@ -1,9 +1,11 @@
 """Attention heatmaps, the masked-softmax table, and the book's matplotlib style.
 
 Shape legend: Tq queries (rows of a heatmap), Tk keys (columns). Weights are drawn with
-:data:`SEQUENTIAL_CMAP` on the fixed range [0, 1], so that two heatmaps of weights can be compared by
+:data:`SEQUENTIAL_CMAP` on the fixed range [0, 1], so that two heatmaps of weights can be compared
+by
 colour; raw scores, which can be negative, with :data:`DIVERGING_CMAP` on a range symmetric about 0.
-Masked cells (a masked array, or the value -inf) are drawn light grey and hatched, with the text "-inf".
+Masked cells (a masked array, or the value -inf) are drawn light grey and hatched, with the text
+"-inf".
 
 Nothing here chooses a matplotlib backend: notebooks keep their inline backend, tests use Agg.
 """
@@ -27,10 +29,11 @@ ANNOTATE_MAX = 12  # annotate=None writes the numbers into the cells up to 12 x 
 def set_style() -> None:
     """Apply the book's matplotlib defaults (call once at the top of a chapter).
 
-    Starts from matplotlib's own defaults, so the result does not depend on what ran before; then sets
-    the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the default
-    colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never clipped).
-    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone.
+    Starts from matplotlib's own defaults, so the result does not depend on what ran before; then
+    sets the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the
+    default colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never
+    clipped). A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is
+    left alone.
     """
     mpl.rcdefaults()
     mpl.rcParams.update(
@@ -70,17 +73,21 @@ def _to_numpy(x, name: str) -> np.ndarray:
     try:
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a tensor or an array of numbers; got {type(x).__name__}") from err
+        raise TypeError(
+            f"{name} must be a tensor or an array of numbers; got {type(x).__name__}"
+        ) from err
 
 
 def _squeeze_2d(a: np.ndarray, name: str) -> np.ndarray:
-    """Drop leading dims of size 1 (a batch or head of one) and check that a 2-D [Tq, Tk] remains."""
+    """Drop leading dims of size 1 (a batch or head of one) and check that a 2-D [Tq, Tk]
+    remains."""
     shape = a.shape
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     if a.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {tuple(shape)}"
+            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape "
+            f"{tuple(shape)}"
         )
     if a.size == 0:
         raise ValueError(f"{name} must not be empty; got shape {tuple(shape)}")
@@ -93,7 +100,8 @@ def _check_labels(labels, n: int, name: str, what: str, shape) -> list[str] | No
     labels = [str(label) for label in labels]
     if len(labels) != n:
         raise ValueError(
-            f"{name} must have one entry per {what}: expected {n} (the matrix has shape {tuple(shape)}), "
+            f"{name} must have one entry per {what}: expected {n} (the matrix has shape "
+            f"{tuple(shape)}), "
             f"got {len(labels)}"
         )
     return labels
@@ -111,7 +119,7 @@ def _relative_luminance(rgb) -> float:
 
 
 def text_color_for(rgba) -> str:
-    """"white" or "black", whichever has the higher WCAG contrast ratio against the cell colour."""
+    """ "white" or "black", whichever has the higher WCAG contrast ratio against the cell colour."""
     lum = _relative_luminance(rgba)
     contrast_black = (lum + 0.05) / 0.05
     contrast_white = 1.05 / (lum + 0.05)
@@ -119,7 +127,8 @@ def text_color_for(rgba) -> str:
 
 
 def _heatmap_size(tq: int, tk: int, colorbar: bool, ylabel_chars: int) -> tuple[float, float]:
-    """A figure size (inches) that gives square cells about 0.5 inch wide when the matrix is small."""
+    """A figure size (inches) that gives square cells about 0.5 inch wide when the matrix is
+    small."""
     cell = 0.5 if max(tq, tk) <= ANNOTATE_MAX else max(0.15, 6.0 / max(tq, tk))
     width = tk * cell + 1.0 + 0.08 * ylabel_chars + (0.9 if colorbar else 0.0)
     height = tq * cell + 1.4
@@ -166,10 +175,9 @@ def attention_heatmap(
         cmap: colormap name or object; default :data:`SEQUENTIAL_CMAP`.
         annotate: write the values into the cells; None means "when the matrix is at most 12 x 12".
             The text is white or black, whichever contrasts more with the cell (WCAG luminance).
-        fmt: format spec of the annotations.
-        vmin, vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the data.
-        colorbar: draw a colorbar next to the Axes.
-        xlabel, ylabel: axis labels (None or "" for none).
+        fmt: format spec of the annotations. vmin, vmax: colour range; default [0, 1] for weights.
+        None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
+        ylabel: axis labels (None or "" for none).
 
     Returns:
         The Axes. Its image is ``ax.images[0]``; ``ax.images[0].get_array()`` holds the data drawn.
@@ -188,14 +196,27 @@ def attention_heatmap(
 
     if ax is None:
         ylabel_chars = max((len(label) for label in y_labels), default=2) if y_labels else 2
-        _, ax = plt.subplots(figsize=_heatmap_size(tq, tk, colorbar, ylabel_chars), layout="constrained")
+        _, ax = plt.subplots(
+            figsize=_heatmap_size(tq, tk, colorbar, ylabel_chars), layout="constrained"
+        )
     base = mpl.colormaps[cmap or SEQUENTIAL_CMAP] if isinstance(cmap, str) or cmap is None else cmap
     colormap = base.with_extremes(bad=MASKED_COLOR)  # a copy; the registered colormap is untouched
-    image = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal")
+    image = ax.imshow(
+        data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal"
+    )
 
-    for i, j in zip(*np.nonzero(masked)):  # hatch masked cells, so they never read as a colour value
+    # hatch masked cells, so they never read as a colour value
+    for i, j in zip(*np.nonzero(masked)):
         ax.add_patch(
-            Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor=MASKED_HATCH_COLOR, lw=0)
+            Rectangle(
+                (j - 0.5, i - 0.5),
+                1,
+                1,
+                fill=False,
+                hatch="///",
+                edgecolor=MASKED_HATCH_COLOR,
+                lw=0,
+            )
         )
 
     if annotate is None:
@@ -206,9 +227,19 @@ def attention_heatmap(
         for i in range(tq):
             for j in range(tk):
                 color = text_color_for(rgba[i, j])
-                if masked[i, j]:  # a patch of the grey under the text, so the hatching does not cross it
+                # a patch of the grey under the text, so the hatching does not cross it
+                if masked[i, j]:
                     box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
-                    ax.text(j, i, "-inf", ha="center", va="center", fontsize=fontsize, color=color, bbox=box)
+                    ax.text(
+                        j,
+                        i,
+                        "-inf",
+                        ha="center",
+                        va="center",
+                        fontsize=fontsize,
+                        color=color,
+                        bbox=box,
+                    )
                 else:
                     text = format(float(values[i, j]), fmt)
                     ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
@@ -242,9 +273,9 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
 
     The middle panel shows what the softmax sees: the score where the mask is True (the query may
     attend) and -inf where it is False (grey, hatched, "-inf"). The right panel is
-    ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has an
-    allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0 (shared by
-    both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
+    ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has
+    an allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0
+    (shared by both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
 
     Args:
         scores: tensor or array [Tq, Tk] (leading dims of size 1 are squeezed).
@@ -258,7 +289,8 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     """
     import torch
 
-    from lib.attention import masked_softmax  # imported here: lib.attention imports nothing from viz
+    # imported here: lib.attention imports nothing from viz
+    from lib.attention import masked_softmax
 
     if isinstance(scores, torch.Tensor):
         s = scores.detach().cpu()
@@ -268,20 +300,29 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     while s.ndim > 2 and s.shape[0] == 1:
         s = s[0]
     if s.ndim != 2 or s.numel() == 0:
-        raise ValueError(f"scores must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {shape}")
+        raise ValueError(
+            f"scores must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {shape}"
+        )
     if mask is not None:
-        m = mask.detach().cpu() if isinstance(mask, torch.Tensor) else torch.as_tensor(np.asarray(mask))
+        m = (
+            mask.detach().cpu()
+            if isinstance(mask, torch.Tensor)
+            else torch.as_tensor(np.asarray(mask))
+        )
         while m.ndim > 2 and m.shape[0] == 1:
             m = m[0]
     else:
         m = None
-    weights = masked_softmax(s, m)  # validates the mask: bool (TypeError), broadcastable (ValueError)
+    # validates the mask: bool (TypeError), broadcastable (ValueError)
+    weights = masked_softmax(s, m)
     try:
         fits = m is None or torch.broadcast_shapes(m.shape, s.shape) == s.shape
     except RuntimeError:
         fits = False
     if not fits:
-        raise ValueError(f"mask must broadcast to scores' shape {tuple(s.shape)}; got shape {tuple(m.shape)}")
+        raise ValueError(
+            f"mask must broadcast to scores' shape {tuple(s.shape)}; got shape {tuple(m.shape)}"
+        )
     allowed = torch.ones(s.shape, dtype=torch.bool) if m is None else torch.broadcast_to(m, s.shape)
 
     s_np = s.float().numpy()  # [Tq, Tk]
@@ -291,15 +332,28 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
     tq, tk = s_np.shape
-    x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", s_np.shape)  # before any figure exists
+    # before any figure exists
+    x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", s_np.shape)
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
     ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
     width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
-    fig, axes = plt.subplots(1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained")
-    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt)
-    attention_heatmap(s_np, ax=axes[0], title="scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common)
-    attention_heatmap(
-        masked_np, ax=axes[1], title="masked scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common
+    fig, axes = plt.subplots(
+        1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained"
     )
-    attention_heatmap(weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common)
+    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt)
+    attention_heatmap(
+        s_np, ax=axes[0], title="scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common
+    )
+    attention_heatmap(
+        masked_np,
+        ax=axes[1],
+        title="masked scores",
+        cmap=DIVERGING_CMAP,
+        vmin=-lim,
+        vmax=lim,
+        **common,
+    )
+    attention_heatmap(
+        weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common
+    )
     return fig

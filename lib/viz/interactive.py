@@ -1,4 +1,5 @@
-"""THE one mechanism for every interactive figure of the book (README, "Decisions": interactive figures).
+"""THE one mechanism for every interactive figure of the book (README, "Decisions": interactive
+figures).
 
 Why this design: the book is read in two places. In Jupyter or Colab a kernel runs, but on the
 published static site no kernel runs, so a figure that redraws itself through a Python callback
@@ -13,8 +14,9 @@ draw it and in the size of the page, so keep the options to a few dozen at most.
 Ready-made figures on this mechanism:
 
 - :func:`causal_mask_explorer` -- the masked-softmax table with a slider over the query position.
-- :func:`sampling_explorer` -- next-token probabilities as bars, with a slider over temperature, top-k
-  and top-p settings; the arithmetic is :func:`sampling_probabilities`, or any sampler passed in.
+- :func:`sampling_explorer` -- next-token probabilities as bars, with a slider over temperature,
+  top-k and top-p settings; the arithmetic is :func:`sampling_probabilities`, or any sampler passed
+  in.
 """
 
 from __future__ import annotations
@@ -48,15 +50,20 @@ def _alt_text(alt, value, label: str, description: str) -> str:
     if callable(alt):
         text = alt(value)
         if not isinstance(text, str):
-            raise TypeError(f"alt(value) must return a string; got {type(text).__name__} for value {value!r}")
+            raise TypeError(
+                f"alt(value) must return a string; got {type(text).__name__} for value {value!r}"
+            )
         return text
     if isinstance(alt, str):
         return f"{alt} ({description} = {label})"
-    raise TypeError(f"alt must be None, a string or a callable(value) -> str; got {type(alt).__name__}")
+    raise TypeError(
+        f"alt must be None, a string or a callable(value) -> str; got {type(alt).__name__}"
+    )
 
 
 def figure_png(fig: Figure) -> bytes:
-    """The PNG bytes of a figure at its own dpi (the same size for every state drawn the same way)."""
+    """The PNG bytes of a figure at its own dpi (the same size for every state drawn the same
+    way)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=fig.dpi, facecolor="white")
     return buffer.getvalue()
@@ -77,9 +84,9 @@ def interactive(draw, options, *, description="value", alt=None):
     Returns:
         ``ipywidgets.VBox([slider, stack])``: ``stack`` is a ``widgets.Stack`` with one
         ``widgets.HTML`` per option, holding ``<img src="data:image/png;base64,..." alt="...">``;
-        ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in the
-        browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is also
-        kept as the attribute ``.link`` of the returned box.
+        ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in
+        the browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is
+        also kept as the attribute ``.link`` of the returned box.
 
     Raises:
         ValueError: no options, or two options with the same label.
@@ -95,15 +102,20 @@ def interactive(draw, options, *, description="value", alt=None):
         try:
             fig = draw(value)
             if not isinstance(fig, Figure):
-                raise TypeError(f"draw(value) must return a matplotlib Figure; got {type(fig).__name__} for {value!r}")
+                raise TypeError(
+                    "draw(value) must return a matplotlib Figure; got "
+                    f"{type(fig).__name__} for {value!r}"
+                )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
-        finally:  # never leave a figure open: inline backends would show every state below the widget
+        # never leave a figure open: inline backends would show every state below the widget
+        finally:
             if isinstance(fig, Figure):
                 plt.close(fig)
             for number in set(plt.get_fignums()) - open_before:
                 plt.close(number)
         text = html.escape(_alt_text(alt, value, label, description), quote=True)
-        img = f'<img src="data:image/png;base64,{png}" alt="{text}" style="max-width:100%;height:auto">'
+        style = "max-width:100%;height:auto"
+        img = f'<img src="data:image/png;base64,{png}" alt="{text}" style="{style}">'
         pages.append(widgets.HTML(value=img))
 
     stack = widgets.Stack(children=pages, selected_index=0)
@@ -116,14 +128,17 @@ def interactive(draw, options, *, description="value", alt=None):
         style={"description_width": "initial"},
         layout=widgets.Layout(width="100%", max_width="40em"),
     )
-    link = widgets.jslink((slider, "index"), (stack, "selected_index"))  # runs in the browser, no kernel
+    # runs in the browser, no kernel
+    link = widgets.jslink((slider, "index"), (stack, "selected_index"))
     box = widgets.VBox([slider, stack])
     box.link = link  # keeps the link reachable (tests, and anyone who wants to unlink)
     return box
 
 
 # ----------------------------------------------------------------------------------------------
-# Ready-made interactive figures, built on :func:`interactive` (so they respond on the static site too).
+# Ready-made interactive figures, built on :func:`interactive` (so they respond on the static site
+# too).
+
 
 def _vector(x, name: str):
     """A 1-D float64 tensor from a tensor, array or list of numbers."""
@@ -136,7 +151,9 @@ def _vector(x, name: str):
         try:
             t = torch.as_tensor(np.asarray(x, dtype=float), dtype=torch.float64)
         except (TypeError, ValueError) as err:
-            raise TypeError(f"{name} must be a tensor or a list of numbers; got {type(x).__name__}") from err
+            raise TypeError(
+                f"{name} must be a tensor or a list of numbers; got {type(x).__name__}"
+            ) from err
     return t
 
 
@@ -144,23 +161,23 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     """The masked-softmax table of one attention, with a slider over the query position.
 
     Each state shows, for one query position t: on the left the whole table of weights
-    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed; on
-    the right the weights of query t as bars, with the mask (filled) and without it (the plain
-    softmax of the same scores, outlined), so that one sees where the weight of the masked future keys
-    went: to the allowed keys, in proportion to what they had. Every state is drawn up front
+    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed;
+    on the right the weights of query t as bars, with the mask (filled) and without it (the plain
+    softmax of the same scores, outlined), so that one sees where the weight of the masked future
+    keys went: to the allowed keys, in proportion to what they had. Every state is drawn up front
     (:func:`interactive`), so the slider works on the static site.
 
     Args:
-        scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for key j.
-        tokens: T labels, one per position (used for the queries and the keys).
-        mask: bool [T, T] (True = may attend, the book's convention); None means the causal mask
+        scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for
+        key j. tokens: T labels, one per position (used for the queries and the keys). mask: bool
+        [T, T] (True = may attend, the book's convention); None means the causal mask
             (query i may attend to keys 0 ... i).
-        description: the slider's label.
-        alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
+        description: the slider's label. alt: alternative text, as in :func:`interactive`; None
+        describes each state from its numbers.
 
     Returns:
-        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`, one state per query position,
-        labelled "t token".
+        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`, one state per query
+        position, labelled "t token".
 
     Raises:
         ValueError: scores not square 2-D, wrong number of tokens, or a mask of another shape.
@@ -172,17 +189,26 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     from lib.attention import masked_softmax
     from lib.viz.heatmap import MASKED_COLOR, attention_heatmap, text_color_for
 
-    s = scores.detach().cpu().to(torch.float64) if isinstance(scores, torch.Tensor) else _vector(scores, "scores")
+    s = (
+        scores.detach().cpu().to(torch.float64)
+        if isinstance(scores, torch.Tensor)
+        else _vector(scores, "scores")
+    )
     shape = tuple(s.shape)
     while s.ndim > 2 and s.shape[0] == 1:
         s = s[0]
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] == 0:
-        raise ValueError(f"scores must be a square 2-D [T, T] table (leading dims of size 1 are squeezed); got "
-                         f"shape {shape}")
+        raise ValueError(
+            "scores must be a square 2-D [T, T] table (leading dims of size 1 are "
+            "squeezed); got "
+            f"shape {shape}"
+        )
     T = s.shape[0]
     tokens = [str(t) for t in tokens]
     if len(tokens) != T:
-        raise ValueError(f"tokens must have one label per position: expected {T}, got {len(tokens)}")
+        raise ValueError(
+            f"tokens must have one label per position: expected {T}, got {len(tokens)}"
+        )
     if mask is None:
         mask = torch.ones(T, T, dtype=torch.bool).tril()
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
@@ -190,31 +216,67 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     if tuple(mask.shape) != (T, T):
         raise ValueError(f"mask: expected shape {(T, T)} like the scores, got {tuple(mask.shape)}")
-    masked = masked_softmax(s, mask)                                       # [T, T]; masked entries exactly 0
-    full = masked_softmax(s)                                               # [T, T]; the plain softmax
-    table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())         # masked cells: grey, hatched
+    masked = masked_softmax(s, mask)  # [T, T]; masked entries exactly 0
+    full = masked_softmax(s)  # [T, T]; the plain softmax
+    table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
 
     def draw(t):
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.6), width_ratios=[1.15, 1], layout="constrained")
-        attention_heatmap(table, tokens, tokens, ax=ax1, colorbar=False, annotate=False,
-                          title="weights with the mask (row of the query framed)")
-        if T <= 12:                                  # the numbers; a masked weight is exactly 0, not -inf
+        fig, (ax1, ax2) = plt.subplots(
+            1, 2, figsize=(11, 4.6), width_ratios=[1.15, 1], layout="constrained"
+        )
+        attention_heatmap(
+            table,
+            tokens,
+            tokens,
+            ax=ax1,
+            colorbar=False,
+            annotate=False,
+            title="weights with the mask (row of the query framed)",
+        )
+        if T <= 12:  # the numbers; a masked weight is exactly 0, not -inf
             rgba = ax1.images[0].to_rgba(table)
             for i in range(T):
                 for j in range(T):
                     if mask[i, j]:
-                        ax1.text(j, i, f"{masked[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                                 color=text_color_for(rgba[i, j]))
+                        ax1.text(
+                            j,
+                            i,
+                            f"{masked[i, j]:.2f}",
+                            ha="center",
+                            va="center",
+                            fontsize=8,
+                            color=text_color_for(rgba[i, j]),
+                        )
                     else:
-                        ax1.text(j, i, "0", ha="center", va="center", fontsize=8, color="black",
-                                 bbox=dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"))
+                        ax1.text(
+                            j,
+                            i,
+                            "0",
+                            ha="center",
+                            va="center",
+                            fontsize=8,
+                            color="black",
+                            bbox=dict(
+                                boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"
+                            ),
+                        )
         ax1.add_patch(plt.Rectangle((-0.5, t - 0.5), T, 1, fill=False, edgecolor="#d55e00", lw=3))
         x = np.arange(T)
-        ax2.bar(x, full[t].numpy(), width=0.8, fill=False, edgecolor="0.35", lw=1.2, ls="--",
-                label="without the mask")
+        ax2.bar(
+            x,
+            full[t].numpy(),
+            width=0.8,
+            fill=False,
+            edgecolor="0.35",
+            lw=1.2,
+            ls="--",
+            label="without the mask",
+        )
         ax2.bar(x, masked[t].numpy(), width=0.55, color="C0", label="with the mask")
         for j in np.nonzero(~mask[t].numpy())[0]:
-            ax2.text(j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=8, color="0.3")
+            ax2.text(
+                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=8, color="0.3"
+            )
         ax2.set_xticks(x, tokens, rotation=45, ha="right", rotation_mode="anchor")
         ax2.set(ylim=(0, 1.05), ylabel="weight", title=f"weights of query {t} '{tokens[t]}'")
         ax2.legend(loc="upper right", fontsize=8)
@@ -223,28 +285,42 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     def describe(t):
         allowed = mask[t].nonzero().flatten().tolist()
         top, top_full = int(masked[t].argmax()), int(full[t].argmax())
-        where = (f"keys {allowed[0]} to {allowed[-1]}" if allowed == list(range(allowed[0], allowed[-1] + 1))
-                 else f"{len(allowed)} keys") if allowed else "no key"
-        return (f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; its largest "
-                f"weight is {masked[t, top]:.2f} on '{tokens[top]}', against {full[t, top_full]:.2f} on "
-                f"'{tokens[top_full]}' without the mask")
+        where = (
+            (
+                f"keys {allowed[0]} to {allowed[-1]}"
+                if allowed == list(range(allowed[0], allowed[-1] + 1))
+                else f"{len(allowed)} keys"
+            )
+            if allowed
+            else "no key"
+        )
+        return (
+            f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to "
+            f"{where}; its largest "
+            f"weight is {masked[t, top]:.2f} on '{tokens[top]}', against "
+            f"{full[t, top_full]:.2f} on "
+            f"'{tokens[top_full]}' without the mask"
+        )
 
     options = [(f"{t} {token}", t) for t, token in enumerate(tokens)]
     return interactive(draw, options, description=description, alt=describe if alt is None else alt)
 
 
-def sampling_probabilities(logits, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None):
+def sampling_probabilities(
+    logits, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+):
     """The next-token distribution a sampler draws from: temperature, then top-k, then top-p.
 
-    - temperature: ``softmax(logits / temperature)`` (Ackley et al. 1985; for text, e.g. Radford et al.
-      2019); below 1 sharpens, above 1 flattens. ``temperature=0`` means greedy decoding: all the
-      probability on the largest logit (the first one, if several are equal).
-    - top_k: keep the k largest logits, set the others to probability 0, renormalise (Fan et al. 2018).
-      Logits equal to the k-th largest are kept too, as Hugging Face's ``TopKLogitsWarper`` does.
+    - temperature: ``softmax(logits / temperature)`` (Ackley et al. 1985; for text, e.g. Radford et
+      al. 2019); below 1 sharpens, above 1 flattens. ``temperature=0`` means greedy decoding: all
+      the probability on the largest logit (the first one, if several are equal).
+    - top_k: keep the k largest logits, set the others to probability 0, renormalise (Fan et al.
+      2018). Logits equal to the k-th largest are kept too, as Hugging Face's ``TopKLogitsWarper``
+      does.
     - top_p (nucleus sampling, Holtzman et al. 2020): keep the smallest set of most probable tokens
       whose probabilities add up to at least p, renormalise. Computed on the distribution after
-      temperature and top-k (the order of Hugging Face's ``generate``); equal probabilities are taken
-      in vocabulary order.
+      temperature and top-k (the order of Hugging Face's ``generate``); equal probabilities are
+      taken in vocabulary order.
 
     Args:
         logits: [V] tensor, array or list of finite numbers.
@@ -267,28 +343,32 @@ def sampling_probabilities(logits, temperature: float = 1.0, top_k: int | None =
         raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
     if not torch.isfinite(z).all():
         raise ValueError("logits must be finite numbers; got inf or NaN")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not (0 <= temperature < math.inf):
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not (0 <= temperature < math.inf)
+    ):
         raise ValueError(f"temperature must be a finite number >= 0; got {temperature!r}")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k must be None or an int >= 1; got {top_k!r}")
-    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float))
-                              or not (0 < top_p <= 1)):
+    if top_p is not None and (
+        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not (0 < top_p <= 1)
+    ):
         raise ValueError(f"top_p must be None or a number in (0, 1]; got {top_p!r}")
     if temperature == 0:
         probs = torch.zeros_like(z)
-        probs[int(z.argmax())] = 1.0                                   # greedy: the first largest logit
+        probs[int(z.argmax())] = 1.0  # greedy: the first largest logit
         return probs
-    z = z / temperature                                                # [V]
+    z = z / temperature  # [V]
     if top_k is not None and top_k < z.numel():
         kth = torch.topk(z, top_k).values[-1]
-        z = z.masked_fill(z < kth, float("-inf"))                      # ties with the k-th are kept
-    probs = torch.softmax(z, dim=-1)                                   # [V]
+        z = z.masked_fill(z < kth, float("-inf"))  # ties with the k-th are kept
+    probs = torch.softmax(z, dim=-1)  # [V]
     if top_p is not None:
         order = torch.sort(probs, descending=True, stable=True).indices
-        before = torch.cumsum(probs[order], 0) - probs[order]          # mass of the more probable tokens
+        before = torch.cumsum(probs[order], 0) - probs[order]  # mass of the more probable tokens
         keep = torch.zeros_like(probs, dtype=torch.bool)
-        keep[order] = before < top_p                                   # the most probable token is always kept
+        keep[order] = before < top_p  # the most probable token is always kept
         probs = probs.masked_fill(~keep, 0.0)
         probs = probs / probs.sum()
     return probs
@@ -298,35 +378,47 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, distribution=None, n_shown=20,
-                      description=None, alt=None):
-    """Bars of the next-token distribution, with a slider over sampling settings (temperature, top-k, top-p).
+def sampling_explorer(
+    logits,
+    labels,
+    temperatures,
+    *,
+    top_k=None,
+    top_p=None,
+    distribution=None,
+    n_shown=20,
+    description=None,
+    alt=None,
+):
+    """Bars of the next-token distribution, with a slider over sampling settings (temperature,
+    top-k, top-p).
 
-    One state per combination of ``temperatures`` x ``top_k`` x ``top_p`` (each of the last two may be
-    None, a single value used in every state, or a list of values to slide over). Each state shows the
-    probabilities of the ``n_shown`` most probable tokens (by logit) as filled bars, the plain
-    ``softmax(logits)`` (temperature 1, no cut) as dashed outlines for comparison, and the rest of the
-    vocabulary as one grey bar "other"; tokens a cut removed are marked "cut". The title gives the
-    setting and the entropy of the distribution. Every state is drawn up front (:func:`interactive`).
+    One state per combination of ``temperatures`` x ``top_k`` x ``top_p`` (each of the last two may
+    be None, a single value used in every state, or a list of values to slide over). Each state
+    shows the probabilities of the ``n_shown`` most probable tokens (by logit) as filled bars, the
+    plain ``softmax(logits)`` (temperature 1, no cut) as dashed outlines for comparison, and the
+    rest of the vocabulary as one grey bar "other"; tokens a cut removed are marked "cut". The title
+    gives the setting and the entropy of the distribution. Every state is drawn up front
+    (:func:`interactive`).
 
     Args:
-        logits: [V] next-token logits (a tensor, array or list).
-        labels: V strings, the tokens.
-        temperatures: a number or a list of numbers >= 0 (0 = greedy).
-        top_k, top_p: None, one value, or a list of values (None inside a list: no cut).
-        distribution: optional ``distribution(logits [V] tensor, temperature, top_k, top_p) -> probs [V]``,
-            e.g. a model library's own sampler, so that the figure shows exactly what it samples from;
-            by default :func:`sampling_probabilities`.
+        logits: [V] next-token logits (a tensor, array or list). labels: V strings, the tokens.
+        temperatures: a number or a list of numbers >= 0 (0 = greedy). top_k, top_p: None, one
+        value, or a list of values (None inside a list: no cut). distribution: optional
+        ``distribution(logits [V] tensor, temperature, top_k, top_p) -> probs [V]``,
+            e.g. a model library's own sampler, so that the figure shows exactly what it samples
+            from; by default :func:`sampling_probabilities`.
         n_shown: how many tokens get a bar of their own (the most probable ones); at most 40.
-        description: the slider's label; by default it names what varies.
-        alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
+        description: the slider's label; by default it names what varies. alt: alternative text, as
+        in :func:`interactive`; None describes each state from its numbers.
 
     Returns:
-        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled like
-        "T = 0.7" or "T = 0.7, top-k 5, top-p 0.9" (only the settings that vary are named).
+        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled
+        like "T = 0.7" or "T = 0.7, top-k 5, top-p 0.9" (only the settings that vary are named).
 
     Raises:
-        ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution that
+        ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution
+        that
             does not return V probabilities summing to 1.
         TypeError: ``distribution`` is not callable.
     """
@@ -347,8 +439,10 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
     if distribution is None:
         distribution = sampling_probabilities
     elif not callable(distribution):
-        raise TypeError(f"distribution must be callable(logits, temperature, top_k, top_p); got "
-                        f"{type(distribution).__name__}")
+        raise TypeError(
+            f"distribution must be callable(logits, temperature, top_k, top_p); got "
+            f"{type(distribution).__name__}"
+        )
     temps, ks, ps = _as_list(temperatures), _as_list(top_k), _as_list(top_p)
     if not temps:
         raise ValueError("temperatures must hold at least one value; got an empty list")
@@ -362,9 +456,10 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
 
     def entropy(q):
         q = q[q > 0]
-        return max(0.0, float(-(q * q.log()).sum()))   # >= 0; a one-hot q would print as -0.00
+        return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
 
-    shown = torch.sort(z, descending=True, stable=True).indices[:n_shown]   # the most probable tokens
+    # the most probable tokens
+    shown = torch.sort(z, descending=True, stable=True).indices[:n_shown]
     rest = torch.ones(V, dtype=torch.bool)
     rest[shown] = False
     reference = torch.softmax(z, dim=-1)
@@ -372,13 +467,23 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
     for t, k, p in settings:
         probs = distribution(z.clone(), t, k, p)
         probs = _vector(probs, "distribution(...)")
-        if probs.shape != (V,) or not torch.isfinite(probs).all() or (probs < 0).any() \
-                or abs(float(probs.sum()) - 1) > 1e-5:
-            raise ValueError(f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} probabilities that sum "
-                             f"to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}")
+        if (
+            probs.shape != (V,)
+            or not torch.isfinite(probs).all()
+            or (probs < 0).any()
+            or abs(float(probs.sum()) - 1) > 1e-5
+        ):
+            raise ValueError(
+                f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} "
+                "probabilities that sum "
+                f"to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
+            )
         states[label(t, k, p)] = (t, k, p, probs)
     if len(states) != len(settings):
-        raise ValueError("temperatures, top_k and top_p must not repeat a value (every state needs its own label)")
+        raise ValueError(
+            "temperatures, top_k and top_p must not repeat a value (every state "
+            "needs its own label)"
+        )
 
     names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
 
@@ -391,18 +496,45 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
         x = np.arange(len(names))
         colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
         ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
-        ax.bar(x, bars(reference), width=0.85, fill=False, edgecolor="0.3", ls="--", lw=1,
-               label="softmax(logits): T = 1, no cut")
+        ax.bar(
+            x,
+            bars(reference),
+            width=0.85,
+            fill=False,
+            edgecolor="0.3",
+            ls="--",
+            lw=1,
+            label="softmax(logits): T = 1, no cut",
+        )
         for j, i in enumerate(shown.tolist()):
             if probs[i] == 0 and reference[i] > 0 and t != 0:
-                ax.text(j, 0.02, "cut", ha="center", va="bottom", fontsize=8, color="0.25", rotation=90)
-        cuts = ", ".join(s for s in [f"top-k {k}" if k is not None else "", f"top-p {p:g}" if p is not None else ""]
-                         if s)
-        setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (f", {cuts}" if cuts else "")
-        ax.set_xticks(x, names, rotation=45 if max(len(n) for n in names) > 3 else 0, ha="right",
-                      rotation_mode="anchor")
-        ax.set(ylim=(0, 1.05), ylabel="probability",
-               title=f"{setting}: entropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})")
+                ax.text(
+                    j, 0.02, "cut", ha="center", va="bottom", fontsize=8, color="0.25", rotation=90
+                )
+        cuts = ", ".join(
+            s
+            for s in [
+                f"top-k {k}" if k is not None else "",
+                f"top-p {p:g}" if p is not None else "",
+            ]
+            if s
+        )
+        setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (
+            f", {cuts}" if cuts else ""
+        )
+        ax.set_xticks(
+            x,
+            names,
+            rotation=45 if max(len(n) for n in names) > 3 else 0,
+            ha="right",
+            rotation_mode="anchor",
+        )
+        ax.set(
+            ylim=(0, 1.05),
+            ylabel="probability",
+            title=f"{setting}: entropy {entropy(probs):.2f} nats (T = 1, no cut: "
+            f"{entropy(reference):.2f})",
+        )
         ax.legend(loc="upper right", fontsize=8)
         return fig
 
@@ -410,10 +542,19 @@ def sampling_explorer(logits, labels, temperatures, *, top_k=None, top_p=None, d
         t, k, p, probs = states[key]
         top = int(probs.argmax())
         kept = int((probs > 0).sum())
-        return (f"Bar chart of the next-token probabilities for {key}: '{labels[top]}' gets {probs[top]:.2f}; "
-                f"{kept} of {V} tokens keep a probability above 0")
+        return (
+            f"Bar chart of the next-token probabilities for {key}: '{labels[top]}' gets "
+            f"{probs[top]:.2f}; "
+            f"{kept} of {V} tokens keep a probability above 0"
+        )
 
     if description is None:
-        varying = [name for name, values in [("temperature", temps), ("top-k", ks), ("top-p", ps)] if len(values) > 1]
+        varying = [
+            name
+            for name, values in [("temperature", temps), ("top-k", ks), ("top-p", ps)]
+            if len(values) > 1
+        ]
         description = ", ".join(varying) or "temperature"
-    return interactive(draw, list(states), description=description, alt=describe if alt is None else alt)
+    return interactive(
+        draw, list(states), description=description, alt=describe if alt is None else alt
+    )

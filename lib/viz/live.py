@@ -8,10 +8,11 @@ library in the kernel, as an ipywidgets form.
 :class:`LiveFigure` carries both. Displayed, it gives a MIME bundle with
 
 - ``text/html``: ``<div class="book-live" data-live=KIND>`` holding the precomputed example as JSON
-  (the page's script draws it at once and computes new inputs on request) and a static picture of the
-  example (a PNG), which is what a reader without JavaScript sees;
+  (the page's script draws it at once and computes new inputs on request) and a static picture of
+  the example (a PNG), which is what a reader without JavaScript sees;
 - ``image/png``: the same picture, for viewers that render neither HTML nor widgets;
-- with ``widget=``, the widget's own view, which Jupyter and Colab prefer: there the kernel computes.
+- with ``widget=``, the widget's own view, which Jupyter and Colab prefer: there the kernel
+  computes.
 
 The book's site prefers ``text/html`` (``nb_mime_priority_overrides`` in _config.yml).
 
@@ -112,11 +113,13 @@ class LiveFigure:
         return bundle
 
 
-# --- MiniLM -----------------------------------------------------------------------------------------
+# --- MiniLM
+# -----------------------------------------------------------------------------------------
 
 
 def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS):
-    """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page does."""
+    """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page
+    does."""
     if not isinstance(text, str):
         raise TypeError(f"text: expected a str, got {type(text).__name__}")
     enc = tokenizer.encode(text, max_length=max_tokens)
@@ -126,8 +129,9 @@ def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS)
 
 
 def rank_heads(att_a: torch.Tensor, att_b: torch.Tensor, q: int, k: int, n: int = 5) -> list:
-    """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q to
-    token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T, T])."""
+    """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q
+    to token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T,
+    T])."""
     change = att_a[:, :, q, k] - att_b[:, :, q, k]  # [L, H]
     H = change.shape[1]
     order = change.flatten().abs().argsort(descending=True, stable=True)[:n].tolist()
@@ -202,7 +206,8 @@ def minilm_attention(
     }
     png = _heatmap_png(tokens, att[layer, head], f"layer {layer}, head {head}")
     alt = (
-        f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with "
+        f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap "
+        "with "
         f"one row per token (query) and one column per token (key)."
     )
     view = None
@@ -239,7 +244,8 @@ def minilm_head_ranking(
     plt.close(fig)
     example = {"a": a, "b": b, "from": source, "to": target, "top_heads": top}
     alt = (
-        f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most "
+        f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes "
+        "most "
         f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}."
     )
     return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)
@@ -392,7 +398,8 @@ def masked_softmax_figure(
         "labels": list(labels),
         "causal": causal,
     }
-    alt = f"The attention weights of a {n} x {n} score table after the {'causal ' if causal else ''}softmax."
+    kind = "causal softmax" if causal else "softmax"
+    alt = f"The attention weights of a {n} x {n} score table after the {kind}."
     return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)
 
 
@@ -447,7 +454,8 @@ def score_functions_figure(
         "weights": {name: w.tolist() for name, w in weights.items()},
     }
     alt = (
-        f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, "
+        f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, "
+        "general, "
         f"additive) for the query {q[0, 0].tolist()}."
     )
     return LiveFigure("score-functions", example, png=png, alt=alt, caption=caption)

@@ -1,14 +1,15 @@
-"""Fixtures for the tests of the built site: its folder, a loopback HTTP server, a headless Chromium.
+"""Fixtures for the tests of the built site: its folder, a loopback HTTP server, a headless
+Chromium.
 
-The site must have been built (``make book``; ``make test`` builds it when needed). A missing site is a
-failure, not a skip: a skipped site test would let a broken build pass.
+The site must have been built (``make book``; ``make test`` builds it when needed). A missing site
+is a failure, not a skip: a skipped site test would let a broken build pass.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import http.server
+import os
 import shutil
 import tempfile
 import threading
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html"))  # override to test another build
+# override to test another build
+SITE = Path(os.environ.get("BOOK_SITE_DIR", ROOT / "_build" / "html"))
 
 
 @pytest.fixture(scope="session")
@@ -29,11 +31,14 @@ def site() -> Path:
 
 def site_pages(site: Path) -> list[Path]:
     """Every HTML page of the book (not the files vendored under _static)."""
-    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+    return sorted(
+        p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts
+    )
 
 
 def toc_entries() -> list[str]:
-    """The pages of the book, from _toc.yml (a notebook being written but not yet listed is not built)."""
+    """The pages of the book, from _toc.yml (a notebook being written but not yet listed is not
+    built)."""
     import yaml
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -56,9 +61,16 @@ def server(site):
 
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-background-networking", "--disable-component-update", "--no-first-run",
-    "--disable-sync", "--disable-quic", "--window-size=1280,1600",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+    "--window-size=1280,1600",
     # The network is unavailable to the page: every host name fails to resolve except the loopback
     # server that serves the site. (CI machines have no network either; this makes it explicit.)
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
@@ -72,7 +84,10 @@ def browser():
 
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver_path:
-        pytest.fail("Chromium and chromedriver are required (make test installs Debian's chromium and chromium-driver)")
+        pytest.fail(
+            "Chromium and chromedriver are required (make test installs Debian's chromium "
+            "and chromium-driver)"
+        )
     profile = tempfile.mkdtemp(prefix="book-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium

@@ -2,8 +2,9 @@
 
 Headless Chromium (Debian's package) loads the pages from a loopback server; every other host name
 fails to resolve. On every page: no console errors, no request to another host, every image decoded.
-On the pages that have them: equations typeset by MathJax, figures with captions, the bertviz head view
-drawn as SVG, and the interactive figure's slider changing the figure with no kernel behind the page.
+On the pages that have them: equations typeset by MathJax, figures with captions, the bertviz head
+view drawn as SVG, and the interactive figure's slider changing the figure with no kernel behind the
+page.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ pytestmark = pytest.mark.browser
 
 # Schemes that never reach the network: the page's own data, and Chromium's internal pages (a fresh
 # profile's new-tab page asks for chrome-untrusted://new-tab-page/... by itself).
-LOCAL_SCHEMES = {"data", "blob", "about", "chrome", "chrome-extension", "chrome-untrusted", "chrome-search", "devtools"}
+LOCAL_SCHEMES = {
+    "data",
+    "blob",
+    "about",
+    "chrome",
+    "chrome-extension",
+    "chrome-untrusted",
+    "chrome-search",
+    "devtools",
+}
 
 WAIT_FOR_MATHJAX = """
 const done = arguments[arguments.length - 1];
@@ -60,7 +70,10 @@ def requests_to_other_hosts(driver) -> list[str]:
         if message.get("method") == "Network.requestWillBeSent":
             url = message["params"]["request"]["url"]
             parsed = urlparse(url)
-            if parsed.scheme not in LOCAL_SCHEMES and parsed.hostname not in ("127.0.0.1", "localhost"):
+            if parsed.scheme not in LOCAL_SCHEMES and parsed.hostname not in (
+                "127.0.0.1",
+                "localhost",
+            ):
                 urls.append(url)
     return urls
 
@@ -75,11 +88,18 @@ def visited(site, server, browser):
         info["errors"] = console_errors(browser)
         info["external"] = requests_to_other_hosts(browser)
         info["images"] = browser.execute_script(
-            "return Array.from(document.images).map(i => [i.currentSrc.slice(0, 80), i.complete && i.naturalWidth > 0]);")
+            "return Array.from(document.images).map(i => [i.currentSrc.slice(0, 80), i.complete "
+            "&& i.naturalWidth > 0]);"
+        )
         info["math_sources"] = browser.execute_script(
-            "return document.querySelectorAll('.math, span.math, div.math').length;")
-        info["math_rendered"] = browser.execute_script("return document.querySelectorAll('mjx-container').length;")
-        info["math_errors"] = browser.execute_script("return document.querySelectorAll('mjx-merror, .MathJax_Error').length;")
+            "return document.querySelectorAll('.math, span.math, div.math').length;"
+        )
+        info["math_rendered"] = browser.execute_script(
+            "return document.querySelectorAll('mjx-container').length;"
+        )
+        info["math_errors"] = browser.execute_script(
+            "return document.querySelectorAll('mjx-merror, .MathJax_Error').length;"
+        )
         results[rel] = info
     return results
 
@@ -102,12 +122,16 @@ def test_every_image_is_decoded(visited):
 
 def test_equations_are_rendered(visited):
     pages_with_math = {p: i for p, i in visited.items() if i["math_sources"]}
-    assert {"book/notation.html", "notebooks/02_attention_as_soft_lookup.html",
-            "notebooks/03_scoring_functions.html"} <= set(pages_with_math)
+    assert {
+        "book/notation.html",
+        "notebooks/02_attention_as_soft_lookup.html",
+        "notebooks/03_scoring_functions.html",
+    } <= set(pages_with_math)
     for page, info in pages_with_math.items():
         assert info["mathjax"] == "ok", f"{page}: MathJax did not start ({info['mathjax']})"
-        assert info["math_rendered"] >= info["math_sources"], \
+        assert info["math_rendered"] >= info["math_sources"], (
             f"{page}: {info['math_rendered']} of {info['math_sources']} equations typeset"
+        )
         assert info["math_errors"] == 0, f"{page}: {info['math_errors']} MathJax errors"
 
 
@@ -122,52 +146,69 @@ def figure_cells(page: str) -> int:
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_chapters_show_captioned_figures(server, browser, page):
-    # every figure the notebook declares is on the page, drawn, with its caption and alt text; and every
-    # chapter has at least one
+    # every figure the notebook declares is on the page, drawn, with its caption and alt text; and
+    # every chapter has at least one
     expected = max(1, figure_cells(page))
     open_page(browser, f"{server}/{page}")
     figures = browser.execute_script("""
         return Array.from(document.querySelectorAll('figure')).map(f => {
             const img = f.querySelector('img'), cap = f.querySelector('figcaption');
-            return {img: !!img, width: img ? img.naturalWidth : 0, alt: img ? (img.getAttribute('alt') || '').length : 0,
+            return {img: !!img, width: img ? img.naturalWidth : 0,
+                    alt: img ? (img.getAttribute('alt') || '').length : 0,
                     caption: cap ? cap.textContent.trim().length : 0,
                     html: img ? 0 : f.querySelectorAll('div, svg, input, script').length};
         });""")
-    assert len(figures) >= expected, f"{page}: {len(figures)} captioned figures, the notebook declares {expected}"
+    assert len(figures) >= expected, (
+        f"{page}: {len(figures)} captioned figures, the notebook declares {expected}"
+    )
     for f in figures:
         assert f["caption"] > 10, f"{page}: a figure without a caption: {f}"
-        if f["img"]:   # a picture: decoded, with alt text
+        if f["img"]:  # a picture: decoded, with alt text
             assert f["width"] > 100 and f["alt"] > 10, f"{page}: figure {f}"
-        else:          # an HTML figure (head view, widget): it has content
+        else:  # an HTML figure (head view, widget): it has content
             assert f["html"] > 0, f"{page}: an empty HTML figure {f}"
 
 
 def test_head_view_draws_its_svg(server, browser):
     open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
-    drawn = wait_until(browser, "document.querySelectorAll('[id^=\"bertviz-\"] svg text').length", timeout=20)
+    drawn = wait_until(
+        browser, "document.querySelectorAll('[id^=\"bertviz-\"] svg text').length", timeout=20
+    )
     assert drawn and drawn >= 4, f"bertviz head view drew {drawn} token labels"
-    lines = browser.execute_script("return document.querySelectorAll('[id^=\"bertviz-\"] svg line').length;")
+    lines = browser.execute_script(
+        "return document.querySelectorAll('[id^=\"bertviz-\"] svg line').length;"
+    )
     assert lines > 0, "bertviz head view drew no attention lines"
     assert not console_errors(browser)
 
 
 def test_interactive_figure_responds_without_a_kernel(server, browser):
-    """Moving the slider of the interactive figure (lib.viz.interactive) changes the figure on the static page."""
+    """Moving the slider of the interactive figure (lib.viz.interactive) changes the figure on the
+    static page."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
-    shown = "(() => { const b = document.querySelector('.widget-vbox .widget-box img');" \
-            " return b ? b.getAttribute('src').slice(-200) + '|' + b.getAttribute('alt') : null; })()"
+    shown = (
+        "(() => { const b = document.querySelector('.widget-vbox .widget-box img');"
+        " return b ? b.getAttribute('src').slice(-200) + '|' + b.getAttribute('alt') : null; })()"
+    )
     before = wait_until(browser, shown, timeout=20)
     assert before, "the interactive figure did not render"
     handle = browser.find_element(By.CSS_SELECTOR, ".widget-vbox .noUi-handle[role=slider]")
     start = handle.get_attribute("aria-valuenow")
     handle.send_keys(Keys.ARROW_RIGHT)
-    wait_until(browser, f"document.querySelector('.widget-vbox .noUi-handle').getAttribute('aria-valuenow') !== '{start}'",
-               timeout=5)
+    wait_until(
+        browser,
+        "document.querySelector('.widget-vbox "
+        f".noUi-handle').getAttribute('aria-valuenow') !== '{start}'",
+        timeout=5,
+    )
     assert handle.get_attribute("aria-valuenow") != start, "the slider did not move"
-    after = wait_until(browser, f"(() => {{ const s = {shown}; return s && s !== {json.dumps(before)} ? s : null; }})()",
-                       timeout=5)
+    after = wait_until(
+        browser,
+        f"(() => {{ const s = {shown}; return s && s !== {json.dumps(before)} ? s : null; }})()",
+        timeout=5,
+    )
     assert after and after != before, "moving the slider did not change the figure"
     assert not console_errors(browser)

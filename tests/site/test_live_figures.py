@@ -1,7 +1,8 @@
-"""The other live figures in a real browser with the network off (issue 13): the translator of chapter 4.
+"""The other live figures in a real browser with the network off (issue 13): the translator of
+chapter 4.
 
-The translator is exported in float32, so the page's greedy translation must be the library's word for
-word and its alignment within 1e-4 (float32 kernels that sum in another order differ by ~1e-6).
+The translator is exported in float32, so the page's greedy translation must be the library's word
+for word and its alignment within 1e-4 (float32 kernels that sum in another order differ by ~1e-6).
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def test_the_page_predicts_as_the_library_does(gpt_page, browser, reference):
         assert np.abs(gpt_values(browser) - np.array(ref["next_probs"])).max() < 1e-5
         last = json.loads(
             browser.execute_script(
-                f"return document.querySelector({GPT!r}).querySelector('.book-live-heatmap').dataset.values;"
+                f"return document.querySelector({GPT!r})"
+                ".querySelector('.book-live-heatmap').dataset.values;"
             )
         )
         expected = np.array(ref["last_attention"])  # [L, H, T]
@@ -155,7 +157,8 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
     def with_settings(t, k, p):
         browser.execute_script(
             f"const root = document.querySelector({GPT!r});"
-            "for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], ['top-p', arguments[2]]]) {"
+            "for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], "
+            "['top-p', arguments[2]]]) {"
             "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
             "  box.dispatchEvent(new Event('input')); }",
             t,
@@ -287,7 +290,8 @@ def test_score_functions_follow_the_dragged_points(server, browser):
     )
     example = json.loads(
         browser.execute_script(
-            f"return document.querySelector({sel!r}).querySelector('.book-live-example').textContent;"
+            f"return document.querySelector({sel!r})"
+            ".querySelector('.book-live-example').textContent;"
         )
     )
     p = {k: torch.tensor(v) for k, v in example["params"].items()}

@@ -1,13 +1,13 @@
 """The live MiniLM figures of chapter 15, in a real browser with the network off (issue 13).
 
 The reader's flow: the page shows the precomputed example at once; the button downloads the model
-(from this site only) and the page computes; typing a sentence computes its attention, which must equal
-what the library computed in PyTorch when the site was built (``_static/live/reference.json``, written
-by tools/export_models.py). The shipped model keeps its weights as float16 (float32 arithmetic):
-tests/test_export.py measured its attention within 7.2e-4 of PyTorch and allows 2e-3; so does this
-test (the same numbers, now computed by onnxruntime-web's WebAssembly kernels). Bad input gets a message
-in the figure. No request leaves the site, no console error, and the page costs little until the reader
-asks for the model.
+(from this site only) and the page computes; typing a sentence computes its attention, which must
+equal what the library computed in PyTorch when the site was built (``_static/live/reference.json``,
+written by tools/export_models.py). The shipped model keeps its weights as float16 (float32
+arithmetic): tests/test_export.py measured its attention within 7.2e-4 of PyTorch and allows 2e-3;
+so does this test (the same numbers, now computed by onnxruntime-web's WebAssembly kernels). Bad
+input gets a message in the figure. No request leaves the site, no console error, and the page costs
+little until the reader asks for the model.
 """
 
 from __future__ import annotations

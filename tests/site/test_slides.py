@@ -1,5 +1,5 @@
-"""The slide decks (tools/make_slides.py, issue 14): one per chapter, linked from its page, made of the
-executed chapter, working in a real browser with the network off.
+"""The slide decks (tools/make_slides.py, issue 14): one per chapter, linked from its page, made of
+the executed chapter, working in a real browser with the network off.
 
 The checks every page gets (no console error, no request to another host, every image decoded) run
 on the decks too, in test_browser.py; here: the deck's structure and a walk through one deck.
@@ -28,12 +28,12 @@ def test_every_chapter_links_to_its_deck(site, chapter):
     assert sections >= 6, (chapter, sections)
     assert figures >= 1, chapter
     # no long code on a slide: every code block shown has at most 6 lines
-    on_slides = re.sub(r'<aside class="notes">.*?</aside>', "", deck, flags=re.S)   # not the notes
+    on_slides = re.sub(r'<aside class="notes">.*?</aside>', "", deck, flags=re.S)  # not the notes
     for block in re.findall(r'<div class="highlight[^"]*"><pre>(.*?)</pre>', on_slides, flags=re.S):
         assert block.strip().count("\n") + 1 <= 6, (chapter, block[-400:])
     # the MyST of the chapter became text: no raw roles or directive fences
     assert "{cite:" not in deck and ":::{" not in deck, chapter
-    assert 'src="../_static/slides/slides.js"' in deck   # reveal.js, bundled, served by the site
+    assert 'src="../_static/slides/slides.js"' in deck  # reveal.js, bundled, served by the site
 
 
 @pytest.mark.browser
@@ -41,7 +41,9 @@ def test_a_deck_steps_through_offline(server, browser):
     chapter = "02_attention_as_soft_lookup"
     browser.get_log("browser"), browser.get_log("performance")
     browser.get(f"{server}/slides/{chapter}.html")
-    assert wait_until(browser, "document.body.dataset.slidesReady === 'true'"), "reveal.js did not start"
+    assert wait_until(browser, "document.body.dataset.slidesReady === 'true'"), (
+        "reveal.js did not start"
+    )
     total = browser.execute_script("return Reveal.getTotalSlides();")
     assert total >= 10
     assert wait_until(browser, "!!(window.MathJax && MathJax.startup && MathJax.startup.promise)")
@@ -49,10 +51,14 @@ def test_a_deck_steps_through_offline(server, browser):
     seen_figures, seen_math, titles = 0, 0, []
     for _ in range(total):
         current = browser.execute_script(
-            "const s = Reveal.getCurrentSlide(); const imgs = Array.from(s.querySelectorAll('img'));"
-            "return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length, images: imgs.length,"
-            " math: s.querySelectorAll('mjx-container').length, errors: s.querySelectorAll('mjx-merror').length,"
-            " title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};")
+            "const s = Reveal.getCurrentSlide(); const imgs = "
+            "Array.from(s.querySelectorAll('img'));"
+            "return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length,"
+            " images: imgs.length,"
+            " math: s.querySelectorAll('mjx-container').length, errors: "
+            "s.querySelectorAll('mjx-merror').length,"
+            " title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};"
+        )
         assert current["figures"] == current["images"], current
         assert current["errors"] == 0, current
         seen_figures += current["figures"]
