@@ -33,8 +33,8 @@ PROFILE_NOTES = (
     "dispatch however small its tensors; at this model size that fixed cost is a large part of "
     "every step."
 )
-# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and what would
-# avoid it.
+# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and
+# what would avoid it.
 OP_NOTES = {
     "aten::cat": "`aten::cat` is `KVCache.update` appending one position: it copies the whole "
     "cache of each "

@@ -267,8 +267,8 @@ def count_parameters(config: AlbertConfig) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-# The published checkpoints' names (transformers' AlbertModel) of the parameters of layer 0, against
-# ours.
+# The published checkpoints' names (transformers' AlbertModel) of the parameters of
+# layer 0, against ours.
 HF_NAMES = {
     "attention.query": "attention.self.query",
     "attention.key": "attention.self.key",

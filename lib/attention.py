@@ -540,9 +540,9 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         p = self.dropout if self.training else 0.0
         if need_weights:
-            # softmax(q k^T / sqrt(Dh)) as in scaled_dot_product_score, but q is scaled, not the
-            # scores: the same numbers (up to rounding), one pass over [B, H, Tq, Dh] instead of [B,
-            # H, Tq, Tk]
+            # softmax(q k^T / sqrt(Dh)) as in scaled_dot_product_score, but q is scaled, not
+            # the scores: the same numbers (up to rounding), one pass over [B, H, Tq, Dh]
+            # instead of [B, H, Tq, Tk]
             scores = (q * (1.0 / math.sqrt(self.d_head))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
             weights = _softmax_of_temporary(scores, mask)  # [B, H, Tq, Tk]
             heads = F.dropout(weights, p) @ v if p > 0 else weights @ v  # [B, H, Tq, Dh]

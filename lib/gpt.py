@@ -211,9 +211,9 @@ class CausalSelfAttention(nn.Module):
             weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, T, P + T]
             heads = F.dropout(weights, p) @ v  # [B, H, T, Dh]
         else:
-            # torch's fused kernel; the same causal mask in the cheapest form it accepts (building
-            # the full [P+T, P+T] mask at every generation step costs more than the attention of one
-            # token):
+            # torch's fused kernel; the same causal mask in the cheapest form it accepts
+            # (building the full [P+T, P+T] mask at every generation step costs more than the
+            # attention of one token):
             weights = None
             if T == 1:  # one new token (a generation step): its query may see every key
                 heads = F.scaled_dot_product_attention(q, k, v, dropout_p=p)  # [B, H, 1, Dh]

@@ -598,8 +598,8 @@ def nearest_neighbours(
     return [(vocab.itos[i], v) for i, v in zip(top.indices.tolist(), top.values.tolist())]
 
 
-# --- transfer: a sentence classifier that starts from word vectors or from a language model
-# ---------
+# --- transfer: a sentence classifier that starts from word vectors or from a
+# language model ---------
 
 
 class RNNClassifier(nn.Module):

@@ -46,8 +46,8 @@ def test_the_two_savings_add_up_to_bert_base():
     base = AlbertConfig.base()
     unshared = count_parameters(replace(base, share_layers=False))
     bert = bert_count_parameters(BertConfig.base(vocab_size=30000))
-    # words 30000 x (768 - 128) - 128 x 768 - 768, positions and segments 514 x 640, LayerNorm 2 x
-    # 640
+    # words 30000 x (768 - 128) - 128 x 768 - 768, positions and segments 514 x
+    # 640, LayerNorm 2 x 640
     saved_by_factorizing = 19_431_168
     assert bert - unshared == saved_by_factorizing
     one_layer = 4 * (768 * 768 + 768) + 2 * 768 * 3072 + 3072 + 768 + 4 * 768

@@ -111,8 +111,8 @@ def test_environment_settings_are_checked(monkeypatch):
 def test_mha_benchmark():
     section = mha.run(**QUICK["mha"])
     check_rows(section, len(QUICK["mha"]["lengths"]) * 4)
-    # like with like: ours and torch's give the same output (float32 rounding only) before any
-    # timing
+    # like with like: ours and torch's give the same output (float32 rounding
+    # only) before any timing
     assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
     # the code before the fix is timed next to the need_weights=True path only
     for r in section.rows:

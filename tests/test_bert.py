@@ -127,8 +127,8 @@ def test_initialization_is_normal_002():
         )
     )
     w = model.embeddings.word_embeddings.weight  # 192,000 draws
-    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard error 1/sqrt(2n) =
-    # 0.16%
+    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard
+    # error 1/sqrt(2n) = 0.16%
     assert abs(w.std().item() - 0.02) < 0.02 * 0.01
     assert abs(w.mean().item()) < 5 * 0.02 / math.sqrt(w.numel())  # 5 standard errors of the mean
     q = model.encoder.layer[0].attention.self.query
@@ -267,8 +267,8 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     for a in out.attentions:
         assert (a[..., 6:] == 0).all()  # exactly 0, not just small
     alone = model(short)
-    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros: float32 rounding
-    # only
+    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros:
+    # float32 rounding only
     torch.testing.assert_close(out.sequence_output[:, :6], alone.sequence_output, rtol=0, atol=1e-5)
     torch.testing.assert_close(out.pooled_output, alone.pooled_output, rtol=0, atol=1e-5)
     bool_mask = model(padded, attention_mask=mask.bool()).sequence_output
@@ -573,8 +573,8 @@ def test_nsp_pairs_are_half_true_next_sentences():
     share = sum(p.is_next for p in pairs) / n
     # Bernoulli(1/2) over 4000 pairs: 5 sigma = 4.0 percentage points
     assert abs(share - 0.5) < binomial_bound(0.5, n)
-    # NotNext sentences come from many different stories, and every eligible story supplies A
-    # sentences
+    # NotNext sentences come from many different stories, and every eligible story
+    # supplies A sentences
     assert len({where(p.second)[0] for p in pairs if not p.is_next}) > 50
     assert {where(p.first)[0] for p in pairs} == {i for i, s in enumerate(corpus_) if len(s) >= 2}
     assert make_nsp_pairs(corpus_, 50, seed=3) == make_nsp_pairs(corpus_, 50, seed=3)

@@ -14,8 +14,8 @@ from pybtex.database import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BIB = ROOT / "book" / "references.bib"
-# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of sphinxcontrib-bibtex's
-# roles)
+# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of
+# sphinxcontrib-bibtex's roles)
 CITE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
 # "Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)", "(Graves, Wayne and
 # Danihelka, 2014)"

@@ -105,15 +105,15 @@ def test_forward_states_do_not_see_later_tokens_backward_states_do_not_see_earli
             b0, b1 = before.states[j, row, :, H:], after.states[j, row, :, H:]
             assert torch.equal(f0[:s], f1[:s])  # forward: positions before s
             assert torch.equal(b0[s + 1 : n], b1[s + 1 : n])  # backward: positions after s
-            # ... while the other direction does change there, and both change at s (the test can
-            # fail)
+            # ... while the other direction does change there, and both change at
+            # s (the test can fail)
             if s > 0:
                 assert (b0[:s] - b1[:s]).abs().max() > 1e-4
             if s < n - 1:
                 assert (f0[s + 1 : n] - f1[s + 1 : n]).abs().max() > 1e-4
             assert (f0[s] - f1[s]).abs().max() > 1e-4 and (b0[s] - b1[s]).abs().max() > 1e-4
-        # the logits: the forward ones up to position s - 1 predict tokens <= s without reading
-        # token s
+        # the logits: the forward ones up to position s - 1 predict tokens <= s
+        # without reading token s
         assert torch.equal(before.forward_logits[row, :s], after.forward_logits[row, :s])
         assert torch.equal(
             before.backward_logits[row, s + 1 : n], after.backward_logits[row, s + 1 : n]

@@ -236,8 +236,8 @@ def test_sampling_is_reproducible_and_follows_the_generator():
 
 
 def test_sampling_frequencies_match_the_distribution():
-    # 4000 one-token draws from one prompt: each frequency is within 4 standard errors of its
-    # probability
+    # 4000 one-token draws from one prompt: each frequency is within 4 standard
+    # errors of its probability
     model = small_model()
     prompt = ids(1, 5).expand(4000, 5)
     probs = sampling_distribution(model(prompt[:1]).logits[0, -1], temperature=1.5, top_k=6)
@@ -285,8 +285,8 @@ def test_beam_search_stops_at_eos_and_ranks_with_the_length_penalty():
     new = tokens[0, 3:].tolist()
     assert eos not in new[:-1] and (new[-1] == eos or len(new) == 12)
     assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4
-    # with a strong length penalty the longest finished hypothesis wins more easily: never a shorter
-    # one
+    # with a strong length penalty the longest finished hypothesis wins more
+    # easily: never a shorter one
     longer, _ = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0)
     assert longer.shape[1] >= tokens.shape[1]
 
@@ -319,8 +319,8 @@ def test_sampling_distribution_temperature_top_k_top_p():
         out = sampling_distribution(logits, top_p=p)
         assert int((out > 0).sum()) == kept
         torch.testing.assert_close(out[:kept], probs[:kept] / probs[:kept].sum(), rtol=0, atol=1e-6)
-    # top-p acts on the distribution after temperature: at T=0.5 the top token has 0.5^2/0.365 =
-    # 0.685
+    # top-p acts on the distribution after temperature: at T=0.5 the top token
+    # has 0.5^2/0.365 = 0.685
     assert int((sampling_distribution(logits, top_p=0.65) > 0).sum()) == 2
     assert int((sampling_distribution(logits, temperature=0.5, top_p=0.65) > 0).sum()) == 1
     # batched, any order of the vocabulary
@@ -338,8 +338,8 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
     lengths = torch.tensor([6, 6])
     alone = clf(x)
     assert alone.shape == (2, 3)
-    # causal attention: position 5 never sees the padding, so the logits are the same (float32,
-    # 1e-5)
+    # causal attention: position 5 never sees the padding, so the logits are the
+    # same (float32, 1e-5)
     torch.testing.assert_close(clf(padded, lengths), alone, rtol=0, atol=1e-5)
     assert (clf(padded) - alone).abs().max() > 1e-3  # reading the last position instead differs
     h, _ = clf.gpt.hidden_states(x)
@@ -509,8 +509,8 @@ def test_bad_decoding_input():
 
 
 def test_tiny_model_learns_to_continue_a_pattern():
-    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation continues
-    # any of them
+    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation
+    # continues any of them
     torch.manual_seed(0)
     model = GPT(small_config(n_embd=32, n_layer=2))
     starts = torch.arange(V)

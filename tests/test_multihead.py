@@ -147,8 +147,8 @@ def test_self_attention_without_positions_is_permutation_equivariant(need_weight
     perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
     out, w = mha(x, x, x, need_weights=need_weights)
     out_p, w_p = mha(x[:, perm], x[:, perm], x[:, perm], need_weights=need_weights)
-    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs of order 1, atol
-    # 1e-6
+    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs
+    # of order 1, atol 1e-6
     torch.testing.assert_close(out_p, out[:, perm], rtol=0, atol=1e-6)
     if need_weights:
         torch.testing.assert_close(w_p, w[:, :, perm][..., perm], rtol=0, atol=1e-6)

@@ -158,8 +158,8 @@ def test_sinusoidal_module_table_and_dropout():
     zeros = (y == 0).float().mean()  # about half dropped, the rest scaled by 1 / (1 - p) = 2
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two, exact up to rtol
-    # 1e-6
+    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two,
+    # exact up to rtol 1e-6
     torch.testing.assert_close(y[kept], 2 * (x + mod.pe[:30])[kept], rtol=1e-6, atol=0)
     # follows dtype
     assert torch.equal(mod.double().eval()(x.double()), x.double() + mod.pe[:30].double())
@@ -200,8 +200,8 @@ def test_lecture_worked_example_d4():
         dtype=torch.float64,
     )
     pe = sinusoidal_encoding(4, 4).double()
-    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32 (<= 6e-8): atol
-    # 2e-7
+    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32
+    # (<= 6e-8): atol 2e-7
     torch.testing.assert_close(pe, written_down, rtol=0, atol=2e-7)
     by_formula = torch.tensor(
         [[math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)] for p in range(4)],

@@ -142,8 +142,8 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
         gap = (a - b).abs().max().item()
         assert gap < 1e-5, f"attention of layer {i}: {gap:.2e}"
     assert (ours.pooled_output - theirs.pooler_output).abs().max().item() < 1e-4
-    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the outputs by more
-    # than 1e-4
+    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the
+    # outputs by more than 1e-4
     gain = model.embeddings.LayerNorm.weight
     saved = gain.detach().clone()
     try:

@@ -92,8 +92,8 @@ def test_logits_loss_and_attention_equal_transformers():
 
 
 def test_untransposed_weights_would_be_wrong():
-    # c_proj is square [64, 64], so copying it without the transpose would load silently: check it
-    # matters
+    # c_proj is square [64, 64], so copying it without the transpose would load
+    # silently: check it matters
     hf = hf_model()
     gpt = gpt_from_hf(hf)
     x = ids(2, 12)

@@ -410,9 +410,9 @@ def test_local_attention_window_and_gaussian():
         # Gaussian shrinks the sum
         assert (w[~outside] > 0).all() and (w.sum(-1) <= 1 + 1e-12).all()
         assert w[3, 0] > 0  # a one-word sentence still attends
-    # equal encoder states -> all scores equal -> align uniform over the window: what is left is the
-    # Gaussian factor. Fit log a(s) = c0 + c1 s + c2 s^2 on the window: c2 = -1/(2 sigma^2), vertex
-    # = p_t
+    # equal encoder states -> all scores equal -> align uniform over the window: what is left
+    # is the Gaussian factor. Fit log a(s) = c0 + c1 s + c2 s^2 on the window: c2 = -1/(2
+    # sigma^2), vertex = p_t
     same = enc_states[:, :1].expand(B, S, HE)
     _, state, w = decoder.step(y, state, same, src_mask)
     p = state["position"]
@@ -469,8 +469,8 @@ def test_loss_is_the_mean_negative_log_likelihood_of_the_non_pad_tokens(kind):
         assert abs(model.loss(batch).item() - nll / count) < 1e-12  # float64 sums of 11 terms ~ 1
         seq = sequence_log_prob(model, src, batch.src_lengths, tgt_in, tgt_out)
         assert abs(-seq.sum().item() / count - nll / count) < 1e-12
-    # what the decoder reads at a padded position (sentence 1 has 2 target tokens) changes no loss
-    # term
+    # what the decoder reads at a padded position (sentence 1 has 2 target tokens)
+    # changes no loss term
     assert tgt_out[1, 3] == PAD
     tgt_in2 = tgt_in.clone()
     tgt_in2[1, 3] = 7

@@ -283,8 +283,8 @@ def test_layernorm_is_the_formula():
     var = ((x - mean) ** 2).mean(-1, keepdim=True)  # biased: / D
     formula = (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
     torch.testing.assert_close(norm(x), formula, **TOL64)
-    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized values: this test sees
-    # it
+    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized
+    # values: this test sees it
     unbiased = (x - mean) / torch.sqrt(x.var(-1, keepdim=True) + norm.eps) * norm.weight + norm.bias
     assert (norm(x) - unbiased).abs().max() > 1e-3
 
@@ -315,8 +315,8 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
     short, long = ids(1, 3, vocab=11), ids(1, 6, vocab=11, seed=1)
     padded = torch.cat([long, F.pad(short, (0, 3), value=PAD)])  # [2, 6]: short padded with 3 PADs
     tgt_in = ids(2, 4, vocab=13, seed=2)
-    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size
-    # ~1
+    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5
+    # on values of size ~1
     torch.testing.assert_close(
         model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5
     )

@@ -516,8 +516,8 @@ def test_sampling_probabilities_top_k_and_top_p_known_values():
     # the top token alone holds 0.56
     assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1
     assert torch.equal(sampling_probabilities(LOGITS, top_p=1.0), sampling_probabilities(LOGITS))
-    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps
-    # more tokens
+    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p
+    # 0.8 keeps more tokens
     assert (sampling_probabilities(LOGITS, 2.0, top_p=0.8) > 0).sum() == 4
     # renormalised top-3: 0.63, 0.23, 0.14
     both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)

@@ -55,8 +55,8 @@ c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE"}}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # A chapter's cells train small models: allow two minutes per cell, as the book's build does.
 c.ExecutePreprocessor.timeout = 120
-# A test cell a student deleted is put back from the gradebook and graded (nbgrader's default:
-# lost).
+# A test cell a student deleted is put back from the gradebook and graded
+# (nbgrader's default: lost).
 c.OverwriteCells.add_missing_cells = True
 c.Exchange.root = {exchange!r}
 """

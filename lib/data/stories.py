@@ -90,9 +90,9 @@ _THINGS = ("ball", "book", "cake", "hat", "lamp", "toy")
 
 # --- coreference
 # -----------------------------------------------------------------------------------
-# frame: (verb phrase, negations, A nouns, adjectives that fit A, B nouns, adjectives that fit B).
-# "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which makes it the
-# referent.
+# frame: (verb phrase, negations, A nouns, adjectives that fit A, B nouns, adjectives that
+# fit B). "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which
+# makes it the referent.
 
 
 @dataclass(frozen=True)

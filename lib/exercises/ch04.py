@@ -28,9 +28,9 @@ __all__ = ["check_luong_looks_left", "check_local_m"]
 # --- exercise 1: does Luong's decoder look one word to the left?
 # ----------------------------------------
 
-# Measured in the chapter with the shipped luong_global model (its solution asserts these numbers):
-# the share of the target words of each group whose largest weight is on the word before the gold
-# one.
+# Measured in the chapter with the shipped luong_global model (its solution asserts these
+# numbers): the share of the target words of each group whose largest weight is on the word
+# before the gold one.
 LUONG_ARTICLES_LEFT = 0.055  # articles after another word (Bahdanau: 0.84)
 LUONG_NE_LEFT = 0.938  # ne (Bahdanau: 0.93)
 

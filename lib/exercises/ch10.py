@@ -175,8 +175,8 @@ def replay_reference(word: str, merges: list[tuple[str, str]]) -> list[str]:
 HIDDEN_DICTIONARY = {"banana": 6, "bandana": 3, "ananas": 4, "aaaa": 5, "nab": 2, "cabana": 2}
 HIDDEN_WORDS = ["banana", "aaa", "bananas", "anaconda", "nab", "cabbage", "b"]
 HAND_MERGES = [("b", "a"), ("a", "b")]  # 'bab' -> ba b </w>: (a, b) is not a pair of symbols
-# Hand-made merges are not learned from a dictionary; on these cases apply_bpe and replay still
-# agree.
+# Hand-made merges are not learned from a dictionary; on these cases apply_bpe
+# and replay still agree.
 
 
 def _cases() -> list[tuple[str, list[tuple[str, str]], list[str]]]:

@@ -136,8 +136,8 @@ def interactive(draw, options, *, description="value", alt=None):
 
 
 # ----------------------------------------------------------------------------------------------
-# Ready-made interactive figures, built on :func:`interactive` (so they respond on the static site
-# too).
+# Ready-made interactive figures, built on :func:`interactive` (so they respond on
+# the static site too).
 
 
 def _vector(x, name: str):

@@ -78,6 +78,16 @@ def requests_to_other_hosts(driver) -> list[str]:
     return urls
 
 
+# Code blocks of the page's cells that scroll sideways (hidden cells opened first): the longest
+# line of each. The browser's window is 1280 px wide (CHROMIUM_FLAGS).
+SCROLLING_CODE = """
+document.querySelectorAll('details').forEach(d => { d.open = true; });
+return Array.from(document.querySelectorAll('div.cell_input pre, div.cell .highlight pre'))
+  .filter(p => p.scrollWidth > p.clientWidth + 1)
+  .map(p => p.textContent.split('\\n').reduce((a, b) => (b.length > a.length ? b : a), ''));
+"""
+
+
 @pytest.fixture(scope="module")
 def visited(site, server, browser):
     """Open every page once; remember what each showed."""
@@ -100,6 +110,7 @@ def visited(site, server, browser):
         info["math_errors"] = browser.execute_script(
             "return document.querySelectorAll('mjx-merror, .MathJax_Error').length;"
         )
+        info["scrolling_code"] = browser.execute_script(SCROLLING_CODE)
         results[rel] = info
     return results
 
@@ -212,3 +223,12 @@ def test_interactive_figure_responds_without_a_kernel(server, browser):
     )
     assert after and after != before, "moving the slider did not change the figure"
     assert not console_errors(browser)
+
+
+def test_no_code_cell_scrolls_sideways(visited):
+    """Issue 15: at 1280 px, every code cell of every chapter reads without a horizontal scroll bar
+    (ruff keeps the lines within 100 characters; the site's code font fits them)."""
+    chapters = {p: i for p, i in visited.items() if p.startswith("notebooks/")}
+    assert len(chapters) == 16
+    bad = {p: i["scrolling_code"] for p, i in chapters.items() if i["scrolling_code"]}
+    assert not bad, f"code that scrolls sideways at 1280 px: {bad}"

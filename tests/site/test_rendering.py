@@ -67,10 +67,10 @@ WARNING = re.compile(r"\b\w*Warning: .{0,80}")
 
 
 def test_no_warning_is_printed_in_the_outputs(site):
-    # A reader should not see "UserWarning: The figure layout has changed to tight"
-    # (plt.tight_layout()
-    # under the constrained layout of lib.viz.set_style) or any other warning a chapter lets
-    # through.
+    # A reader should not see "UserWarning: The figure layout
+    # has changed to tight" (plt.tight_layout() under the
+    # constrained layout of lib.viz.set_style) or any other
+    # warning a chapter lets through.
     chapters = [p for p in site_pages(site) if "notebooks" in p.parts]
     found = {
         p.name: m.group(0)
