@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, _check_ids, _init_weights
+from lib._validate import check_ids
+from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, init_weights
 
 __all__ = ["AlbertConfig", "Albert", "count_parameters", "HF_NAMES", "state_dict_from_hf"]
 
@@ -198,7 +199,7 @@ class Albert(nn.Module):
         n_distinct = 1 if config.share_layers else config.num_hidden_layers
         self.layers = nn.ModuleList(BertLayer(layer_config) for _ in range(n_distinct))
         self.pooler = BertPooler(layer_config)
-        _init_weights(self, config.initializer_range)
+        init_weights(self, config.initializer_range)
 
     def layer(self, i: int) -> BertLayer:
         """The module that computes layer i (0-based): the same one for every i when layers are
@@ -214,7 +215,7 @@ class Albert(nn.Module):
         output_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
-        _check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
+        check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
         B, T = input_ids.shape
         if T > c.max_position_embeddings:
             raise ValueError(
@@ -225,7 +226,7 @@ class Albert(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T]
         else:
-            _check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, "the segment table")
+            check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, "the segment table")
         mask = None
         if attention_mask is not None:
             if not isinstance(attention_mask, Tensor) or attention_mask.shape != (B, T):

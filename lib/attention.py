@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._validate import check_int, check_tensor
+
 __all__ = [
     "masked_softmax",
     "additive_mask",
@@ -47,35 +49,6 @@ __all__ = [
 
 
 # --- input checks: catch bad input here, with a message naming the argument ----------------------
-
-
-def _check_tensor(
-    x,
-    name: str,
-    layout: str,
-    min_dim: int,
-    dtype=None,
-    dtype_of: str = "",
-    width: int | None = None,
-) -> None:
-    """TypeError unless x is a floating tensor (of `dtype`, that of `dtype_of`, if given);
-    ValueError if x.dim() < min_dim or (if `width` is given) x.shape[-1] != width."""
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
-        )
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-    if dtype is not None and x.dtype != dtype:
-        raise TypeError(f"{name}: expected dtype {dtype} (same as {dtype_of}), got {x.dtype}")
-    if x.dim() < min_dim:
-        raise ValueError(
-            f"{name}: expected shape {layout} (at least {min_dim} "
-            f"dim{'s' * (min_dim > 1)}), "
-            f"got shape {tuple(x.shape)}"
-        )
-    if width is not None and x.shape[-1] != width:
-        raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
 
 
 def _broadcast_shape(a, b) -> tuple | None:
@@ -103,8 +76,8 @@ def _check_qk(q, k, min_dim: int = 3) -> None:
     """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims
     broadcast."""
     lead = "..., " if min_dim < 3 else "B, "
-    _check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
-    _check_tensor(
+    check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
+    check_tensor(
         k,
         "k",
         f"[{lead}Tk, {q.shape[-1]}] (same width D as q)",
@@ -134,7 +107,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     to -inf before torch's softmax, which subtracts the row maximum (over the allowed entries, since
     the others are -inf) before exp, so scores of 1e4 or 3e38 do not overflow.
     """
-    _check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
+    check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
     x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
     if mask is None:
         return torch.softmax(x, dim=dim).to(scores.dtype)  # torch's softmax subtracts the row max
@@ -231,8 +204,8 @@ class GeneralScore(nn.Module):
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         dtype, of = self.W_a.weight.dtype, "the module's parameters"
-        _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
-        _check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
+        check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
+        check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
         _check_batch(q, "q", k, "k")
         return q @ self.W_a(k).transpose(-2, -1)  # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
 
@@ -266,8 +239,8 @@ class AdditiveScore(nn.Module):
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
         dtype, of = self.W_q.weight.dtype, "the module's parameters"
-        _check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
-        _check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
+        check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
+        check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
         _check_batch(q, "q", k, "k")
         # [B, Tq, 1, Da] + [B, 1, Tk, Da]
         hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)
@@ -295,7 +268,7 @@ class LocationScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor | None = None) -> Tensor:
-        _check_tensor(
+        check_tensor(
             q,
             "q",
             f"[B, Tq, {self.d_query}]",
@@ -305,7 +278,7 @@ class LocationScore(nn.Module):
             width=self.d_query,
         )
         if k is not None:
-            _check_tensor(k, "k", f"[B, {self.n_keys}, Dk]", 3)
+            check_tensor(k, "k", f"[B, {self.n_keys}, Dk]", 3)
             if k.shape[-2] != self.n_keys:
                 raise ValueError(
                     f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), "
@@ -325,8 +298,8 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     vector c_i = sum_j weights_ij v_j (Bahdanau et al. 2015, eq. 5). A fully masked row gives
     zero weights and a zero output.
     """
-    _check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
-    _check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
+    check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
+    check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
     if values.shape[-2] != scores.shape[-1]:
         raise ValueError(
             f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' "
@@ -351,7 +324,7 @@ def scaled_dot_product_attention(
     Deviation from the paper: none beyond the mask; no dropout (that belongs to the caller).
     """
     _check_qk(q, k, min_dim=2)
-    _check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
+    check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(
             f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), "
@@ -363,14 +336,6 @@ def scaled_dot_product_attention(
 
 
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
-
-
-def _check_int(x, name: str, minimum: int = 1) -> None:
-    """TypeError unless x is an int (not a bool); ValueError if x < minimum."""
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
 
 
 def _check_any_tensor(x, name: str, layout: str, n_dims: int) -> None:
@@ -394,7 +359,7 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
     are the outputs of the rows h*Dh ... (h+1)*Dh - 1 of a projection's weight, i.e. of the paper's
     W_h (Vaswani et al. 2017, sec. 3.2.2). Any dtype; the inverse is ``merge_heads``.
     """
-    _check_int(n_heads, "n_heads")
+    check_int(n_heads, "n_heads", 1)
     _check_any_tensor(x, "x", "[B, T, D]", 3)
     if x.shape[-1] % n_heads:
         raise ValueError(
@@ -416,7 +381,7 @@ def causal_mask(T: int, device=None) -> Tensor:
     Same as ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
     ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form."""
     if not torch.jit.is_tracing():  # while torch.onnx.export traces a model, T is a 0-d tensor
-        _check_int(T, "T")
+        check_int(T, "T", 1)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # [T, T]
 
 
@@ -425,7 +390,7 @@ def padding_mask(lengths, T: int) -> Tensor:
     j < lengths[b] (the padding sits at the end). The two singleton dims broadcast over heads
     and queries. ``lengths``: int tensor or list of ints [B], each in [0, T]. torch's
     ``key_padding_mask`` is the opposite: ``~padding_mask(lengths, T)[:, 0, 0]``."""
-    _check_int(T, "T")
+    check_int(T, "T", 1)
     if isinstance(lengths, (list, tuple)):
         lengths = torch.tensor(lengths)
     _check_any_tensor(lengths, "lengths", "[B]", 1)
@@ -502,8 +467,8 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
-        _check_int(d_model, "d_model")
-        _check_int(n_heads, "n_heads")
+        check_int(d_model, "d_model", 1)
+        check_int(n_heads, "n_heads", 1)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
@@ -557,9 +522,9 @@ class MultiHeadAttention(nn.Module):
     def _check_inputs(self, query, key, value, mask) -> None:
         """Catch bad input here, with a message naming the argument, expected and received."""
         D, dtype, of = self.d_model, self.q_proj.weight.dtype, "the module's parameters"
-        _check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
-        _check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
-        _check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+        check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
+        check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+        check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
         for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
             if x.dim() != 3:
                 raise ValueError(

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._validate import check_ids
 from lib.attention import masked_softmax, merge_heads, scaled_dot_product_score, split_heads
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "BertForTokenClassification",
     "BertForQuestionAnswering",
     "count_parameters",
+    "init_weights",
     "pretraining_loss",
     "mask_tokens",
     "NSPPair",
@@ -288,7 +290,7 @@ class BertPooler(nn.Module):
         return torch.tanh(self.dense(x[:, 0]))  # [B, D]
 
 
-def _init_weights(module: nn.Module, std: float) -> None:
+def init_weights(module: nn.Module, std: float) -> None:
     """BERT's initialization: every weight matrix and embedding N(0, std^2) with std =
     initializer_range = 0.02, biases 0, LayerNorm gain 1 and bias 0. Deviation: Google's code draws
     from a normal truncated at 2 std; we draw from the plain normal, as Hugging Face does."""
@@ -324,7 +326,7 @@ class Bert(nn.Module):
     same weights (tests/test_pretrained_bert.py): masked weights are exactly 0
     (lib.attention.masked_softmax) instead of exp(-3.4e38) ~ 0, and a query that may attend to
     nothing (an all-zero mask row) gets zero weights instead of uniform ones; no position_ids, no
-    relative positions, no decoder mode, no cache. Initialization: ``_init_weights`` (normal(0,
+    relative positions, no decoder mode, no cache. Initialization: ``init_weights`` (normal(0,
     0.02)).
     """
 
@@ -336,7 +338,7 @@ class Bert(nn.Module):
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config)
-        _init_weights(self, config.initializer_range)
+        init_weights(self, config.initializer_range)
 
     def forward(
         self,
@@ -363,7 +365,7 @@ class Bert(nn.Module):
         """Catch bad input here, naming the argument; returns the boolean mask (True = may
         attend)."""
         c = self.config
-        _check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
+        check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
         B, T = input_ids.shape
         if T > c.max_position_embeddings:
             raise ValueError(
@@ -373,7 +375,7 @@ class Bert(nn.Module):
                 f"got shape {tuple(input_ids.shape)}"
             )
         if token_type_ids is not None:
-            _check_ids(
+            check_ids(
                 token_type_ids,
                 "token_type_ids",
                 c.type_vocab_size,
@@ -419,21 +421,6 @@ class Bert(nn.Module):
         if attention_mask.dim() == 2:
             return attention_mask[:, None, None, :]  # [B, 1, 1, T]: every query, every head
         return attention_mask[:, None, :, :]  # [B, 1, T, T]
-
-
-def _check_ids(ids, name: str, size: int, what: str) -> None:
-    """TypeError unless ids is an integer tensor; ValueError unless it is [B, T] with T >= 1 and
-    every id in [0, size)."""
-    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-        raise TypeError(f"{name}: expected a tensor of ids (torch.long), got {got}")
-    if ids.dim() != 2 or ids.shape[1] < 1:
-        raise ValueError(f"{name}: expected shape [B, T] with T >= 1, got shape {tuple(ids.shape)}")
-    if ids.numel() and (ids.min() < 0 or ids.max() >= size):
-        raise ValueError(
-            f"{name}: expected ids in [0, {size}) ({what}), got ids from "
-            f"{ids.min().item()} to {ids.max().item()}"
-        )
 
 
 def count_parameters(config: BertConfig) -> int:
@@ -525,8 +512,8 @@ class BertForPreTraining(_BertWithHead):
     def __init__(self, config: BertConfig):
         super().__init__(config)
         self.cls = BertPreTrainingHeads(config, self.bert.embeddings.word_embeddings)
-        _init_weights(self.cls.predictions.transform, config.initializer_range)
-        _init_weights(self.cls.seq_relationship, config.initializer_range)
+        init_weights(self.cls.predictions.transform, config.initializer_range)
+        init_weights(self.cls.seq_relationship, config.initializer_range)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
         out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
@@ -589,7 +576,7 @@ class _BertWithClassifier(_BertWithHead):
         self.num_labels = num_labels
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.classifier = nn.Linear(config.hidden_size, num_labels)
-        _init_weights(self.classifier, config.initializer_range)
+        init_weights(self.classifier, config.initializer_range)
 
 
 class BertForSequenceClassification(_BertWithClassifier):
@@ -639,7 +626,7 @@ class BertForQuestionAnswering(_BertWithHead):
     def __init__(self, config: BertConfig):
         super().__init__(config)
         self.qa_outputs = nn.Linear(config.hidden_size, 2)
-        _init_weights(self.qa_outputs, config.initializer_range)
+        init_weights(self.qa_outputs, config.initializer_range)
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
         out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertLMPredictionHead, _init_weights
+from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertLMPredictionHead, init_weights
 
 __all__ = [
     "ElectraConfig",
@@ -121,7 +121,7 @@ class ElectraGenerator(nn.Module):
         self.bert = Bert(config)
         self.bert.embeddings = embeddings  # shared (sec. 3.2): one module, two users
         self.predictions = BertLMPredictionHead(config, embeddings.word_embeddings)
-        _init_weights(self.predictions.transform, config.initializer_range)
+        init_weights(self.predictions.transform, config.initializer_range)
 
     def forward(self, input_ids: Tensor, token_type_ids=None, attention_mask=None) -> Tensor:
         x = self.bert(input_ids, token_type_ids, attention_mask).sequence_output  # [B, T, D]
@@ -137,8 +137,8 @@ class ElectraDiscriminator(nn.Module):
         self.bert = Bert(config)
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.dense_prediction = nn.Linear(config.hidden_size, 1)
-        _init_weights(self.dense, config.initializer_range)
-        _init_weights(self.dense_prediction, config.initializer_range)
+        init_weights(self.dense, config.initializer_range)
+        init_weights(self.dense_prediction, config.initializer_range)
 
     def forward(self, input_ids: Tensor, token_type_ids=None, attention_mask=None) -> Tensor:
         x = self.bert(input_ids, token_type_ids, attention_mask).sequence_output  # [B, T, D]

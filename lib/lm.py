@@ -49,6 +49,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._validate import check_int
+
 __all__ = [
     "BOS",
     "EOS",
@@ -69,13 +71,6 @@ __all__ = [
 ]
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"  # the bigram model's sentence boundaries and unknown word
-
-
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__} {x!r}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
 
 
 def _token_lists(sentences, name: str = "sentences") -> list[list[str]]:
@@ -266,7 +261,7 @@ class RNNLM(nn.Module):
             ("d_hidden", d_hidden),
             ("n_layers", n_layers),
         ):
-            _check_int(value, name, 1)
+            check_int(value, name, 1)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
         if not isinstance(reverse, bool):
@@ -341,7 +336,7 @@ def lm_batches(
     """Endless (ids, mask) batches (``make_lm_batch``): epoch after epoch, shuffled by
     ``random.Random(seed)``. For ``lib.train.fit``, which stops after its number of steps."""
     token_lists = _token_lists(sentences)
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     rng = random.Random(seed)
     order = list(range(len(token_lists)))
     while True:
@@ -382,8 +377,8 @@ def sample(
     of ids in reading order without <bos> and <eos>. A forward model starts from <bos> and stops at
     <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A
     sentence that reaches max_len tokens is cut there."""
-    _check_int(n, "n", 1)
-    _check_int(max_len, "max_len", 1)
+    check_int(n, "n", 1)
+    check_int(max_len, "max_len", 1)
     if not isinstance(temperature, (int, float)) or not temperature > 0:
         raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
     start, stop = (eos_id, bos_id) if model.reverse else (bos_id, eos_id)
@@ -429,8 +424,8 @@ class SkipGram(nn.Module):
 
     def __init__(self, vocab_size: int, dim: int = 32):
         super().__init__()
-        _check_int(vocab_size, "vocab_size", 1)
-        _check_int(dim, "dim", 1)
+        check_int(vocab_size, "vocab_size", 1)
+        check_int(dim, "dim", 1)
         self.vocab_size = vocab_size
         self.in_embed = nn.Embedding(vocab_size, dim)  # v_w
         self.out_embed = nn.Embedding(vocab_size, dim)  # v'_w
@@ -512,7 +507,7 @@ def skipgram_pairs(
     words. Deterministic for a given seed. Deviation: a fixed window (word2vec draws it uniformly in
     1..window).
     """
-    _check_int(window, "window", 1)
+    check_int(window, "window", 1)
     if subsample is not None and (
         isinstance(subsample, bool) or not isinstance(subsample, (int, float)) or not subsample > 0
     ):
@@ -547,8 +542,8 @@ def skipgram_batches(
     shuffled every epoch, K = `negatives` noise words per pair drawn from `noise` [V] (with
     replacement; a noise word may equal the context word, as in word2vec). Deterministic for a
     seed."""
-    _check_int(batch_size, "batch_size", 1)
-    _check_int(negatives, "negatives", 1)
+    check_int(batch_size, "batch_size", 1)
+    check_int(negatives, "negatives", 1)
     if center.shape != context.shape or center.dim() != 1:
         raise ValueError(
             f"center, context: expected two [N] tensors, got {tuple(center.shape)} "
@@ -588,7 +583,7 @@ def nearest_neighbours(
         raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
     if word not in vocab.stoi:
         raise ValueError(f"word: {word!r} is not in the vocabulary")
-    _check_int(k, "k", 1)
+    check_int(k, "k", 1)
     unit = F.normalize(vectors.float(), dim=-1)  # [V, D]
     cosine = unit @ unit[vocab.stoi[word]]  # [V]
     cosine[vocab.stoi[word]] = -math.inf
@@ -628,7 +623,7 @@ class RNNClassifier(nn.Module):
             ("d_hidden", d_hidden),
             ("n_layers", n_layers),
         ):
-            _check_int(value, name, 1)
+            check_int(value, name, 1)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
         self.vocab_size = vocab_size

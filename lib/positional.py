@@ -26,7 +26,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from .attention import _check_int, _check_tensor
+from lib._validate import check_int, check_tensor
 
 __all__ = [
     "sinusoidal_encoding",
@@ -58,8 +58,8 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> Te
     2 pi base. Row 0 is [0, 1, 0, 1, ...]. Deviation: none; the paper's d_model is even, here an odd
     d_model is allowed and its last column is a sin without its cos.
     """
-    _check_int(max_len, "max_len")
-    _check_int(d_model, "d_model")
+    check_int(max_len, "max_len", 1)
+    check_int(d_model, "d_model", 1)
     _check_base(base)
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # [P, 1]
     angles = pos * _frequencies(d_model, base)  # [P, ceil(D/2)]
@@ -76,8 +76,8 @@ def binary_encoding(n_positions: int, n_bits: int) -> Tensor:
     reverse of how 0110 is written). Bit j flips every 2^j positions: the lowest bit changes
     fastest, the next at half that rate, and so on -- the intuition behind the sinusoidal table.
     """
-    _check_int(n_positions, "n_positions")
-    _check_int(n_bits, "n_bits")
+    check_int(n_positions, "n_positions", 1)
+    check_int(n_bits, "n_bits", 1)
     if n_bits > 62 or n_positions > 2**n_bits:
         raise ValueError(
             f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most "
@@ -103,7 +103,7 @@ def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
     """
     if isinstance(k, bool) or not isinstance(k, int):
         raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
-    _check_int(d_model, "d_model", 2)
+    check_int(d_model, "d_model", 2)
     if d_model % 2:
         raise ValueError(
             f"d_model={d_model} must be even: the last sin column of an odd-width "
@@ -122,7 +122,7 @@ def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
 
 def _check_x(x, d_model: int, max_len: int, dtype=None) -> None:
     """x [..., T, D] with D = d_model and T <= max_len (ValueError naming T and max_len)."""
-    _check_tensor(x, "x", f"[B, T, {d_model}]", 2, dtype, "the module's parameters", width=d_model)
+    check_tensor(x, "x", f"[B, T, {d_model}]", 2, dtype, "the module's parameters", width=d_model)
     T = x.shape[-2]
     if T > max_len:
         raise ValueError(
@@ -169,8 +169,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        _check_int(d_model, "d_model")
-        _check_int(max_len, "max_len")
+        check_int(d_model, "d_model", 1)
+        check_int(max_len, "max_len", 1)
         self.d_model, self.max_len = d_model, max_len
         self.embedding = nn.Embedding(max_len, d_model)  # weight [P, D]
         self.reset_parameters()

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from lib._validate import check_ids, check_int
 from lib.attention import (
     AdditiveScore,
     GeneralScore,
@@ -56,24 +57,6 @@ __all__ = [
 # --- input checks: catch bad input here, with a message naming the argument ----------------------
 
 
-def _check_ids(ids, name: str, vocab_size: int, layout: str = "[B, L]", n_dims: int = 2) -> None:
-    """TypeError unless ids is an integer tensor; ValueError unless it has n_dims dims, none of them
-    empty, and every id is in [0, vocab_size)."""
-    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
-    if ids.dim() != n_dims or 0 in ids.shape:
-        raise ValueError(
-            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
-        )
-    if ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(
-            f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
-            "from "
-            f"{ids.min().item()} to {ids.max().item()}"
-        )
-
-
 def _check_lengths(src_lengths, src: Tensor) -> Tensor:
     """src_lengths (tensor or list of ints) [B] -> long tensor; ValueError unless it has src's batch
     size and every length is in [1, S] (an empty sequence has nothing to encode)."""
@@ -95,11 +78,6 @@ def _check_lengths(src_lengths, src: Tensor) -> Tensor:
             f"from {src_lengths.min().item()} to {src_lengths.max().item()}"
         )
     return src_lengths.long()
-
-
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int) or x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x!r}")
 
 
 def _init_bahdanau(module: nn.Module) -> None:
@@ -152,7 +130,7 @@ class Encoder(nn.Module):
     ):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("d_emb", d_emb), ("d_hidden", d_hidden)):
-            _check_int(value, name, 1)
+            check_int(value, name, 1)
         if cell not in ("gru", "lstm"):
             raise ValueError(f"cell: expected 'gru' or 'lstm', got {cell!r}")
         if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
@@ -165,7 +143,7 @@ class Encoder(nn.Module):
         _init_bahdanau(self)
 
     def forward(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor]:
-        _check_ids(src, "src", self.vocab_size, "[B, S]")
+        check_ids(src, "src", self.vocab_size, layout="[B, S]")
         src_lengths = _check_lengths(src_lengths, src)
         x = self.embedding(src)  # [B, S, E]
         packed = pack_padded_sequence(x, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -194,7 +172,7 @@ class _Decoder(nn.Module):
             ("d_hidden", d_hidden),
             ("d_enc", d_enc),
         ):
-            _check_int(value, name, 1)
+            check_int(value, name, 1)
         self.vocab_size, self.d_emb, self.d_hidden, self.d_enc = vocab_size, d_emb, d_hidden, d_enc
         self.embedding = nn.Embedding(vocab_size, d_emb)
         self.bridge = nn.Linear(d_enc, d_hidden)
@@ -206,7 +184,7 @@ class _Decoder(nn.Module):
         return {"h": torch.tanh(self.bridge(summary))}  # s_0 [B, H]
 
     def _check_step(self, y_prev, state: dict, enc_states, src_mask) -> None:
-        _check_ids(y_prev, "y_prev", self.vocab_size, "[B]", n_dims=1)
+        check_ids(y_prev, "y_prev", self.vocab_size, layout="[B]", n_dims=1)
         B = y_prev.shape[0]
         if state["h"].shape[0] != B:
             raise ValueError(
@@ -276,7 +254,7 @@ class BahdanauDecoder(_Decoder):
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
-        _check_int(d_attn, "d_attn", 1)
+        check_int(d_attn, "d_attn", 1)
         self.score = AdditiveScore(d_hidden, d_enc, d_attn)
         self.cell = nn.GRUCell(d_emb + d_enc, d_hidden)
         self.out = nn.Linear(d_hidden + d_emb + d_enc, vocab_size)
@@ -329,7 +307,7 @@ class LuongDecoder(_Decoder):
     ):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         d_attn = d_hidden if d_attn is None else d_attn
-        _check_int(d_attn, "d_attn", 1)
+        check_int(d_attn, "d_attn", 1)
         if score == "dot" and d_hidden != d_enc:
             raise ValueError(
                 f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
@@ -343,7 +321,7 @@ class LuongDecoder(_Decoder):
         else:
             raise ValueError(f"score: expected 'dot', 'general' or 'concat', got {score!r}")
         if window is not None:
-            _check_int(window, "window", 1)
+            check_int(window, "window", 1)
             self.W_p = nn.Linear(d_hidden, d_attn, bias=False)
             self.v_p = nn.Linear(d_attn, 1, bias=False)
         self.score_name, self.window, self.input_feeding = score, window, input_feeding
@@ -438,7 +416,7 @@ class Seq2Seq(nn.Module):
         return enc_states, summary, src_mask  # [B, 1, 1, S] -> [B, S]
 
     def forward(self, src: Tensor, src_lengths, tgt_in: Tensor, return_states: bool = False):
-        _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, "[B, T]")
+        check_ids(tgt_in, "tgt_in", self.decoder.vocab_size)
         if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
             raise ValueError(
                 f"tgt_in: expected batch size {src.shape[0]} (that of src), "
@@ -469,7 +447,7 @@ class Seq2Seq(nn.Module):
 
 
 def _check_target(tgt_in, tgt_out, model: Seq2Seq) -> None:
-    _check_ids(tgt_out, "tgt_out", model.decoder.vocab_size, "[B, T]")
+    check_ids(tgt_out, "tgt_out", model.decoder.vocab_size)
     if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
         got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
         raise ValueError(
@@ -501,7 +479,7 @@ def sequence_log_prob(
 def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
-    _check_int(max_len, "max_len", 1)
+    check_int(max_len, "max_len", 1)
     V = model.decoder.vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < V:
@@ -564,7 +542,7 @@ def beam_search(
     if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
-    _check_int(beam_width, "beam_width", 1)
+    check_int(beam_width, "beam_width", 1)
     enc_states, summary, src_mask = model.encode(src, src_lengths)  # [1, S, He], [1, He], [1, S]
     state = model.decoder.init_state(summary)  # K = 1 hypothesis
     # [K] last word of each hypothesis

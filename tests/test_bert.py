@@ -338,7 +338,7 @@ def test_dropout_only_in_train_mode():
         (
             {"input_ids": torch.ones(1, 3)},
             TypeError,
-            r"input_ids: expected a tensor of ids .*got "
+            r"input_ids: expected a tensor of token ids .*got "
             r"torch.float32",
         ),
         (

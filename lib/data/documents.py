@@ -35,6 +35,7 @@ from typing import Iterator, Sequence
 import torch
 from torch import Tensor
 
+from lib._validate import check_int
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -101,13 +102,6 @@ def _fill(template: str, **slots: str) -> tuple[str, ...]:
     return tuple(slots.get(w, w) for w in template.split())
 
 
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
-
-
 def label_of(sentences: Sequence[Sequence[str]]) -> int:
     """The label rule, computed from the words alone: 1 if the opinion words of the sentences that
     mention a dish are positive, 0 if negative. ValueError if no sentence gives an opinion about a
@@ -138,9 +132,9 @@ def generate_documents(
 ) -> list[Document]:
     """``n`` reviews, labels balanced at random (each 1 or 0 with probability 1/2). Deterministic:
     the same arguments give the same documents on every machine."""
-    _check_int(n, "n", 1)
-    _check_int(min_sentences, "min_sentences", 4)  # room for 2 key and 2 distractor sentences
-    _check_int(max_sentences, "max_sentences", min_sentences)
+    check_int(n, "n", 1)
+    check_int(min_sentences, "min_sentences", 4)  # room for 2 key and 2 distractor sentences
+    check_int(max_sentences, "max_sentences", min_sentences)
     if max_sentences > len(_NEUTRAL) + 2:
         raise ValueError(
             f"max_sentences: expected at most {len(_NEUTRAL) + 2} (there are "
@@ -241,7 +235,7 @@ def batches(
 ) -> Iterator[DocBatch]:
     """One epoch: every document once, in batches (order shuffled by ``random.Random(seed)``)."""
     _check_documents(documents)
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     return _epoch(documents, vocab, batch_size, shuffle, random.Random(seed))
 
 
@@ -255,7 +249,7 @@ def epochs(
     """Endless batches, epoch after epoch, reshuffled each time by one ``random.Random(seed)``
     (for ``lib.train.fit``, which stops after its number of steps)."""
     _check_documents(documents)
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     rng = random.Random(seed)
 
     def forever():

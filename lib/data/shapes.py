@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from lib._validate import check_int
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -134,13 +135,6 @@ def caption_of(items: Sequence[ShapeItem]) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
-
-
 def generate_images(
     n: int,
     seed: int = 0,
@@ -153,8 +147,8 @@ def generate_images(
     distinct cells chosen at random; colour and form uniform and independent; size uniform in [0.6,
     0.85] * cell; centre shifted from the cell's centre so that the shape stays inside its cell.
     Deterministic: the same arguments give the same images on every machine."""
-    _check_int(n, "n", 1)
-    _check_int(cell, "cell", 8)
+    check_int(n, "n", 1)
+    check_int(cell, "cell", 8)
     if (
         not isinstance(grid, (tuple, list))
         or len(grid) != 2
@@ -162,8 +156,8 @@ def generate_images(
     ):
         raise ValueError(f"grid: expected (rows, cols) of two ints >= 1, got {grid!r}")
     rows, cols = grid
-    _check_int(min_shapes, "min_shapes", 1)
-    _check_int(max_shapes, "max_shapes", min_shapes)
+    check_int(min_shapes, "min_shapes", 1)
+    check_int(max_shapes, "max_shapes", min_shapes)
     if max_shapes > rows * cols:
         raise ValueError(
             f"max_shapes: expected at most rows*cols = {rows * cols}, got {max_shapes}"
@@ -259,7 +253,7 @@ def batches(
 ) -> Iterator[CaptionBatch]:
     """One epoch: every example once, in batches (order shuffled by ``random.Random(seed)``)."""
     _check_examples(examples)
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     return _epoch(examples, batch_size, shuffle, random.Random(seed))
 
 
@@ -269,7 +263,7 @@ def epochs(
     """Endless batches, epoch after epoch, reshuffled each time by one ``random.Random(seed)``
     (for ``lib.train.fit``, which stops after its number of steps)."""
     _check_examples(examples)
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     rng = random.Random(seed)
 
     def forever():

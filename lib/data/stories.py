@@ -51,6 +51,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from lib._validate import check_int
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -311,13 +312,6 @@ _NARRATIVE = (
 _STORY_OPENER = "P had a A ."
 
 
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__} {x!r}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
-
-
 def _fill(template: str, **slots: str) -> tuple[list[str], dict[str, int]]:
     """The tokens of `template` with each upper-case slot replaced by its (possibly multi-word)
     value, and the index of each slot's first token."""
@@ -487,7 +481,7 @@ def _sentences_with_kinds(n: int, seed: int) -> list[tuple[str, str]]:
 def generate_sentences(n: int, seed: int = 0) -> list[str]:
     """``n`` independent sentences (str, tokens separated by single spaces), each of a kind drawn at
     the rates ``KIND_RATES``; see the module docstring for the grammar and the conventions."""
-    _check_int(n, "n", 0)
+    check_int(n, "n", 0)
     return [s for _, s in _sentences_with_kinds(n, seed)]
 
 
@@ -513,7 +507,7 @@ def generate_stories(
     """``n`` short stories, each a list of between ``sentences_per_story[0]`` and ``[1]`` sentences
     (drawn uniformly). The first sentence introduces a person and a pet ("mia had a cat ."); every
     later sentence names the person or the pet and is of a kind drawn at ``KIND_RATES``."""
-    _check_int(n, "n", 0)
+    check_int(n, "n", 0)
     low, high = _check_range(sentences_per_story)
     rng = random.Random(seed)
     stories = []
@@ -528,7 +522,7 @@ def generate_stories(
 def coreference_pairs(n: int, seed: int = 0) -> list[CorefExample]:
     """``n`` labelled coreference sentences (see ``CorefExample``). The antecedent is the first noun
     or the second with probability 1/2 each, so always guessing one side scores about 50%."""
-    _check_int(n, "n", 0)
+    check_int(n, "n", 0)
     rng = random.Random(seed)
     return [_coref(rng) for _ in range(n)]
 
@@ -538,7 +532,7 @@ def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
     1/2."""
     if word not in SENSES:
         raise ValueError(f"word: expected one of {sorted(SENSES)}, got {word!r}")
-    _check_int(n, "n", 0)
+    check_int(n, "n", 0)
     rng = random.Random(seed)
     return [_sense(rng, word) for _ in range(n)]
 
@@ -553,7 +547,7 @@ def classification_examples(n: int, seed: int = 0) -> list[tuple[str, int]]:
     probability 1/2 in both classes, and the nearer noun (the attractor) has its own number; the
     label is whether the head noun's number and the verb's agree, which takes reading both, across
     the clause between them."""
-    _check_int(n, "n", 0)
+    check_int(n, "n", 0)
     rng = random.Random(seed)
     out = []
     for _ in range(n):
@@ -611,7 +605,7 @@ def word_vocab(
         raise TypeError(
             f"sentences: expected an iterable of sentences, got the str {sentences[:40]!r}"
         )
-    _check_int(min_count, "min_count", 1)
+    check_int(min_count, "min_count", 1)
     token_lists = [s.split() if isinstance(s, str) else list(s) for s in sentences]
     if not token_lists:
         raise ValueError("sentences: expected at least one sentence, got none")
@@ -624,7 +618,7 @@ def python_docs_text(max_chars: int | None = None) -> str:
     order with a blank line between topics; the first ``max_chars`` characters if given.
     Deterministic for a given Python version (the topics change a little between versions)."""
     if max_chars is not None:
-        _check_int(max_chars, "max_chars", 1)
+        check_int(max_chars, "max_chars", 1)
     from pydoc_data.topics import topics
 
     text = "\n\n".join(topics[k].strip() for k in sorted(topics))

@@ -57,6 +57,8 @@ from typing import Iterable, Iterator, Sequence
 import torch
 from torch import Tensor
 
+from lib._validate import check_int
+
 __all__ = [
     "NOUNS",
     "ANIMATE",
@@ -416,13 +418,6 @@ class Pair:
             raise ValueError(f"alignment: expected indices in [0, {len(self.src)}), got {bad[0]}")
 
 
-def _check_int(x, name: str, minimum: int) -> None:
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
-    if x < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
-
-
 def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 40) -> list[Pair]:
     """n distinct sentence pairs whose source lengths are spread evenly over [min_words, max_words].
 
@@ -433,8 +428,8 @@ def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 4
     set; short lengths have few distinct sentences, so for very large n the shortest lengths
     become a little rarer than the others.
     """
-    _check_int(n, "n", 0)
-    _check_int(min_words, "min_words", 3)
+    check_int(n, "n", 0)
+    check_int(min_words, "min_words", 3)
     if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < min_words:
         raise ValueError(f"max_words: expected an int >= min_words={min_words}, got {max_words!r}")
     rng = random.Random(seed)
@@ -538,7 +533,7 @@ class Vocab:
     def build(cls, sentences: Iterable[Sequence[str]], min_count: int = 1, **kwargs) -> "Vocab":
         """The vocabulary of the tokens occurring at least min_count times, most frequent first
         (ties in alphabetical order, so the ids do not depend on the order of the sentences)."""
-        _check_int(min_count, "min_count", 1)
+        check_int(min_count, "min_count", 1)
         counts = Counter()
         for s in sentences:
             if isinstance(s, str):
@@ -685,7 +680,7 @@ def _epoch(
 
 
 def _check_loader_args(pairs, batch_size):
-    _check_int(batch_size, "batch_size", 1)
+    check_int(batch_size, "batch_size", 1)
     return _check_pairs(pairs)
 
 

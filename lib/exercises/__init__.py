@@ -118,8 +118,9 @@ class ExerciseFailed(AssertionError):
         return [f"\x1b[1;31m✗ {self.exercise}: not yet right.\x1b[0m", _sentence(self.message)]
 
 
-class _Failed(Exception):
-    """Raised by :func:`fail` inside a checker; :func:`checker` turns it into ExerciseFailed."""
+class CheckFailed(Exception):
+    """Raised by :func:`fail` inside a checker; :func:`checker` turns it into ExerciseFailed. A
+    checker that runs another checker's steps catches it to add the case it was checking."""
 
 
 class _NotAttempted(Exception):
@@ -128,7 +129,7 @@ class _NotAttempted(Exception):
 
 def fail(message: str) -> NoReturn:
     """Stop the check: the answer is wrong, and ``message`` says how."""
-    raise _Failed(message)
+    raise CheckFailed(message)
 
 
 def not_attempted(message: str) -> NoReturn:
@@ -147,7 +148,7 @@ def checker(exercise: str) -> Callable:
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
                 return Verdict(exercise, "not attempted", str(e))
-            except _Failed as e:
+            except CheckFailed as e:
                 raise ExerciseFailed(exercise, str(e)) from None
             return Verdict(exercise, "passed", message)
 

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from . import (
-    _Failed,
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -149,7 +149,7 @@ def check_word_importance(word_importance: Any) -> str:
             result = call(
                 word_importance, words, sentences, name="word_importance", case=f"'{case}'"
             )
-        except _Failed as e:
+        except CheckFailed as e:
             if "size of tensor" in str(e) or "broadcast" in str(e):
                 # without the generic hint
                 said = str(e).split(" Two tensors' shapes do not broadcast")[0]

@@ -23,7 +23,7 @@ from torch import Tensor
 from lib.attention import causal_mask, masked_softmax
 
 from . import (
-    _Failed,
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -371,7 +371,7 @@ def check_incremental(incremental_outputs: Any) -> str:
             result = call(
                 incremental_outputs, X, W_Q, W_K, W_V, name="incremental_outputs", case=f"'{case}'"
             )
-        except _Failed as e:
+        except CheckFailed as e:
             if "IndexError" in str(e) or "size 0" in str(e) or "empty" in str(e):
                 fail(
                     f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is "

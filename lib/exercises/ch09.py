@@ -19,7 +19,7 @@ from torch import Tensor
 from lib.transformer import EncoderLayer, TransformerConfig, count_parameters
 
 from . import (
-    _Failed,
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -148,7 +148,7 @@ def check_pre_ln(pre_ln_layer: Any) -> str:
         _forbid_forward(layer)
         try:
             result = call(pre_ln_layer, layer, x, name="pre_ln_layer", case=case)
-        except _Failed as e:
+        except CheckFailed as e:
             if "tuple" in str(e):
                 fail(
                     f"{e} Note: layer.self_attn(q, k, v) returns a pair (output, weights); take "

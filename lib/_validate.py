@@ -1,0 +1,65 @@
+"""The library's input checks, written once (issue 16): every public entry point calls these with
+the argument's name, so that bad input gets a ``TypeError`` or ``ValueError`` that names the
+argument, what was expected and what was received. Internal calls between the library's own modules
+do not check again."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def check_int(x, name: str, minimum: int | None = None) -> None:
+    """TypeError unless ``x`` is an int (a bool is not); ValueError if ``x < minimum``."""
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
+    if minimum is not None and x < minimum:
+        raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
+
+
+def check_ids(
+    ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
+) -> None:
+    """TypeError unless ``ids`` is an integer tensor; ValueError unless it has ``n_dims`` dims, none
+    of them empty, and every id is in [0, size) (``what`` names the table the ids index)."""
+    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
+        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
+        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
+    if ids.dim() != n_dims or 0 in ids.shape:
+        raise ValueError(
+            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
+        )
+    if ids.min() < 0 or ids.max() >= size:
+        raise ValueError(
+            f"{name}: expected ids in [0, {size}) ({what}), got ids from "
+            f"{ids.min().item()} to {ids.max().item()}"
+        )
+
+
+def check_tensor(
+    x,
+    name: str,
+    layout: str,
+    min_dim: int,
+    dtype=None,
+    dtype_of: str = "",
+    width: int | None = None,
+) -> None:
+    """TypeError unless x is a floating tensor (of `dtype`, that of `dtype_of`, if given);
+    ValueError if x.dim() < min_dim or (if `width` is given) x.shape[-1] != width."""
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
+        )
+    if not x.is_floating_point():
+        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{name}: expected dtype {dtype} (same as {dtype_of}), got {x.dtype}")
+    if x.dim() < min_dim:
+        raise ValueError(
+            f"{name}: expected shape {layout} (at least {min_dim} "
+            f"dim{'s' * (min_dim > 1)}), "
+            f"got shape {tuple(x.shape)}"
+        )
+    if width is not None and x.shape[-1] != width:
+        raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
