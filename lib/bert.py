@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._random import rand, randint
 from lib._validate import check_ids
 from lib.attention import masked_softmax, merge_heads, scaled_dot_product_score, split_heads
 
@@ -696,25 +697,26 @@ def mask_tokens(
         raise TypeError(
             f"generator: expected a torch.Generator or None, got {type(generator).__name__}"
         )
-    is_special = torch.zeros(vocab_size, dtype=torch.bool)
-    is_special[special] = True
+    device = input_ids.device
+    is_special = torch.zeros(vocab_size, dtype=torch.bool, device=device)
+    is_special[list(special)] = True
     ordinary = (~is_special).nonzero().squeeze(1)  # ids a random replacement may take
     if len(ordinary) == 0:
         raise ValueError(
             "special_ids: every id of the vocabulary is special; nothing can be chosen"
         )
 
-    ids = input_ids.cpu()
+    ids = input_ids
     can_choose = ~is_special[ids]  # like input_ids, bool
-    chosen = (torch.rand(ids.shape, generator=generator) < prob) & can_choose
-    action = torch.rand(ids.shape, generator=generator)  # 80% [MASK], 10% random, 10% unchanged
-    replacement = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator)]
+    chosen = (rand(ids.shape, device, generator) < prob) & can_choose
+    action = rand(ids.shape, device, generator)  # 80% [MASK], 10% random, 10% unchanged
+    replacement = ordinary[randint(len(ordinary), ids.shape, device, generator)]
     inputs = ids.clone()
     inputs[chosen & (action < 0.8)] = mask_token_id
     random_here = chosen & (action >= 0.8) & (action < 0.9)
     inputs[random_here] = replacement[random_here]
     labels = torch.where(chosen, ids, torch.full_like(ids, IGNORE_INDEX))
-    return inputs.to(input_ids.device), labels.to(input_ids.device)
+    return inputs, labels
 
 
 class NSPPair(NamedTuple):

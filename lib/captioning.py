@@ -318,8 +318,8 @@ def greedy_decode(
     B = features.shape[0]
     state = model.decoder.init_state(features)
     keys = model.decoder.attention.W_k(features)  # [B, R, Da]
-    y = torch.full((B,), bos_id, dtype=torch.long)  # [B]
-    done = torch.zeros(B, dtype=torch.bool)
+    y = torch.full((B,), bos_id, dtype=torch.long, device=images.device)  # [B]
+    done = torch.zeros(B, dtype=torch.bool, device=images.device)
     tokens, alphas = [], []
     for _ in range(max_len):
         logits, state, alpha = model.decoder.step(y, state, features, attention, keys)

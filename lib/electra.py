@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._random import rand
 from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertLMPredictionHead, init_weights
 
 __all__ = [
@@ -145,7 +146,7 @@ class ElectraDiscriminator(nn.Module):
         return self.dense_prediction(F.gelu(self.dense(x))).squeeze(-1)  # [B, T]
 
 
-def _check_specials(special_ids, mask_token_id, vocab_size) -> Tensor:
+def _check_specials(special_ids, mask_token_id, vocab_size, device=None) -> Tensor:
     ids = sorted(set(special_ids)) if not isinstance(special_ids, (str, bytes, int)) else None
     if ids is None or not all(
         isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
@@ -161,7 +162,7 @@ def _check_specials(special_ids, mask_token_id, vocab_size) -> Tensor:
         raise ValueError(
             f"mask_token_id: expected an id in [0, {vocab_size}), got {mask_token_id!r}"
         )
-    is_special = torch.zeros(vocab_size, dtype=torch.bool)
+    is_special = torch.zeros(vocab_size, dtype=torch.bool, device=device)
     is_special[ids] = True
     return is_special
 
@@ -191,9 +192,9 @@ def _choose(
             f"{input_ids.min().item()} to "
             f"{input_ids.max().item()}"
         )
-    is_special = _check_specials(special_ids, mask_token_id, vocab_size)
-    # [B, T]
-    chosen = (torch.rand(input_ids.shape, generator=generator) < mask_prob) & ~is_special[input_ids]
+    is_special = _check_specials(special_ids, mask_token_id, vocab_size, input_ids.device)
+    draws = rand(input_ids.shape, input_ids.device, generator)  # [B, T]
+    chosen = (draws < mask_prob) & ~is_special[input_ids]  # [B, T]
     masked = input_ids.masked_fill(chosen, mask_token_id)  # [B, T]
     mlm_labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
     return chosen, masked, mlm_labels

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._random import multinomial
 from lib.attention import causal_mask, masked_softmax, scaled_dot_product_score
 
 __all__ = [
@@ -470,7 +471,7 @@ class GPT(nn.Module):
                 next_token = logits.argmax(-1, keepdim=True)  # [B, 1]
             else:
                 probs = sampling_distribution(logits, temperature, top_k, top_p)  # [B, V]
-                next_token = torch.multinomial(probs, 1, generator=generator)  # [B, 1]
+                next_token = multinomial(probs, generator)  # [B, 1]
             idx = torch.cat([idx, next_token], dim=1)  # [B, T + step + 1]
             if step < max_new_tokens - 1:
                 inputs = next_token if use_cache else idx

@@ -49,6 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._random import multinomial
 from lib._validate import check_int
 
 __all__ = [
@@ -188,7 +189,7 @@ def _check_batch(ids, mask, vocab_size: int | None = None) -> Tensor:
             f"max {int(ids.max())}"
         )
     if mask is None:
-        return torch.full((ids.shape[0],), ids.shape[1], dtype=torch.long)
+        return torch.full((ids.shape[0],), ids.shape[1], dtype=torch.long, device=ids.device)
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != ids.shape:
         got = (
             f"shape {tuple(mask.shape)} and dtype {mask.dtype}"
@@ -199,7 +200,7 @@ def _check_batch(ids, mask, vocab_size: int | None = None) -> Tensor:
             f"mask: expected a bool tensor of the shape of ids {tuple(ids.shape)}, got {got}"
         )
     lengths = mask.sum(1)  # [B]
-    prefix = torch.arange(ids.shape[1]) < lengths[:, None]  # [B, T]
+    prefix = torch.arange(ids.shape[1], device=ids.device) < lengths[:, None]  # [B, T]
     if not torch.equal(prefix, mask):
         raise ValueError(
             "mask: expected each row to be True on its real tokens and False after "
@@ -218,11 +219,11 @@ def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
         raise ValueError(
             f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
         )
-    lengths = torch.as_tensor(lengths)
+    lengths = torch.as_tensor(lengths, device=x.device)
     B, T = x.shape[:2]
     if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
         raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
-    t = torch.arange(T)  # [T]
+    t = torch.arange(T, device=x.device)  # [T]
     index = torch.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)  # [B, T]
     index = index.reshape(B, T, *([1] * (x.dim() - 2))).expand_as(x)
     return x.gather(1, index)
@@ -299,7 +300,8 @@ class RNNLM(nn.Module):
         count."""
         lengths = _check_batch(ids, mask, self.vocab_size)
         logits = self(ids, mask)  # [B, T, V]
-        real = (torch.arange(ids.shape[1]) < lengths[:, None])[:, 1:]  # [B, T-1]: both ends real
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        real = (positions < lengths[:, None])[:, 1:]  # [B, T-1]: both ends real
         if self.reverse:
             scores, targets = logits[:, 1:], ids[:, :-1]
         else:
@@ -385,19 +387,20 @@ def sample(
     generator = torch.Generator().manual_seed(seed)
     was_training = model.training
     model.eval()
-    token = torch.full((n, 1), start, dtype=torch.long)  # [n, 1]
-    state, out, done = None, [[] for _ in range(n)], torch.zeros(n, dtype=torch.bool)
+    device = next(model.parameters()).device
+    token = torch.full((n, 1), start, dtype=torch.long, device=device)  # [n, 1]
+    state, out, done = None, [[] for _ in range(n)], [False] * n
     for _ in range(max_len):
         logits, state = model.run(token, state)  # [n, 1, V]
         # [n, 1]
-        token = torch.multinomial((logits[:, -1] / temperature).softmax(-1), 1, generator=generator)
+        token = multinomial((logits[:, -1] / temperature).softmax(-1), generator)
         for i in range(n):
             if not done[i]:
                 if token[i, 0] == stop:
                     done[i] = True
                 else:
                     out[i].append(int(token[i, 0]))
-        if done.all():
+        if all(done):
             break
     model.train(was_training)
     return [s[::-1] for s in out] if model.reverse else out
@@ -678,4 +681,5 @@ class RNNClassifier(nn.Module):
         if (lengths == 0).any():
             raise ValueError("mask: every sentence needs at least one real token")
         h, _ = self.rnn(self.embedding(ids))  # [B, T, H]
-        return self.head(h[torch.arange(ids.shape[0]), lengths - 1])  # [B, C]
+        rows = torch.arange(ids.shape[0], device=ids.device)
+        return self.head(h[rows, lengths - 1])  # [B, C]

@@ -10,12 +10,15 @@ gradient) at the learning rate of the schedule ``lr_at``: linear warmup from lr 
 to lr over the first warmup_steps steps, as in Vaswani et al. 2017 (sec. 5.3, who then decay with
 1/sqrt(step); we offer cosine, linear or constant decay instead), then a decay to 0 at ``steps``.
 
-The model is in train mode during fit (dropout on) and in eval mode afterwards. Models and
-batches stay on the CPU unless you move them yourself; this loop never moves tensors.
+The model is in train mode during fit (dropout on) and in eval mode afterwards. Each batch is
+moved to the device of the model's parameters before ``loss_fn`` sees it (tensors inside tuples,
+lists, dicts, NamedTuples and dataclasses too), so the same call trains on a CPU or a GPU: move the
+model (``model.to("cuda")``) and nothing else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -114,6 +117,31 @@ def _batch_stream(batches) -> Iterable:
         epoch += 1
 
 
+def to_device(batch, device: torch.device):
+    """``batch`` with every tensor in it moved to ``device`` (tuples, lists, dicts, NamedTuples and
+    dataclasses are rebuilt around the moved tensors; anything else is returned as it is). A batch
+    already on ``device`` is returned itself, not a copy."""
+    if isinstance(batch, Tensor):
+        return batch.to(device)
+    if isinstance(batch, (tuple, list)):
+        items = [to_device(x, device) for x in batch]
+        if all(a is b for a, b in zip(items, batch)):
+            return batch
+        if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a NamedTuple
+            return type(batch)(*items)
+        return type(batch)(items)
+    if isinstance(batch, dict):
+        items = {k: to_device(v, device) for k, v in batch.items()}
+        return batch if all(items[k] is batch[k] for k in batch) else items
+    if dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        fields = [f.name for f in dataclasses.fields(batch) if f.init]
+        moved = {name: to_device(getattr(batch, name), device) for name in fields}
+        if all(moved[name] is getattr(batch, name) for name in fields):
+            return batch
+        return dataclasses.replace(batch, **moved)
+    return batch
+
+
 def fit(
     model: nn.Module,
     batches: Iterable | Callable[[], Iterable],
@@ -167,6 +195,7 @@ def fit(
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model: has no trainable parameters")
+    device = params[0].device
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     run = steps if stop_after is None else stop_after
     bar = tqdm(total=run, desc=desc, disable=not progress, leave=True)
@@ -179,7 +208,7 @@ def fit(
             rate = lr_at(step, steps=steps, lr=lr, warmup_steps=warmup_steps, decay=decay)
             for group in optimizer.param_groups:
                 group["lr"] = rate
-            loss = loss_fn(model, next(stream))
+            loss = loss_fn(model, to_device(next(stream), device))
             if not isinstance(loss, Tensor) or loss.numel() != 1:
                 got = (
                     f"shape {tuple(loss.shape)}"
@@ -227,15 +256,17 @@ def evaluate(
     """Average a metric over batches, in eval mode and without gradients (the model's mode is
     restored afterwards).
 
-    metric_fn(model, batch) returns either a number (averaged over batches, each counting once) or
+    Each batch is moved to the model's device first (see ``fit``). metric_fn(model, batch) returns
+    either a number (averaged over batches, each counting once) or
     a pair (total, count), e.g. (correct tokens, tokens), summed over batches: total / count.
     """
     was_training = model.training
     model.eval()
+    device = next(model.parameters(), torch.empty(0)).device
     totals, counts, values = 0.0, 0.0, []
     try:
         for batch in batches:
-            out = metric_fn(model, batch)
+            out = metric_fn(model, to_device(batch, device))
             if isinstance(out, tuple):
                 if len(out) != 2:
                     raise ValueError(
