@@ -654,3 +654,19 @@ def test_sampling_probabilities_agree_with_the_gpt_library():
                         gpt.sampling_distribution(z, t, k, p),
                     )
                     assert (ours - theirs).abs().max() < 1e-12, (trial, t, k, p)
+
+
+def test_markdown_table_escapes_tags_outside_code_and_checks_rows():
+    from lib.viz import markdown_table
+
+    md = markdown_table(["word", "tokens"], [["low", "l o w </w>"], ["`<pad>`", 3]])
+    assert md.splitlines() == [
+        "| word | tokens |",
+        "|---|---|",
+        "| low | l o w &lt;/w> |",
+        "| `<pad>` | 3 |",
+    ]
+    with pytest.raises(ValueError, match="rows: expected 2 cells in every row .*got 1 in row 0"):
+        markdown_table(["a", "b"], [["only one"]])
+    with pytest.raises(ValueError, match="header: expected at least one column"):
+        markdown_table([], [])

@@ -10,6 +10,7 @@
   client-side slider, so they respond in Jupyter/Colab and on the static site alike); built on it,
   :func:`causal_mask_explorer` (the masked-softmax table, one query at a time) and
   :func:`sampling_explorer` (a next-token distribution under temperature, top-k and top-p).
+- :func:`table`, :func:`markdown_table` -- a Markdown table shown in the notebook and on the site.
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -31,8 +32,11 @@ from lib.viz.interactive import (
     sampling_explorer,
     sampling_probabilities,
 )
+from lib.viz.tables import markdown_table, table
 
 __all__ = [
+    "table",
+    "markdown_table",
     "SEQUENTIAL_CMAP",
     "DIVERGING_CMAP",
     "set_style",
