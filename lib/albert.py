@@ -42,8 +42,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_ids
-from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, init_weights
+from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, check_inputs, init_weights
 
 __all__ = ["AlbertConfig", "Albert", "count_parameters", "HF_NAMES", "state_dict_from_hf"]
 
@@ -215,28 +214,9 @@ class Albert(nn.Module):
         output_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
-        check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
-        B, T = input_ids.shape
-        if T > c.max_position_embeddings:
-            raise ValueError(
-                "input_ids: expected at most "
-                f"max_position_embeddings={c.max_position_embeddings} "
-                f"tokens per sequence, got shape {tuple(input_ids.shape)}"
-            )
+        mask = check_inputs(c, input_ids, token_type_ids, attention_mask)  # as BERT's
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T]
-        else:
-            check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, "the segment table")
-        mask = None
-        if attention_mask is not None:
-            if not isinstance(attention_mask, Tensor) or attention_mask.shape != (B, T):
-                got = tuple(getattr(attention_mask, "shape", ())) or type(attention_mask).__name__
-                raise ValueError(
-                    f"attention_mask: expected a tensor of shape [B, T] = {(B, T)} "
-                    "(1 = real token), "
-                    f"got {got}"
-                )
-            mask = attention_mask.to(torch.bool)[:, None, None, :]  # [B, 1, 1, T]
         # [B, T, D]
         x = self.embedding_hidden_mapping_in(self.embeddings(input_ids, token_type_ids))
         hidden_states, attentions = [x], []

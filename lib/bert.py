@@ -49,6 +49,7 @@ __all__ = [
     "BertForSentencePairClassification",
     "BertForTokenClassification",
     "BertForQuestionAnswering",
+    "check_inputs",
     "count_parameters",
     "init_weights",
     "pretraining_loss",
@@ -350,7 +351,7 @@ class Bert(nn.Module):
         output_hidden_states: bool = False,
     ) -> BertOutput:
         # bool [B, 1, 1|T, T] or None
-        mask = self._check_inputs(input_ids, token_type_ids, attention_mask)
+        mask = check_inputs(self.config, input_ids, token_type_ids, attention_mask)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T], everything segment A
         x = self.embeddings(input_ids, token_type_ids)  # [B, T, D]
@@ -362,66 +363,68 @@ class Bert(nn.Module):
             hidden_states if output_hidden_states else None,
         )
 
-    def _check_inputs(self, input_ids, token_type_ids, attention_mask) -> Tensor | None:
-        """Catch bad input here, naming the argument; returns the boolean mask (True = may
-        attend)."""
-        c = self.config
-        check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
-        B, T = input_ids.shape
-        if T > c.max_position_embeddings:
+
+def check_inputs(config, input_ids, token_type_ids=None, attention_mask=None) -> Tensor | None:
+    """The checks of a BERT-family encoder's inputs (BERT, ALBERT), naming the argument: ids within
+    ``config``'s vocabulary and position table, segment ids, and the attention mask ([B, T] or
+    [B, T, T], bool or 0/1). Returns the boolean mask (True = may attend) shaped for the heads, or
+    None."""
+    c = config
+    check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
+    B, T = input_ids.shape
+    if T > c.max_position_embeddings:
+        raise ValueError(
+            f"input_ids: expected at most max_position_embeddings="
+            f"{c.max_position_embeddings} tokens per sequence (the position "
+            "table), "
+            f"got shape {tuple(input_ids.shape)}"
+        )
+    if token_type_ids is not None:
+        check_ids(
+            token_type_ids,
+            "token_type_ids",
+            c.type_vocab_size,
+            "segment ids: 0 for sentence A, 1 for sentence B"
+            if c.type_vocab_size == 2
+            else "the segment table",
+        )
+        if token_type_ids.shape != input_ids.shape:
             raise ValueError(
-                f"input_ids: expected at most max_position_embeddings="
-                f"{c.max_position_embeddings} tokens per sequence (the position "
-                "table), "
-                f"got shape {tuple(input_ids.shape)}"
+                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that "
+                "of "
+                f"input_ids), got shape {tuple(token_type_ids.shape)}"
             )
-        if token_type_ids is not None:
-            check_ids(
-                token_type_ids,
-                "token_type_ids",
-                c.type_vocab_size,
-                "segment ids: 0 for sentence A, 1 for sentence B"
-                if c.type_vocab_size == 2
-                else "the segment table",
-            )
-            if token_type_ids.shape != input_ids.shape:
-                raise ValueError(
-                    f"token_type_ids: expected shape {tuple(input_ids.shape)} (that "
-                    "of "
-                    f"input_ids), got shape {tuple(token_type_ids.shape)}"
-                )
-        if attention_mask is None:
-            return None
-        if (
-            not isinstance(attention_mask, Tensor)
-            or attention_mask.is_floating_point()
-            or attention_mask.is_complex()
-        ):
-            got = (
-                attention_mask.dtype
-                if isinstance(attention_mask, Tensor)
-                else type(attention_mask).__name__
-            )
-            raise TypeError(
-                "attention_mask: expected a bool or integer tensor (1/True = real "
-                f"token), got {got}"
-            )
-        if attention_mask.shape not in ((B, T), (B, T, T)):
+    if attention_mask is None:
+        return None
+    if (
+        not isinstance(attention_mask, Tensor)
+        or attention_mask.is_floating_point()
+        or attention_mask.is_complex()
+    ):
+        got = (
+            attention_mask.dtype
+            if isinstance(attention_mask, Tensor)
+            else type(attention_mask).__name__
+        )
+        raise TypeError(
+            f"attention_mask: expected a bool or integer tensor (1/True = real token), got {got}"
+        )
+    if attention_mask.shape not in ((B, T), (B, T, T)):
+        raise ValueError(
+            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, "
+            "0 = padding) "
+            f"or [B, T, T] = {(B, T, T)}, got shape {tuple(attention_mask.shape)}"
+        )
+    if attention_mask.dtype != torch.bool:
+        if attention_mask.numel() and ((attention_mask != 0) & (attention_mask != 1)).any():
             raise ValueError(
-                f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, "
-                "0 = padding) "
-                f"or [B, T, T] = {(B, T, T)}, got shape {tuple(attention_mask.shape)}"
+                f"attention_mask: expected values 0 and 1, got values from "
+                f"{attention_mask.min().item()} to {attention_mask.max().item()}"
             )
-        if attention_mask.dtype != torch.bool:
-            if attention_mask.numel() and ((attention_mask != 0) & (attention_mask != 1)).any():
-                raise ValueError(
-                    f"attention_mask: expected values 0 and 1, got values from "
-                    f"{attention_mask.min().item()} to {attention_mask.max().item()}"
-                )
-            attention_mask = attention_mask == 1
-        if attention_mask.dim() == 2:
-            return attention_mask[:, None, None, :]  # [B, 1, 1, T]: every query, every head
-        return attention_mask[:, None, :, :]  # [B, 1, T, T]
+        attention_mask = attention_mask == 1
+    if attention_mask.dim() == 2:
+        return attention_mask[:, None, None, :]  # [B, 1, 1, T]: every query, every head
+    return attention_mask[:, None, :, :]  # [B, 1, T, T]
 
 
 def count_parameters(config: BertConfig) -> int:

@@ -156,10 +156,10 @@ def test_bad_input():
         model(torch.tensor([[1, 30]]))
     with pytest.raises(ValueError, match="input_ids: expected at most max_position_embeddings=8"):
         model(torch.zeros(1, 9, dtype=torch.long))
-    with pytest.raises(
-        ValueError, match=r"attention_mask: expected a tensor of shape \[B, T\] = \(1, 3\)"
-    ):
-        model(torch.zeros(1, 3, dtype=torch.long), attention_mask=torch.ones(1, 4))
+    with pytest.raises(ValueError, match=r"attention_mask: expected shape \[B, T\] = \(1, 3\)"):
+        model(
+            torch.zeros(1, 3, dtype=torch.long), attention_mask=torch.ones(1, 4, dtype=torch.long)
+        )
     with pytest.raises(ValueError, match="hf_state: unexpected key 'encoder.albert_layer_groups.1"):
         state_dict_from_hf(
             {"encoder.albert_layer_groups.1.albert_layers.0.ffn.weight": torch.zeros(1)}
