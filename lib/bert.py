@@ -702,7 +702,7 @@ def mask_tokens(
         )
     device = input_ids.device
     is_special = torch.zeros(vocab_size, dtype=torch.bool, device=device)
-    is_special[list(special)] = True
+    is_special[special] = True
     ordinary = (~is_special).nonzero().squeeze(1)  # ids a random replacement may take
     if len(ordinary) == 0:
         raise ValueError(

@@ -7,8 +7,10 @@ The decks are made from the *executed* chapters that the book's build keeps in i
 (``_build/.jupyter_cache``, so a deck shows the same figures and numbers as the page), by
 nbconvert's slides exporter with the template in ``tools/slides/book_reveal``. They live in the site
 (``slides/``), use reveal.js from the npm registry bundled with the book's ``web/src/slides.js`` and
-the site's own MathJax, so a deck works offline and from any static host. Each chapter page links to
-its deck (``book/_ext/slides.py``).
+the site's own MathJax, so a deck works offline and from any static host. The build's extension
+(``book/_ext/slides.py``) writes that bundle and reveal.js's style sheets into ``_static/slides``,
+calls :func:`write_decks` and links each chapter page to its deck; ``make slides`` rewrites the
+decks of the last build.
 
 What goes on a slide is decided cell by cell (:func:`deck`), so that a slide holds one idea:
 
@@ -27,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -36,9 +36,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "slides"
-REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
-ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
-WEB = ROOT / "web" / "src"
 
 MAX_CODE_LINES = 6  # a longer code cell stays in the chapter
 MAX_OUTPUT_LINES = 12  # a longer printed result stays in the chapter
@@ -287,37 +284,6 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
 # Writing the decks into the site
 
 
-def write_assets(site: Path) -> Path:
-    """reveal.js's style sheets (npm) and the book's slides.js bundle (esbuild) under
-    _static/slides."""
-    static = site / "_static" / "slides"
-    (static / "dist" / "theme").mkdir(parents=True, exist_ok=True)
-    for missing in (REVEAL / "reveal.css", ESBUILD):
-        if not missing.exists():
-            raise FileNotFoundError(f"{missing} is missing: run `npm ci` (make book does)")
-    shutil.copyfile(REVEAL / "reveal.css", static / "dist" / "reveal.css")
-    shutil.copyfile(REVEAL / "theme" / "white.css", static / "dist" / "theme" / "white.css")
-    shutil.copyfile(WEB / "slides.css", static / "slides.css")
-    done = subprocess.run(
-        [
-            str(ESBUILD),
-            str(WEB / "slides.js"),
-            "--bundle",
-            "--format=iife",
-            "--minify",
-            "--legal-comments=linked",
-            f"--outfile={static / 'slides.js'}",
-            "--log-level=error",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"esbuild failed on web/src/slides.js:\n{done.stderr}")
-    return static
-
-
 def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.NotebookNode]]:
     """[(chapter, executed notebook)]: each chapter with the outputs of its last build, from the
     execution cache of Jupyter Book (a chapter edited since, or never built, is an error)."""
@@ -349,7 +315,6 @@ def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
     from traitlets.config import Config
 
     chapters = executed_chapters(cache_dir, prefixes)
-    write_assets(site)
     config = Config()
     config.SlidesExporter.extra_template_basedirs = [str(TEMPLATES)]
     config.SlidesExporter.template_name = "book_reveal"

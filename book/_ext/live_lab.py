@@ -53,25 +53,27 @@ def _check(app: Sphinx) -> None:
             raise ExtensionError(f"live_lab: {path} is missing: run `npm ci` (make book does)")
 
 
-def _bundle(out: Path) -> None:
-    for entry, fmt in (("live.js", "iife"), ("worker.js", "esm")):
-        done = subprocess.run(
-            [
-                str(ESBUILD),
-                str(WEB / entry),
-                "--bundle",
-                f"--format={fmt}",
-                "--minify",
-                "--legal-comments=linked",
-                f"--outfile={out / entry}",
-                "--log-level=error",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise ExtensionError(f"live_lab: esbuild failed on web/src/{entry}:\n{done.stderr}")
+def bundle(entry: str, fmt: str, outfile: Path) -> None:
+    """Bundle the book's web/src/<entry> (and what it imports from npm) with esbuild into outfile:
+    minified, licences in a linked file. The one place the book's JS is bundled (the live figures
+    here, the slide decks in book/_ext/slides.py)."""
+    done = subprocess.run(
+        [
+            str(ESBUILD),
+            str(WEB / entry),
+            "--bundle",
+            f"--format={fmt}",
+            "--minify",
+            "--legal-comments=linked",
+            f"--outfile={outfile}",
+            "--log-level=error",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise ExtensionError(f"esbuild failed on web/src/{entry}:\n{done.stderr}")
 
 
 def _write_static(app: Sphinx, exception) -> None:
@@ -81,7 +83,8 @@ def _write_static(app: Sphinx, exception) -> None:
     if out.exists():
         shutil.rmtree(out)
     (out / "models").mkdir(parents=True)
-    _bundle(out)
+    bundle("live.js", "iife", out / "live.js")
+    bundle("worker.js", "esm", out / "worker.js")
     shutil.copyfile(WEB / "live.css", out / "live.css")
     shutil.copyfile(ORT_DIST / WASM, out / WASM)
     source = live_dir()

@@ -8,15 +8,18 @@ to its deck at the top.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
+from live_lab import ESBUILD, WEB, bundle
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = "notebooks/"
+REVEAL = ROOT / "node_modules" / "reveal.js" / "dist"
 logger = logging.getLogger(__name__)
 
 
@@ -30,9 +33,24 @@ def _link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree)
     )
 
 
+def _assets(site: Path) -> None:
+    """The decks' scripts and styles under _static/slides: reveal.js's style sheets (npm) and
+    web/src/slides.js bundled with reveal.js."""
+    for path in (REVEAL / "reveal.css", ESBUILD):
+        if not path.exists():
+            raise ExtensionError(f"slides: {path} is missing: run `npm ci` (make book does)")
+    static = site / "_static" / "slides"
+    (static / "dist" / "theme").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(REVEAL / "reveal.css", static / "dist" / "reveal.css")
+    shutil.copyfile(REVEAL / "theme" / "white.css", static / "dist" / "theme" / "white.css")
+    shutil.copyfile(WEB / "slides.css", static / "slides.css")
+    bundle("slides.js", "iife", static / "slides.js")
+
+
 def _decks(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
+    _assets(Path(app.outdir))
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import make_slides
@@ -41,7 +59,7 @@ def _decks(app: Sphinx, exception) -> None:
     cache = Path(app.outdir).parent / ".jupyter_cache"  # execute_notebooks: cache (_config.yml)
     try:
         written = make_slides.write_decks(Path(app.outdir), cache)
-    except (FileNotFoundError, RuntimeError) as e:
+    except FileNotFoundError as e:
         raise ExtensionError(f"slides: {e}") from e
     logger.info(f"slides: {len(written)} decks written to {Path(app.outdir) / 'slides'}")
 
