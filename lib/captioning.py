@@ -40,9 +40,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib import decoding
+from lib._validate import check_int
 from lib.attention import AdditiveScore, masked_softmax
+from lib.decoding import Decoded, Step
 
-__all__ = ["ConvEncoder", "AttentionDecoder", "Captioner", "greedy_decode"]
+__all__ = ["ConvEncoder", "AttentionDecoder", "Captioner", "greedy_decode", "step_function"]
 
 
 def _check_images(images, in_channels: int) -> None:
@@ -289,6 +292,25 @@ class Captioner(nn.Module):
         return nll + penalty * ((1.0 - coverage) ** 2).sum(-1).mean()
 
 
+def step_function(model: Captioner, images: Tensor, attention: str = "soft") -> Step:
+    """The captioner's decoding step for images [B, C, H, W] (``lib.decoding``'s interface): the
+    images are encoded once; each call runs the decoder one step on the last word of every row and
+    returns (logits [K, V], alpha [K, R]). The LSTM state follows beam search's reordering."""
+    features = model.encoder(images)  # [B, R, D]
+    keys = model.decoder.attention.W_k(features)  # [B, R, Da], computed once
+    state = model.decoder.init_state(features)
+
+    def step(tokens: Tensor, parents: Tensor | None):
+        nonlocal state, features, keys
+        if parents is not None:
+            state = tuple(s[parents] for s in state)
+            features, keys = features[parents], keys[parents]
+        logits, state, alpha = model.decoder.step(tokens[:, -1], state, features, attention, keys)
+        return logits, alpha  # [K, V], [K, R]
+
+    return step
+
+
 @torch.no_grad()
 def greedy_decode(
     model: Captioner,
@@ -297,37 +319,26 @@ def greedy_decode(
     bos_id: int,
     eos_id: int,
     attention: str = "soft",
-) -> tuple[Tensor, Tensor]:
+) -> Decoded:
     """Greedy captions: at each step the most probable word, fed back as the next input.
 
-    images [B, C, H, W] -> (tokens [B, L], alpha [B, L, R]), L <= max_len; alpha[b, t] is the map
-    over the regions that produced word t (reshape to ``model.encoder.grid_size(H, W)`` to draw it).
-    A caption stops at its <eos> (which is included; later positions hold eos_id and zero weights);
-    decoding stops when every caption has ended. ``attention="hard"`` reads only the region of
-    largest weight at every step (see AttentionDecoder).
+    images [B, C, H, W] -> ``lib.decoding.Decoded``: tokens [B, L], L <= max_len; log_prob [B];
+    attention [B, L, R], where attention[b, t] is the map over the regions that produced word t
+    (reshape to ``model.encoder.grid_size(H, W)`` to draw it). A caption stops at its <eos> (which
+    is included; later positions hold ``model.pad_id`` and zero weights); decoding stops when every
+    caption has ended. ``attention="hard"`` reads only the region of largest weight at every step
+    (see AttentionDecoder). The model is put in eval mode for the call.
     """
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len: expected an int >= 1, got {max_len!r}")
+    check_int(max_len, "max_len", 1)
     V = model.decoder.vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if not isinstance(value, int) or not 0 <= value < V:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < V:
             raise ValueError(f"{name}: expected a token id in [0, {V}), got {value!r}")
     was_training = model.training
     model.eval()
-    features = model.encoder(images)  # [B, R, D]
-    B = features.shape[0]
-    state = model.decoder.init_state(features)
-    keys = model.decoder.attention.W_k(features)  # [B, R, Da]
-    y = torch.full((B,), bos_id, dtype=torch.long, device=images.device)  # [B]
-    done = torch.zeros(B, dtype=torch.bool, device=images.device)
-    tokens, alphas = [], []
-    for _ in range(max_len):
-        logits, state, alpha = model.decoder.step(y, state, features, attention, keys)
-        y = torch.where(done, torch.full_like(y, eos_id), logits.argmax(-1))  # [B]
-        tokens.append(y)
-        alphas.append(alpha.masked_fill(done[:, None], 0.0))
-        done = done | (y == eos_id)
-        if done.all():
-            break
-    model.train(was_training)
-    return torch.stack(tokens, 1), torch.stack(alphas, 1)  # [B, L], [B, L, R]
+    try:
+        step = step_function(model, images, attention)  # checks the images
+        start = torch.full((images.shape[0], 1), bos_id, dtype=torch.long, device=images.device)
+        return decoding.greedy(step, start, max_len, eos_id, model.pad_id)
+    finally:
+        model.train(was_training)

@@ -29,8 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._random import multinomial
+from lib import decoding
 from lib.attention import causal_mask, masked_softmax, scaled_dot_product_score
+from lib.decoding import Decoded, Step, sampling_distribution
 
 __all__ = [
     "GPTConfig",
@@ -42,7 +43,7 @@ __all__ = [
     "KVCache",
     "GPTClassifier",
     "count_parameters",
-    "sampling_distribution",
+    "sampling_distribution",  # lib.decoding's, kept here: the sampling GPT made famous
 ]
 
 
@@ -440,6 +441,24 @@ class GPT(nn.Module):
     # --- decoding
     # ------------------------------------------------------------------------------------
 
+    def step_function(self, use_cache: bool = True) -> Step:
+        """This model's decoding step (``lib.decoding``'s interface): step(tokens [K, t], parents)
+        -> (logits of the next token [K, V], None). use_cache=True keeps a KVCache, so each call
+        runs the model only on the tokens the cache has not seen (the whole prompt first, then one
+        token), and reorders the cache with beam search's hypotheses (``KVCache.reorder``);
+        use_cache=False re-runs the model on the whole sequence at each call (same logits, more
+        work)."""
+        cache = KVCache() if use_cache else None
+
+        def step(tokens: Tensor, parents: Tensor | None):
+            if cache is None:
+                return self(tokens).logits[:, -1], None  # [K, V]
+            if parents is not None:
+                cache.reorder(parents)  # each hypothesis continues its parent's keys and values
+            return self(tokens[:, cache.length :], kv_cache=cache).logits[:, -1], None  # [K, V]
+
+        return step
+
     @torch.no_grad()
     def generate(
         self,
@@ -452,31 +471,26 @@ class GPT(nn.Module):
         use_cache: bool = True,
     ) -> Tensor:
         """Autoregressive generation: append ``max_new_tokens`` tokens to each prompt, each drawn
-        from ``sampling_distribution(last logits, temperature, top_k, top_p)``; temperature=0 is
-        greedy decoding.
+        from ``lib.decoding.sampling_distribution(last logits, temperature, top_k, top_p)``;
+        temperature=0 is greedy decoding.
 
-        idx [B, T] -> [B, T + max_new_tokens]. ``generator`` (a torch.Generator) makes the draws
-        reproducible. use_cache=True keeps a KVCache, so each step runs the model on the one new
-        token; use_cache=False re-runs it on the whole sequence each step (same tokens, more work).
-        The whole sequence must fit in ``block_size`` (no sliding window). Put the model in eval
-        mode first, or dropout changes the tokens.
+        idx [B, T] -> [B, T + max_new_tokens], the prompt and its continuation (as nanoGPT's
+        generate; ``lib.decoding.sample(model.step_function(), idx, ...)`` gives the continuation
+        with its log-probability). ``generator`` (a torch.Generator) makes the draws reproducible.
+        use_cache: see ``step_function``. The whole sequence must fit in ``block_size`` (no
+        sliding window). Put the model in eval mode first, or dropout changes the tokens.
         """
         self._check_new_tokens(idx, max_new_tokens)
-        cache = KVCache() if use_cache else None
-        logits = self(idx, kv_cache=cache).logits[:, -1]  # [B, V]
-        sampling_distribution(logits, temperature, top_k, top_p)  # checks the arguments, once
-        for step in range(max_new_tokens):
-            # greedy: the argmax of the logits, the token the one-hot distribution picks
-            if temperature == 0:
-                next_token = logits.argmax(-1, keepdim=True)  # [B, 1]
-            else:
-                probs = sampling_distribution(logits, temperature, top_k, top_p)  # [B, V]
-                next_token = multinomial(probs, generator)  # [B, 1]
-            idx = torch.cat([idx, next_token], dim=1)  # [B, T + step + 1]
-            if step < max_new_tokens - 1:
-                inputs = next_token if use_cache else idx
-                logits = self(inputs, kv_cache=cache).logits[:, -1]  # [B, V]
-        return idx
+        out = decoding.sample(
+            self.step_function(use_cache),
+            idx,
+            max_new_tokens,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            generator=generator,
+        )
+        return torch.cat([idx, out.tokens], dim=1)
 
     @torch.no_grad()
     def beam_search(
@@ -486,115 +500,34 @@ class GPT(nn.Module):
         beam_width: int = 4,
         eos_id: int | None = None,
         length_penalty: float = 0.0,
-    ) -> tuple[Tensor, float]:
-        """Beam search for one prompt: idx [1, T] -> (tokens [1, T + L], L <= max_new_tokens;
-        log_prob, the sum over the L new tokens of log p(token | everything before it), a float).
+    ) -> Decoded:
+        """Beam search for one prompt (``lib.decoding.beam_search`` with this model's cached step):
+        idx [1, T] -> ``Decoded``: tokens [1, L], the continuation (L <= max_new_tokens, ending at
+        ``eos_id`` if it was produced); log_prob [1], the sum over the L new tokens of log p(token
+        | everything before it); attention None.
 
-        Each step extends every alive hypothesis by every token and keeps the ``beam_width`` -
-        (number finished) best by summed log-probability; a hypothesis that produces ``eos_id`` or
-        reaches ``max_new_tokens`` is finished. Finished ones are ranked by log_prob / ((5 + L) /
-        6)^length_penalty (Wu et al. 2016, eq. 14; 0 ranks by log_prob). beam_width=1 is greedy
-        decoding. The KV cache is reordered with the surviving hypotheses (``KVCache.reorder``). A
-        heuristic: it usually finds a likelier continuation than greedy, and is not guaranteed to
-        find the likeliest.
+        A hypothesis that produces ``eos_id`` or reaches ``max_new_tokens`` is finished; finished
+        ones are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)`` (0 ranks
+        by log_prob). beam_width=1 is greedy decoding. A heuristic: it usually finds a likelier
+        continuation than greedy, and is not guaranteed to find the likeliest.
         """
         self._check_new_tokens(idx, max_new_tokens)
         if idx.shape[0] != 1:
             raise ValueError(
                 f"idx: expected shape [1, T] (one prompt), got shape {tuple(idx.shape)}"
             )
-        if isinstance(beam_width, bool) or not isinstance(beam_width, int) or beam_width < 1:
-            raise ValueError(f"beam_width: expected an int >= 1, got {beam_width!r}")
         if eos_id is not None and (
-            not isinstance(eos_id, int) or not 0 <= eos_id < self.config.vocab_size
+            isinstance(eos_id, bool)
+            or not isinstance(eos_id, int)
+            or not 0 <= eos_id < self.config.vocab_size
         ):
             raise ValueError(
-                "eos_id: expected None or an id in [0, "
-                f"vocab_size={self.config.vocab_size}), "
+                f"eos_id: expected None or an id in [0, vocab_size={self.config.vocab_size}), "
                 f"got {eos_id!r}"
             )
-        if not isinstance(length_penalty, (int, float)) or length_penalty < 0:
-            raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty!r}")
-        cache = KVCache()
-        logits = self(idx, kv_cache=cache).logits[:, -1]  # [1, V]
-        alive, alive_log_prob = idx, torch.zeros(1, device=idx.device)  # [K, T + t], [K]
-        finished = []  # (score, log_prob, tokens [T + L])
-        for t in range(max_new_tokens):
-            candidates = alive_log_prob[:, None] + logits.log_softmax(-1)  # [K, V]
-            n = min(beam_width - len(finished), candidates.numel())
-            top_log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * V
-            rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]  # [n], [n]
-            seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)  # [n, T + t + 1]
-            ended = (
-                (tokens == eos_id)
-                if eos_id is not None
-                else torch.zeros_like(tokens, dtype=torch.bool)
-            )
-            ended |= t == max_new_tokens - 1  # [n]
-            for seq, log_prob in zip(seqs[ended], top_log_prob[ended].tolist()):
-                finished.append((log_prob / ((5 + t + 1) / 6) ** length_penalty, log_prob, seq))
-            alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]  # [K', T + t + 1]
-            if alive.shape[0] == 0:
-                break
-            cache.reorder(rows[~ended])  # each survivor continues its parent's cache
-            logits = self(tokens[~ended][:, None], kv_cache=cache).logits[:, -1]  # [K', V]
-        _, log_prob, tokens = max(finished, key=lambda f: f[0])
-        return tokens[None], log_prob  # [1, T + L], float
-
-
-def sampling_distribution(
-    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
-) -> Tensor:
-    """The distribution a sampler draws the next token from: logits [..., V] -> probabilities [...,
-    V].
-
-    In this order: (1) temperature: softmax(logits / temperature); temperature=0 is the limit, all
-    mass on the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most
-    probable tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus
-    sampling (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens
-    whose total probability is >= p (always at least the most probable one; among equal
-    probabilities the lower token id first); then renormalize. The order is that of transformers'
-    generate; top-k and top-p act on the distribution after temperature.
-    """
-    if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
-        got = (
-            f"dtype {logits.dtype}, shape {tuple(logits.shape)}"
-            if isinstance(logits, Tensor)
-            else type(logits).__name__
+        return decoding.beam_search(
+            self.step_function(), idx, max_new_tokens, beam_width, eos_id, length_penalty
         )
-        raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not 0 <= temperature < math.inf
-    ):
-        raise ValueError(
-            f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
-        )
-    if torch.isnan(logits).any():
-        raise ValueError("logits: expected numbers, got NaN (did the model's weights diverge?)")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k: expected None or an int >= 1, got {top_k!r}")
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
-    ):
-        raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
-    if temperature == 0:
-        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)  # [..., V]
-    probs = torch.softmax(logits / temperature, dim=-1)  # [..., V]
-    if top_k is not None and top_k < logits.shape[-1]:
-        kth = probs.topk(top_k, dim=-1).values[..., -1:]  # [..., 1], the k-th largest probability
-        probs = probs.masked_fill(probs < kth, 0.0)
-    if top_p is not None and top_p < 1:
-        # stable: among equal probabilities the lower token id counts as the more probable one, so
-        # the nucleus is the same on every machine (and in the site's sampler, web/src/sampling.js)
-        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)  # [..., V]
-        before = sorted_probs.cumsum(-1) - sorted_probs  # mass of the more probable tokens
-        keep_sorted = before < top_p * sorted_probs.sum(-1, keepdim=True)  # smallest set reaching p
-        # back to vocabulary order
-        keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
-        probs = probs.masked_fill(~keep, 0.0)
-    return probs / probs.sum(-1, keepdim=True)
 
 
 def count_parameters(config: GPTConfig) -> int:

@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._random import multinomial
+from lib import decoding
 from lib._validate import check_int
 
 __all__ = [
@@ -388,21 +388,23 @@ def sample(
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
-    token = torch.full((n, 1), start, dtype=torch.long, device=device)  # [n, 1]
-    state, out, done = None, [[] for _ in range(n)], [False] * n
-    for _ in range(max_len):
-        logits, state = model.run(token, state)  # [n, 1, V]
-        # [n, 1]
-        token = multinomial((logits[:, -1] / temperature).softmax(-1), generator)
-        for i in range(n):
-            if not done[i]:
-                if token[i, 0] == stop:
-                    done[i] = True
-                else:
-                    out[i].append(int(token[i, 0]))
-        if all(done):
-            break
-    model.train(was_training)
+    state = None
+
+    def step(tokens: Tensor, parents: Tensor | None):  # lib.decoding's interface
+        nonlocal state
+        logits, state = model.run(tokens[:, -1:], state)  # [n, 1, V]
+        return logits[:, -1], None
+
+    try:
+        first = torch.full((n, 1), start, dtype=torch.long, device=device)  # [n, 1]
+        tokens = decoding.sample(
+            step, first, max_len, stop, temperature=temperature, generator=generator
+        ).tokens
+    finally:
+        model.train(was_training)
+    out = []
+    for row in tokens.tolist():
+        out.append(row[: row.index(stop)] if stop in row else row)
     return [s[::-1] for s in out] if model.reverse else out
 
 

@@ -16,8 +16,8 @@ Shape legend (used in every docstring and shape comment below):
 Mask convention (as everywhere in this library): boolean, True where the decoder may attend; here
 the source padding mask src_mask [B, S], True at the real tokens, built from src_lengths.
 
-Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.forward``),
-``greedy_decode`` and ``beam_search`` are written once:
+Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.forward``) and
+decoding (``step_function``, run by ``lib.decoding``'s greedy and beam search) are written once:
 
     state = decoder.init_state(summary [B, He])      a dict of tensors, each with the batch as dim 0
     logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states,
@@ -25,6 +25,8 @@ Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.fo
 
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
 attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
+``greedy_decode`` and ``beam_search`` return a ``lib.decoding.Decoded`` (tokens, log_prob,
+attention).
 """
 
 import torch
@@ -32,6 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from lib import decoding
 from lib._validate import check_ids, check_int
 from lib.attention import (
     AdditiveScore,
@@ -41,6 +44,7 @@ from lib.attention import (
     masked_softmax,
     padding_mask,
 )
+from lib.decoding import Decoded, Step
 
 __all__ = [
     "Encoder",
@@ -50,6 +54,7 @@ __all__ = [
     "Seq2Seq",
     "greedy_decode",
     "beam_search",
+    "step_function",
     "sequence_log_prob",
 ]
 
@@ -488,32 +493,46 @@ def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
             )
 
 
-@torch.no_grad()
-def greedy_decode(model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: int, eos_id: int):
-    """Greedy decoding: from BOS, feed back the most probable word until EOS or ``max_len`` words.
-
-    src [B, S], src_lengths [B] -> (tokens [B, L] with L <= max_len: the generated words without
-    BOS, ending with EOS where one was produced, then ``model.pad_id``; weights [B, L, S] or None:
-    row t is the attention the decoder used when it chose tokens[:, t] (rows after EOS are 0)). Put
-    the model in eval mode first (hard attention samples in training mode).
-    """
-    _check_decode_args(model, max_len, bos_id, eos_id)
+def step_function(model: Seq2Seq, src: Tensor, src_lengths) -> Step:
+    """The model's decoding step for the sentences src [B, S] (``lib.decoding``'s interface): the
+    source is encoded once; each call runs the decoder one step on the last token of every row and
+    returns (logits [K, V], attention weights [K, S] or None). The decoder state follows beam
+    search's reordering (``parents``)."""
     enc_states, summary, src_mask = model.encode(src, src_lengths)  # [B, S, He], [B, He], [B, S]
     state = model.decoder.init_state(summary)
-    B = src.shape[0]
-    y = torch.full((B,), bos_id, dtype=torch.long, device=src.device)  # [B]
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)  # [B]
-    tokens, weights = [], []
-    for _ in range(max_len):
-        logits, state, w = model.decoder.step(y, state, enc_states, src_mask)  # [B, V]
-        y = logits.argmax(-1).masked_fill(done, model.pad_id)  # [B]
-        tokens.append(y)
-        weights.append(None if w is None else w.masked_fill(done[:, None], 0.0))
-        done = done | (y == eos_id)
-        if done.all():
-            break
-    weights = None if weights[0] is None else torch.stack(weights, dim=1)  # [B, L, S]
-    return torch.stack(tokens, dim=1), weights  # [B, L]
+
+    def step(tokens: Tensor, parents: Tensor | None):
+        nonlocal state
+        if parents is not None:  # beam search: each hypothesis continues its parent's state
+            state = {key: value[parents] for key, value in state.items()}
+        K = tokens.shape[0]  # B, or the hypotheses of one sentence
+        logits, state, weights = model.decoder.step(
+            tokens[:, -1], state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1)
+        )
+        return logits, weights  # [K, V], [K, S] or None
+
+    return step
+
+
+def _start(src: Tensor, bos_id: int) -> Tensor:
+    return torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: int, eos_id: int
+) -> Decoded:
+    """Greedy decoding: from BOS, feed back the most probable word until EOS or ``max_len`` words.
+
+    src [B, S], src_lengths [B] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len, the
+    words without BOS, ending with EOS where one was produced, then ``model.pad_id``), log_prob
+    [B], attention [B, L, S] or None (row t is the attention the decoder used when it chose
+    tokens[:, t]; rows after EOS are 0). Put the model in eval mode first (hard attention samples
+    in training mode).
+    """
+    _check_decode_args(model, max_len, bos_id, eos_id)
+    step = step_function(model, src, src_lengths)
+    return decoding.greedy(step, _start(src, bos_id), max_len, eos_id, model.pad_id)
 
 
 @torch.no_grad()
@@ -525,53 +544,23 @@ def beam_search(
     bos_id: int,
     eos_id: int,
     beam_width: int = 4,
-):
-    """Beam search for one sentence: keep the ``beam_width`` most probable prefixes at every step.
+    length_penalty: float = 0.0,
+) -> Decoded:
+    """Beam search for one sentence (``lib.decoding.beam_search`` with this model's step): keep the
+    ``beam_width`` most probable prefixes at every step.
 
-    src [1, S], src_lengths [1] -> (tokens [L]: the best hypothesis without BOS, L <= max_len;
-    log_prob: its log p(y | x) = sum_t log p(y_t | y_<t, x), a float; weights [L, S] or None: one
-    attention row per output token). Each step extends every alive hypothesis by every word and
-    keeps the beam_width - (number finished) best by log-probability; one that ends with EOS, or
-    reaches max_len words, is finished, so the beam shrinks until none is alive; the finished
-    hypothesis with the highest log-probability wins (no length normalization). beam_width=1 is
-    greedy decoding. A beam at least as wide as the number of possible outputs is exhaustive search;
-    a narrower one is a heuristic: it usually finds a likelier output than greedy, but can drop the
-    prefix of the best one, so it is not guaranteed to. Put the model in eval mode first.
+    src [1, S], src_lengths [1] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L
+    <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attention [1, L, S]
+    or None. A hypothesis that ends with EOS, or reaches max_len words, is finished; the best
+    finished one by log p(y | x) / ``lib.decoding.gnmt_penalty(L, length_penalty)`` wins
+    (length_penalty = 0: by log-probability alone, no length normalization). beam_width=1 is
+    greedy decoding. Put the model in eval mode first.
     """
     _check_decode_args(model, max_len, bos_id, eos_id)
     if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
-    check_int(beam_width, "beam_width", 1)
-    enc_states, summary, src_mask = model.encode(src, src_lengths)  # [1, S, He], [1, He], [1, S]
-    state = model.decoder.init_state(summary)  # K = 1 hypothesis
-    # [K] last word of each hypothesis
-    y = torch.full((1,), bos_id, dtype=torch.long, device=src.device)
-    log_prob = torch.zeros(1, dtype=enc_states.dtype, device=src.device)  # [K]
-    tokens = torch.zeros(1, 0, dtype=torch.long, device=src.device)  # [K, t]
-    weights = enc_states.new_zeros(1, 0, src.shape[1])  # [K, t, S]
-    finished = []  # (log_prob, tokens [L], weights [L, S])
-    for t in range(max_len):
-        K = y.shape[0]
-        logits, state, w = model.decoder.step(
-            y, state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1)
-        )
-        candidates = log_prob[:, None] + logits.log_softmax(-1)  # [K, V]
-        n = min(beam_width - len(finished), candidates.numel())
-        log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * V
-        # [n] hypothesis, [n] word
-        rows, y = flat // candidates.shape[1], flat % candidates.shape[1]
-        tokens = torch.cat([tokens[rows], y[:, None]], dim=1)  # [n, t + 1]
-        # [n, t+1, S]
-        weights = weights[rows] if w is None else torch.cat([weights[rows], w[rows, None]], dim=1)
-        state = {key: value[rows] for key, value in state.items()}
-        ended = (y == eos_id) | (t == max_len - 1)  # [n]
-        for i in ended.nonzero()[:, 0].tolist():
-            finished.append((log_prob[i].item(), tokens[i], weights[i]))
-        alive = ~ended
-        y, log_prob, tokens, weights = y[alive], log_prob[alive], tokens[alive], weights[alive]
-        state = {key: value[alive] for key, value in state.items()}
-        if y.numel() == 0:
-            break
-    best_log_prob, best_tokens, best_weights = max(finished, key=lambda f: f[0])
-    return best_tokens, best_log_prob, (None if w is None else best_weights)  # [L], float, [L, S]
+    step = step_function(model, src, src_lengths)
+    return decoding.beam_search(
+        step, _start(src, bos_id), max_len, beam_width, eos_id, length_penalty
+    )

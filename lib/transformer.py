@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from lib import decoding
 from lib.attention import MultiHeadAttention, causal_mask
+from lib.decoding import Decoded, Step
 from lib.positional import SinusoidalPositionalEncoding
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "count_parameters",
     "greedy_decode",
     "beam_search",
+    "step_function",
 ]
 
 
@@ -426,53 +429,63 @@ def count_parameters(config: TransformerConfig) -> int:
 
 
 def _check_decode_args(model: Transformer, max_len, bos_id, eos_id) -> None:
-    if not isinstance(max_len, int) or not 1 <= max_len <= model.config.max_len:
+    c = model.config
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= c.max_len:
         raise ValueError(
-            f"max_len: expected an int in [1, {model.config.max_len}] (the model's "
-            "max_len), "
-            f"got {max_len!r}"
+            f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
         )
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if not isinstance(value, int) or not 0 <= value < model.config.tgt_vocab_size:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value < c.tgt_vocab_size
+        ):
             raise ValueError(
-                f"{name}: expected an id in [0, {model.config.tgt_vocab_size}) (the "
-                "target "
-                f"vocabulary), got {value!r}"
+                f"{name}: expected an id in [0, {c.tgt_vocab_size}) (the target vocabulary), "
+                f"got {value!r}"
             )
 
 
+def step_function(model: Transformer, src: Tensor) -> Step:
+    """The model's decoding step for the sentences src [B, S] (``lib.decoding``'s interface): the
+    encoder runs once; each call runs the decoder over the whole prefix of every row (no key/value
+    cache: simpler, O(t^2) per sentence) and returns (logits of the last position [K, Vt], None).
+    The step keeps no state, so beam search's reordering needs nothing."""
+    memory, src_mask = model.encode(src), model.src_mask(src)  # [B, S, D], [B, 1, 1, S]
+
+    def step(tokens: Tensor, parents: Tensor | None):
+        K = tokens.shape[0]  # B, or the hypotheses of one sentence
+        logits = model.decode(tokens, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1))
+        return logits[:, -1], None  # [K, Vt]
+
+    return step
+
+
+def _with_attention(model: Transformer, src: Tensor, bos_id: int, out: Decoded) -> Decoded:
+    """``out`` with its attention: the dict of ``Transformer.forward`` for the decoder input BOS +
+    tokens[:, :-1], one query row per decoded token."""
+    bos = torch.full_like(out.tokens[:, :1], bos_id)
+    _, attention = model(src, torch.cat([bos, out.tokens[:, :-1]], dim=1), return_attention=True)
+    return out._replace(attention=attention)
+
+
 @torch.no_grad()
-def greedy_decode(model: Transformer, src: Tensor, max_len: int, bos_id: int, eos_id: int):
+def greedy_decode(
+    model: Transformer, src: Tensor, max_len: int, bos_id: int, eos_id: int
+) -> Decoded:
     """Greedy decoding: start from BOS and append the most probable next token until EOS or
     ``max_len`` generated tokens.
 
-    src [B, S] -> (tokens [B, L] with L <= max_len: the generated tokens without BOS, ending with
-    EOS where one was produced, then ``config.pad_id``; attention: the dict of
-    ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e. one row per generated
-    token: row t of "cross" [B, H, L, S] is where the decoder looked when it chose tokens[:, t]).
-    Each step recomputes the decoder over the whole prefix (no key/value cache: simpler, O(L^2)).
-    Put the model in eval mode first, or dropout will change the tokens.
+    src [B, S] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len: the generated tokens
+    without BOS, ending with EOS where one was produced, then ``config.pad_id``), log_prob [B],
+    attention: the dict of ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e.
+    one row per generated token: row t of "cross" [B, H, L, S] is where the decoder looked when it
+    chose tokens[:, t]. Put the model in eval mode first, or dropout will change the tokens.
     """
     _check_decode_args(model, max_len, bos_id, eos_id)
-    memory, src_mask = model.encode(src), model.src_mask(src)  # [B, S, D], [B, 1, 1, S]
-    B = src.shape[0]
-    ys = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)  # [B]
-    for _ in range(max_len):
-        logits = model.decode(ys, memory, src_mask)  # [B, t, Vt]
-        next_token = logits[:, -1].argmax(-1).masked_fill(done, model.config.pad_id)  # [B]
-        ys = torch.cat([ys, next_token[:, None]], dim=1)  # [B, t + 1]
-        done |= next_token == eos_id
-        if done.all():
-            break
-    _, attention = model(src, ys[:, :-1], return_attention=True)
-    return ys[:, 1:], attention  # [B, L]
-
-
-def _length_penalty(length: int, alpha: float) -> float:
-    """lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016, GNMT, sec. 7, eq. 14); alpha = 0 turns it
-    off."""
-    return ((5 + length) / 6) ** alpha
+    start = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
+    out = decoding.greedy(step_function(model, src), start, max_len, eos_id, model.config.pad_id)
+    return _with_attention(model, src, bos_id, out)
 
 
 @torch.no_grad()
@@ -484,46 +497,21 @@ def beam_search(
     eos_id: int,
     beam_width: int = 4,
     length_penalty: float = 0.0,
-):
-    """Beam search for one sentence (the paper: beam 4, length penalty alpha = 0.6, sec. 6.1).
+) -> Decoded:
+    """Beam search for one sentence (the paper: beam 4, length penalty alpha = 0.6, sec. 6.1), that
+    is ``lib.decoding.beam_search`` with this model's step.
 
-    src [1, S] -> (tokens [1, L]: the best hypothesis without BOS, L <= max_len; log_prob: its
-    sum_t log p(y_t | y_<t, src), a float). Each step extends every alive hypothesis by every token
-    and keeps the ``beam_width`` - (number finished) best by summed log-probability; a hypothesis
-    that produces EOS (or reaches ``max_len`` tokens) is finished, so the beam shrinks until none is
-    alive. The finished ones are ranked by log_prob / lp(L), with lp the GNMT length penalty
-    (``length_penalty`` = alpha; 0 ranks by log_prob alone). beam_width=1 is greedy decoding.
-    Beam search is a heuristic: it usually finds a likelier sequence than greedy, but a hypothesis
-    it drops can have the best continuation, so it is not guaranteed to.
+    src [1, S] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L <= max_len),
+    log_prob [1] (its sum_t log p(y_t | y_<t, src)), attention (as in ``greedy_decode``). The
+    finished hypotheses are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)``
+    (0 ranks by log_prob alone). beam_width=1 is greedy decoding.
     """
     _check_decode_args(model, max_len, bos_id, eos_id)
     if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
-    if not isinstance(beam_width, int) or beam_width < 1:
-        raise ValueError(f"beam_width: expected an int >= 1, got {beam_width!r}")
-    if length_penalty < 0:
-        raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
-    memory, src_mask = model.encode(src), model.src_mask(src)  # [1, S, D], [1, 1, 1, S]
-    alive = torch.full((1, 1), bos_id, dtype=torch.long, device=src.device)  # [K, 1 + t], BOS first
-    alive_log_prob = torch.zeros(1, device=src.device)  # [K]
-    finished = []  # (score, log_prob, tokens [L])
-    for t in range(max_len):
-        K = alive.shape[0]
-        # [K, 1+t, Vt]
-        logits = model.decode(alive, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1))
-        candidates = alive_log_prob[:, None] + logits[:, -1].log_softmax(-1)  # [K, Vt]
-        n = min(beam_width - len(finished), candidates.numel())
-        top_log_prob, flat = candidates.flatten().topk(n)  # [n], [n] indices into K * Vt
-        rows, tokens = flat // candidates.shape[1], flat % candidates.shape[1]  # [n], [n]
-        seqs = torch.cat([alive[rows], tokens[:, None]], dim=1)  # [n, 2 + t]
-        ended = (tokens == eos_id) | (t == max_len - 1)  # [n]
-        for seq, log_prob in zip(seqs[ended], top_log_prob[ended].tolist()):
-            finished.append(
-                (log_prob / _length_penalty(len(seq) - 1, length_penalty), log_prob, seq[1:])
-            )
-        alive, alive_log_prob = seqs[~ended], top_log_prob[~ended]  # [K', 2 + t]
-        if alive.shape[0] == 0:
-            break
-    _, log_prob, tokens = max(finished, key=lambda f: f[0])
-    return tokens[None], log_prob  # [1, L], float
+    start = torch.full((1, 1), bos_id, dtype=torch.long, device=src.device)  # [1, 1]
+    out = decoding.beam_search(
+        step_function(model, src), start, max_len, beam_width, eos_id, length_penalty
+    )
+    return _with_attention(model, src, bos_id, out)

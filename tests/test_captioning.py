@@ -210,7 +210,7 @@ def test_hard_attention_reads_one_region(examples, model):
 
 def test_greedy_decode_returns_one_map_per_word(examples, model):
     images = shapes.make_batch(examples[:6]).images
-    tokens, alpha = greedy_decode(
+    tokens, log_prob, alpha = greedy_decode(
         model, images, max_len=7, bos_id=VOCAB.bos_id, eos_id=VOCAB.eos_id
     )
     B, L = tokens.shape
@@ -219,13 +219,20 @@ def test_greedy_decode_returns_one_map_per_word(examples, model):
         ids = tokens[b].tolist()
         end = ids.index(VOCAB.eos_id) + 1 if VOCAB.eos_id in ids else L
         assert torch.allclose(alpha[b, :end].sum(-1), torch.ones(end), atol=1e-6)
-        assert (alpha[b, end:] == 0).all() and (tokens[b, end:] == VOCAB.eos_id).all()
+        assert (alpha[b, end:] == 0).all() and (tokens[b, end:] == VOCAB.pad_id).all()
     # the first word is the argmax of the first step, computed by hand
     features = model.encoder(images)
     logits, _, _ = model.decoder.step(
         torch.full((6,), VOCAB.bos_id), model.decoder.init_state(features), features
     )
     assert torch.equal(tokens[:, 0], logits.argmax(-1))
+    # log_prob: the teacher-forced log-probabilities of the caption's words, up to <eos>
+    tgt_in = torch.cat([torch.full((6, 1), VOCAB.bos_id), tokens[:, :-1]], dim=1)
+    with torch.no_grad():
+        forced, _ = model(images, tgt_in)  # [B, L, V]
+    picked = forced.log_softmax(-1).gather(-1, tokens[..., None])[..., 0]
+    real = alpha.sum(-1) > 0  # the words up to and including <eos>
+    torch.testing.assert_close(log_prob, (picked * real).sum(1), atol=1e-5, rtol=0)
 
 
 def test_doubly_stochastic_penalty(examples, model):

@@ -52,7 +52,7 @@ def test_every_shipped_model_loads_and_translates_short_sentences(corpus, name):
     short = [p for p in test if len(p.src) <= 8][:40]
     batch = make_batch(short, src_vocab, tgt_vocab)
     with torch.no_grad():
-        tokens, _ = greedy_decode(
+        tokens, _, _ = greedy_decode(
             model, batch.src, batch.src_lengths, 30, tgt_vocab.bos_id, tgt_vocab.eos_id
         )
     exact = sum(tgt_vocab.decode(t) == list(p.tgt) for t, p in zip(tokens, short)) / len(short)

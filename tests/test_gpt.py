@@ -14,6 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lib import decoding
 from lib.gpt import (
     GPT,
     GPTClassifier,
@@ -254,9 +255,18 @@ def test_sampling_frequencies_match_the_distribution():
 def test_beam_width_one_is_greedy(seed):
     model = small_model(seed)
     prompt = ids(1, 3, seed=seed)
-    tokens, log_prob = model.beam_search(prompt, 10, beam_width=1)
-    assert torch.equal(tokens, model.generate(prompt, 10, temperature=0))
-    assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4  # sum of 10 float32 log-probs
+    tokens, log_prob, _ = model.beam_search(prompt, 10, beam_width=1)
+    greedy = model.generate(prompt, 10, temperature=0)
+    assert torch.equal(torch.cat([prompt, tokens], dim=1), greedy)
+    # sum of 10 float32 log-probs
+    assert abs(log_prob - sequence_log_prob(model, greedy, 3)) < 1e-4
+    # the same search through lib.decoding, with and without the cache: the same tokens
+    for use_cache in (True, False):
+        again = decoding.greedy(model.step_function(use_cache), prompt, 10)
+        assert torch.equal(again.tokens, tokens) and abs(again.log_prob - log_prob) < 1e-4
+    # top-k with k = 1 keeps only the most probable token: sampling is then greedy decoding
+    top1 = model.generate(prompt, 10, top_k=1, generator=torch.Generator().manual_seed(seed))
+    assert torch.equal(top1, greedy)
 
 
 def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis():
@@ -269,8 +279,8 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis():
         for seq in itertools.product(range(4), repeat=3)
     }
     best = max(scores, key=scores.get)
-    tokens, log_prob = model.beam_search(prompt, 3, beam_width=16)
-    assert tuple(tokens[0, 2:].tolist()) == best
+    tokens, log_prob, _ = model.beam_search(prompt, 3, beam_width=16)
+    assert tuple(tokens[0].tolist()) == best
     assert abs(log_prob - scores[best]) < 1e-5
     greedy = tuple(model.generate(prompt, 3, temperature=0)[0, 2:].tolist())
     assert scores[best] >= scores[greedy]
@@ -281,13 +291,13 @@ def test_beam_search_stops_at_eos_and_ranks_with_the_length_penalty():
     prompt = ids(1, 3, seed=4)
     # the token greedy decoding would pick third: every hypothesis that produces it ends there
     eos = model.generate(prompt, 3, temperature=0)[0, -1].item()
-    tokens, log_prob = model.beam_search(prompt, 12, beam_width=3, eos_id=eos)
-    new = tokens[0, 3:].tolist()
+    tokens, log_prob, _ = model.beam_search(prompt, 12, beam_width=3, eos_id=eos)
+    new = tokens[0].tolist()
     assert eos not in new[:-1] and (new[-1] == eos or len(new) == 12)
-    assert abs(log_prob - sequence_log_prob(model, tokens, 3)) < 1e-4
+    assert abs(log_prob - sequence_log_prob(model, torch.cat([prompt, tokens], 1), 3)) < 1e-4
     # with a strong length penalty the longest finished hypothesis wins more
     # easily: never a shorter one
-    longer, _ = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0)
+    longer = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0).tokens
     assert longer.shape[1] >= tokens.shape[1]
 
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lib.decoding import Decoded
 from lib.hard_attention import HardAttentionDecoder
 from lib.seq2seq import (
     BahdanauDecoder,
@@ -149,10 +150,11 @@ def test_decoder_shapes(kind):
         == 0
     )
     assert sequence_log_prob(model, src, lengths, tgt_in, tgt_out).shape == (3,)
-    tokens, w = greedy_decode(model, src, lengths, 6, BOS, EOS)
-    assert tokens.shape[0] == 3 and 1 <= tokens.shape[1] <= 6
+    out = greedy_decode(model, src, lengths, 6, BOS, EOS)
+    assert isinstance(out, Decoded) and out.tokens.shape[0] == 3 and 1 <= out.tokens.shape[1] <= 6
+    assert out.log_prob.shape == (3,)
     tokens, log_prob, w = beam_search(model, src[:1], lengths[:1], 6, BOS, EOS, beam_width=3)
-    assert tokens.dim() == 1 and 1 <= len(tokens) <= 6 and isinstance(log_prob, float)
+    assert tokens.shape[0] == 1 and 1 <= tokens.shape[1] <= 6 and log_prob.shape == (1,)
 
 
 def output_lengths(tokens):
@@ -169,7 +171,7 @@ def test_decoding_returns_one_weight_row_per_output_token(kind):
     # random models rarely say EOS: raise its output bias until the outputs end at different steps,
     # so that the rows after an early EOS are exercised
     for _ in range(40):
-        tokens, weights = greedy_decode(model, src, lengths, 7, BOS, EOS)
+        tokens, _, weights = greedy_decode(model, src, lengths, 7, BOS, EOS)
         n = output_lengths(tokens)
         if n.min() < n.max():
             break
@@ -185,7 +187,7 @@ def test_decoding_returns_one_weight_row_per_output_token(kind):
         tok, _, w = beam_search(
             model, src[b : b + 1, : lengths[b]], lengths[b : b + 1], 7, BOS, EOS, beam_width=3
         )
-        assert w.shape == (len(tok), int(lengths[b]))
+        assert w.shape == (1, tok.shape[1], int(lengths[b]))
 
 
 # ============================================ tier 3: equivalence to loops
@@ -504,7 +506,7 @@ def test_greedy_decoding_picks_the_argmax_given_its_own_output(kind):
     model = make_model(kind, seed=10)
     lengths = torch.tensor([5, 3, 6])
     src = padded([5, 3, 6], VS, seed=10)
-    tokens, weights = greedy_decode(model, src, lengths, 8, BOS, EOS)
+    tokens, _, weights = greedy_decode(model, src, lengths, 8, BOS, EOS)
     for b, n in enumerate(output_lengths(tokens).tolist()):
         _, w = score_tokens(model, src[b : b + 1], lengths[b : b + 1], tokens[b, :n])
         tgt_in = torch.cat([torch.tensor([BOS]), tokens[b, : n - 1]])[None]
@@ -521,13 +523,14 @@ def test_beam_width_1_equals_greedy(kind):
         model = make_model(kind, seed=seed)
         L = 3 + seed
         src, lengths = padded([L], VS, seed=seed), torch.tensor([L])
-        greedy, greedy_w = greedy_decode(model, src, lengths, 8, BOS, EOS)
+        greedy, greedy_lp, greedy_w = greedy_decode(model, src, lengths, 8, BOS, EOS)
         tokens, log_prob, w = beam_search(model, src, lengths, 8, BOS, EOS, beam_width=1)
-        assert torch.equal(tokens, greedy[0])
-        assert abs(log_prob - score_tokens(model, src, lengths, tokens)[0]) < 1e-10
+        assert torch.equal(tokens, greedy)
+        assert abs(log_prob - score_tokens(model, src, lengths, tokens[0])[0]) < 1e-10
+        assert abs(log_prob - greedy_lp) < 1e-10
         assert (w is None) == (greedy_w is None)
         if w is not None:
-            torch.testing.assert_close(w, greedy_w[0], **TOL64)
+            assert torch.equal(w, greedy_w)
 
 
 def outputs(V, max_len):
@@ -563,7 +566,7 @@ def test_wide_beam_equals_exhaustive_search():
         tokens, log_prob, _ = beam_search(
             model, src, lengths, max_len, BOS, EOS, beam_width=len(candidates)
         )
-        assert tokens.tolist() == candidates[best]
+        assert tokens[0].tolist() == candidates[best]
         assert abs(log_prob - scores[best].item()) < 1e-10
         # and a narrow beam is no better than that
         _, narrow, _ = beam_search(model, src, lengths, max_len, BOS, EOS, beam_width=2)
@@ -586,7 +589,7 @@ def test_beam_search_usually_beats_greedy():
         model = model.double().eval()
         L = 2 + seed % 6
         src, lengths = padded([L], VS, seed=seed), torch.tensor([L])
-        greedy, _ = greedy_decode(model, src, lengths, 10, BOS, EOS)
+        greedy = greedy_decode(model, src, lengths, 10, BOS, EOS).tokens
         greedy_lp = score_tokens(model, src, lengths, greedy[0])[0]
         _, beam_lp, _ = beam_search(model, src, lengths, 10, BOS, EOS, beam_width=4)
         at_least += beam_lp >= greedy_lp - 1e-12  # float64 sums of <= 10 terms
@@ -847,7 +850,7 @@ def test_bahdanau_model_learns_to_reverse_sequences():
     model.eval()
     # held out: 10^3 to 10^8 inputs per length
     test = sample(200, torch.Generator().manual_seed(99))
-    tokens, weights = greedy_decode(model, test.src, test.src_lengths, 9, BOS, EOS)
+    tokens, _, weights = greedy_decode(model, test.src, test.src_lengths, 9, BOS, EOS)
     exact, rows, anti_diagonal = 0, 0, 0
     for b, L in enumerate(test.src_lengths.tolist()):
         exact += tokens[b, : L + 1].tolist() == test.tgt_out[b, : L + 1].tolist()

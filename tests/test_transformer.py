@@ -333,7 +333,7 @@ def test_greedy_decode_tokens_and_attention():
     model = small_model(2)
     # [2, 6]
     src = torch.cat([ids(1, 6, vocab=11), F.pad(ids(1, 4, vocab=11, seed=1), (0, 2), value=PAD)])
-    tokens, att = greedy_decode(model, src, max_len=10, bos_id=BOS, eos_id=EOS)
+    tokens, _, att = greedy_decode(model, src, max_len=10, bos_id=BOS, eos_id=EOS)
     assert tokens.shape == (2, 10) and EOS not in tokens  # this untrained model never says EOS
     for key, shape in (
         ("encoder", (2, 4, 6, 6)),
@@ -349,18 +349,18 @@ def test_greedy_decode_tokens_and_attention():
     # decoding each sentence alone gives the same tokens (the padding in the batch changes nothing)
     for b, length in ((0, 6), (1, 4)):
         assert torch.equal(
-            greedy_decode(model, src[b : b + 1, :length], 10, BOS, EOS)[0], tokens[b : b + 1]
+            greedy_decode(model, src[b : b + 1, :length], 10, BOS, EOS).tokens, tokens[b : b + 1]
         )
     # call a token that only the first sentence produces "EOS": that sentence stops there and is
     # padded, the other one runs on unchanged
     eos = next(t for t in tokens[0].tolist() if t not in tokens[1].tolist())
     stop = tokens[0].tolist().index(eos)
-    stopped, att = greedy_decode(model, src, 10, BOS, eos)
+    stopped, _, att = greedy_decode(model, src, 10, BOS, eos)
     assert torch.equal(stopped[1], tokens[1])
     assert stopped[0].tolist() == tokens[0, : stop + 1].tolist() + [PAD] * (9 - stop)
     assert att["cross"][1].shape == (2, 4, 10, 6)
     # all sentences stopped: the output is as long as the longest one
-    first, _ = greedy_decode(model, src[:1], 10, BOS, eos)
+    first = greedy_decode(model, src[:1], 10, BOS, eos).tokens
     assert first[0].tolist() == tokens[0, : stop + 1].tolist()
 
 
@@ -409,12 +409,12 @@ def test_beam_search_can_lose_to_greedy():
         }
     )
     src = torch.ones(1, 2, dtype=torch.long)
-    greedy, _ = greedy_decode(model, src, 3, BOS, EOS)
+    greedy = greedy_decode(model, src, 3, BOS, EOS).tokens
     assert greedy.tolist() == [[a, a, EOS]]
     # the table's probabilities are exact up to the 1e-9 given to unlisted tokens: 1e-6 is ample
-    _, log_prob = beam_search(model, src, 3, BOS, EOS, beam_width=2)
+    log_prob = beam_search(model, src, 3, BOS, EOS, beam_width=2).log_prob.item()
     assert abs(log_prob - math.log(0.39 * 0.55 / 6)) < 1e-6 and log_prob < math.log(0.41 * 0.28)
-    tokens, log_prob = beam_search(model, src, 3, BOS, EOS, beam_width=3)
+    tokens, log_prob, _ = beam_search(model, src, 3, BOS, EOS, beam_width=3)
     assert tokens.tolist() == [[a, a, EOS]] and abs(log_prob - math.log(0.41 * 0.28)) < 1e-6
 
 
@@ -436,7 +436,9 @@ def test_length_penalty_switches_where_the_formula_says():
     switch = math.log(math.log(0.405) / math.log(0.5)) / math.log(9 / 6)
     assert 0.65 < switch < 0.66
     for alpha, expected, p in ((0.0, [EOS], 0.5), (0.6, [EOS], 0.5), (0.7, [a, a, a, EOS], 0.405)):
-        tokens, log_prob = beam_search(model, src, 4, BOS, EOS, beam_width=4, length_penalty=alpha)
+        tokens, log_prob, _ = beam_search(
+            model, src, 4, BOS, EOS, beam_width=4, length_penalty=alpha
+        )
         assert tokens.tolist() == [expected]
         assert abs(log_prob - math.log(p)) < 1e-6  # the raw log-probability, not the ranked score
 
@@ -445,9 +447,10 @@ def test_length_penalty_switches_where_the_formula_says():
 def test_beam_width_one_is_greedy(seed):
     model = small_model(seed, src_vocab_size=9, tgt_vocab_size=9)
     src = ids(1, 5, vocab=9, seed=seed)
-    greedy, _ = greedy_decode(model, src, 12, BOS, EOS)
-    tokens, log_prob = beam_search(model, src, 12, BOS, EOS, beam_width=1)
-    assert torch.equal(tokens, greedy)
+    greedy, greedy_lp, greedy_att = greedy_decode(model, src, 12, BOS, EOS)
+    tokens, log_prob, att = beam_search(model, src, 12, BOS, EOS, beam_width=1)
+    assert torch.equal(tokens, greedy) and abs(log_prob - greedy_lp) < 1e-4
+    assert all(torch.equal(a, b) for a, b in zip(att["cross"], greedy_att["cross"]))
     # same sum of float32 log-probs, computed incrementally vs in one pass: 1e-4 on sums of ~-25
     assert abs(log_prob - sequence_log_prob(model, src, tokens)) < 1e-4
 
@@ -485,7 +488,7 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
     beats_greedy = 0
     for seed in range(8):
         model = random_tree_model(seed, V, max_len)
-        tokens, log_prob = beam_search(
+        tokens, log_prob, _ = beam_search(
             model, src, max_len, BOS, EOS, beam_width=V**max_len, length_penalty=alpha
         )
         scored = [
@@ -495,7 +498,7 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
         best_log_prob, best = max(scored, key=lambda s: s[0] / lp(len(s[1])))
         assert tokens[0].tolist() == best
         assert abs(log_prob - best_log_prob) < 1e-5  # float32 sums of <= 3 log-probs
-        greedy, _ = greedy_decode(model, src, max_len, BOS, EOS)
+        greedy = greedy_decode(model, src, max_len, BOS, EOS).tokens
         beats_greedy += not torch.equal(greedy, tokens)
     assert beats_greedy >= 2  # so that this test tells a search apart from greedy decoding
 
@@ -511,8 +514,8 @@ def test_beam_search_beats_greedy_in_practice():
         with torch.no_grad():
             model.generator.weight.mul_(1.0 + 2.0 * (seed % 2))  # flat and peaky distributions
         src = ids(1, 5, vocab=8, seed=seed)
-        greedy, _ = greedy_decode(model, src, 8, BOS, EOS)
-        _, log_prob = beam_search(model, src, 8, BOS, EOS, beam_width=3)
+        greedy = greedy_decode(model, src, 8, BOS, EOS).tokens
+        log_prob = beam_search(model, src, 8, BOS, EOS, beam_width=3).log_prob.item()
         gains.append(log_prob - sequence_log_prob(model, src, greedy))
     gains = torch.tensor(gains)
     assert (gains >= -1e-4).sum() >= 11  # 1e-4: float32 sums of <= 8 log-probs
@@ -680,7 +683,7 @@ def test_tiny_model_learns_to_reverse_sequences():
     model.eval()
     # held out: of 10^6 inputs, training saw 12800
     src, tgt = sample(200, torch.Generator().manual_seed(99))
-    tokens, _ = greedy_decode(model, src, length + 1, BOS, EOS)
+    tokens = greedy_decode(model, src, length + 1, BOS, EOS).tokens
     accuracy = (tokens == tgt).all(dim=1).float().mean().item()  # whole sequence right
     assert accuracy > 0.9, f"sequence accuracy {accuracy:.3f} after loss {loss.item():.4f}"
     assert train_seconds < 30  # about 4 s on an idle core; a guard against an accidental slowdown

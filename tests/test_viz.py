@@ -538,7 +538,8 @@ def test_sampling_probabilities_top_k_and_top_p_known_values():
     ],
 )
 def test_sampling_probabilities_rejects_bad_settings(kwargs, pattern):
-    with pytest.raises(ValueError, match=pattern):
+    # a float top_k is the wrong type (TypeError), the others wrong values (ValueError)
+    with pytest.raises((ValueError, TypeError), match=pattern):
         sampling_probabilities(LOGITS, **kwargs)
     with pytest.raises(ValueError, match="logits"):
         sampling_probabilities(torch.zeros(2, 3))

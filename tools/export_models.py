@@ -338,7 +338,7 @@ def translate_torch(
 
     src = torch.tensor([src_vocab.encode(words)])
     with torch.no_grad():
-        tokens, weights = greedy_decode(
+        tokens, _, weights = greedy_decode(
             model, src, torch.tensor([len(words)]), max_len, tgt_vocab.bos_id, tgt_vocab.eos_id
         )
     ids = tokens[0].tolist()

@@ -309,7 +309,8 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
 def sampling_probabilities(
     logits, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
 ):
-    """The next-token distribution a sampler draws from: temperature, then top-k, then top-p.
+    """The next-token distribution a sampler draws from: temperature, then top-k, then top-p
+    (``lib.decoding.sampling_distribution`` of a vector of logits: a list, array or tensor).
 
     - temperature: ``softmax(logits / temperature)`` (Ackley et al. 1985; for text, e.g. Radford et
       al. 2019); below 1 sharpens, above 1 flattens. ``temperature=0`` means greedy decoding: all
@@ -334,44 +335,16 @@ def sampling_probabilities(
     Raises:
         ValueError / TypeError naming the argument, the expected and the received value.
     """
-    import math
-
     import torch
+
+    from lib.decoding import sampling_distribution
 
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
         raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
     if not torch.isfinite(z).all():
         raise ValueError("logits must be finite numbers; got inf or NaN")
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not (0 <= temperature < math.inf)
-    ):
-        raise ValueError(f"temperature must be a finite number >= 0; got {temperature!r}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k must be None or an int >= 1; got {top_k!r}")
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not (0 < top_p <= 1)
-    ):
-        raise ValueError(f"top_p must be None or a number in (0, 1]; got {top_p!r}")
-    if temperature == 0:
-        probs = torch.zeros_like(z)
-        probs[int(z.argmax())] = 1.0  # greedy: the first largest logit
-        return probs
-    z = z / temperature  # [V]
-    if top_k is not None and top_k < z.numel():
-        kth = torch.topk(z, top_k).values[-1]
-        z = z.masked_fill(z < kth, float("-inf"))  # ties with the k-th are kept
-    probs = torch.softmax(z, dim=-1)  # [V]
-    if top_p is not None:
-        order = torch.sort(probs, descending=True, stable=True).indices
-        before = torch.cumsum(probs[order], 0) - probs[order]  # mass of the more probable tokens
-        keep = torch.zeros_like(probs, dtype=torch.bool)
-        keep[order] = before < top_p  # the most probable token is always kept
-        probs = probs.masked_fill(~keep, 0.0)
-        probs = probs / probs.sum()
-    return probs
+    return sampling_distribution(z, temperature, top_k, top_p)  # the library's one sampler
 
 
 def _as_list(value) -> list:

@@ -267,7 +267,7 @@ def translation_alignment(
     words = sentence.lower().split()
     src = torch.tensor([src_vocab.encode(words)])
     with torch.no_grad():
-        tokens, weights = greedy_decode(
+        tokens, _, weights = greedy_decode(
             model, src, torch.tensor([len(words)]), max_len, tgt_vocab.bos_id, tgt_vocab.eos_id
         )
     ids = tokens[0].tolist()
