@@ -252,7 +252,7 @@ PROFILE_NOTES = (
     "operating "
     "system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, "
     "when no "
-    "gradient is needed, computes the softmax in place (`_softmax_of_temporary` in "
+    "gradient is needed, computes the softmax in place (`lib.attention.attention_heads` in "
     "lib/attention.py); "
     "with autograd the scores must be kept for the backward pass, so it still allocates, as torch "
     "does. "

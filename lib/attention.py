@@ -44,6 +44,7 @@ __all__ = [
     "merge_heads",
     "causal_mask",
     "padding_mask",
+    "attention_heads",
     "MultiHeadAttention",
 ]
 
@@ -375,14 +376,19 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(-3, -2).flatten(-2)  # [B, T, H, Dh] -> [B, T, H*Dh]
 
 
-def causal_mask(T: int, device=None) -> Tensor:
-    """bool [T, T], True on and below the diagonal: query i may attend to keys 0..i only, so no
-    position sees the future (the decoder's masked self-attention, Vaswani et al. 2017, sec. 3.2.3).
-    Same as ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
-    ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form."""
+def causal_mask(T: int, device=None, past: int = 0) -> Tensor:
+    """bool [T, past + T], True where query i may attend key j, i.e. j <= past + i: no position
+    sees the future (the decoder's masked self-attention, Vaswani et al. 2017, sec. 3.2.3).
+
+    past=0 (the usual case): [T, T], True on and below the diagonal, as
+    ``torch.ones(T, T, dtype=torch.bool).tril()``; torch's
+    ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form. past=P: the rows of
+    T new queries at positions P .. P+T-1 over P cached keys and the T new ones (a key/value cache,
+    ``lib.gpt.KVCache``): the last T rows of ``causal_mask(P + T)``, built without the others."""
     if not torch.jit.is_tracing():  # while torch.onnx.export traces a model, T is a 0-d tensor
         check_int(T, "T", 1)
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # [T, T]
+        check_int(past, "past", 0)
+    return torch.ones(T, past + T, dtype=torch.bool, device=device).tril(diagonal=past)
 
 
 def padding_mask(lengths, T: int) -> Tensor:
@@ -405,26 +411,47 @@ def padding_mask(lengths, T: int) -> Tensor:
     return (positions < lengths[:, None])[:, None, None, :]  # [B, T] -> [B, 1, 1, T]
 
 
-def _softmax_of_temporary(scores: Tensor, mask: Tensor | None) -> Tensor:
-    """masked_softmax(scores, mask) for scores that nobody else holds (a temporary of the caller).
+def attention_heads(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """Scaled dot-product attention of every head at once, inside the library's layers
+    (``MultiHeadAttention``, ``lib.gpt.CausalSelfAttention``): the one place of their fast paths.
 
-    When no gradient is needed, the weights are written over the scores (as torch's own fast path
-    does): one [B, H, Tq, Tk] tensor instead of two; for long sequences, the second would be the
-    largest allocation of the layer. Otherwise (autograd needs the scores), and for float16/bfloat16
-    scores (whose softmax masked_softmax computes in float32), this is masked_softmax itself.
-    The result is the same: masked entries and fully masked rows are exactly 0.
+    q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
+    attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
+    weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
+    the layer has checked its inputs.
+
+    - need_weights=True: weights = masked_softmax(q k^T / sqrt(Dh), mask), returned. Two savings,
+      same numbers up to rounding: q is scaled instead of the scores (a pass over [B, H, Tq, Dh]
+      instead of [B, H, Tq, Tk]); without autograd the softmax is written over the scores, as
+      torch's own fast path does (one [B, H, Tq, Tk] tensor instead of two, for long sequences the
+      largest allocation of the layer).
+    - need_weights=False: torch's fused ``F.scaled_dot_product_attention`` (its boolean attn_mask
+      has our convention), which never keeps the [Tq, Tk] matrix: faster, less memory, no weights.
+    Both give the same heads; a fully masked query row gets zero weights and zero heads.
     """
-    if (torch.is_grad_enabled() and scores.requires_grad) or scores.dtype not in (
-        torch.float32,
-        torch.float64,
-    ):
-        return masked_softmax(scores, mask)
-    if mask is not None:
-        scores.masked_fill_(~mask, float("-inf"))
-    torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
-    if mask is not None:
-        scores.masked_fill_(~mask, 0.0)  # fully masked rows: NaN -> 0
-    return scores
+    if not need_weights:
+        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        if mask is not None:  # fully masked rows: 0 as in masked_softmax (older torch gave NaN)
+            heads = heads.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+        return heads, None
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
+    if scores.requires_grad or scores.dtype not in (torch.float32, torch.float64):
+        weights = masked_softmax(scores, mask)  # autograd needs the scores: a new tensor
+    else:  # in place, as masked_softmax computes it: -inf where masked, softmax, NaN rows -> 0
+        if mask is not None:
+            scores.masked_fill_(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1, out=scores)
+        if mask is not None:
+            weights.masked_fill_(~mask, 0.0)
+    heads = (F.dropout(weights, dropout) if dropout > 0 else weights) @ v  # [B, H, Tq, Dh]
+    return heads, weights
 
 
 class MultiHeadAttention(nn.Module):
@@ -504,19 +531,7 @@ class MultiHeadAttention(nn.Module):
         k = split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         v = split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         p = self.dropout if self.training else 0.0
-        if need_weights:
-            # softmax(q k^T / sqrt(Dh)) as in scaled_dot_product_score, but q is scaled, not
-            # the scores: the same numbers (up to rounding), one pass over [B, H, Tq, Dh]
-            # instead of [B, H, Tq, Tk]
-            scores = (q * (1.0 / math.sqrt(self.d_head))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
-            weights = _softmax_of_temporary(scores, mask)  # [B, H, Tq, Tk]
-            heads = F.dropout(weights, p) @ v if p > 0 else weights @ v  # [B, H, Tq, Dh]
-        else:
-            weights = None
-            # [B, H, Tq, Dh]
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-            if mask is not None:  # fully masked rows: 0 as in masked_softmax (older torch gave NaN)
-                heads = heads.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+        heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
         return self.out_proj(merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
 
     def _check_inputs(self, query, key, value, mask) -> None:

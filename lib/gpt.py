@@ -9,8 +9,8 @@ Shape legend (used in every docstring and shape comment below):
     V    vocab_size                 C    classes of a classifier head
 
 Mask convention (as everywhere in this library): boolean, True where a query may attend. Here the
-only mask is causal: query i (absolute position P + i) may attend keys 0 .. P + i, i.e. the rows P
-.. P+T-1 of ``lib.attention.causal_mask(P + T)``.
+only mask is causal: query i (absolute position P + i) may attend keys 0 .. P + i:
+``lib.attention.causal_mask(T, past=P)``, the last T rows of ``causal_mask(P + T)``.
 
 Pipeline: ids [B, T] -> wte(ids) + wpe(positions) -> dropout -> n_layer x Block -> ln_f -> lm_head
 -> logits. Block (pre-LN): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib.attention import causal_mask, masked_softmax, scaled_dot_product_score
+from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
 from lib.decoding import Decoded, Step, sampling_distribution
 
 __all__ = [
@@ -175,12 +175,12 @@ class CausalSelfAttention(nn.Module):
     """Masked multi-head self-attention (Vaswani et al. 2017, sec. 3.2.2-3.2.3), GPT-2's layout.
 
     ``c_attn`` projects to queries, keys and values at once (D -> 3D; columns [0, D) are the
-    queries, [D, 2D) the keys, [2D, 3D) the values, each split into H heads by
-    ``lib.attention.split_heads``); ``c_proj`` is the output projection W^O. forward(x [B, T, D],
+    queries, [D, 2D) the keys, [2D, 3D) the values), each cut into H heads by
+    ``lib.attention.split_heads``; ``c_proj`` is the output projection W^O. forward(x [B, T, D],
     kv_cache=None, layer=0, need_weights=False) -> (y [B, T, D], weights [B, H, T, P + T] or None).
-    need_weights=True computes the weights with ``lib.attention.masked_softmax`` and returns them;
-    otherwise torch's fused F.scaled_dot_product_attention is used (same output, faster, no T x T
-    matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
+    The attention itself is ``lib.attention.attention_heads``: need_weights=True computes and
+    returns the weights, need_weights=False uses torch's fused kernel (same output, faster, no T x
+    T matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
     resid_pdrop); the returned weights are those before dropout.
     """
 
@@ -195,40 +195,17 @@ class CausalSelfAttention(nn.Module):
     def forward(
         self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
     ):
-        T = x.shape[1]
-        # c_attn's columns: [queries | keys | values], each cut into H heads as split_heads does;
-        # one view and one permute instead of a split and three split_heads (a generation step is
-        # made of such small operators, each costing microseconds whatever its size: this saves ~9
-        # us of ~200 per layer) 3 x [B, H, T, Dh]
-        q, k, v = (
-            self.c_attn(x).unflatten(-1, (3, self.n_head, -1)).permute(2, 0, 3, 1, 4).unbind(0)
-        )
+        T = x.shape[1]  # from x itself, so that an ONNX export keeps the length a variable
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=-1)  # 3 x [B, T, D]
+        q, k, v = (split_heads(t, self.n_head) for t in (q, k, v))  # 3 x [B, H, T, Dh]
         P = 0
         if kv_cache is not None:
             P = kv_cache.cached(layer)
-            k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]
+            k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
+        mask = causal_mask(T, device=x.device, past=P)  # [T, P + T]: query P+i sees keys 0..P+i
         p = self.dropout if self.training else 0.0
-        if need_weights:
-            mask = causal_mask(P + T, device=x.device)[P:]  # [T, P + T]: query P+i sees keys 0..P+i
-            weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, T, P + T]
-            heads = F.dropout(weights, p) @ v  # [B, H, T, Dh]
-        else:
-            # torch's fused kernel; the same causal mask in the cheapest form it accepts
-            # (building the full [P+T, P+T] mask at every generation step costs more than the
-            # attention of one token):
-            weights = None
-            if T == 1:  # one new token (a generation step): its query may see every key
-                heads = F.scaled_dot_product_attention(q, k, v, dropout_p=p)  # [B, H, 1, Dh]
-            elif P == 0:  # a whole sequence, nothing cached: torch's built-in causal mask
-                # [B, H, T, Dh]
-                heads = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
-            else:  # T new tokens after P cached ones. torch's boolean attn_mask has our convention
-                # (True = may attend); nn.MultiheadAttention's is the opposite
-                mask = causal_mask(P + T, device=x.device)[P:]
-                # [B, H, T, Dh]
-                heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-        # merge_heads: [B, T, D]
-        return self.resid_dropout(self.c_proj(heads.transpose(1, 2).flatten(2))), weights
+        heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
+        return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
 
 
 class MLP(nn.Module):
