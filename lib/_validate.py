@@ -44,22 +44,22 @@ def check_tensor(
     dtype=None,
     dtype_of: str = "",
     width: int | None = None,
+    exact: bool = False,
+    floating: bool = True,
 ) -> None:
-    """TypeError unless x is a floating tensor (of `dtype`, that of `dtype_of`, if given);
-    ValueError if x.dim() < min_dim or (if `width` is given) x.shape[-1] != width."""
+    """TypeError unless x is a tensor, floating-point if ``floating`` (of `dtype`, that of
+    `dtype_of`, if given); ValueError if x.dim() < min_dim (!= min_dim if ``exact``) or (if `width`
+    is given) x.shape[-1] != width."""
     if not isinstance(x, Tensor):
         raise TypeError(
             f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
         )
-    if not x.is_floating_point():
+    if floating and not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"{name}: expected dtype {dtype} (same as {dtype_of}), got {x.dtype}")
-    if x.dim() < min_dim:
-        raise ValueError(
-            f"{name}: expected shape {layout} (at least {min_dim} "
-            f"dim{'s' * (min_dim > 1)}), "
-            f"got shape {tuple(x.shape)}"
-        )
+    if x.dim() < min_dim or (exact and x.dim() != min_dim):
+        dims = f"{'' if exact else 'at least '}{min_dim} dim{'s' * (min_dim > 1)}"
+        raise ValueError(f"{name}: expected shape {layout} ({dims}), got shape {tuple(x.shape)}")
     if width is not None and x.shape[-1] != width:
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")

@@ -70,24 +70,14 @@ class AlbertConfig:
     initializer_range: float = 0.02
 
     def __post_init__(self):
-        for name in (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-            "max_position_embeddings",
-            "type_vocab_size",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+        e = self.embedding_size
+        if isinstance(e, bool) or not isinstance(e, int) or e < 1:
+            raise ValueError(f"embedding_size: expected a positive int, got {e!r}")
         if not isinstance(self.share_layers, bool):
             raise TypeError(
                 f"share_layers: expected a bool, got {type(self.share_layers).__name__}"
             )
-        self.bert_layer_config  # checks hidden_size % num_attention_heads
+        self.bert_layer_config  # BertConfig checks every field the two configurations share
 
     @property
     def bert_layer_config(self) -> BertConfig:
@@ -184,7 +174,7 @@ class Albert(nn.Module):
     ``pooler``.
 
     forward(input_ids [B, T], token_type_ids [B, T] or None, attention_mask [B, T] (1 = real token)
-    or None, output_attentions=False, output_hidden_states=False) -> ``lib.bert.BertOutput``.
+    or None, return_attention=False, return_hidden_states=False) -> ``lib.bert.BertOutput``.
     """
 
     def __init__(self, config: AlbertConfig):
@@ -210,8 +200,8 @@ class Albert(nn.Module):
         input_ids: Tensor,
         token_type_ids: Tensor | None = None,
         attention_mask: Tensor | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        return_attention: bool = False,
+        return_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
         mask = check_inputs(c, input_ids, token_type_ids, attention_mask)  # as BERT's
@@ -227,8 +217,8 @@ class Albert(nn.Module):
         return BertOutput(
             x,
             self.pooler(x),
-            attentions if output_attentions else None,
-            hidden_states if output_hidden_states else None,
+            attentions if return_attention else None,
+            hidden_states if return_hidden_states else None,
         )
 
 

@@ -339,20 +339,6 @@ def scaled_dot_product_attention(
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
 
 
-def _check_any_tensor(x, name: str, layout: str, n_dims: int) -> None:
-    """TypeError unless x is a tensor (of any dtype); ValueError unless it has exactly n_dims
-    dims."""
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{name}: expected a torch.Tensor of shape {layout}, got {type(x).__name__}"
-        )
-    if x.dim() != n_dims:
-        raise ValueError(
-            f"{name}: expected shape {layout} ({n_dims} dim{'s' * (n_dims > 1)}), "
-            f"got shape {tuple(x.shape)}"
-        )
-
-
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
     """Cut the width of x into n_heads heads: [B, T, D] -> [B, H, T, Dh], Dh = D / H.
 
@@ -361,7 +347,7 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
     W_h (Vaswani et al. 2017, sec. 3.2.2). Any dtype; the inverse is ``merge_heads``.
     """
     check_int(n_heads, "n_heads", 1)
-    _check_any_tensor(x, "x", "[B, T, D]", 3)
+    check_tensor(x, "x", "[B, T, D]", 3, exact=True, floating=False)
     if x.shape[-1] % n_heads:
         raise ValueError(
             f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}"
@@ -372,7 +358,7 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
 def merge_heads(x: Tensor) -> Tensor:
     """Concatenate the heads side by side: [B, H, T, Dh] -> [B, T, H*Dh] (the "Concat" of
     Vaswani et al. 2017, sec. 3.2.2). Inverse of ``split_heads``."""
-    _check_any_tensor(x, "x", "[B, H, T, Dh]", 4)
+    check_tensor(x, "x", "[B, H, T, Dh]", 4, exact=True, floating=False)
     return x.transpose(-3, -2).flatten(-2)  # [B, T, H, Dh] -> [B, T, H*Dh]
 
 
@@ -399,7 +385,7 @@ def padding_mask(lengths, T: int) -> Tensor:
     check_int(T, "T", 1)
     if isinstance(lengths, (list, tuple)):
         lengths = torch.tensor(lengths)
-    _check_any_tensor(lengths, "lengths", "[B]", 1)
+    check_tensor(lengths, "lengths", "[B]", 1, exact=True, floating=False)
     if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
         raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
     if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):

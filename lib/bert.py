@@ -149,6 +149,33 @@ class BertOutput(NamedTuple):
     hidden_states: list[Tensor] | None = None
 
 
+class PreTrainingOutput(NamedTuple):
+    """What ``BertForPreTraining.forward`` returns: mlm_logits [B, T, V], nsp_logits [B, 2],
+    attentions (as in ``BertOutput``) or None. ``pretraining_loss`` turns the logits into the
+    training objective."""
+
+    mlm_logits: Tensor
+    nsp_logits: Tensor
+    attentions: list[Tensor] | None = None
+
+
+class ClassifierOutput(NamedTuple):
+    """What the classification heads return: logits [B, num_labels] (one label per sequence) or [B,
+    T, num_labels] (one per token), and attentions (as in ``BertOutput``) or None."""
+
+    logits: Tensor
+    attentions: list[Tensor] | None = None
+
+
+class SpanOutput(NamedTuple):
+    """What ``BertForQuestionAnswering.forward`` returns: start_logits [B, T], end_logits [B, T]
+    (the scores of every token as the start and the end of the answer), attentions or None."""
+
+    start_logits: Tensor
+    end_logits: Tensor
+    attentions: list[Tensor] | None = None
+
+
 # --- the layers ----------------------------------------------------------------------------------
 
 
@@ -316,7 +343,7 @@ class Bert(nn.Module):
     ``intermediate.dense``, ``output.dense/LayerNorm``), ``pooler``.
 
     forward(input_ids [B, T], token_type_ids [B, T] or None (all segment 0), attention_mask or None
-    (attend everywhere), output_attentions=False, output_hidden_states=False) -> ``BertOutput``.
+    (attend everywhere), return_attention=False, return_hidden_states=False) -> ``BertOutput``.
 
     ``attention_mask`` is Hugging Face's: [B, T] with 1 (or True) at real tokens and 0 (False) at
     padding; it becomes the library's boolean mask [B, 1, 1, T] (True = may attend), so that no
@@ -347,8 +374,8 @@ class Bert(nn.Module):
         input_ids: Tensor,
         token_type_ids: Tensor | None = None,
         attention_mask: Tensor | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        return_attention: bool = False,
+        return_hidden_states: bool = False,
     ) -> BertOutput:
         # bool [B, 1, 1|T, T] or None
         mask = check_inputs(self.config, input_ids, token_type_ids, attention_mask)
@@ -359,8 +386,8 @@ class Bert(nn.Module):
         return BertOutput(
             x,
             self.pooler(x),  # [B, T, D], [B, D]
-            attentions if output_attentions else None,
-            hidden_states if output_hidden_states else None,
+            attentions if return_attention else None,
+            hidden_states if return_hidden_states else None,
         )
 
 
@@ -496,9 +523,9 @@ class _BertWithHead(nn.Module):
         self.bert = Bert(config)
         self.config = config
 
-    def _encode(self, input_ids, token_type_ids, attention_mask, output_attentions) -> BertOutput:
+    def _encode(self, input_ids, token_type_ids, attention_mask, return_attention) -> BertOutput:
         return self.bert(
-            input_ids, token_type_ids, attention_mask, output_attentions=output_attentions
+            input_ids, token_type_ids, attention_mask, return_attention=return_attention
         )
 
 
@@ -508,9 +535,9 @@ class BertForPreTraining(_BertWithHead):
     ``cls.seq_relationship``. The LM's output matrix is tied to the word embeddings (as in BERT's
     code).
 
-    forward(input_ids, token_type_ids=None, attention_mask=None, output_attentions=False) ->
-    (mlm_logits [B, T, V], nsp_logits [B, 2], attentions or None). ``pretraining_loss`` turns them
-    into the training objective.
+    forward(input_ids, token_type_ids=None, attention_mask=None, return_attention=False) ->
+    ``PreTrainingOutput(mlm_logits [B, T, V], nsp_logits [B, 2], attentions or None)``.
+    ``pretraining_loss`` turns them into the training objective.
     """
 
     def __init__(self, config: BertConfig):
@@ -519,11 +546,11 @@ class BertForPreTraining(_BertWithHead):
         init_weights(self.cls.predictions.transform, config.initializer_range)
         init_weights(self.cls.seq_relationship, config.initializer_range)
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
-        out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
+        out = self._encode(input_ids, token_type_ids, attention_mask, return_attention)
         # [B, T, V], [B, 2]
         mlm_logits, nsp_logits = self.cls(out.sequence_output, out.pooled_output)
-        return mlm_logits, nsp_logits, out.attentions
+        return PreTrainingOutput(mlm_logits, nsp_logits, out.attentions)
 
 
 def pretraining_loss(
@@ -586,13 +613,14 @@ class _BertWithClassifier(_BertWithHead):
 class BertForSequenceClassification(_BertWithClassifier):
     """Fine-tuning for a label per sequence (sec. 3.2, Figure 4 (b)): a linear layer on the pooled
     [CLS] vector, after dropout. forward(input_ids, token_type_ids=None, attention_mask=None,
-    output_attentions=False) -> (logits [B, num_labels], attentions or None). Sentence pairs
-    (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B [SEP]`` with
-    segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
+    return_attention=False) -> ``ClassifierOutput(logits [B, num_labels], attentions or None)``.
+    Sentence pairs (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B
+    [SEP]`` with segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
-        out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
-        return self.classifier(self.dropout(out.pooled_output)), out.attentions  # [B, num_labels]
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
+        out = self._encode(input_ids, token_type_ids, attention_mask, return_attention)
+        logits = self.classifier(self.dropout(out.pooled_output))  # [B, num_labels]
+        return ClassifierOutput(logits, out.attentions)
 
 
 class BertForSentencePairClassification(BertForSequenceClassification):
@@ -600,42 +628,43 @@ class BertForSentencePairClassification(BertForSequenceClassification):
     differs: ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 on A (and its [CLS], [SEP]) and 1
     on B, which this class requires, so that a pair is never silently fed as one segment."""
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
         if token_type_ids is None:
             raise ValueError(
                 "token_type_ids: expected the segment ids of the pair (0 for "
                 "sentence A, "
                 "1 for sentence B), got None"
             )
-        return super().forward(input_ids, token_type_ids, attention_mask, output_attentions)
+        return super().forward(input_ids, token_type_ids, attention_mask, return_attention)
 
 
 class BertForTokenClassification(_BertWithClassifier):
     """Fine-tuning for a label per token, e.g. named entities (sec. 3.2, Figure 4 (d)): a linear
     layer on every token's last-layer vector, after dropout. forward(...) -> (logits [B, T,
-    num_labels], attentions or None)."""
+    num_labels], attentions or None), a ``ClassifierOutput``."""
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
-        out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
-        # [B, T, num_labels]
-        return self.classifier(self.dropout(out.sequence_output)), out.attentions
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
+        out = self._encode(input_ids, token_type_ids, attention_mask, return_attention)
+        logits = self.classifier(self.dropout(out.sequence_output))  # [B, T, num_labels]
+        return ClassifierOutput(logits, out.attentions)
 
 
 class BertForQuestionAnswering(_BertWithHead):
     """Span question answering, SQuAD-style (sec. 4.2, Figure 4 (c)): the question is segment A, the
     passage segment B; a start vector S and an end vector E score every token, P(start = i) =
     softmax_i(S . T_i), likewise the end. ``qa_outputs`` = nn.Linear(D, 2) holds S and E (with
-    biases). forward(...) -> (start_logits [B, T], end_logits [B, T], attentions or None)."""
+    biases). forward(...) -> ``SpanOutput(start_logits [B, T], end_logits [B, T], attentions or
+    None)``."""
 
     def __init__(self, config: BertConfig):
         super().__init__(config)
         self.qa_outputs = nn.Linear(config.hidden_size, 2)
         init_weights(self.qa_outputs, config.initializer_range)
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, output_attentions=False):
-        out = self._encode(input_ids, token_type_ids, attention_mask, output_attentions)
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
+        out = self._encode(input_ids, token_type_ids, attention_mask, return_attention)
         start, end = self.qa_outputs(out.sequence_output).unbind(-1)  # [B, T, 2] -> 2 x [B, T]
-        return start, end, out.attentions
+        return SpanOutput(start, end, out.attentions)
 
 
 # --- pretraining data: masked tokens and sentence pairs -------------------------------------------

@@ -36,16 +36,25 @@ Deviations from the paper, for tiny synthetic images and a training run of secon
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_int
+from lib._validate import check_ids, check_int
 from lib.attention import AdditiveScore, masked_softmax
 from lib.decoding import Decoded, Step
 
-__all__ = ["ConvEncoder", "AttentionDecoder", "Captioner", "greedy_decode", "step_function"]
+__all__ = [
+    "ConvEncoder",
+    "AttentionDecoder",
+    "Captioner",
+    "CaptionerOutput",
+    "greedy_decode",
+    "step_function",
+]
 
 
 def _check_images(images, in_channels: int) -> None:
@@ -64,26 +73,10 @@ def _check_images(images, in_channels: int) -> None:
         )
 
 
-def _check_ids(ids, name: str, vocab_size: int, n_dims: int, batch: int | None = None) -> None:
-    layout = "[B]" if n_dims == 1 else "[B, T]"
-    if not isinstance(ids, Tensor) or ids.dtype != torch.long or ids.dim() != n_dims:
-        got = (
-            f"shape {tuple(ids.shape)} and dtype {ids.dtype}"
-            if isinstance(ids, Tensor)
-            else type(ids).__name__
-        )
-        raise ValueError(f"{name}: expected a long tensor {layout}, got {got}")
-    if ids.numel() == 0 or ids.shape[-1] == 0:
-        raise ValueError(
-            f"{name}: expected a non-empty {layout} tensor, got shape {tuple(ids.shape)}"
-        )
-    if ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(
-            f"{name}: expected token ids in [0, {vocab_size}), got min "
-            f"{int(ids.min())} "
-            f"and max {int(ids.max())}"
-        )
-    if batch is not None and ids.shape[0] != batch:
+def _check_ids(ids, name: str, vocab_size: int, batch: int) -> None:
+    """lib._validate.check_ids for [B, T] ids, and the batch size of the images."""
+    check_ids(ids, name, vocab_size)
+    if ids.shape[0] != batch:
         raise ValueError(
             f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
         )
@@ -226,6 +219,14 @@ class AttentionDecoder(nn.Module):
         return self.output(e, h, z), (h, c), alpha  # [B, V]
 
 
+class CaptionerOutput(NamedTuple):
+    """What ``Captioner.forward`` returns: logits [B, T, V] and alpha [B, T, R], the attention over
+    the R image regions at every step."""
+
+    logits: Tensor
+    alpha: Tensor
+
+
 class Captioner(nn.Module):
     """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B,
     T, V], alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every
@@ -256,11 +257,9 @@ class Captioner(nn.Module):
             vocab_size, d_feature, d_emb, d_hidden, d_attn, gate, pad_id
         )
 
-    def forward(
-        self, images: Tensor, tgt_in: Tensor, attention: str = "soft"
-    ) -> tuple[Tensor, Tensor]:
+    def forward(self, images: Tensor, tgt_in: Tensor, attention: str = "soft") -> CaptionerOutput:
         features = self.encoder(images)  # [B, R, D]
-        _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, 2, images.shape[0])
+        _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, images.shape[0])
         dec = self.decoder
         keys = dec.attention.W_k(features)  # [B, R, Da], once per image
         e = dec.embedding(tgt_in)  # [B, T, E], all steps at once
@@ -274,10 +273,10 @@ class Captioner(nn.Module):
             alphas.append(alpha)
         # [B, T, V], all steps at once
         logits = dec.output(e, torch.stack(hs, 1), torch.stack(zs, 1))
-        return logits, torch.stack(alphas, 1)  # [B, T, V], [B, T, R]
+        return CaptionerOutput(logits, torch.stack(alphas, 1))  # [B, T, V], [B, T, R]
 
     def loss(self, images: Tensor, tgt_in: Tensor, tgt_out: Tensor, penalty: float = 0.0) -> Tensor:
-        _check_ids(tgt_out, "tgt_out", self.decoder.vocab_size, 2, images.shape[0])
+        _check_ids(tgt_out, "tgt_out", self.decoder.vocab_size, images.shape[0])
         if tgt_out.shape != tgt_in.shape:
             raise ValueError(
                 f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got "

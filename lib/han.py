@@ -36,13 +36,25 @@ in lib.captioning, learns to look more slowly).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lib.attention import AdditiveScore, masked_softmax
 
-__all__ = ["ContextAttention", "HierarchicalAttentionNetwork"]
+__all__ = ["ContextAttention", "HierarchicalAttentionNetwork", "HANOutput"]
+
+
+class HANOutput(NamedTuple):
+    """What ``HierarchicalAttentionNetwork.forward`` returns: logits [B, C]; word_weights [B, S,
+    W], the word-level attention inside every sentence (0 on padding); sentence_weights [B, S], the
+    sentence-level attention."""
+
+    logits: Tensor
+    word_weights: Tensor
+    sentence_weights: Tensor
 
 
 class ContextAttention(nn.Module):
@@ -140,7 +152,7 @@ class HierarchicalAttentionNetwork(nn.Module):
         out, _ = gru(packed)
         return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
-    def forward(self, docs: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(self, docs: Tensor) -> HANOutput:
         self._check(docs)
         B, S, W = docs.shape
         word_mask = docs != self.pad_id  # [B, S, W]
@@ -160,4 +172,4 @@ class HierarchicalAttentionNetwork(nn.Module):
         # [B, 2Hs], [B, S]
         document, sentence_weights = self.sentence_attention(h_sentences, sentence_mask)
         # [B, C], [B, S, W], [B, S]
-        return self.classifier(document), word_weights, sentence_weights
+        return HANOutput(self.classifier(document), word_weights, sentence_weights)

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
+from lib._validate import check_ids
 from lib.attention import MultiHeadAttention, causal_mask
 from lib.decoding import Decoded, Step
 from lib.positional import SinusoidalPositionalEncoding
@@ -387,21 +388,12 @@ class Transformer(nn.Module):
 
 
 def _check_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
-    """TypeError unless ids is an integer tensor; ValueError unless it is [B, L] with 1 <= L <=
-    max_len and every id in [0, vocab_size)."""
-    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
-    if ids.dim() != 2 or not 1 <= ids.shape[1] <= max_len:
+    """lib._validate.check_ids, and a length of at most max_len (the positions the model has)."""
+    check_ids(ids, name, vocab_size, layout="[B, L]")
+    if ids.shape[1] > max_len:
         raise ValueError(
             f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, "
             f"got shape {tuple(ids.shape)}"
-        )
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(
-            f"{name}: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
-            "from "
-            f"{ids.min().item()} to {ids.max().item()}"
         )
 
 

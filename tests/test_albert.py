@@ -119,11 +119,11 @@ def test_sharing_changes_the_output_of_a_layer_everywhere():
         )
     ).eval()
     ids = torch.randint(0, 30, (1, 6), generator=torch.Generator().manual_seed(0))
-    before = model(ids, output_hidden_states=True).hidden_states
+    before = model(ids, return_hidden_states=True).hidden_states
     with torch.no_grad():
         # (a constant bias would vanish in the LayerNorm)
         model.layer(3).intermediate.dense.weight.mul_(3.0)
-    after = model(ids, output_hidden_states=True).hidden_states
+    after = model(ids, return_hidden_states=True).hidden_states
     changes = [(a - b).abs().max().item() for a, b in zip(after, before)]
     assert changes[0] == 0 and all(c > 1e-3 for c in changes[1:])
 

@@ -148,7 +148,7 @@ def test_forward_shapes_and_outputs():
     out = model(x)
     assert out.sequence_output.shape == (3, T, D) and out.pooled_output.shape == (3, D)
     assert out.attentions is None and out.hidden_states is None
-    out = model(x, output_attentions=True, output_hidden_states=True)
+    out = model(x, return_attention=True, return_hidden_states=True)
     assert len(out.attentions) == L and all(a.shape == (3, H, T, T) for a in out.attentions)
     assert len(out.hidden_states) == L + 1 and all(h.shape == (3, T, D) for h in out.hidden_states)
     # the last hidden state is the sequence output; the pooled output is tanh(dense(first token))
@@ -162,7 +162,7 @@ def test_forward_shapes_and_outputs():
 
 def test_heads_shapes():
     x, seg = ids(2, T), torch.tensor([[0] * 5 + [1] * 4] * 2)
-    mlm, nsp, att = small_model(BertForPreTraining)(x, seg, output_attentions=True)
+    mlm, nsp, att = small_model(BertForPreTraining)(x, seg, return_attention=True)
     assert mlm.shape == (2, T, V) and nsp.shape == (2, 2) and len(att) == L
     logits, att = small_model(BertForSequenceClassification, 0, 3)(x)
     assert logits.shape == (2, 3) and att is None
@@ -263,7 +263,7 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     # [1, 9], 3 pads at the end
     padded = torch.cat([short, torch.zeros(1, 3, dtype=torch.long)], dim=1)
     mask = torch.tensor([[1] * 6 + [0] * 3])
-    out = model(padded, attention_mask=mask, output_attentions=True)
+    out = model(padded, attention_mask=mask, return_attention=True)
     for a in out.attentions:
         assert (a[..., 6:] == 0).all()  # exactly 0, not just small
     alone = model(short)
@@ -275,7 +275,7 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     assert torch.equal(bool_mask, out.sequence_output)  # 1/0 and True/False mean the same
     # a [B, T, T] mask: query i may attend to keys 0..i only (a causal encoder)
     causal = torch.ones(T, T, dtype=torch.bool).tril()[None]
-    att = model(padded, attention_mask=causal, output_attentions=True).attentions[0]
+    att = model(padded, attention_mask=causal, return_attention=True).attentions[0]
     assert (att[0][:, ~causal[0]] == 0).all()
 
 

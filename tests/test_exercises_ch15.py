@@ -38,7 +38,7 @@ def test_the_checkers_weights_are_the_models():
         assert enc.tokens[2] == "animal" and enc.tokens[8] == "street" and enc.tokens[10] == "it"
         with torch.no_grad():
             # head (3, 1)
-            row = model(torch.tensor([enc.input_ids]), output_attentions=True).attentions[3][
+            row = model(torch.tensor([enc.input_ids]), return_attention=True).attentions[3][
                 0, 1, 10
             ]
         assert abs(row[2].item() - to_animal) < 0.001 and abs(row[8].item() - to_street) < 0.001

@@ -125,7 +125,7 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
     # padding and both segments are exercised
     assert (mask == 0).any() and (not pairs or (seg == 1).any())
     with torch.no_grad():
-        ours = model(ids, seg, mask, output_attentions=True, output_hidden_states=True)
+        ours = model(ids, seg, mask, return_attention=True, return_hidden_states=True)
         theirs = hf(
             input_ids=ids,
             token_type_ids=seg,
@@ -188,7 +188,7 @@ def test_bert_from_hf_on_a_random_bertmodel():
     mask = torch.ones(3, 11, dtype=torch.long)
     mask[1, 8:] = 0
     with torch.no_grad():
-        a = ours(ids, seg, mask, output_attentions=True)
+        a = ours(ids, seg, mask, return_attention=True)
         b = hf(input_ids=ids, token_type_ids=seg, attention_mask=mask, output_attentions=True)
     assert (a.sequence_output - b.last_hidden_state).abs().max() < 1e-5  # float32 rounding only
     assert (a.pooled_output - b.pooler_output).abs().max() < 1e-5

@@ -91,7 +91,7 @@ class MiniLMExport(nn.Module):
         self.bert = bert
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Tensor):
-        out = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=True)
+        out = self.bert(input_ids, token_type_ids, attention_mask, return_attention=True)
         return out.sequence_output, torch.stack(out.attentions)[:, 0]  # [1, T, D], [L, H, T, T]
 
 
@@ -216,7 +216,7 @@ def minilm_torch(model, tokenizer, text: str) -> tuple[list[str], np.ndarray, np
     """(tokens, attentions [L, H, T, T], last hidden state [T, D]) computed by the library."""
     enc = tokenizer.encode(text, max_length=MINILM_MAX_TOKENS)
     with torch.no_grad():
-        out = model(torch.tensor([enc.input_ids]), output_attentions=True)
+        out = model(torch.tensor([enc.input_ids]), return_attention=True)
     return enc.tokens, torch.stack(out.attentions)[:, 0].numpy(), out.sequence_output[0].numpy()
 
 

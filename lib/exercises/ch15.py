@@ -143,7 +143,7 @@ def embed_reference(
         out = model(
             batch.input_ids,
             attention_mask=batch.attention_mask if mask_model else None,
-            output_hidden_states=layer is not None,
+            return_hidden_states=layer is not None,
         )
     h = (out.sequence_output if layer is None else out.hidden_states[layer]).double()  # [B, T, D]
     if pooling == "cls":

@@ -124,7 +124,7 @@ def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS)
         raise TypeError(f"text: expected a str, got {type(text).__name__}")
     enc = tokenizer.encode(text, max_length=max_tokens)
     with torch.no_grad():
-        out = model(torch.tensor([enc.input_ids]), output_attentions=True)
+        out = model(torch.tensor([enc.input_ids]), return_attention=True)
     return enc.tokens, torch.stack(out.attentions)[:, 0]
 
 
