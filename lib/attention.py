@@ -422,10 +422,8 @@ def attention_heads(
       has our convention), which never keeps the [Tq, Tk] matrix: faster, less memory, no weights.
     Both give the same heads; a fully masked query row gets zero weights and zero heads.
     """
-    if not need_weights:
+    if not need_weights:  # torch >= 2.5 gives fully masked rows zero heads, as masked_softmax
         heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        if mask is not None:  # fully masked rows: 0 as in masked_softmax (older torch gave NaN)
-            heads = heads.masked_fill(~mask.any(-1, keepdim=True), 0.0)
         return heads, None
     scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
     if scores.requires_grad or scores.dtype not in (torch.float32, torch.float64):

@@ -188,8 +188,9 @@ def sample(
         else:
             probs = sampling_distribution(logits, temperature, top_k, top_p)  # [B, V]
             y = multinomial(probs, generator)[:, 0]  # [B]
-        y = y.masked_fill(done, pad_id)
-        picked = logits.log_softmax(-1).gather(-1, y[:, None])[:, 0].masked_fill(done, 0.0)
+        picked = logits.log_softmax(-1).gather(-1, y[:, None])[:, 0]  # [B] log p(y)
+        if eos_id is not None:  # rows that have ended get pad_id, and no more log-probability
+            y, picked = y.masked_fill(done, pad_id), picked.masked_fill(done, 0.0)
         log_prob = picked if log_prob is None else log_prob + picked
         if weights is not None:
             attention.append(weights.masked_fill(done.view(-1, *[1] * (weights.dim() - 1)), 0.0))

@@ -196,13 +196,17 @@ class CausalSelfAttention(nn.Module):
         self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
     ):
         T = x.shape[1]  # from x itself, so that an ONNX export keeps the length a variable
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=-1)  # 3 x [B, T, D]
-        q, k, v = (split_heads(t, self.n_head) for t in (q, k, v))  # 3 x [B, H, T, Dh]
+        # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
+        # query heads, then the H key heads, then the H value heads
+        q, k, v = split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
         P = 0
         if kv_cache is not None:
             P = kv_cache.cached(layer)
             k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
-        mask = causal_mask(T, device=x.device, past=P)  # [T, P + T]: query P+i sees keys 0..P+i
+        if kv_cache is not None and T == 1:  # one new token (a generation step) sees every key
+            mask = None
+        else:
+            mask = causal_mask(T, device=x.device, past=P)  # [T, P + T]: query P+i sees 0..P+i
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
