@@ -63,3 +63,32 @@ def check_tensor(
         raise ValueError(f"{name}: expected shape {layout} ({dims}), got shape {tuple(x.shape)}")
     if width is not None and x.shape[-1] != width:
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
+
+
+def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> Tensor:
+    """The padding mask of right-padded ``input_ids`` [B, T]: bool, or 0/1 integers as Hugging
+    Face's ``attention_mask``, of the shape of input_ids, True (1) on a prefix of every row (the
+    real tokens). Returns it as bool. TypeError for another dtype; ValueError for another shape,
+    other values, or padding before a real token."""
+    if not isinstance(mask, Tensor) or mask.is_floating_point() or mask.is_complex():
+        got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(
+            f"{name}: expected a bool or 0/1 integer tensor [B, T] (True at real tokens), got {got}"
+        )
+    if mask.shape != input_ids.shape:
+        raise ValueError(
+            f"{name}: expected the shape of input_ids {tuple(input_ids.shape)}, "
+            f"got {tuple(mask.shape)}"
+        )
+    if mask.dtype != torch.bool:
+        if ((mask != 0) & (mask != 1)).any():
+            raise ValueError(f"{name}: expected 0/1 values, got {mask.unique().tolist()}")
+        mask = mask.bool()
+    lengths = mask.sum(1)  # [B]
+    prefix = torch.arange(mask.shape[1], device=mask.device) < lengths[:, None]  # [B, T]
+    if not torch.equal(prefix, mask):
+        raise ValueError(
+            f"{name}: expected True on a prefix of each row (right padding), got a row with "
+            "padding before a real token"
+        )
+    return mask

@@ -62,6 +62,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._validate import check_ids, check_padding_mask
 from lib.lm import reverse_padded  # one implementation, shared with the RNN language models
 
 __all__ = [
@@ -369,10 +370,11 @@ class BiLM(nn.Module):
     ``backward_layers`` (L one-layer ``nn.LSTM`` each, batch first), ``softmax`` (H -> V, shared by
     both directions), ``dropout``.
 
-    forward(ids [B, T], mask [B, T] or None) -> BiLMOutput (states [N, B, T, 2H], forward and
-    backward logits [B, T, V], mask). The mask defaults to ``ids != config.pad_id``; it must be True
-    on a prefix of each row, with at least one token. Sentences should start with <bos> and end with
-    <eos>, so that the forward LM predicts the first word and the backward LM the last one.
+    forward(input_ids [B, T], attention_mask [B, T] or None) -> BiLMOutput (states [N, B, T, 2H],
+    forward and backward logits [B, T, V], mask). The mask defaults to ``ids != config.pad_id``; it
+    must be True on a prefix of each row, with at least one token. Sentences should start with <bos>
+    and end with <eos>, so that the forward LM predicts the first word and the backward LM the last
+    one.
 
     Initialization (the paper does not give one): LSTMs PyTorch's default uniform(+-1/sqrt(M)) with
     the forget-gate bias set to 1 (Jozefowicz et al. 2015); softmax weights N(0, 1/H), bias 0.
@@ -408,49 +410,29 @@ class BiLM(nn.Module):
                 nn.init.normal_(self.token_encoder.word_embeddings.weight)
                 self.token_encoder.word_embeddings.weight[c.pad_id].zero_()
 
-    def _check(self, ids, mask) -> Tensor:
-        if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-            got = f"dtype {ids.dtype}" if isinstance(ids, Tensor) else type(ids).__name__
-            raise TypeError(f"ids: expected a tensor of integer token ids [B, T], got {got}")
-        if ids.dim() != 2 or ids.shape[1] == 0:
-            raise ValueError(f"ids: expected shape [B, T] with T >= 1, got {tuple(ids.shape)}")
-        V = self.config.vocab_size
-        if ids.numel() and (ids.min() < 0 or ids.max() >= V):
+    def _check(self, input_ids, attention_mask) -> Tensor:
+        """lib._validate's checks; without a mask, the real tokens are those that are not pad_id."""
+        check_ids(
+            input_ids, "input_ids", self.config.vocab_size, f"vocab_size={self.config.vocab_size}"
+        )
+        if attention_mask is None:
+            name = "attention_mask (input_ids != pad_id, no mask given)"
+            mask = check_padding_mask(input_ids != self.config.pad_id, input_ids, name)
+        else:
+            mask = check_padding_mask(attention_mask, input_ids)
+        empty = mask.sum(1) == 0  # [B]
+        if empty.any():
             raise ValueError(
-                f"ids: expected token ids in [0, vocab_size={V}), got values from "
-                f"{ids.min().item()} to {ids.max().item()}"
-            )
-        if mask is None:
-            mask = ids != self.config.pad_id
-        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
-            raise TypeError(f"mask: expected a bool tensor [B, T] (True at real tokens), got {got}")
-        if mask.shape != ids.shape:
-            raise ValueError(
-                f"mask: expected the shape of ids {tuple(ids.shape)}, got {tuple(mask.shape)}"
-            )
-        lengths = mask.sum(1)  # [B]
-        prefix = torch.arange(ids.shape[1], device=ids.device) < lengths[:, None]
-        if not torch.equal(prefix, mask):
-            raise ValueError(
-                "mask: expected True on a prefix of each row (right padding), got a "
-                "row with "
-                "padding before a real token (or, without a mask, pad_id inside a "
-                "sentence)"
-            )
-        if (lengths == 0).any():
-            raise ValueError(
-                "mask: expected at least one real token per sentence, got an empty "
-                "row "
-                f"(row {int((lengths == 0).nonzero()[0])})"
+                "attention_mask: expected at least one real token per sentence, got an empty row "
+                f"(row {int(empty.nonzero()[0])})"
             )
         return mask
 
-    def forward(self, ids: Tensor, mask: Tensor | None = None) -> BiLMOutput:
-        mask = self._check(ids, mask)
-        lengths = mask.sum(1)  # [B]
-        keep = mask[..., None].to(self.softmax.weight.dtype)  # [B, T, 1]
-        x = self.token_encoder(ids) * keep  # [B, T, H]
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> BiLMOutput:
+        attention_mask = self._check(input_ids, attention_mask)
+        lengths = attention_mask.sum(1)  # [B]
+        keep = attention_mask[..., None].to(self.softmax.weight.dtype)  # [B, T, 1]
+        x = self.token_encoder(input_ids) * keep  # [B, T, H]
         states = [torch.cat([x, x], -1)]  # layer 0: [B, T, 2H]
         fwd, bwd = x, reverse_padded(x, lengths)  # bwd in reversed order
         for j, (f_lstm, b_lstm) in enumerate(zip(self.forward_layers, self.backward_layers)):
@@ -463,33 +445,33 @@ class BiLM(nn.Module):
         forward_logits = self.softmax(self.dropout(fwd))  # [B, T, V]
         backward_logits = self.softmax(self.dropout(reverse_padded(bwd, lengths)))  # [B, T, V]
         # states [N, B, T, 2H]
-        return BiLMOutput(torch.stack(states), forward_logits, backward_logits, mask)
+        return BiLMOutput(torch.stack(states), forward_logits, backward_logits, attention_mask)
 
-    def token_nll(self, ids: Tensor, mask: Tensor | None = None) -> TokenNLL:
+    def token_nll(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> TokenNLL:
         """-log p of every predicted token, by direction (see ``TokenNLL``)."""
-        out = self(ids, mask)
-        mask, B = out.mask, ids.shape[0]
-        target = mask[:, 1:]  # [B, T-1]: pairs (t, t+1) both real
+        out = self(input_ids, attention_mask)
+        attention_mask, B = out.mask, input_ids.shape[0]
+        target = attention_mask[:, 1:]  # [B, T-1]: pairs (t, t+1) both real
         f = F.cross_entropy(
-            out.forward_logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none"
+            out.forward_logits[:, :-1].transpose(1, 2), input_ids[:, 1:], reduction="none"
         )
         b = F.cross_entropy(
-            out.backward_logits[:, 1:].transpose(1, 2), ids[:, :-1], reduction="none"
+            out.backward_logits[:, 1:].transpose(1, 2), input_ids[:, :-1], reduction="none"
         )
         zero = f.new_zeros(B, 1)
         forward = torch.cat([zero, f * target], 1)  # [B, T], by predicted token
         backward = torch.cat([b * target, zero], 1)  # [B, T]
         return TokenNLL(forward, backward, int(target.sum()))
 
-    def lm_loss(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
+    def lm_loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
         """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per
         predicted token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is
         not a perplexity (each direction's perplexity is exp(its own mean NLL), see
         ``token_nll``)."""
-        nll = self.token_nll(ids, mask)
+        nll = self.token_nll(input_ids, attention_mask)
         if nll.count == 0:
             raise ValueError(
-                "ids: every sentence has a single token, so there is nothing to "
+                "input_ids: every sentence has a single token, so there is nothing to "
                 "predict; "
                 "add <bos> and <eos>"
             )

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
+from lib._validate import check_ids
 from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -108,9 +109,9 @@ class KVCache:
     t only computes the new token's query, key and value instead of re-running the whole prefix.
 
     ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
-    ``GPT.forward(idx, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T new
-    ones and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as beam
-    search does when it keeps the best hypotheses.
+    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T
+    new ones and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as
+    beam search does when it keeps the best hypotheses.
 
     Storage: each layer's keys and values live in a buffer [B, H, capacity, Dh] that doubles when
     full, and new positions are written in place, so a generation step copies one position, not the
@@ -308,18 +309,18 @@ class GPT(nn.Module):
             nn.init.zeros_(module.bias)
 
     def hidden_states(
-        self, idx: Tensor, kv_cache: KVCache | None = None, return_attention: bool = False
+        self, input_ids: Tensor, kv_cache: KVCache | None = None, return_attention: bool = False
     ):
-        """idx [B, T] -> (h [B, T, D], the output of ln_f, i.e. what lm_head reads; attention: list
-        of n_layer weights [B, H, T, P + T], or None). With a cache, idx holds only the T new
-        tokens."""
+        """input_ids [B, T] -> (h [B, T, D], the output of ln_f, i.e. what lm_head reads;
+        attention: list of n_layer weights [B, H, T, P + T], or None). With a cache, input_ids holds
+        only the T new tokens."""
         if kv_cache is not None and not isinstance(kv_cache, KVCache):
             raise TypeError(f"kv_cache: expected a lib.gpt.KVCache, got {type(kv_cache).__name__}")
         P = kv_cache.length if kv_cache is not None else 0
-        self._check_idx(idx, "idx", P, kv_cache)
-        positions = torch.arange(P, P + idx.shape[1], device=idx.device)  # [T]
+        self._check_input_ids(input_ids, P, kv_cache)
+        positions = torch.arange(P, P + input_ids.shape[1], device=input_ids.device)  # [T]
         # [B, T, D]
-        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(positions))
+        x = self.transformer.drop(self.transformer.wte(input_ids) + self.transformer.wpe(positions))
         attention = [] if return_attention else None
         for layer, block in enumerate(self.transformer.h):
             x, weights = block(x, kv_cache, layer, return_attention)  # [B, T, D]
@@ -329,70 +330,54 @@ class GPT(nn.Module):
 
     def forward(
         self,
-        idx: Tensor,
+        input_ids: Tensor,
         targets: Tensor | None = None,
         return_attention: bool = False,
         kv_cache: KVCache | None = None,
     ) -> GPTOutput:
-        """idx [B, T] token ids -> GPTOutput(logits [B, T, V], loss, attention).
+        """input_ids [B, T] token ids -> GPTOutput(logits [B, T, V], loss, attention).
 
-        targets [B, T]: the next token at every position (usually idx shifted left by one);
+        targets [B, T]: the next token at every position (usually input_ids shifted left by one);
         positions with target -100 are ignored (F.cross_entropy's ignore_index). loss = mean
         cross-entropy over the other positions. return_attention: also the list of n_layer weights
-        [B, H, T, P + T]. kv_cache: a KVCache; idx then holds only the new tokens, at positions P ..
-        P+T-1, and the cache grows by T. Raises ValueError for ids outside [0, vocab_size) or P + T
-        > block_size.
+        [B, H, T, P + T]. kv_cache: a KVCache; input_ids then holds only the new tokens, at
+        positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside [0,
+        vocab_size) or P + T > block_size.
         """
-        h, attention = self.hidden_states(idx, kv_cache, return_attention)
+        h, attention = self.hidden_states(input_ids, kv_cache, return_attention)
         logits = self.lm_head(h)  # [B, T, V]
         loss = None
         if targets is not None:
-            self._check_targets(targets, idx)
+            self._check_targets(targets, input_ids)
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
         return GPTOutput(logits, loss, attention)
 
     # --- input checks
     # --------------------------------------------------------------------------------
 
-    def _check_idx(self, idx, name: str, P: int = 0, kv_cache=None) -> None:
-        """TypeError unless an integer tensor; ValueError unless [B, T], P + T <= block_size, ids in
-        vocab."""
+    def _check_input_ids(self, input_ids, P: int = 0, kv_cache=None) -> None:
+        """lib._validate.check_ids, then the context: P cached + T new tokens <= block_size."""
         c = self.config
-        if not isinstance(idx, Tensor) or idx.dtype not in (torch.int64, torch.int32):
-            got = idx.dtype if isinstance(idx, Tensor) else type(idx).__name__
-            raise TypeError(
-                f"{name}: expected a tensor of token ids (torch.long) of shape [B, T], got {got}"
-            )
-        if idx.dim() != 2 or idx.shape[1] < 1:
-            raise ValueError(
-                f"{name}: expected shape [B, T] with T >= 1, got shape {tuple(idx.shape)}"
-            )
-        if P + idx.shape[1] > c.block_size:
+        check_ids(input_ids, "input_ids", c.vocab_size, f"vocab_size={c.vocab_size}")
+        if P + input_ids.shape[1] > c.block_size:
             cached = f" plus {P} cached positions" if P else ""
             raise ValueError(
-                f"{name}: sequence of {idx.shape[1]} tokens{cached} is longer than "
+                f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than "
                 f"block_size={c.block_size}, the model's context length"
             )
-        if idx.numel() and (idx.min() < 0 or idx.max() >= c.vocab_size):
+        if kv_cache is not None and kv_cache.batch_size not in (None, input_ids.shape[0]):
             raise ValueError(
-                f"{name}: expected ids in [0, vocab_size={c.vocab_size}), got ids "
-                "from "
-                f"{idx.min().item()} to {idx.max().item()}"
-            )
-        if kv_cache is not None and kv_cache.batch_size not in (None, idx.shape[0]):
-            raise ValueError(
-                f"kv_cache: holds a batch of {kv_cache.batch_size}, but {name} has "
-                "shape "
-                f"{tuple(idx.shape)}"
+                f"kv_cache: holds a batch of {kv_cache.batch_size}, but input_ids has shape "
+                f"{tuple(input_ids.shape)}"
             )
 
-    def _check_targets(self, targets, idx) -> None:
+    def _check_targets(self, targets, input_ids) -> None:
         if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
             got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
             raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
-        if targets.shape != idx.shape:
+        if targets.shape != input_ids.shape:
             raise ValueError(
-                f"targets: expected shape {tuple(idx.shape)} (that of idx), got "
+                f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got "
                 f"{tuple(targets.shape)}"
             )
         real = targets[targets != -100]
@@ -403,17 +388,17 @@ class GPT(nn.Module):
                 f"(ignored), got ids from {real.min().item()} to {real.max().item()}"
             )
 
-    def _check_new_tokens(self, idx, max_new_tokens) -> None:
-        self._check_idx(idx, "idx")
+    def _check_new_tokens(self, input_ids, max_new_tokens) -> None:
+        self._check_input_ids(input_ids)
         if (
             isinstance(max_new_tokens, bool)
             or not isinstance(max_new_tokens, int)
             or max_new_tokens < 1
         ):
             raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
-        if idx.shape[1] + max_new_tokens > self.config.block_size:
+        if input_ids.shape[1] + max_new_tokens > self.config.block_size:
             raise ValueError(
-                f"max_new_tokens: prompt of {idx.shape[1]} tokens + {max_new_tokens} "
+                f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} "
                 "new tokens "
                 f"is longer than block_size={self.config.block_size}, the model's "
                 "context length"
@@ -443,7 +428,7 @@ class GPT(nn.Module):
     @torch.no_grad()
     def generate(
         self,
-        idx: Tensor,
+        input_ids: Tensor,
         max_new_tokens: int,
         temperature: float = 1.0,
         top_k: int | None = None,
@@ -455,47 +440,48 @@ class GPT(nn.Module):
         from ``lib.decoding.sampling_distribution(last logits, temperature, top_k, top_p)``;
         temperature=0 is greedy decoding.
 
-        idx [B, T] -> [B, T + max_new_tokens], the prompt and its continuation (as nanoGPT's
-        generate; ``lib.decoding.sample(model.step_function(), idx, ...)`` gives the continuation
-        with its log-probability). ``generator`` (a torch.Generator) makes the draws reproducible.
-        use_cache: see ``step_function``. The whole sequence must fit in ``block_size`` (no
-        sliding window). Put the model in eval mode first, or dropout changes the tokens.
+        input_ids [B, T] -> [B, T + max_new_tokens], the prompt and its continuation (as nanoGPT's
+        generate; ``lib.decoding.sample(model.step_function(), input_ids, ...)`` gives the
+        continuation with its log-probability). ``generator`` (a torch.Generator) makes the draws
+        reproducible. use_cache: see ``step_function``. The whole sequence must fit in
+        ``block_size`` (no sliding window). Put the model in eval mode first, or dropout changes the
+        tokens.
         """
-        self._check_new_tokens(idx, max_new_tokens)
+        self._check_new_tokens(input_ids, max_new_tokens)
         out = decoding.sample(
             self.step_function(use_cache),
-            idx,
+            input_ids,
             max_new_tokens,
             temperature=temperature,
             top_k=top_k,
             top_p=top_p,
             generator=generator,
         )
-        return torch.cat([idx, out.tokens], dim=1)
+        return torch.cat([input_ids, out.tokens], dim=1)
 
     @torch.no_grad()
     def beam_search(
         self,
-        idx: Tensor,
+        input_ids: Tensor,
         max_new_tokens: int,
         beam_width: int = 4,
         eos_id: int | None = None,
         length_penalty: float = 0.0,
     ) -> Decoded:
         """Beam search for one prompt (``lib.decoding.beam_search`` with this model's cached step):
-        idx [1, T] -> ``Decoded``: tokens [1, L], the continuation (L <= max_new_tokens, ending at
-        ``eos_id`` if it was produced); log_prob [1], the sum over the L new tokens of log p(token
-        | everything before it); attention None.
+        input_ids [1, T] -> ``Decoded``: tokens [1, L], the continuation (L <= max_new_tokens,
+        ending at ``eos_id`` if it was produced); log_prob [1], the sum over the L new tokens of log
+        p(token | everything before it); attention None.
 
         A hypothesis that produces ``eos_id`` or reaches ``max_new_tokens`` is finished; finished
         ones are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)`` (0 ranks
         by log_prob). beam_width=1 is greedy decoding. A heuristic: it usually finds a likelier
         continuation than greedy, and is not guaranteed to find the likeliest.
         """
-        self._check_new_tokens(idx, max_new_tokens)
-        if idx.shape[0] != 1:
+        self._check_new_tokens(input_ids, max_new_tokens)
+        if input_ids.shape[0] != 1:
             raise ValueError(
-                f"idx: expected shape [1, T] (one prompt), got shape {tuple(idx.shape)}"
+                f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
             )
         if eos_id is not None and (
             isinstance(eos_id, bool)
@@ -507,7 +493,7 @@ class GPT(nn.Module):
                 f"got {eos_id!r}"
             )
         return decoding.beam_search(
-            self.step_function(), idx, max_new_tokens, beam_width, eos_id, length_penalty
+            self.step_function(), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
         )
 
 
@@ -533,7 +519,7 @@ class GPTClassifier(nn.Module):
     """GPT fine-tuned as a classifier (Radford et al. 2018, sec. 3.2): a linear layer on the final
     hidden state of the last token of each input, P(y | x_1..x_m) = softmax(h_L^m W_y)  (eq. 3).
 
-    forward(idx [B, T], lengths=None) -> class logits [B, C]. Inputs are padded at the end;
+    forward(input_ids [B, T], lengths=None) -> class logits [B, C]. Inputs are padded at the end;
     ``lengths`` [B] (ints, default T) says where each one ends. Because attention is causal, the
     hidden state at position length-1 never sees the padding after it, so no padding mask is needed.
     ``gpt`` is the (pretrained or fresh) language model; ``head`` is nn.Linear(D, C), initialized
@@ -552,13 +538,13 @@ class GPTClassifier(nn.Module):
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
 
-    def forward(self, idx: Tensor, lengths: Tensor | None = None) -> Tensor:
-        h, _ = self.gpt.hidden_states(idx)  # [B, T, D]
-        B, T = idx.shape
+    def forward(self, input_ids: Tensor, lengths: Tensor | None = None) -> Tensor:
+        h, _ = self.gpt.hidden_states(input_ids)  # [B, T, D]
+        B, T = input_ids.shape
         if lengths is None:
-            last = torch.full((B,), T - 1, device=idx.device)  # [B]
+            last = torch.full((B,), T - 1, device=input_ids.device)  # [B]
         else:
-            lengths = torch.as_tensor(lengths, device=idx.device)
+            lengths = torch.as_tensor(lengths, device=input_ids.device)
             if (
                 lengths.shape != (B,)
                 or lengths.is_floating_point()
@@ -569,4 +555,4 @@ class GPTClassifier(nn.Module):
                     f"lengths: expected {B} integer lengths in [1, T={T}], got {lengths.tolist()}"
                 )
             last = lengths - 1  # [B]
-        return self.head(h[torch.arange(B, device=idx.device), last])  # [B, D] -> [B, C]
+        return self.head(h[torch.arange(B, device=input_ids.device), last])  # [B, D] -> [B, C]

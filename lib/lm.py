@@ -50,7 +50,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_int
+from lib._validate import check_ids, check_int, check_padding_mask
 
 __all__ = [
     "BOS",
@@ -173,41 +173,13 @@ class BigramLM:
 # ---------------------------------------------------------------------
 
 
-def _check_batch(ids, mask, vocab_size: int | None = None) -> Tensor:
-    """Check ids [B, T] long and mask [B, T] bool (a prefix of True per row); return lengths [B]."""
-    if not isinstance(ids, Tensor) or ids.dtype != torch.long or ids.dim() != 2:
-        got = (
-            f"shape {tuple(ids.shape)} and dtype {ids.dtype}"
-            if isinstance(ids, Tensor)
-            else type(ids).__name__
-        )
-        raise ValueError(f"ids: expected a long tensor [B, T], got {got}")
-    if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise ValueError(
-            f"ids: expected token ids in [0, {vocab_size}), got min {int(ids.min())} "
-            "and "
-            f"max {int(ids.max())}"
-        )
-    if mask is None:
-        return torch.full((ids.shape[0],), ids.shape[1], dtype=torch.long, device=ids.device)
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != ids.shape:
-        got = (
-            f"shape {tuple(mask.shape)} and dtype {mask.dtype}"
-            if isinstance(mask, Tensor)
-            else type(mask).__name__
-        )
-        raise ValueError(
-            f"mask: expected a bool tensor of the shape of ids {tuple(ids.shape)}, got {got}"
-        )
-    lengths = mask.sum(1)  # [B]
-    prefix = torch.arange(ids.shape[1], device=ids.device) < lengths[:, None]  # [B, T]
-    if not torch.equal(prefix, mask):
-        raise ValueError(
-            "mask: expected each row to be True on its real tokens and False after "
-            "them "
-            "(padding at the end only)"
-        )
-    return lengths
+def _check_batch(input_ids, attention_mask, vocab_size: int) -> Tensor:
+    """Check input_ids [B, T] and attention_mask [B, T] (``lib._validate``); return lengths [B]."""
+    check_ids(input_ids, "input_ids", vocab_size)
+    if attention_mask is None:
+        B, T = input_ids.shape
+        return torch.full((B,), T, dtype=torch.long, device=input_ids.device)
+    return check_padding_mask(attention_mask, input_ids).sum(1)  # [B]
 
 
 def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
@@ -232,11 +204,11 @@ def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
 class RNNLM(nn.Module):
     """A recurrent language model: embedding -> LSTM or GRU (n_layers) -> linear -> logits.
 
-    forward(ids [B, T], mask [B, T] or None) -> logits [B, T, V]. Forward model (reverse=False):
-    logits[:, t] scores the token *after* position t, given ids[:, :t+1]. Backward model
-    (reverse=True): each sentence is read right to left within its real tokens, and logits[:, t]
-    scores the token *before* position t, given ids[:, t:length]. The backward model is exactly the
-    forward model run on the reversed sentences (``reverse_padded``), with its outputs reversed
+    forward(input_ids [B, T], attention_mask [B, T] or None) -> logits [B, T, V]. Forward model
+    (reverse=False): logits[:, t] scores the token *after* position t, given ids[:, :t+1]. Backward
+    model (reverse=True): each sentence is read right to left within its real tokens, and logits[:,
+    t] scores the token *before* position t, given ids[:, t:length]. The backward model is exactly
+    the forward model run on the reversed sentences (``reverse_padded``), with its outputs reversed
     back. Sentences are <bos> w_1 .. w_n <eos>: both models make n + 1 predictions per sentence (the
     words and <eos>, or the words and <bos>).
 
@@ -280,42 +252,42 @@ class RNNLM(nn.Module):
         for p in self.parameters():
             nn.init.uniform_(p, -0.1, 0.1)
 
-    def run(self, ids: Tensor, state=None) -> tuple[Tensor, object]:
-        """The network in its own reading direction, with no reversal: ids [B, T] -> (logits [B, T,
-        V], state) where logits[:, t] scores the next token to read. ``state`` carries on a sequence
-        (used by ``sample``)."""
-        h, state = self.rnn(self.drop(self.embedding(ids)), state)  # [B, T, H]
+    def run(self, input_ids: Tensor, state=None) -> tuple[Tensor, object]:
+        """The network in its own reading direction, with no reversal: input_ids [B, T] -> (logits
+        [B, T, V], state) where logits[:, t] scores the next token to read. ``state`` carries on a
+        sequence (used by ``sample``)."""
+        h, state = self.rnn(self.drop(self.embedding(input_ids)), state)  # [B, T, H]
         return self.out(self.drop(h)), state  # [B, T, V]
 
-    def forward(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
-        lengths = _check_batch(ids, mask, self.vocab_size)
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
+        lengths = _check_batch(input_ids, attention_mask, self.vocab_size)
         if not self.reverse:
-            return self.run(ids)[0]  # causal: padding at the end is harmless
-        logits, _ = self.run(reverse_padded(ids, lengths))  # read right to left
+            return self.run(input_ids)[0]  # causal: padding at the end is harmless
+        logits, _ = self.run(reverse_padded(input_ids, lengths))  # read right to left
         return reverse_padded(logits, lengths)  # [B, T, V], back in reading order
 
-    def nll(self, ids: Tensor, mask: Tensor | None = None) -> tuple[Tensor, int]:
-        """(sum of -ln P over the predicted tokens, their number): forward, ids[:, 1:] from
-        logits[:, :-1]; backward, ids[:, :-1] from logits[:, 1:]; only pairs of real tokens
+    def nll(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> tuple[Tensor, int]:
+        """(sum of -ln P over the predicted tokens, their number): forward, input_ids[:, 1:] from
+        logits[:, :-1]; backward, input_ids[:, :-1] from logits[:, 1:]; only pairs of real tokens
         count."""
-        lengths = _check_batch(ids, mask, self.vocab_size)
-        logits = self(ids, mask)  # [B, T, V]
-        positions = torch.arange(ids.shape[1], device=ids.device)
+        lengths = _check_batch(input_ids, attention_mask, self.vocab_size)
+        logits = self(input_ids, attention_mask)  # [B, T, V]
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
         real = (positions < lengths[:, None])[:, 1:]  # [B, T-1]: both ends real
         if self.reverse:
-            scores, targets = logits[:, 1:], ids[:, :-1]
+            scores, targets = logits[:, 1:], input_ids[:, :-1]
         else:
-            scores, targets = logits[:, :-1], ids[:, 1:]
+            scores, targets = logits[:, :-1], input_ids[:, 1:]
         # [B (T-1)]
         losses = F.cross_entropy(scores.flatten(0, 1), targets.flatten(), reduction="none")
         return losses[real.flatten()].sum(), int(real.sum())
 
-    def loss(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
+    def loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
         """Mean negative log-likelihood per predicted token (the cross-entropy; exp of it is the
         perplexity)."""
-        total, count = self.nll(ids, mask)
+        total, count = self.nll(input_ids, attention_mask)
         if count == 0:
-            raise ValueError("ids: no sentence has two real tokens, nothing to predict")
+            raise ValueError("input_ids: no sentence has two real tokens, nothing to predict")
         return total / count
 
 
@@ -605,9 +577,9 @@ def nearest_neighbours(
 class RNNClassifier(nn.Module):
     """embedding -> LSTM or GRU -> linear on the state at each sentence's last real token -> logits.
 
-    forward(ids [B, T], mask [B, T] or None) -> logits [B, C]. The submodules are named as in
-    ``RNNLM`` (``embedding``, ``rnn``), so ``from_lm`` copies a forward language model's weights
-    into them; the linear layer ``head`` is new. Initialization: uniform in [-0.1, 0.1], as
+    forward(input_ids [B, T], attention_mask [B, T] or None) -> logits [B, C]. The submodules are
+    named as in ``RNNLM`` (``embedding``, ``rnn``), so ``from_lm`` copies a forward language model's
+    weights into them; the linear layer ``head`` is new. Initialization: uniform in [-0.1, 0.1], as
     ``RNNLM``.
     """
 
@@ -678,10 +650,10 @@ class RNNClassifier(nn.Module):
         self.embedding.weight.copy_(vectors)
         return self
 
-    def forward(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
-        lengths = _check_batch(ids, mask, self.vocab_size)
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
+        lengths = _check_batch(input_ids, attention_mask, self.vocab_size)
         if (lengths == 0).any():
-            raise ValueError("mask: every sentence needs at least one real token")
-        h, _ = self.rnn(self.embedding(ids))  # [B, T, H]
-        rows = torch.arange(ids.shape[0], device=ids.device)
+            raise ValueError("attention_mask: every sentence needs at least one real token")
+        h, _ = self.rnn(self.embedding(input_ids))  # [B, T, H]
+        rows = torch.arange(input_ids.shape[0], device=input_ids.device)
         return self.head(h[rows, lengths - 1])  # [B, C]

@@ -426,37 +426,39 @@ def test_config_bad_input():
 def test_forward_bad_input():
     model = small_model()
     _, ids, mask = padded_batch()
-    expected = f"ids: expected token ids in [0, vocab_size={V}), got values from 0 to {V}"
+    expected = f"input_ids: expected ids in [0, {V}) (vocab_size={V}), got ids from 0 to {V}"
     with pytest.raises(ValueError, match=re.escape(expected)):
         model(torch.tensor([[0, V]]))
-    with pytest.raises(ValueError, match=r"ids: .*from -1"):
+    with pytest.raises(ValueError, match=r"input_ids: .*from -1"):
         model(torch.tensor([[-1, 3]]))
-    with pytest.raises(
-        TypeError, match="ids: expected a tensor of integer token ids.*torch.float32"
-    ):
+    with pytest.raises(TypeError, match="input_ids: expected a tensor of token ids.*torch.float32"):
         model(torch.zeros(2, 3))
-    with pytest.raises(ValueError, match=r"ids: expected shape \[B, T\] with T >= 1, got \(5,\)"):
+    with pytest.raises(ValueError, match=r"input_ids: expected shape \[B, T\].*got shape \(5,\)"):
         model(torch.tensor([4, 5, 6, 7, 8]))
-    with pytest.raises(ValueError, match=r"mask: expected the shape of ids \(3, 7\), got \(3, 6\)"):
+    with pytest.raises(
+        ValueError, match=r"attention_mask: expected the shape of input_ids \(3, 7\), got \(3, 6\)"
+    ):
         model(ids, mask[:, :6])
-    with pytest.raises(TypeError, match="mask: expected a bool tensor"):
-        model(ids, mask.long())
+    with pytest.raises(TypeError, match="attention_mask: expected a bool or 0/1 integer tensor"):
+        model(ids, mask.float())
+    # 0/1 integers, as Hugging Face's attention_mask, are the bool mask
+    assert torch.equal(model(ids, mask.long()).forward_logits, model(ids, mask).forward_logits)
     holes = mask.clone()
     holes[0, 2] = False
-    with pytest.raises(ValueError, match="mask: expected True on a prefix of each row"):
+    with pytest.raises(ValueError, match="attention_mask: expected True on a prefix of each row"):
         model(ids, holes)
     # pad id inside a sentence
-    with pytest.raises(ValueError, match="mask: expected True on a prefix"):
+    with pytest.raises(ValueError, match=r"attention_mask \(input_ids != pad_id.*prefix"):
         model(torch.tensor([[5, 0, 6]]))
     empty = mask.clone()
     empty[1] = False
     with pytest.raises(
         ValueError,
-        match=r"mask: expected at least one real token per "
+        match=r"attention_mask: expected at least one real token per "
         r"sentence.*row 1",
     ):
         model(ids, empty)
-    with pytest.raises(ValueError, match="ids: every sentence has a single token"):
+    with pytest.raises(ValueError, match="input_ids: every sentence has a single token"):
         model.lm_loss(torch.tensor([[5], [6]]))
     with pytest.raises(ValueError, match="sentences: every sentence needs at least one token"):
         pad_sentences([[4, 5], []])

@@ -427,14 +427,21 @@ def test_bad_input_names_the_argument(toy_vocab):
     with pytest.raises(ValueError, match="vocab_size"):
         RNNLM(0)
     model = RNNLM(10, d_emb=4, d_hidden=4)
-    with pytest.raises(ValueError, match=r"ids: expected token ids in \[0, 10\)"):
+    with pytest.raises(ValueError, match=r"input_ids: expected ids in \[0, 10\)"):
         model(torch.tensor([[1, 10]]))
-    with pytest.raises(ValueError, match="ids: expected a long tensor"):
+    with pytest.raises(ValueError, match=r"input_ids: expected shape \[B, T\]"):
         model(torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match="mask: expected each row"):
+    with pytest.raises(TypeError, match="input_ids: expected a tensor of token ids"):
+        model(torch.tensor([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match="attention_mask: expected True on a prefix of each row"):
         model(torch.tensor([[1, 2, 3]]), torch.tensor([[True, False, True]]))
-    with pytest.raises(ValueError, match="mask: expected a bool tensor"):
+    with pytest.raises(TypeError, match="attention_mask: expected a bool or 0/1 integer tensor"):
         model(torch.tensor([[1, 2, 3]]), torch.ones(1, 3))
+    with pytest.raises(ValueError, match=r"attention_mask: expected 0/1 values, got \[1, 2\]"):
+        model(torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2, 1]]))
+    # a 0/1 attention_mask, as Hugging Face's, means the same as the bool one
+    x, m = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
+    assert torch.equal(model(x, m), model(x, m.bool()))
     with pytest.raises(ValueError, match="temperature"):
         sample(model, 1, 1, 2, temperature=0)
     sg = SkipGram(10, 4)
