@@ -29,6 +29,8 @@ attention). Beam search reorders hypotheses by indexing every tensor of the stat
 attention).
 """
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -52,6 +54,7 @@ __all__ = [
     "BahdanauDecoder",
     "LuongDecoder",
     "Seq2Seq",
+    "Seq2SeqOutput",
     "greedy_decode",
     "beam_search",
     "step_function",
@@ -378,13 +381,21 @@ class LuongDecoder(_Decoder):
 # --- the whole model -----------------------------------------------------------------------------
 
 
+class Seq2SeqOutput(NamedTuple):
+    """What ``Seq2Seq.forward`` returns: logits [B, T, V] and attention [B, T, S] (the weights the
+    decoder used at every step) or None for a decoder without attention."""
+
+    logits: Tensor
+    attention: Tensor | None
+
+
 class Seq2Seq(nn.Module):
     """An encoder and a decoder (any of the above, or lib.hard_attention.HardAttentionDecoder).
 
-    forward(src [B, S], src_lengths [B], tgt_in [B, T], return_states=False) -> (logits [B, T, V],
-    weights [B, T, S] or None) with teacher forcing: at step t the decoder reads the true previous
-    word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess. return_states=True also returns
-    the list of the T decoder states (dicts; e.g. local attention's p_t is
+    forward(src [B, S], src_lengths [B], tgt_in [B, T]) -> ``Seq2SeqOutput(logits [B, T, V],
+    attention [B, T, S] or None)`` with teacher forcing: at step t the decoder reads the true
+    previous word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess. ``forward_with_states``
+    also returns the list of the T decoder states (dicts; e.g. local attention's p_t is
     ``torch.stack([s["position"] for s in states], 1)`` [B, T]). loss(batch) -> the mean
     cross-entropy over the non-pad tokens of batch.tgt_out: the negative log-likelihood of the
     targets per token, so minimizing it is maximum likelihood (Sutskever et al. 2014, sec. 2;
@@ -420,7 +431,13 @@ class Seq2Seq(nn.Module):
         ]
         return enc_states, summary, src_mask  # [B, 1, 1, S] -> [B, S]
 
-    def forward(self, src: Tensor, src_lengths, tgt_in: Tensor, return_states: bool = False):
+    def forward(self, src: Tensor, src_lengths, tgt_in: Tensor) -> Seq2SeqOutput:
+        logits, weights, _ = self.forward_with_states(src, src_lengths, tgt_in)
+        return Seq2SeqOutput(logits, weights)
+
+    def forward_with_states(self, src: Tensor, src_lengths, tgt_in: Tensor):
+        """``forward``, and the list of the T decoder states (dicts) as a third value: (logits [B,
+        T, V], weights [B, T, S] or None, states)."""
         check_ids(tgt_in, "tgt_in", self.decoder.vocab_size)
         if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
             raise ValueError(
@@ -437,7 +454,7 @@ class Seq2Seq(nn.Module):
             states.append(state)
         logits = torch.stack(logits, dim=1)  # [B, T, V]
         weights = None if weights[0] is None else torch.stack(weights, dim=1)  # [B, T, S]
-        return (logits, weights, states) if return_states else (logits, weights)
+        return logits, weights, states
 
     def loss(self, batch) -> Tensor:
         missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
@@ -447,7 +464,7 @@ class Seq2Seq(nn.Module):
                 f"(e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
             )
         _check_target(batch.tgt_in, batch.tgt_out, self)
-        logits, _, states = self(batch.src, batch.src_lengths, batch.tgt_in, return_states=True)
+        logits, _, states = self.forward_with_states(batch.src, batch.src_lengths, batch.tgt_in)
         return self.decoder.loss(logits, batch.tgt_out, states, self.pad_id)
 
 

@@ -21,6 +21,7 @@ tgt_in ids -> embedding * sqrt(D) + positions -> Decoder (N x DecoderLayer, atte
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -40,10 +41,19 @@ __all__ = [
     "Decoder",
     "Transformer",
     "count_parameters",
+    "TransformerOutput",
     "greedy_decode",
     "beam_search",
     "step_function",
 ]
+
+
+class TransformerOutput(NamedTuple):
+    """What ``Transformer.forward`` returns: logits [B, T, Vt]; attention, None or the dict
+    {"encoder", "decoder", "cross"} of per-layer weights. Unpacks as ``logits, attention = out``."""
+
+    logits: Tensor
+    attention: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -368,11 +378,13 @@ class Transformer(nn.Module):
         logits = self.generator(y)  # [B, T, Vt]
         return (logits, {"decoder": self_w, "cross": cross_w}) if return_attention else logits
 
-    def forward(self, src: Tensor, tgt_in: Tensor, return_attention: bool = False):
-        """src [B, S], tgt_in [B, T] (the target shifted right: BOS y1 ... y_{T-1}) -> logits [B, T,
-        Vt]; with ``return_attention`` also {"encoder", "decoder", "cross"}: lists (one per layer)
-        of weights [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments bertviz's head_view
-        takes."""
+    def forward(
+        self, src: Tensor, tgt_in: Tensor, return_attention: bool = False
+    ) -> TransformerOutput:
+        """src [B, S], tgt_in [B, T] (the target shifted right: BOS y1 ... y_{T-1}) ->
+        ``TransformerOutput(logits [B, T, Vt], attention)``, attention None unless
+        ``return_attention``: then {"encoder", "decoder", "cross"}, lists (one per layer) of weights
+        [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments bertviz's head_view takes."""
         _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
         _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
         if src.shape[0] != tgt_in.shape[0]:
@@ -381,10 +393,10 @@ class Transformer(nn.Module):
                 f"got shape {tuple(tgt_in.shape)}"
             )
         if not return_attention:
-            return self.decode(tgt_in, self.encode(src), self.src_mask(src))
+            return TransformerOutput(self.decode(tgt_in, self.encode(src), self.src_mask(src)))
         memory, enc_w = self.encode(src, return_attention=True)
         logits, attention = self.decode(tgt_in, memory, self.src_mask(src), return_attention=True)
-        return logits, {"encoder": enc_w, **attention}
+        return TransformerOutput(logits, {"encoder": enc_w, **attention})
 
 
 def _check_ids(ids, name: str, vocab_size: int, max_len: int) -> None:

@@ -116,7 +116,7 @@ def transformer(device):
     src, tgt = ids(device), ids(device)
 
     def run():
-        logits = model(src, tgt)
+        logits = model(src, tgt).logits
         logits.sum().backward()
         model.eval()
         transformer_greedy(model, src, 5, 1, 2)

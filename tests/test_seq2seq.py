@@ -136,7 +136,7 @@ def test_decoder_shapes(kind):
     model = make_model(kind)
     src, lengths = padded([5, 2, 4], VS), torch.tensor([5, 2, 4])
     tgt_in, tgt_out = target([4, 2, 3])
-    logits, weights, states = model(src, lengths, tgt_in, return_states=True)
+    logits, weights, states = model.forward_with_states(src, lengths, tgt_in)
     assert logits.shape == (3, 4, VT) and len(states) == 4
     assert (weights is None) == (kind == "plain")
     if weights is not None:
@@ -316,7 +316,7 @@ def test_decoder_equals_loop_from_the_equations(kind):
     lengths, tgt_lengths = [6, 4, 2], [5, 3, 4]
     src, (tgt_in, _) = padded(lengths, VS, seed=2), target(tgt_lengths, seed=2)
     with torch.no_grad():
-        logits, weights, states = model(src, torch.tensor(lengths), tgt_in, return_states=True)
+        logits, weights, states = model.forward_with_states(src, torch.tensor(lengths), tgt_in)
         enc_states, summary = model.encoder(src, torch.tensor(lengths))
         for b, (L, T) in enumerate(zip(lengths, tgt_lengths)):
             ref_logits, ref_weights, ref_p = loop_decoder(

@@ -25,6 +25,7 @@ from lib.transformer import (
     FeedForward,
     Transformer,
     TransformerConfig,
+    TransformerOutput,
     beam_search,
     count_parameters,
     greedy_decode,
@@ -70,7 +71,7 @@ def sequence_log_prob(model, src, tokens, bos_id=BOS):
     way to score a decoded sequence (src [1, S], tokens [1, L])."""
     tgt_in = torch.cat([torch.full((1, 1), bos_id), tokens[:, :-1]], dim=1)  # [1, L]
     with torch.no_grad():
-        log_probs = model(src, tgt_in).log_softmax(-1)  # [1, L, V]
+        log_probs = model(src, tgt_in).logits.log_softmax(-1)  # [1, L, V]
     return log_probs.gather(-1, tokens[..., None]).sum().item()
 
 
@@ -82,7 +83,7 @@ def sequence_log_prob(model, src, tokens, bos_id=BOS):
 def test_forward_shapes_and_attention_format(norm_first):
     model = small_model(norm_first=norm_first)
     src, tgt_in = ids(3, 7, vocab=11), ids(3, 5, vocab=13, seed=1)
-    assert model(src, tgt_in).shape == (3, 5, 13)
+    assert model(src, tgt_in).logits.shape == (3, 5, 13)
     logits, att = model(src, tgt_in, return_attention=True)
     assert logits.shape == (3, 5, 13)
     assert set(att) == {"encoder", "decoder", "cross"}
@@ -96,7 +97,7 @@ def test_forward_shapes_and_attention_format(norm_first):
         torch.testing.assert_close(att[key][0].sum(-1), torch.ones(shape[:-1]), rtol=0, atol=1e-6)
     # the logits do not depend on whether the weights were asked for (fused vs explicit attention;
     # float32 results of two summation orders: 1e-5 on logits of size ~1)
-    torch.testing.assert_close(logits, model(src, tgt_in), rtol=0, atol=1e-5)
+    torch.testing.assert_close(logits, model(src, tgt_in).logits, rtol=0, atol=1e-5)
     memory = model.encode(src)
     assert memory.shape == (3, 7, 16) and model.src_mask(src).shape == (3, 1, 1, 7)
     assert model.decode(tgt_in, memory, model.src_mask(src)).shape == (3, 5, 13)
@@ -266,7 +267,7 @@ def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
     # float32, identical operations in the same order: 1e-6 on values of size ~1
     torch.testing.assert_close(model.encode(src), memory, rtol=0, atol=1e-6)
     torch.testing.assert_close(
-        model(src, tgt_in), hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5
+        model(src, tgt_in).logits, hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5
     )
 
 
@@ -297,12 +298,12 @@ def test_layernorm_is_the_formula():
 def test_decoder_is_causal(norm_first):
     model = small_model(norm_first=norm_first)
     src, tgt_in = ids(2, 6, vocab=11), ids(2, 8, vocab=13, seed=1)
-    logits = model(src, tgt_in)
+    logits = model(src, tgt_in).logits
     for t in (0, 3, 6):
         changed = tgt_in.clone()
         changed[:, t + 1 :] = ids(2, 7 - t, vocab=13, seed=10 + t)  # new tokens after position t
         assert not torch.equal(changed, tgt_in)
-        new = model(src, changed)
+        new = model(src, changed).logits
         # masked keys get weight exactly 0, so only the summation order can differ: float32, 1e-6
         torch.testing.assert_close(new[:, : t + 1], logits[:, : t + 1], rtol=0, atol=1e-6)
         # and later positions do see it
@@ -321,12 +322,14 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
         model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5
     )
     torch.testing.assert_close(
-        model(padded, tgt_in)[1], model(short, tgt_in[1:])[0], rtol=0, atol=1e-5
+        model(padded, tgt_in).logits[1], model(short, tgt_in[1:]).logits[0], rtol=0, atol=1e-5
     )
     # the comparison can fail: a real token instead of PAD at the end does change the outputs
     unmasked = padded.clone()
     unmasked[1, 3:] = 5
-    assert (model(unmasked, tgt_in)[1] - model(short, tgt_in[1:])[0]).abs().max() > 1e-3
+    assert (
+        model(unmasked, tgt_in).logits[1] - model(short, tgt_in[1:]).logits[0]
+    ).abs().max() > 1e-3
 
 
 def test_greedy_decode_tokens_and_attention():
@@ -345,7 +348,7 @@ def test_greedy_decode_tokens_and_attention():
     assert torch.all(att["cross"][0][1, :, :, 4:] == 0)
     # each token is the argmax of the full teacher-forced pass over the tokens before it
     tgt_in = torch.cat([torch.full((2, 1), BOS), tokens[:, :-1]], dim=1)
-    assert torch.equal(tokens, model(src, tgt_in).argmax(-1))
+    assert torch.equal(tokens, model(src, tgt_in).logits.argmax(-1))
     # decoding each sentence alone gives the same tokens (the padding in the batch changes nothing)
     for b, length in ((0, 6), (1, 4)):
         assert torch.equal(
@@ -391,7 +394,7 @@ class TreeModel:
 
     def __call__(self, src, tgt_in, return_attention=False):
         logits = self.decode(tgt_in, None, None)
-        return (logits, {}) if return_attention else logits
+        return TransformerOutput(logits, {} if return_attention else None)
 
 
 def test_beam_search_can_lose_to_greedy():
@@ -675,7 +678,8 @@ def test_tiny_model_learns_to_reverse_sequences():
     for _ in range(200):
         src, tgt = sample(batch, g)
         tgt_in = torch.cat([torch.full((batch, 1), BOS), tgt[:, :-1]], dim=1)  # shifted right
-        loss = F.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt.flatten(), ignore_index=PAD)
+        logits = model(src, tgt_in).logits
+        loss = F.cross_entropy(logits.flatten(0, 1), tgt.flatten(), ignore_index=PAD)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
