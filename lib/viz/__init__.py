@@ -11,6 +11,10 @@
   :func:`causal_mask_explorer` (the masked-softmax table, one query at a time) and
   :func:`sampling_explorer` (a next-token distribution under temperature, top-k and top-p).
 - :func:`table`, :func:`markdown_table` -- a Markdown table shown in the notebook and on the site.
+- :func:`vectors`, :func:`image_regions`, :func:`region_attention`, :func:`document_attention`,
+  :func:`tinted_block`, :func:`transformer_diagram` -- the chapters' other drawings (2-D vectors,
+  a captioner's attention over image regions, a document's two levels of attention, a block of
+  numbers tinted by head, the Transformer's architecture).
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -18,6 +22,14 @@ notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to
 look. Plots never train and models never plot.
 """
 
+from lib.viz.figures import (
+    document_attention,
+    image_regions,
+    region_attention,
+    tinted_block,
+    transformer_diagram,
+    vectors,
+)
 from lib.viz.headview import encoder_decoder_view, head_view, model_view
 from lib.viz.heatmap import (
     DIVERGING_CMAP,
@@ -49,4 +61,10 @@ __all__ = [
     "causal_mask_explorer",
     "sampling_explorer",
     "sampling_probabilities",
+    "vectors",
+    "image_regions",
+    "region_attention",
+    "document_attention",
+    "tinted_block",
+    "transformer_diagram",
 ]

@@ -162,6 +162,7 @@ def attention_heatmap(
     colorbar=True,
     xlabel="keys",
     ylabel="queries",
+    frames=(),
 ):
     """Draw one attention matrix as a heatmap: queries are rows, keys are columns.
 
@@ -178,6 +179,8 @@ def attention_heatmap(
         fmt: format spec of the annotations. vmin, vmax: colour range; default [0, 1] for weights.
         None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
         ylabel: axis labels (None or "" for none).
+        frames: (row, column) cells to outline in white, e.g. a gold alignment: for target word t
+            aligned to source word j, the cell (t, j).
 
     Returns:
         The Axes. Its image is ``ax.images[0]``; ``ax.images[0].get_array()`` holds the data drawn.
@@ -218,6 +221,14 @@ def attention_heatmap(
                 lw=0,
             )
         )
+
+    for cell in frames:
+        if len(cell) != 2 or not (0 <= cell[0] < tq and 0 <= cell[1] < tk):
+            raise ValueError(
+                f"frames: expected (row, column) cells inside the {tq} x {tk} matrix, got {cell!r}"
+            )
+        i, j = cell
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.8))
 
     if annotate is None:
         annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX

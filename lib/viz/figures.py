@@ -1,0 +1,321 @@
+"""The drawings of single chapters that are not attention matrices: vectors as arrows (chapter 3),
+images cut into regions and a captioner's attention over them, a document's two levels of
+attention (chapter 5), a block of numbers tinted by head (chapter 7) and the Transformer's
+architecture diagram (chapter 9).
+
+Each function draws into the Axes it is given (``ax``) and returns what the chapter needs next;
+none of them computes anything a model does. Inputs are checked, with a ``TypeError`` or
+``ValueError`` that names the argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib as mpl
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+
+from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
+
+__all__ = [
+    "vectors",
+    "image_regions",
+    "region_attention",
+    "document_attention",
+    "tinted_block",
+    "transformer_diagram",
+]
+
+
+def _check_ax(ax) -> None:
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax: expected a matplotlib Axes, got {type(ax).__name__}")
+
+
+def _image(image, name: str = "image") -> np.ndarray:
+    """[3, H, W] in [0, 1] (channels first, as torch images) -> [H, W, 3]."""
+    a = _to_numpy(image, name)
+    if a.ndim != 3 or a.shape[0] != 3:
+        raise ValueError(f"{name}: expected an RGB image [3, H, W], got shape {a.shape}")
+    return a.transpose(1, 2, 0)
+
+
+def vectors(ax, xy, labels, color, *, lw=2.0, alpha=1.0, side=1, lim=3.6):
+    """Arrows from the origin to 2-D vectors ``xy`` [N, 2], each labelled beside its tip (``side``
+    1: to the left of the arrow, -1: to the right), on square axes [-lim, lim]^2 with light
+    axis lines. Returns the Axes."""
+    _check_ax(ax)
+    xy = _to_numpy(xy, "xy")
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ValueError(f"xy: expected 2-D vectors [N, 2], got shape {xy.shape}")
+    labels = list(labels)
+    if len(labels) != len(xy):
+        raise ValueError(f"labels: expected {len(xy)} labels (one per vector), got {len(labels)}")
+    if side not in (1, -1):
+        raise ValueError(f"side: expected 1 (left) or -1 (right), got {side!r}")
+    ax.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal")
+    ax.axhline(0, color="0.88", lw=0.8, zorder=0)
+    ax.axvline(0, color="0.88", lw=0.8, zorder=0)
+    for (x, y), label in zip(xy.tolist(), labels):
+        arrow = dict(arrowstyle="-|>", color=color, lw=lw, alpha=alpha, shrinkA=0, shrinkB=0)
+        ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=arrow)
+        r = math.hypot(x, y) or 1.0
+        ux, uy = x / r, y / r  # the label: just past the tip, a little to one side
+        ax.text(
+            x + 0.12 * ux - side * 0.28 * uy,
+            y + 0.12 * uy + side * 0.28 * ux,
+            label,
+            color=color,
+            ha="center",
+            va="center",
+            fontweight="bold",
+        )
+    return ax
+
+
+def image_regions(ax, image, grid=(3, 3), cell=16):
+    """An image [3, H, W] (values in [0, 1]) with thin grey lines between its ``grid`` of regions,
+    each ``cell`` pixels wide. Returns the Axes."""
+    _check_ax(ax)
+    picture = _image(image)
+    H, W, _ = picture.shape
+    if H != grid[0] * cell or W != grid[1] * cell:
+        raise ValueError(
+            f"image: expected {grid[0] * cell} x {grid[1] * cell} pixels (grid={grid}, "
+            f"cell={cell}), got {H} x {W}"
+        )
+    ax.imshow(picture, interpolation="nearest")
+    for k in range(1, grid[0]):
+        ax.axhline(k * cell - 0.5, color="0.8", lw=0.6)
+    for k in range(1, grid[1]):
+        ax.axvline(k * cell - 0.5, color="0.8", lw=0.6)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(True)
+        spine.set_color("0.6")
+        spine.set_linewidth(0.6)
+    return ax
+
+
+def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
+    """The image with the attention over its regions, ``weights`` [R] in [0, 1] (R = grid[0] *
+    grid[1]), as a heatmap behind the shapes: every white pixel takes its region's colour of
+    :data:`SEQUENTIAL_CMAP`, mixed with white (``mix`` of the colour), and the shapes keep their
+    own colours. Returns a ScalarMappable for a colour bar of the colours as drawn."""
+    _check_ax(ax)
+    picture = _image(image)
+    w = _to_numpy(weights, "weights").reshape(-1)
+    if w.size != grid[0] * grid[1]:
+        raise ValueError(
+            f"weights: expected {grid[0] * grid[1]} region weights (grid={grid}), got {w.size}"
+        )
+    if not 0 < mix <= 1:
+        raise ValueError(f"mix: expected a number in (0, 1], got {mix!r}")
+    cmap = mpl.colormaps[SEQUENTIAL_CMAP]
+    heat = np.kron(w.reshape(grid), np.ones((cell, cell)))  # [H, W], one value per region
+    background = mix * cmap(heat)[..., :3] + (1 - mix)
+    ink = (picture != 1).any(-1, keepdims=True)  # pixels of a shape
+    image_regions(ax, np.where(ink, picture, background).transpose(2, 0, 1), grid, cell)
+    mixed = ListedColormap(mix * cmap(np.linspace(0, 1, 256))[:, :3] + (1 - mix))
+    return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
+
+
+def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), title=None):
+    """A hierarchical attention network's reading of one document: one sentence per line, a bar
+    as long as the sentence's weight, then its words, each shaded by its weight inside the
+    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked.
+
+    sentences: lists of words; word_weights: one row per sentence (at least as long as it);
+    sentence_weights: one number per sentence. Returns the Axes."""
+    _check_ax(ax)
+    sentences = [list(s) for s in sentences]
+    sentence_weights = _to_numpy(sentence_weights, "sentence_weights").reshape(-1)
+    if len(sentence_weights) != len(sentences):
+        raise ValueError(
+            f"sentence_weights: expected {len(sentences)} weights (one per sentence), "
+            f"got {len(sentence_weights)}"
+        )
+    if len(word_weights) != len(sentences):
+        raise ValueError(
+            f"word_weights: expected {len(sentences)} rows (one per sentence), "
+            f"got {len(word_weights)}"
+        )
+    renderer = ax.figure.canvas.get_renderer()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(len(sentences) - 0.5, -0.8)
+    ax.axis("off")
+    top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
+    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+        s = float(sentence_weights[i])
+        ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
+        ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
+        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=7, color="0.3")
+        x = 0.2
+        for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
+            box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
+            t = ax.text(x, i, word, va="center", fontsize=9, bbox=box)
+            # the next word starts where this one's box ends
+            x = t.get_window_extent(renderer=renderer).transformed(ax.transData.inverted()).x1
+            x += 0.005
+        if i in keys:
+            ax.text(
+                x + 0.005,
+                i,
+                "(key sentence)",
+                va="center",
+                fontsize=7,
+                color="0.35",
+                style="italic",
+            )
+    ax.text(0, -0.65, "sentence weight", fontsize=7, color="0.3", va="center")
+    ax.text(
+        0.2,
+        -0.65,
+        "words shaded by their weight inside their sentence",
+        fontsize=7,
+        color="0.3",
+        va="center",
+    )
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    return ax
+
+
+def tinted_block(ax, values, heads_of_columns, columns, title, head_colors):
+    """A block of numbers ``values`` [T, n], written in its cells (one decimal), each column
+    tinted with a light version (0.55 + 0.45 c) of the colour of the head it belongs to
+    (``heads_of_columns``: one index into ``head_colors`` per column); the columns are labelled
+    ``columns``, the rows t=0, t=1, ... Returns the Axes."""
+    _check_ax(ax)
+    v = _to_numpy(values, "values")
+    if v.ndim != 2:
+        raise ValueError(f"values: expected a block [T, n], got shape {v.shape}")
+    heads_of_columns, columns = list(heads_of_columns), list(columns)
+    for name, seq in (("heads_of_columns", heads_of_columns), ("columns", columns)):
+        if len(seq) != v.shape[1]:
+            raise ValueError(
+                f"{name}: expected {v.shape[1]} entries (one per column), got {len(seq)}"
+            )
+    if any(not 0 <= h < len(head_colors) for h in heads_of_columns):
+        raise ValueError(
+            f"heads_of_columns: expected indices in [0, {len(head_colors)}) (head_colors), "
+            f"got {heads_of_columns}"
+        )
+    tint = np.array([[0.55 + 0.45 * c for c in head_colors[h][:3]] for h in heads_of_columns])
+    ax.imshow(np.broadcast_to(tint[None], (v.shape[0], *tint.shape)), aspect="auto")  # [T, n, 3]
+    for t in range(v.shape[0]):
+        for j in range(v.shape[1]):
+            text = f"{round(float(v[t, j]), 1) + 0.0:.1f}"  # + 0.0 turns -0.0 into 0.0
+            ax.text(j, t, text, ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(columns)), columns, fontsize=7)
+    ax.set_yticks(range(v.shape[0]), [f"t={t}" for t in range(v.shape[0])], fontsize=7)
+    ax.set_title(title, fontsize=9)
+    return ax
+
+
+_DIAGRAM_COLORS = {
+    "attn": "#9ecae1",
+    "ff": "#fdd0a2",
+    "norm": "#e5e5e5",
+    "emb": "#c7e9c0",
+    "io": "#dadaeb",
+}
+
+
+def transformer_diagram(ax):
+    """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
+    default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
+    connections, the encoder's output feeding every decoder layer's cross-attention. Returns the
+    Axes."""
+    _check_ax(ax)
+
+    def box(x, y, text, kind, w=2.6, h=0.5):
+        style = "round,pad=0.02,rounding_size=0.08"
+        patch = mpatches.FancyBboxPatch(
+            (x - w / 2, y - h / 2), w, h, fc=_DIAGRAM_COLORS[kind], ec="0.25", lw=1, boxstyle=style
+        )
+        ax.add_patch(patch)
+        ax.text(x, y, text, ha="center", va="center", fontsize=8.5)
+
+    def arrow(x0, y0, x1, y1):
+        ax.add_patch(
+            mpatches.FancyArrowPatch(
+                (x0, y0),
+                (x1, y1),
+                arrowstyle="-|>",
+                mutation_scale=9,
+                lw=1,
+                color="0.2",
+                shrinkA=0,
+                shrinkB=0,
+            )
+        )
+
+    def residual(x, y_from, y_to, side):
+        # the skip connection: from below a sub-layer, around it, into its Add & LayerNorm
+        ax.plot([x, x + 1.55 * side, x + 1.55 * side], [y_from, y_from, y_to], color="0.35", lw=1)
+        arrow(x + 1.55 * side, y_to, x + 1.3 * side, y_to)
+
+    def stack(x, ys, names, side):
+        kinds = {"feed-forward": "ff", "Add & LayerNorm": "norm"}
+        for y, name in zip(ys, names):
+            w = 3.0 if "attention" in name else 2.6
+            h = 0.4 if name.startswith("Add") else 0.5
+            box(x, y, name, kinds.get(name, "attn"), w=w, h=h)
+        for a, b in zip(ys, ys[1:]):
+            arrow(x, a + 0.25, x, b - 0.22)
+        for i in range(0, len(ys), 2):
+            residual(x, ys[i] - (0.5 if i == 0 else 0.42), ys[i + 1], side)
+        ax.add_patch(
+            mpatches.FancyBboxPatch(
+                (x - 1.85, ys[0] - 0.6),
+                3.7,
+                ys[-1] - ys[0] + 1.0,
+                fc="none",
+                ec="0.5",
+                ls="--",
+                lw=1,
+                boxstyle="round,pad=0.05",
+            )
+        )
+        ax.text(x + 1.95, ys[-1] + 0.3, "$\\times N$", fontsize=10, ha="left")
+
+    xe, xd = 2.0, 7.6
+    for x, text in [(xe, "source tokens"), (xd, "target tokens, shifted right")]:
+        box(x, 0.3, text, "io", h=0.4)
+        arrow(x, 0.5, x, 0.9)
+        box(x, 1.15, "embedding $\\times\\sqrt{d_{model}}$ + positions", "emb", w=3.0)
+        arrow(x, 1.4, x, 2.05)
+    ye, yd = [2.3, 3.0, 3.9, 4.6], [2.3, 3.0, 3.9, 4.6, 5.5, 6.2]
+    encoder = ["multi-head self-attention", "Add & LayerNorm", "feed-forward", "Add & LayerNorm"]
+    stack(xe, ye, encoder, -1)
+    decoder = [
+        "masked multi-head self-attention",
+        "Add & LayerNorm",
+        "multi-head cross-attention",
+        "Add & LayerNorm",
+        "feed-forward",
+        "Add & LayerNorm",
+    ]
+    stack(xd, yd, decoder, +1)
+    # memory -> cross-attention
+    ax.plot([xe, xe, 4.6, 4.6], [ye[-1] + 0.2, 6.0, 6.0, yd[2]], color="0.2", lw=1)
+    arrow(4.6, yd[2], xd - 1.5, yd[2])
+    ax.text(
+        4.68, yd[2] + 0.1, "keys and values\n(the memory)", fontsize=7.5, ha="left", va="bottom"
+    )
+    ax.text(xe, 6.15, "encoder output = memory", fontsize=8, ha="center")
+    arrow(xd, yd[-1] + 0.2, xd, 6.95)
+    box(xd, 7.2, "linear (weights = target embedding)", "io", w=3.2)
+    arrow(xd, 7.45, xd, 7.75)
+    box(xd, 8.0, "softmax: next-token probabilities", "io", w=3.2)
+    ax.text(xe, -0.35, "encoder", fontsize=12, ha="center", va="center", weight="bold")
+    ax.text(xd, -0.35, "decoder", fontsize=12, ha="center", va="center", weight="bold")
+    ax.set(xlim=(-0.2, 10.2), ylim=(-0.6, 8.4), aspect="equal")
+    ax.axis("off")
+    return ax

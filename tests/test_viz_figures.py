@@ -1,0 +1,143 @@
+"""lib.viz.figures: the chapters' drawings moved into the library (issue 16), checked by what they
+put on the Axes."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+from matplotlib.text import Annotation  # noqa: E402
+
+from lib import viz  # noqa: E402
+from lib.data import shapes  # noqa: E402
+
+
+@pytest.fixture
+def ax():
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+def test_vectors_draws_one_arrow_and_one_label_per_vector(ax):
+    xy = torch.tensor([[1.0, 0.0], [0.0, 2.0], [-1.5, -1.5]])
+    viz.vectors(ax, xy, ["a", "b", "c"], "C0", side=-1)
+    tips = [t.xy for t in ax.texts if isinstance(t, Annotation)]
+    assert [tuple(t) for t in tips] == [(1.0, 0.0), (0.0, 2.0), (-1.5, -1.5)]
+    labels = [t for t in ax.texts if t.get_text()]
+    assert [t.get_text() for t in labels] == ["a", "b", "c"]
+    # each label sits just past its tip, to the right of the arrow (side=-1)
+    x, y = labels[0].get_position()
+    assert x > 1.0 and y < 0.0
+    assert ax.get_xlim() == (-3.6, 3.6) and ax.get_aspect() == 1.0
+    with pytest.raises(ValueError, match=r"xy: expected 2-D vectors \[N, 2\]"):
+        viz.vectors(ax, torch.zeros(3), ["a"], "C0")
+    with pytest.raises(ValueError, match="labels: expected 3 labels"):
+        viz.vectors(ax, xy, ["a"], "C0")
+    with pytest.raises(TypeError, match="ax: expected a matplotlib Axes"):
+        viz.vectors(None, xy, ["a", "b", "c"], "C0")
+
+
+def test_image_regions_and_region_attention():
+    example = shapes.generate_images(1, seed=0)[0]
+    fig, (a, b) = plt.subplots(1, 2)
+    viz.image_regions(a, example.image)
+    drawn = a.images[0].get_array()
+    assert drawn.shape == (48, 48, 3)
+    assert np.allclose(drawn, example.image.permute(1, 2, 0).numpy())
+    assert len(a.lines) == 4  # two lines between the three rows, two between the columns
+    weights = torch.zeros(9)
+    weights[4] = 1.0  # all the attention on the centre region
+    mappable = viz.region_attention(b, example.image, weights)
+    heat = b.images[0].get_array()
+    picture = example.image.permute(1, 2, 0).numpy()
+    white = (picture == 1).all(-1)
+    # white pixels take their region's colour: the centre is the map's top colour mixed with
+    # white, the others its bottom colour; the shapes' pixels are unchanged
+    top = 0.75 * np.array(matplotlib.colormaps[viz.SEQUENTIAL_CMAP](1.0)[:3]) + 0.25
+    bottom = 0.75 * np.array(matplotlib.colormaps[viz.SEQUENTIAL_CMAP](0.0)[:3]) + 0.25
+    centre = np.zeros((48, 48), bool)
+    centre[16:32, 16:32] = True
+    assert np.allclose(heat[white & centre], top, atol=1e-6)
+    assert np.allclose(heat[white & ~centre], bottom, atol=1e-6)
+    assert np.array_equal(heat[~white], picture[~white])
+    assert mappable.get_clim() == (0.0, 1.0)
+    with pytest.raises(ValueError, match="weights: expected 9 region weights"):
+        viz.region_attention(b, example.image, torch.ones(4))
+    with pytest.raises(ValueError, match=r"image: expected an RGB image \[3, H, W\]"):
+        viz.image_regions(a, torch.ones(48, 48))
+    with pytest.raises(ValueError, match="image: expected 48 x 48 pixels"):
+        viz.image_regions(a, torch.ones(3, 32, 32))
+    plt.close(fig)
+
+
+def test_document_attention_writes_every_word_and_weight(ax):
+    sentences = [["the", "film", "was", "great"], ["i", "ate", "soup"]]
+    words = [torch.tensor([0.1, 0.2, 0.1, 0.6]), torch.tensor([0.3, 0.3, 0.4])]
+    viz.document_attention(ax, sentences, words, torch.tensor([0.8, 0.2]), keys=(0,), title="doc")
+    texts = [t.get_text() for t in ax.texts]
+    for word in ["the", "film", "was", "great", "i", "ate", "soup"]:
+        assert word in texts
+    assert "0.80" in texts and "0.20" in texts and texts.count("(key sentence)") == 1
+    # the word with weight 0.6 is shaded darker than the one with 0.1
+    shade = {
+        t.get_text(): t.get_bbox_patch().get_facecolor() for t in ax.texts if t.get_bbox_patch()
+    }
+    assert sum(shade["great"][:3]) < sum(shade["the"][:3])
+    # words of a line are laid out left to right without overlapping
+    xs = [t.get_position()[0] for t in ax.texts if t.get_text() in ("the", "film", "was", "great")]
+    assert xs == sorted(xs) and len(set(xs)) == 4
+    assert ax.get_title(loc="left") == "doc"
+    with pytest.raises(ValueError, match="sentence_weights: expected 2 weights"):
+        viz.document_attention(ax, sentences, words, torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="word_weights: expected 2 rows"):
+        viz.document_attention(ax, sentences, words[:1], torch.tensor([0.5, 0.5]))
+
+
+def test_tinted_block_writes_the_values_over_the_heads_colours(ax):
+    values = torch.tensor([[1.04, -0.04], [2.25, 3.0]])
+    colors = [(1.0, 0.0, 0.0), (0.0, 0.0, 1.0)]
+    viz.tinted_block(ax, values, [0, 1], ["q1", "q2"], "block", colors)
+    assert [t.get_text() for t in ax.texts] == ["1.0", "0.0", "2.2", "3.0"]  # -0.0 written 0.0
+    tint = ax.images[0].get_array()
+    assert tint.shape == (2, 2, 3)
+    assert np.allclose(tint[0, 0], [1.0, 0.55, 0.55]) and np.allclose(tint[1, 1], [0.55, 0.55, 1.0])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["q1", "q2"]
+    with pytest.raises(ValueError, match="heads_of_columns: expected indices in"):
+        viz.tinted_block(ax, values, [0, 2], ["q1", "q2"], "block", colors)
+    with pytest.raises(ValueError, match="columns: expected 2 entries"):
+        viz.tinted_block(ax, values, [0, 1], ["q1"], "block", colors)
+
+
+def test_transformer_diagram_has_every_sublayer_of_figure_1(ax):
+    viz.transformer_diagram(ax)
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("Add & LayerNorm") == 2 + 3  # encoder 2, decoder 3
+    for name in [
+        "multi-head self-attention",
+        "masked multi-head self-attention",
+        "multi-head cross-attention",
+        "softmax: next-token probabilities",
+        "encoder",
+        "decoder",
+    ]:
+        assert name in texts
+    assert texts.count("feed-forward") == 2 and texts.count("$\\times N$") == 2
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(boxes) == 16 + 2 and len(arrows) >= 15  # 16 boxes with text, 2 dashed stacks
+    assert not ax.axison
+
+
+def test_attention_heatmap_frames_cells(ax):
+    viz.attention_heatmap(torch.full((3, 4), 0.25), ax=ax, colorbar=False, frames=[(0, 2), (2, 1)])
+    framed = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 1.0, 1.0) and not p.fill]
+    assert sorted(p.get_xy() for p in framed) == [(0.5, 1.5), (1.5, -0.5)]
+    with pytest.raises(
+        ValueError, match=r"frames: expected \(row, column\) cells inside the 3 x 4"
+    ):
+        viz.attention_heatmap(torch.full((3, 4), 0.25), ax=ax, frames=[(3, 0)])
