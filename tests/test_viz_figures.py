@@ -141,3 +141,56 @@ def test_attention_heatmap_frames_cells(ax):
         ValueError, match=r"frames: expected \(row, column\) cells inside the 3 x 4"
     ):
         viz.attention_heatmap(torch.full((3, 4), 0.25), ax=ax, frames=[(3, 0)])
+
+
+def test_soft_lookup_puts_the_output_at_the_weighted_mean_of_the_values():
+    values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    weights = torch.tensor([0.5, 0.25, 0.25])
+    path = torch.tensor([[0.0, 0.0], [0.25, 0.25]])
+    fig = viz.soft_lookup(
+        weights, values, ["a", "b", "c"], ["C0", "C1", "C0"], path=path, title="t"
+    )
+    ax_w, ax_v = fig.axes
+    heights = [bar.get_height() for bar in ax_w.containers[0]]
+    assert heights == [0.5, 0.25, 0.25] and ax_w.get_title() == "t"
+    star = next(line for line in ax_v.lines if line.get_marker() == "*")
+    assert np.allclose(star.get_xydata(), [[0.25, 0.25]])  # 0.5 v_0 + 0.25 v_1 + 0.25 v_2
+    assert any(np.allclose(line.get_xydata(), path.numpy()) for line in ax_v.lines)
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"values: expected \[N, 2\] with N = 3"):
+        viz.soft_lookup(weights, values[:2], ["a", "b", "c"], ["C0"] * 3)
+    with pytest.raises(ValueError, match="colors: expected 3 entries"):
+        viz.soft_lookup(weights, values, ["a", "b", "c"], ["C0"])
+
+
+def test_encoding_vector_and_dimension():
+    vec = torch.tensor([0.0, 1.0, 0.5, 0.8])
+    fig = viz.encoding_vector(vec, "position 0")
+    (ax,) = fig.axes
+    sin, cos = ax.containers
+    assert [b.get_x() + b.get_width() / 2 for b in sin] == [0, 2]
+    heights = [[b.get_height() for b in bars] for bars in (sin, cos)]
+    assert np.allclose(heights, [[0.0, 0.5], [1.0, 0.8]])
+    assert ax.get_title() == "position 0"
+    plt.close(fig)
+    fig = viz.encoding_dimension(torch.sin(torch.arange(10.0)), "dim 0", color="C1")
+    (line,) = fig.axes[0].lines
+    assert np.allclose(line.get_ydata(), np.sin(np.arange(10.0))) and fig.axes[0].get_xlim() == (
+        0,
+        9,
+    )
+    plt.close(fig)
+
+
+def test_fine_tuning_task_draws_tokens_outputs_and_labels(ax):
+    viz.fine_tuning_task(ax, "(a) pairs", ["mia", "ran"], ["she", "won"], {0: "IsNext"}, "MNLI")
+    texts = [t.get_text() for t in ax.texts]
+    for token in ["[CLS]", "mia", "ran", "[SEP]", "she", "won", "C", "T1", "T6", "IsNext"]:
+        assert token in texts
+    assert texts.count("[SEP]") == 2 and ax.get_title() == "(a) pairs\nMNLI"
+    # segment A (with [CLS] and its [SEP]) blue, segment B orange: 4 + 3 token boxes
+    faces = [p.get_facecolor()[:3] for p in ax.patches if getattr(p, "get_y", lambda: 1)() == 0]
+    blue, orange = matplotlib.colors.to_rgb("#c6dbef"), matplotlib.colors.to_rgb("#fdd0a2")
+    assert faces == [blue] * 4 + [orange] * 3
+    with pytest.raises(ValueError, match=r"outputs: expected positions in \[0, 4\)"):
+        viz.fine_tuning_task(ax, "t", ["a", "b"], [], {9: "x"}, "")

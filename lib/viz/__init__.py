@@ -14,7 +14,9 @@
 - :func:`vectors`, :func:`image_regions`, :func:`region_attention`, :func:`document_attention`,
   :func:`tinted_block`, :func:`transformer_diagram` -- the chapters' other drawings (2-D vectors,
   a captioner's attention over image regions, a document's two levels of attention, a block of
-  numbers tinted by head, the Transformer's architecture).
+  numbers tinted by head, the Transformer's architecture); :func:`soft_lookup`,
+  :func:`encoding_vector`, :func:`encoding_dimension`, :func:`fine_tuning_task` (a soft lookup
+  among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups).
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -24,8 +26,12 @@ look. Plots never train and models never plot.
 
 from lib.viz.figures import (
     document_attention,
+    encoding_dimension,
+    encoding_vector,
+    fine_tuning_task,
     image_regions,
     region_attention,
+    soft_lookup,
     tinted_block,
     transformer_diagram,
     vectors,
@@ -67,4 +73,8 @@ __all__ = [
     "document_attention",
     "tinted_block",
     "transformer_diagram",
+    "soft_lookup",
+    "encoding_vector",
+    "encoding_dimension",
+    "fine_tuning_task",
 ]

@@ -1,7 +1,8 @@
 """The drawings of single chapters that are not attention matrices: vectors as arrows (chapter 3),
 images cut into regions and a captioner's attention over them, a document's two levels of
-attention (chapter 5), a block of numbers tinted by head (chapter 7) and the Transformer's
-architecture diagram (chapter 9).
+attention (chapter 5), a block of numbers tinted by head (chapter 7), the Transformer's
+architecture diagram (chapter 9), a soft lookup among 2-D values (chapter 2), one vector or one
+dimension of the sinusoidal table (chapter 8) and BERT's four fine-tuning set-ups (chapter 14).
 
 Each function draws into the Axes it is given (``ax``) and returns what the chapter needs next;
 none of them computes anything a model does. Inputs are checked, with a ``TypeError`` or
@@ -28,6 +29,10 @@ __all__ = [
     "document_attention",
     "tinted_block",
     "transformer_diagram",
+    "soft_lookup",
+    "encoding_vector",
+    "encoding_dimension",
+    "fine_tuning_task",
 ]
 
 
@@ -317,5 +322,122 @@ def transformer_diagram(ax):
     ax.text(xe, -0.35, "encoder", fontsize=12, ha="center", va="center", weight="bold")
     ax.text(xd, -0.35, "decoder", fontsize=12, ha="center", va="center", weight="bold")
     ax.set(xlim=(-0.2, 10.2), ylim=(-0.6, 8.4), aspect="equal")
+    ax.axis("off")
+    return ax
+
+
+def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
+    """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
+    2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
+    star (right); ``path`` [P, 2], if given, is drawn as the line the output follows (e.g. as the
+    sharpness grows). ``labels`` and ``colors``: one per key. Returns the Figure."""
+    w = _to_numpy(weights, "weights").reshape(-1)
+    v = _to_numpy(values, "values")
+    if v.ndim != 2 or v.shape != (len(w), 2):
+        raise ValueError(
+            f"values: expected [N, 2] with N = {len(w)} (one 2-D value per weight), "
+            f"got shape {v.shape}"
+        )
+    labels, colors = list(labels), list(colors)
+    for name, seq in (("labels", labels), ("colors", colors)):
+        if len(seq) != len(w):
+            raise ValueError(f"{name}: expected {len(w)} entries (one per key), got {len(seq)}")
+    o = w @ v  # [2], the output
+    fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(10, 3.8), width_ratios=[1, 1.3])
+    ax_w.bar(labels, w, color=colors)
+    ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=8, padding=2)
+    ax_w.set_ylim(0, 1.15)
+    ax_w.set_ylabel("weight $\\alpha_i$")
+    ax_w.set_title(title)
+    ax_v.fill(v[:, 0], v[:, 1], color="0.92", zorder=0, label="convex hull of the values")
+    if path is not None:
+        p = _to_numpy(path, "path")
+        ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label="output as $\\lambda$ grows")
+    ax_v.scatter(v[:, 0], v[:, 1], color=colors, zorder=2)
+    for i, (x, y) in enumerate(v.tolist()):
+        r = math.hypot(x, y) or 1.0  # the label 14 points outwards from the point
+        ax_v.annotate(
+            f"$v_{i}$",
+            (x, y),
+            xytext=(14 * x / r, 14 * y / r),
+            textcoords="offset points",
+            ha="center",
+            va="center",
+        )
+    ax_v.plot(
+        o[0], o[1], marker="*", ms=15, color="C5", ls="none", zorder=3, label="output $\\mathbf{o}$"
+    )
+    ax_v.set(xlim=(-1.45, 1.45), ylim=(-1.3, 1.4), aspect="equal", title="values and the output")
+    ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    return fig
+
+
+def _wide_figure():
+    fig, ax = plt.subplots(figsize=(9, 3), layout="none")
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.88)
+    return fig, ax
+
+
+def encoding_vector(vector, title):
+    """One position's encoding vector [D] as bars over its dimensions: the even ones (sines) in
+    C0, the odd ones (cosines) in C1. Returns the Figure."""
+    vec = _to_numpy(vector, "vector").reshape(-1)
+    D = len(vec)
+    fig, ax = _wide_figure()
+    ax.bar(range(0, D, 2), vec[0::2], width=0.9, color="C0", label="sin (even dimensions)")
+    ax.bar(range(1, D, 2), vec[1::2], width=0.9, color="C1", label="cos (odd dimensions)")
+    ax.set(ylim=(-1.1, 1.55), xlim=(-1, D), xlabel="dimension", ylabel="value", title=title)
+    ax.set_yticks([-1, -0.5, 0, 0.5, 1])
+    ax.legend(loc="upper right", fontsize=8, ncols=2)
+    return fig
+
+
+def encoding_dimension(values, title, color="C0"):
+    """One dimension of an encoding table over the positions, ``values`` [P], as a line with
+    markers. Returns the Figure."""
+    col = _to_numpy(values, "values").reshape(-1)
+    fig, ax = _wide_figure()
+    ax.plot(range(len(col)), col, "o-", ms=2.5, lw=1.2, color=color)
+    ax.set(ylim=(-1.1, 1.1), xlim=(0, len(col) - 1), xlabel="position", ylabel="value", title=title)
+    return fig
+
+
+def fine_tuning_task(ax, title, first, second, outputs, top_label):
+    """One of BERT's fine-tuning set-ups (after Devlin et al. 2019, Figure 4): the input tokens
+    [CLS] first [SEP] (second [SEP]) with segment A blue and B orange, the encoder as one box, its
+    outputs C, T1, T2 ..., and arrows from the outputs the head reads (``outputs``: position ->
+    label) to their labels. ``top_label`` names the tasks. Returns the Axes."""
+    _check_ax(ax)
+    first, second = list(first), list(second)
+    tokens = ["[CLS]"] + first + ["[SEP]"] + (second + ["[SEP]"] if second else [])
+    if any(not 0 <= i < len(tokens) for i in outputs):
+        raise ValueError(
+            f"outputs: expected positions in [0, {len(tokens)}), got {sorted(outputs)}"
+        )
+    n_first = len(first) + 2
+    for i, t in enumerate(tokens):
+        color = "#c6dbef" if i < n_first else "#fdd0a2"
+        ax.add_patch(plt.Rectangle((i - 0.45, 0), 0.9, 0.7, facecolor=color, edgecolor="0.3"))
+        ax.text(i, 0.35, t, ha="center", va="center", fontsize=8)
+        ax.add_patch(plt.Rectangle((i - 0.45, 2.3), 0.9, 0.7, facecolor="white", edgecolor="0.3"))
+        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=8)
+    ax.add_patch(plt.Rectangle((-0.5, 1.0), len(tokens), 1.0, facecolor="#e5e5e5", edgecolor="0.3"))
+    ax.text(
+        (len(tokens) - 1) / 2,
+        1.5,
+        "BERT (pretrained, then fine-tuned)",
+        ha="center",
+        va="center",
+        fontsize=9,
+    )
+    for i, label in outputs.items():
+        arrow = mpatches.FancyArrowPatch(
+            (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
+        )
+        ax.add_artist(arrow)
+        ax.text(i, 3.85, label, ha="center", va="center", fontsize=8, fontweight="bold")
+    ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
+    ax.set_ylim(-0.2, 4.6)
+    ax.set_title(f"{title}\n{top_label}", fontsize=10)
     ax.axis("off")
     return ax
