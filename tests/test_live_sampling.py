@@ -1,4 +1,4 @@
-"""The page's sampler (web/src/sampling.js, under node) computes lib.gpt.sampling_distribution.
+"""The page's sampler (web/src/sampling.js, under node) computes lib.decoding.sampling_distribution.
 
 On 60 seeded logit vectors (random, with repeated values so that top-k meets ties, and peaked) under
 every combination of temperature (0, 0.5, 1, 2), top-k (off, 1, 3, 10) and top-p (off, 0.5, 0.9):
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from lib.gpt import sampling_distribution
+from lib.decoding import sampling_distribution
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_SCRIPT = """

@@ -1,6 +1,6 @@
 // The GPT live figure (chapter 13): the small GPT trained on the book's stories (lib.gpt.GPT, exported
 // to ONNX) reads the reader's prompt; the figure shows the next-token distribution under temperature,
-// top-k and top-p (lib.gpt.sampling_distribution's rules, web/src/sampling.js), lets the reader append
+// top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
 import { heatmap, html, el } from "../draw.js";
 import { draw as drawToken, samplingDistribution, seededRandom } from "../sampling.js";
