@@ -1,8 +1,9 @@
 // The distribution a sampler draws the next token from, exactly as
 // lib.decoding.sampling_distribution computes it (tests/test_live_sampling.py compares the two
 // under node): (1) temperature: softmax of logits / T; T = 0 puts all mass on the argmax (the first
-// on ties); (2) top-k: keep the k most probable (ties with the k-th kept too); (3) top-p: keep the smallest set of most probable tokens whose
-// total is >= p (at least the most probable one); renormalise.
+// on ties); (2) top-k: keep the k most probable (ties with the k-th kept too); (3) top-p: keep the
+// smallest set of most probable tokens whose total is >= p (at least the most probable one);
+// renormalise.
 export function samplingDistribution(logits, temperature = 1, topK = null, topP = null) {
   const V = logits.length;
   if (!(temperature >= 0)) throw new Error(`temperature: expected a number >= 0, got ${temperature}`);
