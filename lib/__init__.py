@@ -39,6 +39,13 @@ One vocabulary across the models:
 - A model returns a NamedTuple of named fields (``GPTOutput``, ``BertOutput``,
   ``PreTrainingOutput``, ``Decoded``, ...), so that ``out.logits`` reads as what it is and
   unpacking still works.
+- Each model family computes its training loss in one place: GPT in ``forward(targets=...)``
+  (as nanoGPT), BERT in ``pretraining_loss``, the others in a ``loss`` method (``Seq2Seq.loss``,
+  ``RNNLM.loss``, ``BiLM.lm_loss``, ``Captioner.loss``), ELECTRA in ``Electra.forward`` (its
+  ``ElectraOutput.loss``, generator and discriminator together).
+- Padding is an ``attention_mask`` [B, T] (True or 1 at real tokens) wherever a model masks keys;
+  the RNN encoder-decoders take ``src_lengths`` (they pack the sequences), and ``GPTClassifier``
+  ``lengths`` (causal attention never sees the padding, only the position to read matters).
 - Decoding goes through ``lib.decoding``: each model module has a ``step_function``, and every
   greedy, sampling and beam-search call returns a ``lib.decoding.Decoded``.
 - Bad input raises ``TypeError`` or ``ValueError`` at the public function, naming the argument,
