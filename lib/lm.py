@@ -173,6 +173,17 @@ class BigramLM:
 # ---------------------------------------------------------------------
 
 
+def _check_rnn_sizes(**sizes: int) -> None:
+    """Every size of an RNN model an int >= 1 (ValueError naming it)."""
+    for name, value in sizes.items():
+        check_int(value, name, 1)
+
+
+def _check_cell(cell) -> None:
+    if cell not in ("lstm", "gru"):
+        raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
+
+
 def _check_batch(input_ids, attention_mask, vocab_size: int) -> Tensor:
     """Check input_ids [B, T] and attention_mask [B, T] (``lib._validate``); return lengths [B]."""
     check_ids(input_ids, "input_ids", vocab_size)
@@ -228,15 +239,8 @@ class RNNLM(nn.Module):
         dropout: float = 0.0,
     ):
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("d_emb", d_emb),
-            ("d_hidden", d_hidden),
-            ("n_layers", n_layers),
-        ):
-            check_int(value, name, 1)
-        if cell not in ("lstm", "gru"):
-            raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
+        _check_rnn_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
+        _check_cell(cell)
         if not isinstance(reverse, bool):
             raise TypeError(f"reverse: expected a bool, got {type(reverse).__name__} {reverse!r}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
@@ -593,16 +597,14 @@ class RNNClassifier(nn.Module):
         cell: str = "lstm",
     ):
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("n_classes", n_classes),
-            ("d_emb", d_emb),
-            ("d_hidden", d_hidden),
-            ("n_layers", n_layers),
-        ):
-            check_int(value, name, 1)
-        if cell not in ("lstm", "gru"):
-            raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
+        _check_rnn_sizes(
+            vocab_size=vocab_size,
+            n_classes=n_classes,
+            d_emb=d_emb,
+            d_hidden=d_hidden,
+            n_layers=n_layers,
+        )
+        _check_cell(cell)
         self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, d_emb)
         self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(
