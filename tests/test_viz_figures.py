@@ -194,3 +194,18 @@ def test_fine_tuning_task_draws_tokens_outputs_and_labels(ax):
     assert faces == [blue] * 4 + [orange] * 3
     with pytest.raises(ValueError, match=r"outputs: expected positions in \[0, 4\)"):
         viz.fine_tuning_task(ax, "t", ["a", "b"], [], {9: "x"}, "")
+
+
+def test_training_curve_draws_the_losses_their_mean_and_the_references(ax):
+    from lib.train import History
+
+    history = History(losses=[4.0, 2.0, 3.0, 1.0])
+    viz.training_curve(ax, history, window=2, references={"guess": 3.5, "val": 1.5})
+    raw, mean, guess, val = ax.lines
+    assert list(raw.get_ydata()) == [4.0, 2.0, 3.0, 1.0]
+    assert list(mean.get_ydata()) == [4.0, 3.0, 2.5, 2.0]  # trailing mean of 2 steps
+    assert list(guess.get_ydata()) == [3.5, 3.5] and list(val.get_ydata()) == [1.5, 1.5]
+    labels = [line.get_label() for line in ax.lines]
+    assert labels == ["each step", "mean of the last 2 steps", "guess", "val"]
+    with pytest.raises(TypeError, match="history: expected a lib.train.History"):
+        viz.training_curve(ax, [1.0, 2.0])

@@ -16,7 +16,8 @@
   a captioner's attention over image regions, a document's two levels of attention, a block of
   numbers tinted by head, the Transformer's architecture); :func:`soft_lookup`,
   :func:`encoding_vector`, :func:`encoding_dimension`, :func:`fine_tuning_task` (a soft lookup
-  among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups).
+  among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups);
+  :func:`training_curve` (a training run's loss, every step and its moving average).
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -33,6 +34,7 @@ from lib.viz.figures import (
     region_attention,
     soft_lookup,
     tinted_block,
+    training_curve,
     transformer_diagram,
     vectors,
 )
@@ -77,4 +79,5 @@ __all__ = [
     "encoding_vector",
     "encoding_dimension",
     "fine_tuning_task",
+    "training_curve",
 ]

@@ -2,7 +2,8 @@
 images cut into regions and a captioner's attention over them, a document's two levels of
 attention (chapter 5), a block of numbers tinted by head (chapter 7), the Transformer's
 architecture diagram (chapter 9), a soft lookup among 2-D values (chapter 2), one vector or one
-dimension of the sinusoidal table (chapter 8) and BERT's four fine-tuning set-ups (chapter 14).
+dimension of the sinusoidal table (chapter 8), BERT's four fine-tuning set-ups (chapter 14) and
+the training curve of any chapter that trains.
 
 Each function draws into the Axes it is given (``ax``) and returns what the chapter needs next;
 none of them computes anything a model does. Inputs are checked, with a ``TypeError`` or
@@ -33,6 +34,7 @@ __all__ = [
     "encoding_vector",
     "encoding_dimension",
     "fine_tuning_task",
+    "training_curve",
 ]
 
 
@@ -440,4 +442,29 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
     ax.set_ylim(-0.2, 4.6)
     ax.set_title(f"{title}\n{top_label}", fontsize=10)
     ax.axis("off")
+    return ax
+
+
+def training_curve(
+    ax,
+    history,
+    window=20,
+    *,
+    labels=("each step", "mean of the last {window} steps"),
+    references=None,
+    lw=1.0,
+):
+    """A training run's loss: every step's loss in light grey and the trailing mean over
+    ``window`` steps (``lib.train.History.smoothed``) in C0, with ``references`` ({label: value}),
+    if given, as dashed horizontal lines in C1, C2, ... (e.g. the loss of guessing). ``history``: a
+    ``lib.train.History``. ``labels``: the legend of the two curves ("{window}" is filled in); the
+    axes, the title and the legend's place are the caller's. Returns the Axes."""
+    _check_ax(ax)
+    if not hasattr(history, "losses") or not hasattr(history, "smoothed"):
+        raise TypeError(f"history: expected a lib.train.History, got {type(history).__name__}")
+    raw_label, mean_label = labels
+    ax.plot(history.losses, color="0.75", lw=lw, label=raw_label)
+    ax.plot(history.smoothed(window), color="C0", lw=2, label=mean_label.format(window=window))
+    for k, (label, value) in enumerate((references or {}).items()):
+        ax.axhline(value, color=f"C{k + 1}", ls="--", lw=1.2, label=label)
     return ax
