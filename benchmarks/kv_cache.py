@@ -40,11 +40,9 @@ OP_NOTES = {
     "cache of each "
     "layer at every step (a cache preallocated to block_size and written in place "
     "would not copy)",
-    "aten::tril": "`aten::tril` is `causal_mask(P + T)`: a full (P + T) x (P + T) matrix built "
-    "for every layer "
-    "and every step, of which one row is used (one new query may attend to every "
-    "cached key, so "
-    "no mask is needed when T = 1; `is_causal=True` serves when P = 0)",
+    "aten::tril": "`aten::tril` is `causal_mask(T, past=P)`, the [T, P + T] mask of T new "
+    "queries (`lib.gpt.CausalSelfAttention` builds none for a one-token step, whose query may "
+    "attend to every cached key)",
     "aten::where": "`aten::where` is F.scaled_dot_product_attention turning the boolean mask into "
     "an additive one",
 }
