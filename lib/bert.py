@@ -38,7 +38,7 @@ from torch import Tensor, nn
 
 from lib._random import rand, randint
 from lib._validate import check_ids
-from lib.attention import masked_softmax, merge_heads, scaled_dot_product_score, split_heads
+from lib.attention import attention_heads, merge_heads, split_heads
 
 __all__ = [
     "BertConfig",
@@ -204,12 +204,12 @@ class BertEmbeddings(nn.Module):
 
 class BertSelfAttention(nn.Module):
     """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, sec. 3.2.2, eq. 1) with
-    lib.attention's functions; ``query``, ``key``, ``value`` are nn.Linear(D, D) holding the H
-    heads' projections side by side (rows h*Dh ... (h+1)*Dh - 1 belong to head h, as ``split_heads``
-    cuts them). Dropout on the attention weights (as BERT and Hugging Face); the returned weights
-    are those before it. forward(x [B, T, D], mask bool broadcastable to [B, H, T, T] or None) ->
-    (context [B, T, D], weights [B, H, T, T]); the output projection lives in
-    ``BertAttention.output`` (a ``BertAddNorm``)."""
+    lib.attention's functions (``split_heads``, ``attention_heads``, ``merge_heads``); ``query``,
+    ``key``, ``value`` are nn.Linear(D, D) holding the H heads' projections side by side (rows h*Dh
+    ... (h+1)*Dh - 1 belong to head h, as ``split_heads`` cuts them). Dropout on the attention
+    weights (as BERT and Hugging Face); the returned weights are those before it. forward(x [B, T,
+    D], mask bool broadcastable to [B, H, T, T] or None) -> (context [B, T, D], weights [B, H, T,
+    T]); the output projection lives in ``BertAttention.output`` (a ``BertAddNorm``)."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -223,8 +223,9 @@ class BertSelfAttention(nn.Module):
         q = split_heads(self.query(x), self.num_heads)  # [B, T, D] -> [B, H, T, Dh]
         k = split_heads(self.key(x), self.num_heads)  # [B, H, T, Dh]
         v = split_heads(self.value(x), self.num_heads)  # [B, H, T, Dh]
-        weights = masked_softmax(scaled_dot_product_score(q, k), mask)  # [B, H, T, T]
-        context = self.dropout(weights) @ v  # [B, H, T, Dh]
+        p = self.dropout.p if self.training else 0.0
+        # softmax(q k^T / sqrt(Dh)) v, the library's one attention computation
+        context, weights = attention_heads(q, k, v, mask, p)  # [B, H, T, Dh], [B, H, T, T]
         return merge_heads(context), weights  # [B, T, D], [B, H, T, T]
 
 
