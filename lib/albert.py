@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from lib._validate import check_int
 from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, check_inputs, init_weights
 
 __all__ = ["AlbertConfig", "Albert", "count_parameters", "HF_NAMES", "state_dict_from_hf"]
@@ -71,8 +72,7 @@ class AlbertConfig:
 
     def __post_init__(self):
         e = self.embedding_size
-        if isinstance(e, bool) or not isinstance(e, int) or e < 1:
-            raise ValueError(f"embedding_size: expected a positive int, got {e!r}")
+        check_int(e, "embedding_size", 1)
         if not isinstance(self.share_layers, bool):
             raise TypeError(
                 f"share_layers: expected a bool, got {type(self.share_layers).__name__}"

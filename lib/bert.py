@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib._random import rand, randint
-from lib._validate import check_ids
+from lib._validate import check_ids, check_int
 from lib.attention import attention_heads, merge_heads, split_heads
 
 __all__ = [
@@ -98,8 +98,7 @@ class BertConfig:
             "type_vocab_size",
         ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(value, name, 1)
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size={self.hidden_size} is not divisible by "
@@ -603,8 +602,7 @@ class _BertWithClassifier(_BertWithHead):
 
     def __init__(self, config: BertConfig, num_labels: int):
         super().__init__(config)
-        if isinstance(num_labels, bool) or not isinstance(num_labels, int) or num_labels < 1:
-            raise ValueError(f"num_labels: expected a positive int, got {num_labels!r}")
+        check_int(num_labels, "num_labels", 1)
         self.num_labels = num_labels
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.classifier = nn.Linear(config.hidden_size, num_labels)
@@ -701,8 +699,7 @@ def mask_tokens(
     if not isinstance(input_ids, Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
         got = input_ids.dtype if isinstance(input_ids, Tensor) else type(input_ids).__name__
         raise TypeError(f"input_ids: expected a tensor of token ids (torch.long), got {got}")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-        raise ValueError(f"vocab_size: expected an int >= 2, got {vocab_size!r}")
+    check_int(vocab_size, "vocab_size", 2)
     if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
         raise ValueError(
             f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
@@ -795,8 +792,7 @@ def make_nsp_pairs(stories, n: int, seed: int = 0) -> list[NSPPair]:
     if not firsts:
         raise ValueError("stories: expected at least one story with 2 or more sentences, got none")
     others = [i for i, s in enumerate(stories) if len(s) >= 1]
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n: expected a positive int, got {n!r}")
+    check_int(n, "n", 1)
     if len(others) < 2:
         raise ValueError(
             f"stories: expected two stories with at least one sentence each, got {len(others)}"
@@ -861,8 +857,7 @@ def pretraining_batches(
             "got a mix "
             f"of {sorted({type(e).__name__ for e in examples})}"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected a positive int, got {batch_size!r}")
+    check_int(batch_size, "batch_size", 1)
     special = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.special_tokens]
     order_rng, mask_rng = random.Random(seed), torch.Generator().manual_seed(seed)
 

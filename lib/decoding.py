@@ -144,10 +144,7 @@ def _check_start(start, one: bool = False) -> None:
 def _check_id(value, name: str, optional: bool = False) -> None:
     if optional and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(
-            f"{name}: expected {'None or ' if optional else ''}an id >= 0, got {value!r}"
-        )
+    check_int(value, name, 0)
 
 
 # --- greedy search and sampling ------------------------------------------------------------------

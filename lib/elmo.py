@@ -62,7 +62,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import check_ids, check_padding_mask
+from lib._validate import check_ids, check_int, check_padding_mask
 from lib.lm import reverse_padded  # one implementation, shared with the RNN language models
 
 __all__ = [
@@ -113,12 +113,10 @@ class ELMoConfig:
     def __post_init__(self):
         for name in ("vocab_size", "hidden_dim", "n_layers", "char_dim", "max_chars"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(value, name, 1)
         for name in ("word_dim", "n_highway"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
+            check_int(value, name, 0)
         if self.cell_dim is not None and (
             isinstance(self.cell_dim, bool)
             or not isinstance(self.cell_dim, int)
@@ -214,10 +212,7 @@ def char_ids(words: Sequence[str], max_chars: int) -> Tensor:
     max_chars (C). Returns [len(words), C] (long). Words longer than C - 2 bytes are cut."""
     if isinstance(words, str) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words: expected a sequence of str, got {type(words).__name__}")
-    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 3:
-        raise ValueError(
-            f"max_chars: expected an int >= 3 (two markers and a character), got {max_chars!r}"
-        )
+    check_int(max_chars, "max_chars (two markers and a character)", 3)
     # a lookup table, built on the CPU even inside `with torch.device("meta")`
     with torch.device("cpu"):
         return _char_ids([w.encode("utf-8")[: max_chars - 2] for w in words], max_chars)
@@ -505,8 +500,7 @@ class ScalarMix(nn.Module):
 
     def __init__(self, num_layers: int, gamma: float = 1.0):
         super().__init__()
-        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
-            raise ValueError(f"num_layers: expected an int >= 1, got {num_layers!r}")
+        check_int(num_layers, "num_layers", 1)
         self.num_layers = num_layers
         self.scalar_parameters = nn.Parameter(torch.zeros(num_layers))
         self.gamma = nn.Parameter(torch.tensor(float(gamma)))

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_ids
+from lib._validate import check_ids, check_int
 from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -71,8 +71,7 @@ class GPTConfig:
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(value, name, 1)
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
         if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
@@ -531,8 +530,7 @@ class GPTClassifier(nn.Module):
         super().__init__()
         if not isinstance(gpt, GPT):
             raise TypeError(f"gpt: expected a lib.gpt.GPT, got {type(gpt).__name__}")
-        if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2:
-            raise ValueError(f"n_classes: expected an int >= 2, got {n_classes!r}")
+        check_int(n_classes, "n_classes", 2)
         self.gpt = gpt
         self.head = nn.Linear(gpt.config.n_embd, n_classes)
         nn.init.normal_(self.head.weight, std=0.02)

@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from lib._validate import check_int
 from lib.attention import AdditiveScore, masked_softmax
 
 __all__ = ["ContextAttention", "HierarchicalAttentionNetwork", "HANOutput"]
@@ -110,8 +111,7 @@ class HierarchicalAttentionNetwork(nn.Module):
             ("d_sentence", d_sentence),
             ("d_attn", d_attn),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+            check_int(value, name, 1)
         self.vocab_size, self.pad_id = vocab_size, pad_id
         self.embedding = nn.Embedding(vocab_size, d_emb, padding_idx=pad_id)
         self.word_gru = nn.GRU(d_emb, d_word, batch_first=True, bidirectional=True)

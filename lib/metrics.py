@@ -19,6 +19,8 @@ import math
 from collections import Counter
 from typing import Sequence
 
+from lib._validate import check_int
+
 
 def _ngrams(words: Sequence[str], n: int) -> Counter:
     return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
@@ -31,8 +33,7 @@ def corpus_bleu(
 
     hypotheses, references: equally long lists of sentences, each a list of tokens.
     """
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 1:
-        raise ValueError(f"max_n: expected an integer >= 1, got {max_n!r}")
+    check_int(max_n, "max_n", 1)
     hypotheses, references = list(hypotheses), list(references)
     if len(hypotheses) != len(references):
         raise ValueError(

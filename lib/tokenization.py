@@ -60,6 +60,8 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 import torch
 from torch import Tensor
 
+from lib._validate import check_int
+
 __all__ = [
     "END_OF_WORD",
     "BPEStep",
@@ -129,8 +131,7 @@ def _check_word_counts(word_counts) -> dict[str, int]:
     for w, c in word_counts.items():
         if not isinstance(w, str) or not w or any(ch.isspace() for ch in w):
             raise ValueError(f"word_counts: expected non-empty words without whitespace, got {w!r}")
-        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise ValueError(f"word_counts: expected counts that are ints >= 1, got {w!r}: {c!r}")
+        check_int(c, f"word_counts[{w!r}]", 1)
     return dict(word_counts)
 
 
@@ -148,8 +149,7 @@ def bpe_steps(
     most frequent pair, so thousands of merges on ten thousand distinct words take seconds.
     """
     word_counts = _check_word_counts(word_counts)
-    if isinstance(num_merges, bool) or not isinstance(num_merges, int) or num_merges < 0:
-        raise ValueError(f"num_merges: expected an int >= 0, got {num_merges!r}")
+    check_int(num_merges, "num_merges", 0)
     _check_end_of_word(end_of_word)
     words = list(word_counts)
     symbols = [_symbols(w, end_of_word) for w in words]
@@ -443,8 +443,7 @@ def learn_wordpiece(word_counts: Mapping[str, int], num_merges: int) -> list[tup
     vocabulary size; this recounts every pair after every merge and is meant for small dictionaries.
     """
     word_counts = _check_word_counts(word_counts)
-    if isinstance(num_merges, bool) or not isinstance(num_merges, int) or num_merges < 0:
-        raise ValueError(f"num_merges: expected an int >= 0, got {num_merges!r}")
+    check_int(num_merges, "num_merges", 0)
     seg = {w: wordpiece_split(w) for w in word_counts}
     merges = []
     for _ in range(num_merges):
@@ -687,8 +686,7 @@ class WordPieceTokenizer:
         ``from_vocab_file``. kwargs: as for the constructor (``do_lower_case``, ...)."""
         if isinstance(texts, str):
             raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
-        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(f"min_count: expected an int >= 1, got {min_count!r}")
+        check_int(min_count, "min_count", 1)
         keys = {
             k: kwargs[k]
             for k in ("do_lower_case", "strip_accents", "tokenize_chinese_chars")

@@ -28,6 +28,8 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from lib._validate import check_int
+
 __all__ = ["History", "fit", "evaluate", "lr_at"]
 
 DECAYS = ("cosine", "linear", "constant")
@@ -46,8 +48,7 @@ class History:
     def smoothed(self, window: int = 20) -> list[float]:
         """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) :
         i+1] (same length as ``losses``; the first entries average fewer steps)."""
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"window: expected an int >= 1, got {window!r}")
+        check_int(window, "window", 1)
         out, total = [], 0.0
         for i, x in enumerate(self.losses):
             total += x
@@ -81,8 +82,7 @@ def lr_at(
 
 
 def _check_schedule(steps, lr, warmup_steps, decay) -> None:
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps: expected an int >= 1, got {steps!r}")
+    check_int(steps, "steps", 1)
     if not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"lr: expected a number > 0, got {lr!r}")
     if (

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_ids
+from lib._validate import check_ids, check_int
 from lib.attention import MultiHeadAttention, causal_mask
 from lib.decoding import Decoded, Step
 from lib.positional import SinusoidalPositionalEncoding
@@ -90,9 +90,7 @@ class TransformerConfig:
             "d_ff",
             "max_len",
         ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(getattr(self, name), name, 1)
         if self.d_model % self.n_heads != 0:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not 0.0 <= self.dropout < 1.0:

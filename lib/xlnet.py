@@ -38,6 +38,8 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
+from lib._validate import check_int
+
 __all__ = ["permutation_masks", "recurrence_mask", "reachable", "longest_dependency"]
 
 
@@ -86,8 +88,7 @@ def permutation_masks(order) -> tuple[Tensor, Tensor]:
 
 
 def _check_positive(value, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value!r}")
+    check_int(value, name, 1)
 
 
 def recurrence_mask(length: int, segment_length: int, memory_length: int | None = None) -> Tensor:
@@ -104,8 +105,7 @@ def recurrence_mask(length: int, segment_length: int, memory_length: int | None 
     _check_positive(segment_length, "segment_length")
     if memory_length is None:
         memory_length = segment_length
-    if isinstance(memory_length, bool) or not isinstance(memory_length, int) or memory_length < 0:
-        raise ValueError(f"memory_length: expected an int >= 0 or None, got {memory_length!r}")
+    check_int(memory_length, "memory_length", 0)
     i = torch.arange(length)[:, None]  # [T, 1] queries
     j = torch.arange(length)[None, :]  # [1, T] keys
     start = i - i % segment_length
@@ -129,8 +129,7 @@ def reachable(mask: Tensor, n_layers: int) -> Tensor:
             f"{getattr(mask, 'dtype', type(mask).__name__)} "
             f"{tuple(getattr(mask, 'shape', ()))}"
         )
-    if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 0:
-        raise ValueError(f"n_layers: expected an int >= 0, got {n_layers!r}")
+    check_int(n_layers, "n_layers", 0)
     # [T, T], residual: i always reaches i
     step = (mask | torch.eye(len(mask), dtype=torch.bool)).float()
     out = torch.eye(len(mask))

@@ -129,7 +129,7 @@ def test_sharing_changes_the_output_of_a_layer_everywhere():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="embedding_size: expected a positive int, got 0"):
+    with pytest.raises(ValueError, match="embedding_size: expected an int >= 1, got 0"):
         AlbertConfig(embedding_size=0)
     with pytest.raises(
         ValueError, match="hidden_size=100 is not divisible by num_attention_heads=12"

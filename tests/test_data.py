@@ -357,7 +357,7 @@ def test_bad_input(vocabs):
         split_pairs(small(), fractions=(0.8, 0.3))
     with pytest.raises(ValueError, match="min_words: expected an int >= 3, got 2"):
         generate_pairs(5, min_words=2)
-    with pytest.raises(ValueError, match="max_words: expected an int >= min_words=10, got 5"):
+    with pytest.raises(ValueError, match="max_words: expected an int >= 10, got 5"):
         generate_pairs(5, min_words=10, max_words=5)
     with pytest.raises(ValueError, match="n: expected an int >= 0, got -1"):
         generate_pairs(-1)

@@ -395,7 +395,7 @@ def test_paper_parameter_count():
 
 
 def test_config_bad_input():
-    with pytest.raises(ValueError, match="vocab_size: expected a positive int, got 0"):
+    with pytest.raises(ValueError, match="vocab_size: expected an int >= 1, got 0"):
         ELMoConfig(vocab_size=0)
     with pytest.raises(
         ValueError, match=r"cell_dim: expected None or an int >= hidden_dim=8, got 4"
@@ -464,7 +464,9 @@ def test_forward_bad_input():
         pad_sentences([[4, 5], []])
     with pytest.raises(ValueError, match="sentences: expected a non-empty list"):
         pad_sentences([])
-    with pytest.raises(ValueError, match="max_chars: expected an int >= 3"):
+    with pytest.raises(
+        ValueError, match=r"max_chars \(two markers and a character\): expected an int >= 3"
+    ):
         char_ids(["a"], 2)
     with pytest.raises(TypeError, match="words: expected a sequence of str"):
         char_ids("abc", 5)

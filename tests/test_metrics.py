@@ -43,7 +43,7 @@ def test_bad_input():
         corpus_bleu([REF], [REF, REF])
     with pytest.raises(ValueError, match="hypotheses: expected at least one sentence"):
         corpus_bleu([], [])
-    with pytest.raises(ValueError, match="max_n: expected an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="max_n: expected an int >= 1, got 0"):
         corpus_bleu([REF], [REF], max_n=0)
     with pytest.raises(
         TypeError,

@@ -593,7 +593,7 @@ def test_bad_config():
         TransformerConfig(11, 13, pad_id=11)
     with pytest.raises(ValueError, match=r"dropout: expected a probability in \[0, 1\), got 1.5"):
         TransformerConfig(11, 13, dropout=1.5)
-    with pytest.raises(ValueError, match="n_layers: expected a positive int, got 0"):
+    with pytest.raises(ValueError, match="n_layers: expected an int >= 1, got 0"):
         TransformerConfig(11, 13, n_layers=0)
 
 

@@ -91,7 +91,7 @@ def test_bad_input():
         permutation_masks(3)
     with pytest.raises(ValueError, match="order: expected a 1-D tensor of positions"):
         permutation_masks(torch.zeros(2, 2, dtype=torch.long))
-    with pytest.raises(ValueError, match="segment_length: expected a positive int, got 0"):
+    with pytest.raises(ValueError, match="segment_length: expected an int >= 1, got 0"):
         recurrence_mask(8, 0)
     with pytest.raises(ValueError, match="memory_length: expected an int >= 0 or None, got -1"):
         recurrence_mask(8, 4, memory_length=-1)

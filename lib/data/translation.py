@@ -430,8 +430,7 @@ def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 4
     """
     check_int(n, "n", 0)
     check_int(min_words, "min_words", 3)
-    if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < min_words:
-        raise ValueError(f"max_words: expected an int >= min_words={min_words}, got {max_words!r}")
+    check_int(max_words, "max_words", min_words)
     rng = random.Random(seed)
     gen = _Generator(rng)
     pairs: list[Pair] = []
