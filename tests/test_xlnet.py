@@ -93,7 +93,7 @@ def test_bad_input():
         permutation_masks(torch.zeros(2, 2, dtype=torch.long))
     with pytest.raises(ValueError, match="segment_length: expected an int >= 1, got 0"):
         recurrence_mask(8, 0)
-    with pytest.raises(ValueError, match="memory_length: expected an int >= 0 or None, got -1"):
+    with pytest.raises(ValueError, match="memory_length: expected an int >= 0, got -1"):
         recurrence_mask(8, 4, memory_length=-1)
     with pytest.raises(ValueError, match=r"mask: expected a square bool tensor \[T, T\]"):
         reachable(torch.ones(3, 4, dtype=torch.bool), 1)
