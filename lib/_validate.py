@@ -17,6 +17,17 @@ def check_int(x, name: str, minimum: int | None = None) -> None:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
 
 
+def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
+    """ValueError unless ``value`` is an int id in [0, size) (a bool is not); ``what`` names the
+    table the id indexes; ``optional`` lets None through."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
+        table = f" ({what})" if what else ""
+        none = "None or " if optional else ""
+        raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
+
+
 def check_ids(
     ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
 ) -> None:

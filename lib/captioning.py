@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_ids, check_int
+from lib._validate import check_id, check_ids, check_int
 from lib.attention import AdditiveScore, masked_softmax
 from lib.decoding import Decoded, Step
 
@@ -329,10 +329,8 @@ def greedy_decode(
     (see AttentionDecoder). The model is put in eval mode for the call.
     """
     check_int(max_len, "max_len", 1)
-    V = model.decoder.vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < V:
-            raise ValueError(f"{name}: expected a token id in [0, {V}), got {value!r}")
+        check_id(value, name, model.decoder.vocab_size, "the vocabulary")
     was_training = model.training
     model.eval()
     try:

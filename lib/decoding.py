@@ -93,6 +93,12 @@ def sampling_distribution(
         )
         raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
     _check_sampling(temperature, top_k, top_p)
+    return _distribution(logits, temperature, top_k, top_p)
+
+
+def _distribution(logits: Tensor, temperature: float, top_k, top_p) -> Tensor:
+    """sampling_distribution for arguments already checked (``sample`` checks them once per call);
+    NaN logits are still refused at every step, as a model can diverge at any step."""
     if torch.isnan(logits).any():
         raise ValueError("logits: expected numbers, got NaN (did the model's weights diverge?)")
     if temperature == 0:
@@ -183,7 +189,7 @@ def sample(
         if temperature == 0:
             y = logits.argmax(-1)  # [B]
         else:
-            probs = sampling_distribution(logits, temperature, top_k, top_p)  # [B, V]
+            probs = _distribution(logits, temperature, top_k, top_p)  # [B, V]
             y = multinomial(probs, generator)[:, 0]  # [B]
         picked = logits.log_softmax(-1).gather(-1, y[:, None])[:, 0]  # [B] log p(y)
         if eos_id is not None:  # rows that have ended get pad_id, and no more log-probability

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_ids, check_int
+from lib._validate import check_id, check_ids, check_int
 from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -482,15 +482,8 @@ class GPT(nn.Module):
             raise ValueError(
                 f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
             )
-        if eos_id is not None and (
-            isinstance(eos_id, bool)
-            or not isinstance(eos_id, int)
-            or not 0 <= eos_id < self.config.vocab_size
-        ):
-            raise ValueError(
-                f"eos_id: expected None or an id in [0, vocab_size={self.config.vocab_size}), "
-                f"got {eos_id!r}"
-            )
+        V = self.config.vocab_size
+        check_id(eos_id, "eos_id", V, f"vocab_size={V}", optional=True)
         return decoding.beam_search(
             self.step_function(), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
         )

@@ -37,7 +37,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lib import decoding
-from lib._validate import check_ids, check_int
+from lib._validate import check_id, check_ids, check_int
 from lib.attention import (
     AdditiveScore,
     GeneralScore,
@@ -502,12 +502,8 @@ def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
     check_int(max_len, "max_len", 1)
-    V = model.decoder.vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < V:
-            raise ValueError(
-                f"{name}: expected an id in [0, {V}) (the target vocabulary), got {value!r}"
-            )
+        check_id(value, name, model.decoder.vocab_size, "the target vocabulary")
 
 
 def step_function(model: Seq2Seq, src: Tensor, src_lengths) -> Step:

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_ids, check_int
+from lib._validate import check_id, check_ids, check_int
 from lib.attention import MultiHeadAttention, causal_mask
 from lib.decoding import Decoded, Step
 from lib.positional import SinusoidalPositionalEncoding
@@ -437,15 +437,7 @@ def _check_decode_args(model: Transformer, max_len, bos_id, eos_id) -> None:
             f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
         )
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or not 0 <= value < c.tgt_vocab_size
-        ):
-            raise ValueError(
-                f"{name}: expected an id in [0, {c.tgt_vocab_size}) (the target vocabulary), "
-                f"got {value!r}"
-            )
+        check_id(value, name, c.tgt_vocab_size, "the target vocabulary")
 
 
 def step_function(model: Transformer, src: Tensor) -> Step:
