@@ -264,7 +264,10 @@ class RNNLM(nn.Module):
         return self.out(self.drop(h)), state  # [B, T, V]
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
-        lengths = _check_batch(input_ids, attention_mask, self.vocab_size)
+        return self._logits(input_ids, _check_batch(input_ids, attention_mask, self.vocab_size))
+
+    def _logits(self, input_ids: Tensor, lengths: Tensor) -> Tensor:
+        """forward for inputs already checked, with their lengths [B]."""
         if not self.reverse:
             return self.run(input_ids)[0]  # causal: padding at the end is harmless
         logits, _ = self.run(reverse_padded(input_ids, lengths))  # read right to left
@@ -275,7 +278,7 @@ class RNNLM(nn.Module):
         logits[:, :-1]; backward, input_ids[:, :-1] from logits[:, 1:]; only pairs of real tokens
         count."""
         lengths = _check_batch(input_ids, attention_mask, self.vocab_size)
-        logits = self(input_ids, attention_mask)  # [B, T, V]
+        logits = self._logits(input_ids, lengths)  # [B, T, V], checked once
         positions = torch.arange(input_ids.shape[1], device=input_ids.device)
         real = (positions < lengths[:, None])[:, 1:]  # [B, T-1]: both ends real
         if self.reverse:
