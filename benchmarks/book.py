@@ -1,26 +1,25 @@
-"""Benchmark 5: the book itself. Each chapter's execution time, the cold `make book` time, and the
-time of a rebuild in which no notebook changed.
+"""Benchmark 5: the book itself. Each chapter's execution time, the cold `make book` time, and the time
+of a rebuild in which no notebook changed.
 
 Measuring these takes long (a cold build executes every chapter: 10 minutes and more on 2 cores), so
-the measurements are stored in ``benchmarks/book_timings.json`` and the results table is written
-from that file. What gets measured, and when:
+the measurements are stored in ``benchmarks/book_timings.json`` and the results table is written from
+that file. What gets measured, and when:
 
 - chapters (``measure_chapters``): every chapter executed in a fresh kernel, offline, by
   ``tools/time_chapters.py``'s ``time_chapter`` (the same numbers as ``make chapter-times``);
-- cold build (``measure_builds``): ``_build`` removed (no site, no execution cache), then ``make
-  book`` (the virtual environment and the npm assets already installed: their one-time installation
-  is not counted);
+- cold build (``measure_builds``): ``_build`` removed (no site, no execution cache), then ``make book``
+  (the virtual environment and the npm assets already installed: their one-time installation is not
+  counted);
 - rebuild: right after, every notebook's modification time set to now with its content unchanged,
   then ``make book`` again. Make sees newer sources and runs Jupyter Book; Sphinx re-reads every
   chapter, and Jupyter Book's execution cache (``execute_notebooks: cache``) serves every notebook's
   outputs, so no chapter is executed (checked: the number of notebooks the cache re-executed is
-  reported). With no file touched at all, ``make book`` does nothing and takes a fraction of a
-  second.
+  reported). With no file touched at all, ``make book`` does nothing and takes a fraction of a second.
 
 The runner (``python -m benchmarks.run``) reads the file by default and measures when asked:
-``BENCH_BOOK=chapters`` (chapters only), ``BENCH_BOOK=build`` (cold build and rebuild),
-``BENCH_BOOK=1`` (both). When ``_build/.jupyter_cache`` exists, the execution time Jupyter Book
-recorded for each chapter during the last build that executed it is shown too.
+``BENCH_BOOK=chapters`` (chapters only), ``BENCH_BOOK=build`` (cold build and rebuild), ``BENCH_BOOK=1``
+(both). When ``_build/.jupyter_cache`` exists, the execution time Jupyter Book recorded for each
+chapter during the last build that executed it is shown too.
 """
 
 from __future__ import annotations
@@ -95,15 +94,14 @@ def save_timings(data: dict, path: Path = TIMINGS) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-# --- measuring
-# ---------------------------------------------------------------------------------------
+# --- measuring ---------------------------------------------------------------------------------------
 
 
 def measure_chapters(
     prefixes=(), root: Path = ROOT, path: Path = TIMINGS, time_chapter=None
 ) -> dict:
-    """Execute the chapters (those whose file name starts with one of ``prefixes``; all if none) in
-    a fresh kernel each, and store their times in the timings file. Returns the updated timings."""
+    """Execute the chapters (those whose file name starts with one of ``prefixes``; all if none) in a
+    fresh kernel each, and store their times in the timings file. Returns the updated timings."""
     if time_chapter is None:
         sys.path.insert(0, str(root / "tools"))
         from time_chapters import time_chapter  # tools/time_chapters.py
@@ -200,8 +198,7 @@ def measure_builds(root: Path = ROOT, path: Path = TIMINGS, command=None) -> dic
     return data
 
 
-# --- reporting
-# ---------------------------------------------------------------------------------------
+# --- reporting ---------------------------------------------------------------------------------------
 
 
 def run(
@@ -244,32 +241,7 @@ def run(
         seen = [s for s in (row["fresh_s"], row["cache_s"]) if s is not None]
         row["within"] = max(seen) <= CHAPTER_BUDGET_S if seen else None
         rows.append(row)
-    method = (
-        "Each chapter executed top to bottom in a fresh kernel, offline, by "
-        "`tools/time_chapters.py` "
-        "(*fresh kernel*, the same as `make chapter-times`; the date it was measured and "
-        "whether the "
-        "notebook changed since), and the execution time that Jupyter Book's cache recorded "
-        "for the "
-        "chapter during the last `make book` that executed it (*during make book*; shown "
-        "only while "
-        "the cached notebook matches the current one). The timings are stored in "
-        "`benchmarks/book_timings.json`; `BENCH_BOOK=chapters make bench` measures the "
-        "chapters again, "
-        "`BENCH_BOOK=build make bench` the builds, `BENCH_BOOK=1 make bench` both (about "
-        "half an hour "
-        "on 2 cores). *Cold build*: `_build` removed (no site, no execution cache), then "
-        "`make book` "
-        "with the virtual environment and npm assets already installed. *Rebuild, nothing "
-        "changed*: "
-        "right after, every notebook touched (newer modification time, same content) and "
-        "`make book` "
-        "again: Jupyter Book runs, Sphinx re-reads every chapter, the execution cache "
-        "serves every "
-        "notebook's outputs (the number of notebooks executed again is shown). With no file "
-        "touched, "
-        "`make book` is a no-op."
-    )
+    method = "Each chapter executed top to bottom in a fresh kernel, offline, by `tools/time_chapters.py` (*fresh kernel*, the same as `make chapter-times`; the date it was measured and whether the notebook changed since), and the execution time that Jupyter Book's cache recorded for the chapter during the last `make book` that executed it (*during make book*; shown only while the cached notebook matches the current one). The timings are stored in `benchmarks/book_timings.json`; `BENCH_BOOK=chapters make bench` measures the chapters again, `BENCH_BOOK=build make bench` the builds, `BENCH_BOOK=1 make bench` both (about half an hour on 2 cores). *Cold build*: `_build` removed (no site, no execution cache), then `make book` with the virtual environment and npm assets already installed. *Rebuild, nothing changed*: right after, every notebook touched (newer modification time, same content) and `make book` again: Jupyter Book runs, Sphinx re-reads every chapter, the execution cache serves every notebook's outputs (the number of notebooks executed again is shown). With no file touched, `make book` is a no-op."
     columns = [
         Column("chapter", "chapter"),
         Column("fresh_s", "fresh kernel (s)", ".1f"),
@@ -336,8 +308,7 @@ def run(
             "goal": f"every chapter <= {CHAPTER_BUDGET_S:.0f} s",
             "measured": "not measured"
             if slowest is None
-            else f"slowest {slowest_s:.1f} s ({slowest['chapter']}); "
-            f"{len(measured)} of {len(rows)} chapters measured",
+            else f"slowest {slowest_s:.1f} s ({slowest['chapter']}); {len(measured)} of {len(rows)} chapters measured",
             "met": None if len(measured) < len(rows) else all(r["within"] for r in rows),
         }
     )

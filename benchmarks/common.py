@@ -4,9 +4,9 @@ Timing (``time_side_by_side``): the callables being compared run in *rounds*. In
 callable runs once (a block of ``inner`` calls, the same number for all), in an order that rotates
 from round to round (A B, B A, A B, ... for two), so that a change of load on the shared machine
 falls on all of them alike. Before the rounds, ``warmup`` calls of each (interleaved too) fill
-caches, let the allocator reach its steady state and choose ``inner``: enough calls for a block of
-at least ``min_block_s`` so that the timer's resolution does not matter. Python's garbage collector
-is off inside a block. A result holds the wall-clock seconds per call of every round; we report the
+caches, let the allocator reach its steady state and choose ``inner``: enough calls for a block of at
+least ``min_block_s`` so that the timer's resolution does not matter. Python's garbage collector is
+off inside a block. A result holds the wall-clock seconds per call of every round; we report the
 median and the interquartile range (IQR, the 25th and 75th percentiles), and for a comparison the
 *paired* ratio: the median over rounds of (time of A / time of B) within the same round.
 
@@ -54,8 +54,7 @@ __all__ = [
 ]
 
 
-# --- statistics
-# ------------------------------------------------------------------------------------
+# --- statistics ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,7 @@ class Summary:
 
 
 def summarize(values) -> Summary:
-    """Median, 25th and 75th percentile (linear interpolation between order statistics) of
-    values."""
+    """Median, 25th and 75th percentile (linear interpolation between order statistics) of values."""
     values = sorted(float(v) for v in values)
     if not values:
         raise ValueError("values: expected at least one measurement, got none")
@@ -81,8 +79,7 @@ def summarize(values) -> Summary:
 
 
 def paired_ratio(a: list[float], b: list[float]) -> Summary:
-    """Summary of a[i] / b[i] over the rounds i: the ratio of two callables timed in the same
-    round."""
+    """Summary of a[i] / b[i] over the rounds i: the ratio of two callables timed in the same round."""
     if len(a) != len(b) or not a:
         raise ValueError(
             f"a, b: expected two equally long, non-empty lists, got lengths {len(a)} and {len(b)}"
@@ -90,8 +87,7 @@ def paired_ratio(a: list[float], b: list[float]) -> Summary:
     return summarize([x / y for x, y in zip(a, b)])
 
 
-# --- timing
-# ----------------------------------------------------------------------------------------
+# --- timing ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -158,14 +154,13 @@ def threads_from_env(default: int = 1) -> int:
     return int(value)
 
 
-# --- memory
-# ----------------------------------------------------------------------------------------
+# --- memory ----------------------------------------------------------------------------------------
 
 
 def peak_memory(fn: Callable[[], object]) -> int:
-    """Peak bytes held by torch's CPU allocator during one call of fn, counted from zero at the
-    start (see the module docstring). fn's return value is dropped inside the measured region, so an
-    output that is freed at once still counts while it was alive."""
+    """Peak bytes held by torch's CPU allocator during one call of fn, counted from zero at the start
+    (see the module docstring). fn's return value is dropped inside the measured region, so an output
+    that is freed at once still counts while it was alive."""
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         out = fn()
         del out
@@ -199,8 +194,7 @@ def profile_ops(fn: Callable[[], object], top: int = 8) -> tuple[list[dict], flo
     ], total
 
 
-# --- fits
-# ------------------------------------------------------------------------------------------
+# --- fits ------------------------------------------------------------------------------------------
 
 
 def loglog_slope(xs, ys) -> float:
@@ -217,8 +211,7 @@ def loglog_slope(xs, ys) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
-# --- the machine
-# -----------------------------------------------------------------------------------
+# --- the machine -----------------------------------------------------------------------------------
 
 
 def _cpu_model() -> str:
@@ -250,8 +243,7 @@ def machine_info() -> dict:
     }
 
 
-# --- tables
-# ----------------------------------------------------------------------------------------
+# --- tables ----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -290,18 +282,7 @@ class Section:
     uses_torch_threads: bool = True  # False: the runner's torch thread count does not apply
 
 
-TIMING_NOTE = (
-    "Times are per call: the median over {repeats} interleaved rounds (each round runs every "
-    "implementation once, in an order that alternates from round to round, after {warmup} warm-up "
-    "calls each), with the interquartile range in brackets. *ratio* is the median over rounds of "
-    "the "
-    "ratio of the two times measured in the same round, from "
-    "wall-clock time and from the CPU time of the process; the CPU-time ratio does not count the "
-    "time "
-    "the process waits for a core that another process holds, so it is the steadier of the two on "
-    "a "
-    "shared machine."
-)
+TIMING_NOTE = "Times are per call: the median over {repeats} interleaved rounds (each round runs every implementation once, in an order that alternates from round to round, after {warmup} warm-up calls each), with the interquartile range in brackets. *ratio* is the median over rounds of the ratio of the two times measured in the same round, from wall-clock time and from the CPU time of the process; the CPU-time ratio does not count the time the process waits for a core that another process holds, so it is the steadier of the two on a shared machine."
 
 
 def _ms(value) -> str:
@@ -321,9 +302,9 @@ def yes_no(flag) -> str:
 
 
 def comparison_row(a: Times, b: Times, a_name: str, b_name: str) -> dict:
-    """Raw values of one side-by-side comparison of a against b: wall-clock medians and IQRs
-    (seconds) of each, their CPU-time medians, paired ratios a / b of wall-clock and of CPU time
-    with their IQRs, and the number of rounds."""
+    """Raw values of one side-by-side comparison of a against b: wall-clock medians and IQRs (seconds)
+    of each, their CPU-time medians, paired ratios a / b of wall-clock and of CPU time with their IQRs,
+    and the number of rounds."""
     wall_a, wall_b = summarize(a.wall), summarize(b.wall)
     ratio, ratio_cpu = paired_ratio(a.wall, b.wall), paired_ratio(a.cpu, b.cpu)
     return {
@@ -402,13 +383,9 @@ def render_results(
     if preamble:
         head += [preamble.strip(), ""]
     head += [
-        "| cores (usable) | torch threads | CPU | torch | Python | load average (1 min) at "
-        "start | at end |",
+        "| cores (usable) | torch threads | CPU | torch | Python | load average (1 min) at start | at end |",
         "|---|---|---|---|---|---|---|",
-        f"| {machine['cores']} ({machine['usable_cores']}) | {machine['torch_threads']} | "
-        f"{machine['cpu']} "
-        f"| {machine['torch']} | {machine['python']} | {machine['load_1min']} "
-        f"| {machine.get('load_1min_end', '—')} |",
+        f"| {machine['cores']} ({machine['usable_cores']}) | {machine['torch_threads']} | {machine['cpu']} | {machine['torch']} | {machine['python']} | {machine['load_1min']} | {machine.get('load_1min_end', '—')} |",
         "",
     ]
     goals = [dict(g, benchmark=s.title.split(":")[0]) for s in sections for g in s.goals]

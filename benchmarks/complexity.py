@@ -1,10 +1,10 @@
 """Benchmark 4: time and peak memory of one layer against the sequence length n: self-attention, an
 LSTM layer and a convolution (the lectures' complexity table, Vaswani et al. 2017, Table 1).
 
-Per layer, at width d: self-attention O(n^2 d) operations, O(1) sequential steps; recurrent O(n
-d^2), O(n) sequential steps; convolution (kernel k) O(k n d^2), O(1) sequential steps. At fixed d,
-time should grow like n^2 for self-attention (once n^2 d outweighs the projections' 4 n d^2, i.e. n
-> 4d) and like n for the other two. Memory: the self-attention layer that returns its weights holds
+Per layer, at width d: self-attention O(n^2 d) operations, O(1) sequential steps; recurrent
+O(n d^2), O(n) sequential steps; convolution (kernel k) O(k n d^2), O(1) sequential steps. At fixed d,
+time should grow like n^2 for self-attention (once n^2 d outweighs the projections' 4 n d^2, i.e.
+n > 4d) and like n for the other two. Memory: the self-attention layer that returns its weights holds
 H matrices of n x n numbers (n^2); the fused kernel (need_weights=False) never holds a whole n x n
 matrix (n); the LSTM and the convolution hold O(n d) activations (n).
 """
@@ -89,31 +89,7 @@ def run(
                 "theory_memory": THEORY[name][1],
             }
         )
-    method = (
-        f"One layer of width d = {d_model} on one sequence x [1, n, d], forward pass under "
-        f"`torch.no_grad()`: `lib.attention.MultiHeadAttention` ({n_heads} heads) returning "
-        "its weights "
-        f"(the full n x n matrix of every head) and with `need_weights=False` (torch's fused "
-        "`scaled_dot_product_attention`), `torch.nn.LSTM(d, d)`, `torch.nn.Conv1d(d, d, 3, "
-        "padding=1)`. "
-        f"The four layers are timed side by side at each n ({repeats} interleaved rounds, "
-        f"{warmup} "
-        "warm-up call each; median wall-clock time with its IQR, and median CPU time). "
-        "*Peak memory* "
-        "is the largest number of bytes held at once by torch's CPU allocator during one "
-        "forward "
-        "pass, from `torch.profiler`'s memory events (`profile_memory=True`): every "
-        "allocation and "
-        "free inside the call summed in time order, kernels' scratch buffers included, the "
-        "input "
-        "and the parameters (allocated before the call) excluded. The exponents p of time "
-        "~ n^p and "
-        f"memory ~ n^p are least-squares slopes in log-log over the {fit_last} longest "
-        "lengths "
-        f"(n = {', '.join(map(str, fit_n))}); the time exponent is fitted to the CPU times "
-        "(steadier on "
-        f"a shared machine), the wall-clock one is shown next to it."
-    )
+    method = f"One layer of width d = {d_model} on one sequence x [1, n, d], forward pass under `torch.no_grad()`: `lib.attention.MultiHeadAttention` ({n_heads} heads) returning its weights (the full n x n matrix of every head) and with `need_weights=False` (torch's fused `scaled_dot_product_attention`), `torch.nn.LSTM(d, d)`, `torch.nn.Conv1d(d, d, 3, padding=1)`. The four layers are timed side by side at each n ({repeats} interleaved rounds, {warmup} warm-up call each; median wall-clock time with its IQR, and median CPU time). *Peak memory* is the largest number of bytes held at once by torch's CPU allocator during one forward pass, from `torch.profiler`'s memory events (`profile_memory=True`): every allocation and free inside the call summed in time order, kernels' scratch buffers included, the input and the parameters (allocated before the call) excluded. The exponents p of time ~ n^p and memory ~ n^p are least-squares slopes in log-log over the {fit_last} longest lengths (n = {', '.join(map(str, fit_n))}); the time exponent is fitted to the CPU times (steadier on a shared machine), the wall-clock one is shown next to it."
     columns = [
         Column("layer", "layer"),
         Column("n", "n"),
@@ -150,26 +126,8 @@ def _findings(fits: list[dict], rows: list[dict], lengths, d_model: int) -> list
     at_max = {r["layer"]: r for r in rows if r["n"] == n_max}
     w, fused = "self-attention (weights returned)", "self-attention (fused kernel)"
     out = [
-        f"Memory: the layer that returns its weights grows like n^{by[w]['memory_p']:.2f} "
-        f"({at_max[w]['peak_bytes'] / 2**20:.1f} MiB at n = {n_max}); the fused kernel like "
-        f"n^{by[fused]['memory_p']:.2f} ({at_max[fused]['peak_bytes'] / 2**20:.1f} MiB), the "
-        "LSTM like "
-        f"n^{by['LSTM']['memory_p']:.2f} and the convolution like "
-        f"n^{by['convolution (k = 3)']['memory_p']:.2f}.",
-        f"Time: self-attention grows like n^{by[w]['time_p']:.2f} (weights returned) and "
-        f"n^{by[fused]['time_p']:.2f} (fused), the LSTM like n^{by['LSTM']['time_p']:.2f}, the "
-        "convolution like "
-        f"n^{by['convolution (k = 3)']['time_p']:.2f}. Expected: 2 for self-attention once its "
-        "n^2 d term "
-        f"outweighs the projections' 4 n d^2 (n > 4d = {4 * d_model}), 1 for the other two.",
-        f"At n = {n_max}, on one thread, the LSTM takes {1e3 * at_max['LSTM']['cpu_s']:.1f} ms "
-        "of CPU time and "
-        f"fused self-attention {1e3 * at_max[fused]['cpu_s']:.1f} ms: with n > d, the LSTM "
-        "does less work "
-        "(n d^2 against n^2 d). What it loses is parallelism: its n steps run one after "
-        "another, while "
-        "self-attention is a few matrix products over all positions at once (O(1) sequential "
-        "steps), which "
-        f"a single thread cannot show and a GPU exploits.",
+        f"Memory: the layer that returns its weights grows like n^{by[w]['memory_p']:.2f} ({at_max[w]['peak_bytes'] / 2**20:.1f} MiB at n = {n_max}); the fused kernel like n^{by[fused]['memory_p']:.2f} ({at_max[fused]['peak_bytes'] / 2**20:.1f} MiB), the LSTM like n^{by['LSTM']['memory_p']:.2f} and the convolution like n^{by['convolution (k = 3)']['memory_p']:.2f}.",
+        f"Time: self-attention grows like n^{by[w]['time_p']:.2f} (weights returned) and n^{by[fused]['time_p']:.2f} (fused), the LSTM like n^{by['LSTM']['time_p']:.2f}, the convolution like n^{by['convolution (k = 3)']['time_p']:.2f}. Expected: 2 for self-attention once its n^2 d term outweighs the projections' 4 n d^2 (n > 4d = {4 * d_model}), 1 for the other two.",
+        f"At n = {n_max}, on one thread, the LSTM takes {1e3 * at_max['LSTM']['cpu_s']:.1f} ms of CPU time and fused self-attention {1e3 * at_max[fused]['cpu_s']:.1f} ms: with n > d, the LSTM does less work (n d^2 against n^2 d). What it loses is parallelism: its n steps run one after another, while self-attention is a few matrix products over all positions at once (O(1) sequential steps), which a single thread cannot show and a GPU exploits.",
     ]
     return out

@@ -87,8 +87,7 @@ class RefBlock(nn.Module):
 
 
 class RefGPT(nn.Module):
-    """The nanoGPT-style reference: forward(idx [B, T], targets [B, T] or None) -> (logits [B, T,
-    V], loss)."""
+    """The nanoGPT-style reference: forward(idx [B, T], targets [B, T] or None) -> (logits [B, T, V], loss)."""
 
     def __init__(self, c: RefConfig):
         super().__init__()
@@ -172,27 +171,7 @@ def run(
         n_embd=n_embd,
         dropout=0.0,
     )
-    method = (
-        "One training step: `logits, loss = model(idx, targets)`, `loss.backward()`, "
-        "`AdamW.step()` "
-        f"(lr 3e-4, weight decay 0.1), gradients set to None; a batch of {batch} sequences "
-        "of "
-        f"{block_size} tokens (random ids, the same batch every step, so "
-        f"{batch * block_size} tokens per "
-        f"step); configuration vocab_size={vocab_size}, block_size={block_size}, "
-        f"n_layer={n_layer}, "
-        f"n_head={n_head}, n_embd={n_embd}, dropout=0 for both models. The reference is the "
-        "minimal "
-        "nanoGPT-style model written in `benchmarks/gpt_training.py` (one fused q/k/v "
-        "projection, "
-        "`F.scaled_dot_product_attention(is_causal=True)`). The two models' steps are "
-        "timed side by "
-        f"side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is "
-        "lib.gpt's "
-        "throughput over the reference's (the reference's time over lib.gpt's): above 1, "
-        "lib.gpt "
-        f"trains faster. The goal is judged on the CPU-time ratio."
-    )
+    method = f"One training step: `logits, loss = model(idx, targets)`, `loss.backward()`, `AdamW.step()` (lr 3e-4, weight decay 0.1), gradients set to None; a batch of {batch} sequences of {block_size} tokens (random ids, the same batch every step, so {batch * block_size} tokens per step); configuration vocab_size={vocab_size}, block_size={block_size}, n_layer={n_layer}, n_head={n_head}, n_embd={n_embd}, dropout=0 for both models. The reference is the minimal nanoGPT-style model written in `benchmarks/gpt_training.py` (one fused q/k/v projection, `F.scaled_dot_product_attention(is_causal=True)`). The two models' steps are timed side by side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is lib.gpt's throughput over the reference's (the reference's time over lib.gpt's): above 1, lib.gpt trains faster. The goal is judged on the CPU-time ratio."
     columns = [
         Column("batch", "batch x block"),
         Column("params_lib", "parameters (lib.gpt)", ","),
@@ -238,18 +217,12 @@ def run(
     section.goals.append(
         {
             "goal": goal,
-            "measured": f"{row['ratio_cpu']:.3f} (IQR "
-            f"{row['ratio_cpu_iqr'][0]:.3f} "
-            f"to {row['ratio_cpu_iqr'][1]:.3f})",
+            "measured": f"{row['ratio_cpu']:.3f} (IQR {row['ratio_cpu_iqr'][0]:.3f} to {row['ratio_cpu_iqr'][1]:.3f})",
             "met": row["met"],
         }
     )
     if row["params_lib"] != row["params_ref"]:
         section.findings.append(
-            "The two models do not have the same number of parameters "
-            f"({row['params_lib']:,} "
-            f"against {row['params_ref']:,}): lib.gpt's architecture differs "
-            "from the "
-            f"reference's, so the ratio compares slightly different models."
+            f"The two models do not have the same number of parameters ({row['params_lib']:,} against {row['params_ref']:,}): lib.gpt's architecture differs from the reference's, so the ratio compares slightly different models."
         )
     return section

@@ -1,9 +1,9 @@
 """Benchmark 3: greedy generation with lib.gpt.GPT, with the key-value cache against without.
 
-Without the cache, every new token runs the model over the whole sequence so far: the t-th step
-costs O(t) positions, n new tokens O(n^2) in total. With it, every step runs the model on the one
-new token and attends to the keys and values stored from the earlier steps: O(1) positions per step
-(the attention itself still reads t keys). Both must give the same tokens.
+Without the cache, every new token runs the model over the whole sequence so far: the t-th step costs
+O(t) positions, n new tokens O(n^2) in total. With it, every step runs the model on the one new token
+and attends to the keys and values stored from the earlier steps: O(1) positions per step (the
+attention itself still reads t keys). Both must give the same tokens.
 """
 
 from __future__ import annotations
@@ -26,25 +26,12 @@ from lib.gpt import GPT, GPTConfig
 GOAL_TOKENS, GOAL_SPEEDUP = 256, 6.0
 
 
-PROFILE_NOTES = (
-    "With the cache, each new token runs the model on one position: small matrix products "
-    "(`aten::addmm`, "
-    "the linear layers) and, per layer, a few dozen other operators, each costing microseconds of "
-    "dispatch however small its tensors; at this model size that fixed cost is a large part of "
-    "every step."
-)
-# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and
-# what would avoid it.
+PROFILE_NOTES = "With the cache, each new token runs the model on one position: small matrix products (`aten::addmm`, the linear layers) and, per layer, a few dozen other operators, each costing microseconds of dispatch however small its tensors; at this model size that fixed cost is a large part of every step."
+# What an operator in the profile's top list stands for in lib/gpt.py's cached path, and what would avoid it.
 OP_NOTES = {
-    "aten::cat": "`aten::cat` is `KVCache.update` appending one position: it copies the whole "
-    "cache of each "
-    "layer at every step (a cache preallocated to block_size and written in place "
-    "would not copy)",
-    "aten::tril": "`aten::tril` is `causal_mask(T, past=P)`, the [T, P + T] mask of T new "
-    "queries (`lib.gpt.CausalSelfAttention` builds none for a one-token step, whose query may "
-    "attend to every cached key)",
-    "aten::where": "`aten::where` is F.scaled_dot_product_attention turning the boolean mask into "
-    "an additive one",
+    "aten::cat": "`aten::cat` is `KVCache.update` appending one position: it copies the whole cache of each layer at every step (a cache preallocated to block_size and written in place would not copy)",
+    "aten::tril": "`aten::tril` is `causal_mask(T, past=P)`, the [T, P + T] mask of T new queries (`lib.gpt.CausalSelfAttention` builds none for a one-token step, whose query may attend to every cached key)",
+    "aten::where": "`aten::where` is F.scaled_dot_product_attention turning the boolean mask into an additive one",
 }
 
 
@@ -60,23 +47,7 @@ def run(
     warmup: int = 1,
     min_block_s: float = 0.0,
 ) -> Section:
-    method = (
-        "`model.generate(prompt, max_new_tokens=n, temperature=0, use_cache=...)` (greedy) "
-        "on one "
-        f"prompt of {prompt_len} random token ids, model in eval mode, configuration "
-        f"vocab_size={vocab_size}, "
-        f"block_size={block_size} (room for the prompt and every new token), "
-        f"n_layer={n_layer}, "
-        f"n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call "
-        "is timed once per "
-        "round, with and without the cache side by side. "
-        f"{TIMING_NOTE.format(repeats=repeats, warmup=warmup)} "
-        "Here *ratio* is the speed-up: the time without the cache over the time with it. "
-        "*same tokens*: "
-        f"both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at "
-        f"{GOAL_TOKENS} new "
-        f"tokens) is judged on the CPU-time ratio."
-    )
+    method = f"`model.generate(prompt, max_new_tokens=n, temperature=0, use_cache=...)` (greedy) on one prompt of {prompt_len} random token ids, model in eval mode, configuration vocab_size={vocab_size}, block_size={block_size} (room for the prompt and every new token), n_layer={n_layer}, n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call is timed once per round, with and without the cache side by side. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is the speed-up: the time without the cache over the time with it. *same tokens*: both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at {GOAL_TOKENS} new tokens) is judged on the CPU-time ratio."
     columns = [
         Column("new_tokens", "new tokens"),
         *comparison_columns("nocache", "cache", "without cache", "with cache"),
@@ -140,10 +111,7 @@ def run(
     )
     section.extra_tables.append(
         (
-            f"Where generation with the cache spends its time ({n_prof} new tokens; "
-            "torch.profiler, "
-            "operators by "
-            f"self CPU time, {1e3 * total:.0f} ms in all, profiler overhead included):",
+            f"Where generation with the cache spends its time ({n_prof} new tokens; torch.profiler, operators by self CPU time, {1e3 * total:.0f} ms in all, profiler overhead included):",
             [
                 Column("op", "operator"),
                 Column("calls", "calls"),
@@ -164,9 +132,6 @@ def run(
     )
     if not all(r["same_tokens"] for r in section.rows):
         section.findings.append(
-            "With and without the cache, greedy generation did not give the "
-            "same tokens: "
-            "the cached path computes something else (or rounds differently "
-            "near a tie)."
+            "With and without the cache, greedy generation did not give the same tokens: the cached path computes something else (or rounds differently near a tie)."
         )
     return section

@@ -1,12 +1,11 @@
 """Benchmark 6: the live figures' models in the reader's browser against native onnxruntime.
 
-In headless Chromium (the machine's, single thread, network off), the built site's chapter 15 page:
-the reader's flow loads the model through the page's own runtime and Web Worker (onnxruntime-web,
-WebAssembly, one thread), then each call goes through ``bookLive.run`` exactly as a figure's does
-(the message to the worker and back included). The same ONNX files run under Python's onnxruntime
-with one thread in the same run; *ratio* is browser / native. Also measured: creating the MiniLM
-session in the page (download from loopback + compile), and the bytes each figure downloads on first
-use.
+In headless Chromium (the machine's, single thread, network off), the built site's chapter 15 page: the
+reader's flow loads the model through the page's own runtime and Web Worker (onnxruntime-web,
+WebAssembly, one thread), then each call goes through ``bookLive.run`` exactly as a figure's does (the
+message to the worker and back included). The same ONNX files run under Python's onnxruntime with one
+thread in the same run; *ratio* is browser / native. Also measured: creating the MiniLM session in the
+page (download from loopback + compile), and the bytes each figure downloads on first use.
 """
 
 from __future__ import annotations
@@ -139,15 +138,7 @@ def _browser(site: Path):
 
 
 def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
-    method = (
-        f"Median over {repeats} calls after {warmup} warm-up calls, in milliseconds, with the "
-        "interquartile range. *browser*: headless Chromium on this machine, the built site's "
-        "chapter 15 page, the page's runtime (`bookLive.run`: message to the Web Worker, "
-        "onnxruntime-web 1.30 WebAssembly with SIMD, one thread, and back). *native*: Python's "
-        "onnxruntime on the same ONNX file, one thread. MiniLM's inputs are [CLS] + n - 2 word "
-        "pieces + [SEP]; the GPT's is a full 64-token context; the translation is the greedy "
-        "loop of chapter 4's example sentence (encoder once, one decoder step per word)."
-    )
+    method = f"Median over {repeats} calls after {warmup} warm-up calls, in milliseconds, with the interquartile range. *browser*: headless Chromium on this machine, the built site's chapter 15 page, the page's runtime (`bookLive.run`: message to the Web Worker, onnxruntime-web 1.30 WebAssembly with SIMD, one thread, and back). *native*: Python's onnxruntime on the same ONNX file, one thread. MiniLM's inputs are [CLS] + n - 2 word pieces + [SEP]; the GPT's is a full 64-token context; the translation is the greedy loop of chapter 4's example sentence (encoder once, one decoder step per word)."
     columns = [
         Column("case", "case"),
         Column("browser", "browser (ms)", ".1f"),
@@ -177,8 +168,7 @@ def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
         time.sleep(1)
         t0 = time.perf_counter()
         driver.execute_script(
-            "document.querySelector('.book-live[data-live=minilm-attention] "
-            ".book-live-button').click();"
+            "document.querySelector('.book-live[data-live=minilm-attention] .book-live-button').click();"
         )
         while driver.execute_script(
             "return document.querySelector('.book-live[data-live=minilm-attention]').dataset.state"
@@ -268,17 +258,10 @@ def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
         runtime + sum(sizes.values()) - manifest["models"]["translator_decoder"]["vocab_bytes"]
     )
     section.findings.append(
-        "Creating the MiniLM session in the page (click to first figure computed: download from "
-        "loopback, "
-        f"compile, first run): {create_s:.1f} s."
+        f"Creating the MiniLM session in the page (click to first figure computed: download from loopback, compile, first run): {create_s:.1f} s."
     )
     section.findings.append(
-        f"Bytes downloaded on first use: MiniLM figure {minilm_bytes / 1e6:.1f} MB (runtime "
-        f"{runtime / 1e6:.1f} MB, model and vocabulary {sizes['minilm'] / 1e6:.1f} MB); GPT figure "
-        f"{(runtime + sizes['gpt']) / 1e6:.1f} MB; translator "
-        f"{(runtime + sizes['translator_encoder'] + sizes['translator_decoder']) / 1e6:.1f} MB; "
-        "every live "
-        f"figure together {all_bytes / 1e6:.1f} MB; the pure-JS figures download nothing."
+        f"Bytes downloaded on first use: MiniLM figure {minilm_bytes / 1e6:.1f} MB (runtime {runtime / 1e6:.1f} MB, model and vocabulary {sizes['minilm'] / 1e6:.1f} MB); GPT figure {(runtime + sizes['gpt']) / 1e6:.1f} MB; translator {(runtime + sizes['translator_encoder'] + sizes['translator_decoder']) / 1e6:.1f} MB; every live figure together {all_bytes / 1e6:.1f} MB; the pure-JS figures download nothing."
     )
     for row in section.rows:
         if row["goal"]:
@@ -303,14 +286,7 @@ def run(repeats: int = 30, warmup: int = 5, site: Path = SITE) -> Section:
         "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else platform.machine()
     )
     section.findings.append(
-        f"Native onnxruntime runs {native_isa} kernels on this CPU; WebAssembly has 128-bit SIMD "
-        "only, "
-        "so the browser does at most a quarter (AVX-512) or half (AVX2) of the arithmetic per "
-        "instruction: "
-        "the ratio grows with the length as the matrix products dominate. Where it exceeds the "
-        "goal, "
-        "that is this limit, not the page: the worker's message round trip costs well under a "
-        "millisecond (compare the GPT's 64-token call)."
+        f"Native onnxruntime runs {native_isa} kernels on this CPU; WebAssembly has 128-bit SIMD only, so the browser does at most a quarter (AVX-512) or half (AVX2) of the arithmetic per instruction: the ratio grows with the length as the matrix products dominate. Where it exceeds the goal, that is this limit, not the page: the worker's message round trip costs well under a millisecond (compare the GPT's 64-token call)."
     )
     section.goals.append(
         {

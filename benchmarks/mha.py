@@ -7,13 +7,12 @@ self-attention mha(x, x, x) on the same input x [B, T, D], no mask, timed side b
   torch._native_multi_head_attention; ours runs its Python forward.
 - forward+backward: train mode (dropout 0), x requires grad, out.sum().backward(); both run their
   Python forward (torch's fast path does not apply when gradients are needed).
-- need_weights=False: our module calls torch's fused F.scaled_dot_product_attention, as torch's
-  Python path does (forward+backward); its C++ fast path (forward) computes the weights explicitly
-  all the same and drops them (shown by the profile in the findings).
+- need_weights=False: our module calls torch's fused F.scaled_dot_product_attention, as torch's Python
+  path does (forward+backward); its C++ fast path (forward) computes the weights explicitly all the
+  same and drops them (shown by the profile in the findings).
 - need_weights=True: both compute the weights explicitly and return them. Ours returns per-head
-  weights [B, H, T, T], so torch is called with average_attn_weights=False (per-head weights, the
-  same tensor): like with like. Torch's default, average_attn_weights=True, returns their mean over
-  heads.
+  weights [B, H, T, T], so torch is called with average_attn_weights=False (per-head weights, the same
+  tensor): like with like. Torch's default, average_attn_weights=True, returns their mean over heads.
 """
 
 from __future__ import annotations
@@ -64,8 +63,8 @@ def make_pair(
 def previous_forward(mha: MultiHeadAttention, query, key, value):
     """MultiHeadAttention.forward with need_weights=True as lib/attention.py computed it before the
     change that this benchmark led to (the input checks are today's): the scores divided by sqrt(Dh)
-    after the matmul (one more pass over [B, H, T, T]) and their softmax written to a new tensor
-    (one more [B, H, T, T] allocation). Kept to measure the change side by side."""
+    after the matmul (one more pass over [B, H, T, T]) and their softmax written to a new tensor (one
+    more [B, H, T, T] allocation). Kept to measure the change side by side."""
     mha._check_inputs(query, key, value, None)
     q = split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
     k = split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
@@ -173,29 +172,7 @@ def run(
         "ours_us": 1e6 * summarize(one["ours"].cpu).median,
         "torch_us": 1e6 * summarize(one["torch"].cpu).median,
     }
-    method = (
-        "`lib.attention.MultiHeadAttention` against "
-        "`torch.nn.MultiheadAttention(batch_first=True)`, "
-        f"same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} "
-        "heads, "
-        "no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its "
-        "C++ fast path "
-        "`torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` "
-        "with x "
-        "requiring grad. need_weights=True: both return per-head weights [B, H, T, T] "
-        "(torch with "
-        f"`average_attn_weights=False`; its default averages the heads). "
-        f"{TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / "
-        "torch: below 1, ours "
-        "is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, previous code*: "
-        "the same ratio "
-        "for the need_weights=True path as the library computed it before this benchmark's "
-        "profiling "
-        "(`previous_forward` in `benchmarks/mha.py`), timed in the same rounds. *max abs "
-        "diff*: largest "
-        "difference of outputs (and weights) between ours and torch's, checked before "
-        "timing."
-    )
+    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, previous code*: the same ratio for the need_weights=True path as the library computed it before this benchmark's profiling (`previous_forward` in `benchmarks/mha.py`), timed in the same rounds. *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
     columns = [
         Column("T", "T"),
         Column("pass", "pass"),
@@ -211,8 +188,7 @@ def run(
     )
     section.extra_tables.append(
         (
-            "Fixed cost of one call (median CPU time per call, microseconds), measured in the "
-            "same way:",
+            "Fixed cost of one call (median CPU time per call, microseconds), measured in the same way:",
             [
                 Column("what", "call"),
                 Column("ours_us", "ours (µs)", ".0f"),
@@ -227,49 +203,21 @@ def run(
         worst = max(mine, key=lambda r: r["ratio_cpu"])
         section.goals.append(
             {
-                "goal": f"time ours / torch <= {GOALS[need_weights]:.2f}, "
-                f"need_weights={need_weights}, every case",
-                "measured": f"{min(r['ratio_cpu'] for r in mine):.3f} to {worst['ratio_cpu']:.3f} "
-                "(highest: "
-                f"T = {worst['T']}, {worst['pass']})",
+                "goal": f"time ours / torch <= {GOALS[need_weights]:.2f}, need_weights={need_weights}, every case",
+                "measured": f"{min(r['ratio_cpu'] for r in mine):.3f} to {worst['ratio_cpu']:.3f} (highest: T = {worst['T']}, {worst['pass']})",
                 "met": all(r["met"] for r in mine),
             }
         )
     return section
 
 
-PROFILE_NOTES = (
-    "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the "
-    "need_weights=True "
-    "forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: "
-    "(1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest "
-    "tensor, "
-    "where torch scales q (T x Dh numbers per head) before the product; (2) the softmax wrote its "
-    "result "
-    "to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the "
-    "second "
-    "allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the "
-    "operating "
-    "system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, "
-    "when no "
-    "gradient is needed, computes the softmax in place (`lib.attention.attention_heads` in "
-    "lib/attention.py); "
-    "with autograd the scores must be kept for the backward pass, so it still allocates, as torch "
-    "does. "
-    "The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small "
-    "pure-Python check "
-    "(`_broadcast_shape`) replaces it. The weights and outputs are the same up to rounding "
-    "(scaling q "
-    "before the product rounds differently from dividing the scores after it): the tests of "
-    "lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
-)
+PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product; (2) the softmax wrote its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the second allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, when no gradient is needed, computes the softmax in place (`lib.attention.attention_heads` in lib/attention.py); with autograd the scores must be kept for the backward pass, so it still allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`_broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
 
 
 def findings(
     rows: list[dict], fixed: dict, torch_ops: list[dict], ours_ops: list[dict], t_max: int
 ) -> list[str]:
-    """What the rows show, in sentences computed from them (and from the two profiles at T =
-    t_max)."""
+    """What the rows show, in sentences computed from them (and from the two profiles at T = t_max)."""
     out = []
     names = [op["op"] for op in torch_ops]
     fused = [
@@ -280,11 +228,7 @@ def findings(
             r for r in rows if r["T"] == t_max and r["pass"] == "forward" and not r["need_weights"]
         ]
         out.append(
-            "With need_weights=False, torch's fast path "
-            "(`torch._native_multi_head_attention`) still "
-            f"computes the T x T matrix of every head: its top operators at T = {t_max} are "
-            f"{', '.join(names)} (torch.profiler), no fused attention kernel; ours calls "
-            f"F.scaled_dot_product_attention, which on this CPU runs {fused[0]}"
+            f"With need_weights=False, torch's fast path (`torch._native_multi_head_attention`) still computes the T x T matrix of every head: its top operators at T = {t_max} are {', '.join(names)} (torch.profiler), no fused attention kernel; ours calls F.scaled_dot_product_attention, which on this CPU runs {fused[0]}"
             + (
                 f", hence the forward ratio of {long_fwd[0]['ratio_cpu']:.2f} at T = {t_max}."
                 if long_fwd
@@ -299,10 +243,7 @@ def findings(
             if not missed
             else " Missed: "
             + "; ".join(
-                f"T = {r['T']}, {r['pass']}, need_weights={r['need_weights']}: "
-                f"{r['ratio_cpu']:.3f} "
-                f"(IQR {r['ratio_cpu_iqr'][0]:.3f} to {r['ratio_cpu_iqr'][1]:.3f}, goal <= "
-                f"{r['goal']:.2f})"
+                f"T = {r['T']}, {r['pass']}, need_weights={r['need_weights']}: {r['ratio_cpu']:.3f} (IQR {r['ratio_cpu_iqr'][0]:.3f} to {r['ratio_cpu_iqr'][1]:.3f}, goal <= {r['goal']:.2f})"
                 for r in missed
             )
             + "."
@@ -313,9 +254,7 @@ def findings(
         before = [r["previous_ratio_cpu"] for r in weights]
         after = [r["ratio_cpu"] for r in weights]
         out.append(
-            f"need_weights=True: the previous code ran at {min(before):.2f} to "
-            f"{max(before):.2f} times "
-            f"torch's time; the current code at {min(after):.2f} to {max(after):.2f}."
+            f"need_weights=True: the previous code ran at {min(before):.2f} to {max(before):.2f} times torch's time; the current code at {min(after):.2f} to {max(after):.2f}."
         )
     out.append(PROFILE_NOTES)
     extra = fixed["ours_us"] - fixed["torch_us"]
@@ -328,23 +267,6 @@ def findings(
         r = shortest[0]
         share = extra / (1e6 * r["ours_cpu_s"])
         out.append(
-            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU "
-            "time on a single "
-            f"token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ "
-            "operator); our "
-            "forward is Python calling four nn.Linear, split_heads, the attention kernel "
-            "and "
-            f"merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is "
-            f"{r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for "
-            "about "
-            f"{100 * share:.0f}% of the call. With need_weights=True, short lengths also "
-            "pay for memory "
-            "traffic outside the T x T tensors: torch's operator writes q, k and v in the "
-            "per-head "
-            "layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in "
-            "ours "
-            "split_heads returns views that the batched matrix products copy into that "
-            "layout, after "
-            f"one more pass that scales q."
+            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our forward is Python calling four nn.Linear, split_heads, the attention kernel and merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is {r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about {100 * share:.0f}% of the call. With need_weights=True, short lengths also pay for memory traffic outside the T x T tensors: torch's operator writes q, k and v in the per-head layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in ours split_heads returns views that the batched matrix products copy into that layout, after one more pass that scales q."
         )
     return out

@@ -1,14 +1,13 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache,
-    complexity, book python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks
-    that everything runs BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03
-    # time two chapters again
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, book
+    python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
+    BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
 
 Environment variables:
-    BENCH_THREADS  torch threads (default 1, see PREAMBLE) BENCH_BOOK     what of the book to
-    measure now: chapters, build, or 1 (both); by default nothing:
+    BENCH_THREADS  torch threads (default 1, see PREAMBLE)
+    BENCH_BOOK     what of the book to measure now: chapters, build, or 1 (both); by default nothing:
                    benchmark 5 reports the stored timings (benchmarks/book.py explains)
 """
 
@@ -96,9 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--chapters",
         default="",
-        help="with BENCH_BOOK=chapters or 1: only the chapters whose file name "
-        "starts with one "
-        "of these comma-separated prefixes (e.g. 02,06)",
+        help="with BENCH_BOOK=chapters or 1: only the chapters whose file name starts with one of these comma-separated prefixes (e.g. 02,06)",
     )
     parser.add_argument(
         "--book-timings",

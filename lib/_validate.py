@@ -42,8 +42,7 @@ def check_ids(
         )
     if ids.min() < 0 or ids.max() >= size:
         raise ValueError(
-            f"{name}: expected ids in [0, {size}) ({what}), got ids from "
-            f"{ids.min().item()} to {ids.max().item()}"
+            f"{name}: expected ids in [0, {size}) ({what}), got ids from {ids.min().item()} to {ids.max().item()}"
         )
 
 
@@ -88,8 +87,7 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
         )
     if mask.shape != input_ids.shape:
         raise ValueError(
-            f"{name}: expected the shape of input_ids {tuple(input_ids.shape)}, "
-            f"got {tuple(mask.shape)}"
+            f"{name}: expected the shape of input_ids {tuple(input_ids.shape)}, got {tuple(mask.shape)}"
         )
     if mask.dtype != torch.bool:
         if ((mask != 0) & (mask != 1)).any():
@@ -99,7 +97,6 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
     prefix = torch.arange(mask.shape[1], device=mask.device) < lengths[:, None]  # [B, T]
     if not torch.equal(prefix, mask):
         raise ValueError(
-            f"{name}: expected True on a prefix of each row (right padding), got a row with "
-            "padding before a real token"
+            f"{name}: expected True on a prefix of each row (right padding), got a row with padding before a real token"
         )
     return mask

@@ -1,37 +1,33 @@
-"""ALBERT, "A Lite BERT" (Lan et al. 2020, "ALBERT: A Lite BERT for Self-supervised Learning of
-Language Representations", ICLR): BERT with far fewer parameters, by two changes to its architecture
-(sec. 3.1).
+"""ALBERT, "A Lite BERT" (Lan et al. 2020, "ALBERT: A Lite BERT for Self-supervised Learning of Language
+Representations", ICLR): BERT with far fewer parameters, by two changes to its architecture (sec. 3.1).
 
 1. **Factorized embedding parameterization.** BERT's token embedding is a V x H matrix: the width of
-   the vocabulary table is tied to the hidden width H. ALBERT looks tokens up in a narrow V x E
-   table (E = 128) and projects them to H with an E x H matrix: V E + E H parameters instead of V H.
-   For V = 30,000 and H = 768 that is 3.9M instead of 23M; for H = 4096 (xxlarge) 4.4M instead of
-   123M.
-2. **Cross-layer parameter sharing.** All L encoder layers are *one* layer applied L times
-   (attention and feed-forward shared, the paper's default "all-shared"): the encoder's parameters
-   no longer grow with depth.
+   the vocabulary table is tied to the hidden width H. ALBERT looks tokens up in a narrow V x E table
+   (E = 128) and projects them to H with an E x H matrix: V E + E H parameters instead of V H. For
+   V = 30,000 and H = 768 that is 3.9M instead of 23M; for H = 4096 (xxlarge) 4.4M instead of 123M.
+2. **Cross-layer parameter sharing.** All L encoder layers are *one* layer applied L times (attention
+   and feed-forward shared, the paper's default "all-shared"): the encoder's parameters no longer grow
+   with depth.
 
-The third change, a pretraining task, is data, not architecture: sentence-order prediction (SOP)
-replaces BERT's next-sentence prediction; the negative example is two consecutive segments
-*swapped*, so that the task is about coherence, not about topic (sec. 3.1, "Inter-sentence coherence
-loss").
+The third change, a pretraining task, is data, not architecture: sentence-order prediction (SOP) replaces
+BERT's next-sentence prediction; the negative example is two consecutive segments *swapped*, so that the
+task is about coherence, not about topic (sec. 3.1, "Inter-sentence coherence loss").
 
 Shape legend: B batch, T tokens, E embedding_size, D hidden_size, V vocab_size, L num_hidden_layers.
 
-Pipeline: token + segment + position embeddings of width E -> LayerNorm ->
-``embedding_hidden_mapping_in`` (E -> D) -> the shared ``lib.bert.BertLayer`` L times (post-LN, as
-BERT) -> sequence output [B, T, D]; the pooler maps the [CLS] vector to the pooled output [B, D].
+Pipeline: token + segment + position embeddings of width E -> LayerNorm -> ``embedding_hidden_mapping_in``
+(E -> D) -> the shared ``lib.bert.BertLayer`` L times (post-LN, as BERT) -> sequence output [B, T, D];
+the pooler maps the [CLS] vector to the pooled output [B, D].
 
 Deviations, on purpose:
-- The layer is ``lib.bert.BertLayer``, so its parameter names are BERT's (``attention.self.query``
-  ...), not those of the published ALBERT checkpoints (``attention.query``, ``ffn``, ``ffn_output``,
-  ``full_layer_layer_norm``...): ``HF_NAMES`` lists the renaming and ``state_dict_from_hf`` applies
-  it.
+- The layer is ``lib.bert.BertLayer``, so its parameter names are BERT's (``attention.self.query`` ...),
+  not those of the published ALBERT checkpoints (``attention.query``, ``ffn``, ``ffn_output``,
+  ``full_layer_layer_norm``...): ``HF_NAMES`` lists the renaming and ``state_dict_from_hf`` applies it.
 - The feed-forward nonlinearity is the exact GELU (erf), as in ``lib.bert``; the released ALBERT v2
   configs use the tanh approximation ("gelu_new"), which differs by less than 1e-3 per activation.
-- Only the two extremes of sharing: all layers shared (``share_layers=True``, the paper's ALBERT) or
-  none (``False``, which is BERT with factorized embeddings); the paper's attention-only and
-  FFN-only variants (Table 4) and layer groups are not implemented. No SOP head, no MLM head.
+- Only the two extremes of sharing: all layers shared (``share_layers=True``, the paper's ALBERT) or none
+  (``False``, which is BERT with factorized embeddings); the paper's attention-only and FFN-only
+  variants (Table 4) and layer groups are not implemented. No SOP head, no MLM head.
 - No dropout: ALBERT's authors removed it (sec. 4.9), and the released configs set it to 0.
 """
 
@@ -53,9 +49,9 @@ class AlbertConfig:
     """Hyper-parameters of ALBERT, with the names of the published ``config.json`` files.
 
     Presets: the four models of Lan et al. 2020, Table 1 (E = 128, vocabulary 30,000 SentencePiece
-    tokens, 512 positions, all layers shared). ``share_layers=False`` gives the unshared model of
-    the same shape (BERT with factorized embeddings). ``bert_layer_config`` is the BertConfig of the
-    one layer (the same width, heads and feed-forward size).
+    tokens, 512 positions, all layers shared). ``share_layers=False`` gives the unshared model of the
+    same shape (BERT with factorized embeddings). ``bert_layer_config`` is the BertConfig of the one
+    layer (the same width, heads and feed-forward size).
     """
 
     vocab_size: int = 30000
@@ -97,14 +93,12 @@ class AlbertConfig:
 
     @classmethod
     def base(cls, **overrides) -> "AlbertConfig":
-        """ALBERT-base (Table 1): L=12, H=768, E=128, 12 heads; 11,683,584 parameters (paper:
-        12M)."""
+        """ALBERT-base (Table 1): L=12, H=768, E=128, 12 heads; 11,683,584 parameters (paper: 12M)."""
         return cls(**overrides)
 
     @classmethod
     def large(cls, **overrides) -> "AlbertConfig":
-        """ALBERT-large (Table 1): L=24, H=1024, E=128, 16 heads; 17,683,968 parameters (paper:
-        18M)."""
+        """ALBERT-large (Table 1): L=24, H=1024, E=128, 16 heads; 17,683,968 parameters (paper: 18M)."""
         return cls(
             **{
                 "hidden_size": 1024,
@@ -131,8 +125,7 @@ class AlbertConfig:
 
     @classmethod
     def xxlarge(cls, **overrides) -> "AlbertConfig":
-        """ALBERT-xxlarge (Table 1): L=12, H=4096, E=128, 64 heads; 222,595,584 parameters (paper:
-        235M)."""
+        """ALBERT-xxlarge (Table 1): L=12, H=4096, E=128, 64 heads; 222,595,584 parameters (paper: 235M)."""
         return cls(
             **{
                 "hidden_size": 4096,
@@ -145,8 +138,8 @@ class AlbertConfig:
 
 
 class AlbertEmbeddings(nn.Module):
-    """LayerNorm(token + segment + position embedding), all of width E (BERT's embeddings,
-    narrower). forward(input_ids [B, T], token_type_ids [B, T]) -> [B, T, E]."""
+    """LayerNorm(token + segment + position embedding), all of width E (BERT's embeddings, narrower).
+    forward(input_ids [B, T], token_type_ids [B, T]) -> [B, T, E]."""
 
     def __init__(self, c: AlbertConfig):
         super().__init__()
@@ -191,8 +184,7 @@ class Albert(nn.Module):
         init_weights(self, config.initializer_range)
 
     def layer(self, i: int) -> BertLayer:
-        """The module that computes layer i (0-based): the same one for every i when layers are
-        shared."""
+        """The module that computes layer i (0-based): the same one for every i when layers are shared."""
         return self.layers[0 if self.config.share_layers else i]
 
     def forward(
@@ -223,13 +215,12 @@ class Albert(nn.Module):
 
 
 def count_parameters(config: AlbertConfig) -> int:
-    """Number of parameters of Albert(config) (encoder and pooler, no heads), built on the meta
-    device.
+    """Number of parameters of Albert(config) (encoder and pooler, no heads), built on the meta device.
 
-    base 11,683,584 = embeddings 3,906,048 (30000*128 + 512*128 + 2*128 + LayerNorm 2*128) +
-    projection 128*768 + 768 = 99,072 + one layer 7,087,872 (the same as one of BERT-base's) +
-    pooler 590,592. Unshared (``share_layers=False``) it is 89,650,176: BERT-base with ALBERT's
-    30,000-token vocabulary (109,081,344) less the 19,431,168 that the factorized embeddings save.
+    base 11,683,584 = embeddings 3,906,048 (30000*128 + 512*128 + 2*128 + LayerNorm 2*128) + projection
+    128*768 + 768 = 99,072 + one layer 7,087,872 (the same as one of BERT-base's) + pooler 590,592.
+    Unshared (``share_layers=False``) it is 89,650,176: BERT-base with ALBERT's 30,000-token vocabulary
+    (109,081,344) less the 19,431,168 that the factorized embeddings save.
     """
     if not isinstance(config, AlbertConfig):
         raise TypeError(f"config: expected an AlbertConfig, got {type(config).__name__}")
@@ -238,8 +229,7 @@ def count_parameters(config: AlbertConfig) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-# The published checkpoints' names (transformers' AlbertModel) of the parameters of
-# layer 0, against ours.
+# The published checkpoints' names (transformers' AlbertModel) of the parameters of layer 0, against ours.
 HF_NAMES = {
     "attention.query": "attention.self.query",
     "attention.key": "attention.self.key",
@@ -253,11 +243,11 @@ HF_NAMES = {
 
 
 def state_dict_from_hf(hf_state: dict[str, Tensor]) -> dict[str, Tensor]:
-    """A state dict of transformers' ``AlbertModel`` (one layer group of one shared layer) renamed
-    for ``Albert``: ``encoder.albert_layer_groups.0.albert_layers.0.<hf name>`` -> ``layers.0.<our
-    name>`` (``HF_NAMES``), ``encoder.embedding_hidden_mapping_in`` ->
-    ``embedding_hidden_mapping_in``, ``pooler`` (a Linear there) -> ``pooler.dense``;
-    ``embeddings.position_ids`` and ``token_type_ids`` buffers are dropped."""
+    """A state dict of transformers' ``AlbertModel`` (one layer group of one shared layer) renamed for
+    ``Albert``: ``encoder.albert_layer_groups.0.albert_layers.0.<hf name>`` -> ``layers.0.<our name>``
+    (``HF_NAMES``), ``encoder.embedding_hidden_mapping_in`` -> ``embedding_hidden_mapping_in``,
+    ``pooler`` (a Linear there) -> ``pooler.dense``; ``embeddings.position_ids`` and
+    ``token_type_ids`` buffers are dropped."""
     prefix = "encoder.albert_layer_groups.0.albert_layers.0."
     out = {}
     for key, value in hf_state.items():

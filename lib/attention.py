@@ -17,8 +17,7 @@ multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
 ``additive_mask`` is the only place that turns it into the additive 0 / -inf form.
 
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
-Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads ->
-project.
+Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
 """
 
 import math
@@ -53,8 +52,8 @@ __all__ = [
 
 
 def _broadcast_shape(a, b) -> tuple | None:
-    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule
-    as torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
+    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
+    torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
     every call of the functions below."""
     if len(a) < len(b):
         a, b = b, a
@@ -68,14 +67,12 @@ def _check_batch(a: Tensor, a_name: str, b: Tensor, b_name: str) -> None:
     """ValueError unless the leading (batch) dims of a and b broadcast against each other."""
     if _broadcast_shape(a.shape[:-2], b.shape[:-2]) is None:
         raise ValueError(
-            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims "
-            f"{tuple(a.shape[:-2])}), got shape {tuple(b.shape)}"
+            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims {tuple(a.shape[:-2])}), got shape {tuple(b.shape)}"
         )
 
 
 def _check_qk(q, k, min_dim: int = 3) -> None:
-    """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims
-    broadcast."""
+    """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims broadcast."""
     lead = "..., " if min_dim < 3 else "B, "
     check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
     check_tensor(
@@ -90,8 +87,7 @@ def _check_qk(q, k, min_dim: int = 3) -> None:
     _check_batch(q, "q", k, "k")
 
 
-# --- softmax with a mask
-# ---------------------------------------------------------------------------
+# --- softmax with a mask ---------------------------------------------------------------------------
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
@@ -117,9 +113,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     if _broadcast_shape(mask.shape, scores.shape) != tuple(scores.shape):
         raise ValueError(
-            "mask: expected a shape broadcastable to the scores' "
-            f"{tuple(scores.shape)} "
-            f"(e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}"
+            f"mask: expected a shape broadcastable to the scores' {tuple(scores.shape)} (e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}"
         )
 
     weights = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=dim)  # [B, Tq, Tk]
@@ -169,8 +163,8 @@ def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 
 
 def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
-    """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based
-    addressing, sec. 3.3.1, eqs. 5-6).
+    """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based addressing,
+    sec. 3.3.1, eqs. 5-6).
 
     q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
     Deviations: the NTM multiplies the cosine by a learned key strength beta > 0 before the
@@ -216,13 +210,13 @@ class AdditiveScore(nn.Module):
     e_ij = a(s_{i-1}, h_j) of sec. 3.1, eq. 6, in the form of appendix A.1.2, where W_q is their
     W_a and W_k their U_a).
 
-    forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. This is the same function as Luong et
-    al.'s "concat" score v_a^T tanh(W_a [q; k]) (2015, eq. 8): W_a = [W_q | W_k] split into two
-    column blocks, so W_a [q; k] = W_q q + W_k k. Splitting lets us project the Tq queries and Tk
-    keys once each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk Da).
+    forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. This is the same function as Luong et al.'s
+    "concat" score v_a^T tanh(W_a [q; k]) (2015, eq. 8): W_a = [W_q | W_k] split into two column
+    blocks, so W_a [q; k] = W_q q + W_k k. Splitting lets us project the Tq queries and Tk keys once
+    each instead of all Tq x Tk concatenated pairs. Memory is O(B Tq Tk Da).
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
-    initialization every score is exactly 0 and the attention is uniform; re-initialize the weights
-    yourself to draw an untrained but non-uniform example.
+    initialization every score is exactly 0 and the attention is uniform; re-initialize the
+    weights yourself to draw an untrained but non-uniform example.
     """
 
     def __init__(self, d_query: int, d_key: int, d_hidden: int):
@@ -282,8 +276,7 @@ class LocationScore(nn.Module):
             check_tensor(k, "k", f"[B, {self.n_keys}, Dk]", 3)
             if k.shape[-2] != self.n_keys:
                 raise ValueError(
-                    f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), "
-                    f"got shape {tuple(k.shape)}"
+                    f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), got shape {tuple(k.shape)}"
                 )
         return self.W_a(q)  # [B, Tq, n_keys]
 
@@ -303,9 +296,7 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
     if values.shape[-2] != scores.shape[-1]:
         raise ValueError(
-            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' "
-            "last dim), "
-            f"got shape {tuple(values.shape)}"
+            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' last dim), got shape {tuple(values.shape)}"
         )
     _check_batch(scores, "scores", values, "values")
     weights = masked_softmax(scores, mask, dim=-1)  # [..., Tq, Tk]
@@ -328,8 +319,7 @@ def scaled_dot_product_attention(
     check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(
-            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), "
-            f"got shape {tuple(v.shape)}"
+            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), got shape {tuple(v.shape)}"
         )
     scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
     _check_batch(scores, "q and k", v, "v")
@@ -390,8 +380,7 @@ def padding_mask(lengths, T: int) -> Tensor:
         raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
     if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
         raise ValueError(
-            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} "
-            f"and max {int(lengths.max())}"
+            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} and max {int(lengths.max())}"
         )
     positions = torch.arange(T, device=lengths.device)  # [T]
     return (positions < lengths[:, None])[:, None, None, :]  # [B, T] -> [B, 1, 1, T]
@@ -439,9 +428,8 @@ def attention_heads(
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V
-    W_h^V) (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D
-    / H.
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)
+    (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D / H.
 
     forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
         -> (output [B, Tq, D], weights [B, H, Tq, Tk], or None when need_weights=False).
@@ -449,15 +437,15 @@ class MultiHeadAttention(nn.Module):
 
     The H projections of one role sit side by side in one nn.Linear(D, D): the rows h*Dh ...
     (h+1)*Dh - 1 of ``q_proj.weight`` are (W_h^Q)^T, so one matmul projects for every head and
-    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T. mask: bool, True = may attend,
-    broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk], ``padding_mask(lengths, Tk)`` [B,
-    1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused unless its first dim is 1:
-    broadcasting would read [B, Tq, Tk] as [H, Tq, Tk]. need_weights=True computes the per-head
-    weights with this module's ``masked_softmax`` and returns them (without autograd, the softmax
-    overwrites the scores, as torch's fast path does: one [B, H, Tq, Tk] tensor instead of two);
-    need_weights=False calls torch's fused F.scaled_dot_product_attention (faster, less memory) and
-    returns None. Both give the same output. benchmarks/results.md compares the speed of both with
-    torch.nn.MultiheadAttention.
+    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T.
+    mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
+    ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
+    unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
+    need_weights=True computes the per-head weights with this module's ``masked_softmax`` and returns
+    them (without autograd, the softmax overwrites the scores, as torch's fast path does: one
+    [B, H, Tq, Tk] tensor instead of two); need_weights=False calls torch's fused
+    F.scaled_dot_product_attention (faster, less memory) and returns None. Both give the same output.
+    benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
 
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
     cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
@@ -531,9 +519,7 @@ class MultiHeadAttention(nn.Module):
                 )
         if value.shape[1] != key.shape[1]:
             raise ValueError(
-                f"value: expected shape [B, {key.shape[1]}, {D}] (same length "
-                f"Tk={key.shape[1]} "
-                f"as key), got shape {tuple(value.shape)}"
+                f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
             )
         _check_batch(query, "query", key, "key")
         _check_batch(query, "query", value, "value")
@@ -547,13 +533,9 @@ class MultiHeadAttention(nn.Module):
         scores = (B, self.n_heads, query.shape[1], key.shape[1])
         if mask.dim() == 3 and mask.shape[0] != 1:
             raise ValueError(
-                "mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], "
-                "not "
-                f"[B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], "
-                f"got shape {tuple(mask.shape)}"
+                f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], got shape {tuple(mask.shape)}"
             )
         if _broadcast_shape(mask.shape, scores) != scores:
             raise ValueError(
-                f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} "
-                f"(e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
+                f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} (e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
             )

@@ -1,7 +1,7 @@
 """BERT, the bidirectional Transformer encoder of Devlin et al. 2019, "BERT: Pre-training of Deep
-Bidirectional Transformers for Language Understanding", with its pretraining and fine-tuning heads
-and its two pretraining tasks' data: masked tokens (``mask_tokens``) and sentence pairs
-(``make_nsp_pairs``), batched by ``pretraining_batches``.
+Bidirectional Transformers for Language Understanding", with its pretraining and fine-tuning heads and
+its two pretraining tasks' data: masked tokens (``mask_tokens``) and sentence pairs (``make_nsp_pairs``),
+batched by ``pretraining_batches``.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -10,20 +10,19 @@ Shape legend (used in every docstring and shape comment below):
     H    attention heads            Dh   width of one head, D / H
     V    vocab_size                 L    num_hidden_layers
 
-Mask convention (as everywhere in this library): boolean, True where a query may attend,
-broadcastable to the attention weights [B, H, T, T]. ``Bert.forward`` takes Hugging Face's
-``attention_mask`` [B, T] (1 = real token, 0 = padding) and turns it into that form, [B, 1, 1, T]; a
-3-D [B, T, T] mask (query i may attend to key j) is accepted as well.
+Mask convention (as everywhere in this library): boolean, True where a query may attend, broadcastable
+to the attention weights [B, H, T, T]. ``Bert.forward`` takes Hugging Face's ``attention_mask`` [B, T]
+(1 = real token, 0 = padding) and turns it into that form, [B, 1, 1, T]; a 3-D [B, T, T] mask
+(query i may attend to key j) is accepted as well.
 
 Pipeline: token + segment + position embeddings -> LayerNorm -> L encoder layers (post-LN, as the
-Transformer of Vaswani et al. 2017: self-attention, Add & LayerNorm, GELU feed-forward, Add &
-LayerNorm) -> sequence output [B, T, D]; the pooler maps the first token's ([CLS]) vector to the
-pooled output [B, D].
+Transformer of Vaswani et al. 2017: self-attention, Add & LayerNorm, GELU feed-forward, Add & LayerNorm)
+-> sequence output [B, T, D]; the pooler maps the first token's ([CLS]) vector to the pooled output [B, D].
 
-Every submodule is named as in the published checkpoints (Google's TF checkpoints converted by
-Hugging Face): ``embeddings.word_embeddings``, ``encoder.layer.3.attention.self.query``,
-``pooler.dense``, ... so loading real weights (lib.pretrained.bert) is ``load_state_dict`` after
-dropping a prefix and a buffer, with no tensor renamed or transposed.
+Every submodule is named as in the published checkpoints (Google's TF checkpoints converted by Hugging
+Face): ``embeddings.word_embeddings``, ``encoder.layer.3.attention.self.query``, ``pooler.dense``, ...
+so loading real weights (lib.pretrained.bert) is ``load_state_dict`` after dropping a prefix and a
+buffer, with no tensor renamed or transposed.
 """
 
 from __future__ import annotations
@@ -70,9 +69,9 @@ class BertConfig:
 
     ``base()`` and ``large()`` are the paper's BERT_BASE (L=12, H=768, A=12, 110M parameters) and
     BERT_LARGE (L=24, H=1024, A=16, 340M), sec. 3, with the uncased WordPiece vocabulary of 30522
-    tokens, 512 positions and 2 segments. The exact counts of ``Bert`` (encoder and pooler, no
-    heads) are 109,482,240 and 335,141,888 (``count_parameters``). Dropout 0.1 everywhere (sec.
-    A.2). ``initializer_range`` is the standard deviation of the initial weights.
+    tokens, 512 positions and 2 segments. The exact counts of ``Bert`` (encoder and pooler, no heads)
+    are 109,482,240 and 335,141,888 (``count_parameters``). Dropout 0.1 everywhere (sec. A.2).
+    ``initializer_range`` is the standard deviation of the initial weights.
     """
 
     vocab_size: int = 30522
@@ -101,8 +100,7 @@ class BertConfig:
             check_int(value, name, 1)
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
-                f"hidden_size={self.hidden_size} is not divisible by "
-                f"num_attention_heads={self.num_attention_heads}"
+                f"hidden_size={self.hidden_size} is not divisible by num_attention_heads={self.num_attention_heads}"
             )
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             value = getattr(self, name)
@@ -135,11 +133,10 @@ class BertConfig:
 class BertOutput(NamedTuple):
     """What ``Bert.forward`` returns.
 
-    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face:
-    last_hidden_state). pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first
-    token's vector. attentions: list of L tensors [B, H, T, T] (the weights of every layer), or None
-    if not asked. hidden_states: list of L + 1 tensors [B, T, D] (the embeddings' output, then every
-    layer's), or None.
+    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face: last_hidden_state).
+    pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first token's vector.
+    attentions: list of L tensors [B, H, T, T] (the weights of every layer), or None if not asked.
+    hidden_states: list of L + 1 tensors [B, T, D] (the embeddings' output, then every layer's), or None.
     """
 
     sequence_output: Tensor
@@ -179,9 +176,9 @@ class SpanOutput(NamedTuple):
 
 
 class BertEmbeddings(nn.Module):
-    """E = LayerNorm(token embedding + segment embedding + position embedding), then dropout (sec.
-    3, Figure 2). The positions are learned, not sinusoidal. forward(input_ids [B, T],
-    token_type_ids [B, T]) -> [B, T, D]."""
+    """E = LayerNorm(token embedding + segment embedding + position embedding), then dropout (sec. 3,
+    Figure 2). The positions are learned, not sinusoidal. forward(input_ids [B, T], token_type_ids [B, T])
+    -> [B, T, D]."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -230,10 +227,10 @@ class BertSelfAttention(nn.Module):
 
 class BertAddNorm(nn.Module):
     """A projection, dropout and the residual Add & LayerNorm (post-LN), closing each sub-layer:
-    forward(h [B, T, F], x [B, T, D]) -> LayerNorm(x + Dropout(h W + b)) [B, T, D]. After the heads
-    (F = D, the output projection W^O: ``attention.output``) and after the feed-forward network (F =
-    intermediate size, W2: ``output``). Hugging Face has two classes for it, BertSelfOutput and
-    BertOutput; the attribute names, and so the checkpoint keys, are the same."""
+    forward(h [B, T, F], x [B, T, D]) -> LayerNorm(x + Dropout(h W + b)) [B, T, D].
+    After the heads (F = D, the output projection W^O: ``attention.output``) and after the feed-forward
+    network (F = intermediate size, W2: ``output``). Hugging Face has two classes for it, BertSelfOutput
+    and BertOutput; the attribute names, and so the checkpoint keys, are the same."""
 
     def __init__(self, c: BertConfig, in_features: int):
         super().__init__()
@@ -273,9 +270,8 @@ class BertIntermediate(nn.Module):
 
 
 class BertLayer(nn.Module):
-    """One encoder layer, post-LN as in the Transformer's encoder (Vaswani et al. 2017, sec. 3.1): x
-    = LN(x + SelfAttn(x)); x = LN(x + FFN(x)). forward(x [B, T, D], mask) -> (x [B, T, D],
-    weights)."""
+    """One encoder layer, post-LN as in the Transformer's encoder (Vaswani et al. 2017, sec. 3.1):
+    x = LN(x + SelfAttn(x)); x = LN(x + FFN(x)). forward(x [B, T, D], mask) -> (x [B, T, D], weights)."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -289,9 +285,9 @@ class BertLayer(nn.Module):
 
 
 class BertEncoder(nn.Module):
-    """The stack: ``layer`` is an nn.ModuleList of L ``BertLayer`` (checkpoint keys
-    encoder.layer.<i>...). forward(x [B, T, D], mask) -> (x [B, T, D], hidden states: list of L + 1
-    [B, T, D] (the input first), attention weights: list of L [B, H, T, T])."""
+    """The stack: ``layer`` is an nn.ModuleList of L ``BertLayer`` (checkpoint keys encoder.layer.<i>...).
+    forward(x [B, T, D], mask) -> (x [B, T, D], hidden states: list of L + 1 [B, T, D] (the input first),
+    attention weights: list of L [B, H, T, T])."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -308,8 +304,8 @@ class BertEncoder(nn.Module):
 
 class BertPooler(nn.Module):
     """pooled = tanh(h_[CLS] W + b): the first token's last-layer vector through a dense layer with
-    tanh (BERT's code; the paper calls its input C, the "aggregate sequence representation", sec.
-    3). forward(x [B, T, D]) -> [B, D]."""
+    tanh (BERT's code; the paper calls its input C, the "aggregate sequence representation", sec. 3).
+    forward(x [B, T, D]) -> [B, D]."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -401,10 +397,7 @@ def check_inputs(config, input_ids, token_type_ids=None, attention_mask=None) ->
     B, T = input_ids.shape
     if T > c.max_position_embeddings:
         raise ValueError(
-            f"input_ids: expected at most max_position_embeddings="
-            f"{c.max_position_embeddings} tokens per sequence (the position "
-            "table), "
-            f"got shape {tuple(input_ids.shape)}"
+            f"input_ids: expected at most max_position_embeddings={c.max_position_embeddings} tokens per sequence (the position table), got shape {tuple(input_ids.shape)}"
         )
     if token_type_ids is not None:
         check_ids(
@@ -417,9 +410,7 @@ def check_inputs(config, input_ids, token_type_ids=None, attention_mask=None) ->
         )
         if token_type_ids.shape != input_ids.shape:
             raise ValueError(
-                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that "
-                "of "
-                f"input_ids), got shape {tuple(token_type_ids.shape)}"
+                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that of input_ids), got shape {tuple(token_type_ids.shape)}"
             )
     if attention_mask is None:
         return None
@@ -438,15 +429,12 @@ def check_inputs(config, input_ids, token_type_ids=None, attention_mask=None) ->
         )
     if attention_mask.shape not in ((B, T), (B, T, T)):
         raise ValueError(
-            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, "
-            "0 = padding) "
-            f"or [B, T, T] = {(B, T, T)}, got shape {tuple(attention_mask.shape)}"
+            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, 0 = padding) or [B, T, T] = {(B, T, T)}, got shape {tuple(attention_mask.shape)}"
         )
     if attention_mask.dtype != torch.bool:
         if attention_mask.numel() and ((attention_mask != 0) & (attention_mask != 1)).any():
             raise ValueError(
-                f"attention_mask: expected values 0 and 1, got values from "
-                f"{attention_mask.min().item()} to {attention_mask.max().item()}"
+                f"attention_mask: expected values 0 and 1, got values from {attention_mask.min().item()} to {attention_mask.max().item()}"
             )
         attention_mask = attention_mask == 1
     if attention_mask.dim() == 2:
@@ -455,8 +443,7 @@ def check_inputs(config, input_ids, token_type_ids=None, attention_mask=None) ->
 
 
 def count_parameters(config: BertConfig) -> int:
-    """Number of parameters of Bert(config) (encoder and pooler, no heads), built on the meta
-    device.
+    """Number of parameters of Bert(config) (encoder and pooler, no heads), built on the meta device.
 
     base  109,482,240 = embeddings 23,837,184 (30522*768 words + 512*768 positions + 2*768 segments
                         + LayerNorm 2*768) + 12 layers x 7,087,872 (attention 4*(768*768 + 768) =
@@ -473,8 +460,7 @@ def count_parameters(config: BertConfig) -> int:
 
 
 class BertPredictionHeadTransform(nn.Module):
-    """The masked-LM head's transform: LayerNorm(GELU(x W + b)), D -> D. forward([B, T, D]) -> [B,
-    T, D]."""
+    """The masked-LM head's transform: LayerNorm(GELU(x W + b)), D -> D. forward([B, T, D]) -> [B, T, D]."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -486,9 +472,8 @@ class BertPredictionHeadTransform(nn.Module):
 
 
 class BertLMPredictionHead(nn.Module):
-    """Masked-LM logits = transform(x) E^T + b, with E the word-embedding matrix [V, D] (tied:
-    ``decoder.weight`` *is* ``embeddings.word_embeddings.weight``) and an output bias ``bias`` [V].
-    forward([B, T, D]) -> [B, T, V]."""
+    """Masked-LM logits = transform(x) E^T + b, with E the word-embedding matrix [V, D] (tied: ``decoder.weight``
+    *is* ``embeddings.word_embeddings.weight``) and an output bias ``bias`` [V]. forward([B, T, D]) -> [B, T, V]."""
 
     def __init__(self, c: BertConfig, word_embeddings: nn.Embedding):
         super().__init__()
@@ -502,9 +487,8 @@ class BertLMPredictionHead(nn.Module):
 
 
 class BertPreTrainingHeads(nn.Module):
-    """``predictions`` (masked LM, [B, T, V]) and ``seq_relationship`` (next-sentence prediction
-    from the pooled output, [B, 2]; class 0 = IsNext, 1 = NotNext, the order of BERT's
-    checkpoints)."""
+    """``predictions`` (masked LM, [B, T, V]) and ``seq_relationship`` (next-sentence prediction from the
+    pooled output, [B, 2]; class 0 = IsNext, 1 = NotNext, the order of BERT's checkpoints)."""
 
     def __init__(self, c: BertConfig, word_embeddings: nn.Embedding):
         super().__init__()
@@ -559,27 +543,21 @@ def pretraining_loss(
     mlm_labels: Tensor,
     nsp_labels: Tensor | None = None,
 ) -> Tensor:
-    """BERT's pretraining objective (sec. A.2): the mean cross-entropy of the masked-LM predictions
-    over the chosen tokens (labels != IGNORE_INDEX, from ``mask_tokens``) plus, if NSP logits and
-    labels are given, the mean cross-entropy of next-sentence prediction (labels 0 = IsNext, 1 =
-    NotNext).
+    """BERT's pretraining objective (sec. A.2): the mean cross-entropy of the masked-LM predictions over
+    the chosen tokens (labels != IGNORE_INDEX, from ``mask_tokens``) plus, if NSP logits and labels are
+    given, the mean cross-entropy of next-sentence prediction (labels 0 = IsNext, 1 = NotNext).
 
     mlm_logits [B, T, V], mlm_labels [B, T]; nsp_logits [B, 2], nsp_labels [B] -> scalar.
     """
     if mlm_logits.shape[:-1] != mlm_labels.shape:
         raise ValueError(
-            f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits "
-            "without "
-            f"its last dim), got shape {tuple(mlm_labels.shape)}"
+            f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits without its last dim), got shape {tuple(mlm_labels.shape)}"
         )
     V = mlm_logits.shape[-1]
     real = mlm_labels[mlm_labels != IGNORE_INDEX]
     if real.numel() and (real.min() < 0 or real.max() >= V):
         raise ValueError(
-            f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of "
-            "mlm_logits) or "
-            f"{IGNORE_INDEX} (not chosen), got ids from {real.min().item()} to "
-            f"{real.max().item()}"
+            f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of mlm_logits) or {IGNORE_INDEX} (not chosen), got ids from {real.min().item()} to {real.max().item()}"
         )
     loss = F.cross_entropy(
         mlm_logits.flatten(0, -2), mlm_labels.flatten(), ignore_index=IGNORE_INDEX
@@ -589,16 +567,14 @@ def pretraining_loss(
     if nsp_logits is not None:
         if nsp_labels.shape != nsp_logits.shape[:1]:
             raise ValueError(
-                f"nsp_labels: expected shape {tuple(nsp_logits.shape[:1])}, got shape "
-                f"{tuple(nsp_labels.shape)}"
+                f"nsp_labels: expected shape {tuple(nsp_logits.shape[:1])}, got shape {tuple(nsp_labels.shape)}"
             )
         loss = loss + F.cross_entropy(nsp_logits, nsp_labels)
     return loss
 
 
 class _BertWithClassifier(_BertWithHead):
-    """A Bert with dropout and a linear layer ``classifier`` (D -> num_labels), as BERT's
-    fine-tuning heads."""
+    """A Bert with dropout and a linear layer ``classifier`` (D -> num_labels), as BERT's fine-tuning heads."""
 
     def __init__(self, config: BertConfig, num_labels: int):
         super().__init__(config)
@@ -624,15 +600,13 @@ class BertForSequenceClassification(_BertWithClassifier):
 
 class BertForSentencePairClassification(BertForSequenceClassification):
     """The same head as ``BertForSequenceClassification`` (sec. 3.2, Figure 4 (a)); only the input
-    differs: ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 on A (and its [CLS], [SEP]) and 1
-    on B, which this class requires, so that a pair is never silently fed as one segment."""
+    differs: ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 on A (and its [CLS], [SEP]) and 1 on B,
+    which this class requires, so that a pair is never silently fed as one segment."""
 
     def forward(self, input_ids, token_type_ids=None, attention_mask=None, return_attention=False):
         if token_type_ids is None:
             raise ValueError(
-                "token_type_ids: expected the segment ids of the pair (0 for "
-                "sentence A, "
-                "1 for sentence B), got None"
+                "token_type_ids: expected the segment ids of the pair (0 for sentence A, 1 for sentence B), got None"
             )
         return super().forward(input_ids, token_type_ids, attention_mask, return_attention)
 
@@ -677,17 +651,15 @@ def mask_tokens(
     prob: float = 0.15,
     generator: torch.Generator | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """The masked-LM corruption of BERT (sec. 3.1, Task #1): choose each token with probability
-    ``prob``; of the chosen ones, replace 80% by [MASK], 10% by a random token and leave 10%
-    unchanged.
+    """The masked-LM corruption of BERT (sec. 3.1, Task #1): choose each token with probability ``prob``;
+    of the chosen ones, replace 80% by [MASK], 10% by a random token and leave 10% unchanged.
 
     input_ids [B, T] (or any shape) of ids in [0, vocab_size) -> (inputs, labels), both shaped like
     input_ids: ``inputs`` is the corrupted copy (input_ids is not changed); ``labels`` holds the
-    original id where a token was chosen and IGNORE_INDEX (-100) everywhere else, so that the loss
-    is taken over the chosen tokens only. Tokens whose id is in ``special_ids`` ([CLS], [SEP],
-    [PAD], ...) are never chosen: include the padding id there and padding is never chosen either.
-    ``generator``: a torch.Generator for reproducible draws (the same generator state gives the same
-    result).
+    original id where a token was chosen and IGNORE_INDEX (-100) everywhere else, so that the loss is
+    taken over the chosen tokens only. Tokens whose id is in ``special_ids`` ([CLS], [SEP], [PAD], ...)
+    are never chosen: include the padding id there and padding is never chosen either.
+    ``generator``: a torch.Generator for reproducible draws (the same generator state gives the same result).
 
     Deviations from Google's code, as in Hugging Face's data collator: each token is chosen
     independently (so the number chosen per sequence varies around prob * T instead of being exactly
@@ -702,9 +674,7 @@ def mask_tokens(
     check_int(vocab_size, "vocab_size", 2)
     if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
         raise ValueError(
-            f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids "
-            "from "
-            f"{input_ids.min().item()} to {input_ids.max().item()}"
+            f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
         )
     if (
         isinstance(mask_token_id, bool)
@@ -750,8 +720,8 @@ def mask_tokens(
 
 
 class NSPPair(NamedTuple):
-    """One next-sentence-prediction example: ``is_next`` is True when ``second`` follows ``first``
-    in the same story. ``label`` is the NSP head's class: 0 = IsNext, 1 = NotNext (BERT's order)."""
+    """One next-sentence-prediction example: ``is_next`` is True when ``second`` follows ``first`` in
+    the same story. ``label`` is the NSP head's class: 0 = IsNext, 1 = NotNext (BERT's order)."""
 
     first: str
     second: str
@@ -763,30 +733,26 @@ class NSPPair(NamedTuple):
 
 
 def make_nsp_pairs(stories, n: int, seed: int = 0) -> list[NSPPair]:
-    """``n`` sentence pairs for next-sentence prediction (BERT, sec. 3.1, Task #2): sentence A is
-    drawn at random from a story with at least two sentences (not its last one); with probability
-    1/2 sentence B is the sentence that follows A in the same story (IsNext), otherwise a random
-    sentence of a different story (NotNext).
+    """``n`` sentence pairs for next-sentence prediction (BERT, sec. 3.1, Task #2): sentence A is drawn
+    at random from a story with at least two sentences (not its last one); with probability 1/2
+    sentence B is the sentence that follows A in the same story (IsNext), otherwise a random sentence
+    of a different story (NotNext).
 
-    stories: a list of stories, each a list of sentences (str), e.g.
-    lib.data.stories.generate_stories; at least two stories, and one of them with two sentences or
-    more. Deterministic given ``seed``. Deviations: BERT pairs *segments* (spans of several
-    sentences filling up to 512 tokens) taken from documents; here one sentence each. A NotNext
-    sentence may by chance read the same as the true next one when a generated corpus repeats
-    sentences.
+    stories: a list of stories, each a list of sentences (str), e.g. lib.data.stories.generate_stories;
+    at least two stories, and one of them with two sentences or more. Deterministic given ``seed``.
+    Deviations: BERT pairs *segments* (spans of several sentences filling up to 512 tokens) taken from
+    documents; here one sentence each. A NotNext sentence may by chance read the same as the true next
+    one when a generated corpus repeats sentences.
     """
     if not isinstance(stories, (list, tuple)) or not all(
         isinstance(s, (list, tuple)) and all(isinstance(x, str) for x in s) for s in stories
     ):
         raise TypeError(
-            "stories: expected a list of stories, each a list of sentences (str), "
-            f"got {type(stories).__name__}"
+            f"stories: expected a list of stories, each a list of sentences (str), got {type(stories).__name__}"
         )
     if len(stories) < 2:
         raise ValueError(
-            "stories: expected at least 2 stories (NotNext takes a sentence from "
-            "another "
-            f"story), got {len(stories)}"
+            f"stories: expected at least 2 stories (NotNext takes a sentence from another story), got {len(stories)}"
         )
     firsts = [i for i, s in enumerate(stories) if len(s) >= 2]
     if not firsts:
@@ -835,8 +801,8 @@ def pretraining_batches(
     prob: float = 0.15,
     seed: int = 0,
 ):
-    """An endless iterator of ``PretrainingBatch``: the examples shuffled afresh every epoch,
-    encoded with ``tokenizer.encode_batch`` (a ``lib.tokenization.WordPieceTokenizer``), masked with
+    """An endless iterator of ``PretrainingBatch``: the examples shuffled afresh every epoch, encoded
+    with ``tokenizer.encode_batch`` (a ``lib.tokenization.WordPieceTokenizer``), masked with
     ``mask_tokens`` (specials: [PAD] [UNK] [CLS] [SEP] [MASK] never chosen).
 
     examples: a list of ``NSPPair`` (``make_nsp_pairs``: sentence pairs with NSP labels) or of str
@@ -853,9 +819,7 @@ def pretraining_batches(
     pairs = all(isinstance(e, NSPPair) for e in examples)
     if not pairs and not all(isinstance(e, str) for e in examples):
         raise TypeError(
-            "examples: expected all NSPPair (sentence pairs) or all str (sentences), "
-            "got a mix "
-            f"of {sorted({type(e).__name__ for e in examples})}"
+            f"examples: expected all NSPPair (sentence pairs) or all str (sentences), got a mix of {sorted({type(e).__name__ for e in examples})}"
         )
     check_int(batch_size, "batch_size", 1)
     special = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.special_tokens]

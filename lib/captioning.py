@@ -1,36 +1,32 @@
-"""Image captioning with soft attention over image regions ("Show, Attend and Tell", Xu et al.
-2015).
+"""Image captioning with soft attention over image regions ("Show, Attend and Tell", Xu et al. 2015).
 
 Shape legend:
 
-    B  batch                 C  image channels (3)         H, W  image height and width in pixels R
-    number of regions = h * w, the cells of the encoder's output grid (h = H / 16, w = W / 16) D
-    width of a region feature (the paper's annotation vector a_i: D = 512 there, for 14 x 14 = 196
+    B  batch                 C  image channels (3)         H, W  image height and width in pixels
+    R  number of regions = h * w, the cells of the encoder's output grid (h = H / 16, w = W / 16)
+    D  width of a region feature (the paper's annotation vector a_i: D = 512 there, for 14 x 14 = 196
        regions of 16 x 16 pixels each; ours are 16 x 16 pixels too)
     E  word-embedding width  Hd  LSTM state width  Da  hidden width of the attention's small network
     T  caption length (teacher forcing)      L  generated length      V  vocabulary size
 
-Pipeline: image -> ConvEncoder -> region features a [B, R, D] -> at every step t the decoder scores
-each region against its previous state h_{t-1} (lib.attention.AdditiveScore, eq. 4), turns the
-scores into weights alpha_t [B, R] (masked_softmax, eq. 5), reads the context z_t = sum_i alpha_ti
-a_i (soft attention, eq. 13), feeds [E y_{t-1}; z_t] to an LSTM, and predicts the next word from the
-deep output layer (eq. 7). ``greedy_decode`` returns the weights of every generated word: one map
-[R] over the image per word, which is what the paper's figures draw.
+Pipeline: image -> ConvEncoder -> region features a [B, R, D] -> at every step t the decoder scores each
+region against its previous state h_{t-1} (lib.attention.AdditiveScore, eq. 4), turns the scores into
+weights alpha_t [B, R] (masked_softmax, eq. 5), reads the context z_t = sum_i alpha_ti a_i (soft
+attention, eq. 13), feeds [E y_{t-1}; z_t] to an LSTM, and predicts the next word from the deep
+output layer (eq. 7). ``greedy_decode`` returns the weights of every generated word: one map [R]
+over the image per word, which is what the paper's figures draw.
 
 Deviations from the paper, for tiny synthetic images and a training run of seconds:
 - The encoder is a small CNN trained from scratch with the decoder, not a pretrained VGG's conv5_4.
 - Learned row and column embeddings are added to the region features. The paper's deep CNN knows
-  roughly where each region is; our three-layer CNN hardly does, and a caption in reading order
-  needs it.
-- The gate beta_t (sec. 4.2.1) is off by default (``gate=True`` turns it on): here it slows
-  learning.
+  roughly where each region is; our three-layer CNN hardly does, and a caption in reading order needs it.
+- The gate beta_t (sec. 4.2.1) is off by default (``gate=True`` turns it on): here it slows learning.
 - The attention's parameters start from Xavier-uniform values instead of AdditiveScore's Bahdanau
   initialization (v_a = 0, i.e. uniform attention at first), which learns to look more slowly in
   a short run (400 steps: 95% instead of 98% of shape words looked at correctly, 75% instead of 90%
   of captions exactly right, in this book's chapter).
-- Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available
-  only at inference, as ``attention="hard"``: the region of largest weight replaces the weighted
-  sum.
+- Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available only
+  at inference, as ``attention="hard"``: the region of largest weight replaces the weighted sum.
 - No dropout, no ensemble; the doubly stochastic penalty (eq. 14) is optional (``penalty``).
 """
 
@@ -64,8 +60,7 @@ def _check_images(images, in_channels: int) -> None:
         )
     if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
         raise ValueError(
-            f"images: expected a float tensor [B, {in_channels}, H, W], got shape "
-            f"{tuple(images.shape)} and dtype {images.dtype}"
+            f"images: expected a float tensor [B, {in_channels}, H, W], got shape {tuple(images.shape)} and dtype {images.dtype}"
         )
     if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
         raise ValueError(
@@ -85,13 +80,13 @@ def _check_ids(ids, name: str, vocab_size: int, batch: int) -> None:
 class ConvEncoder(nn.Module):
     """Image [B, C, H, W] -> region features a [B, R, D], R = (H/16) * (W/16), row by row.
 
-    The encoder sees 1 - image ("ink on paper": the white background is 0). ``conv1`` cuts it into 4
-    x 4-pixel patches (kernel 4, stride 4: C -> D/2 channels); ``conv2`` and ``conv3`` (3 x 3,
-    stride 2: -> D) mix neighbouring patches; ReLU after each. Every region is a 16 x 16-pixel cell
-    of the image and sees a 28 x 28-pixel window centred on it. Then learned row and column
-    embeddings are added (``row_embedding``, ``col_embedding``, up to ``max_grid`` cells each; a
-    deviation from the paper, see the module docstring). Initialization: torch's default for the
-    convolutions (Kaiming uniform), N(0, 0.1^2) for the embeddings.
+    The encoder sees 1 - image ("ink on paper": the white background is 0). ``conv1`` cuts it into
+    4 x 4-pixel patches (kernel 4, stride 4: C -> D/2 channels); ``conv2`` and ``conv3`` (3 x 3, stride 2:
+    -> D) mix neighbouring patches; ReLU after each. Every region is a 16 x 16-pixel cell of the image
+    and sees a 28 x 28-pixel window centred on it.
+    Then learned row and column embeddings are added (``row_embedding``, ``col_embedding``, up to
+    ``max_grid`` cells each; a deviation from the paper, see the module docstring). Initialization:
+    torch's default for the convolutions (Kaiming uniform), N(0, 0.1^2) for the embeddings.
     """
 
     def __init__(self, d_feature: int = 64, in_channels: int = 3, max_grid: int = 16):
@@ -130,22 +125,18 @@ class ConvEncoder(nn.Module):
 class AttentionDecoder(nn.Module):
     """The LSTM decoder with soft attention of Xu et al. 2015, sec. 3.1.2 and 4.2.
 
-    ``init_state(features [B, R, D]) -> (h, c)``: h_0 = tanh(init_h(mean_i a_i)), c_0 likewise (sec.
-    3.1.2). ``step(y_prev [B], state, features [B, R, D], attention="soft") -> (logits [B, V],
-    state, alpha [B, R])``:
+    ``init_state(features [B, R, D]) -> (h, c)``: h_0 = tanh(init_h(mean_i a_i)), c_0 likewise (sec. 3.1.2).
+    ``step(y_prev [B], state, features [B, R, D], attention="soft") -> (logits [B, V], state, alpha [B, R])``:
         e_ti = v_a^T tanh(W_q h_{t-1} + W_k a_i)      (eq. 4, f_att: lib.attention.AdditiveScore)
-        alpha_t = softmax(e_t)                         (eq. 5, masked_softmax; every region may be
-        attended) z_t = sum_i alpha_ti a_i                       (eq. 13; with ``gate=True``
-        multiplied by
-                                                        beta_t = sigmoid(f_beta(h_{t-1})), sec.
-                                                        4.2.1)
+        alpha_t = softmax(e_t)                         (eq. 5, masked_softmax; every region may be attended)
+        z_t = sum_i alpha_ti a_i                       (eq. 13; with ``gate=True`` multiplied by
+                                                        beta_t = sigmoid(f_beta(h_{t-1})), sec. 4.2.1)
         h_t, c_t = LSTM([E y_{t-1}; z_t], (h_{t-1}, c_{t-1}))   (eqs. 1-3)
         logits = L_o(E y_{t-1} + L_h h_t + L_z z_t)    (eq. 7, the deep output layer)
       With attention="hard", alpha_t is replaced by the one-hot vector of its largest entry (the
-      deterministic limit of the paper's sampled hard attention); the returned alpha is that
-      one-hot.
-    Initialization: torch's defaults for the LSTM and linear layers; Xavier uniform for the
-    attention's W_q, W_k and v_a (not AdditiveScore's v_a = 0, see the module docstring).
+      deterministic limit of the paper's sampled hard attention); the returned alpha is that one-hot.
+    Initialization: torch's defaults for the LSTM and linear layers; Xavier uniform for the attention's
+    W_q, W_k and v_a (not AdditiveScore's v_a = 0, see the module docstring).
     """
 
     def __init__(
@@ -182,8 +173,8 @@ class AttentionDecoder(nn.Module):
         """(z [B, D], alpha [B, R]) for the state h [B, Hd]: eqs. 4, 5, 13 and the gate.
 
         ``keys`` = ``self.attention.W_k(features)`` [B, R, Da] may be passed in, computed once per
-        image instead of once per word (the trick of Bahdanau et al. 2015, appendix A.1.2); the
-        scores are then exactly ``self.attention(h[:, None], features)``.
+        image instead of once per word (the trick of Bahdanau et al. 2015, appendix A.1.2); the scores
+        are then exactly ``self.attention(h[:, None], features)``.
         """
         if keys is None:
             keys = self.attention.W_k(features)  # [B, R, Da]
@@ -200,8 +191,7 @@ class AttentionDecoder(nn.Module):
         return z, alpha
 
     def output(self, e: Tensor, h: Tensor, z: Tensor) -> Tensor:
-        """Deep output layer (eq. 7): logits = L_o(E y_{t-1} + L_h h_t + L_z z_t), any leading
-        dims."""
+        """Deep output layer (eq. 7): logits = L_o(E y_{t-1} + L_h h_t + L_z z_t), any leading dims."""
         return self.L_o(e + self.L_h(h) + self.L_z(z))  # [..., V]
 
     def step(
@@ -228,15 +218,14 @@ class CaptionerOutput(NamedTuple):
 
 
 class Captioner(nn.Module):
-    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B,
-    T, V], alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every
-    step.
+    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B, T, V],
+    alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every step.
 
-    ``loss(images, tgt_in, tgt_out, penalty=0.0)``: Xu et al. 2015, eq. 14: the negative
-    log-likelihood of the caption (cross-entropy, here averaged over the non-pad target words) plus,
-    if ``penalty`` (their lambda) > 0, the doubly stochastic regularizer penalty * sum_i (1 - sum_t
-    alpha_ti)^2 (averaged over the images), which pushes the caption, over all its words, to look at
-    every region about once (sec. 4.2.1).
+    ``loss(images, tgt_in, tgt_out, penalty=0.0)``: Xu et al. 2015, eq. 14: the negative log-likelihood
+    of the caption (cross-entropy, here averaged over the non-pad target words) plus, if ``penalty``
+    (their lambda) > 0, the doubly stochastic regularizer penalty * sum_i (1 - sum_t alpha_ti)^2
+    (averaged over the images), which pushes the caption, over all its words, to look at every
+    region about once (sec. 4.2.1).
     """
 
     def __init__(
@@ -279,8 +268,7 @@ class Captioner(nn.Module):
         _check_ids(tgt_out, "tgt_out", self.decoder.vocab_size, images.shape[0])
         if tgt_out.shape != tgt_in.shape:
             raise ValueError(
-                f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got "
-                f"{tuple(tgt_out.shape)}"
+                f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}"
             )
         logits, alpha = self(images, tgt_in)  # [B, T, V], [B, T, R]
         nll = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=self.pad_id)

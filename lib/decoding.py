@@ -74,16 +74,15 @@ def gnmt_penalty(length: int, alpha: float) -> float:
 def sampling_distribution(
     logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
 ) -> Tensor:
-    """The distribution a sampler draws the next token from: logits [..., V] -> probabilities [...,
-    V].
+    """The distribution a sampler draws the next token from: logits [..., V] -> probabilities [..., V].
 
-    In this order: (1) temperature: softmax(logits / temperature); temperature=0 is the limit, all
-    mass on the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most
-    probable tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus
-    sampling (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens
-    whose total probability is >= p (always at least the most probable one; among equal
-    probabilities the lower token id first); then renormalize. The order is that of transformers'
-    generate; top-k and top-p act on the distribution after temperature.
+    In this order: (1) temperature: softmax(logits / temperature); temperature=0 is the limit, all mass on
+    the argmax (greedy; the first one on ties); (2) top-k (Fan et al. 2018): keep the k most probable
+    tokens (ties with the k-th are kept too), k larger than V keeps all; (3) top-p, nucleus sampling
+    (Holtzman et al. 2020, sec. 3.1, eq. 3): keep the smallest set of most probable tokens whose total
+    probability is >= p (always at least the most probable one; among equal probabilities the lower
+    token id first); then renormalize. The order is that of
+    transformers' generate; top-k and top-p act on the distribution after temperature.
     """
     if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
         got = (

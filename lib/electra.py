@@ -1,33 +1,30 @@
 """ELECTRA: replaced-token detection (Clark et al. 2020, "ELECTRA: Pre-training Text Encoders as
 Discriminators Rather Than Generators", ICLR).
 
-A small **generator**, a masked language model, fills the masked positions of a sentence by
-*sampling* from its predictions; a **discriminator** reads the corrupted sentence and says, for
-*every* token, whether it is the original or a replacement (sec. 2, Figure 2). BERT learns from the
-~15% of tokens it masks; the discriminator gets a training signal from all of them, which is the
-paper's argument for its sample efficiency. The loss (sec. 2, the equation after eq. 2) is
+A small **generator**, a masked language model, fills the masked positions of a sentence by *sampling*
+from its predictions; a **discriminator** reads the corrupted sentence and says, for *every* token,
+whether it is the original or a replacement (sec. 2, Figure 2). BERT learns from the ~15% of tokens it
+masks; the discriminator gets a training signal from all of them, which is the paper's argument for its
+sample efficiency. The loss (sec. 2, the equation after eq. 2) is
 
     L = L_MLM(generator) + lambda * L_Disc(discriminator),   lambda = 50,
 
-with L_Disc the binary cross-entropy of "replaced or not" averaged over the real (non-padding)
-tokens. After pretraining the generator is dropped and the discriminator is fine-tuned like BERT.
+with L_Disc the binary cross-entropy of "replaced or not" averaged over the real (non-padding) tokens.
+After pretraining the generator is dropped and the discriminator is fine-tuned like BERT.
 
 Shapes: B batch, T tokens, D width, V vocabulary.
 
 Deviations from the paper, on purpose:
 - The generator is a *shallower* ``lib.bert.Bert`` of the same width (``generator_layers``), not a
   narrower one, so that it can share the discriminator's whole embedding module (token, position and
-  segment embeddings and their LayerNorm) without a projection. The paper shares the token and
-  position embeddings (sec. 3.2) and finds generators 1/4 to 1/2 of the discriminator's size work
-  best.
+  segment embeddings and their LayerNorm) without a projection. The paper shares the token and position
+  embeddings (sec. 3.2) and finds generators 1/4 to 1/2 of the discriminator's size work best.
 - Which tokens are corrupted follows ``lib.bert.mask_tokens``' rule (each non-special token with
-  probability ``mask_prob``, independently), and every chosen token becomes [MASK] in the
-  generator's input, with none of BERT's 10% random / 10% unchanged (the paper masks them all, sec.
-  2).
-- A sampled token that happens to equal the original counts as *original* (label 0), as in the
-  paper.
-- Nothing of the discriminator's loss reaches the generator: the sampled ids are integers, drawn
-  without gradient (sec. 2: the discriminator loss is not back-propagated through the generator).
+  probability ``mask_prob``, independently), and every chosen token becomes [MASK] in the generator's
+  input, with none of BERT's 10% random / 10% unchanged (the paper masks them all, sec. 2).
+- A sampled token that happens to equal the original counts as *original* (label 0), as in the paper.
+- Nothing of the discriminator's loss reaches the generator: the sampled ids are integers, drawn without
+  gradient (sec. 2: the discriminator loss is not back-propagated through the generator).
 """
 
 from __future__ import annotations
@@ -56,8 +53,8 @@ __all__ = [
 @dataclass(frozen=True)
 class ElectraConfig:
     """discriminator: the BertConfig of the model that is kept; generator_layers: the depth of the
-    generator (same width, shared embeddings); mask_prob: the share of tokens corrupted;
-    disc_weight: lambda, the weight of the discriminator's loss (50 in the paper)."""
+    generator (same width, shared embeddings); mask_prob: the share of tokens corrupted; disc_weight:
+    lambda, the weight of the discriminator's loss (50 in the paper)."""
 
     discriminator: BertConfig
     generator_layers: int = 1
@@ -76,9 +73,7 @@ class ElectraConfig:
             or not 1 <= g <= self.discriminator.num_hidden_layers
         ):
             raise ValueError(
-                "generator_layers: expected an int in "
-                f"1..{self.discriminator.num_hidden_layers} "
-                f"(the discriminator's depth), got {g!r}"
+                f"generator_layers: expected an int in 1..{self.discriminator.num_hidden_layers} (the discriminator's depth), got {g!r}"
             )
         p = self.mask_prob
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p <= 1.0:
@@ -93,11 +88,11 @@ class ElectraConfig:
 
 
 class Corruption(NamedTuple):
-    """What one corruption step made, every tensor [B, T]: masked: the generator's input ([MASK] at
-    the chosen positions); mlm_labels: the original id at the chosen positions, IGNORE_INDEX
-    elsewhere; corrupted: the discriminator's input (the generator's samples at the chosen
-    positions, the original elsewhere); replaced: bool, True where corrupted != original (the
-    discriminator's labels)."""
+    """What one corruption step made, every tensor [B, T]:
+    masked: the generator's input ([MASK] at the chosen positions); mlm_labels: the original id at the
+    chosen positions, IGNORE_INDEX elsewhere; corrupted: the discriminator's input (the generator's samples
+    at the chosen positions, the original elsewhere); replaced: bool, True where corrupted != original
+    (the discriminator's labels)."""
 
     masked: Tensor
     mlm_labels: Tensor
@@ -130,8 +125,8 @@ class ElectraGenerator(nn.Module):
 
 
 class ElectraDiscriminator(nn.Module):
-    """The encoder that is kept: ``bert`` and a per-token head dense -> GELU -> dense_prediction (D
-    -> 1), as in the published checkpoints. forward(...) -> logits [B, T] (> 0: "replaced")."""
+    """The encoder that is kept: ``bert`` and a per-token head dense -> GELU -> dense_prediction (D -> 1),
+    as in the published checkpoints. forward(...) -> logits [B, T] (> 0: "replaced")."""
 
     def __init__(self, config: BertConfig):
         super().__init__()
@@ -182,15 +177,11 @@ def _choose(
         or input_ids.dim() != 2
     ):
         raise ValueError(
-            f"input_ids: expected a [B, T] tensor of token ids, got "
-            f"{getattr(input_ids, 'dtype', type(input_ids).__name__)} "
-            f"{tuple(getattr(input_ids, 'shape', ()))}"
+            f"input_ids: expected a [B, T] tensor of token ids, got {getattr(input_ids, 'dtype', type(input_ids).__name__)} {tuple(getattr(input_ids, 'shape', ()))}"
         )
     if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
         raise ValueError(
-            f"input_ids: expected ids in [0, {vocab_size}), got ids from "
-            f"{input_ids.min().item()} to "
-            f"{input_ids.max().item()}"
+            f"input_ids: expected ids in [0, {vocab_size}), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
         )
     is_special = _check_specials(special_ids, mask_token_id, vocab_size, input_ids.device)
     draws = rand(input_ids.shape, input_ids.device, generator)  # [B, T]
@@ -203,8 +194,7 @@ def _choose(
 def _sample(
     gen_logits: Tensor, chosen: Tensor, input_ids: Tensor, generator
 ) -> tuple[Tensor, Tensor]:
-    """The discriminator's input and labels: the generator's samples at the chosen positions. No
-    gradient."""
+    """The discriminator's input and labels: the generator's samples at the chosen positions. No gradient."""
     with torch.no_grad():
         probs = gen_logits.detach()[chosen].float().softmax(-1)  # [N, V], N chosen tokens
         samples = (
@@ -229,8 +219,7 @@ def corrupt(
     attention_mask=None,
     generator: torch.Generator | None = None,
 ) -> Corruption:
-    """Mask, let the generator sample, and label (sec. 2): the whole corruption step, without
-    gradient.
+    """Mask, let the generator sample, and label (sec. 2): the whole corruption step, without gradient.
 
     input_ids [B, T]; special_ids: ids never chosen ([CLS], [SEP], [PAD]... include the padding id);
     generator: a torch.Generator for the choice of positions and for the samples.
@@ -248,8 +237,7 @@ class Electra(nn.Module):
     """Generator and discriminator, trained together; keep ``discriminator`` afterwards.
 
     forward(input_ids [B, T], mask_token_id, special_ids, token_type_ids=None, attention_mask=None
-    (1 at real tokens), generator=None) -> ElectraOutput. The corruption is drawn afresh at every
-    call.
+    (1 at real tokens), generator=None) -> ElectraOutput. The corruption is drawn afresh at every call.
     """
 
     def __init__(self, config: ElectraConfig):

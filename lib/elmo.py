@@ -28,8 +28,7 @@ Pipeline (sec. 3.1 of the paper):
 Objective (eq. 3 of the paper, the lectures' formula): jointly maximise the log likelihood of both
 directions; ``BiLM.lm_loss`` minimises the summed negative log likelihood
 
-    L = - sum_k [ log p(t_k | t_1..t_{k-1}; Θx, Θ->LSTM, Θs) + log p(t_k | t_{k+1}..t_N; Θx,
-    Θ<-LSTM, Θs) ],
+    L = - sum_k [ log p(t_k | t_1..t_{k-1}; Θx, Θ->LSTM, Θs) + log p(t_k | t_{k+1}..t_N; Θx, Θ<-LSTM, Θs) ],
 
 divided by the number of predicted tokens. As in the paper, the token representation (Θx) and the
 softmax (Θs) are shared between the two directions; each direction has its own LSTMs.
@@ -92,8 +91,8 @@ class ELMoConfig:
 
     vocab_size V; word_dim E (0: no word embedding, characters only, as in the paper); hidden_dim H,
     the width of the token representation and of each LSTM layer's output in each direction;
-    cell_dim M, the LSTM memory cells (None: = H, a plain LSTM; > H: an LSTM with a projection to
-    H); n_layers L; dropout; pad_id, the id of the padding token (its word embedding is 0).
+    cell_dim M, the LSTM memory cells (None: = H, a plain LSTM; > H: an LSTM with a projection to H);
+    n_layers L; dropout; pad_id, the id of the padding token (its word embedding is 0).
     Character CNN (off when ``char_filters`` is empty): char_filters, (width, count) of each
     convolution; char_dim Dc; max_chars C per word, the markers included; n_highway highway layers.
     """
@@ -123,8 +122,7 @@ class ELMoConfig:
             or self.cell_dim < self.hidden_dim
         ):
             raise ValueError(
-                f"cell_dim: expected None or an int >= hidden_dim={self.hidden_dim}, "
-                f"got {self.cell_dim!r}"
+                f"cell_dim: expected None or an int >= hidden_dim={self.hidden_dim}, got {self.cell_dim!r}"
             )
         if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
@@ -145,21 +143,15 @@ class ELMoConfig:
         )
         if not ok:
             raise ValueError(
-                "char_filters: expected a tuple of (width, count) pairs of positive "
-                "ints, "
-                f"got {filters!r}"
+                f"char_filters: expected a tuple of (width, count) pairs of positive ints, got {filters!r}"
             )
         if filters and max(w for w, _ in filters) > self.max_chars:
             raise ValueError(
-                f"char_filters: the widest filter ({max(w for w, _ in filters)}) is "
-                "wider than "
-                f"max_chars={self.max_chars}"
+                f"char_filters: the widest filter ({max(w for w, _ in filters)}) is wider than max_chars={self.max_chars}"
             )
         if self.word_dim == 0 and not filters:
             raise ValueError(
-                "word_dim=0 and char_filters=() leave no token representation: give "
-                "word_dim > 0 "
-                "or some char_filters"
+                "word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 or some char_filters"
             )
 
     @property
@@ -174,14 +166,13 @@ class ELMoConfig:
 
     @classmethod
     def paper(cls, vocab_size: int = 793471, **overrides) -> "ELMoConfig":
-        """The biLM of sec. 3.4 (the released "original" ELMo): characters only, filters of widths
-        1..7 with 32, 32, 64, 128, 256, 512, 1024 maps (2048 features; Józefowicz et al. 2016's
-        CNN-BIG-LSTM, halved), 16-dim character embeddings, 50 characters per word, two highway
-        layers, a projection to 512; two LSTM layers of 4096 cells projected to 512. Vocabulary: the
-        793,471 words of the 1B Word Benchmark. Without the softmax: 93.67M parameters
-        (``count_parameters``), the released model's "93.6M" plus, almost exactly, the second bias
-        vector of every ``nn.LSTM`` gate (torch keeps b_ih and b_hh: 4 LSTMs x 4 gates x 4096 =
-        65,536 parameters)."""
+        """The biLM of sec. 3.4 (the released "original" ELMo): characters only, filters of widths 1..7
+        with 32, 32, 64, 128, 256, 512, 1024 maps (2048 features; Józefowicz et al. 2016's CNN-BIG-LSTM,
+        halved), 16-dim character embeddings, 50 characters per word, two highway layers, a projection
+        to 512; two LSTM layers of 4096 cells projected to 512. Vocabulary: the 793,471 words of the 1B
+        Word Benchmark. Without the softmax: 93.67M parameters (``count_parameters``), the released model's
+        "93.6M" plus, almost exactly, the second bias vector of every ``nn.LSTM`` gate (torch keeps b_ih
+        and b_hh: 4 LSTMs x 4 gates x 4096 = 65,536 parameters)."""
         return cls(
             **{
                 "vocab_size": vocab_size,
@@ -234,8 +225,7 @@ def _char_ids(encoded: list[bytes], max_chars: int) -> Tensor:
 
 
 def pad_sentences(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[Tensor, Tensor]:
-    """Right-pad lists of token ids into (ids [B, T] long, mask [B, T] bool, True at real
-    tokens)."""
+    """Right-pad lists of token ids into (ids [B, T] long, mask [B, T] bool, True at real tokens)."""
     if isinstance(sentences, Tensor) or not sentences:
         raise ValueError(
             f"sentences: expected a non-empty list of lists of token ids, got {sentences!r:.60}"
@@ -276,16 +266,14 @@ class Highway(nn.Module):
 
 
 class TokenEncoder(nn.Module):
-    """The context-independent token representation x_k = h_{k,0} (sec. 3.1, "token
-    representation").
+    """The context-independent token representation x_k = h_{k,0} (sec. 3.1, "token representation").
 
     forward(ids [B, T]) -> [B, T, H]: the word embedding [E] and/or the character features [F],
     concatenated, then ``projection`` to H. Character features of a word (Kim et al. 2016, as used
-    by the paper): embed its C characters [C, Dc], one 1-D convolution per filter width, max over
-    the positions, ReLU, concatenate [F], then ``n_highway`` highway layers. They are computed once
-    per call for the whole vocabulary (the table ``chars`` [V, C] of ``char_ids(words)``) and then
-    looked up. Initialization: word embeddings N(0, 1) (0 for ``pad_id``); the rest PyTorch's
-    default.
+    by the paper): embed its C characters [C, Dc], one 1-D convolution per filter width, max over the
+    positions, ReLU, concatenate [F], then ``n_highway`` highway layers. They are computed once per call
+    for the whole vocabulary (the table ``chars`` [V, C] of ``char_ids(words)``) and then looked up.
+    Initialization: word embeddings N(0, 1) (0 for ``pad_id``); the rest PyTorch's default.
     """
 
     def __init__(self, config: ELMoConfig, words: Sequence[str] | None = None):
@@ -298,9 +286,7 @@ class TokenEncoder(nn.Module):
             if words is None or isinstance(words, str) or len(words) != c.vocab_size:
                 got = "None" if words is None else f"{len(words)} words"
                 raise ValueError(
-                    f"words: the character CNN needs the vocabulary's {c.vocab_size} "
-                    "words in id "
-                    f"order (e.g. vocab.itos), got {got}"
+                    f"words: the character CNN needs the vocabulary's {c.vocab_size} words in id order (e.g. vocab.itos), got {got}"
                 )
             self.register_buffer("chars", char_ids(words, c.max_chars))  # [V, C]
             self.char_embeddings = nn.Embedding(CHAR_VOCAB_SIZE, c.char_dim, padding_idx=CHAR_PAD)
@@ -334,10 +320,10 @@ class TokenEncoder(nn.Module):
 
 
 class BiLMOutput(NamedTuple):
-    """states [N, B, T, 2H]: layer 0 the token representation twice ([x; x]), layer j the forward
-    and backward LSTM states [h->_j; h<-_j], 0 at padding. forward_logits [B, T, V]: at position t,
-    scores of token t + 1 from tokens 0..t. backward_logits [B, T, V]: at position t, scores of
-    token t - 1 from tokens t..end. mask [B, T], True at real tokens."""
+    """states [N, B, T, 2H]: layer 0 the token representation twice ([x; x]), layer j the forward and
+    backward LSTM states [h->_j; h<-_j], 0 at padding. forward_logits [B, T, V]: at position t, scores
+    of token t + 1 from tokens 0..t. backward_logits [B, T, V]: at position t, scores of token t - 1
+    from tokens t..end. mask [B, T], True at real tokens."""
 
     states: Tensor
     forward_logits: Tensor
@@ -346,9 +332,9 @@ class BiLMOutput(NamedTuple):
 
 
 class TokenNLL(NamedTuple):
-    """Per-token negative log likelihoods, indexed by the predicted token: forward[b, t] = -log
-    p(t_t | t_0..t_{t-1}) for 1 <= t < length, backward[b, t] = -log p(t_t | t_{t+1}..end) for 0 <=
-    t < length - 1, 0 elsewhere (both [B, T]); count = sum of (length - 1), the number of tokens
+    """Per-token negative log likelihoods, indexed by the predicted token: forward[b, t] =
+    -log p(t_t | t_0..t_{t-1}) for 1 <= t < length, backward[b, t] = -log p(t_t | t_{t+1}..end) for
+    0 <= t < length - 1, 0 elsewhere (both [B, T]); count = sum of (length - 1), the number of tokens
     each direction predicts."""
 
     forward: Tensor
@@ -418,8 +404,7 @@ class BiLM(nn.Module):
         empty = mask.sum(1) == 0  # [B]
         if empty.any():
             raise ValueError(
-                "attention_mask: expected at least one real token per sentence, got an empty row "
-                f"(row {int(empty.nonzero()[0])})"
+                f"attention_mask: expected at least one real token per sentence, got an empty row (row {int(empty.nonzero()[0])})"
             )
         return mask
 
@@ -459,23 +444,20 @@ class BiLM(nn.Module):
         return TokenNLL(forward, backward, int(target.sum()))
 
     def lm_loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
-        """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per
-        predicted token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is
-        not a perplexity (each direction's perplexity is exp(its own mean NLL), see
-        ``token_nll``)."""
+        """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per predicted
+        token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is not a perplexity
+        (each direction's perplexity is exp(its own mean NLL), see ``token_nll``)."""
         nll = self.token_nll(input_ids, attention_mask)
         if nll.count == 0:
             raise ValueError(
-                "input_ids: every sentence has a single token, so there is nothing to "
-                "predict; "
-                "add <bos> and <eos>"
+                "input_ids: every sentence has a single token, so there is nothing to predict; add <bos> and <eos>"
             )
         return (nll.forward.sum() + nll.backward.sum()) / nll.count
 
 
 def count_parameters(config: ELMoConfig, softmax: bool = True) -> int:
-    """Number of parameters of ``BiLM(config)``, built on the meta device (no memory), with or
-    without the softmax layer (the released ELMo weights leave it out)."""
+    """Number of parameters of ``BiLM(config)``, built on the meta device (no memory), with or without
+    the softmax layer (the released ELMo weights leave it out)."""
     words = [""] * config.vocab_size if config.char_filters else None
     with torch.device("meta"):
         model = BiLM(config, words)
@@ -483,19 +465,18 @@ def count_parameters(config: ELMoConfig, softmax: bool = True) -> int:
     return total if softmax else total - sum(p.numel() for p in model.softmax.parameters())
 
 
-# --- ELMo: the learned mix of the layers
-# -----------------------------------------------------------
+# --- ELMo: the learned mix of the layers -----------------------------------------------------------
 
 
 class ScalarMix(nn.Module):
-    """ELMo_k = gamma * sum_j s_j h_{k,j}, with s = softmax(w) (Peters et al. 2018, eq. 1): a
-    task-specific weighted average of the N layers, learned with the downstream task while the biLM
-    stays frozen.
+    """ELMo_k = gamma * sum_j s_j h_{k,j}, with s = softmax(w) (Peters et al. 2018, eq. 1): a task-specific
+    weighted average of the N layers, learned with the downstream task while the biLM stays frozen.
 
-    ScalarMix(num_layers N, gamma=1.0): parameters ``scalar_parameters`` w [N] (initialized to 0, so
-    every layer starts with weight 1/N) and ``gamma`` (a scalar). ``weights`` is s = softmax(w) [N].
-    forward(states [N, ..., D] or a sequence of N tensors [..., D]) -> [..., D]. Deviation: no
-    optional layer normalization of each layer before mixing (the paper uses it in some tasks).
+    ScalarMix(num_layers N, gamma=1.0): parameters ``scalar_parameters`` w [N] (initialized to 0, so every
+    layer starts with weight 1/N) and ``gamma`` (a scalar). ``weights`` is s = softmax(w) [N].
+    forward(states [N, ..., D] or a sequence of N tensors [..., D]) -> [..., D].
+    Deviation: no optional layer normalization of each layer before mixing (the paper uses it in some
+    tasks).
     """
 
     def __init__(self, num_layers: int, gamma: float = 1.0):
@@ -514,8 +495,7 @@ class ScalarMix(nn.Module):
         if isinstance(states, (list, tuple)):
             if len(states) != self.num_layers or not all(isinstance(s, Tensor) for s in states):
                 raise ValueError(
-                    f"states: expected {self.num_layers} tensors (one per layer), got "
-                    f"{len(states)} items"
+                    f"states: expected {self.num_layers} tensors (one per layer), got {len(states)} items"
                 )
             states = torch.stack(list(states))
         if not isinstance(states, Tensor) or not states.is_floating_point():

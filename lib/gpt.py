@@ -50,14 +50,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Hyper-parameters of GPT; ``gpt2()``, ``gpt2_medium()``, ``gpt2_large()``, ``gpt2_xl()`` are
-    the four models of Radford et al. 2019, Table 2 (vocabulary 50,257 byte-level BPE tokens,
-    context 1024).
+    """Hyper-parameters of GPT; ``gpt2()``, ``gpt2_medium()``, ``gpt2_large()``, ``gpt2_xl()`` are the four
+    models of Radford et al. 2019, Table 2 (vocabulary 50,257 byte-level BPE tokens, context 1024).
 
-    ``block_size`` is the context length (the number of learned positions). ``dropout`` is used for
-    the embeddings, the attention weights and each residual branch (GPT-2's embd_pdrop, attn_pdrop
-    and resid_pdrop, all 0.1). ``layer_norm_epsilon`` is the epsilon of every LayerNorm (GPT-2:
-    1e-5).
+    ``block_size`` is the context length (the number of learned positions). ``dropout`` is used for the
+    embeddings, the attention weights and each residual branch (GPT-2's embd_pdrop, attn_pdrop and
+    resid_pdrop, all 0.1). ``layer_norm_epsilon`` is the epsilon of every LayerNorm (GPT-2: 1e-5).
     """
 
     vocab_size: int = 50257
@@ -83,8 +81,8 @@ class GPTConfig:
 
     @classmethod
     def gpt2(cls, **overrides) -> "GPTConfig":
-        """GPT-2 small: 12 layers, width 768, 12 heads; 124,439,808 parameters (the paper says 117M,
-        see ``count_parameters``)."""
+        """GPT-2 small: 12 layers, width 768, 12 heads; 124,439,808 parameters (the paper says 117M, see
+        ``count_parameters``)."""
         return cls(**{"n_layer": 12, "n_head": 12, "n_embd": 768, **overrides})
 
     @classmethod
@@ -165,8 +163,7 @@ class KVCache:
         return self._k[layer][:, :, : n + T], self._v[layer][:, :, : n + T]  # [B, H, P + T, Dh]
 
     def reorder(self, rows: Tensor) -> None:
-        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and
-        values."""
+        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
         self._k = [k[rows] for k in self._k]
         self._v = [v[rows] for v in self._v]
 
@@ -214,9 +211,9 @@ class CausalSelfAttention(nn.Module):
 
 class MLP(nn.Module):
     """The position-wise feed-forward network: c_proj(GELU(c_fc(x))), D -> 4D -> D, with GELU's tanh
-    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as in GPT (Radford et al. 2018,
-    sec. 4.1, citing Hendrycks & Gimpel 2016) and in OpenAI's GPT-2 code ("gelu_new" in
-    transformers). forward(x [B, T, D]) -> [B, T, D]; dropout on the output (resid_pdrop)."""
+    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as in GPT (Radford et al. 2018, sec.
+    4.1, citing Hendrycks & Gimpel 2016) and in OpenAI's GPT-2 code ("gelu_new" in transformers).
+    forward(x [B, T, D]) -> [B, T, D]; dropout on the output (resid_pdrop)."""
 
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -230,10 +227,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """One GPT-2 block, pre-LN (Radford et al. 2019, sec. 2.3: "Layer normalization was moved to the
-    input of each sub-block"): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)). forward(x [B, T, D],
-    kv_cache, layer, need_weights) -> (x [B, T, D], weights [B, H, T, P + T] or None). GPT-1
-    (Radford et al. 2018) was post-LN, like the original Transformer."""
+    """One GPT-2 block, pre-LN (Radford et al. 2019, sec. 2.3: "Layer normalization was moved to the input
+    of each sub-block"): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
+    forward(x [B, T, D], kv_cache, layer, need_weights) -> (x [B, T, D], weights [B, H, T, P + T] or None).
+    GPT-1 (Radford et al. 2018) was post-LN, like the original Transformer."""
 
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -253,8 +250,8 @@ class Block(nn.Module):
 
 class GPTOutput(NamedTuple):
     """What ``GPT.forward`` returns: logits [B, T, V]; loss, the mean cross-entropy of next-token
-    prediction (a scalar tensor; None without targets); attention, a list of n_layer weights [B, H,
-    T, P + T] (None unless return_attention=True). Unpacks as ``logits, loss, attention = out``."""
+    prediction (a scalar tensor; None without targets); attention, a list of n_layer weights
+    [B, H, T, P + T] (None unless return_attention=True). Unpacks as ``logits, loss, attention = out``."""
 
     logits: Tensor
     loss: Tensor | None
@@ -265,18 +262,17 @@ class GPT(nn.Module):
     """The GPT-2 language model (Radford et al. 2019, sec. 2.3; GPT-1's decoder-only Transformer of
     Radford et al. 2018, sec. 3.1, with pre-LN blocks and a final LayerNorm).
 
-    p(u_t | u_<t) = softmax(h_L W_e^T)_t with h_0 = U W_e + W_p, h_l = block(h_{l-1})  (2018, eq.
-    2). Submodules: ``transformer.wte`` (token embedding W_e, [V, D]), ``transformer.wpe`` (learned
-    positions W_p, [block_size, D]), ``transformer.h`` (n_layer Blocks), ``transformer.ln_f`` (final
-    LayerNorm), ``lm_head`` (D -> V, no bias, its weight *is* wte's: tied input and output
-    embeddings). Initialization, as transformers and nanoGPT implement GPT-2's: every Linear and
-    Embedding weight N(0, 0.02^2) (GPT-1, 2018, sec. 4.1), biases 0, LayerNorms gain 1 bias 0; the
-    two projections that end a residual branch (``attn.c_proj``, ``mlp.c_proj``) N(0, (0.02 / sqrt(2
-    n_layer))^2), GPT-2's "scale the weights of residual layers at initialization by a factor of
-    1/sqrt(N) where N is the number of residual layers" (2019, sec. 2.3), with N = 2 n_layer (one
-    attention and one MLP branch per block). Deviations from GPT-2: none in the computation (it
-    equals transformers' GPT2LMHeadModel with the same weights, see the tests); one ``dropout`` rate
-    instead of three; no sliding context window.
+    p(u_t | u_<t) = softmax(h_L W_e^T)_t with h_0 = U W_e + W_p, h_l = block(h_{l-1})  (2018, eq. 2).
+    Submodules: ``transformer.wte`` (token embedding W_e, [V, D]), ``transformer.wpe`` (learned positions
+    W_p, [block_size, D]), ``transformer.h`` (n_layer Blocks), ``transformer.ln_f`` (final LayerNorm),
+    ``lm_head`` (D -> V, no bias, its weight *is* wte's: tied input and output embeddings).
+    Initialization, as transformers and nanoGPT implement GPT-2's: every Linear and Embedding weight
+    N(0, 0.02^2) (GPT-1, 2018, sec. 4.1), biases 0, LayerNorms gain 1 bias 0; the two projections that end
+    a residual branch (``attn.c_proj``, ``mlp.c_proj``) N(0, (0.02 / sqrt(2 n_layer))^2), GPT-2's "scale the
+    weights of residual layers at initialization by a factor of 1/sqrt(N) where N is the number of residual
+    layers" (2019, sec. 2.3), with N = 2 n_layer (one attention and one MLP branch per block).
+    Deviations from GPT-2: none in the computation (it equals transformers' GPT2LMHeadModel with the same
+    weights, see the tests); one ``dropout`` rate instead of three; no sliding context window.
     """
 
     def __init__(self, config: GPTConfig):
@@ -351,8 +347,7 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
         return GPTOutput(logits, loss, attention)
 
-    # --- input checks
-    # --------------------------------------------------------------------------------
+    # --- input checks --------------------------------------------------------------------------------
 
     def _check_input_ids(self, input_ids, P: int = 0, kv_cache=None) -> None:
         """lib._validate.check_ids, then the context: P cached + T new tokens <= block_size."""
@@ -361,13 +356,11 @@ class GPT(nn.Module):
         if P + input_ids.shape[1] > c.block_size:
             cached = f" plus {P} cached positions" if P else ""
             raise ValueError(
-                f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than "
-                f"block_size={c.block_size}, the model's context length"
+                f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than block_size={c.block_size}, the model's context length"
             )
         if kv_cache is not None and kv_cache.batch_size not in (None, input_ids.shape[0]):
             raise ValueError(
-                f"kv_cache: holds a batch of {kv_cache.batch_size}, but input_ids has shape "
-                f"{tuple(input_ids.shape)}"
+                f"kv_cache: holds a batch of {kv_cache.batch_size}, but input_ids has shape {tuple(input_ids.shape)}"
             )
 
     def _check_targets(self, targets, input_ids) -> None:
@@ -376,15 +369,12 @@ class GPT(nn.Module):
             raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
         if targets.shape != input_ids.shape:
             raise ValueError(
-                f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got "
-                f"{tuple(targets.shape)}"
+                f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got {tuple(targets.shape)}"
             )
         real = targets[targets != -100]
         if real.numel() and (real.min() < 0 or real.max() >= self.config.vocab_size):
             raise ValueError(
-                f"targets: expected ids in [0, vocab_size={self.config.vocab_size}) "
-                "or -100 "
-                f"(ignored), got ids from {real.min().item()} to {real.max().item()}"
+                f"targets: expected ids in [0, vocab_size={self.config.vocab_size}) or -100 (ignored), got ids from {real.min().item()} to {real.max().item()}"
             )
 
     def _check_new_tokens(self, input_ids, max_new_tokens) -> None:
@@ -397,14 +387,10 @@ class GPT(nn.Module):
             raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
         if input_ids.shape[1] + max_new_tokens > self.config.block_size:
             raise ValueError(
-                f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} "
-                "new tokens "
-                f"is longer than block_size={self.config.block_size}, the model's "
-                "context length"
+                f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than block_size={self.config.block_size}, the model's context length"
             )
 
-    # --- decoding
-    # ------------------------------------------------------------------------------------
+    # --- decoding ------------------------------------------------------------------------------------
 
     def step_function(self, use_cache: bool = True) -> Step:
         """This model's decoding step (``lib.decoding``'s interface): step(tokens [K, t], parents)
@@ -490,17 +476,15 @@ class GPT(nn.Module):
 
 
 def count_parameters(config: GPTConfig) -> int:
-    """Number of distinct parameters of GPT(config), built on the meta device (shapes only, no
-    memory).
+    """Number of distinct parameters of GPT(config), built on the meta device (shapes only, no memory).
 
     The tied lm_head counts once. For GPT-2 small (V = 50257, block 1024, D = 768, 12 layers):
     wte 50257*768 = 38,597,376 + wpe 1024*768 = 786,432
     + 12 blocks x 7,087,872 (ln_1, ln_2 2*2*768 = 3,072; c_attn 768*2304 + 2304 = 1,771,776;
-      attn.c_proj 768*768 + 768 = 590,592; mlp.c_fc 768*3072 + 3072 = 2,362,368; mlp.c_proj 3072*768
-      + 768 = 2,360,064) + ln_f 1,536 = 124,439,808, which transformers' GPT2LMHeadModel also
-      counts. The paper's
-    Table 2 says 117M, 345M, 762M and 1542M; OpenAI's gpt-2 repository later noted that these counts
-    were wrong "due to an error" (the released checkpoints have 124M, 355M, 774M and 1558M).
+      attn.c_proj 768*768 + 768 = 590,592; mlp.c_fc 768*3072 + 3072 = 2,362,368; mlp.c_proj 3072*768 + 768
+      = 2,360,064) + ln_f 1,536 = 124,439,808, which transformers' GPT2LMHeadModel also counts. The paper's
+    Table 2 says 117M, 345M, 762M and 1542M; OpenAI's gpt-2 repository later noted that these counts were
+    wrong "due to an error" (the released checkpoints have 124M, 355M, 774M and 1558M).
     """
     with torch.device("meta"):
         model = GPT(config)

@@ -2,30 +2,25 @@
 
 Shape legend:
 
-    B  documents in the batch     S  sentences per document (padded)     W  words per sentence
-    (padded) E  word-embedding width       Hw, Hs  GRU state width per direction at the word /
-    sentence level Da hidden width of an attention's small network          C  number of classes
+    B  documents in the batch     S  sentences per document (padded)     W  words per sentence (padded)
+    E  word-embedding width       Hw, Hs  GRU state width per direction at the word / sentence level
+    Da hidden width of an attention's small network          C  number of classes
 
 A document is read twice, bottom up (sec. 2):
 
-    word level      h_it = [GRU_fwd(x_it); GRU_bwd(x_it)]           bidirectional GRU over each
-    sentence (eqs. 1-4)
-                    u_it = tanh(W_w h_it + b_w)                       (eq. 5) alpha_it =
-                    softmax_t(u_it^T u_w)                  (eq. 6, over the sentence's real words)
+    word level      h_it = [GRU_fwd(x_it); GRU_bwd(x_it)]           bidirectional GRU over each sentence (eqs. 1-4)
+                    u_it = tanh(W_w h_it + b_w)                       (eq. 5)
+                    alpha_it = softmax_t(u_it^T u_w)                  (eq. 6, over the sentence's real words)
                     s_i = sum_t alpha_it h_it                         (eq. 7: the sentence vector)
-    sentence level  h_i = [GRU_fwd(s_i); GRU_bwd(s_i)]             bidirectional GRU over the
-    sentences (eqs. 8-9)
-                    alpha_i = softmax_i(tanh(W_s h_i + b_s)^T u_s)    (eq. 10, over the document's
-                    real sentences) v = sum_i alpha_i h_i                             (the document
-                    vector)
-    classifier      p = softmax(W_c v + b_c)                          (eq. 11; we return the logits
-    W_c v + b_c)
+    sentence level  h_i = [GRU_fwd(s_i); GRU_bwd(s_i)]             bidirectional GRU over the sentences (eqs. 8-9)
+                    alpha_i = softmax_i(tanh(W_s h_i + b_s)^T u_s)    (eq. 10, over the document's real sentences)
+                    v = sum_i alpha_i h_i                             (the document vector)
+    classifier      p = softmax(W_c v + b_c)                          (eq. 11; we return the logits W_c v + b_c)
 
 u_w and u_s are *learned context vectors*: a query that no decoder provides, learned with the rest
 ("which word is informative?"). ``ContextAttention`` implements eqs. 5-7 with lib.attention's
-AdditiveScore and masked_softmax: score_t = v_a^T tanh(W_q q + W_k h_t) with the constant query q =
-[1] is exactly u^T tanh(W h_t + b), since W_q [1] is a learned bias b, W_k is W and v_a is the
-context vector u.
+AdditiveScore and masked_softmax: score_t = v_a^T tanh(W_q q + W_k h_t) with the constant query q = [1]
+is exactly u^T tanh(W h_t + b), since W_q [1] is a learned bias b, W_k is W and v_a is the context vector u.
 
 Deviations from the paper: small widths (the paper: 200-dim word2vec embeddings, GRUs of 50 per
 direction) and randomly initialized embeddings; padding handled with packed sequences and masks
@@ -61,11 +56,10 @@ class HANOutput(NamedTuple):
 class ContextAttention(nn.Module):
     """Attention pooling with a learned context vector (Yang et al. 2016, eqs. 5-7 and 10).
 
-    forward(h [B, T, D], mask bool [B, T] (True at real positions)) -> (pooled [B, D], weights [B,
-    T]). ``score`` is an AdditiveScore(1, D, Da) fed the constant query [1] (see the module
-    docstring), so ``score.v_a.weight`` [1, Da] is the paper's context vector u and
-    ``score.W_q.weight`` [Da, 1] its bias b. A row with no real position (a padding sentence) gets
-    zero weights and a zero vector.
+    forward(h [B, T, D], mask bool [B, T] (True at real positions)) -> (pooled [B, D], weights [B, T]).
+    ``score`` is an AdditiveScore(1, D, Da) fed the constant query [1] (see the module docstring), so
+    ``score.v_a.weight`` [1, Da] is the paper's context vector u and ``score.W_q.weight`` [Da, 1] its bias b.
+    A row with no real position (a padding sentence) gets zero weights and a zero vector.
     """
 
     def __init__(self, d_in: int, d_attn: int):
@@ -86,8 +80,8 @@ class HierarchicalAttentionNetwork(nn.Module):
     (logits [B, C], word_weights [B, S, W], sentence_weights [B, S]).
 
     word_weights[b, i] sums to 1 over the real words of sentence i (all 0 for a padding sentence);
-    sentence_weights[b] sums to 1 over the document's real sentences; padding gets exactly 0. A
-    sentence is real if it has at least one non-pad word; sentences and words are padded at the end.
+    sentence_weights[b] sums to 1 over the document's real sentences; padding gets exactly 0.
+    A sentence is real if it has at least one non-pad word; sentences and words are padded at the end.
     Initialization: torch's defaults (embedding N(0, 1), GRUs and linear layers uniform), Xavier for
     the attention (see ContextAttention).
     """
@@ -134,9 +128,7 @@ class HierarchicalAttentionNetwork(nn.Module):
             )
         if docs.min() < 0 or docs.max() >= self.vocab_size:
             raise ValueError(
-                f"docs: expected token ids in [0, {self.vocab_size}), got min "
-                f"{int(docs.min())} "
-                f"and max {int(docs.max())}"
+                f"docs: expected token ids in [0, {self.vocab_size}), got min {int(docs.min())} and max {int(docs.max())}"
             )
         empty = ~(docs != self.pad_id).any(-1).any(-1)  # [B]
         if empty.any():
@@ -146,8 +138,7 @@ class HierarchicalAttentionNetwork(nn.Module):
 
     @staticmethod
     def _bigru(gru: nn.GRU, x: Tensor, lengths: Tensor) -> Tensor:
-        """Run a bidirectional GRU over x [N, T, Din] with lengths [N] (>= 1), padding ignored ->
-        [N, T, 2H]."""
+        """Run a bidirectional GRU over x [N, T, Din] with lengths [N] (>= 1), padding ignored -> [N, T, 2H]."""
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, _ = gru(packed)
         return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]

@@ -91,9 +91,8 @@ class HardAttentionDecoder(BahdanauDecoder):
         return logits, new_state, F.one_hot(choice, src_mask.shape[1]).to(probs.dtype)  # [B, S]
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
-        """Cross-entropy, plus (in training mode) the REINFORCE and entropy terms of the class
-        docstring. logits [B, T, V], tgt_out [B, T], states: the T states of the steps that made the
-        logits."""
+        """Cross-entropy, plus (in training mode) the REINFORCE and entropy terms of the class docstring.
+        logits [B, T, V], tgt_out [B, T], states: the T states of the steps that made the logits."""
         nll = super().loss(logits, tgt_out, states, pad_id)  # mean over the N non-pad tokens
         if not self.training:
             return nll

@@ -1,5 +1,5 @@
-"""Language models and static word vectors: a bigram model by counting, forward and backward
-recurrent language models, and word2vec's skip-gram with negative sampling.
+"""Language models and static word vectors: a bigram model by counting, forward and backward recurrent
+language models, and word2vec's skip-gram with negative sampling.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -8,34 +8,30 @@ Shape legend (used in every docstring and shape comment below):
     N    (center, context) pairs    K    negative samples per pair  D    word-vector width
 
 Mask convention (as everywhere in this library): boolean, True at the real tokens. Sentences are
-padded at the end, so the mask of a sentence is a prefix of True: mask [B, T] and lengths [B] say
-the same.
+padded at the end, so the mask of a sentence is a prefix of True: mask [B, T] and lengths [B] say the same.
 
 A language model gives a sentence w_1 .. w_n the probability (chain rule)
 
     P(w_1 .. w_n) = prod_i P(w_i | w_1 .. w_{i-1})          here with w_{n+1} = end of sentence,
 
-and its **perplexity** on a text of M predicted tokens is exp(-(1/M) sum log P): the number of
-equally likely words a model that guessed uniformly would hesitate between. A model that always
-gives 1/V has perplexity V.
+and its **perplexity** on a text of M predicted tokens is exp(-(1/M) sum log P): the number of equally
+likely words a model that guessed uniformly would hesitate between. A model that always gives 1/V has
+perplexity V.
 
-- ``BigramLM``: the Markov assumption P(w_i | w_1 .. w_{i-1}) ~ P(w_i | w_{i-1}), estimated by
-  counting, P(w | v) = C(v w) / C(v) (maximum likelihood), or with add-k smoothing (C(v w) + k) /
-  (C(v) + k V).
-- ``RNNLM``: an embedding, an LSTM or GRU and a linear layer: no Markov assumption, the state
-  carries the whole prefix (Bengio et al. 2003 introduced neural LMs with a feed-forward net over a
-  fixed window; the recurrent form is Mikolov et al. 2010's). ``reverse=True`` gives the backward
-  model, which reads each sentence right to left and predicts P(w_i | w_{i+1} .. w_n), as ELMo's
-  backward LSTM does.
-- ``SkipGram``: word2vec's skip-gram (Mikolov et al. 2013a, "Efficient estimation of word
-  representations in vector space"): a word predicts the words around it; the rows of its input
-  embedding are the word vectors. Trained with negative sampling and subsampling of frequent words
-  (Mikolov et al. 2013b, "Distributed representations of words and phrases and their
-  compositionality", eq. 4 and sec. 2.3).
-- ``RNNClassifier``: a sentence classifier (embedding -> LSTM/GRU -> linear) for transfer learning:
-  its embedding can start from word vectors (``load_word_vectors``, the word2vec way), or its
-  embedding and recurrent layers from a trained forward ``RNNLM`` (``from_lm``, the way of Howard &
-  Ruder 2018's ULMFiT, without their gradual unfreezing and discriminative learning rates).
+- ``BigramLM``: the Markov assumption P(w_i | w_1 .. w_{i-1}) ~ P(w_i | w_{i-1}), estimated by counting,
+  P(w | v) = C(v w) / C(v) (maximum likelihood), or with add-k smoothing (C(v w) + k) / (C(v) + k V).
+- ``RNNLM``: an embedding, an LSTM or GRU and a linear layer: no Markov assumption, the state carries the
+  whole prefix (Bengio et al. 2003 introduced neural LMs with a feed-forward net over a fixed window;
+  the recurrent form is Mikolov et al. 2010's). ``reverse=True`` gives the backward model, which reads
+  each sentence right to left and predicts P(w_i | w_{i+1} .. w_n), as ELMo's backward LSTM does.
+- ``SkipGram``: word2vec's skip-gram (Mikolov et al. 2013a, "Efficient estimation of word representations
+  in vector space"): a word predicts the words around it; the rows of its input embedding are the word
+  vectors. Trained with negative sampling and subsampling of frequent words (Mikolov et al. 2013b,
+  "Distributed representations of words and phrases and their compositionality", eq. 4 and sec. 2.3).
+- ``RNNClassifier``: a sentence classifier (embedding -> LSTM/GRU -> linear) for transfer learning: its
+  embedding can start from word vectors (``load_word_vectors``, the word2vec way), or its embedding
+  and recurrent layers from a trained forward ``RNNLM`` (``from_lm``, the way of Howard & Ruder 2018's
+  ULMFiT, without their gradual unfreezing and discriminative learning rates).
 """
 
 from __future__ import annotations
@@ -91,20 +87,18 @@ def _token_lists(sentences, name: str = "sentences") -> list[list[str]]:
     return out
 
 
-# --- the bigram model
-# ------------------------------------------------------------------------------
+# --- the bigram model ------------------------------------------------------------------------------
 
 
 class BigramLM:
     """A bigram language model estimated by counting (the lectures' "Language modeling" slides).
 
-    P(w | v) = (C(v w) + k) / (C(v) + k V), with C the counts of the training sentences, each read
-    as <s> w_1 .. w_n </s>; k = 0 is the maximum-likelihood estimate C(v w) / C(v), k > 0 add-k
-    smoothing (k = 1: Laplace). ``vocab`` is what can be predicted: the training words, </s> and
-    <unk>, so V = len(vocab). A word never seen in training is read as <unk> (count 0), as a
-    previous word too. Deviation: when the previous word was never seen (C(v) = 0) the
-    maximum-likelihood estimate is 0/0; with k = 0 we return 0 for every word, as for any unseen
-    bigram (with k > 0 the formula gives 1/V).
+    P(w | v) = (C(v w) + k) / (C(v) + k V), with C the counts of the training sentences, each read as
+    <s> w_1 .. w_n </s>; k = 0 is the maximum-likelihood estimate C(v w) / C(v), k > 0 add-k smoothing
+    (k = 1: Laplace). ``vocab`` is what can be predicted: the training words, </s> and <unk>, so V =
+    len(vocab). A word never seen in training is read as <unk> (count 0), as a previous word too.
+    Deviation: when the previous word was never seen (C(v) = 0) the maximum-likelihood estimate is 0/0;
+    with k = 0 we return 0 for every word, as for any unseen bigram (with k > 0 the formula gives 1/V).
     """
 
     def __init__(self, sentences: Iterable[str | Sequence[str]], k: float = 0.0):
@@ -120,8 +114,7 @@ class BigramLM:
         for special in (BOS, EOS, UNK):
             if special in words:
                 raise ValueError(
-                    f"sentences: the token {special!r} is reserved for the model, "
-                    "found it in the corpus"
+                    f"sentences: the token {special!r} is reserved for the model, found it in the corpus"
                 )
         self.vocab: tuple[str, ...] = tuple(words) + (EOS, UNK)
         self._known = set(words)
@@ -149,8 +142,8 @@ class BigramLM:
         return dict(sorted(probs.items(), key=lambda item: (-item[1], item[0])))
 
     def log_prob(self, sentence: str | Sequence[str]) -> float:
-        """ln P(sentence) = sum_{i=1}^{n+1} ln P(w_i | w_{i-1}) with w_0 = <s>, w_{n+1} = </s>; -inf
-        if a bigram has probability 0."""
+        """ln P(sentence) = sum_{i=1}^{n+1} ln P(w_i | w_{i-1}) with w_0 = <s>, w_{n+1} = </s>; -inf if a
+        bigram has probability 0."""
         tokens = _token_lists([sentence], "sentence")[0]
         padded = [BOS] + tokens + [EOS]
         total = 0.0
@@ -162,15 +155,14 @@ class BigramLM:
         return total
 
     def perplexity(self, sentences: Iterable[str | Sequence[str]]) -> float:
-        """exp(-(sum of log_prob) / M), M the number of predicted tokens (each sentence's words and
-        its </s>); inf if some bigram has probability 0."""
+        """exp(-(sum of log_prob) / M), M the number of predicted tokens (each sentence's words and its
+        </s>); inf if some bigram has probability 0."""
         token_lists = _token_lists(sentences)
         total = sum(self.log_prob(s) for s in token_lists)
         return math.exp(-total / sum(len(s) + 1 for s in token_lists))
 
 
-# --- recurrent language models
-# ---------------------------------------------------------------------
+# --- recurrent language models ---------------------------------------------------------------------
 
 
 def _check_rnn_sizes(**sizes: int) -> None:
@@ -194,8 +186,7 @@ def _check_batch(input_ids, attention_mask, vocab_size: int) -> Tensor:
 
 
 def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse the first lengths[b] entries of each row b along dim 1, leaving the padding where it
-    is.
+    """Reverse the first lengths[b] entries of each row b along dim 1, leaving the padding where it is.
 
     x [B, T, ...], lengths [B] ints in [0, T]. Applied twice it gives x back."""
     if not isinstance(x, Tensor) or x.dim() < 2:
@@ -290,8 +281,7 @@ class RNNLM(nn.Module):
         return losses[real.flatten()].sum(), int(real.sum())
 
     def loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
-        """Mean negative log-likelihood per predicted token (the cross-entropy; exp of it is the
-        perplexity)."""
+        """Mean negative log-likelihood per predicted token (the cross-entropy; exp of it is the perplexity)."""
         total, count = self.nll(input_ids, attention_mask)
         if count == 0:
             raise ValueError("input_ids: no sentence has two real tokens, nothing to predict")
@@ -328,8 +318,8 @@ def lm_batches(
 
 @torch.no_grad()
 def perplexity(model: RNNLM, batches: Iterable[tuple[Tensor, Tensor]]) -> float:
-    """exp(total negative log-likelihood / number of predicted tokens) over (ids, mask) batches, in
-    eval mode (the model's mode is restored)."""
+    """exp(total negative log-likelihood / number of predicted tokens) over (ids, mask) batches, in eval
+    mode (the model's mode is restored)."""
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
@@ -356,8 +346,8 @@ def sample(
 ) -> list[list[int]]:
     """n sentences drawn from the model, token by token from softmax(logits / temperature), as lists
     of ids in reading order without <bos> and <eos>. A forward model starts from <bos> and stops at
-    <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A
-    sentence that reaches max_len tokens is cut there."""
+    <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A sentence
+    that reaches max_len tokens is cut there."""
     check_int(n, "n", 1)
     check_int(max_len, "max_len", 1)
     if not isinstance(temperature, (int, float)) or not temperature > 0:
@@ -387,17 +377,15 @@ def sample(
     return [s[::-1] for s in out] if model.reverse else out
 
 
-# --- word2vec: skip-gram with negative sampling
-# ----------------------------------------------------
+# --- word2vec: skip-gram with negative sampling ----------------------------------------------------
 
 
 class SkipGram(nn.Module):
     """word2vec's skip-gram with negative sampling (Mikolov et al. 2013b, eq. 4).
 
-    Every word w has an input vector v_w (``in_embed``, the word vectors one keeps) and an output
-    vector v'_w (``out_embed``). For a center word c, a context word o seen near it and K noise
-    words n_k drawn from P_n(w) ~ U(w)^(3/4) (the unigram distribution to the 3/4 power,
-    ``noise_distribution``):
+    Every word w has an input vector v_w (``in_embed``, the word vectors one keeps) and an output vector
+    v'_w (``out_embed``). For a center word c, a context word o seen near it and K noise words n_k drawn
+    from P_n(w) ~ U(w)^(3/4) (the unigram distribution to the 3/4 power, ``noise_distribution``):
 
         loss = -ln sigma(v'_o . v_c) - sum_k ln sigma(-v'_{n_k} . v_c)
 
@@ -422,8 +410,7 @@ class SkipGram(nn.Module):
         return self.in_embed.weight.detach()
 
     def loss(self, center: Tensor, context: Tensor, negatives: Tensor) -> Tensor:
-        """center [N], context [N], negatives [N, K] (long ids) -> the mean loss over the N
-        pairs."""
+        """center [N], context [N], negatives [N, K] (long ids) -> the mean loss over the N pairs."""
         for name, x, dims in (
             ("center", center, 1),
             ("context", context, 1),
@@ -438,14 +425,11 @@ class SkipGram(nn.Module):
                 raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
             if x.numel() and (x.min() < 0 or x.max() >= self.vocab_size):
                 raise ValueError(
-                    f"{name}: expected ids in [0, {self.vocab_size}), got min "
-                    f"{int(x.min())} "
-                    f"and max {int(x.max())}"
+                    f"{name}: expected ids in [0, {self.vocab_size}), got min {int(x.min())} and max {int(x.max())}"
                 )
         if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
             raise ValueError(
-                f"center, context, negatives: expected the same N > 0 rows, got "
-                f"{center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
+                f"center, context, negatives: expected the same N > 0 rows, got {center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
             )
         v = self.in_embed(center)  # [N, D]
         positive = (self.out_embed(context) * v).sum(-1)  # [N]
@@ -464,8 +448,8 @@ def _encoded(sentences, vocab) -> list[list[int]]:
 def noise_distribution(
     sentences: Iterable[str | Sequence[str]], vocab, power: float = 0.75
 ) -> Tensor:
-    """P_n(w) ~ count(w)^power over the vocabulary [V] (0 for specials and words not in the
-    sentences); power = 3/4 as in Mikolov et al. 2013b, power = 1 is the unigram distribution."""
+    """P_n(w) ~ count(w)^power over the vocabulary [V] (0 for specials and words not in the sentences);
+    power = 3/4 as in Mikolov et al. 2013b, power = 1 is the unigram distribution."""
     if not isinstance(power, (int, float)) or isinstance(power, bool) or power < 0:
         raise ValueError(f"power: expected a number >= 0, got {power!r}")
     counts = torch.zeros(len(vocab), dtype=torch.float64)
@@ -485,11 +469,10 @@ def skipgram_pairs(
     """(center [N], context [N]): every pair of words at most `window` apart within a sentence, both
     directions (Mikolov et al. 2013a's skip-gram; specials and unknown words dropped first).
 
-    subsample: None, or the threshold t of Mikolov et al. 2013b, sec. 2.3: each occurrence of a word
-    of relative frequency f is discarded with probability 1 - sqrt(t / f) (when positive) before the
-    pairs are formed, which thins out "the" and "." and shortens the distances between the other
-    words. Deterministic for a given seed. Deviation: a fixed window (word2vec draws it uniformly in
-    1..window).
+    subsample: None, or the threshold t of Mikolov et al. 2013b, sec. 2.3: each occurrence of a word of
+    relative frequency f is discarded with probability 1 - sqrt(t / f) (when positive) before the
+    pairs are formed, which thins out "the" and "." and shortens the distances between the other words.
+    Deterministic for a given seed. Deviation: a fixed window (word2vec draws it uniformly in 1..window).
     """
     check_int(window, "window", 1)
     if subsample is not None and (
@@ -524,15 +507,12 @@ def skipgram_batches(
 ) -> Iterator[tuple[Tensor, Tensor, Tensor]]:
     """Endless (center [N], context [N], negatives [N, K]) batches for ``SkipGram.loss``: the pairs
     shuffled every epoch, K = `negatives` noise words per pair drawn from `noise` [V] (with
-    replacement; a noise word may equal the context word, as in word2vec). Deterministic for a
-    seed."""
+    replacement; a noise word may equal the context word, as in word2vec). Deterministic for a seed."""
     check_int(batch_size, "batch_size", 1)
     check_int(negatives, "negatives", 1)
     if center.shape != context.shape or center.dim() != 1:
         raise ValueError(
-            f"center, context: expected two [N] tensors, got {tuple(center.shape)} "
-            "and "
-            f"{tuple(context.shape)}"
+            f"center, context: expected two [N] tensors, got {tuple(center.shape)} and {tuple(context.shape)}"
         )
     if (
         not isinstance(noise, Tensor)
@@ -541,9 +521,7 @@ def skipgram_batches(
         or not noise.sum() > 0
     ):
         raise ValueError(
-            "noise: expected a 1-D tensor of non-negative weights [V] with a "
-            "positive sum, got "
-            f"{noise if not isinstance(noise, Tensor) else tuple(noise.shape)}"
+            f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got {noise if not isinstance(noise, Tensor) else tuple(noise.shape)}"
         )
     generator = torch.Generator().manual_seed(seed)
     while True:
@@ -559,9 +537,9 @@ def skipgram_batches(
 def nearest_neighbours(
     vectors: Tensor, vocab, word: str, k: int = 5, exclude_specials: bool = True
 ) -> list[tuple[str, float]]:
-    """The k words whose vectors have the highest cosine similarity with `word`'s, as (word,
-    cosine), most similar first; the word itself (and, with exclude_specials, <pad>, <bos>...) left
-    out. vectors [V, D] with row i the vector of ``vocab.itos[i]``."""
+    """The k words whose vectors have the highest cosine similarity with `word`'s, as (word, cosine),
+    most similar first; the word itself (and, with exclude_specials, <pad>, <bos>...) left out.
+    vectors [V, D] with row i the vector of ``vocab.itos[i]``."""
     if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
         got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
         raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
@@ -577,8 +555,7 @@ def nearest_neighbours(
     return [(vocab.itos[i], v) for i, v in zip(top.indices.tolist(), top.values.tolist())]
 
 
-# --- transfer: a sentence classifier that starts from word vectors or from a
-# language model ---------
+# --- transfer: a sentence classifier that starts from word vectors or from a language model ---------
 
 
 class RNNClassifier(nn.Module):
@@ -619,8 +596,8 @@ class RNNClassifier(nn.Module):
 
     @classmethod
     def from_lm(cls, lm: RNNLM, n_classes: int = 2) -> "RNNClassifier":
-        """A classifier whose embedding and recurrent layers are copies of a forward ``RNNLM``'s
-        (the LM is left untouched; its output layer is not used)."""
+        """A classifier whose embedding and recurrent layers are copies of a forward ``RNNLM``'s (the
+        LM is left untouched; its output layer is not used)."""
         if not isinstance(lm, RNNLM):
             raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
         if lm.reverse:
@@ -641,16 +618,13 @@ class RNNClassifier(nn.Module):
 
     @torch.no_grad()
     def load_word_vectors(self, vectors: Tensor) -> "RNNClassifier":
-        """Copy word vectors [V, E] (row i for token id i, e.g. ``SkipGram.vectors``) into the
-        embedding."""
+        """Copy word vectors [V, E] (row i for token id i, e.g. ``SkipGram.vectors``) into the embedding."""
         if not isinstance(vectors, Tensor) or tuple(vectors.shape) != tuple(
             self.embedding.weight.shape
         ):
             got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
             raise ValueError(
-                "vectors: expected a tensor of shape "
-                f"{tuple(self.embedding.weight.shape)} "
-                f"[V, E], got {got}"
+                f"vectors: expected a tensor of shape {tuple(self.embedding.weight.shape)} [V, E], got {got}"
             )
         self.embedding.weight.copy_(vectors)
         return self

@@ -1,16 +1,15 @@
 """Scores of generated text.
 
-:func:`corpus_bleu` is BLEU (Papineni et al. 2002, "BLEU: a method for automatic evaluation of
-machine
-translation", sec. 2): clipped n-gram precisions p_n pooled over the whole corpus for n = 1..N,
-their geometric mean, times the brevity penalty BP = exp(1 - r / c) when the c hypothesis words are
-fewer than the r reference words (BP = 1 otherwise):
+:func:`corpus_bleu` is BLEU (Papineni et al. 2002, "BLEU: a method for automatic evaluation of machine
+translation", sec. 2): clipped n-gram precisions p_n pooled over the whole corpus for n = 1..N, their
+geometric mean, times the brevity penalty BP = exp(1 - r / c) when the c hypothesis words are fewer than
+the r reference words (BP = 1 otherwise):
 
     BLEU = BP * exp( (1/N) * sum_n log p_n )
 
-One reference per sentence, no smoothing: a corpus with no matching n-gram for some n scores 0, as
-in the paper. Scaled to 0..100 like the scores papers report. Tokens are compared as given (no
-tokenization, no lower-casing).
+One reference per sentence, no smoothing: a corpus with no matching n-gram for some n scores 0, as in the
+paper. Scaled to 0..100 like the scores papers report. Tokens are compared as given (no tokenization,
+no lower-casing).
 """
 
 from __future__ import annotations
@@ -37,9 +36,7 @@ def corpus_bleu(
     hypotheses, references = list(hypotheses), list(references)
     if len(hypotheses) != len(references):
         raise ValueError(
-            "hypotheses and references: expected as many of each, got "
-            f"{len(hypotheses)} "
-            f"hypotheses and {len(references)} references"
+            f"hypotheses and references: expected as many of each, got {len(hypotheses)} hypotheses and {len(references)} references"
         )
     if not hypotheses:
         raise ValueError("hypotheses: expected at least one sentence, got none")

@@ -9,16 +9,15 @@ Shape legend (used in every docstring and shape comment below):
     D    model width (``d_model``); the table's column pair (2i, 2i+1) has frequency w_i
     Db   number of bits (``n_bits``)
 
-Why: self-attention is blind to order (permuting the tokens only permutes the outputs), so each
-token's embedding gets a vector that depends on its position added to it. The sinusoidal table
-(Vaswani et al. 2017, sec. 3.5) is the smooth cousin of writing the position in binary: column 0
-flips fastest, each later column more slowly. Its pair of columns (2i, 2i+1) is a point (sin w_i
-pos, cos w_i pos) on a circle, so moving k positions rotates every pair by the angle w_i k: a fixed
-linear map that depends on k only (``relative_rotation``), which is why the paper hoped the model
-could attend by relative position.
+Why: self-attention is blind to order (permuting the tokens only permutes the outputs), so each token's
+embedding gets a vector that depends on its position added to it. The sinusoidal table (Vaswani et al.
+2017, sec. 3.5) is the smooth cousin of writing the position in binary: column 0 flips fastest, each
+later column more slowly. Its pair of columns (2i, 2i+1) is a point (sin w_i pos, cos w_i pos) on a
+circle, so moving k positions rotates every pair by the angle w_i k: a fixed linear map that depends on
+k only (``relative_rotation``), which is why the paper hoped the model could attend by relative position.
 
-The tables are computed in float64 and rounded once to float32: a float32 angle pos * w_i would be
-off by up to pos * 6e-8 radians before the sine is even taken.
+The tables are computed in float64 and rounded once to float32: a float32 angle pos * w_i would be off
+by up to pos * 6e-8 radians before the sine is even taken.
 """
 
 import math
@@ -73,15 +72,14 @@ def binary_encoding(n_positions: int, n_bits: int) -> Tensor:
     """Positions 0 ... n_positions-1 written in binary, one bit per column, float 0/1 [P, Db].
 
     Column j holds bit j, bit 0 the least significant (so row 6 = [0, 1, 1, 0] with 4 bits, the
-    reverse of how 0110 is written). Bit j flips every 2^j positions: the lowest bit changes
-    fastest, the next at half that rate, and so on -- the intuition behind the sinusoidal table.
+    reverse of how 0110 is written). Bit j flips every 2^j positions: the lowest bit changes fastest,
+    the next at half that rate, and so on -- the intuition behind the sinusoidal table.
     """
     check_int(n_positions, "n_positions", 1)
     check_int(n_bits, "n_bits", 1)
     if n_bits > 62 or n_positions > 2**n_bits:
         raise ValueError(
-            f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most "
-            f"2**{n_bits} positions, and n_bits <= 62)"
+            f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most 2**{n_bits} positions, and n_bits <= 62)"
         )
     pos = torch.arange(n_positions)[:, None]  # [P, 1]
     bits = torch.arange(n_bits)  # [Db]
@@ -89,15 +87,15 @@ def binary_encoding(n_positions: int, n_bits: int) -> Tensor:
 
 
 def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
-    """The fixed matrix M_k [d_model, d_model], float32, with PE[pos + k] = PE[pos] @ M_k.T for
-    every pos (PE = ``sinusoidal_encoding``; k may be negative).
+    """The fixed matrix M_k [d_model, d_model], float32, with PE[pos + k] = PE[pos] @ M_k.T for every pos
+    (PE = ``sinusoidal_encoding``; k may be negative).
 
     Block-diagonal: the 2x2 block of column pair i is the rotation by the angle w_i k,
         [[cos w_i k,  sin w_i k],
          [-sin w_i k, cos w_i k]],
-    from sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b. It does
-    not depend on pos: this is the property Vaswani et al. 2017, sec. 3.5, give for choosing
-    sinusoids ("PE_{pos+k} can be represented as a linear function of PE_pos"). M_k is orthogonal,
+    from sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b. It does not
+    depend on pos: this is the property Vaswani et al. 2017, sec. 3.5, give for choosing sinusoids
+    ("PE_{pos+k} can be represented as a linear function of PE_pos"). M_k is orthogonal,
     M_a M_b = M_{a+b}, M_{-k} = M_k^T. d_model must be even: the last (sin) column of an odd-width
     table has no cos partner, and no fixed matrix shifts it.
     """
@@ -106,9 +104,7 @@ def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
     check_int(d_model, "d_model", 2)
     if d_model % 2:
         raise ValueError(
-            f"d_model={d_model} must be even: the last sin column of an odd-width "
-            "table "
-            f"has no cos partner to rotate with"
+            f"d_model={d_model} must be even: the last sin column of an odd-width table has no cos partner to rotate with"
         )
     _check_base(base)
     theta = k * _frequencies(d_model, base)  # [D/2]
@@ -126,20 +122,17 @@ def _check_x(x, d_model: int, max_len: int, dtype=None) -> None:
     T = x.shape[-2]
     if T > max_len:
         raise ValueError(
-            f"x: sequence length T={T} exceeds max_len={max_len} (the table has "
-            f"{max_len} rows; "
-            f"build the module with a larger max_len)"
+            f"x: sequence length T={T} exceeds max_len={max_len} (the table has {max_len} rows; build the module with a larger max_len)"
         )
 
 
 class SinusoidalPositionalEncoding(nn.Module):
     """x + PE[:T], then dropout  (Vaswani et al. 2017, sec. 3.5; dropout on the sum as in sec. 5.4).
 
-    forward(x [B, T, D]) -> [B, T, D] (any leading dims), T <= max_len. The table is the buffer
-    ``pe`` [max_len, D] = ``sinusoidal_encoding(max_len, d_model)``, cast to x's dtype. It has no
-    parameters. ``pe`` is not persistent: a fixed function of (max_len, d_model) is not a weight, so
-    it stays out of state_dicts. Scaling the embeddings by sqrt(d_model) (sec. 3.4) is the
-    embedding's job, not this one's.
+    forward(x [B, T, D]) -> [B, T, D] (any leading dims), T <= max_len. The table is the buffer ``pe``
+    [max_len, D] = ``sinusoidal_encoding(max_len, d_model)``, cast to x's dtype. It has no parameters.
+    ``pe`` is not persistent: a fixed function of (max_len, d_model) is not a weight, so it stays out of
+    state_dicts. Scaling the embeddings by sqrt(d_model) (sec. 3.4) is the embedding's job, not this one's.
     """
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0):
@@ -156,15 +149,14 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 
 class LearnedPositionalEmbedding(nn.Module):
-    """x + E[:T] with a learned table E [max_len, D]: the alternative that Vaswani et al. 2017, sec.
-    3.5, found "nearly identical" in results, and what GPT and BERT use (GPT-2 calls its table
-    ``wpe``).
+    """x + E[:T] with a learned table E [max_len, D]: the alternative that Vaswani et al. 2017, sec. 3.5,
+    found "nearly identical" in results, and what GPT and BERT use (GPT-2 calls its table ``wpe``).
 
-    forward(x [B, T, D]) -> [B, T, D] (any leading dims), T <= max_len; x must have the parameters'
-    dtype. The table is ``embedding.weight`` of the nn.Embedding ``embedding``. Unlike the
-    sinusoids, it cannot go past max_len: positions it never saw have no row. Initialization: N(0,
-    0.02^2), as GPT (Radford et al. 2018, sec. 4.1) and BERT do (nn.Embedding's default N(0, 1)
-    would drown token embeddings of that scale).
+    forward(x [B, T, D]) -> [B, T, D] (any leading dims), T <= max_len; x must have the parameters' dtype.
+    The table is ``embedding.weight`` of the nn.Embedding ``embedding``. Unlike the sinusoids, it
+    cannot go past max_len: positions it never saw have no row.
+    Initialization: N(0, 0.02^2), as GPT (Radford et al. 2018, sec. 4.1) and BERT do (nn.Embedding's
+    default N(0, 1) would drown token embeddings of that scale).
     """
 
     def __init__(self, d_model: int, max_len: int = 512):

@@ -76,22 +76,19 @@ def _check_lengths(src_lengths, src: Tensor) -> Tensor:
     B, S = src.shape
     if src_lengths.shape != (B,):
         raise ValueError(
-            f"src_lengths: expected shape [{B}] (src's batch size), got shape "
-            f"{tuple(src_lengths.shape)}"
+            f"src_lengths: expected shape [{B}] (src's batch size), got shape {tuple(src_lengths.shape)}"
         )
     if src_lengths.min() < 1 or src_lengths.max() > S:
         raise ValueError(
-            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got "
-            "lengths "
-            f"from {src_lengths.min().item()} to {src_lengths.max().item()}"
+            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths from {src_lengths.min().item()} to {src_lengths.max().item()}"
         )
     return src_lengths.long()
 
 
 def _init_bahdanau(module: nn.Module) -> None:
-    """Bahdanau et al. 2015, appendix B.1: recurrent matrices random orthogonal (one block per
-    gate), biases zero, every other matrix N(0, 0.01^2). The additive score (submodule ``score``)
-    keeps its own initialization, also from B.1 (W_a, U_a ~ N(0, 0.001^2), v_a = 0)."""
+    """Bahdanau et al. 2015, appendix B.1: recurrent matrices random orthogonal (one block per gate),
+    biases zero, every other matrix N(0, 0.01^2). The additive score (submodule ``score``) keeps its
+    own initialization, also from B.1 (W_a, U_a ~ N(0, 0.001^2), v_a = 0)."""
     with torch.no_grad():
         for name, p in module.named_parameters():
             if name.startswith("score."):
@@ -111,20 +108,20 @@ def _init_bahdanau(module: nn.Module) -> None:
 class Encoder(nn.Module):
     """A (bidirectional) recurrent encoder: embedding -> GRU or LSTM over the source.
 
-    forward(src [B, S], src_lengths [B]) -> (states [B, S, He], summary [B, He]). ``states[:, j]``
-    is the annotation h_j = [forward h_j; backward h_j] of Bahdanau et al. 2015 (sec. 3.2): the
-    forward RNN read x_1 ... x_j, the backward one x_S ... x_j. ``summary`` is the fixed-size vector
-    c of Cho et al. 2014 and Sutskever et al. 2014: the final forward state (after the last real
-    word) and the final backward state (after the first word), concatenated. Sequences are packed
-    (pack_padded_sequence), so padding never enters the RNN: the states and summary of a sentence do
-    not depend on how much padding it has; states at padded positions are 0. Submodules
-    ``embedding`` (nn.Embedding), ``rnn`` (nn.GRU or nn.LSTM, batch_first). With cell="lstm" the
-    summary holds the final hidden states h (the cell states c are dropped). ``pad_id`` is the id
-    that marks padding (Seq2Seq's loss skips it in the targets); which source positions are padding
-    is told by src_lengths, whatever ids sit there. Initialization: Bahdanau et al. 2015, appendix
-    B.1 (orthogonal recurrent matrices, N(0, 0.01^2)). Deviations: one layer, as Bahdanau et al.
-    (Sutskever et al. use 4 unidirectional LSTM layers and reverse the source sentence, which a
-    bidirectional encoder does not need).
+    forward(src [B, S], src_lengths [B]) -> (states [B, S, He], summary [B, He]).
+    ``states[:, j]`` is the annotation h_j = [forward h_j; backward h_j] of Bahdanau et al. 2015
+    (sec. 3.2): the forward RNN read x_1 ... x_j, the backward one x_S ... x_j. ``summary`` is the
+    fixed-size vector c of Cho et al. 2014 and Sutskever et al. 2014: the final forward state
+    (after the last real word) and the final backward state (after the first word), concatenated.
+    Sequences are packed (pack_padded_sequence), so padding never enters the RNN: the states and
+    summary of a sentence do not depend on how much padding it has; states at padded positions are 0.
+    Submodules ``embedding`` (nn.Embedding), ``rnn`` (nn.GRU or nn.LSTM, batch_first).
+    With cell="lstm" the summary holds the final hidden states h (the cell states c are dropped).
+    ``pad_id`` is the id that marks padding (Seq2Seq's loss skips it in the targets); which source
+    positions are padding is told by src_lengths, whatever ids sit there.
+    Initialization: Bahdanau et al. 2015, appendix B.1 (orthogonal recurrent matrices, N(0, 0.01^2)).
+    Deviations: one layer, as Bahdanau et al. (Sutskever et al. use 4 unidirectional LSTM layers and
+    reverse the source sentence, which a bidirectional encoder does not need).
     """
 
     def __init__(
@@ -168,8 +165,8 @@ class Encoder(nn.Module):
 
 
 class _Decoder(nn.Module):
-    """What every decoder shares: the target embedding ``embedding``, the initial state s_0 =
-    tanh(W_s summary) (``bridge`` is W_s, Bahdanau et al. 2015, appendix A.2.2; Cho et al. 2014,
+    """What every decoder shares: the target embedding ``embedding``, the initial state
+    s_0 = tanh(W_s summary) (``bridge`` is W_s, Bahdanau et al. 2015, appendix A.2.2; Cho et al. 2014,
     appendix A.1.2), input checks for ``step`` and the maximum-likelihood ``loss``."""
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int):
@@ -204,21 +201,19 @@ class _Decoder(nn.Module):
             )
         if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
             raise ValueError(
-                "src_mask: expected a bool tensor of shape "
-                f"{tuple(enc_states.shape[:2])}, "
-                f"got {src_mask.dtype} {tuple(src_mask.shape)}"
+                f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, got {src_mask.dtype} {tuple(src_mask.shape)}"
             )
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
-        """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad
-        target tokens. logits [B, T, V], tgt_out [B, T]; ``states`` (one per step) is unused here,
-        but the hard-attention decoder needs it."""
+        """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad target
+        tokens. logits [B, T, V], tgt_out [B, T]; ``states`` (one per step) is unused here, but the
+        hard-attention decoder needs it."""
         return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id)
 
 
 class PlainDecoder(_Decoder):
-    """The encoder-decoder without attention of Cho et al. 2014 (sec. 2.2): the summary c is the
-    only view of the source, the fixed-size bottleneck.
+    """The encoder-decoder without attention of Cho et al. 2014 (sec. 2.2): the summary c is the only
+    view of the source, the fixed-size bottleneck.
 
     s_0 = tanh(W_s c);  s_t = GRU(s_{t-1}, [E y_{t-1}; c]);  logits_t = W_o [s_t; E y_{t-1}; c].
     step returns weights None; the state is {"h": s_t [B, H], "context": c [B, He]}.
@@ -251,13 +246,14 @@ class BahdanauDecoder(_Decoder):
 
     e_tj = v_a^T tanh(W_a s_{t-1} + U_a h_j)        (eq. 6; lib.attention.AdditiveScore, ``score``)
     alpha_tj = softmax_j(e_tj) over the real source words,   c_t = sum_j alpha_tj h_j   (eqs. 5-6)
-    s_t = GRU(s_{t-1}, [E y_{t-1}; c_t]),   logits_t = W_o [s_t; E y_{t-1}; c_t]     (eq. 4) where
-    h_j are the encoder's concatenated bidirectional states. step returns weights alpha_t [B, S];
-    the state is {"h": s_t [B, H]}. Deviations: the output layer is one linear layer (``out``)
-    instead of the paper's maxout network, and it reads s_t (eq. 4) where appendix A.2.2 reads
-    s_{t-1}; s_0 = tanh(W_s [forward h_S; backward h_1]) where the paper uses the backward state
-    alone. Initialization: appendix B.1 (orthogonal recurrent matrices, W_a, U_a ~ N(0, 0.001^2),
-    v_a = 0 so the first attention is uniform, all else N(0, 0.01^2)).
+    s_t = GRU(s_{t-1}, [E y_{t-1}; c_t]),   logits_t = W_o [s_t; E y_{t-1}; c_t]     (eq. 4)
+    where h_j are the encoder's concatenated bidirectional states. step returns weights alpha_t [B, S];
+    the state is {"h": s_t [B, H]}.
+    Deviations: the output layer is one linear layer (``out``) instead of the paper's maxout network,
+    and it reads s_t (eq. 4) where appendix A.2.2 reads s_{t-1}; s_0 = tanh(W_s [forward h_S;
+    backward h_1]) where the paper uses the backward state alone.
+    Initialization: appendix B.1 (orthogonal recurrent matrices, W_a, U_a ~ N(0, 0.001^2), v_a = 0 so
+    the first attention is uniform, all else N(0, 0.01^2)).
     """
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
@@ -282,9 +278,8 @@ class BahdanauDecoder(_Decoder):
 class LuongDecoder(_Decoder):
     """The attention decoder of Luong et al. 2015 (sec. 3): the new state h_t asks the question.
 
-    h_t = GRU(h_{t-1}, [E y_{t-1}; h~_{t-1}])   (input feeding, sec. 3.3; without it the input is E
-    y_{t-1}) score(h_t, h_s): "dot" h_t^T h_s, "general" h_t^T W_a h_s, "concat" v_a^T tanh(W_a
-    [h_t; h_s]) (eq. 8;
+    h_t = GRU(h_{t-1}, [E y_{t-1}; h~_{t-1}])   (input feeding, sec. 3.3; without it the input is E y_{t-1})
+    score(h_t, h_s): "dot" h_t^T h_s, "general" h_t^T W_a h_s, "concat" v_a^T tanh(W_a [h_t; h_s]) (eq. 8;
         lib.attention's dot_product_score, GeneralScore, AdditiveScore as ``score``)
     global (window=None, sec. 3.1): a_t = softmax over the real source words of the scores (eq. 7)
     local-p (window=D, sec. 3.2): p_t = S * sigmoid(v_p^T tanh(W_p h_t)) with S the sentence's own
@@ -292,14 +287,14 @@ class LuongDecoder(_Decoder):
         sigma = D / 2 (eq. 11), where align_t is the softmax of the scores over the real positions s
         (0-based) inside the window [p_t - D, p_t + D]; outside it a_t(s) = 0. As in the paper these
         weights do not sum to 1 (the Gaussian factor shrinks them).
-    c_t = sum_s a_t(s) h_s,  h~_t = tanh(W_c [c_t; h_t]) (eq. 5),  logits_t = W_s h~_t (eq. 6,
-    ``out``). step returns weights a_t [B, S]; the state is {"h": h_t, "h_tilde": h~_t} and, for
-    local attention, "position": p_t [B] (for plotting the predicted position). Deviations: one GRU
-    layer instead of the paper's 4-layer LSTM; s_0 = tanh(W_s summary) from a bidirectional encoder
-    (the paper: the last state of a unidirectional one); an output bias; the "location" score and
-    local-m (p_t = t) are left out; the window is not differentiable in p_t (as in the paper), p_t
-    learns through the Gaussian factor only. Initialization: every parameter uniform in [-0.1, 0.1]
-    (sec. 4.1).
+    c_t = sum_s a_t(s) h_s,  h~_t = tanh(W_c [c_t; h_t]) (eq. 5),  logits_t = W_s h~_t (eq. 6, ``out``).
+    step returns weights a_t [B, S]; the state is {"h": h_t, "h_tilde": h~_t} and, for local
+    attention, "position": p_t [B] (for plotting the predicted position).
+    Deviations: one GRU layer instead of the paper's 4-layer LSTM; s_0 = tanh(W_s summary) from a
+    bidirectional encoder (the paper: the last state of a unidirectional one); an output bias;
+    the "location" score and local-m (p_t = t) are left out; the window is not differentiable in p_t
+    (as in the paper), p_t learns through the Gaussian factor only.
+    Initialization: every parameter uniform in [-0.1, 0.1] (sec. 4.1).
     """
 
     def __init__(
@@ -350,8 +345,7 @@ class LuongDecoder(_Decoder):
         return s[:, 0]  # [B, 1, S] -> [B, S]
 
     def local_weights(self, h: Tensor, scores: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
-        """Local-p attention (eqs. 10-11): h [B, H], scores [B, S], src_mask [B, S] -> (p_t [B], a_t
-        [B, S])."""
+        """Local-p attention (eqs. 10-11): h [B, H], scores [B, S], src_mask [B, S] -> (p_t [B], a_t [B, S])."""
         lengths = src_mask.sum(-1).to(h.dtype)  # [B] each sentence's own S
         p = lengths * torch.sigmoid(self.v_p(torch.tanh(self.W_p(h))))[:, 0]  # [B] in [0, S]
         positions = torch.arange(src_mask.shape[1], device=h.device, dtype=h.dtype)  # [S]
@@ -416,15 +410,12 @@ class Seq2Seq(nn.Module):
             )
         if decoder.d_enc != encoder.d_enc:
             raise ValueError(
-                f"decoder: expected d_enc={encoder.d_enc} (the encoder's state "
-                "width), "
-                f"got d_enc={decoder.d_enc}"
+                f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), got d_enc={decoder.d_enc}"
             )
         self.encoder, self.decoder, self.pad_id = encoder, decoder, encoder.pad_id
 
     def encode(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor, Tensor]:
-        """src [B, S], src_lengths [B] -> (enc_states [B, S, He], summary [B, He], src_mask bool [B,
-        S])."""
+        """src [B, S], src_lengths [B] -> (enc_states [B, S, He], summary [B, He], src_mask bool [B, S])."""
         enc_states, summary = self.encoder(src, src_lengths)  # checks src and src_lengths
         src_mask = padding_mask(torch.as_tensor(src_lengths, device=src.device), src.shape[1])[
             :, 0, 0
@@ -441,8 +432,7 @@ class Seq2Seq(nn.Module):
         check_ids(tgt_in, "tgt_in", self.decoder.vocab_size)
         if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
             raise ValueError(
-                f"tgt_in: expected batch size {src.shape[0]} (that of src), "
-                f"got shape {tuple(tgt_in.shape)}"
+                f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
             )
         enc_states, summary, src_mask = self.encode(src, src_lengths)
         state = self.decoder.init_state(summary)
@@ -460,8 +450,7 @@ class Seq2Seq(nn.Module):
         missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
         if missing:
             raise TypeError(
-                f"batch: expected an object with src, src_lengths, tgt_in, tgt_out "
-                f"(e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
+                f"batch: expected an object with src, src_lengths, tgt_in, tgt_out (e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
             )
         _check_target(batch.tgt_in, batch.tgt_out, self)
         logits, _, states = self.forward_with_states(batch.src, batch.src_lengths, batch.tgt_in)

@@ -1,49 +1,48 @@
-"""Subword tokenization: byte-pair encoding (Sennrich et al., 2016) and BERT's WordPiece (Wu et al.,
-2016; Devlin et al., 2019).
+"""Subword tokenization: byte-pair encoding (Sennrich et al., 2016) and BERT's WordPiece (Wu et al., 2016;
+Devlin et al., 2019).
 
-**BPE, learning** (Sennrich et al. 2016, section 3.2 and their Algorithm 1). Each word of a
-dictionary ``{word: count}`` starts as its sequence of characters, followed by an end-of-word marker
-``</w>``. Repeatedly: count every pair of adjacent symbols, each occurrence weighted by the count of
-its word; merge the most frequent pair everywhere into one new symbol; record the merge. The
-vocabulary is the initial characters plus one new symbol per merge.
+**BPE, learning** (Sennrich et al. 2016, section 3.2 and their Algorithm 1). Each word of a dictionary
+``{word: count}`` starts as its sequence of characters, followed by an end-of-word marker ``</w>``.
+Repeatedly: count every pair of adjacent symbols, each occurrence weighted by the count of its word;
+merge the most frequent pair everywhere into one new symbol; record the merge. The vocabulary is the
+initial characters plus one new symbol per merge.
 
 *Ties* (several pairs equally frequent) are broken by taking the smallest pair in Python's string
 order (the pair ``(a, b)`` with the smallest ``a``, then the smallest ``b``). So the merges do not
 depend on the order of the dictionary. (The reference implementation, subword-nmt, takes the largest
 pair instead; with it the lectures' dictionary would merge ``s t`` before ``e s``.)
 
-The lectures' dictionary {low: 5, lower: 2, newest: 6, widest: 3}: ``e s`` and ``s t`` both occur 9
-times; the tie gives ``(e, s)``, then ``(es, t)`` (9 times). Without the marker
-(``end_of_word=None``, what the lecture's slide does) the third merge is ``(l, o)`` (7 times) and
-the vocabulary after three merges is the slide's: l o w e r n s t i d es est lo. With the marker,
-``est`` followed by ``</w>`` is also 9 times frequent, so the third merge is ``(est, </w>)`` and
-``(l, o)`` comes fourth: the marker is what lets BPE tell the ending "est" (newest) from "est"
-inside a word (estimate).
+The lectures' dictionary {low: 5, lower: 2, newest: 6, widest: 3}: ``e s`` and ``s t`` both occur
+9 times; the tie gives ``(e, s)``, then ``(es, t)`` (9 times). Without the marker (``end_of_word=None``,
+what the lecture's slide does) the third merge is ``(l, o)`` (7 times) and the vocabulary after three
+merges is the slide's: l o w e r n s t i d es est lo. With the marker, ``est`` followed by ``</w>`` is
+also 9 times frequent, so the third merge is ``(est, </w>)`` and ``(l, o)`` comes fourth: the marker
+is what lets BPE tell the ending "est" (newest) from "est" inside a word (estimate).
 
-**BPE, applying** (``apply_bpe``): split a word into characters (+ ``</w>``), then merge adjacent
-pairs in the order the merges were learned (the pair with the earliest merge first, all its
-occurrences at once), until no learned merge applies. A character never seen in training stays a
-symbol of its own; ``BPETokenizer.encode`` maps it to ``<unk>``.
+**BPE, applying** (``apply_bpe``): split a word into characters (+ ``</w>``), then merge adjacent pairs
+in the order the merges were learned (the pair with the earliest merge first, all its occurrences at
+once), until no learned merge applies. A character never seen in training stays a symbol of its own;
+``BPETokenizer.encode`` maps it to ``<unk>``.
 
-**WordPiece** (``WordPieceTokenizer``): BERT's tokenizer, for a vocabulary file with one token per
-line (the id of a token is its line number). First the *basic tokenizer*: drop NUL, U+FFFD and
-control characters, turn every whitespace character into a space, put spaces around CJK ideographs,
-normalize to NFC, split on whitespace; then lower-case each word and strip its accents (NFD, drop
-the combining marks), and split every punctuation character off as a token of its own (ASCII symbols
+**WordPiece** (``WordPieceTokenizer``): BERT's tokenizer, for a vocabulary file with one token per line
+(the id of a token is its line number). First the *basic tokenizer*: drop NUL, U+FFFD and control
+characters, turn every whitespace character into a space, put spaces around CJK ideographs, normalize
+to NFC, split on whitespace; then lower-case each word and strip its accents (NFD, drop the
+combining marks), and split every punctuation character off as a token of its own (ASCII symbols
 such as ``$`` and ``^`` count as punctuation). Then each word is cut into pieces by greedy
-longest-match-first: the longest prefix in the vocabulary, then the longest continuation of the rest
-written with ``##``, and so on; a word longer than 100 characters, or one that cannot be covered,
-becomes ``[UNK]``. With pieces un, ##aff, ##able: ``unaffable`` -> ``un ##aff ##able`` (the uncased
-BERT vocabulary has ``una`` and gives ``una ##ffa ##ble``). Special tokens written in the text
-("[MASK]", exact case) are kept whole, as transformers' ``BertTokenizer`` does. The NFC step is
+longest-match-first: the longest prefix in the vocabulary, then the longest continuation of the
+rest written with ``##``, and so on; a word longer than 100 characters, or one that cannot be
+covered, becomes ``[UNK]``. With pieces un, ##aff, ##able: ``unaffable`` -> ``un ##aff ##able`` (the
+uncased BERT vocabulary has ``una`` and gives ``una ##ffa ##ble``). Special tokens written in the
+text ("[MASK]", exact case) are kept whole, as transformers' ``BertTokenizer`` does. The NFC step is
 transformers' addition to Google's original code; the outputs agree with ``BertTokenizer``.
 
-The difference between the two: BPE marks the *end* of a word (``</w>``) and builds its vocabulary
-by merging the most *frequent* pair; WordPiece marks the *continuation* of a word (``##``) and
-chooses the merge that most increases the likelihood of the training data under a unigram language
-model of the pieces (Schuster and Nakajima 2012; Wu et al. 2016). ``wordpiece_merge_gains`` computes
-that gain exactly and ``learn_wordpiece`` merges greedily by it, for small dictionaries; the real
-BERT vocabulary is read from its file, not learned here.
+The difference between the two: BPE marks the *end* of a word (``</w>``) and builds its vocabulary by
+merging the most *frequent* pair; WordPiece marks the *continuation* of a word (``##``) and chooses the
+merge that most increases the likelihood of the training data under a unigram language model of the
+pieces (Schuster and Nakajima 2012; Wu et al. 2016). ``wordpiece_merge_gains`` computes that gain
+exactly and ``learn_wordpiece`` merges greedily by it, for small dictionaries; the real BERT vocabulary
+is read from its file, not learned here.
 """
 
 from __future__ import annotations
@@ -112,8 +111,8 @@ def _merge(symbols: list[str], pair: tuple[str, str]) -> list[str]:
 @dataclass(frozen=True)
 class BPEStep:
     """One merge of ``bpe_steps``: the pair merged, how often it occurred (weighted by word counts),
-    the vocabulary after the merge (the initial symbols in order of first appearance, then the
-    merged symbols in order), and every word's segmentation after the merge."""
+    the vocabulary after the merge (the initial symbols in order of first appearance, then the merged
+    symbols in order), and every word's segmentation after the merge."""
 
     pair: tuple[str, str]
     count: int
@@ -208,9 +207,9 @@ def learn_bpe(
 ) -> list[tuple[str, str]]:
     """The BPE merges learned from a dictionary {word: count} (Sennrich et al. 2016), in order.
 
-    end_of_word: the marker appended to every word ("</w>", as in the paper), or None for none (as
-    in the lecture's slide). Ties are broken by the smallest pair (see the module docstring).
-    Returns fewer than `num_merges` merges if every word has become a single symbol.
+    end_of_word: the marker appended to every word ("</w>", as in the paper), or None for none (as in
+    the lecture's slide). Ties are broken by the smallest pair (see the module docstring). Returns
+    fewer than `num_merges` merges if every word has become a single symbol.
 
     >>> learn_bpe({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 3, end_of_word=None)
     [('e', 's'), ('es', 't'), ('l', 'o')]
@@ -274,8 +273,8 @@ class BPETokenizer:
 
     The vocabulary (ids in this order): ``<unk>`` (id 0), the alphabet (the characters seen in
     training, and `end_of_word`), then one symbol per merge. ``tokenize`` pre-tokenizes the text
-    (``pre_tokenize``) and segments every word with ``apply_bpe``; ``detokenize`` joins the tokens
-    and turns each `end_of_word` into a space (with end_of_word=None word boundaries are lost, and
+    (``pre_tokenize``) and segments every word with ``apply_bpe``; ``detokenize`` joins the tokens and
+    turns each `end_of_word` into a space (with end_of_word=None word boundaries are lost, and
     detokenize raises). No lower-casing: train on lower-cased text to get a lower-cased vocabulary.
     """
 
@@ -314,10 +313,7 @@ class BPETokenizer:
         return len(self.vocabulary)
 
     def __repr__(self) -> str:
-        return (
-            f"BPETokenizer({len(self.merges)} merges, {len(self)} tokens, "
-            f"end_of_word={self.end_of_word!r})"
-        )
+        return f"BPETokenizer({len(self.merges)} merges, {len(self)} tokens, end_of_word={self.end_of_word!r})"
 
     def tokenize(self, text: str) -> list[str]:
         out = []
@@ -349,14 +345,11 @@ class BPETokenizer:
 
 
 def _ids_list(ids) -> list:
-    """Token ids as a list of ints: a list, a tuple, or a 1-D integer tensor (ValueError
-    otherwise)."""
+    """Token ids as a list of ints: a list, a tuple, or a 1-D integer tensor (ValueError otherwise)."""
     if isinstance(ids, Tensor):
         if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
             raise ValueError(
-                "ids: expected a 1-D tensor of integer token ids, got dtype "
-                f"{ids.dtype} "
-                f"and shape {tuple(ids.shape)}"
+                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
             )
         return ids.tolist()
     return list(ids)
@@ -366,8 +359,7 @@ def _ids_list(ids) -> list:
 
 
 def wordpiece_split(word: str) -> list[str]:
-    """A word as WordPiece's initial pieces: its first character, then every other one with
-    ``##``."""
+    """A word as WordPiece's initial pieces: its first character, then every other one with ``##``."""
     if not isinstance(word, str) or not word:
         raise ValueError(f"word: expected a non-empty str, got {word!r}")
     return [word[0]] + ["##" + c for c in word[1:]]
@@ -399,14 +391,14 @@ def wordpiece_merge_gains(
     """For every pair of adjacent pieces: how much merging it into one piece would increase the
     log-likelihood (in nats) of the training words under a unigram model of the pieces.
 
-    WordPiece's vocabulary is built by adding, at each step, the piece that increases the likelihood
-    of the training data the most (Schuster and Nakajima 2012; Wu et al. 2016, section 4.1), where
-    BPE adds the most frequent pair. The unigram model gives a text of pieces with counts c_x, N in
-    all, the log-likelihood L = sum_x c_x log(c_x / N); a merge of (a, b) occurring n times lowers
-    c_a and c_b by n, adds n to c_ab and removes n from N, so the gain needs only those counts.
+    WordPiece's vocabulary is built by adding, at each step, the piece that increases the likelihood of
+    the training data the most (Schuster and Nakajima 2012; Wu et al. 2016, section 4.1), where BPE adds
+    the most frequent pair. The unigram model gives a text of pieces with counts c_x, N in all, the
+    log-likelihood L = sum_x c_x log(c_x / N); a merge of (a, b) occurring n times lowers c_a and c_b
+    by n, adds n to c_ab and removes n from N, so the gain needs only those counts.
 
-    segmentation: the current pieces of each word (default: ``wordpiece_split``, ``l ##o ##w``).
-    Pieces join as WordPiece writes them: ``l`` + ``##o`` -> ``lo``, ``##e`` + ``##s`` -> ``##es``.
+    segmentation: the current pieces of each word (default: ``wordpiece_split``, ``l ##o ##w``). Pieces
+    join as WordPiece writes them: ``l`` + ``##o`` -> ``lo``, ``##e`` + ``##s`` -> ``##es``.
     """
     word_counts = _check_word_counts(word_counts)
     seg = {
@@ -497,10 +489,9 @@ def _strip_accents(word: str) -> str:
     )
 
 
-# The ASCII fast path of basic_tokenize, the same tokens about 4x faster (tests/test_tokenization.py
-# compares the two on every ASCII character): for ASCII text the control characters (except tab,
-# newline, carriage return) are dropped, those three become spaces, and NFC, accent stripping and
-# CJK do nothing.
+# The ASCII fast path of basic_tokenize, the same tokens about 4x faster (tests/test_tokenization.py compares
+# the two on every ASCII character): for ASCII text the control characters (except tab, newline, carriage
+# return) are dropped, those three become spaces, and NFC, accent stripping and CJK do nothing.
 _ASCII_CLEAN = {c: None for c in (*range(32), 127)} | {ord(c): " " for c in "\t\n\r"}
 # one ASCII symbol, or a run of others
 _ASCII_PIECES = re.compile(r"[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~ ]+")
@@ -600,9 +591,8 @@ class Encoding:
 
 
 class BatchEncoding(NamedTuple):
-    """What ``WordPieceTokenizer.encode_batch`` returns: tensors [B, T] (torch.long), padded on the
-    right to the longest sequence of the batch with ``pad_token_id`` (token ids), 0 (segments) and 0
-    (mask).
+    """What ``WordPieceTokenizer.encode_batch`` returns: tensors [B, T] (torch.long), padded on the right
+    to the longest sequence of the batch with ``pad_token_id`` (token ids), 0 (segments) and 0 (mask).
 
     input_ids, token_type_ids; attention_mask: 1 at real tokens, 0 at padding (``lib.bert.Bert``'s
     ``attention_mask``)."""
@@ -615,8 +605,7 @@ class BatchEncoding(NamedTuple):
 class WordPieceTokenizer:
     """BERT's tokenizer (see the module docstring) for a WordPiece vocabulary.
 
-    vocab: {token: id}. Special tokens: [PAD] [UNK] [CLS] [SEP] [MASK] (their ids: ``pad_token_id``
-    ...).
+    vocab: {token: id}. Special tokens: [PAD] [UNK] [CLS] [SEP] [MASK] (their ids: ``pad_token_id`` ...).
     """
 
     special_tokens = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -677,13 +666,13 @@ class WordPieceTokenizer:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], min_count: int = 1, **kwargs) -> "WordPieceTokenizer":
-        """A whole-word vocabulary for a small corpus: the five special tokens (ids 0-4, in the
-        order of ``special_tokens``), then every word of ``basic_tokenize(text)`` occurring at least
-        ``min_count`` times over `texts`, most frequent first (ties alphabetical, so the ids do not
-        depend on the order of the texts). No ``##`` pieces: a word outside the vocabulary becomes
-        [UNK]. This is how the book pretrains small BERTs on its generated corpus, where every word
-        is frequent; a real WordPiece vocabulary is learned with ``learn_wordpiece`` or read with
-        ``from_vocab_file``. kwargs: as for the constructor (``do_lower_case``, ...)."""
+        """A whole-word vocabulary for a small corpus: the five special tokens (ids 0-4, in the order of
+        ``special_tokens``), then every word of ``basic_tokenize(text)`` occurring at least ``min_count``
+        times over `texts`, most frequent first (ties alphabetical, so the ids do not depend on the
+        order of the texts). No ``##`` pieces: a word outside the vocabulary becomes [UNK]. This is how
+        the book pretrains small BERTs on its generated corpus, where every word is frequent; a real
+        WordPiece vocabulary is learned with ``learn_wordpiece`` or read with ``from_vocab_file``.
+        kwargs: as for the constructor (``do_lower_case``, ...)."""
         if isinstance(texts, str):
             raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
         check_int(min_count, "min_count", 1)
@@ -772,8 +761,7 @@ class WordPieceTokenizer:
                 or max_length < n_special
             ):
                 raise ValueError(
-                    f"max_length: expected an int >= {n_special} (the special "
-                    f"tokens), got {max_length!r}"
+                    f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
                 )
             while len(a) + (len(b) if b else 0) + n_special > max_length:
                 if b is not None and len(b) >= len(a):
@@ -795,9 +783,8 @@ class WordPieceTokenizer:
         text_pairs: Sequence[str] | None = None,
         max_length: int | None = None,
     ) -> BatchEncoding:
-        """Encode B texts (or B pairs ``texts[i], text_pairs[i]``) as ``encode`` does and pad them
-        into tensors [B, T], T the longest encoding (at most ``max_length``): a
-        ``BatchEncoding``."""
+        """Encode B texts (or B pairs ``texts[i], text_pairs[i]``) as ``encode`` does and pad them into
+        tensors [B, T], T the longest encoding (at most ``max_length``): a ``BatchEncoding``."""
         if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
             raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
         if text_pairs is not None and (

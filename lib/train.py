@@ -46,8 +46,8 @@ class History:
     seconds: float = 0.0
 
     def smoothed(self, window: int = 20) -> list[float]:
-        """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) :
-        i+1] (same length as ``losses``; the first entries average fewer steps)."""
+        """Trailing moving average of the losses: entry i is the mean of losses[max(0, i-window+1) : i+1]
+        (same length as ``losses``; the first entries average fewer steps)."""
         check_int(window, "window", 1)
         out, total = [], 0.0
         for i, x in enumerate(self.losses):
@@ -110,9 +110,7 @@ def _batch_stream(batches) -> Iterable:
         if n == 0:
             what = "the iterable" if epoch == 0 else f"epoch {epoch + 1} (an exhausted iterator?)"
             raise ValueError(
-                f"batches: {what} yielded no batch; pass a list of batches or a "
-                "callable "
-                f"returning a fresh iterable, e.g. lambda: batches(...)"
+                f"batches: {what} yielded no batch; pass a list of batches or a callable returning a fresh iterable, e.g. lambda: batches(...)"
             )
         epoch += 1
 
@@ -167,13 +165,10 @@ def fit(
     lr, warmup_steps, decay: the schedule (see ``lr_at``); weight_decay: AdamW's decoupled decay.
     clip: maximum L2 norm of the whole gradient (``torch.nn.utils.clip_grad_norm_``), None for no
         clipping. The clipped gradients of the last step stay in the parameters' ``.grad``.
-    progress: a tqdm progress bar showing a running loss. seed: if given,
-    ``torch.manual_seed(seed)``
+    progress: a tqdm progress bar showing a running loss. seed: if given, ``torch.manual_seed(seed)``
         first (dropout and any other torch randomness inside the loop are then reproducible).
-    stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full
-    run
-        (to replay the beginning of a long training run exactly, as a check that it is
-        reproducible).
+    stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full run
+        (to replay the beginning of a long training run exactly, as a check that it is reproducible).
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
@@ -218,9 +213,7 @@ def fit(
                 raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
             if not torch.isfinite(loss.detach()).all():
                 raise FloatingPointError(
-                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate "
-                    f"{rate:.3g}); the "
-                    f"weights were not updated. Lower lr, clip the gradients or check the data."
+                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr, clip the gradients or check the data."
                 )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -230,8 +223,7 @@ def fit(
             if not math.isfinite(float(norm)):
                 optimizer.zero_grad(set_to_none=True)
                 raise FloatingPointError(
-                    f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate "
-                    f"{rate:.3g}); the weights were not updated. Lower lr or clip the gradients."
+                    f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr or clip the gradients."
                 )
             optimizer.step()
             value = loss.item()
@@ -270,9 +262,7 @@ def evaluate(
             if isinstance(out, tuple):
                 if len(out) != 2:
                     raise ValueError(
-                        "metric_fn: expected a number or a (total, count) pair, got "
-                        "a "
-                        f"tuple of {len(out)}"
+                        f"metric_fn: expected a number or a (total, count) pair, got a tuple of {len(out)}"
                     )
                 totals += float(out[0])
                 counts += float(out[1])

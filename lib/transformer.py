@@ -9,8 +9,8 @@ Shape legend (used in every docstring and shape comment below):
     H    attention heads            V    vocabulary size (Vs source, Vt target)
 
 Mask convention (as everywhere in this library): boolean, True where a query may attend,
-broadcastable to the attention weights [B, H, Tq, Tk]. Here that means a source padding mask [B, 1,
-1, S] (True at real tokens, from ``config.pad_id``) and the causal mask [T, T] of the decoder's
+broadcastable to the attention weights [B, H, Tq, Tk]. Here that means a source padding mask
+[B, 1, 1, S] (True at real tokens, from ``config.pad_id``) and the causal mask [T, T] of the decoder's
 self-attention (lib.attention.causal_mask). torch.nn.Transformer*Layer use the opposite convention
 (True = may NOT attend) for their ``*_key_padding_mask`` and boolean ``*_mask`` arguments.
 
@@ -60,11 +60,10 @@ class TransformerOutput(NamedTuple):
 class TransformerConfig:
     """Hyper-parameters of the Transformer; ``base()`` and ``big()`` are the paper's Table 3 models.
 
-    ``n_layers`` is N, the number of layers in the encoder and in the decoder each.
-    ``tie_embeddings`` shares one matrix between the target embedding and the pre-softmax linear
-    layer (sec. 3.4); ``share_src_tgt_embeddings`` also shares it with the source embedding, as the
-    paper does for its shared English-German BPE vocabulary of about 37000 tokens (sec. 5.1); it
-    needs equal vocabularies.
+    ``n_layers`` is N, the number of layers in the encoder and in the decoder each. ``tie_embeddings``
+    shares one matrix between the target embedding and the pre-softmax linear layer (sec. 3.4);
+    ``share_src_tgt_embeddings`` also shares it with the source embedding, as the paper does for its
+    shared English-German BPE vocabulary of about 37000 tokens (sec. 5.1); it needs equal vocabularies.
     """
 
     src_vocab_size: int
@@ -97,16 +96,12 @@ class TransformerConfig:
             raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
         if self.share_src_tgt_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
-                "share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, "
-                "got "
-                f"{self.src_vocab_size} and {self.tgt_vocab_size}"
+                f"share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, got {self.src_vocab_size} and {self.tgt_vocab_size}"
             )
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if not 0 <= self.pad_id < smallest:
             raise ValueError(
-                f"pad_id: expected an id in [0, {smallest}) (inside both "
-                "vocabularies), "
-                f"got {self.pad_id!r}"
+                f"pad_id: expected an id in [0, {smallest}) (inside both vocabularies), got {self.pad_id!r}"
             )
 
     @classmethod
@@ -139,9 +134,9 @@ class FeedForward(nn.Module):
     """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position alone (sec. 3.3, eq. 2).
 
     forward(x [B, T, D]) -> [B, T, D]. ``linear1`` is D -> F, ``linear2`` is F -> D (torch's names).
-    Initialization: xavier_uniform_ weights, zero biases (as the attention projections). Deviation:
-    no dropout inside (torch's layers and the Annotated Transformer drop the hidden units; the paper
-    only drops sub-layer outputs, sec. 5.4, which the layers below do).
+    Initialization: xavier_uniform_ weights, zero biases (as the attention projections).
+    Deviation: no dropout inside (torch's layers and the Annotated Transformer drop the hidden units;
+    the paper only drops sub-layer outputs, sec. 5.4, which the layers below do).
     """
 
     def __init__(self, d_model: int, d_ff: int):
@@ -157,8 +152,8 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """One encoder layer (sec. 3.1): self-attention, then the feed-forward network, each wrapped in
-    a residual connection and LayerNorm.
+    """One encoder layer (sec. 3.1): self-attention, then the feed-forward network, each wrapped in a
+    residual connection and LayerNorm.
 
     Post-LN (default, the paper): x = LayerNorm(x + Dropout(Sublayer(x))).
     Pre-LN (``norm_first=True``): x = x + Dropout(Sublayer(LayerNorm(x))). Most later models (GPT-2
@@ -195,14 +190,13 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """One decoder layer (sec. 3.1): masked self-attention, cross-attention over the encoder's
-    output ("encoder-decoder attention", sec. 3.2.3), then the feed-forward network; each sub-layer
-    wrapped in a residual connection and LayerNorm, post-LN or pre-LN exactly as in
-    ``EncoderLayer``.
+    """One decoder layer (sec. 3.1): masked self-attention, cross-attention over the encoder's output
+    ("encoder-decoder attention", sec. 3.2.3), then the feed-forward network; each sub-layer wrapped
+    in a residual connection and LayerNorm, post-LN or pre-LN exactly as in ``EncoderLayer``.
 
     forward(y [B, T, D], memory [B, S, D], self_mask (e.g. causal [T, T]), cross_mask (e.g. source
-    padding [B, 1, 1, S]), need_weights) -> (y [B, T, D], self weights [B, H, T, T] or None, cross
-    weights [B, H, T, S] or None). Queries of the cross-attention come from the decoder, keys and
+    padding [B, 1, 1, S]), need_weights) -> (y [B, T, D], self weights [B, H, T, T] or None,
+    cross weights [B, H, T, S] or None). Queries of the cross-attention come from the decoder, keys and
     values from ``memory``.
     """
 
@@ -314,16 +308,17 @@ class Transformer(nn.Module):
 
     Submodules: ``src_embed`` and ``tgt_embed`` (nn.Embedding; one object when
     ``share_src_tgt_embeddings``), ``pos_encoding`` (sinusoidal, sec. 3.5, with dropout on the sum,
-    sec. 5.4), ``encoder``, ``decoder``, ``generator`` (the pre-softmax linear layer D -> Vt, no
-    bias; its weight is ``tgt_embed.weight`` when ``tie_embeddings``, sec. 3.4). Embeddings are
-    multiplied by sqrt(D) (sec. 3.4). The source padding mask comes from ``config.pad_id``; the
-    decoder's self-attention is causal. Target padding needs no mask of its own: with padding at the
-    end, a real target token never sees a later pad through the causal mask, and the loss ignores
-    the pad positions. Initialization: xavier_uniform_ matrices and zero biases (as torch and the
-    Annotated Transformer; the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0,
-    1/D), so that the scaled embedding sqrt(D) e has unit variance per coordinate, like the
-    positional encodings it is added to. Deviations: no dropout on attention weights or inside the
-    FFN (see the layers); no label smoothing here (it belongs to the loss).
+    sec. 5.4), ``encoder``, ``decoder``, ``generator`` (the pre-softmax linear layer D -> Vt, no bias;
+    its weight is ``tgt_embed.weight`` when ``tie_embeddings``, sec. 3.4).
+    Embeddings are multiplied by sqrt(D) (sec. 3.4). The source padding mask comes from
+    ``config.pad_id``; the decoder's self-attention is causal. Target padding needs no mask of its own:
+    with padding at the end, a real target token never sees a later pad through the causal mask, and
+    the loss ignores the pad positions.
+    Initialization: xavier_uniform_ matrices and zero biases (as torch and the Annotated Transformer;
+    the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0, 1/D), so that the scaled
+    embedding sqrt(D) e has unit variance per coordinate, like the positional encodings it is added to.
+    Deviations: no dropout on attention weights or inside the FFN (see the layers); no label smoothing
+    here (it belongs to the loss).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -350,8 +345,7 @@ class Transformer(nn.Module):
         return (src != self.config.pad_id)[:, None, None, :]  # [B, 1, 1, S]
 
     def encode(self, src: Tensor, return_attention: bool = False):
-        """src [B, S] -> memory [B, S, D] (and, if asked, the list of N encoder weights [B, H, S,
-        S])."""
+        """src [B, S] -> memory [B, S, D] (and, if asked, the list of N encoder weights [B, H, S, S])."""
         _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
         x = self.pos_encoding(self.src_embed(src) * math.sqrt(self.config.d_model))  # [B, S, D]
         memory, weights = self.encoder(x, self.src_mask(src), return_attention)  # [B, S, D]
@@ -360,13 +354,12 @@ class Transformer(nn.Module):
     def decode(
         self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, return_attention: bool = False
     ):
-        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> logits [B, T, Vt] (and, if
-        asked, {"decoder": N x [B, H, T, T], "cross": N x [B, H, T, S]})."""
+        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> logits [B, T, Vt] (and, if asked,
+        {"decoder": N x [B, H, T, T], "cross": N x [B, H, T, S]})."""
         _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
         if memory.shape[0] != tgt_in.shape[0]:
             raise ValueError(
-                f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), "
-                f"got shape {tuple(memory.shape)}"
+                f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), got shape {tuple(memory.shape)}"
             )
         T = tgt_in.shape[1]
         y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))  # [B, T, D]
@@ -387,8 +380,7 @@ class Transformer(nn.Module):
         _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
         if src.shape[0] != tgt_in.shape[0]:
             raise ValueError(
-                f"tgt_in: expected batch size {src.shape[0]} (that of src), "
-                f"got shape {tuple(tgt_in.shape)}"
+                f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
             )
         if not return_attention:
             return TransformerOutput(self.decode(tgt_in, self.encode(src), self.src_mask(src)))
@@ -402,8 +394,7 @@ def _check_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
     check_ids(ids, name, vocab_size, layout="[B, L]")
     if ids.shape[1] > max_len:
         raise ValueError(
-            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, "
-            f"got shape {tuple(ids.shape)}"
+            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, got shape {tuple(ids.shape)}"
         )
 
 
@@ -426,8 +417,7 @@ def count_parameters(config: TransformerConfig) -> int:
     return sum(p.numel() for p in model.parameters())  # .parameters() yields a tied one once
 
 
-# --- decoding
-# --------------------------------------------------------------------------------------
+# --- decoding --------------------------------------------------------------------------------------
 
 
 def _check_decode_args(model: Transformer, max_len, bos_id, eos_id) -> None:

@@ -1,36 +1,31 @@
-"""Accessibility: colour-blind-safe colormaps, WCAG AA text contrast on the built site, sliders
-usable with the keyboard.
+"""Accessibility: colour-blind-safe colormaps, WCAG AA text contrast on the built site, sliders usable with
+the keyboard.
 
-(a) Colormaps. Every colormap named in ``lib/`` and in the chapters must be in
-:data:`ALLOWED_CMAPS`:
-    - perceptually uniform maps whose lightness rises monotonically: viridis, cividis, magma,
-      inferno, plasma (van der Walt and Smith's maps for matplotlib 2.0; cividis was further
-      optimised for readers with deuteranomaly, Nunez et al. 2018, PLoS ONE 13(7): e0199239). A
-      reader who cannot tell hues apart still reads the value from the lightness alone;
+(a) Colormaps. Every colormap named in ``lib/`` and in the chapters must be in :data:`ALLOWED_CMAPS`:
+    - perceptually uniform maps whose lightness rises monotonically: viridis, cividis, magma, inferno,
+      plasma (van der Walt and Smith's maps for matplotlib 2.0; cividis was further optimised for readers
+      with deuteranomaly, Nunez et al. 2018, PLoS ONE 13(7): e0199239). A reader who cannot tell hues
+      apart still reads the value from the lightness alone;
     - grey scales (Greys, gray, binary) and ColorBrewer's single-hue sequential maps (Blues, Greens,
       Oranges, Purples, Reds): one hue, value encoded by lightness only;
-    - ColorBrewer's diverging maps that colorbrewer2.org marks "colorblind safe": PuOr (the book's),
-      RdBu, BrBG, PiYG, PRGn, RdYlBu. Their two arms differ in lightness as well as in hue.
-    Reversed variants (``_r``) are allowed with their base map. Everything else is refused, in
-    particular the rainbow maps (jet, rainbow, hsv, gist_rainbow, nipy_spectral, turbo, Spectral,
-    RdYlGn), whose lightness is not monotone and whose red-green arms coincide for deuteranopes.
-(b) Contrast. On a few pages of the built site, a headless Chromium renders the text; for body text,
-links,
-    code (inline, code cells and their syntax-highlighted tokens, outputs) and admonition titles the
-    test reads the computed colour of the text and of every ancestor's background, composites them
-    (alpha included) over the white canvas, and requires the WCAG 2.x contrast ratio of at least
-    4.5:1 (level AA for normal text), in the light mode the site opens in and in the dark mode a
-    reader can switch to.
+    - ColorBrewer's diverging maps that colorbrewer2.org marks "colorblind safe": PuOr (the book's), RdBu,
+      BrBG, PiYG, PRGn, RdYlBu. Their two arms differ in lightness as well as in hue.
+    Reversed variants (``_r``) are allowed with their base map. Everything else is refused, in particular
+    the rainbow maps (jet, rainbow, hsv, gist_rainbow, nipy_spectral, turbo, Spectral, RdYlGn), whose
+    lightness is not monotone and whose red-green arms coincide for deuteranopes.
+(b) Contrast. On a few pages of the built site, a headless Chromium renders the text; for body text, links,
+    code (inline, code cells and their syntax-highlighted tokens, outputs) and admonition titles the test
+    reads the computed colour of the text and of every ancestor's background, composites them (alpha
+    included) over the white canvas, and requires the WCAG 2.x contrast ratio of at least 4.5:1 (level AA
+    for normal text), in the light mode the site opens in and in the dark mode a reader can switch to.
     :func:`contrast_ratio` is checked on known colour pairs in a unit test that always runs.
-(c) Keyboard. The sliders of the interactive figures (lib.viz.interactive) are saved in each page's
-widget
-    state and drawn by the ipywidgets HTML manager: the saved sliders must be enabled, not taken out
-    of the tab order, and labelled; in the browser every slider handle must be focusable (tabindex
-    >= 0, role "slider") and move with the arrow keys, changing the figure.
+(c) Keyboard. The sliders of the interactive figures (lib.viz.interactive) are saved in each page's widget
+    state and drawn by the ipywidgets HTML manager: the saved sliders must be enabled, not taken out of
+    the tab order, and labelled; in the browser every slider handle must be focusable (tabindex >= 0,
+    role "slider") and move with the arrow keys, changing the figure.
 
-The site tests (marked ``site`` / ``browser``) use the fixtures of ``tests/site/conftest.py``: like
-the other site tests they need ``make book`` first (a missing site is a failure there, by design)
-and Chromium.
+The site tests (marked ``site`` / ``browser``) use the fixtures of ``tests/site/conftest.py``: like the other
+site tests they need ``make book`` first (a missing site is a failure there, by design) and Chromium.
 """
 
 from __future__ import annotations
@@ -49,8 +44,7 @@ from tests.site.conftest import site_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# --- (a) colour-blind-safe colormaps
-# ---------------------------------------------------------------------
+# --- (a) colour-blind-safe colormaps ---------------------------------------------------------------------
 
 PERCEPTUALLY_UNIFORM = {"viridis", "cividis", "magma", "inferno", "plasma"}
 GREY_AND_SINGLE_HUE = {"Greys", "gray", "binary", "Blues", "Greens", "Oranges", "Purples", "Reds"}
@@ -85,10 +79,9 @@ def _dotted(node: ast.AST) -> str:
 
 
 def colormap_uses(source: str, origin: str) -> list[tuple[str, int, str, str]]:
-    """Every place ``source`` names a colormap: (origin, line, "name" or "reference", the name or
-    the dotted reference). Found: cmap=... keywords, get_cmap(...), colormaps[...], a
-    "cmap"/"image.cmap" entry of a dict, and assignments to a variable whose name contains "cmap"
-    (e.g. SEQUENTIAL_CMAP = "cividis")."""
+    """Every place ``source`` names a colormap: (origin, line, "name" or "reference", the name or the dotted
+    reference). Found: cmap=... keywords, get_cmap(...), colormaps[...], a "cmap"/"image.cmap" entry of a
+    dict, and assignments to a variable whose name contains "cmap" (e.g. SEQUENTIAL_CMAP = "cividis")."""
     found = []
 
     def value(node: ast.AST, line: int) -> None:
@@ -124,8 +117,7 @@ def colormap_uses(source: str, origin: str) -> list[tuple[str, int, str, str]]:
 
 
 def _code_of(path: Path) -> list[tuple[str, str]]:
-    """(origin, Python source) of a .py file or of each code cell of a notebook (IPython magics
-    dropped)."""
+    """(origin, Python source) of a .py file or of each code cell of a notebook (IPython magics dropped)."""
     if path.suffix == ".py":
         return [(str(path.relative_to(ROOT)), path.read_text())]
     cells = nbformat.read(path, as_version=4).cells
@@ -160,8 +152,7 @@ def test_the_allow_list_names_real_colormaps_and_excludes_the_rainbows():
 
 
 def test_the_scanner_finds_colormaps_in_every_form():
-    """The repository scan below must be able to fail: it finds names written in each of these
-    ways."""
+    """The repository scan below must be able to fail: it finds names written in each of these ways."""
     source = """
 import matplotlib.pyplot as plt
 BAD_CMAP = "jet"
@@ -239,8 +230,7 @@ def test_the_book_style_uses_a_safe_colormap_and_colour_cycle():
         matplotlib.rcdefaults()
 
 
-# --- (b) WCAG contrast
-# -------------------------------------------------------------------------------------
+# --- (b) WCAG contrast -------------------------------------------------------------------------------------
 
 AA_NORMAL_TEXT = 4.5
 
@@ -250,9 +240,8 @@ def relative_luminance(rgb) -> float:
 
     def linear(c: float) -> float:
         c = c / 255
-        # WCAG 2.x writes the threshold as 0.03928 (from an old sRGB draft); 0.04045 is the sRGB
-        # standard's. No 8-bit value lies between the two (10/255 = 0.0392, 11/255 = 0.0431), so
-        # they agree here.
+        # WCAG 2.x writes the threshold as 0.03928 (from an old sRGB draft); 0.04045 is the sRGB standard's.
+        # No 8-bit value lies between the two (10/255 = 0.0392, 11/255 = 0.0431), so they agree here.
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
 
     r, g, b = (linear(float(c)) for c in rgb[:3])
@@ -266,8 +255,7 @@ def contrast_ratio(foreground, background) -> float:
 
 
 def composite(top, bottom):
-    """``top`` (r, g, b, alpha 0-1) painted over the opaque ``bottom`` (r, g, b): the colour the eye
-    sees."""
+    """``top`` (r, g, b, alpha 0-1) painted over the opaque ``bottom`` (r, g, b): the colour the eye sees."""
     alpha = top[3] if len(top) > 3 else 1.0
     return tuple(alpha * t + (1 - alpha) * u for t, u in zip(top[:3], bottom[:3]))
 
@@ -294,9 +282,8 @@ def test_composite_blends_semi_transparent_colours():
     assert composite((10, 20, 30, 0.0), (1, 2, 3)) == (1, 2, 3)  # transparent: beneath
 
 
-# The colours of an element's text and of its ancestors' backgrounds, as the browser computes them,
-# turned into RGBA bytes by painting each on a 1 x 1 canvas (so any CSS colour syntax, oklch()
-# included, works).
+# The colours of an element's text and of its ancestors' backgrounds, as the browser computes them, turned
+# into RGBA bytes by painting each on a 1 x 1 canvas (so any CSS colour syntax, oklch() included, works).
 COLOURS_JS = """
 const selector = arguments[0], limit = arguments[1];
 const canvas = document.createElement('canvas'); canvas.width = canvas.height = 1;
@@ -332,8 +319,7 @@ return out;
 
 
 def measured_contrast(sample: dict) -> float:
-    """The contrast ratio of one element from COLOURS_JS: backgrounds composited from the root down
-    over white."""
+    """The contrast ratio of one element from COLOURS_JS: backgrounds composited from the root down over white."""
     background = (255, 255, 255)  # the canvas under the root element
     for layer in sample["backgrounds"]:
         background = composite(layer, background)
@@ -341,10 +327,8 @@ def measured_contrast(sample: dict) -> float:
 
 
 GROUPS = {
-    "body text": ".bd-article p, .bd-article li, .bd-article td, .bd-article th, .bd-article "
-    ".exercise-verdict",
-    "links": ".bd-article a[href], .bd-sidebar-primary a[href], .bd-header a[href], "
-    ".prev-next-area a[href]",
+    "body text": ".bd-article p, .bd-article li, .bd-article td, .bd-article th, .bd-article .exercise-verdict",
+    "links": ".bd-article a[href], .bd-sidebar-primary a[href], .bd-header a[href], .prev-next-area a[href]",
     "code": ".bd-article code, .bd-article code span, .bd-article pre, .bd-article pre span",
     "admonition titles": ".admonition-title, .admonition > summary, details.dropdown > summary",
 }
@@ -352,9 +336,8 @@ GROUPS = {
 
 @pytest.mark.browser
 def test_the_contrast_measurement_in_the_browser(browser):
-    """The pipeline on a page of known colours: #777 on white fails, black on a 40% transparent blue
-    over white is composited correctly, and a colour written as oklch() is read. Needs Chromium, not
-    the site."""
+    """The pipeline on a page of known colours: #777 on white fails, black on a 40% transparent blue over
+    white is composited correctly, and a colour written as oklch() is read. Needs Chromium, not the site."""
     page = (
         '<html><body style="background:#fff">'
         '<article class="bd-article"><p id="grey" style="color:#777">grey text</p>'
@@ -391,8 +374,7 @@ def test_text_contrast_meets_wcag_aa(site, server, browser, mode):
     for page in pages:
         open_page(browser, f"{server}/{page}")
         browser.execute_script(
-            f"document.documentElement.dataset.theme = '{mode}';"
-            f"document.documentElement.dataset.mode = '{mode}';"
+            f"document.documentElement.dataset.theme = '{mode}';document.documentElement.dataset.mode = '{mode}';"
         )
         time.sleep(0.3)  # let the theme's transitions settle
         for group, selector in GROUPS.items():
@@ -405,16 +387,13 @@ def test_text_contrast_meets_wcag_aa(site, server, browser, mode):
                 ratio = measured_contrast(s)
                 if ratio < AA_NORMAL_TEXT:
                     failures.append(
-                        f"{page} ({mode}), {group}: {s['text']!r} colour {s['color']} "
-                        "has contrast "
-                        f"{ratio:.2f}:1"
+                        f"{page} ({mode}), {group}: {s['text']!r} colour {s['color']} has contrast {ratio:.2f}:1"
                     )
     assert all(seen.values()), f"some kinds of text were not found on {pages}: {seen}"
     assert not failures, "text below WCAG AA (4.5:1):\n" + "\n".join(failures[:40])
 
 
-# --- (c) sliders usable with the keyboard
-# -----------------------------------------------------------------
+# --- (c) sliders usable with the keyboard -----------------------------------------------------------------
 
 SLIDER_MODELS = {
     "SelectionSliderModel",
@@ -528,9 +507,7 @@ def test_slider_handles_take_the_keyboard_focus_and_move_the_figure(site, server
             ), f"{page}: a slider handle did not take the focus"
             box = handle.find_element(By.XPATH, "ancestor::div[contains(@class, 'widget-vbox')][1]")
             picture = lambda: browser.execute_script(  # noqa: E731
-                "const s = Array.from(arguments[0].querySelectorAll('img')).find(i => "
-                "i.offsetParent);"
-                " return s ? s.getAttribute('alt') : null;",
+                "const s = Array.from(arguments[0].querySelectorAll('img')).find(i => i.offsetParent); return s ? s.getAttribute('alt') : null;",
                 box,
             )
             before, value = picture(), handle.get_attribute("aria-valuenow")

@@ -1,6 +1,5 @@
-"""Tests of lib/albert.py: parameter counts equal transformers' AlbertModel for the paper's four
-sizes, the same outputs as AlbertModel with the same weights, one layer shared by all, factorized
-embeddings, bad input."""
+"""Tests of lib/albert.py: parameter counts equal transformers' AlbertModel for the paper's four sizes, the
+same outputs as AlbertModel with the same weights, one layer shared by all, factorized embeddings, bad input."""
 
 from dataclasses import replace
 
@@ -41,8 +40,7 @@ def test_parameter_counts_are_transformers_albert_models(preset, expected):
 
 
 def test_the_two_savings_add_up_to_bert_base():
-    """Unshared ALBERT-base is BERT-base with factorized embeddings; sharing then removes 11 of 12
-    layers."""
+    """Unshared ALBERT-base is BERT-base with factorized embeddings; sharing then removes 11 of 12 layers."""
     base = AlbertConfig.base()
     unshared = count_parameters(replace(base, share_layers=False))
     bert = bert_count_parameters(BertConfig.base(vocab_size=30000))

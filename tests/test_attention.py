@@ -52,8 +52,7 @@ PARAM_FREE_SCORES = [dot_product_score, scaled_dot_product_score, cosine_score]
 SIZES = [(1, 1, 1, 4), (2, 3, 5, 8), (4, 7, 2, 3)]  # (B, Tq, Tk, D)
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 @pytest.mark.parametrize("score", PARAM_FREE_SCORES)
@@ -130,8 +129,7 @@ def test_attend_and_sdpa_shapes(B, Tq, Tk, D):
     assert out.shape == (Tq, Dv) and w.shape == (Tq, Tk)
 
 
-# ============================================ tier 2: properties
-# ========================================
+# ============================================ tier 2: properties ========================================
 
 
 def test_rows_sum_to_one_and_masked_entries_are_exactly_zero():
@@ -296,8 +294,7 @@ def test_additive_mask_values_and_torch_conventions():
     assert torch.all(w_same[..., mask] == 0)
 
 
-# ============================================ tier 3: equivalence
-# =======================================
+# ============================================ tier 3: equivalence =======================================
 
 
 def double_loop(q, k, f):
@@ -420,8 +417,7 @@ def test_masked_softmax_matches_torch_softmax_with_additive_inf_mask():
     )
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 
 def shaped(*shape, dtype=torch.float32):
@@ -448,10 +444,7 @@ BAD = [
     (
         lambda: masked_softmax(shaped(2, 3), torch.ones(4, dtype=torch.bool)),
         ValueError,
-        "mask: expected a shape broadcastable to the scores' (2, 3) (e.g. [Tk], [B, 1, Tk], [B, "
-        "Tq, "
-        "Tk]), "
-        "got shape (4,)",
+        "mask: expected a shape broadcastable to the scores' (2, 3) (e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape (4,)",
     ),
     (
         lambda: masked_softmax(shaped(2, 3), torch.ones(5, 2, 3, dtype=torch.bool)),
@@ -526,8 +519,7 @@ BAD = [
     (
         lambda: attend(shaped(2, 3, 4), shaped(3, 4, 6)),
         ValueError,
-        "values: expected batch dims broadcastable with scores (batch dims (2,)), got shape (3, "
-        "4, 6)",
+        "values: expected batch dims broadcastable with scores (batch dims (2,)), got shape (3, 4, 6)",
     ),
     (
         lambda: attend(shaped(4), shaped(4, 6)),
@@ -559,8 +551,7 @@ BAD = [
             shaped(2, 2, 3, 8), shaped(2, 2, 5, 8), shaped(3, 2, 5, 6)
         ),
         ValueError,
-        "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, "
-        "5, 6)",
+        "v: expected batch dims broadcastable with q and k (batch dims (2, 2)), got shape (3, 2, 5, 6)",
     ),
     (
         lambda: scaled_dot_product_attention(shaped(8), shaped(5, 8), shaped(5, 6)),

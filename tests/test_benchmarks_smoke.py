@@ -22,8 +22,7 @@ QUICK = run.QUICK
 
 @pytest.fixture(autouse=True)
 def keep_threads():
-    """The runner sets torch's thread count for the whole process: restore it for the other
-    tests."""
+    """The runner sets torch's thread count for the whole process: restore it for the other tests."""
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
@@ -50,8 +49,7 @@ def check_rows(section, n_rows):
     return text
 
 
-# --- the helpers
-# ---------------------------------------------------------------------------------------
+# --- the helpers ---------------------------------------------------------------------------------------
 
 
 def test_summary_and_paired_ratio():
@@ -104,15 +102,13 @@ def test_environment_settings_are_checked(monkeypatch):
     assert book.mode_from_env() == {"chapters", "build"}
 
 
-# --- the benchmarks
-# ------------------------------------------------------------------------------------
+# --- the benchmarks ------------------------------------------------------------------------------------
 
 
 def test_mha_benchmark():
     section = mha.run(**QUICK["mha"])
     check_rows(section, len(QUICK["mha"]["lengths"]) * 4)
-    # like with like: ours and torch's give the same output (float32 rounding
-    # only) before any timing
+    # like with like: ours and torch's give the same output (float32 rounding only) before any timing
     assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
     # the code before the fix is timed next to the need_weights=True path only
     for r in section.rows:

@@ -1,7 +1,7 @@
-"""Tests of lib/bert.py: the config and its presets' parameter counts; shapes of the encoder and of
-every head; properties (masking, padding, bidirectionality, weight tying); one layer against the
-formula with torch's own attention, LayerNorm and erf-GELU; the masked-LM corruption's statistics
-(mask_tokens); the next-sentence pairs (make_nsp_pairs); bad input.
+"""Tests of lib/bert.py: the config and its presets' parameter counts; shapes of the encoder and of every
+head; properties (masking, padding, bidirectionality, weight tying); one layer against the formula with
+torch's own attention, LayerNorm and erf-GELU; the masked-LM corruption's statistics (mask_tokens); the
+next-sentence pairs (make_nsp_pairs); bad input.
 
 Equivalence with transformers' BertModel (random and the real MiniLM) is in test_pretrained_bert.py.
 Tolerances are explicit; the comment next to each says why it is the right size.
@@ -58,8 +58,7 @@ def ids(*shape, high=V, seed=0, low=0):
     return torch.randint(low, high, shape, generator=torch.Generator().manual_seed(seed))
 
 
-# ====================================== config and parameter counts
-# ======================================
+# ====================================== config and parameter counts ======================================
 
 
 def test_presets_and_published_parameter_counts():
@@ -90,8 +89,8 @@ def test_pretraining_model_ties_the_lm_output_to_the_word_embeddings():
     with torch.device("meta"):
         model = BertForPreTraining(BertConfig.base())
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
-    # BertForPreTraining of bert-base-uncased: + transform (768*768 + 768 + LayerNorm 2*768) +
-    # output bias 30522 + NSP (768*2 + 2); the tied matrix counted once
+    # BertForPreTraining of bert-base-uncased: + transform (768*768 + 768 + LayerNorm 2*768) + output bias
+    # 30522 + NSP (768*2 + 2); the tied matrix counted once
     assert sum(p.numel() for p in model.parameters()) == 109_482_240 + 590_592 + 1536 + 30522 + 1538
     model = small_model(BertForPreTraining)
     mlm, _, _ = model(ids(2, T))
@@ -130,8 +129,7 @@ def test_initialization_is_normal_002():
         )
     )
     w = model.embeddings.word_embeddings.weight  # 192,000 draws
-    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard
-    # error 1/sqrt(2n) = 0.16%
+    # std of N(0, 0.02^2) estimated from n = 192,000 draws: relative standard error 1/sqrt(2n) = 0.16%
     assert abs(w.std().item() - 0.02) < 0.02 * 0.01
     assert abs(w.mean().item()) < 5 * 0.02 / math.sqrt(w.numel())  # 5 standard errors of the mean
     q = model.encoder.layer[0].attention.self.query
@@ -141,8 +139,7 @@ def test_initialization_is_normal_002():
     assert (ln.weight == 1).all() and (ln.bias == 0).all() and ln.eps == 1e-12
 
 
-# ================================================ shapes
-# ================================================
+# ================================================ shapes ================================================
 
 
 def test_forward_shapes_and_outputs():
@@ -220,14 +217,12 @@ def test_pretraining_loss_is_mlm_plus_nsp_cross_entropy():
         pretraining_loss(mlm, nsp, labels)
 
 
-# ============================================== properties
-# ==============================================
+# ============================================== properties ==============================================
 
 
 def test_one_layer_equals_the_formula_with_torch_reference_functions():
-    """x1 = LN(x + MHA(x) W_O), x2 = LN(x1 + GELU(x1 W1) W2) with torch's
-    F.scaled_dot_product_attention, F.layer_norm and GELU written with erf: checks post-LN, the head
-    split and the exact GELU."""
+    """x1 = LN(x + MHA(x) W_O), x2 = LN(x1 + GELU(x1 W1) W2) with torch's F.scaled_dot_product_attention,
+    F.layer_norm and GELU written with erf: checks post-LN, the head split and the exact GELU."""
     model = small_model()
     with torch.no_grad():  # non-trivial LayerNorm gains and biases
         for p in model.parameters():
@@ -270,8 +265,7 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     for a in out.attentions:
         assert (a[..., 6:] == 0).all()  # exactly 0, not just small
     alone = model(short)
-    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros:
-    # float32 rounding only
+    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros: float32 rounding only
     torch.testing.assert_close(out.sequence_output[:, :6], alone.sequence_output, rtol=0, atol=1e-5)
     torch.testing.assert_close(out.pooled_output, alone.pooled_output, rtol=0, atol=1e-5)
     bool_mask = model(padded, attention_mask=mask.bool()).sequence_output
@@ -283,8 +277,8 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
 
 
 def test_every_position_sees_both_directions():
-    """Bidirectional: changing the last token changes the first token's output, and the first the
-    last (a causal model would keep the first unchanged)."""
+    """Bidirectional: changing the last token changes the first token's output, and the first the last
+    (a causal model would keep the first unchanged)."""
     model = small_model()
     x = ids(1, T, low=5)
     y = x.clone()
@@ -316,8 +310,7 @@ def test_dropout_only_in_train_mode():
     assert not torch.equal(model(x).sequence_output, model(x).sequence_output)
 
 
-# ================================================ bad input
-# ================================================
+# ================================================ bad input ================================================
 
 
 @pytest.mark.parametrize(
@@ -341,20 +334,17 @@ def test_dropout_only_in_train_mode():
         (
             {"input_ids": torch.ones(1, 3)},
             TypeError,
-            r"input_ids: expected a tensor of token ids .*got "
-            r"torch.float32",
+            r"input_ids: expected a tensor of token ids .*got torch.float32",
         ),
         (
             {"input_ids": torch.ones(3, dtype=torch.long)},
             ValueError,
-            r"input_ids: expected shape \[B, "
-            r"T\]",
+            r"input_ids: expected shape \[B, T\]",
         ),
         (
             {"token_type_ids": torch.tensor([[0, 1, 2]])},
             ValueError,
-            r"token_type_ids: expected ids in \[0, 2\) \(segment ids: 0 for sentence A, 1 for "
-            r"sentence B\)",
+            r"token_type_ids: expected ids in \[0, 2\) \(segment ids: 0 for sentence A, 1 for sentence B\)",
         ),
         (
             {"token_type_ids": torch.tensor([[0, 1]])},
@@ -369,20 +359,17 @@ def test_dropout_only_in_train_mode():
         (
             {"attention_mask": torch.ones(1, 1, 3, dtype=torch.long)},
             ValueError,
-            r"attention_mask: "
-            r"expected shape",
+            r"attention_mask: expected shape",
         ),
         (
             {"attention_mask": torch.tensor([[1, 2, 0]])},
             ValueError,
-            r"attention_mask: expected values "
-            r"0 and 1",
+            r"attention_mask: expected values 0 and 1",
         ),
         (
             {"attention_mask": torch.ones(1, 3)},
             TypeError,
-            r"attention_mask: expected a bool or "
-            r"integer tensor",
+            r"attention_mask: expected a bool or integer tensor",
         ),
     ],
 )
@@ -402,8 +389,7 @@ def test_sentence_pair_head_requires_segments():
         Bert({"hidden_size": 8})
 
 
-# ========================================= mask_tokens: the 80/10/10 rule
-# =========================================
+# ========================================= mask_tokens: the 80/10/10 rule =========================================
 
 PAD, CLS, SEP, MASK, VOCAB = 0, 1, 2, 3, 1000
 SPECIAL = [PAD, CLS, SEP, MASK]
@@ -422,10 +408,9 @@ def corpus(n=2000, length=128, seed=0):
 
 
 def binomial_bound(p, n, z=5.0):
-    """Half-width of a z-sigma band for a proportion with success probability p over n trials. At z
-    = 5 a correct implementation leaves the band with probability < 1e-6 per check (the draws are
-    seeded, so the result is fixed anyway); a rule off by one percentage point leaves it at the
-    sample sizes used here."""
+    """Half-width of a z-sigma band for a proportion with success probability p over n trials. At z = 5 a
+    correct implementation leaves the band with probability < 1e-6 per check (the draws are seeded, so the
+    result is fixed anyway); a rule off by one percentage point leaves it at the sample sizes used here."""
     return z * math.sqrt(p * (1 - p) / n)
 
 
@@ -447,9 +432,9 @@ def test_mask_tokens_statistics_over_a_large_batch():
     assert torch.equal(inputs[~chosen], x[~chosen])
     # about 15% of the eligible tokens are chosen: n ~ 145,000, band +-0.47 percentage points
     assert abs(n_chosen / n_eligible - 0.15) < binomial_bound(0.15, n_eligible)
-    # of the chosen (~22,000): 80% [MASK], 10% another ordinary token, 10% unchanged (band +-1.4 /
-    # +-1.0 pt). A random replacement equals the original with probability 1/996 (996 ordinary ids),
-    # so "random" is 10% * 995/996 and "unchanged" 10% + 10%/996.
+    # of the chosen (~22,000): 80% [MASK], 10% another ordinary token, 10% unchanged (band +-1.4 / +-1.0 pt).
+    # A random replacement equals the original with probability 1/996 (996 ordinary ids), so "random" is
+    # 10% * 995/996 and "unchanged" 10% + 10%/996.
     k = VOCAB - len(SPECIAL)
     masked = (inputs[chosen] == MASK).float().mean().item()
     random_ = ((inputs[chosen] != MASK) & (inputs[chosen] != x[chosen])).float().mean().item()
@@ -495,8 +480,7 @@ def test_mask_tokens_other_probability_and_determinism():
             (torch.tensor([[5, VOCAB]]), VOCAB, MASK, SPECIAL),
             {},
             ValueError,
-            r"input_ids: expected "
-            r"ids in \[0, 1000\)",
+            r"input_ids: expected ids in \[0, 1000\)",
         ),
         (
             (torch.ones(2, 3), VOCAB, MASK, SPECIAL),
@@ -542,13 +526,12 @@ def test_mask_tokens_bad_input(args, kwargs, exc, pattern):
         mask_tokens(*args, **kwargs)
 
 
-# ========================================= next-sentence pairs
-# =========================================
+# ========================================= next-sentence pairs =========================================
 
 
 def stories(n=60, seed=0):
-    """Stories with distinct sentences "s<story> n<index>.", 1 to 8 sentences each, so that a pair
-    can be traced back to where its sentences come from."""
+    """Stories with distinct sentences "s<story> n<index>.", 1 to 8 sentences each, so that a pair can be
+    traced back to where its sentences come from."""
     g = torch.Generator().manual_seed(seed)
     return [
         [f"s{s} n{i}." for i in range(torch.randint(1, 9, (1,), generator=g).item())]
@@ -576,8 +559,7 @@ def test_nsp_pairs_are_half_true_next_sentences():
     share = sum(p.is_next for p in pairs) / n
     # Bernoulli(1/2) over 4000 pairs: 5 sigma = 4.0 percentage points
     assert abs(share - 0.5) < binomial_bound(0.5, n)
-    # NotNext sentences come from many different stories, and every eligible story
-    # supplies A sentences
+    # NotNext sentences come from many different stories, and every eligible story supplies A sentences
     assert len({where(p.second)[0] for p in pairs if not p.is_next}) > 50
     assert {where(p.first)[0] for p in pairs} == {i for i, s in enumerate(corpus_) if len(s) >= 2}
     assert make_nsp_pairs(corpus_, 50, seed=3) == make_nsp_pairs(corpus_, 50, seed=3)
@@ -599,8 +581,7 @@ def test_nsp_pairs_bad_input(stories_, n, exc, pattern):
         make_nsp_pairs(stories_, n)
 
 
-# ========================================= pretraining_batches
-# =========================================
+# ========================================= pretraining_batches =========================================
 
 
 def test_pretraining_batches_of_pairs_and_of_sentences():

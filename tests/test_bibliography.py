@@ -1,6 +1,6 @@
-"""The bibliography and the back matter: every cited key has an entry in book/references.bib, every
-entry is cited somewhere, papers are cited with the {cite} role rather than in plain text, and the
-references and glossary pages are in the book."""
+"""The bibliography and the back matter: every cited key has an entry in book/references.bib, every entry
+is cited somewhere, papers are cited with the {cite} role rather than in plain text, and the references
+and glossary pages are in the book."""
 
 from __future__ import annotations
 
@@ -14,14 +14,11 @@ from pybtex.database import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BIB = ROOT / "book" / "references.bib"
-# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of
-# sphinxcontrib-bibtex's roles)
+# {cite}`a`, {cite:p}`a,b`, {cite:t}`a`, {cite:ps}`a` ... (the MyST forms of sphinxcontrib-bibtex's roles)
 CITE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
-# "Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)", "(Graves, Wayne and
-# Danihelka, 2014)"
+# "Vaswani et al. 2017", "Bahdanau et al. (2015)", "(Luong et al., 2015)", "(Graves, Wayne and Danihelka, 2014)"
 PLAIN_CITATION = re.compile(
-    r"\b[A-Z][a-z]+ et al\.,? \(?(19|20)\d\d\b"
-    r"|\b[A-Z][a-z]+, [A-Z][a-z]+ and [A-Z][a-z]+,? (19|20)\d\d\b"
+    r"\b[A-Z][a-z]+ et al\.,? \(?(19|20)\d\d\b|\b[A-Z][a-z]+, [A-Z][a-z]+ and [A-Z][a-z]+,? (19|20)\d\d\b"
 )
 
 
@@ -37,8 +34,7 @@ def toc_files() -> list[str]:
 
 
 def documents() -> dict[str, str]:
-    """The markdown text of every page in the table of contents (for notebooks: their markdown
-    cells)."""
+    """The markdown text of every page in the table of contents (for notebooks: their markdown cells)."""
     texts = {}
     for entry in toc_files():
         md, ipynb = ROOT / f"{entry}.md", ROOT / f"{entry}.ipynb"

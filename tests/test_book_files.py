@@ -45,8 +45,7 @@ def test_chapters_are_stored_without_outputs():
             if c.cell_type == "code" and (c.outputs or c.execution_count)
         ]
         assert not executed, (
-            f"{path.name}: cells {executed} carry outputs; the book executes chapters when it "
-            "builds"
+            f"{path.name}: cells {executed} carry outputs; the book executes chapters when it builds"
         )
 
 
@@ -64,8 +63,7 @@ def test_colab_cell_comes_from_the_repository_url_in_config():
 
 
 def test_chapters_are_valid_notebooks_with_cell_ids():
-    # nbformat 4.5 requires an id on every cell (a missing one is a warning
-    # today, an error tomorrow)
+    # nbformat 4.5 requires an id on every cell (a missing one is a warning today, an error tomorrow)
     for path in CHAPTERS:
         raw = json.loads(path.read_text(encoding="utf-8"))
         missing = [i for i, c in enumerate(raw["cells"]) if "id" not in c]

@@ -25,8 +25,7 @@ def model():
     return Captioner(len(VOCAB), d_feature=16, d_emb=8, d_hidden=16, d_attn=8).eval()
 
 
-# --- the generator
-# -----------------------------------------------------------------------------------
+# --- the generator -----------------------------------------------------------------------------------
 
 
 def test_same_seed_same_images_other_seed_other_images():
@@ -151,8 +150,7 @@ def test_generator_bad_input_names_the_argument(call, name):
         call()
 
 
-# --- the model
-# ---------------------------------------------------------------------------------------
+# --- the model ---------------------------------------------------------------------------------------
 
 
 def test_encoder_gives_one_feature_per_16px_cell():

@@ -1,8 +1,7 @@
 """The nbgrader course (tools/make_course.py) through a whole grading cycle, offline, in a temporary
 course directory: nbgrader's own commands, its exchange and its SQLite gradebook (issue 14).
 
-- ``generate_assignment`` for all 16 chapters: every worked solution and model answer is gone from
-  the
+- ``generate_assignment`` for all 16 chapters: every worked solution and model answer is gone from the
   student's release, every exercise keeps its checker test, locked.
 - Chapter 2 (the cheapest chapter that has every kind of exercise: predicted values, a function to
   implement, an experiment with a written explanation) is released, fetched and submitted by six
@@ -241,8 +240,7 @@ def test_grades_export_as_csv(graded):
 
 
 def test_the_teachers_page_states_what_the_course_gives(course):
-    """The "For teachers" page's exercise column is the course's, and its commands are the
-    test's."""
+    """The "For teachers" page's exercise column is the course's, and its commands are the test's."""
     _, exercises = course
     page = (ROOT / "book" / "teachers.md").read_text()
     rows = re.findall(

@@ -1,6 +1,5 @@
-"""Tests of lib/electra.py: the discriminator's labels are exactly the replaced positions, the loss
-is the paper's formula, no gradient reaches the generator from the discriminator, shared embeddings,
-bad input."""
+"""Tests of lib/electra.py: the discriminator's labels are exactly the replaced positions, the loss is the
+paper's formula, no gradient reaches the generator from the discriminator, shared embeddings, bad input."""
 
 import pytest
 import torch
@@ -52,8 +51,8 @@ def test_labels_are_exactly_the_replaced_positions():
     assert torch.equal(c.replaced, c.corrupted != ids)  # the labels
     assert not c.replaced[~chosen].any()
     assert not chosen[torch.isin(ids, torch.tensor(SPECIALS))].any()  # specials and padding never
-    # an untrained generator samples almost uniformly: most chosen tokens are replaced, but a sample
-    # that equals the original is labelled "original", as in the paper
+    # an untrained generator samples almost uniformly: most chosen tokens are replaced, but a sample that
+    # equals the original is labelled "original", as in the paper
     assert 0 < c.replaced.sum() <= chosen.sum()
 
 
@@ -165,8 +164,7 @@ def test_bad_input():
     cfg = small().config.discriminator
     with pytest.raises(
         ValueError,
-        match=r"generator_layers: expected an int in 1..3 \(the "
-        r"discriminator's depth\), got 4",
+        match=r"generator_layers: expected an int in 1..3 \(the discriminator's depth\), got 4",
     ):
         ElectraConfig(cfg, generator_layers=4)
     with pytest.raises(ValueError, match=r"mask_prob: expected a probability in \(0, 1\], got 0"):
@@ -178,8 +176,7 @@ def test_bad_input():
     model, (ids, _) = small(), batch()
     with pytest.raises(
         ValueError,
-        match=r"input_ids: expected ids in \[0, 40\), got ids from 0 "
-        r"to 40",
+        match=r"input_ids: expected ids in \[0, 40\), got ids from 0 to 40",
     ):
         model(torch.tensor([[0, 40]]), MASK, SPECIALS)
     with pytest.raises(ValueError, match="input_ids: expected a \\[B, T\\] tensor of token ids"):

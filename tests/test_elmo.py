@@ -1,11 +1,10 @@
-"""Tests of lib/elmo.py: shapes; the directions (forward states blind to later tokens, backward
-states to earlier ones), padding, residual connections, each direction against the plain LSTMs run
-by hand; the loss against a direct computation; ScalarMix against its formula; the character CNN;
-the paper's parameter count; a tiny model that learns; bad input.
+"""Tests of lib/elmo.py: shapes; the directions (forward states blind to later tokens, backward states to
+earlier ones), padding, residual connections, each direction against the plain LSTMs run by hand; the
+loss against a direct computation; ScalarMix against its formula; the character CNN; the paper's
+parameter count; a tiny model that learns; bad input.
 
 Most checks run in float64, where two computations of the same quantity in different orders agree to
-~1e-15 relative; the tolerance 1e-10 is far above that and far below the O(0.01) change of any
-mistake.
+~1e-15 relative; the tolerance 1e-10 is far above that and far below the O(0.01) change of any mistake.
 """
 
 import math
@@ -50,15 +49,13 @@ def small_model(seed=0, words=None, **overrides):
 
 
 def padded_batch():
-    """Three sentences of lengths 7, 4, 6 (ids in [4, V): no padding id inside), right-padded with
-    0."""
+    """Three sentences of lengths 7, 4, 6 (ids in [4, V): no padding id inside), right-padded with 0."""
     g = torch.Generator().manual_seed(1)
     sentences = [torch.randint(4, V, (n,), generator=g).tolist() for n in (7, 4, 6)]
     return sentences, *pad_sentences(sentences)
 
 
-# ============================================ shapes
-# =====================================================
+# ============================================ shapes =====================================================
 
 
 @pytest.mark.parametrize("overrides", [{}, {"cell_dim": 20}, {"n_layers": 3}, {"n_layers": 1}])
@@ -87,8 +84,7 @@ def test_layer_zero_is_the_token_representation_twice_and_padding_is_zero():
     assert states[1:, mask].abs().min() < 1.0 and states[1:, mask].abs().max() > 1e-3
 
 
-# ============================================ directions
-# =================================================
+# ============================================ directions =================================================
 
 
 def test_forward_states_do_not_see_later_tokens_backward_states_do_not_see_earlier_ones():
@@ -105,15 +101,13 @@ def test_forward_states_do_not_see_later_tokens_backward_states_do_not_see_earli
             b0, b1 = before.states[j, row, :, H:], after.states[j, row, :, H:]
             assert torch.equal(f0[:s], f1[:s])  # forward: positions before s
             assert torch.equal(b0[s + 1 : n], b1[s + 1 : n])  # backward: positions after s
-            # ... while the other direction does change there, and both change at
-            # s (the test can fail)
+            # ... while the other direction does change there, and both change at s (the test can fail)
             if s > 0:
                 assert (b0[:s] - b1[:s]).abs().max() > 1e-4
             if s < n - 1:
                 assert (f0[s + 1 : n] - f1[s + 1 : n]).abs().max() > 1e-4
             assert (f0[s] - f1[s]).abs().max() > 1e-4 and (b0[s] - b1[s]).abs().max() > 1e-4
-        # the logits: the forward ones up to position s - 1 predict tokens <= s
-        # without reading token s
+        # the logits: the forward ones up to position s - 1 predict tokens <= s without reading token s
         assert torch.equal(before.forward_logits[row, :s], after.forward_logits[row, :s])
         assert torch.equal(
             before.backward_logits[row, s + 1 : n], after.backward_logits[row, s + 1 : n]
@@ -178,13 +172,12 @@ def test_reverse_padded():
     assert torch.equal(reverse_padded(y, lengths)[2, :3], y[2, :3].flip(0))
 
 
-# ============================================ the loss
-# ===================================================
+# ============================================ the loss ===================================================
 
 
 def test_lm_loss_equals_a_direct_computation():
-    """The summed forward and backward NLL, one sentence and one token at a time, from the top
-    layer's states and the softmax weights (log p = z - logsumexp z)."""
+    """The summed forward and backward NLL, one sentence and one token at a time, from the top layer's
+    states and the softmax weights (log p = z - logsumexp z)."""
     model = small_model(n_layers=3)
     sentences, ids, mask = padded_batch()
     W, b = model.softmax.weight, model.softmax.bias
@@ -212,8 +205,8 @@ def test_lm_loss_equals_a_direct_computation():
     assert nll.backward[1, 3:].abs().max() == 0 and nll.backward[0, 6] == 0
     # the two directions differ (they have their own LSTMs), so swapping them would be caught
     assert abs(fwd_total - bwd_total) > 1e-3
-    # at initialization the loss is near 2 log V (uniform predictions in both directions); 0.5
-    # allows for the random logits of N(0, 1/H) weights on O(1) states
+    # at initialization the loss is near 2 log V (uniform predictions in both directions); 0.5 allows
+    # for the random logits of N(0, 1/H) weights on O(1) states
     assert abs(loss.item() - 2 * math.log(V)) < 0.5
 
 
@@ -245,10 +238,9 @@ def test_initialization():
 
 
 def test_a_tiny_bilm_learns_a_deterministic_language():
-    """Sentences <bos> a b c d e <eos> and <bos> e d c b a <eos> (ids 4..8): after the first word
-    everything is determined in both directions, so the per-token NLL (both directions summed) falls
-    from ~2 log V to about (log 2 + log 2) / 6 (the first word forward and the last one backward are
-    coin flips) + a little."""
+    """Sentences <bos> a b c d e <eos> and <bos> e d c b a <eos> (ids 4..8): after the first word everything
+    is determined in both directions, so the per-token NLL (both directions summed) falls from ~2 log V
+    to about (log 2 + log 2) / 6 (the first word forward and the last one backward are coin flips) + a little."""
     torch.manual_seed(0)
     model = BiLM(ELMoConfig(vocab_size=9, word_dim=8, hidden_dim=16, n_layers=2, dropout=0.0))
     up, down = [1, 4, 5, 6, 7, 8, 2], [1, 8, 7, 6, 5, 4, 2]
@@ -267,8 +259,7 @@ def test_a_tiny_bilm_learns_a_deterministic_language():
     assert floor - 1e-3 < final < floor + 0.05, (first, final, floor)
 
 
-# ============================================ ScalarMix
-# ==================================================
+# ============================================ ScalarMix ==================================================
 
 
 def test_scalar_mix_weights_and_formula():
@@ -289,8 +280,7 @@ def test_scalar_mix_weights_and_formula():
 
 
 def test_scalar_mix_learns_to_pick_the_useful_layer():
-    """Only layer 1 of three holds the target (the others are noise): the learned weights move to
-    it."""
+    """Only layer 1 of three holds the target (the others are noise): the learned weights move to it."""
     g = torch.Generator().manual_seed(0)
     h = torch.randn(3, 256, 4, generator=g)
     target = h[1, :, 0] * 2.0
@@ -309,8 +299,7 @@ def test_scalar_mix_bad_input():
         ScalarMix(0)
     with pytest.raises(
         ValueError,
-        match=r"states: expected shape \[N=3, \.\.\., D\], got \(2, 5, "
-        r"4\)",
+        match=r"states: expected shape \[N=3, \.\.\., D\], got \(2, 5, 4\)",
     ):
         ScalarMix(3)(torch.randn(2, 5, 4))
     with pytest.raises(ValueError, match="states: expected 3 tensors"):
@@ -319,8 +308,7 @@ def test_scalar_mix_bad_input():
         ScalarMix(3)(torch.zeros(3, 5, 4, dtype=torch.long))
 
 
-# ============================================ the character CNN
-# =========================================
+# ============================================ the character CNN =========================================
 
 
 def test_char_ids():
@@ -372,11 +360,10 @@ def test_character_cnn_token_encoder():
 
 
 def test_paper_parameter_count():
-    """ELMoConfig.paper() without the softmax, against the released model's "93.6M". By hand:
-    character embeddings 259 x 16, convolutions sum(w * 16 * n + n), two highway layers 2048 -> 2 x
-    2048, projection 2048 -> 512, and 4 LSTMs of 4096 cells projected to 512, each with torch's two
-    bias vectors b_ih and b_hh (the authors' LSTM cell has one: 4 x 4 x 4096 = 65,536 parameters
-    fewer)."""
+    """ELMoConfig.paper() without the softmax, against the released model's "93.6M". By hand: character
+    embeddings 259 x 16, convolutions sum(w * 16 * n + n), two highway layers 2048 -> 2 x 2048, projection
+    2048 -> 512, and 4 LSTMs of 4096 cells projected to 512, each with torch's two bias vectors b_ih and b_hh
+    (the authors' LSTM cell has one: 4 x 4 x 4096 = 65,536 parameters fewer)."""
     cfg = ELMoConfig.paper()
     chars = CHAR_VOCAB_SIZE * 16
     convs = sum(w * 16 * n + n for w, n in cfg.char_filters)
@@ -390,8 +377,7 @@ def test_paper_parameter_count():
     assert count_parameters(cfg) == n + 512 * 793471 + 793471
 
 
-# ============================================ bad input
-# ==================================================
+# ============================================ bad input ==================================================
 
 
 def test_config_bad_input():
@@ -454,8 +440,7 @@ def test_forward_bad_input():
     empty[1] = False
     with pytest.raises(
         ValueError,
-        match=r"attention_mask: expected at least one real token per "
-        r"sentence.*row 1",
+        match=r"attention_mask: expected at least one real token per sentence.*row 1",
     ):
         model(ids, empty)
     with pytest.raises(ValueError, match="input_ids: every sentence has a single token"):

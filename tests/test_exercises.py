@@ -1,11 +1,9 @@
-"""The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with
-the right feedback, never crash on a reader's mistakes, and the student edition has no solutions and
-runs.
+"""The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with the
+right feedback, never crash on a reader's mistakes, and the student edition has no solutions and runs.
 
 Layout of an exercise in a chapter (see README.md, "Exercises and the student edition"):
-    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged ["solution",
-    "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged
-    "solution").
+    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged
+    ["solution", "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged "solution").
 """
 
 from __future__ import annotations
@@ -45,8 +43,7 @@ def tags(cell) -> list[str]:
 
 
 def exercises(path: Path) -> list[dict]:
-    """Each exercise of a chapter that has a check cell: its answer cell, solution cells and check
-    call."""
+    """Each exercise of a chapter that has a check cell: its answer cell, solution cells and check call."""
     cells = nbformat.read(path, as_version=4).cells
     found = []
     for i, cell in enumerate(cells):
@@ -86,8 +83,7 @@ def checker_of(exercise: dict):
 
 
 def defined_functions(source: str) -> dict:
-    """Exec only the imports, class and function definitions of a cell (not the chapter-dependent
-    rest)."""
+    """Exec only the imports, class and function definitions of a cell (not the chapter-dependent rest)."""
     kept = [
         node
         for node in ast.parse(source).body
@@ -104,8 +100,7 @@ def defined_functions(source: str) -> dict:
     return {node.name: namespace[node.name] for node in kept if isinstance(node, ast.FunctionDef)}
 
 
-# --- the chapters' exercises are laid out as the README says
-# -----------------------------------------
+# --- the chapters' exercises are laid out as the README says -----------------------------------------
 
 
 def test_the_chapters_have_checked_exercises():
@@ -145,8 +140,7 @@ def test_model_answers_in_prose_are_dropdowns_removed_from_the_student_edition()
                 assert "hide-cell" in tags(cell)
 
 
-# --- reference solutions pass; templates are "not attempted"
-# ---------------------------------------------
+# --- reference solutions pass; templates are "not attempted" ---------------------------------------------
 
 
 @pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
@@ -197,8 +191,7 @@ def test_a_function_that_raises_not_implemented_is_not_attempted():
     assert check_sharpen(todo).status == "not attempted"
 
 
-# --- wrong answers get the right feedback
-# ---------------------------------------------------------------
+# --- wrong answers get the right feedback ---------------------------------------------------------------
 
 
 def _forgot_return(w, gamma):
@@ -351,8 +344,7 @@ def test_check_masked_softmax_rejects(name, wrong, message):
 def test_check_masked_softmax_names_the_row_sum():
     with pytest.raises(
         ExerciseFailed,
-        match=r"row 0 \(counting from 0\) of your weights sums to "
-        r"0\.17",
+        match=r"row 0 \(counting from 0\) of your weights sums to 0\.17",
     ):
         check_masked_softmax(lambda s, m: torch.softmax(s, dim=-1) * m)
 
@@ -415,8 +407,7 @@ def test_half_answered_predictions_say_what_is_missing():
     assert "unchanged" in check_unit_length({"cosine", "dot"}, None).message
 
 
-# --- a reader's mistakes never crash a checker
-# ---------------------------------------------------------
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------
 
 
 def _raises(*args):
@@ -469,14 +460,12 @@ def test_feedback_renders_without_a_traceback_and_verdicts_render_as_html():
     assert "color: inherit" in html  # readable in dark mode too (tests/test_accessibility.py)
 
 
-# --- the student edition
-# ---------------------------------------------------------------------------------
+# --- the student edition ---------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def student_edition(tmp_path_factory) -> list[Path]:
-    """The student edition of every chapter, written by tools/make_student_edition.py (as `make
-    student`)."""
+    """The student edition of every chapter, written by tools/make_student_edition.py (as `make student`)."""
     return make_student_edition.write_student_edition(tmp_path_factory.mktemp("student"))
 
 
@@ -485,8 +474,8 @@ def _squash(text: str) -> str:
 
 
 def _solution_statements(source: str) -> list[str]:
-    """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of
-    them may appear in the student edition."""
+    """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of them
+    may appear in the student edition."""
     tree = ast.parse(source)
     bodies = [
         stmt for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for stmt in node.body
@@ -535,8 +524,7 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
 
 
 def test_the_leak_test_finds_solution_statements():
-    """The leak test above must be able to fail: it looks at every statement, inside functions
-    too."""
+    """The leak test above must be able to fail: it looks at every statement, inside functions too."""
     source = (
         'def f(w):\n    """doc"""\n    with torch.no_grad():\n        return '
         "torch.softmax(4 * w.log(),\n"
@@ -549,11 +537,9 @@ def test_the_leak_test_finds_solution_statements():
 
 
 def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_edition):
-    """Nothing written = every template as handed out: the checkers answer "not attempted", no cell
-    fails.
+    """Nothing written = every template as handed out: the checkers answer "not attempted", no cell fails.
 
-    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those
-    run here."""
+    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those run here."""
     from nbclient import NotebookClient
 
     for path in [p for p in student_edition if p.stem in CHECKED_CHAPTERS]:
@@ -579,8 +565,7 @@ def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_e
             assert "not attempted" in text, f"{path.name}: {check} -> {out}"
 
 
-# --- chapters 05 to 09
-# -------------------------------------------------------------------------------------
+# --- chapters 05 to 09 -------------------------------------------------------------------------------------
 
 from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
 
@@ -596,8 +581,7 @@ EXERCISE_TITLE = re.compile(r"^\*\*Exercise (\d) \(([^)]*)\)")
 
 @pytest.mark.parametrize("chapter", LATER)
 def test_later_chapters_have_two_to_four_exercises_each_checked_or_answered(chapter):
-    """Every exercise has a hidden solution and either a checker or a model answer; kinds are
-    varied."""
+    """Every exercise has a hidden solution and either a checker or a model answer; kinds are varied."""
     cells = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4).cells
     starts = [
         i
@@ -623,8 +607,7 @@ def test_later_chapters_have_two_to_four_exercises_each_checked_or_answered(chap
 
 
 def test_the_checkers_copy_of_the_self_attention_model_is_the_chapters():
-    """The chapter's solution asserts it too; here the copy is checked against what the chapter
-    prints."""
+    """The chapter's solution asserts it too; here the copy is checked against what the chapter prints."""
     embedding, W_Q, W_K, W_V = ch06.hand_made_model()
     assert W_Q.shape == (10, 5) and W_Q.sum() == 4 * 5 and W_K.sum() == 6 and W_V.trace() == 5
     tokens = "The animal didn't cross the street because it was too tired".split()
@@ -882,8 +865,7 @@ def test_later_checkers_report_any_wrong_type_or_shape_instead_of_crashing(check
 
 
 def test_checkers_leave_the_global_random_state_alone():
-    """A checker runs inside the reader's notebook: it must not change what the reader's next random
-    draw is."""
+    """A checker runs inside the reader's notebook: it must not change what the reader's next random draw is."""
     right = [
         (ch05.check_word_importance, lambda w, s: s[..., None] * w),
         (ch06.check_incremental, _incremental()),

@@ -1,7 +1,6 @@
-"""The exercises of the chapter *From sequence-to-sequence to attention*: the checkers accept the
-chapter's solutions and reject typical wrong answers with the right feedback (layout and student
-edition: tests/test_exercises.py; the chapter's solution asserts the numbers
-check_greedy_or_reference knows)."""
+"""The exercises of the chapter *From sequence-to-sequence to attention*: the checkers accept the chapter's
+solutions and reject typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py; the chapter's solution asserts the numbers check_greedy_or_reference knows)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The exercises of the chapter *Bahdanau and Luong attention*: the checkers accept the chapter's
-solutions and reject typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py; the chapter's solution asserts the numbers check_luong_looks_left
-knows)."""
+"""The exercises of the chapter *Bahdanau and Luong attention*: the checkers accept the chapter's solutions and
+reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
+chapter's solution asserts the numbers check_luong_looks_left knows)."""
 
 from __future__ import annotations
 

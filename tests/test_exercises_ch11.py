@@ -1,7 +1,6 @@
-"""The exercises of the chapter *Language models and transfer learning*: the checkers accept the
-chapter's solutions and reject typical wrong answers with the right feedback (layout and student
-edition: tests/test_exercises.py; the chapter's solution asserts the numbers that
-check_backward_agreement knows)."""
+"""The exercises of the chapter *Language models and transfer learning*: the checkers accept the chapter's solutions
+and reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
+chapter's solution asserts the numbers that check_backward_agreement knows)."""
 
 from __future__ import annotations
 
@@ -47,13 +46,11 @@ def _solution(checker: str):
     return exercise, defined_functions("\n".join(c.source for c in exercise["solutions"]))
 
 
-# --- exercise 1: interpolation
-# ---------------------------------------------------------------------------
+# --- exercise 1: interpolation ---------------------------------------------------------------------------
 
 
 def _in_torch(train, test, lam):
-    """A right answer written differently: float32 tensors, U as a vector over the bigram model's
-    vocabulary."""
+    """A right answer written differently: float32 tensors, U as a vector over the bigram model's vocabulary."""
     bigram = BigramLM(train)
     counts = Counter(w for s in train for w in s.split() + [EOS])
     U = torch.tensor([counts[w] for w in bigram.vocab], dtype=torch.float32)
@@ -77,8 +74,8 @@ def test_check_interpolation_accepts_the_chapters_solution_the_reference_and_a_t
 
 
 def test_the_reference_on_a_case_worked_by_hand():
-    # train "a b", "b": U = {a: 1/5, b: 2/5, </s>: 2/5}; test "b": P(b | <s>) = lam 1/2 + (1 - lam)
-    # 2/5, P(</s> | b) = lam 1 + (1 - lam) 2/5; two tokens.
+    # train "a b", "b": U = {a: 1/5, b: 2/5, </s>: 2/5}; test "b": P(b | <s>) = lam 1/2 + (1 - lam) 2/5,
+    # P(</s> | b) = lam 1 + (1 - lam) 2/5; two tokens.
     lam = 0.5
     p1, p2 = lam / 2 + (1 - lam) * 0.4, lam + (1 - lam) * 0.4
     expected = math.exp(-(math.log(p1) + math.log(p2)) / 2)
@@ -149,8 +146,8 @@ def test_check_interpolation_rejects(name, wrong, message):
 
 
 def test_every_mistake_is_told_apart_on_the_first_case():
-    """The feedback names the right mistake: on the first hidden case, no two variants give the same
-    number, and none is within the checker's tolerance of the right answer."""
+    """The feedback names the right mistake: on the first hidden case, no two variants give the same number,
+    and none is within the checker's tolerance of the right answer."""
     case, train, test, lam = ch11._cases()[0]
     values = [ch11.interpolated_perplexity_reference(train, test, lam)] + [
         ch11.interpolated_perplexity_reference(train, test, lam, **kw) for kw, _ in ch11._MISTAKES
@@ -160,8 +157,7 @@ def test_every_mistake_is_told_apart_on_the_first_case():
             assert not ch11._close(a, b), (case, a, b)
 
 
-# --- exercise 2: the backward model on agreement
-# ---------------------------------------------------------
+# --- exercise 2: the backward model on agreement ---------------------------------------------------------
 
 
 def test_check_backward_agreement_accepts_right_predictions_in_several_spellings():
@@ -214,8 +210,7 @@ def test_the_tolerance_is_the_documented_one():
     assert abs((probs["are"] + probs["were"]) / sum(probs.values()) - share) < 0.002
 
 
-# --- a reader's mistakes never crash a checker
-# ---------------------------------------------------------------
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))

@@ -1,6 +1,6 @@
-"""The exercises of the chapter *ELMo*: the checkers accept the chapter's solutions and reject
-typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py;
-the chapter's solution asserts the numbers that check_unseen_phrases knows)."""
+"""The exercises of the chapter *ELMo*: the checkers accept the chapter's solutions and reject typical wrong answers
+with the right feedback (layout and student edition: tests/test_exercises.py; the chapter's solution asserts the
+numbers that check_unseen_phrases knows)."""
 
 from __future__ import annotations
 
@@ -52,8 +52,7 @@ def _exercise(checker: str) -> dict:
     return next(e for e in exercises(CHAPTER) if e["checker"] == checker)
 
 
-# --- exercise 1: the biLM loss by hand
-# ---------------------------------------------------------------------
+# --- exercise 1: the biLM loss by hand ---------------------------------------------------------------------
 
 
 def _vectorised(forward_logits, backward_logits, ids):
@@ -141,8 +140,7 @@ def test_every_loss_mistake_is_told_apart_on_the_first_case():
             assert abs(a - b) > 1e-3, (a, b)
 
 
-# --- exercise 2: the size of the real ELMo
-# ------------------------------------------------------------------
+# --- exercise 2: the size of the real ELMo ------------------------------------------------------------------
 
 
 def test_paper_counts_are_the_librarys():
@@ -201,8 +199,7 @@ def test_check_elmo_size_rejects(args, message):
         ch12.check_elmo_size(*args)
 
 
-# --- exercise 4: phrases never seen
-# -----------------------------------------------------------------------
+# --- exercise 4: phrases never seen -----------------------------------------------------------------------
 
 
 def test_check_unseen_phrases_accepts_right_predictions_and_says_what_is_missing():
@@ -249,8 +246,7 @@ def test_the_unseen_tolerance_is_the_documented_one():
             ch12.check_unseen_phrases(wrong, 0.5)
 
 
-# --- a reader's mistakes never crash a checker
-# ---------------------------------------------------------------
+# --- a reader's mistakes never crash a checker ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))

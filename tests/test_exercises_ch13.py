@@ -1,6 +1,6 @@
-"""The exercises of the chapter *GPT*: the checkers accept the chapter's solutions and reject
-typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py;
-the chapter's solutions assert the numbers that check_gpt3_size and check_first_word know)."""
+"""The exercises of the chapter *GPT*: the checkers accept the chapter's solutions and reject typical wrong
+answers with the right feedback (layout and student edition: tests/test_exercises.py; the chapter's solutions
+assert the numbers that check_gpt3_size and check_first_word know)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
     assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: top_p_filter
-# -------------------------------------------------------------------------------
+# --- exercise 1: top_p_filter -------------------------------------------------------------------------------
 
 
 def _solution():
@@ -161,8 +160,7 @@ def test_check_top_p_filter_rejects(name, wrong, message):
 def test_check_top_p_filter_names_the_kept_mass():
     with pytest.raises(
         ExerciseFailed,
-        match=r"you kept sum to 0\.\d+ before renormalizing, less "
-        r"than p = 0\.5",
+        match=r"you kept sum to 0\.\d+ before renormalizing, less than p = 0\.5",
     ):
         ch13.check_top_p_filter(_mistake("exclusive"))
     with pytest.raises(
@@ -186,8 +184,7 @@ def test_check_top_p_filter_leaves_the_global_random_state_alone():
     assert torch.equal(torch.rand(3), expected)
 
 
-# --- exercise 2: the size of GPT-3
-# -----------------------------------------------------------------------------
+# --- exercise 2: the size of GPT-3 -----------------------------------------------------------------------------
 
 
 def test_the_gpt3_numbers_are_the_librarys():
@@ -233,8 +230,7 @@ def test_check_gpt3_size_rejects(args, message):
         ch13.check_gpt3_size(*args)
 
 
-# --- exercise 3: the first token
-# ---------------------------------------------------------------------------------
+# --- exercise 3: the first token ---------------------------------------------------------------------------------
 
 
 def test_check_first_word_accepts_chance_level_predictions():

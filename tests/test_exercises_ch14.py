@@ -1,6 +1,5 @@
-"""The exercises of the chapter *BERT*: the checkers accept the chapter's solutions and reject
-typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py)."""
+"""The exercises of the chapter *BERT*: the checkers accept the chapter's solutions and reject typical wrong
+answers with the right feedback (layout and student edition: tests/test_exercises.py)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def test_the_chapter_has_both_checked_exercises_and_model_answers():
     assert len(answers) == 2 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: the 80/10/10 rule
-# -----------------------------------------------------------------------
+# --- exercise 1: the 80/10/10 rule -----------------------------------------------------------------------
 
 
 def _library(ids, V, mask_id, special, prob=0.15):
@@ -172,8 +170,7 @@ def test_the_rate_tolerance_can_fail():
     assert "0.220" in ch14._rate_problem("x", 220, 1000, 0.15)  # 6.2 standard errors: rejected
 
 
-# --- exercise 2: BERT-Medium
-# -----------------------------------------------------------------------------
+# --- exercise 2: BERT-Medium -----------------------------------------------------------------------------
 
 
 def test_the_medium_numbers_are_the_librarys():

@@ -1,7 +1,6 @@
-"""The exercises of the chapter *Inside a real pretrained model*: the checkers accept the chapter's
-solutions and reject typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py; the chapter's solution asserts the weights that check_other_adjectives
-knows, and so does this file)."""
+"""The exercises of the chapter *Inside a real pretrained model*: the checkers accept the chapter's solutions and
+reject typical wrong answers with the right feedback (layout and student edition: tests/test_exercises.py; the
+chapter's solution asserts the weights that check_other_adjectives knows, and so does this file)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def test_the_chapter_has_two_checked_exercises_and_three_model_answers():
     assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
 
 
-# --- exercise 1: other adjectives
-# ---------------------------------------------------------------------------
+# --- exercise 1: other adjectives ---------------------------------------------------------------------------
 
 
 def test_the_checkers_weights_are_the_models():
@@ -72,8 +70,7 @@ def test_check_other_adjectives_rejects(args, message):
         ch15.check_other_adjectives(*args)
 
 
-# --- exercise 2: embed
-# ----------------------------------------------------------------------------------------------
+# --- exercise 2: embed ----------------------------------------------------------------------------------------------
 
 
 def _solution():
@@ -105,8 +102,7 @@ def test_the_reference_is_sentence_transformers_mean_pooling_worked_by_hand():
 
 
 def test_every_named_mistake_is_far_from_the_answer_on_the_first_hidden_batch():
-    """The checker compares to 1e-4; each mistake it names differs from the answer by more than 1e-2
-    there."""
+    """The checker compares to 1e-4; each mistake it names differs from the answer by more than 1e-2 there."""
     model, tokenizer = ch15._minilm()
     texts = ch15.EMBED_CASES[0]
     expected = ch15.embed_reference(model, tokenizer, texts)
@@ -153,10 +149,7 @@ EMBED_WRONG = [
     (
         "pooled output, not normalized",
         _variant(pooling="pooled", normalize=False),
-        "you returned the pooled output (the pooler on the [CLS] vector), which this model was not "
-        "trained to use. "
-        "Average the last layer's token vectors over the real tokens. Then scale each vector to "
-        "length 1.",
+        "you returned the pooled output (the pooler on the [CLS] vector), which this model was not trained to use. Average the last layer's token vectors over the real tokens. Then scale each vector to length 1.",
     ),
     (
         "special tokens left out",
@@ -210,8 +203,7 @@ def test_check_embed_reports_any_wrong_type_or_shape_instead_of_crashing(answer)
 
 
 def test_check_embed_leaves_the_global_random_state_alone():
-    """Loading the model draws initial weights before the real ones are copied in: not from the
-    reader's RNG."""
+    """Loading the model draws initial weights before the real ones are copied in: not from the reader's RNG."""
     ch15._minilm.cache_clear()
     torch.manual_seed(123)
     expected = torch.rand(3)

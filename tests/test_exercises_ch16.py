@@ -1,6 +1,5 @@
-"""The exercises of the chapter *Beyond BERT*: the checkers accept the chapter's solutions and
-reject typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py)."""
+"""The exercises of the chapter *Beyond BERT*: the checkers accept the chapter's solutions and reject typical
+wrong answers with the right feedback (layout and student edition: tests/test_exercises.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The ONNX exports of the live figures (tools/export_models.py) equal the library's PyTorch models.
 
-The models are exported once into a temporary folder (about 5 s) and run with onnxruntime (PyPI),
-one thread. Tolerances:
-- float32 exports (the translator, MiniLM with --precision fp32): 1e-4 on every output, far above
-  the ~1e-6 that reordered float32 sums give, far below anything a figure can show.
+The models are exported once into a temporary folder (about 5 s) and run with onnxruntime (PyPI), one
+thread. Tolerances:
+- float32 exports (the translator, MiniLM with --precision fp32): 1e-4 on every output, far above the
+  ~1e-6 that reordered float32 sums give, far below anything a figure can show.
 - the shipped MiniLM keeps its weights as float16 (float32 arithmetic): a weight moves by at most
   2^-11 of itself (4.9e-4 relative); the attention weights measured move by at most 7.2e-4 on the
   chapters' sentences. The test allows 2e-3 (the figure shows two decimals; the issue asks <= 0.01),

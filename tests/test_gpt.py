@@ -1,7 +1,7 @@
 """Tests of lib/gpt.py: shapes; properties (causality, the KV cache equals recomputation, decoding,
-sampling distributions, padding of the classifier); parameter counts of GPT-2's four sizes;
-initialization; bad input; and a tiny model that learns a pattern. Equivalence with transformers'
-GPT2LMHeadModel is in tests/test_pretrained_gpt.py.
+sampling distributions, padding of the classifier); parameter counts of GPT-2's four sizes; initialization;
+bad input; and a tiny model that learns a pattern. Equivalence with transformers' GPT2LMHeadModel is in
+tests/test_pretrained_gpt.py.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -45,8 +45,8 @@ def small_config(**overrides):
 
 def small_model(seed=0, sharp=True, **overrides):
     """A small GPT in eval mode. GPT-2's initialization (std 0.02) gives almost uniform next-token
-    distributions, on which greedy decoding and sampling tests would be weak (near-ties everywhere);
-    with sharp=True every weight is redrawn larger, so the model has peaked, varied predictions."""
+    distributions, on which greedy decoding and sampling tests would be weak (near-ties everywhere); with
+    sharp=True every weight is redrawn larger, so the model has peaked, varied predictions."""
     torch.manual_seed(seed)
     model = GPT(small_config(**overrides)).eval()
     if sharp:
@@ -64,16 +64,15 @@ def ids(*shape, seed=0, vocab=V):
 
 
 def sequence_log_prob(model, tokens, prompt_len):
-    """sum over the generated tokens of log p(token | prefix), by one full forward pass: an
-    independent way to score what beam search returns (tokens [1, L])."""
+    """sum over the generated tokens of log p(token | prefix), by one full forward pass: an independent
+    way to score what beam search returns (tokens [1, L])."""
     with torch.no_grad():
         log_probs = model(tokens[:, :-1]).logits.log_softmax(-1)  # [1, L-1, V]
     picked = log_probs.gather(-1, tokens[:, 1:, None])[0, :, 0]  # [L-1]
     return picked[prompt_len - 1 :].sum().item()
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 def test_forward_shapes_loss_and_attention_format():
@@ -89,8 +88,8 @@ def test_forward_shapes_loss_and_attention_format():
         # softmax rows of <= 9 float32 terms in [0, 1]: sums within 1e-6 of 1
         torch.testing.assert_close(w.sum(-1), torch.ones(3, 4, 9), rtol=0, atol=1e-6)
         assert torch.all(w.triu(1) == 0)  # masked weights are exactly 0
-    # explicit (masked_softmax) vs fused attention: float32, two summation orders; logits of size
-    # ~10, so 1e-5 absolute is a few ulps
+    # explicit (masked_softmax) vs fused attention: float32, two summation orders; logits of size ~10,
+    # so 1e-5 absolute is a few ulps
     torch.testing.assert_close(logits, out.logits, rtol=0, atol=1e-5)
     h, _ = model.hidden_states(x)
     assert h.shape == (3, 9, 32)
@@ -139,8 +138,7 @@ def test_loss_is_next_token_cross_entropy_and_ignores_minus_100():
     assert abs(loss_part.item() - loss.item()) > 1e-3  # the ignored positions did change the loss
 
 
-# ============================================ tier 2: properties
-# =========================================
+# ============================================ tier 2: properties =========================================
 
 
 def test_causality_later_tokens_do_not_change_earlier_logits():
@@ -151,8 +149,8 @@ def test_causality_later_tokens_do_not_change_earlier_logits():
         # every later token differs
         changed[:, t + 1 :] = (changed[:, t + 1 :] + 1 + ids(2, 11 - t, seed=t, vocab=V - 1)) % V
         a, b = model(x).logits, model(changed).logits
-        # same computation on the same numbers up to t: masked keys contribute exp(-inf) = 0
-        # exactly; 1e-6 leaves room for a kernel that blocks the keys differently
+        # same computation on the same numbers up to t: masked keys contribute exp(-inf) = 0 exactly;
+        # 1e-6 leaves room for a kernel that blocks the keys differently
         torch.testing.assert_close(a[:, : t + 1], b[:, : t + 1], rtol=0, atol=1e-6)
         assert (a[:, t + 1 :] - b[:, t + 1 :]).abs().max() > 1e-2  # and the later ones did change
     # with the weights asked for as well
@@ -237,8 +235,7 @@ def test_sampling_is_reproducible_and_follows_the_generator():
 
 
 def test_sampling_frequencies_match_the_distribution():
-    # 4000 one-token draws from one prompt: each frequency is within 4 standard
-    # errors of its probability
+    # 4000 one-token draws from one prompt: each frequency is within 4 standard errors of its probability
     model = small_model()
     prompt = ids(1, 5).expand(4000, 5)
     probs = sampling_distribution(model(prompt[:1]).logits[0, -1], temperature=1.5, top_k=6)
@@ -270,8 +267,8 @@ def test_beam_width_one_is_greedy(seed):
 
 
 def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis():
-    # V=4 tokens, 3 new tokens: 64 sequences; a beam of 16 = V^2 never drops a prefix of the best
-    # one, so beam search must return the best of all 64, found here by enumeration
+    # V=4 tokens, 3 new tokens: 64 sequences; a beam of 16 = V^2 never drops a prefix of the best one,
+    # so beam search must return the best of all 64, found here by enumeration
     model = small_model(3, vocab_size=4)
     prompt = ids(1, 2, vocab=4)
     scores = {
@@ -295,8 +292,7 @@ def test_beam_search_stops_at_eos_and_ranks_with_the_length_penalty():
     new = tokens[0].tolist()
     assert eos not in new[:-1] and (new[-1] == eos or len(new) == 12)
     assert abs(log_prob - sequence_log_prob(model, torch.cat([prompt, tokens], 1), 3)) < 1e-4
-    # with a strong length penalty the longest finished hypothesis wins more
-    # easily: never a shorter one
+    # with a strong length penalty the longest finished hypothesis wins more easily: never a shorter one
     longer = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0).tokens
     assert longer.shape[1] >= tokens.shape[1]
 
@@ -329,8 +325,7 @@ def test_sampling_distribution_temperature_top_k_top_p():
         out = sampling_distribution(logits, top_p=p)
         assert int((out > 0).sum()) == kept
         torch.testing.assert_close(out[:kept], probs[:kept] / probs[:kept].sum(), rtol=0, atol=1e-6)
-    # top-p acts on the distribution after temperature: at T=0.5 the top token
-    # has 0.5^2/0.365 = 0.685
+    # top-p acts on the distribution after temperature: at T=0.5 the top token has 0.5^2/0.365 = 0.685
     assert int((sampling_distribution(logits, top_p=0.65) > 0).sum()) == 2
     assert int((sampling_distribution(logits, temperature=0.5, top_p=0.65) > 0).sum()) == 1
     # batched, any order of the vocabulary
@@ -348,8 +343,7 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
     lengths = torch.tensor([6, 6])
     alone = clf(x)
     assert alone.shape == (2, 3)
-    # causal attention: position 5 never sees the padding, so the logits are the
-    # same (float32, 1e-5)
+    # causal attention: position 5 never sees the padding, so the logits are the same (float32, 1e-5)
     torch.testing.assert_close(clf(padded, lengths), alone, rtol=0, atol=1e-5)
     assert (clf(padded) - alone).abs().max() > 1e-3  # reading the last position instead differs
     h, _ = clf.gpt.hidden_states(x)
@@ -360,8 +354,7 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
         GPTClassifier(small_model(), n_classes=1)
 
 
-# ======================================= parameter counts, initialization
-# ================================
+# ======================================= parameter counts, initialization ================================
 
 
 @pytest.mark.parametrize(
@@ -377,8 +370,8 @@ def test_parameter_counts_of_gpt2s_four_sizes(preset, expected):
     config = getattr(GPTConfig, preset)()
     assert (config.vocab_size, config.block_size) == (50257, 1024)
     assert count_parameters(config) == expected
-    # the formula: V D + block D + L (12 D^2 + 13 D) + 2 D (per block: c_attn 3D^2+3D, attn.c_proj
-    # D^2+D, c_fc 4D^2+4D, mlp.c_proj 4D^2+D, two LayerNorms 4D; then ln_f)
+    # the formula: V D + block D + L (12 D^2 + 13 D) + 2 D (per block: c_attn 3D^2+3D, attn.c_proj D^2+D,
+    # c_fc 4D^2+4D, mlp.c_proj 4D^2+D, two LayerNorms 4D; then ln_f)
     D, L = config.n_embd, config.n_layer
     assert 50257 * D + 1024 * D + L * (12 * D * D + 13 * D) + 2 * D == expected
 
@@ -434,8 +427,7 @@ def test_dropout_only_in_training_mode():
     assert (model(x, return_attention=True).logits - eval_logits).abs().max() > 1e-3
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 
 def test_bad_config():
@@ -514,13 +506,11 @@ def test_bad_decoding_input():
         sampling_distribution([0.1, 0.2])
 
 
-# ============================================ learning
-# ==================================================
+# ============================================ learning ==================================================
 
 
 def test_tiny_model_learns_to_continue_a_pattern():
-    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation
-    # continues any of them
+    # sequences a, a+3, a+6, ... (mod 23): after a short training run, greedy generation continues any of them
     torch.manual_seed(0)
     model = GPT(small_config(n_embd=32, n_layer=2))
     starts = torch.arange(V)

@@ -1,5 +1,4 @@
-"""lib.data.documents (synthetic reviews with a documented label rule) and lib.han (Yang et al.
-2016)."""
+"""lib.data.documents (synthetic reviews with a documented label rule) and lib.han (Yang et al. 2016)."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def model(vocab):
     ).eval()
 
 
-# --- the generator
-# -----------------------------------------------------------------------------------
+# --- the generator -----------------------------------------------------------------------------------
 
 
 def test_same_seed_same_documents_other_seed_other_documents():
@@ -109,8 +107,7 @@ def test_generator_bad_input_names_the_argument(vocab, call, name):
         call(vocab)
 
 
-# --- the model
-# ---------------------------------------------------------------------------------------
+# --- the model ---------------------------------------------------------------------------------------
 
 
 def test_context_attention_is_yangs_formula():
@@ -142,8 +139,7 @@ def test_forward_shapes_and_weights_sum_to_one_on_real_words_only(docs, vocab, m
 
 
 def test_padding_changes_nothing(docs, vocab, model):
-    """A document alone, or padded with extra words and sentences inside a batch, gets the same
-    output."""
+    """A document alone, or padded with extra words and sentences inside a batch, gets the same output."""
     d = docs[0]
     alone = D.make_batch([d], vocab).docs
     padded = F.pad(alone, (0, 3, 0, 2), value=vocab.pad_id)  # 3 more pad words, 2 pad sentences

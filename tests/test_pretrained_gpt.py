@@ -1,10 +1,9 @@
-"""Tests of lib/pretrained/gpt.py: a randomly initialized transformers GPT2LMHeadModel, loaded into
-lib.gpt.GPT, gives the same logits, loss, attention weights and greedy generations (offline: no
-download).
+"""Tests of lib/pretrained/gpt.py: a randomly initialized transformers GPT2LMHeadModel, loaded into lib.gpt.GPT,
+gives the same logits, loss, attention weights and greedy generations (offline: no download).
 
-transformers 5.x computes attention with torch's SDPA by default and then returns no attention
-weights; the reference model is built with attn_implementation="eager", which returns them
-(output_attentions=True) and computes the same logits.
+transformers 5.x computes attention with torch's SDPA by default and then returns no attention weights;
+the reference model is built with attn_implementation="eager", which returns them (output_attentions=True)
+and computes the same logits.
 """
 
 import pytest
@@ -19,10 +18,9 @@ V, N_POSITIONS = 97, 48
 
 
 def hf_model(seed=0, **overrides):
-    """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std
-    0.02 gives nearly uniform predictions, on which greedy generation would be a weak test), with
-    random biases and LayerNorm gains, so that a swapped or untransposed tensor changes the
-    output."""
+    """A small GPT2LMHeadModel whose weights are redrawn larger than GPT-2's initialization (std 0.02 gives
+    nearly uniform predictions, on which greedy generation would be a weak test), with random biases and
+    LayerNorm gains, so that a swapped or untransposed tensor changes the output."""
     torch.manual_seed(seed)
     config = transformers.GPT2Config(
         **{
@@ -74,8 +72,7 @@ def test_logits_loss_and_attention_equal_transformers():
         ref = hf(x, labels=x, output_attentions=True)
         logits, loss, attention = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
         fused = gpt(x).logits
-    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the
-    # issue's bound)
+    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the issue's bound)
     torch.testing.assert_close(fused, ref.logits, rtol=0, atol=1e-4)
     torch.testing.assert_close(logits, ref.logits[:, :-1], rtol=0, atol=1e-4)
     assert ref.logits.abs().max() > 1  # not a trivially flat model
@@ -92,8 +89,7 @@ def test_logits_loss_and_attention_equal_transformers():
 
 
 def test_untransposed_weights_would_be_wrong():
-    # c_proj is square [64, 64], so copying it without the transpose would load
-    # silently: check it matters
+    # c_proj is square [64, 64], so copying it without the transpose would load silently: check it matters
     hf = hf_model()
     gpt = gpt_from_hf(hf)
     x = ids(2, 12)

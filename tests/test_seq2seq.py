@@ -1,8 +1,8 @@
 """Tests of lib/seq2seq.py and lib/hard_attention.py: shapes; properties (padding does not leak,
 attention rows, teacher forcing = stepping by hand, loss = mean negative log-likelihood, decoding);
 equivalence of the encoder and of every attention variant to a direct loop written from the papers'
-equations; beam search against greedy decoding and exhaustive search; hard attention and its
-REINFORCE gradient; bad input; and a Bahdanau model that learns to reverse sequences.
+equations; beam search against greedy decoding and exhaustive search; hard attention and its REINFORCE
+gradient; bad input; and a Bahdanau model that learns to reverse sequences.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -35,8 +35,8 @@ VS, VT = 11, 13  # source and target vocabularies differ, so a mix-up of the two
 HE = 8  # encoder state width: 2 directions x 4
 
 # float64 throughout the comparisons: the library and the loops below sum in different orders, which
-# costs ~1e-15 relative per operation; 1e-10 is far above that and far below the O(0.01) error of
-# any wrong formula, mask or index.
+# costs ~1e-15 relative per operation; 1e-10 is far above that and far below the O(0.01) error of any
+# wrong formula, mask or index.
 TOL64 = dict(rtol=0, atol=1e-10)
 
 
@@ -55,9 +55,8 @@ SOFT_GLOBAL = ["bahdanau", "luong-dot", "luong-general", "luong-concat", "luong-
 
 
 def randomize(module, seed=0, std=0.5):
-    """Every parameter drawn from N(0, std^2): the papers' initializations are small (and the
-    additive score's v_a is 0, which makes attention uniform), which would let a wrong formula
-    pass."""
+    """Every parameter drawn from N(0, std^2): the papers' initializations are small (and the additive
+    score's v_a is 0, which makes attention uniform), which would let a wrong formula pass."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for p in module.parameters():
@@ -74,8 +73,7 @@ def make_model(kind, seed=0, cell="gru", bidirectional=True):
 
 
 def padded(lengths, vocab, seed=0, fill=PAD):
-    """Random ids in [3, vocab) (no PAD, BOS, EOS), [B, max(lengths)], positions past each length =
-    fill."""
+    """Random ids in [3, vocab) (no PAD, BOS, EOS), [B, max(lengths)], positions past each length = fill."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(3, vocab, (len(lengths), max(lengths)), generator=g)
     past = torch.arange(max(lengths))[None] >= torch.tensor(lengths)[:, None]
@@ -102,8 +100,7 @@ def score_tokens(model, src, src_lengths, tokens):
     return logits[0].log_softmax(-1).gather(-1, tokens[:, None]).sum().item(), weights
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
@@ -158,8 +155,7 @@ def test_decoder_shapes(kind):
 
 
 def output_lengths(tokens):
-    """Number of words up to and including the first EOS of each row of tokens [B, L] (L if
-    none)."""
+    """Number of words up to and including the first EOS of each row of tokens [B, L] (L if none)."""
     has_eos = (tokens == EOS).any(1)
     return torch.where(has_eos, (tokens == EOS).int().argmax(1) + 1, tokens.shape[1])
 
@@ -190,14 +186,12 @@ def test_decoding_returns_one_weight_row_per_output_token(kind):
         assert w.shape == (1, tok.shape[1], int(lengths[b]))
 
 
-# ============================================ tier 3: equivalence to loops
-# ==============================
+# ============================================ tier 3: equivalence to loops ==============================
 # (before the properties: those lean on the encoder and the attention being right)
 
 
 def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
-    """The GRU equations as torch documents them (gates stacked r, z, n): written out, not
-    nn.GRUCell."""
+    """The GRU equations as torch documents them (gates stacked r, z, n): written out, not nn.GRUCell."""
     r_i, z_i, n_i = (w_ih @ x + b_ih).chunk(3)
     r_h, z_h, n_h = (w_hh @ h + b_hh).chunk(3)
     r, z = torch.sigmoid(r_i + r_h), torch.sigmoid(z_i + z_h)
@@ -206,8 +200,7 @@ def gru_cell(x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def loop_encoder(encoder, ids):
-    """Bidirectional GRU over one unpadded sentence ids [L], step by step -> (states [L, He],
-    summary)."""
+    """Bidirectional GRU over one unpadded sentence ids [L], step by step -> (states [L, He], summary)."""
     rnn, x = encoder.rnn, encoder.embedding.weight[ids]  # [L, E]
     L, Hd = len(ids), rnn.hidden_size
     forward, backward = [None] * L, [None] * L
@@ -330,15 +323,14 @@ def test_decoder_equals_loop_from_the_equations(kind):
                 torch.testing.assert_close(p, torch.stack(ref_p), **TOL64)
 
 
-# ============================================ tier 2: properties
-# ========================================
+# ============================================ tier 2: properties ========================================
 
 
 @pytest.mark.parametrize("kind", list(DECODERS))
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_padding_does_not_leak(kind, cell):
-    """A padded batch gives, for its real tokens, the same encoder states, summary, logits and
-    weights as each sentence alone without padding; whatever sits in the padding does not matter."""
+    """A padded batch gives, for its real tokens, the same encoder states, summary, logits and weights
+    as each sentence alone without padding; whatever sits in the padding does not matter."""
     model = make_model(kind, seed=4, cell=cell)
     lengths, tgt_lengths = [7, 2, 5], [3, 6, 4]
     src, (tgt_in, _) = padded(lengths, VS, seed=4), target(tgt_lengths, seed=4)
@@ -385,10 +377,9 @@ def test_weights_are_a_distribution_over_the_real_tokens(kind):
 
 
 def test_local_attention_window_and_gaussian():
-    """Luong's local-p: p_t = S sigmoid(v_p^T tanh(W_p h_t)) in [0, S] with S each sentence's
-    length; weights exactly 0 outside [p_t - D, p_t + D] and on padding; with equal encoder states
-    (so that align is uniform over the window) log a_t(s) = const - (s - p_t)^2 / (2 sigma^2), sigma
-    = D / 2."""
+    """Luong's local-p: p_t = S sigmoid(v_p^T tanh(W_p h_t)) in [0, S] with S each sentence's length;
+    weights exactly 0 outside [p_t - D, p_t + D] and on padding; with equal encoder states (so that
+    align is uniform over the window) log a_t(s) = const - (s - p_t)^2 / (2 sigma^2), sigma = D / 2."""
     D = 3
     decoder = randomize(LuongDecoder(VT, 6, 10, HE, score="general", window=D), seed=6).double()
     B, S = 4, 12
@@ -412,9 +403,8 @@ def test_local_attention_window_and_gaussian():
         # Gaussian shrinks the sum
         assert (w[~outside] > 0).all() and (w.sum(-1) <= 1 + 1e-12).all()
         assert w[3, 0] > 0  # a one-word sentence still attends
-    # equal encoder states -> all scores equal -> align uniform over the window: what is left
-    # is the Gaussian factor. Fit log a(s) = c0 + c1 s + c2 s^2 on the window: c2 = -1/(2
-    # sigma^2), vertex = p_t
+    # equal encoder states -> all scores equal -> align uniform over the window: what is left is the
+    # Gaussian factor. Fit log a(s) = c0 + c1 s + c2 s^2 on the window: c2 = -1/(2 sigma^2), vertex = p_t
     same = enc_states[:, :1].expand(B, S, HE)
     _, state, w = decoder.step(y, state, same, src_mask)
     p = state["position"]
@@ -471,8 +461,7 @@ def test_loss_is_the_mean_negative_log_likelihood_of_the_non_pad_tokens(kind):
         assert abs(model.loss(batch).item() - nll / count) < 1e-12  # float64 sums of 11 terms ~ 1
         seq = sequence_log_prob(model, src, batch.src_lengths, tgt_in, tgt_out)
         assert abs(-seq.sum().item() / count - nll / count) < 1e-12
-    # what the decoder reads at a padded position (sentence 1 has 2 target tokens)
-    # changes no loss term
+    # what the decoder reads at a padded position (sentence 1 has 2 target tokens) changes no loss term
     assert tgt_out[1, 3] == PAD
     tgt_in2 = tgt_in.clone()
     tgt_in2[1, 3] = 7
@@ -501,8 +490,8 @@ def test_sequence_log_prob_is_the_sum_of_log_softmax_picks():
 
 @pytest.mark.parametrize("kind", list(DECODERS))
 def test_greedy_decoding_picks_the_argmax_given_its_own_output(kind):
-    """Feeding the greedy output back with teacher forcing reproduces every choice as the argmax,
-    and the weights greedy returns are the teacher-forced ones."""
+    """Feeding the greedy output back with teacher forcing reproduces every choice as the argmax, and
+    the weights greedy returns are the teacher-forced ones."""
     model = make_model(kind, seed=10)
     lengths = torch.tensor([5, 3, 6])
     src = padded([5, 3, 6], VS, seed=10)
@@ -543,9 +532,8 @@ def outputs(V, max_len):
 
 
 def test_wide_beam_equals_exhaustive_search():
-    """A beam at least as wide as the number of possible outputs never drops a hypothesis, so it
-    must return the most probable output of all: provable, unlike 'beam beats greedy' (see
-    below)."""
+    """A beam at least as wide as the number of possible outputs never drops a hypothesis, so it must
+    return the most probable output of all: provable, unlike 'beam beats greedy' (see below)."""
     max_len = 3
     candidates = list(outputs(VT, max_len))  # 1 + 12 + 144 + 1728 = 1885
     for seed in range(2):
@@ -577,9 +565,9 @@ def test_beam_search_usually_beats_greedy():
     """Beam search keeps the greedy prefix among its candidates at every step only as long as it is
     among the beam_width best, so it is NOT guaranteed to find a likelier output than greedy (a
     greedy path can fall out of the beam and then end better than every kept one). It happens: of
-    these 30 random models and inputs, beam 4 is worse than greedy on seed 3 (-19.470 vs -19.458),
-    at least as good on the other 29 and strictly better on 18. We check what holds in practice: >=
-    greedy on at least 90% of the cases and strictly better on some (else the test is vacuous)."""
+    these 30 random models and inputs, beam 4 is worse than greedy on seed 3 (-19.470 vs -19.458), at
+    least as good on the other 29 and strictly better on 18. We check what holds in practice:
+    >= greedy on at least 90% of the cases and strictly better on some (else the test is vacuous)."""
     at_least, better = 0, 0
     for seed in range(30):
         torch.manual_seed(seed)
@@ -597,8 +585,7 @@ def test_beam_search_usually_beats_greedy():
     assert at_least >= 27 and better >= 10, (at_least, better)
 
 
-# --- hard attention
-# ---------------------------------------------------------------------------------
+# --- hard attention ---------------------------------------------------------------------------------
 
 
 def test_hard_attention_samples_from_alpha_in_training_and_takes_the_argmax_in_eval():
@@ -658,10 +645,9 @@ def test_reinforce_gives_the_attention_a_gradient_that_the_likelihood_alone_does
 
 
 def test_reinforce_gradient_is_unbiased():
-    """One decoding step, one sentence of S = 3 words, n = 40000 samples of the choice z: the
-    average REINFORCE gradient with respect to the scores e equals the exact gradient of the
-    expected reward E_z[log p(y | z)] = sum_j alpha_j R_j, which is alpha_j (R_j - sum_k alpha_k
-    R_k)."""
+    """One decoding step, one sentence of S = 3 words, n = 40000 samples of the choice z: the average
+    REINFORCE gradient with respect to the scores e equals the exact gradient of the expected reward
+    E_z[log p(y | z)] = sum_j alpha_j R_j, which is alpha_j (R_j - sum_k alpha_k R_k)."""
     torch.manual_seed(13)
     model = randomize(
         Seq2Seq(Encoder(VS, 5, 4), HardAttentionDecoder(VT, 6, 10, HE, 7)), 13, std=0.4
@@ -709,8 +695,7 @@ def test_reinforce_gradient_is_unbiased():
     assert exact.abs().max() > 20 * sd  # the test can fail: the gradient is not ~0
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 
 def test_bad_input_names_the_argument():
@@ -808,15 +793,14 @@ def test_bad_input_names_the_argument():
         model.loss((src, lengths, tgt_in, tgt_out))
 
 
-# ============================================ end to end
-# ================================================
+# ============================================ end to end ================================================
 
 
 def test_bahdanau_model_learns_to_reverse_sequences():
-    """Vocabulary of 10 symbols, lengths 3-8: 150 Adam steps of 128 random sequences (lr 0.02
-    decayed linearly to 0, gradient norm clipped at 1), with the papers' initialization. Greedy
-    decoding then reverses > 90% of held-out sequences exactly, and the attention is anti-diagonal:
-    to write the t-th output word the decoder looks at source position L-1-t."""
+    """Vocabulary of 10 symbols, lengths 3-8: 150 Adam steps of 128 random sequences (lr 0.02 decayed
+    linearly to 0, gradient norm clipped at 1), with the papers' initialization. Greedy decoding then
+    reverses > 90% of held-out sequences exactly, and the attention is anti-diagonal: to write the
+    t-th output word the decoder looks at source position L-1-t."""
     V = 3 + 10  # 10 symbols and 3 specials
 
     def sample(n, generator):

@@ -1,6 +1,6 @@
-"""Tests of lib/data/stories.py: the story corpus (determinism, conventions, the rates of its
-phenomena), the labelled probes (coreference, word senses, agreement classification), vocabularies,
-the Python docs text, and bad input."""
+"""Tests of lib/data/stories.py: the story corpus (determinism, conventions, the rates of its phenomena),
+the labelled probes (coreference, word senses, agreement classification), vocabularies, the Python
+docs text, and bad input."""
 
 import random
 import re
@@ -94,8 +94,7 @@ def test_every_word_is_in_WORDS_and_the_vocabulary_is_small(kinds_and_sentences)
 
 
 def test_kinds_occur_at_the_documented_rates(kinds_and_sentences):
-    """10,000 draws: the standard error of a rate p is at most sqrt(0.25/10000) = 0.005; 0.02 is 4
-    sigma."""
+    """10,000 draws: the standard error of a rate p is at most sqrt(0.25/10000) = 0.005; 0.02 is 4 sigma."""
     counts = Counter(k for k, _ in kinds_and_sentences)
     assert set(counts) == set(KIND_RATES) and abs(sum(KIND_RATES.values()) - 1) < 1e-12
     for kind, rate in KIND_RATES.items():
@@ -103,8 +102,7 @@ def test_kinds_occur_at_the_documented_rates(kinds_and_sentences):
 
 
 def test_each_phenomenon_has_its_own_marker(kinds_and_sentences):
-    """'because it was too' only in coreference sentences, 'bank' / 'play' only in their sense
-    sentences."""
+    """'because it was too' only in coreference sentences, 'bank' / 'play' only in their sense sentences."""
     for kind, s in kinds_and_sentences:
         tokens = s.split()
         assert ("because it was too" in s) == (kind == "coreference"), s
@@ -131,8 +129,7 @@ def test_agreement_sentences_agree_and_often_have_an_attractor_of_the_other_numb
     assert total > 500 and 0.3 < mismatched / total < 0.7
 
 
-# --- stories
-# ---------------------------------------------------------------------------------------
+# --- stories ---------------------------------------------------------------------------------------
 
 
 def test_stories_have_the_requested_lengths_and_share_their_characters():
@@ -157,8 +154,7 @@ def test_story_sentences_carry_the_phenomena_at_about_the_same_rates():
     assert abs(coref - KIND_RATES["coreference"]) < 0.03 and abs(bank - KIND_RATES["bank"]) < 0.03
 
 
-# --- coreference probes
-# ----------------------------------------------------------------------------
+# --- coreference probes ----------------------------------------------------------------------------
 
 # What each adjective says, written here independently of the generator's tables: a state of a
 # creature (so "it" is the animal), or, per frame, which of the two objects it makes the obstacle.
@@ -212,8 +208,7 @@ def test_the_antecedent_is_the_noun_the_deciding_adjective_fits(corefs):
 def test_coreference_is_not_decidable_without_the_deciding_word(corefs):
     """Both answers are about equally likely in every frame and for every subject noun, and the
     frames, nouns and adjectives are many (no single template to memorise). 4000 examples: 1000 per
-    frame, standard error 0.016, tolerance 0.08 = 5 sigma; per noun (>= 150 each) 0.15 = 3.7
-    sigma."""
+    frame, standard error 0.016, tolerance 0.08 = 5 sigma; per noun (>= 150 each) 0.15 = 3.7 sigma."""
     by_frame, by_noun = defaultdict(list), defaultdict(list)
     for e in corefs:
         by_frame[e.frame].append(e.antecedent_is_first)
@@ -238,8 +233,7 @@ def test_the_lectures_sentence_is_in_the_grammar():
     assert found == target
 
 
-# --- sense probes
-# ----------------------------------------------------------------------------------
+# --- sense probes ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("word", ["bank", "play"])
@@ -277,8 +271,7 @@ def test_sense_frames_are_shared_by_both_senses():
         assert len(plain) >= 3 and all(len(v) == 2 for v in plain.values()), (word, plain)
 
 
-# --- classification
-# --------------------------------------------------------------------------------
+# --- classification --------------------------------------------------------------------------------
 
 
 def test_classification_labels_are_agreement_and_need_context():
@@ -302,8 +295,7 @@ def test_classification_labels_are_agreement_and_need_context():
     assert len(set(s for s, _ in examples)) > 2000
 
 
-# --- vocabularies and real text
-# --------------------------------------------------------------------
+# --- vocabularies and real text --------------------------------------------------------------------
 
 
 def test_word_vocab_specials_first_then_most_frequent():

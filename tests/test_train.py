@@ -62,8 +62,7 @@ def test_schedule_values():
 
 def test_fit_uses_the_schedule():
     """With a constant gradient, each AdamW step moves the weight by (almost exactly) the step's
-    learning rate: Adam's bias-corrected m / sqrt(v) is then 1. So the weight's path shows the
-    rates."""
+    learning rate: Adam's bias-corrected m / sqrt(v) is then 1. So the weight's path shows the rates."""
     w = nn.Parameter(torch.zeros(1))
     model = nn.Module()
     model.w = w
@@ -151,8 +150,7 @@ def test_stop_after_replays_the_beginning_of_a_longer_run():
     for bad in (0, 31, 2.0, True):
         with pytest.raises(
             ValueError,
-            match=r"stop_after: expected None or an integer in "
-            r"1..steps=30",
+            match=r"stop_after: expected None or an integer in 1..steps=30",
         ):
             fit(linear(), regression_batches(), mse, steps=30, progress=False, stop_after=bad)
 

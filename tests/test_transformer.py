@@ -1,6 +1,6 @@
-"""Tests of lib/transformer.py: shapes; properties (causality, padding, decoding); equivalence to
-torch's nn.TransformerEncoderLayer / nn.TransformerDecoderLayer and nn.LayerNorm; parameter counts
-of the paper's models; bad input; and a tiny model that learns to reverse sequences.
+"""Tests of lib/transformer.py: shapes; properties (causality, padding, decoding); equivalence to torch's
+nn.TransformerEncoderLayer / nn.TransformerDecoderLayer and nn.LayerNorm; parameter counts of the
+paper's models; bad input; and a tiny model that learns to reverse sequences.
 
 Tolerances are explicit everywhere; the comment next to each says why it is the right size.
 """
@@ -67,16 +67,15 @@ def randn(*shape, seed=0, dtype=torch.float64):
 
 
 def sequence_log_prob(model, src, tokens, bos_id=BOS):
-    """sum_t log p(tokens_t | tokens_<t, src), by one teacher-forced forward pass: an independent
-    way to score a decoded sequence (src [1, S], tokens [1, L])."""
+    """sum_t log p(tokens_t | tokens_<t, src), by one teacher-forced forward pass: an independent way
+    to score a decoded sequence (src [1, S], tokens [1, L])."""
     tgt_in = torch.cat([torch.full((1, 1), bos_id), tokens[:, :-1]], dim=1)  # [1, L]
     with torch.no_grad():
         log_probs = model(src, tgt_in).logits.log_softmax(-1)  # [1, L, V]
     return log_probs.gather(-1, tokens[..., None]).sum().item()
 
 
-# ============================================ tier 1: shapes
-# ============================================
+# ============================================ tier 1: shapes ============================================
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -156,14 +155,12 @@ def test_parameter_names_ties_and_initialization():
     assert torch.equal(model.encoder.layers[0].ff.linear1.bias, torch.zeros(256))
 
 
-# ============================================ tier 3: equivalence
-# =======================================
+# ============================================ tier 3: equivalence =======================================
 # (before the properties: the properties below lean on the layers being right)
 
 
 def copy_attention(ours, theirs):
-    """Our MultiHeadAttention's four projections -> torch's nn.MultiheadAttention (stacked
-    in_proj)."""
+    """Our MultiHeadAttention's four projections -> torch's nn.MultiheadAttention (stacked in_proj)."""
     with torch.no_grad():
         theirs.in_proj_weight.copy_(
             torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
@@ -253,8 +250,7 @@ def test_decoder_layer_equals_torch(norm_first):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
     """memory = Encoder(E_src[src] * sqrt(D) + PE) (sec. 3.4, 3.5), logits = Decoder(...) @ E_tgt^T
-    (the pre-softmax layer shares the embedding matrix, sec. 3.4), with the padding and causal
-    masks."""
+    (the pre-softmax layer shares the embedding matrix, sec. 3.4), with the padding and causal masks."""
     model = small_model(norm_first=norm_first)
     src = F.pad(ids(2, 5, vocab=11), (0, 2), value=PAD)  # [2, 7], two PADs at the end
     tgt_in = ids(2, 4, vocab=13, seed=1)
@@ -272,8 +268,8 @@ def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
 
 
 def test_layernorm_is_the_formula():
-    """nn.LayerNorm, which the layers use, is (x - mean) / sqrt(var + eps) * gamma + beta over the
-    last dim, with the biased variance (divide by D, not D - 1) -- Ba et al. 2016, eq. 3-4."""
+    """nn.LayerNorm, which the layers use, is (x - mean) / sqrt(var + eps) * gamma + beta over the last
+    dim, with the biased variance (divide by D, not D - 1) -- Ba et al. 2016, eq. 3-4."""
     torch.manual_seed(0)
     norm = EncoderLayer(16, 4, 24).double().norm1
     with torch.no_grad():
@@ -284,14 +280,12 @@ def test_layernorm_is_the_formula():
     var = ((x - mean) ** 2).mean(-1, keepdim=True)  # biased: / D
     formula = (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
     torch.testing.assert_close(norm(x), formula, **TOL64)
-    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized
-    # values: this test sees it
+    # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized values: this test sees it
     unbiased = (x - mean) / torch.sqrt(x.var(-1, keepdim=True) + norm.eps) * norm.weight + norm.bias
     assert (norm(x) - unbiased).abs().max() > 1e-3
 
 
-# ============================================ tier 2: properties
-# ========================================
+# ============================================ tier 2: properties ========================================
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -316,8 +310,7 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
     short, long = ids(1, 3, vocab=11), ids(1, 6, vocab=11, seed=1)
     padded = torch.cat([long, F.pad(short, (0, 3), value=PAD)])  # [2, 6]: short padded with 3 PADs
     tgt_in = ids(2, 4, vocab=13, seed=2)
-    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5
-    # on values of size ~1
+    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size ~1
     torch.testing.assert_close(
         model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5
     )
@@ -398,10 +391,10 @@ class TreeModel:
 
 
 def test_beam_search_can_lose_to_greedy():
-    """Beam search is a heuristic. Here greedy takes a (0.41), then a (0.28), then EOS (1): p =
-    0.1148. A beam of 2 keeps a and b after step 1, but after step 2 b-a (0.39 * 0.55 = 0.2145) and
-    b-b (0.1755) push a-a (0.1148) out, and both end in a uniform distribution: p = 0.2145 / 6 =
-    0.0358. A beam of 3 keeps a-a and finds greedy's sequence."""
+    """Beam search is a heuristic. Here greedy takes a (0.41), then a (0.28), then EOS (1): p = 0.1148.
+    A beam of 2 keeps a and b after step 1, but after step 2 b-a (0.39 * 0.55 = 0.2145) and b-b
+    (0.1755) push a-a (0.1148) out, and both end in a uniform distribution: p = 0.2145 / 6 = 0.0358.
+    A beam of 3 keeps a-a and finds greedy's sequence."""
     a, b, c = 3, 4, 5
     model = TreeModel(
         {
@@ -423,9 +416,9 @@ def test_beam_search_can_lose_to_greedy():
 
 def test_length_penalty_switches_where_the_formula_says():
     """[EOS] has p = 0.5 (length 1), [a, a, a, EOS] has p = 0.5 * 0.9 * 0.9 = 0.405 (length 4).
-    Ranked by log p / ((5 + L) / 6)^alpha, the long one wins once alpha > ln(ln 0.405 / ln 0.5) /
-    ln(9 / 6) = 0.655: so alpha = 0.6 keeps [EOS], 0.7 prefers the long sequence. (Counting the
-    lengths one off moves the switch to 0.57 or 0.75.)"""
+    Ranked by log p / ((5 + L) / 6)^alpha, the long one wins once
+    alpha > ln(ln 0.405 / ln 0.5) / ln(9 / 6) = 0.655: so alpha = 0.6 keeps [EOS], 0.7 prefers the long
+    sequence. (Counting the lengths one off moves the switch to 0.57 or 0.75.)"""
     a = 3
     model = TreeModel(
         {
@@ -467,8 +460,8 @@ def all_hypotheses(vocab, max_len, eos_id=EOS):
 
 
 def random_tree_model(seed, vocab, max_len):
-    """A TreeModel with a random next-token distribution (Dirichlet(0.5): uneven, but rarely
-    one-hot) after every prefix the search can reach."""
+    """A TreeModel with a random next-token distribution (Dirichlet(0.5): uneven, but rarely one-hot)
+    after every prefix the search can reach."""
     g = torch.Generator().manual_seed(seed)
     table = {}
     for n in range(max_len):
@@ -480,8 +473,8 @@ def random_tree_model(seed, vocab, max_len):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
-    """With beam_width >= V^max_len nothing is ever dropped, so beam search must return the best of
-    all hypotheses under log p / lp(L), found here by scoring every one of them."""
+    """With beam_width >= V^max_len nothing is ever dropped, so beam search must return the best of all
+    hypotheses under log p / lp(L), found here by scoring every one of them."""
     V, max_len = 5, 3
 
     def lp(n):
@@ -509,8 +502,8 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis(alpha):
 def test_beam_search_beats_greedy_in_practice():
     """Beam search is a heuristic: it can drop the hypothesis with the best continuation, so on rare
     inputs it ends below greedy (we found such cases on random models). Checked here: on 12 random
-    models it is never worse than greedy by more than float noise in at least 11 of 12 cases,
-    strictly better in some, and better on average."""
+    models it is never worse than greedy by more than float noise in at least 11 of 12 cases, strictly
+    better in some, and better on average."""
     gains = []
     for seed in range(12):
         model = small_model(seed, src_vocab_size=8, tgt_vocab_size=8, d_model=16, n_heads=2)
@@ -525,8 +518,7 @@ def test_beam_search_beats_greedy_in_practice():
     assert (gains > 1e-3).any() and gains.mean() > 0
 
 
-# ============================================ parameter counts
-# ==========================================
+# ============================================ parameter counts ==========================================
 
 
 def closed_form_count(c):
@@ -546,10 +538,9 @@ def closed_form_count(c):
 
 
 def test_parameter_counts_of_the_papers_models():
-    # base: 18,944,000 (shared 37000 x 512 embedding) + 6 x 3,152,384 (encoder layer) + 6 x
-    # 4,204,032 (decoder layer) = 63,082,496. Table 3 says 65M; the exact count of the architecture
-    # the paper describes with its shared 37000-token vocabulary is 2.95% lower, so 2% cannot hold:
-    # we check 3.5%.
+    # base: 18,944,000 (shared 37000 x 512 embedding) + 6 x 3,152,384 (encoder layer) + 6 x 4,204,032
+    # (decoder layer) = 63,082,496. Table 3 says 65M; the exact count of the architecture the paper
+    # describes with its shared 37000-token vocabulary is 2.95% lower, so 2% cannot hold: we check 3.5%.
     base = count_parameters(TransformerConfig.base())
     assert base == 63_082_496 == closed_form_count(TransformerConfig.base())
     assert abs(base - 65e6) / 65e6 < 0.035
@@ -580,8 +571,7 @@ def test_count_parameters_equals_an_instantiated_model(overrides):
     assert count_parameters(config) == n == closed_form_count(config)
 
 
-# ============================================ bad input
-# =================================================
+# ============================================ bad input =================================================
 
 
 def test_bad_config():
@@ -611,8 +601,7 @@ def test_bad_model_input():
         model(src, ids(3, 4, vocab=13))
     with pytest.raises(
         ValueError,
-        match=r"src: expected shape \[B, L\] with 1 <= L <= "
-        r"max_len=32.*33\)",
+        match=r"src: expected shape \[B, L\] with 1 <= L <= max_len=32.*33\)",
     ):
         model(ids(2, 33, vocab=11), tgt_in)
     with pytest.raises(ValueError, match=r"src: expected shape \[B, L\].*got shape \(5,\)"):
@@ -644,14 +633,12 @@ def test_bad_decoding_input():
         beam_search(model, src, 5, BOS, EOS, length_penalty=-1)
 
 
-# ============================================ end to end
-# ================================================
+# ============================================ end to end ================================================
 
 
 def test_tiny_model_learns_to_reverse_sequences():
-    """2 layers, d_model 32: trained for 200 steps of 64 random sequences of 6 symbols (lr 5e-3,
-    Adam with the paper's betas, no warm-up, no dropout), greedy decoding reverses held-out
-    sequences."""
+    """2 layers, d_model 32: trained for 200 steps of 64 random sequences of 6 symbols (lr 5e-3, Adam
+    with the paper's betas, no warm-up, no dropout), greedy decoding reverses held-out sequences."""
     n_symbols, length, batch = 10, 6, 64
     config = TransformerConfig(
         3 + n_symbols,

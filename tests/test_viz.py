@@ -1,5 +1,4 @@
-"""Tests of lib.viz: heatmap, masked-softmax table, head view, and the interactive-figure
-mechanism."""
+"""Tests of lib.viz: heatmap, masked-softmax table, head view, and the interactive-figure mechanism."""
 
 import matplotlib
 
@@ -473,8 +472,7 @@ def _state_pngs(box):
 
 
 def _static_page(box) -> str:
-    """The HTML a static page embeds for the widget: its saved state, as the book's site stores
-    it."""
+    """The HTML a static page embeds for the widget: its saved state, as the book's site stores it."""
     from ipywidgets.embed import dependency_state, embed_snippet
 
     return embed_snippet(views=[box], state=dependency_state(box))  # this figure's widgets only
@@ -516,8 +514,7 @@ def test_sampling_probabilities_top_k_and_top_p_known_values():
     # the top token alone holds 0.56
     assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1
     assert torch.equal(sampling_probabilities(LOGITS, top_p=1.0), sampling_probabilities(LOGITS))
-    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p
-    # 0.8 keeps more tokens
+    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps more tokens
     assert (sampling_probabilities(LOGITS, 2.0, top_p=0.8) > 0).sum() == 4
     # renormalised top-3: 0.63, 0.23, 0.14
     both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)
@@ -556,8 +553,8 @@ def test_sampling_explorer_one_state_per_setting_all_different():
     pngs = _state_pngs(box)
     assert len(set(pngs)) == 8  # every state its own picture
     assert (
-        'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; '
-        "gets 0.83" in stack.children[2].value
+        'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; gets 0.83'
+        in stack.children[2].value
     )
 
 
@@ -615,8 +612,8 @@ def test_causal_mask_explorer_one_state_per_query():
     weights = masked_softmax(SCORES, CAUSAL)
     top = int(weights[2].argmax())
     assert (
-        f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on "
-        f"&#x27;{TOKENS[top]}&#x27;" in stack.children[2].value
+        f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on &#x27;{TOKENS[top]}&#x27;"
+        in stack.children[2].value
     )
     # query 0 sees itself only
     assert "its largest weight is 1.00 on &#x27;the&#x27;" in stack.children[0].value
@@ -640,8 +637,7 @@ def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
 
 
 def test_sampling_probabilities_agree_with_the_gpt_library():
-    """The figure's arithmetic and the GPT chapter's sampler (lib.gpt, when present) give the same
-    distribution."""
+    """The figure's arithmetic and the GPT chapter's sampler (lib.gpt, when present) give the same distribution."""
     gpt = pytest.importorskip("lib.gpt")
     g = torch.Generator().manual_seed(0)
     for trial in range(20):

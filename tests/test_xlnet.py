@@ -1,6 +1,6 @@
-"""Tests of lib/xlnet.py: permutation masks (the identity order is a causal LM, the query stream
-never sees its own token, the masks follow the order), segment recurrence (the vanilla model stops
-at its segment, the recurrent one reaches N segments back), reachability, bad input."""
+"""Tests of lib/xlnet.py: permutation masks (the identity order is a causal LM, the query stream never sees
+its own token, the masks follow the order), segment recurrence (the vanilla model stops at its segment, the
+recurrent one reaches N segments back), reachability, bad input."""
 
 import itertools
 
@@ -18,9 +18,8 @@ def test_the_identity_order_is_a_left_to_right_language_model():
 
 
 def test_the_paper_example_order_3_2_4_1():
-    """XLNet's Figure 1 (1-based positions): with the order 3 -> 2 -> 4 -> 1, token 3 sees nothing,
-    token 2 sees 3, token 4 sees 3 and 2, token 1 sees all the others. 0-based here: order [2, 1, 3,
-    0]."""
+    """XLNet's Figure 1 (1-based positions): with the order 3 -> 2 -> 4 -> 1, token 3 sees nothing, token 2
+    sees 3, token 4 sees 3 and 2, token 1 sees all the others. 0-based here: order [2, 1, 3, 0]."""
     content, query = permutation_masks([2, 1, 3, 0])
     sees = {i: set(query[i].nonzero().flatten().tolist()) for i in range(4)}
     assert sees == {2: set(), 1: {2}, 3: {2, 1}, 0: {2, 1, 3}}

@@ -2,33 +2,33 @@
 
     python tools/export_models.py --out _build/live     # what `make live-models` runs
 
-writes ``OUT/models/manifest.json``, the ONNX files, the vocabularies, and ``OUT/reference.json``:
-the values the library computes in PyTorch for the chapters' sentences, which the browser tests
-compare with what the page computes. Nothing here is committed; `make book` copies it into the site.
+writes ``OUT/models/manifest.json``, the ONNX files, the vocabularies, and ``OUT/reference.json``: the
+values the library computes in PyTorch for the chapters' sentences, which the browser tests compare
+with what the page computes. Nothing here is committed; `make book` copies it into the site.
 
-The models are the library's own classes, wrapped so that their inputs and outputs have the names
-the page's runtime expects (web/src/runtime.js); the wrappers add no computation:
+The models are the library's own classes, wrapped so that their inputs and outputs have the names the
+page's runtime expects (web/src/runtime.js); the wrappers add no computation:
 
 - ``minilm.onnx``: the real all-MiniLM-L6-v2 (``lib.pretrained.load_minilm``):
   input_ids, attention_mask, token_type_ids int64 [1, T] -> last_hidden_state [1, T, 384],
   attentions [6, 12, T, T] (layer, head, query, key).
 - ``translator_encoder.onnx`` / ``translator_decoder.onnx``: the Bahdanau translator of chapters 1
-  and 4 (the shipped checkpoint lib/checkpoints/seq2seq_bahdanau.safetensors): the encoder (src_ids
-  [1, S] -> memory [1, S, 128], state [1, 64]) and one greedy decoding step (prev_token [1], state
-  [1, 64], memory, src_mask [1, S] -> logits [1, V], state_out, attention [1, S]).
+  and 4 (the shipped checkpoint lib/checkpoints/seq2seq_bahdanau.safetensors): the encoder
+  (src_ids [1, S] -> memory [1, S, 128], state [1, 64]) and one greedy decoding step
+  (prev_token [1], state [1, 64], memory, src_mask [1, S] -> logits [1, V], state_out, attention [1, S]).
 
-Size against fidelity (MiniLM, measured by this tool's ``--study`` on the chapters' sentences, max
-abs difference of every attention weight against PyTorch float32):
+Size against fidelity (MiniLM, measured by this tool's ``--study`` on the chapters' sentences, max abs
+difference of every attention weight against PyTorch float32):
 
 | weights stored as                    | file    | max abs attention error |
 |--------------------------------------|---------|-------------------------|
 | float32                              | 90.4 MB | ~1e-6                   |
 | float16, computed in float32 (Cast)  | 45.3 MB | ~1e-3 (see --study)     |
 
-The shipped MiniLM stores every weight matrix of 1,024 or more numbers as float16 and casts it back
-to float32 when the session starts (one ``Cast`` node per weight): half the bytes, float32
-arithmetic. The dynamic int8 quantisation measured in the issue (23 MB) moves weights by up to 0.35
-and is not used. The translator is small (1-2 MB) and stays float32.
+The shipped MiniLM stores every weight matrix of 1,024 or more numbers as float16 and casts it back to
+float32 when the session starts (one ``Cast`` node per weight): half the bytes, float32 arithmetic.
+The dynamic int8 quantisation measured in the issue (23 MB) moves weights by up to 0.35 and is not
+used. The translator is small (1-2 MB) and stays float32.
 """
 
 from __future__ import annotations
@@ -108,12 +108,10 @@ class GPTExport(nn.Module):
 
 
 class EncoderExport(nn.Module):
-    """Seq2Seq's encoder for one unpadded sentence: src_ids [1, S] -> (memory [1, S, He], state [1,
-    H]).
+    """Seq2Seq's encoder for one unpadded sentence: src_ids [1, S] -> (memory [1, S, He], state [1, H]).
 
-    With one sentence and no padding, packing the sequence (what lib.seq2seq.Encoder does for
-    batches) changes nothing, so the RNN runs on the embeddings directly; then the decoder's s_0 =
-    tanh(W_s c)."""
+    With one sentence and no padding, packing the sequence (what lib.seq2seq.Encoder does for batches)
+    changes nothing, so the RNN runs on the embeddings directly; then the decoder's s_0 = tanh(W_s c)."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -284,9 +282,7 @@ def export_minilm(models: Path, reference: dict, precision: str = "fp16") -> dic
         "layers": c.num_hidden_layers,
         "heads": c.num_attention_heads,
         "precision": ("float16 weights, float32 arithmetic" if precision == "fp16" else "float32"),
-        "about": "all-MiniLM-L6-v2 (Wang et al. 2020; Reimers and Gurevych 2019): a 6-layer, "
-        "12-head, 384-wide BERT distilled from a larger one and fine-tuned on a billion "
-        "sentence pairs; the real published weights, in the book's lib.bert.Bert",
+        "about": "all-MiniLM-L6-v2 (Wang et al. 2020; Reimers and Gurevych 2019): a 6-layer, 12-head, 384-wide BERT distilled from a larger one and fine-tuned on a billion sentence pairs; the real published weights, in the book's lib.bert.Bert",
         "inputs": {
             "input_ids": "int64 [1,T]",
             "attention_mask": "int64 [1,T]",
@@ -300,8 +296,7 @@ def export_minilm(models: Path, reference: dict, precision: str = "fp16") -> dic
 
 
 def load_translator():
-    """The Bahdanau model of chapters 1 and 4 with its corpus and vocabularies, as chapter 4 loads
-    it."""
+    """The Bahdanau model of chapters 1 and 4 with its corpus and vocabularies, as chapter 4 loads it."""
     from lib.checkpoints import load_seq2seq
     from lib.data import build_vocabs, generate_pairs, split_pairs
     from lib.seq2seq import BahdanauDecoder
@@ -378,8 +373,7 @@ def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
             "eos": src_vocab.eos_id,
             "unk": src_vocab.unk_id,
         },
-        "rule": "lower-case the text, split it on whitespace; each word is a token (the corpus "
-        "has no punctuation); a word not in the source list is <unk>",
+        "rule": "lower-case the text, split it on whitespace; each word is a token (the corpus has no punctuation); a word not in the source list is <unk>",
     }
     (models / "translation_vocab.json").write_text(json.dumps(vocab))
     sentences = TRANSLATOR_SENTENCES + [" ".join(p.src) for p in test_pairs[:4]]
@@ -397,11 +391,7 @@ def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
             }
         )
     d = model.decoder
-    about = (
-        "the Bahdanau et al. (2015) attention translator of chapters 1 and 4: a bidirectional GRU "
-        "encoder and an additive-attention GRU decoder, trained by tools/train_seq2seq.py on the "
-        "book's generated English to French-like corpus"
-    )
+    about = "the Bahdanau et al. (2015) attention translator of chapters 1 and 4: a bidirectional GRU encoder and an additive-attention GRU decoder, trained by tools/train_seq2seq.py on the book's generated English to French-like corpus"
     common = {"vocab": "translation_vocab.json", "precision": "float32", "about": about}
     enc = {
         "file": "translator_encoder.onnx",
@@ -466,9 +456,7 @@ def export_gpt(models: Path, reference: dict) -> dict:
     vocab = {
         "tokens": itos,
         "specials": info["specials"],
-        "rule": "lower-case the text, split it on whitespace (punctuation is written apart: "
-        "'it was too tired .'); a word not in the list is <unk>; the model reads <bos> "
-        "first",
+        "rule": "lower-case the text, split it on whitespace (punctuation is written apart: 'it was too tired .'); a word not in the list is <unk>; the model reads <bos> first",
     }
     (models / "stories_vocab.json").write_text(json.dumps(vocab))
     reference["gpt"] = []
@@ -495,9 +483,7 @@ def export_gpt(models: Path, reference: dict) -> dict:
         "max_tokens": c.block_size,
         "layers": c.n_layer,
         "heads": c.n_head,
-        "about": f"a GPT of {c.n_layer} layers, {c.n_head} heads, {c.n_embd} dimensions trained "
-        f"by tools/train_story_gpt.py with chapter 13's recipe on the book's generated "
-        f"stories (validation perplexity {math.exp(info['val_loss']):.2f})",
+        "about": f"a GPT of {c.n_layer} layers, {c.n_head} heads, {c.n_embd} dimensions trained by tools/train_story_gpt.py with chapter 13's recipe on the book's generated stories (validation perplexity {math.exp(info['val_loss']):.2f})",
         "inputs": {"input_ids": "int64 [1,T]"},
         "outputs": {
             "logits": f"float32 [1,T,{c.vocab_size}]",

@@ -162,9 +162,7 @@ def course_notebook(
             body = re.sub(r"^:::\{admonition\}[^\n]*\n(:class:[^\n]*\n)?", "", src).rstrip()
             body = re.sub(r"\n?:::$", "", body).rstrip()
             prompt = nbformat.v4.new_markdown_cell(
-                f"**Exercise {current['number']}, in words.** Explain your answer in a few "
-                "sentences "
-                "(graded by your teacher)."
+                f"**Exercise {current['number']}, in words.** Explain your answer in a few sentences (graded by your teacher)."
             )
             _nbgrader(prompt, unique(f"ex{current['number']}_prompt"), locked=True)
             answer = nbformat.v4.new_markdown_cell(f"{body}")
@@ -221,8 +219,7 @@ def main(argv=None) -> int:
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total} points")
     print(
-        f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment "
-        "<chapter>"
+        f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment <chapter>"
     )
     return 0
 

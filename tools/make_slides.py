@@ -302,8 +302,7 @@ def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.
             _, nb = cache.merge_match_into_notebook(nbformat.read(path, as_version=4))
         except KeyError:
             raise FileNotFoundError(
-                f"{path.name} has no executed version in the build's cache (it failed to run, "
-                "or changed since the last build): run make book"
+                f"{path.name} has no executed version in the build's cache (it failed to run, or changed since the last build): run make book"
             ) from None
         out.append((path.stem, nb))
     return out

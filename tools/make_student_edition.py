@@ -4,11 +4,11 @@
     python tools/make_student_edition.py 03           # chapters whose file name starts with 03
     python tools/make_student_edition.py --out DIR    # somewhere else
 
-What stays: the whole chapter, each exercise's answer cell (a template: a stub function whose body
-is `...`, or predictions set to None) and each exercise's check cell. What goes: the worked
-solutions (code cells tagged ["solution", "hide-cell"]) and the model answers in prose (markdown
-cells tagged ["solution"]). A student edition therefore runs top to bottom as it is: the checkers
-answer "not attempted" until the student writes something (see lib/exercises/__init__.py).
+What stays: the whole chapter, each exercise's answer cell (a template: a stub function whose body is
+`...`, or predictions set to None) and each exercise's check cell. What goes: the worked solutions
+(code cells tagged ["solution", "hide-cell"]) and the model answers in prose (markdown cells tagged
+["solution"]). A student edition therefore runs top to bottom as it is: the checkers answer
+"not attempted" until the student writes something (see lib/exercises/__init__.py).
 """
 
 from __future__ import annotations

@@ -29,15 +29,14 @@ def repository_url() -> str:
 def colab_cell_source(url: str | None = None) -> str:
     """The setup cell, as ruff formats it (make test checks the notebooks' format)."""
     url = url or repository_url()
-    return (
-        "# Colab setup: installs the book's library in Colab; does nothing elsewhere.\n"
-        "import subprocess\n"
-        "import sys\n"
-        "\n"
-        'if "google.colab" in sys.modules:\n'
-        f'    package = "git+{url}"\n'
-        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)'
-    )
+    return f"""\
+# Colab setup: installs the book's library in Colab; does nothing elsewhere.
+import subprocess
+import sys
+
+if "google.colab" in sys.modules:
+    package = "git+{url}"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)"""
 
 
 def chapters() -> list[Path]:

@@ -1,28 +1,26 @@
-"""Train the recurrent translation models of the chapters "From sequence-to-sequence to attention"
-and "Bahdanau and Luong" on the book's parallel corpus and save each to
-lib/checkpoints/seq2seq_<name>.safetensors.
+"""Train the recurrent translation models of the chapters "From sequence-to-sequence to attention" and
+"Bahdanau and Luong" on the book's parallel corpus and save each to lib/checkpoints/seq2seq_<name>.safetensors.
 
     python tools/train_seq2seq.py                      # every model, in order
     python tools/train_seq2seq.py plain bahdanau       # some of them
 
-Training these models takes minutes per model on a CPU, more than a chapter may spend, so the
-chapters load these files (the book's build and tests never train). A file holds the model's
-weights, the loss of every training step ("history.losses") and, as metadata, everything needed to
-rebuild the model and to check that a chapter uses the same corpus: the configuration, the training
-settings, the vocabularies, a fingerprint of the corpus, the seconds it took and the torch version.
-Deterministic: one thread, fixed seeds (the same command with the same torch version gives the same
-weights).
+Training these models takes minutes per model on a CPU, more than a chapter may spend, so the chapters
+load these files (the book's build and tests never train). A file holds the model's weights, the loss
+of every training step ("history.losses") and, as metadata, everything needed to rebuild the model and
+to check that a chapter uses the same corpus: the configuration, the training settings, the
+vocabularies, a fingerprint of the corpus, the seconds it took and the torch version. Deterministic:
+one thread, fixed seeds (the same command with the same torch version gives the same weights).
 
 Every model is trained the same way (TRAINING) except where MODELS says otherwise:
 - "hard" scales the REINFORCE term by 0.05: the reward (a sentence's log-likelihood) is a sum over
   about 20 words, so with the default weight 1 the noisy REINFORCE gradient swamps the likelihood's;
-- "luong_local" starts from the trained "luong_global" (everything but the position network W_p,
-  v_p) and is fine-tuned while its window shrinks, D = 16, 12, 10, 9, 8, 7 (80 steps each, a fresh
-  warmup for each), ending at D = 7. Trained from scratch (D = 3, 5 or 10), its predicted position
-  p_t drifted to 0 or S, where the sigmoid is flat, before the decoder had learned to use any
-  context, and it never learned where to look; fine-tuned from the global model at a fixed D = 3,
-  likewise. With the shrinking window p_t becomes accurate to about 2 words on average; windows
-  narrower than that (D = 6 and below) collapsed the same way.
+- "luong_local" starts from the trained "luong_global" (everything but the position network W_p, v_p)
+  and is fine-tuned while its window shrinks, D = 16, 12, 10, 9, 8, 7 (80 steps each, a fresh warmup
+  for each), ending at D = 7. Trained from scratch (D = 3, 5 or 10), its predicted position p_t drifted
+  to 0 or S, where the sigmoid is flat, before the decoder had learned to use any context, and it never
+  learned where to look; fine-tuned from the global model at a fixed D = 3, likewise. With the shrinking
+  window p_t becomes accurate to about 2 words on average; windows narrower than that (D = 6 and below)
+  collapsed the same way.
 """
 
 from __future__ import annotations
@@ -147,8 +145,7 @@ def train(name: str) -> Path:
     path = OUT / f"seq2seq_{name}.safetensors"
     save_file(tensors, str(path), metadata=metadata)
     print(
-        f"{name}: mean loss of the last 50 steps {sum(losses[-50:]) / 50:.4f}, {seconds:.0f} s "
-        f"-> {path}"
+        f"{name}: mean loss of the last 50 steps {sum(losses[-50:]) / 50:.4f}, {seconds:.0f} s -> {path}"
     )
     return path
 

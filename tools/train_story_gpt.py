@@ -1,15 +1,13 @@
 """Train the small GPT of the live figure of chapter 13 and save it as package data.
 
-    python tools/train_story_gpt.py      # -> lib/checkpoints/gpt_stories.safetensors (about a
-    minute)
+    python tools/train_story_gpt.py      # -> lib/checkpoints/gpt_stories.safetensors (about a minute)
 
-The recipe is chapter 13's (notebooks/13_gpt.ipynb, "Pretraining"): the story corpus of
-lib.data.stories (3,000 stories and 8,000 single sentences, seed 0), its word vocabulary, windows of
-64 tokens, batches of 32, GPTConfig(n_layer=2, n_head=4, n_embd=64, dropout=0), AdamW at 5e-3 with
-20 warm-up steps, seed 0; here 600 steps instead of the chapter's 300 (the chapter must run in 90 s,
-the tool need not). One thread, so the weights are the same on every run on a given machine.
-tools/export_models.py exports the model to ONNX for the site; lib.checkpoints.load_story_gpt loads
-it.
+The recipe is chapter 13's (notebooks/13_gpt.ipynb, "Pretraining"): the story corpus of lib.data.stories
+(3,000 stories and 8,000 single sentences, seed 0), its word vocabulary, windows of 64 tokens, batches
+of 32, GPTConfig(n_layer=2, n_head=4, n_embd=64, dropout=0), AdamW at 5e-3 with 20 warm-up steps, seed 0;
+here 600 steps instead of the chapter's 300 (the chapter must run in 90 s, the tool need not). One thread,
+so the weights are the same on every run on a given machine. tools/export_models.py exports the model to
+ONNX for the site; lib.checkpoints.load_story_gpt loads it.
 """
 
 from __future__ import annotations
@@ -113,8 +111,7 @@ def main() -> int:
     tensors["history.losses"] = torch.tensor(history.losses)
     save_file(tensors, str(STORY_GPT_PATH), metadata=meta)
     print(
-        f"validation loss {val:.3f} (perplexity {math.exp(val):.2f}), "
-        f"{time.time() - start:.0f} s -> {STORY_GPT_PATH}"
+        f"validation loss {val:.3f} (perplexity {math.exp(val):.2f}), {time.time() - start:.0f} s -> {STORY_GPT_PATH}"
     )
     return 0
 

@@ -1,5 +1,5 @@
-"""Sphinx extension: the live figures (issue 13). The site computes: the book's models, exported
-from lib to ONNX (tools/export_models.py, `make live-models`), run in the reader's browser.
+"""Sphinx extension: the live figures (issue 13). The site computes: the book's models, exported from
+lib to ONNX (tools/export_models.py, `make live-models`), run in the reader's browser.
 
 At the end of an HTML build it writes ``_static/live/`` of the site:
 
@@ -9,9 +9,9 @@ At the end of an HTML build it writes ``_static/live/`` of the site:
   for a model.
 - ``ort-wasm-simd-threaded.wasm``: onnxruntime-web's WebAssembly, served by the site itself (the
   worker points ``ort.env.wasm.wasmPaths`` at it; the runtime's default would fetch it from a CDN).
-- ``models/`` and ``reference.json`` from ``$BOOK_LIVE_DIR`` (default ``_build/live``): the ONNX
-  files, vocabularies and manifest (with the runtime's size added), and the PyTorch values the
-  browser tests compare with. If that folder is missing the build fails: run ``make live-models``.
+- ``models/`` and ``reference.json`` from ``$BOOK_LIVE_DIR`` (default ``_build/live``): the ONNX files,
+  vocabularies and manifest (with the runtime's size added), and the PyTorch values the browser tests
+  compare with. If that folder is missing the build fails: run ``make live-models``.
 
 Pages whose body holds a live figure (``<div class="book-live" ...>``, written by lib.viz.live) get
 ``live.js`` and ``live.css``; other pages load nothing more.
@@ -45,8 +45,7 @@ def _check(app: Sphinx) -> None:
     manifest = live_dir() / "models" / "manifest.json"
     if not manifest.is_file():
         raise ExtensionError(
-            f"live_lab: no exported models at {manifest.parent}: run `make live-models` "
-            "(python tools/export_models.py --out _build/live) before building the book"
+            f"live_lab: no exported models at {manifest.parent}: run `make live-models` (python tools/export_models.py --out _build/live) before building the book"
         )
     for path in (ESBUILD, ORT_DIST / WASM):
         if not path.exists():

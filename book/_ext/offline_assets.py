@@ -1,5 +1,4 @@
-"""Sphinx extension: the built site serves every browser asset itself, so it works with the network
-off.
+"""Sphinx extension: the built site serves every browser asset itself, so it works with the network off.
 
 What it does:
 
@@ -7,13 +6,11 @@ What it does:
    ``package.json``; nothing third-party is committed) into ``_static/vendor/`` of the built site:
    MathJax 3, require.js, d3 and jQuery (for bertviz's head views) and the ipywidgets HTML manager.
 2. Rewrites, in every page body, the CDN addresses that notebook outputs carry (bertviz's head view
-   loads require.js, d3 and jQuery from cdnjs) to those local copies, with a path relative to the
-   page.
+   loads require.js, d3 and jQuery from cdnjs) to those local copies, with a path relative to the page.
 3. Fails the build if a page body still names a CDN host afterwards, so a new output that loads
    something from the network is caught when the book is built, not when a reader is offline.
 
-``_config.yml`` points ``mathjax_path`` and myst-nb's ``nb_ipywidgets_js`` at the same ``vendor/``
-files.
+``_config.yml`` points ``mathjax_path`` and myst-nb's ``nb_ipywidgets_js`` at the same ``vendor/`` files.
 """
 
 from __future__ import annotations
@@ -52,8 +49,7 @@ CDN_REWRITES = {
 }
 
 CDN_HOSTS = re.compile(
-    r"https?://(cdnjs\.cloudflare\.com|cdn\.jsdelivr\.net|unpkg\.com|code\.jquery\.com|"
-    r"d3js\.org|fonts\.googleapis\.com|fonts\.gstatic\.com)[^\"'\s)]*"
+    r"https?://(cdnjs\.cloudflare\.com|cdn\.jsdelivr\.net|unpkg\.com|code\.jquery\.com|d3js\.org|fonts\.googleapis\.com|fonts\.gstatic\.com)[^\"'\s)]*"
 )
 
 
@@ -61,19 +57,18 @@ def _check_sources(app: Sphinx) -> None:
     missing = [src for src in VENDOR_FILES.values() if not (NODE_MODULES / src).exists()]
     if missing:
         raise ExtensionError(
-            f"offline_assets: browser assets missing from {NODE_MODULES}: {missing}. "
-            "Run `npm ci` (make book does) before building the book."
+            f"offline_assets: browser assets missing from {NODE_MODULES}: {missing}. Run `npm ci` (make book does) before building the book."
         )
 
 
 def _drop_thebe(context: dict) -> None:
-    """Remove sphinx-thebe's scripts. Jupyter Book 1.x always loads sphinx-thebe; this book does not
-    use it (launch_buttons.thebe is false), yet its inline config names unpkg.com and is added
-    twice, which throws "Identifier 'THEBE_JS_URL' has already been declared" on every page."""
+    """Remove sphinx-thebe's scripts. Jupyter Book 1.x always loads sphinx-thebe; this book does not use
+    it (launch_buttons.thebe is false), yet its inline config names unpkg.com and is added twice, which
+    throws "Identifier 'THEBE_JS_URL' has already been declared" on every page."""
 
     def is_thebe(script) -> bool:
-        # by file name (sphinx-thebe.js), or the inline config by its first line; never by the body
-        # of any other inline script: a widget state's base64 images can contain "thebe" by chance
+        # by file name (sphinx-thebe.js), or the inline config by its first line; never by the body of
+        # any other inline script: a widget state's base64 images can contain "thebe" by chance
         filename = str(
             getattr(script, "filename", None) or (script if isinstance(script, str) else "")
         )
@@ -94,9 +89,7 @@ def _rewrite_body(app: Sphinx, pagename: str, templatename: str, context: dict, 
     leftover = sorted(set(m.group(0) for m in CDN_HOSTS.finditer(body)))
     if leftover:
         raise ExtensionError(
-            f"offline_assets: page {pagename!r} loads {leftover} from the network; add a local "
-            "copy "
-            "(package.json) and a rewrite in book/_ext/offline_assets.py"
+            f"offline_assets: page {pagename!r} loads {leftover} from the network; add a local copy (package.json) and a rewrite in book/_ext/offline_assets.py"
         )
     context["body"] = body
 
@@ -124,9 +117,8 @@ def _copy_assets(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _write_index_redirect(app: Sphinx, exception: Exception | None) -> None:
-    """The site's index.html: a redirect to the first page, with the favicon, so that a browser
-    opening it does not ask the server for /favicon.ico (sphinx-external-toc's own redirect has no
-    icon link)."""
+    """The site's index.html: a redirect to the first page, with the favicon, so that a browser opening
+    it does not ask the server for /favicon.ico (sphinx-external-toc's own redirect has no icon link)."""
     if exception is not None or app.builder.format != "html":
         return
     index = Path(app.outdir) / "index.html"
@@ -135,19 +127,14 @@ def _write_index_redirect(app: Sphinx, exception: Exception | None) -> None:
     target = app.builder.get_target_uri(app.config.root_doc)
     title = app.config.html_title or app.config.project
     index.write_text(
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f"<title>{title}</title>"
-        '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">'
-        f'<meta http-equiv="Refresh" content="0; url={target}"></head>'
-        f'<body><a href="{target}">{title}</a></body></html>\n',
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title><link rel="icon" href="_static/favicon.svg" type="image/svg+xml"><meta http-equiv="Refresh" content="0; url={target}"></head><body><a href="{target}">{title}</a></body></html>\n',
         encoding="utf-8",
     )
 
 
 def setup(app: Sphinx) -> dict:
-    # A config value that changes with this file and its scripts: Sphinx compares "env" config
-    # values with the previous build's, so an edit here rebuilds every page (the pages are written
-    # by this code).
+    # A config value that changes with this file and its scripts: Sphinx compares "env" config values
+    # with the previous build's, so an edit here rebuilds every page (the pages are written by this code).
     own = [
         Path(__file__),
         *(Path(__file__).parent / name for name in ("require-config.js", "mathjax2-shim.js")),

@@ -1,9 +1,8 @@
 """Sphinx extension: a slide deck per chapter (issue 14), made at the end of every HTML build.
 
-The decks (``slides/<chapter>.html``) are written by ``tools/make_slides.py`` from the chapters the
-build has just executed (its execution cache, ``_build/.jupyter_cache``), with reveal.js from the
-npm registry, so they show the page's own figures and work offline. Every chapter page gets a link
-to its deck at the top.
+The decks (``slides/<chapter>.html``) are written by ``tools/make_slides.py`` from the chapters the build
+has just executed (its execution cache, ``_build/.jupyter_cache``), with reveal.js from the npm registry, so they
+show the page's own figures and work offline. Every chapter page gets a link to its deck at the top.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ def _link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree)
         return
     deck = context["pathto"](f"slides/{pagename[len(CHAPTER) :]}.html", 1)
     context["body"] = (
-        f'<p class="book-slides-link"><a href="{deck}">Slides for this chapter</a> '
-        "(reveal.js; press <kbd>s</kbd> in the deck for the speaker notes)</p>\n" + context["body"]
+        f'<p class="book-slides-link"><a href="{deck}">Slides for this chapter</a> (reveal.js; press <kbd>s</kbd> in the deck for the speaker notes)</p>\n'
+        + context["body"]
     )
 
 

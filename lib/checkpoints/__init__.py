@@ -1,16 +1,14 @@
 """Trained models that the book ships, and the function that loads them.
 
-Training the recurrent translation models of the chapters "From sequence-to-sequence to attention"
-and "Bahdanau and Luong" takes minutes per model on a CPU, more than a chapter may spend, so
+Training the recurrent translation models of the chapters "From sequence-to-sequence to attention" and
+"Bahdanau and Luong" takes minutes per model on a CPU, more than a chapter may spend, so
 ``tools/train_seq2seq.py`` trains them once and saves them here as ``seq2seq_<name>.safetensors``
-(``python tools/train_seq2seq.py [names...]`` regenerates them; deterministic with one thread). The
-files are package data: ``pip install`` of the book's library brings them along, in Colab too, with
-no download.
+(``python tools/train_seq2seq.py [names...]`` regenerates them; deterministic with one thread). The files
+are package data: ``pip install`` of the book's library brings them along, in Colab too, with no download.
 
-Each file holds the model's weights (``model.*``), the loss of every training step
-(``history.losses``) and metadata: the configuration, the training settings, the vocabularies, the
-fingerprint of the corpus (:func:`lib.data.corpus_fingerprint`), the seconds training took and the
-torch version.
+Each file holds the model's weights (``model.*``), the loss of every training step (``history.losses``)
+and metadata: the configuration, the training settings, the vocabularies, the fingerprint of the corpus
+(:func:`lib.data.corpus_fingerprint`), the seconds training took and the torch version.
 """
 
 from __future__ import annotations
@@ -40,12 +38,12 @@ def seq2seq_path(name: str) -> Path:
 def load_seq2seq(
     name: str, decoder: nn.Module, *, pairs: list[Pair], src_vocab: Vocab, tgt_vocab: Vocab
 ) -> tuple[Seq2Seq, torch.Tensor, dict]:
-    """The shipped model `name`: a fresh Encoder and `decoder` (built by the caller, untrained) with
-    the saved weights, in eval mode; with its training losses (one per step) and its metadata.
+    """The shipped model `name`: a fresh Encoder and `decoder` (built by the caller, untrained) with the
+    saved weights, in eval mode; with its training losses (one per step) and its metadata.
 
-    The caller passes the corpus it generated and its vocabularies; they must be the ones the model
-    was trained on (same fingerprint, same tokens in the same order), and `decoder` must be of the
-    saved class and size, or a ValueError says what differs.
+    The caller passes the corpus it generated and its vocabularies; they must be the ones the model was
+    trained on (same fingerprint, same tokens in the same order), and `decoder` must be of the saved class
+    and size, or a ValueError says what differs.
     """
     path = seq2seq_path(name)
     with safe_open(str(path), framework="pt") as f:
@@ -53,8 +51,7 @@ def load_seq2seq(
     config = json.loads(meta["config"])
     if corpus_fingerprint(pairs) != meta["corpus_sha256"]:
         raise ValueError(
-            f"pairs: not the corpus {name!r} was trained on ({meta['corpus']}); "
-            "generate it with those settings, or retrain with tools/train_seq2seq.py"
+            f"pairs: not the corpus {name!r} was trained on ({meta['corpus']}); generate it with those settings, or retrain with tools/train_seq2seq.py"
         )
     for arg, vocab, key in (
         ("src_vocab", src_vocab, "src_vocab"),
@@ -62,8 +59,7 @@ def load_seq2seq(
     ):
         if vocab.itos != json.loads(meta[key]):
             raise ValueError(
-                f"{arg}: not the vocabulary {name!r} was trained with; build it from "
-                "the training pairs"
+                f"{arg}: not the vocabulary {name!r} was trained with; build it from the training pairs"
             )
     if type(decoder).__name__ != config["decoder"]:
         raise ValueError(
@@ -71,8 +67,7 @@ def load_seq2seq(
         )
     if getattr(decoder, "window", None) != config.get("window"):
         raise ValueError(
-            f"decoder: {name!r} was trained with window={config.get('window')}, "
-            f"got window={getattr(decoder, 'window', None)}"
+            f"decoder: {name!r} was trained with window={config.get('window')}, got window={getattr(decoder, 'window', None)}"
         )
     model = Seq2Seq(Encoder(len(src_vocab), config["d_emb"], config["d_hidden"]), decoder)
     weights = {k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")}
@@ -80,9 +75,7 @@ def load_seq2seq(
         model.load_state_dict(weights)
     except RuntimeError as e:  # sizes differ: say which argument to change
         raise ValueError(
-            f"decoder: its sizes differ from the saved {name!r} "
-            f"(d_emb={config['d_emb']}, "
-            f"d_hidden={config['d_hidden']}): {e}"
+            f"decoder: its sizes differ from the saved {name!r} (d_emb={config['d_emb']}, d_hidden={config['d_hidden']}): {e}"
         ) from None
     info = {
         **meta,
@@ -95,8 +88,7 @@ def load_seq2seq(
 
 def load_story_gpt():
     """The small GPT trained on the story corpus by tools/train_story_gpt.py (the live figure of
-    chapter 13): (lib.gpt.GPT in eval mode, vocabulary as a list of tokens in id order,
-    metadata)."""
+    chapter 13): (lib.gpt.GPT in eval mode, vocabulary as a list of tokens in id order, metadata)."""
     from lib.gpt import GPT, GPTConfig
 
     if not STORY_GPT_PATH.is_file():

@@ -1,14 +1,13 @@
 """Synthetic restaurant reviews for document classification with a hierarchical attention network.
 
-Each document is a short review: a few sentences of lower-case words. Its label answers one
-question, **did the reviewer like the food?**, by this rule (``label_of``):
+Each document is a short review: a few sentences of lower-case words. Its label answers one question,
+**did the reviewer like the food?**, by this rule (``label_of``):
 
     The *key sentences* are the sentences that give an opinion about a dish (``DISHES``): "the soup
-    was superb .". A document has one or two of them, and they agree. The label is 1 (liked the
-    food) if their opinion word is positive (``POSITIVE``) and 0 if it is negative (``NEGATIVE``).
-    Nothing else counts: opinions about anything else (``OTHERS``: "the music was awful .") and
-    sentences that mention a dish without an opinion ("my friend ordered the fish .") do not change
-    the label.
+    was superb .". A document has one or two of them, and they agree. The label is 1 (liked the food)
+    if their opinion word is positive (``POSITIVE``) and 0 if it is negative (``NEGATIVE``). Nothing
+    else counts: opinions about anything else (``OTHERS``: "the music was awful .") and sentences that
+    mention a dish without an opinion ("my friend ordered the fish .") do not change the label.
 
 So the label depends on a few key words (the opinion words of the key sentences) in a few key
 sentences, and a model must tell a key sentence from a distractor that uses the same opinion words
@@ -17,11 +16,11 @@ key sentence and, inside it, its largest word weights to the opinion word (and t
 positive against negative words over the whole document, without looking at what they are about,
 does not find the label reliably (``count_rule`` is that baseline).
 
-A document has between ``min_sentences`` and ``max_sentences`` sentences: 1 or 2 key sentences, 1 to
-3 distractor opinions (about ``OTHERS``, each positive or negative at random) and neutral sentences
-for the rest, in random order. Sentences come from a handful of templates shared by key and
-distractor sentences, so the template does not tell a key sentence from a distractor; no template is
-used twice in a document. Deterministic: one ``random.Random(seed)``.
+A document has between ``min_sentences`` and ``max_sentences`` sentences: 1 or 2 key sentences,
+1 to 3 distractor opinions (about ``OTHERS``, each positive or negative at random) and neutral
+sentences for the rest, in random order. Sentences come from a handful of templates shared by key
+and distractor sentences, so the template does not tell a key sentence from a distractor; no template
+is used twice in a document. Deterministic: one ``random.Random(seed)``.
 
 Shapes: docs [B, S, W] long (S sentences of at most W words, padded with pad_id 0); labels [B].
 """
@@ -137,9 +136,7 @@ def generate_documents(
     check_int(max_sentences, "max_sentences", min_sentences)
     if max_sentences > len(_NEUTRAL) + 2:
         raise ValueError(
-            f"max_sentences: expected at most {len(_NEUTRAL) + 2} (there are "
-            f"{len(_NEUTRAL)} "
-            f"neutral templates, each used at most once), got {max_sentences}"
+            f"max_sentences: expected at most {len(_NEUTRAL) + 2} (there are {len(_NEUTRAL)} neutral templates, each used at most once), got {max_sentences}"
         )
     rng = random.Random(seed)
     documents = []
@@ -206,8 +203,7 @@ def _check_documents(documents) -> None:
 
 
 def make_batch(documents: Sequence[Document], vocab: Vocab) -> DocBatch:
-    """Encode and pad documents to [B, S, W] (S: most sentences in the batch, W: longest
-    sentence)."""
+    """Encode and pad documents to [B, S, W] (S: most sentences in the batch, W: longest sentence)."""
     _check_documents(documents)
     S = max(len(d.sentences) for d in documents)
     W = max(len(s) for d in documents for s in d.sentences)

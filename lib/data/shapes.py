@@ -80,15 +80,13 @@ class ShapeImage:
     grid: tuple[int, int]
 
 
-# --- drawing
-# ---------------------------------------------------------------------------------------
+# --- drawing ---------------------------------------------------------------------------------------
 
 
 def _shape_mask(
     shape: str, ys: np.ndarray, xs: np.ndarray, cy: float, cx: float, size: float
 ) -> np.ndarray:
-    """bool [H, W]: the pixels (centres ys, xs) inside one shape of width ``size`` centred at (cy,
-    cx)."""
+    """bool [H, W]: the pixels (centres ys, xs) inside one shape of width ``size`` centred at (cy, cx)."""
     dy, dx, half = ys - cy, xs - cx, size / 2
     if shape == "circle":
         return dy**2 + dx**2 <= half**2
@@ -127,8 +125,7 @@ def draw(items: Sequence[ShapeItem], grid: tuple[int, int] = (3, 3), cell: int =
 
 
 def caption_of(items: Sequence[ShapeItem]) -> tuple[str, ...]:
-    """'colour shape , colour shape , ...' for the items in reading order (row by row, left to
-    right)."""
+    """'colour shape , colour shape , ...' for the items in reading order (row by row, left to right)."""
     words: list[str] = []
     for item in sorted(items, key=lambda it: (it.row, it.col)):
         words += ([SEPARATOR] if words else []) + [item.colour, item.shape]
@@ -143,9 +140,9 @@ def generate_images(
     min_shapes: int = 1,
     max_shapes: int = 3,
 ) -> list[ShapeImage]:
-    """``n`` images, each with between ``min_shapes`` and ``max_shapes`` shapes (uniform) in
-    distinct cells chosen at random; colour and form uniform and independent; size uniform in [0.6,
-    0.85] * cell; centre shifted from the cell's centre so that the shape stays inside its cell.
+    """``n`` images, each with between ``min_shapes`` and ``max_shapes`` shapes (uniform) in distinct
+    cells chosen at random; colour and form uniform and independent; size uniform in
+    [0.6, 0.85] * cell; centre shifted from the cell's centre so that the shape stays inside its cell.
     Deterministic: the same arguments give the same images on every machine."""
     check_int(n, "n", 1)
     check_int(cell, "cell", 8)
@@ -195,8 +192,7 @@ def word_regions(example: ShapeImage) -> list[int | None]:
     return regions
 
 
-# --- vocabulary and batches
-# ------------------------------------------------------------------------
+# --- vocabulary and batches ------------------------------------------------------------------------
 
 VOCAB = Vocab([SEPARATOR, *COLOURS, *SHAPES])
 """The closed caption vocabulary (lib.data.Vocab): <pad> 0, <bos> 1, <eos> 2, <unk> 3, then ',', the
@@ -226,8 +222,8 @@ def _check_examples(examples) -> None:
 
 
 def make_batch(examples: Sequence[ShapeImage]) -> CaptionBatch:
-    """Stack images and pad captions (teacher forcing: the input is the caption shifted right by
-    one, starting with <bos>; the target ends with <eos>)."""
+    """Stack images and pad captions (teacher forcing: the input is the caption shifted right by one,
+    starting with <bos>; the target ends with <eos>)."""
     _check_examples(examples)
     ids = [VOCAB.encode(ex.caption) for ex in examples]
     B, T = len(ids), max(len(x) for x in ids) + 1

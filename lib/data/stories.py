@@ -1,35 +1,34 @@
-"""A small English-like story corpus, generated from a grammar written for the book, and real
-English text that ships with Python.
+"""A small English-like story corpus, generated from a grammar written for the book, and real English
+text that ships with Python.
 
-The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a
-CPU, and it is written so that the phenomena of the lectures occur often:
+The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a CPU,
+and it is written so that the phenomena of the lectures occur often:
 
 * **Coreference decided by a later word** (the Winograd-schema pattern of the lectures' "the animal
-  didn't cross the street because it was too tired"): ``the A <did/could/would> n't VERB the B
-  because it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too
-  tired" fits the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat
-  / carry), each with its own nouns and its own adjectives for each side, so no single template or
-  word pair can be memorised. ``coreference_pairs`` labels them.
-* **Polysemy**: "bank" of a river or the bank that lends money, "play" on a stage or in a game. The
-  same frames take either sense; the words that decide it (``SENSE_CUES``: water, ducks, ... /
-  money, loan,
+  didn't cross the street because it was too tired"): ``the A <did/could/would> n't VERB the B because
+  it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too tired" fits
+  the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat / carry), each
+  with its own nouns and its own adjectives for each side, so no single template or word pair can be
+  memorised. ``coreference_pairs`` labels them.
+* **Polysemy**: "bank" of a river or the bank that lends money, "play" on a stage or in a game. The same
+  frames take either sense; the words that decide it (``SENSE_CUES``: water, ducks, ... / money, loan,
   ...) come after the ambiguous word in some frames and before it in others, so a left-to-right
   model cannot always tell the sense when it reads the word, but a bidirectional one can.
   ``sense_examples`` labels them. The words "bank" and "play" occur nowhere else in the corpus.
-* **Agreement across a clause**: ``the keys that the man found are old .`` / ``the key near the
-  boxes is red .``: the verb agrees with the head noun, never with the nearer noun of the relative
-  clause or prepositional phrase (the "attractor"), whose number is drawn independently.
-  ``classification_examples`` turns it into a sentence-classification task (grammatical or not).
+* **Agreement across a clause**: ``the keys that the man found are old .`` / ``the key near the boxes
+  is red .``: the verb agrees with the head noun, never with the nearer noun of the relative clause or
+  prepositional phrase (the "attractor"), whose number is drawn independently. ``classification_examples``
+  turns it into a sentence-classification task (grammatical or not).
 * Plain **narrative** sentences about a cast (a person, a pet) for the rest.
 
-Conventions: lower-case words separated by single spaces; punctuation (``.`` and ``,``) is a
-separate token; negative contractions are split as in the Penn Treebank, "didn't" -> ``did n't``. So
+Conventions: lower-case words separated by single spaces; punctuation (``.`` and ``,``) is a separate
+token; negative contractions are split as in the Penn Treebank, "didn't" -> ``did n't``. So
 ``sentence.split()`` gives the tokens, and ``" ".join(tokens)`` gives the sentence back.
 
 ``generate_sentences`` draws independent sentences whose kinds occur at the rates ``KIND_RATES``
-(coreference 20%, bank 10%, play 10%, agreement 20%, narrative 40%). ``generate_stories`` draws
-short stories: the first sentence introduces a person and a pet ("mia had a cat ."), every later
-sentence names the person or the pet again (the consecutive sentences share a character, what BERT's
+(coreference 20%, bank 10%, play 10%, agreement 20%, narrative 40%). ``generate_stories`` draws short
+stories: the first sentence introduces a person and a pet ("mia had a cat ."), every later sentence
+names the person or the pet again (the consecutive sentences share a character, what BERT's
 next-sentence prediction needs to be learnable) and draws its kind at the same rates.
 
 Every function is deterministic: one ``random.Random(seed)`` per call, no global random state.
@@ -89,11 +88,9 @@ NAMES = {
 ANIMALS = ("dog", "cat", "horse", "cow", "fox", "goat", "sheep", "rabbit")
 _THINGS = ("ball", "book", "cake", "hat", "lamp", "toy")
 
-# --- coreference
-# -----------------------------------------------------------------------------------
-# frame: (verb phrase, negations, A nouns, adjectives that fit A, B nouns, adjectives that
-# fit B). "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which
-# makes it the referent.
+# --- coreference -----------------------------------------------------------------------------------
+# frame: (verb phrase, negations, A nouns, adjectives that fit A, B nouns, adjectives that fit B).
+# "the A NEG VERB the B because it was too ADJ ." -- ADJ fits one side only, which makes it the referent.
 
 
 @dataclass(frozen=True)
@@ -142,10 +139,9 @@ COREF_FRAMES = {
 }
 _OPENERS = ("", "", "yesterday ,", "in the morning ,", "that day ,")
 
-# --- polysemy
-# --------------------------------------------------------------------------------------
-# Each frame has a slot X that one of the sense's phrases fills; P is a person. Every phrase holds
-# at least one cue word of its sense (SENSE_CUES) and none of the other sense's.
+# --- polysemy --------------------------------------------------------------------------------------
+# Each frame has a slot X that one of the sense's phrases fills; P is a person. Every phrase holds at
+# least one cue word of its sense (SENSE_CUES) and none of the other sense's.
 
 SENSES = {"bank": ("river", "money"), "play": ("theatre", "game")}
 SENSE_CUES = {
@@ -252,8 +248,7 @@ _SENSE_PHRASES = {  # frame index -> sense -> phrases (X) or (X, Y) pairs
     },
 }
 
-# --- agreement
-# -------------------------------------------------------------------------------------
+# --- agreement -------------------------------------------------------------------------------------
 
 AGREEMENT_NOUNS = {
     "key": "keys",
@@ -313,8 +308,8 @@ _STORY_OPENER = "P had a A ."
 
 
 def _fill(template: str, **slots: str) -> tuple[list[str], dict[str, int]]:
-    """The tokens of `template` with each upper-case slot replaced by its (possibly multi-word)
-    value, and the index of each slot's first token."""
+    """The tokens of `template` with each upper-case slot replaced by its (possibly multi-word) value,
+    and the index of each slot's first token."""
     tokens, where = [], {}
     for piece in template.split():
         if piece in slots:
@@ -344,11 +339,10 @@ def _random_cast(rng: random.Random) -> _Cast:
 class CorefExample:
     """A sentence whose pronoun ``it`` refers to one of two nouns, decided by a later adjective.
 
-    tokens[pronoun] == "it"; tokens[antecedent] is the noun it refers to, tokens[distractor] the
-    other noun; tokens[decider] is the adjective that fits the antecedent only ("tired" for an
-    animal, "wide" for a street). ``frame`` names the frame in ``COREF_FRAMES``;
-    ``antecedent_is_first`` says whether the antecedent is the first noun (the subject) or the
-    second (the object).
+    tokens[pronoun] == "it"; tokens[antecedent] is the noun it refers to, tokens[distractor] the other
+    noun; tokens[decider] is the adjective that fits the antecedent only ("tired" for an animal,
+    "wide" for a street). ``frame`` names the frame in ``COREF_FRAMES``; ``antecedent_is_first`` says
+    whether the antecedent is the first noun (the subject) or the second (the object).
     """
 
     sentence: str
@@ -494,9 +488,7 @@ def _check_range(sentences_per_story) -> tuple[int, int]:
     )
     if not ok:
         raise ValueError(
-            "sentences_per_story: expected a pair of ints (low, high) with 2 <= low "
-            "<= high, "
-            f"got {sentences_per_story!r}"
+            f"sentences_per_story: expected a pair of ints (low, high) with 2 <= low <= high, got {sentences_per_story!r}"
         )
     return tuple(sentences_per_story)
 
@@ -528,8 +520,7 @@ def coreference_pairs(n: int, seed: int = 0) -> list[CorefExample]:
 
 
 def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
-    """``n`` labelled sentences holding ``word`` ("bank" or "play"), each sense with probability
-    1/2."""
+    """``n`` labelled sentences holding ``word`` ("bank" or "play"), each sense with probability 1/2."""
     if word not in SENSES:
         raise ValueError(f"word: expected one of {sorted(SENSES)}, got {word!r}")
     check_int(n, "n", 0)
@@ -540,8 +531,7 @@ def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
 def classification_examples(n: int, seed: int = 0) -> list[tuple[str, int]]:
     """``n`` (sentence, label) pairs for sentence classification: **is the subject-verb agreement
     respected?** Label 1: grammatical ("the keys that the man found are old ."); label 0: the verb
-    takes the wrong number ("the keys that the man found is old ."). Each label with probability
-    1/2.
+    takes the wrong number ("the keys that the man found is old ."). Each label with probability 1/2.
 
     No single word tells the label: the head noun and the verb are each singular or plural with
     probability 1/2 in both classes, and the nearer noun (the attractor) has its own number; the
@@ -614,9 +604,9 @@ def word_vocab(
 
 def python_docs_text(max_chars: int | None = None) -> str:
     """Real English text that every Python installation carries: the help topics of the standard
-    library's ``pydoc_data.topics`` (the text ``help("if")`` shows), concatenated in sorted key
-    order with a blank line between topics; the first ``max_chars`` characters if given.
-    Deterministic for a given Python version (the topics change a little between versions)."""
+    library's ``pydoc_data.topics`` (the text ``help("if")`` shows), concatenated in sorted key order
+    with a blank line between topics; the first ``max_chars`` characters if given. Deterministic
+    for a given Python version (the topics change a little between versions)."""
     if max_chars is not None:
         check_int(max_chars, "max_chars", 1)
     from pydoc_data.topics import topics

@@ -311,8 +311,7 @@ class _Generator:
 
     def clause(self, budget: int, depth: int = 0, gap: str | None = None) -> _Clause | None:
         """A bare clause of at most `budget` words (None if none fits). gap="subject" or "object"
-        makes a relative clause (its "that" counts in the budget) whose subject / object is
-        "that"."""
+        makes a relative clause (its "that" counts in the budget) whose subject / object is "that"."""
         words = {"gap": 0, "pronoun": 1, "np": 2, None: 0}
         forms = []  # (subject, transitive, object) kinds that fit in the budget
         for subj in ("gap",) if gap == "subject" else ("pronoun", "np"):
@@ -399,8 +398,7 @@ class _Generator:
 
 @dataclass(frozen=True)
 class Pair:
-    """One sentence pair. src, tgt: words; alignment[j] = index in src of the word tgt[j]
-    translates."""
+    """One sentence pair. src, tgt: words; alignment[j] = index in src of the word tgt[j] translates."""
 
     src: tuple[str, ...]
     tgt: tuple[str, ...]
@@ -409,9 +407,7 @@ class Pair:
     def __post_init__(self):
         if len(self.alignment) != len(self.tgt):
             raise ValueError(
-                "alignment: expected one source index per target word "
-                f"({len(self.tgt)}), "
-                f"got {len(self.alignment)}"
+                f"alignment: expected one source index per target word ({len(self.tgt)}), got {len(self.alignment)}"
             )
         bad = [i for i in self.alignment if not 0 <= i < len(self.src)]
         if bad:
@@ -446,8 +442,7 @@ def generate_pairs(n: int, seed: int = 0, min_words: int = 3, max_words: int = 4
             misses += 1
             if misses > 2000:
                 raise ValueError(
-                    f"n: the grammar has fewer than n={n} distinct sentences of "
-                    f"{min_words}..{max_words} words (found {len(pairs)})"
+                    f"n: the grammar has fewer than n={n} distinct sentences of {min_words}..{max_words} words (found {len(pairs)})"
                 )
     return pairs
 
@@ -478,17 +473,15 @@ def split_pairs(
 
 def corpus_fingerprint(pairs: Sequence[Pair]) -> str:
     """SHA-256 of every pair (source, target and alignment), in order: a saved model records the
-    fingerprint of the corpus it was trained on, and a changed generator is caught when it is
-    loaded."""
+    fingerprint of the corpus it was trained on, and a changed generator is caught when it is loaded."""
     pairs = _check_pairs(pairs)
     text = "\n".join(f"{' '.join(p.src)}\t{' '.join(p.tgt)}\t{p.alignment}" for p in pairs)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def alignment_matrix(pair: Pair) -> Tensor:
-    """The gold alignment as a 0/1 matrix [len(tgt), len(src)]: row j has a 1 at alignment[j]. Same
-    layout as the attention weights [T, S] a decoder returns, so the two can be drawn side by
-    side."""
+    """The gold alignment as a 0/1 matrix [len(tgt), len(src)]: row j has a 1 at alignment[j].
+    Same layout as the attention weights [T, S] a decoder returns, so the two can be drawn side by side."""
     a = torch.zeros(len(pair.tgt), len(pair.src))
     a[torch.arange(len(pair.tgt)), torch.tensor(pair.alignment, dtype=torch.long)] = 1.0
     return a  # [T, S]
@@ -498,8 +491,7 @@ def alignment_matrix(pair: Pair) -> Tensor:
 
 
 class Vocab:
-    """Token <-> id. The specials come first: with the defaults pad_id=0, bos_id=1, eos_id=2,
-    unk_id=3.
+    """Token <-> id. The specials come first: with the defaults pad_id=0, bos_id=1, eos_id=2, unk_id=3.
 
     specials: the first four are padding, begin-of-sequence, end-of-sequence and unknown, in that
     order (more may follow); then come the tokens, in the given order, without duplicates.
@@ -514,8 +506,7 @@ class Vocab:
         specials = tuple(specials)
         if len(specials) < 4 or len(set(specials)) != len(specials):
             raise ValueError(
-                f"specials: expected at least 4 distinct tokens (pad, bos, eos, unk), "
-                f"got {specials}"
+                f"specials: expected at least 4 distinct tokens (pad, bos, eos, unk), got {specials}"
             )
         self.itos: list[str] = list(specials)
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(specials)}
@@ -566,8 +557,7 @@ class Vocab:
 
     def decode(self, ids: Iterable[int] | Tensor, strip_specials: bool = True) -> list[str]:
         """Tokens of `ids` (a list or a 1-D tensor). With strip_specials, stop at the first <eos>
-        and drop <pad> and <bos> (and any other special but <unk>), as needed for decoder
-        outputs."""
+        and drop <pad> and <bos> (and any other special but <unk>), as needed for decoder outputs."""
         if isinstance(ids, Tensor):
             if ids.dim() != 1:
                 raise ValueError(f"ids: expected a 1-D tensor [T], got shape {tuple(ids.shape)}")
@@ -633,8 +623,7 @@ def _check_pairs(pairs, name: str = "pairs") -> list[Pair]:
             )
         if len(p.src) == 0 or len(p.tgt) == 0:
             raise ValueError(
-                f"{name}[{i}]: expected non-empty src and tgt, got {len(p.src)} and "
-                f"{len(p.tgt)} words"
+                f"{name}[{i}]: expected non-empty src and tgt, got {len(p.src)} and {len(p.tgt)} words"
             )
     return pairs
 
@@ -714,8 +703,7 @@ def epochs(
     sort_by_length: bool = False,
 ) -> Iterator[Batch]:
     """Endless batches: epoch after epoch, each one as ``batches`` makes it, reshuffled every time
-    by the same ``random.Random(seed)``. For ``lib.train.fit``, which stops after `steps`
-    batches."""
+    by the same ``random.Random(seed)``. For ``lib.train.fit``, which stops after `steps` batches."""
     pairs = _check_loader_args(pairs, batch_size)
     rng = random.Random(seed)
 

@@ -1,9 +1,7 @@
-"""Checkers for the chapters' exercises: run a reader's answer on hidden cases and say what is
-wrong.
+"""Checkers for the chapters' exercises: run a reader's answer on hidden cases and say what is wrong.
 
-One module per chapter (``lib.exercises.ch02``, ``lib.exercises.ch03``, ...); each public
-``check_*`` function takes the reader's function (or predicted values) and answers in one of three
-ways:
+One module per chapter (``lib.exercises.ch02``, ``lib.exercises.ch03``, ...); each public ``check_*``
+function takes the reader's function (or predicted values) and answers in one of three ways:
 
 - **passed**: returns a :class:`Verdict`; a notebook shows it as a green box ("passed ...").
 - **not attempted**: the function is still the template's stub (its body does nothing, e.g. ``...``,
@@ -52,8 +50,7 @@ __all__ = [
 ]
 
 
-# --- verdicts
-# --------------------------------------------------------------------------------------
+# --- verdicts --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -78,8 +75,7 @@ class Verdict:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        # Dark text on a pale background (contrast far above WCAG AA); the status is in words, not
-        # colour alone.
+        # Dark text on a pale background (contrast far above WCAG AA); the status is in words, not colour alone.
         border, background = ("#1a7f37", "#eef7f0") if self.passed else ("#6e7781", "#f3f4f6")
         mark = "&#10003;" if self.passed else "&hellip;"
         return (
@@ -98,9 +94,8 @@ def _sentence(text: str) -> str:
 
 
 def _code_spans(escaped: str) -> str:
-    """`name` -> <code>name</code> in already escaped HTML. The code takes the feedback box's own
-    text colour: the theme's dark-mode code colour on the box's light background fails WCAG contrast
-    (1.35:1)."""
+    """`name` -> <code>name</code> in already escaped HTML. The code takes the feedback box's own text
+    colour: the theme's dark-mode code colour on the box's light background fails WCAG contrast (1.35:1)."""
     return re.sub(
         r"`([^`]+)`", r'<code style="color: inherit; background: transparent">\1</code>', escaped
     )
@@ -138,8 +133,7 @@ def not_attempted(message: str) -> NoReturn:
 
 
 def checker(exercise: str) -> Callable:
-    """Decorator for a check function that returns its success message (or calls
-    fail/not_attempted)."""
+    """Decorator for a check function that returns its success message (or calls fail/not_attempted)."""
 
     def wrap(check: Callable[..., str]) -> Callable[..., Verdict]:
         @functools.wraps(check)
@@ -157,8 +151,7 @@ def checker(exercise: str) -> Callable:
     return wrap
 
 
-# --- running the reader's code safely
-# ----------------------------------------------------------------
+# --- running the reader's code safely ----------------------------------------------------------------
 
 _STUB_INSTRUCTIONS = ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
@@ -181,17 +174,14 @@ def is_stub(func: Callable) -> bool:
 
 
 def attempted(func: Any, name: str) -> None:
-    """Call first in a checker of a function exercise: not attempted if ``func`` is still the
-    stub."""
+    """Call first in a checker of a function exercise: not attempted if ``func`` is still the stub."""
     if func is None:
         not_attempted(f"define `{name}` in the cell above, then run this cell again.")
     if not callable(func):
         fail(f"expected `{name}` to be a function, got {type(func).__name__} {fmt(func)}.")
     if is_stub(func):
         not_attempted(
-            f"`{name}` is still the template (its body does nothing). Write its body in "
-            "the cell above, "
-            "run that cell, then run this one again."
+            f"`{name}` is still the template (its body does nothing). Write its body in the cell above, run that cell, then run this one again."
         )
 
 
@@ -222,19 +212,14 @@ def _same(a: Any, b: Any) -> bool:
 def _hint(error: Exception) -> str:
     text = str(error)
     if "must match the size of tensor" in text or "shape" in text and "broadcast" in text:
-        return (
-            " Two tensors' shapes do not broadcast. A sum over the last dimension that is "
-            "used to divide "
-            "needs keepdim=True ([B, N] / [B, 1])."
-        )
+        return " Two tensors' shapes do not broadcast. A sum over the last dimension that is used to divide needs keepdim=True ([B, N] / [B, 1])."
     if isinstance(error, TypeError) and "numpy" in text.lower():
         return " Stay in torch: the inputs are tensors and the result must be one."
     return ""
 
 
 def call(func: Callable, *args: Any, name: str, case: str) -> Any:
-    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is
-    feedback."""
+    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback."""
     originals = [_clone(a) for a in args]
     inputs = [_clone(a) for a in args]
     try:
@@ -250,11 +235,7 @@ def call(func: Callable, *args: Any, name: str, case: str) -> Any:
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
             fail(
-                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for "
-                "example with "
-                "an operation ending in `_` or an indexed assignment). Work on a new tensor: the "
-                "caller still "
-                "needs its own."
+                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own."
             )
     return result
 
@@ -262,8 +243,7 @@ def call(func: Callable, *args: Any, name: str, case: str) -> Any:
 def expect_tensor(
     result: Any, shape: tuple[int, ...], *, name: str, case: str, allow_nan: bool = False
 ) -> Tensor:
-    """``result`` as a float64 tensor, after checking its type, shape and (unless allowed)
-    NaN/inf."""
+    """``result`` as a float64 tensor, after checking its type, shape and (unless allowed) NaN/inf."""
     if result is None:
         fail(f"on the case {case}, `{name}` returned None. Did you forget the `return` statement?")
     if not isinstance(result, Tensor):
@@ -271,25 +251,21 @@ def expect_tensor(
             "a NumPy array" if type(result).__name__ == "ndarray" else f"a {type(result).__name__}"
         )
         fail(
-            f"on the case {case}, `{name}` returned {kind}; expected a torch.Tensor of shape "
-            f"{list(shape)}."
+            f"on the case {case}, `{name}` returned {kind}; expected a torch.Tensor of shape {list(shape)}."
         )
     if tuple(result.shape) != tuple(shape):
         fail(
-            f"on the case {case}, `{name}` returned shape {list(result.shape)}; expected "
-            f"{list(shape)}."
+            f"on the case {case}, `{name}` returned shape {list(result.shape)}; expected {list(shape)}."
         )
     if not (result.is_floating_point()):
         fail(
-            f"on the case {case}, `{name}` returned dtype {result.dtype}; expected "
-            "floating-point numbers."
+            f"on the case {case}, `{name}` returned dtype {result.dtype}; expected floating-point numbers."
         )
     result = result.detach().to(torch.float64)
     if not allow_nan and not torch.isfinite(result).all():
         bad = (~torch.isfinite(result)).nonzero()[0].tolist()
         fail(
-            f"on the case {case}, `{name}` returned {fmt(result[tuple(bad)].item())} at index "
-            f"{bad}."
+            f"on the case {case}, `{name}` returned {fmt(result[tuple(bad)].item())} at index {bad}."
         )
     return result
 
@@ -305,8 +281,7 @@ def expect_number(value: Any, what: str) -> float:
     return float(value)
 
 
-# --- describing numbers and differences
-# ---------------------------------------------------------------
+# --- describing numbers and differences ---------------------------------------------------------------
 
 
 def fmt(x: Any) -> str:
@@ -326,12 +301,10 @@ def fmt(x: Any) -> str:
 def row_sum_problem(
     weights: Tensor, allowed_rows: Tensor | None = None, tol: float = 1e-4
 ) -> str | None:
-    """If some row of ``weights`` [..., N] does not sum to 1, a sentence naming the first one; else
-    None.
+    """If some row of ``weights`` [..., N] does not sum to 1, a sentence naming the first one; else None.
 
-    ``allowed_rows`` (bool, the shape of ``weights`` without its last dim) limits the check to those
-    rows. Rows are named by their index counted from 0 in the last-but-one dimension (and the batch,
-    if any).
+    ``allowed_rows`` (bool, the shape of ``weights`` without its last dim) limits the check to those rows.
+    Rows are named by their index counted from 0 in the last-but-one dimension (and the batch, if any).
     """
     sums = weights.sum(dim=-1)
     bad = (sums - 1).abs() > tol
@@ -350,7 +323,4 @@ def largest_difference(result: Tensor, expected: Tensor) -> str:
     """Where ``result`` and ``expected`` differ most, as a sentence."""
     diff = (result - expected).abs()
     index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    return (
-        f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours "
-        f"{result[index].item():.4g}, expected {expected[index].item():.4g}"
-    )
+    return f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours {result[index].item():.4g}, expected {expected[index].item():.4g}"

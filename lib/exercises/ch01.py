@@ -1,13 +1,12 @@
 """Checkers for the exercises of the chapter *From sequence-to-sequence to attention*.
 
-- :func:`check_greedy_or_reference`: exercise 1 (predict, then check): for the plain model on the
-  test sentences of 30+ words, is log p(greedy output | x) or log p(reference | x) higher on
-  average, and in how many sentences is the reference more probable than the greedy output?
-- :func:`check_loss_by_length`: exercise 3 (implement): the mean per-sentence loss (the
-  cross-entropy per target token, Sutskever et al. 2014, sec. 2) of each group of source lengths.
+- :func:`check_greedy_or_reference`: exercise 1 (predict, then check): for the plain model on the test
+  sentences of 30+ words, is log p(greedy output | x) or log p(reference | x) higher on average, and in how
+  many sentences is the reference more probable than the greedy output?
+- :func:`check_loss_by_length`: exercise 3 (implement): the mean per-sentence loss (the cross-entropy per
+  target token, Sutskever et al. 2014, sec. 2) of each group of source lengths.
 
-Exercise 2 (take the summary away) is answered in prose; the chapter's solution computes its
-numbers.
+Exercise 2 (take the summary away) is answered in prose; the chapter's solution computes its numbers.
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ from . import (
 __all__ = ["check_greedy_or_reference", "check_loss_by_length"]
 
 
-# --- exercise 1: is greedy the most probable translation?
-# ---------------------------------------------
+# --- exercise 1: is greedy the most probable translation? ---------------------------------------------
 
 # Measured in the chapter with the shipped plain model (its solution asserts these numbers).
 MEAN_LOG_P_GREEDY = -22.67  # mean log p(greedy output | x) over the 129 test sentences of 30+ words
@@ -55,70 +53,49 @@ _ANSWERS = {
 
 @checker("greedy or reference")
 def check_greedy_or_reference(more_probable: Any, reference_wins: Any) -> str:
-    """Check exercise 1: ``more_probable``, "greedy" or "reference" (which has the higher mean log
-    p(. | x) under the plain model on the test sentences of 30+ words), and ``reference_wins``, the
-    number of those sentences whose reference is more probable than the greedy output."""
+    """Check exercise 1: ``more_probable``, "greedy" or "reference" (which has the higher mean log p(. | x)
+    under the plain model on the test sentences of 30+ words), and ``reference_wins``, the number of those
+    sentences whose reference is more probable than the greedy output."""
     if more_probable is None and reference_wins is None:
         not_attempted(
-            "write your prediction (more_probable) and your count (reference_wins) in "
-            "the cell above, "
-            "then run this cell again."
+            "write your prediction (more_probable) and your count (reference_wins) in the cell above, then run this cell again."
         )
     if more_probable is not None:
         if not isinstance(more_probable, str) or more_probable.strip().lower() not in _ANSWERS:
             fail(f'more_probable should be "greedy" or "reference", got {fmt(more_probable)}.')
         if _ANSWERS[more_probable.strip().lower()] == "reference":
             fail(
-                "more_probable: the plain model gives the reference a mean log p of "
-                f"{MEAN_LOG_P_REFERENCE:.1f} and "
-                f"its own greedy output {MEAN_LOG_P_GREEDY:.1f}. The reference is the right "
-                "translation, but this "
-                "model does not believe it: the errors are the model's, not the search's."
+                f"more_probable: the plain model gives the reference a mean log p of {MEAN_LOG_P_REFERENCE:.1f} and its own greedy output {MEAN_LOG_P_GREEDY:.1f}. The reference is the right translation, but this model does not believe it: the errors are the model's, not the search's."
             )
     if reference_wins is not None:
         n = expect_number(reference_wins, "reference_wins")
         if n != int(n) or not 0 <= n <= N_LONG:
             fail(
-                f"reference_wins should be a count of sentences between 0 and {N_LONG}, got "
-                f"{fmt(n)}."
+                f"reference_wins should be a count of sentences between 0 and {N_LONG}, got {fmt(n)}."
             )
         if n == N_LONG:
             fail(
-                f"reference_wins = {N_LONG} is every long sentence: did you count where the "
-                "greedy output is more "
-                "probable (log p greedy > log p reference) instead of the reverse?"
+                f"reference_wins = {N_LONG} is every long sentence: did you count where the greedy output is more probable (log p greedy > log p reference) instead of the reverse?"
             )
         if n != REFERENCE_WINS:
             fail(
-                f"reference_wins = {int(n)} is not what the plain model gives. Compare, sentence "
-                "by sentence, "
-                "sequence_log_prob of the reference with that of the greedy output (both with "
-                "<eos>, built with "
-                "make_batch), and count where the reference's is larger."
+                f"reference_wins = {int(n)} is not what the plain model gives. Compare, sentence by sentence, sequence_log_prob of the reference with that of the greedy output (both with <eos>, built with make_batch), and count where the reference's is larger."
             )
     if more_probable is None:
         not_attempted("your count is right; now give your prediction (more_probable).")
     if reference_wins is None:
         not_attempted("your prediction is right; now count the sentences (reference_wins).")
-    return (
-        "the greedy output is more probable under the model than the reference in every one "
-        f"of the {N_LONG} "
-        f"long sentences (mean log p {MEAN_LOG_P_GREEDY:.1f} against "
-        f"{MEAN_LOG_P_REFERENCE:.1f}): greedy "
-        "search is not what fails here, the model is."
-    )
+    return f"the greedy output is more probable under the model than the reference in every one of the {N_LONG} long sentences (mean log p {MEAN_LOG_P_GREEDY:.1f} against {MEAN_LOG_P_REFERENCE:.1f}): greedy search is not what fails here, the model is."
 
 
-# --- exercise 3: loss per length
-# ------------------------------------------------------------------------
+# --- exercise 3: loss per length ------------------------------------------------------------------------
 
 HIDDEN_BINS = [(3, 8), (9, 17), (18, 40)]
 
 
 def _hidden_case() -> tuple[Seq2Seq, Any, list[tuple[int, int]]]:
-    """A small seq2seq model with random weights (output layer sharpened so that losses differ) and
-    a batch of 36 generated pairs of 3 to 40 words, with source lengths on the bins' edges; global
-    RNG untouched."""
+    """A small seq2seq model with random weights (output layer sharpened so that losses differ) and a batch
+    of 36 generated pairs of 3 to 40 words, with source lengths on the bins' edges; global RNG untouched."""
     pairs = generate_pairs(200, seed=21)
     src_vocab, tgt_vocab = build_vocabs(pairs)
     chosen, seen = [], set()
@@ -145,9 +122,8 @@ def _groups(lengths: Tensor, bins, right_open: bool = False) -> list[Tensor]:
 
 
 def loss_by_length_reference(model: Seq2Seq, batch, bins) -> Tensor:
-    """The answer of exercise 3: for each (lo, hi) of ``bins``, the mean over the sentences with lo
-    <= source length <= hi of the sentence's loss (-log p(y | x) / its number of target tokens,
-    <eos> included) -> [len(bins)]."""
+    """The answer of exercise 3: for each (lo, hi) of ``bins``, the mean over the sentences with lo <= source
+    length <= hi of the sentence's loss (-log p(y | x) / its number of target tokens, <eos> included) -> [len(bins)]."""
     with torch.no_grad():
         # [B]
         log_p = sequence_log_prob(model, batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_out)
@@ -157,9 +133,8 @@ def loss_by_length_reference(model: Seq2Seq, batch, bins) -> Tensor:
 
 @checker("loss_by_length")
 def check_loss_by_length(loss_by_length: Any) -> str:
-    """Check ``loss_by_length(model, batch, bins) -> [len(bins)]``: for each (lo, hi) in ``bins``
-    the mean, over the sentences of ``batch`` with lo <= source length <= hi, of each sentence's
-    loss per target token."""
+    """Check ``loss_by_length(model, batch, bins) -> [len(bins)]``: for each (lo, hi) in ``bins`` the mean, over
+    the sentences of ``batch`` with lo <= source length <= hi, of each sentence's loss per target token."""
     attempted(loss_by_length, "loss_by_length")
     model, batch, bins = _hidden_case()
     case = f"a hidden batch of {len(batch.src)} sentences, bins {bins}"
@@ -176,10 +151,7 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     result = expect_tensor(result, (len(bins),), name="loss_by_length", case=case)
     expected = loss_by_length_reference(model, batch, bins)
     if torch.allclose(result, expected, rtol=1e-4, atol=1e-5):
-        return (
-            f"`loss_by_length` gives the mean sentence loss of each group on {case} "
-            f"({', '.join(f'{v:.3f}' for v in expected.tolist())})."
-        )
+        return f"`loss_by_length` gives the mean sentence loss of each group on {case} ({', '.join(f'{v:.3f}' for v in expected.tolist())})."
     with torch.no_grad():
         nll = -sequence_log_prob(
             model, batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_out
@@ -190,30 +162,19 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     variants = [
         (
             torch.stack([nll[g].sum() / tokens[g].sum() for g in groups]),
-            "you pooled the tokens of a group (total loss / total tokens), so long sentences count "
-            "more. The "
-            "exercise asks for the mean of model.loss per sentence: first each sentence's loss per "
-            "token, then "
-            "the mean over the sentences of the group.",
+            "you pooled the tokens of a group (total loss / total tokens), so long sentences count more. The exercise asks for the mean of model.loss per sentence: first each sentence's loss per token, then the mean over the sentences of the group.",
         ),
         (
             torch.stack([(nll / batch.tgt_out.shape[1])[g].mean() for g in groups]),
-            "you divided each sentence's loss by the padded length T of the batch. Count only its "
-            "real target "
-            "tokens (<eos> included): batch.tgt_mask.sum(1).",
+            "you divided each sentence's loss by the padded length T of the batch. Count only its real target tokens (<eos> included): batch.tgt_mask.sum(1).",
         ),
         (
             torch.stack([(nll / (tokens - 1))[g].mean() for g in groups]),
-            "you left <eos> out of the token count. model.loss averages over every non-pad token "
-            "of "
-            "tgt_out, "
-            "<eos> included.",
+            "you left <eos> out of the token count. model.loss averages over every non-pad token of tgt_out, <eos> included.",
         ),
         (
             torch.stack([nll[g].mean() for g in groups]),
-            "your values are the mean of -log p(y | x) per sentence, not per token: divide each "
-            "sentence's "
-            "loss by its number of target tokens.",
+            "your values are the mean of -log p(y | x) per sentence, not per token: divide each sentence's loss by its number of target tokens.",
         ),
         (
             torch.stack(
@@ -222,8 +183,7 @@ def check_loss_by_length(loss_by_length: Any) -> str:
                     for g in _groups(batch.src_lengths, bins, right_open=True)
                 ]
             ),
-            "a group (lo, hi) includes both ends: lo <= length <= hi (the chapter's BINS are "
-            "inclusive).",
+            "a group (lo, hi) includes both ends: lo <= length <= hi (the chapter's BINS are inclusive).",
         ),
         (
             torch.stack(
@@ -232,8 +192,7 @@ def check_loss_by_length(loss_by_length: Any) -> str:
                     for g in _groups(target_lengths, bins)
                 ]
             ),
-            "you grouped the sentences by their target length; group them by their source length, "
-            "batch.src_lengths.",
+            "you grouped the sentences by their target length; group them by their source length, batch.src_lengths.",
         ),
     ]
     for values, message in variants:

@@ -1,7 +1,6 @@
 """Checkers for the exercises of the chapter *Attention as soft lookup*.
 
-- :func:`check_duplicate_key`: exercise 1 (predict, then check): a seventh item whose key copies
-  k_2.
+- :func:`check_duplicate_key`: exercise 1 (predict, then check): a seventh item whose key copies k_2.
 - :func:`check_sharpen`: exercise 2 (implement): the neural Turing machine's sharpening step.
 
 Exercise 3 (rows of different lengths) is answered in prose; the chapter's solution computes it.
@@ -31,13 +30,11 @@ from . import (
 __all__ = ["check_duplicate_key", "check_sharpen"]
 
 
-# --- exercise 1: a duplicated key
-# -------------------------------------------------------------------
+# --- exercise 1: a duplicated key -------------------------------------------------------------------
 
 
 def _values() -> Tensor:
-    """The values of the chapter's memory (hexagon corners, no randomness) and the new item's: [7,
-    2]."""
+    """The values of the chapter's memory (hexagon corners, no randomness) and the new item's: [7, 2]."""
     angles = torch.arange(6, dtype=torch.float64) * (2 * math.pi / 6)
     radii = torch.tensor([1.0, 0.8, 1.2, 0.9, 1.1, 0.7], dtype=torch.float64)
     hexagon = radii[:, None] * torch.stack([angles.cos(), angles.sin()], dim=1)  # [6, 2]
@@ -60,14 +57,11 @@ def _point(value: Any, what: str) -> Tensor:
 
 @checker("duplicated key")
 def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
-    """Check the predictions of exercise 1: ``soft_limit``, the point (x, y) that the soft output
-    for ``q`` approaches as lambda -> infinity, and ``hard_key``, the index of the key the hard
-    lookup picks."""
+    """Check the predictions of exercise 1: ``soft_limit``, the point (x, y) that the soft output for
+    ``q`` approaches as lambda -> infinity, and ``hard_key``, the index of the key the hard lookup picks."""
     if soft_limit is None and hard_key is None:
         not_attempted(
-            "write your two predictions (soft_limit and hard_key) in the cell above, "
-            "then run this "
-            "cell again."
+            "write your two predictions (soft_limit and hard_key) in the cell above, then run this cell again."
         )
     values = _values()
     midpoint = (values[BEST] + values[COPY]) / 2
@@ -77,34 +71,18 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             where = f"({fmt(p[0].item())}, {fmt(p[1].item())})"
             if (p - values[BEST]).norm() <= TOLERANCE:
                 fail(
-                    f"soft_limit {where} is v_2, the value of k_2 alone: that is where the hard "
-                    "lookup goes. "
-                    "The soft lookup cannot prefer one of two keys with equal scores: at every "
-                    "lambda they get "
-                    "equal weights, so as lambda grows each tends to 1/2, and the output tends "
-                    "to the midpoint "
-                    "of v_2 and the new value."
+                    f"soft_limit {where} is v_2, the value of k_2 alone: that is where the hard lookup goes. The soft lookup cannot prefer one of two keys with equal scores: at every lambda they get equal weights, so as lambda grows each tends to 1/2, and the output tends to the midpoint of v_2 and the new value."
                 )
             if (p - values[COPY]).norm() <= TOLERANCE:
                 fail(
-                    f"soft_limit {where} is the new value alone. Its key is an exact copy of "
-                    "k_2, so it ties "
-                    "with k_2 for the highest score and can never get more weight than k_2."
+                    f"soft_limit {where} is the new value alone. Its key is an exact copy of k_2, so it ties with k_2 for the highest score and can never get more weight than k_2."
                 )
             if (p - values.mean(dim=0)).norm() <= TOLERANCE:
                 fail(
-                    f"soft_limit {where} is the average of all seven values: the output at "
-                    "lambda = 0, where "
-                    "every weight is 1/7. As lambda grows, the weight leaves every key whose "
-                    "score is not the "
-                    "highest."
+                    f"soft_limit {where} is the average of all seven values: the output at lambda = 0, where every weight is 1/7. As lambda grows, the weight leaves every key whose score is not the highest."
                 )
             fail(
-                f"soft_limit {where} is not where the soft output goes (it is "
-                f"{(p - midpoint).norm():.2f} away). "
-                "Which keys share the highest score, and how does a softmax split the weight "
-                "between equal "
-                "scores as lambda grows?"
+                f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). Which keys share the highest score, and how does a softmax split the weight between equal scores as lambda grows?"
             )
     if hard_key is not None:
         if (
@@ -115,36 +93,24 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             hard_key = int(hard_key.item())
         if isinstance(hard_key, bool) or not isinstance(hard_key, int):
             fail(
-                "hard_key should be the index of a key (an int from 0 to 6), got "
-                f"{type(hard_key).__name__} "
-                f"{fmt(hard_key)}."
+                f"hard_key should be the index of a key (an int from 0 to 6), got {type(hard_key).__name__} {fmt(hard_key)}."
             )
         if hard_key == COPY:
             fail(
-                "hard_key = 6, the copy. But torch.argmax returns the FIRST of several equal "
-                "maxima "
-                "(its documentation says so), and k_2 comes before the copy at index 6."
+                "hard_key = 6, the copy. But torch.argmax returns the FIRST of several equal maxima (its documentation says so), and k_2 comes before the copy at index 6."
             )
         if hard_key != BEST:
             fail(
-                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. The "
-                "query is a noisy "
-                "copy of k_2, and the new key is an exact copy of k_2: those two share the "
-                "highest score."
+                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. The query is a noisy copy of k_2, and the new key is an exact copy of k_2: those two share the highest score."
             )
     if soft_limit is None:
         not_attempted("hard_key is right; now predict soft_limit too.")
     if hard_key is None:
         not_attempted("soft_limit is right; now predict hard_key too.")
-    return (
-        "both predictions are right: the soft output tends to the midpoint of v_2 and the new "
-        "value, "
-        "and the hard lookup returns v_2 alone (index 2, the first of the two tied keys)."
-    )
+    return "both predictions are right: the soft output tends to the midpoint of v_2 and the new value, and the hard lookup returns v_2 alone (index 2, the first of the two tied keys)."
 
 
-# --- exercise 2: NTM sharpening
-# -----------------------------------------------------------------------
+# --- exercise 2: NTM sharpening -----------------------------------------------------------------------
 
 
 def _weights(g: torch.Generator, rows: int, n: int, spread: float = 1.0) -> Tensor:
@@ -168,15 +134,13 @@ def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
 
 
 def _sharpened(w: Tensor, gamma: float) -> Tensor:
-    """The reference, in float64 and in log space: w**gamma / sum w**gamma = softmax(gamma * log
-    w)."""
+    """The reference, in float64 and in log space: w**gamma / sum w**gamma = softmax(gamma * log w)."""
     return torch.softmax(gamma * w.double().log(), dim=-1)
 
 
 @checker("sharpen")
 def check_sharpen(sharpen: Any) -> str:
-    """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j
-    w_j**gamma."""
+    """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j w_j**gamma."""
     attempted(sharpen, "sharpen")
     cases = _sharpen_cases()
     for case, w, gamma in cases:
@@ -191,13 +155,7 @@ def check_sharpen(sharpen: Any) -> str:
         if not torch.isfinite(result).all():
             if gamma >= 100:
                 fail(
-                    f"for gamma = {gamma:g} your weights are NaN or inf: every w(i)**gamma "
-                    "underflows to 0 "
-                    "((1/32)**300 is about 1e-451, far below the smallest float), and 0/0 = "
-                    "NaN. Sharpen in "
-                    "log space, w**gamma / sum(w**gamma) = softmax(gamma * log w), or divide w "
-                    "by its row "
-                    "maximum before taking the power."
+                    f"for gamma = {gamma:g} your weights are NaN or inf: every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), and 0/0 = NaN. Sharpen in log space, w**gamma / sum(w**gamma) = softmax(gamma * log w), or divide w by its row maximum before taking the power."
                 )
             fail(f"on the case '{case}' your weights contain NaN or inf.")
         if torch.allclose(result, expected, atol=1e-5, rtol=1e-4):
@@ -205,24 +163,17 @@ def check_sharpen(sharpen: Any) -> str:
         w64, powered = w.double(), w.double() ** gamma
         if torch.allclose(result, powered, atol=1e-6):
             fail(
-                f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma "
-                "without the "
-                "division. Divide each row by its sum over the N slots."
+                f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma without the division. Divide each row by its sum over the N slots."
             )
         if w.shape[0] > 1 and torch.allclose(
             result, powered / powered.sum(dim=0, keepdim=True), atol=1e-5
         ):
             fail(
-                f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first "
-                "dimension "
-                "(across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, "
-                "keepdim=True)."
+                f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first dimension (across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, keepdim=True)."
             )
         if torch.allclose(result, torch.softmax(gamma * w64, dim=-1), atol=1e-5):
             fail(
-                f"on the case '{case}', your result is softmax(gamma * w): that multiplies the "
-                "weights by "
-                "gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma)."
+                f"on the case '{case}', your result is softmax(gamma * w): that multiplies the weights by gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma)."
             )
         if gamma != 1 and torch.allclose(result, w64, atol=1e-6):
             fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
@@ -230,20 +181,12 @@ def check_sharpen(sharpen: Any) -> str:
         if zero.any() and result[zero].abs().max() > 1e-6:
             i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()
             fail(
-                f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it "
-                f"{fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an "
-                "epsilon added "
-                "before the power or the log changes that)."
+                f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it {fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an epsilon added before the power or the log changes that)."
             )
         problem = row_sum_problem(result)
         if problem:
             fail(
-                f"on the case '{case}', {problem}: did you normalise over the last dimension "
-                "(the N slots)?"
+                f"on the case '{case}', {problem}: did you normalise over the last dimension (the N slots)?"
             )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (
-        f"`sharpen` is right on all {len(cases)} hidden cases (gamma from 1 to 300, weights "
-        "that are "
-        "exactly 0, batches of 1 to 3 rows)."
-    )
+    return f"`sharpen` is right on all {len(cases)} hidden cases (gamma from 1 to 300, weights that are exactly 0, batches of 1 to 3 rows)."

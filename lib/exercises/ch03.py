@@ -1,7 +1,6 @@
 """Checkers for the exercises of the chapter *Scoring functions*.
 
-- :func:`check_projected_as_general`: exercise 1 (implement): projections + scaled dot = a general
-  score.
+- :func:`check_projected_as_general`: exercise 1 (implement): projections + scaled dot = a general score.
 - :func:`check_key_strength`: exercise 2 (predict, then check): the NTM's key strength beta on q1.
 - :func:`check_unit_length`: exercise 3 (change and explain): all vectors of length 1.
 - :func:`check_masked_softmax`: exercise 4 (implement): a masked softmax written by hand.
@@ -39,8 +38,7 @@ __all__ = [
 ]
 
 
-# --- exercise 1: projections followed by the scaled dot product are a general score
-# -------------------
+# --- exercise 1: projections followed by the scaled dot product are a general score -------------------
 
 
 def _projection_cases() -> list[tuple[int, int, Tensor, Tensor, Tensor, Tensor]]:
@@ -74,8 +72,8 @@ def _factor(result: Tensor, expected: Tensor) -> float | None:
 
 @checker("projected_as_general")
 def check_projected_as_general(projected_as_general: Any) -> str:
-    """Check ``projected_as_general(W_Q, W_K) -> GeneralScore(d, d)`` whose score on raw vectors x,
-    x' equals (W_Q x) . (W_K x') / sqrt(d_k), for W_Q, W_K of shape [d_k, d]."""
+    """Check ``projected_as_general(W_Q, W_K) -> GeneralScore(d, d)`` whose score on raw vectors x, x'
+    equals (W_Q x) . (W_K x') / sqrt(d_k), for W_Q, W_K of shape [d_k, d]."""
     attempted(projected_as_general, "projected_as_general")
     cases = _projection_cases()
     for d, d_k, W_Q, W_K, x, x2 in cases:
@@ -83,34 +81,24 @@ def check_projected_as_general(projected_as_general: Any) -> str:
         module = call(projected_as_general, W_Q, W_K, name="projected_as_general", case=case)
         if module is None:
             fail(
-                f"on the case {case}, `projected_as_general` returned None. Did you forget the "
-                "`return` statement?"
+                f"on the case {case}, `projected_as_general` returned None. Did you forget the `return` statement?"
             )
         if isinstance(module, Tensor):
             if tuple(module.shape) == (d, d):
                 fail(
-                    f"on the case {case}, you returned the matrix W_a itself. Return a "
-                    "GeneralScore(d, d) "
-                    "module whose W_a.weight holds it (copy it in under torch.no_grad())."
+                    f"on the case {case}, you returned the matrix W_a itself. Return a GeneralScore(d, d) module whose W_a.weight holds it (copy it in under torch.no_grad())."
                 )
             fail(
-                f"on the case {case}, you returned a tensor of shape {list(module.shape)}; "
-                "expected a "
-                f"GeneralScore({d}, {d}) module."
+                f"on the case {case}, you returned a tensor of shape {list(module.shape)}; expected a GeneralScore({d}, {d}) module."
             )
         if not isinstance(module, GeneralScore):
             fail(
-                f"on the case {case}, you returned a {type(module).__name__}; expected a "
-                f"lib.attention.GeneralScore({d}, {d})."
+                f"on the case {case}, you returned a {type(module).__name__}; expected a lib.attention.GeneralScore({d}, {d})."
             )
         shape = tuple(module.W_a.weight.shape)
         if shape != (d, d):
             fail(
-                f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; "
-                "expected "
-                f"[d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. W_Q @ "
-                "W_K.T has shape "
-                "[d_k, d_k]: the matrix between two raw vectors is W_Q.T @ W_K."
+                f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. W_Q @ W_K.T has shape [d_k, d_k]: the matrix between two raw vectors is W_Q.T @ W_K."
             )
         scores = call(module, x, x2, name="the GeneralScore you returned", case=case)
         result = expect_tensor(scores, (2, 3, 4), name="the GeneralScore you returned", case=case)
@@ -120,44 +108,31 @@ def check_projected_as_general(projected_as_general: Any) -> str:
         c = _factor(result, expected)
         if c is not None and abs(c - math.sqrt(d_k)) < 1e-3 and d_k > 1:
             fail(
-                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too "
-                "large: "
-                "divide W_a by sqrt(d_k), the scaling of the scaled dot product."
+                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too large: divide W_a by sqrt(d_k), the scaling of the scaled dot product."
             )
         if c is not None and abs(c - 1 / math.sqrt(d_k)) < 1e-3 and d_k > 1:
             fail(
-                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too "
-                "small: did you "
-                "divide by d_k instead of sqrt(d_k), or twice?"
+                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too small: did you divide by d_k instead of sqrt(d_k), or twice?"
             )
         if c is not None and d != d_k and abs(c - math.sqrt(d_k / d)) < 1e-3:
             fail(
-                f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g} instead of "
-                "sqrt(d_k) = "
-                f"{math.sqrt(d_k):.3g}: the scaling uses the width of the projected keys."
+                f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g} instead of sqrt(d_k) = {math.sqrt(d_k):.3g}: the scaling uses the width of the projected keys."
             )
         swapped = _projected_scores(W_K, W_Q, x, x2)
         if _factor(result, swapped) is not None:
             fail(
-                f"on the case {case}, your W_a is transposed: you get the scores with the roles "
-                "of W_Q and W_K "
-                "swapped. GeneralScore computes q^T W_a k with W_a = W_a.weight of shape [D_q, "
-                "D_k] (nn.Linear "
-                "stores [out, in]), so W_a = W_Q.T @ W_K / sqrt(d_k)."
+                f"on the case {case}, your W_a is transposed: you get the scores with the roles of W_Q and W_K swapped. GeneralScore computes q^T W_a k with W_a = W_a.weight of shape [D_q, D_k] (nn.Linear stores [out, in]), so W_a = W_Q.T @ W_K / sqrt(d_k)."
             )
         if c is not None:
             fail(
-                f"on the case {case}, your scores are {c:.3g} times the expected ones: check the "
-                "factor "
-                "1/sqrt(d_k)."
+                f"on the case {case}, your scores are {c:.3g} times the expected ones: check the factor 1/sqrt(d_k)."
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     described = "; ".join(f"d = {d}, d_k = {d_k}" for d, d_k, *_ in cases)
     return f"`projected_as_general` is right on all {len(cases)} hidden cases ({described})."
 
 
-# --- exercise 2: the key strength beta
-# -----------------------------------------------------------------
+# --- exercise 2: the key strength beta -----------------------------------------------------------------
 
 KEY_LABELS = ("k1", "k2", "k3", "k4", "k5", "k6")
 
@@ -170,9 +145,7 @@ def _labels(
         value = [value]
     if not isinstance(value, (set, frozenset, list, tuple)):
         fail(
-            f"{what} should be a set of names like {{{', '.join(repr(v) for v in valid[:2])}}}, "
-            "got "
-            f"{type(value).__name__} {fmt(value)}."
+            f"{what} should be a set of names like {{{', '.join(repr(v) for v in valid[:2])}}}, got {type(value).__name__} {fmt(value)}."
         )
     labels = set()
     for item in value:
@@ -188,14 +161,11 @@ def _labels(
 
 @checker("key strength")
 def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
-    """Check the predictions of exercise 2 for q1 under softmax(beta * cos): ``heaviest_keys``, the
-    keys that keep weight as beta grows, and ``k2_limit``, the number the weight of k2
-    approaches."""
+    """Check the predictions of exercise 2 for q1 under softmax(beta * cos): ``heaviest_keys``, the keys
+    that keep weight as beta grows, and ``k2_limit``, the number the weight of k2 approaches."""
     if heaviest_keys is None and k2_limit is None:
         not_attempted(
-            "write your two predictions (heaviest_keys and k2_limit) in the cell above, "
-            "then run this "
-            "cell again."
+            "write your two predictions (heaviest_keys and k2_limit) in the cell above, then run this cell again."
         )
     if heaviest_keys is not None:
         keys = _labels(heaviest_keys, "heaviest_keys", KEY_LABELS)
@@ -203,53 +173,36 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
             extra = sorted(keys - {"k1", "k2"})
             if extra:
                 fail(
-                    f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a "
-                    "cosine with q1 "
-                    "below 1, the largest cosine, shared by k1 and k2. As beta grows the gap "
-                    "beta * (1 - cos) "
-                    "grows without bound, so that weight goes to 0."
+                    f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a cosine with q1 below 1, the largest cosine, shared by k1 and k2. As beta grows the gap beta * (1 - cos) grows without bound, so that weight goes to 0."
                 )
             if keys == {"k2"} or keys == {"k1"}:
                 fail(
-                    "heaviest_keys: k2 is three times longer than k1, but beta * cos ignores "
-                    "length: q1 has "
-                    "cosine exactly 1 with both k1 and k2, so they get equal weight at every beta."
+                    "heaviest_keys: k2 is three times longer than k1, but beta * cos ignores length: q1 has cosine exactly 1 with both k1 and k2, so they get equal weight at every beta."
                 )
             fail(
-                "heaviest_keys: q1 points exactly along k1 and k2 (30 degrees), so those two "
-                "have the largest "
-                "cosine, 1."
+                "heaviest_keys: q1 points exactly along k1 and k2 (30 degrees), so those two have the largest cosine, 1."
             )
     if k2_limit is not None:
         limit = expect_number(k2_limit, "k2_limit")
         if abs(limit - 0.5) > 0.01:
             if abs(limit - 1) <= 0.01:
                 fail(
-                    "k2_limit: the weight of k2 cannot approach 1, because k1 has the same score "
-                    "at every beta "
-                    "and so always gets as much weight as k2. The two share it."
+                    "k2_limit: the weight of k2 cannot approach 1, because k1 has the same score at every beta and so always gets as much weight as k2. The two share it."
                 )
             if abs(limit - 0.31) <= 0.01:
                 fail(
-                    f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 1; the question is "
-                    "where it goes "
-                    "as beta grows."
+                    f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 1; the question is where it goes as beta grows."
                 )
             if abs(limit - 1 / 6) <= 0.01:
                 fail(
-                    "k2_limit: uniform weights, 1/6 each, are the limit beta -> 0, not beta -> "
-                    "infinity."
+                    "k2_limit: uniform weights, 1/6 each, are the limit beta -> 0, not beta -> infinity."
                 )
             if abs(limit) <= 0.01:
                 fail(
-                    "k2_limit: k2 has the largest cosine (1, shared with k1), so its weight "
-                    "grows with beta; "
-                    "it does not vanish."
+                    "k2_limit: k2 has the largest cosine (1, shared with k1), so its weight grows with beta; it does not vanish."
                 )
             fail(
-                f"k2_limit = {fmt(limit)} is not the limit. Hint: how many keys share the "
-                "largest score, and how "
-                "does the softmax split the weight between equal scores?"
+                f"k2_limit = {fmt(limit)} is not the limit. Hint: how many keys share the largest score, and how does the softmax split the weight between equal scores?"
             )
     if heaviest_keys is None:
         not_attempted("k2_limit is right; now say which keys keep the weight (heaviest_keys).")
@@ -257,15 +210,10 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
         not_attempted(
             "heaviest_keys is right; now predict the number k2's weight approaches (k2_limit)."
         )
-    return (
-        "both predictions are right: k1 and k2 share the largest cosine, 1, so as beta grows "
-        "they split "
-        "the weight, 1/2 each, whatever their lengths."
-    )
+    return "both predictions are right: k1 and k2 share the largest cosine, 1, so as beta grows they split the weight, 1/2 each, whatever their lengths."
 
 
-# --- exercise 3: vectors of length 1
-# ------------------------------------------------------------------
+# --- exercise 3: vectors of length 1 ------------------------------------------------------------------
 
 SCORE_NAMES = ("cosine", "additive", "location", "general", "dot", "scaled dot")
 _ALIASES = {
@@ -281,20 +229,11 @@ _ALIASES = {
 }
 _WHY = {
     "cosine": "it divides by both lengths, so making them 1 changes nothing",
-    "dot": "with unit vectors q . k = cos(angle): the dot product becomes the cosine, so its "
-    "weights change "
-    "(k2 no longer wins by its length) and are now identical to cosine's",
-    "scaled dot": "with unit vectors it is cos(angle) / sqrt(2), the cosine's order but a flatter "
-    "softmax, so its "
-    "weights change and equal no other row's",
-    "general": "q^T W_a k grows with both lengths, and those changed (the queries halved, each "
-    "key was rescaled "
-    "by its own factor), so its weights change",
-    "additive": "its tanh network sees W_q q + W_k k, and both inputs changed, so its weights "
-    "change",
-    "location": "it reads only the query, W_a q; the queries shrank from length 2 to 1, so every "
-    "score halves "
-    "and the weights flatten (they still ignore the keys)",
+    "dot": "with unit vectors q . k = cos(angle): the dot product becomes the cosine, so its weights change (k2 no longer wins by its length) and are now identical to cosine's",
+    "scaled dot": "with unit vectors it is cos(angle) / sqrt(2), the cosine's order but a flatter softmax, so its weights change and equal no other row's",
+    "general": "q^T W_a k grows with both lengths, and those changed (the queries halved, each key was rescaled by its own factor), so its weights change",
+    "additive": "its tanh network sees W_q q + W_k k, and both inputs changed, so its weights change",
+    "location": "it reads only the query, W_a q; the queries shrank from length 2 to 1, so every score halves and the weights flatten (they still ignore the keys)",
 }
 
 
@@ -302,13 +241,10 @@ _WHY = {
 def check_unit_length(identical: Any, unchanged: Any) -> str:
     """Check the answers of exercise 3 after normalising queries and keys: ``identical``, the score
     functions whose weights are now identical to each other, and ``unchanged``, those whose weights
-    do not change at all (names as in the chapter: cosine, additive, location, general, dot, scaled
-    dot)."""
+    do not change at all (names as in the chapter: cosine, additive, location, general, dot, scaled dot)."""
     if identical is None and unchanged is None:
         not_attempted(
-            "write your two answers (identical and unchanged) in the cell above, then "
-            "run this cell "
-            "again."
+            "write your two answers (identical and unchanged) in the cell above, then run this cell again."
         )
     problems = []
     if identical is not None:
@@ -331,20 +267,14 @@ def check_unit_length(identical: Any, unchanged: Any) -> str:
         not_attempted(
             "identical is right; now say which score functions do not change at all (unchanged)."
         )
-    return (
-        "both answers are right: cosine does not change at all, the dot product becomes the "
-        "cosine, and "
-        "the other four change."
-    )
+    return "both answers are right: cosine does not change at all, the dot product becomes the cosine, and the other four change."
 
 
-# --- exercise 4: a masked softmax by hand
-# ----------------------------------------------------------------
+# --- exercise 4: a masked softmax by hand ----------------------------------------------------------------
 
 
 def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
-    """The hidden cases: (description, scores, mask bool broadcastable to scores, True = may
-    attend)."""
+    """The hidden cases: (description, scores, mask bool broadcastable to scores, True = may attend)."""
     g = torch.Generator().manual_seed(5)
     lecture = torch.tensor(
         [
@@ -375,8 +305,8 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
 
 @checker("my_masked_softmax")
 def check_masked_softmax(my_masked_softmax: Any) -> str:
-    """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly
-    0, rows with no allowed entry all 0 (no NaN), mask bool broadcastable, True = may attend."""
+    """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly 0,
+    rows with no allowed entry all 0 (no NaN), mask bool broadcastable, True = may attend."""
     attempted(my_masked_softmax, "my_masked_softmax")
     if my_masked_softmax is attention.masked_softmax:
         fail("that is the library's masked_softmax; the exercise is to write your own.")
@@ -400,34 +330,20 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             torch.nan_to_num(result), attention.masked_softmax(scores.double(), ~mask), atol=1e-5
         ):
             fail(
-                f"on the case '{case}', your weights are non-zero exactly where the mask is "
-                "False. In this book "
-                "a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the "
-                "opposite)."
+                f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
             )
         bad = ~torch.isfinite(result)
         if bad.any():
             if (~has_allowed).any() and bad[~has_allowed].any():
                 fail(
-                    f"on the case '{case}', {empty_row} is fully masked and your weights there "
-                    "are NaN: a "
-                    "softmax over a row of -inf is 0/0. A row with nothing to attend to must be "
-                    "all zeros: for example "
-                    "replace those NaN by 0 (torch.nan_to_num), or divide by the row sum clamped "
-                    "to a tiny "
-                    "positive number."
+                    f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros: for example replace those NaN by 0 (torch.nan_to_num), or divide by the row sum clamped to a tiny positive number."
                 )
             if scores.abs().max() >= 1e4:
                 fail(
-                    f"with {case} your weights are NaN or inf: exp(10000) overflows to inf, and "
-                    "inf/inf = NaN. "
-                    "Subtract each row's largest allowed score before exp (the softmax does not "
-                    "change), or "
-                    "use torch.softmax, which does that for you."
+                    f"with {case} your weights are NaN or inf: exp(10000) overflows to inf, and inf/inf = NaN. Subtract each row's largest allowed score before exp (the softmax does not change), or use torch.softmax, which does that for you."
                 )
             fail(
-                f"on the case '{case}', your weights contain NaN or inf at index "
-                f"{bad.nonzero()[0].tolist()}."
+                f"on the case '{case}', your weights contain NaN or inf at index {bad.nonzero()[0].tolist()}."
             )
         leak = result.masked_fill(allowed, 0).abs()
         if leak.max() > 0:
@@ -435,60 +351,33 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
             if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
                 fail(
-                    f"on the case '{case}', masked positions get weight "
-                    f"{fmt(leak.max().item())}: multiplying "
-                    "the scores by the mask makes a masked score 0, not -inf, and exp(0) still "
-                    "counts. Fill the "
-                    "masked scores with -inf before the softmax: scores.masked_fill(~mask, "
-                    "float('-inf'))."
+                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: multiplying the scores by the mask makes a masked score 0, not -inf, and exp(0) still counts. Fill the masked scores with -inf before the softmax: scores.masked_fill(~mask, float('-inf'))."
                 )
             empty = ~has_allowed
             if empty.any() and leak[~empty].max() == 0:
                 row = result[empty][0]
                 fail(
-                    f"on the case '{case}', {empty_row} is fully masked and your weights there "
-                    f"are {fmt(row)}: "
-                    "filling the masked scores with a large finite number (like -1e9) makes "
-                    "every entry of "
-                    "such a row equal, so the row becomes uniform. A row with nothing to attend "
-                    "to must be all "
-                    "zeros."
+                    f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
                 )
             fail(
-                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} "
-                f"{where}: a masked "
-                "key must get weight exactly 0. Fill the masked scores with -inf before the "
-                "softmax, not after "
-                "and not with a finite number (exp(-10) is still above 0)."
+                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0. Fill the masked scores with -inf before the softmax, not after and not with a finite number (exp(-10) is still above 0)."
             )
         problem = row_sum_problem(result, has_allowed)
         if problem:
             if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
                 fail(
-                    f"on the case '{case}', the masked positions are 0, but {problem}: you set "
-                    "the masked "
-                    "weights to 0 after the softmax, so the allowed ones no longer sum to 1. "
-                    "Fill the masked "
-                    "scores with -inf before the softmax, not after."
+                    f"on the case '{case}', the masked positions are 0, but {problem}: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum to 1. Fill the masked scores with -inf before the softmax, not after."
                 )
             if torch.allclose(result.sum(dim=-2), torch.ones(()).double(), atol=1e-4):
                 fail(
-                    f"on the case '{case}', {problem}, but your columns sum to 1: normalise over "
-                    "the last "
-                    "dimension (the keys), dim=-1."
+                    f"on the case '{case}', {problem}, but your columns sum to 1: normalise over the last dimension (the keys), dim=-1."
                 )
             fail(
-                f"on the case '{case}', {problem}: every row that may attend to something must "
-                "sum to 1 "
-                "over its allowed keys."
+                f"on the case '{case}', {problem}: every row that may attend to something must sum to 1 over its allowed keys."
             )
         if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
             fail(
                 f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0."
             )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (
-        f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a "
-        "padding mask that "
-        "broadcasts, a fully masked row, scores of size 1e4)."
-    )
+    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4)."

@@ -1,12 +1,11 @@
 """Checkers for the exercises of the chapter *Bahdanau and Luong attention*.
 
-- :func:`check_luong_looks_left`: exercise 1 (predict, then check): does the Luong global model,
-  like the Bahdanau model, put its largest weight one word to the left of the gold word for articles
-  after another word, and for *ne*?
-- :func:`check_local_m`: exercise 2 (implement): Luong et al. (2015, sec. 3.2) local-m weights, p_t
-  = t: a_t(s) = align(h_t, h_s) exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2, the softmax taken
-  inside the window [t - D, t + D] only (as ``lib.seq2seq.LuongDecoder.local_weights`` does for
-  local-p).
+- :func:`check_luong_looks_left`: exercise 1 (predict, then check): does the Luong global model, like the
+  Bahdanau model, put its largest weight one word to the left of the gold word for articles after another
+  word, and for *ne*?
+- :func:`check_local_m`: exercise 2 (implement): Luong et al. (2015, sec. 3.2) local-m weights, p_t = t:
+  a_t(s) = align(h_t, h_s) exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2, the softmax taken inside the
+  window [t - D, t + D] only (as ``lib.seq2seq.LuongDecoder.local_weights`` does for local-p).
 
 Exercise 3 (length normalisation) is answered in prose; the chapter's solution computes its numbers.
 """
@@ -25,12 +24,10 @@ from . import attempted, call, checker, expect_tensor, fail, fmt, largest_differ
 __all__ = ["check_luong_looks_left", "check_local_m"]
 
 
-# --- exercise 1: does Luong's decoder look one word to the left?
-# ----------------------------------------
+# --- exercise 1: does Luong's decoder look one word to the left? ----------------------------------------
 
-# Measured in the chapter with the shipped luong_global model (its solution asserts these
-# numbers): the share of the target words of each group whose largest weight is on the word
-# before the gold one.
+# Measured in the chapter with the shipped luong_global model (its solution asserts these numbers):
+# the share of the target words of each group whose largest weight is on the word before the gold one.
 LUONG_ARTICLES_LEFT = 0.055  # articles after another word (Bahdanau: 0.84)
 LUONG_NE_LEFT = 0.938  # ne (Bahdanau: 0.93)
 
@@ -45,47 +42,28 @@ def _yes_no(value: Any, name: str) -> bool:
 
 @checker("Luong looks left")
 def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
-    """Check exercise 1: ``articles_left`` and ``ne_left`` (True or False): does the Luong global
-    model put its largest weight on the word before the gold one for most articles after another
-    word, and for most *ne*?"""
+    """Check exercise 1: ``articles_left`` and ``ne_left`` (True or False): does the Luong global model put its
+    largest weight on the word before the gold one for most articles after another word, and for most *ne*?"""
     if articles_left is None and ne_left is None:
         not_attempted(
-            "write your two predictions (articles_left and ne_left) in the cell above, "
-            "then run this "
-            "cell again."
+            "write your two predictions (articles_left and ne_left) in the cell above, then run this cell again."
         )
     if articles_left is not None and _yes_no(articles_left, "articles_left"):
         fail(
-            f"articles_left: only {LUONG_ARTICLES_LEFT:.1%} of the articles after another word "
-            "get Luong's largest "
-            "weight on the word before the gold one (Bahdanau: 84%). Luong's query h_t is "
-            "computed after the "
-            "decoder has read the word it wrote last, so it can ask for the gold word itself."
+            f"articles_left: only {LUONG_ARTICLES_LEFT:.1%} of the articles after another word get Luong's largest weight on the word before the gold one (Bahdanau: 84%). Luong's query h_t is computed after the decoder has read the word it wrote last, so it can ask for the gold word itself."
         )
     if ne_left is not None and not _yes_no(ne_left, "ne_left"):
         fail(
-            f"ne_left: {LUONG_NE_LEFT:.1%} of the *ne* still get Luong's largest weight on the "
-            "word before *not*. "
-            "Looking one word to the left is not only a matter of which state asks: the "
-            "bidirectional annotation "
-            "of the word before *not* also carries that a negation follows, which is what *ne* "
-            "needs."
+            f"ne_left: {LUONG_NE_LEFT:.1%} of the *ne* still get Luong's largest weight on the word before *not*. Looking one word to the left is not only a matter of which state asks: the bidirectional annotation of the word before *not* also carries that a negation follows, which is what *ne* needs."
         )
     if articles_left is None:
         not_attempted("your ne_left is right; now predict articles_left.")
     if ne_left is None:
         not_attempted("your articles_left is right; now predict ne_left.")
-    return (
-        "both predictions are right: Luong's global model reads the gold word for articles "
-        "after another word "
-        f"(only {LUONG_ARTICLES_LEFT:.1%} one to the left), but still reads the word before "
-        "*not* for "
-        f"{LUONG_NE_LEFT:.1%} of the *ne*."
-    )
+    return f"both predictions are right: Luong's global model reads the gold word for articles after another word (only {LUONG_ARTICLES_LEFT:.1%} one to the left), but still reads the word before *not* for {LUONG_NE_LEFT:.1%} of the *ne*."
 
 
-# --- exercise 2: local-m
-# ----------------------------------------------------------------------------------
+# --- exercise 2: local-m ----------------------------------------------------------------------------------
 
 
 def local_m_reference(
@@ -101,8 +79,7 @@ def local_m_reference(
     renormalise: bool = False,
     zero_outside: bool = True,
 ) -> Tensor:
-    """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual
-    mistakes)."""
+    """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes)."""
     scores = scores.double()
     positions = torch.arange(len(scores), dtype=torch.float64)
     distance = positions - t
@@ -126,42 +103,32 @@ def _cases() -> list[tuple[str, Tensor, int, int]]:
 _MISTAKES = [
     (
         dict(softmax_everywhere=True),
-        "you took the softmax over all S positions and then cut the "
-        "window. The softmax "
-        "must be taken inside the window only, so that align sums to "
-        "1 there.",
+        "you took the softmax over all S positions and then cut the window. The softmax must be taken inside the window only, so that align sums to 1 there.",
     ),
     (
         dict(softmax_everywhere=True, zero_outside=False),
-        "positions outside the window [t - D, t + "
-        "D] get weight: "
-        "the softmax covers the window only, "
-        "weight 0 elsewhere.",
+        "positions outside the window [t - D, t + D] get weight: the softmax covers the window only, weight 0 elsewhere.",
     ),
     (
         dict(gaussian=False),
-        "your weights are the softmax alone: multiply them by the Gaussian "
-        "exp(-(s - t)^2 / (2 sigma^2)) centred on t.",
+        "your weights are the softmax alone: multiply them by the Gaussian exp(-(s - t)^2 / (2 sigma^2)) centred on t.",
     ),
     (
         dict(renormalise=True),
-        "you renormalised the weights after the Gaussian. Luong's a_t(s) = "
-        "align(h_t, h_s) "
-        "exp(...) is not renormalised: its weights sum to less than 1.",
+        "you renormalised the weights after the Gaussian. Luong's a_t(s) = align(h_t, h_s) exp(...) is not renormalised: its weights sum to less than 1.",
     ),
     (dict(two=1.0), "your Gaussian is exp(-(s - t)^2 / sigma^2): the denominator is 2 sigma^2."),
     (
         dict(strict=True),
-        "your window leaves out s = t - D and s = t + D: the window [t - D, t + "
-        "D] includes both ends.",
+        "your window leaves out s = t - D and s = t + D: the window [t - D, t + D] includes both ends.",
     ),
 ]
 
 
 @checker("local_m_weights")
 def check_local_m(local_m_weights: Any) -> str:
-    """Check ``local_m_weights(scores [S], t, D) -> [S]``: softmax of the scores inside [t - D, t +
-    D] (0 outside), times exp(-(s - t)^2 / (2 sigma^2)) with sigma = D / 2."""
+    """Check ``local_m_weights(scores [S], t, D) -> [S]``: softmax of the scores inside [t - D, t + D] (0 outside),
+    times exp(-(s - t)^2 / (2 sigma^2)) with sigma = D / 2."""
     attempted(local_m_weights, "local_m_weights")
     cases = _cases()
     for case, scores, t, D in cases:
@@ -176,11 +143,7 @@ def check_local_m(local_m_weights: Any) -> str:
         for sigma, what in [(float(D), "sigma = D"), (D / 4, "sigma = D / 4"), (1.0, "sigma = 1")]:
             if torch.allclose(result, local_m_reference(scores, t, D, sigma=sigma), atol=1e-5):
                 fail(
-                    f"on the case '{case}', your Gaussian has {what}; Luong et al. set sigma = D "
-                    "/ 2."
+                    f"on the case '{case}', your Gaussian has {what}; Luong et al. set sigma = D / 2."
                 )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (
-        f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases "
-        f"({'; '.join(c for c, *_ in cases)})."
-    )
+    return f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

@@ -1,12 +1,12 @@
 """Checkers for the exercises of the chapter *Attention beyond translation*.
 
-- :func:`check_without_positions`: exercise 2 (predict, then check): the captioner without its row
-  and column embeddings.
-- :func:`check_word_importance`: exercise 3 (implement): each word's share of the document vector in
-  a hierarchical attention network.
+- :func:`check_without_positions`: exercise 2 (predict, then check): the captioner without its row and
+  column embeddings.
+- :func:`check_word_importance`: exercise 3 (implement): each word's share of the document vector in a
+  hierarchical attention network.
 
-Exercise 1 (a uniform start for the attention, change and explain) is answered in prose; the
-chapter's solution computes it.
+Exercise 1 (a uniform start for the attention, change and explain) is answered in prose; the chapter's
+solution computes it.
 """
 
 from __future__ import annotations
@@ -31,21 +31,18 @@ from . import (
 __all__ = ["check_without_positions", "check_word_importance"]
 
 
-# --- exercise 2: no row and column embeddings
-# ----------------------------------------------------------------
+# --- exercise 2: no row and column embeddings ----------------------------------------------------------------
 
 
 @checker("without positions")
 def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> str:
-    """Check the predictions of exercise 2 for the captioner trained with its row and column
-    embeddings fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of the captions
-    whose exact-match rate falls most, and ``hit_rate_drop_smaller`` (True/False): does the hit rate
-    of shape words fall by fewer points than the exact-match rate of whole captions?"""
+    """Check the predictions of exercise 2 for the captioner trained with its row and column embeddings
+    fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of the captions whose exact-match
+    rate falls most, and ``hit_rate_drop_smaller`` (True/False): does the hit rate of shape words fall by
+    fewer points than the exact-match rate of whole captions?"""
     if suffers_most is None and hit_rate_drop_smaller is None:
         not_attempted(
-            "write your two predictions (suffers_most and hit_rate_drop_smaller) in the "
-            "cell above, then "
-            "run this cell again."
+            "write your two predictions (suffers_most and hit_rate_drop_smaller) in the cell above, then run this cell again."
         )
     if suffers_most is not None:
         if (
@@ -58,17 +55,11 @@ def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> st
             )
         if suffers_most == 1:
             fail(
-                "suffers_most: a caption with one shape has nothing to put in order. Without "
-                "positions the model "
-                "still sees which shape is there; what it loses is where each shape is, which "
-                "decides the order "
-                "of several."
+                "suffers_most: a caption with one shape has nothing to put in order. Without positions the model still sees which shape is there; what it loses is where each shape is, which decides the order of several."
             )
         if suffers_most == 2:
             fail(
-                "suffers_most: two shapes need one decision about their order; three need more, "
-                "and every one "
-                "of them can go wrong."
+                "suffers_most: two shapes need one decision about their order; three need more, and every one of them can go wrong."
             )
     if hit_rate_drop_smaller is not None:
         if not isinstance(hit_rate_drop_smaller, bool):
@@ -77,38 +68,24 @@ def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> st
             )
         if not hit_rate_drop_smaller:
             fail(
-                "hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by "
-                "word with the true "
-                "caption as input (teacher forcing), so a mistake does not carry over to the "
-                "next word; a "
-                "generated caption is wrong as soon as one of its words is, and each wrong word "
-                "changes what "
-                "comes after it."
+                "hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by word with the true caption as input (teacher forcing), so a mistake does not carry over to the next word; a generated caption is wrong as soon as one of its words is, and each wrong word changes what comes after it."
             )
     if suffers_most is None:
         not_attempted(
-            "your hit_rate_drop_smaller is right; now predict which captions suffer "
-            "most (suffers_most)."
+            "your hit_rate_drop_smaller is right; now predict which captions suffer most (suffers_most)."
         )
     if hit_rate_drop_smaller is None:
         not_attempted(
-            "your suffers_most is right; now predict whether the hit rate falls less "
-            "(hit_rate_drop_smaller)."
+            "your suffers_most is right; now predict whether the hit rate falls less (hit_rate_drop_smaller)."
         )
-    return (
-        "both predictions are right: the captions with three shapes lose most, and the "
-        "word-by-word hit rate "
-        "falls less than the exact-match rate of whole captions."
-    )
+    return "both predictions are right: the captions with three shapes lose most, and the word-by-word hit rate falls less than the exact-match rate of whole captions."
 
 
-# --- exercise 3: each word's share of the document vector
-# -----------------------------------------------------
+# --- exercise 3: each word's share of the document vector -----------------------------------------------------
 
 
 def _importance_cases() -> list[tuple[str, Tensor, Tensor]]:
-    """(description, word_weights [B, S, W], sentence_weights [B, S]) with padding like the
-    chapter's batches."""
+    """(description, word_weights [B, S, W], sentence_weights [B, S]) with padding like the chapter's batches."""
     g = torch.Generator().manual_seed(5)
 
     def weights(shape, lengths):  # softmax rows, 0 beyond each row's length
@@ -138,9 +115,8 @@ def _importance_cases() -> list[tuple[str, Tensor, Tensor]]:
 
 @checker("word_importance")
 def check_word_importance(word_importance: Any) -> str:
-    """Check ``word_importance(word_weights [B, S, W], sentence_weights [B, S]) -> [B, S, W]``, the
-    products alpha_i * alpha_it of each sentence's weight and each word's weight inside its
-    sentence."""
+    """Check ``word_importance(word_weights [B, S, W], sentence_weights [B, S]) -> [B, S, W]``, the products
+    alpha_i * alpha_it of each sentence's weight and each word's weight inside its sentence."""
     attempted(word_importance, "word_importance")
     cases = _importance_cases()
     for case, words, sentences in cases:
@@ -154,10 +130,7 @@ def check_word_importance(word_importance: Any) -> str:
                 # without the generic hint
                 said = str(e).split(" Two tensors' shapes do not broadcast")[0]
                 fail(
-                    f"{said} sentence_weights has shape [B, S]; to multiply every word of "
-                    "sentence i by the sentence's "
-                    "weight it needs a trailing dimension of size 1: sentence_weights[..., "
-                    "None], shape [B, S, 1]."
+                    f"{said} sentence_weights has shape [B, S]; to multiply every word of sentence i by the sentence's weight it needs a trailing dimension of size 1: sentence_weights[..., None], shape [B, S, 1]."
                 )
             raise
         result = expect_tensor(
@@ -168,42 +141,24 @@ def check_word_importance(word_importance: Any) -> str:
             continue
         if not torch.isfinite(result).all():
             fail(
-                f"on the case '{case}', your result has NaN or inf. A padding sentence has all "
-                "its word weights "
-                "0 and weight 0 itself: do not divide by its sum (0 / 0); the plain product "
-                "needs no normalising."
+                f"on the case '{case}', your result has NaN or inf. A padding sentence has all its word weights 0 and weight 0 itself: do not divide by its sum (0 / 0); the plain product needs no normalising."
             )
         if S == W and torch.allclose(result, (sentences[:, None, :] * words).double(), atol=1e-6):
             fail(
-                f"on the case '{case}', you multiplied word t of every sentence by the weight of "
-                "sentence t: "
-                "sentence_weights [B, S] was broadcast along the words. Give it a trailing "
-                "dimension instead, "
-                "sentence_weights[..., None] of shape [B, S, 1]."
+                f"on the case '{case}', you multiplied word t of every sentence by the weight of sentence t: sentence_weights [B, S] was broadcast along the words. Give it a trailing dimension instead, sentence_weights[..., None] of shape [B, S, 1]."
             )
         if torch.allclose(result, (sentences[..., None] + words).double(), atol=1e-6):
             fail(
-                f"on the case '{case}', you added the two weights; a word's share of the "
-                "document vector is the "
-                "product alpha_i * alpha_it (the document vector is a weighted sum of weighted "
-                "sums)."
+                f"on the case '{case}', you added the two weights; a word's share of the document vector is the product alpha_i * alpha_it (the document vector is a weighted sum of weighted sums)."
             )
         if torch.allclose(result, words.double(), atol=1e-6) and not torch.allclose(
             expected, words.double()
         ):
             fail(
-                f"on the case '{case}', your result equals the word weights alone: multiply them "
-                "by their "
-                "sentence's weight."
+                f"on the case '{case}', your result equals the word weights alone: multiply them by their sentence's weight."
             )
         sums = result.sum(dim=(1, 2))
         fail(
-            f"on the case '{case}', {largest_difference(result, expected)}. (Each document's "
-            "shares should sum to "
-            f"1; yours sum to {', '.join(f'{s:.3g}' for s in sums.tolist())}.)"
+            f"on the case '{case}', {largest_difference(result, expected)}. (Each document's shares should sum to 1; yours sum to {', '.join(f'{s:.3g}' for s in sums.tolist())}.)"
         )
-    return (
-        f"`word_importance` is right on all {len(cases)} hidden cases (padding sentences and "
-        "words, S = W, a "
-        "single word)."
-    )
+    return f"`word_importance` is right on all {len(cases)} hidden cases (padding sentences and words, S = W, a single word)."

@@ -1,15 +1,13 @@
 """Checkers for the exercises of the chapter *Self-attention*.
 
-- :func:`check_second_layer`: exercise 1 (design, then check): projections of a second layer with
-  which "it" finds its referent.
+- :func:`check_second_layer`: exercise 1 (design, then check): projections of a second layer with which
+  "it" finds its referent.
 - :func:`check_wider_entries`: exercise 2 (predict, then check): queries and keys with entries of
   standard deviation 2.
-- :func:`check_incremental`: exercise 3 (implement): causal self-attention computed one token at a
-  time.
+- :func:`check_incremental`: exercise 3 (implement): causal self-attention computed one token at a time.
 
-The first checker runs the chapter's hand-made model (:func:`hand_made_model`, a copy of the
-chapter's embedding table and projections; the chapter's solution asserts that the two are the
-same).
+The first checker runs the chapter's hand-made model (:func:`hand_made_model`, a copy of the chapter's
+embedding table and projections; the chapter's solution asserts that the two are the same).
 """
 
 from __future__ import annotations
@@ -38,8 +36,7 @@ from . import (
 __all__ = ["check_second_layer", "check_wider_entries", "check_incremental"]
 
 
-# --- the chapter's hand-made model
-# -----------------------------------------------------------------------
+# --- the chapter's hand-made model -----------------------------------------------------------------------
 
 FEATURES = [
     "thing",
@@ -71,8 +68,7 @@ def _vec(**features: float) -> Tensor:
 
 
 def hand_made_model() -> tuple[dict[str, Tensor], Tensor, Tensor, Tensor]:
-    """(embedding {word: [10]}, W_Q [10, 5], W_K [10, 5], W_V [10, 10]): the chapter's model,
-    rebuilt."""
+    """(embedding {word: [10]}, W_Q [10, 5], W_K [10, 5], W_V [10, 10]): the chapter's model, rebuilt."""
     money_bank, river_bank = (
         _vec(thing=1, place=1, town=1, money=1),
         _vec(thing=1, place=1, water=1),
@@ -115,8 +111,7 @@ def _first_layer(sentence: str) -> tuple[list[str], Tensor]:
     return tokens, X + A @ (X @ W_V.double())  # [T, 10]
 
 
-# --- exercise 1: a second layer finds the referent
-# -------------------------------------------------------
+# --- exercise 1: a second layer finds the referent -------------------------------------------------------
 
 SENTENCE = "The {noun} didn't cross the {place} because it was too {adjective}"
 # the chapter's first, then hidden
@@ -135,19 +130,15 @@ def _matrix(value: Any, name: str) -> Tensor:
         )
     if tuple(value.shape) == (2, 10):
         fail(
-            f"`{name}` has shape [2, 10]: transposed. Rows are the 10 features of H, columns the "
-            "2 channels, "
-            "so that H @ W has shape [T, 2]."
+            f"`{name}` has shape [2, 10]: transposed. Rows are the 10 features of H, columns the 2 channels, so that H @ W has shape [T, 2]."
         )
     if tuple(value.shape) != (10, 2):
         fail(
-            f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got "
-            f"{list(value.shape)}."
+            f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got {list(value.shape)}."
         )
     if not value.is_floating_point() or not torch.isfinite(value).all():
         fail(
-            f"`{name}` should hold finite floating-point numbers (e.g. torch.zeros(10, 2), then "
-            "set entries)."
+            f"`{name}` should hold finite floating-point numbers (e.g. torch.zeros(10, 2), then set entries)."
         )
     return value.detach().double()
 
@@ -161,9 +152,9 @@ def _weights_of_it(W_Q2: Tensor, W_K2: Tensor, sentence: str) -> tuple[list[str]
 @checker("second layer")
 def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
     """Check exercise 1: with H = X + Z (the chapter's first layer), the second layer's weights
-    softmax(H W_Q2 (H W_K2)^T / sqrt 2) of the query "it" prefer the animate noun in the sentence
-    that ends in "tired" and the place in the one that ends in "wide"; for the chapter's sentences
-    and two hidden ones with other nouns."""
+    softmax(H W_Q2 (H W_K2)^T / sqrt 2) of the query "it" prefer the animate noun in the sentence that ends
+    in "tired" and the place in the one that ends in "wide"; for the chapter's sentences and two hidden
+    ones with other nouns."""
     if W_Q2 is None and W_K2 is None:
         not_attempted("set W_Q2 and W_K2 in the cell above, then run this cell again.")
     if W_Q2 is None or W_K2 is None:
@@ -171,9 +162,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
     W_Q2, W_K2 = _matrix(W_Q2, "W_Q2"), _matrix(W_K2, "W_K2")
     if not W_Q2.any() or not W_K2.any():
         fail(
-            f"{'W_Q2' if not W_Q2.any() else 'W_K2'} is all zeros, so every score is 0 and the "
-            "weights are uniform. "
-            "Put non-zero entries in the rows of the features a channel should read."
+            f"{'W_Q2' if not W_Q2.any() else 'W_K2'} is all zeros, so every score is 0 and the weights are uniform. Put non-zero entries in the rows of the features a channel should read."
         )
     ratios = {}
     for noun, place in PAIRS:
@@ -184,11 +173,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             weights[adjective] = (w[tokens.index(noun)].item(), w[tokens.index(place)].item())
         ratios[noun] = {a: n / p for a, (n, p) in weights.items()}
         (n_tired, p_tired), (n_wide, p_wide) = weights["tired"], weights["wide"]
-        said = (
-            f"'it' puts {n_tired:.3f} on '{noun}' and {p_tired:.3f} on '{place}' when the "
-            "sentence ends in "
-            f"'tired', {n_wide:.3f} and {p_wide:.3f} when it ends in 'wide'"
-        )
+        said = f"'it' puts {n_tired:.3f} on '{noun}' and {p_tired:.3f} on '{place}' when the sentence ends in 'tired', {n_wide:.3f} and {p_wide:.3f} when it ends in 'wide'"
         which = (
             "the chapter's sentences"
             if noun == PAIRS[0][0]
@@ -196,25 +181,15 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
         )
         if abs(math.log(ratios[noun]["tired"] / ratios[noun]["wide"])) < 1e-6:
             fail(
-                f"in {which}, {said}: the ratio {noun} : {place} is {ratios[noun]['tired']:.3f} "
-                "in both. Your "
-                "projections read only what the tokens are in X (the same in both sentences, as "
-                "in the first "
-                "layer). Read the features that the first layer's output Z added to H: 'it' "
-                "gathered "
-                "'animate' from 'tired' and 'place' from 'wide'."
+                f"in {which}, {said}: the ratio {noun} : {place} is {ratios[noun]['tired']:.3f} in both. Your projections read only what the tokens are in X (the same in both sentences, as in the first layer). Read the features that the first layer's output Z added to H: 'it' gathered 'animate' from 'tired' and 'place' from 'wide'."
             )
         if n_tired < p_tired and n_wide > p_wide:
             fail(
-                f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' "
-                "match animate "
-                "with animate (query and key), and 'place' match place with place."
+                f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' match animate with animate (query and key), and 'place' match place with place."
             )
         if n_tired <= n_wide and p_tired >= p_wide:
             fail(
-                f"in {which}, {said}: 'tired' should move weight to '{noun}' and 'wide' to "
-                f"'{place}', not the "
-                "other way round."
+                f"in {which}, {said}: 'tired' should move weight to '{noun}' and 'wide' to '{place}', not the other way round."
             )
         if not (n_tired > p_tired and p_wide > n_wide):
             wrong = (
@@ -224,105 +199,66 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             )
             hint = ""
             if noun != PAIRS[0][0]:
-                hint = (
-                    " Your design works for 'animal' and 'street' but not here: make it read "
-                    "features that "
-                    "every animate noun and every place share (animate, place), not ones that "
-                    "only some of "
-                    "them have (town, water)."
-                )
+                hint = " Your design works for 'animal' and 'street' but not here: make it read features that every animate noun and every place share (animate, place), not ones that only some of them have (town, water)."
             fail(
-                f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio "
-                "does change "
-                f"between the sentences, but not enough to change the preference.{hint}"
+                f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change between the sentences, but not enough to change the preference.{hint}"
             )
     chapter = ratios[PAIRS[0][0]]
-    return (
-        "in the chapter's sentences the ratio of the weights on 'animal' and 'street' is "
-        f"{chapter['tired']:.2f} "
-        f"(tired) and {chapter['wide']:.2f} (wide), and the hidden sentences (criminal / "
-        "river, FBI / road) "
-        "come out right too."
-    )
+    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {chapter['tired']:.2f} (tired) and {chapter['wide']:.2f} (wide), and the hidden sentences (criminal / river, FBI / road) come out right too."
 
 
-# --- exercise 2: entries of standard deviation 2
-# ------------------------------------------------------------
+# --- exercise 2: entries of standard deviation 2 ------------------------------------------------------------
 
 _CURVES = {"orange": "orange", "unscaled": "orange", "blue": "blue", "scaled": "blue"}
 
 
 @checker("wider entries")
 def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
-    """Check the predictions of exercise 2 for queries and keys whose entries have standard
-    deviation 2: ``score_variance``, the variance of q . k / sqrt(d_k), and ``looks_like``, "blue"
-    or "orange": which curves of the chapter's measurement the softmax at d_k = 64 resembles."""
+    """Check the predictions of exercise 2 for queries and keys whose entries have standard deviation 2:
+    ``score_variance``, the variance of q . k / sqrt(d_k), and ``looks_like``, "blue" or "orange": which
+    curves of the chapter's measurement the softmax at d_k = 64 resembles."""
     if score_variance is None and looks_like is None:
         not_attempted(
-            "write your two predictions (score_variance and looks_like) in the cell "
-            "above, then run this "
-            "cell again."
+            "write your two predictions (score_variance and looks_like) in the cell above, then run this cell again."
         )
     if score_variance is not None:
         v = expect_number(score_variance, "score_variance")
         if abs(v - 16) > 0.5:
             known = {
-                1: "1 is the variance for entries of variance 1; the division by sqrt(d_k) "
-                "corrects for the "
-                "width d_k, not for the size of the entries.",
+                1: "1 is the variance for entries of variance 1; the division by sqrt(d_k) corrects for the width d_k, not for the size of the entries.",
                 2: "2 is the standard deviation of one entry, not a variance.",
-                4: "4 is the variance of one entry. The product of two independent entries "
-                "of variance 4 has "
-                "variance 4 * 4 = 16.",
+                4: "4 is the variance of one entry. The product of two independent entries of variance 4 has variance 4 * 4 = 16.",
                 8: "each product q_i k_i has variance 4 * 4 = 16 (variances multiply), not 4 + 4.",
-                64: "64 is d_k. Each product q_i k_i has variance 4 * 4 = 16; the sum of d_k "
-                "of them has "
-                "variance 16 d_k, and dividing by sqrt(d_k) divides the variance by d_k.",
-                1024: "1024 = 16 * 64 is the variance before the division by sqrt(d_k), "
-                "which divides the "
-                "variance by d_k.",
+                64: "64 is d_k. Each product q_i k_i has variance 4 * 4 = 16; the sum of d_k of them has variance 16 d_k, and dividing by sqrt(d_k) divides the variance by d_k.",
+                1024: "1024 = 16 * 64 is the variance before the division by sqrt(d_k), which divides the variance by d_k.",
             }
             for value, reason in known.items():
                 if abs(v - value) <= 0.5:
                     fail(f"score_variance = {fmt(v)}: {reason}")
             fail(
-                f"score_variance = {fmt(v)} is not it. Hint: the variance of a product of two "
-                "independent "
-                "zero-mean numbers is the product of their variances; of a sum of independent "
-                "terms, the sum."
+                f"score_variance = {fmt(v)} is not it. Hint: the variance of a product of two independent zero-mean numbers is the product of their variances; of a sum of independent terms, the sum."
             )
     if looks_like is not None:
         if not isinstance(looks_like, str) or looks_like.strip().lower() not in _CURVES:
             fail(
-                'looks_like should be "blue" or "orange" (the colours of the chapter\'s '
-                "figure), got "
-                f"{fmt(looks_like)}."
+                f'looks_like should be "blue" or "orange" (the colours of the chapter\'s figure), got {fmt(looks_like)}.'
             )
         if _CURVES[looks_like.strip().lower()] == "blue":
             fail(
-                "looks_like: the blue curves have scores of variance 1 at every width. Scores of "
-                "variance 16 "
-                "are what the orange (unscaled) curves have at d_k = 16: peaked weights, lower "
-                "entropy."
+                "looks_like: the blue curves have scores of variance 1 at every width. Scores of variance 16 are what the orange (unscaled) curves have at d_k = 16: peaked weights, lower entropy."
             )
     if score_variance is None:
         not_attempted(
-            "your looks_like is right; now predict the variance of the scaled scores "
-            "(score_variance)."
+            "your looks_like is right; now predict the variance of the scaled scores (score_variance)."
         )
     if looks_like is None:
         not_attempted(
             "your score_variance is right; now say which curves the softmax resembles (looks_like)."
         )
-    return (
-        "both predictions are right: variance 4 * 4 = 16 per product, 16 d_k for the sum, 16 "
-        "after the division; "
-        "so the softmax at d_k = 64 behaves like the unscaled (orange) one at d_k = 16."
-    )
+    return "both predictions are right: variance 4 * 4 = 16 per product, 16 d_k for the sum, 16 after the division; so the softmax at d_k = 64 behaves like the unscaled (orange) one at d_k = 16."
 
 
-# --- exercise 3: one token at a time
-# ---------------------------------------------------------------------
+# --- exercise 3: one token at a time ---------------------------------------------------------------------
 
 
 def _incremental_cases() -> list[tuple[str, Tensor, Tensor, Tensor, Tensor]]:
@@ -360,9 +296,8 @@ def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
 
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
-    """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t
-    computed from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T /
-    sqrt(d_k), causal) V."""
+    """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
+    from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T / sqrt(d_k), causal) V."""
     attempted(incremental_outputs, "incremental_outputs")
     cases = _incremental_cases()
     for case, X, W_Q, W_K, W_V in cases:
@@ -374,8 +309,7 @@ def check_incremental(incremental_outputs: Any) -> str:
         except CheckFailed as e:
             if "IndexError" in str(e) or "size 0" in str(e) or "empty" in str(e):
                 fail(
-                    f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is "
-                    "empty at t = 0."
+                    f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
                 )
             raise
         if (
@@ -384,10 +318,7 @@ def check_incremental(incremental_outputs: Any) -> str:
             and all(isinstance(r, Tensor) for r in result)
         ):
             fail(
-                f"on the case '{case}', `incremental_outputs` returned a {type(result).__name__} "
-                f"of {len(result)} "
-                f"tensors; stack them into one tensor of shape [T, d_v] = [{T}, {d_v}] with "
-                "torch.stack."
+                f"on the case '{case}', `incremental_outputs` returned a {type(result).__name__} of {len(result)} tensors; stack them into one tensor of shape [T, d_v] = [{T}, {d_v}] with torch.stack."
             )
         result = expect_tensor(
             result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
@@ -398,8 +329,7 @@ def check_incremental(incremental_outputs: Any) -> str:
             fail(
                 f"on the case '{case}', row {row} of your result is NaN or inf. "
                 + (
-                    "Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] "
-                    "(empty at t = 0)?"
+                    "Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] (empty at t = 0)?"
                     if row == 0
                     else "Check the softmax of that step."
                 )
@@ -410,15 +340,11 @@ def check_incremental(incremental_outputs: Any) -> str:
             result, _attention(X, W_Q, W_K, W_V, None, math.sqrt(d_k)), atol=1e-5
         ):
             fail(
-                f"on the case '{case}', your row t depends on the rows after t: it equals "
-                "self-attention over the "
-                "whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
+                f"on the case '{case}', your row t depends on the rows after t: it equals self-attention over the whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
             )
         if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
             fail(
-                f"on the case '{case}', you kept the first row of each step's output (the query "
-                "of token 0). "
-                "Keep the last row, [-1]: the output of the newest token t."
+                f"on the case '{case}', you kept the first row of each step's output (the query of token 0). Keep the last row, [-1]: the output of the newest token t."
             )
         for scale, what in [
             (1.0, "you did not divide the scores by sqrt(d_k)"),
@@ -433,13 +359,7 @@ def check_incremental(incremental_outputs: Any) -> str:
         V = X.double() @ W_V.double()
         if torch.allclose(result, V.cumsum(0), atol=1e-4):
             fail(
-                f"on the case '{case}', row t of your result is the plain sum of the values "
-                "0..t: every weight "
-                "is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score "
-                "row)."
+                f"on the case '{case}', row t of your result is the plain sum of the values 0..t: every weight is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score row)."
             )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return (
-        f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases "
-        f"({'; '.join(c for c, *_ in cases)})."
-    )
+    return f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

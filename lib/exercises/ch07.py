@@ -1,11 +1,11 @@
 """Checkers for the exercises of the chapter *Multi-head attention*.
 
 - :func:`check_one_head`: exercise 1 (predict, then check): the bracket model with a single head.
-- :func:`check_separate_heads`: exercise 2 (implement): the heads as separate matrices, as the
-  formula writes them, holding the weights of a ``lib.attention.MultiHeadAttention``.
+- :func:`check_separate_heads`: exercise 2 (implement): the heads as separate matrices, as the formula
+  writes them, holding the weights of a ``lib.attention.MultiHeadAttention``.
 
-Exercise 3 (removing pairs of heads, change and explain) is answered in prose; the chapter's
-solution computes it.
+Exercise 3 (removing pairs of heads, change and explain) is answered in prose; the chapter's solution
+computes it.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from . import (
 __all__ = ["check_one_head", "check_separate_heads"]
 
 
-# --- exercise 1: one head
-# ------------------------------------------------------------------------------------
+# --- exercise 1: one head ------------------------------------------------------------------------------------
 
 # The chapter's BracketModel: 40 tokens, 8 positions, D = 32, a readout 32 -> 128 -> 25 classes.
 VOCAB, POSITIONS, D, HIDDEN, CLASSES = 40, 8, 32, 128, 25
@@ -47,48 +46,35 @@ N_PARAMETERS = (
 @checker("one head")
 def check_one_head(n_params: Any, learns_task: Any) -> str:
     """Check the predictions of exercise 1: ``n_params``, the number of parameters of
-    ``BracketModel(n_heads=1)``, and ``learns_task`` (True/False): does it reach 99% test accuracy
-    in the chapter's 300 training steps?"""
+    ``BracketModel(n_heads=1)``, and ``learns_task`` (True/False): does it reach 99% test accuracy in the
+    chapter's 300 training steps?"""
     if n_params is None and learns_task is None:
         not_attempted(
-            "write your two predictions (n_params and learns_task) in the cell above, "
-            "then run this cell "
-            "again."
+            "write your two predictions (n_params and learns_task) in the cell above, then run this cell again."
         )
     if n_params is not None:
         n = expect_number(n_params, "n_params")
         if n != N_PARAMETERS:
             if n == ATTENTION:
                 fail(
-                    f"n_params = {n:,.0f} is the attention layer alone (4D^2 + 4D); the model "
-                    "also has its "
-                    "embeddings, its position vectors and its readout."
+                    f"n_params = {n:,.0f} is the attention layer alone (4D^2 + 4D); the model also has its embeddings, its position vectors and its readout."
                 )
             if n in (
                 N_PARAMETERS - ATTENTION + ATTENTION / 4,
                 N_PARAMETERS - ATTENTION + 4 * ATTENTION,
             ):
                 fail(
-                    f"n_params = {n:,.0f}: the number of heads changes no matrix. One head of "
-                    "width D or four of "
-                    "width D/4 use the same four D x D projections (4D^2 + 4D parameters)."
+                    f"n_params = {n:,.0f}: the number of heads changes no matrix. One head of width D or four of width D/4 use the same four D x D projections (4D^2 + 4D parameters)."
                 )
             fail(
-                f"n_params = {n:,.0f} is not it. The number of heads does not change the count: "
-                "it is the same "
-                "as for the four-head model."
+                f"n_params = {n:,.0f} is not it. The number of heads does not change the count: it is the same as for the four-head model."
             )
     if learns_task is not None:
         if not isinstance(learns_task, bool):
             fail(f"learns_task should be True or False, got {fmt(learns_task)}.")
         if learns_task:
             fail(
-                "learns_task: no. With one head, each query has one distribution of weight, and "
-                "the task needs "
-                "full weight on two different tokens (the previous one and the partner). Train "
-                "it and look with "
-                "relation_weights: which lookup does the single head choose, and which digit "
-                "stays at chance?"
+                "learns_task: no. With one head, each query has one distribution of weight, and the task needs full weight on two different tokens (the previous one and the partner). Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
             )
     if n_params is None:
         not_attempted("your learns_task is right; now predict the number of parameters (n_params).")
@@ -96,20 +82,14 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
         not_attempted(
             "your n_params is right; now predict whether one head learns the task (learns_task)."
         )
-    return (
-        f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but "
-        "one head cannot "
-        "fetch two tokens at once."
-    )
+    return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but one head cannot fetch two tokens at once."
 
 
-# --- exercise 2: heads as separate matrices
-# --------------------------------------------------------------
+# --- exercise 2: heads as separate matrices --------------------------------------------------------------
 
 
 def _mha_cases() -> list[tuple[str, MultiHeadAttention, Tensor]]:
-    """(description, a MultiHeadAttention with random weights and biases, x [2, 5, D]) for three
-    shapes."""
+    """(description, a MultiHeadAttention with random weights and biases, x [2, 5, D]) for three shapes."""
     g = torch.Generator().manual_seed(7)
     cases = []
     for d_model, n_heads in [(12, 3), (8, 1), (16, 8)]:
@@ -126,8 +106,7 @@ def _mha_cases() -> list[tuple[str, MultiHeadAttention, Tensor]]:
 def _reference(
     mha: MultiHeadAttention, x: Tensor, scale: float | None = None, out_proj: str = "full"
 ) -> Tensor:
-    """mha's self-attention computed from its weights; a scale or an output projection of the usual
-    mistakes."""
+    """mha's self-attention computed from its weights; a scale or an output projection of the usual mistakes."""
     H, Dh = mha.n_heads, mha.d_model // mha.n_heads
     q, k, v = (split_heads(p(x), H) for p in (mha.q_proj, mha.k_proj, mha.v_proj))  # [B, H, T, D/H]
     w = torch.softmax(q @ k.transpose(-2, -1) / (scale or math.sqrt(Dh)), dim=-1)  # [B, H, T, T]
@@ -144,8 +123,7 @@ def _linears(module: nn.Module) -> list[nn.Linear]:
 
 
 def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
-    """If some block of mha's weights is not held by a Linear of ``module``, a sentence saying
-    which."""
+    """If some block of mha's weights is not held by a Linear of ``module``, a sentence saying which."""
     H, Dh = mha.n_heads, mha.d_model // mha.n_heads
     layers = _linears(module)
 
@@ -163,19 +141,9 @@ def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
             has_weight, has_bias = held(proj.weight[rows], proj.bias[rows])
             name = {"query": "q_proj", "key": "k_proj", "value": "v_proj"}[role]
             if not has_weight:
-                return (
-                    f"none of your layers holds the {role} weight of head {h}: it is rows "
-                    f"{rows.start} to "
-                    f"{rows.stop - 1} of mha.{name}.weight (nn.Linear stores [out, in], so a "
-                    "head owns rows, "
-                    "not columns)."
-                )
+                return f"none of your layers holds the {role} weight of head {h}: it is rows {rows.start} to {rows.stop - 1} of mha.{name}.weight (nn.Linear stores [out, in], so a head owns rows, not columns)."
             if not has_bias:
-                return (
-                    f"your layer with the {role} weight of head {h} does not have its bias: "
-                    "copy "
-                    f"mha.{name}.bias[{rows.start}:{rows.stop}] too."
-                )
+                return f"your layer with the {role} weight of head {h} does not have its bias: copy mha.{name}.bias[{rows.start}:{rows.stop}] too."
     has_weight, has_bias = held(mha.out_proj.weight, mha.out_proj.bias)
     if not has_weight:
         return "none of your layers holds W^O: copy mha.out_proj.weight into your nn.Linear(D, D)."
@@ -186,10 +154,9 @@ def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
 
 @checker("separate_heads_from")
 def check_separate_heads(separate_heads_from: Any) -> str:
-    """Check ``separate_heads_from(mha) -> nn.Module``: one nn.Linear(D, D/H) per head for each of
-    W^Q, W^K, W^V (in nn.ModuleLists) and one nn.Linear(D, D) for W^O, holding mha's weights, whose
-    call on x [B, T, D] returns mha(x, x, x)'s output [B, T, D], with the same number of
-    parameters."""
+    """Check ``separate_heads_from(mha) -> nn.Module``: one nn.Linear(D, D/H) per head for each of W^Q, W^K,
+    W^V (in nn.ModuleLists) and one nn.Linear(D, D) for W^O, holding mha's weights, whose call on x [B, T, D]
+    returns mha(x, x, x)'s output [B, T, D], with the same number of parameters."""
     attempted(separate_heads_from, "separate_heads_from")
     # building modules draws random numbers: not from the reader's stream
     with torch.random.fork_rng():
@@ -205,26 +172,19 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
         module = call(separate_heads_from, mha, name="separate_heads_from", case=case)
         if any(not torch.equal(before[k], v) for k, v in mha.state_dict().items()):
             fail(
-                f"on the case {case}, `separate_heads_from` changed the weights of mha. Copy "
-                "them into new "
-                "layers; leave mha as it is."
+                f"on the case {case}, `separate_heads_from` changed the weights of mha. Copy them into new layers; leave mha as it is."
             )
         if module is None:
             fail(
-                f"on the case {case}, `separate_heads_from` returned None. Did you forget the "
-                "`return` statement?"
+                f"on the case {case}, `separate_heads_from` returned None. Did you forget the `return` statement?"
             )
         if module is mha or isinstance(module, MultiHeadAttention):
             fail(
-                f"on the case {case}, you returned a MultiHeadAttention; the exercise is a new "
-                "module that keeps "
-                "one small nn.Linear per head and role."
+                f"on the case {case}, you returned a MultiHeadAttention; the exercise is a new module that keeps one small nn.Linear per head and role."
             )
         if not isinstance(module, nn.Module):
             fail(
-                f"on the case {case}, `separate_heads_from` returned {type(module).__name__} "
-                f"{fmt(module)}; "
-                "expected an nn.Module (an instance of your class)."
+                f"on the case {case}, `separate_heads_from` returned {type(module).__name__} {fmt(module)}; expected an nn.Module (an instance of your class)."
             )
         n_mine, n_theirs = (
             sum(p.numel() for p in module.parameters()),
@@ -234,11 +194,7 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
         heads = [m for m in layers if (m.in_features, m.out_features) == (Dm, Dh)]
         if n_mine == 0 and not layers:
             fail(
-                f"on the case {case}, your module has no parameters at all. Layers kept in a "
-                "plain Python list "
-                "(or dict) are not registered: keep them in nn.ModuleList, and assign it as an "
-                "attribute in "
-                "__init__ after super().__init__()."
+                f"on the case {case}, your module has no parameters at all. Layers kept in a plain Python list (or dict) are not registered: keep them in nn.ModuleList, and assign it as an attribute in __init__ after super().__init__()."
             )
         expected_heads = 3 * H + (1 if Dh == Dm else 0)  # with H = 1, W^O has the heads' shape too
         if len(heads) != expected_heads or not any(
@@ -248,15 +204,9 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
                 "none"
             ]
             fail(
-                f"on the case {case}, your module holds {len(layers)} nn.Linear layers "
-                f"({', '.join(shapes)}); "
-                f"expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and "
-                "W^V, and one "
-                f"Linear({Dm}, {Dm}) for W^O."
+                f"on the case {case}, your module holds {len(layers)} nn.Linear layers ({', '.join(shapes)}); expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and W^V, and one Linear({Dm}, {Dm}) for W^O."
                 + (
-                    " Layers kept in a plain Python list are not "
-                    "registered as "
-                    "parts of the module: use nn.ModuleList."
+                    " Layers kept in a plain Python list are not registered as parts of the module: use nn.ModuleList."
                     if not heads
                     else ""
                 )
@@ -267,14 +217,12 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
             else:
                 why = "your module has extra parameters"
             fail(
-                f"on the case {case}, your module has {n_mine:,} parameters and mha has "
-                f"{n_theirs:,}; {why}."
+                f"on the case {case}, your module has {n_mine:,} parameters and mha has {n_theirs:,}; {why}."
             )
         out = call(module, x, name="your module", case=case)
         if isinstance(out, tuple):
             fail(
-                f"on the case {case}, your module returned a tuple; return only the output [B, "
-                "T, D]."
+                f"on the case {case}, your module returned a tuple; return only the output [B, T, D]."
             )
         out = expect_tensor(out, tuple(x.shape), name="your module", case=case)
         expected = _reference(mha, x).detach().double()
@@ -287,10 +235,7 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
             for scale, what in [
                 (
                     math.sqrt(Dm),
-                    "you divided the scores by sqrt(D) = "
-                    f"{math.sqrt(Dm):.3g}; each head "
-                    "divides by the square root of its own width, "
-                    f"sqrt(D/H) = {math.sqrt(Dh):.3g}",
+                    f"you divided the scores by sqrt(D) = {math.sqrt(Dm):.3g}; each head divides by the square root of its own width, sqrt(D/H) = {math.sqrt(Dh):.3g}",
                 ),
                 (1.0, "you did not divide the scores by sqrt(D/H)"),
                 (Dh, "you divided the scores by D/H instead of sqrt(D/H)"),
@@ -302,19 +247,9 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
                         fail(f"on the case {case}, {what}.")
             if torch.allclose(out, _reference(mha, x, out_proj="none").double(), atol=1e-5):
                 fail(
-                    f"on the case {case}, your output is the concatenation of the heads; "
-                    "multiply it by W^O (your "
-                    "nn.Linear(D, D) holding mha.out_proj)."
+                    f"on the case {case}, your output is the concatenation of the heads; multiply it by W^O (your nn.Linear(D, D) holding mha.out_proj)."
                 )
         fail(
-            f"on the case {case}, {largest_difference(out, expected)}. The layers hold mha's "
-            "weights, so look at the "
-            "forward pass: one softmax per head over the keys (dim=-1), heads concatenated in "
-            "order 0 to H - 1 "
-            "along the last dimension, then W^O."
+            f"on the case {case}, {largest_difference(out, expected)}. The layers hold mha's weights, so look at the forward pass: one softmax per head over the keys (dim=-1), heads concatenated in order 0 to H - 1 along the last dimension, then W^O."
         )
-    return (
-        "your module equals MultiHeadAttention, with the same number of parameters, on all "
-        f"{len(cases)} hidden "
-        f"cases ({'; '.join(c for c, *_ in cases)})."
-    )
+    return f"your module equals MultiHeadAttention, with the same number of parameters, on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

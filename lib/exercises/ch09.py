@@ -1,12 +1,11 @@
 """Checkers for the exercises of the chapter *The Transformer*.
 
-- :func:`check_pre_ln`: exercise 1 (implement): a pre-LN encoder layer computed from its
-  sub-modules.
+- :func:`check_pre_ln`: exercise 1 (implement): a pre-LN encoder layer computed from its sub-modules.
 - :func:`check_parameter_counts`: exercise 3 (predict, then check): where the parameters of the base
   model are.
 
-Exercise 2 (training without warm-up, change and explain) is answered in prose; the chapter's
-solution computes it.
+Exercise 2 (training without warm-up, change and explain) is answered in prose; the chapter's solution
+computes it.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ from . import (
 __all__ = ["check_pre_ln", "check_parameter_counts"]
 
 
-# --- exercise 1: a pre-LN layer by hand
-# ------------------------------------------------------------------
+# --- exercise 1: a pre-LN layer by hand ------------------------------------------------------------------
 
 
 def _pre_ln_cases() -> list[tuple[str, EncoderLayer, Tensor]]:
@@ -97,26 +95,13 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
 
 
 _MISTAKES = {
-    "post-LN": "you normalized after each residual addition, LN(x + Sublayer(x)): that is "
-    "post-LN, the layer's "
-    "default. Pre-LN normalizes the sub-layer's input and adds the sub-layer's output "
-    "to x itself: "
-    "y = x + SelfAttn(LN1(x)), then y + FFN(LN2(y))",
-    "norm1 twice": "you used norm1 before the feed-forward network too; the second sub-layer has "
-    "its own, norm2",
-    "keys not normalized": "your queries are LN1(x) but the keys and values are x: in "
-    "self-attention all three are "
-    "the same normalized input, self_attn(h, h, h) with h = LN1(x)",
-    "normalized residual": "you added the attention's output to LN1(x); the residual path carries "
-    "x itself, "
-    "untouched: y = x + SelfAttn(LN1(x))",
-    "no attention residual": "the first residual connection is missing: y = x + SelfAttn(LN1(x)), "
-    "not "
-    "SelfAttn(LN1(x)) alone",
-    "no feed-forward residual": "the second residual connection is missing: the output is y + "
-    "FFN(LN2(y))",
-    "feed-forward not normalized": "the feed-forward network reads y itself; in pre-LN it reads "
-    "LN2(y)",
+    "post-LN": "you normalized after each residual addition, LN(x + Sublayer(x)): that is post-LN, the layer's default. Pre-LN normalizes the sub-layer's input and adds the sub-layer's output to x itself: y = x + SelfAttn(LN1(x)), then y + FFN(LN2(y))",
+    "norm1 twice": "you used norm1 before the feed-forward network too; the second sub-layer has its own, norm2",
+    "keys not normalized": "your queries are LN1(x) but the keys and values are x: in self-attention all three are the same normalized input, self_attn(h, h, h) with h = LN1(x)",
+    "normalized residual": "you added the attention's output to LN1(x); the residual path carries x itself, untouched: y = x + SelfAttn(LN1(x))",
+    "no attention residual": "the first residual connection is missing: y = x + SelfAttn(LN1(x)), not SelfAttn(LN1(x)) alone",
+    "no feed-forward residual": "the second residual connection is missing: the output is y + FFN(LN2(y))",
+    "feed-forward not normalized": "the feed-forward network reads y itself; in pre-LN it reads LN2(y)",
 }
 
 
@@ -125,9 +110,7 @@ def _forbid_forward(layer: EncoderLayer) -> None:
 
     def refuse(*args, **kwargs):
         raise RuntimeError(
-            "the exercise is to compute the layer from its sub-modules (self_attn, "
-            "ff, norm1, norm2), "
-            "not to call the layer itself"
+            "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
         )
 
     layer.forward = refuse
@@ -135,9 +118,8 @@ def _forbid_forward(layer: EncoderLayer) -> None:
 
 @checker("pre_ln_layer")
 def check_pre_ln(pre_ln_layer: Any) -> str:
-    """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: x + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)),
-    computed from ``layer.self_attn``, ``layer.ff``, ``layer.norm1``, ``layer.norm2`` of a pre-LN
-    EncoderLayer."""
+    """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: x + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)), computed
+    from ``layer.self_attn``, ``layer.ff``, ``layer.norm1``, ``layer.norm2`` of a pre-LN EncoderLayer."""
     attempted(pre_ln_layer, "pre_ln_layer")
     cases = _pre_ln_cases()
     for case, layer, x in cases:
@@ -151,14 +133,12 @@ def check_pre_ln(pre_ln_layer: Any) -> str:
         except CheckFailed as e:
             if "tuple" in str(e):
                 fail(
-                    f"{e} Note: layer.self_attn(q, k, v) returns a pair (output, weights); take "
-                    "its first element."
+                    f"{e} Note: layer.self_attn(q, k, v) returns a pair (output, weights); take its first element."
                 )
             raise
         if isinstance(result, tuple):
             fail(
-                f"on the case {case}, `pre_ln_layer` returned a tuple; return only the layer's "
-                "output [B, T, D]."
+                f"on the case {case}, `pre_ln_layer` returned a tuple; return only the layer's output [B, T, D]."
             )
         result = expect_tensor(result, tuple(x.shape), name="pre_ln_layer", case=case)
         if torch.allclose(result, expected, atol=1e-5):
@@ -167,14 +147,10 @@ def check_pre_ln(pre_ln_layer: Any) -> str:
             if torch.allclose(result, variants[kind], atol=1e-5):
                 fail(f"on the case {case}, {why}.")
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
-    return (
-        f"`pre_ln_layer` equals the pre-LN layer on all {len(cases)} hidden cases "
-        f"({'; '.join(c.split(', x')[0] for c, *_ in cases)})."
-    )
+    return f"`pre_ln_layer` equals the pre-LN layer on all {len(cases)} hidden cases ({'; '.join(c.split(', x')[0] for c, *_ in cases)})."
 
 
-# --- exercise 3: where the parameters are
-# ------------------------------------------------------------------
+# --- exercise 3: where the parameters are ------------------------------------------------------------------
 
 TOLERANCE = 0.01  # a prediction by hand may leave out biases and LayerNorms: they are far below 1%
 
@@ -196,15 +172,13 @@ def _near(value: float, target: float) -> bool:
 
 @checker("parameter counts")
 def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any) -> str:
-    """Check the predictions of exercise 3 for the base model: ``gain_separate``, the parameters
-    gained with separate source and target vocabularies of 37,000 tokens; ``loss_half_ff``, those
-    lost when d_ff is halved; ``total_n12``, the total with N = 12. Each within 1%."""
+    """Check the predictions of exercise 3 for the base model: ``gain_separate``, the parameters gained with
+    separate source and target vocabularies of 37,000 tokens; ``loss_half_ff``, those lost when d_ff is
+    halved; ``total_n12``, the total with N = 12. Each within 1%."""
     answers = {"gain_separate": gain_separate, "loss_half_ff": loss_half_ff, "total_n12": total_n12}
     if all(v is None for v in answers.values()):
         not_attempted(
-            "write your three predictions (gain_separate, loss_half_ff, total_n12) in "
-            "the cell above, "
-            "then run this cell again."
+            "write your three predictions (gain_separate, loss_half_ff, total_n12) in the cell above, then run this cell again."
         )
     n = _counts()
     base = n["base"]
@@ -213,73 +187,49 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
         if not (_near(v, n["separate"]) or _near(v, n["separate, library"])):
             if _near(v, 2 * n["separate"]):
                 fail(
-                    f"gain_separate = {v:,.0f}: only the source embedding is new. The "
-                    "pre-softmax layer stays tied "
-                    "to the target embedding (sec. 3.4), so it adds nothing."
+                    f"gain_separate = {v:,.0f}: only the source embedding is new. The pre-softmax layer stays tied to the target embedding (sec. 3.4), so it adds nothing."
                 )
             if _near(v, base + n["separate"]):
                 fail(f"gain_separate = {v:,.0f} is the new total; the question asks for the gain.")
             fail(
-                f"gain_separate = {v:,.0f} is not it. With separate vocabularies the source gets "
-                "its own embedding "
-                "matrix: vocabulary x d_model."
+                f"gain_separate = {v:,.0f} is not it. With separate vocabularies the source gets its own embedding matrix: vocabulary x d_model."
             )
     if loss_half_ff is not None:
         v = expect_number(loss_half_ff, "loss_half_ff")
         if not _near(v, n["half d_ff"]):
             if _near(v, n["half d_ff"] / 2):
                 fail(
-                    f"loss_half_ff = {v:,.0f} is half the answer: the decoder's 6 layers have a "
-                    "feed-forward "
-                    "network as well as the encoder's, and each network has two matrices "
-                    "(d_model x d_ff and "
-                    "d_ff x d_model), both halved."
+                    f"loss_half_ff = {v:,.0f} is half the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
                 )
             if _near(v, 2 * n["half d_ff"]):
                 fail(
-                    f"loss_half_ff = {v:,.0f} is all the feed-forward parameters; halving d_ff "
-                    "removes half of them."
+                    f"loss_half_ff = {v:,.0f} is all the feed-forward parameters; halving d_ff removes half of them."
                 )
             if _near(v, base - n["half d_ff"]):
                 fail(f"loss_half_ff = {v:,.0f} is the new total; the question asks for the loss.")
             fail(
-                f"loss_half_ff = {v:,.0f} is not it. A feed-forward network has 2 d_model d_ff + "
-                "d_ff + d_model "
-                "parameters, and the base model has 12 of them (6 in the encoder, 6 in the "
-                "decoder)."
+                f"loss_half_ff = {v:,.0f} is not it. A feed-forward network has 2 d_model d_ff + d_ff + d_model parameters, and the base model has 12 of them (6 in the encoder, 6 in the decoder)."
             )
     if total_n12 is not None:
         v = expect_number(total_n12, "total_n12")
         if not _near(v, n["N = 12"]):
             if _near(v, 2 * base):
                 fail(
-                    f"total_n12 = {v:,.0f} is twice the base model, but the embedding "
-                    f"({n['separate']:,}, shared) "
-                    "does not grow with N; only the layers double."
+                    f"total_n12 = {v:,.0f} is twice the base model, but the embedding ({n['separate']:,}, shared) does not grow with N; only the layers double."
                 )
             layers = n["N = 12"] - base
             if _near(v, n["N = 12"] - base):
                 fail(
-                    f"total_n12 = {v:,.0f} is what the 12 new layers add; the question asks for "
-                    "the total."
+                    f"total_n12 = {v:,.0f} is what the 12 new layers add; the question asks for the total."
                 )
             if _near(v, base + 6 * 3_152_384) or _near(v, base + 6 * 4_204_032):
                 fail(
-                    f"total_n12 = {v:,.0f}: N counts the layers of the encoder and of the "
-                    "decoder each, so 6 more "
-                    "encoder layers and 6 more decoder layers."
+                    f"total_n12 = {v:,.0f}: N counts the layers of the encoder and of the decoder each, so 6 more encoder layers and 6 more decoder layers."
                 )
             fail(
-                f"total_n12 = {v:,.0f} is not it. The layers add {layers / 6:,.0f} per (encoder "
-                "layer + decoder "
-                "layer) pair; the embedding stays."
+                f"total_n12 = {v:,.0f} is not it. The layers add {layers / 6:,.0f} per (encoder layer + decoder layer) pair; the embedding stays."
             )
     missing = [k for k, v in answers.items() if v is None]
     if missing:
         not_attempted(f"so far right; now predict {', '.join(missing)}.")
-    return (
-        f"all three are right: + {n['separate'] / base:.0%} for a separate source vocabulary, "
-        f"- {n['half d_ff'] / base:.0%} with half the feed-forward width, "
-        f"{n['N = 12'] / base:.2f} times the "
-        "parameters with twice the layers."
-    )
+    return f"all three are right: + {n['separate'] / base:.0%} for a separate source vocabulary, - {n['half d_ff'] / base:.0%} with half the feed-forward width, {n['N = 12'] / base:.2f} times the parameters with twice the layers."

@@ -2,8 +2,8 @@
 
 - :func:`check_pair_score`: exercise 1 (predict, then check): the pairs that the score
   c_ab / (c_a c_b) ranks first on the lectures' dictionary in WordPiece form, and their score.
-- :func:`check_replay`: exercise 2 (implement): BPE segmentation by replaying each merge once, in
-  order (Sennrich et al. 2016, section 3.2, as ``lib.tokenization.apply_bpe`` computes it).
+- :func:`check_replay`: exercise 2 (implement): BPE segmentation by replaying each merge once, in order
+  (Sennrich et al. 2016, section 3.2, as ``lib.tokenization.apply_bpe`` computes it).
 
 Exercise 3 (keep the capitals) is answered in prose; the chapter's solution computes its numbers.
 """
@@ -29,13 +29,12 @@ __all__ = ["check_pair_score", "check_replay"]
 LECTURE = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 
 
-# --- exercise 1: another score for WordPiece
-# ---------------------------------------------------------
+# --- exercise 1: another score for WordPiece ---------------------------------------------------------
 
 
 def pair_scores(word_counts: dict[str, int] = LECTURE) -> dict[tuple[str, str], float]:
-    """c_ab / (c_a c_b) for every adjacent pair of the WordPiece split (``wordpiece_split``), each
-    occurrence weighted by its word's count: {(a, b): score}."""
+    """c_ab / (c_a c_b) for every adjacent pair of the WordPiece split (``wordpiece_split``), each occurrence
+    weighted by its word's count: {(a, b): score}."""
     pieces, pairs = Counter(), Counter()
     for word, n in word_counts.items():
         split = wordpiece_split(word)
@@ -54,22 +53,18 @@ def _pairs(value: Any) -> set[tuple[str, str]]:
         for p in value
     ):
         fail(
-            f"top_pairs should be a set of pairs of pieces, such as {{('l', '##o')}}, got "
-            f"{fmt(value)}."
+            f"top_pairs should be a set of pairs of pieces, such as {{('l', '##o')}}, got {fmt(value)}."
         )
     return {tuple(p) for p in value}
 
 
 @checker("pair score")
 def check_pair_score(top_pairs: Any, top_score: Any) -> str:
-    """Check the predictions of exercise 1: ``top_pairs``, the set of pairs (a, b) of the WordPiece
-    split of the lectures' dictionary that c_ab / (c_a c_b) ranks first (there is a tie), and
-    ``top_score``, their score."""
+    """Check the predictions of exercise 1: ``top_pairs``, the set of pairs (a, b) of the WordPiece split of
+    the lectures' dictionary that c_ab / (c_a c_b) ranks first (there is a tie), and ``top_score``, their score."""
     if top_pairs is None and top_score is None:
         not_attempted(
-            "write your two predictions (top_pairs and top_score) in the cell above, "
-            "then run this "
-            "cell again."
+            "write your two predictions (top_pairs and top_score) in the cell above, then run this cell again."
         )
     scores = pair_scores()
     best = max(scores.values())
@@ -81,8 +76,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
             pair = sorted(unknown)[0]
             marked = (pair[0], "##" + pair[1]) if not pair[1].startswith("##") else pair
             hint = (
-                " In WordPiece form a piece that continues a word carries ##: did you mean "
-                f"{marked}?"
+                f" In WordPiece form a piece that continues a word carries ##: did you mean {marked}?"
                 if marked in scores
                 else " List pairs of adjacent pieces of wordpiece_split(word)."
             )
@@ -90,38 +84,25 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
         gains = wordpiece_merge_gains(LECTURE)
         if mine == {max(gains, key=gains.get)}:
             fail(
-                "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = "
-                "0.111. The score "
-                "c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur "
-                "apart it "
-                "prefers the rarest."
+                "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. The score c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur apart it prefers the rarest."
             )
         if mine & {("##e", "##s")}:
             fail(
-                "top_pairs: ('##e', '##s') is among the most frequent pairs (9 times), but ##e "
-                "occurs 17 times: "
-                "9 / (17 * 9) = 0.059. Frequency is not what this score measures."
+                "top_pairs: ('##e', '##s') is among the most frequent pairs (9 times), but ##e occurs 17 times: 9 / (17 * 9) = 0.059. Frequency is not what this score measures."
             )
         if ("l", "##o") in mine:
             fail(
-                "top_pairs: l and ##o never occur apart, right, but they occur 7 times: 7 / (7 * "
-                "7) = 1/7. A pair "
-                "whose pieces always occur together scores 1 / its count: look for a rarer one."
+                "top_pairs: l and ##o never occur apart, right, but they occur 7 times: 7 / (7 * 7) = 1/7. A pair whose pieces always occur together scores 1 / its count: look for a rarer one."
             )
         wrong = sorted(mine - right)
         if wrong:
             p = wrong[0]
             fail(
-                f"top_pairs: {p} scores {scores[p]:.3g}, below the best score. Count c_a, c_b "
-                "and c_ab, "
-                "each occurrence weighted by its word's count."
+                f"top_pairs: {p} scores {scores[p]:.3g}, below the best score. Count c_a, c_b and c_ab, each occurrence weighted by its word's count."
             )
         if mine != right:
             fail(
-                "top_pairs: your pair scores the most, but it is a tie: "
-                f"{len(right) - len(mine)} other pair has "
-                "the same score. Which other pair occurs in one word only, with pieces that "
-                "occur nowhere else?"
+                f"top_pairs: your pair scores the most, but it is a tie: {len(right) - len(mine)} other pair has the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
             )
     if top_score is not None:
         s = expect_number(top_score, "top_score")
@@ -130,34 +111,24 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                 fail("top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b = 3 * 3.")
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
                 fail(
-                    f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The "
-                    "best pairs "
-                    "are rarer."
+                    f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
                 )
             fail(
-                f"top_score = {fmt(s)} is not the best score. Work it out from the counts c_ab, "
-                "c_a and c_b of "
-                "your top pair, each occurrence weighted by its word's count."
+                f"top_score = {fmt(s)} is not the best score. Work it out from the counts c_ab, c_a and c_b of your top pair, each occurrence weighted by its word's count."
             )
     if top_pairs is None:
         not_attempted("your top_score is right; now name the pairs that reach it (top_pairs).")
     if top_score is None:
         not_attempted("your top_pairs are right; now give their score (top_score).")
-    return (
-        "both predictions are right: w ##i and ##i ##d occur 3 times (in widest only) and "
-        "their pieces nowhere "
-        "else, so each scores 3 / (3 * 3) = 1/3; the score favours rare pairs whose pieces "
-        "never occur apart."
-    )
+    return "both predictions are right: w ##i and ##i ##d occur 3 times (in widest only) and their pieces nowhere else, so each scores 3 / (3 * 3) = 1/3; the score favours rare pairs whose pieces never occur apart."
 
 
-# --- exercise 2: BPE by replaying each merge once
-# ------------------------------------------------------
+# --- exercise 2: BPE by replaying each merge once ------------------------------------------------------
 
 
 def replay_reference(word: str, merges: list[tuple[str, str]]) -> list[str]:
-    """The answer of exercise 2: the characters of ``word`` + "</w>", each merge in order applied
-    once to every occurrence of its pair, left to right."""
+    """The answer of exercise 2: the characters of ``word`` + "</w>", each merge in order applied once to
+    every occurrence of its pair, left to right."""
     symbols = list(word) + [END_OF_WORD]
     for a, b in merges:
         out, i = [], 0
@@ -175,13 +146,11 @@ def replay_reference(word: str, merges: list[tuple[str, str]]) -> list[str]:
 HIDDEN_DICTIONARY = {"banana": 6, "bandana": 3, "ananas": 4, "aaaa": 5, "nab": 2, "cabana": 2}
 HIDDEN_WORDS = ["banana", "aaa", "bananas", "anaconda", "nab", "cabbage", "b"]
 HAND_MERGES = [("b", "a"), ("a", "b")]  # 'bab' -> ba b </w>: (a, b) is not a pair of symbols
-# Hand-made merges are not learned from a dictionary; on these cases apply_bpe
-# and replay still agree.
+# Hand-made merges are not learned from a dictionary; on these cases apply_bpe and replay still agree.
 
 
 def _cases() -> list[tuple[str, list[tuple[str, str]], list[str]]]:
-    """(word, merges, expected segmentation) of the hidden cases; expected = apply_bpe =
-    replay_reference."""
+    """(word, merges, expected segmentation) of the hidden cases; expected = apply_bpe = replay_reference."""
     merges = learn_bpe(HIDDEN_DICTIONARY, 12)
     cases = [(w, merges) for w in HIDDEN_WORDS] + [
         ("bab", HAND_MERGES),
@@ -230,37 +199,27 @@ def _no_marker(word: str, merges: list[tuple[str, str]]) -> list[str]:
 _MISTAKES: list[tuple[Callable, str]] = [
     (
         _no_marker,
-        "your pieces have no end-of-word marker. Start from list(word) + ['</w>']: the "
-        "merges were "
-        "learned with it (they include pairs such as ('a', '</w>')).",
+        "your pieces have no end-of-word marker. Start from list(word) + ['</w>']: the merges were learned with it (they include pairs such as ('a', '</w>')).",
     ),
     (
         _first_only,
-        "you replaced only the first occurrence of each pair. Replace every occurrence "
-        "of the pair "
-        "in one left-to-right pass before going on to the next merge.",
+        "you replaced only the first occurrence of each pair. Replace every occurrence of the pair in one left-to-right pass before going on to the next merge.",
     ),
     (
         _right_to_left,
-        "you merged overlapping occurrences from the right. Scan left to right: in a "
-        "a a the pair "
-        "(a, a) merges the first two, giving aa a.",
+        "you merged overlapping occurrences from the right. Scan left to right: in a a a the pair (a, a) merges the first two, giving aa a.",
     ),
     (
         _joined_replace,
-        "you replaced text in the symbols joined with spaces. Two neighbouring "
-        "symbols can contain "
-        "the text 'a b' without being the pair (a, b): 'ba b' does. Work on the "
-        "list of symbols, "
-        "not on a string.",
+        "you replaced text in the symbols joined with spaces. Two neighbouring symbols can contain the text 'a b' without being the pair (a, b): 'ba b' does. Work on the list of symbols, not on a string.",
     ),
 ]
 
 
 @checker("replay")
 def check_replay(replay: Any) -> str:
-    """Check ``replay(word, merges) -> list[str]``: the characters of ``word`` plus "</w>", each
-    merge of ``merges`` applied once, in order, to every occurrence of its pair (left to right)."""
+    """Check ``replay(word, merges) -> list[str]``: the characters of ``word`` plus "</w>", each merge of
+    ``merges`` applied once, in order, to every occurrence of its pair (left to right)."""
     attempted(replay, "replay")
     cases = _cases()
     for word, merges, expected in cases:
@@ -268,39 +227,29 @@ def check_replay(replay: Any) -> str:
         result = call(replay, word, list(merges), name="replay", case=case)
         if result is None:
             fail(
-                f"on the case {case}, `replay` returned None. Did you forget the `return` "
-                "statement?"
+                f"on the case {case}, `replay` returned None. Did you forget the `return` statement?"
             )
         if isinstance(result, str):
             fail(
-                f"on the case {case}, `replay` returned the string {result!r}; return the list "
-                "of symbols, "
-                f"such as {expected}."
+                f"on the case {case}, `replay` returned the string {result!r}; return the list of symbols, such as {expected}."
             )
         if isinstance(result, tuple):
             result = list(result)
         if not isinstance(result, list) or not all(isinstance(s, str) for s in result):
             fail(
-                f"on the case {case}, `replay` returned {fmt(result)}; expected a list of "
-                f"strings such as {expected}."
+                f"on the case {case}, `replay` returned {fmt(result)}; expected a list of strings such as {expected}."
             )
         if result == expected:
             continue
         if "".join(result) != word + END_OF_WORD and "".join(result) != word:
             fail(
-                f"on the case {case}, your symbols {result} do not spell the word: joined they "
-                "give "
-                f"{''.join(result)!r}, expected {word + END_OF_WORD!r}. A merge joins two "
-                "symbols into one; it "
-                "never drops or repeats a character."
+                f"on the case {case}, your symbols {result} do not spell the word: joined they give {''.join(result)!r}, expected {word + END_OF_WORD!r}. A merge joins two symbols into one; it never drops or repeats a character."
             )
         for mistake, message in _MISTAKES:
             if result == mistake(word, list(merges)):
                 fail(f"on the case {case} you returned {result}, expected {expected}: {message}")
         fail(
-            f"on the case {case} you returned {result}, expected {expected}. Apply the merges in "
-            "their order, "
-            "each once, to every occurrence of its pair."
+            f"on the case {case} you returned {result}, expected {expected}. Apply the merges in their order, each once, to every occurrence of its pair."
         )
     words = ", ".join(w for w, *_ in cases)
     return f"`replay` gives apply_bpe's segmentation on all {len(cases)} hidden cases ({words})."

@@ -1,15 +1,13 @@
 """Checkers for the exercises of the chapter *Language models and transfer learning*.
 
 - :func:`check_interpolation`: exercise 1 (implement): the held-out perplexity of a bigram model
-  interpolated with the unigram frequencies, P(w | v) = lam P_bigram(w | v) + (1 - lam) U(w)
-  (Jelinek and Mercer's interpolation, the lectures' "Language modeling" slides), with P_bigram =
-  ``lib.lm.BigramLM``.
-- :func:`check_backward_agreement`: exercise 2 (predict, then check): what the chapter's backward
-  LSTM language model predicts for the verb of "the keys that the man found ___ old .", and whether
-  it predicts the same for "the key that the men found ___ old .".
+  interpolated with the unigram frequencies, P(w | v) = lam P_bigram(w | v) + (1 - lam) U(w) (Jelinek and
+  Mercer's interpolation, the lectures' "Language modeling" slides), with P_bigram = ``lib.lm.BigramLM``.
+- :func:`check_backward_agreement`: exercise 2 (predict, then check): what the chapter's backward LSTM
+  language model predicts for the verb of "the keys that the man found ___ old .", and whether it
+  predicts the same for "the key that the men found ___ old .".
 
-Exercise 3 (where word vectors help) is answered in prose; the chapter's solution computes its
-numbers.
+Exercise 3 (where word vectors help) is answered in prose; the chapter's solution computes its numbers.
 """
 
 from __future__ import annotations
@@ -29,8 +27,7 @@ from . import attempted, call, checker, fail, fmt, not_attempted
 __all__ = ["check_interpolation", "check_backward_agreement"]
 
 
-# --- exercise 1: interpolation instead of add-k
-# ------------------------------------------------------
+# --- exercise 1: interpolation instead of add-k ------------------------------------------------------
 
 
 def interpolated_perplexity_reference(
@@ -48,13 +45,13 @@ def interpolated_perplexity_reference(
     per_sentence: bool = False,
     cross_entropy: bool = False,
 ) -> float:
-    """exp(-(1/M) sum ln P(w | v)) over the tokens of ``test`` (each sentence's words and its </s>),
-    with P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the
-    words of ``train`` and of </s> (one per sentence); inf if some token gets probability 0.
+    """exp(-(1/M) sum ln P(w | v)) over the tokens of ``test`` (each sentence's words and its </s>), with
+    P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the words of
+    ``train`` and of </s> (one per sentence); inf if some token gets probability 0.
 
-    The keywords give the usual mistakes: the weights swapped, U counted on the test sentences,
-    without </s> or with <s>, U uniform, an add-k bigram, M without the </s>, the mean of the
-    sentences' perplexities, or ln of the perplexity (the cross-entropy)."""
+    The keywords give the usual mistakes: the weights swapped, U counted on the test sentences, without
+    </s> or with <s>, U uniform, an add-k bigram, M without the </s>, the mean of the sentences'
+    perplexities, or ln of the perplexity (the cross-entropy)."""
     lam = 1.0 - lam if swap else lam
     bigram = BigramLM(train, k=k)
     source = train if unigram_from == "train" else test
@@ -104,9 +101,9 @@ def _story_case() -> tuple[list[str], list[str]]:
 
 
 def _cases() -> list[tuple[str, list[str], list[str], float]]:
-    """(description, train, test, lam) of the hidden cases. The story case comes first: there every
-    mistake gives a finite perplexity of its own, so the feedback can name it (on the toy corpus,
-    leaving </s> out of U gives inf, as ignoring lam does)."""
+    """(description, train, test, lam) of the hidden cases. The story case comes first: there every mistake
+    gives a finite perplexity of its own, so the feedback can name it (on the toy corpus, leaving </s> out
+    of U gives inf, as ignoring lam does)."""
     story_train, story_test = _story_case()
     return [
         (
@@ -124,56 +121,35 @@ def _cases() -> list[tuple[str, list[str], list[str], float]]:
 _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(swap=True),
-        "you swapped the weights: lam multiplies the bigram estimate and 1 - lam "
-        "the unigram "
-        "frequency, so that lam = 1 is the bigram model and lam = 0 the unigram "
-        "model.",
+        "you swapped the weights: lam multiplies the bigram estimate and 1 - lam the unigram frequency, so that lam = 1 is the bigram model and lam = 0 the unigram model.",
     ),
     (
         dict(eos_in_u=False),
-        "your U leaves out </s>. The model predicts </s> at the end of every "
-        "sentence, so U "
-        "counts it as a word, once per training sentence; without it P(</s> | "
-        "v) is 0 whenever "
-        "the bigram (v, </s>) never occurred.",
+        "your U leaves out </s>. The model predicts </s> at the end of every sentence, so U counts it as a word, once per training sentence; without it P(</s> | v) is 0 whenever the bigram (v, </s>) never occurred.",
     ),
     (
         dict(bos_in_u=True),
-        "your U counts <s> too. <s> is never predicted, only read: count the "
-        "words and </s> of "
-        "each training sentence, not its <s>.",
+        "your U counts <s> too. <s> is never predicted, only read: count the words and </s> of each training sentence, not its <s>.",
     ),
     (
         dict(unigram_from="test"),
-        "you counted U on the test sentences. Every probability of the "
-        "model, U too, is "
-        "estimated on the training sentences only: the test text is what "
-        "it has not seen.",
+        "you counted U on the test sentences. Every probability of the model, U too, is estimated on the training sentences only: the test text is what it has not seen.",
     ),
     (
         dict(uniform_u=True),
-        "your U is uniform, 1/V for every word. U(w) is the frequency of w in "
-        "the training "
-        "sentences: its count divided by the number of training tokens (words "
-        "and </s>).",
+        "your U is uniform, 1/V for every word. U(w) is the frequency of w in the training sentences: its count divided by the number of training tokens (words and </s>).",
     ),
     (
         dict(k=1.0),
-        "your bigram estimate is add-one smoothed. Interpolate the maximum-likelihood "
-        "estimate, "
-        "BigramLM(train) with k = 0: the unigram term already does the smoothing.",
+        "your bigram estimate is add-one smoothed. Interpolate the maximum-likelihood estimate, BigramLM(train) with k = 0: the unigram term already does the smoothing.",
     ),
     (
         dict(count_eos=False),
-        "your M counts only the words. Each sentence has one prediction more, "
-        "its </s>: M is "
-        "the number of words plus the number of sentences.",
+        "your M counts only the words. Each sentence has one prediction more, its </s>: M is the number of words plus the number of sentences.",
     ),
     (
         dict(per_sentence=True),
-        "you averaged the perplexities of the sentences. The perplexity of "
-        "a text is exp "
-        "of the mean negative log probability over all its M tokens, pooled.",
+        "you averaged the perplexities of the sentences. The perplexity of a text is exp of the mean negative log probability over all its M tokens, pooled.",
     ),
     (
         dict(cross_entropy=True),
@@ -186,8 +162,7 @@ def _number(value: Any, case: str) -> float:
     """The reader's result as a float; inf is allowed (a perplexity can be infinite), NaN is not."""
     if value is None:
         fail(
-            f"on the case {case}, `interpolated_perplexity` returned None. Did you forget the "
-            "`return` statement?"
+            f"on the case {case}, `interpolated_perplexity` returned None. Did you forget the `return` statement?"
         )
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
@@ -196,14 +171,11 @@ def _number(value: Any, case: str) -> float:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         fail(
-            f"on the case {case}, `interpolated_perplexity` returned {type(value).__name__} "
-            f"{fmt(value)}; expected "
-            "one number, the perplexity."
+            f"on the case {case}, `interpolated_perplexity` returned {type(value).__name__} {fmt(value)}; expected one number, the perplexity."
         )
     if math.isnan(value):
         fail(
-            f"on the case {case}, `interpolated_perplexity` returned nan. A log of a negative "
-            "number, or 0 * inf?"
+            f"on the case {case}, `interpolated_perplexity` returned nan. A log of a negative number, or 0 * inf?"
         )
     return float(value)
 
@@ -216,13 +188,12 @@ def _close(a: float, b: float) -> bool:
 
 @checker("interpolated_perplexity")
 def check_interpolation(interpolated_perplexity: Any) -> str:
-    """Check ``interpolated_perplexity(train, test, lam) -> float``: the perplexity on the sentences
-    ``test`` of P(w | v) = lam P_bigram(w | v) + (1 - lam) U(w), P_bigram the maximum-likelihood
-    bigram model of ``train`` (``BigramLM(train)``) and U the frequencies of the words and </s> of
-    ``train``.
+    """Check ``interpolated_perplexity(train, test, lam) -> float``: the perplexity on the sentences ``test`` of
+    P(w | v) = lam P_bigram(w | v) + (1 - lam) U(w), P_bigram the maximum-likelihood bigram model of ``train``
+    (``BigramLM(train)``) and U the frequencies of the words and </s> of ``train``.
 
-    Tolerance: a relative 1e-4, far below every mistake's difference (at least 0.7% on the first
-    case) and far above float32 rounding, if the reader computes in torch."""
+    Tolerance: a relative 1e-4, far below every mistake's difference (at least 0.7% on the first case) and far
+    above float32 rounding, if the reader computes in torch."""
     attempted(interpolated_perplexity, "interpolated_perplexity")
     cases = _cases()
     for case, train, test, lam in cases:
@@ -241,44 +212,27 @@ def check_interpolation(interpolated_perplexity: Any) -> str:
         for kwargs, message in _MISTAKES:
             if _close(value, interpolated_perplexity_reference(train, test, lam, **kwargs)):
                 fail(
-                    f"on the case '{case}', your perplexity is {fmt(value)}, expected "
-                    f"{fmt(expected)}: {message}"
+                    f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}: {message}"
                 )
         if math.isinf(value):
             fail(
-                f"on the case '{case}', your perplexity is inf, expected {fmt(expected)}: some "
-                "token got probability "
-                "0. With lam < 1 every word of the training sentences and </s> has U(w) > 0, so "
-                "no token of "
-                "these test sentences should."
+                f"on the case '{case}', your perplexity is inf, expected {fmt(expected)}: some token got probability 0. With lam < 1 every word of the training sentences and </s> has U(w) > 0, so no token of these test sentences should."
             )
         if value < 1:
             fail(
-                f"on the case '{case}', your perplexity is {fmt(value)}, below 1: a perplexity "
-                "is exp of a mean of "
-                "-ln P >= 0, so it is at least 1. Check the sign of the log."
+                f"on the case '{case}', your perplexity is {fmt(value)}, below 1: a perplexity is exp of a mean of -ln P >= 0, so it is at least 1. Check the sign of the log."
             )
         fail(
-            f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}. "
-            "Compute "
-            "P(w | v) = lam * bigram.prob(w, v) + (1 - lam) * U(w) for every token of every test "
-            "sentence, "
-            "</s> included, and return exp(-(sum of ln P) / M)."
+            f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}. Compute P(w | v) = lam * bigram.prob(w, v) + (1 - lam) * U(w) for every token of every test sentence, </s> included, and return exp(-(sum of ln P) / M)."
         )
-    return (
-        f"`interpolated_perplexity` gives the right perplexity on all {len(cases)} hidden "
-        "cases "
-        f"({'; '.join(c for c, *_ in cases)})."
-    )
+    return f"`interpolated_perplexity` gives the right perplexity on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
 
 
-# --- exercise 2: the backward model on agreement
-# -------------------------------------------------------
+# --- exercise 2: the backward model on agreement -------------------------------------------------------
 
-# Measured in the chapter with its backward LSTM (the solution asserts them, to 0.03): the
-# probabilities of the four verb forms at the verb of "the keys that the man found ___ old ." (the
-# same for "the key that the men found ___ old ."), and the plural share (are + were) / (is + was +
-# are + were).
+# Measured in the chapter with its backward LSTM (the solution asserts them, to 0.03): the probabilities of
+# the four verb forms at the verb of "the keys that the man found ___ old ." (the same for "the key that
+# the men found ___ old ."), and the plural share (are + were) / (is + was + are + were).
 BACKWARD_VERB_PROBS = {"is": 0.249, "was": 0.163, "are": 0.157, "were": 0.139}
 PLURAL_SHARE = 0.418
 SHARE_TOLERANCE = 0.15
@@ -301,8 +255,7 @@ def _share(value: Any) -> float:
         fail(f"plural_share should be a number between 0 and 1, got {fmt(value)}.")
     if 1 < value <= 100:
         fail(
-            f"plural_share = {fmt(value)}: write the share as a fraction between 0 and 1 (0.3, "
-            "not 30)."
+            f"plural_share = {fmt(value)}: write the share as a fraction between 0 and 1 (0.3, not 30)."
         )
     if not 0 <= value <= 1:
         fail(f"plural_share = {fmt(value)}: a share of a probability is between 0 and 1.")
@@ -311,19 +264,17 @@ def _share(value: Any) -> float:
 
 @checker("backward model on agreement")
 def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
-    """Check the predictions of exercise 2: ``plural_share``, the share of are + were in the
-    probability that the backward model gives the four verb forms (is, was, are, were) at the verb
-    of "the keys that the man found ___ old ."; ``same_for_singular`` (True or False): does it give
-    the same four probabilities for "the key that the men found ___ old ."?
+    """Check the predictions of exercise 2: ``plural_share``, the share of are + were in the probability that
+    the backward model gives the four verb forms (is, was, are, were) at the verb of "the keys that the man
+    found ___ old ."; ``same_for_singular`` (True or False): does it give the same four probabilities for
+    "the key that the men found ___ old ."?
 
-    Tolerance on plural_share: 0.15 around the measured 0.418. It is a prediction made before
-    computing, not a measurement: what it tests is whether the reader expected a split between the
-    two numbers (anything from 0.27 to 0.57) or the forward model's near-certainty (above 0.9)."""
+    Tolerance on plural_share: 0.15 around the measured 0.418. It is a prediction made before computing,
+    not a measurement: what it tests is whether the reader expected a split between the two numbers
+    (anything from 0.27 to 0.57) or the forward model's near-certainty (above 0.9)."""
     if plural_share is None and same_for_singular is None:
         not_attempted(
-            "write your two predictions (plural_share and same_for_singular) in the "
-            "cell above, then run "
-            "this cell again."
+            "write your two predictions (plural_share and same_for_singular) in the cell above, then run this cell again."
         )
     probs = ", ".join(f"{v} {p:.2f}" for v, p in BACKWARD_VERB_PROBS.items())
     if plural_share is not None:
@@ -331,50 +282,21 @@ def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
         if abs(share - PLURAL_SHARE) > SHARE_TOLERANCE:
             if share > 0.8:
                 fail(
-                    f"plural_share = {fmt(share)} is what the forward model does: after 'the "
-                    "keys that the man "
-                    f"found' it puts more than 90% of the verbs' probability on are and were. The "
-                    "backward model reads the sentence from its end: when it predicts the verb, "
-                    "it has read "
-                    "'old .' and nothing else, so it cannot know the subject is plural. "
-                    f"Measured: {PLURAL_SHARE:.2f} "
-                    f"({probs})."
+                    f"plural_share = {fmt(share)} is what the forward model does: after 'the keys that the man found' it puts more than 90% of the verbs' probability on are and were. The backward model reads the sentence from its end: when it predicts the verb, it has read 'old .' and nothing else, so it cannot know the subject is plural. Measured: {PLURAL_SHARE:.2f} ({probs})."
                 )
             if share < 0.2:
                 fail(
-                    f"plural_share = {fmt(share)}: that is a model sure the subject is singular, "
-                    "and the backward "
-                    "model has no subject to be sure about. Having read only 'old .', it spreads "
-                    "its probability "
-                    "over both numbers, as the corpus does before 'old': measured "
-                    f"{PLURAL_SHARE:.2f} ({probs})."
+                    f"plural_share = {fmt(share)}: that is a model sure the subject is singular, and the backward model has no subject to be sure about. Having read only 'old .', it spreads its probability over both numbers, as the corpus does before 'old': measured {PLURAL_SHARE:.2f} ({probs})."
                 )
             fail(
-                f"plural_share = {fmt(share)} is off: measured {PLURAL_SHARE:.2f} ({probs}). "
-                "Having read only "
-                "'old .', the backward model cannot tell the number of the subject; its split "
-                "between the two "
-                "numbers is the corpus's before 'old'."
+                f"plural_share = {fmt(share)} is off: measured {PLURAL_SHARE:.2f} ({probs}). Having read only 'old .', the backward model cannot tell the number of the subject; its split between the two numbers is the corpus's before 'old'."
             )
     if same_for_singular is not None and not _yes_no(same_for_singular, "same_for_singular"):
         fail(
-            "same_for_singular: the two sentences end alike, 'old . <eos>', and the backward "
-            "model's prediction "
-            "for the verb is computed from those tokens only (it reads right to left and has not "
-            "reached the "
-            "subject yet). Same input, same output: the four probabilities are identical, to the "
-            "last bit."
+            "same_for_singular: the two sentences end alike, 'old . <eos>', and the backward model's prediction for the verb is computed from those tokens only (it reads right to left and has not reached the subject yet). Same input, same output: the four probabilities are identical, to the last bit."
         )
     if plural_share is None:
         not_attempted("your same_for_singular is right; now predict plural_share.")
     if same_for_singular is None:
         not_attempted("your plural_share is right; now predict same_for_singular.")
-    return (
-        "both predictions are right: having read only 'old .', the backward model gives "
-        f"{probs} (plural "
-        f"share {PLURAL_SHARE:.2f}) whatever the subject, the same numbers for both "
-        "sentences. The forward model "
-        "knows the number because it has read the subject when it reaches the verb; the "
-        "backward model reaches "
-        "the subject only after the verb."
-    )
+    return f"both predictions are right: having read only 'old .', the backward model gives {probs} (plural share {PLURAL_SHARE:.2f}) whatever the subject, the same numbers for both sentences. The forward model knows the number because it has read the subject when it reaches the verb; the backward model reaches the subject only after the verb."

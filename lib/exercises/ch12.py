@@ -1,17 +1,15 @@
 """Checkers for the exercises of the chapter *ELMo*.
 
-- :func:`check_bilm_loss`: exercise 1 (implement): the biLM loss of one sentence by hand, eq. 3 of
-  Peters et al. (2018) as the lectures write it, divided by the number of tokens each direction
-  predicts (as ``lib.elmo.BiLM.lm_loss`` computes it).
-- :func:`check_elmo_size`: exercise 2 (predict, then check): where the parameters of the paper's
-  biLM are (``ELMoConfig.paper()``, ``lib.elmo.count_parameters``), which tensors of ``nn.LSTM``
-  make the library's count exceed the released model's 93.6M, and what a full softmax would add.
-- :func:`check_unseen_phrases`: exercise 4 (predict, then check): the held-out accuracy of the
-  chapter's layer-2 sense probe when no test phrase occurs in the training set, and the accuracy of
-  chance.
+- :func:`check_bilm_loss`: exercise 1 (implement): the biLM loss of one sentence by hand, eq. 3 of Peters
+  et al. (2018) as the lectures write it, divided by the number of tokens each direction predicts (as
+  ``lib.elmo.BiLM.lm_loss`` computes it).
+- :func:`check_elmo_size`: exercise 2 (predict, then check): where the parameters of the paper's biLM are
+  (``ELMoConfig.paper()``, ``lib.elmo.count_parameters``), which tensors of ``nn.LSTM`` make the library's
+  count exceed the released model's 93.6M, and what a full softmax would add.
+- :func:`check_unseen_phrases`: exercise 4 (predict, then check): the held-out accuracy of the chapter's
+  layer-2 sense probe when no test phrase occurs in the training set, and the accuracy of chance.
 
-Exercise 3 (characters instead of words) is answered in prose; the chapter's solution computes its
-numbers.
+Exercise 3 (characters instead of words) is answered in prose; the chapter's solution computes its numbers.
 """
 
 from __future__ import annotations
@@ -31,8 +29,7 @@ from . import attempted, call, checker, fail, fmt, not_attempted
 __all__ = ["check_bilm_loss", "check_elmo_size", "check_unseen_phrases"]
 
 
-# --- exercise 1: the biLM loss by hand
-# --------------------------------------------------------------------
+# --- exercise 1: the biLM loss by hand --------------------------------------------------------------------
 
 
 def bilm_loss_reference(
@@ -49,13 +46,11 @@ def bilm_loss_reference(
     softmax_dim: int = -1,
     raw_logits: bool = False,
 ) -> float:
-    """L / (T - 1) for one sentence: forward_logits, backward_logits [T, V], ids [T] (<bos> ..
-    <eos>).
+    """L / (T - 1) for one sentence: forward_logits, backward_logits [T, V], ids [T] (<bos> .. <eos>).
 
-    L = -sum_{k=1}^{T-1} log p_fwd[k - 1, ids[k]] - sum_{k=0}^{T-2} log p_bwd[k + 1, ids[k]], with p
-    the softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (eq. 3 of
-    the paper; ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual
-    mistakes."""
+    L = -sum_{k=1}^{T-1} log p_fwd[k - 1, ids[k]] - sum_{k=0}^{T-2} log p_bwd[k + 1, ids[k]], with p the
+    softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (eq. 3 of the paper;
+    ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual mistakes."""
     fl, bl = (backward_logits, forward_logits) if swap else (forward_logits, backward_logits)
     fl, bl = fl.double(), bl.double()
     if raw_logits:
@@ -73,8 +68,8 @@ def bilm_loss_reference(
 
 
 def _loss_cases() -> list[tuple[str, Tensor, Tensor, Tensor]]:
-    """(description, forward_logits [T, V], backward_logits [T, V], ids [T]) of the hidden cases:
-    random scores of float32, like a model's, and random token ids."""
+    """(description, forward_logits [T, V], backward_logits [T, V], ids [T]) of the hidden cases: random
+    scores of float32, like a model's, and random token ids."""
     g = torch.Generator().manual_seed(12)
     cases = []
     for T, V in [(7, 11), (2, 5), (12, 30)]:
@@ -92,89 +87,60 @@ def _loss_cases() -> list[tuple[str, Tensor, Tensor, Tensor]]:
 _LOSS_MISTAKES: list[tuple[dict, str]] = [
     (
         dict(swap=True),
-        "you swapped the two directions: forward_logits hold the forward LM's "
-        "scores (of the next "
-        "token), backward_logits the backward LM's (of the previous one).",
+        "you swapped the two directions: forward_logits hold the forward LM's scores (of the next token), backward_logits the backward LM's (of the previous one).",
     ),
     (
         dict(forward_offset=0),
-        "your forward term reads token k's score at position k. The forward "
-        "LM at position "
-        "k - 1 has read tokens 0..k-1 and predicts token k: use "
-        "forward_logits[k - 1].",
+        "your forward term reads token k's score at position k. The forward LM at position k - 1 has read tokens 0..k-1 and predicts token k: use forward_logits[k - 1].",
     ),
     (
         dict(backward_offset=-1),
-        "your backward term reads token k's score at position k - 1, as "
-        "for the forward "
-        "LM. The backward LM at position k + 1 has read tokens k+1..T-1 "
-        "and predicts token k: "
-        "use backward_logits[k + 1].",
+        "your backward term reads token k's score at position k - 1, as for the forward LM. The backward LM at position k + 1 has read tokens k+1..T-1 and predicts token k: use backward_logits[k + 1].",
     ),
     (
         dict(backward_offset=0),
-        "your backward term reads token k's score at position k. The "
-        "backward LM at "
-        "position k + 1 predicts token k: use backward_logits[k + 1].",
+        "your backward term reads token k's score at position k. The backward LM at position k + 1 predicts token k: use backward_logits[k + 1].",
     ),
     (
         dict(divide_by="2(T - 1)"),
-        "you divided by 2(T - 1), all the predictions of both "
-        "directions. lm_loss divides "
-        "the sum of both directions by T - 1, the number of tokens EACH "
-        "direction predicts: "
-        "it is the forward mean plus the backward mean.",
+        "you divided by 2(T - 1), all the predictions of both directions. lm_loss divides the sum of both directions by T - 1, the number of tokens EACH direction predicts: it is the forward mean plus the backward mean.",
     ),
     (
         dict(divide_by="1"),
-        "you returned the sum L itself. Divide it by T - 1, the number of "
-        "tokens each direction "
-        "predicts, as lm_loss does.",
+        "you returned the sum L itself. Divide it by T - 1, the number of tokens each direction predicts, as lm_loss does.",
     ),
     (
         dict(divide_by="T"),
-        "you divided by T. Each direction predicts T - 1 tokens (the forward LM "
-        "does not "
-        "predict <bos>, the backward LM not <eos>): divide by T - 1.",
+        "you divided by T. Each direction predicts T - 1 tokens (the forward LM does not predict <bos>, the backward LM not <eos>): divide by T - 1.",
     ),
     (
         dict(directions="forward"),
-        "you have only the forward term. L adds the backward LM's -log "
-        "p(t_k | t_{k+1} .. "
-        "t_N) for every token but the last.",
+        "you have only the forward term. L adds the backward LM's -log p(t_k | t_{k+1} .. t_N) for every token but the last.",
     ),
     (
         dict(directions="backward"),
-        "you have only the backward term. L adds the forward LM's -log "
-        "p(t_k | t_1 .. "
-        "t_{k-1}) for every token but the first.",
+        "you have only the backward term. L adds the forward LM's -log p(t_k | t_1 .. t_{k-1}) for every token but the first.",
     ),
     (
         dict(sign=-1.0),
-        "your loss is negative: it is the log likelihood. L is its negative: -log p "
-        "for every "
-        "predicted token.",
+        "your loss is negative: it is the log likelihood. L is its negative: -log p for every predicted token.",
     ),
     (
         dict(softmax_dim=0),
-        "you took the log-softmax over the positions (dim 0). Each position's "
-        "scores are a "
-        "distribution over the vocabulary: log_softmax(logits, dim=-1).",
+        "you took the log-softmax over the positions (dim 0). Each position's scores are a distribution over the vocabulary: log_softmax(logits, dim=-1).",
     ),
     (
         dict(raw_logits=True),
-        "you used the raw scores as log probabilities. Take "
-        "torch.log_softmax(logits, dim=-1) "
-        "first: -log p(token) = -score + logsumexp(scores).",
+        "you used the raw scores as log probabilities. Take torch.log_softmax(logits, dim=-1) first: -log p(token) = -score + logsumexp(scores).",
     ),
 ]
 
 
 @checker("bilm_loss")
 def check_bilm_loss(bilm_loss: Any) -> str:
-    """Check ``bilm_loss(forward_logits [T, V], backward_logits [T, V], ids [T]) -> number``: the
-    forward LM's -log p of tokens 1..T-1 (position k - 1 predicts token k) plus the backward LM's of
-    tokens 0..T-2 (position k + 1 predicts token k), divided by T - 1.
+    """Check ``bilm_loss(forward_logits [T, V], backward_logits [T, V], ids [T]) -> number``: the forward LM's
+    -log p of tokens 1..T-1 (position k - 1 predicts token k) plus the backward LM's of tokens 0..T-2
+    (position k + 1 predicts token k), divided by T - 1.
 
     Tolerance: 1e-5 relative plus 1e-5 absolute, above float32 rounding of a sum of a few dozen log
     probabilities, far below every mistake's difference."""
@@ -185,28 +151,21 @@ def check_bilm_loss(bilm_loss: Any) -> str:
         result = call(bilm_loss, fl, bl, ids, name="bilm_loss", case=quoted)
         if result is None:
             fail(
-                f"on the case {quoted}, `bilm_loss` returned None. Did you forget the `return` "
-                "statement?"
+                f"on the case {quoted}, `bilm_loss` returned None. Did you forget the `return` statement?"
             )
         if isinstance(result, Tensor) and result.numel() != 1:
             fail(
-                f"on the case {quoted}, `bilm_loss` returned a tensor of shape "
-                f"{list(result.shape)}: add up the "
-                "terms and return one number (the loss of the sentence)."
+                f"on the case {quoted}, `bilm_loss` returned a tensor of shape {list(result.shape)}: add up the terms and return one number (the loss of the sentence)."
             )
         if isinstance(result, Tensor):
             result = result.item()
         if isinstance(result, bool) or not isinstance(result, (int, float)):
             fail(
-                f"on the case {quoted}, `bilm_loss` returned {type(result).__name__} "
-                f"{fmt(result)}; expected one "
-                "number."
+                f"on the case {quoted}, `bilm_loss` returned {type(result).__name__} {fmt(result)}; expected one number."
             )
         if not math.isfinite(result):
             fail(
-                f"on the case {quoted}, `bilm_loss` returned {result}. A log of 0 or of a "
-                "negative number? "
-                "torch.log_softmax is computed stably, log(softmax(...)) may not be."
+                f"on the case {quoted}, `bilm_loss` returned {result}. A log of 0 or of a negative number? torch.log_softmax is computed stably, log(softmax(...)) may not be."
             )
         expected = bilm_loss_reference(fl, bl, ids)
         if abs(result - expected) <= 1e-5 * abs(expected) + 1e-5:
@@ -215,24 +174,15 @@ def check_bilm_loss(bilm_loss: Any) -> str:
             wrong = bilm_loss_reference(fl, bl, ids, **kwargs)
             if abs(result - wrong) <= 1e-5 * abs(wrong) + 1e-5:
                 fail(
-                    f"on the case {quoted}, your loss is {fmt(result)}, expected "
-                    f"{fmt(expected)}: {message}"
+                    f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}: {message}"
                 )
         fail(
-            f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}. Add "
-            "-log p of every token "
-            "but the first under the forward LM (forward_logits[k - 1]) and of every token but "
-            "the last under the "
-            "backward LM (backward_logits[k + 1]), then divide by T - 1."
+            f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}. Add -log p of every token but the first under the forward LM (forward_logits[k - 1]) and of every token but the last under the backward LM (backward_logits[k + 1]), then divide by T - 1."
         )
-    return (
-        f"`bilm_loss` gives BiLM.lm_loss's value on all {len(cases)} hidden cases "
-        f"({'; '.join(c for c, *_ in cases)})."
-    )
+    return f"`bilm_loss` gives BiLM.lm_loss's value on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
 
 
-# --- exercise 2: the size of the real ELMo
-# ----------------------------------------------------------------
+# --- exercise 2: the size of the real ELMo ----------------------------------------------------------------
 
 RELEASED = 93_600_000  # "93.6M" parameters, the released original ELMo (without the softmax)
 PARTS = {
@@ -261,10 +211,10 @@ _PART_NAMES = {
 
 @lru_cache(maxsize=1)
 def paper_counts() -> dict[str, int]:
-    """The parameters of ``BiLM(ELMoConfig.paper())`` by part. Only the softmax (H -> V) depends on
-    the vocabulary, so the model is built on the meta device with a vocabulary of 2 words (quick)
-    and the softmax counted for V = 793,471: V x (H + 1). ``count_parameters`` of the full config
-    gives the same total (the tests and the chapter's solution check it)."""
+    """The parameters of ``BiLM(ELMoConfig.paper())`` by part. Only the softmax (H -> V) depends on the
+    vocabulary, so the model is built on the meta device with a vocabulary of 2 words (quick) and the softmax
+    counted for V = 793,471: V x (H + 1). ``count_parameters`` of the full config gives the same total (the
+    tests and the chapter's solution check it)."""
     config = ELMoConfig.paper()
     with torch.device("meta"):
         model = BiLM(ELMoConfig.paper(vocab_size=2), ["", ""])
@@ -299,8 +249,7 @@ def _part(value: Any) -> str:
 def _tensor_name(value: Any) -> str:
     if not isinstance(value, str):
         fail(
-            'extra_tensor should be the name of a tensor of nn.LSTM, such as "weight_ih", got '
-            f"{fmt(value)}."
+            f'extra_tensor should be the name of a tensor of nn.LSTM, such as "weight_ih", got {fmt(value)}.'
         )
     text = value.strip().lower().split(".")[-1]
     return re.sub(r"_l\d+(_reverse)?$", "", text)
@@ -312,70 +261,46 @@ def _near(value: float, target: float, tolerance: float = 0.01) -> bool:
 
 @checker("the size of ELMo")
 def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -> str:
-    """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters",
-    "highway" or "lstm"), the part holding the most parameters without the softmax;
-    ``extra_tensor``, the name of the ``nn.LSTM`` parameter that the authors' LSTM cell does not
-    have (one of its two bias vectors: either name is right, they are added); ``softmax_params``,
-    the parameters of a full softmax over 793,471 words.
+    """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters", "highway" or
+    "lstm"), the part holding the most parameters without the softmax; ``extra_tensor``, the name of the
+    ``nn.LSTM`` parameter that the authors' LSTM cell does not have (one of its two bias vectors: either
+    name is right, they are added); ``softmax_params``, the parameters of a full softmax over 793,471 words.
 
-    Tolerance on softmax_params: 1%, which accepts the count with or without the bias (0.2% apart)
-    and a rounded "407e6", and rejects the mistakes below (all more than 2x off)."""
+    Tolerance on softmax_params: 1%, which accepts the count with or without the bias (0.2% apart) and a
+    rounded "407e6", and rejects the mistakes below (all more than 2x off)."""
     answers = (largest_part, extra_tensor, softmax_params)
     if all(a is None for a in answers):
         not_attempted(
-            "write your three answers (largest_part, extra_tensor, softmax_params) in "
-            "the cell above, "
-            "then run this cell again."
+            "write your three answers (largest_part, extra_tensor, softmax_params) in the cell above, then run this cell again."
         )
     n = paper_counts()
     if largest_part is not None:
         part = _part(largest_part)
         if part == "highway":
             fail(
-                f"largest_part: the two highway layers hold {n['highway'] / 1e6:.1f}M parameters "
-                "(each has two "
-                f"2048 x 2048 matrices), the four LSTMs {n['lstm'] / 1e6:.1f}M: each LSTM has 4 "
-                "gates x 4096 cells "
-                "x (512 inputs + 512 recurrent inputs), plus the projection from 4096 cells to "
-                "512."
+                f"largest_part: the two highway layers hold {n['highway'] / 1e6:.1f}M parameters (each has two 2048 x 2048 matrices), the four LSTMs {n['lstm'] / 1e6:.1f}M: each LSTM has 4 gates x 4096 cells x (512 inputs + 512 recurrent inputs), plus the projection from 4096 cells to 512."
             )
         if part == "characters":
             fail(
-                f"largest_part: the character network holds only {n['characters']:,} parameters. "
-                "Its 2048 filters "
-                "are narrow: a filter of width w over 16-number character embeddings has 16 w "
-                "weights, and the "
-                f"widest is 7. The four LSTMs hold {n['lstm'] / 1e6:.1f}M."
+                f"largest_part: the character network holds only {n['characters']:,} parameters. Its 2048 filters are narrow: a filter of width w over 16-number character embeddings has 16 w weights, and the widest is 7. The four LSTMs hold {n['lstm'] / 1e6:.1f}M."
             )
     if extra_tensor is not None:
         name = _tensor_name(extra_tensor)
         if name in ("weight_hr", "w_hr"):
             fail(
-                "extra_tensor: weight_hr is the projection from the 4096 cells to 512 numbers, "
-                "the P of the "
-                "paper's LSTMP: the authors' cell has it too. Look at the bias vectors of one "
-                "LSTM: how many "
-                "does torch keep per gate?"
+                "extra_tensor: weight_hr is the projection from the 4096 cells to 512 numbers, the P of the paper's LSTMP: the authors' cell has it too. Look at the bias vectors of one LSTM: how many does torch keep per gate?"
             )
         if name in ("weight_ih", "weight_hh", "w_ih", "w_hh"):
             fail(
-                f"extra_tensor: {name} is one of the two gate matrices that every LSTM has, in "
-                "the authors' cell "
-                "too. Look at the bias vectors: torch keeps two per layer, bias_ih and bias_hh, "
-                "and only their "
-                "sum matters."
+                f"extra_tensor: {name} is one of the two gate matrices that every LSTM has, in the authors' cell too. Look at the bias vectors: torch keeps two per layer, bias_ih and bias_hh, and only their sum matters."
             )
         if name == "bias":
             fail(
-                "extra_tensor: yes, a bias; name it as torch does. nn.LSTM has two bias vectors "
-                "per layer, "
-                "bias_ih_l0 and bias_hh_l0, that are always added: either one is the extra."
+                "extra_tensor: yes, a bias; name it as torch does. nn.LSTM has two bias vectors per layer, bias_ih_l0 and bias_hh_l0, that are always added: either one is the extra."
             )
         if name not in ("bias_ih", "bias_hh", "b_ih", "b_hh"):
             fail(
-                f"extra_tensor = {fmt(extra_tensor)} is not a parameter of nn.LSTM that the "
-                "authors lack. List "
-                "them with [name for name, _ in lstm.named_parameters()] and count the biases."
+                f"extra_tensor = {fmt(extra_tensor)} is not a parameter of nn.LSTM that the authors lack. List them with [name for name, _ in lstm.named_parameters()] and count the biases."
             )
     if softmax_params is not None:
         if isinstance(softmax_params, Tensor) and softmax_params.numel() == 1:
@@ -390,32 +315,22 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
         if not _near(v, right):
             if _near(v, right / 1e6):
                 fail(
-                    f"softmax_params = {fmt(v)} looks like millions: write the count itself, "
-                    f"{fmt(v)}e6."
+                    f"softmax_params = {fmt(v)} looks like millions: write the count itself, {fmt(v)}e6."
                 )
             if _near(v, 793_471 * 4097, 0.02):
                 fail(
-                    f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its "
-                    "projection, H = 512 "
-                    "numbers, not the 4096 memory cells."
+                    f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
                 )
             if _near(v, 2 * right, 0.02):
                 fail(
-                    f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both "
-                    "directions "
-                    "(Θs in eq. 3), reads one direction's 512 numbers at a time, not their "
-                    "concatenation of 1024."
+                    f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in eq. 3), reads one direction's 512 numbers at a time, not their concatenation of 1024."
                 )
             if _near(v, n["without softmax"] + right, 0.02):
                 fail(
-                    f"softmax_params = {v:,.0f} is the whole model with the softmax; the "
-                    "question asks what the "
-                    "softmax adds."
+                    f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
                 )
             fail(
-                f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every "
-                "(word, input number) "
-                "pair and a bias per word: V x (H + 1), with V = 793,471 and H = 512."
+                f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every (word, input number) pair and a bias per word: V x (H + 1), with V = 793,471 and H = 512."
             )
     missing = [
         name
@@ -425,25 +340,13 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
     if missing:
         not_attempted(f"your answers so far are right; now give {', '.join(missing)}.")
     extra = n["without softmax"] - RELEASED
-    return (
-        f"all three are right: the four LSTMs hold {n['lstm'] / 1e6:.1f}M of the "
-        f"{n['without softmax'] / 1e6:.2f}M "
-        f"parameters (highway {n['highway'] / 1e6:.1f}M, characters "
-        f"{n['characters'] / 1e6:.2f}M, projection "
-        f"{n['projection'] / 1e6:.2f}M). torch's second bias vector per LSTM, 4 LSTMs x 4 "
-        "gates x 4096 = "
-        f"{n['second biases']:,}, is most of the {extra:,} above the released 93.6M, and a "
-        "full softmax would "
-        f"add {n['softmax'] / 1e6:.1f}M, four times the rest of the model."
-    )
+    return f"all three are right: the four LSTMs hold {n['lstm'] / 1e6:.1f}M of the {n['without softmax'] / 1e6:.2f}M parameters (highway {n['highway'] / 1e6:.1f}M, characters {n['characters'] / 1e6:.2f}M, projection {n['projection'] / 1e6:.2f}M). torch's second bias vector per LSTM, 4 LSTMs x 4 gates x 4096 = {n['second biases']:,}, is most of the {extra:,} above the released 93.6M, and a full softmax would add {n['softmax'] / 1e6:.1f}M, four times the rest of the model."
 
 
-# --- exercise 4: phrases never seen
-# -----------------------------------------------------------------------
+# --- exercise 4: phrases never seen -----------------------------------------------------------------------
 
-# Measured in the chapter (the solution asserts them, to 0.03): held-out accuracy of the layer-2
-# probe on the sense task when the sentences are split by crc32 of the sentence without names (no
-# test phrase in training).
+# Measured in the chapter (the solution asserts them, to 0.03): held-out accuracy of the layer-2 probe on the
+# sense task when the sentences are split by crc32 of the sentence without names (no test phrase in training).
 UNSEEN_ACCURACY = 0.408  # both halves of the layer-2 vector
 UNSEEN_FORWARD, UNSEEN_BACKWARD = 0.363, 0.469
 CHANCE = 0.5  # the word is known (bank or play), its sense is a coin flip
@@ -464,71 +367,42 @@ def _fraction(value: Any, name: str) -> float:
 
 @checker("phrases never seen")
 def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
-    """Check the predictions of exercise 4: ``unseen_accuracy``, the held-out accuracy of the
-    layer-2 sense probe (both halves) when no test sentence occurs in the training set even up to
-    the name; ``chance_accuracy``, the accuracy of a probe that knows the word but guesses its
-    sense.
+    """Check the predictions of exercise 4: ``unseen_accuracy``, the held-out accuracy of the layer-2 sense probe
+    (both halves) when no test sentence occurs in the training set even up to the name; ``chance_accuracy``,
+    the accuracy of a probe that knows the word but guesses its sense.
 
-    Tolerances: unseen_accuracy within 0.15 of the measured 0.408, a prediction made before
-    measuring: it accepts "about chance" (0.5) and rejects "still high" (0.6 and above);
-    chance_accuracy within 0.02 of 0.5."""
+    Tolerances: unseen_accuracy within 0.15 of the measured 0.408, a prediction made before measuring: it
+    accepts "about chance" (0.5) and rejects "still high" (0.6 and above); chance_accuracy within 0.02 of 0.5."""
     if unseen_accuracy is None and chance_accuracy is None:
         not_attempted(
-            "write your two predictions (unseen_accuracy and chance_accuracy) in the "
-            "cell above, then "
-            "run this cell again."
+            "write your two predictions (unseen_accuracy and chance_accuracy) in the cell above, then run this cell again."
         )
     if chance_accuracy is not None:
         chance = _fraction(chance_accuracy, "chance_accuracy")
         if abs(chance - CHANCE) > 0.02:
             if abs(chance - 0.25) <= 0.02:
                 fail(
-                    "chance_accuracy = 0.25 counts four equally likely classes. But the probe "
-                    "always knows the "
-                    "word: the vectors of bank and play differ at every layer, and the probe "
-                    "never takes a bank for "
-                    "a play. What it can miss is the sense, one of two: chance is 0.5."
+                    "chance_accuracy = 0.25 counts four equally likely classes. But the probe always knows the word: the vectors of bank and play differ at every layer, and the probe never takes a bank for a play. What it can miss is the sense, one of two: chance is 0.5."
                 )
             fail(
-                f"chance_accuracy = {fmt(chance)}: a probe that knows the word (bank or play) "
-                "and guesses between its "
-                "two senses, each half of the test sentences, is right half of the time: 0.5."
+                f"chance_accuracy = {fmt(chance)}: a probe that knows the word (bank or play) and guesses between its two senses, each half of the test sentences, is right half of the time: 0.5."
             )
     if unseen_accuracy is not None:
         acc = _fraction(unseen_accuracy, "unseen_accuracy")
         if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE:
             if acc > 0.8:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every "
-                    "test phrase has a twin "
-                    "in the training set (more than 95%). On phrases it never saw, it gets "
-                    f"{UNSEEN_ACCURACY:.0%}: "
-                    "below chance. The probe learned which phrases go with which sense, from the "
-                    "words that make "
-                    "them up and from their frames, not a sense direction that new phrases share."
+                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in the training set (more than 95%). On phrases it never saw, it gets {UNSEEN_ACCURACY:.0%}: below chance. The probe learned which phrases go with which sense, from the words that make them up and from their frames, not a sense direction that new phrases share."
                 )
             if acc > UNSEEN_ACCURACY:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is better than the probe does: "
-                    f"{UNSEEN_ACCURACY:.0%}, not even "
-                    "chance. With 21 training phrases, a linear probe on 256 numbers can tell "
-                    "them apart by any "
-                    "feature, and the features it picks do not carry over to new phrases."
+                    f"unseen_accuracy = {fmt(acc)} is better than the probe does: {UNSEEN_ACCURACY:.0%}, not even chance. With 21 training phrases, a linear probe on 256 numbers can tell them apart by any feature, and the features it picks do not carry over to new phrases."
                 )
             fail(
-                f"unseen_accuracy = {fmt(acc)} is below what the probe does: "
-                f"{UNSEEN_ACCURACY:.0%}. It is bad, but "
-                "it knows the word, and on sentences whose cue words come on both sides it is "
-                "right."
+                f"unseen_accuracy = {fmt(acc)} is below what the probe does: {UNSEEN_ACCURACY:.0%}. It is bad, but it knows the word, and on sentences whose cue words come on both sides it is right."
             )
     if unseen_accuracy is None:
         not_attempted("your chance_accuracy is right; now predict unseen_accuracy.")
     if chance_accuracy is None:
         not_attempted("your unseen_accuracy is right; now give chance_accuracy.")
-    return (
-        "both predictions are right: on phrases it never saw, the layer-2 probe gets "
-        f"{UNSEEN_ACCURACY:.0%} "
-        f"(forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), at or "
-        "below the chance of "
-        f"{CHANCE:.0%}, against more than 95% when every test phrase has a twin in training."
-    )
+    return f"both predictions are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.0%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), at or below the chance of {CHANCE:.0%}, against more than 95% when every test phrase has a twin in training."

@@ -1,17 +1,15 @@
 """Checkers for the exercises of the chapter *GPT*.
 
-- :func:`check_top_p_filter`: exercise 1 (implement): the distribution that nucleus sampling draws
-  from (Holtzman et al. 2020, sec. 3.1, eq. 3: the smallest set of most probable tokens whose
-  probability reaches p, renormalized), as ``lib.gpt.sampling_distribution(probs.log(), top_p=p)``
-  computes it.
-- :func:`check_gpt3_size`: exercise 2 (predict, then check): the parameters of GPT-3 175B (Brown et
-  al. 2020, Table 2.1) from 12 N d^2 and the embeddings, and the embeddings' share of them.
-- :func:`check_first_word`: exercise 3 (change and explain; its prediction is checked): the test
-  accuracy of the pretrained GPT fine-tuned as a classifier that reads position 1 instead of the
-  last token.
+- :func:`check_top_p_filter`: exercise 1 (implement): the distribution that nucleus sampling draws from
+  (Holtzman et al. 2020, sec. 3.1, eq. 3: the smallest set of most probable tokens whose probability
+  reaches p, renormalized), as ``lib.gpt.sampling_distribution(probs.log(), top_p=p)`` computes it.
+- :func:`check_gpt3_size`: exercise 2 (predict, then check): the parameters of GPT-3 175B (Brown et al.
+  2020, Table 2.1) from 12 N d^2 and the embeddings, and the embeddings' share of them.
+- :func:`check_first_word`: exercise 3 (change and explain; its prediction is checked): the test accuracy
+  of the pretrained GPT fine-tuned as a classifier that reads position 1 instead of the last token.
 
-The rest of exercise 3 (why, and why BERT's ``[CLS]`` comes first) is answered in prose; the
-chapter's solution computes the numbers this module knows and asserts them.
+The rest of exercise 3 (why, and why BERT's ``[CLS]`` comes first) is answered in prose; the chapter's
+solution computes the numbers this module knows and asserts them.
 """
 
 from __future__ import annotations
@@ -36,21 +34,18 @@ from . import (
 __all__ = ["check_top_p_filter", "check_gpt3_size", "check_first_word"]
 
 
-# --- exercise 1: nucleus sampling by hand
-# ---------------------------------------------------------------
+# --- exercise 1: nucleus sampling by hand ---------------------------------------------------------------
 
 
 def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> Tensor:
-    """The nucleus distribution of ``probs`` [V] for ``p`` (float64 [V]): sort in decreasing order,
-    keep the smallest prefix whose sum is at least p, zero the rest, renormalize; as
-    ``sampling_distribution`` does.
+    """The nucleus distribution of ``probs`` [V] for ``p`` (float64 [V]): sort in decreasing order, keep the
+    smallest prefix whose sum is at least p, zero the rest, renormalize; as ``sampling_distribution`` does.
 
     ``mistake`` computes one of the usual wrong answers instead (the checker names them):
-    "exclusive" keeps only the tokens whose running sum stays <= p (the token that crosses p is
-    missing); "unnormalized" leaves out the renormalization; "sorted" returns the result in sorted
-    order; "mask in sorted order" applies the mask computed in sorted order to the unsorted
-    probabilities; "ascending" sorts in increasing order; "softmax" applies a softmax to ``probs``
-    first.
+    "exclusive" keeps only the tokens whose running sum stays <= p (the token that crosses p is missing);
+    "unnormalized" leaves out the renormalization; "sorted" returns the result in sorted order;
+    "mask in sorted order" applies the mask computed in sorted order to the unsorted probabilities;
+    "ascending" sorts in increasing order; "softmax" applies a softmax to ``probs`` first.
     """
     probs = probs.detach().double()
     if mistake == "softmax":
@@ -69,10 +64,9 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
 
 
 def _top_p_cases() -> list[tuple[str, Tensor, float]]:
-    """(description, probs [V], p) of the hidden cases: no ties among the non-zero probabilities,
-    the tokens not in sorted order, and no running sum within 1e-4 of p (float32 rounding of a
-    running sum of 200 probabilities stays below 1e-5, so the set to keep does not depend on
-    rounding)."""
+    """(description, probs [V], p) of the hidden cases: no ties among the non-zero probabilities, the tokens
+    not in sorted order, and no running sum within 1e-4 of p (float32 rounding of a running sum of 200
+    probabilities stays below 1e-5, so the set to keep does not depend on rounding)."""
     g = torch.Generator().manual_seed(13)
     cases = []
     for V, scale, p in [(12, 0.7, 0.5), (50, 1.5, 0.9), (200, 2.0, 0.99), (30, 1.0, 0.05)]:
@@ -90,18 +84,11 @@ def _top_p_cases() -> list[tuple[str, Tensor, float]]:
 _TOP_P_MISTAKES = [
     (
         "sorted",
-        "your result is in sorted order (largest first). Put each probability back at its "
-        "token's index: "
-        "scatter the kept values with the `order` that `sort` returned.",
+        "your result is in sorted order (largest first). Put each probability back at its token's index: scatter the kept values with the `order` that `sort` returned.",
     ),
     (
         "mask in sorted order",
-        "you applied the mask computed on the sorted probabilities to the "
-        "probabilities in "
-        "vocabulary order, so you kept the first tokens of the vocabulary. "
-        "Map the mask back with "
-        "the `order` that `sort` returned "
-        "(`torch.zeros_like(mask).scatter(0, order, mask)`).",
+        "you applied the mask computed on the sorted probabilities to the probabilities in vocabulary order, so you kept the first tokens of the vocabulary. Map the mask back with the `order` that `sort` returned (`torch.zeros_like(mask).scatter(0, order, mask)`).",
     ),
     (
         "ascending",
@@ -109,25 +96,20 @@ _TOP_P_MISTAKES = [
     ),
     (
         "softmax",
-        "you applied a softmax to `probs`, but they are probabilities already; softmax "
-        "flattens them.",
+        "you applied a softmax to `probs`, but they are probabilities already; softmax flattens them.",
     ),
 ]
 
 
 @checker("top_p_filter")
 def check_top_p_filter(top_p_filter: Any) -> str:
-    """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most
-    probable tokens whose sum is at least p, renormalized; 0 for every other token; in vocabulary
-    order. Compared with
-    :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is
-    ~1e-7)."""
+    """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
+    tokens whose sum is at least p, renormalized; 0 for every other token; in vocabulary order. Compared with
+    :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is ~1e-7)."""
     attempted(top_p_filter, "top_p_filter")
     if "sampling_distribution" in getattr(getattr(top_p_filter, "__code__", None), "co_names", ()):
         fail(
-            "your `top_p_filter` calls the library's sampling_distribution; the exercise is to "
-            "write nucleus "
-            "filtering yourself (sort, running sum, mask), and to compare the two afterwards."
+            "your `top_p_filter` calls the library's sampling_distribution; the exercise is to write nucleus filtering yourself (sort, running sum, mask), and to compare the two afterwards."
         )
     cases = _top_p_cases()
     for description, probs, p in cases:
@@ -135,9 +117,7 @@ def check_top_p_filter(top_p_filter: Any) -> str:
         result = call(top_p_filter, probs, p, name="top_p_filter", case=case)
         if isinstance(result, Tensor) and result.dtype == torch.bool:
             fail(
-                f"on the case {case}, `top_p_filter` returned a boolean tensor, the mask of the "
-                "kept tokens. Return "
-                "the distribution itself: the kept probabilities, renormalized, and 0 elsewhere."
+                f"on the case {case}, `top_p_filter` returned a boolean tensor, the mask of the kept tokens. Return the distribution itself: the kept probabilities, renormalized, and 0 elsewhere."
             )
         result = expect_tensor(
             result, tuple(probs.shape), name="top_p_filter", case=case, allow_nan=True
@@ -147,20 +127,12 @@ def check_top_p_filter(top_p_filter: Any) -> str:
         if torch.isnan(result).any():
             if probs.max().item() > p:  # "running sum <= p" keeps nothing here
                 fail(
-                    f"on the case {case}, your result is NaN: you kept no token and divided 0 by "
-                    "0. The most "
-                    f"probable token alone has {probs.max().item():.3g} > p = {p}, and your rule "
-                    "keeps only the "
-                    "tokens whose running sum stays <= p. The nucleus is the smallest set whose "
-                    "sum REACHES p: it "
-                    "always holds the token that crosses p, so at least the most probable one."
+                    f"on the case {case}, your result is NaN: you kept no token and divided 0 by 0. The most probable token alone has {probs.max().item():.3g} > p = {p}, and your rule keeps only the tokens whose running sum stays <= p. The nucleus is the smallest set whose sum REACHES p: it always holds the token that crosses p, so at least the most probable one."
                 )
             fail(f"on the case {case}, your result holds NaN: did you divide by a sum of 0?")
         if (result < 0).any():
             fail(
-                f"on the case {case}, your result holds the negative number "
-                f"{fmt(result.min().item())}: probabilities "
-                "are >= 0."
+                f"on the case {case}, your result holds the negative number {fmt(result.min().item())}: probabilities are >= 0."
             )
         if torch.allclose(result, expected, atol=1e-5):
             continue
@@ -171,57 +143,33 @@ def check_top_p_filter(top_p_filter: Any) -> str:
         if torch.allclose(result, exclusive, atol=1e-5):
             kept = probs.double()[exclusive > 0].sum().item()
             fail(
-                f"on the case {case}, the probabilities you kept sum to {kept:.3g} before "
-                "renormalizing, less than "
-                f"p = {p}: you kept only the tokens whose running sum stays <= p. Keep the token "
-                "that crosses p too: "
-                "the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if "
-                "the mass of the "
-                "tokens before it is < p)."
+                f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays <= p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
             )
         total = result.sum().item()
         if abs(total - 1) > 1e-4:
             if torch.allclose(result, top_p_reference(probs, p, mistake="unnormalized"), atol=1e-5):
                 fail(
-                    f"on the case {case}, your probabilities sum to {total:.3g} over the "
-                    "vocabulary: you kept the "
-                    "right tokens but did not renormalize. Divide the kept probabilities by "
-                    "their sum."
+                    f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary: you kept the right tokens but did not renormalize. Divide the kept probabilities by their sum."
                 )
             fail(
-                f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary, "
-                "not 1."
+                f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary, not 1."
             )
         n_kept = int((result > 1e-12).sum())
         if n_kept != n_expected:
             fail(
-                f"on the case {case}, you kept {n_kept} token{'s' * (n_kept != 1)}; the nucleus "
-                f"has {n_expected}: the "
-                f"{n_expected} most probable tokens are the smallest set whose probability "
-                f"reaches p = {p} (together "
-                f"{probs.double()[expected > 0].sum().item():.3g})."
+                f"on the case {case}, you kept {n_kept} token{'s' * (n_kept != 1)}; the nucleus has {n_expected}: the {n_expected} most probable tokens are the smallest set whose probability reaches p = {p} (together {probs.double()[expected > 0].sum().item():.3g})."
             )
         if not torch.equal(result > 1e-12, expected > 0):
             fail(
-                f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not "
-                "the right ones: keep "
-                "the most probable tokens."
+                f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not the right ones: keep the most probable tokens."
             )
         fail(
-            f"on the case {case}, you kept the right tokens, but not in proportion: "
-            f"{largest_difference(result, expected)}. Renormalizing divides every kept "
-            "probability by the same "
-            "number, their sum."
+            f"on the case {case}, you kept the right tokens, but not in proportion: {largest_difference(result, expected)}. Renormalizing divides every kept probability by the same number, their sum."
         )
-    return (
-        f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden "
-        "cases "
-        f"({'; '.join(d for d, *_ in cases)})."
-    )
+    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)})."
 
 
-# --- exercise 2: the size of GPT-3
-# ------------------------------------------------------------------------
+# --- exercise 2: the size of GPT-3 ------------------------------------------------------------------------
 
 # Brown et al. 2020, Table 2.1
 GPT3 = dict(vocab_size=50257, block_size=2048, n_layer=96, n_head=96, n_embd=12288)
@@ -239,22 +187,18 @@ def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bo
 
 @checker("GPT-3 size")
 def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
-    """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B
-    built as the library's GPT, and ``embedding_share``, the fraction of them in the token and
-    position embeddings.
+    """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as
+    the library's GPT, and ``embedding_share``, the fraction of them in the token and position embeddings.
 
-    Tolerances: ``gpt3_params`` within 0.1% of the exact count. The estimate 12 N d^2 + (V + n_ctx)
-    d is 0.009% below it (it leaves out the 13 d biases and LayerNorm weights per layer), so 0.1%
-    accepts it and its rounding to four figures (174.6 billion), and rejects 12 N d^2 alone
-    (-0.38%), an untied output layer (+0.35%) and the paper's rounded 175 billion (+0.23%).
-    ``embedding_share`` within 0.0001 of 0.00368: that accepts two significant figures (0.0037,
-    0.0036) and rejects the token embedding alone (0.00354).
+    Tolerances: ``gpt3_params`` within 0.1% of the exact count. The estimate 12 N d^2 + (V + n_ctx) d is
+    0.009% below it (it leaves out the 13 d biases and LayerNorm weights per layer), so 0.1% accepts it and its
+    rounding to four figures (174.6 billion), and rejects 12 N d^2 alone (-0.38%), an untied output layer
+    (+0.35%) and the paper's rounded 175 billion (+0.23%). ``embedding_share`` within 0.0001 of 0.00368: that
+    accepts two significant figures (0.0037, 0.0036) and rejects the token embedding alone (0.00354).
     """
     if gpt3_params is None and embedding_share is None:
         not_attempted(
-            "write your two predictions (gpt3_params and embedding_share) in the cell "
-            "above, then run this "
-            "cell again."
+            "write your two predictions (gpt3_params and embedding_share) in the cell above, then run this cell again."
         )
     if gpt3_params is not None:
         v = expect_number(gpt3_params, "gpt3_params")
@@ -265,93 +209,62 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 )
             if abs(v / 175e9 - 1) <= 5e-4:
                 fail(
-                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own "
-                    "estimate, "
-                    "12 N d^2 for the blocks plus (V + n_ctx) d for the embeddings, gives a "
-                    "little less: work it out."
+                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N d^2 for the blocks plus (V + n_ctx) d for the embeddings, gives a little less: work it out."
                 )
             if _near(v, BLOCKS_12ND2):
                 fail(
-                    f"gpt3_params = {v:,.0f} is 12 N d^2 alone. Add the embeddings: (V + n_ctx) "
-                    "d = "
-                    f"({GPT3['vocab_size']:,} + {GPT3['block_size']:,}) x {GPT3['n_embd']:,} = "
-                    f"{EMBEDDINGS:,}."
+                    f"gpt3_params = {v:,.0f} is 12 N d^2 alone. Add the embeddings: (V + n_ctx) d = ({GPT3['vocab_size']:,} + {GPT3['block_size']:,}) x {GPT3['n_embd']:,} = {EMBEDDINGS:,}."
                 )
             untied = GPT3["vocab_size"] * GPT3["n_embd"]  # an output layer of its own
             if _near(v, GPT3_PARAMS + untied) or _near(v, BLOCKS_12ND2 + EMBEDDINGS + untied):
                 fail(
-                    f"gpt3_params = {v:,.0f} counts the token embedding twice. The output layer "
-                    "reuses W_e (tied "
-                    "weights), so it adds no parameter."
+                    f"gpt3_params = {v:,.0f} counts the token embedding twice. The output layer reuses W_e (tied weights), so it adds no parameter."
                 )
             if _near(v, BLOCKS_12ND2 / GPT3["n_layer"] + EMBEDDINGS) or _near(
                 v, BLOCKS_12ND2 / GPT3["n_layer"]
             ):
                 fail(
-                    f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of "
-                    "them."
+                    f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them."
                 )
             fail(
-                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 d^2 weights (4 d^2 in "
-                "attention: W_Q, W_K, "
-                "W_V, W_O; 8 d^2 in the feed-forward network: d x 4d and 4d x d), so 12 x "
-                f"{GPT3['n_layer']} x "
-                f"{GPT3['n_embd']:,}^2 = {BLOCKS_12ND2:,}; then add the token and position "
-                "embeddings, (V + n_ctx) d."
+                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 d^2 weights (4 d^2 in attention: W_Q, W_K, W_V, W_O; 8 d^2 in the feed-forward network: d x 4d and 4d x d), so 12 x {GPT3['n_layer']} x {GPT3['n_embd']:,}^2 = {BLOCKS_12ND2:,}; then add the token and position embeddings, (V + n_ctx) d."
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
         if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
                 fail(
-                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction "
-                    "of 1 (0.5 = half)."
+                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
                 )
             wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
             if abs(s - wte_only) <= 2e-5:  # 0.00354, to three figures
                 fail(
-                    f"embedding_share = {fmt(s)} counts the token embedding only. The "
-                    f"{GPT3['block_size']:,} learned "
-                    f"positions add {GPT3['block_size'] * GPT3['n_embd']:,} more."
+                    f"embedding_share = {fmt(s)} counts the token embedding only. The {GPT3['block_size']:,} learned positions add {GPT3['block_size'] * GPT3['n_embd']:,} more."
                 )
             if 0.006 < s < 0.008:
                 fail(
-                    f"embedding_share = {fmt(s)} counts the token embedding twice. The output "
-                    "layer is tied to it."
+                    f"embedding_share = {fmt(s)} counts the token embedding twice. The output layer is tied to it."
                 )
             if s > 0.05:
                 fail(
-                    f"embedding_share = {fmt(s)}: that is the order of GPT-2 small, where the "
-                    "embeddings are 32%. "
-                    "They grow like d, the blocks like N d^2: at N = 96 and d = 12,288 the "
-                    "embeddings are a small "
-                    "part."
+                    f"embedding_share = {fmt(s)}: that is the order of GPT-2 small, where the embeddings are 32%. They grow like d, the blocks like N d^2: at N = 96 and d = 12,288 the embeddings are a small part."
                 )
             fail(
-                f"embedding_share = {fmt(s)} is not it: (V + n_ctx) d = {EMBEDDINGS:,} out of "
-                "the total."
+                f"embedding_share = {fmt(s)} is not it: (V + n_ctx) d = {EMBEDDINGS:,} out of the total."
             )
     if gpt3_params is None:
         not_attempted("your embedding_share is right; now predict gpt3_params.")
     if embedding_share is None:
         not_attempted("your gpt3_params is right; now predict embedding_share.")
-    return (
-        f"both predictions are right: {GPT3_PARAMS / 1e9:.1f} billion parameters (the paper "
-        "rounds to 175), "
-        f"of which the embeddings are {EMBEDDINGS / 1e6:.1f} million, {EMBEDDING_SHARE:.2%}; "
-        "12 N d^2 alone is "
-        f"{BLOCKS_12ND2 / GPT3_PARAMS:.2%} of the total."
-    )
+    return f"both predictions are right: {GPT3_PARAMS / 1e9:.1f} billion parameters (the paper rounds to 175), of which the embeddings are {EMBEDDINGS / 1e6:.1f} million, {EMBEDDING_SHARE:.2%}; 12 N d^2 alone is {BLOCKS_12ND2 / GPT3_PARAMS:.2%} of the total."
 
 
-# --- exercise 3: read the first token
-# -----------------------------------------------------------------------
+# --- exercise 3: read the first token -----------------------------------------------------------------------
 
-# Measured in the chapter (its solution asserts these numbers): the pretrained GPT fine-tuned as in
-# the chapter (150 steps, 200 training sentences) with a head on position 1 instead of the last
-# token. Every sentence of the task starts with "the", so position 1 holds the same vector for all
-# of them: the classifier answers the majority label of its training sentences, 0 (112 of 200),
-# which is right on 478 of the 1000 test sentences.
+# Measured in the chapter (its solution asserts these numbers): the pretrained GPT fine-tuned as in the chapter
+# (150 steps, 200 training sentences) with a head on position 1 instead of the last token. Every sentence of
+# the task starts with "the", so position 1 holds the same vector for all of them: the classifier answers the
+# majority label of its training sentences, 0 (112 of 200), which is right on 478 of the 1000 test sentences.
 FIRST_WORD_ACCURACY = 0.478
 TRAIN_MAJORITY = 0.56  # share of label 0 among the 200 training sentences
 FIRST_WORD_TOLERANCE = 0.05  # absolute: any prediction of "chance" (0.5) passes, 0.6 does not
@@ -359,52 +272,27 @@ FIRST_WORD_TOLERANCE = 0.05  # absolute: any prediction of "chance" (0.5) passes
 
 @checker("read the first token")
 def check_first_word(first_word_accuracy: Any) -> str:
-    """Check the prediction of exercise 3: ``first_word_accuracy``, the test accuracy (a fraction)
-    of the classifier that reads position 1. Right within 0.05 of the measured 0.478: the classifier
-    can only be constant, so every prediction of chance level (0.43 to 0.53) says the right
-    thing."""
+    """Check the prediction of exercise 3: ``first_word_accuracy``, the test accuracy (a fraction) of the
+    classifier that reads position 1. Right within 0.05 of the measured 0.478: the classifier can only be
+    constant, so every prediction of chance level (0.43 to 0.53) says the right thing."""
     if first_word_accuracy is None:
         not_attempted(
-            "write your prediction (first_word_accuracy, a fraction of 1) in the cell "
-            "above, "
-            "then run this cell again."
+            "write your prediction (first_word_accuracy, a fraction of 1) in the cell above, then run this cell again."
         )
     a = expect_number(first_word_accuracy, "first_word_accuracy")
     if 1 < a <= 100:
         fail(
-            f"first_word_accuracy = {fmt(a)} looks like a percentage. Write it as a fraction of "
-            "1 (0.5 = half)."
+            f"first_word_accuracy = {fmt(a)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
         )
     if not 0 <= a <= 1:
         fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
     if abs(a - FIRST_WORD_ACCURACY) <= FIRST_WORD_TOLERANCE:
-        return (
-            f"right: {FIRST_WORD_ACCURACY:.1%}, chance level. Every sentence begins with "
-            "'the', so under the "
-            "causal mask position 1 holds the same vector for all of them, and the classifier "
-            "can give only one "
-            f"answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of "
-            "them)."
-        )
-    why = (
-        "Position 1 attends only to <bos> and itself, and every sentence of the task begins "
-        "with 'the': the hidden "
-        "state there is the same vector for all 1000 test sentences, whatever verb comes "
-        "later. A classifier on a "
-        "constant input can only give one answer."
-    )
+        return f"right: {FIRST_WORD_ACCURACY:.1%}, chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."
+    why = "Position 1 attends only to <bos> and itself, and every sentence of the task begins with 'the': the hidden state there is the same vector for all 1000 test sentences, whatever verb comes later. A classifier on a constant input can only give one answer."
     if a > FIRST_WORD_ACCURACY:
         fail(
-            f"first_word_accuracy = {fmt(a)} is too high. {why} It learns the majority label of "
-            "the 200 training "
-            f"sentences ({TRAIN_MAJORITY:.0%} of them), which is right on "
-            f"{FIRST_WORD_ACCURACY:.1%} of the test "
-            "sentences."
+            f"first_word_accuracy = {fmt(a)} is too high. {why} It learns the majority label of the 200 training sentences ({TRAIN_MAJORITY:.0%} of them), which is right on {FIRST_WORD_ACCURACY:.1%} of the test sentences."
         )
     fail(
-        f"first_word_accuracy = {fmt(a)} is too low: a classifier does that badly only if it "
-        "learned the wrong rule. "
-        f"{why} It answers the majority label of its training sentences, right on "
-        f"{FIRST_WORD_ACCURACY:.1%} of the "
-        "test sentences, about chance."
+        f"first_word_accuracy = {fmt(a)} is too low: a classifier does that badly only if it learned the wrong rule. {why} It answers the majority label of its training sentences, right on {FIRST_WORD_ACCURACY:.1%} of the test sentences, about chance."
     )

@@ -1,13 +1,11 @@
 """Checkers for the exercises of the chapter *BERT*.
 
-- :func:`check_mask_for_mlm`: exercise 1 (implement): BERT's masked-LM corruption (Devlin et al.
-  2019, sec. 3.1, Task #1): choose each non-special token with probability ``prob``; of the chosen,
-  80% become [MASK], 10% a random token, 10% stay; the labels are the original ids at the chosen
-  positions and -100 elsewhere. Checked by its statistics on hidden batches, as
-  ``lib.bert.mask_tokens`` computes it.
-- :func:`check_medium_size`: exercise 2 (predict, then check): the parameters of BERT-Medium (8
-  layers of width 512, 8 heads, feed-forward 2048; Turc et al. 2019) and the share of them in the
-  embeddings.
+- :func:`check_mask_for_mlm`: exercise 1 (implement): BERT's masked-LM corruption (Devlin et al. 2019,
+  sec. 3.1, Task #1): choose each non-special token with probability ``prob``; of the chosen, 80% become
+  [MASK], 10% a random token, 10% stay; the labels are the original ids at the chosen positions and -100
+  elsewhere. Checked by its statistics on hidden batches, as ``lib.bert.mask_tokens`` computes it.
+- :func:`check_medium_size`: exercise 2 (predict, then check): the parameters of BERT-Medium (8 layers of
+  width 512, 8 heads, feed-forward 2048; Turc et al. 2019) and the share of them in the embeddings.
 
 Exercise 3 (freeze the body) is answered in prose; the chapter's solution computes its numbers.
 """
@@ -27,21 +25,18 @@ from . import attempted, call, checker, expect_number, fail, fmt, not_attempted
 __all__ = ["check_mask_for_mlm", "check_medium_size"]
 
 
-# --- exercise 1: the 80/10/10 rule
-# --------------------------------------------------------------------
+# --- exercise 1: the 80/10/10 rule --------------------------------------------------------------------
 
 # tolerance of every measured rate: 5 binomial standard errors (a right answer fails with p < 1e-6)
 Z = 5.0
 
 
 def _mlm_cases() -> list[tuple[str, Tensor, int, int, list[int], float]]:
-    """(description, input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) of the hidden
-    cases.
+    """(description, input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) of the hidden cases.
 
-    Rows look like BERT's input: [CLS] at 0, tokens, [SEP], then padding. The vocabularies are
-    small, with several special ids, so that a random replacement drawn from the whole vocabulary
-    lands on a special id often enough to be seen (5 of 30 ids), and the second case moves the
-    special ids and the probability."""
+    Rows look like BERT's input: [CLS] at 0, tokens, [SEP], then padding. The vocabularies are small, with
+    several special ids, so that a random replacement drawn from the whole vocabulary lands on a special id
+    often enough to be seen (5 of 30 ids), and the second case moves the special ids and the probability."""
     g = torch.Generator().manual_seed(14)
     cases = []
     for description, B, T, V, pad, cls, sep, mask, extra, prob in [
@@ -83,8 +78,7 @@ def _mlm_cases() -> list[tuple[str, Tensor, int, int, list[int], float]]:
 
 
 def _rate_problem(what: str, got: int, n: int, expected: float) -> str | None:
-    """None if got / n is within Z standard errors of ``expected``; else a sentence saying what was
-    measured."""
+    """None if got / n is within Z standard errors of ``expected``; else a sentence saying what was measured."""
     sd = math.sqrt(max(expected * (1 - expected), 1e-12) / n)
     if abs(got / n - expected) <= Z * sd + 1e-12:
         return None
@@ -94,47 +88,38 @@ def _rate_problem(what: str, got: int, n: int, expected: float) -> str | None:
 def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Tensor]:
     if result is None:
         fail(
-            f"on the case {case}, `mask_for_mlm` returned None. Did you forget the `return` "
-            "statement?"
+            f"on the case {case}, `mask_for_mlm` returned None. Did you forget the `return` statement?"
         )
     if isinstance(result, Tensor) or not isinstance(result, (tuple, list)) or len(result) != 2:
         fail(
-            f"on the case {case}, `mask_for_mlm` returned {fmt(result)}; expected a pair "
-            "(inputs, labels) of "
-            "two tensors."
+            f"on the case {case}, `mask_for_mlm` returned {fmt(result)}; expected a pair (inputs, labels) of two tensors."
         )
     for name, x in zip(("inputs", "labels"), result):
         if not isinstance(x, Tensor):
             fail(
-                f"on the case {case}, your {name} is a {type(x).__name__}; expected a "
-                f"torch.Tensor of shape {list(shape)}."
+                f"on the case {case}, your {name} is a {type(x).__name__}; expected a torch.Tensor of shape {list(shape)}."
             )
         if tuple(x.shape) != shape:
             fail(
-                f"on the case {case}, your {name} has shape {list(x.shape)}; expected "
-                f"{list(shape)}, that of input_ids."
+                f"on the case {case}, your {name} has shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
             )
         if x.is_floating_point() or x.dtype == torch.bool:
             fail(
-                f"on the case {case}, your {name} has dtype {x.dtype}; token ids and labels are "
-                "integers "
-                "(torch.long), since cross_entropy takes class indices."
+                f"on the case {case}, your {name} has dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
             )
     return result[0].long(), result[1].long()
 
 
 @checker("mask_for_mlm")
 def check_mask_for_mlm(mask_for_mlm: Any) -> str:
-    """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) ->
-    (inputs, labels)``.
+    """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
 
-    On each hidden case: the labels are the original ids where a token was chosen and -100
-    elsewhere; no special id is chosen; unchosen tokens are unchanged; and the rates, each within 5
-    binomial standard errors: chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged
-    0.1 + 0.1 / (number of non-special ids) (a random draw can return the original), replaced by
-    another ordinary id the rest. Random replacements must be ordinary ids, drawn from most of them.
-    The reader's random draws run under a fixed seed and do not change the notebook's random
-    state."""
+    On each hidden case: the labels are the original ids where a token was chosen and -100 elsewhere; no
+    special id is chosen; unchosen tokens are unchanged; and the rates, each within 5 binomial standard errors:
+    chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged 0.1 + 0.1 / (number of non-special
+    ids) (a random draw can return the original), replaced by another ordinary id the rest. Random
+    replacements must be ordinary ids, drawn from most of them. The reader's random draws run under a
+    fixed seed and do not change the notebook's random state."""
     attempted(mask_for_mlm, "mask_for_mlm")
     cases = _mlm_cases()
     for description, ids, V, mask_id, special, prob in cases:
@@ -151,34 +136,22 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         n_ordinary = int(ordinary.sum())
         if bool(labelled.all()):
             fail(
-                f"on the case {case}, every position has a label, so the loss would be taken "
-                "over all tokens, "
-                "most of which the model can simply read from its input. Give the label -100 "
-                "(IGNORE_INDEX, "
-                "which cross_entropy skips) to every token that was not chosen."
+                f"on the case {case}, every position has a label, so the loss would be taken over all tokens, most of which the model can simply read from its input. Give the label -100 (IGNORE_INDEX, which cross_entropy skips) to every token that was not chosen."
             )
         if not bool((labels[labelled] == ids[labelled]).all()):
             wrong = labelled & (labels != ids)
             if bool((labels[wrong] == inputs[wrong]).all()):
                 fail(
-                    f"on the case {case}, your labels hold the corrupted tokens ([MASK] or the "
-                    "random id): the label "
-                    "is the ORIGINAL token, the one the model must recover. Take it from "
-                    "input_ids, not from inputs."
+                    f"on the case {case}, your labels hold the corrupted tokens ([MASK] or the random id): the label is the ORIGINAL token, the one the model must recover. Take it from input_ids, not from inputs."
                 )
             values = sorted(set(labels[~(labels == ids)].tolist()))[:5]
             fail(
-                f"on the case {case}, your labels hold {values} where no token was chosen, or "
-                "ids that are not the "
-                "original token. A label is the original id where a token was chosen and exactly "
-                "-100 elsewhere."
+                f"on the case {case}, your labels hold {values} where no token was chosen, or ids that are not the original token. A label is the original id where a token was chosen and exactly -100 elsewhere."
             )
         if bool((labelled & is_special).any()):
             kinds = sorted(set(ids[labelled & is_special].tolist()))
             fail(
-                f"on the case {case}, you chose special tokens (ids {kinds}: [CLS], [SEP], "
-                "padding...). They are "
-                "never chosen: compute the choice only where input_ids is not in special_ids."
+                f"on the case {case}, you chose special tokens (ids {kinds}: [CLS], [SEP], padding...). They are never chosen: compute the choice only where input_ids is not in special_ids."
             )
         chosen = int(labelled.sum())
         share_problem = _rate_problem(
@@ -191,52 +164,31 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
             and not _rate_problem("", chosen, n_ordinary, 0.8 * prob)
         ):
             fail(
-                f"on the case {case}, only the [MASK] positions carry a label "
-                f"({chosen / n_ordinary:.3f} of the "
-                f"tokens, about 0.8 x prob = {0.8 * prob:.3f}). The tokens replaced by a random "
-                "id and those left "
-                "unchanged were chosen too, and the model must predict them as well: label every "
-                "chosen token."
+                f"on the case {case}, only the [MASK] positions carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.8 x prob = {0.8 * prob:.3f}). The tokens replaced by a random id and those left unchanged were chosen too, and the model must predict them as well: label every chosen token."
             )
         changed = inputs != ids
         if bool((changed & ~labelled).any()):
             n = int((changed & ~labelled).sum())
             fail(
-                f"on the case {case}, you changed {n} tokens that have no label (-100). Only the "
-                "chosen tokens are "
-                "corrupted, and each chosen token gets its label: draw the 80/10/10 action for "
-                "the chosen "
-                "tokens only."
+                f"on the case {case}, you changed {n} tokens that have no label (-100). Only the chosen tokens are corrupted, and each chosen token gets its label: draw the 80/10/10 action for the chosen tokens only."
             )
         at_mask = labelled & (inputs == mask_id)
         if share_problem:
             fail(
-                f"on the case {case}, {share_problem}. Choose each non-special token "
-                "independently with probability "
-                f"prob = {prob} (it is an argument: do not write 0.15)."
+                f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob} (it is an argument: do not write 0.15)."
             )
         n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
         replaced = labelled & changed & (inputs != mask_id)
         if n_mask == chosen:
             fail(
-                f"on the case {case}, every chosen token became [MASK]. That is the mismatch "
-                "BERT avoids: [MASK] never "
-                "occurs when the model is fine-tuned, so of the chosen tokens only 80% become "
-                "[MASK], 10% a random "
-                "token and 10% stay as they are."
+                f"on the case {case}, every chosen token became [MASK]. That is the mismatch BERT avoids: [MASK] never occurs when the model is fine-tuned, so of the chosen tokens only 80% become [MASK], 10% a random token and 10% stay as they are."
             )
         bad_random = sorted(
             set(inputs[replaced & torch.isin(inputs, torch.tensor(special))].tolist())
         )
         if bad_random:
             fail(
-                f"on the case {case}, some random replacements are special ids ({bad_random}): "
-                "draw them from the "
-                "ordinary ids only (ids not in special_ids), e.g. index a tensor of the allowed "
-                "ids with "
-                "torch.randint. A random [CLS] or [PAD] in the middle of a sentence is a token "
-                "the model never "
-                "sees in real text."
+                f"on the case {case}, some random replacements are special ids ({bad_random}): draw them from the ordinary ids only (ids not in special_ids), e.g. index a tensor of the allowed ids with torch.randint. A random [CLS] or [PAD] in the middle of a sentence is a token the model never sees in real text."
             )
         problem = _rate_problem(
             "the share of chosen tokens that became [MASK]", n_mask, chosen, 0.8
@@ -251,32 +203,20 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
             hint = (
                 " You replaced the other 20% by random tokens, leaving none unchanged."
                 if n_same / chosen < 0.05
-                else " Draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, "
-                "above 0.9 unchanged."
+                else " Draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
             )
             fail(
-                f"on the case {case}, {problem} (10%, plus the random draws that happen to "
-                "return the original "
-                f"token, 1 in {n_ordinary_ids}).{hint}"
+                f"on the case {case}, {problem} (10%, plus the random draws that happen to return the original token, 1 in {n_ordinary_ids}).{hint}"
             )
         distinct = len(set(inputs[replaced].tolist()))
         if distinct < n_ordinary_ids // 2:
             fail(
-                f"on the case {case}, your random replacements use only {distinct} different ids "
-                "of the "
-                f"{n_ordinary_ids} ordinary ones: draw each replacement uniformly at random from "
-                "the ordinary ids."
+                f"on the case {case}, your random replacements use only {distinct} different ids of the {n_ordinary_ids} ordinary ones: draw each replacement uniformly at random from the ordinary ids."
             )
-    return (
-        f"`mask_for_mlm` follows the 80/10/10 rule on all {len(cases)} hidden cases "
-        f"({'; '.join(d for d, *_ in cases)}): "
-        "the right share chosen, no special token touched, labels -100 except at the chosen "
-        "tokens."
-    )
+    return f"`mask_for_mlm` follows the 80/10/10 rule on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}): the right share chosen, no special token touched, labels -100 except at the chosen tokens."
 
 
-# --- exercise 2: the size of BERT-Medium
-# -----------------------------------------------------------------
+# --- exercise 2: the size of BERT-Medium -----------------------------------------------------------------
 
 # Turc et al. 2019
 MEDIUM = dict(num_hidden_layers=8, hidden_size=512, num_attention_heads=8, intermediate_size=2048)
@@ -297,44 +237,33 @@ def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bo
 
 @checker("BERT-Medium size")
 def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
-    """Check the predictions of exercise 2: ``medium_params``, the parameters of BERT-Medium as the
-    library's ``Bert`` (encoder and pooler, the uncased 30,522-token vocabulary, 512 positions, 2
-    segments), and ``embedding_share``, the fraction of them in the embeddings (words, positions,
-    segments and their LayerNorm).
+    """Check the predictions of exercise 2: ``medium_params``, the parameters of BERT-Medium as the library's
+    ``Bert`` (encoder and pooler, the uncased 30,522-token vocabulary, 512 positions, 2 segments), and
+    ``embedding_share``, the fraction of them in the embeddings (words, positions, segments and their LayerNorm).
 
-    Tolerances: ``medium_params`` within 1% of the exact count, so that the estimate 12 N d^2 +
-    embeddings (0.13% low) and a forgotten pooler (0.6%) or position table (0.6%) pass, while 12 N
-    d^2 alone (-39%), the embeddings counted twice (an untied output layer, +38%) or 12 layers
-    (+30%) do not. ``embedding_share`` within 0.01 of 0.384: two significant figures pass, the word
-    embeddings alone (0.378) too."""
+    Tolerances: ``medium_params`` within 1% of the exact count, so that the estimate 12 N d^2 + embeddings
+    (0.13% low) and a forgotten pooler (0.6%) or position table (0.6%) pass, while 12 N d^2 alone (-39%), the
+    embeddings counted twice (an untied output layer, +38%) or 12 layers (+30%) do not. ``embedding_share``
+    within 0.01 of 0.384: two significant figures pass, the word embeddings alone (0.378) too."""
     if medium_params is None and embedding_share is None:
         not_attempted(
-            "write your two predictions (medium_params and embedding_share) in the cell "
-            "above, then run "
-            "this cell again."
+            "write your two predictions (medium_params and embedding_share) in the cell above, then run this cell again."
         )
     if medium_params is not None:
         v = expect_number(medium_params, "medium_params")
         if not _near(v, MEDIUM_PARAMS):
             if 10 <= v <= 100 and _near(v * 1e6, MEDIUM_PARAMS):
                 fail(
-                    f"medium_params = {fmt(v)}: write the number itself, {v:.1f}e6, not in "
-                    "millions."
+                    f"medium_params = {fmt(v)}: write the number itself, {v:.1f}e6, not in millions."
                 )
             blocks = 12 * _N * _D**2
             if _near(v, blocks) or _near(v, _N * MEDIUM_LAYER):
                 fail(
-                    f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: "
-                    f"{_V:,} words, {_P} "
-                    f"positions and 2 segments, each a vector of {_D} numbers: "
-                    f"{MEDIUM_EMBEDDINGS:,} with their "
-                    "LayerNorm."
+                    f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: {_V:,} words, {_P} positions and 2 segments, each a vector of {_D} numbers: {MEDIUM_EMBEDDINGS:,} with their LayerNorm."
                 )
             if _near(v, MEDIUM_PARAMS + _V * _D):
                 fail(
-                    f"medium_params = {v:,.0f} counts the word embeddings twice. The masked-LM "
-                    "output layer reuses them "
-                    "(tied weights), and `Bert` has no output layer at all."
+                    f"medium_params = {v:,.0f} counts the word embeddings twice. The masked-LM output layer reuses them (tied weights), and `Bert` has no output layer at all."
                 )
             if _near(v, MEDIUM_PARAMS + 4 * MEDIUM_LAYER) or _near(
                 v, MEDIUM_EMBEDDINGS + 12 * 12 * _D**2
@@ -344,49 +273,30 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
                 v, MEDIUM_EMBEDDINGS + _N * 4 * _D**2
             ):
                 fail(
-                    f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the "
-                    "feed-forward network: "
-                    "it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 "
-                    "per layer in all."
+                    f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the feed-forward network: it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 per layer in all."
                 )
             fail(
-                f"medium_params = {v:,.0f} is not it. A layer holds about 12 d^2 weights (4 d^2 "
-                "in W_Q, W_K, W_V, "
-                f"W_O; 8 d^2 in the feed-forward network), so {_N} x 12 x {_D}^2 = {blocks:,}; "
-                "add the embeddings, "
-                "(30,522 + 512 + 2) d, and the pooler, d^2 + d."
+                f"medium_params = {v:,.0f} is not it. A layer holds about 12 d^2 weights (4 d^2 in W_Q, W_K, W_V, W_O; 8 d^2 in the feed-forward network), so {_N} x 12 x {_D}^2 = {blocks:,}; add the embeddings, (30,522 + 512 + 2) d, and the pooler, d^2 + d."
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
         if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
                 fail(
-                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction "
-                    "of 1 (0.5 = half)."
+                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
                 )
             base = count_parameters(BertConfig.base())
             if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
                 fail(
-                    f"embedding_share = {fmt(s)} is BERT-base's share (22%). BERT-Medium is "
-                    "narrower: its embeddings "
-                    "shrink like d, its layers like d^2, so their share grows."
+                    f"embedding_share = {fmt(s)} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
                 )
             fail(
-                f"embedding_share = {fmt(s)} is not it: divide the embeddings' parameters, "
-                f"(30,522 + 512 + 2) x {_D} "
-                "and a LayerNorm, by the total."
+                f"embedding_share = {fmt(s)} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total."
             )
     if medium_params is None:
         not_attempted("your embedding_share is right; now predict the total (medium_params).")
     if embedding_share is None:
         not_attempted(
-            "your medium_params is right; now predict the embeddings' share of it "
-            "(embedding_share)."
+            "your medium_params is right; now predict the embeddings' share of it (embedding_share)."
         )
-    return (
-        f"BERT-Medium has {MEDIUM_PARAMS:,} parameters, {EMBEDDING_SHARE:.0%} of them in the "
-        "embeddings "
-        f"({MEDIUM_EMBEDDINGS:,}); {_N} layers of {MEDIUM_LAYER:,} and a pooler of "
-        f"{MEDIUM_POOLER:,}. At width "
-        f"{_D} the vocabulary table is a large part of a small BERT; in BERT-base it is 22%."
-    )
+    return f"BERT-Medium has {MEDIUM_PARAMS:,} parameters, {EMBEDDING_SHARE:.0%} of them in the embeddings ({MEDIUM_EMBEDDINGS:,}); {_N} layers of {MEDIUM_LAYER:,} and a pooler of {MEDIUM_POOLER:,}. At width {_D} the vocabulary table is a large part of a small BERT; in BERT-base it is 22%."

@@ -1,17 +1,16 @@
 """Checkers for the exercises of the chapter *Inside a real pretrained model*.
 
 - :func:`check_other_adjectives`: exercise 1 (predict, then check): does layer 3, head 1 of
-  all-MiniLM-L6-v2 give more than half of the weight of *it* to *animal* when the animal is
-  *scared*, and when the street is *narrow*?
-- :func:`check_embed`: exercise 2 (implement): sentence vectors as sentence-transformers computes
-  them for this model (Reimers and Gurevych 2019, sec. 3: the MEAN pooling strategy): the mean of
-  the last layer's token vectors over the tokens that the attention mask marks ([CLS] and [SEP]
-  included, padding not), scaled to length 1 (the model's ``Normalize`` module). The checker runs
-  the reader's function on the real model (``lib.pretrained.load_minilm``, loaded once) with hidden
-  batches of sentences.
+  all-MiniLM-L6-v2 give more than half of the weight of *it* to *animal* when the animal is *scared*, and
+  when the street is *narrow*?
+- :func:`check_embed`: exercise 2 (implement): sentence vectors as sentence-transformers computes them
+  for this model (Reimers and Gurevych 2019, sec. 3: the MEAN pooling strategy): the mean of the last
+  layer's token vectors over the tokens that the attention mask marks ([CLS] and [SEP] included, padding
+  not), scaled to length 1 (the model's ``Normalize`` module). The checker runs the reader's function on
+  the real model (``lib.pretrained.load_minilm``, loaded once) with hidden batches of sentences.
 
-Exercise 3 (no ``[CLS]``) is answered in prose; the chapter's solution computes its numbers, and
-those of exercise 1 that this module knows.
+Exercise 3 (no ``[CLS]``) is answered in prose; the chapter's solution computes its numbers, and those of
+exercise 1 that this module knows.
 """
 
 from __future__ import annotations
@@ -29,12 +28,10 @@ from . import attempted, call, checker, expect_tensor, fail, fmt, largest_differ
 __all__ = ["check_other_adjectives", "check_embed"]
 
 
-# --- exercise 1: other adjectives
-# -------------------------------------------------------------------------
+# --- exercise 1: other adjectives -------------------------------------------------------------------------
 
-# Measured in the chapter with all-MiniLM-L6-v2 (its solution asserts these numbers): layer 3, head
-# 1, the weight from "it" to "animal" and to "street" in "The animal didn't cross the street because
-# it was too X."
+# Measured in the chapter with all-MiniLM-L6-v2 (its solution asserts these numbers): layer 3, head 1, the
+# weight from "it" to "animal" and to "street" in "The animal didn't cross the street because it was too X."
 HEAD = (3, 1)
 WEIGHTS = {
     "tired": (0.677, 0.050),
@@ -45,8 +42,7 @@ WEIGHTS = {
 
 
 def _above_below(value: Any, name: str) -> bool:
-    """True (above 0.5) or False (below), from a bool or the words yes/no, true/false,
-    above/below."""
+    """True (above 0.5) or False (below), from a bool or the words yes/no, true/false, above/below."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in (
@@ -63,59 +59,37 @@ def _above_below(value: Any, name: str) -> bool:
 
 @checker("other adjectives")
 def check_other_adjectives(scared_above_half: Any, narrow_above_half: Any) -> str:
-    """Check the predictions of exercise 1: ``scared_above_half`` and ``narrow_above_half`` (True or
-    False): is the weight from *it* to *animal* in layer 3, head 1 above 0.5 in the *scared* and in
-    the *narrow* sentence? The measured weights (0.61 and 0.35) are far enough from 0.5 that
-    rounding cannot flip them."""
+    """Check the predictions of exercise 1: ``scared_above_half`` and ``narrow_above_half`` (True or False):
+    is the weight from *it* to *animal* in layer 3, head 1 above 0.5 in the *scared* and in the *narrow*
+    sentence? The measured weights (0.61 and 0.35) are far enough from 0.5 that rounding cannot flip them."""
     if scared_above_half is None and narrow_above_half is None:
         not_attempted(
-            "write your two predictions (scared_above_half and narrow_above_half) in "
-            "the cell above, then "
-            "run this cell again."
+            "write your two predictions (scared_above_half and narrow_above_half) in the cell above, then run this cell again."
         )
     (tired, _), (wide, wide_street) = WEIGHTS["tired"], WEIGHTS["wide"]
     (scared, scared_street), (narrow, narrow_street) = WEIGHTS["scared"], WEIGHTS["narrow"]
     if scared_above_half is not None and not _above_below(scared_above_half, "scared_above_half"):
         fail(
-            f"scared_above_half: the head gives {scared:.2f} of the weight of *it* to *animal* "
-            "in the *scared* "
-            f"sentence, close to the {tired:.2f} of *tired* (and {scared_street:.2f} to "
-            "*street*). *Scared*, like "
-            "*tired*, is something an animal can be and a street cannot: the head reacts to what "
-            "the adjective can "
-            "describe, not to the word *tired* itself."
+            f"scared_above_half: the head gives {scared:.2f} of the weight of *it* to *animal* in the *scared* sentence, close to the {tired:.2f} of *tired* (and {scared_street:.2f} to *street*). *Scared*, like *tired*, is something an animal can be and a street cannot: the head reacts to what the adjective can describe, not to the word *tired* itself."
         )
     if narrow_above_half is not None and _above_below(narrow_above_half, "narrow_above_half"):
         fail(
-            f"narrow_above_half: the head gives only {narrow:.2f} to *animal* in the *narrow* "
-            "sentence, close to the "
-            f"{wide:.2f} of *wide*, and {narrow_street:.2f} to *street* (with *wide* "
-            f"{wide_street:.2f}, with *tired* "
-            f"{WEIGHTS['tired'][1]:.2f}). *Narrow*, like *wide*, describes a street, and the "
-            "head moves weight away "
-            "from the animal."
+            f"narrow_above_half: the head gives only {narrow:.2f} to *animal* in the *narrow* sentence, close to the {wide:.2f} of *wide*, and {narrow_street:.2f} to *street* (with *wide* {wide_street:.2f}, with *tired* {WEIGHTS['tired'][1]:.2f}). *Narrow*, like *wide*, describes a street, and the head moves weight away from the animal."
         )
     if scared_above_half is None:
         not_attempted("your narrow_above_half is right; now predict scared_above_half.")
     if narrow_above_half is None:
         not_attempted("your scared_above_half is right; now predict narrow_above_half.")
-    return (
-        f"both predictions are right: *it* -> *animal* is {scared:.2f} with *scared* (tired: "
-        f"{tired:.2f}) and "
-        f"{narrow:.2f} with *narrow* (wide: {wide:.2f}). The head groups the adjectives by "
-        "what they can describe."
-    )
+    return f"both predictions are right: *it* -> *animal* is {scared:.2f} with *scared* (tired: {tired:.2f}) and {narrow:.2f} with *narrow* (wide: {wide:.2f}). The head groups the adjectives by what they can describe."
 
 
-# --- exercise 2: sentence vectors
-# -------------------------------------------------------------------------
+# --- exercise 2: sentence vectors -------------------------------------------------------------------------
 
 
 @functools.cache
 def _minilm():
-    """all-MiniLM-L6-v2 and its tokenizer, loaded once (0.6 s) for every call of check_embed.
-    Building the model draws its initial weights before the real ones are copied in: the reader's
-    random state is left alone."""
+    """all-MiniLM-L6-v2 and its tokenizer, loaded once (0.6 s) for every call of check_embed. Building the model
+    draws its initial weights before the real ones are copied in: the reader's random state is left alone."""
     with torch.random.fork_rng():
         return load_minilm()
 
@@ -132,12 +106,11 @@ def embed_reference(
     normalize: bool = True,
     layer: int | None = None,
 ) -> Tensor:
-    """Sentence vectors [B, D] (float64) of ``texts``: the answer of exercise 2, and, with the
-    keywords, the usual mistakes. pooling "mean" | "cls" (the first token's last-layer vector) |
-    "pooled" (``pooled_output``); mask_model: pass ``attention_mask`` to the model; mask_mean:
-    average over the real tokens only (else over all T positions, padding included); specials: [CLS]
-    and [SEP] in the mean; normalize: scale to length 1; layer: average ``hidden_states[layer]``
-    instead of the last layer's output."""
+    """Sentence vectors [B, D] (float64) of ``texts``: the answer of exercise 2, and, with the keywords, the
+    usual mistakes. pooling "mean" | "cls" (the first token's last-layer vector) | "pooled" (``pooled_output``);
+    mask_model: pass ``attention_mask`` to the model; mask_mean: average over the real tokens only (else over
+    all T positions, padding included); specials: [CLS] and [SEP] in the mean; normalize: scale to length 1;
+    layer: average ``hidden_states[layer]`` instead of the last layer's output."""
     batch = tokenizer.encode_batch(list(texts))
     with torch.no_grad():
         out = model(
@@ -166,8 +139,7 @@ EMBED_CASES = [
     [
         "The cat sat on the mat.",
         "Hi.",
-        "Children were playing on the muddy bank of the river until the sun went down behind the "
-        "hills.",
+        "Children were playing on the muddy bank of the river until the sun went down behind the hills.",
     ],
     ["Attention is all you need."],
     [
@@ -181,65 +153,41 @@ EMBED_CASES = [
 _EMBED_MISTAKES = [
     (
         dict(mask_mean=False),
-        "you averaged over the padding too. A shorter sentence's vector then "
-        "depends on the "
-        "longest sentence of its batch. Multiply the vectors by the "
-        "attention_mask before summing, "
-        "and divide by the number of real tokens.",
+        "you averaged over the padding too. A shorter sentence's vector then depends on the longest sentence of its batch. Multiply the vectors by the attention_mask before summing, and divide by the number of real tokens.",
     ),
     (
         dict(mask_model=False),
-        "you did not give the model the attention_mask, so the real tokens "
-        "attended to the "
-        "padding: a sentence's vector then depends on the other sentences of "
-        "its batch. Pass "
-        "`attention_mask=batch.attention_mask` to the model.",
+        "you did not give the model the attention_mask, so the real tokens attended to the padding: a sentence's vector then depends on the other sentences of its batch. Pass `attention_mask=batch.attention_mask` to the model.",
     ),
     (
         dict(mask_model=False, mask_mean=False),
-        "you used no attention_mask at all: the real tokens "
-        "attended to "
-        "the padding, and the padding's vectors entered the "
-        "mean. Pass the mask "
-        "to the model, and average over the real tokens only.",
+        "you used no attention_mask at all: the real tokens attended to the padding, and the padding's vectors entered the mean. Pass the mask to the model, and average over the real tokens only.",
     ),
     (
         dict(pooling="cls"),
-        "you returned the [CLS] token's last-layer vector. This model was "
-        "trained on the MEAN of "
-        "all its token vectors; average over the real tokens.",
+        "you returned the [CLS] token's last-layer vector. This model was trained on the MEAN of all its token vectors; average over the real tokens.",
     ),
     (
         dict(pooling="pooled"),
-        "you returned the pooled output (the pooler on the [CLS] vector), "
-        "which this model was "
-        "not trained to use. Average the last layer's token vectors over the "
-        "real tokens.",
+        "you returned the pooled output (the pooler on the [CLS] vector), which this model was not trained to use. Average the last layer's token vectors over the real tokens.",
     ),
     (
         dict(specials=False),
-        "you left [CLS] and [SEP] out of the mean. sentence-transformers "
-        "averages over every token "
-        "the attention_mask marks, the special tokens included.",
+        "you left [CLS] and [SEP] out of the mean. sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
     ),
     (
         dict(layer=0),
-        "you averaged the embeddings (hidden_states[0]), which know nothing of the "
-        "context. Average the "
-        "last layer's vectors, `sequence_output`.",
+        "you averaged the embeddings (hidden_states[0]), which know nothing of the context. Average the last layer's vectors, `sequence_output`.",
     ),
 ]
 
 
 @checker("embed")
 def check_embed(embed: Any) -> str:
-    """Check ``embed(model, tokenizer, texts) -> [B, D]``: all-MiniLM-L6-v2's sentence vectors, run
-    on the real model with hidden batches (padded, of one sentence, with a repeated sentence).
-    Compared with
-    :func:`embed_reference` to 1e-4 per coordinate: the same computation in float32 in another order
-    (a batch
-    against one sentence at a time) differs by about 1e-7, every mistake named above by more than
-    1e-2."""
+    """Check ``embed(model, tokenizer, texts) -> [B, D]``: all-MiniLM-L6-v2's sentence vectors, run on the real
+    model with hidden batches (padded, of one sentence, with a repeated sentence). Compared with
+    :func:`embed_reference` to 1e-4 per coordinate: the same computation in float32 in another order (a batch
+    against one sentence at a time) differs by about 1e-7, every mistake named above by more than 1e-2."""
     attempted(embed, "embed")
     model, tokenizer = _minilm()
     D = model.config.hidden_size
@@ -251,9 +199,7 @@ def check_embed(embed: Any) -> str:
         if model.training:
             model.eval()
             fail(
-                f"on the case {case}, `embed` put the model in training mode, where dropout "
-                "changes the vectors at "
-                "random. Leave it in eval mode (`load_minilm` returns it so)."
+                f"on the case {case}, `embed` put the model in training mode, where dropout changes the vectors at random. Leave it in eval mode (`load_minilm` returns it so)."
             )
         if (
             isinstance(result, (list, tuple))
@@ -261,9 +207,7 @@ def check_embed(embed: Any) -> str:
             and all(isinstance(r, Tensor) for r in result)
         ):
             fail(
-                f"on the case {case}, `embed` returned a {type(result).__name__} of tensors; "
-                "return one tensor "
-                f"[B, D] = [{len(texts)}, {D}] (`torch.stack` them)."
+                f"on the case {case}, `embed` returned a {type(result).__name__} of tensors; return one tensor [B, D] = [{len(texts)}, {D}] (`torch.stack` them)."
             )
         if (
             isinstance(result, Tensor)
@@ -271,18 +215,14 @@ def check_embed(embed: Any) -> str:
             and tuple(result.shape[::2]) == (len(texts), D)
         ):
             fail(
-                f"on the case {case}, `embed` returned shape {list(result.shape)}, a vector per "
-                "token. Pool them into "
-                f"one per sentence: [{len(texts)}, {D}]."
+                f"on the case {case}, `embed` returned shape {list(result.shape)}, a vector per token. Pool them into one per sentence: [{len(texts)}, {D}]."
             )
         result = expect_tensor(result, (len(texts), D), name="embed", case=case)
         expected = embed_reference(model, tokenizer, texts)
         norms = result.norm(dim=-1)  # [B]
         if (norms == 0).any():
             fail(
-                f"on the case {case}, your vector of sentence {int((norms == 0).nonzero()[0])} "
-                "(counting from 0) is "
-                "all zeros. Did the mask or the division leave nothing?"
+                f"on the case {case}, your vector of sentence {int((norms == 0).nonzero()[0])} (counting from 0) is all zeros. Did the mask or the division leave nothing?"
             )
         unit = bool((norms - 1).abs().max() <= 1e-4)
         scale = "" if unit else " Then scale each vector to length 1."
@@ -292,11 +232,7 @@ def check_embed(embed: Any) -> str:
                 continue
             i = int((norms - 1).abs().argmax())
             fail(
-                f"on the case {case}, your vector of sentence {i} (counting from 0) has length "
-                f"{norms[i]:.3g}: you "
-                "took the right mean but did not scale it to length 1. Divide each vector by its "
-                "norm "
-                "(`v / v.norm(dim=-1, keepdim=True)`)."
+                f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}: you took the right mean but did not scale it to length 1. Divide each vector by its norm (`v / v.norm(dim=-1, keepdim=True)`)."
             )
         for kwargs, message in _EMBED_MISTAKES:
             if torch.allclose(
@@ -306,35 +242,20 @@ def check_embed(embed: Any) -> str:
         if not unit:
             if (result.norm(dim=0) - 1).abs().max() < 1e-4:
                 fail(
-                    f"on the case {case}, your columns have length 1, not your rows: you "
-                    "normalized over the "
-                    "sentences (dim 0). Normalize each sentence's vector, over dim -1."
+                    f"on the case {case}, your columns have length 1, not your rows: you normalized over the sentences (dim 0). Normalize each sentence's vector, over dim -1."
                 )
             i = int((norms - 1).abs().argmax())
             fail(
-                f"on the case {case}, your vector of sentence {i} (counting from 0) has length "
-                f"{norms[i]:.3g}, not 1, "
-                f"and its direction is not the mean of the last layer's vectors either: "
-                f"{largest_difference(direction, expected)}."
+                f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}, not 1, and its direction is not the mean of the last layer's vectors either: {largest_difference(direction, expected)}."
             )
         alone = torch.cat([embed_reference(model, tokenizer, [t]) for t in texts])
         if len(texts) > 1 and torch.allclose(result[:1], alone[:1], atol=1e-4):
             cosines = (result * alone).sum(-1)
             i = int(cosines.argmin())
             fail(
-                f"on the case {case}, the vector of sentence {i} (counting from 0) has cosine "
-                f"{cosines[i]:.3f} with "
-                "its vector computed alone: in a batch, it must not depend on the other "
-                "sentences. Use the "
-                "attention_mask, in the model and in the mean."
+                f"on the case {case}, the vector of sentence {i} (counting from 0) has cosine {cosines[i]:.3f} with its vector computed alone: in a batch, it must not depend on the other sentences. Use the attention_mask, in the model and in the mean."
             )
         fail(
-            f"on the case {case}, {largest_difference(result, expected)}. Average the last "
-            "layer's vectors "
-            "(`sequence_output`) over the real tokens of each sentence, then scale to length 1."
+            f"on the case {case}, {largest_difference(result, expected)}. Average the last layer's vectors (`sequence_output`) over the real tokens of each sentence, then scale to length 1."
         )
-    return (
-        f"`embed` gives all-MiniLM-L6-v2's sentence vectors on all {len(EMBED_CASES)} hidden "
-        "batches (with "
-        "padding, of one sentence, with a repeated sentence)."
-    )
+    return f"`embed` gives all-MiniLM-L6-v2's sentence vectors on all {len(EMBED_CASES)} hidden batches (with padding, of one sentence, with a repeated sentence)."

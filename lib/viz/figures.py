@@ -92,8 +92,7 @@ def image_regions(ax, image, grid=(3, 3), cell=16):
     H, W, _ = picture.shape
     if H != grid[0] * cell or W != grid[1] * cell:
         raise ValueError(
-            f"image: expected {grid[0] * cell} x {grid[1] * cell} pixels (grid={grid}, "
-            f"cell={cell}), got {H} x {W}"
+            f"image: expected {grid[0] * cell} x {grid[1] * cell} pixels (grid={grid}, cell={cell}), got {H} x {W}"
         )
     ax.imshow(picture, interpolation="nearest")
     for k in range(1, grid[0]):
@@ -144,13 +143,11 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
     sentence_weights = _to_numpy(sentence_weights, "sentence_weights").reshape(-1)
     if len(sentence_weights) != len(sentences):
         raise ValueError(
-            f"sentence_weights: expected {len(sentences)} weights (one per sentence), "
-            f"got {len(sentence_weights)}"
+            f"sentence_weights: expected {len(sentences)} weights (one per sentence), got {len(sentence_weights)}"
         )
     if len(word_weights) != len(sentences):
         raise ValueError(
-            f"word_weights: expected {len(sentences)} rows (one per sentence), "
-            f"got {len(word_weights)}"
+            f"word_weights: expected {len(sentences)} rows (one per sentence), got {len(word_weights)}"
         )
     renderer = ax.figure.canvas.get_renderer()
     ax.set_xlim(0, 1)
@@ -210,8 +207,7 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors):
             )
     if any(not 0 <= h < len(head_colors) for h in heads_of_columns):
         raise ValueError(
-            f"heads_of_columns: expected indices in [0, {len(head_colors)}) (head_colors), "
-            f"got {heads_of_columns}"
+            f"heads_of_columns: expected indices in [0, {len(head_colors)}) (head_colors), got {heads_of_columns}"
         )
     tint = np.array([[0.55 + 0.45 * c for c in head_colors[h][:3]] for h in heads_of_columns])
     ax.imshow(np.broadcast_to(tint[None], (v.shape[0], *tint.shape)), aspect="auto")  # [T, n, 3]
@@ -337,8 +333,7 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
     v = _to_numpy(values, "values")
     if v.ndim != 2 or v.shape != (len(w), 2):
         raise ValueError(
-            f"values: expected [N, 2] with N = {len(w)} (one 2-D value per weight), "
-            f"got shape {v.shape}"
+            f"values: expected [N, 2] with N = {len(w)} (one 2-D value per weight), got shape {v.shape}"
         )
     labels, colors = list(labels), list(colors)
     for name, seq in (("labels", labels), ("colors", colors)):

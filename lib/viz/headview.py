@@ -1,17 +1,16 @@
 """bertviz's views of the attention of the library's models: head view, model view, encoder-decoder.
 
 Shape legend: L layers, H heads, T tokens (S encoder tokens, T decoder tokens in the encoder-decoder
-view). The library's models return their attention weights as a list with one tensor [1, H, T, T]
-per layer (the library returns weights, it never stashes them); that is exactly what bertviz (Vig
-2019, "A Multiscale Visualization of Attention in the Transformer Model") takes. These wrappers
-check the shapes at the boundary, so a mistake gives a message that names the argument instead of an
-error inside bertviz's JavaScript, and return the HTML instead of displaying it.
+view). The library's models return their attention weights as a list with one tensor [1, H, T, T] per
+layer (the library returns weights, it never stashes them); that is exactly what bertviz (Vig 2019, "A
+Multiscale Visualization of Attention in the Transformer Model") takes. These wrappers check the shapes
+at the boundary, so a mistake gives a message that names the argument instead of an error inside
+bertviz's JavaScript, and return the HTML instead of displaying it.
 
 - :func:`head_view`: one layer at a time, lines from each token to the tokens it attends to.
 - :func:`model_view`: every layer and head at once, a grid of thumbnails (click one to enlarge it).
-- :func:`encoder_decoder_view`: the encoder's self-attention, the decoder's (causal) self-attention
-  and the decoder's cross-attention to the encoder, behind a drop-down, as a head view or a model
-  view.
+- :func:`encoder_decoder_view`: the encoder's self-attention, the decoder's (causal) self-attention and
+  the decoder's cross-attention to the encoder, behind a drop-down, as a head view or a model view.
 
 The HTML loads require.js from a CDN, and require.js then loads d3 and jQuery; the book's Sphinx
 extension rewrites those addresses to local copies, so the built site works offline.
@@ -25,18 +24,15 @@ DECIMALS = 4  # weights are rounded in the page: 1e-4 is far below what a line's
 
 
 def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
-    """A list of float64 tensors [1, H, Tq, Tk], one per layer, from a list/tuple or a single
-    tensor. `square`: self-attention, Tq == Tk (cross-attention is not square). `name` goes into the
-    messages."""
+    """A list of float64 tensors [1, H, Tq, Tk], one per layer, from a list/tuple or a single tensor.
+    `square`: self-attention, Tq == Tk (cross-attention is not square). `name` goes into the messages."""
     import torch
 
     if isinstance(attention, (torch.Tensor, np.ndarray)):
         attention = [attention]  # a single layer [H, T, T] or [1, H, T, T]
     if not isinstance(attention, (list, tuple)):
         raise TypeError(
-            f"{name} must be a list/tuple of tensors [1, H, T, T] (one per layer) or one such "
-            "tensor; "
-            f"got {type(attention).__name__}"
+            f"{name} must be a list/tuple of tensors [1, H, T, T] (one per layer) or one such tensor; got {type(attention).__name__}"
         )
     if len(attention) == 0:
         raise ValueError(f"{name} must hold at least one layer; got an empty list")
@@ -51,8 +47,7 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
             layer = torch.from_numpy(layer)
         if not isinstance(layer, torch.Tensor):
             raise TypeError(
-                f"{name}[{i}] must be a tensor {layout.split(' or ')[0]}; got "
-                f"{type(layer).__name__}"
+                f"{name}[{i}] must be a tensor {layout.split(' or ')[0]}; got {type(layer).__name__}"
             )
         layer = layer.detach().cpu().double()
         if layer.ndim == 3:
@@ -73,8 +68,7 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
         if t.shape[1:] != layers[0].shape[1:]:
             what = "heads" if t.shape[1] != layers[0].shape[1] else "tokens"
             raise ValueError(
-                f"{name}: every layer must have the same number of {what}; "
-                f"{name}[0] has {dims(layers[0])}, {name}[{i}] has {dims(t)}"
+                f"{name}: every layer must have the same number of {what}; {name}[0] has {dims(layers[0])}, {name}[{i}] has {dims(t)}"
             )
     return layers
 
@@ -92,15 +86,13 @@ def _as_tokens(tokens, n_tokens: int, name: str, attention_name: str, shape) -> 
         )
     if len(tokens) != n_tokens:
         raise ValueError(
-            f"{name} must have one entry per position of {attention_name}: expected {n_tokens} "
-            f"({attention_name}[0] has shape {tuple(shape)}), got {len(tokens)}"
+            f"{name} must have one entry per position of {attention_name}: expected {n_tokens} ({attention_name}[0] has shape {tuple(shape)}), got {len(tokens)}"
         )
     return tokens
 
 
 def _check_selection(layer, heads, n_layers: int, n_heads: int):
-    """The initial layer and heads of a head view, checked: (layer or None, list of heads or
-    None)."""
+    """The initial layer and heads of a head view, checked: (layer or None, list of heads or None)."""
     if layer is not None and not (isinstance(layer, (int, np.integer)) and 0 <= layer < n_layers):
         raise ValueError(f"layer must be an index in [0, {n_layers - 1}]; got {layer!r}")
     if heads is not None:
@@ -119,16 +111,15 @@ def head_view(attention, tokens, *, layer=None, heads=None):
 
     Args:
         attention: list/tuple with one tensor per layer, each [1, H, T, T] (a 3-D [H, T, T] is
-            promoted), e.g. the attention list a library model returns; one tensor is taken as one
-            layer. Weights are rounded to 4 decimals in the page (a deviation too small to see).
+            promoted), e.g. the attention list a library model returns; one tensor is taken as one layer.
+            Weights are rounded to 4 decimals in the page (a deviation too small to see).
         tokens: the T tokens, in order (strings).
         layer: the layer selected initially (0-based); default 0.
         heads: the heads selected initially (0-based indices); default all.
 
     Returns:
-        IPython.display.HTML: the view (a div with id "bertviz-...", and its script). It is the
-        output of ``bertviz.head_view(..., html_action="return")``; display it or end a cell with
-        it.
+        IPython.display.HTML: the view (a div with id "bertviz-...", and its script). It is the output
+        of ``bertviz.head_view(..., html_action="return")``; display it or end a cell with it.
 
     Raises:
         ValueError: a layer of the wrong shape, layers with different numbers of heads or tokens,
@@ -146,8 +137,8 @@ def head_view(attention, tokens, *, layer=None, heads=None):
 
 
 def model_view(attention, tokens):
-    """bertviz's model view: every layer (rows) and every head (columns) at once, as small
-    thumbnails of the head view's lines; click a thumbnail to enlarge it.
+    """bertviz's model view: every layer (rows) and every head (columns) at once, as small thumbnails
+    of the head view's lines; click a thumbnail to enlarge it.
 
     Args:
         attention: as for :func:`head_view`, a list with one tensor [1, H, T, T] per layer (a 3-D
@@ -180,17 +171,16 @@ def encoder_decoder_view(
     layer=None,
     heads=None,
 ):
-    """bertviz's encoder-decoder mode: a drop-down switches between the encoder's self-attention,
-    the decoder's self-attention and the cross-attention (decoder queries, encoder keys).
+    """bertviz's encoder-decoder mode: a drop-down switches between the encoder's self-attention, the
+    decoder's self-attention and the cross-attention (decoder queries, encoder keys).
 
     Args:
-        encoder_attention: list, one tensor [1, H, S, S] per layer (encoder self-attention), or
-        None. decoder_attention: list, one tensor [1, H, T, T] per layer (decoder self-attention),
-        or None. cross_attention: list, one tensor [1, H, T, S] per layer (decoder -> encoder), or
-        None.
-            A 3-D [H, ., .] is promoted, one tensor is one layer; at least one of the three is
-            given, and those given have the same numbers of layers and heads. This is the format of
-            the "encoder", "decoder" and "cross" entries of ``lib.transformer.Transformer(...,
+        encoder_attention: list, one tensor [1, H, S, S] per layer (encoder self-attention), or None.
+        decoder_attention: list, one tensor [1, H, T, T] per layer (decoder self-attention), or None.
+        cross_attention: list, one tensor [1, H, T, S] per layer (decoder -> encoder), or None.
+            A 3-D [H, ., .] is promoted, one tensor is one layer; at least one of the three is given,
+            and those given have the same numbers of layers and heads. This is the format of the
+            "encoder", "decoder" and "cross" entries of ``lib.transformer.Transformer(...,
             return_attention=True)`` for a batch of one.
         encoder_tokens: the S source tokens (needed with encoder or cross attention).
         decoder_tokens: the T target tokens (needed with decoder or cross attention).
@@ -199,15 +189,13 @@ def encoder_decoder_view(
             view="model".
 
     Returns:
-        IPython.display.HTML from ``bertviz.head_view``/``bertviz.model_view(...,
-        html_action="return")``.
+        IPython.display.HTML from ``bertviz.head_view``/``bertviz.model_view(..., html_action="return")``.
 
     Raises:
         ValueError: wrong shapes, token counts that do not match S or T, different numbers of layers
-            or heads between the three, all three None, an unknown `view`, `layer`/`heads` out of
-            range or given with view="model".
-        TypeError: an attention that is not a tensor or list of tensors; tokens that are not
-        strings.
+            or heads between the three, all three None, an unknown `view`, `layer`/`heads` out of range
+            or given with view="model".
+        TypeError: an attention that is not a tensor or list of tensors; tokens that are not strings.
     """
     from bertviz import head_view as bertviz_head_view
     from bertviz import model_view as bertviz_model_view
@@ -229,16 +217,13 @@ def encoder_decoder_view(
     }
     if not given:
         raise ValueError(
-            "at least one of encoder_attention, decoder_attention and "
-            "cross_attention is needed; "
-            "got None for all three"
+            "at least one of encoder_attention, decoder_attention and cross_attention is needed; got None for all three"
         )
     first_name, first = next(iter(given.items()))
     for name, layers in given.items():
         if len(layers) != len(first):
             raise ValueError(
-                f"{name} has {len(layers)} layers but {first_name} has {len(first)}: "
-                "the view shows the same layers for all three"
+                f"{name} has {len(layers)} layers but {first_name} has {len(first)}: the view shows the same layers for all three"
             )
         if layers[0].shape[1] != first[0].shape[1]:
             raise ValueError(
@@ -252,15 +237,11 @@ def encoder_decoder_view(
     T = dec[0].shape[-1] if dec is not None else (cross[0].shape[-2] if cross is not None else None)
     if enc is not None and cross is not None and cross[0].shape[-1] != S:
         raise ValueError(
-            f"cross_attention must have shape [1, H, T, S] with S={S} encoder "
-            "positions (as "
-            f"encoder_attention); got {tuple(cross[0].shape)}"
+            f"cross_attention must have shape [1, H, T, S] with S={S} encoder positions (as encoder_attention); got {tuple(cross[0].shape)}"
         )
     if dec is not None and cross is not None and cross[0].shape[-2] != T:
         raise ValueError(
-            f"cross_attention must have shape [1, H, T, S] with T={T} decoder "
-            "positions (as "
-            f"decoder_attention); got {tuple(cross[0].shape)}"
+            f"cross_attention must have shape [1, H, T, S] with T={T} decoder positions (as decoder_attention); got {tuple(cross[0].shape)}"
         )
     if S is not None:
         source, shape = (

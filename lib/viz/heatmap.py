@@ -1,11 +1,9 @@
 """Attention heatmaps, the masked-softmax table, and the book's matplotlib style.
 
 Shape legend: Tq queries (rows of a heatmap), Tk keys (columns). Weights are drawn with
-:data:`SEQUENTIAL_CMAP` on the fixed range [0, 1], so that two heatmaps of weights can be compared
-by
+:data:`SEQUENTIAL_CMAP` on the fixed range [0, 1], so that two heatmaps of weights can be compared by
 colour; raw scores, which can be negative, with :data:`DIVERGING_CMAP` on a range symmetric about 0.
-Masked cells (a masked array, or the value -inf) are drawn light grey and hatched, with the text
-"-inf".
+Masked cells (a masked array, or the value -inf) are drawn light grey and hatched, with the text "-inf".
 
 Nothing here chooses a matplotlib backend: notebooks keep their inline backend, tests use Agg.
 """
@@ -29,11 +27,10 @@ ANNOTATE_MAX = 12  # annotate=None writes the numbers into the cells up to 12 x 
 def set_style() -> None:
     """Apply the book's matplotlib defaults (call once at the top of a chapter).
 
-    Starts from matplotlib's own defaults, so the result does not depend on what ran before; then
-    sets the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the
-    default colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never
-    clipped). A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is
-    left alone.
+    Starts from matplotlib's own defaults, so the result does not depend on what ran before; then sets
+    the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the default
+    colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never clipped).
+    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone.
     """
     mpl.rcdefaults()
     mpl.rcParams.update(
@@ -79,15 +76,13 @@ def _to_numpy(x, name: str) -> np.ndarray:
 
 
 def _squeeze_2d(a: np.ndarray, name: str) -> np.ndarray:
-    """Drop leading dims of size 1 (a batch or head of one) and check that a 2-D [Tq, Tk]
-    remains."""
+    """Drop leading dims of size 1 (a batch or head of one) and check that a 2-D [Tq, Tk] remains."""
     shape = a.shape
     while a.ndim > 2 and a.shape[0] == 1:
         a = a[0]
     if a.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape "
-            f"{tuple(shape)}"
+            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {tuple(shape)}"
         )
     if a.size == 0:
         raise ValueError(f"{name} must not be empty; got shape {tuple(shape)}")
@@ -100,9 +95,7 @@ def _check_labels(labels, n: int, name: str, what: str, shape) -> list[str] | No
     labels = [str(label) for label in labels]
     if len(labels) != n:
         raise ValueError(
-            f"{name} must have one entry per {what}: expected {n} (the matrix has shape "
-            f"{tuple(shape)}), "
-            f"got {len(labels)}"
+            f"{name} must have one entry per {what}: expected {n} (the matrix has shape {tuple(shape)}), got {len(labels)}"
         )
     return labels
 
@@ -127,8 +120,7 @@ def text_color_for(rgba) -> str:
 
 
 def _heatmap_size(tq: int, tk: int, colorbar: bool, ylabel_chars: int) -> tuple[float, float]:
-    """A figure size (inches) that gives square cells about 0.5 inch wide when the matrix is
-    small."""
+    """A figure size (inches) that gives square cells about 0.5 inch wide when the matrix is small."""
     cell = 0.5 if max(tq, tk) <= ANNOTATE_MAX else max(0.15, 6.0 / max(tq, tk))
     width = tk * cell + 1.0 + 0.08 * ylabel_chars + (0.9 if colorbar else 0.0)
     height = tq * cell + 1.4
@@ -284,9 +276,9 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
 
     The middle panel shows what the softmax sees: the score where the mask is True (the query may
     attend) and -inf where it is False (grey, hatched, "-inf"). The right panel is
-    ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has
-    an allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0
-    (shared by both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
+    ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has an
+    allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0 (shared by
+    both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
 
     Args:
         scores: tensor or array [Tq, Tk] (leading dims of size 1 are squeezed).

@@ -1,5 +1,4 @@
-"""THE one mechanism for every interactive figure of the book (README, "Decisions": interactive
-figures).
+"""THE one mechanism for every interactive figure of the book (README, "Decisions": interactive figures).
 
 Why this design: the book is read in two places. In Jupyter or Colab a kernel runs, but on the
 published static site no kernel runs, so a figure that redraws itself through a Python callback
@@ -14,9 +13,8 @@ draw it and in the size of the page, so keep the options to a few dozen at most.
 Ready-made figures on this mechanism:
 
 - :func:`causal_mask_explorer` -- the masked-softmax table with a slider over the query position.
-- :func:`sampling_explorer` -- next-token probabilities as bars, with a slider over temperature,
-  top-k and top-p settings; the arithmetic is :func:`sampling_probabilities`, or any sampler passed
-  in.
+- :func:`sampling_explorer` -- next-token probabilities as bars, with a slider over temperature, top-k
+  and top-p settings; the arithmetic is :func:`sampling_probabilities`, or any sampler passed in.
 """
 
 from __future__ import annotations
@@ -62,8 +60,7 @@ def _alt_text(alt, value, label: str, description: str) -> str:
 
 
 def figure_png(fig: Figure) -> bytes:
-    """The PNG bytes of a figure at its own dpi (the same size for every state drawn the same
-    way)."""
+    """The PNG bytes of a figure at its own dpi (the same size for every state drawn the same way)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=fig.dpi, facecolor="white")
     return buffer.getvalue()
@@ -84,9 +81,9 @@ def interactive(draw, options, *, description="value", alt=None):
     Returns:
         ``ipywidgets.VBox([slider, stack])``: ``stack`` is a ``widgets.Stack`` with one
         ``widgets.HTML`` per option, holding ``<img src="data:image/png;base64,..." alt="...">``;
-        ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in
-        the browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is
-        also kept as the attribute ``.link`` of the returned box.
+        ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in the
+        browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is also
+        kept as the attribute ``.link`` of the returned box.
 
     Raises:
         ValueError: no options, or two options with the same label.
@@ -103,8 +100,7 @@ def interactive(draw, options, *, description="value", alt=None):
             fig = draw(value)
             if not isinstance(fig, Figure):
                 raise TypeError(
-                    "draw(value) must return a matplotlib Figure; got "
-                    f"{type(fig).__name__} for {value!r}"
+                    f"draw(value) must return a matplotlib Figure; got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget
@@ -136,8 +132,7 @@ def interactive(draw, options, *, description="value", alt=None):
 
 
 # ----------------------------------------------------------------------------------------------
-# Ready-made interactive figures, built on :func:`interactive` (so they respond on
-# the static site too).
+# Ready-made interactive figures, built on :func:`interactive` (so they respond on the static site too).
 
 
 def _vector(x, name: str):
@@ -161,23 +156,23 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     """The masked-softmax table of one attention, with a slider over the query position.
 
     Each state shows, for one query position t: on the left the whole table of weights
-    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed;
-    on the right the weights of query t as bars, with the mask (filled) and without it (the plain
-    softmax of the same scores, outlined), so that one sees where the weight of the masked future
-    keys went: to the allowed keys, in proportion to what they had. Every state is drawn up front
+    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed; on
+    the right the weights of query t as bars, with the mask (filled) and without it (the plain
+    softmax of the same scores, outlined), so that one sees where the weight of the masked future keys
+    went: to the allowed keys, in proportion to what they had. Every state is drawn up front
     (:func:`interactive`), so the slider works on the static site.
 
     Args:
-        scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for
-        key j. tokens: T labels, one per position (used for the queries and the keys). mask: bool
-        [T, T] (True = may attend, the book's convention); None means the causal mask
+        scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for key j.
+        tokens: T labels, one per position (used for the queries and the keys).
+        mask: bool [T, T] (True = may attend, the book's convention); None means the causal mask
             (query i may attend to keys 0 ... i).
-        description: the slider's label. alt: alternative text, as in :func:`interactive`; None
-        describes each state from its numbers.
+        description: the slider's label.
+        alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
 
     Returns:
-        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`, one state per query
-        position, labelled "t token".
+        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`, one state per query position,
+        labelled "t token".
 
     Raises:
         ValueError: scores not square 2-D, wrong number of tokens, or a mask of another shape.
@@ -199,9 +194,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         s = s[0]
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] == 0:
         raise ValueError(
-            "scores must be a square 2-D [T, T] table (leading dims of size 1 are "
-            "squeezed); got "
-            f"shape {shape}"
+            f"scores must be a square 2-D [T, T] table (leading dims of size 1 are squeezed); got shape {shape}"
         )
     T = s.shape[0]
     tokens = [str(t) for t in tokens]
@@ -294,13 +287,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
             if allowed
             else "no key"
         )
-        return (
-            f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to "
-            f"{where}; its largest "
-            f"weight is {masked[t, top]:.2f} on '{tokens[top]}', against "
-            f"{full[t, top_full]:.2f} on "
-            f"'{tokens[top_full]}' without the mask"
-        )
+        return f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; its largest weight is {masked[t, top]:.2f} on '{tokens[top]}', against {full[t, top_full]:.2f} on '{tokens[top_full]}' without the mask"
 
     options = [(f"{t} {token}", t) for t, token in enumerate(tokens)]
     return interactive(draw, options, description=description, alt=describe if alt is None else alt)
@@ -363,35 +350,33 @@ def sampling_explorer(
     description=None,
     alt=None,
 ):
-    """Bars of the next-token distribution, with a slider over sampling settings (temperature,
-    top-k, top-p).
+    """Bars of the next-token distribution, with a slider over sampling settings (temperature, top-k, top-p).
 
-    One state per combination of ``temperatures`` x ``top_k`` x ``top_p`` (each of the last two may
-    be None, a single value used in every state, or a list of values to slide over). Each state
-    shows the probabilities of the ``n_shown`` most probable tokens (by logit) as filled bars, the
-    plain ``softmax(logits)`` (temperature 1, no cut) as dashed outlines for comparison, and the
-    rest of the vocabulary as one grey bar "other"; tokens a cut removed are marked "cut". The title
-    gives the setting and the entropy of the distribution. Every state is drawn up front
-    (:func:`interactive`).
+    One state per combination of ``temperatures`` x ``top_k`` x ``top_p`` (each of the last two may be
+    None, a single value used in every state, or a list of values to slide over). Each state shows the
+    probabilities of the ``n_shown`` most probable tokens (by logit) as filled bars, the plain
+    ``softmax(logits)`` (temperature 1, no cut) as dashed outlines for comparison, and the rest of the
+    vocabulary as one grey bar "other"; tokens a cut removed are marked "cut". The title gives the
+    setting and the entropy of the distribution. Every state is drawn up front (:func:`interactive`).
 
     Args:
-        logits: [V] next-token logits (a tensor, array or list). labels: V strings, the tokens.
-        temperatures: a number or a list of numbers >= 0 (0 = greedy). top_k, top_p: None, one
-        value, or a list of values (None inside a list: no cut). distribution: optional
-        ``distribution(logits [V] tensor, temperature, top_k, top_p) -> probs [V]``,
-            e.g. a model library's own sampler, so that the figure shows exactly what it samples
-            from; by default :func:`sampling_probabilities`.
+        logits: [V] next-token logits (a tensor, array or list).
+        labels: V strings, the tokens.
+        temperatures: a number or a list of numbers >= 0 (0 = greedy).
+        top_k, top_p: None, one value, or a list of values (None inside a list: no cut).
+        distribution: optional ``distribution(logits [V] tensor, temperature, top_k, top_p) -> probs [V]``,
+            e.g. a model library's own sampler, so that the figure shows exactly what it samples from;
+            by default :func:`sampling_probabilities`.
         n_shown: how many tokens get a bar of their own (the most probable ones); at most 40.
-        description: the slider's label; by default it names what varies. alt: alternative text, as
-        in :func:`interactive`; None describes each state from its numbers.
+        description: the slider's label; by default it names what varies.
+        alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
 
     Returns:
-        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled
-        like "T = 0.7" or "T = 0.7, top-k 5, top-p 0.9" (only the settings that vary are named).
+        The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled like
+        "T = 0.7" or "T = 0.7, top-k 5, top-p 0.9" (only the settings that vary are named).
 
     Raises:
-        ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution
-        that
+        ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution that
             does not return V probabilities summing to 1.
         TypeError: ``distribution`` is not callable.
     """
@@ -413,8 +398,7 @@ def sampling_explorer(
         distribution = sampling_probabilities
     elif not callable(distribution):
         raise TypeError(
-            f"distribution must be callable(logits, temperature, top_k, top_p); got "
-            f"{type(distribution).__name__}"
+            f"distribution must be callable(logits, temperature, top_k, top_p); got {type(distribution).__name__}"
         )
     temps, ks, ps = _as_list(temperatures), _as_list(top_k), _as_list(top_p)
     if not temps:
@@ -447,15 +431,12 @@ def sampling_explorer(
             or abs(float(probs.sum()) - 1) > 1e-5
         ):
             raise ValueError(
-                f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} "
-                "probabilities that sum "
-                f"to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
+                f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} probabilities that sum to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
             )
         states[label(t, k, p)] = (t, k, p, probs)
     if len(states) != len(settings):
         raise ValueError(
-            "temperatures, top_k and top_p must not repeat a value (every state "
-            "needs its own label)"
+            "temperatures, top_k and top_p must not repeat a value (every state needs its own label)"
         )
 
     names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
@@ -505,8 +486,7 @@ def sampling_explorer(
         ax.set(
             ylim=(0, 1.05),
             ylabel="probability",
-            title=f"{setting}: entropy {entropy(probs):.2f} nats (T = 1, no cut: "
-            f"{entropy(reference):.2f})",
+            title=f"{setting}: entropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})",
         )
         ax.legend(loc="upper right", fontsize=8)
         return fig
@@ -515,11 +495,7 @@ def sampling_explorer(
         t, k, p, probs = states[key]
         top = int(probs.argmax())
         kept = int((probs > 0).sum())
-        return (
-            f"Bar chart of the next-token probabilities for {key}: '{labels[top]}' gets "
-            f"{probs[top]:.2f}; "
-            f"{kept} of {V} tokens keep a probability above 0"
-        )
+        return f"Bar chart of the next-token probabilities for {key}: '{labels[top]}' gets {probs[top]:.2f}; {kept} of {V} tokens keep a probability above 0"
 
     if description is None:
         varying = [

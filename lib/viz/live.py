@@ -8,11 +8,10 @@ library in the kernel, as an ipywidgets form.
 :class:`LiveFigure` carries both. Displayed, it gives a MIME bundle with
 
 - ``text/html``: ``<div class="book-live" data-live=KIND>`` holding the precomputed example as JSON
-  (the page's script draws it at once and computes new inputs on request) and a static picture of
-  the example (a PNG), which is what a reader without JavaScript sees;
+  (the page's script draws it at once and computes new inputs on request) and a static picture of the
+  example (a PNG), which is what a reader without JavaScript sees;
 - ``image/png``: the same picture, for viewers that render neither HTML nor widgets;
-- with ``widget=``, the widget's own view, which Jupyter and Colab prefer: there the kernel
-  computes.
+- with ``widget=``, the widget's own view, which Jupyter and Colab prefer: there the kernel computes.
 
 The book's site prefers ``text/html`` (``nb_mime_priority_overrides`` in _config.yml).
 
@@ -113,13 +112,11 @@ class LiveFigure:
         return bundle
 
 
-# --- MiniLM
-# -----------------------------------------------------------------------------------------
+# --- MiniLM -----------------------------------------------------------------------------------------
 
 
 def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS):
-    """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page
-    does."""
+    """(tokens, attention [L, H, T, T]) of `text` for a lib.bert.Bert, cut to max_tokens as the page does."""
     if not isinstance(text, str):
         raise TypeError(f"text: expected a str, got {type(text).__name__}")
     enc = tokenizer.encode(text, max_length=max_tokens)
@@ -129,9 +126,8 @@ def minilm_attentions(model, tokenizer, text: str, max_tokens: int = MAX_TOKENS)
 
 
 def rank_heads(att_a: torch.Tensor, att_b: torch.Tensor, q: int, k: int, n: int = 5) -> list:
-    """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q
-    to token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T,
-    T])."""
+    """[[layer, head, change, weight in a, weight in b]] for the n heads whose weight from token q to
+    token k changes most (by absolute value) from attention att_a to att_b (both [L, H, T, T])."""
     change = att_a[:, :, q, k] - att_b[:, :, q, k]  # [L, H]
     H = change.shape[1]
     order = change.flatten().abs().argsort(descending=True, stable=True)[:n].tolist()
@@ -205,11 +201,7 @@ def minilm_attention(
         "attentions_per_mille": (att * 1000).round().int().tolist(),
     }
     png = _heatmap_png(tokens, att[layer, head], f"layer {layer}, head {head}")
-    alt = (
-        f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap "
-        "with "
-        f"one row per token (query) and one column per token (key)."
-    )
+    alt = f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with one row per token (query) and one column per token (key)."
     view = None
     if widget:
         view, redraw = _widget_attention(model, tokenizer, text, layer, head)
@@ -227,8 +219,7 @@ def minilm_head_ranking(
     for word in (source, target):
         if word not in tok_a or tok_b[tok_a.index(word)] != word:
             raise ValueError(
-                f"source/target: expected {word!r} to be one token at the same place in "
-                f"both sentences; tokens of a: {tok_a}"
+                f"source/target: expected {word!r} to be one token at the same place in both sentences; tokens of a: {tok_a}"
             )
     q, k = tok_a.index(source), tok_a.index(target)
     top = rank_heads(att_a, att_b, q, k)
@@ -243,11 +234,7 @@ def minilm_head_ranking(
     png = figure_png(fig)
     plt.close(fig)
     example = {"a": a, "b": b, "from": source, "to": target, "top_heads": top}
-    alt = (
-        f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes "
-        "most "
-        f"between the sentences; the first is layer {top[0][0]}, head {top[0][1]}."
-    )
+    alt = f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most between the sentences; the first is layer {top[0][0]}, head {top[0][1]}."
     return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)
 
 
@@ -284,11 +271,7 @@ def translation_alignment(
         "attention": [[round(v, 4) for v in row] for row in attention.tolist()],
         "source_words": [w for w in src_vocab.itos if not w.startswith("<")],
     }
-    alt = (
-        f"Alignment of the greedy translation of '{' '.join(words)}' into "
-        f"'{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per "
-        "source word."
-    )
+    alt = f"Alignment of the greedy translation of '{' '.join(words)}' into '{' '.join(t for t in out if t != '<eos>')}': one row per output word, one column per source word."
     return LiveFigure("translator", example, png=png, alt=alt, caption=caption)
 
 
@@ -329,10 +312,7 @@ def gpt_next_token(
             [[round(v, 4) for v in row] for row in layer] for layer in last.tolist()
         ],
     }
-    alt = (
-        f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is "
-        f"'{itos[top[0]]}' with probability {probs[top[0]]:.2f}."
-    )
+    alt = f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is '{itos[top[0]]}' with probability {probs[top[0]]:.2f}."
     return LiveFigure("gpt", example, png=png, alt=alt, caption=caption)
 
 
@@ -367,10 +347,7 @@ def positional_encoding_figure(
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
-    alt = (
-        f"The sinusoidal positional-encoding table for {positions} positions and {d_model} "
-        f"dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions."
-    )
+    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions."
     return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
 
 
@@ -383,8 +360,7 @@ def masked_softmax_figure(
     scores = torch.as_tensor(scores, dtype=torch.float32)
     if scores.dim() != 2 or scores.shape[0] != scores.shape[1] or scores.shape[0] != len(labels):
         raise ValueError(
-            f"scores: expected a square [n, n] matrix with n = len(labels) = {len(labels)}, "
-            f"got shape {tuple(scores.shape)}"
+            f"scores: expected a square [n, n] matrix with n = len(labels) = {len(labels)}, got shape {tuple(scores.shape)}"
         )
     n = scores.shape[0]
     mask = causal_mask(n) if causal else torch.ones(n, n, dtype=torch.bool)
@@ -453,9 +429,5 @@ def score_functions_figure(
         "span": span,
         "weights": {name: w.tolist() for name, w in weights.items()},
     }
-    alt = (
-        f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, "
-        "general, "
-        f"additive) for the query {q[0, 0].tolist()}."
-    )
+    alt = f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, additive) for the query {q[0, 0].tolist()}."
     return LiveFigure("score-functions", example, png=png, alt=alt, caption=caption)

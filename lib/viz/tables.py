@@ -24,8 +24,7 @@ def markdown_table(header: Sequence, rows: Iterable[Sequence]) -> str:
         row = list(row)
         if len(row) != len(header):
             raise ValueError(
-                f"rows: expected {len(header)} cells in every row (the header's), got "
-                f"{len(row)} in row {i}"
+                f"rows: expected {len(header)} cells in every row (the header's), got {len(row)} in row {i}"
             )
         lines.append("| " + " | ".join(map(_cell, row)) + " |")
     return "\n".join(lines)

@@ -1,8 +1,7 @@
-"""Fixtures for the tests of the built site: its folder, a loopback HTTP server, a headless
-Chromium.
+"""Fixtures for the tests of the built site: its folder, a loopback HTTP server, a headless Chromium.
 
-The site must have been built (``make book``; ``make test`` builds it when needed). A missing site
-is a failure, not a skip: a skipped site test would let a broken build pass.
+The site must have been built (``make book``; ``make test`` builds it when needed). A missing site is a
+failure, not a skip: a skipped site test would let a broken build pass.
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ def site_pages(site: Path) -> list[Path]:
 
 
 def toc_entries() -> list[str]:
-    """The pages of the book, from _toc.yml (a notebook being written but not yet listed is not
-    built)."""
+    """The pages of the book, from _toc.yml (a notebook being written but not yet listed is not built)."""
     import yaml
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -85,8 +83,7 @@ def browser():
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver_path:
         pytest.fail(
-            "Chromium and chromedriver are required (make test installs Debian's chromium "
-            "and chromium-driver)"
+            "Chromium and chromedriver are required (make test installs Debian's chromium and chromium-driver)"
         )
     profile = tempfile.mkdtemp(prefix="book-chromium-")
     options = webdriver.ChromeOptions()

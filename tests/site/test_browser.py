@@ -2,9 +2,8 @@
 
 Headless Chromium (Debian's package) loads the pages from a loopback server; every other host name
 fails to resolve. On every page: no console errors, no request to another host, every image decoded.
-On the pages that have them: equations typeset by MathJax, figures with captions, the bertviz head
-view drawn as SVG, and the interactive figure's slider changing the figure with no kernel behind the
-page.
+On the pages that have them: equations typeset by MathJax, figures with captions, the bertviz head view
+drawn as SVG, and the interactive figure's slider changing the figure with no kernel behind the page.
 """
 
 from __future__ import annotations
@@ -98,8 +97,7 @@ def visited(site, server, browser):
         info["errors"] = console_errors(browser)
         info["external"] = requests_to_other_hosts(browser)
         info["images"] = browser.execute_script(
-            "return Array.from(document.images).map(i => [i.currentSrc.slice(0, 80), i.complete "
-            "&& i.naturalWidth > 0]);"
+            "return Array.from(document.images).map(i => [i.currentSrc.slice(0, 80), i.complete && i.naturalWidth > 0]);"
         )
         info["math_sources"] = browser.execute_script(
             "return document.querySelectorAll('.math, span.math, div.math').length;"
@@ -157,8 +155,8 @@ def figure_cells(page: str) -> int:
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_chapters_show_captioned_figures(server, browser, page):
-    # every figure the notebook declares is on the page, drawn, with its caption and alt text; and
-    # every chapter has at least one
+    # every figure the notebook declares is on the page, drawn, with its caption and alt text; and every
+    # chapter has at least one
     expected = max(1, figure_cells(page))
     open_page(browser, f"{server}/{page}")
     figures = browser.execute_script("""
@@ -194,16 +192,12 @@ def test_head_view_draws_its_svg(server, browser):
 
 
 def test_interactive_figure_responds_without_a_kernel(server, browser):
-    """Moving the slider of the interactive figure (lib.viz.interactive) changes the figure on the
-    static page."""
+    """Moving the slider of the interactive figure (lib.viz.interactive) changes the figure on the static page."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
-    shown = (
-        "(() => { const b = document.querySelector('.widget-vbox .widget-box img');"
-        " return b ? b.getAttribute('src').slice(-200) + '|' + b.getAttribute('alt') : null; })()"
-    )
+    shown = "(() => { const b = document.querySelector('.widget-vbox .widget-box img'); return b ? b.getAttribute('src').slice(-200) + '|' + b.getAttribute('alt') : null; })()"
     before = wait_until(browser, shown, timeout=20)
     assert before, "the interactive figure did not render"
     handle = browser.find_element(By.CSS_SELECTOR, ".widget-vbox .noUi-handle[role=slider]")
@@ -211,8 +205,7 @@ def test_interactive_figure_responds_without_a_kernel(server, browser):
     handle.send_keys(Keys.ARROW_RIGHT)
     wait_until(
         browser,
-        "document.querySelector('.widget-vbox "
-        f".noUi-handle').getAttribute('aria-valuenow') !== '{start}'",
+        f"document.querySelector('.widget-vbox .noUi-handle').getAttribute('aria-valuenow') !== '{start}'",
         timeout=5,
     )
     assert handle.get_attribute("aria-valuenow") != start, "the slider did not move"

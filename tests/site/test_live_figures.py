@@ -1,8 +1,7 @@
-"""The other live figures in a real browser with the network off (issue 13): the translator of
-chapter 4.
+"""The other live figures in a real browser with the network off (issue 13): the translator of chapter 4.
 
-The translator is exported in float32, so the page's greedy translation must be the library's word
-for word and its alignment within 1e-4 (float32 kernels that sum in another order differ by ~1e-6).
+The translator is exported in float32, so the page's greedy translation must be the library's word for
+word and its alignment within 1e-4 (float32 kernels that sum in another order differ by ~1e-6).
 """
 
 from __future__ import annotations
@@ -28,9 +27,7 @@ def reference(site):
 
 def translate(driver, text: str) -> str:
     driver.execute_script(
-        f"const root = document.querySelector({TRANSLATOR!r}); root.dataset.state = 'typing';"
-        "root.querySelector('.book-live-input').value = arguments[0];"
-        "root.querySelector('.book-live-compute').click();",
+        f"const root = document.querySelector({TRANSLATOR!r}); root.dataset.state = 'typing';root.querySelector('.book-live-input').value = arguments[0];root.querySelector('.book-live-compute').click();",
         text,
     )
     return wait_state(driver, TRANSLATOR, ("computed", "ready", "error"), timeout=60)
@@ -92,9 +89,7 @@ GPT = ".book-live[data-live='gpt']"
 
 def set_prompt(driver, text: str, button: str = ".book-live-compute") -> str:
     driver.execute_script(
-        f"const root = document.querySelector({GPT!r}); root.dataset.state = 'typing';"
-        "if (arguments[0] !== null) root.querySelector('.book-live-input').value = arguments[0];"
-        f"root.querySelector({button!r}).click();",
+        f"const root = document.querySelector({GPT!r}); root.dataset.state = 'typing';if (arguments[0] !== null) root.querySelector('.book-live-input').value = arguments[0];root.querySelector({button!r}).click();",
         text,
     )
     return wait_state(driver, GPT, ("computed", "ready", "error"), timeout=60)
@@ -130,8 +125,7 @@ def test_the_page_predicts_as_the_library_does(gpt_page, browser, reference):
         assert np.abs(gpt_values(browser) - np.array(ref["next_probs"])).max() < 1e-5
         last = json.loads(
             browser.execute_script(
-                f"return document.querySelector({GPT!r})"
-                ".querySelector('.book-live-heatmap').dataset.values;"
+                f"return document.querySelector({GPT!r}).querySelector('.book-live-heatmap').dataset.values;"
             )
         )
         expected = np.array(ref["last_attention"])  # [L, H, T]
@@ -156,11 +150,7 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
 
     def with_settings(t, k, p):
         browser.execute_script(
-            f"const root = document.querySelector({GPT!r});"
-            "for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], "
-            "['top-p', arguments[2]]]) {"
-            "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
-            "  box.dispatchEvent(new Event('input')); }",
+            f"const root = document.querySelector({GPT!r});for (const [cls, v] of [['temperature', arguments[0]], ['top-k', arguments[1]], ['top-p', arguments[2]]]) {{  const box = root.querySelector('.book-live-' + cls); box.value = v;  box.dispatchEvent(new Event('input')); }}",
             t,
             k,
             p,
@@ -193,10 +183,7 @@ def test_gpt_bad_input_gets_a_message(gpt_page, browser):
 
 def set_fields(driver, selector: str, values: dict) -> str:
     driver.execute_script(
-        f"const root = document.querySelector({selector!r});"
-        "for (const [cls, v] of Object.entries(arguments[0])) {"
-        "  const box = root.querySelector('.book-live-' + cls); box.value = v;"
-        "  box.dispatchEvent(new Event('input')); }",
+        f"const root = document.querySelector({selector!r});for (const [cls, v] of Object.entries(arguments[0])) {{  const box = root.querySelector('.book-live-' + cls); box.value = v;  box.dispatchEvent(new Event('input')); }}",
         values,
     )
     return driver.execute_script(f"return document.querySelector({selector!r}).dataset.state;")
@@ -256,10 +243,7 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
     )
     for causal in (True, False):
         browser.execute_script(
-            f"const boxes = {boxes}; arguments[0].flat().forEach((v, i) => {{ boxes[i].value = v;"
-            " boxes[i].dispatchEvent(new Event('input')); });"
-            f"const c = document.querySelector({sel!r}).querySelector('.book-live-causal');"
-            "if (c.checked !== arguments[1]) { c.click(); }",
+            f"const boxes = {boxes}; arguments[0].flat().forEach((v, i) => {{ boxes[i].value = v; boxes[i].dispatchEvent(new Event('input')); }});const c = document.querySelector({sel!r}).querySelector('.book-live-causal');if (c.checked !== arguments[1]) {{ c.click(); }}",
             scores.tolist(),
             causal,
         )
@@ -290,8 +274,7 @@ def test_score_functions_follow_the_dragged_points(server, browser):
     )
     example = json.loads(
         browser.execute_script(
-            f"return document.querySelector({sel!r})"
-            ".querySelector('.book-live-example').textContent;"
+            f"return document.querySelector({sel!r}).querySelector('.book-live-example').textContent;"
         )
     )
     p = {k: torch.tensor(v) for k, v in example["params"].items()}

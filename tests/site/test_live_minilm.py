@@ -1,13 +1,13 @@
 """The live MiniLM figures of chapter 15, in a real browser with the network off (issue 13).
 
 The reader's flow: the page shows the precomputed example at once; the button downloads the model
-(from this site only) and the page computes; typing a sentence computes its attention, which must
-equal what the library computed in PyTorch when the site was built (``_static/live/reference.json``,
-written by tools/export_models.py). The shipped model keeps its weights as float16 (float32
-arithmetic): tests/test_export.py measured its attention within 7.2e-4 of PyTorch and allows 2e-3;
-so does this test (the same numbers, now computed by onnxruntime-web's WebAssembly kernels). Bad
-input gets a message in the figure. No request leaves the site, no console error, and the page costs
-little until the reader asks for the model.
+(from this site only) and the page computes; typing a sentence computes its attention, which must equal
+what the library computed in PyTorch when the site was built (``_static/live/reference.json``, written
+by tools/export_models.py). The shipped model keeps its weights as float16 (float32 arithmetic):
+tests/test_export.py measured its attention within 7.2e-4 of PyTorch and allows 2e-3; so does this
+test (the same numbers, now computed by onnxruntime-web's WebAssembly kernels). Bad input gets a message
+in the figure. No request leaves the site, no console error, and the page costs little until the reader
+asks for the model.
 """
 
 from __future__ import annotations
@@ -40,17 +40,13 @@ def wait_state(driver, selector: str, wanted: tuple[str, ...], timeout: float = 
 
 def message(driver, selector: str) -> str:
     return driver.execute_script(
-        f"const m = document.querySelector({selector!r}).querySelector('.book-live-message');"
-        "return m && !m.hidden ? m.textContent : '';"
+        f"const m = document.querySelector({selector!r}).querySelector('.book-live-message');return m && !m.hidden ? m.textContent : '';"
     )
 
 
 def type_and_compute(driver, text: str) -> str:
     driver.execute_script(
-        f"const root = document.querySelector({FIG!r});"
-        "root.dataset.state = 'typing';"
-        "const input = root.querySelector('.book-live-input'); input.value = arguments[0];"
-        "root.querySelector('.book-live-compute').click();",
+        f"const root = document.querySelector({FIG!r});root.dataset.state = 'typing';const input = root.querySelector('.book-live-input'); input.value = arguments[0];root.querySelector('.book-live-compute').click();",
         text,
     )
     return wait_state(driver, FIG, ("computed", "ready", "error"))
@@ -86,8 +82,7 @@ def loaded(site, server, browser):
     before = transferred(browser)
     example_state = state(browser, FIG)
     live_html = browser.execute_script(
-        "return Array.from(document.querySelectorAll('.book-live')).map(e => e.outerHTML.length)"
-        ".reduce((a, b) => a + b, 0);"
+        "return Array.from(document.querySelectorAll('.book-live')).map(e => e.outerHTML.length).reduce((a, b) => a + b, 0);"
     )
     example_values = values(browser, f"{FIG} .book-live-heatmap")
     start = time.monotonic()
@@ -165,10 +160,7 @@ def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
     pair = reference["minilm_pairs"][0]
     assert wait_state(browser, PAIR, ("ready",), timeout=30) == "ready"
     browser.execute_script(
-        f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';"
-        "root.querySelector('.book-live-a').value = arguments[0];"
-        "root.querySelector('.book-live-b').value = arguments[1];"
-        "root.querySelector('.book-live-compute').click();",
+        f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';root.querySelector('.book-live-a').value = arguments[0];root.querySelector('.book-live-b').value = arguments[1];root.querySelector('.book-live-compute').click();",
         pair["a"],
         pair["b"],
     )
@@ -179,9 +171,7 @@ def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
     assert [r[:2] for r in got] == [r[:2] for r in pair["top_heads"]]
     assert np.abs(np.array([r[2] for r in got]) - [r[2] for r in pair["top_heads"]]).max() < 2 * TOL
     browser.execute_script(
-        f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';"
-        "root.querySelector('.book-live-from').value = 'zebra';"
-        "root.querySelector('.book-live-compute').click();"
+        f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';root.querySelector('.book-live-from').value = 'zebra';root.querySelector('.book-live-compute').click();"
     )
     assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "ready"
     assert "must each be one token" in message(browser, PAIR)
@@ -200,8 +190,7 @@ def test_a_browser_without_webassembly_is_told(server, browser, loaded):
         browser, f"document.querySelector({FIG!r}).querySelector('.book-live-button')"
     )
     browser.execute_script(
-        "delete window.WebAssembly;"
-        f"document.querySelector({FIG!r}).querySelector('.book-live-button').click();"
+        f"delete window.WebAssembly;document.querySelector({FIG!r}).querySelector('.book-live-button').click();"
     )
     assert wait_state(browser, FIG, ("error",), timeout=10) == "error"
     assert "WebAssembly" in message(browser, FIG)

@@ -1,8 +1,7 @@
 """The built site loads nothing from another host: no external script, style sheet or font.
 
 Links to other sites (<a href>) are fine; what a page *loads* is not: <script src>, <link href> of a
-style sheet, font, icon or preload, <img src>, <iframe src>, CSS @import and url(...) in style
-sheets.
+style sheet, font, icon or preload, <img src>, <iframe src>, CSS @import and url(...) in style sheets.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What the chapters print renders as it should on the site: no raw Markdown left in the outputs, no
-warnings.
+"""What the chapters print renders as it should on the site: no raw Markdown left in the outputs, no warnings.
 
-Chapters print tables with ``display(Markdown(...))``. myst-nb renders such outputs as CommonMark
-unless told otherwise (``nb_render_markdown_format``), and CommonMark has no tables and no
-``$math$``: the page then shows a paragraph of pipes, "| tensor | shape | |---|---|". This test
-reads every built chapter.
+Chapters print tables with ``display(Markdown(...))``. myst-nb renders such outputs as CommonMark unless
+told otherwise (``nb_render_markdown_format``), and CommonMark has no tables and no ``$math$``: the page
+then shows a paragraph of pipes, "| tensor | shape | |---|---|". This test reads every built chapter.
 """
 
 from __future__ import annotations
@@ -46,8 +44,8 @@ def test_markdown_tables_in_outputs_are_rendered(site):
 
 
 def test_every_page_with_widgets_carries_their_state(site):
-    # A widget output is only a reference to a model; without the page's widget-state script the
-    # static site shows nothing where the interactive figure should be.
+    # A widget output is only a reference to a model; without the page's widget-state script the static
+    # site shows nothing where the interactive figure should be.
     pages = [
         p
         for p in site_pages(site)
@@ -67,10 +65,8 @@ WARNING = re.compile(r"\b\w*Warning: .{0,80}")
 
 
 def test_no_warning_is_printed_in_the_outputs(site):
-    # A reader should not see "UserWarning: The figure layout
-    # has changed to tight" (plt.tight_layout() under the
-    # constrained layout of lib.viz.set_style) or any other
-    # warning a chapter lets through.
+    # A reader should not see "UserWarning: The figure layout has changed to tight" (plt.tight_layout()
+    # under the constrained layout of lib.viz.set_style) or any other warning a chapter lets through.
     chapters = [p for p in site_pages(site) if "notebooks" in p.parts]
     found = {
         p.name: m.group(0)

@@ -1,5 +1,5 @@
-"""The slide decks (tools/make_slides.py, issue 14): one per chapter, linked from its page, made of
-the executed chapter, working in a real browser with the network off.
+"""The slide decks (tools/make_slides.py, issue 14): one per chapter, linked from its page, made of the
+executed chapter, working in a real browser with the network off.
 
 The checks every page gets (no console error, no request to another host, every image decoded) run
 on the decks too, in test_browser.py; here: the deck's structure and a walk through one deck.
@@ -51,13 +51,7 @@ def test_a_deck_steps_through_offline(server, browser):
     seen_figures, seen_math, titles = 0, 0, []
     for _ in range(total):
         current = browser.execute_script(
-            "const s = Reveal.getCurrentSlide(); const imgs = "
-            "Array.from(s.querySelectorAll('img'));"
-            "return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length,"
-            " images: imgs.length,"
-            " math: s.querySelectorAll('mjx-container').length, errors: "
-            "s.querySelectorAll('mjx-merror').length,"
-            " title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};"
+            "const s = Reveal.getCurrentSlide(); const imgs = Array.from(s.querySelectorAll('img'));return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length, images: imgs.length, math: s.querySelectorAll('mjx-container').length, errors: s.querySelectorAll('mjx-merror').length, title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};"
         )
         assert current["figures"] == current["images"], current
         assert current["errors"] == 0, current
