@@ -18,6 +18,8 @@
   :func:`encoding_vector`, :func:`encoding_dimension`, :func:`fine_tuning_task` (a soft lookup
   among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups);
   :func:`training_curve` (a training run's loss, every step and its moving average).
+- :func:`show_source` -- a piece of the library's own source, as it is now, highlighted in the
+  chapter that teaches it.
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
 
 Importing this package does not choose a matplotlib backend and does not change any setting:
@@ -52,9 +54,11 @@ from lib.viz.interactive import (
     sampling_explorer,
     sampling_probabilities,
 )
+from lib.viz.source import show_source
 from lib.viz.tables import markdown_table, table
 
 __all__ = [
+    "show_source",
     "table",
     "markdown_table",
     "SEQUENTIAL_CMAP",

@@ -1,0 +1,108 @@
+"""The library's own source, shown in a chapter: what the reader reads is what runs.
+
+``show_source("lib.gpt.Block")`` displays the class as it is in the installed library, read by
+:func:`inspect.getsource` when the cell runs, as a highlighted Python block (Markdown, so that the
+site's theme, Jupyter and Colab highlight it alike) under a line naming the file and line numbers.
+A chapter names the object by its dotted path, so tests/test_source_view.py can find every piece a
+chapter shows and check that it still exists and fits a screen (``MAX_LINES``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import textwrap
+from pathlib import Path
+
+__all__ = ["MAX_LINES", "SourceView", "resolve", "show_source"]
+
+MAX_LINES = 40  # a screen: a piece longer than this is not read, it is scrolled
+
+
+def resolve(path: str):
+    """The object at a dotted path such as ``"lib.gpt.Block.forward"``: the longest importable
+    module prefix, then attributes."""
+    if not isinstance(path, str) or not path.startswith("lib."):
+        raise ValueError(
+            f"path: expected a dotted name in the library such as 'lib.gpt.Block', got {path!r}"
+        )
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(obj, name):
+                raise ValueError(
+                    f"path: {'.'.join(parts[:cut])} has no attribute {name!r} (in {path!r})"
+                )
+            obj = getattr(obj, name)
+        return obj
+    raise ValueError(f"path: no module of the library in {path!r}")
+
+
+def _strip_docstring(src: str) -> str:
+    """The source without the object's own docstring (the chapter's prose says it instead)."""
+    import ast
+
+    tree = ast.parse(src)
+    node = tree.body[0]
+    body = getattr(node, "body", [])
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        lines = src.splitlines(keepends=True)
+        doc = body[0]
+        del lines[doc.lineno - 1 : doc.end_lineno]
+        return "".join(lines)
+    return src
+
+
+class SourceView:
+    """A piece of the library's source: ``text`` (dedented), ``file`` and ``first_line``, shown as a
+    highlighted block (``_repr_markdown_``) or plain text (``repr``)."""
+
+    def __init__(self, path: str, text: str, file: str, first_line: int):
+        self.path, self.text, self.file, self.first_line = path, text, file, first_line
+
+    @property
+    def n_lines(self) -> int:
+        return len(self.text.rstrip("\n").splitlines())
+
+    def _caption(self) -> str:
+        last = self.first_line + self.n_lines - 1
+        return f"`{self.path}`, from `{self.file}` (lines {self.first_line}-{last}, docstring left out)"
+
+    def _repr_markdown_(self) -> str:
+        return f"{self._caption()}\n\n```python\n{self.text.rstrip()}\n```\n"
+
+    def __repr__(self) -> str:
+        return f"# {self.path} ({self.file}, line {self.first_line})\n{self.text.rstrip()}"
+
+
+def show_source(path: str, *, docstring: bool = False) -> SourceView:
+    """The current source of the library object at ``path`` (a dotted name, ``"lib.gpt.Block"``),
+    dedented, without its docstring unless ``docstring=True``. Display it as a cell's last value."""
+    if not isinstance(docstring, bool):
+        raise TypeError(f"docstring: expected a bool, got {type(docstring).__name__}")
+    obj = resolve(path)
+    try:
+        lines, first = inspect.getsourcelines(obj)
+    except TypeError as e:
+        raise TypeError(
+            f"path: {path!r} names a {type(obj).__name__}, which has no source of its own"
+        ) from e
+    text = textwrap.dedent("".join(lines))
+    if not docstring:
+        text = _strip_docstring(text)
+    file = Path(inspect.getsourcefile(obj)).resolve()
+    root = Path(__file__).resolve().parents[2]
+    try:
+        shown = file.relative_to(root).as_posix()
+    except ValueError:
+        shown = file.name
+    return SourceView(path, text, shown, first)

@@ -1,0 +1,87 @@
+"""lib.viz.show_source: the chapters show the library's current source, each piece a screen long."""
+
+import inspect
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lib.viz import source
+from lib.viz.source import MAX_LINES, resolve, show_source
+
+ROOT = Path(__file__).resolve().parents[1]
+CALL = re.compile(r"show_source\(\s*[\"'](lib\.[\w.]+)[\"']")
+
+
+def shown_in_chapters() -> list[tuple[str, str]]:
+    """(chapter, dotted path) for every show_source call in the chapters' code cells."""
+    out = []
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                out += [(nb.stem, m) for m in CALL.findall("".join(cell["source"]))]
+    return out
+
+
+def test_shows_the_current_source_without_its_docstring():
+    view = show_source("lib.viz.source.resolve")
+    lines, first = inspect.getsourcelines(resolve)
+    assert view.first_line == first
+    assert view.file == "lib/viz/source.py"
+    full = textwrap.dedent("".join(lines))
+    assert '"""' in full and '"""' not in view.text  # the docstring is left out ...
+    assert view.text.splitlines()[0] == full.splitlines()[0]  # ... the rest is the source as it is
+    assert view.text.strip().splitlines()[-1] == full.strip().splitlines()[-1]
+    assert show_source("lib.viz.source.resolve", docstring=True).text == full
+    md = view._repr_markdown_()
+    assert md.startswith("`lib.viz.source.resolve`, from `lib/viz/source.py` (lines ")
+    assert "```python\ndef resolve(path: str):" in md
+
+
+def test_a_method_is_dedented():
+    view = show_source("lib.viz.source.SourceView.__repr__")
+    assert view.text.startswith("def __repr__(self)")
+
+
+@pytest.mark.parametrize(
+    "path, error, match",
+    [
+        ("gpt.Block", ValueError, "path: expected a dotted name in the library"),
+        (3, ValueError, "path: expected a dotted name"),
+        ("lib.viz.source.nothing_here", ValueError, "has no attribute 'nothing_here'"),
+        ("lib.viz.source.MAX_LINES", TypeError, "names a int, which has no source"),
+    ],
+)
+def test_bad_paths(path, error, match):
+    with pytest.raises(error, match=match):
+        show_source(path)
+
+
+def test_bad_docstring_flag():
+    with pytest.raises(TypeError, match="docstring: expected a bool, got str"):
+        show_source("lib.viz.source.resolve", docstring="no")
+
+
+SHOWN = shown_in_chapters()
+
+
+def test_the_chapters_show_code():
+    chapters = {c for c, _ in SHOWN}
+    assert {
+        "06_self_attention",
+        "07_multi_head_attention",
+        "09_the_transformer",
+        "13_gpt",
+        "14_bert",
+    } <= chapters, chapters
+
+
+@pytest.mark.parametrize("chapter, path", SHOWN, ids=[f"{c}:{p}" for c, p in SHOWN])
+def test_every_shown_piece_exists_and_fits_a_screen(chapter, path):
+    view = show_source(path)
+    assert view.text == source._strip_docstring(textwrap.dedent(inspect.getsource(resolve(path))))
+    assert view.n_lines <= MAX_LINES, (
+        f"{chapter} shows {path}: {view.n_lines} lines, more than a screen ({MAX_LINES})"
+    )
