@@ -11,7 +11,10 @@ Modules, one concept each:
 - :mod:`lib.han` -- the hierarchical attention network for document classification.
 - :mod:`lib.transformer` -- the encoder-decoder Transformer of Vaswani et al. 2017.
 - :mod:`lib.decoding` -- greedy search, sampling and beam search, written once for every model.
-- :mod:`lib.lm` -- n-gram and RNN language models, word2vec's skip-gram.
+- :mod:`lib.ngram` -- the bigram language model by counting, and the sentences LMs read.
+- :mod:`lib.rnnlm` -- recurrent language models, forward and backward; perplexity and sampling.
+- :mod:`lib.word2vec` -- word2vec's skip-gram with negative sampling, nearest neighbours.
+- :mod:`lib.rnn_classifier` -- a sentence classifier that starts from word vectors or a language model.
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
 - :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, masked-token corruption.

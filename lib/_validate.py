@@ -100,3 +100,236 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
             f"{name}: expected True on a prefix of each row (right padding), got a row with padding before a real token"
         )
     return mask
+
+
+# --- the language models and their sentences (lib.ngram, lib.rnnlm, lib.word2vec, lib.rnn_classifier) ---
+
+
+def check_number(x, name: str, expected: str, ok) -> None:
+    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
+    says what was wanted ("a number > 0")."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not ok(x):
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_str(x, name: str) -> None:
+    """TypeError unless x is a str."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
+
+
+def check_choice(x, name: str, choices: tuple) -> None:
+    """ValueError unless x is one of ``choices``."""
+    if x not in choices:
+        expected = " or ".join(repr(c) for c in choices)
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_sizes(**sizes) -> None:
+    """Every size an int >= 1 (``check_int``, naming it)."""
+    for name, value in sizes.items():
+        check_int(value, name, 1)
+
+
+def check_sentences(sentences, name: str = "sentences") -> None:
+    """TypeError unless sentences is a list of sentences, each a str or a sequence of str (a str
+    alone is not a list of sentences); ValueError if there is none."""
+    if isinstance(sentences, str):
+        raise TypeError(
+            f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}"
+        )
+    for s in sentences:
+        if not isinstance(s, str) and not all(isinstance(t, str) for t in s):
+            raise TypeError(f"{name}: expected sentences as str or lists of str, got {s!r}")
+    if not sentences:
+        raise ValueError(f"{name}: expected at least one sentence, got none")
+
+
+def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
+    """input_ids [B, T] ids in [0, vocab_size) (``check_ids``) and attention_mask None or a padding
+    mask of their shape (``check_padding_mask``)."""
+    check_ids(input_ids, "input_ids", vocab_size)
+    if attention_mask is not None:
+        check_padding_mask(attention_mask, input_ids)
+
+
+def check_shape(x, name: str, shape: tuple, layout: str) -> None:
+    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
+    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+
+
+def check_no_specials(words, specials) -> None:
+    """ValueError if a word of the corpus is one of the model's reserved tokens."""
+    for special in specials:
+        if special in words:
+            raise ValueError(
+                f"sentences: the token {special!r} is reserved for the model, found it in the corpus"
+            )
+
+
+def check_rnn_config(cell, **sizes) -> None:
+    """A recurrent model's sizes, each an int >= 1, and its cell, 'lstm' or 'gru'."""
+    check_sizes(**sizes)
+    check_choice(cell, "cell", ("lstm", "gru"))
+
+
+def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
+    check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
+    if not isinstance(reverse, bool):
+        raise TypeError(f"reverse: expected a bool, got {type(reverse).__name__} {reverse!r}")
+    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+
+
+def check_reverse_padded(x, lengths: Tensor) -> None:
+    if not isinstance(x, Tensor) or x.dim() < 2:
+        raise ValueError(
+            f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
+        )
+    B, T = x.shape[:2]
+    if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
+        raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
+
+
+def check_sample(n, max_len, temperature) -> None:
+    check_int(n, "n", 1)
+    check_int(max_len, "max_len", 1)
+    if not isinstance(temperature, (int, float)) or not temperature > 0:
+        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+
+
+def check_skipgram_pairs(center, context, negatives, vocab_size: int) -> None:
+    for name, x, dims in (
+        ("center", center, 1),
+        ("context", context, 1),
+        ("negatives", negatives, 2),
+    ):
+        if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != dims:
+            got = (
+                f"shape {tuple(x.shape)}, dtype {x.dtype}"
+                if isinstance(x, Tensor)
+                else type(x).__name__
+            )
+            raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
+        if x.numel() and (x.min() < 0 or x.max() >= vocab_size):
+            raise ValueError(
+                f"{name}: expected ids in [0, {vocab_size}), got min {int(x.min())} and max {int(x.max())}"
+            )
+    if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
+        raise ValueError(
+            f"center, context, negatives: expected the same N > 0 rows, got {center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
+        )
+
+
+def check_skipgram_batches(center, context, noise, batch_size, negatives) -> None:
+    check_int(batch_size, "batch_size", 1)
+    check_int(negatives, "negatives", 1)
+    if center.shape != context.shape or center.dim() != 1:
+        raise ValueError(
+            f"center, context: expected two [N] tensors, got {tuple(center.shape)} and {tuple(context.shape)}"
+        )
+    if (
+        not isinstance(noise, Tensor)
+        or noise.dim() != 1
+        or (noise < 0).any()
+        or not noise.sum() > 0
+    ):
+        got = tuple(noise.shape) if isinstance(noise, Tensor) else noise
+        raise ValueError(
+            f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got {got}"
+        )
+
+
+def check_neighbours(vectors, vocab, word, k) -> None:
+    if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
+        got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
+        raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
+    if word not in vocab.stoi:
+        raise ValueError(f"word: {word!r} is not in the vocabulary")
+    check_int(k, "k", 1)
+
+
+def check_rnn_classifier(vocab_size, n_classes, d_emb, d_hidden, n_layers, cell) -> None:
+    check_rnn_config(
+        cell,
+        vocab_size=vocab_size,
+        n_classes=n_classes,
+        d_emb=d_emb,
+        d_hidden=d_hidden,
+        n_layers=n_layers,
+    )
+
+
+def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
+    check_token_batch(input_ids, attention_mask, vocab_size)
+    if attention_mask is not None and not attention_mask.bool().any(1).all():
+        raise ValueError("attention_mask: every sentence needs at least one real token")
+
+
+def check_forward_lm(lm) -> None:
+    from lib.rnnlm import RNNLM  # imported here: lib.rnnlm imports this module
+
+    if not isinstance(lm, RNNLM):
+        raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
+    if lm.reverse:
+        raise ValueError(
+            "lm: expected a forward model (reverse=False): the classifier reads left to right"
+        )
+
+
+# --- the tokenizers (lib.bpe, lib.wordpiece, lib.basic_tokenizer) --------------------------------------
+
+
+def check_end_of_word(end_of_word) -> None:
+    """ValueError unless end_of_word is None or a non-empty str."""
+    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
+        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
+
+
+def check_word(word, name: str = "word") -> None:
+    """ValueError unless word is a non-empty str."""
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"{name}: expected a non-empty str, got {word!r}")
+
+
+def check_word_counts(word_counts) -> None:
+    """A dictionary {word: count}: non-empty words without whitespace, each counted an int >= 1."""
+    from collections.abc import Mapping
+
+    if not isinstance(word_counts, Mapping):
+        raise TypeError(f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}")
+    if not word_counts:
+        raise ValueError("word_counts: expected at least one word, got an empty dict")
+    for w, c in word_counts.items():
+        if not isinstance(w, str) or not w or any(ch.isspace() for ch in w):
+            raise ValueError(f"word_counts: expected non-empty words without whitespace, got {w!r}")
+        check_int(c, f"word_counts[{w!r}]", 1)
+
+
+def check_bpe_input(word_counts, num_merges, end_of_word) -> None:
+    """The arguments of BPE learning: a dictionary, a number of merges >= 0, a marker."""
+    check_word_counts(word_counts)
+    check_int(num_merges, "num_merges", 0)
+    check_end_of_word(end_of_word)
+
+
+def check_bpe_merges(merges) -> None:
+    """ValueError unless every merge is a pair of non-empty str."""
+    for p in merges:
+        if len(p) != 2 or not all(isinstance(s, str) and s for s in p):
+            raise ValueError(f"merges: expected pairs of non-empty str, got {p!r}")
+
+
+def check_id_list(ids, size: int) -> None:
+    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
+    if isinstance(ids, Tensor):
+        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(
+                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
+            )
+        ids = ids.tolist()
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
+            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")

@@ -62,7 +62,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib._validate import check_ids, check_int, check_padding_mask
-from lib.lm import reverse_padded  # one implementation, shared with the RNN language models
+from lib.rnnlm import reverse_padded  # one implementation, shared with the RNN language models
 
 __all__ = [
     "ELMoConfig",

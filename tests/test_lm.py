@@ -1,6 +1,6 @@
-"""lib.lm: the bigram model against hand counts, recurrent LMs (causality, the backward model is the
-forward one on reversed input, perplexity), skip-gram with negative sampling against its formula,
-nearest neighbours, the transfer classifier, and bad input."""
+"""The language models: lib.ngram's bigram model against hand counts, recurrent LMs (causality, the backward model is the
+forward one on reversed input, perplexity; lib.rnnlm), lib.word2vec's skip-gram with negative sampling against its formula,
+nearest neighbours, lib.rnn_classifier's transfer classifier, and bad input."""
 
 from __future__ import annotations
 
@@ -10,19 +10,13 @@ import pytest
 import torch
 
 from lib.data import Vocab, stories
-from lib.lm import (
-    EOS,
-    RNNLM,
-    BigramLM,
-    RNNClassifier,
+from lib.ngram import EOS, BigramLM
+from lib.rnn_classifier import RNNClassifier
+from lib.rnnlm import RNNLM, lm_batches, make_lm_batch, perplexity, reverse_padded, sample
+from lib.word2vec import (
     SkipGram,
-    lm_batches,
-    make_lm_batch,
     nearest_neighbours,
     noise_distribution,
-    perplexity,
-    reverse_padded,
-    sample,
     skipgram_batches,
     skipgram_pairs,
 )
@@ -125,7 +119,7 @@ def test_forward_model_is_causal(cell):
         changed = ids.clone()
         changed[:, t + 1] = (ids[:, t + 1] - 4 + 1) % 16 + 4  # another token at t + 1
         with torch.no_grad():
-            a, b = model(ids), model(changed)
+            a, b = model(ids).logits, model(changed).logits
         assert (a[:, : t + 1] - b[:, : t + 1]).abs().max() == 0  # up to t: unchanged
         assert (a[:, t + 1 :] - b[:, t + 1 :]).abs().max() > 1e-4  # from t + 1 on: changed
 
@@ -138,7 +132,7 @@ def test_backward_model_is_anticausal():
         changed = ids.clone()
         changed[:, t - 1] = (ids[:, t - 1] - 4 + 1) % 16 + 4
         with torch.no_grad():
-            a, b = model(ids), model(changed)
+            a, b = model(ids).logits, model(changed).logits
         assert (a[:, t:] - b[:, t:]).abs().max() == 0  # from t on: reads only t..end
         assert (a[:, :t] - b[:, :t]).abs().max() > 1e-4
 
@@ -152,8 +146,8 @@ def test_backward_model_is_the_forward_model_on_reversed_input(toy_vocab):
     lengths = mask.sum(1)
     flipped = reverse_padded(ids, lengths)
     with torch.no_grad():
-        expected = reverse_padded(fwd(flipped, mask), lengths)
-        assert (bwd(ids, mask) - expected).abs().max() < 1e-6
+        expected = reverse_padded(fwd(flipped, mask).logits, lengths)
+        assert (bwd(ids, mask).logits - expected).abs().max() < 1e-6
         assert (bwd.loss(ids, mask) - fwd.loss(flipped, mask)).abs() < 1e-6
         # but a different model of the data
         assert (bwd.loss(ids, mask) - fwd.loss(ids, mask)).abs() > 1e-4
@@ -166,7 +160,7 @@ def test_padding_changes_nothing(toy_vocab, reverse):
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     alone, alone_mask = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
-        assert (model(ids, mask)[1, :4] - model(alone, alone_mask)[0]).abs().max() < 1e-6
+        assert (model(ids, mask).logits[1, :4] - model(alone, alone_mask).logits[0]).abs().max() < 1e-6
         total, count = model.nll(ids, mask)
         t1, c1 = model.nll(*batch_of(toy_vocab, ["the dog runs"]))
         t2, c2 = model.nll(alone, alone_mask)
@@ -179,7 +173,7 @@ def test_loss_is_the_cross_entropy_of_the_predicted_tokens(toy_vocab, reverse):
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=reverse).eval()
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     with torch.no_grad():
-        logp = model(ids, mask).log_softmax(-1)
+        logp = model(ids, mask).logits.log_softmax(-1)
         terms = []
         for b, n in enumerate(mask.sum(1).tolist()):
             for t in range(n - 1):
@@ -385,13 +379,13 @@ def test_classifier_from_lm_starts_with_the_lms_states(toy_vocab):
     with torch.no_grad():
         states, _ = lm.rnn(lm.embedding(ids))  # [B, T, H]
         last = states[torch.arange(2), mask.sum(1) - 1]  # [B, H]
-        assert (clf(ids, mask) - clf.head(last)).abs().max() < 1e-6
+        assert (clf(ids, mask).logits - clf.head(last)).abs().max() < 1e-6
         clf.embedding.weight.add_(1.0)
     assert lm.embedding.weight.abs().max() <= 0.1  # a copy: the LM is untouched
     alone = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
         # the last real token, not the padding
-        assert (clf(ids, mask)[1] - clf(*alone)[0]).abs().max() < 1e-6
+        assert (clf(ids, mask).logits[1] - clf(*alone).logits[0]).abs().max() < 1e-6
 
 
 def test_classifier_loads_word_vectors(toy_vocab):
@@ -435,7 +429,7 @@ def test_bad_input_names_the_argument(toy_vocab):
         model(torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2, 1]]))
     # a 0/1 attention_mask, as Hugging Face's, means the same as the bool one
     x, m = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
-    assert torch.equal(model(x, m), model(x, m.bool()))
+    assert torch.equal(model(x, m).logits, model(x, m.bool()).logits)
     with pytest.raises(ValueError, match="temperature"):
         sample(model, 1, 1, 2, temperature=0)
     sg = SkipGram(10, 4)
