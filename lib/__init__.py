@@ -21,7 +21,9 @@ Modules, one concept each:
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
 - :mod:`lib.xlnet` -- XLNet's permutation and two-stream attention masks.
-- :mod:`lib.tokenization` -- byte-pair encoding and BERT's WordPiece tokenizer.
+- :mod:`lib.bpe` -- byte-pair encoding: the paper's merge loop, a tokenizer, and a fast path.
+- :mod:`lib.basic_tokenizer` -- BERT's basic tokenizer: words and punctuation, before WordPiece.
+- :mod:`lib.wordpiece` -- WordPiece: the likelihood criterion and BERT's tokenizer.
 - :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2).
 - :mod:`lib.checkpoints` -- the models the book trained, shipped as safetensors.
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.

@@ -13,6 +13,7 @@ from lib.data import Vocab, stories
 from lib.ngram import EOS, BigramLM
 from lib.rnn_classifier import RNNClassifier
 from lib.rnnlm import RNNLM, lm_batches, make_lm_batch, perplexity, reverse_padded, sample
+from lib.train import fit
 from lib.word2vec import (
     SkipGram,
     nearest_neighbours,
@@ -20,7 +21,6 @@ from lib.word2vec import (
     skipgram_batches,
     skipgram_pairs,
 )
-from lib.train import fit
 
 TOY = ["the dog barks", "the dog runs", "the cat runs", "a dog"]
 
@@ -160,7 +160,9 @@ def test_padding_changes_nothing(toy_vocab, reverse):
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     alone, alone_mask = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
-        assert (model(ids, mask).logits[1, :4] - model(alone, alone_mask).logits[0]).abs().max() < 1e-6
+        assert (
+            model(ids, mask).logits[1, :4] - model(alone, alone_mask).logits[0]
+        ).abs().max() < 1e-6
         total, count = model.nll(ids, mask)
         t1, c1 = model.nll(*batch_of(toy_vocab, ["the dog runs"]))
         t2, c2 = model.nll(alone, alone_mask)
