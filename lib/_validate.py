@@ -121,7 +121,8 @@ def check_str(x, name: str) -> None:
 def check_choice(x, name: str, choices: tuple) -> None:
     """ValueError unless x is one of ``choices``."""
     if x not in choices:
-        expected = " or ".join(repr(c) for c in choices)
+        names = [repr(c) for c in choices]
+        expected = f"{', '.join(names[:-1])} or {names[-1]}"
         raise ValueError(f"{name}: expected {expected}, got {x!r}")
 
 
@@ -299,7 +300,9 @@ def check_word_counts(word_counts) -> None:
     from collections.abc import Mapping
 
     if not isinstance(word_counts, Mapping):
-        raise TypeError(f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}")
+        raise TypeError(
+            f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}"
+        )
     if not word_counts:
         raise ValueError("word_counts: expected at least one word, got an empty dict")
     for w, c in word_counts.items():
@@ -333,3 +336,305 @@ def check_id_list(ids, size: int) -> None:
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
             raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
+
+
+def check_text(text, name: str = "text") -> None:
+    """TypeError unless text is a str."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
+
+
+def check_texts(texts) -> None:
+    """TypeError unless texts is a list of str (a str alone is not); ValueError if it is empty."""
+    if isinstance(texts, str):
+        raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"texts: expected str texts, got {type(text).__name__} {text!r}")
+    if not texts:
+        raise ValueError("texts: expected at least one text, got none")
+
+
+def check_text_batch(texts, text_pairs) -> None:
+    """texts a non-empty list of str; text_pairs None or a list of as many."""
+    from collections.abc import Sequence
+
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+        raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
+    if text_pairs is not None and (
+        isinstance(text_pairs, str)
+        or not isinstance(text_pairs, Sequence)
+        or len(text_pairs) != len(texts)
+    ):
+        is_list = isinstance(text_pairs, Sequence) and not isinstance(text_pairs, str)
+        got = len(text_pairs) if is_list else type(text_pairs).__name__
+        raise ValueError(
+            f"text_pairs: expected None or a list of {len(texts)} str (one per text), got {got}"
+        )
+
+
+def check_max_length(max_length, n_special: int) -> None:
+    """None, or an int that leaves room for the ``n_special`` special tokens."""
+    if max_length is not None and (
+        isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < n_special
+    ):
+        raise ValueError(
+            f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
+        )
+
+
+def check_wordpiece_vocab(vocab, special_tokens) -> None:
+    """A vocabulary {token: id}: not empty, holding the special tokens, ids 0..V-1 each once."""
+    from collections.abc import Mapping
+
+    if not isinstance(vocab, Mapping) or not vocab:
+        raise ValueError(
+            f"vocab: expected a non-empty dict {{token: id}}, got {type(vocab).__name__}"
+        )
+    missing = [t for t in special_tokens if t not in vocab]
+    if missing:
+        raise ValueError(f"vocab: expected the special tokens {special_tokens}, missing {missing}")
+    if sorted(vocab.values()) != list(range(len(vocab))):
+        raise ValueError(f"vocab: expected the ids 0..{len(vocab) - 1}, each once")
+
+
+def check_file(path, name: str, what: str) -> None:
+    """ValueError unless path (a pathlib.Path) is a file."""
+    if not path.is_file():
+        raise ValueError(f"{name}: expected {what}, got {str(path)!r} (not a file)")
+
+
+def check_no_duplicates(path, n_duplicates: int) -> None:
+    """ValueError if a vocabulary file holds a token twice."""
+    if n_duplicates:
+        raise ValueError(f"path: {str(path)!r} holds {n_duplicates} duplicate tokens")
+
+
+# --- the recurrent encoder-decoders (lib.seq2seq) ------------------------------------------------------
+
+
+def check_encoder(vocab_size, d_emb, d_hidden, cell, pad_id) -> None:
+    """The sizes of a recurrent encoder, its cell ('gru' or 'lstm') and its padding id."""
+    check_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden)
+    check_choice(cell, "cell", ("gru", "lstm"))
+    if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
+        raise ValueError(f"pad_id: expected an id in [0, {vocab_size}), got {pad_id!r}")
+
+
+def check_source(src, src_lengths, vocab_size: int) -> None:
+    """src [B, S] ids in [0, vocab_size); src_lengths (a tensor or a list of ints) [B], each in [1, S]
+    (an empty sequence has nothing to encode)."""
+    check_ids(src, "src", vocab_size, layout="[B, S]")
+    if isinstance(src_lengths, (list, tuple)):
+        src_lengths = torch.tensor(src_lengths)
+    if not isinstance(src_lengths, Tensor) or src_lengths.dtype not in (torch.int64, torch.int32):
+        got = src_lengths.dtype if isinstance(src_lengths, Tensor) else type(src_lengths).__name__
+        raise TypeError(f"src_lengths: expected an integer tensor [B], got {got}")
+    B, S = src.shape
+    if src_lengths.shape != (B,):
+        raise ValueError(
+            f"src_lengths: expected shape [{B}] (src's batch size), got shape {tuple(src_lengths.shape)}"
+        )
+    if src_lengths.min() < 1 or src_lengths.max() > S:
+        raise ValueError(
+            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths from {src_lengths.min().item()} to {src_lengths.max().item()}"
+        )
+
+
+def check_summary(summary, d_enc: int) -> None:
+    """summary [B, d_enc]: the encoder's summary a decoder starts from."""
+    if not isinstance(summary, Tensor) or summary.dim() != 2 or summary.shape[1] != d_enc:
+        got = tuple(summary.shape) if isinstance(summary, Tensor) else type(summary).__name__
+        raise ValueError(f"summary: expected shape [B, {d_enc}] (d_enc), got {got}")
+
+
+def check_decoder_step(
+    y_prev, state: dict, enc_states, src_mask, vocab_size: int, d_enc: int
+) -> None:
+    """One decoder step's inputs: y_prev [B] ids, a state of batch B, enc_states [B, S, d_enc] and a
+    bool src_mask [B, S]."""
+    check_ids(y_prev, "y_prev", vocab_size, layout="[B]", n_dims=1)
+    B = y_prev.shape[0]
+    if state["h"].shape[0] != B:
+        raise ValueError(
+            f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}"
+        )
+    if enc_states.dim() != 3 or enc_states.shape[0] != B or enc_states.shape[2] != d_enc:
+        raise ValueError(
+            f"enc_states: expected shape [{B}, S, {d_enc}], got {tuple(enc_states.shape)}"
+        )
+    if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
+        raise ValueError(
+            f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, got {src_mask.dtype} {tuple(src_mask.shape)}"
+        )
+
+
+def check_luong(score, window, d_attn, d_hidden, d_enc) -> None:
+    """Luong et al.'s score ('dot' needs d_hidden == d_enc), window (None or an int >= 1), d_attn."""
+    check_int(d_attn, "d_attn", 1)
+    if score == "dot" and d_hidden != d_enc:
+        raise ValueError(
+            f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
+        )
+    check_choice(score, "score", ("dot", "general", "concat"))
+    if window is not None:
+        check_int(window, "window", 1)
+
+
+def check_parts(encoder, decoder, encoder_type, decoder_type) -> None:
+    """An encoder and a decoder that fit: the decoder reads states as wide as the encoder's."""
+    if not isinstance(encoder, encoder_type):
+        raise TypeError(f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}")
+    if not isinstance(decoder, decoder_type):
+        raise TypeError(f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}")
+    if decoder.d_enc != encoder.d_enc:
+        raise ValueError(
+            f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), got d_enc={decoder.d_enc}"
+        )
+
+
+def check_target_input(tgt_in, src, vocab_size: int) -> None:
+    """tgt_in [B, T] ids, with src's batch size."""
+    check_ids(tgt_in, "tgt_in", vocab_size)
+    if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
+        raise ValueError(
+            f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
+        )
+
+
+def check_batch(batch) -> None:
+    """TypeError unless batch has src, src_lengths, tgt_in and tgt_out (e.g. lib.data.Batch)."""
+    missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
+    if missing:
+        raise TypeError(
+            f"batch: expected an object with src, src_lengths, tgt_in, tgt_out (e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
+        )
+
+
+def check_target(tgt_in, tgt_out, vocab_size: int, pad_id: int) -> None:
+    """tgt_out [B, T] ids of tgt_in's shape, every row with at least one non-pad token."""
+    check_ids(tgt_out, "tgt_out", vocab_size)
+    if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
+        got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
+        raise ValueError(
+            f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}"
+        )
+    if not (tgt_out != pad_id).any(dim=1).all():
+        raise ValueError(
+            "tgt_out: every sequence needs at least one non-pad token (an empty target)"
+        )
+
+
+def check_decode_args(model, max_len, bos_id, eos_id, model_type) -> None:
+    """A model of ``model_type``, max_len >= 1, and bos/eos ids of its target vocabulary."""
+    if not isinstance(model, model_type):
+        raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
+    check_int(max_len, "max_len", 1)
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        check_id(value, name, model.decoder.vocab_size, "the target vocabulary")
+
+
+def check_one_sentence(src) -> None:
+    """src [1, S]: beam search reads one sentence."""
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
+        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
+        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
+
+
+# --- image captioning (lib.captioning) -----------------------------------------------------------------
+
+
+def check_even(x: int, name: str) -> None:
+    """ValueError unless x is divisible by 2."""
+    if x % 2:
+        raise ValueError(f"{name}={x} is not divisible by 2")
+
+
+def check_images(images, in_channels: int, max_grid: int) -> None:
+    """images [B, in_channels, H, W], float, B >= 1, H and W multiples of 16 and at most 16 * max_grid."""
+    if not isinstance(images, Tensor):
+        raise TypeError(
+            f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}"
+        )
+    if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
+        raise ValueError(
+            f"images: expected a float tensor [B, {in_channels}, H, W], got shape {tuple(images.shape)} and dtype {images.dtype}"
+        )
+    if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
+        raise ValueError(
+            f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}"
+        )
+    h, w = images.shape[2] // 16, images.shape[3] // 16
+    if max(h, w) > max_grid:
+        raise ValueError(f"images: a {h} x {w} region grid exceeds max_grid={max_grid}")
+
+
+def check_caption_ids(ids, name: str, vocab_size: int, batch: int) -> None:
+    """``check_ids`` for [B, T] ids, and the batch size of the images."""
+    check_ids(ids, name, vocab_size)
+    if ids.shape[0] != batch:
+        raise ValueError(
+            f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
+        )
+
+
+def check_caption_target(tgt_in, tgt_out, vocab_size: int, batch: int) -> None:
+    """tgt_out [B, T] ids of tgt_in's shape."""
+    check_caption_ids(tgt_out, "tgt_out", vocab_size, batch)
+    if tgt_out.shape != tgt_in.shape:
+        raise ValueError(
+            f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}"
+        )
+
+
+def check_caption_decoding(max_len, bos_id, eos_id, vocab_size: int) -> None:
+    """max_len >= 1 and bos/eos ids of the vocabulary."""
+    check_int(max_len, "max_len", 1)
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        check_id(value, name, vocab_size, "the vocabulary")
+
+
+# --- the hierarchical attention network (lib.han) ------------------------------------------------------
+
+
+def check_han(vocab_size, n_classes, d_emb, d_word, d_sentence, d_attn) -> None:
+    """Every size of the network an int >= 1."""
+    check_sizes(
+        vocab_size=vocab_size,
+        n_classes=n_classes,
+        d_emb=d_emb,
+        d_word=d_word,
+        d_sentence=d_sentence,
+        d_attn=d_attn,
+    )
+
+
+def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> None:
+    """input_ids [B, S, W] long ids in [0, vocab_size); attention_mask None or a bool or 0/1 tensor of
+    their shape, True on a prefix of every sentence; every document with at least one real word."""
+    if not isinstance(input_ids, Tensor) or input_ids.dtype != torch.long or input_ids.dim() != 3:
+        got = (
+            f"shape {tuple(input_ids.shape)} and dtype {input_ids.dtype}"
+            if isinstance(input_ids, Tensor)
+            else type(input_ids).__name__
+        )
+        raise ValueError(f"input_ids: expected a long tensor [B, S, W], got {got}")
+    if input_ids.numel() == 0:
+        raise ValueError(
+            f"input_ids: expected a non-empty [B, S, W] tensor, got shape {tuple(input_ids.shape)}"
+        )
+    if input_ids.min() < 0 or input_ids.max() >= vocab_size:
+        raise ValueError(
+            f"input_ids: expected token ids in [0, {vocab_size}), got min {int(input_ids.min())} and max {int(input_ids.max())}"
+        )
+    if attention_mask is not None:
+        B, S, W = input_ids.shape
+        same = isinstance(attention_mask, Tensor) and attention_mask.shape == input_ids.shape
+        mask = attention_mask.reshape(B * S, W) if same else attention_mask
+        check_padding_mask(mask, input_ids.reshape(B * S, W))  # one row per sentence
+    words = input_ids != pad_id if attention_mask is None else attention_mask.bool()
+    empty = ~words.any(-1).any(-1)  # [B]
+    if empty.any():
+        raise ValueError(
+            f"input_ids: document {int(empty.nonzero()[0])} has no word (all pad_id={pad_id}, or masked)"
+        )

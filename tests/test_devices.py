@@ -131,7 +131,7 @@ def seq2seq(device):
     lengths = torch.tensor([6, 4])
 
     def run():
-        logits, _ = model(src, lengths, src)
+        logits = model(src, lengths, src).logits
         logits.sum().backward()
         model.eval()
         greedy_decode(model, src, lengths, 5, 1, 2)
