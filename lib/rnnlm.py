@@ -13,7 +13,8 @@ padded at the end, so the mask of a sentence is a prefix of True: mask [B, T] an
 with a feed-forward net over a fixed window; the recurrent form is Mikolov et al. 2010's).
 ``reverse=True`` gives the backward model, which reads each sentence right to left and predicts
 P(w_i | w_{i+1} .. w_n), as ELMo's backward LSTM does. Its perplexity is exp of the mean negative
-log-likelihood per predicted token (``perplexity``); ``sample`` draws sentences from it.
+log-likelihood per predicted token (``perplexity``); ``sample`` draws sentences from it (through
+``step_function`` and ``lib.decoding``, like every model family), ``sentences`` reads them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from lib._validate import (
     check_sample,
     check_token_batch,
 )
+from lib.decoding import Decoded, Step
 from lib.ngram import split_sentences
 
 __all__ = [
@@ -44,7 +46,9 @@ __all__ = [
     "make_lm_batch",
     "lm_batches",
     "perplexity",
+    "step_function",
     "sample",
+    "sentences",
 ]
 
 
@@ -203,6 +207,29 @@ def perplexity(model: RNNLM, batches: Iterable[tuple[Tensor, Tensor]]) -> float:
     return math.exp(total / count)
 
 
+def step_function(model: RNNLM) -> Step:
+    """The model's decoding step (``lib.decoding``'s interface): each call reads the last token of
+    every row, in the model's own reading direction, and returns (logits [K, V] of the next token,
+    None: no attention). The recurrent state is carried from call to call, and follows beam
+    search's reordering (``parents``)."""
+    state = None
+
+    def step(tokens: Tensor, parents: Tensor | None):
+        nonlocal state
+        if (
+            parents is not None and state is not None
+        ):  # each hypothesis continues its parent's state
+            state = (
+                tuple(s[:, parents] for s in state)
+                if isinstance(state, tuple)
+                else state[:, parents]
+            )
+        logits, state = model.run(tokens[:, -1:], state)  # [K, 1, V]
+        return logits[:, -1], None
+
+    return step
+
+
 @torch.no_grad()
 def sample(
     model: RNNLM,
@@ -212,32 +239,34 @@ def sample(
     max_len: int = 30,
     temperature: float = 1.0,
     seed: int = 0,
-) -> list[list[int]]:
-    """n sentences drawn from the model, token by token from softmax(logits / temperature), as lists
-    of ids in reading order without <bos> and <eos>. A forward model starts from <bos> and stops at
-    <eos>; a backward model starts from <eos>, generates right to left and stops at <bos>. A sentence
-    that reaches max_len tokens is cut there."""
+) -> Decoded:
+    """n sentences drawn from the model, token by token from softmax(logits / temperature), as a
+    ``lib.decoding.Decoded``: tokens [n, L] in the order they were drawn, log_prob [n]. A forward
+    model starts from <bos> and draws left to right until <eos>; a backward model starts from <eos>,
+    draws right to left until <bos>. A row that reaches max_len tokens is cut there. ``sentences``
+    turns the result into lists of ids in reading order."""
     check_sample(n, max_len, temperature)
     start, stop = (eos_id, bos_id) if model.reverse else (bos_id, eos_id)
-    generator = torch.Generator().manual_seed(seed)
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
-    state = None
-
-    def step(tokens: Tensor, parents: Tensor | None):  # lib.decoding's interface
-        nonlocal state
-        logits, state = model.run(tokens[:, -1:], state)  # [n, 1, V]
-        return logits[:, -1], None
-
     try:
+        device = next(model.parameters()).device
         first = torch.full((n, 1), start, dtype=torch.long, device=device)  # [n, 1]
-        tokens = decoding.sample(
-            step, first, max_len, stop, temperature=temperature, generator=generator
-        ).tokens
+        generator = torch.Generator().manual_seed(seed)
+        return decoding.sample(
+            step_function(model), first, max_len, stop, temperature=temperature, generator=generator
+        )
     finally:
         model.train(was_training)
+
+
+def sentences(model: RNNLM, decoded: Decoded, bos_id: int, eos_id: int) -> list[list[int]]:
+    """The sentences of ``sample``, as lists of ids in reading order without <bos> and <eos>: each
+    row cut at its stop token (<eos> for a forward model, <bos> for a backward one), a backward
+    model's rows reversed."""
+    stop = bos_id if model.reverse else eos_id
     out = []
-    for row in tokens.tolist():
-        out.append(row[: row.index(stop)] if stop in row else row)
-    return [s[::-1] for s in out] if model.reverse else out
+    for row in decoded.tokens.tolist():
+        row = row[: row.index(stop)] if stop in row else row
+        out.append(row[::-1] if model.reverse else row)
+    return out

@@ -10,9 +10,18 @@ import pytest
 import torch
 
 from lib.data import Vocab, stories
+from lib.decoding import Decoded
 from lib.ngram import EOS, BigramLM
 from lib.rnn_classifier import RNNClassifier
-from lib.rnnlm import RNNLM, lm_batches, make_lm_batch, perplexity, reverse_padded, sample
+from lib.rnnlm import (
+    RNNLM,
+    lm_batches,
+    make_lm_batch,
+    perplexity,
+    reverse_padded,
+    sample,
+    sentences,
+)
 from lib.train import fit
 from lib.word2vec import (
     SkipGram,
@@ -228,8 +237,13 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
     torch.manual_seed(0)
     for reverse in (False, True):
         model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=reverse)
-        a = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
-        assert a == sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        drawn = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        assert isinstance(drawn, Decoded) and drawn.tokens.shape[0] == 4
+        again = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        assert torch.equal(drawn.tokens, again.tokens) and torch.equal(
+            drawn.log_prob, again.log_prob
+        )
+        a = sentences(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
         assert all(len(s) <= 6 and all(0 <= i < len(toy_vocab) for i in s) for s in a)
     # a model that always says "dog" then (after a dog) the end: forward "dog", backward "dog" too
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
@@ -237,8 +251,26 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
         model.out.weight.zero_()
         model.out.bias.fill_(-50.0)
         model.out.bias[toy_vocab.stoi["dog"]] = 50.0
-    out = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
+    drawn = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
+    out = sentences(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
+    assert torch.allclose(drawn.log_prob, torch.zeros(2), atol=1e-6)  # P(dog) = 1 - e^-100
+
+
+def test_sentences_are_read_in_reading_order(toy_vocab):
+    """A backward model draws right to left: sentences() cuts each row at <bos> and reverses it."""
+    model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=True)
+    the, dog, bos, eos = (
+        toy_vocab.stoi["the"],
+        toy_vocab.stoi["dog"],
+        toy_vocab.bos_id,
+        toy_vocab.eos_id,
+    )
+    drawn = Decoded(torch.tensor([[dog, the, bos, 0], [dog, dog, dog, dog]]), torch.zeros(2), None)
+    assert sentences(model, drawn, bos, eos) == [[the, dog], [dog] * 4]
+    forward = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
+    drawn = Decoded(torch.tensor([[the, dog, eos, 0]]), torch.zeros(1), None)
+    assert sentences(forward, drawn, bos, eos) == [[the, dog]]
 
 
 # --- skip-gram ----------------------------------------------------------------------------------------
