@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+from lib import decoding
 from lib.data import Vocab, stories
 from lib.decoding import Decoded
 from lib.ngram import EOS, BigramLM
@@ -21,6 +22,7 @@ from lib.rnnlm import (
     reverse_padded,
     sample,
     sentences,
+    step_function,
 )
 from lib.train import fit
 from lib.word2vec import (
@@ -255,6 +257,31 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
     out = sentences(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
     assert torch.allclose(drawn.log_prob, torch.zeros(2), atol=1e-6)  # P(dog) = 1 - e^-100
+
+
+def test_step_function_decodes_as_the_teacher_forced_model(toy_vocab):
+    """Greedy search and beam search through step_function agree with one teacher-forced pass: the
+    greedy tokens are the argmax of the forward's logits, the beam's log_prob is the log-probability
+    of its tokens (so the state followed the beam's reordering)."""
+    torch.manual_seed(0)
+    model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, n_layers=2, cell="lstm").eval()
+    bos, eos = toy_vocab.bos_id, toy_vocab.eos_id
+    start = torch.full((1, 1), bos)
+
+    def teacher_forced_logp(tokens):  # [L] -> log p(tokens | <bos>), up to <eos>
+        n = tokens.tolist().index(eos) + 1 if eos in tokens.tolist() else len(tokens)
+        with torch.no_grad():
+            logp = model(torch.cat([start[0], tokens[: n - 1]])[None]).logits[0].log_softmax(-1)
+        return logp, logp.gather(-1, tokens[:n, None]).sum(), n
+
+    with torch.no_grad():
+        greedy = decoding.greedy(step_function(model), start, 8, eos)
+        beam = decoding.beam_search(step_function(model), start, 8, 3, eos)
+    logp, total, n = teacher_forced_logp(greedy.tokens[0])
+    assert torch.equal(greedy.tokens[0, :n], logp.argmax(-1))
+    assert abs(float(greedy.log_prob[0] - total)) < 1e-5
+    assert abs(float(beam.log_prob[0] - teacher_forced_logp(beam.tokens[0])[1])) < 1e-5
+    assert beam.log_prob[0] >= greedy.log_prob[0] - 1e-6
 
 
 def test_sentences_are_read_in_reading_order(toy_vocab):
