@@ -14,7 +14,7 @@ with a feed-forward net over a fixed window; the recurrent form is Mikolov et al
 ``reverse=True`` gives the backward model, which reads each sentence right to left and predicts
 P(w_i | w_{i+1} .. w_n), as ELMo's backward LSTM does. Its perplexity is exp of the mean negative
 log-likelihood per predicted token (``perplexity``); ``sample`` draws sentences from it (through
-``step_function`` and ``lib.decoding``, like every model family), ``sentences`` reads them.
+``step_function`` and ``lib.decoding``, like every model family), ``reading_order`` reads them.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ __all__ = [
     "perplexity",
     "step_function",
     "sample",
-    "sentences",
+    "reading_order",
 ]
 
 
@@ -121,7 +121,7 @@ class RNNLM(nn.Module):
     def run(self, input_ids: Tensor, state=None) -> tuple[Tensor, object]:
         """The network in its own reading direction, with no reversal: input_ids [B, T] -> (logits
         [B, T, V], state) where logits[:, t] scores the next token to read. ``state`` carries on a
-        sequence (used by ``sample``)."""
+        sequence (used by ``step_function``)."""
         h, state = self.rnn(self.drop(self.embedding(input_ids)), state)  # [B, T, H]
         return self.out(self.drop(h)), state  # [B, T, V]
 
@@ -243,8 +243,8 @@ def sample(
     """n sentences drawn from the model, token by token from softmax(logits / temperature), as a
     ``lib.decoding.Decoded``: tokens [n, L] in the order they were drawn, log_prob [n]. A forward
     model starts from <bos> and draws left to right until <eos>; a backward model starts from <eos>,
-    draws right to left until <bos>. A row that reaches max_len tokens is cut there. ``sentences``
-    turns the result into lists of ids in reading order."""
+    draws right to left until <bos>. A row that reaches max_len tokens is cut there.
+    ``reading_order`` turns the result into lists of ids in reading order."""
     check_sample(n, max_len, temperature)
     start, stop = (eos_id, bos_id) if model.reverse else (bos_id, eos_id)
     was_training = model.training
@@ -260,7 +260,7 @@ def sample(
         model.train(was_training)
 
 
-def sentences(model: RNNLM, decoded: Decoded, bos_id: int, eos_id: int) -> list[list[int]]:
+def reading_order(model: RNNLM, decoded: Decoded, bos_id: int, eos_id: int) -> list[list[int]]:
     """The sentences of ``sample``, as lists of ids in reading order without <bos> and <eos>: each
     row cut at its stop token (<eos> for a forward model, <bos> for a backward one), a backward
     model's rows reversed."""

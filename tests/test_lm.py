@@ -19,9 +19,9 @@ from lib.rnnlm import (
     lm_batches,
     make_lm_batch,
     perplexity,
+    reading_order,
     reverse_padded,
     sample,
-    sentences,
     step_function,
 )
 from lib.train import fit
@@ -245,7 +245,7 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
         assert torch.equal(drawn.tokens, again.tokens) and torch.equal(
             drawn.log_prob, again.log_prob
         )
-        a = sentences(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
+        a = reading_order(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
         assert all(len(s) <= 6 and all(0 <= i < len(toy_vocab) for i in s) for s in a)
     # a model that always says "dog" then (after a dog) the end: forward "dog", backward "dog" too
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
@@ -254,7 +254,7 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
         model.out.bias.fill_(-50.0)
         model.out.bias[toy_vocab.stoi["dog"]] = 50.0
     drawn = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
-    out = sentences(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
+    out = reading_order(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
     assert torch.allclose(drawn.log_prob, torch.zeros(2), atol=1e-6)  # P(dog) = 1 - e^-100
 
@@ -284,8 +284,8 @@ def test_step_function_decodes_as_the_teacher_forced_model(toy_vocab):
     assert beam.log_prob[0] >= greedy.log_prob[0] - 1e-6
 
 
-def test_sentences_are_read_in_reading_order(toy_vocab):
-    """A backward model draws right to left: sentences() cuts each row at <bos> and reverses it."""
+def test_reading_order_cuts_and_reverses_the_rows(toy_vocab):
+    """A backward model draws right to left: reading_order() cuts each row at <bos> and reverses it."""
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=True)
     the, dog, bos, eos = (
         toy_vocab.stoi["the"],
@@ -294,10 +294,10 @@ def test_sentences_are_read_in_reading_order(toy_vocab):
         toy_vocab.eos_id,
     )
     drawn = Decoded(torch.tensor([[dog, the, bos, 0], [dog, dog, dog, dog]]), torch.zeros(2), None)
-    assert sentences(model, drawn, bos, eos) == [[the, dog], [dog] * 4]
+    assert reading_order(model, drawn, bos, eos) == [[the, dog], [dog] * 4]
     forward = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
     drawn = Decoded(torch.tensor([[the, dog, eos, 0]]), torch.zeros(1), None)
-    assert sentences(forward, drawn, bos, eos) == [[the, dog]]
+    assert reading_order(forward, drawn, bos, eos) == [[the, dog]]
 
 
 # --- skip-gram ----------------------------------------------------------------------------------------
