@@ -22,6 +22,7 @@ is what lets BPE tell the ending "est" (newest) from "est" inside a word (estima
 **BPE, applying** (``apply_bpe``): split a word into characters (+ ``</w>``), then merge adjacent pairs
 in the order the merges were learned (the pair with the earliest merge first, all its occurrences at
 once), until no learned merge applies. A character never seen in training stays a symbol of its own;
+``BPETokenizer.encode`` maps it to ``<unk>``.
 
 The code a student reads is ``bpe_steps``, the paper's loop as written: count every pair, merge the most
 frequent, repeat. It recounts every pair after every merge, which is quick for the lectures' dictionary
@@ -51,6 +52,7 @@ from lib._validate import (
 __all__ = [
     "END_OF_WORD",
     "BPEStep",
+    "pair_counts",
     "bpe_steps",
     "learn_bpe",
     "apply_bpe",
@@ -121,9 +123,8 @@ def bpe_steps(
         pairs = pair_counts(segmentation, word_counts)  # count every pair of adjacent symbols
         if not pairs:
             break  # every word is a single symbol
-        best = min(
-            pairs, key=lambda p: (-pairs[p], p)
-        )  # the most frequent; ties: the smallest pair
+        # the most frequent pair; ties: the smallest
+        best = min(pairs, key=lambda p: (-pairs[p], p))
         segmentation = {w: _merge(symbols, best) for w, symbols in segmentation.items()}
         vocabulary.append(best[0] + best[1])
         steps.append(

@@ -22,7 +22,7 @@ Pipeline (sec. 3.1 of the paper):
       forward:  L LSTM layers, left to right            -> h->_{k,j} [B, T, H]   (j = 1..L)
       backward: L LSTM layers, right to left (each sentence reversed within its length)
                                                         -> h<-_{k,j} [B, T, H]
-      states[0] = [x; x], states[j] = [h->_{k,j}; h<-_{k,j}]   -> [N, B, T, 2H]
+      hidden_states[0] = [x; x], hidden_states[j] = [h->_{k,j}; h<-_{k,j}]   N = L + 1 tensors [B, T, 2H]
       softmax (shared): logits of the next word from h->_{k,L}, of the previous word from h<-_{k,L}
 
 Objective (eq. 3 of the paper, the lectures' formula): jointly maximise the log likelihood of both
