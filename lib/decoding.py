@@ -12,7 +12,7 @@ continues: None when the rows are the same as before (greedy search and sampling
 when beam search has reordered, repeated or dropped hypotheses, so that a step that keeps state
 (an RNN's hidden state, GPT's key/value cache) reorders it. ``attention`` is what the model looked
 at to predict this token (the source weights of an RNN decoder, the regions of a captioner), or
-None; the decoders collect it into ``Decoded.attention``.
+None; the decoders collect it into ``Decoded.attentions``.
 
 Shape legend: B batch, K hypotheses alive in the beam (<= beam_width), t tokens so far, L tokens
 decoded, V vocabulary.
@@ -55,13 +55,13 @@ class Decoded(NamedTuple):
     tokens [B, L]: the decoded tokens, without the start (BOS or the prompt), each row ending with
     eos_id where one was produced, then pad_id. log_prob [B]: sum over the decoded tokens (up to
     and including eos_id) of log p(token | everything before it), under the model's own
-    distribution (temperature 1, no top-k or top-p cut). attention: what the model
+    distribution (temperature 1, no top-k or top-p cut). attentions: what the model
     attended to while producing each token ([B, L, ...], zero after the end), or None for a model
     that does not report it."""
 
     tokens: Tensor
     log_prob: Tensor
-    attention: Tensor | dict | None
+    attentions: Tensor | dict | None
 
 
 def gnmt_penalty(length: int, alpha: float) -> float:
@@ -217,11 +217,11 @@ def greedy(
 
 class Hypothesis(NamedTuple):
     """A finished beam-search hypothesis: tokens [L] (without the start), log_prob (a 0-dim tensor,
-    the sum of the log-probabilities of its tokens), and attention [L, ...] or None."""
+    the sum of the log-probabilities of its tokens), and attentions [L, ...] or None."""
 
     tokens: Tensor
     log_prob: Tensor
-    attention: Tensor | None
+    attentions: Tensor | None
 
 
 def beam_hypotheses(
@@ -296,5 +296,5 @@ def beam_search(
     best = max(
         finished, key=lambda h: h.log_prob.item() / gnmt_penalty(len(h.tokens), length_penalty)
     )
-    attention = None if best.attention is None else best.attention[None]
+    attention = None if best.attentions is None else best.attentions[None]
     return Decoded(best.tokens[None], best.log_prob[None], attention)
