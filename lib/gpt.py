@@ -171,12 +171,14 @@ class CausalSelfAttention(nn.Module):
         # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
         # query heads, then the H key heads, then the H value heads
         q, k, v = split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
+        P = 0  # positions before ours: none without a cache
         if kv_cache is not None:
             k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
-        P = k.shape[2] - T  # positions before ours: 0 without a cache
-        # query i sits at position P + i and may attend keys 0 .. P + i; a single new token (a
-        # generation step) may attend every key, so it needs no mask
-        mask = None if T == 1 else causal_mask(T, device=x.device, past=P)  # [T, P + T]
+            P = k.shape[2] - T
+        # query i sits at position P + i and may attend keys 0 .. P + i; the one new token of a
+        # generation step comes last, so it may attend every key and needs no mask
+        one_new_token = kv_cache is not None and T == 1
+        mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
