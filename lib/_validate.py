@@ -317,3 +317,44 @@ def check_length_penalty(length_penalty) -> None:
         or not 0 <= length_penalty < math.inf
     ):
         raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
+
+
+# --- lib.pretrained.gpt --------------------------------------------------------------------------
+
+
+def check_hf_gpt2(model) -> None:
+    """TypeError unless ``model`` is a transformers GPT2LMHeadModel; ValueError for the options of
+    its config that lib.gpt.GPT does not implement."""
+    if type(model).__name__ != "GPT2LMHeadModel" or not hasattr(model, "config"):
+        raise TypeError(
+            f"model: expected a transformers GPT2LMHeadModel, got {type(model).__name__}"
+        )
+    c = model.config
+    unsupported = {
+        "activation_function": (c.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
+        "n_inner": (c.n_inner, (None, 4 * c.n_embd)),
+        "scale_attn_weights": (c.scale_attn_weights, (True,)),
+        "scale_attn_by_inverse_layer_idx": (c.scale_attn_by_inverse_layer_idx, (False,)),
+        "add_cross_attention": (getattr(c, "add_cross_attention", False), (False,)),
+        "tie_word_embeddings": (getattr(c, "tie_word_embeddings", True), (True,)),
+    }
+    for name, (value, allowed) in unsupported.items():
+        if value not in allowed:
+            raise ValueError(
+                f"model.config.{name}: lib.gpt.GPT implements {' or '.join(map(repr, allowed))}, got {value!r}"
+            )
+
+
+def check_state_dicts_match(ours: dict, theirs: dict) -> None:
+    """ValueError unless the state dict ``theirs`` (already in our layout) has exactly the keys of
+    lib.gpt.GPT's ``ours``, each of the same shape."""
+    missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
+    if missing or unexpected:
+        raise ValueError(
+            f"model: state dict does not match lib.gpt.GPT: missing {missing}, unexpected {unexpected}"
+        )
+    for name, target in ours.items():
+        if theirs[name].shape != target.shape:
+            raise ValueError(
+                f"model: {name} has shape {tuple(theirs[name].shape)} after loading, lib.gpt expects {tuple(target.shape)}"
+            )
