@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib import decoding
+from lib import decoding, gpt_fast
 from lib.gpt import (
     GPT,
     GPTClassifier,
@@ -259,6 +259,13 @@ def test_fast_kv_cache_equals_the_simple_one():
         for c in (KVCache, FastKVCache)
     ]
     assert torch.equal(beams[0].tokens, beams[1].tokens)
+    # the fast path as a whole (FastKVCache under inference_mode): the readable path's tokens
+    fast_greedy = gpt_fast.greedy_decode(model, prompt, 100)
+    readable = greedy_decode(model, prompt, 100)
+    assert torch.equal(fast_greedy.tokens, readable.tokens)
+    torch.testing.assert_close(fast_greedy.log_prob, readable.log_prob, rtol=0, atol=1e-4)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        gpt_fast.greedy_decode(model, prompt, 0)
 
 
 @pytest.mark.parametrize(
