@@ -2,7 +2,7 @@
 beam search with the GNMT length penalty.
 
 A model is decoded through a *step function*, which the model's module builds (for example
-``lib.seq2seq.step_function``, ``lib.transformer.step_function``, ``GPT.step_function``):
+``lib.seq2seq.step_function``, ``lib.transformer.step_function``, ``lib.gpt.step_function``):
 
     logits [K, V], attention [K, ...] or None = step(tokens [K, t], parents [K] or None)
 
