@@ -30,7 +30,7 @@ from lib.gpt import beam_search as gpt_beam
 from lib.gpt import greedy_decode as gpt_greedy
 from lib.gpt import sample as gpt_sample
 from lib.han import HierarchicalAttentionNetwork
-from lib.lm import RNNLM, sample
+from lib.rnnlm import RNNLM, sample
 from lib.seq2seq import BahdanauDecoder, Encoder, Seq2Seq, beam_search, greedy_decode
 from lib.train import fit
 from lib.transformer import Transformer, TransformerConfig
@@ -134,7 +134,7 @@ def seq2seq(device):
     lengths = torch.tensor([6, 4])
 
     def run():
-        logits, _ = model(src, lengths, src)
+        logits = model(src, lengths, src).logits
         logits.sum().backward()
         model.eval()
         greedy_decode(model, src, lengths, 5, 1, 2)
