@@ -90,11 +90,11 @@ def test_the_loss_is_mlm_plus_lambda_times_the_discriminator_loss():
         generator=torch.Generator().manual_seed(0),
     )
     assert all(torch.equal(a, b) for a, b in zip(c, again))
-    gen_logits = model.generator(c.masked, None, mask)
+    gen_logits = model.generator(c.masked, None, mask).logits
     mlm = F.cross_entropy(
         gen_logits[c.mlm_labels != IGNORE_INDEX], c.mlm_labels[c.mlm_labels != IGNORE_INDEX]
     )
-    logits = model.discriminator(c.corrupted, None, mask)
+    logits = model.discriminator(c.corrupted, None, mask).logits
     real = mask.bool()
     p = torch.sigmoid(logits[real])
     y = c.replaced[real].float()
