@@ -14,7 +14,8 @@ Modules, one concept each:
 - :mod:`lib.lm` -- n-gram and RNN language models, word2vec's skip-gram.
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
-- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, masked-token corruption.
+- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, the pretraining loss.
+- :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
 - :mod:`lib.xlnet` -- XLNet's permutation and two-stream attention masks.

@@ -9,8 +9,9 @@ import nbformat
 import pytest
 import torch
 
-from lib.bert import BertConfig, count_parameters, mask_tokens
+from lib.bert import BertConfig, count_parameters
 from lib.exercises import ExerciseFailed, ch14
+from lib.pretraining_data import mask_tokens
 from tests.test_exercises import ROOT, defined_functions, exercises, tags
 
 CHAPTER = ROOT / "notebooks" / "14_bert.ipynb"
