@@ -225,17 +225,13 @@ class BertAddNorm(nn.Module):
 
 
 class BertAttention(nn.Module):
-    """The first sub-layer: ``self`` (the heads) then ``output`` (projection, residual, LayerNorm).
-    forward(x [B, T, D], mask, need_weights) -> (x [B, T, D], weights [B, H, T, T] or None)."""
+    """The first sub-layer's modules under the checkpoints' names: ``self`` (the heads) and
+    ``output`` (W^O, residual, LayerNorm). ``BertLayer.forward`` calls the two in turn."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
         self.self = BertSelfAttention(c)
         self.output = BertAddNorm(c, c.hidden_size)  # W^O, residual, LayerNorm
-
-    def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
-        context, weights = self.self(x, mask, need_weights)  # [B, T, D], [B, H, T, T] or None
-        return self.output(context, x), weights
 
 
 class BertIntermediate(nn.Module):
@@ -258,13 +254,18 @@ class BertLayer(nn.Module):
 
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.attention = BertAttention(c)
-        self.intermediate = BertIntermediate(c)
+        self.attention = BertAttention(c)  # attention.self, attention.output
+        self.intermediate = BertIntermediate(c)  # W1 and GELU
         self.output = BertAddNorm(c, c.intermediate_size)  # W2, residual, LayerNorm
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
-        x, weights = self.attention(x, mask, need_weights)  # [B, T, D], [B, H, T, T] or None
-        return self.output(self.intermediate(x), x), weights  # [B, T, D]
+        # sub-layer 1: multi-head self-attention, then Add & LayerNorm
+        context, weights = self.attention.self(x, mask, need_weights)  # [B, T, D], [B, H, T, T]
+        x = self.attention.output(context, x)  # LN(x + Dropout(context W^O + b))  [B, T, D]
+        # sub-layer 2: the position-wise feed-forward network, then Add & LayerNorm
+        h = self.intermediate(x)  # GELU(x W1 + b1)  [B, T, F]
+        x = self.output(h, x)  # LN(x + Dropout(h W2 + b2))  [B, T, D]
+        return x, weights  # weights None unless need_weights
 
 
 class BertEncoder(nn.Module):
