@@ -441,12 +441,25 @@ class BertPreTrainingHeads(nn.Module):
 
 
 class _BertWithHead(nn.Module):
-    """Shared plumbing of the models with a head: ``bert`` (a Bert) plus the head's modules."""
+    """Shared plumbing of the models with a head: ``bert`` (a Bert) plus the head's modules.
+    forward(input_ids, token_type_ids=None, attention_mask=None, return_attention=False,
+    return_hidden_states=False) runs ``bert``, then ``head`` on its ``BertOutput``."""
 
     def __init__(self, config: BertConfig):
         super().__init__()
         self.bert = Bert(config)
         self.config = config
+
+    def forward(
+        self,
+        input_ids: Tensor,
+        token_type_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        return_attention: bool = False,
+        return_hidden_states: bool = False,
+    ):
+        flags = (return_attention, return_hidden_states)
+        return self.head(self.bert(input_ids, token_type_ids, attention_mask, *flags))
 
 
 class BertForPreTraining(_BertWithHead):
@@ -467,16 +480,7 @@ class BertForPreTraining(_BertWithHead):
         init_weights(self.cls.predictions.transform, config.initializer_range)
         init_weights(self.cls.seq_relationship, config.initializer_range)
 
-    def forward(
-        self,
-        input_ids,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ):
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput):
         # [B, T, V], [B, 2]
         mlm_logits, nsp_logits = self.cls(out.sequence_output, out.pooled_output)
         return PreTrainingOutput(mlm_logits, nsp_logits, out.attentions, out.hidden_states)
@@ -523,16 +527,7 @@ class BertForSequenceClassification(_BertWithClassifier):
     Sentence pairs (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B
     [SEP]`` with segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
 
-    def forward(
-        self,
-        input_ids,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ):
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput):
         logits = self.classifier(self.dropout(out.pooled_output))  # [B, num_labels]
         return ClassifierOutput(logits, out.attentions, out.hidden_states)
 
@@ -563,16 +558,7 @@ class BertForTokenClassification(_BertWithClassifier):
     layer on every token's last-layer vector, after dropout. forward(...) -> ``ClassifierOutput(logits [B, T,
     num_labels], attentions, hidden_states)``."""
 
-    def forward(
-        self,
-        input_ids,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ):
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput):
         logits = self.classifier(self.dropout(out.sequence_output))  # [B, T, num_labels]
         return ClassifierOutput(logits, out.attentions, out.hidden_states)
 
@@ -589,15 +575,6 @@ class BertForQuestionAnswering(_BertWithHead):
         self.qa_outputs = nn.Linear(config.hidden_size, 2)
         init_weights(self.qa_outputs, config.initializer_range)
 
-    def forward(
-        self,
-        input_ids,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ):
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput):
         start, end = self.qa_outputs(out.sequence_output).unbind(-1)  # [B, T, 2] -> 2 x [B, T]
         return SpanOutput(start, end, out.attentions, out.hidden_states)

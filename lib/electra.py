@@ -38,7 +38,14 @@ from torch import Tensor, nn
 
 from lib._random import rand
 from lib._validate import check_electra_config, check_electra_inputs, check_instance
-from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertLMPredictionHead, init_weights
+from lib.bert import (
+    IGNORE_INDEX,
+    BertConfig,
+    BertLMPredictionHead,
+    BertOutput,
+    _BertWithHead,
+    init_weights,
+)
 from lib.pretraining_data import special_mask
 
 __all__ = [
@@ -112,55 +119,35 @@ class ElectraDiscriminatorOutput(NamedTuple):
     hidden_states: tuple[Tensor, ...] | None = None
 
 
-class ElectraGenerator(nn.Module):
+class ElectraGenerator(_BertWithHead):
     """A masked LM: ``bert`` (sharing ``embeddings`` with the discriminator) and a tied MLM head.
     forward(input_ids [B, T], token_type_ids, attention_mask, return_attention=False,
     return_hidden_states=False) -> ``ElectraGeneratorOutput(logits [B, T, V], ...)``."""
 
     def __init__(self, config: BertConfig, embeddings: nn.Module):
-        super().__init__()
-        self.bert = Bert(config)
+        super().__init__(config)
         self.bert.embeddings = embeddings  # shared (sec. 3.2): one module, two users
         self.predictions = BertLMPredictionHead(config, embeddings.word_embeddings)
         init_weights(self.predictions.transform, config.initializer_range)
 
-    def forward(
-        self,
-        input_ids: Tensor,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ) -> ElectraGeneratorOutput:
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput) -> ElectraGeneratorOutput:
         logits = self.predictions(out.sequence_output)  # [B, T, D] -> [B, T, V]
         return ElectraGeneratorOutput(logits, out.attentions, out.hidden_states)
 
 
-class ElectraDiscriminator(nn.Module):
+class ElectraDiscriminator(_BertWithHead):
     """The encoder that is kept: ``bert`` and a per-token head dense -> GELU -> dense_prediction (D -> 1),
     as in the published checkpoints. forward(...) -> ``ElectraDiscriminatorOutput(logits [B, T] (> 0:
     "replaced"), attentions, hidden_states)``."""
 
     def __init__(self, config: BertConfig):
-        super().__init__()
-        self.bert = Bert(config)
+        super().__init__(config)
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.dense_prediction = nn.Linear(config.hidden_size, 1)
         init_weights(self.dense, config.initializer_range)
         init_weights(self.dense_prediction, config.initializer_range)
 
-    def forward(
-        self,
-        input_ids: Tensor,
-        token_type_ids=None,
-        attention_mask=None,
-        return_attention=False,
-        return_hidden_states=False,
-    ) -> ElectraDiscriminatorOutput:
-        flags = (return_attention, return_hidden_states)
-        out = self.bert(input_ids, token_type_ids, attention_mask, *flags)
+    def head(self, out: BertOutput) -> ElectraDiscriminatorOutput:
         x = out.sequence_output  # [B, T, D]
         logits = self.dense_prediction(F.gelu(self.dense(x))).squeeze(-1)  # [B, T]
         return ElectraDiscriminatorOutput(logits, out.attentions, out.hidden_states)
