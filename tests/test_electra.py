@@ -160,6 +160,25 @@ def test_a_few_steps_lower_both_losses():
     assert last[1] < first[1]  # the discriminator learns which tokens are replaced
 
 
+def test_generator_and_discriminator_outputs_name_their_fields():
+    """Both return NamedTuples whose type does not depend on the flags: logits, then the encoder's
+    attentions and hidden states (tuples, one per layer) when asked for, None otherwise."""
+    model, (ids, mask) = small(), batch()
+    gen = model.generator(ids, None, mask)
+    assert gen.logits.shape == (*ids.shape, V) and gen.attentions is gen.hidden_states is None
+    disc = model.discriminator(ids, None, mask, return_attention=True, return_hidden_states=True)
+    assert disc.logits.shape == ids.shape and type(disc) is type(model.discriminator(ids))
+    assert len(disc.attentions) == 3 and all(a.shape == (6, 4, 12, 12) for a in disc.attentions)
+    assert len(disc.hidden_states) == 4 and torch.equal(
+        disc.hidden_states[-1],
+        model.discriminator.bert(ids, None, mask, return_attention=True).sequence_output,
+    )
+    # the weights are asked for, the logits are those of the path without them (float32 rounding)
+    torch.testing.assert_close(
+        disc.logits, model.discriminator(ids, None, mask).logits, rtol=0, atol=1e-5
+    )
+
+
 def test_bad_input():
     cfg = small().config.discriminator
     with pytest.raises(
