@@ -329,7 +329,9 @@ class Bert(nn.Module):
     padding; it becomes the library's boolean mask [B, 1, 1, T] (True = may attend), so that no
     query attends to padding. A [B, T, T] mask says per query which keys it may attend to. The
     padding's own rows are still computed (they attend to the real tokens) and are meaningless:
-    ignore them.
+    ignore them. Without ``return_attention`` the layers take torch's fused attention
+    (``lib.attention.attention_heads`` with need_weights=False): the same outputs up to float32
+    rounding, faster, and no [T, T] weights kept.
 
     Deviations from Hugging Face's BertModel, which this reproduces to float32 rounding with the
     same weights (tests/test_pretrained_bert.py): masked weights are exactly 0
@@ -493,7 +495,7 @@ def pretraining_loss(
     nsp_labels: Tensor | None = None,
 ) -> Tensor:
     """BERT's pretraining objective (sec. A.2): the mean cross-entropy of the masked-LM predictions over
-    the chosen tokens (labels != IGNORE_INDEX, from ``mask_tokens``) plus, if NSP logits and labels are
+    the chosen tokens (labels != IGNORE_INDEX, from ``lib.pretraining_data.mask_tokens``) plus, if NSP logits and labels are
     given, the mean cross-entropy of next-sentence prediction (labels 0 = IsNext, 1 = NotNext).
 
     mlm_logits [B, T, V], mlm_labels [B, T]; nsp_logits [B, 2], nsp_labels [B] -> scalar.
