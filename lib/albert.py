@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_bert_inputs, check_instance, check_int
+from lib._validate import check_bert_inputs, check_int, check_type
 from lib.bert import (
     BertConfig,
     BertLayer,
@@ -179,7 +179,7 @@ class Albert(nn.Module):
 
     def __init__(self, config: AlbertConfig):
         super().__init__()
-        check_instance(config, AlbertConfig, "config")
+        check_type(config, "config", AlbertConfig)
         self.config = config
         layer_config = config.bert_layer_config
         self.embeddings = AlbertEmbeddings(config)
@@ -229,7 +229,7 @@ def count_parameters(config: AlbertConfig) -> int:
     Unshared (``share_layers=False``) it is 89,650,176: BERT-base with ALBERT's 30,000-token vocabulary
     (109,081,344) less the 19,431,168 that the factorized embeddings save.
     """
-    check_instance(config, AlbertConfig, "config")
+    check_type(config, "config", AlbertConfig)
     with torch.device("meta"):
         model = Albert(config)
     return sum(p.numel() for p in model.parameters())

@@ -36,9 +36,9 @@ from torch import Tensor, nn
 from lib._validate import (
     check_bert_config,
     check_bert_inputs,
-    check_instance,
     check_int,
     check_pretraining_labels,
+    check_type,
 )
 from lib.attention import attention_heads, merge_heads, split_heads
 
@@ -343,7 +343,7 @@ class Bert(nn.Module):
 
     def __init__(self, config: BertConfig):
         super().__init__()
-        check_instance(config, BertConfig, "config")
+        check_type(config, "config", BertConfig)
         self.config = config
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib._random import rand
-from lib._validate import check_electra_config, check_electra_inputs, check_instance
+from lib._validate import check_electra_config, check_electra_inputs, check_type
 from lib.bert import (
     IGNORE_INDEX,
     BertConfig,
@@ -222,7 +222,7 @@ class Electra(nn.Module):
 
     def __init__(self, config: ElectraConfig):
         super().__init__()
-        check_instance(config, ElectraConfig, "config")
+        check_type(config, "config", ElectraConfig)
         self.config = config
         self.discriminator = ElectraDiscriminator(config.discriminator)
         self.generator = ElectraGenerator(config.generator, self.discriminator.bert.embeddings)

@@ -6,7 +6,7 @@
 - Task #2, next-sentence prediction: ``make_nsp_pairs`` draws sentence pairs, half of them a
   sentence and the one that follows it (IsNext), half a sentence and one of another story (NotNext).
 - ``pretraining_batches``: an endless stream of ``PretrainingBatch`` for ``lib.bert.BertForPreTraining``,
-  encoded with a ``lib.tokenization.WordPieceTokenizer`` and masked afresh every epoch.
+  encoded with a ``lib.wordpiece.WordPieceTokenizer`` and masked afresh every epoch.
 
 The model and its loss (``pretraining_loss``) are in lib.bert. Shapes: B batch, T tokens, V vocabulary.
 """
@@ -152,7 +152,7 @@ def pretraining_batches(
     seed: int = 0,
 ):
     """An endless iterator of ``PretrainingBatch``: the examples shuffled afresh every epoch, encoded
-    with ``tokenizer.encode_batch`` (a ``lib.tokenization.WordPieceTokenizer``), masked with
+    with ``tokenizer.encode_batch`` (a ``lib.wordpiece.WordPieceTokenizer``), masked with
     ``mask_tokens`` (specials: [PAD] [UNK] [CLS] [SEP] [MASK] never chosen).
 
     examples: a list of ``NSPPair`` (``make_nsp_pairs``: sentence pairs with NSP labels) or of str
