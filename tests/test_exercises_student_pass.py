@@ -310,3 +310,35 @@ def test_ch13_twelve_n_d_squared_is_what_the_message_says():
     assert not re.search(
         r"174,000,000,000 is 12 N d\^2", verdict_of(ch13.check_gpt3_size, 174e9, None)
     )
+
+
+# --- the same pass over the other chapters' predictions: each mistake gets its own cause ------------------
+
+from lib.exercises import ch01, ch04, ch05, ch10, ch12, ch15  # noqa: E402
+
+OTHER_PREDICTIONS = [
+    (
+        ch01.check_greedy_or_reference,
+        ("reference", 0),
+        "the errors are the model's, not the search's",
+    ),
+    (ch04.check_luong_looks_left, (True, True), "it can ask for the gold word itself"),
+    (ch04.check_luong_looks_left, (False, False), "carries that a negation follows"),
+    (ch05.check_without_positions, (1, True), "has nothing to put in order"),
+    (ch05.check_without_positions, (3, False), "teacher forcing"),
+    (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),
+    (ch10.check_pair_score, ({("w", "##i"), ("##i", "##d")}, 3), "is c_ab, the count of the pair"),
+    (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "not a pair of adjacent pieces"),
+    (ch12.check_elmo_size, ("LSTM", "weight_hr", None), "the authors' cell has it too"),
+    (ch15.check_other_adjectives, (True, True), "describes a street"),
+    (ch15.check_other_adjectives, (False, False), "what the adjective can describe"),
+]
+
+
+@pytest.mark.parametrize(
+    "check, args, message",
+    OTHER_PREDICTIONS,
+    ids=[f"{c.__module__[-4:]}-{m[:25]}" for c, _, m in OTHER_PREDICTIONS],
+)
+def test_other_chapters_name_the_cause(check, args, message):
+    assert message in verdict_of(check, *args)
