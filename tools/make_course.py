@@ -20,7 +20,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   checker as the chapter and asserts that it passed, so a wrong answer fails with the checker's own
   feedback (the reason the student reads in nbgrader's feedback) and an untouched one with "not
   attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
-  gives the answer away;
+  gives the answer away. The test imports the checker afresh (``lib.exercises`` dropped from
+  ``sys.modules`` first), so a student's cell that rebinds ``check_...`` or patches the checker module
+  does not change what runs (issue 22; the teachers' page says why);
 - its **model answer** (the chapter's folded prose answer), as a manually graded cell: the student
   writes an explanation in its place, and the model answer stays in the instructor's source as the
   rubric.
