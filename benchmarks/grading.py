@@ -204,6 +204,13 @@ def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Secti
         f"{result['graders']} graders in parallel: {result['parallel_s']:.1f} s per submission ({speedup:.1f} times faster), {CLASS_SIZE * result['parallel_s'] / 60:.0f} minutes; "
         f"every submission was graded with full marks, every grader exited 0 and SQLite's integrity check said {result['integrity']!r}."
     ]
+    if result["load_1min"] and result["load_1min"] > result["cores"]:
+        findings.append(
+            f"The machine was shared: load average {result['load_1min']} on {result['cores']} cores at the start. "
+            "Each grader got only its share of the CPU, so the times are several times those of an idle machine, "
+            "and a second grader also got a second share; on a machine of your own, expect the speed-up of graders "
+            "in parallel to be bounded by its free cores."
+        )
     return Section(
         "grading",
         "6. Grading a class",
