@@ -332,7 +332,7 @@ def test_grades_export_as_csv(graded):
     root, _, totals = graded
     rows = list(csv.DictReader(open(root / "grades.csv")))
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == CH}
-    assert set(by_student) == set(STUDENTS)
+    assert set(by_student) == set(STUDENTS + CHEATERS)
     assert float(by_student["correct"]["raw_score"]) == totals["correct"]
     assert json.dumps(totals)  # plain numbers
 
