@@ -17,7 +17,9 @@ Modules, one concept each:
 - :mod:`lib.rnn_classifier` -- a sentence classifier that starts from word vectors or a language model.
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
-- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, masked-token corruption.
+- :mod:`lib.gpt_fast` -- the fast key/value cache (preallocated buffers) beside the readable one.
+- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, the pretraining loss.
+- :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
 - :mod:`lib.xlnet` -- XLNet's permutation and two-stream attention masks.

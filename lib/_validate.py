@@ -6,6 +6,7 @@ do not check again."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -902,9 +903,10 @@ def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> 
 
 
 def check_type(x, name: str, expected: type) -> None:
-    """TypeError unless x is an instance of ``expected``."""
+    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
     if not isinstance(x, expected):
-        raise TypeError(f"{name}: expected an {expected.__name__}, got {type(x).__name__}")
+        article = "an" if expected.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{name}: expected {article} {expected.__name__}, got {type(x).__name__}")
 
 
 def check_words(words, max_chars) -> None:
@@ -1021,3 +1023,246 @@ def check_elmo_config(config) -> None:
         raise ValueError(
             "word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 or some char_filters"
         )
+
+
+def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
+    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
+    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
+
+    def inside(v):
+        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
+
+    check_number(p, name, f"a probability in {interval}", inside)
+
+
+# --- the BERT family (lib.bert, lib.albert, lib.electra, lib.pretraining_data) -------------------
+
+
+def check_bert_config(c) -> None:
+    """The fields of a ``lib.bert.BertConfig``: sizes positive ints, heads dividing the width,
+    dropout probabilities in [0, 1), layer_norm_eps and initializer_range positive."""
+    for name in (
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+        "type_vocab_size",
+    ):
+        check_int(getattr(c, name), name, 1)
+    if c.hidden_size % c.num_attention_heads:
+        raise ValueError(
+            f"hidden_size={c.hidden_size} is not divisible by num_attention_heads={c.num_attention_heads}"
+        )
+    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+        check_probability(getattr(c, name), name, "[0, 1)")
+    for name in ("layer_norm_eps", "initializer_range"):
+        check_number(getattr(c, name), name, "a positive number", lambda v: v > 0)
+
+
+def check_bert_inputs(c, input_ids, token_type_ids=None, attention_mask=None) -> None:
+    """The inputs of a BERT-family encoder (BERT, ALBERT) with config ``c``: ids within the
+    vocabulary and the position table, segment ids of input_ids' shape, and the attention mask
+    ([B, T] or [B, T, T], bool or 0/1)."""
+    check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
+    B, T = input_ids.shape
+    if T > c.max_position_embeddings:
+        raise ValueError(
+            f"input_ids: expected at most max_position_embeddings={c.max_position_embeddings} tokens per sequence (the position table), got shape {tuple(input_ids.shape)}"
+        )
+    if token_type_ids is not None:
+        segments = "segment ids: 0 for sentence A, 1 for sentence B"
+        what = segments if c.type_vocab_size == 2 else "the segment table"
+        check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, what)
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(
+                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that of input_ids), got shape {tuple(token_type_ids.shape)}"
+            )
+    if attention_mask is None:
+        return
+    m = attention_mask
+    if not isinstance(m, Tensor) or m.is_floating_point() or m.is_complex():
+        got = m.dtype if isinstance(m, Tensor) else type(m).__name__
+        raise TypeError(
+            f"attention_mask: expected a bool or integer tensor (1/True = real token), got {got}"
+        )
+    if m.shape not in ((B, T), (B, T, T)):
+        raise ValueError(
+            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, 0 = padding) or [B, T, T] = {(B, T, T)}, got shape {tuple(m.shape)}"
+        )
+    if m.dtype != torch.bool and m.numel() and ((m != 0) & (m != 1)).any():
+        raise ValueError(
+            f"attention_mask: expected values 0 and 1, got values from {m.min().item()} to {m.max().item()}"
+        )
+
+
+def check_pretraining_labels(mlm_logits, nsp_logits, mlm_labels, nsp_labels, ignore_index) -> None:
+    """The labels of ``lib.bert.pretraining_loss``: mlm_labels shaped like mlm_logits without its
+    last dim, holding ids of its vocabulary or ``ignore_index``; NSP logits and labels both or
+    neither, nsp_labels [B]."""
+    if mlm_logits.shape[:-1] != mlm_labels.shape:
+        raise ValueError(
+            f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits without its last dim), got shape {tuple(mlm_labels.shape)}"
+        )
+    V = mlm_logits.shape[-1]
+    real = mlm_labels[mlm_labels != ignore_index]
+    if real.numel() and (real.min() < 0 or real.max() >= V):
+        raise ValueError(
+            f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of mlm_logits) or {ignore_index} (not chosen), got ids from {real.min().item()} to {real.max().item()}"
+        )
+    if (nsp_logits is None) != (nsp_labels is None):
+        raise ValueError("nsp_logits and nsp_labels: expected both or neither, got only one")
+    if nsp_logits is not None and nsp_labels.shape != nsp_logits.shape[:1]:
+        raise ValueError(
+            f"nsp_labels: expected shape {tuple(nsp_logits.shape[:1])}, got shape {tuple(nsp_labels.shape)}"
+        )
+
+
+def check_special_ids(special_ids, mask_token_id, vocab_size: int) -> None:
+    """The masking ids of ``mask_tokens`` and ELECTRA's corruption: ``special_ids`` a collection of
+    ids in [0, vocab_size) that leaves at least one ordinary id, ``mask_token_id`` an id there."""
+    ids = None if isinstance(special_ids, (str, bytes, int)) else list(special_ids)
+    if ids is None or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
+    ):
+        raise ValueError(
+            f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
+        )
+    if len(set(ids)) >= vocab_size:
+        raise ValueError(
+            "special_ids: every id of the vocabulary is special; nothing can be chosen"
+        )
+    check_id(mask_token_id, "mask_token_id", vocab_size)
+
+
+def check_mask_tokens(input_ids, vocab_size, mask_token_id, special_ids, prob, generator) -> None:
+    """The arguments of ``lib.pretraining_data.mask_tokens`` (ids of any shape)."""
+    if not isinstance(input_ids, Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
+        got = input_ids.dtype if isinstance(input_ids, Tensor) else type(input_ids).__name__
+        raise TypeError(f"input_ids: expected a tensor of token ids (torch.long), got {got}")
+    check_int(vocab_size, "vocab_size", 2)
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
+        raise ValueError(
+            f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
+        )
+    check_special_ids(special_ids, mask_token_id, vocab_size)
+    check_probability(prob, "prob")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator: expected a torch.Generator or None, got {type(generator).__name__}"
+        )
+
+
+def check_nsp_stories(stories, n) -> None:
+    """The arguments of ``lib.pretraining_data.make_nsp_pairs``: at least two stories (lists of
+    sentences) with a sentence each, one of them with two or more; ``n`` >= 1."""
+    if not isinstance(stories, (list, tuple)) or not all(
+        isinstance(s, (list, tuple)) and all(isinstance(x, str) for x in s) for s in stories
+    ):
+        raise TypeError(
+            f"stories: expected a list of stories, each a list of sentences (str), got {type(stories).__name__}"
+        )
+    if len(stories) < 2:
+        raise ValueError(
+            f"stories: expected at least 2 stories (NotNext takes a sentence from another story), got {len(stories)}"
+        )
+    if not any(len(s) >= 2 for s in stories):
+        raise ValueError("stories: expected at least one story with 2 or more sentences, got none")
+    check_int(n, "n", 1)
+    non_empty = sum(len(s) >= 1 for s in stories)
+    if non_empty < 2:
+        raise ValueError(
+            f"stories: expected two stories with at least one sentence each, got {non_empty}"
+        )
+
+
+def check_pretraining_examples(examples, batch_size, pair_type: type) -> None:
+    """The examples of ``lib.pretraining_data.pretraining_batches``: a non-empty list (or tuple),
+    all sentence pairs (``pair_type``) or all str; ``batch_size`` >= 1."""
+    if not isinstance(examples, (list, tuple)) or not examples:
+        raise ValueError(
+            f"examples: expected a non-empty list of NSPPair or of str, got {examples!r:.60}"
+        )
+    if not (
+        all(isinstance(e, pair_type) for e in examples) or all(isinstance(e, str) for e in examples)
+    ):
+        raise TypeError(
+            f"examples: expected all NSPPair (sentence pairs) or all str (sentences), got a mix of {sorted({type(e).__name__ for e in examples})}"
+        )
+    check_int(batch_size, "batch_size", 1)
+
+
+def check_electra_config(c, bert_config_type: type) -> None:
+    """The fields of a ``lib.electra.ElectraConfig``."""
+    check_type(c.discriminator, "discriminator", bert_config_type)
+    g, depth = c.generator_layers, c.discriminator.num_hidden_layers
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= depth:
+        raise ValueError(
+            f"generator_layers: expected an int in 1..{depth} (the discriminator's depth), got {g!r}"
+        )
+    check_probability(c.mask_prob, "mask_prob")
+    check_number(c.disc_weight, "disc_weight", "a number >= 0", lambda w: w >= 0)
+
+
+def check_electra_inputs(input_ids, vocab_size: int, mask_token_id, special_ids) -> None:
+    """The batch of ELECTRA's corruption: ids [B, T] of the vocabulary, and the masking ids."""
+    if (
+        not isinstance(input_ids, Tensor)
+        or input_ids.dtype not in (torch.int64, torch.int32)
+        or input_ids.dim() != 2
+    ):
+        raise ValueError(
+            f"input_ids: expected a [B, T] tensor of token ids, got {getattr(input_ids, 'dtype', type(input_ids).__name__)} {tuple(getattr(input_ids, 'shape', ()))}"
+        )
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
+        raise ValueError(
+            f"input_ids: expected ids in [0, {vocab_size}), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
+        )
+    check_special_ids(special_ids, mask_token_id, vocab_size)
+
+
+# --- XLNet's masks (lib.xlnet) -------------------------------------------------------------------
+
+
+def check_permutation(order) -> None:
+    """``order`` is a permutation of 0..T-1: a 1-D integer tensor or a sequence of ints."""
+    if isinstance(order, Tensor):
+        if order.dim() != 1 or order.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"order: expected a 1-D tensor of positions, got {order.dtype} {tuple(order.shape)}"
+            )
+        values = order.tolist()
+    elif isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
+        values = list(order)
+    else:
+        raise TypeError(
+            f"order: expected a sequence of positions (a permutation of 0..T-1), got {type(order).__name__}"
+        )
+    if (
+        not values
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or sorted(values) != list(range(len(values)))
+    ):
+        raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")
+
+
+def check_square_mask(mask, name: str = "mask") -> None:
+    """``mask`` is a square bool tensor [T, T]."""
+    if (
+        not isinstance(mask, Tensor)
+        or mask.dtype != torch.bool
+        or mask.dim() != 2
+        or mask.shape[0] != mask.shape[1]
+    ):
+        raise ValueError(
+            f"{name}: expected a square bool tensor [T, T], got {getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}"
+        )
+
+
+def check_segments(length, segment_length, memory_length) -> None:
+    """``length`` and ``segment_length`` ints >= 1, ``memory_length`` None or an int >= 0."""
+    check_int(length, "length", 1)
+    check_int(segment_length, "segment_length", 1)
+    if memory_length is not None:
+        check_int(memory_length, "memory_length", 0)
