@@ -238,10 +238,21 @@ def scaled_dot_product_attention(
     (same boolean convention). On a fully masked row this gives zero weights and output; recent
     torch versions do the same there, older ones returned NaN.
     Deviation from the paper: none beyond the mask; no dropout (that belongs to the caller).
-    The computation is ``attention_heads``; this function checks its arguments first.
+    The computation is ``_scaled_dot_product_attention``; this function checks its arguments first.
     """
     check_attention_args(q, k, v, mask)
-    return attention_heads(q, k, v, mask)
+    return _scaled_dot_product_attention(q, k, v, mask)
+
+
+def _scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0
+) -> tuple[Tensor, Tensor]:
+    """``scaled_dot_product_attention`` without the input checks, with ``dropout`` on the weights
+    (the returned weights are those before dropout)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
+    weights = _masked_softmax(scores, mask)  # [..., Tq, Tk], each row sums to 1 (or is all 0)
+    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
+    return dropped @ v, weights  # [..., Tq, Dv], [..., Tq, Tk]
 
 
 def attention_heads(
@@ -252,33 +263,49 @@ def attention_heads(
     dropout: float = 0.0,
     need_weights: bool = True,
 ) -> tuple[Tensor, Tensor | None]:
-    """softmax(q k^T / sqrt(Dh)) v for every head at once (Vaswani et al. 2017, eq. 1), with a mask.
+    """Scaled dot-product attention of every head at once, inside the library's layers
+    (``MultiHeadAttention``, ``lib.gpt.CausalSelfAttention``, ``lib.bert``'s self-attention).
 
     q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
     attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
     weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
-    the library's layers call it with inputs they have checked. need_weights=False takes the fast
-    path ``fused_attention`` (the same heads, no weights).
+    the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; where
+    one of the two fast paths below applies, it gives the same heads and weights (up to rounding)
+    in less time and memory: tests/test_multihead.py checks them equal, benchmarks/mha.py times both.
     """
-    if not need_weights:
+    if not need_weights:  # torch's fused kernel, which never forms the weights
         return fused_attention(q, k, v, mask, dropout), None
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # [B, H, Tq, Tk]
-    weights = _masked_softmax(scores, mask)  # [B, H, Tq, Tk], rows sum to 1 (or are all 0)
-    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
-    return dropped @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
+    if mask is None and dropout == 0 and not (q.requires_grad or k.requires_grad):
+        if q.dtype in (torch.float32, torch.float64):  # inference: the softmax in place
+            return attention_in_place(q, k, v)
+    return _scaled_dot_product_attention(q, k, v, mask, dropout)
+
+
+# --- the fast paths of attention_heads: the same numbers, in less time and memory -----------------
 
 
 def fused_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0
 ) -> Tensor:
-    """The fast path: ``attention_heads`` computed by torch's fused kernel, without the weights.
+    """The heads of ``attention_heads`` from torch's fused kernel, without the weights.
 
     F.scaled_dot_product_attention never keeps the [Tq, Tk] matrix: faster, less memory. Its
     boolean attn_mask has our convention (True = may attend), and torch >= 2.5 gives a fully
-    masked query row zero heads, as ``masked_softmax`` does; tests/test_multihead.py checks that
-    both paths give the same heads. q [B, H, Tq, Dh], k and v [B, H, Tk, Dh] -> [B, H, Tq, Dh].
+    masked query row zero heads, as ``masked_softmax`` does. q [B, H, Tq, Dh], k and v
+    [B, H, Tk, Dh] -> [B, H, Tq, Dh].
     """
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+
+def attention_in_place(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention`` without mask or dropout, for tensors that need no gradient,
+    as torch's own fast path computes it: q is scaled instead of the scores (a pass over
+    [B, H, Tq, Dh] instead of [B, H, Tq, Tk]) and the softmax overwrites the scores (one
+    [B, H, Tq, Tk] tensor instead of two: for long sequences the largest allocation of the layer,
+    fresh memory from the operating system at every call). -> (heads, weights)."""
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
+    weights = torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
+    return weights @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
 
 
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
