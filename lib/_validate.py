@@ -320,11 +320,12 @@ def check_bleu_args(hypotheses: list, references: list, max_n) -> None:
                 )
 
 
-def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> Tensor:
+def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> None:
     """The padding mask of right-padded ``input_ids`` [B, T]: bool, or 0/1 integers as Hugging
     Face's ``attention_mask``, of the shape of input_ids, True (1) on a prefix of every row (the
-    real tokens). Returns it as bool. TypeError for another dtype; ValueError for another shape,
-    other values, or padding before a real token."""
+    real tokens). Only checks: the caller builds its bool mask itself (``mask.bool()``), in plain
+    sight. TypeError for another dtype; ValueError for another shape, other values, or padding
+    before a real token."""
     if not isinstance(mask, Tensor) or mask.is_floating_point() or mask.is_complex():
         got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(
@@ -337,11 +338,10 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
     if mask.dtype != torch.bool:
         if ((mask != 0) & (mask != 1)).any():
             raise ValueError(f"{name}: expected 0/1 values, got {mask.unique().tolist()}")
-        mask = mask.bool()
+    mask = mask.bool()  # a local copy to compare with the prefix below, not returned
     lengths = mask.sum(1)  # [B]
     prefix = torch.arange(mask.shape[1], device=mask.device) < lengths[:, None]  # [B, T]
     if not torch.equal(prefix, mask):
         raise ValueError(
             f"{name}: expected True on a prefix of each row (right padding), got a row with padding before a real token"
         )
-    return mask

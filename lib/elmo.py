@@ -398,9 +398,11 @@ class BiLM(nn.Module):
         )
         if attention_mask is None:
             name = "attention_mask (input_ids != pad_id, no mask given)"
-            mask = check_padding_mask(input_ids != self.config.pad_id, input_ids, name)
+            mask = input_ids != self.config.pad_id
+            check_padding_mask(mask, input_ids, name)
         else:
-            mask = check_padding_mask(attention_mask, input_ids)
+            check_padding_mask(attention_mask, input_ids)
+            mask = attention_mask.bool()
         empty = mask.sum(1) == 0  # [B]
         if empty.any():
             raise ValueError(

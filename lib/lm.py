@@ -182,7 +182,8 @@ def _check_batch(input_ids, attention_mask, vocab_size: int) -> Tensor:
     if attention_mask is None:
         B, T = input_ids.shape
         return torch.full((B,), T, dtype=torch.long, device=input_ids.device)
-    return check_padding_mask(attention_mask, input_ids).sum(1)  # [B]
+    check_padding_mask(attention_mask, input_ids)
+    return attention_mask.bool().sum(1)  # [B]
 
 
 def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
