@@ -376,7 +376,8 @@ class Transformer(nn.Module):
 
     def _encode(self, src: Tensor, return_attention: bool) -> EncoderOutput:
         x = self.pos_encoding(self.src_embed(src) * math.sqrt(self.config.d_model))  # [B, S, D]
-        return EncoderOutput(*self.encoder(x, self.src_mask(src), return_attention))
+        memory, weights = self.encoder(x, self.src_mask(src), return_attention)  # [B, S, D]
+        return EncoderOutput(memory, weights)
 
     def _decode(self, tgt_in, memory, src_mask, return_attention: bool) -> TransformerOutput:
         T = tgt_in.shape[1]
