@@ -18,6 +18,12 @@ multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
 
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
 Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
+
+Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
+computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
+same computation without the checks, which the library's own layers call. ``attention_heads`` is the
+simple path a reader reads; its two fast paths, ``fused_attention`` and ``attention_in_place``, sit
+beside it and are tested equal to it.
 """
 
 import math
@@ -41,6 +47,28 @@ from lib._validate import (
     check_scores_and_mask,
     check_split_heads_args,
 )
+
+__all__ = [
+    "masked_softmax",
+    "additive_mask",
+    "dot_product_score",
+    "scaled_dot_product_score",
+    "cosine_score",
+    "GeneralScore",
+    "AdditiveScore",
+    "LocationScore",
+    "attend",
+    "scaled_dot_product_attention",
+    "attention_heads",
+    "fused_attention",
+    "attention_in_place",
+    "split_heads",
+    "merge_heads",
+    "causal_mask",
+    "padding_mask",
+    "MultiHeadAttention",
+]
+
 
 # --- softmax with a mask ---------------------------------------------------------------------------
 
