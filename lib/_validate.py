@@ -101,11 +101,16 @@ def check_batch(a_shape, a_name: str, b: Tensor, b_name: str) -> None:
         )
 
 
-def check_bool_mask(mask, scores_shape, examples: str = "[Tk], [B, 1, Tk], [B, Tq, Tk]") -> None:
-    """TypeError unless mask is a bool tensor; ValueError unless it broadcasts to the scores."""
+def check_mask_dtype(mask) -> None:
+    """TypeError unless mask is a bool tensor (the library's one mask convention)."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
+
+
+def check_bool_mask(mask, scores_shape, examples: str = "[Tk], [B, 1, Tk], [B, Tq, Tk]") -> None:
+    """TypeError unless mask is a bool tensor; ValueError unless it broadcasts to the scores."""
+    check_mask_dtype(mask)
     if broadcast_shape(mask.shape, scores_shape) != tuple(scores_shape):
         raise ValueError(
             f"mask: expected a shape broadcastable to the scores' {tuple(scores_shape)} (e.g. {examples}), got shape {tuple(mask.shape)}"
@@ -120,9 +125,7 @@ def check_scores_and_mask(scores, mask) -> None:
 
 
 def check_additive_mask_args(mask, dtype) -> None:
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
+    check_mask_dtype(mask)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
 
@@ -240,9 +243,7 @@ def check_mha_inputs(query, key, value, mask, d_model: int, n_heads: int, dtype)
     check_batch(query.shape, "query", value, "value")
     if mask is None:
         return
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
+    check_mask_dtype(mask)
     B = max(query.shape[0], key.shape[0], value.shape[0])  # the batch dims broadcast (checked)
     scores = (B, n_heads, query.shape[1], key.shape[1])
     if mask.dim() == 3 and mask.shape[0] != 1:
