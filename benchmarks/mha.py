@@ -62,8 +62,8 @@ def make_pair(
 
 def simple_forward(mha: MultiHeadAttention, query, key, value):
     """MultiHeadAttention.forward with need_weights=True on the path a student reads,
-    ``lib.attention._scaled_dot_product_attention`` (scores divided by sqrt(Dh) after the product,
-    the masked softmax into a new tensor), instead of ``attention_heads``, which takes the fast path
+    ``lib.attention._scaled_dot_product_attention`` (the masked softmax into a new tensor), instead
+    of ``attention_heads``, which takes the fast path
     ``attention_in_place`` when no gradient is needed. Timed in the same rounds, to show what the
     fast path buys."""
     check_mha_inputs(query, key, value, None, mha.d_model, mha.n_heads, mha.q_proj.weight.dtype)
@@ -212,7 +212,7 @@ def run(
     return section
 
 
-PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the simple path divides the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product; (2) its softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the second allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, scales q and computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
+PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
 
 
 def findings(

@@ -277,7 +277,8 @@ def _scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """``scaled_dot_product_attention`` without the input checks, with ``dropout`` on the weights
     (the returned weights are those before dropout)."""
-    scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
+    # q k^T / sqrt(Dk), with q scaled first: Tq x Dk numbers instead of the Tq x Tk scores
+    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [..., Tq, Tk]
     weights = _masked_softmax(scores, mask)  # [..., Tq, Tk], each row sums to 1 (or is all 0)
     dropped = F.dropout(weights, dropout) if dropout > 0 else weights
     return dropped @ v, weights  # [..., Tq, Dv], [..., Tq, Tk]
@@ -327,11 +328,10 @@ def fused_attention(
 
 def attention_in_place(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     """``_scaled_dot_product_attention`` without mask or dropout, for tensors that need no gradient,
-    as torch's own fast path computes it: q is scaled instead of the scores (a pass over
-    [B, H, Tq, Dh] instead of [B, H, Tq, Tk]) and the softmax overwrites the scores (one
-    [B, H, Tq, Tk] tensor instead of two: for long sequences the largest allocation of the layer,
-    fresh memory from the operating system at every call). -> (heads, weights)."""
-    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
+    as torch's own fast path computes it: the softmax overwrites the scores (one [B, H, Tq, Tk]
+    tensor instead of two: for long sequences the largest allocation of the layer, fresh memory
+    from the operating system at every call). -> (heads, weights)."""
+    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
     weights = torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
     return weights @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
 
