@@ -27,7 +27,7 @@ from lib.electra import Electra, ElectraConfig
 from lib.elmo import BiLM, ELMoConfig
 from lib.gpt import GPT, GPTConfig
 from lib.han import HierarchicalAttentionNetwork
-from lib.lm import RNNLM, sample
+from lib.rnnlm import RNNLM, sample
 from lib.seq2seq import BahdanauDecoder, Encoder, Seq2Seq, beam_search, greedy_decode
 from lib.train import fit
 from lib.transformer import Transformer, TransformerConfig
@@ -131,7 +131,7 @@ def seq2seq(device):
     lengths = torch.tensor([6, 4])
 
     def run():
-        logits, _ = model(src, lengths, src)
+        logits = model(src, lengths, src).logits
         logits.sum().backward()
         model.eval()
         greedy_decode(model, src, lengths, 5, 1, 2)
