@@ -302,7 +302,7 @@ def greedy_decode(
     """Greedy captions: at each step the most probable word, fed back as the next input.
 
     images [B, C, H, W] -> ``lib.decoding.Decoded``: tokens [B, L], L <= max_len; log_prob [B];
-    attention [B, L, R], where attention[b, t] is the map over the regions that produced word t
+    attentions [B, L, R], where attentions[b, t] is the map over the regions that produced word t
     (reshape to ``model.encoder.grid_size(H, W)`` to draw it). A caption stops at its <eos> (which
     is included; later positions hold ``model.pad_id`` and zero weights); decoding stops when every
     caption has ended. ``attention="hard"`` reads only the region of largest weight at every step

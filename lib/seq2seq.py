@@ -26,7 +26,7 @@ decoding (``step_function``, run by ``lib.decoding``'s greedy and beam search) a
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
 attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
 ``greedy_decode`` and ``beam_search`` return a ``lib.decoding.Decoded`` (tokens, log_prob,
-attention).
+attentions).
 """
 
 from typing import NamedTuple
@@ -480,7 +480,7 @@ def greedy_decode(
 
     src [B, S], src_lengths [B] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len, the
     words without BOS, ending with EOS where one was produced, then ``model.pad_id``), log_prob
-    [B], attention [B, L, S] or None (row t is the attention the decoder used when it chose
+    [B], attentions [B, L, S] or None (row t is the attention the decoder used when it chose
     tokens[:, t]; rows after EOS are 0). Put the model in eval mode first (hard attention samples
     in training mode).
     """
@@ -504,7 +504,7 @@ def beam_search(
     ``beam_width`` most probable prefixes at every step.
 
     src [1, S], src_lengths [1] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L
-    <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attention [1, L, S]
+    <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attentions [1, L, S]
     or None. A hypothesis that ends with EOS, or reaches max_len words, is finished; the best
     finished one by log p(y | x) / ``lib.decoding.gnmt_penalty(L, length_penalty)`` wins
     (length_penalty = 0: by log-probability alone, no length normalization). beam_width=1 is

@@ -431,7 +431,7 @@ def _with_attention(model: Transformer, src: Tensor, bos_id: int, out: Decoded) 
     bos = torch.full_like(out.tokens[:, :1], bos_id)
     tgt_in = torch.cat([bos, out.tokens[:, :-1]], dim=1)  # [B, L]
     cross = model(src, tgt_in, return_attention=True).cross_attentions  # N x [B, H, L, S]
-    return out._replace(attention=cross)
+    return out._replace(attentions=cross)
 
 
 @torch.no_grad()
@@ -443,9 +443,10 @@ def greedy_decode(
 
     src [B, S] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len: the generated tokens
     without BOS, ending with EOS where one was produced, then ``config.pad_id``), log_prob [B],
-    attention: the cross_attentions of ``Transformer.forward`` for the decoder input BOS +
+    attentions: the cross_attentions of ``Transformer.forward`` for the decoder input BOS +
     tokens[:, :-1] (a tuple, one tensor [B, H, L, S] per layer), i.e. one row per generated token:
-    row t is where the decoder looked when it chose tokens[:, t]. Put the model in eval mode first, or dropout will change the tokens.
+    row t is where the decoder looked when it chose tokens[:, t]. Put the model in eval mode first,
+    or dropout will change the tokens.
     """
     check_transformer_decoding(model.config, src, max_len, bos_id, eos_id)
     start = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
@@ -467,7 +468,7 @@ def beam_search(
     is ``lib.decoding.beam_search`` with this model's step.
 
     src [1, S] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L <= max_len),
-    log_prob [1] (its sum_t log p(y_t | y_<t, src)), attention (as in ``greedy_decode``). The
+    log_prob [1] (its sum_t log p(y_t | y_<t, src)), attentions (as in ``greedy_decode``). The
     finished hypotheses are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)``
     (0 ranks by log_prob alone). beam_width=1 is greedy decoding.
     """

@@ -26,6 +26,9 @@ from lib.captioning import greedy_decode as caption_greedy
 from lib.electra import Electra, ElectraConfig
 from lib.elmo import BiLM, ELMoConfig
 from lib.gpt import GPT, GPTConfig
+from lib.gpt import beam_search as gpt_beam
+from lib.gpt import greedy_decode as gpt_greedy
+from lib.gpt import sample as gpt_sample
 from lib.han import HierarchicalAttentionNetwork
 from lib.rnnlm import RNNLM, sample
 from lib.seq2seq import BahdanauDecoder, Encoder, Seq2Seq, beam_search, greedy_decode
@@ -61,9 +64,9 @@ def gpt(device):
     def run():
         out = model(x, targets=x)
         out.loss.backward()
-        model.generate(x, 3, temperature=1.0, top_k=5, top_p=0.9, generator=gen())
-        model.generate(x, 3, temperature=0)
-        model.beam_search(x[:1], 3, beam_width=2)
+        gpt_sample(model, x, 3, temperature=1.0, top_k=5, top_p=0.9, generator=gen())
+        gpt_greedy(model, x, 3)
+        gpt_beam(model, x[:1], 3, beam_width=2)
 
     return run
 
