@@ -19,6 +19,7 @@ Modules, one concept each:
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
 - :mod:`lib.xlnet` -- XLNet's permutation and two-stream attention masks.
 - :mod:`lib.tokenization` -- byte-pair encoding and BERT's WordPiece tokenizer.
+- :mod:`lib.playground` -- the Attention Playground's tasks and tiny Transformer, trained step by step.
 - :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2).
 - :mod:`lib.checkpoints` -- the models the book trained, shipped as safetensors.
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.

@@ -50,6 +50,7 @@ __all__ = [
     "POSITIONAL",
     "Mulberry32",
     "make_batch",
+    "answer",
     "PlaygroundConfig",
     "PlaygroundOutput",
     "PlaygroundModel",
@@ -124,6 +125,30 @@ def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
         y.append(x[last[s] + 1] if s in last else NONE)
         last[s] = t
     return x, y
+
+
+def answer(task: str, x: list[int]) -> list[int] | None:
+    """The right answer y for an input x of ``task`` (None if x is not a valid input of the task)."""
+    if task == "brackets":
+        y, stack = [0] * len(x), []
+        for t, s in enumerate(x):
+            if (s // 4) % 2 == 0:
+                stack.append(t)
+            elif not stack or x[stack[-1]] // 8 != s // 8:
+                return None
+            else:
+                start = stack.pop()
+                y[start], y[t] = s % 4, x[start] % 4
+        return None if stack else y
+    if task in ("copy", "reverse", "sort") and all(0 <= s < _ALPHABET[task] for s in x):
+        return {"copy": list(x), "reverse": x[::-1], "sort": sorted(x)}[task]
+    if task == "induction" and all(0 <= s < _ALPHABET[task] for s in x):
+        last, y = {}, []
+        for t, s in enumerate(x):
+            y.append(x[last[s] + 1] if s in last else NONE)
+            last[s] = t
+        return y
+    return None
 
 
 def make_batch(task: str, batch_size: int, rng: Mulberry32) -> tuple[Tensor, Tensor]:

@@ -106,3 +106,31 @@ export function initWeights(params, seed, sinusoidal) {
     return w;
   });
 }
+
+// The right answer for an input of the task (lib.playground.answer), or null if it is not one.
+export function answer(task, x) {
+  if (task === "brackets") {
+    const y = new Array(x.length).fill(0), stack = [];
+    for (let t = 0; t < x.length; t++) {
+      const s = x[t];
+      if (Math.floor(s / 4) % 2 === 0) stack.push(t);
+      else if (!stack.length || Math.floor(x[stack[stack.length - 1]] / 8) !== Math.floor(s / 8)) return null;
+      else {
+        const start = stack.pop();
+        y[start] = s % 4;
+        y[t] = x[start] % 4;
+      }
+    }
+    return stack.length ? null : y;
+  }
+  if (!(task in ALPHABET) || x.some((s) => s < 0 || s >= ALPHABET[task])) return null;
+  if (task === "copy") return x.slice();
+  if (task === "reverse") return x.slice().reverse();
+  if (task === "sort") return x.slice().sort((a, b) => a - b);
+  const last = new Map(), y = [];
+  x.forEach((s, t) => {
+    y.push(last.has(s) ? x[last.get(s) + 1] : NONE);
+    last.set(s, t);
+  });
+  return y;
+}
