@@ -63,6 +63,7 @@ __all__ = [
     "Run",
     "HELD_OUT_SALT",
     "HELD_OUT_SIZE",
+    "DIVERGED",
     "symbols",
 ]
 
@@ -352,10 +353,11 @@ def _check_config(c: PlaygroundConfig) -> None:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
     if not isinstance(c.causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
-    if not (isinstance(c.lr, (int, float)) and 0 < c.lr < 1):
-        raise ValueError(f"lr: expected a learning rate in (0, 1), got {c.lr!r}")
+    if isinstance(c.lr, bool) or not isinstance(c.lr, (int, float)) or not 0 < c.lr <= 10:
+        raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
 
 
+DIVERGED = 3 * math.log(VOCAB)  # a loss above three times a uniform guess's: training has diverged
 HELD_OUT_SALT = 0x5EED  # the held-out sequences come from Mulberry32(seed ^ HELD_OUT_SALT)
 HELD_OUT_SIZE = 256
 

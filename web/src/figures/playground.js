@@ -121,6 +121,7 @@ export function mountPlayground(root, example, ctx) {
   if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
 
   const state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false };
+  root.playground = state; // the run, for the browser tests and curious readers
 
   function current() {
     const s = {};
@@ -246,7 +247,8 @@ export function mountPlayground(root, example, ctx) {
       state.playing = false;
       play.textContent = "Play";
       root.dataset.state = "diverged";
-      ctx.message(root, `Training stopped at step ${msg.t}: the loss became ${msg.loss}. ` +
+      ctx.message(root, `Training stopped at step ${msg.t}: the loss became ${msg.loss}, more than three ` +
+        "times that of a uniform guess (8.3). " +
         "The learning rate is too large for this model; choose a smaller one and press Reset.", "error");
     } else if (msg.type === "paused") {
       state.playing = false;

@@ -12,6 +12,7 @@ ort.env.wasm.wasmPaths = { wasm: new URL("ort-wasm-simd-threaded.wasm", import.m
 ort.env.logLevel = "error";
 
 const HELD_EVERY = 25; // held-out accuracy and the probe's attention every 25 steps
+const DIVERGED = 3 * Math.log(16); // lib.playground.DIVERGED: three times the loss of a uniform guess
 let run = null; // {config, step, probe, state: Float32Array[], names, shapes, t, rng, held, playing}
 
 function sinusoidal(rows, cols) {
@@ -83,7 +84,7 @@ async function oneStepNow() {
   }, run.state.length));
   const loss = out.loss.data[0];
   const P = run.shapes.length;
-  if (Number.isFinite(loss)) {
+  if (Number.isFinite(loss) && loss <= DIVERGED) {
     run.state = run.state.map((_, i) => out[`new_${["p", "m", "v"][Math.floor(i / P)]}${i % P}`].data);
   }
   return { t: run.t, loss, tokenAcc: out.token_acc.data[0], seqAcc: out.seq_acc.data[0] };
@@ -140,10 +141,10 @@ async function train(n, probeIds) {
       const s = await oneStep();
       steps.push(s);
       done += 1;
-      if (!Number.isFinite(s.loss)) {
+      if (!Number.isFinite(s.loss) || s.loss > DIVERGED) {
         run.playing = false;
         self.postMessage({ type: "progress", steps });
-        self.postMessage({ type: "diverged", t: s.t, loss: String(s.loss) });
+        self.postMessage({ type: "diverged", t: s.t, loss: Number.isFinite(s.loss) ? s.loss.toFixed(1) : String(s.loss) });
         return;
       }
       if (run.t % HELD_EVERY === 0) break;
