@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import book, complexity, gpt_training, kv_cache, live, mha
+from benchmarks import book, complexity, gpt_training, kv_cache, live, mha, playground
 from benchmarks.common import machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -31,6 +31,7 @@ BENCHMARKS = {
     "kv_cache": kv_cache.run,
     "complexity": complexity.run,
     "live": live.run,
+    "playground": playground.run,
 }
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {
@@ -63,6 +64,7 @@ QUICK = {
         lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
     ),
     "live": dict(repeats=2, warmup=1),
+    "playground": dict(steps=2, warmup=1, keys=["L1-H2-D32"]),
 }
 
 PREAMBLE = """\
