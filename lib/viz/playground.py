@@ -96,11 +96,17 @@ def playground_figure(
     steps: int = 300,
     probe: str | None = None,
     caption: str | None = None,
+    trained: tuple[pg.Run, list] | None = None,
 ) -> LiveFigure:
-    """The Playground, first showing ``steps`` steps of ``config`` trained in the kernel."""
+    """The Playground, first showing ``steps`` steps of ``config`` trained in the kernel (or the
+    ``trained`` run and held-out list that ``train_run(config, steps)`` returned)."""
     config = config or pg.PlaygroundConfig()
     probe_ids = parse_probe(config.task, probe or PROBES[config.task])
-    run, held = train_run(config, steps)
+    if trained is not None and (trained[0].config != config or trained[0].t != steps):
+        raise ValueError(
+            f"trained: expected a run of {steps} steps of {config}, got {trained[0].t} steps of {trained[0].config}"
+        )
+    run, held = trained or train_run(config, steps)
     fig = draw_run(run, held, probe_ids)
     png = figure_png(fig)
     plt.close(fig)
