@@ -27,6 +27,7 @@ DEFAULT = "#task=reverse&layers=1&heads=2&width=32&pos=learned&mask=bidirectiona
 
 
 def load(browser, server, hash_: str = DEFAULT):
+    browser.get("about:blank")  # a new document: the same page with another #hash would not reload
     open_page(browser, f"{server}/{CH08}{hash_}")
     assert wait_until(browser, f"{ROOT} && {ROOT}.playground")
 
@@ -63,8 +64,10 @@ def test_the_page_trains_as_the_library_does(site, server, browser):
     held = dict(browser.execute_script(f"return {ROOT}.playground.held;"))[300]
     assert abs(held - ref.held_out()[1]) <= 0.02, (held, ref.held_out())
     assert held >= 0.95 and seconds < 60
-    # the probe's maps: one per head, and the model's answer for the probe, the right one
-    assert wait_until(browser, f"{ROOT}.querySelectorAll('.book-pg-map canvas').length === 2")
+    # the probe's maps (asked for again by editing the probe): one per head, and the model's answer
+    browser.execute_script(f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));")
+    assert wait_until(browser, f"{ROOT}.querySelector('.book-pg-answer').textContent.includes('all right')")
+    assert browser.execute_script(f"return {ROOT}.querySelectorAll('.book-pg-map canvas').length;") == 2
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-pg-answer').textContent;")
     assert "right answer 6 2 9 5 1 4 1 3 (all right)" in text, text
 
