@@ -1,4 +1,4 @@
-"""Benchmark 6: grading a class with nbgrader (issue 22). Seconds per autograded submission, one grader
+"""Benchmark 8: grading a class with nbgrader (issue 22). Seconds per autograded submission, one grader
 after another and several graders in parallel against one gradebook, and the projection for 300 students.
 
 Autograding a submission executes the whole chapter (the answers run on the models the chapter trains), so
