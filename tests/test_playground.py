@@ -131,7 +131,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="positional"):
         pg.PlaygroundConfig(positional="rotary")
     with pytest.raises(ValueError, match="lr"):
-        pg.PlaygroundConfig(lr=3.0)
+        pg.PlaygroundConfig(lr=30.0)
 
 
 # --- the lesson ---------------------------------------------------------------------------------
