@@ -58,7 +58,9 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
         out = run.sync()(torch.tensor([probe]), return_attention=True)
     att = torch.stack(out.attentions)[:, 0]  # [N, H, L, L]
     n_maps = c.n_layers * c.n_heads
-    fig, axes = plt.subplots(1, 1 + n_maps, figsize=(3.6 + 2.4 * n_maps, 2.8), dpi=80, layout="constrained")
+    fig, axes = plt.subplots(
+        1, 1 + n_maps, figsize=(3.6 + 2.4 * n_maps, 2.8), dpi=80, layout="constrained"
+    )
     ax = axes[0]
     losses = [h[0] for h in run.history]
     ax.plot(range(1, len(losses) + 1), losses, color="#e8710a", label="training loss")

@@ -37,10 +37,20 @@ def steps(browser, n: int, timeout: float = 120) -> float:
     t0 = browser.execute_script(f"return {ROOT}.playground.worker ? {ROOT}.playground.t : 0;")
     start = time.perf_counter()
     browser.execute_script(f"{ROOT}.querySelector('.book-pg-step').click();")
-    assert wait_until(browser, f"{ROOT}.playground.t >= {t0 + 1} || {ROOT}.dataset.state === 'error'", timeout=timeout)
+    assert wait_until(
+        browser,
+        f"{ROOT}.playground.t >= {t0 + 1} || {ROOT}.dataset.state === 'error'",
+        timeout=timeout,
+    )
     if n > 1:
-        browser.execute_script(f"{ROOT}.playground.worker.postMessage({{type: 'step', n: {n - 1}, probe: null}});")
-        assert wait_until(browser, f"{ROOT}.playground.t >= {t0 + n} || {ROOT}.dataset.state !== 'ready'", timeout=timeout)
+        browser.execute_script(
+            f"{ROOT}.playground.worker.postMessage({{type: 'step', n: {n - 1}, probe: null}});"
+        )
+        assert wait_until(
+            browser,
+            f"{ROOT}.playground.t >= {t0 + n} || {ROOT}.dataset.state !== 'ready'",
+            timeout=timeout,
+        )
     return time.perf_counter() - start
 
 
@@ -65,9 +75,16 @@ def test_the_page_trains_as_the_library_does(site, server, browser):
     assert abs(held - ref.held_out()[1]) <= 0.02, (held, ref.held_out())
     assert held >= 0.95 and seconds < 60
     # the probe's maps (asked for again by editing the probe): one per head, and the model's answer
-    browser.execute_script(f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));")
-    assert wait_until(browser, f"{ROOT}.querySelector('.book-pg-answer').textContent.includes('all right')")
-    assert browser.execute_script(f"return {ROOT}.querySelectorAll('.book-pg-map canvas').length;") == 2
+    browser.execute_script(
+        f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));"
+    )
+    assert wait_until(
+        browser, f"{ROOT}.querySelector('.book-pg-answer').textContent.includes('all right')"
+    )
+    assert (
+        browser.execute_script(f"return {ROOT}.querySelectorAll('.book-pg-map canvas').length;")
+        == 2
+    )
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-pg-answer').textContent;")
     assert "right answer 6 2 9 5 1 4 1 3 (all right)" in text, text
 
@@ -81,7 +98,11 @@ def test_without_positions_reverse_is_not_learned(site, server, browser):
 
 
 def test_settings_live_in_the_url(site, server, browser):
-    load(browser, server, "#task=sort&layers=2&heads=4&width=16&pos=none&mask=causal&lr=0.01&batch=64&seed=7")
+    load(
+        browser,
+        server,
+        "#task=sort&layers=2&heads=4&width=16&pos=none&mask=causal&lr=0.01&batch=64&seed=7",
+    )
     values = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
     )
@@ -98,13 +119,17 @@ def test_bad_settings_are_clamped_and_named(site, server, browser):
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
     for part in ("task=shuffle", "layers=9", "seed=-1", "colour (not a setting)"):
         assert part in text, text
-    assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-task').value;") == "reverse"
+    assert (
+        browser.execute_script(f"return {ROOT}.querySelector('.book-pg-task').value;") == "reverse"
+    )
 
 
 def test_a_diverging_rate_stops_training_and_says_why(site, server, browser):
     load(browser, server, DEFAULT.replace("lr=0.003", "lr=1"))
     steps(browser, 1)
-    browser.execute_script(f"{ROOT}.playground.worker.postMessage({{type: 'step', n: 20, probe: null}});")
+    browser.execute_script(
+        f"{ROOT}.playground.worker.postMessage({{type: 'step', n: 20, probe: null}});"
+    )
     assert wait_until(browser, f"{ROOT}.dataset.state === 'diverged'", timeout=60)
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
     assert "smaller" in text and "Training stopped at step" in text
