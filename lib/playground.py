@@ -219,12 +219,12 @@ class PlaygroundModel(nn.Module):
         return torch.ones(L, L, dtype=torch.bool)
 
     def forward(
-        self, input_ids: Tensor, mask: Tensor | None = None, return_attention: bool = False
+        self, input_ids: Tensor, attn_mask: Tensor | None = None, return_attention: bool = False
     ) -> PlaygroundOutput:
-        """input_ids [B, L], mask bool [L, L] (default ``self.mask(L)``) -> logits [B, L, V] and, if
-        asked, the attention weights of every layer."""
+        """input_ids [B, L], attn_mask bool [L, L] (True = may attend; default ``self.mask(L)``) ->
+        logits [B, L, V] and, if asked, the attention weights of every layer."""
         L = input_ids.shape[1]
-        mask = self.mask(L) if mask is None else mask
+        mask = self.mask(L) if attn_mask is None else attn_mask
         x = self.tok(input_ids) + self.pos[:L]  # [B, L, D]
         attentions = []
         for layer in self.layers:

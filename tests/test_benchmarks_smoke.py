@@ -141,7 +141,9 @@ def test_gpt_benchmarks():
     )
     check_rows(training, 1)
     assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]  # the same architecture
-    check_rows(generation, len(QUICK["kv_cache"]["new_tokens"]))
+    # one row per length for each cache: the readable KVCache and lib.gpt_fast's
+    check_rows(generation, 2 * len(QUICK["kv_cache"]["new_tokens"]))
+    assert {r["cache_type"] for r in generation.rows} == {"`KVCache` (torch.cat)", "`lib.gpt_fast.greedy_decode`"}
     assert all(r["same_tokens"] for r in generation.rows)  # cache or not, same tokens
 
 
