@@ -1,4 +1,4 @@
-"""Benchmark 6: grading a class with nbgrader (issue 22). Seconds per autograded submission, one grader
+"""Benchmark 8: grading a class with nbgrader (issue 22). Seconds per autograded submission, one grader
 after another and several graders in parallel against one gradebook, and the projection for 300 students.
 
 Autograding a submission executes the whole chapter (the answers run on the models the chapter trains), so
@@ -163,7 +163,7 @@ def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Secti
     else:
         return Section(
             "grading",
-            "6. Grading a class",
+            "8. Grading a class",
             "",
             [],
             status=f"skipped: no stored measurement in {path.name}; run BENCH_GRADING=1 python -m benchmarks.run --only grading",
@@ -213,7 +213,7 @@ def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Secti
         )
     return Section(
         "grading",
-        "6. Grading a class",
+        "8. Grading a class",
         method,
         columns,
         rows,

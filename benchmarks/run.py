@@ -9,7 +9,7 @@ Environment variables:
     BENCH_THREADS  torch threads (default 1, see PREAMBLE)
     BENCH_BOOK     what of the book to measure now: chapters, build, or 1 (both); by default nothing:
                    benchmark 5 reports the stored timings (benchmarks/book.py explains)
-    BENCH_GRADING  1: grade submissions with nbgrader now (a few minutes); by default benchmark 6
+    BENCH_GRADING  1: grade submissions with nbgrader now (a few minutes); by default benchmark 8
                    reports the stored measurement (benchmarks/grading.py explains)
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import book, complexity, gpt_training, grading, kv_cache, live, mha
+from benchmarks import book, complexity, gpt_training, grading, kv_cache, live, mha, playground
 from benchmarks.common import machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -33,6 +33,7 @@ BENCHMARKS = {
     "kv_cache": kv_cache.run,
     "complexity": complexity.run,
     "live": live.run,
+    "playground": playground.run,
 }
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {
@@ -65,6 +66,7 @@ QUICK = {
         lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
     ),
     "live": dict(repeats=2, warmup=1),
+    "playground": dict(steps=2, warmup=1, keys=["L1-H2-D32"]),
 }
 
 PREAMBLE = """\

@@ -26,6 +26,7 @@ Modules, one concept each:
 - :mod:`lib.bpe` -- byte-pair encoding: the paper's merge loop, a tokenizer, and a fast path.
 - :mod:`lib.basic_tokenizer` -- BERT's basic tokenizer: words and punctuation, before WordPiece.
 - :mod:`lib.wordpiece` -- WordPiece: the likelihood criterion and BERT's tokenizer.
+- :mod:`lib.playground` -- the Attention Playground's tasks and tiny Transformer, trained step by step.
 - :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2).
 - :mod:`lib.checkpoints` -- the models the book trained, shipped as safetensors.
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.

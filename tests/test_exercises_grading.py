@@ -1,4 +1,4 @@
-"""Benchmark 6 (benchmarks/grading.py): the stored measurement of grading a class renders as a section of
+"""Benchmark 8 (benchmarks/grading.py): the stored measurement of grading a class renders as a section of
 benchmarks/results.md, with the projection for 300 students computed from it. The measurement itself
 takes minutes (BENCH_GRADING=1); here a stored result is read back and the arithmetic checked."""
 
