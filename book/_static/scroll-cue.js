@@ -1,0 +1,61 @@
+// Scroll cues (issue 25). On a phone, wide things -- display equations, code cells, tables, heatmaps --
+// scroll inside their own box, and a phone's overlay scroll bars do not show it: a MathJax equation cut
+// at the screen's edge reads as if it ended there. This script finds every box of the page that scrolls
+// sideways and whose content is wider than the box, and marks it: the class "book-scrolls" (book.css
+// draws a "scroll sideways" line above it that stays in view) and, if it had none, tabindex 0, so that a
+// keyboard reader can scroll it with the arrow keys. It runs when the page loads, when MathJax has typeset,
+// when the window is resized, and when the live figures draw.
+(function () {
+  "use strict";
+  var pending = null;
+
+  function scrollsSideways(el) {
+    if (el.scrollWidth <= el.clientWidth + 1) return false;
+    var overflow = getComputedStyle(el).overflowX;
+    return overflow === "auto" || overflow === "scroll";
+  }
+
+  function mark() {
+    pending = null;
+    var root = document.querySelector("main") || document.body;
+    var all = root.getElementsByTagName("*");
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      var wide = el.clientWidth > 0 && scrollsSideways(el);
+      if (wide && !el.classList.contains("book-scrolls")) {
+        el.classList.add("book-scrolls");
+        if (!el.hasAttribute("tabindex")) {
+          el.setAttribute("tabindex", "0");
+          el.dataset.bookScrollTab = "1";
+        }
+      } else if (!wide && el.classList.contains("book-scrolls")) {
+        el.classList.remove("book-scrolls");
+        if (el.dataset.bookScrollTab) {
+          el.removeAttribute("tabindex");
+          delete el.dataset.bookScrollTab;
+        }
+      }
+    }
+    document.documentElement.dataset.scrollCues = "ready";
+  }
+
+  function soon() {
+    if (pending === null) pending = setTimeout(mark, 150);
+  }
+
+  window.bookScrollCues = mark; // the browser tests call it after changing the window's size
+  window.addEventListener("load", function () {
+    mark();
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(mark);
+    }
+    setTimeout(mark, 1500); // widgets and head views drawn after load
+    new MutationObserver(function (records) {
+      for (var r = 0; r < records.length; r++) {
+        var t = records[r].target;
+        if (t.nodeType === 1 && t.closest && t.closest(".book-live, .cell_output")) return soon();
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  window.addEventListener("resize", soon);
+})();
