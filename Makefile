@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -28,6 +28,8 @@ help:
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
 	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
+	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
+	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
 	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
@@ -98,6 +100,30 @@ chapter-times: venv
 # threads (default 1); BENCH_BOOK=chapters|build|1 re-measures the chapters and/or the cold and unchanged builds.
 bench: venv
 	$(PY) -m benchmarks.run
+
+# Print and e-readers (tools/print_book.py says how and why): the single-page build printed by Debian's
+# Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG) and
+# checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
+# links them; `make book` builds them after the site.
+PDF  := _build/print/attention-book.pdf
+EPUB := _build/print/attention-book.epub
+pdf: $(PDF)
+$(PDF): $(SITE) tools/print_book.py book/_static/book.css | browser
+	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
+	$(PY) tools/print_book.py pdf --out $(PDF)
+	mkdir -p _build/html/print && cp $(PDF) _build/html/print/
+
+epub: $(EPUB)
+$(EPUB): $(SITE) tools/print_book.py
+	@command -v epubcheck >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q epubcheck; }
+	rm -rf _build/epub
+	$(BIN)/jupyter-book build . --builder custom --custom-builder epub --keep-going
+	$(PY) tools/print_book.py epub --out $(EPUB)
+	epubcheck $(EPUB)
+	mkdir -p _build/html/print && cp $(EPUB) _build/html/print/
+
+print: pdf epub
 
 serve: $(SITE)
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000

@@ -2,7 +2,7 @@
 412 x 915 CSS pixels (touch, device scale 2).
 
 On every page: the page itself does not scroll sideways, and no visible element reaches past the screen's
-edges unless it lies in a box that scrolls sideways and says so (book/_static/scroll-cue.js gives such a
+edges unless it lies in a box that scrolls sideways and says so (book/_static/reader.js gives such a
 box the class ``book-scrolls``, whose "scroll sideways" line book.css draws; the box itself must fit the
 screen). Elements the theme keeps out of view (the closed navigation drawer, visually hidden text) are not
 what a reader sees and are skipped. On every page with live figures: each figure loads its model,

@@ -90,7 +90,7 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
 }
 
 // A horizontal scroll container that the keyboard can scroll (tabindex 0, named region); the site's
-// scroll-cue script (book/_static/scroll-cue.js) marks it with a visible "scroll sideways" cue when its
+// scroll-cue script (book/_static/reader.js) marks it with a visible "scroll sideways" cue when its
 // content is wider than the screen.
 export function scrollBox(name, parent = null) {
   return html("div", { class: "book-scroll", role: "region", tabindex: "0",

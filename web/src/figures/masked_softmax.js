@@ -40,7 +40,9 @@ export function mountMaskedSoftmax(root, example, ctx) {
 
   function redraw() {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
-    inputs.forEach((row, i) => row.forEach((box, j) => { box.style.opacity = mask[i][j] ? 1 : 0.4; }));
+    // a masked score is not read: its box is disabled (greyed, skipped by the Tab key, and announced as
+    // unavailable), not merely faded, which would leave readable-looking text below contrast
+    inputs.forEach((row, i) => row.forEach((box, j) => { box.disabled = !mask[i][j]; }));
     const raw = inputs.map((row) => row.map((box) => box.value.trim()));
     const scores = raw.map((row) => row.map(Number));
     if (raw.some((row) => row.some((v) => v === "" || !Number.isFinite(Number(v))))) {

@@ -1,4 +1,6 @@
-// Scroll cues (issue 25). On a phone, wide things -- display equations, code cells, tables, heatmaps --
+// Phones, keyboards and screen readers (issue 25): loaded by every page (_config.yml html_js_files).
+//
+// 1. Scroll cues. On a phone, wide things -- display equations, code cells, tables, heatmaps --
 // scroll inside their own box, and a phone's overlay scroll bars do not show it: a MathJax equation cut
 // at the screen's edge reads as if it ended there. This script finds every box of the page that scrolls
 // sideways and whose content is wider than the box, and marks it: the class "book-scrolls" (book.css
@@ -36,7 +38,36 @@
         }
       }
     }
+    name();
     document.documentElement.dataset.scrollCues = "ready";
+  }
+
+  // 2. Names for controls that other packages draw without one (axe-core's rules "aria-input-field-name",
+  // "select-name", "label-content-name-mismatch"): the slider handles of ipywidgets (noUiSlider) get
+  // their widget's label and the value it shows; bertviz's layer and head selectors their label text;
+  // the theme's search button, whose visible text ("Search Ctrl+K") differs from its aria-label, is
+  // named by its text.
+  function name() {
+    document.querySelectorAll(".noUi-handle[role=slider]").forEach(function (h) {
+      var box = h.closest(".widget-slider, .widget-hslider, .jupyter-widgets");
+      var label = box && box.querySelector(".widget-label");
+      var text = label && label.textContent.trim();
+      if (!h.getAttribute("aria-label")) h.setAttribute("aria-label", text || "slider");
+      var readout = box && box.querySelector(".widget-readout");
+      if (readout && readout.textContent.trim()) {
+        h.setAttribute("aria-valuetext", readout.textContent.trim());
+      }
+    });
+    document.querySelectorAll("select").forEach(function (s) {
+      if (s.getAttribute("aria-label") || s.getAttribute("aria-labelledby") || s.closest("label")) return;
+      if (s.id && document.querySelector('label[for="' + s.id + '"]')) return;
+      var prev = s.previousSibling;
+      var text = prev && prev.textContent ? prev.textContent.replace(/[:\s]+$/, "").trim() : "";
+      s.setAttribute("aria-label", text || s.id || s.name || "choice");
+    });
+    document.querySelectorAll(".search-button-field[aria-label]").forEach(function (b) {
+      b.removeAttribute("aria-label");
+    });
   }
 
   function soon() {
@@ -53,7 +84,7 @@
     new MutationObserver(function (records) {
       for (var r = 0; r < records.length; r++) {
         var t = records[r].target;
-        if (t.nodeType === 1 && t.closest && t.closest(".book-live, .cell_output")) return soon();
+        if (t.nodeType === 1 && t.closest && t.closest(".book-live, .cell_output, [id^='bertviz']")) return soon();
       }
     }).observe(document.body, { childList: true, subtree: true });
   });
