@@ -97,7 +97,8 @@ def _chromium():
     ]:
         options.add_argument(flag)
     d = webdriver.Chrome(service=Service(executable_path=driver), options=options)
-    d.set_page_load_timeout(300)
+    d.command_executor._client_config.timeout = 900  # printing the whole book takes minutes
+    d.set_page_load_timeout(600)
     d.set_script_timeout(300)
     return d, profile
 
@@ -109,13 +110,20 @@ FOOTER = (
 
 
 def make_pdf(html_dir: Path, out: Path) -> Path:
-    index = html_dir / "index.html"
-    if not index.exists():
-        sys.exit(f"no single-page book at {index}: build it with jupyter-book's singlehtml builder")
+    # the single page is written to book/intro.html (index.html redirects to it), but its links to
+    # _static/ and _images/ are relative to the build's root: print a copy placed there
+    single = html_dir / "book" / "intro.html"
+    if not single.exists():
+        sys.exit(
+            f"no single-page book at {single}: build it with jupyter-book's singlehtml builder"
+        )
+    index = html_dir / "print.html"
+    index.write_text(single.read_text(encoding="utf-8"), encoding="utf-8")
     httpd = _serve(html_dir)
     driver, profile = _chromium()
     try:
-        driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/index.html")
+        driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/print.html")
+        print("loaded; waiting for MathJax", flush=True)
         deadline = time.monotonic() + 300
         while driver.execute_script("return document.readyState") != "complete":
             if time.monotonic() > deadline:
@@ -136,6 +144,7 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         )
         if errors:
             sys.exit(f"{errors} equations or images failed to render in the single-page book")
+        print("printing", flush=True)
         result = driver.execute_cdp_cmd(
             "Page.printToPDF",
             {
@@ -205,12 +214,50 @@ def tex_to_svg(items: list[tuple[str, bool]]) -> list[str | None]:
 MATH_RE = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 
 
-def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path) -> tuple[bool, int]:
+# HTML5 elements an XHTML content document may hold (anything else in a page is text that an output
+# printed unescaped, such as "<bos>", which the browser hides as an unknown element)
+HTML_TAGS = set(
+    """html head title meta link style body section nav article aside h1 h2 h3 h4 h5 h6 header footer
+    address p hr pre blockquote ol ul li dl dt dd figure figcaption main div a em strong small s cite q
+    dfn abbr ruby rt rp data time code var samp kbd sub sup i b u mark bdi bdo span br wbr ins del
+    picture source img iframe embed object param video audio track map area table caption colgroup col
+    tbody thead tfoot tr td th form label input button select datalist optgroup option textarea output
+    progress meter fieldset legend details summary dialog script noscript template canvas svg math""".split()
+)
+
+
+def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[str]):
     """Rewrite one XHTML file of the ePub; returns (has svg, equations typeset)."""
+    import posixpath
+
     from bs4 import BeautifulSoup, NavigableString
 
     text = path.read_text(encoding="utf-8")
     soup = BeautifulSoup(text, "html.parser")
+    here = posixpath.dirname(path.relative_to(image_dir.parent).as_posix())
+
+    def in_book(href: str) -> bool:
+        target = href.split("#", 1)[0]
+        if not target or re.match(r"[a-z]+:", target):
+            return True  # an anchor in this page, or another site (http:, mailto:)
+        return posixpath.normpath(posixpath.join(here, target)) in listed
+
+    for tag in soup.find_all(True):
+        if tag.name not in HTML_TAGS and not tag.find_parent(["svg", "math"]):
+            tag.replace_with(NavigableString(f"<{tag.name}>"), *tag.contents)
+    # links to files the ePub does not hold (the slide decks, the site's live.css): the text stays
+    for a in soup.find_all("a", href=True):
+        if not in_book(a["href"]):
+            a.unwrap()
+    for tag in soup.find_all("link", href=True):
+        if not in_book(tag["href"]):
+            tag.decompose()
+    # sphinx-togglebutton's <summary> holds <p>s, which XHTML does not allow there
+    for p in soup.select("summary p"):
+        p.name = "span"
+    for tag in soup.find_all(attrs={"aria-label": True}):
+        if tag.name == "summary":
+            del tag["aria-label"]
     # scripts: widget state and views, live figures' JSON, bertviz, MathJax config
     for s in soup.find_all("script"):
         s.decompose()
@@ -238,7 +285,8 @@ def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path) -> tuple[boo
             name = f"embedded-{hashlib.sha1(data).hexdigest()[:16]}.{ext}"
             (image_dir / name).write_bytes(data)
             images[name] = f"image/{m.group(1)}"
-            img["src"] = f"{image_dir.name}/{name}"
+            up = "../" * (len(path.relative_to(image_dir.parent).parts) - 1)
+            img["src"] = f"{up}{image_dir.name}/{name}"
         if not img.get("alt"):
             img["alt"] = ""
         if "style" in img.attrs:
@@ -293,11 +341,15 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
     images: dict[str, str] = {}
     manifest = opf.read_text(encoding="utf-8")
     svg_pages, equations = set(), 0
-    for page in sorted(epub_dir.glob("*.xhtml")):
-        has_svg, n = _fix_xhtml(page, images, image_dir)
+    listed = set(re.findall(r'<item [^>]*href="([^"]+)"', manifest))
+    for page in sorted(epub_dir.rglob("*.xhtml")):
+        rel = page.relative_to(epub_dir).as_posix()
+        if rel not in listed:
+            continue
+        has_svg, n = _fix_xhtml(page, images, image_dir, listed)
         equations += n
         if has_svg:
-            svg_pages.add(page.name)
+            svg_pages.add(rel)
     # the manifest: new image files, and the svg property of pages that hold inline SVG
     extra = "".join(
         f'<item id="emb-{i}" href="_images/{name}" media-type="{mime}" />\n'
@@ -313,13 +365,23 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
         return item
 
     manifest = re.sub(r"<item [^>]*/>", add_svg, manifest)
+    # the spine may name pages the builder did not write (Sphinx lists the decks' pages): drop them
+    ids = set(re.findall(r'<item [^>]*id="([^"]+)"', manifest))
+    manifest = re.sub(
+        r'\s*<itemref idref="([^"]+)"\s*/>',
+        lambda m: m.group(0) if m.group(1) in ids else "",
+        manifest,
+    )
+    manifest = re.sub(r'\s*<meta property="ibooks:version"></meta>', "", manifest)
     opf.write_text(manifest, encoding="utf-8")
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as z:
         z.write(epub_dir / "mimetype", "mimetype", compress_type=zipfile.ZIP_STORED)
+        # the container, the package and what the manifest lists (not the builder's other files)
+        keep = listed | {f"_images/{name}" for name in images} | {"content.opf"}
         for f in sorted(epub_dir.rglob("*")):
             rel = f.relative_to(epub_dir).as_posix()
-            if f.is_file() and rel != "mimetype" and not rel.endswith(".epub"):
+            if f.is_file() and (rel in keep or rel.startswith("META-INF/")):
                 z.write(f, rel, compress_type=zipfile.ZIP_DEFLATED)
     print(
         f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {len(images)} embedded pictures written out, {equations} equations typeset)"
@@ -327,15 +389,55 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
     return out
 
 
+def epub_config(out: Path) -> Path:
+    """_config.yml for the ePub build: no launch buttons (sphinx-book-theme's handler fails outside HTML
+    pages), and outputs chosen for a reader without JavaScript: the static form of a slider figure (its
+    text/markdown: the first picture and a line saying where it is live) instead of its widget view."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config.pop("launch_buttons", None)
+    sphinx_config0 = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config0.update(
+        project=config["title"],
+        epub_basename="attention-book",
+        epub_title=config["title"],
+        epub_author=config["author"],
+        epub_publisher=config["author"],
+        epub_copyright=f"{config['copyright']}, {config['author']}; text CC BY 4.0, code MIT",
+        epub_identifier=config["repository"]["url"],
+        epub_scheme="URL",
+        epub_show_urls="no",
+    )
+    config["html"]["use_repository_button"] = False
+    # this file lives under _build/: paths that jupyter-book reads relative to the config file
+    config["html"]["favicon"] = str(ROOT / config["html"]["favicon"])
+    extensions = config["sphinx"]["local_extensions"]
+    config["sphinx"]["local_extensions"] = {k: str(ROOT / v) for k, v in extensions.items()}
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    overrides = list(sphinx_config.get("nb_mime_priority_overrides", []))
+    overrides += [
+        ["epub", "application/vnd.jupyter.widget-view+json", None],
+        ["epub", "application/javascript", None],
+        ["epub", "text/markdown", 25],
+    ]
+    sphinx_config["nb_mime_priority_overrides"] = overrides
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("format", choices=["pdf", "epub"])
+    parser.add_argument("format", choices=["pdf", "epub", "epub-config"])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "singlehtml")
     parser.add_argument("--epub-dir", type=Path, default=ROOT / "_build" / "epub")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.format == "pdf":
         make_pdf(args.html, args.out or PRINT_DIR / "attention-book.pdf")
+    elif args.format == "epub-config":
+        print(epub_config(args.out or ROOT / "_build" / "epub-config" / "_config.yml"))
     else:
         make_epub(args.epub_dir, args.out or PRINT_DIR / "attention-book.epub")
 

@@ -65,8 +65,20 @@
       var text = prev && prev.textContent ? prev.textContent.replace(/[:\s]+$/, "").trim() : "";
       s.setAttribute("aria-label", text || s.id || s.name || "choice");
     });
-    document.querySelectorAll(".search-button-field[aria-label]").forEach(function (b) {
-      b.removeAttribute("aria-label");
+    // a control's name must contain the text it shows (WCAG 2.5.3, "label in name"): the theme's and
+    // sphinx-togglebutton's buttons say "Search Ctrl+K" or "Show code cell source" but are named
+    // "Search" or "Toggle hidden content"; they are named by what they show, the old name after it
+    // icons inside a named button are decoration (the theme switch's sun and moon are titled "Light"
+    // and "Dark" but the button is named "Color mode")
+    document.querySelectorAll("button[aria-label] svg[role=img]").forEach(function (svg) {
+      svg.setAttribute("aria-hidden", "true");
+      svg.removeAttribute("role");
+    });
+    document.querySelectorAll("button[aria-label], summary[aria-label], a[aria-label]").forEach(function (b) {
+      var shown = (b.innerText || "").replace(/\s+/g, " ").trim();
+      var label = b.getAttribute("aria-label");
+      if (!shown || label.toLowerCase().indexOf(shown.toLowerCase()) >= 0) return;
+      b.setAttribute("aria-label", shown + " (" + label + ")");
     });
   }
 
@@ -81,11 +93,10 @@
       MathJax.startup.promise.then(mark);
     }
     setTimeout(mark, 1500); // widgets and head views drawn after load
-    new MutationObserver(function (records) {
-      for (var r = 0; r < records.length; r++) {
-        var t = records[r].target;
-        if (t.nodeType === 1 && t.closest && t.closest(".book-live, .cell_output, [id^='bertviz']")) return soon();
-      }
+    // live figures, widgets, head views and the theme's icons (Font Awesome swaps <i> for <svg>) are
+    // drawn after load: look again when the page changes
+    new MutationObserver(function () {
+      soon();
     }).observe(document.body, { childList: true, subtree: true });
   });
   window.addEventListener("resize", soon);
