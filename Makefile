@@ -65,7 +65,8 @@ live-models: $(LIVE)
 $(LIVE): $(VENV)/.installed tools/export_models.py $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
 	$(PY) tools/export_models.py --out _build/live
 
-book: $(SITE)
+# The site, then the whole book as PDF and ePub (linked from its home page; see pdf and epub below).
+book: $(SITE) $(PDF) $(EPUB)
 $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
           book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*)
 	$(PY) tools/sync_colab_cell.py --check
@@ -75,7 +76,7 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wi
 # One pytest run: library tests, every chapter under nbval (fresh kernel each; --nbval-lax checks that every
 # cell runs and the chapter's own asserts hold, not that outputs match stored ones: outputs are never stored),
 # the built-site tests and the real-browser test. pytest's exit code 5 (no test collected) is a failure here.
-test: venv assets browser $(SITE) lint
+test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 	$(PY) tools/sync_colab_cell.py --check
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-cell-timeout=120 -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
@@ -86,7 +87,7 @@ test-lib: venv
 test-notebooks: venv
 	$(PY) -m pytest --nbval-lax --nbval-cell-timeout=120 notebooks -q
 
-test-site: venv browser $(SITE)
+test-site: venv browser $(SITE) $(PDF) $(EPUB)
 	$(PY) -m pytest tests -m "site or browser" -q
 
 # The student edition: every chapter without its solution cells (tagged "solution"), outputs cleared.
@@ -104,7 +105,7 @@ bench: venv
 # Print and e-readers (tools/print_book.py says how and why): the single-page build printed by Debian's
 # Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG) and
 # checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
-# links them; `make book` builds them after the site.
+# links them; `make book` builds them after the site, `make test` checks them (tests/site/test_print.py).
 PDF  := _build/print/attention-book.pdf
 EPUB := _build/print/attention-book.epub
 pdf: $(PDF)
@@ -118,9 +119,10 @@ $(EPUB): $(SITE) tools/print_book.py
 	@command -v epubcheck >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q epubcheck; }
 	rm -rf _build/epub
-	$(BIN)/jupyter-book build . --builder custom --custom-builder epub --keep-going
+	$(PY) tools/print_book.py epub-config --out _build/epub-config/_config.yml
+	$(BIN)/jupyter-book build . --config _build/epub-config/_config.yml --builder custom --custom-builder epub --keep-going
 	$(PY) tools/print_book.py epub --out $(EPUB)
-	epubcheck $(EPUB)
+	java -jar /usr/share/java/epubcheck.jar $(EPUB)
 	mkdir -p _build/html/print && cp $(EPUB) _build/html/print/
 
 print: pdf epub

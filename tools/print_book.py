@@ -109,6 +109,30 @@ FOOTER = (
 )
 
 
+PRINT_REPORT = r"""
+const shown = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+const text = document.body.innerText;
+const raw = [/application\/vnd\.jupyter/, /"version_major"/, /\{"model_id"/, /require\(\[/, /<script/,
+  /\\\(|\\\[/].filter((re) => re.test(text)).map(String);
+return {
+  chapters: Array.from(document.querySelectorAll('section > h1')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
+  math_sources: document.querySelectorAll('.math, span.math, div.math').length,
+  math_rendered: document.querySelectorAll('mjx-container').length,
+  math_errors: document.querySelectorAll('mjx-merror').length,
+  images: Array.from(document.images).filter(shown).length,
+  broken_images: Array.from(document.images).filter((i) => shown(i) && !(i.complete && i.naturalWidth)).length,
+  live: document.querySelectorAll('.book-live').length,
+  live_static: Array.from(document.querySelectorAll('.book-live .book-live-static img')).filter(shown).length,
+  live_hidden_parts: Array.from(document.querySelectorAll('.book-live-controls, .book-live-views')).filter(shown).length,
+  sliders: document.querySelectorAll('.widget-vbox').length,
+  slider_pictures: Array.from(document.querySelectorAll('.widget-vbox')).filter((b) => Array.from(b.querySelectorAll('img')).some(shown)).length,
+  slider_notes: Array.from(document.querySelectorAll('.widget-vbox')).filter((b) => getComputedStyle(b, '::after').content.includes('website')).length,
+  visible_sliders: Array.from(document.querySelectorAll('.noUi-target, .widget-slider')).filter(shown).length,
+  raw_text: raw,
+};
+"""
+
+
 def make_pdf(html_dir: Path, out: Path) -> Path:
     # the single page is written to book/intro.html (index.html redirects to it), but its links to
     # _static/ and _images/ are relative to the build's root: print a copy placed there
@@ -144,6 +168,9 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         )
         if errors:
             sys.exit(f"{errors} equations or images failed to render in the single-page book")
+        # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        report = driver.execute_script(PRINT_REPORT)
         print("printing", flush=True)
         result = driver.execute_cdp_cmd(
             "Page.printToPDF",
@@ -166,6 +193,8 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         shutil.rmtree(profile, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(base64.b64decode(result["data"]))
+    report["pages"] = pdf_pages(out)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {pdf_pages(out)} pages)")
     return out
 
