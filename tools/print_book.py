@@ -111,11 +111,19 @@ FOOTER = (
 
 PRINT_REPORT = r"""
 const shown = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
-const text = document.body.innerText;
+const texts = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!el || el.closest('pre, code, mjx-container, script, style, .highlight')) continue;
+  if (!el.getClientRects().length) continue;
+  texts.push(n.textContent);
+}
+const text = texts.join(' ');
 const raw = [/application\/vnd\.jupyter/, /"version_major"/, /\{"model_id"/, /require\(\[/, /<script/,
-  /\\\(|\\\[/].filter((re) => re.test(text)).map(String);
+  /\\\(|\\\[/].filter((re) => re.test(text)).map((re) => String(re) + ' ' + (text.match(re) ? text.slice(Math.max(0, text.search(re) - 60), text.search(re) + 60) : ''));
 return {
-  chapters: Array.from(document.querySelectorAll('section > h1')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
+  chapters: Array.from(document.querySelectorAll('h1')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
   math_sources: document.querySelectorAll('.math, span.math, div.math').length,
   math_rendered: document.querySelectorAll('mjx-container').length,
   math_errors: document.querySelectorAll('mjx-merror').length,
@@ -168,6 +176,9 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         )
         if errors:
             sys.exit(f"{errors} equations or images failed to render in the single-page book")
+        # folded cells (solutions, long outputs) are part of the printed book: open them
+        driver.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; });")
+        time.sleep(1)
         # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         report = driver.execute_script(PRINT_REPORT)
