@@ -177,7 +177,9 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         if errors:
             sys.exit(f"{errors} equations or images failed to render in the single-page book")
         # folded cells (solutions, long outputs) are part of the printed book: open them
-        driver.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; });")
+        driver.execute_script(
+            "document.querySelectorAll('details').forEach((d) => { d.open = true; });"
+        )
         time.sleep(1)
         # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
