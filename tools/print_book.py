@@ -132,10 +132,10 @@ return {
   live: document.querySelectorAll('.book-live').length,
   live_static: Array.from(document.querySelectorAll('.book-live .book-live-static img')).filter(shown).length,
   live_hidden_parts: Array.from(document.querySelectorAll('.book-live-controls, .book-live-views')).filter(shown).length,
-  sliders: document.querySelectorAll('.widget-vbox').length,
-  slider_pictures: Array.from(document.querySelectorAll('.widget-vbox')).filter((b) => Array.from(b.querySelectorAll('img')).some(shown)).length,
-  slider_notes: Array.from(document.querySelectorAll('.widget-vbox')).filter((b) => getComputedStyle(b, '::after').content.includes('website')).length,
-  visible_sliders: Array.from(document.querySelectorAll('.noUi-target, .widget-slider')).filter(shown).length,
+  // slider figures print their static form (lib.viz.interactive's text/markdown): a picture, then the note
+  sliders: Array.from(document.querySelectorAll('.cell_output')).filter((o) => o.textContent.includes('Interactive figure, shown at its first setting')).length,
+  slider_pictures: Array.from(document.querySelectorAll('.cell_output')).filter((o) => o.textContent.includes('Interactive figure, shown at its first setting') && Array.from(o.querySelectorAll('img')).some((i) => shown(i) && i.complete && i.naturalWidth)).length,
+  visible_sliders: Array.from(document.querySelectorAll('.noUi-target, .widget-slider, script[type="application/vnd.jupyter.widget-view+json"]')).filter(shown).length,
   raw_text: raw,
 };
 """
