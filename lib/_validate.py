@@ -5,6 +5,8 @@ do not check again."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -100,3 +102,922 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
             f"{name}: expected True on a prefix of each row (right padding), got a row with padding before a real token"
         )
     return mask
+
+
+# --- lib.gpt -------------------------------------------------------------------------------------
+
+
+def check_gpt_config(config) -> None:
+    """TypeError unless ``config`` is a lib.gpt.GPTConfig; ValueError for sizes < 1, n_embd not
+    divisible by n_head, dropout outside [0, 1) or layer_norm_epsilon <= 0."""
+    from lib.gpt import GPTConfig  # here: lib.gpt imports this module
+
+    if not isinstance(config, GPTConfig):
+        raise TypeError(f"config: expected a GPTConfig, got {type(config).__name__}")
+    for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+        check_int(getattr(config, name), name, 1)
+    if config.n_embd % config.n_head:
+        raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}")
+    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
+    eps = config.layer_norm_epsilon
+    if not isinstance(eps, (int, float)) or not eps > 0:
+        raise ValueError(f"layer_norm_epsilon: expected a number > 0, got {eps!r}")
+
+
+def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
+    """GPT.forward's arguments: input_ids [B, T] ids in [0, vocab_size) with P cached + T new tokens
+    <= block_size; targets (optional) ids of the same shape, -100 allowed (ignored); kv_cache
+    (optional) a cache of the same batch."""
+    if kv_cache is not None and not (hasattr(kv_cache, "update") and hasattr(kv_cache, "reorder")):
+        raise TypeError(
+            f"kv_cache: expected a lib.gpt.KVCache (or lib.gpt_fast.FastKVCache), got {type(kv_cache).__name__}"
+        )
+    V = config.vocab_size
+    check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
+    P = kv_cache.length if kv_cache is not None else 0
+    if P + input_ids.shape[1] > config.block_size:
+        cached = f" plus {P} cached positions" if P else ""
+        raise ValueError(
+            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than block_size={config.block_size}, the model's context length"
+        )
+    keys = kv_cache.keys if kv_cache is not None else []
+    if keys and keys[0].shape[0] != input_ids.shape[0]:
+        raise ValueError(
+            f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
+        )
+    if targets is None:
+        return
+    if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
+        got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
+        raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
+    if targets.shape != input_ids.shape:
+        raise ValueError(
+            f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got {tuple(targets.shape)}"
+        )
+    real = targets[targets != -100]
+    if real.numel() and (real.min() < 0 or real.max() >= V):
+        raise ValueError(
+            f"targets: expected ids in [0, vocab_size={V}) or -100 (ignored), got ids from {real.min().item()} to {real.max().item()}"
+        )
+
+
+def check_gpt_decoding(
+    model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
+) -> None:
+    """lib.gpt's decoders: model a lib.gpt.GPT; input_ids a batch of prompts (one if
+    ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
+    an id of the vocabulary. The sampling and beam arguments are lib.decoding's to check."""
+    from lib.gpt import GPT  # here: lib.gpt imports this module
+
+    if not isinstance(model, GPT):
+        raise TypeError(f"model: expected a lib.gpt.GPT, got {type(model).__name__}")
+    c = model.config
+    check_gpt_inputs(c, input_ids)
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or max_new_tokens < 1
+    ):
+        raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
+    if input_ids.shape[1] + max_new_tokens > c.block_size:
+        raise ValueError(
+            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than block_size={c.block_size}, the model's context length"
+        )
+    if one_prompt and input_ids.shape[0] != 1:
+        raise ValueError(
+            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
+        )
+    check_id(eos_id, "eos_id", c.vocab_size, f"vocab_size={c.vocab_size}", optional=True)
+
+
+def check_gpt_classifier(gpt, n_classes) -> None:
+    """GPTClassifier's arguments: gpt a lib.gpt.GPT, n_classes an int >= 2."""
+    from lib.gpt import GPT  # here: lib.gpt imports this module
+
+    if not isinstance(gpt, GPT):
+        raise TypeError(f"gpt: expected a lib.gpt.GPT, got {type(gpt).__name__}")
+    check_int(n_classes, "n_classes", 2)
+
+
+# --- lib.train -----------------------------------------------------------------------------------
+
+
+def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
+    """A learning-rate schedule: steps >= 1, lr > 0, 0 <= warmup_steps <= steps, decay one of
+    ``decays``; and, if given, 0 <= step < steps."""
+    check_int(steps, "steps", 1)
+    if not isinstance(lr, (int, float)) or not lr > 0:
+        raise ValueError(f"lr: expected a number > 0, got {lr!r}")
+    if (
+        isinstance(warmup_steps, bool)
+        or not isinstance(warmup_steps, int)
+        or not 0 <= warmup_steps <= steps
+    ):
+        raise ValueError(
+            f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
+        )
+    if decay not in decays:
+        raise ValueError(f"decay: expected one of {decays}, got {decay!r}")
+    if step is not None and (
+        isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < steps
+    ):
+        raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
+
+
+def check_fit(
+    model, steps, lr, warmup_steps, decay, decays, clip, weight_decay, stop_after
+) -> None:
+    """lib.train.fit's arguments: a torch.nn.Module, a schedule (``check_schedule``), clip None or
+    > 0, weight_decay >= 0, stop_after None or in 1..steps."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    check_schedule(steps, lr, warmup_steps, decay, decays)
+    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
+        raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
+    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+        raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
+    if stop_after is not None and (
+        isinstance(stop_after, bool)
+        or not isinstance(stop_after, int)
+        or not 1 <= stop_after <= steps
+    ):
+        raise ValueError(
+            f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
+        )
+
+
+def check_loss(loss, step: int, rate: float) -> None:
+    """What a loss_fn returned at a training step: a finite scalar tensor (ValueError if not a
+    scalar tensor, FloatingPointError if not finite; the weights are then not updated)."""
+    if not isinstance(loss, Tensor) or loss.numel() != 1:
+        got = f"shape {tuple(loss.shape)}" if isinstance(loss, Tensor) else type(loss).__name__
+        raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
+    if not torch.isfinite(loss.detach()).all():
+        raise FloatingPointError(
+            f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr, clip the gradients or check the data."
+        )
+
+
+# --- lib.decoding --------------------------------------------------------------------------------
+
+
+def check_sampling(temperature, top_k, top_p, logits=None) -> None:
+    """Sampling arguments: temperature a finite number >= 0, top_k None or an int >= 1, top_p None
+    or in (0, 1]; logits, if given, a floating-point tensor [..., V]."""
+    if logits is not None and (
+        not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1
+    ):
+        got = (
+            f"dtype {logits.dtype}, shape {tuple(logits.shape)}"
+            if isinstance(logits, Tensor)
+            else type(logits).__name__
+        )
+        raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not 0 <= temperature < math.inf
+    ):
+        raise ValueError(
+            f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
+        )
+    if top_k is not None:
+        check_int(top_k, "top_k", 1)
+    if top_p is not None and (
+        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
+    ):
+        raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
+
+
+def check_decoding(start, max_len, eos_id=None, pad_id=0, beam_width=None) -> None:
+    """A decoder's arguments: start a tensor of token ids [B, t] (t >= 1; [1, t] when beam_width
+    is given, beam search decoding one sequence), max_len >= 1, eos_id None or an int >= 0, pad_id
+    an int >= 0, beam_width (if given) an int >= 1."""
+    one = beam_width is not None
+    if not isinstance(start, Tensor) or start.dtype not in (torch.int64, torch.int32):
+        got = start.dtype if isinstance(start, Tensor) else type(start).__name__
+        raise TypeError(f"start: expected a tensor of token ids [B, t], got {got}")
+    if start.dim() != 2 or start.shape[1] < 1 or (one and start.shape[0] != 1):
+        want = "[1, t] (one sequence)" if one else "[B, t] with t >= 1"
+        raise ValueError(f"start: expected shape {want}, got {tuple(start.shape)}")
+    check_int(max_len, "max_len", 1)
+    if one:
+        check_int(beam_width, "beam_width", 1)
+    if eos_id is not None:
+        check_int(eos_id, "eos_id", 0)
+    check_int(pad_id, "pad_id", 0)
+
+
+def check_length_penalty(length_penalty) -> None:
+    """GNMT's alpha: a finite number >= 0."""
+    if (
+        isinstance(length_penalty, bool)
+        or not isinstance(length_penalty, (int, float))
+        or not 0 <= length_penalty < math.inf
+    ):
+        raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
+
+
+# --- lib.pretrained.gpt --------------------------------------------------------------------------
+
+
+def check_hf_gpt2(model) -> None:
+    """TypeError unless ``model`` is a transformers GPT2LMHeadModel; ValueError for the options of
+    its config that lib.gpt.GPT does not implement."""
+    if type(model).__name__ != "GPT2LMHeadModel" or not hasattr(model, "config"):
+        raise TypeError(
+            f"model: expected a transformers GPT2LMHeadModel, got {type(model).__name__}"
+        )
+    c = model.config
+    unsupported = {
+        "activation_function": (c.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
+        "n_inner": (c.n_inner, (None, 4 * c.n_embd)),
+        "scale_attn_weights": (c.scale_attn_weights, (True,)),
+        "scale_attn_by_inverse_layer_idx": (c.scale_attn_by_inverse_layer_idx, (False,)),
+        "add_cross_attention": (getattr(c, "add_cross_attention", False), (False,)),
+        "tie_word_embeddings": (getattr(c, "tie_word_embeddings", True), (True,)),
+    }
+    for name, (value, allowed) in unsupported.items():
+        if value not in allowed:
+            raise ValueError(
+                f"model.config.{name}: lib.gpt.GPT implements {' or '.join(map(repr, allowed))}, got {value!r}"
+            )
+
+
+def check_state_dicts_match(ours: dict, theirs: dict) -> None:
+    """ValueError unless the state dict ``theirs`` (already in our layout) has exactly the keys of
+    lib.gpt.GPT's ``ours``, each of the same shape."""
+    missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
+    if missing or unexpected:
+        raise ValueError(
+            f"model: state dict does not match lib.gpt.GPT: missing {missing}, unexpected {unexpected}"
+        )
+    for name, target in ours.items():
+        if theirs[name].shape != target.shape:
+            raise ValueError(
+                f"model: {name} has shape {tuple(theirs[name].shape)} after loading, lib.gpt expects {tuple(target.shape)}"
+            )
+
+
+# --- the language models and their sentences (lib.ngram, lib.rnnlm, lib.word2vec, lib.rnn_classifier) ---
+
+
+def check_number(x, name: str, expected: str, ok) -> None:
+    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
+    says what was wanted ("a number > 0")."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not ok(x):
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_str(x, name: str) -> None:
+    """TypeError unless x is a str."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
+
+
+def check_choice(x, name: str, choices: tuple) -> None:
+    """ValueError unless x is one of ``choices``."""
+    if x not in choices:
+        names = [repr(c) for c in choices]
+        expected = f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_sizes(**sizes) -> None:
+    """Every size an int >= 1 (``check_int``, naming it)."""
+    for name, value in sizes.items():
+        check_int(value, name, 1)
+
+
+def check_sentences(sentences, name: str = "sentences") -> None:
+    """TypeError unless sentences is a list of sentences, each a str or a sequence of str (a str
+    alone is not a list of sentences); ValueError if there is none."""
+    if isinstance(sentences, str):
+        raise TypeError(
+            f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}"
+        )
+    for s in sentences:
+        if not isinstance(s, str) and not all(isinstance(t, str) for t in s):
+            raise TypeError(f"{name}: expected sentences as str or lists of str, got {s!r}")
+    if not sentences:
+        raise ValueError(f"{name}: expected at least one sentence, got none")
+
+
+def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
+    """input_ids [B, T] ids in [0, vocab_size) (``check_ids``) and attention_mask None or a padding
+    mask of their shape (``check_padding_mask``)."""
+    check_ids(input_ids, "input_ids", vocab_size)
+    if attention_mask is not None:
+        check_padding_mask(attention_mask, input_ids)
+
+
+def check_shape(x, name: str, shape: tuple, layout: str) -> None:
+    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
+    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+
+
+def check_no_specials(words, specials) -> None:
+    """ValueError if a word of the corpus is one of the model's reserved tokens."""
+    for special in specials:
+        if special in words:
+            raise ValueError(
+                f"sentences: the token {special!r} is reserved for the model, found it in the corpus"
+            )
+
+
+def check_rnn_config(cell, **sizes) -> None:
+    """A recurrent model's sizes, each an int >= 1, and its cell, 'lstm' or 'gru'."""
+    check_sizes(**sizes)
+    check_choice(cell, "cell", ("lstm", "gru"))
+
+
+def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
+    check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
+    if not isinstance(reverse, bool):
+        raise TypeError(f"reverse: expected a bool, got {type(reverse).__name__} {reverse!r}")
+    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+
+
+def check_reverse_padded(x, lengths: Tensor) -> None:
+    if not isinstance(x, Tensor) or x.dim() < 2:
+        raise ValueError(
+            f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
+        )
+    B, T = x.shape[:2]
+    if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
+        raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
+
+
+def check_sample(n, max_len, temperature) -> None:
+    check_int(n, "n", 1)
+    check_int(max_len, "max_len", 1)
+    if not isinstance(temperature, (int, float)) or not temperature > 0:
+        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+
+
+def check_skipgram_pairs(center, context, negatives, vocab_size: int) -> None:
+    for name, x, dims in (
+        ("center", center, 1),
+        ("context", context, 1),
+        ("negatives", negatives, 2),
+    ):
+        if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != dims:
+            got = (
+                f"shape {tuple(x.shape)}, dtype {x.dtype}"
+                if isinstance(x, Tensor)
+                else type(x).__name__
+            )
+            raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
+        if x.numel() and (x.min() < 0 or x.max() >= vocab_size):
+            raise ValueError(
+                f"{name}: expected ids in [0, {vocab_size}), got min {int(x.min())} and max {int(x.max())}"
+            )
+    if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
+        raise ValueError(
+            f"center, context, negatives: expected the same N > 0 rows, got {center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
+        )
+
+
+def check_skipgram_batches(center, context, noise, batch_size, negatives) -> None:
+    check_int(batch_size, "batch_size", 1)
+    check_int(negatives, "negatives", 1)
+    if center.shape != context.shape or center.dim() != 1:
+        raise ValueError(
+            f"center, context: expected two [N] tensors, got {tuple(center.shape)} and {tuple(context.shape)}"
+        )
+    if (
+        not isinstance(noise, Tensor)
+        or noise.dim() != 1
+        or (noise < 0).any()
+        or not noise.sum() > 0
+    ):
+        got = tuple(noise.shape) if isinstance(noise, Tensor) else noise
+        raise ValueError(
+            f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got {got}"
+        )
+
+
+def check_neighbours(vectors, vocab, word, k) -> None:
+    if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
+        got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
+        raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
+    if word not in vocab.stoi:
+        raise ValueError(f"word: {word!r} is not in the vocabulary")
+    check_int(k, "k", 1)
+
+
+def check_rnn_classifier(vocab_size, n_classes, d_emb, d_hidden, n_layers, cell) -> None:
+    check_rnn_config(
+        cell,
+        vocab_size=vocab_size,
+        n_classes=n_classes,
+        d_emb=d_emb,
+        d_hidden=d_hidden,
+        n_layers=n_layers,
+    )
+
+
+def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
+    check_token_batch(input_ids, attention_mask, vocab_size)
+    if attention_mask is not None and not attention_mask.bool().any(1).all():
+        raise ValueError("attention_mask: every sentence needs at least one real token")
+
+
+def check_forward_lm(lm) -> None:
+    from lib.rnnlm import RNNLM  # imported here: lib.rnnlm imports this module
+
+    if not isinstance(lm, RNNLM):
+        raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
+    if lm.reverse:
+        raise ValueError(
+            "lm: expected a forward model (reverse=False): the classifier reads left to right"
+        )
+
+
+# --- the tokenizers (lib.bpe, lib.wordpiece, lib.basic_tokenizer) --------------------------------------
+
+
+def check_end_of_word(end_of_word) -> None:
+    """ValueError unless end_of_word is None or a non-empty str."""
+    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
+        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
+
+
+def check_word(word, name: str = "word") -> None:
+    """ValueError unless word is a non-empty str."""
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"{name}: expected a non-empty str, got {word!r}")
+
+
+def check_word_counts(word_counts) -> None:
+    """A dictionary {word: count}: non-empty words without whitespace, each counted an int >= 1."""
+    from collections.abc import Mapping
+
+    if not isinstance(word_counts, Mapping):
+        raise TypeError(
+            f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}"
+        )
+    if not word_counts:
+        raise ValueError("word_counts: expected at least one word, got an empty dict")
+    for w, c in word_counts.items():
+        if not isinstance(w, str) or not w or any(ch.isspace() for ch in w):
+            raise ValueError(f"word_counts: expected non-empty words without whitespace, got {w!r}")
+        check_int(c, f"word_counts[{w!r}]", 1)
+
+
+def check_bpe_input(word_counts, num_merges, end_of_word) -> None:
+    """The arguments of BPE learning: a dictionary, a number of merges >= 0, a marker."""
+    check_word_counts(word_counts)
+    check_int(num_merges, "num_merges", 0)
+    check_end_of_word(end_of_word)
+
+
+def check_bpe_merges(merges) -> None:
+    """ValueError unless every merge is a pair of non-empty str."""
+    for p in merges:
+        if len(p) != 2 or not all(isinstance(s, str) and s for s in p):
+            raise ValueError(f"merges: expected pairs of non-empty str, got {p!r}")
+
+
+def check_id_list(ids, size: int) -> None:
+    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
+    if isinstance(ids, Tensor):
+        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(
+                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
+            )
+        ids = ids.tolist()
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
+            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
+
+
+def check_text(text, name: str = "text") -> None:
+    """TypeError unless text is a str."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
+
+
+def check_texts(texts) -> None:
+    """TypeError unless texts is a list of str (a str alone is not); ValueError if it is empty."""
+    if isinstance(texts, str):
+        raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"texts: expected str texts, got {type(text).__name__} {text!r}")
+    if not texts:
+        raise ValueError("texts: expected at least one text, got none")
+
+
+def check_text_batch(texts, text_pairs) -> None:
+    """texts a non-empty list of str; text_pairs None or a list of as many."""
+    from collections.abc import Sequence
+
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+        raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
+    if text_pairs is not None and (
+        isinstance(text_pairs, str)
+        or not isinstance(text_pairs, Sequence)
+        or len(text_pairs) != len(texts)
+    ):
+        is_list = isinstance(text_pairs, Sequence) and not isinstance(text_pairs, str)
+        got = len(text_pairs) if is_list else type(text_pairs).__name__
+        raise ValueError(
+            f"text_pairs: expected None or a list of {len(texts)} str (one per text), got {got}"
+        )
+
+
+def check_max_length(max_length, n_special: int) -> None:
+    """None, or an int that leaves room for the ``n_special`` special tokens."""
+    if max_length is not None and (
+        isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < n_special
+    ):
+        raise ValueError(
+            f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
+        )
+
+
+def check_wordpiece_vocab(vocab, special_tokens) -> None:
+    """A vocabulary {token: id}: not empty, holding the special tokens, ids 0..V-1 each once."""
+    from collections.abc import Mapping
+
+    if not isinstance(vocab, Mapping) or not vocab:
+        raise ValueError(
+            f"vocab: expected a non-empty dict {{token: id}}, got {type(vocab).__name__}"
+        )
+    missing = [t for t in special_tokens if t not in vocab]
+    if missing:
+        raise ValueError(f"vocab: expected the special tokens {special_tokens}, missing {missing}")
+    if sorted(vocab.values()) != list(range(len(vocab))):
+        raise ValueError(f"vocab: expected the ids 0..{len(vocab) - 1}, each once")
+
+
+def check_file(path, name: str, what: str) -> None:
+    """ValueError unless path (a pathlib.Path) is a file."""
+    if not path.is_file():
+        raise ValueError(f"{name}: expected {what}, got {str(path)!r} (not a file)")
+
+
+def check_no_duplicates(path, n_duplicates: int) -> None:
+    """ValueError if a vocabulary file holds a token twice."""
+    if n_duplicates:
+        raise ValueError(f"path: {str(path)!r} holds {n_duplicates} duplicate tokens")
+
+
+# --- the recurrent encoder-decoders (lib.seq2seq) ------------------------------------------------------
+
+
+def check_encoder(vocab_size, d_emb, d_hidden, cell, pad_id) -> None:
+    """The sizes of a recurrent encoder, its cell ('gru' or 'lstm') and its padding id."""
+    check_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden)
+    check_choice(cell, "cell", ("gru", "lstm"))
+    if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
+        raise ValueError(f"pad_id: expected an id in [0, {vocab_size}), got {pad_id!r}")
+
+
+def check_source(src, src_lengths, vocab_size: int) -> None:
+    """src [B, S] ids in [0, vocab_size); src_lengths (a tensor or a list of ints) [B], each in [1, S]
+    (an empty sequence has nothing to encode)."""
+    check_ids(src, "src", vocab_size, layout="[B, S]")
+    if isinstance(src_lengths, (list, tuple)):
+        src_lengths = torch.tensor(src_lengths)
+    if not isinstance(src_lengths, Tensor) or src_lengths.dtype not in (torch.int64, torch.int32):
+        got = src_lengths.dtype if isinstance(src_lengths, Tensor) else type(src_lengths).__name__
+        raise TypeError(f"src_lengths: expected an integer tensor [B], got {got}")
+    B, S = src.shape
+    if src_lengths.shape != (B,):
+        raise ValueError(
+            f"src_lengths: expected shape [{B}] (src's batch size), got shape {tuple(src_lengths.shape)}"
+        )
+    if src_lengths.min() < 1 or src_lengths.max() > S:
+        raise ValueError(
+            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths from {src_lengths.min().item()} to {src_lengths.max().item()}"
+        )
+
+
+def check_summary(summary, d_enc: int) -> None:
+    """summary [B, d_enc]: the encoder's summary a decoder starts from."""
+    if not isinstance(summary, Tensor) or summary.dim() != 2 or summary.shape[1] != d_enc:
+        got = tuple(summary.shape) if isinstance(summary, Tensor) else type(summary).__name__
+        raise ValueError(f"summary: expected shape [B, {d_enc}] (d_enc), got {got}")
+
+
+def check_decoder_step(
+    y_prev, state: dict, enc_states, src_mask, vocab_size: int, d_enc: int
+) -> None:
+    """One decoder step's inputs: y_prev [B] ids, a state of batch B, enc_states [B, S, d_enc] and a
+    bool src_mask [B, S]."""
+    check_ids(y_prev, "y_prev", vocab_size, layout="[B]", n_dims=1)
+    B = y_prev.shape[0]
+    if state["h"].shape[0] != B:
+        raise ValueError(
+            f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}"
+        )
+    if enc_states.dim() != 3 or enc_states.shape[0] != B or enc_states.shape[2] != d_enc:
+        raise ValueError(
+            f"enc_states: expected shape [{B}, S, {d_enc}], got {tuple(enc_states.shape)}"
+        )
+    if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
+        raise ValueError(
+            f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, got {src_mask.dtype} {tuple(src_mask.shape)}"
+        )
+
+
+def check_luong(score, window, d_attn, d_hidden, d_enc) -> None:
+    """Luong et al.'s score ('dot' needs d_hidden == d_enc), window (None or an int >= 1), d_attn."""
+    check_int(d_attn, "d_attn", 1)
+    if score == "dot" and d_hidden != d_enc:
+        raise ValueError(
+            f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
+        )
+    check_choice(score, "score", ("dot", "general", "concat"))
+    if window is not None:
+        check_int(window, "window", 1)
+
+
+def check_parts(encoder, decoder, encoder_type, decoder_type) -> None:
+    """An encoder and a decoder that fit: the decoder reads states as wide as the encoder's."""
+    if not isinstance(encoder, encoder_type):
+        raise TypeError(f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}")
+    if not isinstance(decoder, decoder_type):
+        raise TypeError(f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}")
+    if decoder.d_enc != encoder.d_enc:
+        raise ValueError(
+            f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), got d_enc={decoder.d_enc}"
+        )
+
+
+def check_target_input(tgt_in, src, vocab_size: int) -> None:
+    """tgt_in [B, T] ids, with src's batch size."""
+    check_ids(tgt_in, "tgt_in", vocab_size)
+    if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
+        raise ValueError(
+            f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
+        )
+
+
+def check_batch(batch) -> None:
+    """TypeError unless batch has src, src_lengths, tgt_in and tgt_out (e.g. lib.data.Batch)."""
+    missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
+    if missing:
+        raise TypeError(
+            f"batch: expected an object with src, src_lengths, tgt_in, tgt_out (e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
+        )
+
+
+def check_target(tgt_in, tgt_out, vocab_size: int, pad_id: int) -> None:
+    """tgt_out [B, T] ids of tgt_in's shape, every row with at least one non-pad token."""
+    check_ids(tgt_out, "tgt_out", vocab_size)
+    if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
+        got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
+        raise ValueError(
+            f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}"
+        )
+    if not (tgt_out != pad_id).any(dim=1).all():
+        raise ValueError(
+            "tgt_out: every sequence needs at least one non-pad token (an empty target)"
+        )
+
+
+def check_decode_args(model, max_len, bos_id, eos_id, model_type) -> None:
+    """A model of ``model_type``, max_len >= 1, and bos/eos ids of its target vocabulary."""
+    if not isinstance(model, model_type):
+        raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
+    check_int(max_len, "max_len", 1)
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        check_id(value, name, model.decoder.vocab_size, "the target vocabulary")
+
+
+def check_one_sentence(src) -> None:
+    """src [1, S]: beam search reads one sentence."""
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
+        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
+        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
+
+
+# --- image captioning (lib.captioning) -----------------------------------------------------------------
+
+
+def check_even(x: int, name: str) -> None:
+    """ValueError unless x is divisible by 2."""
+    if x % 2:
+        raise ValueError(f"{name}={x} is not divisible by 2")
+
+
+def check_images(images, in_channels: int, max_grid: int) -> None:
+    """images [B, in_channels, H, W], float, B >= 1, H and W multiples of 16 and at most 16 * max_grid."""
+    if not isinstance(images, Tensor):
+        raise TypeError(
+            f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}"
+        )
+    if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
+        raise ValueError(
+            f"images: expected a float tensor [B, {in_channels}, H, W], got shape {tuple(images.shape)} and dtype {images.dtype}"
+        )
+    if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
+        raise ValueError(
+            f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}"
+        )
+    h, w = images.shape[2] // 16, images.shape[3] // 16
+    if max(h, w) > max_grid:
+        raise ValueError(f"images: a {h} x {w} region grid exceeds max_grid={max_grid}")
+
+
+def check_caption_ids(ids, name: str, vocab_size: int, batch: int) -> None:
+    """``check_ids`` for [B, T] ids, and the batch size of the images."""
+    check_ids(ids, name, vocab_size)
+    if ids.shape[0] != batch:
+        raise ValueError(
+            f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
+        )
+
+
+def check_caption_target(tgt_in, tgt_out, vocab_size: int, batch: int) -> None:
+    """tgt_out [B, T] ids of tgt_in's shape."""
+    check_caption_ids(tgt_out, "tgt_out", vocab_size, batch)
+    if tgt_out.shape != tgt_in.shape:
+        raise ValueError(
+            f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}"
+        )
+
+
+def check_caption_decoding(max_len, bos_id, eos_id, vocab_size: int) -> None:
+    """max_len >= 1 and bos/eos ids of the vocabulary."""
+    check_int(max_len, "max_len", 1)
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        check_id(value, name, vocab_size, "the vocabulary")
+
+
+# --- the hierarchical attention network (lib.han) ------------------------------------------------------
+
+
+def check_han(vocab_size, n_classes, d_emb, d_word, d_sentence, d_attn) -> None:
+    """Every size of the network an int >= 1."""
+    check_sizes(
+        vocab_size=vocab_size,
+        n_classes=n_classes,
+        d_emb=d_emb,
+        d_word=d_word,
+        d_sentence=d_sentence,
+        d_attn=d_attn,
+    )
+
+
+def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> None:
+    """input_ids [B, S, W] long ids in [0, vocab_size); attention_mask None or a bool or 0/1 tensor of
+    their shape, True on a prefix of every sentence; every document with at least one real word."""
+    if not isinstance(input_ids, Tensor) or input_ids.dtype != torch.long or input_ids.dim() != 3:
+        got = (
+            f"shape {tuple(input_ids.shape)} and dtype {input_ids.dtype}"
+            if isinstance(input_ids, Tensor)
+            else type(input_ids).__name__
+        )
+        raise ValueError(f"input_ids: expected a long tensor [B, S, W], got {got}")
+    if input_ids.numel() == 0:
+        raise ValueError(
+            f"input_ids: expected a non-empty [B, S, W] tensor, got shape {tuple(input_ids.shape)}"
+        )
+    if input_ids.min() < 0 or input_ids.max() >= vocab_size:
+        raise ValueError(
+            f"input_ids: expected token ids in [0, {vocab_size}), got min {int(input_ids.min())} and max {int(input_ids.max())}"
+        )
+    if attention_mask is not None:
+        B, S, W = input_ids.shape
+        same = isinstance(attention_mask, Tensor) and attention_mask.shape == input_ids.shape
+        mask = attention_mask.reshape(B * S, W) if same else attention_mask
+        check_padding_mask(mask, input_ids.reshape(B * S, W))  # one row per sentence
+    words = input_ids != pad_id if attention_mask is None else attention_mask.bool()
+    empty = ~words.any(-1).any(-1)  # [B]
+    if empty.any():
+        raise ValueError(
+            f"input_ids: document {int(empty.nonzero()[0])} has no word (all pad_id={pad_id}, or masked)"
+        )
+
+
+# --- ELMo (lib.elmo) -----------------------------------------------------------------------------------
+
+
+def check_type(x, name: str, expected: type) -> None:
+    """TypeError unless x is an instance of ``expected``."""
+    if not isinstance(x, expected):
+        raise TypeError(f"{name}: expected an {expected.__name__}, got {type(x).__name__}")
+
+
+def check_words(words, max_chars) -> None:
+    """words a sequence of str (a str alone is not); max_chars room for two markers and a character."""
+    if isinstance(words, str) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"words: expected a sequence of str, got {type(words).__name__}")
+    check_int(max_chars, "max_chars (two markers and a character)", 3)
+
+
+def check_vocabulary_words(words, vocab_size: int) -> None:
+    """The character CNN's words: the vocabulary's vocab_size words in id order."""
+    if words is None or isinstance(words, str) or len(words) != vocab_size:
+        got = "None" if words is None else f"{len(words)} words"
+        raise ValueError(
+            f"words: the character CNN needs the vocabulary's {vocab_size} words in id order (e.g. vocab.itos), got {got}"
+        )
+
+
+def check_id_sentences(sentences) -> None:
+    """A non-empty list of non-empty lists of token ids."""
+    if isinstance(sentences, Tensor) or not sentences:
+        raise ValueError(
+            f"sentences: expected a non-empty list of lists of token ids, got {sentences!r:.60}"
+        )
+    if any(len(s) == 0 for s in sentences):
+        raise ValueError("sentences: every sentence needs at least one token, got an empty one")
+
+
+def check_bilm_input(input_ids, attention_mask, vocab_size: int, pad_id: int) -> None:
+    """input_ids [B, T] ids; the mask (given, or input_ids != pad_id) a padding mask with at least one
+    real token per row."""
+    check_ids(input_ids, "input_ids", vocab_size, f"vocab_size={vocab_size}")
+    if attention_mask is None:
+        name = "attention_mask (input_ids != pad_id, no mask given)"
+        check_padding_mask(input_ids != pad_id, input_ids, name)
+        empty = (input_ids != pad_id).sum(1) == 0  # [B]
+    else:
+        check_padding_mask(attention_mask, input_ids)
+        empty = attention_mask.long().sum(1) == 0  # [B]
+    if empty.any():
+        raise ValueError(
+            f"attention_mask: expected at least one real token per sentence, got an empty row (row {int(empty.nonzero()[0])})"
+        )
+
+
+def check_something_to_predict(count: int) -> None:
+    """ValueError if no sentence has two tokens."""
+    if count == 0:
+        raise ValueError(
+            "input_ids: every sentence has a single token, so there is nothing to predict; add <bos> and <eos>"
+        )
+
+
+def check_layer_states(states, num_layers: int) -> None:
+    """states [N, ..., D] floating point, or a sequence of N such tensors [..., D]."""
+    if isinstance(states, (list, tuple)):
+        if len(states) != num_layers or not all(isinstance(s, Tensor) for s in states):
+            raise ValueError(
+                f"states: expected {num_layers} tensors (one per layer), got {len(states)} items"
+            )
+        layers, shape = states, (num_layers, *states[0].shape)
+    else:
+        layers, shape = [states], tuple(getattr(states, "shape", ()))
+    for x in layers:
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            got = f"dtype {x.dtype}" if isinstance(x, Tensor) else type(x).__name__
+            raise TypeError(f"states: expected a floating-point tensor [N, ..., D], got {got}")
+    if len(shape) < 2 or shape[0] != num_layers:
+        raise ValueError(f"states: expected shape [N={num_layers}, ..., D], got {shape}")
+
+
+def check_elmo_config(config) -> None:
+    """The hyper-parameters of an ELMoConfig (see its docstring)."""
+    for name in ("vocab_size", "hidden_dim", "n_layers", "char_dim", "max_chars"):
+        value = getattr(config, name)
+        check_int(value, name, 1)
+    for name in ("word_dim", "n_highway"):
+        value = getattr(config, name)
+        check_int(value, name, 0)
+    if config.cell_dim is not None and (
+        isinstance(config.cell_dim, bool)
+        or not isinstance(config.cell_dim, int)
+        or config.cell_dim < config.hidden_dim
+    ):
+        raise ValueError(
+            f"cell_dim: expected None or an int >= hidden_dim={config.hidden_dim}, got {config.cell_dim!r}"
+        )
+    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
+    if (
+        isinstance(config.pad_id, bool)
+        or not isinstance(config.pad_id, int)
+        or not 0 <= config.pad_id < config.vocab_size
+    ):
+        raise ValueError(
+            f"pad_id: expected an id in [0, vocab_size={config.vocab_size}), got {config.pad_id!r}"
+        )
+    filters = config.char_filters
+    ok = isinstance(filters, tuple) and all(
+        isinstance(f, tuple)
+        and len(f) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in f)
+        for f in filters
+    )
+    if not ok:
+        raise ValueError(
+            f"char_filters: expected a tuple of (width, count) pairs of positive ints, got {filters!r}"
+        )
+    if filters and max(w for w, _ in filters) > config.max_chars:
+        raise ValueError(
+            f"char_filters: the widest filter ({max(w for w, _ in filters)}) is wider than max_chars={config.max_chars}"
+        )
+    if config.word_dim == 0 and not filters:
+        raise ValueError(
+            "word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 or some char_filters"
+        )

@@ -802,7 +802,7 @@ def pretraining_batches(
     seed: int = 0,
 ):
     """An endless iterator of ``PretrainingBatch``: the examples shuffled afresh every epoch, encoded
-    with ``tokenizer.encode_batch`` (a ``lib.tokenization.WordPieceTokenizer``), masked with
+    with ``tokenizer.encode_batch`` (a ``lib.wordpiece.WordPieceTokenizer``), masked with
     ``mask_tokens`` (specials: [PAD] [UNK] [CLS] [SEP] [MASK] never chosen).
 
     examples: a list of ``NSPPair`` (``make_nsp_pairs``: sentence pairs with NSP labels) or of str

@@ -39,7 +39,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_id, check_ids, check_int
+from lib._validate import (
+    check_caption_decoding,
+    check_caption_ids,
+    check_caption_target,
+    check_choice,
+    check_even,
+    check_images,
+)
 from lib.attention import AdditiveScore, masked_softmax
 from lib.decoding import Decoded, Step
 
@@ -51,30 +58,6 @@ __all__ = [
     "greedy_decode",
     "step_function",
 ]
-
-
-def _check_images(images, in_channels: int) -> None:
-    if not isinstance(images, Tensor):
-        raise TypeError(
-            f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}"
-        )
-    if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
-        raise ValueError(
-            f"images: expected a float tensor [B, {in_channels}, H, W], got shape {tuple(images.shape)} and dtype {images.dtype}"
-        )
-    if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
-        raise ValueError(
-            f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}"
-        )
-
-
-def _check_ids(ids, name: str, vocab_size: int, batch: int) -> None:
-    """lib._validate.check_ids for [B, T] ids, and the batch size of the images."""
-    check_ids(ids, name, vocab_size)
-    if ids.shape[0] != batch:
-        raise ValueError(
-            f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
-        )
 
 
 class ConvEncoder(nn.Module):
@@ -91,8 +74,7 @@ class ConvEncoder(nn.Module):
 
     def __init__(self, d_feature: int = 64, in_channels: int = 3, max_grid: int = 16):
         super().__init__()
-        if d_feature % 2:
-            raise ValueError(f"d_feature={d_feature} is not divisible by 2")
+        check_even(d_feature, "d_feature")
         self.d_feature, self.in_channels, self.max_grid = d_feature, in_channels, max_grid
         self.conv1 = nn.Conv2d(in_channels, d_feature // 2, 4, stride=4)
         self.conv2 = nn.Conv2d(d_feature // 2, d_feature, 3, stride=2, padding=1)
@@ -108,10 +90,8 @@ class ConvEncoder(nn.Module):
         return height // 16, width // 16
 
     def forward(self, images: Tensor) -> Tensor:
-        _check_images(images, self.in_channels)
+        check_images(images, self.in_channels, self.max_grid)
         h, w = self.grid_size(images.shape[2], images.shape[3])
-        if max(h, w) > self.max_grid:
-            raise ValueError(f"images: a {h} x {w} region grid exceeds max_grid={self.max_grid}")
         x = F.relu(self.conv1(1.0 - images))  # ink on paper: white is 0  [B, D/2, H/4, W/4]
         x = F.relu(self.conv2(x))  # [B, D, H/8, W/8]
         x = F.relu(self.conv3(x))  # [B, D, h, w] = [B, D, H/16, W/16]
@@ -183,8 +163,6 @@ class AttentionDecoder(nn.Module):
         alpha = masked_softmax(scores)  # [B, R]
         if attention == "hard":
             alpha = F.one_hot(alpha.argmax(-1), alpha.shape[-1]).to(alpha.dtype)  # [B, R]
-        elif attention != "soft":
-            raise ValueError(f"attention: expected 'soft' or 'hard', got {attention!r}")
         z = (alpha[:, None, :] @ features).squeeze(1)  # [B, 1, R] @ [B, R, D] -> [B, D]
         if self.gate:
             z = torch.sigmoid(self.f_beta(h)) * z  # [B, 1] * [B, D]
@@ -210,16 +188,19 @@ class AttentionDecoder(nn.Module):
 
 
 class CaptionerOutput(NamedTuple):
-    """What ``Captioner.forward`` returns: logits [B, T, V] and alpha [B, T, R], the attention over
-    the R image regions at every step."""
+    """What ``Captioner.forward`` returns: logits [B, T, V]; cross_attentions, None unless asked for
+    (``return_attention=True``), else one tensor [B, 1, T, R] in a tuple: alpha, the attention over
+    the R image regions at every step, as one layer with one head (the vocabulary of lib.seq2seq's
+    cross_attentions, with the regions as the source)."""
 
     logits: Tensor
-    alpha: Tensor
+    cross_attentions: tuple[Tensor] | None
 
 
 class Captioner(nn.Module):
-    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T])`` -> (logits [B, T, V],
-    alpha [B, T, R]) with teacher forcing: the decoder reads the true previous word at every step.
+    """Encoder + attention decoder. ``forward(images [B, C, H, W], tgt_in [B, T], attention="soft",
+    return_attention=False)`` -> ``CaptionerOutput(logits [B, T, V], cross_attentions ([B, 1, T, R],)
+    or None)`` with teacher forcing: the decoder reads the true previous word at every step.
 
     ``loss(images, tgt_in, tgt_out, penalty=0.0)``: Xu et al. 2015, eq. 14: the negative log-likelihood
     of the caption (cross-entropy, here averaged over the non-pad target words) plus, if ``penalty``
@@ -246,9 +227,23 @@ class Captioner(nn.Module):
             vocab_size, d_feature, d_emb, d_hidden, d_attn, gate, pad_id
         )
 
-    def forward(self, images: Tensor, tgt_in: Tensor, attention: str = "soft") -> CaptionerOutput:
+    def forward(
+        self,
+        images: Tensor,
+        tgt_in: Tensor,
+        attention: str = "soft",
+        return_attention: bool = False,
+    ) -> CaptionerOutput:
+        logits, alpha = self.teacher_forced(images, tgt_in, attention)  # [B, T, V], [B, T, R]
+        return CaptionerOutput(logits, (alpha[:, None],) if return_attention else None)
+
+    def teacher_forced(
+        self, images: Tensor, tgt_in: Tensor, attention: str = "soft"
+    ) -> tuple[Tensor, Tensor]:
+        """(logits [B, T, V], alpha [B, T, R]): the decoder run over the caption tgt_in."""
         features = self.encoder(images)  # [B, R, D]
-        _check_ids(tgt_in, "tgt_in", self.decoder.vocab_size, images.shape[0])
+        check_caption_ids(tgt_in, "tgt_in", self.decoder.vocab_size, images.shape[0])
+        check_choice(attention, "attention", ("soft", "hard"))
         dec = self.decoder
         keys = dec.attention.W_k(features)  # [B, R, Da], once per image
         e = dec.embedding(tgt_in)  # [B, T, E], all steps at once
@@ -262,15 +257,11 @@ class Captioner(nn.Module):
             alphas.append(alpha)
         # [B, T, V], all steps at once
         logits = dec.output(e, torch.stack(hs, 1), torch.stack(zs, 1))
-        return CaptionerOutput(logits, torch.stack(alphas, 1))  # [B, T, V], [B, T, R]
+        return logits, torch.stack(alphas, 1)  # [B, T, V], [B, T, R]
 
     def loss(self, images: Tensor, tgt_in: Tensor, tgt_out: Tensor, penalty: float = 0.0) -> Tensor:
-        _check_ids(tgt_out, "tgt_out", self.decoder.vocab_size, images.shape[0])
-        if tgt_out.shape != tgt_in.shape:
-            raise ValueError(
-                f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}"
-            )
-        logits, alpha = self(images, tgt_in)  # [B, T, V], [B, T, R]
+        check_caption_target(tgt_in, tgt_out, self.decoder.vocab_size, images.shape[0])
+        logits, alpha = self.teacher_forced(images, tgt_in)  # [B, T, V], [B, T, R]
         nll = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=self.pad_id)
         if penalty == 0.0:
             return nll
@@ -283,6 +274,7 @@ def step_function(model: Captioner, images: Tensor, attention: str = "soft") -> 
     """The captioner's decoding step for images [B, C, H, W] (``lib.decoding``'s interface): the
     images are encoded once; each call runs the decoder one step on the last word of every row and
     returns (logits [K, V], alpha [K, R]). The LSTM state follows beam search's reordering."""
+    check_choice(attention, "attention", ("soft", "hard"))
     features = model.encoder(images)  # [B, R, D]
     keys = model.decoder.attention.W_k(features)  # [B, R, Da], computed once
     state = model.decoder.init_state(features)
@@ -310,15 +302,13 @@ def greedy_decode(
     """Greedy captions: at each step the most probable word, fed back as the next input.
 
     images [B, C, H, W] -> ``lib.decoding.Decoded``: tokens [B, L], L <= max_len; log_prob [B];
-    attention [B, L, R], where attention[b, t] is the map over the regions that produced word t
+    attentions [B, L, R], where attentions[b, t] is the map over the regions that produced word t
     (reshape to ``model.encoder.grid_size(H, W)`` to draw it). A caption stops at its <eos> (which
     is included; later positions hold ``model.pad_id`` and zero weights); decoding stops when every
     caption has ended. ``attention="hard"`` reads only the region of largest weight at every step
     (see AttentionDecoder). The model is put in eval mode for the call.
     """
-    check_int(max_len, "max_len", 1)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, model.decoder.vocab_size, "the vocabulary")
+    check_caption_decoding(max_len, bos_id, eos_id, model.decoder.vocab_size)
     was_training = model.training
     model.eval()
     try:

@@ -2,7 +2,7 @@
 beam search with the GNMT length penalty.
 
 A model is decoded through a *step function*, which the model's module builds (for example
-``lib.seq2seq.step_function``, ``lib.transformer.step_function``, ``GPT.step_function``):
+``lib.seq2seq.step_function``, ``lib.transformer.step_function``, ``lib.gpt.step_function``):
 
     logits [K, V], attention [K, ...] or None = step(tokens [K, t], parents [K] or None)
 
@@ -12,7 +12,7 @@ continues: None when the rows are the same as before (greedy search and sampling
 when beam search has reordered, repeated or dropped hypotheses, so that a step that keeps state
 (an RNN's hidden state, GPT's key/value cache) reorders it. ``attention`` is what the model looked
 at to predict this token (the source weights of an RNN decoder, the regions of a captioner), or
-None; the decoders collect it into ``Decoded.attention``.
+None; the decoders collect it into ``Decoded.attentions``.
 
 Shape legend: B batch, K hypotheses alive in the beam (<= beam_width), t tokens so far, L tokens
 decoded, V vocabulary.
@@ -23,7 +23,6 @@ positions after it hold ``pad_id``, and log_prob counts the tokens up to and inc
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -32,7 +31,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from lib._random import multinomial
-from lib._validate import check_int
+from lib._validate import check_decoding, check_length_penalty, check_sampling
 
 __all__ = [
     "Decoded",
@@ -55,13 +54,13 @@ class Decoded(NamedTuple):
     tokens [B, L]: the decoded tokens, without the start (BOS or the prompt), each row ending with
     eos_id where one was produced, then pad_id. log_prob [B]: sum over the decoded tokens (up to
     and including eos_id) of log p(token | everything before it), under the model's own
-    distribution (temperature 1, no top-k or top-p cut). attention: what the model
+    distribution (temperature 1, no top-k or top-p cut). attentions: what the model
     attended to while producing each token ([B, L, ...], zero after the end), or None for a model
     that does not report it."""
 
     tokens: Tensor
     log_prob: Tensor
-    attention: Tensor | dict | None
+    attentions: Tensor | dict | None
 
 
 def gnmt_penalty(length: int, alpha: float) -> float:
@@ -84,14 +83,7 @@ def sampling_distribution(
     token id first); then renormalize. The order is that of
     transformers' generate; top-k and top-p act on the distribution after temperature.
     """
-    if not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1:
-        got = (
-            f"dtype {logits.dtype}, shape {tuple(logits.shape)}"
-            if isinstance(logits, Tensor)
-            else type(logits).__name__
-        )
-        raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    _check_sampling(temperature, top_k, top_p)
+    check_sampling(temperature, top_k, top_p, logits)
     return _distribution(logits, temperature, top_k, top_p)
 
 
@@ -117,41 +109,6 @@ def _distribution(logits: Tensor, temperature: float, top_k, top_p) -> Tensor:
     return probs / probs.sum(-1, keepdim=True)
 
 
-# --- argument checks: once, at the public functions ----------------------------------------------
-
-
-def _check_sampling(temperature, top_k, top_p) -> None:
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not 0 <= temperature < math.inf
-    ):
-        raise ValueError(
-            f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
-        )
-    if top_k is not None:
-        check_int(top_k, "top_k", 1)
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
-    ):
-        raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
-
-
-def _check_start(start, one: bool = False) -> None:
-    if not isinstance(start, Tensor) or start.dtype not in (torch.int64, torch.int32):
-        got = start.dtype if isinstance(start, Tensor) else type(start).__name__
-        raise TypeError(f"start: expected a tensor of token ids [B, t], got {got}")
-    if start.dim() != 2 or start.shape[1] < 1 or (one and start.shape[0] != 1):
-        want = "[1, t] (one sequence)" if one else "[B, t] with t >= 1"
-        raise ValueError(f"start: expected shape {want}, got {tuple(start.shape)}")
-
-
-def _check_id(value, name: str, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    check_int(value, name, 0)
-
-
 # --- greedy search and sampling ------------------------------------------------------------------
 
 
@@ -173,11 +130,8 @@ def sample(
     still draws (so a row's tokens do not depend on when the others end) and is then given
     ``pad_id``. Without ``eos_id``, exactly ``max_len`` tokens are decoded. Returns a
     :class:`Decoded` with tokens [B, L], L <= max_len."""
-    _check_start(start)
-    check_int(max_len, "max_len", 1)
-    _check_id(eos_id, "eos_id", optional=True)
-    _check_id(pad_id, "pad_id")
-    _check_sampling(temperature, top_k, top_p)
+    check_decoding(start, max_len, eos_id, pad_id)
+    check_sampling(temperature, top_k, top_p)
     B = start.shape[0]
     tokens = start
     done = torch.zeros(B, dtype=torch.bool, device=start.device)  # [B] rows that have ended
@@ -217,11 +171,11 @@ def greedy(
 
 class Hypothesis(NamedTuple):
     """A finished beam-search hypothesis: tokens [L] (without the start), log_prob (a 0-dim tensor,
-    the sum of the log-probabilities of its tokens), and attention [L, ...] or None."""
+    the sum of the log-probabilities of its tokens), and attentions [L, ...] or None."""
 
     tokens: Tensor
     log_prob: Tensor
-    attention: Tensor | None
+    attentions: Tensor | None
 
 
 def beam_hypotheses(
@@ -235,10 +189,7 @@ def beam_hypotheses(
     reaches ``max_len`` tokens is finished, so the beam shrinks until none is alive. beam_width=1
     is greedy search; a beam at least as wide as the number of possible outputs is exhaustive
     search."""
-    _check_start(start, one=True)
-    check_int(max_len, "max_len", 1)
-    check_int(beam_width, "beam_width", 1)
-    _check_id(eos_id, "eos_id", optional=True)
+    check_decoding(start, max_len, eos_id, beam_width=beam_width)
     t0 = start.shape[1]
     alive, log_prob, parents = start, torch.zeros(1, device=start.device), None  # [K, t], [K]
     attention = None  # [K, t - t0, ...]
@@ -286,15 +237,10 @@ def beam_search(
 
     Beam search is a heuristic: it usually finds a likelier output than greedy search, but it can
     drop the prefix of the likeliest one, so it is not guaranteed to."""
-    if (
-        isinstance(length_penalty, bool)
-        or not isinstance(length_penalty, (int, float))
-        or not 0 <= length_penalty < math.inf
-    ):
-        raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
+    check_length_penalty(length_penalty)
     finished = beam_hypotheses(step, start, max_len, beam_width, eos_id)
     best = max(
         finished, key=lambda h: h.log_prob.item() / gnmt_penalty(len(h.tokens), length_penalty)
     )
-    attention = None if best.attention is None else best.attention[None]
+    attention = None if best.attentions is None else best.attentions[None]
     return Decoded(best.tokens[None], best.log_prob[None], attention)

@@ -16,9 +16,13 @@ Pipeline: ids [B, T] -> wte(ids) + wpe(positions) -> dropout -> n_layer x Block 
 -> logits. Block (pre-LN): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
 
 Submodules carry the names of the published GPT-2 checkpoint (``transformer.wte``,
-``transformer.h.0.attn .c_attn``, ...), so that ``lib.pretrained.gpt_from_hf`` is a loop over the
+``transformer.h.0.attn.c_attn``, ...), so that ``lib.pretrained.gpt_from_hf`` is a loop over the
 state dict. OpenAI's checkpoint stores its linear layers as "Conv1D" with the weight transposed
 ([in, out]); ours are nn.Linear ([out, in]).
+
+Decoding, as for every model of the library: ``sample``, ``greedy_decode`` and ``beam_search``
+(model, input_ids, ...) -> ``lib.decoding.Decoded``, built on this module's ``step_function``.
+The KV cache here is the readable one (``torch.cat``); ``lib.gpt_fast.FastKVCache`` is the fast one.
 """
 
 import math
@@ -30,7 +34,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_id, check_ids, check_int
+from lib._validate import (
+    check_gpt_classifier,
+    check_gpt_config,
+    check_gpt_decoding,
+    check_gpt_inputs,
+    check_padding_mask,
+)
 from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -42,7 +52,12 @@ __all__ = [
     "CausalSelfAttention",
     "MLP",
     "KVCache",
+    "step_function",
+    "sample",
+    "greedy_decode",
+    "beam_search",
     "GPTClassifier",
+    "GPTClassifierOutput",
     "count_parameters",
     "sampling_distribution",  # lib.decoding's, kept here: the sampling GPT made famous
 ]
@@ -67,17 +82,7 @@ class GPTConfig:
     layer_norm_epsilon: float = 1e-5
 
     def __post_init__(self):
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            check_int(value, name, 1)
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
-        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
-        if not isinstance(self.layer_norm_epsilon, (int, float)) or not self.layer_norm_epsilon > 0:
-            raise ValueError(
-                f"layer_norm_epsilon: expected a number > 0, got {self.layer_norm_epsilon!r}"
-            )
+        check_gpt_config(self)
 
     @classmethod
     def gpt2(cls, **overrides) -> "GPTConfig":
@@ -106,66 +111,36 @@ class KVCache:
     t only computes the new token's query, key and value instead of re-running the whole prefix.
 
     ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
-    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1, appends the T
-    new ones and advances ``length`` to P + T. ``reorder(rows)`` keeps (and repeats) batch rows, as
-    beam search does when it keeps the best hypotheses.
-
-    Storage: each layer's keys and values live in a buffer [B, H, capacity, Dh] that doubles when
-    full, and new positions are written in place, so a generation step copies one position, not the
-    whole cache (appending with torch.cat would copy all P positions of every layer at every step).
+    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1 and appends the
+    T new ones with ``torch.cat``, so P grows by T. ``reorder(rows)`` keeps (and repeats) batch rows,
+    as beam search does when it keeps the best hypotheses. The appending copies all P positions of
+    every layer at every step: ``lib.gpt_fast.FastKVCache`` writes into preallocated buffers instead
+    (the same numbers, faster for long generations).
     """
 
     def __init__(self):
-        self._k: list[Tensor] = []  # per layer: [B, H, capacity, Dh]
-        self._v: list[Tensor] = []
-        self._n: list[int] = []  # per layer: positions filled
-
-    def __len__(self) -> int:
-        return len(self._k)  # the number of layers cached so far
-
-    @property
-    def keys(self) -> list[Tensor]:
-        return [k[:, :, :n] for k, n in zip(self._k, self._n)]  # views [B, H, P, Dh]
-
-    @property
-    def values(self) -> list[Tensor]:
-        return [v[:, :, :n] for v, n in zip(self._v, self._n)]  # views [B, H, P, Dh]
+        self.keys: list[Tensor] = []  # per layer: [B, H, P, Dh]
+        self.values: list[Tensor] = []
 
     @property
     def length(self) -> int:
         """P, the number of positions cached (0 when empty)."""
-        return self._n[0] if self._n else 0
-
-    def cached(self, layer: int) -> int:
-        """The number of positions cached for `layer` (0 before its first update)."""
-        return self._n[layer] if layer < len(self._n) else 0
-
-    @property
-    def batch_size(self) -> int | None:
-        return self._k[0].shape[0] if self._k else None
+        return self.keys[0].shape[2] if self.keys else 0
 
     def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
-        B, H, T, Dh = k.shape
-        if layer == len(self._k):  # first call: an empty buffer
-            self._k.append(k.new_empty(B, H, max(2 * T, 64), Dh))
-            self._v.append(v.new_empty(B, H, max(2 * T, 64), Dh))
-            self._n.append(0)
-        n = self._n[layer]
-        if n + T > self._k[layer].shape[2]:  # full: double the capacity
-            for store in (self._k, self._v):
-                bigger = store[layer].new_empty(B, H, 2 * (n + T), Dh)
-                bigger[:, :, :n] = store[layer][:, :, :n]
-                store[layer] = bigger
-        self._k[layer][:, :, n : n + T] = k  # written in place
-        self._v[layer][:, :, n : n + T] = v
-        self._n[layer] = n + T
-        return self._k[layer][:, :, : n + T], self._v[layer][:, :, : n + T]  # [B, H, P + T, Dh]
+        if layer == len(self.keys):  # the layer's first tokens
+            self.keys.append(k)
+            self.values.append(v)
+        else:
+            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
+        return self.keys[layer], self.values[layer]
 
     def reorder(self, rows: Tensor) -> None:
         """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
-        self._k = [k[rows] for k in self._k]
-        self._v = [v[rows] for v in self._v]
+        self.keys = [k[rows] for k in self.keys]
+        self.values = [v[rows] for v in self.values]
 
 
 class CausalSelfAttention(nn.Module):
@@ -196,14 +171,14 @@ class CausalSelfAttention(nn.Module):
         # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
         # query heads, then the H key heads, then the H value heads
         q, k, v = split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
-        P = 0
+        P = 0  # positions before ours: none without a cache
         if kv_cache is not None:
-            P = kv_cache.cached(layer)
             k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
-        if kv_cache is not None and T == 1:  # one new token (a generation step) sees every key
-            mask = None
-        else:
-            mask = causal_mask(T, device=x.device, past=P)  # [T, P + T]: query P+i sees 0..P+i
+            P = k.shape[2] - T
+        # query i sits at position P + i and may attend keys 0 .. P + i; the one new token of a
+        # generation step comes last, so it may attend every key and needs no mask
+        one_new_token = kv_cache is not None and T == 1
+        mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
@@ -249,13 +224,17 @@ class Block(nn.Module):
 
 
 class GPTOutput(NamedTuple):
-    """What ``GPT.forward`` returns: logits [B, T, V]; loss, the mean cross-entropy of next-token
-    prediction (a scalar tensor; None without targets); attention, a list of n_layer weights
-    [B, H, T, P + T] (None unless return_attention=True). Unpacks as ``logits, loss, attention = out``."""
+    """What ``GPT.forward`` returns. logits [B, T, V]; loss, the mean cross-entropy of next-token
+    prediction (a scalar tensor; None without targets); attentions, a tuple of n_layer weights
+    [B, H, T, P + T] (None unless return_attention=True); hidden_states, a tuple of n_layer + 1
+    tensors [B, T, D] (None unless return_hidden_states=True): the embeddings (after dropout), the
+    output of blocks 1 .. n_layer - 1, and the last block's output after ``ln_f``, i.e. what
+    ``lm_head`` reads (as transformers' GPT2Model counts them)."""
 
     logits: Tensor
     loss: Tensor | None
-    attention: list[Tensor] | None
+    attentions: tuple[Tensor, ...] | None
+    hidden_states: tuple[Tensor, ...] | None
 
 
 class GPT(nn.Module):
@@ -277,8 +256,7 @@ class GPT(nn.Module):
 
     def __init__(self, config: GPTConfig):
         super().__init__()
-        if not isinstance(config, GPTConfig):
-            raise TypeError(f"config: expected a GPTConfig, got {type(config).__name__}")
+        check_gpt_config(config)
         self.config = c = config
         self.transformer = nn.ModuleDict(
             dict(
@@ -303,176 +281,135 @@ class GPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    def hidden_states(
-        self, input_ids: Tensor, kv_cache: KVCache | None = None, return_attention: bool = False
-    ):
-        """input_ids [B, T] -> (h [B, T, D], the output of ln_f, i.e. what lm_head reads;
-        attention: list of n_layer weights [B, H, T, P + T], or None). With a cache, input_ids holds
-        only the T new tokens."""
-        if kv_cache is not None and not isinstance(kv_cache, KVCache):
-            raise TypeError(f"kv_cache: expected a lib.gpt.KVCache, got {type(kv_cache).__name__}")
-        P = kv_cache.length if kv_cache is not None else 0
-        self._check_input_ids(input_ids, P, kv_cache)
-        positions = torch.arange(P, P + input_ids.shape[1], device=input_ids.device)  # [T]
-        # [B, T, D]
-        x = self.transformer.drop(self.transformer.wte(input_ids) + self.transformer.wpe(positions))
-        attention = [] if return_attention else None
-        for layer, block in enumerate(self.transformer.h):
-            x, weights = block(x, kv_cache, layer, return_attention)  # [B, T, D]
-            if return_attention:
-                attention.append(weights)
-        return self.transformer.ln_f(x), attention  # [B, T, D]
-
     def forward(
         self,
         input_ids: Tensor,
         targets: Tensor | None = None,
         return_attention: bool = False,
+        return_hidden_states: bool = False,
         kv_cache: KVCache | None = None,
     ) -> GPTOutput:
-        """input_ids [B, T] token ids -> GPTOutput(logits [B, T, V], loss, attention).
+        """input_ids [B, T] token ids -> GPTOutput(logits [B, T, V], loss, attentions, hidden_states).
 
         targets [B, T]: the next token at every position (usually input_ids shifted left by one);
         positions with target -100 are ignored (F.cross_entropy's ignore_index). loss = mean
-        cross-entropy over the other positions. return_attention: also the list of n_layer weights
-        [B, H, T, P + T]. kv_cache: a KVCache; input_ids then holds only the new tokens, at
+        cross-entropy over the other positions. return_attention: also the tuple of n_layer weights
+        [B, H, T, P + T]; return_hidden_states: also the tuple of n_layer + 1 hidden states [B, T, D]
+        (see ``GPTOutput``). kv_cache: a KVCache; input_ids then holds only the new tokens, at
         positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside [0,
         vocab_size) or P + T > block_size.
         """
-        h, attention = self.hidden_states(input_ids, kv_cache, return_attention)
-        logits = self.lm_head(h)  # [B, T, V]
+        check_gpt_inputs(self.config, input_ids, targets, kv_cache)
+        P = kv_cache.length if kv_cache is not None else 0  # positions already in the cache
+        positions = torch.arange(P, P + input_ids.shape[1], device=input_ids.device)  # [T]
+        x = self.transformer.wte(input_ids) + self.transformer.wpe(positions)  # [B, T, D]
+        x = self.transformer.drop(x)
+        attentions, hidden_states = [], [x]
+        for layer, block in enumerate(self.transformer.h):
+            x, weights = block(x, kv_cache, layer, return_attention)  # [B, T, D]
+            attentions.append(weights)  # [B, H, T, P + T], or None
+            hidden_states.append(x)
+        x = self.transformer.ln_f(x)  # [B, T, D]
+        hidden_states[-1] = x  # the last hidden state is what lm_head reads
+        logits = self.lm_head(x)  # [B, T, V]
         loss = None
         if targets is not None:
-            self._check_targets(targets, input_ids)
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
-        return GPTOutput(logits, loss, attention)
-
-    # --- input checks --------------------------------------------------------------------------------
-
-    def _check_input_ids(self, input_ids, P: int = 0, kv_cache=None) -> None:
-        """lib._validate.check_ids, then the context: P cached + T new tokens <= block_size."""
-        c = self.config
-        check_ids(input_ids, "input_ids", c.vocab_size, f"vocab_size={c.vocab_size}")
-        if P + input_ids.shape[1] > c.block_size:
-            cached = f" plus {P} cached positions" if P else ""
-            raise ValueError(
-                f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than block_size={c.block_size}, the model's context length"
-            )
-        if kv_cache is not None and kv_cache.batch_size not in (None, input_ids.shape[0]):
-            raise ValueError(
-                f"kv_cache: holds a batch of {kv_cache.batch_size}, but input_ids has shape {tuple(input_ids.shape)}"
-            )
-
-    def _check_targets(self, targets, input_ids) -> None:
-        if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
-            got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
-            raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
-        if targets.shape != input_ids.shape:
-            raise ValueError(
-                f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got {tuple(targets.shape)}"
-            )
-        real = targets[targets != -100]
-        if real.numel() and (real.min() < 0 or real.max() >= self.config.vocab_size):
-            raise ValueError(
-                f"targets: expected ids in [0, vocab_size={self.config.vocab_size}) or -100 (ignored), got ids from {real.min().item()} to {real.max().item()}"
-            )
-
-    def _check_new_tokens(self, input_ids, max_new_tokens) -> None:
-        self._check_input_ids(input_ids)
-        if (
-            isinstance(max_new_tokens, bool)
-            or not isinstance(max_new_tokens, int)
-            or max_new_tokens < 1
-        ):
-            raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
-        if input_ids.shape[1] + max_new_tokens > self.config.block_size:
-            raise ValueError(
-                f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than block_size={self.config.block_size}, the model's context length"
-            )
-
-    # --- decoding ------------------------------------------------------------------------------------
-
-    def step_function(self, use_cache: bool = True) -> Step:
-        """This model's decoding step (``lib.decoding``'s interface): step(tokens [K, t], parents)
-        -> (logits of the next token [K, V], None). use_cache=True keeps a KVCache, so each call
-        runs the model only on the tokens the cache has not seen (the whole prompt first, then one
-        token), and reorders the cache with beam search's hypotheses (``KVCache.reorder``);
-        use_cache=False re-runs the model on the whole sequence at each call (same logits, more
-        work)."""
-        cache = KVCache() if use_cache else None
-
-        def step(tokens: Tensor, parents: Tensor | None):
-            if cache is None:
-                return self(tokens).logits[:, -1], None  # [K, V]
-            if parents is not None:
-                cache.reorder(parents)  # each hypothesis continues its parent's keys and values
-            return self(tokens[:, cache.length :], kv_cache=cache).logits[:, -1], None  # [K, V]
-
-        return step
-
-    @torch.no_grad()
-    def generate(
-        self,
-        input_ids: Tensor,
-        max_new_tokens: int,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        top_p: float | None = None,
-        generator: torch.Generator | None = None,
-        use_cache: bool = True,
-    ) -> Tensor:
-        """Autoregressive generation: append ``max_new_tokens`` tokens to each prompt, each drawn
-        from ``lib.decoding.sampling_distribution(last logits, temperature, top_k, top_p)``;
-        temperature=0 is greedy decoding.
-
-        input_ids [B, T] -> [B, T + max_new_tokens], the prompt and its continuation (as nanoGPT's
-        generate; ``lib.decoding.sample(model.step_function(), input_ids, ...)`` gives the
-        continuation with its log-probability). ``generator`` (a torch.Generator) makes the draws
-        reproducible. use_cache: see ``step_function``. The whole sequence must fit in
-        ``block_size`` (no sliding window). Put the model in eval mode first, or dropout changes the
-        tokens.
-        """
-        self._check_new_tokens(input_ids, max_new_tokens)
-        out = decoding.sample(
-            self.step_function(use_cache),
-            input_ids,
-            max_new_tokens,
-            temperature=temperature,
-            top_k=top_k,
-            top_p=top_p,
-            generator=generator,
+        return GPTOutput(
+            logits,
+            loss,
+            tuple(attentions) if return_attention else None,
+            tuple(hidden_states) if return_hidden_states else None,
         )
-        return torch.cat([input_ids, out.tokens], dim=1)
 
-    @torch.no_grad()
-    def beam_search(
-        self,
-        input_ids: Tensor,
-        max_new_tokens: int,
-        beam_width: int = 4,
-        eos_id: int | None = None,
-        length_penalty: float = 0.0,
-    ) -> Decoded:
-        """Beam search for one prompt (``lib.decoding.beam_search`` with this model's cached step):
-        input_ids [1, T] -> ``Decoded``: tokens [1, L], the continuation (L <= max_new_tokens,
-        ending at ``eos_id`` if it was produced); log_prob [1], the sum over the L new tokens of log
-        p(token | everything before it); attention None.
 
-        A hypothesis that produces ``eos_id`` or reaches ``max_new_tokens`` is finished; finished
-        ones are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)`` (0 ranks
-        by log_prob). beam_width=1 is greedy decoding. A heuristic: it usually finds a likelier
-        continuation than greedy, and is not guaranteed to find the likeliest.
-        """
-        self._check_new_tokens(input_ids, max_new_tokens)
-        if input_ids.shape[0] != 1:
-            raise ValueError(
-                f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
-            )
-        V = self.config.vocab_size
-        check_id(eos_id, "eos_id", V, f"vocab_size={V}", optional=True)
-        return decoding.beam_search(
-            self.step_function(), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
-        )
+# --- decoding: lib.decoding's decoders with this model's step --------------------------------------
+
+
+def step_function(model: GPT, use_cache: bool = True, cache_type: type = KVCache) -> Step:
+    """The decoding step of `model` (``lib.decoding``'s interface): step(tokens [K, t], parents)
+    -> (logits of the next token [K, V], None). use_cache=True keeps a cache (a new ``cache_type()``,
+    ``KVCache`` by default, ``lib.gpt_fast.FastKVCache`` for the preallocated one), so each call
+    runs the model only on the tokens the cache has not seen (the whole prompt first, then one
+    token), and reorders the cache with beam search's hypotheses (``KVCache.reorder``);
+    use_cache=False re-runs the model on the whole sequence at each call (same logits, more work)."""
+    cache = cache_type() if use_cache else None
+
+    def step(tokens: Tensor, parents: Tensor | None):
+        if cache is None:
+            return model(tokens).logits[:, -1], None  # [K, V]
+        if parents is not None:
+            cache.reorder(parents)  # each hypothesis continues its parent's keys and values
+        return model(tokens[:, cache.length :], kv_cache=cache).logits[:, -1], None  # [K, V]
+
+    return step
+
+
+@torch.no_grad()
+def sample(
+    model: GPT,
+    input_ids: Tensor,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+    use_cache: bool = True,
+) -> Decoded:
+    """Autoregressive generation: append ``max_new_tokens`` tokens to each prompt, each drawn from
+    ``lib.decoding.sampling_distribution(last logits, temperature, top_k, top_p)``; temperature=0
+    is greedy decoding.
+
+    input_ids [B, T] -> ``Decoded``: tokens [B, max_new_tokens], the continuation (prepend
+    input_ids for the whole text); log_prob [B], its log-probability under the model's own
+    distribution; attentions None. ``generator`` (a torch.Generator) makes the draws reproducible.
+    use_cache: see ``step_function``. The whole sequence must fit in ``block_size`` (no sliding
+    window). Put the model in eval mode first, or dropout changes the tokens.
+    """
+    check_gpt_decoding(model, input_ids, max_new_tokens)
+    step = step_function(model, use_cache)
+    return decoding.sample(
+        step,
+        input_ids,
+        max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        generator=generator,
+    )
+
+
+def greedy_decode(
+    model: GPT, input_ids: Tensor, max_new_tokens: int, use_cache: bool = True
+) -> Decoded:
+    """Greedy decoding: the most probable token at every step (``sample`` with temperature 0).
+    input_ids [B, T] -> ``Decoded`` with tokens [B, max_new_tokens], the continuation."""
+    return sample(model, input_ids, max_new_tokens, temperature=0, use_cache=use_cache)
+
+
+@torch.no_grad()
+def beam_search(
+    model: GPT,
+    input_ids: Tensor,
+    max_new_tokens: int,
+    beam_width: int = 4,
+    eos_id: int | None = None,
+    length_penalty: float = 0.0,
+) -> Decoded:
+    """Beam search for one prompt (``lib.decoding.beam_search`` with this model's cached step):
+    input_ids [1, T] -> ``Decoded``: tokens [1, L], the continuation (L <= max_new_tokens,
+    ending at ``eos_id`` if it was produced); log_prob [1], the sum over the L new tokens of log
+    p(token | everything before it); attentions None.
+
+    A hypothesis that produces ``eos_id`` or reaches ``max_new_tokens`` is finished; finished
+    ones are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)`` (0 ranks
+    by log_prob). beam_width=1 is greedy decoding. A heuristic: it usually finds a likelier
+    continuation than greedy, and is not guaranteed to find the likeliest.
+    """
+    check_gpt_decoding(model, input_ids, max_new_tokens, one_prompt=True, eos_id=eos_id)
+    return decoding.beam_search(
+        step_function(model), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
+    )
 
 
 def count_parameters(config: GPTConfig) -> int:
@@ -491,43 +428,47 @@ def count_parameters(config: GPTConfig) -> int:
     return sum(p.numel() for p in model.parameters())  # .parameters() yields the tied one once
 
 
+class GPTClassifierOutput(NamedTuple):
+    """What ``GPTClassifier.forward`` returns: logits [B, C]; attentions, GPT's tuple of n_layer
+    weights [B, H, T, T] (None unless return_attention=True)."""
+
+    logits: Tensor
+    attentions: tuple[Tensor, ...] | None
+
+
 class GPTClassifier(nn.Module):
     """GPT fine-tuned as a classifier (Radford et al. 2018, sec. 3.2): a linear layer on the final
     hidden state of the last token of each input, P(y | x_1..x_m) = softmax(h_L^m W_y)  (eq. 3).
 
-    forward(input_ids [B, T], lengths=None) -> class logits [B, C]. Inputs are padded at the end;
-    ``lengths`` [B] (ints, default T) says where each one ends. Because attention is causal, the
-    hidden state at position length-1 never sees the padding after it, so no padding mask is needed.
-    ``gpt`` is the (pretrained or fresh) language model; ``head`` is nn.Linear(D, C), initialized
-    N(0, 0.02^2), bias 0. Deviation: no auxiliary language-modelling loss (eq. 5's lambda L1); add
-    gpt's loss yourself.
+    forward(input_ids [B, T], attention_mask=None, return_attention=False) -> GPTClassifierOutput
+    (logits [B, C], attentions). Inputs are padded at the end; ``attention_mask`` [B, T] (bool or
+    0/1, True at real tokens; default: all real) says where each one ends. Because attention is
+    causal, the hidden state of the last real token never sees the padding after it, so the mask
+    only says which position to read. ``gpt`` is the (pretrained or fresh) language model; ``head``
+    is nn.Linear(D, C), initialized N(0, 0.02^2), bias 0. Deviation: no auxiliary
+    language-modelling loss (eq. 5's lambda L1); add gpt's loss yourself.
     """
 
     def __init__(self, gpt: GPT, n_classes: int):
         super().__init__()
-        if not isinstance(gpt, GPT):
-            raise TypeError(f"gpt: expected a lib.gpt.GPT, got {type(gpt).__name__}")
-        check_int(n_classes, "n_classes", 2)
+        check_gpt_classifier(gpt, n_classes)
         self.gpt = gpt
         self.head = nn.Linear(gpt.config.n_embd, n_classes)
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
 
-    def forward(self, input_ids: Tensor, lengths: Tensor | None = None) -> Tensor:
-        h, _ = self.gpt.hidden_states(input_ids)  # [B, T, D]
-        B, T = input_ids.shape
-        if lengths is None:
-            last = torch.full((B,), T - 1, device=input_ids.device)  # [B]
+    def forward(
+        self,
+        input_ids: Tensor,
+        attention_mask: Tensor | None = None,
+        return_attention: bool = False,
+    ) -> GPTClassifierOutput:
+        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
+        h = out.hidden_states[-1]  # [B, T, D], after ln_f
+        if attention_mask is None:
+            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1, device=h.device)
         else:
-            lengths = torch.as_tensor(lengths, device=input_ids.device)
-            if (
-                lengths.shape != (B,)
-                or lengths.is_floating_point()
-                or lengths.min() < 1
-                or lengths.max() > T
-            ):
-                raise ValueError(
-                    f"lengths: expected {B} integer lengths in [1, T={T}], got {lengths.tolist()}"
-                )
-            last = lengths - 1  # [B]
-        return self.head(h[torch.arange(B, device=input_ids.device), last])  # [B, D] -> [B, C]
+            check_padding_mask(attention_mask, input_ids)
+            last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
+        logits = self.head(h[torch.arange(input_ids.shape[0], device=h.device), last])  # [B, C]
+        return GPTClassifierOutput(logits, out.attentions)

@@ -33,24 +33,30 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from lib._validate import check_int
+from lib._validate import check_documents, check_han
 from lib.attention import AdditiveScore, masked_softmax
 
 __all__ = ["ContextAttention", "HierarchicalAttentionNetwork", "HANOutput"]
 
 
 class HANOutput(NamedTuple):
-    """What ``HierarchicalAttentionNetwork.forward`` returns: logits [B, C]; word_weights [B, S,
-    W], the word-level attention inside every sentence (0 on padding); sentence_weights [B, S], the
-    sentence-level attention."""
+    """What ``HierarchicalAttentionNetwork.forward`` returns: logits [B, C], and the attention of the
+    two levels, each None unless asked for (``return_attention=True``), else a tuple with the tensor
+    of its one layer, shaped as the library's attentions [B, H, Tq, Tk] with one head (H = 1) and one
+    query (Tq = 1, the learned context vector):
+
+    word_attentions      (w [B, S, 1, 1, W],)  w[b, i, 0, 0]: the weights over the words of sentence i
+                                               of document b (the batch of the word level is B x S)
+    sentence_attentions  (w [B, 1, 1, S],)     w[b, 0, 0]: the weights over the sentences of document b
+
+    Padding words and padding sentences get weight exactly 0."""
 
     logits: Tensor
-    word_weights: Tensor
-    sentence_weights: Tensor
+    word_attentions: tuple[Tensor] | None
+    sentence_attentions: tuple[Tensor] | None
 
 
 class ContextAttention(nn.Module):
@@ -76,12 +82,14 @@ class ContextAttention(nn.Module):
 
 
 class HierarchicalAttentionNetwork(nn.Module):
-    """Yang et al. 2016's HAN. forward(docs [B, S, W] long, padded with pad_id) ->
-    (logits [B, C], word_weights [B, S, W], sentence_weights [B, S]).
+    """Yang et al. 2016's HAN. forward(input_ids [B, S, W] long, padded with pad_id, attention_mask
+    [B, S, W] or None, return_attention=False) -> ``HANOutput(logits [B, C], word_attentions,
+    sentence_attentions)``.
 
-    word_weights[b, i] sums to 1 over the real words of sentence i (all 0 for a padding sentence);
-    sentence_weights[b] sums to 1 over the document's real sentences; padding gets exactly 0.
-    A sentence is real if it has at least one non-pad word; sentences and words are padded at the end.
+    The word weights of sentence i sum to 1 over its real words (all 0 for a padding sentence); the
+    sentence weights sum to 1 over the document's real sentences; padding gets exactly 0. The mask
+    is True (1) at the real words; without one, the real words are those that are not pad_id. A
+    sentence is real if it has at least one real word; sentences and words are padded at the end.
     Initialization: torch's defaults (embedding N(0, 1), GRUs and linear layers uniform), Xavier for
     the attention (see ContextAttention).
     """
@@ -97,15 +105,7 @@ class HierarchicalAttentionNetwork(nn.Module):
         pad_id: int = 0,
     ):
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("n_classes", n_classes),
-            ("d_emb", d_emb),
-            ("d_word", d_word),
-            ("d_sentence", d_sentence),
-            ("d_attn", d_attn),
-        ):
-            check_int(value, name, 1)
+        check_han(vocab_size, n_classes, d_emb, d_word, d_sentence, d_attn)
         self.vocab_size, self.pad_id = vocab_size, pad_id
         self.embedding = nn.Embedding(vocab_size, d_emb, padding_idx=pad_id)
         self.word_gru = nn.GRU(d_emb, d_word, batch_first=True, bidirectional=True)
@@ -114,28 +114,6 @@ class HierarchicalAttentionNetwork(nn.Module):
         self.sentence_attention = ContextAttention(2 * d_sentence, d_attn)
         self.classifier = nn.Linear(2 * d_sentence, n_classes)
 
-    def _check(self, docs) -> None:
-        if not isinstance(docs, Tensor) or docs.dtype != torch.long or docs.dim() != 3:
-            got = (
-                f"shape {tuple(docs.shape)} and dtype {docs.dtype}"
-                if isinstance(docs, Tensor)
-                else type(docs).__name__
-            )
-            raise ValueError(f"docs: expected a long tensor [B, S, W], got {got}")
-        if docs.numel() == 0:
-            raise ValueError(
-                f"docs: expected a non-empty [B, S, W] tensor, got shape {tuple(docs.shape)}"
-            )
-        if docs.min() < 0 or docs.max() >= self.vocab_size:
-            raise ValueError(
-                f"docs: expected token ids in [0, {self.vocab_size}), got min {int(docs.min())} and max {int(docs.max())}"
-            )
-        empty = ~(docs != self.pad_id).any(-1).any(-1)  # [B]
-        if empty.any():
-            raise ValueError(
-                f"docs: document {int(empty.nonzero()[0])} has no word (all pad_id={self.pad_id})"
-            )
-
     @staticmethod
     def _bigru(gru: nn.GRU, x: Tensor, lengths: Tensor) -> Tensor:
         """Run a bidirectional GRU over x [N, T, Din] with lengths [N] (>= 1), padding ignored -> [N, T, 2H]."""
@@ -143,13 +121,18 @@ class HierarchicalAttentionNetwork(nn.Module):
         out, _ = gru(packed)
         return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
-    def forward(self, docs: Tensor) -> HANOutput:
-        self._check(docs)
-        B, S, W = docs.shape
-        word_mask = docs != self.pad_id  # [B, S, W]
+    def forward(
+        self,
+        input_ids: Tensor,
+        attention_mask: Tensor | None = None,
+        return_attention: bool = False,
+    ) -> HANOutput:
+        check_documents(input_ids, attention_mask, self.vocab_size, self.pad_id)
+        B, S, W = input_ids.shape
+        word_mask = self.word_mask(input_ids, attention_mask)  # [B, S, W]
         sentence_mask = word_mask.any(-1)  # [B, S]
         # word level: every real sentence of every document at once
-        real = docs[sentence_mask]  # [N, W], N real sentences
+        real = input_ids[sentence_mask]  # [N, W], N real sentences
         real_mask = word_mask[sentence_mask]  # [N, W]
         h_words = self._bigru(self.word_gru, self.embedding(real), real_mask.sum(-1))  # [N, W, 2Hw]
         s_real, w_real = self.word_attention(h_words, real_mask)  # [N, 2Hw], [N, W]
@@ -162,5 +145,14 @@ class HierarchicalAttentionNetwork(nn.Module):
         h_sentences = self._bigru(self.sentence_gru, sentences, sentence_mask.sum(-1))
         # [B, 2Hs], [B, S]
         document, sentence_weights = self.sentence_attention(h_sentences, sentence_mask)
-        # [B, C], [B, S, W], [B, S]
-        return HANOutput(self.classifier(document), word_weights, sentence_weights)
+        logits = self.classifier(document)  # [B, C]
+        if not return_attention:
+            return HANOutput(logits, None, None)
+        # [B, S, 1, 1, W], [B, 1, 1, S]: one layer, one head, one query
+        return HANOutput(
+            logits, (word_weights[:, :, None, None],), (sentence_weights[:, None, None],)
+        )
+
+    def word_mask(self, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
+        """The real words [B, S, W] (bool): the attention mask, or the words that are not pad_id."""
+        return input_ids != self.pad_id if attention_mask is None else attention_mask.bool()

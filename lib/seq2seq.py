@@ -26,7 +26,7 @@ decoding (``step_function``, run by ``lib.decoding``'s greedy and beam search) a
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
 attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
 ``greedy_decode`` and ``beam_search`` return a ``lib.decoding.Decoded`` (tokens, log_prob,
-attention).
+attentions).
 """
 
 from typing import NamedTuple
@@ -37,7 +37,21 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lib import decoding
-from lib._validate import check_id, check_ids, check_int
+from lib._validate import (
+    check_batch,
+    check_decode_args,
+    check_decoder_step,
+    check_encoder,
+    check_int,
+    check_luong,
+    check_one_sentence,
+    check_parts,
+    check_sizes,
+    check_source,
+    check_summary,
+    check_target,
+    check_target_input,
+)
 from lib.attention import (
     AdditiveScore,
     GeneralScore,
@@ -54,35 +68,15 @@ __all__ = [
     "BahdanauDecoder",
     "LuongDecoder",
     "Seq2Seq",
+    "EncoderOutput",
     "Seq2SeqOutput",
+    "TeacherForcedSteps",
+    "cross_attentions",
     "greedy_decode",
     "beam_search",
     "step_function",
     "sequence_log_prob",
 ]
-
-
-# --- input checks: catch bad input here, with a message naming the argument ----------------------
-
-
-def _check_lengths(src_lengths, src: Tensor) -> Tensor:
-    """src_lengths (tensor or list of ints) [B] -> long tensor; ValueError unless it has src's batch
-    size and every length is in [1, S] (an empty sequence has nothing to encode)."""
-    if isinstance(src_lengths, (list, tuple)):
-        src_lengths = torch.tensor(src_lengths, device=src.device)
-    if not isinstance(src_lengths, Tensor) or src_lengths.dtype not in (torch.int64, torch.int32):
-        got = src_lengths.dtype if isinstance(src_lengths, Tensor) else type(src_lengths).__name__
-        raise TypeError(f"src_lengths: expected an integer tensor [B], got {got}")
-    B, S = src.shape
-    if src_lengths.shape != (B,):
-        raise ValueError(
-            f"src_lengths: expected shape [{B}] (src's batch size), got shape {tuple(src_lengths.shape)}"
-        )
-    if src_lengths.min() < 1 or src_lengths.max() > S:
-        raise ValueError(
-            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths from {src_lengths.min().item()} to {src_lengths.max().item()}"
-        )
-    return src_lengths.long()
 
 
 def _init_bahdanau(module: nn.Module) -> None:
@@ -134,12 +128,7 @@ class Encoder(nn.Module):
         pad_id: int = 0,
     ):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_emb", d_emb), ("d_hidden", d_hidden)):
-            check_int(value, name, 1)
-        if cell not in ("gru", "lstm"):
-            raise ValueError(f"cell: expected 'gru' or 'lstm', got {cell!r}")
-        if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
-            raise ValueError(f"pad_id: expected an id in [0, {vocab_size}), got {pad_id!r}")
+        check_encoder(vocab_size, d_emb, d_hidden, cell, pad_id)
         self.vocab_size, self.pad_id, self.cell = vocab_size, pad_id, cell
         self.d_enc = d_hidden * (2 if bidirectional else 1)
         self.embedding = nn.Embedding(vocab_size, d_emb)
@@ -148,8 +137,10 @@ class Encoder(nn.Module):
         _init_bahdanau(self)
 
     def forward(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor]:
-        check_ids(src, "src", self.vocab_size, layout="[B, S]")
-        src_lengths = _check_lengths(src_lengths, src)
+        check_source(src, src_lengths, self.vocab_size)
+        src_lengths = torch.as_tensor(
+            src_lengths, device=src.device
+        ).long()  # a list or a tensor [B]
         x = self.embedding(src)  # [B, S, E]
         packed = pack_padded_sequence(x, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, final = self.rnn(packed)
@@ -171,38 +162,17 @@ class _Decoder(nn.Module):
 
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int):
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("d_emb", d_emb),
-            ("d_hidden", d_hidden),
-            ("d_enc", d_enc),
-        ):
-            check_int(value, name, 1)
+        check_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, d_enc=d_enc)
         self.vocab_size, self.d_emb, self.d_hidden, self.d_enc = vocab_size, d_emb, d_hidden, d_enc
         self.embedding = nn.Embedding(vocab_size, d_emb)
         self.bridge = nn.Linear(d_enc, d_hidden)
 
     def init_state(self, summary: Tensor) -> dict:
-        if not isinstance(summary, Tensor) or summary.dim() != 2 or summary.shape[1] != self.d_enc:
-            got = tuple(summary.shape) if isinstance(summary, Tensor) else type(summary).__name__
-            raise ValueError(f"summary: expected shape [B, {self.d_enc}] (d_enc), got {got}")
+        check_summary(summary, self.d_enc)
         return {"h": torch.tanh(self.bridge(summary))}  # s_0 [B, H]
 
     def _check_step(self, y_prev, state: dict, enc_states, src_mask) -> None:
-        check_ids(y_prev, "y_prev", self.vocab_size, layout="[B]", n_dims=1)
-        B = y_prev.shape[0]
-        if state["h"].shape[0] != B:
-            raise ValueError(
-                f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}"
-            )
-        if enc_states.dim() != 3 or enc_states.shape[0] != B or enc_states.shape[2] != self.d_enc:
-            raise ValueError(
-                f"enc_states: expected shape [{B}, S, {self.d_enc}], got {tuple(enc_states.shape)}"
-            )
-        if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
-            raise ValueError(
-                f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, got {src_mask.dtype} {tuple(src_mask.shape)}"
-            )
+        check_decoder_step(y_prev, state, enc_states, src_mask, self.vocab_size, self.d_enc)
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
         """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad target
@@ -310,21 +280,14 @@ class LuongDecoder(_Decoder):
     ):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         d_attn = d_hidden if d_attn is None else d_attn
-        check_int(d_attn, "d_attn", 1)
-        if score == "dot" and d_hidden != d_enc:
-            raise ValueError(
-                f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
-            )
+        check_luong(score, window, d_attn, d_hidden, d_enc)
         if score == "dot":
             self.score = None  # dot_product_score has no parameters
         elif score == "general":
             self.score = GeneralScore(d_hidden, d_enc)
-        elif score == "concat":
+        else:  # "concat"
             self.score = AdditiveScore(d_hidden, d_enc, d_attn)
-        else:
-            raise ValueError(f"score: expected 'dot', 'general' or 'concat', got {score!r}")
         if window is not None:
-            check_int(window, "window", 1)
             self.W_p = nn.Linear(d_hidden, d_attn, bias=False)
             self.v_p = nn.Linear(d_attn, 1, bias=False)
         self.score_name, self.window, self.input_feeding = score, window, input_feeding
@@ -375,22 +338,49 @@ class LuongDecoder(_Decoder):
 # --- the whole model -----------------------------------------------------------------------------
 
 
+class EncoderOutput(NamedTuple):
+    """What ``Seq2Seq.encode`` returns: the encoder's states [B, S, He], its summary [B, He] and the
+    source padding mask src_mask [B, S] (bool, True at the real words)."""
+
+    states: Tensor
+    summary: Tensor
+    src_mask: Tensor
+
+
 class Seq2SeqOutput(NamedTuple):
-    """What ``Seq2Seq.forward`` returns: logits [B, T, V] and attention [B, T, S] (the weights the
-    decoder used at every step) or None for a decoder without attention."""
+    """What ``Seq2Seq.forward`` returns: logits [B, T, V]; cross_attentions, None unless asked for
+    (``return_attention=True``), else one tensor [B, 1, T, S] in a tuple: the weights the decoder
+    used over the source at every target step, as one layer with one head (the names and shapes of
+    Hugging Face's encoder-decoders); None for a decoder without attention."""
 
     logits: Tensor
-    attention: Tensor | None
+    cross_attentions: tuple[Tensor] | None
+
+
+class TeacherForcedSteps(NamedTuple):
+    """What ``Seq2Seq.forward_with_states`` returns: ``Seq2SeqOutput``'s fields (cross_attentions
+    always, None only without attention) and states, the list of the T decoder states (dicts)."""
+
+    logits: Tensor
+    cross_attentions: tuple[Tensor] | None
+    states: list
+
+
+def cross_attentions(weights: Tensor | None) -> tuple[Tensor] | None:
+    """The weights [B, T, S] of every target step as the one-layer, one-head tuple ([B, 1, T, S],)."""
+    return None if weights is None else (weights[:, None],)
 
 
 class Seq2Seq(nn.Module):
     """An encoder and a decoder (any of the above, or lib.hard_attention.HardAttentionDecoder).
 
-    forward(src [B, S], src_lengths [B], tgt_in [B, T]) -> ``Seq2SeqOutput(logits [B, T, V],
-    attention [B, T, S] or None)`` with teacher forcing: at step t the decoder reads the true
-    previous word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess. ``forward_with_states``
-    also returns the list of the T decoder states (dicts; e.g. local attention's p_t is
-    ``torch.stack([s["position"] for s in states], 1)`` [B, T]). loss(batch) -> the mean
+    forward(src [B, S], src_lengths [B], tgt_in [B, T], return_attention=False) ->
+    ``Seq2SeqOutput(logits [B, T, V], cross_attentions)`` with teacher forcing: at step t the
+    decoder reads the true previous word tgt_in[:, t] (BOS y_1 ... y_{T-1}), never its own guess.
+    cross_attentions is None unless return_attention=True, then ``(weights [B, 1, T, S],)``, row t
+    the attention the decoder used to choose word t (None for a decoder without attention).
+    ``forward_with_states`` also returns the list of the T decoder states (dicts; e.g. local
+    attention's p_t is ``torch.stack([s["position"] for s in states], 1)`` [B, T]). loss(batch) -> the mean
     cross-entropy over the non-pad tokens of batch.tgt_out: the negative log-likelihood of the
     targets per token, so minimizing it is maximum likelihood (Sutskever et al. 2014, sec. 2;
     Bahdanau et al. 2015, sec. 2.1). ``batch`` is any object with src, src_lengths, tgt_in and
@@ -400,40 +390,27 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, encoder: Encoder, decoder: _Decoder):
         super().__init__()
-        if not isinstance(encoder, Encoder):
-            raise TypeError(
-                f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}"
-            )
-        if not isinstance(decoder, _Decoder):
-            raise TypeError(
-                f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}"
-            )
-        if decoder.d_enc != encoder.d_enc:
-            raise ValueError(
-                f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), got d_enc={decoder.d_enc}"
-            )
+        check_parts(encoder, decoder, Encoder, _Decoder)
         self.encoder, self.decoder, self.pad_id = encoder, decoder, encoder.pad_id
 
-    def encode(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor, Tensor]:
-        """src [B, S], src_lengths [B] -> (enc_states [B, S, He], summary [B, He], src_mask bool [B, S])."""
+    def encode(self, src: Tensor, src_lengths) -> EncoderOutput:
+        """src [B, S], src_lengths [B] -> ``EncoderOutput(states [B, S, He], summary [B, He], src_mask
+        bool [B, S])``."""
         enc_states, summary = self.encoder(src, src_lengths)  # checks src and src_lengths
-        src_mask = padding_mask(torch.as_tensor(src_lengths, device=src.device), src.shape[1])[
-            :, 0, 0
-        ]
-        return enc_states, summary, src_mask  # [B, 1, 1, S] -> [B, S]
+        lengths = torch.as_tensor(src_lengths, device=src.device)
+        src_mask = padding_mask(lengths, src.shape[1])[:, 0, 0]  # [B, 1, 1, S] -> [B, S]
+        return EncoderOutput(enc_states, summary, src_mask)
 
-    def forward(self, src: Tensor, src_lengths, tgt_in: Tensor) -> Seq2SeqOutput:
-        logits, weights, _ = self.forward_with_states(src, src_lengths, tgt_in)
-        return Seq2SeqOutput(logits, weights)
+    def forward(
+        self, src: Tensor, src_lengths, tgt_in: Tensor, return_attention: bool = False
+    ) -> Seq2SeqOutput:
+        logits, attentions, _ = self.forward_with_states(src, src_lengths, tgt_in)
+        return Seq2SeqOutput(logits, attentions if return_attention else None)
 
-    def forward_with_states(self, src: Tensor, src_lengths, tgt_in: Tensor):
-        """``forward``, and the list of the T decoder states (dicts) as a third value: (logits [B,
-        T, V], weights [B, T, S] or None, states)."""
-        check_ids(tgt_in, "tgt_in", self.decoder.vocab_size)
-        if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
-            raise ValueError(
-                f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
-            )
+    def forward_with_states(self, src: Tensor, src_lengths, tgt_in: Tensor) -> TeacherForcedSteps:
+        """``forward``, and the list of the T decoder states (dicts): ``TeacherForcedSteps(logits
+        [B, T, V], cross_attentions ([B, 1, T, S],) or None, states)``."""
+        check_target_input(tgt_in, src, self.decoder.vocab_size)
         enc_states, summary, src_mask = self.encode(src, src_lengths)
         state = self.decoder.init_state(summary)
         logits, weights, states = [], [], []
@@ -444,30 +421,13 @@ class Seq2Seq(nn.Module):
             states.append(state)
         logits = torch.stack(logits, dim=1)  # [B, T, V]
         weights = None if weights[0] is None else torch.stack(weights, dim=1)  # [B, T, S]
-        return logits, weights, states
+        return TeacherForcedSteps(logits, cross_attentions(weights), states)
 
     def loss(self, batch) -> Tensor:
-        missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
-        if missing:
-            raise TypeError(
-                f"batch: expected an object with src, src_lengths, tgt_in, tgt_out (e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
-            )
-        _check_target(batch.tgt_in, batch.tgt_out, self)
+        check_batch(batch)
+        check_target(batch.tgt_in, batch.tgt_out, self.decoder.vocab_size, self.pad_id)
         logits, _, states = self.forward_with_states(batch.src, batch.src_lengths, batch.tgt_in)
         return self.decoder.loss(logits, batch.tgt_out, states, self.pad_id)
-
-
-def _check_target(tgt_in, tgt_out, model: Seq2Seq) -> None:
-    check_ids(tgt_out, "tgt_out", model.decoder.vocab_size)
-    if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
-        got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
-        raise ValueError(
-            f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}"
-        )
-    if not (tgt_out != model.pad_id).any(dim=1).all():
-        raise ValueError(
-            "tgt_out: every sequence needs at least one non-pad token (an empty target)"
-        )
 
 
 def sequence_log_prob(
@@ -478,21 +438,13 @@ def sequence_log_prob(
     One teacher-forced pass; differentiable (wrap it in torch.no_grad() to score). The mean over the
     tokens of minus this is ``Seq2Seq.loss``'s cross-entropy.
     """
-    _check_target(tgt_in, tgt_out, model)
-    logits, _ = model(src, src_lengths, tgt_in)  # [B, T, V]
+    check_target(tgt_in, tgt_out, model.decoder.vocab_size, model.pad_id)
+    logits = model(src, src_lengths, tgt_in).logits  # [B, T, V]
     picked = logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]  # [B, T]
     return picked.masked_fill(tgt_out == model.pad_id, 0.0).sum(dim=1)  # [B]
 
 
 # --- decoding ------------------------------------------------------------------------------------
-
-
-def _check_decode_args(model, max_len, bos_id, eos_id) -> None:
-    if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
-    check_int(max_len, "max_len", 1)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, model.decoder.vocab_size, "the target vocabulary")
 
 
 def step_function(model: Seq2Seq, src: Tensor, src_lengths) -> Step:
@@ -528,11 +480,11 @@ def greedy_decode(
 
     src [B, S], src_lengths [B] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len, the
     words without BOS, ending with EOS where one was produced, then ``model.pad_id``), log_prob
-    [B], attention [B, L, S] or None (row t is the attention the decoder used when it chose
+    [B], attentions [B, L, S] or None (row t is the attention the decoder used when it chose
     tokens[:, t]; rows after EOS are 0). Put the model in eval mode first (hard attention samples
     in training mode).
     """
-    _check_decode_args(model, max_len, bos_id, eos_id)
+    check_decode_args(model, max_len, bos_id, eos_id, Seq2Seq)
     step = step_function(model, src, src_lengths)
     return decoding.greedy(step, _start(src, bos_id), max_len, eos_id, model.pad_id)
 
@@ -552,16 +504,14 @@ def beam_search(
     ``beam_width`` most probable prefixes at every step.
 
     src [1, S], src_lengths [1] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L
-    <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attention [1, L, S]
+    <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attentions [1, L, S]
     or None. A hypothesis that ends with EOS, or reaches max_len words, is finished; the best
     finished one by log p(y | x) / ``lib.decoding.gnmt_penalty(L, length_penalty)`` wins
     (length_penalty = 0: by log-probability alone, no length normalization). beam_width=1 is
     greedy decoding. Put the model in eval mode first.
     """
-    _check_decode_args(model, max_len, bos_id, eos_id)
-    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
-        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
+    check_decode_args(model, max_len, bos_id, eos_id, Seq2Seq)
+    check_one_sentence(src)
     step = step_function(model, src, src_lengths)
     return decoding.beam_search(
         step, _start(src, bos_id), max_len, beam_width, eos_id, length_penalty

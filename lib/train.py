@@ -28,7 +28,7 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from lib._validate import check_int
+from lib._validate import check_fit, check_int, check_loss, check_schedule
 
 __all__ = ["History", "fit", "evaluate", "lr_at"]
 
@@ -68,9 +68,7 @@ def lr_at(
     "linear" lr * (1 - p), "constant" lr. So the first step after warmup uses the full lr and the
     last step a small positive one.
     """
-    _check_schedule(steps, lr, warmup_steps, decay)
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < steps:
-        raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
+    check_schedule(steps, lr, warmup_steps, decay, DECAYS, step)
     if step < warmup_steps:
         return lr * (step + 1) / warmup_steps
     p = (step - warmup_steps) / (steps - warmup_steps) if steps > warmup_steps else 0.0
@@ -79,22 +77,6 @@ def lr_at(
     if decay == "linear":
         return lr * (1.0 - p)
     return lr
-
-
-def _check_schedule(steps, lr, warmup_steps, decay) -> None:
-    check_int(steps, "steps", 1)
-    if not isinstance(lr, (int, float)) or not lr > 0:
-        raise ValueError(f"lr: expected a number > 0, got {lr!r}")
-    if (
-        isinstance(warmup_steps, bool)
-        or not isinstance(warmup_steps, int)
-        or not 0 <= warmup_steps <= steps
-    ):
-        raise ValueError(
-            f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
-        )
-    if decay not in DECAYS:
-        raise ValueError(f"decay: expected one of {DECAYS}, got {decay!r}")
 
 
 def _batch_stream(batches) -> Iterable:
@@ -170,21 +152,7 @@ def fit(
     stop_after: if given, stop after this many of the `steps` steps, with the schedule of the full run
         (to replay the beginning of a long training run exactly, as a check that it is reproducible).
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
-    _check_schedule(steps, lr, warmup_steps, decay)
-    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
-        raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
-    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
-        raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
-    if stop_after is not None and (
-        isinstance(stop_after, bool)
-        or not isinstance(stop_after, int)
-        or not 1 <= stop_after <= steps
-    ):
-        raise ValueError(
-            f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
-        )
+    check_fit(model, steps, lr, warmup_steps, decay, DECAYS, clip, weight_decay, stop_after)
     if seed is not None:
         torch.manual_seed(seed)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -204,17 +172,7 @@ def fit(
             for group in optimizer.param_groups:
                 group["lr"] = rate
             loss = loss_fn(model, to_device(next(stream), device))
-            if not isinstance(loss, Tensor) or loss.numel() != 1:
-                got = (
-                    f"shape {tuple(loss.shape)}"
-                    if isinstance(loss, Tensor)
-                    else type(loss).__name__
-                )
-                raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
-            if not torch.isfinite(loss.detach()).all():
-                raise FloatingPointError(
-                    f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr, clip the gradients or check the data."
-                )
+            check_loss(loss, step, rate)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             max_norm = clip if clip is not None else float("inf")

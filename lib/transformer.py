@@ -446,11 +446,11 @@ def step_function(model: Transformer, src: Tensor) -> Step:
 
 
 def _with_attention(model: Transformer, src: Tensor, bos_id: int, out: Decoded) -> Decoded:
-    """``out`` with its attention: the dict of ``Transformer.forward`` for the decoder input BOS +
+    """``out`` with its attentions: the dict of ``Transformer.forward`` for the decoder input BOS +
     tokens[:, :-1], one query row per decoded token."""
     bos = torch.full_like(out.tokens[:, :1], bos_id)
     _, attention = model(src, torch.cat([bos, out.tokens[:, :-1]], dim=1), return_attention=True)
-    return out._replace(attention=attention)
+    return out._replace(attentions=attention)
 
 
 @torch.no_grad()
@@ -462,7 +462,7 @@ def greedy_decode(
 
     src [B, S] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len: the generated tokens
     without BOS, ending with EOS where one was produced, then ``config.pad_id``), log_prob [B],
-    attention: the dict of ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e.
+    attentions: the dict of ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e.
     one row per generated token: row t of "cross" [B, H, L, S] is where the decoder looked when it
     chose tokens[:, t]. Put the model in eval mode first, or dropout will change the tokens.
     """
@@ -486,7 +486,7 @@ def beam_search(
     is ``lib.decoding.beam_search`` with this model's step.
 
     src [1, S] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L <= max_len),
-    log_prob [1] (its sum_t log p(y_t | y_<t, src)), attention (as in ``greedy_decode``). The
+    log_prob [1] (its sum_t log p(y_t | y_<t, src)), attentions (as in ``greedy_decode``). The
     finished hypotheses are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)``
     (0 ranks by log_prob alone). beam_width=1 is greedy decoding.
     """

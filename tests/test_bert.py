@@ -587,7 +587,7 @@ def test_nsp_pairs_bad_input(stories_, n, exc, pattern):
 def test_pretraining_batches_of_pairs_and_of_sentences():
     from lib.bert import pretraining_batches
     from lib.data.stories import generate_stories
-    from lib.tokenization import WordPieceTokenizer
+    from lib.wordpiece import WordPieceTokenizer
 
     stories = generate_stories(60, seed=0)
     tok = WordPieceTokenizer.from_texts([s for story in stories for s in story])
@@ -642,7 +642,7 @@ def test_pretraining_batches_of_pairs_and_of_sentences():
 
 def test_pretraining_batches_bad_input():
     from lib.bert import pretraining_batches
-    from lib.tokenization import WordPieceTokenizer
+    from lib.wordpiece import WordPieceTokenizer
 
     tok = WordPieceTokenizer.from_texts(["a b c"])
     with pytest.raises(ValueError, match="^examples:"):

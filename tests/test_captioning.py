@@ -172,9 +172,28 @@ def test_encoder_regions_see_only_their_neighbourhood():
     assert change[0] > 1e-4 and change[8] == 0
 
 
+def teacher_forced(model, *args, **kwargs):
+    """(logits [B, T, V], alpha [B, T, R]): the forward with return_attention=True, its one
+    cross-attention layer's one head."""
+    out = model(*args, return_attention=True, **kwargs)
+    return out.logits, out.cross_attentions[0][:, 0]
+
+
+def test_forward_returns_cross_attentions_only_when_asked(examples, model):
+    """CaptionerOutput(logits, cross_attentions): None by default; with return_attention=True one
+    layer of one head over the regions, ([B, 1, T, R],)."""
+    batch = shapes.make_batch(examples[:2])
+    with torch.no_grad():
+        plain = model(batch.images, batch.tgt_in)
+        asked = model(batch.images, batch.tgt_in, return_attention=True)
+    assert plain.cross_attentions is None and torch.equal(plain.logits, asked.logits)
+    (alpha,) = asked.cross_attentions
+    assert alpha.shape == (2, 1, batch.tgt_in.shape[1], 9)
+
+
 def test_attention_weights_sum_to_one_and_match_additive_score(examples, model):
     batch = shapes.make_batch(examples[:4])
-    logits, alpha = model(batch.images, batch.tgt_in)
+    logits, alpha = teacher_forced(model, batch.images, batch.tgt_in)
     B, T = batch.tgt_in.shape
     assert logits.shape == (B, T, len(VOCAB)) and alpha.shape == (B, T, 9)
     assert (alpha >= 0).all() and torch.allclose(alpha.sum(-1), torch.ones(B, T), atol=1e-6)
@@ -189,7 +208,7 @@ def test_attention_weights_sum_to_one_and_match_additive_score(examples, model):
 
 def test_teacher_forcing_equals_stepping_the_decoder(examples, model):
     batch = shapes.make_batch(examples[:3])
-    logits, alpha = model(batch.images, batch.tgt_in)
+    logits, alpha = teacher_forced(model, batch.images, batch.tgt_in)
     features = model.encoder(batch.images)
     state = model.decoder.init_state(features)
     for t in range(batch.tgt_in.shape[1]):
@@ -200,8 +219,8 @@ def test_teacher_forcing_equals_stepping_the_decoder(examples, model):
 
 def test_hard_attention_reads_one_region(examples, model):
     batch = shapes.make_batch(examples[:3])
-    _, soft = model(batch.images, batch.tgt_in)
-    _, hard = model(batch.images, batch.tgt_in, attention="hard")
+    _, soft = teacher_forced(model, batch.images, batch.tgt_in)
+    _, hard = teacher_forced(model, batch.images, batch.tgt_in, attention="hard")
     assert set(hard.unique().tolist()) <= {0.0, 1.0} and (hard.sum(-1) == 1).all()
     assert (hard[:, 0].argmax(-1) == soft[:, 0].argmax(-1)).all()  # same first state, same argmax
 
@@ -227,7 +246,7 @@ def test_greedy_decode_returns_one_map_per_word(examples, model):
     # log_prob: the teacher-forced log-probabilities of the caption's words, up to <eos>
     tgt_in = torch.cat([torch.full((6, 1), VOCAB.bos_id), tokens[:, :-1]], dim=1)
     with torch.no_grad():
-        forced, _ = model(images, tgt_in)  # [B, L, V]
+        forced, _ = teacher_forced(model, images, tgt_in)  # [B, L, V]
     picked = forced.log_softmax(-1).gather(-1, tokens[..., None])[..., 0]
     real = alpha.sum(-1) > 0  # the words up to and including <eos>
     torch.testing.assert_close(log_prob, (picked * real).sum(1), atol=1e-5, rtol=0)
@@ -237,7 +256,7 @@ def test_doubly_stochastic_penalty(examples, model):
     batch = shapes.make_batch(examples[:4])
     plain = model.loss(batch.images, batch.tgt_in, batch.tgt_out)
     with torch.no_grad():
-        _, alpha = model(batch.images, batch.tgt_in)
+        _, alpha = teacher_forced(model, batch.images, batch.tgt_in)
     real = (batch.tgt_out != VOCAB.pad_id).float()[:, :, None]
     expected = ((1 - (alpha * real).sum(1)) ** 2).sum(-1).mean()
     penalized = model.loss(batch.images, batch.tgt_in, batch.tgt_out, penalty=0.5)

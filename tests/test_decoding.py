@@ -77,8 +77,8 @@ def test_beam_width_one_is_greedy_and_follows_the_parents(seed):
             < 1e-9
         )
         # the attention rows follow the hypothesis: row t was reported for its token t
-        assert b.attention.shape == (1, b.tokens.shape[1], 3)
-        assert b.attention[0, :, 1].long().tolist() == [2] + b.tokens[0, :-1].tolist()
+        assert b.attentions.shape == (1, b.tokens.shape[1], 3)
+        assert b.attentions[0, :, 1].long().tolist() == [2] + b.tokens[0, :-1].tolist()
 
 
 def test_greedy_pads_after_eos_and_collects_attention():
@@ -90,7 +90,7 @@ def test_greedy_pads_after_eos_and_collects_attention():
         row = out.tokens[b].tolist()
         end = row.index(EOS) + 1 if EOS in row else len(row)
         assert all(t == PAD for t in row[end:])
-        assert (out.attention[b, end:] == 0).all() and (out.attention[b, :end, 2] > 0).all()
+        assert (out.attentions[b, end:] == 0).all() and (out.attentions[b, :end, 2] > 0).all()
         expected = log_prob_of(logits_table, start[b].tolist(), row[:end])
         assert abs(out.log_prob[b].item() - expected) < 1e-9
         # each row is decoded as if it were alone

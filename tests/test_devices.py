@@ -26,8 +26,11 @@ from lib.captioning import greedy_decode as caption_greedy
 from lib.electra import Electra, ElectraConfig
 from lib.elmo import BiLM, ELMoConfig
 from lib.gpt import GPT, GPTConfig
+from lib.gpt import beam_search as gpt_beam
+from lib.gpt import greedy_decode as gpt_greedy
+from lib.gpt import sample as gpt_sample
 from lib.han import HierarchicalAttentionNetwork
-from lib.lm import RNNLM, sample
+from lib.rnnlm import RNNLM, sample
 from lib.seq2seq import BahdanauDecoder, Encoder, Seq2Seq, beam_search, greedy_decode
 from lib.train import fit
 from lib.transformer import Transformer, TransformerConfig
@@ -61,9 +64,9 @@ def gpt(device):
     def run():
         out = model(x, targets=x)
         out.loss.backward()
-        model.generate(x, 3, temperature=1.0, top_k=5, top_p=0.9, generator=gen())
-        model.generate(x, 3, temperature=0)
-        model.beam_search(x[:1], 3, beam_width=2)
+        gpt_sample(model, x, 3, temperature=1.0, top_k=5, top_p=0.9, generator=gen())
+        gpt_greedy(model, x, 3)
+        gpt_beam(model, x[:1], 3, beam_width=2)
 
     return run
 
@@ -131,7 +134,7 @@ def seq2seq(device):
     lengths = torch.tensor([6, 4])
 
     def run():
-        logits, _ = model(src, lengths, src)
+        logits = model(src, lengths, src).logits
         logits.sum().backward()
         model.eval()
         greedy_decode(model, src, lengths, 5, 1, 2)

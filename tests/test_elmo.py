@@ -14,6 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lib.data import stories
 from lib.elmo import (
     BOW,
     CHAR_VOCAB_SIZE,
@@ -23,6 +24,7 @@ from lib.elmo import (
     Highway,
     ScalarMix,
     char_ids,
+    char_ids_fast,
     count_parameters,
     pad_sentences,
     reverse_padded,
@@ -64,7 +66,7 @@ def test_output_shapes(overrides):
     _, ids, mask = padded_batch()
     out = model(ids, mask)
     L = model.config.n_layers
-    assert out.states.shape == (L + 1, 3, 7, 2 * H)
+    assert torch.stack(out.hidden_states).shape == (L + 1, 3, 7, 2 * H)
     assert out.forward_logits.shape == out.backward_logits.shape == (3, 7, V)
     assert torch.equal(out.mask, mask)
     if "cell_dim" in overrides:  # LSTMP: 20 cells projected to H = 8
@@ -75,7 +77,7 @@ def test_output_shapes(overrides):
 def test_layer_zero_is_the_token_representation_twice_and_padding_is_zero():
     model = small_model()
     _, ids, mask = padded_batch()
-    states = model(ids, mask).states
+    states = torch.stack(model(ids, mask).hidden_states)
     x = model.token_encoder(ids)  # [B, T, H]
     torch.testing.assert_close(states[0, ..., :H][mask], x[mask], **TOL64)
     torch.testing.assert_close(states[0, ..., H:][mask], x[mask], **TOL64)
@@ -97,8 +99,14 @@ def test_forward_states_do_not_see_later_tokens_backward_states_do_not_see_earli
         after = model(changed, mask)
         n = len(sentences[row])
         for j in range(1, model.config.n_layers + 1):
-            f0, f1 = before.states[j, row, :, :H], after.states[j, row, :, :H]
-            b0, b1 = before.states[j, row, :, H:], after.states[j, row, :, H:]
+            f0, f1 = (
+                torch.stack(before.hidden_states)[j, row, :, :H],
+                torch.stack(after.hidden_states)[j, row, :, :H],
+            )
+            b0, b1 = (
+                torch.stack(before.hidden_states)[j, row, :, H:],
+                torch.stack(after.hidden_states)[j, row, :, H:],
+            )
             assert torch.equal(f0[:s], f1[:s])  # forward: positions before s
             assert torch.equal(b0[s + 1 : n], b1[s + 1 : n])  # backward: positions after s
             # ... while the other direction does change there, and both change at s (the test can fail)
@@ -114,7 +122,10 @@ def test_forward_states_do_not_see_later_tokens_backward_states_do_not_see_earli
         )
         # other sentences of the batch are untouched
         others = [r for r in range(3) if r != row]
-        assert torch.equal(before.states[:, others], after.states[:, others])
+        assert torch.equal(
+            torch.stack(before.hidden_states)[:, others],
+            torch.stack(after.hidden_states)[:, others],
+        )
 
 
 def test_each_direction_equals_the_lstms_run_by_hand_with_the_residual_connection():
@@ -122,7 +133,7 @@ def test_each_direction_equals_the_lstms_run_by_hand_with_the_residual_connectio
     LSTM_2(h1) + h1 (the residual); backward = the same on the flipped sentence, flipped back."""
     model = small_model()
     sentences, ids, mask = padded_batch()
-    states = model(ids, mask).states[:, 1, :4]  # [N, 4, 2H]
+    states = torch.stack(model(ids, mask).hidden_states)[:, 1, :4]  # [N, 4, 2H]
     x = model.token_encoder(torch.tensor(sentences[1]))[None]  # [1, 4, H], alone, no padding
     directions = (
         (model.forward_layers, slice(0, H), False),
@@ -146,7 +157,11 @@ def test_padding_does_not_change_the_states_of_real_tokens():
     for row, s in enumerate(sentences):
         alone = model(torch.tensor([s]))  # no padding at all
         n = len(s)
-        torch.testing.assert_close(batched.states[:, row, :n], alone.states[:, 0], **TOL64)
+        torch.testing.assert_close(
+            torch.stack(batched.hidden_states)[:, row, :n],
+            torch.stack(alone.hidden_states)[:, 0],
+            **TOL64,
+        )
         torch.testing.assert_close(
             batched.forward_logits[row, :n], alone.forward_logits[0], **TOL64
         )
@@ -157,9 +172,13 @@ def test_padding_does_not_change_the_states_of_real_tokens():
     garbage = torch.where(
         mask, ids, torch.randint(1, V, ids.shape, generator=torch.Generator().manual_seed(5))
     )
-    torch.testing.assert_close(model(garbage, mask).states, batched.states, **TOL64)
+    torch.testing.assert_close(
+        torch.stack(model(garbage, mask).hidden_states), torch.stack(batched.hidden_states), **TOL64
+    )
     # the default mask is ids != pad_id
-    torch.testing.assert_close(model(ids).states, batched.states, **TOL64)
+    torch.testing.assert_close(
+        torch.stack(model(ids).hidden_states), torch.stack(batched.hidden_states), **TOL64
+    )
 
 
 def test_reverse_padded():
@@ -183,7 +202,7 @@ def test_lm_loss_equals_a_direct_computation():
     W, b = model.softmax.weight, model.softmax.bias
     total, count, fwd_total, bwd_total = 0.0, 0, 0.0, 0.0
     for s in sentences:
-        top = model(torch.tensor([s])).states[-1, 0]  # [n, 2H]
+        top = torch.stack(model(torch.tensor([s])).hidden_states)[-1, 0]  # [n, 2H]
         for t in range(1, len(s)):  # forward: t-1 -> token t
             z = W @ top[t - 1, :H] + b
             fwd_total += -(z[s[t]] - torch.logsumexp(z, 0)).item()
@@ -322,6 +341,24 @@ def test_char_ids():
     assert out.max() < CHAR_VOCAB_SIZE
 
 
+def test_char_ids_fast_equals_char_ids():
+    """The vectorised table the token encoder uses is char_ids', word for word: empty, one-byte,
+    multi-byte (UTF-8) words, words cut at C - 2 bytes, and the story vocabulary."""
+    words = [
+        "",
+        "a",
+        "ab",
+        "é",
+        "日本",
+        "a" * 60,
+        "héllo wörld",
+        *stories.generate_sentences(50, seed=0),
+    ]
+    for max_chars in (3, 5, 16, 50):
+        assert torch.equal(char_ids_fast(words, max_chars), char_ids(words, max_chars))
+    assert char_ids_fast([], 5).shape == char_ids([], 5).shape == (0, 5)
+
+
 def test_highway_formula():
     torch.manual_seed(0)
     hw = Highway(5).double()
@@ -356,7 +393,7 @@ def test_character_cnn_token_encoder():
     assert both.token_encoder.projection.in_features == 6 + 14
     _, ids, mask = padded_batch()
     ids = ids.clamp(max=8)
-    assert both(ids, mask).states.shape == (3, 3, 7, 2 * H)
+    assert torch.stack(both(ids, mask).hidden_states).shape == (3, 3, 7, 2 * H)
 
 
 def test_paper_parameter_count():

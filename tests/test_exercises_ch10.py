@@ -8,8 +8,8 @@ import re
 import nbformat
 import pytest
 
+from lib.bpe import apply_bpe, learn_bpe
 from lib.exercises import ExerciseFailed, ch10
-from lib.tokenization import apply_bpe, learn_bpe
 from tests.test_exercises import ROOT, defined_functions, exercises, tags
 
 CHAPTER = ROOT / "notebooks" / "10_subword_tokenization.ipynb"

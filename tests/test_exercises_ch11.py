@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from lib.exercises import ExerciseFailed, ch11, is_stub
-from lib.lm import EOS, BigramLM
+from lib.ngram import EOS, BigramLM
 from tests.test_exercises import PATHOLOGICAL, ROOT, defined_functions, exercises, tags
 
 CHAPTER = ROOT / "notebooks" / "11_language_models.ipynb"

@@ -212,7 +212,7 @@ def test_story_gpt_equals_the_library_at_any_length(exported):
             ref = model(torch.tensor([ids]), return_attention=True)
         logits, att = sess.run(None, {"input_ids": np.array([ids], dtype=np.int64)})
         assert np.abs(logits - ref.logits.numpy()).max() < FP32_TOL
-        assert np.abs(att - torch.stack(ref.attention)[:, 0].numpy()).max() < FP32_TOL
+        assert np.abs(att - torch.stack(ref.attentions)[:, 0].numpy()).max() < FP32_TOL
         assert att.shape == (2, 4, len(ids), len(ids))
     # greedy decoding through the ONNX model gives the library's tokens
     reference = json.loads((out / "reference.json").read_text())

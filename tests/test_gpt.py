@@ -14,16 +14,22 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib import decoding
+from lib import decoding, gpt_fast
 from lib.gpt import (
     GPT,
     GPTClassifier,
+    GPTClassifierOutput,
     GPTConfig,
     GPTOutput,
     KVCache,
+    beam_search,
     count_parameters,
+    greedy_decode,
+    sample,
     sampling_distribution,
+    step_function,
 )
+from lib.gpt_fast import FastKVCache
 from lib.train import fit
 
 V, BLOCK = 23, 40
@@ -63,6 +69,11 @@ def ids(*shape, seed=0, vocab=V):
     return torch.randint(0, vocab, shape, generator=torch.Generator().manual_seed(seed))
 
 
+def generate(model, prompt, n, **kwargs):
+    """The prompt and its sampled continuation [B, T + n] (what GPT.generate returned)."""
+    return torch.cat([prompt, sample(model, prompt, n, **kwargs).tokens], dim=1)
+
+
 def sequence_log_prob(model, tokens, prompt_len):
     """sum over the generated tokens of log p(token | prefix), by one full forward pass: an independent
     way to score what beam search returns (tokens [1, L])."""
@@ -80,9 +91,9 @@ def test_forward_shapes_loss_and_attention_format():
     x = ids(3, 9)
     out = model(x)
     assert isinstance(out, GPTOutput) and out.logits.shape == (3, 9, V)
-    assert out.loss is None and out.attention is None
-    logits, loss, attention = model(x, targets=ids(3, 9, seed=1), return_attention=True)
-    assert loss.shape == () and len(attention) == 2
+    assert out.loss is None and out.attentions is None and out.hidden_states is None
+    logits, loss, attention, _ = model(x, targets=ids(3, 9, seed=1), return_attention=True)
+    assert loss.shape == () and isinstance(attention, tuple) and len(attention) == 2
     for w in attention:
         assert w.shape == (3, 4, 9, 9)
         # softmax rows of <= 9 float32 terms in [0, 1]: sums within 1e-6 of 1
@@ -91,9 +102,16 @@ def test_forward_shapes_loss_and_attention_format():
     # explicit (masked_softmax) vs fused attention: float32, two summation orders; logits of size ~10,
     # so 1e-5 absolute is a few ulps
     torch.testing.assert_close(logits, out.logits, rtol=0, atol=1e-5)
-    h, _ = model.hidden_states(x)
-    assert h.shape == (3, 9, 32)
-    torch.testing.assert_close(model.lm_head(h), out.logits, rtol=0, atol=0)
+    hidden = model(x, return_hidden_states=True).hidden_states
+    assert isinstance(hidden, tuple) and len(hidden) == 3  # the embeddings, then 2 blocks
+    assert all(h.shape == (3, 9, 32) for h in hidden)
+    torch.testing.assert_close(model.lm_head(hidden[-1]), out.logits, rtol=0, atol=0)
+    # the first is the embedding output, the second block 1's output, the last after ln_f
+    emb = model.transformer.wte(x) + model.transformer.wpe(torch.arange(9))
+    torch.testing.assert_close(hidden[0], emb, rtol=0, atol=0)
+    torch.testing.assert_close(hidden[1], model.transformer.h[0](emb)[0], rtol=0, atol=0)
+    last = model.transformer.ln_f(model.transformer.h[1](hidden[1])[0])
+    torch.testing.assert_close(hidden[2], last, rtol=0, atol=0)
 
 
 def test_submodule_names_follow_the_gpt2_checkpoint():
@@ -127,12 +145,12 @@ def test_submodule_names_follow_the_gpt2_checkpoint():
 def test_loss_is_next_token_cross_entropy_and_ignores_minus_100():
     model = small_model()
     x, y = ids(2, 8), ids(2, 8, seed=5)
-    logits, loss, _ = model(x, y)
+    logits, loss, _, _ = model(x, y)
     by_hand = -logits.log_softmax(-1).gather(-1, y[..., None]).mean()
     torch.testing.assert_close(loss, by_hand, rtol=1e-6, atol=0)  # float32 mean of 16 terms
     y_ignored = y.clone()
     y_ignored[:, 4:] = -100
-    _, loss_part, _ = model(x, y_ignored)
+    _, loss_part, _, _ = model(x, y_ignored)
     by_hand = -logits[:, :4].log_softmax(-1).gather(-1, y[:, :4, None]).mean()
     torch.testing.assert_close(loss_part, by_hand, rtol=1e-6, atol=0)
     assert abs(loss_part.item() - loss.item()) > 1e-3  # the ignored positions did change the loss
@@ -165,7 +183,7 @@ def test_causality_later_tokens_do_not_change_earlier_logits():
 def test_kv_cache_equals_recomputing_the_whole_sequence():
     model = small_model()
     x = ids(2, 15)
-    full, _, full_attention = model(x, return_attention=True)  # [2, 15, V]
+    full, _, full_attention, _ = model(x, return_attention=True)  # [2, 15, V]
     cache = KVCache()
     pieces, chunks = [], [4, 1, 1, 3, 1, 5]  # a prompt, then single tokens and chunks
     start = 0
@@ -174,7 +192,7 @@ def test_kv_cache_equals_recomputing_the_whole_sequence():
         pieces.append(out.logits)
         for layer in range(2):  # the cached rows of the full weight matrix
             torch.testing.assert_close(
-                out.attention[layer],
+                out.attentions[layer],
                 full_attention[layer][:, :, start : start + n, : start + n],
                 rtol=0,
                 atol=1e-6,
@@ -188,6 +206,66 @@ def test_kv_cache_equals_recomputing_the_whole_sequence():
     for t in range(15):
         pieces.append(model(x[:, t : t + 1], kv_cache=cache).logits)
     torch.testing.assert_close(torch.cat(pieces, dim=1), full, rtol=0, atol=1e-5)
+    # the readable cache is torch.cat of the past keys and values: exactly the full pass's keys
+    first = model.transformer.h[0]
+    h0 = model(x, return_hidden_states=True).hidden_states[0]  # [B, T, D], block 1's input
+    q_k_v = first.attn.c_attn(first.ln_1(h0))  # [B, T, 3D]
+    keys = q_k_v[..., 32:64].view(2, 15, 4, 8).transpose(1, 2)  # [B, H, T, Dh]
+    torch.testing.assert_close(cache.keys[0], keys, rtol=0, atol=1e-6)
+
+
+def test_fast_kv_cache_equals_the_simple_one():
+    # lib.gpt_fast.FastKVCache (preallocated, doubling buffers) against lib.gpt.KVCache (torch.cat):
+    # the same keys, logits, weights and generated tokens, including past the first doubling (64)
+    model = small_model(block_size=150)
+    x = ids(2, 150)
+    simple, fast = KVCache(), FastKVCache()
+    start = 0
+    for n in [5, 1, 1, 60, 1, 2, 80]:
+        a = model(x[:, start : start + n], kv_cache=simple, return_attention=True)
+        b = model(x[:, start : start + n], kv_cache=fast, return_attention=True)
+        # the same numbers in the same order: exactly equal, with a few ulps allowed for a kernel that
+        # reads a view of a buffer in another order
+        torch.testing.assert_close(b.logits, a.logits, rtol=0, atol=1e-6)
+        for wa, wb in zip(a.attentions, b.attentions):
+            torch.testing.assert_close(wb, wa, rtol=0, atol=1e-6)
+        start += n
+        assert simple.length == fast.length == start
+    for layer in range(2):
+        torch.testing.assert_close(fast.keys[layer], simple.keys[layer], rtol=0, atol=0)
+        torch.testing.assert_close(fast.values[layer], simple.values[layer], rtol=0, atol=0)
+    rows = torch.tensor([1, 1, 0])
+    simple.reorder(rows)
+    fast.reorder(rows)
+    assert fast.keys[0].shape == simple.keys[0].shape == (3, 4, 150, 8)
+    torch.testing.assert_close(fast.values[1], simple.values[1], rtol=0, atol=0)
+    # generation and beam search through the step function: the same tokens
+    prompt = ids(3, 4, seed=2)
+    for kwargs in (dict(temperature=0), dict(temperature=1.0, top_p=0.9)):
+        runs = [
+            decoding.sample(
+                step_function(model, cache_type=c),
+                prompt,
+                100,
+                generator=torch.Generator().manual_seed(5),
+                **kwargs,
+            )
+            for c in (KVCache, FastKVCache)
+        ]
+        assert torch.equal(runs[0].tokens, runs[1].tokens)
+        torch.testing.assert_close(runs[0].log_prob, runs[1].log_prob, rtol=0, atol=1e-4)
+    beams = [
+        decoding.beam_search(step_function(model, cache_type=c), prompt[:1], 70, beam_width=3)
+        for c in (KVCache, FastKVCache)
+    ]
+    assert torch.equal(beams[0].tokens, beams[1].tokens)
+    # the fast path as a whole (FastKVCache under inference_mode): the readable path's tokens
+    fast_greedy = gpt_fast.greedy_decode(model, prompt, 100)
+    readable = greedy_decode(model, prompt, 100)
+    assert torch.equal(fast_greedy.tokens, readable.tokens)
+    torch.testing.assert_close(fast_greedy.log_prob, readable.log_prob, rtol=0, atol=1e-4)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        gpt_fast.greedy_decode(model, prompt, 0)
 
 
 @pytest.mark.parametrize(
@@ -203,8 +281,8 @@ def test_generate_with_cache_equals_without(kwargs):
     model = small_model()
     prompt = ids(3, 4)
     runs = [
-        model.generate(
-            prompt, 20, generator=torch.Generator().manual_seed(7), use_cache=c, **kwargs
+        generate(
+            model, prompt, 20, generator=torch.Generator().manual_seed(7), use_cache=c, **kwargs
         )
         for c in (True, False)
     ]
@@ -215,22 +293,23 @@ def test_generate_with_cache_equals_without(kwargs):
 def test_greedy_generation_is_the_argmax_of_a_full_forward_pass():
     model = small_model()
     seq = ids(2, 3)
-    out = model.generate(seq, 12, temperature=0)
+    out = generate(model, seq, 12, temperature=0)
+    assert torch.equal(out[:, 3:], greedy_decode(model, seq, 12).tokens)
     for _ in range(12):  # independent, step by step, no cache
         seq = torch.cat([seq, model(seq).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
     assert torch.equal(out, seq)
     assert len(set(out[0, 3:].tolist())) > 2  # not a constant: the test could fail
     assert torch.equal(
-        model.generate(out[:, :3], 12, top_k=1, generator=torch.Generator().manual_seed(0)), out
+        generate(model, out[:, :3], 12, top_k=1, generator=torch.Generator().manual_seed(0)), out
     )
 
 
 def test_sampling_is_reproducible_and_follows_the_generator():
     model = small_model()
     prompt = ids(4, 2)
-    a = model.generate(prompt, 15, generator=torch.Generator().manual_seed(1))
-    b = model.generate(prompt, 15, generator=torch.Generator().manual_seed(1))
-    c = model.generate(prompt, 15, generator=torch.Generator().manual_seed(2))
+    a = generate(model, prompt, 15, generator=torch.Generator().manual_seed(1))
+    b = generate(model, prompt, 15, generator=torch.Generator().manual_seed(1))
+    c = generate(model, prompt, 15, generator=torch.Generator().manual_seed(2))
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
@@ -239,8 +318,8 @@ def test_sampling_frequencies_match_the_distribution():
     model = small_model()
     prompt = ids(1, 5).expand(4000, 5)
     probs = sampling_distribution(model(prompt[:1]).logits[0, -1], temperature=1.5, top_k=6)
-    draws = model.generate(
-        prompt, 1, temperature=1.5, top_k=6, generator=torch.Generator().manual_seed(3)
+    draws = generate(
+        model, prompt, 1, temperature=1.5, top_k=6, generator=torch.Generator().manual_seed(3)
     )[:, -1]
     freq = torch.bincount(draws, minlength=V).float() / 4000
     se = (probs * (1 - probs) / 4000).sqrt()
@@ -252,17 +331,17 @@ def test_sampling_frequencies_match_the_distribution():
 def test_beam_width_one_is_greedy(seed):
     model = small_model(seed)
     prompt = ids(1, 3, seed=seed)
-    tokens, log_prob, _ = model.beam_search(prompt, 10, beam_width=1)
-    greedy = model.generate(prompt, 10, temperature=0)
+    tokens, log_prob, _ = beam_search(model, prompt, 10, beam_width=1)
+    greedy = generate(model, prompt, 10, temperature=0)
     assert torch.equal(torch.cat([prompt, tokens], dim=1), greedy)
     # sum of 10 float32 log-probs
     assert abs(log_prob - sequence_log_prob(model, greedy, 3)) < 1e-4
     # the same search through lib.decoding, with and without the cache: the same tokens
     for use_cache in (True, False):
-        again = decoding.greedy(model.step_function(use_cache), prompt, 10)
+        again = decoding.greedy(step_function(model, use_cache), prompt, 10)
         assert torch.equal(again.tokens, tokens) and abs(again.log_prob - log_prob) < 1e-4
     # top-k with k = 1 keeps only the most probable token: sampling is then greedy decoding
-    top1 = model.generate(prompt, 10, top_k=1, generator=torch.Generator().manual_seed(seed))
+    top1 = generate(model, prompt, 10, top_k=1, generator=torch.Generator().manual_seed(seed))
     assert torch.equal(top1, greedy)
 
 
@@ -276,10 +355,10 @@ def test_beam_search_is_exact_when_the_beam_holds_every_hypothesis():
         for seq in itertools.product(range(4), repeat=3)
     }
     best = max(scores, key=scores.get)
-    tokens, log_prob, _ = model.beam_search(prompt, 3, beam_width=16)
+    tokens, log_prob, _ = beam_search(model, prompt, 3, beam_width=16)
     assert tuple(tokens[0].tolist()) == best
     assert abs(log_prob - scores[best]) < 1e-5
-    greedy = tuple(model.generate(prompt, 3, temperature=0)[0, 2:].tolist())
+    greedy = tuple(generate(model, prompt, 3, temperature=0)[0, 2:].tolist())
     assert scores[best] >= scores[greedy]
 
 
@@ -287,13 +366,13 @@ def test_beam_search_stops_at_eos_and_ranks_with_the_length_penalty():
     model = small_model(4)
     prompt = ids(1, 3, seed=4)
     # the token greedy decoding would pick third: every hypothesis that produces it ends there
-    eos = model.generate(prompt, 3, temperature=0)[0, -1].item()
-    tokens, log_prob, _ = model.beam_search(prompt, 12, beam_width=3, eos_id=eos)
+    eos = generate(model, prompt, 3, temperature=0)[0, -1].item()
+    tokens, log_prob, _ = beam_search(model, prompt, 12, beam_width=3, eos_id=eos)
     new = tokens[0].tolist()
     assert eos not in new[:-1] and (new[-1] == eos or len(new) == 12)
     assert abs(log_prob - sequence_log_prob(model, torch.cat([prompt, tokens], 1), 3)) < 1e-4
     # with a strong length penalty the longest finished hypothesis wins more easily: never a shorter one
-    longer = model.beam_search(prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0).tokens
+    longer = beam_search(model, prompt, 12, beam_width=3, eos_id=eos, length_penalty=2.0).tokens
     assert longer.shape[1] >= tokens.shape[1]
 
 
@@ -340,16 +419,27 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
     clf = GPTClassifier(small_model(), n_classes=3).eval()
     x = ids(2, 6)
     padded = torch.cat([x, ids(2, 4, seed=9)], dim=1)  # 4 arbitrary tokens after the real ones
-    lengths = torch.tensor([6, 6])
-    alone = clf(x)
+    mask = torch.arange(10) < torch.tensor([6, 6])[:, None]  # [2, 10]: 6 real tokens, then padding
+    out = clf(x)
+    assert isinstance(out, GPTClassifierOutput) and out.attentions is None
+    alone = out.logits
     assert alone.shape == (2, 3)
     # causal attention: position 5 never sees the padding, so the logits are the same (float32, 1e-5)
-    torch.testing.assert_close(clf(padded, lengths), alone, rtol=0, atol=1e-5)
-    assert (clf(padded) - alone).abs().max() > 1e-3  # reading the last position instead differs
-    h, _ = clf.gpt.hidden_states(x)
+    torch.testing.assert_close(clf(padded, mask).logits, alone, rtol=0, atol=1e-5)
+    torch.testing.assert_close(clf(padded, mask.long()).logits, alone, rtol=0, atol=1e-5)  # 0/1
+    assert (clf(padded).logits - alone).abs().max() > 1e-3  # reading the last position differs
+    h = clf.gpt(x, return_hidden_states=True).hidden_states[-1]
     torch.testing.assert_close(alone, clf.head(h[:, -1]), rtol=0, atol=0)
-    with pytest.raises(ValueError, match="lengths"):
-        clf(padded, torch.tensor([0, 11]))
+    # rows of different lengths: each reads its own last real token
+    ragged = torch.arange(10) < torch.tensor([4, 9])[:, None]
+    both = clf(padded, ragged).logits
+    torch.testing.assert_close(both[0], clf(padded[:1, :4]).logits[0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(both[1], clf(padded[1:, :9]).logits[0], rtol=0, atol=1e-5)
+    assert len(clf(x, return_attention=True).attentions) == 2
+    with pytest.raises(ValueError, match="attention_mask"):
+        clf(padded, torch.arange(10).expand(2, 10) >= 3)  # padding before the real tokens
+    with pytest.raises(ValueError, match="attention_mask"):
+        clf(padded, mask[:, :5])
     with pytest.raises(ValueError, match="n_classes"):
         GPTClassifier(small_model(), n_classes=1)
 
@@ -474,6 +564,10 @@ def test_bad_model_input():
         model(ids(1, 11), kv_cache=cache)
     with pytest.raises(ValueError, match="kv_cache: holds a batch of 1"):
         model(ids(2, 1), kv_cache=cache)
+    fast = FastKVCache()
+    model(ids(1, 3), kv_cache=fast)
+    with pytest.raises(ValueError, match="kv_cache: holds a batch of 1"):
+        model(ids(2, 1), kv_cache=fast)
     with pytest.raises(TypeError, match="kv_cache: expected a lib.gpt.KVCache"):
         model(ids(1, 2), kv_cache=[])
 
@@ -485,23 +579,27 @@ def test_bad_decoding_input():
         match=r"prompt of 30 tokens \+ 11 new tokens is longer than "
         rf"block_size={BLOCK}",
     ):
-        model.generate(ids(1, 30), 11)
+        sample(model, ids(1, 30), 11)
     with pytest.raises(ValueError, match="max_new_tokens"):
-        model.generate(ids(1, 3), 0)
+        sample(model, ids(1, 3), 0)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        greedy_decode(model, ids(1, 3), 0)
     with pytest.raises(ValueError, match="temperature"):
-        model.generate(ids(1, 3), 2, temperature=-1)
+        sample(model, ids(1, 3), 2, temperature=-1)
     with pytest.raises(ValueError, match="top_k"):
-        model.generate(ids(1, 3), 2, top_k=0)
+        sample(model, ids(1, 3), 2, top_k=0)
     with pytest.raises(ValueError, match="top_p"):
-        model.generate(ids(1, 3), 2, top_p=1.5)
+        sample(model, ids(1, 3), 2, top_p=1.5)
     with pytest.raises(ValueError, match=rf"vocab_size={V}"):
-        model.generate(torch.tensor([[V + 3]]), 2)
+        sample(model, torch.tensor([[V + 3]]), 2)
     with pytest.raises(ValueError, match=r"shape \[1, T\]"):
-        model.beam_search(ids(2, 3), 4)
+        beam_search(model, ids(2, 3), 4)
     with pytest.raises(ValueError, match="beam_width"):
-        model.beam_search(ids(1, 3), 4, beam_width=0)
+        beam_search(model, ids(1, 3), 4, beam_width=0)
     with pytest.raises(ValueError, match="eos_id"):
-        model.beam_search(ids(1, 3), 4, eos_id=V)
+        beam_search(model, ids(1, 3), 4, eos_id=V)
+    with pytest.raises(TypeError, match="model: expected a lib.gpt.GPT"):
+        sample(GPTClassifier(model, 2), ids(1, 3), 2)
     with pytest.raises(TypeError, match="logits"):
         sampling_distribution([0.1, 0.2])
 
@@ -527,6 +625,6 @@ def test_tiny_model_learns_to_continue_a_pattern():
         seed=0,
     )
     assert history.losses[-1] < 0.05 < history.losses[0]
-    out = model.generate(seqs[:, :3], 20, temperature=0)
+    out = generate(model, seqs[:, :3], 20, temperature=0)
     expected = (starts[:, None] + 3 * torch.arange(23)) % V
     assert torch.equal(out, expected)

@@ -126,9 +126,38 @@ def test_context_attention_is_yangs_formula():
         assert (pooled[i] - expected @ h[i, :n]).abs().max() < 1e-6
 
 
+def levels(model, input_ids, attention_mask=None):
+    """(logits [B, C], word weights [B, S, W], sentence weights [B, S]): the forward with
+    return_attention=True, each level's one layer, one head and one query."""
+    out = model(input_ids, attention_mask, return_attention=True)
+    return out.logits, out.word_attentions[0][:, :, 0, 0], out.sentence_attentions[0][:, 0, 0]
+
+
+def test_attentions_only_when_asked_and_the_mask_is_the_padding(docs, vocab, model):
+    """HANOutput(logits, word_attentions, sentence_attentions): None by default; with
+    return_attention=True ([B, S, 1, 1, W],) and ([B, 1, 1, S],). attention_mask = ids != pad_id
+    gives the same output as no mask; a mask that hides a sentence's last word drops it."""
+    batch = D.make_batch(docs[:3], vocab).docs
+    B, S, W = batch.shape
+    mask = batch != vocab.pad_id
+    with torch.no_grad():
+        plain, asked = model(batch), model(batch, mask.long(), return_attention=True)
+    assert plain.word_attentions is None and plain.sentence_attentions is None
+    assert torch.equal(plain.logits, asked.logits)
+    assert asked.word_attentions[0].shape == (B, S, 1, 1, W)
+    assert asked.sentence_attentions[0].shape == (B, 1, 1, S)
+    shorter = mask.clone()
+    n = int(mask[0, 0].sum())
+    shorter[0, 0, n - 1] = False  # the last real word of the first sentence, hidden
+    _, words, _ = levels(model, batch, shorter)
+    assert words[0, 0, n - 1] == 0 and abs(float(words[0, 0].sum()) - 1) < 1e-6
+    with pytest.raises(ValueError, match="attention_mask"):
+        model(batch, mask[:, :, :1])
+
+
 def test_forward_shapes_and_weights_sum_to_one_on_real_words_only(docs, vocab, model):
     batch = D.make_batch(docs[:9], vocab)
-    logits, word_w, sent_w = model(batch.docs)
+    logits, word_w, sent_w = levels(model, batch.docs)
     B, S, W = batch.docs.shape
     assert logits.shape == (B, 2) and word_w.shape == (B, S, W) and sent_w.shape == (B, S)
     words = batch.docs != vocab.pad_id
@@ -143,8 +172,8 @@ def test_padding_changes_nothing(docs, vocab, model):
     d = docs[0]
     alone = D.make_batch([d], vocab).docs
     padded = F.pad(alone, (0, 3, 0, 2), value=vocab.pad_id)  # 3 more pad words, 2 pad sentences
-    a_logits, a_words, a_sents = model(alone)
-    p_logits, p_words, p_sents = model(padded)
+    a_logits, a_words, a_sents = levels(model, alone)
+    p_logits, p_words, p_sents = levels(model, padded)
     S, W = alone.shape[1:]
     assert (a_logits - p_logits).abs().max() < 1e-5
     assert (a_words - p_words[:, :S, :W]).abs().max() < 1e-6 and (p_words[:, :, W:] == 0).all()
@@ -156,10 +185,10 @@ def test_padding_changes_nothing(docs, vocab, model):
 @pytest.mark.parametrize(
     "make, name",
     [
-        (lambda x: x.float(), "docs"),
-        (lambda x: x[0], "docs"),
-        (lambda x: x + 1000, "docs"),
-        (lambda x: torch.zeros_like(x), "docs"),
+        (lambda x: x.float(), "input_ids"),
+        (lambda x: x[0], "input_ids"),
+        (lambda x: x + 1000, "input_ids"),
+        (lambda x: torch.zeros_like(x), "input_ids"),
     ],
 )
 def test_bad_input_names_the_argument(docs, vocab, model, make, name):
@@ -187,7 +216,7 @@ def test_a_tiny_han_learns_the_rule_and_attends_to_the_key_sentence(vocab, one_t
     )
     batch = D.make_batch(test, vocab)
     with torch.no_grad():
-        logits, _, sent_w = m(batch.docs)
+        logits, _, sent_w = levels(m, batch.docs)
     accuracy = (logits.argmax(-1) == batch.labels).float().mean().item()
     on_key = sum(int(sent_w[i].argmax()) in d.key_sentences for i, d in enumerate(test)) / len(test)
     chance = sum(len(d.key_sentences) / len(d.sentences) for d in test) / len(test)

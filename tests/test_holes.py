@@ -9,9 +9,10 @@ import torch
 from torch import nn
 
 from lib.bert import IGNORE_INDEX, pretraining_loss
+from lib.bpe import BPETokenizer
 from lib.gpt import sampling_distribution
-from lib.tokenization import BPETokenizer, WordPieceTokenizer, wordpiece_split
 from lib.train import fit, lr_at
+from lib.wordpiece import WordPieceTokenizer, wordpiece_split
 
 
 def test_fit_never_lets_a_nan_loss_into_the_weights():

@@ -1,6 +1,6 @@
 """The page's tokenizers (web/src/tokenizers.js, run under node) equal the library's.
 
-WordPiece against lib.tokenization.WordPieceTokenizer on MiniLM's vocabulary, and the translator's word
+WordPiece against lib.wordpiece.WordPieceTokenizer on MiniLM's vocabulary, and the translator's word
 vocabulary against lib.data's, on 1,400+ sentences: the story and translation corpora, the chapters'
 sentences, and generated text mixing accents, CJK, emoji, other scripts, punctuation, control and odd
 whitespace characters and words over the 100-character limit (seeded, the same on every run).
@@ -80,7 +80,7 @@ def source_vocab():
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
     from lib.pretrained import minilm_files
-    from lib.tokenization import WordPieceTokenizer
+    from lib.wordpiece import WordPieceTokenizer
 
     node = shutil.which("node")
     assert node, "node is required (it runs the page's JavaScript in the tests)"

@@ -1,6 +1,6 @@
-"""lib.lm: the bigram model against hand counts, recurrent LMs (causality, the backward model is the
-forward one on reversed input, perplexity), skip-gram with negative sampling against its formula,
-nearest neighbours, the transfer classifier, and bad input."""
+"""The language models: lib.ngram's bigram model against hand counts, recurrent LMs (causality, the backward model is the
+forward one on reversed input, perplexity; lib.rnnlm), lib.word2vec's skip-gram with negative sampling against its formula,
+nearest neighbours, lib.rnn_classifier's transfer classifier, and bad input."""
 
 from __future__ import annotations
 
@@ -9,24 +9,29 @@ import math
 import pytest
 import torch
 
+from lib import decoding
 from lib.data import Vocab, stories
-from lib.lm import (
-    EOS,
+from lib.decoding import Decoded
+from lib.ngram import EOS, BigramLM
+from lib.rnn_classifier import RNNClassifier
+from lib.rnnlm import (
     RNNLM,
-    BigramLM,
-    RNNClassifier,
-    SkipGram,
     lm_batches,
     make_lm_batch,
-    nearest_neighbours,
-    noise_distribution,
     perplexity,
+    reading_order,
     reverse_padded,
     sample,
+    step_function,
+)
+from lib.train import fit
+from lib.word2vec import (
+    SkipGram,
+    nearest_neighbours,
+    noise_distribution,
     skipgram_batches,
     skipgram_pairs,
 )
-from lib.train import fit
 
 TOY = ["the dog barks", "the dog runs", "the cat runs", "a dog"]
 
@@ -125,7 +130,7 @@ def test_forward_model_is_causal(cell):
         changed = ids.clone()
         changed[:, t + 1] = (ids[:, t + 1] - 4 + 1) % 16 + 4  # another token at t + 1
         with torch.no_grad():
-            a, b = model(ids), model(changed)
+            a, b = model(ids).logits, model(changed).logits
         assert (a[:, : t + 1] - b[:, : t + 1]).abs().max() == 0  # up to t: unchanged
         assert (a[:, t + 1 :] - b[:, t + 1 :]).abs().max() > 1e-4  # from t + 1 on: changed
 
@@ -138,7 +143,7 @@ def test_backward_model_is_anticausal():
         changed = ids.clone()
         changed[:, t - 1] = (ids[:, t - 1] - 4 + 1) % 16 + 4
         with torch.no_grad():
-            a, b = model(ids), model(changed)
+            a, b = model(ids).logits, model(changed).logits
         assert (a[:, t:] - b[:, t:]).abs().max() == 0  # from t on: reads only t..end
         assert (a[:, :t] - b[:, :t]).abs().max() > 1e-4
 
@@ -152,8 +157,8 @@ def test_backward_model_is_the_forward_model_on_reversed_input(toy_vocab):
     lengths = mask.sum(1)
     flipped = reverse_padded(ids, lengths)
     with torch.no_grad():
-        expected = reverse_padded(fwd(flipped, mask), lengths)
-        assert (bwd(ids, mask) - expected).abs().max() < 1e-6
+        expected = reverse_padded(fwd(flipped, mask).logits, lengths)
+        assert (bwd(ids, mask).logits - expected).abs().max() < 1e-6
         assert (bwd.loss(ids, mask) - fwd.loss(flipped, mask)).abs() < 1e-6
         # but a different model of the data
         assert (bwd.loss(ids, mask) - fwd.loss(ids, mask)).abs() > 1e-4
@@ -166,7 +171,9 @@ def test_padding_changes_nothing(toy_vocab, reverse):
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     alone, alone_mask = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
-        assert (model(ids, mask)[1, :4] - model(alone, alone_mask)[0]).abs().max() < 1e-6
+        assert (
+            model(ids, mask).logits[1, :4] - model(alone, alone_mask).logits[0]
+        ).abs().max() < 1e-6
         total, count = model.nll(ids, mask)
         t1, c1 = model.nll(*batch_of(toy_vocab, ["the dog runs"]))
         t2, c2 = model.nll(alone, alone_mask)
@@ -179,7 +186,7 @@ def test_loss_is_the_cross_entropy_of_the_predicted_tokens(toy_vocab, reverse):
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=reverse).eval()
     ids, mask = batch_of(toy_vocab, ["the dog runs", "a dog"])
     with torch.no_grad():
-        logp = model(ids, mask).log_softmax(-1)
+        logp = model(ids, mask).logits.log_softmax(-1)
         terms = []
         for b, n in enumerate(mask.sum(1).tolist()):
             for t in range(n - 1):
@@ -232,8 +239,13 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
     torch.manual_seed(0)
     for reverse in (False, True):
         model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=reverse)
-        a = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
-        assert a == sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        drawn = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        assert isinstance(drawn, Decoded) and drawn.tokens.shape[0] == 4
+        again = sample(model, 4, toy_vocab.bos_id, toy_vocab.eos_id, max_len=6, seed=3)
+        assert torch.equal(drawn.tokens, again.tokens) and torch.equal(
+            drawn.log_prob, again.log_prob
+        )
+        a = reading_order(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
         assert all(len(s) <= 6 and all(0 <= i < len(toy_vocab) for i in s) for s in a)
     # a model that always says "dog" then (after a dog) the end: forward "dog", backward "dog" too
     model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
@@ -241,8 +253,51 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
         model.out.weight.zero_()
         model.out.bias.fill_(-50.0)
         model.out.bias[toy_vocab.stoi["dog"]] = 50.0
-    out = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
+    drawn = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
+    out = reading_order(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
+    assert torch.allclose(drawn.log_prob, torch.zeros(2), atol=1e-6)  # P(dog) = 1 - e^-100
+
+
+def test_step_function_decodes_as_the_teacher_forced_model(toy_vocab):
+    """Greedy search and beam search through step_function agree with one teacher-forced pass: the
+    greedy tokens are the argmax of the forward's logits, the beam's log_prob is the log-probability
+    of its tokens (so the state followed the beam's reordering)."""
+    torch.manual_seed(0)
+    model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, n_layers=2, cell="lstm").eval()
+    bos, eos = toy_vocab.bos_id, toy_vocab.eos_id
+    start = torch.full((1, 1), bos)
+
+    def teacher_forced_logp(tokens):  # [L] -> log p(tokens | <bos>), up to <eos>
+        n = tokens.tolist().index(eos) + 1 if eos in tokens.tolist() else len(tokens)
+        with torch.no_grad():
+            logp = model(torch.cat([start[0], tokens[: n - 1]])[None]).logits[0].log_softmax(-1)
+        return logp, logp.gather(-1, tokens[:n, None]).sum(), n
+
+    with torch.no_grad():
+        greedy = decoding.greedy(step_function(model), start, 8, eos)
+        beam = decoding.beam_search(step_function(model), start, 8, 3, eos)
+    logp, total, n = teacher_forced_logp(greedy.tokens[0])
+    assert torch.equal(greedy.tokens[0, :n], logp.argmax(-1))
+    assert abs(float(greedy.log_prob[0] - total)) < 1e-5
+    assert abs(float(beam.log_prob[0] - teacher_forced_logp(beam.tokens[0])[1])) < 1e-5
+    assert beam.log_prob[0] >= greedy.log_prob[0] - 1e-6
+
+
+def test_reading_order_cuts_and_reverses_the_rows(toy_vocab):
+    """A backward model draws right to left: reading_order() cuts each row at <bos> and reverses it."""
+    model = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16, reverse=True)
+    the, dog, bos, eos = (
+        toy_vocab.stoi["the"],
+        toy_vocab.stoi["dog"],
+        toy_vocab.bos_id,
+        toy_vocab.eos_id,
+    )
+    drawn = Decoded(torch.tensor([[dog, the, bos, 0], [dog, dog, dog, dog]]), torch.zeros(2), None)
+    assert reading_order(model, drawn, bos, eos) == [[the, dog], [dog] * 4]
+    forward = RNNLM(len(toy_vocab), d_emb=8, d_hidden=16)
+    drawn = Decoded(torch.tensor([[the, dog, eos, 0]]), torch.zeros(1), None)
+    assert reading_order(forward, drawn, bos, eos) == [[the, dog]]
 
 
 # --- skip-gram ----------------------------------------------------------------------------------------
@@ -385,13 +440,13 @@ def test_classifier_from_lm_starts_with_the_lms_states(toy_vocab):
     with torch.no_grad():
         states, _ = lm.rnn(lm.embedding(ids))  # [B, T, H]
         last = states[torch.arange(2), mask.sum(1) - 1]  # [B, H]
-        assert (clf(ids, mask) - clf.head(last)).abs().max() < 1e-6
+        assert (clf(ids, mask).logits - clf.head(last)).abs().max() < 1e-6
         clf.embedding.weight.add_(1.0)
     assert lm.embedding.weight.abs().max() <= 0.1  # a copy: the LM is untouched
     alone = batch_of(toy_vocab, ["a dog"])
     with torch.no_grad():
         # the last real token, not the padding
-        assert (clf(ids, mask)[1] - clf(*alone)[0]).abs().max() < 1e-6
+        assert (clf(ids, mask).logits[1] - clf(*alone).logits[0]).abs().max() < 1e-6
 
 
 def test_classifier_loads_word_vectors(toy_vocab):
@@ -435,7 +490,7 @@ def test_bad_input_names_the_argument(toy_vocab):
         model(torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2, 1]]))
     # a 0/1 attention_mask, as Hugging Face's, means the same as the bool one
     x, m = torch.tensor([[1, 2, 3], [4, 5, 0]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
-    assert torch.equal(model(x, m), model(x, m.bool()))
+    assert torch.equal(model(x, m).logits, model(x, m.bool()).logits)
     with pytest.raises(ValueError, match="temperature"):
         sample(model, 1, 1, 2, temperature=0)
     sg = SkipGram(10, 4)

@@ -95,7 +95,7 @@ def test_tokenizer_agrees_with_transformers(minilm, reference):
 
 
 def batch(tokenizer, sentences, pairs=False):
-    """Padded tensors [B, T] from lib.tokenization encodings (pairs: consecutive sentences as A, B)."""
+    """Padded tensors [B, T] from lib.wordpiece encodings (pairs: consecutive sentences as A, B)."""
     encs = (
         [tokenizer.encode(a, b) for a, b in zip(sentences, sentences[1:])]
         if pairs

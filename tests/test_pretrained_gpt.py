@@ -9,7 +9,7 @@ and computes the same logits.
 import pytest
 import torch
 
-from lib.gpt import KVCache
+from lib.gpt import KVCache, beam_search, greedy_decode
 from lib.pretrained import gpt_from_hf
 from lib.pretrained.gpt import TRANSPOSED
 
@@ -69,9 +69,9 @@ def test_logits_loss_and_attention_equal_transformers():
     gpt = gpt_from_hf(hf)
     x = ids(3, 30)
     with torch.no_grad():
-        ref = hf(x, labels=x, output_attentions=True)
-        logits, loss, attention = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
-        fused = gpt(x).logits
+        ref = hf(x, labels=x, output_attentions=True, output_hidden_states=True)
+        logits, loss, attention, _ = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
+        fused, _, _, hidden = gpt(x, return_hidden_states=True)
     # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the issue's bound)
     torch.testing.assert_close(fused, ref.logits, rtol=0, atol=1e-4)
     torch.testing.assert_close(logits, ref.logits[:, :-1], rtol=0, atol=1e-4)
@@ -82,6 +82,11 @@ def test_logits_loss_and_attention_equal_transformers():
     # eager attention: [B, H, T, T] probabilities
     for ours, theirs in zip(attention, ref.attentions):
         torch.testing.assert_close(ours, theirs[:, :, :-1, :-1], rtol=0, atol=1e-6)
+    # hidden states as transformers counts them: the embeddings, each block's output, the last after ln_f
+    # (float32 activations of size ~10: 1e-4 as the logits)
+    assert len(hidden) == len(ref.hidden_states) == 3
+    for ours, theirs in zip(hidden, ref.hidden_states):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-4)
     # and the same logits as transformers' default (SDPA) attention
     sdpa = hf_model(attn_implementation="sdpa")
     with torch.no_grad():
@@ -109,9 +114,9 @@ def test_greedy_generation_equals_transformers(seed):
         ref = hf.generate(prompt, max_new_tokens=30, do_sample=False, pad_token_id=0)
     assert ref.shape == (2, 35)
     assert len(set(ref[0, 5:].tolist())) > 2  # a varied continuation, not one repeated token
-    assert torch.equal(gpt.generate(prompt, 30, temperature=0), ref)
-    assert torch.equal(gpt.generate(prompt, 30, temperature=0, use_cache=False), ref)
-    assert torch.equal(gpt.beam_search(prompt[:1], 30, beam_width=1).tokens, ref[:1, 5:])
+    assert torch.equal(greedy_decode(gpt, prompt, 30).tokens, ref[:, 5:])
+    assert torch.equal(greedy_decode(gpt, prompt, 30, use_cache=False).tokens, ref[:, 5:])
+    assert torch.equal(beam_search(gpt, prompt[:1], 30, beam_width=1).tokens, ref[:1, 5:])
 
 
 def test_kv_cache_matches_transformers_cache():

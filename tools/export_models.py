@@ -104,7 +104,7 @@ class GPTExport(nn.Module):
 
     def forward(self, input_ids: Tensor):
         out = self.gpt(input_ids, return_attention=True)
-        return out.logits, torch.stack(out.attention)[:, 0]  # [1, T, V], [L, H, T, T]
+        return out.logits, torch.stack(out.attentions)[:, 0]  # [1, T, V], [L, H, T, T]
 
 
 class EncoderExport(nn.Module):
@@ -434,12 +434,13 @@ def gpt_torch(model, stoi: dict, bos: int, text: str):
     with torch.no_grad():
         out = model(torch.tensor([ids]), return_attention=True)
     probs = torch.softmax(out.logits[0, -1], -1)
-    last = torch.stack(out.attention)[:, 0, :, -1]  # [L, H, T]
+    last = torch.stack(out.attentions)[:, 0, :, -1]  # [L, H, T]
     return ids, probs.numpy(), last.numpy()
 
 
 def export_gpt(models: Path, reference: dict) -> dict:
     from lib.checkpoints import load_story_gpt
+    from lib.gpt import greedy_decode
 
     model, itos, info = load_story_gpt()
     stoi = {t: i for i, t in enumerate(itos)}
@@ -462,10 +463,7 @@ def export_gpt(models: Path, reference: dict) -> dict:
     reference["gpt"] = []
     for prompt in GPT_PROMPTS:
         ids, probs, last = gpt_torch(model, stoi, bos, prompt)
-        with torch.no_grad():
-            greedy = model.generate(torch.tensor([ids]), max_new_tokens=8, temperature=0)[
-                0, len(ids) :
-            ]
+        greedy = greedy_decode(model, torch.tensor([ids]), 8).tokens[0]
         reference["gpt"].append(
             {
                 "prompt": prompt,

@@ -3,7 +3,7 @@
 - :func:`check_pair_score`: exercise 1 (predict, then check): the pairs that the score
   c_ab / (c_a c_b) ranks first on the lectures' dictionary in WordPiece form, and their score.
 - :func:`check_replay`: exercise 2 (implement): BPE segmentation by replaying each merge once, in order
-  (Sennrich et al. 2016, section 3.2, as ``lib.tokenization.apply_bpe`` computes it).
+  (Sennrich et al. 2016, section 3.2, as ``lib.bpe.apply_bpe`` computes it).
 
 Exercise 3 (keep the capitals) is answered in prose; the chapter's solution computes its numbers.
 """
@@ -13,13 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
-from lib.tokenization import (
-    END_OF_WORD,
-    apply_bpe,
-    learn_bpe,
-    wordpiece_merge_gains,
-    wordpiece_split,
-)
+from lib.bpe import END_OF_WORD, apply_bpe, learn_bpe
+from lib.wordpiece import wordpiece_merge_gains, wordpiece_split
 
 from . import attempted, call, checker, expect_number, fail, fmt, not_attempted
 

@@ -2,7 +2,7 @@
 
 - :func:`check_interpolation`: exercise 1 (implement): the held-out perplexity of a bigram model
   interpolated with the unigram frequencies, P(w | v) = lam P_bigram(w | v) + (1 - lam) U(w) (Jelinek and
-  Mercer's interpolation, the lectures' "Language modeling" slides), with P_bigram = ``lib.lm.BigramLM``.
+  Mercer's interpolation, the lectures' "Language modeling" slides), with P_bigram = ``lib.ngram.BigramLM``.
 - :func:`check_backward_agreement`: exercise 2 (predict, then check): what the chapter's backward LSTM
   language model predicts for the verb of "the keys that the man found ___ old .", and whether it
   predicts the same for "the key that the men found ___ old .".
@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from lib.data import stories
-from lib.lm import BOS, EOS, BigramLM
+from lib.ngram import BOS, EOS, BigramLM
 
 from . import attempted, call, checker, fail, fmt, not_attempted
 

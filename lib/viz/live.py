@@ -303,7 +303,7 @@ def gpt_next_token(
     with torch.no_grad():
         out = model(torch.tensor([ids]), return_attention=True)
     probs = torch.softmax(out.logits[0, -1], -1)  # [V]
-    last = torch.stack(out.attention)[:, 0, :, -1]  # [L, H, T]
+    last = torch.stack(out.attentions)[:, 0, :, -1]  # [L, H, T]
     top = probs.argsort(descending=True, stable=True)[:15].tolist()
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=72)
     ax.barh([itos[i] for i in top][::-1], probs[top].tolist()[::-1], color="C0")

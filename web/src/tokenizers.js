@@ -1,7 +1,7 @@
 // Tokenizers of the live figures, equal to the library's (tests/test_live_tokenizers.py runs this file
-// under node on 1,000+ sentences and compares with lib.tokenization and lib.data).
+// under node on 1,000+ sentences and compares with lib.bpe, lib.wordpiece and lib.data).
 //
-// WordPiece: BERT's basic tokenizer, then greedy longest-match-first (lib.tokenization.basic_tokenize
+// WordPiece: BERT's basic tokenizer, then greedy longest-match-first (lib.basic_tokenizer.basic_tokenize
 // and wordpiece): drop NUL, U+FFFD and control characters; every whitespace becomes a space; spaces
 // around CJK ideographs; NFC; split on whitespace; lower-case; strip accents (NFD, drop combining
 // marks); split off every punctuation character (all ASCII symbols count); then pieces, [UNK] for a
