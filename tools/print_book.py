@@ -123,7 +123,7 @@ const text = texts.join(' ');
 const raw = [/application\/vnd\.jupyter/, /"version_major"/, /\{"model_id"/, /require\(\[/, /<script/,
   /\\\(|\\\[/].filter((re) => re.test(text)).map((re) => String(re) + ' ' + (text.match(re) ? text.slice(Math.max(0, text.search(re) - 60), text.search(re) + 60) : ''));
 return {
-  chapters: Array.from(document.querySelectorAll('h1')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
+  chapters: Array.from(document.querySelectorAll('h1, h2')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
   math_sources: document.querySelectorAll('.math, span.math, div.math').length,
   math_rendered: document.querySelectorAll('mjx-container').length,
   math_errors: document.querySelectorAll('mjx-merror').length,
@@ -416,6 +416,18 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
     )
     manifest = re.sub(r'\s*<meta property="ibooks:version"></meta>', "", manifest)
     opf.write_text(manifest, encoding="utf-8")
+    # the NCX (EPUB 2 navigation) must carry the package's identifier (Sphinx writes "unknown" there)
+    uid = re.search(r"<dc:identifier[^>]*>([^<]+)</dc:identifier>", manifest).group(1)
+    ncx = epub_dir / "toc.ncx"
+    if ncx.exists():
+        ncx.write_text(
+            re.sub(
+                r'(<meta name="dtb:uid" content=")[^"]*(")',
+                rf"\g<1>{uid}\g<2>",
+                ncx.read_text("utf-8"),
+            ),
+            encoding="utf-8",
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as z:
         z.write(epub_dir / "mimetype", "mimetype", compress_type=zipfile.ZIP_STORED)
