@@ -157,7 +157,7 @@ return Array.from(document.querySelectorAll('.book-live[data-live]')).map(root =
     const box = el.parentElement.closest('.book-scrolls');
     if (!(box && fits(box.getBoundingClientRect()))) out.push(el.tagName + '.' + (el.getAttribute('class') || ''));
   }
-  const drawn = root.querySelectorAll('svg rect, svg line, svg polyline, canvas').length;
+  const drawn = root.querySelectorAll('svg rect, svg line, svg polyline, canvas, table tbody tr').length;
   return {kind: root.dataset.live, state: root.dataset.state, bad: out, drawn};
 });
 """
