@@ -103,12 +103,20 @@ def test_epub_container(epub):
     assert mimetype == b"application/epub+zip" and "content.opf" in names
 
 
-def test_epub_has_every_chapter(epub):
+def test_epub_has_every_chapter_in_reading_order(epub):
     _, pages, _, _ = epub
-    nav = pages["nav.xhtml"]
+    with zipfile.ZipFile(EPUB) as z:
+        opf = z.read("content.opf").decode("utf-8")
+    href = {}
+    for item in re.findall(r"<item [^>]*/>", opf):
+        href[re.search(r'id="([^"]+)"', item).group(1)] = re.search(r'href="([^"]+)"', item).group(
+            1
+        )
+    spine = [href[i] for i in re.findall(r'<itemref idref="([^"]+)"', opf)]
+    chapters = [s for s in spine if s.startswith("notebooks/")]
+    assert chapters == [f"{entry}.xhtml" for entry in CHAPTERS], chapters
     for entry in CHAPTERS:
-        assert f"{entry}.xhtml" in nav and f"{entry}.xhtml" in pages, entry
-        assert chapter_title(entry) in pages[f"{entry}.xhtml"]
+        assert chapter_title(entry) in pages[f"{entry}.xhtml"], entry
 
 
 def test_epub_embeds_every_picture(epub):
