@@ -62,7 +62,8 @@ sync: venv
 # The models of the live figures, exported from lib to ONNX (tools/export_models.py; never committed).
 LIVE := _build/live/models/manifest.json
 live-models: $(LIVE)
-$(LIVE): $(VENV)/.installed tools/export_models.py $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
+$(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
+	$(PY) tools/export_playground.py --out _build/live
 	$(PY) tools/export_models.py --out _build/live
 
 # The site, then the whole book as PDF and ePub (linked from its home page; see pdf and epub below).

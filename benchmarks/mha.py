@@ -32,12 +32,12 @@ from benchmarks.common import (
     time_side_by_side,
     yes_no,
 )
+from lib._validate import check_mha_inputs
 from lib.attention import (
     MultiHeadAttention,
-    masked_softmax,
-    merge_heads,
-    scaled_dot_product_score,
-    split_heads,
+    _merge_heads,
+    _scaled_dot_product_attention,
+    _split_heads,
 )
 
 GOALS = {False: 1.05, True: 1.15}  # need_weights -> the largest acceptable ratio ours / torch
@@ -60,22 +60,23 @@ def make_pair(
     return ours, theirs
 
 
-def previous_forward(mha: MultiHeadAttention, query, key, value):
-    """MultiHeadAttention.forward with need_weights=True as lib/attention.py computed it before the
-    change that this benchmark led to (the input checks are today's): the scores divided by sqrt(Dh)
-    after the matmul (one more pass over [B, H, T, T]) and their softmax written to a new tensor (one
-    more [B, H, T, T] allocation). Kept to measure the change side by side."""
-    mha._check_inputs(query, key, value, None)
-    q = split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
-    k = split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
-    v = split_heads(mha.v_proj(value), mha.n_heads)  # [B, H, Tk, Dh]
-    weights = masked_softmax(scaled_dot_product_score(q, k), None)  # [B, H, Tq, Tk]
-    return mha.out_proj(merge_heads(weights @ v)), weights  # [B, Tq, D], [B, H, Tq, Tk]
+def simple_forward(mha: MultiHeadAttention, query, key, value):
+    """MultiHeadAttention.forward with need_weights=True on the path a student reads,
+    ``lib.attention._scaled_dot_product_attention`` (the masked softmax into a new tensor), instead
+    of ``attention_heads``, which takes the fast path
+    ``attention_in_place`` when no gradient is needed. Timed in the same rounds, to show what the
+    fast path buys."""
+    check_mha_inputs(query, key, value, None, mha.d_model, mha.n_heads, mha.q_proj.weight.dtype)
+    q = _split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
+    k = _split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
+    v = _split_heads(mha.v_proj(value), mha.n_heads)  # [B, H, Tk, Dh]
+    heads, weights = _scaled_dot_product_attention(q, k, v)  # [B, H, Tq, Dh], [B, H, Tq, Tk]
+    return mha.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk]
 
 
 def _calls(ours, theirs, x, need_weights: bool, backward: bool):
-    """Three argument-free callables running one pass on x [B, T, D]: ours, torch's, and ours as it
-    computed need_weights=True before (``previous_forward``)."""
+    """Three argument-free callables running one pass on x [B, T, D]: ours, torch's, and ours on the
+    simple path (``simple_forward``)."""
 
     def ours_fn(x_):
         return ours(x_, x_, x_, need_weights=need_weights)
@@ -102,16 +103,16 @@ def _calls(ours, theirs, x, need_weights: bool, backward: bool):
 
         return call
 
-    def previous_fn(x_):
-        return previous_forward(ours, x_, x_, x_)
+    def simple_fn(x_):
+        return simple_forward(ours, x_, x_, x_)
 
     if backward:
         return (
             forward_backward(ours, ours_fn),
             forward_backward(theirs, theirs_fn),
-            forward_backward(ours, previous_fn),
+            forward_backward(ours, simple_fn),
         )
-    return forward(ours_fn), forward(theirs_fn), forward(previous_fn)
+    return forward(ours_fn), forward(theirs_fn), forward(simple_fn)
 
 
 def run(
@@ -138,8 +139,8 @@ def run(
                 diff = max(diff, (w - ref_w).abs().max().item())
             for backward in (False, True):
                 ours.train(backward), theirs.train(backward)
-                a, b, previous = _calls(ours, theirs, x, need_weights, backward)
-                fns = {"ours": a, "torch": b, **({"previous": previous} if need_weights else {})}
+                a, b, simple = _calls(ours, theirs, x, need_weights, backward)
+                fns = {"ours": a, "torch": b, **({"simple": simple} if need_weights else {})}
                 times = time_side_by_side(fns, repeats, warmup, min_block_s)
                 goal = GOALS[need_weights]
                 row = {
@@ -151,8 +152,8 @@ def run(
                 }
                 row.update(comparison_row(times["ours"], times["torch"], "ours", "torch"))
                 row["met"] = row["ratio_cpu"] <= goal
-                row["previous_ratio_cpu"] = (
-                    paired_ratio(times["previous"].cpu, times["torch"].cpu).median
+                row["simple_ratio_cpu"] = (
+                    paired_ratio(times["simple"].cpu, times["torch"].cpu).median
                     if need_weights
                     else None
                 )
@@ -172,7 +173,7 @@ def run(
         "ours_us": 1e6 * summarize(one["ours"].cpu).median,
         "torch_us": 1e6 * summarize(one["torch"].cpu).median,
     }
-    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, previous code*: the same ratio for the need_weights=True path as the library computed it before this benchmark's profiling (`previous_forward` in `benchmarks/mha.py`), timed in the same rounds. *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
+    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, simple path*: the same ratio for need_weights=True computed on the path a student reads, `lib.attention._scaled_dot_product_attention` (`simple_forward` in `benchmarks/mha.py`), instead of the fast path `lib.attention.attention_in_place` that `attention_heads` takes when no gradient is needed, timed in the same rounds (with gradients both are the simple path). *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
     columns = [
         Column("T", "T"),
         Column("pass", "pass"),
@@ -180,7 +181,7 @@ def run(
         *comparison_columns("ours", "torch"),
         Column("goal", "goal", lambda g: f"<= {g:.2f}"),
         Column("met", "met", yes_no),
-        Column("previous_ratio_cpu", "ratio, CPU, previous code", ".3f"),
+        Column("simple_ratio_cpu", "ratio, CPU, simple path", ".3f"),
         Column("max_abs_diff", "max abs diff", ".1e"),
     ]
     section = Section(
@@ -211,7 +212,7 @@ def run(
     return section
 
 
-PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product; (2) the softmax wrote its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences the second allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. `MultiHeadAttention.forward` now scales q and, when no gradient is needed, computes the softmax in place (`lib.attention.attention_heads` in lib/attention.py); with autograd the scores must be kept for the backward pass, so it still allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`_broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
+PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
 
 
 def findings(
@@ -251,10 +252,10 @@ def findings(
     )
     weights = [r for r in rows if r["need_weights"]]
     if weights:
-        before = [r["previous_ratio_cpu"] for r in weights]
-        after = [r["ratio_cpu"] for r in weights]
+        simple = [r["simple_ratio_cpu"] for r in weights]
+        fast = [r["ratio_cpu"] for r in weights]
         out.append(
-            f"need_weights=True: the previous code ran at {min(before):.2f} to {max(before):.2f} times torch's time; the current code at {min(after):.2f} to {max(after):.2f}."
+            f"need_weights=True: the simple path ran at {min(simple):.2f} to {max(simple):.2f} times torch's time; the library's layer, with its fast path, at {min(fast):.2f} to {max(fast):.2f}."
         )
     out.append(PROFILE_NOTES)
     extra = fixed["ours_us"] - fixed["torch_us"]
@@ -267,6 +268,6 @@ def findings(
         r = shortest[0]
         share = extra / (1e6 * r["ours_cpu_s"])
         out.append(
-            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our forward is Python calling four nn.Linear, split_heads, the attention kernel and merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is {r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about {100 * share:.0f}% of the call. With need_weights=True, short lengths also pay for memory traffic outside the T x T tensors: torch's operator writes q, k and v in the per-head layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in ours split_heads returns views that the batched matrix products copy into that layout, after one more pass that scales q."
+            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our forward is Python calling four nn.Linear, _split_heads, the attention kernel and _merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is {r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about {100 * share:.0f}% of the call. With need_weights=True, short lengths also pay for memory traffic outside the T x T tensors: torch's operator writes q, k and v in the per-head layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in ours split_heads returns views that the batched matrix products copy into that layout, after one more pass that scales q."
         )
     return out

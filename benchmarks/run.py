@@ -1,7 +1,7 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, book
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, book, grading
     python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
     BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
 
@@ -9,6 +9,8 @@ Environment variables:
     BENCH_THREADS  torch threads (default 1, see PREAMBLE)
     BENCH_BOOK     what of the book to measure now: chapters, build, or 1 (both); by default nothing:
                    benchmark 5 reports the stored timings (benchmarks/book.py explains)
+    BENCH_GRADING  1: grade submissions with nbgrader now (a few minutes); by default benchmark 8
+                   reports the stored measurement (benchmarks/grading.py explains)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import book, complexity, gpt_training, kv_cache, live, mha
+from benchmarks import book, complexity, gpt_training, grading, kv_cache, live, mha, playground
 from benchmarks.common import machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -31,6 +33,7 @@ BENCHMARKS = {
     "kv_cache": kv_cache.run,
     "complexity": complexity.run,
     "live": live.run,
+    "playground": playground.run,
 }
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {
@@ -63,6 +66,7 @@ QUICK = {
         lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
     ),
     "live": dict(repeats=2, warmup=1),
+    "playground": dict(steps=2, warmup=1, keys=["L1-H2-D32"]),
 }
 
 PREAMBLE = """\
@@ -74,8 +78,8 @@ default 1): the build machine's cores are shared with other work, and a parallel
 at its end for all of its threads, so that when another process holds a core the wait makes timings
 longer and far noisier than on one thread. The goals are judged on the
 ratio of CPU times (the process's CPU time does not include the time it waits for a core); the
-wall-clock ratio is shown next to it. Benchmark 5 reports stored timings of the book; how to measure
-them again is explained there.
+wall-clock ratio is shown next to it. Benchmarks 5 and 6 report stored timings of the book and of
+grading a class with nbgrader; how to measure them again is explained there.
 """
 
 
@@ -104,11 +108,11 @@ def main(argv=None) -> int:
         help="the stored book timings (default benchmarks/book_timings.json)",
     )
     args = parser.parse_args(argv)
-    names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, "book"]
-    unknown = sorted(set(names) - {*BENCHMARKS, "book"})
+    names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, "book", "grading"]
+    unknown = sorted(set(names) - {*BENCHMARKS, "book", "grading"})
     if unknown:
         parser.error(
-            f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book']}"
+            f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book', 'grading']}"
         )
 
     threads = threads_from_env()
@@ -123,6 +127,8 @@ def main(argv=None) -> int:
             measure = set() if args.quick else book.mode_from_env()
             prefixes = tuple(p for p in args.chapters.split(",") if p)
             sections.append(book.run(measure, prefixes, path=args.book_timings))
+        elif name == "grading":
+            sections.append(grading.run(False if args.quick else None))
         else:
             sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
         print(f"  {time.perf_counter() - t0:.0f} s", flush=True)

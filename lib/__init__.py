@@ -17,13 +17,16 @@ Modules, one concept each:
 - :mod:`lib.rnn_classifier` -- a sentence classifier that starts from word vectors or a language model.
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
-- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, masked-token corruption.
+- :mod:`lib.gpt_fast` -- the fast key/value cache (preallocated buffers) beside the readable one.
+- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, the pretraining loss.
+- :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
 - :mod:`lib.xlnet` -- XLNet's permutation and two-stream attention masks.
 - :mod:`lib.bpe` -- byte-pair encoding: the paper's merge loop, a tokenizer, and a fast path.
 - :mod:`lib.basic_tokenizer` -- BERT's basic tokenizer: words and punctuation, before WordPiece.
 - :mod:`lib.wordpiece` -- WordPiece: the likelihood criterion and BERT's tokenizer.
+- :mod:`lib.playground` -- the Attention Playground's tasks and tiny Transformer, trained step by step.
 - :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2).
 - :mod:`lib.checkpoints` -- the models the book trained, shipped as safetensors.
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.

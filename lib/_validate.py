@@ -6,6 +6,7 @@ do not check again."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -77,11 +78,328 @@ def check_tensor(
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
 
 
-def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> Tensor:
+def broadcast_shape(a, b) -> tuple | None:
+    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
+    torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
+    every call of the public functions."""
+    if len(a) < len(b):
+        a, b = b, a
+    b = (1,) * (len(a) - len(b)) + tuple(b)
+    if any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
+        return None
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+# --- lib.attention ---------------------------------------------------------------------------------
+
+
+def check_batch_dims(a_shape, a_name: str, b: Tensor, b_name: str) -> None:
+    """ValueError unless the leading (batch) dims of a and b broadcast against each other;
+    a_shape is a's shape (a may be a tensor not computed yet, such as the scores)."""
+    if broadcast_shape(tuple(a_shape)[:-2], b.shape[:-2]) is None:
+        raise ValueError(
+            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims {tuple(a_shape)[:-2]}), got shape {tuple(b.shape)}"
+        )
+
+
+def check_mask_dtype(mask) -> None:
+    """TypeError unless mask is a bool tensor (the library's one mask convention)."""
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
+
+
+def check_bool_mask(mask, scores_shape, examples: str = "[Tk], [B, 1, Tk], [B, Tq, Tk]") -> None:
+    """TypeError unless mask is a bool tensor; ValueError unless it broadcasts to the scores."""
+    check_mask_dtype(mask)
+    if broadcast_shape(mask.shape, scores_shape) != tuple(scores_shape):
+        raise ValueError(
+            f"mask: expected a shape broadcastable to the scores' {tuple(scores_shape)} (e.g. {examples}), got shape {tuple(mask.shape)}"
+        )
+
+
+def check_scores_and_mask(scores, mask) -> None:
+    """masked_softmax's arguments: scores a floating tensor, mask None or bool broadcastable to it."""
+    check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
+    if mask is not None:
+        check_bool_mask(mask, scores.shape)
+
+
+def check_additive_mask_args(mask, dtype) -> None:
+    check_mask_dtype(mask)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
+
+
+def check_query_key(q, k, min_dim: int = 3) -> None:
+    """The parameter-free scores' q [B, Tq, D], k [B, Tk, D], batch dims broadcast."""
+    lead = "..., " if min_dim < 3 else "B, "
+    check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
+    D = q.shape[-1]
+    check_tensor(k, "k", f"[{lead}Tk, {D}] (same width D as q)", min_dim, q.dtype, "q", width=D)
+    check_batch_dims(q.shape, "q", k, "k")
+
+
+def check_score_module_inputs(q, k, d_query: int, d_key: int, dtype) -> None:
+    """GeneralScore's and AdditiveScore's q [B, Tq, Dq], k [B, Tk, Dk] of the parameters' dtype."""
+    of = "the module's parameters"
+    check_tensor(q, "q", f"[B, Tq, {d_query}]", 3, dtype, of, width=d_query)
+    check_tensor(k, "k", f"[B, Tk, {d_key}]", 3, dtype, of, width=d_key)
+    check_batch_dims(q.shape, "q", k, "k")
+
+
+def check_location_score_inputs(q, k, d_query: int, n_keys: int, dtype) -> None:
+    """LocationScore's q [B, Tq, Dq]; k, if given, with Tk == n_keys."""
+    check_tensor(q, "q", f"[B, Tq, {d_query}]", 3, dtype, "the module's parameters", width=d_query)
+    if k is not None:
+        check_tensor(k, "k", f"[B, {n_keys}, Dk]", 3)
+        if k.shape[-2] != n_keys:
+            raise ValueError(
+                f"k: expected shape [B, {n_keys}, Dk] (Tk = n_keys), got shape {tuple(k.shape)}"
+            )
+
+
+def check_attend_args(scores, values, mask) -> None:
+    check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
+    check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
+    if values.shape[-2] != scores.shape[-1]:
+        raise ValueError(
+            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' last dim), got shape {tuple(values.shape)}"
+        )
+    check_batch_dims(scores.shape, "scores", values, "values")
+    if mask is not None:
+        check_bool_mask(mask, scores.shape)
+
+
+def check_attention_args(q, k, v, mask) -> None:
+    """scaled_dot_product_attention's q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv], mask."""
+    check_query_key(q, k, min_dim=2)
+    check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), got shape {tuple(v.shape)}"
+        )
+    scores = broadcast_shape(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    check_batch_dims(scores, "q and k", v, "v")
+    if mask is not None:
+        check_bool_mask(mask, scores)
+
+
+def check_split_heads_args(x, n_heads) -> None:
+    check_int(n_heads, "n_heads", 1)
+    check_tensor(x, "x", "[B, T, D]", 3, exact=True, floating=False)
+    if x.shape[-1] % n_heads:
+        raise ValueError(
+            f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}"
+        )
+
+
+def check_merge_heads_args(x) -> None:
+    check_tensor(x, "x", "[B, H, T, Dh]", 4, exact=True, floating=False)
+
+
+def check_causal_mask_args(T, past) -> None:
+    check_int(T, "T", 1)
+    check_int(past, "past", 0)
+
+
+def check_padding_mask_args(lengths, T) -> None:
+    """padding_mask's T >= 1 and lengths: an integer tensor [B] of values in [0, T]."""
+    check_int(T, "T", 1)
+    check_tensor(lengths, "lengths", "[B]", 1, exact=True, floating=False)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
+    if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
+        raise ValueError(
+            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} and max {int(lengths.max())}"
+        )
+
+
+def check_mha_config(d_model, n_heads, dropout) -> None:
+    check_int(d_model, "d_model", 1)
+    check_int(n_heads, "n_heads", 1)
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+
+
+def check_mha_inputs(query, key, value, mask, d_model: int, n_heads: int, dtype) -> None:
+    """MultiHeadAttention's query [B, Tq, D], key and value [B, Tk, D] of the parameters' dtype, and
+    mask: None or bool broadcastable to [B, H, Tq, Tk], not 3-D unless its first dim is 1."""
+    D, of = d_model, "the module's parameters"
+    check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
+    check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+    check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
+    for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
+        if x.dim() != 3:
+            raise ValueError(
+                f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}"
+            )
+    if value.shape[1] != key.shape[1]:
+        raise ValueError(
+            f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
+        )
+    check_batch_dims(query.shape, "query", key, "key")
+    check_batch_dims(query.shape, "query", value, "value")
+    if mask is None:
+        return
+    check_mask_dtype(mask)
+    B = max(query.shape[0], key.shape[0], value.shape[0])  # the batch dims broadcast (checked)
+    scores = (B, n_heads, query.shape[1], key.shape[1])
+    if mask.dim() == 3 and mask.shape[0] != 1:
+        raise ValueError(
+            f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], got shape {tuple(mask.shape)}"
+        )
+    if broadcast_shape(mask.shape, scores) != scores:
+        raise ValueError(
+            f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} (e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
+        )
+
+
+# --- lib.positional --------------------------------------------------------------------------------
+
+
+def check_table_args(max_len, d_model, base: float = 10000.0) -> None:
+    check_int(max_len, "max_len", 1)
+    check_int(d_model, "d_model", 1)
+    check_base(base)
+
+
+def check_base(base) -> None:
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (0 < base < math.inf):
+        raise ValueError(f"base: expected a positive finite number, got {base!r}")
+
+
+def check_binary_encoding_args(n_positions, n_bits) -> None:
+    check_int(n_positions, "n_positions", 1)
+    check_int(n_bits, "n_bits", 1)
+    if n_bits > 62 or n_positions > 2**n_bits:
+        raise ValueError(
+            f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most 2**{n_bits} positions, and n_bits <= 62)"
+        )
+
+
+def check_relative_rotation_args(k, d_model, base) -> None:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
+    check_int(d_model, "d_model", 2)
+    if d_model % 2:
+        raise ValueError(
+            f"d_model={d_model} must be even: the last sin column of an odd-width table has no cos partner to rotate with"
+        )
+    check_base(base)
+
+
+def check_position_input(x, d_model: int, max_len: int, dtype=None) -> None:
+    """x [..., T, D] with D = d_model and T <= max_len (ValueError naming T and max_len)."""
+    check_tensor(x, "x", f"[B, T, {d_model}]", 2, dtype, "the module's parameters", width=d_model)
+    T = x.shape[-2]
+    if T > max_len:
+        raise ValueError(
+            f"x: sequence length T={T} exceeds max_len={max_len} (the table has {max_len} rows; build the module with a larger max_len)"
+        )
+
+
+# --- lib.transformer -------------------------------------------------------------------------------
+
+
+def check_transformer_config(c) -> None:
+    """TransformerConfig's sizes, dropout, shared vocabularies and pad_id."""
+    for name in (
+        "src_vocab_size",
+        "tgt_vocab_size",
+        "d_model",
+        "n_heads",
+        "n_layers",
+        "d_ff",
+        "max_len",
+    ):
+        check_int(getattr(c, name), name, 1)
+    if c.d_model % c.n_heads != 0:
+        raise ValueError(f"d_model={c.d_model} is not divisible by n_heads={c.n_heads}")
+    if not 0.0 <= c.dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {c.dropout!r}")
+    if c.share_src_tgt_embeddings and c.src_vocab_size != c.tgt_vocab_size:
+        raise ValueError(
+            f"share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, got {c.src_vocab_size} and {c.tgt_vocab_size}"
+        )
+    smallest = min(c.src_vocab_size, c.tgt_vocab_size)
+    if not 0 <= c.pad_id < smallest:
+        raise ValueError(
+            f"pad_id: expected an id in [0, {smallest}) (inside both vocabularies), got {c.pad_id!r}"
+        )
+
+
+def check_transformer_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
+    """check_ids, and a length of at most max_len (the positions the model has)."""
+    check_ids(ids, name, vocab_size, layout="[B, L]")
+    if ids.shape[1] > max_len:
+        raise ValueError(
+            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, got shape {tuple(ids.shape)}"
+        )
+
+
+def check_transformer_inputs(c, src, tgt_in) -> None:
+    """Transformer.forward's src [B, S] and tgt_in [B, T], ids in their vocabularies."""
+    check_transformer_ids(src, "src", c.src_vocab_size, c.max_len)
+    check_transformer_ids(tgt_in, "tgt_in", c.tgt_vocab_size, c.max_len)
+    if src.shape[0] != tgt_in.shape[0]:
+        raise ValueError(
+            f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
+        )
+
+
+def check_transformer_decode_inputs(c, tgt_in, memory) -> None:
+    """Transformer.decode's tgt_in [B, T] and memory [B, S, D] (the encoder's output)."""
+    check_transformer_ids(tgt_in, "tgt_in", c.tgt_vocab_size, c.max_len)
+    check_tensor(memory, "memory", f"[B, S, {c.d_model}]", 3, exact=True, width=c.d_model)
+    if memory.shape[0] != tgt_in.shape[0]:
+        raise ValueError(
+            f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), got shape {tuple(memory.shape)}"
+        )
+
+
+def check_transformer_decoding(c, src, max_len, bos_id, eos_id, one_sentence: bool = False) -> None:
+    """greedy_decode's and beam_search's arguments (beam search: src of one sentence [1, S])."""
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= c.max_len:
+        raise ValueError(
+            f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
+        )
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        check_id(value, name, c.tgt_vocab_size, "the target vocabulary")
+    if one_sentence and (not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1):
+        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
+        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
+
+
+# --- lib.metrics -----------------------------------------------------------------------------------
+
+
+def check_bleu_args(hypotheses: list, references: list, max_n) -> None:
+    """corpus_bleu's arguments: max_n >= 1, as many hypotheses as references (at least one), each
+    sentence a list of tokens, not a string."""
+    check_int(max_n, "max_n", 1)
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"hypotheses and references: expected as many of each, got {len(hypotheses)} hypotheses and {len(references)} references"
+        )
+    if not hypotheses:
+        raise ValueError("hypotheses: expected at least one sentence, got none")
+    for name, sents in (("hypotheses", hypotheses), ("references", references)):
+        for i, s in enumerate(sents):
+            if isinstance(s, str):
+                raise TypeError(
+                    f"{name}[{i}]: expected a list of tokens, got the string {s!r}; split it first"
+                )
+
+
+def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> None:
     """The padding mask of right-padded ``input_ids`` [B, T]: bool, or 0/1 integers as Hugging
     Face's ``attention_mask``, of the shape of input_ids, True (1) on a prefix of every row (the
-    real tokens). Returns it as bool. TypeError for another dtype; ValueError for another shape,
-    other values, or padding before a real token."""
+    real tokens). Only checks: the caller builds its bool mask itself (``mask.bool()``), in plain
+    sight. TypeError for another dtype; ValueError for another shape, other values, or padding
+    before a real token."""
     if not isinstance(mask, Tensor) or mask.is_floating_point() or mask.is_complex():
         got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(
@@ -94,14 +412,13 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
     if mask.dtype != torch.bool:
         if ((mask != 0) & (mask != 1)).any():
             raise ValueError(f"{name}: expected 0/1 values, got {mask.unique().tolist()}")
-        mask = mask.bool()
+    mask = mask.bool()  # a local copy to compare with the prefix below, not returned
     lengths = mask.sum(1)  # [B]
     prefix = torch.arange(mask.shape[1], device=mask.device) < lengths[:, None]  # [B, T]
     if not torch.equal(prefix, mask):
         raise ValueError(
             f"{name}: expected True on a prefix of each row (right padding), got a row with padding before a real token"
         )
-    return mask
 
 
 # --- lib.gpt -------------------------------------------------------------------------------------
@@ -902,9 +1219,10 @@ def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> 
 
 
 def check_type(x, name: str, expected: type) -> None:
-    """TypeError unless x is an instance of ``expected``."""
+    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
     if not isinstance(x, expected):
-        raise TypeError(f"{name}: expected an {expected.__name__}, got {type(x).__name__}")
+        article = "an" if expected.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{name}: expected {article} {expected.__name__}, got {type(x).__name__}")
 
 
 def check_words(words, max_chars) -> None:
@@ -1021,3 +1339,246 @@ def check_elmo_config(config) -> None:
         raise ValueError(
             "word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 or some char_filters"
         )
+
+
+def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
+    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
+    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
+
+    def inside(v):
+        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
+
+    check_number(p, name, f"a probability in {interval}", inside)
+
+
+# --- the BERT family (lib.bert, lib.albert, lib.electra, lib.pretraining_data) -------------------
+
+
+def check_bert_config(c) -> None:
+    """The fields of a ``lib.bert.BertConfig``: sizes positive ints, heads dividing the width,
+    dropout probabilities in [0, 1), layer_norm_eps and initializer_range positive."""
+    for name in (
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+        "type_vocab_size",
+    ):
+        check_int(getattr(c, name), name, 1)
+    if c.hidden_size % c.num_attention_heads:
+        raise ValueError(
+            f"hidden_size={c.hidden_size} is not divisible by num_attention_heads={c.num_attention_heads}"
+        )
+    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+        check_probability(getattr(c, name), name, "[0, 1)")
+    for name in ("layer_norm_eps", "initializer_range"):
+        check_number(getattr(c, name), name, "a positive number", lambda v: v > 0)
+
+
+def check_bert_inputs(c, input_ids, token_type_ids=None, attention_mask=None) -> None:
+    """The inputs of a BERT-family encoder (BERT, ALBERT) with config ``c``: ids within the
+    vocabulary and the position table, segment ids of input_ids' shape, and the attention mask
+    ([B, T] or [B, T, T], bool or 0/1)."""
+    check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
+    B, T = input_ids.shape
+    if T > c.max_position_embeddings:
+        raise ValueError(
+            f"input_ids: expected at most max_position_embeddings={c.max_position_embeddings} tokens per sequence (the position table), got shape {tuple(input_ids.shape)}"
+        )
+    if token_type_ids is not None:
+        segments = "segment ids: 0 for sentence A, 1 for sentence B"
+        what = segments if c.type_vocab_size == 2 else "the segment table"
+        check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, what)
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(
+                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that of input_ids), got shape {tuple(token_type_ids.shape)}"
+            )
+    if attention_mask is None:
+        return
+    m = attention_mask
+    if not isinstance(m, Tensor) or m.is_floating_point() or m.is_complex():
+        got = m.dtype if isinstance(m, Tensor) else type(m).__name__
+        raise TypeError(
+            f"attention_mask: expected a bool or integer tensor (1/True = real token), got {got}"
+        )
+    if m.shape not in ((B, T), (B, T, T)):
+        raise ValueError(
+            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, 0 = padding) or [B, T, T] = {(B, T, T)}, got shape {tuple(m.shape)}"
+        )
+    if m.dtype != torch.bool and m.numel() and ((m != 0) & (m != 1)).any():
+        raise ValueError(
+            f"attention_mask: expected values 0 and 1, got values from {m.min().item()} to {m.max().item()}"
+        )
+
+
+def check_pretraining_labels(mlm_logits, nsp_logits, mlm_labels, nsp_labels, ignore_index) -> None:
+    """The labels of ``lib.bert.pretraining_loss``: mlm_labels shaped like mlm_logits without its
+    last dim, holding ids of its vocabulary or ``ignore_index``; NSP logits and labels both or
+    neither, nsp_labels [B]."""
+    if mlm_logits.shape[:-1] != mlm_labels.shape:
+        raise ValueError(
+            f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits without its last dim), got shape {tuple(mlm_labels.shape)}"
+        )
+    V = mlm_logits.shape[-1]
+    real = mlm_labels[mlm_labels != ignore_index]
+    if real.numel() and (real.min() < 0 or real.max() >= V):
+        raise ValueError(
+            f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of mlm_logits) or {ignore_index} (not chosen), got ids from {real.min().item()} to {real.max().item()}"
+        )
+    if (nsp_logits is None) != (nsp_labels is None):
+        raise ValueError("nsp_logits and nsp_labels: expected both or neither, got only one")
+    if nsp_logits is not None and nsp_labels.shape != nsp_logits.shape[:1]:
+        raise ValueError(
+            f"nsp_labels: expected shape {tuple(nsp_logits.shape[:1])}, got shape {tuple(nsp_labels.shape)}"
+        )
+
+
+def check_special_ids(special_ids, mask_token_id, vocab_size: int) -> None:
+    """The masking ids of ``mask_tokens`` and ELECTRA's corruption: ``special_ids`` a collection of
+    ids in [0, vocab_size) that leaves at least one ordinary id, ``mask_token_id`` an id there."""
+    ids = None if isinstance(special_ids, (str, bytes, int)) else list(special_ids)
+    if ids is None or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
+    ):
+        raise ValueError(
+            f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
+        )
+    if len(set(ids)) >= vocab_size:
+        raise ValueError(
+            "special_ids: every id of the vocabulary is special; nothing can be chosen"
+        )
+    check_id(mask_token_id, "mask_token_id", vocab_size)
+
+
+def check_mask_tokens(input_ids, vocab_size, mask_token_id, special_ids, prob, generator) -> None:
+    """The arguments of ``lib.pretraining_data.mask_tokens`` (ids of any shape)."""
+    if not isinstance(input_ids, Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
+        got = input_ids.dtype if isinstance(input_ids, Tensor) else type(input_ids).__name__
+        raise TypeError(f"input_ids: expected a tensor of token ids (torch.long), got {got}")
+    check_int(vocab_size, "vocab_size", 2)
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
+        raise ValueError(
+            f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
+        )
+    check_special_ids(special_ids, mask_token_id, vocab_size)
+    check_probability(prob, "prob")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator: expected a torch.Generator or None, got {type(generator).__name__}"
+        )
+
+
+def check_nsp_stories(stories, n) -> None:
+    """The arguments of ``lib.pretraining_data.make_nsp_pairs``: at least two stories (lists of
+    sentences) with a sentence each, one of them with two or more; ``n`` >= 1."""
+    if not isinstance(stories, (list, tuple)) or not all(
+        isinstance(s, (list, tuple)) and all(isinstance(x, str) for x in s) for s in stories
+    ):
+        raise TypeError(
+            f"stories: expected a list of stories, each a list of sentences (str), got {type(stories).__name__}"
+        )
+    if len(stories) < 2:
+        raise ValueError(
+            f"stories: expected at least 2 stories (NotNext takes a sentence from another story), got {len(stories)}"
+        )
+    if not any(len(s) >= 2 for s in stories):
+        raise ValueError("stories: expected at least one story with 2 or more sentences, got none")
+    check_int(n, "n", 1)
+    non_empty = sum(len(s) >= 1 for s in stories)
+    if non_empty < 2:
+        raise ValueError(
+            f"stories: expected two stories with at least one sentence each, got {non_empty}"
+        )
+
+
+def check_pretraining_examples(examples, batch_size, pair_type: type) -> None:
+    """The examples of ``lib.pretraining_data.pretraining_batches``: a non-empty list (or tuple),
+    all sentence pairs (``pair_type``) or all str; ``batch_size`` >= 1."""
+    if not isinstance(examples, (list, tuple)) or not examples:
+        raise ValueError(
+            f"examples: expected a non-empty list of NSPPair or of str, got {examples!r:.60}"
+        )
+    if not (
+        all(isinstance(e, pair_type) for e in examples) or all(isinstance(e, str) for e in examples)
+    ):
+        raise TypeError(
+            f"examples: expected all NSPPair (sentence pairs) or all str (sentences), got a mix of {sorted({type(e).__name__ for e in examples})}"
+        )
+    check_int(batch_size, "batch_size", 1)
+
+
+def check_electra_config(c, bert_config_type: type) -> None:
+    """The fields of a ``lib.electra.ElectraConfig``."""
+    check_type(c.discriminator, "discriminator", bert_config_type)
+    g, depth = c.generator_layers, c.discriminator.num_hidden_layers
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= depth:
+        raise ValueError(
+            f"generator_layers: expected an int in 1..{depth} (the discriminator's depth), got {g!r}"
+        )
+    check_probability(c.mask_prob, "mask_prob")
+    check_number(c.disc_weight, "disc_weight", "a number >= 0", lambda w: w >= 0)
+
+
+def check_electra_inputs(input_ids, vocab_size: int, mask_token_id, special_ids) -> None:
+    """The batch of ELECTRA's corruption: ids [B, T] of the vocabulary, and the masking ids."""
+    if (
+        not isinstance(input_ids, Tensor)
+        or input_ids.dtype not in (torch.int64, torch.int32)
+        or input_ids.dim() != 2
+    ):
+        raise ValueError(
+            f"input_ids: expected a [B, T] tensor of token ids, got {getattr(input_ids, 'dtype', type(input_ids).__name__)} {tuple(getattr(input_ids, 'shape', ()))}"
+        )
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
+        raise ValueError(
+            f"input_ids: expected ids in [0, {vocab_size}), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
+        )
+    check_special_ids(special_ids, mask_token_id, vocab_size)
+
+
+# --- XLNet's masks (lib.xlnet) -------------------------------------------------------------------
+
+
+def check_permutation(order) -> None:
+    """``order`` is a permutation of 0..T-1: a 1-D integer tensor or a sequence of ints."""
+    if isinstance(order, Tensor):
+        if order.dim() != 1 or order.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"order: expected a 1-D tensor of positions, got {order.dtype} {tuple(order.shape)}"
+            )
+        values = order.tolist()
+    elif isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
+        values = list(order)
+    else:
+        raise TypeError(
+            f"order: expected a sequence of positions (a permutation of 0..T-1), got {type(order).__name__}"
+        )
+    if (
+        not values
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or sorted(values) != list(range(len(values)))
+    ):
+        raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")
+
+
+def check_square_mask(mask, name: str = "mask") -> None:
+    """``mask`` is a square bool tensor [T, T]."""
+    if (
+        not isinstance(mask, Tensor)
+        or mask.dtype != torch.bool
+        or mask.dim() != 2
+        or mask.shape[0] != mask.shape[1]
+    ):
+        raise ValueError(
+            f"{name}: expected a square bool tensor [T, T], got {getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}"
+        )
+
+
+def check_segments(length, segment_length, memory_length) -> None:
+    """``length`` and ``segment_length`` ints >= 1, ``memory_length`` None or an int >= 0."""
+    check_int(length, "length", 1)
+    check_int(segment_length, "segment_length", 1)
+    if memory_length is not None:
+        check_int(memory_length, "memory_length", 0)

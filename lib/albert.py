@@ -38,8 +38,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_int
-from lib.bert import BertConfig, BertLayer, BertOutput, BertPooler, check_inputs, init_weights
+from lib._validate import check_bert_inputs, check_int, check_type
+from lib.bert import (
+    BertConfig,
+    BertLayer,
+    BertOutput,
+    BertPooler,
+    extended_attention_mask,
+    init_weights,
+)
 
 __all__ = ["AlbertConfig", "Albert", "count_parameters", "HF_NAMES", "state_dict_from_hf"]
 
@@ -172,8 +179,7 @@ class Albert(nn.Module):
 
     def __init__(self, config: AlbertConfig):
         super().__init__()
-        if not isinstance(config, AlbertConfig):
-            raise TypeError(f"config: expected an AlbertConfig, got {type(config).__name__}")
+        check_type(config, "config", AlbertConfig)
         self.config = config
         layer_config = config.bert_layer_config
         self.embeddings = AlbertEmbeddings(config)
@@ -196,21 +202,22 @@ class Albert(nn.Module):
         return_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
-        mask = check_inputs(c, input_ids, token_type_ids, attention_mask)  # as BERT's
+        check_bert_inputs(c, input_ids, token_type_ids, attention_mask)  # as BERT's
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T]
+        mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
         # [B, T, D]
         x = self.embedding_hidden_mapping_in(self.embeddings(input_ids, token_type_ids))
         hidden_states, attentions = [x], []
         for i in range(c.num_hidden_layers):
-            x, weights = self.layer(i)(x, mask)  # [B, T, D], [B, H, T, T]
+            x, weights = self.layer(i)(x, mask, return_attention)  # [B, T, D], [B, H, T, T]
             hidden_states.append(x)
             attentions.append(weights)
         return BertOutput(
             x,
             self.pooler(x),
-            attentions if return_attention else None,
-            hidden_states if return_hidden_states else None,
+            tuple(attentions) if return_attention else None,
+            tuple(hidden_states) if return_hidden_states else None,
         )
 
 
@@ -222,8 +229,7 @@ def count_parameters(config: AlbertConfig) -> int:
     Unshared (``share_layers=False``) it is 89,650,176: BERT-base with ALBERT's 30,000-token vocabulary
     (109,081,344) less the 19,431,168 that the factorized embeddings save.
     """
-    if not isinstance(config, AlbertConfig):
-        raise TypeError(f"config: expected an AlbertConfig, got {type(config).__name__}")
+    check_type(config, "config", AlbertConfig)
     with torch.device("meta"):
         model = Albert(config)
     return sum(p.numel() for p in model.parameters())

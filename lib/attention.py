@@ -18,6 +18,12 @@ multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
 
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
 Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
+
+Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
+computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
+same computation without the checks, which the library's own layers call. ``attention_heads`` is the
+simple path a reader reads; its two fast paths, ``fused_attention`` and ``attention_in_place``, sit
+beside it and are tested equal to it.
 """
 
 import math
@@ -26,7 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import check_int, check_tensor
+from lib._validate import (
+    check_additive_mask_args,
+    check_attend_args,
+    check_attention_args,
+    check_causal_mask_args,
+    check_location_score_inputs,
+    check_merge_heads_args,
+    check_mha_config,
+    check_mha_inputs,
+    check_padding_mask_args,
+    check_query_key,
+    check_score_module_inputs,
+    check_scores_and_mask,
+    check_split_heads_args,
+)
 
 __all__ = [
     "masked_softmax",
@@ -39,52 +59,15 @@ __all__ = [
     "LocationScore",
     "attend",
     "scaled_dot_product_attention",
+    "attention_heads",
+    "fused_attention",
+    "attention_in_place",
     "split_heads",
     "merge_heads",
     "causal_mask",
     "padding_mask",
-    "attention_heads",
     "MultiHeadAttention",
 ]
-
-
-# --- input checks: catch bad input here, with a message naming the argument ----------------------
-
-
-def _broadcast_shape(a, b) -> tuple | None:
-    """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
-    torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
-    every call of the functions below."""
-    if len(a) < len(b):
-        a, b = b, a
-    b = (1,) * (len(a) - len(b)) + tuple(b)
-    if any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
-        return None
-    return tuple(y if x == 1 else x for x, y in zip(a, b))
-
-
-def _check_batch(a: Tensor, a_name: str, b: Tensor, b_name: str) -> None:
-    """ValueError unless the leading (batch) dims of a and b broadcast against each other."""
-    if _broadcast_shape(a.shape[:-2], b.shape[:-2]) is None:
-        raise ValueError(
-            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims {tuple(a.shape[:-2])}), got shape {tuple(b.shape)}"
-        )
-
-
-def _check_qk(q, k, min_dim: int = 3) -> None:
-    """Checks shared by the parameter-free scores: q [B, Tq, D], k [B, Tk, D], batch dims broadcast."""
-    lead = "..., " if min_dim < 3 else "B, "
-    check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
-    check_tensor(
-        k,
-        "k",
-        f"[{lead}Tk, {q.shape[-1]}] (same width D as q)",
-        min_dim,
-        q.dtype,
-        "q",
-        width=q.shape[-1],
-    )
-    _check_batch(q, "q", k, "k")
 
 
 # --- softmax with a mask ---------------------------------------------------------------------------
@@ -104,23 +87,22 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     to -inf before torch's softmax, which subtracts the row maximum (over the allowed entries, since
     the others are -inf) before exp, so scores of 1e4 or 3e38 do not overflow.
     """
-    check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
-    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
-    if mask is None:
-        return torch.softmax(x, dim=dim).to(scores.dtype)  # torch's softmax subtracts the row max
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
-    if _broadcast_shape(mask.shape, scores.shape) != tuple(scores.shape):
-        raise ValueError(
-            f"mask: expected a shape broadcastable to the scores' {tuple(scores.shape)} (e.g. [Tk], [B, 1, Tk], [B, Tq, Tk]), got shape {tuple(mask.shape)}"
-        )
+    check_scores_and_mask(scores, mask)
+    return _masked_softmax(scores, mask, dim)
 
-    weights = torch.softmax(x.masked_fill(~mask, float("-inf")), dim=dim)  # [B, Tq, Tk]
-    # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry of such a row is
-    # masked, so filling the masked entries with 0 zeroes it. The same fill blocks the gradient:
-    # masked_fill passes no gradient to the entries it fills, so no NaN reaches the scores.
-    return weights.masked_fill(~mask, 0.0).to(scores.dtype)
+
+def _masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -> Tensor:
+    """``masked_softmax`` without the input checks: the one masking of the library's attention."""
+    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores
+    if mask is not None:
+        x = x.masked_fill(~mask, float("-inf"))  # a masked score counts as exp(-inf) = 0
+    weights = torch.softmax(x, dim=dim)  # torch subtracts the row max first: no overflow
+    if mask is not None:
+        # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry of such a row is
+        # masked, so filling the masked entries with 0 zeroes it. The same fill blocks the gradient:
+        # masked_fill passes no gradient to the entries it fills, so no NaN reaches the scores.
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights.to(scores.dtype)
 
 
 def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -132,11 +114,7 @@ def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     but ``torch.nn.MultiheadAttention``'s ``attn_mask`` and ``key_padding_mask`` use the opposite
     (True = NOT allowed): pass ``~mask`` there, or this function's output.
     """
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
+    check_additive_mask_args(mask, dtype)
     return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
         ~mask, float("-inf")
     )
@@ -150,7 +128,7 @@ def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 
     q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
     """
-    _check_qk(q, k)
+    check_query_key(q, k)
     return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
 
 
@@ -171,7 +149,7 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     softmax; that factor is left to the caller (``beta * cosine_score(q, k)``). Each norm is
     clamped at ``eps`` so that a zero vector scores 0 instead of NaN.
     """
-    _check_qk(q, k)
+    check_query_key(q, k)
     q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, D]
     k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, D]
     return q_unit @ k_unit.transpose(-2, -1)  # [B, Tq, Tk]
@@ -198,10 +176,7 @@ class GeneralScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        dtype, of = self.W_a.weight.dtype, "the module's parameters"
-        check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
-        check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
-        _check_batch(q, "q", k, "k")
+        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_a.weight.dtype)
         return q @ self.W_a(k).transpose(-2, -1)  # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
 
 
@@ -233,10 +208,7 @@ class AdditiveScore(nn.Module):
         nn.init.zeros_(self.v_a.weight)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        dtype, of = self.W_q.weight.dtype, "the module's parameters"
-        check_tensor(q, "q", f"[B, Tq, {self.d_query}]", 3, dtype, of, width=self.d_query)
-        check_tensor(k, "k", f"[B, Tk, {self.d_key}]", 3, dtype, of, width=self.d_key)
-        _check_batch(q, "q", k, "k")
+        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_q.weight.dtype)
         # [B, Tq, 1, Da] + [B, 1, Tk, Da]
         hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)
         return self.v_a(torch.tanh(hidden)).squeeze(-1)  # [B, Tq, Tk, 1] -> [B, Tq, Tk]
@@ -263,21 +235,7 @@ class LocationScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor | None = None) -> Tensor:
-        check_tensor(
-            q,
-            "q",
-            f"[B, Tq, {self.d_query}]",
-            3,
-            self.W_a.weight.dtype,
-            "the module's parameters",
-            width=self.d_query,
-        )
-        if k is not None:
-            check_tensor(k, "k", f"[B, {self.n_keys}, Dk]", 3)
-            if k.shape[-2] != self.n_keys:
-                raise ValueError(
-                    f"k: expected shape [B, {self.n_keys}, Dk] (Tk = n_keys), got shape {tuple(k.shape)}"
-                )
+        check_location_score_inputs(q, k, self.d_query, self.n_keys, self.W_a.weight.dtype)
         return self.W_a(q)  # [B, Tq, n_keys]
 
 
@@ -292,14 +250,8 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     vector c_i = sum_j weights_ij v_j (Bahdanau et al. 2015, eq. 5). A fully masked row gives
     zero weights and a zero output.
     """
-    check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
-    check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
-    if values.shape[-2] != scores.shape[-1]:
-        raise ValueError(
-            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' last dim), got shape {tuple(values.shape)}"
-        )
-    _check_batch(scores, "scores", values, "values")
-    weights = masked_softmax(scores, mask, dim=-1)  # [..., Tq, Tk]
+    check_attend_args(scores, values, mask)
+    weights = _masked_softmax(scores, mask)  # [..., Tq, Tk]
     return weights @ values, weights  # [..., Tq, Dv], [..., Tq, Tk]
 
 
@@ -314,16 +266,74 @@ def scaled_dot_product_attention(
     (same boolean convention). On a fully masked row this gives zero weights and output; recent
     torch versions do the same there, older ones returned NaN.
     Deviation from the paper: none beyond the mask; no dropout (that belongs to the caller).
+    The computation is ``_scaled_dot_product_attention``; this function checks its arguments first.
     """
-    _check_qk(q, k, min_dim=2)
-    check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), got shape {tuple(v.shape)}"
-        )
-    scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])  # [..., Tq, Tk]
-    _check_batch(scores, "q and k", v, "v")
-    return attend(scores, v, mask)
+    check_attention_args(q, k, v, mask)
+    return _scaled_dot_product_attention(q, k, v, mask)
+
+
+def _scaled_dot_product_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0
+) -> tuple[Tensor, Tensor]:
+    """``scaled_dot_product_attention`` without the input checks, with ``dropout`` on the weights
+    (the returned weights are those before dropout)."""
+    # q k^T / sqrt(Dk), with q scaled first: Tq x Dk numbers instead of the Tq x Tk scores
+    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [..., Tq, Tk]
+    weights = _masked_softmax(scores, mask)  # [..., Tq, Tk], each row sums to 1 (or is all 0)
+    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
+    return dropped @ v, weights  # [..., Tq, Dv], [..., Tq, Tk]
+
+
+def attention_heads(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """Scaled dot-product attention of every head at once, inside the library's layers
+    (``MultiHeadAttention``, ``lib.gpt.CausalSelfAttention``, ``lib.bert``'s self-attention).
+
+    q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
+    attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
+    weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
+    the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; where
+    one of the two fast paths below applies, it gives the same heads and weights (up to rounding)
+    in less time and memory: tests/test_multihead.py checks them equal, benchmarks/mha.py times both.
+    """
+    if not need_weights:  # torch's fused kernel, which never forms the weights
+        return fused_attention(q, k, v, mask, dropout), None
+    if mask is None and dropout == 0 and not (q.requires_grad or k.requires_grad):
+        if q.dtype in (torch.float32, torch.float64):  # inference: the softmax in place
+            return attention_in_place(q, k, v)
+    return _scaled_dot_product_attention(q, k, v, mask, dropout)
+
+
+# --- the fast paths of attention_heads: the same numbers, in less time and memory -----------------
+
+
+def fused_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0
+) -> Tensor:
+    """The heads of ``attention_heads`` from torch's fused kernel, without the weights.
+
+    F.scaled_dot_product_attention never keeps the [Tq, Tk] matrix: faster, less memory. Its
+    boolean attn_mask has our convention (True = may attend), and torch >= 2.5 gives a fully
+    masked query row zero heads, as ``masked_softmax`` does. q [B, H, Tq, Dh], k and v
+    [B, H, Tk, Dh] -> [B, H, Tq, Dh].
+    """
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+
+def attention_in_place(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention`` without mask or dropout, for tensors that need no gradient,
+    as torch's own fast path computes it: the softmax overwrites the scores (one [B, H, Tq, Tk]
+    tensor instead of two: for long sequences the largest allocation of the layer, fresh memory
+    from the operating system at every call). -> (heads, weights)."""
+    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
+    weights = torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
+    return weights @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
 
 
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
@@ -334,21 +344,26 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
 
     Head h gets the columns h*Dh ... (h+1)*Dh - 1 of x, as in torch.nn.MultiheadAttention: those
     are the outputs of the rows h*Dh ... (h+1)*Dh - 1 of a projection's weight, i.e. of the paper's
-    W_h (Vaswani et al. 2017, sec. 3.2.2). Any dtype; the inverse is ``merge_heads``.
+    W_h (Vaswani et al. 2017, sec. 3.2.2). Any dtype; the inverse is ``merge_heads``. The layers
+    call ``_split_heads``, the same without the input checks.
     """
-    check_int(n_heads, "n_heads", 1)
-    check_tensor(x, "x", "[B, T, D]", 3, exact=True, floating=False)
-    if x.shape[-1] % n_heads:
-        raise ValueError(
-            f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}"
-        )
+    check_split_heads_args(x, n_heads)
+    return _split_heads(x, n_heads)
+
+
+def _split_heads(x: Tensor, n_heads: int) -> Tensor:
     return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)  # [B, T, H, Dh] -> [B, H, T, Dh]
 
 
 def merge_heads(x: Tensor) -> Tensor:
     """Concatenate the heads side by side: [B, H, T, Dh] -> [B, T, H*Dh] (the "Concat" of
-    Vaswani et al. 2017, sec. 3.2.2). Inverse of ``split_heads``."""
-    check_tensor(x, "x", "[B, H, T, Dh]", 4, exact=True, floating=False)
+    Vaswani et al. 2017, sec. 3.2.2). Inverse of ``split_heads``; the layers call
+    ``_merge_heads``, the same without the input check."""
+    check_merge_heads_args(x)
+    return _merge_heads(x)
+
+
+def _merge_heads(x: Tensor) -> Tensor:
     return x.transpose(-3, -2).flatten(-2)  # [B, T, H, Dh] -> [B, T, H*Dh]
 
 
@@ -361,9 +376,7 @@ def causal_mask(T: int, device=None, past: int = 0) -> Tensor:
     ``nn.Transformer.generate_square_subsequent_mask(T)`` is its additive form. past=P: the rows of
     T new queries at positions P .. P+T-1 over P cached keys and the T new ones (a key/value cache,
     ``lib.gpt.KVCache``): the last T rows of ``causal_mask(P + T)``, built without the others."""
-    if not torch.jit.is_tracing():  # while torch.onnx.export traces a model, T is a 0-d tensor
-        check_int(T, "T", 1)
-        check_int(past, "past", 0)
+    check_causal_mask_args(T, past)
     return torch.ones(T, past + T, dtype=torch.bool, device=device).tril(diagonal=past)
 
 
@@ -372,59 +385,11 @@ def padding_mask(lengths, T: int) -> Tensor:
     j < lengths[b] (the padding sits at the end). The two singleton dims broadcast over heads
     and queries. ``lengths``: int tensor or list of ints [B], each in [0, T]. torch's
     ``key_padding_mask`` is the opposite: ``~padding_mask(lengths, T)[:, 0, 0]``."""
-    check_int(T, "T", 1)
     if isinstance(lengths, (list, tuple)):
         lengths = torch.tensor(lengths)
-    check_tensor(lengths, "lengths", "[B]", 1, exact=True, floating=False)
-    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
-    if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
-        raise ValueError(
-            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} and max {int(lengths.max())}"
-        )
+    check_padding_mask_args(lengths, T)
     positions = torch.arange(T, device=lengths.device)  # [T]
     return (positions < lengths[:, None])[:, None, None, :]  # [B, T] -> [B, 1, 1, T]
-
-
-def attention_heads(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    dropout: float = 0.0,
-    need_weights: bool = True,
-) -> tuple[Tensor, Tensor | None]:
-    """Scaled dot-product attention of every head at once, inside the library's layers
-    (``MultiHeadAttention``, ``lib.gpt.CausalSelfAttention``): the one place of their fast paths.
-
-    q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
-    attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
-    weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
-    the layer has checked its inputs.
-
-    - need_weights=True: weights = masked_softmax(q k^T / sqrt(Dh), mask), returned. Two savings,
-      same numbers up to rounding: q is scaled instead of the scores (a pass over [B, H, Tq, Dh]
-      instead of [B, H, Tq, Tk]); without autograd the softmax is written over the scores, as
-      torch's own fast path does (one [B, H, Tq, Tk] tensor instead of two, for long sequences the
-      largest allocation of the layer).
-    - need_weights=False: torch's fused ``F.scaled_dot_product_attention`` (its boolean attn_mask
-      has our convention), which never keeps the [Tq, Tk] matrix: faster, less memory, no weights.
-    Both give the same heads; a fully masked query row gets zero weights and zero heads.
-    """
-    if not need_weights:  # torch >= 2.5 gives fully masked rows zero heads, as masked_softmax
-        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        return heads, None
-    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
-    if scores.requires_grad or scores.dtype not in (torch.float32, torch.float64):
-        weights = masked_softmax(scores, mask)  # autograd needs the scores: a new tensor
-    else:  # in place, as masked_softmax computes it: -inf where masked, softmax, NaN rows -> 0
-        if mask is not None:
-            scores.masked_fill_(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1, out=scores)
-        if mask is not None:
-            weights.masked_fill_(~mask, 0.0)
-    heads = (F.dropout(weights, dropout) if dropout > 0 else weights) @ v  # [B, H, Tq, Dh]
-    return heads, weights
 
 
 class MultiHeadAttention(nn.Module):
@@ -441,11 +406,13 @@ class MultiHeadAttention(nn.Module):
     mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
     ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
     unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
-    need_weights=True computes the per-head weights with this module's ``masked_softmax`` and returns
-    them (without autograd, the softmax overwrites the scores, as torch's fast path does: one
-    [B, H, Tq, Tk] tensor instead of two); need_weights=False calls torch's fused
-    F.scaled_dot_product_attention (faster, less memory) and returns None. Both give the same output.
-    benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
+    need_weights=True computes the per-head weights with ``attention_heads`` (scores, masked softmax,
+    weighted sum) and returns them; need_weights=False takes the fast path ``fused_attention``
+    (torch's F.scaled_dot_product_attention: faster, less memory) and returns None. Both give the
+    same output. benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
+
+    check_inputs=False skips the input checks of forward: the library's models build their layers so,
+    having checked their own input once (a model's layer would otherwise check at every layer).
 
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
     cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
@@ -464,16 +431,19 @@ class MultiHeadAttention(nn.Module):
     nn.Linear's default for out_proj.weight.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        check_inputs: bool = True,
+    ):
         super().__init__()
-        check_int(d_model, "d_model", 1)
-        check_int(n_heads, "n_heads", 1)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+        check_mha_config(d_model, n_heads, dropout)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = float(dropout)
+        self.check_inputs = check_inputs  # False inside a model that checked its input at its door
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -497,45 +467,14 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         need_weights: bool = True,
     ) -> tuple[Tensor, Tensor | None]:
-        self._check_inputs(query, key, value, mask)
+        if self.check_inputs:
+            check_mha_inputs(
+                query, key, value, mask, self.d_model, self.n_heads, self.q_proj.weight.dtype
+            )
         H = self.n_heads
-        q = split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
-        k = split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
-        v = split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
+        q = _split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
+        k = _split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
+        v = _split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
-        return self.out_proj(merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
-
-    def _check_inputs(self, query, key, value, mask) -> None:
-        """Catch bad input here, with a message naming the argument, expected and received."""
-        D, dtype, of = self.d_model, self.q_proj.weight.dtype, "the module's parameters"
-        check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
-        check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
-        check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
-        for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
-            if x.dim() != 3:
-                raise ValueError(
-                    f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}"
-                )
-        if value.shape[1] != key.shape[1]:
-            raise ValueError(
-                f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
-            )
-        _check_batch(query, "query", key, "key")
-        _check_batch(query, "query", value, "value")
-        if mask is None:
-            return
-        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-            got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-            raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
-        # the batch dims broadcast (checked above)
-        B = max(query.shape[0], key.shape[0], value.shape[0])
-        scores = (B, self.n_heads, query.shape[1], key.shape[1])
-        if mask.dim() == 3 and mask.shape[0] != 1:
-            raise ValueError(
-                f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], got shape {tuple(mask.shape)}"
-            )
-        if _broadcast_shape(mask.shape, scores) != scores:
-            raise ValueError(
-                f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} (e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
-            )
+        return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None

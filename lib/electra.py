@@ -19,7 +19,7 @@ Deviations from the paper, on purpose:
   narrower one, so that it can share the discriminator's whole embedding module (token, position and
   segment embeddings and their LayerNorm) without a projection. The paper shares the token and position
   embeddings (sec. 3.2) and finds generators 1/4 to 1/2 of the discriminator's size work best.
-- Which tokens are corrupted follows ``lib.bert.mask_tokens``' rule (each non-special token with
+- Which tokens are corrupted follows ``lib.pretraining_data.mask_tokens``' rule (each non-special token with
   probability ``mask_prob``, independently), and every chosen token becomes [MASK] in the generator's
   input, with none of BERT's 10% random / 10% unchanged (the paper masks them all, sec. 2).
 - A sampled token that happens to equal the original counts as *original* (label 0), as in the paper.
@@ -37,12 +37,23 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib._random import rand
-from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertLMPredictionHead, init_weights
+from lib._validate import check_electra_config, check_electra_inputs, check_type
+from lib.bert import (
+    IGNORE_INDEX,
+    BertConfig,
+    BertLMPredictionHead,
+    BertOutput,
+    _BertWithHead,
+    init_weights,
+)
+from lib.pretraining_data import special_mask
 
 __all__ = [
     "ElectraConfig",
     "Corruption",
     "ElectraOutput",
+    "ElectraGeneratorOutput",
+    "ElectraDiscriminatorOutput",
     "ElectraGenerator",
     "ElectraDiscriminator",
     "Electra",
@@ -62,25 +73,7 @@ class ElectraConfig:
     disc_weight: float = 50.0
 
     def __post_init__(self):
-        if not isinstance(self.discriminator, BertConfig):
-            raise TypeError(
-                f"discriminator: expected a BertConfig, got {type(self.discriminator).__name__}"
-            )
-        g = self.generator_layers
-        if (
-            isinstance(g, bool)
-            or not isinstance(g, int)
-            or not 1 <= g <= self.discriminator.num_hidden_layers
-        ):
-            raise ValueError(
-                f"generator_layers: expected an int in 1..{self.discriminator.num_hidden_layers} (the discriminator's depth), got {g!r}"
-            )
-        p = self.mask_prob
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p <= 1.0:
-            raise ValueError(f"mask_prob: expected a probability in (0, 1], got {p!r}")
-        w = self.disc_weight
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
-            raise ValueError(f"disc_weight: expected a number >= 0, got {w!r}")
+        check_electra_config(self, BertConfig)
 
     @property
     def generator(self) -> BertConfig:
@@ -108,58 +101,56 @@ class ElectraOutput(NamedTuple):
     corruption: Corruption
 
 
-class ElectraGenerator(nn.Module):
+class ElectraGeneratorOutput(NamedTuple):
+    """What ``ElectraGenerator.forward`` returns: logits [B, T, V] of the masked LM, attentions and
+    hidden_states of its encoder (as in ``lib.bert.BertOutput``) or None."""
+
+    logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class ElectraDiscriminatorOutput(NamedTuple):
+    """What ``ElectraDiscriminator.forward`` returns: logits [B, T] (> 0: "replaced"), attentions
+    and hidden_states of its encoder (as in ``lib.bert.BertOutput``) or None."""
+
+    logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class ElectraGenerator(_BertWithHead):
     """A masked LM: ``bert`` (sharing ``embeddings`` with the discriminator) and a tied MLM head.
-    forward(input_ids [B, T], token_type_ids, attention_mask) -> logits [B, T, V]."""
+    forward(input_ids [B, T], token_type_ids, attention_mask, return_attention=False,
+    return_hidden_states=False) -> ``ElectraGeneratorOutput(logits [B, T, V], ...)``."""
 
     def __init__(self, config: BertConfig, embeddings: nn.Module):
-        super().__init__()
-        self.bert = Bert(config)
+        super().__init__(config)
         self.bert.embeddings = embeddings  # shared (sec. 3.2): one module, two users
         self.predictions = BertLMPredictionHead(config, embeddings.word_embeddings)
         init_weights(self.predictions.transform, config.initializer_range)
 
-    def forward(self, input_ids: Tensor, token_type_ids=None, attention_mask=None) -> Tensor:
-        x = self.bert(input_ids, token_type_ids, attention_mask).sequence_output  # [B, T, D]
-        return self.predictions(x)  # [B, T, V]
+    def head(self, out: BertOutput) -> ElectraGeneratorOutput:
+        logits = self.predictions(out.sequence_output)  # [B, T, D] -> [B, T, V]
+        return ElectraGeneratorOutput(logits, out.attentions, out.hidden_states)
 
 
-class ElectraDiscriminator(nn.Module):
+class ElectraDiscriminator(_BertWithHead):
     """The encoder that is kept: ``bert`` and a per-token head dense -> GELU -> dense_prediction (D -> 1),
-    as in the published checkpoints. forward(...) -> logits [B, T] (> 0: "replaced")."""
+    as in the published checkpoints. forward(...) -> ``ElectraDiscriminatorOutput(logits [B, T] (> 0:
+    "replaced"), attentions, hidden_states)``."""
 
     def __init__(self, config: BertConfig):
-        super().__init__()
-        self.bert = Bert(config)
+        super().__init__(config)
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.dense_prediction = nn.Linear(config.hidden_size, 1)
         init_weights(self.dense, config.initializer_range)
         init_weights(self.dense_prediction, config.initializer_range)
 
-    def forward(self, input_ids: Tensor, token_type_ids=None, attention_mask=None) -> Tensor:
-        x = self.bert(input_ids, token_type_ids, attention_mask).sequence_output  # [B, T, D]
-        return self.dense_prediction(F.gelu(self.dense(x))).squeeze(-1)  # [B, T]
-
-
-def _check_specials(special_ids, mask_token_id, vocab_size, device=None) -> Tensor:
-    ids = sorted(set(special_ids)) if not isinstance(special_ids, (str, bytes, int)) else None
-    if ids is None or not all(
-        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
-    ):
-        raise ValueError(
-            f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
-        )
-    if (
-        isinstance(mask_token_id, bool)
-        or not isinstance(mask_token_id, int)
-        or not 0 <= mask_token_id < vocab_size
-    ):
-        raise ValueError(
-            f"mask_token_id: expected an id in [0, {vocab_size}), got {mask_token_id!r}"
-        )
-    is_special = torch.zeros(vocab_size, dtype=torch.bool, device=device)
-    is_special[ids] = True
-    return is_special
+    def head(self, out: BertOutput) -> ElectraDiscriminatorOutput:
+        x = out.sequence_output  # [B, T, D]
+        logits = self.dense_prediction(F.gelu(self.dense(x))).squeeze(-1)  # [B, T]
+        return ElectraDiscriminatorOutput(logits, out.attentions, out.hidden_states)
 
 
 def _choose(
@@ -170,20 +161,8 @@ def _choose(
     mask_prob: float,
     generator: torch.Generator | None,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """(chosen bool [B, T], masked input [B, T], MLM labels [B, T]) after checking the arguments."""
-    if (
-        not isinstance(input_ids, Tensor)
-        or input_ids.dtype not in (torch.int64, torch.int32)
-        or input_ids.dim() != 2
-    ):
-        raise ValueError(
-            f"input_ids: expected a [B, T] tensor of token ids, got {getattr(input_ids, 'dtype', type(input_ids).__name__)} {tuple(getattr(input_ids, 'shape', ()))}"
-        )
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
-        raise ValueError(
-            f"input_ids: expected ids in [0, {vocab_size}), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
-        )
-    is_special = _check_specials(special_ids, mask_token_id, vocab_size, input_ids.device)
+    """(chosen bool [B, T], masked input [B, T], MLM labels [B, T]): the positions to corrupt."""
+    is_special = special_mask(special_ids, vocab_size, input_ids.device)  # [V]
     draws = rand(input_ids.shape, input_ids.device, generator)  # [B, T]
     chosen = (draws < mask_prob) & ~is_special[input_ids]  # [B, T]
     masked = input_ids.masked_fill(chosen, mask_token_id)  # [B, T]
@@ -225,10 +204,11 @@ def corrupt(
     generator: a torch.Generator for the choice of positions and for the samples.
     """
     V = generator_model.bert.config.vocab_size
+    check_electra_inputs(input_ids, V, mask_token_id, special_ids)
     chosen, masked, mlm_labels = _choose(
         input_ids, V, mask_token_id, special_ids, mask_prob, generator
     )
-    logits = generator_model(masked, token_type_ids, attention_mask)  # [B, T, V]
+    logits = generator_model(masked, token_type_ids, attention_mask).logits  # [B, T, V]
     corrupted, replaced = _sample(logits, chosen, input_ids, generator)
     return Corruption(masked, mlm_labels, corrupted, replaced)
 
@@ -242,8 +222,7 @@ class Electra(nn.Module):
 
     def __init__(self, config: ElectraConfig):
         super().__init__()
-        if not isinstance(config, ElectraConfig):
-            raise TypeError(f"config: expected an ElectraConfig, got {type(config).__name__}")
+        check_type(config, "config", ElectraConfig)
         self.config = config
         self.discriminator = ElectraDiscriminator(config.discriminator)
         self.generator = ElectraGenerator(config.generator, self.discriminator.bert.embeddings)
@@ -258,11 +237,12 @@ class Electra(nn.Module):
         generator: torch.Generator | None = None,
     ) -> ElectraOutput:
         V = self.config.discriminator.vocab_size
+        check_electra_inputs(input_ids, V, mask_token_id, special_ids)
         chosen, masked, mlm_labels = _choose(
             input_ids, V, mask_token_id, special_ids, self.config.mask_prob, generator
         )
         # [B, T, V], with gradient
-        gen_logits = self.generator(masked, token_type_ids, attention_mask)
+        gen_logits = self.generator(masked, token_type_ids, attention_mask).logits
         corrupted, replaced = _sample(gen_logits, chosen, input_ids, generator)  # without
         c = Corruption(masked, mlm_labels, corrupted, replaced)
         if (c.mlm_labels != IGNORE_INDEX).any():
@@ -271,7 +251,7 @@ class Electra(nn.Module):
             )
         else:  # nothing masked
             mlm_loss = gen_logits.sum() * 0.0
-        disc_logits = self.discriminator(c.corrupted, token_type_ids, attention_mask)  # [B, T]
+        disc_logits = self.discriminator(c.corrupted, token_type_ids, attention_mask).logits
         real = (
             torch.ones_like(input_ids, dtype=torch.bool)
             if attention_mask is None

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lib.attention import masked_softmax
+from lib.attention import _masked_softmax
 from lib.seq2seq import BahdanauDecoder
 
 __all__ = ["HardAttentionDecoder"]
@@ -71,7 +71,7 @@ class HardAttentionDecoder(BahdanauDecoder):
     def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         self._check_step(y_prev, state, enc_states, src_mask)
         scores = self.score(state["h"][:, None], enc_states)[:, 0]  # query s_{t-1}: [B, S]
-        probs = masked_softmax(scores, src_mask)  # alpha_t [B, S]
+        probs = _masked_softmax(scores, src_mask)  # alpha_t [B, S]
         log_probs = scores.masked_fill(~src_mask, float("-inf")).log_softmax(-1)  # [B, S]
         log_probs = log_probs.masked_fill(~src_mask, 0.0)  # 0 (not -inf) where alpha = 0
         if self.training:

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from typing import Sequence
 
-from lib._validate import check_int
+from lib._validate import check_bleu_args
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter:
@@ -32,20 +32,8 @@ def corpus_bleu(
 
     hypotheses, references: equally long lists of sentences, each a list of tokens.
     """
-    check_int(max_n, "max_n", 1)
     hypotheses, references = list(hypotheses), list(references)
-    if len(hypotheses) != len(references):
-        raise ValueError(
-            f"hypotheses and references: expected as many of each, got {len(hypotheses)} hypotheses and {len(references)} references"
-        )
-    if not hypotheses:
-        raise ValueError("hypotheses: expected at least one sentence, got none")
-    for name, sents in (("hypotheses", hypotheses), ("references", references)):
-        for i, s in enumerate(sents):
-            if isinstance(s, str):
-                raise TypeError(
-                    f"{name}[{i}]: expected a list of tokens, got the string {s!r}; split it first"
-                )
+    check_bleu_args(hypotheses, references, max_n)
     matches, totals = [0] * max_n, [0] * max_n
     for hyp, ref in zip(hypotheses, references):
         for n in range(1, max_n + 1):

@@ -20,12 +20,15 @@ The tables are computed in float64 and rounded once to float32: a float32 angle 
 by up to pos * 6e-8 radians before the sine is even taken.
 """
 
-import math
-
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_int, check_tensor
+from lib._validate import (
+    check_binary_encoding_args,
+    check_position_input,
+    check_relative_rotation_args,
+    check_table_args,
+)
 
 __all__ = [
     "sinusoidal_encoding",
@@ -34,11 +37,6 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
 ]
-
-
-def _check_base(base) -> None:
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (0 < base < math.inf):
-        raise ValueError(f"base: expected a positive finite number, got {base!r}")
 
 
 def _frequencies(d_model: int, base: float) -> Tensor:
@@ -57,9 +55,7 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> Te
     2 pi base. Row 0 is [0, 1, 0, 1, ...]. Deviation: none; the paper's d_model is even, here an odd
     d_model is allowed and its last column is a sin without its cos.
     """
-    check_int(max_len, "max_len", 1)
-    check_int(d_model, "d_model", 1)
-    _check_base(base)
+    check_table_args(max_len, d_model, base)
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # [P, 1]
     angles = pos * _frequencies(d_model, base)  # [P, ceil(D/2)]
     pe = torch.empty(max_len, d_model, dtype=torch.float64)  # [P, D]
@@ -75,12 +71,7 @@ def binary_encoding(n_positions: int, n_bits: int) -> Tensor:
     reverse of how 0110 is written). Bit j flips every 2^j positions: the lowest bit changes fastest,
     the next at half that rate, and so on -- the intuition behind the sinusoidal table.
     """
-    check_int(n_positions, "n_positions", 1)
-    check_int(n_bits, "n_bits", 1)
-    if n_bits > 62 or n_positions > 2**n_bits:
-        raise ValueError(
-            f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most 2**{n_bits} positions, and n_bits <= 62)"
-        )
+    check_binary_encoding_args(n_positions, n_bits)
     pos = torch.arange(n_positions)[:, None]  # [P, 1]
     bits = torch.arange(n_bits)  # [Db]
     return ((pos >> bits) & 1).float()  # [P, Db]
@@ -99,14 +90,7 @@ def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
     M_a M_b = M_{a+b}, M_{-k} = M_k^T. d_model must be even: the last (sin) column of an odd-width
     table has no cos partner, and no fixed matrix shifts it.
     """
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
-    check_int(d_model, "d_model", 2)
-    if d_model % 2:
-        raise ValueError(
-            f"d_model={d_model} must be even: the last sin column of an odd-width table has no cos partner to rotate with"
-        )
-    _check_base(base)
+    check_relative_rotation_args(k, d_model, base)
     theta = k * _frequencies(d_model, base)  # [D/2]
     c, s = torch.cos(theta), torch.sin(theta)  # [D/2]
     even = torch.arange(0, d_model, 2)  # [D/2]: the sin columns 2i
@@ -114,16 +98,6 @@ def relative_rotation(k: int, d_model: int, base: float = 10000.0) -> Tensor:
     m[even, even], m[even, even + 1] = c, s  # sin(a + b) row
     m[even + 1, even], m[even + 1, even + 1] = -s, c  # cos(a + b) row
     return m.float()
-
-
-def _check_x(x, d_model: int, max_len: int, dtype=None) -> None:
-    """x [..., T, D] with D = d_model and T <= max_len (ValueError naming T and max_len)."""
-    check_tensor(x, "x", f"[B, T, {d_model}]", 2, dtype, "the module's parameters", width=d_model)
-    T = x.shape[-2]
-    if T > max_len:
-        raise ValueError(
-            f"x: sequence length T={T} exceeds max_len={max_len} (the table has {max_len} rows; build the module with a larger max_len)"
-        )
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -143,7 +117,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        _check_x(x, self.d_model, self.max_len)
+        check_position_input(x, self.d_model, self.max_len)
         T = x.shape[-2]
         return self.dropout(x + self.pe[:T].to(x.dtype))  # [B, T, D] + [T, D] -> [B, T, D]
 
@@ -161,8 +135,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        check_int(d_model, "d_model", 1)
-        check_int(max_len, "max_len", 1)
+        check_table_args(max_len, d_model)
         self.d_model, self.max_len = d_model, max_len
         self.embedding = nn.Embedding(max_len, d_model)  # weight [P, D]
         self.reset_parameters()
@@ -171,6 +144,6 @@ class LearnedPositionalEmbedding(nn.Module):
         nn.init.normal_(self.embedding.weight, std=0.02)
 
     def forward(self, x: Tensor) -> Tensor:
-        _check_x(x, self.d_model, self.max_len, self.embedding.weight.dtype)
+        check_position_input(x, self.d_model, self.max_len, self.embedding.weight.dtype)
         T = x.shape[-2]
         return x + self.embedding.weight[:T]  # [B, T, D] + [T, D] -> [B, T, D]

@@ -27,7 +27,13 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import check_id, check_ids, check_int
+from lib._validate import (
+    check_transformer_config,
+    check_transformer_decode_inputs,
+    check_transformer_decoding,
+    check_transformer_ids,
+    check_transformer_inputs,
+)
 from lib.attention import MultiHeadAttention, causal_mask
 from lib.decoding import Decoded, Step
 from lib.positional import SinusoidalPositionalEncoding
@@ -41,6 +47,7 @@ __all__ = [
     "Decoder",
     "Transformer",
     "count_parameters",
+    "EncoderOutput",
     "TransformerOutput",
     "greedy_decode",
     "beam_search",
@@ -48,12 +55,27 @@ __all__ = [
 ]
 
 
+class EncoderOutput(NamedTuple):
+    """What ``Transformer.encode`` returns: memory [B, S, D], the encoder's output that every
+    decoder layer attends to; attentions None, or (``return_attention=True``) a tuple with one
+    tensor [B, H, S, S] per encoder layer."""
+
+    memory: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+
+
 class TransformerOutput(NamedTuple):
-    """What ``Transformer.forward`` returns: logits [B, T, Vt]; attention, None or the dict
-    {"encoder", "decoder", "cross"} of per-layer weights. Unpacks as ``logits, attention = out``."""
+    """What ``Transformer.forward`` and ``Transformer.decode`` return: logits [B, T, Vt], and the
+    attention weights, None unless ``return_attention=True``: tuples with one tensor per layer,
+    named as Hugging Face names them: encoder_attentions [B, H, S, S] (the encoder's
+    self-attention; None from ``decode``, whose encoder ran in ``encode``), decoder_attentions
+    [B, H, T, T] (the decoder's causal self-attention) and cross_attentions [B, H, T, S] (decoder
+    queries over the source)."""
 
     logits: Tensor
-    attention: dict | None = None
+    encoder_attentions: tuple[Tensor, ...] | None = None
+    decoder_attentions: tuple[Tensor, ...] | None = None
+    cross_attentions: tuple[Tensor, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,29 +102,7 @@ class TransformerConfig:
     pad_id: int = 0
 
     def __post_init__(self):
-        for name in (
-            "src_vocab_size",
-            "tgt_vocab_size",
-            "d_model",
-            "n_heads",
-            "n_layers",
-            "d_ff",
-            "max_len",
-        ):
-            check_int(getattr(self, name), name, 1)
-        if self.d_model % self.n_heads != 0:
-            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {self.dropout!r}")
-        if self.share_src_tgt_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError(
-                f"share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, got {self.src_vocab_size} and {self.tgt_vocab_size}"
-            )
-        smallest = min(self.src_vocab_size, self.tgt_vocab_size)
-        if not 0 <= self.pad_id < smallest:
-            raise ValueError(
-                f"pad_id: expected an id in [0, {smallest}) (inside both vocabularies), got {self.pad_id!r}"
-            )
+        check_transformer_config(self)
 
     @classmethod
     def base(cls, src_vocab_size: int = 37000, tgt_vocab_size: int = 37000, **overrides):
@@ -170,7 +170,7 @@ class EncoderLayer(nn.Module):
     ):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, check_inputs=False)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -205,8 +205,8 @@ class DecoderLayer(nn.Module):
     ):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, check_inputs=False)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, check_inputs=False)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
@@ -248,7 +248,8 @@ class Encoder(nn.Module):
     """N encoder layers (``layers``); ``norm`` is the final LayerNorm of a pre-LN stack (nn.Identity
     for post-LN, whose layers already end with one).
 
-    forward(x [B, S, D] (embedded), mask, need_weights) -> (memory [B, S, D], list of N weights).
+    forward(x [B, S, D] (embedded), mask, need_weights) -> (memory [B, S, D], a tuple of N weights
+    [B, H, S, S], or None when need_weights=False).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -263,16 +264,17 @@ class Encoder(nn.Module):
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
         weights = []
         for layer in self.layers:
-            x, w = layer(x, mask, need_weights)  # [B, S, D], [B, H, S, S]
+            x, w = layer(x, mask, need_weights)  # [B, S, D], [B, H, S, S] or None
             weights.append(w)
-        return self.norm(x), weights
+        return self.norm(x), tuple(weights) if need_weights else None
 
 
 class Decoder(nn.Module):
     """N decoder layers (``layers``) and, for pre-LN, a final LayerNorm ``norm``.
 
     forward(y [B, T, D] (embedded), memory [B, S, D], self_mask, cross_mask, need_weights) ->
-    (y [B, T, D], list of N self-attention weights, list of N cross-attention weights).
+    (y [B, T, D], tuple of N self-attention weights [B, H, T, T], tuple of N cross-attention
+    weights [B, H, T, S]; both None when need_weights=False).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -297,7 +299,9 @@ class Decoder(nn.Module):
             y, sw, cw = layer(y, memory, self_mask, cross_mask, need_weights)  # [B, T, D]
             self_weights.append(sw)
             cross_weights.append(cw)
-        return self.norm(y), self_weights, cross_weights
+        if not need_weights:
+            return self.norm(y), None, None
+        return self.norm(y), tuple(self_weights), tuple(cross_weights)
 
 
 # --- the whole model -----------------------------------------------------------------------------
@@ -344,58 +348,43 @@ class Transformer(nn.Module):
         """Source padding mask: src [B, S] -> bool [B, 1, 1, S], True at real (non-pad) tokens."""
         return (src != self.config.pad_id)[:, None, None, :]  # [B, 1, 1, S]
 
-    def encode(self, src: Tensor, return_attention: bool = False):
-        """src [B, S] -> memory [B, S, D] (and, if asked, the list of N encoder weights [B, H, S, S])."""
-        _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
-        x = self.pos_encoding(self.src_embed(src) * math.sqrt(self.config.d_model))  # [B, S, D]
-        memory, weights = self.encoder(x, self.src_mask(src), return_attention)  # [B, S, D]
-        return (memory, weights) if return_attention else memory
+    def encode(self, src: Tensor, return_attention: bool = False) -> EncoderOutput:
+        """src [B, S] -> ``EncoderOutput(memory [B, S, D], attentions)``."""
+        check_transformer_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
+        return self._encode(src, return_attention)
 
     def decode(
         self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, return_attention: bool = False
-    ):
-        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> logits [B, T, Vt] (and, if asked,
-        {"decoder": N x [B, H, T, T], "cross": N x [B, H, T, S]})."""
-        _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
-        if memory.shape[0] != tgt_in.shape[0]:
-            raise ValueError(
-                f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), got shape {tuple(memory.shape)}"
-            )
-        T = tgt_in.shape[1]
-        y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))  # [B, T, D]
-        y, self_w, cross_w = self.decoder(
-            y, memory, causal_mask(T, device=tgt_in.device), src_mask, return_attention
-        )  # [B, T, D]
-        logits = self.generator(y)  # [B, T, Vt]
-        return (logits, {"decoder": self_w, "cross": cross_w}) if return_attention else logits
+    ) -> TransformerOutput:
+        """tgt_in [B, T], memory [B, S, D], src_mask [B, 1, 1, S] -> ``TransformerOutput(logits
+        [B, T, Vt], None, decoder_attentions, cross_attentions)``."""
+        check_transformer_decode_inputs(self.config, tgt_in, memory)
+        return self._decode(tgt_in, memory, src_mask, return_attention)
 
     def forward(
         self, src: Tensor, tgt_in: Tensor, return_attention: bool = False
     ) -> TransformerOutput:
         """src [B, S], tgt_in [B, T] (the target shifted right: BOS y1 ... y_{T-1}) ->
-        ``TransformerOutput(logits [B, T, Vt], attention)``, attention None unless
-        ``return_attention``: then {"encoder", "decoder", "cross"}, lists (one per layer) of weights
-        [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments bertviz's head_view takes."""
-        _check_ids(src, "src", self.config.src_vocab_size, self.config.max_len)
-        _check_ids(tgt_in, "tgt_in", self.config.tgt_vocab_size, self.config.max_len)
-        if src.shape[0] != tgt_in.shape[0]:
-            raise ValueError(
-                f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
-            )
-        if not return_attention:
-            return TransformerOutput(self.decode(tgt_in, self.encode(src), self.src_mask(src)))
-        memory, enc_w = self.encode(src, return_attention=True)
-        logits, attention = self.decode(tgt_in, memory, self.src_mask(src), return_attention=True)
-        return TransformerOutput(logits, {"encoder": enc_w, **attention})
+        ``TransformerOutput(logits [B, T, Vt], encoder_attentions, decoder_attentions,
+        cross_attentions)``, the attentions None unless ``return_attention``: then tuples (one
+        tensor per layer) of weights [B, H, S, S], [B, H, T, T], [B, H, T, S] -- the arguments of
+        ``lib.viz.encoder_decoder_view`` (and bertviz's)."""
+        check_transformer_inputs(self.config, src, tgt_in)
+        encoded = self._encode(src, return_attention)
+        out = self._decode(tgt_in, encoded.memory, self.src_mask(src), return_attention)
+        return out._replace(encoder_attentions=encoded.attentions)
 
+    def _encode(self, src: Tensor, return_attention: bool) -> EncoderOutput:
+        x = self.pos_encoding(self.src_embed(src) * math.sqrt(self.config.d_model))  # [B, S, D]
+        memory, weights = self.encoder(x, self.src_mask(src), return_attention)  # [B, S, D]
+        return EncoderOutput(memory, weights)
 
-def _check_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
-    """lib._validate.check_ids, and a length of at most max_len (the positions the model has)."""
-    check_ids(ids, name, vocab_size, layout="[B, L]")
-    if ids.shape[1] > max_len:
-        raise ValueError(
-            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, got shape {tuple(ids.shape)}"
-        )
+    def _decode(self, tgt_in, memory, src_mask, return_attention: bool) -> TransformerOutput:
+        T = tgt_in.shape[1]
+        y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))  # [B, T, D]
+        mask = causal_mask(T, device=tgt_in.device)  # [T, T]: position t sees 0 .. t
+        y, self_w, cross_w = self.decoder(y, memory, mask, src_mask, return_attention)
+        return TransformerOutput(self.generator(y), None, self_w, cross_w)  # logits [B, T, Vt]
 
 
 def count_parameters(config: TransformerConfig) -> int:
@@ -420,37 +409,29 @@ def count_parameters(config: TransformerConfig) -> int:
 # --- decoding --------------------------------------------------------------------------------------
 
 
-def _check_decode_args(model: Transformer, max_len, bos_id, eos_id) -> None:
-    c = model.config
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= c.max_len:
-        raise ValueError(
-            f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
-        )
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, c.tgt_vocab_size, "the target vocabulary")
-
-
 def step_function(model: Transformer, src: Tensor) -> Step:
     """The model's decoding step for the sentences src [B, S] (``lib.decoding``'s interface): the
     encoder runs once; each call runs the decoder over the whole prefix of every row (no key/value
     cache: simpler, O(t^2) per sentence) and returns (logits of the last position [K, Vt], None).
     The step keeps no state, so beam search's reordering needs nothing."""
-    memory, src_mask = model.encode(src), model.src_mask(src)  # [B, S, D], [B, 1, 1, S]
+    memory, src_mask = model.encode(src).memory, model.src_mask(src)  # [B, S, D], [B, 1, 1, S]
 
     def step(tokens: Tensor, parents: Tensor | None):
         K = tokens.shape[0]  # B, or the hypotheses of one sentence
-        logits = model.decode(tokens, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1))
-        return logits[:, -1], None  # [K, Vt]
+        # the decoder without decode's checks: the tokens are the decoder's own
+        out = model._decode(tokens, memory.expand(K, -1, -1), src_mask.expand(K, -1, -1, -1), False)
+        return out.logits[:, -1], None  # [K, Vt]
 
     return step
 
 
 def _with_attention(model: Transformer, src: Tensor, bos_id: int, out: Decoded) -> Decoded:
-    """``out`` with its attentions: the dict of ``Transformer.forward`` for the decoder input BOS +
-    tokens[:, :-1], one query row per decoded token."""
+    """``out`` with its attentions: the cross_attentions of ``Transformer.forward`` for the decoder
+    input BOS + tokens[:, :-1], one query row per decoded token."""
     bos = torch.full_like(out.tokens[:, :1], bos_id)
-    _, attention = model(src, torch.cat([bos, out.tokens[:, :-1]], dim=1), return_attention=True)
-    return out._replace(attentions=attention)
+    tgt_in = torch.cat([bos, out.tokens[:, :-1]], dim=1)  # [B, L]
+    cross = model(src, tgt_in, return_attention=True).cross_attentions  # N x [B, H, L, S]
+    return out._replace(attentions=cross)
 
 
 @torch.no_grad()
@@ -462,11 +443,12 @@ def greedy_decode(
 
     src [B, S] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len: the generated tokens
     without BOS, ending with EOS where one was produced, then ``config.pad_id``), log_prob [B],
-    attentions: the dict of ``Transformer.forward`` for the decoder input BOS + tokens[:, :-1], i.e.
-    one row per generated token: row t of "cross" [B, H, L, S] is where the decoder looked when it
-    chose tokens[:, t]. Put the model in eval mode first, or dropout will change the tokens.
+    attentions: the cross_attentions of ``Transformer.forward`` for the decoder input BOS +
+    tokens[:, :-1] (a tuple, one tensor [B, H, L, S] per layer), i.e. one row per generated token:
+    row t is where the decoder looked when it chose tokens[:, t]. Put the model in eval mode first,
+    or dropout will change the tokens.
     """
-    _check_decode_args(model, max_len, bos_id, eos_id)
+    check_transformer_decoding(model.config, src, max_len, bos_id, eos_id)
     start = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # [B, 1]
     out = decoding.greedy(step_function(model, src), start, max_len, eos_id, model.config.pad_id)
     return _with_attention(model, src, bos_id, out)
@@ -490,10 +472,7 @@ def beam_search(
     finished hypotheses are ranked by log_prob / ``lib.decoding.gnmt_penalty(L, length_penalty)``
     (0 ranks by log_prob alone). beam_width=1 is greedy decoding.
     """
-    _check_decode_args(model, max_len, bos_id, eos_id)
-    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
-        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
+    check_transformer_decoding(model.config, src, max_len, bos_id, eos_id, one_sentence=True)
     start = torch.full((1, 1), bos_id, dtype=torch.long, device=src.device)  # [1, 1]
     out = decoding.beam_search(
         step_function(model, src), start, max_len, beam_width, eos_id, length_penalty

@@ -31,36 +31,12 @@ relative position encoding (sec. 3.3), which makes the recurrence work, is not m
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import torch
 from torch import Tensor
 
-from lib._validate import check_int
+from lib._validate import check_int, check_permutation, check_segments, check_square_mask
 
 __all__ = ["permutation_masks", "recurrence_mask", "reachable", "longest_dependency"]
-
-
-def _check_order(order) -> Tensor:
-    if isinstance(order, Tensor):
-        if order.dim() != 1 or order.dtype not in (torch.int64, torch.int32):
-            raise ValueError(
-                f"order: expected a 1-D tensor of positions, got {order.dtype} {tuple(order.shape)}"
-            )
-        values = order.tolist()
-    elif isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
-        values = list(order)
-    else:
-        raise TypeError(
-            f"order: expected a sequence of positions (a permutation of 0..T-1), got {type(order).__name__}"
-        )
-    if (
-        not values
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        or sorted(values) != list(range(len(values)))
-    ):
-        raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")
-    return torch.tensor(values, dtype=torch.long)
 
 
 def permutation_masks(order) -> tuple[Tensor, Tensor]:
@@ -76,16 +52,15 @@ def permutation_masks(order) -> tuple[Tensor, Tensor]:
     diagonal. The first position of the order attends to nothing in the query stream (a zero row: it
     is predicted from its position alone, plus the memory in the real model).
     """
-    z = _check_order(order)
+    check_permutation(order)
+    z = torch.as_tensor(
+        order, dtype=torch.long
+    )  # [T], the positions in the order they are predicted
     rank = torch.empty_like(z)
     rank[z] = torch.arange(len(z))  # rank[position] = index in the order
     content = rank[None, :] <= rank[:, None]  # [T, T]: row i (query), column j (key)
     query = rank[None, :] < rank[:, None]  # [T, T]
     return content, query
-
-
-def _check_positive(value, name: str) -> None:
-    check_int(value, name, 1)
 
 
 def recurrence_mask(length: int, segment_length: int, memory_length: int | None = None) -> Tensor:
@@ -98,11 +73,9 @@ def recurrence_mask(length: int, segment_length: int, memory_length: int | None 
     states; default: one whole segment, memory_length = segment_length, as in training, sec. 3.2).
     memory_length = 0 is the vanilla model that sees only its own segment.
     """
-    _check_positive(length, "length")
-    _check_positive(segment_length, "segment_length")
+    check_segments(length, segment_length, memory_length)
     if memory_length is None:
         memory_length = segment_length
-    check_int(memory_length, "memory_length", 0)
     i = torch.arange(length)[:, None]  # [T, 1] queries
     j = torch.arange(length)[None, :]  # [1, T] keys
     start = i - i % segment_length
@@ -114,15 +87,7 @@ def reachable(mask: Tensor, n_layers: int) -> Tensor:
     (bool [T, T]): bool [T, T], True where the output of position i after n_layers depends on input j.
     Each layer composes the mask with what was reachable before (boolean matrix product), and the
     residual connection keeps what a position already had (the diagonal is added)."""
-    if (
-        not isinstance(mask, Tensor)
-        or mask.dtype != torch.bool
-        or mask.dim() != 2
-        or mask.shape[0] != mask.shape[1]
-    ):
-        raise ValueError(
-            f"mask: expected a square bool tensor [T, T], got {getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}"
-        )
+    check_square_mask(mask)
     check_int(n_layers, "n_layers", 0)
     # [T, T], residual: i always reaches i
     step = (mask | torch.eye(len(mask), dtype=torch.bool)).float()

@@ -110,18 +110,18 @@ def test_mha_benchmark():
     check_rows(section, len(QUICK["mha"]["lengths"]) * 4)
     # like with like: ours and torch's give the same output (float32 rounding only) before any timing
     assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
-    # the code before the fix is timed next to the need_weights=True path only
+    # the simple path is timed next to the need_weights=True path only
     for r in section.rows:
-        assert (r.get("previous_ratio_cpu") is None) == (not r["need_weights"])
+        assert (r.get("simple_ratio_cpu") is None) == (not r["need_weights"])
     assert len(section.goals) == 2 and len(section.extra_tables) == 1
 
 
-def test_previous_forward_computes_what_the_module_computes():
+def test_simple_forward_computes_what_the_module_computes():
     ours, _ = mha.make_pair(16, 2)
     x = torch.randn(2, 5, 16)
     with torch.no_grad():
         out, w = ours(x, x, x)
-        old_out, old_w = mha.previous_forward(ours, x, x, x)
+        old_out, old_w = mha.simple_forward(ours, x, x, x)
     assert (out - old_out).abs().max() < 1e-6 and (w - old_w).abs().max() < 1e-6
 
 
@@ -141,7 +141,9 @@ def test_gpt_benchmarks():
     )
     check_rows(training, 1)
     assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]  # the same architecture
-    check_rows(generation, len(QUICK["kv_cache"]["new_tokens"]))
+    # one row per length for each cache: the readable KVCache and lib.gpt_fast's
+    check_rows(generation, 2 * len(QUICK["kv_cache"]["new_tokens"]))
+    assert {r["cache_type"] for r in generation.rows} == {"`KVCache` (torch.cat)", "`lib.gpt_fast.greedy_decode`"}
     assert all(r["same_tokens"] for r in generation.rows)  # cache or not, same tokens
 
 
@@ -214,6 +216,7 @@ def test_runner_writes_every_section(tmp_path, monkeypatch):
         "## 3. Generation with the key-value cache",
         "## 4. Time and memory",
         "## 5. The book",
+        "## 7. The Playground's training step",
     ):
         assert title in text, title
     machine = next(line for line in text.splitlines() if line.startswith(f"| {os.cpu_count()} ("))

@@ -10,6 +10,11 @@ course directory: nbgrader's own commands, its exchange and its SQLite gradebook
   message in the feedback), an untouched notebook (zero), one that raises, one that loops forever
   (the cell timeout stops it) and one that deleted a test cell (nbgrader restores it): each graded,
   none crashes the grader. About 2 minutes.
+- In the same cycle, three students cheat, each on one exercise, and answer the other honestly (issue 22):
+  one rebinds the checkers' names in the notebook, one patches the checker module (its ``fail`` and its
+  ``check_*`` functions), one returns a tensor whose ``__torch_function__`` answers every ``allclose`` with
+  True. Each gets 0 for the exercise they cheat on and full marks for the honest one: the locked test cell
+  loads the checker afresh, and the checker compares plain tensors and numbers (``lib.exercises.plain``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,41 @@ import make_course  # noqa: E402
 CH = "02_attention_as_soft_lookup"
 BIN = Path(sys.executable).parent
 STUDENTS = ["correct", "wrong", "untouched", "raises", "loops", "deleted"]
+CHEATERS = ["rebinds", "patches", "claims"]
+
+# Each cheat would have passed the test cell as it was before issue 22 (a call of the notebook's name).
+REBIND = """
+from lib.exercises import Verdict
+
+
+def check_sharpen(*args, **kwargs):
+    return Verdict("sharpen", "passed", "trust me")
+
+
+def check_duplicate_key(*args, **kwargs):
+    return Verdict("duplicated key", "passed", "trust me")
+"""
+PATCH = """
+import lib.exercises
+import lib.exercises.ch02
+
+lib.exercises.ch02.fail = lambda message: None  # every failure of the checker is ignored
+lib.exercises.fail = lib.exercises.ch02.fail
+lib.exercises.ch02.check_duplicate_key = lambda *a, **k: lib.exercises.Verdict("duplicated key", "passed", "")
+"""
+CLAIM = """
+class Agree(torch.Tensor):
+    # a tensor that answers every comparison with "close"
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.allclose:
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def sharpen(w, gamma):
+    return w.as_subclass(Agree)  # w itself, not sharpened
+"""
 
 
 def nbgrader(
@@ -113,6 +153,9 @@ def test_every_chapter_is_an_assignment_without_its_solutions(course):
             if meta["grade"] and cell.cell_type == "code":
                 assert rel[grade_id].source == cell.source and meta["locked"]
                 assert "assert verdict.passed" in cell.source
+                # the checker is imported afresh, after lib.exercises left sys.modules
+                assert "del _sys.modules[_name]" in cell.source
+                assert f"from lib.exercises.ch{chapter[:2]} import check_" in cell.source
         # the story is read-only: every cell but the answers is locked
         assert all(
             c.metadata["nbgrader"]["locked"]
@@ -141,6 +184,15 @@ def student_answers(kind: str, release, source):
     elif kind == "loops":
         cells["ex1_answer"].source = src["ex1_answer"].source
         cells["ex2_answer"].source = "while True:\n    pass"
+    elif kind == "rebinds":  # ex2 wrong, the checkers' names rebound; ex1 honest
+        cells["ex1_answer"].source = src["ex1_answer"].source
+        cells["ex2_answer"].source = "def sharpen(w, gamma):\n    return w ** gamma\n" + REBIND
+    elif kind == "patches":  # ex1 wrong, the checker module patched; ex2 honest
+        cells["ex1_answer"].source = "soft_limit = (1.0, 1.0)\nhard_key = 4\n" + PATCH
+        cells["ex2_answer"].source = src["ex2_answer"].source
+    elif kind == "claims":  # ex2 a tensor that claims to be close to anything; ex1 honest
+        cells["ex1_answer"].source = src["ex1_answer"].source
+        cells["ex2_answer"].source = CLAIM
     elif kind == "deleted":
         cells["ex1_answer"].source = src["ex1_answer"].source
         nb.cells = [c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] != "ex1_test"]
@@ -153,7 +205,7 @@ def graded(course):
     nbgrader("generate_assignment", CH, "--force", cwd=root)
     nbgrader("release_assignment", CH, "--force", cwd=root)
     source = nbformat.read(root / "source" / CH / f"{CH}.ipynb", as_version=4)
-    for student in STUDENTS:
+    for student in STUDENTS + CHEATERS:
         home = root.parent / f"home-{root.name}-{student}"
         home.mkdir()
         (home / "nbgrader_config.py").write_text(
@@ -174,10 +226,12 @@ def graded(course):
             user=student,
         )
     nbgrader("collect", CH, cwd=root)
-    for student in STUDENTS:
+    for student in STUDENTS + CHEATERS:
         nbgrader("db", "student", "add", student, cwd=root)
-    # a short cell timeout for the student who loops forever (the chapter's own cells take < 2 s)
-    nbgrader("autograde", CH, "--ExecutePreprocessor.timeout=12", cwd=root)
+    # a short cell timeout for the student who loops forever (the chapter's own cells take < 2 s on an
+    # idle machine, 30 s leaves room for a loaded one); the others with the course's own two minutes
+    nbgrader("autograde", CH, "--student=loops", "--ExecutePreprocessor.timeout=30", cwd=root)
+    nbgrader("autograde", CH, cwd=root)  # skips the student already graded
     nbgrader("generate_feedback", CH, cwd=root)
     nbgrader("export", "--to", str(root / "grades.csv"), cwd=root)
     from nbgrader.api import Gradebook
@@ -185,9 +239,9 @@ def graded(course):
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         scores = {
             s: {g.name: g.score for g in gb.find_submission_notebook(CH, CH, s).grades}
-            for s in STUDENTS
+            for s in STUDENTS + CHEATERS
         }
-        totals = {s: gb.find_submission(CH, s).score for s in STUDENTS}
+        totals = {s: gb.find_submission(CH, s).score for s in STUDENTS + CHEATERS}
     return root, scores, totals
 
 
@@ -205,6 +259,50 @@ def test_the_gradebook_holds_the_expected_scores(graded):
     # written answers wait for the teacher: no automatic score
     assert all(scores[s]["ex1_written"] in (None, 0) for s in STUDENTS)
     assert totals["correct"] == 2 * p and totals["untouched"] == 0
+
+
+def test_students_who_cheat_get_zero_for_that_exercise(graded):
+    _, scores, _ = graded
+    p = make_course.POINTS["checked"]
+    assert scores["rebinds"]["ex1_test"] == p and scores["rebinds"]["ex2_test"] == 0
+    assert scores["patches"]["ex1_test"] == 0 and scores["patches"]["ex2_test"] == p
+    assert scores["claims"]["ex1_test"] == p and scores["claims"]["ex2_test"] == 0
+
+
+def test_the_cheats_fool_a_test_cell_that_trusts_the_notebook():
+    """The cheats above are real. Run in one namespace, the rebound name and the patched module pass the
+    test as it was before issue 22 (the notebook's own name called); the lying tensor claims to be close
+    to anything, and only the checker's plain copy of it tells the truth. In a subprocess, so that the
+    patched module does not leak into this one."""
+    program = f"""
+import torch
+from lib.exercises.ch02 import check_duplicate_key, check_sharpen
+ns = dict(globals())
+exec({REBIND!r}, ns)
+assert ns["check_sharpen"](lambda w, g: w ** g).passed
+ns = dict(globals())
+exec({CLAIM!r}, ns)
+w = torch.rand(2, 5)
+assert torch.allclose(ns["sharpen"](w, 2.0), torch.zeros(2, 5))  # it claims to be anything
+try:
+    check_sharpen(ns["sharpen"])  # the checker compares a plain tensor: w itself
+    raise SystemExit("the checker trusted the tensor")
+except AssertionError as e:
+    assert "was not applied" in str(e), e
+ns2 = dict(globals())
+exec({PATCH!r}, ns2)
+assert check_duplicate_key((1.0, 1.0), 4).passed  # the notebook's own name, its module patched
+print("fooled")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout.strip() == "fooled", done.stderr[-2000:]
 
 
 def page_text(path: Path) -> str:
@@ -234,7 +332,7 @@ def test_grades_export_as_csv(graded):
     root, _, totals = graded
     rows = list(csv.DictReader(open(root / "grades.csv")))
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == CH}
-    assert set(by_student) == set(STUDENTS)
+    assert set(by_student) == set(STUDENTS + CHEATERS)
     assert float(by_student["correct"]["raw_score"]) == totals["correct"]
     assert json.dumps(totals)  # plain numbers
 

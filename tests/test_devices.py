@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from lib.albert import Albert, AlbertConfig
-from lib.bert import BertConfig, BertForPreTraining, mask_tokens, pretraining_loss
+from lib.bert import BertConfig, BertForPreTraining, pretraining_loss
 from lib.captioning import Captioner
 from lib.captioning import greedy_decode as caption_greedy
 from lib.electra import Electra, ElectraConfig
@@ -30,6 +30,7 @@ from lib.gpt import beam_search as gpt_beam
 from lib.gpt import greedy_decode as gpt_greedy
 from lib.gpt import sample as gpt_sample
 from lib.han import HierarchicalAttentionNetwork
+from lib.pretraining_data import mask_tokens
 from lib.rnnlm import RNNLM, sample
 from lib.seq2seq import BahdanauDecoder, Encoder, Seq2Seq, beam_search, greedy_decode
 from lib.train import fit
@@ -77,7 +78,7 @@ def bert(device):
 
     def run():
         inputs, labels = mask_tokens(x, V, 4, [0, 1, 2, 3, 4], generator=gen())
-        mlm_logits, nsp_logits, _ = model(inputs)
+        mlm_logits, nsp_logits, *_ = model(inputs)
         nsp = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
         pretraining_loss(mlm_logits, nsp_logits, labels, nsp).backward()
 

@@ -90,11 +90,11 @@ def test_the_loss_is_mlm_plus_lambda_times_the_discriminator_loss():
         generator=torch.Generator().manual_seed(0),
     )
     assert all(torch.equal(a, b) for a, b in zip(c, again))
-    gen_logits = model.generator(c.masked, None, mask)
+    gen_logits = model.generator(c.masked, None, mask).logits
     mlm = F.cross_entropy(
         gen_logits[c.mlm_labels != IGNORE_INDEX], c.mlm_labels[c.mlm_labels != IGNORE_INDEX]
     )
-    logits = model.discriminator(c.corrupted, None, mask)
+    logits = model.discriminator(c.corrupted, None, mask).logits
     real = mask.bool()
     p = torch.sigmoid(logits[real])
     y = c.replaced[real].float()
@@ -158,6 +158,25 @@ def test_a_few_steps_lower_both_losses():
         last = (out.mlm_loss.item(), out.disc_loss.item())
     assert last[0] < first[0] - 0.5  # the generator learns the (repeated) batch
     assert last[1] < first[1]  # the discriminator learns which tokens are replaced
+
+
+def test_generator_and_discriminator_outputs_name_their_fields():
+    """Both return NamedTuples whose type does not depend on the flags: logits, then the encoder's
+    attentions and hidden states (tuples, one per layer) when asked for, None otherwise."""
+    model, (ids, mask) = small(), batch()
+    gen = model.generator(ids, None, mask)
+    assert gen.logits.shape == (*ids.shape, V) and gen.attentions is gen.hidden_states is None
+    disc = model.discriminator(ids, None, mask, return_attention=True, return_hidden_states=True)
+    assert disc.logits.shape == ids.shape and type(disc) is type(model.discriminator(ids))
+    assert len(disc.attentions) == 3 and all(a.shape == (6, 4, 12, 12) for a in disc.attentions)
+    assert len(disc.hidden_states) == 4 and torch.equal(
+        disc.hidden_states[-1],
+        model.discriminator.bert(ids, None, mask, return_attention=True).sequence_output,
+    )
+    # the weights are asked for, the logits are those of the path without them (float32 rounding)
+    torch.testing.assert_close(
+        disc.logits, model.discriminator(ids, None, mask).logits, rtol=0, atol=1e-5
+    )
 
 
 def test_bad_input():

@@ -1,9 +1,11 @@
 """The exercises: checkers accept the chapters' own solutions and reject typical wrong answers with the
 right feedback, never crash on a reader's mistakes, and the student edition has no solutions and runs.
 
-Layout of an exercise in a chapter (see README.md, "Exercises and the student edition"):
-    markdown (the exercise) -> answer cell (a template) -> solution code cell(s) tagged
-    ["solution", "hide-cell"] -> check cell `check_...(...)` -> optional model answer (markdown, tagged "solution").
+Layout of an exercise in a chapter (issue 22):
+    markdown (the exercise) -> answer cell (a template) -> check cell `check_...(...)` of the reader's answer
+    (tagged "remove-output": the site shows no verdict under it) -> the worked solution's code cell(s), the
+    same check run on the solution, and an optional model answer (markdown <details>), all tagged
+    "solution": book/_ext/exercises.py folds them together on the site behind "Show a worked solution".
 """
 
 from __future__ import annotations
@@ -48,18 +50,30 @@ def exercises(path: Path) -> list[dict]:
     found = []
     for i, cell in enumerate(cells):
         match = CHECK_CALL.match(cell.source.strip()) if cell.cell_type == "code" else None
-        if not match:
+        if not match or "solution" in tags(cell):
             continue
-        j = i - 1
-        while j >= 0 and "solution" in tags(cells[j]):
-            j -= 1
+        j = i + 1
+        while j < len(cells) and "solution" in tags(cells[j]):
+            j += 1
+        folded = cells[i + 1 : j]
         found.append(
             {
                 "chapter": path.stem,
                 "checker": match.group(1),
                 "args": match.group(2),
-                "answer": cells[j],
-                "solutions": [c for c in cells[j + 1 : i] if c.cell_type == "code"],
+                "answer": cells[i - 1],
+                "check": cell,
+                "solutions": [
+                    c
+                    for c in folded
+                    if c.cell_type == "code" and not CHECK_CALL.match(c.source.strip())
+                ],
+                "solution_checks": [
+                    c
+                    for c in folded
+                    if c.cell_type == "code" and CHECK_CALL.match(c.source.strip())
+                ],
+                "model_answers": [c for c in folded if c.cell_type == "markdown"],
             }
         )
     return found
@@ -69,7 +83,7 @@ EXERCISES = [e for path in CHAPTERS for e in exercises(path)]
 FUNCTION_EXERCISES = [
     e
     for e in EXERCISES
-    if re.fullmatch(r"\w+", e["args"]) and f"def {e['args']}(" in e["answer"].source
+    if all(f"def {name.strip()}(" in e["answer"].source for name in e["args"].split(","))
 ]
 CHECKED_CHAPTERS = sorted({e["chapter"] for e in EXERCISES})
 
@@ -115,29 +129,36 @@ def test_the_chapters_have_checked_exercises():
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e["checker"])
-def test_each_check_follows_a_hidden_solution_and_a_template(exercise):
-    assert exercise["solutions"], f"{exercise['checker']}: no solution cell before the check"
-    for cell in exercise["solutions"]:
-        assert tags(cell) == ["solution", "hide-cell"], (
-            "solution code cells are hidden behind a toggle on the site"
-        )
-    answer = exercise["answer"]
+def test_each_check_follows_its_template_and_precedes_the_folded_solution(exercise):
+    answer, check = exercise["answer"], exercise["check"]
     assert answer.cell_type == "code" and "solution" not in tags(answer)
     assert "your code here" in answer.source or "= None" in answer.source, (
         "the answer cell is a template"
     )
+    assert tags(check) == ["remove-output"], "the site shows no verdict under the reader's answer"
+    assert exercise["solutions"], f"{exercise['checker']}: no worked solution after the check"
+    # the worked solution's verdict: the same call, folded with the solution
+    assert [c.source.strip() for c in exercise["solution_checks"]] == [check.source.strip()]
+    for cell in exercise["solutions"] + exercise["solution_checks"]:
+        assert tags(cell) == ["solution"], "folded on the site by book/_ext/exercises.py"
+        # collapsed in JupyterLab and in Colab: not in plain view under the exercise
+        assert cell.metadata["jupyter"] == {"source_hidden": True}
+        assert cell.metadata["cellView"] == "form"
 
 
-def test_model_answers_in_prose_are_dropdowns_removed_from_the_student_edition():
+def test_model_answers_fold_in_jupyter_colab_and_the_site_and_leave_the_student_edition():
     for path in CHAPTERS:
-        for cell in nbformat.read(path, as_version=4).cells:
+        cells = nbformat.read(path, as_version=4).cells
+        for i, cell in enumerate(cells):
             if cell.cell_type == "markdown" and "solution" in tags(cell):
-                assert (
-                    cell.source.startswith(":::{admonition} Model answer")
-                    and ":class: dropdown" in cell.source
-                )
+                assert re.fullmatch(
+                    r'<details class="model-answer">\n<summary>Model answer[^<]*</summary>\n\n.+\n\n</details>',
+                    cell.source,
+                    re.S,
+                ), (path.name, i)
+                assert "solution" in tags(cells[i - 1]), "right after the worked solution"
             if cell.cell_type == "code" and "solution" in tags(cell):
-                assert "hide-cell" in tags(cell)
+                assert tags(cell) == ["solution"] and cell.metadata["jupyter"]["source_hidden"]
 
 
 # --- reference solutions pass; templates are "not attempted" ---------------------------------------------
@@ -146,15 +167,16 @@ def test_model_answers_in_prose_are_dropdowns_removed_from_the_student_edition()
 @pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
 def test_checker_accepts_the_chapters_reference_solution(exercise):
     functions = defined_functions("\n".join(c.source for c in exercise["solutions"]))
-    verdict = checker_of(exercise)(functions[exercise["args"]])
+    verdict = checker_of(exercise)(*[functions[n.strip()] for n in exercise["args"].split(",")])
     assert isinstance(verdict, Verdict) and verdict.passed, verdict
 
 
 @pytest.mark.parametrize("exercise", FUNCTION_EXERCISES, ids=lambda e: e["checker"])
 def test_the_unwritten_template_is_not_attempted_not_an_error(exercise):
-    template = defined_functions(exercise["answer"].source)[exercise["args"]]
-    assert is_stub(template)
-    verdict = checker_of(exercise)(template)
+    templates = defined_functions(exercise["answer"].source)
+    stubs = [templates[n.strip()] for n in exercise["args"].split(",")]
+    assert all(is_stub(t) for t in stubs)
+    verdict = checker_of(exercise)(*stubs)
     assert verdict.status == "not attempted" and not verdict and "template" in verdict.message
 
 
@@ -507,6 +529,8 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
             f"{original.name} has no solutions to remove"
         )
         for cell in solutions:
+            if cell.cell_type == "code" and CHECK_CALL.match(cell.source.strip()):
+                continue  # the worked solution's check: the same call as the reader's check, kept
             if cell.cell_type == "code":
                 leaked = [stmt for stmt in _solution_statements(cell.source) if stmt in kept]
                 assert not leaked, f"{student.name}: solution code left in: {leaked}"
@@ -784,7 +808,7 @@ PREDICTIONS_WRONG_LATER = [
     (
         ch06.check_second_layer,
         _channels({"pronoun": 0}, {"thing": 0}),
-        "read only what the tokens are in X",
+        "reads only what 'it' is in X",  # issue 22: the query is the side that reads only X here
     ),
     (
         ch06.check_second_layer,
@@ -870,7 +894,8 @@ def test_checkers_leave_the_global_random_state_alone():
         (ch05.check_word_importance, lambda w, s: s[..., None] * w),
         (ch06.check_incremental, _incremental()),
         (ch07.check_separate_heads, _separate_heads()),
-        (ch08.check_sinusoidal, lambda m, d: ch08._table(m, d)),
+        # exercise 1 of chapter 8 checks the table and the rotation M_k (issue 22)
+        (lambda f: ch08.check_sinusoidal(lambda m, d: ch08._table(m, d), f), ch08._rotation),
         (ch09.check_pre_ln, _pre_ln("pre-LN")),
     ]
     for check, answer in right:
@@ -878,4 +903,4 @@ def test_checkers_leave_the_global_random_state_alone():
         expected = torch.rand(3)
         torch.manual_seed(123)
         assert check(answer).passed
-        assert torch.equal(torch.rand(3), expected), check.__name__
+        assert torch.equal(torch.rand(3), expected), getattr(check, "__name__", check)

@@ -20,7 +20,9 @@ def test_the_chapter_has_both_checked_exercises_and_a_model_answer_for_the_third
     assert set(found) == {"check_pair_score", "check_replay"} == set(ch10.__all__)
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
+    assert len(answers) == 3 and all(
+        c.source.startswith('<details class="model-answer">') for c in answers
+    )
 
 
 def test_check_replay_accepts_the_chapters_solution_and_the_reference():

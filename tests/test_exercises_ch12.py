@@ -43,9 +43,9 @@ def test_the_chapter_has_four_exercises_three_checked_each_with_a_solution_and_a
         block = cells[i + 1 : end]
         # the answer cell first
         assert block[0].cell_type == "code" and "solution" not in tags(block[0])
-        assert any(c.cell_type == "code" and tags(c) == ["solution", "hide-cell"] for c in block)
+        assert any(c.cell_type == "code" and tags(c) == ["solution"] for c in block)
         answers = [c for c in block if c.cell_type == "markdown" and "solution" in tags(c)]
-        assert len(answers) == 1 and ":class: dropdown" in answers[0].source
+        assert len(answers) == 1 and answers[0].source.startswith('<details class="model-answer">')
 
 
 def _exercise(checker: str) -> dict:

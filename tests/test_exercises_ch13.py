@@ -26,7 +26,9 @@ def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
     )
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 3 and all(":class: dropdown" in c.source for c in answers)
+    assert len(answers) == 3 and all(
+        c.source.startswith('<details class="model-answer">') for c in answers
+    )
 
 
 # --- exercise 1: top_p_filter -------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ import nbformat
 import pytest
 import torch
 
-from lib.bert import BertConfig, count_parameters, mask_tokens
+from lib.bert import BertConfig, count_parameters
 from lib.exercises import ExerciseFailed, ch14
+from lib.pretraining_data import mask_tokens
 from tests.test_exercises import ROOT, defined_functions, exercises, tags
 
 CHAPTER = ROOT / "notebooks" / "14_bert.ipynb"
@@ -21,7 +22,9 @@ def test_the_chapter_has_both_checked_exercises_and_model_answers():
     assert set(found) == {"check_mask_for_mlm", "check_medium_size"} == set(ch14.__all__)
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 2 and all(":class: dropdown" in c.source for c in answers)
+    assert len(answers) == 2 and all(
+        c.source.startswith('<details class="model-answer">') for c in answers
+    )
 
 
 # --- exercise 1: the 80/10/10 rule -----------------------------------------------------------------------

@@ -23,7 +23,9 @@ def test_the_chapter_has_both_checked_exercises_and_model_answers():
     )
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 2 and all(":class: dropdown" in c.source for c in answers)
+    assert len(answers) == 2 and all(
+        c.source.startswith('<details class="model-answer">') for c in answers
+    )
 
 
 def test_check_discriminator_loss_accepts_the_chapters_solution_and_the_reference():

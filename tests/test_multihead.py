@@ -476,3 +476,52 @@ BAD = [
 def test_bad_input_is_caught_with_a_clear_message(call, exc, message):
     with pytest.raises(exc, match=re.escape(message)):
         call()
+
+
+# --- the fast paths of attention_heads equal the simple path a student reads ------------------------
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding", "fully masked row"])
+def test_fused_attention_equals_the_simple_path(mask_kind):
+    from lib.attention import _scaled_dot_product_attention, fused_attention
+
+    q, k, v = randn(2, H, 5, 4, seed=1), randn(2, H, 5, 4, seed=2), randn(2, H, 5, 4, seed=3)
+    mask = {
+        "none": None,
+        "causal": causal_mask(5),
+        "padding": padding_mask([5, 2], 5),
+        "fully masked row": padding_mask([5, 0], 5),
+    }[mask_kind]
+    heads, _ = _scaled_dot_product_attention(q, k, v, mask)
+    # float32 rounding of two different summation orders over Tk = 5 terms of size ~1
+    assert (fused_attention(q, k, v, mask) - heads).abs().max() < 1e-6
+
+
+def test_attention_in_place_equals_the_simple_path_and_is_taken_without_gradients():
+    from lib.attention import _scaled_dot_product_attention, attention_heads, attention_in_place
+
+    q, k, v = randn(2, H, 6, 4, seed=1), randn(2, H, 7, 4, seed=2), randn(2, H, 7, 4, seed=3)
+    heads, weights = _scaled_dot_product_attention(q, k, v)
+    fast_heads, fast_weights = attention_in_place(q, k, v)
+    # scaling q before the product rounds differently from dividing the scores: float32 ulps
+    assert (fast_heads - heads).abs().max() < 1e-6
+    assert (fast_weights - weights).abs().max() < 1e-6
+    # attention_heads takes it without mask and gradient, and the simple path otherwise: same numbers
+    for mask, grad in ((None, False), (causal_mask(6, past=1), False), (None, True)):
+        qq = q.clone().requires_grad_(grad)
+        got, w = attention_heads(qq, k, v, mask)
+        want, want_w = _scaled_dot_product_attention(q, k, v, mask)
+        assert (got - want).abs().max() < 1e-6 and (w - want_w).abs().max() < 1e-6
+        assert got.requires_grad == grad
+
+
+def test_layers_inside_a_model_do_not_check_again():
+    from lib.transformer import Transformer, TransformerConfig
+
+    model = Transformer(TransformerConfig(11, 11, d_model=16, n_heads=4, n_layers=1, d_ff=8))
+    attentions = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    assert len(attentions) == 3 and not any(m.check_inputs for m in attentions)
+    assert MultiHeadAttention(D, H).check_inputs  # a layer on its own checks its input
+    unchecked = MultiHeadAttention(D, H, check_inputs=False)
+    with pytest.raises(RuntimeError):  # torch's own error, deep inside: what the checks prevent
+        unchecked(randn(2, 5, D), randn(2, 5, D + 1), randn(2, 5, D + 1))

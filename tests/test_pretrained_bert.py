@@ -140,6 +140,14 @@ def test_minilm_matches_transformers_bertmodel(minilm, reference, pairs):
         gap = (a - b).abs().max().item()
         assert gap < 1e-5, f"attention of layer {i}: {gap:.2e}"
     assert (ours.pooled_output - theirs.pooler_output).abs().max().item() < 1e-4
+    # without return_attention the model takes torch's fused attention: the same tolerance holds
+    with torch.no_grad():
+        fast = model(ids, seg, mask, return_hidden_states=True)
+    assert fast.attentions is None
+    for i, (a, b) in enumerate(zip(fast.hidden_states, theirs.hidden_states)):
+        gap = (a - b).abs().max().item()
+        assert gap < 1e-4, f"hidden state {i} (fused path): {gap:.2e}"
+    assert (fast.pooled_output - theirs.pooler_output).abs().max().item() < 1e-4
     # the comparison can fail: the embeddings' LayerNorm gain off by 0.1% moves the outputs by more than 1e-4
     gain = model.embeddings.LayerNorm.weight
     saved = gain.detach().clone()
@@ -190,6 +198,9 @@ def test_bert_from_hf_on_a_random_bertmodel():
     assert (a.sequence_output - b.last_hidden_state).abs().max() < 1e-5  # float32 rounding only
     assert (a.pooled_output - b.pooler_output).abs().max() < 1e-5
     assert max((x - y).abs().max().item() for x, y in zip(a.attentions, b.attentions)) < 1e-6
+    with torch.no_grad():
+        fast = ours(ids, seg, mask)  # the fused attention path: no weights kept
+    assert (fast.sequence_output - b.last_hidden_state).abs().max() < 1e-5  # float32 rounding only
     # the copy is independent of the source
     ours.embeddings.word_embeddings.weight.data.zero_()
     assert hf.embeddings.word_embeddings.weight.abs().sum() > 0

@@ -22,6 +22,7 @@ from lib.transformer import (
     DecoderLayer,
     Encoder,
     EncoderLayer,
+    EncoderOutput,
     FeedForward,
     Transformer,
     TransformerConfig,
@@ -83,23 +84,40 @@ def test_forward_shapes_and_attention_format(norm_first):
     model = small_model(norm_first=norm_first)
     src, tgt_in = ids(3, 7, vocab=11), ids(3, 5, vocab=13, seed=1)
     assert model(src, tgt_in).logits.shape == (3, 5, 13)
-    logits, att = model(src, tgt_in, return_attention=True)
-    assert logits.shape == (3, 5, 13)
-    assert set(att) == {"encoder", "decoder", "cross"}
+    out = model(src, tgt_in, return_attention=True)
+    logits = out.logits
+    assert isinstance(out, TransformerOutput) and logits.shape == (3, 5, 13)
+    assert out._fields == ("logits", "encoder_attentions", "decoder_attentions", "cross_attentions")
     for key, shape in (
-        ("encoder", (3, 4, 7, 7)),
-        ("decoder", (3, 4, 5, 5)),
-        ("cross", (3, 4, 5, 7)),
+        ("encoder_attentions", (3, 4, 7, 7)),
+        ("decoder_attentions", (3, 4, 5, 5)),
+        ("cross_attentions", (3, 4, 5, 7)),
     ):
-        assert len(att[key]) == 2 and all(w.shape == shape for w in att[key])
+        att = getattr(out, key)
+        assert isinstance(att, tuple) and len(att) == 2 and all(w.shape == shape for w in att)
         # weights are softmax rows: float32 sums of <= 7 terms in [0, 1], so 1e-6 is generous
-        torch.testing.assert_close(att[key][0].sum(-1), torch.ones(shape[:-1]), rtol=0, atol=1e-6)
+        torch.testing.assert_close(att[0].sum(-1), torch.ones(shape[:-1]), rtol=0, atol=1e-6)
+    # the same type whatever the flag: the weights are None when not asked for
+    plain = model(src, tgt_in)
+    assert isinstance(plain, TransformerOutput) and plain[1:] == (None, None, None)
     # the logits do not depend on whether the weights were asked for (fused vs explicit attention;
     # float32 results of two summation orders: 1e-5 on logits of size ~1)
     torch.testing.assert_close(logits, model(src, tgt_in).logits, rtol=0, atol=1e-5)
-    memory = model.encode(src)
+    encoded = model.encode(src)
+    assert isinstance(encoded, EncoderOutput) and encoded.attentions is None
+    memory = encoded.memory
     assert memory.shape == (3, 7, 16) and model.src_mask(src).shape == (3, 1, 1, 7)
-    assert model.decode(tgt_in, memory, model.src_mask(src)).shape == (3, 5, 13)
+    decoded = model.decode(tgt_in, memory, model.src_mask(src))
+    assert isinstance(decoded, TransformerOutput) and decoded.logits.shape == (3, 5, 13)
+    assert decoded[1:] == (None, None, None)
+    encoded = model.encode(src, return_attention=True)
+    assert [w.shape for w in encoded.attentions] == [(3, 4, 7, 7)] * 2
+    decoded = model.decode(tgt_in, memory, model.src_mask(src), return_attention=True)
+    assert decoded.encoder_attentions is None
+    assert [w.shape for w in decoded.decoder_attentions] == [(3, 4, 5, 5)] * 2
+    assert [w.shape for w in decoded.cross_attentions] == [(3, 4, 5, 7)] * 2
+    for a, b in zip(encoded.attentions, out.encoder_attentions):  # forward = encode + decode
+        assert torch.equal(a, b)
 
 
 def test_layer_and_stack_shapes():
@@ -261,7 +279,7 @@ def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
     y = model.tgt_embed.weight[tgt_in] * 4.0 + pe[:4]
     hidden, _, _ = model.decoder(y, memory, causal_mask(4), real)
     # float32, identical operations in the same order: 1e-6 on values of size ~1
-    torch.testing.assert_close(model.encode(src), memory, rtol=0, atol=1e-6)
+    torch.testing.assert_close(model.encode(src).memory, memory, rtol=0, atol=1e-6)
     torch.testing.assert_close(
         model(src, tgt_in).logits, hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5
     )
@@ -312,7 +330,7 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
     tgt_in = ids(2, 4, vocab=13, seed=2)
     # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size ~1
     torch.testing.assert_close(
-        model.encode(padded)[1, :3], model.encode(short)[0], rtol=0, atol=1e-5
+        model.encode(padded).memory[1, :3], model.encode(short).memory[0], rtol=0, atol=1e-5
     )
     torch.testing.assert_close(
         model(padded, tgt_in).logits[1], model(short, tgt_in[1:]).logits[0], rtol=0, atol=1e-5
@@ -331,17 +349,20 @@ def test_greedy_decode_tokens_and_attention():
     src = torch.cat([ids(1, 6, vocab=11), F.pad(ids(1, 4, vocab=11, seed=1), (0, 2), value=PAD)])
     tokens, _, att = greedy_decode(model, src, max_len=10, bos_id=BOS, eos_id=EOS)
     assert tokens.shape == (2, 10) and EOS not in tokens  # this untrained model never says EOS
-    for key, shape in (
-        ("encoder", (2, 4, 6, 6)),
-        ("decoder", (2, 4, 10, 10)),
-        ("cross", (2, 4, 10, 6)),
-    ):
-        assert len(att[key]) == 2 and all(w.shape == shape for w in att[key])  # one row per token
+    # the cross-attentions, one tensor per layer, one row per token
+    assert isinstance(att, tuple) and len(att) == 2 and all(w.shape == (2, 4, 10, 6) for w in att)
     # cross-attention row t is the attention that chose token t: the padded keys get weight 0
-    assert torch.all(att["cross"][0][1, :, :, 4:] == 0)
+    assert torch.all(att[0][1, :, :, 4:] == 0)
     # each token is the argmax of the full teacher-forced pass over the tokens before it
     tgt_in = torch.cat([torch.full((2, 1), BOS), tokens[:, :-1]], dim=1)
-    assert torch.equal(tokens, model(src, tgt_in).logits.argmax(-1))
+    forced = model(src, tgt_in, return_attention=True)
+    assert torch.equal(tokens, forced.logits.argmax(-1))
+    assert all(torch.equal(a, b) for a, b in zip(att, forced.cross_attentions))
+    for key, shape in (
+        ("encoder_attentions", (2, 4, 6, 6)),
+        ("decoder_attentions", (2, 4, 10, 10)),
+    ):
+        assert all(w.shape == shape for w in getattr(forced, key))
     # decoding each sentence alone gives the same tokens (the padding in the batch changes nothing)
     for b, length in ((0, 6), (1, 4)):
         assert torch.equal(
@@ -354,7 +375,7 @@ def test_greedy_decode_tokens_and_attention():
     stopped, _, att = greedy_decode(model, src, 10, BOS, eos)
     assert torch.equal(stopped[1], tokens[1])
     assert stopped[0].tolist() == tokens[0, : stop + 1].tolist() + [PAD] * (9 - stop)
-    assert att["cross"][1].shape == (2, 4, 10, 6)
+    assert att[1].shape == (2, 4, 10, 6)
     # all sentences stopped: the output is as long as the longest one
     first = greedy_decode(model, src[:1], 10, BOS, eos).tokens
     assert first[0].tolist() == tokens[0, : stop + 1].tolist()
@@ -370,12 +391,12 @@ class TreeModel:
         self.config = TransformerConfig(vocab, vocab, d_model=4, n_heads=1, max_len=max_len)
 
     def encode(self, src):
-        return torch.zeros(src.shape[0], src.shape[1], 1)  # [B, S, 1]
+        return EncoderOutput(torch.zeros(src.shape[0], src.shape[1], 1))  # [B, S, 1]
 
     def src_mask(self, src):
         return torch.ones(src.shape[0], 1, 1, src.shape[1], dtype=torch.bool)
 
-    def decode(self, tgt_in, memory, src_mask):
+    def _decode(self, tgt_in, memory, src_mask, return_attention=False):
         V = self.config.tgt_vocab_size
         logits = torch.zeros(tgt_in.shape[0], tgt_in.shape[1], V)  # uniform by default
         for k, row in enumerate(tgt_in.tolist()):
@@ -383,11 +404,13 @@ class TreeModel:
                 probs = self.table.get(tuple(row[1 : i + 1]))  # prefix without BOS
                 if probs:
                     logits[k, i] = torch.tensor([probs.get(v, 1e-9) for v in range(V)]).log()
-        return logits
+        return TransformerOutput(logits)
 
     def __call__(self, src, tgt_in, return_attention=False):
-        logits = self.decode(tgt_in, None, None)
-        return TransformerOutput(logits, {} if return_attention else None)
+        logits = self._decode(tgt_in, None, None).logits
+        return (
+            TransformerOutput(logits, (), (), ()) if return_attention else TransformerOutput(logits)
+        )
 
 
 def test_beam_search_can_lose_to_greedy():
@@ -446,7 +469,7 @@ def test_beam_width_one_is_greedy(seed):
     greedy, greedy_lp, greedy_att = greedy_decode(model, src, 12, BOS, EOS)
     tokens, log_prob, att = beam_search(model, src, 12, BOS, EOS, beam_width=1)
     assert torch.equal(tokens, greedy) and abs(log_prob - greedy_lp) < 1e-4
-    assert all(torch.equal(a, b) for a, b in zip(att["cross"], greedy_att["cross"]))
+    assert len(att) == 2 and all(torch.equal(a, b) for a, b in zip(att, greedy_att))
     # same sum of float32 log-probs, computed incrementally vs in one pass: 1e-4 on sums of ~-25
     assert abs(log_prob - sequence_log_prob(model, src, tokens)) < 1e-4
 
@@ -609,7 +632,12 @@ def test_bad_model_input():
     with pytest.raises(TypeError, match="src: expected a tensor of token ids.*got torch.float32"):
         model(src.float(), tgt_in)
     with pytest.raises(ValueError, match=r"memory: expected batch size 2.*got shape \(1, 5, 16\)"):
-        model.decode(tgt_in, model.encode(src[:1]), model.src_mask(src))
+        model.decode(tgt_in, model.encode(src[:1]).memory, model.src_mask(src))
+    # decode checks the memory itself (its layers do not check again)
+    with pytest.raises(TypeError, match=r"memory: expected a torch.Tensor of shape \[B, S, 16\]"):
+        model.decode(tgt_in, model.encode(src), model.src_mask(src))
+    with pytest.raises(ValueError, match=r"memory: expected shape \[B, S, 16\].*\(2, 5, 8\)"):
+        model.decode(tgt_in, torch.zeros(2, 5, 8), model.src_mask(src))
 
 
 def test_bad_decoding_input():

@@ -34,6 +34,7 @@ used. The translator is small (1-2 MB) and stays float32.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -140,6 +141,28 @@ class DecoderStepExport(nn.Module):
         return logits, new_state["h"], weights
 
 
+@contextlib.contextmanager
+def _traced_sizes():
+    """While torch.onnx.export traces a model, a size such as ``x.shape[1]`` is a 0-d tensor (so that
+    the graph works for every length of the dynamic axes), and ``lib.attention.causal_mask`` refuses
+    a T that is not an int. For the export only, its check lets such a traced size through and
+    checks every other argument as usual: the exporter adapts to the model, not the model to the
+    exporter (no tracing branch in lib)."""
+    import lib.attention
+
+    check = lib.attention.check_causal_mask_args
+
+    def check_or_traced(T, past=0):
+        traced = isinstance(T, Tensor) and T.dim() == 0 and not T.is_floating_point()
+        check(1 if traced else T, past)
+
+    lib.attention.check_causal_mask_args = check_or_traced
+    try:
+        yield
+    finally:
+        lib.attention.check_causal_mask_args = check
+
+
 def _export(
     module: nn.Module,
     args: tuple,
@@ -148,7 +171,8 @@ def _export(
     outputs: list[str],
     dynamic: dict[str, dict[int, str]],
 ) -> None:
-    with warnings.catch_warnings():  # the models' input checks are traced as constants: expected
+    # the models' input checks are traced as constants: the warnings say so, expected
+    with warnings.catch_warnings(), _traced_sizes():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module.eval(),

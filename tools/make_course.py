@@ -20,7 +20,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   checker as the chapter and asserts that it passed, so a wrong answer fails with the checker's own
   feedback (the reason the student reads in nbgrader's feedback) and an untouched one with "not
   attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
-  gives the answer away;
+  gives the answer away. The test imports the checker afresh (``lib.exercises`` dropped from
+  ``sys.modules`` first), so a student's cell that rebinds ``check_...`` or patches the checker module
+  does not change what runs (issue 22; the teachers' page says why);
 - its **model answer** (the chapter's folded prose answer), as a manually graded cell: the student
   writes an explanation in its place, and the model answer stays in the instructor's source as the
   rubric.
@@ -81,24 +83,62 @@ def _tags(cell) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
-def _test_source(check_source: str) -> str:
-    """The check cell as an autograder test: its last expression (the checker's verdict) must
-    pass."""
+def _test_source(check_source: str, module: str) -> str:
+    """The check cell as an autograder test that a student's cells cannot fool.
+
+    The test imports the checker afresh from the library's files: it first drops ``lib.exercises``
+    and its chapter modules from ``sys.modules``, so a name the student rebound (``check_x = ...``)
+    or an attribute they patched (``lib.exercises.ch06.check_x = ...``, ``lib.exercises.fail = ...``)
+    is not what runs. Then the verdict must have passed."""
     tree = ast.parse(check_source)
     last = tree.body[-1]
-    if not isinstance(last, ast.Expr):
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         raise ValueError(f"check cell does not end with a checker call: {check_source!r}")
     lines = check_source.rstrip().splitlines()
     head, expr = lines[: last.lineno - 1], "\n".join(lines[last.lineno - 1 :])
-    return "\n".join([*head, f"verdict = {expr}", "assert verdict.passed, str(verdict)"])
+    name = ast.unparse(last.value.func)
+    return "\n".join(
+        [
+            *head,
+            "# Locked test: the checker is loaded afresh from the library's files, so what the cells",
+            "# above rebound or patched (names, lib.exercises' attributes) does not reach it.",
+            "import sys as _sys",
+            "",
+            'for _name in [n for n in list(_sys.modules) if n.startswith("lib.exercises")]:',
+            "    del _sys.modules[_name]",
+            f"from {module} import {name}  # noqa: E402",
+            "",
+            f"verdict = {expr}",
+            "assert verdict.passed, str(verdict)",
+        ]
+    )
+
+
+def _is_check(cell) -> bool:
+    return cell.cell_type == "code" and bool(re.search(r"\bcheck_\w+\(", cell.source))
+
+
+def _model_answer(source: str) -> str:
+    """The model answer's text, without its fold (``<details>`` in the chapter)."""
+    body = re.sub(r"^<details[^>]*>\s*<summary>[^<]*</summary>\s*", "", source.strip())
+    body = re.sub(r"^:::\{admonition\}[^\n]*\n(:class:[^\n]*\n)?", "", body)
+    return re.sub(r"\s*(</details>|:::)$", "", body).rstrip()
 
 
 def course_notebook(
     nb: nbformat.NotebookNode, chapter: str
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
     """The instructor's version of a chapter (nbgrader metadata on every cell) and its exercises
-    [{"number", "answer", "test", "points", "written"}]."""
+    [{"number", "answer", "test", "points", "written"}].
+
+    An exercise in a chapter is: its statement, the answer cell (a template), the check of the
+    reader's answer (if the exercise is checked), then the cells tagged "solution": the worked
+    solution, the check run on it and the model answer. In the course the answer cell holds the
+    template and the worked solution between nbgrader's markers, the check becomes the locked test,
+    the check of the worked solution goes (the test runs it in the instructor's copy), and the model
+    answer becomes the rubric of a written answer."""
     nb = nbformat.from_dict(nb)
+    module = f"lib.exercises.ch{chapter[:2]}"
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -110,7 +150,7 @@ def course_notebook(
         used.add(name)
         return name
 
-    pending_template = None
+    template = None  # the current exercise's answer cell
     for i, cell in enumerate(nb.cells):
         src = cell.source
         if cell.cell_type == "code":
@@ -125,65 +165,73 @@ def course_notebook(
                 "written": None,
             }
             exercises.append(current)
-            pending_template = None
+            template = None
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             continue
-        if current is not None and cell.cell_type == "markdown" and src.startswith("## "):
+        if current is not None and cell.cell_type == "markdown" and src.startswith("#"):
             current = None  # the exercises section ended
         if current is None:
             _nbgrader(cell, f"cell_{i}", locked=True)
             cells.append(cell)
             continue
-        if cell.cell_type == "code" and "solution" in _tags(cell):
-            template = (
-                pending_template.source.rstrip() + "\n" if pending_template is not None else ""
-            )
-            answer = pending_template if pending_template is not None else cell
-            answer.source = f"{template}{BEGIN}\n{src.rstrip()}\n{END}"
-            answer.metadata["tags"] = [
-                t for t in _tags(answer) if t not in ("solution", "hide-cell")
-            ]
-            grade_id = unique(f"ex{current['number']}_answer")
-            _nbgrader(answer, grade_id, solution=True)
-            current["answer"] = grade_id
-            if pending_template is None:
-                cells.append(answer)
-            pending_template = None
+        solution = "solution" in _tags(cell)
+        if cell.cell_type == "code" and solution and _is_check(cell):
+            continue  # the check of the worked solution: the test does it in this copy
+        if cell.cell_type == "code" and solution:
+            if template is None:
+                raise ValueError(
+                    f"{chapter}: exercise {current['number']}'s solution has no answer cell before it"
+                )
+            if BEGIN in template.source:  # a second solution cell: inside the same markers
+                head, _ = template.source.rsplit(END, 1)
+                template.source = f"{head.rstrip()}\n\n{src.rstrip()}\n{END}"
+            else:
+                stub = template.source.rstrip() + "\n" if template.source.strip() else ""
+                template.source = f"{stub}{BEGIN}\n{src.rstrip()}\n{END}"
+                current["answer"] = template.metadata["nbgrader"]["grade_id"]
+            template.metadata["nbgrader"]["solution"] = True
             continue
-        if cell.cell_type == "code" and re.search(r"\bcheck_\w+\(", src) and current["answer"]:
-            cell.source = _test_source(src)
+        if cell.cell_type == "code" and _is_check(cell):
+            cell.source = _test_source(src, module)
+            cell.metadata["tags"] = [t for t in _tags(cell) if t != "remove-output"]
             grade_id = unique(f"ex{current['number']}_test")
             _nbgrader(cell, grade_id, grade=True, locked=True, points=POINTS["checked"])
             current["test"], current["points"] = grade_id, current["points"] + POINTS["checked"]
             cells.append(cell)
             continue
-        if cell.cell_type == "markdown" and "solution" in _tags(cell):
-            body = re.sub(r"^:::\{admonition\}[^\n]*\n(:class:[^\n]*\n)?", "", src).rstrip()
-            body = re.sub(r"\n?:::$", "", body).rstrip()
+        if cell.cell_type == "markdown" and solution:
             prompt = nbformat.v4.new_markdown_cell(
                 f"**Exercise {current['number']}, in words.** Explain your answer in a few sentences (graded by your teacher)."
             )
             _nbgrader(prompt, unique(f"ex{current['number']}_prompt"), locked=True)
-            answer = nbformat.v4.new_markdown_cell(f"{body}")
+            answer = nbformat.v4.new_markdown_cell(_model_answer(src))
             written = unique(f"ex{current['number']}_written")
             _nbgrader(answer, written, grade=True, solution=True, points=POINTS["written"])
             current["written"] = written
             current["points"] += POINTS["written"]
             cells += [prompt, answer]
             continue
-        if (
-            cell.cell_type == "code"
-            and current["answer"] is None
-            and "solution" not in _tags(cell)
-            and not re.search(r"\bcheck_\w+\(", src)
-            and not src.lstrip().startswith(("from ", "import "))
-        ):
-            pending_template = cell  # the template: kept as the answer cell
+        if cell.cell_type == "code" and template is None:
+            template = cell  # the answer cell: the template, then (below) the worked solution
+            _nbgrader(cell, unique(f"ex{current['number']}_answer"), solution=False)
             cells.append(cell)
             continue
         _nbgrader(cell, f"cell_{i}", locked=True)
         cells.append(cell)
+    for exercise in exercises:
+        if exercise["test"] and not exercise["answer"]:
+            raise ValueError(
+                f"{chapter}: exercise {exercise['number']} is checked but has no worked solution"
+            )
+    for cell in cells:  # a template without a solution below it is a locked cell of the story
+        meta = cell.metadata.get("nbgrader", {})
+        if (
+            meta.get("grade_id", "").startswith("ex")
+            and "_answer" in meta["grade_id"]
+            and not meta["solution"]
+        ):
+            meta["locked"] = True
     for k, cell in enumerate(cells):  # every cell needs its own id
         cell["id"] = f"{chapter[:2]}-{k:03d}"
     nb.cells = cells

@@ -5,9 +5,9 @@
     python tools/make_student_edition.py --out DIR    # somewhere else
 
 What stays: the whole chapter, each exercise's answer cell (a template: a stub function whose body is
-`...`, or predictions set to None) and each exercise's check cell. What goes: the worked solutions
-(code cells tagged ["solution", "hide-cell"]) and the model answers in prose (markdown cells tagged
-["solution"]). A student edition therefore runs top to bottom as it is: the checkers answer
+`...`, or predictions set to None) and each exercise's check cell. What goes: everything tagged
+["solution"], i.e. the worked solutions, the check run on each worked solution (its verdict) and the
+model answers in prose. A student edition therefore runs top to bottom as it is: the checkers answer
 "not attempted" until the student writes something (see lib/exercises/__init__.py).
 """
 

@@ -47,6 +47,10 @@ def _check(app: Sphinx) -> None:
         raise ExtensionError(
             f"live_lab: no exported models at {manifest.parent}: run `make live-models` (python tools/export_models.py --out _build/live) before building the book"
         )
+    if not (live_dir() / "playground" / "manifest.json").is_file():
+        raise ExtensionError(
+            f"live_lab: no Playground graphs at {live_dir() / 'playground'}: run `make live-models` (python tools/export_playground.py --out _build/live)"
+        )
     for path in (ESBUILD, ORT_DIST / WASM):
         if not path.exists():
             raise ExtensionError(f"live_lab: {path} is missing: run `npm ci` (make book does)")
@@ -84,6 +88,7 @@ def _write_static(app: Sphinx, exception) -> None:
     (out / "models").mkdir(parents=True)
     bundle("live.js", "iife", out / "live.js")
     bundle("worker.js", "esm", out / "worker.js")
+    bundle("playground/worker.js", "esm", out / "playground_worker.js")
     shutil.copyfile(WEB / "live.css", out / "live.css")
     shutil.copyfile(ORT_DIST / WASM, out / WASM)
     source = live_dir()
@@ -94,6 +99,8 @@ def _write_static(app: Sphinx, exception) -> None:
     manifest["runtime_bytes"] = (out / WASM).stat().st_size + (out / "worker.js").stat().st_size
     (out / "models" / "manifest.json").write_text(json.dumps(manifest, indent=1))
     shutil.copyfile(source / "reference.json", out / "reference.json")
+    # the Playground's graphs (tools/export_playground.py): step and probe of every size
+    shutil.copytree(source / "playground", out / "playground")
 
 
 def _add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -12,6 +12,12 @@ function takes the reader's function (or predicted values) and answers in one of
   1.37: did you normalise over the last dimension?"). Jupyter shows only that feedback, not a
   traceback. Raising is what makes a wrong reference solution fail the notebook tests and the build.
 
+A checker never trusts what the reader's objects say about themselves: every argument it is given and
+every value the reader's code returns goes through :func:`plain` first, which makes strings, numbers,
+lists, tuples, dicts and tensors the built-in types again (a ``str`` subclass whose ``strip`` lies, an
+object whose ``__eq__`` always says yes, a tensor subclass whose ``__torch_function__`` answers every
+comparison with "true" are all compared as what they hold).
+
 A checker never lets the reader's mistakes escape as a crash: an exception inside the reader's
 function, a wrong return type or shape, NaN or a changed input is reported as feedback.
 
@@ -44,6 +50,7 @@ __all__ = [
     "call",
     "expect_tensor",
     "expect_number",
+    "plain",
     "fmt",
     "row_sum_problem",
     "largest_difference",
@@ -139,6 +146,8 @@ def checker(exercise: str) -> Callable:
         @functools.wraps(check)
         def run(*args, **kwargs) -> Verdict:
             try:
+                args = tuple(plain(a) for a in args)
+                kwargs = {k: plain(v) for k, v in kwargs.items()}
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
                 return Verdict(exercise, "not attempted", str(e))
@@ -152,6 +161,51 @@ def checker(exercise: str) -> Callable:
 
 
 # --- running the reader's code safely ----------------------------------------------------------------
+
+_CONTAINER_METHODS = ("__eq__", "__ne__", "__iter__", "__getitem__", "__len__", "__contains__")
+
+
+def _overrides(value: Any, base: type) -> bool:
+    return any(getattr(type(value), m) is not getattr(base, m) for m in _CONTAINER_METHODS)
+
+
+def plain(value: Any, _depth: int = 0) -> Any:
+    """``value`` as the built-in types it claims to be, so that its own methods cannot lie to a checker.
+
+    A str, int or float subclass becomes the plain str, int or float it holds (``str.__str__``,
+    ``int.__int__``, ``float.__float__`` read the stored value, not the subclass's ``strip``,
+    ``__eq__`` or ``__float__``); a tensor subclass becomes a plain tensor on the same data (its
+    ``__torch_function__`` no longer runs; an ``nn.Parameter`` becomes its data); lists, dicts and
+    tuples become plain ones with plain items (a named tuple keeps its type if it overrides nothing).
+    Anything else (functions, modules, None, bools) is returned as it is."""
+    kind = type(value)
+    if kind in (str, int, float, bool, type(None), Tensor) or _depth > 20:
+        return value
+    if isinstance(value, Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return Tensor.as_subclass(value, Tensor)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, list):
+        return [plain(v, _depth + 1) for v in list.copy(value)]
+    if isinstance(value, dict):
+        return {plain(k, _depth + 1): plain(v, _depth + 1) for k, v in dict.items(value)}
+    if isinstance(value, tuple):
+        items = [plain(v, _depth + 1) for v in tuple.__getitem__(value, slice(None))]
+        if kind is tuple or _overrides(value, tuple):
+            return tuple(items)
+        if hasattr(kind, "_make"):  # a named tuple
+            return kind._make(items)
+        try:  # a structseq such as torch.return_types.max
+            return kind(items)
+        except Exception:
+            return tuple(items)
+    return value
+
 
 _STUB_INSTRUCTIONS = ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
@@ -237,13 +291,14 @@ def call(func: Callable, *args: Any, name: str, case: str) -> Any:
             fail(
                 f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own."
             )
-    return result
+    return plain(result)
 
 
 def expect_tensor(
     result: Any, shape: tuple[int, ...], *, name: str, case: str, allow_nan: bool = False
 ) -> Tensor:
     """``result`` as a float64 tensor, after checking its type, shape and (unless allowed) NaN/inf."""
+    result = plain(result)
     if result is None:
         fail(f"on the case {case}, `{name}` returned None. Did you forget the `return` statement?")
     if not isinstance(result, Tensor):
@@ -272,6 +327,7 @@ def expect_tensor(
 
 def expect_number(value: Any, what: str) -> float:
     """``value`` as a float (int, float or a one-element tensor), or feedback saying what came."""
+    value = plain(value)
     if isinstance(value, Tensor) and value.numel() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -149,6 +149,25 @@ def _weights_of_it(W_Q2: Tensor, W_K2: Tensor, sentence: str) -> tuple[list[str]
     return tokens, masked_softmax(scores)[tokens.index("it")]  # [T]
 
 
+def _same_ratio_cause(W_Q2: Tensor, W_K2: Tensor, noun: str, place: str) -> str:
+    """Why the ratio of the weights on ``noun`` and ``place`` is the same in both sentences.
+
+    The ratio is exp((k_noun - k_place) . q_it / sqrt 2): it changes between the sentences only if the
+    query of 'it' changes (W_Q2 reads what Z added) and the keys of the two words differ along that
+    change (W_K2 tells the noun from the place)."""
+    q, k = {}, {}
+    for adjective in ("tired", "wide"):
+        tokens, H = _first_layer(SENTENCE.format(noun=noun, place=place, adjective=adjective))
+        q[adjective] = H[tokens.index("it")] @ W_Q2
+        k[adjective] = H[tokens.index(noun)] @ W_K2 - H[tokens.index(place)] @ W_K2
+    ratio = f"the ratio {noun} : {place} is the same in both"
+    if torch.allclose(q["tired"], q["wide"], atol=1e-9):
+        return f"{ratio}. Your query W_Q2 reads only what 'it' is in X (the same in both sentences, as in the first layer), so 'it' asks the same question after 'tired' and after 'wide'. Read the features that the first layer's output Z added to H: 'it' gathered 'animate' from 'tired' and 'place' from 'wide'."
+    if torch.allclose(k["tired"], torch.zeros_like(k["tired"]), atol=1e-9):
+        return f"{ratio}. Your query does change between the sentences (it reads what Z added to 'it'), but your keys of '{noun}' and '{place}' are equal: W_K2 reads only features that both have (such as 'thing'), so no query can prefer one of them. Let each channel's key read the feature that tells them apart: 'animate' for the noun, 'place' for the place."
+    return f"{ratio}. Your query changes between the sentences and your keys of '{noun}' and '{place}' differ, but not along the same channel: the query's change meets no difference of the keys. Let the channel that 'tired' fills in the query (animate) be the one in which the noun's key differs from the place's, and likewise for 'wide' (place)."
+
+
 @checker("second layer")
 def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
     """Check exercise 1: with H = X + Z (the chapter's first layer), the second layer's weights
@@ -180,9 +199,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             else f"the hidden sentences with '{noun}' and '{place}'"
         )
         if abs(math.log(ratios[noun]["tired"] / ratios[noun]["wide"])) < 1e-6:
-            fail(
-                f"in {which}, {said}: the ratio {noun} : {place} is {ratios[noun]['tired']:.3f} in both. Your projections read only what the tokens are in X (the same in both sentences, as in the first layer). Read the features that the first layer's output Z added to H: 'it' gathered 'animate' from 'tired' and 'place' from 'wide'."
-            )
+            fail(f"in {which}, {said}: {_same_ratio_cause(W_Q2, W_K2, noun, place)}")
         if n_tired < p_tired and n_wide > p_wide:
             fail(
                 f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' match animate with animate (query and key), and 'place' match place with place."
@@ -324,6 +341,8 @@ def check_incremental(incremental_outputs: Any) -> str:
             result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
         )
         expected = _attention(X, W_Q, W_K, W_V, causal_mask(T), math.sqrt(d_k))
+        strict = torch.ones(T, T).tril(-1).bool()  # j < t: every earlier token, not token t itself
+        strict[0, 0] = True  # row 0 has nothing before it; compared from row 1 on
         if not torch.isfinite(result).all():
             row = int((~torch.isfinite(result)).any(-1).nonzero()[0])
             fail(
@@ -341,6 +360,12 @@ def check_incremental(incremental_outputs: Any) -> str:
         ):
             fail(
                 f"on the case '{case}', your row t depends on the rows after t: it equals self-attention over the whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
+            )
+        if T > 1 and torch.allclose(
+            result[1:], _attention(X, W_Q, W_K, W_V, strict, math.sqrt(d_k))[1:], atol=1e-5
+        ):
+            fail(
+                f"on the case '{case}', your row t attends to the tokens before t but not to token t itself: step t's keys and values come from X[:t]. The prefix is X[: t + 1], which includes the newest token: a causal mask hides the future (j > t), not the diagonal."
             )
         if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
             fail(

@@ -43,6 +43,17 @@ N_PARAMETERS = (
 )
 
 
+# what a count can leave out, each alone
+_PARTS = {
+    f"token embeddings ({VOCAB} x {D})": VOCAB * D,
+    f"position vectors ({POSITIONS} x {D})": POSITIONS * D,
+    "attention's four biases (4D)": 4 * D,
+    f"readout's first layer ({D} x {HIDDEN} + {HIDDEN})": D * HIDDEN + HIDDEN,
+    f"readout's second layer ({HIDDEN} x {CLASSES} + {CLASSES})": HIDDEN * CLASSES + CLASSES,
+    f"readout's biases ({HIDDEN} + {CLASSES})": HIDDEN + CLASSES,
+}
+
+
 @checker("one head")
 def check_one_head(n_params: Any, learns_task: Any) -> str:
     """Check the predictions of exercise 1: ``n_params``, the number of parameters of
@@ -66,8 +77,13 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
                 fail(
                     f"n_params = {n:,.0f}: the number of heads changes no matrix. One head of width D or four of width D/4 use the same four D x D projections (4D^2 + 4D parameters)."
                 )
+            for part, size in _PARTS.items():
+                if n == N_PARAMETERS - size:
+                    fail(
+                        f"n_params = {n:,.0f} leaves out the {part} ({size:,} parameters); the rest of your count is right."
+                    )
             fail(
-                f"n_params = {n:,.0f} is not it. The number of heads does not change the count: it is the same as for the four-head model."
+                f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads does not change the count: it is the same as for the four-head model."
             )
     if learns_task is not None:
         if not isinstance(learns_task, bool):

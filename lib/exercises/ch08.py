@@ -1,6 +1,7 @@
 """Checkers for the exercises of the chapter *Positional encoding*.
 
-- :func:`check_sinusoidal`: exercise 1 (implement): the sinusoidal table from its formula.
+- :func:`check_sinusoidal`: exercise 1 (implement): the sinusoidal table from its formula, and the
+  rotation M_k that shifts it by k positions, built from its 2 x 2 blocks.
 - :func:`check_small_base`: exercise 2 (predict, then check): the table with base 100 instead of 10000.
 
 Exercise 3 (the literal reading of the formula, change and explain) is answered in prose; the chapter's
@@ -15,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from lib.positional import sinusoidal_encoding
+from lib.positional import relative_rotation, sinusoidal_encoding
 
 from . import (
     attempted,
@@ -25,6 +26,7 @@ from . import (
     expect_tensor,
     fail,
     fmt,
+    is_stub,
     largest_difference,
     not_attempted,
 )
@@ -75,7 +77,7 @@ _MISTAKES = [
     ),
     (
         dict(exponent="i/d"),
-        "your exponent is i/d with i the pair index; the formula's exponent is 2i/d (the even column's index over d), so the slowest pair turns once in about 2 pi 10000 positions",
+        "your exponent is i/d with i the pair index; the formula's exponent is 2i/d (the even column's index over d). With i/d the slowest pair of d_model = {d} turns once every 2 pi 10000^({half_last}/{d}) = {wrong:,.0f} positions; with 2i/d once every 2 pi 10000^({last}/{d}) = {right:,.0f}",
     ),
     (
         dict(divide=False),
@@ -92,10 +94,79 @@ _MISTAKES = [
 ]
 
 
+# (k, d_model) of the hidden cases of M_k: the chapter's, a single pair, a long shift, no shift, backwards
+ROTATIONS = [(5, 16), (1, 2), (37, 8), (0, 4), (-3, 6)]
+
+
+def _rotation(k: int, d_model: int, *, exponent: str = "2i/d") -> Tensor:
+    """M_k in float64 (PE[pos + k] = M_k PE[pos]), or one with the pair index i in the exponent."""
+    pair = torch.arange(d_model // 2, dtype=torch.float64)
+    power = 2 * pair / d_model if exponent == "2i/d" else pair / d_model
+    theta = k / 10000.0**power  # [D/2]
+    even = torch.arange(0, d_model, 2)
+    m = torch.zeros(d_model, d_model, dtype=torch.float64)
+    m[even, even], m[even, even + 1] = theta.cos(), theta.sin()
+    m[even + 1, even], m[even + 1, even + 1] = -theta.sin(), theta.cos()
+    return m
+
+
+def _check_rotation(my_rotation: Any) -> str | None:
+    """None if ``my_rotation(k, d_model)`` is M_k on every hidden case, else (by fail) what is wrong."""
+    if my_rotation is relative_rotation:
+        fail(
+            "that is the library's relative_rotation; the exercise is to build M_k from its 2 x 2 blocks."
+        )
+    for k, d_model in ROTATIONS:
+        case = f"k = {k}, d_model = {d_model}"
+        result = expect_tensor(
+            call(my_rotation, k, d_model, name="my_rotation", case=case),
+            (d_model, d_model),
+            name="my_rotation",
+            case=case,
+        )
+        expected = _rotation(k, d_model)
+        if (result - expected).abs().max() <= TOLERANCE:
+            continue
+        table = _table(k + 60 if k > 0 else 60, d_model).double() if k >= 0 else None
+        if k != 0 and (result - expected.T).abs().max() <= TOLERANCE:
+            fail(
+                f"on the case {case}, your M_k is the transpose of the rotation, M_(-k): it shifts by -k positions. Row 2i of M_k gives sin(w (pos + k)) = sin(w pos) cos(w k) + cos(w pos) sin(w k): its entries are [cos w k, sin w k], and the cos row below is [-sin w k, cos w k]."
+            )
+        if k != 0 and (result - _rotation(k, d_model, exponent="i/d")).abs().max() <= TOLERANCE:
+            fail(
+                f"on the case {case}, your blocks turn by k / 10000^(i/d) with i the pair index; each pair turns by k w_i with the table's own frequency w_i = 1 / 10000^(2i/d)."
+            )
+        if k != 0 and (result - torch.eye(d_model, dtype=torch.float64)).abs().max() <= TOLERANCE:
+            fail(
+                f"on the case {case}, your M_k is the identity, which is M_0: it shifts by 0 positions. Pair i must turn by the angle k w_i, with w_i = 1 / 10000^(2i/d)."
+            )
+        if (result - result.T).abs().max() <= TOLERANCE and k != 0:
+            fail(
+                f"on the case {case}, your M_k is symmetric, so it is not a rotation (a rotation's transpose turns the other way). Each 2 x 2 block is [[cos w k, sin w k], [-sin w k, cos w k]]."
+            )
+        off_block = result.clone()
+        for i in range(0, d_model, 2):
+            off_block[i : i + 2, i : i + 2] = 0
+        if off_block.abs().max() > TOLERANCE:
+            fail(
+                f"on the case {case}, your M_k has non-zero entries outside its 2 x 2 diagonal blocks (largest {fmt(off_block.abs().max().item())}): each pair (columns 2i, 2i + 1) turns on its own circle, so M_k is block-diagonal."
+            )
+        if table is not None:
+            shifted = table[: -k or None] @ result.T
+            error = (shifted - table[k:]).abs().max().item()
+            fail(
+                f"on the case {case}, PE[pos] @ M_k.T differs from PE[pos + k] by up to {fmt(error)}: {largest_difference(result, expected)}."
+            )
+        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+    return None
+
+
 @checker("my_sinusoidal")
-def check_sinusoidal(my_sinusoidal: Any) -> str:
+def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
     """Check ``my_sinusoidal(max_len, d_model) -> [max_len, d_model]`` against the formula
-    PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i + 1] = cos(pos / 10000^(2i/d)), for even d_model."""
+    PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i + 1] = cos(pos / 10000^(2i/d)), for even d_model,
+    then ``my_rotation(k, d_model) -> M_k [d_model, d_model]`` with PE[pos + k] = M_k PE[pos]: the
+    rotation by k w_i in each pair (columns 2i, 2i + 1)."""
     attempted(my_sinusoidal, "my_sinusoidal")
     if my_sinusoidal is sinusoidal_encoding:
         fail(
@@ -118,11 +189,27 @@ def check_sinusoidal(my_sinusoidal: Any) -> str:
             continue
         for variant, why in _MISTAKES:
             if (result - _table(max_len, d_model, **variant)).abs().max() <= TOLERANCE:
-                fail(f"on the case {case}, {why}.")
+                last = d_model - 2  # the last pair's even column
+                numbers = dict(
+                    d=d_model,
+                    last=last,
+                    half_last=last // 2,
+                    right=2 * math.pi * 10000 ** (last / d_model),
+                    wrong=2 * math.pi * 10000 ** (last / 2 / d_model),
+                )
+                fail(f"on the case {case}, {why.format(**numbers)}.")
         fail(
             f"on the case {case}, {largest_difference(result, expected)} (row = position, column = dimension)."
         )
-    return f"`my_sinusoidal` equals the formula on all {len(CASES)} hidden cases ({'; '.join(f'{p} x {d}' for p, d in CASES)})."
+    table = f"`my_sinusoidal` equals the formula on all {len(CASES)} hidden cases ({'; '.join(f'{p} x {d}' for p, d in CASES)})"
+    if my_rotation is None or is_stub(my_rotation):
+        not_attempted(f"{table}; now build M_k in `my_rotation` and run this cell again.")
+    if not callable(my_rotation):
+        fail(
+            f"expected `my_rotation` to be a function, got {type(my_rotation).__name__} {fmt(my_rotation)}."
+        )
+    _check_rotation(my_rotation)
+    return f"{table}, and `my_rotation` is M_k on all {len(ROTATIONS)} hidden cases (k from -3 to 37, d_model from 2 to 16)."
 
 
 # --- exercise 2: a smaller base --------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 - :func:`check_mask_for_mlm`: exercise 1 (implement): BERT's masked-LM corruption (Devlin et al. 2019,
   sec. 3.1, Task #1): choose each non-special token with probability ``prob``; of the chosen, 80% become
   [MASK], 10% a random token, 10% stay; the labels are the original ids at the chosen positions and -100
-  elsewhere. Checked by its statistics on hidden batches, as ``lib.bert.mask_tokens`` computes it.
+  elsewhere. Checked by its statistics on hidden batches, as ``lib.pretraining_data.mask_tokens`` computes it.
 - :func:`check_medium_size`: exercise 2 (predict, then check): the parameters of BERT-Medium (8 layers of
   width 512, 8 heads, feed-forward 2048; Turc et al. 2019) and the share of them in the embeddings.
 

@@ -175,13 +175,16 @@ def encoder_decoder_view(
     decoder's self-attention and the cross-attention (decoder queries, encoder keys).
 
     Args:
-        encoder_attention: list, one tensor [1, H, S, S] per layer (encoder self-attention), or None.
-        decoder_attention: list, one tensor [1, H, T, T] per layer (decoder self-attention), or None.
-        cross_attention: list, one tensor [1, H, T, S] per layer (decoder -> encoder), or None.
+        encoder_attention: tuple or list, one tensor [1, H, S, S] per layer (encoder self-attention),
+            or None.
+        decoder_attention: tuple or list, one tensor [1, H, T, T] per layer (decoder
+            self-attention), or None.
+        cross_attention: tuple or list, one tensor [1, H, T, S] per layer (decoder -> encoder), or
+            None.
             A 3-D [H, ., .] is promoted, one tensor is one layer; at least one of the three is given,
             and those given have the same numbers of layers and heads. This is the format of the
-            "encoder", "decoder" and "cross" entries of ``lib.transformer.Transformer(...,
-            return_attention=True)`` for a batch of one.
+            ``encoder_attentions``, ``decoder_attentions`` and ``cross_attentions`` tuples of
+            ``lib.transformer.Transformer(..., return_attention=True)`` for a batch of one.
         encoder_tokens: the S source tokens (needed with encoder or cross attention).
         decoder_tokens: the T target tokens (needed with decoder or cross attention).
         view: "head" (one layer at a time, bertviz's head view) or "model" (all layers and heads).

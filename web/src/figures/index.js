@@ -5,6 +5,7 @@ import { mountGpt } from "./gpt.js";
 import { mountMaskedSoftmax } from "./masked_softmax.js";
 import { mountPositional } from "./posenc.js";
 import { mountScores } from "./scores.js";
+import { mountPlayground } from "./playground.js";
 
 export const FIGURES = {
   "minilm-attention": mountAttention,
@@ -14,4 +15,5 @@ export const FIGURES = {
   "masked-softmax": mountMaskedSoftmax,
   "positional-encoding": mountPositional,
   "score-functions": mountScores,
+  playground: mountPlayground,
 };

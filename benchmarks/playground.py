@@ -1,0 +1,224 @@
+"""Benchmark 7: the Attention Playground's training step in the page, in native onnxruntime and in PyTorch.
+
+For each model size the page offers (tools/export_playground.py), one training step on a batch of 32
+reverse sequences: in headless Chromium (the built site's chapter 8 page; the Playground's own Web
+Worker, onnxruntime-web WebAssembly, one thread; timed inside the worker over 50 steps after 10 warm-up
+steps, so the figure's messages are not counted), in Python's onnxruntime on the same ONNX file (one
+thread), and in PyTorch eager (``lib.playground.Run.step``, one thread). Also: the time the page takes
+to learn reverse (learned positions, the default size) to 95% of held-out sequences, clicking Play, and
+the bytes the Playground downloads on first use beyond the runtime the other live figures share.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchmarks.common import Column, Section
+from benchmarks.live import SITE, _browser
+
+ROOT = Path(__file__).resolve().parents[1]
+RATIO_GOAL = 4.0  # page / native onnxruntime
+LEARN_GOAL = 5.0  # seconds to 95% held-out sequences on reverse
+BYTES_GOAL = 2e6  # beyond the runtime
+
+PAGE_STEPS = """
+const [key, n, warm] = Array.from(arguments).slice(0, 3);
+const done = arguments[arguments.length - 1];
+(async () => {
+  const root = document.querySelector(".book-live[data-live='playground']");
+  const [layers, heads, width] = key.match(/\\d+/g).map(Number);
+  const set = (k, v) => { const s = root.querySelector(`.book-pg-${k}`); s.value = String(v); };
+  set("layers", layers); set("heads", heads); set("width", width);
+  root.querySelector(".book-pg-reset").click();
+  const state = root.playground;
+  for (let i = 0; i < 600 && !(state.worker && root.dataset.state === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
+  const times = [];
+  const listen = (event) => { if (event.data.type === "progress" && event.data.ms) times.push([event.data.ms, event.data.steps.length]); };
+  state.worker.addEventListener("message", listen);
+  const go = (k) => new Promise((resolve) => {
+    const t0 = state.t;
+    state.worker.postMessage({ type: "step", n: k, probe: null });
+    const poll = () => (state.t >= t0 + k ? resolve() : setTimeout(poll, 5));
+    poll();
+  });
+  await go(warm);
+  times.length = 0;
+  await go(n);
+  state.worker.removeEventListener("message", listen);
+  const ms = times.reduce((s, [m]) => s + m, 0), steps = times.reduce((s, [, k]) => s + k, 0);
+  done(ms / steps);
+})().catch((e) => done("error: " + e.message));
+"""
+
+LEARN = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const root = document.querySelector(".book-live[data-live='playground']");
+  root.querySelector(".book-pg-reset").click();
+  const state = root.playground;
+  for (let i = 0; i < 600 && !(state.worker && root.dataset.state === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
+  const t0 = performance.now();
+  root.querySelector(".book-pg-play").click();
+  for (let i = 0; i < 6000; i++) {
+    const last = state.held[state.held.length - 1];
+    if (last && last[1] >= 0.95) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  root.querySelector(".book-pg-play").click();
+  const last = state.held[state.held.length - 1];
+  done([(performance.now() - t0) / 1000, last ? last[0] : 0, last ? last[1] : 0]);
+})().catch((e) => done("error: " + e.message));
+"""
+
+
+def _native_ms(path: Path, n: int, warm: int) -> float:
+    import onnxruntime as ort
+
+    from lib import playground as pg
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    key = path.name.split("-step")[0]
+    layers, heads, width = (int(s[1:]) for s in key.split("-"))
+    run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
+    names = [i.name for i in session.get_inputs()]
+    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    rng = pg.Mulberry32(0)
+    times = []
+    for t in range(1, warm + n + 1):
+        x, y = pg.make_batch("reverse", 32, rng)
+        feeds = [
+            x.numpy(),
+            y.numpy(),
+            np.array(3e-3, np.float32),
+            np.array(t, np.float32),
+            np.array(1.0, np.float32),
+            run.model.mask().numpy(),
+            *state,
+        ]
+        t0 = time.perf_counter()
+        out = session.run(None, dict(zip(names, feeds)))
+        if t > warm:
+            times.append(1e3 * (time.perf_counter() - t0))
+        state = out[3:]
+    return statistics.median(times)
+
+
+def _torch_ms(key: str, n: int, warm: int) -> float:
+    from lib import playground as pg
+
+    layers, heads, width = (int(s[1:]) for s in key.split("-"))
+    run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
+    times = []
+    for i in range(warm + n):
+        t0 = time.perf_counter()
+        run.step()
+        if i >= warm:
+            times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def run(
+    steps: int = 50, warmup: int = 10, site: Path = SITE, keys: list[str] | None = None
+) -> Section:
+    method = (
+        f"One training step (forward, loss, gradients, Adam) on a batch of 32 reverse sequences, in milliseconds: *page*: the "
+        f"mean over {steps} steps after {warmup} warm-up steps, timed inside the Playground's Web Worker (onnxruntime-web "
+        "WebAssembly with SIMD, one thread) on the built chapter 8 page in headless Chromium; *native*: the median of the "
+        "same steps of the same ONNX file in Python's onnxruntime, one thread; *PyTorch*: the median of "
+        "`lib.playground.Run.step`, eager, one thread. *learn*: seconds from Play until the page's held-out sequence "
+        "accuracy (measured every 25 steps) reaches 95% on reverse with learned positions at the default size."
+    )
+    columns = [
+        Column("case", "size"),
+        Column("page", "page (ms)", ".2f"),
+        Column("native", "native (ms)", ".2f"),
+        Column("torch", "PyTorch (ms)", ".2f"),
+        Column("ratio", "page / native", ".2f"),
+        Column(
+            "met",
+            f"within {RATIO_GOAL:g}x and faster than PyTorch",
+            lambda m: "yes" if m else "**no**",
+        ),
+    ]
+    section = Section("playground", "7. The Playground's training step", method, columns)
+    folder = site / "_static" / "live" / "playground"
+    if not (folder / "manifest.json").is_file() or not shutil.which("chromium"):
+        section.status = f"skipped: no built site with the Playground at {site} or no Chromium"
+        return section
+    torch.set_num_threads(1)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    driver, httpd, url, profile = _browser(site)
+    try:
+        driver.get(f"{url}/notebooks/08_positional_encoding.html")
+        time.sleep(1)
+        for key, entry in manifest["models"].items():
+            if keys is not None and key not in keys:
+                continue
+            page = driver.execute_async_script(PAGE_STEPS, key, steps, warmup)
+            if isinstance(page, str):
+                raise RuntimeError(page)
+            native = _native_ms(folder / entry["step"], steps, warmup)
+            eager = _torch_ms(key, steps, warmup)
+            section.rows.append(
+                dict(
+                    case=key,
+                    page=page,
+                    native=native,
+                    torch=eager,
+                    ratio=page / native,
+                    met=page / native <= RATIO_GOAL and page < eager,
+                )
+            )
+        driver.get(f"{url}/notebooks/08_positional_encoding.html")
+        time.sleep(1)
+        learn = driver.execute_async_script(LEARN)
+        if isinstance(learn, str):
+            raise RuntimeError(learn)
+    finally:
+        driver.quit()
+        httpd.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
+    default = manifest["models"]["L1-H2-D32"]
+    first_use = (
+        default["bytes"] + (site / "_static" / "live" / "playground_worker.js").stat().st_size
+    )
+    learned = learn[0] <= LEARN_GOAL and learn[2] >= 0.95
+    section.goals.append(
+        dict(
+            goal=f"the page learns reverse to 95% of held-out sequences in {LEARN_GOAL:g} s",
+            measured=f"{learn[0]:.1f} s ({100 * learn[2]:.0f}% at step {learn[1]})",
+            met=learned,
+        )
+    )
+    section.goals.append(
+        dict(
+            goal=f"first use downloads {BYTES_GOAL / 1e6:g} MB or less beyond the runtime",
+            measured=f"{first_use / 1e6:.2f} MB",
+            met=first_use <= BYTES_GOAL,
+        )
+    )
+    rows = [r for r in section.rows]
+    section.goals.append(
+        dict(
+            goal=f"page within {RATIO_GOAL:g}x of native onnxruntime and faster than PyTorch, every size",
+            measured=f"{sum(r['met'] for r in rows)} of {len(rows)} sizes",
+            met=all(r["met"] for r in rows),
+        )
+    )
+    section.findings.append(
+        f"Learning reverse in the page (learned positions, 1 layer, 2 heads, width 32): {learn[0]:.1f} s to "
+        f"{100 * learn[2]:.0f}% of held-out sequences at step {learn[1]} (goal {LEARN_GOAL:g} s: "
+        f"{'met' if learn[0] <= LEARN_GOAL and learn[2] >= 0.95 else '**not met**'}). Bytes on first use beyond the "
+        f"runtime: {first_use / 1e6:.2f} MB (the size's two graphs and the training worker; goal {BYTES_GOAL / 1e6:g} MB: "
+        f"{'met' if first_use <= BYTES_GOAL else '**not met**'})."
+    )
+    return section

@@ -1,0 +1,406 @@
+"""The Attention Playground: five small sequence tasks and a tiny Transformer that learns them, one
+training step at a time, in the notebook and (exported to ONNX) in the page.
+
+Shape legend: B sequences in a batch, L = 8 positions, V = 16 symbols (inputs and answers share
+one table), D width, H heads, N layers.
+
+Tasks (``make_batch``): each is a sequence x [L] and an answer y [L], one symbol per position.
+
+    copy       y_t = x_t                                   (attend to yourself)
+    reverse    y_t = x_{L-1-t}                             (attend to the mirror position)
+    sort       y   = sorted(x)                             (count what is smaller)
+    brackets   x: four nested pairs of ( ) [ ] , each with a digit 0-3;
+               y_t = the digit of the bracket that matches x_t   (chapter 7's head)
+    induction  y_t = the symbol after the previous occurrence of x_t, or NONE
+               (two heads in two layers: previous token, then induction; Olsson et al. 2022)
+
+The sequences come from ``Mulberry32``, a 32-bit generator written the same way in the page
+(web/src/playground/tasks.js), so a seed gives the same batches in Python and in the browser
+(tests/test_playground.py). Weights are drawn from it too (``init_weights``), for the same reason.
+
+The model (``PlaygroundModel``): token embedding + a position table (learned, sinusoidal or none)
+-> N of the Transformer's encoder layers (``lib.transformer.EncoderLayer``, pre-LN, no dropout),
+bidirectional or causal -> LayerNorm -> a linear read-out to V symbols. Without positions and
+without a causal mask the layers are permutation-equivariant (chapter 8), so reverse cannot be
+learned; with a causal mask a model can find positions without any encoding (Haviv et al. 2022).
+
+Training (``train_step``): cross-entropy over every position, Adam (Kingma and Ba 2015, alg. 1)
+written out, so that the whole step, weights and optimizer state in and out, is one pure function
+that tools/export_playground.py exports as an ordinary ONNX graph for the page.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+
+from lib._validate import check_int
+from lib.positional import sinusoidal_encoding
+from lib.transformer import EncoderLayer
+
+__all__ = [
+    "LENGTH",
+    "VOCAB",
+    "NONE",
+    "TASKS",
+    "POSITIONAL",
+    "Mulberry32",
+    "make_batch",
+    "answer",
+    "PlaygroundConfig",
+    "PlaygroundOutput",
+    "PlaygroundModel",
+    "StepOutput",
+    "AdamState",
+    "init_weights",
+    "token_loss",
+    "train_step",
+    "evaluate",
+    "Run",
+    "HELD_OUT_SALT",
+    "HELD_OUT_SIZE",
+    "DIVERGED",
+    "symbols",
+]
+
+LENGTH = 8
+VOCAB = 16
+NONE = 15  # induction's answer where x_t has not occurred before
+TASKS = ("copy", "reverse", "sort", "brackets", "induction")
+POSITIONAL = ("learned", "sinusoidal", "none")
+_ALPHABET = {"copy": 10, "reverse": 10, "sort": 10, "induction": 6}  # symbols 0 .. n-1
+_BRACKETS = "()[]"  # token 4 * kind + digit: "(" 0-3, ")" 4-7, "[" 8-11, "]" 12-15
+
+
+class Mulberry32:
+    """A 32-bit generator (Tommy Ettinger's mulberry32), written bit for bit as in JavaScript."""
+
+    def __init__(self, seed: int):
+        self.state = seed & 0xFFFFFFFF
+
+    def random(self) -> float:
+        """A float in [0, 1), a multiple of 2^-32."""
+        self.state = (self.state + 0x6D2B79F5) & 0xFFFFFFFF
+        t = self.state
+        t = _imul(t ^ (t >> 15), t | 1)
+        t = (t + _imul(t ^ (t >> 7), t | 61)) & 0xFFFFFFFF ^ t
+        return ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296
+
+    def randint(self, n: int) -> int:
+        """An integer in [0, n)."""
+        return int(self.random() * n)
+
+
+def _imul(a: int, b: int) -> int:
+    return (a * b) & 0xFFFFFFFF  # JavaScript's Math.imul, read as unsigned
+
+
+def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
+    if task == "brackets":
+        x, y, stack, opened = [], [0] * LENGTH, [], 0
+        for t in range(LENGTH):
+            if opened < LENGTH // 2 and (not stack or rng.random() < 0.5):
+                kind, digit = rng.randint(2), rng.randint(4)
+                stack.append((t, kind, digit))
+                x.append(8 * kind + digit)  # "(" or "["
+                opened += 1
+            else:
+                start, kind, digit = stack.pop()
+                closing = rng.randint(4)
+                x.append(8 * kind + 4 + closing)  # ")" or "]"
+                y[start], y[t] = closing, digit
+        return x, y
+    x = [rng.randint(_ALPHABET[task]) for _ in range(LENGTH)]
+    if task == "copy":
+        return x, list(x)
+    if task == "reverse":
+        return x, x[::-1]
+    if task == "sort":
+        return x, sorted(x)
+    last, y = {}, []  # induction: the symbol after the previous occurrence
+    for t, s in enumerate(x):
+        y.append(x[last[s] + 1] if s in last else NONE)
+        last[s] = t
+    return x, y
+
+
+def answer(task: str, x: list[int]) -> list[int] | None:
+    """The right answer y for an input x of ``task`` (None if x is not a valid input of the task)."""
+    if task == "brackets":
+        y, stack = [0] * len(x), []
+        for t, s in enumerate(x):
+            if (s // 4) % 2 == 0:
+                stack.append(t)
+            elif not stack or x[stack[-1]] // 8 != s // 8:
+                return None
+            else:
+                start = stack.pop()
+                y[start], y[t] = s % 4, x[start] % 4
+        return None if stack else y
+    if task in ("copy", "reverse", "sort") and all(0 <= s < _ALPHABET[task] for s in x):
+        return {"copy": list(x), "reverse": x[::-1], "sort": sorted(x)}[task]
+    if task == "induction" and all(0 <= s < _ALPHABET[task] for s in x):
+        last, y = {}, []
+        for t, s in enumerate(x):
+            y.append(x[last[s] + 1] if s in last else NONE)
+            last[s] = t
+        return y
+    return None
+
+
+def make_batch(task: str, batch_size: int, rng: Mulberry32) -> tuple[Tensor, Tensor]:
+    """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64."""
+    if task not in TASKS:
+        raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
+    check_int(batch_size, "batch_size", 1)
+    pairs = [_sequence(task, rng) for _ in range(batch_size)]
+    return torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
+
+
+def symbols(task: str, ids) -> list[str]:
+    """How the page writes a sequence: digits, brackets with their digit, or "-" for NONE."""
+    if task == "brackets":
+        return [_BRACKETS[i // 4] + str(i % 4) for i in ids]
+    return ["-" if i == NONE else str(i) for i in ids]
+
+
+@dataclass(frozen=True)
+class PlaygroundConfig:
+    """What the reader sets: the model's sizes, its positions and mask, and the training run."""
+
+    task: str = "reverse"
+    n_layers: int = 1
+    n_heads: int = 2
+    d_model: int = 32
+    positional: str = "learned"
+    causal: bool = False
+    lr: float = 3e-3
+    batch_size: int = 32
+    seed: int = 0
+
+    def __post_init__(self):
+        _check_config(self)
+
+
+class PlaygroundOutput(NamedTuple):
+    logits: Tensor  # [B, L, V]
+    attentions: tuple[Tensor, ...] | None  # one [B, H, L, L] per layer
+
+
+class PlaygroundModel(nn.Module):
+    """Embedding + positions -> N encoder layers -> LayerNorm -> read-out (module docstring).
+
+    forward(input_ids [B, L], return_attention) -> PlaygroundOutput(logits [B, L, V], attentions).
+    The position table ``pos`` [L, D] is a parameter in every mode, so that every configuration has
+    the same weights; it is trained only when ``positional == "learned"`` (``train_step``)."""
+
+    def __init__(self, config: PlaygroundConfig):
+        super().__init__()
+        self.config = config
+        D = config.d_model
+        self.tok = nn.Embedding(VOCAB, D)
+        self.pos = nn.Parameter(torch.zeros(LENGTH, D))
+        self.layers = nn.ModuleList(
+            EncoderLayer(D, config.n_heads, 4 * D, dropout=0.0, norm_first=True)
+            for _ in range(config.n_layers)
+        )
+        self.norm = nn.LayerNorm(D)
+        self.out = nn.Linear(D, VOCAB)
+        init_weights(self, config.seed)
+
+    def mask(self, L: int = LENGTH) -> Tensor:
+        """bool [L, L], True where a query may attend: causal (on and below the diagonal) or all."""
+        if self.config.causal:
+            return torch.ones(L, L, dtype=torch.bool).tril()
+        return torch.ones(L, L, dtype=torch.bool)
+
+    def forward(
+        self, input_ids: Tensor, attn_mask: Tensor | None = None, return_attention: bool = False
+    ) -> PlaygroundOutput:
+        """input_ids [B, L], attn_mask bool [L, L] (True = may attend; default ``self.mask(L)``) ->
+        logits [B, L, V] and, if asked, the attention weights of every layer."""
+        L = input_ids.shape[1]
+        mask = self.mask(L) if attn_mask is None else attn_mask
+        x = self.tok(input_ids) + self.pos[:L]  # [B, L, D]
+        attentions = []
+        for layer in self.layers:
+            x, weights = layer(x, mask=mask, need_weights=True)  # weights [B, H, L, L]
+            attentions.append(weights)
+        logits = self.out(self.norm(x))  # [B, L, V]
+        return PlaygroundOutput(logits, tuple(attentions) if return_attention else None)
+
+
+def init_weights(model: PlaygroundModel, seed: int) -> None:
+    """Every weight drawn from Mulberry32(seed) in ``named_parameters`` order, so the page draws the
+    same numbers (``init_plan`` tells it how): LayerNorm gains 1, biases 0, embeddings and
+    matrices uniform in +-sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010); the position table
+    is the sinusoidal encoding, zeros, or uniform in +-0.1 when learned."""
+    rng = Mulberry32(seed)
+    with torch.no_grad():
+        for name, p, kind, bound in init_plan(model):
+            if kind == "uniform":
+                draws = [(2 * rng.random() - 1) * bound for _ in range(p.numel())]
+                p.copy_(torch.tensor(draws, dtype=torch.float64).view_as(p))
+            elif kind == "ones":
+                p.fill_(1.0)
+            elif kind == "zeros":
+                p.zero_()
+            else:  # "sinusoidal"
+                p.copy_(sinusoidal_encoding(LENGTH, model.config.d_model))
+
+
+def init_plan(model: PlaygroundModel) -> list[tuple[str, nn.Parameter, str, float]]:
+    """(name, parameter, kind, bound) for every parameter, in ``named_parameters`` order."""
+    plan = []
+    for name, p in model.named_parameters():
+        if name == "pos":
+            kind = {"learned": "uniform", "sinusoidal": "sinusoidal", "none": "zeros"}[
+                model.config.positional
+            ]
+            plan.append((name, p, kind, 0.1))
+        elif name.endswith("bias"):
+            plan.append((name, p, "zeros", 0.0))
+        elif p.dim() == 1:  # LayerNorm gains
+            plan.append((name, p, "ones", 0.0))
+        else:
+            plan.append((name, p, "uniform", math.sqrt(6.0 / (p.shape[0] + p.shape[1]))))
+    return plan
+
+
+def token_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """Mean cross-entropy over every position, as log_softmax and gather (F.cross_entropy gave
+    wrong gradients once exported to ONNX, issue 24; this form is exact)."""
+    logp = torch.log_softmax(logits, dim=-1)  # [B, L, V]
+    return -logp.gather(-1, targets.unsqueeze(-1)).mean()
+
+
+class AdamState(NamedTuple):
+    step: int
+    m: tuple[Tensor, ...]  # first moments, one per parameter
+    v: tuple[Tensor, ...]  # second moments
+
+
+class StepOutput(NamedTuple):
+    loss: Tensor  # [] before the update
+    token_accuracy: Tensor  # [] share of positions right, before the update
+    sequence_accuracy: Tensor  # [] share of sequences entirely right
+    params: tuple[Tensor, ...]
+    m: tuple[Tensor, ...]
+    v: tuple[Tensor, ...]
+
+
+BETAS, EPS = (0.9, 0.999), 1e-6
+
+
+def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, mask) -> StepOutput:
+    """One step of Adam on one batch, as a pure function of tensors (what the page runs).
+
+    params, m, v: tuples in ``model.named_parameters()`` order; step: the step number t >= 1 (a
+    float tensor); lr: the learning rate; train_pos: 1.0 to train the position table, 0.0 to keep
+    it (sinusoidal or none); mask: ``model.mask()``. Returns the loss and accuracies before the
+    update, and the new state."""
+    names = [n for n, _ in model.named_parameters()]
+    logits = torch.func.functional_call(
+        model, dict(zip(names, params)), (x, mask)
+    ).logits  # [B, L, V]
+    loss = token_loss(logits, y)
+    grads = torch.autograd.grad(loss, params)
+    right = logits.argmax(-1) == y  # [B, L]
+    b1, b2 = BETAS
+    new_p, new_m, new_v = [], [], []
+    for name, p, g, m_i, v_i in zip(names, params, grads, m, v):
+        if name == "pos":
+            g = g * train_pos
+        m_i = b1 * m_i + (1 - b1) * g  # Adam, alg. 1
+        v_i = b2 * v_i + (1 - b2) * g * g
+        m_hat = m_i / (1 - b1**step)
+        v_hat = v_i / (1 - b2**step)
+        new_p.append((p - lr * m_hat / (v_hat.sqrt() + EPS)).detach())
+        new_m.append(m_i.detach())
+        new_v.append(v_i.detach())
+    return StepOutput(
+        loss.detach(),
+        right.float().mean(),
+        right.all(-1).float().mean(),
+        tuple(new_p),
+        tuple(new_m),
+        tuple(new_v),
+    )
+
+
+def evaluate(model: PlaygroundModel, x: Tensor, y: Tensor) -> tuple[float, float]:
+    """(token accuracy, sequence accuracy) of ``model`` on held-out sequences."""
+    with torch.no_grad():
+        right = model(x).logits.argmax(-1) == y
+    return right.float().mean().item(), right.all(-1).float().mean().item()
+
+
+def _check_config(c: PlaygroundConfig) -> None:
+    if c.task not in TASKS:
+        raise ValueError(f"task: expected one of {TASKS}, got {c.task!r}")
+    if c.positional not in POSITIONAL:
+        raise ValueError(f"positional: expected one of {POSITIONAL}, got {c.positional!r}")
+    check_int(c.n_layers, "n_layers", 1)
+    check_int(c.n_heads, "n_heads", 1)
+    check_int(c.d_model, "d_model", 1)
+    check_int(c.batch_size, "batch_size", 1)
+    check_int(c.seed, "seed", 0)
+    if c.d_model % c.n_heads:
+        raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
+    if not isinstance(c.causal, bool):
+        raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
+    if isinstance(c.lr, bool) or not isinstance(c.lr, (int, float)) or not 0 < c.lr <= 10:
+        raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
+
+
+DIVERGED = 3 * math.log(VOCAB)  # a loss above three times a uniform guess's: training has diverged
+HELD_OUT_SALT = 0x5EED  # the held-out sequences come from Mulberry32(seed ^ HELD_OUT_SALT)
+HELD_OUT_SIZE = 256
+
+
+class Run:
+    """A training run as the page runs it: the batches from Mulberry32(seed), the weights from
+    ``init_weights``, one ``train_step`` per ``step()``; ``history`` holds (loss, token accuracy,
+    sequence accuracy) of every step, ``held_out()`` the accuracies on 256 held-out sequences."""
+
+    def __init__(self, config: PlaygroundConfig):
+        self.config = config
+        self.model = PlaygroundModel(config)
+        self.params = tuple(p.detach().clone() for p in self.model.parameters())
+        self.m = tuple(torch.zeros_like(p) for p in self.params)
+        self.v = tuple(torch.zeros_like(p) for p in self.params)
+        self.t = 0
+        self.rng = Mulberry32(config.seed)
+        self.held_x, self.held_y = make_batch(
+            config.task, HELD_OUT_SIZE, Mulberry32(config.seed ^ HELD_OUT_SALT)
+        )
+        self.history: list[tuple[float, float, float]] = []
+
+    def step(self) -> StepOutput:
+        c = self.config
+        x, y = make_batch(c.task, c.batch_size, self.rng)
+        self.t += 1
+        params = tuple(p.requires_grad_(True) for p in self.params)
+        out = train_step(
+            self.model, params, self.m, self.v, torch.tensor(float(self.t)), x, y,
+            torch.tensor(float(c.lr)), torch.tensor(1.0 if c.positional == "learned" else 0.0), self.model.mask(),
+        )  # fmt: skip
+        self.params, self.m, self.v = out.params, out.m, out.v
+        self.history.append(
+            (out.loss.item(), out.token_accuracy.item(), out.sequence_accuracy.item())
+        )
+        return out
+
+    def sync(self) -> PlaygroundModel:
+        """The model with the run's current weights."""
+        with torch.no_grad():
+            for p, q in zip(self.model.parameters(), self.params):
+                p.copy_(q)
+        return self.model
+
+    def held_out(self) -> tuple[float, float]:
+        return evaluate(self.sync(), self.held_x, self.held_y)

@@ -1,0 +1,192 @@
+"""The Attention Playground as a figure: the same run in the kernel and in the page (issue 24).
+
+:func:`playground_figure` trains ``lib.playground.Run`` in the kernel (the same batches, weights and
+steps as the page: web/src/figures/playground.js) and returns a :class:`lib.viz.live.LiveFigure`:
+
+- on the site, the page draws this run at once and trains again in the reader's browser on Play;
+- in Jupyter and Colab, a form with the same settings trains in the kernel and redraws the same
+  pictures (loss and held-out accuracy against steps, every head's attention on a probe sequence);
+- elsewhere, the PNG of the run.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+
+from lib import playground as pg
+from lib.viz.heatmap import attention_heatmap
+from lib.viz.interactive import figure_png
+from lib.viz.live import LiveFigure
+
+__all__ = ["PROBES", "playground_figure", "train_run", "draw_run"]
+
+HELD_EVERY = 25  # as the page: held-out accuracy every 25 steps
+
+PROBES = {
+    "copy": "3 1 4 1 5 9 2 6",
+    "reverse": "3 1 4 1 5 9 2 6",
+    "sort": "3 1 4 1 5 9 2 6",
+    "brackets": "(1 [2 ]0 )3 [1 ]2 (0 )1",
+    "induction": "1 2 3 1 2 4 1 2",
+}
+
+
+def parse_probe(task: str, text: str) -> list[int]:
+    """The ids of a probe written as the page writes it (``lib.playground.symbols``)."""
+    table = {s: i for i in range(pg.VOCAB) for s in [pg.symbols(task, [i])[0]]}
+    ids = [table.get(p) for p in text.split()]
+    if None in ids or len(ids) != pg.LENGTH or pg.answer(task, ids) is None:
+        raise ValueError(f"probe: expected {pg.LENGTH} symbols of the {task} task, got {text!r}")
+    return ids
+
+
+def train_run(config: pg.PlaygroundConfig, steps: int) -> tuple[pg.Run, list[list[float]]]:
+    """``steps`` steps of a run; returns it and its held-out sequence accuracy every 25 steps."""
+    run, held = pg.Run(config), []
+    for _ in range(steps):
+        run.step()
+        if run.t % HELD_EVERY == 0:
+            held.append([run.t, run.held_out()[1]])
+    return run, held
+
+
+def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
+    """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``."""
+    c = run.config
+    with torch.no_grad():
+        out = run.sync()(torch.tensor([probe]), return_attention=True)
+    att = torch.stack(out.attentions)[:, 0]  # [N, H, L, L]
+    n_maps = c.n_layers * c.n_heads
+    fig, axes = plt.subplots(
+        1, 1 + n_maps, figsize=(3.6 + 2.4 * n_maps, 2.8), dpi=80, layout="constrained"
+    )
+    ax = axes[0]
+    losses = [h[0] for h in run.history]
+    ax.plot(range(1, len(losses) + 1), losses, color="#e8710a", label="training loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax2 = ax.twinx()
+    ax2.plot(
+        [h[0] for h in held],
+        [h[1] for h in held],
+        color="#1f77b4",
+        marker="o",
+        ms=3,
+        label="held-out sequences right",
+    )
+    ax2.set_ylim(0, 1.02)
+    ax2.set_ylabel("held-out accuracy")
+    ax.set_title(f"{c.task}, positions: {c.positional}", fontsize=9)
+    labels = pg.symbols(c.task, probe)
+    for i, ax in enumerate(axes[1:]):
+        layer, head = divmod(i, c.n_heads)
+        attention_heatmap(
+            att[layer, head],
+            labels,
+            labels,
+            ax=ax,
+            title=f"layer {layer}, head {head}",
+            annotate=False,
+        )
+    return fig
+
+
+def playground_figure(
+    config: pg.PlaygroundConfig | None = None,
+    steps: int = 300,
+    probe: str | None = None,
+    caption: str | None = None,
+    trained: tuple[pg.Run, list] | None = None,
+) -> LiveFigure:
+    """The Playground, first showing ``steps`` steps of ``config`` trained in the kernel (or the
+    ``trained`` run and held-out list that ``train_run(config, steps)`` returned)."""
+    config = config or pg.PlaygroundConfig()
+    probe_ids = parse_probe(config.task, probe or PROBES[config.task])
+    if trained is not None and (trained[0].config != config or trained[0].t != steps):
+        raise ValueError(
+            f"trained: expected a run of {steps} steps of {config}, got {trained[0].t} steps of {trained[0].config}"
+        )
+    run, held = trained or train_run(config, steps)
+    fig = draw_run(run, held, probe_ids)
+    png = figure_png(fig)
+    plt.close(fig)
+    last = held[-1][1] if held else run.held_out()[1]
+    alt = (
+        f"Left: the training loss of the {config.task} task falling from {run.history[0][0]:.2f} to "
+        f"{run.history[-1][0]:.3f} over {steps} steps, and the held-out sequence accuracy reaching {100 * last:.0f}%. "
+        f"Right: the attention of each of the {config.n_layers * config.n_heads} heads on the probe "
+        f"{' '.join(pg.symbols(config.task, probe_ids))}."
+    )
+    defaults = {
+        "task": config.task, "layers": config.n_layers, "heads": config.n_heads, "width": config.d_model,
+        "pos": config.positional, "mask": "causal" if config.causal else "bidirectional",
+        "lr": config.lr, "batch": config.batch_size, "seed": config.seed,
+    }  # fmt: skip
+    example = {
+        "defaults": defaults,
+        "history": [round(h[0], 5) for h in run.history],
+        "held_out": held,
+        "probes": {**PROBES, config.task: probe or PROBES[config.task]},
+    }
+    return LiveFigure(
+        "playground",
+        example,
+        png=png,
+        alt=alt,
+        widget=_widget(config, steps, probe_ids, png),
+        caption=caption,
+    )
+
+
+def _widget(config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: bytes):
+    """The kernel's form: the page's settings, a Train button, the same pictures."""
+    try:
+        import ipywidgets as widgets
+        from IPython.display import Image, display
+    except ImportError:  # pragma: no cover - the book's environment has both
+        return None
+    choose = {
+        "task": widgets.Dropdown(options=list(pg.TASKS), value=config.task, description="task"),
+        "n_layers": widgets.Dropdown(options=[1, 2], value=config.n_layers, description="layers"),
+        "n_heads": widgets.Dropdown(options=[1, 2, 4], value=config.n_heads, description="heads"),
+        "d_model": widgets.Dropdown(
+            options=[16, 32, 64], value=config.d_model, description="width"
+        ),
+        "positional": widgets.Dropdown(
+            options=list(pg.POSITIONAL), value=config.positional, description="positions"
+        ),
+        "causal": widgets.Checkbox(value=config.causal, description="causal"),
+        "lr": widgets.Dropdown(
+            options=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0], value=config.lr, description="lr"
+        ),
+        "batch_size": widgets.Dropdown(
+            options=[8, 16, 32, 64, 128], value=config.batch_size, description="batch"
+        ),
+        "seed": widgets.BoundedIntText(value=config.seed, min=0, max=2**32 - 1, description="seed"),
+    }
+    n_steps = widgets.BoundedIntText(value=steps, min=1, max=5000, description="steps")
+    button = widgets.Button(description="Train")
+    out = widgets.Output()
+
+    def train(_=None):
+        c = pg.PlaygroundConfig(**{k: w.value for k, w in choose.items()})
+        ids = probe_ids if c.task == config.task else parse_probe(c.task, PROBES[c.task])
+        run, held = train_run(c, n_steps.value)
+        fig = draw_run(run, held, ids)
+        png = figure_png(fig)
+        plt.close(fig)
+        with out:
+            out.clear_output(wait=True)
+            display(Image(png))
+
+    button.on_click(train)
+    with out:
+        display(Image(png))  # the run above, until the reader trains another
+    return widgets.VBox(
+        [
+            widgets.HBox(list(choose.values())[:5]),
+            widgets.HBox([*list(choose.values())[5:], n_steps, button]),
+            out,
+        ]
+    )

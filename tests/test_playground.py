@@ -1,0 +1,260 @@
+"""The Attention Playground (issue 24): its tasks, its model, its exported training step.
+
+- The tasks and the initial weights come from Mulberry32, written in Python (lib.playground) and in
+  the page (web/src/playground/tasks.js): the same seed gives the same batches and weights, checked
+  under node bit for bit.
+- The lesson holds: reverse is learned with positions and not without them.
+- The exported graphs (tools/export_playground.py, one size exported here, about 20 s) equal
+  PyTorch. Tolerances, measured: one step from the same state agrees to 3e-8 on every parameter
+  (float32 rounding of reordered sums); over 20 steps the losses agree to 1e-5 (measured 1.2e-6 on
+  this size): Adam divides each gradient by its own running size, so a parameter whose true
+  gradient is zero (the key bias: softmax does not see a constant added to every score) moves with
+  the rounding noise, and the two runs drift apart slowly; 1e-4 on the loss is below anything the
+  page's curve can show.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from lib import playground as pg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import export_playground as ex  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+
+STEP_TOL = 1e-6  # one step, every parameter, m and v
+LOSS_TOL = 1e-4  # 20 steps, every loss
+
+NODE = shutil.which("node")
+
+
+def run_node(script: str) -> object:
+    path = ROOT / "web" / "src" / "playground" / "tasks.js"
+    code = f'import * as t from "{path.as_posix()}";\n{script}'
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", code], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+# --- the tasks ----------------------------------------------------------------------------------
+
+
+def test_mulberry32_first_draws():
+    # the reference values of mulberry32(1) (the generator as published, in JavaScript)
+    rng = pg.Mulberry32(1)
+    draws = [rng.random() for _ in range(3)]
+    assert all(0 <= d < 1 for d in draws)
+    assert draws[0] == pytest.approx(0.6270739405881613, abs=0)
+
+
+@pytest.mark.parametrize("task", pg.TASKS)
+def test_tasks_are_what_they_say(task):
+    x, y = pg.make_batch(task, 200, pg.Mulberry32(7))
+    assert x.shape == y.shape == (200, pg.LENGTH) and x.dtype == y.dtype == torch.int64
+    assert int(x.max()) < pg.VOCAB and int(y.max()) < pg.VOCAB and int(x.min()) >= 0
+    for xs, ys in zip(x.tolist(), y.tolist()):
+        if task == "copy":
+            assert ys == xs
+        elif task == "reverse":
+            assert ys == xs[::-1]
+        elif task == "sort":
+            assert ys == sorted(xs)
+        elif task == "brackets":
+            stack = []
+            for t, s in enumerate(xs):
+                kind, closing = s // 8, (s // 4) % 2
+                if not closing:
+                    stack.append(t)
+                else:
+                    start = stack.pop()
+                    assert xs[start] // 8 == kind  # "(" closes with ")", "[" with "]"
+                    assert (
+                        ys[start] == s % 4 and ys[t] == xs[start] % 4
+                    )  # each answers its partner's digit
+            assert not stack
+        else:
+            for t, s in enumerate(xs):
+                before = [u for u in range(t) if xs[u] == s]
+                assert ys[t] == (xs[before[-1] + 1] if before else pg.NONE)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_the_page_draws_the_same_batches_and_weights():
+    got = run_node(
+        """
+const out = {};
+for (const task of t.TASKS) for (const seed of [0, 1, 12345, 4294967295]) {
+  const rng = new t.Mulberry32(seed);
+  const a = t.makeBatch(task, 64, rng), b = t.makeBatch(task, 64, rng);
+  out[task + seed] = [Array.from(a.x, Number), Array.from(a.y, Number), Array.from(b.x, Number)];
+}
+const plan = [{shape: [3, 4], init: "uniform", bound: 0.5}, {shape: [4], init: "ones"}, {shape: [2], init: "zeros"}, {shape: [5], init: "uniform", bound: 0.1}];
+out.weights = t.initWeights(plan, 99, null).map((w) => Array.from(w));
+process.stdout.write(JSON.stringify(out));
+"""
+    )
+    for task in pg.TASKS:
+        for seed in (0, 1, 12345, 4294967295):
+            rng = pg.Mulberry32(seed)
+            a, b = pg.make_batch(task, 64, rng), pg.make_batch(task, 64, rng)
+            assert got[task + str(seed)] == [
+                a[0].flatten().tolist(),
+                a[1].flatten().tolist(),
+                b[0].flatten().tolist(),
+            ]
+    rng = pg.Mulberry32(99)
+    first = torch.tensor(
+        [(2 * rng.random() - 1) * 0.5 for _ in range(12)], dtype=torch.float64
+    ).float()
+    last = torch.tensor(
+        [(2 * rng.random() - 1) * 0.1 for _ in range(5)], dtype=torch.float64
+    ).float()
+    assert got["weights"] == [first.tolist(), [1.0] * 4, [0.0] * 2, last.tolist()]
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="task: expected one of"):
+        pg.make_batch("shuffle", 4, pg.Mulberry32(0))
+    with pytest.raises(ValueError, match="d_model: expected a multiple of n_heads=4"):
+        pg.PlaygroundConfig(d_model=18, n_heads=4)
+    with pytest.raises(ValueError, match="positional"):
+        pg.PlaygroundConfig(positional="rotary")
+    with pytest.raises(ValueError, match="lr"):
+        pg.PlaygroundConfig(lr=30.0)
+
+
+# --- the lesson ---------------------------------------------------------------------------------
+
+
+def train(config: pg.PlaygroundConfig, steps: int) -> pg.Run:
+    run = pg.Run(config)
+    for _ in range(steps):
+        run.step()
+    return run
+
+
+def test_reverse_needs_positions():
+    torch.set_num_threads(1)
+    learned = train(pg.PlaygroundConfig(task="reverse", positional="learned"), 300)
+    blind = train(pg.PlaygroundConfig(task="reverse", positional="none"), 300)
+    assert learned.held_out()[1] >= 0.95  # sequence accuracy, 256 held-out sequences
+    assert blind.held_out()[1] <= 0.05  # permutation-equivariant: every position gets one answer
+    assert blind.history[-1][0] > 1.0 > 0.05 > learned.history[-1][0]
+
+
+# --- the exported graphs ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("live")
+    torch.set_num_threads(1)
+    manifest = ex.export_all(out, [(1, 2, 16)], log=lambda *_: None)
+    return out / "playground", manifest["models"]["L1-H2-D16"]
+
+
+def session(path: Path) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def test_one_step_equals_pytorch_from_any_state(exported):
+    folder, entry = exported
+    model = ex.model_for(1, 2, 16)
+    g = torch.Generator().manual_seed(1)
+    params = [p.detach().clone() for p in model.parameters()]
+    m = [torch.randn(p.shape, generator=g) * 0.01 for p in params]
+    v = [torch.rand(p.shape, generator=g) * 1e-4 for p in params]
+    x, y = pg.make_batch("sort", 48, pg.Mulberry32(3))  # another batch size than the export's
+    args = (
+        x,
+        y,
+        torch.tensor(3e-3),
+        torch.tensor(7.0),
+        torch.tensor(1.0),
+        model.mask(),
+        *params,
+        *m,
+        *v,
+    )
+    ref = ex.step_function(model)(*args)
+    sess = session(folder / entry["step"])
+    got = sess.run(
+        None, dict(zip([i.name for i in sess.get_inputs()], [a.detach().numpy() for a in args]))
+    )
+    assert len(got) == len(ref) == 3 + 3 * len(params)
+    assert abs(got[0] - ref[0].item()) < STEP_TOL
+    assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+
+
+def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
+    folder, entry = exported
+    config = pg.PlaygroundConfig(task="reverse", n_layers=1, n_heads=2, d_model=16, seed=5)
+    run = pg.Run(config)
+    sess = session(folder / entry["step"])
+    names = [i.name for i in sess.get_inputs()]
+    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    rng = pg.Mulberry32(config.seed)
+    for t in range(1, 21):
+        x, y = pg.make_batch(config.task, config.batch_size, rng)
+        scalars = [
+            np.array(config.lr, np.float32),
+            np.array(t, np.float32),
+            np.array(1.0, np.float32),
+        ]
+        got = sess.run(
+            None,
+            dict(zip(names, [x.numpy(), y.numpy(), *scalars, run.model.mask().numpy(), *state])),
+        )
+        state = got[3:]
+        run.step()
+        assert abs(got[0] - run.history[-1][0]) < LOSS_TOL, t
+    # the page's "Download weights": safetensors with the parameters' names, loaded by lib
+    from safetensors.torch import load_file, save_file
+
+    P = len(entry["params"])
+    save_file(
+        {p["name"]: torch.from_numpy(w) for p, w in zip(entry["params"], state[:P])},
+        tmp_path / "w.safetensors",
+    )
+    model = pg.PlaygroundModel(config)
+    model.load_state_dict(load_file(tmp_path / "w.safetensors"))
+    probe = session(folder / entry["probe"])
+    x, _ = pg.make_batch("reverse", 5, pg.Mulberry32(11))
+    logits, attentions = probe.run(
+        None,
+        dict(
+            zip([i.name for i in probe.get_inputs()], [x.numpy(), model.mask().numpy(), *state[:P]])
+        ),
+    )
+    with torch.no_grad():
+        out = model(x, return_attention=True)
+    assert np.abs(logits - out.logits.numpy()).max() < 1e-5
+    assert attentions.shape == (1, 5, 2, pg.LENGTH, pg.LENGTH)
+    assert np.abs(attentions - torch.stack(out.attentions).numpy()).max() < 1e-6
+
+
+def test_manifest(exported):
+    folder, entry = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert (
+        manifest["length"] == pg.LENGTH
+        and manifest["vocab"] == pg.VOCAB
+        and manifest["tasks"] == list(pg.TASKS)
+    )
+    model = ex.model_for(1, 2, 16)
+    assert [p["name"] for p in entry["params"]] == [n for n, _ in model.named_parameters()]
+    assert [p["shape"] for p in entry["params"]] == [list(p.shape) for p in model.parameters()]
+    assert entry["bytes"] < 1_000_000  # the page downloads one size at a time

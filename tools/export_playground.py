@@ -1,0 +1,197 @@
+"""The Attention Playground's graphs, exported from lib.playground (issue 24; `make live-models`).
+
+For each model size the page offers (layers x heads x width, ``CONFIGS``) two ONNX graphs:
+
+- ``step``: one training step, ``lib.playground.train_step``, as an ordinary inference graph
+  (onnxruntime-web has no training API): inputs x, y [B, L] (int64, B free), lr, step, train_pos
+  (0-d float32), mask bool [L, L], then every parameter, Adam's m and v (in named_parameters
+  order); outputs loss, token_acc, seq_acc (0-d), then the new parameters, m and v. The function is
+  traced with torch.fx's make_fx (forward, loss, torch.autograd.grad and Adam's update become one
+  graph of aten operations), then exported by torch.onnx's dynamo exporter (onnxscript).
+- ``probe``: the forward pass: x [B, L], mask, parameters -> logits [B, L, V] and the attention
+  weights of every layer stacked [N, B, H, L, L] (the page's attention maps and held-out accuracy).
+
+The task, positional encoding, mask, learning rate, batch size and seed are inputs, not graphs: the
+position table is a parameter in every configuration (``train_pos`` = 0 keeps it fixed), the mask is
+an input. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
+page draws the initial weights (``lib.playground.init_plan``). A graph whose inputs did not change
+(the hash of lib's playground, transformer, attention and positional code, this file, and the size)
+is not exported again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lib import playground as pg  # noqa: E402
+
+CONFIGS = [(n, h, d) for n in (1, 2) for h in (1, 2, 4) for d in (16, 32, 64)]
+SOURCES = [
+    "lib/playground.py",
+    "lib/transformer.py",
+    "lib/attention.py",
+    "lib/positional.py",
+    "tools/export_playground.py",
+]
+OPSET = 18
+
+
+def key(n_layers: int, n_heads: int, d_model: int) -> str:
+    return f"L{n_layers}-H{n_heads}-D{d_model}"
+
+
+def model_for(n_layers: int, n_heads: int, d_model: int) -> pg.PlaygroundModel:
+    return pg.PlaygroundModel(
+        pg.PlaygroundConfig(n_layers=n_layers, n_heads=n_heads, d_model=d_model)
+    )
+
+
+def step_function(model: pg.PlaygroundModel):
+    """The flat step the graph computes: (x, y, lr, step, train_pos, mask, *params, *m, *v) ->
+    (loss, token_acc, seq_acc, *params, *m, *v)."""
+    P = len(list(model.parameters()))
+
+    def step(x, y, lr, t, train_pos, mask, *state):
+        with torch.enable_grad():
+            params = tuple(p.requires_grad_(True) for p in state[:P])
+            out = pg.train_step(
+                model, params, state[P : 2 * P], state[2 * P :], t, x, y, lr, train_pos, mask
+            )
+        return (out.loss, out.token_accuracy, out.sequence_accuracy, *out.params, *out.m, *out.v)
+
+    return step
+
+
+def probe_function(model: pg.PlaygroundModel):
+    names = [n for n, _ in model.named_parameters()]
+
+    def probe(x, mask, *params):
+        out = torch.func.functional_call(
+            model, dict(zip(names, params)), (x, mask), {"return_attention": True}
+        )
+        return out.logits, torch.stack(out.attentions)  # [B, L, V], [N, B, H, L, L]
+
+    return probe
+
+
+def example_inputs(model: pg.PlaygroundModel, batch: int = 4):
+    x, y = pg.make_batch("reverse", batch, pg.Mulberry32(0))
+    params = [p.detach().clone() for p in model.parameters()]
+    zeros = lambda: [torch.zeros_like(p) for p in params]  # noqa: E731  (m and v must be distinct tensors)
+    scalars = [torch.tensor(3e-3), torch.tensor(1.0), torch.tensor(1.0)]
+    return (x, y, *scalars, model.mask(), *params, *zeros(), *zeros())
+
+
+def io_names(model: pg.PlaygroundModel):
+    P = len(list(model.parameters()))
+    state = [f"{kind}{i}" for kind in ("p", "m", "v") for i in range(P)]
+    step_in = ["x", "y", "lr", "step", "train_pos", "mask", *state]
+    step_out = ["loss", "token_acc", "seq_acc", *[f"new_{s}" for s in state]]
+    probe_in = ["x", "mask", *[f"p{i}" for i in range(P)]]
+    return step_in, step_out, probe_in, ["logits", "attentions"]
+
+
+def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path) -> dict:
+    model = model_for(n_layers, n_heads, d_model)
+    step_in, step_out, probe_in, probe_out = io_names(model)
+    args = example_inputs(model)
+    batch = torch.export.Dim("batch", min=1, max=4096)
+    name = key(n_layers, n_heads, d_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = make_fx(step_function(model), tracing_mode="symbolic")(*args)
+        dyn = [{0: batch}, {0: batch}] + [None] * (len(args) - 2)
+        torch.onnx.export(
+            graph, args, folder / f"{name}-step.onnx", dynamo=True, optimize=True, opset_version=OPSET,
+            input_names=step_in, output_names=step_out, dynamic_shapes=dyn, verbose=False, external_data=False,
+        )  # fmt: skip
+        probe_args = (args[0], args[5], *args[6 : 6 + len(probe_in) - 2])
+        graph = make_fx(probe_function(model), tracing_mode="symbolic")(*probe_args)
+        torch.onnx.export(
+            graph, probe_args, folder / f"{name}-probe.onnx", dynamo=True, optimize=True, opset_version=OPSET,
+            input_names=probe_in, output_names=probe_out,
+            dynamic_shapes=[{0: batch}] + [None] * (len(probe_args) - 1), verbose=False, external_data=False,
+        )  # fmt: skip
+    return {
+        "step": f"{name}-step.onnx",
+        "probe": f"{name}-probe.onnx",
+        "bytes": sum((folder / f"{name}-{g}.onnx").stat().st_size for g in ("step", "probe")),
+        "params": [
+            {"name": n, "shape": list(p.shape), "init": kind, "bound": bound}
+            for n, p, kind, bound in pg.init_plan(model)
+        ],
+    }
+
+
+def source_hash(n_layers: int, n_heads: int, d_model: int) -> str:
+    h = hashlib.sha256(f"{torch.__version__} {key(n_layers, n_heads, d_model)}".encode())
+    for s in SOURCES:
+        h.update((ROOT / s).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def export_all(out: Path, configs=CONFIGS, log=print) -> dict:
+    folder = out / "playground"
+    folder.mkdir(parents=True, exist_ok=True)
+    old_path = folder / "manifest.json"
+    old = json.loads(old_path.read_text())["models"] if old_path.exists() else {}
+    models = {k: v for k, v in old.items() if k in {key(*c) for c in CONFIGS}}
+    for n, h, d in configs:
+        name, digest = key(n, h, d), source_hash(n, h, d)
+        entry = old.get(name)
+        if (
+            entry
+            and entry.get("hash") == digest
+            and all((folder / entry[g]).exists() for g in ("step", "probe"))
+        ):
+            models[name] = entry
+            continue
+        start = time.perf_counter()
+        models[name] = {**export_one(n, h, d, folder), "hash": digest}
+        log(
+            f"playground {name}: {models[name]['bytes'] / 1e3:.0f} kB in {time.perf_counter() - start:.0f} s"
+        )
+    manifest = {
+        "format": 1,
+        "opset": OPSET,
+        "length": pg.LENGTH,
+        "vocab": pg.VOCAB,
+        "none": pg.NONE,
+        "tasks": list(pg.TASKS),
+        "positional": list(pg.POSITIONAL),
+        "held_out": {"salt": pg.HELD_OUT_SALT, "size": pg.HELD_OUT_SIZE},
+        "adam": {"betas": list(pg.BETAS), "eps": pg.EPS},
+        "sizes": {"layers": [1, 2], "heads": [1, 2, 4], "width": [16, 32, 64]},
+        "models": models,
+    }
+    old_path.write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "live")
+    parser.add_argument("--only", help="one size, e.g. L1-H2-D32")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    configs = [c for c in CONFIGS if args.only in (None, key(*c))]
+    manifest = export_all(args.out, configs)
+    total = sum(m["bytes"] for m in manifest["models"].values())
+    print(f"playground: {len(manifest['models'])} sizes, {total / 1e6:.1f} MB in all")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+// The Playground's tasks, equal to lib.playground's (tests/test_playground.py runs this file under node
+// and compares every batch): Mulberry32 for the draws, then copy, reverse, sort, brackets, induction.
+
+export const LENGTH = 8;
+export const VOCAB = 16;
+export const NONE = 15;
+export const TASKS = ["copy", "reverse", "sort", "brackets", "induction"];
+const ALPHABET = { copy: 10, reverse: 10, sort: 10, induction: 6 };
+const BRACKETS = "()[]";
+
+export class Mulberry32 {
+  constructor(seed) {
+    this.state = seed >>> 0;
+  }
+  random() {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t = (t + Math.imul(t ^ (t >>> 7), t | 61)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  randint(n) {
+    return Math.floor(this.random() * n);
+  }
+}
+
+function sequence(task, rng) {
+  if (task === "brackets") {
+    const x = [], y = new Array(LENGTH).fill(0), stack = [];
+    let opened = 0;
+    for (let t = 0; t < LENGTH; t++) {
+      if (opened < LENGTH / 2 && (stack.length === 0 || rng.random() < 0.5)) {
+        const kind = rng.randint(2), digit = rng.randint(4);
+        stack.push([t, kind, digit]);
+        x.push(8 * kind + digit);
+        opened++;
+      } else {
+        const [start, kind, digit] = stack.pop();
+        const closing = rng.randint(4);
+        x.push(8 * kind + 4 + closing);
+        y[start] = closing;
+        y[t] = digit;
+      }
+    }
+    return [x, y];
+  }
+  const x = [];
+  for (let t = 0; t < LENGTH; t++) x.push(rng.randint(ALPHABET[task]));
+  if (task === "copy") return [x, x.slice()];
+  if (task === "reverse") return [x, x.slice().reverse()];
+  if (task === "sort") return [x, x.slice().sort((a, b) => a - b)];
+  const last = new Map(), y = [];
+  x.forEach((s, t) => {
+    y.push(last.has(s) ? x[last.get(s) + 1] : NONE);
+    last.set(s, t);
+  });
+  return [x, y];
+}
+
+// batchSize sequences of task -> {x, y}: BigInt64Array [B * L] each (the graphs' int64 inputs).
+export function makeBatch(task, batchSize, rng) {
+  if (!TASKS.includes(task)) throw new Error(`task: expected one of ${TASKS.join(", ")}, got ${task}`);
+  const x = new BigInt64Array(batchSize * LENGTH), y = new BigInt64Array(batchSize * LENGTH);
+  for (let b = 0; b < batchSize; b++) {
+    const [xs, ys] = sequence(task, rng);
+    for (let t = 0; t < LENGTH; t++) {
+      x[b * LENGTH + t] = BigInt(xs[t]);
+      y[b * LENGTH + t] = BigInt(ys[t]);
+    }
+  }
+  return { x, y };
+}
+
+// How the page writes a symbol (lib.playground.symbols), and reads one back (null if not in the task).
+export function symbol(task, id) {
+  if (task === "brackets") return BRACKETS[Math.floor(id / 4)] + String(id % 4);
+  return id === NONE ? "-" : String(id);
+}
+
+export function parseSequence(task, text) {
+  const parts = text.trim().split(/[\s,]+/).filter((s) => s.length);
+  const ids = [], bad = [];
+  for (const p of parts) {
+    let id = null;
+    if (task === "brackets") {
+      const m = /^([()[\]])([0-3])$/.exec(p);
+      if (m) id = 4 * BRACKETS.indexOf(m[1]) + Number(m[2]);
+    } else if (/^\d+$/.test(p) && Number(p) < ALPHABET[task]) {
+      id = Number(p);
+    }
+    if (id === null) bad.push(p);
+    else ids.push(id);
+  }
+  return { ids, bad };
+}
+
+// Initial weights as lib.playground.init_weights draws them (same order, same generator).
+export function initWeights(params, seed, sinusoidal) {
+  const rng = new Mulberry32(seed);
+  return params.map((p) => {
+    const n = p.shape.reduce((a, b) => a * b, 1);
+    const w = new Float32Array(n);
+    if (p.init === "uniform") for (let i = 0; i < n; i++) w[i] = (2 * rng.random() - 1) * p.bound;
+    else if (p.init === "ones") w.fill(1);
+    else if (p.init === "sinusoidal") w.set(sinusoidal(p.shape[0], p.shape[1]));
+    return w;
+  });
+}
+
+// The right answer for an input of the task (lib.playground.answer), or null if it is not one.
+export function answer(task, x) {
+  if (task === "brackets") {
+    const y = new Array(x.length).fill(0), stack = [];
+    for (let t = 0; t < x.length; t++) {
+      const s = x[t];
+      if (Math.floor(s / 4) % 2 === 0) stack.push(t);
+      else if (!stack.length || Math.floor(x[stack[stack.length - 1]] / 8) !== Math.floor(s / 8)) return null;
+      else {
+        const start = stack.pop();
+        y[start] = s % 4;
+        y[t] = x[start] % 4;
+      }
+    }
+    return stack.length ? null : y;
+  }
+  if (!(task in ALPHABET) || x.some((s) => s < 0 || s >= ALPHABET[task])) return null;
+  if (task === "copy") return x.slice();
+  if (task === "reverse") return x.slice().reverse();
+  if (task === "sort") return x.slice().sort((a, b) => a - b);
+  const last = new Map(), y = [];
+  x.forEach((s, t) => {
+    y.push(last.has(s) ? x[last.get(s) + 1] : NONE);
+    last.set(s, t);
+  });
+  return y;
+}

@@ -1,0 +1,179 @@
+// The Playground's training worker: onnxruntime-web (WebAssembly, one thread) runs the exported
+// training step (tools/export_playground.py: weights and Adam's state in, loss and new state out)
+// again and again, so the page stays responsive. The batches and initial weights come from
+// tasks.js, equal to lib.playground's. Messages in: init, play, pause, step, probe, weights.
+// Messages out: ready, progress, heldout, probe, diverged, weights, error.
+import * as ort from "onnxruntime-web/wasm";
+import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
+
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.proxy = false;
+ort.env.wasm.wasmPaths = { wasm: new URL("ort-wasm-simd-threaded.wasm", import.meta.url).href };
+ort.env.logLevel = "error";
+
+const HELD_EVERY = 25; // held-out accuracy and the probe's attention every 25 steps
+const DIVERGED = 3 * Math.log(16); // lib.playground.DIVERGED: three times the loss of a uniform guess
+let run = null; // {config, step, probe, state: Float32Array[], names, shapes, t, rng, held, playing}
+
+function sinusoidal(rows, cols) {
+  const out = new Float32Array(rows * cols); // lib.positional.sinusoidal_encoding
+  for (let p = 0; p < rows; p++) {
+    for (let j = 0; j < cols; j++) {
+      const angle = p * 10000 ** (-(j - (j % 2)) / cols);
+      out[p * cols + j] = j % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
+    }
+  }
+  return out;
+}
+
+function mask(causal) {
+  const m = new Uint8Array(LENGTH * LENGTH);
+  for (let i = 0; i < LENGTH; i++) for (let j = 0; j < LENGTH; j++) m[i * LENGTH + j] = !causal || j <= i ? 1 : 0;
+  return new ort.Tensor("bool", m, [LENGTH, LENGTH]);
+}
+
+// One graph runs at a time: every session.run goes through this queue (a probe asked for while the
+// model trains waits for the current step).
+let queue = Promise.resolve();
+function serial(fn) {
+  const p = queue.then(fn);
+  queue = p.catch(() => {});
+  return p;
+}
+
+const scalar = (v) => new ort.Tensor("float32", new Float32Array([v]), []);
+
+async function init(msg) {
+  const opts = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+  const [step, probe] = await Promise.all([msg.stepBytes, msg.probeBytes].map((b) => ort.InferenceSession.create(new Uint8Array(b), opts)));
+  const c = msg.config;
+  const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
+    : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal", none: "zeros" }[c.positional] });
+  const params = initWeights(plan, c.seed, sinusoidal);
+  const zeros = () => params.map((w) => new Float32Array(w.length));
+  run = {
+    config: c, step, probe, names: plan.map((p) => p.name), shapes: plan.map((p) => p.shape),
+    state: [...params, ...zeros(), ...zeros()], t: 0, rng: new Mulberry32(c.seed),
+    held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
+    mask: mask(c.causal), playing: false,
+  };
+  return { type: "ready", parameters: params.reduce((s, w) => s + w.length, 0) };
+}
+
+function feedsOf(extra, count) {
+  const feeds = { ...extra };
+  run.state.slice(0, count).forEach((w, i) => {
+    const kind = ["p", "m", "v"][Math.floor(i / run.shapes.length)];
+    feeds[`${kind}${i % run.shapes.length}`] = new ort.Tensor("float32", w, run.shapes[i % run.shapes.length]);
+  });
+  return feeds;
+}
+
+function oneStep() {
+  return serial(oneStepNow);
+}
+
+async function oneStepNow() {
+  const c = run.config;
+  const { x, y } = makeBatch(c.task, c.batch, run.rng);
+  run.t += 1;
+  const dims = [c.batch, LENGTH];
+  const out = await run.step.run(feedsOf({
+    x: new ort.Tensor("int64", x, dims), y: new ort.Tensor("int64", y, dims), lr: scalar(c.lr),
+    step: scalar(run.t), train_pos: scalar(c.positional === "learned" ? 1 : 0), mask: run.mask,
+  }, run.state.length));
+  const loss = out.loss.data[0];
+  const P = run.shapes.length;
+  if (Number.isFinite(loss) && loss <= DIVERGED) {
+    run.state = run.state.map((_, i) => out[`new_${["p", "m", "v"][Math.floor(i / P)]}${i % P}`].data);
+  }
+  return { t: run.t, loss, tokenAcc: out.token_acc.data[0], seqAcc: out.seq_acc.data[0] };
+}
+
+async function forward(x, batch) {
+  const out = await serial(() => run.probe.run(feedsOf({ x: new ort.Tensor("int64", x, [batch, LENGTH]), mask: run.mask },
+    run.shapes.length)));
+  return { logits: out.logits.data, attentions: out.attentions.data, dims: out.attentions.dims };
+}
+
+async function heldOut() {
+  const n = run.held.x.length / LENGTH;
+  const { logits } = await forward(run.held.x, n);
+  const V = logits.length / (n * LENGTH);
+  let tokens = 0, sequences = 0;
+  for (let b = 0; b < n; b++) {
+    let all = true;
+    for (let t = 0; t < LENGTH; t++) {
+      const row = logits.subarray((b * LENGTH + t) * V, (b * LENGTH + t + 1) * V);
+      let best = 0;
+      for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+      const right = BigInt(best) === run.held.y[b * LENGTH + t];
+      tokens += right;
+      all = all && right;
+    }
+    sequences += all;
+  }
+  return { type: "heldout", t: run.t, tokenAcc: tokens / (n * LENGTH), seqAcc: sequences / n };
+}
+
+async function probe(ids) {
+  const x = BigInt64Array.from(ids.map(BigInt));
+  const { logits, attentions, dims } = await forward(x, 1);
+  const V = logits.length / LENGTH;
+  const answer = [];
+  for (let t = 0; t < LENGTH; t++) {
+    const row = logits.subarray(t * V, (t + 1) * V);
+    let best = 0;
+    for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+    answer.push(best);
+  }
+  return { type: "probe", t: run.t, answer, attentions: Array.from(attentions), layers: dims[0], heads: dims[2] };
+}
+
+// Runs steps until paused (or n steps), posting progress in chunks so the page draws as it learns.
+async function train(n, probeIds) {
+  run.playing = true;
+  let done = 0;
+  while (run.playing && (n === null || done < n)) {
+    const start = performance.now();
+    const steps = [];
+    while (performance.now() - start < 50 && (n === null || done < n)) {
+      const s = await oneStep();
+      steps.push(s);
+      done += 1;
+      if (!Number.isFinite(s.loss) || s.loss > DIVERGED) {
+        run.playing = false;
+        self.postMessage({ type: "progress", steps });
+        self.postMessage({ type: "diverged", t: s.t, loss: Number.isFinite(s.loss) ? s.loss.toFixed(1) : String(s.loss) });
+        return;
+      }
+      if (run.t % HELD_EVERY === 0) break;
+    }
+    self.postMessage({ type: "progress", steps, ms: performance.now() - start });
+    if (run.t % HELD_EVERY === 0 || !run.playing || (n !== null && done >= n)) {
+      self.postMessage(await heldOut());
+      if (probeIds) self.postMessage(await probe(probeIds));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0)); // let "pause" and "probe" in
+  }
+  run.playing = false;
+  self.postMessage({ type: "paused", t: run.t });
+}
+
+self.onmessage = async (event) => {
+  const msg = event.data;
+  try {
+    if (msg.type === "init") self.postMessage(await init(msg));
+    else if (msg.type === "play") train(null, msg.probe);
+    else if (msg.type === "step") await train(msg.n || 1, msg.probe);
+    else if (msg.type === "pause") { if (run) run.playing = false; }
+    else if (msg.type === "probe") self.postMessage(await probe(msg.ids));
+    else if (msg.type === "weights") {
+      const P = run.shapes.length;
+      self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.state.slice(0, P), t: run.t });
+    } else throw new Error(`unknown message ${msg.type}`);
+  } catch (err) {
+    if (run) run.playing = false;
+    self.postMessage({ type: "error", error: String(err && err.message ? err.message : err) });
+  }
+};
