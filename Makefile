@@ -9,6 +9,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 SITE   := _build/html/index.html
+# The whole book for print and e-readers (make pdf, make epub; set here, before the rules that need them)
+PDF    := _build/print/attention-book.pdf
+EPUB   := _build/print/attention-book.epub
 # Nothing at build or test time may use the network (there is none on CI); make that explicit for HF libraries.
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -107,8 +110,6 @@ bench: venv
 # Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG) and
 # checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
 # links them; `make book` builds them after the site, `make test` checks them (tests/site/test_print.py).
-PDF  := _build/print/attention-book.pdf
-EPUB := _build/print/attention-book.epub
 pdf: $(PDF)
 $(PDF): $(SITE) tools/print_book.py book/_static/book.css | browser
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
