@@ -9,6 +9,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 SITE   := _build/html/index.html
+# The whole book for print and e-readers (make pdf, make epub; set here, before the rules that need them)
+PDF    := _build/print/attention-book.pdf
+EPUB   := _build/print/attention-book.epub
 # Nothing at build or test time may use the network (there is none on CI); make that explicit for HF libraries.
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -19,7 +22,7 @@ export PYTHONHASHSEED := 0
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -28,6 +31,8 @@ help:
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
 	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
+	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
+	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
 	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
@@ -64,7 +69,8 @@ $(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py $(
 	$(PY) tools/export_playground.py --out _build/live
 	$(PY) tools/export_models.py --out _build/live
 
-book: $(SITE)
+# The site, then the whole book as PDF and ePub (linked from its home page; see pdf and epub below).
+book: $(SITE) $(PDF) $(EPUB)
 $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
           book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*)
 	$(PY) tools/sync_colab_cell.py --check
@@ -74,7 +80,7 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wi
 # One pytest run: library tests, every chapter under nbval (fresh kernel each; --nbval-lax checks that every
 # cell runs and the chapter's own asserts hold, not that outputs match stored ones: outputs are never stored),
 # the built-site tests and the real-browser test. pytest's exit code 5 (no test collected) is a failure here.
-test: venv assets browser $(SITE) lint
+test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 	$(PY) tools/sync_colab_cell.py --check
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-cell-timeout=120 -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
@@ -85,7 +91,7 @@ test-lib: venv
 test-notebooks: venv
 	$(PY) -m pytest --nbval-lax --nbval-cell-timeout=120 notebooks -q
 
-test-site: venv browser $(SITE)
+test-site: venv browser $(SITE) $(PDF) $(EPUB)
 	$(PY) -m pytest tests -m "site or browser" -q
 
 # The student edition: every chapter without its solution cells (tagged "solution"), outputs cleared.
@@ -99,6 +105,29 @@ chapter-times: venv
 # threads (default 1); BENCH_BOOK=chapters|build|1 re-measures the chapters and/or the cold and unchanged builds.
 bench: venv
 	$(PY) -m benchmarks.run
+
+# Print and e-readers (tools/print_book.py says how and why): the single-page build printed by Debian's
+# Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG) and
+# checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
+# links them; `make book` builds them after the site, `make test` checks them (tests/site/test_print.py).
+pdf: $(PDF)
+$(PDF): $(SITE) tools/print_book.py book/_static/book.css | browser
+	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
+	$(PY) tools/print_book.py pdf --out $(PDF)
+	mkdir -p _build/html/print && cp $(PDF) _build/html/print/
+
+epub: $(EPUB)
+$(EPUB): $(SITE) tools/print_book.py
+	@command -v epubcheck >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q epubcheck; }
+	rm -rf _build/epub
+	$(PY) tools/print_book.py epub-config --out _build/epub-config/_config.yml
+	$(BIN)/jupyter-book build . --config _build/epub-config/_config.yml --builder custom --custom-builder epub --keep-going
+	$(PY) tools/print_book.py epub --out $(EPUB)
+	java -jar /usr/share/java/epubcheck.jar $(EPUB)
+	mkdir -p _build/html/print && cp $(EPUB) _build/html/print/
+
+print: pdf epub
 
 serve: $(SITE)
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000

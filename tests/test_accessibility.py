@@ -523,3 +523,30 @@ def test_slider_handles_take_the_keyboard_focus_and_move_the_figure(site, server
             )
             checked += 1
     assert checked >= 2, f"found only {checked} slider handles on the pages with widgets: {pages}"
+
+
+# --- (d) a static form for readers without widgets (issue 25) ---------------------------------------------
+
+
+def test_slider_figure_has_a_static_form_for_print_and_epub():
+    """The box's MIME bundle carries text/markdown besides the widget view: the first picture, its alt
+    text and a line saying where the figure is interactive and what its slider changes. A widget view
+    outranks Markdown wherever a widget manager runs (Jupyter, Colab, the site)."""
+    import matplotlib.pyplot as plt
+
+    from lib.viz.interactive import interactive
+
+    def draw(v):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, v])
+        return fig
+
+    box = interactive(draw, [1, 2, 3], description="slope", alt=lambda v: f"A line of slope {v}")
+    bundle = box._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
+    md = data["text/markdown"]
+    assert md.startswith("![A line of slope 1](data:image/png;base64,")
+    assert "On the book's website a slider sets slope (1, 2, 3: 3 pictures)" in md
+    first = re.search(r'src="(data:image/png;base64,[^"]+)"', box.children[1].children[0].value)
+    assert first.group(1) in md  # the picture of the first setting, as the page starts

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -128,7 +129,34 @@ def interactive(draw, options, *, description="value", alt=None):
     link = widgets.jslink((slider, "index"), (stack, "selected_index"))
     box = widgets.VBox([slider, stack])
     box.link = link  # keeps the link reachable (tests, and anyone who wants to unlink)
+    _add_static_form(box, pages[0].value, [label for label, _ in pairs], description)
     return box
+
+
+def _add_static_form(box, first_page: str, labels: list[str], description: str) -> None:
+    """Give the box a ``text/markdown`` form for readers that run no widgets (the ePub, print, a viewer
+    without a widget manager): the first picture with its alt text and a line saying where the figure is
+    interactive and what the slider changes. Jupyter, Colab and the site still show the widget (a widget
+    view outranks Markdown everywhere a widget manager runs)."""
+    match = re.search(r'<img src="(data:image/png;base64,[^"]+)" alt="([^"]*)"', first_page)
+    alt = html.unescape(match.group(2)).replace("[", "(").replace("]", ")")
+    shown = ", ".join(labels) if len(labels) <= 12 else f"{labels[0]} to {labels[-1]}"
+    static = (
+        f"![{alt}]({match.group(1)})\n\n"
+        f"*Interactive figure, shown at its first setting ({description} = {labels[0]}). On the "
+        f"book's website a slider sets {description} ({shown}: {len(labels)} pictures).*"
+    )
+    widget_bundle = box._repr_mimebundle_
+
+    def bundle(**kwargs):
+        data = widget_bundle(**kwargs)
+        if isinstance(data, tuple):
+            data, metadata = data
+            return {**data, "text/markdown": static}, metadata
+        return {**(data or {}), "text/markdown": static}
+
+    box._repr_mimebundle_ = bundle
+    box.static_markdown = static
 
 
 # ----------------------------------------------------------------------------------------------

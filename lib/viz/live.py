@@ -54,6 +54,13 @@ __all__ = [
     "score_functions_figure",
 ]
 
+# Under the static picture in print, the ePub and without JavaScript (the page's script hides it, and
+# the print style sheet shows it again): where the figure is live.
+PRINT_NOTE = (
+    "Live figure: this is its precomputed example. On the book's website the page computes it "
+    "for your own input, in your browser, on this chapter's page."
+)
+
 MAX_TOKENS = 128  # the page cuts longer inputs to this many tokens (tools/export_models.py)
 
 
@@ -97,7 +104,8 @@ class LiveFigure:
             f'<div class="book-live" data-live="{html.escape(self.kind)}">'
             f'<script type="application/json" class="book-live-example">{data}</script>'
             f'<div class="book-live-static"><img src="data:image/png;base64,{img}" '
-            f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}</div>'
+            f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}'
+            f'<p class="book-live-print">{PRINT_NOTE}</p></div>'
         )
 
     def _repr_mimebundle_(self, include=None, exclude=None):

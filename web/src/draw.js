@@ -80,8 +80,40 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   svg.dataset.values = JSON.stringify(matrix);
   svg.dataset.rows = JSON.stringify(rowLabels);
   svg.dataset.cols = JSON.stringify(colLabels);
-  container.replaceChildren(svg);
+  // At its own size (labels stay readable) in a scroll container that says when it scrolls (a phone
+  // shows about 9 of 16 columns), and the same numbers as a table for screen readers and copying.
+  const scroller = scrollBox(opts.title || "attention weights");
+  scroller.appendChild(svg);
+  container.replaceChildren(scroller, numbersTable(matrix, rowLabels, colLabels,
+    opts.title || "attention weights", opts.corner || "query \\ key"));
   return svg;
+}
+
+// A horizontal scroll container that the keyboard can scroll (tabindex 0, named region); the site's
+// scroll-cue script (book/_static/reader.js) marks it with a visible "scroll sideways" cue when its
+// content is wider than the screen.
+export function scrollBox(name, parent = null) {
+  return html("div", { class: "book-scroll", role: "region", tabindex: "0",
+    "aria-label": `${name} (scrolls sideways when wider than the screen)` }, parent);
+}
+
+// The numbers of a matrix as a table, folded under a summary: the text alternative of a heatmap.
+export function numbersTable(matrix, rowLabels, colLabels, title, corner = "") {
+  const details = html("details", { class: "book-live-numbers" });
+  html("summary", {}, details, "The numbers, as a table");
+  const box = scrollBox(`table: ${title}`, details);
+  const table = html("table", { class: "book-live-numbers-table" }, box);
+  html("caption", {}, table, title);
+  const head = html("tr", {}, html("thead", {}, table));
+  html("th", { scope: "col" }, head, corner);
+  colLabels.forEach((c) => html("th", { scope: "col" }, head, c));
+  const body = html("tbody", {}, table);
+  matrix.forEach((row, i) => {
+    const tr = html("tr", {}, body);
+    html("th", { scope: "row" }, tr, rowLabels[i]);
+    row.forEach((v) => html("td", {}, tr, Number(v).toFixed(3)));
+  });
+  return details;
 }
 
 // bertviz's head view for one head: the tokens in two columns, a line from each query (left) to each
@@ -90,7 +122,8 @@ export function headView(container, matrix, tokens, selected = null) {
   const rowH = 18;
   const width = 360;
   const height = rowH * tokens.length + 10;
-  const svg = el("svg", { width, height, role: "img", class: "book-live-headview",
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    class: "book-live-headview",
     "font-size": 12, "font-family": "sans-serif" });
   el("title", {}, svg).textContent = "head view: lines from each token (left) to the tokens it attends to (right)";
   const xl = 110;

@@ -19,6 +19,8 @@ function mountAll() {
     }
     const fallback = root.querySelector(".book-live-static");
     if (fallback) fallback.hidden = true; // the live figure draws the same example itself
+    const note = root.querySelector(".book-live-print");
+    if (note) note.hidden = true; // "this is the static example" (print shows it again)
     try {
       mount(root, JSON.parse(holder.textContent), ctx);
     } catch (err) {

@@ -6,6 +6,15 @@ import Notes from "reveal.js/plugin/notes";
 
 const script = document.currentScript;
 
+// A phone lays a page without a viewport tag out 980 px wide and shrinks it; the deck should fill the
+// phone's screen instead, which reveal.js then scales its slides to (issue 25).
+if (!document.querySelector('meta[name="viewport"]')) {
+  const meta = document.createElement("meta");
+  meta.name = "viewport";
+  meta.content = "width=device-width, initial-scale=1";
+  document.head.appendChild(meta);
+}
+
 function loadMathJax(src) {
   // MathJax 3 reads its configuration from window.MathJax before it loads.
   window.MathJax = {

@@ -2,7 +2,7 @@
 // to ONNX) reads the reader's prompt; the figure shows the next-token distribution under temperature,
 // top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
-import { heatmap, html, el } from "../draw.js";
+import { heatmap, html, el, numbersTable } from "../draw.js";
 import { draw as drawToken, samplingDistribution, seededRandom } from "../sampling.js";
 
 function int64(values) {
@@ -13,7 +13,8 @@ function bars(container, probs, itos, n = 15) {
   const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
   const rowH = 18;
   const width = 420;
-  const svg = el("svg", { width, height: rowH * order.length + 24, role: "img", "font-size": 12,
+  const height = rowH * order.length + 24;
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "font-size": 12,
     "font-family": "sans-serif", class: "book-live-bars" });
   el("title", {}, svg).textContent = "the most probable next tokens";
   order.forEach((v, i) => {
@@ -24,7 +25,8 @@ function bars(container, probs, itos, n = 15) {
     const p = el("text", { x: 104 + probs[v] * 260, y: y + 12 }, svg);
     p.textContent = probs[v].toFixed(3);
   });
-  container.replaceChildren(svg);
+  container.replaceChildren(svg, numbersTable(order.map((v) => [probs[v]]), order.map((v) => itos[v]),
+    ["probability"], "the most probable next tokens", "token"));
 }
 
 export function mountGpt(root, example, ctx) {

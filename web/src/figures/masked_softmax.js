@@ -1,7 +1,7 @@
 // The masked-softmax table (chapters 3 and 6) with editable scores, computed in the page as
 // lib.attention.masked_softmax does: masked entries get weight exactly 0, each row's softmax runs over
 // the keys it may see, and a row that may see nothing gets zeros.
-import { heatmap, html } from "../draw.js";
+import { scrollBox, heatmap, html } from "../draw.js";
 
 export function maskedSoftmax(scores, mask) {
   return scores.map((row, i) => {
@@ -17,7 +17,7 @@ export function maskedSoftmax(scores, mask) {
 export function mountMaskedSoftmax(root, example, ctx) {
   const n = example.scores.length;
   const labels = example.labels;
-  const table = html("table", { class: "book-live-scores" }, root);
+  const table = html("table", { class: "book-live-scores" }, scrollBox("the scores", root));
   html("caption", {}, table, "Scores (edit them); greyed cells are masked: a query never sees a later key.");
   const head = html("tr", {}, html("thead", {}, table));
   html("th", {}, head, "query \\ key");
@@ -40,7 +40,9 @@ export function mountMaskedSoftmax(root, example, ctx) {
 
   function redraw() {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
-    inputs.forEach((row, i) => row.forEach((box, j) => { box.style.opacity = mask[i][j] ? 1 : 0.4; }));
+    // a masked score is not read: its box is disabled (greyed, skipped by the Tab key, and announced as
+    // unavailable), not merely faded, which would leave readable-looking text below contrast
+    inputs.forEach((row, i) => row.forEach((box, j) => { box.disabled = !mask[i][j]; }));
     const raw = inputs.map((row) => row.map((box) => box.value.trim()));
     const scores = raw.map((row) => row.map(Number));
     if (raw.some((row) => row.some((v) => v === "" || !Number.isFinite(Number(v))))) {

@@ -2,7 +2,7 @@
 // reader's own sentence. "minilm-attention": a layer x head selector, the heatmap and a head view.
 // "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
 // the other changes between the sentences (chapter 15's "tired"/"wide" test).
-import { headView, heatmap, html } from "../draw.js";
+import { headView, heatmap, html, scrollBox } from "../draw.js";
 
 function int64(values) {
   return BigInt64Array.from(values, (v) => BigInt(v));
@@ -169,7 +169,8 @@ export function mountPair(root, example, ctx) {
     }
     html("caption", {}, t, `Heads ranked by how much the weight from "${a}" to "${b}" changes from ` +
       "sentence A to sentence B.");
-    table.replaceChildren(t);
+    table.replaceChildren(scrollBox("ranking of the heads"));
+    table.firstChild.appendChild(t);
     root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
   }
 

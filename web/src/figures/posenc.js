@@ -1,7 +1,7 @@
 // Positional encoding for any position, dimension and base (chapter 8), computed in the page:
 // PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(pos / base^(2i/d))  (Vaswani et al. 2017,
 // sec. 3.5; lib.positional.sinusoidal_encoding). No model, nothing to download.
-import { colour, el, html } from "../draw.js";
+import { colour, el, html, numbersTable } from "../draw.js";
 
 export function encoding(pos, d, base) {
   const out = new Float64Array(d);
@@ -62,12 +62,14 @@ export function mountPositional(root, example, ctx) {
     const vec = encoding(p, D, b);
     const width = 560;
     const height = 120;
-    const svg = el("svg", { width, height, role: "img", "font-size": 11, "font-family": "sans-serif" });
+    const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+      class: "book-live-curve", "font-size": 11, "font-family": "sans-serif" });
     el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions`;
     el("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#bbb" }, svg);
     const pts = Array.from(vec, (v, j) => `${(j + 0.5) * width / D},${height / 2 - v * (height / 2 - 6)}`);
     el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
-    line.replaceChildren(svg);
+    line.replaceChildren(svg, numbersTable(Array.from(vec, (v) => [v]), Array.from(vec, (_, j) => String(j)),
+      [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`, "dimension j"));
     status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as a curve over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
       `${(2 * Math.PI * b ** ((D - 2) / D)).toPrecision(3)}).`;

@@ -37,7 +37,8 @@ export function mountScores(root, example, ctx) {
   const toPx = ([x, y]) => [size / 2 + (x / span) * (size / 2), size / 2 - (y / span) * (size / 2)];
   const fromPx = (px, py) => [((px - size / 2) / (size / 2)) * span, ((size / 2 - py) / (size / 2)) * span];
   const views = html("div", { class: "book-live-views" }, root);
-  const svg = el("svg", { width: size, height: size, role: "img", class: "book-live-plane",
+  const svg = el("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, role: "img",
+    class: "book-live-plane",
     "font-size": 12, "font-family": "sans-serif", style: "touch-action: none; border: 1px solid #ddd" });
   el("title", {}, svg).textContent = "the query q and the keys in the plane: drag them";
   views.appendChild(svg);
@@ -101,7 +102,8 @@ export function mountScores(root, example, ctx) {
   svg.addEventListener("pointermove", (e) => {
     if (dragging === null) return;
     const r = svg.getBoundingClientRect();
-    points[dragging] = fromPx(e.clientX - r.left, e.clientY - r.top).map((v) => Math.round(v * 100) / 100);
+    const k = size / r.width; // the plane is scaled down on a narrow screen
+    points[dragging] = fromPx((e.clientX - r.left) * k, (e.clientY - r.top) * k).map((v) => Math.round(v * 100) / 100);
     redraw();
   });
   svg.addEventListener("pointerup", () => { dragging = null; });

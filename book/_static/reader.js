@@ -1,0 +1,103 @@
+// Phones, keyboards and screen readers (issue 25): loaded by every page (_config.yml html_js_files).
+//
+// 1. Scroll cues. On a phone, wide things -- display equations, code cells, tables, heatmaps --
+// scroll inside their own box, and a phone's overlay scroll bars do not show it: a MathJax equation cut
+// at the screen's edge reads as if it ended there. This script finds every box of the page that scrolls
+// sideways and whose content is wider than the box, and marks it: the class "book-scrolls" (book.css
+// draws a "scroll sideways" line above it that stays in view) and, if it had none, tabindex 0, so that a
+// keyboard reader can scroll it with the arrow keys. It runs when the page loads, when MathJax has typeset,
+// when the window is resized, and when the live figures draw.
+(function () {
+  "use strict";
+  var pending = null;
+
+  function scrollsSideways(el) {
+    if (el.scrollWidth <= el.clientWidth + 1) return false;
+    var overflow = getComputedStyle(el).overflowX;
+    return overflow === "auto" || overflow === "scroll";
+  }
+
+  function mark() {
+    pending = null;
+    var root = document.querySelector("main") || document.body;
+    var all = root.getElementsByTagName("*");
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      var wide = el.clientWidth > 0 && scrollsSideways(el);
+      if (wide && !el.classList.contains("book-scrolls")) {
+        el.classList.add("book-scrolls");
+        if (!el.hasAttribute("tabindex")) {
+          el.setAttribute("tabindex", "0");
+          el.dataset.bookScrollTab = "1";
+        }
+      } else if (!wide && el.classList.contains("book-scrolls")) {
+        el.classList.remove("book-scrolls");
+        if (el.dataset.bookScrollTab) {
+          el.removeAttribute("tabindex");
+          delete el.dataset.bookScrollTab;
+        }
+      }
+    }
+    name();
+    document.documentElement.dataset.scrollCues = "ready";
+  }
+
+  // 2. Names for controls that other packages draw without one (axe-core's rules "aria-input-field-name",
+  // "select-name", "label-content-name-mismatch"): the slider handles of ipywidgets (noUiSlider) get
+  // their widget's label and the value it shows; bertviz's layer and head selectors their label text;
+  // the theme's search button, whose visible text ("Search Ctrl+K") differs from its aria-label, is
+  // named by its text.
+  function name() {
+    document.querySelectorAll(".noUi-handle[role=slider]").forEach(function (h) {
+      var box = h.closest(".widget-slider, .widget-hslider, .jupyter-widgets");
+      var label = box && box.querySelector(".widget-label");
+      var text = label && label.textContent.trim();
+      if (!h.getAttribute("aria-label")) h.setAttribute("aria-label", text || "slider");
+      var readout = box && box.querySelector(".widget-readout");
+      if (readout && readout.textContent.trim()) {
+        h.setAttribute("aria-valuetext", readout.textContent.trim());
+      }
+    });
+    document.querySelectorAll("select").forEach(function (s) {
+      if (s.getAttribute("aria-label") || s.getAttribute("aria-labelledby") || s.closest("label")) return;
+      if (s.id && document.querySelector('label[for="' + s.id + '"]')) return;
+      var prev = s.previousSibling;
+      var text = prev && prev.textContent ? prev.textContent.replace(/[:\s]+$/, "").trim() : "";
+      s.setAttribute("aria-label", text || s.id || s.name || "choice");
+    });
+    // a control's name must contain the text it shows (WCAG 2.5.3, "label in name"): the theme's and
+    // sphinx-togglebutton's buttons say "Search Ctrl+K" or "Show code cell source" but are named
+    // "Search" or "Toggle hidden content"; they are named by what they show, the old name after it
+    // icons inside a named button are decoration (the theme switch's sun and moon are titled "Light"
+    // and "Dark" but the button is named "Color mode")
+    document.querySelectorAll("button[aria-label] svg[role=img]").forEach(function (svg) {
+      svg.setAttribute("aria-hidden", "true");
+      svg.removeAttribute("role");
+    });
+    document.querySelectorAll("button[aria-label], summary[aria-label], a[aria-label]").forEach(function (b) {
+      var shown = (b.innerText || "").replace(/\s+/g, " ").trim();
+      var label = b.getAttribute("aria-label");
+      if (!shown || label.toLowerCase().indexOf(shown.toLowerCase()) >= 0) return;
+      b.setAttribute("aria-label", shown + " (" + label + ")");
+    });
+  }
+
+  function soon() {
+    if (pending === null) pending = setTimeout(mark, 150);
+  }
+
+  window.bookScrollCues = mark; // the browser tests call it after changing the window's size
+  window.addEventListener("load", function () {
+    mark();
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(mark);
+    }
+    setTimeout(mark, 1500); // widgets and head views drawn after load
+    // live figures, widgets, head views and the theme's icons (Font Awesome swaps <i> for <svg>) are
+    // drawn after load: look again when the page changes
+    new MutationObserver(function () {
+      soon();
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  window.addEventListener("resize", soon);
+})();

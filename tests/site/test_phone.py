@@ -1,0 +1,182 @@
+"""Every page and every live figure on a phone (issue 25): Chromium's mobile emulation at 360 x 740 and
+412 x 915 CSS pixels (touch, device scale 2).
+
+On every page: the page itself does not scroll sideways, and no visible element reaches past the screen's
+edges unless it lies in a box that scrolls sideways and says so (book/_static/reader.js gives such a
+box the class ``book-scrolls``, whose "scroll sideways" line book.css draws; the box itself must fit the
+screen). Elements the theme keeps out of view (the closed navigation drawer, visually hidden text) are not
+what a reader sees and are skipped. On every page with live figures: each figure loads its model,
+computes, and everything it draws lies within the screen or in such a box.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import site_pages
+from .test_browser import open_page, wait_until
+
+pytestmark = pytest.mark.browser
+
+PHONES = {"360x740": (360, 740), "412x915": (412, 915)}
+
+# Elements wider than the screen, not inside a marked scroll box that fits it. Skipped: elements with no
+# box, invisible ones, and those clipped away by an ancestor that hides its overflow (off-canvas drawers).
+OVERFLOWING = """
+const W = document.documentElement.clientWidth;
+if (window.bookScrollCues) window.bookScrollCues();
+const fits = r => r.left >= -1 && r.right <= W + 1;
+function hiddenOrClipped(el) {
+  for (let p = el; p && p !== document.documentElement; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') return true;
+    if (p.getAttribute('aria-hidden') === 'true' && p.closest('nav, aside, dialog, header')) return true;
+    if (p !== el && (s.overflowX === 'hidden' || s.overflowX === 'clip') && fits(p.getBoundingClientRect())) {
+      return !p.classList.contains('book-scrolls');
+    }
+    if (s.position === 'fixed' && !fits(p.getBoundingClientRect()) && p.getBoundingClientRect().right <= 0) return true;
+  }
+  return false;
+}
+function describe(el) {
+  const cls = (el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className) || '';
+  const r = el.getBoundingClientRect();
+  return `${el.tagName.toLowerCase()}.${String(cls).split(' ').slice(0, 2).join('.')} `
+    + `[${Math.round(r.left)}, ${Math.round(r.right)}] ${(el.textContent || '').trim().slice(0, 50)}`;
+}
+const bad = [];
+for (const el of document.body.getElementsByTagName('*')) {
+  const r = el.getBoundingClientRect();
+  if (!r.width || !r.height || fits(r)) continue;
+  if (hiddenOrClipped(el)) continue;
+  const box = el.parentElement && el.parentElement.closest('.book-scrolls');
+  if (box && fits(box.getBoundingClientRect())) continue;
+  // report only the outermost offender of a subtree
+  if (el.parentElement && bad.some(b => b.el.contains(el))) continue;
+  bad.push({el, text: describe(el)});
+}
+return {page: document.documentElement.scrollWidth, width: W, bad: bad.slice(0, 12).map(b => b.text),
+        n: bad.length, cues: document.querySelectorAll('.book-scrolls').length};
+"""
+
+
+def emulate(driver, width: int, height: int) -> None:
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True},
+    )
+    driver.execute_cdp_cmd(
+        "Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1}
+    )
+
+
+def stop_emulating(driver) -> None:
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+
+@pytest.fixture(scope="module", params=list(PHONES))
+def phone(request, browser):
+    width, height = PHONES[request.param]
+    emulate(browser, width, height)
+    yield width, height
+    stop_emulating(browser)
+
+
+@pytest.fixture(scope="module")
+def layouts(site, server, browser, phone):
+    seen = {}
+    for page in site_pages(site):
+        rel = page.relative_to(site).as_posix()
+        open_page(browser, f"{server}/{rel}")
+        wait_until(browser, "document.documentElement.dataset.scrollCues === 'ready'", timeout=10)
+        seen[rel] = browser.execute_script(OVERFLOWING)
+    return phone, seen
+
+
+def test_the_emulation_is_a_phone(layouts):
+    (width, _), seen = layouts
+    wider = {p: i["width"] for p, i in seen.items() if i["width"] > width}
+    assert not wider, f"pages laid out wider than the {width} px screen: {wider}"
+
+
+def test_no_page_scrolls_sideways(layouts):
+    (width, height), seen = layouts
+    bad = {p: i["page"] for p, i in seen.items() if i["page"] > i["width"] + 1}
+    assert not bad, f"at {width}x{height} these pages are wider than the screen: {bad}"
+
+
+def test_nothing_reaches_past_the_screen_outside_a_marked_scroll_box(layouts):
+    (width, height), seen = layouts
+    bad = {p: i["bad"] for p, i in seen.items() if i["bad"]}
+    assert not bad, f"at {width}x{height}, elements past the screen's edge: {bad}"
+    # the chapters' wide equations and code do scroll in their boxes, with the cue
+    assert sum(i["cues"] for i in seen.values()) > 10
+
+
+# --- live figures ---------------------------------------------------------------------------------------
+
+LIVE_PAGES = [
+    "notebooks/03_scoring_functions.html",
+    "notebooks/04_bahdanau_and_luong.html",
+    "notebooks/06_self_attention.html",
+    "notebooks/08_positional_encoding.html",
+    "notebooks/13_gpt.html",
+    "notebooks/15_inside_a_pretrained_model.html",
+]
+
+START_ALL = """
+for (const root of document.querySelectorAll('.book-live[data-live]')) {
+  const load = root.querySelector('.book-live-button');
+  if (load) load.click();
+}
+return document.querySelectorAll('.book-live[data-live]').length;
+"""
+
+STATES = "Array.from(document.querySelectorAll('.book-live[data-live]')).map(r => r.dataset.state)"
+
+COMPUTE_REST = """
+for (const root of document.querySelectorAll('.book-live[data-live]')) {
+  if (root.dataset.state !== 'computed') {
+    const b = root.querySelector('.book-live-compute');
+    if (b && !b.disabled) b.click();
+  }
+}
+"""
+
+LIVE_GEOMETRY = """
+const W = document.documentElement.clientWidth;
+if (window.bookScrollCues) window.bookScrollCues();
+const fits = r => r.left >= -1 && r.right <= W + 1;
+return Array.from(document.querySelectorAll('.book-live[data-live]')).map(root => {
+  const out = [];
+  if (!fits(root.getBoundingClientRect())) out.push('the figure itself');
+  for (const el of root.querySelectorAll('svg, canvas, input, select, button, table, p')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || fits(r) || el.closest('[hidden], details:not([open])')) continue;
+    const box = el.parentElement.closest('.book-scrolls');
+    if (!(box && fits(box.getBoundingClientRect()))) out.push(el.tagName + '.' + (el.getAttribute('class') || ''));
+  }
+  const drawn = root.querySelectorAll('svg rect, svg line, svg polyline, canvas, table tbody tr').length;
+  return {kind: root.dataset.live, state: root.dataset.state, bad: out, drawn};
+});
+"""
+
+
+@pytest.mark.parametrize("page", LIVE_PAGES)
+def test_live_figures_compute_and_fit_the_phone(site, server, browser, phone, page):
+    width, height = phone
+    open_page(browser, f"{server}/{page}")
+    count = browser.execute_script(START_ALL)
+    assert count >= 1, f"{page}: no live figure"
+    # each figure loads its model (the click above) and computes, or waits "ready" for a click
+    wait_until(
+        browser, f"{STATES}.every(s => ['computed', 'ready', 'error'].includes(s))", timeout=150
+    )
+    browser.execute_script(COMPUTE_REST)
+    wait_until(browser, f"{STATES}.every(s => s === 'computed' || s === 'error')", timeout=120)
+    figures = browser.execute_script(LIVE_GEOMETRY)
+    assert all(f["state"] == "computed" for f in figures), f"{page} at {width}x{height}: {figures}"
+    assert all(f["drawn"] > 0 for f in figures), f"{page}: a figure drew nothing: {figures}"
+    bad = [f for f in figures if f["bad"]]
+    assert not bad, f"{page} at {width}x{height}: parts past the screen's edge: {bad}"

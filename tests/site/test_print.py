@@ -1,0 +1,165 @@
+"""The whole book for print and e-readers (issue 25): ``make pdf`` and ``make epub`` (tools/print_book.py).
+
+PDF: its page count, one embedded picture at least per figure the chapters declare, and what the printed
+page showed, measured by tools/print_book.py in the same Chromium just before it printed (print media):
+every chapter's title, every equation typeset by MathJax with no error, every picture decoded, every live
+figure and slider figure in its static form (the precomputed example, the first picture) with the line
+saying where it is live, no slider or live control printed, and no raw widget JSON, script or TeX text.
+ePub: every chapter in its navigation, every picture a file of the book, every equation an SVG (no TeX
+left), no script and no widget JSON, and Debian's epubcheck finds no error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, toc_entries
+
+pytestmark = pytest.mark.site
+
+PRINT = ROOT / "_build" / "print"
+PDF = PRINT / "attention-book.pdf"
+EPUB = PRINT / "attention-book.epub"
+CHAPTERS = [e for e in toc_entries() if e.startswith("notebooks/")]
+RAW = re.compile(r"application/vnd\.jupyter|\"version_major\"|\{\"model_id\"|require\(\[")
+
+
+def chapter_title(entry: str) -> str:
+    nb = json.loads((ROOT / f"{entry}.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            m = re.search(r"^# (.+)$", "".join(cell["source"]), re.M)
+            if m:
+                return m.group(1).strip()
+    raise AssertionError(f"{entry}: no title")
+
+
+def declared_figures() -> int:
+    return sum(
+        "figure" in c.get("metadata", {}).get("mystnb", {})
+        for e in CHAPTERS
+        for c in json.loads((ROOT / f"{e}.ipynb").read_text(encoding="utf-8"))["cells"]
+    )
+
+
+@pytest.fixture(scope="module")
+def pdf():
+    if not PDF.exists():
+        pytest.fail(f"no {PDF}: run `make pdf`")
+    return PDF.read_bytes(), json.loads(PDF.with_suffix(".json").read_text())
+
+
+def test_pdf_is_a_whole_book(pdf):
+    data, report = pdf
+    assert data.startswith(b"%PDF-")
+    pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", data))
+    assert pages == report["pages"] and pages >= 150, pages
+    assert len(re.findall(rb"/Subtype\s*/Image", data)) >= declared_figures() > 50
+
+
+def test_pdf_has_every_chapter(pdf):
+    _, report = pdf
+    titles = [chapter_title(e) for e in CHAPTERS]
+    missing = [t for t in titles if not any(t in c for c in report["chapters"])]
+    assert len(titles) == 16 and not missing, f"chapters not printed: {missing}"
+
+
+def test_pdf_equations_and_pictures(pdf):
+    _, report = pdf
+    assert report["math_sources"] > 500 and report["math_rendered"] >= report["math_sources"]
+    assert report["math_errors"] == 0
+    assert report["images"] >= declared_figures() and report["broken_images"] == 0
+
+
+def test_pdf_prints_live_and_slider_figures_in_their_static_form(pdf):
+    _, report = pdf
+    assert report["live"] >= 6 and report["live_static"] == report["live"], report
+    assert report["live_hidden_parts"] == 0
+    assert report["sliders"] >= 5 and report["slider_pictures"] == report["sliders"], report
+    assert report["visible_sliders"] == 0
+    assert report["raw_text"] == [], f"raw text printed: {report['raw_text']}"
+
+
+@pytest.fixture(scope="module")
+def epub():
+    if not EPUB.exists():
+        pytest.fail(f"no {EPUB}: run `make epub`")
+    with zipfile.ZipFile(EPUB) as z:
+        names = z.namelist()
+        pages = {n: z.read(n).decode("utf-8") for n in names if n.endswith(".xhtml")}
+        return names, pages, z.read("mimetype"), z.infolist()[0]
+
+
+def test_epub_container(epub):
+    names, _, mimetype, first = epub
+    assert first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED
+    assert mimetype == b"application/epub+zip" and "content.opf" in names
+
+
+def test_epub_has_every_chapter_in_reading_order(epub):
+    _, pages, _, _ = epub
+    with zipfile.ZipFile(EPUB) as z:
+        opf = z.read("content.opf").decode("utf-8")
+    href = {}
+    for item in re.findall(r"<item [^>]*/>", opf):
+        href[re.search(r'id="([^"]+)"', item).group(1)] = re.search(r'href="([^"]+)"', item).group(
+            1
+        )
+    spine = [href[i] for i in re.findall(r'<itemref idref="([^"]+)"', opf)]
+    chapters = [s for s in spine if s.startswith("notebooks/")]
+    assert chapters == [f"{entry}.xhtml" for entry in CHAPTERS], chapters
+    for entry in CHAPTERS:
+        assert chapter_title(entry) in pages[f"{entry}.xhtml"], entry
+
+
+def test_epub_embeds_every_picture(epub):
+    names, pages, _, _ = epub
+    count = 0
+    for name, text in pages.items():
+        base = name.rsplit("/", 1)[0] if "/" in name else ""
+        for src in re.findall(r'<img [^>]*src="([^"]+)"', text):
+            assert not src.startswith(("data:", "http")), f"{name}: {src[:40]}"
+            target = Path(base, src).as_posix() if base else src
+            parts = []
+            for part in target.split("/"):
+                parts = parts[:-1] if part == ".." else parts + [part]
+            assert "/".join(parts) in names, f"{name}: {src} is not in the ePub"
+            count += 1
+    assert count >= declared_figures(), count
+
+
+def test_epub_has_no_script_widget_json_or_raw_tex(epub):
+    _, pages, _, _ = epub
+    for name, text in pages.items():
+        assert "<script" not in text, name
+        assert not RAW.search(text), f"{name}: {RAW.search(text).group(0)}"
+        body = re.sub(r"<(pre|code)\b.*?</\1>", "", text, flags=re.S)
+        body = re.sub(r"<svg\b.*?</svg>", "", body, flags=re.S)
+        assert not re.search(r"\\\(|\\\[", body), f"{name}: TeX left untypeset"
+    assert sum(t.count('class="math-svg') for t in pages.values()) > 500
+
+
+def test_epub_notes_where_figures_are_live(epub):
+    _, pages, _, _ = epub
+    text = "".join(pages.values())
+    assert text.count("Live figure: this is its precomputed example") >= 6
+    assert text.count("Interactive figure, shown at its first setting") >= 5
+
+
+def test_epubcheck_finds_no_error():
+    jar = Path("/usr/share/java/epubcheck.jar")
+    if not jar.exists() or not shutil.which("java"):
+        pytest.fail("Debian's epubcheck is required (make epub installs it)")
+    done = subprocess.run(
+        ["java", "-jar", str(jar), str(EPUB)], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0 and "No errors or warnings detected" in done.stdout, (
+        done.stdout[-3000:] + done.stderr[-2000:]
+    )

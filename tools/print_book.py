@@ -1,0 +1,500 @@
+"""The whole book for print and e-readers (issue 25): ``make pdf`` and ``make epub``.
+
+PDF: Jupyter Book 1.x's ``pdfhtml`` builder prints with pyppeteer, which downloads its own Chromium (there
+is no network on the build machine), and ``pdflatex`` needs a TeX installation of a few GB and turns the
+book's HTML outputs (head views, live figures, widget pictures, styled tables) into nothing or raw text.
+So the book is built as one HTML page (Sphinx's ``singlehtml`` builder through jupyter-book, reusing the
+execution cache) and printed by the system's Chromium (Debian's, the one the browser tests use), driven
+through the DevTools protocol: the page is loaded from a loopback server with the network off, MathJax
+typesets every equation, the head views and sliders draw, then ``Page.printToPDF`` prints it with the
+print style sheet of book/_static/book.css (live figures and sliders in their static form, with a line
+saying where they are live; no navigation; code wrapped). Chromium prints what a reader sees on the site,
+fonts, SVG and MathJax included, which is why it was picked over LaTeX.
+
+ePub: Sphinx's ``epub`` builder through jupyter-book's custom builder writes the book as XHTML; this
+script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make epub``): scripts are
+removed (widget state, the live figures' JSON, bertviz's JavaScript: an e-reader runs none of it), every
+picture embedded as a data URI is written out as a file of the book and listed in its manifest, each
+equation is typeset to SVG by MathJax under Node (the same MathJax the site serves), the interactive
+figures keep their static picture with a line saying where they are live, and the archive is zipped with
+``mimetype`` first and uncompressed, as EPUB requires.
+
+Usage:  python tools/print_book.py pdf  [--html _build/singlehtml] [--out _build/print/attention-book.pdf]
+        python tools/print_book.py epub [--epub-dir _build/epub] [--out _build/print/attention-book.epub]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRINT_DIR = ROOT / "_build" / "print"
+LIVE_NOTE = (
+    "Live figure: this is its precomputed example. On the book's website the page computes it "
+    "for your own input, in your browser, on this chapter's page."
+)
+SLIDER_NOTE = (
+    "Interactive figure: shown at its first setting. On the book's website a slider steps "
+    "through the others."
+)
+HEADVIEW_NOTE = (
+    "Interactive head view: drawn on the book's website, where pointing at a token shows its lines."
+)
+
+
+# --- PDF ---------------------------------------------------------------------------------------------
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(folder: Path):
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder))
+    )
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def _chromium():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not chromium or not driver:
+        sys.exit(
+            "make pdf needs Debian's chromium and chromium-driver (make browser installs them)"
+        )
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="book-print-")
+    for flag in [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--window-size=1100,1400",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        f"--user-data-dir={profile}",
+    ]:
+        options.add_argument(flag)
+    d = webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    d.command_executor._client_config.timeout = 900  # printing the whole book takes minutes
+    d.set_page_load_timeout(600)
+    d.set_script_timeout(300)
+    return d, profile
+
+
+FOOTER = (
+    '<div style="font-size:8px;width:100%;text-align:center;color:#555">'
+    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+)
+
+
+PRINT_REPORT = r"""
+const shown = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+const texts = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!el || el.closest('pre, code, mjx-container, script, style, .highlight')) continue;
+  if (!el.getClientRects().length) continue;
+  texts.push(n.textContent);
+}
+const text = texts.join(' ');
+const raw = [/application\/vnd\.jupyter/, /"version_major"/, /\{"model_id"/, /require\(\[/, /<script/,
+  /\\\(|\\\[/].filter((re) => re.test(text)).map((re) => String(re) + ' ' + (text.match(re) ? text.slice(Math.max(0, text.search(re) - 60), text.search(re) + 60) : ''));
+return {
+  chapters: Array.from(document.querySelectorAll('h1, h2')).filter(shown).map((h) => h.textContent.replace(/#$/, '').trim()),
+  math_sources: document.querySelectorAll('.math, span.math, div.math').length,
+  math_rendered: document.querySelectorAll('mjx-container').length,
+  math_errors: document.querySelectorAll('mjx-merror').length,
+  images: Array.from(document.images).filter(shown).length,
+  broken_images: Array.from(document.images).filter((i) => shown(i) && !(i.complete && i.naturalWidth)).length,
+  live: document.querySelectorAll('.book-live').length,
+  live_static: Array.from(document.querySelectorAll('.book-live .book-live-static img')).filter(shown).length,
+  live_hidden_parts: Array.from(document.querySelectorAll('.book-live-controls, .book-live-views')).filter(shown).length,
+  // slider figures print their static form (lib.viz.interactive's text/markdown): a picture, then the note
+  sliders: Array.from(document.querySelectorAll('.cell_output')).filter((o) => o.textContent.includes('Interactive figure, shown at its first setting')).length,
+  slider_pictures: Array.from(document.querySelectorAll('.cell_output')).filter((o) => o.textContent.includes('Interactive figure, shown at its first setting') && Array.from(o.querySelectorAll('img')).some((i) => shown(i) && i.complete && i.naturalWidth)).length,
+  visible_sliders: Array.from(document.querySelectorAll('.noUi-target, .widget-slider, script[type="application/vnd.jupyter.widget-view+json"]')).filter(shown).length,
+  raw_text: raw,
+};
+"""
+
+
+def make_pdf(html_dir: Path, out: Path) -> Path:
+    # the single page is written to book/intro.html (index.html redirects to it), but its links to
+    # _static/ and _images/ are relative to the build's root: print a copy placed there
+    single = html_dir / "book" / "intro.html"
+    if not single.exists():
+        sys.exit(
+            f"no single-page book at {single}: build it with jupyter-book's singlehtml builder"
+        )
+    index = html_dir / "print.html"
+    index.write_text(single.read_text(encoding="utf-8"), encoding="utf-8")
+    httpd = _serve(html_dir)
+    driver, profile = _chromium()
+    try:
+        driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/print.html")
+        print("loaded; waiting for MathJax", flush=True)
+        deadline = time.monotonic() + 300
+        while driver.execute_script("return document.readyState") != "complete":
+            if time.monotonic() > deadline:
+                sys.exit("the single-page book did not load")
+            time.sleep(0.5)
+        state = driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "if (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+            "  MathJax.startup.promise.then(() => done('ok')).catch(e => done('error ' + e));"
+            "else done('absent');"
+        )
+        if state != "ok":
+            sys.exit(f"MathJax did not typeset the book: {state}")
+        time.sleep(4)  # head views (d3) and widgets draw after load
+        errors = driver.execute_script(
+            "return document.querySelectorAll('mjx-merror').length + "
+            "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth)).length;"
+        )
+        if errors:
+            sys.exit(f"{errors} equations or images failed to render in the single-page book")
+        # folded cells (solutions, long outputs) are part of the printed book: open them
+        driver.execute_script(
+            "document.querySelectorAll('details').forEach((d) => { d.open = true; });"
+        )
+        time.sleep(1)
+        # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        report = driver.execute_script(PRINT_REPORT)
+        print("printing", flush=True)
+        result = driver.execute_cdp_cmd(
+            "Page.printToPDF",
+            {
+                "printBackground": True,
+                "paperWidth": 8.27,  # A4
+                "paperHeight": 11.69,
+                "marginTop": 0.6,
+                "marginBottom": 0.7,
+                "marginLeft": 0.6,
+                "marginRight": 0.6,
+                "displayHeaderFooter": True,
+                "headerTemplate": "<div></div>",
+                "footerTemplate": FOOTER,
+            },
+        )
+    finally:
+        driver.quit()
+        httpd.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(base64.b64decode(result["data"]))
+    report["pages"] = pdf_pages(out)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {pdf_pages(out)} pages)")
+    return out
+
+
+def pdf_pages(path: Path) -> int:
+    """The number of pages of a PDF (Chromium writes one /Type /Page dictionary per page)."""
+    return len(re.findall(rb"/Type\s*/Page(?![s\w])", path.read_bytes()))
+
+
+# --- ePub --------------------------------------------------------------------------------------------
+
+TEX2SVG = r"""
+const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter(Boolean).map(JSON.parse);
+require(process.argv[1]).init({
+  loader: {paths: {mathjax: process.argv[2]}, load: ['input/tex-full', 'output/svg']},
+  svg: {fontCache: 'none'}, startup: {typeset: false},
+}).then((MathJax) => {
+  const out = lines.map(([tex, display]) => {
+    try {
+      const node = MathJax.tex2svg(tex, {display});
+      return MathJax.startup.adaptor.innerHTML(node);
+    } catch (e) { return null; }
+  });
+  process.stdout.write(JSON.stringify(out));
+}).catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def tex_to_svg(items: list[tuple[str, bool]]) -> list[str | None]:
+    """Typeset TeX (inline or display) to SVG markup with the npm MathJax the site serves, under Node."""
+    if not items:
+        return []
+    mathjax = ROOT / "node_modules" / "mathjax"
+    done = subprocess.run(
+        ["node", "-e", TEX2SVG, str(mathjax / "es5" / "node-main.js"), str(mathjax / "es5")],
+        input="\n".join(json.dumps(i) for i in items),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        sys.exit(f"MathJax under node failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+MATH_RE = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+
+
+# HTML5 elements an XHTML content document may hold (anything else in a page is text that an output
+# printed unescaped, such as "<bos>", which the browser hides as an unknown element)
+HTML_TAGS = set(
+    """html head title meta link style body section nav article aside h1 h2 h3 h4 h5 h6 header footer
+    address p hr pre blockquote ol ul li dl dt dd figure figcaption main div a em strong small s cite q
+    dfn abbr ruby rt rp data time code var samp kbd sub sup i b u mark bdi bdo span br wbr ins del
+    picture source img iframe embed object param video audio track map area table caption colgroup col
+    tbody thead tfoot tr td th form label input button select datalist optgroup option textarea output
+    progress meter fieldset legend details summary dialog script noscript template canvas svg math""".split()
+)
+
+
+def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[str]):
+    """Rewrite one XHTML file of the ePub; returns (has svg, equations typeset)."""
+    import posixpath
+
+    from bs4 import BeautifulSoup, NavigableString
+
+    text = path.read_text(encoding="utf-8")
+    soup = BeautifulSoup(text, "html.parser")
+    here = posixpath.dirname(path.relative_to(image_dir.parent).as_posix())
+
+    def in_book(href: str) -> bool:
+        target = href.split("#", 1)[0]
+        if not target or re.match(r"[a-z]+:", target):
+            return True  # an anchor in this page, or another site (http:, mailto:)
+        return posixpath.normpath(posixpath.join(here, target)) in listed
+
+    for tag in soup.find_all(True):
+        if tag.name not in HTML_TAGS and not tag.find_parent(["svg", "math"]):
+            tag.replace_with(NavigableString(f"<{tag.name}>"), *tag.contents)
+    # links to files the ePub does not hold (the slide decks, the site's live.css): the text stays
+    for a in soup.find_all("a", href=True):
+        if not in_book(a["href"]):
+            a.unwrap()
+    for tag in soup.find_all("link", href=True):
+        if not in_book(tag["href"]):
+            tag.decompose()
+    # sphinx-togglebutton's <summary> holds <p>s, which XHTML does not allow there
+    for p in soup.select("summary p"):
+        p.name = "span"
+    for tag in soup.find_all(attrs={"aria-label": True}):
+        if tag.name == "summary":
+            del tag["aria-label"]
+    # scripts: widget state and views, live figures' JSON, bertviz, MathJax config
+    for s in soup.find_all("script"):
+        s.decompose()
+    for tag in soup.find_all(["link"]):
+        if "stylesheet" not in (tag.get("rel") or []):
+            tag.decompose()
+    # live figures: the static picture and a note
+    for live in soup.select("div.book-live"):
+        if not live.select_one(".book-live-print"):
+            note = soup.new_tag("p", attrs={"class": "book-live-print"})
+            note.string = LIVE_NOTE
+            live.append(note)
+    # bertviz head views: nothing to show without JavaScript but the note
+    for view in soup.select('[id^="bertviz-"]'):
+        note = soup.new_tag("p", attrs={"class": "book-print-note"})
+        note.string = HEADVIEW_NOTE
+        view.replace_with(note)
+    # pictures embedded as data URIs -> files of the book
+    for img in soup.find_all("img"):
+        src = img.get("src", "")
+        m = re.match(r"data:image/(png|jpeg|gif|svg\+xml);base64,(.+)", src, re.S)
+        if m:
+            data = base64.b64decode(m.group(2))
+            ext = {"png": "png", "jpeg": "jpg", "gif": "gif", "svg+xml": "svg"}[m.group(1)]
+            name = f"embedded-{hashlib.sha1(data).hexdigest()[:16]}.{ext}"
+            (image_dir / name).write_bytes(data)
+            images[name] = f"image/{m.group(1)}"
+            up = "../" * (len(path.relative_to(image_dir.parent).parts) - 1)
+            img["src"] = f"{up}{image_dir.name}/{name}"
+        if not img.get("alt"):
+            img["alt"] = ""
+        if "style" in img.attrs:
+            del img["style"]
+    # equations: TeX between \( \) and \[ \] in the text -> SVG
+    items, spots = [], []
+    for node in soup.find_all(string=MATH_RE):
+        if node.find_parent(["pre", "code", "textarea"]):
+            continue
+        parts, last = [], 0
+        for m in MATH_RE.finditer(node):
+            parts.append(node[last : m.start()])
+            display = m.group(2) is not None
+            parts.append((m.group(2) if display else m.group(1), display))
+            last = m.end()
+        parts.append(node[last:])
+        spots.append((node, parts))
+        items += [p for p in parts if isinstance(p, tuple)]
+    # (the SVG goes in after serialisation: the HTML parser would lower-case viewBox)
+    svgs, placed = tex_to_svg(items), []
+    for node, parts in spots:
+        new = []
+        for p in parts:
+            if isinstance(p, tuple):
+                svg = svgs[len(placed)]
+                if svg is None:
+                    raise SystemExit(f"{path.name}: MathJax could not typeset {p[0]!r}")
+                placed.append(svg)
+                wrap = soup.new_tag(
+                    "span", attrs={"class": "math-svg" + (" display" if p[1] else "")}
+                )
+                wrap.string = f"@@BOOK-MATH-{len(placed) - 1}@@"
+                new.append(wrap)
+            elif p:
+                new.append(NavigableString(p))
+        for piece in new:
+            node.insert_before(piece)
+        node.extract()
+    out = str(soup)
+    out = re.sub(r"@@BOOK-MATH-(\d+)@@", lambda m: placed[int(m.group(1))], out)
+    # the XHTML serialisation: void elements closed, attributes quoted (bs4 does both)
+    path.write_text(out, encoding="utf-8")
+    return "<svg" in out, len(items)
+
+
+def make_epub(epub_dir: Path, out: Path) -> Path:
+    opf = epub_dir / "content.opf"
+    if not opf.exists():
+        sys.exit(f"no ePub sources at {epub_dir}: build them with jupyter-book's epub builder")
+    image_dir = epub_dir / "_images"
+    image_dir.mkdir(exist_ok=True)
+    images: dict[str, str] = {}
+    manifest = opf.read_text(encoding="utf-8")
+    svg_pages, equations = set(), 0
+    listed = set(re.findall(r'<item [^>]*href="([^"]+)"', manifest))
+    for page in sorted(epub_dir.rglob("*.xhtml")):
+        rel = page.relative_to(epub_dir).as_posix()
+        if rel not in listed:
+            continue
+        has_svg, n = _fix_xhtml(page, images, image_dir, listed)
+        equations += n
+        if has_svg:
+            svg_pages.add(rel)
+    # the manifest: new image files, and the svg property of pages that hold inline SVG
+    extra = "".join(
+        f'<item id="emb-{i}" href="_images/{name}" media-type="{mime}" />\n'
+        for i, (name, mime) in enumerate(sorted(images.items()))
+    )
+    manifest = manifest.replace("</manifest>", extra + "</manifest>")
+
+    def add_svg(m):
+        item = m.group(0)
+        href = re.search(r'href="([^"]+)"', item).group(1)
+        if href in svg_pages and "properties=" not in item:
+            return item.replace("<item ", '<item properties="svg" ', 1)
+        return item
+
+    manifest = re.sub(r"<item [^>]*/>", add_svg, manifest)
+    # the spine may name pages the builder did not write (Sphinx lists the decks' pages): drop them
+    ids = set(re.findall(r'<item [^>]*id="([^"]+)"', manifest))
+    manifest = re.sub(
+        r'\s*<itemref idref="([^"]+)"\s*/>',
+        lambda m: m.group(0) if m.group(1) in ids else "",
+        manifest,
+    )
+    manifest = re.sub(r'\s*<meta property="ibooks:version"></meta>', "", manifest)
+    opf.write_text(manifest, encoding="utf-8")
+    # the NCX (EPUB 2 navigation) must carry the package's identifier (Sphinx writes "unknown" there)
+    uid = re.search(r"<dc:identifier[^>]*>([^<]+)</dc:identifier>", manifest).group(1)
+    ncx = epub_dir / "toc.ncx"
+    if ncx.exists():
+        ncx.write_text(
+            re.sub(
+                r'(<meta name="dtb:uid" content=")[^"]*(")',
+                rf"\g<1>{uid}\g<2>",
+                ncx.read_text("utf-8"),
+            ),
+            encoding="utf-8",
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w") as z:
+        z.write(epub_dir / "mimetype", "mimetype", compress_type=zipfile.ZIP_STORED)
+        # the container, the package and what the manifest lists (not the builder's other files)
+        keep = listed | {f"_images/{name}" for name in images} | {"content.opf"}
+        for f in sorted(epub_dir.rglob("*")):
+            rel = f.relative_to(epub_dir).as_posix()
+            if f.is_file() and (rel in keep or rel.startswith("META-INF/")):
+                z.write(f, rel, compress_type=zipfile.ZIP_DEFLATED)
+    print(
+        f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {len(images)} embedded pictures written out, {equations} equations typeset)"
+    )
+    return out
+
+
+def epub_config(out: Path) -> Path:
+    """_config.yml for the ePub build: no launch buttons (sphinx-book-theme's handler fails outside HTML
+    pages), and outputs chosen for a reader without JavaScript: the static form of a slider figure (its
+    text/markdown: the first picture and a line saying where it is live) instead of its widget view."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config.pop("launch_buttons", None)
+    sphinx_config0 = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config0.update(
+        project=config["title"],
+        epub_basename="attention-book",
+        epub_title=config["title"],
+        epub_author=config["author"],
+        epub_publisher=config["author"],
+        epub_copyright=f"{config['copyright']}, {config['author']}; text CC BY 4.0, code MIT",
+        epub_identifier=config["repository"]["url"],
+        epub_scheme="URL",
+        epub_show_urls="no",
+    )
+    config["html"]["use_repository_button"] = False
+    # this file lives under _build/: paths that jupyter-book reads relative to the config file
+    config["html"]["favicon"] = str(ROOT / config["html"]["favicon"])
+    extensions = config["sphinx"]["local_extensions"]
+    config["sphinx"]["local_extensions"] = {k: str(ROOT / v) for k, v in extensions.items()}
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    overrides = list(sphinx_config.get("nb_mime_priority_overrides", []))
+    overrides += [
+        ["epub", "application/vnd.jupyter.widget-view+json", None],
+        ["epub", "application/javascript", None],
+        ["epub", "text/markdown", 25],
+    ]
+    sphinx_config["nb_mime_priority_overrides"] = overrides
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("format", choices=["pdf", "epub", "epub-config"])
+    parser.add_argument("--html", type=Path, default=ROOT / "_build" / "singlehtml")
+    parser.add_argument("--epub-dir", type=Path, default=ROOT / "_build" / "epub")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    if args.format == "pdf":
+        make_pdf(args.html, args.out or PRINT_DIR / "attention-book.pdf")
+    elif args.format == "epub-config":
+        print(epub_config(args.out or ROOT / "_build" / "epub-config" / "_config.yml"))
+    else:
+        make_epub(args.epub_dir, args.out or PRINT_DIR / "attention-book.epub")
+
+
+if __name__ == "__main__":
+    main()
