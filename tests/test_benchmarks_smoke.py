@@ -143,7 +143,10 @@ def test_gpt_benchmarks():
     assert training.rows[0]["params_lib"] == training.rows[0]["params_ref"]  # the same architecture
     # one row per length for each cache: the readable KVCache and lib.gpt_fast's
     check_rows(generation, 2 * len(QUICK["kv_cache"]["new_tokens"]))
-    assert {r["cache_type"] for r in generation.rows} == {"`KVCache` (torch.cat)", "`lib.gpt_fast.greedy_decode`"}
+    assert {r["cache_type"] for r in generation.rows} == {
+        "`KVCache` (torch.cat)",
+        "`lib.gpt_fast.greedy_decode`",
+    }
     assert all(r["same_tokens"] for r in generation.rows)  # cache or not, same tokens
 
 
