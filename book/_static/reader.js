@@ -70,9 +70,19 @@
     // "Search" or "Toggle hidden content"; they are named by what they show, the old name after it
     // icons inside a named button are decoration (the theme switch's sun and moon are titled "Light"
     // and "Dark" but the button is named "Color mode")
-    document.querySelectorAll("button[aria-label] svg[role=img]").forEach(function (svg) {
+    // (Font Awesome draws them as <svg role=img> with a <title>, which axe reads as the button's text)
+    document.querySelectorAll("button[aria-label] svg").forEach(function (svg) {
       svg.setAttribute("aria-hidden", "true");
       svg.removeAttribute("role");
+      svg.removeAttribute("aria-labelledby");
+      svg.querySelectorAll("title").forEach(function (t) {
+        t.remove();
+      });
+    });
+    // the bibliography's list (sphinxcontrib-bibtex) holds role=doc-biblioentry entries, which a
+    // role=list may not contain (axe-core's "aria-required-children"): it is a plain block of entries
+    document.querySelectorAll(".citation-list[role=list]").forEach(function (list) {
+      list.removeAttribute("role");
     });
     document.querySelectorAll("button[aria-label], summary[aria-label], a[aria-label]").forEach(function (b) {
       var shown = (b.innerText || "").replace(/\s+/g, " ").trim();
