@@ -38,7 +38,7 @@ const done = arguments[arguments.length - 1];
   set("layers", layers); set("heads", heads); set("width", width);
   root.querySelector(".book-pg-reset").click();
   const state = root.playground;
-  for (let i = 0; i < 600 && !(state.worker && root.dataset.state === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
   const times = [];
   const listen = (event) => { if (event.data.type === "progress" && event.data.ms) times.push([event.data.ms, event.data.steps.length]); };
   state.worker.addEventListener("message", listen);
@@ -63,7 +63,7 @@ const done = arguments[arguments.length - 1];
   const root = document.querySelector(".book-live[data-live='playground']");
   root.querySelector(".book-pg-reset").click();
   const state = root.playground;
-  for (let i = 0; i < 600 && !(state.worker && root.dataset.state === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
   const t0 = performance.now();
   root.querySelector(".book-pg-play").click();
   for (let i = 0; i < 6000; i++) {

@@ -48,7 +48,7 @@ def steps(browser, n: int, timeout: float = 120) -> float:
         )
         assert wait_until(
             browser,
-            f"{ROOT}.playground.t >= {t0 + n} || {ROOT}.dataset.state !== 'ready'",
+            f"{ROOT}.playground.t >= {t0 + n} || ['error', 'diverged'].includes({ROOT}.dataset.state)",
             timeout=timeout,
         )
     return time.perf_counter() - start

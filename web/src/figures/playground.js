@@ -218,7 +218,7 @@ export function mountPlayground(root, example, ctx) {
         lr: s.lr, batch: s.batch, seed: s.seed }, entry, heldOut: manifest.held_out,
         stepBytes: bytes[0], probeBytes: bytes[1] }, bytes);
     });
-    root.dataset.state = "ready";
+    root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
   }
 
   function fail(text) {
@@ -269,8 +269,10 @@ export function mountPlayground(root, example, ctx) {
 
   async function resetRun() {
     if (state.worker) state.worker.terminate();
+    if (root.dataset.state !== "computed") root.dataset.state = "computed"; // a new run clears an error
     state.worker = null;
     state.ready = null;
+    root.dataset.run = "";
     state.playing = false;
     play.textContent = "Play";
     ctx.message(root, "", "info");
@@ -308,7 +310,10 @@ export function mountPlayground(root, example, ctx) {
       state.worker.postMessage({ type: "probe", ids });
     }
   });
-  // Before the reader presses anything: the run the library computed in the kernel.
+  // Before the reader presses anything: the run the library computed in the kernel. The figure shows
+  // computed results from now on (dataset.state, as every live figure); dataset.run says whether a
+  // run is loaded in the worker.
+  root.dataset.state = "computed";
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
   drawCurve();
