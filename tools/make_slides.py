@@ -243,7 +243,9 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
             )
         for o in tables:
             text = o.data["text/markdown"]
-            if text.count("\n") <= 16:
+            # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
+            # fenced code block) stays in the chapter, as longer code does
+            if text.count("\n") <= 16 and "```" not in text:
                 d.markdown(plain_markdown(text, cite), "subslide")
         if (
             (live or widgets)
