@@ -1,4 +1,4 @@
-"""The Attention Playground: five small sequence tasks and a tiny Transformer that learns them, one
+"""The Attention Playground: six small sequence tasks and a tiny Transformer that learns them, one
 training step at a time, in the notebook and (exported to ONNX) in the page.
 
 Shape legend: B sequences in a batch, L = 8 positions, V = 16 symbols (inputs and answers share
@@ -13,6 +13,8 @@ Tasks (``make_batch``): each is a sequence x [L] and an answer y [L], one symbol
                y_t = the digit of the bracket that matches x_t   (chapter 7's head)
     induction  y_t = the symbol after the previous occurrence of x_t, or NONE
                (two heads in two layers: previous token, then induction; Olsson et al. 2022)
+    position   x: a start symbol (NONE, written "-") and 7 digits; y_t = t
+               (a causal model counts without any encoding: Haviv et al. 2022, chapter 8)
 
 The sequences come from ``Mulberry32``, a 32-bit generator written the same way in the page
 (web/src/playground/tasks.js), so a seed gives the same batches in Python and in the browser
@@ -69,10 +71,10 @@ __all__ = [
 
 LENGTH = 8
 VOCAB = 16
-NONE = 15  # induction's answer where x_t has not occurred before
-TASKS = ("copy", "reverse", "sort", "brackets", "induction")
+NONE = 15  # induction's answer where x_t has not occurred before; position's start symbol
+TASKS = ("copy", "reverse", "sort", "brackets", "induction", "position")
 POSITIONAL = ("learned", "sinusoidal", "none")
-_ALPHABET = {"copy": 10, "reverse": 10, "sort": 10, "induction": 6}  # symbols 0 .. n-1
+_ALPHABET = {"copy": 10, "reverse": 10, "sort": 10, "induction": 6, "position": 10}  # 0 .. n-1
 _BRACKETS = "()[]"  # token 4 * kind + digit: "(" 0-3, ")" 4-7, "[" 8-11, "]" 12-15
 
 
@@ -114,6 +116,10 @@ def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
                 x.append(8 * kind + 4 + closing)  # ")" or "]"
                 y[start], y[t] = closing, digit
         return x, y
+    if task == "position":
+        return [NONE] + [rng.randint(_ALPHABET[task]) for _ in range(LENGTH - 1)], list(
+            range(LENGTH)
+        )
     x = [rng.randint(_ALPHABET[task]) for _ in range(LENGTH)]
     if task == "copy":
         return x, list(x)
@@ -141,6 +147,9 @@ def answer(task: str, x: list[int]) -> list[int] | None:
                 start = stack.pop()
                 y[start], y[t] = s % 4, x[start] % 4
         return None if stack else y
+    if task == "position":
+        valid = list(x[:1]) == [NONE] and all(0 <= s < _ALPHABET[task] for s in x[1:])
+        return list(range(len(x))) if valid else None
     if task in ("copy", "reverse", "sort") and all(0 <= s < _ALPHABET[task] for s in x):
         return {"copy": list(x), "reverse": x[::-1], "sort": sorted(x)}[task]
     if task == "induction" and all(0 <= s < _ALPHABET[task] for s in x):

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -83,6 +84,8 @@ def test_tasks_are_what_they_say(task):
                         ys[start] == s % 4 and ys[t] == xs[start] % 4
                     )  # each answers its partner's digit
             assert not stack
+        elif task == "position":
+            assert xs[0] == pg.NONE and max(xs[1:]) < 10 and ys == list(range(pg.LENGTH))
         else:
             for t, s in enumerate(xs):
                 before = [u for u in range(t) if xs[u] == s]
@@ -123,6 +126,37 @@ process.stdout.write(JSON.stringify(out));
     assert got["weights"] == [first.tolist(), [1.0] * 4, [0.0] * 2, last.tolist()]
 
 
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_the_page_reads_and_answers_probes_as_lib():
+    from lib.viz.playground import PROBES, parse_probe
+
+    cases = [(task, text) for task, text in PROBES.items()]
+    cases += [
+        ("position", "3 - 1 4 1 5 9 2"),
+        ("position", "- 3 1 4 1 5 9 -"),
+        ("copy", "- 3 1 4 1 5 9 2"),
+    ]
+    cases += [("brackets", "(1 ]2 [0 )3 [1 ]2 (0 )1"), ("induction", "1 2 3 1 2 4 1 7")]
+    got = run_node(
+        f"""
+const cases = {json.dumps(cases)};
+process.stdout.write(JSON.stringify(cases.map(([task, text]) => {{
+  const {{ ids, bad }} = t.parseSequence(task, text);
+  return bad.length ? null : t.answer(task, ids);
+}})));
+"""
+    )
+    for (task, text), page in zip(cases, got):
+        try:
+            ids = parse_probe(task, text)
+        except ValueError:
+            assert page is None, (task, text)
+        else:
+            assert page == pg.answer(task, ids), (task, text)
+    assert got[: len(PROBES)] == [pg.answer(t, parse_probe(t, p)) for t, p in PROBES.items()]
+    assert got[list(PROBES).index("position")] == list(range(pg.LENGTH))
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="task: expected one of"):
         pg.make_batch("shuffle", 4, pg.Mulberry32(0))
@@ -151,6 +185,18 @@ def test_reverse_needs_positions():
     assert learned.held_out()[1] >= 0.95  # sequence accuracy, 256 held-out sequences
     assert blind.held_out()[1] <= 0.05  # permutation-equivariant: every position gets one answer
     assert blind.history[-1][0] > 1.0 > 0.05 > learned.history[-1][0]
+
+
+def test_a_causal_mask_counts_without_positions():
+    # Haviv et al. 2022: position t attends over t + 1 keys, one of them the start symbol
+    torch.set_num_threads(1)
+    config = pg.PlaygroundConfig(task="position", positional="none", causal=True)
+    causal = train(config, 300)
+    both_ways = train(dataclasses.replace(config, causal=False), 300)
+    assert causal.held_out()[1] >= 0.95
+    assert both_ways.held_out()[1] <= 0.05  # every digit gets one answer wherever it stands
+    tokens = both_ways.held_out()[0]
+    assert 0.15 < tokens < 0.35  # the start's 0 and a guess among 7 places: 1/8 + 1/8
 
 
 # --- the exported graphs ------------------------------------------------------------------------

@@ -184,8 +184,9 @@ export function mountPlayground(root, example, ctx) {
         (bad.length ? `; not in its alphabet: ${bad.join(" ")}` : `; got ${ids.length}`) + ".", "warning");
       return null;
     }
-    if (task === "brackets" && !rightAnswer(task, ids)) {
-      ctx.message(root, "The brackets of the probe do not nest: each ( closes with ), each [ with ].", "warning");
+    if (!rightAnswer(task, ids)) {
+      ctx.message(root, task === "brackets" ? "The brackets of the probe do not nest: each ( closes with ), each [ with ]."
+        : "The probe of this task is the start symbol - and then 7 digits.", "warning");
       return null;
     }
     return ids;

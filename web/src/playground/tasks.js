@@ -1,11 +1,11 @@
 // The Playground's tasks, equal to lib.playground's (tests/test_playground.py runs this file under node
-// and compares every batch): Mulberry32 for the draws, then copy, reverse, sort, brackets, induction.
+// and compares every batch): Mulberry32 for the draws, then copy, reverse, sort, brackets, induction, position.
 
 export const LENGTH = 8;
 export const VOCAB = 16;
-export const NONE = 15;
-export const TASKS = ["copy", "reverse", "sort", "brackets", "induction"];
-const ALPHABET = { copy: 10, reverse: 10, sort: 10, induction: 6 };
+export const NONE = 15; // induction's answer where x_t has not occurred before; position's start symbol
+export const TASKS = ["copy", "reverse", "sort", "brackets", "induction", "position"];
+const ALPHABET = { copy: 10, reverse: 10, sort: 10, induction: 6, position: 10 };
 const BRACKETS = "()[]";
 
 export class Mulberry32 {
@@ -42,6 +42,12 @@ function sequence(task, rng) {
         y[t] = digit;
       }
     }
+    return [x, y];
+  }
+  if (task === "position") {
+    const x = [NONE], y = [];
+    for (let t = 1; t < LENGTH; t++) x.push(rng.randint(ALPHABET[task]));
+    for (let t = 0; t < LENGTH; t++) y.push(t);
     return [x, y];
   }
   const x = [];
@@ -85,6 +91,8 @@ export function parseSequence(task, text) {
     if (task === "brackets") {
       const m = /^([()[\]])([0-3])$/.exec(p);
       if (m) id = 4 * BRACKETS.indexOf(m[1]) + Number(m[2]);
+    } else if (task === "position" && p === symbol(task, NONE)) {
+      id = NONE;
     } else if (/^\d+$/.test(p) && Number(p) < ALPHABET[task]) {
       id = Number(p);
     }
@@ -122,6 +130,10 @@ export function answer(task, x) {
       }
     }
     return stack.length ? null : y;
+  }
+  if (task === "position") {
+    const valid = x[0] === NONE && x.slice(1).every((s) => s >= 0 && s < ALPHABET[task]);
+    return valid ? x.map((_, t) => t) : null;
   }
   if (!(task in ALPHABET) || x.some((s) => s < 0 || s >= ALPHABET[task])) return null;
   if (task === "copy") return x.slice();
