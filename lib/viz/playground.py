@@ -78,7 +78,8 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
     )
     ax2.set_ylim(0, 1.02)
     ax2.set_ylabel("held-out accuracy")
-    ax.set_title(f"{c.task}, positions: {c.positional}", fontsize=9)
+    mask = "causal" if c.causal else "bidirectional"
+    ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=9)
     labels = pg.symbols(c.task, probe)
     for i, ax in enumerate(axes[1:]):
         layer, head = divmod(i, c.n_heads)
