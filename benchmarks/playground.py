@@ -42,11 +42,16 @@ const done = arguments[arguments.length - 1];
   const times = [];
   const listen = (event) => { if (event.data.type === "progress" && event.data.ms) times.push([event.data.ms, event.data.steps.length]); };
   state.worker.addEventListener("message", listen);
-  const go = (k) => new Promise((resolve) => {
+  const go = (k) => new Promise((resolve) => {  // k steps, and the held-out pass that ends them
     const t0 = state.t;
+    const paused = (event) => {
+      if (event.data.type === "paused" && event.data.t >= t0 + k) {
+        state.worker.removeEventListener("message", paused);
+        resolve();
+      }
+    };
+    state.worker.addEventListener("message", paused);
     state.worker.postMessage({ type: "step", n: k, probe: null });
-    const poll = () => (state.t >= t0 + k ? resolve() : setTimeout(poll, 5));
-    poll();
   });
   await go(warm);
   times.length = 0;

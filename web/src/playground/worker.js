@@ -130,14 +130,18 @@ async function probe(ids) {
   return { type: "probe", t: run.t, answer, attentions: Array.from(attentions), layers: dims[0], heads: dims[2] };
 }
 
-// Runs steps until paused (or n steps), posting progress in chunks so the page draws as it learns.
+// Runs steps until paused (or n steps), posting progress in chunks so the page draws as it learns. A
+// newer "play" or "step" takes over from a run of train still in progress (which then stops quietly):
+// otherwise the older one, finishing, would switch the newer one off.
+let trainer = 0;
 async function train(n, probeIds) {
+  const me = ++trainer;
   run.playing = true;
   let done = 0;
-  while (run.playing && (n === null || done < n)) {
+  while (run.playing && trainer === me && (n === null || done < n)) {
     const start = performance.now();
     const steps = [];
-    while (performance.now() - start < 50 && (n === null || done < n)) {
+    while (performance.now() - start < 50 && trainer === me && (n === null || done < n)) {
       const s = await oneStep();
       steps.push(s);
       done += 1;
@@ -156,6 +160,7 @@ async function train(n, probeIds) {
     }
     await new Promise((resolve) => setTimeout(resolve, 0)); // let "pause" and "probe" in
   }
+  if (trainer !== me) return;
   run.playing = false;
   self.postMessage({ type: "paused", t: run.t });
 }
