@@ -1,4 +1,5 @@
-"""The Attention Playground in a real browser with the network off (issue 24), on chapter 8's page.
+"""The Attention Playground in a real browser with the network off (issue 24), on chapter 8's page,
+and with their own presets on the Lab page and chapters 7 and 9.
 
 The page trains with the graph exported from lib.playground, on the batches and initial weights that
 web/src/playground/tasks.js draws as lib does (tests/test_playground.py), so its losses are
@@ -26,9 +27,9 @@ ROOT = f"document.querySelector({PG!r})"
 DEFAULT = "#task=reverse&layers=1&heads=2&width=32&pos=learned&mask=bidirectional&lr=0.003&batch=32&seed=0"
 
 
-def load(browser, server, hash_: str = DEFAULT):
+def load(browser, server, hash_: str = DEFAULT, page: str = CH08):
     browser.get("about:blank")  # a new document: the same page with another #hash would not reload
-    open_page(browser, f"{server}/{CH08}{hash_}")
+    open_page(browser, f"{server}/{page}{hash_}")
     assert wait_until(browser, f"{ROOT} && {ROOT}.playground")
 
 
@@ -148,5 +149,43 @@ def test_a_probe_outside_the_alphabet_gets_a_message(site, server, browser):
 def test_nothing_leaves_the_site_and_no_console_error(site, server, browser):
     load(browser, server)
     steps(browser, 5)
+    assert not console_errors(browser)
+    assert not requests_to_other_hosts(browser)
+
+
+PRESETS = {
+    "book/lab.html": pg.PlaygroundConfig(task="reverse"),
+    "notebooks/07_multi_head_attention.html": pg.PlaygroundConfig(task="brackets", n_heads=2),
+    "notebooks/09_the_transformer.html": pg.PlaygroundConfig(
+        task="induction", n_layers=2, causal=True
+    ),
+}
+
+
+@pytest.mark.parametrize("page", PRESETS)
+def test_each_page_has_a_computing_playground_with_its_preset(site, server, browser, page):
+    config = PRESETS[page]
+    load(browser, server, "", page)
+    assert browser.execute_script(f"return document.querySelectorAll({PG!r}).length;") == 1
+    values = browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
+    )
+    mask = "causal" if config.causal else "bidirectional"
+    assert values[:6] == [
+        config.task, str(config.n_layers), str(config.n_heads), str(config.d_model),
+        config.positional, mask,
+    ]  # fmt: skip
+    steps(browser, 10)
+    losses = browser.execute_script(f"return {ROOT}.playground.losses;")
+    ref = library_run(config, 10)
+    assert [t for t, _ in losses] == list(range(1, 11))
+    assert max(abs(a - b[0]) for (_, a), b in zip(losses, ref.history)) < 1e-4
+    browser.execute_script(
+        f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));"
+    )
+    n_maps = config.n_layers * config.n_heads
+    assert wait_until(
+        browser, f"{ROOT}.querySelectorAll('.book-pg-map canvas').length === {n_maps}"
+    )
     assert not console_errors(browser)
     assert not requests_to_other_hosts(browser)
