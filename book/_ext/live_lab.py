@@ -13,6 +13,10 @@ At the end of an HTML build it writes ``_static/live/`` of the site:
   vocabularies and manifest (with the runtime's size added), and the PyTorch values the browser tests
   compare with. If that folder is missing the build fails: run ``make live-models``.
 
+A Markdown page (the Lab) gets the Attention Playground from the ``{playground}`` directive: the
+figure that ``lib.viz.playground.playground_figure`` returns (its default run, computed by lib when
+the page is read), its content the caption. A chapter gets it from a code cell instead.
+
 Pages whose body holds a live figure (``<div class="book-live" ...>``, written by lib.viz.live) get
 ``live.js`` and ``live.css``; other pages load nothing more.
 """
@@ -25,8 +29,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web" / "src"
@@ -114,7 +120,20 @@ def _add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, d
         )
 
 
+class PlaygroundDirective(SphinxDirective):
+    """```{playground}``` with the caption as content: the Playground on a page without a kernel."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        from lib.viz.playground import playground_figure
+
+        figure = playground_figure(caption=" ".join(self.content).strip() or None)
+        return [nodes.raw("", figure.html(), format="html")]
+
+
 def setup(app: Sphinx) -> dict:
+    app.add_directive("playground", PlaygroundDirective)
     app.connect("builder-inited", _check)
     app.connect("html-page-context", _add_scripts)
     app.connect("build-finished", _write_static)
