@@ -47,7 +47,9 @@ def prepare() -> int:
     now, then = lib_fingerprint(), recorded_fingerprint()
     if CACHE.exists() and now != then:
         why = "no record of the library that filled it" if then is None else "lib/ changed"
-        print(f"chapter_cache: emptying {CACHE.relative_to(ROOT)} ({why}): every chapter runs again")
+        print(
+            f"chapter_cache: emptying {CACHE.relative_to(ROOT)} ({why}): every chapter runs again"
+        )
         shutil.rmtree(CACHE)
     CACHE.mkdir(parents=True, exist_ok=True)
     STAMP.write_text(now + "\n")
