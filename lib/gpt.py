@@ -41,7 +41,7 @@ from lib._validate import (
     check_gpt_inputs,
     check_padding_mask,
 )
-from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
+from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
 
 __all__ = [
@@ -146,14 +146,16 @@ class KVCache:
 class CausalSelfAttention(nn.Module):
     """Masked multi-head self-attention (Vaswani et al. 2017, sec. 3.2.2-3.2.3), GPT-2's layout.
 
-    ``c_attn`` projects to queries, keys and values at once (D -> 3D; columns [0, D) are the
-    queries, [D, 2D) the keys, [2D, 3D) the values), each cut into H heads by
-    ``lib.attention.split_heads``; ``c_proj`` is the output projection W^O. forward(x [B, T, D],
-    kv_cache=None, layer=0, need_weights=False) -> (y [B, T, D], weights [B, H, T, P + T] or None).
-    The attention itself is ``lib.attention.attention_heads``: need_weights=True computes and
-    returns the weights, need_weights=False uses torch's fused kernel (same output, faster, no T x
-    T matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
-    resid_pdrop); the returned weights are those before dropout.
+    forward(x [B, T, D], kv_cache=None, layer=0, need_weights=False)
+        -> (y [B, T, D], weights [B, H, T, P + T] or None).
+
+    ``c_attn`` projects to queries, keys and values at once (D -> 3D: columns [0, D) are the
+    queries, [D, 2D) the keys, [2D, 3D) the values); ``c_proj`` is the output projection W^O.
+    ``_split_heads``, ``attention_heads`` and ``_merge_heads`` are lib.attention's (the split and
+    the merge without input checks: ``GPT.forward`` checked the input once). need_weights=False
+    takes torch's fused kernel (the same output, no T x T matrix kept). Dropout acts on the
+    attention weights and on the output (attn_pdrop, resid_pdrop); the returned weights are those
+    before dropout.
     """
 
     def __init__(self, config: GPTConfig):
@@ -167,10 +169,10 @@ class CausalSelfAttention(nn.Module):
     def forward(
         self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
     ):
-        T = x.shape[1]  # from x itself, so that an ONNX export keeps the length a variable
+        T = x.shape[1]  # tokens in this call
         # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
         # query heads, then the H key heads, then the H value heads
-        q, k, v = split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
+        q, k, v = _split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
         P = 0  # positions before ours: none without a cache
         if kv_cache is not None:
             k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
@@ -181,7 +183,7 @@ class CausalSelfAttention(nn.Module):
         mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
-        return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
+        return self.resid_dropout(self.c_proj(_merge_heads(heads))), weights  # [B, T, D]
 
 
 class MLP(nn.Module):
@@ -464,11 +466,11 @@ class GPTClassifier(nn.Module):
         return_attention: bool = False,
     ) -> GPTClassifierOutput:
         out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
-        h = out.hidden_states[-1]  # [B, T, D], after ln_f
         if attention_mask is None:
-            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1, device=h.device)
+            attention_mask = torch.ones_like(input_ids)  # no padding
         else:
             check_padding_mask(attention_mask, input_ids)
-            last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
-        logits = self.head(h[torch.arange(input_ids.shape[0], device=h.device), last])  # [B, C]
+        last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
+        h = out.hidden_states[-1]  # [B, T, D], after ln_f
+        logits = self.head(h[torch.arange(h.shape[0], device=h.device), last])  # [B, C]
         return GPTClassifierOutput(logits, out.attentions)
