@@ -120,13 +120,13 @@ def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     )
 
 
-# --- parameter-free score functions: q [B, Tq, D], k [B, Tk, D] -> scores [B, Tq, Tk] -------------
+# --- parameter-free score functions: q [B, Tq, Dk], k [B, Tk, Dk] -> scores [B, Tq, Tk] -----------
 
 
 def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j  (Luong et al. 2015, sec. 3.1, eq. 8, "dot").
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     check_query_key(q, k)
     return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
@@ -135,7 +135,7 @@ def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / sqrt(Dk)  (Vaswani et al. 2017, eq. 1, inside the softmax).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     return dot_product_score(q, k) / math.sqrt(k.shape[-1])
 
@@ -144,14 +144,14 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based addressing,
     sec. 3.3.1, eqs. 5-6).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
     Deviations: the NTM multiplies the cosine by a learned key strength beta > 0 before the
     softmax; that factor is left to the caller (``beta * cosine_score(q, k)``). Each norm is
     clamped at ``eps`` so that a zero vector scores 0 instead of NaN.
     """
     check_query_key(q, k)
-    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, D]
-    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, D]
+    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, Dk]
+    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, Dk]
     return q_unit @ k_unit.transpose(-2, -1)  # [B, Tq, Tk]
 
 
@@ -260,7 +260,7 @@ def scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(Dk)) V  (Vaswani et al. 2017, eq. 1), masked.
 
-    q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with any leading dims (e.g. [B, H, T, D]) that
+    q [..., Tq, Dk], k [..., Tk, Dk], v [..., Tk, Dv] with any leading dims (e.g. [B, H]) that
     broadcast; mask bool, True = may attend -> (output [..., Tq, Dv], weights [..., Tq, Tk]).
     The output equals torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     (same boolean convention). On a fully masked row this gives zero weights and output; recent

@@ -66,9 +66,10 @@ class BertConfig:
     """Hyper-parameters of BERT, with the names of the published ``config.json`` files.
 
     ``base()`` and ``large()`` are the paper's BERT_BASE (L=12, H=768, A=12, 110M parameters) and
-    BERT_LARGE (L=24, H=1024, A=16, 340M), sec. 3, with the uncased WordPiece vocabulary of 30522
-    tokens, 512 positions and 2 segments. The exact counts of ``Bert`` (encoder and pooler, no heads)
-    are 109,482,240 and 335,141,888 (``count_parameters``). Dropout 0.1 everywhere (sec. A.2).
+    BERT_LARGE (L=24, H=1024, A=16, 340M), sec. 3 (the paper's H is our width D, its A our heads H),
+    with the uncased WordPiece vocabulary of 30522 tokens, 512 positions and 2 segments. The exact
+    counts of ``Bert`` (encoder and pooler, no heads) are 109,482,240 and 335,141,888
+    (``count_parameters``). Dropout 0.1 everywhere (sec. A.2).
     ``initializer_range`` is the standard deviation of the initial weights.
     """
 
@@ -89,12 +90,14 @@ class BertConfig:
 
     @classmethod
     def base(cls, **overrides) -> "BertConfig":
-        """BERT_BASE (sec. 3): L=12 layers, H=768, A=12 heads, feed-forward 4H = 3072."""
+        """BERT_BASE (sec. 3): L=12 layers, width D=768 (the paper's H), 12 heads (its A), feed-forward
+        4D = 3072."""
         return cls(**overrides)
 
     @classmethod
     def large(cls, **overrides) -> "BertConfig":
-        """BERT_LARGE (sec. 3): L=24 layers, H=1024, A=16 heads, feed-forward 4H = 4096."""
+        """BERT_LARGE (sec. 3): L=24 layers, width D=1024 (the paper's H), 16 heads (its A),
+        feed-forward 4D = 4096."""
         return cls(
             **{
                 "hidden_size": 1024,
