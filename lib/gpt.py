@@ -298,8 +298,8 @@ class GPT(nn.Module):
         cross-entropy over the other positions. return_attention: also the tuple of n_layer weights
         [B, H, T, P + T]; return_hidden_states: also the tuple of n_layer + 1 hidden states [B, T, D]
         (see ``GPTOutput``). kv_cache: a KVCache; input_ids then holds only the new tokens, at
-        positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside [0,
-        vocab_size) or P + T > block_size.
+        positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside
+        [0, vocab_size) or P + T > block_size.
         """
         check_gpt_inputs(self.config, input_ids, targets, kv_cache)
         P = kv_cache.length if kv_cache is not None else 0  # positions already in the cache
