@@ -25,6 +25,8 @@ Decoding, as for every model of the library: ``sample``, ``greedy_decode`` and `
 The KV cache here is the readable one (``torch.cat``); ``lib.gpt_fast.FastKVCache`` is the fast one.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -104,43 +106,6 @@ class GPTConfig:
     def gpt2_xl(cls, **overrides) -> "GPTConfig":
         """GPT-2 XL: 48 layers, width 1600, 25 heads; 1,557,611,200 parameters (paper: 1542M)."""
         return cls(**{"n_layer": 48, "n_head": 25, "n_embd": 1600, **overrides})
-
-
-class KVCache:
-    """The keys and values of every layer for the tokens processed so far, so that generating token
-    t only computes the new token's query, key and value instead of re-running the whole prefix.
-
-    ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
-    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1 and appends the
-    T new ones with ``torch.cat``, so P grows by T. ``reorder(rows)`` keeps (and repeats) batch rows,
-    as beam search does when it keeps the best hypotheses. The appending copies all P positions of
-    every layer at every step: ``lib.gpt_fast.FastKVCache`` writes into preallocated buffers instead
-    (the same numbers, faster for long generations).
-    """
-
-    def __init__(self):
-        self.keys: list[Tensor] = []  # per layer: [B, H, P, Dh]
-        self.values: list[Tensor] = []
-
-    @property
-    def length(self) -> int:
-        """P, the number of positions cached (0 when empty)."""
-        return self.keys[0].shape[2] if self.keys else 0
-
-    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
-        if layer == len(self.keys):  # the layer's first tokens
-            self.keys.append(k)
-            self.values.append(v)
-        else:
-            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
-            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
-        return self.keys[layer], self.values[layer]
-
-    def reorder(self, rows: Tensor) -> None:
-        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
-        self.keys = [k[rows] for k in self.keys]
-        self.values = [v[rows] for v in self.values]
 
 
 class CausalSelfAttention(nn.Module):
@@ -323,6 +288,46 @@ class GPT(nn.Module):
             tuple(attentions) if return_attention else None,
             tuple(hidden_states) if return_hidden_states else None,
         )
+
+
+# --- the key/value cache of generation ------------------------------------------------------------
+
+
+class KVCache:
+    """The keys and values of every layer for the tokens processed so far, so that generating token
+    t only computes the new token's query, key and value instead of re-running the whole prefix.
+
+    ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
+    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1 and appends the
+    T new ones with ``torch.cat``, so P grows by T. ``reorder(rows)`` keeps (and repeats) batch rows,
+    as beam search does when it keeps the best hypotheses. The appending copies all P positions of
+    every layer at every step: ``lib.gpt_fast.FastKVCache`` writes into preallocated buffers instead
+    (the same numbers, faster for long generations).
+    """
+
+    def __init__(self):
+        self.keys: list[Tensor] = []  # per layer: [B, H, P, Dh]
+        self.values: list[Tensor] = []
+
+    @property
+    def length(self) -> int:
+        """P, the number of positions cached (0 when empty)."""
+        return self.keys[0].shape[2] if self.keys else 0
+
+    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
+        if layer == len(self.keys):  # the layer's first tokens
+            self.keys.append(k)
+            self.values.append(v)
+        else:
+            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
+        return self.keys[layer], self.values[layer]
+
+    def reorder(self, rows: Tensor) -> None:
+        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
+        self.keys = [k[rows] for k in self.keys]
+        self.values = [v[rows] for v in self.values]
 
 
 # --- decoding: lib.decoding's decoders with this model's step --------------------------------------
