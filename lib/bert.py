@@ -109,52 +109,6 @@ class BertConfig:
         )
 
 
-class BertOutput(NamedTuple):
-    """What ``Bert.forward`` returns.
-
-    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face: last_hidden_state).
-    pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first token's vector.
-    attentions: tuple of L tensors [B, H, T, T] (the weights of every layer), or None if not asked.
-    hidden_states: tuple of L + 1 tensors [B, T, D] (the embeddings' output, then every layer's), or None.
-    """
-
-    sequence_output: Tensor
-    pooled_output: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class PreTrainingOutput(NamedTuple):
-    """What ``BertForPreTraining.forward`` returns: mlm_logits [B, T, V], nsp_logits [B, 2],
-    attentions and hidden_states (as in ``BertOutput``) or None. ``pretraining_loss`` turns the
-    logits into the training objective."""
-
-    mlm_logits: Tensor
-    nsp_logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class ClassifierOutput(NamedTuple):
-    """What the classification heads return: logits [B, num_labels] (one label per sequence) or
-    [B, T, num_labels] (one per token), attentions and hidden_states (as in ``BertOutput``) or None."""
-
-    logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class SpanOutput(NamedTuple):
-    """What ``BertForQuestionAnswering.forward`` returns: start_logits [B, T], end_logits [B, T]
-    (the scores of every token as the start and the end of the answer), attentions and
-    hidden_states or None."""
-
-    start_logits: Tensor
-    end_logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
 # --- the layers ----------------------------------------------------------------------------------
 
 
@@ -323,6 +277,21 @@ def init_weights(module: nn.Module, std: float) -> None:
 # --- the encoder ---------------------------------------------------------------------------------
 
 
+class BertOutput(NamedTuple):
+    """What ``Bert.forward`` returns.
+
+    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face: last_hidden_state).
+    pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first token's vector.
+    attentions: tuple of L tensors [B, H, T, T] (the weights of every layer), or None if not asked.
+    hidden_states: tuple of L + 1 tensors [B, T, D] (the embeddings' output, then every layer's), or None.
+    """
+
+    sequence_output: Tensor
+    pooled_output: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
 class Bert(nn.Module):
     """The BERT encoder with its pooler (Devlin et al. 2019, sec. 3): what the published
     ``BertModel`` checkpoints hold. Submodules: ``embeddings``, ``encoder.layer[i]``
@@ -405,6 +374,37 @@ def count_parameters(config: BertConfig) -> int:
 
 
 # --- heads ---------------------------------------------------------------------------------------
+
+
+class PreTrainingOutput(NamedTuple):
+    """What ``BertForPreTraining.forward`` returns: mlm_logits [B, T, V], nsp_logits [B, 2],
+    attentions and hidden_states (as in ``BertOutput``) or None. ``pretraining_loss`` turns the
+    logits into the training objective."""
+
+    mlm_logits: Tensor
+    nsp_logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class ClassifierOutput(NamedTuple):
+    """What the classification heads return: logits [B, num_labels] (one label per sequence) or
+    [B, T, num_labels] (one per token), attentions and hidden_states (as in ``BertOutput``) or None."""
+
+    logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class SpanOutput(NamedTuple):
+    """What ``BertForQuestionAnswering.forward`` returns: start_logits [B, T], end_logits [B, T]
+    (the scores of every token as the start and the end of the answer), attentions and
+    hidden_states or None."""
+
+    start_logits: Tensor
+    end_logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
 
 
 class BertPredictionHeadTransform(nn.Module):
