@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine with Python 3.11 (see README.md):
 #   make book   -- virtual environment, pinned requirements, browser assets, execute every chapter, build _build/html
-#   make test   -- library tests, notebook tests (nbval, fresh kernel each), site tests and the real-browser test
+#   make test   -- library tests, the build's execution of every chapter (fresh kernel each), site tests and
+#                  the real-browser tests
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -74,6 +75,7 @@ book: $(SITE) $(PDF) $(EPUB)
 $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
           book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*)
 	$(PY) tools/sync_colab_cell.py --check
+	$(PY) tools/chapter_cache.py
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 	@test -f $(SITE)
 
@@ -82,7 +84,7 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wi
 # the built-site tests and the real-browser test. pytest's exit code 5 (no test collected) is a failure here.
 test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 	$(PY) tools/sync_colab_cell.py --check
-	$(PY) -m pytest tests notebooks --nbval-lax --nbval-cell-timeout=120 -p no:cacheprovider; rc=$$?; \
+	$(PY) -m pytest tests --durations=15 -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
 
 test-lib: venv
