@@ -39,7 +39,9 @@ def executed(path: Path):
     try:
         record = cache.match_cache_notebook(source)
     except KeyError:
-        pytest.fail(f"the build's cache holds no execution of {path.name} as it is now: run `make book`")
+        pytest.fail(
+            f"the build's cache holds no execution of {path.name} as it is now: run `make book`"
+        )
     return source, record, cache.get_cache_bundle(record.pk).nb
 
 
@@ -49,7 +51,9 @@ def test_every_chapter_is_checked():
 
 def test_the_cache_was_filled_by_the_current_lib(site):
     recorded = chapter_cache.recorded_fingerprint()
-    assert recorded is not None, "no record of the lib that filled the build's cache: run `make book`"
+    assert recorded is not None, (
+        "no record of the lib that filled the build's cache: run `make book`"
+    )
     assert recorded == chapter_cache.lib_fingerprint(), (
         "lib/ or requirements.txt changed since the build executed the chapters: run `make book`"
     )
