@@ -129,6 +129,10 @@ def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     check_query_key(q, k)
+    return _dot_product_score(q, k)
+
+
+def _dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
 
 
@@ -164,11 +168,12 @@ class GeneralScore(nn.Module):
     forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. ``W_a`` is nn.Linear(Dk, Dq, bias=False),
     so ``W_a.weight`` is the paper's matrix W_a of shape [Dq, Dk].
     Initialization: uniform in [-0.1, 0.1], as Luong et al. 2015, sec. 4.1, do for all parameters.
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, d_key: int):
+    def __init__(self, d_query: int, d_key: int, check_inputs: bool = True):
         super().__init__()
-        self.d_query, self.d_key = d_query, d_key
+        self.d_query, self.d_key, self.check_inputs = d_query, d_key, check_inputs
         self.W_a = nn.Linear(d_key, d_query, bias=False)
         self.reset_parameters()
 
@@ -176,7 +181,8 @@ class GeneralScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_a.weight.dtype)
+        if self.check_inputs:
+            check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_a.weight.dtype)
         return q @ self.W_a(k).transpose(-2, -1)  # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
 
 
@@ -192,11 +198,13 @@ class AdditiveScore(nn.Module):
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
     initialization every score is exactly 0 and the attention is uniform; re-initialize the
     weights yourself to draw an untrained but non-uniform example.
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, d_key: int, d_hidden: int):
+    def __init__(self, d_query: int, d_key: int, d_hidden: int, check_inputs: bool = True):
         super().__init__()
         self.d_query, self.d_key, self.d_hidden = d_query, d_key, d_hidden
+        self.check_inputs = check_inputs
         self.W_q = nn.Linear(d_query, d_hidden, bias=False)
         self.W_k = nn.Linear(d_key, d_hidden, bias=False)
         self.v_a = nn.Linear(d_hidden, 1, bias=False)
@@ -208,7 +216,8 @@ class AdditiveScore(nn.Module):
         nn.init.zeros_(self.v_a.weight)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_q.weight.dtype)
+        if self.check_inputs:
+            check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_q.weight.dtype)
         # [B, Tq, 1, Da] + [B, 1, Tk, Da]
         hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)
         return self.v_a(torch.tanh(hidden)).squeeze(-1)  # [B, Tq, Tk, 1] -> [B, Tq, Tk]
@@ -223,11 +232,12 @@ class LocationScore(nn.Module):
     other score); the number of source positions is fixed at ``n_keys``, so ``k``, if given, is
     only checked to have Tk == n_keys.
     Initialization: uniform in [-0.1, 0.1] (Luong et al. 2015, sec. 4.1).
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, n_keys: int):
+    def __init__(self, d_query: int, n_keys: int, check_inputs: bool = True):
         super().__init__()
-        self.d_query, self.n_keys = d_query, n_keys
+        self.d_query, self.n_keys, self.check_inputs = d_query, n_keys, check_inputs
         self.W_a = nn.Linear(d_query, n_keys, bias=False)
         self.reset_parameters()
 
@@ -235,7 +245,8 @@ class LocationScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor | None = None) -> Tensor:
-        check_location_score_inputs(q, k, self.d_query, self.n_keys, self.W_a.weight.dtype)
+        if self.check_inputs:
+            check_location_score_inputs(q, k, self.d_query, self.n_keys, self.W_a.weight.dtype)
         return self.W_a(q)  # [B, Tq, n_keys]
 
 
@@ -251,6 +262,11 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     zero weights and a zero output.
     """
     check_attend_args(scores, values, mask)
+    return _attend(scores, values, mask)
+
+
+def _attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``attend`` without the input checks, for the decoders that checked their input."""
     weights = _masked_softmax(scores, mask)  # [..., Tq, Tk]
     return weights @ values, weights  # [..., Tq, Dv], [..., Tq, Tk]
 

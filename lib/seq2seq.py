@@ -55,9 +55,9 @@ from lib._validate import (
 from lib.attention import (
     AdditiveScore,
     GeneralScore,
-    attend,
-    dot_product_score,
-    masked_softmax,
+    _attend,
+    _dot_product_score,
+    _masked_softmax,
     padding_mask,
 )
 from lib.decoding import Decoded, Step
@@ -229,7 +229,7 @@ class BahdanauDecoder(_Decoder):
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         check_int(d_attn, "d_attn", 1)
-        self.score = AdditiveScore(d_hidden, d_enc, d_attn)
+        self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)  # step checks
         self.cell = nn.GRUCell(d_emb + d_enc, d_hidden)
         self.out = nn.Linear(d_hidden + d_emb + d_enc, vocab_size)
         _init_bahdanau(self)
@@ -237,7 +237,7 @@ class BahdanauDecoder(_Decoder):
     def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         self._check_step(y_prev, state, enc_states, src_mask)
         scores = self.score(state["h"][:, None], enc_states)  # query s_{t-1}: [B, 1, S]
-        context, weights = attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
+        context, weights = _attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
         c = context[:, 0]  # [B, He]
         y = self.embedding(y_prev)  # [B, E]
         h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
@@ -284,9 +284,9 @@ class LuongDecoder(_Decoder):
         if score == "dot":
             self.score = None  # dot_product_score has no parameters
         elif score == "general":
-            self.score = GeneralScore(d_hidden, d_enc)
+            self.score = GeneralScore(d_hidden, d_enc, check_inputs=False)  # step checks
         else:  # "concat"
-            self.score = AdditiveScore(d_hidden, d_enc, d_attn)
+            self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)
         if window is not None:
             self.W_p = nn.Linear(d_hidden, d_attn, bias=False)
             self.v_p = nn.Linear(d_attn, 1, bias=False)
@@ -304,7 +304,7 @@ class LuongDecoder(_Decoder):
     def scores(self, h: Tensor, enc_states: Tensor) -> Tensor:
         """score(h_t, h_s) for every source position: h [B, H], enc_states [B, S, He] -> [B, S]."""
         q = h[:, None]  # [B, 1, H]
-        s = dot_product_score(q, enc_states) if self.score is None else self.score(q, enc_states)
+        s = _dot_product_score(q, enc_states) if self.score is None else self.score(q, enc_states)
         return s[:, 0]  # [B, 1, S] -> [B, S]
 
     def local_weights(self, h: Tensor, scores: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -314,7 +314,7 @@ class LuongDecoder(_Decoder):
         positions = torch.arange(src_mask.shape[1], device=h.device, dtype=h.dtype)  # [S]
         distance = positions[None] - p[:, None]  # [B, S] s - p_t
         in_window = src_mask & (distance.abs() <= self.window)  # [B, S]
-        align = masked_softmax(scores, in_window)  # [B, S], 0 outside the window
+        align = _masked_softmax(scores, in_window)  # [B, S], 0 outside the window
         sigma = self.window / 2
         return p, align * torch.exp(-(distance**2) / (2 * sigma**2))  # [B], [B, S]
 
@@ -326,7 +326,7 @@ class LuongDecoder(_Decoder):
         scores = self.scores(h, enc_states)  # [B, S]
         new_state = {"h": h}
         if self.window is None:
-            weights = masked_softmax(scores, src_mask)  # [B, S]
+            weights = _masked_softmax(scores, src_mask)  # [B, S]
         else:
             new_state["position"], weights = self.local_weights(h, scores, src_mask)  # [B], [B, S]
         c = (weights[:, None] @ enc_states)[:, 0]  # [B, 1, S] @ [B, S, He] -> [B, He]
