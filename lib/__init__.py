@@ -18,7 +18,8 @@ Modules, one concept each:
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
 - :mod:`lib.gpt_fast` -- the fast key/value cache (preallocated buffers) beside the readable one.
-- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, the pretraining loss.
+- :mod:`lib.bert` -- BERT: embeddings, encoder layers, pooler, presets.
+- :mod:`lib.bert_heads` -- BERT's pretraining and fine-tuning heads, the pretraining loss.
 - :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
@@ -73,7 +74,7 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
 ============================  ==============================================================
 
 - Each model family computes its training loss in one place: GPT in ``forward(targets=...)``
-  (as nanoGPT), BERT in ``pretraining_loss``, the others in a ``loss`` method (``Seq2Seq.loss``,
+  (as nanoGPT), BERT in ``lib.bert_heads.pretraining_loss``, the others in a ``loss`` method (``Seq2Seq.loss``,
   ``RNNLM.loss``, ``BiLM.lm_loss``, ``Captioner.loss``), ELECTRA in ``Electra.forward`` (its
   ``ElectraOutput.loss``, generator and discriminator together).
 - Decoding has one entry-point style: module functions that take the model first,

@@ -67,9 +67,9 @@ def _bert():
 
 def _bert_head(cls_name, **kw):
     def build():
-        from lib import bert
+        from lib import bert_heads
 
-        return getattr(bert, cls_name)(_bert_config(), **kw)
+        return getattr(bert_heads, cls_name)(_bert_config(), **kw)
 
     return build
 
