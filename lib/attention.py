@@ -21,9 +21,11 @@ Multi-head: project q, k, v -> split_heads -> attention in every head at once ->
 
 Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
 computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
-same computation without the checks, which the library's own layers call. ``attention_heads`` is the
-simple path a reader reads; its two fast paths, ``fused_attention`` and ``attention_in_place``, sit
-beside it and are tested equal to it.
+same computation without the checks, which the library's own layers call, and a module (the score
+modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them. ``attention_heads``
+computes the simple path a reader reads, ``_scaled_dot_product_attention``, except where
+``fast_path_applies``: then ``fast_attention_heads`` takes one of the two fast paths,
+``fused_attention`` or ``attention_in_place``, which sit beside it and are tested equal to it.
 """
 
 import math
@@ -60,6 +62,8 @@ __all__ = [
     "attend",
     "scaled_dot_product_attention",
     "attention_heads",
+    "fast_path_applies",
+    "fast_attention_heads",
     "fused_attention",
     "attention_in_place",
     "split_heads",
@@ -315,18 +319,42 @@ def attention_heads(
     attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
     weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
     the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; where
-    one of the two fast paths below applies, it gives the same heads and weights (up to rounding)
+    ``fast_path_applies``, ``fast_attention_heads`` gives the same heads and weights (up to rounding)
     in less time and memory: tests/test_multihead.py checks them equal, benchmarks/mha.py times both.
     """
-    if not need_weights:  # torch's fused kernel, which never forms the weights
-        return fused_attention(q, k, v, mask, dropout), None
-    if mask is None and dropout == 0 and not (q.requires_grad or k.requires_grad):
-        if q.dtype in (torch.float32, torch.float64):  # inference: the softmax in place
-            return attention_in_place(q, k, v)
-    return _scaled_dot_product_attention(q, k, v, mask, dropout)
+    if not fast_path_applies(q, k, mask, dropout, need_weights):
+        return _scaled_dot_product_attention(q, k, v, mask, dropout)  # the path to read
+    return fast_attention_heads(q, k, v, mask, dropout, need_weights)  # the same, faster
 
 
 # --- the fast paths of attention_heads: the same numbers, in less time and memory -----------------
+
+
+def fast_path_applies(
+    q: Tensor, k: Tensor, mask: Tensor | None, dropout: float, need_weights: bool
+) -> bool:
+    """Whether ``fast_attention_heads`` computes these heads: always when no weights are asked for
+    (``fused_attention``); with weights, at inference in float32/float64 without mask or dropout
+    (``attention_in_place``: the softmax may overwrite the scores when no gradient needs them)."""
+    if not need_weights:
+        return True
+    no_grad = not (q.requires_grad or k.requires_grad)
+    return mask is None and dropout == 0 and no_grad and q.dtype in (torch.float32, torch.float64)
+
+
+def fast_attention_heads(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """``attention_heads`` on a fast path, where ``fast_path_applies``: torch's fused kernel when no
+    weights are asked for, else the softmax in place (no mask, no dropout, no gradient)."""
+    if not need_weights:  # torch's fused kernel, which never forms the weights
+        return fused_attention(q, k, v, mask, dropout), None
+    return attention_in_place(q, k, v)  # inference: the softmax in place
 
 
 def fused_attention(
