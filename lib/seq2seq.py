@@ -20,11 +20,11 @@ Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.fo
 decoding (``step_function``, run by ``lib.decoding``'s greedy and beam search) are written once:
 
     state = decoder.init_state(summary [B, He])      a dict of tensors, each with the batch as dim 0
-    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states,
-    src_mask)
+    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states, src_mask)
 
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
-attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
+attention). ``step`` checks its arguments, then runs ``_step``, the decoder's computation; Seq2Seq
+and ``step_function``, which check their input once at the door, call ``_step`` at every step. Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
 ``greedy_decode`` and ``beam_search`` return a ``lib.decoding.Decoded`` (tokens, log_prob,
 attentions).
 """
@@ -171,8 +171,11 @@ class _Decoder(nn.Module):
         check_summary(summary, self.d_enc)
         return {"h": torch.tanh(self.bridge(summary))}  # s_0 [B, H]
 
-    def _check_step(self, y_prev, state: dict, enc_states, src_mask) -> None:
+    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
+        """One decoder step (the interface of the module docstring): checks its arguments, then runs
+        ``_step``, each decoder's computation, which Seq2Seq and the decoding loop call directly."""
         check_decoder_step(y_prev, state, enc_states, src_mask, self.vocab_size, self.d_enc)
+        return self._step(y_prev, state, enc_states, src_mask)
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
         """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad target
@@ -202,8 +205,7 @@ class PlainDecoder(_Decoder):
     def init_state(self, summary: Tensor) -> dict:
         return {**super().init_state(summary), "context": summary}
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         c = state["context"]  # [B, He], the same at every step
         y = self.embedding(y_prev)  # [B, E]
         h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
@@ -229,13 +231,12 @@ class BahdanauDecoder(_Decoder):
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         check_int(d_attn, "d_attn", 1)
-        self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)  # step checks
+        self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)
         self.cell = nn.GRUCell(d_emb + d_enc, d_hidden)
         self.out = nn.Linear(d_hidden + d_emb + d_enc, vocab_size)
         _init_bahdanau(self)
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         scores = self.score(state["h"][:, None], enc_states)  # query s_{t-1}: [B, 1, S]
         context, weights = _attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
         c = context[:, 0]  # [B, He]
@@ -284,7 +285,7 @@ class LuongDecoder(_Decoder):
         if score == "dot":
             self.score = None  # dot_product_score has no parameters
         elif score == "general":
-            self.score = GeneralScore(d_hidden, d_enc, check_inputs=False)  # step checks
+            self.score = GeneralScore(d_hidden, d_enc, check_inputs=False)
         else:  # "concat"
             self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)
         if window is not None:
@@ -318,8 +319,7 @@ class LuongDecoder(_Decoder):
         sigma = self.window / 2
         return p, align * torch.exp(-(distance**2) / (2 * sigma**2))  # [B], [B, S]
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         y = self.embedding(y_prev)  # [B, E]
         x = torch.cat([y, state["h_tilde"]], dim=-1) if self.input_feeding else y  # [B, E (+ H)]
         h = self.cell(x, state["h"])  # [B, H]
@@ -415,7 +415,7 @@ class Seq2Seq(nn.Module):
         state = self.decoder.init_state(summary)
         logits, weights, states = [], [], []
         for t in range(tgt_in.shape[1]):
-            step_logits, state, w = self.decoder.step(tgt_in[:, t], state, enc_states, src_mask)
+            step_logits, state, w = self.decoder._step(tgt_in[:, t], state, enc_states, src_mask)
             logits.append(step_logits)
             weights.append(w)
             states.append(state)
@@ -460,7 +460,7 @@ def step_function(model: Seq2Seq, src: Tensor, src_lengths) -> Step:
         if parents is not None:  # beam search: each hypothesis continues its parent's state
             state = {key: value[parents] for key, value in state.items()}
         K = tokens.shape[0]  # B, or the hypotheses of one sentence
-        logits, state, weights = model.decoder.step(
+        logits, state, weights = model.decoder._step(
             tokens[:, -1], state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1)
         )
         return logits, weights  # [K, V], [K, S] or None

@@ -347,7 +347,8 @@ def test_decoded_names_its_attention_fields_as_the_table():
 # attend, scaled_dot_product_attention, the score functions and modules, MultiHeadAttention.forward).
 # A model checks its input once at its own forward; the attention layers inside it call the unchecked
 # computations (``_masked_softmax``, ``_attend``, ...; modules built with ``check_inputs=False``), so
-# none of these runs during a forward pass of any model, nor at any step of an RNN decoder.
+# none of these runs during a forward pass of any model, nor at any step of an RNN decoder (whose
+# own step check, ``check_decoder_step``, runs only when a decoder's public ``step`` is called).
 LAYER_CHECKS = (
     "check_split_heads_args",
     "check_merge_heads_args",
@@ -385,12 +386,15 @@ LAYER_CASES = CASES + [
 
 def _record_layer_checks(monkeypatch) -> list:
     import lib.attention
+    import lib.seq2seq
 
     calls = []
-    for name in LAYER_CHECKS:
-        check = getattr(lib.attention, name)
+    for module, name in [(lib.attention, n) for n in LAYER_CHECKS] + [
+        (lib.seq2seq, "check_decoder_step")
+    ]:
+        check = getattr(module, name)
         monkeypatch.setattr(
-            lib.attention,
+            module,
             name,
             lambda *a, _name=name, _check=check, **k: calls.append(_name) or _check(*a, **k),
         )
@@ -428,6 +432,11 @@ def test_rnn_decoding_does_not_check_again(monkeypatch):
         seq2seq.beam_search(model, src[:1], src_lengths[:1], 4, bos_id=1, eos_id=2, beam_width=2)
     captioning.greedy_decode(_captioner(), IMAGES, 4, bos_id=1, eos_id=2)
     assert calls == [], f"layer checks ran during decoding: {sorted(set(calls))}"
+    # a decoder's public step still checks its arguments
+    model = _seq2seq()
+    enc = model.encode(src, src_lengths)
+    model.decoder.step(src[:, 0].clamp(max=12), model.decoder.init_state(enc.summary), *enc[::2])
+    assert calls == ["check_decoder_step"]
 
 
 def test_score_modules_still_check_when_called_directly():
