@@ -56,12 +56,17 @@ export function mountPositional(root, example, ctx) {
   // the table and its colour bar side by side: cividis over [-1, 1], as the static picture
   // (lib.viz.live.positional_encoding_figure) draws it with matplotlib
   const row = html("div", { class: "book-live-table-row",
-    style: "display: flex; align-items: flex-start; gap: 8px; max-width: 100%; overflow-x: auto" }, root);
-  const canvas = html("canvas", { class: "book-live-table", role: "img",
+    style: "display: flex; align-items: flex-start; gap: 8px; max-width: 100%" }, root);
+  // the table shrinks to the screen (a phone), the bar keeps its width
+  const canvas = html("canvas", { class: "book-live-table", role: "img", style: "flex: 0 1 auto; min-width: 0",
     "aria-label": "the positional-encoding table: one row per position, one column per dimension" }, row);
-  const legend = html("div", { class: "book-live-colourbar" }, row);
+  const legend = html("div", { class: "book-live-colourbar", style: "flex: 0 0 auto" }, row);
   const line = html("div", { class: "book-live-line" }, root);
   const status = html("p", { class: "book-live-status" }, root);
+
+  // the bar as tall as the table is drawn (a phone shrinks the canvas), redrawn when that changes
+  const fitBar = () => colourBar(legend, Math.round(canvas.getBoundingClientRect().height) || canvas.height);
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(fitBar).observe(canvas);
 
   function redraw() {
     const P = Number(positions.value);
@@ -91,7 +96,7 @@ export function mountPositional(root, example, ctx) {
         g.fillRect(j * scale, pos * rowH, scale, rowH);
       }
     }
-    colourBar(legend, canvas.height);
+    fitBar();
     g.strokeStyle = "#e8710a";
     g.lineWidth = 2;
     g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
