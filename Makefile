@@ -113,7 +113,8 @@ bench: venv
 	$(PY) -m benchmarks.run
 
 # Print and e-readers (tools/print_book.py says how and why): the single-page build printed by Debian's
-# Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG) and
+# Chromium, and Sphinx's ePub made valid EPUB 3 (scripts out, pictures as files, equations as SVG, bertviz views
+# photographed from the built site by the same Chromium, a navigation of every part and chapter) and
 # checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
 # links them; `make book` builds them after the site, `make test` checks them (tests/site/test_print.py).
 pdf: $(PDF)
@@ -123,7 +124,7 @@ $(PDF): $(SITE) tools/print_book.py book/_static/book.css | browser
 	mkdir -p _build/html/print && cp $(PDF) _build/html/print/
 
 epub: $(EPUB)
-$(EPUB): $(SITE) tools/print_book.py
+$(EPUB): $(SITE) tools/print_book.py | browser
 	@command -v epubcheck >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q epubcheck; }
 	rm -rf _build/epub
