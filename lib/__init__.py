@@ -18,7 +18,8 @@ Modules, one concept each:
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
 - :mod:`lib.gpt_fast` -- the fast key/value cache (preallocated buffers) beside the readable one.
-- :mod:`lib.bert` -- BERT, its pretraining heads and fine-tuning heads, the pretraining loss.
+- :mod:`lib.bert` -- BERT: embeddings, encoder layers, pooler, presets.
+- :mod:`lib.bert_heads` -- BERT's pretraining and fine-tuning heads, the pretraining loss.
 - :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
 - :mod:`lib.albert` -- ALBERT: factorized embeddings, shared layers, sentence-order prediction.
 - :mod:`lib.electra` -- ELECTRA: generator, discriminator, replaced-token detection.
@@ -73,7 +74,7 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
 ============================  ==============================================================
 
 - Each model family computes its training loss in one place: GPT in ``forward(targets=...)``
-  (as nanoGPT), BERT in ``pretraining_loss``, the others in a ``loss`` method (``Seq2Seq.loss``,
+  (as nanoGPT), BERT in ``lib.bert_heads.pretraining_loss``, the others in a ``loss`` method (``Seq2Seq.loss``,
   ``RNNLM.loss``, ``BiLM.lm_loss``, ``Captioner.loss``), ELECTRA in ``Electra.forward`` (its
   ``ElectraOutput.loss``, generator and discriminator together).
 - Decoding has one entry-point style: module functions that take the model first,
@@ -82,7 +83,9 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
   returns a ``lib.decoding.Decoded(tokens, log_prob, attentions)``.
 - Bad input raises ``TypeError`` or ``ValueError`` at the public function, naming the argument,
   what was expected and what was received: one line at the door (the detail in
-  ``lib._validate``); layers the library's own models call do not check again.
+  ``lib._validate``); layers the library's own models call do not check again (they call the
+  unchecked ``_masked_softmax``, ``_attend``, ``_split_heads``, ..., and build ``MultiHeadAttention``
+  and the score modules with ``check_inputs=False``).
 - Randomness comes from a ``torch.Generator`` or a seed argument; the same seed gives the same
   numbers on every run and every device (``lib._random``).
 - Checkpoint key names are those of the published checkpoints (GPT-2, BERT), so loading is a loop.

@@ -1414,7 +1414,7 @@ def check_bert_inputs(c, input_ids, token_type_ids=None, attention_mask=None) ->
 
 
 def check_pretraining_labels(mlm_logits, nsp_logits, mlm_labels, nsp_labels, ignore_index) -> None:
-    """The labels of ``lib.bert.pretraining_loss``: mlm_labels shaped like mlm_logits without its
+    """The labels of ``lib.bert_heads.pretraining_loss``: mlm_labels shaped like mlm_logits without its
     last dim, holding ids of its vocabulary or ``ignore_index``; NSP logits and labels both or
     neither, nsp_labels [B]."""
     if mlm_logits.shape[:-1] != mlm_labels.shape:

@@ -21,9 +21,11 @@ Multi-head: project q, k, v -> split_heads -> attention in every head at once ->
 
 Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
 computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
-same computation without the checks, which the library's own layers call. ``attention_heads`` is the
-simple path a reader reads; its two fast paths, ``fused_attention`` and ``attention_in_place``, sit
-beside it and are tested equal to it.
+same computation without the checks, which the library's own layers call, and a module (the score
+modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them. ``attention_heads``
+computes the simple path a reader reads, ``_scaled_dot_product_attention``, except where
+``fast_path_applies``: then ``fast_attention_heads`` takes one of the two fast paths,
+``fused_attention`` or ``attention_in_place``, which sit beside it and are tested equal to it.
 """
 
 import math
@@ -60,6 +62,8 @@ __all__ = [
     "attend",
     "scaled_dot_product_attention",
     "attention_heads",
+    "fast_path_applies",
+    "fast_attention_heads",
     "fused_attention",
     "attention_in_place",
     "split_heads",
@@ -120,22 +124,26 @@ def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     )
 
 
-# --- parameter-free score functions: q [B, Tq, D], k [B, Tk, D] -> scores [B, Tq, Tk] -------------
+# --- parameter-free score functions: q [B, Tq, Dk], k [B, Tk, Dk] -> scores [B, Tq, Tk] -----------
 
 
 def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j  (Luong et al. 2015, sec. 3.1, eq. 8, "dot").
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     check_query_key(q, k)
+    return _dot_product_score(q, k)
+
+
+def _dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
 
 
 def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / sqrt(Dk)  (Vaswani et al. 2017, eq. 1, inside the softmax).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     return dot_product_score(q, k) / math.sqrt(k.shape[-1])
 
@@ -144,14 +152,14 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based addressing,
     sec. 3.3.1, eqs. 5-6).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
     Deviations: the NTM multiplies the cosine by a learned key strength beta > 0 before the
     softmax; that factor is left to the caller (``beta * cosine_score(q, k)``). Each norm is
     clamped at ``eps`` so that a zero vector scores 0 instead of NaN.
     """
     check_query_key(q, k)
-    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, D]
-    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, D]
+    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, Dk]
+    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, Dk]
     return q_unit @ k_unit.transpose(-2, -1)  # [B, Tq, Tk]
 
 
@@ -164,11 +172,12 @@ class GeneralScore(nn.Module):
     forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. ``W_a`` is nn.Linear(Dk, Dq, bias=False),
     so ``W_a.weight`` is the paper's matrix W_a of shape [Dq, Dk].
     Initialization: uniform in [-0.1, 0.1], as Luong et al. 2015, sec. 4.1, do for all parameters.
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, d_key: int):
+    def __init__(self, d_query: int, d_key: int, check_inputs: bool = True):
         super().__init__()
-        self.d_query, self.d_key = d_query, d_key
+        self.d_query, self.d_key, self.check_inputs = d_query, d_key, check_inputs
         self.W_a = nn.Linear(d_key, d_query, bias=False)
         self.reset_parameters()
 
@@ -176,7 +185,8 @@ class GeneralScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_a.weight.dtype)
+        if self.check_inputs:
+            check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_a.weight.dtype)
         return q @ self.W_a(k).transpose(-2, -1)  # [B, Tq, Dq] @ [B, Dq, Tk] -> [B, Tq, Tk]
 
 
@@ -192,11 +202,13 @@ class AdditiveScore(nn.Module):
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
     initialization every score is exactly 0 and the attention is uniform; re-initialize the
     weights yourself to draw an untrained but non-uniform example.
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, d_key: int, d_hidden: int):
+    def __init__(self, d_query: int, d_key: int, d_hidden: int, check_inputs: bool = True):
         super().__init__()
         self.d_query, self.d_key, self.d_hidden = d_query, d_key, d_hidden
+        self.check_inputs = check_inputs
         self.W_q = nn.Linear(d_query, d_hidden, bias=False)
         self.W_k = nn.Linear(d_key, d_hidden, bias=False)
         self.v_a = nn.Linear(d_hidden, 1, bias=False)
@@ -208,7 +220,8 @@ class AdditiveScore(nn.Module):
         nn.init.zeros_(self.v_a.weight)
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:
-        check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_q.weight.dtype)
+        if self.check_inputs:
+            check_score_module_inputs(q, k, self.d_query, self.d_key, self.W_q.weight.dtype)
         # [B, Tq, 1, Da] + [B, 1, Tk, Da]
         hidden = self.W_q(q).unsqueeze(-2) + self.W_k(k).unsqueeze(-3)
         return self.v_a(torch.tanh(hidden)).squeeze(-1)  # [B, Tq, Tk, 1] -> [B, Tq, Tk]
@@ -223,11 +236,12 @@ class LocationScore(nn.Module):
     other score); the number of source positions is fixed at ``n_keys``, so ``k``, if given, is
     only checked to have Tk == n_keys.
     Initialization: uniform in [-0.1, 0.1] (Luong et al. 2015, sec. 4.1).
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
-    def __init__(self, d_query: int, n_keys: int):
+    def __init__(self, d_query: int, n_keys: int, check_inputs: bool = True):
         super().__init__()
-        self.d_query, self.n_keys = d_query, n_keys
+        self.d_query, self.n_keys, self.check_inputs = d_query, n_keys, check_inputs
         self.W_a = nn.Linear(d_query, n_keys, bias=False)
         self.reset_parameters()
 
@@ -235,7 +249,8 @@ class LocationScore(nn.Module):
         nn.init.uniform_(self.W_a.weight, -0.1, 0.1)
 
     def forward(self, q: Tensor, k: Tensor | None = None) -> Tensor:
-        check_location_score_inputs(q, k, self.d_query, self.n_keys, self.W_a.weight.dtype)
+        if self.check_inputs:
+            check_location_score_inputs(q, k, self.d_query, self.n_keys, self.W_a.weight.dtype)
         return self.W_a(q)  # [B, Tq, n_keys]
 
 
@@ -251,6 +266,11 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[
     zero weights and a zero output.
     """
     check_attend_args(scores, values, mask)
+    return _attend(scores, values, mask)
+
+
+def _attend(scores: Tensor, values: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``attend`` without the input checks, for the decoders that checked their input."""
     weights = _masked_softmax(scores, mask)  # [..., Tq, Tk]
     return weights @ values, weights  # [..., Tq, Dv], [..., Tq, Tk]
 
@@ -260,7 +280,7 @@ def scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(Dk)) V  (Vaswani et al. 2017, eq. 1), masked.
 
-    q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with any leading dims (e.g. [B, H, T, D]) that
+    q [..., Tq, Dk], k [..., Tk, Dk], v [..., Tk, Dv] with any leading dims (e.g. [B, H]) that
     broadcast; mask bool, True = may attend -> (output [..., Tq, Dv], weights [..., Tq, Tk]).
     The output equals torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     (same boolean convention). On a fully masked row this gives zero weights and output; recent
@@ -299,18 +319,42 @@ def attention_heads(
     attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
     weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
     the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; where
-    one of the two fast paths below applies, it gives the same heads and weights (up to rounding)
+    ``fast_path_applies``, ``fast_attention_heads`` gives the same heads and weights (up to rounding)
     in less time and memory: tests/test_multihead.py checks them equal, benchmarks/mha.py times both.
     """
-    if not need_weights:  # torch's fused kernel, which never forms the weights
-        return fused_attention(q, k, v, mask, dropout), None
-    if mask is None and dropout == 0 and not (q.requires_grad or k.requires_grad):
-        if q.dtype in (torch.float32, torch.float64):  # inference: the softmax in place
-            return attention_in_place(q, k, v)
-    return _scaled_dot_product_attention(q, k, v, mask, dropout)
+    if not fast_path_applies(q, k, mask, dropout, need_weights):
+        return _scaled_dot_product_attention(q, k, v, mask, dropout)  # the path to read
+    return fast_attention_heads(q, k, v, mask, dropout, need_weights)  # the same, faster
 
 
 # --- the fast paths of attention_heads: the same numbers, in less time and memory -----------------
+
+
+def fast_path_applies(
+    q: Tensor, k: Tensor, mask: Tensor | None, dropout: float, need_weights: bool
+) -> bool:
+    """Whether ``fast_attention_heads`` computes these heads: always when no weights are asked for
+    (``fused_attention``); with weights, at inference in float32/float64 without mask or dropout
+    (``attention_in_place``: the softmax may overwrite the scores when no gradient needs them)."""
+    if not need_weights:
+        return True
+    no_grad = not (q.requires_grad or k.requires_grad)
+    return mask is None and dropout == 0 and no_grad and q.dtype in (torch.float32, torch.float64)
+
+
+def fast_attention_heads(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """``attention_heads`` on a fast path, where ``fast_path_applies``: torch's fused kernel when no
+    weights are asked for, else the softmax in place (no mask, no dropout, no gradient)."""
+    if not need_weights:  # torch's fused kernel, which never forms the weights
+        return fused_attention(q, k, v, mask, dropout), None
+    return attention_in_place(q, k, v)  # inference: the softmax in place
 
 
 def fused_attention(
@@ -393,42 +437,27 @@ def padding_mask(lengths, T: int) -> Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)
-    (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D / H.
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,
+    head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)  (Vaswani et al. 2017, sec. 3.2.2), Dh = D / H.
 
     forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
-        -> (output [B, Tq, D], weights [B, H, Tq, Tk], or None when need_weights=False).
+        -> (output [B, Tq, D], weights [B, H, Tq, Tk] or None).
     Self-attention is ``mha(x, x, x)``; encoder-decoder attention is ``mha(y, memory, memory)``.
 
-    The H projections of one role sit side by side in one nn.Linear(D, D): the rows h*Dh ...
-    (h+1)*Dh - 1 of ``q_proj.weight`` are (W_h^Q)^T, so one matmul projects for every head and
-    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T.
-    mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
-    ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
-    unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
-    need_weights=True computes the per-head weights with ``attention_heads`` (scores, masked softmax,
-    weighted sum) and returns them; need_weights=False takes the fast path ``fused_attention``
-    (torch's F.scaled_dot_product_attention: faster, less memory) and returns None. Both give the
-    same output. benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
+    Each role's H projections sit side by side in one nn.Linear(D, D) (rows h*Dh ... (h+1)*Dh - 1
+    of ``q_proj.weight`` are (W_h^Q)^T), so one matmul projects for every head and ``_split_heads``
+    cuts the result. mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk] (a 3-D mask is
+    refused unless its first dim is 1: it would broadcast as [H, Tq, Tk]). need_weights=False
+    takes torch's fused kernel (the same output; weights None). check_inputs=False: no input
+    checks in forward, for the layers of a model that checked its own input once.
 
-    check_inputs=False skips the input checks of forward: the library's models build their layers so,
-    having checked their own input once (a model's layer would otherwise check at every layer).
-
-    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
-    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
-    ``out_proj`` holds ours. Beware: its masks use the opposite boolean convention (True = NOT
-    allowed): pass ``attn_mask=~mask``, ``key_padding_mask=~padding_mask(lengths, T)[:, 0, 0]``.
-
-    Deviations from the paper: (1) biases in the four projections (bias=True, as torch and most
-    implementations; bias=False gives the paper's form); (2) ``dropout`` is applied to the attention
-    weights during training, as in torch and the Annotated Transformer (the paper's sec. 5.4 drops
-    sub-layer outputs and embeddings, which is the caller's job); the returned weights are those
-    before dropout; (3) a fully masked query row attends to nothing: its heads output 0 (so the
-    output is ``out_proj.bias``) instead of NaN.
-    Initialization: xavier_uniform_ on each of the four [D, D] weights, zero biases (the paper does
-    not state one). torch's nn.MultiheadAttention also zeros the biases but draws xavier_uniform_
-    on its stacked [3D, D] in_proj_weight (bound sqrt(6 / 4D) instead of our sqrt(6 / 2D)) and keeps
-    nn.Linear's default for out_proj.weight.
+    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight =
+    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise the biases) and our out_proj
+    (tests/test_multihead.py); beware, its masks mean the opposite (True = NOT allowed).
+    Deviations from the paper: biases in the four projections (bias=False gives the paper's form);
+    dropout on the attention weights in training, as torch does (the returned weights are those
+    before it); a fully masked query row outputs 0 heads instead of NaN.
+    Initialization: xavier_uniform_ on each [D, D] weight, zero biases (the paper states none).
     """
 
     def __init__(

@@ -47,7 +47,7 @@ from lib._validate import (
     check_even,
     check_images,
 )
-from lib.attention import AdditiveScore, masked_softmax
+from lib.attention import AdditiveScore, _masked_softmax
 from lib.decoding import Decoded, Step
 
 __all__ = [
@@ -160,7 +160,7 @@ class AttentionDecoder(nn.Module):
             keys = self.attention.W_k(features)  # [B, R, Da]
         query = self.attention.W_q(h)[:, None, :]  # [B, 1, Da]
         scores = self.attention.v_a(torch.tanh(query + keys)).squeeze(-1)  # [B, R]
-        alpha = masked_softmax(scores)  # [B, R]
+        alpha = _masked_softmax(scores)  # [B, R]
         if attention == "hard":
             alpha = F.one_hot(alpha.argmax(-1), alpha.shape[-1]).to(alpha.dtype)  # [B, R]
         z = (alpha[:, None, :] @ features).squeeze(1)  # [B, 1, R] @ [B, R, D] -> [B, D]

@@ -38,14 +38,8 @@ from torch import Tensor, nn
 
 from lib._random import rand
 from lib._validate import check_electra_config, check_electra_inputs, check_type
-from lib.bert import (
-    IGNORE_INDEX,
-    BertConfig,
-    BertLMPredictionHead,
-    BertOutput,
-    _BertWithHead,
-    init_weights,
-)
+from lib.bert import IGNORE_INDEX, BertConfig, BertOutput, init_weights
+from lib.bert_heads import BertLMPredictionHead, _BertWithHead
 from lib.pretraining_data import special_mask
 
 __all__ = [

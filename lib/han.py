@@ -37,7 +37,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lib._validate import check_documents, check_han
-from lib.attention import AdditiveScore, masked_softmax
+from lib.attention import AdditiveScore, _masked_softmax
 
 __all__ = ["ContextAttention", "HierarchicalAttentionNetwork", "HANOutput"]
 
@@ -70,14 +70,14 @@ class ContextAttention(nn.Module):
 
     def __init__(self, d_in: int, d_attn: int):
         super().__init__()
-        self.score = AdditiveScore(1, d_in, d_attn)
+        self.score = AdditiveScore(1, d_in, d_attn, check_inputs=False)  # the HAN checks
         for layer in (self.score.W_q, self.score.W_k, self.score.v_a):
             nn.init.xavier_uniform_(layer.weight)
 
     def forward(self, h: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         one = h.new_ones(h.shape[0], 1, 1)  # the constant query [B, 1, 1]
         scores = self.score(one, h)  # [B, 1, T]
-        weights = masked_softmax(scores, mask[:, None, :])  # [B, 1, T], 0 on padding
+        weights = _masked_softmax(scores, mask[:, None, :])  # [B, 1, T], 0 on padding
         return (weights @ h).squeeze(1), weights.squeeze(1)  # [B, D], [B, T]
 
 

@@ -68,8 +68,7 @@ class HardAttentionDecoder(BahdanauDecoder):
         self.baseline_decay = float(baseline_decay)
         self.register_buffer("baseline", torch.tensor(float("nan")))
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         scores = self.score(state["h"][:, None], enc_states)[:, 0]  # query s_{t-1}: [B, S]
         probs = _masked_softmax(scores, src_mask)  # alpha_t [B, S]
         log_probs = scores.masked_fill(~src_mask, float("-inf")).log_softmax(-1)  # [B, S]

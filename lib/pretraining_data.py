@@ -5,10 +5,10 @@
   elsewhere.
 - Task #2, next-sentence prediction: ``make_nsp_pairs`` draws sentence pairs, half of them a
   sentence and the one that follows it (IsNext), half a sentence and one of another story (NotNext).
-- ``pretraining_batches``: an endless stream of ``PretrainingBatch`` for ``lib.bert.BertForPreTraining``,
+- ``pretraining_batches``: an endless stream of ``PretrainingBatch`` for ``lib.bert_heads.BertForPreTraining``,
   encoded with a ``lib.wordpiece.WordPieceTokenizer`` and masked afresh every epoch.
 
-The model and its loss (``pretraining_loss``) are in lib.bert. Shapes: B batch, T tokens, V vocabulary.
+The model and its loss (``pretraining_loss``) are in lib.bert_heads. Shapes: B batch, T tokens, V vocabulary.
 """
 
 from __future__ import annotations

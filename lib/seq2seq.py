@@ -20,11 +20,11 @@ Every decoder has the same step interface, so that teacher forcing (``Seq2Seq.fo
 decoding (``step_function``, run by ``lib.decoding``'s greedy and beam search) are written once:
 
     state = decoder.init_state(summary [B, He])      a dict of tensors, each with the batch as dim 0
-    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states,
-    src_mask)
+    logits [B, V], state, weights [B, S] or None = decoder.step(y_prev [B], state, enc_states, src_mask)
 
 ``weights`` are the attention weights the decoder used to choose this step's word (None without
-attention). Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
+attention). ``step`` checks its arguments, then runs ``_step``, the decoder's computation; Seq2Seq
+and ``step_function``, which check their input once at the door, call ``_step`` at every step. Beam search reorders hypotheses by indexing every tensor of the state along dim 0.
 ``greedy_decode`` and ``beam_search`` return a ``lib.decoding.Decoded`` (tokens, log_prob,
 attentions).
 """
@@ -55,9 +55,9 @@ from lib._validate import (
 from lib.attention import (
     AdditiveScore,
     GeneralScore,
-    attend,
-    dot_product_score,
-    masked_softmax,
+    _attend,
+    _dot_product_score,
+    _masked_softmax,
     padding_mask,
 )
 from lib.decoding import Decoded, Step
@@ -171,8 +171,11 @@ class _Decoder(nn.Module):
         check_summary(summary, self.d_enc)
         return {"h": torch.tanh(self.bridge(summary))}  # s_0 [B, H]
 
-    def _check_step(self, y_prev, state: dict, enc_states, src_mask) -> None:
+    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
+        """One decoder step (the interface of the module docstring): checks its arguments, then runs
+        ``_step``, each decoder's computation, which Seq2Seq and the decoding loop call directly."""
         check_decoder_step(y_prev, state, enc_states, src_mask, self.vocab_size, self.d_enc)
+        return self._step(y_prev, state, enc_states, src_mask)
 
     def loss(self, logits: Tensor, tgt_out: Tensor, states: list, pad_id: int) -> Tensor:
         """Maximum likelihood: the cross-entropy -log p(y_t | y_<t, x) averaged over the non-pad target
@@ -202,8 +205,7 @@ class PlainDecoder(_Decoder):
     def init_state(self, summary: Tensor) -> dict:
         return {**super().init_state(summary), "context": summary}
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         c = state["context"]  # [B, He], the same at every step
         y = self.embedding(y_prev)  # [B, E]
         h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
@@ -229,15 +231,14 @@ class BahdanauDecoder(_Decoder):
     def __init__(self, vocab_size: int, d_emb: int, d_hidden: int, d_enc: int, d_attn: int):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc)
         check_int(d_attn, "d_attn", 1)
-        self.score = AdditiveScore(d_hidden, d_enc, d_attn)
+        self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)
         self.cell = nn.GRUCell(d_emb + d_enc, d_hidden)
         self.out = nn.Linear(d_hidden + d_emb + d_enc, vocab_size)
         _init_bahdanau(self)
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         scores = self.score(state["h"][:, None], enc_states)  # query s_{t-1}: [B, 1, S]
-        context, weights = attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
+        context, weights = _attend(scores, enc_states, src_mask[:, None])  # [B, 1, He], [B, 1, S]
         c = context[:, 0]  # [B, He]
         y = self.embedding(y_prev)  # [B, E]
         h = self.cell(torch.cat([y, c], dim=-1), state["h"])  # [B, H]
@@ -284,9 +285,9 @@ class LuongDecoder(_Decoder):
         if score == "dot":
             self.score = None  # dot_product_score has no parameters
         elif score == "general":
-            self.score = GeneralScore(d_hidden, d_enc)
+            self.score = GeneralScore(d_hidden, d_enc, check_inputs=False)
         else:  # "concat"
-            self.score = AdditiveScore(d_hidden, d_enc, d_attn)
+            self.score = AdditiveScore(d_hidden, d_enc, d_attn, check_inputs=False)
         if window is not None:
             self.W_p = nn.Linear(d_hidden, d_attn, bias=False)
             self.v_p = nn.Linear(d_attn, 1, bias=False)
@@ -304,7 +305,7 @@ class LuongDecoder(_Decoder):
     def scores(self, h: Tensor, enc_states: Tensor) -> Tensor:
         """score(h_t, h_s) for every source position: h [B, H], enc_states [B, S, He] -> [B, S]."""
         q = h[:, None]  # [B, 1, H]
-        s = dot_product_score(q, enc_states) if self.score is None else self.score(q, enc_states)
+        s = _dot_product_score(q, enc_states) if self.score is None else self.score(q, enc_states)
         return s[:, 0]  # [B, 1, S] -> [B, S]
 
     def local_weights(self, h: Tensor, scores: Tensor, src_mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -314,19 +315,18 @@ class LuongDecoder(_Decoder):
         positions = torch.arange(src_mask.shape[1], device=h.device, dtype=h.dtype)  # [S]
         distance = positions[None] - p[:, None]  # [B, S] s - p_t
         in_window = src_mask & (distance.abs() <= self.window)  # [B, S]
-        align = masked_softmax(scores, in_window)  # [B, S], 0 outside the window
+        align = _masked_softmax(scores, in_window)  # [B, S], 0 outside the window
         sigma = self.window / 2
         return p, align * torch.exp(-(distance**2) / (2 * sigma**2))  # [B], [B, S]
 
-    def step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
-        self._check_step(y_prev, state, enc_states, src_mask)
+    def _step(self, y_prev: Tensor, state: dict, enc_states: Tensor, src_mask: Tensor):
         y = self.embedding(y_prev)  # [B, E]
         x = torch.cat([y, state["h_tilde"]], dim=-1) if self.input_feeding else y  # [B, E (+ H)]
         h = self.cell(x, state["h"])  # [B, H]
         scores = self.scores(h, enc_states)  # [B, S]
         new_state = {"h": h}
         if self.window is None:
-            weights = masked_softmax(scores, src_mask)  # [B, S]
+            weights = _masked_softmax(scores, src_mask)  # [B, S]
         else:
             new_state["position"], weights = self.local_weights(h, scores, src_mask)  # [B], [B, S]
         c = (weights[:, None] @ enc_states)[:, 0]  # [B, 1, S] @ [B, S, He] -> [B, He]
@@ -415,7 +415,7 @@ class Seq2Seq(nn.Module):
         state = self.decoder.init_state(summary)
         logits, weights, states = [], [], []
         for t in range(tgt_in.shape[1]):
-            step_logits, state, w = self.decoder.step(tgt_in[:, t], state, enc_states, src_mask)
+            step_logits, state, w = self.decoder._step(tgt_in[:, t], state, enc_states, src_mask)
             logits.append(step_logits)
             weights.append(w)
             states.append(state)
@@ -460,7 +460,7 @@ def step_function(model: Seq2Seq, src: Tensor, src_lengths) -> Step:
         if parents is not None:  # beam search: each hypothesis continues its parent's state
             state = {key: value[parents] for key, value in state.items()}
         K = tokens.shape[0]  # B, or the hypotheses of one sentence
-        logits, state, weights = model.decoder.step(
+        logits, state, weights = model.decoder._step(
             tokens[:, -1], state, enc_states.expand(K, -1, -1), src_mask.expand(K, -1)
         )
         return logits, weights  # [K, V], [K, S] or None

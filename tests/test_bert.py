@@ -13,16 +13,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lib.bert import (
-    IGNORE_INDEX,
-    Bert,
-    BertConfig,
+from lib.bert import IGNORE_INDEX, Bert, BertConfig, count_parameters
+from lib.bert_heads import (
     BertForPreTraining,
     BertForQuestionAnswering,
     BertForSentencePairClassification,
     BertForSequenceClassification,
     BertForTokenClassification,
-    count_parameters,
     pretraining_loss,
 )
 from lib.pretraining_data import mask_tokens
@@ -93,6 +90,56 @@ def test_pretraining_model_ties_the_lm_output_to_the_word_embeddings():
     mlm = model(ids(2, T)).mlm_logits
     mlm.sum().backward()
     assert model.bert.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+
+
+BERT_KEYS = [
+    "embeddings.word_embeddings.weight",
+    "embeddings.position_embeddings.weight",
+    "embeddings.token_type_embeddings.weight",
+    "embeddings.LayerNorm.weight",
+    "embeddings.LayerNorm.bias",
+    *[
+        f"encoder.layer.0.{part}.{p}"
+        for part in (
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+            "attention.output.dense",
+            "attention.output.LayerNorm",
+            "intermediate.dense",
+            "output.dense",
+            "output.LayerNorm",
+        )
+        for p in ("weight", "bias")
+    ],
+    "pooler.dense.weight",
+    "pooler.dense.bias",
+]
+HEAD_KEYS = {  # the names of the published checkpoints (Hugging Face's BertFor... classes)
+    BertForPreTraining: [
+        "cls.predictions.bias",
+        "cls.predictions.transform.dense.weight",
+        "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight",
+        "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.decoder.weight",
+        "cls.seq_relationship.weight",
+        "cls.seq_relationship.bias",
+    ],
+    BertForSequenceClassification: ["classifier.weight", "classifier.bias"],
+    BertForSentencePairClassification: ["classifier.weight", "classifier.bias"],
+    BertForTokenClassification: ["classifier.weight", "classifier.bias"],
+    BertForQuestionAnswering: ["qa_outputs.weight", "qa_outputs.bias"],
+}
+
+
+@pytest.mark.parametrize("cls", HEAD_KEYS, ids=lambda c: c.__name__)
+def test_state_dict_keys_are_the_checkpoints_names(cls):
+    config = small_config(num_hidden_layers=1)
+    kw = {"num_labels": 3} if "Classification" in cls.__name__ else {}
+    assert list(Bert(config).state_dict()) == BERT_KEYS
+    keys = list(cls(config, **kw).state_dict())
+    assert keys == [f"bert.{k}" for k in BERT_KEYS] + HEAD_KEYS[cls]
 
 
 @pytest.mark.parametrize(

@@ -67,9 +67,9 @@ def _bert():
 
 def _bert_head(cls_name, **kw):
     def build():
-        from lib import bert
+        from lib import bert_heads
 
-        return getattr(bert, cls_name)(_bert_config(), **kw)
+        return getattr(bert_heads, cls_name)(_bert_config(), **kw)
 
     return build
 
@@ -341,3 +341,111 @@ def test_decoded_names_its_attention_fields_as_the_table():
     from lib.decoding import Decoded
 
     assert Decoded._fields == ("tokens", "log_prob", "attentions")
+
+
+# The checks of lib.attention's building blocks (split_heads, merge_heads, masked_softmax,
+# attend, scaled_dot_product_attention, the score functions and modules, MultiHeadAttention.forward).
+# A model checks its input once at its own forward; the attention layers inside it call the unchecked
+# computations (``_masked_softmax``, ``_attend``, ...; modules built with ``check_inputs=False``), so
+# none of these runs during a forward pass of any model, nor at any step of an RNN decoder (whose
+# own step check, ``check_decoder_step``, runs only when a decoder's public ``step`` is called).
+LAYER_CHECKS = (
+    "check_split_heads_args",
+    "check_merge_heads_args",
+    "check_scores_and_mask",
+    "check_attend_args",
+    "check_attention_args",
+    "check_query_key",
+    "check_score_module_inputs",
+    "check_location_score_inputs",
+    "check_mha_inputs",
+)
+
+
+def _seq2seq_with(decoder):
+    def build():
+        from lib import hard_attention, seq2seq
+
+        make = {
+            "luong-dot-local": lambda: seq2seq.LuongDecoder(13, 4, 10, 10, score="dot", window=2),
+            "luong-general": lambda: seq2seq.LuongDecoder(13, 4, 6, 10, score="general"),
+            "luong-concat": lambda: seq2seq.LuongDecoder(13, 4, 6, 10, score="concat"),
+            "hard": lambda: hard_attention.HardAttentionDecoder(13, 4, 6, 10, 7),
+        }[decoder]
+        return seq2seq.Seq2Seq(seq2seq.Encoder(11, 4, 5), make())
+
+    return build
+
+
+SEQ2SEQ_ARGS = CASES[[c.name for c in CASES].index("Seq2Seq")].args
+LAYER_CASES = CASES + [
+    Case(f"Seq2Seq-{d}", _seq2seq_with(d), SEQ2SEQ_ARGS, {}, 1)
+    for d in ("luong-dot-local", "luong-general", "luong-concat", "hard")
+]
+
+
+def _record_layer_checks(monkeypatch) -> list:
+    import lib.attention
+    import lib.seq2seq
+
+    calls = []
+    for module, name in [(lib.attention, n) for n in LAYER_CHECKS] + [
+        (lib.seq2seq, "check_decoder_step")
+    ]:
+        check = getattr(module, name)
+        monkeypatch.setattr(
+            module,
+            name,
+            lambda *a, _name=name, _check=check, **k: calls.append(_name) or _check(*a, **k),
+        )
+    return calls
+
+
+@pytest.mark.parametrize("case", LAYER_CASES, ids=[c.name for c in LAYER_CASES])
+def test_layers_do_not_check_again(case, monkeypatch):
+    import lib.attention
+
+    calls = _record_layer_checks(monkeypatch)
+    model = case.build().eval()
+    flags = [{}]
+    if "return_attention" in inspect.signature(model.forward).parameters:
+        flags.append({"return_attention": True})
+    for kwargs in flags:
+        with torch.no_grad():
+            model(*case.args(), **kwargs)
+    assert calls == [], f"{case.name}: layer checks ran during forward: {sorted(set(calls))}"
+    # the recorder itself works: a public building block still checks its input
+    lib.attention.split_heads(torch.zeros(1, 2, 4), 2)
+    assert calls == ["check_split_heads_args"]
+
+
+def test_rnn_decoding_does_not_check_again(monkeypatch):
+    """Greedy and beam decoding run the same steps as teacher forcing: no layer check either."""
+    from lib import captioning, seq2seq
+
+    calls = _record_layer_checks(monkeypatch)
+    torch.manual_seed(0)
+    src, src_lengths, _ = SEQ2SEQ_ARGS()
+    for build in (_seq2seq, _seq2seq_with("luong-dot-local"), _seq2seq_with("luong-concat")):
+        model = build().eval()
+        seq2seq.greedy_decode(model, src, src_lengths, 4, bos_id=1, eos_id=2)
+        seq2seq.beam_search(model, src[:1], src_lengths[:1], 4, bos_id=1, eos_id=2, beam_width=2)
+    captioning.greedy_decode(_captioner(), IMAGES, 4, bos_id=1, eos_id=2)
+    assert calls == [], f"layer checks ran during decoding: {sorted(set(calls))}"
+    # a decoder's public step still checks its arguments
+    model = _seq2seq()
+    enc = model.encode(src, src_lengths)
+    model.decoder.step(src[:, 0].clamp(max=12), model.decoder.init_state(enc.summary), *enc[::2])
+    assert calls == ["check_decoder_step"]
+
+
+def test_score_modules_still_check_when_called_directly():
+    from lib.attention import AdditiveScore, GeneralScore, LocationScore
+
+    q, k = torch.zeros(2, 3, 4), torch.zeros(2, 5, 7)
+    with pytest.raises(ValueError, match="6"):
+        GeneralScore(4, 6)(q, k)
+    with pytest.raises(ValueError, match="6"):
+        AdditiveScore(4, 6, 3)(q, k)
+    with pytest.raises(ValueError):
+        LocationScore(4, 6)(q, k)

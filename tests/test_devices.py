@@ -20,7 +20,8 @@ import pytest
 import torch
 
 from lib.albert import Albert, AlbertConfig
-from lib.bert import BertConfig, BertForPreTraining, pretraining_loss
+from lib.bert import BertConfig
+from lib.bert_heads import BertForPreTraining, pretraining_loss
 from lib.captioning import Captioner
 from lib.captioning import greedy_decode as caption_greedy
 from lib.electra import Electra, ElectraConfig

@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from lib.bert import IGNORE_INDEX, pretraining_loss
+from lib.bert import IGNORE_INDEX
+from lib.bert_heads import pretraining_loss
 from lib.bpe import BPETokenizer
 from lib.gpt import sampling_distribution
 from lib.train import fit, lr_at
