@@ -27,6 +27,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    plain,
     row_sum_problem,
 )
 
@@ -100,8 +101,12 @@ def check_projected_as_general(projected_as_general: Any) -> str:
             fail(
                 f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. W_Q @ W_K.T has shape [d_k, d_k]: the matrix between two raw vectors is W_Q.T @ W_K."
             )
-        scores = call(module, x, x2, name="the GeneralScore you returned", case=case)
-        result = expect_tensor(scores, (2, 3, 4), name="the GeneralScore you returned", case=case)
+        # The score q^T W_a k computed here from the module's weight tensor: the module's own forward (a
+        # subclass could override it) is not what is graded.
+        weight = plain(module.W_a.weight).detach().double()  # [d, d]
+        if not torch.isfinite(weight).all():
+            fail(f"on the case {case}, your W_a.weight contains NaN or inf.")
+        result = x.double() @ weight @ x2.double().transpose(-2, -1)  # [2, 3, 4]
         expected = _projected_scores(W_Q, W_K, x, x2)
         if torch.allclose(result, expected, rtol=1e-4, atol=1e-4):
             continue
