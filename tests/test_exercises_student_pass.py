@@ -431,6 +431,13 @@ def _computed_but_not_copied(W_Q, W_K):
     return general
 
 
+def _assigned_tensor(W_Q, W_K):
+    d_k, d = W_Q.shape
+    general = GeneralScore(d, d)
+    general.W_a.weight = W_Q.T @ W_K / math.sqrt(d_k)  # TypeError: a Parameter is expected
+    return general
+
+
 class _ForwardThatLies(GeneralScore):
     """A subclass whose forward returns the right scores from W_Q and W_K, its W_a left random."""
 
@@ -457,6 +464,11 @@ PROJECTED = [
         "your W_a is transposed",
     ),
     ("computed, never copied in", _computed_but_not_copied, "Did you copy your matrix into it"),
+    (
+        "a plain tensor assigned to the weight",
+        _assigned_tensor,
+        "rather than assigning a plain tensor",
+    ),
     ("a forward that computes it itself", _ForwardThatLies, "W_a.weight has rank 8"),
 ]
 
