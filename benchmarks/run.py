@@ -19,12 +19,13 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import torch
 
 from benchmarks import book, complexity, gpt_training, grading, kv_cache, live, mha, playground
-from benchmarks.common import machine_info, render_results, threads_from_env
+from benchmarks.common import Section, machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 BENCHMARKS = {
@@ -119,18 +120,24 @@ def main(argv=None) -> int:
     torch.set_num_threads(threads)
     machine = machine_info()
     start = time.perf_counter()
-    sections = []
+    sections, failed = [], []
     for name in names:
         print(f"benchmark {name} ...", flush=True)
         t0 = time.perf_counter()
-        if name == "book":
-            measure = set() if args.quick else book.mode_from_env()
-            prefixes = tuple(p for p in args.chapters.split(",") if p)
-            sections.append(book.run(measure, prefixes, path=args.book_timings))
-        elif name == "grading":
-            sections.append(grading.run(False if args.quick else None))
-        else:
-            sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
+        try:
+            if name == "book":
+                measure = set() if args.quick else book.mode_from_env()
+                prefixes = tuple(p for p in args.chapters.split(",") if p)
+                sections.append(book.run(measure, prefixes, path=args.book_timings))
+            elif name == "grading":
+                sections.append(grading.run(False if args.quick else None))
+            else:
+                sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
+        except Exception as error:  # one benchmark that fails does not lose the others' results
+            traceback.print_exc()
+            failed.append(name)
+            message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+            sections.append(Section(name, f"{name}: failed", "", [], status=f"failed: {message}"))
         print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
     machine["load_1min_end"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     command = (
@@ -145,6 +152,11 @@ def main(argv=None) -> int:
     )
     args.output.write_text(text)
     print(f"wrote {args.output}")
+    if failed:
+        print(
+            f"benchmarks that failed: {', '.join(failed)} (their sections say why)", file=sys.stderr
+        )
+        return 1
     return 0
 
 

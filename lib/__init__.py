@@ -82,7 +82,9 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
   returns a ``lib.decoding.Decoded(tokens, log_prob, attentions)``.
 - Bad input raises ``TypeError`` or ``ValueError`` at the public function, naming the argument,
   what was expected and what was received: one line at the door (the detail in
-  ``lib._validate``); layers the library's own models call do not check again.
+  ``lib._validate``); layers the library's own models call do not check again (checked for the
+  Transformer models; the RNN decoders with attention still call the checked ``masked_softmax``,
+  ``attend`` and score modules at every step).
 - Randomness comes from a ``torch.Generator`` or a seed argument; the same seed gives the same
   numbers on every run and every device (``lib._random``).
 - Checkpoint key names are those of the published checkpoints (GPT-2, BERT), so loading is a loop.

@@ -33,7 +33,7 @@ Deviations, on purpose:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -41,6 +41,7 @@ from torch import Tensor, nn
 from lib._validate import check_bert_inputs, check_int, check_type
 from lib.bert import (
     BertConfig,
+    BertEmbeddings,
     BertLayer,
     BertOutput,
     BertPooler,
@@ -144,34 +145,13 @@ class AlbertConfig:
         )
 
 
-class AlbertEmbeddings(nn.Module):
-    """LayerNorm(token + segment + position embedding), all of width E (BERT's embeddings, narrower).
-    forward(input_ids [B, T], token_type_ids [B, T]) -> [B, T, E]."""
-
-    def __init__(self, c: AlbertConfig):
-        super().__init__()
-        self.word_embeddings = nn.Embedding(c.vocab_size, c.embedding_size)
-        self.position_embeddings = nn.Embedding(c.max_position_embeddings, c.embedding_size)
-        self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.embedding_size)
-        self.LayerNorm = nn.LayerNorm(c.embedding_size, eps=c.layer_norm_eps)
-
-    def forward(self, input_ids: Tensor, token_type_ids: Tensor) -> Tensor:
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)  # [T]
-        x = (
-            self.word_embeddings(input_ids)
-            + self.token_type_embeddings(token_type_ids)
-            + self.position_embeddings(positions)
-        )  # [B, T, E]
-        return self.LayerNorm(x)
-
-
 class Albert(nn.Module):
     """The ALBERT encoder with its pooler (Lan et al. 2020, sec. 3.1): what ``AlbertModel``
     checkpoints hold.
 
-    Submodules: ``embeddings`` (width E), ``embedding_hidden_mapping_in`` (nn.Linear(E, D)),
-    ``layers`` (an nn.ModuleList holding *one* ``BertLayer`` when ``share_layers``, else L of them),
-    ``pooler``.
+    Submodules: ``embeddings`` (``lib.bert.BertEmbeddings`` at width E, no dropout),
+    ``embedding_hidden_mapping_in`` (nn.Linear(E, D)), ``layers`` (an nn.ModuleList holding *one*
+    ``BertLayer`` when ``share_layers``, else L of them), ``pooler``.
 
     forward(input_ids [B, T], token_type_ids [B, T] or None, attention_mask [B, T] (1 = real token)
     or None, return_attention=False, return_hidden_states=False) -> ``lib.bert.BertOutput``.
@@ -182,7 +162,11 @@ class Albert(nn.Module):
         check_type(config, "config", AlbertConfig)
         self.config = config
         layer_config = config.bert_layer_config
-        self.embeddings = AlbertEmbeddings(config)
+        # BERT's embedding layer, narrower: every table of width E (the heads are unused there)
+        embedding_config = replace(
+            layer_config, hidden_size=config.embedding_size, num_attention_heads=1
+        )
+        self.embeddings = BertEmbeddings(embedding_config)  # [B, T] -> [B, T, E]
         self.embedding_hidden_mapping_in = nn.Linear(config.embedding_size, config.hidden_size)
         n_distinct = 1 if config.share_layers else config.num_hidden_layers
         self.layers = nn.ModuleList(BertLayer(layer_config) for _ in range(n_distinct))

@@ -120,13 +120,13 @@ def additive_mask(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
     )
 
 
-# --- parameter-free score functions: q [B, Tq, D], k [B, Tk, D] -> scores [B, Tq, Tk] -------------
+# --- parameter-free score functions: q [B, Tq, Dk], k [B, Tk, Dk] -> scores [B, Tq, Tk] -----------
 
 
 def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j  (Luong et al. 2015, sec. 3.1, eq. 8, "dot").
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     check_query_key(q, k)
     return q @ k.transpose(-2, -1)  # [B, Tq, Tk]
@@ -135,7 +135,7 @@ def dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / sqrt(Dk)  (Vaswani et al. 2017, eq. 1, inside the softmax).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
     return dot_product_score(q, k) / math.sqrt(k.shape[-1])
 
@@ -144,14 +144,14 @@ def cosine_score(q: Tensor, k: Tensor, eps: float = 1e-8) -> Tensor:
     """score(q_i, k_j) = q_i . k_j / (|q_i| |k_j|)  (Graves et al. 2014, NTM content-based addressing,
     sec. 3.3.1, eqs. 5-6).
 
-    q [B, Tq, D], k [B, Tk, D] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
+    q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk], values in [-1, 1].
     Deviations: the NTM multiplies the cosine by a learned key strength beta > 0 before the
     softmax; that factor is left to the caller (``beta * cosine_score(q, k)``). Each norm is
     clamped at ``eps`` so that a zero vector scores 0 instead of NaN.
     """
     check_query_key(q, k)
-    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, D]
-    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, D]
+    q_unit = F.normalize(q, dim=-1, eps=eps)  # [B, Tq, Dk]
+    k_unit = F.normalize(k, dim=-1, eps=eps)  # [B, Tk, Dk]
     return q_unit @ k_unit.transpose(-2, -1)  # [B, Tq, Tk]
 
 
@@ -260,7 +260,7 @@ def scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(Dk)) V  (Vaswani et al. 2017, eq. 1), masked.
 
-    q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with any leading dims (e.g. [B, H, T, D]) that
+    q [..., Tq, Dk], k [..., Tk, Dk], v [..., Tk, Dv] with any leading dims (e.g. [B, H]) that
     broadcast; mask bool, True = may attend -> (output [..., Tq, Dv], weights [..., Tq, Tk]).
     The output equals torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     (same boolean convention). On a fully masked row this gives zero weights and output; recent
@@ -393,42 +393,27 @@ def padding_mask(lengths, T: int) -> Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,  head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)
-    (Vaswani et al. 2017, sec. 3.2.2), with Attention the scaled dot product of eq. 1, Dh = D / H.
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O,
+    head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)  (Vaswani et al. 2017, sec. 3.2.2), Dh = D / H.
 
     forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
-        -> (output [B, Tq, D], weights [B, H, Tq, Tk], or None when need_weights=False).
+        -> (output [B, Tq, D], weights [B, H, Tq, Tk] or None).
     Self-attention is ``mha(x, x, x)``; encoder-decoder attention is ``mha(y, memory, memory)``.
 
-    The H projections of one role sit side by side in one nn.Linear(D, D): the rows h*Dh ...
-    (h+1)*Dh - 1 of ``q_proj.weight`` are (W_h^Q)^T, so one matmul projects for every head and
-    ``split_heads`` cuts the result; ``out_proj.weight`` is (W^O)^T.
-    mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk]: ``causal_mask(T)`` [Tq, Tk],
-    ``padding_mask(lengths, Tk)`` [B, 1, 1, Tk], their ``&`` [B, 1, Tq, Tk]. A 3-D mask is refused
-    unless its first dim is 1: broadcasting would read [B, Tq, Tk] as [H, Tq, Tk].
-    need_weights=True computes the per-head weights with ``attention_heads`` (scores, masked softmax,
-    weighted sum) and returns them; need_weights=False takes the fast path ``fused_attention``
-    (torch's F.scaled_dot_product_attention: faster, less memory) and returns None. Both give the
-    same output. benchmarks/results.md compares the speed of both with torch.nn.MultiheadAttention.
+    Each role's H projections sit side by side in one nn.Linear(D, D) (rows h*Dh ... (h+1)*Dh - 1
+    of ``q_proj.weight`` are (W_h^Q)^T), so one matmul projects for every head and ``_split_heads``
+    cuts the result. mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk] (a 3-D mask is
+    refused unless its first dim is 1: it would broadcast as [H, Tq, Tk]). need_weights=False
+    takes torch's fused kernel (the same output; weights None). check_inputs=False: no input
+    checks in forward, for the layers of a model that checked its own input once.
 
-    check_inputs=False skips the input checks of forward: the library's models build their layers so,
-    having checked their own input once (a model's layer would otherwise check at every layer).
-
-    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) when its ``in_proj_weight`` is
-    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise ``in_proj_bias``) and its
-    ``out_proj`` holds ours. Beware: its masks use the opposite boolean convention (True = NOT
-    allowed): pass ``attn_mask=~mask``, ``key_padding_mask=~padding_mask(lengths, T)[:, 0, 0]``.
-
-    Deviations from the paper: (1) biases in the four projections (bias=True, as torch and most
-    implementations; bias=False gives the paper's form); (2) ``dropout`` is applied to the attention
-    weights during training, as in torch and the Annotated Transformer (the paper's sec. 5.4 drops
-    sub-layer outputs and embeddings, which is the caller's job); the returned weights are those
-    before dropout; (3) a fully masked query row attends to nothing: its heads output 0 (so the
-    output is ``out_proj.bias``) instead of NaN.
-    Initialization: xavier_uniform_ on each of the four [D, D] weights, zero biases (the paper does
-    not state one). torch's nn.MultiheadAttention also zeros the biases but draws xavier_uniform_
-    on its stacked [3D, D] in_proj_weight (bound sqrt(6 / 4D) instead of our sqrt(6 / 2D)) and keeps
-    nn.Linear's default for out_proj.weight.
+    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight =
+    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise the biases) and our out_proj
+    (tests/test_multihead.py); beware, its masks mean the opposite (True = NOT allowed).
+    Deviations from the paper: biases in the four projections (bias=False gives the paper's form);
+    dropout on the attention weights in training, as torch does (the returned weights are those
+    before it); a fully masked query row outputs 0 heads instead of NaN.
+    Initialization: xavier_uniform_ on each [D, D] weight, zero biases (the paper states none).
     """
 
     def __init__(

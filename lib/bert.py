@@ -11,8 +11,8 @@ Shape legend (used in every docstring and shape comment below):
 
 Mask convention (as everywhere in this library): boolean, True where a query may attend, broadcastable
 to the attention weights [B, H, T, T]. ``Bert.forward`` takes Hugging Face's ``attention_mask`` [B, T]
-(1 = real token, 0 = padding) and turns it into that form, [B, 1, 1, T] (``extended_attention_mask``); a 3-D [B, T, T] mask
-(query i may attend to key j) is accepted as well.
+(1 = real token, 0 = padding) and turns it into that form, [B, 1, 1, T], with
+``extended_attention_mask``; a 3-D [B, T, T] mask (query i may attend to key j) is accepted as well.
 
 Pipeline: token + segment + position embeddings -> LayerNorm -> L encoder layers (post-LN, as the
 Transformer of Vaswani et al. 2017: self-attention, Add & LayerNorm, GELU feed-forward, Add & LayerNorm)
@@ -40,7 +40,7 @@ from lib._validate import (
     check_pretraining_labels,
     check_type,
 )
-from lib.attention import attention_heads, merge_heads, split_heads
+from lib.attention import _merge_heads, _split_heads, attention_heads
 
 __all__ = [
     "BertConfig",
@@ -66,9 +66,10 @@ class BertConfig:
     """Hyper-parameters of BERT, with the names of the published ``config.json`` files.
 
     ``base()`` and ``large()`` are the paper's BERT_BASE (L=12, H=768, A=12, 110M parameters) and
-    BERT_LARGE (L=24, H=1024, A=16, 340M), sec. 3, with the uncased WordPiece vocabulary of 30522
-    tokens, 512 positions and 2 segments. The exact counts of ``Bert`` (encoder and pooler, no heads)
-    are 109,482,240 and 335,141,888 (``count_parameters``). Dropout 0.1 everywhere (sec. A.2).
+    BERT_LARGE (L=24, H=1024, A=16, 340M), sec. 3 (the paper's H is our width D, its A our heads H),
+    with the uncased WordPiece vocabulary of 30522 tokens, 512 positions and 2 segments. The exact
+    counts of ``Bert`` (encoder and pooler, no heads) are 109,482,240 and 335,141,888
+    (``count_parameters``). Dropout 0.1 everywhere (sec. A.2).
     ``initializer_range`` is the standard deviation of the initial weights.
     """
 
@@ -89,12 +90,14 @@ class BertConfig:
 
     @classmethod
     def base(cls, **overrides) -> "BertConfig":
-        """BERT_BASE (sec. 3): L=12 layers, H=768, A=12 heads, feed-forward 4H = 3072."""
+        """BERT_BASE (sec. 3): L=12 layers, width D=768 (the paper's H), 12 heads (its A), feed-forward
+        4D = 3072."""
         return cls(**overrides)
 
     @classmethod
     def large(cls, **overrides) -> "BertConfig":
-        """BERT_LARGE (sec. 3): L=24 layers, H=1024, A=16 heads, feed-forward 4H = 4096."""
+        """BERT_LARGE (sec. 3): L=24 layers, width D=1024 (the paper's H), 16 heads (its A),
+        feed-forward 4D = 4096."""
         return cls(
             **{
                 "hidden_size": 1024,
@@ -104,52 +107,6 @@ class BertConfig:
                 **overrides,
             }
         )
-
-
-class BertOutput(NamedTuple):
-    """What ``Bert.forward`` returns.
-
-    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face: last_hidden_state).
-    pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first token's vector.
-    attentions: tuple of L tensors [B, H, T, T] (the weights of every layer), or None if not asked.
-    hidden_states: tuple of L + 1 tensors [B, T, D] (the embeddings' output, then every layer's), or None.
-    """
-
-    sequence_output: Tensor
-    pooled_output: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class PreTrainingOutput(NamedTuple):
-    """What ``BertForPreTraining.forward`` returns: mlm_logits [B, T, V], nsp_logits [B, 2],
-    attentions and hidden_states (as in ``BertOutput``) or None. ``pretraining_loss`` turns the
-    logits into the training objective."""
-
-    mlm_logits: Tensor
-    nsp_logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class ClassifierOutput(NamedTuple):
-    """What the classification heads return: logits [B, num_labels] (one label per sequence) or [B,
-    T, num_labels] (one per token), attentions and hidden_states (as in ``BertOutput``) or None."""
-
-    logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-
-
-class SpanOutput(NamedTuple):
-    """What ``BertForQuestionAnswering.forward`` returns: start_logits [B, T], end_logits [B, T]
-    (the scores of every token as the start and the end of the answer), attentions and
-    hidden_states or None."""
-
-    start_logits: Tensor
-    end_logits: Tensor
-    attentions: tuple[Tensor, ...] | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
 
 
 # --- the layers ----------------------------------------------------------------------------------
@@ -179,14 +136,17 @@ class BertEmbeddings(nn.Module):
 
 
 class BertSelfAttention(nn.Module):
-    """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, sec. 3.2.2, eq. 1) with
-    lib.attention's functions (``split_heads``, ``attention_heads``, ``merge_heads``); ``query``,
-    ``key``, ``value`` are nn.Linear(D, D) holding the H heads' projections side by side (rows h*Dh
-    ... (h+1)*Dh - 1 belong to head h, as ``split_heads`` cuts them). Dropout on the attention
-    weights (as BERT and Hugging Face); the returned weights are those before it. forward(x [B, T,
-    D], mask bool broadcastable to [B, H, T, T] or None, need_weights) -> (context [B, T, D],
-    weights [B, H, T, T], or None when need_weights is False: then torch's fused attention computes
-    the same context without keeping the weights); the output projection lives in
+    """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, sec. 3.2.2, eq. 1).
+
+    forward(x [B, T, D], mask bool broadcastable to [B, H, T, T] or None, need_weights=False)
+        -> (context [B, T, D], weights [B, H, T, T] or None).
+
+    ``query``, ``key``, ``value`` are nn.Linear(D, D) holding the H heads' projections side by side
+    (rows h*Dh ... (h+1)*Dh - 1 belong to head h). ``_split_heads``, ``attention_heads`` and
+    ``_merge_heads`` are lib.attention's (the split and the merge without input checks:
+    ``Bert.forward`` checked the input once); need_weights=False takes torch's fused kernel (the
+    same context, no T x T matrix kept). Dropout on the attention weights (as BERT and Hugging
+    Face); the returned weights are those before it. The output projection W^O lives in
     ``BertAttention.output`` (a ``BertAddNorm``)."""
 
     def __init__(self, c: BertConfig):
@@ -198,13 +158,13 @@ class BertSelfAttention(nn.Module):
         self.dropout = nn.Dropout(c.attention_probs_dropout_prob)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
-        q = split_heads(self.query(x), self.num_heads)  # [B, T, D] -> [B, H, T, Dh]
-        k = split_heads(self.key(x), self.num_heads)  # [B, H, T, Dh]
-        v = split_heads(self.value(x), self.num_heads)  # [B, H, T, Dh]
+        q = _split_heads(self.query(x), self.num_heads)  # [B, T, D] -> [B, H, T, Dh]
+        k = _split_heads(self.key(x), self.num_heads)  # [B, H, T, Dh]
+        v = _split_heads(self.value(x), self.num_heads)  # [B, H, T, Dh]
         p = self.dropout.p if self.training else 0.0
         # softmax(q k^T / sqrt(Dh)) v, the library's one attention computation
         context, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
-        return merge_heads(context), weights  # [B, T, D], [B, H, T, T] or None
+        return _merge_heads(context), weights  # [B, T, D], [B, H, T, T] or None
 
 
 class BertAddNorm(nn.Module):
@@ -249,8 +209,8 @@ class BertIntermediate(nn.Module):
 
 class BertLayer(nn.Module):
     """One encoder layer, post-LN as in the Transformer's encoder (Vaswani et al. 2017, sec. 3.1):
-    x = LN(x + SelfAttn(x)); x = LN(x + FFN(x)). forward(x [B, T, D], mask, need_weights) -> (x [B, T, D],
-    weights [B, H, T, T] or None)."""
+    x = LN(x + SelfAttn(x)); x = LN(x + FFN(x)).
+    forward(x [B, T, D], mask, need_weights) -> (x [B, T, D], weights [B, H, T, T] or None)."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -270,8 +230,9 @@ class BertLayer(nn.Module):
 
 class BertEncoder(nn.Module):
     """The stack: ``layer`` is an nn.ModuleList of L ``BertLayer`` (checkpoint keys encoder.layer.<i>...).
-    forward(x [B, T, D], mask, need_weights) -> (x [B, T, D], hidden states: tuple of L + 1 [B, T, D]
-    (the input first), attention weights: tuple of L [B, H, T, T], or of None without need_weights)."""
+    forward(x [B, T, D], mask, need_weights) -> (x [B, T, D], hidden states: a tuple of L + 1
+    [B, T, D], the input first; attention weights: a tuple of L [B, H, T, T], or of L None without
+    need_weights)."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -316,6 +277,21 @@ def init_weights(module: nn.Module, std: float) -> None:
 # --- the encoder ---------------------------------------------------------------------------------
 
 
+class BertOutput(NamedTuple):
+    """What ``Bert.forward`` returns.
+
+    sequence_output [B, T, D]: the last layer's vector of every token (Hugging Face: last_hidden_state).
+    pooled_output [B, D]: tanh(W h_[CLS] + b), the pooler applied to the first token's vector.
+    attentions: tuple of L tensors [B, H, T, T] (the weights of every layer), or None if not asked.
+    hidden_states: tuple of L + 1 tensors [B, T, D] (the embeddings' output, then every layer's), or None.
+    """
+
+    sequence_output: Tensor
+    pooled_output: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
 class Bert(nn.Module):
     """The BERT encoder with its pooler (Devlin et al. 2019, sec. 3): what the published
     ``BertModel`` checkpoints hold. Submodules: ``embeddings``, ``encoder.layer[i]``
@@ -329,16 +305,14 @@ class Bert(nn.Module):
     padding; it becomes the library's boolean mask [B, 1, 1, T] (True = may attend), so that no
     query attends to padding. A [B, T, T] mask says per query which keys it may attend to. The
     padding's own rows are still computed (they attend to the real tokens) and are meaningless:
-    ignore them. Without ``return_attention`` the layers take torch's fused attention
-    (``lib.attention.attention_heads`` with need_weights=False): the same outputs up to float32
-    rounding, faster, and no [T, T] weights kept.
+    ignore them. Without ``return_attention`` the layers take torch's fused attention: the same
+    outputs up to float32 rounding, faster, and no [T, T] weights kept.
 
     Deviations from Hugging Face's BertModel, which this reproduces to float32 rounding with the
-    same weights (tests/test_pretrained_bert.py): masked weights are exactly 0
-    (lib.attention.masked_softmax) instead of exp(-3.4e38) ~ 0, and a query that may attend to
-    nothing (an all-zero mask row) gets zero weights instead of uniform ones; no position_ids, no
-    relative positions, no decoder mode, no cache. Initialization: ``init_weights`` (normal(0,
-    0.02)).
+    same weights (tests/test_pretrained_bert.py): masked weights are exactly 0 instead of
+    exp(-3.4e38) ~ 0, and a query that may attend to nothing (an all-zero mask row) gets zero
+    weights instead of uniform ones; no position_ids, no relative positions, no decoder mode, no
+    cache. Initialization: ``init_weights``, N(0, 0.02^2).
     """
 
     def __init__(self, config: BertConfig):
@@ -366,8 +340,8 @@ class Bert(nn.Module):
         # [B, T, D], L + 1 and L tensors; the fused attention path unless weights are asked for
         x, hidden_states, attentions = self.encoder(x, mask, need_weights=return_attention)
         return BertOutput(
-            x,
-            self.pooler(x),  # [B, T, D], [B, D]
+            x,  # [B, T, D]
+            self.pooler(x),  # [B, D]
             attentions if return_attention else None,
             hidden_states if return_hidden_states else None,
         )
@@ -402,8 +376,40 @@ def count_parameters(config: BertConfig) -> int:
 # --- heads ---------------------------------------------------------------------------------------
 
 
+class PreTrainingOutput(NamedTuple):
+    """What ``BertForPreTraining.forward`` returns: mlm_logits [B, T, V], nsp_logits [B, 2],
+    attentions and hidden_states (as in ``BertOutput``) or None. ``pretraining_loss`` turns the
+    logits into the training objective."""
+
+    mlm_logits: Tensor
+    nsp_logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class ClassifierOutput(NamedTuple):
+    """What the classification heads return: logits [B, num_labels] (one label per sequence) or
+    [B, T, num_labels] (one per token), attentions and hidden_states (as in ``BertOutput``) or None."""
+
+    logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
+class SpanOutput(NamedTuple):
+    """What ``BertForQuestionAnswering.forward`` returns: start_logits [B, T], end_logits [B, T]
+    (the scores of every token as the start and the end of the answer), attentions and
+    hidden_states or None."""
+
+    start_logits: Tensor
+    end_logits: Tensor
+    attentions: tuple[Tensor, ...] | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+
+
 class BertPredictionHeadTransform(nn.Module):
-    """The masked-LM head's transform: LayerNorm(GELU(x W + b)), D -> D. forward([B, T, D]) -> [B, T, D]."""
+    """The masked-LM head's transform: LayerNorm(GELU(x W + b)), D -> D.
+    forward(x [B, T, D]) -> [B, T, D]."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
@@ -415,8 +421,9 @@ class BertPredictionHeadTransform(nn.Module):
 
 
 class BertLMPredictionHead(nn.Module):
-    """Masked-LM logits = transform(x) E^T + b, with E the word-embedding matrix [V, D] (tied: ``decoder.weight``
-    *is* ``embeddings.word_embeddings.weight``) and an output bias ``bias`` [V]. forward([B, T, D]) -> [B, T, V]."""
+    """Masked-LM logits = transform(x) E^T + b, with E the word-embedding matrix [V, D] (tied:
+    ``decoder.weight`` *is* ``embeddings.word_embeddings.weight``) and an output bias ``bias`` [V].
+    forward(x [B, T, D]) -> [B, T, V]."""
 
     def __init__(self, c: BertConfig, word_embeddings: nn.Embedding):
         super().__init__()
@@ -430,8 +437,8 @@ class BertLMPredictionHead(nn.Module):
 
 
 class BertPreTrainingHeads(nn.Module):
-    """``predictions`` (masked LM, [B, T, V]) and ``seq_relationship`` (next-sentence prediction from the
-    pooled output, [B, 2]; class 0 = IsNext, 1 = NotNext, the order of BERT's checkpoints)."""
+    """``predictions`` (masked LM, [B, T, V]) and ``seq_relationship`` (next-sentence prediction
+    from the pooled output, [B, 2]; class 0 = IsNext, 1 = NotNext, the order of BERT's checkpoints)."""
 
     def __init__(self, c: BertConfig, word_embeddings: nn.Embedding):
         super().__init__()
@@ -494,9 +501,10 @@ def pretraining_loss(
     mlm_labels: Tensor,
     nsp_labels: Tensor | None = None,
 ) -> Tensor:
-    """BERT's pretraining objective (sec. A.2): the mean cross-entropy of the masked-LM predictions over
-    the chosen tokens (labels != IGNORE_INDEX, from ``lib.pretraining_data.mask_tokens``) plus, if NSP logits and labels are
-    given, the mean cross-entropy of next-sentence prediction (labels 0 = IsNext, 1 = NotNext).
+    """BERT's pretraining objective (sec. A.2): the mean cross-entropy of the masked-LM predictions
+    over the chosen tokens (labels != IGNORE_INDEX, from ``lib.pretraining_data.mask_tokens``) plus,
+    if NSP logits and labels are given, the mean cross-entropy of next-sentence prediction (labels
+    0 = IsNext, 1 = NotNext).
 
     mlm_logits [B, T, V], mlm_labels [B, T]; nsp_logits [B, 2], nsp_labels [B] -> scalar.
     """
@@ -510,7 +518,8 @@ def pretraining_loss(
 
 
 class _BertWithClassifier(_BertWithHead):
-    """A Bert with dropout and a linear layer ``classifier`` (D -> num_labels), as BERT's fine-tuning heads."""
+    """A Bert with dropout and a linear layer ``classifier`` (D -> num_labels): BERT's fine-tuning
+    heads."""
 
     def __init__(self, config: BertConfig, num_labels: int):
         super().__init__(config)
@@ -524,8 +533,8 @@ class _BertWithClassifier(_BertWithHead):
 class BertForSequenceClassification(_BertWithClassifier):
     """Fine-tuning for a label per sequence (sec. 3.2, Figure 4 (b)): a linear layer on the pooled
     [CLS] vector, after dropout. forward(input_ids, token_type_ids=None, attention_mask=None,
-    return_attention=False, return_hidden_states=False) -> ``ClassifierOutput(logits [B,
-    num_labels], attentions, hidden_states)``.
+    return_attention=False, return_hidden_states=False)
+    -> ``ClassifierOutput(logits [B, num_labels], attentions, hidden_states)``.
     Sentence pairs (entailment, paraphrase: Figure 4 (a)) use the same head on ``[CLS] A [SEP] B
     [SEP]`` with segment ids 0 for A and 1 for B: see ``BertForSentencePairClassification``."""
 
@@ -536,8 +545,8 @@ class BertForSequenceClassification(_BertWithClassifier):
 
 class BertForSentencePairClassification(BertForSequenceClassification):
     """The same head as ``BertForSequenceClassification`` (sec. 3.2, Figure 4 (a)); only the input
-    differs: ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 on A (and its [CLS], [SEP]) and 1 on B,
-    which this class requires, so that a pair is never silently fed as one segment."""
+    differs: ``[CLS] A [SEP] B [SEP]`` with ``token_type_ids`` 0 on A (and its [CLS], [SEP]) and 1
+    on B, which this class requires, so that a pair is never silently fed as one segment."""
 
     def forward(
         self,
@@ -557,8 +566,8 @@ class BertForSentencePairClassification(BertForSequenceClassification):
 
 class BertForTokenClassification(_BertWithClassifier):
     """Fine-tuning for a label per token, e.g. named entities (sec. 3.2, Figure 4 (d)): a linear
-    layer on every token's last-layer vector, after dropout. forward(...) -> ``ClassifierOutput(logits [B, T,
-    num_labels], attentions, hidden_states)``."""
+    layer on every token's last-layer vector, after dropout.
+    forward(...) -> ``ClassifierOutput(logits [B, T, num_labels], attentions, hidden_states)``."""
 
     def head(self, out: BertOutput):
         logits = self.classifier(self.dropout(out.sequence_output))  # [B, T, num_labels]

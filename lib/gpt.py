@@ -25,6 +25,8 @@ Decoding, as for every model of the library: ``sample``, ``greedy_decode`` and `
 The KV cache here is the readable one (``torch.cat``); ``lib.gpt_fast.FastKVCache`` is the fast one.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -41,7 +43,7 @@ from lib._validate import (
     check_gpt_inputs,
     check_padding_mask,
 )
-from lib.attention import attention_heads, causal_mask, merge_heads, split_heads
+from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
 
 __all__ = [
@@ -106,54 +108,19 @@ class GPTConfig:
         return cls(**{"n_layer": 48, "n_head": 25, "n_embd": 1600, **overrides})
 
 
-class KVCache:
-    """The keys and values of every layer for the tokens processed so far, so that generating token
-    t only computes the new token's query, key and value instead of re-running the whole prefix.
-
-    ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
-    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1 and appends the
-    T new ones with ``torch.cat``, so P grows by T. ``reorder(rows)`` keeps (and repeats) batch rows,
-    as beam search does when it keeps the best hypotheses. The appending copies all P positions of
-    every layer at every step: ``lib.gpt_fast.FastKVCache`` writes into preallocated buffers instead
-    (the same numbers, faster for long generations).
-    """
-
-    def __init__(self):
-        self.keys: list[Tensor] = []  # per layer: [B, H, P, Dh]
-        self.values: list[Tensor] = []
-
-    @property
-    def length(self) -> int:
-        """P, the number of positions cached (0 when empty)."""
-        return self.keys[0].shape[2] if self.keys else 0
-
-    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
-        if layer == len(self.keys):  # the layer's first tokens
-            self.keys.append(k)
-            self.values.append(v)
-        else:
-            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
-            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
-        return self.keys[layer], self.values[layer]
-
-    def reorder(self, rows: Tensor) -> None:
-        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
-        self.keys = [k[rows] for k in self.keys]
-        self.values = [v[rows] for v in self.values]
-
-
 class CausalSelfAttention(nn.Module):
     """Masked multi-head self-attention (Vaswani et al. 2017, sec. 3.2.2-3.2.3), GPT-2's layout.
 
-    ``c_attn`` projects to queries, keys and values at once (D -> 3D; columns [0, D) are the
-    queries, [D, 2D) the keys, [2D, 3D) the values), each cut into H heads by
-    ``lib.attention.split_heads``; ``c_proj`` is the output projection W^O. forward(x [B, T, D],
-    kv_cache=None, layer=0, need_weights=False) -> (y [B, T, D], weights [B, H, T, P + T] or None).
-    The attention itself is ``lib.attention.attention_heads``: need_weights=True computes and
-    returns the weights, need_weights=False uses torch's fused kernel (same output, faster, no T x
-    T matrix kept). Dropout acts on the attention weights and on the output (GPT-2's attn_pdrop,
-    resid_pdrop); the returned weights are those before dropout.
+    forward(x [B, T, D], kv_cache=None, layer=0, need_weights=False)
+        -> (y [B, T, D], weights [B, H, T, P + T] or None).
+
+    ``c_attn`` projects to queries, keys and values at once (D -> 3D: columns [0, D) are the
+    queries, [D, 2D) the keys, [2D, 3D) the values); ``c_proj`` is the output projection W^O.
+    ``_split_heads``, ``attention_heads`` and ``_merge_heads`` are lib.attention's (the split and
+    the merge without input checks: ``GPT.forward`` checked the input once). need_weights=False
+    takes torch's fused kernel (the same output, no T x T matrix kept). Dropout acts on the
+    attention weights and on the output (attn_pdrop, resid_pdrop); the returned weights are those
+    before dropout.
     """
 
     def __init__(self, config: GPTConfig):
@@ -167,10 +134,10 @@ class CausalSelfAttention(nn.Module):
     def forward(
         self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
     ):
-        T = x.shape[1]  # from x itself, so that an ONNX export keeps the length a variable
+        T = x.shape[1]  # tokens in this call
         # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
         # query heads, then the H key heads, then the H value heads
-        q, k, v = split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
+        q, k, v = _split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
         P = 0  # positions before ours: none without a cache
         if kv_cache is not None:
             k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
@@ -181,7 +148,7 @@ class CausalSelfAttention(nn.Module):
         mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
-        return self.resid_dropout(self.c_proj(merge_heads(heads))), weights  # [B, T, D]
+        return self.resid_dropout(self.c_proj(_merge_heads(heads))), weights  # [B, T, D]
 
 
 class MLP(nn.Module):
@@ -296,8 +263,8 @@ class GPT(nn.Module):
         cross-entropy over the other positions. return_attention: also the tuple of n_layer weights
         [B, H, T, P + T]; return_hidden_states: also the tuple of n_layer + 1 hidden states [B, T, D]
         (see ``GPTOutput``). kv_cache: a KVCache; input_ids then holds only the new tokens, at
-        positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside [0,
-        vocab_size) or P + T > block_size.
+        positions P .. P+T-1, and the cache grows by T. Raises ValueError for ids outside
+        [0, vocab_size) or P + T > block_size.
         """
         check_gpt_inputs(self.config, input_ids, targets, kv_cache)
         P = kv_cache.length if kv_cache is not None else 0  # positions already in the cache
@@ -321,6 +288,46 @@ class GPT(nn.Module):
             tuple(attentions) if return_attention else None,
             tuple(hidden_states) if return_hidden_states else None,
         )
+
+
+# --- the key/value cache of generation ------------------------------------------------------------
+
+
+class KVCache:
+    """The keys and values of every layer for the tokens processed so far, so that generating token
+    t only computes the new token's query, key and value instead of re-running the whole prefix.
+
+    ``keys[l]`` and ``values[l]`` are [B, H, P, Dh] for layer l (empty lists before the first call).
+    ``GPT.forward(input_ids, kv_cache=cache)`` reads the cache for positions 0 .. P-1 and appends the
+    T new ones with ``torch.cat``, so P grows by T. ``reorder(rows)`` keeps (and repeats) batch rows,
+    as beam search does when it keeps the best hypotheses. The appending copies all P positions of
+    every layer at every step: ``lib.gpt_fast.FastKVCache`` writes into preallocated buffers instead
+    (the same numbers, faster for long generations).
+    """
+
+    def __init__(self):
+        self.keys: list[Tensor] = []  # per layer: [B, H, P, Dh]
+        self.values: list[Tensor] = []
+
+    @property
+    def length(self) -> int:
+        """P, the number of positions cached (0 when empty)."""
+        return self.keys[0].shape[2] if self.keys else 0
+
+    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
+        if layer == len(self.keys):  # the layer's first tokens
+            self.keys.append(k)
+            self.values.append(v)
+        else:
+            self.keys[layer] = torch.cat([self.keys[layer], k], dim=2)
+            self.values[layer] = torch.cat([self.values[layer], v], dim=2)
+        return self.keys[layer], self.values[layer]
+
+    def reorder(self, rows: Tensor) -> None:
+        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
+        self.keys = [k[rows] for k in self.keys]
+        self.values = [v[rows] for v in self.values]
 
 
 # --- decoding: lib.decoding's decoders with this model's step --------------------------------------
@@ -464,11 +471,11 @@ class GPTClassifier(nn.Module):
         return_attention: bool = False,
     ) -> GPTClassifierOutput:
         out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
-        h = out.hidden_states[-1]  # [B, T, D], after ln_f
         if attention_mask is None:
-            last = torch.full((input_ids.shape[0],), input_ids.shape[1] - 1, device=h.device)
+            attention_mask = torch.ones_like(input_ids)  # no padding
         else:
             check_padding_mask(attention_mask, input_ids)
-            last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
-        logits = self.head(h[torch.arange(input_ids.shape[0], device=h.device), last])  # [B, C]
+        last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
+        h = out.hidden_states[-1]  # [B, T, D], after ln_f
+        logits = self.head(h[torch.arange(h.shape[0], device=h.device), last])  # [B, C]
         return GPTClassifierOutput(logits, out.attentions)

@@ -226,3 +226,15 @@ def test_runner_writes_every_section(tmp_path, monkeypatch):
     assert machine.split("|")[2].strip() == "1"  # BENCH_THREADS unset: one thread
     with pytest.raises(SystemExit):
         run.main(["--only", "nonsense", "--output", str(out)])
+
+
+def test_a_failing_benchmark_keeps_the_others_and_fails_the_run(tmp_path, monkeypatch):
+    def broken(**_):
+        raise RuntimeError("the browser timed out")
+
+    monkeypatch.setitem(run.BENCHMARKS, "complexity", broken)
+    out = tmp_path / "results.md"
+    assert run.main(["--quick", "--only", "mha,complexity", "--output", str(out)]) == 1
+    text = out.read_text()
+    assert "## 1. Multi-head attention" in text
+    assert "failed: RuntimeError: the browser timed out" in text

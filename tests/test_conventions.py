@@ -341,3 +341,49 @@ def test_decoded_names_its_attention_fields_as_the_table():
     from lib.decoding import Decoded
 
     assert Decoded._fields == ("tokens", "log_prob", "attentions")
+
+
+# The checks of lib.attention's building blocks (split_heads, merge_heads, masked_softmax,
+# attend, scaled_dot_product_attention, the score modules, MultiHeadAttention.forward). A model
+# checks its input once at its own forward; the attention layers inside it call the unchecked
+# computations, so none of these runs during a forward pass of the Transformer models. (The RNN
+# models with attention, Seq2Seq, Captioner and HierarchicalAttentionNetwork, still call the
+# checked masked_softmax, attend and score modules at every step.)
+LAYER_CHECKS = (
+    "check_split_heads_args",
+    "check_merge_heads_args",
+    "check_scores_and_mask",
+    "check_attend_args",
+    "check_attention_args",
+    "check_query_key",
+    "check_score_module_inputs",
+    "check_mha_inputs",
+)
+CHECKED_ONCE = [
+    c for c in CASES if c.name not in {"Seq2Seq", "Captioner", "HierarchicalAttentionNetwork"}
+]
+
+
+@pytest.mark.parametrize("case", CHECKED_ONCE, ids=[c.name for c in CHECKED_ONCE])
+def test_layers_do_not_check_again(case, monkeypatch):
+    import lib.attention
+
+    calls = []
+    for name in LAYER_CHECKS:
+        check = getattr(lib.attention, name)
+        monkeypatch.setattr(
+            lib.attention,
+            name,
+            lambda *a, _name=name, _check=check, **k: calls.append(_name) or _check(*a, **k),
+        )
+    model = case.build().eval()
+    flags = [{}]
+    if "return_attention" in inspect.signature(model.forward).parameters:
+        flags.append({"return_attention": True})
+    for kwargs in flags:
+        with torch.no_grad():
+            model(*case.args(), **kwargs)
+    assert calls == [], f"{case.name}: layer checks ran during forward: {sorted(set(calls))}"
+    # the recorder itself works: a public building block still checks its input
+    lib.attention.split_heads(torch.zeros(1, 2, 4), 2)
+    assert calls == ["check_split_heads_args"]

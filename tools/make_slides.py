@@ -22,7 +22,10 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
   printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
 - the exercises are left out (they are the students' work); interactive and live figures, which need
-  the chapter page or a kernel, are replaced by a link to the chapter.
+  the chapter page or a kernel, are replaced by a link to the chapter;
+- every deck ends on the book's licence, the site footer's line (``_config.yml``'s ``extra_footer``:
+  text and figures CC BY 4.0, code MIT), and a short form of it stays in a corner of every slide, so
+  a deck handed out or shown on its own still says how it may be reused.
 """
 
 from __future__ import annotations
@@ -273,6 +276,7 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
         stream = nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")
         shown = nbformat.v4.new_code_cell(code, outputs=[stream])
         d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
+    d.markdown(f"## Licence\n\n{licence()}", "slide")
     slides = nbformat.v4.new_notebook(cells=d.cells)
     slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
     title = next(
@@ -284,6 +288,22 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
 
 # --------------------------------------------------------------------------------------------------
 # Writing the decks into the site
+
+LICENCE_SHORT = (
+    'Text and figures <a rel="license" href="https://creativecommons.org/licenses/by/4.0/">'
+    "CC BY 4.0</a>, code MIT"
+)
+
+
+def licence(config: Path = ROOT / "_config.yml") -> str:
+    """The licence line of the site's footer (``html.extra_footer`` of ``_config.yml``), as HTML."""
+    import yaml
+
+    footer = yaml.safe_load(config.read_text(encoding="utf-8"))["html"]["extra_footer"]
+    inner = re.sub(r"^\s*<p[^>]*>|</p>\s*$", "", footer.strip())
+    if "CC BY 4.0" not in inner:
+        raise ValueError(f"the site footer in {config} states no CC BY 4.0 licence: {footer!r}")
+    return " ".join(inner.split())
 
 
 def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.NotebookNode]]:
@@ -337,6 +357,7 @@ def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
             "book": {
                 "mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",
                 "chapter_url": chapter_url,
+                "licence": LICENCE_SHORT,
             },
             "metadata": {"name": nb.metadata["title"]},
         }

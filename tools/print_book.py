@@ -16,11 +16,16 @@ script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make
 removed (widget state, the live figures' JSON, bertviz's JavaScript: an e-reader runs none of it), every
 picture embedded as a data URI is written out as a file of the book and listed in its manifest, each
 equation is typeset to SVG by MathJax under Node (the same MathJax the site serves), the interactive
-figures keep their static picture with a line saying where they are live, and the archive is zipped with
-``mimetype`` first and uncompressed, as EPUB requires.
+figures keep their static picture with a line saying where they are live, bertviz's head and model
+views (which draw only with JavaScript) become a picture of the view as it opens on the site (taken by
+the system's Chromium from the built site, ``_build/html``) with the figure's alt text and that line, the
+navigation (nav.xhtml and toc.ncx) lists every part and chapter of ``_toc.yml`` (Sphinx's lists only the
+home page: Jupyter Book's toctrees are hidden), and the archive is zipped with ``mimetype`` first and
+uncompressed, as EPUB requires.
 
 Usage:  python tools/print_book.py pdf  [--html _build/singlehtml] [--out _build/print/attention-book.pdf]
-        python tools/print_book.py epub [--epub-dir _build/epub] [--out _build/print/attention-book.epub]
+        python tools/print_book.py epub [--epub-dir _build/epub] [--site _build/html]
+                                        [--out _build/print/attention-book.epub]
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import base64
 import functools
 import hashlib
+import html
 import http.server
 import json
 import re
@@ -52,7 +58,9 @@ SLIDER_NOTE = (
     "through the others."
 )
 HEADVIEW_NOTE = (
-    "Interactive head view: drawn on the book's website, where pointing at a token shows its lines."
+    "Interactive view (bertviz): this is a picture of it as it opens. On the book's website, on this "
+    "chapter's page, pointing at a token shows its lines, and the menu or the coloured squares pick "
+    "another layer or head."
 )
 
 
@@ -72,7 +80,7 @@ def _serve(folder: Path):
     return httpd
 
 
-def _chromium():
+def _chromium(scale: float = 1.0, width: int = 1100):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -91,9 +99,10 @@ def _chromium():
         "--disable-dev-shm-usage",
         "--disable-background-networking",
         "--no-first-run",
-        "--window-size=1100,1400",
+        f"--window-size={width},1400",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--user-data-dir={profile}",
+        f"--force-device-scale-factor={scale}",
     ]:
         options.add_argument(flag)
     d = webdriver.Chrome(service=Service(executable_path=driver), options=options)
@@ -268,7 +277,86 @@ HTML_TAGS = set(
 )
 
 
-def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[str]):
+WAIT_FOR_VIEWS = r"""
+const done = arguments[arguments.length - 1];
+const ids = arguments[0];
+const t0 = Date.now();
+(function poll() {
+  const drawn = ids.every((id) => {
+    const el = document.getElementById(id);
+    return el && el.querySelector('svg') && el.querySelectorAll('svg text').length > 1;
+  });
+  if (drawn) setTimeout(() => done('ok'), 1500);  // bertviz fades its lines in
+  else if (Date.now() - t0 > 60000) done('timeout');
+  else setTimeout(poll, 250);
+})();
+"""
+
+
+SHOW_VIEW = r"""
+const el = arguments[0];
+document.body.appendChild(el);
+Object.assign(el.style, {position: 'absolute', left: '0', top: '0', display: 'inline-block',
+  background: '#fff', color: '#000', padding: '6px', zIndex: '100000', width: 'max-content'});
+window.scrollTo(0, 0);
+"""
+
+
+def headview_pictures(site: Path, pages: dict[str, list[str]]) -> dict[str, bytes]:
+    """{bertviz id: PNG}: each bertviz view of ``pages`` ({page of the site: [ids]}), as the built site
+    draws it on opening, photographed by the system's Chromium (the ePub build and the site come
+    from the same executed notebooks, so a view has the same id in both)."""
+    from selenium.webdriver.common.by import By
+
+    pages = {page: ids for page, ids in pages.items() if ids}
+    if not pages:
+        return {}
+    missing = [page for page in pages if not (site / page).exists()]
+    if missing:
+        sys.exit(f"the site at {site} lacks {missing}: build it first (make book)")
+    httpd = _serve(site)
+    driver, profile = _chromium(scale=2, width=1600)
+    shots = {}
+    try:
+        for page, ids in pages.items():
+            driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/{page}")
+            state = driver.execute_async_script(WAIT_FOR_VIEWS, ids)
+            if state != "ok":
+                sys.exit(f"{page}: bertviz views {ids} did not draw ({state})")
+            for view_id in ids:
+                el = driver.find_element(By.ID, view_id)
+                # out of the page's text column, as wide as it draws (the model view is wider)
+                driver.execute_script(SHOW_VIEW, el)
+                shots[view_id] = el.screenshot_as_png
+    finally:
+        driver.quit()
+        httpd.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
+    return shots
+
+
+def figure_alts() -> dict[str, str]:
+    """{figure name: alt text} of every chapter's figures (the cells' ``mystnb.figure.name`` and
+    ``mystnb.image.alt`` metadata)."""
+    alts = {}
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            meta = cell.get("metadata", {}).get("mystnb", {})
+            name = meta.get("figure", {}).get("name")
+            alt = meta.get("image", {}).get("alt") or meta.get("figure", {}).get("alt")
+            if name and alt:
+                alts[name] = alt
+    return alts
+
+
+def _fix_xhtml(
+    path: Path,
+    images: dict[str, str],
+    image_dir: Path,
+    listed: set[str],
+    views: dict[str, bytes] | None = None,
+    alts: dict[str, str] | None = None,
+):
     """Rewrite one XHTML file of the ePub; returns (has svg, equations typeset)."""
     import posixpath
 
@@ -312,11 +400,32 @@ def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[
             note = soup.new_tag("p", attrs={"class": "book-live-print"})
             note.string = LIVE_NOTE
             live.append(note)
-    # bertviz head views: nothing to show without JavaScript but the note
+    # bertviz views draw only with JavaScript: a picture of the view as it opens, and the note
+    up = "../" * (len(path.relative_to(image_dir.parent).parts) - 1)
     for view in soup.select('[id^="bertviz-"]'):
+        png = (views or {}).get(view["id"])
+        if png is None:
+            raise SystemExit(f"{path.name}: no picture of the bertviz view {view['id']}")
+        name = f"headview-{hashlib.sha1(png).hexdigest()[:16]}.png"
+        (image_dir / name).write_bytes(png)
+        images[name] = "image/png"
+        figure = view.find_parent("figure")
+        alt = (alts or {}).get(figure.get("id", "") if figure else "", "")
+        alt = alt or "bertviz's view of the chapter's attention weights: tokens joined by lines."
+        block = soup.new_tag("div", attrs={"class": "book-headview-static"})
+        block.append(
+            soup.new_tag(
+                "img",
+                attrs={
+                    "src": f"{up}{image_dir.name}/{name}",
+                    "alt": f"A picture of the view as it opens. {alt}",
+                },
+            )
+        )
         note = soup.new_tag("p", attrs={"class": "book-print-note"})
         note.string = HEADVIEW_NOTE
-        view.replace_with(note)
+        block.append(note)
+        view.replace_with(block)
     # pictures embedded as data URIs -> files of the book
     for img in soup.find_all("img"):
         src = img.get("src", "")
@@ -327,7 +436,6 @@ def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[
             name = f"embedded-{hashlib.sha1(data).hexdigest()[:16]}.{ext}"
             (image_dir / name).write_bytes(data)
             images[name] = f"image/{m.group(1)}"
-            up = "../" * (len(path.relative_to(image_dir.parent).parts) - 1)
             img["src"] = f"{up}{image_dir.name}/{name}"
         if not img.get("alt"):
             img["alt"] = ""
@@ -374,7 +482,119 @@ def _fix_xhtml(path: Path, images: dict[str, str], image_dir: Path, listed: set[
     return "<svg" in out, len(items)
 
 
-def make_epub(epub_dir: Path, out: Path) -> Path:
+def toc_parts() -> list[tuple[str | None, list[str]]]:
+    """[(part caption or None for the root, [documents])] in the order of ``_toc.yml``."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    parts = [(None, [toc["root"]])]
+    for part in toc.get("parts", []):
+        parts.append((part["caption"], [c["file"] for c in part.get("chapters", [])]))
+    return parts
+
+
+def _page_title(page: Path) -> str:
+    m = re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8"), re.S)
+    if not m:
+        sys.exit(f"{page}: no <title> for the ePub's table of contents")
+    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
+
+
+def write_navigation(epub_dir: Path, uid: str, title: str) -> list[tuple[str | None, list]]:
+    """nav.xhtml (EPUB 3) and toc.ncx (EPUB 2) listing every part and chapter of ``_toc.yml``, in
+    reading order: Sphinx's epub builder lists only the home page, since Jupyter Book's toctrees
+    are hidden. Returns [(part, [(href, title)])]."""
+    from xml.sax.saxutils import escape
+
+    entries = []
+    for caption, docs in toc_parts():
+        pages = []
+        for doc in docs:
+            href = f"{doc}.xhtml"
+            if not (epub_dir / href).exists():
+                sys.exit(f"_toc.yml lists {doc}, which the ePub build did not write")
+            pages.append((href, _page_title(epub_dir / href)))
+        entries.append((caption, pages))
+    items = []
+    for caption, pages in entries:
+        links = "".join(f'<li><a href="{h}">{escape(t)}</a></li>\n' for h, t in pages)
+        if caption is None:
+            items.append(links)
+        else:
+            items.append(f"<li><span>{escape(caption)}</span>\n<ol>\n{links}</ol></li>\n")
+    nav = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html>\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" '
+        'lang="en" xml:lang="en">\n<head>\n<title>Table of Contents</title>\n</head>\n<body>\n'
+        '<nav epub:type="toc" id="toc">\n<h1>Table of Contents</h1>\n<ol>\n'
+        + "".join(items)
+        + "</ol>\n</nav>\n</body>\n</html>\n"
+    )
+    (epub_dir / "nav.xhtml").write_text(nav, encoding="utf-8")
+    # toc.ncx: a part points at its first chapter; a target keeps one playOrder
+    order: dict[str, int] = {}
+    counter = [0]
+
+    def point(href: str, label: str, inner: str = "") -> str:
+        order.setdefault(href, len(order) + 1)
+        counter[0] += 1
+        return (
+            f'<navPoint id="navPoint{counter[0]}" playOrder="{order[href]}">'
+            f"<navLabel><text>{escape(label)}</text></navLabel>"
+            f'<content src="{href}" />{inner}</navPoint>\n'
+        )
+
+    points = []
+    for caption, pages in entries:
+        if caption is None:
+            points += [point(h, t) for h, t in pages]
+        else:
+            inner = "".join(point(h, t) for h, t in pages)
+            points.append(point(pages[0][0], caption, inner))
+    ncx = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1">\n<head>\n'
+        f'<meta name="dtb:uid" content="{escape(uid)}" />\n<meta name="dtb:depth" content="2" />\n'
+        '<meta name="dtb:totalPageCount" content="0" />\n<meta name="dtb:maxPageNumber" content="0" />\n'
+        f"</head>\n<docTitle><text>{escape(title)}</text></docTitle>\n<navMap>\n"
+        + "".join(points)
+        + "</navMap>\n</ncx>\n"
+    )
+    (epub_dir / "toc.ncx").write_text(ncx, encoding="utf-8")
+    return entries
+
+
+def reading_order(manifest: str) -> str:
+    """The spine in ``_toc.yml``'s order, every page of it in the reading flow: Sphinx's epub builder
+    orders the spine by its (hidden, so nearly empty) toctree, which left the back matter before the
+    chapters and every chapter ``linear="no"``, outside the flow an e-reader pages through. Pages
+    that ``_toc.yml`` does not list (the index) follow, as they were."""
+    href = {}
+    for item in re.findall(r"<item [^>]*/>", manifest):
+        href[re.search(r'href="([^"]+)"', item).group(1)] = re.search(r'id="([^"]+)"', item).group(
+            1
+        )
+    refs = re.findall(r'<itemref idref="([^"]+)"[^>]*/>', manifest)
+    docs = [doc for _, part in toc_parts() for doc in part]
+    ids = []
+    for doc in docs:
+        if f"{doc}.xhtml" not in href or href[f"{doc}.xhtml"] not in refs:
+            sys.exit(f"_toc.yml lists {doc}, which the ePub's spine lacks")
+        ids.append(href[f"{doc}.xhtml"])
+    rest = [m.group(0) for m in re.finditer(r"<itemref [^>]*/>", manifest)]
+    rest = [r for r in rest if re.search(r'idref="([^"]+)"', r).group(1) not in ids]
+    spine = "".join(f'\n    <itemref idref="{i}" />' for i in ids) + "".join(
+        f"\n    {r}" for r in rest
+    )
+    return re.sub(
+        r"(<spine\b[^>]*>).*?(\s*</spine>)",
+        lambda m: m.group(1) + spine + m.group(2),
+        manifest,
+        flags=re.S,
+    )
+
+
+def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") -> Path:
     opf = epub_dir / "content.opf"
     if not opf.exists():
         sys.exit(f"no ePub sources at {epub_dir}: build them with jupyter-book's epub builder")
@@ -384,11 +604,19 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
     manifest = opf.read_text(encoding="utf-8")
     svg_pages, equations = set(), 0
     listed = set(re.findall(r'<item [^>]*href="([^"]+)"', manifest))
-    for page in sorted(epub_dir.rglob("*.xhtml")):
+    todo = [
+        p for p in sorted(epub_dir.rglob("*.xhtml")) if p.relative_to(epub_dir).as_posix() in listed
+    ]
+    view_ids = {
+        p.relative_to(epub_dir).with_suffix(".html").as_posix(): re.findall(
+            r'id="(bertviz-[0-9a-f]+)"', p.read_text(encoding="utf-8")
+        )
+        for p in todo
+    }
+    views, alts = headview_pictures(site, view_ids), figure_alts()
+    for page in todo:
         rel = page.relative_to(epub_dir).as_posix()
-        if rel not in listed:
-            continue
-        has_svg, n = _fix_xhtml(page, images, image_dir, listed)
+        has_svg, n = _fix_xhtml(page, images, image_dir, listed, views, alts)
         equations += n
         if has_svg:
             svg_pages.add(rel)
@@ -415,19 +643,12 @@ def make_epub(epub_dir: Path, out: Path) -> Path:
         manifest,
     )
     manifest = re.sub(r'\s*<meta property="ibooks:version"></meta>', "", manifest)
+    manifest = reading_order(manifest)
     opf.write_text(manifest, encoding="utf-8")
-    # the NCX (EPUB 2 navigation) must carry the package's identifier (Sphinx writes "unknown" there)
+    # the navigation: every part and chapter (the NCX carries the package's identifier)
     uid = re.search(r"<dc:identifier[^>]*>([^<]+)</dc:identifier>", manifest).group(1)
-    ncx = epub_dir / "toc.ncx"
-    if ncx.exists():
-        ncx.write_text(
-            re.sub(
-                r'(<meta name="dtb:uid" content=")[^"]*(")',
-                rf"\g<1>{uid}\g<2>",
-                ncx.read_text("utf-8"),
-            ),
-            encoding="utf-8",
-        )
+    title = re.search(r"<dc:title[^>]*>([^<]+)</dc:title>", manifest).group(1)
+    write_navigation(epub_dir, html.unescape(uid), html.unescape(title))
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as z:
         z.write(epub_dir / "mimetype", "mimetype", compress_type=zipfile.ZIP_STORED)
@@ -486,6 +707,9 @@ def main(argv=None):
     parser.add_argument("format", choices=["pdf", "epub", "epub-config"])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "singlehtml")
     parser.add_argument("--epub-dir", type=Path, default=ROOT / "_build" / "epub")
+    parser.add_argument(
+        "--site", type=Path, default=ROOT / "_build" / "html", help="the built site (head views)"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.format == "pdf":
@@ -493,7 +717,7 @@ def main(argv=None):
     elif args.format == "epub-config":
         print(epub_config(args.out or ROOT / "_build" / "epub-config" / "_config.yml"))
     else:
-        make_epub(args.epub_dir, args.out or PRINT_DIR / "attention-book.epub")
+        make_epub(args.epub_dir, args.out or PRINT_DIR / "attention-book.epub", args.site)
 
 
 if __name__ == "__main__":

@@ -344,8 +344,13 @@ def positional_encoding_figure(
             f"position: expected an int in [0, positions={positions}), got {position!r}"
         )
     table = sinusoidal_encoding(positions, d_model, base)  # [P, D]
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 4.4), dpi=72, height_ratios=[2, 1])
-    ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
+    fig, (ax1, ax2) = plt.subplots(
+        2, 1, figsize=(7, 4.4), dpi=72, height_ratios=[2, 1], layout="constrained"
+    )
+    # cividis over [-1, 1] with its colour bar, as the page's live table draws it (posenc.js)
+    image = ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
+    bar = fig.colorbar(image, ax=[ax1, ax2], shrink=0.6, anchor=(0.0, 1.0), ticks=[-1, 0, 1])
+    bar.set_label("PE value")
     ax1.axhline(position, color="C1", lw=1)
     ax1.set(
         xlabel="dimension", ylabel="position", title=f"PE: {positions} positions x {d_model} dims"
@@ -355,7 +360,7 @@ def positional_encoding_figure(
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
-    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), and row {position} drawn as a curve over the dimensions."
+    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), coloured from dark blue (-1) to yellow (+1) as its colour bar shows, and row {position} drawn as a curve over the dimensions."
     return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
 
 

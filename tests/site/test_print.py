@@ -5,8 +5,10 @@ page showed, measured by tools/print_book.py in the same Chromium just before it
 every chapter's title, every equation typeset by MathJax with no error, every picture decoded, every live
 figure and slider figure in its static form (the precomputed example, the first picture) with the line
 saying where it is live, no slider or live control printed, and no raw widget JSON, script or TeX text.
-ePub: every chapter in its navigation, every picture a file of the book, every equation an SVG (no TeX
-left), no script and no widget JSON, and Debian's epubcheck finds no error.
+ePub: every part and chapter in its navigation (nav.xhtml and toc.ncx) and in the reading flow of its
+spine, in the order of _toc.yml, every picture a file of the book, every bertviz view of the site a
+picture (with alt text and the line saying where it is live), every equation an SVG (no TeX left), no
+script and no widget JSON, and Debian's epubcheck finds no error.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import ROOT, toc_entries
 
@@ -115,8 +118,72 @@ def test_epub_has_every_chapter_in_reading_order(epub):
     spine = [href[i] for i in re.findall(r'<itemref idref="([^"]+)"', opf)]
     chapters = [s for s in spine if s.startswith("notebooks/")]
     assert chapters == [f"{entry}.xhtml" for entry in CHAPTERS], chapters
+    # every page of _toc.yml is in the reading flow (none linear="no"), in _toc.yml's order, first
+    docs = [f"{entry}.xhtml" for entry in toc_entries()]
+    assert spine[: len(docs)] == docs, spine
+    refs = re.findall(r"<itemref [^>]*/>", opf)
+    assert not any('linear="no"' in r for r in refs[: len(docs)]), refs
     for entry in CHAPTERS:
         assert chapter_title(entry) in pages[f"{entry}.xhtml"], entry
+
+
+def test_epub_navigation_lists_every_part_and_chapter(epub):
+    names, pages, _, _ = epub
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    nav = pages["nav.xhtml"]
+    with zipfile.ZipFile(EPUB) as z:
+        ncx = z.read("toc.ncx").decode("utf-8")
+    hrefs = re.findall(r'<a href="([^"]+)">', nav)
+    assert hrefs == [f"{entry}.xhtml" for entry in toc_entries()], hrefs
+    assert all(h in names for h in hrefs)
+    for part in toc["parts"]:
+        # each part a heading of the nav with its chapters under it, and a navPoint of the NCX
+        block = re.search(
+            rf"<li><span>{re.escape(part['caption'])}</span>\s*<ol>(.*?)</ol></li>", nav, re.S
+        )
+        assert block, part["caption"]
+        inside = re.findall(r'<a href="([^"]+)">', block.group(1))
+        assert inside == [f"{c['file']}.xhtml" for c in part["chapters"]], inside
+        assert f"<text>{part['caption']}</text>" in ncx
+    for number, entry in enumerate(CHAPTERS, 1):  # numbered as on the site: 1 to 16
+        label = f"{number}. {chapter_title(entry)}"
+        assert f'<a href="{entry}.xhtml">{label}</a>' in nav, label
+        assert f'<text>{label}</text></navLabel><content src="{entry}.xhtml"' in ncx, label
+    assert len(re.findall(r"<navPoint ", ncx)) == len(toc_entries()) + len(toc["parts"])
+
+
+def test_epub_shows_every_head_view_as_a_picture(epub):
+    """bertviz's views (chapters 3, 7, 9, 15) draw only with JavaScript: the ePub shows a picture of
+    each, taken from the built site, with its figure's alt text and the line saying where it is live."""
+    import struct
+
+    names, pages, _, _ = epub
+    site = ROOT / "_build" / "html" / "notebooks"
+    on_site = {
+        f"notebooks/{p.stem}.xhtml": len(set(re.findall(r'id="bertviz-[0-9a-f]+"', p.read_text())))
+        for p in site.glob("*.html")
+    }
+    on_site = {k: v for k, v in on_site.items() if v}
+    assert (
+        sum(on_site.values()) >= 7
+        and on_site.get("notebooks/15_inside_a_pretrained_model.xhtml") == 3
+    ), on_site
+    with zipfile.ZipFile(EPUB) as z:
+        for name, text in pages.items():
+            blocks = re.findall(r'<div class="book-headview-static">(.*?)</div>', text, re.S)
+            assert len(blocks) == on_site.get(name, 0), name
+            assert 'id="bertviz-' not in text, name
+            for block in blocks:
+                src = re.search(r'src="\.\./([^"]+)"', block).group(1)
+                alt = re.search(r'alt="([^"]+)"', block).group(1)
+                assert src in names and src.endswith(".png"), src
+                png = z.read(src)
+                width, height = struct.unpack(">II", png[16:24])
+                assert png.startswith(b"\x89PNG") and width >= 400 and height >= 200, (src, width)
+                assert alt.startswith("A picture of the view as it opens.") and len(alt) > 80, alt
+                assert "this is a picture of it as it opens" in block, name
+    ch15 = pages["notebooks/15_inside_a_pretrained_model.xhtml"]
+    assert "the 16 tokens of &#x27;The animal" in ch15 or "the 16 tokens of 'The animal" in ch15
 
 
 def test_epub_embeds_every_picture(epub):

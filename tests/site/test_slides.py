@@ -8,11 +8,15 @@ on the decks too, in test_browser.py; here: the deck's structure and a walk thro
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
-from .conftest import toc_entries
+from .conftest import ROOT, toc_entries
 from .test_browser import WAIT_FOR_MATHJAX, console_errors, requests_to_other_hosts, wait_until
+
+sys.path.insert(0, str(ROOT / "tools"))
+from make_slides import licence  # noqa: E402
 
 CHAPTERS = [entry.split("/")[1] for entry in toc_entries() if entry.startswith("notebooks/")]
 
@@ -34,6 +38,14 @@ def test_every_chapter_links_to_its_deck(site, chapter):
     # the MyST of the chapter became text: no raw roles or directive fences
     assert "{cite:" not in deck and ":::{" not in deck, chapter
     assert 'src="../_static/slides/slides.js"' in deck  # reveal.js, bundled, served by the site
+    # the licence: the site footer's whole line on the last slide, a short form on every slide
+    footer = " ".join(re.sub(r"<[^>]+>", "", licence()).split())
+    last = re.findall(r"<section\b.*?</section>", deck, flags=re.S)[-1]
+    assert "Licence" in last and footer in " ".join(re.sub(r"<[^>]+>", "", last).split()), chapter
+    assert 'href="https://creativecommons.org/licenses/by/4.0/"' in last
+    corner = re.search(r'<p class="book-licence"[^>]*>(.*?)</p>', deck, flags=re.S)
+    assert corner and "CC BY 4.0" in corner.group(1) and "MIT" in corner.group(1), chapter
+    assert deck.index('<div class="slides">') < deck.index("</section>") < corner.start()
 
 
 @pytest.mark.browser
@@ -51,10 +63,12 @@ def test_a_deck_steps_through_offline(server, browser):
     seen_figures, seen_math, titles = 0, 0, []
     for _ in range(total):
         current = browser.execute_script(
-            "const s = Reveal.getCurrentSlide(); const imgs = Array.from(s.querySelectorAll('img'));return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length, images: imgs.length, math: s.querySelectorAll('mjx-container').length, errors: s.querySelectorAll('mjx-merror').length, title: (s.querySelector('h1, h2, h3') || {}).textContent || ''};"
+            "const c = document.querySelector('.book-licence').getBoundingClientRect();"
+            "const s = Reveal.getCurrentSlide(); const imgs = Array.from(s.querySelectorAll('img'));return {figures: imgs.filter(i => i.complete && i.naturalWidth > 0).length, images: imgs.length, math: s.querySelectorAll('mjx-container').length, errors: s.querySelectorAll('mjx-merror').length, title: (s.querySelector('h1, h2, h3') || {}).textContent || '', licence: c.width > 0 && c.height > 0 && c.bottom <= innerHeight && c.left >= 0};"
         )
         assert current["figures"] == current["images"], current
         assert current["errors"] == 0, current
+        assert current["licence"], current  # the licence's corner shows on every slide
         seen_figures += current["figures"]
         seen_math += current["math"]
         titles.append(current["title"])
@@ -62,6 +76,7 @@ def test_a_deck_steps_through_offline(server, browser):
     assert browser.execute_script("return Reveal.isLastSlide();")
     assert seen_figures >= 4 and seen_math >= 3, (seen_figures, seen_math)
     assert titles[0].startswith("Attention as soft lookup")
+    assert titles[-1].startswith("Licence")
     assert any("From hard to soft" in t for t in titles)
     # the speaker notes hold the prose
     assert browser.execute_script("return document.querySelectorAll('aside.notes').length;") >= 5

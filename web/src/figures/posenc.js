@@ -12,6 +12,36 @@ export function encoding(pos, d, base) {
   return out;
 }
 
+// A vertical colour bar for values in [-1, 1] (PE's range), as tall as the table, with ticks at -1, 0
+// and 1 and its label; its colours are those of the table (colour((v + 1) / 2)).
+export function colourBar(container, tableHeight) {
+  const barH = Math.max(120, tableHeight);
+  const width = 64;
+  const svg = el("svg", { width, height: barH + 12, viewBox: `0 0 ${width} ${barH + 12}`, role: "img",
+    class: "book-live-colourbar-svg", "font-size": 11, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent =
+    "colour scale of the table: dark blue is -1, grey 0, yellow +1";
+  const steps = 60;
+  for (let k = 0; k < steps; k++) {
+    el("rect", { x: 2, y: 6 + barH - (k + 1) * barH / steps, width: 14, height: barH / steps + 0.5,
+      fill: colour(k / (steps - 1)) }, svg);
+  }
+  el("rect", { x: 2, y: 6, width: 14, height: barH, fill: "none", stroke: "#555" }, svg);
+  [-1, 0, 1].forEach((v) => {
+    const y = 6 + barH - ((v + 1) / 2) * barH;
+    el("line", { x1: 16, x2: 20, y1: y, y2: y, stroke: "#555" }, svg);
+    const t = el("text", { x: 22, y: y + 4, fill: "currentColor" }, svg);
+    t.textContent = v === -1 ? "\u22121" : String(v);
+  });
+  const x = width - 6;
+  const label = el("text", { x, y: 6 + barH / 2, "text-anchor": "middle", fill: "currentColor",
+    transform: `rotate(-90 ${x} ${6 + barH / 2})` }, svg);
+  label.textContent = "PE value";
+  svg.dataset.range = JSON.stringify([-1, 1]);
+  container.replaceChildren(svg);
+  return svg;
+}
+
 export function mountPositional(root, example, ctx) {
   const form = html("div", { class: "book-live-controls" }, root);
   const field = (name, value, attrs) => {
@@ -23,10 +53,20 @@ export function mountPositional(root, example, ctx) {
   const dims = field("d_model", example.d_model, { min: 2, max: 1024, step: 2 });
   const base = field("base", example.base, { min: 1.0001, step: 1000 });
   const position = field("position", example.position, { min: 0, step: 1 });
-  const canvas = html("canvas", { class: "book-live-table", role: "img",
-    "aria-label": "the positional-encoding table: one row per position, one column per dimension" }, root);
+  // the table and its colour bar side by side: cividis over [-1, 1], as the static picture
+  // (lib.viz.live.positional_encoding_figure) draws it with matplotlib
+  const row = html("div", { class: "book-live-table-row",
+    style: "display: flex; align-items: flex-start; gap: 8px; max-width: 100%" }, root);
+  // the table shrinks to the screen (a phone), the bar keeps its width
+  const canvas = html("canvas", { class: "book-live-table", role: "img", style: "flex: 0 1 auto; min-width: 0",
+    "aria-label": "the positional-encoding table: one row per position, one column per dimension" }, row);
+  const legend = html("div", { class: "book-live-colourbar", style: "flex: 0 0 auto" }, row);
   const line = html("div", { class: "book-live-line" }, root);
   const status = html("p", { class: "book-live-status" }, root);
+
+  // the bar as tall as the table is drawn (a phone shrinks the canvas), redrawn when that changes
+  const fitBar = () => colourBar(legend, Math.round(canvas.getBoundingClientRect().height) || canvas.height);
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(fitBar).observe(canvas);
 
   function redraw() {
     const P = Number(positions.value);
@@ -56,6 +96,7 @@ export function mountPositional(root, example, ctx) {
         g.fillRect(j * scale, pos * rowH, scale, rowH);
       }
     }
+    fitBar();
     g.strokeStyle = "#e8710a";
     g.lineWidth = 2;
     g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));

@@ -1,0 +1,79 @@
+"""Every chapter ran top to bottom in a fresh kernel, from its current source, against the current lib.
+
+The build (`make book`) executes each chapter in a fresh kernel with `allow_errors: false`, so a cell
+that raises, an assertion included, fails the build. These tests read what that execution left, rather
+than executing every chapter a second time inside `make test` (that took about 8 of its minutes):
+- the execution cache holds a record for each chapter's current code, made against the current lib/
+  (tools/chapter_cache.py empties the cache before a build when lib/ changed, and records which lib
+  filled it);
+- in the notebook that execution produced, every code cell ran once, top to bottom, in one kernel,
+  and none has an error output;
+- the execution took at most the 90 s budget.
+`make test-notebooks` runs the chapters under nbval as well, for a developer who wants that by itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import chapter_cache  # noqa: E402
+
+BUDGET_S = 90.0
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+pytestmark = pytest.mark.site
+
+
+def executed(path: Path):
+    """The cache's record of the chapter's current code and the notebook that execution produced."""
+    from jupyter_cache import get_cache
+
+    cache = get_cache(chapter_cache.CACHE)
+    source = nbformat.read(path, as_version=4)
+    try:
+        record = cache.match_cache_notebook(source)
+    except KeyError:
+        pytest.fail(
+            f"the build's cache holds no execution of {path.name} as it is now: run `make book`"
+        )
+    return source, record, cache.get_cache_bundle(record.pk).nb
+
+
+def test_every_chapter_is_checked():
+    assert len(CHAPTERS) == 16, [p.name for p in CHAPTERS]
+
+
+def test_the_cache_was_filled_by_the_current_lib(site):
+    recorded = chapter_cache.recorded_fingerprint()
+    assert recorded is not None, (
+        "no record of the lib that filled the build's cache: run `make book`"
+    )
+    assert recorded == chapter_cache.lib_fingerprint(), (
+        "lib/ or requirements.txt changed since the build executed the chapters: run `make book`"
+    )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, path):
+    source, record, nb = executed(path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.source for c in code] == [c.source for c in source.cells if c.cell_type == "code"]
+    counts = [c.execution_count for c in code if c.source.strip()]
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{path.name}: its cells were not executed once each, top to bottom, in one kernel: {counts}"
+    )
+    for cell in code:
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert not errors, f"{path.name}: a cell raised {errors[0].ename}: {errors[0].evalue}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_chapter_ran_within_its_budget(site, path):
+    seconds = executed(path)[1].data["execution_seconds"]
+    assert seconds <= BUDGET_S, f"{path.name} took {seconds:.1f} s, over the {BUDGET_S:g} s budget"
