@@ -298,7 +298,11 @@ PROJECTION_WRONG = [
         "expected a lib.attention.GeneralScore",
     ),
     ("raises", lambda Q, K: Q @ K, "raised RuntimeError"),
-    ("random W_a", lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]), "the largest difference is"),
+    (
+        "random W_a (never copied in)",
+        lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]),
+        "W_a.weight has rank 8, but W_Q.T @ W_K has rank at most d_k = 2",
+    ),
 ]
 
 
