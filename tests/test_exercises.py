@@ -567,7 +567,7 @@ def test_the_leak_test_finds_solution_statements():
 def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_edition):
     """Nothing written = every template as handed out: the checkers answer "not attempted", no cell fails.
 
-    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those run here."""
+    Only chapters with checked exercises differ from the chapter itself (which the build runs); those run here."""
     from nbclient import NotebookClient
 
     for path in [p for p in student_edition if p.stem in CHECKED_CHAPTERS]:
