@@ -298,7 +298,11 @@ PROJECTION_WRONG = [
         "expected a lib.attention.GeneralScore",
     ),
     ("raises", lambda Q, K: Q @ K, "raised RuntimeError"),
-    ("random W_a", lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]), "the largest difference is"),
+    (
+        "random W_a (never copied in)",
+        lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]),
+        "W_a.weight has rank 8, but W_Q.T @ W_K has rank at most d_k = 2",
+    ),
 ]
 
 
@@ -563,7 +567,7 @@ def test_the_leak_test_finds_solution_statements():
 def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_edition):
     """Nothing written = every template as handed out: the checkers answer "not attempted", no cell fails.
 
-    Only chapters with checked exercises differ from the chapter itself (which nbval runs); those run here."""
+    Only chapters with checked exercises differ from the chapter itself (which the build runs); those run here."""
     from nbclient import NotebookClient
 
     for path in [p for p in student_edition if p.stem in CHECKED_CHAPTERS]:

@@ -342,3 +342,430 @@ OTHER_PREDICTIONS = [
 )
 def test_other_chapters_name_the_cause(check, args, message):
     assert message in verdict_of(check, *args)
+
+
+# --- the function exercises (and predictions) of chapters 2, 3, 9, 11, 14 and 16 ------------------------
+# Each entry: (chapter's checker, a student's wrong answer, what the verdict must name). The mistakes are
+# the ones a first-time student makes (wrong axis, an epsilon before the log, a mask applied after the
+# softmax, a LayerNorm without its gains, 0.1 where 0.5 is meant, a long tensor used as a mask, ...).
+
+import torch.nn.functional as F  # noqa: E402
+
+from lib.attention import GeneralScore  # noqa: E402
+from lib.exercises import ch02, ch03, ch09, ch11, ch14, ch16  # noqa: E402
+
+
+def _log_sharpen(dim=-1, eps=0.0, power=1.0):
+    return lambda w, gamma: torch.softmax(gamma**power * torch.log(w + eps), dim=dim)
+
+
+SHARPEN = [
+    ("right, in log space", _log_sharpen(), "passed"),
+    ("right, in float64", lambda w, g: torch.softmax(g * w.double().log(), -1), "passed"),
+    (
+        "w**gamma / sum: underflow at gamma = 300",
+        lambda w, g: w**g / (w**g).sum(-1, keepdim=True),
+        "(1/32)**300 is about 1e-451",
+    ),
+    ("an epsilon before the log", _log_sharpen(eps=1e-3), "your weights are those of w + 0.001"),
+    (
+        "log_softmax",
+        lambda w, g: torch.log_softmax(g * torch.log(w), -1),
+        "the logarithm of the sharpened weights",
+    ),
+    ("power 1/gamma", _log_sharpen(power=-1.0), "w**(1/gamma): it flattens the weights"),
+    ("softmax over the batch", _log_sharpen(dim=0), "you normalised over the first dimension"),
+    ("sum of the whole tensor", lambda w, g: w**g / (w**g).sum(), "sum of the whole tensor"),
+    (
+        "divided by the row maximum only",
+        lambda w, g: (w / w.amax(-1, keepdim=True)) ** g,
+        "not yet normalised",
+    ),
+    (
+        "softmax(gamma * w)",
+        lambda w, g: torch.softmax(g * w, -1),
+        "multiplies the weights by gamma",
+    ),
+    (
+        "in place",
+        lambda w, g: torch.softmax(g * w.log_(), -1),
+        "changed its input number 1 in place",
+    ),
+]
+
+
+@pytest.mark.parametrize("what, sharpen, message", SHARPEN, ids=[s[0] for s in SHARPEN])
+def test_ch02_sharpen_names_the_cause(what, sharpen, message):
+    assert message in verdict_of(ch02.check_sharpen, sharpen)
+
+
+DUPLICATE_KEY = [
+    (((-0.3, -0.23), 2), "passed"),
+    (((0.0, -1.5), 2), "is the new value alone"),  # the new item wins
+    (((-0.6, 1.04), 2), "is v_2, the value of k_2 alone"),  # the hard lookup's answer
+    (((-0.3, -0.23), 6), "returns the FIRST of several equal maxima"),
+    (((-0.3, -0.23), 3), "key 3 does not have the highest score"),  # counted from 1
+]
+
+
+@pytest.mark.parametrize("args, message", DUPLICATE_KEY, ids=[m[:30] for _, m in DUPLICATE_KEY])
+def test_ch02_duplicate_key_names_the_cause(args, message):
+    assert message in verdict_of(ch02.check_duplicate_key, *args)
+
+
+def _general_from(matrix):
+    def projected_as_general(W_Q, W_K):
+        d_k, d = W_Q.shape
+        general = GeneralScore(d, d)
+        with torch.no_grad():
+            general.W_a.weight.copy_(matrix(W_Q, W_K, d_k, d))
+        return general
+
+    return projected_as_general
+
+
+def _computed_but_not_copied(W_Q, W_K):
+    d_k, d = W_Q.shape
+    general = GeneralScore(d, d)
+    W_a = W_Q.T @ W_K / math.sqrt(d_k)  # noqa: F841 (the mistake: never copied into the module)
+    return general
+
+
+def _assigned_tensor(W_Q, W_K):
+    d_k, d = W_Q.shape
+    general = GeneralScore(d, d)
+    general.W_a.weight = W_Q.T @ W_K / math.sqrt(d_k)  # TypeError: a Parameter is expected
+    return general
+
+
+class _ForwardThatLies(GeneralScore):
+    """A subclass whose forward returns the right scores from W_Q and W_K, its W_a left random."""
+
+    def __init__(self, W_Q, W_K):
+        super().__init__(W_Q.shape[1], W_Q.shape[1])
+        self.W_Q, self.W_K = W_Q, W_K
+
+    def forward(self, q, k):
+        return (q @ self.W_Q.T) @ (k @ self.W_K.T).transpose(-2, -1) / math.sqrt(len(self.W_Q))
+
+
+PROJECTED = [
+    ("right", _general_from(lambda Q, K, dk, d: Q.T @ K / math.sqrt(dk)), "passed"),
+    ("no scaling", _general_from(lambda Q, K, dk, d: Q.T @ K), "times too large"),
+    ("by d_k", _general_from(lambda Q, K, dk, d: Q.T @ K / dk), "divide by d_k instead of sqrt"),
+    (
+        "by sqrt(d)",
+        _general_from(lambda Q, K, dk, d: Q.T @ K / math.sqrt(d)),
+        "instead of sqrt(d_k)",
+    ),
+    (
+        "transposed (nn.Linear stores [out, in])",
+        _general_from(lambda Q, K, dk, d: K.T @ Q / math.sqrt(dk)),
+        "your W_a is transposed",
+    ),
+    ("computed, never copied in", _computed_but_not_copied, "Did you copy your matrix into it"),
+    (
+        "a plain tensor assigned to the weight",
+        _assigned_tensor,
+        "rather than assigning a plain tensor",
+    ),
+    ("a forward that computes it itself", _ForwardThatLies, "W_a.weight has rank 8"),
+]
+
+
+@pytest.mark.parametrize("what, answer, message", PROJECTED, ids=[p[0] for p in PROJECTED])
+def test_ch03_projected_as_general_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch03.check_projected_as_general, answer)
+
+
+def _softmax_then_mask_renormalised(scores, mask):
+    w = torch.softmax(scores, -1) * mask
+    return w / w.sum(-1, keepdim=True).clamp_min(1e-30)
+
+
+def _max_over_all_then_mask(scores, mask):
+    e = torch.exp(scores - scores.amax(-1, keepdim=True)) * mask
+    return e / e.sum(-1, keepdim=True).clamp_min(1e-30)
+
+
+def _filled(value, dim=-1, mask_of=lambda m: ~m):
+    return lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(mask_of(m), value), dim))
+
+
+MASKED_SOFTMAX = [
+    ("right", _filled(float("-inf")), "passed"),
+    ("softmax, then mask", lambda s, m: torch.softmax(s, -1) * m, "after the softmax"),
+    (
+        "softmax, mask, renormalise",
+        _softmax_then_mask_renormalised,
+        "its largest score, 3e+04 at key 0, is a masked one",
+    ),
+    (
+        "row maximum taken before masking",
+        _max_over_all_then_mask,
+        "its largest score, 3e+04 at key 0, is a masked one",
+    ),
+    ("filled with -1e9", _filled(-1e9), "the row becomes uniform"),
+    ("filled with 0", _filled(0.0), "a masked score set to 0"),
+    (
+        "no nan_to_num",
+        lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1),
+        "a softmax over a row of -inf is 0/0",
+    ),
+    ("mask inverted", _filled(float("-inf"), mask_of=lambda m: m), "True where a query MAY attend"),
+    ("over the queries", _filled(float("-inf"), dim=0), "normalise over the last dimension"),
+    (
+        "exp without the max",
+        lambda s, m: (torch.exp(s) * m) / (torch.exp(s) * m).sum(-1, keepdim=True).clamp_min(1e-30),
+        "exp(10000) overflows",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "what, answer, message", MASKED_SOFTMAX, ids=[m[0] for m in MASKED_SOFTMAX]
+)
+def test_ch03_masked_softmax_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch03.check_masked_softmax, answer)
+
+
+PREDICTIONS_2_3 = [
+    (ch03.check_key_strength, ({"k2"}, 0.5), "beta * cos ignores length"),
+    (ch03.check_key_strength, ({"k1", "k2"}, 1.0), "The two share it"),
+    (ch03.check_key_strength, ({"k1", "k2"}, 0.31), "the weight of k2 at beta = 1"),
+    (ch03.check_key_strength, ({"k1", "k2", "k3"}, 0.5), "k3 has a cosine with q1 below 1"),
+    (ch03.check_unit_length, ({"cosine", "scaled dot"}, {"cosine"}), "scaled dot does not belong"),
+    (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "location"}), "the queries shrank"),
+    (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "dot"}), "dot does not belong"),
+]
+
+
+@pytest.mark.parametrize(
+    "check, args, message", PREDICTIONS_2_3, ids=[m[:30] for _, _, m in PREDICTIONS_2_3]
+)
+def test_ch03_predictions_name_the_cause(check, args, message):
+    assert message in verdict_of(check, *args)
+
+
+def _pre_ln(
+    first_norm="norm1", second_norm="norm2", ff_reads="y", second_residual="y", final=False
+):
+    def pre_ln_layer(layer, x):
+        norm = {
+            "norm1": layer.norm1,
+            "norm2": layer.norm2,
+            "bare": lambda t: F.layer_norm(t, t.shape[-1:]),
+        }
+        h = norm[first_norm](x)
+        y = x + layer.self_attn(h, h, h)[0]
+        out = {"y": y, "x": x}[second_residual] + layer.ff(
+            norm[second_norm]({"y": y, "x": x}[ff_reads])
+        )
+        return layer.norm2(out) if final else out
+
+    return pre_ln_layer
+
+
+def _post_ln(layer, x):
+    y = layer.norm1(x + layer.self_attn(x, x, x)[0])
+    return layer.norm2(y + layer.ff(y))
+
+
+def _attention_pair_added(layer, x):
+    h = layer.norm1(x)
+    y = x + layer.self_attn(h, h, h)  # the (output, weights) pair
+    return y + layer.ff(layer.norm2(y))
+
+
+PRE_LN = [
+    ("right", _pre_ln(), "passed"),
+    ("post-LN", _post_ln, "that is post-LN"),
+    ("LayerNorms without gains", _pre_ln("bare", "bare"), "leave out the layer's learned gains"),
+    ("norms swapped", _pre_ln("norm2", "norm1"), "you swapped the two LayerNorms"),
+    ("norm2 twice", _pre_ln("norm2", "norm2"), "you used norm2 before the attention too"),
+    ("norm1 twice", _pre_ln("norm1", "norm1"), "you used norm1 before the feed-forward"),
+    ("FFN reads LN2(x)", _pre_ln(ff_reads="x"), "the feed-forward network reads LN2(x)"),
+    (
+        "second residual adds x",
+        _pre_ln(second_residual="x"),
+        "the second residual connection adds x",
+    ),
+    ("a final norm in the layer", _pre_ln(final=True), "in the Encoder (encoder.norm)"),
+    ("attention's pair added", _attention_pair_added, "returns a pair (output, weights)"),
+]
+
+
+@pytest.mark.parametrize("what, answer, message", PRE_LN, ids=[p[0] for p in PRE_LN])
+def test_ch09_pre_ln_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch09.check_pre_ln, answer)
+
+
+_ENC, _DEC = 3_152_384, 4_204_032  # one encoder layer, one decoder layer of base (biases included)
+_BASE = 63_082_496
+
+PARAMETER_COUNTS = [
+    ((18_944_000, 12_582_912, 107_220_992), "passed"),
+    ((2 * 18_944_000, None, None), "stays tied to the target embedding"),
+    ((None, 6_291_456, None), "is half the answer"),
+    ((None, None, 2 * _BASE), "is twice the base model"),
+    ((None, None, _BASE + 12 * _ENC), "A decoder layer also has a cross-attention"),
+    ((None, None, _BASE + 6 * _ENC), "6 more encoder layers and 6 more decoder layers"),
+]
+
+
+@pytest.mark.parametrize(
+    "args, message", PARAMETER_COUNTS, ids=[m[:30] for _, m in PARAMETER_COUNTS]
+)
+def test_ch09_parameter_counts_name_the_cause(args, message):
+    assert message in verdict_of(ch09.check_parameter_counts, *args)
+
+
+def _interpolated(**mistake):
+    return lambda train, test, lam: ch11.interpolated_perplexity_reference(
+        train, test, lam, **mistake
+    )
+
+
+INTERPOLATION = [
+    ("right", _interpolated(), "passed"),
+    (
+        "U divided by the words alone",
+        _interpolated(u_total_without_eos=True),
+        "add up to more than 1",
+    ),
+    ("log10 undone by exp", _interpolated(log10=True), "you mixed two bases"),
+    (
+        "the mean of the sentences' cross-entropies",
+        _interpolated(mean_sentence_entropy=True),
+        "you averaged the sentences' cross-entropies",
+    ),
+    ("the weights swapped", _interpolated(swap=True), "you swapped the weights"),
+    ("U without </s>", _interpolated(eos_in_u=False), "your U leaves out </s>"),
+    ("U on the test sentences", _interpolated(unigram_from="test"), "you counted U on the test"),
+    ("M without </s>", _interpolated(count_eos=False), "your M counts only the words"),
+]
+
+
+@pytest.mark.parametrize("what, answer, message", INTERPOLATION, ids=[i[0] for i in INTERPOLATION])
+def test_ch11_interpolation_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch11.check_interpolation, answer)
+
+
+def _mask_for_mlm(kind="right"):
+    def mask_for_mlm(input_ids, vocab_size, mask_token_id, special_ids, prob=0.15):
+        special = torch.isin(input_ids, torch.tensor(list(special_ids)))
+        chosen = (torch.rand(input_ids.shape) < prob) & ~special
+        allowed = torch.tensor([i for i in range(vocab_size) if i not in special_ids])
+        random_ids = allowed[torch.randint(len(allowed), input_ids.shape)]
+        if kind == "second draw with 0.1":  # 80% [MASK], then 10% of the remaining 20% random
+            to_mask = chosen & (torch.rand(input_ids.shape) < 0.8)
+            to_random = chosen & ~to_mask & (torch.rand(input_ids.shape) < 0.1)
+        else:
+            action = torch.rand(input_ids.shape)
+            to_mask, to_random = chosen & (action < 0.8), chosen & (action >= 0.8) & (action < 0.9)
+        inputs = torch.where(to_mask, mask_token_id, input_ids)
+        inputs = torch.where(to_random, random_ids, inputs)
+        labels = torch.where(chosen, input_ids, 0 if kind == "labels 0" else -100)
+        return inputs, labels
+
+    return mask_for_mlm
+
+
+MASK_FOR_MLM = [
+    ("right", _mask_for_mlm(), "passed"),
+    (
+        "a second draw with 0.1",
+        _mask_for_mlm("second draw with 0.1"),
+        "the probability is 0.5, not 0.1",
+    ),
+    ("unchosen labelled 0", _mask_for_mlm("labels 0"), "have the label 0; it must be exactly -100"),
+]
+
+
+@pytest.mark.parametrize("what, answer, message", MASK_FOR_MLM, ids=[m[0] for m in MASK_FOR_MLM])
+def test_ch14_mask_for_mlm_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch14.check_mask_for_mlm, answer)
+
+
+_BCE = F.binary_cross_entropy_with_logits
+
+
+def _replaced(original, corrupted):
+    return (corrupted != original).float()
+
+
+DISCRIMINATOR = [
+    (
+        "right",
+        lambda z, o, m, c, a: _BCE(z[a.bool()], _replaced(o, c)[a.bool()]),
+        "passed",
+    ),
+    (
+        "right, through the sigmoid",
+        lambda z, o, m, c, a: F.binary_cross_entropy(
+            z[a.bool()].sigmoid(), _replaced(o, c)[a.bool()]
+        ),
+        "passed",
+    ),
+    (
+        "labels from the masked positions",
+        lambda z, o, m, c, a: _BCE(z[a.bool()], (m != o).float()[a.bool()]),
+        "not masked != original",
+    ),
+    (
+        "padding zeroed, mean over every position",
+        lambda z, o, m, c, a: (_BCE(z, _replaced(o, c), reduction="none") * a).mean(),
+        "still divided by every position",
+    ),
+    (
+        "mean per sentence, then over sentences",
+        lambda z, o, m, c, a: (
+            (_BCE(z, _replaced(o, c), reduction="none") * a).sum(1) / a.sum(1)
+        ).mean(),
+        "you averaged each sentence over its tokens",
+    ),
+    (
+        "the long attention_mask as an index",
+        lambda z, o, m, c, a: _BCE(z[a], _replaced(o, c)[a]),
+        "PyTorch reads it as row numbers",
+    ),
+    (
+        "binary_cross_entropy on the logits",
+        lambda z, o, m, c, a: F.binary_cross_entropy(z[a.bool()], _replaced(o, c)[a.bool()]),
+        "binary_cross_entropy takes probabilities",
+    ),
+    (
+        "bool labels",
+        lambda z, o, m, c, a: _BCE(z[a.bool()], (c != o)[a.bool()]),
+        "convert the comparison with .float()",
+    ),
+    (
+        "two-class logits (-l, l)",
+        lambda z, o, m, c, a: F.cross_entropy(
+            torch.stack([-z, z], -1)[a.bool()], (c != o).long()[a.bool()]
+        ),
+        "two-class logits (-l, l)",
+    ),
+]
+
+
+@pytest.mark.parametrize("what, answer, message", DISCRIMINATOR, ids=[d[0] for d in DISCRIMINATOR])
+def test_ch16_discriminator_loss_names_the_cause(what, answer, message):
+    assert message in verdict_of(ch16.check_discriminator_loss, answer)
+
+
+_ALBERT = 11_683_584
+
+ALBERT = [
+    ((_ALBERT, True), "passed"),
+    ((_ALBERT + 522 * 128, None), "you used BERT's vocabulary of 30,522 tokens"),
+    ((_ALBERT + 11 * 7_087_872, None), "you counted 12 layers"),
+    ((_ALBERT + 522 * 128 + 11 * 7_087_872, None), "you counted 12 layers"),  # two slips at once
+    ((_ALBERT - 99_072, None), "you left out the projection"),
+    ((None, False), "fewer than BERT-large's"),
+]
+
+
+@pytest.mark.parametrize("args, message", ALBERT, ids=[m[:30] for _, m in ALBERT])
+def test_ch16_albert_prediction_names_the_cause(args, message):
+    assert message in verdict_of(ch16.check_albert_prediction, *args)

@@ -177,6 +177,29 @@ def check_sharpen(sharpen: Any) -> str:
             )
         if gamma != 1 and torch.allclose(result, w64, atol=1e-6):
             fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
+        if torch.allclose(result, expected.log(), atol=1e-5, equal_nan=True):
+            fail(
+                f"on the case '{case}', your result is the logarithm of the sharpened weights (its entries are negative and the rows sum to {result.sum(dim=-1)[0].item():.3g}): log_softmax returns log-probabilities. Return the weights themselves: softmax(gamma * log w)."
+            )
+        if gamma != 1 and torch.allclose(result, _sharpened(w, 1 / gamma), atol=1e-5):
+            fail(
+                f"on the case '{case}', your result is w**(1/gamma): it flattens the weights instead of sharpening them (compare the largest weight of a row before and after). Raise to the power gamma, or multiply log w by gamma."
+            )
+        if torch.allclose(result, powered / powered.sum(), atol=1e-6):
+            fail(
+                f"on the case '{case}', {row_sum_problem(result)}: you divided by the sum of the whole tensor (.sum() without a dim adds every row of the batch). Divide each row by its own sum: .sum(dim=-1, keepdim=True)."
+            )
+        row_max = w64.amax(dim=-1, keepdim=True)
+        if torch.allclose(result, (w64 / row_max) ** gamma, atol=1e-5):
+            fail(
+                f"on the case '{case}', {row_sum_problem(result)}: dividing by the row maximum keeps w**gamma from underflowing, but the result is not yet normalised. Divide each row by its sum too."
+            )
+        for eps in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10):
+            shifted = _sharpened(w64 + eps, gamma)
+            if torch.allclose(result, shifted, atol=1e-5, rtol=1e-4):
+                fail(
+                    f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is: torch.log(0) = -inf is fine inside a softmax (the weight becomes exactly 0)."
+                )
         zero = expected == 0
         if zero.any() and result[zero].abs().max() > 1e-6:
             i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()

@@ -18,6 +18,7 @@ from lib import attention
 from lib.attention import GeneralScore
 
 from . import (
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -27,6 +28,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    plain,
     row_sum_problem,
 )
 
@@ -78,7 +80,14 @@ def check_projected_as_general(projected_as_general: Any) -> str:
     cases = _projection_cases()
     for d, d_k, W_Q, W_K, x, x2 in cases:
         case = f"d = {d}, d_k = {d_k}"
-        module = call(projected_as_general, W_Q, W_K, name="projected_as_general", case=case)
+        try:
+            module = call(projected_as_general, W_Q, W_K, name="projected_as_general", case=case)
+        except CheckFailed as e:
+            if "as parameter" in str(e):
+                fail(
+                    f"{e} A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it."
+                )
+            raise
         if module is None:
             fail(
                 f"on the case {case}, `projected_as_general` returned None. Did you forget the `return` statement?"
@@ -100,8 +109,12 @@ def check_projected_as_general(projected_as_general: Any) -> str:
             fail(
                 f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. W_Q @ W_K.T has shape [d_k, d_k]: the matrix between two raw vectors is W_Q.T @ W_K."
             )
-        scores = call(module, x, x2, name="the GeneralScore you returned", case=case)
-        result = expect_tensor(scores, (2, 3, 4), name="the GeneralScore you returned", case=case)
+        # The score q^T W_a k computed here from the module's weight tensor: the module's own forward (a
+        # subclass could override it) is not what is graded.
+        weight = plain(module.W_a.weight).detach().double()  # [d, d]
+        if not torch.isfinite(weight).all():
+            fail(f"on the case {case}, your W_a.weight contains NaN or inf.")
+        result = x.double() @ weight @ x2.double().transpose(-2, -1)  # [2, 3, 4]
         expected = _projected_scores(W_Q, W_K, x, x2)
         if torch.allclose(result, expected, rtol=1e-4, atol=1e-4):
             continue
@@ -126,6 +139,11 @@ def check_projected_as_general(projected_as_general: Any) -> str:
         if c is not None:
             fail(
                 f"on the case {case}, your scores are {c:.3g} times the expected ones: check the factor 1/sqrt(d_k)."
+            )
+        rank = int(torch.linalg.matrix_rank(module.W_a.weight.detach().double()))
+        if rank > d_k:
+            fail(
+                f"on the case {case}, your GeneralScore's W_a.weight has rank {rank}, but W_Q.T @ W_K has rank at most d_k = {d_k}: the module still holds other weights (its random initialisation?). Did you copy your matrix into it, `general.W_a.weight.copy_(...)` under torch.no_grad(), rather than only compute it or assign it to a local name?"
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     described = "; ".join(f"d = {d}, d_k = {d_k}" for d, d_k, *_ in cases)
@@ -351,7 +369,7 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
             if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
                 fail(
-                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: multiplying the scores by the mask makes a masked score 0, not -inf, and exp(0) still counts. Fill the masked scores with -inf before the softmax: scores.masked_fill(~mask, float('-inf'))."
+                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. Fill the masked scores with -inf before the softmax: scores.masked_fill(~mask, float('-inf'))."
                 )
             empty = ~has_allowed
             if empty.any() and leak[~empty].max() == 0:
@@ -363,6 +381,15 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
                 f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0. Fill the masked scores with -inf before the softmax, not after and not with a finite number (exp(-10) is still above 0)."
             )
         problem = row_sum_problem(result, has_allowed)
+        starved = has_allowed & (result.sum(dim=-1) < 1e-4)  # rows that may attend, all weights ~0
+        if problem and starved.any():
+            index = tuple(starved.nonzero()[0].tolist())
+            row = scores.expand(shape)[index]
+            top = int(row.argmax())
+            if not allowed[index][top]:
+                fail(
+                    f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. Fill the masked scores with -inf first, then take the softmax (or the maximum) over what is left."
+                )
         if problem:
             if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
                 fail(

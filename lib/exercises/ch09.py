@@ -90,6 +90,25 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
     if kind == "feed-forward not normalized":
         y = x + attn(ln1(x))
         return y + ff(y)
+    if kind == "norms without gain and bias":
+        bare = lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=ln1.eps)  # noqa: E731
+        y = x + attn(bare(x))
+        return y + ff(bare(y))
+    if kind == "norms swapped":
+        y = x + attn(ln2(x))
+        return y + ff(ln1(y))
+    if kind == "norm2 twice":
+        y = x + attn(ln2(x))
+        return y + ff(ln2(y))
+    if kind == "feed-forward reads x":
+        y = x + attn(ln1(x))
+        return y + ff(ln2(x))
+    if kind == "second residual adds x":
+        y = x + attn(ln1(x))
+        return x + ff(ln2(y))
+    if kind == "a final norm":
+        y = x + attn(ln1(x))
+        return ln2(y + ff(ln2(y)))
     y = x + attn(ln1(x))  # pre-LN: x + SA(LN1 x), then y + FF(LN2 y)
     return y + ff(ln2(y))
 
@@ -102,6 +121,12 @@ _MISTAKES = {
     "no attention residual": "the first residual connection is missing: y = x + SelfAttn(LN1(x)), not SelfAttn(LN1(x)) alone",
     "no feed-forward residual": "the second residual connection is missing: the output is y + FFN(LN2(y))",
     "feed-forward not normalized": "the feed-forward network reads y itself; in pre-LN it reads LN2(y)",
+    "norms without gain and bias": "your LayerNorms normalize but leave out the layer's learned gains and biases (layer.norm1.weight and .bias, layer.norm2.weight and .bias): a LayerNorm is gain * (x - mean) / std + bias. Call layer.norm1 and layer.norm2 themselves, or pass their weight and bias to this chapter's layer_norm",
+    "norms swapped": "you swapped the two LayerNorms: norm1 belongs to the attention sub-layer, norm2 to the feed-forward network",
+    "norm2 twice": "you used norm2 before the attention too; the first sub-layer has its own, norm1",
+    "feed-forward reads x": "the feed-forward network reads LN2(x); it reads LN2(y), the output of the attention sub-layer (y = x + SelfAttn(LN1(x))): the two sub-layers run one after the other",
+    "second residual adds x": "the second residual connection adds x; it adds y, the first sub-layer's output: the output is y + FFN(LN2(y))",
+    "a final norm": "you normalized the layer's output with norm2 at the end; a pre-LN layer's output is not normalized (y + FFN(LN2(y))). The one extra LayerNorm of a pre-LN model sits once after the last layer, in the Encoder (encoder.norm), not in every layer",
 }
 
 
@@ -221,6 +246,10 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
             if _near(v, n["N = 12"] - base):
                 fail(
                     f"total_n12 = {v:,.0f} is what the 12 new layers add; the question asks for the total."
+                )
+            if _near(v, base + 12 * 3_152_384):
+                fail(
+                    f"total_n12 = {v:,.0f}: you gave the 6 new decoder layers the size of an encoder layer. A decoder layer also has a cross-attention over the encoder's output: 4 d_model^2 = {4 * 512**2:,} more weights each."
                 )
             if _near(v, base + 6 * 3_152_384) or _near(v, base + 6 * 4_204_032):
                 fail(

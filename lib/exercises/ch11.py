@@ -44,6 +44,9 @@ def interpolated_perplexity_reference(
     count_eos: bool = True,
     per_sentence: bool = False,
     cross_entropy: bool = False,
+    u_total_without_eos: bool = False,
+    log10: bool = False,
+    mean_sentence_entropy: bool = False,
 ) -> float:
     """exp(-(1/M) sum ln P(w | v)) over the tokens of ``test`` (each sentence's words and its </s>), with
     P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the words of
@@ -51,7 +54,8 @@ def interpolated_perplexity_reference(
 
     The keywords give the usual mistakes: the weights swapped, U counted on the test sentences, without
     </s> or with <s>, U uniform, an add-k bigram, M without the </s>, the mean of the sentences'
-    perplexities, or ln of the perplexity (the cross-entropy)."""
+    perplexities, or ln of the perplexity (the cross-entropy), U divided by the number of words alone,
+    log10 undone by exp, the mean of the sentences' cross-entropies."""
     lam = 1.0 - lam if swap else lam
     bigram = BigramLM(train, k=k)
     source = train if unigram_from == "train" else test
@@ -60,7 +64,7 @@ def interpolated_perplexity_reference(
         counts[EOS] += len(source)
     if bos_in_u:
         counts[BOS] += len(source)
-    total = sum(counts.values())
+    total = sum(counts.values()) - (counts[EOS] if u_total_without_eos else 0)
 
     def unigram(w: str) -> float:
         return 1.0 / len(bigram.vocab) if uniform_u else counts[w] / total
@@ -73,12 +77,14 @@ def interpolated_perplexity_reference(
             p = lam * bigram.prob(w, v) + (1 - lam) * unigram(w)
             if p <= 0.0:
                 return math.inf
-            logp += math.log(p)
+            logp += math.log10(p) if log10 else math.log(p)
             m += 1 if (count_eos or w != EOS) else 0
         log_probs.append(logp)
         sizes.append(m)
     if per_sentence:
         return sum(math.exp(-lp / m) for lp, m in zip(log_probs, sizes)) / len(sizes)
+    if mean_sentence_entropy:
+        return math.exp(sum(-lp / m for lp, m in zip(log_probs, sizes)) / len(sizes))
     ce = -sum(log_probs) / sum(sizes)
     return ce if cross_entropy else math.exp(ce)
 
@@ -154,6 +160,18 @@ _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(cross_entropy=True),
         "you returned the cross-entropy, -(1/M) sum ln P: the perplexity is its exponential.",
+    ),
+    (
+        dict(u_total_without_eos=True),
+        "your U counts </s> but divides by the number of words alone, so the U(w) add up to more than 1 and every probability is a little too large. Divide by the number of training tokens, words and </s> together: sum(counts.values()).",
+    ),
+    (
+        dict(log10=True),
+        "you mixed two bases: log10 for the log probabilities and exp to undo them. Take exp of the mean of ln P (math.log), or 10 to the power of the mean of log10 P.",
+    ),
+    (
+        dict(mean_sentence_entropy=True),
+        "you averaged the sentences' cross-entropies, each over its own tokens, so a short sentence counts as much as a long one. Pool the tokens: exp(-(sum of ln P over all sentences) / M), M the number of predicted tokens of all the sentences.",
     ),
 ]
 

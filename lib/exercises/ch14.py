@@ -135,6 +135,11 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         labelled = labels != IGNORE_INDEX
         n_ordinary = int(ordinary.sum())
         if bool(labelled.all()):
+            others = labels[labels != ids].unique()
+            if others.numel() == 1 and int((labels != ids).sum()) > ids.numel() // 4:
+                fail(
+                    f"on the case {case}, the tokens that were not chosen have the label {int(others)}; it must be exactly -100 (IGNORE_INDEX). cross_entropy skips -100 only: with {int(others)} the loss would train the model to predict token id {int(others)} at every unchosen position."
+                )
             fail(
                 f"on the case {case}, every position has a label, so the loss would be taken over all tokens, most of which the model can simply read from its input. Give the label -100 (IGNORE_INDEX, which cross_entropy skips) to every token that was not chosen."
             )
@@ -196,6 +201,11 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         if problem:
             fail(f"on the case {case}, {problem}. Of the chosen tokens, 80% become [MASK].")
         n_ordinary_ids = V - len(special)
+        n_replaced = int(replaced.sum())
+        if n_replaced and n_replaced / chosen < 0.05 and n_same / chosen > 0.15:
+            fail(
+                f"on the case {case}, only {n_replaced / chosen:.3f} of the chosen tokens became a random id ({n_replaced:,} of {chosen:,}), and {n_same / chosen:.3f} stayed unchanged; expected about 0.1 each. The 10% and 10% are shares of ALL the chosen tokens: of the 20% that do not become [MASK], half get a random id. If you draw a second time among those 20%, the probability is 0.5, not 0.1; or draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
+            )
         problem = _rate_problem(
             "the share of chosen tokens left unchanged", n_same, chosen, 0.1 + 0.1 / n_ordinary_ids
         )

@@ -21,7 +21,17 @@ from lib.albert import AlbertConfig, count_parameters
 from lib.bert import BertConfig
 from lib.bert import count_parameters as bert_count_parameters
 
-from . import attempted, call, checker, expect_number, expect_tensor, fail, fmt, not_attempted
+from . import (
+    CheckFailed,
+    attempted,
+    call,
+    checker,
+    expect_number,
+    expect_tensor,
+    fail,
+    fmt,
+    not_attempted,
+)
 
 __all__ = ["check_discriminator_loss", "check_albert_prediction"]
 
@@ -97,6 +107,25 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
             "you applied the sigmoid twice: binary_cross_entropy_with_logits takes the logits themselves.",
         ),
         (
+            (bce(logits, replaced, reduction="none") * attention_mask).mean(),
+            "you zeroed the padding's losses but still divided by every position, padding included, so the loss comes out too small. Divide by the number of real tokens, attention_mask.sum(), or take the mean of the real positions only.",
+        ),
+        (
+            (
+                (bce(logits, replaced, reduction="none") * attention_mask).sum(dim=1)
+                / attention_mask.sum(dim=1)
+            ).mean(),
+            "you averaged each sentence over its tokens, then averaged the sentences, so a token of a short sentence weighs more. The loss is the mean over all the real tokens of the batch at once.",
+        ),
+        (
+            bce(logits[attention_mask.long()], replaced[attention_mask.long()]),
+            "you indexed with attention_mask itself, a tensor of 0s and 1s of dtype torch.long: PyTorch reads it as row numbers (rows 0 and 1, again and again), not as a mask. Index with a boolean tensor: attention_mask.bool().",
+        ),
+        (
+            bce(2 * logits[real], replaced[real]),
+            "your loss is that of sigmoid(2 x logit): two-class logits (-l, l) for a softmax double the logit. With cross_entropy, the two classes' logits are (0, l); or use binary_cross_entropy_with_logits on l itself.",
+        ),
+        (
             (replaced * bce(logits, replaced, reduction="none"))[real].mean(),
             "you counted the loss at the replaced tokens only. The discriminator learns from every real token, the originals too: that is ELECTRA's point.",
         ),
@@ -110,7 +139,18 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
-        result = call(discriminator_loss, *args, name="discriminator_loss", case=name)
+        try:
+            result = call(discriminator_loss, *args, name="discriminator_loss", case=name)
+        except CheckFailed as e:
+            if "between 0 and 1" in str(e):
+                fail(
+                    f"{e} binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably)."
+                )
+            if "bool tensors" in str(e) or "Bool" in str(e):
+                fail(
+                    f"{e} The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float()."
+                )
+            raise
         if isinstance(result, Tensor) and result.numel() != 1:
             fail(
                 f"on the case {name}, `discriminator_loss` returned shape {list(result.shape)}; return one number, the mean over the real tokens (a tensor of shape [])."
@@ -171,6 +211,10 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
                 "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 768 projection, not a 30,000 x 768 table.",
             ),
             (
+                right + 522 * 128,
+                "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
+            ),
+            (
                 right - 99_072,
                 "you left out the projection from E = 128 to H = 768 (128 x 768 weights and 768 biases).",
             ),
@@ -187,6 +231,8 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
             for value, message in known:
                 if abs(n - value) <= 0.003 * right:
                     fail(f"albert_base_parameters = {n:,.0f}: {message}")
+            if abs(n - 11 * layer - right) <= 0.01 * right:
+                fail(f"albert_base_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)")
             if abs(n - 12e6) <= 0.02 * 12e6:
                 fail(
                     f"albert_base_parameters = {n:,.0f} is the paper's rounded 12M; count exactly: embeddings, projection, one layer, pooler."
