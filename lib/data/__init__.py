@@ -9,58 +9,7 @@ Other corpora live in their own submodules, imported by name (``from lib.data im
 since their batching functions would clash with the translation corpus's.
 """
 
-from lib.data.translation import (
-    ADJECTIVES,
-    ADVERBS,
-    ANIMATE,
-    ARTICLES,
-    CONJUNCTIONS,
-    INTRANSITIVE_VERBS,
-    LEXICON,
-    NOUNS,
-    OBJECT_PRONOUNS,
-    PREPOSITIONS,
-    SOURCE_WORDS,
-    SUBJECT_PRONOUNS,
-    TARGET_WORDS,
-    TRANSITIVE_VERBS,
-    Batch,
-    Pair,
-    Vocab,
-    alignment_matrix,
-    batches,
-    build_vocabs,
-    corpus_fingerprint,
-    epochs,
-    generate_pairs,
-    make_batch,
-    split_pairs,
-)
+from lib.data import translation
+from lib.data.translation import *  # noqa: F403 (its __all__ is part of this package's)
 
-__all__ = [
-    "NOUNS",
-    "ANIMATE",
-    "ADJECTIVES",
-    "TRANSITIVE_VERBS",
-    "INTRANSITIVE_VERBS",
-    "ADVERBS",
-    "PREPOSITIONS",
-    "ARTICLES",
-    "SUBJECT_PRONOUNS",
-    "OBJECT_PRONOUNS",
-    "CONJUNCTIONS",
-    "LEXICON",
-    "SOURCE_WORDS",
-    "TARGET_WORDS",
-    "Pair",
-    "generate_pairs",
-    "split_pairs",
-    "alignment_matrix",
-    "corpus_fingerprint",
-    "Vocab",
-    "build_vocabs",
-    "Batch",
-    "make_batch",
-    "batches",
-    "epochs",
-]
+__all__ = list(translation.__all__)

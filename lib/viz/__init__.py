@@ -27,19 +27,8 @@ notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to
 look. Plots never train and models never plot.
 """
 
-from lib.viz.figures import (
-    document_attention,
-    encoding_dimension,
-    encoding_vector,
-    fine_tuning_task,
-    image_regions,
-    region_attention,
-    soft_lookup,
-    tinted_block,
-    training_curve,
-    transformer_diagram,
-    vectors,
-)
+from lib.viz import figures
+from lib.viz.figures import *  # noqa: F403 (its __all__ is part of this package's)
 from lib.viz.headview import encoder_decoder_view, head_view, model_view
 from lib.viz.heatmap import (
     DIVERGING_CMAP,
@@ -73,15 +62,5 @@ __all__ = [
     "causal_mask_explorer",
     "sampling_explorer",
     "sampling_probabilities",
-    "vectors",
-    "image_regions",
-    "region_attention",
-    "document_attention",
-    "tinted_block",
-    "transformer_diagram",
-    "soft_lookup",
-    "encoding_vector",
-    "encoding_dimension",
-    "fine_tuning_task",
-    "training_curve",
+    *figures.__all__,
 ]
