@@ -22,6 +22,7 @@ from torch import Tensor
 from lib._random import rand, randint
 from lib._validate import check_mask_tokens, check_nsp_stories, check_pretraining_examples
 from lib.bert import IGNORE_INDEX
+from lib.data._batching import endless, index_batches
 
 __all__ = [
     "IGNORE_INDEX",
@@ -167,27 +168,24 @@ def pretraining_batches(
     special = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.special_tokens]
     order_rng, mask_rng = random.Random(seed), torch.Generator().manual_seed(seed)
 
-    def batches():
-        while True:
-            order = list(range(len(examples)))
-            order_rng.shuffle(order)
-            for start in range(0, len(order), batch_size):
-                chunk = [examples[i] for i in order[start : start + batch_size]]
-                if pairs:
-                    enc = tokenizer.encode_batch(
-                        [p.first for p in chunk], [p.second for p in chunk], max_length
-                    )
-                    nsp = torch.tensor([p.label for p in chunk], dtype=torch.long)
-                else:
-                    enc, nsp = tokenizer.encode_batch(chunk, max_length=max_length), None
-                inputs, labels = mask_tokens(
-                    enc.input_ids,
-                    tokenizer.vocab_size,
-                    tokenizer.mask_token_id,
-                    special,
-                    prob=prob,
-                    generator=mask_rng,
+    def epoch():
+        for indices in index_batches(len(examples), batch_size, True, order_rng):
+            chunk = [examples[i] for i in indices]
+            if pairs:
+                enc = tokenizer.encode_batch(
+                    [p.first for p in chunk], [p.second for p in chunk], max_length
                 )
-                yield PretrainingBatch(inputs, enc.token_type_ids, enc.attention_mask, labels, nsp)
+                nsp = torch.tensor([p.label for p in chunk], dtype=torch.long)
+            else:
+                enc, nsp = tokenizer.encode_batch(chunk, max_length=max_length), None
+            inputs, labels = mask_tokens(
+                enc.input_ids,
+                tokenizer.vocab_size,
+                tokenizer.mask_token_id,
+                special,
+                prob=prob,
+                generator=mask_rng,
+            )
+            yield PretrainingBatch(inputs, enc.token_type_ids, enc.attention_mask, labels, nsp)
 
-    return batches()
+    return endless(epoch)

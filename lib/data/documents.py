@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from lib._validate import check_int
+from lib.data._batching import endless, index_batches
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -215,11 +216,8 @@ def make_batch(documents: Sequence[Document], vocab: Vocab) -> DocBatch:
 
 
 def _epoch(documents, vocab, batch_size, shuffle, rng) -> Iterator[DocBatch]:
-    order = list(range(len(documents)))
-    if shuffle:
-        rng.shuffle(order)
-    for start in range(0, len(order), batch_size):
-        yield make_batch([documents[i] for i in order[start : start + batch_size]], vocab)
+    for chunk in index_batches(len(documents), batch_size, shuffle, rng):
+        yield make_batch([documents[i] for i in chunk], vocab)
 
 
 def batches(
@@ -247,9 +245,4 @@ def epochs(
     _check_documents(documents)
     check_int(batch_size, "batch_size", 1)
     rng = random.Random(seed)
-
-    def forever():
-        while True:
-            yield from _epoch(documents, vocab, batch_size, shuffle, rng)
-
-    return forever()
+    return endless(lambda: _epoch(documents, vocab, batch_size, shuffle, rng))

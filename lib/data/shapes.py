@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from lib._validate import check_int
+from lib.data._batching import endless, index_batches
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -237,11 +238,8 @@ def make_batch(examples: Sequence[ShapeImage]) -> CaptionBatch:
 
 
 def _epoch(examples, batch_size: int, shuffle: bool, rng: random.Random) -> Iterator[CaptionBatch]:
-    order = list(range(len(examples)))
-    if shuffle:
-        rng.shuffle(order)
-    for start in range(0, len(order), batch_size):
-        yield make_batch([examples[i] for i in order[start : start + batch_size]])
+    for chunk in index_batches(len(examples), batch_size, shuffle, rng):
+        yield make_batch([examples[i] for i in chunk])
 
 
 def batches(
@@ -261,9 +259,4 @@ def epochs(
     _check_examples(examples)
     check_int(batch_size, "batch_size", 1)
     rng = random.Random(seed)
-
-    def forever():
-        while True:
-            yield from _epoch(examples, batch_size, shuffle, rng)
-
-    return forever()
+    return endless(lambda: _epoch(examples, batch_size, shuffle, rng))

@@ -58,6 +58,7 @@ import torch
 from torch import Tensor
 
 from lib._validate import check_int
+from lib.data._batching import endless, index_batches
 
 __all__ = [
     "NOUNS",
@@ -655,15 +656,9 @@ def make_batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Bat
 def _epoch(
     pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length
 ) -> Iterator[Batch]:
-    order = list(range(len(pairs)))
-    if shuffle:
-        rng.shuffle(order)
-    if sort_by_length:  # batches of similar lengths (less padding); the batch order is shuffled
-        order.sort(key=lambda i: len(pairs[i].src))
-    chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    if shuffle and sort_by_length:
-        rng.shuffle(chunks)
-    for chunk in chunks:
+    # sort_by_length: batches of similar lengths (less padding); the batch order is shuffled
+    sort_key = (lambda i: len(pairs[i].src)) if sort_by_length else None
+    for chunk in index_batches(len(pairs), batch_size, shuffle, rng, sort_key):
         yield make_batch([pairs[i] for i in chunk], src_vocab, tgt_vocab)
 
 
@@ -706,9 +701,6 @@ def epochs(
     by the same ``random.Random(seed)``. For ``lib.train.fit``, which stops after `steps` batches."""
     pairs = _check_loader_args(pairs, batch_size)
     rng = random.Random(seed)
-
-    def forever():
-        while True:
-            yield from _epoch(pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length)
-
-    return forever()
+    return endless(
+        lambda: _epoch(pairs, src_vocab, tgt_vocab, batch_size, shuffle, rng, sort_by_length)
+    )
