@@ -244,6 +244,19 @@ class DecoderLayer(nn.Module):
 # --- the two stacks ------------------------------------------------------------------------------
 
 
+def _layers(layer: type[nn.Module], config: TransformerConfig) -> nn.ModuleList:
+    """N = config.n_layers layers of one kind, each with its own parameters."""
+    c = config
+    return nn.ModuleList(
+        layer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first) for _ in range(c.n_layers)
+    )
+
+
+def _final_norm(config: TransformerConfig) -> nn.Module:
+    """The LayerNorm after the last layer of a pre-LN stack; post-LN layers already end with one."""
+    return nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+
+
 class Encoder(nn.Module):
     """N encoder layers (``layers``); ``norm`` is the final LayerNorm of a pre-LN stack (nn.Identity
     for post-LN, whose layers already end with one).
@@ -254,12 +267,8 @@ class Encoder(nn.Module):
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        c = config
-        self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
-            for _ in range(c.n_layers)
-        )
-        self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
+        self.layers = _layers(EncoderLayer, config)
+        self.norm = _final_norm(config)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
         weights = []
@@ -279,12 +288,8 @@ class Decoder(nn.Module):
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        c = config
-        self.layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.norm_first)
-            for _ in range(c.n_layers)
-        )
-        self.norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
+        self.layers = _layers(DecoderLayer, config)
+        self.norm = _final_norm(config)
 
     def forward(
         self,
