@@ -50,6 +50,8 @@ __all__ = [
     "call",
     "expect_tensor",
     "expect_number",
+    "expect_bool",
+    "fail_as_percentage",
     "plain",
     "fmt",
     "row_sum_problem",
@@ -272,8 +274,13 @@ def _hint(error: Exception) -> str:
     return ""
 
 
-def call(func: Callable, *args: Any, name: str, case: str) -> Any:
-    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback."""
+def call(
+    func: Callable, *args: Any, name: str, case: str, hints: dict[str, str] | None = None
+) -> Any:
+    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback.
+
+    hints: advice for the mistakes a chapter expects, by what the feedback says: the first key found
+    in it adds its value after it."""
     originals = [_clone(a) for a in args]
     inputs = [_clone(a) for a in args]
     try:
@@ -285,13 +292,21 @@ def call(func: Callable, *args: Any, name: str, case: str) -> Any:
         )
     except Exception as e:  # the reader's error becomes feedback, never a crash of the checker
         text = str(e).strip()[:300].rstrip(".")
-        fail(f"on the case {case}, `{name}` raised {type(e).__name__}: {text}.{_hint(e)}")
+        _fail_with_hint(
+            f"on the case {case}, `{name}` raised {type(e).__name__}: {text}.{_hint(e)}", hints
+        )
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
-            fail(
-                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own."
+            _fail_with_hint(
+                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own.",
+                hints,
             )
     return plain(result)
+
+
+def _fail_with_hint(message: str, hints: dict[str, str] | None) -> NoReturn:
+    advice = next((h for key, h in (hints or {}).items() if key in message), None)
+    fail(f"{message} {advice}" if advice else message)
 
 
 def expect_tensor(
@@ -301,6 +316,10 @@ def expect_tensor(
     result = plain(result)
     if result is None:
         fail(f"on the case {case}, `{name}` returned None. Did you forget the `return` statement?")
+    if isinstance(result, (list, tuple)) and result and all(isinstance(r, Tensor) for r in result):
+        fail(
+            f"on the case {case}, `{name}` returned a {type(result).__name__} of tensors ({len(result)} of them); stack them into one tensor of shape {list(shape)} with torch.stack."
+        )
     if not isinstance(result, Tensor):
         kind = (
             "a NumPy array" if type(result).__name__ == "ndarray" else f"a {type(result).__name__}"
@@ -335,6 +354,26 @@ def expect_number(value: Any, what: str) -> float:
     if not math.isfinite(value):
         fail(f"{what} should be a finite number, got {value}.")
     return float(value)
+
+
+def expect_bool(value: Any, what: str, words: bool = False) -> bool:
+    """``value`` as True or False (a bool or a one-element bool tensor; with ``words``, also the
+    strings "yes", "no", "true" and "false"), or feedback saying what came."""
+    value = plain(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Tensor) and value.numel() == 1 and value.dtype == torch.bool:
+        return bool(value)
+    if words and isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
+        return value.strip().lower() in ("yes", "true")
+    fail(f"{what} should be True or False, got {fmt(value)}.")
+
+
+def fail_as_percentage(value: float, what: str) -> NoReturn:
+    """Feedback for a fraction the reader wrote as a percentage (the caller decides that it is one)."""
+    fail(
+        f"{what} = {fmt(value)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
+    )
 
 
 # --- describing numbers and differences ---------------------------------------------------------------

@@ -18,7 +18,6 @@ from lib import attention
 from lib.attention import GeneralScore
 
 from . import (
-    CheckFailed,
     attempted,
     call,
     checker,
@@ -80,14 +79,16 @@ def check_projected_as_general(projected_as_general: Any) -> str:
     cases = _projection_cases()
     for d, d_k, W_Q, W_K, x, x2 in cases:
         case = f"d = {d}, d_k = {d_k}"
-        try:
-            module = call(projected_as_general, W_Q, W_K, name="projected_as_general", case=case)
-        except CheckFailed as e:
-            if "as parameter" in str(e):
-                fail(
-                    f"{e} A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it."
-                )
-            raise
+        module = call(
+            projected_as_general,
+            W_Q,
+            W_K,
+            name="projected_as_general",
+            case=case,
+            hints={
+                "as parameter": "A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it."
+            },
+        )
         if module is None:
             fail(
                 f"on the case {case}, `projected_as_general` returned None. Did you forget the `return` statement?"

@@ -19,7 +19,16 @@ from torch import Tensor
 
 from lib.attention import masked_softmax
 
-from . import attempted, call, checker, expect_tensor, fail, fmt, largest_difference, not_attempted
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_bool,
+    expect_tensor,
+    fail,
+    largest_difference,
+    not_attempted,
+)
 
 __all__ = ["check_luong_looks_left", "check_local_m"]
 
@@ -32,14 +41,6 @@ LUONG_ARTICLES_LEFT = 0.055  # articles after another word (Bahdanau: 0.84)
 LUONG_NE_LEFT = 0.938  # ne (Bahdanau: 0.93)
 
 
-def _yes_no(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
-        return value.strip().lower() in ("yes", "true")
-    fail(f"{name} should be True or False, got {fmt(value)}.")
-
-
 @checker("Luong looks left")
 def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
     """Check exercise 1: ``articles_left`` and ``ne_left`` (True or False): does the Luong global model put its
@@ -48,11 +49,11 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
         not_attempted(
             "write your two predictions (articles_left and ne_left) in the cell above, then run this cell again."
         )
-    if articles_left is not None and _yes_no(articles_left, "articles_left"):
+    if articles_left is not None and expect_bool(articles_left, "articles_left", words=True):
         fail(
             f"articles_left: only {LUONG_ARTICLES_LEFT:.1%} of the articles after another word get Luong's largest weight on the word before the gold one (Bahdanau: 84%). Luong's query h_t is computed after the decoder has read the word it wrote last, so it can ask for the gold word itself."
         )
-    if ne_left is not None and not _yes_no(ne_left, "ne_left"):
+    if ne_left is not None and not expect_bool(ne_left, "ne_left", words=True):
         fail(
             f"ne_left: {LUONG_NE_LEFT:.1%} of the *ne* still get Luong's largest weight on the word before *not*. Looking one word to the left is not only a matter of which state asks: the bidirectional annotation of the word before *not* also carries that a negation follows, which is what *ne* needs."
         )

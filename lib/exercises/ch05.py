@@ -21,6 +21,7 @@ from . import (
     attempted,
     call,
     checker,
+    expect_bool,
     expect_tensor,
     fail,
     fmt,
@@ -62,11 +63,7 @@ def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> st
                 "suffers_most: two shapes need one decision about their order; three need more, and every one of them can go wrong."
             )
     if hit_rate_drop_smaller is not None:
-        if not isinstance(hit_rate_drop_smaller, bool):
-            fail(
-                f"hit_rate_drop_smaller should be True or False, got {fmt(hit_rate_drop_smaller)}."
-            )
-        if not hit_rate_drop_smaller:
+        if not expect_bool(hit_rate_drop_smaller, "hit_rate_drop_smaller"):
             fail(
                 "hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by word with the true caption as input (teacher forcing), so a mistake does not carry over to the next word; a generated caption is wrong as soon as one of its words is, and each wrong word changes what comes after it."
             )

@@ -21,7 +21,6 @@ from torch import Tensor
 from lib.attention import causal_mask, masked_softmax
 
 from . import (
-    CheckFailed,
     attempted,
     call,
     checker,
@@ -311,6 +310,9 @@ def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
     return torch.stack(rows)
 
 
+PREFIX_HINT = "At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
+
+
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
@@ -319,24 +321,16 @@ def check_incremental(incremental_outputs: Any) -> str:
     cases = _incremental_cases()
     for case, X, W_Q, W_K, W_V in cases:
         T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
-        try:
-            result = call(
-                incremental_outputs, X, W_Q, W_K, W_V, name="incremental_outputs", case=f"'{case}'"
-            )
-        except CheckFailed as e:
-            if "IndexError" in str(e) or "size 0" in str(e) or "empty" in str(e):
-                fail(
-                    f"{e} At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
-                )
-            raise
-        if (
-            isinstance(result, (list, tuple))
-            and result
-            and all(isinstance(r, Tensor) for r in result)
-        ):
-            fail(
-                f"on the case '{case}', `incremental_outputs` returned a {type(result).__name__} of {len(result)} tensors; stack them into one tensor of shape [T, d_v] = [{T}, {d_v}] with torch.stack."
-            )
+        result = call(
+            incremental_outputs,
+            X,
+            W_Q,
+            W_K,
+            W_V,
+            name="incremental_outputs",
+            case=f"'{case}'",
+            hints=dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT),
+        )
         result = expect_tensor(
             result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
         )

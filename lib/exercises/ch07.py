@@ -22,6 +22,7 @@ from . import (
     attempted,
     call,
     checker,
+    expect_bool,
     expect_number,
     expect_tensor,
     fail,
@@ -86,9 +87,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
                 f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads does not change the count: it is the same as for the four-head model."
             )
     if learns_task is not None:
-        if not isinstance(learns_task, bool):
-            fail(f"learns_task should be True or False, got {fmt(learns_task)}.")
-        if learns_task:
+        if expect_bool(learns_task, "learns_task"):
             fail(
                 "learns_task: no. With one head, each query has one distribution of weight, and the task needs full weight on two different tokens (the previous one and the partner). Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
             )

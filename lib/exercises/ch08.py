@@ -22,6 +22,7 @@ from . import (
     attempted,
     call,
     checker,
+    expect_bool,
     expect_number,
     expect_tensor,
     fail,
@@ -269,9 +270,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
                 f"last_wavelength = {fmt(w)} is not it. Pair i turns at 1 / base^(2i/d) radians per position, so its wavelength is 2 pi base^(2i/d) positions."
             )
     if distant_collision is not None:
-        if not isinstance(distant_collision, bool):
-            fail(f"distant_collision should be True or False, got {fmt(distant_collision)}.")
-        if distant_collision:
+        if expect_bool(distant_collision, "distant_collision"):
             neighbours, far = _distances()
             fail(
                 f"distant_collision: no. The slowest clock now repeats after {right:.0f} positions, but a position is read from all 64 clocks together, and they never all come back at once. Among positions 0 to 999, two neighbours are {neighbours:.2f} apart and no two positions {FAR} or more apart come closer than {far:.2f}."

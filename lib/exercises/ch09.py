@@ -18,7 +18,6 @@ from torch import Tensor
 from lib.transformer import EncoderLayer, TransformerConfig, count_parameters
 
 from . import (
-    CheckFailed,
     attempted,
     call,
     checker,
@@ -153,14 +152,16 @@ def check_pre_ln(pre_ln_layer: Any) -> str:
             variants = {kind: _variant(layer, x, kind).double() for kind in _MISTAKES}
         assert torch.allclose(_variant(layer, x, "pre-LN").double(), expected, atol=1e-5)
         _forbid_forward(layer)
-        try:
-            result = call(pre_ln_layer, layer, x, name="pre_ln_layer", case=case)
-        except CheckFailed as e:
-            if "tuple" in str(e):
-                fail(
-                    f"{e} Note: layer.self_attn(q, k, v) returns a pair (output, weights); take its first element."
-                )
-            raise
+        result = call(
+            pre_ln_layer,
+            layer,
+            x,
+            name="pre_ln_layer",
+            case=case,
+            hints={
+                "tuple": "Note: layer.self_attn(q, k, v) returns a pair (output, weights); take its first element."
+            },
+        )
         if isinstance(result, tuple):
             fail(
                 f"on the case {case}, `pre_ln_layer` returned a tuple; return only the layer's output [B, T, D]."

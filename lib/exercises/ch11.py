@@ -22,7 +22,7 @@ import torch
 from lib.data import stories
 from lib.ngram import BOS, EOS, BigramLM
 
-from . import attempted, call, checker, fail, fmt, not_attempted
+from . import attempted, call, checker, expect_bool, fail, fmt, not_attempted
 
 __all__ = ["check_interpolation", "check_backward_agreement"]
 
@@ -256,16 +256,6 @@ PLURAL_SHARE = 0.418
 SHARE_TOLERANCE = 0.15
 
 
-def _yes_no(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
-        return value.strip().lower() in ("yes", "true")
-    fail(f"{name} should be True or False, got {fmt(value)}.")
-
-
 def _share(value: Any) -> float:
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
@@ -309,7 +299,9 @@ def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
             fail(
                 f"plural_share = {fmt(share)} is off: measured {PLURAL_SHARE:.2f} ({probs}). Having read only 'old .', the backward model cannot tell the number of the subject; its split between the two numbers is the corpus's before 'old'."
             )
-    if same_for_singular is not None and not _yes_no(same_for_singular, "same_for_singular"):
+    if same_for_singular is not None and not expect_bool(
+        same_for_singular, "same_for_singular", words=True
+    ):
         fail(
             "same_for_singular: the two sentences end alike, 'old . <eos>', and the backward model's prediction for the verb is computed from those tokens only (it reads right to left and has not reached the subject yet). Same input, same output: the four probabilities are identical, to the last bit."
         )

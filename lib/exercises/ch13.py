@@ -26,6 +26,7 @@ from . import (
     expect_number,
     expect_tensor,
     fail,
+    fail_as_percentage,
     fmt,
     largest_difference,
     not_attempted,
@@ -238,9 +239,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
         s = expect_number(embedding_share, "embedding_share")
         if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
-                fail(
-                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
-                )
+                fail_as_percentage(s, "embedding_share")
             wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
             if abs(s - wte_only) <= 2e-5:  # 0.00354, to three figures
                 fail(
@@ -286,9 +285,7 @@ def check_first_word(first_word_accuracy: Any) -> str:
         )
     a = expect_number(first_word_accuracy, "first_word_accuracy")
     if 1 < a <= 100:
-        fail(
-            f"first_word_accuracy = {fmt(a)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
-        )
+        fail_as_percentage(a, "first_word_accuracy")
     if not 0 <= a <= 1:
         fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
     if abs(a - FIRST_WORD_ACCURACY) <= FIRST_WORD_TOLERANCE:

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from lib.bert import IGNORE_INDEX, BertConfig, count_parameters
 
-from . import attempted, call, checker, expect_number, fail, fmt, not_attempted
+from . import attempted, call, checker, expect_number, fail, fail_as_percentage, fmt, not_attempted
 
 __all__ = ["check_mask_for_mlm", "check_medium_size"]
 
@@ -292,9 +292,7 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
         s = expect_number(embedding_share, "embedding_share")
         if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
-                fail(
-                    f"embedding_share = {fmt(s)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
-                )
+                fail_as_percentage(s, "embedding_share")
             base = count_parameters(BertConfig.base())
             if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
                 fail(

@@ -202,14 +202,6 @@ def check_embed(embed: Any) -> str:
                 f"on the case {case}, `embed` put the model in training mode, where dropout changes the vectors at random. Leave it in eval mode (`load_minilm` returns it so)."
             )
         if (
-            isinstance(result, (list, tuple))
-            and result
-            and all(isinstance(r, Tensor) for r in result)
-        ):
-            fail(
-                f"on the case {case}, `embed` returned a {type(result).__name__} of tensors; return one tensor [B, D] = [{len(texts)}, {D}] (`torch.stack` them)."
-            )
-        if (
             isinstance(result, Tensor)
             and result.dim() == 3
             and tuple(result.shape[::2]) == (len(texts), D)

@@ -22,10 +22,10 @@ from lib.bert import BertConfig
 from lib.bert import count_parameters as bert_count_parameters
 
 from . import (
-    CheckFailed,
     attempted,
     call,
     checker,
+    expect_bool,
     expect_number,
     expect_tensor,
     fail,
@@ -139,18 +139,18 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
-        try:
-            result = call(discriminator_loss, *args, name="discriminator_loss", case=name)
-        except CheckFailed as e:
-            if "between 0 and 1" in str(e):
-                fail(
-                    f"{e} binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably)."
-                )
-            if "bool tensors" in str(e) or "Bool" in str(e):
-                fail(
-                    f"{e} The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float()."
-                )
-            raise
+        labels_hint = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float()."
+        result = call(
+            discriminator_loss,
+            *args,
+            name="discriminator_loss",
+            case=name,
+            hints={
+                "between 0 and 1": "binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably).",
+                "bool tensors": labels_hint,
+                "Bool": labels_hint,
+            },
+        )
         if isinstance(result, Tensor) and result.numel() != 1:
             fail(
                 f"on the case {name}, `discriminator_loss` returned shape {list(result.shape)}; return one number, the mean over the real tokens (a tensor of shape [])."
@@ -241,11 +241,7 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
                 f"albert_base_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add up: embeddings (30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> 768, one BERT-base layer (7,087,872) and the pooler."
             )
     if xxlarge_fewer_than_bert_large is not None:
-        if not isinstance(xxlarge_fewer_than_bert_large, bool):
-            fail(
-                f"xxlarge_fewer_than_bert_large should be True or False, got {fmt(xxlarge_fewer_than_bert_large)}."
-            )
-        if not xxlarge_fewer_than_bert_large:
+        if not expect_bool(xxlarge_fewer_than_bert_large, "xxlarge_fewer_than_bert_large"):
             fail(
                 f"ALBERT-xxlarge has {counts['albert_xxlarge']:,} parameters, fewer than BERT-large's {counts['bert_large']:,}, although its layers are four times wider: one shared layer of width 4096 (about 201M) against 24 distinct layers of width 1024."
             )
