@@ -246,20 +246,18 @@ def encoder_decoder_view(
         raise ValueError(
             f"cross_attention must have shape [1, H, T, S] with T={T} decoder positions (as decoder_attention); got {tuple(cross[0].shape)}"
         )
-    if S is not None:
-        source, shape = (
-            ("encoder_attention", enc[0].shape)
-            if enc is not None
-            else ("cross_attention", cross[0].shape)
-        )
-        kwargs["encoder_tokens"] = _as_tokens(encoder_tokens, S, "encoder_tokens", source, shape)
-    if T is not None:
-        source, shape = (
-            ("decoder_attention", dec[0].shape)
-            if dec is not None
-            else ("cross_attention", cross[0].shape)
-        )
-        kwargs["decoder_tokens"] = _as_tokens(decoder_tokens, T, "decoder_tokens", source, shape)
+    # each side's tokens are checked against its own attention, or else against the cross-attention
+    for side, tokens, own, n in (
+        ("encoder", encoder_tokens, enc, S),
+        ("decoder", decoder_tokens, dec, T),
+    ):
+        if n is not None:
+            source, shape = (
+                (f"{side}_attention", own[0].shape)
+                if own is not None
+                else ("cross_attention", cross[0].shape)
+            )
+            kwargs[f"{side}_tokens"] = _as_tokens(tokens, n, f"{side}_tokens", source, shape)
     kwargs.update(
         encoder_attention=enc, decoder_attention=dec, cross_attention=cross, html_action="return"
     )
