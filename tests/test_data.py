@@ -367,3 +367,30 @@ def test_bad_input(vocabs):
         Pair(("a",), ("b",), (1,))
     with pytest.raises(ValueError, match="n: the grammar has fewer than"):
         generate_pairs(200, min_words=3, max_words=3)  # only 180 sentences of 3 words
+
+
+def test_index_batches_cover_every_index_once_and_sort_within_batches():
+    import random
+
+    from lib.data._batching import endless, index_batches
+
+    plain = index_batches(10, 4, shuffle=False, rng=random.Random(0))
+    assert plain == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    shuffled = index_batches(10, 4, shuffle=True, rng=random.Random(0))
+    assert sorted(i for b in shuffled for i in b) == list(range(10)) and shuffled != plain
+    lengths = [5, 1, 4, 2, 3, 1, 5, 2]
+    by_length = index_batches(
+        8, 2, shuffle=True, rng=random.Random(1), sort_key=lengths.__getitem__
+    )
+    assert sorted(i for b in by_length for i in b) == list(range(8))
+    pairs = sorted(sorted(lengths[i] for i in b) for b in by_length)
+    assert pairs == [
+        [1, 1],
+        [2, 2],
+        [3, 4],
+        [5, 5],
+    ]  # similar lengths together, batch order shuffled
+    rng = random.Random(2)
+    stream = endless(lambda: iter(index_batches(4, 4, shuffle=True, rng=rng)))
+    first, second = next(stream), next(stream)
+    assert sorted(first) == sorted(second) == [0, 1, 2, 3] and first != second

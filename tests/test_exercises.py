@@ -908,3 +908,47 @@ def test_checkers_leave_the_global_random_state_alone():
         torch.manual_seed(123)
         assert check(answer).passed
         assert torch.equal(torch.rand(3), expected), getattr(check, "__name__", check)
+
+
+# --- the shared feedback helpers -------------------------------------------------------------------
+
+from lib.exercises import CheckFailed, call, expect_bool, expect_tensor, fail_as_percentage  # noqa: E402
+
+
+def test_expect_bool_takes_bools_and_with_words_yes_and_no():
+    assert expect_bool(True, "x") is True and expect_bool(torch.tensor(False), "x") is False
+    assert (
+        expect_bool(" Yes", "x", words=True) is True
+        and expect_bool("false", "x", words=True) is False
+    )
+    for wrong, words in (("yes", False), ("maybe", True), (1, False), (None, True)):
+        with pytest.raises(CheckFailed, match="x should be True or False"):
+            expect_bool(wrong, "x", words=words)
+
+
+def test_fail_as_percentage_names_the_value():
+    with pytest.raises(
+        CheckFailed, match=r"share = 42 looks like a percentage\. Write it as a fraction of 1"
+    ):
+        fail_as_percentage(42.0, "share")
+
+
+def test_call_adds_the_first_matching_hint_and_only_then():
+    def broken(x):
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+
+    hints = {"not in this message": "WRONG", "size 0": "Start at row 0.", "bounds": "SECOND"}
+    with pytest.raises(CheckFailed, match=r"raised IndexError: .* Start at row 0\.$"):
+        call(broken, torch.ones(2), name="f", case="c", hints=hints)
+    with pytest.raises(CheckFailed) as plain_error:
+        call(broken, torch.ones(2), name="f", case="c", hints={"absent": "WRONG"})
+    assert "WRONG" not in str(plain_error.value)
+    assert call(lambda x: x + 1, torch.ones(2), name="f", case="c", hints=hints).tolist() == [2, 2]
+
+
+def test_expect_tensor_says_to_stack_a_list_of_tensors():
+    with pytest.raises(
+        CheckFailed,
+        match=r"returned a list of tensors \(3 of them\); stack them into one tensor of shape \[3, 2\]",
+    ):
+        expect_tensor([torch.ones(2)] * 3, (3, 2), name="f", case="c")
