@@ -30,7 +30,7 @@ BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py noteboo
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
-	@echo "make test    run every test: library, notebooks (nbval), built site, real browser"
+	@echo "make test    run every test: library, the build's run of every chapter, built site, real browser"
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
