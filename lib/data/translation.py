@@ -81,6 +81,7 @@ __all__ = [
     "alignment_matrix",
     "Vocab",
     "build_vocabs",
+    "corpus_fingerprint",
     "Batch",
     "make_batch",
     "batches",
