@@ -96,3 +96,31 @@ def browser():
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+# --- phones (test_phone.py, test_phone_live.py): Chromium's mobile emulation, one size after the other ---
+
+PHONES = {"360x740": (360, 740), "412x915": (412, 915)}
+
+
+def emulate(driver, width: int, height: int) -> None:
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True},
+    )
+    driver.execute_cdp_cmd(
+        "Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1}
+    )
+
+
+def stop_emulating(driver) -> None:
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+
+@pytest.fixture(scope="module", params=list(PHONES))
+def phone(request, browser):
+    width, height = PHONES[request.param]
+    emulate(browser, width, height)
+    yield width, height
+    stop_emulating(browser)

@@ -18,7 +18,6 @@ from .test_browser import open_page, wait_until
 
 pytestmark = pytest.mark.browser
 
-PHONES = {"360x740": (360, 740), "412x915": (412, 915)}
 
 # Elements wider than the screen, not inside a marked scroll box that fits it. Skipped: elements with no
 # box, invisible ones, and those clipped away by an ancestor that hides its overflow (off-canvas drawers).
@@ -58,29 +57,6 @@ for (const el of document.body.getElementsByTagName('*')) {
 return {page: document.documentElement.scrollWidth, width: W, bad: bad.slice(0, 12).map(b => b.text),
         n: bad.length, cues: document.querySelectorAll('.book-scrolls').length};
 """
-
-
-def emulate(driver, width: int, height: int) -> None:
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True},
-    )
-    driver.execute_cdp_cmd(
-        "Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1}
-    )
-
-
-def stop_emulating(driver) -> None:
-    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
-
-
-@pytest.fixture(scope="module", params=list(PHONES))
-def phone(request, browser):
-    width, height = PHONES[request.param]
-    emulate(browser, width, height)
-    yield width, height
-    stop_emulating(browser)
 
 
 @pytest.fixture(scope="module")

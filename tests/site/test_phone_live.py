@@ -1,6 +1,7 @@
 """Every live figure on a phone (issue 25), at the sizes of test_phone.py: each figure loads its model,
 computes, and everything it draws lies within the screen or in a box that scrolls sideways and says so.
-(A file of its own so that `make test`'s workers can run it beside the page layouts of test_phone.py.)
+(The `phone` fixture, in conftest.py, emulates each size in turn. A file of its own so that
+`make test`'s workers can run it beside the page layouts of test_phone.py.)
 """
 
 from __future__ import annotations
@@ -8,17 +9,8 @@ from __future__ import annotations
 import pytest
 
 from .test_browser import open_page, wait_until
-from .test_phone import PHONES, emulate, stop_emulating
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module", params=list(PHONES))
-def phone(request, browser):
-    width, height = PHONES[request.param]
-    emulate(browser, width, height)
-    yield width, height
-    stop_emulating(browser)
 
 
 LIVE_PAGES = [
