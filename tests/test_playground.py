@@ -292,6 +292,71 @@ def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
     assert np.abs(attentions - torch.stack(out.attentions).numpy()).max() < 1e-6
 
 
+def test_k_steps_in_one_run_equal_k_steps_of_pytorch_from_any_state(exported):
+    # the unrolled graph (the page's run of K steps): every loss, parameter, m and v as K of
+    # PyTorch's steps, each on its own batch, from a state with m and v away from zero
+    folder, entry = exported
+    K = entry["unroll"]
+    assert K == ex.UNROLL >= 2
+    model = ex.model_for(1, 2, 16)
+    g = torch.Generator().manual_seed(2)
+    params = [p.detach().clone() for p in model.parameters()]
+    m = [torch.randn(p.shape, generator=g) * 0.01 for p in params]
+    v = [torch.rand(p.shape, generator=g) * 1e-4 for p in params]
+    rng = pg.Mulberry32(4)
+    batches = [pg.make_batch("sort", 24, rng) for _ in range(K)]
+    scalars = [torch.tensor(3e-3), torch.tensor(5.0), torch.tensor(1.0)]
+    sess = session(folder / entry["steps"])
+    names = [i.name for i in sess.get_inputs()]
+    x, y = torch.stack([b[0] for b in batches]), torch.stack([b[1] for b in batches])
+    feeds = [x, y, *scalars, model.mask(), *params, *m, *v]
+    got = sess.run(None, dict(zip(names, [a.detach().numpy() for a in feeds])))
+    P = len(params)
+    assert got[0].shape == got[1].shape == got[2].shape == (K,) and len(got) == 3 + 3 * P
+    state = params + m + v
+    step = ex.step_function(model)
+    for k, (xk, yk) in enumerate(batches):
+        ref = step(xk, yk, scalars[0], scalars[1] + k, scalars[2], model.mask(), *state)
+        assert abs(got[0][k] - ref[0].item()) < STEP_TOL, k
+        assert got[1][k] == pytest.approx(ref[1].item(), abs=1e-6)
+        assert got[2][k] == pytest.approx(ref[2].item(), abs=1e-6)
+        state = [t.detach() for t in ref[3:]]
+    assert max(np.abs(a - b.numpy()).max() for a, b in zip(got[3:], state)) < STEP_TOL
+
+
+def test_runs_of_k_steps_train_as_pytorch_does(exported):
+    # 3K steps from the page's start (m = v = 0), K per run, fed as the page feeds them: every
+    # loss within the 20-step test's tolerance of lib.playground.Run's
+    folder, entry = exported
+    K = entry["unroll"]
+    config = pg.PlaygroundConfig(task="reverse", n_layers=1, n_heads=2, d_model=16, seed=5)
+    run = pg.Run(config)
+    sess = session(folder / entry["steps"])
+    names = [i.name for i in sess.get_inputs()]
+    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    rng = pg.Mulberry32(config.seed)
+    for first in range(1, 3 * K + 1, K):
+        batches = [pg.make_batch(config.task, config.batch_size, rng) for _ in range(K)]
+        x, y = (np.stack([b[i].numpy() for b in batches]) for i in (0, 1))
+        scalars = [np.array(v, np.float32) for v in (config.lr, first, 1.0)]
+        got = sess.run(None, dict(zip(names, [x, y, *scalars, run.model.mask().numpy(), *state])))
+        state = got[3:]
+        for k in range(K):
+            run.step()
+            assert abs(got[0][k] - run.history[-1][0]) < LOSS_TOL, first + k
+    assert run.history[-1][0] < run.history[0][0] - 0.5  # it learned: the losses compared move
+
+
+def test_unroll_checks_its_input(exported):
+    import onnx
+
+    folder, entry = exported
+    with pytest.raises(ValueError, match="k: expected an int >= 1, got 0"):
+        ex.unroll(onnx.load(folder / entry["step"]), 0)
+    with pytest.raises(ValueError, match="step: expected the graph export_one writes"):
+        ex.unroll(onnx.load(folder / entry["probe"]), 2)
+
+
 def test_manifest(exported):
     folder, entry = exported
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -304,3 +369,4 @@ def test_manifest(exported):
     assert [p["name"] for p in entry["params"]] == [n for n, _ in model.named_parameters()]
     assert [p["shape"] for p in entry["params"]] == [list(p.shape) for p in model.parameters()]
     assert entry["bytes"] < 1_000_000  # the page downloads one size at a time
+    assert entry["unroll"] == ex.UNROLL and entry["steps"] == f"L1-H2-D16-steps{ex.UNROLL}.onnx"

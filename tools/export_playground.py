@@ -8,8 +8,20 @@ For each model size the page offers (layers x heads x width, ``CONFIGS``) two ON
   order); outputs loss, token_acc, seq_acc (0-d), then the new parameters, m and v. The function is
   traced with torch.fx's make_fx (forward, loss, torch.autograd.grad and Adam's update become one
   graph of aten operations), then exported by torch.onnx's dynamo exporter (onnxscript).
+- ``steps``: ``UNROLL`` (K) training steps in one graph, so the page pays a ``session.run``'s
+  overhead (copying every weight and Adam's state between JavaScript and WebAssembly, the worker's
+  bookkeeping) once per K steps: inputs x, y [K, B, L] (K batches stacked), lr, step (the number of
+  the first of the K steps), train_pos, mask and the state as ``step``'s; outputs loss, token_acc,
+  seq_acc [K] (every step's), then the state after the K-th step. It is ``step``'s graph repeated
+  K times (``unroll``: step k reads x[k] and y[k], step + k, and the state step k - 1 wrote), so it
+  computes what K runs of ``step`` compute, operator for operator; tests/test_playground.py checks it
+  against K of PyTorch's steps. (Tracing K calls of ``train_step`` through make_fx and the dynamo
+  exporter gives the same graph but takes about 70 s for K = 4 at one size, growing with K.)
 - ``probe``: the forward pass: x [B, L], mask, parameters -> logits [B, L, V] and the attention
   weights of every layer stacked [N, B, H, L, L] (the page's attention maps and held-out accuracy).
+
+The exporter's per-node metadata (the FX node, stack trace and name scopes of each operator, 80% of
+a step graph's bytes) is dropped: onnxruntime does not read it and the page downloads the files.
 
 The task, positional encoding, mask, learning rate, batch size and seed are inputs, not graphs: the
 position table is a parameter in every configuration (``train_pos`` = 0 keeps it fixed), the mask is
@@ -29,7 +41,9 @@ import time
 import warnings
 from pathlib import Path
 
+import onnx
 import torch
+from onnx import TensorProto, helper
 from torch.fx.experimental.proxy_tensor import make_fx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +60,7 @@ SOURCES = [
     "tools/export_playground.py",
 ]
 OPSET = 18
+UNROLL = 8  # K, training steps per run of the ``steps`` graph (benchmarks/playground.py measured 4, 8 and 16)
 
 
 def key(n_layers: int, n_heads: int, d_model: int) -> str:
@@ -103,7 +118,86 @@ def io_names(model: pg.PlaygroundModel):
     return step_in, step_out, probe_in, ["logits", "attentions"]
 
 
-def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path) -> dict:
+def strip(path: Path) -> onnx.ModelProto:
+    """Drop the exporter's per-node metadata (debugging aids onnxruntime ignores) and rewrite the file."""
+    model = onnx.load(path)
+    for node in model.graph.node:
+        del node.metadata_props[:]
+    onnx.save(model, path)
+    return model
+
+
+def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
+    """``step``'s graph (``export_one``'s, inputs and outputs named by ``io_names``) repeated k times
+    into one graph: x and y become [k, B, L], step k (0-based) reads x[k], y[k], ``step`` + k and the
+    state step k - 1 wrote; the outputs are the k losses and accuracies, stacked, and the last state."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k: expected an int >= 1, got {k!r}")
+    g = step.graph
+    inputs = [i.name for i in g.input]
+    outputs = [o.name for o in g.output]
+    state = inputs[6:]
+    if inputs[:6] != ["x", "y", "lr", "step", "train_pos", "mask"] or outputs[3:] != [f"new_{s}" for s in state]:
+        raise ValueError(f"step: expected the graph export_one writes, got inputs {inputs[:6]} and outputs {outputs[:4]}")
+    shared = {"lr", "train_pos", "mask", *(i.name for i in g.initializer)}
+    nodes = []
+    for i in range(k):
+        index = helper.make_tensor(f"unroll/{i}/index", TensorProto.INT64, [], [i])
+        offset = helper.make_tensor(f"unroll/{i}/offset", TensorProto.FLOAT, [], [float(i)])
+        nodes += [
+            helper.make_node("Gather", ["x", index.name], [f"unroll/{i}/x"], axis=0),
+            helper.make_node("Gather", ["y", index.name], [f"unroll/{i}/y"], axis=0),
+            helper.make_node("Add", ["step", offset.name], [f"unroll/{i}/step"]),
+        ]
+        nodes += [helper.make_node("Constant", [], [c.name], value=c) for c in (index, offset)]
+        rename = {
+            "x": f"unroll/{i}/x",
+            "y": f"unroll/{i}/y",
+            "step": f"unroll/{i}/step",
+            **({s: s for s in state} if i == 0 else {s: f"unroll/{i - 1}/new_{s}" for s in state}),
+        }
+        name = lambda v, i=i, rename=rename: v if not v or v in shared else rename.get(v, f"unroll/{i}/{v}")  # noqa: E731
+        for node in g.node:
+            copy = onnx.NodeProto()
+            copy.CopyFrom(node)
+            copy.name = f"unroll/{i}/{node.name}"
+            copy.input[:] = [name(v) for v in node.input]
+            copy.output[:] = [name(v) for v in node.output]
+            nodes.append(copy)
+    # the index and offset constants first (a graph lists every node after the ones it reads)
+    nodes.sort(key=lambda n: 0 if n.op_type == "Constant" else 1)
+    one = helper.make_tensor("unroll/one", TensorProto.INT64, [1], [1])
+    nodes.insert(0, helper.make_node("Constant", [], [one.name], value=one))
+    for out in ("loss", "token_acc", "seq_acc"):  # 0-d each step -> [k]
+        nodes += [helper.make_node("Reshape", [f"unroll/{i}/{out}", one.name], [f"unroll/{i}/{out}/1"]) for i in range(k)]
+        nodes.append(helper.make_node("Concat", [f"unroll/{i}/{out}/1" for i in range(k)], [out], axis=0))
+    nodes += [helper.make_node("Identity", [f"unroll/{k - 1}/new_{s}"], [f"new_{s}"]) for s in state]
+    new_inputs = []
+    for inp in g.input:
+        copy = onnx.ValueInfoProto()
+        copy.CopyFrom(inp)
+        if inp.name in ("x", "y"):  # [B, L] -> [k, B, L]
+            dims = copy.type.tensor_type.shape.dim
+            old = [onnx.TensorShapeProto.Dimension() for _ in dims]
+            for o, d in zip(old, dims):
+                o.CopyFrom(d)
+            del dims[:]
+            dims.extend([onnx.TensorShapeProto.Dimension(dim_value=k), *old])
+        new_inputs.append(copy)
+    new_outputs = []
+    for out in g.output:
+        copy = onnx.ValueInfoProto()
+        copy.CopyFrom(out)
+        if out.name in ("loss", "token_acc", "seq_acc"):  # [] -> [k]
+            copy.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=k)])
+        new_outputs.append(copy)
+    graph = helper.make_graph(nodes, f"{g.name}_x{k}", new_inputs, new_outputs, list(g.initializer))
+    model = helper.make_model(graph, opset_imports=list(step.opset_import), ir_version=step.ir_version)
+    onnx.checker.check_model(model)
+    return model
+
+
+def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path, unroll_k: int = UNROLL) -> dict:
     model = model_for(n_layers, n_heads, d_model)
     step_in, step_out, probe_in, probe_out = io_names(model)
     args = example_inputs(model)
@@ -124,10 +218,13 @@ def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path) -> dict:
             input_names=probe_in, output_names=probe_out,
             dynamic_shapes=[{0: batch}] + [None] * (len(probe_args) - 1), verbose=False, external_data=False,
         )  # fmt: skip
+    strip(folder / f"{name}-probe.onnx")
+    onnx.save(unroll(strip(folder / f"{name}-step.onnx"), unroll_k), folder / f"{name}-steps{unroll_k}.onnx")
+    files = {"step": f"{name}-step.onnx", "steps": f"{name}-steps{unroll_k}.onnx", "probe": f"{name}-probe.onnx"}
     return {
-        "step": f"{name}-step.onnx",
-        "probe": f"{name}-probe.onnx",
-        "bytes": sum((folder / f"{name}-{g}.onnx").stat().st_size for g in ("step", "probe")),
+        **files,
+        "unroll": unroll_k,
+        "bytes": sum((folder / f).stat().st_size for f in files.values()),
         "params": [
             {"name": n, "shape": list(p.shape), "init": kind, "bound": bound}
             for n, p, kind, bound in pg.init_plan(model)
@@ -135,31 +232,31 @@ def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path) -> dict:
     }
 
 
-def source_hash(n_layers: int, n_heads: int, d_model: int) -> str:
-    h = hashlib.sha256(f"{torch.__version__} {key(n_layers, n_heads, d_model)}".encode())
+def source_hash(n_layers: int, n_heads: int, d_model: int, unroll_k: int = UNROLL) -> str:
+    h = hashlib.sha256(f"{torch.__version__} {key(n_layers, n_heads, d_model)} K={unroll_k}".encode())
     for s in SOURCES:
         h.update((ROOT / s).read_bytes())
     return h.hexdigest()[:16]
 
 
-def export_all(out: Path, configs=CONFIGS, log=print) -> dict:
+def export_all(out: Path, configs=CONFIGS, log=print, unroll_k: int = UNROLL) -> dict:
     folder = out / "playground"
     folder.mkdir(parents=True, exist_ok=True)
     old_path = folder / "manifest.json"
     old = json.loads(old_path.read_text())["models"] if old_path.exists() else {}
     models = {k: v for k, v in old.items() if k in {key(*c) for c in CONFIGS}}
     for n, h, d in configs:
-        name, digest = key(n, h, d), source_hash(n, h, d)
+        name, digest = key(n, h, d), source_hash(n, h, d, unroll_k)
         entry = old.get(name)
         if (
             entry
             and entry.get("hash") == digest
-            and all((folder / entry[g]).exists() for g in ("step", "probe"))
+            and all(g in entry and (folder / entry[g]).exists() for g in ("step", "steps", "probe"))
         ):
             models[name] = entry
             continue
         start = time.perf_counter()
-        models[name] = {**export_one(n, h, d, folder), "hash": digest}
+        models[name] = {**export_one(n, h, d, folder, unroll_k), "hash": digest}
         log(
             f"playground {name}: {models[name]['bytes'] / 1e3:.0f} kB in {time.perf_counter() - start:.0f} s"
         )
@@ -184,10 +281,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "live")
     parser.add_argument("--only", help="one size, e.g. L1-H2-D32")
+    parser.add_argument("--unroll", type=int, default=UNROLL, help=f"K, steps per run of the steps graph (default {UNROLL})")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     configs = [c for c in CONFIGS if args.only in (None, key(*c))]
-    manifest = export_all(args.out, configs)
+    manifest = export_all(args.out, configs, unroll_k=args.unroll)
     total = sum(m["bytes"] for m in manifest["models"].values())
     print(f"playground: {len(manifest['models'])} sizes, {total / 1e6:.1f} MB in all")
     return 0
