@@ -137,8 +137,12 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
     inputs = [i.name for i in g.input]
     outputs = [o.name for o in g.output]
     state = inputs[6:]
-    if inputs[:6] != ["x", "y", "lr", "step", "train_pos", "mask"] or outputs[3:] != [f"new_{s}" for s in state]:
-        raise ValueError(f"step: expected the graph export_one writes, got inputs {inputs[:6]} and outputs {outputs[:4]}")
+    if inputs[:6] != ["x", "y", "lr", "step", "train_pos", "mask"] or outputs[3:] != [
+        f"new_{s}" for s in state
+    ]:
+        raise ValueError(
+            f"step: expected the graph export_one writes, got inputs {inputs[:6]} and outputs {outputs[:4]}"
+        )
     shared = {"lr", "train_pos", "mask", *(i.name for i in g.initializer)}
     nodes = []
     for i in range(k):
@@ -156,22 +160,31 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
             "step": f"unroll/{i}/step",
             **({s: s for s in state} if i == 0 else {s: f"unroll/{i - 1}/new_{s}" for s in state}),
         }
-        name = lambda v, i=i, rename=rename: v if not v or v in shared else rename.get(v, f"unroll/{i}/{v}")  # noqa: E731
+        prefix = f"unroll/{i}/"  # every other value is step i's own
         for node in g.node:
             copy = onnx.NodeProto()
             copy.CopyFrom(node)
-            copy.name = f"unroll/{i}/{node.name}"
-            copy.input[:] = [name(v) for v in node.input]
-            copy.output[:] = [name(v) for v in node.output]
+            copy.name = prefix + node.name
+            copy.input[:] = [
+                v if not v or v in shared else rename.get(v, prefix + v) for v in node.input
+            ]
+            copy.output[:] = [rename.get(v, prefix + v) for v in node.output]
             nodes.append(copy)
     # the index and offset constants first (a graph lists every node after the ones it reads)
     nodes.sort(key=lambda n: 0 if n.op_type == "Constant" else 1)
     one = helper.make_tensor("unroll/one", TensorProto.INT64, [1], [1])
     nodes.insert(0, helper.make_node("Constant", [], [one.name], value=one))
     for out in ("loss", "token_acc", "seq_acc"):  # 0-d each step -> [k]
-        nodes += [helper.make_node("Reshape", [f"unroll/{i}/{out}", one.name], [f"unroll/{i}/{out}/1"]) for i in range(k)]
-        nodes.append(helper.make_node("Concat", [f"unroll/{i}/{out}/1" for i in range(k)], [out], axis=0))
-    nodes += [helper.make_node("Identity", [f"unroll/{k - 1}/new_{s}"], [f"new_{s}"]) for s in state]
+        nodes += [
+            helper.make_node("Reshape", [f"unroll/{i}/{out}", one.name], [f"unroll/{i}/{out}/1"])
+            for i in range(k)
+        ]
+        nodes.append(
+            helper.make_node("Concat", [f"unroll/{i}/{out}/1" for i in range(k)], [out], axis=0)
+        )
+    nodes += [
+        helper.make_node("Identity", [f"unroll/{k - 1}/new_{s}"], [f"new_{s}"]) for s in state
+    ]
     new_inputs = []
     for inp in g.input:
         copy = onnx.ValueInfoProto()
@@ -192,12 +205,16 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
             copy.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=k)])
         new_outputs.append(copy)
     graph = helper.make_graph(nodes, f"{g.name}_x{k}", new_inputs, new_outputs, list(g.initializer))
-    model = helper.make_model(graph, opset_imports=list(step.opset_import), ir_version=step.ir_version)
+    model = helper.make_model(
+        graph, opset_imports=list(step.opset_import), ir_version=step.ir_version
+    )
     onnx.checker.check_model(model)
     return model
 
 
-def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path, unroll_k: int = UNROLL) -> dict:
+def export_one(
+    n_layers: int, n_heads: int, d_model: int, folder: Path, unroll_k: int = UNROLL
+) -> dict:
     model = model_for(n_layers, n_heads, d_model)
     step_in, step_out, probe_in, probe_out = io_names(model)
     args = example_inputs(model)
@@ -219,8 +236,15 @@ def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path, unroll_k
             dynamic_shapes=[{0: batch}] + [None] * (len(probe_args) - 1), verbose=False, external_data=False,
         )  # fmt: skip
     strip(folder / f"{name}-probe.onnx")
-    onnx.save(unroll(strip(folder / f"{name}-step.onnx"), unroll_k), folder / f"{name}-steps{unroll_k}.onnx")
-    files = {"step": f"{name}-step.onnx", "steps": f"{name}-steps{unroll_k}.onnx", "probe": f"{name}-probe.onnx"}
+    onnx.save(
+        unroll(strip(folder / f"{name}-step.onnx"), unroll_k),
+        folder / f"{name}-steps{unroll_k}.onnx",
+    )
+    files = {
+        "step": f"{name}-step.onnx",
+        "steps": f"{name}-steps{unroll_k}.onnx",
+        "probe": f"{name}-probe.onnx",
+    }
     return {
         **files,
         "unroll": unroll_k,
@@ -233,7 +257,9 @@ def export_one(n_layers: int, n_heads: int, d_model: int, folder: Path, unroll_k
 
 
 def source_hash(n_layers: int, n_heads: int, d_model: int, unroll_k: int = UNROLL) -> str:
-    h = hashlib.sha256(f"{torch.__version__} {key(n_layers, n_heads, d_model)} K={unroll_k}".encode())
+    h = hashlib.sha256(
+        f"{torch.__version__} {key(n_layers, n_heads, d_model)} K={unroll_k}".encode()
+    )
     for s in SOURCES:
         h.update((ROOT / s).read_bytes())
     return h.hexdigest()[:16]
@@ -281,7 +307,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "live")
     parser.add_argument("--only", help="one size, e.g. L1-H2-D32")
-    parser.add_argument("--unroll", type=int, default=UNROLL, help=f"K, steps per run of the steps graph (default {UNROLL})")
+    parser.add_argument(
+        "--unroll",
+        type=int,
+        default=UNROLL,
+        help=f"K, steps per run of the steps graph (default {UNROLL})",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     configs = [c for c in CONFIGS if args.only in (None, key(*c))]

@@ -105,7 +105,7 @@ def _write_static(app: Sphinx, exception) -> None:
     manifest["runtime_bytes"] = (out / WASM).stat().st_size + (out / "worker.js").stat().st_size
     (out / "models" / "manifest.json").write_text(json.dumps(manifest, indent=1))
     shutil.copyfile(source / "reference.json", out / "reference.json")
-    # the Playground's graphs (tools/export_playground.py): step and probe of every size
+    # the Playground's graphs (tools/export_playground.py): step, steps (K steps) and probe of every size
     shutil.copytree(source / "playground", out / "playground")
 
 

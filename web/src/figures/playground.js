@@ -201,7 +201,7 @@ export function mountPlayground(root, example, ctx) {
     history.replaceState(null, "", writeSettings(s));
     const manifest = await (await fetch(new URL("playground/manifest.json", ctx.base))).json();
     const entry = manifest.models[`L${s.layers}-H${s.heads}-D${s.width}`];
-    const bytes = await Promise.all([entry.step, entry.probe].map(async (f) =>
+    const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
       (await fetch(new URL(`playground/${f}`, ctx.base))).arrayBuffer()));
     if (state.worker) state.worker.terminate();
     const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
@@ -217,7 +217,7 @@ export function mountPlayground(root, example, ctx) {
       state.onError = reject;
       worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
         lr: s.lr, batch: s.batch, seed: s.seed }, entry, heldOut: manifest.held_out,
-        stepBytes: bytes[0], probeBytes: bytes[1] }, bytes);
+        stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
     });
     root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
   }

@@ -1,7 +1,12 @@
 // The Playground's training worker: onnxruntime-web (WebAssembly, one thread) runs the exported
 // training step (tools/export_playground.py: weights and Adam's state in, loss and new state out)
-// again and again, so the page stays responsive. The batches and initial weights come from
-// tasks.js, equal to lib.playground's. Messages in: init, play, pause, step, probe, weights.
+// again and again, so the page stays responsive. Where K or more steps remain before the next
+// held-out check (or the end of a "step" request), one run of the K-step graph (the step unrolled K
+// times: K batches in, K losses and the state after them out) does K steps, so a run's overhead
+// (copying every weight and Adam's state in and out of WebAssembly) is paid once per K steps. The
+// batches and initial weights come from tasks.js, equal to lib.playground's. Messages in: init,
+// play, pause, step, probe, weights, unroll (k = 1: single steps only, as before the K-step graph;
+// benchmarks/playground.py compares the two).
 // Messages out: ready, progress, heldout, probe, diverged, weights, error.
 import * as ort from "onnxruntime-web/wasm";
 import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
@@ -13,7 +18,7 @@ ort.env.logLevel = "error";
 
 const HELD_EVERY = 25; // held-out accuracy and the probe's attention every 25 steps
 const DIVERGED = 3 * Math.log(16); // lib.playground.DIVERGED: three times the loss of a uniform guess
-let run = null; // {config, step, probe, state: Float32Array[], names, shapes, t, rng, held, playing}
+let run = null; // {config, step, steps, K, probe, state: Float32Array[], names, shapes, t, rng, held, playing}
 
 function sinusoidal(rows, cols) {
   const out = new Float32Array(rows * cols); // lib.positional.sinusoidal_encoding
@@ -45,14 +50,16 @@ const scalar = (v) => new ort.Tensor("float32", new Float32Array([v]), []);
 
 async function init(msg) {
   const opts = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-  const [step, probe] = await Promise.all([msg.stepBytes, msg.probeBytes].map((b) => ort.InferenceSession.create(new Uint8Array(b), opts)));
+  const [step, probe, steps] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes]
+    .map((b) => b ? ort.InferenceSession.create(new Uint8Array(b), opts) : null));
   const c = msg.config;
   const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
     : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal", none: "zeros" }[c.positional] });
   const params = initWeights(plan, c.seed, sinusoidal);
   const zeros = () => params.map((w) => new Float32Array(w.length));
   run = {
-    config: c, step, probe, names: plan.map((p) => p.name), shapes: plan.map((p) => p.shape),
+    config: c, step, steps, unroll: msg.entry.unroll, K: steps ? msg.entry.unroll : 1, probe,
+    names: plan.map((p) => p.name), shapes: plan.map((p) => p.shape),
     state: [...params, ...zeros(), ...zeros()], t: 0, rng: new Mulberry32(c.seed),
     held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
     mask: mask(c.causal), playing: false,
@@ -69,25 +76,60 @@ function feedsOf(extra, count) {
   return feeds;
 }
 
-function oneStep() {
-  return serial(oneStepNow);
+// k steps (1 or run.K) on k new batches: the step records of those trained, up to and including
+// the first whose loss diverged (its update is not kept, and training stops there).
+function steps(k) {
+  return serial(() => stepsNow(k));
 }
 
-async function oneStepNow() {
+function stepFeeds(x, y, k, t) {
   const c = run.config;
-  const { x, y } = makeBatch(c.task, c.batch, run.rng);
-  run.t += 1;
-  const dims = [c.batch, LENGTH];
-  const out = await run.step.run(feedsOf({
+  const dims = k === 1 ? [c.batch, LENGTH] : [k, c.batch, LENGTH];
+  return feedsOf({
     x: new ort.Tensor("int64", x, dims), y: new ort.Tensor("int64", y, dims), lr: scalar(c.lr),
-    step: scalar(run.t), train_pos: scalar(c.positional === "learned" ? 1 : 0), mask: run.mask,
-  }, run.state.length));
-  const loss = out.loss.data[0];
+    step: scalar(t), train_pos: scalar(c.positional === "learned" ? 1 : 0), mask: run.mask,
+  }, run.state.length);
+}
+
+const healthy = (loss) => Number.isFinite(loss) && loss <= DIVERGED;
+
+function keep(out) {
   const P = run.shapes.length;
-  if (Number.isFinite(loss) && loss <= DIVERGED) {
-    run.state = run.state.map((_, i) => out[`new_${["p", "m", "v"][Math.floor(i / P)]}${i % P}`].data);
+  run.state = run.state.map((_, i) => out[`new_${["p", "m", "v"][Math.floor(i / P)]}${i % P}`].data);
+}
+
+async function stepsNow(k) {
+  const c = run.config;
+  const drawn = run.rng.state;
+  if (k > 1) {
+    const batches = Array.from({ length: k }, () => makeBatch(c.task, c.batch, run.rng));
+    const size = c.batch * LENGTH;
+    const x = new BigInt64Array(k * size), y = new BigInt64Array(k * size);
+    batches.forEach((b, i) => { x.set(b.x, i * size); y.set(b.y, i * size); });
+    const out = await run.steps.run(stepFeeds(x, y, k, run.t + 1));
+    const losses = out.loss.data;
+    if (losses.every(healthy)) {
+      const records = Array.from(losses, (loss, i) => ({
+        t: run.t + 1 + i, loss, tokenAcc: out.token_acc.data[i], seqAcc: out.seq_acc.data[i] }));
+      run.t += k;
+      keep(out);
+      return records;
+    }
+    // one of the K diverged: the same batches again, one step at a time, to stop at that step with
+    // the generator where single steps would have left it
+    run.rng.state = drawn;
   }
-  return { t: run.t, loss, tokenAcc: out.token_acc.data[0], seqAcc: out.seq_acc.data[0] };
+  const records = [];
+  for (let i = 0; i < k; i++) {
+    const { x, y } = makeBatch(c.task, c.batch, run.rng);
+    run.t += 1;
+    const out = await run.step.run(stepFeeds(x, y, 1, run.t));
+    const loss = out.loss.data[0];
+    records.push({ t: run.t, loss, tokenAcc: out.token_acc.data[0], seqAcc: out.seq_acc.data[0] });
+    if (!healthy(loss)) break;
+    keep(out);
+  }
+  return records;
 }
 
 async function forward(x, batch) {
@@ -140,20 +182,22 @@ async function train(n, probeIds) {
   let done = 0;
   while (run.playing && trainer === me && (n === null || done < n)) {
     const start = performance.now();
-    const steps = [];
+    const chunk = [];
     while (performance.now() - start < 50 && trainer === me && (n === null || done < n)) {
-      const s = await oneStep();
-      steps.push(s);
-      done += 1;
-      if (!Number.isFinite(s.loss) || s.loss > DIVERGED) {
+      const left = Math.min(HELD_EVERY - (run.t % HELD_EVERY), n === null ? Infinity : n - done);
+      const records = await steps(run.K > 1 && left >= run.K ? run.K : 1);
+      chunk.push(...records);
+      done += records.length;
+      const s = records[records.length - 1];
+      if (!healthy(s.loss)) {
         run.playing = false;
-        self.postMessage({ type: "progress", steps });
+        self.postMessage({ type: "progress", steps: chunk });
         self.postMessage({ type: "diverged", t: s.t, loss: Number.isFinite(s.loss) ? s.loss.toFixed(1) : String(s.loss) });
         return;
       }
       if (run.t % HELD_EVERY === 0) break;
     }
-    self.postMessage({ type: "progress", steps, ms: performance.now() - start });
+    self.postMessage({ type: "progress", steps: chunk, ms: performance.now() - start });
     if (run.t % HELD_EVERY === 0 || !run.playing || (n !== null && done >= n)) {
       self.postMessage(await heldOut());
       if (probeIds) self.postMessage(await probe(probeIds));
@@ -173,6 +217,7 @@ self.onmessage = async (event) => {
     else if (msg.type === "step") await train(msg.n || 1, msg.probe);
     else if (msg.type === "pause") { if (run) run.playing = false; }
     else if (msg.type === "probe") self.postMessage(await probe(msg.ids));
+    else if (msg.type === "unroll") run.K = msg.k > 1 && run.steps ? run.unroll : 1;
     else if (msg.type === "weights") {
       const P = run.shapes.length;
       self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.state.slice(0, P), t: run.t });
