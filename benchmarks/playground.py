@@ -2,22 +2,28 @@
 
 For each model size the page offers (tools/export_playground.py), one training step on a batch of 32
 reverse sequences: in headless Chromium (the built site's chapter 8 page; the Playground's own Web
-Worker, onnxruntime-web WebAssembly, one thread; timed inside the worker over 50 steps after 10 warm-up
-steps, so the figure's messages are not counted), in Python's onnxruntime on the same ONNX file (one
-thread), and in PyTorch eager (``lib.playground.Run.step``, one thread). Also: the time the page takes
+Worker, onnxruntime-web WebAssembly, one thread; timed inside the worker, so the figure's messages are
+not counted; one step per run and K steps per run, interleaved), in Python's onnxruntime on the same
+ONNX files (one thread), and in PyTorch eager (``lib.playground.Run.step``, one thread). Also the
+levers: K (4, 8, 16: the unrolled graphs made here from the step graph and handed to the worker), a
+batch of 128, onnxruntime's graph optimisation level. Also: the time the page takes
 to learn reverse (learned positions, the default size) to 95% of held-out sequences, clicking Play, and
 the bytes the Playground downloads on first use beyond the runtime the other live figures share.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import statistics
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
 
 from benchmarks.common import Column, Section
@@ -29,37 +35,53 @@ LEARN_GOAL = 5.0  # seconds to 95% held-out sequences on reverse
 BYTES_GOAL = 2e6  # beyond the runtime
 
 PAGE_STEPS = """
-const [key, n, warm, batch, unroll] = Array.from(arguments).slice(0, 5);
+// plan: [[k, graph, n, warm], ...]: for each, the worker set to k steps per run (1: single steps;
+// graph, base64: another K-step graph), warm steps, then n steps timed; fresh: a new run first
+const [key, batch, fresh, plan] = Array.from(arguments).slice(0, 4);
 const done = arguments[arguments.length - 1];
 (async () => {
   const root = document.querySelector(".book-live[data-live='playground']");
-  const [layers, heads, width] = key.match(/\\d+/g).map(Number);
-  const set = (k, v) => { const s = root.querySelector(`.book-pg-${k}`); s.value = String(v); };
-  set("layers", layers); set("heads", heads); set("width", width); set("batch", batch);
-  root.querySelector(".book-pg-reset").click();
   const state = root.playground;
-  for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
-  state.worker.postMessage({ type: "unroll", k: unroll });  // 1: single steps only
+  if (fresh) {
+    const [layers, heads, width] = key.match(/\\d+/g).map(Number);
+    const set = (k, v) => { const s = root.querySelector(`.book-pg-${k}`); s.value = String(v); };
+    set("layers", layers); set("heads", heads); set("width", width); set("batch", batch);
+    root.dataset.run = "";
+    root.querySelector(".book-pg-reset").click();
+    for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
+  }
+  const reply = (type) => new Promise((resolve) => {
+    const on = (event) => { if (event.data.type === type) { state.worker.removeEventListener("message", on); resolve(event.data); } };
+    state.worker.addEventListener("message", on);
+  });
   const times = [];
   const listen = (event) => { if (event.data.type === "progress" && event.data.ms) times.push([event.data.ms, event.data.steps.length]); };
   state.worker.addEventListener("message", listen);
-  const go = (k) => new Promise((resolve) => {  // k steps, and the held-out pass that ends them
+  const go = async (k) => {  // k steps, and the held-out pass that ends them
+    if (k === 0) return;
     const t0 = state.t;
-    const paused = (event) => {
-      if (event.data.type === "paused" && event.data.t >= t0 + k) {
-        state.worker.removeEventListener("message", paused);
-        resolve();
-      }
-    };
-    state.worker.addEventListener("message", paused);
+    const paused = new Promise((resolve) => {
+      const on = (event) => {
+        if (event.data.type === "paused" && event.data.t >= t0 + k) { state.worker.removeEventListener("message", on); resolve(); }
+      };
+      state.worker.addEventListener("message", on);
+    });
     state.worker.postMessage({ type: "step", n: k, probe: null });
-  });
-  await go(warm);
-  times.length = 0;
-  await go(n);
+    await paused;
+  };
+  const out = [];
+  for (const [k, graph, n, warm] of plan) {
+    const unrolled = reply("unrolled");
+    const bytes = graph ? Uint8Array.from(atob(graph), (c) => c.charCodeAt(0)).buffer : null;
+    state.worker.postMessage({ type: "unroll", k, bytes });
+    await unrolled;
+    await go(warm);
+    times.length = 0;
+    await go(n);
+    out.push(times.slice());  // [ms, steps] of every chunk the worker reported
+  }
   state.worker.removeEventListener("message", listen);
-  const ms = times.reduce((s, [m]) => s + m, 0), steps = times.reduce((s, [, k]) => s + k, 0);
-  done(ms / steps);
+  done(out);
 })().catch((e) => done("error: " + e.message));
 """
 
@@ -127,6 +149,32 @@ def _native_ms(
     return statistics.median(times)
 
 
+def _page_ms(
+    driver, key: str, n: int, warm: int, batch: int = 32, ks=((1, None),), rounds: int = 1
+) -> list[float]:
+    """Milliseconds per step in the page, for each (k, graph) of ks: one new run, 100 warm-up steps
+    in each mode (WebAssembly's optimising compiler takes over from its baseline one in the
+    background, in the first seconds), then ``rounds`` times, for each mode in turn, warm steps and
+    n steps timed inside the worker, chunk by chunk (about 50 ms of steps each); the median over
+    the steps of their chunk's milliseconds per step (a median: other processes on a shared machine
+    slow some chunks down). k = 1: single steps; graph: the bytes of another K-step graph."""
+
+    def plan(n_, warm_):
+        return [[k, base64.b64encode(g).decode() if g else None, n_, warm_] for k, g in ks]
+
+    per_step = [[] for _ in ks]
+    for i in range(rounds + 1):
+        got = driver.execute_async_script(
+            PAGE_STEPS, key, batch, i == 0, plan(0, 100) if i == 0 else plan(n, warm)
+        )
+        if isinstance(got, str):
+            raise RuntimeError(got)
+        for j, chunks in enumerate(got):
+            for ms, steps in chunks:
+                per_step[j] += [ms / steps] * steps
+    return [statistics.median(t) for t in per_step]
+
+
 def _torch_ms(key: str, n: int, warm: int) -> float:
     from lib import playground as pg
 
@@ -142,12 +190,19 @@ def _torch_ms(key: str, n: int, warm: int) -> float:
 
 
 def run(
-    steps: int = 50, warmup: int = 10, site: Path = SITE, keys: list[str] | None = None
+    steps: int = 50,
+    warmup: int = 10,
+    site: Path = SITE,
+    keys: list[str] | None = None,
+    rounds: int = 3,
+    unrolls: tuple[int, ...] = (4, 8, 16),
 ) -> Section:
     method = (
-        f"One training step (forward, loss, gradients, Adam) on a batch of 32 reverse sequences, in milliseconds: *page*: the "
-        f"mean over {steps} steps after {warmup} warm-up steps, timed inside the Playground's Web Worker (onnxruntime-web "
-        "WebAssembly with SIMD, one thread) on the built chapter 8 page in headless Chromium; *native*: the median of the "
+        f"One training step (forward, loss, gradients, Adam) on a batch of 32 reverse sequences, in milliseconds: *page*: timed "
+        "inside the Playground's Web Worker (onnxruntime-web WebAssembly with SIMD, one thread) on the built chapter 8 page "
+        f"in headless Chromium: one run of each size, 100 warm-up steps in each mode, then {rounds} rounds of {warmup} "
+        f"warm-up and {steps} timed steps in each mode in turn; the median over the timed steps of the milliseconds per "
+        "step of the chunk (about 50 ms of steps) each belongs to; *native*: the median of the "
         "same steps of the same ONNX file in Python's onnxruntime, one thread; *PyTorch*: the median of "
         "`lib.playground.Run.step`, eager, one thread. *learn*: seconds from Play until the page's held-out sequence "
         "accuracy (measured every 25 steps) reaches 95% on reverse with learned positions at the default size. "
@@ -179,6 +234,9 @@ def run(
         section.status = f"skipped: no built site with the Playground at {site} or no Chromium"
         return section
     torch.set_num_threads(1)
+    sys.path.insert(0, str(ROOT / "tools"))
+    import export_playground as onnx_export
+
     manifest = json.loads((folder / "manifest.json").read_text())
     driver, httpd, url, profile = _browser(site)
     try:
@@ -187,12 +245,10 @@ def run(
         for key, entry in manifest["models"].items():
             if keys is not None and key not in keys:
                 continue
-            page1, page = (
-                driver.execute_async_script(PAGE_STEPS, key, steps, warmup, 32, k)
-                for k in (1, entry["unroll"])
+            K = entry["unroll"]
+            page1, page = _page_ms(
+                driver, key, steps, warmup, ks=((1, None), (K, None)), rounds=rounds
             )
-            if isinstance(page1, str) or isinstance(page, str):
-                raise RuntimeError(page1 if isinstance(page1, str) else page)
             native1 = _native_ms(folder / entry["step"], steps, warmup)
             native = _native_ms(folder / entry["steps"], steps, warmup, k=entry["unroll"])
             eager = _torch_ms(key, steps, warmup)
@@ -211,11 +267,21 @@ def run(
                     unroll=entry["unroll"],
                 )
             )
-        # the levers (issue 24): a larger batch per step, and onnxruntime's graph optimisation level
+        # the levers (issue 24): K, a larger batch per step, onnxruntime's graph optimisation level
+        unrolled = {}  # (size, K) -> (page, native) ms per step, bytes
+        for key in [k for k in ("L1-H2-D32", "L2-H4-D64") if keys is None or k in keys]:
+            step = onnx.load(folder / manifest["models"][key]["step"])
+            graphs = {k: onnx_export.unroll(step, k).SerializeToString() for k in unrolls}
+            pages = _page_ms(driver, key, steps, warmup, ks=list(graphs.items()), rounds=rounds)
+            for (k, graph), page in zip(graphs.items(), pages):
+                with tempfile.TemporaryDirectory() as tmp:
+                    (Path(tmp) / f"{key}-steps{k}.onnx").write_bytes(graph)
+                    native = _native_ms(Path(tmp) / f"{key}-steps{k}.onnx", steps, warmup, k=k)
+                unrolled[key, k] = (page, native, len(graph))
         lever, path = {}, folder / manifest["models"]["L1-H2-D32"]["step"]
         for batch in (32, 128):
             lever[batch] = (
-                driver.execute_async_script(PAGE_STEPS, "L1-H2-D32", steps, warmup, batch, 1),
+                _page_ms(driver, "L1-H2-D32", steps, warmup, batch, rounds=rounds)[0],
                 _native_ms(path, steps, warmup, batch),
             )
         levels = {
@@ -270,8 +336,8 @@ def run(
     section.findings.append(
         f"The levers, on the default size (1 layer, 2 heads, width 32). A larger batch: at 128 sequences a step takes "
         f"{p128:.2f} ms in the page and {n128:.2f} ms natively (page / native {p128 / n128:.2f}), against {p32:.2f} and "
-        f"{n32:.2f} ms at 32 ({p32 / n32:.2f}): the page's cost per sequence falls from {1e3 * p32 / 32:.0f} to "
-        f"{1e3 * p128 / 128:.0f} microseconds, since its overhead is per operator call, not per number. onnxruntime's graph "
+        f"{n32:.2f} ms at 32 ({p32 / n32:.2f}): the page's cost per sequence goes from {1e3 * p32 / 32:.0f} to "
+        f"{1e3 * p128 / 128:.0f} microseconds (its fixed cost per operator call shared by 4 times as many sequences). onnxruntime's graph "
         "optimisation level changes little (native, batch 32: "
         + ", ".join(f"{k.split('_', 1)[1].lower()} {v:.2f} ms" for k, v in levels.items())
         + "): the exported step is already a plain graph of small operators."
@@ -279,6 +345,14 @@ def run(
     if rows:
         fast = [r for r in rows if r["page"] < r["torch"]]
         within = [r for r in rows if r["ratio"] <= RATIO_GOAL]
+        section.findings.append(
+            "K, the steps per run, measured (page and native ms per step, the K-step graph's bytes): "
+            + "; ".join(
+                f"{key} K = {k}: {p:.2f} and {n:.2f} ms, {b / 1e3:.0f} kB"
+                for (key, k), (p, n, b) in unrolled.items()
+            )
+            + f". The exported K is {rows[0]['unroll']} (tools/export_playground.py UNROLL)."
+        )
         section.findings.append(
             f"Several steps per run (K = {rows[0]['unroll']}): the page's time per step changes by "
             f"{statistics.median(100 * (r['page'] / r['page1'] - 1) for r in rows):+.0f}% (median over the sizes; from "
