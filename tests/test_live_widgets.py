@@ -4,7 +4,7 @@ A widget whose Output is filled with `with out: display(...)` while its cell run
 executor of Jupyter Book's build and of nbval) echo the Output's state back to the kernel; now and then
 the executor then waits a whole cell timeout before it starts the next cell. Measured: 6 waits of
 exactly the 5 s timeout in 150 such cells; chapter 9 took 157.7 s instead of ~35 s in CI (one wait of
-the build's 120 s). The library fills the Output directly (`Output.append_display_data`) instead."""
+the build's 120 s); jupyter/nbclient#312 (open) reports the same block. The library fills the Output directly (`Output.append_display_data`) instead."""
 
 import base64
 import io

@@ -184,7 +184,7 @@ def _widget_attention(model, tokenizer, text: str, layer: int, head: int, png: b
     # The view opens on the example. Not `with out: display(...)` here: run by a notebook
     # executor (Jupyter Book's build, nbval), that makes the executor echo the widget's outputs
     # back to the kernel, and now and then it then waits a whole cell timeout before the next
-    # cell (tests/test_live_widgets.py measures it).
+    # cell (jupyter/nbclient#312, open; tests/test_live_widgets.py measures it).
     out.append_display_data(Image(png))
     return widgets.VBox([box, widgets.HBox([layer_w, head_w]), out])
 
