@@ -2,7 +2,8 @@
 
 Two paths are timed against no cache: ``lib.gpt.KVCache``, the readable cache the chapter teaches
 (``torch.cat`` of the past keys and values, which copies the whole cache at every step), and the
-fast path ``lib.gpt_fast.greedy_decode`` (``FastKVCache``, the same numbers written into
+fast path ``lib.gpt_fast.greedy_decode`` (``fast_forward``, GPT.forward with its module calls
+unrolled into the functions they call, and ``FastKVCache``, the same numbers written into
 preallocated buffers, under ``torch.inference_mode``). The goal is judged on the fast path.
 
 Without the cache, every new token runs the model over the whole sequence so far: the t-th step costs
@@ -33,7 +34,7 @@ from lib.gpt_fast import FastKVCache
 GOAL_TOKENS, GOAL_SPEEDUP = 256, 6.0
 
 
-PROFILE_NOTES = "With the cache, each new token runs the model on one position: small matrix products (`aten::addmm`, the linear layers) and, per layer, a few dozen other operators, each costing microseconds of dispatch however small its tensors; at this model size that fixed cost is a large part of every step."
+PROFILE_NOTES = "With the cache, each new token runs the model on one position: small matrix products (`aten::addmm`, the linear layers) and, per layer, a few dozen other operators, each costing microseconds of dispatch however small its tensors; at this model size that fixed cost is a large part of every step. The fast path cuts what it can of it: `lib.gpt_fast.fast_forward` calls the functions (`F.linear`, `F.layer_norm`, `F.scaled_dot_product_attention`) instead of the modules that wrap them (each module call adds a few microseconds of Python), skips dropout and the input checks at every step (`greedy_decode` checks its input once), and the cache never grows its buffers."
 # What an operator in the profile's top list stands for in lib/gpt.py's cached path, and what would avoid it.
 OP_NOTES = {
     "aten::cat": "`aten::cat` on the fast path is `lib.decoding` appending each new token to the sequence (the readable `KVCache.update` adds two per layer, copying the whole cache)",
@@ -54,7 +55,7 @@ def run(
     warmup: int = 1,
     min_block_s: float = 0.0,
 ) -> Section:
-    method = f"`lib.decoding.greedy(lib.gpt.step_function(model, use_cache, cache_type), prompt, n)` (what `lib.gpt.greedy_decode` runs), greedy, on one prompt of {prompt_len} random token ids, model in eval mode, configuration vocab_size={vocab_size}, block_size={block_size} (room for the prompt and every new token), n_layer={n_layer}, n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call is timed once per round, without the cache, with the readable `lib.gpt.KVCache` (torch.cat) and on the fast path, `lib.gpt_fast.greedy_decode` (`FastKVCache`, preallocated buffers, under `torch.inference_mode`), side by side; each row compares one of them against no cache. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is the speed-up: the time without the cache over the time with it. *same tokens*: both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at {GOAL_TOKENS} new tokens) is judged on the CPU-time ratio of the fast path."
+    method = f"`lib.decoding.greedy(lib.gpt.step_function(model, use_cache, cache_type), prompt, n)` (what `lib.gpt.greedy_decode` runs), greedy, on one prompt of {prompt_len} random token ids, model in eval mode, configuration vocab_size={vocab_size}, block_size={block_size} (room for the prompt and every new token), n_layer={n_layer}, n_head={n_head}, n_embd={n_embd}, dropout=0, random weights (seed 0). Each call is timed once per round, without the cache, with the readable `lib.gpt.KVCache` (torch.cat) and on the fast path, `lib.gpt_fast.greedy_decode` (`lib.gpt_fast.fast_forward`, GPT.forward with its module calls unrolled and no per-step input checks; `FastKVCache`, buffers preallocated for the whole generation; under `torch.inference_mode`), side by side; each row compares one of them against no cache. {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is the speed-up: the time without the cache over the time with it. *same tokens*: both calls generated exactly the same ids. The goal ({GOAL_SPEEDUP:g}x at {GOAL_TOKENS} new tokens) is judged on the CPU-time ratio of the fast path."
     columns = [
         Column("new_tokens", "new tokens"),
         Column("cache_type", "cache"),

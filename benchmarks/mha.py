@@ -4,7 +4,8 @@ Both modules hold the same weights (torch's in_proj_weight is cat([q_proj, k_pro
 self-attention mha(x, x, x) on the same input x [B, T, D], no mask, timed side by side:
 
 - forward: eval mode under torch.no_grad(). torch then takes its "fast path", the C++ operator
-  torch._native_multi_head_attention; ours runs its Python forward.
+  torch._native_multi_head_attention; ours takes its own, ``lib.attention.fast_self_attention``
+  (Python: one in-projection with the three weights side by side, as torch's).
 - forward+backward: train mode (dropout 0), x requires grad, out.sum().backward(); both run their
   Python forward (torch's fast path does not apply when gradients are needed).
 - need_weights=False: our module calls torch's fused F.scaled_dot_product_attention, as torch's Python
@@ -61,11 +62,11 @@ def make_pair(
 
 
 def simple_forward(mha: MultiHeadAttention, query, key, value):
-    """MultiHeadAttention.forward with need_weights=True on the path a student reads,
-    ``lib.attention._scaled_dot_product_attention`` (the masked softmax into a new tensor), instead
-    of ``attention_heads``, which takes the fast path
-    ``attention_in_place`` when no gradient is needed. Timed in the same rounds, to show what the
-    fast path buys."""
+    """MultiHeadAttention.forward with need_weights=True on the path a student reads: three
+    projections and ``lib.attention._scaled_dot_product_attention`` (the masked softmax into a new
+    tensor), instead of ``lib.attention.fast_self_attention``, which the forward takes on
+    self-attention when no gradient is needed. Timed in the same rounds, to show what the fast
+    path buys."""
     check_mha_inputs(query, key, value, None, mha.d_model, mha.n_heads, mha.q_proj.weight.dtype)
     q = _split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
     k = _split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
@@ -173,7 +174,7 @@ def run(
         "ours_us": 1e6 * summarize(one["ours"].cpu).median,
         "torch_us": 1e6 * summarize(one["torch"].cpu).median,
     }
-    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, simple path*: the same ratio for need_weights=True computed on the path a student reads, `lib.attention._scaled_dot_product_attention` (`simple_forward` in `benchmarks/mha.py`), instead of the fast path `lib.attention.attention_in_place` that `attention_heads` takes when no gradient is needed, timed in the same rounds (with gradients both are the simple path). *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
+    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`, ours its Python fast path `lib.attention.fast_self_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, simple path*: the same ratio for need_weights=True computed on the path a student reads, three projections and `lib.attention._scaled_dot_product_attention` (`simple_forward` in `benchmarks/mha.py`), instead of the fast path `lib.attention.fast_self_attention` that the forward takes on self-attention when no gradient is needed, timed in the same rounds (with gradients both are the simple path). *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
     columns = [
         Column("T", "T"),
         Column("pass", "pass"),
@@ -212,7 +213,7 @@ def run(
     return section
 
 
-PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch."
+PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch. Later, on an Intel Xeon where the fixed cost of a call decided the shortest length, `MultiHeadAttention.forward` got a fast path of its own for self-attention without gradients, `lib.attention.fast_self_attention`, beside the readable forward and tested equal to it: one matrix product for the three input projections, as torch does (the weights side by side, `fused_in_projection`, kept on the module until a parameter changes), q divided and q, k, v copied into the per-head layout in one pass (the readable forward divides q, then the batched products copy q, k and v one by one), each large tensor freed once used, and a self-attention input checked once instead of three times. Short lengths also depend on the C library's allocator: when it gives the heap back to the system at the end of a call, the next call pays for fresh pages; we counted from 0 to about 500 page faults a call at T = 64 for either implementation, changing from one process to the next, which moves a ratio there by several percent between runs."
 
 
 def findings(
@@ -268,6 +269,6 @@ def findings(
         r = shortest[0]
         share = extra / (1e6 * r["ours_cpu_s"])
         out.append(
-            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our forward is Python calling four nn.Linear, _split_heads, the attention kernel and _merge_heads, and checks its inputs. At T = {r['T']} the forward ratio is {r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about {100 * share:.0f}% of the call. With need_weights=True, short lengths also pay for memory traffic outside the T x T tensors: torch's operator writes q, k and v in the per-head layout [B, H, T, Dh] in one fused pass (bias and scaling included), while in ours split_heads returns views that the batched matrix products copy into that layout, after one more pass that scales q."
+            f"Fixed cost: one call of our module costs {fixed['ours_us']:.0f} µs of CPU time on a single token against {fixed['torch_us']:.0f} µs for torch's fast path (one C++ operator); our forward without gradients checks its inputs, then is Python calling one in-projection (`F.linear` with the three weights side by side), the attention kernel and the output projection. At T = {r['T']} the forward ratio is {r['ratio_cpu']:.3f}; this fixed difference of {extra:.0f} µs accounts for about {100 * share:.0f}% of the call. With need_weights=True, both write q, k and v into the per-head layout [B, H, T, Dh] in one pass with q scaled; torch's pass (`aten::_transform_bias_rescale_qkv`) also adds the bias, which ours adds in the matrix product (`aten::addmm`, which first copies the bias into its output), and is a kernel written for it where ours is a general elementwise division."
         )
     return out

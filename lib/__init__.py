@@ -17,7 +17,7 @@ Modules, one concept each:
 - :mod:`lib.rnn_classifier` -- a sentence classifier that starts from word vectors or a language model.
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
-- :mod:`lib.gpt_fast` -- the fast key/value cache (preallocated buffers) beside the readable one.
+- :mod:`lib.gpt_fast` -- the fast path of generation (the preallocated key/value cache, the forward pass with its module calls unrolled) beside the readable one.
 - :mod:`lib.bert` -- BERT: embeddings, encoder layers, pooler, presets.
 - :mod:`lib.bert_heads` -- BERT's pretraining and fine-tuning heads, the pretraining loss.
 - :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.

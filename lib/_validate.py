@@ -228,20 +228,23 @@ def check_mha_inputs(query, key, value, mask, d_model: int, n_heads: int, dtype)
     """MultiHeadAttention's query [B, Tq, D], key and value [B, Tk, D] of the parameters' dtype, and
     mask: None or bool broadcastable to [B, H, Tq, Tk], not 3-D unless its first dim is 1."""
     D, of = d_model, "the module's parameters"
-    check_tensor(query, "query", f"[B, Tq, {D}]", 3, dtype, of, width=D)
-    check_tensor(key, "key", f"[B, Tk, {D}]", 3, dtype, of, width=D)
-    check_tensor(value, "value", f"[B, Tk, {D}]", 3, dtype, of, width=D)
-    for name, x, T in (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk")):
+    inputs = (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk"))
+    if query is key is value:  # self-attention: one tensor, checked once
+        inputs = inputs[:1]
+    for name, x, T in inputs:
+        check_tensor(x, name, f"[B, {T}, {D}]", 3, dtype, of, width=D)
+    for name, x, T in inputs:
         if x.dim() != 3:
             raise ValueError(
                 f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}"
             )
-    if value.shape[1] != key.shape[1]:
-        raise ValueError(
-            f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
-        )
-    check_batch_dims(query.shape, "query", key, "key")
-    check_batch_dims(query.shape, "query", value, "value")
+    if len(inputs) == 3:
+        if value.shape[1] != key.shape[1]:
+            raise ValueError(
+                f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
+            )
+        check_batch_dims(query.shape, "query", key, "key")
+        check_batch_dims(query.shape, "query", value, "value")
     if mask is None:
         return
     check_mask_dtype(mask)

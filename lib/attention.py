@@ -26,6 +26,8 @@ modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them. `
 computes the simple path a reader reads, ``_scaled_dot_product_attention``, except where
 ``fast_path_applies``: then ``fast_attention_heads`` takes one of the two fast paths,
 ``fused_attention`` or ``attention_in_place``, which sit beside it and are tested equal to it.
+Likewise ``MultiHeadAttention.forward`` computes the readable forward, except on self-attention
+without gradients (inference), where ``fast_self_attention`` gives the same numbers faster.
 """
 
 import math
@@ -66,6 +68,8 @@ __all__ = [
     "fast_attention_heads",
     "fused_attention",
     "attention_in_place",
+    "fast_self_attention",
+    "fused_in_projection",
     "split_heads",
     "merge_heads",
     "causal_mask",
@@ -448,8 +452,9 @@ class MultiHeadAttention(nn.Module):
     of ``q_proj.weight`` are (W_h^Q)^T), so one matmul projects for every head and ``_split_heads``
     cuts the result. mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk] (a 3-D mask is
     refused unless its first dim is 1: it would broadcast as [H, Tq, Tk]). need_weights=False
-    takes torch's fused kernel (the same output; weights None). check_inputs=False: no input
-    checks in forward, for the layers of a model that checked its own input once.
+    takes torch's fused kernel (the same output; weights None); self-attention without gradients
+    takes ``fast_self_attention`` (the same numbers). check_inputs=False: no input checks in
+    forward, for the layers of a model that checked its own input once.
 
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight =
     cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise the biases) and our out_proj
@@ -500,6 +505,8 @@ class MultiHeadAttention(nn.Module):
             check_mha_inputs(
                 query, key, value, mask, self.d_model, self.n_heads, self.q_proj.weight.dtype
             )
+        if query is key is value and not torch.is_grad_enabled():  # inference: the same, faster
+            return fast_self_attention(self, query, mask, need_weights)
         H = self.n_heads
         q = _split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
         k = _split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
@@ -507,3 +514,54 @@ class MultiHeadAttention(nn.Module):
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
         return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
+
+
+# --- the fast path of MultiHeadAttention: self-attention without gradients ----------------------
+
+
+def fast_self_attention(
+    mha: MultiHeadAttention, x: Tensor, mask: Tensor | None = None, need_weights: bool = True
+) -> tuple[Tensor, Tensor | None]:
+    """``mha(x, x, x, mask, need_weights)`` when no gradient is recorded, as torch's own layer
+    computes it: the three input projections in one matrix product (``fused_in_projection``), q,
+    k, v cut from its result by views; where ``attention_in_place`` applies, q / sqrt(Dh) and the
+    copy of q, k, v into the per-head layout that the batched products read in one pass (the
+    readable forward divides q, then the products copy each of q, k, v). The same numbers as the
+    readable forward: tests/test_multihead.py.
+    x [B, T, D] -> (output [B, T, D], weights [B, H, T, T] or None)."""
+    weight, bias = fused_in_projection(mha)  # [3D, D], [3D] or None
+    qkv = F.linear(x, weight, bias).unflatten(-1, (3, mha.n_heads, -1))  # [B, T, 3, H, Dh]
+    qkv = qkv.permute(2, 0, 3, 1, 4)  # [3, B, H, T, Dh], a view
+    p = mha.dropout if mha.training else 0.0
+    if not (need_weights and fast_path_applies(qkv[0], qkv[1], mask, p, need_weights)):
+        heads, weights = attention_heads(*qkv.unbind(0), mask, p, need_weights)
+    else:  # attention_in_place, with the scaling in the copy
+        divisor = qkv.new_tensor([math.sqrt(qkv.shape[-1]), 1.0, 1.0]).view(3, 1, 1, 1, 1)
+        qkv = torch.div(qkv, divisor, out=qkv.new_empty(qkv.shape))  # contiguous [3, B, H, T, Dh]
+        scores = qkv[0] @ qkv[1].transpose(-2, -1)  # [B, H, T, T]
+        weights = torch.softmax(scores, dim=-1, out=scores)  # in place
+        heads = weights @ qkv[2]  # [B, H, T, Dh]
+    del qkv  # each large tensor freed once used, as in torch's C++: a smaller heap at the peak
+    out = F.linear(_merge_heads(heads), mha.out_proj.weight, mha.out_proj.bias)  # [B, T, D]
+    return out, weights
+
+
+def fused_in_projection(mha: MultiHeadAttention) -> tuple[Tensor, Tensor | None]:
+    """cat([W^Q, W^K, W^V]) [3D, D] and cat([b^Q, b^K, b^V]) [3D] (None without biases), torch's
+    ``in_proj_weight`` and ``in_proj_bias``: built on first use and kept on the module until one of
+    the six tensors changes: a new tensor (a new Parameter, ``.to()``, ``w.data = ...``) by its
+    identity and memory address, an in-place change (an optimizer step, load_state_dict,
+    ``w.mul_(2)`` under no_grad) by its version counter, which PyTorch increments at each. A write
+    through ``w.data`` (``w.data.mul_(2)``), which PyTorch does not count, is not seen."""
+    projections = (mha.q_proj, mha.k_proj, mha.v_proj)
+    # each Linear's weight and bias, from its dict (nn.Module's attribute lookup costs a microsecond)
+    params = [p for proj in projections for p in proj._parameters.values() if p is not None]
+    key = [(id(p), p.data_ptr(), p._version) for p in params]
+    cached = getattr(mha, "_fused_in_projection", None)  # (params, key, weight, bias)
+    if cached is None or cached[1] != key:
+        weight = torch.cat([proj.weight for proj in projections])  # [3D, D]
+        biases = [proj.bias for proj in projections if proj.bias is not None]
+        bias = torch.cat(biases) if biases else None  # [3D]
+        # params: holding them keeps their ids from being reused by new tensors
+        mha._fused_in_projection = cached = (params, key, weight, bias)
+    return cached[2], cached[3]

@@ -268,6 +268,56 @@ def test_fast_kv_cache_equals_the_simple_one():
         gpt_fast.greedy_decode(model, prompt, 0)
 
 
+def test_fast_forward_equals_the_readable_forward():
+    # lib.gpt_fast.fast_forward (GPT.forward with the module calls unrolled) against GPT.forward with
+    # the same kind of cache: the same logits, over a prompt (causal mask), one-token steps and a
+    # chunk of several tokens after the cache (causal mask with a past), at batch 2
+    model = small_model(block_size=150)
+    x = ids(2, 150)
+    readable, fast = FastKVCache(), FastKVCache(capacity=150)
+    start = 0
+    for n in [5, 1, 1, 7, 1, 60]:
+        want = model(x[:, start : start + n], kv_cache=readable).logits
+        with torch.inference_mode():
+            got = gpt_fast.fast_forward(model, x[:, start : start + n], fast)
+        # the same operations on the same numbers: equal up to float32 ulps of logits of order 10
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
+        start += n
+        assert fast.length == readable.length == start
+    assert fast._k[0].shape[2] == 150  # room made once: the buffers never grew
+    for layer in range(2):
+        torch.testing.assert_close(fast.keys[layer], readable.keys[layer], rtol=0, atol=1e-6)
+        torch.testing.assert_close(fast.values[layer], readable.values[layer], rtol=0, atol=1e-6)
+
+
+def test_fast_step_function_decodes_as_the_readable_step():
+    model = small_model(block_size=150)
+    prompt = ids(3, 4, seed=2)
+    # sampling and beam search (which reorders the cache) through the fast step: the same tokens
+    for kwargs in (dict(temperature=0), dict(temperature=1.0, top_p=0.9)):
+        runs = [
+            decoding.sample(step, prompt, 100, generator=torch.Generator().manual_seed(5), **kwargs)
+            for step in (step_function(model), gpt_fast.fast_step_function(model))
+        ]
+        assert torch.equal(runs[0].tokens, runs[1].tokens)
+        torch.testing.assert_close(runs[0].log_prob, runs[1].log_prob, rtol=0, atol=1e-4)
+    beams = [
+        decoding.beam_search(step, prompt[:1], 70, beam_width=3)
+        for step in (step_function(model), gpt_fast.fast_step_function(model, capacity=74))
+    ]
+    assert torch.equal(beams[0].tokens, beams[1].tokens)
+    # in training mode with dropout the fast forward (which has no dropout) is not used: the same
+    # random draws give the same logits as the readable step
+    model = small_model(dropout=0.3).train()
+    logits = []
+    for step in (step_function(model, cache_type=FastKVCache), gpt_fast.fast_step_function(model)):
+        torch.manual_seed(0)
+        logits.append(step(prompt, None)[0])
+    torch.testing.assert_close(logits[1], logits[0], rtol=0, atol=0)
+    with torch.no_grad():
+        assert (model(prompt).logits[:, -1] - logits[0]).abs().max() > 1e-3  # dropout did act
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -553,3 +553,103 @@ def test_layers_inside_a_model_do_not_check_again():
     unchecked = MultiHeadAttention(D, H, check_inputs=False)
     with pytest.raises(RuntimeError):  # torch's own error, deep inside: what the checks prevent
         unchecked(randn(2, 5, D), randn(2, 5, D + 1), randn(2, 5, D + 1))
+
+
+# --- the fast path of MultiHeadAttention (self-attention without gradients) equals the readable one ---
+
+
+def readable_forward(mha, x, mask=None, need_weights=True):
+    """mha(x, x, x, ...) on the readable forward: with gradients on, fast_self_attention is not taken
+    (and need_weights=True takes the simple path of attention_heads)."""
+    with torch.enable_grad():
+        out, weights = mha(x, x, x, mask, need_weights)
+    return out.detach(), None if weights is None else weights.detach()
+
+
+def assert_fast_equals_readable(mha, x, mask=None, need_weights=True):
+    want, want_w = readable_forward(mha, x, mask, need_weights)
+    with torch.no_grad():
+        got, got_w = mha(x, x, x, mask, need_weights)
+    # the same products in the same order (one fused in-projection computes each output from the same
+    # row and column): float32 ulps at most, for outputs of order 1
+    assert (got - want).abs().max() < 1e-6
+    assert (got_w is None) == (want_w is None)
+    if want_w is not None:
+        assert (got_w - want_w).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding", "fully masked row", "both"])
+def test_fast_self_attention_equals_the_readable_forward(need_weights, mask_kind, monkeypatch):
+    import lib.attention
+
+    taken = []
+    fast = lib.attention.fast_self_attention
+    monkeypatch.setattr(
+        lib.attention, "fast_self_attention", lambda *a: taken.append(1) or fast(*a)
+    )
+    mha, x = make_mha(), randn(3, 6, D, seed=1)
+    mask = {
+        "none": None,
+        "causal": causal_mask(6),
+        "padding": padding_mask([6, 3, 1], 6),
+        "fully masked row": padding_mask([6, 0, 2], 6),
+        "both": causal_mask(6) & padding_mask([6, 3, 1], 6),
+    }[mask_kind]
+    assert_fast_equals_readable(mha, x, mask, need_weights)
+    assert taken == [1]  # the readable forward did not take it, the no_grad call did
+    with torch.no_grad():  # cross-attention (query is not key) keeps the readable forward
+        mha(x, x.clone(), x.clone(), mask, need_weights)
+    with torch.inference_mode():
+        mha(x, x, x, mask, need_weights)
+    assert taken == [1, 1]
+
+
+def test_fast_self_attention_sees_every_change_of_the_parameters():
+    from lib.attention import fused_in_projection
+
+    mha, x = make_mha(), randn(2, 5, D, seed=1)
+    assert_fast_equals_readable(mha, x)
+    weight, bias = fused_in_projection(mha)
+    assert weight is fused_in_projection(mha)[0]  # cached while nothing changes
+    assert torch.equal(weight, torch.cat([mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight]))
+    assert torch.equal(bias, torch.cat([mha.q_proj.bias, mha.k_proj.bias, mha.v_proj.bias]))
+    # an optimizer step changes the parameters in place
+    optimizer = torch.optim.AdamW(mha.parameters(), lr=0.1)
+    with torch.enable_grad():
+        mha(x, x, x)[0].square().sum().backward()
+    optimizer.step()
+    assert_fast_equals_readable(mha, x)
+    # load_state_dict copies into the parameters
+    mha.load_state_dict(make_mha(seed=7).state_dict())
+    assert_fast_equals_readable(mha, x)
+    # an in-place change without autograd, of a bias only
+    with torch.no_grad():
+        mha.v_proj.bias.add_(1.0)
+    assert_fast_equals_readable(mha, x)
+    # a parameter replaced by a new one, and by new data
+    mha.k_proj.weight = nn.Parameter(randn(D, D, seed=8) / 4)
+    assert_fast_equals_readable(mha, x)
+    mha.q_proj.weight.data = randn(D, D, seed=9) / 4
+    assert_fast_equals_readable(mha, x)
+    # another dtype: .to() gives new tensors
+    mha.double()
+    assert_fast_equals_readable(mha, x.double())
+    assert fused_in_projection(mha)[0] is fused_in_projection(mha)[0]  # kept again
+
+
+def test_fast_self_attention_without_biases_and_with_dropout():
+    mha, x = make_mha(bias=False), randn(2, 5, D, seed=1)
+    assert_fast_equals_readable(mha, x)
+    assert_fast_equals_readable(mha, x, causal_mask(5), need_weights=False)
+    # dropout in training mode under no_grad: the same random draws on both paths
+    mha = MultiHeadAttention(D, H, dropout=0.5).train()
+    for need_weights in (True, False):
+        torch.manual_seed(3)
+        want, want_w = readable_forward(mha, x, need_weights=need_weights)
+        torch.manual_seed(3)
+        with torch.no_grad():
+            got, got_w = mha(x, x, x, need_weights=need_weights)
+        assert (got - want).abs().max() < 1e-6
+        if need_weights:
+            assert (got_w - want_w).abs().max() < 1e-6

@@ -160,7 +160,7 @@ def _heatmap_png(tokens, weights, title: str) -> bytes:
     return png
 
 
-def _widget_attention(model, tokenizer, text: str, layer: int, head: int):
+def _widget_attention(model, tokenizer, text: str, layer: int, head: int, png: bytes):
     import ipywidgets as widgets
     from IPython.display import Image, display
 
@@ -181,7 +181,12 @@ def _widget_attention(model, tokenizer, text: str, layer: int, head: int):
 
     for w in (box, layer_w, head_w):
         w.observe(redraw, names="value")
-    return widgets.VBox([box, widgets.HBox([layer_w, head_w]), out]), redraw
+    # The view opens on the example. Not `with out: display(...)` here: run by a notebook
+    # executor (Jupyter Book's build, nbval), that makes the executor echo the widget's outputs
+    # back to the kernel, and now and then it then waits a whole cell timeout before the next
+    # cell (jupyter/nbclient#312, open; tests/test_live_widgets.py measures it).
+    out.append_display_data(Image(png))
+    return widgets.VBox([box, widgets.HBox([layer_w, head_w]), out])
 
 
 def minilm_attention(
@@ -212,8 +217,7 @@ def minilm_attention(
     alt = f"Attention of MiniLM's layer {layer}, head {head} on the sentence '{text}': a heatmap with one row per token (query) and one column per token (key)."
     view = None
     if widget:
-        view, redraw = _widget_attention(model, tokenizer, text, layer, head)
-        redraw()  # the kernel's view opens on the example too
+        view = _widget_attention(model, tokenizer, text, layer, head, png)
     return LiveFigure("minilm-attention", example, png=png, alt=alt, widget=view, caption=caption)
 
 

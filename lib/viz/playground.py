@@ -191,8 +191,8 @@ def _widget(config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: 
             display(Image(png))
 
     button.on_click(train)
-    with out:
-        display(Image(png))  # the run above, until the reader trains another
+    # the run above, until the reader trains another (not `with out:`: see lib/viz/live.py)
+    out.append_display_data(Image(png))
     return widgets.VBox(
         [
             widgets.HBox(list(choose.values())[:5]),
