@@ -5,9 +5,9 @@
 // times: K batches in, K losses and the state after them out) does K steps, so a run's overhead
 // (copying every weight and Adam's state in and out of WebAssembly) is paid once per K steps. The
 // batches and initial weights come from tasks.js, equal to lib.playground's. Messages in: init,
-// play, pause, step, probe, weights, unroll (k = 1: single steps only, as before the K-step graph;
-// benchmarks/playground.py compares the two).
-// Messages out: ready, progress, heldout, probe, diverged, weights, error.
+// play, pause, step, probe, weights, unroll (for benchmarks/playground.py: k = 1, single steps only,
+// as before the K-step graph; with bytes, another K-step graph, to compare values of K).
+// Messages out: ready, progress, heldout, probe, diverged, weights, unrolled, error.
 import * as ort from "onnxruntime-web/wasm";
 import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
 
@@ -48,10 +48,12 @@ function serial(fn) {
 
 const scalar = (v) => new ort.Tensor("float32", new Float32Array([v]), []);
 
+const session = (bytes) => ort.InferenceSession.create(new Uint8Array(bytes),
+  { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+
 async function init(msg) {
-  const opts = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
   const [step, probe, steps] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes]
-    .map((b) => b ? ort.InferenceSession.create(new Uint8Array(b), opts) : null));
+    .map((b) => b ? session(b) : null));
   const c = msg.config;
   const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
     : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal", none: "zeros" }[c.positional] });
@@ -217,7 +219,11 @@ self.onmessage = async (event) => {
     else if (msg.type === "step") await train(msg.n || 1, msg.probe);
     else if (msg.type === "pause") { if (run) run.playing = false; }
     else if (msg.type === "probe") self.postMessage(await probe(msg.ids));
-    else if (msg.type === "unroll") run.K = msg.k > 1 && run.steps ? run.unroll : 1;
+    else if (msg.type === "unroll") { // benchmarks/playground.py: k = 1, single steps; bytes: another K-step graph
+      if (msg.bytes) [run.steps, run.unroll] = [await session(msg.bytes), msg.k];
+      run.K = msg.k > 1 && run.steps ? run.unroll : 1;
+      self.postMessage({ type: "unrolled", k: run.K });
+    }
     else if (msg.type === "weights") {
       const P = run.shapes.length;
       self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.state.slice(0, P), t: run.t });
