@@ -124,7 +124,7 @@ def _native_ms(
     layers, heads, width = (int(s[1:]) for s in key.split("-"))
     run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
     names = [i.name for i in session.get_inputs()]
-    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    state = [p.numpy().copy() for p in (*run.params, run.m, run.v)]
     rng = pg.Mulberry32(0)
     times = []
     for i in range(warm + n):

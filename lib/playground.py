@@ -58,6 +58,7 @@ __all__ = [
     "PlaygroundModel",
     "StepOutput",
     "AdamState",
+    "flat_size",
     "init_weights",
     "token_loss",
     "train_step",
@@ -289,29 +290,39 @@ def token_loss(logits: Tensor, targets: Tensor) -> Tensor:
 
 class AdamState(NamedTuple):
     step: int
-    m: tuple[Tensor, ...]  # first moments, one per parameter
-    v: tuple[Tensor, ...]  # second moments
+    m: Tensor  # [P] first moments of every parameter, as one flat vector (train_step)
+    v: Tensor  # [P] second moments
 
 
 class StepOutput(NamedTuple):
     loss: Tensor  # [] before the update
     token_accuracy: Tensor  # [] share of positions right, before the update
     sequence_accuracy: Tensor  # [] share of sequences entirely right
-    params: tuple[Tensor, ...]
-    m: tuple[Tensor, ...]
-    v: tuple[Tensor, ...]
+    params: tuple[Tensor, ...]  # the new parameters, each in its shape
+    m: Tensor  # [P] the new first moments
+    v: Tensor  # [P] the new second moments
 
 
 BETAS, EPS = (0.9, 0.999), 1e-6
 
 
+def flat_size(model: PlaygroundModel) -> int:
+    """P, the number of weights: the length of Adam's flat m and v."""
+    return sum(p.numel() for p in model.parameters())
+
+
 def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, mask) -> StepOutput:
     """One step of Adam on one batch, as a pure function of tensors (what the page runs).
 
-    params, m, v: tuples in ``model.named_parameters()`` order; step: the step number t >= 1 (a
-    float tensor); lr: the learning rate; train_pos: 1.0 to train the position table, 0.0 to keep
-    it (sinusoidal or none); mask: ``model.mask()``. Returns the loss and accuracies before the
-    update, and the new state."""
+    params: a tuple in ``model.named_parameters()`` order, each in its shape; m, v [P]: Adam's
+    first and second moments of every weight, one flat vector each (the parameters' ``reshape(-1)``
+    one after the other, in the same order); step: the step number t >= 1 (a float tensor); lr:
+    the learning rate; train_pos: 1.0 to train the position table, 0.0 to keep it (sinusoidal or
+    none); mask: ``model.mask()``. Returns the loss and accuracies before the update, and the new
+    state. m and v are flat because Adam treats every weight alike: one vector each makes its
+    update a dozen operators in the exported graph instead of a dozen per parameter (the page pays
+    a fixed cost per operator; benchmarks/playground.py), with the same arithmetic element by
+    element."""
     names = [n for n, _ in model.named_parameters()]
     logits = torch.func.functional_call(
         model, dict(zip(names, params)), (x, mask)
@@ -320,25 +331,20 @@ def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, 
     grads = torch.autograd.grad(loss, params)
     right = logits.argmax(-1) == y  # [B, L]
     b1, b2 = BETAS
-    # Adam on every parameter at once, as one vector: element by element the same arithmetic as one
-    # update per parameter, and in the exported graph a dozen operators instead of a dozen per
-    # parameter (the page pays a fixed cost per operator; benchmarks/playground.py)
-    flat = lambda ts: torch.cat([t.detach().reshape(-1) for t in ts])  # noqa: E731
-    g = flat(g * train_pos if name == "pos" else g for name, g in zip(names, grads))
-    m_i = b1 * flat(m) + (1 - b1) * g  # Adam, alg. 1
-    v_i = b2 * flat(v) + (1 - b2) * g * g
-    m_hat = m_i / (1 - b1**step)
-    v_hat = v_i / (1 - b2**step)
-    p_i = flat(params) - lr * m_hat / (v_hat.sqrt() + EPS)
-    sizes = [p.numel() for p in params]
-    back = lambda t: tuple(u.view(p.shape) for u, p in zip(t.split(sizes), params))  # noqa: E731
+    g = torch.cat(
+        [
+            (g * train_pos if name == "pos" else g).detach().reshape(-1)
+            for name, g in zip(names, grads)
+        ]
+    )  # [P]
+    m = b1 * m + (1 - b1) * g  # Adam, alg. 1
+    v = b2 * v + (1 - b2) * g * g
+    m_hat = m / (1 - b1**step)
+    v_hat = v / (1 - b2**step)
+    update = (lr * m_hat / (v_hat.sqrt() + EPS)).split([p.numel() for p in params])
+    new_params = tuple(p.detach() - u.view(p.shape) for p, u in zip(params, update))
     return StepOutput(
-        loss.detach(),
-        right.float().mean(),
-        right.all(-1).float().mean(),
-        back(p_i),
-        back(m_i),
-        back(v_i),
+        loss.detach(), right.float().mean(), right.all(-1).float().mean(), new_params, m, v
     )
 
 
@@ -381,8 +387,8 @@ class Run:
         self.config = config
         self.model = PlaygroundModel(config)
         self.params = tuple(p.detach().clone() for p in self.model.parameters())
-        self.m = tuple(torch.zeros_like(p) for p in self.params)
-        self.v = tuple(torch.zeros_like(p) for p in self.params)
+        self.m = torch.zeros(flat_size(self.model))  # [P] Adam's moments, flat (train_step)
+        self.v = torch.zeros(flat_size(self.model))
         self.t = 0
         self.rng = Mulberry32(config.seed)
         self.held_x, self.held_y = make_batch(

@@ -199,6 +199,55 @@ def test_a_causal_mask_counts_without_positions():
     assert 0.15 < tokens < 0.35  # the start's 0 and a guess among 7 places: 1/8 + 1/8
 
 
+# --- Adam as one flat vector ---------------------------------------------------------------------
+
+
+def adam_per_parameter(model, params, m, v, t, x, y, lr, train_pos):
+    """Adam (Kingma and Ba 2015, alg. 1) one parameter at a time, m and v one tensor per parameter:
+    the textbook form that train_step's flat m and v must equal."""
+    names = [n for n, _ in model.named_parameters()]
+    logits = torch.func.functional_call(model, dict(zip(names, params)), (x, model.mask())).logits
+    grads = torch.autograd.grad(pg.token_loss(logits, y), params)
+    (b1, b2), new = pg.BETAS, ([], [], [])
+    for name, p, g, m_i, v_i in zip(names, params, grads, m, v):
+        g = g * train_pos if name == "pos" else g
+        m_i = b1 * m_i + (1 - b1) * g
+        v_i = b2 * v_i + (1 - b2) * g * g
+        m_hat, v_hat = m_i / (1 - b1**t), v_i / (1 - b2**t)
+        for out, value in zip(new, (p.detach() - lr * m_hat / (v_hat.sqrt() + pg.EPS), m_i, v_i)):
+            out.append(value.detach())
+    return new
+
+
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal"])
+def test_flat_adam_equals_adam_per_parameter_bit_for_bit(positional):
+    # 30 steps of Run (m and v flat) and of the per-parameter form on the same batches: every
+    # parameter, m and v bitwise equal (the same arithmetic element by element); "sinusoidal"
+    # keeps the position table (train_pos = 0)
+    torch.set_num_threads(1)
+    config = pg.PlaygroundConfig(task="sort", positional=positional, d_model=16, seed=3)
+    run = pg.Run(config)
+    model = pg.PlaygroundModel(config)
+    params = [p.detach().clone() for p in model.parameters()]
+    m, v = [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
+    assert run.m.shape == run.v.shape == (pg.flat_size(model),)
+    rng = pg.Mulberry32(config.seed)
+    train_pos = torch.tensor(1.0 if positional == "learned" else 0.0)
+    for t in range(1, 31):
+        x, y = pg.make_batch(config.task, config.batch_size, rng)
+        run.step()
+        params = [p.requires_grad_(True) for p in params]
+        params, m, v = adam_per_parameter(
+            model, params, m, v, torch.tensor(float(t)), x, y, torch.tensor(config.lr), train_pos
+        )
+        assert all(torch.equal(a, b) for a, b in zip(run.params, params)), t
+        assert torch.equal(run.m, torch.cat([u.reshape(-1) for u in m])), t
+        assert torch.equal(run.v, torch.cat([u.reshape(-1) for u in v])), t
+    assert run.history[-1][0] < run.history[0][0] - 0.3  # it trained: the updates compared are real
+    pos = [n for n, _ in model.named_parameters()].index("pos")
+    assert torch.equal(run.params[pos], model.pos) == (positional != "learned")
+
+
 # --- the exported graphs ------------------------------------------------------------------------
 
 
@@ -221,8 +270,8 @@ def test_one_step_equals_pytorch_from_any_state(exported):
     model = ex.model_for(1, 2, 16)
     g = torch.Generator().manual_seed(1)
     params = [p.detach().clone() for p in model.parameters()]
-    m = [torch.randn(p.shape, generator=g) * 0.01 for p in params]
-    v = [torch.rand(p.shape, generator=g) * 1e-4 for p in params]
+    m = torch.randn(pg.flat_size(model), generator=g) * 0.01
+    v = torch.rand(pg.flat_size(model), generator=g) * 1e-4
     x, y = pg.make_batch("sort", 48, pg.Mulberry32(3))  # another batch size than the export's
     args = (
         x,
@@ -232,15 +281,15 @@ def test_one_step_equals_pytorch_from_any_state(exported):
         torch.tensor(1.0),
         model.mask(),
         *params,
-        *m,
-        *v,
+        m,
+        v,
     )
     ref = ex.step_function(model)(*args)
     sess = session(folder / entry["step"])
     got = sess.run(
         None, dict(zip([i.name for i in sess.get_inputs()], [a.detach().numpy() for a in args]))
     )
-    assert len(got) == len(ref) == 3 + 3 * len(params)
+    assert len(got) == len(ref) == 3 + len(params) + 2  # loss, accuracies, parameters, m, v
     assert abs(got[0] - ref[0].item()) < STEP_TOL
     assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
 
@@ -251,7 +300,7 @@ def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
     run = pg.Run(config)
     sess = session(folder / entry["step"])
     names = [i.name for i in sess.get_inputs()]
-    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    state = [p.numpy().copy() for p in (*run.params, run.m, run.v)]
     rng = pg.Mulberry32(config.seed)
     for t in range(1, 21):
         x, y = pg.make_batch(config.task, config.batch_size, rng)
@@ -301,19 +350,19 @@ def test_k_steps_in_one_run_equal_k_steps_of_pytorch_from_any_state(exported):
     model = ex.model_for(1, 2, 16)
     g = torch.Generator().manual_seed(2)
     params = [p.detach().clone() for p in model.parameters()]
-    m = [torch.randn(p.shape, generator=g) * 0.01 for p in params]
-    v = [torch.rand(p.shape, generator=g) * 1e-4 for p in params]
+    m = torch.randn(pg.flat_size(model), generator=g) * 0.01
+    v = torch.rand(pg.flat_size(model), generator=g) * 1e-4
     rng = pg.Mulberry32(4)
     batches = [pg.make_batch("sort", 24, rng) for _ in range(K)]
     scalars = [torch.tensor(3e-3), torch.tensor(5.0), torch.tensor(1.0)]
     sess = session(folder / entry["steps"])
     names = [i.name for i in sess.get_inputs()]
     x, y = torch.stack([b[0] for b in batches]), torch.stack([b[1] for b in batches])
-    feeds = [x, y, *scalars, model.mask(), *params, *m, *v]
+    feeds = [x, y, *scalars, model.mask(), *params, m, v]
     got = sess.run(None, dict(zip(names, [a.detach().numpy() for a in feeds])))
     P = len(params)
-    assert got[0].shape == got[1].shape == got[2].shape == (K,) and len(got) == 3 + 3 * P
-    state = params + m + v
+    assert got[0].shape == got[1].shape == got[2].shape == (K,) and len(got) == 3 + P + 2
+    state = [*params, m, v]
     step = ex.step_function(model)
     for k, (xk, yk) in enumerate(batches):
         ref = step(xk, yk, scalars[0], scalars[1] + k, scalars[2], model.mask(), *state)
@@ -333,7 +382,7 @@ def test_runs_of_k_steps_train_as_pytorch_does(exported):
     run = pg.Run(config)
     sess = session(folder / entry["steps"])
     names = [i.name for i in sess.get_inputs()]
-    state = [p.numpy().copy() for p in run.params + run.m + run.v]
+    state = [p.numpy().copy() for p in (*run.params, run.m, run.v)]
     rng = pg.Mulberry32(config.seed)
     for first in range(1, 3 * K + 1, K):
         batches = [pg.make_batch(config.task, config.batch_size, rng) for _ in range(K)]
@@ -345,6 +394,25 @@ def test_runs_of_k_steps_train_as_pytorch_does(exported):
             run.step()
             assert abs(got[0][k] - run.history[-1][0]) < LOSS_TOL, first + k
     assert run.history[-1][0] < run.history[0][0] - 0.5  # it learned: the losses compared move
+
+
+def test_the_step_graph_takes_adam_flat(exported):
+    # m and v one input [P] each (a Reshape of a graph input copies it in onnxruntime, and the page
+    # pays per operator): no Reshape in the step graph reads an input
+    import onnx
+
+    folder, entry = exported
+    model = ex.model_for(1, 2, 16)
+    P, N = pg.flat_size(model), len(entry["params"])
+    for graph in ("step", "steps"):
+        g = onnx.load(folder / entry[graph]).graph
+        dims = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in g.input}
+        assert list(dims)[6:] == [*(f"p{i}" for i in range(N)), "m", "v"], graph
+        assert dims["m"] == dims["v"] == [P] and [o.name for o in g.output][-2:] == [
+            "new_m",
+            "new_v",
+        ]
+        assert not [n.name for n in g.node if n.op_type == "Reshape" and n.input[0] in dims], graph
 
 
 def test_unroll_checks_its_input(exported):

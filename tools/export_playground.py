@@ -4,8 +4,9 @@ For each model size the page offers (layers x heads x width, ``CONFIGS``) two ON
 
 - ``step``: one training step, ``lib.playground.train_step``, as an ordinary inference graph
   (onnxruntime-web has no training API): inputs x, y [B, L] (int64, B free), lr, step, train_pos
-  (0-d float32), mask bool [L, L], then every parameter, Adam's m and v (in named_parameters
-  order); outputs loss, token_acc, seq_acc (0-d), then the new parameters, m and v. The function is
+  (0-d float32), mask bool [L, L], then every parameter p0 .. pN-1 (in named_parameters order, each
+  in its shape), Adam's m and v (one flat vector [P] each, ``train_step``); outputs loss, token_acc,
+  seq_acc (0-d), then the new parameters new_p0 .. new_pN-1, new_m and new_v. The function is
   traced with torch.fx's make_fx (forward, loss, torch.autograd.grad and Adam's update become one
   graph of aten operations), then exported by torch.onnx's dynamo exporter (onnxscript).
 - ``steps``: ``UNROLL`` (K) training steps in one graph, so the page pays a ``session.run``'s
@@ -74,17 +75,15 @@ def model_for(n_layers: int, n_heads: int, d_model: int) -> pg.PlaygroundModel:
 
 
 def step_function(model: pg.PlaygroundModel):
-    """The flat step the graph computes: (x, y, lr, step, train_pos, mask, *params, *m, *v) ->
-    (loss, token_acc, seq_acc, *params, *m, *v)."""
-    P = len(list(model.parameters()))
+    """The step the graph computes: (x, y, lr, step, train_pos, mask, *params, m, v) ->
+    (loss, token_acc, seq_acc, *params, m, v), m and v flat [P]."""
 
     def step(x, y, lr, t, train_pos, mask, *state):
+        *params, m, v = state
         with torch.enable_grad():
-            params = tuple(p.requires_grad_(True) for p in state[:P])
-            out = pg.train_step(
-                model, params, state[P : 2 * P], state[2 * P :], t, x, y, lr, train_pos, mask
-            )
-        return (out.loss, out.token_accuracy, out.sequence_accuracy, *out.params, *out.m, *out.v)
+            params = tuple(p.requires_grad_(True) for p in params)
+            out = pg.train_step(model, params, m, v, t, x, y, lr, train_pos, mask)
+        return (out.loss, out.token_accuracy, out.sequence_accuracy, *out.params, out.m, out.v)
 
     return step
 
@@ -104,17 +103,17 @@ def probe_function(model: pg.PlaygroundModel):
 def example_inputs(model: pg.PlaygroundModel, batch: int = 4):
     x, y = pg.make_batch("reverse", batch, pg.Mulberry32(0))
     params = [p.detach().clone() for p in model.parameters()]
-    zeros = lambda: [torch.zeros_like(p) for p in params]  # noqa: E731  (m and v must be distinct tensors)
+    P = pg.flat_size(model)
     scalars = [torch.tensor(3e-3), torch.tensor(1.0), torch.tensor(1.0)]
-    return (x, y, *scalars, model.mask(), *params, *zeros(), *zeros())
+    return (x, y, *scalars, model.mask(), *params, torch.zeros(P), torch.zeros(P))
 
 
 def io_names(model: pg.PlaygroundModel):
-    P = len(list(model.parameters()))
-    state = [f"{kind}{i}" for kind in ("p", "m", "v") for i in range(P)]
+    params = [f"p{i}" for i in range(len(list(model.parameters())))]
+    state = [*params, "m", "v"]
     step_in = ["x", "y", "lr", "step", "train_pos", "mask", *state]
     step_out = ["loss", "token_acc", "seq_acc", *[f"new_{s}" for s in state]]
-    probe_in = ["x", "mask", *[f"p{i}" for i in range(P)]]
+    probe_in = ["x", "mask", *params]
     return step_in, step_out, probe_in, ["logits", "attentions"]
 
 
@@ -287,7 +286,7 @@ def export_all(out: Path, configs=CONFIGS, log=print, unroll_k: int = UNROLL) ->
             f"playground {name}: {models[name]['bytes'] / 1e3:.0f} kB in {time.perf_counter() - start:.0f} s"
         )
     manifest = {
-        "format": 1,
+        "format": 2,  # 2: Adam's m and v one flat input each (1: one per parameter)
         "opset": OPSET,
         "length": pg.LENGTH,
         "vocab": pg.VOCAB,

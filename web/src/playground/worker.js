@@ -18,7 +18,10 @@ ort.env.logLevel = "error";
 
 const HELD_EVERY = 25; // held-out accuracy and the probe's attention every 25 steps
 const DIVERGED = 3 * Math.log(16); // lib.playground.DIVERGED: three times the loss of a uniform guess
-let run = null; // {config, step, steps, K, probe, state: Float32Array[], names, shapes, t, rng, held, playing}
+// run: {config, step, steps, K, probe, params, m, v, names, shapes, t, rng, held, playing}; params: one
+// Float32Array per parameter; m, v: Adam's moments of every weight, one flat Float32Array each
+// (lib.playground.train_step: the graph pays per operator, so Adam works on one vector)
+let run = null;
 
 function sinusoidal(rows, cols) {
   const out = new Float32Array(rows * cols); // lib.positional.sinusoidal_encoding
@@ -58,23 +61,25 @@ async function init(msg) {
   const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
     : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal", none: "zeros" }[c.positional] });
   const params = initWeights(plan, c.seed, sinusoidal);
-  const zeros = () => params.map((w) => new Float32Array(w.length));
+  const size = params.reduce((s, w) => s + w.length, 0);
   run = {
     config: c, step, steps, unroll: msg.entry.unroll, K: steps ? msg.entry.unroll : 1, probe,
     names: plan.map((p) => p.name), shapes: plan.map((p) => p.shape),
-    state: [...params, ...zeros(), ...zeros()], t: 0, rng: new Mulberry32(c.seed),
+    params, m: new Float32Array(size), v: new Float32Array(size), t: 0, rng: new Mulberry32(c.seed),
     held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
     mask: mask(c.causal), playing: false,
   };
-  return { type: "ready", parameters: params.reduce((s, w) => s + w.length, 0) };
+  return { type: "ready", parameters: size };
 }
 
-function feedsOf(extra, count) {
+// The graph's inputs: extra, the parameters p0 .. pN-1 and, for a training step, m and v.
+function feedsOf(extra, adam) {
   const feeds = { ...extra };
-  run.state.slice(0, count).forEach((w, i) => {
-    const kind = ["p", "m", "v"][Math.floor(i / run.shapes.length)];
-    feeds[`${kind}${i % run.shapes.length}`] = new ort.Tensor("float32", w, run.shapes[i % run.shapes.length]);
-  });
+  run.params.forEach((w, i) => { feeds[`p${i}`] = new ort.Tensor("float32", w, run.shapes[i]); });
+  if (adam) {
+    feeds.m = new ort.Tensor("float32", run.m, [run.m.length]);
+    feeds.v = new ort.Tensor("float32", run.v, [run.v.length]);
+  }
   return feeds;
 }
 
@@ -90,14 +95,15 @@ function stepFeeds(x, y, k, t) {
   return feedsOf({
     x: new ort.Tensor("int64", x, dims), y: new ort.Tensor("int64", y, dims), lr: scalar(c.lr),
     step: scalar(t), train_pos: scalar(c.positional === "learned" ? 1 : 0), mask: run.mask,
-  }, run.state.length);
+  }, true);
 }
 
 const healthy = (loss) => Number.isFinite(loss) && loss <= DIVERGED;
 
 function keep(out) {
-  const P = run.shapes.length;
-  run.state = run.state.map((_, i) => out[`new_${["p", "m", "v"][Math.floor(i / P)]}${i % P}`].data);
+  run.params = run.params.map((_, i) => out[`new_p${i}`].data);
+  run.m = out.new_m.data;
+  run.v = out.new_v.data;
 }
 
 async function stepsNow(k) {
@@ -136,7 +142,7 @@ async function stepsNow(k) {
 
 async function forward(x, batch) {
   const out = await serial(() => run.probe.run(feedsOf({ x: new ort.Tensor("int64", x, [batch, LENGTH]), mask: run.mask },
-    run.shapes.length)));
+    false)));
   return { logits: out.logits.data, attentions: out.attentions.data, dims: out.attentions.dims };
 }
 
@@ -225,8 +231,7 @@ self.onmessage = async (event) => {
       self.postMessage({ type: "unrolled", k: run.K });
     }
     else if (msg.type === "weights") {
-      const P = run.shapes.length;
-      self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.state.slice(0, P), t: run.t });
+      self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.params, t: run.t });
     } else throw new Error(`unknown message ${msg.type}`);
   } catch (err) {
     if (run) run.playing = false;
