@@ -2,7 +2,7 @@
 training step at a time, in the notebook and (exported to ONNX) in the page.
 
 Shape legend: B sequences in a batch, L = 8 positions, V = 16 symbols (inputs and answers share
-one table), D width, H heads, N layers.
+one table), D width, H heads, N layers, P weights in all (the length of Adam's flat m and v).
 
 Tasks (``make_batch``): each is a sequence x [L] and an answer y [L], one symbol per position.
 
@@ -320,9 +320,10 @@ def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, 
     the learning rate; train_pos: 1.0 to train the position table, 0.0 to keep it (sinusoidal or
     none); mask: ``model.mask()``. Returns the loss and accuracies before the update, and the new
     state. m and v are flat because Adam treats every weight alike: one vector each makes its
-    update a dozen operators in the exported graph instead of a dozen per parameter (the page pays
-    a fixed cost per operator; benchmarks/playground.py), with the same arithmetic element by
-    element."""
+    update a dozen operators in the exported graph instead of a dozen per parameter, and two
+    inputs and outputs instead of two per parameter (the page pays a fixed cost per operator and
+    per tensor it hands over; benchmarks/playground.py), with the same arithmetic element by
+    element (tests/test_playground.py)."""
     names = [n for n, _ in model.named_parameters()]
     logits = torch.func.functional_call(
         model, dict(zip(names, params)), (x, mask)
@@ -333,15 +334,17 @@ def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, 
     b1, b2 = BETAS
     g = torch.cat(
         [
-            (g * train_pos if name == "pos" else g).detach().reshape(-1)
-            for name, g in zip(names, grads)
+            (grad * train_pos if name == "pos" else grad).detach().reshape(-1)
+            for name, grad in zip(names, grads)
         ]
-    )  # [P]
+    )  # [P], the gradient of every weight in m's order
     m = b1 * m + (1 - b1) * g  # Adam, alg. 1
     v = b2 * v + (1 - b2) * g * g
     m_hat = m / (1 - b1**step)
     v_hat = v / (1 - b2**step)
     update = (lr * m_hat / (v_hat.sqrt() + EPS)).split([p.numel() for p in params])
+    # each parameter's share of the update, in its shape (the parameters are not copied into a
+    # flat vector: a graph input reshaped is a copy in onnxruntime)
     new_params = tuple(p.detach() - u.view(p.shape) for p, u in zip(params, update))
     return StepOutput(
         loss.detach(), right.float().mean(), right.all(-1).float().mean(), new_params, m, v
