@@ -414,6 +414,27 @@ def widget_states(html: str) -> dict:
     return models
 
 
+WIDGET_VIEW = re.compile(
+    r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S
+)
+
+
+def drawn_widgets(html: str) -> set[str]:
+    """The model names of the widgets a page draws: its views' models and their children, recursively
+    (a page also saves the models of widgets it never shows, such as the live figures' kernel forms)."""
+    models = widget_states(html)
+    todo = [json.loads(v)["model_id"] for v in WIDGET_VIEW.findall(html)]
+    seen: set[str] = set()
+    while todo:
+        model_id = todo.pop()
+        if model_id in seen or model_id not in models:
+            continue
+        seen.add(model_id)
+        children = models[model_id].get("state", {}).get("children", [])
+        todo += [c.removeprefix("IPY_MODEL_") for c in children if isinstance(c, str)]
+    return {models[m]["model_name"] for m in seen}
+
+
 def test_widget_state_parser_reads_a_saved_slider():
     """The parser used by the site test reads the state that lib.viz.interactive saves."""
     import matplotlib.pyplot as plt
@@ -480,16 +501,18 @@ def test_slider_handles_take_the_keyboard_focus_and_move_the_figure(site, server
 
     from .site.test_browser import open_page, wait_until
 
+    # the pages that draw a slider
     pages = [
         p.relative_to(site).as_posix()
         for p in site_pages(site)
-        if widget_states(p.read_text(encoding="utf-8", errors="replace"))
+        if drawn_widgets(p.read_text(encoding="utf-8", errors="replace")) & SLIDER_MODELS
     ]
     checked = 0
     for page in pages:
         open_page(browser, f"{server}/{page}")
-        if not wait_until(browser, "document.querySelectorAll('.noUi-handle').length", timeout=20):
-            continue  # widgets without a slider
+        assert wait_until(
+            browser, "document.querySelectorAll('.noUi-handle').length", timeout=30
+        ), f"{page}: its saved sliders were not drawn"
         for handle in browser.find_elements(By.CSS_SELECTOR, ".noUi-handle"):
             tabindex = handle.get_attribute("tabindex")
             assert tabindex is not None and int(tabindex) >= 0, (

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from ..test_accessibility import SLIDER_MODELS, drawn_widgets
 from .conftest import ROOT, site_pages
 from .test_browser import open_page, wait_until
 
@@ -38,6 +39,15 @@ axe.run(document, options).then(r => done({
   })),
 })).catch(e => done({error: String(e)}));
 """
+
+
+def rendered_widgets(html: str) -> str | None:
+    """A CSS selector that is on the screen once the page's widgets are drawn: a slider's handle where
+    it draws a slider, any widget where it draws others, None where it draws none."""
+    names = drawn_widgets(html)
+    if names & SLIDER_MODELS:
+        return ".noUi-handle"
+    return ".jupyter-widgets" if names else None
 
 
 def set_mode(driver, mode: str) -> None:
@@ -63,12 +73,12 @@ def audits(site, server, browser):
     for page in site_pages(site):
         rel = page.relative_to(site).as_posix()
         open_page(browser, f"{server}/{rel}")
-        # widgets (sliders) and head views are drawn by scripts after load: audit what the reader sees
-        wait_until(
-            browser,
-            "!document.querySelector('.widget-vbox') || document.querySelector('.noUi-handle')",
-            timeout=10,
-        )
+        # widgets are drawn by scripts after load: audit what the reader sees, once they are on the screen
+        drawn = rendered_widgets(page.read_text(encoding="utf-8", errors="replace"))
+        if drawn:
+            assert wait_until(browser, f"document.querySelector({drawn!r})", timeout=30), (
+                f"{rel}: its saved widgets were not drawn ({drawn} missing)"
+            )
         for mode in ("light", "dark"):
             set_mode(browser, mode)
             results[(rel, mode)] = audit(browser, None if mode == "light" else COLOUR_RULES)

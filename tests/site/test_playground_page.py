@@ -115,6 +115,30 @@ def test_settings_live_in_the_url(site, server, browser):
     assert "seed=7" in browser.execute_script("return location.hash;")
 
 
+def test_a_link_with_other_settings_does_not_show_the_chapters_run(site, server, browser):
+    """The chapter's curve and caption describe its own run; a link that sets another says so."""
+    load(browser, server, "#task=sort&pos=none")
+    assert browser.execute_script(f"return {ROOT}.dataset.example;") == "other"
+    assert browser.execute_script(f"return {ROOT}.playground.losses.length;") == 0
+    stats = browser.execute_script(f"return {ROOT}.querySelector('.book-pg-stats').textContent;")
+    assert (
+        "task sort (the chapter's: reverse)" in stats
+        and "positions none (the chapter's: learned)" in stats
+    )
+    caption = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-caption').textContent;"
+    )
+    assert caption.startswith("The Playground: reverse with learned positions")
+    assert "describes the chapter's run, not the link's settings" in caption
+    # the chapter's own settings in the link: its run, its caption as written
+    load(browser, server)
+    assert browser.execute_script(f"return {ROOT}.dataset.example;") == "chapter"
+    assert browser.execute_script(f"return {ROOT}.playground.losses.length;") == 300
+    assert "link's settings" not in browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-caption').textContent;"
+    )
+
+
 def test_bad_settings_are_clamped_and_named(site, server, browser):
     load(browser, server, "#task=shuffle&layers=9&seed=-1&colour=red")
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")

@@ -315,8 +315,20 @@ export function mountPlayground(root, example, ctx) {
   // computed results from now on (dataset.state, as every live figure); dataset.run says whether a
   // run is loaded in the worker.
   root.dataset.state = "computed";
+  // A link may ask for other settings than the chapter's run: then neither the run's curve nor the
+  // chapter's caption describes what the controls show, and the figure says so.
+  const other = Object.keys(example.defaults).filter((k) => String(settings[k]) !== String(example.defaults[k]));
+  if (other.length) {
+    const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${example.defaults[k]})`).join(", ");
+    stats.textContent = `The link's settings differ from the chapter's run: ${change}. No step yet: press Play to train them here.`;
+    const caption = root.querySelector(".book-live-caption");
+    if (caption) html("span", { class: "book-pg-caption-note" }, caption, " (This caption describes the chapter's run, not the link's settings.)");
+    root.dataset.example = "other";
+    return;
+  }
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
   drawCurve();
   stats.textContent += " (computed by the library when the book was built; press Play to train here)";
+  root.dataset.example = "chapter";
 }
