@@ -106,6 +106,111 @@ const done = arguments[arguments.length - 1];
 """
 
 
+PAGE_TIME = """
+// the Playground's worker runs a graph of float inputs n times: its milliseconds per run
+const [graph, shapes, n] = Array.from(arguments).slice(0, 3);
+const done = arguments[arguments.length - 1];
+const worker = document.querySelector(".book-live[data-live='playground']").playground.worker;
+const on = (event) => { if (event.data.type === "timed" || event.data.type === "error") { worker.removeEventListener("message", on); done(event.data.ms || "error: " + event.data.error); } };
+worker.addEventListener("message", on);
+worker.postMessage({ type: "time", bytes: Uint8Array.from(atob(graph), (c) => c.charCodeAt(0)).buffer, shapes, n, level: "disabled" });
+"""
+
+
+def products_graph(step: onnx.ModelProto, batch: int = 32) -> tuple[onnx.ModelProto, dict, int]:
+    """The step graph's matrix products alone: each MatMul and Gemm of ``step`` with the shapes it
+    has at this batch, in a graph of their own (so nothing else runs). Its inputs are one tensor per
+    distinct operand shape and its one output the first element of every product, so a run copies
+    little in and out. Returns the graph, its inputs' shapes and the products' floating-point
+    operations per run (2 M K N each): what a step costs at least where those products run at a
+    given speed, the floor under the page's step."""
+    from onnx import TensorProto, helper, shape_inference
+
+    step = onnx.ModelProto.FromString(step.SerializeToString())
+    for value in step.graph.input:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param:
+                dim.ClearField("dim_param")
+                dim.dim_value = batch
+    step = shape_inference.infer_shapes(step, strict_mode=True, data_prop=True)
+    shapes = {
+        v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+        for v in [*step.graph.value_info, *step.graph.input]
+    }
+    shapes.update({t.name: list(t.dims) for t in step.graph.initializer})
+    inputs, nodes, firsts, flops = {}, [], [], 0  # inputs: shape -> name
+    for node in step.graph.node:
+        if node.op_type not in ("MatMul", "Gemm"):
+            continue
+        a, b = (shapes.get(name) for name in node.input[:2])
+        if not a or not b or 0 in a + b:
+            raise ValueError(
+                f"products_graph: no static shape for {node.op_type} {node.name}: {a}, {b}"
+            )
+        attrs = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+        if node.op_type == "Gemm":  # 2-D, maybe transposed operands (its bias is left out)
+            m, k = a[::-1] if attrs.get("transA") else a
+            n = b[0] if attrs.get("transB") else b[1]
+            batches = 1
+        else:  # batched: a [..., M, K] @ b [..., K, N]
+            m, k, n = a[-2] if len(a) > 1 else 1, a[-1], b[-1]
+            batches = int(
+                np.prod(np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2])), dtype=np.int64)
+            )
+        flops += 2 * batches * m * k * n
+        operands = [inputs.setdefault(tuple(s), f"x{len(inputs)}") for s in (a, b)]
+        i = len(firsts)
+        nodes += [
+            helper.make_node(node.op_type, operands, [f"c{i}"], **attrs),
+            helper.make_node("Reshape", [f"c{i}", "flat"], [f"f{i}"]),
+            helper.make_node("Slice", [f"f{i}", "zero", "one"], [f"s{i}"]),
+        ]
+        firsts.append(f"s{i}")
+    nodes.append(helper.make_node("Concat", firsts, ["first"], axis=0))
+    graph = helper.make_graph(
+        nodes,
+        "products",
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, k) for k, v in inputs.items()],
+        [helper.make_tensor_value_info("first", TensorProto.FLOAT, [len(firsts)])],
+        [
+            helper.make_tensor(name, TensorProto.INT64, [1], [v])
+            for name, v in (("flat", -1), ("zero", 0), ("one", 1))
+        ],
+    )
+    model = helper.make_model(
+        graph, opset_imports=list(step.opset_import), ir_version=step.ir_version
+    )
+    onnx.checker.check_model(model)
+    return model, {v: list(k) for k, v in inputs.items()}, flops
+
+
+def _products_ms(
+    driver, graph: onnx.ModelProto, shapes: dict, n: int, warm: int
+) -> tuple[float, float]:
+    """Milliseconds per run of a products graph: the median of n runs after warm, in the page's
+    Playground worker and in native onnxruntime (one thread each), graph optimisations off: the
+    products share their inputs, and onnxruntime would otherwise compute equal products once."""
+    import onnxruntime as ort
+
+    data = graph.SerializeToString()
+    page = driver.execute_async_script(PAGE_TIME, base64.b64encode(data).decode(), shapes, warm + n)
+    if isinstance(page, str):
+        raise RuntimeError(page)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    feeds = {
+        k: np.sin(np.arange(np.prod(v))).astype(np.float32).reshape(v) for k, v in shapes.items()
+    }
+    native = []
+    for _ in range(warm + n):
+        t0 = time.perf_counter()
+        session.run(None, feeds)
+        native.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(page[warm:]), statistics.median(native[warm:])
+
+
 def _native_ms(
     path: Path, n: int, warm: int, batch: int = 32, level: str | None = None, k: int = 1
 ) -> float:
@@ -187,6 +292,52 @@ def missed(rows: list[dict]) -> str:
     )
 
 
+def floor_finding(rows: list[dict]) -> str:
+    """What the step's matrix products alone cost in the page, against PyTorch's whole step; and
+    where the page cannot be faster than PyTorch: its products alone plus the rest of the step at
+    the smallest width (the same operators on a quarter of the width: what the rest costs at
+    least) take longer than PyTorch's whole step."""
+    rate = lambda r, ms: r["flops"] / ms / 1e6  # noqa: E731  (GFLOP/s)
+    by_case = {r["case"]: r for r in rows}
+
+    def rest_at_16(
+        r,
+    ):  # the page's step minus its products, at width 16 with these layers and heads
+        small = by_case.get(r["case"].rsplit("-D", 1)[0] + "-D16")
+        return small["page"] - small["floor"] if small else 0.0
+
+    slow = [r for r in rows if r["page"] >= r["torch"]]
+    bound = [r for r in slow if r["floor"] + rest_at_16(r) >= r["torch"]]
+    text = (
+        "The floor: the step's matrix products alone (its MatMul and Gemm operators with their shapes, in a graph of "
+        "their own; `products_graph`) take "
+        + ", ".join(
+            f"{r['case']} {r['floor']:.2f} ms ({rate(r, r['floor']):.0f} GFLOP/s; natively {r['floor_native']:.2f} ms, "
+            f"{rate(r, r['floor_native']):.0f} GFLOP/s)"
+            for r in rows
+        )
+        + " in the page."
+    )
+    if slow:
+        text += (
+            " Where the page is slower than PyTorch eager: "
+            + "; ".join(
+                f"{r['case']}: products {r['floor']:.2f} ms + the rest {r['page'] - r['floor']:.2f} ms (at width 16 "
+                f"{rest_at_16(r):.2f} ms) against PyTorch's {r['torch']:.2f} ms"
+                for r in slow
+            )
+            + "."
+        )
+    if bound:
+        text += (
+            f" At {', '.join(r['case'] for r in bound)} the page's products alone plus the rest of its step as it costs "
+            "at width 16 (the same operators on a quarter of the width) already take as long as PyTorch eager's whole "
+            "step: no change that keeps the step's arithmetic makes the page faster than PyTorch there, in one "
+            "WebAssembly thread on this CPU (128-bit SIMD against the AVX-512 kernels of PyTorch and native onnxruntime)."
+        )
+    return text
+
+
 def _torch_ms(key: str, n: int, warm: int) -> float:
     from lib import playground as pg
 
@@ -231,6 +382,7 @@ def run(
         Column("native1", "native, one step (ms)", ".2f"),
         Column("native", "native, K steps (ms)", ".2f"),
         Column("torch", "PyTorch (ms)", ".2f"),
+        Column("floor", "page, matrix products alone (ms)", ".2f"),
         Column("ratio1", "page / native, one step", ".2f"),
         Column("ratio", "page / native, K steps", ".2f"),
         Column("met1", "goal met, one step", lambda m: "yes" if m else "**no**"),
@@ -264,6 +416,8 @@ def run(
             native1 = _native_ms(folder / entry["step"], steps, warmup)
             native = _native_ms(folder / entry["steps"], steps, warmup, k=entry["unroll"])
             eager = _torch_ms(key, steps, warmup)
+            products, shapes, flops = products_graph(onnx.load(folder / entry["step"]))
+            floor, floor_native = _products_ms(driver, products, shapes, steps, warmup)
             section.rows.append(
                 dict(
                     case=key,
@@ -277,6 +431,9 @@ def run(
                     met1=page1 / native1 <= RATIO_GOAL and page1 < eager,
                     met=page / native <= RATIO_GOAL and page < eager,
                     unroll=entry["unroll"],
+                    floor=floor,
+                    floor_native=floor_native,
+                    flops=flops,
                 )
             )
         # the levers (issue 24): K, a larger batch per step, onnxruntime's graph optimisation level
@@ -374,5 +531,5 @@ def run(
             f"{RATIO_GOAL:g}x of native onnxruntime at {len(within)}."
         )
         section.findings.append(missed(rows))
-    return section
+        section.findings.append(floor_finding(rows))
     return section

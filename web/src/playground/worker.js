@@ -6,8 +6,9 @@
 // (copying every weight and Adam's state in and out of WebAssembly) is paid once per K steps. The
 // batches and initial weights come from tasks.js, equal to lib.playground's. Messages in: init,
 // play, pause, step, probe, weights, unroll (for benchmarks/playground.py: k = 1, single steps only,
-// as before the K-step graph; with bytes, another K-step graph, to compare values of K).
-// Messages out: ready, progress, heldout, probe, diverged, weights, unrolled, error.
+// as before the K-step graph; with bytes, another K-step graph, to compare values of K), time (for
+// benchmarks/playground.py: run any graph of float inputs n times, e.g. the step's matrix products alone).
+// Messages out: ready, progress, heldout, probe, diverged, weights, unrolled, timed, error.
 import * as ort from "onnxruntime-web/wasm";
 import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
 
@@ -51,8 +52,8 @@ function serial(fn) {
 
 const scalar = (v) => new ort.Tensor("float32", new Float32Array([v]), []);
 
-const session = (bytes) => ort.InferenceSession.create(new Uint8Array(bytes),
-  { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+const session = (bytes, level = "all") => ort.InferenceSession.create(new Uint8Array(bytes),
+  { executionProviders: ["wasm"], graphOptimizationLevel: level });
 
 async function init(msg) {
   const [step, probe, steps] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes]
@@ -229,6 +230,22 @@ self.onmessage = async (event) => {
       if (msg.bytes) [run.steps, run.unroll] = [await session(msg.bytes), msg.k];
       run.K = msg.k > 1 && run.steps ? run.unroll : 1;
       self.postMessage({ type: "unrolled", k: run.K });
+    }
+    else if (msg.type === "time") { // benchmarks/playground.py: any graph of float inputs, run n times
+      const graph = await session(msg.bytes, msg.level || "all");
+      const feeds = Object.fromEntries(Object.entries(msg.shapes).map(([name, shape]) => {
+        const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+        for (let i = 0; i < data.length; i++) data[i] = Math.sin(i); // any values: the time is the same
+        return [name, new ort.Tensor("float32", data, shape)];
+      }));
+      const ms = [];
+      for (let i = 0; i < msg.n; i++) {
+        const t0 = performance.now();
+        await serial(() => graph.run(feeds));
+        ms.push(performance.now() - t0);
+      }
+      await graph.release();
+      self.postMessage({ type: "timed", ms });
     }
     else if (msg.type === "weights") {
       self.postMessage({ type: "weights", names: run.names, shapes: run.shapes, data: run.params, t: run.t });
