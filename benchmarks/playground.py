@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import torch
+from onnx import TensorProto, helper
 
 from benchmarks.common import Column, Section
 from benchmarks.live import SITE, _browser
@@ -34,7 +35,11 @@ RATIO_GOAL = 4.0  # page / native onnxruntime
 LEARN_GOAL = 5.0  # seconds to 95% held-out sequences on reverse
 BYTES_GOAL = 2e6  # beyond the runtime
 
-PAGE_STEPS = """
+BYTES = "const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;\n"
+
+PAGE_STEPS = (
+    BYTES
+    + """
 // plan: [[k, graph, n, warm], ...]: for each, the worker set to k steps per run (1: single steps;
 // graph, base64: another K-step graph), warm steps, then n steps timed; fresh: a new run first
 const [key, batch, fresh, plan] = Array.from(arguments).slice(0, 4);
@@ -72,8 +77,7 @@ const done = arguments[arguments.length - 1];
   const out = [];
   for (const [k, graph, n, warm] of plan) {
     const unrolled = reply("unrolled");
-    const bytes = graph ? Uint8Array.from(atob(graph), (c) => c.charCodeAt(0)).buffer : null;
-    state.worker.postMessage({ type: "unroll", k, bytes });
+    state.worker.postMessage({ type: "unroll", k, bytes: graph ? bytes(graph) : null });
     await unrolled;
     await go(warm);
     times.length = 0;
@@ -84,6 +88,7 @@ const done = arguments[arguments.length - 1];
   done(out);
 })().catch((e) => done("error: " + e.message));
 """
+)
 
 LEARN = """
 const done = arguments[arguments.length - 1];
@@ -106,15 +111,18 @@ const done = arguments[arguments.length - 1];
 """
 
 
-PAGE_TIME = """
+PAGE_TIME = (
+    BYTES
+    + """
 // the Playground's worker runs a graph of float inputs n times: its milliseconds per run
 const [graph, shapes, n, chunk] = Array.from(arguments).slice(0, 4);
 const done = arguments[arguments.length - 1];
 const worker = document.querySelector(".book-live[data-live='playground']").playground.worker;
 const on = (event) => { if (event.data.type === "timed" || event.data.type === "error") { worker.removeEventListener("message", on); done(event.data.ms || "error: " + event.data.error); } };
 worker.addEventListener("message", on);
-worker.postMessage({ type: "time", bytes: Uint8Array.from(atob(graph), (c) => c.charCodeAt(0)).buffer, shapes, n, chunk, level: "disabled" });
+worker.postMessage({ type: "time", bytes: bytes(graph), shapes, n, chunk, level: "disabled" });
 """
+)
 
 
 def products_graph(step: onnx.ModelProto, batch: int = 32) -> tuple[onnx.ModelProto, dict, int]:
@@ -124,7 +132,7 @@ def products_graph(step: onnx.ModelProto, batch: int = 32) -> tuple[onnx.ModelPr
     little in and out. Returns the graph, its inputs' shapes and the products' floating-point
     operations per run (2 M K N each): what a step costs at least where those products run at a
     given speed, the floor under the page's step."""
-    from onnx import TensorProto, helper, shape_inference
+    from onnx import shape_inference
 
     step = onnx.ModelProto.FromString(step.SerializeToString())
     for value in step.graph.input:
@@ -184,54 +192,151 @@ def products_graph(step: onnx.ModelProto, batch: int = 32) -> tuple[onnx.ModelPr
     return model, {v: list(k) for k, v in inputs.items()}, flops
 
 
-def _products_ms(
-    driver, graph: onnx.ModelProto, shapes: dict, n: int, warm: int, rounds: int = 3
-) -> tuple[float, float]:
-    """Milliseconds per run of a products graph, in the page's Playground worker and in native
-    onnxruntime (one thread each), graph optimisations off (the products share their inputs, and
-    onnxruntime would otherwise compute equal products once). A floor, so the least over ``rounds``
-    of the median of n samples after warm (other processes only ever add time); in the page each
-    sample times 5 runs, as a worker's clock ticks in 0.1 ms."""
-    import onnxruntime as ort
+# One link of a chain of one operator the step graph runs (benchmark 7's operator rates): its ONNX
+# nodes from the link before (p) to this one (o), and the same in PyTorch eager, as the step runs it
+# there. The row and last-axis sums read x each time and add into a running sum (sums of sums would
+# overflow); Mul and Div take a tensor of ones (x times x, over and over, would reach denormal numbers,
+# which CPUs process many times slower).
+_N = lambda op, inputs, out, **attrs: helper.make_node(op, inputs, [out], **attrs)  # noqa: E731
+OPERATORS = {
+    "Add": (lambda p, o: [_N("Add", [p, "x"], o)], lambda t, x, c: t + x),
+    "Mul": (lambda p, o: [_N("Mul", [p, "ones"], o)], lambda t, x, c: t * c),
+    "Div": (lambda p, o: [_N("Div", [p, "ones"], o)], lambda t, x, c: t / c),
+    "Relu": (lambda p, o: [_N("Relu", [p], o)], lambda t, x, c: torch.relu(t)),
+    "ReLU's gradient": (  # where the ReLU's output is <= 0, zero; else the gradient (here: itself)
+        lambda p, o: [_N("LessOrEqual", [p, "zero"], o + "_le"), _N("Where", [o + "_le", "zero", p], o)],
+        lambda t, x, c: torch.ops.aten.threshold_backward(t, t, 0.0),
+    ),
+    "Softmax": (lambda p, o: [_N("Softmax", [p], o, axis=-1)], lambda t, x, c: t.softmax(-1)),
+    "LayerNormalization": (
+        lambda p, o: [_N("LayerNormalization", [p, "gain", "shift"], o, axis=-1, epsilon=1e-5)],
+        lambda t, x, c: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=1e-5),
+    ),
+    "Transpose": (lambda p, o: [_N("Transpose", [p], o, perm=[1, 0])], lambda t, x, c: t.t().contiguous()),
+    "ReduceSum over rows": (
+        lambda p, o: [_N("ReduceSum", ["x", "first"], o + "_r", keepdims=1), _N("Add", [p, o + "_r"], o)],
+        lambda t, x, c: t + x.sum(0, keepdim=True),
+    ),
+    "ReduceSum over the last axis": (
+        lambda p, o: [_N("ReduceSum", ["x", "last"], o + "_r", keepdims=1), _N("Add", [p, o + "_r"], o)],
+        lambda t, x, c: t + x.sum(-1, keepdim=True),
+    ),
+}  # fmt: skip
 
-    data = graph.SerializeToString()
-    encoded = base64.b64encode(data).decode()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-    feeds = {
-        k: np.sin(np.arange(np.prod(v))).astype(np.float32).reshape(v) for k, v in shapes.items()
+
+def _start(op: str, x):
+    """Where op's chain starts: x, or for the sums a zero of the summed shape."""
+    if op == "ReduceSum over rows":
+        return x[:1] * 0
+    if op == "ReduceSum over the last axis":
+        return x[:, :1] * 0
+    return x
+
+
+def operator_graph(op: str, shape=(256, 256), n: int = 50) -> onnx.ModelProto:
+    """n links of one of ``OPERATORS`` in a chain (each reads the one before, so none is skipped)
+    from a float input x of a 2-D ``shape``; the output is the chain's end."""
+    from onnx import numpy_helper
+
+    link = OPERATORS[op][0]
+    start = _start(op, np.zeros(shape, np.float32))
+    constants = {
+        "ones": np.ones(shape, np.float32),
+        "zero": np.array(0.0, np.float32),
+        "gain": np.ones(shape[-1:], np.float32),
+        "shift": np.zeros(shape[-1:], np.float32),
+        "first": np.array([0], np.int64),
+        "last": np.array([-1], np.int64),
+        "start": start,
     }
-    page, native = [], []
-    for _ in range(rounds):
-        got = driver.execute_async_script(PAGE_TIME, encoded, shapes, warm + n, 5)
-        if isinstance(got, str):
-            raise RuntimeError(got)
-        page.append(statistics.median(got[warm:]))
-        times = []
-        for _ in range(warm + n):
-            t0 = time.perf_counter()
-            session.run(None, feeds)
-            times.append(1e3 * (time.perf_counter() - t0))
-        native.append(statistics.median(times[warm:]))
-    return min(page), min(native)
+    nodes, prev = [], "x" if start.shape == tuple(shape) else "start"
+    for i in range(n):
+        nodes += link(prev, f"t{i}")
+        prev = f"t{i}"
+    used = {name for node in nodes for name in node.input}
+    end = list(operator_torch(op, torch.zeros(shape), n)().shape)  # the chain's end's shape
+    graph = helper.make_graph(
+        nodes,
+        op,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, end)],
+        [numpy_helper.from_array(v, k) for k, v in constants.items() if k in used],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    onnx.checker.check_model(model)
+    return model
 
 
-def _native_ms(
-    path: Path, n: int, warm: int, batch: int = 32, level: str | None = None, k: int = 1
-) -> float:
-    """Milliseconds per training step: the median of n runs (after warm) of the step graph (k = 1)
-    or of the K-step graph (k = K: K batches per run, the run's time divided by K)."""
+def operator_torch(op: str, x: torch.Tensor, n: int = 50):
+    """``operator_graph``'s chain in PyTorch eager on x: a function of no arguments that runs it."""
+    link, c = OPERATORS[op][1], torch.ones_like(x)
+
+    def chain():
+        t = _start(op, x)
+        for _ in range(n):
+            t = link(t, x, c)
+        return t
+
+    return chain
+
+
+def _session(source, level: str | None = None):
+    """Python's onnxruntime on one thread (intra- and inter-operator), the page's setting: source is
+    a path or a serialised graph; level a GraphOptimizationLevel's name (None: onnxruntime's default)."""
     import onnxruntime as ort
-
-    from lib import playground as pg
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     if level is not None:
         options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    source = str(source) if isinstance(source, Path) else source
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+def _least_of_medians(
+    driver, graph: onnx.ModelProto, shapes: dict, n: int, warm: int, rounds: int = 3, torch_run=None
+) -> tuple[float, ...]:
+    """Milliseconds per run of a graph of float inputs (``shapes``), in the page's Playground worker
+    and in native onnxruntime (one thread each), graph optimisations off (onnxruntime would
+    otherwise compute equal operators on the same inputs once), and of ``torch_run`` (a function of
+    no arguments, if given) in PyTorch eager. The least over ``rounds`` of the median of n samples
+    after warm (other processes only ever add time), the three in turn in each round; in the page
+    each sample times 5 runs, as a worker's clock ticks in 0.1 ms. Both sides get the same inputs."""
+    data = graph.SerializeToString()
+    encoded = base64.b64encode(data).decode()
+    session = _session(data, "ORT_DISABLE_ALL")
+    feeds = {
+        k: np.sin(np.arange(np.prod(v))).astype(np.float32).reshape(v) for k, v in shapes.items()
+    }
+
+    def median_ms(call):
+        times = []
+        for _ in range(warm + n):
+            t0 = time.perf_counter()
+            call()
+            times.append(1e3 * (time.perf_counter() - t0))
+        return statistics.median(times[warm:])
+
+    sides = [[] for _ in range(3 if torch_run else 2)]
+    for _ in range(rounds):
+        got = driver.execute_async_script(PAGE_TIME, encoded, shapes, warm + n, 5)
+        if isinstance(got, str):
+            raise RuntimeError(got)
+        sides[0].append(statistics.median(got[warm:]))
+        sides[1].append(median_ms(lambda: session.run(None, feeds)))
+        if torch_run:
+            sides[2].append(median_ms(torch_run))
+    return tuple(min(side) for side in sides)
+
+
+def _native_ms(
+    path: Path, n: int, warm: int, batch: int = 32, level: str | None = None, k: int = 1
+) -> list[float]:
+    """Milliseconds per training step, n of them (after warm): runs of the step graph (k = 1) or
+    of the K-step graph (k = K: K batches per run, the run's time divided by K)."""
+    from lib import playground as pg
+
+    session = _session(path, level)
     key = path.name.split("-step")[0]
     layers, heads, width = (int(s[1:]) for s in key.split("-"))
     run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
@@ -258,18 +363,27 @@ def _native_ms(
         if i >= warm:
             times.append(1e3 * (time.perf_counter() - t0) / k)
         state = out[3:]
-    return statistics.median(times)
+    return times
 
 
 def _page_ms(
-    driver, key: str, n: int, warm: int, batch: int = 32, ks=((1, None),), rounds: int = 1
+    driver,
+    key: str,
+    n: int,
+    warm: int,
+    batch: int = 32,
+    ks=((1, None),),
+    rounds: int = 1,
+    between=None,
 ) -> list[float]:
     """Milliseconds per step in the page, for each (k, graph) of ks: one new run, 100 warm-up steps
     in each mode (WebAssembly's optimising compiler takes over from its baseline one in the
     background, in the first seconds), then ``rounds`` times, for each mode in turn, warm steps and
     n steps timed inside the worker, chunk by chunk (about 50 ms of steps each); the median over
     the steps of their chunk's milliseconds per step (a median: other processes on a shared machine
-    slow some chunks down). k = 1: single steps; graph: the bytes of another K-step graph."""
+    slow some chunks down). k = 1: single steps; graph: the bytes of another K-step graph.
+    ``between``, if given, is called after each timed round: what the page is compared with is
+    timed in turn with it, so that all sides meet the same moments of a shared machine."""
 
     def plan(n_, warm_):
         return [[k, base64.b64encode(g).decode() if g else None, n_, warm_] for k, g in ks]
@@ -284,6 +398,8 @@ def _page_ms(
         for j, chunks in enumerate(got):
             for ms, steps in chunks:
                 per_step[j] += [ms / steps] * steps
+        if i > 0 and between is not None:
+            between()
     return [statistics.median(t) for t in per_step]
 
 
@@ -345,7 +461,37 @@ def floor_finding(rows: list[dict]) -> str:
     return text
 
 
-def _torch_ms(key: str, n: int, warm: int) -> float:
+def operators_finding(rates: dict, rows: list[dict], shape=(256, 256), n: int = 50) -> str:
+    """What one operator of each kind the step runs costs (``rates``: op -> microseconds in the
+    page, natively, in PyTorch), and what the step's operators other than its matrix products cost
+    the page on average, at the sizes where it is slower than PyTorch."""
+    text = (
+        f"Per operator, on a {list(shape)} tensor (the feed-forward layer's activations at width 64: 32 sequences of 8 "
+        "positions by 4 x 64), microseconds in the page / natively / in PyTorch eager (one thread each; chains of "
+        f"{n} of one operator, `operator_graph`; the least over the rounds of the median run): "
+        + "; ".join(
+            f"{op} {page:.1f} / {native:.1f} / {eager:.1f} (page / PyTorch {page / eager:.1f})"
+            for op, (page, native, eager) in rates.items()
+        )
+        + "."
+    )
+    slow = [r for r in rows if r["page"] >= r["torch"] and "operators" in r]
+    if slow:
+        text += (
+            " The step's other operators, where the page is slower than PyTorch: "
+            + "; ".join(
+                f"{r['case']}: {r['operators'] - r['products']} operators besides its {r['products']} matrix products take "
+                f"the page {r['page'] - r['floor']:.2f} ms ({1e3 * (r['page'] - r['floor']) / (r['operators'] - r['products']):.0f} "
+                f"microseconds each on average; the step minus its products) against PyTorch's whole step, {r['torch']:.2f} ms"
+                for r in slow
+            )
+            + "."
+        )
+    return text
+
+
+def _torch_ms(key: str, n: int, warm: int) -> list[float]:
+    """Milliseconds of n of ``lib.playground.Run.step`` (after warm), eager."""
     from lib import playground as pg
 
     layers, heads, width = (int(s[1:]) for s in key.split("-"))
@@ -356,7 +502,7 @@ def _torch_ms(key: str, n: int, warm: int) -> float:
         run.step()
         if i >= warm:
             times.append(1e3 * (time.perf_counter() - t0))
-    return statistics.median(times)
+    return times
 
 
 def run(
@@ -366,6 +512,7 @@ def run(
     keys: list[str] | None = None,
     rounds: int = 3,
     unrolls: tuple[int, ...] = (4, 8, 16),
+    operators: tuple[str, ...] | None = None,
 ) -> Section:
     method = (
         f"One training step (forward, loss, gradients, Adam) on a batch of 32 reverse sequences, in milliseconds: *page*: timed "
@@ -373,8 +520,9 @@ def run(
         f"in headless Chromium: one run of each size, 100 warm-up steps in each mode, then {rounds} rounds of {warmup} "
         f"warm-up and {steps} timed steps in each mode in turn; the median over the timed steps of the milliseconds per "
         "step of the chunk (about 50 ms of steps) each belongs to; *native*: the median of the "
-        "same steps of the same ONNX file in Python's onnxruntime, one thread; *PyTorch*: the median of "
-        "`lib.playground.Run.step`, eager, one thread. *learn*: seconds from Play until the page's held-out sequence "
+        f"same steps of the same ONNX file in Python's onnxruntime, one thread; *PyTorch*: the median of "
+        f"`lib.playground.Run.step`, eager, one thread; both timed in turn with the page, {steps} steps of each "
+        "after each of the page's rounds (a shared machine's slow moments reach all three alike). *learn*: seconds from Play until the page's held-out sequence "
         "accuracy (measured every 25 steps) reaches 95% on reverse with learned positions at the default size. "
         "*one step*: one `session.run` per step (the step graph); *K steps*: the page as it trains, the K-step graph "
         "(tools/export_playground.py, the step unrolled K times) for every run of K steps before a held-out check (24 of "
@@ -419,14 +567,21 @@ def run(
             if keys is not None and key not in keys:
                 continue
             K = entry["unroll"]
+            others = {"native1": [], "native": [], "torch": []}  # timed between the page's rounds
+
+            def between():
+                others["native1"] += _native_ms(folder / entry["step"], steps, warmup)
+                others["native"] += _native_ms(folder / entry["steps"], steps, warmup, k=K)
+                others["torch"] += _torch_ms(key, steps, warmup)
+
             page1, page = _page_ms(
-                driver, key, steps, warmup, ks=((1, None), (K, None)), rounds=rounds
-            )
-            native1 = _native_ms(folder / entry["step"], steps, warmup)
-            native = _native_ms(folder / entry["steps"], steps, warmup, k=entry["unroll"])
-            eager = _torch_ms(key, steps, warmup)
-            products, shapes, flops = products_graph(onnx.load(folder / entry["step"]))
-            floor, floor_native = _products_ms(driver, products, shapes, steps, warmup)
+                driver, key, steps, warmup, ks=((1, None), (K, None)), rounds=rounds,
+                between=between,
+            )  # fmt: skip
+            native1, native, eager = (statistics.median(others[k]) for k in others)
+            step = onnx.load(folder / entry["step"])
+            products, shapes, flops = products_graph(step)
+            floor, floor_native = _least_of_medians(driver, products, shapes, steps, warmup)
             section.rows.append(
                 dict(
                     case=key,
@@ -443,8 +598,19 @@ def run(
                     floor=floor,
                     floor_native=floor_native,
                     flops=flops,
+                    operators=len(step.graph.node),
+                    products=sum(n.op_type in ("MatMul", "Gemm") for n in step.graph.node),
                 )
             )
+        # what one operator of each kind costs, the page against native onnxruntime and PyTorch
+        x = np.sin(np.arange(256 * 256)).astype(np.float32).reshape(256, 256)  # as the page's input
+        rates = {}
+        for op in operators or OPERATORS:
+            ms = _least_of_medians(
+                driver, operator_graph(op), {"x": [256, 256]}, steps, warmup, rounds,
+                torch_run=operator_torch(op, torch.from_numpy(x)),
+            )  # fmt: skip
+            rates[op] = [1e3 * v / 50 for v in ms]
         # the levers (issue 24): K, a larger batch per step, onnxruntime's graph optimisation level
         unrolled = {}  # (size, K) -> (page, native) ms per step, bytes
         for key in [k for k in ("L1-H2-D32", "L2-H4-D64") if keys is None or k in keys]:
@@ -454,16 +620,18 @@ def run(
             for (k, graph), page in zip(graphs.items(), pages):
                 with tempfile.TemporaryDirectory() as tmp:
                     (Path(tmp) / f"{key}-steps{k}.onnx").write_bytes(graph)
-                    native = _native_ms(Path(tmp) / f"{key}-steps{k}.onnx", steps, warmup, k=k)
+                    native = statistics.median(
+                        _native_ms(Path(tmp) / f"{key}-steps{k}.onnx", steps, warmup, k=k)
+                    )
                 unrolled[key, k] = (page, native, len(graph))
         lever, path = {}, folder / manifest["models"]["L1-H2-D32"]["step"]
         for batch in (32, 128):
             lever[batch] = (
                 _page_ms(driver, "L1-H2-D32", steps, warmup, batch, rounds=rounds)[0],
-                _native_ms(path, steps, warmup, batch),
+                statistics.median(_native_ms(path, steps, warmup, batch)),
             )
         levels = {
-            level: _native_ms(path, steps, warmup, level=level)
+            level: statistics.median(_native_ms(path, steps, warmup, level=level))
             for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_ALL")
         }
         driver.get(f"{url}/notebooks/08_positional_encoding.html")
@@ -541,4 +709,5 @@ def run(
         )
         section.findings.append(missed(rows))
         section.findings.append(floor_finding(rows))
+        section.findings.append(operators_finding(rates, rows))
     return section

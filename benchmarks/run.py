@@ -67,7 +67,9 @@ QUICK = {
         lengths=(8, 16, 32), d_model=16, n_heads=2, repeats=2, warmup=1, min_block_s=0.0
     ),
     "live": dict(repeats=2, warmup=1),
-    "playground": dict(steps=2, warmup=1, keys=["L1-H2-D32"], rounds=1, unrolls=(4,)),
+    "playground": dict(
+        steps=2, warmup=1, keys=["L1-H2-D32"], rounds=1, unrolls=(4,), operators=("Add",)
+    ),
 }
 
 PREAMBLE = """\
