@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable, NamedTuple
 
 import numpy as np
 import onnx
@@ -192,43 +194,78 @@ def products_graph(step: onnx.ModelProto, batch: int = 32) -> tuple[onnx.ModelPr
     return model, {v: list(k) for k, v in inputs.items()}, flops
 
 
-# One link of a chain of one operator the step graph runs (benchmark 7's operator rates): its ONNX
-# nodes from the link before (p) to this one (o), and the same in PyTorch eager, as the step runs it
-# there. The row and last-axis sums read x each time and add into a running sum (sums of sums would
-# overflow); Mul and Div take a tensor of ones (x times x, over and over, would reach denormal numbers,
-# which CPUs process many times slower).
+# One link of a chain of one operator of the step (benchmark 7's operator rates): its ONNX nodes from
+# the link before (p) to this one (o); the same in PyTorch eager, as the step runs it there (k: x, ones,
+# rx = relu(x)); the operator the link is named for. "as exported": how tools/export_playground.py
+# writes that operation instead (``page_decompositions``), these rates being why. The sums read x each
+# time and add into a running sum (sums of sums would overflow); Mul and Div take a tensor of ones (x
+# times x, over and over, would reach denormal numbers, which CPUs process many times slower).
 _N = lambda op, inputs, out, **attrs: helper.make_node(op, inputs, [out], **attrs)  # noqa: E731
+
+
+class Link(NamedTuple):
+    onnx: Callable
+    torch: Callable
+    counted: str
+
+
+def _layer_norm_plain(p, o):
+    return [
+        _N("ReduceMean", [p, "last"], o + "_mean", keepdims=1),
+        _N("Sub", [p, o + "_mean"], o + "_c"),
+        _N("Mul", [o + "_c", o + "_c"], o + "_sq"),
+        _N("ReduceMean", [o + "_sq", "last"], o + "_var", keepdims=1),
+        _N("Add", [o + "_var", "eps"], o + "_ve"),
+        _N("Sqrt", [o + "_ve"], o + "_sd"),
+        _N("Reciprocal", [o + "_sd"], o + "_rstd"),
+        _N("Mul", [o + "_c", o + "_rstd"], o + "_n"),
+        _N("Mul", [o + "_n", "gain"], o + "_g"),
+        _N("Add", [o + "_g", "shift"], o),
+    ]
+
+
+_LN = lambda t, k: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=1e-5)  # noqa: E731
+_RELU_GRAD = lambda t, k: torch.ops.aten.threshold_backward(t, k.rx, 0.0)  # noqa: E731
 OPERATORS = {
-    "Add": (lambda p, o: [_N("Add", [p, "x"], o)], lambda t, x, c: t + x),
-    "Mul": (lambda p, o: [_N("Mul", [p, "ones"], o)], lambda t, x, c: t * c),
-    "Div": (lambda p, o: [_N("Div", [p, "ones"], o)], lambda t, x, c: t / c),
-    "Relu": (lambda p, o: [_N("Relu", [p], o)], lambda t, x, c: torch.relu(t)),
-    "ReLU's gradient": (  # where the ReLU's output is <= 0, zero; else the gradient (here: itself)
-        lambda p, o: [_N("LessOrEqual", [p, "zero"], o + "_le"), _N("Where", [o + "_le", "zero", p], o)],
-        lambda t, x, c: torch.ops.aten.threshold_backward(t, t, 0.0),
+    "Add": Link(lambda p, o: [_N("Add", [p, "x"], o)], lambda t, k: t + k.x, "Add"),
+    "Mul": Link(lambda p, o: [_N("Mul", [p, "ones"], o)], lambda t, k: t * k.ones, "Mul"),
+    "Div": Link(lambda p, o: [_N("Div", [p, "ones"], o)], lambda t, k: t / k.ones, "Div"),
+    "Relu": Link(lambda p, o: [_N("Relu", [p], o)], lambda t, k: torch.relu(t), "Relu"),
+    "Max(x, 0), ReLU as exported": Link(lambda p, o: [_N("Max", [p, "zero"], o)], lambda t, k: torch.relu(t), "Max"),
+    "ReLU's gradient": Link(  # zero where the ReLU's output is <= 0, else the gradient
+        lambda p, o: [_N("LessOrEqual", ["rx", "zero"], o + "_le"), _N("Where", [o + "_le", "zero", p], o)],
+        _RELU_GRAD, "Where",
     ),
-    "Softmax": (lambda p, o: [_N("Softmax", [p], o, axis=-1)], lambda t, x, c: t.softmax(-1)),
-    "LayerNormalization": (
-        lambda p, o: [_N("LayerNormalization", [p, "gain", "shift"], o, axis=-1, epsilon=1e-5)],
-        lambda t, x, c: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=1e-5),
+    "ReLU's gradient as exported (times the sign of the output)": Link(
+        lambda p, o: [_N("Sign", ["rx"], o + "_s"), _N("Mul", [p, o + "_s"], o)], _RELU_GRAD, "Sign"
     ),
-    "Transpose": (lambda p, o: [_N("Transpose", [p], o, perm=[1, 0])], lambda t, x, c: t.t().contiguous()),
-    "ReduceSum over rows": (
+    "Softmax": Link(lambda p, o: [_N("Softmax", [p], o, axis=-1)], lambda t, k: t.softmax(-1), "Softmax"),
+    "LayerNormalization": Link(
+        lambda p, o: [_N("LayerNormalization", [p, "gain", "shift"], o, axis=-1, epsilon=1e-5)], _LN,
+        "LayerNormalization",
+    ),
+    "LayerNorm as exported (10 plain operators)": Link(_layer_norm_plain, _LN, "Reciprocal"),
+    "Transpose": Link(lambda p, o: [_N("Transpose", [p], o, perm=[1, 0])], lambda t, k: t.t().contiguous(), "Transpose"),
+    "ReduceSum over rows": Link(
         lambda p, o: [_N("ReduceSum", ["x", "first"], o + "_r", keepdims=1), _N("Add", [p, o + "_r"], o)],
-        lambda t, x, c: t + x.sum(0, keepdim=True),
+        lambda t, k: t + k.x.sum(0, keepdim=True), "ReduceSum",
     ),
-    "ReduceSum over the last axis": (
+    "ReduceSum over rows as exported (ones times the rows)": Link(
+        lambda p, o: [_N("MatMul", ["ones_row", "x"], o + "_r"), _N("Add", [p, o + "_r"], o)],
+        lambda t, k: t + k.x.sum(0, keepdim=True), "MatMul",
+    ),
+    "ReduceSum over the last axis": Link(
         lambda p, o: [_N("ReduceSum", ["x", "last"], o + "_r", keepdims=1), _N("Add", [p, o + "_r"], o)],
-        lambda t, x, c: t + x.sum(-1, keepdim=True),
+        lambda t, k: t + k.x.sum(-1, keepdim=True), "ReduceSum",
     ),
 }  # fmt: skip
 
 
 def _start(op: str, x):
     """Where op's chain starts: x, or for the sums a zero of the summed shape."""
-    if op == "ReduceSum over rows":
+    if op.startswith("ReduceSum over rows"):
         return x[:1] * 0
-    if op == "ReduceSum over the last axis":
+    if op.startswith("ReduceSum over the last axis"):
         return x[:, :1] * 0
     return x
 
@@ -238,11 +275,12 @@ def operator_graph(op: str, shape=(256, 256), n: int = 50) -> onnx.ModelProto:
     from a float input x of a 2-D ``shape``; the output is the chain's end."""
     from onnx import numpy_helper
 
-    link = OPERATORS[op][0]
     start = _start(op, np.zeros(shape, np.float32))
     constants = {
         "ones": np.ones(shape, np.float32),
+        "ones_row": np.ones((1, shape[0]), np.float32),
         "zero": np.array(0.0, np.float32),
+        "eps": np.array(1e-5, np.float32),
         "gain": np.ones(shape[-1:], np.float32),
         "shift": np.zeros(shape[-1:], np.float32),
         "first": np.array([0], np.int64),
@@ -251,9 +289,11 @@ def operator_graph(op: str, shape=(256, 256), n: int = 50) -> onnx.ModelProto:
     }
     nodes, prev = [], "x" if start.shape == tuple(shape) else "start"
     for i in range(n):
-        nodes += link(prev, f"t{i}")
+        nodes += OPERATORS[op].onnx(prev, f"t{i}")
         prev = f"t{i}"
     used = {name for node in nodes for name in node.input}
+    if "rx" in used:  # the ReLU's output, once, that the gradients read
+        nodes.insert(0, _N("Relu", ["x"], "rx"))
     end = list(operator_torch(op, torch.zeros(shape), n)().shape)  # the chain's end's shape
     graph = helper.make_graph(
         nodes,
@@ -269,12 +309,13 @@ def operator_graph(op: str, shape=(256, 256), n: int = 50) -> onnx.ModelProto:
 
 def operator_torch(op: str, x: torch.Tensor, n: int = 50):
     """``operator_graph``'s chain in PyTorch eager on x: a function of no arguments that runs it."""
-    link, c = OPERATORS[op][1], torch.ones_like(x)
+    link = OPERATORS[op].torch
+    k = SimpleNamespace(x=x, ones=torch.ones_like(x), rx=torch.relu(x))
 
     def chain():
         t = _start(op, x)
         for _ in range(n):
-            t = link(t, x, c)
+            t = link(t, k)
         return t
 
     return chain

@@ -21,6 +21,10 @@ For each model size the page offers (layers x heads x width, ``CONFIGS``) two ON
 - ``probe``: the forward pass: x [B, L], mask, parameters -> logits [B, L, V] and the attention
   weights of every layer stacked [N, B, H, L, L] (the page's attention maps and held-out accuracy).
 
+Five of the step's operations are traced as other operators computing the same numbers
+(``page_decompositions``): onnxruntime-web's own kernels for them run several times slower per element
+than its plain elementwise ones (benchmark 7's operator rates).
+
 The exporter's per-node metadata (the FX node, stack trace and name scopes of each operator, 80% of
 a step graph's bytes) is dropped: onnxruntime does not read it and the page downloads the files.
 
@@ -45,7 +49,9 @@ from pathlib import Path
 import onnx
 import torch
 from onnx import TensorProto, helper
+from torch._decomp import decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -98,6 +104,67 @@ def probe_function(model: pg.PlaygroundModel):
         return out.logits, torch.stack(out.attentions)  # [B, L, V], [N, B, H, L, L]
 
     return probe
+
+
+def page_decompositions() -> dict:
+    """How the trace writes five operations of the step: the same arithmetic, in operators that
+    run in onnxruntime-web at about the rate of an Add, where its own kernels are slow (benchmark
+    7's operator rates, microseconds on the feed-forward layer's [256, 256] activations in the page:
+    LayerNormalization ~520, ReLU's gradient as LessOrEqual and Where ~110, a ReduceSum over rows
+    ~90, Relu ~45, against ~20 for an Add or a Mul). Measured on whole steps in onnxruntime-web
+    (one thread, K = 8): 5-9% less time per step at L1-H1-D64 and L2-H1-D32.
+
+    - LayerNorm: mean, centred values, variance and 1 / sqrt as plain operators (the kernel's
+      mean and 1 / std are returned too: its gradient reads them);
+    - LayerNorm's gradient: PyTorch's own decomposition (torch._decomp), so that its sums over
+      rows become products below;
+    - ReLU: max(x, 0);
+    - ReLU's gradient: the gradient times sign(ReLU's output) (autograd hands the output, >= 0,
+      so its sign is the 0 / 1 mask);
+    - a sum over leading axes (the biases' and LayerNorm's gradients: over the batch and the
+      positions): a vector of ones times the rows, a matrix product. One vector of ones per number
+      of rows, made once per trace, so a fresh table for each trace.
+    Any other use of these operations is left as it is (the function answers NotImplemented)."""
+    aten = torch.ops.aten
+    ones = []  # [1, M] vectors of ones made so far in this trace
+
+    def layer_norm(x, shape, weight, bias, eps):
+        if len(shape) != 1 or weight is None or bias is None:
+            return NotImplemented
+        mean = x.mean(-1, keepdim=True)
+        centred = x - mean
+        rstd = torch.rsqrt((centred * centred).mean(-1, keepdim=True) + eps)
+        return centred * rstd * weight + bias, mean, rstd
+
+    def relu(x):
+        return torch.maximum(x, x.new_zeros(()))
+
+    def relu_gradient(grad, out, threshold):
+        return grad * torch.sign(out) if threshold == 0 else NotImplemented
+
+    def sum_leading(x, dims, keepdim=False, *, dtype=None):
+        k = len(dims or ())
+        if (
+            dtype is not None
+            or not 0 < k < x.dim()
+            or sorted(d % x.dim() for d in dims) != list(range(k))
+        ):
+            return NotImplemented
+        rows = x.reshape(-1, x[(0,) * k].numel())  # [M, R]: the summed axes flattened into rows
+        one = next((o for o in ones if statically_known_true(o.shape[1] == rows.shape[0])), None)
+        if one is None:
+            one = torch.ones_like(rows[:, :1]).t()  # [1, M]
+            ones.append(one)
+        total = one @ rows  # [1, R]
+        return total.view([1] * k + list(x.shape[k:]) if keepdim else list(x.shape[k:]))
+
+    return {
+        aten.native_layer_norm.default: layer_norm,
+        aten.native_layer_norm_backward.default: decompositions.native_layer_norm_backward,
+        aten.relu.default: relu,
+        aten.threshold_backward.default: relu_gradient,
+        aten.sum.dim_IntList: sum_leading,
+    }  # fmt: skip
 
 
 def example_inputs(model: pg.PlaygroundModel, batch: int = 4):
@@ -221,14 +288,20 @@ def export_one(
     name = key(n_layers, n_heads, d_model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph = make_fx(step_function(model), tracing_mode="symbolic")(*args)
+        graph = make_fx(
+            step_function(model), tracing_mode="symbolic", decomposition_table=page_decompositions()
+        )(*args)
         dyn = [{0: batch}, {0: batch}] + [None] * (len(args) - 2)
         torch.onnx.export(
             graph, args, folder / f"{name}-step.onnx", dynamo=True, optimize=True, opset_version=OPSET,
             input_names=step_in, output_names=step_out, dynamic_shapes=dyn, verbose=False, external_data=False,
         )  # fmt: skip
         probe_args = (args[0], args[5], *args[6 : 6 + len(probe_in) - 2])
-        graph = make_fx(probe_function(model), tracing_mode="symbolic")(*probe_args)
+        graph = make_fx(
+            probe_function(model),
+            tracing_mode="symbolic",
+            decomposition_table=page_decompositions(),
+        )(*probe_args)
         torch.onnx.export(
             graph, probe_args, folder / f"{name}-probe.onnx", dynamo=True, optimize=True, opset_version=OPSET,
             input_names=probe_in, output_names=probe_out,

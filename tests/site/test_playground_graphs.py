@@ -1,0 +1,77 @@
+"""Every size of the Playground the built site offers trains as PyTorch does: its K-step graph
+(the page's run of K steps, the step graph unrolled) from a state away from the page's start gives
+every loss, accuracy, parameter and Adam moment of K of ``lib.playground``'s steps, and its step
+graph one step. tests/test_playground.py checks one size in depth (export, unrolling, loading the
+weights back, the page's feeding); this checks the graphs the reader downloads, at all 18 sizes,
+so that no size's export (e.g. of the operations tools/export_playground.py writes its own way,
+``page_decompositions``) differs from the library's step.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from lib import playground as pg
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import export_playground as ex  # noqa: E402
+
+STEP_TOL = 1e-6  # as tests/test_playground.py: after one step and after K, every value
+
+
+@pytest.fixture(scope="module")
+def manifest(site):
+    path = site / "_static" / "live" / "playground" / "manifest.json"
+    return path.parent, json.loads(path.read_text())
+
+
+def session(path: Path):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("size", ex.CONFIGS, ids=[ex.key(*c) for c in ex.CONFIGS])
+def test_each_size_steps_as_pytorch(manifest, size):
+    folder, data = manifest
+    entry = data["models"][ex.key(*size)]
+    assert entry["hash"] == ex.source_hash(*size, entry["unroll"]), "graphs older than the code"
+    model = ex.model_for(*size)
+    torch.manual_seed(sum(size))
+    params = [p.detach().clone() for p in model.parameters()]
+    P = pg.flat_size(model)
+    m, v = torch.randn(P) * 0.01, torch.rand(P) * 1e-4
+    K, rng = entry["unroll"], pg.Mulberry32(sum(size))
+    batches = [pg.make_batch("sort", 32, rng) for _ in range(K)]
+    scalars = [torch.tensor(3e-3), torch.tensor(5.0), torch.tensor(1.0)]
+    step = ex.step_function(model)
+    refs, state = [], [*params, m, v]
+    for k, (x, y) in enumerate(batches):
+        refs.append(step(x, y, scalars[0], scalars[1] + k, scalars[2], model.mask(), *state))
+        state = [t.detach() for t in refs[-1][3:]]
+
+    def run(graph, x, y):
+        sess = session(folder / entry[graph])
+        feeds = [x, y, *scalars, model.mask(), *params, m, v]
+        names = [i.name for i in sess.get_inputs()]
+        return sess.run(None, dict(zip(names, [a.detach().numpy() for a in feeds])))
+
+    one = run("step", *batches[0])
+    assert len(one) == len(refs[0]) == 3 + len(params) + 2
+    for a, b in zip(one, refs[0]):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=0, atol=STEP_TOL)
+    x, y = torch.stack([b[0] for b in batches]), torch.stack([b[1] for b in batches])
+    got = run("steps", x, y)
+    for i in range(3):  # loss, token and sequence accuracy of each of the K steps
+        np.testing.assert_allclose(got[i], [r[i].item() for r in refs], rtol=0, atol=STEP_TOL)
+    for a, b in zip(got[3:], state):  # the state after the K-th step
+        np.testing.assert_allclose(a, b.numpy(), rtol=0, atol=STEP_TOL)
