@@ -111,8 +111,10 @@ def page_decompositions() -> dict:
     run in onnxruntime-web at about the rate of an Add, where its own kernels are slow (benchmark
     7's operator rates, microseconds on the feed-forward layer's [256, 256] activations in the page:
     LayerNormalization ~520, ReLU's gradient as LessOrEqual and Where ~110, a ReduceSum over rows
-    ~90, Relu ~45, against ~20 for an Add or a Mul). Measured on whole steps in onnxruntime-web
-    (one thread, K = 8): 5-9% less time per step at L1-H1-D64 and L2-H1-D32.
+    ~90, Relu ~45, against ~20 for an Add or a Mul; written as below: ~160, ~40, ~8 and ~30).
+    Measured on the K-step graphs of all 18 sizes in onnxruntime-web (Node, one thread), against
+    the plain trace: 0.89-0.98x the time per step at widths 32 and 64, 1.00-1.05x at width 16
+    (more operators on small tensors), 0.97x in geometric mean.
 
     - LayerNorm: mean, centred values, variance and 1 / sqrt as plain operators (the kernel's
       mean and 1 / std are returned too: its gradient reads them);
@@ -120,7 +122,8 @@ def page_decompositions() -> dict:
       rows become products below;
     - ReLU: max(x, 0);
     - ReLU's gradient: the gradient times sign(ReLU's output) (autograd hands the output, >= 0,
-      so its sign is the 0 / 1 mask);
+      so its sign is the 0 / 1 mask; the model's only threshold_backward is ReLU's, and
+      tests/site/test_playground_graphs.py checks every size's graphs against PyTorch's step);
     - a sum over leading axes (the biases' and LayerNorm's gradients: over the batch and the
       positions): a vector of ones times the rows, a matrix product. One vector of ones per number
       of rows, made once per trace, so a fresh table for each trace.
