@@ -517,13 +517,23 @@ def operators_finding(rates: dict, rows: list[dict], shape=(256, 256), n: int = 
         + "."
     )
     slow = [r for r in rows if r["page"] >= r["torch"] and "operators" in r]
+
+    def others(r):  # the step's operators besides its products: how many, their page ms, the most
+        count = r["operators"] - r["products"]  # they could take with the page faster than PyTorch
+        return count, r["page"] - r["floor"], r["torch"] - r["floor"]
+
     if slow:
         text += (
-            " The step's other operators, where the page is slower than PyTorch: "
+            " The step's other operators, where the page is slower than PyTorch (the step minus its products, against "
+            "PyTorch's whole step minus the page's products): "
             + "; ".join(
-                f"{r['case']}: {r['operators'] - r['products']} operators besides its {r['products']} matrix products take "
-                f"the page {r['page'] - r['floor']:.2f} ms ({1e3 * (r['page'] - r['floor']) / (r['operators'] - r['products']):.0f} "
-                f"microseconds each on average; the step minus its products) against PyTorch's whole step, {r['torch']:.2f} ms"
+                f"{r['case']}: {others(r)[0]} operators besides its {r['products']} matrix products take {others(r)[1]:.2f} ms "
+                f"in the page, {1e3 * others(r)[1] / others(r)[0]:.0f} microseconds each on average, where "
+                + (
+                    f"{others(r)[2]:.2f} ms, {1e3 * others(r)[2] / others(r)[0]:.1f} each, would make it faster"
+                    if others(r)[2] > 0
+                    else "no time at all would: the products alone take as long as PyTorch's step"
+                )
                 for r in slow
             )
             + "."

@@ -131,8 +131,12 @@ def test_operators_finding_reports_the_rates_and_the_rest_per_operator():
         "Add 20.0 / 14.0 / 10.0 (page / PyTorch 2.0); Relu 45.0 / 7.0 / 9.0 (page / PyTorch 5.0)"
         in text
     )
-    # 5.0 ms over 268 operators: 19 microseconds each; the faster size is not listed
+    # 5.0 ms over 268 operators: 19 microseconds each, where 2.0 ms (5.0 - 3.0), 7.5 each, would do;
+    # the faster size is not listed
     assert (
-        "L1-H1-D64: 268 operators besides its 27 matrix products take the page 5.00 ms (19 " in text
+        "L1-H1-D64: 268 operators besides its 27 matrix products take 5.00 ms in the page, 19 microseconds "
+        "each on average, where 2.00 ms, 7.5 each, would make it faster" in text
     )
     assert "L1-H1-D16:" not in text
+    rows[0]["floor"] = 6.0  # the products alone slower than PyTorch's step
+    assert "no time at all would" in operators_finding(rates, rows)
