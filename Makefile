@@ -26,7 +26,7 @@ TEST_WORKERS ?= 2
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-kernels test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -34,6 +34,7 @@ help:
 	@echo "make serve   serve _build/html on http://localhost:8000"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
+	@echo "make test-kernels    the library tests on other CPU kernel paths (KERNEL_CHAPTERS=1: and every chapter)"
 	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
 	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
 	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
@@ -93,6 +94,18 @@ test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 
 test-lib: venv
 	$(PY) -m pytest tests -m "not site and not browser" -q
+
+# The library's tests and (KERNEL_CHAPTERS=1) every chapter's own asserts on other CPU kernel paths than this
+# machine's: PyTorch's CPU dispatch forced to plain C++ or AVX2 (an AVX-512 Xeon runs AVX-512 by default, an
+# AMD EPYC AVX2) and MKL's reproducible code paths (MKL_CBWR). Each changes float32 results bitwise here;
+# a bound that holds on one processor only fails here first (tests/tolerance.py says how bounds are chosen).
+KERNEL_PATHS := "ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE" "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2"
+test-kernels: venv
+	@for path in $(KERNEL_PATHS); do \
+	  echo "== kernel path: $$path ($$(env $$path $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())'))"; \
+	  env $$path $(PY) -m pytest tests -m "not site and not browser" -n $(TEST_WORKERS) --dist loadfile -q -p no:cacheprovider || exit 1; \
+	  if [ -n "$(KERNEL_CHAPTERS)" ]; then env $$path $(PY) tools/time_chapters.py --no-budget || exit 1; fi; \
+	done
 
 test-notebooks: venv
 	$(PY) -m pytest --nbval-lax --nbval-cell-timeout=120 notebooks -q

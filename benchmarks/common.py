@@ -298,6 +298,9 @@ def _range(pair) -> str:
 
 
 def yes_no(flag) -> str:
+    """yes / **no**; a string (a goal's "not re-measured") is shown as it is."""
+    if isinstance(flag, str):
+        return flag
     return "yes" if flag else "**no**"
 
 

@@ -9,6 +9,7 @@ book benchmark stores and reads its timings without touching the real build.
 import json
 import math
 import os
+import subprocess
 import sys
 
 import nbformat
@@ -184,9 +185,9 @@ def test_book_benchmark_stores_and_reads_timings(tmp_path):
     section = book.run(
         {"chapters"}, prefixes=("02",), root=root, path=timings, time_chapter=lambda path: 12.5
     )
-    assert [r["fresh_s"] for r in section.rows] == [None, 12.5] and section.rows[1][
-        "within"
-    ] is True
+    # within budget, but measured outside a git history: not placed at a commit, so not "yes"
+    assert [r["fresh_s"] for r in section.rows] == [None, 12.5]
+    assert section.rows[1]["within"] == book.NOT_REMEASURED
     # a notebook edited after its measurement is flagged
     (root / "notebooks" / "02_second.ipynb").write_text(
         (root / "notebooks" / "02_second.ipynb").read_text() + "\n"
@@ -204,6 +205,44 @@ def test_book_benchmark_stores_and_reads_timings(tmp_path):
     ((_, _, builds),) = section.extra_tables
     assert all(b["seconds"] is not None and b["within"] for b in builds)
     assert len(section.goals) == 3
+    # no git history here: a figure that cannot be placed at a commit is never shown as met
+    assert [g["met"] for g in section.goals[1:]] == [book.NOT_REMEASURED] * 2
+
+
+def git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_book_benchmark_never_shows_a_stale_figure_as_met(tmp_path):
+    root = tiny_book(tmp_path)
+    (root / "lib").mkdir()
+    (root / "lib" / "model.py").write_text("x = 1\n")
+    git(root, "init", "-q")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "notebooks", "lib")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "book")
+    timings = tmp_path / "timings.json"
+    book.run({"chapters"}, root=root, path=timings, time_chapter=lambda path: 12.5)
+    section = book.run({"build"}, root=root, path=timings, command=[sys.executable, "-c", "pass"])
+    stored = json.loads(timings.read_text())
+    commit = stored["builds"]["cold"]["commit"]
+    assert commit and stored["builds"]["cold"]["cpu"]
+    # measured at the working tree's commit: current, met, and the goal names its date and commit
+    assert [g["met"] for g in section.goals] == [True, True, True]
+    assert (
+        commit in section.goals[1]["measured"]
+        and stored["builds"]["cold"]["measured"][:10] in (section.goals[1]["measured"])
+    )
+    # the library changes: every figure is now older than what it measures
+    (root / "lib" / "model.py").write_text("x = 2\n")
+    section = book.run(root=root, path=timings)
+    assert [g["met"] for g in section.goals] == [book.NOT_REMEASURED] * 3
+    assert "changed since" in section.goals[1]["measured"]
+    assert all("lib or requirements changed since" in r["measured"] for r in section.rows)
+    assert common.yes_no(book.NOT_REMEASURED) == "not re-measured"
+    # a slow chapter is "no" whether or not its figure is current
+    stored["chapters"]["01_first"]["seconds"] = 120.0
+    timings.write_text(json.dumps(stored))
+    assert book.run(root=root, path=timings).goals[0]["met"] is False
 
 
 def test_runner_writes_every_section(tmp_path, monkeypatch):
