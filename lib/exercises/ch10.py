@@ -103,7 +103,9 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
         s = expect_number(top_score, "top_score")
         if abs(s - best) > 0.005:
             if abs(s - 3) < 0.01:
-                fail("top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b = 3 * 3.")
+                fail(
+                    "top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b, the counts of its two pieces."
+                )
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
                 fail(
                     f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
