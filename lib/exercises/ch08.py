@@ -70,7 +70,7 @@ def _table(
 _MISTAKES = [
     (
         dict(exponent="j/d"),
-        "your odd (cosine) columns use their own frequency 1/10000^(j/d) with j the column index, as one lecture's formula reads literally. Columns 2i and 2i + 1 share the frequency 1/10000^(2i/d): one clock, a point (sin, cos) on a circle",
+        "your odd (cosine) columns use their own frequency 1/10000^(j/d) with j the column index, as the formula is sometimes written. Columns 2i and 2i + 1 share the frequency 1/10000^(2i/d): one clock, a point (sin, cos) on a circle",
     ),
     (
         dict(first="cos"),
