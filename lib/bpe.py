@@ -12,10 +12,10 @@ order (the pair ``(a, b)`` with the smallest ``a``, then the smallest ``b``). So
 depend on the order of the dictionary. (The reference implementation, subword-nmt, takes the largest
 pair instead; with it Sennrich et al.'s toy dictionary would merge ``s t`` before ``e s``.)
 
-Sennrich et al.'s toy dictionary {low: 5, lower: 2, newest: 6, widest: 3}: ``e s`` and ``s t`` both occur
-9 times; the tie gives ``(e, s)``, then ``(es, t)`` (9 times). Without the marker (``end_of_word=None``,
-as BPE is often first shown) the third merge is ``(l, o)`` (7 times) and the vocabulary after three
-merges is l o w e r n s t i d es est lo. With the marker, ``est`` followed by ``</w>`` is
+Sennrich et al.'s toy dictionary {low: 5, lower: 2, newest: 6, widest: 3}: ``e s`` and ``s t`` both
+occur 9 times; the tie gives ``(e, s)``, then ``(es, t)`` (9 times). Without the marker
+(``end_of_word=None``) the third merge is ``(l, o)`` (7 times) and the vocabulary after three merges is
+l o w e r n s t i d es est lo. With the marker, ``est`` followed by ``</w>`` is
 also 9 times frequent, so the third merge is ``(est, </w>)`` and ``(l, o)`` comes fourth: the marker
 is what lets BPE tell the ending "est" (newest) from "est" inside a word (estimate).
 
@@ -143,8 +143,8 @@ def learn_bpe(
 ) -> list[tuple[str, str]]:
     """The BPE merges learned from a dictionary {word: count} (Sennrich et al. 2016), in order.
 
-    end_of_word: the marker appended to every word ("</w>", as in the paper), or None for none (as BPE
-    is often first shown). Ties are broken by the smallest pair (see the module docstring). Returns
+    end_of_word: the marker appended to every word ("</w>", as in the paper), or None for none (the
+    chapter's first example). Ties are broken by the smallest pair (see the module docstring). Returns
     fewer than `num_merges` merges if every word has become a single symbol.
 
     >>> learn_bpe({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 3, end_of_word=None)

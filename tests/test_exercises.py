@@ -713,6 +713,18 @@ def _pre_ln(kind):
     return lambda layer, x: ch09._variant(layer, x, kind)
 
 
+def _unbiased_std_eps_outside(layer, x):
+    """A hand-written LayerNorm with torch's default (unbiased) .std() and eps outside the root."""
+
+    def norm(ln, t):
+        mu = t.mean(-1, keepdim=True)
+        return ln.weight * (t - mu) / (t.std(-1, keepdim=True) + ln.eps) + ln.bias
+
+    h = norm(layer.norm1, x)
+    y = x + layer.self_attn(h, h, h)[0]
+    return y + layer.ff(norm(layer.norm2, y))
+
+
 FUNCTION_WRONG = [
     (ch05.check_word_importance, lambda w, s: s[:, None, :] * w, "broadcast along the words"),
     (ch05.check_word_importance, lambda w, s: s * w, "needs a trailing dimension of size 1"),
@@ -781,6 +793,8 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
     (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
+    (ch09.check_pre_ln, _pre_ln("unbiased std"), "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _unbiased_std_eps_outside, "the unbiased standard deviation"),
     (
         ch09.check_pre_ln,
         lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
@@ -837,7 +851,7 @@ PREDICTIONS_WRONG_LATER = [
     (
         ch08.check_small_base,
         (584.7, True),
-        "no two positions 20 or more apart come closer than 9.93",
+        "Measure it before you change your answer",
     ),
     (ch09.check_parameter_counts, (2 * 18_944_000, None, None), "stays tied"),
     (ch09.check_parameter_counts, (None, 6_297_600, None), "half the answer"),
@@ -849,6 +863,19 @@ PREDICTIONS_WRONG_LATER = [
         "of the encoder and of the decoder",
     ),
 ]
+
+
+@pytest.mark.parametrize("guess", [100_000_000, 90_000_000, 112_000_000])
+def test_ch09_parameter_count_never_gives_the_total_away(guess):
+    """A round or stray guess for total_n12 gets no diagnosis it did not earn (100M is within 1% of
+    "12 layers of encoder size", but a reader who wrote 100M did not compute that) and no number that
+    leads to the answer."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch09.check_parameter_counts(None, None, guess)
+    message = str(failed.value)
+    assert "is not it" in message and "cross-attention" in message
+    numbers = {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]{4,}", message)}
+    assert numbers <= {int(guess)}, numbers
 
 
 @pytest.mark.parametrize(

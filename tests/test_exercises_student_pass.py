@@ -608,7 +608,7 @@ PARAMETER_COUNTS = [
     ((2 * 18_944_000, None, None), "stays tied to the target embedding"),
     ((None, 6_291_456, None), "is half the answer"),
     ((None, None, 2 * _BASE), "is twice the base model"),
-    ((None, None, _BASE + 12 * _ENC), "A decoder layer also has a cross-attention"),
+    ((None, None, _BASE + 12 * _ENC), "a decoder layer also has a cross-attention"),
     ((None, None, _BASE + 6 * _ENC), "6 more encoder layers and 6 more decoder layers"),
 ]
 

@@ -81,7 +81,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
             for part, size in _PARTS.items():
                 if n == N_PARAMETERS - size:
                     fail(
-                        f"n_params = {n:,.0f} leaves out the {part} ({size:,} parameters); the rest of your count is right."
+                        f"n_params = {n:,.0f} leaves out the {part}; the rest of your count is right."
                     )
             fail(
                 f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads does not change the count: it is the same as for the four-head model."

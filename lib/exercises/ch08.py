@@ -70,7 +70,7 @@ def _table(
 _MISTAKES = [
     (
         dict(exponent="j/d"),
-        "your odd (cosine) columns use their own frequency 1/10000^(j/d) with j the column index, as one lecture's formula reads literally. Columns 2i and 2i + 1 share the frequency 1/10000^(2i/d): one clock, a point (sin, cos) on a circle",
+        "your odd (cosine) columns use their own frequency 1/10000^(j/d) with j the column index, as the formula is sometimes written. Columns 2i and 2i + 1 share the frequency 1/10000^(2i/d): one clock, a point (sin, cos) on a circle",
     ),
     (
         dict(first="cos"),
@@ -271,9 +271,8 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
             )
     if distant_collision is not None:
         if expect_bool(distant_collision, "distant_collision"):
-            neighbours, far = _distances()
             fail(
-                f"distant_collision: no. The slowest clock now repeats after {right:.0f} positions, but a position is read from all 64 clocks together, and they never all come back at once. Among positions 0 to 999, two neighbours are {neighbours:.2f} apart and no two positions {FAR} or more apart come closer than {far:.2f}."
+                f"distant_collision: no. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together, and they never all come back at once. Measure it before you change your answer: the distance between two neighbours against the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
             )
     if last_wavelength is None:
         not_attempted(
@@ -283,4 +282,5 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
         not_attempted(
             "your last_wavelength is right; now predict whether distant positions collide (distant_collision)."
         )
-    return f"both predictions are right: the last pair turns once every 2 pi x 100^(126/128) = {right:.1f} positions, yet no two distant positions get nearly the same vector."
+    neighbours, far = _distances()
+    return f"both predictions are right: the last pair turns once every 2 pi x 100^(126/128) = {right:.1f} positions, yet no two distant positions get nearly the same vector: among positions 0 to 999, two neighbours are {neighbours:.2f} apart and no two positions {FAR} or more apart come closer than {far:.2f}."

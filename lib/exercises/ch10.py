@@ -1,7 +1,7 @@
 """Checkers for the exercises of the chapter *Subword tokenization*.
 
 - :func:`check_pair_score`: exercise 1 (predict, then check): the pairs that the score
-  c_ab / (c_a c_b) ranks first on the lectures' dictionary in WordPiece form, and their score.
+  c_ab / (c_a c_b) ranks first on Sennrich et al.'s toy dictionary in WordPiece form, and their score.
 - :func:`check_replay`: exercise 2 (implement): BPE segmentation by replaying each merge once, in order
   (Sennrich et al. 2016, section 3.2, as ``lib.bpe.apply_bpe`` computes it).
 
@@ -20,14 +20,14 @@ from . import attempted, call, checker, expect_number, fail, fmt, not_attempted
 
 __all__ = ["check_pair_score", "check_replay"]
 
-# the lectures' dictionary, as in the chapter
-LECTURE = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+# Sennrich et al.'s toy dictionary, as in the chapter
+TOY = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 
 
 # --- exercise 1: another score for WordPiece ---------------------------------------------------------
 
 
-def pair_scores(word_counts: dict[str, int] = LECTURE) -> dict[tuple[str, str], float]:
+def pair_scores(word_counts: dict[str, int] = TOY) -> dict[tuple[str, str], float]:
     """c_ab / (c_a c_b) for every adjacent pair of the WordPiece split (``wordpiece_split``), each occurrence
     weighted by its word's count: {(a, b): score}."""
     pieces, pairs = Counter(), Counter()
@@ -56,7 +56,7 @@ def _pairs(value: Any) -> set[tuple[str, str]]:
 @checker("pair score")
 def check_pair_score(top_pairs: Any, top_score: Any) -> str:
     """Check the predictions of exercise 1: ``top_pairs``, the set of pairs (a, b) of the WordPiece split of
-    the lectures' dictionary that c_ab / (c_a c_b) ranks first (there is a tie), and ``top_score``, their score."""
+    the toy dictionary that c_ab / (c_a c_b) ranks first (there is a tie), and ``top_score``, their score."""
     if top_pairs is None and top_score is None:
         not_attempted(
             "write your two predictions (top_pairs and top_score) in the cell above, then run this cell again."
@@ -76,7 +76,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                 else " List pairs of adjacent pieces of wordpiece_split(word)."
             )
             fail(f"top_pairs: {pair} is not a pair of adjacent pieces in the dictionary.{hint}")
-        gains = wordpiece_merge_gains(LECTURE)
+        gains = wordpiece_merge_gains(TOY)
         if mine == {max(gains, key=gains.get)}:
             fail(
                 "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. The score c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur apart it prefers the rarest."
@@ -103,7 +103,9 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
         s = expect_number(top_score, "top_score")
         if abs(s - best) > 0.005:
             if abs(s - 3) < 0.01:
-                fail("top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b = 3 * 3.")
+                fail(
+                    "top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b, the counts of its two pieces."
+                )
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
                 fail(
                     f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
