@@ -10,6 +10,7 @@ its label needs. Nothing here computes what a model does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import matplotlib.patches as mpatches
@@ -337,4 +338,313 @@ def bahdanau_diagram(source):
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=_FONT)
     _arrow(ax, x_gru + 0.45, 3.1, x_gru + 0.45, 4.35)
     _box(ax, x_gru + 0.45, 4.55, "softmax: $y_t$", "io", w=1.2, h=0.4, fontsize=_FONT)
+    return fig
+
+
+def luong_diagram(window, *, source_length=20, position=8.6):
+    """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
+    global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
+    position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
+    give a context c_t that joins h_t in the attentional state. Returns the Figure."""
+    check_int(window, "window", 1)
+    check_int(source_length, "source_length", 2)
+    if source_length > 24:
+        raise ValueError(f"source_length: expected at most 24 positions, got {source_length}")
+    if isinstance(position, bool) or not isinstance(position, (int, float)):
+        raise TypeError(f"position: expected a number, got {type(position).__name__}")
+    if not 0 <= position <= source_length:
+        raise ValueError(f"position: expected p_t in [0, {source_length}], got {position}")
+    S, D, p = source_length, window, float(position)
+    inside = [s for s in range(S) if abs(s - p) <= D]
+    alt = (
+        f"Two rows of {S} source states. Top, global attention: the decoder state h_t is joined to "
+        f"all {S}. Bottom, local-p attention: a dashed line marks the predicted position "
+        f"p_t = {p:g}, the window of D = {D} positions on each side is shaded, a bell curve "
+        f"(sigma = {D / 2:g}) peaks at p_t, and h_t is joined only to the {len(inside)} states "
+        f"inside the window, positions {inside[0]} to {inside[-1]}. In both, the context c_t and h_t "
+        "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
+    )
+    fig, ax = _canvas(9.0, 5.6, alt)
+    dx = 6.9 / S
+    xs = [0.45 + dx * (s + 0.5) for s in range(S)]
+    for y0, local in [(3.0, False), (0.25, True)]:
+        y_src, y_q = y0 + 0.35, y0 + 1.75
+        x_q = xs[0] + dx * (p + 0.5 if local else S / 2)
+        if local:
+            x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
+            ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
+            # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
+            us = [k / 25 - 2 for k in range(101)]
+            ax.plot([xs[0] + dx * (p + u * D / 2) for u in us],
+                    [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us], color="0.45", lw=1.2)
+            _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
+            ax.text(xs[0] + dx * p + 0.07, y_src - 0.5, f"$p_t$ = {p:g}", fontsize=_FONT,
+                    ha="left", va="center")
+            title = (f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D}, times a "
+                     f"Gaussian ($\\sigma = D/2$ = {D / 2:g})")
+        else:
+            title = "global: every source position $s$"
+        for s, x in enumerate(xs):
+            used = not local or s in inside
+            _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
+            if used:
+                _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
+            if s % 5 == 0:
+                ax.text(x, y_src - 0.3, str(s), **_t())
+        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=_FONT, va="center")
+        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=_FONT)
+        ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
+        _arrow(ax, x_q + 0.3, y_q, 7.75, y_q)
+        _box(ax, 8.35, y_q, "$\\mathbf{c}_t$, then\n$\\tilde{\\mathbf{h}}_t$", "ctx", 1.1, 0.6,
+             _FONT)
+    return fig
+
+
+def gpt_diagram(config):
+    """Chapter 13's GPT (GPT-2's layout, Radford et al. 2019): left, the decoder-only stack of
+    ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
+    LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
+    self-attention, residual add, LayerNorm, MLP with GELU, residual add. Returns the Figure."""
+    from lib.gpt import GPTConfig
+
+    check_type(config, "config", GPTConfig)
+    N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
+    alt = (
+        f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
+        f"(width D = {D}, {config.block_size} positions), then {N} blocks drawn as block 1, block 2, "
+        f"an ellipsis and block {N}, then the final LayerNorm ln_f and the output layer, which "
+        f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
+        f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
+        "from below the LayerNorm; then LayerNorm ln_2, the MLP (D to 4D, GELU, back to D) and a "
+        "second residual add."
+    )
+    fig, ax = _canvas(9.0, 6.6, alt)
+    x = 2.0
+    stack = [
+        (0.4, "tokens $w_1 \\dots w_T$", "io"),
+        (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
+        (2.0, "block 1", "attn"),
+        (2.75, "block 2", "attn"),
+        (3.5, "$\\vdots$", None),
+        (4.25, f"block $N$ = {N}", "attn"),
+        (5.0, "ln_f (LayerNorm)", "norm"),
+        (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
+    ]
+    for (y, text, kind), (y_next, _, _) in zip(stack, stack[1:] + [(None, None, None)]):
+        if kind is None:
+            ax.text(x, y, text, **_t(12))
+        else:
+            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+        if y_next is not None:
+            _arrow(ax, x, y + (0.1 if kind is None else 0.22), x, y_next - (0.1 if _ is None else 0.22))
+    ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
+    # the enlarged block, pre-LN
+    xb, xr = 5.9, 7.85
+    block = [
+        (1.35, "ln_1 (LayerNorm)", "norm"),
+        (2.1, f"masked multi-head self-attention, $H$ = {H}", "attn"),
+        (2.85, "$+$", "plain"),
+        (3.6, "ln_2 (LayerNorm)", "norm"),
+        (4.35, f"MLP: $D \\to 4D$ = {4 * D}, GELU, $\\to D$", "ff"),
+        (5.1, "$+$", "plain"),
+    ]
+    _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
+    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
+    for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
+        w = 0.45 if text == "$+$" else 3.3
+        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
+        _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
+    for y_from, y_add in [(0.95, 2.85), (3.15, 5.1)]:  # the residual: around LayerNorm and sub-layer
+        _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
+        _arrow(ax, xr, y_add, xb + 0.23, y_add)
+    ax.add_patch(mpatches.FancyBboxPatch((4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--",
+                                         boxstyle="round,pad=0.05"))
+    ax.text(xb, 6.35, "one block (pre-LN), as GPT-2", **_t(10))
+    _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
+    _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
+    return fig
+
+
+def bert_input_diagram(tokens, config=None, segments=None):
+    """Chapter 14's input of BERT (Devlin et al. 2019, Figure 2): each token's input vector is the
+    sum of its token embedding, its segment embedding (E_A up to the first [SEP], E_B after) and
+    its position embedding, then a LayerNorm. ``config``: a ``lib.bert.BertConfig`` (default
+    ``BertConfig.base()``) for the sizes of the three tables; ``segments``: 0/1 per token
+    (default: 1 after the first [SEP]). Returns the Figure."""
+    from lib.bert import BertConfig
+
+    toks = _words(tokens, "tokens", 12)
+    config = BertConfig.base() if config is None else config
+    check_type(config, "config", BertConfig)
+    if segments is None:
+        first_sep = toks.index("[SEP]") if "[SEP]" in toks else len(toks) - 1
+        segments = [int(i > first_sep) for i in range(len(toks))]
+    segments = list(segments)
+    if len(segments) != len(toks) or any(s not in (0, 1) for s in segments):
+        raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
+    n = len(toks)
+    n_a = segments.count(0)
+    alt = (
+        f"Four rows of {n} boxes, one column per token of the input {' '.join(toks)}. Under each "
+        "token, three embeddings joined by plus signs: its token embedding (E with the token as "
+        f"subscript, from a table of {config.vocab_size:,} tokens), its segment embedding (E_A for "
+        f"the first {n_a} tokens, E_B for the other {n - n_a}) and its position embedding E_0 to "
+        f"E_{n - 1} (a table of {config.max_position_embeddings} positions). Their sum, then a "
+        f"LayerNorm, is the input vector of width {config.hidden_size}."
+    )
+    dx = 0.66
+    fig, ax = _canvas(1.75 + n * dx + 0.1, 3.7, alt)
+    xs = [1.75 + dx * (i + 0.5) for i in range(n)]
+    rows = [
+        (3.0, "input", "plain", lambda i: toks[i]),
+        (2.2, "token", "emb", lambda i: _embedding_label(toks[i])),
+        (1.3, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
+        (0.4, "position", "io", lambda i: f"$E_{{{i}}}$"),
+    ]
+    for y, name, kind, label in rows:
+        ax.text(0.1, y, name if name == "input" else f"{name}\nembeddings", fontsize=_FONT,
+                va="center")
+        for i, x in enumerate(xs):
+            _box(ax, x, y, label(i), kind, w=dx - 0.08, h=0.45, fontsize=_FONT)
+            if kind == "ctx" and segments[i] == 1:
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ff"])
+    for x in xs:
+        for y in (1.75, 0.85):
+            ax.text(x, y, "$+$", **_t())
+    ax.text(
+        (xs[0] + xs[-1]) / 2,
+        3.5,
+        f"input vector = LayerNorm(token + segment + position), width {config.hidden_size}",
+        **_t(10),
+    )
+    return fig
+
+
+def _embedding_label(token):
+    # E with the token as subscript; mathtext takes "#" only outside \mathrm
+    rest = token.lstrip("#").replace("\\", "").replace("_", "\\_").replace("$", "")
+    hashes = "\\#" * (len(token) - len(token.lstrip("#")))
+    return f"$E_{{{hashes}\\mathrm{{{rest}}}}}$" if rest else f"$E_{{{hashes}}}$"
+
+
+def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3):
+    """Chapter 12's ELMo (Peters et al. 2018): the biLM of ``config`` (a ``lib.elmo.ELMoConfig``),
+    a token representation x_k under L layers that each hold a forward and a backward LSTM, one
+    softmax shared by both directions at the top; on the right, the mix of the L + 1 layers of the
+    word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. Returns the Figure."""
+    from lib.elmo import ELMoConfig
+
+    check_type(config, "config", ELMoConfig)
+    toks = _words(words, "words", 6)
+    check_int(focus, "focus", 0)
+    if focus >= len(toks):
+        raise ValueError(f"focus: expected a position in [0, {len(toks)}), got {focus}")
+    L, Hd = config.n_layers, config.hidden_dim
+    alt = (
+        f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "
+        f"(a {config.word_dim}-number embedding projected to {Hd}) feeds {L} layers; in each, the "
+        "forward LSTM passes its state to the right and the backward LSTM to the left. One softmax "
+        f"at the top, shared by both directions, predicts the next and the previous word. On the "
+        f"right, the {L + 1} layers h_k0 to h_k{L} of the word {toks[focus]} are weighted by s_0 to "
+        f"s_{L}, summed and scaled by gamma into ELMo_k."
+    )
+    height = 1.9 + 0.8 * L + 0.9
+    fig, ax = _canvas(9.0, height, alt)
+    xs = [1.3 + 1.05 * k for k in range(len(toks))]
+    ys = [1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
+    y_soft = ys[-1] + 0.85
+    for k, (x, word) in enumerate(zip(xs, toks)):
+        _box(ax, x, 0.35, word, "io", w=0.9, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, 0.55, x, ys[0] - 0.22)
+        for j, y in enumerate(ys):
+            if j == 0:
+                _box(ax, x, y, "$x_k$", "emb", w=0.8, h=0.45, fontsize=_FONT)
+            else:
+                _box(ax, x - 0.2, y, "$\\rightarrow$", "rnn", w=0.4, h=0.45, fontsize=_FONT)
+                _box(ax, x + 0.2, y, "$\\leftarrow$", "ff", w=0.4, h=0.45, fontsize=_FONT)
+            top = y_soft - 0.2 if j == L else ys[j + 1] - 0.22
+            _arrow(ax, x, y + 0.22, x, top)
+        if k == focus:
+            ax.add_patch(mpatches.Rectangle((x - 0.5, ys[0] - 0.35), 1.0, ys[-1] - ys[0] + 0.7,
+                                            fc="none", ec=_CTX, lw=1.3, ls="--"))
+    for a, b in zip(xs, xs[1:]):
+        for y in ys[1:]:
+            _arrow(ax, a + 0.4, y + 0.1, b - 0.4, y + 0.1)
+            _arrow(ax, b - 0.4, y - 0.1, a + 0.4, y - 0.1)
+    _box(ax, (xs[0] + xs[-1]) / 2, y_soft, "softmax, shared: next word ($\\rightarrow$), "
+         "previous word ($\\leftarrow$)", "norm", xs[-1] - xs[0] + 0.9, 0.4, _FONT)
+    for j, y in enumerate(ys):
+        ax.text(0.1, y, "layer 0" if j == 0 else f"layer {j}", fontsize=_FONT, va="center")
+    # the mix, for the focused word
+    xm = 7.35
+    for j, y in enumerate(ys):
+        _box(ax, xm, y, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", 0.95, 0.45, _FONT)
+        _arrow(ax, xm + 0.48, y, 8.35, ys[L // 2] if L else y)
+    _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
+    ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
+    ax.text(xm + 0.5, y_soft + 0.35, f"the mix for '{toks[focus]}' (dashed)", **_t(10))
+    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55,
+            f"biLM: $L$ = {L} layers, {Hd} numbers per direction", **_t(10))
+    return fig
+
+
+def electra_diagram(config, original=("the", "chef", "cooked", "the", "meal"),
+                    masked=(0, 2), sampled=("the", "ate")):
+    """Chapter 16's replaced-token detection (Clark et al. 2020, Figure 1, whose example is the
+    default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
+    LM) samples a word for each (``sampled``), and the discriminator labels every token original
+    or replaced; a sample equal to the original counts as original. ``config``: a
+    ``lib.electra.ElectraConfig`` for the depths. Returns the Figure."""
+    from lib.electra import ElectraConfig
+
+    check_type(config, "config", ElectraConfig)
+    orig = _words(original, "original", 7)
+    masked, sampled = list(masked), list(sampled)
+    if not masked or any(not isinstance(i, int) or not 0 <= i < len(orig) for i in masked):
+        raise ValueError(f"masked: expected positions in [0, {len(orig)}), got {masked!r}")
+    if len(sampled) != len(masked):
+        raise ValueError(f"sampled: expected {len(masked)} words (one per masked position), "
+                         f"got {len(sampled)}")
+    with_mask = [("[MASK]" if i in masked else w) for i, w in enumerate(orig)]
+    corrupt = list(orig)
+    for i, w in zip(masked, sampled):
+        corrupt[i] = w
+    labels = ["original" if c == o else "replaced" for c, o in zip(corrupt, orig)]
+    n_g, n_d = config.generator_layers, config.discriminator.num_hidden_layers
+    alt = (
+        f"Four columns of words. The sentence {' '.join(orig)} is masked to "
+        f"{' '.join(with_mask)}; the generator, a small masked language model of {n_g} layer"
+        f"{'s' if n_g > 1 else ''}, samples {' '.join(corrupt)}; the discriminator, {n_d} layers, "
+        f"labels each token: {', '.join(labels)}."
+    )
+    n = len(orig)
+    fig, ax = _canvas(9.0, 0.6 * n + 0.65, alt)
+    ys = [0.45 + 0.6 * (n - 1 - i) for i in range(n)]
+    cols = [(0.6, orig, "plain"), (2.25, with_mask, "plain"), (5.15, corrupt, "plain")]
+    for x, words, kind in cols:
+        for i, (y, w) in enumerate(zip(ys, words)):
+            _box(ax, x, y, w, kind, w=1.0, h=0.42, fontsize=_FONT)
+            if w == "[MASK]":
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["norm"])
+            if x > 5 and corrupt[i] != orig[i]:
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ctx"])
+    for y in ys:
+        _arrow(ax, 1.1, y, 1.75, y)
+    y_mid = (ys[0] + ys[-1]) / 2
+    height = ys[0] - ys[-1] + 0.5
+    _box(ax, 3.7, y_mid, f"generator\n(small masked LM,\n{n_g} layer{'s' if n_g > 1 else ''})",
+         "ff", 1.35, height, _FONT)
+    _box(ax, 6.75, y_mid, f"discriminator\n(ELECTRA,\n{n_d} layers)", "attn", 1.35, height, _FONT)
+    for y in ys:
+        _arrow(ax, 2.75, y, 3.02, y)
+        _arrow(ax, 4.38, y, 4.65, y)
+        _arrow(ax, 5.65, y, 6.07, y)
+        _arrow(ax, 7.43, y, 7.75, y)
+    for y, label in zip(ys, labels):
+        ax.text(7.8, y, label, fontsize=_FONT, va="center", ha="left",
+                weight="bold" if label == "replaced" else "normal")
+    top = ys[0] + 0.55
+    for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"),
+                    (8.3, "label")]:
+        ax.text(x, top, text, **_t(10))
     return fig
