@@ -17,6 +17,7 @@ import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
 from lib._validate import check_int, check_type
+from lib.viz.heatmap import SEQUENTIAL_CMAP
 
 __all__ = [
     "seq2seq_diagram",
@@ -148,14 +149,21 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
             _line(ax, [x, x], [y_cell + h_cell / 2, y_top])
             ax.text(x - 0.05, y_cell + 0.5, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
         _line(ax, [xe[0], 3.65], [y_top, y_top])
-        _box(ax, 4.4, y_top, "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$", "ctx", 1.5, 0.45, _FONT)
+        _box(
+            ax,
+            4.4,
+            y_top,
+            "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$",
+            "ctx",
+            1.5,
+            0.45,
+            _FONT,
+        )
         note = "a new context $\\mathbf{c}_t$ at every step $t$"
     else:  # the last forward state and the first backward state make the summary
         _line(ax, [xe[0], xe[0], x_gap - 0.6], [y_cell + h_cell / 2, y_top, y_top])
         _line(ax, [xe[-1], xe[-1]], [y_cell + h_cell / 2, y_top])
-        _box(
-            ax, x_gap, y_top, f"$\\mathbf{{c}}$: {2 * d_hidden} numbers", "ctx", 1.2, 0.45, _FONT
-        )
+        _box(ax, x_gap, y_top, f"$\\mathbf{{c}}$: {2 * d_hidden} numbers", "ctx", 1.2, 0.45, _FONT)
         ax.text(xe[0] + 0.05, y_top + 0.12, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(_FONT))
         ax.text(xe[-1] + 0.3, y_top + 0.12, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(_FONT))
         note = f"the same $\\mathbf{{c}}$ ({2 * d_hidden} numbers) at every step"
@@ -206,9 +214,7 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v):
         _shape_box(ax, 2.05, y, weight, dm % sym, f"[{d_model}, {width}]", "ff", 1.15)
         _arrow(ax, 2.63, y, 2.97, y)
         _shape_box(ax, 3.5, y, f"${name} = XW_{name}$", f"$[T, {sym}]$", f"[{T}, {width}]", "attn")
-    _shape_box(
-        ax, 5.15, 2.7, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.45
-    )
+    _shape_box(ax, 5.15, 2.7, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.45)
     _arrow(ax, 4.05, 3.35, 4.42, 2.95)
     _arrow(ax, 4.05, 2.0, 4.42, 2.45)
     _shape_box(ax, 6.75, 2.7, "$A = \\mathrm{softmax}(S)$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.5)
@@ -224,8 +230,15 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v):
 
 
 def _head_colors(n):
-    cmap = plt.get_cmap("cividis")
+    # one tint per head, as chapter 7's split-and-merge figure
+    cmap = plt.get_cmap(SEQUENTIAL_CMAP)
     return [cmap(0.1 + 0.85 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def _text_color(rgb):
+    # black or white, whichever contrasts more (WCAG relative luminance, threshold 0.179)
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 else "white"
 
 
 def multi_head_diagram(d_model, n_heads, seq_len):
@@ -265,10 +278,16 @@ def multi_head_diagram(d_model, n_heads, seq_len):
         if h is None:
             ax.text(x, y2, "$\\cdots$", **_t(14))
             continue
-        dark = sum(colors[h][:3]) < 1.5
         _box(
-            ax, x, y2, f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]", "plain", min(width - 0.15, 1.3), 0.85,
-            _FONT, color="white" if dark else "black",
+            ax,
+            x,
+            y2,
+            f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]",
+            "plain",
+            min(width - 0.15, 1.3),
+            0.85,
+            _FONT,
+            color=_text_color(colors[h]),
         )
         ax.patches[-1].set_facecolor(colors[h])
         _line(ax, [7.55, x], [y1 - 0.43, y2 + 0.43], color="0.55")
@@ -316,16 +335,34 @@ def bahdanau_diagram(source):
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
         _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
-    _box(ax, (xs[0] + xs[-1]) / 2, y_soft, "softmax over $j$", "norm", xs[-1] - xs[0] + 0.7, 0.4,
-         _FONT)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax over $j$",
+        "norm",
+        xs[-1] - xs[0] + 0.7,
+        0.4,
+        _FONT,
+    )
     x_gru, x_c = 7.75, 7.0
     # s_{t-1}: into every score and into the GRU
     _box(ax, x_gru, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.8, h=0.45, fontsize=_FONT)
-    _line(ax, [x_gru - 0.4, xs[-1] + 0.6, xs[-1] + 0.6, xs[0] + 0.14],
-          [y_word, y_word, y_bus, y_bus], color=_CTX, lw=1.2)
-    ax.text(xs[-1] + 0.65, y_bus + 0.12,
-            "$e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$",
-            fontsize=_FONT, ha="left", va="bottom")
+    _line(
+        ax,
+        [x_gru - 0.4, xs[-1] + 0.6, xs[-1] + 0.6, xs[0] + 0.14],
+        [y_word, y_word, y_bus, y_bus],
+        color=_CTX,
+        lw=1.2,
+    )
+    ax.text(
+        xs[-1] + 0.65,
+        y_bus + 0.12,
+        "$e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$",
+        fontsize=_FONT,
+        ha="left",
+        va="bottom",
+    )
     _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
     _box(ax, x_gru + 0.9, y_h, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=_FONT)
     _arrow(ax, x_gru + 0.9, y_h + 0.2, x_gru + 0.45, 2.5)
@@ -365,23 +402,35 @@ def luong_diagram(window, *, source_length=20, position=8.6):
         "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
     fig, ax = _canvas(9.0, 5.6, alt)
-    dx = 6.9 / S
+    dx = 6.2 / S
     xs = [0.45 + dx * (s + 0.5) for s in range(S)]
     for y0, local in [(3.0, False), (0.25, True)]:
         y_src, y_q = y0 + 0.35, y0 + 1.75
-        x_q = xs[0] + dx * (p + 0.5 if local else S / 2)
+        x_q = xs[0] + dx * (p if local else (S - 1) / 2)
         if local:
             x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
             ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
             # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
             us = [k / 25 - 2 for k in range(101)]
-            ax.plot([xs[0] + dx * (p + u * D / 2) for u in us],
-                    [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us], color="0.45", lw=1.2)
+            ax.plot(
+                [xs[0] + dx * (p + u * D / 2) for u in us],
+                [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
+                color="0.45",
+                lw=1.2,
+            )
             _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
-            ax.text(xs[0] + dx * p + 0.07, y_src - 0.5, f"$p_t$ = {p:g}", fontsize=_FONT,
-                    ha="left", va="center")
-            title = (f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D}, times a "
-                     f"Gaussian ($\\sigma = D/2$ = {D / 2:g})")
+            ax.text(
+                xs[0] + dx * p + 0.07,
+                y_src - 0.5,
+                f"$p_t$ = {p:g}",
+                fontsize=_FONT,
+                ha="left",
+                va="center",
+            )
+            title = (
+                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D}, times a "
+                f"Gaussian ($\\sigma = D/2$ = {D / 2:g})"
+            )
         else:
             title = "global: every source position $s$"
         for s, x in enumerate(xs):
@@ -394,9 +443,18 @@ def luong_diagram(window, *, source_length=20, position=8.6):
         ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=_FONT, va="center")
         _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=_FONT)
         ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
-        _arrow(ax, x_q + 0.3, y_q, 7.75, y_q)
-        _box(ax, 8.35, y_q, "$\\mathbf{c}_t$, then\n$\\tilde{\\mathbf{h}}_t$", "ctx", 1.1, 0.6,
-             _FONT)
+        _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+        _box(
+            ax,
+            7.85,
+            y_q,
+            "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
+            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$",
+            "ctx",
+            2.2,
+            0.75,
+            _FONT,
+        )
     return fig
 
 
@@ -436,7 +494,9 @@ def gpt_diagram(config):
         else:
             _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
         if y_next is not None:
-            _arrow(ax, x, y + (0.1 if kind is None else 0.22), x, y_next - (0.1 if _ is None else 0.22))
+            _arrow(
+                ax, x, y + (0.1 if kind is None else 0.22), x, y_next - (0.1 if _ is None else 0.22)
+            )
     ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
     # the enlarged block, pre-LN
     xb, xr = 5.9, 7.85
@@ -454,11 +514,17 @@ def gpt_diagram(config):
         w = 0.45 if text == "$+$" else 3.3
         _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
         _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
-    for y_from, y_add in [(0.95, 2.85), (3.15, 5.1)]:  # the residual: around LayerNorm and sub-layer
+    for y_from, y_add in [
+        (0.95, 2.85),
+        (3.15, 5.1),
+    ]:  # the residual: around LayerNorm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.23, y_add)
-    ax.add_patch(mpatches.FancyBboxPatch((4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--",
-                                         boxstyle="round,pad=0.05"))
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+        )
+    )
     ax.text(xb, 6.35, "one block (pre-LN), as GPT-2", **_t(10))
     _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
     _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
@@ -502,8 +568,9 @@ def bert_input_diagram(tokens, config=None, segments=None):
         (0.4, "position", "io", lambda i: f"$E_{{{i}}}$"),
     ]
     for y, name, kind, label in rows:
-        ax.text(0.1, y, name if name == "input" else f"{name}\nembeddings", fontsize=_FONT,
-                va="center")
+        ax.text(
+            0.1, y, name if name == "input" else f"{name}\nembeddings", fontsize=_FONT, va="center"
+        )
         for i, x in enumerate(xs):
             _box(ax, x, y, label(i), kind, w=dx - 0.08, h=0.45, fontsize=_FONT)
             if kind == "ctx" and segments[i] == 1:
@@ -565,14 +632,31 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
             top = y_soft - 0.2 if j == L else ys[j + 1] - 0.22
             _arrow(ax, x, y + 0.22, x, top)
         if k == focus:
-            ax.add_patch(mpatches.Rectangle((x - 0.5, ys[0] - 0.35), 1.0, ys[-1] - ys[0] + 0.7,
-                                            fc="none", ec=_CTX, lw=1.3, ls="--"))
+            ax.add_patch(
+                mpatches.Rectangle(
+                    (x - 0.5, ys[0] - 0.35),
+                    1.0,
+                    ys[-1] - ys[0] + 0.7,
+                    fc="none",
+                    ec=_CTX,
+                    lw=1.3,
+                    ls="--",
+                )
+            )
     for a, b in zip(xs, xs[1:]):
         for y in ys[1:]:
             _arrow(ax, a + 0.4, y + 0.1, b - 0.4, y + 0.1)
             _arrow(ax, b - 0.4, y - 0.1, a + 0.4, y - 0.1)
-    _box(ax, (xs[0] + xs[-1]) / 2, y_soft, "softmax, shared: next word ($\\rightarrow$), "
-         "previous word ($\\leftarrow$)", "norm", xs[-1] - xs[0] + 0.9, 0.4, _FONT)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax, shared: next word ($\\rightarrow$), previous word ($\\leftarrow$)",
+        "norm",
+        xs[-1] - xs[0] + 0.9,
+        0.4,
+        _FONT,
+    )
     for j, y in enumerate(ys):
         ax.text(0.1, y, "layer 0" if j == 0 else f"layer {j}", fontsize=_FONT, va="center")
     # the mix, for the focused word
@@ -583,13 +667,18 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
     _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
     ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
     ax.text(xm + 0.5, y_soft + 0.35, f"the mix for '{toks[focus]}' (dashed)", **_t(10))
-    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55,
-            f"biLM: $L$ = {L} layers, {Hd} numbers per direction", **_t(10))
+    ax.text(
+        (xs[0] + xs[-1]) / 2,
+        y_soft + 0.55,
+        f"biLM: $L$ = {L} layers, {Hd} numbers per direction",
+        **_t(10),
+    )
     return fig
 
 
-def electra_diagram(config, original=("the", "chef", "cooked", "the", "meal"),
-                    masked=(0, 2), sampled=("the", "ate")):
+def electra_diagram(
+    config, original=("the", "chef", "cooked", "the", "meal"), masked=(0, 2), sampled=("the", "ate")
+):
     """Chapter 16's replaced-token detection (Clark et al. 2020, Figure 1, whose example is the
     default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
     LM) samples a word for each (``sampled``), and the discriminator labels every token original
@@ -603,8 +692,9 @@ def electra_diagram(config, original=("the", "chef", "cooked", "the", "meal"),
     if not masked or any(not isinstance(i, int) or not 0 <= i < len(orig) for i in masked):
         raise ValueError(f"masked: expected positions in [0, {len(orig)}), got {masked!r}")
     if len(sampled) != len(masked):
-        raise ValueError(f"sampled: expected {len(masked)} words (one per masked position), "
-                         f"got {len(sampled)}")
+        raise ValueError(
+            f"sampled: expected {len(masked)} words (one per masked position), got {len(sampled)}"
+        )
     with_mask = [("[MASK]" if i in masked else w) for i, w in enumerate(orig)]
     corrupt = list(orig)
     for i, w in zip(masked, sampled):
@@ -632,8 +722,16 @@ def electra_diagram(config, original=("the", "chef", "cooked", "the", "meal"),
         _arrow(ax, 1.1, y, 1.75, y)
     y_mid = (ys[0] + ys[-1]) / 2
     height = ys[0] - ys[-1] + 0.5
-    _box(ax, 3.7, y_mid, f"generator\n(small masked LM,\n{n_g} layer{'s' if n_g > 1 else ''})",
-         "ff", 1.35, height, _FONT)
+    _box(
+        ax,
+        3.7,
+        y_mid,
+        f"generator\n(small masked LM,\n{n_g} layer{'s' if n_g > 1 else ''})",
+        "ff",
+        1.35,
+        height,
+        _FONT,
+    )
     _box(ax, 6.75, y_mid, f"discriminator\n(ELECTRA,\n{n_d} layers)", "attn", 1.35, height, _FONT)
     for y in ys:
         _arrow(ax, 2.75, y, 3.02, y)
@@ -641,10 +739,16 @@ def electra_diagram(config, original=("the", "chef", "cooked", "the", "meal"),
         _arrow(ax, 5.65, y, 6.07, y)
         _arrow(ax, 7.43, y, 7.75, y)
     for y, label in zip(ys, labels):
-        ax.text(7.8, y, label, fontsize=_FONT, va="center", ha="left",
-                weight="bold" if label == "replaced" else "normal")
+        ax.text(
+            7.8,
+            y,
+            label,
+            fontsize=_FONT,
+            va="center",
+            ha="left",
+            weight="bold" if label == "replaced" else "normal",
+        )
     top = ys[0] + 0.55
-    for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"),
-                    (8.3, "label")]:
+    for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"), (8.3, "label")]:
         ax.text(x, top, text, **_t(10))
     return fig
