@@ -27,6 +27,7 @@ from lib.viz.diagrams import _DIAGRAM_COLORS  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
 PAIR = "[CLS] my dog is cute [SEP] he likes play ##ing [SEP]".split()
+REVIEW = ["the soup was superb .".split(), "the music was awful .".split()]
 SMALL_BERT = BertConfig(
     vocab_size=300,
     hidden_size=64,
@@ -215,6 +216,42 @@ def test_electra_diagram_labels_a_sample_equal_to_the_original_as_original():
         viz.electra_diagram(ElectraConfig(SMALL_BERT), masked=[9], sampled=["x"])
 
 
+def test_captioning_diagram_draws_one_box_per_region():
+    fig = viz.captioning_diagram(9, 64)
+    t = texts(fig)
+    assert [f"$\\mathbf{{a}}_{{{i}}}$" in t for i in range(1, 10)] == [True] * 9
+    assert "9 regions, 64 numbers each" in t and "LSTM: $\\mathbf{h}_t$" in t
+    assert "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$" in t
+    assert sum(s.startswith("$\\mathbf{a}_") for s in texts(viz.captioning_diagram(16, 8))) == 16
+    with pytest.raises(ValueError, match="n_regions"):
+        viz.captioning_diagram(8, 64)
+
+
+def test_han_diagram_has_two_levels_of_gru_and_attention():
+    fig = viz.han_diagram(REVIEW)
+    t = texts(fig)
+    assert t.count("word attention, $\\mathbf{u}_w$") == 2 and "$\\mathbf{s}_{2}$" in t
+    assert all(f"$\\mathbf{{h}}_{{{i},{j}}}$" in t for i in (1, 2) for j in range(1, 6))
+    assert "$\\mathbf{h}_{1}$" in t and "$\\mathbf{h}_{2}$" in t
+    assert any("sentence attention" in s and "\\mathbf{v}" in s for s in t)
+    assert "superb" in t and "awful" in t and "the soup was superb ." in fig.alt_text
+    with pytest.raises(ValueError, match="sentences"):
+        viz.han_diagram(REVIEW * 2)
+    with pytest.raises(TypeError, match="sentences"):
+        viz.han_diagram("the soup was superb .")
+
+
+def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
+    fig = viz.bert_pretraining_diagram(BertConfig.large())
+    t = texts(fig)
+    assert "BERT encoder: 24 layers, width 1024, 16 heads" in t
+    assert "MLM head: softmax over 30,522 → cute" in t and "NSP head: IsNext / NotNext" in t
+    assert "$C$" in t and [f"$T_{{{i}}}$" in t for i in range(1, 11)] == [True] * 10
+    assert t.count("[MASK]") == 1
+    with pytest.raises(TypeError, match="config"):
+        viz.bert_pretraining_diagram(GPTConfig.gpt2())
+
+
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
@@ -225,6 +262,9 @@ CALLS = {
     "bert_input": lambda: viz.bert_input_diagram(PAIR),
     "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252)),
     "electra": lambda: viz.electra_diagram(ElectraConfig(SMALL_BERT)),
+    "captioning": lambda: viz.captioning_diagram(9, 64),
+    "han": lambda: viz.han_diagram(REVIEW),
+    "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
 }
 
 
@@ -249,6 +289,7 @@ CHAPTER_NAMES = {
     "T": 5,
     "WINDOW": 7,
     "pair_tokens": PAIR,
+    "features": torch.zeros(4, 9, 64),
     "config": None,  # per chapter, below
 }
 CHAPTER_CONFIGS = {

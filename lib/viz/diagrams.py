@@ -29,6 +29,9 @@ __all__ = [
     "bert_input_diagram",
     "elmo_diagram",
     "electra_diagram",
+    "captioning_diagram",
+    "han_diagram",
+    "bert_pretraining_diagram",
 ]
 
 _DIAGRAM_COLORS = {
@@ -751,4 +754,197 @@ def electra_diagram(
     top = ys[0] + 0.55
     for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"), (8.3, "label")]:
         ax.text(x, top, text, **_t(10))
+    return fig
+
+
+def captioning_diagram(n_regions, d_feature):
+    """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
+    ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
+    LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, and
+    the context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word. Returns the
+    Figure."""
+    check_int(n_regions, "n_regions", 1)
+    check_int(d_feature, "d_feature", 1)
+    side = math.isqrt(n_regions)
+    if side * side != n_regions or side > 5:
+        raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
+    alt = (
+        f"Left, the image cut into a {side} by {side} grid of regions a_1 to a_{n_regions}, each a "
+        f"vector of {d_feature} numbers from the CNN. The previous LSTM state h_(t-1) and every "
+        "region meet in the scores e_(t,i); a softmax over the regions gives the weights "
+        "alpha_(t,i); the context z_t, the weighted sum of the regions, enters the LSTM together "
+        "with the embedding of the previous word, and the new state h_t predicts the next word."
+    )
+    fig, ax = _canvas(9.0, 4.0, alt)
+    cell = 1.8 / side
+    x0, y0 = 0.3, 0.9
+    for r in range(side):
+        for c in range(side):
+            i = r * side + c + 1
+            _box(
+                ax,
+                x0 + cell * (c + 0.5),
+                y0 + cell * (side - r - 0.5),
+                f"$\\mathbf{{a}}_{{{i}}}$",
+                "emb",
+                cell - 0.08,
+                cell - 0.08,
+                _FONT,
+            )
+    ax.text(x0 + 0.9, y0 - 0.3, f"{n_regions} regions, {d_feature} numbers each", **_t())
+    ax.text(x0 + 0.9, 3.65, "image, through the CNN", **_t(10))
+    y = 1.8
+    _arrow(ax, 2.15, y, 2.6, y)
+    _box(
+        ax, 3.4, y, "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$", "attn", 1.5, 0.9, _FONT
+    )
+    _box(ax, 3.4, 0.45, "$\\mathbf{h}_{t-1}$", "rnn", 0.8, 0.45, _FONT)
+    _arrow(ax, 3.4, 0.68, 3.4, y - 0.45)
+    _arrow(ax, 4.15, y, 4.45, y)
+    _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
+    _line(ax, [x0 + 0.9, x0 + 0.9, 5.3], [y0 + 1.85, 3.2, 3.2])  # the regions, to be averaged
+    _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
+    _arrow(ax, 6.12, y, 6.6, y)
+    _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)
+    _line(ax, [3.8, 6.85, 6.85], [0.45, 0.45, 1.2])
+    _arrow(ax, 6.85, 1.2, 6.85, y - 0.3)
+    _box(ax, 8.15, 0.45, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 0.9, 0.45, _FONT)
+    _arrow(ax, 7.75, 0.68, 7.75, y - 0.3)
+    _arrow(ax, 7.3, y + 0.3, 7.3, 2.9)
+    _box(ax, 7.3, 3.15, "next word $y_t$", "io", 1.4, 0.45, _FONT)
+    return fig
+
+
+def han_diagram(sentences):
+    """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
+    ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned
+    context u_w pools each sentence into s_i, a sentence GRU gives h_i, attention with u_s pools
+    them into the document vector v, which a softmax classifies. Returns the Figure."""
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"sentences: expected a list of sentences, got {type(sentences).__name__}")
+    doc = [_words(s, "sentences", 5) for s in sentences]
+    if not 1 <= len(doc) <= 3 or sum(map(len, doc)) > 10:
+        raise ValueError(
+            f"sentences: expected 1 to 3 sentences of 10 words in all, got {len(doc)} sentences"
+        )
+    n = len(doc)
+    alt = (
+        f"A document of {n} sentence{'s' if n > 1 else ''}: "
+        + "; ".join(" ".join(s) for s in doc)
+        + ". Bottom, every word feeds a box h_(i,t) of a bidirectional word GRU, one row per "
+        "sentence; word attention with the learned context u_w pools each sentence into a vector "
+        "s_i. Above, a bidirectional sentence GRU reads s_1 to s_" + str(n) + " into h_i, and "
+        "sentence attention with u_s pools them into the document vector v, which a softmax "
+        "classifies."
+    )
+    fig, ax = _canvas(9.0, 5.0, alt)
+    x, spans = 0.6, []
+    for i, words in enumerate(doc):
+        xs = [x + 0.78 * t for t in range(len(words))]
+        spans.append(xs)
+        for t, (xw, w) in enumerate(zip(xs, words)):
+            _box(ax, xw, 0.35, w, "io", 0.72, 0.4, _FONT)
+            _arrow(ax, xw, 0.55, xw, 0.93)
+            _box(ax, xw, 1.2, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.66, 0.5, _FONT)
+            _arrow(ax, xw, 1.45, (xs[0] + xs[-1]) / 2, 1.93)
+        for a, b in zip(xs, xs[1:]):
+            _arrow(ax, a + 0.33, 1.3, b - 0.33, 1.3, mutation_scale=7)
+            _arrow(ax, b - 0.33, 1.1, a + 0.33, 1.1, mutation_scale=7)
+        x = xs[-1] + 1.0
+    centres = [(xs[0] + xs[-1]) / 2 for xs in spans]
+    xv = sum(centres) / n
+    for i, (c, xs) in enumerate(zip(centres, spans)):
+        _box(
+            ax,
+            c,
+            2.15,
+            "word attention, $\\mathbf{u}_w$",
+            "attn",
+            max(xs[-1] - xs[0] + 0.5, 1.9),
+            0.42,
+            _FONT,
+        )
+        _arrow(ax, c, 2.36, c, 2.72)
+        _box(ax, c, 2.95, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.6, 0.45, _FONT)
+        _arrow(ax, c, 3.18, c, 3.42)
+        _box(ax, c, 3.65, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.6, 0.45, _FONT)
+        _arrow(ax, c, 3.88, xv, 4.12)
+    for a, b in zip(centres, centres[1:]):
+        _arrow(ax, a + 0.3, 3.75, b - 0.3, 3.75)
+        _arrow(ax, b - 0.3, 3.55, a + 0.3, 3.55)
+    _box(
+        ax,
+        xv,
+        4.33,
+        "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
+        "attn",
+        2.8,
+        0.42,
+        _FONT,
+    )
+    _arrow(ax, xv + 1.4, 4.33, 8.0, 4.33)
+    _box(ax, 8.45, 4.33, "softmax:\nlabel", "io", 0.85, 0.6, _FONT)
+    ax.text(8.95, 1.2, "word GRU", fontsize=_FONT, ha="right", va="center")
+    ax.text(8.95, 3.65, "sentence GRU", fontsize=_FONT, ha="right", va="center")
+    return fig
+
+
+def bert_pretraining_diagram(config=None):
+    """Chapter 14's two pretraining tasks of BERT (Devlin et al. 2019, Figure 1, with its example
+    pair): a masked word is predicted from its output vector by the MLM head, IsNext/NotNext from
+    the [CLS] vector C by the NSP head. ``config``: a ``lib.bert.BertConfig`` (default
+    ``BertConfig.base()``) for the encoder's size and the vocabulary. Returns the Figure."""
+    from lib.bert import BertConfig
+
+    config = BertConfig.base() if config is None else config
+    check_type(config, "config", BertConfig)
+    toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
+    L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    alt = (
+        f"The input {' '.join(toks)} (the fourth word, cute, replaced by [MASK]) enters the BERT "
+        f"encoder, {L} layers of width {D} with {H} heads. Above it, one output vector per token: "
+        "C for [CLS], T_1 to T_10 for the others. From T_4, the MLM head (a softmax over "
+        f"{config.vocab_size:,} tokens) predicts cute; from C, the NSP head predicts IsNext or "
+        "NotNext. The other outputs get no loss."
+    )
+    dx = 0.72
+    fig, ax = _canvas(0.4 + dx * len(toks) + 0.2, 4.3, alt)
+    xs = [0.4 + dx * (i + 0.5) for i in range(len(toks))]
+    for i, (x, tok) in enumerate(zip(xs, toks)):
+        _box(ax, x, 0.35, tok, "ctx" if tok == "[MASK]" else "plain", dx - 0.08, 0.42, _FONT)
+        _arrow(ax, x, 0.56, x, 0.95)
+        _box(ax, x, 2.15, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", dx - 0.08, 0.42, _FONT)
+        _arrow(ax, x, 1.75, x, 1.94)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        1.35,
+        f"BERT encoder: {L} layers, width {D}, {H} heads",
+        "attn",
+        xs[-1] - xs[0] + dx,
+        0.8,
+        _FONT,
+    )
+    m = toks.index("[MASK]")
+    _arrow(ax, xs[m], 2.36, xs[m], 3.0)
+    _box(
+        ax,
+        xs[m],
+        3.25,
+        f"MLM head: softmax over {config.vocab_size:,} → cute",
+        "ff",
+        3.6,
+        0.5,
+        _FONT,
+    )
+    _arrow(ax, xs[0], 2.36, xs[0], 3.65)
+    _box(ax, xs[0] + 1.0, 3.9, "NSP head: IsNext / NotNext", "ff", 2.4, 0.45, _FONT)
+    ax.text(
+        xs[-1] + dx / 2,
+        2.75,
+        "no loss at the other outputs",
+        fontsize=_FONT,
+        ha="right",
+        color="0.35",
+    )
     return fig
