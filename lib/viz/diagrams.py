@@ -481,17 +481,16 @@ def han_diagram(sentences):
     doc = [_words(s, "sentences", 5) for s in sentences]
     if not 1 <= len(doc) <= 3 or sum(map(len, doc)) > 10:
         raise ValueError(
-            f"sentences: expected 1 to 3 sentences of 10 words in all, got {len(doc)} sentences"
+            f"sentences: expected 1 to 3 sentences, at most 10 words in all, got {len(doc)} sentences"
         )
     n = len(doc)
+    text = " / ".join(" ".join(words) for words in doc)
     alt = (
-        f"A document of {n} sentence{'s' if n > 1 else ''}: "
-        + "; ".join(" ".join(s) for s in doc)
-        + ". Bottom, every word feeds a box h_(i,t) of a bidirectional word GRU, one row per "
-        "sentence; word attention with the learned context u_w pools each sentence into a vector "
-        "s_i. Above, a bidirectional sentence GRU reads s_1 to s_" + str(n) + " into h_i, and "
-        "sentence attention with u_s pools them into the document vector v, which a softmax "
-        "classifies."
+        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. Bottom, every word feeds a box "
+        "h_(i,t) of a bidirectional word GRU, one row per sentence; word attention with the "
+        "learned context u_w pools each sentence into a vector s_i. Above, a bidirectional "
+        f"sentence GRU reads s_1 to s_{n} into h_i, and sentence attention with u_s pools them into "
+        "the document vector v, which a softmax classifies."
     )
     fig, ax = _canvas(9.0, 5.0, alt)
     x, spans = 0.6, []
