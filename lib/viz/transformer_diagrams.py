@@ -180,14 +180,18 @@ def gpt_diagram(config):
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
-    for (y, text, kind), (y_next, _, _) in zip(stack, stack[1:] + [(None, None, None)]):
+    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
         if kind is None:
             ax.text(x, y, text, **_t(12))
         else:
             _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
         if y_next is not None:
             _arrow(
-                ax, x, y + (0.1 if kind is None else 0.22), x, y_next - (0.1 if _ is None else 0.22)
+                ax,
+                x,
+                y + (0.1 if kind is None else 0.22),
+                x,
+                y_next - (0.1 if next_kind is None else 0.22),
             )
     ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
     # the enlarged block, pre-LN
