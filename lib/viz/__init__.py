@@ -18,6 +18,12 @@
   :func:`encoding_vector`, :func:`encoding_dimension`, :func:`fine_tuning_task` (a soft lookup
   among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups);
   :func:`training_curve` (a training run's loss, every step and its moving average).
+- :func:`seq2seq_diagram`, :func:`bahdanau_diagram`, :func:`luong_diagram`,
+  :func:`captioning_diagram`, :func:`han_diagram`, :func:`elmo_diagram` (``lib.viz.diagrams``)
+  and :func:`self_attention_diagram`, :func:`multi_head_diagram`, :func:`gpt_diagram`,
+  :func:`bert_input_diagram`, :func:`bert_pretraining_diagram`, :func:`electra_diagram`
+  (``lib.viz.transformer_diagrams``) -- the architectures of chapters 1, 4-7, 12-14 and 16, drawn
+  from the library's configs; each Figure carries its ``alt_text``.
 - :func:`show_source` -- a piece of the library's own source, as it is now, highlighted in the
   chapter that teaches it.
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
@@ -27,7 +33,8 @@ notebooks keep their inline backend, tests choose Agg; call :func:`set_style` to
 look. Plots never train and models never plot.
 """
 
-from lib.viz import figures
+from lib.viz import diagrams, figures, transformer_diagrams
+from lib.viz.diagrams import *  # noqa: F403 (its __all__ is part of this package's)
 from lib.viz.figures import *  # noqa: F403 (its __all__ is part of this package's)
 from lib.viz.headview import encoder_decoder_view, head_view, model_view
 from lib.viz.heatmap import (
@@ -45,6 +52,7 @@ from lib.viz.interactive import (
 )
 from lib.viz.source import show_source
 from lib.viz.tables import markdown_table, table
+from lib.viz.transformer_diagrams import *  # noqa: F403 (its __all__ is part of this package's)
 
 __all__ = [
     "show_source",
@@ -63,4 +71,6 @@ __all__ = [
     "sampling_explorer",
     "sampling_probabilities",
     *figures.__all__,
+    *diagrams.__all__,
+    *transformer_diagrams.__all__,
 ]

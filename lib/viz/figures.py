@@ -21,6 +21,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
+from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
 
 __all__ = [
@@ -221,15 +222,6 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors):
     return ax
 
 
-_DIAGRAM_COLORS = {
-    "attn": "#9ecae1",
-    "ff": "#fdd0a2",
-    "norm": "#e5e5e5",
-    "emb": "#c7e9c0",
-    "io": "#dadaeb",
-}
-
-
 def transformer_diagram(ax):
     """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
@@ -238,26 +230,10 @@ def transformer_diagram(ax):
     _check_ax(ax)
 
     def box(x, y, text, kind, w=2.6, h=0.5):
-        style = "round,pad=0.02,rounding_size=0.08"
-        patch = mpatches.FancyBboxPatch(
-            (x - w / 2, y - h / 2), w, h, fc=_DIAGRAM_COLORS[kind], ec="0.25", lw=1, boxstyle=style
-        )
-        ax.add_patch(patch)
-        ax.text(x, y, text, ha="center", va="center", fontsize=8.5)
+        _box(ax, x, y, text, kind, w=w, h=h)
 
     def arrow(x0, y0, x1, y1):
-        ax.add_patch(
-            mpatches.FancyArrowPatch(
-                (x0, y0),
-                (x1, y1),
-                arrowstyle="-|>",
-                mutation_scale=9,
-                lw=1,
-                color="0.2",
-                shrinkA=0,
-                shrinkB=0,
-            )
-        )
+        _arrow(ax, x0, y0, x1, y1)
 
     def residual(x, y_from, y_to, side):
         # the skip connection: from below a sub-layer, around it, into its Add & LayerNorm

@@ -1,0 +1,544 @@
+"""Architecture drawings (issue 37): each ``*_diagram`` draws one architecture a chapter teaches, as
+boxes and arrows in the style of :func:`lib.viz.transformer_diagram` (whose box and arrow helpers
+live here), with the chapter's symbols and the sizes of the library's configs. This module holds the
+recurrent ones: the encoder-decoder (chapter 1), Bahdanau's decoder step and Luong's global and local
+attention (chapter 4), the captioner and the hierarchical attention network (chapter 5) and ELMo's
+biLM (chapter 12); :mod:`lib.viz.transformer_diagrams` holds the Transformer family's.
+
+Each returns a new matplotlib Figure whose ``alt_text`` attribute describes it in words (the text the
+chapter's figure metadata carries, so that a test can hold the two together). Coordinates are
+inches: the Axes fills the Figure and one data unit is one inch, so a box's width reads as the room
+its label needs. Nothing here computes what a model does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
+
+from lib._validate import check_int, check_type
+
+__all__ = [
+    "seq2seq_diagram",
+    "bahdanau_diagram",
+    "luong_diagram",
+    "elmo_diagram",
+    "captioning_diagram",
+    "han_diagram",
+]
+
+_DIAGRAM_COLORS = {
+    "attn": "#9ecae1",
+    "ff": "#fdd0a2",
+    "norm": "#e5e5e5",
+    "emb": "#c7e9c0",
+    "io": "#dadaeb",
+    "rnn": "#c6dbef",
+    "ctx": "#fcbba1",
+    "plain": "white",
+}
+_FONT = 9.5  # points: the smallest text of the new diagrams
+_CTX = "#cb181d"  # the lines that carry a context vector
+
+
+def _box(ax, x, y, text, kind, w=2.6, h=0.5, fontsize=8.5, **text_kw):
+    """A rounded box centred at (x, y) with ``text`` in it, filled with the colour of ``kind``."""
+    style = "round,pad=0.02,rounding_size=0.08"
+    patch = mpatches.FancyBboxPatch(
+        (x - w / 2, y - h / 2), w, h, fc=_DIAGRAM_COLORS[kind], ec="0.25", lw=1, boxstyle=style
+    )
+    ax.add_patch(patch)
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, **text_kw)
+    return patch
+
+
+def _arrow(ax, x0, y0, x1, y1, color="0.2", lw=1, mutation_scale=9):
+    ax.add_patch(
+        mpatches.FancyArrowPatch(
+            (x0, y0),
+            (x1, y1),
+            arrowstyle="-|>",
+            mutation_scale=mutation_scale,
+            lw=lw,
+            color=color,
+            shrinkA=0,
+            shrinkB=0,
+        )
+    )
+
+
+def _line(ax, xs, ys, color="0.35", lw=1, **kw):
+    ax.plot(xs, ys, color=color, lw=lw, solid_capstyle="butt", **kw)
+
+
+def _canvas(width, height, alt):
+    """A Figure of ``width`` x ``height`` inches whose one Axes has inches as data units."""
+    fig = plt.figure(figsize=(width, height), layout="none")
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set(xlim=(0, width), ylim=(0, height))
+    ax.axis("off")
+    fig.alt_text = alt
+    return fig, ax
+
+
+def _words(words, name, most):
+    if isinstance(words, str) or not isinstance(words, Sequence):
+        raise TypeError(f"{name}: expected a sequence of words, got {type(words).__name__}")
+    words = list(words)
+    if not 1 <= len(words) <= most or not all(isinstance(w, str) and w for w in words):
+        raise ValueError(f"{name}: expected 1 to {most} non-empty words, got {words!r}")
+    return words
+
+
+def _t(size=_FONT):
+    return {"fontsize": size, "ha": "center", "va": "center"}
+
+
+def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
+    """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
+    bidirectional GRU reads ``source`` into states h_j; the plain decoder gets one summary c at every
+    step (the bottleneck), the attentive one a context c_t per step. ``d_hidden``: the GRU's width in
+    each direction. Returns the Figure."""
+    src, tgt = _words(source, "source", 4), _words(target, "target", 4)
+    check_int(d_hidden, "d_hidden", 1)
+    steps_in, steps_out = ["<bos>", *tgt], [*tgt, "<eos>"]
+    kind = "with attention" if with_attention else "plain"
+    alt = (
+        f"The encoder-decoder, {kind}. Left: the source words {' '.join(src)} each feed a box "
+        f"h_j of a bidirectional GRU, with arrows in both directions between neighbours. Right: "
+        f"the decoder's states s_1 to s_{len(steps_in)}, each reading the previous target word "
+        f"(<bos> first) and writing the next, {' '.join(steps_out)}. "
+        + (
+            "A line from every encoder state meets in the box c_t = sum_j alpha_tj h_j, whose "
+            "red line feeds each decoder step a context of its own."
+            if with_attention
+            else f"Only two encoder states, the last forward and the first backward, join into the "
+            f"one summary c of {2 * d_hidden} numbers, whose red line feeds every decoder step the "
+            "same vector: the bottleneck."
+        )
+    )
+    fig, ax = _canvas(9.0, 4.6, alt)
+    y_cell, y_in, y_out, y_top, y_bus = 2.35, 0.85, 3.9, 3.15, 1.55
+    xe = [0.75 + 0.9 * j for j in range(len(src))]
+    xd = [5.25 + 0.8 * t for t in range(len(steps_in))]
+    w_cell, h_cell = 0.66, 0.55
+    for j, (x, word) in enumerate(zip(xe, src)):
+        _box(ax, x, y_in, word, "io", w=0.8, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, y_in + 0.2, x, y_cell - h_cell / 2)
+        _box(ax, x, y_cell, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_cell, h=h_cell, fontsize=_FONT)
+    for a, b in zip(xe, xe[1:]):  # the forward GRU reads right, the backward GRU left
+        _arrow(ax, a + w_cell / 2, y_cell + 0.1, b - w_cell / 2, y_cell + 0.1)
+        _arrow(ax, b - w_cell / 2, y_cell - 0.1, a + w_cell / 2, y_cell - 0.1)
+    for t, x in enumerate(xd):
+        _box(ax, x, y_in, steps_in[t], "io", w=0.72, h=0.4, fontsize=_FONT)
+        _arrow(ax, x - 0.12, y_in + 0.2, x - 0.12, y_cell - h_cell / 2)
+        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.6, h=h_cell, fontsize=_FONT)
+        _arrow(ax, x, y_cell + h_cell / 2, x, y_out - 0.2)
+        _box(ax, x, y_out, steps_out[t], "plain", w=0.72, h=0.4, fontsize=_FONT)
+        # the context enters every step, beside the previous word
+        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_cell - h_cell / 2, color=_CTX)
+    for a, b in zip(xd, xd[1:]):
+        _arrow(ax, a + 0.3, y_cell, b - 0.3, y_cell)
+    x_gap = 4.55
+    if with_attention:
+        for j, x in enumerate(xe):  # every state reaches the context, weighted by alpha_tj
+            _line(ax, [x, x], [y_cell + h_cell / 2, y_top])
+            ax.text(x - 0.05, y_cell + 0.5, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
+        _line(ax, [xe[0], 3.65], [y_top, y_top])
+        _box(
+            ax,
+            4.4,
+            y_top,
+            "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$",
+            "ctx",
+            1.5,
+            0.45,
+            _FONT,
+        )
+        note = "a new context $\\mathbf{c}_t$ at every step $t$"
+    else:  # the last forward state and the first backward state make the summary
+        _line(ax, [xe[0], xe[0], x_gap - 0.6], [y_cell + h_cell / 2, y_top, y_top])
+        _line(ax, [xe[-1], xe[-1]], [y_cell + h_cell / 2, y_top])
+        _box(ax, x_gap, y_top, f"$\\mathbf{{c}}$: {2 * d_hidden} numbers", "ctx", 1.2, 0.45, _FONT)
+        ax.text(xe[0] + 0.05, y_top + 0.12, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(_FONT))
+        ax.text(xe[-1] + 0.3, y_top + 0.12, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(_FONT))
+        note = f"the same $\\mathbf{{c}}$ ({2 * d_hidden} numbers) at every step"
+    # down the gap, then along under the decoder: the red bus
+    _line(ax, [x_gap, x_gap, xd[-1] + 0.14], [y_top - 0.23, y_bus, y_bus], color=_CTX, lw=1.3)
+    _arrow(ax, x_gap, y_cell, xd[0] - 0.3, y_cell, color=_CTX)
+    ax.text(x_gap + 0.05, y_cell + 0.15, "$\\mathbf{s}_0$", fontsize=_FONT, ha="left")
+    ax.text(xd[0] - 0.36, 0.3, f"red: {note}", color=_CTX, fontsize=_FONT, va="center")
+    ax.text(
+        (xe[0] + xe[-1]) / 2,
+        4.4,
+        f"encoder: bidirectional GRU, $\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
+        **_t(10),
+    )
+    ax.text((xd[0] + xd[-1]) / 2, 4.4, f"decoder: GRU, {kind}", **_t(10))
+    return fig
+
+
+def bahdanau_diagram(source):
+    """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
+    annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
+    c_t = sum_j alpha_tj h_j and the previous word y_{t-1} update the state to s_t, which predicts
+    y_t. Returns the Figure."""
+    src = _words(source, "source", 6)
+    S = len(src)
+    alt = (
+        f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
+        "word has an annotation h_j; the previous decoder state s_{t-1} runs along a line under the "
+        "score boxes e_tj, one above each annotation; a softmax over all of them gives the weights "
+        "alpha_tj, which combine the annotations into the context c_t; c_t, the previous word "
+        "y_{t-1} and s_{t-1} enter the GRU that gives the new state s_t, which predicts y_t."
+    )
+    fig, ax = _canvas(9.0, 4.9, alt)
+    xs = [0.65 + 0.95 * j for j in range(S)]
+    y_word, y_h, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.72, 2.2, 3.0, 3.8
+    for j, (x, word) in enumerate(zip(xs, src)):
+        _box(ax, x, y_word, word, "io", w=0.85, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=0.5, fontsize=_FONT)
+        _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
+        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
+        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
+        _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
+        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax over $j$",
+        "norm",
+        xs[-1] - xs[0] + 0.7,
+        0.4,
+        _FONT,
+    )
+    x_gru, x_c = 7.75, 7.0
+    # s_{t-1}: into every score and into the GRU
+    _box(ax, x_gru, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.8, h=0.45, fontsize=_FONT)
+    _line(
+        ax,
+        [x_gru - 0.4, xs[-1] + 0.6, xs[-1] + 0.6, xs[0] + 0.14],
+        [y_word, y_word, y_bus, y_bus],
+        color=_CTX,
+        lw=1.2,
+    )
+    ax.text(
+        xs[-1] + 0.65,
+        y_bus + 0.12,
+        "$e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$",
+        fontsize=_FONT,
+        ha="left",
+        va="bottom",
+    )
+    _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
+    _box(ax, x_gru + 0.9, y_h, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=_FONT)
+    _arrow(ax, x_gru + 0.9, y_h + 0.2, x_gru + 0.45, 2.5)
+    for x in xs:
+        _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
+    _line(ax, [xs[0], x_c - 0.6], [y_a + 0.4, y_a + 0.4], color="0.35")
+    _arrow(ax, x_c - 0.6, y_a + 0.4, x_c - 0.6, y_a + 0.25)
+    _box(ax, x_c, y_a, "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$", "ctx", 1.7, 0.5, _FONT)
+    _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)
+    _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=_FONT)
+    _arrow(ax, x_gru + 0.45, 3.1, x_gru + 0.45, 4.35)
+    _box(ax, x_gru + 0.45, 4.55, "softmax: $y_t$", "io", w=1.2, h=0.4, fontsize=_FONT)
+    return fig
+
+
+def luong_diagram(window, *, source_length=20, position=8.6):
+    """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
+    global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
+    position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
+    give a context c_t that joins h_t in the attentional state. Returns the Figure."""
+    check_int(window, "window", 1)
+    check_int(source_length, "source_length", 2)
+    if source_length > 24:
+        raise ValueError(f"source_length: expected at most 24 positions, got {source_length}")
+    if isinstance(position, bool) or not isinstance(position, (int, float)):
+        raise TypeError(f"position: expected a number, got {type(position).__name__}")
+    if not 0 <= position <= source_length:
+        raise ValueError(f"position: expected p_t in [0, {source_length}], got {position}")
+    S, D, p = source_length, window, float(position)
+    inside = [s for s in range(S) if abs(s - p) <= D]
+    alt = (
+        f"Two rows of {S} source states. Top, global attention: the decoder state h_t is joined to "
+        f"all {S}. Bottom, local-p attention: a dashed line marks the predicted position "
+        f"p_t = {p:g}, the window of D = {D} positions on each side is shaded, a bell curve "
+        f"(sigma = {D / 2:g}) peaks at p_t, and h_t is joined only to the {len(inside)} states "
+        f"inside the window, positions {inside[0]} to {inside[-1]}. In both, the context c_t and h_t "
+        "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
+    )
+    fig, ax = _canvas(9.0, 5.6, alt)
+    dx = 6.2 / S
+    xs = [0.45 + dx * (s + 0.5) for s in range(S)]
+    for y0, local in [(3.0, False), (0.25, True)]:
+        y_src, y_q = y0 + 0.35, y0 + 1.75
+        x_q = xs[0] + dx * (p if local else (S - 1) / 2)
+        if local:
+            x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
+            ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
+            # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
+            us = [k / 25 - 2 for k in range(101)]
+            ax.plot(
+                [xs[0] + dx * (p + u * D / 2) for u in us],
+                [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
+                color="0.45",
+                lw=1.2,
+            )
+            _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
+            ax.text(
+                xs[0] + dx * p + 0.07,
+                y_src - 0.5,
+                f"$p_t$ = {p:g}",
+                fontsize=_FONT,
+                ha="left",
+                va="center",
+            )
+            title = (
+                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D}, times a "
+                f"Gaussian ($\\sigma = D/2$ = {D / 2:g})"
+            )
+        else:
+            title = "global: every source position $s$"
+        for s, x in enumerate(xs):
+            used = not local or s in inside
+            _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
+            if used:
+                _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
+            if s % 5 == 0:
+                ax.text(x, y_src - 0.3, str(s), **_t())
+        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=_FONT, va="center")
+        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=_FONT)
+        ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
+        _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+        _box(
+            ax,
+            7.85,
+            y_q,
+            "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
+            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$",
+            "ctx",
+            2.2,
+            0.75,
+            _FONT,
+        )
+    return fig
+
+
+def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3):
+    """Chapter 12's ELMo (Peters et al. 2018): the biLM of ``config`` (a ``lib.elmo.ELMoConfig``),
+    a token representation x_k under L layers that each hold a forward and a backward LSTM, one
+    softmax shared by both directions at the top; on the right, the mix of the L + 1 layers of the
+    word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. Returns the Figure."""
+    from lib.elmo import ELMoConfig
+
+    check_type(config, "config", ELMoConfig)
+    toks = _words(words, "words", 6)
+    check_int(focus, "focus", 0)
+    if focus >= len(toks):
+        raise ValueError(f"focus: expected a position in [0, {len(toks)}), got {focus}")
+    L, Hd = config.n_layers, config.hidden_dim
+    alt = (
+        f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "
+        f"(a {config.word_dim}-number embedding projected to {Hd}) feeds {L} layers; in each, the "
+        "forward LSTM passes its state to the right and the backward LSTM to the left. One softmax "
+        f"at the top, shared by both directions, predicts the next and the previous word. On the "
+        f"right, the {L + 1} layers h_k0 to h_k{L} of the word {toks[focus]} are weighted by s_0 to "
+        f"s_{L}, summed and scaled by gamma into ELMo_k."
+    )
+    height = 1.9 + 0.8 * L + 0.9
+    fig, ax = _canvas(9.0, height, alt)
+    xs = [1.3 + 1.05 * k for k in range(len(toks))]
+    ys = [1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
+    y_soft = ys[-1] + 0.85
+    for k, (x, word) in enumerate(zip(xs, toks)):
+        _box(ax, x, 0.35, word, "io", w=0.9, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, 0.55, x, ys[0] - 0.22)
+        for j, y in enumerate(ys):
+            if j == 0:
+                _box(ax, x, y, "$x_k$", "emb", w=0.8, h=0.45, fontsize=_FONT)
+            else:
+                _box(ax, x - 0.2, y, "$\\rightarrow$", "rnn", w=0.4, h=0.45, fontsize=_FONT)
+                _box(ax, x + 0.2, y, "$\\leftarrow$", "ff", w=0.4, h=0.45, fontsize=_FONT)
+            top = y_soft - 0.2 if j == L else ys[j + 1] - 0.22
+            _arrow(ax, x, y + 0.22, x, top)
+        if k == focus:
+            ax.add_patch(
+                mpatches.Rectangle(
+                    (x - 0.5, ys[0] - 0.35),
+                    1.0,
+                    ys[-1] - ys[0] + 0.7,
+                    fc="none",
+                    ec=_CTX,
+                    lw=1.3,
+                    ls="--",
+                )
+            )
+    for a, b in zip(xs, xs[1:]):
+        for y in ys[1:]:
+            _arrow(ax, a + 0.4, y + 0.1, b - 0.4, y + 0.1)
+            _arrow(ax, b - 0.4, y - 0.1, a + 0.4, y - 0.1)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax, shared: next word ($\\rightarrow$), previous word ($\\leftarrow$)",
+        "norm",
+        xs[-1] - xs[0] + 0.9,
+        0.4,
+        _FONT,
+    )
+    for j, y in enumerate(ys):
+        ax.text(0.1, y, "layer 0" if j == 0 else f"layer {j}", fontsize=_FONT, va="center")
+    # the mix, for the focused word
+    xm = 7.35
+    for j, y in enumerate(ys):
+        _box(ax, xm, y, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", 0.95, 0.45, _FONT)
+        _arrow(ax, xm + 0.48, y, 8.35, ys[L // 2] if L else y)
+    _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
+    ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
+    ax.text(xm + 0.5, y_soft + 0.35, f"the mix for '{toks[focus]}' (dashed)", **_t(10))
+    ax.text(
+        (xs[0] + xs[-1]) / 2,
+        y_soft + 0.55,
+        f"biLM: $L$ = {L} layers, {Hd} numbers per direction",
+        **_t(10),
+    )
+    return fig
+
+
+def captioning_diagram(n_regions, d_feature):
+    """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
+    ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
+    LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, and
+    the context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word. Returns the
+    Figure."""
+    check_int(n_regions, "n_regions", 1)
+    check_int(d_feature, "d_feature", 1)
+    side = math.isqrt(n_regions)
+    if side * side != n_regions or side > 5:
+        raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
+    alt = (
+        f"Left, the image cut into a {side} by {side} grid of regions a_1 to a_{n_regions}, each a "
+        f"vector of {d_feature} numbers from the CNN. The previous LSTM state h_(t-1) and every "
+        "region meet in the scores e_(t,i); a softmax over the regions gives the weights "
+        "alpha_(t,i); the context z_t, the weighted sum of the regions, enters the LSTM together "
+        "with the embedding of the previous word, and the new state h_t predicts the next word."
+    )
+    fig, ax = _canvas(9.0, 4.0, alt)
+    cell = 1.8 / side
+    x0, y0 = 0.3, 0.9
+    for r in range(side):
+        for c in range(side):
+            i = r * side + c + 1
+            _box(
+                ax,
+                x0 + cell * (c + 0.5),
+                y0 + cell * (side - r - 0.5),
+                f"$\\mathbf{{a}}_{{{i}}}$",
+                "emb",
+                cell - 0.08,
+                cell - 0.08,
+                _FONT,
+            )
+    ax.text(x0 + 0.9, y0 - 0.3, f"{n_regions} regions, {d_feature} numbers each", **_t())
+    ax.text(x0 + 0.9, 3.65, "image, through the CNN", **_t(10))
+    y = 1.8
+    _arrow(ax, 2.15, y, 2.6, y)
+    _box(
+        ax, 3.4, y, "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$", "attn", 1.5, 0.9, _FONT
+    )
+    _box(ax, 3.4, 0.45, "$\\mathbf{h}_{t-1}$", "rnn", 0.8, 0.45, _FONT)
+    _arrow(ax, 3.4, 0.68, 3.4, y - 0.45)
+    _arrow(ax, 4.15, y, 4.45, y)
+    _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
+    _line(ax, [x0 + 0.9, x0 + 0.9, 5.3], [y0 + 1.85, 3.2, 3.2])  # the regions, to be averaged
+    _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
+    _arrow(ax, 6.12, y, 6.6, y)
+    _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)
+    _line(ax, [3.8, 6.85, 6.85], [0.45, 0.45, 1.2])
+    _arrow(ax, 6.85, 1.2, 6.85, y - 0.3)
+    _box(ax, 8.15, 0.45, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 0.9, 0.45, _FONT)
+    _arrow(ax, 7.75, 0.68, 7.75, y - 0.3)
+    _arrow(ax, 7.3, y + 0.3, 7.3, 2.9)
+    _box(ax, 7.3, 3.15, "next word $y_t$", "io", 1.4, 0.45, _FONT)
+    return fig
+
+
+def han_diagram(sentences):
+    """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
+    ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned
+    context u_w pools each sentence into s_i, a sentence GRU gives h_i, attention with u_s pools
+    them into the document vector v, which a softmax classifies. Returns the Figure."""
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"sentences: expected a list of sentences, got {type(sentences).__name__}")
+    doc = [_words(s, "sentences", 5) for s in sentences]
+    if not 1 <= len(doc) <= 3 or sum(map(len, doc)) > 10:
+        raise ValueError(
+            f"sentences: expected 1 to 3 sentences, at most 10 words in all, got {len(doc)} sentences"
+        )
+    n = len(doc)
+    text = " / ".join(" ".join(words) for words in doc)
+    alt = (
+        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. Bottom, every word feeds a box "
+        "h_(i,t) of a bidirectional word GRU, one row per sentence; word attention with the "
+        "learned context u_w pools each sentence into a vector s_i. Above, a bidirectional "
+        f"sentence GRU reads s_1 to s_{n} into h_i, and sentence attention with u_s pools them into "
+        "the document vector v, which a softmax classifies."
+    )
+    fig, ax = _canvas(9.0, 5.0, alt)
+    x, spans = 0.6, []
+    for i, words in enumerate(doc):
+        xs = [x + 0.78 * t for t in range(len(words))]
+        spans.append(xs)
+        for t, (xw, w) in enumerate(zip(xs, words)):
+            _box(ax, xw, 0.35, w, "io", 0.72, 0.4, _FONT)
+            _arrow(ax, xw, 0.55, xw, 0.93)
+            _box(ax, xw, 1.2, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.66, 0.5, _FONT)
+            _arrow(ax, xw, 1.45, (xs[0] + xs[-1]) / 2, 1.93)
+        for a, b in zip(xs, xs[1:]):
+            _arrow(ax, a + 0.33, 1.3, b - 0.33, 1.3, mutation_scale=7)
+            _arrow(ax, b - 0.33, 1.1, a + 0.33, 1.1, mutation_scale=7)
+        x = xs[-1] + 1.0
+    centres = [(xs[0] + xs[-1]) / 2 for xs in spans]
+    xv = sum(centres) / n
+    for i, (c, xs) in enumerate(zip(centres, spans)):
+        _box(
+            ax,
+            c,
+            2.15,
+            "word attention, $\\mathbf{u}_w$",
+            "attn",
+            max(xs[-1] - xs[0] + 0.5, 1.9),
+            0.42,
+            _FONT,
+        )
+        _arrow(ax, c, 2.36, c, 2.72)
+        _box(ax, c, 2.95, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.6, 0.45, _FONT)
+        _arrow(ax, c, 3.18, c, 3.42)
+        _box(ax, c, 3.65, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.6, 0.45, _FONT)
+        _arrow(ax, c, 3.88, xv, 4.12)
+    for a, b in zip(centres, centres[1:]):
+        _arrow(ax, a + 0.3, 3.75, b - 0.3, 3.75)
+        _arrow(ax, b - 0.3, 3.55, a + 0.3, 3.55)
+    _box(
+        ax,
+        xv,
+        4.33,
+        "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
+        "attn",
+        2.8,
+        0.42,
+        _FONT,
+    )
+    _arrow(ax, xv + 1.4, 4.33, 8.0, 4.33)
+    _box(ax, 8.45, 4.33, "softmax:\nlabel", "io", 0.85, 0.6, _FONT)
+    ax.text(8.95, 1.2, "word GRU", fontsize=_FONT, ha="right", va="center")
+    ax.text(8.95, 3.65, "sentence GRU", fontsize=_FONT, ha="right", va="center")
+    return fig

@@ -1,0 +1,429 @@
+"""The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
+split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
+input sum and pretraining heads (chapter 14) and ELECTRA's generator and discriminator (chapter
+16), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
+each Figure carries its ``alt_text``).
+"""
+
+from __future__ import annotations
+
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
+
+from lib._validate import check_int, check_type
+from lib.viz.diagrams import _DIAGRAM_COLORS, _FONT, _arrow, _box, _canvas, _line, _t, _words
+from lib.viz.heatmap import SEQUENTIAL_CMAP
+
+__all__ = [
+    "self_attention_diagram",
+    "multi_head_diagram",
+    "gpt_diagram",
+    "bert_input_diagram",
+    "bert_pretraining_diagram",
+    "electra_diagram",
+]
+
+
+def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
+    """A box of three lines: the symbol, its symbolic shape and the shape in numbers."""
+    _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=0.85, fontsize=_FONT)
+
+
+def self_attention_diagram(seq_len, d_model, d_k, d_v):
+    """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
+    K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
+    tokens). Returns the Figure."""
+    for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
+        check_int(value, name, 1)
+    T = seq_len
+    alt = (
+        f"Self-attention as a flow of matrices. X [T, d_model] = [{T}, {d_model}] is multiplied by "
+        f"W_Q, W_K [{d_model}, {d_k}] and W_V [{d_model}, {d_v}] to give Q and K [{T}, {d_k}] and "
+        f"V [{T}, {d_v}]. Q and K give the scores S = Q K transposed / sqrt(d_k) [{T}, {T}], a "
+        f"softmax along each row gives the weights A [{T}, {T}], and A times V gives the output "
+        f"Z [{T}, {d_v}], one row per token."
+    )
+    fig, ax = _canvas(9.0, 4.4, alt)
+    dm = "$[d_\\mathrm{model}, %s]$"
+    _shape_box(ax, 0.6, 2.0, "$X$", "$[T, d_\\mathrm{model}]$", f"[{T}, {d_model}]", "emb", 1.05)
+    rows = [
+        ("Q", 3.35, d_k, "d_k", "$W_Q$"),
+        ("K", 2.0, d_k, "d_k", "$W_K$"),
+        ("V", 0.65, d_v, "d_v", "$W_V$"),
+    ]
+    for name, y, width, sym, weight in rows:
+        _arrow(ax, 1.13, 2.0, 1.47, y)
+        _shape_box(ax, 2.05, y, weight, dm % sym, f"[{d_model}, {width}]", "ff", 1.15)
+        _arrow(ax, 2.63, y, 2.97, y)
+        _shape_box(ax, 3.5, y, f"${name} = XW_{name}$", f"$[T, {sym}]$", f"[{T}, {width}]", "attn")
+    _shape_box(ax, 5.15, 2.7, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.45)
+    _arrow(ax, 4.05, 3.35, 4.42, 2.95)
+    _arrow(ax, 4.05, 2.0, 4.42, 2.45)
+    _shape_box(ax, 6.75, 2.7, "$A = \\mathrm{softmax}(S)$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.5)
+    _arrow(ax, 5.88, 2.7, 6.0, 2.7)
+    ax.text(6.75, 3.4, "each row sums to 1", **_t())
+    ax.text(5.15, 3.4, "query $i$ against key $j$", **_t())
+    _shape_box(ax, 8.3, 1.45, "$Z = AV$", "$[T, d_v]$", f"[{T}, {d_v}]", "io", 1.1)
+    _arrow(ax, 7.2, 2.27, 7.95, 1.88)
+    _arrow(ax, 4.05, 0.65, 7.75, 1.3)
+    ax.text(6.0, 0.62, "the values, mixed by the weights", **_t())
+    ax.text(4.5, 4.2, f"one sequence of $T$ = {T} tokens: one row per token", **_t(10))
+    return fig
+
+
+def _head_colors(n):
+    # one tint per head, as chapter 7's split-and-merge figure
+    cmap = plt.get_cmap(SEQUENTIAL_CMAP)
+    return [cmap(0.1 + 0.85 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def _text_color(rgb):
+    # black or white, whichever contrasts more (WCAG relative luminance, threshold 0.179)
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 else "white"
+
+
+def multi_head_diagram(d_model, n_heads, seq_len):
+    """Chapter 7's multi-head attention on one sequence of ``seq_len`` tokens: Q, K, V from one
+    D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
+    own, the heads concatenated and mixed by W^O. Up to 8 heads are drawn one box each; more are
+    drawn as the first three, a "..." and the last. Returns the Figure."""
+    check_int(d_model, "d_model", 1)
+    check_int(n_heads, "n_heads", 1)
+    check_int(seq_len, "seq_len", 1)
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+    D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
+    shown = list(range(H)) if H <= 8 else [0, 1, 2, None, H - 1]
+    alt = (
+        f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
+        f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
+        f"{H} heads of width D/H = {Dh}, drawn as a row of "
+        + (f"{H} boxes" if H <= 8 else "boxes for heads 0, 1, 2, an ellipsis and the last")
+        + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
+        f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
+        f"into the output [{T}, {D}]."
+    )
+    fig, ax = _canvas(9.0, 5.2, alt)
+    y1, y2, y3 = 4.35, 2.6, 0.75
+    _shape_box(ax, 0.7, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 1.0)
+    _arrow(ax, 1.2, y1, 1.6, y1)
+    _shape_box(ax, 2.6, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.9)
+    _arrow(ax, 3.55, y1, 3.95, y1)
+    _shape_box(ax, 4.95, y1, "$Q$, $K$, $V$", "$[T, D]$ each", f"[{T}, {D}]", "attn", 1.9)
+    _arrow(ax, 5.9, y1, 6.3, y1)
+    _shape_box(ax, 7.55, y1, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 2.3)
+    width = 8.6 / len(shown)
+    xs = [0.2 + width * (i + 0.5) for i in range(len(shown))]
+    colors = _head_colors(H)
+    for x, h in zip(xs, shown):
+        if h is None:
+            ax.text(x, y2, "$\\cdots$", **_t(14))
+            continue
+        _box(
+            ax,
+            x,
+            y2,
+            f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]",
+            "plain",
+            min(width - 0.15, 1.3),
+            0.85,
+            _FONT,
+            color=_text_color(colors[h]),
+        )
+        ax.patches[-1].set_facecolor(colors[h])
+        _line(ax, [7.55, x], [y1 - 0.43, y2 + 0.43], color="0.55")
+        _arrow(ax, x, y2 - 0.43, 4.0, y3 + 0.43, color="0.55")
+    ax.text(
+        0.15,
+        y3,
+        "each head $h$ attends on its own:\n$\\mathrm{softmax}(Q_hK_h^\\top/\\sqrt{D/H})\\,V_h$,\n"
+        "its own weights $[T, T]$",
+        fontsize=_FONT,
+        va="center",
+    )
+    _shape_box(ax, 4.0, y3, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
+    _arrow(ax, 5.0, y3, 5.5, y3)
+    _shape_box(ax, 6.1, y3, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+    _arrow(ax, 6.6, y3, 7.1, y3)
+    _shape_box(ax, 7.85, y3, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
+    return fig
+
+
+def gpt_diagram(config):
+    """Chapter 13's GPT (GPT-2's layout, Radford et al. 2019): left, the decoder-only stack of
+    ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
+    LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
+    self-attention, residual add, LayerNorm, MLP with GELU, residual add. Returns the Figure."""
+    from lib.gpt import GPTConfig
+
+    check_type(config, "config", GPTConfig)
+    N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
+    alt = (
+        f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
+        f"(width D = {D}, {config.block_size} positions), then {N} blocks drawn as block 1, block 2, "
+        f"an ellipsis and block {N}, then the final LayerNorm ln_f and the output layer, which "
+        f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
+        f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
+        "from below the LayerNorm; then LayerNorm ln_2, the MLP (D to 4D, GELU, back to D) and a "
+        "second residual add."
+    )
+    fig, ax = _canvas(9.0, 6.6, alt)
+    x = 2.0
+    stack = [
+        (0.4, "tokens $w_1 \\dots w_T$", "io"),
+        (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
+        (2.0, "block 1", "attn"),
+        (2.75, "block 2", "attn"),
+        (3.5, "$\\vdots$", None),
+        (4.25, f"block $N$ = {N}", "attn"),
+        (5.0, "ln_f (LayerNorm)", "norm"),
+        (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
+    ]
+    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
+        if kind is None:
+            ax.text(x, y, text, **_t(12))
+        else:
+            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+        if y_next is not None:
+            _arrow(
+                ax,
+                x,
+                y + (0.1 if kind is None else 0.22),
+                x,
+                y_next - (0.1 if next_kind is None else 0.22),
+            )
+    ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
+    # the enlarged block, pre-LN
+    xb, xr = 5.9, 7.85
+    block = [
+        (1.35, "ln_1 (LayerNorm)", "norm"),
+        (2.1, f"masked multi-head self-attention, $H$ = {H}", "attn"),
+        (2.85, "$+$", "plain"),
+        (3.6, "ln_2 (LayerNorm)", "norm"),
+        (4.35, f"MLP: $D \\to 4D$ = {4 * D}, GELU, $\\to D$", "ff"),
+        (5.1, "$+$", "plain"),
+    ]
+    _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
+    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
+    for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
+        w = 0.45 if text == "$+$" else 3.3
+        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
+        _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
+    for y_from, y_add in [
+        (0.95, 2.85),
+        (3.15, 5.1),
+    ]:  # the residual: around LayerNorm and sub-layer
+        _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
+        _arrow(ax, xr, y_add, xb + 0.23, y_add)
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+        )
+    )
+    ax.text(xb, 6.35, "one block (pre-LN), as GPT-2", **_t(10))
+    _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
+    _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
+    return fig
+
+
+def bert_input_diagram(tokens, config=None, segments=None):
+    """Chapter 14's input of BERT (Devlin et al. 2019, Figure 2): each token's input vector is the
+    sum of its token embedding, its segment embedding (E_A up to the first [SEP], E_B after) and
+    its position embedding, then a LayerNorm. ``config``: a ``lib.bert.BertConfig`` (default
+    ``BertConfig.base()``) for the sizes of the three tables; ``segments``: 0/1 per token
+    (default: 1 after the first [SEP]). Returns the Figure."""
+    from lib.bert import BertConfig
+
+    toks = _words(tokens, "tokens", 12)
+    config = BertConfig.base() if config is None else config
+    check_type(config, "config", BertConfig)
+    if segments is None:
+        first_sep = toks.index("[SEP]") if "[SEP]" in toks else len(toks) - 1
+        segments = [int(i > first_sep) for i in range(len(toks))]
+    segments = list(segments)
+    if len(segments) != len(toks) or any(s not in (0, 1) for s in segments):
+        raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
+    n = len(toks)
+    n_a = segments.count(0)
+    alt = (
+        f"Four rows of {n} boxes, one column per token of the input {' '.join(toks)}. Under each "
+        "token, three embeddings joined by plus signs: its token embedding (E with the token as "
+        f"subscript, from a table of {config.vocab_size:,} tokens), its segment embedding (E_A for "
+        f"the first {n_a} tokens, E_B for the other {n - n_a}) and its position embedding E_0 to "
+        f"E_{n - 1} (a table of {config.max_position_embeddings} positions). Their sum, then a "
+        f"LayerNorm, is the input vector of width {config.hidden_size}."
+    )
+    dx = 0.66
+    fig, ax = _canvas(1.75 + n * dx + 0.1, 3.7, alt)
+    xs = [1.75 + dx * (i + 0.5) for i in range(n)]
+    rows = [
+        (3.0, "input", "plain", lambda i: toks[i]),
+        (2.2, "token", "emb", lambda i: _embedding_label(toks[i])),
+        (1.3, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
+        (0.4, "position", "io", lambda i: f"$E_{{{i}}}$"),
+    ]
+    for y, name, kind, label in rows:
+        ax.text(
+            0.1, y, name if name == "input" else f"{name}\nembeddings", fontsize=_FONT, va="center"
+        )
+        for i, x in enumerate(xs):
+            _box(ax, x, y, label(i), kind, w=dx - 0.08, h=0.45, fontsize=_FONT)
+            if kind == "ctx" and segments[i] == 1:
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ff"])
+    for x in xs:
+        for y in (1.75, 0.85):
+            ax.text(x, y, "$+$", **_t())
+    ax.text(
+        (xs[0] + xs[-1]) / 2,
+        3.5,
+        f"input vector = LayerNorm(token + segment + position), width {config.hidden_size}",
+        **_t(10),
+    )
+    return fig
+
+
+def _embedding_label(token):
+    # E with the token as subscript; mathtext takes "#" only outside \mathrm
+    rest = token.lstrip("#").replace("\\", "").replace("_", "\\_").replace("$", "")
+    hashes = "\\#" * (len(token) - len(token.lstrip("#")))
+    return f"$E_{{{hashes}\\mathrm{{{rest}}}}}$" if rest else f"$E_{{{hashes}}}$"
+
+
+def electra_diagram(
+    config, original=("the", "chef", "cooked", "the", "meal"), masked=(0, 2), sampled=("the", "ate")
+):
+    """Chapter 16's replaced-token detection (Clark et al. 2020, Figure 1, whose example is the
+    default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
+    LM) samples a word for each (``sampled``), and the discriminator labels every token original
+    or replaced; a sample equal to the original counts as original. ``config``: a
+    ``lib.electra.ElectraConfig`` for the depths. Returns the Figure."""
+    from lib.electra import ElectraConfig
+
+    check_type(config, "config", ElectraConfig)
+    orig = _words(original, "original", 7)
+    masked, sampled = list(masked), list(sampled)
+    if not masked or any(not isinstance(i, int) or not 0 <= i < len(orig) for i in masked):
+        raise ValueError(f"masked: expected positions in [0, {len(orig)}), got {masked!r}")
+    if len(sampled) != len(masked):
+        raise ValueError(
+            f"sampled: expected {len(masked)} words (one per masked position), got {len(sampled)}"
+        )
+    with_mask = [("[MASK]" if i in masked else w) for i, w in enumerate(orig)]
+    corrupt = list(orig)
+    for i, w in zip(masked, sampled):
+        corrupt[i] = w
+    labels = ["original" if c == o else "replaced" for c, o in zip(corrupt, orig)]
+    n_g, n_d = config.generator_layers, config.discriminator.num_hidden_layers
+    alt = (
+        f"Four columns of words. The sentence {' '.join(orig)} is masked to "
+        f"{' '.join(with_mask)}; the generator, a small masked language model of {n_g} layer"
+        f"{'s' if n_g > 1 else ''}, samples {' '.join(corrupt)}; the discriminator, {n_d} layers, "
+        f"labels each token: {', '.join(labels)}."
+    )
+    n = len(orig)
+    fig, ax = _canvas(9.0, 0.6 * n + 0.65, alt)
+    ys = [0.45 + 0.6 * (n - 1 - i) for i in range(n)]
+    cols = [(0.6, orig, "plain"), (2.25, with_mask, "plain"), (5.15, corrupt, "plain")]
+    for x, words, kind in cols:
+        for i, (y, w) in enumerate(zip(ys, words)):
+            _box(ax, x, y, w, kind, w=1.0, h=0.42, fontsize=_FONT)
+            if w == "[MASK]":
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["norm"])
+            if x > 5 and corrupt[i] != orig[i]:
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ctx"])
+    for y in ys:
+        _arrow(ax, 1.1, y, 1.75, y)
+    y_mid = (ys[0] + ys[-1]) / 2
+    height = ys[0] - ys[-1] + 0.5
+    _box(
+        ax,
+        3.7,
+        y_mid,
+        f"generator\n(small masked LM,\n{n_g} layer{'s' if n_g > 1 else ''})",
+        "ff",
+        1.35,
+        height,
+        _FONT,
+    )
+    _box(ax, 6.75, y_mid, f"discriminator\n(ELECTRA,\n{n_d} layers)", "attn", 1.35, height, _FONT)
+    for y in ys:
+        _arrow(ax, 2.75, y, 3.02, y)
+        _arrow(ax, 4.38, y, 4.65, y)
+        _arrow(ax, 5.65, y, 6.07, y)
+        _arrow(ax, 7.43, y, 7.75, y)
+    for y, label in zip(ys, labels):
+        ax.text(
+            7.8,
+            y,
+            label,
+            fontsize=_FONT,
+            va="center",
+            ha="left",
+            weight="bold" if label == "replaced" else "normal",
+        )
+    top = ys[0] + 0.55
+    for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"), (8.3, "label")]:
+        ax.text(x, top, text, **_t(10))
+    return fig
+
+
+def bert_pretraining_diagram(config=None):
+    """Chapter 14's two pretraining tasks of BERT (Devlin et al. 2019, Figure 1, with its example
+    pair): a masked word is predicted from its output vector by the MLM head, IsNext/NotNext from
+    the [CLS] vector C by the NSP head. ``config``: a ``lib.bert.BertConfig`` (default
+    ``BertConfig.base()``) for the encoder's size and the vocabulary. Returns the Figure."""
+    from lib.bert import BertConfig
+
+    config = BertConfig.base() if config is None else config
+    check_type(config, "config", BertConfig)
+    toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
+    L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    alt = (
+        f"The input {' '.join(toks)} (the fourth word, cute, replaced by [MASK]) enters the BERT "
+        f"encoder, {L} layers of width {D} with {H} heads. Above it, one output vector per token: "
+        "C for [CLS], T_1 to T_10 for the others. From T_4, the MLM head (a softmax over "
+        f"{config.vocab_size:,} tokens) predicts cute; from C, the NSP head predicts IsNext or "
+        "NotNext. The other outputs get no loss."
+    )
+    dx = 0.72
+    fig, ax = _canvas(0.4 + dx * len(toks) + 0.2, 4.3, alt)
+    xs = [0.4 + dx * (i + 0.5) for i in range(len(toks))]
+    for i, (x, tok) in enumerate(zip(xs, toks)):
+        _box(ax, x, 0.35, tok, "ctx" if tok == "[MASK]" else "plain", dx - 0.08, 0.42, _FONT)
+        _arrow(ax, x, 0.56, x, 0.95)
+        _box(ax, x, 2.15, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", dx - 0.08, 0.42, _FONT)
+        _arrow(ax, x, 1.75, x, 1.94)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        1.35,
+        f"BERT encoder: {L} layers, width {D}, {H} heads",
+        "attn",
+        xs[-1] - xs[0] + dx,
+        0.8,
+        _FONT,
+    )
+    m = toks.index("[MASK]")
+    _arrow(ax, xs[m], 2.36, xs[m], 3.0)
+    _box(
+        ax,
+        xs[m],
+        3.25,
+        f"MLM head: softmax over {config.vocab_size:,} → cute",
+        "ff",
+        3.6,
+        0.5,
+        _FONT,
+    )
+    _arrow(ax, xs[0], 2.36, xs[0], 3.65)
+    _box(ax, xs[0] + 1.0, 3.9, "NSP head: IsNext / NotNext", "ff", 2.4, 0.45, _FONT)
+    ax.text(
+        xs[-1] + dx / 2,
+        2.75,
+        "no loss at the other outputs",
+        fontsize=_FONT,
+        ha="right",
+        color="0.35",
+    )
+    return fig

@@ -1,0 +1,323 @@
+"""lib.viz.diagrams: the architecture drawings of issue 37, checked by what they put on the
+Figure (labels, boxes, numbers from the configs), by their argument checks, by being drawn the same
+twice, and by the chapters' alt text matching the Figure's."""
+
+import io
+import json
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+
+from lib import viz  # noqa: E402
+from lib.bert import BertConfig  # noqa: E402
+from lib.electra import ElectraConfig  # noqa: E402
+from lib.elmo import ELMoConfig  # noqa: E402
+from lib.gpt import GPTConfig  # noqa: E402
+from lib.viz.diagrams import _DIAGRAM_COLORS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
+PAIR = "[CLS] my dog is cute [SEP] he likes play ##ing [SEP]".split()
+REVIEW = ["the soup was superb .".split(), "the music was awful .".split()]
+SMALL_BERT = BertConfig(
+    vocab_size=300,
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=256,
+    max_position_embeddings=32,
+)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def texts(fig):
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def boxes(fig):
+    return [p for p in fig.axes[0].patches if isinstance(p, FancyBboxPatch)]
+
+
+def arrows(fig):
+    return [p for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]
+
+
+def png(fig):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=40)
+    return buffer.getvalue()
+
+
+def test_seq2seq_diagram_draws_the_bottleneck_and_the_attentive_context():
+    plain = viz.seq2seq_diagram(SRC, TGT, d_hidden=64)
+    t = texts(plain)
+    for word in SRC + TGT + ["<bos>", "<eos>"]:
+        assert word in t
+    assert [f"$\\mathbf{{h}}_{j}$" in t for j in (1, 2, 3, 4)] == [True] * 4
+    assert all(f"$\\mathbf{{s}}_{j}$" in t for j in range(1, 6))  # T + 1 steps, <eos> included
+    assert "$\\mathbf{c}$: 128 numbers" in t and not any("alpha" in s for s in t)
+    # 4 words in, 4 + 4 between encoder cells, 5 in + 5 out + 5 context + 4 recurrent, s_0
+    assert len(arrows(plain)) == 4 + 6 + 19 + 1
+    attentive = viz.seq2seq_diagram(SRC, TGT, with_attention=True)
+    t = texts(attentive)
+    assert sum(bool(re.fullmatch(r"\$\\alpha_\{t\d\}\$", s)) for s in t) == len(SRC)
+    assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in t
+    assert "128 numbers" in plain.alt_text and "alpha_tj" in attentive.alt_text
+    with pytest.raises(ValueError, match="source"):
+        viz.seq2seq_diagram([], TGT)
+    with pytest.raises(ValueError, match="target"):
+        viz.seq2seq_diagram(SRC, TGT + ["trop", "long"])
+    with pytest.raises(TypeError, match="source"):
+        viz.seq2seq_diagram("the woman", TGT)
+    with pytest.raises(ValueError, match="d_hidden"):
+        viz.seq2seq_diagram(SRC, TGT, d_hidden=0)
+
+
+def test_self_attention_diagram_labels_every_matrix_with_its_shape():
+    fig = viz.self_attention_diagram(11, 10, 5, 10)
+    joined = "\n".join(texts(fig))
+    for label in ["$X$", "$W_Q$", "$W_K$", "$W_V$", "$Q = XW_Q$", "$K = XW_K$", "$V = XW_V$"]:
+        assert label in joined
+    assert "$S = QK^\\top/\\sqrt{d_k}$\n$[T, T]$\n[11, 11]" in joined
+    assert "$A = \\mathrm{softmax}(S)$" in joined and "$Z = AV$\n$[T, d_v]$\n[11, 10]" in joined
+    assert joined.count("[11, 5]") == 2 and joined.count("[10, 5]") == 2
+    assert len(boxes(fig)) == 10 and len(arrows(fig)) == 3 + 3 + 2 + 1 + 2
+    assert "[11, 10]" in fig.alt_text
+    with pytest.raises(ValueError, match="d_k"):
+        viz.self_attention_diagram(11, 10, 0, 10)
+    with pytest.raises(TypeError, match="seq_len"):
+        viz.self_attention_diagram(11.0, 10, 5, 10)
+
+
+def test_multi_head_diagram_draws_one_box_per_head():
+    fig = viz.multi_head_diagram(12, 3, 5)
+    heads = [s for s in texts(fig) if s.startswith("head ")]
+    assert heads == [f"head {h}\n$[T, D/H]$\n[5, 4]" for h in range(3)]
+    assert "split_heads\n$[H, T, D/H]$\n[3, 5, 4]" in texts(fig)
+    # each head box has its own tint, in head order
+    palette = {to_rgba(c) for c in _DIAGRAM_COLORS.values()}
+    tints = [b.get_facecolor() for b in boxes(fig) if b.get_facecolor() not in palette]
+    assert len(tints) == 3 and len(set(tints)) == 3
+    big = viz.multi_head_diagram(768, 12, 1024)
+    heads = [s.split("\n")[0] for s in texts(big) if s.startswith("head ")]
+    assert heads == ["head 0", "head 1", "head 2", "head 11"] and "$\\cdots$" in texts(big)
+    assert "H = 12 heads" in big.alt_text and "width D/H = 64" in big.alt_text
+    with pytest.raises(ValueError, match="n_heads"):
+        viz.multi_head_diagram(10, 3, 5)
+    with pytest.raises(ValueError, match="seq_len"):
+        viz.multi_head_diagram(12, 3, 0)
+
+
+def test_bahdanau_diagram_scores_weights_and_context():
+    source = "a heavy green cow rarely runs".split()
+    fig = viz.bahdanau_diagram(source)
+    t = texts(fig)
+    for j in range(1, 7):
+        for label in (f"$\\mathbf{{h}}_{j}$", f"$e_{{t{j}}}$", f"$\\alpha_{{t{j}}}$"):
+            assert label in t
+    assert "$\\mathbf{s}_{t-1}$" in t and "GRU: $\\mathbf{s}_t$" in t and "$y_{t-1}$" in t
+    assert any("tanh(W_a" in s for s in t)
+    with pytest.raises(ValueError, match="source"):
+        viz.bahdanau_diagram(source + ["far", "away"])
+
+
+def test_luong_diagram_connects_only_the_window_in_local_attention():
+    fig = viz.luong_diagram(7, source_length=20, position=8.6)
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.lines if ln.get_color() == "0.55"]  # query-key lines
+    assert len(lines) == 20 + 14  # global: all 20; local: s in [2, 15]
+    assert "$p_t$ = 8.6" in texts(fig)
+    assert any("$D$ = 7" in s and "= 3.5" in s for s in texts(fig))
+    assert "positions 2 to 15" in fig.alt_text
+    with pytest.raises(ValueError, match="position"):
+        viz.luong_diagram(7, source_length=20, position=21)
+    with pytest.raises(ValueError, match="window"):
+        viz.luong_diagram(0)
+    with pytest.raises(ValueError, match="source_length"):
+        viz.luong_diagram(7, source_length=30)
+
+
+def test_gpt_diagram_takes_its_numbers_from_the_config():
+    fig = viz.gpt_diagram(GPTConfig.gpt2())
+    t = texts(fig)
+    assert "block $N$ = 12" in t and "wte + wpe: $[T, D]$, $D$ = 768" in t
+    assert "masked multi-head self-attention, $H$ = 12" in t
+    assert "MLP: $D \\to 4D$ = 3072, GELU, $\\to D$" in t
+    assert "ln_1 (LayerNorm)" in t and "ln_2 (LayerNorm)" in t and t.count("$+$") == 2
+    assert "lm_head = wte$^\\top$, softmax over 50,257" in t
+    xl = viz.gpt_diagram(GPTConfig.gpt2_xl())
+    assert "block $N$ = 48" in texts(xl) and "48 blocks" in xl.alt_text
+    with pytest.raises(TypeError, match="config"):
+        viz.gpt_diagram(BertConfig.base())
+
+
+def test_bert_input_diagram_sums_three_embeddings_per_token():
+    fig = viz.bert_input_diagram(PAIR)
+    t = texts(fig)
+    n = len(PAIR)
+    assert t.count("$E_A$") == 6 and t.count("$E_B$") == 5
+    assert [f"$E_{{{i}}}$" in t for i in range(n)] == [True] * n
+    assert "$E_{\\mathrm{[CLS]}}$" in t and "$E_{\\#\\#\\mathrm{ing}}$" in t
+    assert t.count("$+$") == 2 * n and len(boxes(fig)) == 4 * n
+    assert any("width 768" in s for s in t) and "30,522 tokens" in fig.alt_text
+    small = viz.bert_input_diagram(PAIR, SMALL_BERT, segments=[0] * n)
+    assert texts(small).count("$E_B$") == 0 and any("width 64" in s for s in texts(small))
+    with pytest.raises(ValueError, match="segments"):
+        viz.bert_input_diagram(PAIR, segments=[0, 1])
+    with pytest.raises(ValueError, match="tokens"):
+        viz.bert_input_diagram(PAIR + PAIR)
+
+
+def test_elmo_diagram_has_two_directions_per_layer_and_the_mix():
+    config = ELMoConfig(vocab_size=252, n_layers=3, hidden_dim=96)
+    fig = viz.elmo_diagram(config)
+    t = texts(fig)
+    assert t.count("$\\rightarrow$") == 5 * 3 and t.count("$\\leftarrow$") == 5 * 3
+    assert [f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$" in t for j in range(4)] == [True] * 4
+    assert "$\\gamma\\sum_j$" in t and any("$L$ = 3 layers, 96" in s for s in t)
+    assert "the mix for 'bank' (dashed)" in t
+    with pytest.raises(ValueError, match="focus"):
+        viz.elmo_diagram(config, focus=5)
+    with pytest.raises(TypeError, match="config"):
+        viz.elmo_diagram(GPTConfig.gpt2())
+
+
+def test_electra_diagram_labels_a_sample_equal_to_the_original_as_original():
+    fig = viz.electra_diagram(ElectraConfig(SMALL_BERT))
+    t = texts(fig)
+    assert t.count("[MASK]") == 2 and "ate" in t
+    labels = [x.get_text() for x in fig.axes[0].texts if x.get_horizontalalignment() == "left"]
+    assert labels == [
+        "original",
+        "original",
+        "replaced",
+        "original",
+        "original",
+    ]
+    assert "generator\n(small masked LM,\n1 layer)" in t
+    assert "discriminator\n(ELECTRA,\n2 layers)" in t
+    with pytest.raises(ValueError, match="sampled"):
+        viz.electra_diagram(ElectraConfig(SMALL_BERT), sampled=["the"])
+    with pytest.raises(ValueError, match="masked"):
+        viz.electra_diagram(ElectraConfig(SMALL_BERT), masked=[9], sampled=["x"])
+
+
+def test_captioning_diagram_draws_one_box_per_region():
+    fig = viz.captioning_diagram(9, 64)
+    t = texts(fig)
+    assert [f"$\\mathbf{{a}}_{{{i}}}$" in t for i in range(1, 10)] == [True] * 9
+    assert "9 regions, 64 numbers each" in t and "LSTM: $\\mathbf{h}_t$" in t
+    assert "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$" in t
+    assert sum(s.startswith("$\\mathbf{a}_") for s in texts(viz.captioning_diagram(16, 8))) == 16
+    with pytest.raises(ValueError, match="n_regions"):
+        viz.captioning_diagram(8, 64)
+
+
+def test_han_diagram_has_two_levels_of_gru_and_attention():
+    fig = viz.han_diagram(REVIEW)
+    t = texts(fig)
+    assert t.count("word attention, $\\mathbf{u}_w$") == 2 and "$\\mathbf{s}_{2}$" in t
+    assert all(f"$\\mathbf{{h}}_{{{i},{j}}}$" in t for i in (1, 2) for j in range(1, 6))
+    assert "$\\mathbf{h}_{1}$" in t and "$\\mathbf{h}_{2}$" in t
+    assert any("sentence attention" in s and "\\mathbf{v}" in s for s in t)
+    assert "superb" in t and "awful" in t and "the soup was superb ." in fig.alt_text
+    with pytest.raises(ValueError, match="sentences"):
+        viz.han_diagram(REVIEW * 2)
+    with pytest.raises(TypeError, match="sentences"):
+        viz.han_diagram("the soup was superb .")
+
+
+def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
+    fig = viz.bert_pretraining_diagram(BertConfig.large())
+    t = texts(fig)
+    assert "BERT encoder: 24 layers, width 1024, 16 heads" in t
+    assert "MLM head: softmax over 30,522 → cute" in t and "NSP head: IsNext / NotNext" in t
+    assert "$C$" in t and [f"$T_{{{i}}}$" in t for i in range(1, 11)] == [True] * 10
+    assert t.count("[MASK]") == 1
+    with pytest.raises(TypeError, match="config"):
+        viz.bert_pretraining_diagram(GPTConfig.gpt2())
+
+
+CALLS = {
+    "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
+    "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
+    "multi_head": lambda: viz.multi_head_diagram(12, 3, 5),
+    "bahdanau": lambda: viz.bahdanau_diagram(SRC),
+    "luong": lambda: viz.luong_diagram(7),
+    "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
+    "bert_input": lambda: viz.bert_input_diagram(PAIR),
+    "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252)),
+    "electra": lambda: viz.electra_diagram(ElectraConfig(SMALL_BERT)),
+    "captioning": lambda: viz.captioning_diagram(9, 64),
+    "han": lambda: viz.han_diagram(REVIEW),
+    "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_diagrams_are_drawn_the_same_twice_and_fit_the_page(name):
+    first, second = CALLS[name](), CALLS[name]()
+    assert png(first) == png(second) and first.alt_text == second.alt_text
+    width, height = first.get_size_inches()
+    assert 7 <= width <= 9.5 and height <= 7
+    sizes = [t.get_fontsize() for t in first.axes[0].texts if t.get_text()]
+    assert min(sizes) >= 9
+
+
+# the values of the chapters' own variables that the diagram cells use
+CHAPTER_NAMES = {
+    "D_HIDDEN": 64,
+    "d_model": 10,
+    "d_k": 5,
+    "W_V": torch.zeros(10, 10),
+    "D": 12,
+    "H": 3,
+    "T": 5,
+    "WINDOW": 7,
+    "pair_tokens": PAIR,
+    "features": torch.zeros(4, 9, 64),
+    "config": None,  # per chapter, below
+}
+CHAPTER_CONFIGS = {
+    "12_elmo": ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2),
+    "16_beyond_bert": SMALL_BERT,
+}
+
+
+def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
+    found = {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            source = "".join(cell["source"])
+            match = re.search(r"viz\.(\w+_diagram)\(", source)
+            if cell["cell_type"] != "code" or not match or "transformer" in match[1]:
+                continue
+            namespace = {
+                **CHAPTER_NAMES,
+                "config": CHAPTER_CONFIGS.get(path.stem),
+                "viz": viz,
+                "plt": type("P", (), {"show": staticmethod(lambda: None)}),
+                "GPTConfig": GPTConfig,
+                "BertConfig": BertConfig,
+                "ElectraConfig": ElectraConfig,
+            }
+            exec(source, namespace)
+            meta = cell["metadata"]
+            assert meta["mystnb"]["image"]["alt"] == namespace["fig"].alt_text, path.name
+            assert len(meta["mystnb"]["figure"]["caption"]) > 40, path.name
+            found.setdefault(match[1], []).append(path.stem)
+    assert set(found) == {f"{name}_diagram" for name in CALLS}, found
