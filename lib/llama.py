@@ -88,7 +88,8 @@ def swiglu_hidden(d: int, multiple_of: int = 256, ffn_dim_multiplier: float | No
 class LlamaConfig:
     """Hyper-parameters of the decoder, named as in transformers' config.json of these models.
 
-    ``head_dim`` is its own number (Qwen3 0.6B: D = 1024 but H * Dh = 2048). ``rope_style``:
+    The defaults are Llama 3.2 1B's numbers without its RoPE scaling and its tied embeddings
+    (``llama3_2_1b()`` adds both). ``head_dim`` is its own number (Qwen3 0.6B: D = 1024 but H * Dh = 2048). ``rope_style``:
     "halves" (transformers' checkpoints) or "interleaved" (Meta's original code), see ``lib.rope``.
     ``sliding_window``: None, or W. ``dropout`` on the attention weights and on each residual
     branch: 0 in all four published models (an option for training small models). The presets'
