@@ -8,7 +8,8 @@ Shape legend (used in every docstring and shape comment below):
     P    positions already seen (the first new token sits at position P)
     S    keys kept in the cache (P for ``KVCache``, at most W - 1 for ``SlidingWindowCache``)
     D    hidden_size                  F    intermediate_size, the SwiGLU width
-    H    num_attention_heads          Hkv  num_key_value_heads       G   H / Hkv, queries per key head
+    H    num_attention_heads          Hkv  num_key_value_heads
+    G    H / Hkv, query heads per key/value head
     Dh   head_dim                     V    vocab_size                W   sliding_window
     K    hypotheses alive in the beam
 
@@ -26,12 +27,13 @@ Options: ``qk_norm`` (Qwen3: an RMSNorm over each head's q and k, before RoPE) a
 so ``SlidingWindowCache`` keeps W - 1 positions whatever the length).
 
 Mask convention (as everywhere in this library): boolean, True where a query may attend.
-Pipeline: ids [B, T] -> embed_tokens -> num_hidden_layers x DecoderLayer -> norm -> lm_head -> logits.
-DecoderLayer (pre-norm): x = x + self_attn(input_layernorm(x)); x = x + mlp(post_attention_layernorm(x)).
+Pipeline: ids [B, T] -> embed_tokens -> num_hidden_layers x DecoderLayer -> norm -> lm_head.
+DecoderLayer (pre-norm): x = x + self_attn(input_layernorm(x));
+                         x = x + mlp(post_attention_layernorm(x)).
 Submodules carry the names of transformers' checkpoints of these three models
 (``model.layers.0.self_attn.q_proj``, ``model.layers.0.mlp.gate_proj``, ...), so that
-``lib.pretrained.llama.llama_from_hf`` is a loop over the state dict. Decoding, as for every model of
-the library: ``sample``, ``greedy_decode`` and ``beam_search`` on this module's ``step_function``.
+``lib.pretrained.llama.llama_from_hf`` is a loop over the state dict. Decoding, as for every
+model of the library: ``sample``, ``greedy_decode`` and ``beam_search`` on ``step_function``.
 """
 
 from __future__ import annotations
@@ -89,8 +91,9 @@ class LlamaConfig:
     """Hyper-parameters of the decoder, named as in transformers' config.json of these models.
 
     The defaults are Llama 3.2 1B's numbers without its RoPE scaling and its tied embeddings
-    (``llama3_2_1b()`` adds both). ``head_dim`` is its own number (Qwen3 0.6B: D = 1024 but H * Dh = 2048). ``rope_style``:
-    "halves" (transformers' checkpoints) or "interleaved" (Meta's original code), see ``lib.rope``.
+    (``llama3_2_1b()`` adds both). ``head_dim`` is its own number (Qwen3 0.6B: D = 1024 but
+    H * Dh = 2048). ``rope_style``: "halves" (transformers' checkpoints) or "interleaved" (Meta's
+    original code), see ``lib.rope``.
     ``sliding_window``: None, or W. ``dropout`` on the attention weights and on each residual
     branch: 0 in all four published models (an option for training small models). The presets'
     parameter counts equal transformers' models built from the published config.json files
@@ -186,9 +189,8 @@ class SwiGLU(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(
-            self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-        )  # [B, T, D]
+        h = F.silu(self.gate_proj(x)) * self.up_proj(x)  # [B, T, F]: the gate times the value
+        return self.dropout(self.down_proj(h))  # [B, T, D]
 
 
 def repeat_kv(x: Tensor, groups: int) -> Tensor:
@@ -201,7 +203,7 @@ def repeat_kv(x: Tensor, groups: int) -> Tensor:
 def sliding_window_mask(T: int, window: int, past: int = 0, device=None) -> Tensor:
     """bool [T, past + T]: query i (position past + i) may attend key j iff j <= past + i and
     j > past + i - window, i.e. the W positions t - W + 1 ... t (itself included), as Mistral's
-    reference code and transformers count the window. ``causal_mask`` is the window of infinite W."""
+    reference code and transformers count the window; ``causal_mask`` is an infinite window."""
     causal = causal_mask(T, device=device, past=past)  # [T, past + T], j <= past + i
     too_old = torch.ones_like(causal).tril(diagonal=past - window)  # j <= past + i - W
     return causal & ~too_old
@@ -254,7 +256,8 @@ class Attention(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """One pre-norm block: x = x + self_attn(input_layernorm(x)); x = x + mlp(post_attention_layernorm(x))."""
+    """One pre-norm block: x = x + self_attn(input_layernorm(x)), then
+    x = x + mlp(post_attention_layernorm(x)); forward -> (x [B, T, D], weights or None)."""
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
@@ -352,7 +355,7 @@ class Llama(nn.Module):
         )
 
 
-# --- the key/value caches of generation ------------------------------------------------------------
+# --- the key/value caches of generation -----------------------------------------------------------
 
 
 class SlidingWindowCache(KVCache):
@@ -406,7 +409,7 @@ def count_parameters(config: LlamaConfig) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-# --- decoding: lib.decoding's decoders with this model's step --------------------------------------
+# --- decoding: lib.decoding's decoders with this model's step -------------------------------------
 
 
 def step_function(model: Llama, use_cache: bool = True) -> Step:

@@ -1,5 +1,5 @@
-"""Rotary position embedding, RoPE (Su et al. 2021, RoFormer, sec. 3.4): the position of a token enters
-attention by rotating its query and key, never by adding a vector to its embedding.
+"""Rotary position embedding, RoPE (Su et al. 2021, RoFormer, sec. 3.4): the position of a token
+enters attention by rotating its query and key, never by adding a vector to its embedding.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -8,8 +8,8 @@ Shape legend (used in every docstring and shape comment below):
     Dh/2 the number of rotated pairs; pair i turns at the frequency w_i = theta^(-2i / Dh)
 
 Chapter 8 showed that moving k positions turns each column pair (2i, 2i + 1) of the sinusoidal table
-by the angle k w_i (``lib.positional.relative_rotation``). RoPE applies that rotation to q and k: the
-query of position m is R_m q, the key of position n is R_n k, and because R_m^T R_n = R_{n - m},
+by the angle k w_i (``lib.positional.relative_rotation``). RoPE applies that rotation to q and k:
+the query of position m is R_m q, the key of position n is R_n k, and as R_m^T R_n = R_{n - m},
 (R_m q) . (R_n k) = q . R_{n - m} k depends on m - n only (RoFormer, eq. 16).
 
 Two conventions pair the Dh coordinates of a head differently, with the same frequencies:
@@ -66,7 +66,7 @@ def rope_frequencies(
     head_dim: int, theta: float = 10000.0, scaling: Llama3RopeScaling | None = None
 ) -> Tensor:
     """w_i = theta^(-2i / head_dim), i = 0 ... head_dim/2 - 1, float64 [Dh/2]: the frequencies of
-    chapter 8's sinusoidal table with base theta (RoFormer, eq. 15), scaled by ``scaling`` if given."""
+    chapter 8's sinusoidal table with base theta (RoFormer, eq. 15), then ``scaling`` if given."""
     check_rope_args(head_dim, theta, scaling, Llama3RopeScaling)
     w = _frequencies(head_dim, theta)  # [Dh/2]
     if scaling is None:

@@ -1,6 +1,6 @@
-"""Tests of lib/llama.py and lib/rope.py on tiny models: shapes, the components against the built-ins
-and the formulas they re-implement, RoPE's two conventions and its relative property, grouped-query
-attention's head order, causality and the sliding window's receptive field, the caches against the
+"""Tests of lib/llama.py and lib/rope.py on tiny models: shapes, the components against the
+built-ins and the formulas they re-implement, RoPE's two conventions and its relative property,
+grouped-query attention's head order, causality and the sliding window's receptive field, the caches against the
 full pass (and their bytes), decoding, the presets' sizes, and bad input. Equivalence with
 transformers' Llama, Qwen3 and Mistral is in tests/test_pretrained_llama.py.
 """
@@ -56,9 +56,10 @@ def ids(*shape, seed=1):
 def logit_terms(c: LlamaConfig, T: int) -> int:
     """How many roundings can reach one logit when two computations order their sums differently
     (tests/tolerance.py): per layer, the RMSNorm (D), the q/k/v projections (D), QK-norm (Dh),
-    RoPE (2, and 2 T for an angle m w rounded in float32 at m < T), the scores (Dh), the softmax and
-    the weighted sum (Tk = T each), o_proj (H Dh), the residual (1), the second RMSNorm (D), gate and
-    up (D), silu and the product (2), down (F), the residual (1); then the final norm and lm_head (2 D)."""
+    RoPE (2, and 2 T for an angle m w rounded in float32 at m < T), the scores (Dh), the softmax
+    and the weighted sum (Tk = T each), o_proj (H Dh), the residual (1), the second RMSNorm (D),
+    gate and up (D), silu and the product (2), down (F), the residual (1); then the final norm and
+    lm_head (2 D)."""
     D, H, Dh, Fw = c.hidden_size, c.num_attention_heads, c.head_dim, c.intermediate_size
     layer = D + D + Dh * c.qk_norm + 2 + 2 * T + Dh + 2 * T + H * Dh + 1 + D + D + 2 + Fw + 1
     return c.num_hidden_layers * layer + 2 * D
@@ -102,7 +103,7 @@ def test_no_biases_and_tied_or_untied_embeddings():
     assert torch.equal(m.model.norm.weight, torch.ones(64))
 
 
-# --- RMSNorm and SwiGLU ----------------------------------------------------------------------------
+# --- RMSNorm and SwiGLU ---------------------------------------------------------------------------
 
 
 @torch.no_grad()
@@ -147,7 +148,7 @@ def test_swiglu_is_the_gated_formula_and_the_widths():
     assert llama.swiglu_hidden(64, 16) == 176 == LlamaConfig.small().intermediate_size
 
 
-# --- RoPE ---------------------------------------------------------------------------------------------
+# --- RoPE -----------------------------------------------------------------------------------------
 
 
 def rotate(x, positions, style="halves", theta=10000.0):
@@ -303,7 +304,7 @@ def test_the_receptive_field_grows_by_the_window_with_each_layer():
         assert (change > 1e-3) if moves else (change < 1e-5), (t, change)
 
 
-# --- the caches -------------------------------------------------------------------------------------
+# --- the caches -----------------------------------------------------------------------------------
 
 
 def cached_logits(m, x, chunks):
@@ -381,7 +382,7 @@ def test_kv_cache_bytes_of_the_published_models():
     }
 
 
-# --- decoding -----------------------------------------------------------------------------------------
+# --- decoding -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("overrides", [{}, {"sliding_window": 4}])
@@ -404,7 +405,7 @@ def test_decoding_with_and_without_the_cache(overrides):
     assert torch.equal(a.tokens, b.tokens)
 
 
-# --- the presets --------------------------------------------------------------------------------------
+# --- the presets ----------------------------------------------------------------------------------
 
 
 def test_presets_parameter_counts():
@@ -420,7 +421,7 @@ def test_presets_parameter_counts():
     assert {name: llama.count_parameters(getattr(LlamaConfig, name)()) for name in counts} == counts
 
 
-# --- bad input ----------------------------------------------------------------------------------------
+# --- bad input ------------------------------------------------------------------------------------
 
 
 def test_bad_config():

@@ -209,28 +209,29 @@ def test_the_wrong_key_value_head_order_fails_against_a_checkpoint(monkeypatch):
         assert (ours(x).logits - hf(x).logits).abs().max() > 0.1
 
 
-# --- the presets against the published configs -------------------------------------------------------
+# --- the presets against the published configs ----------------------------------------------------
 
-# config.json of each published model (the fields that set the shapes and the computation)
+# config.json of each published model (the fields that set the shapes and the computation), the
+# transformers class that reads it, and its parameter count
 PUBLISHED = {
-    "llama3_2_1b": ("meta-llama/Llama-3.2-1B", "LlamaConfig", "LlamaForCausalLM", 1_235_814_400, dict(
+    "llama3_2_1b": ("LlamaForCausalLM", 1_235_814_400, dict(  # meta-llama/Llama-3.2-1B
         vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
         num_attention_heads=32, num_key_value_heads=8, head_dim=64, max_position_embeddings=131072,
         rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=True,
         rope_scaling={"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                       "original_max_position_embeddings": 8192, "rope_type": "llama3"})),
-    "llama3_1_8b": ("meta-llama/Llama-3.1-8B", "LlamaConfig", "LlamaForCausalLM", 8_030_261_248, dict(
+    "llama3_1_8b": ("LlamaForCausalLM", 8_030_261_248, dict(  # meta-llama/Llama-3.1-8B
         vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=131072,
         rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=False,
         rope_scaling={"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                       "original_max_position_embeddings": 8192, "rope_type": "llama3"})),
-    "qwen3_0_6b": ("Qwen/Qwen3-0.6B", "Qwen3Config", "Qwen3ForCausalLM", 596_049_920, dict(
+    "qwen3_0_6b": ("Qwen3ForCausalLM", 596_049_920, dict(  # Qwen/Qwen3-0.6B
         vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
         num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
         rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True, sliding_window=None,
         use_sliding_window=False, max_window_layers=28)),
-    "mistral_7b": ("mistralai/Mistral-7B-v0.1", "MistralConfig", "MistralForCausalLM", 7_241_732_096, dict(
+    "mistral_7b": ("MistralForCausalLM", 7_241_732_096, dict(  # mistralai/Mistral-7B-v0.1
         vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=32768,
         rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=4096, tie_word_embeddings=False)),
@@ -239,8 +240,8 @@ PUBLISHED = {
 
 @pytest.mark.parametrize("preset", list(PUBLISHED))
 def test_presets_equal_the_published_models(preset):
-    _, config_name, model_name, count, fields = PUBLISHED[preset]
-    hf_config = getattr(transformers, config_name)(**fields)
+    model_name, count, fields = PUBLISHED[preset]
+    hf_config = getattr(transformers, model_name.replace("ForCausalLM", "Config"))(**fields)
     with torch.device("meta"):  # shapes only: no memory, no initialization cost
         hf = getattr(transformers, model_name)(hf_config)
     assert sum(p.numel() for p in hf.parameters()) == count

@@ -1,12 +1,12 @@
-"""Load a transformers ``LlamaForCausalLM``, ``Qwen3ForCausalLM`` or ``MistralForCausalLM`` (for example
-Llama 3.2 1B, Qwen3 0.6B or Mistral 7B from the hub) into :class:`lib.llama.Llama`.
+"""Load a transformers ``LlamaForCausalLM``, ``Qwen3ForCausalLM`` or ``MistralForCausalLM`` (for
+example Llama 3.2 1B, Qwen3 0.6B or Mistral 7B from the hub) into :class:`lib.llama.Llama`.
 
 lib.llama names its submodules after these checkpoints (``model.layers.0.self_attn.q_proj.weight``,
-...), stores its linear layers as nn.Linear [out, in] as they do, and rotates the pairs (i, i + Dh/2)
-as they do (``rope_style="halves"``): so no tensor needs a transform, and loading is a copy by name.
-Asked for ``rope_style="interleaved"`` (the pairs (2i, 2i + 1) of RoFormer and Meta's original code),
-the loader permutes the rows of each head of the tensors in ``PERMUTED`` (``lib.rope.to_interleaved``),
-and the model computes the same function.
+...), stores its linear layers as nn.Linear [out, in] as they do, and rotates the pairs
+(i, i + Dh/2) as they do (``rope_style="halves"``): so no tensor needs a transform, and loading is
+a copy by name. Asked for ``rope_style="interleaved"`` (the pairs (2i, 2i + 1) of RoFormer and
+Meta's original code), the loader permutes the rows of each head of the tensors in ``PERMUTED``
+(``lib.rope.to_interleaved``), and the model computes the same function.
 """
 
 import torch
@@ -28,9 +28,9 @@ PERMUTED = (
 
 
 def config_from_hf(hf_config, rope_style: str = "halves") -> LlamaConfig:
-    """The LlamaConfig of a transformers LlamaConfig, Qwen3Config or MistralConfig (options checked by
-    ``llama_from_hf``). Qwen3's per-head RMSNorm (``q_norm``, ``k_norm``) is ``qk_norm=True``; the
-    attention dropout, 0 in the published models and off in eval mode, is not carried over."""
+    """The LlamaConfig of a transformers LlamaConfig, Qwen3Config or MistralConfig (options checked
+    by ``llama_from_hf``). Qwen3's per-head RMSNorm (``q_norm``, ``k_norm``) is ``qk_norm=True``;
+    the attention dropout, 0 in the published models and off in eval mode, is not carried over."""
     c = hf_config
     rope = dict(c.rope_parameters)
     scaling = None
@@ -65,8 +65,8 @@ def llama_from_hf(model: nn.Module, rope_style: str = "halves") -> Llama:
     """A :class:`lib.llama.Llama` with the weights of a transformers ``LlamaForCausalLM``,
     ``Qwen3ForCausalLM`` or ``MistralForCausalLM``, in eval mode; a tied ``lm_head`` stays tied.
 
-    Every tensor is copied by name; with ``rope_style="interleaved"`` those in ``PERMUTED`` are first
-    reordered with ``lib.rope.to_interleaved``. Every parameter of the result is checked to be
+    Every tensor is copied by name; with ``rope_style="interleaved"`` those in ``PERMUTED`` are
+    first reordered with ``lib.rope.to_interleaved``. Every parameter of the result is checked to be
     filled (a missing or extra key raises ValueError). Typical use, online only:
     ``llama_from_hf(transformers.AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B"))``.
     """
