@@ -1594,13 +1594,13 @@ def check_segments(length, segment_length, memory_length) -> None:
 # --- the modern decoder (lib.rope, lib.llama, lib.pretrained.llama) -----------------------------
 
 
-def check_rope_args(head_dim, theta, scaling, scaling_type: type) -> None:
-    """``lib.rope.rope_frequencies``'s arguments: an even head_dim, a positive theta, and scaling
-    None or a Llama3RopeScaling."""
+def check_rope_args(head_dim, theta, scaling, scaling_type: type, theta_name="theta") -> None:
+    """``lib.rope.rope_frequencies``'s arguments: an even head_dim, a positive theta (called
+    ``theta_name``), and scaling None or a Llama3RopeScaling."""
     check_int(head_dim, "head_dim", 2)
     if head_dim % 2:
         raise ValueError(f"head_dim={head_dim} must be even: RoPE rotates pairs of coordinates")
-    check_number(theta, "rope_theta", "a positive finite number", lambda v: 0 < v < math.inf)
+    check_number(theta, theta_name, "a positive finite number", lambda v: 0 < v < math.inf)
     if scaling is not None and not isinstance(scaling, scaling_type):
         raise TypeError(
             f"rope_scaling: expected None or a lib.rope.Llama3RopeScaling (other scalings are not implemented), got {type(scaling).__name__}"
@@ -1652,7 +1652,7 @@ def check_llama_config(c) -> None:
     H, Hkv = c.num_attention_heads, c.num_key_value_heads
     if H % Hkv:
         raise ValueError(f"num_key_value_heads={Hkv} does not divide num_attention_heads={H}")
-    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, Llama3RopeScaling)
+    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, Llama3RopeScaling, "rope_theta")
     check_choice(c.rope_style, "rope_style", ("halves", "interleaved"))
     if c.sliding_window is not None:
         check_int(c.sliding_window, "sliding_window", 1)

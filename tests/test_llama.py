@@ -127,6 +127,7 @@ def test_rmsnorm_equals_torch():
     assert ours.bfloat16()(xb).dtype == torch.bfloat16 and torch.equal(ours(xb), expected)
 
 
+@torch.no_grad()
 def test_swiglu_is_the_gated_formula_and_the_widths():
     torch.manual_seed(0)
     mlp = llama.SwiGLU(tiny())
@@ -477,5 +478,9 @@ def test_bad_inputs():
         llama.beam_search(m, ids(2, 3), 4)
     with pytest.raises(ValueError, match="head_dim"):
         rope_frequencies(7)
+    with pytest.raises(ValueError, match="theta"):
+        rope_frequencies(8, theta=-1.0)
+    with pytest.raises(ValueError, match="rope_theta"):
+        tiny(rope_theta=0.0)
     with pytest.raises(ValueError, match="weight"):
         to_halves(torch.zeros(10, 4), 2)
