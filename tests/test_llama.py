@@ -28,6 +28,13 @@ from tests.tolerance import assert_float_close
 V = 97
 
 
+@pytest.fixture(autouse=True)
+def no_grad():
+    """No test here needs gradients."""
+    with torch.no_grad():
+        yield
+
+
 def tiny(**overrides) -> LlamaConfig:
     """The book's small model with a 97-token vocabulary and 64 positions (D 64, 4 query and 2
     key/value heads of 16, F 176, 2 layers)."""
@@ -106,7 +113,6 @@ def test_no_biases_and_tied_or_untied_embeddings():
 # --- RMSNorm and SwiGLU ---------------------------------------------------------------------------
 
 
-@torch.no_grad()
 def test_rmsnorm_equals_torch():
     torch.manual_seed(0)
     x = 3 * torch.randn(4, 7, 64) + 1  # a mean far from 0: LayerNorm would differ
@@ -127,7 +133,6 @@ def test_rmsnorm_equals_torch():
     assert ours.bfloat16()(xb).dtype == torch.bfloat16 and torch.equal(ours(xb), expected)
 
 
-@torch.no_grad()
 def test_swiglu_is_the_gated_formula_and_the_widths():
     torch.manual_seed(0)
     mlp = llama.SwiGLU(tiny())
