@@ -18,6 +18,8 @@ Modules, one concept each:
 - :mod:`lib.elmo` -- ELMo's character CNN, biLM and scalar mix.
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
 - :mod:`lib.gpt_fast` -- the fast path of generation (the preallocated key/value cache, the forward pass with its module calls unrolled) beside the readable one.
+- :mod:`lib.rope` -- rotary position embedding: both pairings, Llama 3's scaling, the row permutation between them.
+- :mod:`lib.llama` -- the modern decoder (Llama 3, Qwen3, Mistral): RMSNorm, SwiGLU, grouped-query and sliding-window attention, caches.
 - :mod:`lib.bert` -- BERT: embeddings, encoder layers, pooler, presets.
 - :mod:`lib.bert_heads` -- BERT's pretraining and fine-tuning heads, the pretraining loss.
 - :mod:`lib.pretraining_data` -- BERT's pretraining data: masked tokens, sentence pairs, batches.
@@ -28,7 +30,7 @@ Modules, one concept each:
 - :mod:`lib.basic_tokenizer` -- BERT's basic tokenizer: words and punctuation, before WordPiece.
 - :mod:`lib.wordpiece` -- WordPiece: the likelihood criterion and BERT's tokenizer.
 - :mod:`lib.playground` -- the Attention Playground's tasks and tiny Transformer, trained step by step.
-- :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2).
+- :mod:`lib.pretrained` -- published checkpoints read into the library's models (MiniLM, GPT-2, Llama, Qwen3, Mistral).
 - :mod:`lib.checkpoints` -- the models the book trained, shipped as safetensors.
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.
 - :mod:`lib.train` -- ``fit`` and ``evaluate``: the one training loop of every chapter.

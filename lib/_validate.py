@@ -466,8 +466,12 @@ def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
         raise ValueError(
             f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
         )
-    if targets is None:
-        return
+    if targets is not None:
+        check_targets(targets, input_ids, V)
+
+
+def check_targets(targets, input_ids, V: int) -> None:
+    """A language model's targets: ids shaped like input_ids, in [0, V) or -100 (ignored)."""
     if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
         got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
         raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
@@ -665,18 +669,18 @@ def check_hf_gpt2(model) -> None:
             )
 
 
-def check_state_dicts_match(ours: dict, theirs: dict) -> None:
+def check_state_dicts_match(ours: dict, theirs: dict, what: str = "lib.gpt.GPT") -> None:
     """ValueError unless the state dict ``theirs`` (already in our layout) has exactly the keys of
-    lib.gpt.GPT's ``ours``, each of the same shape."""
+    ``ours``, the state dict of the library's model ``what``, each of the same shape."""
     missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
     if missing or unexpected:
         raise ValueError(
-            f"model: state dict does not match lib.gpt.GPT: missing {missing}, unexpected {unexpected}"
+            f"model: state dict does not match {what}: missing {missing}, unexpected {unexpected}"
         )
     for name, target in ours.items():
         if theirs[name].shape != target.shape:
             raise ValueError(
-                f"model: {name} has shape {tuple(theirs[name].shape)} after loading, lib.gpt expects {tuple(target.shape)}"
+                f"model: {name} has shape {tuple(theirs[name].shape)} after loading, {what} expects {tuple(target.shape)}"
             )
 
 
@@ -1585,3 +1589,157 @@ def check_segments(length, segment_length, memory_length) -> None:
     check_int(segment_length, "segment_length", 1)
     if memory_length is not None:
         check_int(memory_length, "memory_length", 0)
+
+
+# --- the modern decoder (lib.rope, lib.llama, lib.pretrained.llama) -----------------------------
+
+
+def check_rope_args(head_dim, theta, scaling, scaling_type: type, theta_name="theta") -> None:
+    """``lib.rope.rope_frequencies``'s arguments: an even head_dim, a positive theta (called
+    ``theta_name``), and scaling None or a Llama3RopeScaling."""
+    check_int(head_dim, "head_dim", 2)
+    if head_dim % 2:
+        raise ValueError(f"head_dim={head_dim} must be even: RoPE rotates pairs of coordinates")
+    check_number(theta, theta_name, "a positive finite number", lambda v: 0 < v < math.inf)
+    if scaling is not None and not isinstance(scaling, scaling_type):
+        raise TypeError(
+            f"rope_scaling: expected None or a lib.rope.Llama3RopeScaling (other scalings are not implemented), got {type(scaling).__name__}"
+        )
+    if scaling is not None:
+        s = scaling
+        check_number(s.factor, "rope_scaling.factor", "a number >= 1", lambda v: v >= 1)
+        if not 0 < s.low_freq_factor < s.high_freq_factor:
+            raise ValueError(
+                f"rope_scaling: expected 0 < low_freq_factor < high_freq_factor, got {s.low_freq_factor} and {s.high_freq_factor}"
+            )
+        check_int(
+            s.original_max_position_embeddings, "rope_scaling.original_max_position_embeddings", 1
+        )
+
+
+def check_rope_permutation(weight, n_heads) -> None:
+    """``lib.rope.to_halves`` / ``to_interleaved``: weight a tensor whose first dim is H * Dh,
+    Dh even."""
+    if not isinstance(weight, Tensor) or weight.dim() < 1:
+        raise TypeError(
+            f"weight: expected a tensor [H * Dh, ...] (a q or k projection), got {type(weight).__name__}"
+        )
+    check_int(n_heads, "n_heads", 1)
+    rows = weight.shape[0]
+    if rows % (2 * n_heads):
+        raise ValueError(
+            f"weight: {rows} rows do not split into n_heads={n_heads} heads of an even head_dim, got shape {tuple(weight.shape)}"
+        )
+
+
+def check_llama_config(c) -> None:
+    """The fields of a ``lib.llama.LlamaConfig``."""
+    from lib.llama import LlamaConfig  # here: lib.llama imports this module
+    from lib.rope import Llama3RopeScaling
+
+    check_type(c, "config", LlamaConfig)
+    for name in (
+        "vocab_size",
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "max_position_embeddings",
+    ):
+        check_int(getattr(c, name), name, 1)
+    H, Hkv = c.num_attention_heads, c.num_key_value_heads
+    if H % Hkv:
+        raise ValueError(f"num_key_value_heads={Hkv} does not divide num_attention_heads={H}")
+    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, Llama3RopeScaling, "rope_theta")
+    check_choice(c.rope_style, "rope_style", ("halves", "interleaved"))
+    if c.sliding_window is not None:
+        check_int(c.sliding_window, "sliding_window", 1)
+    for name in ("qk_norm", "tie_word_embeddings"):
+        if not isinstance(getattr(c, name), bool):
+            raise TypeError(f"{name}: expected a bool, got {getattr(c, name)!r}")
+    for name in ("rms_norm_eps", "initializer_range"):
+        check_number(getattr(c, name), name, "a number > 0", lambda v: v > 0)
+    check_probability(c.dropout, "dropout", "[0, 1)")
+
+
+def check_llama_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
+    """Llama.forward's arguments, as ``check_gpt_inputs`` with max_position_embeddings as the
+    context length; a ``SlidingWindowCache`` only for a model with its window."""
+    from lib.gpt import KVCache  # here: lib.gpt imports this module
+
+    if kv_cache is not None and not isinstance(kv_cache, KVCache):
+        raise TypeError(
+            f"kv_cache: expected a lib.gpt.KVCache or lib.llama.SlidingWindowCache, got {type(kv_cache).__name__}"
+        )
+    window = getattr(kv_cache, "window", None)
+    if window is not None and window != config.sliding_window:
+        raise ValueError(
+            f"kv_cache: a SlidingWindowCache of window {window} needs sliding_window={window}, got sliding_window={config.sliding_window}"
+        )
+    V, n = config.vocab_size, config.max_position_embeddings
+    check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
+    P = kv_cache.length if kv_cache is not None else 0
+    if P + input_ids.shape[1] > n:
+        seen = f" plus {P} positions seen" if P else ""
+        raise ValueError(
+            f"input_ids: sequence of {input_ids.shape[1]} tokens{seen} is longer than max_position_embeddings={n}"
+        )
+    keys = kv_cache.keys if kv_cache is not None else []
+    if keys and keys[0].shape[0] != input_ids.shape[0]:
+        raise ValueError(
+            f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
+        )
+    if targets is not None:
+        check_targets(targets, input_ids, V)
+
+
+def check_llama_decoding(model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None):
+    """lib.llama's decoders: model a lib.llama.Llama, then as ``check_gpt_decoding``."""
+    from lib.llama import Llama  # here: lib.llama imports this module
+
+    check_type(model, "model", Llama)
+    c = model.config
+    check_llama_inputs(c, input_ids)
+    check_int(max_new_tokens, "max_new_tokens", 1)
+    if input_ids.shape[1] + max_new_tokens > c.max_position_embeddings:
+        raise ValueError(
+            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than max_position_embeddings={c.max_position_embeddings}"
+        )
+    if one_prompt and input_ids.shape[0] != 1:
+        raise ValueError(
+            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
+        )
+    check_id(eos_id, "eos_id", c.vocab_size, f"vocab_size={c.vocab_size}", optional=True)
+
+
+def check_hf_llama(model, rope_style) -> None:
+    """TypeError unless ``model`` is a transformers LlamaForCausalLM, Qwen3ForCausalLM or
+    MistralForCausalLM; ValueError for the options of its config that lib.llama does not implement
+    (biases, another activation, a RoPE scaling other than Llama 3's, Qwen3's window on some
+    layers only)."""
+    kinds = ("LlamaForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM")
+    if type(model).__name__ not in kinds or not hasattr(model, "config"):
+        raise TypeError(
+            f"model: expected a transformers {', '.join(kinds)}, got {type(model).__name__}"
+        )
+    check_choice(rope_style, "rope_style", ("halves", "interleaved"))
+    c = model.config
+    rope_type = (getattr(c, "rope_parameters", None) or {}).get("rope_type", "default")
+    layer_types = set(getattr(c, "layer_types", None) or ["full_attention"])
+    unsupported = {
+        "hidden_act": (c.hidden_act, ("silu",)),
+        "attention_bias": (getattr(c, "attention_bias", False), (False,)),
+        "mlp_bias": (getattr(c, "mlp_bias", False), (False,)),
+        "rope_parameters['rope_type']": (rope_type, ("default", "llama3")),
+    }
+    for name, (value, allowed) in unsupported.items():
+        if value not in allowed:
+            raise ValueError(
+                f"model.config.{name}: lib.llama implements {' or '.join(map(repr, allowed))}, got {value!r}"
+            )
+    if len(layer_types) > 1:
+        raise ValueError(
+            f"model.config.layer_types: lib.llama implements one attention type on every layer, got {sorted(layer_types)}"
+        )

