@@ -61,3 +61,15 @@ def test_the_extension_that_resolves_them_is_loaded():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "glossary_links" in config["sphinx"]["local_extensions"]
     assert (ROOT / "book" / "_ext" / "glossary_links.py").exists()
+
+
+def test_the_slide_decks_link_the_built_glossary():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_slides", ROOT / "tools" / "make_slides.py")
+    make_slides = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_slides)
+    text = "[**BLEU**](../book/glossary.md#term-BLEU) and [notation](../book/notation.md)"
+    assert make_slides.plain_markdown(text, {}) == (
+        "[**BLEU**](../book/glossary.html#term-BLEU) and [notation](../book/notation.html)"
+    )
