@@ -125,3 +125,12 @@ GREEDY_WRONG = [
 def test_check_greedy_or_reference_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch01.check_greedy_or_reference(*args)
+
+
+def test_a_wrong_prediction_is_not_told_the_measured_numbers():
+    # the exercise asks the reader to compute both log-probabilities: a wrong guess must not print them
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference("reference", None)
+    message = str(failed.value)
+    for value in (ch01.MEAN_LOG_P_GREEDY, ch01.MEAN_LOG_P_REFERENCE):
+        assert f"{value:.1f}" not in message and f"{value:.0f}" not in message

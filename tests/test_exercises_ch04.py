@@ -33,11 +33,15 @@ def test_check_local_m_accepts_the_chapters_solution_in_float32_and_float64():
 
 
 def test_the_reference_is_luongs_formula_on_a_case_worked_by_hand():
+    # local-m (Luong et al. 2015, sec. 3.2): the softmax inside the window, no Gaussian
     scores = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0])
-    weights = ch04.local_m_reference(scores, 1, 2)  # window [-1, 3] -> positions 0..3; sigma = 1
+    weights = ch04.local_m_reference(scores, 1, 2)  # window [-1, 3] -> positions 0..3
     align = torch.softmax(torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=torch.float64), -1)
-    gauss = torch.exp(-torch.tensor([1.0, 0.0, 1.0, 4.0], dtype=torch.float64) / 2)
-    assert torch.allclose(weights, torch.cat([align * gauss, torch.zeros(1, dtype=torch.float64)]))
+    assert torch.allclose(weights, torch.cat([align, torch.zeros(1, dtype=torch.float64)]))
+    assert abs(weights.sum().item() - 1) < 1e-12
+    # local-p's Gaussian (sigma = D / 2 = 1) is the mistake the checker names
+    gauss = torch.exp(-torch.tensor([1.0, 0.0, 1.0, 4.0, 9.0], dtype=torch.float64) / 2)
+    assert torch.allclose(ch04.local_m_reference(scores, 1, 2, gaussian=True), weights * gauss)
 
 
 def _variant(**kwargs):
@@ -55,11 +59,8 @@ LOCAL_M_WRONG = [
         _variant(softmax_everywhere=True, zero_outside=False),
         "positions outside the window",
     ),
-    ("no Gaussian", _variant(gaussian=False), "multiply them by the Gaussian"),
-    ("renormalised", _variant(renormalise=True), "not renormalised"),
-    ("sigma^2 without the 2", _variant(two=1.0), "the denominator is 2 sigma^2"),
+    ("local-p's Gaussian", _variant(gaussian=True), "That factor belongs to local-p"),
     ("window without its ends", _variant(strict=True), "includes both ends"),
-    ("sigma = D", lambda s, t, D: ch04.local_m_reference(s, t, D, sigma=float(D)), "sigma = D / 2"),
     (
         "a batch dimension",
         lambda s, t, D: ch04.local_m_reference(s, t, D)[None],
@@ -86,15 +87,17 @@ def test_check_local_m_rejects(name, wrong, message):
 
 def test_check_luong_looks_left_accepts_and_says_what_is_missing():
     assert ch04.check_luong_looks_left(False, True)
-    assert ch04.check_luong_looks_left("no", "yes")
+    assert ch04.check_luong_looks_left(torch.tensor(False), torch.tensor(True))
     assert ch04.check_luong_looks_left(False, None).status == "not attempted"
     assert "articles_left" in ch04.check_luong_looks_left(None, True).message
 
 
 LEFT_WRONG = [
-    ((True, True), "only 5.5% of the articles"),
+    ((True, True), "does not keep this habit for articles"),
     ((False, False), "still get Luong's largest weight on the word before *not*"),
-    (("maybe", True), "articles_left should be True or False"),
+    (("maybe", True), "articles_left should be the bool True or False"),
+    (("no", "yes"), "got the string 'no' (a str, not a bool)"),
+    ((False, "yes"), "ne_left should be the bool True or False"),
     ((False, 0.9), "ne_left should be True or False"),
 ]
 
@@ -103,3 +106,13 @@ LEFT_WRONG = [
 def test_check_luong_looks_left_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch04.check_luong_looks_left(*args)
+
+
+@pytest.mark.parametrize("args", [(True, True), (False, False), (True, False)])
+def test_a_wrong_prediction_is_not_told_the_measured_numbers(args):
+    # the exercise asks the reader to compute the table: a wrong guess must not print it
+    with pytest.raises(ExerciseFailed) as failed:
+        ch04.check_luong_looks_left(*args)
+    message = str(failed.value)
+    for value in (ch04.LUONG_ARTICLES_LEFT, ch04.LUONG_NE_LEFT):
+        assert f"{value:.1%}" not in message and f"{100 * value:.0f}" not in message

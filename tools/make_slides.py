@@ -74,7 +74,8 @@ def citations(bib: Path = ROOT / "book" / "references.bib") -> dict[str, tuple[s
 
 def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
     """The chapter's MyST as Markdown that nbconvert renders: {cite:t}/{cite:p} roles become
-    "Bahdanau et al. (2015)" / "(Bahdanau et al., 2015)", directive fences are unwrapped."""
+    "Bahdanau et al. (2015)" / "(Bahdanau et al., 2015)", directive fences are unwrapped, links to the
+    book's pages point to their HTML."""
 
     def one(key: str) -> tuple[str, str]:
         return cite.get(key.strip(), (key.strip(), ""))
@@ -90,6 +91,8 @@ def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
     text = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(<[^`]*>)?`", r"\1", text)  # other roles: their text
     text = re.sub(r"^(:::+|```+)\{[a-z-]+\}[^\n]*\n(:[a-z-]+:[^\n]*\n)*", "", text, flags=re.M)
     text = re.sub(r"^(:::+|```+)\s*$", "", text, flags=re.M)
+    # links to the book's pages ([BLEU](../book/glossary.md#term-BLEU)): their built pages
+    text = re.sub(r"\]\((\.\./book/[\w-]+)\.md(#[^)\s]*)?\)", r"](\1.html\2)", text)
     return text.strip()
 
 

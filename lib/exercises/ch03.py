@@ -295,7 +295,7 @@ def check_unit_length(identical: Any, unchanged: Any) -> str:
 def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
     """The hidden cases: (description, scores, mask bool broadcastable to scores, True = may attend)."""
     g = torch.Generator().manual_seed(5)
-    lecture = torch.tensor(
+    scores_4x4 = torch.tensor(
         [
             [0.11, 0.00, 0.81, 0.79],
             [0.19, 0.50, 0.30, 0.48],
@@ -311,7 +311,7 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
     large = torch.tensor([[1e4, 1e4 - 1, 1e4 - 2, -1e4], [3e4, -3e4, 2e4, 0.0]])
     large_mask = torch.tensor([[True, True, False, True], [False, True, True, True]])
     return [
-        ("the lecture's 4x4 scores with a causal mask", lecture, causal),
+        ("a 4x4 table of scores with a causal mask", scores_4x4, causal),
         (
             "a batch of 2 with a padding mask of shape [2, 1, 5]",
             2 * torch.randn(2, 3, 5, generator=g),
