@@ -2,9 +2,9 @@
 text that ships with Python.
 
 The grammar is small (``WORDS``: about 250 words) so that a tiny model learns it in a minute on a CPU,
-and it is written so that the phenomena of the lectures occur often:
+and it is written so that the phenomena the chapters study occur often:
 
-* **Coreference decided by a later word** (the Winograd-schema pattern of the lectures' "the animal
+* **Coreference decided by a later word** (the Winograd-schema pattern of Google's Transformer blog post's "the animal
   didn't cross the street because it was too tired"): ``the A <did/could/would> n't VERB the B because
   it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too tired" fits
   the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat / carry), each
