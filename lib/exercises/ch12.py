@@ -392,14 +392,14 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE:
             if acc > 0.8:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in the training set (more than 95%). On phrases it never saw, it gets {UNSEEN_ACCURACY:.0%}: below chance. The probe learned which phrases go with which sense, from the words that make them up and from their frames, not a sense direction that new phrases share."
+                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in the training set (more than 95%). On phrases it never saw, it does far worse. The probe learned which phrases go with which sense, from the words that make them up and from their frames, not a sense direction that new phrases share."
                 )
             if acc > UNSEEN_ACCURACY:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is better than the probe does: {UNSEEN_ACCURACY:.0%}, not even chance. With 21 training phrases, a linear probe on 256 numbers can tell them apart by any feature, and the features it picks do not carry over to new phrases."
+                    f"unseen_accuracy = {fmt(acc)} is better than the probe does. With 21 training phrases, a linear probe on 256 numbers can tell them apart by any feature, and the features it picks do not carry over to new phrases."
                 )
             fail(
-                f"unseen_accuracy = {fmt(acc)} is below what the probe does: {UNSEEN_ACCURACY:.0%}. It is bad, but it knows the word, and on sentences whose cue words come on both sides it is right."
+                f"unseen_accuracy = {fmt(acc)} is below what the probe does. It is bad, but it knows the word, and on sentences whose cue words come on both sides it is right."
             )
     if unseen_accuracy is None:
         not_attempted("your chance_accuracy is right; now predict unseen_accuracy.")
