@@ -146,12 +146,12 @@ def test_the_exercise_is_not_answered_in_the_chapter_above_it():
     import json
     from pathlib import Path
 
-    nb = json.loads(
-        (Path(__file__).parents[1] / "notebooks" / "16_beyond_bert.ipynb").read_text()
-    )
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "16_beyond_bert.ipynb").read_text())
     ids = [c.get("id") for c in nb["cells"]]
     before = nb["cells"][: ids.index("ch16-ex2")]
-    text = "".join("".join(c["source"]) for c in before if "solution" not in c["metadata"].get("tags", []))
+    text = "".join(
+        "".join(c["source"]) for c in before if "solution" not in c["metadata"].get("tags", [])
+    )
     assert "17,683,968" not in text and "17683968" not in text
     assert "AlbertConfig.large()" not in text and "AlbertConfig.xlarge()" not in text
 

@@ -236,7 +236,9 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
                 if abs(n - value) <= 0.003 * right:
                     fail(f"albert_large_parameters = {n:,.0f}: {message}")
             if abs(n - 23 * LAYER - right) <= 0.01 * right:
-                fail(f"albert_large_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)")
+                fail(
+                    f"albert_large_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)"
+                )
             if abs(n - 18e6) <= 0.02 * 18e6:
                 fail(
                     f"albert_large_parameters = {n:,.0f} is the paper's rounded 18M; count exactly: embeddings, projection, one layer, pooler."
