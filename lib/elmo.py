@@ -25,7 +25,7 @@ Pipeline (sec. 3.1 of the paper):
       hidden_states[0] = [x; x], hidden_states[j] = [h->_{k,j}; h<-_{k,j}]   N = L + 1 tensors [B, T, 2H]
       softmax (shared): logits of the next word from h->_{k,L}, of the previous word from h<-_{k,L}
 
-Objective (eq. 3 of the paper, the lectures' formula): jointly maximise the log likelihood of both
+Objective (sec. 3.1 of the paper, which does not number it): jointly maximise the log likelihood of both
 directions; ``BiLM.lm_loss`` minimises the summed negative log likelihood
 
     L = - sum_k [ log p(t_k | t_1..t_{k-1}; Θx, Θ->LSTM, Θs) + log p(t_k | t_{k+1}..t_N; Θx, Θ<-LSTM, Θs) ],
@@ -405,7 +405,7 @@ class BiLM(nn.Module):
         return TokenNLL(forward, backward, int(target.sum()))
 
     def lm_loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:
-        """The summed forward and backward negative log likelihood (eq. 3, the lectures' L) per predicted
+        """The summed forward and backward negative log likelihood (the loss L above) per predicted
         token: (sum of forward NLL + sum of backward NLL) / count. A scalar; its exp is not a perplexity
         (each direction's perplexity is exp(its own mean NLL), see ``token_nll``)."""
         nll = self.token_nll(input_ids, attention_mask)

@@ -34,8 +34,7 @@ def split_sentences(sentences, name: str = "sentences") -> list[list[str]]:
 
 
 class BigramLM:
-    """A bigram language model estimated by counting (Jurafsky and Martin, *Speech and Language
-    Processing*, chapter 3).
+    """A bigram language model estimated by counting (maximum likelihood, with optional add-k smoothing).
 
     P(w | v) = (C(v w) + k) / (C(v) + k V), with C the counts of the training sentences, each read as
     <s> w_1 .. w_n </s>; k = 0 is the maximum-likelihood estimate C(v w) / C(v), k > 0 add-k smoothing

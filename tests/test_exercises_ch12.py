@@ -264,3 +264,10 @@ def test_the_checkers_leave_the_global_random_state_alone():
     assert ch12.check_elmo_size("lstm", "bias_hh", 407e6).passed
     assert ch12.check_unseen_phrases(0.41, 0.5).passed
     assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("guess", [0.9, 0.65, 0.2])
+def test_a_wrong_unseen_prediction_is_not_told_the_measured_value(guess):
+    with pytest.raises(ExerciseFailed) as failure:
+        ch12.check_unseen_phrases(guess, 0.5)
+    assert f"{ch12.UNSEEN_ACCURACY:.0%}" not in failure.value.message

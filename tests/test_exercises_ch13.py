@@ -262,4 +262,12 @@ def test_check_first_word_explains_the_causal_mask():
         ExerciseFailed, match="Position 1 attends only to <bos> and itself"
     ) as failure:
         ch13.check_first_word(0.95)
-    assert "47.8%" in failure.value.message and "56%" in failure.value.message
+    # the reason, not the measured value: that would turn the prediction into a lookup
+    assert "47.8%" not in failure.value.message
+
+
+@pytest.mark.parametrize("guess", [0.977, 0.6, 0.2])
+def test_a_wrong_first_word_prediction_is_not_told_the_measured_value(guess):
+    with pytest.raises(ExerciseFailed) as failure:
+        ch13.check_first_word(guess)
+    assert f"{ch13.FIRST_WORD_ACCURACY:.1%}" not in failure.value.message

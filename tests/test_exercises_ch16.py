@@ -100,26 +100,26 @@ def test_check_discriminator_loss_rejects(name, wrong, message):
 
 
 def test_check_albert_prediction_accepts_right_answers_and_says_what_is_missing():
-    assert ch16.check_albert_prediction(11_683_584, True)
-    assert ch16.check_albert_prediction(11.7e6, True)  # rounded to 0.1M: within 0.3%
+    assert ch16.check_albert_prediction(17_683_968, True)
+    assert ch16.check_albert_prediction(17.7e6, True)  # rounded to 0.1M: within 0.3%
     assert ch16.check_albert_prediction(None, None).status == "not attempted"
     half = ch16.check_albert_prediction(None, True)
-    assert half.status == "not attempted" and "albert_base_parameters" in half.message
-    assert "xxlarge_fewer_than_bert_large" in ch16.check_albert_prediction(11_683_584, None).message
+    assert half.status == "not attempted" and "albert_large_parameters" in half.message
+    assert "xlarge_fewer_than_bert_base" in ch16.check_albert_prediction(17_683_968, None).message
 
 
 PREDICTIONS_WRONG = [
-    ((11_683_584 + 11 * 7_087_872, None), "count it once"),
+    ((17_683_968 + 23 * 12_596_224, None), "count it once"),
     (
-        (11_683_584 - 30000 * 128 - 99_072 + 30000 * 768, None),
+        (17_683_968 - 30000 * 128 - 132_096 + 30000 * 1024, None),
         "the token embeddings are factorized",
     ),
-    ((11_683_584 - 99_072, None), "the projection from E = 128"),
-    ((11_683_584 - 590_592, None), "the pooler"),
-    ((12_000_000, None), "the paper's rounded 12M"),
+    ((17_683_968 - 132_096, None), "the projection from E = 128"),
+    ((17_683_968 - 1_049_600, None), "the pooler"),
+    ((18_000_000, None), "the paper's rounded 18M"),
     ((5_000_000, None), "is off by"),
-    (("11.7M", None), "should be a number"),
-    ((None, False), "fewer than BERT-large"),
+    (("17.7M", None), "should be a number"),
+    ((None, False), "fewer than BERT-base"),
     ((None, "yes"), "True or False"),
 ]
 
@@ -134,10 +134,26 @@ def test_check_albert_prediction_rejects(args, message):
 
 def test_the_counts_are_the_librarys():
     assert ch16.albert_counts() == {
-        "albert_base": 11_683_584,
-        "albert_xxlarge": 222_595_584,
-        "bert_large": 335_141_888,
+        "albert_large": 17_683_968,
+        "albert_xlarge": 58_724_864,
+        "bert_base": 109_482_240,
     }
+    assert ch16.EMBEDDINGS + ch16.PROJECTION + ch16.LAYER + ch16.POOLER == 17_683_968
+
+
+def test_the_exercise_is_not_answered_in_the_chapter_above_it():
+    # the ALBERT section counts ALBERT-base and ALBERT-xxlarge; the exercise asks for others
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "16_beyond_bert.ipynb").read_text())
+    ids = [c.get("id") for c in nb["cells"]]
+    before = nb["cells"][: ids.index("ch16-ex2")]
+    text = "".join(
+        "".join(c["source"]) for c in before if "solution" not in c["metadata"].get("tags", [])
+    )
+    assert "17,683,968" not in text and "17683968" not in text
+    assert "AlbertConfig.large()" not in text and "AlbertConfig.xlarge()" not in text
 
 
 def test_the_checker_leaves_the_global_random_state_alone():

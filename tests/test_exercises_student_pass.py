@@ -754,15 +754,15 @@ def test_ch16_discriminator_loss_names_the_cause(what, answer, message):
     assert message in verdict_of(ch16.check_discriminator_loss, answer)
 
 
-_ALBERT = 11_683_584
+_ALBERT = 17_683_968
 
 ALBERT = [
     ((_ALBERT, True), "passed"),
     ((_ALBERT + 522 * 128, None), "you used BERT's vocabulary of 30,522 tokens"),
-    ((_ALBERT + 11 * 7_087_872, None), "you counted 12 layers"),
-    ((_ALBERT + 522 * 128 + 11 * 7_087_872, None), "you counted 12 layers"),  # two slips at once
-    ((_ALBERT - 99_072, None), "you left out the projection"),
-    ((None, False), "fewer than BERT-large's"),
+    ((_ALBERT + 23 * 12_596_224, None), "you counted 24 layers"),
+    ((_ALBERT + 522 * 128 + 23 * 12_596_224, None), "you counted 24 layers"),  # two slips at once
+    ((_ALBERT - 132_096, None), "you left out the projection"),
+    ((None, False), "fewer than BERT-base's"),
 ]
 
 

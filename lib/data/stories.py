@@ -6,7 +6,8 @@ and it is written so that the phenomena the chapters study occur often:
 
 * **Coreference decided by a later word** (the Winograd-schema pattern of Google's Transformer
   blog post's "the animal didn't cross the street because it was too tired"):
-  ``the A <did/could/would> n't VERB the B because it was too ADJ .`` where ``it`` could be either noun and only the adjective decides: "too tired" fits
+  ``the A <did/could/would> n't VERB the B because it was too ADJ .`` where ``it`` could be either
+  noun and only the adjective decides: "too tired" fits
   the animal, "too wide" the street. Four frames (``COREF_FRAMES``: cross / fit in / eat / carry), each
   with its own nouns and its own adjectives for each side, so no single template or word pair can be
   memorised. ``coreference_pairs`` labels them.

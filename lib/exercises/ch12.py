@@ -1,8 +1,8 @@
 """Checkers for the exercises of the chapter *ELMo*.
 
-- :func:`check_bilm_loss`: exercise 1 (implement): the biLM loss of one sentence by hand, eq. 3 of Peters
-  et al. (2018) as the lectures write it, divided by the number of tokens each direction predicts (as
-  ``lib.elmo.BiLM.lm_loss`` computes it).
+- :func:`check_bilm_loss`: exercise 1 (implement): the biLM loss of one sentence by hand, the joint
+  log likelihood of Peters et al. (2018, sec. 3.1) written as a loss, divided by the number of tokens each
+  direction predicts (as ``lib.elmo.BiLM.lm_loss`` computes it).
 - :func:`check_elmo_size`: exercise 2 (predict, then check): where the parameters of the paper's biLM are
   (``ELMoConfig.paper()``, ``lib.elmo.count_parameters``), which tensors of ``nn.LSTM`` make the library's
   count exceed the released model's 93.6M, and what a full softmax would add.
@@ -49,7 +49,7 @@ def bilm_loss_reference(
     """L / (T - 1) for one sentence: forward_logits, backward_logits [T, V], ids [T] (<bos> .. <eos>).
 
     L = -sum_{k=1}^{T-1} log p_fwd[k - 1, ids[k]] - sum_{k=0}^{T-2} log p_bwd[k + 1, ids[k]], with p the
-    softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (eq. 3 of the paper;
+    softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (sec. 3.1 of the paper;
     ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual mistakes."""
     fl, bl = (backward_logits, forward_logits) if swap else (forward_logits, backward_logits)
     fl, bl = fl.double(), bl.double()
@@ -323,7 +323,7 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
                 )
             if _near(v, 2 * right, 0.02):
                 fail(
-                    f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in eq. 3), reads one direction's 512 numbers at a time, not their concatenation of 1024."
+                    f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
                 )
             if _near(v, n["without softmax"] + right, 0.02):
                 fail(
@@ -392,14 +392,14 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE:
             if acc > 0.8:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in the training set (more than 95%). On phrases it never saw, it gets {UNSEEN_ACCURACY:.0%}: below chance. The probe learned which phrases go with which sense, from the words that make them up and from their frames, not a sense direction that new phrases share."
+                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in the training set (more than 95%). On phrases it never saw, it does far worse. The probe learned which phrases go with which sense, from the words that make them up and from their frames, not a sense direction that new phrases share."
                 )
             if acc > UNSEEN_ACCURACY:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is better than the probe does: {UNSEEN_ACCURACY:.0%}, not even chance. With 21 training phrases, a linear probe on 256 numbers can tell them apart by any feature, and the features it picks do not carry over to new phrases."
+                    f"unseen_accuracy = {fmt(acc)} is better than the probe does. With 21 training phrases, a linear probe on 256 numbers can tell them apart by any feature, and the features it picks do not carry over to new phrases."
                 )
             fail(
-                f"unseen_accuracy = {fmt(acc)} is below what the probe does: {UNSEEN_ACCURACY:.0%}. It is bad, but it knows the word, and on sentences whose cue words come on both sides it is right."
+                f"unseen_accuracy = {fmt(acc)} is below what the probe does. It is bad, but it knows the word, and on sentences whose cue words come on both sides it is right."
             )
     if unseen_accuracy is None:
         not_attempted("your chance_accuracy is right; now predict unseen_accuracy.")

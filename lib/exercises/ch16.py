@@ -3,8 +3,8 @@
 - :func:`check_discriminator_loss`: exercise 1 (implement): ELECTRA's discriminator loss from the
   corruption step's tensors (Clark et al. 2020, sec. 2): labels 1 where the corrupted token differs from
   the original, binary cross-entropy with logits averaged over the real (non-padding) tokens.
-- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-base's parameter count, and
-  whether ALBERT-xxlarge has fewer parameters than BERT-large.
+- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-large's parameter count, and
+  whether ALBERT-xlarge has fewer parameters than BERT-base.
 
 Exercise 3 (the discriminator's weight lambda) is answered in prose; the chapter's solution computes its numbers.
 """
@@ -175,52 +175,56 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
     return f"`discriminator_loss` agrees with ELECTRA's loss on all {len(cases)} hidden cases, with padding and with samples that happened to equal the original."
 
 
-# --- exercise 2: ALBERT-base's size --------------------------------------------------------------------
+# --- exercise 2: ALBERT-large's size -------------------------------------------------------------------
+
+# The pieces of ALBERT-large (vocabulary 30,000, E = 128, H = 1024, feed-forward 4,096, 24 layers shared).
+EMBEDDINGS = 30000 * 128 + 512 * 128 + 2 * 128 + 2 * 128  # words, positions, segments, LayerNorm
+PROJECTION = 128 * 1024 + 1024  # E -> H
+LAYER = 12_596_224  # one BERT-large layer, given in the exercise
+POOLER = 1024 * 1024 + 1024
 
 
 def albert_counts() -> dict[str, int]:
     """The numbers of exercise 2, from the library's configs."""
-    base = AlbertConfig.base()
     return {
-        "albert_base": count_parameters(base),
-        "albert_xxlarge": count_parameters(AlbertConfig.xxlarge()),
-        "bert_large": bert_count_parameters(BertConfig.large()),
+        "albert_large": count_parameters(AlbertConfig.large()),
+        "albert_xlarge": count_parameters(AlbertConfig.xlarge()),
+        "bert_base": bert_count_parameters(BertConfig.base()),
     }
 
 
 @checker("ALBERT's size")
-def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert_large: Any) -> str:
-    """Check the predictions of exercise 2: ALBERT-base's parameter count (within 0.3%) and whether
-    ALBERT-xxlarge has fewer parameters than BERT-large (a bool)."""
-    if albert_base_parameters is None and xxlarge_fewer_than_bert_large is None:
+def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert_base: Any) -> str:
+    """Check the predictions of exercise 2: ALBERT-large's parameter count (within 0.3%) and whether
+    ALBERT-xlarge has fewer parameters than BERT-base (a bool)."""
+    if albert_large_parameters is None and xlarge_fewer_than_bert_base is None:
         not_attempted(
-            "write your two predictions (albert_base_parameters and xxlarge_fewer_than_bert_large) in the cell above, then run this cell again."
+            "write your two predictions (albert_large_parameters and xlarge_fewer_than_bert_base) in the cell above, then run this cell again."
         )
     counts = albert_counts()
-    right = counts["albert_base"]
-    if albert_base_parameters is not None:
-        n = expect_number(albert_base_parameters, "albert_base_parameters")
-        layer = 7_087_872
+    right = counts["albert_large"]
+    if albert_large_parameters is not None:
+        n = expect_number(albert_large_parameters, "albert_large_parameters")
         known = [
             (
-                right + 11 * layer,
-                "you counted 12 layers, but ALBERT's 12 layers are one layer applied 12 times: count it once.",
+                right + 23 * LAYER,
+                "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
             ),
             (
-                right - 30000 * 128 - 99_072 + 30000 * 768,
-                "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 768 projection, not a 30,000 x 768 table.",
+                right - 30000 * 128 - PROJECTION + 30000 * 1024,
+                "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
             ),
             (
                 right + 522 * 128,
                 "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
             ),
             (
-                right - 99_072,
-                "you left out the projection from E = 128 to H = 768 (128 x 768 weights and 768 biases).",
+                right - PROJECTION,
+                "you left out the projection from E = 128 to H = 1024 (128 x 1024 weights and 1024 biases).",
             ),
             (
-                right - 590_592,
-                "you left out the pooler (768 x 768 weights and 768 biases), which ALBERT keeps from BERT.",
+                right - POOLER,
+                "you left out the pooler (1024 x 1024 weights and 1024 biases), which ALBERT keeps from BERT.",
             ),
             (
                 right - 512 * 128 - 2 * 128,
@@ -230,23 +234,25 @@ def check_albert_prediction(albert_base_parameters: Any, xxlarge_fewer_than_bert
         if abs(n - right) > 0.003 * right:
             for value, message in known:
                 if abs(n - value) <= 0.003 * right:
-                    fail(f"albert_base_parameters = {n:,.0f}: {message}")
-            if abs(n - 11 * layer - right) <= 0.01 * right:
-                fail(f"albert_base_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)")
-            if abs(n - 12e6) <= 0.02 * 12e6:
+                    fail(f"albert_large_parameters = {n:,.0f}: {message}")
+            if abs(n - 23 * LAYER - right) <= 0.01 * right:
                 fail(
-                    f"albert_base_parameters = {n:,.0f} is the paper's rounded 12M; count exactly: embeddings, projection, one layer, pooler."
+                    f"albert_large_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)"
+                )
+            if abs(n - 18e6) <= 0.02 * 18e6:
+                fail(
+                    f"albert_large_parameters = {n:,.0f} is the paper's rounded 18M; count exactly: embeddings, projection, one layer, pooler."
                 )
             fail(
-                f"albert_base_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add up: embeddings (30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> 768, one BERT-base layer (7,087,872) and the pooler."
+                f"albert_large_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add up: embeddings (30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> 1024, one BERT-large layer (12,596,224) and the pooler."
             )
-    if xxlarge_fewer_than_bert_large is not None:
-        if not expect_bool(xxlarge_fewer_than_bert_large, "xxlarge_fewer_than_bert_large"):
+    if xlarge_fewer_than_bert_base is not None:
+        if not expect_bool(xlarge_fewer_than_bert_base, "xlarge_fewer_than_bert_base"):
             fail(
-                f"ALBERT-xxlarge has {counts['albert_xxlarge']:,} parameters, fewer than BERT-large's {counts['bert_large']:,}, although its layers are four times wider: one shared layer of width 4096 (about 201M) against 24 distinct layers of width 1024."
+                f"ALBERT-xlarge has {counts['albert_xlarge']:,} parameters, fewer than BERT-base's {counts['bert_base']:,}, although its layers are wider (2,048 against 768) and it has twice as many: one shared layer of width 2048 (about 50M) against 12 distinct layers of width 768 (about 85M)."
             )
-    if albert_base_parameters is None:
-        not_attempted("your second prediction is right; now give albert_base_parameters.")
-    if xxlarge_fewer_than_bert_large is None:
-        not_attempted("your parameter count is right; now give xxlarge_fewer_than_bert_large.")
-    return f"ALBERT-base has {right:,} parameters: 3,906,048 in the embeddings, 99,072 in the projection, 7,087,872 in its one layer and 590,592 in the pooler; ALBERT-xxlarge ({counts['albert_xxlarge']:,}) is smaller than BERT-large ({counts['bert_large']:,}) but computes far more per token."
+    if albert_large_parameters is None:
+        not_attempted("your second prediction is right; now give albert_large_parameters.")
+    if xlarge_fewer_than_bert_base is None:
+        not_attempted("your parameter count is right; now give xlarge_fewer_than_bert_base.")
+    return f"ALBERT-large has {right:,} parameters: {EMBEDDINGS:,} in the embeddings, {PROJECTION:,} in the projection, {LAYER:,} in its one layer and {POOLER:,} in the pooler; ALBERT-xlarge ({counts['albert_xlarge']:,}) is smaller than BERT-base ({counts['bert_base']:,}) but computes far more per token."
