@@ -504,6 +504,7 @@ def word_rows(
             x += size + 0.5
         line += 1.35  # a gap between rows
     n_lines = line
+    fixed_size = figsize is not None
     if figsize is None:
         figsize = (11, 0.32 * n_lines + 0.9 + (0.35 if legend else 0))
     fig, ax = plt.subplots(figsize=figsize)
@@ -549,6 +550,8 @@ def word_rows(
             frameon=False,
         )
     bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
+    if fixed_size:  # the same spacing in every state: rows at the top, room left below
+        bottom = max(bottom, (figsize[1] - 0.9) / 0.32)
     ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8))
     ax.axis("off")
     if title:
