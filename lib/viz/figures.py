@@ -36,6 +36,7 @@ __all__ = [
     "encoding_dimension",
     "fine_tuning_task",
     "training_curve",
+    "word_rows",
 ]
 
 
@@ -439,3 +440,120 @@ def training_curve(
     for k, (label, value) in enumerate((references or {}).items()):
         ax.axhline(value, color=f"C{k + 1}", ls="--", lw=1.2, label=label)
     return ax
+
+
+WORD_RIGHT, WORD_WRONG = "#cfe3f3", "#f6c28b"  # light blue, light orange (colour-blind safe pair)
+
+
+def word_rows(
+    rows, *, reference=None, colors=None, legend=None, title=None, width=84, figsize=None
+):
+    """Sentences as rows of word boxes, e.g. a reference and two translations, one under the other.
+
+    Args:
+        rows: a list of ``(label, words)``: the row's name (left) and its list of words.
+        reference: None, or the label of one row; every row below it has its words coloured by
+            whether they equal the reference word at the same position (light blue) or not (light
+            orange, and bold), and the legend says so.
+        colors: None, or one entry per row: None (white boxes, or the reference colouring) or a list
+            of one matplotlib colour per word; overrides the reference colouring for that row.
+        legend: None, or a list of ``(colour, text)`` entries drawn under the rows.
+        title: the figure's title.
+        width: the length of a line (about 1.3 characters per unit) before a row wraps.
+        figsize: (w, h) in inches; None fits the height to the rows (give a fixed size to keep the
+            states of an interactive figure the same size).
+
+    Returns:
+        the matplotlib Figure.
+
+    Raises:
+        ValueError: no rows, an unknown reference label, or colours of the wrong length.
+    """
+    rows = [(str(label), [str(w) for w in words]) for label, words in rows]
+    if not rows:
+        raise ValueError("rows must hold at least one (label, words) pair; got none")
+    labels = [label for label, _ in rows]
+    if reference is not None and reference not in labels:
+        raise ValueError(f"reference must be one of the row labels {labels}; got {reference!r}")
+    colors = list(colors) if colors is not None else [None] * len(rows)
+    if len(colors) != len(rows):
+        raise ValueError(
+            f"colors must have one entry per row: expected {len(rows)}, got {len(colors)}"
+        )
+    ref = dict(rows).get(reference)
+    placed = []  # (row index, line, x, word, colour, bold)
+    line = 0
+    for r, ((label, words), row_colors) in enumerate(zip(rows, colors)):
+        if row_colors is not None and len(row_colors) != len(words):
+            raise ValueError(
+                f"colors of row {label!r}: expected one per word ({len(words)}), got {len(row_colors)}"
+            )
+        x = 0.0
+        for j, w in enumerate(words):
+            size = 0.76 * len(w) + 1.1  # a monospace character is about 0.76 x-units
+            if x > 0 and x + size > width:
+                line, x = line + 1, 0.0
+            if row_colors is not None:
+                color, bold = row_colors[j], False
+            elif ref is not None and r > labels.index(reference):
+                right = j < len(ref) and w == ref[j]
+                color, bold = (WORD_RIGHT if right else WORD_WRONG), not right
+            else:
+                color, bold = "white", False
+            placed.append((r, line, x, w, color, bold))
+            x += size + 0.5
+        line += 1.35  # a gap between rows
+    n_lines = line
+    fixed_size = figsize is not None
+    if figsize is None:
+        figsize = (11, 0.32 * n_lines + 0.9 + (0.35 if legend else 0))
+    fig, ax = plt.subplots(figsize=figsize)
+    first_line = {}
+    for r, ln, x, w, color, bold in placed:
+        first_line.setdefault(r, ln)
+        ax.text(
+            x + 0.8,
+            -ln,
+            w,
+            ha="left",
+            va="center",
+            fontsize=9,
+            family="monospace",
+            fontweight="bold" if bold else "normal",
+            bbox=dict(boxstyle="round,pad=0.25", facecolor=color, edgecolor="0.55", lw=0.6),
+        )
+    for r, ln in first_line.items():
+        ax.text(-1, -ln, labels[r], ha="right", va="center", fontsize=9, fontweight="bold")
+    if legend:
+        handles = [mpatches.Patch(facecolor=c, edgecolor="0.55", label=t) for c, t in legend]
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, -0.02),
+            ncol=len(handles),
+            fontsize=8,
+            frameon=False,
+        )
+    elif ref is not None:
+        handles = [
+            mpatches.Patch(
+                facecolor=WORD_RIGHT, edgecolor="0.55", label="same word as the reference"
+            ),
+            mpatches.Patch(facecolor=WORD_WRONG, edgecolor="0.55", label="another word (bold)"),
+        ]
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, -0.02),
+            ncol=2,
+            fontsize=8,
+            frameon=False,
+        )
+    bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
+    if fixed_size:  # the same spacing in every state: rows at the top, room left below
+        bottom = max(bottom, (figsize[1] - 0.9) / 0.32)
+    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8))
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    return fig
