@@ -26,6 +26,8 @@ from lib.seq2seq import Encoder, Seq2Seq
 HERE = Path(__file__).resolve().parent
 SEQ2SEQ = ("plain", "bahdanau", "hard", "luong_global", "luong_local")
 STORY_GPT_PATH = HERE / "gpt_stories.safetensors"  # tools/train_story_gpt.py (chapter 13's recipe)
+# tools/train_story_llama.py: chapter 13's GPT and chapter 17's decoder, their losses per step and seed
+STORY_LLAMA_CURVES_PATH = HERE / "story_llama_curves.json"
 
 
 def seq2seq_path(name: str) -> Path:
