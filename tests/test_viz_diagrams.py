@@ -265,6 +265,7 @@ CALLS = {
     "captioning": lambda: viz.captioning_diagram(9, 64),
     "han": lambda: viz.han_diagram(REVIEW),
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
+    "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
 }
 
 
@@ -321,3 +322,16 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
             assert len(meta["mystnb"]["figure"]["caption"]) > 40, path.name
             found.setdefault(match[1], []).append(path.stem)
     assert set(found) == {f"{name}_diagram" for name in CALLS}, found
+
+
+def test_gqa_diagram_joins_each_query_head_to_its_group_s_key_value_head():
+    fig = viz.gqa_diagram(8, (8, 2, 1))
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels.count("key/value heads (cached)") == 3
+    # 8 query boxes per panel, then 8, 2 and 1 key/value boxes
+    assert sum(label.isdigit() for label in labels) == 3 * 8 + 8 + 2 + 1
+    assert "query heads 0 to 3, 4 to 7 share one each" in fig.alt_text
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        viz.gqa_diagram(8, (3,))
+    with pytest.raises(ValueError, match="n_heads"):
+        viz.gqa_diagram(32, (8,))

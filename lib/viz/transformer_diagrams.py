@@ -1,7 +1,7 @@
 """The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
 split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
-input sum and pretraining heads (chapter 14) and ELECTRA's generator and discriminator (chapter
-16), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
+input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
+16) and grouped-query attention's shared key/value heads (chapter 17), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
 each Figure carries its ``alt_text``).
 """
 
@@ -21,6 +21,7 @@ __all__ = [
     "bert_input_diagram",
     "bert_pretraining_diagram",
     "electra_diagram",
+    "gqa_diagram",
 ]
 
 
@@ -426,4 +427,62 @@ def bert_pretraining_diagram(config=None):
         ha="right",
         color="0.35",
     )
+    return fig
+
+
+def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
+    """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
+    ``n_kv_heads``, each a row of ``n_heads`` query heads above its key/value heads, query head h
+    joined to key/value head h // G (G = n_heads / Hkv, consecutive heads share, as ``repeat_kv``).
+    Hkv = n_heads is multi-head attention, Hkv = 1 multi-query. Returns the Figure."""
+    check_int(n_heads, "n_heads", 1)
+    if n_heads > 16:
+        raise ValueError(f"n_heads: expected at most 16 (one box each), got {n_heads}")
+    kv = tuple(n_kv_heads)
+    if not 1 <= len(kv) <= 3 or any(not isinstance(k, int) or k < 1 or n_heads % k for k in kv):
+        raise ValueError(f"n_kv_heads: expected 1 to 3 divisors of n_heads={n_heads}, got {kv}")
+    kind = {n_heads: "multi-head", 1: "multi-query"}
+
+    def name(k):
+        return kind.get(k, "grouped-query")
+
+    def groups(k):
+        G = n_heads // k
+        return ", ".join(f"{j * G} to {j * G + G - 1}" if G > 1 else f"{j}" for j in range(k))
+
+    alt = (
+        f"{len(kv)} panels, each with a row of {n_heads} query heads on top and key/value heads "
+        "below, joined by lines. "
+        + " ".join(
+            f"{name(k).capitalize()}, {k} key/value head{'s' if k > 1 else ''}: "
+            + (
+                "each joined to the query head above it."
+                if k == n_heads
+                else "joined to all query heads."
+                if k == 1
+                else f"query heads {groups(k)} share one each, in that order."
+            )
+            for k in kv
+        )
+    )
+    fig, ax = _canvas(9.0, 3.0, alt)
+    width = 9.0 / len(kv)
+    colors = _head_colors(max(kv))
+    for p, k in enumerate(kv):
+        x0, G = p * width + 0.2, n_heads // k
+        step = (width - 0.4) / n_heads
+        qx = [x0 + step * (h + 0.5) for h in range(n_heads)]
+        kx = [sum(qx[j * G : (j + 1) * G]) / G for j in range(k)]
+        for h, x in enumerate(qx):
+            _line(ax, [x, kx[h // G]], [1.95, 0.85], color="0.45")
+        for h, x in enumerate(qx):
+            _box(ax, x, 2.15, f"{h}", "attn", w=step * 0.8, h=0.38, fontsize=_FONT)
+        for j, x in enumerate(kx):
+            w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
+            _box(ax, x, 0.65, f"{j}", "plain", w=w, h=0.38, fontsize=_FONT,
+                 color=_text_color(colors[j]))  # fmt: skip
+            ax.patches[-1].set_facecolor(colors[j])
+        ax.text(x0 + (width - 0.4) / 2, 2.7, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
+                **_t(10))  # fmt: skip
+        ax.text(x0 + (width - 0.4) / 2, 0.2, "key/value heads (cached)", **_t())
     return fig
