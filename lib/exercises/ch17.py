@@ -166,12 +166,11 @@ def check_expand_kv(expand_kv: Any) -> str:
 def ffn_reference(x, weight, gate, up, down, eps=1e-6, *, mistake: str | None = None) -> Tensor:
     """x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) * weight, in float64 (weights in the
     nn.Linear layout [out, in]). ``mistake``: "mean subtracted" (LayerNorm without bias), "swapped"
-    (silu on up, gate as the value), "gelu" (GELU for SiLU), "no residual", "eps outside" (sqrt(ms)
-    + eps), "no weight"."""
+    (silu on up, gate as the value), "gelu" (GELU for SiLU), "no residual", "no weight"."""
     x, weight, gate, up, down = (t.detach().double() for t in (x, weight, gate, up, down))
     centred = x - x.mean(-1, keepdim=True) if mistake == "mean subtracted" else x
     ms = centred.pow(2).mean(-1, keepdim=True)
-    h = centred / (ms.sqrt() + eps) if mistake == "eps outside" else centred / (ms + eps).sqrt()
+    h = centred / (ms + eps).sqrt()
     if mistake != "no weight":
         h = h * weight
     g, v = h @ gate.T, h @ up.T  # [..., F]
@@ -210,10 +209,6 @@ _FFN_MISTAKES = [
     (
         "no residual",
         "you returned the sub-layer's output alone: the pre-norm sub-layer adds it to x (the residual connection).",
-    ),
-    (
-        "eps outside",
-        "you added eps after the square root; RMSNorm adds it inside: sqrt(mean(x^2) + eps).",
     ),
     ("no weight", "you left out RMSNorm's gain `weight`: multiply the normalized x by it."),
 ]
