@@ -7,7 +7,7 @@ md("ch17-title", f"""
 The chapter *GPT* built GPT-2 {{cite:p}}`radford2019language`: token and position embeddings, a stack of
 pre-LN blocks (masked self-attention, then a GELU feed-forward network, each with a residual
 connection), and an output layer tied to the token embedding. The open decoders that readers use in
-2026, such as Llama 3 {{cite:p}}`grattafiori2024llama`, Qwen3 {{cite:p}}`yang2025qwen3` and Mistral 7B
+2026, such as Llama 3 {{cite:p}}`grattafiori2024llama`, Qwen3 {{cite:p}}`yang2025qwen` and Mistral 7B
 {{cite:p}}`jiang2023mistral`, are still that model: a decoder-only Transformer, the same
 [causal mask]({G}causal-mask), the same next-token loss, the same residual stream through pre-norm
 blocks. What changed is a handful of components, each replaced by something that trains a little better,
@@ -78,7 +78,7 @@ md("ch17-table-md", f"""
 | no biases in any linear layer | {{cite:t}}`touvron2023llama` | a bias in every linear layer and LayerNorm | `bias=False` |
 | untied embeddings (in the larger models): an output matrix of its own | {{cite:t}}`touvron2023llama` | the output layer reuses the token embedding | `tie_word_embeddings` |
 | sliding-window attention: each token attends to the last $W$ positions | {{cite:t}}`jiang2023mistral`, after {{cite:t}}`beltagy2020longformer` | attention to every earlier position | `sliding_window` |
-| QK-norm: an RMSNorm on each head's queries and keys | {{cite:t}}`yang2025qwen3` | nothing | `qk_norm` |
+| QK-norm: an RMSNorm on each head's queries and keys | {{cite:t}}`yang2025qwen` | nothing | `qk_norm` |
 
 The library's `LlamaConfig` has one preset per published model, with the numbers of its `config.json`;
 the next cell sets them beside GPT-2 small ($H_{{kv}}$ is the number of key/value heads, $D_h$ the width
