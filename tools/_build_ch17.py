@@ -22,8 +22,14 @@ def code(cid, text, tags=None, fig=None):
     if tags:
         meta["tags"] = tags
     cells.append(
-        dict(cell_type="code", id=cid, metadata=meta, source=text.strip("\n"),
-             execution_count=None, outputs=[])
+        dict(
+            cell_type="code",
+            id=cid,
+            metadata=meta,
+            source=text.strip("\n"),
+            execution_count=None,
+            outputs=[],
+        )
     )
 
 
@@ -33,10 +39,14 @@ def check(cid, text):
 
 def solution(cid, text):
     cells.append(
-        dict(cell_type="code", id=cid,
-             metadata={"tags": ["solution"], "jupyter": {"source_hidden": True},
-                       "cellView": "form"},
-             source=text.strip("\n"), execution_count=None, outputs=[])
+        dict(
+            cell_type="code",
+            id=cid,
+            metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}, "cellView": "form"},
+            source=text.strip("\n"),
+            execution_count=None,
+            outputs=[],
+        )
     )
 
 
@@ -45,9 +55,7 @@ exec((ROOT / "tools" / "_ch17_cells.py").read_text())
 colab = json.loads((ROOT / "notebooks" / "16_beyond_bert.ipynb").read_text())["cells"][0]
 colab = dict(colab, id="ch17-colab")
 nb = {
-    "cells": [colab] + [
-        {**c, "source": c["source"].splitlines(keepends=True)} for c in cells
-    ],
+    "cells": [colab] + [{**c, "source": c["source"].splitlines(keepends=True)} for c in cells],
     "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
