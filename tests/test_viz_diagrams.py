@@ -22,6 +22,7 @@ from lib.bert import BertConfig  # noqa: E402
 from lib.electra import ElectraConfig  # noqa: E402
 from lib.elmo import ELMoConfig  # noqa: E402
 from lib.gpt import GPTConfig  # noqa: E402
+from lib.llama import LlamaConfig  # noqa: E402
 from lib.viz.diagrams import _DIAGRAM_COLORS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,6 +267,7 @@ CALLS = {
     "han": lambda: viz.han_diagram(REVIEW),
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
+    "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b()),
 }
 
 
@@ -315,6 +317,7 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
                 "GPTConfig": GPTConfig,
                 "BertConfig": BertConfig,
                 "ElectraConfig": ElectraConfig,
+                "LlamaConfig": LlamaConfig,
             }
             exec(source, namespace)
             meta = cell["metadata"]
@@ -335,3 +338,16 @@ def test_gqa_diagram_joins_each_query_head_to_its_group_s_key_value_head():
         viz.gqa_diagram(8, (3,))
     with pytest.raises(ValueError, match="n_heads"):
         viz.gqa_diagram(32, (8,))
+
+
+def test_llama_diagram_reads_its_config():
+    untied = viz.llama_diagram(LlamaConfig.llama3_1_8b())
+    tied = viz.llama_diagram(LlamaConfig.qwen3_0_6b())
+    windowed = viz.llama_diagram(LlamaConfig.mistral_7b())
+    labels = " | ".join(t.get_text() for t in untied.axes[0].texts)
+    assert "layer $N$ = 32" in labels and "$H_{kv}$ = 8" in labels and "14336" in labels
+    assert "lm_head (own matrix)" in labels and "has a matrix of its own" in untied.alt_text
+    assert "reuses embed_tokens" in tied.alt_text and "RMSNorm on q and k" in tied.alt_text
+    assert "window W = 4096" in windowed.alt_text
+    with pytest.raises(TypeError, match="config"):
+        viz.llama_diagram(GPTConfig.gpt2())

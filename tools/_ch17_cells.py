@@ -128,12 +128,31 @@ assert [r[1] for r in rows] == ["124,439,808", "1,235,814,400", "8,030,261,248",
 md(
     "ch17-block-md",
     f"""
-The block itself keeps GPT-2's shape. Two sub-layers, each reading a normalized copy of the residual
-stream and adding its result back ([pre-LN]({G}pre-ln)); only the parts inside have changed. Here it is
-as the library writes it, with the names of the published checkpoints (`input_layernorm`, `self_attn`,
-`post_attention_layernorm`, `mlp`):
+The layer keeps the shape of GPT-2's block: two sub-layers, each reading a normalized copy of the
+residual stream and adding its result back ([pre-LN]({G}pre-ln)); only the parts inside have changed.
+Drawn from the library's preset of Llama 3.1 8B:
 """,
 )
+
+code("ch17-llama-diagram", """
+fig = viz.llama_diagram(LlamaConfig.llama3_1_8b())
+plt.show()
+""", tags=["hide-input"], fig=(
+    "fig-17-llama-diagram",
+    "Llama 3.1 8B as the library builds it from LlamaConfig.llama3_1_8b(), drawn as the chapter GPT "
+    "drew GPT-2. Left, the stack: the token embedding alone, with no position table (positions enter "
+    "inside attention, by RoPE), 32 layers, a final RMSNorm and an output layer with a matrix of its own. "
+    "Right, one layer: GPT-2's pre-norm shape, with RMSNorm in place of LayerNorm, grouped-query "
+    "self-attention (32 query heads, 8 key/value heads) that rotates queries and keys, and SwiGLU in "
+    "place of the GELU MLP.",
+    __import__("lib.viz", fromlist=["x"]).llama_diagram(
+        __import__("lib.llama", fromlist=["x"]).LlamaConfig.llama3_1_8b()).alt_text,
+))
+
+md("ch17-block-code-md", """
+And as the library writes it, with the names of the published checkpoints (`input_layernorm`,
+`self_attn`, `post_attention_layernorm`, `mlp`):
+""")
 
 code(
     "ch17-block-source",

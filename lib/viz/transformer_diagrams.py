@@ -22,6 +22,7 @@ __all__ = [
     "bert_pretraining_diagram",
     "electra_diagram",
     "gqa_diagram",
+    "llama_diagram",
 ]
 
 
@@ -485,4 +486,83 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         ax.text(x0 + (width - 0.4) / 2, 2.7, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
                 **_t(10))  # fmt: skip
         ax.text(x0 + (width - 0.4) / 2, 0.2, "key/value heads (cached)", **_t())
+    return fig
+
+
+def llama_diagram(config):
+    """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), drawn as
+    :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
+    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), N layers, a
+    final RMSNorm and the output layer (tied or its own); right, one pre-norm layer: RMSNorm,
+    grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
+    add, RMSNorm, SwiGLU, residual add. Returns the Figure."""
+    from lib.llama import LlamaConfig
+
+    check_type(config, "config", LlamaConfig)
+    c = config
+    N, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
+                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
+    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
+    window = f", window W = {c.sliding_window}" if c.sliding_window else ""
+    qk = ", RMSNorm on q and k" if c.qk_norm else ""
+    alt = (
+        f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
+        f"(width D = {D}, no position embedding), then {N} layers drawn as layer 1, layer 2, an "
+        f"ellipsis and layer {N}, then the final RMSNorm and the output layer lm_head, which "
+        f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
+        f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
+        f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
+        f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
+        f"up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second residual add."
+    )
+    fig, ax = _canvas(9.0, 6.6, alt)
+    x = 2.0
+    lm = "lm_head = embed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
+    stack = [
+        (0.4, "tokens $w_1 \\dots w_T$", "io"),
+        (1.15, f"embed_tokens: $[T, D]$, $D$ = {D}", "emb"),
+        (2.0, "layer 1", "attn"),
+        (2.75, "layer 2", "attn"),
+        (3.5, "$\\vdots$", None),
+        (4.25, f"layer $N$ = {N}", "attn"),
+        (5.0, "norm (RMSNorm)", "norm"),
+        (5.75, f"{lm}, softmax over {V:,}", "io"),
+    ]
+    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
+        if kind is None:
+            ax.text(x, y, text, **_t(12))
+        else:
+            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+        if y_next is not None:
+            _arrow(ax, x, y + (0.1 if kind is None else 0.22),
+                   x, y_next - (0.1 if next_kind is None else 0.22))  # fmt: skip
+    ax.text(x, 6.35, f"{N} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
+            **_t(10))  # fmt: skip
+    xb, xr = 5.9, 7.85
+    block = [
+        (1.35, "input_layernorm (RMSNorm)", "norm"),
+        (2.1, f"self-attention: RoPE on $q, k$; $H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
+        (2.85, "$+$", "plain"),
+        (3.6, "post_attention_layernorm (RMSNorm)", "norm"),
+        (4.35, f"SwiGLU: silu(gate) $\\odot$ up, $F$ = {Fw}; down", "ff"),
+        (5.1, "$+$", "plain"),
+    ]
+    _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
+    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
+    for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
+        w = 0.45 if text == "$+$" else 3.5
+        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
+        _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
+    for y_from, y_add in [(0.95, 2.85), (3.15, 5.1)]:  # the residual, around norm and sub-layer
+        _line(ax, [xb, xr + 0.1, xr + 0.1], [y_from, y_from, y_add])
+        _arrow(ax, xr + 0.1, y_add, xb + 0.23, y_add)
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (3.95, 0.9), 4.3, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+        )
+    )
+    extra = "; window " + str(c.sliding_window) if c.sliding_window else ""
+    ax.text(xb, 6.35, f"one layer (pre-norm){extra}", **_t(10))
+    _line(ax, [x + 1.65, 3.95], [2.0, 0.9], color="0.6", ls=":")
+    _line(ax, [x + 1.65, 3.95], [2.0, 5.45], color="0.6", ls=":")
     return fig
