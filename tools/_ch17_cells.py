@@ -480,55 +480,14 @@ the query and of the key, each turned by its own position; on the right, the sco
 """,
 )
 
-code(
-    "ch17-rope-explorer",
-    """
-Dh_demo = 8
-f_demo = rope_frequencies(Dh_demo)
+code("ch17-rope-explorer", """
 g = torch.Generator().manual_seed(3)
-q_demo, k_demo = torch.randn(Dh_demo, generator=g), torch.randn(Dh_demo, generator=g)
-offsets = torch.arange(-12, 13)
-curve = [rope_score(q_demo, k_demo, 20 + int(d), 20, f_demo) for d in offsets]
+q_demo, k_demo = torch.randn(8, generator=g), torch.randn(8, generator=g)  # Dh = 8
 settings = [(2, 0), (5, 3), (11, 9), (17, 15), (9, 4), (14, 9), (3, 8), (12, 12),
             (0, 0), (16, 4)]
-
-
-def rotated_pair(vector, position):
-    # the first pair (features 0 and Dh/2, split halves), turned by position * w_0
-    cos, sin = rope_cos_sin(torch.tensor([position]), f_demo)
-    turned = apply_rope(vector[None], cos, sin)[0]
-    return turned[[0, Dh_demo // 2]]
-
-
-def draw(setting):
-    m, n = setting
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
-    for vector, pos, name, color in ((q_demo, m, "q", "C0"), (k_demo, n, "k", "C1")):
-        a, b = rotated_pair(vector, pos)
-        arrow = dict(arrowstyle="-|>", color=color, lw=2)
-        left.annotate("", (a, b), (0, 0), arrowprops=arrow)
-        left.text(1.1 * a, 1.1 * b, f"${name}_{{{pos}}}$", color=color, ha="center")
-    left.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), aspect="equal",
-             title=f"pair 0 of the query at m = {m}, the key at n = {n}")
-    right.plot(offsets, curve, color="0.6", marker=".", lw=1)
-    score = rope_score(q_demo, k_demo, m, n, f_demo)
-    right.plot([m - n], [score], "o", color="#d62728", ms=9)
-    right.set(xlabel="offset m - n", ylabel="score $q_m \\\\cdot k_n$",
-              title=f"score {score:.3f} at m - n = {m - n}")
-    return fig
-
-
-explorer = viz.interactive(
-    draw,
-    [(f"m={m}, n={n}", (m, n)) for m, n in settings],
-    description="positions",
-    alt=lambda s: f"Query at position {s[0]} and key at position {s[1]}: the red point "
-    f"sits on the grey score curve at offset {s[0] - s[1]}.",
-)
+explorer = viz.rope_explorer(q_demo, k_demo, settings)
 explorer
-""",
-    tags=["hide-input"],
-)
+""")
 
 md(
     "ch17-rope-explorer-caption",
@@ -541,13 +500,11 @@ between the arrows changes it (in this pair; the other pairs turn slower and add
 """,
 )
 
-check(
-    "ch17-rope-explorer-check",
-    """
-for m, n in settings:  # each state's score lies on the curve drawn at positions 20 + d, 20
-    assert abs(rope_score(q_demo, k_demo, m, n, f_demo) - curve[m - n + 12]) < 1e-5
-""",
-)
+check("ch17-rope-explorer-check", """
+for (m, n), score in explorer.scores.items():  # each state's score lies on the curve
+    assert abs(score - explorer.curve[m - n + 12]) < 1e-9
+    assert abs(score - rope_score(q_demo, k_demo, m, n, rope_frequencies(8))) < 1e-5
+""")
 
 md(
     "ch17-conventions-md",
