@@ -18,7 +18,7 @@ runs a little cheaper or reaches further. This chapter takes them one at a time:
 1. what changed since GPT-2, in one table, and the published models' sizes from the library's presets;
 2. **RMSNorm** against LayerNorm;
 3. **SwiGLU** against the GELU feed-forward network, at equal parameters;
-4. **rotary position embedding (RoPE)**, derived from the rotation of the chapter *Positional
+4. **rotary position embedding** (RoPE), derived from the rotation of the chapter *Positional
    encoding*, in both of its conventions;
 5. **grouped-query attention**, and what it does to the key/value cache;
 6. **sliding-window attention**, its band mask and its cache of fixed size;
@@ -80,7 +80,7 @@ md(
 | change | paper | replaces (GPT-2) | in `lib.llama` |
 |---|---|---|---|
 | RMSNorm: divide by the root mean square, no mean, no bias | {{cite:t}}`zhang2019root` | [layer normalization]({G}layer-normalization) | `RMSNorm` |
-| SwiGLU: a gated feed-forward network, width about $\\tfrac83 D$ | {{cite:t}}`shazeer2020glu` | the [GELU]({G}gelu) MLP of width $4D$ | `SwiGLU`, `swiglu_hidden` |
+| SwiGLU: a gated feed-forward network, width about $\\tfrac83 D$ | {{cite:t}}`shazeer2020glu` | the [GELU]({G}GELU) MLP of width $4D$ | `SwiGLU`, `swiglu_hidden` |
 | rotary position embedding: queries and keys rotated by their positions | {{cite:t}}`su2021roformer` | a learned position table added to the embeddings | `lib.rope` |
 | grouped-query attention: several query heads share one key/value head | {{cite:t}}`ainslie2023gqa`; multi-query: {{cite:t}}`shazeer2019fast` | one key/value head per query head | `Attention`, `repeat_kv` |
 | no biases in any linear layer | {{cite:t}}`touvron2023llama` | a bias in every linear layer and LayerNorm | `bias=False` |
@@ -129,7 +129,7 @@ md(
     "ch17-block-md",
     f"""
 The layer keeps the shape of GPT-2's block: two sub-layers, each reading a normalized copy of the
-residual stream and adding its result back ([pre-LN]({G}pre-ln)); only the parts inside have changed.
+residual stream and adding its result back ([pre-LN]({G}pre-LN)); only the parts inside have changed.
 Drawn from the library's preset of Llama 3.1 8B:
 """,
 )
@@ -700,7 +700,7 @@ md(
 ## Grouped-query and multi-query attention
 
 In GPT-2 each of the $H$ [heads]({G}head) has its own queries, keys and values. When a model
-generates, the [key/value cache]({G}kv-cache) of the chapter *GPT* keeps every earlier token's keys
+generates, the [key/value cache]({G}KV-cache) of the chapter *GPT* keeps every earlier token's keys
 and values, for every layer and every head: $2 \\cdot L \\cdot H \\cdot D_h$ numbers per token. At long
 contexts that cache, read in full for each new token, is what limits generation, more than the
 computation. {{cite:t}}`shazeer2019fast` let all query heads share **one** key head and one value head
