@@ -17,6 +17,8 @@ and starts from its own seed (0, 1, 2, 3), which changes only the initial weight
 One thread, so the losses are the same on every run on a given machine; chapter 17 replays the first
 steps of "llama", seed 0, and compares them with the stored ones. The JSON holds, per variant, the
 configuration, the parameter count, the loss of every step (5 decimals) and the held-out loss per seed.
+The model of that run is saved too, in float16 (about 230 KB), as lib/checkpoints/llama_stories.safetensors
+(``lib.checkpoints.load_story_llama``), for the chapter's samples.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from lib.checkpoints import STORY_LLAMA_CURVES_PATH  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+from lib.checkpoints import STORY_LLAMA_CURVES_PATH, STORY_LLAMA_PATH  # noqa: E402
 from lib.data.stories import word_vocab  # noqa: E402
 from lib.gpt import GPT, GPTConfig  # noqa: E402
 from lib.gpt import count_parameters as gpt_parameters  # noqa: E402
@@ -80,6 +84,31 @@ def train(config, seed: int, train_ids, steps: int = STEPS, stop_after: int | No
     return model.eval(), history
 
 
+def save_story_llama(model, vocab, val_loss: float) -> None:
+    """The trained model in float16 with its config, vocabulary and held-out loss (float32)."""
+    c = model.config
+    tensors = {k: v.half().contiguous() for k, v in model.state_dict().items()
+               if not (c.tie_word_embeddings and k == "lm_head.weight")}  # fmt: skip
+    meta = {
+        "config": json.dumps({k: v for k, v in c.__dict__.items() if k != "rope_scaling"}),
+        "vocab": json.dumps(vocab.itos),
+        "training": json.dumps(
+            {
+                "steps": STEPS,
+                "lr": LR,
+                "warmup_steps": WARMUP,
+                "batch": BATCH,
+                "block": BLOCK,
+                "seed": 0,
+                "corpus": "chapter 13's",
+            }
+        ),  # fmt: skip
+        "val_loss": f"{val_loss:.5f}",
+        "torch": torch.__version__,
+    }
+    save_file(tensors, str(STORY_LLAMA_PATH), metadata=meta)
+
+
 def main() -> int:
     torch.set_num_threads(1)
     train_docs, val_docs = documents(3000, 8000, seed=0), documents(200, 500, seed=1)
@@ -111,6 +140,8 @@ def main() -> int:
             entry["val_loss"].append(round(val, 5))
             entry["seconds"].append(round(history.seconds, 1))
             print(f"{name} seed {seed}: val {val:.4f}, {history.seconds:.0f} s", flush=True)
+            if name == "llama" and seed == 0:
+                save_story_llama(model, vocab, val)
         out["variants"][name] = entry
     STORY_LLAMA_CURVES_PATH.write_text(json.dumps(out) + "\n")
     print(f"-> {STORY_LLAMA_CURVES_PATH}")
