@@ -679,6 +679,7 @@ assert 0.05 < decay[10_000.0][i1000] < 0.25 and decay[500_000.0][i1000] > 0.35
 beyond = distances > 5000
 assert abs(torch.tensor(decay[10_000.0])[beyond].mean()) < 0.05
 assert f"{wavelengths['Llama 3.1 8B'][-1]:,.0f}" == "2,559,196"
+assert presets["Llama 3.1 8B"].rope_scaling.factor == 8
 """,
 )
 
@@ -774,6 +775,10 @@ check(
 assert kv_bytes == {"GPT-2 small": 36_864, "Llama 3.2 1B": 32_768, "Llama 3.1 8B": 131_072,
                     "Qwen3 0.6B": 114_688, "Mistral 7B": 131_072}
 assert kv_rows[4][-1] == "512"  # Mistral keeps W - 1 = 4,095 tokens
+l8b = presets["Llama 3.1 8B"]
+assert f"{count_parameters(l8b) / gpt_parameters(gpt2):.0f}" == "65"
+assert f"{kv_bytes['Llama 3.1 8B'] / gpt2_bytes:.1f}" == "3.6" and gpt2_bytes == 36 * 1024
+assert kv_bytes["Llama 3.1 8B"] * 4 * 8192 == 4 * 2**30 and kv_bytes["Llama 3.1 8B"] == 128 * 1024
 """,
 )
 
@@ -910,6 +915,8 @@ check(
     "ch17-window-cache-check",
     """
 assert kept == [1, 2] + [3] * 19 and max(gaps) < 1e-5
+mistral = presets["Mistral 7B"]
+assert mistral.num_hidden_layers * (mistral.sliding_window - 1) == 131_040  # about 131,000
 """,
 )
 
@@ -984,6 +991,7 @@ check(
     "ch17-hf-check",
     """
 assert all(gap < 1e-4 / 30 for gap in hf_gaps.values()), hf_gaps
+assert tokens_hf.shape[1] == 5 * families["Mistral"][2]["sliding_window"]
 assert all(0.7 < float(row[3]) < 0.9 for row in hf_rows)
 """,
 )
@@ -1054,6 +1062,8 @@ train_ids = encode_documents(train_docs)
 stored = json.loads(STORY_LLAMA_CURVES_PATH.read_text())
 recipe = stored["recipe"]
 assert recipe["vocab_size"] == len(vocab) and recipe["block"] == BLOCK
+assert (recipe["steps"], recipe["lr"], recipe["warmup_steps"], recipe["batch"]) == (
+    300, 5e-3, 20, BATCH) and recipe["seeds"] == [0, 1, 2, 3]
 print(f"{len(train_ids):,} training tokens, vocabulary {len(vocab)}; stored runs:",
       {name: len(v["losses"]) for name, v in stored["variants"].items()})
 """,
@@ -1234,6 +1244,8 @@ gap = results["gpt"]["val"].mean() - results["llama"]["val"].mean()
 assert f"{gap:.2f}" == "0.04" and results["llama"]["ppl"].max() < results["gpt"]["ppl"].min()
 assert f"{results['gpt']['ppl'].mean() / results['llama']['ppl'].mean() - 1:.0%}" == "4%"
 assert crossing + 1 == 52
+seconds = [t for v in stored["variants"].values() for t in v["seconds"]]
+assert len(seconds) == 16 and 30 < sum(seconds) / 16 < 90  # "about a minute" each
 assert (f"{mean_curve['llama'][99]:.2f}", f"{mean_curve['gpt'][99]:.2f}") == ("1.08", "1.47")
 """,
 )
