@@ -98,3 +98,20 @@ def test_the_wrong_corpus_vocabulary_or_decoder_is_refused(corpus):
         )
     with pytest.raises(ValueError, match="name: expected one of"):
         seq2seq_path("transformer")
+
+
+def test_the_story_llama_loads_and_matches_its_stored_run():
+    import json
+
+    from lib.checkpoints import STORY_LLAMA_CURVES_PATH, load_story_llama
+    from lib.llama import Llama
+
+    model, vocab, info = load_story_llama()
+    stored = json.loads(STORY_LLAMA_CURVES_PATH.read_text())
+    assert isinstance(model, Llama) and not model.training
+    assert len(vocab) == model.config.vocab_size == stored["recipe"]["vocab_size"]
+    assert model.lm_head.weight is model.model.embed_tokens.weight  # tied, saved once
+    # the run of seed 0 of the curves file: the same held-out loss before the float16 rounding
+    assert abs(info["val_loss"] - stored["variants"]["llama"]["val_loss"][0]) < 1e-4
+    assert info["training"]["steps"] == stored["recipe"]["steps"]
+    assert all(p.dtype == torch.float32 for p in model.parameters())

@@ -464,7 +464,13 @@ def test_interactive_closes_figures_even_on_error():
 # ------------------------------------------------------------------------------------------------
 # ready-made interactive figures: the causal-mask table and the sampling-temperature control
 
-from lib.viz.interactive import causal_mask_explorer, sampling_explorer, sampling_probabilities  # noqa: E402
+from lib.viz.interactive import (  # noqa: E402
+    causal_mask_explorer,
+    rope_explorer,
+    rope_scores,
+    sampling_explorer,
+    sampling_probabilities,
+)
 
 
 def _state_pngs(box):
@@ -667,3 +673,33 @@ def test_markdown_table_escapes_tags_outside_code_and_checks_rows():
         markdown_table(["a", "b"], [["only one"]])
     with pytest.raises(ValueError, match="header: expected at least one column"):
         markdown_table([], [])
+
+
+def test_rope_scores_depend_on_the_offset_only_and_equal_the_model_s_rotation():
+    from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
+
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(16, generator=g), torch.randn(16, generator=g)
+    same = rope_scores(q, k, [(3, 0), (40, 37), (900, 897)])
+    assert max(same) - min(same) < 1e-9
+    assert abs(rope_scores(q, k, [(0, 3)])[0] - same[0]) > 1e-3  # the sign of the offset matters
+    cos, sin = rope_cos_sin(torch.tensor([5, 2]), rope_frequencies(16), torch.float64)
+    q5 = apply_rope(q.double()[None], cos[:1], sin[:1])[0]
+    k2 = apply_rope(k.double()[None], cos[1:], sin[1:])[0]
+    assert abs(rope_scores(q, k, [(5, 2)])[0] - float(q5 @ k2)) < 1e-12
+    with pytest.raises(ValueError, match="q, k"):
+        rope_scores(torch.zeros(5), torch.zeros(5), [(0, 0)])
+
+
+def test_rope_explorer_one_state_per_setting_each_on_the_curve():
+    g = torch.Generator().manual_seed(1)
+    q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+    box = rope_explorer(q, k, [(2, 0), (9, 7), (3, 8)], max_offset=6)
+    slider, stack = box.children
+    assert list(slider.options) == ["m=2, n=0", "m=9, n=7", "m=3, n=8"]
+    assert len(stack.children) == 3 and box.offsets == list(range(-6, 7))
+    for (m, n), score in box.scores.items():
+        assert abs(score - box.curve[m - n + 6]) < 1e-9
+    assert "offset 2" in stack.children[0].value and "offset -5" in stack.children[2].value
+    with pytest.raises(ValueError, match="settings"):
+        rope_explorer(q, k, [(20, 0)], max_offset=6)

@@ -22,6 +22,7 @@ from lib.bert import BertConfig  # noqa: E402
 from lib.electra import ElectraConfig  # noqa: E402
 from lib.elmo import ELMoConfig  # noqa: E402
 from lib.gpt import GPTConfig  # noqa: E402
+from lib.llama import LlamaConfig  # noqa: E402
 from lib.viz.diagrams import _DIAGRAM_COLORS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,6 +266,8 @@ CALLS = {
     "captioning": lambda: viz.captioning_diagram(9, 64),
     "han": lambda: viz.han_diagram(REVIEW),
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
+    "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
+    "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b()),
 }
 
 
@@ -314,6 +317,7 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
                 "GPTConfig": GPTConfig,
                 "BertConfig": BertConfig,
                 "ElectraConfig": ElectraConfig,
+                "LlamaConfig": LlamaConfig,
             }
             exec(source, namespace)
             meta = cell["metadata"]
@@ -321,3 +325,29 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
             assert len(meta["mystnb"]["figure"]["caption"]) > 40, path.name
             found.setdefault(match[1], []).append(path.stem)
     assert set(found) == {f"{name}_diagram" for name in CALLS}, found
+
+
+def test_gqa_diagram_joins_each_query_head_to_its_group_s_key_value_head():
+    fig = viz.gqa_diagram(8, (8, 2, 1))
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels.count("key/value heads (cached)") == 3
+    # 8 query boxes per panel, then 8, 2 and 1 key/value boxes
+    assert sum(label.isdigit() for label in labels) == 3 * 8 + 8 + 2 + 1
+    assert "query heads 0 to 3, 4 to 7 share one each" in fig.alt_text
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        viz.gqa_diagram(8, (3,))
+    with pytest.raises(ValueError, match="n_heads"):
+        viz.gqa_diagram(32, (8,))
+
+
+def test_llama_diagram_reads_its_config():
+    untied = viz.llama_diagram(LlamaConfig.llama3_1_8b())
+    tied = viz.llama_diagram(LlamaConfig.qwen3_0_6b())
+    windowed = viz.llama_diagram(LlamaConfig.mistral_7b())
+    labels = " | ".join(t.get_text() for t in untied.axes[0].texts)
+    assert "layer $N$ = 32" in labels and "$H_{kv}$ = 8" in labels and "14336" in labels
+    assert "lm_head (own matrix)" in labels and "has a matrix of its own" in untied.alt_text
+    assert "reuses embed_tokens" in tied.alt_text and "RMSNorm on q and k" in tied.alt_text
+    assert "window W = 4096" in windowed.alt_text
+    with pytest.raises(TypeError, match="config"):
+        viz.llama_diagram(GPTConfig.gpt2())

@@ -26,6 +26,9 @@ from lib.seq2seq import Encoder, Seq2Seq
 HERE = Path(__file__).resolve().parent
 SEQ2SEQ = ("plain", "bahdanau", "hard", "luong_global", "luong_local")
 STORY_GPT_PATH = HERE / "gpt_stories.safetensors"  # tools/train_story_gpt.py (chapter 13's recipe)
+# tools/train_story_llama.py: chapter 13's GPT and chapter 17's decoder, their losses per step and seed
+STORY_LLAMA_CURVES_PATH = HERE / "story_llama_curves.json"
+STORY_LLAMA_PATH = HERE / "llama_stories.safetensors"  # its "llama" run of seed 0, in float16
 
 
 def seq2seq_path(name: str) -> Path:
@@ -108,4 +111,25 @@ def load_story_gpt():
         "val_loss": float(meta["val_loss"]),
         "losses": tensors["history.losses"],
     }
+    return model.eval(), json.loads(meta["vocab"]), info
+
+
+def load_story_llama():
+    """Chapter 17's modern decoder trained on the story corpus by tools/train_story_llama.py (the
+    run "llama", seed 0, stored in float16 to keep the file small): (lib.llama.Llama in eval mode
+    and float32, vocabulary as a list of tokens in id order, metadata with its held-out loss in
+    float32 before the rounding to float16)."""
+    from lib.llama import Llama, LlamaConfig
+
+    if not STORY_LLAMA_PATH.is_file():
+        raise FileNotFoundError(
+            f"{STORY_LLAMA_PATH} is missing: run `python tools/train_story_llama.py`"
+        )
+    with safe_open(str(STORY_LLAMA_PATH), framework="pt") as f:
+        meta, tensors = f.metadata(), {k: f.get_tensor(k).float() for k in f.keys()}
+    model = Llama(LlamaConfig(**json.loads(meta["config"])))
+    if model.config.tie_word_embeddings:  # saved once
+        tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"]
+    model.load_state_dict(tensors)
+    info = {**meta, "training": json.loads(meta["training"]), "val_loss": float(meta["val_loss"])}
     return model.eval(), json.loads(meta["vocab"]), info

@@ -9,7 +9,8 @@
 - :func:`interactive` -- THE one mechanism for interactive figures (precomputed states behind a
   client-side slider, so they respond in Jupyter/Colab and on the static site alike); built on it,
   :func:`causal_mask_explorer` (the masked-softmax table, one query at a time) and
-  :func:`sampling_explorer` (a next-token distribution under temperature, top-k and top-p).
+  :func:`sampling_explorer` (a next-token distribution under temperature, top-k and top-p) and
+  :func:`rope_explorer` (RoPE's score of a query and a key at positions m and n; :func:`rope_scores`).
 - :func:`table`, :func:`markdown_table` -- a Markdown table shown in the notebook and on the site.
 - :func:`vectors`, :func:`image_regions`, :func:`region_attention`, :func:`document_attention`,
   :func:`tinted_block`, :func:`transformer_diagram` -- the chapters' other drawings (2-D vectors,
@@ -47,6 +48,8 @@ from lib.viz.heatmap import (
 from lib.viz.interactive import (
     causal_mask_explorer,
     interactive,
+    rope_explorer,
+    rope_scores,
     sampling_explorer,
     sampling_probabilities,
 )
@@ -69,6 +72,8 @@ __all__ = [
     "interactive",
     "causal_mask_explorer",
     "sampling_explorer",
+    "rope_explorer",
+    "rope_scores",
     "sampling_probabilities",
     *figures.__all__,
     *diagrams.__all__,

@@ -15,6 +15,8 @@ Ready-made figures on this mechanism:
 - :func:`causal_mask_explorer` -- the masked-softmax table with a slider over the query position.
 - :func:`sampling_explorer` -- next-token probabilities as bars, with a slider over temperature, top-k
   and top-p settings; the arithmetic is :func:`sampling_probabilities`, or any sampler passed in.
+- :func:`rope_explorer` -- a query and a key rotated by RoPE at positions m and n, with a slider over
+  (m, n): their first pair of features as arrows, and their score on the curve of score against m - n.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import re
 
 import matplotlib.pyplot as plt
@@ -535,3 +538,87 @@ def sampling_explorer(
     return interactive(
         draw, list(states), description=description, alt=describe if alt is None else alt
     )
+
+
+def rope_scores(q, k, positions, theta: float = 10000.0, style: str = "halves") -> list[float]:
+    """q . k after RoPE (``lib.rope``) with the query at m and the key at n, for each (m, n) in
+    ``positions``: the unscaled attention score, one float each. q, k: [Dh] (Dh even)."""
+    import torch
+
+    from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
+
+    q, k = torch.as_tensor(q, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64)
+    if q.ndim != 1 or q.shape != k.shape or q.shape[0] % 2:
+        raise ValueError(f"q, k: expected two vectors [Dh] of one even width, got {tuple(q.shape)}"
+                         f" and {tuple(k.shape)}")  # fmt: skip
+    frequencies = rope_frequencies(q.shape[0], theta)  # [Dh/2]
+    out = []
+    for m, n in positions:
+        cos, sin = rope_cos_sin(torch.tensor([m, n]), frequencies, torch.float64)  # [2, Dh/2]
+        q_m = apply_rope(q[None], cos[:1], sin[:1], style)[0]
+        k_n = apply_rope(k[None], cos[1:], sin[1:], style)[0]
+        out.append(float(q_m @ k_n))
+    return out
+
+
+def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 12,
+                  description: str = "positions"):  # fmt: skip
+    """RoPE's relative property, with a slider over the positions (m, n) of a query and a key.
+
+    Each state shows, on the left, the first pair of features (0 and Dh/2, the split-halves
+    convention; the fastest pair, w_0 = 1 radian per position) of q turned by m and of k turned by
+    n, as two arrows; on the right, the score q_m . k_n (:func:`rope_scores`) against the offset
+    m - n, drawn once for offsets -max_offset ... max_offset (query at 20 + d, key at 20), with the
+    state's score as a red point. Only the offset moves the point.
+
+    Args:
+        q, k: vectors [Dh] (Dh even). settings: (m, n) pairs, one state each, labelled "m=.., n=..",
+        with |m - n| <= max_offset. theta: RoPE's base.
+
+    Returns:
+        The box of :func:`interactive`, with ``.offsets``, ``.curve`` (the grey curve's scores) and
+        ``.scores`` ({(m, n): score}) for the chapter's checks.
+    """
+    import torch
+
+    settings = [(int(m), int(n)) for m, n in settings]
+    if not settings or any(abs(m - n) > max_offset or min(m, n) < 0 for m, n in settings):
+        raise ValueError(f"settings: expected (m, n) pairs of positions >= 0 with |m - n| <= "
+                         f"max_offset={max_offset}, got {settings}")  # fmt: skip
+    offsets = list(range(-max_offset, max_offset + 1))
+    curve = rope_scores(q, k, [(20 + d, 20) for d in offsets], theta)
+    scores = dict(zip(settings, rope_scores(q, k, settings, theta)))
+    q64, k64 = torch.as_tensor(q, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64)
+    half = q64.shape[0] // 2
+    reach = 1.15 * float(max(q64[[0, half]].norm(), k64[[0, half]].norm()))
+
+    def first_pair(v, position):  # pair 0 turns by position * w_0 = position radians
+        a, b = float(v[0]), float(v[half])
+        c, s = math.cos(position), math.sin(position)
+        return a * c - b * s, a * s + b * c
+
+    def draw(setting):
+        m, n = setting
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
+        for v, pos, name, color in ((q64, m, "q", "#0072B2"), (k64, n, "k", "#E69F00")):
+            a, b = first_pair(v, pos)
+            arrow = dict(arrowstyle="-|>", color=color, lw=2)
+            left.annotate("", (a, b), (0, 0), arrowprops=arrow)
+            left.text(1.12 * a, 1.12 * b, f"${name}_{{{pos}}}$", color=color, ha="center")
+        left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal",
+                 title=f"pair 0: query at m = {m}, key at n = {n}")  # fmt: skip
+        right.plot(offsets, curve, color="0.6", marker=".", lw=1)
+        right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9)
+        right.set(xlabel="offset m - n", ylabel="score $q_m \\cdot k_n$",
+                  title=f"score {scores[setting]:.3f} at m - n = {m - n}")  # fmt: skip
+        return fig
+
+    def describe(setting):
+        m, n = setting
+        return (f"Query at position {m} and key at position {n}: the red point sits on the grey "
+                f"score curve at offset {m - n}, score {scores[setting]:.3f}.")  # fmt: skip
+
+    box = interactive(draw, [(f"m={m}, n={n}", (m, n)) for m, n in settings],
+                      description=description, alt=describe)  # fmt: skip
+    box.offsets, box.curve, box.scores = offsets, curve, scores
+    return box

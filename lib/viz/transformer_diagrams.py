@@ -1,7 +1,7 @@
 """The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
 split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
-input sum and pretraining heads (chapter 14) and ELECTRA's generator and discriminator (chapter
-16), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
+input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
+16) and grouped-query attention's shared key/value heads (chapter 17), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
 each Figure carries its ``alt_text``).
 """
 
@@ -21,6 +21,8 @@ __all__ = [
     "bert_input_diagram",
     "bert_pretraining_diagram",
     "electra_diagram",
+    "gqa_diagram",
+    "llama_diagram",
 ]
 
 
@@ -426,4 +428,141 @@ def bert_pretraining_diagram(config=None):
         ha="right",
         color="0.35",
     )
+    return fig
+
+
+def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
+    """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
+    ``n_kv_heads``, each a row of ``n_heads`` query heads above its key/value heads, query head h
+    joined to key/value head h // G (G = n_heads / Hkv, consecutive heads share, as ``repeat_kv``).
+    Hkv = n_heads is multi-head attention, Hkv = 1 multi-query. Returns the Figure."""
+    check_int(n_heads, "n_heads", 1)
+    if n_heads > 16:
+        raise ValueError(f"n_heads: expected at most 16 (one box each), got {n_heads}")
+    kv = tuple(n_kv_heads)
+    if not 1 <= len(kv) <= 3 or any(not isinstance(k, int) or k < 1 or n_heads % k for k in kv):
+        raise ValueError(f"n_kv_heads: expected 1 to 3 divisors of n_heads={n_heads}, got {kv}")
+    kind = {n_heads: "multi-head", 1: "multi-query"}
+
+    def name(k):
+        return kind.get(k, "grouped-query")
+
+    def groups(k):
+        G = n_heads // k
+        return ", ".join(f"{j * G} to {j * G + G - 1}" if G > 1 else f"{j}" for j in range(k))
+
+    alt = (
+        f"{len(kv)} panels, each with a row of {n_heads} query heads on top and key/value heads "
+        "below, joined by lines. "
+        + " ".join(
+            f"{name(k).capitalize()}, {k} key/value head{'s' if k > 1 else ''}: "
+            + (
+                "each joined to the query head above it."
+                if k == n_heads
+                else "joined to all query heads."
+                if k == 1
+                else f"query heads {groups(k)} share one each, in that order."
+            )
+            for k in kv
+        )
+    )
+    fig, ax = _canvas(9.0, 3.0, alt)
+    width = 9.0 / len(kv)
+    colors = _head_colors(max(kv))
+    for p, k in enumerate(kv):
+        x0, G = p * width + 0.2, n_heads // k
+        step = (width - 0.4) / n_heads
+        qx = [x0 + step * (h + 0.5) for h in range(n_heads)]
+        kx = [sum(qx[j * G : (j + 1) * G]) / G for j in range(k)]
+        for h, x in enumerate(qx):
+            _line(ax, [x, kx[h // G]], [1.95, 0.85], color="0.45")
+        for h, x in enumerate(qx):
+            _box(ax, x, 2.15, f"{h}", "attn", w=step * 0.8, h=0.38, fontsize=_FONT)
+        for j, x in enumerate(kx):
+            w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
+            _box(ax, x, 0.65, f"{j}", "plain", w=w, h=0.38, fontsize=_FONT,
+                 color=_text_color(colors[j]))  # fmt: skip
+            ax.patches[-1].set_facecolor(colors[j])
+        ax.text(x0 + (width - 0.4) / 2, 2.7, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
+                **_t(10))  # fmt: skip
+        ax.text(x0 + (width - 0.4) / 2, 0.2, "key/value heads (cached)", **_t())
+    return fig
+
+
+def llama_diagram(config):
+    """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), drawn as
+    :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
+    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), N layers, a
+    final RMSNorm and the output layer (tied or its own); right, one pre-norm layer: RMSNorm,
+    grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
+    add, RMSNorm, SwiGLU, residual add. Returns the Figure."""
+    from lib.llama import LlamaConfig
+
+    check_type(config, "config", LlamaConfig)
+    c = config
+    N, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
+                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
+    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
+    window = f", window W = {c.sliding_window}" if c.sliding_window else ""
+    qk = ", RMSNorm on q and k" if c.qk_norm else ""
+    alt = (
+        f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
+        f"(width D = {D}, no position embedding), then {N} layers drawn as layer 1, layer 2, an "
+        f"ellipsis and layer {N}, then the final RMSNorm and the output layer lm_head, which "
+        f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
+        f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
+        f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
+        f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
+        f"up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second residual add."
+    )
+    fig, ax = _canvas(9.0, 6.6, alt)
+    x = 2.0
+    lm = "lm_head = embed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
+    stack = [
+        (0.4, "tokens $w_1 \\dots w_T$", "io"),
+        (1.15, f"embed_tokens: $[T, D]$, $D$ = {D}", "emb"),
+        (2.0, "layer 1", "attn"),
+        (2.75, "layer 2", "attn"),
+        (3.5, "$\\vdots$", None),
+        (4.25, f"layer $N$ = {N}", "attn"),
+        (5.0, "norm (RMSNorm)", "norm"),
+        (5.75, f"{lm}, softmax over {V:,}", "io"),
+    ]
+    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
+        if kind is None:
+            ax.text(x, y, text, **_t(12))
+        else:
+            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+        if y_next is not None:
+            _arrow(ax, x, y + (0.1 if kind is None else 0.22),
+                   x, y_next - (0.1 if next_kind is None else 0.22))  # fmt: skip
+    ax.text(x, 6.35, f"{N} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
+            **_t(10))  # fmt: skip
+    xb, xr = 5.9, 7.85
+    block = [
+        (1.35, "input_layernorm (RMSNorm)", "norm"),
+        (2.1, f"self-attention: RoPE on $q, k$; $H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
+        (2.85, "$+$", "plain"),
+        (3.6, "post_attention_layernorm (RMSNorm)", "norm"),
+        (4.35, f"SwiGLU: silu(gate) $\\odot$ up, $F$ = {Fw}; down", "ff"),
+        (5.1, "$+$", "plain"),
+    ]
+    _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
+    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
+    for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
+        w = 0.45 if text == "$+$" else 3.5
+        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
+        _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
+    for y_from, y_add in [(0.95, 2.85), (3.15, 5.1)]:  # the residual, around norm and sub-layer
+        _line(ax, [xb, xr + 0.1, xr + 0.1], [y_from, y_from, y_add])
+        _arrow(ax, xr + 0.1, y_add, xb + 0.23, y_add)
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (3.95, 0.9), 4.3, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+        )
+    )
+    extra = "; window " + str(c.sliding_window) if c.sliding_window else ""
+    ax.text(xb, 6.35, f"one layer (pre-norm){extra}", **_t(10))
+    _line(ax, [x + 1.65, 3.95], [2.0, 0.9], color="0.6", ls=":")
+    _line(ax, [x + 1.65, 3.95], [2.0, 5.45], color="0.6", ls=":")
     return fig

@@ -71,7 +71,7 @@ def test_pdf_has_every_chapter(pdf):
     _, report = pdf
     titles = [chapter_title(e) for e in CHAPTERS]
     missing = [t for t in titles if not any(t in c for c in report["chapters"])]
-    assert len(titles) == 16 and not missing, f"chapters not printed: {missing}"
+    assert len(titles) >= 17 and not missing, f"chapters not printed: {missing}"
 
 
 def test_pdf_equations_and_pictures(pdf):

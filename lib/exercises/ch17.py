@@ -1,0 +1,233 @@
+"""Checkers for the exercises of the chapter *From GPT-2 to a modern decoder*.
+
+- :func:`check_rope_halves`: exercise 1 (implement): rotary position embedding in the split-halves
+  convention (transformers' ``rotate_half``; Su et al. 2021, eq. 34, with pairs (i, i + Dh/2)), as
+  ``lib.rope.apply_rope(x, cos, sin, "halves")`` computes it.
+- :func:`check_expand_kv`: exercise 2 (implement): grouped-query attention's key/value heads repeated
+  for the query heads (Ainslie et al. 2023), as ``lib.llama.repeat_kv``.
+- :func:`check_ffn_sublayer`: exercise 3 (implement): a modern decoder's feed-forward sub-layer,
+  x + SwiGLU(RMSNorm(x)) (Zhang & Sennrich 2019; Shazeer 2020), as ``lib.llama`` computes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from . import attempted, call, checker, expect_tensor, fail, largest_difference
+
+__all__ = ["check_rope_halves", "check_expand_kv", "check_ffn_sublayer"]
+
+TOLERANCE = 1e-4  # float32 angles m w_i at m < 2,000 are off by ~1e-4 radians at most
+
+
+# --- exercise 1: RoPE, split halves -------------------------------------------------------------------
+
+
+def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
+                   mistake: str | None = None) -> Tensor:  # fmt: skip
+    """x [T, Dh] rotated by RoPE at ``positions`` [T] in the halves convention, in float64.
+
+    ``mistake`` computes a usual wrong answer instead: "interleaved" pairs (2i, 2i + 1);
+    "exponent i/Dh" uses theta^(-i/Dh); "multiplied" uses theta^(+2i/Dh); "backwards" turns by
+    -m w_i; "from 1" counts positions from 1 (m + 1); "one angle" turns every pair by m w_0 = m."""
+    x = x.detach().double()
+    Dh = x.shape[-1]
+    i = torch.arange(Dh // 2, dtype=torch.float64)
+    exponent = i / Dh if mistake == "exponent i/Dh" else 2 * i / Dh
+    w = theta**exponent if mistake == "multiplied" else theta**-exponent  # [Dh/2]
+    if mistake == "one angle":
+        w = torch.ones_like(w)
+    m = positions.double() + (1 if mistake == "from 1" else 0)
+    angles = m[:, None] * w  # [T, Dh/2]
+    if mistake == "backwards":
+        angles = -angles
+    cos, sin = angles.cos(), angles.sin()
+    if mistake == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2)
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
+
+
+def _rope_cases() -> list[tuple[str, Tensor, Tensor, float]]:
+    g = torch.Generator().manual_seed(17)
+    cases = []
+    for T, Dh, theta, start in [(6, 8, 10000.0, 0), (5, 16, 500000.0, 0), (4, 4, 100.0, 37),
+                                (3, 64, 10000.0, 1000)]:  # fmt: skip
+        x = torch.randn(T, Dh, generator=g)
+        positions = torch.arange(start, start + T)
+        cases.append((f"T = {T}, Dh = {Dh}, theta = {theta:g}, positions {start}...", x,
+                      positions, theta))  # fmt: skip
+    return cases
+
+
+_ROPE_MISTAKES = [
+    (
+        "interleaved",
+        "you paired neighbouring coordinates (2i, 2i + 1), the interleaved convention of RoFormer and Meta's original code. This exercise asks for transformers' split halves: coordinate i pairs with coordinate i + Dh/2 (`x.chunk(2, dim=-1)`).",
+    ),
+    (
+        "exponent i/Dh",
+        "your frequencies are theta^(-i/Dh) with i the pair index; pair i turns at w_i = theta^(-2i/Dh), chapter 8's frequencies, so the slowest pair is almost theta times slower than the fastest.",
+    ),
+    (
+        "multiplied",
+        "your frequencies grow with i (theta^(+2i/Dh)): divide by theta^(2i/Dh), so that w_0 = 1 and the last pairs turn slowly.",
+    ),
+    (
+        "backwards",
+        "you turn each pair by -m w_i: (a, b) -> (a cos + b sin, -a sin + b cos). Scores still depend on m - n only, but with the opposite sign of the offset, so a checkpoint trained the other way reads its positions backwards. The rotation is (a cos - b sin, a sin + b cos).",
+    ),
+    (
+        "from 1",
+        "your first row is rotated as position m + 1: use the positions you are given as they are (the first token of a prompt sits at 0).",
+    ),
+    (
+        "one angle",
+        "every pair turns by the same angle m: each pair i has its own frequency w_i = theta^(-2i/Dh).",
+    ),
+]
+
+
+@checker("rope_halves")
+def check_rope_halves(rope_halves: Any) -> str:
+    """Check ``rope_halves(x [T, Dh], positions [T], theta) -> [T, Dh]`` against
+    :func:`rope_reference` to 1e-4 on hidden cases (Dh from 4 to 64, positions up to 1002)."""
+    attempted(rope_halves, "rope_halves")
+    if "apply_rope" in getattr(getattr(rope_halves, "__code__", None), "co_names", ()):
+        fail(
+            "your `rope_halves` calls the library's apply_rope; write the rotation yourself, then compare."
+        )
+    for description, x, positions, theta in _rope_cases():
+        case = f"'{description}'"
+        result = call(rope_halves, x, positions, theta, name="rope_halves", case=case)
+        result = expect_tensor(result, tuple(x.shape), name="rope_halves", case=case)
+        expected = rope_reference(x, positions, theta)
+        if (result - expected).abs().max() <= TOLERANCE:
+            continue
+        for mistake, message in _ROPE_MISTAKES:
+            if (
+                result - rope_reference(x, positions, theta, mistake=mistake)
+            ).abs().max() <= TOLERANCE:
+                fail(f"on the case {case}, {message}")
+        if (result - x.double()).abs().max() <= TOLERANCE:
+            fail(f"on the case {case}, you returned x unchanged: each pair must turn by m w_i.")
+        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+    return "your rotation equals transformers' convention on every case, positions up to 1002"
+
+
+# --- exercise 2: grouped-query attention's key/value heads --------------------------------------------
+
+
+def _expand_cases() -> list[tuple[str, Tensor, int]]:
+    g = torch.Generator().manual_seed(170)
+    return [
+        (
+            f"B = {B}, Hkv = {Hkv}, T = {T}, Dh = {Dh}, n_heads = {H}",
+            torch.randn(B, Hkv, T, Dh, generator=g),
+            H,
+        )  # fmt: skip
+        for B, Hkv, T, Dh, H in [(1, 2, 3, 4, 8), (2, 4, 5, 2, 8), (1, 1, 4, 3, 4), (2, 3, 2, 2, 3)]
+    ]
+
+
+@checker("expand_kv")
+def check_expand_kv(expand_kv: Any) -> str:
+    """Check ``expand_kv(k [B, Hkv, T, Dh], n_heads) -> [B, n_heads, T, Dh]``: query head h reads key
+    head h // (n_heads / Hkv), as every checkpoint's ``repeat_kv``; exactly (it only copies)."""
+    attempted(expand_kv, "expand_kv")
+    for description, k, H in _expand_cases():
+        case = f"'{description}'"
+        B, Hkv, T, Dh = k.shape
+        result = call(expand_kv, k, H, name="expand_kv", case=case)
+        if isinstance(result, Tensor) and result.shape == (B, Hkv, T * (H // Hkv), Dh) and H > Hkv:
+            fail(
+                f"on the case {case}, you repeated along the time axis (dim 2): the result has {T * (H // Hkv)} keys per head. Repeat the heads, dim 1."
+            )
+        result = expect_tensor(result, (B, H, T, Dh), name="expand_kv", case=case)
+        expected = k.double().repeat_interleave(H // Hkv, dim=1)
+        if torch.equal(result, expected):
+            continue
+        if torch.equal(result, k.double().repeat(1, H // Hkv, 1, 1)):
+            fail(
+                f"on the case {case}, your heads come in the order 0, 1, ..., {Hkv - 1}, 0, 1, ... (`repeat`, tiling), so query head 1 reads key head 1. Consecutive query heads share a key head: 0, 0, ..., 1, 1, ... (`repeat_interleave(G, dim=1)`, G = n_heads / Hkv)."
+            )
+        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+    return "query head h reads key/value head h // G on every case, as the checkpoints do"
+
+
+# --- exercise 3: the feed-forward sub-layer -------------------------------------------------------------
+
+
+def ffn_reference(x, weight, gate, up, down, eps=1e-6, *, mistake: str | None = None) -> Tensor:
+    """x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) * weight, in float64 (weights in the
+    nn.Linear layout [out, in]). ``mistake``: "mean subtracted" (LayerNorm without bias), "swapped"
+    (silu on up, gate as the value), "gelu" (GELU for SiLU), "no residual", "no weight"."""
+    x, weight, gate, up, down = (t.detach().double() for t in (x, weight, gate, up, down))
+    centred = x - x.mean(-1, keepdim=True) if mistake == "mean subtracted" else x
+    ms = centred.pow(2).mean(-1, keepdim=True)
+    h = centred / (ms + eps).sqrt()
+    if mistake != "no weight":
+        h = h * weight
+    g, v = h @ gate.T, h @ up.T  # [..., F]
+    if mistake == "swapped":
+        g, v = v, g
+    act = F.gelu(g) if mistake == "gelu" else F.silu(g)
+    out = (act * v) @ down.T  # [..., D]
+    return out if mistake == "no residual" else x + out
+
+
+def _ffn_cases():
+    g = torch.Generator().manual_seed(1700)
+    cases = []
+    for T, D, Fw in [(3, 8, 24), (5, 16, 44), (2, 4, 12)]:
+        x = torch.randn(T, D, generator=g) * 2 + 0.7  # a mean far from 0, as residual streams have
+        weight = 1 + 0.3 * torch.randn(D, generator=g)
+        gate, up = (
+            torch.randn(Fw, D, generator=g) / D**0.5,
+            torch.randn(Fw, D, generator=g) / D**0.5,
+        )
+        down = torch.randn(D, Fw, generator=g) / Fw**0.5
+        cases.append((f"T = {T}, D = {D}, F = {Fw}", (x, weight, gate, up, down)))
+    return cases
+
+
+_FFN_MISTAKES = [
+    (
+        "mean subtracted",
+        "you subtracted the mean before dividing: that is LayerNorm without its bias. RMSNorm divides x itself by its root mean square, sqrt(mean(x^2) + eps).",
+    ),
+    (
+        "swapped",
+        "the gate and the value are swapped: silu goes on gate_proj's output (x W), which then scales up_proj's output (x V): silu(h @ gate.T) * (h @ up.T).",
+    ),
+    ("gelu", "you used GELU; SwiGLU's gate is Swish_1 = SiLU, x sigmoid(x) (F.silu)."),
+    (
+        "no residual",
+        "you returned the sub-layer's output alone: the pre-norm sub-layer adds it to x (the residual connection).",
+    ),
+    ("no weight", "you left out RMSNorm's gain `weight`: multiply the normalized x by it."),
+]
+
+
+@checker("ffn_sublayer")
+def check_ffn_sublayer(ffn_sublayer: Any) -> str:
+    """Check ``ffn_sublayer(x [T, D], weight [D], gate [F, D], up [F, D], down [D, F]) -> [T, D]``
+    = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`."""
+    attempted(ffn_sublayer, "ffn_sublayer")
+    for description, args in _ffn_cases():
+        case = f"'{description}'"
+        result = call(ffn_sublayer, *args, name="ffn_sublayer", case=case)
+        result = expect_tensor(result, tuple(args[0].shape), name="ffn_sublayer", case=case)
+        expected = ffn_reference(*args)
+        if (result - expected).abs().max() <= 1e-4:
+            continue
+        for mistake, message in _FFN_MISTAKES:
+            if (result - ffn_reference(*args, mistake=mistake)).abs().max() <= 1e-4:
+                fail(f"on the case {case}, {message}")
+        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+    return "x + SwiGLU(RMSNorm(x)) equals the library's sub-layer on every case"
