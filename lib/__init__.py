@@ -35,6 +35,7 @@ Modules, one concept each:
 - :mod:`lib.data` -- the generated corpora: translation pairs, stories, documents, shapes.
 - :mod:`lib.train` -- ``fit`` and ``evaluate``: the one training loop of every chapter.
 - :mod:`lib.metrics` -- scores of generated text (BLEU).
+- :mod:`lib.prose` -- numbers the text states about a trained model, checked against this run's.
 - :mod:`lib.viz` -- every plot and view: heatmaps, tables, head views, interactive and live figures.
 - :mod:`lib.exercises` -- the checkers of the chapters' exercises.
 

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import chapter_cache  # noqa: E402
 
+from lib.prose import NOTE  # noqa: E402
+
 BUDGET_S = 90.0
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -71,6 +73,9 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
     for cell in code:
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert not errors, f"{path.name}: a cell raised {errors[0].ename}: {errors[0].evalue}"
+        # lib.prose: on the build machine the text's numbers about trained models are this run's
+        notes = [o.text for o in cell.outputs if o.output_type == "stream" and NOTE in o.text]
+        assert not notes, f"{path.name}: the text and this build's run disagree: {notes[0]}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -1,0 +1,50 @@
+"""Numbers the text states about a trained model, checked against what this run computed.
+
+A chapter's text quotes the numbers its cells compute. Where the number is arithmetic on fixed data,
+the chapter asserts it. Where it comes out of training, its last digits depend on the processor: the
+same seed gives the same model only on the same floating-point kernels (AVX-512, AVX2, ARM or plain C
+sum in different orders, round differently, and training amplifies the difference). The text is
+written from the book's build, so a reader on another machine may compute 0.51 where it says 0.49.
+
+``stated`` and ``holds`` check such a number or claim as the text writes it: when it holds they say
+nothing; when it does not, they print a note saying what the text says and what this run computed,
+instead of stopping the reader's run with an ``AssertionError``. The book's build must show no such
+note (tests/site/test_chapters_executed.py fails on one), so on the build machine the text and the
+computation agree at the precision written; `make test-kernels` runs the chapters on other kernel
+paths, where the notes may appear and the chapters still run.
+"""
+
+from __future__ import annotations
+
+NOTE = "The text says"
+
+
+def holds(claim: bool, text: str, computed: str = "") -> bool:
+    """Check a claim the text makes about a trained model; print a note when this run disagrees.
+
+    >>> holds(0.3 < 0.42 < 0.5, "between 30% and 50%", "42%")
+    True
+    """
+    if not isinstance(claim, bool):
+        raise TypeError(f"claim: expected a bool, got {type(claim).__name__} ({claim!r})")
+    if not claim:
+        got = f" where this run computed {computed}" if computed else ", and this run disagrees"
+        print(
+            f"{NOTE} {text}{got}: numbers that come out of training vary a little from one "
+            "processor to another (the book's text was computed on its build machine)."
+        )
+    return claim
+
+
+def stated(value, written: str, spec: str) -> bool:
+    """Check a number the text writes as ``written``, formatted with ``spec`` (".2f", ".0%"...).
+
+    >>> stated(0.4912, "0.49", ".2f")
+    True
+    """
+    if not isinstance(written, str):
+        raise TypeError(
+            f"written: expected the number as the text writes it (a str), got {written!r}"
+        )
+    got = format(value, spec)
+    return holds(got == written, written, got)

@@ -1,0 +1,27 @@
+"""lib.prose: the text's numbers about trained models, checked without stopping a reader's run."""
+
+import pytest
+
+from lib.prose import NOTE, holds, stated
+
+
+def test_a_number_as_written_holds_silently(capsys):
+    assert stated(0.4912, "0.49", ".2f") is True
+    assert stated(0.8149, "81%", ".0%") is True
+    assert holds(3 <= 7 <= 12, "between 3 and 12 points", "7") is True
+    assert capsys.readouterr().out == ""
+
+
+def test_a_number_this_run_computes_otherwise_prints_a_note(capsys):
+    assert stated(0.5061, "0.49", ".2f") is False
+    out = capsys.readouterr().out
+    assert out.startswith(f"{NOTE} 0.49 where this run computed 0.51") and "processor" in out
+    assert holds(False, "between 3 and 12 points") is False
+    assert "this run disagrees" in capsys.readouterr().out
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="written"):
+        stated(0.49, 0.49, ".2f")
+    with pytest.raises(TypeError, match="claim"):
+        holds(1, "one")
