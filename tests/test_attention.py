@@ -252,10 +252,10 @@ def test_cosine_score_invariant_to_positive_scaling_and_bounded():
     q, k = randn(2, 4, 6), randn(2, 5, 6, seed=1)
     c = torch.rand(2, 5, 1, generator=torch.Generator().manual_seed(2)) * 9.9 + 0.1  # in [0.1, 10]
     s = cosine_score(q, k)
-    # other data: each side's norms over 6 and divisions (6 + 1 each), the product over 6, and the
-    # rescaling (1): cosines of size <= 1
-    assert_float_close(cosine_score(q, k * c), s, terms=2 * (6 + 1 + 6 + 1 + 6) + 1, scale=1)
-    assert_float_close(cosine_score(q * 3.0, k), s, terms=2 * (6 + 1 + 6 + 1 + 6) + 1, scale=1)
+    # other data: the norms over 6 and divisions (6 + 1 each), the product over 6, and the rescaling
+    # (1): cosines of size <= 1
+    assert_float_close(cosine_score(q, k * c), s, terms=6 + 1 + 6 + 1 + 6 + 1, scale=1)
+    assert_float_close(cosine_score(q * 3.0, k), s, terms=6 + 1 + 6 + 1 + 6 + 1, scale=1)
     # negation is exact and rounding is symmetric in sign: the same operations on negated numbers
     torch.testing.assert_close(cosine_score(q, -k), -s, rtol=0, atol=0)  # sign does matter
     assert s.abs().max() <= 1 + 1e-6
@@ -331,16 +331,17 @@ def matvec(W, u):
 
 Q64, K64 = randn(2, 3, 4, dtype=torch.float64), randn(2, 5, 4, seed=1, dtype=torch.float64)
 # Everything below is float64; the loop sums in a different order from BLAS: the rule of
-# tests/tolerance.py with float64's eps, terms counted per score.
+# tests/tolerance.py with float64's eps, terms counted per score (terms * eps covers both sides'
+# (n - 1) eps/2, see tests/tolerance.py).
 
 
 @pytest.mark.parametrize(
     "score, f, terms",
     [
-        (dot_product_score, dot, 2 * 4),  # the product over 4, two orders
-        (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w)), 2 * (4 + 1)),
-        # the product over 4, the norms over 4 (+ sqrt) and the divisions or products, two orders
-        (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w)), 2 * (4 + 2 * (4 + 1) + 2)),
+        (dot_product_score, dot, 4),  # the product over 4
+        (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w)), 4 + 1),
+        # the product over 4, the norms over 4 (+ sqrt) and the divisions or products
+        (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w)), 4 + 2 * (4 + 1) + 2),
     ],
 )
 def test_param_free_scores_match_double_loop(score, f, terms):
@@ -353,10 +354,8 @@ def test_module_scores_match_double_loop(Dk):
     q, k = Q64, randn(2, 5, Dk, seed=1, dtype=torch.float64)  # Dq = 4
     g = randomized(GeneralScore(4, Dk).double())
     W = g.W_a.weight.tolist()
-    # W_a k over Dk, then the product over 4, two orders
-    assert_float_close(
-        g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), terms=2 * (Dk + 4)
-    )
+    # W_a k over Dk, then the product over 4
+    assert_float_close(g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), terms=Dk + 4)
 
     a = randomized(AdditiveScore(4, Dk, 3).double(), seed=1)
     Wq, Wk, va = a.W_q.weight.tolist(), a.W_k.weight.tolist(), a.v_a.weight[0].tolist()
@@ -364,14 +363,14 @@ def test_module_scores_match_double_loop(Dk):
     def f(u, w):
         return dot(va, [math.tanh(x + y) for x, y in zip(matvec(Wq, u), matvec(Wk, w))])
 
-    # W_q q over 4, W_k k over Dk, the sum, tanh, v_a over 3; two orders
-    assert_float_close(a(q, k), double_loop(q, k, f), terms=2 * (4 + Dk + 1 + 1 + 3))
+    # W_q q over 4, W_k k over Dk, the sum, tanh, v_a over 3
+    assert_float_close(a(q, k), double_loop(q, k, f), terms=4 + Dk + 1 + 1 + 3)
 
     loc = randomized(LocationScore(4, 5).double(), seed=2)
     Wl = loc.W_a.weight.tolist()
     # (W_a q_i)_j
     loop = [[[dot(Wl[j], q[b, i]) for j in range(5)] for i in range(3)] for b in range(2)]
-    assert_float_close(loc(q, k), torch.tensor(loop, dtype=torch.float64), terms=2 * 4)  # over 4
+    assert_float_close(loc(q, k), torch.tensor(loop, dtype=torch.float64), terms=4)  # over 4
 
 
 def test_additive_equals_concat_form():
@@ -384,8 +383,8 @@ def test_additive_equals_concat_form():
     )
     concat = torch.tanh(pairs @ W_a.T) @ a.v_a.weight[0]  # [B, Tq, Tk]
     # the same products summed in a different grouping: W [q; k] over 4 + 6 (+ the sum of the two
-    # halves), tanh, v_a over 5; two orders
-    assert_float_close(a(q, k), concat, terms=2 * (4 + 6 + 1 + 1 + 5))
+    # halves), tanh, v_a over 5
+    assert_float_close(a(q, k), concat, terms=4 + 6 + 1 + 1 + 5)
 
 
 @pytest.mark.parametrize("mask_kind", [None, "2d", "batch_head", "full", "causal"])
@@ -401,19 +400,19 @@ def test_sdpa_matches_torch(mask_kind):
     }[mask_kind]
     out, w = scaled_dot_product_attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    # torch's kernel against ours: scores over 8 + scaling, softmax over 6, the sum over 6; two orders
+    # torch's kernel against ours: scores over 8 + scaling, softmax over 6, the sum over 6
     # (scale: the outputs' size)
-    terms = 2 * (8 + 1 + T + T)
+    terms = 8 + 1 + T + T
     assert_float_close(out, ref, terms=terms)
     if mask_kind == "causal":
         causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         assert_float_close(out, causal, terms=terms)
     explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(D), dim=-1)
     if mask is None:
-        # scores over 8 + scaling, two orders, of the scores' size (a score error moves a weight by
-        # at most twice it), then softmax over 6
+        # scores over 8 + scaling, of the scores' size (a score error moves a weight by at most twice
+        # it), then softmax over 6
         s = max(1.0, (q @ k.transpose(-2, -1)).abs().max().item() / math.sqrt(D))
-        assert_float_close(w, explicit, terms=2 * 2 * (8 + 1) + T, scale=s)
+        assert_float_close(w, explicit, terms=2 * (8 + 1) + T, scale=s)
     else:
         assert torch.all(w[~mask.expand_as(w)] == 0)
 
