@@ -265,6 +265,7 @@ def test_contrast_ratio_on_known_pairs():
     assert contrast_ratio(black, white) == pytest.approx(21.0)
     assert contrast_ratio(white, white) == pytest.approx(1.0)
     assert contrast_ratio(white, black) == contrast_ratio(black, white)  # order does not matter
+    # ratios as published (WebAIM, WCAG), written to 2 decimals: abs=0.005 is that rounding
     # #777 fails AA...
     assert contrast_ratio((0x77, 0x77, 0x77), white) == pytest.approx(4.48, abs=0.005)
     # ...#767676 passes
@@ -273,6 +274,7 @@ def test_contrast_ratio_on_known_pairs():
     assert contrast_ratio((0, 0, 255), white) == pytest.approx(8.59, abs=0.005)
     # pure red: fails AA
     assert contrast_ratio((255, 0, 0), white) == pytest.approx(4.00, abs=0.005)
+    # written to 4 decimals (rounding <= 5e-5): abs=1e-4
     assert relative_luminance((0x80, 0x80, 0x80)) == pytest.approx(0.2159, abs=1e-4)
 
 
@@ -346,6 +348,8 @@ def test_the_contrast_measurement_in_the_browser(browser):
     )
     browser.get("data:text/html;charset=utf-8," + page.replace("#", "%23"))
     samples = {s["text"]: s for s in browser.execute_script(COLOURS_JS, GROUPS["body text"], 10)}
+    # measured from rendered 8-bit pixels against ratios written to 2 decimals: abs=0.01 (the pixels'
+    # rounding to 1/255 and the 0.005 of the written value), not a float-rounding bound
     assert measured_contrast(samples["grey text"]) == pytest.approx(4.48, abs=0.01)
     blue = composite((0, 0, 255, 0.4), (255, 255, 255))  # (153, 153, 255); 0.4 = 102/255 exactly
     assert measured_contrast(samples["black on 40% blue"]) == pytest.approx(

@@ -24,6 +24,7 @@ from lib.attention import (
     scaled_dot_product_attention,
     scaled_dot_product_score,
 )
+from tests.tolerance import assert_float_close
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
@@ -135,12 +136,12 @@ def test_attend_and_sdpa_shapes(B, Tq, Tk, D):
 def test_rows_sum_to_one_and_masked_entries_are_exactly_zero():
     scores, mask = randn(4, 6, 9) * 5, random_mask(4, 6, 9)
     w = masked_softmax(scores, mask)
-    # float32 rounding of 9 terms in [0, 1]: error a few 1e-8, well inside 1e-6
-    torch.testing.assert_close(w.sum(-1), torch.ones(4, 6), rtol=0, atol=1e-6)
+    # softmax's sum over 9 + this sum over 9, of probabilities summing to 1
+    assert_float_close(w.sum(-1), torch.ones(4, 6), terms=9 + 9, scale=1)
     assert torch.all(w[~mask] == 0)
     assert torch.all(w[mask] > 0)
     _, w_att = attend(scores, randn(4, 9, 3), mask)
-    torch.testing.assert_close(w_att.sum(-1), torch.ones(4, 6), rtol=0, atol=1e-6)
+    assert_float_close(w_att.sum(-1), torch.ones(4, 6), terms=9 + 9, scale=1)  # as above
 
 
 def test_fully_masked_row_is_zero_without_nan_in_values_or_gradients():
@@ -154,11 +155,13 @@ def test_fully_masked_row_is_zero_without_nan_in_values_or_gradients():
     (w * randn(2, 3, 5, seed=7)).sum().backward()
     assert torch.isfinite(scores.grad).all()
     assert torch.equal(scores.grad[~mask], torch.zeros(int((~mask).sum())))
-    # the other rows get exactly torch.softmax's gradient (float32, same ops: 1e-6 is generous)
+    # the other rows get torch.softmax's gradient: its backward w * (g - sum_5 g w) over other shapes
+    # (the fill's and the indexing's backward): 5 terms + 2, of the upstream gradients' size
     ref = scores.detach().clone().requires_grad_()
     w_ref = torch.softmax(ref.masked_fill(~mask, float("-inf")), -1)
     (w_ref[0, [0, 2]] * randn(2, 3, 5, seed=7)[0, [0, 2]]).sum().backward()
-    torch.testing.assert_close(scores.grad[0, [0, 2]], ref.grad[0, [0, 2]], rtol=0, atol=1e-6)
+    upstream = randn(2, 3, 5, seed=7)[0, [0, 2]].abs().max().item()
+    assert_float_close(scores.grad[0, [0, 2]], ref.grad[0, [0, 2]], terms=5 + 2, scale=upstream)
     out, w = attend(scores.detach(), randn(2, 5, 4), mask)
     assert torch.equal(out[1], torch.zeros(3, 4)) and not out.isnan().any()
 
@@ -187,7 +190,8 @@ def test_huge_scores_give_no_nan_or_inf(big):
     assert torch.isfinite(w).all() and torch.isfinite(scores.grad).all()
     # exp(-1e4) and smaller underflow to 0 in float32 and float64 alike, so these are exact
     expected = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
-    torch.testing.assert_close(w, expected, rtol=0, atol=1e-7)  # 1/3 is rounded to float32 (~3e-8)
+    # softmax over 3 + expected's 1/3 rounded to float32, of probabilities summing to 1
+    assert_float_close(w, expected, terms=3 + 1, scale=1)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -198,10 +202,8 @@ def test_huge_masked_score_does_not_affect_the_allowed_entries(dtype):
     mask = torch.tensor([False, True, True])
     p = 1 / (1 + math.e)  # softmax([1, 2]) = [p, 1 - p]
     expected = torch.tensor([[0.0, p, 1 - p]] * 2, dtype=torch.float64)
-    # rtol = eps of the dtype: one rounding of the float32 result to `dtype`
-    torch.testing.assert_close(
-        masked_softmax(scores, mask).double(), expected, rtol=torch.finfo(dtype).eps, atol=0
-    )
+    # against float64: `dtype`'s eps (the coarser); softmax over the 2 allowed + one rounding to dtype
+    assert_float_close(masked_softmax(scores, mask), expected, terms=2 + 1, scale=1)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -213,10 +215,9 @@ def test_half_precision_matches_float64_reference(dtype):
     assert w.dtype == dtype
     # same rounded inputs
     ref = torch.softmax(scores.double().masked_fill(~mask, float("-inf")), -1)
-    # computed in float32 then rounded once to `dtype`: relative error <= eps/2 (eps = 2^-10 for
-    # float16, 2^-7 for bfloat16); rtol = eps leaves room for the float32 part. atol = 2^-24 is
-    # float16's subnormal spacing, for weights too small to hold a relative precision.
-    torch.testing.assert_close(w.double(), ref, rtol=torch.finfo(dtype).eps, atol=2**-24)
+    # computed in float32 then rounded once to `dtype`: 1 term of dtype's eps, and the float32
+    # softmax over 9 (9 float32 eps, under one of dtype's): terms 2, of probabilities summing to 1
+    assert_float_close(w, ref, terms=2, scale=1)
     assert torch.all(w[~mask] == 0)
 
 
@@ -226,11 +227,14 @@ def test_sdpa_half_precision_matches_float64_reference(dtype):
     mask = random_mask(5, 5)
     out, w = scaled_dot_product_attention(q, k, v, mask)
     ref_out, ref_w = scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
-    # scores, weights and output are each rounded to `dtype` (<= eps/2 relative each); scores up to
-    # ~8 and outputs up to ~3 in size turn that into absolute errors of a few eps: atol = 4 eps
-    eps = torch.finfo(dtype).eps
-    torch.testing.assert_close(w.double(), ref_w, rtol=0, atol=4 * eps)
-    torch.testing.assert_close(out.double(), ref_out, rtol=0, atol=4 * eps)
+    # in `dtype`: the scores are off by q / sqrt(8) + the product over 8 (9 terms of the scores' size
+    # s); a score error ds moves weight i by w_i (ds_i - sum_j w_j ds_j), at most 2 max|ds|; then the
+    # softmax over 5 and the rounding to dtype. The output: the same 2 max|ds| times the values' size,
+    # the rounded weights (1), the sum over 5, the rounding (1).
+    s = max(1.0, (q.double() @ k.double().mT / 8**0.5).abs().max().item())
+    assert_float_close(w, ref_w, terms=2 * (1 + 8) + 5 + 1, scale=s)
+    vmax = v.double().abs().max().item()
+    assert_float_close(out, ref_out, terms=2 * (1 + 8) + 1 + 5 + 1, scale=s * vmax)
 
 
 def test_location_score_ignores_the_keys_content():
@@ -248,13 +252,18 @@ def test_cosine_score_invariant_to_positive_scaling_and_bounded():
     q, k = randn(2, 4, 6), randn(2, 5, 6, seed=1)
     c = torch.rand(2, 5, 1, generator=torch.Generator().manual_seed(2)) * 9.9 + 0.1  # in [0.1, 10]
     s = cosine_score(q, k)
-    # float32 values in [-1, 1] from 6-term sums and two normalizations: error ~1e-7, atol 1e-6
-    torch.testing.assert_close(cosine_score(q, k * c), s, rtol=0, atol=1e-6)
-    torch.testing.assert_close(cosine_score(q * 3.0, k), s, rtol=0, atol=1e-6)
-    torch.testing.assert_close(cosine_score(q, -k), -s, rtol=0, atol=1e-6)  # sign does matter
+    # other data: the norms over 6 and divisions (6 + 1 each), the product over 6, and the rescaling
+    # (1): cosines of size <= 1
+    assert_float_close(cosine_score(q, k * c), s, terms=6 + 1 + 6 + 1 + 6 + 1, scale=1)
+    assert_float_close(cosine_score(q * 3.0, k), s, terms=6 + 1 + 6 + 1 + 6 + 1, scale=1)
+    # negation is exact and rounding is symmetric in sign: the same operations on negated numbers
+    torch.testing.assert_close(cosine_score(q, -k), -s, rtol=0, atol=0)  # sign does matter
     assert s.abs().max() <= 1 + 1e-6
-    torch.testing.assert_close(
-        torch.diagonal(cosine_score(k, k), dim1=-2, dim2=-1), torch.ones(2, 5), rtol=0, atol=1e-6
+    # the norm over 6 and the division, twice, and the product over 6: against exactly 1
+    assert_float_close(
+        torch.diagonal(cosine_score(k, k), dim1=-2, dim2=-1),
+        torch.ones(2, 5),
+        terms=6 + 1 + 6 + 1 + 6,
     )
     # a zero key scores 0, not NaN (norms are clamped at eps)
     assert torch.equal(cosine_score(q, torch.zeros(2, 1, 6)), torch.zeros(2, 4, 1))
@@ -263,9 +272,9 @@ def test_cosine_score_invariant_to_positive_scaling_and_bounded():
 @pytest.mark.parametrize("D", [1, 4, 64])
 def test_scaled_is_dot_over_sqrt_d(D):
     q, k = randn(2, 3, D), randn(2, 5, D, seed=1)
-    # one float32 division differs by at most 1 ulp: rtol 1e-6
+    # the library computes exactly this: the same product and division on the same numbers
     torch.testing.assert_close(
-        scaled_dot_product_score(q, k), dot_product_score(q, k) / math.sqrt(D), rtol=1e-6, atol=0
+        scaled_dot_product_score(q, k), dot_product_score(q, k) / math.sqrt(D), rtol=0, atol=0
     )
 
 
@@ -277,18 +286,20 @@ def test_additive_mask_values_and_torch_conventions():
     assert torch.all(m[~mask] == float("-inf"))
     # F.scaled_dot_product_attention: bool True = allowed, same as the additive form
     q, k, v = (randn(1, 4, 8, seed=s) for s in range(3))
-    torch.testing.assert_close(
+    # a bool and a float mask may take different kernels: scores over 8 + scaling, softmax over 4,
+    # the sum over 4
+    assert_float_close(
         F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
         F.scaled_dot_product_attention(q, k, v, attn_mask=m),
-        rtol=0,
-        atol=1e-6,
+        terms=8 + 1 + 4 + 4,
     )
     # nn.MultiheadAttention: bool True = NOT allowed, so it needs ~mask (as the docstring says)
     mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
     _, w_add = mha(q, k, v, attn_mask=m, average_attn_weights=False)
     _, w_inv = mha(q, k, v, attn_mask=~mask, average_attn_weights=False)
     _, w_same = mha(q, k, v, attn_mask=mask, average_attn_weights=False)
-    torch.testing.assert_close(w_inv, w_add, rtol=0, atol=1e-6)
+    # two mask forms, maybe two kernels: in-projection 8, scores over 4 + scaling, softmax over 4
+    assert_float_close(w_inv, w_add, terms=8 + 4 + 1 + 4, scale=1)
     assert torch.all(w_add[..., ~mask] == 0)
     # our mask passed as-is: MHA attends only where we forbid
     assert torch.all(w_same[..., mask] == 0)
@@ -319,21 +330,22 @@ def matvec(W, u):
 
 
 Q64, K64 = randn(2, 3, 4, dtype=torch.float64), randn(2, 5, 4, seed=1, dtype=torch.float64)
-# Everything below is float64; the loop sums in a different order from BLAS, so results agree to
-# ~1e-15 relative on values of order 1-10: atol 1e-12 is tight yet safe.
-TIGHT = dict(rtol=0, atol=1e-12)
+# Everything below is float64; the loop sums in a different order from BLAS: the rule of
+# tests/tolerance.py with float64's eps, terms counted per score (terms * eps covers both sides'
+# (n - 1) eps/2, see tests/tolerance.py).
 
 
 @pytest.mark.parametrize(
-    "score, f",
+    "score, f, terms",
     [
-        (dot_product_score, dot),
-        (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w))),
-        (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w))),
+        (dot_product_score, dot, 4),  # the product over 4
+        (scaled_dot_product_score, lambda u, w: dot(u, w) / math.sqrt(len(w)), 4 + 1),
+        # the product over 4, the norms over 4 (+ sqrt) and the divisions or products
+        (cosine_score, lambda u, w: dot(u, w) / (norm(u) * norm(w)), 4 + 2 * (4 + 1) + 2),
     ],
 )
-def test_param_free_scores_match_double_loop(score, f):
-    torch.testing.assert_close(score(Q64, K64), double_loop(Q64, K64, f), **TIGHT)
+def test_param_free_scores_match_double_loop(score, f, terms):
+    assert_float_close(score(Q64, K64), double_loop(Q64, K64, f), terms=terms)
 
 
 # square W_a (a transposed W_a would pass shape checks) and not
@@ -342,9 +354,8 @@ def test_module_scores_match_double_loop(Dk):
     q, k = Q64, randn(2, 5, Dk, seed=1, dtype=torch.float64)  # Dq = 4
     g = randomized(GeneralScore(4, Dk).double())
     W = g.W_a.weight.tolist()
-    torch.testing.assert_close(
-        g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), **TIGHT
-    )
+    # W_a k over Dk, then the product over 4
+    assert_float_close(g(q, k), double_loop(q, k, lambda u, w: dot(u, matvec(W, w))), terms=Dk + 4)
 
     a = randomized(AdditiveScore(4, Dk, 3).double(), seed=1)
     Wq, Wk, va = a.W_q.weight.tolist(), a.W_k.weight.tolist(), a.v_a.weight[0].tolist()
@@ -352,13 +363,14 @@ def test_module_scores_match_double_loop(Dk):
     def f(u, w):
         return dot(va, [math.tanh(x + y) for x, y in zip(matvec(Wq, u), matvec(Wk, w))])
 
-    torch.testing.assert_close(a(q, k), double_loop(q, k, f), **TIGHT)
+    # W_q q over 4, W_k k over Dk, the sum, tanh, v_a over 3
+    assert_float_close(a(q, k), double_loop(q, k, f), terms=4 + Dk + 1 + 1 + 3)
 
     loc = randomized(LocationScore(4, 5).double(), seed=2)
     Wl = loc.W_a.weight.tolist()
     # (W_a q_i)_j
     loop = [[[dot(Wl[j], q[b, i]) for j in range(5)] for i in range(3)] for b in range(2)]
-    torch.testing.assert_close(loc(q, k), torch.tensor(loop, dtype=torch.float64), **TIGHT)
+    assert_float_close(loc(q, k), torch.tensor(loop, dtype=torch.float64), terms=4)  # over 4
 
 
 def test_additive_equals_concat_form():
@@ -370,8 +382,9 @@ def test_additive_equals_concat_form():
         [q[:, :, None, :].expand(2, 3, 7, 4), k[:, None, :, :].expand(2, 3, 7, 6)], -1
     )
     concat = torch.tanh(pairs @ W_a.T) @ a.v_a.weight[0]  # [B, Tq, Tk]
-    # float32, same products summed in a different grouping, values of order 1-5: atol 1e-5
-    torch.testing.assert_close(a(q, k), concat, rtol=0, atol=1e-5)
+    # the same products summed in a different grouping: W [q; k] over 4 + 6 (+ the sum of the two
+    # halves), tanh, v_a over 5
+    assert_float_close(a(q, k), concat, terms=4 + 6 + 1 + 1 + 5)
 
 
 @pytest.mark.parametrize("mask_kind", [None, "2d", "batch_head", "full", "causal"])
@@ -387,14 +400,19 @@ def test_sdpa_matches_torch(mask_kind):
     }[mask_kind]
     out, w = scaled_dot_product_attention(q, k, v, mask)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    # float32, outputs of order 1: differences come from the order of float32 operations (~3e-7)
-    torch.testing.assert_close(out, ref, rtol=0, atol=1e-6)
+    # torch's kernel against ours: scores over 8 + scaling, softmax over 6, the sum over 6
+    # (scale: the outputs' size)
+    terms = 8 + 1 + T + T
+    assert_float_close(out, ref, terms=terms)
     if mask_kind == "causal":
         causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        torch.testing.assert_close(out, causal, rtol=0, atol=1e-6)
+        assert_float_close(out, causal, terms=terms)
     explicit = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(D), dim=-1)
     if mask is None:
-        torch.testing.assert_close(w, explicit, rtol=0, atol=1e-6)  # weights in [0, 1], float32
+        # scores over 8 + scaling, of the scores' size (a score error moves a weight by at most twice
+        # it), then softmax over 6
+        s = max(1.0, (q @ k.transpose(-2, -1)).abs().max().item() / math.sqrt(D))
+        assert_float_close(w, explicit, terms=2 * (8 + 1) + T, scale=s)
     else:
         assert torch.all(w[~mask.expand_as(w)] == 0)
 
@@ -403,17 +421,18 @@ def test_masked_softmax_matches_torch_softmax_with_additive_inf_mask():
     scores, mask = randn(3, 4, 7) * 3, random_mask(3, 4, 7, seed=1)  # no row fully masked
     inf_mask = torch.zeros(3, 4, 7).masked_fill(~mask, float("-inf"))  # built by hand, not via lib
     ref = torch.softmax(scores + inf_mask, dim=-1)
-    # float32, weights in [0, 1], same formula up to the order of operations: atol 1e-6
-    torch.testing.assert_close(masked_softmax(scores, mask), ref, rtol=0, atol=1e-6)
+    # the same softmax kernel on the same numbers (adding 0 is exact, -inf gives -inf, as the fill
+    # does; the masked weights are already 0): exact
+    torch.testing.assert_close(masked_softmax(scores, mask), ref, rtol=0, atol=0)
     torch.testing.assert_close(
         masked_softmax(scores, mask),
         torch.softmax(scores + additive_mask(mask), -1),
         rtol=0,
-        atol=1e-6,
+        atol=0,
     )
-    torch.testing.assert_close(masked_softmax(scores), torch.softmax(scores, -1), rtol=0, atol=1e-6)
+    torch.testing.assert_close(masked_softmax(scores), torch.softmax(scores, -1), rtol=0, atol=0)
     torch.testing.assert_close(
-        masked_softmax(scores, dim=0), torch.softmax(scores, 0), rtol=0, atol=1e-6
+        masked_softmax(scores, dim=0), torch.softmax(scores, 0), rtol=0, atol=0
     )
 
 

@@ -23,8 +23,26 @@ from lib.bert_heads import (
     pretraining_loss,
 )
 from lib.pretraining_data import mask_tokens
+from tests.tolerance import assert_float_close
 
 V, D, H, L, T = 50, 32, 4, 2, 9
+
+
+D_FF = 64  # small_config's intermediate_size; heads of D / H = 8
+
+
+def layer_terms(keys):
+    """The roundings one post-LN layer adds (tests/tolerance.py's terms): q/k/v 32, scores over 8 +
+    scaling, softmax over the keys, sum over the keys, dense 32, LN 32, intermediate 32, output 64, LN 32."""
+    return D + D // H + 1 + keys + keys + D + D + D + D_FF + D
+
+
+def hidden_terms(layers, keys=T):
+    """To the output of `layers` layers: the embeddings' sum of 3 and LN 32, then the layers."""
+    return 2 + D + layers * layer_terms(keys)
+
+
+POOLED_TERMS = hidden_terms(L) + D + 1  # the pooler's dense 32 and tanh
 
 
 def small_config(**overrides):
@@ -199,9 +217,9 @@ def test_forward_shapes_and_outputs():
     assert torch.equal(out.hidden_states[-1], out.sequence_output)
     pooled = torch.tanh(model.pooler.dense(out.sequence_output[:, 0]))
     torch.testing.assert_close(out.pooled_output, pooled, rtol=0, atol=0)
-    # attention rows are softmax rows: sums of <= 9 float32 terms in [0, 1], so 1e-6 is generous
+    # attention rows: softmax's sum over 9 + this sum over 9, of probabilities summing to 1
     for a in out.attentions:
-        torch.testing.assert_close(a.sum(-1), torch.ones(3, H, T), rtol=0, atol=1e-6)
+        assert_float_close(a.sum(-1), torch.ones(3, H, T), terms=T + T, scale=1)
 
 
 def test_heads_shapes():
@@ -260,15 +278,16 @@ def test_pretraining_loss_is_mlm_plus_nsp_cross_entropy():
         -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean()
         - nsp.log_softmax(-1).gather(1, nsp_labels[:, None]).mean()
     )
-    # two means of float32 log-probabilities of size ~4: 1e-5 covers the summation order
-    torch.testing.assert_close(
-        pretraining_loss(mlm, nsp, labels, nsp_labels), by_hand, rtol=0, atol=1e-5
+    # cross_entropy's kernels against log_softmax + gather + mean: log-softmax over V, the mean over the
+    # chosen tokens, log-softmax over 2, the mean over 4, the sum of the two
+    n = int(chosen.sum())
+    assert_float_close(
+        pretraining_loss(mlm, nsp, labels, nsp_labels), by_hand, terms=V + n + 2 + 4 + 1
     )
-    torch.testing.assert_close(
+    assert_float_close(
         pretraining_loss(mlm, None, labels),
         -mlm.log_softmax(-1)[chosen].gather(1, labels[chosen][:, None]).mean(),
-        rtol=0,
-        atol=1e-5,
+        terms=V + n,
     )
     with pytest.raises(ValueError, match="mlm_labels"):
         pretraining_loss(mlm, nsp, labels[:, :-1], nsp_labels)
@@ -306,10 +325,13 @@ def test_one_layer_equals_the_formula_with_torch_reference_functions():
     ln2 = layer.output.LayerNorm
     x2 = F.layer_norm(x1 + layer.output.dense(gelu), (D,), ln2.weight, ln2.bias, 1e-12)
     out, weights = layer(x, need_weights=True)
-    # float32, width 32, two LayerNorms: different summation orders differ by ~1e-6
-    torch.testing.assert_close(out, x2, rtol=0, atol=1e-5)
+    # torch's kernels against the layer's: one layer over 9 keys, + 3 for GELU written with erf
+    assert_float_close(out, x2, terms=layer_terms(T) + 3)
     scores = heads(a.query) @ heads(a.key).transpose(-1, -2) / math.sqrt(D // H)
-    torch.testing.assert_close(weights, scores.softmax(-1), rtol=0, atol=1e-6)
+    # q and k 32, scores over 8 + scaling, of the scores' size (a score error moves a weight by at most
+    # twice it), then softmax over 9
+    s = max(1.0, scores.abs().max().item())
+    assert_float_close(weights, scores.softmax(-1), terms=2 * (D + D // H + 1) + T, scale=s)
     # the tanh approximation of GELU would differ by up to ~1e-3 on these inputs: the check can fail
     assert (F.gelu(h, approximate="tanh") - gelu).abs().max() > 1e-5
 
@@ -324,9 +346,10 @@ def test_padding_is_never_attended_and_does_not_change_the_real_tokens():
     for a in out.attentions:
         assert (a[..., 6:] == 0).all()  # exactly 0, not just small
     alone = model(short)
-    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros: float32 rounding only
-    torch.testing.assert_close(out.sequence_output[:, :6], alone.sequence_output, rtol=0, atol=1e-5)
-    torch.testing.assert_close(out.pooled_output, alone.pooled_output, rtol=0, atol=1e-5)
+    # the same arithmetic on 6 real tokens, except for sums with 3 exact zeros, on other shapes (other
+    # kernels): 2 layers over <= 9 keys
+    assert_float_close(out.sequence_output[:, :6], alone.sequence_output, terms=hidden_terms(L))
+    assert_float_close(out.pooled_output, alone.pooled_output, terms=POOLED_TERMS)
     bool_mask = model(padded, attention_mask=mask.bool(), return_attention=True).sequence_output
     assert torch.equal(bool_mask, out.sequence_output)  # 1/0 and True/False mean the same
     # a [B, T, T] mask: query i may attend to keys 0..i only (a causal encoder)
@@ -350,14 +373,14 @@ def test_the_fused_path_without_weights_equals_the_path_with_weights():
         fused = model(x, attention_mask=mask, return_hidden_states=True)
         weighted = model(x, attention_mask=mask, return_attention=True, return_hidden_states=True)
         assert fused.attentions is None and len(weighted.attentions) == L
-        # float32, width 32, 2 layers: the fused kernel sums in another order, ~1e-7 per value
-        for a, b in zip(fused.hidden_states, weighted.hidden_states):
-            torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
-        torch.testing.assert_close(fused.pooled_output, weighted.pooled_output, rtol=0, atol=1e-5)
+        # the fused kernel sums in another order: the embeddings, then layer l over 9 keys
+        for layer, (a, b) in enumerate(zip(fused.hidden_states, weighted.hidden_states)):
+            assert_float_close(a, b, terms=hidden_terms(layer))
+        assert_float_close(fused.pooled_output, weighted.pooled_output, terms=POOLED_TERMS)
     double = model.double()
     a = double(x, attention_mask=nothing).sequence_output
     b = double(x, attention_mask=nothing, return_attention=True).sequence_output
-    torch.testing.assert_close(a, b, rtol=0, atol=1e-12)  # float64: the same up to rounding
+    assert_float_close(a, b, terms=hidden_terms(L))  # float64's eps, as above
 
 
 def test_every_position_sees_both_directions():

@@ -10,6 +10,13 @@ from lib.captioning import Captioner, ConvEncoder, greedy_decode
 from lib.data import shapes
 from lib.data.shapes import VOCAB
 from lib.train import fit
+from tests.tolerance import assert_float_close
+
+# one decoder step of the fixture's Captioner (d_feature 16, d_emb 8, d_hidden 16, d_attn 8, 9 regions),
+# tests/tolerance.py's terms: the additive score (16 + 16 + sum + tanh + v over 8), softmax over 9, the
+# context over 9, the cell's gates over the embedding 8 + context 16 and the state 16 + 2 biases + ~5
+# ops, the output over 16 + 16 + bias
+STEP_TERMS = (16 + 16 + 1 + 1 + 8) + 9 + 9 + (8 + 16 + 16 + 2 + 5) + (16 + 16 + 1)
 
 COLOUR_OF = {name: torch.tensor(rgb) for name, rgb in shapes.COLOURS.items()}
 
@@ -196,14 +203,20 @@ def test_attention_weights_sum_to_one_and_match_additive_score(examples, model):
     logits, alpha = teacher_forced(model, batch.images, batch.tgt_in)
     B, T = batch.tgt_in.shape
     assert logits.shape == (B, T, len(VOCAB)) and alpha.shape == (B, T, 9)
-    assert (alpha >= 0).all() and torch.allclose(alpha.sum(-1), torch.ones(B, T), atol=1e-6)
+    assert (alpha >= 0).all()
+    # softmax's sum over 9 regions + this sum over 9, of probabilities summing to 1
+    assert_float_close(alpha.sum(-1), torch.ones(B, T), terms=9 + 9, scale=1)
     dec = model.decoder
     assert isinstance(dec.attention, AdditiveScore)
     features = model.encoder(batch.images)
     h = torch.randn(B, 16)
     _, a_fast = dec.attend(h, features, dec.attention.W_k(features))
-    reference = torch.softmax(dec.attention(h[:, None, :], features), dim=-1)[:, 0]  # [B, R]
-    assert (a_fast - reference).abs().max() < 1e-6
+    scores = dec.attention(h[:, None, :], features)  # [B, 1, R]
+    reference = torch.softmax(scores, dim=-1)[:, 0]  # [B, R]
+    # W_q h over 16 on another shape, the sum, tanh, v over 8: of the scores' size (a score error moves
+    # a weight by at most twice it); then softmax over 9
+    s = max(1.0, scores.abs().max().item())
+    assert_float_close(a_fast, reference, terms=2 * (16 + 1 + 1 + 8) + 9, scale=s)
 
 
 def test_teacher_forcing_equals_stepping_the_decoder(examples, model):
@@ -235,7 +248,7 @@ def test_greedy_decode_returns_one_map_per_word(examples, model):
     for b in range(B):
         ids = tokens[b].tolist()
         end = ids.index(VOCAB.eos_id) + 1 if VOCAB.eos_id in ids else L
-        assert torch.allclose(alpha[b, :end].sum(-1), torch.ones(end), atol=1e-6)
+        assert_float_close(alpha[b, :end].sum(-1), torch.ones(end), terms=9 + 9, scale=1)
         assert (alpha[b, end:] == 0).all() and (tokens[b, end:] == VOCAB.pad_id).all()
     # the first word is the argmax of the first step, computed by hand
     features = model.encoder(images)
@@ -249,7 +262,13 @@ def test_greedy_decode_returns_one_map_per_word(examples, model):
         forced, _ = teacher_forced(model, images, tgt_in)  # [B, L, V]
     picked = forced.log_softmax(-1).gather(-1, tokens[..., None])[..., 0]
     real = alpha.sum(-1) > 0  # the words up to and including <eos>
-    torch.testing.assert_close(log_prob, (picked * real).sum(1), atol=1e-5, rtol=0)
+    # greedy's steps against teacher forcing's: step t's logits carry t decoder steps (STEP_TERMS),
+    # the log-softmax over V adds V, the sum over the L words adds L; of the logits' size
+    V = len(VOCAB)
+    terms = sum(t * STEP_TERMS + V for t in range(1, L + 1)) + L
+    assert_float_close(
+        log_prob, (picked * real).sum(1), terms=terms, scale=forced.abs().max().item()
+    )
 
 
 def test_doubly_stochastic_penalty(examples, model):

@@ -3,8 +3,9 @@ earlier ones), padding, residual connections, each direction against the plain L
 loss against a direct computation; ScalarMix against its formula; the character CNN; the paper's
 parameter count; a tiny model that learns; bad input.
 
-Most checks run in float64, where two computations of the same quantity in different orders agree to
-~1e-15 relative; the tolerance 1e-10 is far above that and far below the O(0.01) change of any mistake.
+Most checks run in float64; two computations of the same quantity in different orders or kernels are
+compared by tests/tolerance.py's rule (float64's eps, terms counted below), far below the O(0.01) change
+of any mistake.
 """
 
 import math
@@ -29,9 +30,24 @@ from lib.elmo import (
     pad_sentences,
     reverse_padded,
 )
+from tests.tolerance import assert_float_close
 
-TOL64 = dict(rtol=0, atol=1e-10)
 V, H = 23, 8
+TOKEN_TERMS = 6 + 1  # small_model's word embedding (6) projected to H: the product over 6 + bias
+# one LSTM step (M = H = 8 cells): gates over the input 8 + the recurrent 8 + 2 biases, the cell
+# f * c + i * g (3), h = o * tanh(c) (2); a state carries the roundings of every step before it
+LSTM_STEP = H + H + 2 + 3 + 2
+
+
+def state_terms(layer, T):
+    """To layer `layer`'s states over T positions: the token representation, then per layer T steps
+    and the residual sum."""
+    return TOKEN_TERMS + layer * (T * LSTM_STEP + 1)
+
+
+def logits_terms(T, layers=2):
+    """The top states, then the softmax layer's product over H + bias."""
+    return state_terms(layers, T) + H + 1
 
 
 def small_model(seed=0, words=None, **overrides):
@@ -79,8 +95,9 @@ def test_layer_zero_is_the_token_representation_twice_and_padding_is_zero():
     _, ids, mask = padded_batch()
     states = torch.stack(model(ids, mask).hidden_states)
     x = model.token_encoder(ids)  # [B, T, H]
-    torch.testing.assert_close(states[0, ..., :H][mask], x[mask], **TOL64)
-    torch.testing.assert_close(states[0, ..., H:][mask], x[mask], **TOL64)
+    # the same encoder on the same ids: exact
+    torch.testing.assert_close(states[0, ..., :H][mask], x[mask], rtol=0, atol=0)
+    torch.testing.assert_close(states[0, ..., H:][mask], x[mask], rtol=0, atol=0)
     assert states[:, ~mask].abs().max() == 0  # every layer 0 at padding
     # not all zero
     assert states[1:, mask].abs().min() < 1.0 and states[1:, mask].abs().max() > 1e-3
@@ -145,7 +162,8 @@ def test_each_direction_equals_the_lstms_run_by_hand_with_the_residual_connectio
         h2 = layers[1](h1)[0] + h1
         for j, hj in ((1, h1), (2, h2)):
             expected = hj.flip(1) if flip else hj
-            torch.testing.assert_close(states[j, :, half], expected[0], **TOL64)
+            # the batch of 7 positions against the sentence alone: other shapes, other kernels
+            assert_float_close(states[j, :, half], expected[0], terms=state_terms(j, 7))
     # without the residual the second layer would be off by |h1| ~ 0.1: the comparison can fail
     assert (model.forward_layers[1](h1)[0] - h2).abs().max() > 1e-2
 
@@ -157,27 +175,31 @@ def test_padding_does_not_change_the_states_of_real_tokens():
     for row, s in enumerate(sentences):
         alone = model(torch.tensor([s]))  # no padding at all
         n = len(s)
-        torch.testing.assert_close(
+        # padded batch against the sentence alone: other shapes, other kernels; 2 layers over 7
+        assert_float_close(
             torch.stack(batched.hidden_states)[:, row, :n],
             torch.stack(alone.hidden_states)[:, 0],
-            **TOL64,
+            terms=state_terms(2, 7),
         )
-        torch.testing.assert_close(
-            batched.forward_logits[row, :n], alone.forward_logits[0], **TOL64
+        assert_float_close(
+            batched.forward_logits[row, :n], alone.forward_logits[0], terms=logits_terms(7)
         )
-        torch.testing.assert_close(
-            batched.backward_logits[row, :n], alone.backward_logits[0], **TOL64
+        assert_float_close(
+            batched.backward_logits[row, :n], alone.backward_logits[0], terms=logits_terms(7)
         )
     # what the padding positions hold does not matter either, given the mask
     garbage = torch.where(
         mask, ids, torch.randint(1, V, ids.shape, generator=torch.Generator().manual_seed(5))
     )
-    torch.testing.assert_close(
-        torch.stack(model(garbage, mask).hidden_states), torch.stack(batched.hidden_states), **TOL64
+    # (other data in the padding rows of the same kernels, which may block them differently)
+    assert_float_close(
+        torch.stack(model(garbage, mask).hidden_states),
+        torch.stack(batched.hidden_states),
+        terms=state_terms(2, 7),
     )
-    # the default mask is ids != pad_id
+    # the default mask is ids != pad_id: the same computation on the same numbers, exact
     torch.testing.assert_close(
-        torch.stack(model(ids).hidden_states), torch.stack(batched.hidden_states), **TOL64
+        torch.stack(model(ids).hidden_states), torch.stack(batched.hidden_states), rtol=0, atol=0
     )
 
 
@@ -290,11 +312,12 @@ def test_scalar_mix_weights_and_formula():
     s = mix.weights
     assert abs(s.sum().item() - 1) < 1e-12 and (s > 0).all()
     e = torch.exp(torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64))
-    torch.testing.assert_close(s, e / e.sum(), **TOL64)
+    assert_float_close(s, e / e.sum(), terms=3 + 2, scale=1)  # softmax over 3 vs exp, sum, division
     h = torch.randn(3, 2, 5, 4, dtype=torch.float64)
     expected = 1.7 * (s[0] * h[0] + s[1] * h[1] + s[2] * h[2])
-    torch.testing.assert_close(mix(h), expected, **TOL64)
-    torch.testing.assert_close(mix(list(h)), expected, **TOL64)  # a list of layers
+    # the weighted sum over 3 layers, its 3 products and gamma's, in another order
+    assert_float_close(mix(h), expected, terms=3 + 3 + 1)
+    assert_float_close(mix(list(h)), expected, terms=3 + 3 + 1)  # a list of layers
     assert (mix(h) - h.mean(0)).abs().max() > 1e-2  # not a plain mean
 
 
@@ -365,7 +388,8 @@ def test_highway_formula():
     x = torch.randn(3, 5, dtype=torch.float64)
     t = torch.sigmoid(x @ hw.gate.weight.T + hw.gate.bias)
     expected = t * torch.relu(x @ hw.transform.weight.T + hw.transform.bias) + (1 - t) * x
-    torch.testing.assert_close(hw(x), expected, **TOL64)
+    # nn.Linear against @ W^T + b: the products over 5 + bias, sigmoid, 1 - t, the two products, the sum
+    assert_float_close(hw(x), expected, terms=5 + 1 + 1 + 4)
     assert torch.equal(hw.gate.bias, torch.full((5,), -1.0, dtype=torch.float64))
 
 
@@ -382,12 +406,16 @@ def test_character_cnn_token_encoder():
     enc = model.token_encoder
     assert enc.chars.shape == (9, 8) and model.config.char_features == 14
     x = enc(torch.arange(9)[None])[0]  # [V, H]
-    torch.testing.assert_close(x[4], x[7], **TOL64)  # same spelling, same vector
+    # same spelling, same vector, computed in other rows of the batch (a kernel may treat rows
+    # differently): convolutions over <= 3 x 16 + bias, the highway over 14 (+ bias, sigmoid, 4 ops),
+    # the projection over 14 + bias
+    cnn_terms = 3 * 16 + 1 + (14 + 1 + 1 + 4) + 14 + 1
+    assert_float_close(x[4], x[7], terms=cnn_terms)
     assert (x[4] - x[5]).abs().max() > 1e-3  # "plays" differs from "play"
     # the features of "bank" by hand: embed, convolve, max over positions, ReLU, highway, projection
     e = enc.char_embeddings(enc.chars[6]).T[None]  # [1, Dc, C]
     feats = torch.cat([F.conv1d(e, c.weight, c.bias).amax(-1) for c in enc.convs], -1).relu()
-    torch.testing.assert_close(x[6], enc.projection(enc.highways[0](feats))[0], **TOL64)
+    assert_float_close(x[6], enc.projection(enc.highways[0](feats))[0], terms=cnn_terms)
     # with a word embedding as well, both parts feed the projection
     both = small_model(words=words, **{**cfg, "word_dim": 6})
     assert both.token_encoder.projection.in_features == 6 + 14

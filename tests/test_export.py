@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import export_models as ex  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 
+from tests.tolerance import assert_float_close  # noqa: E402
+
 FP16_ATTENTION_TOL = 2e-3
 FP32_TOL = 1e-4
 
@@ -94,7 +96,11 @@ def test_minilm_fp16_equals_pytorch(exported, minilm):
         got_hidden, got_att = sess.run(None, ex.minilm_inputs(tokenizer, text))
         assert got_att.shape == att.shape == (6, 12, len(tokens), len(tokens))
         worst = max(worst, float(np.abs(got_att - att).max()))
-        np.testing.assert_allclose(got_att.sum(-1), 1.0, atol=1e-5)  # still distributions
+        # still distributions: onnxruntime's softmax over T and this sum over T, summing to 1 (float32
+        # sums; the float16 weights change the values, not that they sum to 1)
+        T = len(tokens)
+        sums = got_att.sum(-1)
+        assert_float_close(sums, np.ones_like(sums), terms=T + T, scale=1)
         assert np.abs(got_hidden[0] - hidden).max() < 0.05  # 384-dim vectors of size ~1
     assert worst < FP16_ATTENTION_TOL, worst
 

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from lib.data import documents as D
 from lib.han import ContextAttention, HierarchicalAttentionNetwork
 from lib.train import fit
+from tests.tolerance import assert_float_close
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +164,12 @@ def test_forward_shapes_and_weights_sum_to_one_on_real_words_only(docs, vocab, m
     words = batch.docs != vocab.pad_id
     sentences = words.any(-1)
     assert (word_w[~words] == 0).all() and (sent_w[~sentences] == 0).all()
-    assert torch.allclose(word_w.sum(-1)[sentences], torch.ones(int(sentences.sum())), atol=1e-6)
-    assert torch.allclose(sent_w.sum(-1), torch.ones(B), atol=1e-6)
+    # softmax's sum over the W words + this sum over W (and over the S sentences), of probabilities
+    # summing to 1
+    assert_float_close(
+        word_w.sum(-1)[sentences], torch.ones(int(sentences.sum())), terms=W + W, scale=1
+    )
+    assert_float_close(sent_w.sum(-1), torch.ones(B), terms=S + S, scale=1)
 
 
 def test_padding_changes_nothing(docs, vocab, model):

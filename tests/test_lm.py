@@ -32,6 +32,7 @@ from lib.word2vec import (
     skipgram_batches,
     skipgram_pairs,
 )
+from tests.tolerance import assert_float_close
 
 TOY = ["the dog barks", "the dog runs", "the cat runs", "a dog"]
 
@@ -45,21 +46,32 @@ def batch_of(vocab, sentences):
     return make_lm_batch(sentences, vocab)
 
 
+EPS32, EPS64 = torch.finfo(torch.float32).eps, torch.finfo(torch.float64).eps
+
+
+def approx_rule(expected, terms, eps=EPS64, scale=None):
+    """pytest.approx with tests/tolerance.py's bound, terms * eps * scale (scale: |expected| unless
+    given), for Python floats (float64, unless the value was computed in float32: eps=EPS32)."""
+    return pytest.approx(expected, abs=terms * eps * (abs(expected) if scale is None else scale))
+
+
 # --- the bigram model ------------------------------------------------------------------------------
 
 
 def test_bigram_estimates_equal_hand_counts():
     lm = BigramLM(TOY)
     # C(the) = 3: "the dog" twice, "the cat" once; C(<s>) = 4, "the" starts 3 of the 4 sentences
-    assert lm.prob("dog", "the") == pytest.approx(2 / 3, abs=1e-12)
-    assert lm.prob("cat", "the") == pytest.approx(1 / 3, abs=1e-12)
+    # a count divided by a count against the fraction: one rounding each side
+    assert lm.prob("dog", "the") == approx_rule(2 / 3, terms=2)
+    assert lm.prob("cat", "the") == approx_rule(1 / 3, terms=2)
     assert lm.prob("the", "the") == 0.0
-    assert lm.prob("the", "<s>") == pytest.approx(3 / 4, abs=1e-12)
+    assert lm.prob("the", "<s>") == approx_rule(3 / 4, terms=2)
     assert lm.prob(EOS, "runs") == 1.0
     # C(dog) = 3, followed by barks, runs and the end once each
-    assert lm.prob("barks", "dog") == lm.prob(EOS, "dog") == pytest.approx(1 / 3, abs=1e-12)
+    assert lm.prob("barks", "dog") == lm.prob(EOS, "dog") == approx_rule(1 / 3, terms=2)
     # P(the dog runs) = 3/4 * 2/3 * 1/3 * 1 = 1/6
-    assert lm.log_prob("the dog runs") == pytest.approx(math.log(1 / 6), abs=1e-12)
+    # 4 divisions, 4 logs, the sum of 4; the reference: a division and a log
+    assert lm.log_prob("the dog runs") == approx_rule(math.log(1 / 6), terms=4 + 4 + 4 + 2)
     assert lm.log_prob(["the", "dog", "runs"]) == lm.log_prob("the dog runs")
     # perplexity: exp(-(ln 1/6 + ln P(a dog)) / (4 + 3)), P(a dog) = 1/4 * 1 * 1/3
     expected = math.exp(-(math.log(1 / 6) + math.log(1 / 12)) / 7)
@@ -70,13 +82,15 @@ def test_add_k_smoothing_and_distributions_sum_to_one():
     lm = BigramLM(TOY, k=1.0)
     V = len(lm.vocab)
     assert V == 6 + 2  # a barks cat dog runs the, </s>, <unk>
-    assert lm.prob("dog", "the") == pytest.approx((2 + 1) / (3 + V), abs=1e-12)
-    assert lm.prob("the", "the") == pytest.approx(1 / (3 + V), abs=1e-12)
+    # (count + k) / (total + k V): integers, one division each side
+    assert lm.prob("dog", "the") == approx_rule((2 + 1) / (3 + V), terms=2)
+    assert lm.prob("the", "the") == approx_rule(1 / (3 + V), terms=2)
     # unknown: <unk>, count 0
-    assert lm.prob("zebra", "the") == pytest.approx(1 / (3 + V), abs=1e-12)
+    assert lm.prob("zebra", "the") == approx_rule(1 / (3 + V), terms=2)
+    # V divisions and the sum over V, of probabilities summing to 1
     for prev in ["<s>", "the", "dog", "runs", "zebra"]:
-        assert sum(lm.distribution(prev).values()) == pytest.approx(1.0, abs=1e-12)
-    assert sum(BigramLM(TOY).distribution("dog").values()) == pytest.approx(1.0, abs=1e-12)
+        assert sum(lm.distribution(prev).values()) == approx_rule(1.0, terms=V + V)
+    assert sum(BigramLM(TOY).distribution("dog").values()) == approx_rule(1.0, terms=V + V)
     first = next(iter(BigramLM(TOY).distribution("the")))
     assert first == "dog"  # most probable first
 
@@ -256,7 +270,10 @@ def test_sample_is_deterministic_and_follows_a_peaked_model(toy_vocab):
     drawn = sample(model, 2, toy_vocab.bos_id, toy_vocab.eos_id, max_len=5, seed=0)
     out = reading_order(model, drawn, toy_vocab.bos_id, toy_vocab.eos_id)
     assert out == [[toy_vocab.stoi["dog"]] * 5] * 2  # never stops: cut at max_len
-    assert torch.allclose(drawn.log_prob, torch.zeros(2), atol=1e-6)  # P(dog) = 1 - e^-100
+    # P(dog) = 1 - e^-100: log p = -1e-43; each of the 5 steps' log-softmax over V is off by V eps of
+    # the logits' size 50, and the 5 are summed
+    V = len(toy_vocab)
+    assert_float_close(drawn.log_prob, torch.zeros(2), terms=5 * V + 5, scale=50.0)
 
 
 def test_step_function_decodes_as_the_teacher_forced_model(toy_vocab):
@@ -330,7 +347,9 @@ def test_skipgram_initialization_is_word2vecs():
     assert model.in_embed.weight.abs().max() <= 0.5 / 10
     assert model.loss(
         torch.tensor([4]), torch.tensor([5]), torch.tensor([[6, 7]])
-    ).item() == pytest.approx(3 * math.log(2), abs=1e-6)  # all scores 0 at the start
+    ).item() == approx_rule(
+        3 * math.log(2), terms=3 + 3, eps=EPS32
+    )  # all scores 0: 3 log-sigmoids, their sum
 
 
 def test_skipgram_pairs_within_the_window(toy_vocab):
@@ -366,7 +385,11 @@ def test_noise_distribution_is_unigram_to_the_three_quarters(toy_vocab):
     z = sum(c**0.75 for c in counts.values())
     for w, c in counts.items():
         assert noise[toy_vocab.stoi[w]].item() == pytest.approx(c**0.75 / z, rel=1e-5)
-    assert noise[:4].sum() == 0 and noise.sum().item() == pytest.approx(1.0, abs=1e-6)
+    # float32: the powers and divisions (2), the normalizer's sum over V and this sum over V, summing to 1
+    V = len(toy_vocab)
+    assert noise[:4].sum() == 0 and noise.sum().item() == approx_rule(
+        1.0, terms=2 + V + V, eps=EPS32
+    )
 
 
 def test_skipgram_batches_draw_negatives_from_the_noise(toy_vocab):
@@ -421,7 +444,9 @@ def test_nearest_neighbours_of_a_planted_structure():
     )  # b's: along y
     out = nearest_neighbours(vectors, vocab, "a1", k=3)
     assert [w for w, _ in out] == ["a2", "a3", "b2"]
-    assert out[0][1] == pytest.approx(2.0 / math.hypot(2.0, 0.2), abs=1e-6)
+    # float32 cosine: two norms over 3 (+ sqrt), the product over 3, the division; cosines <= 1
+    cosine = 2.0 / math.hypot(2.0, 0.2)
+    assert out[0][1] == approx_rule(cosine, terms=2 * (3 + 1) + 3 + 1, eps=EPS32, scale=1.0)
     assert [w for w, _ in nearest_neighbours(vectors, vocab, "b1", k=1)] == ["b2"]
     with_specials = [
         w for w, _ in nearest_neighbours(vectors, vocab, "b1", k=3, exclude_specials=False)

@@ -21,8 +21,20 @@ from lib.attention import (
     split_heads,
 )
 from lib.positional import sinusoidal_encoding
+from tests.tolerance import assert_float_close
 
 D, H = 16, 4  # model width and heads used throughout: Dh = 4
+
+
+def output_terms(keys):
+    """The roundings of an output (tests/tolerance.py's terms): the in-projection over 16, scores over
+    4 + scaling, softmax over the keys, weighted sum over the keys, out-projection over 16."""
+    return D + D // H + 1 + keys + keys + D
+
+
+def weights_terms(keys):
+    """The roundings of the weights: the in-projection over 16, scores over 4 + scaling, softmax."""
+    return D + D // H + 1 + keys
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
@@ -144,10 +156,10 @@ def test_self_attention_without_positions_is_permutation_equivariant(need_weight
     perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
     out, w = mha(x, x, x, need_weights=need_weights)
     out_p, w_p = mha(x[:, perm], x[:, perm], x[:, perm], need_weights=need_weights)
-    # the same float32 sums of 7 terms, reordered: differences ~1e-7 on outputs of order 1, atol 1e-6
-    torch.testing.assert_close(out_p, out[:, perm], rtol=0, atol=1e-6)
+    # the same sums over 7 keys, reordered
+    assert_float_close(out_p, out[:, perm], terms=output_terms(7))
     if need_weights:
-        torch.testing.assert_close(w_p, w[:, :, perm][..., perm], rtol=0, atol=1e-6)
+        assert_float_close(w_p, w[:, :, perm][..., perm], terms=weights_terms(7), scale=1)
     # with sinusoidal positions added, order matters: the permuted input gives other outputs
     pe = sinusoidal_encoding(7, D)
     y, y_p = x + pe, x[:, perm] + pe
@@ -165,8 +177,8 @@ def test_causal_outputs_up_to_t_ignore_later_tokens(need_weights):
     out, w = mha(x, x, x, causal_mask(T), need_weights=need_weights)
     out_changed, _ = mha(x_changed, x_changed, x_changed, causal_mask(T), need_weights=need_weights)
     # rows 0..t see the same allowed keys; the changed ones get weight exactly 0. The row sums may be
-    # grouped differently by the kernels, so allow float32 rounding (~1e-7), atol 1e-6
-    torch.testing.assert_close(out_changed[:, : t + 1], out[:, : t + 1], rtol=0, atol=1e-6)
+    # grouped differently by the kernels: 8 keys
+    assert_float_close(out_changed[:, : t + 1], out[:, : t + 1], terms=output_terms(T))
     # later rows do change
     assert (out_changed[:, t + 1 :] - out[:, t + 1 :]).abs().amax(-1).min() > 1e-2
     if need_weights:
@@ -181,12 +193,13 @@ def test_padded_keys_are_ignored_and_weights_are_distributions():
     mask = padding_mask(lengths, T)
     out, w = mha(x, x, x, mask)
     out_changed, _ = mha(x_changed, x_changed, x_changed, mask)
-    # padded keys have weight exactly 0; real queries see identical keys: rounding only, atol 1e-6
-    torch.testing.assert_close(out_changed[0, :3], out[0, :3], rtol=0, atol=1e-6)
-    torch.testing.assert_close(out_changed[1], out[1], rtol=0, atol=1e-6)
+    # padded keys have weight exactly 0; real queries see identical keys, through kernels that may
+    # block other data differently: 6 keys
+    assert_float_close(out_changed[0, :3], out[0, :3], terms=output_terms(T))
+    assert_float_close(out_changed[1], out[1], terms=output_terms(T))
     assert torch.all(w[0, :, :, 3:] == 0) and torch.all(w[0, :, :, :3] > 0)
-    # 6 terms in [0, 1]
-    torch.testing.assert_close(w.sum(-1), torch.ones(2, H, T), rtol=0, atol=1e-6)
+    # softmax's sum over 6 + this sum over 6, of probabilities summing to 1
+    assert_float_close(w.sum(-1), torch.ones(2, H, T), terms=T + T, scale=1)
 
 
 def test_need_weights_true_and_false_agree_including_fully_masked_rows():
@@ -201,16 +214,17 @@ def test_need_weights_true_and_false_agree_including_fully_masked_rows():
     for mask in masks:
         out_w, _ = mha(x, x, x, mask)
         out_f, _ = mha(x, x, x, mask, need_weights=False)
-        # lib's masked softmax vs torch's fused kernel, float32, outputs of order 1: atol 1e-6
-        torch.testing.assert_close(out_f, out_w, rtol=0, atol=1e-6)
+        # lib's masked softmax vs torch's fused kernel: 5 keys
+        assert_float_close(out_f, out_w, terms=output_terms(5))
         assert not out_w.isnan().any()
     # a fully masked row attends to nothing: zero weights, heads output 0, output = out_proj.bias
     out, w = mha(x, x, x, padding_mask([5, 2, 0], 5))
     assert torch.equal(w[2], torch.zeros(H, 5, 5))
+    # 0 @ W + b is b exactly
     torch.testing.assert_close(out[2], mha.out_proj.bias.expand(5, D), rtol=0, atol=0)
     out_w, _ = mha(x, mem, mem, padding_mask([7, 3, 1], 7))  # cross-attention
     out_f, _ = mha(x, mem, mem, padding_mask([7, 3, 1], 7), need_weights=False)
-    torch.testing.assert_close(out_f, out_w, rtol=0, atol=1e-6)
+    assert_float_close(out_f, out_w, terms=output_terms(7))  # as above, 7 keys
 
 
 def test_dropout_only_in_training_and_returned_weights_are_before_dropout():
@@ -219,7 +233,7 @@ def test_dropout_only_in_training_and_returned_weights_are_before_dropout():
     mha.eval()
     out_eval, w_eval = mha(x, x, x)
     out_eval_f, _ = mha(x, x, x, need_weights=False)
-    torch.testing.assert_close(out_eval_f, out_eval, rtol=0, atol=1e-6)
+    assert_float_close(out_eval_f, out_eval, terms=output_terms(6))  # fused vs explicit, 6 keys
     mha.train()
     torch.manual_seed(0)
     out_train, w_train = mha(x, x, x)
@@ -252,9 +266,8 @@ def per_head_reference(mha, query, key, value, mask=None):
     return torch.cat(heads, -1) @ mha.out_proj.weight.T + mha.out_proj.bias  # [B, Tq, D]
 
 
-# Everything below in float64: both sides compute the same sums in a different order, so they agree
-# to ~1e-15 relative on values of order 1; atol 1e-12 is tight yet safe.
-TIGHT = dict(rtol=0, atol=1e-12)
+# Below, both sides compute the same sums in a different order: the rule of tests/tolerance.py (with
+# float64's eps for float64 tensors), output_terms / weights_terms over the keys.
 T64 = dict(dtype=torch.float64)
 
 
@@ -271,8 +284,8 @@ def test_matches_the_per_head_formula(mask_kind):
     with torch.no_grad():
         ref = per_head_reference(mha, x, x, x, mask)
         for need_weights in (True, False):
-            torch.testing.assert_close(
-                mha(x, x, x, mask, need_weights=need_weights)[0], ref, **TIGHT
+            assert_float_close(
+                mha(x, x, x, mask, need_weights=need_weights)[0], ref, terms=output_terms(6)
             )
 
 
@@ -304,19 +317,19 @@ def test_matches_torch_multihead_attention(mask_kind, dtype):
                 ),
             ),
         }[mask_kind]
-    # float64: reordered sums only, atol 1e-12; float32: outputs and weights of order 1 from sums of
-    # 16 products, rounded in a different order (up to 5e-7 measured): atol 1e-5
-    tol = TIGHT if dtype == torch.float64 else dict(rtol=0, atol=1e-5)
+    # reordered sums over <= 8 keys, in the dtype's eps
+    keys = kv.shape[1]
     with torch.no_grad():
         ref_out, ref_w = ref(q, kv, kv, need_weights=True, average_attn_weights=False, **theirs)
         out, w = mha(q, kv, kv, ours)
-        torch.testing.assert_close(out, ref_out, **tol)
-        torch.testing.assert_close(w, ref_w, **tol)  # per-head weights [B, H, Tq, Tk]
+        assert_float_close(out, ref_out, terms=output_terms(keys))
+        # per-head weights [B, H, Tq, Tk]
+        assert_float_close(w, ref_w, terms=weights_terms(keys), scale=1)
         ref_out_f, _ = ref(q, kv, kv, need_weights=False, **theirs)
         out_f, w_f = mha(q, kv, kv, ours, need_weights=False)
         assert w_f is None
-        torch.testing.assert_close(out_f, ref_out_f, **tol)
-        torch.testing.assert_close(out_f, ref_out, **tol)
+        assert_float_close(out_f, ref_out_f, terms=output_terms(keys))
+        assert_float_close(out_f, ref_out, terms=output_terms(keys))
 
 
 def test_matches_torch_without_bias():
@@ -325,8 +338,8 @@ def test_matches_torch_without_bias():
     with torch.no_grad():
         ref_out, ref_w = torch_copy(mha)(x, mem, mem, average_attn_weights=False)
         out, w = mha(x, mem, mem)
-    torch.testing.assert_close(out, ref_out, **TIGHT)
-    torch.testing.assert_close(w, ref_w, **TIGHT)
+    assert_float_close(out, ref_out, terms=output_terms(7))  # 7 keys
+    assert_float_close(w, ref_w, terms=weights_terms(7), scale=1)
 
 
 def test_passing_our_mask_to_torch_unconverted_is_the_classic_bug():
@@ -339,7 +352,7 @@ def test_passing_our_mask_to_torch_unconverted_is_the_classic_bug():
         out, w = mha(x, x, x, pad)
         good, w_good = ref(x, x, x, key_padding_mask=~pad[:, 0, 0], average_attn_weights=False)
         bad, w_bad = ref(x, x, x, key_padding_mask=pad[:, 0, 0], average_attn_weights=False)
-    torch.testing.assert_close(out, good, rtol=0, atol=1e-5)  # float32, as in the test above
+    assert_float_close(out, good, terms=output_terms(6))  # torch's kernel against ours, 6 keys
     assert (out - bad).abs().max() > 1e-2
     assert torch.all(w_bad[0, :, :, :4] == 0)  # unconverted: attends only to the padding
     causal = causal_mask(6)
@@ -347,7 +360,7 @@ def test_passing_our_mask_to_torch_unconverted_is_the_classic_bug():
         out, _ = mha(x, x, x, causal)
         good, _ = ref(x, x, x, attn_mask=~causal)
         bad, w_bad = ref(x, x, x, attn_mask=causal, average_attn_weights=False)
-    torch.testing.assert_close(out, good, rtol=0, atol=1e-5)
+    assert_float_close(out, good, terms=output_terms(6))
     # unconverted: each query sees only the future; the last query, with no future, gets NaN
     assert torch.all(w_bad[..., :-1, :][..., causal[:-1]] == 0)
     assert w_bad[..., -1, :].isnan().all() and bad[:, -1].isnan().all()

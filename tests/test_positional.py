@@ -15,15 +15,15 @@ from lib.positional import (
     relative_rotation,
     sinusoidal_encoding,
 )
+from tests.tolerance import assert_float_close, float_bound
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
 
-# float32 rounding of a value in [-1, 1] moves it by at most half an ulp of 1, 2^-24 ~ 6e-8; the
-# tables are computed in float64 and rounded once, so 1e-7 bounds their error.
-TABLE = dict(rtol=0, atol=1e-7)
+# The tables are computed in float64 and rounded once to float32: against a float64 reference, 1 term
+# of float32's eps on values of size <= 1 (tests/tolerance.py).
 
 
 # ============================================ tier 1: shapes ============================================
@@ -75,10 +75,8 @@ def test_values_in_unit_interval_and_row_zero():
     pe = sinusoidal_encoding(1000, 64)
     assert pe.abs().max() <= 1.0
     assert torch.equal(pe[0], torch.tensor([0.0, 1.0] * 32))  # sin 0 = 0, cos 0 = 1, exactly
-    # every (sin, cos) pair lies on the unit circle: float32 squares of values <= 1, atol 1e-6
-    torch.testing.assert_close(
-        pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(1000, 32), rtol=0, atol=1e-6
-    )
+    # every (sin, cos) pair lies on the unit circle: the two table roundings, two squares and a sum
+    assert_float_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(1000, 32), terms=2 + 2 + 1)
 
 
 @pytest.mark.parametrize("d_model", [4, 16, 64])
@@ -88,11 +86,10 @@ def test_shift_by_k_is_a_fixed_rotation(d_model):
         # every pos with pos and pos + k in the table
         pos = torch.arange(max(0, -k), 600 - max(0, k))
         m = relative_rotation(k, d_model)
-        # each entry of PE[pos] @ M_k.T is a sum of two float32 products of numbers in [-1, 1]
-        # (the other terms are exact zeros), on a table rounded once to float32: error of a few
-        # ulp(1) ~ 1e-7 (measured 1.2e-7). atol 1e-5 leaves ample room for BLAS summation order,
-        # and is still 1000 times smaller than what a wrong k, sign or block produces (below).
-        torch.testing.assert_close(pe[pos] @ m.T, pe[pos + k], rtol=0, atol=1e-5)
+        # each entry of PE[pos] @ M_k.T is a sum over d_model (all but two terms exact zeros) of
+        # numbers in [-1, 1], on tables rounded once to float32 (PE[pos], M_k, PE[pos + k]): terms
+        # d_model + 3, still far below what a wrong k, sign or block produces (below)
+        assert_float_close(pe[pos] @ m.T, pe[pos + k], terms=d_model + 3)
     pos = torch.arange(0, 500)
     # it can fail
     assert (pe[pos] @ relative_rotation(3, d_model).T - pe[pos + 2]).abs().max() > 1e-2
@@ -102,10 +99,10 @@ def test_shift_by_k_is_a_fixed_rotation(d_model):
 
 def test_rotations_compose_and_are_orthogonal():
     m2, m5, m7, m_2 = (relative_rotation(k, 16) for k in (2, 5, 7, -2))
-    # products of float32 rotations with entries in [-1, 1]: error a few 1e-7, atol 1e-6
-    torch.testing.assert_close(m2 @ m5, m7, rtol=0, atol=1e-6)
-    torch.testing.assert_close(m2 @ m2.T, torch.eye(16), rtol=0, atol=1e-6)
-    torch.testing.assert_close(m_2, m2.T, rtol=0, atol=1e-7)  # cos is even, sin odd: only rounding
+    # products over 16 of rotations with entries in [-1, 1], each table rounded once to float32
+    assert_float_close(m2 @ m5, m7, terms=16 + 3)
+    assert_float_close(m2 @ m2.T, torch.eye(16), terms=16 + 2)
+    assert_float_close(m_2, m2.T, terms=2)  # cos is even, sin odd: only the two tables' rounding
     assert torch.equal(relative_rotation(0, 16), torch.eye(16))
 
 
@@ -114,15 +111,17 @@ def test_dot_product_depends_only_on_the_distance():
     pe = sinusoidal_encoding(400, d).double()  # the float32 table, dot products summed in float64
     gram = pe @ pe.T  # [P, P]: PE[p] . PE[q]
     # PE[p] . PE[q] = sum_i cos(w_i (p - q)), a function of |p - q|. Each of the 64 products carries
-    # the table's rounding (<= 2 * 6e-8 relative): error <= 64 * 1.2e-7 ~ 8e-6, so atol 1e-5.
+    # the two float32 factors' rounding (2 terms of float32's eps, the float64 sums far below), of
+    # products whose sizes add up to at most d/2 = 32 (Cauchy-Schwarz)
+    bound = float_bound(torch.ones(()), terms=2, scale=d / 2, dtype=torch.float32)
     w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     for delta in [0, 1, 2, 9, 50, 123]:
         p = torch.arange(0, 400 - delta)
         expected = torch.cos(w * delta).sum().expand(len(p))
-        torch.testing.assert_close(gram[p, p + delta], expected, rtol=0, atol=1e-5)
-        torch.testing.assert_close(gram[p + delta, p], expected, rtol=0, atol=1e-5)  # -delta: same
+        torch.testing.assert_close(gram[p, p + delta], expected, rtol=0, atol=bound)
+        torch.testing.assert_close(gram[p + delta, p], expected, rtol=0, atol=bound)  # -delta: same
     # ... and it does change with the distance (so the test above could fail): d/2 = 32 at delta 0
-    assert gram[0, 0] == pytest.approx(32.0, abs=1e-5) and gram[0, 1] < 31.5 and gram[0, 50] < 20
+    assert gram[0, 0] == pytest.approx(32.0, abs=bound) and gram[0, 1] < 31.5 and gram[0, 50] < 20
 
 
 def test_binary_lowest_bit_flips_fastest():
@@ -156,8 +155,8 @@ def test_sinusoidal_module_table_and_dropout():
     zeros = (y == 0).float().mean()  # about half dropped, the rest scaled by 1 / (1 - p) = 2
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    # the kept entries are (x + pe) * 2: one float32 multiply by a power of two, exact up to rtol 1e-6
-    torch.testing.assert_close(y[kept], 2 * (x + mod.pe[:30])[kept], rtol=1e-6, atol=0)
+    # the kept entries are (x + pe) * 2: the same addition, and a multiply by a power of two: exact
+    torch.testing.assert_close(y[kept], 2 * (x + mod.pe[:30])[kept], rtol=0, atol=0)
     # follows dtype
     assert torch.equal(mod.double().eval()(x.double()), x.double() + mod.pe[:30].double())
 
@@ -176,10 +175,11 @@ def test_sinusoidal_matches_double_loop(d_model, base):
         ]
         for pos in range(max_len)
     ]
-    torch.testing.assert_close(
-        sinusoidal_encoding(max_len, d_model, base).double(),
+    # the float32 table against float64: one rounding
+    assert_float_close(
+        sinusoidal_encoding(max_len, d_model, base),
         torch.tensor(loop, dtype=torch.float64),
-        **TABLE,
+        terms=1,
     )
 
 
@@ -196,13 +196,14 @@ def test_lecture_worked_example_d4():
         dtype=torch.float64,
     )
     pe = sinusoidal_encoding(4, 4).double()
-    # the values above are rounded to 7 decimals (<= 5e-8), the table to float32 (<= 6e-8): atol 2e-7
+    # values written by hand: they are rounded to 7 decimals (<= 5e-8), the table to float32
+    # (<= 6e-8): a bound from those roundings, atol 2e-7
     torch.testing.assert_close(pe, written_down, rtol=0, atol=2e-7)
     by_formula = torch.tensor(
         [[math.sin(p), math.cos(p), math.sin(p / 100), math.cos(p / 100)] for p in range(4)],
         dtype=torch.float64,
     )
-    torch.testing.assert_close(pe, by_formula, **TABLE)
+    assert_float_close(sinusoidal_encoding(4, 4), by_formula, terms=1)  # one rounding to float32
 
 
 def test_binary_rows_are_the_binary_numbers():
@@ -217,13 +218,14 @@ def test_binary_rows_are_the_binary_numbers():
 
 def test_relative_rotation_matches_the_trig_identities():
     d, k = 6, 3
-    m = relative_rotation(k, d).double()
+    m = relative_rotation(k, d)
     for i in range(d // 2):
         a = k / 10000.0 ** (2 * i / d)
         block = torch.tensor(
             [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], dtype=torch.float64
         )
-        torch.testing.assert_close(m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], block, **TABLE)
+        # the float32 matrix against float64: one rounding
+        assert_float_close(m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], block, terms=1)
 
 
 # ============================================ bad input =================================================

@@ -12,9 +12,24 @@ import torch
 from lib.gpt import KVCache, beam_search, greedy_decode
 from lib.pretrained import gpt_from_hf
 from lib.pretrained.gpt import TRANSPOSED
+from tests.tolerance import assert_float_close
 
 transformers = pytest.importorskip("transformers")
 V, N_POSITIONS = 97, 48
+
+
+D, DH = 64, 16  # hf_model: n_embd 64, 4 heads of 16, MLP width 4 x 64
+
+
+def block_terms(keys):
+    """The roundings one block adds (tests/tolerance.py's terms): LN 64 + qkv 64 + scores 16 + softmax
+    over the keys + sum over the keys + c_proj 64 + LN 64 + c_fc 64 + c_proj 256."""
+    return D + D + DH + keys + keys + D + D + D + 4 * D
+
+
+def logits_terms(keys, layers=2):
+    """The blocks, ln_f 64 and lm_head 64."""
+    return layers * block_terms(keys) + D + D
 
 
 def hf_model(seed=0, **overrides):
@@ -72,25 +87,29 @@ def test_logits_loss_and_attention_equal_transformers():
         ref = hf(x, labels=x, output_attentions=True, output_hidden_states=True)
         logits, loss, attention, _ = gpt(x[:, :-1], targets=x[:, 1:], return_attention=True)
         fused, _, _, hidden = gpt(x, return_hidden_states=True)
-    # float32, logits of size ~10; the two implementations sum in different orders: 1e-4 (the issue's bound)
-    torch.testing.assert_close(fused, ref.logits, rtol=0, atol=1e-4)
-    torch.testing.assert_close(logits, ref.logits[:, :-1], rtol=0, atol=1e-4)
+    # the two implementations sum in different orders: 2 layers over <= 30 keys
+    assert_float_close(fused, ref.logits, terms=logits_terms(30))
+    assert_float_close(logits, ref.logits[:, :-1], terms=logits_terms(30))
     assert ref.logits.abs().max() > 1  # not a trivially flat model
     # transformers shifts the labels inside: its loss is ours on idx[:, :-1] -> idx[:, 1:]
-    torch.testing.assert_close(loss, ref.loss, rtol=1e-5, atol=0)
+    # + the log-softmax over V and the mean over 3 x 29 positions, of the logits' size
+    scale = ref.logits.abs().max().item()
+    assert_float_close(loss, ref.loss, terms=logits_terms(30) + V + 3 * 29, scale=scale)
     assert len(ref.attentions) == len(attention) == 2
     # eager attention: [B, H, T, T] probabilities
     for ours, theirs in zip(attention, ref.attentions):
-        torch.testing.assert_close(ours, theirs[:, :, :-1, :-1], rtol=0, atol=1e-6)
+        # the layers below, LN 64 + qkv 64 + scores 16 + softmax over 30 (the last block's, the larger)
+        terms = block_terms(30) + D + D + DH + 30
+        assert_float_close(ours, theirs[:, :, :-1, :-1], terms=terms)
     # hidden states as transformers counts them: the embeddings, each block's output, the last after ln_f
-    # (float32 activations of size ~10: 1e-4 as the logits)
+    # (the blocks below over 30 keys, + ln_f 64 for the last)
     assert len(hidden) == len(ref.hidden_states) == 3
-    for ours, theirs in zip(hidden, ref.hidden_states):
-        torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-4)
+    for layer, (ours, theirs) in enumerate(zip(hidden, ref.hidden_states)):
+        assert_float_close(ours, theirs, terms=1 + layer * block_terms(30) + D * (layer == 2))
     # and the same logits as transformers' default (SDPA) attention
     sdpa = hf_model(attn_implementation="sdpa")
     with torch.no_grad():
-        torch.testing.assert_close(gpt_from_hf(sdpa)(x).logits, sdpa(x).logits, rtol=0, atol=1e-4)
+        assert_float_close(gpt_from_hf(sdpa)(x).logits, sdpa(x).logits, terms=logits_terms(30))
 
 
 def test_untransposed_weights_would_be_wrong():
@@ -129,8 +148,8 @@ def test_kv_cache_matches_transformers_cache():
         ours = gpt(x[:, :12], kv_cache=cache).logits
         step = hf(x[:, 12:13], past_key_values=out.past_key_values, use_cache=True)
         ours_step = gpt(x[:, 12:13], kv_cache=cache).logits
-    torch.testing.assert_close(ours, out.logits, rtol=0, atol=1e-4)
-    torch.testing.assert_close(ours_step, step.logits, rtol=0, atol=1e-4)
+    assert_float_close(ours, out.logits, terms=logits_terms(12))  # 2 layers over 12 keys
+    assert_float_close(ours_step, step.logits, terms=logits_terms(13))  # over 13
     assert cache.length == 13
 
 

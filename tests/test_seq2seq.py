@@ -29,15 +29,38 @@ from lib.seq2seq import (
     greedy_decode,
     sequence_log_prob,
 )
+from tests.tolerance import assert_float_close
 
 PAD, BOS, EOS = 0, 1, 2
 VS, VT = 11, 13  # source and target vocabularies differ, so a mix-up of the two shows up
 HE = 8  # encoder state width: 2 directions x 4
 
-# float64 throughout the comparisons: the library and the loops below sum in different orders, which
-# costs ~1e-15 relative per operation; 1e-10 is far above that and far below the O(0.01) error of any
-# wrong formula, mask or index.
-TOL64 = dict(rtol=0, atol=1e-10)
+# float64 throughout the comparisons: the library and the loops below (or another batch shape) sum in
+# different orders: tests/tolerance.py's rule with float64's eps, terms counted from make_model's widths
+# (far below the O(0.01) error of any wrong formula, mask or index).
+ENC_STEP = (
+    5 + HE // 2 + 2 + 5
+)  # one encoder step: gates over the embedding 5 and the state 4, 2 biases,
+# the gates' combination (~5 ops); a state carries every step before it
+
+
+def encoder_terms(S):
+    """The encoder states and summary after <= S steps."""
+    return S * ENC_STEP
+
+
+def decoder_step_terms(S):
+    """One decoder step, the largest variant of DECODERS: the cell's gates over its input (embedding 6 +
+    context 8 + fed h~ 10) and state 10, 2 biases, ~5 ops; the score (additive: W s 10 + U h 8 + sum +
+    tanh + v over 7); softmax over S; the context sum over S; h~ = tanh(W_c [c; s]) over 18 + 1; the
+    output over 10 + bias; local-p's position and Gaussian (~10)."""
+    return (6 + HE + 10 + 10 + 2 + 5) + (10 + HE + 1 + 1 + 7) + S + S + (HE + 10 + 1) + 11 + 10
+
+
+def decoder_terms(T, S):
+    """Logits or weights after <= T decoder steps over <= S source tokens: the encoder, the initial
+    state from the summary (over 8 + tanh), then T steps (each state carries the steps before it)."""
+    return encoder_terms(S) + HE + 1 + T * decoder_step_terms(S)
 
 
 DECODERS = {
@@ -322,8 +345,8 @@ def test_encoder_equals_loop_over_both_directions():
         states, summary = model.encoder(src, torch.tensor(lengths))
         for b, L in enumerate(lengths):
             ref_states, ref_summary = loop_encoder(model.encoder, src[b, :L])
-            torch.testing.assert_close(states[b, :L], ref_states, **TOL64)
-            torch.testing.assert_close(summary[b], ref_summary, **TOL64)
+            assert_float_close(states[b, :L], ref_states, terms=encoder_terms(6))
+            assert_float_close(summary[b], ref_summary, terms=encoder_terms(6))
     # the forward half of h_1 has read x_1 only; the backward half has read the whole sentence
     assert (states[0, 0, :4] - summary[0, :4]).abs().max() > 1e-3
 
@@ -344,12 +367,12 @@ def test_decoder_equals_loop_from_the_equations(kind):
             ref_logits, ref_weights, ref_p = loop_decoder(
                 model.decoder, enc_states[b, :L], summary[b], tgt_in[b, :T]
             )
-            torch.testing.assert_close(logits[b, :T], ref_logits, **TOL64)
+            assert_float_close(logits[b, :T], ref_logits, terms=decoder_terms(5, 6))
             if ref_weights is not None:
-                torch.testing.assert_close(weights[b, :T, :L], ref_weights, **TOL64)
+                assert_float_close(weights[b, :T, :L], ref_weights, terms=decoder_terms(5, 6))
             if ref_p:
                 p = torch.stack([s["position"][b] for s in states[:T]])
-                torch.testing.assert_close(p, torch.stack(ref_p), **TOL64)
+                assert_float_close(p, torch.stack(ref_p), terms=decoder_terms(5, 6))
 
 
 # ============================================ tier 2: properties ========================================
@@ -368,16 +391,18 @@ def test_padding_does_not_leak(kind, cell):
         states, summary = model.encoder(src, torch.tensor(lengths))
         logits, weights = teacher_forced(model, src, torch.tensor(lengths), tgt_in)
         logits2, weights2 = teacher_forced(model, garbage, torch.tensor(lengths), tgt_in)
-        torch.testing.assert_close(logits2, logits, **TOL64)
+        # other words in the padding, other shapes alone: kernels that may block the data differently
+        terms = decoder_terms(6, 7)
+        assert_float_close(logits2, logits, terms=terms)
         for b, (L, T) in enumerate(zip(lengths, tgt_lengths)):
             alone = src[b : b + 1, :L], torch.tensor([L])
             s1, sum1 = model.encoder(*alone)
-            torch.testing.assert_close(states[b, :L], s1[0], **TOL64)
-            torch.testing.assert_close(summary[b], sum1[0], **TOL64)
+            assert_float_close(states[b, :L], s1[0], terms=encoder_terms(7))
+            assert_float_close(summary[b], sum1[0], terms=encoder_terms(7))
             l1, w1 = teacher_forced(model, *alone, tgt_in[b : b + 1, :T])
-            torch.testing.assert_close(logits[b, :T], l1[0], **TOL64)
+            assert_float_close(logits[b, :T], l1[0], terms=terms)
             if w1 is not None:
-                torch.testing.assert_close(weights[b, :T, :L], w1[0], **TOL64)
+                assert_float_close(weights[b, :T, :L], w1[0], terms=terms)
                 assert weights[b, :, L:].abs().sum() == 0  # exactly 0 on padding
     # different sentences: the test can fail
     assert (logits[0, :3] - logits[1, :3]).abs().max() > 1e-3
@@ -393,10 +418,8 @@ def test_weights_are_a_distribution_over_the_real_tokens(kind):
     real = torch.arange(6)[None, None] < torch.tensor(lengths)[:, None, None]
     # exactly 0 on padding
     assert torch.equal(weights.masked_fill(real, 0), torch.zeros_like(weights))
-    # sums of <= 6 float64 terms in [0, 1]: 1e-12 is generous
-    torch.testing.assert_close(
-        weights.sum(-1), torch.ones(3, 5, dtype=weights.dtype), rtol=0, atol=1e-12
-    )
+    # softmax's sum over <= 6 + this sum over 6, of probabilities summing to 1
+    assert_float_close(weights.sum(-1), torch.ones(3, 5, dtype=weights.dtype), terms=6 + 6, scale=1)
     # one real token: all weight on it
     assert torch.equal(weights[1, :, 0], torch.ones(5, dtype=weights.dtype))
     if kind == "hard":  # eval mode: one-hot rows
@@ -424,7 +447,8 @@ def test_local_attention_window_and_gaussian():
         expected_p = lengths * torch.sigmoid(
             torch.tanh(h @ decoder.W_p.weight.T) @ decoder.v_p.weight[0]
         )
-        torch.testing.assert_close(p, expected_p.double(), **TOL64)
+        # the same h: W_p over 10, tanh, v_p over 10, sigmoid, * S, in another order
+        assert_float_close(p, expected_p.double(), terms=10 + 1 + 10 + 1 + 1)
         assert ((p >= 0) & (p <= lengths)).all()
         distance = torch.arange(S)[None] - p[:, None]  # [B, S]
         outside = (distance.abs() > D) | ~src_mask
@@ -532,7 +556,8 @@ def test_greedy_decoding_picks_the_argmax_given_its_own_output(kind):
             logits, _ = teacher_forced(model, src[b : b + 1], lengths[b : b + 1], tgt_in)
         assert torch.equal(logits[0].argmax(-1), tokens[b, :n])
         if w is not None:
-            torch.testing.assert_close(weights[b, :n], w[0], **TOL64)
+            # the batch of 3 against one sentence: <= 8 steps over <= 6 source tokens
+            assert_float_close(weights[b, :n], w[0], terms=decoder_terms(8, 6))
 
 
 @pytest.mark.parametrize("kind", ["plain", "bahdanau", "luong-concat", "luong-local", "hard"])
@@ -644,7 +669,11 @@ def test_hard_attention_samples_from_alpha_in_training_and_takes_the_argmax_in_e
     frequency = w.mean(0)[:3]
     # binomial standard error sqrt(a (1 - a) / n) <= 0.0036; 5 standard errors
     assert (frequency - alpha).abs().max() < 5 * 0.0036, (frequency, alpha)
-    torch.testing.assert_close(new_state["choice_log_prob"], (w[:, :3] @ alpha).log(), **TOL64)
+    # log-softmax over the 3 allowed scores against softmax over 3 and log; of the log-probabilities'
+    # size (at least 1: a log's error is the probability's relative error)
+    expected = (w[:, :3] @ alpha).log()
+    scale = max(1.0, expected.abs().max().item())
+    assert_float_close(new_state["choice_log_prob"], expected, terms=3 + 3 + 1, scale=scale)
 
 
 def test_reinforce_gives_the_attention_a_gradient_that_the_likelihood_alone_does_not():

@@ -31,6 +31,7 @@ from lib.transformer import (
     count_parameters,
     greedy_decode,
 )
+from tests.tolerance import assert_float_close
 
 PAD, BOS, EOS = 0, 1, 2
 
@@ -51,6 +52,35 @@ def small_config(**overrides):
             **overrides,
         }
     )
+
+
+D, DH, D_FF = 16, 4, 24  # small_config: d_model 16, 4 heads of 4, d_ff 24
+
+
+def attention_terms(keys):
+    """The roundings one attention sublayer adds (tests/tolerance.py's terms): the projection 16, scores
+    over 4 + scaling, softmax over the keys, weighted sum over the keys, out-projection 16, LN 16."""
+    return D + DH + 1 + keys + keys + D + D
+
+
+def encoder_layer_terms(S):
+    """Self-attention over S keys, then the feed-forward 16 + 24 and its LN 16."""
+    return attention_terms(S) + D + D_FF + D
+
+
+def decoder_layer_terms(T, S):
+    """Self-attention over T keys, cross-attention over S, then the feed-forward 16 + 24 and its LN 16."""
+    return attention_terms(T) + attention_terms(S) + D + D_FF + D
+
+
+def memory_terms(S):
+    """Embedding * sqrt(D) + PE (1), 2 encoder layers, the pre-LN final LN 16."""
+    return 1 + 2 * encoder_layer_terms(S) + D
+
+
+def logits_terms(T, S):
+    """The memory, the target's embedding (1), 2 decoder layers, the final LN 16, the generator 16."""
+    return memory_terms(S) + 1 + 2 * decoder_layer_terms(T, S) + D + D
 
 
 def small_model(seed=0, **overrides):
@@ -95,14 +125,14 @@ def test_forward_shapes_and_attention_format(norm_first):
     ):
         att = getattr(out, key)
         assert isinstance(att, tuple) and len(att) == 2 and all(w.shape == shape for w in att)
-        # weights are softmax rows: float32 sums of <= 7 terms in [0, 1], so 1e-6 is generous
-        torch.testing.assert_close(att[0].sum(-1), torch.ones(shape[:-1]), rtol=0, atol=1e-6)
+        # softmax rows of <= 7: softmax's sum over 7 + this sum over 7, of probabilities summing to 1
+        assert_float_close(att[0].sum(-1), torch.ones(shape[:-1]), terms=7 + 7, scale=1)
     # the same type whatever the flag: the weights are None when not asked for
     plain = model(src, tgt_in)
     assert isinstance(plain, TransformerOutput) and plain[1:] == (None, None, None)
-    # the logits do not depend on whether the weights were asked for (fused vs explicit attention;
-    # float32 results of two summation orders: 1e-5 on logits of size ~1)
-    torch.testing.assert_close(logits, model(src, tgt_in).logits, rtol=0, atol=1e-5)
+    # the logits do not depend on whether the weights were asked for (fused vs explicit attention:
+    # two summation orders; 5 target and 7 source tokens)
+    assert_float_close(logits, model(src, tgt_in).logits, terms=logits_terms(5, 7))
     encoded = model.encode(src)
     assert isinstance(encoded, EncoderOutput) and encoded.attentions is None
     memory = encoded.memory
@@ -211,9 +241,8 @@ def copy_layer(ours, theirs):
                 getattr(theirs, norm).bias.copy_(getattr(ours, norm).bias)
 
 
-# float64 throughout: the two implementations sum in different orders, which costs ~1e-15 relative
-# per operation; 1e-10 is far above that and far below the O(0.1) error of any wrong formula.
-TOL64 = dict(rtol=0, atol=1e-10)
+# float64 throughout: the two implementations sum in different orders; the rule of tests/tolerance.py
+# with float64's eps, terms counted per layer (one layer, see encoder_layer_terms).
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -235,8 +264,8 @@ def test_encoder_layer_equals_torch(norm_first):
     expected = theirs(x, src_key_padding_mask=~real)
     for need_weights in (False, True):
         out, _ = ours(x, real[:, None, None, :], need_weights=need_weights)
-        torch.testing.assert_close(out, expected, **TOL64)
-    torch.testing.assert_close(ours(x)[0], theirs(x), **TOL64)  # no mask
+        assert_float_close(out, expected, terms=encoder_layer_terms(6))  # one layer over 6 keys
+    assert_float_close(ours(x)[0], theirs(x), terms=encoder_layer_terms(6))  # no mask
     # the padding mask matters: this test can fail
     assert (ours(x)[0] - expected).abs().max() > 1e-2
 
@@ -260,7 +289,8 @@ def test_decoder_layer_equals_torch(norm_first):
     expected = theirs(y, memory, tgt_mask=~causal, memory_key_padding_mask=~real)
     for need_weights in (False, True):
         out, _, _ = ours(y, memory, causal, real[:, None, None, :], need_weights=need_weights)
-        torch.testing.assert_close(out, expected, **TOL64)
+        # one layer over 5 target and 7 source keys
+        assert_float_close(out, expected, terms=decoder_layer_terms(5, 7))
     # the masks matter (so the comparison above can fail): without them the output changes by O(0.1)
     assert (ours(y, memory)[0] - expected).abs().max() > 1e-2
 
@@ -278,10 +308,12 @@ def test_transformer_is_its_parts_wired_as_in_the_paper(norm_first):
     memory, _ = model.encoder(x, real)
     y = model.tgt_embed.weight[tgt_in] * 4.0 + pe[:4]
     hidden, _, _ = model.decoder(y, memory, causal_mask(4), real)
-    # float32, identical operations in the same order: 1e-6 on values of size ~1
-    torch.testing.assert_close(model.encode(src).memory, memory, rtol=0, atol=1e-6)
-    torch.testing.assert_close(
-        model(src, tgt_in).logits, hidden @ model.tgt_embed.weight.T, rtol=0, atol=1e-5
+    # the same operations in the same order on the same numbers (* 4 is exact; the same PE table):
+    # exact
+    torch.testing.assert_close(model.encode(src).memory, memory, rtol=0, atol=0)
+    # the generator's F.linear against @ W^T: other kernels, 4 target and 7 source tokens
+    assert_float_close(
+        model(src, tgt_in).logits, hidden @ model.tgt_embed.weight.T, terms=logits_terms(4, 7)
     )
 
 
@@ -297,7 +329,9 @@ def test_layernorm_is_the_formula():
     mean = x.mean(-1, keepdim=True)
     var = ((x - mean) ** 2).mean(-1, keepdim=True)  # biased: / D
     formula = (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
-    torch.testing.assert_close(norm(x), formula, **TOL64)
+    # the mean over 16, the variance over 16 (+ the difference and square), + eps, sqrt, the division,
+    # * gamma, + beta: torch's kernel against these float64 ops
+    assert_float_close(norm(x), formula, terms=D + D + 2 + 5 + 2)
     # the unbiased variance (/ (D - 1)) would differ by ~3% of the normalized values: this test sees it
     unbiased = (x - mean) / torch.sqrt(x.var(-1, keepdim=True) + norm.eps) * norm.weight + norm.bias
     assert (norm(x) - unbiased).abs().max() > 1e-3
@@ -316,8 +350,9 @@ def test_decoder_is_causal(norm_first):
         changed[:, t + 1 :] = ids(2, 7 - t, vocab=13, seed=10 + t)  # new tokens after position t
         assert not torch.equal(changed, tgt_in)
         new = model(src, changed).logits
-        # masked keys get weight exactly 0, so only the summation order can differ: float32, 1e-6
-        torch.testing.assert_close(new[:, : t + 1], logits[:, : t + 1], rtol=0, atol=1e-6)
+        # masked keys get weight exactly 0, but the rows share kernels with other data (which may block
+        # the keys differently): 8 target and 6 source tokens
+        assert_float_close(new[:, : t + 1], logits[:, : t + 1], terms=logits_terms(8, 6))
         # and later positions do see it
         assert (new[:, t + 1 :] - logits[:, t + 1 :]).abs().max() > 1e-3
 
@@ -328,12 +363,14 @@ def test_source_padding_does_not_change_real_tokens(norm_first):
     short, long = ids(1, 3, vocab=11), ids(1, 6, vocab=11, seed=1)
     padded = torch.cat([long, F.pad(short, (0, 3), value=PAD)])  # [2, 6]: short padded with 3 PADs
     tgt_in = ids(2, 4, vocab=13, seed=2)
-    # float32, same operations on 3 vs 6 keys (masked ones weigh exactly 0): 1e-5 on values of size ~1
-    torch.testing.assert_close(
-        model.encode(padded).memory[1, :3], model.encode(short).memory[0], rtol=0, atol=1e-5
+    # 3 vs 6 keys (masked ones weigh exactly 0), other shapes, other kernels: <= 6 source tokens
+    assert_float_close(
+        model.encode(padded).memory[1, :3], model.encode(short).memory[0], terms=memory_terms(6)
     )
-    torch.testing.assert_close(
-        model(padded, tgt_in).logits[1], model(short, tgt_in[1:]).logits[0], rtol=0, atol=1e-5
+    assert_float_close(  # and 4 target tokens
+        model(padded, tgt_in).logits[1],
+        model(short, tgt_in[1:]).logits[0],
+        terms=logits_terms(4, 6),
     )
     # the comparison can fail: a real token instead of PAD at the end does change the outputs
     unmasked = padded.clone()

@@ -41,7 +41,7 @@ def float_bound(
         raise ValueError(f"terms must be at least 1, got {terms}")
     eps = torch.finfo(dtype or expected.dtype).eps
     if scale is None:
-        scale = float(expected.abs().max()) if expected.numel() else 0.0
+        scale = float(expected.detach().abs().max()) if expected.numel() else 0.0
     return terms * eps * scale
 
 

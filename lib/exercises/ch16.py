@@ -162,10 +162,10 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
             case=name,
         )
         expected = discriminator_loss_reference(*args).double()
-        if abs(value - expected) <= 1e-5:
+        if abs(value - expected) <= 1e-5 * max(1.0, abs(expected.item())):
             continue
         for wrong, message in _mistakes(*args):
-            if abs(value - wrong.double()) <= 1e-5:
+            if abs(value - wrong.double()) <= 1e-5 * max(1.0, abs(wrong.item())):
                 fail(
                     f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}: {message}"
                 )

@@ -1,0 +1,79 @@
+"""Tests of tests/tolerance.py, the helper that applies the project's rule for comparing floats: the bound
+terms * eps * scale (float32 and float64 eps; scale by default the largest |expected|), terms < 1
+refused, a difference one ulp under the bound passes and one twice the bound fails, and a float32
+result against a float64 reference is judged with float32's eps (the coarser)."""
+
+import pytest
+import torch
+
+from tests.tolerance import assert_float_close, float_bound
+
+EPS32, EPS64 = torch.finfo(torch.float32).eps, torch.finfo(torch.float64).eps
+
+
+def test_bound_is_terms_times_eps_times_the_largest_expected_value():
+    x32 = torch.tensor([0.5, -4.0, 2.0])
+    assert float_bound(x32, terms=10) == 10 * EPS32 * 4.0
+    assert float_bound(x32.double(), terms=10) == 10 * EPS64 * 4.0
+    assert float_bound(x32, terms=3, scale=1.0) == 3 * EPS32  # scale given: the terms' size
+    assert float_bound(x32, terms=3, dtype=torch.float64) == 3 * EPS64 * 4.0
+    assert float_bound(torch.zeros(0), terms=5) == 0.0  # nothing to compare
+
+
+@pytest.mark.parametrize("terms", [0, -1])
+def test_fewer_than_one_term_is_refused(terms):
+    with pytest.raises(ValueError, match="terms must be at least 1"):
+        float_bound(torch.ones(3), terms=terms)
+    with pytest.raises(ValueError, match="terms must be at least 1"):
+        assert_float_close(torch.ones(3), torch.ones(3), terms=terms)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_one_ulp_under_the_bound_passes_and_twice_the_bound_fails(dtype):
+    eps = torch.finfo(dtype).eps
+    expected = torch.tensor([3.5, -1.0, 0.25], dtype=dtype)  # keys of size 3.5, as in issue 34
+    bound = float_bound(expected, terms=4)  # 4 * eps * 3.5 = 14 eps
+    ulp = 2 * eps  # the spacing of the dtype's numbers in [2, 4)
+    assert bound == 7 * ulp
+    under = expected + torch.tensor([bound - ulp, 0.0, 0.0], dtype=dtype)  # 3.5 + 6 ulps, exactly
+    assert float(under[0] - expected[0]) == bound - ulp
+    assert_float_close(under, expected, terms=4)
+    over = expected + torch.tensor([2 * bound, 0.0, 0.0], dtype=dtype)  # 3.5 + 14 ulps, exactly
+    assert float(over[0] - expected[0]) == 2 * bound
+    with pytest.raises(AssertionError):
+        assert_float_close(over, expected, terms=4)
+
+
+def test_exactly_at_the_bound_passes_and_a_little_over_fails():
+    expected = torch.tensor([2.0, 1.0], dtype=torch.float64)
+    bound = float_bound(expected, terms=8)  # 8 * eps64 * 2 = 2^-48: a power of two, exact
+    at = expected + torch.tensor([bound, 0.0], dtype=torch.float64)
+    assert_float_close(at, expected, terms=8)
+    beyond = expected + torch.tensor([2 * bound, 0.0], dtype=torch.float64)
+    with pytest.raises(AssertionError):
+        assert_float_close(beyond, expected, terms=8)
+
+
+def test_a_float32_result_against_a_float64_reference_uses_float32_eps():
+    expected = torch.tensor([1.0, 3.0], dtype=torch.float64)
+    # 3 + 10 ulps of float32 at 3 (20 eps32 * 1): far above float64's bound, under float32's 8 * eps32 * 3
+    actual = torch.tensor([1.0, 3.0 + 10 * 2 * EPS32], dtype=torch.float32)
+    assert float(actual[1]) - 3.0 > float_bound(expected, terms=8)  # float64's eps would refuse it
+    assert_float_close(
+        actual, expected, terms=8
+    )  # float32's eps: 8 * eps32 * 3 = 24 eps32 > 20 eps32
+    assert_float_close(expected, actual, terms=8)  # whichever side is the float32 one
+    with pytest.raises(AssertionError):
+        assert_float_close(actual.double(), expected, terms=8)  # both float64: float64's eps
+
+
+def test_the_relative_tolerance_is_zero_and_the_scale_can_be_given():
+    # a value of size 1e-3 next to one of size 1: the bound is of the largest, not per element
+    expected = torch.tensor([1.0, 1e-3])
+    actual = expected + torch.tensor([0.0, 4 * EPS32])  # 4 eps32 * 1, far above eps32 * 1e-3
+    assert_float_close(actual, expected, terms=4)
+    # scale given: probabilities summing to 1 judged against 1, not against their own sizes
+    small = torch.tensor([1e-3, 2e-3])
+    with pytest.raises(AssertionError):
+        assert_float_close(small + 2 * EPS32, small, terms=2)
+    assert_float_close(small + 2 * EPS32, small, terms=2, scale=1.0)
