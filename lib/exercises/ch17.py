@@ -68,7 +68,7 @@ def _rope_cases() -> list[tuple[str, Tensor, Tensor, float]]:
 _ROPE_MISTAKES = [
     (
         "interleaved",
-        "you paired neighbouring coordinates (2i, 2i + 1), the interleaved convention of RoFormer and Meta's original code. This exercise asks for transformers' split halves: coordinate i pairs with coordinate i + Dh/2 (`x.chunk(2, dim=-1)`).",
+        "you paired neighbouring coordinates (2i, 2i + 1), the interleaved convention of RoFormer and Meta's original code. This exercise asks for transformers' split halves: coordinate i pairs with coordinate i + Dh/2.",
     ),
     (
         "exponent i/Dh",
@@ -154,7 +154,7 @@ def check_expand_kv(expand_kv: Any) -> str:
             continue
         if torch.equal(result, k.double().repeat(1, H // Hkv, 1, 1)):
             fail(
-                f"on the case {case}, your heads come in the order 0, 1, ..., {Hkv - 1}, 0, 1, ... (`repeat`, tiling), so query head 1 reads key head 1. Consecutive query heads share a key head: 0, 0, ..., 1, 1, ... (`repeat_interleave(G, dim=1)`, G = n_heads / Hkv)."
+                f"on the case {case}, your key/value heads come tiled, {', '.join(str(i % Hkv) for i in range(2 * Hkv))}, ... (what `repeat` does), so query head 1 reads key head 1. Consecutive query heads share a key head, each repeated G = n_heads / Hkv times in a row (what `repeat_interleave` does, on the heads' axis)."
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     return "query head h reads key/value head h // G on every case, as the checkpoints do"
