@@ -45,7 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib import decoding
+from lib import decoding, gpt
 from lib._validate import check_llama_config, check_llama_decoding, check_llama_inputs
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step
@@ -416,16 +416,8 @@ def step_function(model: Llama, use_cache: bool = True) -> Step:
     """The decoding step of `model` (``lib.decoding``'s interface), as ``lib.gpt.step_function``:
     with ``use_cache`` a ``new_cache(model.config)`` (reordered by beam search), so each call runs
     the model on the tokens after the P seen; without, the whole sequence at each call."""
-    cache = new_cache(model.config) if use_cache else None
-
-    def step(tokens: Tensor, parents: Tensor | None):
-        if cache is None:
-            return model(tokens).logits[:, -1], None  # [K, V]
-        if parents is not None:
-            cache.reorder(parents)  # each hypothesis continues its parent's keys and values
-        return model(tokens[:, cache.length :], kv_cache=cache).logits[:, -1], None  # [K, V]
-
-    return step
+    # the same step as GPT's: only the cache differs (a rolling one for a sliding window)
+    return gpt.step_function(model, use_cache, cache_type=lambda: new_cache(model.config))
 
 
 @torch.no_grad()
