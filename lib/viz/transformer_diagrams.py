@@ -73,6 +73,19 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v):
     return fig
 
 
+def _draw_stack(ax, x, stack):
+    """A decoder-only stack drawn bottom to top: (y, text, kind) rows, a box each (kind None: plain
+    text, the ellipsis), joined by arrows (gpt_diagram, llama_diagram)."""
+    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
+        if kind is None:
+            ax.text(x, y, text, **_t(12))
+        else:
+            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+        if y_next is not None:
+            _arrow(ax, x, y + (0.1 if kind is None else 0.22),
+                   x, y_next - (0.1 if next_kind is None else 0.22))  # fmt: skip
+
+
 def _head_colors(n):
     # one tint per head, as chapter 7's split-and-merge figure
     cmap = plt.get_cmap(SEQUENTIAL_CMAP)
@@ -182,19 +195,7 @@ def gpt_diagram(config):
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
-    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
-        if kind is None:
-            ax.text(x, y, text, **_t(12))
-        else:
-            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
-        if y_next is not None:
-            _arrow(
-                ax,
-                x,
-                y + (0.1 if kind is None else 0.22),
-                x,
-                y_next - (0.1 if next_kind is None else 0.22),
-            )
+    _draw_stack(ax, x, stack)
     ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
     # the enlarged block, pre-LN
     xb, xr = 5.9, 7.85
@@ -528,14 +529,7 @@ def llama_diagram(config):
         (5.0, "norm (RMSNorm)", "norm"),
         (5.75, f"{lm}, softmax over {V:,}", "io"),
     ]
-    for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
-        if kind is None:
-            ax.text(x, y, text, **_t(12))
-        else:
-            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
-        if y_next is not None:
-            _arrow(ax, x, y + (0.1 if kind is None else 0.22),
-                   x, y_next - (0.1 if next_kind is None else 0.22))  # fmt: skip
+    _draw_stack(ax, x, stack)
     ax.text(x, 6.35, f"{N} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
             **_t(10))  # fmt: skip
     xb, xr = 5.9, 7.85
