@@ -486,6 +486,20 @@ def check_targets(targets, input_ids, V: int) -> None:
         )
 
 
+def _check_prompt_room(input_ids, max_new_tokens, length, limit, one_prompt, eos_id, vocab_size):
+    """What every decoder of a model with a context of ``length`` positions (``limit`` names it)
+    checks after its inputs: room for the new tokens, one prompt where asked, eos_id in the vocabulary."""
+    if input_ids.shape[1] + max_new_tokens > length:
+        raise ValueError(
+            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than {limit}"
+        )
+    if one_prompt and input_ids.shape[0] != 1:
+        raise ValueError(
+            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
+        )
+    check_id(eos_id, "eos_id", vocab_size, f"vocab_size={vocab_size}", optional=True)
+
+
 def check_gpt_decoding(
     model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
 ) -> None:
@@ -504,15 +518,10 @@ def check_gpt_decoding(
         or max_new_tokens < 1
     ):
         raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
-    if input_ids.shape[1] + max_new_tokens > c.block_size:
-        raise ValueError(
-            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than block_size={c.block_size}, the model's context length"
-        )
-    if one_prompt and input_ids.shape[0] != 1:
-        raise ValueError(
-            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
-        )
-    check_id(eos_id, "eos_id", c.vocab_size, f"vocab_size={c.vocab_size}", optional=True)
+    limit = f"block_size={c.block_size}, the model's context length"
+    _check_prompt_room(
+        input_ids, max_new_tokens, c.block_size, limit, one_prompt, eos_id, c.vocab_size
+    )
 
 
 def check_gpt_classifier(gpt, n_classes) -> None:
@@ -1703,15 +1712,16 @@ def check_llama_decoding(model, input_ids, max_new_tokens, one_prompt: bool = Fa
     c = model.config
     check_llama_inputs(c, input_ids)
     check_int(max_new_tokens, "max_new_tokens", 1)
-    if input_ids.shape[1] + max_new_tokens > c.max_position_embeddings:
-        raise ValueError(
-            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than max_position_embeddings={c.max_position_embeddings}"
-        )
-    if one_prompt and input_ids.shape[0] != 1:
-        raise ValueError(
-            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
-        )
-    check_id(eos_id, "eos_id", c.vocab_size, f"vocab_size={c.vocab_size}", optional=True)
+    limit = f"max_position_embeddings={c.max_position_embeddings}"
+    _check_prompt_room(
+        input_ids,
+        max_new_tokens,
+        c.max_position_embeddings,
+        limit,
+        one_prompt,
+        eos_id,
+        c.vocab_size,
+    )
 
 
 def check_hf_llama(model, rope_style) -> None:
