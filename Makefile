@@ -141,14 +141,20 @@ bench: venv
 # photographed from the built site by the same Chromium, a navigation of every part and chapter) and
 # checked by Debian's epubcheck. Both are copied into the site (_build/html/print/), whose home page
 # links them; `make book` builds them after the site, `make test` checks them (tests/site/test_print.py).
+# The site's content, summed (tools/print_book.py digest): rewritten only when the built site changed, so a
+# rebuild that changes nothing a reader sees does not print the PDF and the ePub again.
+DIGEST := _build/site-content.sha256
+$(DIGEST): $(SITE)
+	$(PY) tools/print_book.py digest --out $@
+
 pdf: $(PDF)
-$(PDF): $(SITE) tools/print_book.py book/_static/book.css | browser
+$(PDF): $(DIGEST) tools/print_book.py book/_static/book.css | browser
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
 	$(PY) tools/print_book.py pdf --out $(PDF)
 	mkdir -p _build/html/print && cp $(PDF) _build/html/print/
 
 epub: $(EPUB)
-$(EPUB): $(SITE) tools/print_book.py | browser
+$(EPUB): $(DIGEST) tools/print_book.py | browser
 	@command -v epubcheck >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q epubcheck; }
 	rm -rf _build/epub
