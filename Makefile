@@ -109,7 +109,9 @@ test-lib: venv
 # machine's own kernels (AVX-512 on a Xeon or a Zen 4). Each changes float32 results bitwise; a bound that
 # holds on one processor only fails here first (tests/tolerance.py says how bounds are chosen). On those
 # paths a chapter may print lib.prose's notes (trained numbers in their last digits) but must not fail.
-KERNEL_PATHS := "ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=SSE41" "-u ATEN_CPU_CAPABILITY -u MKL_CBWR -u ONEDNN_MAX_CPU_ISA"
+NATIVE = $(shell env -u ATEN_CPU_CAPABILITY $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability().lower())')
+KERNEL_PATHS = "ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=SSE41" \
+               "ATEN_CPU_CAPABILITY=$(NATIVE) MKL_CBWR=AUTO ONEDNN_MAX_CPU_ISA=ALL"
 test-kernels: venv
 	@for path in $(KERNEL_PATHS); do \
 	  echo "== kernel path: $$path ($$(env $$path $(PY) -c 'import torch; print(torch.backends.cpu.get_cpu_capability())'))"; \
