@@ -215,6 +215,7 @@ def test_llama_benchmark():
     assert all(r["kept"] == W - 1 for r in past)
     assert [r["full_held"] for r in past] == sorted({r["full_held"] for r in past})  # grows
     assert [r["T"] for r in rope] == list(QUICK["rope_lengths"])
+    assert all(0 < r["rotation_share"] < 1 for r in rope)
     goals = section.goals
     assert len(goals) == 4 and goals[1]["met"] is True and goals[2]["met"] is True
     text = common.render_section(section)
