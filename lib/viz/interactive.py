@@ -611,7 +611,7 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
                    label="every offset (key at 20, query at 20 + offset)")  # fmt: skip
         right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9,
                    label=f"this setting (m = {m}, n = {n})")  # fmt: skip
-        right.legend(loc="lower left", fontsize=9)
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9)  # below
         right.set(xlabel="offset m - n", ylabel="score $q_m \\cdot k_n$",
                   title=f"score {scores[setting]:.3f} at m - n = {m - n}")  # fmt: skip
         return fig
