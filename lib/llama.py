@@ -201,9 +201,9 @@ def repeat_kv(x: Tensor, groups: int) -> Tensor:
 
 
 def sliding_window_mask(T: int, window: int, past: int = 0, device=None) -> Tensor:
-    """bool [T, past + T]: query i (position past + i) may attend key j iff j <= past + i and
-    j > past + i - window, i.e. the W positions t - W + 1 ... t (itself included), as Mistral's
-    reference code and transformers count the window; ``causal_mask`` is an infinite window."""
+    """bool [T, past + T]: query i (position t = past + i) may attend key j iff t - W < j <= t, the W
+    positions t - W + 1 ... t (itself included), as transformers' MistralForCausalLM counts the window
+    (the Mistral paper's text: "between i - W and i"); ``causal_mask`` is an infinite window."""
     causal = causal_mask(T, device=device, past=past)  # [T, past + T], j <= past + i
     too_old = torch.ones_like(causal).tril(diagonal=past - window)  # j <= past + i - W
     return causal & ~too_old

@@ -46,6 +46,14 @@ def test_the_checkers_accept_the_chapters_solutions(checker, name):
     assert getattr(ch17, checker)(_solution(checker, name)).passed
 
 
+def test_the_success_messages_read_as_sentences():
+    # the verdict capitalizes a message's first letter: one starting with a variable ("x + ...") would
+    # read "X + SwiGLU(RMSNorm(x))", a stray capital
+    verdict = str(ch17.check_ffn_sublayer(_solution("check_ffn_sublayer", "ffn_sublayer")))
+    assert "Your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer" in verdict
+    assert "X + " not in verdict
+
+
 def _library_rope(x, positions, theta=10000.0):
     cos, sin = rope_cos_sin(positions, rope_frequencies(x.shape[-1], theta))
     return apply_rope(x, cos, sin, "halves")

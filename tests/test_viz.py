@@ -707,5 +707,7 @@ def test_rope_explorer_one_state_per_setting_each_on_the_curve():
     for (m, n), score in box.scores.items():
         assert abs(score - box.curve[m - n + 6]) < 1e-9
     assert "offset 2" in stack.children[0].value and "offset -5" in stack.children[2].value
+    # the text can name the positions of the grey curve: the alt text (and the legend) say them
+    assert "key at 20 and the query at 20 + offset" in stack.children[0].value
     with pytest.raises(ValueError, match="settings"):
         rope_explorer(q, k, [(20, 0)], max_offset=6)

@@ -1,8 +1,9 @@
 """Checkers for the exercises of the chapter *From GPT-2 to a modern decoder*.
 
 - :func:`check_rope_halves`: exercise 1 (implement): rotary position embedding in the split-halves
-  convention (transformers' ``rotate_half``; Su et al. 2021, eq. 34, with pairs (i, i + Dh/2)), as
-  ``lib.rope.apply_rope(x, cos, sin, "halves")`` computes it.
+  convention, pairs (i, i + Dh/2) as transformers' ``rotate_half`` forms them, as
+  ``lib.rope.apply_rope(x, cos, sin, "halves")`` computes it. The rotation of each pair is Su et al.
+  2021's (eq. 34); their eq. 34 pairs neighbours (2i, 2i + 1), the interleaved convention.
 - :func:`check_expand_kv`: exercise 2 (implement): grouped-query attention's key/value heads repeated
   for the query heads (Ainslie et al. 2023), as ``lib.llama.repeat_kv``.
 - :func:`check_ffn_sublayer`: exercise 3 (implement): a modern decoder's feed-forward sub-layer,
@@ -230,4 +231,4 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
             if (result - ffn_reference(*args, mistake=mistake)).abs().max() <= 1e-4:
                 fail(f"on the case {case}, {message}")
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
-    return "x + SwiGLU(RMSNorm(x)) equals the library's sub-layer on every case"
+    return "your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer on every case"

@@ -568,8 +568,8 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
     Each state shows, on the left, the first pair of features (0 and Dh/2, the split-halves
     convention; the fastest pair, w_0 = 1 radian per position) of q turned by m and of k turned by
     n, as two arrows; on the right, the score q_m . k_n (:func:`rope_scores`) against the offset
-    m - n, drawn once for offsets -max_offset ... max_offset (query at 20 + d, key at 20), with the
-    state's score as a red point. Only the offset moves the point.
+    m - n, drawn once for offsets -max_offset ... max_offset (query at 20 + d, key at 20, as its
+    legend says), with the state's score as a red point. Only the offset moves the point.
 
     Args:
         q, k: vectors [Dh] (Dh even). settings: (m, n) pairs, one state each, labelled "m=.., n=..",
@@ -607,8 +607,11 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
             left.text(1.12 * a, 1.12 * b, f"${name}_{{{pos}}}$", color=color, ha="center")
         left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal",
                  title=f"pair 0: query at m = {m}, key at n = {n}")  # fmt: skip
-        right.plot(offsets, curve, color="0.6", marker=".", lw=1)
-        right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9)
+        right.plot(offsets, curve, color="0.6", marker=".", lw=1,
+                   label="every offset (key at 20, query at 20 + offset)")  # fmt: skip
+        right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9,
+                   label=f"this setting (m = {m}, n = {n})")  # fmt: skip
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9)  # below
         right.set(xlabel="offset m - n", ylabel="score $q_m \\cdot k_n$",
                   title=f"score {scores[setting]:.3f} at m - n = {m - n}")  # fmt: skip
         return fig
@@ -616,7 +619,8 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
     def describe(setting):
         m, n = setting
         return (f"Query at position {m} and key at position {n}: the red point sits on the grey "
-                f"score curve at offset {m - n}, score {scores[setting]:.3f}.")  # fmt: skip
+                f"score curve (drawn with the key at 20 and the query at 20 + offset) at offset "
+                f"{m - n}, score {scores[setting]:.3f}.")  # fmt: skip
 
     box = interactive(draw, [(f"m={m}, n={n}", (m, n)) for m, n in settings],
                       description=description, alt=describe)  # fmt: skip

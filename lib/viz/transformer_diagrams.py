@@ -494,7 +494,8 @@ def llama_diagram(config):
     """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), drawn as
     :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
     (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), N layers, a
-    final RMSNorm and the output layer (tied or its own); right, one pre-norm layer: RMSNorm,
+    final RMSNorm and the output layer (tied or its own), the layers numbered from 0 as
+    ``model.layers`` indexes them; right, one pre-norm layer: RMSNorm,
     grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
     add, RMSNorm, SwiGLU, residual add. Returns the Figure."""
     from lib.llama import LlamaConfig
@@ -508,8 +509,9 @@ def llama_diagram(config):
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
     alt = (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D}, no position embedding), then {N} layers drawn as layer 1, layer 2, an "
-        f"ellipsis and layer {N}, then the final RMSNorm and the output layer lm_head, which "
+        f"(width D = {D}, no position embedding), then {N} layers, counted from 0 as in the code, "
+        f"drawn as layer 0, layer 1, an ellipsis and layer {N - 1}, then the final RMSNorm and the "
+        f"output layer lm_head, which "
         f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
         f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
         f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
@@ -522,10 +524,10 @@ def llama_diagram(config):
     stack = [
         (0.4, "tokens $w_1 \\dots w_T$", "io"),
         (1.15, f"embed_tokens: $[T, D]$, $D$ = {D}", "emb"),
-        (2.0, "layer 1", "attn"),
-        (2.75, "layer 2", "attn"),
+        (2.0, "layer 0", "attn"),
+        (2.75, "layer 1", "attn"),
         (3.5, "$\\vdots$", None),
-        (4.25, f"layer $N$ = {N}", "attn"),
+        (4.25, f"layer $N - 1$ = {N - 1}", "attn"),
         (5.0, "norm (RMSNorm)", "norm"),
         (5.75, f"{lm}, softmax over {V:,}", "io"),
     ]
