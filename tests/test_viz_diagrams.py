@@ -109,7 +109,9 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
     h = [_boxes_labelled(fig, f"$\\mathbf{{h}}_{j}$")[0] for j in range(1, len(SRC) + 1)]
     s = [_boxes_labelled(fig, f"$\\mathbf{{s}}_{k}$")[0] for k in range(T + 1)]  # s_0 .. s_T
     (summary,) = [
-        b for b in _boxes_labelled(fig, "$\\mathbf{c}$") if abs(_center(b)[1] - _center(s[0])[1]) < 0.01
+        b
+        for b in _boxes_labelled(fig, "$\\mathbf{c}$")
+        if abs(_center(b)[1] - _center(s[0])[1]) < 0.01
     ]
     # c = [forward h_S; backward h_1]: an arrow from h_S, and a line from h_1 whose arrow ends at c
     assert len(_links(fig, h[-1], summary)) == 1
@@ -131,7 +133,9 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
         middle = (_center(s[k])[0] + _center(s[k + 1])[0]) / 2
         (box,) = [
             b
-            for b in _boxes_labelled(fig, label.format(k + 1) if with_attention else "$\\mathbf{c}$")
+            for b in _boxes_labelled(
+                fig, label.format(k + 1) if with_attention else "$\\mathbf{c}$"
+            )
             if b is not summary and abs(_center(b)[0] - middle) < 0.01
         ]
         contexts.append(box)
@@ -143,7 +147,9 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
         assert len(_links(fig, s[k], box)) == (1 if with_attention else 0)
         # what fills the box comes from above: the summary c itself (red) or every h_j (grey)
         (fill,) = [
-            p for p in arrows(fig) if _on(_ends(p)[1], box) and _ends(p)[0][1] > _center(box)[1] + 0.5
+            p
+            for p in arrows(fig)
+            if _on(_ends(p)[1], box) and _ends(p)[0][1] > _center(box)[1] + 0.5
         ]
         assert _red(fill) is not with_attention
     assert sum(_red(p) for p in arrows(fig)) == (T if with_attention else 2 * T)
