@@ -112,7 +112,7 @@ def test_the_checker_computes_exercise_1_as_the_chapter_does():
     assert (
         f"{greedy['right'].mean():.1f}" == "-22.7" and f"{reference['right'].mean():.1f}" == "-55.5"
     )
-    assert (greedy["right"] - reference["right"]).min() > 5
+    assert (greedy["right"] - reference["right"]).min() > 11
     # greedy_decode scores its own output the same way, where the output ends with <eos>; one long
     # output reached the length limit without it
     assert (case["decoded"] - greedy["right"])[ended].abs().max() < ch01.ATOL
