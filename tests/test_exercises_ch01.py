@@ -1,6 +1,6 @@
 """The exercises of the chapter *From sequence-to-sequence to attention*: the checkers accept the chapter's
 solutions and reject typical wrong answers with the right feedback (layout and student edition:
-tests/test_exercises.py; the chapter's solution asserts the numbers check_greedy_or_reference knows)."""
+tests/test_exercises.py). check_greedy_or_reference computes exercise 1 itself, from the shipped models."""
 
 from __future__ import annotations
 
@@ -104,33 +104,81 @@ def test_check_loss_by_length_rejects(name, wrong, message):
         ch01.check_loss_by_length(wrong)
 
 
-def test_check_greedy_or_reference_accepts_and_says_what_is_missing():
-    assert ch01.check_greedy_or_reference("greedy", 0)
-    assert ch01.check_greedy_or_reference(" Greedy output", torch.tensor(0))
-    assert ch01.check_greedy_or_reference("greedy", None).status == "not attempted"
-    assert "more_probable" in ch01.check_greedy_or_reference(None, 0).message
+def test_the_checker_computes_exercise_1_as_the_chapter_does():
+    case = ch01._long_sentences()
+    assert len(case["long_idx"]) == 129
+    greedy, reference, ended = case["greedy"], case["reference"], case["ended"]
+    # the chapter's model answer: the greedy output is far more probable, in every sentence
+    assert (
+        f"{greedy['right'].mean():.1f}" == "-22.7" and f"{reference['right'].mean():.1f}" == "-55.5"
+    )
+    assert (greedy["right"] - reference["right"]).min() > 11
+    # greedy_decode scores its own output the same way, where the output ends with <eos>; one long
+    # output reached the length limit without it
+    assert (case["decoded"] - greedy["right"])[ended].abs().max() < ch01.ATOL
+    assert ended.sum() == 128 and (case["decoded"] - greedy["right"])[~ended].min() > 1
+    # the mistakes the checker names move every variant well past its tolerance somewhere
+    for variants in (greedy, reference):
+        assert (variants["per token"] - variants["right"]).abs().max() > 100 * ch01.ATOL
+    assert (reference["without <eos>"] - reference["right"]).abs().max() > 100 * ch01.ATOL
+
+
+def test_check_greedy_or_reference_accepts_the_right_values_and_says_what_is_missing():
+    case = ch01._long_sentences()
+    greedy, reference = case["greedy"]["right"], case["reference"]["right"]
+    assert ch01.check_greedy_or_reference(greedy.float(), reference.float()).passed
+    # greedy_decode's own log_prob (no <eos> step where an output reached the length limit) too
+    assert ch01.check_greedy_or_reference(case["decoded"], reference).passed
+    assert ch01.check_greedy_or_reference(greedy.tolist(), reference.tolist()).passed
+    assert ch01.check_greedy_or_reference(None, None).status == "not attempted"
+    half = ch01.check_greedy_or_reference(None, reference)
+    assert half.status == "not attempted" and "log_p_greedy" in half.message
+    assert "log_p_reference" in ch01.check_greedy_or_reference(greedy, None).message
+
+
+def _answers(name):
+    """Exercise 1's typical wrong answers, built from the checker's own computation."""
+    case = ch01._long_sentences()
+    g, r = case["greedy"], case["reference"]
+    return {
+        "the loss, not log p": (-g["right"], r["right"]),
+        "per token": (g["right"], r["per token"]),
+        "the loss per token": (g["right"], -r["per token"]),
+        "<eos> left out": (g["right"], r["without <eos>"]),
+        "swapped": (r["right"], g["right"]),
+        "another order": (g["right"].flip(0), r["right"]),
+        "all 400 test sentences": (g["right"], torch.zeros(400)),
+        "a few sentences": (g["right"][:5], r["right"]),
+        "a prediction, not a tensor": ("greedy", r["right"]),
+        "a list of tensors": (list(g["right"]), r["right"]),
+        "off somewhere": (g["right"] + 0.5 * (torch.arange(129) == 7), r["right"]),
+    }[name]
 
 
 GREEDY_WRONG = [
-    (("reference", 0), "the errors are the model's"),
-    (("beam", 0), '"greedy" or "reference"'),
-    (("greedy", 129), "instead of the reverse"),
-    (("greedy", 12), "is not what the plain model gives"),
-    (("greedy", 2.5), "a count of sentences"),
-    (("greedy", "none"), "reference_wins should be a number"),
+    ("the loss, not log p", "holds -log p(y | x), the loss of each sentence"),
+    ("per token", "is a mean per token"),
+    ("the loss per token", "is a mean per token"),
+    ("<eos> left out", "leaves out the last step, the probability of <eos>"),
+    ("swapped", "log_p_greedy and log_p_reference are swapped"),
+    ("another order", "keep the order of long_idx"),
+    ("all 400 test sentences", "in the order of long_idx (129)"),
+    ("a few sentences", "has shape [5]; expected [129]"),
+    ("a prediction, not a tensor", "should be a tensor of shape [129]"),
+    ("a list of tensors", "stack them into one tensor of shape [129]"),
+    ("off somewhere", "in 1 of the 129 sentences, the first at position 7 of long_idx"),
 ]
 
 
-@pytest.mark.parametrize("args, message", GREEDY_WRONG, ids=[m[:30] for _, m in GREEDY_WRONG])
-def test_check_greedy_or_reference_rejects(args, message):
-    with pytest.raises(ExerciseFailed, match=re.escape(message)):
-        ch01.check_greedy_or_reference(*args)
-
-
-def test_a_wrong_prediction_is_not_told_the_measured_numbers():
-    # the exercise asks the reader to compute both log-probabilities: a wrong guess must not print them
+@pytest.mark.parametrize("name, message", GREEDY_WRONG, ids=[w[0] for w in GREEDY_WRONG])
+def test_check_greedy_or_reference_names_the_mistake_and_not_the_answer(name, message):
     with pytest.raises(ExerciseFailed) as failed:
-        ch01.check_greedy_or_reference("reference", None)
-    message = str(failed.value)
-    for value in (ch01.MEAN_LOG_P_GREEDY, ch01.MEAN_LOG_P_REFERENCE):
-        assert f"{value:.1f}" not in message and f"{value:.0f}" not in message
+        ch01.check_greedy_or_reference(*_answers(name))
+    feedback = str(failed.value)
+    assert message in feedback
+    # the exercise asks the reader to compute the values and compare them: no feedback gives either
+    case = ch01._long_sentences()
+    for variants in (case["greedy"], case["reference"]):
+        mean = variants["right"].mean()
+        assert f"{mean:.1f}" not in feedback and f"{mean:.0f}" not in feedback
+    assert "more probable" not in feedback and "model error" not in feedback

@@ -23,7 +23,7 @@ from lib.electra import ElectraConfig  # noqa: E402
 from lib.elmo import ELMoConfig  # noqa: E402
 from lib.gpt import GPTConfig  # noqa: E402
 from lib.llama import LlamaConfig  # noqa: E402
-from lib.viz.diagrams import _DIAGRAM_COLORS  # noqa: E402
+from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
@@ -63,21 +63,105 @@ def png(fig):
     return buffer.getvalue()
 
 
-def test_seq2seq_diagram_draws_the_bottleneck_and_the_attentive_context():
-    plain = viz.seq2seq_diagram(SRC, TGT, d_hidden=64)
-    t = texts(plain)
+def _ends(arrow):
+    """An arrow's tail and tip, in the Figure's inches (matplotlib keeps them in _posA_posB)."""
+    return tuple(map(tuple, arrow._posA_posB))
+
+
+def _center(box):
+    return box.get_x() + box.get_width() / 2, box.get_y() + box.get_height() / 2
+
+
+def _boxes_labelled(fig, label):
+    """The boxes that hold the text ``label`` (a box's label sits at its centre)."""
+    centres = [t.get_position() for t in fig.axes[0].texts if t.get_text() == label]
+    return [
+        b
+        for b in boxes(fig)
+        if any(abs(_center(b)[0] - x) < 1e-9 and abs(_center(b)[1] - y) < 1e-9 for x, y in centres)
+    ]
+
+
+def _on(point, box, tol=0.03):
+    x, y = point
+    return (
+        box.get_x() - tol <= x <= box.get_x() + box.get_width() + tol
+        and box.get_y() - tol <= y <= box.get_y() + box.get_height() + tol
+    )
+
+
+def _links(fig, a, b):
+    """The arrows that leave box ``a`` and end at box ``b``."""
+    return [p for p in arrows(fig) if _on(_ends(p)[0], a) and _on(_ends(p)[1], b)]
+
+
+def _red(arrow):
+    return arrow.get_edgecolor() == to_rgba(_CTX)
+
+
+@pytest.mark.parametrize("with_attention", [False, True])
+def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
+    T = len(TGT) + 1  # decoder steps, <eos> included
+    fig = viz.seq2seq_diagram(SRC, TGT, d_hidden=64, with_attention=with_attention)
+    t = texts(fig)
     for word in SRC + TGT + ["<bos>", "<eos>"]:
         assert word in t
-    assert [f"$\\mathbf{{h}}_{j}$" in t for j in (1, 2, 3, 4)] == [True] * 4
-    assert all(f"$\\mathbf{{s}}_{j}$" in t for j in range(1, 6))  # T + 1 steps, <eos> included
-    assert "$\\mathbf{c}$: 128 numbers" in t and not any("alpha" in s for s in t)
-    # 4 words in, 4 + 4 between encoder cells, 5 in + 5 out + 5 context + 4 recurrent, s_0
-    assert len(arrows(plain)) == 4 + 6 + 19 + 1
-    attentive = viz.seq2seq_diagram(SRC, TGT, with_attention=True)
-    t = texts(attentive)
-    assert sum(bool(re.fullmatch(r"\$\\alpha_\{t\d\}\$", s)) for s in t) == len(SRC)
-    assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in t
-    assert "128 numbers" in plain.alt_text and "alpha_tj" in attentive.alt_text
+    h = [_boxes_labelled(fig, f"$\\mathbf{{h}}_{j}$")[0] for j in range(1, len(SRC) + 1)]
+    s = [_boxes_labelled(fig, f"$\\mathbf{{s}}_{k}$")[0] for k in range(T + 1)]  # s_0 .. s_T
+    (summary,) = [
+        b
+        for b in _boxes_labelled(fig, "$\\mathbf{c}$")
+        if abs(_center(b)[1] - _center(s[0])[1]) < 0.01
+    ]
+    # c = [forward h_S; backward h_1]: an arrow from h_S, and a line from h_1 whose arrow ends at c
+    assert len(_links(fig, h[-1], summary)) == 1
+    (from_h1,) = [  # the backward GRU ends at h_1: its line runs under the source words
+        ln
+        for ln in fig.axes[0].lines
+        if _on((ln.get_xdata()[0], ln.get_ydata()[0]), h[0]) and min(ln.get_ydata()) < h[0].get_y()
+    ]
+    end = (from_h1.get_xdata()[-1], from_h1.get_ydata()[-1])
+    assert [p for p in arrows(fig) if _ends(p)[0] == end and _on(_ends(p)[1], summary)]
+    # s_0 = tanh(W_s c) comes from the summary and from nothing else
+    into_s0 = [p for p in arrows(fig) if _on(_ends(p)[1], s[0])]
+    assert into_s0 == _links(fig, summary, s[0]) and len(into_s0) == 1 and not _red(into_s0[0])
+    assert "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$" in t and "s_0 = tanh(W_s c)" in fig.alt_text
+    # each step has a context box of its own, between s_{t-1} and s_t
+    label = "$\\mathbf{{c}}_{}$" if with_attention else "$\\mathbf{{c}}$"
+    contexts = []
+    for k in range(T):
+        middle = (_center(s[k])[0] + _center(s[k + 1])[0]) / 2
+        (box,) = [
+            b
+            for b in _boxes_labelled(
+                fig, label.format(k + 1) if with_attention else "$\\mathbf{c}$"
+            )
+            if b is not summary and abs(_center(b)[0] - middle) < 0.01
+        ]
+        contexts.append(box)
+    for k, box in enumerate(contexts):
+        assert len(_links(fig, s[k], s[k + 1])) == 1  # s_t = GRU(s_{t-1}, ...)
+        # its context enters s_t by a red arrow of its own
+        assert [_red(p) for p in _links(fig, box, s[k + 1])] == [True]
+        # with attention the previous state s_{t-1} enters the scores e_tj of step t
+        assert len(_links(fig, s[k], box)) == (1 if with_attention else 0)
+        # what fills the box comes from above: the summary c itself (red) or every h_j (grey)
+        (fill,) = [
+            p
+            for p in arrows(fig)
+            if _on(_ends(p)[1], box) and _ends(p)[0][1] > _center(box)[1] + 0.5
+        ]
+        assert _red(fill) is not with_attention
+    assert sum(_red(p) for p in arrows(fig)) == (T if with_attention else 2 * T)
+    alphas = [x for x in t if re.fullmatch(r"\$\\alpha_\{t\d\}\$", x)]
+    assert len(alphas) == (len(SRC) if with_attention else 0)
+    assert "128 numbers" in fig.alt_text
+    if with_attention:
+        assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in " ".join(t)
+        assert "alpha_tj" in fig.alt_text and "s_(t-1)" in fig.alt_text
+
+
+def test_seq2seq_diagram_checks_its_arguments():
     with pytest.raises(ValueError, match="source"):
         viz.seq2seq_diagram([], TGT)
     with pytest.raises(ValueError, match="target"):

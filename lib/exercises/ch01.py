@@ -1,8 +1,9 @@
 """Checkers for the exercises of the chapter *From sequence-to-sequence to attention*.
 
-- :func:`check_greedy_or_reference`: exercise 1 (predict, then check): for the plain model on the test
-  sentences of 30+ words, is log p(greedy output | x) or log p(reference | x) higher on average, and in how
-  many sentences is the reference more probable than the greedy output?
+- :func:`check_greedy_or_reference`: exercise 1 (predict, then compute): for the plain model and the test
+  sentences of 30+ words, log p(greedy output | x) and log p(reference | x) of each sentence. The checker
+  computes both itself, from the shipped model, and names the mistake of a wrong answer without giving
+  the values or which of the two is larger.
 - :func:`check_loss_by_length`: exercise 3 (implement): the mean per-sentence loss (the cross-entropy per
   target token, Sutskever et al. 2014, sec. 2) of each group of source lengths.
 
@@ -11,24 +12,31 @@ Exercise 2 (take the summary away) is answered in prose; the chapter's solution 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from lib.data import build_vocabs, generate_pairs, make_batch
-from lib.seq2seq import Encoder, PlainDecoder, Seq2Seq, sequence_log_prob
+from lib.data import Pair, build_vocabs, generate_pairs, make_batch, split_pairs
+from lib.seq2seq import (
+    Encoder,
+    PlainDecoder,
+    Seq2Seq,
+    greedy_decode,
+    sequence_log_prob,
+)
 
 from . import (
     attempted,
     call,
     checker,
-    expect_number,
     expect_tensor,
     fail,
     fmt,
     largest_difference,
     not_attempted,
+    plain,
 )
 
 __all__ = ["check_greedy_or_reference", "check_loss_by_length"]
@@ -36,56 +44,146 @@ __all__ = ["check_greedy_or_reference", "check_loss_by_length"]
 
 # --- exercise 1: is greedy the most probable translation? ---------------------------------------------
 
-# Measured in the chapter with the shipped plain model (its solution asserts these numbers).
-MEAN_LOG_P_GREEDY = -22.67  # mean log p(greedy output | x) over the 129 test sentences of 30+ words
-MEAN_LOG_P_REFERENCE = -55.49  # mean log p(reference | x) over the same sentences
-REFERENCE_WINS = 0  # sentences where the reference is more probable than the greedy output
-N_LONG = 129
+MAX_LEN = 60  # the chapter's decoding limit: longer than any target sentence of the corpus
+# Two computations of one log p(y | x): float32 sums of up to 60 log-probabilities, in batches of other
+# shapes, differ by about 1e-5 nats; each mistake below moves a sentence's value by far more (leaving
+# out an <eos> step the model is sure of moves it by less, and changes nothing the exercise asks).
+ATOL = 1e-3
 
-_ANSWERS = {
-    "greedy": "greedy",
-    "greedy output": "greedy",
-    "the greedy output": "greedy",
-    "reference": "reference",
-    "the reference": "reference",
-}
+
+def _variants(model: Seq2Seq, pairs: list[Pair], src_vocab, tgt_vocab) -> dict[str, Tensor]:
+    """log p(y | x) [B] of each pair's target (<eos> included) under ``model``, and the wrong sums that
+    exercise 1's mistakes give."""
+    batch = make_batch(pairs, src_vocab, tgt_vocab)
+    with torch.no_grad():
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in).logits  # [B, T, V]
+    picked = logits.log_softmax(-1).gather(-1, batch.tgt_out[..., None])[..., 0]  # [B, T]
+    picked = picked.masked_fill(~batch.tgt_mask, 0.0).double()
+    total, n = picked.sum(1), batch.tgt_mask.sum(1)  # [B], [B]: tokens, <eos> included
+    last = picked.gather(1, (n - 1)[:, None])[:, 0]  # the <eos> step
+    return {"right": total, "per token": total / n, "without <eos>": total - last}
+
+
+@lru_cache(maxsize=1)
+def _long_sentences() -> dict[str, Any]:
+    """What exercise 1 asks, computed as the chapter computes it: the corpus, the shipped plain model,
+    its greedy translations of the 400 test sentences (in one batch, as the chapter's ``translate``) and,
+    for the test sentences of 30+ words in test order, the log-probabilities of the references and of
+    the greedy outputs. The global random state is left untouched (building a model draws weights)."""
+    from lib.checkpoints import (
+        load_seq2seq,
+    )  # here: the checkpoints import the models, not the reverse
+
+    pairs = generate_pairs(4000, seed=0)
+    train_pairs, _, test_pairs = split_pairs(pairs, seed=0)
+    src_vocab, tgt_vocab = build_vocabs(train_pairs)
+    with torch.random.fork_rng():
+        decoder = PlainDecoder(len(tgt_vocab), 32, 64, 128)  # the chapter's D_EMB, D_HIDDEN
+        model, _, _ = load_seq2seq(
+            "plain", decoder, pairs=pairs, src_vocab=src_vocab, tgt_vocab=tgt_vocab
+        )
+    batch = make_batch(test_pairs, src_vocab, tgt_vocab)
+    decoded = greedy_decode(
+        model, batch.src, batch.src_lengths, MAX_LEN, tgt_vocab.bos_id, tgt_vocab.eos_id
+    )
+    long_idx = [i for i, p in enumerate(test_pairs) if len(p.src) >= 30]
+    long_pairs = [test_pairs[i] for i in long_idx]
+    outputs = [tgt_vocab.decode(decoded.tokens[i]) for i in long_idx]
+    greedy_pairs = [Pair(p.src, tuple(o), (0,) * len(o)) for p, o in zip(long_pairs, outputs)]
+    return {
+        "long_idx": long_idx,
+        "reference": _variants(model, long_pairs, src_vocab, tgt_vocab),
+        "greedy": _variants(model, greedy_pairs, src_vocab, tgt_vocab),
+        # greedy_decode's own score, which has no <eos> step where the output reached MAX_LEN
+        "decoded": decoded.log_prob[long_idx].double(),
+        "ended": (decoded.tokens[long_idx] == tgt_vocab.eos_id).any(1),
+    }
+
+
+def _as_log_probs(value: Any, name: str, n: int) -> Tensor:
+    """``value`` as a float64 tensor [n], or feedback naming what is wrong with its type or shape."""
+    value = plain(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, Tensor) for v in value):
+        fail(
+            f"{name} is a {type(value).__name__} of tensors; stack them into one tensor of shape [{n}]."
+        )
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value):
+        value = torch.tensor(value, dtype=torch.float64)
+    if not isinstance(value, Tensor):
+        fail(f"{name} should be a tensor of shape [{n}], one value per sentence; got {fmt(value)}.")
+    if value.shape != (n,):
+        if value.numel() == 400:
+            fail(
+                f"{name} has one value per test sentence (400); keep those of the sentences of 30 or more words, in the order of long_idx ({n})."
+            )
+        fail(
+            f"{name} has shape {list(value.shape)}; expected [{n}], one value per sentence of long_idx."
+        )
+    if not value.is_floating_point() or not torch.isfinite(value).all():
+        fail(f"{name} should hold finite floating-point numbers; got {fmt(value)}.")
+    return value.detach().to(torch.float64)
+
+
+def _close(a: Tensor, b: Tensor) -> bool:
+    return bool(((a - b).abs() <= ATOL).all())
+
+
+def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
+    """None if ``value`` is the plain model's log p of ``what`` ("greedy" or "reference"), else what
+    went wrong, without the values themselves."""
+    mine = case[what]
+    if _close(value, mine["right"]):
+        return None
+    if what == "greedy":  # greedy_decode's log_prob: the same where the output ends with <eos>
+        decoded = case["decoded"]
+        if bool(
+            (((value - mine["right"]).abs() <= ATOL) | ((value - decoded).abs() <= ATOL)).all()
+        ):
+            return None
+    other = "reference" if what == "greedy" else "greedy"
+    if _close(value, -mine["right"]):
+        return f"{name} holds -log p(y | x), the loss of each sentence (positive numbers). A log-probability is a sum of log p(y_t | y_<t, x), each at most 0."
+    if _close(value, mine["per token"]) or _close(value, -mine["per token"]):
+        return f"{name} is a mean per token (as model.loss computes it). log p(y | x) of a sentence is the sum over its tokens, as sequence_log_prob returns it."
+    if _close(value, mine["without <eos>"]):
+        return f"{name} leaves out the last step, the probability of <eos>. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+    if _close(value, case[other]["right"]):
+        return f"{name} holds the log-probabilities of the {'greedy outputs' if other == 'greedy' else 'references'}: log_p_greedy and log_p_reference are swapped."
+    if _close(value.sort().values, mine["right"].sort().values):
+        return f"{name} holds the right values in another order: keep the order of long_idx."
+    wrong = (value - mine["right"]).abs() > ATOL
+    first = int(wrong.nonzero()[0, 0])
+    return (
+        f"{name} differs from the plain model's (`plain`) log p({'greedy output' if what == 'greedy' else 'reference'} | x) in {int(wrong.sum())} of the {len(value)} sentences, "
+        f"the first at position {first} of long_idx (test pair {case['long_idx'][first]}). Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad()."
+    )
 
 
 @checker("greedy or reference")
-def check_greedy_or_reference(more_probable: Any, reference_wins: Any) -> str:
-    """Check exercise 1: ``more_probable``, "greedy" or "reference" (which has the higher mean log p(. | x)
-    under the plain model on the test sentences of 30+ words), and ``reference_wins``, the number of those
-    sentences whose reference is more probable than the greedy output."""
-    if more_probable is None and reference_wins is None:
+def check_greedy_or_reference(log_p_greedy: Any, log_p_reference: Any) -> str:
+    """Check exercise 1: ``log_p_greedy`` and ``log_p_reference``, tensors [N] holding, for each of the N
+    test sentences of 30+ words (in the order of the chapter's long_idx), log p(greedy output | x) and
+    log p(reference | x) under the plain model, <eos> included."""
+    if log_p_greedy is None and log_p_reference is None:
         not_attempted(
-            "write your prediction (more_probable) and your count (reference_wins) in the cell above, then run this cell again."
+            "compute log_p_greedy and log_p_reference in the cell above, then run this cell again."
         )
-    if more_probable is not None:
-        if not isinstance(more_probable, str) or more_probable.strip().lower() not in _ANSWERS:
-            fail(f'more_probable should be "greedy" or "reference", got {fmt(more_probable)}.')
-        if _ANSWERS[more_probable.strip().lower()] == "reference":
-            fail(
-                "more_probable: not under the plain model. The reference is the right translation, but a model that squeezed a long sentence through 128 numbers does not believe it: the errors are the model's, not the search's. Compute both mean log-probabilities with sequence_log_prob to see by how much."
-            )
-    if reference_wins is not None:
-        n = expect_number(reference_wins, "reference_wins")
-        if n != int(n) or not 0 <= n <= N_LONG:
-            fail(
-                f"reference_wins should be a count of sentences between 0 and {N_LONG}, got {fmt(n)}."
-            )
-        if n == N_LONG:
-            fail(
-                f"reference_wins = {N_LONG} is every long sentence: did you count where the greedy output is more probable (log p greedy > log p reference) instead of the reverse?"
-            )
-        if n != REFERENCE_WINS:
-            fail(
-                f"reference_wins = {int(n)} is not what the plain model gives. Compare, sentence by sentence, sequence_log_prob of the reference with that of the greedy output (both with <eos>, built with make_batch), and count where the reference's is larger."
-            )
-    if more_probable is None:
-        not_attempted("your count is right; now give your prediction (more_probable).")
-    if reference_wins is None:
-        not_attempted("your prediction is right; now count the sentences (reference_wins).")
-    return f"the greedy output is more probable under the model than the reference in every one of the {N_LONG} long sentences (mean log p {MEAN_LOG_P_GREEDY:.1f} against {MEAN_LOG_P_REFERENCE:.1f}): greedy search is not what fails here, the model is."
+    case = _long_sentences()
+    n = len(case["long_idx"])
+    for value, name, what in [
+        (log_p_reference, "log_p_reference", "reference"),
+        (log_p_greedy, "log_p_greedy", "greedy"),
+    ]:
+        if value is None:
+            continue
+        problem = _diagnose(_as_log_probs(value, name, n), name, what, case)
+        if problem:
+            fail(problem)
+    if log_p_greedy is None:
+        not_attempted("log_p_reference is right; now compute log_p_greedy.")
+    if log_p_reference is None:
+        not_attempted("log_p_greedy is right; now compute log_p_reference.")
+    return f"both are the plain model's log-probabilities, on all {n} test sentences of 30+ words. Now compare them sentence by sentence and answer the questions of the exercise."
 
 
 # --- exercise 3: loss per length ------------------------------------------------------------------------

@@ -99,85 +99,91 @@ def _t(size=_FONT):
 
 def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
-    bidirectional GRU reads ``source`` into states h_j; the plain decoder gets one summary c at every
-    step (the bottleneck), the attentive one a context c_t per step. ``d_hidden``: the GRU's width in
-    each direction. Returns the Figure."""
+    bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
+    gives the decoder its first state s_0 = tanh(W_s c). Before each step t a box hands the decoder
+    its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
+    a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
+    al.). ``d_hidden``: the GRU's width in each direction. The output layer, which also reads the
+    context and the previous word, is not drawn. Returns the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
     check_int(d_hidden, "d_hidden", 1)
     steps_in, steps_out = ["<bos>", *tgt], [*tgt, "<eos>"]
+    T = len(steps_in)
     kind = "with attention" if with_attention else "plain"
     alt = (
         f"The encoder-decoder, {kind}. Left: the source words {' '.join(src)} each feed a box "
-        f"h_j of a bidirectional GRU, with arrows in both directions between neighbours. Right: "
-        f"the decoder's states s_1 to s_{len(steps_in)}, each reading the previous target word "
-        f"(<bos> first) and writing the next, {' '.join(steps_out)}. "
+        "h_j of a bidirectional GRU, with arrows in both directions between neighbours. The last "
+        "forward state and the first backward state join into the summary c, "
+        f"{2 * d_hidden} numbers, which gives the decoder its first state s_0 = tanh(W_s c). "
+        f"Right: the decoder's states s_1 to s_{T}, each reading the previous target word "
+        f"(<bos> first) and the previous state, and writing the next word, "
+        f"{' '.join(steps_out)}. Before each step a box hands the decoder its context, "
         + (
-            "A line from every encoder state meets in the box c_t = sum_j alpha_tj h_j, whose "
-            "red line feeds each decoder step a context of its own."
+            "c_t = sum_j alpha_tj h_j: a grey line brings every encoder state into every box, "
+            "weighted by alpha_tj, the previous state s_(t-1) enters the box of step t, and a "
+            "red arrow takes each step's own context into s_t."
             if with_attention
-            else f"Only two encoder states, the last forward and the first backward, join into the "
-            f"one summary c of {2 * d_hidden} numbers, whose red line feeds every decoder step the "
-            "same vector: the bottleneck."
+            else "the same c at every step: one red line carries c from the summary to every "
+            "box, and a red arrow from each box into s_t: the bottleneck."
         )
     )
-    fig, ax = _canvas(9.0, 4.6, alt)
-    y_cell, y_in, y_out, y_top, y_bus = 2.35, 0.85, 3.9, 3.15, 1.55
-    xe = [0.75 + 0.9 * j for j in range(len(src))]
-    xd = [5.25 + 0.8 * t for t in range(len(steps_in))]
-    w_cell, h_cell = 0.66, 0.55
+    fig, ax = _canvas(9.4, 4.9, alt)
+    y_loop, y_in, y_cell, y_ctx, y_out, y_bus = 0.32, 0.8, 2.0, 2.8, 3.6, 4.1
+    h_cell, h_ctx = 0.55, 0.4
+    xe = [0.6 + 0.8 * j for j in range(len(src))]
+    x_c, x_s0, pitch = 3.75, 4.55, 0.88
+    xd = [x_s0 + pitch * (t + 1) for t in range(T)]
+    xc = [x - pitch / 2 for x in xd]  # the context box of each step, between s_{t-1} and s_t
+    top, bottom = y_cell + h_cell / 2, y_cell - h_cell / 2
     for j, (x, word) in enumerate(zip(xe, src)):
-        _box(ax, x, y_in, word, "io", w=0.8, h=0.4, fontsize=_FONT)
-        _arrow(ax, x, y_in + 0.2, x, y_cell - h_cell / 2)
-        _box(ax, x, y_cell, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_cell, h=h_cell, fontsize=_FONT)
+        _box(ax, x, y_in, word, "io", w=0.74, h=0.4, fontsize=_FONT)
+        _arrow(ax, x, y_in + 0.2, x, bottom)
+        _box(ax, x, y_cell, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=h_cell, fontsize=_FONT)
     for a, b in zip(xe, xe[1:]):  # the forward GRU reads right, the backward GRU left
-        _arrow(ax, a + w_cell / 2, y_cell + 0.1, b - w_cell / 2, y_cell + 0.1)
-        _arrow(ax, b - w_cell / 2, y_cell - 0.1, a + w_cell / 2, y_cell - 0.1)
-    for t, x in enumerate(xd):
+        _arrow(ax, a + 0.3, y_cell + 0.1, b - 0.3, y_cell + 0.1)
+        _arrow(ax, b - 0.3, y_cell - 0.1, a + 0.3, y_cell - 0.1)
+    # the summary c: the forward GRU's last state (right) and the backward GRU's (from h_1, below)
+    _arrow(ax, xe[-1] + 0.3, y_cell, x_c - 0.25, y_cell)
+    ax.text((xe[-1] + x_c) / 2 + 0.02, y_cell + 0.4, "$\\overrightarrow{\\mathbf{h}}_S$", **_t())
+    _line(ax, [xe[0] - 0.3, 0.15, 0.15, x_c], [y_cell, y_cell, y_loop, y_loop])
+    _arrow(ax, x_c, y_loop, x_c, bottom)
+    ax.text((xe[0] + xe[-1]) / 2, y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t())
+    _box(ax, x_c, y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=h_cell, fontsize=_FONT)
+    _arrow(ax, x_c + 0.25, y_cell, x_s0 - 0.28, y_cell)
+    _box(ax, x_s0, y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=h_cell, fontsize=_FONT)
+    ax.text(x_s0 + 0.05, bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
+    for t, (x, x_ctx) in enumerate(zip(xd, xc)):
         _box(ax, x, y_in, steps_in[t], "io", w=0.72, h=0.4, fontsize=_FONT)
-        _arrow(ax, x - 0.12, y_in + 0.2, x - 0.12, y_cell - h_cell / 2)
-        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.6, h=h_cell, fontsize=_FONT)
-        _arrow(ax, x, y_cell + h_cell / 2, x, y_out - 0.2)
-        _box(ax, x, y_out, steps_out[t], "plain", w=0.72, h=0.4, fontsize=_FONT)
-        # the context enters every step, beside the previous word
-        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_cell - h_cell / 2, color=_CTX)
-    for a, b in zip(xd, xd[1:]):
-        _arrow(ax, a + 0.3, y_cell, b - 0.3, y_cell)
-    x_gap = 4.55
-    if with_attention:
-        for j, x in enumerate(xe):  # every state reaches the context, weighted by alpha_tj
-            _line(ax, [x, x], [y_cell + h_cell / 2, y_top])
-            ax.text(x - 0.05, y_cell + 0.5, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
-        _line(ax, [xe[0], 3.65], [y_top, y_top])
-        _box(
-            ax,
-            4.4,
-            y_top,
-            "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$",
-            "ctx",
-            1.5,
-            0.45,
-            _FONT,
-        )
-        note = "a new context $\\mathbf{c}_t$ at every step $t$"
-    else:  # the last forward state and the first backward state make the summary
-        _line(ax, [xe[0], xe[0], x_gap - 0.6], [y_cell + h_cell / 2, y_top, y_top])
-        _line(ax, [xe[-1], xe[-1]], [y_cell + h_cell / 2, y_top])
-        _box(ax, x_gap, y_top, f"$\\mathbf{{c}}$: {2 * d_hidden} numbers", "ctx", 1.2, 0.45, _FONT)
-        ax.text(xe[0] + 0.05, y_top + 0.12, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(_FONT))
-        ax.text(xe[-1] + 0.3, y_top + 0.12, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(_FONT))
-        note = f"the same $\\mathbf{{c}}$ ({2 * d_hidden} numbers) at every step"
-    # down the gap, then along under the decoder: the red bus
-    _line(ax, [x_gap, x_gap, xd[-1] + 0.14], [y_top - 0.23, y_bus, y_bus], color=_CTX, lw=1.3)
-    _arrow(ax, x_gap, y_cell, xd[0] - 0.3, y_cell, color=_CTX)
-    ax.text(x_gap + 0.05, y_cell + 0.15, "$\\mathbf{s}_0$", fontsize=_FONT, ha="left")
-    ax.text(xd[0] - 0.36, 0.3, f"red: {note}", color=_CTX, fontsize=_FONT, va="center")
+        _arrow(ax, x, y_in + 0.2, x, bottom)
+        _arrow(ax, x - pitch + 0.28, y_cell, x - 0.28, y_cell)  # s_{t-1} -> s_t
+        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=h_cell, fontsize=_FONT)
+        _arrow(ax, x, top, x, y_out - 0.2)
+        _box(ax, x, y_out, steps_out[t], "plain", w=0.66, h=0.4, fontsize=_FONT)
+        label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
+        _box(ax, x_ctx, y_ctx, label, "ctx", w=0.5, h=h_ctx, fontsize=_FONT)
+        # the context enters s_t; with attention the previous state s_{t-1} asks for it
+        _arrow(ax, x_ctx + 0.12, y_ctx - h_ctx / 2, x - 0.16, top, color=_CTX, lw=1.3)
+        if with_attention:
+            _arrow(ax, x - pitch + 0.16, top, x_ctx - 0.12, y_ctx - h_ctx / 2)
+        # what fills the box comes down from the line above the outputs
+        _arrow(ax, x_ctx, y_bus, x_ctx, y_ctx + h_ctx / 2, color="0.45" if with_attention else _CTX)
+    if with_attention:  # every encoder state reaches every box, weighted by alpha_tj
+        for j, x in enumerate(xe):
+            _line(ax, [x, x], [top, y_bus], color="0.45")
+            ax.text(x - 0.05, top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
+        _line(ax, [xe[0], xc[-1]], [y_bus, y_bus], color="0.45")
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
+    else:  # the one summary, to every step
+        _line(ax, [x_c, x_c, xc[-1]], [top, y_bus, y_bus], color=_CTX, lw=1.3)
+        note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    ax.text(xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
     ax.text(
         (xe[0] + xe[-1]) / 2,
-        4.4,
+        4.6,
         f"encoder: bidirectional GRU, $\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
         **_t(10),
     )
-    ax.text((xd[0] + xd[-1]) / 2, 4.4, f"decoder: GRU, {kind}", **_t(10))
+    ax.text((xd[0] + xd[-1]) / 2, 4.6, f"decoder: GRU, {kind}", **_t(10))
     return fig
 
 

@@ -531,7 +531,7 @@ def word_rows(
             loc="lower center",
             bbox_to_anchor=(0.5, -0.02),
             ncol=len(handles),
-            fontsize=8,
+            fontsize=9,
             frameon=False,
         )
     elif ref is not None:
@@ -546,7 +546,7 @@ def word_rows(
             loc="lower center",
             bbox_to_anchor=(0.5, -0.02),
             ncol=2,
-            fontsize=8,
+            fontsize=9,
             frameon=False,
         )
     bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
