@@ -21,7 +21,7 @@ The result is exact, not an approximation: the same sums, in another order and g
 The backward pass (``FlashAttention.backward``) keeps from the forward only O and the log-sum-exp
 L_i = m_i + log l_i of each row ([..., Tq] numbers, not [Tq, Tk]): P_ij = exp(S_ij - L_i) is
 recomputed tile by tile, and with D_i = sum_j dO_ij O_ij, the gradient of the scores is
-dS = P * (dP - D) (Dao et al. 2022, appendix B.2, eqs. 19-20).
+dS = P * (dP - D) (Dao et al. 2022, appendix B.2).
 
 Masks, as everywhere in this library: boolean, True where a query may attend, broadcastable to
 [..., Tq, Tk]; ``causal=True`` builds each tile's causal mask from positions instead and skips the
