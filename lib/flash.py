@@ -105,7 +105,8 @@ def tiled_attention(
     ``causal``: query i attends keys up to its position; ``alibi_slopes`` [H]: ALiBi's bias
     -m_h |i - j| (``lib.alibi``), computed per tile. -> (output [..., Tq, Dv], lse [..., Tq]), lse
     the log-sum-exp of each row's scores, log sum_j exp(S_ij) (+inf for a row with no allowed key).
-    No gradient: ``flash_attention`` is the same forward with FlashAttention's backward."""
+    Autograd, if asked, differentiates through every tile's operations and keeps them all;
+    ``flash_attention`` is the same forward with FlashAttention's backward, which keeps none."""
     check_tiled_attention_args(q, k, v, mask, causal, alibi_slopes, block_q, block_k)
     out, lse = _tiled_attention(
         _up(q), _up(k), _up(v), mask, causal, alibi_slopes, block_q, block_k
