@@ -156,19 +156,17 @@ _SLOPE_MISTAKES = [
 ]
 
 
-@checker("alibi_slopes")
-def check_alibi_slopes(alibi_slopes: Any) -> str:
-    """Check ``alibi_slopes(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
+@checker("slopes_for")
+def check_alibi_slopes(slopes_for: Any) -> str:
+    """Check ``slopes_for(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
     12, 3, 24 (1e-9 relative: each slope is one power of 2)."""
-    attempted(alibi_slopes, "alibi_slopes")
+    attempted(slopes_for, "slopes_for")
     for n in _SLOPE_CASES:
         case = f"'n = {n}'"
-        result = call(alibi_slopes, n, name="alibi_slopes", case=case)
+        result = call(slopes_for, n, name="slopes_for", case=case)
         values = result.tolist() if isinstance(result, Tensor) else result
         if not isinstance(values, (list, tuple)) or len(values) != n:
-            fail(
-                f"on the case {case}, `alibi_slopes` returned {fmt(result)}; expected {n} numbers."
-            )
+            fail(f"on the case {case}, `slopes_for` returned {fmt(result)}; expected {n} numbers.")
         got = [expect_number(v, f"slope {h}") for h, v in enumerate(values)]
 
         def same(a, b):
