@@ -19,6 +19,9 @@ Modules, one concept each:
 - :mod:`lib.gpt` -- GPT-2 with its key/value cache, and the GPT classifier.
 - :mod:`lib.gpt_fast` -- the fast path of generation (the preallocated key/value cache, the forward pass with its module calls unrolled) beside the readable one.
 - :mod:`lib.rope` -- rotary position embedding: both pairings, Llama 3's scaling, the row permutation between them.
+- :mod:`lib.flash` -- attention at scale: the online softmax, attention in tiles, FlashAttention's recomputing backward.
+- :mod:`lib.alibi` -- ALiBi's slopes (any head count) and linear biases.
+- :mod:`lib.memory` -- the peak bytes held by the tensors a block of PyTorch code creates.
 - :mod:`lib.llama` -- the modern decoder (Llama 3, Qwen3, Mistral): RMSNorm, SwiGLU, grouped-query and sliding-window attention, caches.
 - :mod:`lib.bert` -- BERT: embeddings, encoder layers, pooler, presets.
 - :mod:`lib.bert_heads` -- BERT's pretraining and fine-tuning heads, the pretraining loss.

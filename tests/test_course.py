@@ -1,7 +1,7 @@
 """The nbgrader course (tools/make_course.py) through a whole grading cycle, offline, in a temporary
 course directory: nbgrader's own commands, its exchange and its SQLite gradebook (issue 14).
 
-- ``generate_assignment`` for all 17 chapters: every worked solution and model answer is gone from the
+- ``generate_assignment`` for all 18 chapters: every worked solution and model answer is gone from the
   student's release, every exercise keeps its checker test, locked.
 - Chapter 2 (the cheapest chapter that has every kind of exercise: predicted values, a function to
   implement, an experiment with a written explanation) is released, fetched and submitted by six
@@ -125,7 +125,7 @@ def generate_assignments(root: Path, chapters) -> None:
 
 def test_every_chapter_is_an_assignment_without_its_solutions(course):
     root, exercises = course
-    assert len(exercises) == 17
+    assert len(exercises) == 18
     generate_assignments(root, exercises)
     for chapter, exs in exercises.items():
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)

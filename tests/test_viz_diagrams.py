@@ -352,6 +352,7 @@ CALLS = {
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
     "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b()),
+    "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
 }
 
 

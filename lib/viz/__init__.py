@@ -25,6 +25,8 @@
   :func:`bert_input_diagram`, :func:`bert_pretraining_diagram`, :func:`electra_diagram`
   (``lib.viz.transformer_diagrams``) -- the architectures of chapters 1, 4-7, 12-14 and 16, drawn
   from the library's configs; each Figure carries its ``alt_text``.
+- :func:`tiling_diagram`, :func:`tile_explorer`, :func:`tile_states` (``lib.viz.tiles``) --
+  FlashAttention's tiles (chapter 18): the grid and the two memories, and its loop step by step.
 - :func:`show_source` -- a piece of the library's own source, as it is now, highlighted in the
   chapter that teaches it.
 - :func:`set_style`, :data:`SEQUENTIAL_CMAP`, :data:`DIVERGING_CMAP` -- the book's look.
@@ -55,6 +57,7 @@ from lib.viz.interactive import (
 )
 from lib.viz.source import show_source
 from lib.viz.tables import markdown_table, table
+from lib.viz.tiles import tile_explorer, tile_states, tiling_diagram
 from lib.viz.transformer_diagrams import *  # noqa: F403 (its __all__ is part of this package's)
 
 __all__ = [
@@ -75,6 +78,9 @@ __all__ = [
     "rope_explorer",
     "rope_scores",
     "sampling_probabilities",
+    "tiling_diagram",
+    "tile_states",
+    "tile_explorer",
     *figures.__all__,
     *diagrams.__all__,
     *transformer_diagrams.__all__,

@@ -1,0 +1,259 @@
+"""Checkers for the exercises of the chapter *Attention at scale*.
+
+- :func:`check_running_max_and_sum`: exercise 1 (implement): the online softmax's running maximum and
+  rescaled running sum over blocks (Milakov and Gimelshein 2018), as ``lib.flash.online_softmax``.
+- :func:`check_alibi_slopes`: exercise 2 (implement): ALiBi's slopes for any number of heads, by the
+  rule of Press et al.'s released code, as ``lib.alibi.alibi_slopes``.
+- :func:`check_tile_mask`: exercise 3 (implement): the causal mask of one tile of scores, as
+  ``lib.flash``'s tiles build it from positions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from . import attempted, call, checker, expect_number, fail, fmt, plain
+
+__all__ = ["check_running_max_and_sum", "check_alibi_slopes", "check_tile_mask"]
+
+
+# --- exercise 1: the running maximum and sum -------------------------------------------------------------
+
+
+def running_reference(x: Tensor, block: int, *, mistake: str | None = None) -> tuple[float, float]:
+    """(m, l) after reading x [N] in blocks of ``block``: m = max x, l = sum exp(x - m), in float64,
+    block by block as the online softmax does. ``mistake``: "no rescale" (the old sum is not
+    multiplied by exp(m_old - m_new)); "rescaled upwards" (multiplied by exp(m_new - m_old)); "block
+    maximum" (each block's terms taken against the block's own maximum, the sum never rescaled)."""
+    x = x.detach().double()
+    m, total = -math.inf, 0.0
+    for start in range(0, x.shape[-1], block):
+        x_b = x[start : start + block]
+        m_new = max(m, x_b.max().item())
+        if mistake == "block maximum":
+            total += torch.exp(x_b - x_b.max()).sum().item()
+        elif mistake == "no rescale":
+            total += torch.exp(x_b - m_new).sum().item()
+        elif mistake == "rescaled upwards":
+            factor = 0.0 if m == -math.inf else math.exp(m_new - m)
+            total = total * factor + torch.exp(x_b - m_new).sum().item()
+        else:
+            total = total * math.exp(m - m_new) + torch.exp(x_b - m_new).sum().item()
+        m = m_new
+    return m, total
+
+
+def _running_cases() -> list[tuple[str, Tensor, int]]:
+    g = torch.Generator().manual_seed(18)
+    return [
+        ("x = [1, 3, 2, 5, 0], block 2", torch.tensor([1.0, 3.0, 2.0, 5.0, 0.0]), 2),
+        ("12 scores that rise, block 3", torch.arange(12.0) * 0.7, 3),
+        ("10 random scores, block 4", 2 * torch.randn(10, generator=g), 4),
+        ("scores up to 1000, block 2", torch.tensor([0.0, 10.0, 300.0, 299.0, 1000.0, 998.0]), 2),
+    ]
+
+
+_RUNNING_MISTAKES = [
+    (
+        "no rescale",
+        "your sum keeps the old terms as they were: when a block brings a larger maximum, the terms exp(x_j - m_old) already summed must become exp(x_j - m_new), so multiply the old sum by exp(m_old - m_new) before adding the block's terms.",
+    ),
+    (
+        "rescaled upwards",
+        "you multiplied the old sum by exp(m_new - m_old), which is >= 1: the factor that turns exp(x_j - m_old) into exp(x_j - m_new) is exp(m_old - m_new) <= 1.",
+    ),
+    (
+        "block maximum",
+        "each block's terms are taken against that block's own maximum: all terms of the sum must be taken against the same, running, maximum m (rescale the old sum when m grows).",
+    ),
+]
+
+
+@checker("running_max_and_sum")
+def check_running_max_and_sum(running_max_and_sum: Any) -> str:
+    """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
+    hidden cases (scores up to 1000), relative tolerance 1e-5 on l (float32 sums of a few terms)."""
+    attempted(running_max_and_sum, "running_max_and_sum")
+    names = getattr(getattr(running_max_and_sum, "__code__", None), "co_names", ())
+    used = [n for n in ("softmax", "logsumexp", "online_softmax") if n in names]
+    if used:
+        fail(
+            f"your `running_max_and_sum` calls {used[0]}; compute the maximum and the sum yourself, block by block."
+        )
+    for description, x, block in _running_cases():
+        case = f"'{description}'"
+        result = call(running_max_and_sum, x, block, name="running_max_and_sum", case=case)
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            fail(
+                f"on the case {case}, `running_max_and_sum` returned {fmt(result)}; expected two numbers, (m, l)."
+            )
+        m_raw, l_raw = (plain(r) for r in result)
+        as_float = [r.item() if isinstance(r, Tensor) and r.numel() == 1 else r for r in result]
+        if any(isinstance(r, float) and not math.isfinite(r) for r in as_float):
+            fail(
+                f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: an exponential overflowed. Update the maximum with the block first, then take exp(x_j - m) with the new maximum, so that no exponent is positive."
+            )
+        m = expect_number(m_raw, "the maximum m")
+        total = expect_number(l_raw, "the sum l")
+        m_expected, l_expected = running_reference(x, block)
+        if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
+            fail(
+                f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
+            )
+        if abs(total - l_expected) <= 1e-5 * l_expected:
+            continue
+        for mistake, message in _RUNNING_MISTAKES:
+            _, l_wrong = running_reference(x, block, mistake=mistake)
+            if abs(total - l_wrong) <= 1e-5 * abs(l_wrong):
+                fail(f"on the case {case}, {message}")
+        fail(f"on the case {case}, your sum l is {total:.6g}; expected {l_expected:.6g}.")
+    return (
+        "your running maximum and sum equal the softmax's on every case, scores up to 1000 included"
+    )
+
+
+# --- exercise 2: ALiBi's slopes ------------------------------------------------------------------------
+
+
+def slopes_reference(n: int, *, mistake: str | None = None) -> list[float]:
+    """ALiBi's slopes of n heads (Press et al.'s released code). ``mistake``: "geometric" (2^(-8/n)
+    to the powers 1 ... n for any n); "first ones" (the missing slopes are the first of 2^(k+1)
+    heads', not every other); "odd ones" (every other, starting at the second); "ascending" (the
+    power-of-two list reversed, smallest first)."""
+
+    def power_of_two(n):
+        start = 2 ** (-8 / n)
+        slopes = [start ** (h + 1) for h in range(n)]
+        return slopes[::-1] if mistake == "ascending" else slopes
+
+    if n & (n - 1) == 0 or mistake == "geometric":
+        return power_of_two(n)
+    below = 2 ** math.floor(math.log2(n))
+    more = power_of_two(2 * below)  # the slopes of twice as many heads
+    picked = {"first ones": more, "odd ones": more[1::2]}.get(mistake, more[0::2])
+    return power_of_two(below) + picked[: n - below]
+
+
+_SLOPE_CASES = [8, 4, 6, 12, 3, 24]
+_SLOPE_MISTAKES = [
+    (
+        "geometric",
+        "you used the power-of-two formula 2^(-8 h / n) for a head count that is not a power of two. The released code takes the slopes of the largest power of two below n, then every other slope of twice as many heads.",
+    ),
+    (
+        "first ones",
+        "the missing slopes are the first ones of 2^(k+1) heads; the released code takes every other one ([0::2]), so that they fall between the slopes already chosen.",
+    ),
+    (
+        "odd ones",
+        "the missing slopes are every other slope of 2^(k+1) heads starting at the second ([1::2]); the released code starts at the first ([0::2]), 2^(-8 / 2^(k+1)).",
+    ),
+    ("ascending", "your slopes are in reverse order: head 0 gets the largest slope, 2^(-8/n)."),
+]
+
+
+@checker("slopes_for")
+def check_alibi_slopes(slopes_for: Any) -> str:
+    """Check ``slopes_for(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
+    12, 3, 24 (1e-9 relative: each slope is one power of 2)."""
+    attempted(slopes_for, "slopes_for")
+    for n in _SLOPE_CASES:
+        case = f"'n = {n}'"
+        result = call(slopes_for, n, name="slopes_for", case=case)
+        values = result.tolist() if isinstance(result, Tensor) else result
+        if not isinstance(values, (list, tuple)) or len(values) != n:
+            fail(f"on the case {case}, `slopes_for` returned {fmt(result)}; expected {n} numbers.")
+        got = [expect_number(v, f"slope {h}") for h, v in enumerate(values)]
+
+        def same(a, b):
+            return all(abs(x - y) <= 1e-9 * abs(y) for x, y in zip(a, b))
+
+        expected = slopes_reference(n)
+        if same(got, expected):
+            continue
+        if sorted(got, reverse=True) == sorted(expected, reverse=True) and n & (n - 1):
+            fail(
+                f"on the case {case}, you have the right slopes in another order: the released code lists the 2^k slopes of the largest power of two below n first, then the new ones."
+            )
+        for mistake, message in _SLOPE_MISTAKES:
+            if same(got, slopes_reference(n, mistake=mistake)):
+                fail(f"on the case {case}, {message}")
+        worst = max(range(n), key=lambda h: abs(got[h] - expected[h]))
+        fail(
+            f"on the case {case}, head {worst} gets {got[worst]:.6g}; expected {expected[worst]:.6g}."
+        )
+    return "your slopes equal the released code's for 3, 4, 6, 8, 12 and 24 heads"
+
+
+# --- exercise 3: the causal mask of a tile ------------------------------------------------------------
+
+
+def tile_mask_reference(
+    i0: int, i1: int, j0: int, j1: int, *, mistake: str | None = None
+) -> Tensor:
+    """bool [i1 - i0, j1 - j0], True where query i may attend key j (j <= i) for the queries
+    i0 ... i1 - 1 and keys j0 ... j1 - 1 of a causal self-attention. ``mistake``: "local" (the tile's
+    own lower triangle, positions ignored); "strict" (j < i, the diagonal masked); "inverted" (True
+    where masked); "transposed" (j >= i)."""
+    rows = torch.arange(i0, i1)[:, None]
+    cols = torch.arange(j0, j1)[None, :]
+    if mistake == "local":
+        return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril()
+    if mistake == "strict":
+        return cols < rows
+    if mistake == "inverted":
+        return cols > rows
+    if mistake == "transposed":
+        return cols >= rows
+    return cols <= rows
+
+
+_TILE_CASES = [(4, 8, 4, 8), (0, 4, 2, 4), (6, 9, 4, 8), (8, 12, 0, 4), (3, 5, 3, 6)]
+_TILE_MISTAKES = [
+    (
+        "local",
+        "you built the tile's own lower triangle, as if its first query and first key were both at position 0. Compare the positions: query i0 + r may attend key j0 + c when j0 + c <= i0 + r.",
+    ),
+    (
+        "strict",
+        "your mask hides the diagonal (j < i): a query may attend its own position, j <= i.",
+    ),
+    (
+        "inverted",
+        "your mask is True where a query may NOT attend; the book's masks are True where a query may attend (j <= i).",
+    ),
+    ("transposed", "your mask lets each query see the keys after it (j >= i): causal is j <= i."),
+]
+
+
+@checker("tile_mask")
+def check_tile_mask(tile_mask: Any) -> str:
+    """Check ``tile_mask(i0, i1, j0, j1) -> bool [i1 - i0, j1 - j0]`` against
+    :func:`tile_mask_reference` on tiles on, below and across the diagonal; exactly."""
+    attempted(tile_mask, "tile_mask")
+    for i0, i1, j0, j1 in _TILE_CASES:
+        case = f"'queries {i0}..{i1 - 1}, keys {j0}..{j1 - 1}'"
+        result = call(tile_mask, i0, i1, j0, j1, name="tile_mask", case=case)
+        shape = (i1 - i0, j1 - j0)
+        if not isinstance(result, Tensor) or tuple(result.shape) != shape:
+            fail(
+                f"on the case {case}, `tile_mask` returned {fmt(result)}; expected a bool tensor of shape {list(shape)}."
+            )
+        if result.dtype != torch.bool:
+            fail(
+                f"on the case {case}, `tile_mask` returned dtype {result.dtype}; expected torch.bool (True where a query may attend)."
+            )
+        if torch.equal(result, tile_mask_reference(i0, i1, j0, j1)):
+            continue
+        for mistake, message in _TILE_MISTAKES:
+            if torch.equal(result, tile_mask_reference(i0, i1, j0, j1, mistake=mistake)):
+                fail(f"on the case {case}, {message}")
+        wrong = (result != tile_mask_reference(i0, i1, j0, j1)).nonzero()[0].tolist()
+        fail(
+            f"on the case {case}, your mask is wrong at query {i0 + wrong[0]}, key {j0 + wrong[1]}."
+        )
+    return "your tile masks are right on, below and across the diagonal"

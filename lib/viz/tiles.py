@@ -1,0 +1,205 @@
+"""FlashAttention's tiles (chapter 18), drawn: :func:`tiling_diagram`, the grid of score tiles and
+what sits in the fast on-chip memory while one tile is computed, and :func:`tile_explorer`, an
+interactive figure (:func:`lib.viz.interactive`) that steps through the loop of
+``lib.flash.tiled_attention`` on a small case. The numbers of each step come from
+:func:`tile_states`, which applies the library's ``online_softmax`` to the scores read so far.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.patches as mpatches
+import matplotlib.pyplot as plt
+from torch import Tensor
+
+from lib._validate import check_int, check_tensor
+from lib.viz.diagrams import _FONT, _arrow, _box, _canvas, _t
+
+__all__ = ["tiling_diagram", "tile_states", "tile_explorer"]
+
+_READ, _DONE, _SKIP, _NOW = "#9ecae1", "#deebf7", "#f0f0f0", "#d62728"
+
+
+def _tiles(T: int, block_q: int, block_k: int, causal: bool) -> list[tuple[int, int, int, int]]:
+    """(i0, i1, j0, j1) of each tile in the order ``tiled_attention`` reads them (causal: none past
+    the diagonal)."""
+    order = []
+    for i0 in range(0, T, block_q):
+        i1 = min(i0 + block_q, T)
+        for j0 in range(0, i1 if causal else T, block_k):
+            order.append((i0, i1, j0, min(j0 + block_k, T)))
+    return order
+
+
+def _grid(ax, T, block_q, block_k, causal, read=(), now=None):
+    """The T x T scores as cells, tiles outlined: read tiles tinted, the current one framed in red,
+    causal tiles that are never read grey."""
+    read = set(read)
+    for i0 in range(0, T, block_q):
+        for j0 in range(0, T, block_k):
+            i1, j1 = min(i0 + block_q, T), min(j0 + block_k, T)
+            key = (i0, i1, j0, j1)
+            skipped = causal and j0 >= i1
+            color = _SKIP if skipped else _NOW if key == now else _DONE if key in read else "white"
+            face = _READ if key == now else color
+            ax.add_patch(mpatches.Rectangle((j0, i0), j1 - j0, i1 - i0, fc=face, ec="0.2", lw=1.2))
+            if skipped:
+                ax.add_patch(mpatches.Rectangle((j0, i0), j1 - j0, i1 - i0, fill=False,
+                                                hatch="//", ec="0.6", lw=0))  # fmt: skip
+    if causal:  # the cells above the diagonal inside the diagonal tiles are masked
+        for i in range(T):
+            for j in range(i + 1, T):
+                if j < (i // block_q + 1) * block_q:
+                    ax.add_patch(mpatches.Rectangle((j, i), 1, 1, fill=False, hatch="..", ec="0.5",
+                                                    lw=0))  # fmt: skip
+    if now is not None:
+        i0, i1, j0, j1 = now
+        ax.add_patch(mpatches.Rectangle((j0, i0), j1 - j0, i1 - i0, fill=False, ec=_NOW, lw=3))
+    ax.set(xlim=(0, T), ylim=(T, 0), aspect="equal")
+    ax.set_xticks([j + 0.5 for j in range(T)], range(T))
+    ax.set_yticks([i + 0.5 for i in range(T)], range(T))
+    ax.tick_params(length=0, labelsize=_FONT)
+    ax.set_xlabel("key j", fontsize=_FONT)
+    ax.set_ylabel("query i", fontsize=_FONT)
+
+
+def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
+    """Chapter 18's tiling (Dao et al. 2022, fig. 1): left, the T x T scores cut into tiles of
+    block_q queries by block_k keys, numbered in the order ``lib.flash.tiled_attention`` computes
+    them (with ``causal``, the tiles above the diagonal are never computed and the diagonal tiles
+    mask their upper cells); right, the slow memory (HBM) holding Q, K, V, O and L, and the fast
+    on-chip memory (SRAM) holding one tile's worth. Returns the Figure (with ``alt_text``)."""
+    for name, value in (("T", T), ("block_q", block_q), ("block_k", block_k)):
+        check_int(value, name, 1)
+    if T > 16 or block_q > T or block_k > T:
+        raise ValueError(f"T: expected at most 16 and at least block_q, block_k, got T={T}, "
+                         f"block_q={block_q}, block_k={block_k}")  # fmt: skip
+    order = _tiles(T, block_q, block_k, causal)
+    n_all = math.ceil(T / block_q) * math.ceil(T / block_k)
+    diagonal = sum(1 for i0, i1, j0, j1 in order if causal and j1 - 1 > i0)
+    alt = (
+        f"Left: the grid of {T} by {T} scores, query i down, key j across, cut into tiles of "
+        f"{block_q} queries by {block_k} keys; the {len(order)} tiles that are computed are numbered "
+        f"1 to {len(order)} row of tiles by row of tiles"
+        + (
+            f"; the {n_all - len(order)} tiles above the diagonal are grey and never computed, and "
+            f"the {diagonal} tiles on the diagonal mask their cells above it (dotted)"
+            if causal
+            else ""
+        )  # fmt: skip
+        + ". Right: the slow memory (HBM) holds Q, K and V, the output O and the log-sum-exp L; "
+        "arrows carry one block of queries and one block of keys and values into the fast on-chip "
+        "memory (SRAM), which holds them, the tile of scores S and weights P, the running maximum "
+        "m, the running sum l and the output accumulator of the block of queries, and writes O "
+        "and L back once per block of queries."
+    )
+    fig, ax = _canvas(9.0, 4.6, alt)
+    grid = fig.add_axes((0.05, 0.12, 0.42, 0.8))
+    _grid(grid, T, block_q, block_k, causal)
+    for n, (i0, i1, j0, j1) in enumerate(order, 1):
+        grid.text((j0 + j1) / 2, (i0 + i1) / 2, str(n), **_t(10), weight="bold")
+    grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
+                   fontsize=10)  # fmt: skip
+    _box(ax, 7.0, 3.55, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=3.4, h=0.8,
+         fontsize=_FONT)  # fmt: skip
+    sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
+    sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $O_i$ [$B_q$, D]"
+    _box(ax, 7.0, 1.45, sram, "attn", w=3.4, h=1.55, fontsize=_FONT)
+    _arrow(ax, 6.4, 3.15, 6.4, 2.22)
+    ax.text(5.75, 2.7, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t())
+    _arrow(ax, 7.6, 2.22, 7.6, 3.15)
+    ax.text(8.3, 2.7, "write\n$O_i$, $L_i$\nonce per $i$", **_t())
+    ax.text(7.0, 0.35, "never stored: the [T, T] matrices S and P", **_t())
+    return fig
+
+
+def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, causal: bool = True):
+    """The state after each tile of ``tiled_attention`` on q, k [T, D], v [T, Dv]: a list of dicts
+    with the tile (i0, i1, j0, j1), the running maximum ``m`` and sum ``total`` [i1 - i0] of its
+    block of queries (``lib.flash.online_softmax`` over the scores read so far, in blocks of
+    block_k) and ``out``, the output rows as they stand ([i1 - i0, Dv], exact once the block's last
+    tile is read), plus ``exact``, the number of rows whose output is final."""
+    from lib.attention import causal_mask
+    from lib.flash import online_softmax
+
+    check_tensor(q, "q", "[T, D]", 2, exact=True)
+    check_tensor(k, "k", "[T, D]", 2, q.dtype, "q", exact=True, width=q.shape[-1])
+    check_tensor(v, "v", "[T, Dv]", 2, q.dtype, "q", exact=True)
+    T = q.shape[0]
+    scores = (q / math.sqrt(q.shape[-1])) @ k.T  # [T, T]
+    if causal:
+        scores = scores.masked_fill(~causal_mask(T), -math.inf)
+    states = []
+    for i0, i1, j0, j1 in _tiles(T, block_q, block_k, causal):
+        read = online_softmax(scores[i0:i1, :j1], block_k)  # the scores read so far, by tiles
+        last = j1 >= (i1 if causal else T)  # the last tile of this block of queries
+        states.append(dict(tile=(i0, i1, j0, j1), m=read.maximum, total=read.total,
+                           out=read.weights @ v[:j1], exact=i1 if last else i0))  # fmt: skip
+    return states
+
+
+def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: int = 2,
+                  causal: bool = True, description: str = "step"):  # fmt: skip
+    """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of
+    tiles with the tile being read framed; middle, the running maximum m and sum l of its block of
+    queries; right, the output O [T, Dv] with the rows that are final, the rows in progress and
+    the rows not reached. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
+    from lib.viz.heatmap import DIVERGING_CMAP
+    from lib.viz.interactive import interactive
+
+    check_int(block_q, "block_q", 1)
+    check_int(block_k, "block_k", 1)
+    states = tile_states(q, k, v, block_q, block_k, causal)
+    T = q.shape[0]
+    if T > 12:
+        raise ValueError(
+            f"q: expected at most 12 queries (one cell each), got shape {tuple(q.shape)}"
+        )
+    Dv = v.shape[-1]
+    final = states[-1]["out"].new_zeros(T, Dv)
+    for s in states:  # the rows of each block of queries, as they end
+        final[s["tile"][0] : s["tile"][1]] = s["out"]
+    vmax = float(final.abs().max())
+
+    def draw(n):
+        s = states[n]
+        i0, i1, j0, j1 = s["tile"]
+        fig, (left, mid, right) = plt.subplots(1, 3, figsize=(10, 3.9), width_ratios=(1.1, 0.9, 0.8),
+                                               layout="constrained")  # fmt: skip
+        _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
+        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=10)
+        rows = list(range(i0, i1))
+        text = "\n".join(f"row {r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
+                         for r, m, t in zip(rows, s["m"], s["total"]))  # fmt: skip
+        mid.text(0.02, 0.95, "the running numbers of\nthese queries, after this tile:",
+                 va="top", fontsize=10, transform=mid.transAxes)  # fmt: skip
+        mid.text(0.02, 0.62, text, va="top", fontsize=10, family="monospace",
+                 transform=mid.transAxes)  # fmt: skip
+        mid.axis("off")
+        shown = final.clone()
+        shown[i0:i1] = s["out"]
+        shown[i1:] = float("nan")  # not reached yet
+        right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax, aspect="auto")
+        for r in range(T):
+            label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
+            right.text(Dv - 0.4, r, label, fontsize=8, va="center", ha="left")
+        right.set(xlim=(-0.5, Dv + 2.6), xticks=[], yticks=range(T), title="output O")
+        right.tick_params(labelsize=_FONT)
+        return fig
+
+    def describe(n):
+        s = states[n]
+        i0, i1, j0, j1 = s["tile"]
+        running = ", ".join(f"{float(m):.3f}" for m in s["m"])
+        sums = ", ".join(f"{float(t):.3f}" for t in s["total"])
+        done = f"output rows 0 to {s['exact'] - 1} are final" if s["exact"] else "no row is final"
+        return (f"Step {n + 1} of {len(states)}: the tile of queries {i0} to {i1 - 1} and keys "
+                f"{j0} to {j1 - 1} is read; the running maxima of these queries are {running}, "
+                f"their running sums {sums}; {done}.")  # fmt: skip
+
+    box = interactive(draw, [(str(n + 1), n) for n in range(len(states))],
+                      description=description, alt=describe)  # fmt: skip
+    box.states = states
+    return box

@@ -1,0 +1,142 @@
+"""The exercises of the chapter *Attention at scale*: the checkers accept the chapter's solutions and the
+library, and reject the typical wrong answers with the right feedback (layout and student edition:
+tests/test_exercises.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import nbformat
+import pytest
+import torch
+
+from lib.alibi import alibi_slopes
+from lib.exercises import ExerciseFailed, ch18
+from lib.flash import _scores_tile, online_softmax
+from tests.test_exercises import ROOT, defined_functions, exercises, tags
+
+CHAPTER = ROOT / "notebooks" / "18_attention_at_scale.ipynb"
+
+
+def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
+    found = {e["checker"]: e for e in exercises(CHAPTER)}
+    assert set(found) == set(ch18.__all__)
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
+    assert len(answers) == 3 and all(
+        c.source.startswith('<details class="model-answer">') for c in answers
+    )
+
+
+def _solution(checker, name):
+    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == checker)
+    namespace = defined_functions("\n".join(c.source for c in exercise["solutions"]))
+    return namespace[name]
+
+
+@pytest.mark.parametrize(
+    "checker, name",
+    [
+        ("check_running_max_and_sum", "running_max_and_sum"),
+        ("check_alibi_slopes", "slopes_for"),
+        ("check_tile_mask", "tile_mask"),
+    ],
+)
+def test_the_checkers_accept_the_chapters_solutions(checker, name):
+    assert getattr(ch18, checker)(_solution(checker, name)).passed
+
+
+def test_the_references_are_the_librarys():
+    for _, x, block in ch18._running_cases():
+        result = online_softmax(x.double(), block)
+        m, total = ch18.running_reference(x, block)
+        assert result.maximum.item() == m
+        assert abs(result.total.item() - total) <= 1e-12 * total
+    for n in ch18._SLOPE_CASES:
+        assert torch.allclose(alibi_slopes(n), torch.tensor(ch18.slopes_reference(n), dtype=torch.float64),
+                              rtol=1e-15, atol=0)  # fmt: skip
+    # the library's tiles mask exactly these cells (-inf) in a causal self-attention
+    q = k = torch.zeros(1, 12, 4)
+    for i0, i1, j0, j1 in ch18._TILE_CASES:
+        s = _scores_tile(q, k, None, True, None, i0, i1, j0, j1)[0]
+        assert torch.equal(s != -math.inf, ch18.tile_mask_reference(i0, i1, j0, j1))
+
+
+def test_the_checkers_say_not_attempted_to_a_stub_and_refuse_the_librarys_softmax():
+    def stub(x, block): ...
+
+    assert ch18.check_running_max_and_sum(stub).status == "not attempted"
+    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n)).passed
+
+    def library(x, block):
+        result = online_softmax(x, block)
+        return result.maximum, result.total
+
+    with pytest.raises(ExerciseFailed, match="online_softmax"):
+        ch18.check_running_max_and_sum(library)
+
+
+@pytest.mark.parametrize(
+    "mistake, message",
+    [
+        ("no rescale", "multiply the old sum by exp(m_old - m_new)"),
+        ("rescaled upwards", "exp(m_new - m_old), which is >= 1"),
+        ("block maximum", "that block's own maximum"),
+    ],
+)
+def test_check_running_max_and_sum_names_each_mistake(mistake, message):
+    def wrong(x, block):
+        return ch18.running_reference(x, block, mistake=mistake)
+
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_running_max_and_sum(wrong)
+
+
+def test_check_running_max_and_sum_names_the_maximum_updated_after_the_exponentials():
+    def late(x, block):
+        m, total = 0.0, 0.0  # the exponentials taken with the old maximum, then rescaled
+        for start in range(0, len(x), block):
+            chunk = x[start : start + block]
+            total = total + torch.exp(chunk - m).sum().item()
+            new_max = max(m, chunk.max().item())
+            total, m = total * math.exp(m - new_max), new_max
+        return m, total
+
+    with pytest.raises(ExerciseFailed, match="Update the maximum with the block first"):
+        ch18.check_running_max_and_sum(late)
+
+
+@pytest.mark.parametrize(
+    "mistake, message",
+    [
+        ("geometric", "power-of-two formula"),
+        ("first ones", "every other one ([0::2])"),
+        ("odd ones", "starting at the second ([1::2])"),
+        ("ascending", "reverse order"),
+    ],
+)
+def test_check_alibi_slopes_names_each_mistake(mistake, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_alibi_slopes(lambda n: ch18.slopes_reference(n, mistake=mistake))
+
+
+@pytest.mark.parametrize(
+    "mistake, message",
+    [
+        ("local", "the tile's own lower triangle"),
+        ("strict", "hides the diagonal"),
+        ("inverted", "True where a query may NOT attend"),
+        ("transposed", "the keys after it"),
+    ],
+)
+def test_check_tile_mask_names_each_mistake(mistake, message):
+    def wrong(i0, i1, j0, j1):
+        return ch18.tile_mask_reference(i0, i1, j0, j1, mistake=mistake)
+
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_tile_mask(wrong)
+    with pytest.raises(ExerciseFailed, match="torch.bool"):
+        ch18.check_tile_mask(
+            lambda i0, i1, j0, j1: ch18.tile_mask_reference(i0, i1, j0, j1).float()
+        )

@@ -1,0 +1,77 @@
+"""lib.viz.tiles: FlashAttention's tiling diagram and the explorer of its loop, whose numbers must be
+the library's (lib.flash)."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from lib import viz  # noqa: E402
+from lib.attention import causal_mask  # noqa: E402
+from lib.flash import tiled_attention  # noqa: E402
+from tests.tolerance import assert_float_close  # noqa: E402
+
+
+def qkv(T=8, D=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(T, D, generator=g, dtype=torch.float64) for _ in range(3))
+
+
+@pytest.mark.parametrize("causal, n_tiles", [(True, 6), (False, 8)])
+def test_tiling_diagram_numbers_the_tiles_it_computes(causal, n_tiles):
+    fig = viz.tiling_diagram(8, 4, 2, causal=causal)
+    numbers = [t.get_text() for t in fig.axes[1].texts if t.get_text().isdigit()]
+    assert numbers == [str(n) for n in range(1, n_tiles + 1)]
+    assert f"numbered 1 to {n_tiles}" in fig.alt_text
+    assert ("2 tiles above the diagonal are grey" in fig.alt_text) == causal
+
+
+def test_tiling_diagram_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="T"):
+        viz.tiling_diagram(32, 4, 4)
+    with pytest.raises(ValueError, match="block_q"):
+        viz.tiling_diagram(8, 0, 2)
+    with pytest.raises(TypeError, match="block_k"):
+        viz.tiling_diagram(8, 2, 2.0)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("block_q, block_k", [(2, 2), (4, 2), (3, 5)])
+def test_tile_states_are_the_librarys_numbers(causal, block_q, block_k):
+    q, k, v = qkv()
+    states = viz.tile_states(q, k, v, block_q, block_k, causal)
+    out, lse = tiled_attention(q, k, v, causal=causal, block_q=block_q, block_k=block_k)
+    scores = (q / 2) @ k.T  # D = 4
+    if causal:
+        scores = scores.masked_fill(~causal_mask(8), -math.inf)
+    for s in states:
+        i0, i1, j0, j1 = s["tile"]
+        assert torch.equal(s["m"], scores[i0:i1, :j1].amax(-1))  # the maximum of what was read
+        read = torch.exp(scores[i0:i1, :j1] - s["m"][:, None]).sum(-1)
+        # the sum over at most 8 terms, rescaled at each of at most 8 tiles: 16 terms of l's size
+        assert_float_close(s["total"], read, terms=16)
+        if s["exact"] == i1:  # the block's last tile: its rows are final, and the library's
+            # the library's and the explorer's sums in other groupings: 2 (8 + 8) + 8 + 1 terms
+            assert_float_close(s["out"], out[i0:i1], terms=2 * 16 + 9, scale=v.abs().max())
+            assert_float_close(s["m"] + s["total"].log(), lse[i0:i1], terms=2 * 16 + 1,
+                               scale=lse.abs().max())  # fmt: skip
+    ends = [s["tile"] for s in states if s["exact"] == s["tile"][1]]
+    assert len(ends) == math.ceil(8 / block_q)  # one per block of queries
+
+
+def test_tile_explorer_steps_through_every_tile():
+    q, k, v = qkv()
+    box = viz.tile_explorer(q, k, v, block_q=2, block_k=2, causal=True)
+    assert len(box.states) == 1 + 2 + 3 + 4  # block i of queries reads i + 1 tiles
+    slider, stack = box.children
+    assert len(stack.children) == 10 and list(slider.options) == [str(n) for n in range(1, 11)]
+    assert "Step 4 of 10: the tile of queries 4 to 5 and keys 0 to 1" in stack.children[3].value
+    assert "output rows 0 to 3 are final" in stack.children[3].value
+    with pytest.raises(ValueError, match="q"):
+        viz.tile_explorer(*qkv(T=16))
+    with pytest.raises(TypeError, match="k"):
+        viz.tile_explorer(q, k.float(), v)
