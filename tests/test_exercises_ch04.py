@@ -63,7 +63,11 @@ LOCAL_M_WRONG = [
     ("window without its ends", _variant(strict=True), "includes both ends"),
     ("scores times a 0/1 mask", _variant(mask_scores=True), "A score of 0 is not a weight of 0"),
     ("a slice that wraps around", _variant(python_slice=True), "(the slice wraps around)"),
-    ("one-sided window", _variant(window_kind="one-sided"), "your window is [t, t + D], one side only"),
+    (
+        "one-sided window",
+        _variant(window_kind="one-sided"),
+        "your window is [t, t + D], one side only",
+    ),
     ("window without its right end", _variant(window_kind="half-open"), "leaves out s = t + D"),
     ("window of 2D", _variant(window_kind="twice as wide"), "[t - 2D, t + 2D], twice as wide"),
     (
@@ -131,7 +135,8 @@ def test_the_slice_mistake_is_python_slicing():
     wrapped = ch04.local_m_reference(scores, 0, 3, python_slice=True)
     assert wrapped.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]  # [-3:4] is [3:4]
     assert torch.equal(
-        ch04.local_m_reference(scores, 4, 1, python_slice=True), ch04.local_m_reference(scores, 4, 1)
+        ch04.local_m_reference(scores, 4, 1, python_slice=True),
+        ch04.local_m_reference(scores, 4, 1),
     )
 
 

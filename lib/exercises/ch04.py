@@ -77,9 +77,6 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
 # --- exercise 2: local-m ----------------------------------------------------------------------------------
 
 
-WINDOWS = ("both ends", "strict", "one-sided", "twice as wide", "half-open")
-
-
 def local_m_reference(
     scores: Tensor,
     t: int,
@@ -110,20 +107,23 @@ def local_m_reference(
     distance = positions - t
     if strict:
         window_kind = "strict"
-    window = {
+    windows = {
         "both ends": distance.abs() <= D,
         "strict": distance.abs() < D,
         "one-sided": (distance >= 0) & (distance <= D),
         "twice as wide": distance.abs() <= 2 * D,
         "half-open": (distance >= -D) & (distance < D),
-    }[window_kind]
+    }
+    if window_kind not in windows:
+        raise ValueError(f"window_kind: expected one of {tuple(windows)}, got {window_kind!r}")
+    window = windows[window_kind]
     if mask_scores:
         return torch.softmax(scores * window, -1)
-    align = torch.softmax(scores, -1) if softmax_everywhere else masked_softmax(scores, window)
+    weights = torch.softmax(scores, -1) if softmax_everywhere else masked_softmax(scores, window)
     if zero_outside:
-        align = align * window
+        weights = weights * window
     sigma = D / 2
-    return align * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else align
+    return weights * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else weights
 
 
 def _cases() -> list[tuple[str, Tensor, int, int]]:
