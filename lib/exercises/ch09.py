@@ -217,13 +217,14 @@ def _count(value: Any, what: str) -> float:
     """``value`` as a number of parameters: a number below 1000 is an answer in millions, and a negative
     one a sign mistake, both told by name."""
     v = expect_number(value, what)
+    shown = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"
     if v < 0:
         fail(
-            f"{what} = {v:,.6g} is negative; the question asks how many parameters, a count, so write it as a positive number (loss_half_ff is the number removed)."
+            f"{what} = {shown} is negative; the question asks how many parameters, a count, so write it as a positive number (loss_half_ff is the number removed)."
         )
     if v < 1000:
         fail(
-            f"{what} = {v:,.6g} looks like an answer in millions; each answer is a count of parameters, written in full (18.9 million is 18_900_000, not 18.9)."
+            f"{what} = {shown} looks like an answer in millions; each answer is a count of parameters, written in full (18.9 million is 18_900_000, not 18.9)."
         )
     return v
 
