@@ -61,6 +61,15 @@ LOCAL_M_WRONG = [
     ),
     ("local-p's Gaussian", _variant(gaussian=True), "That factor belongs to local-p"),
     ("window without its ends", _variant(strict=True), "includes both ends"),
+    ("scores times a 0/1 mask", _variant(mask_scores=True), "A score of 0 is not a weight of 0"),
+    ("a slice that wraps around", _variant(python_slice=True), "(the slice wraps around)"),
+    (
+        "one-sided window",
+        _variant(window_kind="one-sided"),
+        "your window is [t, t + D], one side only",
+    ),
+    ("window without its right end", _variant(window_kind="half-open"), "leaves out s = t + D"),
+    ("window of 2D", _variant(window_kind="twice as wide"), "[t - 2D, t + 2D], twice as wide"),
     (
         "a batch dimension",
         lambda s, t, D: ch04.local_m_reference(s, t, D)[None],
@@ -93,7 +102,9 @@ def test_check_luong_looks_left_accepts_and_says_what_is_missing():
 
 
 LEFT_WRONG = [
+    ((True, True), "articles_left: your prediction is not what the Luong global model does"),
     ((True, True), "does not keep this habit for articles"),
+    ((False, False), "look at its row for *ne*"),
     ((False, False), "still get Luong's largest weight on the word before *not*"),
     (("maybe", True), "articles_left should be the bool True or False"),
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
@@ -116,3 +127,24 @@ def test_a_wrong_prediction_is_not_told_the_measured_numbers(args):
     message = str(failed.value)
     for value in (ch04.LUONG_ARTICLES_LEFT, ch04.LUONG_NE_LEFT):
         assert f"{value:.1%}" not in message and f"{100 * value:.0f}" not in message
+
+
+def test_the_slice_mistake_is_python_slicing():
+    # scores[t - D : t + D + 1] with t < D: the start wraps around to the end of the sequence
+    scores = torch.arange(6.0)
+    wrapped = ch04.local_m_reference(scores, 0, 3, python_slice=True)
+    assert wrapped.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]  # [-3:4] is [3:4]
+    assert torch.equal(
+        ch04.local_m_reference(scores, 4, 1, python_slice=True),
+        ch04.local_m_reference(scores, 4, 1),
+    )
+
+
+@pytest.mark.parametrize("args", [(True, True), (False, False)])
+def test_a_wrong_prediction_does_not_write_the_explanation(args):
+    # the exercise asks the reader to explain the finding: the message points to where to look
+    with pytest.raises(ExerciseFailed) as failed:
+        ch04.check_luong_looks_left(*args)
+    message = str(failed.value)
+    assert "attention_records(luong_global, test_pairs)" in message
+    assert "bidirectional" not in message and "computed after" not in message

@@ -4,8 +4,8 @@
   Bahdanau model, put its largest weight one word to the left of the gold word for articles after another
   word, and for *ne*?
 - :func:`check_local_m`: exercise 2 (implement): Luong et al. (2015, sec. 3.2) local-m weights, p_t = t:
-  a_t(s) = align(h_t, h_s), the softmax of the scores taken inside the window [t - D, t + D] only, 0
-  outside. No Gaussian: the paper multiplies by exp(-(s - p_t)^2 / (2 sigma^2)) only in local-p, whose
+  a_t(s) = softmax(score(h_t, h̄_s)), the softmax of the scores taken inside the window [t - D, t + D]
+  only, 0 outside. No Gaussian: the paper multiplies by exp(-(s - p_t)^2 / (2 sigma^2)) only in local-p, whose
   centre p_t is predicted (``lib.seq2seq.LuongDecoder.local_weights``).
 
 Exercise 3 (length normalisation) is answered in prose; the chapter's solution computes its numbers.
@@ -61,11 +61,11 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
         )
     if articles_left is not None and _prediction(articles_left, "articles_left"):
         fail(
-            "articles_left: Luong's global model does not keep this habit for articles. Its query h_t is computed after the decoder has read the word it wrote last, so it can ask for the gold word itself. Compute the table with attention_records(luong_global, test_pairs) to see by how much."
+            "articles_left: your prediction is not what the Luong global model does: it does not keep this habit for articles. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and compare its row 'articles after another word' with Bahdanau's; then explain the difference from what each decoder's query has read when it writes an article."
         )
     if ne_left is not None and not _prediction(ne_left, "ne_left"):
         fail(
-            "ne_left: most *ne* still get Luong's largest weight on the word before *not*. Looking one word to the left is not only a matter of which state asks: the bidirectional annotation of the word before *not* also carries that a negation follows, which is what *ne* needs. Compute the table with attention_records(luong_global, test_pairs) to see how many."
+            "ne_left: your prediction is not what the Luong global model does: most *ne* still get Luong's largest weight on the word before *not*. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for *ne*; the heatmaps of that section and the paragraph on what an annotation holds are where to look for why."
         )
     if articles_left is None:
         not_attempted("your ne_left is right; now predict articles_left.")
@@ -86,18 +86,44 @@ def local_m_reference(
     softmax_everywhere: bool = False,
     gaussian: bool = False,
     zero_outside: bool = True,
+    window_kind: str = "both ends",
+    mask_scores: bool = False,
+    python_slice: bool = False,
 ) -> Tensor:
     """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes:
-    ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2)."""
+    ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2; ``window_kind``
+    "one-sided" is [t, t + D], "twice as wide" [t - 2D, t + 2D], "half-open" [t - D, t + D);
+    ``mask_scores`` multiplies the scores by the 0/1 window and takes the softmax over all positions;
+    ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around)."""
     scores = scores.double()
+    if python_slice:
+        window_slice = slice(int(t) - D, int(t) + D + 1)
+        out = torch.zeros_like(scores)
+        inside = scores[window_slice]
+        if len(inside):
+            out[window_slice] = torch.softmax(inside, -1)
+        return out
     positions = torch.arange(len(scores), dtype=torch.float64)
     distance = positions - t
-    window = (distance.abs() < D) if strict else (distance.abs() <= D)
-    align = torch.softmax(scores, -1) if softmax_everywhere else masked_softmax(scores, window)
+    if strict:
+        window_kind = "strict"
+    windows = {
+        "both ends": distance.abs() <= D,
+        "strict": distance.abs() < D,
+        "one-sided": (distance >= 0) & (distance <= D),
+        "twice as wide": distance.abs() <= 2 * D,
+        "half-open": (distance >= -D) & (distance < D),
+    }
+    if window_kind not in windows:
+        raise ValueError(f"window_kind: expected one of {tuple(windows)}, got {window_kind!r}")
+    window = windows[window_kind]
+    if mask_scores:
+        return torch.softmax(scores * window, -1)
+    weights = torch.softmax(scores, -1) if softmax_everywhere else masked_softmax(scores, window)
     if zero_outside:
-        align = align * window
+        weights = weights * window
     sigma = D / 2
-    return align * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else align
+    return weights * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else weights
 
 
 def _cases() -> list[tuple[str, Tensor, int, int]]:
@@ -111,7 +137,7 @@ def _cases() -> list[tuple[str, Tensor, int, int]]:
 _MISTAKES = [
     (
         dict(softmax_everywhere=True),
-        "you took the softmax over all S positions and then cut the window. The softmax must be taken inside the window only, so that align sums to 1 there.",
+        "you took the softmax over all S positions and then cut the window. The softmax must be taken inside the window only, so that the weights a_t(s) sum to 1 there.",
     ),
     (
         dict(softmax_everywhere=True, zero_outside=False),
@@ -119,11 +145,31 @@ _MISTAKES = [
     ),
     (
         dict(gaussian=True),
-        "you multiplied by the Gaussian exp(-(s - t)^2 / (2 sigma^2)). That factor belongs to local-p, whose centre p_t is predicted; local-m's weights are the softmax inside the window alone, a_t(s) = align(h_t, h_s).",
+        "you multiplied by the Gaussian exp(-(s - t)^2 / (2 sigma^2)). That factor belongs to local-p, whose centre p_t is predicted; local-m's weights are the softmax inside the window alone, a_t(s) = softmax(score(h_t, h̄_s)) over s in [t - D, t + D].",
     ),
     (
         dict(strict=True),
         "your window leaves out s = t - D and s = t + D: the window [t - D, t + D] includes both ends.",
+    ),
+    (
+        dict(mask_scores=True),
+        "you multiplied the scores by a 0/1 window mask and took the softmax over all S positions. A score of 0 is not a weight of 0: every position outside the window keeps the weight exp(0) / sum, and the softmax is not taken inside the window alone. Give the positions outside the window a score of -inf (masked_softmax does) or their weight 0 after a softmax over the window only.",
+    ),
+    (
+        dict(python_slice=True),
+        "for t < D your slice scores[t - D : t + D + 1] starts at a negative index, which Python reads from the end of the sequence (the slice wraps around): the window [t - D, t + D] is cut at position 0, so start the slice at max(t - D, 0), or build the window from the distances s - t.",
+    ),
+    (
+        dict(window_kind="one-sided"),
+        "your window is [t, t + D], one side only: local-m's window reaches D positions on each side of t, [t - D, t + D].",
+    ),
+    (
+        dict(window_kind="half-open"),
+        "your window leaves out s = t + D (a slice scores[t - D : t + D] stops before its end): the window [t - D, t + D] includes both ends.",
+    ),
+    (
+        dict(window_kind="twice as wide"),
+        "your window is [t - 2D, t + 2D], twice as wide: D is the half-width, so the window is [t - D, t + D], 2D + 1 positions at most.",
     ),
 ]
 

@@ -213,6 +213,22 @@ def _near(value: float, target: float) -> bool:
     return abs(value / target - 1) <= TOLERANCE
 
 
+def _count(value: Any, what: str) -> float:
+    """``value`` as a number of parameters: a number below 1000 is an answer in millions, and a negative
+    one a sign mistake, both told by name."""
+    v = expect_number(value, what)
+    shown = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"
+    if v < 0:
+        fail(
+            f"{what} = {shown} is negative; the question asks how many parameters, a count, so write it as a positive number (loss_half_ff is the number removed)."
+        )
+    if v < 1000:
+        fail(
+            f"{what} = {shown} looks like an answer in millions; each answer is a count of parameters, written in full (18.9 million is 18_900_000, not 18.9)."
+        )
+    return v
+
+
 def _is(value: float, target: float) -> bool:
     """``value`` is ``target`` computed with or without biases and LayerNorms (a known mistake's count)."""
     return abs(value / target - 1) <= MISTAKE_TOLERANCE
@@ -231,7 +247,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
     n = _counts()
     base = n["base"]
     if gain_separate is not None:
-        v = expect_number(gain_separate, "gain_separate")
+        v = _count(gain_separate, "gain_separate")
         if not (_near(v, n["separate"]) or _near(v, n["separate, library"])):
             if _is(v, 2 * n["separate"]):
                 fail(
@@ -243,7 +259,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
                 f"gain_separate = {v:,.0f} is not it. With separate vocabularies the source gets its own embedding matrix: vocabulary x d_model."
             )
     if loss_half_ff is not None:
-        v = expect_number(loss_half_ff, "loss_half_ff")
+        v = _count(loss_half_ff, "loss_half_ff")
         if not _near(v, n["half d_ff"]):
             if _is(v, n["half d_ff"] / 2):
                 fail(
@@ -259,7 +275,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
                 f"loss_half_ff = {v:,.0f} is not it. Count what one feed-forward network holds (two matrices and two bias vectors) and what halving d_ff removes from it, then how many such networks the base model has."
             )
     if total_n12 is not None:
-        v = expect_number(total_n12, "total_n12")
+        v = _count(total_n12, "total_n12")
         if not _near(v, n["N = 12"]):
             if _is(v, 2 * base):
                 fail(

@@ -66,11 +66,18 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
     with torch.no_grad():
         out = run.sync()(torch.tensor([probe]), return_attention=True)
     att = torch.stack(out.attentions)[:, 0]  # [N, H, L, L]
-    n_maps = c.n_layers * c.n_heads
-    fig, axes = plt.subplots(
-        1, 1 + n_maps, figsize=(3.6 + 2.4 * n_maps, 2.8), dpi=80, layout="constrained"
+    # One row of maps per layer, the curves on the left across all rows: a figure at most
+    # 1 + n_heads panels wide, whose text stays readable at the page's width.
+    fig = plt.figure(
+        figsize=(3.6 + 2.4 * c.n_heads, 2.8 * c.n_layers), dpi=80, layout="constrained"
     )
-    ax = axes[0]
+    grid = fig.add_gridspec(c.n_layers, 1 + c.n_heads)
+    ax = fig.add_subplot(grid[:, 0])
+    maps = [
+        fig.add_subplot(grid[layer, 1 + head])
+        for layer in range(c.n_layers)
+        for head in range(c.n_heads)
+    ]
     losses = [h[0] for h in run.history]
     ax.plot(range(1, len(losses) + 1), losses, color="#e8710a", label="training loss")
     ax.set_xlabel("step")
@@ -85,11 +92,11 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
         label="held-out sequences right",
     )
     ax2.set_ylim(0, 1.02)
-    ax2.set_ylabel("held-out accuracy")
+    ax2.set_ylabel("held-out sequences right")
     mask = "causal" if c.causal else "bidirectional"
     ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=9)
     labels = pg.symbols(c.task, probe)
-    for i, ax in enumerate(axes[1:]):
+    for i, ax in enumerate(maps):
         layer, head = divmod(i, c.n_heads)
         attention_heatmap(
             att[layer, head],
