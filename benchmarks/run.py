@@ -1,7 +1,7 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, book, grading
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, playground, llama, book, grading
     python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
     BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
 
@@ -24,7 +24,17 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import book, complexity, gpt_training, grading, kv_cache, live, mha, playground
+from benchmarks import (
+    book,
+    complexity,
+    gpt_training,
+    grading,
+    kv_cache,
+    live,
+    llama,
+    mha,
+    playground,
+)
 from benchmarks.common import Section, machine_info, render_results, threads_from_env
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
@@ -35,6 +45,7 @@ BENCHMARKS = {
     "complexity": complexity.run,
     "live": live.run,
     "playground": playground.run,
+    "llama": llama.run,
 }
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {
@@ -69,6 +80,26 @@ QUICK = {
     "live": dict(repeats=2, warmup=1),
     "playground": dict(
         steps=2, warmup=1, keys=["L1-H2-D32"], rounds=1, unrolls=(4,), operators=("Add",)
+    ),
+    "llama": dict(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=4,
+        intermediate_size=32,
+        batch=2,
+        block_size=8,
+        cached=(8, 16),
+        new_tokens=2,
+        window=4,
+        window_lengths=(2, 4, 8, 12),
+        rope_lengths=(8, 16),
+        rope_batch=1,
+        repeats=2,
+        warmup=1,
+        min_block_s=0.0,
     ),
 }
 

@@ -1,10 +1,18 @@
 """Settings shared by the library's tests."""
 
-import pytest
-import torch
+import os
+
+# The book's one CPU kernel path (the Makefile's exports, issue 34), also for a pytest run started by hand;
+# set before torch is imported, which reads them once. Chapters run by the tests inherit them.
+KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+for _name, _value in KERNEL_PATH.items():
+    os.environ.setdefault(_name, _value)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 # The built site's fixtures, for the tests outside tests/site that read the site (accessibility).
-from tests.site.conftest import browser, server, site  # noqa: F401 (pytest finds them here)
+from tests.site.conftest import browser, server, site  # noqa: E402, F401 (pytest finds them here)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -259,6 +259,7 @@ def test_runner_writes_every_section(tmp_path, monkeypatch):
         "## 4. Time and memory",
         "## 5. The book",
         "## 7. The Playground's training step",
+        "## 9. A modern decoder (lib.llama)",
     ):
         assert title in text, title
     machine = next(line for line in text.splitlines() if line.startswith(f"| {os.cpu_count()} ("))

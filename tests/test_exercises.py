@@ -816,7 +816,7 @@ def test_later_function_checkers_reject_typical_mistakes(check, wrong, message):
 PREDICTIONS_WRONG_LATER = [
     (ch05.check_without_positions, (1, True), "nothing to put in order"),
     (ch05.check_without_positions, (2, True), "three need more"),
-    (ch05.check_without_positions, (3, False), "it does fall by less"),
+    (ch05.check_without_positions, (3, False), "not every sense of position"),
     (ch05.check_without_positions, ("three", True), "1, 2 or 3"),
     (
         ch06.check_second_layer,

@@ -325,7 +325,7 @@ OTHER_PREDICTIONS = [
     (ch04.check_luong_looks_left, (True, True), "it can ask for the gold word itself"),
     (ch04.check_luong_looks_left, (False, False), "carries that a negation follows"),
     (ch05.check_without_positions, (1, True), "has nothing to put in order"),
-    (ch05.check_without_positions, (3, False), "teacher forcing"),
+    (ch05.check_without_positions, (3, False), "single decision about their order"),
     (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),
     (ch10.check_pair_score, ({("w", "##i"), ("##i", "##d")}, 3), "is c_ab, the count of the pair"),
     (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "not a pair of adjacent pieces"),

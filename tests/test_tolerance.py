@@ -77,3 +77,30 @@ def test_the_relative_tolerance_is_zero_and_the_scale_can_be_given():
     with pytest.raises(AssertionError):
         assert_float_close(small + 2 * EPS32, small, terms=2)
     assert_float_close(small + 2 * EPS32, small, terms=2, scale=1.0)
+
+
+def test_the_makefile_and_the_tests_pin_the_same_kernel_path():
+    """make book/test export one CPU kernel path (issue 34); tests/conftest.py sets the same for pytest run by hand."""
+    import re
+    from pathlib import Path
+
+    from tests.conftest import KERNEL_PATH
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    exported = dict(
+        re.findall(
+            r"^export (ATEN_CPU_CAPABILITY|MKL_CBWR|ONEDNN_MAX_CPU_ISA) \?= (\S+)$", makefile, re.M
+        )
+    )
+    assert exported == KERNEL_PATH
+
+
+def test_this_run_uses_the_pinned_kernel_path():
+    """torch reads ATEN_CPU_CAPABILITY once; conftest sets it before torch is imported."""
+    import os
+
+    from tests.conftest import KERNEL_PATH
+
+    if os.environ.get("ATEN_CPU_CAPABILITY") != KERNEL_PATH["ATEN_CPU_CAPABILITY"]:
+        pytest.skip("make test-kernels runs the suite on another kernel path on purpose")
+    assert torch.backends.cpu.get_cpu_capability() == "AVX2"

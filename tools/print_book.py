@@ -23,7 +23,13 @@ navigation (nav.xhtml and toc.ncx) lists every part and chapter of ``_toc.yml`` 
 home page: Jupyter Book's toctrees are hidden), and the archive is zipped with ``mimetype`` first and
 uncompressed, as EPUB requires.
 
-Usage:  python tools/print_book.py pdf  [--html _build/singlehtml] [--out _build/print/attention-book.pdf]
+A rebuild that changes nothing a reader sees does not print again: ``digest`` writes a sha256 of every file of
+the built site (but its print/ folder, where the PDF and ePub are copied) to _build/site-content.sha256 and
+rewrites that file only when the sum changed; the PDF and ePub rules depend on it, and make, which looks at
+a prerequisite's time again after its recipe ran, leaves them alone when it did not change.
+
+Usage:  python tools/print_book.py digest [--site _build/html] [--out _build/site-content.sha256]
+        python tools/print_book.py pdf  [--html _build/singlehtml] [--out _build/print/attention-book.pdf]
         python tools/print_book.py epub [--epub-dir _build/epub] [--site _build/html]
                                         [--out _build/print/attention-book.epub]
 """
@@ -702,9 +708,26 @@ def epub_config(out: Path) -> Path:
     return out
 
 
+def site_digest(site: Path, out: Path) -> bool:
+    """Write the sha256 of the built site's files (paths and bytes, in path order; print/ left out) to
+    ``out`` unless ``out`` already holds it; True when it wrote (the site changed)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):
+        relative = path.relative_to(site).as_posix()
+        if relative.startswith("print/"):
+            continue
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    text = digest.hexdigest() + "\n"
+    if out.is_file() and out.read_text() == text:
+        return False
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("format", choices=["pdf", "epub", "epub-config"])
+    parser.add_argument("format", choices=["pdf", "epub", "epub-config", "digest"])
     parser.add_argument("--html", type=Path, default=ROOT / "_build" / "singlehtml")
     parser.add_argument("--epub-dir", type=Path, default=ROOT / "_build" / "epub")
     parser.add_argument(
@@ -712,7 +735,14 @@ def main(argv=None):
     )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    if args.format == "pdf":
+    if args.format == "digest":
+        out = args.out or ROOT / "_build" / "site-content.sha256"
+        changed = site_digest(args.site, out)
+        print(
+            f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: the site "
+            + ("changed: the PDF and ePub are made again" if changed else "did not change")
+        )
+    elif args.format == "pdf":
         make_pdf(args.html, args.out or PRINT_DIR / "attention-book.pdf")
     elif args.format == "epub-config":
         print(epub_config(args.out or ROOT / "_build" / "epub-config" / "_config.yml"))

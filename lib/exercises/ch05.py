@@ -36,14 +36,14 @@ __all__ = ["check_without_positions", "check_word_importance"]
 
 
 @checker("without positions")
-def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> str:
+def check_without_positions(suffers_most: Any, two_shapes_still_right: Any) -> str:
     """Check the predictions of exercise 2 for the captioner trained with its row and column embeddings
     fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of the captions whose exact-match
-    rate falls most, and ``hit_rate_drop_smaller`` (True/False): does the hit rate of shape words fall by
-    fewer points than the exact-match rate of whole captions?"""
-    if suffers_most is None and hit_rate_drop_smaller is None:
+    rate falls most, and ``two_shapes_still_right`` (True/False): are more than half of the captions with
+    two shapes still exactly right?"""
+    if suffers_most is None and two_shapes_still_right is None:
         not_attempted(
-            "write your two predictions (suffers_most and hit_rate_drop_smaller) in the cell above, then run this cell again."
+            "write your two predictions (suffers_most and two_shapes_still_right) in the cell above, then run this cell again."
         )
     if suffers_most is not None:
         if (
@@ -62,20 +62,20 @@ def check_without_positions(suffers_most: Any, hit_rate_drop_smaller: Any) -> st
             fail(
                 "suffers_most: two shapes need one decision about their order; three need more, and every one of them can go wrong."
             )
-    if hit_rate_drop_smaller is not None:
-        if not expect_bool(hit_rate_drop_smaller, "hit_rate_drop_smaller"):
+    if two_shapes_still_right is not None:
+        if not expect_bool(two_shapes_still_right, "two_shapes_still_right"):
             fail(
-                "hit_rate_drop_smaller: it does fall by less. The hit rate is measured word by word with the true caption as input (teacher forcing), so a mistake does not carry over to the next word; a generated caption is wrong as soon as one of its words is, and each wrong word changes what comes after it."
+                "two_shapes_still_right: the model has lost its position tables, not every sense of position. Look at the hint: what does a convolution see at the border of the image that it does not see in the centre? Two shapes need a single decision about their order."
             )
     if suffers_most is None:
         not_attempted(
-            "your hit_rate_drop_smaller is right; now predict which captions suffer most (suffers_most)."
+            "your two_shapes_still_right is right; now predict which captions suffer most (suffers_most)."
         )
-    if hit_rate_drop_smaller is None:
+    if two_shapes_still_right is None:
         not_attempted(
-            "your suffers_most is right; now predict whether the hit rate falls less (hit_rate_drop_smaller)."
+            "your suffers_most is right; now predict whether most two-shape captions stay right (two_shapes_still_right)."
         )
-    return "both predictions are right: the captions with three shapes lose most, and the word-by-word hit rate falls less than the exact-match rate of whole captions."
+    return "both predictions are right: the captions with three shapes lose most, and the border cues that the convolutions' zero padding leaves are enough for most captions with two shapes."
 
 
 # --- exercise 3: each word's share of the document vector -----------------------------------------------------
