@@ -214,6 +214,8 @@ def test_chapter_12_layer_slider_shows_each_layers_vectors_and_probe():
         assert f"probe accuracy {accuracy:.1%}" in alt and alt.startswith(f"{name}: the 24 test")
         distinct = len({tuple(v) for v in vectors[name].tolist()})
         assert f"({distinct} different vectors)" in alt
+        p_own = logits[name].softmax(-1)[torch.arange(len(labels)), labels]  # P(own sense)
+        assert f"own sense: {p_own.mean():.2f} on average" in alt
     # the token layer is the static vector: one per word, bank and play
     assert "(2 different vectors)" in alt_texts(box)[0]
 
