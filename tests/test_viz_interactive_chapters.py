@@ -87,3 +87,184 @@ def test_word_rows_states_in_an_interactive_figure():
     assert list(slider.options) == ["2", "4"] and len(stack.children) == 2
     assert 'alt="2 words"' in stack.children[0].value and 'alt="4 words"' in stack.children[1].value
     assert stack.children[0].value != stack.children[1].value
+
+
+# --- the interactive figures of chapters 5, 12 and 16 ----------------------------------------------------
+# Each chapter defines its figure in one function of the figure's cell (caption_explorer,
+# layer_explorer, detection_explorer). The tests run that function, as the chapter wrote it, on values
+# the library computes here (small untrained models, the chapter's data generators), and check that the
+# figure shows those values: the numbers of each state's alt text, and the words and colours it draws.
+# The chapters' own hidden checks do the same with their trained models.
+
+import ast  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import nbformat  # noqa: E402
+import torch  # noqa: E402
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def chapter_figure_code(chapter: str, figure: str, namespace: dict) -> dict:
+    """Exec the functions and UPPER_CASE constants of the cell of `figure` (its mystnb name) in
+    `namespace` (the chapter's names that the function reads); return the namespace."""
+    (path,) = NOTEBOOKS.glob(f"{chapter}_*.ipynb")
+    cells = [
+        c
+        for c in nbformat.read(path, as_version=4).cells
+        if c.metadata.get("mystnb", {}).get("figure", {}).get("name") == figure
+    ]
+    assert len(cells) == 1, f"{path.name}: no single cell draws {figure}"
+    kept = [
+        node
+        for node in ast.parse(cells[0].source).body
+        if isinstance(node, ast.FunctionDef)
+        or (
+            isinstance(node, ast.Assign)
+            and all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets)
+        )
+    ]
+    exec(compile(ast.Module(body=kept, type_ignores=[]), str(path), "exec"), namespace)
+    return namespace
+
+
+def alt_texts(box) -> list[str]:
+    import html
+
+    slider, stack = box.children
+    return [html.unescape(re.search(r'alt="([^"]*)"', p.value).group(1)) for p in stack.children]
+
+
+class RecordingViz:
+    """lib.viz, with the arguments of every word_rows call kept (the figure's words and colours)."""
+
+    def __init__(self):
+        self.word_rows_calls = []
+
+    def __getattr__(self, name):
+        return getattr(viz, name)
+
+    def word_rows(self, rows, **kwargs):
+        self.word_rows_calls.append((rows, kwargs))
+        return viz.word_rows(rows, **kwargs)
+
+
+def test_chapter_5_caption_slider_shows_the_decoders_weights_word_by_word():
+    from lib.captioning import Captioner
+    from lib.data import shapes
+
+    torch.manual_seed(0)
+    model = Captioner(len(shapes.VOCAB), d_feature=64, d_emb=32, d_hidden=64, d_attn=32).eval()
+    example = next(e for e in shapes.generate_images(20, seed=1) if len(e.items) == 3)
+    batch = shapes.make_batch([example])
+    with torch.no_grad():
+        _, (alpha,) = model(batch.images, batch.tgt_in, return_attention=True)
+    words = list(example.caption) + ["<eos>"]
+    weights = alpha[0, 0, : len(words)]  # [T, 9]: the weights for each word, teacher-forced
+    named = shapes.word_regions(example) + [None]
+    ns = chapter_figure_code("05", "fig-05-explore-caption", {"plt": plt, "viz": viz})
+    box = ns["caption_explorer"](example.image, words, weights, named)
+    slider, stack = box.children
+    assert list(slider.options) == [f"{t + 1} {w}" for t, w in enumerate(words)]
+    alts = alt_texts(box)
+    assert len(alts) == len(stack.children) == len(words) == 9
+    for t, alt in enumerate(alts):
+        shown = re.search(r"row by row: ([^;]*);", alt).group(1)
+        assert shown == ", ".join(f"{v:.2f}" for v in weights[t].tolist())
+        top = int(weights[t].argmax())
+        assert f"on row {top // 3}, column {top % 3}" in alt and f"'{words[t]}'" in alt
+        assert ("the cell of the shape it names" in alt) == (top == named[t])
+    assert stack.children[0].value != stack.children[1].value
+
+
+def test_chapter_12_layer_slider_shows_each_layers_vectors_and_probe():
+    from lib.data.stories import generate_sentences, sense_examples, word_vocab
+    from lib.elmo import BiLM, ELMoConfig, ScalarMix, pad_sentences
+
+    vocab = word_vocab(generate_sentences(300, seed=0))
+    config = ELMoConfig(vocab_size=len(vocab), word_dim=16, hidden_dim=16, n_layers=2,
+                        pad_id=vocab.pad_id)  # fmt: skip
+    torch.manual_seed(0)
+    bilm = BiLM(config).eval()
+    examples = sense_examples("bank", 12, seed=20) + sense_examples("play", 12, seed=21)
+    classes = ["river", "money", "theatre", "game"]
+    labels = torch.tensor([classes.index(e.sense) for e in examples])
+    ids, mask = pad_sentences(
+        [vocab.encode(list(e.tokens), add_bos=True, add_eos=True) for e in examples],
+        vocab.pad_id,
+    )
+    with torch.no_grad():
+        states = torch.stack(bilm(ids, mask).hidden_states)  # [3, n, T, 2H]
+        states = states[
+            :, torch.arange(len(examples)), torch.tensor([e.index + 1 for e in examples])
+        ]
+        vectors = {f"layer {j}": states[j] for j in range(3)}
+        vectors["ScalarMix"] = ScalarMix(3)(states)
+        probe = torch.nn.Linear(states.shape[-1], 4)
+        logits = {name: probe(v) for name, v in vectors.items()}
+    ns = chapter_figure_code(
+        "12", "fig-12-explore-layers", {"plt": plt, "viz": viz, "torch": torch}
+    )
+    box = ns["layer_explorer"](vectors, logits, labels, classes)
+    slider, _ = box.children
+    assert list(slider.options) == ["layer 0", "layer 1", "layer 2", "ScalarMix"]
+    for name, alt in zip(vectors, alt_texts(box)):
+        accuracy = (logits[name].argmax(-1) == labels).float().mean()
+        assert f"probe accuracy {accuracy:.1%}" in alt and alt.startswith(f"{name}: the 24 test")
+        distinct = len({tuple(v) for v in vectors[name].tolist()})
+        assert f"({distinct} different vectors)" in alt
+        p_own = logits[name].softmax(-1)[torch.arange(len(labels)), labels]  # P(own sense)
+        assert f"own sense: {p_own.mean():.2f} on average" in alt
+    # the token layer is the static vector: one per word, bank and play
+    assert "(2 different vectors)" in alt_texts(box)[0]
+
+
+def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator():
+    from lib.bert import IGNORE_INDEX, BertConfig
+    from lib.data.stories import generate_sentences
+    from lib.electra import Electra, ElectraConfig
+    from lib.wordpiece import WordPieceTokenizer
+
+    sentences = generate_sentences(200, seed=0)
+    tokenizer = WordPieceTokenizer.from_texts(sentences)
+    specials = [tokenizer.convert_tokens_to_ids(t) for t in tokenizer.special_tokens]
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)  # fmt: skip
+    torch.manual_seed(0)
+    electra = Electra(ElectraConfig(config)).eval()
+    batch = tokenizer.encode_batch(sentences[:6])
+    with torch.no_grad():
+        out = electra(batch.input_ids, tokenizer.mask_token_id, specials, batch.token_type_ids,
+                      batch.attention_mask, generator=torch.Generator().manual_seed(1))  # fmt: skip
+    p = torch.sigmoid(out.disc_logits)
+    real = batch.attention_mask.bool()
+    c = out.corruption
+    recorder = RecordingViz()
+    ns = chapter_figure_code(
+        "16", "fig-16-explore-detection",
+        {"viz": recorder, "tokenizer": tokenizer, "IGNORE_INDEX": IGNORE_INDEX},
+    )  # fmt: skip
+    box = ns["detection_explorer"](batch.input_ids, c, p, real, range(6))
+    alts = alt_texts(box)
+    assert list(box.children[0].options) == [str(b) for b in range(6)]
+    assert len(recorder.word_rows_calls) == 6 and c.replaced.any()
+    colours = ns["RTD_COLOURS"]
+    for b, ((rows, kwargs), alt) in enumerate(zip(recorder.word_rows_calls, alts)):
+        keep = real[b]
+        tokens = [[w.strip() for w in words] for _, words in rows]
+        for drawn, ids in zip(tokens, (batch.input_ids, c.masked, c.corrupted)):
+            assert drawn == tokenizer.convert_ids_to_tokens(ids[b][keep].tolist())
+        assert tokens[3] == [f"{v:.2f}" for v in p[b][keep].tolist()]
+        masked_row, read_row, answer_row = kwargs["colors"][1:]
+        chosen = (c.mlm_labels[b][keep] != IGNORE_INDEX).tolist()
+        assert [x == colours["masked"] for x in masked_row] == chosen
+        assert [x == colours["replaced"] for x in read_row] == c.replaced[b][keep].tolist()
+        assert [x == colours["replaced"] for x in answer_row] == (
+            out.disc_logits[b][keep] > 0
+        ).tolist()
+        # every column as wide as its widest entry: the rows line up
+        assert len({tuple(len(w) for w in words) for _, words in rows}) == 1
+        assert f"; {int(c.replaced[b].sum())} replaced," in alt
+        assert alt.endswith("P(replaced): " + ", ".join(tokens[3]))
+        assert f"learns from {sum(chosen)} of its {int(keep.sum())} tokens" in kwargs["title"]
