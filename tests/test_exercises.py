@@ -285,7 +285,7 @@ PROJECTION_WRONG = [
     (
         "[d_k, d_k] matrix",
         lambda Q, K: _general(Q @ K.T / math.sqrt(Q.shape[0])),
-        "W_Q @ W_K.T has shape [d_k, d_k]",
+        "the shape of one that compares projected (2-dimensional) vectors",
     ),
     (
         "returns the matrix",
@@ -299,9 +299,15 @@ PROJECTION_WRONG = [
     ),
     ("raises", lambda Q, K: Q @ K, "raised RuntimeError"),
     (
+        "W_Q used for both sides (rank d_k, not a random W_a)",
+        lambda Q, K: _general(Q.T @ Q / math.sqrt(Q.shape[0])),
+        "built from W_Q alone",
+    ),
+    ("negated", lambda Q, K: _general(-Q.T @ K / math.sqrt(Q.shape[0])), "the sign is wrong"),
+    (
         "random W_a (never copied in)",
         lambda Q, K: GeneralScore(Q.shape[1], Q.shape[1]),
-        "W_a.weight has rank 8, but W_Q.T @ W_K has rank at most d_k = 2",
+        "W_a.weight has rank 8, but a score that compares the vectors only through their 2-dimensional projections",
     ),
 ]
 
@@ -312,6 +318,48 @@ PROJECTION_WRONG = [
 def test_check_projected_as_general_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         check_projected_as_general(wrong)
+
+
+def test_a_matrix_of_the_wrong_shape_copied_in_gets_no_unrelated_hint():
+    def copies_a_small_matrix(W_Q, W_K):
+        module = GeneralScore(W_Q.shape[1], W_Q.shape[1])
+        with torch.no_grad():
+            module.W_a.weight.copy_(W_Q @ W_K.T)  # [d_k, d_k] into [d, d]
+        return module
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_projected_as_general(copies_a_small_matrix)
+    assert "does not have its shape [d, d]" in failure.value.message
+    assert "keepdim" not in failure.value.message and "W_Q.T @ W_K" not in failure.value.message
+
+
+def test_wrong_answers_do_not_get_the_solution():
+    """A wrong answer is told what is wrong, not handed the formula or the answer."""
+    wrongs = [
+        (check_projected_as_general, PROJECTION_WRONG),
+        (check_masked_softmax, MASKED_WRONG),
+        (check_sharpen, SHARPEN_WRONG),
+    ]
+    for check, cases in wrongs:
+        for _, wrong, _ in cases:
+            with pytest.raises(ExerciseFailed) as failure:
+                check(wrong)
+            text = failure.value.message
+            for solution in ("W_Q.T @ W_K", "masked_fill(~mask", "softmax(gamma * log w)"):
+                assert solution not in text, text
+    for args in [({"k2"}, 0.5), ({"k1", "k2", "k3"}, 0.5), ({"k1", "k2"}, 1.0)]:
+        with pytest.raises(ExerciseFailed) as failure:
+            check_key_strength(*args)
+        assert "k1 and k2" not in failure.value.message and "1/2" not in failure.value.message
+    for args in [({"cosine", "scaled dot"}, {"cosine"}), ({"general"}, {"location"})]:
+        with pytest.raises(ExerciseFailed) as failure:
+            check_unit_length(*args)
+        text = failure.value.message
+        assert "missing: " not in text and "identical to cosine" not in text
+        assert "dot" not in text.replace("scaled dot", "")
+    with pytest.raises(ExerciseFailed) as failure:
+        check_duplicate_key((-0.6, 1.04), 6)
+    assert "midpoint" not in failure.value.message and "1/2" not in failure.value.message
 
 
 def _filled(value: float):
@@ -358,6 +406,18 @@ MASKED_WRONG = [
     ),
     ("indexing with a broadcast mask", lambda s, m: s[m], "returned shape"),
     ("the library's function", attention.masked_softmax, "the library's masked_softmax"),
+    (
+        "calls the library's function",
+        lambda s, m: attention.masked_softmax(s, m) + 0,
+        "it called the library's masked_softmax",
+    ),
+    (
+        "exp without the row maximum, NaN cleaned up",
+        lambda s, m: (lambda e: torch.nan_to_num(e / e.sum(-1, keepdim=True)))(
+            s.masked_fill(~m, float("-inf")).exp()
+        ),
+        "exp(10000) overflows to inf",
+    ),
 ]
 
 
@@ -380,13 +440,17 @@ PREDICTIONS_WRONG = [
     (check_duplicate_key, ((0.0, -1.5), 2), "the new value alone"),
     (check_duplicate_key, ((-0.04, -0.19), 2), "the output at lambda = 0"),
     (check_duplicate_key, ((1.0, 1.0), 2), "not where the soft output goes"),
-    (check_duplicate_key, ((-0.3, -0.23), 6), "FIRST of several equal maxima"),
+    (check_duplicate_key, ((-0.3, -0.23), 6), "which index it returns when several entries share"),
     (check_duplicate_key, ((-0.3, -0.23), 4), "does not have the highest score"),
     (check_duplicate_key, ("midpoint", 2), "a pair of two numbers"),
     (check_duplicate_key, ((-0.3, -0.23), "2"), "the index of a key"),
-    (check_key_strength, ({"k2"}, 0.5), "beta * cos ignores length"),
-    (check_key_strength, ({"k1", "k2", "k3"}, 0.5), "k3 has a cosine with q1 below 1"),
-    (check_key_strength, ({"k1", "k2"}, 1.0), "cannot approach 1"),
+    (check_key_strength, ({"k2"}, 0.5), "you left out a key whose score"),
+    (
+        check_key_strength,
+        ({"k1", "k2", "k3"}, 0.5),
+        "k3 has a smaller cosine with q1 than some other key",
+    ),
+    (check_key_strength, ({"k1", "k2"}, 1.0), "approaches 1 only if k2's score beats every other"),
     (check_key_strength, ({"k1", "k2"}, 1 / 6), "the limit beta -> 0"),
     (check_key_strength, ({"k1", "k2"}, 0.31), "the weight of k2 at beta = 1"),
     (check_key_strength, ({1, 2}, 0.5), "name each one by its label"),
@@ -397,7 +461,11 @@ PREDICTIONS_WRONG = [
         ({"cosine", "dot"}, {"cosine", "location"}),
         "location does not belong: it reads only the query",
     ),
-    (check_unit_length, ({"cosine", "dot"}, set()), "unchanged: cosine is missing"),
+    (
+        check_unit_length,
+        ({"cosine", "dot"}, set()),
+        "unchanged: a score function whose weights do not change at all is missing",
+    ),
     (check_unit_length, ({"cosine", "dot product!"}, {"cosine"}), "is not one of"),
     (check_unit_length, ("cosine and dot", {"cosine"}), "is not one of"),
     (check_unit_length, (42, {"cosine"}), "should be a set of names"),
@@ -428,7 +496,7 @@ def test_prediction_checkers_accept_right_answers_in_several_spellings():
 def test_half_answered_predictions_say_what_is_missing():
     verdict = check_duplicate_key((-0.3, -0.23), None)
     assert verdict.status == "not attempted" and "now predict hard_key" in verdict.message
-    with pytest.raises(ExerciseFailed, match="FIRST"):
+    with pytest.raises(ExerciseFailed, match="torch.argmax"):
         check_duplicate_key(None, 6)  # a wrong half is reported at once
     assert "unchanged" in check_unit_length({"cosine", "dot"}, None).message
 
@@ -987,3 +1055,67 @@ def test_expect_tensor_says_to_stack_a_list_of_tensors():
         match=r"returned a list of tensors \(3 of them\); stack them into one tensor of shape \[3, 2\]",
     ):
         expect_tensor([torch.ones(2)] * 3, (3, 2), name="f", case="c")
+
+
+def test_a_message_that_begins_with_a_variable_keeps_its_spelling():
+    """Half-answered and wrong predictions name the reader's variable first; it is not capitalised
+    ("identical is right", not "Identical is right"), in text, in the traceback and in HTML."""
+    verdict = check_unit_length({"cosine", "dot"}, None)
+    assert str(verdict).split(". ", 1)[1].startswith("identical is right")
+    assert "</strong> identical is right" in verdict._repr_html_()
+    assert "soft_limit is right" in str(check_duplicate_key((-0.3, -0.23), None))
+    with pytest.raises(ExerciseFailed) as failure:
+        check_key_strength(None, 1.0)
+    assert failure.value._render_traceback_()[1].startswith("k2_limit: ")
+
+
+def _messages_beginning_with_an_argument():
+    """(module, checker node, first word, literal) for every fail/not_attempted message of every
+    chapter's checkers that begins with one of the checker's arguments."""
+    found = []
+    for path in sorted((ROOT / "lib" / "exercises").glob("ch*.py")):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            params = {a.arg for a in fn.args.args}
+            for node in ast.walk(fn):
+                if not (
+                    isinstance(node, ast.Call)
+                    and getattr(node.func, "id", None) in ("fail", "not_attempted")
+                    and node.args
+                ):
+                    continue
+                arg = node.args[0]
+                first = arg.values[0] if isinstance(arg, ast.JoinedStr) and arg.values else arg
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    word = re.match(r"[A-Za-z_]\w*", first.value)
+                    if word and word.group() in params:
+                        found.append((path.name, fn, word.group(), first.value))
+    return found
+
+
+def test_every_chapters_messages_keep_the_variable_names_they_begin_with():
+    from lib.exercises import _sentence
+
+    found = _messages_beginning_with_an_argument()
+    assert len(found) > 50  # every chapter's prediction checkers
+    for module, fn, word, text in found:
+        decorated = any(
+            isinstance(d, ast.Call) and getattr(d.func, "id", None) == "checker"
+            for d in fn.decorator_list
+        )
+        assert decorated, f"{module}: {fn.name} is not a @checker, so {word!r} would be capitalised"
+        names = tuple(a.arg for a in fn.args.args)
+        assert _sentence(text, names).startswith(word), (module, text)
+
+
+def test_numpy_numbers_and_arrays_are_accepted_like_tensors():
+    np = pytest.importorskip("numpy")
+    V = torch.tensor([-0.6, 1.04])  # v_2 of the chapter, to two decimals
+    new = torch.tensor([0.0, -1.5])
+    assert check_duplicate_key(((V + new) / 2).numpy(), np.int64(2))
+    assert check_duplicate_key(np.array([[-0.3, -0.23]]), np.array(2))
+    assert check_key_strength({"k1", "k2"}, np.float64(0.5))
+    assert check_key_strength({"k1", "k2"}, np.array([0.5]))
+    with pytest.raises(ExerciseFailed, match="a pair of two numbers"):
+        check_duplicate_key(np.array([1.0, 2.0, 3.0]), 2)

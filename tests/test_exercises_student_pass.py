@@ -403,7 +403,7 @@ DUPLICATE_KEY = [
     (((-0.3, -0.23), 2), "passed"),
     (((0.0, -1.5), 2), "is the new value alone"),  # the new item wins
     (((-0.6, 1.04), 2), "is v_2, the value of k_2 alone"),  # the hard lookup's answer
-    (((-0.3, -0.23), 6), "returns the FIRST of several equal maxima"),
+    (((-0.3, -0.23), 6), "which index it returns when several entries share"),
     (((-0.3, -0.23), 3), "key 3 does not have the highest score"),  # counted from 1
 ]
 
@@ -530,12 +530,24 @@ def test_ch03_masked_softmax_names_the_cause(what, answer, message):
 
 
 PREDICTIONS_2_3 = [
-    (ch03.check_key_strength, ({"k2"}, 0.5), "beta * cos ignores length"),
-    (ch03.check_key_strength, ({"k1", "k2"}, 1.0), "The two share it"),
+    (ch03.check_key_strength, ({"k2"}, 0.5), "you left out a key whose score"),
+    (
+        ch03.check_key_strength,
+        ({"k1", "k2"}, 1.0),
+        "approaches 1 only if k2's score beats every other",
+    ),
     (ch03.check_key_strength, ({"k1", "k2"}, 0.31), "the weight of k2 at beta = 1"),
-    (ch03.check_key_strength, ({"k1", "k2", "k3"}, 0.5), "k3 has a cosine with q1 below 1"),
+    (
+        ch03.check_key_strength,
+        ({"k1", "k2", "k3"}, 0.5),
+        "k3 has a smaller cosine with q1 than some other key",
+    ),
     (ch03.check_unit_length, ({"cosine", "scaled dot"}, {"cosine"}), "scaled dot does not belong"),
-    (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "location"}), "the queries shrank"),
+    (
+        ch03.check_unit_length,
+        ({"cosine", "dot"}, {"cosine", "location"}),
+        "but the queries changed length",
+    ),
     (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "dot"}), "dot does not belong"),
 ]
 

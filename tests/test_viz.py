@@ -158,12 +158,22 @@ def test_masked_softmax_table_panels():
     middle = _texts(panels[1])
     assert middle.count("-inf") == 6 and "0.11" in middle and "0.90" in middle
     assert "-inf" not in _texts(panels[0]) and "-inf" not in _texts(panels[2])
-    # scores use the diverging colormap on a symmetric range, weights the sequential one on [0, 1]
+    # scores of one sign (0 to 0.98) use the sequential colormap over their range, not half of a
+    # diverging one; weights the sequential one on [0, 1]
     lo, hi = panels[0].images[0].get_clim()
-    assert lo == -hi and hi == pytest.approx(0.98)
-    assert panels[0].images[0].get_cmap().name.startswith(viz.DIVERGING_CMAP)
+    assert lo == 0 and hi == pytest.approx(0.98)
+    assert panels[0].images[0].get_cmap().name.startswith(viz.SEQUENTIAL_CMAP)
+    assert panels[1].images[0].get_clim() == (lo, hi)
     assert panels[2].images[0].get_clim() == (0.0, 1.0)
     assert panels[2].images[0].get_cmap().name.startswith(viz.SEQUENTIAL_CMAP)
+
+
+def test_masked_softmax_table_scores_of_both_signs_use_a_symmetric_diverging_range():
+    fig = viz.masked_softmax_table(SCORES - 0.5, CAUSAL)
+    lo, hi = fig.axes[0].images[0].get_clim()
+    assert lo == -hi and hi == pytest.approx(0.5)
+    assert fig.axes[0].images[0].get_cmap().name.startswith(viz.DIVERGING_CMAP)
+    plt.close(fig)
 
 
 def test_masked_softmax_table_broadcast_mask_and_numpy():

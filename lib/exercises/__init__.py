@@ -31,11 +31,13 @@ from __future__ import annotations
 import dis
 import functools
 import html
+import inspect
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -69,6 +71,7 @@ class Verdict:
     exercise: str
     status: str
     message: str
+    names: tuple[str, ...] = ()  # the checker's arguments: a message may begin with one of them
 
     @property
     def passed(self) -> bool:
@@ -79,7 +82,7 @@ class Verdict:
 
     def __str__(self) -> str:
         mark = "✓" if self.passed else "…"
-        return f"{mark} {self.exercise}: {self.status}. {_sentence(self.message)}"
+        return f"{mark} {self.exercise}: {self.status}. {_sentence(self.message, self.names)}"
 
     __repr__ = __str__
 
@@ -94,11 +97,19 @@ class Verdict:
             'margin: 0.2em 0;">'
             f"{mark} <strong>{html.escape(self.exercise)}: "
             f"{html.escape(self.status)}.</strong> "
-            f"{_code_spans(html.escape(_sentence(self.message)))}</div>"
+            f"{_code_spans(html.escape(_sentence(self.message, self.names)))}</div>"
         )
 
 
-def _sentence(text: str) -> str:
+def _sentence(text: str, names: tuple[str, ...] = ()) -> str:
+    """``text`` with a capital first letter, unless it begins with code: a `span`, one of ``names``
+    (the checker's arguments, the reader's variables), or a name with "_" or a digit in it. A
+    variable keeps its spelling: "hard_key is right", "identical is right", not "Hard_key ..."."""
+    first = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    if text.startswith("`") or (
+        first and (first.group() in names or re.search(r"[_0-9]", first.group()))
+    ):
+        return text
     return text[:1].upper() + text[1:]
 
 
@@ -113,13 +124,16 @@ def _code_spans(escaped: str) -> str:
 class ExerciseFailed(AssertionError):
     """A wrong answer. ``str()`` is the feedback; ``verdict`` has the exercise's name."""
 
-    def __init__(self, exercise: str, message: str):
+    def __init__(self, exercise: str, message: str, names: tuple[str, ...] = ()):
         super().__init__(f"{exercise}: {message}")
-        self.exercise, self.message = exercise, message
+        self.exercise, self.message, self.names = exercise, message, names
 
     def _render_traceback_(self) -> list[str]:
         """IPython shows these lines instead of a traceback: the feedback is the whole story."""
-        return [f"\x1b[1;31m✗ {self.exercise}: not yet right.\x1b[0m", _sentence(self.message)]
+        return [
+            f"\x1b[1;31m✗ {self.exercise}: not yet right.\x1b[0m",
+            _sentence(self.message, self.names),
+        ]
 
 
 class CheckFailed(Exception):
@@ -145,6 +159,8 @@ def checker(exercise: str) -> Callable:
     """Decorator for a check function that returns its success message (or calls fail/not_attempted)."""
 
     def wrap(check: Callable[..., str]) -> Callable[..., Verdict]:
+        names = tuple(inspect.signature(check).parameters)
+
         @functools.wraps(check)
         def run(*args, **kwargs) -> Verdict:
             try:
@@ -152,10 +168,10 @@ def checker(exercise: str) -> Callable:
                 kwargs = {k: plain(v) for k, v in kwargs.items()}
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
-                return Verdict(exercise, "not attempted", str(e))
+                return Verdict(exercise, "not attempted", str(e), names)
             except CheckFailed as e:
-                raise ExerciseFailed(exercise, str(e)) from None
-            return Verdict(exercise, "passed", message)
+                raise ExerciseFailed(exercise, str(e), names) from None
+            return Verdict(exercise, "passed", message, names)
 
         return run
 
@@ -178,11 +194,14 @@ def plain(value: Any, _depth: int = 0) -> Any:
     ``int.__int__``, ``float.__float__`` read the stored value, not the subclass's ``strip``,
     ``__eq__`` or ``__float__``); a tensor subclass becomes a plain tensor on the same data (its
     ``__torch_function__`` no longer runs; an ``nn.Parameter`` becomes its data); lists, dicts and
-    tuples become plain ones with plain items (a named tuple keeps its type if it overrides nothing).
+    tuples become plain ones with plain items (a named tuple keeps its type if it overrides nothing);
+    a NumPy number becomes the Python number it holds.
     Anything else (functions, modules, None, bools) is returned as it is."""
     kind = type(value)
     if kind in (str, int, float, bool, type(None), Tensor) or _depth > 20:
         return value
+    if isinstance(value, np.generic) and isinstance(value, (np.bool_, np.integer, np.floating)):
+        return value.item()  # a NumPy number (np.int64(2), np.float32(0.5)) as the Python one
     if isinstance(value, Tensor):
         with torch._C.DisableTorchFunctionSubclass():
             return Tensor.as_subclass(value, Tensor)
@@ -292,9 +311,10 @@ def call(
         )
     except Exception as e:  # the reader's error becomes feedback, never a crash of the checker
         text = str(e).strip()[:300].rstrip(".")
-        _fail_with_hint(
-            f"on the case {case}, `{name}` raised {type(e).__name__}: {text}.{_hint(e)}", hints
-        )
+        message = f"on the case {case}, `{name}` raised {type(e).__name__}: {text}."
+        if not any(key in message for key in (hints or {})):
+            message += _hint(e)  # the general advice only where the chapter has none of its own
+        _fail_with_hint(message, hints)
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
             _fail_with_hint(
@@ -345,8 +365,11 @@ def expect_tensor(
 
 
 def expect_number(value: Any, what: str) -> float:
-    """``value`` as a float (int, float or a one-element tensor), or feedback saying what came."""
+    """``value`` as a float (int, float, a NumPy number, or a one-element tensor or NumPy array), or
+    feedback saying what came."""
     value = plain(value)
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+        value = value.item()
     if isinstance(value, Tensor) and value.numel() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -364,6 +387,8 @@ def expect_bool(value: Any, what: str, words: bool = False) -> bool:
         return value
     if isinstance(value, Tensor) and value.numel() == 1 and value.dtype == torch.bool:
         return bool(value)
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype == np.bool_:
+        return bool(value.item())
     if words and isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
         return value.strip().lower() in ("yes", "true")
     fail(f"{what} should be True or False, got {fmt(value)}.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -46,8 +47,8 @@ TOLERANCE = 0.05  # a prediction made by hand from v_2's coordinates is good to 
 
 
 def _point(value: Any, what: str) -> Tensor:
-    if isinstance(value, Tensor):
-        value = value.detach().flatten().tolist()
+    if isinstance(value, (Tensor, np.ndarray)) and math.prod(value.shape) == 2:  # torch or NumPy
+        value = value.reshape(-1).tolist()
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         fail(f"{what} should be a point (x, y): a pair of two numbers, got {fmt(value)}.")
     return torch.tensor(
@@ -71,11 +72,11 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             where = f"({fmt(p[0].item())}, {fmt(p[1].item())})"
             if (p - values[BEST]).norm() <= TOLERANCE:
                 fail(
-                    f"soft_limit {where} is v_2, the value of k_2 alone: that is where the hard lookup goes. The soft lookup cannot prefer one of two keys with equal scores: at every lambda they get equal weights, so as lambda grows each tends to 1/2, and the output tends to the midpoint of v_2 and the new value."
+                    f"soft_limit {where} is v_2, the value of k_2 alone, as if k_2 were the only key with the highest score. Look at the scores of the seven keys, then ask what a softmax does with two scores that are exactly equal, at every lambda."
                 )
             if (p - values[COPY]).norm() <= TOLERANCE:
                 fail(
-                    f"soft_limit {where} is the new value alone. Its key is an exact copy of k_2, so it ties with k_2 for the highest score and can never get more weight than k_2."
+                    f"soft_limit {where} is the new value alone, as if its key beat every other. Compare its score with that of the key it copies."
                 )
             if (p - values.mean(dim=0)).norm() <= TOLERANCE:
                 fail(
@@ -85,6 +86,8 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
                 f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). Which keys share the highest score, and how does a softmax split the weight between equal scores as lambda grows?"
             )
     if hard_key is not None:
+        if isinstance(hard_key, np.ndarray) and hard_key.size == 1 and hard_key.dtype.kind in "iu":
+            hard_key = int(hard_key.item())  # a NumPy integer array of one element
         if (
             isinstance(hard_key, Tensor)
             and hard_key.numel() == 1
@@ -97,11 +100,11 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             )
         if hard_key == COPY:
             fail(
-                "hard_key = 6, the copy. But torch.argmax returns the FIRST of several equal maxima (its documentation says so), and k_2 comes before the copy at index 6."
+                "hard_key = 6, the copy. Its score ties exactly with another key's: read in torch.argmax's documentation which index it returns when several entries share the maximum."
             )
         if hard_key != BEST:
             fail(
-                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. The query is a noisy copy of k_2, and the new key is an exact copy of k_2: those two share the highest score."
+                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. Which key was the query made from, and which key is a copy of it?"
             )
     if soft_limit is None:
         not_attempted("hard_key is right; now predict soft_limit too.")
@@ -155,7 +158,7 @@ def check_sharpen(sharpen: Any) -> str:
         if not torch.isfinite(result).all():
             if gamma >= 100:
                 fail(
-                    f"for gamma = {gamma:g} your weights are NaN or inf: every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), and 0/0 = NaN. Sharpen in log space, w**gamma / sum(w**gamma) = softmax(gamma * log w), or divide w by its row maximum before taking the power."
+                    f"for gamma = {gamma:g} your weights are NaN or inf: on 32 weights near 1/32, every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), so the sum you divide by is 0 and the division gives 0/0 = NaN. The power is the step that leaves the range of floats: find a way to compute the same ratio without forming numbers that small."
                 )
             fail(f"on the case '{case}' your weights contain NaN or inf.")
         if torch.allclose(result, expected, atol=1e-5, rtol=1e-4):
@@ -179,11 +182,11 @@ def check_sharpen(sharpen: Any) -> str:
             fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
         if torch.allclose(result, expected.log(), atol=1e-5, equal_nan=True):
             fail(
-                f"on the case '{case}', your result is the logarithm of the sharpened weights (its entries are negative and the rows sum to {result.sum(dim=-1)[0].item():.3g}): log_softmax returns log-probabilities. Return the weights themselves: softmax(gamma * log w)."
+                f"on the case '{case}', your result is the logarithm of the sharpened weights (its entries are negative and the rows sum to {result.sum(dim=-1)[0].item():.3g}): log_softmax returns log-probabilities. Return the weights themselves, not their logarithm."
             )
         if gamma != 1 and torch.allclose(result, _sharpened(w, 1 / gamma), atol=1e-5):
             fail(
-                f"on the case '{case}', your result is w**(1/gamma): it flattens the weights instead of sharpening them (compare the largest weight of a row before and after). Raise to the power gamma, or multiply log w by gamma."
+                f"on the case '{case}', your result is w**(1/gamma): it flattens the weights instead of sharpening them (compare the largest weight of a row before and after). Check where gamma enters your formula."
             )
         if torch.allclose(result, powered / powered.sum(), atol=1e-6):
             fail(
@@ -198,7 +201,7 @@ def check_sharpen(sharpen: Any) -> str:
             shifted = _sharpened(w64 + eps, gamma)
             if torch.allclose(result, shifted, atol=1e-5, rtol=1e-4):
                 fail(
-                    f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is: torch.log(0) = -inf is fine inside a softmax (the weight becomes exactly 0)."
+                    f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is, and find what a weight of exactly 0 becomes at each step of your computation."
                 )
         zero = expected == 0
         if zero.any() and result[zero].abs().max() > 1e-6:

@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -86,7 +87,8 @@ def check_projected_as_general(projected_as_general: Any) -> str:
             name="projected_as_general",
             case=case,
             hints={
-                "as parameter": "A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it."
+                "as parameter": "A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it.",
+                "must match the size of tensor": "The matrix you copied into W_a.weight does not have its shape [d, d]: W_a sits between two raw d-dimensional vectors. Write down the shape of each factor of your product.",
             },
         )
         if module is None:
@@ -108,7 +110,7 @@ def check_projected_as_general(projected_as_general: Any) -> str:
         shape = tuple(module.W_a.weight.shape)
         if shape != (d, d):
             fail(
-                f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. W_Q @ W_K.T has shape [d_k, d_k]: the matrix between two raw vectors is W_Q.T @ W_K."
+                f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. Your matrix has the shape of one that compares projected ({d_k}-dimensional) vectors: write down the shape of each factor of your product."
             )
         # The score q^T W_a k computed here from the module's weight tensor: the module's own forward (a
         # subclass could override it) is not what is graded.
@@ -135,16 +137,28 @@ def check_projected_as_general(projected_as_general: Any) -> str:
         swapped = _projected_scores(W_K, W_Q, x, x2)
         if _factor(result, swapped) is not None:
             fail(
-                f"on the case {case}, your W_a is transposed: you get the scores with the roles of W_Q and W_K swapped. GeneralScore computes q^T W_a k with W_a = W_a.weight of shape [D_q, D_k] (nn.Linear stores [out, in]), so W_a = W_Q.T @ W_K / sqrt(d_k)."
+                f"on the case {case}, your W_a is transposed: you get the scores with the roles of W_Q and W_K swapped. GeneralScore computes x^T W_a x' with the query's x on the left of W_a.weight and the key's x' on the right: which projection belongs on which side?"
+            )
+        for used, other in (("W_Q", W_Q), ("W_K", W_K)):
+            if _factor(result, _projected_scores(other, other, x, x2)) is not None:
+                fail(
+                    f"on the case {case}, your scores are those of a W_a built from {used} alone, used for the queries and for the keys: each side of the score has its own projection."
+                )
+        if c is not None and c < 0:
+            fail(
+                f"on the case {case}, your scores are {c:.3g} times the expected ones: the sign is wrong. Look for a minus sign, or a difference taken the wrong way round."
             )
         if c is not None:
             fail(
-                f"on the case {case}, your scores are {c:.3g} times the expected ones: check the factor 1/sqrt(d_k)."
+                f"on the case {case}, your scores are {c:.3g} times the expected ones: check the constant factor."
             )
-        rank = int(torch.linalg.matrix_rank(module.W_a.weight.detach().double()))
+        # rank with a tolerance for float32 rounding (a float32 rank-2 matrix has 6 tiny, non-zero
+        # singular values, which a float64 default tolerance would count)
+        singular = torch.linalg.svdvals(weight)
+        rank = int((singular > 1e-5 * singular.max()).sum()) if singular.max() > 0 else 0
         if rank > d_k:
             fail(
-                f"on the case {case}, your GeneralScore's W_a.weight has rank {rank}, but W_Q.T @ W_K has rank at most d_k = {d_k}: the module still holds other weights (its random initialisation?). Did you copy your matrix into it, `general.W_a.weight.copy_(...)` under torch.no_grad(), rather than only compute it or assign it to a local name?"
+                f"on the case {case}, your GeneralScore's W_a.weight has rank {rank}, but a score that compares the vectors only through their {d_k}-dimensional projections has a W_a of rank at most d_k = {d_k}: the module still holds other weights (its random initialisation?). Did you copy your matrix into it, `general.W_a.weight.copy_(...)` under torch.no_grad(), rather than only compute it or assign it to a local name?"
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     described = "; ".join(f"d = {d}, d_k = {d_k}" for d, d_k, *_ in cases)
@@ -192,21 +206,17 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
             extra = sorted(keys - {"k1", "k2"})
             if extra:
                 fail(
-                    f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a cosine with q1 below 1, the largest cosine, shared by k1 and k2. As beta grows the gap beta * (1 - cos) grows without bound, so that weight goes to 0."
-                )
-            if keys == {"k2"} or keys == {"k1"}:
-                fail(
-                    "heaviest_keys: k2 is three times longer than k1, but beta * cos ignores length: q1 has cosine exactly 1 with both k1 and k2, so they get equal weight at every beta."
+                    f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a smaller cosine with q1 than some other key. As beta grows, the gap beta * (difference of the cosines) grows without bound, so such a weight goes to 0."
                 )
             fail(
-                "heaviest_keys: q1 points exactly along k1 and k2 (30 degrees), so those two have the largest cosine, 1."
+                f"heaviest_keys: {'the key you named keeps' if len(keys) == 1 else 'the keys you named keep'} weight, but you left out a key whose score beta * cos(q1, k) is just as large. Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
             )
     if k2_limit is not None:
         limit = expect_number(k2_limit, "k2_limit")
         if abs(limit - 0.5) > 0.01:
             if abs(limit - 1) <= 0.01:
                 fail(
-                    "k2_limit: the weight of k2 cannot approach 1, because k1 has the same score at every beta and so always gets as much weight as k2. The two share it."
+                    "k2_limit: the weight of k2 approaches 1 only if k2's score beats every other key's. Does it? Compare the cosines of q1 with each key."
                 )
             if abs(limit - 0.31) <= 0.01:
                 fail(
@@ -218,7 +228,7 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
                 )
             if abs(limit) <= 0.01:
                 fail(
-                    "k2_limit: k2 has the largest cosine (1, shared with k1), so its weight grows with beta; it does not vanish."
+                    "k2_limit: the weight of k2 vanishes only if some key has a larger cosine with q1 than k2. Does one?"
                 )
             fail(
                 f"k2_limit = {fmt(limit)} is not the limit. Hint: how many keys share the largest score, and how does the softmax split the weight between equal scores?"
@@ -246,14 +256,14 @@ _ALIASES = {
     "location based": "location",
     "bilinear": "general",
 }
-_WHY = {
-    "cosine": "it divides by both lengths, so making them 1 changes nothing",
-    "dot": "with unit vectors q . k = cos(angle): the dot product becomes the cosine, so its weights change (k2 no longer wins by its length) and are now identical to cosine's",
-    "scaled dot": "with unit vectors it is cos(angle) / sqrt(2), the cosine's order but a flatter softmax, so its weights change and equal no other row's",
-    "general": "q^T W_a k grows with both lengths, and those changed (the queries halved, each key was rescaled by its own factor), so its weights change",
-    "additive": "its tanh network sees W_q q + W_k k, and both inputs changed, so its weights change",
-    "location": "it reads only the query, W_a q; the queries shrank from length 2 to 1, so every score halves and the weights flatten (they still ignore the keys)",
+_WHY_CHANGES = {  # why a function's weights change; none of them names another function's answer
+    "dot": "q . k grows with both lengths, and those changed",
+    "scaled dot": "q . k / sqrt(2) grows with both lengths, and those changed",
+    "general": "q^T W_a k grows with both lengths, and those changed",
+    "additive": "its tanh network sees W_q q + W_k k, and both inputs changed",
+    "location": "it reads only the query, W_a q, but the queries changed length",
 }
+IDENTICAL, UNCHANGED = {"cosine", "dot"}, {"cosine"}
 
 
 @checker("unit length")
@@ -265,17 +275,30 @@ def check_unit_length(identical: Any, unchanged: Any) -> str:
         not_attempted(
             "write your two answers (identical and unchanged) in the cell above, then run this cell again."
         )
+    # Feedback names only what is wrong with the names given (never a name that is missing), so
+    # that one wrong guess does not hand over the answer.
     problems = []
     if identical is not None:
         names = _labels(identical, "identical", SCORE_NAMES, _ALIASES)
-        for name in sorted(names ^ {"cosine", "dot"}, key=SCORE_NAMES.index):
-            verdict = "does not belong" if name in names else "is missing"
-            problems.append(f"identical: {name} {verdict}: {_WHY[name]}.")
+        extra = sorted(names - IDENTICAL, key=SCORE_NAMES.index)
+        for name in extra:
+            problems.append(
+                f"identical: {name} does not belong: with unit vectors its weights equal no other score function's."
+            )
+        if not extra and names != IDENTICAL:
+            problems.append(
+                f"identical: you named {len(names)} score function{'s' if len(names) != 1 else ''}; two give identical weights. Which formula becomes another one when every length is 1?"
+            )
     if unchanged is not None:
         names = _labels(unchanged, "unchanged", SCORE_NAMES, _ALIASES)
-        for name in sorted(names ^ {"cosine"}, key=SCORE_NAMES.index):
-            verdict = "does not belong" if name in names else "is missing"
-            problems.append(f"unchanged: {name} {verdict}: {_WHY[name]}.")
+        for name in sorted(names - UNCHANGED, key=SCORE_NAMES.index):
+            problems.append(
+                f"unchanged: {name} does not belong: {_WHY_CHANGES[name]}, so its weights change."
+            )
+        if not names & UNCHANGED:
+            problems.append(
+                "unchanged: a score function whose weights do not change at all is missing. Which formula does not depend on the lengths of its inputs?"
+            )
     if problems:
         fail(" ".join(problems))
     if identical is None:
@@ -322,22 +345,59 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
     ]
 
 
+def _overflows(scores: Tensor, allowed: Tensor, rows: Tensor) -> bool:
+    """True if exp of some allowed score in one of ``rows`` is inf in float32 (a softmax without the
+    shift by the row maximum overflows there)."""
+    big = scores.float().expand(allowed.shape).masked_fill(~allowed, 0).exp().isinf()
+    return bool(big[rows].any())
+
+
+_LIBRARY_MASKED_SOFTMAX = attention.masked_softmax
+
+
+def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's masked_softmax, which the exercise asks you to write yourself (torch.softmax and the other torch functions are fine)"
+    )
+
+
+@contextlib.contextmanager
+def _without_library_masked_softmax(func: Any):
+    """While it runs, the reader's function finds lib.attention.masked_softmax (under any name in its
+    module's globals, or as an attribute of lib.attention) replaced by one that raises."""
+    namespace = getattr(func, "__globals__", {})
+    names = [n for n, v in list(namespace.items()) if v is _LIBRARY_MASKED_SOFTMAX]
+    try:
+        attention.masked_softmax = _refuse_library
+        for n in names:
+            namespace[n] = _refuse_library
+        yield
+    finally:
+        attention.masked_softmax = _LIBRARY_MASKED_SOFTMAX
+        for n in names:
+            namespace[n] = _LIBRARY_MASKED_SOFTMAX
+
+
 @checker("my_masked_softmax")
 def check_masked_softmax(my_masked_softmax: Any) -> str:
     """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly 0,
     rows with no allowed entry all 0 (no NaN), mask bool broadcastable, True = may attend."""
     attempted(my_masked_softmax, "my_masked_softmax")
-    if my_masked_softmax is attention.masked_softmax:
+    if my_masked_softmax is _LIBRARY_MASKED_SOFTMAX:
         fail("that is the library's masked_softmax; the exercise is to write your own.")
     cases = _masked_softmax_cases()
     for case, scores, mask in cases:
         shape = torch.broadcast_shapes(scores.shape, mask.shape)
         allowed = mask.expand(shape)
-        expected = attention.masked_softmax(scores.double(), mask)
+        expected = _LIBRARY_MASKED_SOFTMAX(scores.double(), mask)
         has_allowed = allowed.any(dim=-1)  # rows with something to attend to
         empty_row = f"row {(~has_allowed).nonzero()[0][-1].item()}" if (~has_allowed).any() else ""
+        with _without_library_masked_softmax(my_masked_softmax):
+            answer = call(
+                my_masked_softmax, scores, mask, name="my_masked_softmax", case=f"'{case}'"
+            )
         result = expect_tensor(
-            call(my_masked_softmax, scores, mask, name="my_masked_softmax", case=f"'{case}'"),
+            answer,
             tuple(shape),
             name="my_masked_softmax",
             case=f"'{case}'",
@@ -346,7 +406,7 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
         if torch.allclose(result, expected, atol=1e-5) and (result[~allowed] == 0).all():
             continue
         if torch.allclose(
-            torch.nan_to_num(result), attention.masked_softmax(scores.double(), ~mask), atol=1e-5
+            torch.nan_to_num(result), _LIBRARY_MASKED_SOFTMAX(scores.double(), ~mask), atol=1e-5
         ):
             fail(
                 f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
@@ -355,11 +415,11 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
         if bad.any():
             if (~has_allowed).any() and bad[~has_allowed].any():
                 fail(
-                    f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros: for example replace those NaN by 0 (torch.nan_to_num), or divide by the row sum clamped to a tiny positive number."
+                    f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros, not NaN."
                 )
             if scores.abs().max() >= 1e4:
                 fail(
-                    f"with {case} your weights are NaN or inf: exp(10000) overflows to inf, and inf/inf = NaN. Subtract each row's largest allowed score before exp (the softmax does not change), or use torch.softmax, which does that for you."
+                    f"with {case} your weights are NaN or inf: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
                 )
             fail(
                 f"on the case '{case}', your weights contain NaN or inf at index {bad.nonzero()[0].tolist()}."
@@ -370,7 +430,7 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
             if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
                 fail(
-                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. Fill the masked scores with -inf before the softmax: scores.masked_fill(~mask, float('-inf'))."
+                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. A masked score must contribute exactly nothing to the softmax: which score has exp equal to 0?"
                 )
             empty = ~has_allowed
             if empty.any() and leak[~empty].max() == 0:
@@ -379,22 +439,31 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
                     f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
                 )
             fail(
-                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0. Fill the masked scores with -inf before the softmax, not after and not with a finite number (exp(-10) is still above 0)."
+                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0, and a finite fill value leaves it a little (exp(-10) is still above 0)."
             )
         problem = row_sum_problem(result, has_allowed)
         starved = has_allowed & (result.sum(dim=-1) < 1e-4)  # rows that may attend, all weights ~0
+        # a starved row whose largest score is allowed: exp overflowed (a masked largest score is
+        # another mistake, diagnosed below)
+        top_allowed = allowed.gather(-1, scores.expand(shape).argmax(-1, keepdim=True))[..., 0]
+        overflowed = starved & top_allowed
+        if overflowed.any() and _overflows(scores, allowed, overflowed):
+            index = tuple(overflowed.nonzero()[0].tolist())
+            fail(
+                f"with {case}, row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), inf/inf = NaN, and whatever turned the NaN into 0 hid it. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
+            )
         if problem and starved.any():
             index = tuple(starved.nonzero()[0].tolist())
             row = scores.expand(shape)[index]
             top = int(row.argmax())
             if not allowed[index][top]:
                 fail(
-                    f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. Fill the masked scores with -inf first, then take the softmax (or the maximum) over what is left."
+                    f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. The masked scores must be out of the way before anything is computed from the row."
                 )
         if problem:
             if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
                 fail(
-                    f"on the case '{case}', the masked positions are 0, but {problem}: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum to 1. Fill the masked scores with -inf before the softmax, not after."
+                    f"on the case '{case}', the masked positions are 0, but {problem}: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum to 1. The masked entries must be removed before the normalisation, not after."
                 )
             if torch.allclose(result.sum(dim=-2), torch.ones(()).double(), atol=1e-4):
                 fail(

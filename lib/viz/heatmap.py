@@ -277,8 +277,10 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     The middle panel shows what the softmax sees: the score where the mask is True (the query may
     attend) and -inf where it is False (grey, hatched, "-inf"). The right panel is
     ``lib.attention.masked_softmax(scores, mask)``: masked cells are exactly 0 and each row that has an
-    allowed cell sums to 1. Scores use :data:`DIVERGING_CMAP` on a range symmetric about 0 (shared by
-    both score panels); weights use :data:`SEQUENTIAL_CMAP` on [0, 1].
+    allowed cell sums to 1. Scores of both signs use :data:`DIVERGING_CMAP` on a range symmetric
+    about 0; scores of one sign use :data:`SEQUENTIAL_CMAP` from 0 to the largest magnitude, so that
+    no half of the colour bar is left unused (the range is shared by both score panels); weights use
+    :data:`SEQUENTIAL_CMAP` on [0, 1].
 
     Args:
         scores: tensor or array [Tq, Tk] (leading dims of size 1 are squeezed).
@@ -331,8 +333,14 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     s_np = s.float().numpy()  # [Tq, Tk]
     allowed_np = allowed.numpy()
     masked_np = np.where(allowed_np, s_np, -np.inf)  # [Tq, Tk]
-    finite = np.abs(s_np[np.isfinite(s_np)])
-    lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    finite = s_np[np.isfinite(s_np)]
+    lim = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
+    if finite.size and finite.min() >= 0:  # one sign: a sequential map over the data's range
+        score_colors = dict(cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=lim)
+    elif finite.size and finite.max() <= 0:
+        score_colors = dict(cmap=SEQUENTIAL_CMAP + "_r", vmin=-lim, vmax=0.0)
+    else:
+        score_colors = dict(cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim)
 
     tq, tk = s_np.shape
     # before any figure exists
@@ -344,18 +352,8 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
         1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained"
     )
     common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt)
-    attention_heatmap(
-        s_np, ax=axes[0], title="scores", cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim, **common
-    )
-    attention_heatmap(
-        masked_np,
-        ax=axes[1],
-        title="masked scores",
-        cmap=DIVERGING_CMAP,
-        vmin=-lim,
-        vmax=lim,
-        **common,
-    )
+    attention_heatmap(s_np, ax=axes[0], title="scores", **score_colors, **common)
+    attention_heatmap(masked_np, ax=axes[1], title="masked scores", **score_colors, **common)
     attention_heatmap(
         weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common
     )

@@ -254,6 +254,10 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
         )
         mask = causal_mask(4) if causal else torch.ones(4, 4, dtype=torch.bool)
         assert np.abs(got - masked_softmax(scores, mask).numpy()).max() < 1e-6
+        heading = browser.execute_script(
+            f"return document.querySelector({sel!r}).querySelector('table caption').textContent;"
+        )
+        assert ("a query never sees a later key" in heading) == causal, heading
     browser.execute_script(
         f"const b = {boxes}[0]; b.value = ''; b.dispatchEvent(new Event('input'));"
     )

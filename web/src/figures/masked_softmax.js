@@ -18,7 +18,7 @@ export function mountMaskedSoftmax(root, example, ctx) {
   const n = example.scores.length;
   const labels = example.labels;
   const table = html("table", { class: "book-live-scores" }, scrollBox("the scores", root));
-  html("caption", {}, table, "Scores (edit them); greyed cells are masked: a query never sees a later key.");
+  const caption = html("caption", {}, table, "");
   const head = html("tr", {}, html("thead", {}, table));
   html("th", {}, head, "query \\ key");
   labels.forEach((l) => html("th", {}, head, l));
@@ -40,6 +40,10 @@ export function mountMaskedSoftmax(root, example, ctx) {
 
   function redraw() {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
+    // the heading says what the toggle does now
+    caption.textContent = causal.checked
+      ? "Scores (edit them); greyed cells are masked: a query never sees a later key."
+      : "Scores (edit them); no mask: every query sees every key.";
     // a masked score is not read: its box is disabled (greyed, skipped by the Tab key, and announced as
     // unavailable), not merely faded, which would leave readable-looking text below contrast
     inputs.forEach((row, i) => row.forEach((box, j) => { box.disabled = !mask[i][j]; }));
