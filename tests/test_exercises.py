@@ -772,6 +772,8 @@ def _separate_heads(variant=""):
                     if variant != "no biases":
                         layer.bias.copy_(fused.bias[rows])
             m.o.load_state_dict(mha.out_proj.state_dict())
+            if variant == "W_O transposed":
+                m.o.weight.copy_(mha.out_proj.weight.T)
         return m
 
     return separate_heads_from
@@ -825,6 +827,7 @@ FUNCTION_WRONG = [
     ),
     (ch07.check_separate_heads, _separate_heads("columns"), "a head owns rows, not columns"),
     (ch07.check_separate_heads, _separate_heads("no biases"), "does not have its bias"),
+    (ch07.check_separate_heads, _separate_heads("W_O transposed"), "out_proj.weight transposed"),
     (ch07.check_separate_heads, _separate_heads("plain list"), "use nn.ModuleList"),
     (ch07.check_separate_heads, lambda mha: mha, "you returned a MultiHeadAttention"),
     (

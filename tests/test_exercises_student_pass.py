@@ -249,6 +249,12 @@ ROTATION = [
     ("signs dropped", lambda k, d: ch08._rotation(k, d).abs(), "symmetric"),
     ("the identity", lambda k, d: torch.eye(d), "M_0"),
     (
+        "angles taken as degrees",
+        lambda k, d: ch08._rotation(k, d, angle_scale=math.pi / 180),
+        "degree conversion",
+    ),
+    ("angles off", lambda k, d: ch08._rotation(k, d, angle_scale=1.1), "not the shift by k"),
+    (
         "a block misplaced",
         lambda k, d: ch08._rotation(k, d).roll(1, 0),
         "outside its 2 x 2 diagonal blocks",
@@ -260,6 +266,20 @@ ROTATION = [
 def test_ch08_exercise_1_checks_the_rotation_too(what, my_rotation, message):
     # issue 22: the checker never checked M_k
     assert message in verdict_of(ch08.check_sinusoidal, _table, my_rotation)
+
+
+def test_ch08_rotation_feedback_is_labelled_my_rotation_and_keeps_the_answer_back():
+    # review: my_rotation's mistakes were reported as "my_sinusoidal: ..."; the transposed block's
+    # message wrote out the right block
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_sinusoidal(_table, lambda k, d: ch08._rotation(k, d).T)
+    assert failed.value.exercise == "my_rotation" and "M_(-k)" in failed.value.message
+    assert "[cos w k, sin w k]" not in failed.value.message
+    # one number for one mistake: the difference in M_k, not a second one in the shifted table
+    message = verdict_of(
+        ch08.check_sinusoidal, _table, lambda k, d: ch08._rotation(k, d, angle_scale=1.1)
+    )
+    assert message.count("largest difference") == 1 and "by up to" not in message
 
 
 def test_ch08_pair_index_message_gives_the_tables_own_wavelengths():

@@ -93,6 +93,25 @@ def test_tasks_are_what_they_say(task):
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_the_page_writes_bracket_answers_as_digits():
+    # review: the readout wrote the brackets task's answers (digits 0-3) as brackets "(0".."(3"
+    got = run_node(
+        """
+process.stdout.write(JSON.stringify([
+  [0, 1, 2, 3].map((i) => t.answerSymbol("brackets", i)),
+  t.answerSymbol("reverse", 7), t.answerSymbol("position", 3), t.symbol("brackets", 3),
+]));
+"""
+    )
+    assert got == [["0", "1", "2", "3"], "7", "3", "(3"]
+    page = (ROOT / "web" / "src" / "figures" / "playground.js").read_text()
+    readout = page[page.index("model's answer") :][:300]
+    assert "answerSymbol(s.task, a)" in readout and "symbol(s.task, a)" not in readout.replace(
+        "answerSymbol(s.task, a)", ""
+    )
+
+
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
 def test_the_page_draws_the_same_batches_and_weights():
     got = run_node(
         """

@@ -113,6 +113,11 @@ def test_tinted_block_writes_the_values_over_the_heads_colours(ax):
     assert tint.shape == (2, 2, 3)
     assert np.allclose(tint[0, 0], [1.0, 0.55, 0.55]) and np.allclose(tint[1, 1], [0.55, 0.55, 1.0])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["q1", "q2"]
+    assert {t.get_fontsize() for t in ax.texts} == {7.0} and ax.title.get_fontsize() == 9.0
+    ax.clear()
+    viz.tinted_block(ax, values, [0, 1], ["q1", "q2"], "block", colors, fontsize=10)
+    assert {t.get_fontsize() for t in ax.texts} == {10.0} and ax.title.get_fontsize() == 12.0
+    assert ax.get_xticklabels()[0].get_fontsize() == 10.0
     with pytest.raises(ValueError, match="heads_of_columns: expected indices in"):
         viz.tinted_block(ax, values, [0, 2], ["q1", "q2"], "block", colors)
     with pytest.raises(ValueError, match="columns: expected 2 entries"):

@@ -84,7 +84,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
                         f"n_params = {n:,.0f} leaves out the {part}; the rest of your count is right."
                     )
             fail(
-                f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads does not change the count: it is the same as for the four-head model."
+                f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads changes none of these sizes."
             )
     if learns_task is not None:
         if expect_bool(learns_task, "learns_task"):
@@ -161,6 +161,12 @@ def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
                 return f"your layer with the {role} weight of head {h} does not have its bias: copy mha.{name}.bias[{rows.start}:{rows.stop}] too."
     has_weight, has_bias = held(mha.out_proj.weight, mha.out_proj.bias)
     if not has_weight:
+        if any(
+            m.weight.shape == mha.out_proj.weight.shape
+            and torch.equal(m.weight, mha.out_proj.weight.T)
+            for m in layers
+        ):
+            return "your W^O layer holds mha.out_proj.weight transposed. nn.Linear stores its weight as [out, in] and mha.out_proj is an nn.Linear too, so the two weights have the same layout: copy it as it is."
         return "none of your layers holds W^O: copy mha.out_proj.weight into your nn.Linear(D, D)."
     if not has_bias:
         return "your output layer has W^O but not its bias: copy mha.out_proj.bias too."
@@ -219,7 +225,7 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
                 "none"
             ]
             fail(
-                f"on the case {case}, your module holds {len(layers)} nn.Linear layers ({', '.join(shapes)}); expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and W^V, and one Linear({Dm}, {Dm}) for W^O."
+                f"on the case {case}, your module holds {len(layers)} nn.Linear layer{'' if len(layers) == 1 else 's'} ({', '.join(shapes)}); expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and W^V, and one Linear({Dm}, {Dm}) for W^O."
                 + (
                     " Layers kept in a plain Python list are not registered as parts of the module: use nn.ModuleList."
                     if not heads

@@ -19,6 +19,8 @@ from torch import Tensor
 from lib.positional import relative_rotation, sinusoidal_encoding
 
 from . import (
+    CheckFailed,
+    ExerciseFailed,
     attempted,
     call,
     checker,
@@ -99,11 +101,13 @@ _MISTAKES = [
 ROTATIONS = [(5, 16), (1, 2), (37, 8), (0, 4), (-3, 6)]
 
 
-def _rotation(k: int, d_model: int, *, exponent: str = "2i/d") -> Tensor:
-    """M_k in float64 (PE[pos + k] = M_k PE[pos]), or one with the pair index i in the exponent."""
+def _rotation(k: int, d_model: int, *, exponent: str = "2i/d", angle_scale: float = 1.0) -> Tensor:
+    """M_k in float64 (PE[pos + k] = M_k PE[pos]), or one with the pair index i in the exponent, or
+    one whose angles k w_i are multiplied by ``angle_scale`` (pi / 180 or 180 / pi: a degree mix-up)."""
     pair = torch.arange(d_model // 2, dtype=torch.float64)
     power = 2 * pair / d_model if exponent == "2i/d" else pair / d_model
     theta = k / 10000.0**power  # [D/2]
+    theta = theta * angle_scale
     even = torch.arange(0, d_model, 2)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     m[even, even], m[even, even + 1] = theta.cos(), theta.sin()
@@ -128,10 +132,9 @@ def _check_rotation(my_rotation: Any) -> str | None:
         expected = _rotation(k, d_model)
         if (result - expected).abs().max() <= TOLERANCE:
             continue
-        table = _table(k + 60 if k > 0 else 60, d_model).double() if k >= 0 else None
         if k != 0 and (result - expected.T).abs().max() <= TOLERANCE:
             fail(
-                f"on the case {case}, your M_k is the transpose of the rotation, M_(-k): it shifts by -k positions. Row 2i of M_k gives sin(w (pos + k)) = sin(w pos) cos(w k) + cos(w pos) sin(w k): its entries are [cos w k, sin w k], and the cos row below is [-sin w k, cos w k]."
+                f"on the case {case}, your M_k is the transpose of the rotation, M_(-k): it shifts by -k positions, because the two sin w k entries of each block have swapped signs. Write out sin(w (pos + k)) with the addition theorem to see which row gets which sign."
             )
         if k != 0 and (result - _rotation(k, d_model, exponent="i/d")).abs().max() <= TOLERANCE:
             fail(
@@ -143,7 +146,7 @@ def _check_rotation(my_rotation: Any) -> str | None:
             )
         if (result - result.T).abs().max() <= TOLERANCE and k != 0:
             fail(
-                f"on the case {case}, your M_k is symmetric, so it is not a rotation (a rotation's transpose turns the other way). Each 2 x 2 block is [[cos w k, sin w k], [-sin w k, cos w k]]."
+                f"on the case {case}, your M_k is symmetric, so it is not a rotation (a rotation's transpose turns the other way): the two sin w k entries of a block must have opposite signs."
             )
         off_block = result.clone()
         for i in range(0, d_model, 2):
@@ -152,13 +155,16 @@ def _check_rotation(my_rotation: Any) -> str | None:
             fail(
                 f"on the case {case}, your M_k has non-zero entries outside its 2 x 2 diagonal blocks (largest {fmt(off_block.abs().max().item())}): each pair (columns 2i, 2i + 1) turns on its own circle, so M_k is block-diagonal."
             )
-        if table is not None:
-            shifted = table[: -k or None] @ result.T
-            error = (shifted - table[k:]).abs().max().item()
+        if k != 0 and any(
+            (result - _rotation(k, d_model, angle_scale=scale)).abs().max() <= TOLERANCE
+            for scale in (math.pi / 180, 180 / math.pi)
+        ):
             fail(
-                f"on the case {case}, PE[pos] @ M_k.T differs from PE[pos + k] by up to {fmt(error)}: {largest_difference(result, expected)}."
+                f"on the case {case}, your angles went through a degree conversion: k w_i is already an angle in radians, which is what torch.sin and torch.cos take."
             )
-        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+        fail(
+            f"on the case {case}, your M_k is not the shift by k (PE[pos] @ M_k.T is not PE[pos + k]): in M_k, {largest_difference(result, expected)}."
+        )
     return None
 
 
@@ -209,7 +215,10 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         fail(
             f"expected `my_rotation` to be a function, got {type(my_rotation).__name__} {fmt(my_rotation)}."
         )
-    _check_rotation(my_rotation)
+    try:
+        _check_rotation(my_rotation)
+    except CheckFailed as error:  # the feedback is about my_rotation, not my_sinusoidal
+        raise ExerciseFailed("my_rotation", str(error)) from None
     return f"{table}, and `my_rotation` is M_k on all {len(ROTATIONS)} hidden cases (k from -3 to 37, d_model from 2 to 16)."
 
 

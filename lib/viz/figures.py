@@ -192,11 +192,12 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
     return ax
 
 
-def tinted_block(ax, values, heads_of_columns, columns, title, head_colors):
+def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, fontsize=7):
     """A block of numbers ``values`` [T, n], written in its cells (one decimal), each column
     tinted with a light version (0.55 + 0.45 c) of the colour of the head it belongs to
     (``heads_of_columns``: one index into ``head_colors`` per column); the columns are labelled
-    ``columns``, the rows t=0, t=1, ... Returns the Axes."""
+    ``columns``, the rows t=0, t=1, ... ``fontsize``: of the numbers and tick labels (the title
+    is 2 points larger). Returns the Axes."""
     _check_ax(ax)
     v = _to_numpy(values, "values")
     if v.ndim != 2:
@@ -216,10 +217,10 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors):
     for t in range(v.shape[0]):
         for j in range(v.shape[1]):
             text = f"{round(float(v[t, j]), 1) + 0.0:.1f}"  # + 0.0 turns -0.0 into 0.0
-            ax.text(j, t, text, ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(columns)), columns, fontsize=7)
-    ax.set_yticks(range(v.shape[0]), [f"t={t}" for t in range(v.shape[0])], fontsize=7)
-    ax.set_title(title, fontsize=9)
+            ax.text(j, t, text, ha="center", va="center", fontsize=fontsize)
+    ax.set_xticks(range(len(columns)), columns, fontsize=fontsize)
+    ax.set_yticks(range(v.shape[0]), [f"t={t}" for t in range(v.shape[0])], fontsize=fontsize)
+    ax.set_title(title, fontsize=fontsize + 2)
     return ax
 
 

@@ -3,7 +3,7 @@
 // lib.playground; every setting and the seed live in the URL (#task=reverse&layers=1&...), so a link
 // reproduces the run. The example drawn before Play is the same run computed by lib in the kernel.
 import { colour, html } from "../draw.js";
-import { LENGTH, TASKS, answer as rightAnswer, parseSequence, symbol } from "../playground/tasks.js";
+import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, parseSequence, symbol } from "../playground/tasks.js";
 
 const CHOICES = {
   task: TASKS,
@@ -171,8 +171,8 @@ export function mountPlayground(root, example, ctx) {
     }
     const right = rightAnswer(s.task, ids);
     const wrong = right ? msg.answer.filter((a, t) => a !== right[t]).length : null;
-    answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => symbol(s.task, a)).join(" ")}` +
-      (right ? `; right answer ${right.map((a) => symbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
+    answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
+      (right ? `; right answer ${right.map((a) => answerSymbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
     root.dataset.answer = msg.answer.join(",");
   }
 

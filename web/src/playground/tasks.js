@@ -83,6 +83,11 @@ export function symbol(task, id) {
   return id === NONE ? "-" : String(id);
 }
 
+// How the page writes an answer: for brackets the answer is a digit (the partner's), not a bracket.
+export function answerSymbol(task, id) {
+  return task === "brackets" ? String(id) : symbol(task, id);
+}
+
 export function parseSequence(task, text) {
   const parts = text.trim().split(/[\s,]+/).filter((s) => s.length);
   const ids = [], bad = [];
