@@ -25,3 +25,31 @@ def test_bad_arguments_are_named():
         stated(0.49, 0.49, ".2f")
     with pytest.raises(TypeError, match="claim"):
         holds(1, "one")
+
+
+def test_no_chapter_cell_ends_on_a_bare_check_that_would_print_true():
+    """stated/holds return a bool: a cell that ends on one shows "True" under its hidden input on the page."""
+    import ast
+    import json
+    from pathlib import Path
+
+    shown = []
+    for path in sorted(
+        (Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")
+    ):
+        for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+            source = "".join(cell["source"])
+            if cell["cell_type"] != "code" or source.rstrip().endswith(";"):
+                continue
+            try:
+                body = ast.parse(source).body
+            except SyntaxError:  # IPython syntax (magics): not a check cell
+                continue
+            last = body[-1] if body else None
+            if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+                name = getattr(last.value.func, "id", None) or getattr(
+                    last.value.func, "attr", None
+                )
+                if name in ("holds", "stated"):
+                    shown.append(f"{path.name} cell {index}")
+    assert not shown, f"end these cells with ';' or a statement: {shown}"
