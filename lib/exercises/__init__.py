@@ -32,6 +32,7 @@ import dis
 import functools
 import html
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
@@ -345,11 +346,21 @@ def expect_tensor(
 
 
 def expect_number(value: Any, what: str) -> float:
-    """``value`` as a float (int, float or a one-element tensor), or feedback saying what came."""
+    """``value`` as a float, or feedback saying what came.
+
+    Any real number is accepted: an int, a float, any other ``numbers.Real`` (a
+    ``fractions.Fraction``, a NumPy scalar such as ``np.float32(16)``), a one-element tensor or a
+    one-element NumPy array. A bool is not a number here, nor is a complex number."""
     value = plain(value)
     if isinstance(value, Tensor) and value.numel() == 1:
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    elif type(value).__module__ == "numpy" and getattr(value, "size", None) == 1:
+        value = value.item()  # a NumPy scalar or one-element array: its Python number
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fail(f"{what} should be a number, got {type(value).__name__} {fmt(value)}.")
+    try:
+        value = float(value)
+    except (TypeError, ValueError, OverflowError):
         fail(f"{what} should be a number, got {type(value).__name__} {fmt(value)}.")
     if not math.isfinite(value):
         fail(f"{what} should be a finite number, got {value}.")
