@@ -48,6 +48,7 @@ __all__ = [
     "not_attempted",
     "attempted",
     "is_stub",
+    "names_used",
     "call",
     "expect_tensor",
     "expect_number",
@@ -228,6 +229,26 @@ def is_stub(func: Callable) -> bool:
         if i.opname not in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG")
     ]
     return steps in _STUB_INSTRUCTIONS
+
+
+def names_used(func: Any) -> set[str]:
+    """The global, attribute and keyword names that ``func``'s code mentions, nested functions,
+    lambdas and comprehensions included (``causal_mask``, ``tril``, ``is_causal``...): what a checker
+    reads to tell that an answer calls a helper the exercise asks it not to use. Empty for an object
+    without code."""
+    names: set[str] = set()
+    todo = [getattr(func, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is None:
+            continue
+        names.update(code.co_names)
+        for const in code.co_consts:
+            if hasattr(const, "co_names"):
+                todo.append(const)
+            elif isinstance(const, tuple):  # the keyword names of a call
+                names.update(c for c in const if isinstance(c, str))
+    return names
 
 
 def attempted(func: Any, name: str) -> None:
