@@ -493,6 +493,28 @@ def test_prediction_checkers_accept_right_answers_in_several_spellings():
     assert check_unit_length(("Dot", "content-based"), {"cos"})
 
 
+def test_expect_number_accepts_every_real_number_and_rejects_the_rest():
+    """A numeric answer may come as any real number: NumPy scalars and fractions included."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from lib.exercises import CheckFailed, expect_number
+
+    for value, expected in [
+        (16, 16.0),
+        (np.float32(16), 16.0),
+        (np.int64(3), 3.0),
+        (np.array([2.5]), 2.5),
+        (Fraction(1, 3), 1 / 3),
+        (torch.tensor(0.5), 0.5),
+    ]:
+        assert expect_number(value, "x") == expected
+    for value in [True, np.bool_(True), "16", 1j, np.array([1.0, 2.0]), float("nan")]:
+        with pytest.raises(CheckFailed, match="x should be a"):
+            expect_number(value, "x")
+
+
 def test_half_answered_predictions_say_what_is_missing():
     verdict = check_duplicate_key((-0.3, -0.23), None)
     assert verdict.status == "not attempted" and "now predict hard_key" in verdict.message

@@ -4,8 +4,10 @@ typical wrong answers with the right feedback (layout and student edition: tests
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import nbformat
+import numpy as np
 import pytest
 
 from lib.bpe import apply_bpe, learn_bpe
@@ -30,8 +32,50 @@ def test_check_replay_accepts_the_chapters_solution_and_the_reference():
     replay = defined_functions("\n".join(c.source for c in solution["solutions"]))["replay"]
     assert ch10.check_replay(replay).passed
     assert ch10.check_replay(ch10.replay_reference).passed
-    # a tuple of symbols is fine too
-    assert ch10.check_replay(lambda w, m: tuple(apply_bpe(w, m))).passed
+    message = str(ch10.check_replay(ch10.replay_reference))
+    # the two hidden cases of 'aaa' are told apart
+    assert (
+        "'aaa', 'bananas', 'anaconda', 'nab', 'cabbage', 'b' with the 12 merges learned" in message
+    )
+    assert "'aaa' with the hand-made merge (a, a)" in message
+
+
+def _calls_apply_bpe(word, merges):
+    return apply_bpe(word, merges)
+
+
+def _no_marker(word, merges):
+    symbols = list(word)
+    for a, b in merges:
+        out, i = [], 0
+        while i < len(symbols):
+            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+                out.append(a + b)
+                i += 2
+            else:
+                out.append(symbols[i])
+                i += 1
+        symbols = out
+    return symbols
+
+
+def test_check_replay_refuses_apply_bpe_and_a_tuple():
+    """The exercise asks to reimplement apply_bpe and return a list: both are named, not passed."""
+    assert "calls `apply_bpe`" in verdict(_calls_apply_bpe)
+    alias = {"segment": apply_bpe}  # called under another name: caught while it runs
+    hidden = eval("lambda w, m: segment(w, m)", alias)
+    assert "your `replay` calls `apply_bpe`" in verdict(hidden)
+    assert "returned a tuple" in verdict(lambda w, m: tuple(ch10.replay_reference(w, m)))
+    import lib.bpe  # restored after the check
+
+    assert lib.bpe.apply_bpe is apply_bpe
+
+
+def verdict(replay):
+    try:
+        return str(ch10.check_replay(replay))
+    except ExerciseFailed as e:
+        return e.message
 
 
 def test_the_hidden_cases_are_ones_where_replay_and_apply_bpe_agree():
@@ -48,7 +92,7 @@ def _forgot_return(word, merges):
 REPLAY_WRONG = [
     (
         "no end-of-word marker",
-        lambda w, m: apply_bpe(w, m, end_of_word=None),
+        _no_marker,
         "no end-of-word marker",
     ),
     ("first occurrence only", ch10._first_only, "only the first occurrence"),
@@ -58,8 +102,12 @@ REPLAY_WRONG = [
         ch10._joined_replace,
         "Work on the list of symbols, not on a string",
     ),
-    ("returns a string", lambda w, m: " ".join(apply_bpe(w, m)), "returned the string"),
-    ("drops characters", lambda w, m: apply_bpe(w, m)[:-1], "do not spell the word"),
+    (
+        "returns a string",
+        lambda w, m: " ".join(ch10.replay_reference(w, m)),
+        "returned the string",
+    ),
+    ("drops characters", lambda w, m: ch10.replay_reference(w, m)[:-1], "do not spell the word"),
     (
         "merges in reverse order",
         lambda w, m: ch10.replay_reference(w, m[::-1]),
@@ -87,6 +135,8 @@ def test_the_pair_scores_are_the_chapters():
 def test_check_pair_score_accepts_the_right_answer_in_several_spellings():
     assert ch10.check_pair_score({("w", "##i"), ("##i", "##d")}, 1 / 3)
     assert ch10.check_pair_score([["##i", "##d"], ("w", "##i")], 0.333)
+    assert ch10.check_pair_score({("w", "##i"), ("##i", "##d")}, Fraction(1, 3))
+    assert ch10.check_pair_score({("w", "##i"), ("##i", "##d")}, np.float64(1 / 3))
     half = ch10.check_pair_score(None, 1 / 3)
     assert half.status == "not attempted" and "top_pairs" in half.message
     assert ch10.check_pair_score(None, None).status == "not attempted"
@@ -104,6 +154,7 @@ PAIR_WRONG = [
     ((None, 1 / 7), "The best pairs are rarer"),
     ((None, 0.5), "is not the best score"),
     ((None, "a third"), "top_score should be a number"),
+    ((None, Fraction(1, 2)), "is not the best score"),  # a fraction is a number
 ]
 
 

@@ -130,7 +130,7 @@ SECOND_LAYER = [
         "'town' instead of 'place'",
         ["animate", "town"],
         ["animate", "town"],
-        "features that every animate noun and every place share",
+        "it relies on a feature that 'animal' or 'street' has and 'criminal' or 'river' lacks",
     ),
 ]
 
@@ -180,6 +180,43 @@ INCREMENTAL = [
 @pytest.mark.parametrize("what, answer, message", INCREMENTAL, ids=[m[0] for m in INCREMENTAL])
 def test_ch06_incremental_names_the_cause(what, answer, message):
     assert message in verdict_of(ch06.check_incremental, answer)
+
+
+def _masked_one_liner(X, W_Q, W_K, W_V):
+    from lib.attention import causal_mask, scaled_dot_product_attention
+
+    return scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V, causal_mask(len(X)))[0]
+
+
+_PRECOMPUTED = torch.ones(20, 20).tril().bool()
+
+
+def _masked_by_a_global(X, W_Q, W_K, W_V):
+    import lib.attention
+
+    T = len(X)
+    return lib.attention.scaled_dot_product_attention(
+        X @ W_Q, X @ W_K, X @ W_V, _PRECOMPUTED[:T, :T]
+    )[0]
+
+
+def test_ch06_incremental_refuses_a_mask():
+    """The exercise says "with no mask": causal attention computed with one is named, not passed."""
+    one_liner = verdict_of(ch06.check_incremental, _masked_one_liner)
+    assert one_liner.startswith("wrong: ") and "uses `causal_mask`" in one_liner
+    hidden = verdict_of(ch06.check_incremental, _masked_by_a_global)
+    assert "passes a mask to the library's attention" in hidden
+    import lib.attention  # the library's functions are restored after the check
+
+    assert lib.attention.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+    assert not hasattr(lib.attention.scaled_dot_product_attention, "__wrapped__")
+
+
+def test_ch06_wider_entries_accepts_numpy_and_tensor_numbers():
+    import numpy as np
+
+    for variance in (np.float32(16), np.int64(16), torch.tensor(16.0)):
+        assert verdict_of(ch06.check_wider_entries, variance, "orange").startswith("✓")
 
 
 @pytest.mark.parametrize(

@@ -183,6 +183,19 @@ def test_masked_softmax_table_broadcast_mask_and_numpy():
     assert (weights[:, 3] == 0).all() and np.abs(weights.sum(-1) - 1).max() < 1e-6
 
 
+def test_masked_softmax_table_stacked_with_larger_numbers():
+    """Chapter 6's Fig 6.5: the three panels one under the other, numbers at 11 points."""
+    fig = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS, stacked=True, annotate_size=11)
+    panels = fig.axes[:3]
+    x0 = [ax.get_position().x0 for ax in panels]
+    y0 = [ax.get_position().y0 for ax in panels]
+    assert max(x0) - min(x0) < 0.05 and y0[0] > y0[1] > y0[2]  # one column, top to bottom
+    assert {t.get_fontsize() for ax in panels for t in ax.texts} == {11}
+    assert fig.get_figheight() > fig.get_figwidth()
+    with pytest.raises(TypeError, match="stacked"):
+        viz.masked_softmax_table(SCORES, CAUSAL, stacked="yes")
+
+
 def test_masked_softmax_table_rejects_bad_input():
     with pytest.raises(ValueError, match="scores"):
         viz.masked_softmax_table(torch.zeros(2, 3, 3), CAUSAL[:3, :3])

@@ -58,6 +58,21 @@ def test_word_rows_takes_colours_and_wraps_long_rows():
     plt.close(fig)
 
 
+def test_word_rows_fontsize_enlarges_words_and_their_boxes():
+    """Chapter 10's merges slider draws its pieces at 18 points: the boxes spread twice as far."""
+    rows = [("tokenization", list("tokenization") + ["</w>"])]
+    small, large = viz.word_rows(rows), viz.word_rows(rows, fontsize=18)
+    sizes = {t.get_fontsize() for t in large.axes[0].texts if t.get_bbox_patch()}
+    assert sizes == {18}
+    last = [max(t.get_position()[0] for t in f.axes[0].texts) for f in (small, large)]
+    assert last[1] == pytest.approx(2 * last[0], rel=0.02)  # x of the last box, from 0.8 on
+    assert large.get_figheight() > small.get_figheight()
+    with pytest.raises(ValueError, match="fontsize"):
+        viz.word_rows(rows, fontsize=0)
+    plt.close(small)
+    plt.close(large)
+
+
 def test_word_rows_rejects_bad_input():
     with pytest.raises(ValueError, match="at least one"):
         viz.word_rows([])

@@ -33,6 +33,7 @@ import functools
 import html
 import inspect
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
@@ -49,6 +50,7 @@ __all__ = [
     "not_attempted",
     "attempted",
     "is_stub",
+    "names_used",
     "call",
     "expect_tensor",
     "expect_number",
@@ -248,6 +250,26 @@ def is_stub(func: Callable) -> bool:
     return steps in _STUB_INSTRUCTIONS
 
 
+def names_used(func: Any) -> set[str]:
+    """The global, attribute and keyword names that ``func``'s code mentions, nested functions,
+    lambdas and comprehensions included (``causal_mask``, ``tril``, ``is_causal``...): what a checker
+    reads to tell that an answer calls a helper the exercise asks it not to use. Empty for an object
+    without code."""
+    names: set[str] = set()
+    todo = [getattr(func, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is None:
+            continue
+        names.update(code.co_names)
+        for const in code.co_consts:
+            if hasattr(const, "co_names"):
+                todo.append(const)
+            elif isinstance(const, tuple):  # the keyword names of a call
+                names.update(c for c in const if isinstance(c, str))
+    return names
+
+
 def attempted(func: Any, name: str) -> None:
     """Call first in a checker of a function exercise: not attempted if ``func`` is still the stub."""
     if func is None:
@@ -365,14 +387,23 @@ def expect_tensor(
 
 
 def expect_number(value: Any, what: str) -> float:
-    """``value`` as a float (int, float, a NumPy number, or a one-element tensor or NumPy array), or
-    feedback saying what came."""
+    """``value`` as a float, or feedback saying what came.
+
+    Any real number is accepted: an int, a float, any other ``numbers.Real`` (a
+    ``fractions.Fraction``, a NumPy scalar such as ``np.float32(16)``), a one-element tensor or a
+    one-element NumPy array. A bool is not a number here, nor is a complex number."""
     value = plain(value)
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
         value = value.item()
     if isinstance(value, Tensor) and value.numel() == 1:
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    elif type(value).__module__ == "numpy" and getattr(value, "size", None) == 1:
+        value = value.item()  # a NumPy scalar or one-element array: its Python number
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        fail(f"{what} should be a number, got {type(value).__name__} {fmt(value)}.")
+    try:
+        value = float(value)
+    except (TypeError, ValueError, OverflowError):
         fail(f"{what} should be a number, got {type(value).__name__} {fmt(value)}.")
     if not math.isfinite(value):
         fail(f"{what} should be a finite number, got {value}.")

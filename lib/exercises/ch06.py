@@ -12,12 +12,16 @@ embedding table and projections; the chapter's solution asserts that the two are
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import math
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch import Tensor
 
+import lib.attention
 from lib.attention import causal_mask, masked_softmax
 
 from . import (
@@ -29,6 +33,7 @@ from . import (
     fail,
     fmt,
     largest_difference,
+    names_used,
     not_attempted,
 )
 
@@ -161,10 +166,10 @@ def _same_ratio_cause(W_Q2: Tensor, W_K2: Tensor, noun: str, place: str) -> str:
         k[adjective] = H[tokens.index(noun)] @ W_K2 - H[tokens.index(place)] @ W_K2
     ratio = f"the ratio {noun} : {place} is the same in both"
     if torch.allclose(q["tired"], q["wide"], atol=1e-9):
-        return f"{ratio}. Your query W_Q2 reads only what 'it' is in X (the same in both sentences, as in the first layer), so 'it' asks the same question after 'tired' and after 'wide'. Read the features that the first layer's output Z added to H: 'it' gathered 'animate' from 'tired' and 'place' from 'wide'."
+        return f"{ratio}. Your query W_Q2 reads only what 'it' is in X (the same in both sentences, as in the first layer), so 'it' asks the same question after 'tired' and after 'wide'. A query that reads only X cannot tell the two sentences apart: what differs between them in H is what the first layer's output Z added."
     if torch.allclose(k["tired"], torch.zeros_like(k["tired"]), atol=1e-9):
-        return f"{ratio}. Your query does change between the sentences (it reads what Z added to 'it'), but your keys of '{noun}' and '{place}' are equal: W_K2 reads only features that both have (such as 'thing'), so no query can prefer one of them. Let each channel's key read the feature that tells them apart: 'animate' for the noun, 'place' for the place."
-    return f"{ratio}. Your query changes between the sentences and your keys of '{noun}' and '{place}' differ, but not along the same channel: the query's change meets no difference of the keys. Let the channel that 'tired' fills in the query (animate) be the one in which the noun's key differs from the place's, and likewise for 'wide' (place)."
+        return f"{ratio}. Your query does change between the sentences (it reads what Z added to 'it'), but your keys of '{noun}' and '{place}' are equal: W_K2 reads only features that both have (such as 'thing'), so no query can prefer one of them."
+    return f"{ratio}. Your query changes between the sentences and your keys of '{noun}' and '{place}' differ, but not along the same channel: the query's change meets no difference of the keys."
 
 
 @checker("second layer")
@@ -201,7 +206,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             fail(f"in {which}, {said}: {_same_ratio_cause(W_Q2, W_K2, noun, place)}")
         if n_tired < p_tired and n_wide > p_wide:
             fail(
-                f"in {which}, {said}: the preferences are swapped. Let the channel 'animate' match animate with animate (query and key), and 'place' match place with place."
+                f"in {which}, {said}: the preferences are swapped: in your channels, what 'tired' adds to the query of 'it' favours the key of the place, and what 'wide' adds favours the key of the noun."
             )
         if n_tired <= n_wide and p_tired >= p_wide:
             fail(
@@ -215,7 +220,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             )
             hint = ""
             if noun != PAIRS[0][0]:
-                hint = " Your design works for 'animal' and 'street' but not here: make it read features that every animate noun and every place share (animate, place), not ones that only some of them have (town, water)."
+                hint = f" Your design works for 'animal' and 'street' but not here: it relies on a feature that 'animal' or 'street' has and '{noun}' or '{place}' lacks."
             fail(
                 f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change between the sentences, but not enough to change the preference.{hint}"
             )
@@ -312,25 +317,88 @@ def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
 
 PREFIX_HINT = "At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
 
+# names whose use builds or applies a mask: the exercise computes causal attention without one
+MASK_NAMES = {
+    "causal_mask",
+    "tril",
+    "triu",
+    "tril_",
+    "triu_",
+    "masked_fill",
+    "masked_fill_",
+    "is_causal",
+    "attn_mask",
+}
+NO_MASK = "the exercise computes causal attention with no mask: at step t, attend with the newest token's query over the prefix X[: t + 1] alone, where there is no future to hide."
+
+
+class _MaskUsed(BaseException):  # not an Exception: `call` reports those as the reader's errors
+    """Raised inside the reader's function when it passes a mask to the library's attention."""
+
+
+def _refusing_masks(func: Callable) -> Callable:
+    """``func`` (the library's masked_softmax or scaled_dot_product_attention) that raises _MaskUsed
+    when it is given a mask."""
+
+    @functools.wraps(func)
+    def guarded(*args, **kwargs):
+        bound = inspect.signature(func).bind(*args, **kwargs)
+        if bound.arguments.get("mask") is not None:
+            raise _MaskUsed
+        return func(*args, **kwargs)
+
+    return guarded
+
+
+@contextlib.contextmanager
+def _no_masks(reader_function: Any):
+    """While inside, the library's masked_softmax and scaled_dot_product_attention refuse a mask, both
+    as attributes of lib.attention and as names in the reader's notebook (or module)."""
+    spaces = [vars(lib.attention), getattr(reader_function, "__globals__", {})]
+    saved = []
+    for original in (lib.attention.masked_softmax, lib.attention.scaled_dot_product_attention):
+        guarded = _refusing_masks(original)
+        for space in spaces:
+            for name, value in list(space.items()):
+                if value is original:
+                    saved.append((space, name, value))
+                    space[name] = guarded
+    try:
+        yield
+    finally:
+        for space, name, value in reversed(saved):
+            space[name] = value
+
 
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
     from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T / sqrt(d_k), causal) V."""
     attempted(incremental_outputs, "incremental_outputs")
+    masking = sorted(names_used(incremental_outputs) & MASK_NAMES)
+    if masking:
+        fail(
+            f"your `incremental_outputs` uses `{'`, `'.join(masking)}`, which builds or applies a mask: {NO_MASK}"
+        )
     cases = _incremental_cases()
     for case, X, W_Q, W_K, W_V in cases:
         T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
-        result = call(
-            incremental_outputs,
-            X,
-            W_Q,
-            W_K,
-            W_V,
-            name="incremental_outputs",
-            case=f"'{case}'",
-            hints=dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT),
-        )
+        try:
+            with _no_masks(incremental_outputs):
+                result = call(
+                    incremental_outputs,
+                    X,
+                    W_Q,
+                    W_K,
+                    W_V,
+                    name="incremental_outputs",
+                    case=f"'{case}'",
+                    hints=dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT),
+                )
+        except _MaskUsed:
+            fail(
+                f"on the case '{case}', your `incremental_outputs` passes a mask to the library's attention: {NO_MASK}"
+            )
         result = expect_tensor(
             result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
         )

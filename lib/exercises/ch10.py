@@ -10,13 +10,15 @@ Exercise 3 (keep the capitals) is answered in prose; the chapter's solution comp
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from typing import Any, Callable
 
+import lib.bpe
 from lib.bpe import END_OF_WORD, apply_bpe, learn_bpe
 from lib.wordpiece import wordpiece_merge_gains, wordpiece_split
 
-from . import attempted, call, checker, expect_number, fail, fmt, not_attempted
+from . import attempted, call, checker, expect_number, fail, fmt, names_used, not_attempted
 
 __all__ = ["check_pair_score", "check_replay"]
 
@@ -157,6 +159,48 @@ def _cases() -> list[tuple[str, list[tuple[str, str]], list[str]]]:
     return [(w, m, apply_bpe(w, m)) for w, m in cases]
 
 
+def _merges_name(merges: list[tuple[str, str]]) -> str:
+    """How a case's merges are named in feedback: the 12 learned ones, or the hand-made ones listed."""
+    if not merges:
+        return "no merge"
+    if merges == learn_bpe(HIDDEN_DICTIONARY, 12):
+        return f"the {len(merges)} merges learned from the hidden dictionary"
+    listed = ", ".join(f"({a}, {b})" for a, b in merges)
+    return f"the hand-made merge{'s' if len(merges) > 1 else ''} {listed}"
+
+
+class _ApplyBpeCalled(BaseException):
+    """Raised inside the reader's replay when it calls apply_bpe (not an Exception: ``call`` reports
+    those as the reader's own errors)."""
+
+
+@contextlib.contextmanager
+def _without_apply_bpe(reader_function: Any):
+    """While inside, lib.bpe.apply_bpe raises _ApplyBpeCalled, as an attribute of lib.bpe and as a
+    name in the reader's notebook (or module)."""
+
+    def refuse(*args, **kwargs):
+        raise _ApplyBpeCalled
+
+    spaces = [vars(lib.bpe), getattr(reader_function, "__globals__", {})]
+    saved = [
+        (space, name, value)
+        for space in spaces
+        for name, value in list(space.items())
+        if value is apply_bpe
+    ]
+    for space, name, _ in saved:
+        space[name] = refuse
+    try:
+        yield
+    finally:
+        for space, name, value in reversed(saved):
+            space[name] = value
+
+
+REIMPLEMENT = "the exercise asks you to write BPE's segmentation yourself, by replaying each merge once; compare your result with `apply_bpe` outside `replay`, as the chapter's check cell does."
+
+
 def _first_only(word: str, merges: list[tuple[str, str]]) -> list[str]:
     symbols = list(word) + [END_OF_WORD]
     for a, b in merges:
@@ -218,10 +262,16 @@ def check_replay(replay: Any) -> str:
     """Check ``replay(word, merges) -> list[str]``: the characters of ``word`` plus "</w>", each merge of
     ``merges`` applied once, in order, to every occurrence of its pair (left to right)."""
     attempted(replay, "replay")
+    if "apply_bpe" in names_used(replay):
+        fail(f"your `replay` calls `apply_bpe`: {REIMPLEMENT}")
     cases = _cases()
     for word, merges, expected in cases:
-        case = f"word {word!r} with {len(merges)} merges"
-        result = call(replay, word, list(merges), name="replay", case=case)
+        case = f"word {word!r} with {_merges_name(merges)}"
+        try:
+            with _without_apply_bpe(replay):
+                result = call(replay, word, list(merges), name="replay", case=case)
+        except _ApplyBpeCalled:
+            fail(f"on the case {case}, your `replay` calls `apply_bpe`: {REIMPLEMENT}")
         if result is None:
             fail(
                 f"on the case {case}, `replay` returned None. Did you forget the `return` statement?"
@@ -231,7 +281,9 @@ def check_replay(replay: Any) -> str:
                 f"on the case {case}, `replay` returned the string {result!r}; return the list of symbols, such as {expected}."
             )
         if isinstance(result, tuple):
-            result = list(result)
+            fail(
+                f"on the case {case}, `replay` returned a tuple; the exercise asks for a list of symbols (the type `apply_bpe` returns)."
+            )
         if not isinstance(result, list) or not all(isinstance(s, str) for s in result):
             fail(
                 f"on the case {case}, `replay` returned {fmt(result)}; expected a list of strings such as {expected}."
@@ -248,5 +300,6 @@ def check_replay(replay: Any) -> str:
         fail(
             f"on the case {case} you returned {result}, expected {expected}. Apply the merges in their order, each once, to every occurrence of its pair."
         )
-    words = ", ".join(w for w, *_ in cases)
-    return f"`replay` gives apply_bpe's segmentation on all {len(cases)} hidden cases ({words})."
+    learned = ", ".join(repr(w) for w, m, _ in cases if m == cases[0][1])
+    others = "; ".join(f"{w!r} with {_merges_name(m)}" for w, m, _ in cases if m != cases[0][1])
+    return f"`replay` gives apply_bpe's segmentation on all {len(cases)} hidden cases: {learned} with {_merges_name(cases[0][1])}; {others}."

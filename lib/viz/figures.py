@@ -447,7 +447,15 @@ WORD_RIGHT, WORD_WRONG = "#cfe3f3", "#f6c28b"  # light blue, light orange (colou
 
 
 def word_rows(
-    rows, *, reference=None, colors=None, legend=None, title=None, width=84, figsize=None
+    rows,
+    *,
+    reference=None,
+    colors=None,
+    legend=None,
+    title=None,
+    width=84,
+    figsize=None,
+    fontsize=9,
 ):
     """Sentences as rows of word boxes, e.g. a reference and two translations, one under the other.
 
@@ -463,6 +471,8 @@ def word_rows(
         width: the length of a line (about 1.3 characters per unit) before a row wraps.
         figsize: (w, h) in inches; None fits the height to the rows (give a fixed size to keep the
             states of an interactive figure the same size).
+        fontsize: the size of the words and labels in points; the boxes, the wrapping and the
+            height fitted to the rows grow with it (a larger size fills more of ``width``).
 
     Returns:
         the matplotlib Figure.
@@ -470,6 +480,9 @@ def word_rows(
     Raises:
         ValueError: no rows, an unknown reference label, or colours of the wrong length.
     """
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not fontsize > 0:
+        raise ValueError(f"fontsize must be a positive number of points; got {fontsize!r}")
+    scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]
     if not rows:
         raise ValueError("rows must hold at least one (label, words) pair; got none")
@@ -491,7 +504,8 @@ def word_rows(
             )
         x = 0.0
         for j, w in enumerate(words):
-            size = 0.76 * len(w) + 1.1  # a monospace character is about 0.76 x-units
+            # a monospace character is about 0.76 x-units at 9 points
+            size = (0.76 * len(w) + 1.1) * scale
             if x > 0 and x + size > width:
                 line, x = line + 1, 0.0
             if row_colors is not None:
@@ -502,29 +516,29 @@ def word_rows(
             else:
                 color, bold = "white", False
             placed.append((r, line, x, w, color, bold))
-            x += size + 0.5
+            x += size + 0.5 * scale
         line += 1.35  # a gap between rows
     n_lines = line
     fixed_size = figsize is not None
     if figsize is None:
-        figsize = (11, 0.32 * n_lines + 0.9 + (0.35 if legend else 0))
+        figsize = (11, 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0))
     fig, ax = plt.subplots(figsize=figsize)
     first_line = {}
     for r, ln, x, w, color, bold in placed:
         first_line.setdefault(r, ln)
         ax.text(
-            x + 0.8,
+            x + 0.8 * scale,
             -ln,
             w,
             ha="left",
             va="center",
-            fontsize=9,
+            fontsize=fontsize,
             family="monospace",
             fontweight="bold" if bold else "normal",
             bbox=dict(boxstyle="round,pad=0.25", facecolor=color, edgecolor="0.55", lw=0.6),
         )
     for r, ln in first_line.items():
-        ax.text(-1, -ln, labels[r], ha="right", va="center", fontsize=9, fontweight="bold")
+        ax.text(-1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold")
     if legend:
         handles = [mpatches.Patch(facecolor=c, edgecolor="0.55", label=t) for c, t in legend]
         ax.legend(
@@ -552,9 +566,9 @@ def word_rows(
         )
     bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
     if fixed_size:  # the same spacing in every state: rows at the top, room left below
-        bottom = max(bottom, (figsize[1] - 0.9) / 0.32)
+        bottom = max(bottom, (figsize[1] - 0.9) / (0.32 * scale))
     ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8))
     ax.axis("off")
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=max(10, fontsize), loc="left")
     return fig

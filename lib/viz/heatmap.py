@@ -155,6 +155,7 @@ def attention_heatmap(
     xlabel="keys",
     ylabel="queries",
     frames=(),
+    annotate_size=None,
 ):
     """Draw one attention matrix as a heatmap: queries are rows, keys are columns.
 
@@ -168,6 +169,7 @@ def attention_heatmap(
         cmap: colormap name or object; default :data:`SEQUENTIAL_CMAP`.
         annotate: write the values into the cells; None means "when the matrix is at most 12 x 12".
             The text is white or black, whichever contrasts more with the cell (WCAG luminance).
+        annotate_size: font size of the annotations in points; None means 9 up to 8 x 8, else 7.
         fmt: format spec of the annotations. vmin, vmax: colour range; default [0, 1] for weights.
         None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
         ylabel: axis labels (None or "" for none).
@@ -226,7 +228,7 @@ def attention_heatmap(
         annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
     if annotate:
         rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
-        fontsize = 9 if max(tq, tk) <= 8 else 7
+        fontsize = annotate_size or (9 if max(tq, tk) <= 8 else 7)
         for i in range(tq):
             for j in range(tk):
                 color = text_color_for(rgba[i, j])
@@ -271,7 +273,9 @@ def attention_heatmap(
     return ax
 
 
-def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f"):
+def masked_softmax_table(
+    scores, mask, x_labels=None, y_labels=None, *, fmt=".2f", stacked=False, annotate_size=None
+):
     """Three panels side by side: scores, masked scores, and the weights the masked softmax makes.
 
     The middle panel shows what the softmax sees: the score where the mask is True (the query may
@@ -288,6 +292,9 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
             (e.g. a causal mask ``torch.ones(T, T, dtype=torch.bool).tril()``); None masks nothing.
         x_labels, y_labels: labels of the keys (columns) and queries (rows).
         fmt: format spec of the numbers in the cells.
+        stacked: False puts the panels side by side; True one under the other, each as wide as the
+            page allows (for matrices whose numbers would be too small side by side).
+        annotate_size: font size of the numbers in points (see :func:`attention_heatmap`).
 
     Returns:
         The matplotlib Figure; ``fig.axes[:3]`` are the panels in order.
@@ -348,10 +355,18 @@ def masked_softmax_table(scores, mask, x_labels=None, y_labels=None, *, fmt=".2f
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
     ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
     width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
-    fig, axes = plt.subplots(
-        1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained"
-    )
-    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt)
+    if not isinstance(stacked, bool):
+        raise TypeError(f"stacked: expected True or False, got {stacked!r}")
+    if stacked:
+        scale = 7.0 / width_one  # each panel about 7 inches wide
+        fig, axes = plt.subplots(
+            3, 1, figsize=(7.0, 3 * height * scale + 0.4), layout="constrained"
+        )
+    else:
+        fig, axes = plt.subplots(
+            1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained"
+        )
+    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt, annotate_size=annotate_size)
     attention_heatmap(s_np, ax=axes[0], title="scores", **score_colors, **common)
     attention_heatmap(masked_np, ax=axes[1], title="masked scores", **score_colors, **common)
     attention_heatmap(
