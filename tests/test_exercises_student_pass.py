@@ -327,8 +327,8 @@ OTHER_PREDICTIONS = [
     (ch10.check_pair_score, ({("w", "##i"), ("##i", "##d")}, 3), "is c_ab, the count of the pair"),
     (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "not a pair of adjacent pieces"),
     (ch12.check_elmo_size, ("LSTM", "weight_hr", None), "the authors' cell has it too"),
-    (ch15.check_other_adjectives, (True, True), "describes a street"),
-    (ch15.check_other_adjectives, (False, False), "what the adjective can describe"),
+    (ch15.check_other_adjectives, (True, True), "beside the same weights in the *wide* sentence"),
+    (ch15.check_other_adjectives, (False, False), "beside the same weight in the *tired* sentence"),
 ]
 
 
