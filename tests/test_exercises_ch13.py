@@ -51,7 +51,10 @@ def test_the_hidden_cases_are_unambiguous_and_the_reference_is_the_librarys():
         nonzero = values[values > 0]
         assert not (nonzero[1:] == nonzero[:-1]).any(), f"{description}: ties"
         assert not torch.equal(probs, values.to(probs.dtype)), f"{description}: already sorted"
-        assert (values.cumsum(0) - p).abs().min() > 1e-4, f"{description}: a running sum at p"
+        if description.startswith("a running sum exactly p"):
+            assert (values.cumsum(0) == p).any(), "the boundary case has a running sum at p"
+        else:
+            assert (values.cumsum(0) - p).abs().min() > 1e-4, f"{description}: a running sum at p"
         expected = ch13.top_p_reference(probs, p)
         # float32 against the float64 reference: log, softmax over V, the renormalizing sum over V,
         # of probabilities summing to 1
@@ -112,6 +115,11 @@ TOP_P_WRONG = [
         "you kept no token and divided 0 by 0",
     ),
     ("no renormalization", _mistake("unnormalized"), "did not renormalize"),
+    (
+        "keeps a token when the mass before it is <= p",
+        _mistake("before <= p"),
+        "you kept one token too many: a token whose preceding tokens already hold exactly p",
+    ),
     ("sorted order", _mistake("sorted"), "your result is in sorted order"),
     (
         "mask applied in sorted order",
@@ -204,7 +212,7 @@ def test_check_gpt3_size_accepts_right_answers_in_several_spellings():
     assert ch13.check_gpt3_size(174_604_259_328, 0.00368)
     assert ch13.check_gpt3_size(174.6e9, 0.0037)  # rounded
     # the estimate
-    assert ch13.check_gpt3_size(12 * 96 * 12288**2 + (50257 + 2048) * 12288, 0.0036)
+    assert ch13.check_gpt3_size(12 * 96 * 12288**2 + (50257 + 2048) * 12288, 0.0037)
     assert ch13.check_gpt3_size(torch.tensor(1.746e11), torch.tensor(0.00368))
     half = ch13.check_gpt3_size(174.6e9, None)
     assert half.status == "not attempted" and "embedding_share" in half.message
@@ -214,19 +222,23 @@ def test_check_gpt3_size_accepts_right_answers_in_several_spellings():
 
 GPT3_WRONG = [
     ((175e9, None), "the paper's headline figure"),
-    ((173_946_175_488, None), "is 12 N d^2 alone"),
+    ((173_946_175_488, None), "is 12 N D^2 alone"),
+    # four significant figures: 174.6 billion, not its neighbours
+    ((174.7e9, None), "is close, but not right to four significant figures"),
+    ((174.5e9, None), "is close, but not right to four significant figures"),
     ((174_604_259_328 + 50257 * 12288, None), "counts the token embedding twice"),
     ((174.6, None), "not in billions"),
     ((12 * 12288**2 + 642_723_840, None), "has one block"),
-    ((1e12, None), "is not it. A block holds about 12 d^2 weights"),
+    ((1e12, None), "is not it. A block holds about 12 D^2 weights"),
     (("a lot", None), "gpt3_params should be a number"),
     ((None, 0.368), "looks like a percentage"),
     ((None, 0.00354), "counts the token embedding only"),
     ((None, 0.0070), "counts the token embedding twice"),
-    ((None, 0.32), "that is the order of GPT-2 small"),
+    ((None, 0.0035), "counts the token embedding only"),
+    ((None, 0.32), "is far too large for GPT-3"),
     ((None, 0.01), "embedding_share = 0.01 is not it"),
-    # 0.00018 off: more than two figures' rounding
-    ((None, 0.0035), "embedding_share = 0.0035 is not it"),
+    # two significant figures: 0.0037, not the truncation
+    ((None, 0.0036), "embedding_share = 0.0036 is close, but not right to two significant figures"),
 ]
 
 
@@ -239,39 +251,51 @@ def test_check_gpt3_size_rejects(args, message):
 # --- exercise 3: the first token ---------------------------------------------------------------------------------
 
 
-def test_check_first_word_accepts_chance_level_predictions():
-    for right in (0.478, 0.5, 0.52, 0.45, torch.tensor(0.5)):
-        assert ch13.check_first_word(right).passed
-    assert ch13.check_first_word(None).status == "not attempted"
+@pytest.mark.parametrize("args", [a for a, _ in GPT3_WRONG], ids=[m[:30] for _, m in GPT3_WRONG])
+def test_check_gpt3_size_gives_no_number_to_compute(args):
+    # issue: the messages handed over the computation (the embeddings' count, 12 x 96 x 12,288^2)
+    with pytest.raises(ExerciseFailed) as failure:
+        ch13.check_gpt3_size(*args)
+    for number in ("642,723,840", "0.64 billion", "12,288^2", "25,165,824"):
+        assert number not in failure.value.message
+
+
+def test_check_first_word_accepts_the_prediction_and_the_measurement():
+    for prediction in ("c", "C", "(c)", " c "):
+        assert ch13.check_first_word(prediction, 0.478).passed
+    assert ch13.check_first_word("c", torch.tensor(0.4780)).passed
+    assert ch13.check_first_word("c", 0.522).passed  # the other constant answer
+    assert ch13.check_first_word(None, None).status == "not attempted"
+    assert ch13.check_first_word("c", None).status == "not attempted"
+    assert ch13.check_first_word(None, 0.478).status == "not attempted"
 
 
 FIRST_WORD_WRONG = [
-    (0.977, "is too high"),
-    (0.6, "is too high"),
-    (0.2, "is too low"),
-    (50, "looks like a percentage"),
-    (-0.1, "is not an accuracy"),
-    ("half", "first_word_accuracy should be a number"),
+    (("a", 0.478), 'first_word_prediction = "a"'),
+    (("b", None), 'first_word_prediction = "b"'),
+    (("chance", 0.478), 'one of the letters "a", "b" or "c"'),
+    ((0.5, 0.478), 'one of the letters "a", "b" or "c"'),
+    # a number typed in instead of measured: the issue, 0.5 passed without running
+    (("c", 0.5), "looks typed in, not measured"),
+    (("c", 0.45), "looks typed in, not measured"),
+    (("c", 0.483), "is not what the experiment measures"),
+    (("c", 47.8), "looks like a percentage"),
+    (("c", -0.1), "is not an accuracy"),
+    (("c", "half"), "first_word_accuracy should be a number"),
 ]
 
 
-@pytest.mark.parametrize("value, message", FIRST_WORD_WRONG, ids=[m for _, m in FIRST_WORD_WRONG])
-def test_check_first_word_rejects(value, message):
+@pytest.mark.parametrize("args, message", FIRST_WORD_WRONG, ids=[m for _, m in FIRST_WORD_WRONG])
+def test_check_first_word_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
-        ch13.check_first_word(value)
+        ch13.check_first_word(*args)
 
 
-def test_check_first_word_explains_the_causal_mask():
-    with pytest.raises(
-        ExerciseFailed, match="Position 1 attends only to <bos> and itself"
-    ) as failure:
-        ch13.check_first_word(0.95)
-    # the reason, not the measured value: that would turn the prediction into a lookup
-    assert "47.8%" not in failure.value.message
-
-
-@pytest.mark.parametrize("guess", [0.977, 0.6, 0.2])
-def test_a_wrong_first_word_prediction_is_not_told_the_measured_value(guess):
+@pytest.mark.parametrize("args", [a for a, _ in FIRST_WORD_WRONG])
+def test_a_wrong_first_word_answer_is_told_neither_the_value_nor_the_explanation(args):
     with pytest.raises(ExerciseFailed) as failure:
-        ch13.check_first_word(guess)
-    assert f"{ch13.FIRST_WORD_ACCURACY:.1%}" not in failure.value.message
+        ch13.check_first_word(*args)
+    message = failure.value.message
+    assert f"{ch13.FIRST_WORD_ACCURACY:.1%}" not in message and "0.478" not in message
+    # the explanation the exercise asks for: the same vector for every sentence
+    assert "same vector" not in message and "majority" not in message

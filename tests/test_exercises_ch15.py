@@ -46,9 +46,8 @@ def test_the_checkers_weights_are_the_models():
 
 def test_check_other_adjectives_accepts_and_says_what_is_missing():
     assert ch15.check_other_adjectives(True, False)
-    assert ch15.check_other_adjectives("yes", "no") and ch15.check_other_adjectives(
-        "Above", "below"
-    )
+    # the book's shared rule for predictions (expect_bool): bools, not words or 1/0
+    assert ch15.check_other_adjectives(torch.tensor(True), torch.tensor(False))
     half = ch15.check_other_adjectives(True, None)
     assert half.status == "not attempted" and "narrow_above_half" in half.message
     assert "scared_above_half" in ch15.check_other_adjectives(None, False).message
@@ -56,11 +55,14 @@ def test_check_other_adjectives_accepts_and_says_what_is_missing():
 
 
 ADJECTIVES_WRONG = [
-    ((False, False), "close to the 0.68 of *tired*"),
-    ((None, True), "only 0.35 to *animal* in the *narrow* sentence"),
-    ((True, True), "*Narrow*, like *wide*, describes a street"),
-    (("maybe", False), "scared_above_half should be True (above 0.5) or False (below)"),
-    ((True, 0.35), "narrow_above_half should be True (above 0.5) or False (below)"),
+    ((False, False), "scared_above_half = False is not what the head does"),
+    ((None, True), "narrow_above_half = True is not what the head does"),
+    ((True, True), "set it beside the same weights in the *wide* sentence"),
+    (("maybe", False), "scared_above_half should be True or False"),
+    (("yes", False), "scared_above_half should be True or False"),
+    ((1, False), "scared_above_half should be True or False"),
+    ((True, 0), "narrow_above_half should be True or False"),
+    ((True, 0.35), "narrow_above_half should be True or False"),
 ]
 
 
@@ -68,8 +70,13 @@ ADJECTIVES_WRONG = [
     "args, message", ADJECTIVES_WRONG, ids=[m[:30] for _, m in ADJECTIVES_WRONG]
 )
 def test_check_other_adjectives_rejects(args, message):
-    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
         ch15.check_other_adjectives(*args)
+    # neither the measured weights nor the conclusion the exercise asks for
+    if "should be True or False" not in message:  # those echo the value given
+        for weight in ("0.61", "0.35", "0.68", "0.28", "0.22", "0.06"):
+            assert weight not in failure.value.message
+    assert "describe" not in failure.value.message
 
 
 # --- exercise 2: embed ----------------------------------------------------------------------------------------------
@@ -125,6 +132,16 @@ def _in_training_mode(model, tokenizer, texts):
     return ch15.embed_reference(model, tokenizer, texts)
 
 
+def _dropout_on_then_eval(model, tokenizer, texts):
+    model.train()  # the mistake: dropout on while computing; eval mode again afterwards
+    batch = tokenizer.encode_batch(texts)
+    h = model(batch.input_ids, attention_mask=batch.attention_mask).sequence_output
+    model.eval()
+    mask = batch.attention_mask[..., None].float()
+    v = (h * mask).sum(1) / mask.sum(1)
+    return (v / v.norm(dim=-1, keepdim=True)).detach()
+
+
 def _token_vectors(model, tokenizer, texts):
     batch = tokenizer.encode_batch(texts)
     return model(batch.input_ids, attention_mask=batch.attention_mask).sequence_output
@@ -172,6 +189,7 @@ EMBED_WRONG = [
         "you normalized over the sentences (dim 0)",
     ),
     ("training mode", _in_training_mode, "put the model in training mode"),
+    ("dropout on, then eval", _dropout_on_then_eval, "most likely dropout"),
     ("a vector per token", _token_vectors, "a vector per token"),
     (
         "a list of vectors",

@@ -239,13 +239,13 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
 def test_gpt_diagram_takes_its_numbers_from_the_config():
     fig = viz.gpt_diagram(GPTConfig.gpt2())
     t = texts(fig)
-    assert "block $N$ = 12" in t and "wte + wpe: $[T, D]$, $D$ = 768" in t
+    assert "block $N - 1$ = 11" in t and "wte + wpe: $[T, D]$, $D$ = 768" in t
     assert "masked multi-head self-attention, $H$ = 12" in t
     assert "MLP: $D \\to 4D$ = 3072, GELU, $\\to D$" in t
     assert "ln_1 (LayerNorm)" in t and "ln_2 (LayerNorm)" in t and t.count("$+$") == 2
     assert "lm_head = wte$^\\top$, softmax over 50,257" in t
     xl = viz.gpt_diagram(GPTConfig.gpt2_xl())
-    assert "block $N$ = 48" in texts(xl) and "48 blocks" in xl.alt_text
+    assert "block $N - 1$ = 47" in texts(xl) and "48 blocks" in xl.alt_text
     with pytest.raises(TypeError, match="config"):
         viz.gpt_diagram(BertConfig.base())
 

@@ -4,9 +4,10 @@
   (Holtzman et al. 2020, sec. 3.1, eq. 3: the smallest set of most probable tokens whose probability
   reaches p, renormalized), as ``lib.gpt.sampling_distribution(probs.log(), top_p=p)`` computes it.
 - :func:`check_gpt3_size`: exercise 2 (predict, then check): the parameters of GPT-3 175B (Brown et al.
-  2020, Table 2.1) from 12 N d^2 and the embeddings, and the embeddings' share of them.
-- :func:`check_first_word`: exercise 3 (change and explain; its prediction is checked): the test accuracy
-  of the pretrained GPT fine-tuned as a classifier that reads position 1 instead of the last token.
+  2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them.
+- :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
+  and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
+  position 1 instead of the last token.
 
 The rest of exercise 3 (why, and why BERT's ``[CLS]``, which the statement introduces, can come first) is answered in prose; the chapter's
 solution computes the numbers this module knows and asserts them.
@@ -44,6 +45,7 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
 
     ``mistake`` computes one of the usual wrong answers instead (the checker names them):
     "exclusive" keeps only the tokens whose running sum stays <= p (the token that crosses p is missing);
+    "before <= p" keeps a token when the mass before it is <= p (one token too many when a running sum is p);
     "unnormalized" leaves out the renormalization; "sorted" returns the result in sorted order;
     "mask in sorted order" applies the mask computed in sorted order to the unsorted probabilities;
     "ascending" sorts in increasing order; "softmax" applies a softmax to ``probs`` first.
@@ -53,7 +55,12 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
         probs = torch.softmax(probs, dim=-1)
     sorted_probs, order = probs.sort(descending=mistake != "ascending")  # [V], [V]
     running = sorted_probs.cumsum(-1)  # [V]
-    keep_sorted = running <= p if mistake == "exclusive" else running - sorted_probs < p
+    if mistake == "exclusive":
+        keep_sorted = running <= p
+    elif mistake == "before <= p":
+        keep_sorted = running - sorted_probs <= p
+    else:
+        keep_sorted = running - sorted_probs < p
     if mistake == "sorted":
         kept = sorted_probs * keep_sorted
     elif mistake == "mask in sorted order":
@@ -67,7 +74,9 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
 def _top_p_cases() -> list[tuple[str, Tensor, float]]:
     """(description, probs [V], p) of the hidden cases: no ties among the non-zero probabilities, the tokens
     not in sorted order, and no running sum within 1e-4 of p (float32 rounding of a running sum of 200
-    probabilities stays below 1e-5, so the set to keep does not depend on rounding)."""
+    probabilities stays below 1e-5, so the set to keep does not depend on rounding), except the last case,
+    where a running sum equals p exactly (0.5 and 0.5 + 0.3 are exact in float32): it tells the boundary
+    rule "mass before the token < p" from "<= p"."""
     g = torch.Generator().manual_seed(13)
     cases = []
     for V, scale, p in [(12, 0.7, 0.5), (50, 1.5, 0.9), (200, 2.0, 0.99), (30, 1.0, 0.05)]:
@@ -79,10 +88,16 @@ def _top_p_cases() -> list[tuple[str, Tensor, float]]:
     cases.append(("some probabilities exactly 0, p = 0.8", tail, 0.8))
     wide = torch.softmax(torch.randn(40, generator=g, dtype=torch.float64), -1)
     cases.append(("float64, V = 40, p = 0.7", wide, 0.7))
+    boundary = torch.tensor([0.3, 0.5, 0.2])  # the most probable token alone holds p exactly
+    cases.append(("a running sum exactly p: [0.3, 0.5, 0.2], p = 0.5", boundary, 0.5))
     return cases
 
 
 _TOP_P_MISTAKES = [
+    (
+        "before <= p",
+        "you kept one token too many: a token whose preceding tokens already hold exactly p. The boundary is strict: such a set already reaches p, and the nucleus is the SMALLEST set that does.",
+    ),
     (
         "sorted",
         "your result is in sorted order (largest first). Put each probability back at its token's index: scatter the kept values with the `order` that `sort` returned.",
@@ -178,8 +193,8 @@ GPT3_PARAMS = 174_604_259_328  # count_parameters(GPTConfig(**GPT3)); tests and 
 EMBEDDINGS = (GPT3["vocab_size"] + GPT3["block_size"]) * GPT3["n_embd"]  # wte + wpe = 642,723,840
 BLOCKS_12ND2 = 12 * GPT3["n_layer"] * GPT3["n_embd"] ** 2  # 173,946,175,488
 EMBEDDING_SHARE = EMBEDDINGS / GPT3_PARAMS  # 0.00368
-TOTAL_TOLERANCE = 1e-3  # relative, for gpt3_params
-SHARE_TOLERANCE = 1e-4  # absolute, for embedding_share
+TOTAL_TOLERANCE = 2.5e-4  # relative, for gpt3_params: four significant figures, 174.6 billion
+SHARE_TOLERANCE = 5e-5  # absolute, for embedding_share: two significant figures, 0.0037
 
 
 def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bool:
@@ -191,12 +206,15 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as
     the library's GPT, and ``embedding_share``, the fraction of them in the token and position embeddings.
 
-    Tolerances: ``gpt3_params`` within 0.1% of the exact count. The estimate 12 N d^2 + (V + n_ctx) d is
-    0.009% below it (it leaves out the 13 d biases and LayerNorm weights per layer), so 0.1% accepts it and its
-    rounding to four figures (174.6 billion), and rejects 12 N d^2 alone (-0.38%), an untied output layer
-    (+0.35%) and the paper's rounded 175 billion (+0.23%), each with its own reason; another number within
-    0.4% (174 billion, say) is told that its rounding lost the embeddings, which sit in the fourth figure. ``embedding_share`` within 0.0001 of 0.00368: that
-    accepts two significant figures (0.0037, 0.0036) and rejects the token embedding alone (0.00354).
+    Tolerances: ``gpt3_params`` within 0.025% of the exact count, the four significant figures the exercise
+    asks for. The estimate 12 N D^2 + (V + n_ctx) D is 0.009% below it (it leaves out the 13 D biases and
+    LayerNorm weights per layer), so the tolerance accepts it and its rounding to four figures (174.6
+    billion), and rejects 174.5 and 174.7 billion (-0.06%, +0.05%), 12 N D^2 alone (-0.38%), an untied output
+    layer (+0.35%) and the paper's rounded 175 billion (+0.23%), each with its own reason; another number
+    within 0.4% is told to keep four figures. ``embedding_share`` (token and position embeddings, as the
+    exercise defines it) within 0.00005 of 0.00368: that accepts two significant figures (0.0037) and rejects
+    the token embedding alone (0.00354) and the truncation 0.0036. The messages name the mistake and never
+    give the numbers to compute.
     """
     if gpt3_params is None and embedding_share is None:
         not_attempted(
@@ -211,11 +229,11 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 )
             if abs(v / 175e9 - 1) <= 5e-4:
                 fail(
-                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N d^2 for the blocks plus (V + n_ctx) d for the embeddings, gives a little less: work it out."
+                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + n_ctx) D for the embeddings, gives a little less: work it out."
                 )
-            if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N d^2, to four figures or more
+            if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
                 fail(
-                    f"gpt3_params = {v:,.0f} is 12 N d^2 alone ({BLOCKS_12ND2 / 1e9:.2f} billion). Add the embeddings: (V + n_ctx) d = ({GPT3['vocab_size']:,} + {GPT3['block_size']:,}) x {GPT3['n_embd']:,} = {EMBEDDINGS:,}."
+                    f"gpt3_params = {v:,.0f} is 12 N D^2 alone: add the token and position embeddings."
                 )
             untied = GPT3["vocab_size"] * GPT3["n_embd"]  # an output layer of its own
             if _near(v, GPT3_PARAMS + untied) or _near(v, BLOCKS_12ND2 + EMBEDDINGS + untied):
@@ -228,12 +246,12 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 fail(
                     f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them."
                 )
-            if abs(v / GPT3_PARAMS - 1) <= 0.004:
+            if abs(v / GPT3_PARAMS - 1) <= 0.005:
                 fail(
-                    f"gpt3_params = {v:,.0f} is {100 * (v / GPT3_PARAMS - 1):+.2f}% from the count. 12 N d^2 alone is already within 0.4%; the estimate with the embeddings is within 0.01%, and the check asks for 0.1%. The embeddings, (V + n_ctx) d = {EMBEDDINGS / 1e9:.2f} billion, sit in the fourth significant figure: compute 12 N d^2 + (V + n_ctx) d and keep four figures."
+                    f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
                 )
             fail(
-                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 d^2 weights (4 d^2 in attention: W_Q, W_K, W_V, W_O; 8 d^2 in the feed-forward network: d x 4d and 4d x d), so 12 x {GPT3['n_layer']} x {GPT3['n_embd']:,}^2 = {BLOCKS_12ND2:,}; then add the token and position embeddings, (V + n_ctx) d."
+                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + n_ctx) D."
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
@@ -241,9 +259,9 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
                 fail_as_percentage(s, "embedding_share")
             wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
-            if abs(s - wte_only) <= 2e-5:  # 0.00354, to three figures
+            if abs(s - wte_only) <= 5e-5:  # 0.00354, to two or three figures
                 fail(
-                    f"embedding_share = {fmt(s)} counts the token embedding only. The {GPT3['block_size']:,} learned positions add {GPT3['block_size'] * GPT3['n_embd']:,} more."
+                    f"embedding_share = {fmt(s)} counts the token embedding only. The exercise counts the position embedding W_p too: its learned positions are parameters as well."
                 )
             if 0.006 < s < 0.008:
                 fail(
@@ -251,16 +269,20 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 )
             if s > 0.05:
                 fail(
-                    f"embedding_share = {fmt(s)}: that is the order of GPT-2 small, where the embeddings are 32%. They grow like d, the blocks like N d^2: at N = 96 and d = 12,288 the embeddings are a small part."
+                    f"embedding_share = {fmt(s)} is far too large for GPT-3. Compare how the embeddings and the blocks grow with the width D and the number of layers N."
+                )
+            if abs(s - EMBEDDING_SHARE) <= 2e-4:
+                fail(
+                    f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
                 )
             fail(
-                f"embedding_share = {fmt(s)} is not it: (V + n_ctx) d = {EMBEDDINGS:,} out of the total."
+                f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + n_ctx) D, divided by the total number of parameters."
             )
     if gpt3_params is None:
         not_attempted("your embedding_share is right; now predict gpt3_params.")
     if embedding_share is None:
         not_attempted("your gpt3_params is right; now predict embedding_share.")
-    return f"both predictions are right: {GPT3_PARAMS / 1e9:.1f} billion parameters (the paper rounds to 175), of which the embeddings are {EMBEDDINGS / 1e6:.1f} million, {EMBEDDING_SHARE:.2%}; 12 N d^2 alone is {BLOCKS_12ND2 / GPT3_PARAMS:.2%} of the total."
+    return f"both predictions are right: {GPT3_PARAMS / 1e9:.1f} billion parameters (the paper rounds to 175), of which the embeddings are {EMBEDDINGS / 1e6:.1f} million, {EMBEDDING_SHARE:.2%}; 12 N D^2 alone is {BLOCKS_12ND2 / GPT3_PARAMS:.2%} of the total."
 
 
 # --- exercise 3: read the first token -----------------------------------------------------------------------
@@ -271,30 +293,65 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
 # majority label of its training sentences, 0 (112 of 200), which is right on 478 of the 1000 test sentences.
 FIRST_WORD_ACCURACY = 0.478
 TRAIN_MAJORITY = 0.56  # share of label 0 among the 200 training sentences
-FIRST_WORD_TOLERANCE = 0.05  # absolute: any prediction of "chance" (0.5) passes, 0.6 does not
+FIRST_WORD_TOLERANCE = (
+    5e-4  # absolute: the measurement to three decimals (one test sentence is 0.001)
+)
+FIRST_WORD_CHOICES = {
+    "a": "about as high as the classifier that reads the last token",
+    "b": "clearly above chance, but well below the classifier that reads the last token",
+    "c": "chance level: no better than giving the same answer to every sentence",
+}
+FIRST_WORD_RIGHT_CHOICE = "c"
 
 
 @checker("read the first token")
-def check_first_word(first_word_accuracy: Any) -> str:
-    """Check the prediction of exercise 3: ``first_word_accuracy``, the test accuracy (a fraction) of the
-    classifier that reads position 1. Right within 0.05 of the measured 0.478: the classifier can only be
-    constant, so every prediction of chance level (0.43 to 0.53) says the right thing."""
+def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> str:
+    """Check exercise 3, whose prediction and measurement are separate: ``first_word_prediction``, one of
+    the letters "a", "b", "c" of the exercise (:data:`FIRST_WORD_CHOICES`; "c", chance level, is right),
+    made before running anything, and ``first_word_accuracy``, the test accuracy (a fraction) that the
+    reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
+    constant answer (a run whose training settles on the other label). A wrong prediction is told where to
+    look, not why; a number that no run of the experiment gives (0.5, typed in) is told to measure."""
+    if first_word_prediction is None and first_word_accuracy is None:
+        not_attempted(
+            'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
+        )
+    if first_word_prediction is not None:
+        choice = first_word_prediction
+        if (
+            not isinstance(choice, str)
+            or choice.strip().lower().strip("()") not in FIRST_WORD_CHOICES
+        ):
+            fail(
+                f'first_word_prediction should be one of the letters "a", "b" or "c" of the exercise, got {fmt(choice)}.'
+            )
+        choice = choice.strip().lower().strip("()")
+        if choice != FIRST_WORD_RIGHT_CHOICE:
+            fail(
+                f'first_word_prediction = "{choice}" ({FIRST_WORD_CHOICES[choice]}) is not what happens. The classifier can use only what the hidden state at position 1 holds: ask which tokens that position can see under the causal mask, and whether they differ from one sentence of the task to the next.'
+            )
+    if first_word_accuracy is not None:
+        a = expect_number(first_word_accuracy, "first_word_accuracy")
+        if 1 < a <= 100:
+            fail_as_percentage(a, "first_word_accuracy")
+        if not 0 <= a <= 1:
+            fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
+        measured = abs(a - FIRST_WORD_ACCURACY) <= FIRST_WORD_TOLERANCE
+        other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= FIRST_WORD_TOLERANCE
+        if not (measured or other_label):
+            if abs(a * 100 - round(a * 100)) < 1e-9:
+                fail(
+                    f"first_word_accuracy = {fmt(a)} looks typed in, not measured: run your classifier on the 1000 test sentences and write the accuracy it measures, to three decimals."
+                )
+            fail(
+                f"first_word_accuracy = {fmt(a)} is not what the experiment measures. Check that your head reads position 1 of the last hidden states (right after <bos>), that you fine-tune a copy of the pretrained `gpt` with the chapter's recipe and seeds, and that you measure on the 1000 test sentences."
+            )
+    if first_word_prediction is None:
+        not_attempted(
+            'your first_word_accuracy is the measurement; now write the prediction you made before running (first_word_prediction: "a", "b" or "c").'
+        )
     if first_word_accuracy is None:
         not_attempted(
-            "write your prediction (first_word_accuracy, a fraction of 1) in the cell above, then run this cell again."
+            "your prediction is right; now run the experiment and write the accuracy it measures (first_word_accuracy)."
         )
-    a = expect_number(first_word_accuracy, "first_word_accuracy")
-    if 1 < a <= 100:
-        fail_as_percentage(a, "first_word_accuracy")
-    if not 0 <= a <= 1:
-        fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
-    if abs(a - FIRST_WORD_ACCURACY) <= FIRST_WORD_TOLERANCE:
-        return f"right: {FIRST_WORD_ACCURACY:.1%}, chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."
-    why = "Position 1 attends only to <bos> and itself, and every sentence of the task begins with 'the': the hidden state there is the same vector for all 1000 test sentences, whatever verb comes later. A classifier on a constant input can only give one answer."
-    if a > FIRST_WORD_ACCURACY:
-        fail(
-            f"first_word_accuracy = {fmt(a)} is too high. {why} What can such a classifier do at best on test sentences whose two labels are about equally frequent?"
-        )
-    fail(
-        f"first_word_accuracy = {fmt(a)} is too low: a classifier does that badly only if it learned the wrong rule. {why} What does a classifier that gives one answer to every sentence score on test sentences whose two labels are about equally frequent?"
-    )
+    return f"right: chance level, {FIRST_WORD_ACCURACY:.1%} with the chapter's seeds. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."

@@ -176,8 +176,8 @@ def gpt_diagram(config):
     N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
     alt = (
         f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
-        f"(width D = {D}, {config.block_size} positions), then {N} blocks drawn as block 1, block 2, "
-        f"an ellipsis and block {N}, then the final LayerNorm ln_f and the output layer, which "
+        f"(width D = {D}, {config.block_size} positions), then {N} blocks, numbered from 0 "
+        f"as in the code, drawn as block 0, block 1, an ellipsis and block {N - 1}, then the final LayerNorm ln_f and the output layer, which "
         f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
         f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
         "from below the LayerNorm; then LayerNorm ln_2, the MLP (D to 4D, GELU, back to D) and a "
@@ -188,10 +188,10 @@ def gpt_diagram(config):
     stack = [
         (0.4, "tokens $w_1 \\dots w_T$", "io"),
         (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
-        (2.0, "block 1", "attn"),
-        (2.75, "block 2", "attn"),
+        (2.0, "block 0", "attn"),
+        (2.75, "block 1", "attn"),
         (3.5, "$\\vdots$", None),
-        (4.25, f"block $N$ = {N}", "attn"),
+        (4.25, f"block $N - 1$ = {N - 1}", "attn"),
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
