@@ -116,6 +116,16 @@ INTERPOLATION_WRONG = [
         "your perplexity is inf",
     ),
     (
+        "smoothed bigram, the chapter's k",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=6e-4),
+        "your bigram estimate is smoothed",
+    ),
+    (
+        "smoothed bigram, an unusual k",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=0.037),
+        "your bigram estimate is smoothed",
+    ),
+    (
         "10% off",
         lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
         "Compute P(w | v) = lam * bigram.prob(w, v)",

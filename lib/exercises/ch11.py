@@ -124,6 +124,8 @@ def _cases() -> list[tuple[str, list[str], list[str], float]]:
     ]
 
 
+SMOOTHED = "your bigram estimate is smoothed: BigramLM(train, k=...) gives unseen bigrams a share of probability. Interpolate the maximum-likelihood estimate, BigramLM(train) with k = 0: the unigram term already does the smoothing."
+
 _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(swap=True),
@@ -145,10 +147,7 @@ _MISTAKES: list[tuple[dict, str]] = [
         dict(uniform_u=True),
         "your U is uniform, 1/V for every word. U(w) is the frequency of w in the training sentences: its count divided by the number of training tokens (words and </s>).",
     ),
-    (
-        dict(k=1.0),
-        "your bigram estimate is add-one smoothed. Interpolate the maximum-likelihood estimate, BigramLM(train) with k = 0: the unigram term already does the smoothing.",
-    ),
+    (dict(k=1.0), "your bigram estimate is add-one smoothed. " + SMOOTHED.split(". ", 1)[1]),
     (
         dict(count_eos=False),
         "your M counts only the words. Each sentence has one prediction more, its </s>: M is the number of words plus the number of sentences.",
@@ -174,6 +173,31 @@ _MISTAKES: list[tuple[dict, str]] = [
         "you averaged the sentences' cross-entropies, each over its own tokens, so a short sentence counts as much as a long one. Pool the tokens: exp(-(sum of ln P over all sentences) / M), M the number of predicted tokens of all the sentences.",
     ),
 ]
+
+
+# add-k values a reader may pass to BigramLM (the chapter's best k is 6e-4)
+_SMOOTHING_KS = (0.5, 0.1, 0.05, 0.01, 5e-3, 1e-3, 6e-4, 5e-4, 1e-4)
+
+
+def _smoothed_bigram(interpolated_perplexity: Any, value: float, case: tuple) -> bool:
+    """True if the reader's result matches an add-k bigram for a usual k, or if, with lam = 1 (the bigram
+    term alone) on the toy corpus, where 'a cat' was never seen, the perplexity comes out finite: only a
+    smoothed bigram estimate gives that bigram a probability above 0."""
+    _, train, test, lam = case
+    if any(
+        _close(value, interpolated_perplexity_reference(train, test, lam, k=k))
+        for k in _SMOOTHING_KS
+    ):
+        return True
+    try:
+        with_counts_alone = float(interpolated_perplexity(list(TOY_TRAIN), list(TOY_TEST), 1.0))
+        unigram_alone = float(interpolated_perplexity(list(TOY_TRAIN), list(TOY_TEST), 0.0))
+    except Exception:  # math.log(0): the maximum-likelihood estimate, as it should be
+        return False
+    # lam is used and U is right (lam = 0), yet the bigram term alone never gives 0
+    return math.isfinite(with_counts_alone) and _close(
+        unigram_alone, interpolated_perplexity_reference(TOY_TRAIN, TOY_TEST, 0.0)
+    )
 
 
 def _number(value: Any, case: str) -> float:
@@ -232,6 +256,12 @@ def check_interpolation(interpolated_perplexity: Any) -> str:
                 fail(
                     f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}: {message}"
                 )
+        if not math.isinf(value) and _smoothed_bigram(
+            interpolated_perplexity, value, (case, train, test, lam)
+        ):
+            fail(
+                f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}: {SMOOTHED}"
+            )
         if math.isinf(value):
             fail(
                 f"on the case '{case}', your perplexity is inf, expected {fmt(expected)}: some token got probability 0. With lam < 1 every word of the training sentences and </s> has U(w) > 0, so no token of these test sentences should."
