@@ -116,6 +116,16 @@ INTERPOLATION_WRONG = [
         "your perplexity is inf",
     ),
     (
+        "smoothed bigram, the chapter's k",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=6e-4),
+        "your bigram estimate is smoothed",
+    ),
+    (
+        "smoothed bigram, an unusual k",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=0.037),
+        "your bigram estimate is smoothed",
+    ),
+    (
         "10% off",
         lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
         "Compute P(w | v) = lam * bigram.prob(w, v)",
@@ -162,12 +172,12 @@ def test_every_mistake_is_told_apart_on_the_first_case():
 
 def test_check_backward_agreement_accepts_right_predictions_in_several_spellings():
     assert ch11.check_backward_agreement(0.42, True)
-    assert ch11.check_backward_agreement(torch.tensor(0.5), "yes")  # "about half" is the insight
-    assert ch11.check_backward_agreement(0.3, torch.tensor(True))
+    assert ch11.check_backward_agreement(torch.tensor(0.4229), True)
+    assert ch11.check_backward_agreement(0.43, torch.tensor(True))
     assert ch11.check_backward_agreement(None, None).status == "not attempted"
     half = ch11.check_backward_agreement(None, True)
     assert half.status == "not attempted" and "plural_share" in half.message
-    assert "same_for_singular" in ch11.check_backward_agreement(0.4, None).message
+    assert "same_for_singular" in ch11.check_backward_agreement(0.42, None).message
 
 
 def test_the_unwritten_predictions_are_not_attempted():
@@ -184,14 +194,19 @@ def test_the_unwritten_predictions_are_not_attempted():
 
 BACKWARD_WRONG = [
     ((0.95, None), "is what the forward model does"),
-    ((0.1, None), "a model sure the subject is singular"),
-    ((0.7, None), "is off. Having read only"),
+    ((0.7, None), "is off. Compute it"),
+    ((0.2993, None), "looks like P(are) + P(were) alone"),
+    ((0.5446, None), "the logits at the verb's own position"),
+    ((0.1028, None), "without its <eos>"),
+    ((0.5, None), "a round guess"),
+    ((0.4061, None), "is off"),
+    ((0.42, "yes"), "same_for_singular should be True or False"),
     ((None, False), "Same input, same output"),
     ((0.95, False), "is what the forward model does"),  # the first wrong half is reported
     ((42, None), "as a fraction between 0 and 1"),
     ((-0.2, None), "between 0 and 1"),
     (("half", None), "plural_share should be a number"),
-    ((0.4, "maybe"), "same_for_singular should be True or False"),
+    ((0.42, "maybe"), "same_for_singular should be True or False"),
 ]
 
 

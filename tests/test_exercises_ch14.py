@@ -66,6 +66,11 @@ def _variant(kind):
     def mask_for_mlm(ids, V, mask_id, special, prob=0.15):
         is_special = torch.isin(ids, torch.tensor(special))
         chosen = torch.rand(ids.shape) < (0.15 if kind == "prob hard-coded" else prob)
+        if kind == "fixed count per row":  # round(prob n) of each row's non-special tokens
+            chosen = torch.zeros_like(chosen)
+            for row, keep in zip(chosen, ~torch.isin(ids, torch.tensor(special))):
+                where = keep.nonzero()[:, 0]
+                row[where[torch.randperm(len(where))[: round(prob * len(where))]]] = True
         if kind != "specials chosen":
             chosen &= ~is_special
         action = torch.rand(ids.shape)
@@ -129,6 +134,7 @@ MASK_WRONG = [
     ),
     ("special tokens chosen", _variant("specials chosen"), "you chose special tokens"),
     ("0.15 hard-coded", _variant("prob hard-coded"), "do not write 0.15"),
+    ("a fixed count per row", _variant("fixed count per row"), "a fixed count per row"),
     ("80/20/0", _variant("no unchanged"), "leaving none unchanged"),
     ("corrupts unchosen tokens", _variant("corrupts everything"), "tokens that have no label"),
     ("always the same replacement", _variant("one replacement"), "use only 1 different ids"),
@@ -189,9 +195,10 @@ def test_the_medium_numbers_are_the_librarys():
 
 def test_check_medium_size_accepts_right_answers_in_several_spellings():
     assert ch14.check_medium_size(41_373_184, 0.384)
-    assert ch14.check_medium_size(torch.tensor(41.3e6), torch.tensor(0.38))
-    estimate = 12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512  # -0.13%
-    assert ch14.check_medium_size(estimate, 15_627_264 / 41_373_184)  # the word table alone: 0.378
+    assert ch14.check_medium_size(torch.tensor(41_373_184), torch.tensor(0.38))
+    assert ch14.check_medium_size(
+        41_373_184, 15_627_264 / 41_373_184
+    )  # the word table alone: 0.378
     half = ch14.check_medium_size(None, 0.384)
     assert half.status == "not attempted" and "medium_params" in half.message
     assert ch14.check_medium_size(None, None).status == "not attempted"
@@ -205,6 +212,10 @@ MEDIUM_WRONG = [
     ((41_373_184 + 4 * 3_152_384, None), "BERT-Medium has 8"),
     ((15_891_456 + 8 * 4 * 512**2, None), "but not the feed-forward network"),
     ((30e6, None), "is not it"),
+    ((41_110_528, None), "leaves out the pooler"),
+    ((41_373_184 + 512 * 512 + 3 * 512 + 30522, None), "masked-LM head"),
+    ((12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512, None), "close (-0.13%) but not exact"),
+    ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),
     ((None, 0.218), "BERT-base's share"),

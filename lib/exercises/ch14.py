@@ -85,6 +85,25 @@ def _rate_problem(what: str, got: int, n: int, expected: float) -> str | None:
     return f"{what} is {got / n:.3f} ({got:,} of {n:,}), expected {expected:.3f}"
 
 
+def _fixed_count_per_row(labelled: Tensor, ordinary: Tensor, prob: float) -> bool:
+    """True if the number of chosen tokens per row varies far less than independent choices make it vary.
+
+    Rows are grouped by their number n of non-special tokens; under independent choices the counts within a
+    group have variance n prob (1 - prob). A fixed count per row (round(prob n)) gives a variance near 0:
+    flagged when the pooled within-group variance is under a quarter of the binomial one (on the hidden
+    cases, hundreds of rows: the binomial ratio stays within a few percent of 1)."""
+    counts = labelled.sum(1).double()  # [B]
+    sizes = ordinary.sum(1)  # [B]
+    spread, expected = 0.0, 0.0
+    for n in sizes.unique().tolist():
+        group = counts[sizes == n]
+        if len(group) < 2:
+            continue
+        spread += float(((group - group.mean()) ** 2).sum())
+        expected += (len(group) - 1) * n * prob * (1 - prob)
+    return expected > 0 and spread < 0.25 * expected
+
+
 def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Tensor]:
     if result is None:
         fail(
@@ -182,6 +201,10 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
             fail(
                 f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob} (it is an argument: do not write 0.15)."
             )
+        if _fixed_count_per_row(labelled, ordinary, prob):
+            fail(
+                f"on the case {case}, every row with the same number of non-special tokens has (almost) the same number of chosen tokens: you chose a fixed count per row (such as round(prob x n)) rather than each token independently. With independent choices the count varies from row to row (a binomial), as it does in BERT."
+            )
         n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
         replaced = labelled & changed & (inputs != mask_id)
         if n_mask == chosen:
@@ -236,8 +259,12 @@ MEDIUM_EMBEDDINGS = (_V + _P + 2) * _D + 2 * _D  # words, positions, segments, L
 # attention, feed-forward, 2 LayerNorms
 MEDIUM_LAYER = 4 * (_D * _D + _D) + 2 * _D * 4 * _D + 4 * _D + _D + 4 * _D
 MEDIUM_POOLER = _D * _D + _D
+# the masked-LM head of BertForPreTraining: transform (dense and LayerNorm) and the output bias (the
+# output weights are the tied word embeddings); the NSP head: 2 x d + 2
+MEDIUM_MLM_HEAD = _D * _D + _D + 2 * _D + _V
+MEDIUM_NSP_HEAD = 2 * _D + 2
 EMBEDDING_SHARE = MEDIUM_EMBEDDINGS / MEDIUM_PARAMS  # 0.384
-TOTAL_TOLERANCE = 0.01  # relative, for medium_params
+TOTAL_TOLERANCE = 0.01  # relative: near misses, diagnosed
 SHARE_TOLERANCE = 0.01  # absolute, for embedding_share
 
 
@@ -251,9 +278,9 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     ``Bert`` (encoder and pooler, the uncased 30,522-token vocabulary, 512 positions, 2 segments), and
     ``embedding_share``, the fraction of them in the embeddings (words, positions, segments and their LayerNorm).
 
-    Tolerances: ``medium_params`` within 1% of the exact count, so that the estimate 12 N d^2 + embeddings
-    (0.13% low) and a forgotten pooler (0.6%) or position table (0.6%) pass, while 12 N d^2 alone (-39%), the
-    embeddings counted twice (an untied output layer, +38%) or 12 layers (+30%) do not. ``embedding_share``
+    ``medium_params`` must be the exact count (the exercise asks for it as ``count_parameters`` gives it):
+    the estimate 12 N d^2 + embeddings (0.13% low), a count without the pooler or with the pretraining
+    heads are near misses, each named. ``embedding_share``
     within 0.01 of 0.384: two significant figures pass, the word embeddings alone (0.378) too."""
     if medium_params is None and embedding_share is None:
         not_attempted(
@@ -261,7 +288,23 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
         )
     if medium_params is not None:
         v = expect_number(medium_params, "medium_params")
-        if not _near(v, MEDIUM_PARAMS):
+        if v != MEDIUM_PARAMS:
+            if v in (MEDIUM_PARAMS - MEDIUM_POOLER, MEDIUM_PARAMS - MEDIUM_POOLER - _D):
+                fail(
+                    f"medium_params = {v:,.0f} leaves out the pooler: `Bert` ends with a dense layer and tanh on the [CLS] vector, which the count includes."
+                )
+            if v in (
+                MEDIUM_PARAMS + MEDIUM_MLM_HEAD,
+                MEDIUM_PARAMS + MEDIUM_MLM_HEAD + MEDIUM_NSP_HEAD,
+                MEDIUM_PARAMS + MEDIUM_MLM_HEAD + _V * _D,
+            ):
+                fail(
+                    f"medium_params = {v:,.0f} includes the masked-LM head of pretraining. The exercise counts `Bert`, the encoder and its pooler, without the pretraining heads."
+                )
+            if _near(v, MEDIUM_PARAMS):
+                fail(
+                    f"medium_params = {v:,.0f} is close ({v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
+                )
             if 10 <= v <= 100 and _near(v * 1e6, MEDIUM_PARAMS):
                 fail(
                     f"medium_params = {fmt(v)}: write the number itself, {v:.1f}e6, not in millions."
@@ -286,7 +329,7 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
                     f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the feed-forward network: it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 per layer in all."
                 )
             fail(
-                f"medium_params = {v:,.0f} is not it. A layer holds about 12 d^2 weights (4 d^2 in W_Q, W_K, W_V, W_O; 8 d^2 in the feed-forward network), so {_N} x 12 x {_D}^2 = {blocks:,}; add the embeddings, (30,522 + 512 + 2) d, and the pooler, d^2 + d."
+                f"medium_params = {v:,.0f} is not it: it is {v / MEDIUM_PARAMS - 1:+.0%} off. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
