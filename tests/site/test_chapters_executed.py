@@ -48,7 +48,7 @@ def executed(path: Path):
 
 
 def test_every_chapter_is_checked():
-    assert len(CHAPTERS) == 17, [p.name for p in CHAPTERS]
+    assert len(CHAPTERS) == 18, [p.name for p in CHAPTERS]
 
 
 def test_the_cache_was_filled_by_the_current_lib(site):
