@@ -280,6 +280,10 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
         shown = nbformat.v4.new_code_cell(code, outputs=[stream])
         d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
     d.markdown(f"## Licence\n\n{licence()}", "slide")
+    for number, cell in enumerate(
+        d.cells
+    ):  # fixed ids: the same deck gives the same HTML every build
+        cell.id = f"slide-cell-{number}"
     slides = nbformat.v4.new_notebook(cells=d.cells)
     slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
     title = next(
