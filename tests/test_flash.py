@@ -241,21 +241,7 @@ def test_flash_attention_keeps_the_dtype_and_passes_gradcheck_in_float64():
 # ============================================ memory ============================================
 
 
-def _peak_bytes(fn):
-    """Peak bytes held by torch's CPU allocator during fn (the running sum of the profiler's
-    memory events, as benchmarks/common.py's peak_memory)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        out = fn()
-        del out
-    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_ns())
-    now = peak = 0
-    for e in events:
-        now += e.nbytes()
-        peak = max(peak, now)
-    return peak
+from benchmarks.common import peak_memory as _peak_bytes  # noqa: E402 (the benchmarks' counter)
 
 
 def test_tiled_attention_never_holds_the_score_matrix():
