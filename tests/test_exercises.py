@@ -96,6 +96,13 @@ def checker_of(exercise: dict):
     return getattr(checker_module(exercise["chapter"]), exercise["checker"])
 
 
+def solution_function(chapter, checker: str, name: str):
+    """The function ``name`` that a chapter's worked solution to ``checker``'s exercise defines."""
+    exercise = next(e for e in exercises(chapter) if e["checker"] == checker)
+    namespace = defined_functions("\n".join(c.source for c in exercise["solutions"]))
+    return namespace[name]
+
+
 def defined_functions(source: str) -> dict:
     """Exec only the imports, class and function definitions of a cell (not the chapter-dependent rest)."""
     kept = [

@@ -13,7 +13,7 @@ import torch
 from lib.exercises import ExerciseFailed, ch17
 from lib.llama import Llama, LlamaConfig, repeat_kv
 from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
-from tests.test_exercises import ROOT, defined_functions, exercises, tags
+from tests.test_exercises import ROOT, exercises, solution_function, tags
 
 CHAPTER = ROOT / "notebooks" / "17_modern_decoder.ipynb"
 
@@ -28,12 +28,6 @@ def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
     )
 
 
-def _solution(checker, name):
-    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == checker)
-    namespace = defined_functions("\n".join(c.source for c in exercise["solutions"]))
-    return namespace[name]
-
-
 @pytest.mark.parametrize(
     "checker, name",
     [
@@ -43,13 +37,15 @@ def _solution(checker, name):
     ],
 )
 def test_the_checkers_accept_the_chapters_solutions(checker, name):
-    assert getattr(ch17, checker)(_solution(checker, name)).passed
+    assert getattr(ch17, checker)(solution_function(CHAPTER, checker, name)).passed
 
 
 def test_the_success_messages_read_as_sentences():
     # the verdict capitalizes a message's first letter: one starting with a variable ("x + ...") would
     # read "X + SwiGLU(RMSNorm(x))", a stray capital
-    verdict = str(ch17.check_ffn_sublayer(_solution("check_ffn_sublayer", "ffn_sublayer")))
+    verdict = str(
+        ch17.check_ffn_sublayer(solution_function(CHAPTER, "check_ffn_sublayer", "ffn_sublayer"))
+    )
     assert "Your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer" in verdict
     assert "X + " not in verdict
 

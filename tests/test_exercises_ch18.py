@@ -14,7 +14,7 @@ import torch
 from lib.alibi import alibi_slopes
 from lib.exercises import ExerciseFailed, ch18
 from lib.flash import _scores_tile, online_softmax
-from tests.test_exercises import ROOT, defined_functions, exercises, tags
+from tests.test_exercises import ROOT, exercises, solution_function, tags
 
 CHAPTER = ROOT / "notebooks" / "18_attention_at_scale.ipynb"
 
@@ -29,12 +29,6 @@ def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
     )
 
 
-def _solution(checker, name):
-    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == checker)
-    namespace = defined_functions("\n".join(c.source for c in exercise["solutions"]))
-    return namespace[name]
-
-
 @pytest.mark.parametrize(
     "checker, name",
     [
@@ -44,7 +38,7 @@ def _solution(checker, name):
     ],
 )
 def test_the_checkers_accept_the_chapters_solutions(checker, name):
-    assert getattr(ch18, checker)(_solution(checker, name)).passed
+    assert getattr(ch18, checker)(solution_function(CHAPTER, checker, name)).passed
 
 
 def test_the_references_are_the_librarys():
