@@ -4,11 +4,13 @@ tests/test_exercises.py). check_greedy_or_reference computes exercise 1 itself, 
 
 from __future__ import annotations
 
+import math
 import re
 
 import nbformat
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lib.exercises import ExerciseFailed, ch01
 from lib.seq2seq import sequence_log_prob
@@ -70,6 +72,18 @@ def _pooled(model, batch, bins):
 
 PER_TOKEN = lambda m, b: _nll(m, b) / b.tgt_mask.sum(1)  # noqa: E731
 
+
+def _token_nll(model, batch):
+    """-log p [B, T] of every target token, the <pad> targets after <eos> included (no ignore_index)."""
+    logits = model(batch.src, batch.src_lengths, batch.tgt_in).logits
+    return F.cross_entropy(logits.transpose(1, 2), batch.tgt_out, reduction="none")
+
+
+def _summed(model, batch, bins):
+    values, L = PER_TOKEN(model, batch), batch.src_lengths
+    return torch.stack([values[(L >= lo) & (L <= hi)].sum() for lo, hi in bins])
+
+
 LOSS_WRONG = [
     ("pooled tokens", _pooled, "you pooled the tokens of a group"),
     (
@@ -93,8 +107,41 @@ LOSS_WRONG = [
     (
         "log p, not its negative",
         _grouped(lambda m, b: -PER_TOKEN(m, b)),
-        "the largest difference is",
+        "your values are log p(y | x) per token, negative numbers",
     ),
+    (
+        "lo excluded",
+        _grouped(PER_TOKEN, by=lambda b: b.src_lengths - 1, right_open=True),
+        "yours leaves out the sentences of length lo",
+    ),
+    (
+        "divided by the source length",
+        _grouped(lambda m, b: _nll(m, b) / b.src_lengths),
+        "divided each sentence's loss by its source length",
+    ),
+    (
+        "padding in the loss",
+        _grouped(lambda m, b: _token_nll(m, b).sum(1) / b.tgt_mask.sum(1)),
+        "your loss counts the padding",
+    ),
+    (
+        "mean over all positions",
+        _grouped(lambda m, b: _token_nll(m, b).mean(1)),
+        "over all T positions of the batch, padding included",
+    ),
+    ("summed, not averaged", _summed, "you summed the sentence losses of each group"),
+    ("perplexity", _grouped(lambda m, b: PER_TOKEN(m, b).exp()), "you returned perplexities"),
+    (
+        "one value per sentence",
+        lambda m, b, bins: PER_TOKEN(m, b),
+        "returned one value per sentence (shape [36])",
+    ),
+    (
+        "grouped by the padded width",
+        _grouped(PER_TOKEN, by=lambda b: torch.full_like(b.src_lengths, b.src.shape[1])),
+        "came out NaN, the mean of no sentences",
+    ),
+    ("negative, and wrong", lambda m, b, bins: -torch.ones(len(bins)), "returned negative numbers"),
 ]
 
 
@@ -152,7 +199,21 @@ def _answers(name):
         "a prediction, not a tensor": ("greedy", r["right"]),
         "a list of tensors": (list(g["right"]), r["right"]),
         "off somewhere": (g["right"] + 0.5 * (torch.arange(129) == 7), r["right"]),
+        "under the attention model": (g["right"], ch01._under_attention()["reference"]),
+        "in bits": (g["right"] / math.log(2), r["right"]),
+        "probabilities": (g["right"], r["right"].exp()),
+        "padding included": (g["right"], r["with padding"]),
+        "<eos> left out of one sentence": (g["right"], _at(r["right"], r["without <eos>"], 3)),
+        "the loss of one sentence": (_at(g["right"], -g["right"], 11), r["right"]),
+        "a single number": (g["right"], r["right"].mean()),
+        "positive numbers": (g["right"], 1 - r["right"]),
+        "between 0 and 1": (torch.full((129,), 0.5), r["right"]),
     }[name]
+
+
+def _at(values, other, i):
+    """``values`` with its entry i taken from ``other``."""
+    return torch.where(torch.arange(len(values)) == i, other, values)
 
 
 GREEDY_WRONG = [
@@ -167,6 +228,19 @@ GREEDY_WRONG = [
     ("a prediction, not a tensor", "should be a tensor of shape [129]"),
     ("a list of tensors", "stack them into one tensor of shape [129]"),
     ("off somewhere", "in 1 of the 129 sentences, the first at position 7 of long_idx"),
+    ("under the attention model", "under the attention model (attentive)"),
+    ("in bits", "is in bits (logarithms to base 2)"),
+    ("probabilities", "holds probabilities p(y | x)"),
+    ("padding included", "also adds the log-probabilities of the padding"),
+    (
+        "<eos> left out of one sentence",
+        "leaves out the last step, the probability of <eos> in 1 of the 129 sentences, the first at "
+        "position 3 of long_idx",
+    ),
+    ("the loss of one sentence", "the loss of each sentence (positive numbers) in 1 of the 129"),
+    ("a single number", "is a single number"),
+    ("positive numbers", "holds positive numbers, but a log-probability is at most 0"),
+    ("between 0 and 1", "holds numbers between 0 and 1: probabilities?"),
 ]
 
 
@@ -182,3 +256,51 @@ def test_check_greedy_or_reference_names_the_mistake_and_not_the_answer(name, me
         mean = variants["right"].mean()
         assert f"{mean:.1f}" not in feedback and f"{mean:.0f}" not in feedback
     assert "more probable" not in feedback and "model error" not in feedback
+
+
+def test_an_eos_chosen_at_the_last_step_ends_the_sentence():
+    """The chapter's decoding rule (greedy_by_hand, greedy_decode): at most MAX_LEN steps, each choosing
+    one token, <eos> included. Decoded with a limit k at which some long output chooses <eos> exactly at
+    step k, that output is finished (k - 1 words and its own <eos>), not cut off: its <eos> step counts,
+    and leaving it out is named as that mistake. The outputs that need more steps are cut off at k words."""
+    full = ch01._long_sentences()
+    k = int(full["steps"][full["ended"]].median())
+    case = ch01._long_sentences(k)
+    at_the_limit = case["ended"] & (case["steps"] == k)
+    assert at_the_limit.sum() == (full["ended"] & (full["steps"] == k)).sum() > 0
+    assert torch.equal(~case["ended"], full["steps"] > k) and (case["steps"] <= k).all()
+    greedy = case["greedy"]
+    # greedy_decode's own score includes an <eos> chosen at step k, as the right answer does
+    assert (case["decoded"] - greedy["right"])[at_the_limit].abs().max() < ch01.ATOL
+    assert (case["decoded"] - greedy["without <eos>"])[~case["ended"]].abs().max() < ch01.ATOL
+    assert ch01._diagnose(greedy["right"], "log_p_greedy", "greedy", case) is None
+    assert ch01._diagnose(case["decoded"], "log_p_greedy", "greedy", case) is None
+    dropped = torch.where(at_the_limit, greedy["without <eos>"], greedy["right"])
+    feedback = ch01._diagnose(dropped, "log_p_greedy", "greedy", case)
+    assert f"whose <eos> came at step {k}, the last that MAX_LEN allows" in feedback
+    assert "was not cut off" in feedback and f"its {k - 1} words" in feedback
+    # leaving out <eos> everywhere is the general mistake, not the one at the limit
+    everywhere = torch.where(case["ended"], greedy["without <eos>"], greedy["right"])
+    feedback = ch01._diagnose(everywhere, "log_p_greedy", "greedy", case)
+    assert "leaves out the last step, the probability of <eos>" in feedback
+
+
+def test_the_checker_decodes_with_the_chapters_limit():
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    code = "\n".join(c.source for c in cells if c.cell_type == "code")
+    assert re.findall(r"^MAX_LEN = (\d+)", code, re.MULTILINE) == [str(ch01.MAX_LEN)]
+    # and no greedy output of the plain model chose <eos> exactly at that limit: the test above
+    # makes one at a smaller limit
+    case = ch01._long_sentences()
+    assert not (case["ended"] & (case["steps"] == ch01.MAX_LEN)).any()
+    assert (~case["ended"]).sum() == 1 and case["steps"][~case["ended"]].item() == ch01.MAX_LEN
+
+
+def test_every_named_mistake_of_exercise_3_differs_from_the_answer_and_from_the_others():
+    model, batch, bins = ch01._hidden_case()
+    expected = ch01.loss_by_length_reference(model, batch, bins)
+    mistakes = ch01._loss_mistakes(model, batch, bins)
+    for i, (values, message) in enumerate(mistakes):
+        assert (values - expected).abs().max() > 1e-3, message
+        for other, _ in mistakes[i + 1 :]:
+            assert (values - other).abs().max() > 1e-3, message

@@ -12,14 +12,17 @@ Exercise 2 (take the summary away) is answered in prose; the chapter's solution 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from lib.data import Pair, build_vocabs, generate_pairs, make_batch, split_pairs
 from lib.seq2seq import (
+    BahdanauDecoder,
     Encoder,
     PlainDecoder,
     Seq2Seq,
@@ -44,7 +47,10 @@ __all__ = ["check_greedy_or_reference", "check_loss_by_length"]
 
 # --- exercise 1: is greedy the most probable translation? ---------------------------------------------
 
-MAX_LEN = 60  # the chapter's decoding limit: longer than any target sentence of the corpus
+# The chapter's decoding limit, as its greedy_by_hand and lib.seq2seq.greedy_decode apply it: at most
+# MAX_LEN decoding steps, each choosing one token, <eos> included. An <eos> chosen at step MAX_LEN ends
+# a finished sentence of MAX_LEN - 1 words; an output of MAX_LEN words never chose <eos>: it was cut off.
+MAX_LEN = 60
 # Two computations of one log p(y | x): float32 sums of up to 60 log-probabilities, in batches of other
 # shapes, differ by about 1e-5 nats; each mistake below moves a sentence's value by far more (leaving
 # out an <eos> step the model is sure of moves it by less, and changes nothing the exercise asks).
@@ -57,46 +63,79 @@ def _variants(model: Seq2Seq, pairs: list[Pair], src_vocab, tgt_vocab) -> dict[s
     batch = make_batch(pairs, src_vocab, tgt_vocab)
     with torch.no_grad():
         logits = model(batch.src, batch.src_lengths, batch.tgt_in).logits  # [B, T, V]
-    picked = logits.log_softmax(-1).gather(-1, batch.tgt_out[..., None])[..., 0]  # [B, T]
-    picked = picked.masked_fill(~batch.tgt_mask, 0.0).double()
+    # [B, T]: log p of each target token, the <pad> targets after <eos> included
+    every = logits.log_softmax(-1).gather(-1, batch.tgt_out[..., None])[..., 0].double()
+    picked = every.masked_fill(~batch.tgt_mask, 0.0)
     total, n = picked.sum(1), batch.tgt_mask.sum(1)  # [B], [B]: tokens, <eos> included
     last = picked.gather(1, (n - 1)[:, None])[:, 0]  # the <eos> step
-    return {"right": total, "per token": total / n, "without <eos>": total - last}
+    return {
+        "right": total,
+        "per token": total / n,
+        "without <eos>": total - last,
+        "with padding": every.sum(1),
+    }
 
 
-@lru_cache(maxsize=1)
-def _long_sentences() -> dict[str, Any]:
-    """What exercise 1 asks, computed as the chapter computes it: the corpus, the shipped plain model,
-    its greedy translations of the 400 test sentences (in one batch, as the chapter's ``translate``) and,
-    for the test sentences of 30+ words in test order, the log-probabilities of the references and of
-    the greedy outputs. The global random state is left untouched (building a model draws weights)."""
+def _load(name: str, decoder_class: type, pairs: list[Pair], src_vocab, tgt_vocab) -> Seq2Seq:
+    """The shipped model ``name`` with the chapter's sizes (D_EMB 32, D_HIDDEN 64, d_attn 64); the
+    global random state is left untouched (building a model draws weights)."""
     from lib.checkpoints import (
         load_seq2seq,
     )  # here: the checkpoints import the models, not the reverse
 
+    extra = {"d_attn": 64} if decoder_class is BahdanauDecoder else {}
+    with torch.random.fork_rng():
+        decoder = decoder_class(len(tgt_vocab), 32, 64, 128, **extra)
+        model, _, _ = load_seq2seq(
+            name, decoder, pairs=pairs, src_vocab=src_vocab, tgt_vocab=tgt_vocab
+        )
+    return model
+
+
+@lru_cache(maxsize=2)
+def _long_sentences(max_len: int = MAX_LEN) -> dict[str, Any]:
+    """What exercise 1 asks, computed as the chapter computes it: the corpus, the shipped plain model,
+    its greedy translations of the 400 test sentences (in one batch, as the chapter's ``translate``,
+    at most ``max_len`` decoding steps) and, for the test sentences of 30+ words in test order, the
+    log-probabilities of the references and of the greedy outputs, each scored as a sentence with its
+    final <eos>, with what the typical mistakes give instead."""
     pairs = generate_pairs(4000, seed=0)
     train_pairs, _, test_pairs = split_pairs(pairs, seed=0)
     src_vocab, tgt_vocab = build_vocabs(train_pairs)
-    with torch.random.fork_rng():
-        decoder = PlainDecoder(len(tgt_vocab), 32, 64, 128)  # the chapter's D_EMB, D_HIDDEN
-        model, _, _ = load_seq2seq(
-            "plain", decoder, pairs=pairs, src_vocab=src_vocab, tgt_vocab=tgt_vocab
-        )
+    model = _load("plain", PlainDecoder, pairs, src_vocab, tgt_vocab)
     batch = make_batch(test_pairs, src_vocab, tgt_vocab)
     decoded = greedy_decode(
-        model, batch.src, batch.src_lengths, MAX_LEN, tgt_vocab.bos_id, tgt_vocab.eos_id
+        model, batch.src, batch.src_lengths, max_len, tgt_vocab.bos_id, tgt_vocab.eos_id
     )
     long_idx = [i for i, p in enumerate(test_pairs) if len(p.src) >= 30]
     long_pairs = [test_pairs[i] for i in long_idx]
     outputs = [tgt_vocab.decode(decoded.tokens[i]) for i in long_idx]
     greedy_pairs = [Pair(p.src, tuple(o), (0,) * len(o)) for p, o in zip(long_pairs, outputs)]
+    ended = (decoded.tokens[long_idx] == tgt_vocab.eos_id).any(1)  # [N]: chose <eos> in time
     return {
+        "max_len": max_len,
         "long_idx": long_idx,
         "reference": _variants(model, long_pairs, src_vocab, tgt_vocab),
         "greedy": _variants(model, greedy_pairs, src_vocab, tgt_vocab),
-        # greedy_decode's own score, which has no <eos> step where the output reached MAX_LEN
+        # greedy_decode's own score: the same as "right" where the output chose <eos>; an output cut
+        # off at max_len words has no <eos> step in it
         "decoded": decoded.log_prob[long_idx].double(),
-        "ended": (decoded.tokens[long_idx] == tgt_vocab.eos_id).any(1),
+        "ended": ended,
+        # decoding steps each output took: its words, and its <eos> where it chose one
+        "steps": torch.tensor([len(o) for o in outputs]) + ended.long(),
+        "scored": (pairs, long_pairs, greedy_pairs, src_vocab, tgt_vocab),
+    }
+
+
+@lru_cache(maxsize=2)
+def _under_attention(max_len: int = MAX_LEN) -> dict[str, Tensor]:
+    """log p of the same references and greedy outputs under the shipped attention model: a mistake
+    to name, computed only when an answer is wrong."""
+    pairs, long_pairs, greedy_pairs, src_vocab, tgt_vocab = _long_sentences(max_len)["scored"]
+    model = _load("bahdanau", BahdanauDecoder, pairs, src_vocab, tgt_vocab)
+    return {
+        what: _variants(model, scored, src_vocab, tgt_vocab)["right"]
+        for what, scored in [("reference", long_pairs), ("greedy", greedy_pairs)]
     }
 
 
@@ -116,6 +155,10 @@ def _as_log_probs(value: Any, name: str, n: int) -> Tensor:
             fail(
                 f"{name} has one value per test sentence (400); keep those of the sentences of 30 or more words, in the order of long_idx ({n})."
             )
+        if value.numel() == 1:
+            fail(
+                f"{name} is a single number; the exercise compares the two sentence by sentence: one value per sentence of long_idx, a tensor of shape [{n}]."
+            )
         fail(
             f"{name} has shape {list(value.shape)}; expected [{n}], one value per sentence of long_idx."
         )
@@ -124,46 +167,82 @@ def _as_log_probs(value: Any, name: str, n: int) -> Tensor:
     return value.detach().to(torch.float64)
 
 
+def _close_each(a: Tensor, b: Tensor) -> Tensor:
+    """[N] bool: where ``a`` and ``b`` agree within ATOL."""
+    return (a - b).abs() <= ATOL
+
+
 def _close(a: Tensor, b: Tensor) -> bool:
-    return bool(((a - b).abs() <= ATOL).all())
+    return bool(_close_each(a, b).all())
+
+
+def _sentences(wrong: Tensor, case: dict) -> str:
+    """Where a mistake is, for feedback: "" when it is in every sentence, else how many and the
+    first, as " in 3 of the 129 sentences, the first at position 7 of long_idx (test pair 123)"."""
+    if wrong.all():
+        return ""
+    first = int(wrong.nonzero()[0, 0])
+    return f" in {int(wrong.sum())} of the {len(wrong)} sentences, the first at position {first} of long_idx (test pair {case['long_idx'][first]})"
 
 
 def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
     """None if ``value`` is the plain model's log p of ``what`` ("greedy" or "reference"), else what
-    went wrong, without the values themselves."""
-    mine = case[what]
-    if _close(value, mine["right"]):
+    went wrong, without the values themselves.
+
+    Every sentence is scored with its final <eos>. For an output cut off at MAX_LEN words, which
+    never chose <eos>, greedy_decode's own log_prob (without that step) is accepted too: it is what
+    the decoder computed while it decoded. An <eos> chosen at step MAX_LEN is the sentence's own, as
+    at any other step: leaving it out is a mistake."""
+    mine, noun = case[what], ("greedy output" if what == "greedy" else "reference")
+    right = mine["right"]
+    ok = _close_each(value, right)
+    if what == "greedy":
+        ok |= ~case["ended"] & _close_each(value, case["decoded"])
+    if ok.all():
         return None
-    if what == "greedy":  # greedy_decode's log_prob: the same where the output ends with <eos>
-        decoded = case["decoded"]
-        if bool(
-            (((value - mine["right"]).abs() <= ATOL) | ((value - decoded).abs() <= ATOL)).all()
-        ):
-            return None
-    other = "reference" if what == "greedy" else "greedy"
-    if _close(value, -mine["right"]):
-        return f"{name} holds -log p(y | x), the loss of each sentence (positive numbers). A log-probability is a sum of log p(y_t | y_<t, x), each at most 0."
-    if _close(value, mine["per token"]) or _close(value, -mine["per token"]):
-        return f"{name} is a mean per token (as model.loss computes it). log p(y | x) of a sentence is the sum over its tokens, as sequence_log_prob returns it."
-    if _close(value, mine["without <eos>"]):
-        return f"{name} leaves out the last step, the probability of <eos>. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+    wrong, other = ~ok, ("reference" if what == "greedy" else "greedy")
+    # mistakes that change every sentence the same way
     if _close(value, case[other]["right"]):
         return f"{name} holds the log-probabilities of the {'greedy outputs' if other == 'greedy' else 'references'}: log_p_greedy and log_p_reference are swapped."
-    if _close(value.sort().values, mine["right"].sort().values):
+    if _close(value.sort().values, right.sort().values):
         return f"{name} holds the right values in another order: keep the order of long_idx."
-    wrong = (value - mine["right"]).abs() > ATOL
-    first = int(wrong.nonzero()[0, 0])
-    return (
-        f"{name} differs from the plain model's (`plain`) log p({'greedy output' if what == 'greedy' else 'reference'} | x) in {int(wrong.sum())} of the {len(value)} sentences, "
-        f"the first at position {first} of long_idx (test pair {case['long_idx'][first]}). Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad()."
-    )
+    if _close(value, _under_attention(case["max_len"])[what]):
+        return f"{name} holds log-probabilities under the attention model (attentive); the exercise asks for those of the plain model, `plain`, whose bottleneck it is about."
+    if _close(value, right / math.log(2)):
+        return f"{name} is in bits (logarithms to base 2). Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats."
+    if (value > 0).all() and _close(value.log(), right):
+        return f"{name} holds probabilities p(y | x); the exercise asks for their logarithms, log p(y | x), sums of log p(y_t | y_<t, x): a product of 40 probabilities soon underflows."
+    # mistakes that may touch some sentences only: the message says which
+    where = _sentences(wrong, case)
+
+    def matches(variant: Tensor) -> bool:
+        return bool(_close_each(value, variant)[wrong].all())
+
+    if matches(-right):
+        return f"{name} holds -log p(y | x), the loss of each sentence (positive numbers){where}. A log-probability is a sum of log p(y_t | y_<t, x), each at most 0."
+    if matches(mine["per token"]) or matches(-mine["per token"]):
+        return f"{name} is a mean per token (as model.loss computes it){where}. log p(y | x) of a sentence is the sum over its tokens, as sequence_log_prob returns it."
+    if matches(mine["with padding"]):
+        return f"{name} also adds the log-probabilities of the padding{where}: the positions after <eos>, where tgt_out is <pad> (batch.tgt_mask is False), are not part of the sentence. Leave them out, as sequence_log_prob does."
+    if matches(mine["without <eos>"]):
+        at_the_limit = case["ended"] & (case["steps"] == case["max_len"])
+        if what == "greedy" and bool(at_the_limit[wrong].all()):
+            return f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit."
+        return f"{name} leaves out the last step, the probability of <eos>{where}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+    if (value >= 0).all() and (value <= 1).all():
+        return f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0."
+    if (value > 0).all():
+        return f"{name} holds positive numbers, but a log-probability is at most 0: a sum of log p(y_t | y_<t, x). Did you compute a loss?"
+    return f"{name} differs from the plain model's (`plain`) log p({noun} | x){where or ' in every sentence'}. Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad()."
 
 
 @checker("greedy or reference")
 def check_greedy_or_reference(log_p_greedy: Any, log_p_reference: Any) -> str:
     """Check exercise 1: ``log_p_greedy`` and ``log_p_reference``, tensors [N] holding, for each of the N
     test sentences of 30+ words (in the order of the chapter's long_idx), log p(greedy output | x) and
-    log p(reference | x) under the plain model, <eos> included."""
+    log p(reference | x) under the plain model, each sentence scored with its final <eos> (an output cut
+    off at MAX_LEN words, which never chose <eos>, may also be given without that step, as
+    greedy_decode's own log_prob has it)."""
     if log_p_greedy is None and log_p_reference is None:
         not_attempted(
             "compute log_p_greedy and log_p_reference in the cell above, then run this cell again."
@@ -246,54 +325,110 @@ def check_loss_by_length(loss_by_length: Any) -> str:
         )
     ):
         result = torch.tensor([float(r) for r in result])
+    if isinstance(result, Tensor) and result.shape == (len(batch.src),) != (len(bins),):
+        fail(
+            f"on {case}, `loss_by_length` returned one value per sentence (shape {list(result.shape)}); average them within each group of bins: one value per group, shape [{len(bins)}]."
+        )
+    if isinstance(result, Tensor) and result.dim() == 0:
+        fail(
+            f"on {case}, `loss_by_length` returned shape [], one number for the whole batch; the exercise asks for one per group of bins, shape [{len(bins)}]."
+        )
+    if (
+        isinstance(result, Tensor)
+        and result.shape == (len(bins),)
+        and result.is_floating_point()
+        and result.isnan().any()
+    ):
+        group = int(result.isnan().nonzero()[0, 0])
+        fail(
+            f"on {case}, group {group} {bins[group]} came out NaN, the mean of no sentences, but the hidden batch has sentences in every group. Select a group's sentences by their source length, batch.src_lengths, with lo <= length <= hi."
+        )
     result = expect_tensor(result, (len(bins),), name="loss_by_length", case=case)
     expected = loss_by_length_reference(model, batch, bins)
     if torch.allclose(result, expected, rtol=1e-4, atol=1e-5):
         return f"`loss_by_length` gives the mean sentence loss of each group on {case} ({', '.join(f'{v:.3f}' for v in expected.tolist())})."
+    for values, message in _loss_mistakes(model, batch, bins):
+        if torch.isfinite(values).all() and torch.allclose(result, values, rtol=1e-4, atol=1e-5):
+            fail(f"on {case}, {message}")
+    if (result < 0).all():
+        fail(
+            f"on {case}, `loss_by_length` returned negative numbers; a loss, -log p per token, is at least 0. {largest_difference(result, expected)}."
+        )
+    fail(f"on {case}, {largest_difference(result, expected)}.")
+
+
+def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
+    """What exercise 3's typical mistakes return on ``batch``, each with the feedback that names it."""
     with torch.no_grad():
         nll = -sequence_log_prob(
             model, batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_out
-        ).double()
-    tokens = batch.tgt_mask.sum(1).double()
-    groups = _groups(batch.src_lengths, bins)
+        ).double()  # [B]
+        logits = model(batch.src, batch.src_lengths, batch.tgt_in).logits  # [B, T, V]
+        # [B, T]: -log p of every target token, the <pad> targets after <eos> included
+        every = F.cross_entropy(logits.transpose(1, 2), batch.tgt_out, reduction="none").double()
+    tokens = batch.tgt_mask.sum(1).double()  # [B], <eos> included
+    per_token = nll / tokens
+    lengths = batch.src_lengths
+    groups = _groups(lengths, bins)
+
+    def grouped(values: Tensor, by: list[Tensor] = groups, reduce=Tensor.mean) -> Tensor:
+        return torch.stack(
+            [reduce(values[g]) if g.any() else torch.tensor(float("nan")) for g in by]
+        )
+
     target_lengths = torch.tensor([int(m.sum()) - 1 for m in batch.tgt_mask])
-    variants = [
+    left_open = [(lengths > lo) & (lengths <= hi) for lo, hi in bins]
+    return [
         (
             torch.stack([nll[g].sum() / tokens[g].sum() for g in groups]),
-            "you pooled the tokens of a group (total loss / total tokens), so long sentences count more. The exercise asks for the mean of model.loss per sentence: first each sentence's loss per token, then the mean over the sentences of the group.",
+            "you pooled the tokens of a group (total loss / total tokens), as model.loss of a batch made of the group's sentences does, so long sentences count more. The exercise asks for the mean of model.loss per sentence: first each sentence's loss per token, then the mean over the sentences of the group.",
         ),
         (
-            torch.stack([(nll / batch.tgt_out.shape[1])[g].mean() for g in groups]),
+            grouped(nll / batch.tgt_out.shape[1]),
             "you divided each sentence's loss by the padded length T of the batch. Count only its real target tokens (<eos> included): batch.tgt_mask.sum(1).",
         ),
         (
-            torch.stack([(nll / (tokens - 1))[g].mean() for g in groups]),
+            grouped(nll / (tokens - 1)),
             "you left <eos> out of the token count. model.loss averages over every non-pad token of tgt_out, <eos> included.",
         ),
         (
-            torch.stack([nll[g].mean() for g in groups]),
+            grouped(nll / lengths),
+            "you divided each sentence's loss by its source length; the loss per token counts the target tokens it predicts (<eos> included): batch.tgt_mask.sum(1).",
+        ),
+        (
+            grouped(every.sum(1) / tokens),
+            "your loss counts the padding: the positions after <eos>, where tgt_out is <pad> (batch.tgt_mask is False), are not part of a sentence. Leave their losses out (F.cross_entropy with ignore_index=model.pad_id does, and so does sequence_log_prob).",
+        ),
+        (
+            grouped(every.mean(1)),
+            "you averaged each sentence's token losses over all T positions of the batch, padding included. Average over its real target tokens only (<eos> included): batch.tgt_mask.",
+        ),
+        (
+            grouped(nll),
             "your values are the mean of -log p(y | x) per sentence, not per token: divide each sentence's loss by its number of target tokens.",
         ),
         (
-            torch.stack(
-                [
-                    (nll / tokens)[g].mean() if g.any() else torch.tensor(float("nan"))
-                    for g in _groups(batch.src_lengths, bins, right_open=True)
-                ]
-            ),
-            "a group (lo, hi) includes both ends: lo <= length <= hi (the chapter's BINS are inclusive).",
+            grouped(per_token, reduce=Tensor.sum),
+            "you summed the sentence losses of each group; the exercise asks for their mean, so that groups of different sizes compare.",
         ),
         (
-            torch.stack(
-                [
-                    (nll / tokens)[g].mean() if g.any() else torch.tensor(float("nan"))
-                    for g in _groups(target_lengths, bins)
-                ]
-            ),
+            grouped(per_token.exp()),
+            "you returned perplexities, exp of the loss; the exercise asks for the loss itself, -log p(y | x) per token.",
+        ),
+        (
+            grouped(per_token, by=_groups(lengths, bins, right_open=True)),
+            "a group (lo, hi) includes both ends: lo <= length <= hi (the chapter's BINS are inclusive); yours leaves out the sentences of length hi.",
+        ),
+        (
+            grouped(per_token, by=left_open),
+            "a group (lo, hi) includes both ends: lo <= length <= hi (the chapter's BINS are inclusive); yours leaves out the sentences of length lo.",
+        ),
+        (
+            grouped(per_token, by=_groups(target_lengths, bins)),
             "you grouped the sentences by their target length; group them by their source length, batch.src_lengths.",
         ),
+        (
+            grouped(-per_token),
+            "your values are log p(y | x) per token, negative numbers; the loss is its negative, -log p(y | x) per token.",
+        ),
     ]
-    for values, message in variants:
-        if torch.isfinite(values).all() and torch.allclose(result, values, rtol=1e-4, atol=1e-5):
-            fail(f"on {case}, {message}")
-    fail(f"on {case}, {largest_difference(result, expected)}.")
