@@ -234,7 +234,7 @@ GREEDY_WRONG = [
     ("padding included", "also adds the log-probabilities of the padding"),
     (
         "<eos> left out of one sentence",
-        "leaves out the last step, the probability of <eos> in 1 of the 129 sentences, the first at "
+        "leaves out the last step, the probability of <eos>, in 1 of the 129 sentences, the first at "
         "position 3 of long_idx",
     ),
     ("the loss of one sentence", "the loss of each sentence (positive numbers) in 1 of the 129"),

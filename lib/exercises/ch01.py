@@ -228,7 +228,7 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         at_the_limit = case["ended"] & (case["steps"] == case["max_len"])
         if what == "greedy" and bool(at_the_limit[wrong].all()):
             return f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit."
-        return f"{name} leaves out the last step, the probability of <eos>{where}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+        return f"{name} leaves out the last step, the probability of <eos>{',' + where if where else ''}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
     if (value >= 0).all() and (value <= 1).all():
         return f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0."
     if (value > 0).all():
