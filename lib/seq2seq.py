@@ -476,7 +476,7 @@ def _start(src: Tensor, bos_id: int) -> Tensor:
 def greedy_decode(
     model: Seq2Seq, src: Tensor, src_lengths, max_len: int, bos_id: int, eos_id: int
 ) -> Decoded:
-    """Greedy decoding: from BOS, feed back the most probable word until EOS or ``max_len`` words.
+    """Greedy decoding: from BOS, feed back the most probable word until EOS or ``max_len`` tokens.
 
     src [B, S], src_lengths [B] -> ``lib.decoding.Decoded``: tokens [B, L] (L <= max_len, the
     words without BOS, ending with EOS where one was produced, then ``model.pad_id``), log_prob
@@ -505,7 +505,7 @@ def beam_search(
 
     src [1, S], src_lengths [1] -> ``Decoded``: tokens [1, L] (the best hypothesis without BOS, L
     <= max_len), log_prob [1] (its log p(y | x) = sum_t log p(y_t | y_<t, x)), attentions [1, L, S]
-    or None. A hypothesis that ends with EOS, or reaches max_len words, is finished; the best
+    or None. A hypothesis that ends with EOS, or reaches max_len tokens (EOS counts as one), is finished; the best
     finished one by log p(y | x) / ``lib.decoding.gnmt_penalty(L, length_penalty)`` wins
     (length_penalty = 0: by log-probability alone, no length normalization). beam_width=1 is
     greedy decoding. Put the model in eval mode first.

@@ -14,6 +14,7 @@ than executing every chapter a second time inside `make test` (that took about 8
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ import chapter_cache  # noqa: E402
 from lib.prose import NOTE  # noqa: E402
 
 BUDGET_S = 90.0
+# a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
+PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 pytestmark = pytest.mark.site
@@ -76,6 +79,17 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
         # lib.prose: on the build machine the text's numbers about trained models are this run's
         notes = [o.text for o in cell.outputs if o.output_type == "stream" and NOTE in o.text]
         assert not notes, f"{path.name}: the text and this build's run disagree: {notes[0]}"
+        # Nothing a reader sees comes from stderr: a warning (matplotlib's findfont when its font
+        # cache is broken, a deprecation, torch's UserWarning) lands on the page as a block of text.
+        # Progress bars (tqdm writes them to stderr) are the only stderr a chapter may print.
+        warnings = [
+            line
+            for o in cell.outputs
+            if o.output_type == "stream" and o.name == "stderr"
+            for line in o.text.replace("\r", "\n").splitlines()
+            if line.strip() and not PROGRESS_BAR.search(line)
+        ]
+        assert not warnings, f"{path.name}: a cell printed to stderr: {warnings[:3]}"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
