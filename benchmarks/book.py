@@ -280,10 +280,22 @@ def run(
                 if lib_changed
                 else ""
             )
+        fresh_is_stale = row["stale"]
         if cache is not None and cache[0] is not None and cache[2]:
             row["cache_s"] = cache[0]
             row["stale"] = False  # the last build executed this very notebook: a current figure
-        seen = [s for s in (row["fresh_s"], row["cache_s"]) if s is not None]
+        # a fresh-kernel time older than the notebook is shown in its column with its note, but
+        # judged by only where no current figure exists (then the goal reads "not re-measured")
+        current = [row["cache_s"]] if row["cache_s"] is not None else []
+        if row["fresh_s"] is not None and not (fresh_is_stale and current):
+            current.append(row["fresh_s"])
+        row["judged_s"] = max(current) if current else None
+        row["judged_from"] = (
+            "during the last make book"
+            if current and row["judged_s"] == row["cache_s"]
+            else row["measured"]
+        )
+        seen = current
         row["within"] = max(seen) <= CHAPTER_BUDGET_S if seen else None
         if row["within"] and row["stale"]:
             row["within"] = NOT_REMEASURED
@@ -352,7 +364,7 @@ def run(
     measured = [r for r in rows if r["within"] is not None]
 
     def seconds(row):
-        return max(s for s in (row["fresh_s"], row["cache_s"]) if s is not None)
+        return row["judged_s"]
 
     slowest = max(measured, key=seconds, default=None)
     slowest_s = None if slowest is None else seconds(slowest)
@@ -365,7 +377,7 @@ def run(
             "goal": f"every chapter <= {CHAPTER_BUDGET_S:.0f} s",
             "measured": "not measured"
             if slowest is None
-            else f"slowest {slowest_s:.1f} s ({slowest['chapter']}, {slowest['measured']}); "
+            else f"slowest {slowest_s:.1f} s ({slowest['chapter']}, {slowest['judged_from']}); "
             f"{len(measured)} of {len(rows)} chapters measured"
             + (f", {len(stale)} of them changed since" if stale else ""),
             "met": met,

@@ -278,3 +278,39 @@ def test_a_failing_benchmark_keeps_the_others_and_fails_the_run(tmp_path, monkey
     text = out.read_text()
     assert "## 1. Multi-head attention" in text
     assert "failed: RuntimeError: the browser timed out" in text
+
+
+def test_book_benchmark_judges_a_chapter_by_its_current_figure(tmp_path, monkeypatch):
+    """A chapter edited after its fresh-kernel timing, then executed by the last make book: the goal is
+    judged by the build's time for the notebook as it is now, never by the older figure."""
+    root = tiny_book(tmp_path)
+    timings = tmp_path / "timings.json"
+    book.run({"chapters"}, root=root, path=timings, time_chapter=lambda path: 80.0)
+    (root / "notebooks" / "02_second.ipynb").write_text(
+        (root / "notebooks" / "02_second.ipynb").read_text() + "\n"
+    )
+    monkeypatch.setattr(
+        book,
+        "_cache_records",
+        lambda build: {"01_first": (20.0, 0.0, True), "02_second": (30.0, 0.0, True)},
+    )
+    section = book.run(root=root, path=timings)
+    second = section.rows[1]
+    assert second["fresh_s"] == 80.0 and "notebook changed since" in second["measured"]
+    assert second["judged_s"] == 30.0 and not second["stale"]
+    # 01's fresh figure cannot be placed at a commit (no git history here): the build's time counts
+    assert section.rows[0]["judged_s"] == 20.0
+    assert section.goals[0]["measured"].startswith(
+        "slowest 30.0 s (02_second, during the last make book)"
+    )
+    assert section.goals[0]["met"] is True
+    monkeypatch.setattr(
+        book,
+        "_cache_records",
+        lambda build: {"01_first": (20.0, 0.0, True), "02_second": (95.0, 0.0, True)},
+    )
+    section = book.run(root=root, path=timings)
+    assert section.goals[0]["measured"].startswith(
+        "slowest 95.0 s (02_second, during the last make book)"
+    )
+    assert section.goals[0]["met"] is False
