@@ -1,6 +1,6 @@
 """A modern decoder: the Llama architecture (Touvron et al. 2023; Llama 3, Grattafiori et al. 2024)
-and its two relatives Qwen3 (QK-norm) and Mistral 7B (sliding-window attention), beside chapter
-13's GPT-2: the same decoder-only Transformer with five changes.
+and its two relatives Qwen3 (QK-norm) and Mistral 7B v0.1 (sliding-window attention), beside
+chapter 13's GPT-2: the same decoder-only Transformer with five changes.
 
 Shape legend (used in every docstring and shape comment below):
 

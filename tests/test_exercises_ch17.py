@@ -9,6 +9,7 @@ import re
 import nbformat
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lib.exercises import ExerciseFailed, ch17
 from lib.llama import Llama, LlamaConfig, repeat_kv
@@ -95,6 +96,8 @@ def test_the_checkers_accept_the_library_and_say_not_attempted_to_a_stub():
         ("backwards", "opposite sign of the offset"),
         ("from 1", "position m + 1"),
         ("one angle", "every pair turns by the same angle"),
+        ("positions ignored", "not by positions[t]"),
+        ("angles interleaved", "your angles are laid out for neighbouring pairs"),
     ],
 )
 def test_check_rope_halves_names_each_mistake(mistake, message):
@@ -116,8 +119,12 @@ def test_check_rope_halves_names_an_unrotated_answer():
         (lambda k, n: k.repeat(1, n // k.shape[1], 1, 1), "repeat_interleave"),
         (lambda k, n: k.repeat_interleave(n // k.shape[1], dim=2), "time axis"),
         (lambda k, n: k.expand(-1, n, -1, -1) if k.shape[1] == 1 else k, "shape"),
+        (lambda k, n: k, "as they are"),
+        (lambda k, n: k.repeat_interleave(n, dim=1), "key/value heads 8 times"),
+        (lambda k, n: k.repeat_interleave(k.shape[1], dim=1), "key/value heads 4 times"),
+        (lambda k, n: k[:, torch.arange(n) // k.shape[1]], "reads key head h // Hkv"),
     ],
-    ids=["tiled", "time axis", "not expanded"],
+    ids=["tiled", "time axis", "not expanded", "unchanged", "G = n_heads", "G = Hkv", "h // Hkv"],
 )
 def test_check_expand_kv_names_each_mistake(answer, message):
     with pytest.raises(ExerciseFailed, match=message):
@@ -132,14 +139,99 @@ def test_check_expand_kv_names_each_mistake(answer, message):
         ("gelu", "you used GELU"),
         ("no residual", "residual connection"),
         ("no weight", "gain `weight`"),
+        ("std", "divided x by its standard deviation"),
+        ("std, 1/D", "divided x by its standard deviation"),
+        ("sum", "root of the sum of the squares"),
+        ("eps outside", "eps outside the square root"),
+        ("silu after", "SiLU to the product"),
+        ("residual on h", "to the normalized h"),
     ],
 )
 def test_check_ffn_sublayer_names_each_mistake(mistake, message):
     def wrong(*args):
         return ch17.ffn_reference(*args, mistake=mistake).float()
 
-    with pytest.raises(ExerciseFailed, match=message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch17.check_ffn_sublayer(wrong)
+
+
+def _ffn_as_written(eps=1e-6, where="inside", divide_by="rms", residual="x", silu="gate"):
+    """ffn_sublayer as a reader writes it, in float32, with one of the usual mistakes."""
+
+    def ffn_sublayer(x, weight, gate, up, down):
+        if divide_by == "std":
+            rms = torch.sqrt(x.var(-1, keepdim=True) + eps)
+        elif divide_by == "sum":
+            rms = torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+        elif where == "outside":
+            rms = torch.sqrt(x.pow(2).mean(-1, keepdim=True)) + eps
+        else:
+            rms = torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        h = x / rms * weight
+        g, v = h @ gate.T, h @ up.T
+        out = (F.silu(g * v) if silu == "product" else F.silu(g) * v) @ down.T
+        return (h if residual == "h" else x) + out
+
+    return ffn_sublayer
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(eps=0.0), "has no eps (eps = 0)"),
+        (dict(eps=1e-4), "uses eps = 0.0001;"),
+        (dict(eps=1e-3), "uses eps = 0.001;"),
+        (dict(eps=1e-5), "uses eps = 1e-05;"),
+        (dict(where="outside"), "eps outside the square root"),
+        (dict(divide_by="std"), "divided x by its standard deviation"),
+        (dict(divide_by="sum"), "root of the sum of the squares"),
+        (dict(residual="h"), "to the normalized h"),
+        (dict(silu="product"), "SiLU to the product"),
+    ],
+    ids=lambda v: str(v) if isinstance(v, dict) else "",
+)
+def test_check_ffn_sublayer_names_the_mistakes_of_a_written_answer(options, message):
+    assert ch17.check_ffn_sublayer(_ffn_as_written()).passed
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch17.check_ffn_sublayer(_ffn_as_written(**options))
+
+
+def _rope_as_written(positions_used="given", angles="halves"):
+    """rope_halves as a reader writes it, with rotate_half, in float32."""
+
+    def rope_halves(x, positions, theta=10000.0):
+        Dh = x.shape[-1]
+        w = theta ** (-2 * torch.arange(Dh // 2, dtype=torch.float64) / Dh)
+        m = positions if positions_used == "given" else torch.arange(len(x))
+        a = m.double()[:, None] * w  # [T, Dh/2]
+        cos, sin = a.cos().float(), a.sin().float()
+        if angles == "halves":
+            cos, sin = torch.cat([cos, cos], -1), torch.cat([sin, sin], -1)
+        else:
+            cos, sin = cos.repeat_interleave(2, -1), sin.repeat_interleave(2, -1)
+        first, second = x[:, : Dh // 2], x[:, Dh // 2 :]
+        return x * cos + torch.cat([-second, first], -1) * sin
+
+    return rope_halves
+
+
+def test_check_rope_halves_names_the_mistakes_of_a_written_answer():
+    assert ch17.check_rope_halves(_rope_as_written()).passed
+    with pytest.raises(ExerciseFailed, match=re.escape("not by positions[t]")):
+        ch17.check_rope_halves(_rope_as_written(positions_used="index"))
+    with pytest.raises(ExerciseFailed, match="laid out for neighbouring pairs"):
+        ch17.check_rope_halves(_rope_as_written(angles="repeat_interleave"))
+
+
+def test_an_unnamed_mistake_shows_digits_that_differ():
+    # eps = 1e-3 printed "yours 1.679, expected 1.679" at 4 digits: the message adds digits
+    def wrong(*args):
+        return ch17.ffn_reference(*args).float() + torch.tensor(2e-4)
+
+    with pytest.raises(ExerciseFailed) as failure:
+        ch17.check_ffn_sublayer(wrong)
+    yours, expected = re.search(r"yours (\S+), expected (\S+)\.$", failure.value.message).groups()
+    assert yours != expected and abs(float(yours) - float(expected) - 2e-4) < 1e-5
 
 
 def test_the_mistakes_are_distinguishable_on_the_hidden_cases():
@@ -157,3 +249,8 @@ def test_the_mistakes_are_distinguishable_on_the_hidden_cases():
             (ch17.ffn_reference(*a, mistake=mistake) - ch17.ffn_reference(*a)).abs().max() > 1e-3
             for _, a in ch17._ffn_cases()
         ), mistake
+    for eps in ch17._WRONG_EPS:  # a wrong eps shows on the cases of tiny rows
+        assert any(
+            (ch17.ffn_reference(*a, eps=eps) - ch17.ffn_reference(*a)).abs().max() > 1e-3
+            for _, a in ch17._ffn_cases()
+        ), eps

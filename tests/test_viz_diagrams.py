@@ -430,8 +430,8 @@ def test_llama_diagram_reads_its_config():
     tied = viz.llama_diagram(LlamaConfig.qwen3_0_6b())
     windowed = viz.llama_diagram(LlamaConfig.mistral_7b())
     labels = " | ".join(t.get_text() for t in untied.axes[0].texts)
-    assert "layer $N - 1$ = 31" in labels and "$H_{kv}$ = 8" in labels and "14336" in labels
-    assert "layer 0" in labels and "layer $N$ =" not in labels  # from 0, as model.layers counts
+    assert "layer $L - 1$ = 31" in labels and "$H_{kv}$ = 8" in labels and "14336" in labels
+    assert "layer 0" in labels and "layer $L$ =" not in labels  # from 0, as model.layers counts
     assert "counted from 0" in untied.alt_text
     assert "lm_head (own matrix)" in labels and "has a matrix of its own" in untied.alt_text
     assert "reuses embed_tokens" in tied.alt_text and "RMSNorm on q and k" in tied.alt_text

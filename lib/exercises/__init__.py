@@ -474,4 +474,8 @@ def largest_difference(result: Tensor, expected: Tensor) -> str:
     """Where ``result`` and ``expected`` differ most, as a sentence."""
     diff = (result - expected).abs()
     index = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
-    return f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours {result[index].item():.4g}, expected {expected[index].item():.4g}"
+    yours, wanted = result[index].item(), expected[index].item()
+    digits = 4  # more where 4 would print two equal-looking numbers ("1.679, expected 1.679")
+    while f"{yours:.{digits}g}" == f"{wanted:.{digits}g}" and digits < 17:
+        digits += 1
+    return f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours {yours:.{digits}g}, expected {wanted:.{digits}g}"

@@ -34,7 +34,10 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
 
     ``mistake`` computes a usual wrong answer instead: "interleaved" pairs (2i, 2i + 1);
     "exponent i/Dh" uses theta^(-i/Dh); "multiplied" uses theta^(+2i/Dh); "backwards" turns by
-    -m w_i; "from 1" counts positions from 1 (m + 1); "one angle" turns every pair by m w_0 = m."""
+    -m w_i; "from 1" counts positions from 1 (m + 1); "one angle" turns every pair by m w_0 = m;
+    "positions ignored" turns row t by t; "angles interleaved" pairs the halves, as
+    ``rotate_half`` does, but lays the angles out for neighbours (cos m w_0, cos m w_0, cos m w_1,
+    ..., what ``repeat_interleave`` gives), so coordinates i and i + Dh/2 turn by different angles."""
     x = x.detach().double()
     Dh = x.shape[-1]
     i = torch.arange(Dh // 2, dtype=torch.float64)
@@ -43,6 +46,8 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
     if mistake == "one angle":
         w = torch.ones_like(w)
     m = positions.double() + (1 if mistake == "from 1" else 0)
+    if mistake == "positions ignored":
+        m = torch.arange(len(positions), dtype=torch.float64)
     angles = m[:, None] * w  # [T, Dh/2]
     if mistake == "backwards":
         angles = -angles
@@ -51,6 +56,10 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
         a, b = x[..., 0::2], x[..., 1::2]
         return torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2)
     a, b = x.chunk(2, dim=-1)
+    if mistake == "angles interleaved":
+        turned = torch.cat([-b, a], dim=-1)  # rotate_half, [T, Dh]
+        cos, sin = cos.repeat_interleave(2, -1), sin.repeat_interleave(2, -1)  # [T, Dh]
+        return x * cos + turned * sin
     return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
 
@@ -90,6 +99,14 @@ _ROPE_MISTAKES = [
     (
         "one angle",
         "every pair turns by the same angle m: each pair i has its own frequency w_i = theta^(-2i/Dh).",
+    ),
+    (
+        "positions ignored",
+        "you turned row t by the angle t w_i, its index in x, not by positions[t]: the positions need not start at 0 (a cached generation goes on from the prompt's length), so use the ones you are given.",
+    ),
+    (
+        "angles interleaved",
+        "your pairs are the split halves, but your angles are laid out for neighbouring pairs (pair i's angle at coordinates 2i and 2i + 1): coordinates i and i + Dh/2 then turn by different angles. In the split-halves layout both coordinates of pair i turn by m w_i, so the second half of the angles repeats the first.",
     ),
 ]
 
@@ -132,8 +149,29 @@ def _expand_cases() -> list[tuple[str, Tensor, int]]:
             torch.randn(B, Hkv, T, Dh, generator=g),
             H,
         )  # fmt: skip
-        for B, Hkv, T, Dh, H in [(1, 2, 3, 4, 8), (2, 4, 5, 2, 8), (1, 1, 4, 3, 4), (2, 3, 2, 2, 3)]
+        for B, Hkv, T, Dh, H in [(2, 4, 5, 2, 8), (1, 2, 3, 4, 8), (1, 1, 4, 3, 4), (2, 3, 2, 2, 3)]
     ]
+
+
+def _wrong_group(result: Tensor, k: Tensor, H: int, case: str) -> None:
+    """Fail with the number of repeats ``result`` [B, ?, T, Dh] used, if it is ``k``'s heads each
+    repeated some wrong number of times G' (n_heads in place of G, Hkv in place of G...)."""
+    B, Hkv, T, Dh = k.shape
+    n = result.shape[1]
+    if tuple(result.shape) != (B, n, T, Dh) or n % Hkv or not result.is_floating_point():
+        return
+    repeats = n // Hkv
+    if torch.equal(result.double(), k.double().repeat_interleave(repeats, dim=1)) or torch.equal(
+        result.double(), k.double().repeat(1, repeats, 1, 1)
+    ):
+        done = (
+            f"you returned the Hkv = {Hkv} key/value heads as they are"
+            if repeats == 1
+            else f"you repeated each of the Hkv = {Hkv} key/value heads {repeats} times"
+        )
+        fail(
+            f"on the case {case}, your result has shape {list(result.shape)}, {n} heads where n_heads = {H} were asked for: {done}. The number of query heads that share a key/value head is G = n_heads / Hkv = {H // Hkv}, each key/value head's number of copies."
+        )
 
 
 @checker("expand_kv")
@@ -149,10 +187,16 @@ def check_expand_kv(expand_kv: Any) -> str:
             fail(
                 f"on the case {case}, you repeated along the time axis (dim 2): the result has {T * (H // Hkv)} keys per head. Repeat the heads, dim 1."
             )
+        if isinstance(result, Tensor) and result.dim() == 4 and result.shape[1] != H:
+            _wrong_group(result, k, H, case)
         result = expect_tensor(result, (B, H, T, Dh), name="expand_kv", case=case)
         expected = k.double().repeat_interleave(H // Hkv, dim=1)
         if torch.equal(result, expected):
             continue
+        if Hkv >= H // Hkv and torch.equal(result, k.double()[:, torch.arange(H) // Hkv]):
+            fail(
+                f"on the case {case}, query head h reads key head h // Hkv = h // {Hkv}: divide by the size of a group instead, G = n_heads / Hkv = {H // Hkv} (the number of query heads that share one key/value head), so that query head h reads key head h // G."
+            )
         if torch.equal(result, k.double().repeat(1, H // Hkv, 1, 1)):
             fail(
                 f"on the case {case}, your key/value heads come tiled, {', '.join(str(i % Hkv) for i in range(2 * Hkv))}, ... (what `repeat` does), so query head 1 reads key head 1. Consecutive query heads share a key head, each repeated G = n_heads / Hkv times in a row (what `repeat_interleave` does, on the heads' axis)."
@@ -166,34 +210,49 @@ def check_expand_kv(expand_kv: Any) -> str:
 
 def ffn_reference(x, weight, gate, up, down, eps=1e-6, *, mistake: str | None = None) -> Tensor:
     """x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) * weight, in float64 (weights in the
-    nn.Linear layout [out, in]). ``mistake``: "mean subtracted" (LayerNorm without bias), "swapped"
-    (silu on up, gate as the value), "gelu" (GELU for SiLU), "no residual", "no weight"."""
+    nn.Linear layout [out, in]). ``mistake``: "mean subtracted" (LayerNorm without bias), "std"
+    (x divided by its standard deviation, torch's ``std``: centred inside, D - 1; "std, 1/D" with
+    1/D), "sum" (the sum
+    of the squares for their mean), "eps outside" (x / (RMS + eps)), "swapped" (silu on up, gate
+    as the value), "silu after" (silu of the product), "gelu" (GELU for SiLU), "no residual",
+    "residual on h" (h + ..., not x + ...), "no weight". A wrong ``eps`` is the argument."""
     x, weight, gate, up, down = (t.detach().double() for t in (x, weight, gate, up, down))
     centred = x - x.mean(-1, keepdim=True) if mistake == "mean subtracted" else x
-    ms = centred.pow(2).mean(-1, keepdim=True)
-    h = centred / (ms + eps).sqrt()
+    ms = centred.pow(2).mean(-1, keepdim=True)  # [T, 1]
+    if mistake == "sum":
+        ms = x.pow(2).sum(-1, keepdim=True)
+    if mistake in ("std", "std, 1/D"):
+        ms = x.var(-1, keepdim=True, correction=1 if mistake == "std" else 0)
+    h = centred / (ms.sqrt() + eps if mistake == "eps outside" else (ms + eps).sqrt())
     if mistake != "no weight":
         h = h * weight
     g, v = h @ gate.T, h @ up.T  # [..., F]
     if mistake == "swapped":
         g, v = v, g
     act = F.gelu(g) if mistake == "gelu" else F.silu(g)
-    out = (act * v) @ down.T  # [..., D]
-    return out if mistake == "no residual" else x + out
+    out = (F.silu(g * v) if mistake == "silu after" else act * v) @ down.T  # [..., D]
+    if mistake == "no residual":
+        return out
+    return (h if mistake == "residual on h" else x) + out
 
 
 def _ffn_cases():
     g = torch.Generator().manual_seed(1700)
     cases = []
-    for T, D, Fw in [(3, 8, 24), (5, 16, 44), (2, 4, 12)]:
-        x = torch.randn(T, D, generator=g) * 2 + 0.7  # a mean far from 0, as residual streams have
+    # the last two cases have rows of tiny root mean square, about 1e-3 and 1e-5, where eps = 1e-6 is
+    # not negligible: a wrong eps, or eps outside the square root, shows only there
+    for T, D, Fw, scale in [(3, 8, 24, 1), (5, 16, 44, 1), (2, 4, 12, 1), (4, 8, 24, 1e-3),
+                            (3, 16, 44, 1e-5)]:  # fmt: skip
+        # a mean far from 0, as residual streams have; root mean square ~2 * scale
+        x = (torch.randn(T, D, generator=g) * 2 + 0.7) * scale / 2
         weight = 1 + 0.3 * torch.randn(D, generator=g)
         gate, up = (
             torch.randn(Fw, D, generator=g) / D**0.5,
             torch.randn(Fw, D, generator=g) / D**0.5,
         )
         down = torch.randn(D, Fw, generator=g) / Fw**0.5
-        cases.append((f"T = {T}, D = {D}, F = {Fw}", (x, weight, gate, up, down)))
+        size = f", rows of root mean square ~{scale:g}" if scale != 1 else ""
+        cases.append((f"T = {T}, D = {D}, F = {Fw}{size}", (x, weight, gate, up, down)))
     return cases
 
 
@@ -203,22 +262,70 @@ _FFN_MISTAKES = [
         "you subtracted the mean before dividing: that is LayerNorm without its bias. RMSNorm divides x itself by its root mean square, sqrt(mean(x^2) + eps).",
     ),
     (
+        "std",
+        "you divided x by its standard deviation: a standard deviation subtracts the mean inside (and torch's std divides by D - 1). RMSNorm divides by the root mean square of x itself, sqrt(mean(x^2) + eps), no mean subtracted anywhere.",
+    ),
+    (
+        "std, 1/D",
+        "you divided x by its standard deviation: a standard deviation subtracts the mean inside. RMSNorm divides by the root mean square of x itself, sqrt(mean(x^2) + eps), no mean subtracted anywhere.",
+    ),
+    (
+        "sum",
+        "you divided by the root of the sum of the squares (the norm of the row): RMSNorm takes their mean, so your rows come out sqrt(D) times too small.",
+    ),
+    (
+        "eps outside",
+        "you added eps outside the square root, x / (sqrt(mean(x^2)) + eps): RMSNorm adds it inside, sqrt(mean(x^2) + eps). The two agree on ordinary rows and differ on rows as small as this case's, whose mean square is near eps.",
+    ),
+    (
         "swapped",
         "the gate and the value are swapped: silu goes on gate_proj's output (x W), which then scales up_proj's output (x V): silu(h @ gate.T) * (h @ up.T).",
+    ),
+    (
+        "silu after",
+        "you applied SiLU to the product of the two projections: SwiGLU applies it to the gate's projection alone, and that gate then multiplies the value's projection.",
     ),
     ("gelu", "you used GELU; SwiGLU's gate is Swish_1 = SiLU, x sigmoid(x) (F.silu)."),
     (
         "no residual",
         "you returned the sub-layer's output alone: the pre-norm sub-layer adds it to x (the residual connection).",
     ),
+    (
+        "residual on h",
+        "you added the sub-layer's output to the normalized h: the residual connection adds it to the input x, the stream itself, which the normalization only reads.",
+    ),
     ("no weight", "you left out RMSNorm's gain `weight`: multiply the normalized x by it."),
 ]
+
+# epsilons a reader may use instead of 1e-6: none, and 1, 2, 3 or 5 times a power of ten from 1e-9
+# to 0.5 (1e-5 is LayerNorm's default, 1e-12 BERT's)
+_WRONG_EPS = (0.0, 1e-12) + tuple(
+    m * 10.0**p for p in range(-9, 0) for m in (1, 2, 3, 5) if (m, p) != (1, -6)
+)
+
+
+def _eps_message(eps: float) -> str:
+    if eps == 0:
+        return "your RMSNorm has no eps (eps = 0): the exercise asks for eps = 1e-6 inside the square root, sqrt(mean(x^2) + eps). It changes little on ordinary rows and much on rows whose mean square is near eps or below, as on this case (and it keeps an all-zero row from dividing by 0)."
+    return f"your RMSNorm uses eps = {eps:g}; the exercise asks for eps = 1e-6 (inside the square root). The difference grows as a row's mean square comes down towards eps."
+
+
+def _closest_mistake(result: Tensor, args: tuple) -> str | None:
+    """The message of the usual mistake (or wrong eps) whose answer is nearest ``result``, if within
+    the tolerance: the nearest, since on a row of tiny norm, eps = 0 and eps outside the square
+    root differ by less than either differs from the right answer."""
+    answers = [(message, ffn_reference(*args, mistake=m)) for m, message in _FFN_MISTAKES]
+    answers += [(_eps_message(eps), ffn_reference(*args, eps=eps)) for eps in _WRONG_EPS]
+    gaps = [((result - answer).abs().max().item(), message) for message, answer in answers]
+    gap, message = min(gaps, key=lambda pair: pair[0])  # the first of equals: the list's order
+    return message if gap <= 1e-4 else None
 
 
 @checker("ffn_sublayer")
 def check_ffn_sublayer(ffn_sublayer: Any) -> str:
     """Check ``ffn_sublayer(x [T, D], weight [D], gate [F, D], up [F, D], down [D, F]) -> [T, D]``
-    = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`."""
+    = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`, on
+    ordinary rows and on rows of root mean square about 1e-3 and 1e-5, where eps matters."""
     attempted(ffn_sublayer, "ffn_sublayer")
     for description, args in _ffn_cases():
         case = f"'{description}'"
@@ -227,8 +334,8 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
         expected = ffn_reference(*args)
         if (result - expected).abs().max() <= 1e-4:
             continue
-        for mistake, message in _FFN_MISTAKES:
-            if (result - ffn_reference(*args, mistake=mistake)).abs().max() <= 1e-4:
-                fail(f"on the case {case}, {message}")
+        message = _closest_mistake(result, args)
+        if message:
+            fail(f"on the case {case}, {message}")
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     return "your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer on every case"

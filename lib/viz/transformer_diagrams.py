@@ -493,7 +493,7 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
 def llama_diagram(config):
     """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), drawn as
     :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
-    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), N layers, a
+    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), L layers, a
     final RMSNorm and the output layer (tied or its own), the layers numbered from 0 as
     ``model.layers`` indexes them; right, one pre-norm layer: RMSNorm,
     grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
@@ -502,15 +502,15 @@ def llama_diagram(config):
 
     check_type(config, "config", LlamaConfig)
     c = config
-    N, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
+    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
                            c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
     head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
     window = f", window W = {c.sliding_window}" if c.sliding_window else ""
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
     alt = (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D}, no position embedding), then {N} layers, counted from 0 as in the code, "
-        f"drawn as layer 0, layer 1, an ellipsis and layer {N - 1}, then the final RMSNorm and the "
+        f"(width D = {D}, no position embedding), then {L} layers, counted from 0 as in the code, "
+        f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
         f"output layer lm_head, which "
         f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
         f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
@@ -527,12 +527,12 @@ def llama_diagram(config):
         (2.0, "layer 0", "attn"),
         (2.75, "layer 1", "attn"),
         (3.5, "$\\vdots$", None),
-        (4.25, f"layer $N - 1$ = {N - 1}", "attn"),
+        (4.25, f"layer $L - 1$ = {L - 1}", "attn"),
         (5.0, "norm (RMSNorm)", "norm"),
         (5.75, f"{lm}, softmax over {V:,}", "io"),
     ]
     _draw_stack(ax, x, stack)
-    ax.text(x, 6.35, f"{N} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
+    ax.text(x, 6.35, f"{L} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
             **_t(10))  # fmt: skip
     xb, xr = 5.9, 7.85
     block = [
