@@ -1,7 +1,8 @@
 """Checkers for the exercises of the chapter *Attention at scale*.
 
 - :func:`check_running_max_and_sum`: exercise 1 (implement): the online softmax's running maximum and
-  rescaled running sum over blocks (Milakov and Gimelshein 2018), as ``lib.flash.online_softmax``.
+  rescaled running sum over blocks (Milakov and Gimelshein 2018), as ``lib.flash.online_softmax``,
+  read in one pass over blocks of the given size (:class:`_Scores` watches the reads).
 - :func:`check_alibi_slopes`: exercise 2 (implement): ALiBi's slopes for any number of heads, by the
   rule of Press et al.'s released code, as ``lib.alibi.alibi_slopes``.
 - :func:`check_tile_mask`: exercise 3 (implement): the causal mask of one tile of scores, as
@@ -131,8 +132,11 @@ class _Scores(Tensor):
                 def positions(a):
                     return a._positions if isinstance(a, _Scores) else a
 
-                where = func(*_swap(args, positions), **_swap(kwargs, positions))
-                return _track(result, where, reads)
+                try:  # the same picking, applied to the positions
+                    where = func(*_swap(args, positions), **_swap(kwargs, positions))
+                    return _track(result, where, reads)
+                except Exception:  # an arrangement the positions cannot follow: a read
+                    pass
             if reads.active:  # any other operation reads the values of its tracked arguments
                 reads.events.append(
                     frozenset(p for a in tracked for p in a._positions.flatten().tolist())
