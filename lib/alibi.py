@@ -1,19 +1,20 @@
 """ALiBi, attention with linear biases (Press, Smith and Lewis 2022, "Train short, test long"): no
-position vector anywhere; each head h adds -m_h * (distance between query and key) to its scores.
+position vector anywhere; each head h adds -s_h * (distance between query and key) to its scores.
 
 Shape legend (used in every docstring and shape comment below):
 
     H    heads            Tq   queries (the last Tq of the Tk positions)            Tk   keys
 
-The bias is added to the scaled scores, q . k / sqrt(Dh) - m_h |i - j|, before the softmax
-(Press et al. 2022, sec. 3, fig. 3); nothing is learned. The slopes m_h form a geometric sequence
+The bias is added to the scaled scores, q . k / sqrt(Dh) - s_h |i - j|, before the softmax
+(Press et al. 2022, sec. 3, fig. 3); nothing is learned. The slopes s_h (the paper's m; the book
+keeps m for the softmax's running maximum) form a geometric sequence
 that starts at 2^(-8/H) and has that ratio (for 8 heads: 1/2, 1/4, ..., 1/256), so each head looks
 at its own distance scale. For a head count that is not a power of two the paper's released code
 takes the 2^k slopes of the largest power of two below H, then every other slope of 2^(k+1) heads
 for the rest (``alibi_slopes``).
 
 Deviation: the paper uses ALiBi in causal models, where a key never follows its query; without a
-causal mask a key j > i gets the same -m_h (j - i) as the key as far before it (the symmetric form).
+causal mask a key j > i gets the same -s_h (j - i) as the key as far before it (the symmetric form).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ __all__ = ["alibi_slopes", "alibi_bias"]
 
 
 def alibi_slopes(n_heads: int) -> Tensor:
-    """The slopes m_h of ``n_heads`` heads, float64 [H], as in Press et al.'s released code.
+    """The slopes s_h of ``n_heads`` heads, float64 [H], as in Press et al.'s released code.
 
-    H a power of two: m_h = 2^(-8 (h + 1) / H), h = 0 ... H - 1 (sec. 3). Otherwise, with 2^k the
+    H a power of two: s_h = 2^(-8 (h + 1) / H), h = 0 ... H - 1 (sec. 3). Otherwise, with 2^k the
     largest power of two below H: the 2^k slopes of 2^k heads, then the slopes 0, 2, 4, ... of
     2^(k + 1) heads, as many as are missing (H = 6: 1/4, 1/16, 1/64, 1/256, then 1/2, 1/8)."""
     check_alibi_args(n_heads)
@@ -47,7 +48,7 @@ def _slopes(n: int) -> list[float]:
 
 
 def alibi_bias(slopes: Tensor, Tq: int, Tk: int) -> Tensor:
-    """The bias -m_h |i - j| that head h adds to the score of query i and key j: [H, Tq, Tk] in
+    """The bias -s_h |i - j| that head h adds to the score of query i and key j: [H, Tq, Tk] in
     the slopes' dtype. Query i sits at position Tk - Tq + i (the last Tq positions, as with a key/value
     cache, and as ``lib.attention.causal_mask(Tq, past=Tk - Tq)`` places it)."""
     check_alibi_bias_args(slopes, Tq, Tk)
@@ -56,7 +57,7 @@ def alibi_bias(slopes: Tensor, Tq: int, Tk: int) -> Tensor:
 
 
 def _alibi(slopes: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
-    """-m_h |row - col| for the query positions ``rows`` [Tq] and key positions ``cols`` [Tk] ->
+    """-s_h |row - col| for the query positions ``rows`` [Tq] and key positions ``cols`` [Tk] ->
     [H, Tq, Tk]: the whole bias, or one tile of it (``lib.flash`` computes each tile's own)."""
     distance = (rows[:, None] - cols[None, :]).abs().to(slopes.dtype)  # [Tq, Tk]
     return -slopes[:, None, None] * distance  # [H, Tq, Tk]

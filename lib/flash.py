@@ -1,6 +1,6 @@
 """Attention at scale: the online softmax (Milakov and Gimelshein 2018) and FlashAttention's tiled
-attention (Dao et al. 2022; the loop order and the late division of FlashAttention-2, Dao 2023),
-forward and a backward that recomputes the weights from the saved log-sum-exp.
+attention (Dao et al. 2022; the forward's loop order, the late division and the one saved log-sum-exp
+per row of FlashAttention-2, Dao 2023), forward and a backward that recomputes the weights.
 
 Shape legend (used in every docstring and shape comment below):
 
@@ -103,7 +103,7 @@ def tiled_attention(
 
     q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv]; mask bool broadcastable to [..., Tq, Tk];
     ``causal``: query i attends keys up to its position; ``alibi_slopes`` [H]: ALiBi's bias
-    -m_h |i - j| (``lib.alibi``), computed per tile. -> (output [..., Tq, Dv], lse [..., Tq]), lse
+    -s_h |i - j| (``lib.alibi``), computed per tile. -> (output [..., Tq, Dv], lse [..., Tq]), lse
     the log-sum-exp of each row's scores, log sum_j exp(S_ij) (+inf for a row with no allowed key).
     Autograd, if asked, differentiates through every tile's operations and keeps them all;
     ``flash_attention`` is the same forward with FlashAttention's backward, which keeps none."""
@@ -197,8 +197,9 @@ def flash_attention(
 
 class FlashAttention(torch.autograd.Function):
     """Tiled attention as one autograd node: forward ``_tiled_attention``, backward recomputes each
-    tile of weights from the saved log-sum-exp (Dao et al. 2022, algorithm 4; loop order of Dao
-    2023, algorithm 2: the keys' blocks outside, so dK and dV of a block are summed in one place)."""
+    tile of weights (Dao et al. 2022, algorithm 4, and its loop order: the keys' blocks outside, so
+    dK and dV of a block are summed in one place) from the saved log-sum-exp, FlashAttention-2's
+    one number per row in place of algorithm 4's m and l (Dao 2023, sec. 3.1)."""
 
     @staticmethod
     def forward(ctx, q, k, v, mask, causal, slopes, block_q, block_k):

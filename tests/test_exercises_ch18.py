@@ -134,3 +134,96 @@ def test_check_tile_mask_names_each_mistake(mistake, message):
         ch18.check_tile_mask(
             lambda i0, i1, j0, j1: ch18.tile_mask_reference(i0, i1, j0, j1).float()
         )
+
+
+def _one_pass(x, block, size=None):
+    """The online softmax in blocks of ``size`` (default: ``block``), as a reader writes it."""
+    m, total = -math.inf, 0.0
+    for start in range(0, len(x), size or block):
+        chunk = x[start : start + (size or block)]
+        new_max = max(m, chunk.max().item())
+        total = total * math.exp(m - new_max) + torch.exp(chunk - new_max).sum().item()
+        m = new_max
+    return m, total
+
+
+def _two_passes_over_x(x, block):
+    m = x.max()
+    return m, torch.exp(x - m).sum()
+
+
+def _two_passes_over_blocks(x, block):
+    m = max(x[s : s + block].max().item() for s in range(0, len(x), block))
+    return m, sum(torch.exp(x[s : s + block] - m).sum().item() for s in range(0, len(x), block))
+
+
+def _one_score_at_a_time(x, block):
+    m, total = -math.inf, 0.0
+    for i in range(len(x)):
+        new_max = max(m, float(x[i]))
+        total, m = total * math.exp(m - new_max) + math.exp(float(x[i]) - new_max), new_max
+    return m, total
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (_two_passes_over_x, "reads all 5 scores at once"),
+        (_two_passes_over_blocks, "reads block 0 (scores 0 to 1) again after block 2"),
+        (lambda x, block: _one_pass(x, block, size=2), "in different blocks of 3"),
+        (lambda x, block: _one_pass(x, block, size=len(x)), "reads all 5 scores at once"),
+        (_one_score_at_a_time, "never reads block 0 (scores 0 to 1) as one tensor"),
+    ],
+)
+def test_check_running_max_and_sum_rejects_right_values_read_otherwise_than_one_pass(
+    answer, message
+):
+    # each of these gives the right m and l: only how it reads x is wrong
+    for _, x, block in ch18._running_cases():
+        m, total = answer(x, block)
+        assert (float(m), float(total)) == pytest.approx(ch18.running_reference(x, block), rel=1e-5)
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_running_max_and_sum(answer)
+
+
+def test_check_running_max_and_sum_accepts_other_ways_of_reading_blocks():
+    def split(x, block):  # torch.split, tensors throughout
+        m, total = torch.tensor(-math.inf), torch.tensor(0.0)
+        for chunk in x.double().split(block):
+            new_max = torch.maximum(m, chunk.amax())
+            total, m = total * torch.exp(m - new_max) + torch.exp(chunk - new_max).sum(), new_max
+        return m, total
+
+    def numbers(x, block):  # each block as Python numbers
+        m, total = -math.inf, 0.0
+        for start in range(0, x.shape[0], block):
+            values = x[start : start + block].tolist()
+            new_max = max(m, *values)
+            total = total * math.exp(m - new_max) + sum(math.exp(v - new_max) for v in values)
+            m = new_max
+        return m, total
+
+    for answer in (_one_pass, split, numbers):
+        assert ch18.check_running_max_and_sum(answer).passed
+
+
+def test_check_alibi_slopes_accepts_float32_and_shows_the_digits_that_differ():
+    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n).float()).passed
+    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n).float().tolist()).passed
+
+    def off(n):  # the last slope off by 1e-5 of itself: far beyond float32's rounding
+        slopes = alibi_slopes(n).tolist()
+        slopes[-1] *= 1 + 1e-5
+        return slopes
+
+    with pytest.raises(
+        ExerciseFailed, match=r"'n = 8', head 7 gets 0\.0039\d+; expected 0\.0039"
+    ) as e:
+        ch18.check_alibi_slopes(off)
+    got, expected = re.search(r"gets (\S+); expected (\S+)\.", str(e.value)).groups()
+    assert got != expected
+
+
+def test_check_tile_mask_names_the_shapes_it_received_and_expected():
+    with pytest.raises(ExerciseFailed, match=re.escape("shape [4, 3]; expected shape [4, 4]")):
+        ch18.check_tile_mask(lambda i0, i1, j0, j1: torch.ones(i1 - i0, j1 - j0 - 1).bool())

@@ -28,6 +28,9 @@ def test_tiling_diagram_numbers_the_tiles_it_computes(causal, n_tiles):
     assert numbers == [str(n) for n in range(1, n_tiles + 1)]
     assert f"numbered 1 to {n_tiles}" in fig.alt_text
     assert ("2 tiles above the diagonal are grey" in fig.alt_text) == causal
+    for label in (t for t in fig.axes[1].texts if t.get_text().isdigit()):
+        x, y = label.get_position()  # key j across, query i down
+        assert not causal or math.floor(x) <= math.floor(y)  # on a computed cell, not a dotted one
 
 
 def test_tiling_diagram_rejects_bad_sizes():
@@ -71,6 +74,11 @@ def test_tile_explorer_steps_through_every_tile():
     assert len(stack.children) == 10 and list(slider.options) == [str(n) for n in range(1, 11)]
     assert "Step 4 of 10: the tile of queries 4 to 5 and keys 0 to 1" in stack.children[3].value
     assert "output rows 0 to 3 are final" in stack.children[3].value
+    # the colour scale: the largest size among the final rows (each block's last state)
+    vmax = max(s["out"].abs().max().item() for s in box.states if s["exact"] == s["tile"][1])
+    assert f"orange ({-vmax:.2f}) through white (0) to purple ({vmax:.2f}), as its colour bar" in (
+        stack.children[3].value
+    )
     with pytest.raises(ValueError, match="q"):
         viz.tile_explorer(*qkv(T=16))
     with pytest.raises(TypeError, match="k"):

@@ -98,7 +98,12 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     grid = fig.add_axes((0.05, 0.12, 0.42, 0.8))
     _grid(grid, T, block_q, block_k, causal)
     for n, (i0, i1, j0, j1) in enumerate(order, 1):
-        grid.text((j0 + j1) / 2, (i0 + i1) / 2, str(n), **_t(10), weight="bold")
+        # at the middle of the tile's computed cells (below a diagonal tile's dotted ones), on white
+        cells = [(i, j) for i in range(i0, i1) for j in range(j0, j1) if not causal or j <= i]
+        x = sum(j for _, j in cells) / len(cells) + 0.5
+        y = sum(i for i, _ in cells) / len(cells) + 0.5
+        grid.text(x, y, str(n), **_t(10), weight="bold",
+                  bbox=dict(boxstyle="circle,pad=0.2", fc="white", ec="none"))  # fmt: skip
     grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
                    fontsize=10)  # fmt: skip
     _box(ax, 7.0, 3.55, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=3.4, h=0.8,
@@ -144,7 +149,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of
     tiles with the tile being read framed; middle, the running maximum m and sum l of its block of
     queries; right, the output O [T, Dv] with the rows that are final, the rows in progress and
-    the rows not reached. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    the rows not reached, and its colour bar. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
@@ -181,7 +186,11 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
-        right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax, aspect="auto")
+        image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
+                             aspect="auto")  # fmt: skip
+        bar = fig.colorbar(image, ax=right, shrink=0.8, pad=0.02)
+        bar.set_label("output value", fontsize=_FONT)
+        bar.ax.tick_params(labelsize=_FONT)
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
             right.text(Dv - 0.4, r, label, fontsize=8, va="center", ha="left")
@@ -197,7 +206,9 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         done = f"output rows 0 to {s['exact'] - 1} are final" if s["exact"] else "no row is final"
         return (f"Step {n + 1} of {len(states)}: the tile of queries {i0} to {i1 - 1} and keys "
                 f"{j0} to {j1 - 1} is read; the running maxima of these queries are {running}, "
-                f"their running sums {sums}; {done}.")  # fmt: skip
+                f"their running sums {sums}; {done}. The output's numbers are coloured from "
+                f"orange ({-vmax:.2f}) through white (0) to purple ({vmax:.2f}), as its colour "
+                "bar shows; rows not reached yet are blank.")  # fmt: skip
 
     box = interactive(draw, [(str(n + 1), n) for n in range(len(states))],
                       description=description, alt=describe)  # fmt: skip
