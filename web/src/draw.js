@@ -45,7 +45,7 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const top = opts.top || (level ? (opts.xlabel ? 38 : 20)
     : 8 + 6 * Math.max(...colLabels.map((s) => s.length), 1));
   const width = left + cell * colLabels.length + 70;
-  const height = top + cell * rowLabels.length + 30;
+  const height = top + cell * rowLabels.length + (level ? 10 : 30); // room for a bottom xlabel
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     class: "book-live-heatmap", "font-size": 11, "font-family": "sans-serif" });
   el("title", {}, svg).textContent = opts.title || "attention weights";
