@@ -196,6 +196,21 @@ def test_masked_softmax_table_stacked_with_larger_numbers():
         viz.masked_softmax_table(SCORES, CAUSAL, stacked="yes")
 
 
+def test_masked_softmax_table_takes_a_figure_size():
+    """Chapter 3's Fig 3.4: three 4 x 4 panels side by side in 8.8 x 3.1 inches, so that on a page
+    column about 730 px wide its text is drawn larger than at the default size (12.2 inches)."""
+    default = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS)
+    fig = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS, figsize=(8.8, 3.1))
+    assert tuple(fig.get_size_inches()) == (8.8, 3.1) and default.get_figwidth() > 12
+    x0 = [ax.get_position().x0 for ax in fig.axes[:3]]
+    assert x0[0] < x0[1] < x0[2]  # still side by side
+    plt.close(default)
+    plt.close(fig)
+    for bad in [(8.8,), (0, 3), "wide"]:
+        with pytest.raises(ValueError, match="figsize"):
+            viz.masked_softmax_table(SCORES, CAUSAL, figsize=bad)
+
+
 def test_masked_softmax_table_rejects_bad_input():
     with pytest.raises(ValueError, match="scores"):
         viz.masked_softmax_table(torch.zeros(2, 3, 3), CAUSAL[:3, :3])

@@ -318,9 +318,10 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
         if len(seq) != len(w):
             raise ValueError(f"{name}: expected {len(w)} entries (one per key), got {len(seq)}")
     o = w @ v  # [2], the output
-    fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(10, 3.8), width_ratios=[1, 1.3])
+    # 8.8 inches wide: on a page about 730 px wide its 9-point text stays at 10 px or more
+    fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(8.8, 3.8), width_ratios=[1, 1.3])
     ax_w.bar(labels, w, color=colors)
-    ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=8, padding=2)
+    ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=9, padding=2)
     ax_w.set_ylim(0, 1.15)
     ax_w.set_ylabel("weight $\\alpha_i$")
     ax_w.set_title(title)
@@ -343,7 +344,7 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
         o[0], o[1], marker="*", ms=15, color="C5", ls="none", zorder=3, label="output $\\mathbf{o}$"
     )
     ax_v.set(xlim=(-1.45, 1.45), ylim=(-1.3, 1.4), aspect="equal", title="values and the output")
-    ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
     return fig
 
 

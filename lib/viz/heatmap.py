@@ -274,7 +274,15 @@ def attention_heatmap(
 
 
 def masked_softmax_table(
-    scores, mask, x_labels=None, y_labels=None, *, fmt=".2f", stacked=False, annotate_size=None
+    scores,
+    mask,
+    x_labels=None,
+    y_labels=None,
+    *,
+    fmt=".2f",
+    stacked=False,
+    annotate_size=None,
+    figsize=None,
 ):
     """Three panels side by side: scores, masked scores, and the weights the masked softmax makes.
 
@@ -295,6 +303,9 @@ def masked_softmax_table(
         stacked: False puts the panels side by side; True one under the other, each as wide as the
             page allows (for matrices whose numbers would be too small side by side).
         annotate_size: font size of the numbers in points (see :func:`attention_heatmap`).
+        figsize: (width, height) of the figure in inches; None sizes it from the matrix (cells
+            about half an inch wide). A narrower figure shows its text larger on a page whose
+            column is narrower than the figure.
 
     Returns:
         The matplotlib Figure; ``fig.axes[:3]`` are the panels in order.
@@ -359,13 +370,20 @@ def masked_softmax_table(
         raise TypeError(f"stacked: expected True or False, got {stacked!r}")
     if stacked:
         scale = 7.0 / width_one  # each panel about 7 inches wide
-        fig, axes = plt.subplots(
-            3, 1, figsize=(7.0, 3 * height * scale + 0.4), layout="constrained"
-        )
+        size = (7.0, 3 * height * scale + 0.4)
     else:
-        fig, axes = plt.subplots(
-            1, 3, figsize=(min(3 * width_one, 16.0), height + 0.2), layout="constrained"
-        )
+        size = (min(3 * width_one, 16.0), height + 0.2)
+    if figsize is not None:
+        try:
+            size = tuple(float(x) for x in figsize)
+        except (TypeError, ValueError):
+            size = ()
+        if len(size) != 2 or not all(x > 0 for x in size):
+            raise ValueError(
+                f"figsize: expected (width, height) in inches, both > 0; got {figsize!r}"
+            )
+    rows, cols = (3, 1) if stacked else (1, 3)
+    fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained")
     common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt, annotate_size=annotate_size)
     attention_heatmap(s_np, ax=axes[0], title="scores", **score_colors, **common)
     attention_heatmap(masked_np, ax=axes[1], title="masked scores", **score_colors, **common)

@@ -54,8 +54,12 @@ for (const el of document.body.getElementsByTagName('*')) {
   if (el.parentElement && bad.some(b => b.el.contains(el))) continue;
   bad.push({el, text: describe(el)});
 }
+// cues drawn with no height of their own (inside a MathJax equation, whose line height is 0), which
+// the box's content then covers
+const flat = [...document.querySelectorAll('.book-scrolls')]
+  .filter(b => parseFloat(getComputedStyle(b, '::before').height) < 8).map(describe);
 return {page: document.documentElement.scrollWidth, width: W, bad: bad.slice(0, 12).map(b => b.text),
-        n: bad.length, cues: document.querySelectorAll('.book-scrolls').length};
+        n: bad.length, cues: document.querySelectorAll('.book-scrolls').length, flat: flat.slice(0, 12)};
 """
 
 
@@ -88,3 +92,12 @@ def test_nothing_reaches_past_the_screen_outside_a_marked_scroll_box(layouts):
     assert not bad, f"at {width}x{height}, elements past the screen's edge: {bad}"
     # the chapters' wide equations and code do scroll in their boxes, with the cue
     assert sum(i["cues"] for i in seen.values()) > 10
+
+
+def test_every_scroll_cue_has_a_line_of_its_own(layouts):
+    """The "scroll sideways" cue is a line above the box's content. Inside a MathJax equation, whose
+    style sets line-height 0, a cue without its own line height had no height: the top of its text was
+    cut off and the equation was drawn over the rest (a reader's review, at 360 px)."""
+    (width, height), seen = layouts
+    flat = {p: i["flat"] for p, i in seen.items() if i["flat"]}
+    assert not flat, f"at {width}x{height}, scroll cues without a line of their own: {flat}"

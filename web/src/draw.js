@@ -34,13 +34,18 @@ export function html(tag, attrs = {}, parent = null, text = null) {
 
 // A heatmap of matrix [rows][cols] in [0, 1] with row and column labels, the value in each cell when
 // there is room, and a colour bar. The matrix is written into data-values (JSON), the labels into
-// data-rows / data-cols, so that tests and readers' tools can read what is drawn.
+// data-rows / data-cols, so that tests and readers' tools can read what is drawn. opts.cell: the
+// cell's side in px; opts.valueSize: the font size of the values in the cells (default 8.5). Column
+// labels that fit their cell are written level, with opts.xlabel just above them; longer ones are
+// turned by 60 degrees, and opts.xlabel goes under the matrix.
 export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
   const left = opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1);
-  const top = opts.top || 8 + 6 * Math.max(...colLabels.map((s) => s.length), 1);
+  const level = 7 * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
+  const top = opts.top || (level ? (opts.xlabel ? 38 : 20)
+    : 8 + 6 * Math.max(...colLabels.map((s) => s.length), 1));
   const width = left + cell * colLabels.length + 70;
-  const height = top + cell * rowLabels.length + 30;
+  const height = top + cell * rowLabels.length + (level ? 10 : 30); // room for a bottom xlabel
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     class: "book-live-heatmap", "font-size": 11, "font-family": "sans-serif" });
   el("title", {}, svg).textContent = opts.title || "attention weights";
@@ -49,8 +54,10 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
       fill: colour(v) }, svg);
     el("title", {}, r).textContent = `${rowLabels[i]} -> ${colLabels[j]}: ${v.toFixed(3)}`;
     if (cell >= 26) {
-      const t = el("text", { x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + 3.5,
-        "text-anchor": "middle", "font-size": 8.5, fill: v > 0.55 ? "#000" : "#fff" }, svg);
+      const dy = opts.valueSize ? 0.4 * opts.valueSize : 3.5; // the baseline, to centre the text
+      const t = el("text", { x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + dy,
+        "text-anchor": "middle", "font-size": opts.valueSize || 8.5,
+        fill: v > 0.55 ? "#000" : "#fff" }, svg);
       t.textContent = v.toFixed(2).replace(/^0/, "");
     }
   }));
@@ -59,8 +66,9 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
     t.textContent = s;
   });
   colLabels.forEach((s, j) => {
-    const x = left + j * cell + cell / 2 + 4;
-    const t = el("text", { x, y: top - 4, transform: `rotate(-60 ${x} ${top - 4})` }, svg);
+    const x = left + j * cell + cell / 2 + (level ? 0 : 4);
+    const t = el("text", level ? { x, y: top - 6, "text-anchor": "middle" }
+      : { x, y: top - 4, transform: `rotate(-60 ${x} ${top - 4})` }, svg);
     t.textContent = s;
   });
   const barX = left + cell * colLabels.length + 16;
@@ -74,7 +82,9 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
     t.textContent = v.toFixed(1);
   });
   if (opts.xlabel) {
-    const t = el("text", { x: left, y: height - 8 }, svg);
+    const t = el("text", level
+      ? { x: left + cell * colLabels.length / 2, y: top - 24, "text-anchor": "middle" }
+      : { x: left, y: height - 8 }, svg);
     t.textContent = opts.xlabel;
   }
   svg.dataset.values = JSON.stringify(matrix);

@@ -56,8 +56,9 @@ export function mountMaskedSoftmax(root, example, ctx) {
     }
     ctx.message(root, "", "info");
     const weights = maskedSoftmax(scores, mask);
+    // a 4 x 4 table: cells of 48 px with 13 px numbers, readable at the page's own size
     heatmap(map, weights, labels, labels, { title: "attention weights after the masked softmax",
-      xlabel: "key" });
+      xlabel: "key", cell: 48, valueSize: 13 });
     root.dataset.values = JSON.stringify(weights);
     root.dataset.state = "computed";
   }
