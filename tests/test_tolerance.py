@@ -95,6 +95,46 @@ def test_the_makefile_and_the_tests_pin_the_same_kernel_path():
     assert exported == KERNEL_PATH
 
 
+def test_every_chapter_s_first_cell_sets_the_same_kernel_path_before_torch():
+    """A student's run (Jupyter, Colab) gets the build's kernels from the chapter's setup cell: run as a
+    fresh kernel runs it, on x86 it sets the three variables, and torch then reports AVX2."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import KERNEL_PATH
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tools"))
+    import sync_colab_cell
+
+    assert sync_colab_cell.KERNEL_PATH == KERNEL_PATH
+    source = sync_colab_cell.colab_cell_source()
+    probe = (
+        source
+        + "\nimport json, torch\n"
+        + "print(json.dumps([{n: os.environ.get(n) for n in %r}, " % sorted(KERNEL_PATH)
+        + "torch.backends.cpu.get_cpu_capability()]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in KERNEL_PATH}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    seen, capability = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == KERNEL_PATH
+    assert capability == "AVX2"
+    # a value the reader set (make test-kernels, a developer) is kept
+    env["ATEN_CPU_CAPABILITY"] = "default"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1])[1] == "DEFAULT", done.stderr[-2000:]
+
+
 def test_this_run_uses_the_pinned_kernel_path():
     """torch reads ATEN_CPU_CAPABILITY once; conftest sets it before torch is imported."""
     import os

@@ -1,8 +1,13 @@
-"""Write the Colab setup cell of every chapter from the repository URL in _config.yml.
+"""Write the setup cell of every chapter: the book's CPU kernels, and in Colab the book's library.
 
-The repository URL lives in one place, ``_config.yml`` (``repository.url``). The first cell of every
-notebook installs the library from that URL when the notebook runs in Colab; this script writes that
-cell, and ``--check`` (run by ``make book`` and the tests) fails when a notebook's cell differs.
+The first cell of every notebook (hidden on the site, shown in Colab and Jupyter):
+- on an x86 processor, sets the kernel path the book's numbers were computed on (``KERNEL_PATH``, the
+  Makefile's and tests/conftest.py's: tests/test_tolerance.py holds the three equal) before torch is
+  imported, so a student's run of a chapter gives the text's trained numbers on any x86 machine;
+- in Colab, installs the library from the repository URL, which lives in one place, ``_config.yml``
+  (``repository.url``).
+This script writes that cell, and ``--check`` (run by ``make book`` and the tests) fails when a
+notebook's cell differs.
 
     python tools/sync_colab_cell.py          # rewrite the cells
     python tools/sync_colab_cell.py --check  # exit 1 if any notebook is out of date
@@ -11,6 +16,7 @@ cell, and ``--check`` (run by ``make book`` and the tests) fails when a notebook
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,14 +32,30 @@ def repository_url() -> str:
     return config["repository"]["url"]
 
 
+# PyTorch's AVX2 kernels, MKL's AVX2 branch of conditional numerical reproducibility, oneDNN capped
+# at AVX2: every x86 processor of the last decade has them (README, "Numbers on any CPU").
+KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+PREFIXES = ("# Setup:", "# Colab setup:")  # the cell's first line, now and before
+
+
 def colab_cell_source(url: str | None = None) -> str:
     """The setup cell, as ruff formats it (make test checks the notebooks' format)."""
     url = url or repository_url()
+    pairs = "".join(f'        "{name}": "{value}",\n' for name, value in KERNEL_PATH.items())
     return f"""\
-# Colab setup: installs the book's library in Colab; does nothing elsewhere.
+# Setup: the same CPU kernels as the book's build, and in Colab the book's library.
+# On an x86 processor PyTorch and its math libraries are told to use their AVX2 code (every x86
+# processor of the last ten years has it), the code the book's numbers were computed with, so what
+# training gives you here is what the text says. It only works before torch is first imported.
+import os
+import platform
 import subprocess
 import sys
 
+if platform.machine().lower() in ("x86_64", "amd64") and "torch" not in sys.modules:
+    for name, value in {{
+{pairs}    }}.items():
+        os.environ.setdefault(name, value)
 if "google.colab" in sys.modules:
     package = "git+{url}"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)"""
@@ -44,7 +66,19 @@ def chapters() -> list[Path]:
 
 
 def is_setup_cell(cell) -> bool:
-    return cell.cell_type == "code" and cell.source.startswith("# Colab setup:")
+    return cell.cell_type == "code" and cell.source.startswith(PREFIXES)
+
+
+def replace_first_cell(path: Path, source: str) -> None:
+    """Rewrite only the setup cell, keeping the file's layout (nbformat.write would sort every cell's
+    metadata keys: a diff in every chapter, and merge conflicts with whoever edits the chapter)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cell = nb["cells"][0]
+    cell["source"] = source.splitlines(keepends=True)
+    tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+    if TAG not in tags:
+        tags.append(TAG)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -66,15 +100,13 @@ def main() -> int:
             continue
         stale.append(path.name)
         if not args.check:
-            cell = nbformat.v4.new_code_cell(source, metadata={"tags": [TAG]})
             if first is not None and is_setup_cell(first):
-                cell.id = first.get("id", cell.id)
-                nb.cells[0] = cell
+                replace_first_cell(path, source)
             else:
-                nb.cells.insert(0, cell)
-            nbformat.write(nb, path)
+                nb.cells.insert(0, nbformat.v4.new_code_cell(source, metadata={"tags": [TAG]}))
+                nbformat.write(nb, path)
     if args.check and stale:
-        print(f"Colab setup cell out of date in {stale}: run `make sync`", file=sys.stderr)
+        print(f"setup cell out of date in {stale}: run `make sync`", file=sys.stderr)
         return 1
     if stale:
         print(f"updated {stale}")
