@@ -25,6 +25,9 @@ import export_playground as ex  # noqa: E402
 
 STEP_TOL = 1e-6  # as tests/test_playground.py: after one step and after K, every value
 
+# the graphs are the built site's (make test-kernels, which runs without a site, leaves them out)
+pytestmark = pytest.mark.site
+
 
 @pytest.fixture(scope="module")
 def manifest(site):
