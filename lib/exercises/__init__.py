@@ -171,7 +171,7 @@ def checker(exercise: str) -> Callable:
                 kwargs = {k: plain(v) for k, v in kwargs.items()}
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
-                message, part = e.args
+                message, part = (*e.args, None)[:2]
                 return Verdict(part or exercise, "not attempted", message, names)
             except CheckFailed as e:
                 raise ExerciseFailed(exercise, str(e), names) from None
