@@ -319,6 +319,20 @@ def test_ch08_rotation_feedback_is_labelled_my_rotation_and_keeps_the_answer_bac
     assert message.count("largest difference") == 1 and "by up to" not in message
 
 
+def test_ch08_rotation_not_written_is_reported_under_my_rotation():
+    # review: with my_sinusoidal right and my_rotation still the stub, the verdict was headed
+    # "my_sinusoidal: not attempted", naming the function that was already done
+    def my_rotation(k, d_model):
+        """The template."""
+        ...
+
+    verdict = ch08.check_sinusoidal(_table, my_rotation)
+    assert verdict.status == "not attempted" and verdict.exercise == "my_rotation"
+    assert str(verdict).startswith("… my_rotation: not attempted.")
+    assert "`my_rotation`" in verdict.message
+    assert ch08.check_sinusoidal(_table).exercise == "my_rotation"
+
+
 def test_ch08_pair_index_message_gives_the_tables_own_wavelengths():
     # issue 22: "about 2 pi 10000 positions"; for d = 16 the slowest pair turns in about 19,900
     message = verdict_of(ch08.check_sinusoidal, lambda n, d: _table(n, d, exponent="i/d"))

@@ -152,9 +152,10 @@ def fail(message: str) -> NoReturn:
     raise CheckFailed(message)
 
 
-def not_attempted(message: str) -> NoReturn:
-    """Stop the check: there is nothing to check yet (not an error)."""
-    raise _NotAttempted(message)
+def not_attempted(message: str, exercise: str | None = None) -> NoReturn:
+    """Stop the check: there is nothing to check yet (not an error). ``exercise`` names the part
+    still to write where it is not the one the checker is named after."""
+    raise _NotAttempted(message, exercise)
 
 
 def checker(exercise: str) -> Callable:
@@ -170,7 +171,8 @@ def checker(exercise: str) -> Callable:
                 kwargs = {k: plain(v) for k, v in kwargs.items()}
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
-                return Verdict(exercise, "not attempted", str(e), names)
+                message, part = (*e.args, None)[:2]
+                return Verdict(part or exercise, "not attempted", message, names)
             except CheckFailed as e:
                 raise ExerciseFailed(exercise, str(e), names) from None
             return Verdict(exercise, "passed", message, names)

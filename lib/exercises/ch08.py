@@ -210,7 +210,9 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         )
     table = f"`my_sinusoidal` equals the formula on all {len(CASES)} hidden cases ({'; '.join(f'{p} x {d}' for p, d in CASES)})"
     if my_rotation is None or is_stub(my_rotation):
-        not_attempted(f"{table}; now build M_k in `my_rotation` and run this cell again.")
+        not_attempted(
+            f"{table}; now build M_k in `my_rotation` and run this cell again.", "my_rotation"
+        )
     if not callable(my_rotation):
         fail(
             f"expected `my_rotation` to be a function, got {type(my_rotation).__name__} {fmt(my_rotation)}."

@@ -364,7 +364,7 @@ def encoding_vector(vector, title):
     ax.bar(range(1, D, 2), vec[1::2], width=0.9, color="C1", label="cos (odd dimensions)")
     ax.set(ylim=(-1.1, 1.55), xlim=(-1, D), xlabel="dimension", ylabel="value", title=title)
     ax.set_yticks([-1, -0.5, 0, 0.5, 1])
-    ax.legend(loc="upper right", fontsize=8, ncols=2)
+    ax.legend(loc="upper right", fontsize=9, ncols=2)
     return fig
 
 
