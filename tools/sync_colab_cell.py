@@ -44,9 +44,10 @@ def colab_cell_source(url: str | None = None) -> str:
     pairs = "".join(f'        "{name}": "{value}",\n' for name, value in KERNEL_PATH.items())
     return f"""\
 # Setup: the same CPU kernels as the book's build, and in Colab the book's library.
-# On an x86 processor PyTorch and its math libraries are told to use their AVX2 code (every x86
-# processor of the last ten years has it), the code the book's numbers were computed with, so what
-# training gives you here is what the text says. It only works before torch is first imported.
+# On an x86 processor, PyTorch and its math libraries are told to use their AVX2 code
+# (every x86 processor of the last ten years has it), the code the book's numbers were
+# computed with, so what training gives you here is what the text says. It works only
+# before torch is first imported.
 import os
 import platform
 import subprocess
