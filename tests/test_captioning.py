@@ -64,12 +64,12 @@ def test_captions_name_the_shapes_in_reading_order(examples):
         shapes.caption_of(
             [
                 shapes.ShapeItem("blue", "cross", 2, 0, (40.0, 8.0), 10.0),
-                shapes.ShapeItem("red", "circle", 0, 2, (8.0, 40.0), 10.0),
+                shapes.ShapeItem("orange", "circle", 0, 2, (8.0, 40.0), 10.0),
             ]
         ),
         (3, 3),
     )
-    assert " ".join(ex.caption) == "red circle , blue cross"
+    assert " ".join(ex.caption) == "orange circle , blue cross"
 
 
 def test_the_pixels_show_what_the_caption_says(examples):
@@ -149,7 +149,10 @@ def test_batches_pad_and_shift_the_captions(examples):
             lambda: shapes.draw([shapes.ShapeItem("teal", "circle", 0, 0, (8.0, 8.0), 10.0)]),
             "colour",
         ),
-        (lambda: shapes.draw([shapes.ShapeItem("red", "star", 0, 0, (8.0, 8.0), 10.0)]), "shape"),
+        (
+            lambda: shapes.draw([shapes.ShapeItem("orange", "star", 0, 0, (8.0, 8.0), 10.0)]),
+            "shape",
+        ),
     ],
 )
 def test_generator_bad_input_names_the_argument(call, name):

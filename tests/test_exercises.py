@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 
@@ -914,10 +915,14 @@ def test_later_function_checkers_reject_typical_mistakes(check, wrong, message):
 
 
 PREDICTIONS_WRONG_LATER = [
-    (ch05.check_without_positions, (1, True), "nothing to put in order"),
-    (ch05.check_without_positions, (2, True), "three need more"),
-    (ch05.check_without_positions, (3, False), "not every sense of position"),
+    (ch05.check_without_positions, (1, True), "the captions with 1 shape, is not the group"),
+    (ch05.check_without_positions, (2, True), "captions with 2 shapes, is not the group"),
+    (ch05.check_without_positions, (3, False), "two_shapes_still_right: your prediction is not"),
     (ch05.check_without_positions, ("three", True), "1, 2 or 3"),
+    (ch05.check_without_positions, (3.0, True), "should be an int"),
+    (ch05.check_without_positions, (3.0, True), "the float 3.0"),
+    (ch05.check_without_positions, (True, True), "got the bool True"),
+    (ch05.check_without_positions, (4, True), "1, 2 or 3; got 4"),
     (
         ch06.check_second_layer,
         _channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}),
@@ -996,8 +1001,20 @@ def test_later_prediction_checkers_reject(check, args, message):
         check(*args)
 
 
+@pytest.mark.parametrize("args", [(1, True), (2, True), (3, False), (2, False)])
+def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
+    """A wrong prediction says which one is wrong and where to look, never what the model does."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch05.check_without_positions(*args)
+    message = str(failed.value)
+    assert "suffers_most: your prediction" in message or "two_shapes_still_right: your" in message
+    for answer in ("three", " 3 ", "lose most", "more than half", "stay", "not every sense"):
+        assert answer not in message
+
+
 def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
     assert ch05.check_without_positions(3, True)
+    assert ch05.check_without_positions(np.int64(3), True)
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False)

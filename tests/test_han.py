@@ -62,6 +62,15 @@ def test_the_label_rule_holds(docs):
     assert all(len(d.sentences) == 12 and D.label_of(d.sentences) == d.label for d in long)
 
 
+def test_only_a_dish_is_ordered_or_brought(docs):
+    """A neutral sentence makes sense: what a friend orders or the kitchen brings is a dish, while
+    "i asked about the X ." may name anything."""
+    served = [s for d in docs for s in d.sentences if "ordered" in s or "brought" in s]
+    asked = {s[-2] for d in docs for s in d.sentences if s[:3] == ("i", "asked", "about")}
+    assert len(served) > 50 and all(s[s.index("the") + 1] in D.DISHES for s in served)
+    assert asked & set(D.OTHERS) and asked & set(D.DISHES)
+
+
 def test_labels_are_balanced_and_counting_words_is_not_enough(docs):
     positive = sum(d.label for d in docs) / len(docs)
     counting = sum(D.count_rule(d.sentences) == d.label for d in docs) / len(docs)

@@ -216,6 +216,40 @@ def test_bahdanau_diagram_scores_weights_and_context():
             assert label in t
     assert "$\\mathbf{s}_{t-1}$" in t and "GRU: $\\mathbf{s}_t$" in t and "$y_{t-1}$" in t
     assert any("tanh(W_a" in s for s in t)
+    # the output layer reads s_t, y_{t-1} and c_t (lib.seq2seq.BahdanauDecoder: out([h, y, c])):
+    # three arrows end on its box, one starting at each of those three boxes
+    ax = fig.axes[0]
+    box_of = {x.get_text(): x.get_position() for x in ax.texts}
+
+    def patch_at(label):
+        x, y = box_of[label]
+        return next(b for b in boxes(fig) if b.get_bbox().contains(x, y))
+
+    def ends_on(arrow, patch, pad=0.06):
+        (x0, y0), (x1, y1) = arrow._posA_posB
+        return patch.get_bbox().padded(pad).contains(x1, y1)
+
+    def starts_on(arrow, patch, pad=0.06):
+        (x0, y0), _ = arrow._posA_posB
+        return patch.get_bbox().padded(pad).contains(x0, y0)
+
+    out, context = (
+        patch_at("softmax: $y_t$"),
+        patch_at("$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"),
+    )
+    into_out = [a for a in arrows(fig) if ends_on(a, out)]
+    sources = [
+        "GRU: $\\mathbf{s}_t$",
+        "$y_{t-1}$",
+        "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$",
+    ]
+    assert len(into_out) == 3
+    assert all(any(starts_on(a, patch_at(label)) for a in into_out) for label in sources)
+    # the context reads the annotations as well as the weights: two arrows end on its box
+    assert len([a for a in arrows(fig) if ends_on(a, context)]) == 2
+    assert (
+        "A line from every annotation" in fig.alt_text and "enter the output layer" in fig.alt_text
+    )
     with pytest.raises(ValueError, match="source"):
         viz.bahdanau_diagram(source + ["far", "away"])
 
@@ -307,6 +341,27 @@ def test_captioning_diagram_draws_one_box_per_region():
     assert [f"$\\mathbf{{a}}_{{{i}}}$" in t for i in range(1, 10)] == [True] * 9
     assert "9 regions, 64 numbers each" in t and "LSTM: $\\mathbf{h}_t$" in t
     assert "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$" in t
+    assert "image" in t and "CNN" in t  # the CNN that makes the regions is drawn
+    # the deep output layer (Xu et al. eq. 7, lib.captioning.Captioner.output) reads E y_{t-1},
+    # h_t and z_t: three arrows end on its box, one from each
+    ax = fig.axes[0]
+    where = {x.get_text(): x.get_position() for x in ax.texts}
+
+    def patch_at(label):
+        return next(b for b in boxes(fig) if b.get_bbox().contains(*where[label]))
+
+    out = patch_at("$\\mathbf{L}_o$: next word $y_t$").get_bbox().padded(0.06)
+    into_out = [a for a in arrows(fig) if out.contains(*a._posA_posB[1])]
+    starts = [
+        "LSTM: $\\mathbf{h}_t$",
+        "$\\mathbf{E}\\mathbf{y}_{t-1}$",
+        "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$",
+    ]
+    assert len(into_out) == 3
+    for label in starts:
+        box = patch_at(label).get_bbox().padded(0.06)
+        assert any(box.contains(*a._posA_posB[0]) for a in into_out), label
+    assert "enter the deep output layer" in fig.alt_text and "through the CNN" in fig.alt_text
     assert sum(s.startswith("$\\mathbf{a}_") for s in texts(viz.captioning_diagram(16, 8))) == 16
     with pytest.raises(ValueError, match="n_regions"):
         viz.captioning_diagram(8, 64)

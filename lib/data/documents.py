@@ -69,13 +69,14 @@ _OPINION = (
     "the S seemed O to me .",
     "to be fair the S was O tonight .",
 )
-# Neutral templates: X = any subject (a dish or another thing), N = a number word.
+# Neutral templates: X = any subject (a dish or another thing), D = a dish (what can be ordered or
+# brought to the table), N = a number word.
 _NEUTRAL = (
     "we arrived at N .",
-    "my friend ordered the X .",
+    "my friend ordered the D .",
     "we sat near the window .",
     "the place was busy on a friday .",
-    "they brought the X after N minutes .",
+    "they brought the D after N minutes .",
     "we paid by card .",
     "it was our first visit .",
     "the menu changes every week .",
@@ -154,8 +155,10 @@ def generate_documents(
         sentences, key_sentences, key_words, dish_words = [], [], [], []
         for i, kind in enumerate(kinds):
             if kind == "neutral":
-                subject = rng.choice(DISHES + OTHERS)
-                sentences.append(_fill(next(neutral), X=subject, N=rng.choice(_NUMBERS)))
+                # one draw fills either slot: X any subject, D the dish at the same index mod 8
+                pick = rng.randrange(len(DISHES) + len(OTHERS))
+                subject, dish = (DISHES + OTHERS)[pick], DISHES[pick % len(DISHES)]
+                sentences.append(_fill(next(neutral), X=subject, D=dish, N=rng.choice(_NUMBERS)))
                 continue
             if kind == "key":
                 subject, positive = rng.choice(DISHES), bool(label)
@@ -178,7 +181,7 @@ def generate_documents(
 
 def build_vocab() -> Vocab:
     """The closed vocabulary of every word the generator can write (lib.data.Vocab, sorted)."""
-    words = {w for t in _OPINION + _NEUTRAL for w in t.split()} - {"S", "O", "X", "N"}
+    words = {w for t in _OPINION + _NEUTRAL for w in t.split()} - {"S", "O", "X", "D", "N"}
     words |= set(DISHES + OTHERS + POSITIVE + NEGATIVE + _NUMBERS)
     return Vocab(sorted(words))
 

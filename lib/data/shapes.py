@@ -5,15 +5,17 @@ An image is a grid of ``rows x cols`` cells of ``cell x cell`` pixels (default 3
 forms, drawn a little smaller than its cell and shifted at random inside it. The caption names the
 shapes in reading order (row by row, left to right), separated by commas:
 
-    red circle , blue square , green triangle
+    orange circle , blue square , green triangle
 
 Every caption word that names a shape (its colour and its form) is tied to the cell that holds the
 shape (:func:`word_regions`), so a chapter can check *where* a captioning model looked when it
 wrote the word.
 
-Colours: the Okabe-Ito palette (Okabe and Ito 2008), which readers with any common form of colour
-blindness can tell apart. Same seed -> same images on every machine: all randomness comes from one
-``random.Random(seed)``; drawing is deterministic float32 arithmetic on pixel centres (numpy).
+Colours: four of the Okabe-Ito palette (Okabe and Ito 2008), which readers with any common form of
+colour blindness can tell apart, named as they look: the palette's vermillion is called orange and its
+reddish purple pink, so that a caption never says "red" under a shape a reader sees as orange.
+Same seed -> same images on every machine: all randomness comes from one ``random.Random(seed)``;
+drawing is deterministic float32 arithmetic on pixel centres (numpy).
 
 Shapes: images [B, 3, H, W] float in [0, 1]; captions [B, T] long; R = rows * cols regions.
 """
@@ -48,12 +50,12 @@ __all__ = [
     "epochs",
 ]
 
-# Okabe-Ito: vermillion, bluish green, blue, reddish purple
+# Okabe-Ito's vermillion, bluish green, blue and reddish purple, named as they look
 COLOURS: dict[str, tuple[float, float, float]] = {
-    "red": (0.835, 0.369, 0.0),
+    "orange": (0.835, 0.369, 0.0),
     "green": (0.0, 0.620, 0.451),
     "blue": (0.0, 0.447, 0.698),
-    "purple": (0.800, 0.475, 0.655),
+    "pink": (0.800, 0.475, 0.655),
 }
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "cross")
 SEPARATOR = ","

@@ -61,11 +61,11 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
         )
     if articles_left is not None and _prediction(articles_left, "articles_left"):
         fail(
-            "articles_left: your prediction is not what the Luong global model does: it does not keep this habit for articles. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and compare its row 'articles after another word' with Bahdanau's; then explain the difference from what each decoder's query has read when it writes an article."
+            "articles_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and compare its row 'articles after another word' with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
         )
     if ne_left is not None and not _prediction(ne_left, "ne_left"):
         fail(
-            "ne_left: your prediction is not what the Luong global model does: most *ne* still get Luong's largest weight on the word before *not*. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for *ne*; the heatmaps of that section and the paragraph on what an annotation holds are where to look for why."
+            "ne_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for *ne*; to explain it, reread that section's paragraph on what an annotation holds."
         )
     if articles_left is None:
         not_attempted("your ne_left is right; now predict articles_left.")

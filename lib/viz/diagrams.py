@@ -190,25 +190,30 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
 def bahdanau_diagram(source):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
-    c_t = sum_j alpha_tj h_j and the previous word y_{t-1} update the state to s_t, which predicts
-    y_t. Returns the Figure."""
+    c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
+    state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. Returns the Figure."""
     src = _words(source, "source", 6)
     S = len(src)
     alt = (
         f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
         "word has an annotation h_j; the previous decoder state s_{t-1} runs along a line under the "
         "score boxes e_tj, one above each annotation; a softmax over all of them gives the weights "
-        "alpha_tj, which combine the annotations into the context c_t; c_t, the previous word "
-        "y_{t-1} and s_{t-1} enter the GRU that gives the new state s_t, which predicts y_t."
+        "alpha_tj. A line from every annotation and the line from the weights meet in the context "
+        "c_t, the weighted sum of the annotations; c_t, the previous word y_{t-1} and s_{t-1} enter "
+        "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
+        "softmax that predicts y_t."
     )
-    fig, ax = _canvas(9.0, 4.9, alt)
-    xs = [0.65 + 0.95 * j for j in range(S)]
-    y_word, y_h, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.72, 2.2, 3.0, 3.8
+    fig, ax = _canvas(9.4, 5.3, alt)
+    xs = [0.75 + 0.95 * j for j in range(S)]
+    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75
+    y_top = 4.65  # the annotations' line to the context
+    x_left = 0.15
     for j, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=0.85, h=0.4, fontsize=_FONT)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=0.5, fontsize=_FONT)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
+        ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h_j also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
         _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
@@ -224,7 +229,11 @@ def bahdanau_diagram(source):
         0.4,
         _FONT,
     )
-    x_gru, x_c = 7.75, 7.0
+    x_gru, x_c, x_out = 7.55, 6.95, 8.65
+    # the annotations: tapped above each h_j, round the left edge, over the top into c_t
+    _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c + 0.35], [y_tap, y_tap, y_top, y_top])
+    _arrow(ax, x_c + 0.35, y_top, x_c + 0.35, y_a + 0.25, color="0.35")
+    ax.text(x_left + 0.1, y_top + 0.05, "annotations $\\mathbf{h}_j$", fontsize=_FONT, va="bottom")
     # s_{t-1}: into every score and into the GRU
     _box(ax, x_gru, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.8, h=0.45, fontsize=_FONT)
     _line(
@@ -235,25 +244,28 @@ def bahdanau_diagram(source):
         lw=1.2,
     )
     ax.text(
-        xs[-1] + 0.65,
-        y_bus + 0.12,
-        "$e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$",
+        x_left,
+        y_top + 0.4,
+        "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$, with"
+        " $\\mathbf{s}_{t-1}$ on the red line",
         fontsize=_FONT,
         ha="left",
         va="bottom",
     )
     _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
-    _box(ax, x_gru + 0.9, y_h, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=_FONT)
-    _arrow(ax, x_gru + 0.9, y_h + 0.2, x_gru + 0.45, 2.5)
+    _box(ax, x_out + 0.3, y_h + 0.6, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=_FONT)
+    _arrow(ax, x_out + 0.1, y_h + 0.8, x_gru + 0.35, 2.5)  # into the GRU
+    _arrow(ax, x_out + 0.45, y_h + 0.8, x_out + 0.45, 4.3)  # into the output layer
     for x in xs:
         _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
-    _line(ax, [xs[0], x_c - 0.6], [y_a + 0.4, y_a + 0.4], color="0.35")
-    _arrow(ax, x_c - 0.6, y_a + 0.4, x_c - 0.6, y_a + 0.25)
+    _line(ax, [xs[0], x_c - 0.55], [y_a + 0.4, y_a + 0.4], color="0.35")
+    _arrow(ax, x_c - 0.55, y_a + 0.4, x_c - 0.55, y_a + 0.25)
     _box(ax, x_c, y_a, "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$", "ctx", 1.7, 0.5, _FONT)
-    _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)
+    _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)  # into the GRU
+    _arrow(ax, x_c + 0.85, y_a + 0.1, x_out - 0.4, 4.3)  # into the output layer
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=_FONT)
-    _arrow(ax, x_gru + 0.45, 3.1, x_gru + 0.45, 4.35)
-    _box(ax, x_gru + 0.45, 4.55, "softmax: $y_t$", "io", w=1.2, h=0.4, fontsize=_FONT)
+    _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
+    _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=_FONT)
     return fig
 
 
@@ -422,22 +434,24 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
 def captioning_diagram(n_regions, d_feature):
     """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
-    LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, and
-    the context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word. Returns the
-    Figure."""
+    LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
+    context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
+    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
     if side * side != n_regions or side > 5:
         raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
     alt = (
-        f"Left, the image cut into a {side} by {side} grid of regions a_1 to a_{n_regions}, each a "
-        f"vector of {d_feature} numbers from the CNN. The previous LSTM state h_(t-1) and every "
-        "region meet in the scores e_(t,i); a softmax over the regions gives the weights "
-        "alpha_(t,i); the context z_t, the weighted sum of the regions, enters the LSTM together "
-        "with the embedding of the previous word, and the new state h_t predicts the next word."
+        f"Top left, the image goes through the CNN, which cuts it into a {side} by {side} grid of "
+        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers. The previous LSTM "
+        "state h_(t-1) and every region meet in the scores e_(t,i); a softmax over the regions "
+        "gives the weights alpha_(t,i); the context z_t, the weighted sum of the regions, enters "
+        "the LSTM together with the embedding of the previous word E y_(t-1). The new state h_t, "
+        "the context z_t and E y_(t-1) together enter the deep output layer L_o, which predicts "
+        "the next word."
     )
-    fig, ax = _canvas(9.0, 4.0, alt)
+    fig, ax = _canvas(9.0, 4.6, alt)
     cell = 1.8 / side
     x0, y0 = 0.3, 0.9
     for r in range(side):
@@ -454,7 +468,11 @@ def captioning_diagram(n_regions, d_feature):
                 _FONT,
             )
     ax.text(x0 + 0.9, y0 - 0.3, f"{n_regions} regions, {d_feature} numbers each", **_t())
-    ax.text(x0 + 0.9, 3.65, "image, through the CNN", **_t(10))
+    x_cnn = x0 + 0.45
+    _box(ax, x_cnn, 4.2, "image", "io", 0.9, 0.4, _FONT)
+    _arrow(ax, x_cnn, 4.0, x_cnn, 3.7)
+    _box(ax, x_cnn, 3.45, "CNN", "ff", 0.9, 0.5, _FONT)
+    _arrow(ax, x_cnn, 3.2, x_cnn, y0 + 1.8)
     y = 1.8
     _arrow(ax, 2.15, y, 2.6, y)
     _box(
@@ -464,16 +482,20 @@ def captioning_diagram(n_regions, d_feature):
     _arrow(ax, 3.4, 0.68, 3.4, y - 0.45)
     _arrow(ax, 4.15, y, 4.45, y)
     _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
-    _line(ax, [x0 + 0.9, x0 + 0.9, 5.3], [y0 + 1.85, 3.2, 3.2])  # the regions, to be averaged
+    x_tap = x0 + 1.5  # the regions, to be averaged
+    _line(ax, [x_tap, x_tap, 5.3], [y0 + 1.8, 3.2, 3.2])
     _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
     _arrow(ax, 6.12, y, 6.6, y)
     _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)
     _line(ax, [3.8, 6.85, 6.85], [0.45, 0.45, 1.2])
     _arrow(ax, 6.85, 1.2, 6.85, y - 0.3)
     _box(ax, 8.15, 0.45, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 0.9, 0.45, _FONT)
-    _arrow(ax, 7.75, 0.68, 7.75, y - 0.3)
-    _arrow(ax, 7.3, y + 0.3, 7.3, 2.9)
-    _box(ax, 7.3, 3.15, "next word $y_t$", "io", 1.4, 0.45, _FONT)
+    _arrow(ax, 7.8, 0.68, 7.8, y - 0.3)  # into the LSTM
+    y_out = 3.75
+    _arrow(ax, 8.4, 0.68, 8.4, y_out - 0.25)  # into the output layer
+    _arrow(ax, 7.3, y + 0.3, 7.3, y_out - 0.25)
+    _arrow(ax, 5.9, y + 0.25, 6.85, y_out - 0.25)
+    _box(ax, 7.55, y_out, "$\\mathbf{L}_o$: next word $y_t$", "io", 1.9, 0.5, _FONT)
     return fig
 
 

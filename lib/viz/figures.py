@@ -160,7 +160,7 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
         s = float(sentence_weights[i])
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
-        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=7, color="0.3")
+        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=9, color="0.3")
         x = 0.2
         for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
             box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
@@ -174,16 +174,16 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
                 i,
                 "(key sentence)",
                 va="center",
-                fontsize=7,
+                fontsize=9,
                 color="0.35",
                 style="italic",
             )
-    ax.text(0, -0.65, "sentence weight", fontsize=7, color="0.3", va="center")
+    ax.text(0, -0.65, "sentence weight", fontsize=9, color="0.3", va="center")
     ax.text(
         0.2,
         -0.65,
         "words shaded by their weight inside their sentence",
-        fontsize=7,
+        fontsize=9,
         color="0.3",
         va="center",
     )

@@ -68,6 +68,19 @@ def test_the_page_translates_as_the_library_does(translator, browser, reference)
 
 def test_bad_input_gets_a_message(translator, browser):
     assert translate(browser, "   ") == "ready" and "empty" in message(browser, TRANSLATOR)
+    # the previous translation and heatmap are gone: nothing on screen reads as the empty input's
+    root = f"document.querySelector({TRANSLATOR!r})"
+    assert (
+        browser.execute_script(
+            f"return {root}.querySelector('.book-live-translation').textContent;"
+        )
+        == ""
+    )
+    assert (
+        browser.execute_script(f"return {root}.querySelector('.book-live-map').children.length;")
+        == 0
+    )
+    assert browser.execute_script(f"return {root}.dataset.tokens;") is None
     assert translate(browser, "the zebra runs 🙂") == "computed"
     assert "zebra, 🙂" in message(browser, TRANSLATOR)
     assert translate(browser, " ".join(["the cat sleeps"] * 20)) == "computed"

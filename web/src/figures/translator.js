@@ -41,6 +41,11 @@ export function mountTranslator(root, example, ctx) {
       const notes = [];
       if (!enc.tokens.length) {
         ctx.message(root, "Type a sentence first: the text is empty.", "warning");
+        // the previous sentence's translation and heatmap would read as this input's
+        output.textContent = "";
+        map.replaceChildren();
+        delete root.dataset.values;
+        delete root.dataset.tokens;
         root.dataset.state = "ready";
         return;
       }
