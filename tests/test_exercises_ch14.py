@@ -66,6 +66,8 @@ def _variant(kind):
     def mask_for_mlm(ids, V, mask_id, special, prob=0.15):
         is_special = torch.isin(ids, torch.tensor(special))
         chosen = torch.rand(ids.shape) < (0.15 if kind == "prob hard-coded" else prob)
+        if kind == "nothing chosen":
+            chosen = torch.zeros_like(chosen)
         if kind == "fixed count per row":  # round(prob n) of each row's non-special tokens
             chosen = torch.zeros_like(chosen)
             for row, keep in zip(chosen, ~torch.isin(ids, torch.tensor(special))):
@@ -133,7 +135,8 @@ MASK_WRONG = [
         "only the [MASK] positions carry a label",
     ),
     ("special tokens chosen", _variant("specials chosen"), "you chose special tokens"),
-    ("0.15 hard-coded", _variant("prob hard-coded"), "do not write 0.15"),
+    ("0.15 hard-coded", _variant("prob hard-coded"), "instead of writing 0.15"),
+    ("nothing chosen", _variant("nothing chosen"), "probability prob = 0.15."),
     ("a fixed count per row", _variant("fixed count per row"), "a fixed count per row"),
     ("80/20/0", _variant("no unchanged"), "leaving none unchanged"),
     ("corrupts unchosen tokens", _variant("corrupts everything"), "tokens that have no label"),
@@ -196,9 +199,8 @@ def test_the_medium_numbers_are_the_librarys():
 def test_check_medium_size_accepts_right_answers_in_several_spellings():
     assert ch14.check_medium_size(41_373_184, 0.384)
     assert ch14.check_medium_size(torch.tensor(41_373_184), torch.tensor(0.38))
-    assert ch14.check_medium_size(
-        41_373_184, 15_627_264 / 41_373_184
-    )  # the word table alone: 0.378
+    assert ch14.check_medium_size(41_373_184, 15_891_456 / 41_373_184)  # computed: exact
+    assert ch14.check_medium_size(41_373_184, 0.3841)
     half = ch14.check_medium_size(None, 0.384)
     assert half.status == "not attempted" and "medium_params" in half.message
     assert ch14.check_medium_size(None, None).status == "not attempted"
@@ -214,7 +216,16 @@ MEDIUM_WRONG = [
     ((30e6, None), "is not it"),
     ((41_110_528, None), "leaves out the pooler"),
     ((41_373_184 + 512 * 512 + 3 * 512 + 30522, None), "masked-LM head"),
-    ((12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512, None), "close (-0.13%) but not exact"),
+    (
+        (12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512, None),
+        "close (-54,784 parameters, -0.13%) but not exact",
+    ),
+    ((41_373_184 - 1024, None), "1,024 short: exactly one LayerNorm"),
+    ((41_373_184 - 2 * 1024, None), "-2 x 1,024, a whole number of LayerNorms"),
+    ((None, 15_627_264 / 41_373_184), "counts the word table only"),
+    ((None, 0.378), "counts the word table only"),
+    ((None, (30522 * 512 + 1024) / 41_373_184), "leaves out the position and segment tables"),
+    ((None, 15_890_432 / 41_373_184), "0.384076 leaves out the LayerNorm of the embeddings"),
     ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),

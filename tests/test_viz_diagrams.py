@@ -292,7 +292,8 @@ def test_bert_input_diagram_sums_three_embeddings_per_token():
     assert [f"$E_{{{i}}}$" in t for i in range(n)] == [True] * n
     assert "$E_{\\mathrm{[CLS]}}$" in t and "$E_{\\#\\#\\mathrm{ing}}$" in t
     assert t.count("$+$") == 2 * n and len(boxes(fig)) == 4 * n
-    assert any("width 768" in s for s in t) and "30,522 tokens" in fig.alt_text
+    assert any("width 768" in s for s in t) and "token embeddings 30,522 x 768" in fig.alt_text
+    assert any("(30,522 x 768)" in s for s in t) and any("(512 x 768)" in s for s in t)
     small = viz.bert_input_diagram(PAIR, SMALL_BERT, segments=[0] * n)
     assert texts(small).count("$E_B$") == 0 and any("width 64" in s for s in texts(small))
     with pytest.raises(ValueError, match="segments"):

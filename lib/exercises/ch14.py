@@ -29,6 +29,8 @@ __all__ = ["check_mask_for_mlm", "check_medium_size"]
 
 # tolerance of every measured rate: 5 binomial standard errors (a right answer fails with p < 1e-6)
 Z = 5.0
+# the chapter's rate: a function that writes it instead of using prob chooses it at every prob
+HARD_CODED = 0.15
 
 
 def _mlm_cases() -> list[tuple[str, Tensor, int, int, list[int], float]]:
@@ -198,12 +200,16 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
             )
         at_mask = labelled & (inputs == mask_id)
         if share_problem:
+            if prob != HARD_CODED and not _rate_problem("", chosen, n_ordinary, HARD_CODED):
+                fail(
+                    f"on the case {case}, {share_problem}: the share is {HARD_CODED}, not prob = {prob}. Use the argument prob instead of writing {HARD_CODED} in the function."
+                )
             fail(
-                f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob} (it is an argument: do not write 0.15)."
+                f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob}."
             )
         if _fixed_count_per_row(labelled, ordinary, prob):
             fail(
-                f"on the case {case}, every row with the same number of non-special tokens has (almost) the same number of chosen tokens: you chose a fixed count per row (such as round(prob x n)) rather than each token independently. With independent choices the count varies from row to row (a binomial), as it does in BERT."
+                f"on the case {case}, every row with the same number of non-special tokens has (almost) the same number of chosen tokens: you chose a fixed count per row (such as round(prob x n)) rather than each token independently. BERT's own code does pick a count, but the exercise asks, as mask_tokens does, for an independent choice of each token, whose count varies from row to row (a binomial)."
             )
         n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
         replaced = labelled & changed & (inputs != mask_id)
@@ -264,8 +270,23 @@ MEDIUM_POOLER = _D * _D + _D
 MEDIUM_MLM_HEAD = _D * _D + _D + 2 * _D + _V
 MEDIUM_NSP_HEAD = 2 * _D + 2
 EMBEDDING_SHARE = MEDIUM_EMBEDDINGS / MEDIUM_PARAMS  # 0.384
+LAYER_NORM = 2 * _D  # a gain and a bias
 TOTAL_TOLERANCE = 0.01  # relative: near misses, diagnosed
-SHARE_TOLERANCE = 0.01  # absolute, for embedding_share
+# embedding_share: a number written with at most 4 decimals must be right to 2 (0.38, 0.384,
+# 0.3841); a computed ratio (more decimals) must be the exact one, as the count must be
+SHARE_TOLERANCE = 0.005
+EXACT_TOLERANCE = 1e-6
+# shares that leave out a part of the embeddings, each named when it comes
+SHARE_MISTAKES = {
+    "counts the word table only (30,522 x 512); the embeddings are also the 512 position "
+    "vectors, the 2 segment vectors and their LayerNorm": _V * _D / MEDIUM_PARAMS,
+    "leaves out the position and segment tables (512 x 512 and 2 x 512)": (_V * _D + LAYER_NORM)
+    / MEDIUM_PARAMS,
+    "leaves out the LayerNorm of the embeddings (a gain and a bias, 2 x 512 = 1,024)": (
+        MEDIUM_EMBEDDINGS - LAYER_NORM
+    )
+    / MEDIUM_PARAMS,
+}
 
 
 def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bool:
@@ -280,8 +301,10 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
 
     ``medium_params`` must be the exact count (the exercise asks for it as ``count_parameters`` gives it):
     the estimate 12 N d^2 + embeddings (0.13% low), a count without the pooler or with the pretraining
-    heads are near misses, each named. ``embedding_share``
-    within 0.01 of 0.384: two significant figures pass, the word embeddings alone (0.378) too."""
+    heads are near misses, each named. ``embedding_share``:
+    a number written with at most 4 decimals must be right to two (0.38 and 0.384 pass; the word table
+    alone, 0.378, does not); a computed ratio must be the exact one, 0.3841..., as the count must be
+    (the usual parts left out are named)."""
     if medium_params is None and embedding_share is None:
         not_attempted(
             "write your two predictions (medium_params and embedding_share) in the cell above, then run this cell again."
@@ -301,9 +324,18 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
                 fail(
                     f"medium_params = {v:,.0f} includes the masked-LM head of pretraining. The exercise counts `Bert`, the encoder and its pooler, without the pretraining heads."
                 )
+            off = round(v - MEDIUM_PARAMS)
+            if off == -LAYER_NORM:
+                fail(
+                    f"medium_params = {v:,.0f} is {LAYER_NORM:,} short: exactly one LayerNorm, a gain and a bias of {_D} numbers each. Most likely the one that normalizes the sum of the three embeddings, which the paper does not mention and `BertEmbeddings` applies."
+                )
+            if v == int(v) and off % LAYER_NORM == 0 and abs(off) <= (2 * _N + 1) * LAYER_NORM:
+                fail(
+                    f"medium_params = {v:,.0f} is off by {off:+,} = {off // LAYER_NORM:+d} x {LAYER_NORM:,}, a whole number of LayerNorms (a gain and a bias of {_D} numbers each). There is one after the embeddings and two in each layer, {2 * _N + 1} in all."
+                )
             if _near(v, MEDIUM_PARAMS):
                 fail(
-                    f"medium_params = {v:,.0f} is close ({v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
+                    f"medium_params = {v:,.0f} is close ({off:+,} parameters, {v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
                 )
             if 10 <= v <= 100 and _near(v * 1e6, MEDIUM_PARAMS):
                 fail(
@@ -333,9 +365,15 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
-        if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
+        written = abs(s - round(s, 4)) < 1e-7  # at most 4 decimals: a number written by hand
+        tolerance = SHARE_TOLERANCE if written else EXACT_TOLERANCE
+        if abs(s - EMBEDDING_SHARE) > tolerance:
             if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
                 fail_as_percentage(s, "embedding_share")
+            for mistake, share in SHARE_MISTAKES.items():
+                if abs(s - share) <= (5e-4 if written else EXACT_TOLERANCE):
+                    shown = fmt(s) if written else f"{s:.6f}"
+                    fail(f"embedding_share = {shown} {mistake}.")
             base = count_parameters(BertConfig.base())
             if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
                 fail(

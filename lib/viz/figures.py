@@ -394,9 +394,9 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
     for i, t in enumerate(tokens):
         color = "#c6dbef" if i < n_first else "#fdd0a2"
         ax.add_patch(plt.Rectangle((i - 0.45, 0), 0.9, 0.7, facecolor=color, edgecolor="0.3"))
-        ax.text(i, 0.35, t, ha="center", va="center", fontsize=8)
+        ax.text(i, 0.35, t, ha="center", va="center", fontsize=9)
         ax.add_patch(plt.Rectangle((i - 0.45, 2.3), 0.9, 0.7, facecolor="white", edgecolor="0.3"))
-        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=8)
+        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=9)
     ax.add_patch(plt.Rectangle((-0.5, 1.0), len(tokens), 1.0, facecolor="#e5e5e5", edgecolor="0.3"))
     ax.text(
         (len(tokens) - 1) / 2,
@@ -411,7 +411,7 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
             (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
-        ax.text(i, 3.85, label, ha="center", va="center", fontsize=8, fontweight="bold")
+        ax.text(i, 3.85, label, ha="center", va="center", fontsize=9, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
     ax.set_ylim(-0.2, 4.6)
     ax.set_title(f"{title}\n{top_label}", fontsize=10)

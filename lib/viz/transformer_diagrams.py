@@ -249,13 +249,20 @@ def bert_input_diagram(tokens, config=None, segments=None):
         raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
     n = len(toks)
     n_a = segments.count(0)
+    d = config.hidden_size
+    tables = {
+        "token": f"{config.vocab_size:,} x {d}",
+        "segment": f"{config.type_vocab_size} x {d}",
+        "position": f"{config.max_position_embeddings} x {d}",
+    }
     alt = (
         f"Four rows of {n} boxes, one column per token of the input {' '.join(toks)}. Under each "
         "token, three embeddings joined by plus signs: its token embedding (E with the token as "
-        f"subscript, from a table of {config.vocab_size:,} tokens), its segment embedding (E_A for "
-        f"the first {n_a} tokens, E_B for the other {n - n_a}) and its position embedding E_0 to "
-        f"E_{n - 1} (a table of {config.max_position_embeddings} positions). Their sum, then a "
-        f"LayerNorm, is the input vector of width {config.hidden_size}."
+        f"subscript), its segment embedding (E_A in blue for the first {n_a} tokens, E_B in orange "
+        f"for the other {n - n_a}) and its position embedding (E_0 to E_{n - 1}). Each row is "
+        f"labelled with the size of its table: token embeddings {tables['token']}, segment "
+        f"embeddings {tables['segment']}, position embeddings {tables['position']}. A title "
+        f"above says: input vector = LayerNorm(token + segment + position), width {d}."
     )
     dx = 0.66
     fig, ax = _canvas(1.75 + n * dx + 0.1, 3.7, alt)
@@ -268,12 +275,16 @@ def bert_input_diagram(tokens, config=None, segments=None):
     ]
     for y, name, kind, label in rows:
         ax.text(
-            0.1, y, name if name == "input" else f"{name}\nembeddings", fontsize=_FONT, va="center"
+            0.1,
+            y,
+            name if name == "input" else f"{name}\nembeddings\n({tables[name]})",
+            fontsize=_FONT,
+            va="center",
         )
         for i, x in enumerate(xs):
             _box(ax, x, y, label(i), kind, w=dx - 0.08, h=0.45, fontsize=_FONT)
-            if kind == "ctx" and segments[i] == 1:
-                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ff"])
+            if kind == "ctx":  # segment A blue, B orange, as in the fine-tuning diagrams
+                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["attn" if segments[i] == 0 else "ff"])
     for x in xs:
         for y in (1.75, 0.85):
             ax.text(x, y, "$+$", **_t())
