@@ -213,8 +213,9 @@ def check_embed(embed: Any) -> str:
             isinstance(again, Tensor)
             and again.shape == result.shape
             and not torch.allclose(again.double(), result.double(), atol=1e-6)
-            # close but not equal, as dropout makes them; random vectors are told otherwise below
-            and bool((F.cosine_similarity(again.double(), result.double(), dim=-1) > 0.8).all())
+            # near but not equal, as dropout makes them (cosines of two dropout runs measured down
+            # to 0.71 in 100 runs); two random vectors of 384 numbers have cosines near 0 (sd 0.05)
+            and bool((F.cosine_similarity(again.double(), result.double(), dim=-1) > 0.3).all())
         ):
             fail(
                 f"on the case {case}, `embed` gave two different results for the same sentences: something random is switched on, most likely dropout, which is active while the model is in training mode. Run the model in eval mode (`model.eval()`; `load_minilm` returns it so), and do not switch it to training mode inside `embed`."
