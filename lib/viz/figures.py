@@ -575,7 +575,7 @@ def word_rows(
     return fig
 
 
-def label_points(ax, xy, labels, names, *, placed=(), distance=6, fontsize=8, **text_kw):
+def label_points(ax, xy, labels, names, *, placed=(), distance=6, margin=4, fontsize=8, **text_kw):
     """Label some points of a scatter plot, each label on the side of its point where it covers
     the fewest points and no other label (a hand-made, one-pass version of adjustText).
 
@@ -589,6 +589,8 @@ def label_points(ax, xy, labels, names, *, placed=(), distance=6, fontsize=8, **
             Legend.
         distance: how far from its point a label starts, in points; eight sides are tried,
             above right first.
+        margin: the room kept around a label, in points: a point or label that near counts as
+            covered (so that no other marker sits close enough to be taken for the label's).
         fontsize, text_kw: passed to ``ax.annotate`` (color, weight, bbox...).
 
     Returns:
@@ -609,6 +611,7 @@ def label_points(ax, xy, labels, names, *, placed=(), distance=6, fontsize=8, **
     points = ax.transData.transform(xy)  # [N, 2], in pixels
     boxes = [a.get_window_extent(renderer) for a in placed]
     d = distance
+    pad = margin * ax.figure.dpi / 72  # in pixels
     sides = [  # (dx, dy) in points, alignment
         (d, d, "left", "bottom"),
         (d, -d, "left", "top"),
@@ -635,7 +638,7 @@ def label_points(ax, xy, labels, names, *, placed=(), distance=6, fontsize=8, **
                 **text_kw,
             )
             ann.set_in_layout(False)  # the layout stays the one measured
-            box = ann.get_window_extent(renderer).padded(3)
+            box = ann.get_window_extent(renderer).padded(pad)
             inside = (points >= [box.x0, box.y0]) & (points <= [box.x1, box.y1])
             cost = int(inside.all(1).sum()) + 100 * sum(box.overlaps(b) for b in boxes)
             if best is None or cost < best[0]:
