@@ -17,9 +17,13 @@ from tests.test_exercises import ROOT, defined_functions, exercises, tags
 CHAPTER = ROOT / "notebooks" / "10_subword_tokenization.ipynb"
 
 
-def test_the_chapter_has_both_checked_exercises_and_a_model_answer_for_the_third():
+def test_the_chapter_has_three_checked_exercises_each_with_a_model_answer():
     found = {e["checker"]: e for e in exercises(CHAPTER)}
-    assert set(found) == {"check_pair_score", "check_replay"} == set(ch10.__all__)
+    assert (
+        set(found)
+        == {"check_pair_score", "check_replay", "check_cased_length"}
+        == set(ch10.__all__)
+    )
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
     assert len(answers) == 3 and all(
@@ -85,6 +89,21 @@ def test_the_hidden_cases_are_ones_where_replay_and_apply_bpe_agree():
     assert any(m == merges for _, m, _ in ch10._cases())
 
 
+def _glued_start(word, merges):
+    symbols = list(word[:-1]) + [word[-1] + "</w>"]
+    for a, b in merges:
+        out, i = [], 0
+        while i < len(symbols):
+            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+                out.append(a + b)
+                i += 2
+            else:
+                out.append(symbols[i])
+                i += 1
+        symbols = out
+    return symbols
+
+
 def _forgot_return(word, merges):
     symbols = list(word) + ["</w>"]  # noqa: F841 (the mistake: computed, never returned)
 
@@ -111,8 +130,14 @@ REPLAY_WRONG = [
     (
         "merges in reverse order",
         lambda w, m: ch10.replay_reference(w, m[::-1]),
-        "Apply the merges in their order",
+        "from the last learned to the first",
     ),
+    (
+        "the marker glued to the last letter (subword-nmt's start)",
+        _glued_start,
+        "glue the marker to the last letter",
+    ),
+    ("merges skipped", lambda w, m: ch10.replay_reference(w, m[:3]), "Follow one merge at a time"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda w, m: m[0][5], "raised IndexError"),
 ]
@@ -162,3 +187,68 @@ PAIR_WRONG = [
 def test_check_pair_score_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch10.check_pair_score(*args)
+
+
+def test_check_replay_messages_name_the_mistake_without_the_code():
+    for _, wrong, _ in REPLAY_WRONG:
+        message = verdict(wrong)
+        assert "list(word) + ['</w>']" not in message or "no end-of-word marker" in message
+        assert "symbols[i] == a" not in message and "while i <" not in message
+
+
+# --- exercise 3: keep the capitals -------------------------------------------------------------------
+
+
+def test_check_cased_length_accepts_the_chapters_solution_and_the_rounded_value():
+    right = ch10.cased_tokens_per_word()
+    assert (
+        abs(right - 1.279) < 0.07
+    )  # the chapter's 1.279 on Python 3.11; other versions differ a little
+    assert ch10.check_cased_length(right).passed
+    assert ch10.check_cased_length(round(right, 2)).passed
+    assert ch10.check_cased_length(np.float32(right)).passed
+    assert ch10.check_cased_length(None).status == "not attempted"
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    i = next(
+        k for k, c in enumerate(cells) if c.source.strip() == "check_cased_length(cased_per_word)"
+    )
+    assert "cased_per_word = None" in cells[i - 1].source and tags(cells[i]) == ["remove-output"]
+
+
+def _cased(**kwargs):
+    train, test = ch10._docs_split()
+    text = {"lower": test.lower(), "train": train}.get(kwargs.pop("text", ""), test)
+    return ch10.tokens_per_word(text, **kwargs)
+
+
+CASED_WRONG = [
+    ("the lower-cased run", lambda: _cased(text="lower", lower_case_merges=True), "the lower-cased run"),
+    ("held-out text lower-cased", lambda: _cased(text="lower"), "the held-out text you measured is lower-cased"),
+    ("the lower-cased merges", lambda: _cased(lower_case_merges=True), "with the merges of the lower-cased run"),
+    ("words split on spaces", lambda: _cased(per="space"), "separated by spaces"),
+    ("the training text", lambda: _cased(text="train"), "that is the training text"),
+    ("words per token", lambda: 1 / ch10.cased_tokens_per_word(), "that is words per token"),
+    ("a guess", lambda: 1.5, "Check each step against the exercise"),
+    ("below 1", lambda: 0.5, "every word takes at least one token"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, wrong, message", CASED_WRONG, ids=[w[0] for w in CASED_WRONG])
+def test_check_cased_length_names_the_mistake(name, wrong, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
+        ch10.check_cased_length(wrong())
+    right = f"{ch10.cased_tokens_per_word():.3f}"
+    assert right not in failure.value.message and "learn_bpe_fast(" not in failure.value.message
+
+
+def test_check_cased_length_rejects_what_is_not_a_number():
+    for answer in ["1.28", [1.28], True]:
+        with pytest.raises(ExerciseFailed, match="cased_per_word should be a number"):
+            ch10.check_cased_length(answer)
+
+
+def test_the_mistakes_are_told_apart():
+    """Each named mistake is more than twice the tolerances away from the right value and the others."""
+    values = [ch10.cased_tokens_per_word()] + [v for v, _ in ch10._cased_mistakes()]
+    gaps = [abs(a - b) for i, a in enumerate(values) for b in values[i + 1 :]]
+    assert min(gaps) > 2 * ch10.CASED_TOLERANCE

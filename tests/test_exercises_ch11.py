@@ -128,7 +128,21 @@ INTERPOLATION_WRONG = [
     (
         "10% off",
         lambda tr, te, lam: 1.1 * ch11.interpolated_perplexity_reference(tr, te, lam),
-        "Compute P(w | v) = lam * bigram.prob(w, v)",
+        "matches none of the usual mistakes. Work out one token",
+    ),
+    (
+        "divided by the number of sentences",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(
+            tr, te, lam, per_sentence_count=True
+        ),
+        "by the number of test sentences",
+    ),
+    (
+        "U uniform over the words counted (no <unk>)",
+        lambda tr, te, lam: ch11.interpolated_perplexity_reference(
+            tr, te, lam, uniform_over_counted=True
+        ),
+        "one over the number of distinct words and </s>",
     ),
     (
         "log of the wrong sign",
@@ -194,12 +208,13 @@ def test_the_unwritten_predictions_are_not_attempted():
 
 BACKWARD_WRONG = [
     ((0.95, None), "is what the forward model does"),
-    ((0.7, None), "is off. Compute it"),
+    ((0.7, None), "matches none of the usual mistakes"),
+    ((0.0084, None), "reversed before the backward model"),
     ((0.2993, None), "looks like P(are) + P(were) alone"),
     ((0.5446, None), "the logits at the verb's own position"),
     ((0.1028, None), "without its <eos>"),
     ((0.5, None), "a round guess"),
-    ((0.4061, None), "is off"),
+    ((0.4061, None), "matches none of the usual mistakes"),
     ((0.42, "yes"), "same_for_singular should be True or False"),
     ((None, False), "Same input, same output"),
     ((0.95, False), "is what the forward model does"),  # the first wrong half is reported
@@ -252,3 +267,18 @@ def test_a_wrong_prediction_is_not_told_the_measured_value(share):
     message = failure.value.message
     assert f"{ch11.PLURAL_SHARE:.2f}" not in message
     assert all(f"{p:.2f}" not in message for p in ch11.BACKWARD_VERB_PROBS.values())
+
+
+def test_wrong_answers_are_told_the_mistake_not_the_formula():
+    """A wrong interpolation is told what is wrong, never handed the formula to copy."""
+    for _, wrong, _ in INTERPOLATION_WRONG:
+        try:
+            ch11.check_interpolation(wrong)
+        except ExerciseFailed as failure:
+            text = failure.message
+            assert "bigram.prob(w, v) + (1 - lam)" not in text and "exp(-(sum" not in text, text
+    for args, _ in BACKWARD_WRONG:
+        try:
+            ch11.check_backward_agreement(*args)
+        except ExerciseFailed as failure:
+            assert "(P(are) + P(were)) / (P(is)" not in failure.message

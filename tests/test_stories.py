@@ -21,6 +21,7 @@ from lib.data.stories import (
     coreference_pairs,
     generate_sentences,
     generate_stories,
+    grammar_sentences,
     python_docs_text,
     sense_examples,
     word_vocab,
@@ -83,6 +84,18 @@ def test_conventions_lower_case_single_spaces_punctuation_tokens(kinds_and_sente
         assert "didn't" not in s and (
             "n't" not in tokens or tokens[tokens.index("n't") - 1] in ("did", "could", "would")
         )
+
+
+def test_grammar_sentences_holds_every_generated_sentence_and_no_other(kinds_and_sentences):
+    grammar = grammar_sentences()
+    assert len(grammar) == 36_068 and grammar is grammar_sentences()  # enumerated once
+    assert all(s in grammar for _, s in kinds_and_sentences)
+    assert {w for s in grammar for w in s.split()} <= set(WORDS)
+    # ungrammatical agreement, a frame's slot filled from another frame: not in it
+    assert all((s in grammar) == bool(y) for s, y in classification_examples(400, seed=5))
+    assert "the cow did n't carry the apple because it was too large ." not in grammar
+    assert "emma took the woman to the market ." not in grammar
+    assert "emma took the cash to the bank ." in grammar
 
 
 def test_every_word_is_in_WORDS_and_the_vocabulary_is_small(kinds_and_sentences):

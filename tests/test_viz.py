@@ -749,3 +749,38 @@ def test_rope_explorer_one_state_per_setting_each_on_the_curve():
     assert "key at 20 and the query at 20 + offset" in stack.children[0].value
     with pytest.raises(ValueError, match="settings"):
         rope_explorer(q, k, [(20, 0)], max_offset=6)
+
+
+# --- label_points: labels clear of the points and of each other ------------------------------------
+
+
+def test_label_points_moves_a_label_off_the_points_and_off_other_labels():
+    fig, ax = plt.subplots(figsize=(4, 4))
+    # a crowd above right of the point "a" (the first side tried), nothing below left
+    crowd = np.array([[0.02 * i, 0.02 * j] for i in range(1, 15) for j in range(1, 8)])
+    xy = np.vstack([[[0.0, 0.0], [0.01, -0.002]], crowd])
+    names = ["a", "b"] + [f"c{k}" for k in range(len(crowd))]
+    ax.scatter(xy[:, 0], xy[:, 1])
+    ax.set(xlim=(-0.4, 0.4), ylim=(-0.4, 0.4))
+    first = viz.label_points(ax, xy, ["a"], names)
+    second = viz.label_points(ax, xy, ["b"], names, placed=first)
+    renderer = fig.canvas.get_renderer()
+    box_a, box_b = (a.get_window_extent(renderer) for a in first + second)
+    pixels = ax.transData.transform(crowd)
+    for box in (box_a, box_b):
+        assert not any(box.contains(x, y) for x, y in pixels)
+    assert not box_a.overlaps(box_b)
+    assert first[0].get_text() == "a" and tuple(first[0].xy) == (0.0, 0.0)
+    assert first[0].get_position()[1] < 0  # below: not the first side tried, under the crowd
+
+
+def test_label_points_rejects_bad_input_naming_the_argument():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="xy"):
+        viz.label_points(ax, np.zeros((3, 3)), ["a"], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="names"):
+        viz.label_points(ax, np.zeros((3, 2)), ["a"], ["a", "b"])
+    with pytest.raises(ValueError, match="labels"):
+        viz.label_points(ax, np.zeros((3, 2)), ["z"], ["a", "b", "c"])
+    with pytest.raises(TypeError, match="ax"):
+        viz.label_points(fig, np.zeros((3, 2)), ["a"], ["a", "b", "c"])

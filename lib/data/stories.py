@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
 from typing import Iterable, Sequence
 
 from lib._validate import check_int
@@ -66,6 +68,7 @@ __all__ = [
     "CorefExample",
     "SenseExample",
     "generate_sentences",
+    "grammar_sentences",
     "generate_stories",
     "coreference_pairs",
     "sense_examples",
@@ -478,6 +481,45 @@ def generate_sentences(n: int, seed: int = 0) -> list[str]:
     the rates ``KIND_RATES``; see the module docstring for the grammar and the conventions."""
     check_int(n, "n", 0)
     return [s for _, s in _sentences_with_kinds(n, seed)]
+
+
+@lru_cache(maxsize=1)
+def grammar_sentences() -> frozenset[str]:
+    """Every sentence that ``generate_sentences`` can write, enumerated from the same frames and word
+    lists as the sentence makers above (no story cast: every choice they draw, taken in turn). A
+    sentence is in the grammar exactly when it is in this set (36,068 sentences)."""
+    out: set[str] = set()
+
+    def add(template: str, **slots: str) -> None:
+        out.add(" ".join(_fill(template, **slots)[0]))
+
+    for f in COREF_FRAMES.values():  # _coref
+        for a, b, neg, adj, opener in product(
+            f.a_nouns, f.b_nouns, f.negations, f.a_adjectives + f.b_adjectives, _OPENERS
+        ):
+            slots = dict(O=opener, A=a, N=neg, V=f.verb, B=b, J=adj)
+            add("O the A N n't V the B because it was too J .", **slots)
+    for word, frames in _SENSE_FRAMES.items():  # _sense
+        for k, frame in enumerate(frames):
+            for phrases in _SENSE_PHRASES[word][k].values():
+                for phrase, person in product(phrases, NAMES):
+                    x, y = (phrase, "") if isinstance(phrase, str) else phrase
+                    x = " ".join(person if w == "P" else w for w in x.split())
+                    add(frame, P=person, X=x, Y=y)
+    people = [*NAMES, *(f"the {p}" for pair in _PEOPLE.items() for p in pair)]
+    places = [p for pair in _PLACES.items() for p in pair]
+    middles = [f"that {who} {verb}" for who in people for verb in _PAST_VERBS]
+    middles += [f"{prep} the {place}" for prep in ("near", "under", "behind") for place in places]
+    for (singular, plural), middle, tense, predicate in product(
+        AGREEMENT_NOUNS.items(), middles, ("present", "past"), _PREDICATES
+    ):  # _agreement, grammatical: the verb agrees with the head noun
+        for noun, is_plural in ((singular, False), (plural, True)):
+            add(f"the N M V {predicate} .", N=noun, M=middle, V=_BE[(tense, is_plural)])
+    for template, (name, pronoun), pet, thing in product(
+        _NARRATIVE, NAMES.items(), ANIMALS, _THINGS
+    ):  # _narrative, with a random cast
+        add(template, P=name, R=pronoun, A=pet, T=thing)
+    return frozenset(out)
 
 
 def _check_range(sentences_per_story) -> tuple[int, int]:

@@ -4,23 +4,34 @@
   c_ab / (c_a c_b) ranks first on Sennrich et al.'s toy dictionary in WordPiece form, and their score.
 - :func:`check_replay`: exercise 2 (implement): BPE segmentation by replaying each merge once, in order
   (Sennrich et al. 2016, section 3.2, as ``lib.bpe.apply_bpe`` computes it).
-
-Exercise 3 (keep the capitals) is answered in prose; the chapter's solution computes its numbers.
+- :func:`check_cased_length`: exercise 3 (change and explain): the held-out tokens per word of 1,000
+  merges learned from the help pages in their original case; the explanation is the reader's, compared
+  with the model answer.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from functools import lru_cache
 from typing import Any, Callable
 
 import lib.bpe
-from lib.bpe import END_OF_WORD, apply_bpe, learn_bpe
+from lib.bpe import (
+    END_OF_WORD,
+    BPETokenizer,
+    apply_bpe,
+    learn_bpe,
+    learn_bpe_fast,
+    pre_tokenize,
+    word_counts,
+)
+from lib.data.stories import python_docs_text
 from lib.wordpiece import wordpiece_merge_gains, wordpiece_split
 
 from . import attempted, call, checker, expect_number, fail, fmt, names_used, not_attempted
 
-__all__ = ["check_pair_score", "check_replay"]
+__all__ = ["check_pair_score", "check_replay", "check_cased_length"]
 
 # Sennrich et al.'s toy dictionary, as in the chapter
 TOY = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
@@ -128,7 +139,10 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
 def replay_reference(word: str, merges: list[tuple[str, str]]) -> list[str]:
     """The answer of exercise 2: the characters of ``word`` + "</w>", each merge in order applied once to
     every occurrence of its pair, left to right."""
-    symbols = list(word) + [END_OF_WORD]
+    return _replay_from(list(word) + [END_OF_WORD], merges)
+
+
+def _replay_from(symbols: list[str], merges: list[tuple[str, str]]) -> list[str]:
     for a, b in merges:
         out, i = [], 0
         while i < len(symbols):
@@ -237,10 +251,27 @@ def _no_marker(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return apply_bpe(word, merges, end_of_word=None)
 
 
+def _glued_start(word: str, merges: list[tuple[str, str]]) -> list[str]:
+    symbols = list(word[:-1]) + [word[-1] + END_OF_WORD]
+    return _replay_from(symbols, merges)
+
+
+def _reversed_order(word: str, merges: list[tuple[str, str]]) -> list[str]:
+    return _replay_from(list(word) + [END_OF_WORD], merges[::-1])
+
+
 _MISTAKES: list[tuple[Callable, str]] = [
     (
         _no_marker,
         "your pieces have no end-of-word marker. Start from list(word) + ['</w>']: the merges were learned with it (they include pairs such as ('a', '</w>')).",
+    ),
+    (
+        _glued_start,
+        "your first symbols glue the marker to the last letter ('w</w>', as subword-nmt writes it). Here `</w>` is a symbol of its own from the start, and merges such as ('w', '</w>') join it to the letter before: the word's last symbol is still a single letter before any merge.",
+    ),
+    (
+        _reversed_order,
+        "you applied the merges from the last learned to the first. Apply the merges in their order: merge k was learned on text in which merges 1 to k - 1 had already been made.",
     ),
     (
         _first_only,
@@ -298,8 +329,104 @@ def check_replay(replay: Any) -> str:
             if result == mistake(word, list(merges)):
                 fail(f"on the case {case} you returned {result}, expected {expected}: {message}")
         fail(
-            f"on the case {case} you returned {result}, expected {expected}. Apply the merges in their order, each once, to every occurrence of its pair."
+            f"on the case {case} you returned {result}, expected {expected}. Follow one merge at a time on this case: which merge makes your symbols differ from the expected ones?"
         )
     learned = ", ".join(repr(w) for w, m, _ in cases if m == cases[0][1])
     others = "; ".join(f"{w!r} with {_merges_name(m)}" for w, m, _ in cases if m != cases[0][1])
     return f"`replay` gives apply_bpe's segmentation on all {len(cases)} hidden cases: {learned} with {_merges_name(cases[0][1])}; {others}."
+
+
+# --- exercise 3: keep the capitals ---------------------------------------------------------------------
+
+N_MERGES = 1000
+# absolute: the right value to 3 decimals, or rounded to 2; on Python 3.11 the nearest mistake below
+# (capitals kept in the merges, the held-out text lower-cased) is 0.022 away
+CASED_TOLERANCE = 0.005
+
+
+@lru_cache(maxsize=1)
+def _docs_split() -> tuple[str, str]:
+    """The help pages in their original case, cut where the chapter cuts them (the last fifth held out,
+    from a topic boundary of the lower-cased text on)."""
+    text = python_docs_text()
+    lower = text.lower()
+    cut = lower.index("\n\n", int(0.8 * len(lower)))
+    return text[:cut], text[cut:]
+
+
+@lru_cache(maxsize=2)
+def _merges(lower_case: bool) -> tuple[tuple[str, str], ...]:
+    train, _ = _docs_split()
+    return tuple(learn_bpe_fast(word_counts(train.lower() if lower_case else train), N_MERGES))
+
+
+def tokens_per_word(text: str, lower_case_merges: bool = False, per: str = "word") -> float:
+    """Tokens per word of ``text`` under the 1,000 merges learned from the original case (or from the
+    lower-cased text); ``per="space"`` divides by the words separated by spaces instead of
+    ``pre_tokenize``'s words and punctuation marks."""
+    train, _ = _docs_split()
+    alphabet = sorted(set("".join(pre_tokenize(train.lower() if lower_case_merges else train))))
+    tokens = BPETokenizer(list(_merges(lower_case_merges)), alphabet).tokenize(text)
+    return len(tokens) / len(text.split() if per == "space" else pre_tokenize(text))
+
+
+@lru_cache(maxsize=1)
+def cased_tokens_per_word() -> float:
+    """The answer of exercise 3's measurement: 1,000 merges learned from the training text in its
+    original case, the held-out text in its original case, tokens per ``pre_tokenize`` word."""
+    return tokens_per_word(_docs_split()[1])
+
+
+def _cased_mistakes() -> list[tuple[float, str]]:
+    """(value, message) of the usual mistakes, computed on this Python's help pages."""
+    train, test = _docs_split()
+    right = cased_tokens_per_word()
+    return [
+        (
+            tokens_per_word(test.lower(), lower_case_merges=True),
+            "that is the lower-cased run: merges learned from the lower-cased training text, on the lower-cased held-out text. Learn the 1,000 merges from the training text as it is, capitals kept.",
+        ),
+        (
+            tokens_per_word(test.lower()),
+            "your merges keep the capitals, but the held-out text you measured is lower-cased. Measure the held-out text in its original case, as the model would read it.",
+        ),
+        (
+            tokens_per_word(test, lower_case_merges=True),
+            "you measured the text in its original case with the merges of the lower-cased run. Learn new merges from the training text with its capitals.",
+        ),
+        (
+            tokens_per_word(test, per="space"),
+            "you divided by the words separated by spaces. The chapter counts the words and punctuation marks of pre_tokenize, so that the two runs are compared per the same word.",
+        ),
+        (
+            tokens_per_word(train),
+            "that is the training text. Measure the held-out fifth, text the merges were not learned from.",
+        ),
+        (1 / right, "that is words per token. Divide the number of tokens by the number of words."),
+    ]
+
+
+@checker("keep the capitals")
+def check_cased_length(cased_per_word: Any) -> str:
+    """Check exercise 3's measurement: ``cased_per_word``, the held-out tokens per word after 1,000 merges
+    learned from the help pages' training text in its original case, measured on the held-out text in
+    its original case (words as ``pre_tokenize`` counts them). The checker computes it on the Python it
+    runs on (the help pages change a little between versions)."""
+    if cased_per_word is None:
+        not_attempted(
+            "run your experiment and put its result in cased_per_word, then run this cell again."
+        )
+    value = expect_number(cased_per_word, "cased_per_word")
+    right = cased_tokens_per_word()
+    if abs(value - right) <= CASED_TOLERANCE:
+        return f"right: with the capitals kept, 1,000 merges give {right:.3f} held-out tokens per word. Now explain the difference from the lower-cased run, and compare with the model answer."
+    for mistake, message in _cased_mistakes():
+        if abs(value - mistake) <= 0.003:
+            fail(f"cased_per_word = {fmt(value)}: {message}")
+    if value < 1:
+        fail(
+            f"cased_per_word = {fmt(value)} is below 1: every word takes at least one token. Divide the number of tokens by the number of words."
+        )
+    fail(
+        f"cased_per_word = {fmt(value)} is not the held-out tokens per word of this experiment. Check each step against the exercise: which text the 1,000 merges are learned from, which text is tokenized, and which count of words you divide by."
+    )

@@ -7,7 +7,8 @@
   language model predicts for the verb of "the keys that the man found ___ old .", and whether it
   predicts the same for "the key that the men found ___ old .".
 
-Exercise 3 (where word vectors help) is answered in prose; the chapter's solution computes its numbers.
+Exercise 3 (where word vectors help) has no checker: its accuracies are averages over a few noisy draws
+and its answer is an explanation, compared with the model answer; the chapter's solution computes its numbers.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def interpolated_perplexity_reference(
     eos_in_u: bool = True,
     bos_in_u: bool = False,
     uniform_u: bool = False,
+    uniform_over_counted: bool = False,
     k: float = 0.0,
     count_eos: bool = True,
     per_sentence: bool = False,
@@ -47,15 +49,17 @@ def interpolated_perplexity_reference(
     u_total_without_eos: bool = False,
     log10: bool = False,
     mean_sentence_entropy: bool = False,
+    per_sentence_count: bool = False,
 ) -> float:
     """exp(-(1/M) sum ln P(w | v)) over the tokens of ``test`` (each sentence's words and its </s>), with
     P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the words of
     ``train`` and of </s> (one per sentence); inf if some token gets probability 0.
 
     The keywords give the usual mistakes: the weights swapped, U counted on the test sentences, without
-    </s> or with <s>, U uniform, an add-k bigram, M without the </s>, the mean of the sentences'
-    perplexities, or ln of the perplexity (the cross-entropy), U divided by the number of words alone,
-    log10 undone by exp, the mean of the sentences' cross-entropies."""
+    </s> or with <s>, U uniform (over the bigram model's vocabulary, or over the words counted), an add-k
+    bigram, M without the </s>, the mean of the sentences' perplexities, or ln of the perplexity (the
+    cross-entropy), U divided by the number of words alone, log10 undone by exp, the mean of the
+    sentences' cross-entropies, the log probability divided by the number of sentences."""
     lam = 1.0 - lam if swap else lam
     bigram = BigramLM(train, k=k)
     source = train if unigram_from == "train" else test
@@ -67,7 +71,9 @@ def interpolated_perplexity_reference(
     total = sum(counts.values()) - (counts[EOS] if u_total_without_eos else 0)
 
     def unigram(w: str) -> float:
-        return 1.0 / len(bigram.vocab) if uniform_u else counts[w] / total
+        if uniform_u or uniform_over_counted:
+            return 1.0 / (len(counts) if uniform_over_counted else len(bigram.vocab))
+        return counts[w] / total
 
     log_probs, sizes = [], []
     for s in test:
@@ -85,7 +91,7 @@ def interpolated_perplexity_reference(
         return sum(math.exp(-lp / m) for lp, m in zip(log_probs, sizes)) / len(sizes)
     if mean_sentence_entropy:
         return math.exp(sum(-lp / m for lp, m in zip(log_probs, sizes)) / len(sizes))
-    ce = -sum(log_probs) / sum(sizes)
+    ce = -sum(log_probs) / (len(sizes) if per_sentence_count else sum(sizes))
     return ce if cross_entropy else math.exp(ce)
 
 
@@ -145,7 +151,15 @@ _MISTAKES: list[tuple[dict, str]] = [
     ),
     (
         dict(uniform_u=True),
-        "your U is uniform, 1/V for every word. U(w) is the frequency of w in the training sentences: its count divided by the number of training tokens (words and </s>).",
+        "your U is uniform, the same for every word. U is the unigram distribution of the training sentences: a frequent word gets more of it than a rare one.",
+    ),
+    (
+        dict(uniform_over_counted=True),
+        "your U is uniform, one over the number of distinct words and </s>. U is the unigram distribution of the training sentences: a frequent word gets more of it than a rare one.",
+    ),
+    (
+        dict(per_sentence_count=True),
+        "you divided the total log probability by the number of test sentences. The perplexity averages over the predicted tokens: M counts every word and every </s> of the test sentences.",
     ),
     (dict(k=1.0), "your bigram estimate is add-one smoothed. " + SMOOTHED.split(". ", 1)[1]),
     (
@@ -170,7 +184,7 @@ _MISTAKES: list[tuple[dict, str]] = [
     ),
     (
         dict(mean_sentence_entropy=True),
-        "you averaged the sentences' cross-entropies, each over its own tokens, so a short sentence counts as much as a long one. Pool the tokens: exp(-(sum of ln P over all sentences) / M), M the number of predicted tokens of all the sentences.",
+        "you averaged the sentences' cross-entropies, each over its own tokens, so a short sentence counts as much as a long one. Pool the tokens: one sum of log probabilities over all the sentences, divided once by the number of tokens predicted in all of them.",
     ),
 ]
 
@@ -271,7 +285,7 @@ def check_interpolation(interpolated_perplexity: Any) -> str:
                 f"on the case '{case}', your perplexity is {fmt(value)}, below 1: a perplexity is exp of a mean of -ln P >= 0, so it is at least 1. Check the sign of the log."
             )
         fail(
-            f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}. Compute P(w | v) = lam * bigram.prob(w, v) + (1 - lam) * U(w) for every token of every test sentence, </s> included, and return exp(-(sum of ln P) / M)."
+            f"on the case '{case}', your perplexity is {fmt(value)}, expected {fmt(expected)}, and it matches none of the usual mistakes. Work out one token of a test sentence by hand and print your function's probability for it: the bigram estimate, U and lam; then check which tokens you sum over and what you divide by."
         )
     return f"`interpolated_perplexity` gives the right perplexity on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
 
@@ -286,10 +300,12 @@ PLURAL_SHARE = 0.423
 # absolute: the reader's own run of the chapter trains a slightly different model on another processor
 SHARE_TOLERANCE = 0.01
 # the usual mistakes, measured the same way: P(are) + P(were) not divided by the four forms' total; the
-# logits at the verb's own position (they score the word before the verb); the sentence without <eos>
+# logits at the verb's own position (they score the word before the verb); the sentence without <eos>;
+# the sentence reversed before the backward model, which reverses it again (read at 'old')
 UNNORMALISED_SHARE = 0.299
 OFF_BY_ONE_SHARE = 0.545
 NO_EOS_SHARE = 0.103
+REVERSED_INPUT_SHARE = 0.008
 
 
 def _share(value: Any) -> float:
@@ -316,7 +332,8 @@ def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
     Both are computed (the reader predicts first, then computes). Tolerance on plural_share: 0.01 around
     the chapter's 0.423, room for another processor's training, below the nearest mistake's distance
     (the logits one position late, 0.406); P(are) + P(were) alone (0.299), the logits at the verb
-    (0.545), the sentence without <eos> (0.103) and a round 0.5 are named."""
+    (0.545), the sentence without <eos> (0.103), the sentence reversed twice (0.008) and a round 0.5
+    are named."""
     if plural_share is None and same_for_singular is None:
         not_attempted(
             "write your two predictions (plural_share and same_for_singular) in the cell above, then run this cell again."
@@ -337,6 +354,10 @@ def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
                 fail(
                     f"plural_share = {fmt(share)} looks like the sentence without its <eos>. The backward model was trained on sentences that end with <eos>, and reads from there; without it, it starts in a state it never saw in training. Encode with add_bos=True and add_eos=True."
                 )
+            if abs(share - REVERSED_INPUT_SHARE) <= SHARE_TOLERANCE:
+                fail(
+                    f"plural_share = {fmt(share)} looks like the sentence reversed before the backward model. RNNLM(reverse=True) reverses the sentence itself: give it the ids in reading order, as the forward model gets them, or it reads the sentence forwards again."
+                )
             if share == 0.5:
                 fail(
                     "plural_share = 0.5 is a round guess. Compute the share from the backward model's probabilities for the four verb forms."
@@ -346,7 +367,7 @@ def check_backward_agreement(plural_share: Any, same_for_singular: Any) -> str:
                     f"plural_share = {fmt(share)} is what the forward model does: after 'the keys that the man found' it puts more than 90% of the verbs' probability on are and were. The backward model reads the sentence from its end: when it predicts the verb, it has read 'old .' and nothing else, so it cannot know the subject is plural. Compute the share from its logits at 'old'."
                 )
             fail(
-                f"plural_share = {fmt(share)} is off. Compute it from the backward model's logits at 'old' (the sentence framed by <bos> and <eos>), as (P(are) + P(were)) / (P(is) + P(was) + P(are) + P(were))."
+                f"plural_share = {fmt(share)} matches none of the usual mistakes. Check the model (the backward one), the position whose logits you read (the one that scores the verb), how the sentence is framed, and what the share is a share of."
             )
     if same_for_singular is not None and not expect_bool(same_for_singular, "same_for_singular"):
         fail(

@@ -2,8 +2,8 @@
 images cut into regions and a captioner's attention over them, a document's two levels of
 attention (chapter 5), a block of numbers tinted by head (chapter 7), the Transformer's
 architecture diagram (chapter 9), a soft lookup among 2-D values (chapter 2), one vector or one
-dimension of the sinusoidal table (chapter 8), BERT's four fine-tuning set-ups (chapter 14) and
-the training curve of any chapter that trains.
+dimension of the sinusoidal table (chapter 8), labels placed clear of a scatter's points (chapter
+11), BERT's four fine-tuning set-ups (chapter 14) and the training curve of any chapter that trains.
 
 Each function draws into the Axes it is given (``ax``) and returns what the chapter needs next;
 none of them computes anything a model does. Inputs are checked, with a ``TypeError`` or
@@ -37,6 +37,7 @@ __all__ = [
     "fine_tuning_task",
     "training_curve",
     "word_rows",
+    "label_points",
 ]
 
 
@@ -573,3 +574,82 @@ def word_rows(
     if title:
         ax.set_title(title, fontsize=max(10, fontsize), loc="left")
     return fig
+
+
+def label_points(ax, xy, labels, names, *, placed=(), distance=6, margin=4, fontsize=8, **text_kw):
+    """Label some points of a scatter plot, each label on the side of its point where it covers
+    the fewest points and no other label (a hand-made, one-pass version of adjustText).
+
+    Args:
+        ax: the Axes that holds the scatter, its limits and layout final (call it last).
+        xy: every point of the plot, [N, 2] (array, tensor or list): the labelled ones and those a
+            label should not cover.
+        labels: the names to write; each is placed at ``xy[names.index(label)]``.
+        names: the name of every point of ``xy``, in order.
+        placed: artists already on the plot to keep clear of: a previous call's Annotations, a
+            Legend.
+        distance: how far from its point a label starts, in points; eight sides are tried,
+            above right first.
+        margin: the room kept around a label, in points: a point or label that near counts as
+            covered (so that no other marker sits close enough to be taken for the label's).
+        fontsize, text_kw: passed to ``ax.annotate`` (color, weight, bbox...).
+
+    Returns:
+        the list of Annotations, in the order of ``labels``.
+    """
+    _check_ax(ax)
+    xy = _to_numpy(xy, "xy")
+    if xy.ndim != 2 or xy.shape[1] != 2:
+        raise ValueError(f"xy: expected an array of shape [N, 2], got shape {tuple(xy.shape)}")
+    names = [str(n) for n in names]
+    if len(names) != len(xy):
+        raise ValueError(f"names: expected one per point ({len(xy)}), got {len(names)}")
+    missing = [label for label in labels if label not in names]
+    if missing:
+        raise ValueError(f"labels: {missing} are not among the names of the points")
+    ax.figure.canvas.draw()  # the final limits and layout: measure where the labels will be
+    renderer = ax.figure.canvas.get_renderer()
+    points = ax.transData.transform(xy)  # [N, 2], in pixels
+    boxes = [a.get_window_extent(renderer) for a in placed]
+    d = distance
+    pad = margin * ax.figure.dpi / 72  # in pixels
+    sides = [  # (dx, dy) in points, alignment
+        (d, d, "left", "bottom"),
+        (d, -d, "left", "top"),
+        (-d, d, "right", "bottom"),
+        (-d, -d, "right", "top"),
+        (0, 1.5 * d, "center", "bottom"),
+        (0, -1.5 * d, "center", "top"),
+        (1.5 * d, 0, "left", "center"),
+        (-1.5 * d, 0, "right", "center"),
+    ]
+    out = []
+    for label in labels:
+        at = xy[names.index(label)]
+        best = None  # (cost, annotation, box)
+        for dx, dy, ha, va in sides:
+            ann = ax.annotate(
+                label,
+                at,
+                xytext=(dx, dy),
+                textcoords="offset points",
+                ha=ha,
+                va=va,
+                fontsize=fontsize,
+                **text_kw,
+            )
+            ann.set_in_layout(False)  # the layout stays the one measured
+            box = ann.get_window_extent(renderer).padded(pad)
+            inside = (points >= [box.x0, box.y0]) & (points <= [box.x1, box.y1])
+            cost = int(inside.all(1).sum()) + 100 * sum(box.overlaps(b) for b in boxes)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, ann, box)
+            else:
+                ann.remove()
+            if cost == 0:
+                break
+        boxes.append(best[2])
+        out.append(best[1])
+    return out
