@@ -352,7 +352,9 @@ export function mountPlayground(root, example, ctx) {
     state.t = 0;
     state.diverged = false;
     state.stopped = null;
-    state.note = "";
+    if (root.dataset.example === "chapter") state.note = ""; // the library's run is no longer shown
+    drawCurve();
+    clearMaps("The attention maps of the new run's initial weights are being computed.");
     // only the current worker speaks: a run replaced by Reset or a new setting is never drawn
     worker.onmessage = (event) => { if (state.worker === worker) on(event.data); };
     worker.onerror = (event) => { if (state.worker === worker) fail(event.message || "the training worker failed"); };
@@ -364,6 +366,9 @@ export function mountPlayground(root, example, ctx) {
         stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
     });
     root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
+    // the new run's maps at once (its initial weights), not the library's run or an older one
+    const ids = probeIds();
+    if (ids) worker.postMessage({ type: "probe", ids });
   }
 
   function fail(text) {
@@ -459,8 +464,6 @@ export function mountPlayground(root, example, ctx) {
     clearMaps("The attention maps of the new run's initial weights are being computed.");
     await ensure();
     drawCurve();
-    const ids = probeIds();
-    if (ids) state.worker.postMessage({ type: "probe", ids });
   }
 
   play.addEventListener("click", async () => {
@@ -480,6 +483,11 @@ export function mountPlayground(root, example, ctx) {
   });
   stepBtn.addEventListener("click", async () => {
     await ensure();
+    if (state.stopped || state.note) {
+      state.stopped = null;
+      state.note = "";
+      delete root.dataset.stopped;
+    }
     if (!state.diverged && !state.playing) state.worker.postMessage({ type: "step", n: 1, probe: probeIds() });
   });
   reset.addEventListener("click", () => resetRun().catch(() => {}));
@@ -513,10 +521,7 @@ export function mountPlayground(root, example, ctx) {
     drawCurve();
     clearMaps("The attention maps of this run's initial weights are being computed.");
     root.dataset.example = "other";
-    ensure().then(() => {
-      const ids = probeIds();
-      if (ids) state.worker.postMessage({ type: "probe", ids });
-    }).catch(() => {});
+    ensure().catch(() => {}); // its worker draws the maps of its initial weights when ready
     return;
   }
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
