@@ -2,8 +2,8 @@
 // heads form. Training runs in a Web Worker (../playground/worker.js) on the training step exported from
 // lib.playground; every setting and the seed live in the URL (#task=reverse&layers=1&...), so a link
 // reproduces the run. The example drawn before Play is the same run computed by lib in the kernel: its
-// curves and its attention maps on the probe. Play trains until a step budget (BUDGET steps, again on
-// each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
+// curves and its attention maps on the probe. Play trains until a step budget (the example run's
+// length, again on each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
 import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, parseSequence, symbol } from "../playground/tasks.js";
 
@@ -72,7 +72,7 @@ function safetensors(names, shapes, arrays, meta) {
 
 const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground draws it
 const HELD = "#1f77b4"; // held-out sequences right (right axis)
-export const BUDGET = 300; // steps per Play (the chapter's runs are 300 steps)
+export const BUDGET = 300; // steps per Play where the example has no run (else its run's length: 300 or 400)
 export const PATIENCE = 6; // held-out checks (every 25 steps) with the same accuracy before Play stops
 
 // About n round tick values from 0 to at least max: [0, s, 2s, ...] with s = 1, 2 or 5 times 10^k.
@@ -99,7 +99,8 @@ export function chart(svg, losses, held, width) {
   const finite = losses.filter((p) => Number.isFinite(p[1]));
   const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]));
   const xs = ticks(Math.max(lastStep, 10), width < 400 ? 3 : 5);
-  const ys = ticks(Math.max(1e-3, ...finite.map((p) => p[1])), 4);
+  // no step yet: the scale of a first step's loss (a uniform guess over 16 symbols: ln 16 = 2.8)
+  const ys = ticks(finite.length ? Math.max(1e-3, ...finite.map((p) => p[1])) : Math.log(16), 4);
   const X = (t) => m.left + (t / xs[xs.length - 1]) * w;
   const YL = (v) => m.top + h - (v / ys[ys.length - 1]) * h;
   const YR = (v) => m.top + h - v * h;
@@ -246,7 +247,7 @@ export function mountPlayground(root, example, ctx) {
   if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
 
   const state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false,
-    stopped: null, note: "", budget: BUDGET, patience: PATIENCE };
+    stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
   root.playground = state; // the run, for the browser tests and curious readers
 
   function current() {
