@@ -176,6 +176,25 @@ process.stdout.write(JSON.stringify(cases.map(([task, text]) => {{
     assert got[list(PROBES).index("position")] == list(range(pg.LENGTH))
 
 
+def test_the_figures_example_holds_the_maps_the_page_draws_before_play():
+    """example["probe"]: the probe's attention after the run, every layer and head (the maps the page
+    shows before Play, as the static picture does), and the model's answer."""
+    from lib.viz.playground import PROBES, parse_probe, playground_figure, probe_run, train_run
+
+    config = pg.PlaygroundConfig(task="induction", n_layers=2, n_heads=2, causal=True)
+    trained = train_run(config, 25)
+    example = playground_figure(config, 25, trained=trained).example
+    probe = example["probe"]
+    assert (probe["t"], probe["layers"], probe["heads"]) == (25, 2, 2)
+    ids = parse_probe("induction", PROBES["induction"])
+    att, answer = probe_run(trained[0], ids)
+    got = torch.tensor(probe["attentions"]).reshape(2, 2, pg.LENGTH, pg.LENGTH)
+    assert torch.allclose(got, att, atol=5e-5)  # rounded to 4 decimals
+    assert torch.allclose(got.sum(-1), torch.ones(2, 2, pg.LENGTH), atol=1e-3)
+    assert torch.all(got.triu(1) == 0)  # causal: no weight on a later key
+    assert probe["answer"] == answer and len(answer) == pg.LENGTH
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="task: expected one of"):
         pg.make_batch("shuffle", 4, pg.Mulberry32(0))

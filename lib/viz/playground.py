@@ -60,12 +60,17 @@ def train_run(config: pg.PlaygroundConfig, steps: int) -> tuple[pg.Run, list[lis
     return run, held
 
 
+def probe_run(run: pg.Run, probe: list[int]) -> tuple[torch.Tensor, list[int]]:
+    """Every layer's and head's attention on ``probe`` ([N, H, L, L]) and the model's answer."""
+    with torch.no_grad():
+        out = run.sync()(torch.tensor([probe]), return_attention=True)
+    return torch.stack(out.attentions)[:, 0], out.logits[0].argmax(-1).tolist()
+
+
 def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
     """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``."""
     c = run.config
-    with torch.no_grad():
-        out = run.sync()(torch.tensor([probe]), return_attention=True)
-    att = torch.stack(out.attentions)[:, 0]  # [N, H, L, L]
+    att = probe_run(run, probe)[0]  # [N, H, L, L]
     # One row of maps per layer, the curves on the left across all rows: a figure at most
     # 1 + n_heads panels wide, whose text stays readable at the page's width (9 pt ticks at
     # 100 dpi: 12.5 px, about 11 px where a 720 px column scales the picture down).
@@ -141,11 +146,20 @@ def playground_figure(
         "pos": config.positional, "mask": "causal" if config.causal else "bidirectional",
         "lr": config.lr, "batch": config.batch_size, "seed": config.seed,
     }  # fmt: skip
+    att, answer = probe_run(run, probe_ids)
     example = {
         "defaults": defaults,
         "history": [round(h[0], 5) for h in run.history],
         "held_out": held,
         "probes": {**PROBES, config.task: probe or PROBES[config.task]},
+        # the maps the page draws before Play (the picture's): the probe's attention after the run
+        "probe": {
+            "t": run.t,
+            "layers": config.n_layers,
+            "heads": config.n_heads,
+            "answer": answer,
+            "attentions": [round(w, 4) for w in att.flatten().tolist()],
+        },
     }
     return LiveFigure(
         "playground",

@@ -236,6 +236,17 @@ def test_positional_encoding_for_any_position_dimension_and_base(server, browser
     assert set_fields(browser, sel, {"base": 10000, "position": 10}) == "error"
     assert "position: a whole number from 0 to 9" in message(browser, sel)
     assert set_fields(browser, sel, {"position": 9}) == "computed" and message(browser, sel) == ""
+    # sines and cosines come in pairs: an odd d_model is refused (its wavelengths would be wrong), and
+    # the status no longer describes a table of that size
+    assert set_fields(browser, sel, {"d_model": 33}) == "error"
+    assert "d_model: an even number (sines and cosines come in pairs), got 33" in message(
+        browser, sel
+    )
+    status = browser.execute_script(
+        f"return document.querySelector({sel!r}).querySelector('.book-live-status').textContent;"
+    )
+    assert status.startswith("Not redrawn") and "wavelengths" not in status
+    assert set_fields(browser, sel, {"d_model": 32}) == "computed" and message(browser, sel) == ""
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
 
 

@@ -17,6 +17,7 @@ import torch
 
 from lib import playground as pg
 
+from .conftest import emulate, stop_emulating
 from .test_browser import console_errors, open_page, requests_to_other_hosts, wait_until
 
 pytestmark = pytest.mark.browser
@@ -83,8 +84,7 @@ def test_the_page_trains_as_the_library_does(site, server, browser):
         browser, f"{ROOT}.querySelector('.book-pg-answer').textContent.includes('all right')"
     )
     assert (
-        browser.execute_script(f"return {ROOT}.querySelectorAll('.book-pg-map canvas').length;")
-        == 2
+        browser.execute_script(f"return {ROOT}.querySelectorAll('.book-pg-map svg').length;") == 2
     )
     text = browser.execute_script(f"return {ROOT}.querySelector('.book-pg-answer').textContent;")
     assert "right answer 6 2 9 5 1 4 1 3 (all right)" in text, text
@@ -96,6 +96,142 @@ def test_without_positions_reverse_is_not_learned(site, server, browser):
     assert wait_until(browser, f"{ROOT}.playground.held.some((h) => h[0] === 300)")
     held = dict(browser.execute_script(f"return {ROOT}.playground.held;"))[300]
     assert held <= 0.05
+
+
+def text_of(browser, selector: str) -> list[str]:
+    return browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll({selector!r})).map((e) => e.textContent);"
+    )
+
+
+def test_the_chart_has_axes_a_legend_and_token_labelled_maps_before_play(site, server, browser):
+    """Before any click: the chapter's run as a chart (ticks on three axes, their titles, a legend
+    naming each colour) and its attention maps on the probe, with the probe's tokens on both axes."""
+    load(browser, server)
+    assert browser.execute_script(f"return {ROOT}.dataset.run;") in (None, "")  # no worker yet
+    assert text_of(browser, ".book-pg-xtick") == ["0", "100", "200", "300"]
+    assert (
+        text_of(browser, ".book-pg-ytick")[0] == "0"
+        and len(text_of(browser, ".book-pg-ytick")) >= 3
+    )
+    assert text_of(browser, ".book-pg-y2tick") == ["0", "25", "50", "75", "100"]
+    assert text_of(browser, ".book-pg-xlabel") == ["step"]
+    assert text_of(browser, ".book-pg-ylabel") == ["loss"]
+    assert text_of(browser, ".book-pg-y2label") == ["held-out right (%)"]
+    legend = text_of(browser, ".book-pg-legend-item")
+    assert legend[0] == "training loss (left axis)"
+    assert legend[1].startswith("held-out sequences right, % (right axis")
+    stats = text_of(browser, ".book-pg-stats")[0]
+    assert stats.startswith("step 300: loss ") and "held-out sequences right 100.0%" in stats
+    # the maps of the library's run after its 300 steps: one per head, tokens on both axes
+    tokens = ["3", "1", "4", "1", "5", "9", "2", "6"]
+    maps = browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll('.book-pg-map svg')).map((s) => [JSON.parse(s.dataset.rows), JSON.parse(s.dataset.cols), Array.from(s.querySelectorAll('.book-pg-key')).map((t) => t.textContent), Array.from(s.querySelectorAll('.book-pg-query')).map((t) => t.textContent)]);"
+    )
+    assert maps == [[tokens, tokens, tokens, tokens]] * 2
+    assert browser.execute_script(f"return {ROOT}.dataset.mapsStep;") == "300"
+    assert "after step 300 (the library's run)" in text_of(browser, ".book-pg-maps-note")[0]
+    assert "(all right)" in text_of(browser, ".book-pg-answer")[0]
+
+
+def test_the_chart_and_maps_are_legible_on_a_phone_and_a_desktop(site, server, browser):
+    """At 360 and 1280 CSS px: every label of the chart and the maps at 9 CSS px or more, on the screen."""
+    sizes = """
+    const W = document.documentElement.clientWidth;
+    return Array.from(ROOT.querySelectorAll('.book-pg-curve text, .book-pg-map svg text')).map((t) => {
+      const svg = t.ownerSVGElement;
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      const r = t.getBoundingClientRect();
+      return [parseFloat(getComputedStyle(t).fontSize) * scale, r.left >= -1 && r.right <= W + 1];
+    });
+    """.replace("ROOT", ROOT)
+    for width in (360, 1280):
+        if width == 360:
+            emulate(browser, 360, 740)
+        try:
+            load(browser, server)
+            labels = browser.execute_script(sizes)
+            assert len(labels) > 40
+            assert min(size for size, _ in labels) >= 9, (width, labels)
+            assert all(inside for _, inside in labels), (width, labels)
+        finally:
+            if width == 360:
+                stop_emulating(browser)
+
+
+def test_reset_and_a_new_setting_clear_the_previous_run(site, server, browser):
+    load(browser, server)
+    steps(browser, 30)
+    browser.execute_script(
+        f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));"
+    )
+    assert wait_until(browser, f"{ROOT}.dataset.mapsStep === '30'")
+    assert text_of(browser, ".book-pg-stats")[0].startswith("step 30: loss ")
+    # Reset: at once (before the new worker is ready) no curve, status or map of the old run
+    state = browser.execute_script(
+        f"{ROOT}.querySelector('.book-pg-reset').click();"
+        f"return [{ROOT}.querySelector('.book-pg-stats').textContent, {ROOT}.playground.losses.length,"
+        f" {ROOT}.querySelectorAll('.book-pg-map').length, {ROOT}.querySelectorAll('.book-pg-loss').length];"
+    )
+    assert state == ["step 0: no training yet", 0, 0, 0]
+    # then the maps of the new run's initial weights
+    assert wait_until(browser, f"{ROOT}.dataset.mapsStep === '0'", timeout=60)
+    assert "at step 0 (the initial weights" in text_of(browser, ".book-pg-maps-note")[0]
+    # the chapter's run before any click, then a new setting: the 300-step run is gone
+    load(browser, server)
+    assert "100.0%" in text_of(browser, ".book-pg-stats")[0]
+    state = browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-pos'); s.value = 'none'; s.dispatchEvent(new Event('change'));"
+        f"return [{ROOT}.querySelector('.book-pg-stats').textContent, {ROOT}.playground.held.length,"
+        f" {ROOT}.querySelectorAll('.book-pg-map').length];"
+    )
+    assert state == ["step 0: no training yet", 0, 0]
+    assert "pos=none" in browser.execute_script("return location.hash;")
+    assert "settings now chosen" in browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-caption').innerText;"
+    )
+    assert wait_until(browser, f"{ROOT}.dataset.mapsStep === '0'", timeout=60)
+    steps(browser, 1)
+    assert text_of(browser, ".book-pg-stats")[0].startswith("step 1: loss ")
+
+
+def test_play_stops_at_its_step_budget_or_when_held_out_accuracy_stops_changing(
+    site, server, browser
+):
+    load(browser, server)
+    assert browser.execute_script(
+        f"return [{ROOT}.playground.budget, {ROOT}.playground.patience];"
+    ) == [
+        300,
+        6,
+    ]
+    browser.execute_script(f"{ROOT}.playground.budget = 50;")
+    play = f"{ROOT}.querySelector('.book-pg-play')"
+    browser.execute_script(f"{play}.click();")
+    assert wait_until(browser, f"{ROOT}.dataset.stopped === 'budget'", timeout=120)
+    assert browser.execute_script(f"return [{ROOT}.playground.t, {play}.textContent];") == [
+        50,
+        "Play",
+    ]
+    stats = text_of(browser, ".book-pg-stats")[0]
+    assert stats.startswith("step 50: loss ")
+    assert "Stopped: step budget of 50 steps reached" in stats
+    # Play again: on to the next 50
+    browser.execute_script(f"{play}.click();")
+    assert "Stopped" not in text_of(browser, ".book-pg-stats")[0]
+    assert wait_until(
+        browser, f"{ROOT}.dataset.stopped === 'budget' && {ROOT}.playground.t === 100", timeout=120
+    )
+    # reverse is learned by step 75 (held-out 100%): with patience 2 Play stops two checks later
+    browser.execute_script(f"{ROOT}.playground.budget = 1000; {ROOT}.playground.patience = 2;")
+    browser.execute_script(f"{play}.click();")
+    assert wait_until(browser, f"{ROOT}.dataset.stopped === 'plateau'", timeout=120)
+    t = browser.execute_script(f"return {ROOT}.playground.t;")
+    assert t == 150, t
+    stats = text_of(browser, ".book-pg-stats")[0]
+    assert stats.startswith("step 150: loss ") and "held-out sequences right 100.0%" in stats
+    assert "Stopped: held-out accuracy unchanged for 2 evaluations (50 steps" in stats
+    assert not console_errors(browser)
 
 
 def test_settings_live_in_the_url(site, server, browser):
@@ -129,13 +265,18 @@ def test_a_link_with_other_settings_does_not_show_the_chapters_run(site, server,
         f"return {ROOT}.querySelector('.book-live-caption').textContent;"
     )
     assert caption.startswith("The Playground: reverse with learned positions")
-    assert "describes the chapter's run, not the link's settings" in caption
+    assert "describes the chapter's run, not the settings now chosen" in caption
+    # its maps: the link's run before training (its initial weights), computed in the page
+    assert wait_until(browser, f"{ROOT}.dataset.mapsStep === '0'", timeout=60)
+    assert "at step 0 (the initial weights" in browser.execute_script(
+        f"return {ROOT}.querySelector('.book-pg-maps-note').textContent;"
+    )
     # the chapter's own settings in the link: its run, its caption as written
     load(browser, server)
     assert browser.execute_script(f"return {ROOT}.dataset.example;") == "chapter"
     assert browser.execute_script(f"return {ROOT}.playground.losses.length;") == 300
-    assert "link's settings" not in browser.execute_script(
-        f"return {ROOT}.querySelector('.book-live-caption').textContent;"
+    assert "settings now chosen" not in browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-caption').innerText;"
     )
 
 
@@ -208,8 +349,6 @@ def test_each_page_has_a_computing_playground_with_its_preset(site, server, brow
         f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));"
     )
     n_maps = config.n_layers * config.n_heads
-    assert wait_until(
-        browser, f"{ROOT}.querySelectorAll('.book-pg-map canvas').length === {n_maps}"
-    )
+    assert wait_until(browser, f"{ROOT}.querySelectorAll('.book-pg-map svg').length === {n_maps}")
     assert not console_errors(browser)
     assert not requests_to_other_hosts(browser)

@@ -1,8 +1,10 @@
 // The Attention Playground (issue 24): the reader trains a tiny Transformer in the page and watches its
 // heads form. Training runs in a Web Worker (../playground/worker.js) on the training step exported from
 // lib.playground; every setting and the seed live in the URL (#task=reverse&layers=1&...), so a link
-// reproduces the run. The example drawn before Play is the same run computed by lib in the kernel.
-import { colour, html } from "../draw.js";
+// reproduces the run. The example drawn before Play is the same run computed by lib in the kernel: its
+// curves and its attention maps on the probe. Play trains until a step budget (the example run's
+// length, again on each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
+import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, parseSequence, symbol } from "../playground/tasks.js";
 
 const CHOICES = {
@@ -68,19 +70,143 @@ function safetensors(names, shapes, arrays, meta) {
   return out;
 }
 
-function curve(svg, series, width, height) {
-  svg.innerHTML = "";
-  const NS = "http://www.w3.org/2000/svg";
-  const n = Math.max(2, ...series.map((s) => s.points.length ? s.points[s.points.length - 1][0] : 0));
-  for (const s of series) {
-    const path = document.createElementNS(NS, "polyline");
-    const pts = s.points.map(([x, y]) => `${(x / n) * width},${height - s.scale(y) * height}`);
-    path.setAttribute("points", pts.join(" "));
-    path.setAttribute("fill", "none");
-    path.setAttribute("stroke", s.colour);
-    path.setAttribute("stroke-width", "2");
-    svg.appendChild(path);
+const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground draws it
+const HELD = "#1f77b4"; // held-out sequences right (right axis)
+export const BUDGET = 300; // steps per Play where the example has no run (else its run's length: 300 or 400)
+export const PATIENCE = 6; // held-out checks (every 25 steps) with the same accuracy before Play stops
+
+// About n round tick values from 0 to at least max: [0, s, 2s, ...] with s = 1, 2 or 5 times 10^k.
+export function ticks(max, n = 4) {
+  const raw = Math.max(max, 1e-9) / n;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+  const out = [];
+  for (let k = 0; k * step < max - 1e-9 * step || k === 0; k++) out.push(k * step);
+  out.push(out.length * step);
+  return out.map((v) => Number(v.toPrecision(6)));
+}
+
+// The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
+// at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
+// above it (it wraps on a phone).
+export function chart(svg, losses, held, width) {
+  const height = 200;
+  const m = { left: 48, right: 48, top: 10, bottom: 40 };
+  const w = width - m.left - m.right;
+  const h = height - m.top - m.bottom;
+  svg.replaceChildren();
+  for (const [k, v] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}` })) svg.setAttribute(k, v);
+  const finite = losses.filter((p) => Number.isFinite(p[1]));
+  const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]));
+  const xs = ticks(Math.max(lastStep, 10), width < 400 ? 3 : 5);
+  // no step yet: the scale of a first step's loss (a uniform guess over 16 symbols: ln 16 = 2.8)
+  const ys = ticks(finite.length ? Math.max(1e-3, ...finite.map((p) => p[1])) : Math.log(16), 4);
+  const X = (t) => m.left + (t / xs[xs.length - 1]) * w;
+  const YL = (v) => m.top + h - (v / ys[ys.length - 1]) * h;
+  const YR = (v) => m.top + h - v * h;
+  const g = el("g", { "font-size": 11, "font-family": "sans-serif", fill: "currentColor" }, svg);
+  const text = (x, y, s, attrs = {}) => {
+    const t = el("text", { x, y, ...attrs }, g);
+    t.textContent = s;
+    return t;
+  };
+  el("rect", { x: m.left, y: m.top, width: w, height: h, fill: "none", stroke: "#999" }, g);
+  xs.forEach((t) => {
+    el("line", { x1: X(t), x2: X(t), y1: m.top + h, y2: m.top + h + 4, stroke: "#777" }, g);
+    text(X(t), m.top + h + 16, String(t), { "text-anchor": "middle", class: "book-pg-xtick" });
+  });
+  ys.forEach((v) => {
+    el("line", { x1: m.left - 4, x2: m.left, y1: YL(v), y2: YL(v), stroke: LOSS }, g);
+    el("line", { x1: m.left, x2: m.left + w, y1: YL(v), y2: YL(v), stroke: "#999", "stroke-opacity": 0.3 }, g);
+    text(m.left - 6, YL(v) + 4, String(v), { "text-anchor": "end", class: "book-pg-ytick" });
+  });
+  [0, 0.25, 0.5, 0.75, 1].forEach((v) => {
+    el("line", { x1: m.left + w, x2: m.left + w + 4, y1: YR(v), y2: YR(v), stroke: HELD }, g);
+    text(m.left + w + 6, YR(v) + 4, `${100 * v}`, { class: "book-pg-y2tick" });
+  });
+  text(m.left + w / 2, height - 6, "step", { "text-anchor": "middle", class: "book-pg-xlabel" });
+  const yl = m.top + h / 2;
+  text(12, yl, "loss", { "text-anchor": "middle", transform: `rotate(-90 12 ${yl})`, class: "book-pg-ylabel" });
+  const x2 = width - 8;
+  text(x2, yl, "held-out right (%)", { "text-anchor": "middle", transform: `rotate(90 ${x2} ${yl})`,
+    class: "book-pg-y2label" });
+  if (finite.length) {
+    el("polyline", { points: finite.map(([t, v]) => `${X(t).toFixed(1)},${YL(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: LOSS, "stroke-width": 2, class: "book-pg-loss" }, g);
   }
+  if (held.length) {
+    el("polyline", { points: held.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: HELD, "stroke-width": 2, class: "book-pg-held" }, g);
+    for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 2.5, fill: HELD }, g);
+  }
+  if (!finite.length && !held.length) {
+    text(m.left + w / 2, m.top + h / 2, "no step yet", { "text-anchor": "middle", fill: "#777" });
+  }
+  svg.dataset.xticks = JSON.stringify(xs);
+  svg.dataset.yticks = JSON.stringify(ys);
+}
+
+function legend(parent) {
+  const box = html("div", { class: "book-pg-legend" }, parent);
+  for (const [stroke, text, dot] of [[LOSS, "training loss (left axis)", false],
+    [HELD, "held-out sequences right, % (right axis; checked every 25 steps)", true]]) {
+    const item = html("span", { class: "book-pg-legend-item" }, box);
+    const key = el("svg", { width: 26, height: 12, "aria-hidden": "true" }, item);
+    el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke, "stroke-width": 2 }, key);
+    if (dot) el("circle", { cx: 13, cy: 6, r: 2.5, fill: stroke }, key);
+    html("span", {}, item, text);
+  }
+  return box;
+}
+
+// One head's attention on the probe: an SVG heatmap with the probe's tokens on both axes (queries in
+// rows, keys in columns; each cell's title gives positions and weight).
+function attentionMap(parent, weights, labels, title) {
+  const cell = 24;
+  const n = labels.length;
+  const left = 46;
+  const top = 34;
+  const width = left + n * cell + 4;
+  const height = top + n * cell + 4;
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "font-size": 11, "font-family": "sans-serif", class: "book-pg-map-svg" }, parent);
+  const g = el("g", { fill: "currentColor" }, svg);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      const w = weights[i * n + j];
+      const r = el("rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell, fill: colour(w) }, svg);
+      el("title", {}, r).textContent = `query ${i} (${labels[i]}) -> key ${j} (${labels[j]}): ${w.toFixed(3)}`;
+    }
+  }
+  const label = (x, y, s, attrs) => {
+    const t = el("text", { x, y, ...attrs }, g);
+    t.textContent = s;
+  };
+  label(left + (n * cell) / 2, 11, "key (position 0 to 7)", { "text-anchor": "middle", class: "book-pg-axis" });
+  labels.forEach((s, j) => label(left + j * cell + cell / 2, top - 6, s, { "text-anchor": "middle", class: "book-pg-key" }));
+  labels.forEach((s, i) => label(left - 5, top + i * cell + cell / 2 + 4, s, { "text-anchor": "end", class: "book-pg-query" }));
+  const y = top + (n * cell) / 2;
+  label(11, y, "query", { "text-anchor": "middle", transform: `rotate(-90 11 ${y})`, class: "book-pg-axis" });
+  svg.dataset.rows = JSON.stringify(labels);
+  svg.dataset.cols = JSON.stringify(labels);
+  el("title", {}, svg).textContent = title;
+  return svg;
+}
+
+// The colour scale of the maps: attention weight 0 (dark blue) to 1 (yellow).
+function mapScale(parent) {
+  const svg = el("svg", { width: 200, height: 34, viewBox: "0 0 200 34", role: "img", class: "book-pg-scale",
+    "font-size": 11, "font-family": "sans-serif" }, parent);
+  el("title", {}, svg).textContent = "colour scale of the maps: attention weight 0 (dark blue) to 1 (yellow)";
+  for (let k = 0; k < 50; k++) el("rect", { x: 8 + k * 2.8, y: 2, width: 3.3, height: 10, fill: colour(k / 49) }, svg);
+  const g = el("g", { fill: "currentColor" }, svg);
+  [[8, "0"], [78, "0.5"], [148, "1"]].forEach(([x, s]) => {
+    const t = el("text", { x, y: 26, "text-anchor": "middle" }, g);
+    t.textContent = s;
+  });
+  const t = el("text", { x: 158, y: 11 }, g);
+  t.textContent = "weight";
+  return svg;
 }
 
 export function mountPlayground(root, example, ctx) {
@@ -108,19 +234,20 @@ export function mountPlayground(root, example, ctx) {
   const probeBox = html("input", { type: "text", class: "book-pg-probe", size: 30, "aria-label": "probe sequence",
     value: settings.probe || example.probes[settings.task] }, probeWrap);
   const answer = html("p", { class: "book-pg-answer", "aria-live": "polite" }, root);
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("class", "book-pg-curve");
-  svg.setAttribute("viewBox", "0 0 400 120");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "training loss (orange) and held-out sequence accuracy (blue) against steps");
-  svg.style.width = "100%";
-  svg.style.maxWidth = "520px";
+  legend(root);
+  const svg = el("svg", { class: "book-pg-curve", role: "img",
+    "aria-label": "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps" });
+  svg.style.maxWidth = "100%";
+  svg.style.height = "auto";
   root.appendChild(svg);
   const stats = html("p", { class: "book-pg-stats", "aria-live": "polite" }, root);
+  const mapsNote = html("p", { class: "book-pg-maps-note" }, root);
   const maps = html("div", { class: "book-pg-maps" }, root);
+  const scale = html("div", { class: "book-pg-scale-box" }, root);
   if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
 
-  const state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false };
+  const state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false,
+    stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
   root.playground = state; // the run, for the browser tests and curious readers
 
   function current() {
@@ -130,51 +257,66 @@ export function mountPlayground(root, example, ctx) {
     return s;
   }
 
+  // the chart at the width it is shown (its text 11 CSS px on a phone as on a desktop)
+  let drawnWidth = 0;
+  function chartWidth() {
+    return Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
+  }
   function drawCurve() {
-    const maxLoss = Math.max(1e-9, ...state.losses.map((p) => p[1]).filter(Number.isFinite));
-    curve(svg, [
-      { points: state.losses.filter((p) => Number.isFinite(p[1])), scale: (y) => y / maxLoss, colour: "#e8710a" },
-      { points: state.held, scale: (y) => y, colour: "#1f77b4" },
-    ], 400, 120);
+    drawnWidth = chartWidth();
+    chart(svg, state.losses, state.held, drawnWidth);
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
-    stats.textContent = last ? `step ${last[0]}: loss ${last[1].toFixed(4)}` +
-      (held ? `, held-out sequences right ${(100 * held[1]).toFixed(1)}%` : "") : "";
+    stats.textContent = (last ? `step ${last[0]}: loss ${last[1].toFixed(4)}` +
+      (held ? `, held-out sequences right ${(100 * held[1]).toFixed(1)}%` : "") : "step 0: no training yet") +
+      (state.stopped ? `. ${state.stopped}` : "") + (state.note ? ` ${state.note}` : "");
     root.dataset.steps = String(state.t);
   }
+  if (typeof ResizeObserver !== "undefined") {
+    new ResizeObserver(() => { if (chartWidth() !== drawnWidth) drawCurve(); }).observe(root);
+  }
 
-  function drawMaps(msg, ids) {
-    maps.innerHTML = "";
+  function clearMaps(text) {
+    maps.replaceChildren();
+    scale.replaceChildren();
+    answer.textContent = "";
+    mapsNote.textContent = text;
+    delete root.dataset.answer;
+    delete root.dataset.mapsStep;
+  }
+
+  // msg: {t, layers, heads, attentions (flat [layers, heads, L, L]), answer}; from the worker or the example
+  function drawMaps(msg, ids, when) {
+    maps.replaceChildren();
     const s = current();
     const labels = ids.map((i) => symbol(s.task, i));
     for (let l = 0; l < msg.layers; l++) {
       for (let h = 0; h < msg.heads; h++) {
         const box = html("figure", { class: "book-pg-map" }, maps);
-        const cell = 16;
-        const canvas = html("canvas", { width: LENGTH * cell, height: LENGTH * cell, role: "img" }, box);
-        const g = canvas.getContext("2d");
+        const at = (l * msg.heads + h) * LENGTH * LENGTH;
+        const weights = msg.attentions.slice(at, at + LENGTH * LENGTH);
         const rows = [];
         for (let i = 0; i < LENGTH; i++) {
-          const row = [];
-          for (let j = 0; j < LENGTH; j++) {
-            const w = msg.attentions[(l * msg.heads + h) * LENGTH * LENGTH + i * LENGTH + j];
-            row.push(w);
-            g.fillStyle = colour(w);
-            g.fillRect(j * cell, i * cell, cell, cell);
-          }
+          const row = weights.slice(i * LENGTH, (i + 1) * LENGTH);
           const top = row.indexOf(Math.max(...row));
           rows.push(`${labels[i]} -> ${labels[top]} (${row[top].toFixed(2)})`);
         }
-        canvas.setAttribute("aria-label", `layer ${l}, head ${h}: each query's strongest key: ${rows.join(", ")}`);
+        const map = attentionMap(box, weights, labels, `layer ${l}, head ${h}`);
+        map.setAttribute("aria-label", `layer ${l}, head ${h}: each query's strongest key: ${rows.join(", ")}`);
         html("figcaption", {}, box, `layer ${l}, head ${h}`);
       }
     }
+    if (!scale.firstChild) mapScale(scale);
+    mapsNote.textContent = `Attention of each head on the probe ${labels.join(" ")} ${when}: ` +
+      "one row per query position, one column per key position; each row sums to 1.";
     const right = rightAnswer(s.task, ids);
     const wrong = right ? msg.answer.filter((a, t) => a !== right[t]).length : null;
     answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
       (right ? `; right answer ${right.map((a) => answerSymbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
     root.dataset.answer = msg.answer.join(",");
+    root.dataset.mapsStep = String(msg.t);
   }
+  const after = (t) => (t ? `after step ${t}` : "at step 0 (the initial weights, before any training)");
 
   function probeIds() {
     const task = current().task;
@@ -210,8 +352,13 @@ export function mountPlayground(root, example, ctx) {
     state.held = [];
     state.t = 0;
     state.diverged = false;
-    worker.onmessage = (event) => on(event.data);
-    worker.onerror = (event) => fail(event.message || "the training worker failed");
+    state.stopped = null;
+    if (root.dataset.example === "chapter") state.note = ""; // the library's run is no longer shown
+    drawCurve();
+    clearMaps("The attention maps of the new run's initial weights are being computed.");
+    // only the current worker speaks: a run replaced by Reset or a new setting is never drawn
+    worker.onmessage = (event) => { if (state.worker === worker) on(event.data); };
+    worker.onerror = (event) => { if (state.worker === worker) fail(event.message || "the training worker failed"); };
     await new Promise((resolve, reject) => {
       state.onReady = resolve;
       state.onError = reject;
@@ -220,6 +367,9 @@ export function mountPlayground(root, example, ctx) {
         stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
     });
     root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
+    // the new run's maps at once (its initial weights), not the library's run or an older one
+    const ids = probeIds();
+    if (ids) worker.postMessage({ type: "probe", ids });
   }
 
   function fail(text) {
@@ -242,7 +392,16 @@ export function mountPlayground(root, example, ctx) {
       drawCurve();
     } else if (msg.type === "probe") {
       const ids = probeIds();
-      if (ids) drawMaps(msg, ids);
+      if (ids) drawMaps(msg, ids, after(msg.t));
+    } else if (msg.type === "stopped") {
+      state.playing = false;
+      play.textContent = "Play";
+      state.stopped = msg.reason === "budget"
+        ? `Stopped: step budget of ${msg.budget} steps reached (press Play to train up to ${msg.budget} more)`
+        : `Stopped: held-out accuracy unchanged for ${msg.patience} evaluations (${msg.patience * 25} steps; ` +
+          "press Play to train on)";
+      root.dataset.stopped = msg.reason;
+      drawCurve();
     } else if (msg.type === "diverged") {
       state.diverged = true;
       state.playing = false;
@@ -268,6 +427,20 @@ export function mountPlayground(root, example, ctx) {
     return state.ready;
   }
 
+  // The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
+  const caption = root.querySelector(".book-live-caption");
+  const captionNote = caption ? html("span", { class: "book-pg-caption-note", hidden: "" }, caption,
+    " (This caption describes the chapter's run, not the settings now chosen.)") : null;
+  function differs() {
+    const s = current();
+    return Object.keys(example.defaults).filter((k) => String(s[k]) !== String(example.defaults[k]));
+  }
+  function markCaption() {
+    if (captionNote) captionNote.hidden = differs().length === 0;
+  }
+
+  // Reset (or any new setting): the previous run's curve, status and maps go at once; the new run's
+  // maps (its initial weights) are drawn when its worker is ready.
   async function resetRun() {
     if (state.worker) state.worker.terminate();
     if (root.dataset.state !== "computed") root.dataset.state = "computed"; // a new run clears an error
@@ -275,13 +448,23 @@ export function mountPlayground(root, example, ctx) {
     state.ready = null;
     root.dataset.run = "";
     state.playing = false;
+    state.losses = [];
+    state.held = [];
+    state.t = 0;
+    state.diverged = false;
+    state.stopped = null;
+    state.note = "";
+    delete root.dataset.heldout;
+    delete root.dataset.stopped;
+    root.dataset.example = "reset";
     play.textContent = "Play";
     ctx.message(root, "", "info");
     history.replaceState(null, "", writeSettings(current()));
+    markCaption();
+    drawCurve();
+    clearMaps("The attention maps of the new run's initial weights are being computed.");
     await ensure();
     drawCurve();
-    const ids = probeIds();
-    if (ids) state.worker.postMessage({ type: "probe", ids });
   }
 
   play.addEventListener("click", async () => {
@@ -289,10 +472,23 @@ export function mountPlayground(root, example, ctx) {
     if (state.diverged) return;
     state.playing = !state.playing;
     play.textContent = state.playing ? "Pause" : "Play";
-    state.worker.postMessage(state.playing ? { type: "play", probe: probeIds() } : { type: "pause" });
+    if (state.playing && (state.stopped || state.note)) {
+      state.stopped = null;
+      state.note = "";
+      delete root.dataset.stopped;
+      drawCurve();
+    }
+    state.worker.postMessage(state.playing
+      ? { type: "play", probe: probeIds(), budget: state.budget, patience: state.patience }
+      : { type: "pause" });
   });
   stepBtn.addEventListener("click", async () => {
     await ensure();
+    if (state.stopped || state.note) {
+      state.stopped = null;
+      state.note = "";
+      delete root.dataset.stopped;
+    }
     if (!state.diverged && !state.playing) state.worker.postMessage({ type: "step", n: 1, probe: probeIds() });
   });
   reset.addEventListener("click", () => resetRun().catch(() => {}));
@@ -311,24 +507,30 @@ export function mountPlayground(root, example, ctx) {
       state.worker.postMessage({ type: "probe", ids });
     }
   });
-  // Before the reader presses anything: the run the library computed in the kernel. The figure shows
-  // computed results from now on (dataset.state, as every live figure); dataset.run says whether a
-  // run is loaded in the worker.
+  // Before the reader presses anything: the run the library computed in the kernel (its curves and
+  // maps). The figure shows computed results from now on (dataset.state, as every live figure);
+  // dataset.run says whether a run is loaded in the worker.
   root.dataset.state = "computed";
   // A link may ask for other settings than the chapter's run: then neither the run's curve nor the
-  // chapter's caption describes what the controls show, and the figure says so.
-  const other = Object.keys(example.defaults).filter((k) => String(settings[k]) !== String(example.defaults[k]));
+  // chapter's caption describes what the controls show, and the figure says so; its maps are those of
+  // the link's run before training (its initial weights, computed in the page).
+  const other = differs();
   if (other.length) {
     const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${example.defaults[k]})`).join(", ");
-    stats.textContent = `The link's settings differ from the chapter's run: ${change}. No step yet: press Play to train them here.`;
-    const caption = root.querySelector(".book-live-caption");
-    if (caption) html("span", { class: "book-pg-caption-note" }, caption, " (This caption describes the chapter's run, not the link's settings.)");
+    state.note = `The link's settings differ from the chapter's run: ${change}. Press Play to train them here.`;
+    markCaption();
+    drawCurve();
+    clearMaps("The attention maps of this run's initial weights are being computed.");
     root.dataset.example = "other";
+    ensure().catch(() => {}); // its worker draws the maps of its initial weights when ready
     return;
   }
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
+  state.note = "(computed by the library when the book was built; press Play to train here)";
   drawCurve();
-  stats.textContent += " (computed by the library when the book was built; press Play to train here)";
+  const ids = probeIds();
+  if (example.probe && ids) drawMaps(example.probe, ids, `${after(example.probe.t)} (the library's run)`);
+  else clearMaps("Press Play or One step to compute the attention maps here.");
   root.dataset.example = "chapter";
 }

@@ -75,11 +75,16 @@ export function mountPositional(root, example, ctx) {
     const p = Number(position.value);
     const problems = [];
     if (!Number.isInteger(P) || P < 1 || P > 512) problems.push("positions: a whole number from 1 to 512");
+    // PE pairs dimensions 2i and 2i+1 (a sine and a cosine of one frequency): d_model must be even,
+    // or the last dimension is a sine without its cosine and the wavelengths below are wrong
     if (!Number.isInteger(D) || D < 2 || D > 1024) problems.push("d_model: a whole number from 2 to 1024");
+    else if (D % 2) problems.push(`d_model: an even number (sines and cosines come in pairs), got ${D}; ` +
+      `try ${D - 1} or ${D + 1}`);
     if (!(b > 1) || !Number.isFinite(b)) problems.push("base: a finite number above 1");
     if (!Number.isInteger(p) || p < 0 || p >= P) problems.push(`position: a whole number from 0 to ${P - 1}`);
     if (problems.length) {
       ctx.message(root, `Expected ${problems.join("; ")}.`, "warning");
+      status.textContent = "Not redrawn: the table and curve are still those of the last valid settings.";
       root.dataset.state = "error";
       return;
     }

@@ -8,7 +8,7 @@
 // play, pause, step, probe, weights, unroll (for benchmarks/playground.py: k = 1, single steps only,
 // as before the K-step graph; with bytes, another K-step graph, to compare values of K), time (for
 // benchmarks/playground.py: run any graph of float inputs n times, e.g. the step's matrix products alone).
-// Messages out: ready, progress, heldout, probe, diverged, weights, unrolled, timed, error.
+// Messages out: ready, progress, heldout, probe, diverged, stopped, paused, weights, unrolled, timed, error.
 import * as ort from "onnxruntime-web/wasm";
 import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
 
@@ -183,12 +183,16 @@ async function probe(ids) {
 
 // Runs steps until paused (or n steps), posting progress in chunks so the page draws as it learns. A
 // newer "play" or "step" takes over from a run of train still in progress (which then stops quietly):
-// otherwise the older one, finishing, would switch the newer one off.
+// otherwise the older one, finishing, would switch the newer one off. Play (n null) also stops by
+// itself ("stopped") at the next multiple of stop.budget steps, or once the held-out accuracies (token
+// and sequence) have come out the same at stop.patience checks in a row since Play was pressed.
 let trainer = 0;
-async function train(n, probeIds) {
+async function train(n, probeIds, stop = null) {
   const me = ++trainer;
   run.playing = true;
   let done = 0;
+  const target = stop && stop.budget ? (Math.floor(run.t / stop.budget) + 1) * stop.budget : Infinity;
+  let same = 0;
   while (run.playing && trainer === me && (n === null || done < n)) {
     const start = performance.now();
     const chunk = [];
@@ -208,8 +212,21 @@ async function train(n, probeIds) {
     }
     self.postMessage({ type: "progress", steps: chunk, ms: performance.now() - start });
     if (run.t % HELD_EVERY === 0 || !run.playing || (n !== null && done >= n)) {
-      self.postMessage(await heldOut());
+      const held = await heldOut();
+      self.postMessage(held);
       if (probeIds) self.postMessage(await probe(probeIds));
+      if (stop && run.t % HELD_EVERY === 0 && trainer === me) {
+        const last = run.lastHeld;
+        same = last && last.tokenAcc === held.tokenAcc && last.seqAcc === held.seqAcc ? same + 1 : 0;
+        run.lastHeld = held;
+        const reason = run.t >= target ? "budget" : stop.patience && same >= stop.patience ? "plateau" : null;
+        if (reason && run.playing) {
+          run.playing = false;
+          self.postMessage({ type: "stopped", t: run.t, reason, budget: stop.budget, patience: stop.patience,
+            seqAcc: held.seqAcc, tokenAcc: held.tokenAcc });
+          return;
+        }
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 0)); // let "pause" and "probe" in
   }
@@ -222,7 +239,7 @@ self.onmessage = async (event) => {
   const msg = event.data;
   try {
     if (msg.type === "init") self.postMessage(await init(msg));
-    else if (msg.type === "play") train(null, msg.probe);
+    else if (msg.type === "play") train(null, msg.probe, { budget: msg.budget, patience: msg.patience });
     else if (msg.type === "step") await train(msg.n || 1, msg.probe);
     else if (msg.type === "pause") { if (run) run.playing = false; }
     else if (msg.type === "probe") self.postMessage(await probe(msg.ids));
