@@ -914,6 +914,65 @@ def test_later_function_checkers_reject_typical_mistakes(check, wrong, message):
         check(wrong)
 
 
+# what a reader's notebook holds when exercise 3 of chapter 6 is done: the chapter's globals and its
+# self_attention, which reads them
+_CH06_NOTEBOOK = """
+def self_attention(X, mask=None):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    A = masked_softmax(Q @ K.T / math.sqrt(d_k), mask)
+    return A, A @ V
+
+def step(P, q, W_K, W_V, scale):
+    return torch.softmax(P @ W_K @ q / scale, dim=-1) @ (P @ W_V)
+
+def with_global_d_k(X, W_Q, W_K, W_V):
+    return torch.stack([step(X[: t + 1], X[t] @ W_Q, W_K, W_V, math.sqrt(d_k)) for t in range(len(X))])
+
+def with_sqrt_5(X, W_Q, W_K, W_V):
+    return torch.stack([step(X[: t + 1], X[t] @ W_Q, W_K, W_V, math.sqrt(5)) for t in range(len(X))])
+
+def with_d_v(X, W_Q, W_K, W_V):
+    scale = math.sqrt(W_V.shape[1])
+    return torch.stack([step(X[: t + 1], X[t] @ W_Q, W_K, W_V, scale) for t in range(len(X))])
+
+def with_self_attention(X, W_Q, W_K, W_V):
+    return torch.stack([self_attention(X[: t + 1])[1][-1] for t in range(len(X))])
+"""
+
+
+def _ch06_notebook() -> dict:
+    _, W_Q, W_K, W_V = ch06.hand_made_model()
+    space = {"torch": torch, "math": math, "masked_softmax": attention.masked_softmax}
+    space.update(W_Q=W_Q, W_K=W_K, W_V=W_V, d_k=5, d_model=10)
+    exec(_CH06_NOTEBOOK, space)
+    return space
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (
+            "with_global_d_k",
+            "sqrt(d_k) with the notebook's global `d_k` = 5, not by the square root of the width of the W_Q passed in (d_k = 4 here)",
+        ),
+        ("with_sqrt_5", "sqrt(5), the chapter's d_k"),
+        ("with_d_v", "you divided by sqrt(d_v) instead of sqrt(d_k) (d_k = 4)"),
+        (
+            "with_self_attention",
+            "the notebook's own `W_Q` [10, 5], `W_K` [10, 5] and `W_V` [10, 10] (through `self_attention`, which reads them)",
+        ),
+    ],
+)
+def test_ch06_incremental_names_a_global_width_or_the_chapters_own_matrices(answer, message):
+    """The likeliest mistakes of a reader who has the chapter's globals at hand: d_k = 5 read from the
+    notebook (the first hidden case's d_k = 4, d_v = 3 and d_model = 8 tell it from sqrt(d_v) and
+    sqrt(d_model)), and the chapter's W_Q, W_K, W_V used through self_attention (a shape error, named)."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch06.check_incremental(_ch06_notebook()[answer])
+    assert message in str(failed.value)
+    assert "sqrt(d_v)" not in str(failed.value) or answer == "with_d_v"
+
+
 PREDICTIONS_WRONG_LATER = [
     (ch05.check_without_positions, (1, True), "the captions with 1 shape, is not the group"),
     (ch05.check_without_positions, (2, True), "captions with 2 shapes, is not the group"),
@@ -992,6 +1051,21 @@ def test_ch09_parameter_count_never_gives_the_total_away(guess):
 
 
 @pytest.mark.parametrize(
+    "score_variance, looks_like",
+    [(1, None), (2, None), (4, None), (8, None), (15, None), (64, None), (256, None), (1024, None)]
+    + [(None, "blue"), (None, "scaled")],
+)
+def test_ch06_wider_entries_names_the_mistake_without_the_answer(score_variance, looks_like):
+    """A wrong prediction is told what went wrong, never the answer (16) or the step that gives it."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch06.check_wider_entries(score_variance, looks_like)
+    message = str(failed.value)
+    assert "is not it" in message or "variance" in message
+    assert not re.search(r"\b16\b", message), message
+    assert "4 * 4" not in message and "multiply" not in message, message
+
+
+@pytest.mark.parametrize(
     "check, args, message",
     PREDICTIONS_WRONG_LATER,
     ids=[f"{c.__name__}-{m[:30]}" for c, _, m in PREDICTIONS_WRONG_LATER],
@@ -1018,6 +1092,10 @@ def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing(
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False)
+    # the experiment shows one head does not learn both lookups, not that it cannot
+    assert "cannot" not in str(ch07.check_one_head(13_209, False))
+    with pytest.raises(ExerciseFailed, match="training does not find such a split"):
+        ch07.check_one_head(13_209, True)
     assert ch08.check_small_base(585, False)  # by hand: within 1%
     assert ch09.check_parameter_counts(18.9e6, 12.6e6, 107.1e6)  # rounded to 0.1M: within 1%
     half = ch09.check_parameter_counts(18_944_000, None, None)

@@ -224,7 +224,7 @@ def test_ch06_wider_entries_accepts_numpy_and_tensor_numbers():
     [
         (16, "orange", "passed"),
         (1, "orange", "corrects for the width d_k, not for the size"),
-        (8, "orange", "variances multiply"),
+        (8, "orange", "8 = 4 + 4 adds the variances"),  # named, not the rule that gives 16
         (16, "blue", "the blue curves have scores of variance 1"),
     ],
 )

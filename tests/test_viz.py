@@ -672,6 +672,34 @@ def test_causal_mask_explorer_one_state_per_query():
     assert plt.get_fignums() == []
 
 
+def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
+    """Every state's smallest text is at least 9 px high once the picture is shrunk to a 720 px page
+    column (a 1280 px window); chapter 6's nine-token sentence, whose cells carry their weights."""
+    import importlib
+
+    from matplotlib.text import Text
+
+    module = importlib.import_module("lib.viz.interactive")
+    smallest = []
+
+    def measured(fig):
+        fig.canvas.draw()
+        scale = min(1.0, 720 / (fig.get_figwidth() * fig.dpi)) * fig.dpi  # page px per inch
+        sizes = [
+            t.get_fontsize() / 72 * scale
+            for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()
+        ]
+        smallest.append(min(sizes))
+        return b"png"
+
+    monkeypatch.setattr(module, "figure_png", measured)
+    torch.manual_seed(0)
+    tokens = "The FBI is chasing a criminal on the run".split()
+    causal_mask_explorer(torch.randn(9, 9), tokens)
+    assert len(smallest) == 9 and min(smallest) >= 9, smallest
+
+
 def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
     padding = torch.tensor([True, True, True, False]).expand(4, 4)  # the last key is padding
     box = causal_mask_explorer(SCORES, TOKENS, mask=padding.clone())

@@ -13,9 +13,12 @@ embedding table and projections; the chapter's solution asserts that the two are
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import inspect
 import math
+import numbers
+import types
 from typing import Any, Callable
 
 import torch
@@ -248,16 +251,16 @@ def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
             known = {
                 1: "1 is the variance for entries of variance 1; the division by sqrt(d_k) corrects for the width d_k, not for the size of the entries.",
                 2: "2 is the standard deviation of one entry, not a variance.",
-                4: "4 is the variance of one entry. The product of two independent entries of variance 4 has variance 4 * 4 = 16.",
-                8: "each product q_i k_i has variance 4 * 4 = 16 (variances multiply), not 4 + 4.",
-                64: "64 is d_k. Each product q_i k_i has variance 4 * 4 = 16; the sum of d_k of them has variance 16 d_k, and dividing by sqrt(d_k) divides the variance by d_k.",
-                1024: "1024 = 16 * 64 is the variance before the division by sqrt(d_k), which divides the variance by d_k.",
+                4: "4 is the variance of one entry of q or of k, but a score is built from products q_i k_i: start from the variance of one such product.",
+                8: "8 = 4 + 4 adds the variances of q_i and k_i, but a product of two independent zero-mean numbers does not have the sum of their variances.",
+                64: "64 is d_k, the width. The division by sqrt(d_k) is there to take the width out of the variance, so d_k cannot be left in the answer.",
+                1024: "1024 looks like the variance of q . k before the division: score_variance asks for the scaled score q . k / sqrt(d_k).",
             }
             for value, reason in known.items():
                 if abs(v - value) <= 0.5:
                     fail(f"score_variance = {fmt(v)}: {reason}")
             fail(
-                f"score_variance = {fmt(v)} is not it. Hint: the variance of a product of two independent zero-mean numbers is the product of their variances; of a sum of independent terms, the sum."
+                f"score_variance = {fmt(v)} is not it. Work it out in three steps: the variance of one product q_i k_i of two independent zero-mean entries, then of the sum of d_k such products, then of that sum divided by sqrt(d_k)."
             )
     if looks_like is not None:
         if not isinstance(looks_like, str) or looks_like.strip().lower() not in _CURVES:
@@ -266,7 +269,7 @@ def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
             )
         if _CURVES[looks_like.strip().lower()] == "blue":
             fail(
-                "looks_like: the blue curves have scores of variance 1 at every width. Scores of variance 16 are what the orange (unscaled) curves have at d_k = 16: peaked weights, lower entropy."
+                "looks_like: the blue curves have scores of variance 1 at every width, and entries of standard deviation 2 do not give variance 1. Look for the curves whose scores, at some width, have the variance you predicted in score_variance."
             )
     if score_variance is None:
         not_attempted(
@@ -286,7 +289,9 @@ def _incremental_cases() -> list[tuple[str, Tensor, Tensor, Tensor, Tensor]]:
     """(description, X [T, d], W_Q [d, d_k], W_K [d, d_k], W_V [d, d_v]) of the hidden cases."""
     g = torch.Generator().manual_seed(6)
     cases = []
-    for T, d, d_k, d_v in [(6, 8, 4, 5), (1, 3, 2, 2), (12, 10, 16, 3)]:
+    # the first case's widths differ from each other and from the chapter's (d_model = 10,
+    # d_k = 5), so that a scale read from a global, sqrt(d_v) or sqrt(d_model) are told apart
+    for T, d, d_k, d_v in [(6, 8, 4, 3), (1, 3, 2, 2), (12, 10, 16, 7)]:
         cases.append(
             (
                 f"T = {T}, d_model = {d}, d_k = {d_k}, d_v = {d_v}",
@@ -314,6 +319,74 @@ def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
     ]
     return torch.stack(rows)
 
+
+CHAPTER_D_K = len(CHANNELS)  # 5: the width of the chapter's queries and keys
+
+
+def _globals_read(func: Any) -> dict[str, tuple[Any, str]]:
+    """The numbers and tensors of the reader's notebook that ``func`` reads as globals, directly or
+    through a function of the same notebook it calls (such as the chapter's ``self_attention``):
+    {name: (value, via)}, ``via`` the name of that function, or "" when ``func`` reads it itself."""
+    space = getattr(func, "__globals__", None)
+    if space is None:
+        return {}
+    found: dict[str, tuple[Any, str]] = {}
+    seen = {id(func)}
+    todo = [(getattr(func, "__code__", None), "")]
+    while todo:
+        code, via = todo.pop()
+        if code is None:
+            continue
+        todo.extend((c, via) for c in code.co_consts if isinstance(c, types.CodeType))
+        for instruction in dis.get_instructions(code):
+            if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            name = instruction.argval
+            if name not in space:
+                continue
+            value = space[name]
+            if isinstance(value, types.FunctionType) and value.__globals__ is space:
+                if id(value) not in seen:  # a helper of the same notebook: what it reads counts
+                    seen.add(id(value))
+                    todo.append((value.__code__, via or name))
+            elif isinstance(value, Tensor) or (
+                isinstance(value, numbers.Real) and not isinstance(value, bool)
+            ):
+                found.setdefault(name, (value, via))
+    return found
+
+
+def _tensors_read(read: dict[str, tuple[Any, str]]) -> str:
+    """ "`W_Q` [10, 5] and `W_K` [10, 5] (through `self_attention`, which reads them)": the notebook's
+    tensors in ``read``, grouped by the function they are read through; "" if none."""
+    groups: dict[str, list[str]] = {}
+    for name, (value, via) in read.items():
+        if isinstance(value, Tensor):
+            groups.setdefault(via, []).append(f"`{name}` {list(value.shape)}")
+    parts = []
+    for via, names in groups.items():
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        pronoun = "them" if len(names) > 1 else "it"
+        parts.append(f"{listed} (through `{via}`, which reads {pronoun})" if via else listed)
+    return "; ".join(parts)
+
+
+def _shape_hint(read: dict[str, tuple[Any, str]], d: int, d_k: int, d_v: int) -> str:
+    """Advice after a shape error: the widths of the hidden case, and the notebook's matrices the
+    function reads instead of its arguments, if any."""
+    widths = f"this case has d_model = {d}, d_k = {d_k}, d_v = {d_v}, not the chapter's widths"
+    tensors = _tensors_read(read)
+    if tensors:
+        return f"The shapes do not fit because your function uses the notebook's own {tensors} instead of the matrices passed in: {widths}. Compute with the arguments X, W_Q, W_K, W_V only."
+    return f"The shapes do not fit ({widths}): check the inner dimensions of each product."
+
+
+SHAPE_ERRORS = (
+    "shapes cannot be multiplied",
+    "size mismatch",
+    "must match the size",
+    "inconsistent tensor size",
+)
 
 PREFIX_HINT = "At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
 
@@ -381,8 +454,11 @@ def check_incremental(incremental_outputs: Any) -> str:
             f"your `incremental_outputs` uses `{'`, `'.join(masking)}`, which builds or applies a mask: {NO_MASK}"
         )
     cases = _incremental_cases()
+    read = _globals_read(incremental_outputs)
     for case, X, W_Q, W_K, W_V in cases:
         T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
+        hints = dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT)
+        hints.update(dict.fromkeys(SHAPE_ERRORS, _shape_hint(read, X.shape[1], d_k, d_v)))
         try:
             with _no_masks(incremental_outputs):
                 result = call(
@@ -393,7 +469,7 @@ def check_incremental(incremental_outputs: Any) -> str:
                     W_V,
                     name="incremental_outputs",
                     case=f"'{case}'",
-                    hints=dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT),
+                    hints=hints,
                 )
         except _MaskUsed:
             fail(
@@ -433,11 +509,26 @@ def check_incremental(incremental_outputs: Any) -> str:
             fail(
                 f"on the case '{case}', you kept the first row of each step's output (the query of token 0). Keep the last row, [-1]: the output of the newest token t."
             )
+        for name, (g, via) in read.items():
+            if isinstance(g, Tensor) or g <= 0:
+                continue
+            through = f" (read through `{via}`)" if via else ""
+            for scale, how in [(math.sqrt(g), f"sqrt({name})"), (float(g), name)]:
+                if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
+                    result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
+                ):
+                    fail(
+                        f"on the case '{case}', you divided the scores by {how} with the notebook's global `{name}` = {fmt(g)}{through}, not by the square root of the width of the W_Q passed in (d_k = {d_k} here). A function takes its sizes from its arguments: the hidden cases have other widths than the chapter's."
+                    )
         for scale, what in [
             (1.0, "you did not divide the scores by sqrt(d_k)"),
             (d_k, "you divided the scores by d_k instead of sqrt(d_k)"),
             (math.sqrt(X.shape[1]), "you divided by sqrt(d_model) instead of sqrt(d_k)"),
             (math.sqrt(d_v), "you divided by sqrt(d_v) instead of sqrt(d_k)"),
+            (
+                math.sqrt(CHAPTER_D_K),
+                f"you divided by sqrt({CHAPTER_D_K}), the chapter's d_k, instead of the square root of the width of the W_Q passed in",
+            ),
         ]:
             if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
                 result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
@@ -447,6 +538,10 @@ def check_incremental(incremental_outputs: Any) -> str:
         if torch.allclose(result, V.cumsum(0), atol=1e-4):
             fail(
                 f"on the case '{case}', row t of your result is the plain sum of the values 0..t: every weight is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score row)."
+            )
+        if _tensors_read(read):
+            fail(
+                f"on the case '{case}', {largest_difference(result, expected)}. Your function reads the notebook's own {_tensors_read(read)}: compute with the arguments X, W_Q, W_K, W_V only."
             )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
     return f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

@@ -89,7 +89,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
     if learns_task is not None:
         if expect_bool(learns_task, "learns_task"):
             fail(
-                "learns_task: no. With one head, each query has one distribution of weight, and the task needs full weight on two different tokens (the previous one and the partner). Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
+                "learns_task: no. With one head, each query has one distribution of weight, and the task asks for two different tokens (the previous one and the partner): a single distribution could only split its weight between them, and training does not find such a split. Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
             )
     if n_params is None:
         not_attempted("your learns_task is right; now predict the number of parameters (n_params).")
@@ -97,7 +97,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
         not_attempted(
             "your n_params is right; now predict whether one head learns the task (learns_task)."
         )
-    return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but one head cannot fetch two tokens at once."
+    return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
 
 
 # --- exercise 2: heads as separate matrices --------------------------------------------------------------

@@ -245,8 +245,9 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
 
     def draw(t):
+        # 8.4 inches: on a page column of about 720 px its 9-point text stays near 10 px high
         fig, (ax1, ax2) = plt.subplots(
-            1, 2, figsize=(11, 4.6), width_ratios=[1.15, 1], layout="constrained"
+            1, 2, figsize=(8.4, 4.4), width_ratios=[1.15, 1], layout="constrained"
         )
         attention_heatmap(
             table,
@@ -268,7 +269,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
                             f"{masked[i, j]:.2f}",
                             ha="center",
                             va="center",
-                            fontsize=8,
+                            fontsize=9,
                             color=text_color_for(rgba[i, j]),
                         )
                     else:
@@ -278,7 +279,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
                             "0",
                             ha="center",
                             va="center",
-                            fontsize=8,
+                            fontsize=9,
                             color="black",
                             bbox=dict(
                                 boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"
@@ -299,11 +300,11 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         ax2.bar(x, masked[t].numpy(), width=0.55, color="C0", label="with the mask")
         for j in np.nonzero(~mask[t].numpy())[0]:
             ax2.text(
-                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=8, color="0.3"
+                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=9, color="0.3"
             )
         ax2.set_xticks(x, tokens, rotation=45, ha="right", rotation_mode="anchor")
         ax2.set(ylim=(0, 1.05), ylabel="weight", title=f"weights of query {t} '{tokens[t]}'")
-        ax2.legend(loc="upper right", fontsize=8)
+        ax2.legend(loc="upper right", fontsize=9)
         return fig
 
     def describe(t):
