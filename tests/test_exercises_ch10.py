@@ -49,18 +49,7 @@ def _calls_apply_bpe(word, merges):
 
 
 def _no_marker(word, merges):
-    symbols = list(word)
-    for a, b in merges:
-        out, i = [], 0
-        while i < len(symbols):
-            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
-                out.append(a + b)
-                i += 2
-            else:
-                out.append(symbols[i])
-                i += 1
-        symbols = out
-    return symbols
+    return ch10._replay_from(list(word), merges)  # the mistake: no end-of-word marker
 
 
 def test_check_replay_refuses_apply_bpe_and_a_tuple():
@@ -90,18 +79,8 @@ def test_the_hidden_cases_are_ones_where_replay_and_apply_bpe_agree():
 
 
 def _glued_start(word, merges):
-    symbols = list(word[:-1]) + [word[-1] + "</w>"]
-    for a, b in merges:
-        out, i = [], 0
-        while i < len(symbols):
-            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
-                out.append(a + b)
-                i += 2
-            else:
-                out.append(symbols[i])
-                i += 1
-        symbols = out
-    return symbols
+    # the mistake: subword-nmt's start, the marker glued to the last character
+    return ch10._replay_from(list(word[:-1]) + [word[-1] + "</w>"], merges)
 
 
 def _forgot_return(word, merges):

@@ -20,6 +20,7 @@ import lib.bpe
 from lib.bpe import (
     END_OF_WORD,
     BPETokenizer,
+    _merge,
     apply_bpe,
     learn_bpe,
     learn_bpe_fast,
@@ -143,16 +144,8 @@ def replay_reference(word: str, merges: list[tuple[str, str]]) -> list[str]:
 
 
 def _replay_from(symbols: list[str], merges: list[tuple[str, str]]) -> list[str]:
-    for a, b in merges:
-        out, i = [], 0
-        while i < len(symbols):
-            if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
-                out.append(a + b)
-                i += 2
-            else:
-                out.append(symbols[i])
-                i += 1
-        symbols = out
+    for pair in merges:
+        symbols = _merge(symbols, pair)  # lib.bpe's own step: every occurrence, left to right
     return symbols
 
 
