@@ -126,6 +126,11 @@ TOP_P_WRONG = [
         _mistake("mask in sorted order"),
         "applied the mask computed on the sorted",
     ),
+    (
+        "mask mapped back with the permutation instead of its inverse",
+        _mistake("gathered"),
+        "put each kept value back at its token's index",
+    ),
     ("ascending sort", _mistake("ascending"), "you kept the least probable tokens"),
     ("softmax of the probabilities", _mistake("softmax"), "you applied a softmax to `probs`"),
     ("one token too many", _one_token_too_many, "you kept 5 tokens; the nucleus has 4"),
@@ -239,6 +244,11 @@ GPT3_WRONG = [
     ((None, 0.01), "embedding_share = 0.01 is not it"),
     # two significant figures: 0.0037, not the truncation
     ((None, 0.0036), "embedding_share = 0.0036 is close, but not right to two significant figures"),
+    # GPT-2's context of 1024 for the position embeddings: the totals unrounded, and the share
+    ((12 * 96 * 12288**2 + (50257 + 1024) * 12288, None), "for GPT-2's context"),
+    ((174_604_259_328 - 1024 * 12288, None), "for GPT-2's context"),
+    ((None, 0.00361), "for GPT-2's context"),
+    ((None, 0.003609), "for GPT-2's context"),
 ]
 
 

@@ -48,6 +48,8 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
     "before <= p" keeps a token when the mass before it is <= p (one token too many when a running sum is p);
     "unnormalized" leaves out the renormalization; "sorted" returns the result in sorted order;
     "mask in sorted order" applies the mask computed in sorted order to the unsorted probabilities;
+    "gathered" maps the mask back by indexing it with ``order`` (``keep_sorted[order]``), the permutation
+    where its inverse is needed (a scatter with ``order``);
     "ascending" sorts in increasing order; "softmax" applies a softmax to ``probs`` first.
     """
     probs = probs.detach().double()
@@ -65,6 +67,8 @@ def top_p_reference(probs: Tensor, p: float, *, mistake: str | None = None) -> T
         kept = sorted_probs * keep_sorted
     elif mistake == "mask in sorted order":
         kept = probs * keep_sorted  # the permutation forgotten
+    elif mistake == "gathered":
+        kept = probs * keep_sorted[order]  # the permutation, not its inverse
     else:
         # vocabulary order
         kept = probs * torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
@@ -105,6 +109,10 @@ _TOP_P_MISTAKES = [
     (
         "mask in sorted order",
         "you applied the mask computed on the sorted probabilities to the probabilities in vocabulary order, so you kept the first tokens of the vocabulary. Map the mask back with the `order` that `sort` returned (`torch.zeros_like(mask).scatter(0, order, mask)`).",
+    ),
+    (
+        "gathered",
+        "you kept as many tokens as the nucleus, but you mapped the mask back to vocabulary order the wrong way: indexing the sorted mask with `order` gives token i the mask at rank order[i], but order[i] is a token's index, not token i's rank. `order[r]` is the index of the token at rank r: put each kept value back at its token's index, position r of the sorted result at index order[r].",
     ),
     (
         "ascending",
@@ -177,7 +185,7 @@ def check_top_p_filter(top_p_filter: Any) -> str:
             )
         if not torch.equal(result > 1e-12, expected > 0):
             fail(
-                f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not the right ones: keep the most probable tokens."
+                f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not the right ones. Keep the most probable tokens, and check how you map the mask from sorted order back to vocabulary order: position r of the sorted result belongs at index order[r] of the result."
             )
         fail(
             f"on the case {case}, you kept the right tokens, but not in proportion: {largest_difference(result, expected)}. Renormalizing divides every kept probability by the same number, their sum."
@@ -195,10 +203,26 @@ BLOCKS_12ND2 = 12 * GPT3["n_layer"] * GPT3["n_embd"] ** 2  # 173,946,175,488
 EMBEDDING_SHARE = EMBEDDINGS / GPT3_PARAMS  # 0.00368
 TOTAL_TOLERANCE = 2.5e-4  # relative, for gpt3_params: four significant figures, 174.6 billion
 SHARE_TOLERANCE = 5e-5  # absolute, for embedding_share: two significant figures, 0.0037
+GPT2_CONTEXT = 1024  # a usual mistake: GPT-2's context for the position embeddings
+EMBEDDINGS_GPT2_CONTEXT = (GPT3["vocab_size"] + GPT2_CONTEXT) * GPT3["n_embd"]
 
 
 def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bool:
     return abs(value / target - 1) <= tolerance
+
+
+def _gpt2_context_totals() -> tuple[int, int]:
+    """The totals with position embeddings for GPT-2's context: the estimate and the exact count."""
+    shorter = (GPT3["block_size"] - GPT2_CONTEXT) * GPT3["n_embd"]
+    return BLOCKS_12ND2 + EMBEDDINGS_GPT2_CONTEXT, GPT3_PARAMS - shorter
+
+
+def _check_context_of_total(v: float) -> None:
+    """Fail with the context's message if v is a total computed with GPT-2's context, unrounded."""
+    if any(abs(v / total - 1) <= 1e-7 for total in _gpt2_context_totals()):
+        fail(
+            f"gpt3_params = {v:,.0f} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
+        )
 
 
 @checker("GPT-3 size")
@@ -213,7 +237,10 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     layer (+0.35%) and the paper's rounded 175 billion (+0.23%), each with its own reason; another number
     within 0.4% is told to keep four figures. ``embedding_share`` (token and position embeddings, as the
     exercise defines it) within 0.00005 of 0.00368: that accepts two significant figures (0.0037) and rejects
-    the token embedding alone (0.00354) and the truncation 0.0036. The messages name the mistake and never
+    the token embedding alone (0.00354) and 0.0036 (a truncation, or the share with GPT-2's context). Position
+    embeddings for GPT-2's context of 1024 instead of GPT-3's 2048 give a total that agrees to four figures
+    (accepted when rounded) and a share of 0.00361: the unrounded totals of that mistake (the estimate and the
+    exact count) and that share are told to look at the context. The messages name the mistake and never
     give the numbers to compute.
     """
     if gpt3_params is None and embedding_share is None:
@@ -222,6 +249,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
         )
     if gpt3_params is not None:
         v = expect_number(gpt3_params, "gpt3_params")
+        _check_context_of_total(v)
         if not _near(v, GPT3_PARAMS):
             if 100 <= v <= 1000 and _near(v * 1e9, GPT3_PARAMS):
                 fail(
@@ -247,6 +275,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                     f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them."
                 )
             if abs(v / GPT3_PARAMS - 1) <= 0.005:
+                _check_context_of_total(v)
                 fail(
                     f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
                 )
@@ -270,6 +299,16 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
             if s > 0.05:
                 fail(
                     f"embedding_share = {fmt(s)} is far too large for GPT-3. Compare how the embeddings and the blocks grow with the width D and the number of layers N."
+                )
+            if any(
+                abs(s - EMBEDDINGS_GPT2_CONTEXT / total) <= 5e-6 for total in _gpt2_context_totals()
+            ):
+                fail(
+                    f"embedding_share = {fmt(s)} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
+                )
+            if abs(s - EMBEDDING_SHARE) <= 2e-4 and f"{s:.2g}" == "0.0036":
+                fail(
+                    f"embedding_share = {fmt(s)} is close, but not right to two significant figures. Two mistakes give it: position embeddings counted for GPT-2's context rather than GPT-3's (the exercise gives it), or a share truncated rather than rounded."
                 )
             if abs(s - EMBEDDING_SHARE) <= 2e-4:
                 fail(
