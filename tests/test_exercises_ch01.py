@@ -79,6 +79,12 @@ def _token_nll(model, batch):
     return F.cross_entropy(logits.transpose(1, 2), batch.tgt_out, reduction="none")
 
 
+def _last_step(model, batch):
+    """-log p [B] of each sentence's last target token, its <eos>."""
+    last = batch.tgt_mask.sum(1) - 1
+    return _token_nll(model, batch).gather(1, last[:, None])[:, 0]
+
+
 def _summed(model, batch, bins):
     values, L = PER_TOKEN(model, batch), batch.src_lengths
     return torch.stack([values[(L >= lo) & (L <= hi)].sum() for lo, hi in bins])
@@ -95,6 +101,13 @@ LOSS_WRONG = [
         "<eos> left out",
         _grouped(lambda m, b: _nll(m, b) / (b.tgt_mask.sum(1) - 1)),
         "you left <eos> out",
+    ),
+    (
+        "<eos> step left out, n - 1 tokens",
+        _grouped(
+            lambda m, b: (_nll(m, b) - _last_step(m, b)) / (b.tgt_mask.sum(1) - 1),
+        ),
+        "you left out the last step, the probability of <eos>: each sentence's loss covers its n - 1",
     ),
     ("per sentence, not per token", _grouped(_nll), "not per token"),
     ("hi excluded", _grouped(PER_TOKEN, right_open=True), "includes both ends"),
@@ -304,3 +317,47 @@ def test_every_named_mistake_of_exercise_3_differs_from_the_answer_and_from_the_
         assert (values - expected).abs().max() > 1e-3, message
         for other, _ in mistakes[i + 1 :]:
             assert (values - other).abs().max() > 1e-3, message
+
+
+def test_greedy_outputs_of_the_attention_model_scored_under_plain_are_named_the_wrong_models():
+    # the mistake: the right scoring (under `plain`) of hypotheses["attention"], not hypotheses["plain"]
+    from lib.checkpoints import load_seq2seq
+    from lib.data import Pair, build_vocabs, generate_pairs, make_batch, split_pairs
+    from lib.seq2seq import BahdanauDecoder, PlainDecoder, greedy_decode
+
+    pairs = generate_pairs(4000, seed=0)
+    train_pairs, _, test_pairs = split_pairs(pairs, seed=0)
+    src_vocab, tgt_vocab = build_vocabs(train_pairs)
+    models = {}
+    with torch.random.fork_rng():
+        for name, decoder in [
+            ("plain", PlainDecoder(len(tgt_vocab), 32, 64, 128)),
+            ("bahdanau", BahdanauDecoder(len(tgt_vocab), 32, 64, 128, d_attn=64)),
+        ]:
+            models[name] = load_seq2seq(
+                name, decoder, pairs=pairs, src_vocab=src_vocab, tgt_vocab=tgt_vocab
+            )[0]
+    batch = make_batch(test_pairs, src_vocab, tgt_vocab)
+    with torch.no_grad():
+        decoded = greedy_decode(
+            models["bahdanau"], batch.src, batch.src_lengths, 60, tgt_vocab.bos_id, tgt_vocab.eos_id
+        )
+        long_idx = [i for i, p in enumerate(test_pairs) if len(p.src) >= 30]
+        outputs = [tuple(tgt_vocab.decode(decoded.tokens[i])) for i in long_idx]
+        scored = make_batch(
+            [Pair(test_pairs[i].src, o, (0,) * len(o)) for i, o in zip(long_idx, outputs)],
+            src_vocab,
+            tgt_vocab,
+        )
+        wrong = sequence_log_prob(
+            models["plain"], scored.src, scored.src_lengths, scored.tgt_in, scored.tgt_out
+        )
+    case = ch01._long_sentences()
+    # the plain model translates no long sentence as the attention model does: every value differs
+    assert ((wrong.double() - case["greedy"]["right"]).abs() > ch01.ATOL).all()
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference(wrong, case["reference"]["right"])
+    feedback = str(failed.value)
+    assert "scores the greedy outputs of the attention model (attentive)" in feedback
+    assert "the outputs scored are the wrong model's" in feedback
+    assert 'hypotheses["plain"]' in feedback and "sequence_log_prob" not in feedback

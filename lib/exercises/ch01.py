@@ -133,10 +133,25 @@ def _under_attention(max_len: int = MAX_LEN) -> dict[str, Tensor]:
     to name, computed only when an answer is wrong."""
     pairs, long_pairs, greedy_pairs, src_vocab, tgt_vocab = _long_sentences(max_len)["scored"]
     model = _load("bahdanau", BahdanauDecoder, pairs, src_vocab, tgt_vocab)
-    return {
+    under = {
         what: _variants(model, scored, src_vocab, tgt_vocab)["right"]
         for what, scored in [("reference", long_pairs), ("greedy", greedy_pairs)]
     }
+    # the attention model's own greedy outputs (the 400 test sentences in one batch, as the chapter's
+    # hypotheses["attention"]), scored under the plain model: the right scoring of the wrong outputs
+    _, _, test_pairs = split_pairs(pairs, seed=0)
+    batch = make_batch(test_pairs, src_vocab, tgt_vocab)
+    decoded = greedy_decode(
+        model, batch.src, batch.src_lengths, max_len, tgt_vocab.bos_id, tgt_vocab.eos_id
+    )
+    long_idx = _long_sentences(max_len)["long_idx"]
+    outputs = [tgt_vocab.decode(decoded.tokens[i]) for i in long_idx]
+    its_pairs = [Pair(p.src, tuple(o), (0,) * len(o)) for p, o in zip(long_pairs, outputs)]
+    plain_model = _load("plain", PlainDecoder, pairs, src_vocab, tgt_vocab)
+    under["its greedy under plain"] = _variants(plain_model, its_pairs, src_vocab, tgt_vocab)[
+        "right"
+    ]
+    return under
 
 
 def _as_log_probs(value: Any, name: str, n: int) -> Tensor:
@@ -229,6 +244,8 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         if what == "greedy" and bool(at_the_limit[wrong].all()):
             return f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit."
         return f"{name} leaves out the last step, the probability of <eos>{',' + where if where else ''}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+    if what == "greedy" and matches(_under_attention(case["max_len"])["its greedy under plain"]):
+        return f"{name} scores the greedy outputs of the attention model (attentive){where}: the scoring under `plain` is right, but the outputs scored are the wrong model's. Score the plain model's own greedy outputs, hypotheses[\"plain\"]."
     if (value >= 0).all() and (value <= 1).all():
         return f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0."
     if (value > 0).all():
@@ -369,6 +386,8 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         # [B, T]: -log p of every target token, the <pad> targets after <eos> included
         every = F.cross_entropy(logits.transpose(1, 2), batch.tgt_out, reduction="none").double()
     tokens = batch.tgt_mask.sum(1).double()  # [B], <eos> included
+    # [B]: -log p of each sentence without its last step, the <eos>
+    without_eos = nll - every.gather(1, (batch.tgt_mask.sum(1) - 1)[:, None])[:, 0]
     per_token = nll / tokens
     lengths = batch.src_lengths
     groups = _groups(lengths, bins)
@@ -392,6 +411,10 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         (
             grouped(nll / (tokens - 1)),
             "you left <eos> out of the token count. model.loss averages over every non-pad token of tgt_out, <eos> included.",
+        ),
+        (
+            grouped(without_eos / (tokens - 1)),
+            "you left out the last step, the probability of <eos>: each sentence's loss covers its n - 1 words only. A sentence is only finished when the model ends it: model.loss scores every non-pad token of tgt_out, <eos> included, and counts it.",
         ),
         (
             grouped(nll / lengths),
