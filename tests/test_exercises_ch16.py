@@ -48,6 +48,13 @@ def _bce(logits, labels):
     return F.binary_cross_entropy_with_logits(logits, labels)
 
 
+def _ends_dropped(logits, original, masked, corrupted, attention_mask):
+    keep = attention_mask.bool().clone()
+    keep[:, 0] = False  # [CLS]
+    keep[torch.arange(len(keep)), attention_mask.sum(1) - 1] = False  # the last real token
+    return _bce(logits[keep], (corrupted != original).float()[keep])
+
+
 def _forgot_return(logits, original, masked, corrupted, attention_mask):
     labels = (corrupted != original).float()  # noqa: F841 (the mistake: computed, never returned)
 
@@ -89,8 +96,37 @@ WRONG = [
     ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda lg, o, m, c, a: lg[99], "raised IndexError"),
-    ("something else", lambda lg, o, m, c, a: lg.mean(), "Label each real token 1"),
+    (
+        "masked positions only",
+        lambda lg, o, m, c, a: _bce(lg[a.bool() & (m != o)], (c != o).float()[a.bool() & (m != o)]),
+        "at the masked positions only",
+    ),
+    ("[CLS] and [SEP] left out", _ends_dropped, "the first and the last real token"),
+    (
+        "binary_cross_entropy on clamped logits",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(
+            lg[a.bool()].clamp(1e-6, 1 - 1e-6), (c != o).float()[a.bool()]
+        ),
+        "gave binary_cross_entropy the logits themselves",
+    ),
+    ("something else", lambda lg, o, m, c, a: lg.mean(), "matches none of the mistakes"),
 ]
+
+
+def test_the_fallback_does_not_give_the_answer_away():
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_discriminator_loss(lambda lg, o, m, c, a: lg.mean())
+    message = failed.value.message
+    assert (
+        "corrupted != original" not in message and "binary_cross_entropy_with_logits" not in message
+    )
+    assert "*" not in message
+
+
+def test_no_message_holds_literal_markdown_emphasis():
+    for _, args in ch16._cases():
+        for _, message in ch16._mistakes(*args):
+            assert not re.search(r"\*\w", message), message
 
 
 @pytest.mark.parametrize("name, wrong, message", WRONG, ids=[w[0] for w in WRONG])
@@ -101,7 +137,7 @@ def test_check_discriminator_loss_rejects(name, wrong, message):
 
 def test_check_albert_prediction_accepts_right_answers_and_says_what_is_missing():
     assert ch16.check_albert_prediction(17_683_968, True)
-    assert ch16.check_albert_prediction(17.7e6, True)  # rounded to 0.1M: within 0.3%
+    assert ch16.check_albert_prediction(17_683_968.0, True)
     assert ch16.check_albert_prediction(None, None).status == "not attempted"
     half = ch16.check_albert_prediction(None, True)
     assert half.status == "not attempted" and "albert_large_parameters" in half.message
@@ -116,8 +152,19 @@ PREDICTIONS_WRONG = [
     ),
     ((17_683_968 - 132_096, None), "the projection from E = 128"),
     ((17_683_968 - 1_049_600, None), "the pooler"),
-    ((18_000_000, None), "the paper's rounded 18M"),
-    ((5_000_000, None), "is off by"),
+    ((18_000_000, None), "looks rounded"),
+    ((17.7e6, None), "looks rounded"),
+    # review of chapter 16: counts off by a small part are named, never accepted
+    ((17_683_968 - 256, None), "the embeddings' LayerNorm"),
+    ((17_683_968 - 256, None), "the segment embeddings"),
+    ((17_683_968 - 1024, None), "the bias of the projection"),
+    ((17_683_968 - 2048, None), "the projection from E = 128 to H = 1024 (1,024 numbers). And"),
+    ((17_683_968 + 2 * 896, None), "the segment embeddings 1,024 wide"),
+    ((17_683_968 + 50_000, None), "too large by 0.3%"),
+    ((18_142_720, None), "the position embeddings 1,024 wide"),
+    ((18_146_304, None), "the embeddings' LayerNorm 1,024 wide"),
+    ((17_683_968.5, None), "a whole number"),
+    ((5_000_000, None), "is too small by"),
     (("17.7M", None), "should be a number"),
     ((None, False), "fewer than BERT-base"),
     ((None, "yes"), "True or False"),

@@ -69,8 +69,12 @@ def test_word_rows_fontsize_enlarges_words_and_their_boxes():
     assert large.get_figheight() > small.get_figheight()
     with pytest.raises(ValueError, match="fontsize"):
         viz.word_rows(rows, fontsize=0)
+    # the legend follows the size too (chapter 16's detection slider draws at 10.5 points)
+    legend = viz.word_rows(rows, legend=[("white", "a box")], fontsize=10.5)
+    assert {t.get_fontsize() for t in legend.axes[0].get_legend().get_texts()} == {10.5}
     plt.close(small)
     plt.close(large)
+    plt.close(legend)
 
 
 def test_word_rows_rejects_bad_input():

@@ -3,14 +3,17 @@
 - :func:`check_discriminator_loss`: exercise 1 (implement): ELECTRA's discriminator loss from the
   corruption step's tensors (Clark et al. 2020, sec. 2): labels 1 where the corrupted token differs from
   the original, binary cross-entropy with logits averaged over the real (non-padding) tokens.
-- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-large's parameter count, and
-  whether ALBERT-xlarge has fewer parameters than BERT-base.
+- :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-large's exact parameter count
+  (a count that leaves out or widens one or two parts is told which), and whether ALBERT-xlarge has fewer
+  parameters than BERT-base.
 
-Exercise 3 (the discriminator's weight lambda) is answered in prose; the chapter's solution computes its numbers.
+Exercise 3 (the discriminator's weight lambda) has no checker: the reader compares a measurement with the
+worked solution and the model answer.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import torch
@@ -85,10 +88,14 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
     replaced = (corrupted != original).float()
     chosen = (masked != original).float()
     bce = F.binary_cross_entropy_with_logits
+    # the real tokens without the first and the last of each sentence ([CLS] and [SEP])
+    ends_dropped = real.clone()
+    ends_dropped[:, 0] = False
+    ends_dropped[torch.arange(len(real)), attention_mask.sum(dim=1) - 1] = False
     return [
         (
             bce(logits[real], chosen[real]),
-            "you labelled every *chosen* (masked) position as replaced. A sampled token equal to the original is labelled original: the label is corrupted != original, not masked != original.",
+            "you labelled every chosen (masked) position as replaced. A sampled token equal to the original is labelled original: the label is corrupted != original, not masked != original.",
         ),
         (
             bce(logits, replaced),
@@ -129,6 +136,21 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
             (replaced * bce(logits, replaced, reduction="none"))[real].mean(),
             "you counted the loss at the replaced tokens only. The discriminator learns from every real token, the originals too: that is ELECTRA's point.",
         ),
+        (
+            bce(logits[real & (chosen > 0)], replaced[real & (chosen > 0)]),
+            "you took the loss at the masked positions only, as a masked LM does. The discriminator answers for every real token, the ones the generator never touched too: that is ELECTRA's point.",
+        ),
+        (
+            bce(logits[ends_dropped], replaced[ends_dropped]),
+            "you left out the first and the last real token of each sentence ([CLS] and [SEP] in ELECTRA's input). The mean runs over every real token, special tokens included: the discriminator answers 'original' for them too.",
+        ),
+        *[
+            (
+                F.binary_cross_entropy(logits[real].clamp(eps, 1 - eps), replaced[real]),
+                "you gave binary_cross_entropy the logits themselves, clamped into [0, 1]. It takes probabilities; the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself.",
+            )
+            for eps in (1e-12, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3)
+        ],
     ]
 
 
@@ -170,7 +192,7 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
                     f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}: {message}"
                 )
         fail(
-            f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}. Label each real token 1 if corrupted != original, else 0, and average binary_cross_entropy_with_logits over the real tokens."
+            f"on the case {name} your loss is {fmt(value.item())}, expected {fmt(expected.item())}, and it matches none of the mistakes this checker knows. Go back to the definition of L_Disc in the section on ELECTRA: which tokens the mean runs over, what each token's label is, and what the loss function expects as its input."
         )
     return f"`discriminator_loss` agrees with ELECTRA's loss on all {len(cases)} hidden cases, with padding and with samples that happened to equal the original."
 
@@ -193,9 +215,72 @@ def albert_counts() -> dict[str, int]:
     }
 
 
+# What a count that leaves out or widens one part of ALBERT-large adds to the right answer, and what
+# the checker says about it. Parts of the same size (the segment embeddings and the LayerNorm, the
+# projection's bias and the pooler's) give the same count: the message then names both.
+E, H = 128, 1024
+MISTAKES = [
+    (
+        23 * LAYER,
+        "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
+    ),
+    (
+        30000 * (H - E) - PROJECTION,
+        "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
+    ),
+    (
+        522 * E,
+        "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
+    ),
+    (
+        -PROJECTION,
+        "you left out the projection from E = 128 to H = 1024 (its 128 x 1024 weights and its bias).",
+    ),
+    (-H, "you left out the bias of the projection from E = 128 to H = 1024 (1,024 numbers)."),
+    (
+        -POOLER,
+        "you left out the pooler (its 1024 x 1024 weights and its bias), which ALBERT keeps from BERT.",
+    ),
+    (-H, "you left out the pooler's bias (1,024 numbers)."),
+    (
+        -(512 + 2) * E,
+        "you left out the position and segment embeddings (512 and 2 rows of width E = 128).",
+    ),
+    (-512 * E, "you left out the position embeddings (512 rows of width E = 128)."),
+    (-2 * E, "you left out the segment embeddings (2 rows of width E = 128)."),
+    (-2 * E, "you left out the embeddings' LayerNorm (a gain and a bias, each of width E = 128)."),
+    (
+        512 * (H - E),
+        "you made the position embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings: the three embeddings are added at width E, and the projection to H comes after.",
+    ),
+    (
+        2 * (H - E),
+        "you made the segment embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings.",
+    ),
+    (
+        2 * (H - E),
+        "you made the embeddings' LayerNorm 1,024 wide. It normalizes the sum of the embeddings before the projection, at width E = 128.",
+    ),
+]
+
+
+def _diagnosis(difference: int) -> str | None:
+    """What a count that is off by ``difference`` left out or got wrong: one mistake, else two, else
+    three (the fewest that explain it; alternatives joined by "Or")."""
+    for k in (1, 2, 3):
+        found = [
+            " And ".join(message for _, message in combination)
+            for combination in itertools.combinations(MISTAKES, k)
+            if sum(delta for delta, _ in combination) == difference
+        ]
+        if found:
+            return " Or: ".join(found) if k > 1 else " Or ".join(found)
+    return None
+
+
 @checker("ALBERT's size")
 def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert_base: Any) -> str:
-    """Check the predictions of exercise 2: ALBERT-large's parameter count (within 0.3%) and whether
+    """Check the predictions of exercise 2: ALBERT-large's exact parameter count and whether
     ALBERT-xlarge has fewer parameters than BERT-base (a bool)."""
     if albert_large_parameters is None and xlarge_fewer_than_bert_base is None:
         not_attempted(
@@ -205,46 +290,24 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
     right = counts["albert_large"]
     if albert_large_parameters is not None:
         n = expect_number(albert_large_parameters, "albert_large_parameters")
-        known = [
-            (
-                right + 23 * LAYER,
-                "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
-            ),
-            (
-                right - 30000 * 128 - PROJECTION + 30000 * 1024,
-                "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
-            ),
-            (
-                right + 522 * 128,
-                "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
-            ),
-            (
-                right - PROJECTION,
-                "you left out the projection from E = 128 to H = 1024 (128 x 1024 weights and 1024 biases).",
-            ),
-            (
-                right - POOLER,
-                "you left out the pooler (1024 x 1024 weights and 1024 biases), which ALBERT keeps from BERT.",
-            ),
-            (
-                right - 512 * 128 - 2 * 128,
-                "you left out the position and segment embeddings (512 and 2 rows of width 128).",
-            ),
-        ]
-        if abs(n - right) > 0.003 * right:
-            for value, message in known:
-                if abs(n - value) <= 0.003 * right:
-                    fail(f"albert_large_parameters = {n:,.0f}: {message}")
+        if n != right:
+            if n != int(n):
+                fail(
+                    f"albert_large_parameters = {n:,}: a parameter count is a whole number; count each part exactly."
+                )
+            found = _diagnosis(int(n) - right)
+            if found:
+                fail(f"albert_large_parameters = {n:,.0f}: {found}")
             if abs(n - 23 * LAYER - right) <= 0.01 * right:
                 fail(
-                    f"albert_large_parameters = {n:,.0f}: {known[0][1]} (Then check the rest too.)"
+                    f"albert_large_parameters = {n:,.0f}: {MISTAKES[0][1]} (Then check the rest too.)"
                 )
-            if abs(n - 18e6) <= 0.02 * 18e6:
+            if abs(n - right) <= 0.02 * right and n % 10_000 == 0:
                 fail(
-                    f"albert_large_parameters = {n:,.0f} is the paper's rounded 18M; count exactly: embeddings, projection, one layer, pooler."
+                    f"albert_large_parameters = {n:,.0f} looks rounded (the paper's 18M is); the exercise asks for the exact count: embeddings, projection, one layer, pooler, each to the last parameter."
                 )
             fail(
-                f"albert_large_parameters = {n:,.0f} is off by {abs(n - right) / right:.1%}. Add up: embeddings (30,000 + 512 + 2 rows of width 128, and a LayerNorm), the projection 128 -> 1024, one BERT-large layer (12,596,224) and the pooler."
+                f"albert_large_parameters = {n:,.0f} is {'too large' if n > right else 'too small'} by {abs(n - right) / right:.1%}. Add up: the embeddings (30,000 + 512 + 2 rows of width E = 128, and their LayerNorm, also of width 128), the projection 128 -> 1024 with its bias, one BERT-large layer (12,596,224) and the pooler."
             )
     if xlarge_fewer_than_bert_base is not None:
         if not expect_bool(xlarge_fewer_than_bert_base, "xlarge_fewer_than_bert_base"):

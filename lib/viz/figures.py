@@ -473,7 +473,7 @@ def word_rows(
         width: the length of a line (about 1.3 characters per unit) before a row wraps.
         figsize: (w, h) in inches; None fits the height to the rows (give a fixed size to keep the
             states of an interactive figure the same size).
-        fontsize: the size of the words and labels in points; the boxes, the wrapping and the
+        fontsize: the size of the words, labels and legend in points; the boxes, the wrapping and the
             height fitted to the rows grow with it (a larger size fills more of ``width``).
 
     Returns:
@@ -548,7 +548,7 @@ def word_rows(
             loc="lower center",
             bbox_to_anchor=(0.5, -0.02),
             ncol=len(handles),
-            fontsize=9,
+            fontsize=fontsize,
             frameon=False,
         )
     elif ref is not None:
@@ -563,7 +563,7 @@ def word_rows(
             loc="lower center",
             bbox_to_anchor=(0.5, -0.02),
             ncol=2,
-            fontsize=9,
+            fontsize=fontsize,
             frameon=False,
         )
     bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
