@@ -108,6 +108,18 @@ def test_check_rope_halves_names_each_mistake(mistake, message):
         ch17.check_rope_halves(wrong)
 
 
+def test_the_exponent_mistake_states_the_factors_of_its_case():
+    # the first case, Dh = 8 and theta = 10,000: theta^(3/4) = 1,000 and theta^(3/8) = 31.6
+    def wrong(x, positions, theta=10000.0):
+        return ch17.rope_reference(x, positions, theta, mistake="exponent i/Dh").float()
+
+    with pytest.raises(ExerciseFailed) as failure:
+        ch17.check_rope_halves(wrong)
+    assert "Dh = 8, theta = 10000" in failure.value.message
+    assert "theta^(1 - 2/Dh) = 1,000 times slower" in failure.value.message
+    assert "wavelength is 31.6 times too short" in failure.value.message
+
+
 def test_check_rope_halves_names_an_unrotated_answer():
     with pytest.raises(ExerciseFailed, match="unchanged"):
         ch17.check_rope_halves(lambda x, positions, theta=10000.0: x.clone())
@@ -145,6 +157,11 @@ def test_check_expand_kv_names_each_mistake(answer, message):
         ("eps outside", "eps outside the square root"),
         ("silu after", "SiLU to the product"),
         ("residual on h", "to the normalized h"),
+        ("sigmoid", "the plain GLU"),
+        ("no up", "leaves out up"),
+        ("rms over rows", "over dimension 0"),
+        ("rms over all", "one root mean square"),
+        ("weight added", "you added RMSNorm's gain"),
     ],
 )
 def test_check_ffn_sublayer_names_each_mistake(mistake, message):

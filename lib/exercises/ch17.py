@@ -82,7 +82,7 @@ _ROPE_MISTAKES = [
     ),
     (
         "exponent i/Dh",
-        "your frequencies are theta^(-i/Dh) with i the pair index; pair i turns at w_i = theta^(-2i/Dh), chapter 8's frequencies, so the slowest pair is almost theta times slower than the fastest.",
+        "your frequencies are theta^(-i/Dh) with i the pair index; pair i turns at w_i = theta^(-2i/Dh), chapter 8's frequencies.",
     ),
     (
         "multiplied",
@@ -111,6 +111,20 @@ _ROPE_MISTAKES = [
 ]
 
 
+def _exponent_message(message: str, Dh: int, theta: float) -> str:
+    """The message of the exponent i/Dh, with the slowest pair's factors for this case: it should turn
+    theta^(1 - 2/Dh) times slower than the fastest, and theta^(-i/Dh) gives theta^(1/2 - 1/Dh)."""
+    right, yours = (
+        f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+        for v in (theta ** (1 - 2 / Dh), theta ** (0.5 - 1 / Dh))
+    )
+    return (
+        f"{message} Here the slowest pair, i = Dh/2 - 1 = {Dh // 2 - 1}, should turn theta^(1 - 2/Dh)"
+        f" = {right} times slower than the fastest; yours turns theta^(1/2 - 1/Dh) = {yours} times"
+        f" slower, so its wavelength is {yours} times too short."
+    )
+
+
 @checker("rope_halves")
 def check_rope_halves(rope_halves: Any) -> str:
     """Check ``rope_halves(x [T, Dh], positions [T], theta) -> [T, Dh]`` against
@@ -131,6 +145,8 @@ def check_rope_halves(rope_halves: Any) -> str:
             if (
                 result - rope_reference(x, positions, theta, mistake=mistake)
             ).abs().max() <= TOLERANCE:
+                if mistake == "exponent i/Dh":
+                    message = _exponent_message(message, x.shape[-1], theta)
                 fail(f"on the case {case}, {message}")
         if (result - x.double()).abs().max() <= TOLERANCE:
             fail(f"on the case {case}, you returned x unchanged: each pair must turn by m w_i.")
@@ -215,21 +231,32 @@ def ffn_reference(x, weight, gate, up, down, eps=1e-6, *, mistake: str | None = 
     1/D), "sum" (the sum
     of the squares for their mean), "eps outside" (x / (RMS + eps)), "swapped" (silu on up, gate
     as the value), "silu after" (silu of the product), "gelu" (GELU for SiLU), "no residual",
-    "residual on h" (h + ..., not x + ...), "no weight". A wrong ``eps`` is the argument."""
+    "residual on h" (h + ..., not x + ...), "no weight", "sigmoid" (a sigmoid gate: plain GLU),
+    "no up" (silu(gate h) alone, without the value), "rms over rows" (the mean square over dimension
+    0, the tokens), "rms over all" (one mean square for the whole of x), "weight added" (h + weight
+    for h * weight). A wrong ``eps`` is the argument."""
     x, weight, gate, up, down = (t.detach().double() for t in (x, weight, gate, up, down))
     centred = x - x.mean(-1, keepdim=True) if mistake == "mean subtracted" else x
     ms = centred.pow(2).mean(-1, keepdim=True)  # [T, 1]
+    if mistake == "rms over rows":
+        ms = x.pow(2).mean(0, keepdim=True)  # [1, D]
+    if mistake == "rms over all":
+        ms = x.pow(2).mean()
     if mistake == "sum":
         ms = x.pow(2).sum(-1, keepdim=True)
     if mistake in ("std", "std, 1/D"):
         ms = x.var(-1, keepdim=True, correction=1 if mistake == "std" else 0)
     h = centred / (ms.sqrt() + eps if mistake == "eps outside" else (ms + eps).sqrt())
-    if mistake != "no weight":
+    if mistake == "weight added":
+        h = h + weight
+    elif mistake != "no weight":
         h = h * weight
     g, v = h @ gate.T, h @ up.T  # [..., F]
     if mistake == "swapped":
         g, v = v, g
-    act = F.gelu(g) if mistake == "gelu" else F.silu(g)
+    if mistake == "no up":
+        v = torch.ones_like(v)
+    act = {"gelu": F.gelu, "sigmoid": torch.sigmoid}.get(mistake, F.silu)(g)
     out = (F.silu(g * v) if mistake == "silu after" else act * v) @ down.T  # [..., D]
     if mistake == "no residual":
         return out
@@ -295,6 +322,26 @@ _FFN_MISTAKES = [
         "you added the sub-layer's output to the normalized h: the residual connection adds it to the input x, the stream itself, which the normalization only reads.",
     ),
     ("no weight", "you left out RMSNorm's gain `weight`: multiply the normalized x by it."),
+    (
+        "weight added",
+        "you added RMSNorm's gain `weight` to the normalized x: it is a gain, a factor per feature; multiply by it, h = x / RMS(x) * weight.",
+    ),
+    (
+        "rms over rows",
+        "you took the mean square over dimension 0, down the tokens: RMSNorm normalizes each token by the root mean square of its own D features, mean(x^2) over the last dimension (-1, keepdim=True).",
+    ),
+    (
+        "rms over all",
+        "you divided the whole of x by one root mean square, over all its numbers: RMSNorm normalizes each token (row) by the root mean square of its own D features, mean(x^2) over the last dimension (-1, keepdim=True).",
+    ),
+    (
+        "sigmoid",
+        "your gate is a sigmoid, sigmoid(h @ gate.T): that is the plain GLU. SwiGLU's gate is Swish_1 = SiLU, z sigmoid(z) (F.silu).",
+    ),
+    (
+        "no up",
+        "your answer leaves out up: SwiGLU multiplies the gate, silu(h @ gate.T), by the value's projection h @ up.T before down.",
+    ),
 ]
 
 # epsilons a reader may use instead of 1e-6: none, and 1, 2, 3 or 5 times a power of ten from 1e-9
