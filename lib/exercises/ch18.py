@@ -55,6 +55,8 @@ def _running_cases() -> list[tuple[str, Tensor, int]]:
         ("12 scores that rise, block 3", torch.arange(12.0) * 0.7, 3),
         ("10 random scores, block 4", 2 * torch.randn(10, generator=g), 4),
         ("scores up to 1000, block 2", torch.tensor([0.0, 10.0, 300.0, 299.0, 1000.0, 998.0]), 2),
+        ("negative scores, block 2", torch.tensor([-3.0, -2.0, -5.0]), 2),
+        ("scores down to -4e9, block 2", torch.tensor([-3e9, -2e9, -2e9, -4e9]), 2),
     ]
 
 
@@ -199,7 +201,7 @@ def _reading_problem(events: list[frozenset[int]], n: int, block: int) -> str | 
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
-    hidden cases (scores up to 1000), relative tolerance 1e-5 on l (float32 sums of a few terms),
+    hidden cases (scores up to 1000, and all negative down to -4e9), relative tolerance 1e-5 on l (float32 sums of a few terms),
     then how it read x (:class:`_Scores`): one pass, each block of ``block`` scores read as one
     tensor, never a block again after a later one."""
     attempted(running_max_and_sum, "running_max_and_sum")
@@ -235,6 +237,10 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         m = expect_number(m_raw, "the maximum m")
         total = expect_number(l_raw, "the sum l")
         m_expected, l_expected = running_reference(x, block)
+        if m > m_expected and m not in x.tolist():
+            fail(
+                f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
+            )
         if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
             fail(
                 f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
@@ -296,6 +302,10 @@ def check_alibi_slopes(slopes_for: Any) -> str:
     """Check ``slopes_for(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
     12, 3, 24, within :func:`_slope_tolerance` (a float32 answer passes)."""
     attempted(slopes_for, "slopes_for")
+    if _calls_lib_alibi(slopes_for):
+        fail(
+            "your `slopes_for` calls lib.alibi (alibi_slopes); compute the slopes yourself, from 2^(-8/n) and the released code's rule."
+        )
     for n in _SLOPE_CASES:
         case = f"'n = {n}'"
         result = call(slopes_for, n, name="slopes_for", case=case)
@@ -321,6 +331,23 @@ def check_alibi_slopes(slopes_for: Any) -> str:
         mine, right = _apart(got[worst], expected[worst])
         fail(f"on the case {case}, head {worst} gets {mine}; expected {right}.")
     return "your slopes equal the released code's for 3, 4, 6, 8, 12 and 24 heads"
+
+
+def _calls_lib_alibi(function: Any) -> bool:
+    """Whether ``function``'s code names lib.alibi's slopes or the module (``alibi_slopes(n)``,
+    ``lib.alibi.alibi_slopes(n)``), or a global or closure variable that is lib.alibi or one of its functions."""
+    code = getattr(function, "__code__", None)
+    names = getattr(code, "co_names", ())
+    if "alibi_slopes" in names or "alibi" in names:
+        return True
+    scope = getattr(function, "__globals__", {})
+    values = [scope.get(name) for name in names]
+    values += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
+    return any(
+        getattr(value, "__name__", None) == "lib.alibi"
+        or getattr(value, "__module__", None) == "lib.alibi"
+        for value in values
+    )
 
 
 def _slope_tolerance(n: int, expected: float) -> float:
