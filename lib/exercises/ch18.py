@@ -287,7 +287,7 @@ _SLOPE_MISTAKES = [
     ),
     (
         "first ones",
-        "the missing slopes are the first ones of 2^(k+1) heads; the released code takes every other one ([0::2]), so that they fall between the slopes already chosen.",
+        "the missing slopes are the first ones of 2^(k+1) heads, which repeat slopes already chosen (the second slope of 2^(k+1) heads is the first of 2^k). The released code takes every other one ([0::2]), the slopes that 2^k heads lack: the first above the largest slope already chosen, the next ones each between two of them.",
     ),
     (
         "odd ones",
