@@ -263,3 +263,32 @@ def test_check_alibi_slopes_accepts_float32_and_shows_the_digits_that_differ():
 def test_check_tile_mask_names_the_shapes_it_received_and_expected():
     with pytest.raises(ExerciseFailed, match=re.escape("shape [4, 3]; expected shape [4, 4]")):
         ch18.check_tile_mask(lambda i0, i1, j0, j1: torch.ones(i1 - i0, j1 - j0 - 1).bool())
+
+
+@pytest.mark.parametrize("log_sum_exp", [True, False])
+def test_check_running_max_and_sum_names_a_logarithm_returned_for_the_sum(log_sum_exp):
+    def logged(x, block):
+        m, total = _one_pass(x, block)
+        return m, (m if log_sum_exp else 0.0) + math.log(total)
+
+    message = "the log-sum-exp m + log l" if log_sum_exp else "the logarithm of the sum"
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_running_max_and_sum(logged)
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (lambda n: [2 ** (-8 * h / n) for h in range(n)], "one head off: head 0 gets 2^0 = 1"),
+        (lambda n: [1 / s for s in ch18.slopes_reference(n)], "the inverses of ALiBi's"),
+        (
+            lambda n: ch18.slopes_reference(2 ** math.ceil(math.log2(n)))[:n],
+            "the first 6 slopes of the next power of two (8 heads)",
+        ),
+        (lambda n: [math.log2(s) for s in ch18.slopes_reference(n)], "logarithms (base 2)"),
+    ],
+)
+def test_check_alibi_slopes_names_the_slips_without_giving_the_slopes(answer, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as e:
+        ch18.check_alibi_slopes(answer)
+    assert "expected" not in str(e.value)

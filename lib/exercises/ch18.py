@@ -250,7 +250,18 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
                 _, l_wrong = running_reference(x, block, mistake=mistake)
                 if abs(total - l_wrong) <= 1e-5 * abs(l_wrong):
                     fail(f"on the case {case}, {message}")
-            fail(f"on the case {case}, your sum l is {total:.6g}; expected {l_expected:.6g}.")
+            close = 1e-5 * max(1.0, abs(m_expected))
+            if abs(total - (m_expected + math.log(l_expected))) <= close:
+                fail(
+                    f"on the case {case}, your l is the log-sum-exp m + log l, the number the backward pass keeps; return the sum l itself, the sum of exp(x_j - m)."
+                )
+            if abs(total - math.log(l_expected)) <= close:
+                fail(
+                    f"on the case {case}, your l is the logarithm of the sum; return the sum l itself, the sum of exp(x_j - m)."
+                )
+            fail(
+                f"on the case {case}, your sum l is {total:.6g}, which is not the sum of exp(x_j - m) over the scores: check that each block's terms are taken against the new maximum and that the old sum is rescaled before adding them."
+            )
         problem = _reading_problem(reads.events, len(x), block)
         if problem:
             fail(f"on the case {case}, the values are right but {problem}")
@@ -327,10 +338,37 @@ def check_alibi_slopes(slopes_for: Any) -> str:
         for mistake, message in _SLOPE_MISTAKES:
             if same(got, slopes_reference(n, mistake=mistake)):
                 fail(f"on the case {case}, {message}")
+        for wrong, message in _slope_slips(n):
+            if same(got, wrong):
+                fail(f"on the case {case}, {message}")
         worst = max(range(n), key=lambda h: abs(got[h] - expected[h]))
         mine, right = _apart(got[worst], expected[worst])
         fail(f"on the case {case}, head {worst} gets {mine}; expected {right}.")
     return "your slopes equal the released code's for 3, 4, 6, 8, 12 and 24 heads"
+
+
+def _slope_slips(n: int) -> list[tuple[list[float], str]]:
+    """Other wrong slopes of n heads, each with the message that names its mistake."""
+    expected = slopes_reference(n)
+    above = 2 ** math.ceil(math.log2(n))
+    return [
+        (
+            [2 ** (-8 * h / n) for h in range(n)],
+            "your slopes are one head off: head 0 gets 2^0 = 1. The exponent of head h is h + 1, so the first slope is 2^(-8/n), not 1.",
+        ),
+        (
+            [1 / s for s in expected],
+            "your slopes are the inverses of ALiBi's (above 1): a slope is 2 to a negative power, so that the bias -s |i - j| stays small for the nearest heads.",
+        ),
+        (
+            slopes_reference(above)[:n],
+            f"you took the first {n} slopes of the next power of two ({above} heads): the released code starts from the largest power of two below n, 2^k, and adds every other slope of 2^(k+1) heads.",
+        ),
+        (
+            [math.log2(s) for s in expected],
+            "your slopes are logarithms (base 2) of ALiBi's: return the slopes themselves, 2 to those powers.",
+        ),
+    ]
 
 
 def _calls_lib_alibi(function: Any) -> bool:
@@ -392,7 +430,7 @@ _TILE_CASES = [(4, 8, 4, 8), (0, 4, 2, 4), (6, 9, 4, 8), (8, 12, 0, 4), (3, 5, 3
 _TILE_MISTAKES = [
     (
         "local",
-        "you built the tile's own lower triangle, as if its first query and first key were both at position 0. Compare the positions: query i0 + r may attend key j0 + c when j0 + c <= i0 + r.",
+        "you built the tile's own lower triangle, as if its first query and first key were both at position 0: row r of the tile is query i0 + r and column c is key j0 + c, and causality is about positions in the sequence, not places in the tile.",
     ),
     (
         "strict",
