@@ -61,7 +61,7 @@ def test_the_checkers_say_not_attempted_to_a_stub_and_refuse_the_librarys_softma
     def stub(x, block): ...
 
     assert ch18.check_running_max_and_sum(stub).status == "not attempted"
-    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n)).passed
+    assert ch18.check_alibi_slopes(lambda n: ch18.slopes_reference(n)).passed
 
     def library(x, block):
         result = online_softmax(x, block)
@@ -99,6 +99,23 @@ def test_check_running_max_and_sum_names_the_maximum_updated_after_the_exponenti
 
     with pytest.raises(ExerciseFailed, match="Update the maximum with the block first"):
         ch18.check_running_max_and_sum(late)
+
+
+@pytest.mark.parametrize("start", [0.0, -1e9])
+def test_check_running_max_and_sum_names_a_running_maximum_not_started_at_minus_infinity(start):
+    def started(x, block):  # right but for the start: 0 (or -1e9) instead of -inf
+        m, total = start, 0.0
+        for i in range(0, len(x), block):
+            chunk = x[i : i + block]
+            new_max = max(m, chunk.max().item())
+            total = total * math.exp(m - new_max) + torch.exp(chunk - new_max).sum().item()
+            m = new_max
+        return m, total
+
+    with pytest.raises(
+        ExerciseFailed, match=re.escape(f"started the running maximum at {start:g}")
+    ):
+        ch18.check_running_max_and_sum(started)
 
 
 @pytest.mark.parametrize(
@@ -207,12 +224,31 @@ def test_check_running_max_and_sum_accepts_other_ways_of_reading_blocks():
         assert ch18.check_running_max_and_sum(answer).passed
 
 
+def test_check_alibi_slopes_refuses_lib_alibi():
+    import lib
+    import lib.alibi
+
+    slopes = alibi_slopes  # a name of the reader's own for the library's function
+
+    for answer in (
+        lambda n: alibi_slopes(n),
+        lambda n: lib.alibi.alibi_slopes(n).tolist(),
+        lambda n: slopes(n),
+    ):
+        with pytest.raises(ExerciseFailed, match=re.escape("calls lib.alibi")):
+            ch18.check_alibi_slopes(answer)
+
+
+def _reference_tensor(n):
+    return torch.tensor(ch18.slopes_reference(n), dtype=torch.float64)
+
+
 def test_check_alibi_slopes_accepts_float32_and_shows_the_digits_that_differ():
-    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n).float()).passed
-    assert ch18.check_alibi_slopes(lambda n: alibi_slopes(n).float().tolist()).passed
+    assert ch18.check_alibi_slopes(lambda n: _reference_tensor(n).float()).passed
+    assert ch18.check_alibi_slopes(lambda n: _reference_tensor(n).float().tolist()).passed
 
     def off(n):  # the last slope off by 1e-5 of itself: far beyond float32's rounding
-        slopes = alibi_slopes(n).tolist()
+        slopes = ch18.slopes_reference(n)
         slopes[-1] *= 1 + 1e-5
         return slopes
 
@@ -227,3 +263,32 @@ def test_check_alibi_slopes_accepts_float32_and_shows_the_digits_that_differ():
 def test_check_tile_mask_names_the_shapes_it_received_and_expected():
     with pytest.raises(ExerciseFailed, match=re.escape("shape [4, 3]; expected shape [4, 4]")):
         ch18.check_tile_mask(lambda i0, i1, j0, j1: torch.ones(i1 - i0, j1 - j0 - 1).bool())
+
+
+@pytest.mark.parametrize("log_sum_exp", [True, False])
+def test_check_running_max_and_sum_names_a_logarithm_returned_for_the_sum(log_sum_exp):
+    def logged(x, block):
+        m, total = _one_pass(x, block)
+        return m, (m if log_sum_exp else 0.0) + math.log(total)
+
+    message = "the log-sum-exp m + log l" if log_sum_exp else "the logarithm of the sum"
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch18.check_running_max_and_sum(logged)
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        (lambda n: [2 ** (-8 * h / n) for h in range(n)], "one head off: head 0 gets 2^0 = 1"),
+        (lambda n: [1 / s for s in ch18.slopes_reference(n)], "the inverses of ALiBi's"),
+        (
+            lambda n: ch18.slopes_reference(2 ** math.ceil(math.log2(n)))[:n],
+            "the first 6 slopes of the next power of two (8 heads)",
+        ),
+        (lambda n: [math.log2(s) for s in ch18.slopes_reference(n)], "logarithms (base 2)"),
+    ],
+)
+def test_check_alibi_slopes_names_the_slips_without_giving_the_slopes(answer, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as e:
+        ch18.check_alibi_slopes(answer)
+    assert "expected" not in str(e.value)

@@ -55,6 +55,8 @@ def _running_cases() -> list[tuple[str, Tensor, int]]:
         ("12 scores that rise, block 3", torch.arange(12.0) * 0.7, 3),
         ("10 random scores, block 4", 2 * torch.randn(10, generator=g), 4),
         ("scores up to 1000, block 2", torch.tensor([0.0, 10.0, 300.0, 299.0, 1000.0, 998.0]), 2),
+        ("negative scores, block 2", torch.tensor([-3.0, -2.0, -5.0]), 2),
+        ("scores down to -4e9, block 2", torch.tensor([-3e9, -2e9, -2e9, -4e9]), 2),
     ]
 
 
@@ -199,7 +201,7 @@ def _reading_problem(events: list[frozenset[int]], n: int, block: int) -> str | 
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
-    hidden cases (scores up to 1000), relative tolerance 1e-5 on l (float32 sums of a few terms),
+    hidden cases (scores up to 1000, and all negative down to -4e9), relative tolerance 1e-5 on l (float32 sums of a few terms),
     then how it read x (:class:`_Scores`): one pass, each block of ``block`` scores read as one
     tensor, never a block again after a later one."""
     attempted(running_max_and_sum, "running_max_and_sum")
@@ -235,6 +237,10 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         m = expect_number(m_raw, "the maximum m")
         total = expect_number(l_raw, "the sum l")
         m_expected, l_expected = running_reference(x, block)
+        if m > m_expected and m not in x.tolist():
+            fail(
+                f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
+            )
         if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
             fail(
                 f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
@@ -244,7 +250,18 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
                 _, l_wrong = running_reference(x, block, mistake=mistake)
                 if abs(total - l_wrong) <= 1e-5 * abs(l_wrong):
                     fail(f"on the case {case}, {message}")
-            fail(f"on the case {case}, your sum l is {total:.6g}; expected {l_expected:.6g}.")
+            close = 1e-5 * max(1.0, abs(m_expected))
+            if abs(total - (m_expected + math.log(l_expected))) <= close:
+                fail(
+                    f"on the case {case}, your l is the log-sum-exp m + log l, the number the backward pass keeps; return the sum l itself, the sum of exp(x_j - m)."
+                )
+            if abs(total - math.log(l_expected)) <= close:
+                fail(
+                    f"on the case {case}, your l is the logarithm of the sum; return the sum l itself, the sum of exp(x_j - m)."
+                )
+            fail(
+                f"on the case {case}, your sum l is {total:.6g}, which is not the sum of exp(x_j - m) over the scores: check that each block's terms are taken against the new maximum and that the old sum is rescaled before adding them."
+            )
         problem = _reading_problem(reads.events, len(x), block)
         if problem:
             fail(f"on the case {case}, the values are right but {problem}")
@@ -281,7 +298,7 @@ _SLOPE_MISTAKES = [
     ),
     (
         "first ones",
-        "the missing slopes are the first ones of 2^(k+1) heads; the released code takes every other one ([0::2]), so that they fall between the slopes already chosen.",
+        "the missing slopes are the first ones of 2^(k+1) heads, which repeat slopes already chosen (the second slope of 2^(k+1) heads is the first of 2^k). The released code takes every other one ([0::2]), the slopes that 2^k heads lack: the first above the largest slope already chosen, the next ones each between two of them.",
     ),
     (
         "odd ones",
@@ -296,6 +313,10 @@ def check_alibi_slopes(slopes_for: Any) -> str:
     """Check ``slopes_for(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
     12, 3, 24, within :func:`_slope_tolerance` (a float32 answer passes)."""
     attempted(slopes_for, "slopes_for")
+    if _calls_lib_alibi(slopes_for):
+        fail(
+            "your `slopes_for` calls lib.alibi (alibi_slopes); compute the slopes yourself, from 2^(-8/n) and the released code's rule."
+        )
     for n in _SLOPE_CASES:
         case = f"'n = {n}'"
         result = call(slopes_for, n, name="slopes_for", case=case)
@@ -317,10 +338,54 @@ def check_alibi_slopes(slopes_for: Any) -> str:
         for mistake, message in _SLOPE_MISTAKES:
             if same(got, slopes_reference(n, mistake=mistake)):
                 fail(f"on the case {case}, {message}")
+        for wrong, message in _slope_slips(n):
+            if same(got, wrong):
+                fail(f"on the case {case}, {message}")
         worst = max(range(n), key=lambda h: abs(got[h] - expected[h]))
         mine, right = _apart(got[worst], expected[worst])
         fail(f"on the case {case}, head {worst} gets {mine}; expected {right}.")
     return "your slopes equal the released code's for 3, 4, 6, 8, 12 and 24 heads"
+
+
+def _slope_slips(n: int) -> list[tuple[list[float], str]]:
+    """Other wrong slopes of n heads, each with the message that names its mistake."""
+    expected = slopes_reference(n)
+    above = 2 ** math.ceil(math.log2(n))
+    return [
+        (
+            [2 ** (-8 * h / n) for h in range(n)],
+            "your slopes are one head off: head 0 gets 2^0 = 1. The exponent of head h is h + 1, so the first slope is 2^(-8/n), not 1.",
+        ),
+        (
+            [1 / s for s in expected],
+            "your slopes are the inverses of ALiBi's (above 1): a slope is 2 to a negative power, so that the bias -s |i - j| stays small for the nearest heads.",
+        ),
+        (
+            slopes_reference(above)[:n],
+            f"you took the first {n} slopes of the next power of two ({above} heads): the released code starts from the largest power of two below n, 2^k, and adds every other slope of 2^(k+1) heads.",
+        ),
+        (
+            [math.log2(s) for s in expected],
+            "your slopes are logarithms (base 2) of ALiBi's: return the slopes themselves, 2 to those powers.",
+        ),
+    ]
+
+
+def _calls_lib_alibi(function: Any) -> bool:
+    """Whether ``function``'s code names lib.alibi's slopes or the module (``alibi_slopes(n)``,
+    ``lib.alibi.alibi_slopes(n)``), or a global or closure variable that is lib.alibi or one of its functions."""
+    code = getattr(function, "__code__", None)
+    names = getattr(code, "co_names", ())
+    if "alibi_slopes" in names or "alibi" in names:
+        return True
+    scope = getattr(function, "__globals__", {})
+    values = [scope.get(name) for name in names]
+    values += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
+    return any(
+        getattr(value, "__name__", None) == "lib.alibi"
+        or getattr(value, "__module__", None) == "lib.alibi"
+        for value in values
+    )
 
 
 def _slope_tolerance(n: int, expected: float) -> float:
@@ -365,7 +430,7 @@ _TILE_CASES = [(4, 8, 4, 8), (0, 4, 2, 4), (6, 9, 4, 8), (8, 12, 0, 4), (3, 5, 3
 _TILE_MISTAKES = [
     (
         "local",
-        "you built the tile's own lower triangle, as if its first query and first key were both at position 0. Compare the positions: query i0 + r may attend key j0 + c when j0 + c <= i0 + r.",
+        "you built the tile's own lower triangle, as if its first query and first key were both at position 0: row r of the tile is query i0 + r and column c is key j0 + c, and causality is about positions in the sequence, not places in the tile.",
     ),
     (
         "strict",

@@ -109,7 +109,7 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     _box(ax, 7.0, 3.55, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=3.4, h=0.8,
          fontsize=_FONT)  # fmt: skip
     sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
-    sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $O_i$ [$B_q$, D]"
+    sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $a_i$ [$B_q$, D]"
     _box(ax, 7.0, 1.45, sram, "attn", w=3.4, h=1.55, fontsize=_FONT)
     _arrow(ax, 6.4, 3.15, 6.4, 2.22)
     ax.text(5.75, 2.7, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t())
