@@ -5,6 +5,7 @@ the built site under its path)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -148,3 +149,46 @@ def test_the_setup_cell_installs_the_launch_buttons_ref(monkeypatch):
         monkeypatch.setattr(sync_colab_cell, "_repository", lambda bad=bad: {"branch": bad})
         with pytest.raises(ValueError, match="repository.branch .* git ref name"):
             sync_colab_cell.repository_ref()
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
+
+
+def test_the_workflow_builds_tests_and_deploys_the_site_with_pinned_pages_actions():
+    text = WORKFLOW.read_text()
+    flow = yaml.safe_load(text)
+    steps = {name: job["steps"] for name, job in flow["jobs"].items()}
+    uses = [s["uses"] for job in steps.values() for s in job if "uses" in s]
+    assert {u.split("@")[0] for u in uses} == {
+        "actions/checkout",
+        "actions/setup-python",
+        "actions/configure-pages",
+        "actions/upload-pages-artifact",
+        "actions/deploy-pages",
+    }
+    # the pin rule: a full commit SHA, the release's exact tag in a comment on the same line
+    for line in (ln for ln in text.splitlines() if "uses:" in ln):
+        assert re.search(r"uses: actions/[\w-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), line
+    build = steps["build"]
+    python = next(s for s in build if s.get("uses", "").startswith("actions/setup-python"))
+    assert python["with"]["python-version"] == "3.11"
+    assert flow["jobs"]["build"]["runs-on"].startswith("ubuntu")
+    runs = [s["run"] for s in build if "run" in s]
+    # the README's two commands, then the publish check, in this order
+    assert [r for r in runs if r.startswith("make ")] == ["make book", "make test", "make publish"]
+    upload = next(s for s in build if "upload-pages-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_build/html"
+    assert flow["jobs"]["deploy"]["needs"] == "build"
+    assert flow["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert flow[True]["push"]["branches"] == ["main"]  # YAML reads the key `on` as true
+
+
+def test_the_workflow_moves_the_ref_colab_opens_after_deploying():
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    job = flow["jobs"]["published-ref"]
+    assert job["needs"] == "deploy"
+    push = job["steps"][-1]["run"]
+    assert (
+        push
+        == f'git push --force origin "${{GITHUB_SHA}}:refs/heads/{sync_colab_cell.repository_ref()}"'
+    )
