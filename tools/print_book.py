@@ -733,6 +733,8 @@ def epub_config(out: Path) -> Path:
         epub_show_urls="no",
     )
     config["html"]["use_repository_button"] = False
+    # the ePub's pages have no web address: no canonical link to the site in their heads
+    config["html"].pop("baseurl", None)
     # this file lives under _build/: paths that jupyter-book reads relative to the config file
     config["html"]["favicon"] = str(ROOT / config["html"]["favicon"])
     extensions = config["sphinx"]["local_extensions"]
