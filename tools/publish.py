@@ -29,6 +29,7 @@ import functools
 import http.server
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -150,9 +151,13 @@ def main(argv: list[str] | None = None) -> int:
             path = mount(args.site, Path(root), base)
             httpd = serve_folder(Path(root), args.port)
             print(f"the site as published at {base}: http://127.0.0.1:{args.port}{path}  (Ctrl-C)")
+            # Ctrl-C or a kill: the server stops and the temporary folder is removed
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             try:
                 threading.Event().wait()
             except KeyboardInterrupt:
+                pass
+            finally:
                 httpd.shutdown()
         return 0
     problems = check(args.site, base)
