@@ -332,8 +332,8 @@ def _hint(error: Exception) -> str:
 
 
 CALL_TIME_LIMIT = 30
-"""Seconds one call of the reader's function may take (every hidden case takes well under a second
-with a right answer). Below the course's two minutes per cell, so that an answer that loops forever
+"""Seconds one call of the reader's function may take (the hidden cases are small: a right answer
+takes far less). Below the course's two minutes per cell, so that an answer that loops forever
 is reported by the checker ("did not finish in 30 s"), not by the grader's interrupt."""
 
 
@@ -408,8 +408,8 @@ def call(
             result = func(*inputs)
     except _TimeLimit:
         _fail_with_hint(
-            f"on the case {case}, your function `{name}` did not finish in {time_limit:g} s (every "
-            "hidden case takes well under a second with a right answer). Look for a loop whose "
+            f"on the case {case}, your function `{name}` did not finish in {time_limit:g} s (the "
+            "hidden cases are small: a right answer takes far less). Look for a loop whose "
             "condition never becomes false.",
             hints,
         )
