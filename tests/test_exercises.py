@@ -1298,10 +1298,13 @@ shell.run_cell("from lib.exercises.ch02 import check_duplicate_key")
 shell.run_cell("soft_limit, hard_key = None, None\nhard_key = 2\nsoft_limit = (1 / 0, 0.0)")
 result = shell.run_cell("check_duplicate_key(soft_limit, None)")
 assert isinstance(result.error_in_exec, ExerciseFailed), result.error_in_exec
-print(result.error_in_exec.message)
+print("MSG:", result.error_in_exec.message)
+shell.run_cell("soft_limit, hard_key = None, None\nraise KeyboardInterrupt")  # a cell stopped by a timeout
+result = shell.run_cell("check_duplicate_key(soft_limit, None)")
+print("MSG:", result.error_in_exec.message)
 shell.run_cell("soft_limit, hard_key = None, None")  # a cell that ran: "not attempted" as before
 result = shell.run_cell("verdict = check_duplicate_key(soft_limit, hard_key)")
-print(shell.user_ns["verdict"].status)
+print("MSG:", shell.user_ns["verdict"].status)
 """
     import os
     import subprocess
@@ -1313,10 +1316,15 @@ print(shell.user_ns["verdict"].status)
         timeout=120,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
-    lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
-    assert lines[-2] == (
+    lines = [ln[5:] for ln in done.stdout.splitlines() if ln.startswith("MSG: ")]
+    assert len(lines) == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert lines[0] == (
         "the cell above stopped with ZeroDivisionError at line 3 (`soft_limit = (1 / 0, 0.0)`): "
         "division by zero, so write your two predictions (soft_limit and hard_key) in the cell "
         "above, then run this cell again."
     ), done.stdout[-2000:] + done.stderr[-2000:]
-    assert lines[-1] == "not attempted"
+    assert lines[1].startswith(
+        "the cell above was interrupted at line 2 (`raise KeyboardInterrupt`) before it finished "
+        "(when graded: it ran past the time limit of a cell; does a loop never end?), so write"
+    ), lines[1]
+    assert lines[2] == "not attempted"

@@ -183,7 +183,7 @@ def checker(exercise: str) -> Callable:
                 if crash:  # the answer is missing because the reader's cell stopped: say why
                     raise ExerciseFailed(
                         part or exercise,
-                        f"the cell above stopped with {crash}, so {message[:1].lower()}{message[1:]}",
+                        f"{crash}, so {message[:1].lower()}{message[1:]}",
                         names,
                     ) from None
                 return Verdict(part or exercise, "not attempted", message, names)
@@ -435,15 +435,15 @@ def call(
 
 
 def _cell_above_crashed() -> str | None:
-    """ "ZeroDivisionError at line 3 (`...`): division by zero" if the notebook cell run just before
-    this one stopped with an error, else None (outside IPython: None)."""
+    """What stopped the notebook cell run just before this one, as the start of a sentence ("the cell
+    above stopped with ZeroDivisionError at line 3 (`...`): division by zero"), or None if it ran to
+    its end (outside IPython: None). An interrupt is a cell that did not finish: in grading, one that
+    ran past nbgrader's time limit for a cell."""
     shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
     result = getattr(shell, "last_execution_result", None)
     error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
-    if error is None or isinstance(error, (KeyboardInterrupt, _NotAttempted, CheckFailed)):
-        return None
-    if isinstance(error, ExerciseFailed):  # a check that failed is not a crash of the answer
-        return None
+    if error is None or isinstance(error, (_NotAttempted, CheckFailed, ExerciseFailed)):
+        return None  # a check that failed is not a crash of the answer
     frames = [  # the notebook's own cells: "/tmp/ipykernel_.../....py" in Jupyter, "<ipython-input-...>"
         f
         for f in traceback.extract_tb(error.__traceback__)
@@ -453,8 +453,15 @@ def _cell_above_crashed() -> str | None:
     if frames:
         line = (frames[-1].line or "").strip()
         where = f" at line {frames[-1].lineno}" + (f" (`{line[:80]}`)" if line else "")
+    if isinstance(error, KeyboardInterrupt):
+        return (
+            f"the cell above was interrupted{where} before it finished (when graded: it ran past the "
+            "time limit of a cell; does a loop never end?)"
+        )
     text = str(error).strip()[:300].rstrip(".")
-    return f"{type(error).__name__}{where}: {text}" if text else f"{type(error).__name__}{where}"
+    return f"the cell above stopped with {type(error).__name__}{where}" + (
+        f": {text}" if text else ""
+    )
 
 
 def _fail_with_hint(message: str, hints: dict[str, str] | None) -> NoReturn:
