@@ -15,6 +15,13 @@ course directory: nbgrader's own commands, its exchange and its SQLite gradebook
   ``check_*`` functions), one returns a tensor whose ``__torch_function__`` answers every ``allclose`` with
   True. Each gets 0 for the exercise they cheat on and full marks for the honest one: the locked test cell
   loads the checker afresh, and the checker compares plain tensors and numbers (``lib.exercises.plain``).
+- Every student works as the "For teachers" page says: the course's ``student_nbgrader_config.py`` as
+  their ``nbgrader_config.py`` (the exchange is outside the course, as on a hub), then
+  ``nbgrader fetch_assignment <chapter>`` and ``nbgrader submit <chapter>``. Two more students get
+  feedback they can read: a function that never returns ("did not finish in 30 s", from the checker's
+  time limit), a cell and a function that crash (the error and its line, not "not attempted"). The
+  feedback page wraps its lines and typesets its maths offline (MathJax inline), and
+  ``nbgrader zip_collect`` files a zip of two notebooks named as a learning-management system names them.
 """
 
 from __future__ import annotations
