@@ -193,9 +193,10 @@ clean:
 slides: $(SITE)
 	$(PY) tools/make_slides.py
 
-# The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py.
+# The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py;
+# EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page).
 course: venv
-	$(PY) tools/make_course.py --out course
+	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE))
 
 # ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
 # formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.

@@ -15,6 +15,13 @@ course directory: nbgrader's own commands, its exchange and its SQLite gradebook
   ``check_*`` functions), one returns a tensor whose ``__torch_function__`` answers every ``allclose`` with
   True. Each gets 0 for the exercise they cheat on and full marks for the honest one: the locked test cell
   loads the checker afresh, and the checker compares plain tensors and numbers (``lib.exercises.plain``).
+- Every student works as the "For teachers" page says: the course's ``student_nbgrader_config.py`` as
+  their ``nbgrader_config.py`` (the exchange is outside the course, as on a hub), then
+  ``nbgrader fetch_assignment <chapter>`` and ``nbgrader submit <chapter>``. Two more students get
+  feedback they can read: a function that never returns ("did not finish in 30 s", from the checker's
+  time limit), a cell and a function that crash (the error and its line, not "not attempted"). The
+  feedback page wraps its lines and typesets its maths offline (MathJax inline), and
+  ``nbgrader zip_collect`` files a zip of two notebooks named as a learning-management system names them.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +46,9 @@ CH = "02_attention_as_soft_lookup"
 BIN = Path(sys.executable).parent
 STUDENTS = ["correct", "wrong", "untouched", "raises", "loops", "deleted"]
 CHEATERS = ["rebinds", "patches", "claims"]
+# feedback a student can read: a function that never returns, an answer cell that crashes
+STUCK = ["stalls", "crashes"]
+EVERYONE = STUDENTS + CHEATERS + STUCK
 
 # Each cheat would have passed the test cell as it was before issue 22 (a call of the notebook's name).
 REBIND = """
@@ -100,7 +111,9 @@ def cells_by_id(nb) -> dict:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
-    written = make_course.write_course(root, [])
+    # the exchange outside the course, as on a hub (/srv/nbgrader/exchange)
+    exchange = tmp_path_factory.mktemp("srv") / "exchange"
+    written = make_course.write_course(root, [], exchange=exchange)
     return root, dict(written)
 
 
@@ -193,6 +206,14 @@ def student_answers(kind: str, release, source):
     elif kind == "claims":  # ex2 a tensor that claims to be close to anything; ex1 honest
         cells["ex1_answer"].source = src["ex1_answer"].source
         cells["ex2_answer"].source = CLAIM
+    elif kind == "stalls":  # ex2's function never returns
+        cells["ex1_answer"].source = src["ex1_answer"].source
+        cells["ex2_answer"].source += "\ndef sharpen(w, gamma):\n    while True:\n        pass"
+    elif kind == "crashes":  # ex1's cell stops before its answers; ex2's function divides by 0
+        cells["ex1_answer"].source += "\nscale = 1 / 0\nsoft_limit, hard_key = (0.0, 0.0), 2"
+        cells[
+            "ex2_answer"
+        ].source += "\ndef sharpen(w, gamma):\n    rows = len(w) - w.shape[0]\n    return w**gamma / (1 / rows)"
     elif kind == "deleted":
         cells["ex1_answer"].source = src["ex1_answer"].source
         nb.cells = [c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] != "ex1_test"]
@@ -205,29 +226,20 @@ def graded(course):
     nbgrader("generate_assignment", CH, "--force", cwd=root)
     nbgrader("release_assignment", CH, "--force", cwd=root)
     source = nbformat.read(root / "source" / CH / f"{CH}.ipynb", as_version=4)
-    for student in STUDENTS + CHEATERS:
+    for student in EVERYONE:
+        # each student's machine: the course's student_nbgrader_config.py as their nbgrader_config.py
+        # (what the teachers' page tells them), then the commands exactly as the page writes them
         home = root.parent / f"home-{root.name}-{student}"
         home.mkdir()
-        (home / "nbgrader_config.py").write_text(
-            f"c = get_config()\nc.CourseDirectory.course_id = 'attention-book'\n"
-            f"c.Exchange.root = {str(root / 'exchange')!r}\n"
-        )
-        nbgrader("fetch_assignment", CH, "--course", "attention-book", cwd=home, user=student)
+        (home / "nbgrader_config.py").write_text((root / "student_nbgrader_config.py").read_text())
+        nbgrader("fetch_assignment", CH, cwd=home, user=student)
         path = home / CH / f"{CH}.ipynb"
         release = nbformat.read(path, as_version=4)
         nbformat.write(student_answers(student, release, source), path)
-        nbgrader(
-            "submit",
-            CH,
-            "--course",
-            "attention-book",
-            f"--student={student}",
-            cwd=home,
-            user=student,
-        )
+        nbgrader("submit", CH, f"--student={student}", cwd=home, user=student)
     nbgrader("collect", CH, cwd=root)
     roster = root / "students.csv"  # the class list, imported at once as a teacher would
-    roster.write_text("id\n" + "".join(f"{s}\n" for s in STUDENTS + CHEATERS))
+    roster.write_text("id\n" + "".join(f"{s}\n" for s in EVERYONE))
     nbgrader("db", "student", "import", str(roster), cwd=root)
     # a short cell timeout for the student who loops forever (the chapter's own cells take < 2 s on an
     # idle machine, 30 s leaves room for a loaded one); the others with the course's own two minutes
@@ -240,9 +252,9 @@ def graded(course):
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         scores = {
             s: {g.name: g.score for g in gb.find_submission_notebook(CH, CH, s).grades}
-            for s in STUDENTS + CHEATERS
+            for s in EVERYONE
         }
-        totals = {s: gb.find_submission(CH, s).score for s in STUDENTS + CHEATERS}
+        totals = {s: gb.find_submission(CH, s).score for s in EVERYONE}
     return root, scores, totals
 
 
@@ -329,11 +341,92 @@ def test_feedback_carries_the_checkers_message(graded):
     assert "not attempted" in page_text(root / "feedback" / "untouched" / CH / f"{CH}.html")
 
 
+def feedback_page(root: Path, student: str) -> Path:
+    return root / "feedback" / student / CH / f"{CH}.html"
+
+
+def test_feedback_says_when_a_function_never_returns_or_an_answer_crashes(graded):
+    """A function that loops forever is stopped by the checker's time limit and reported as such (no
+    KeyboardInterrupt through lib/exercises); a crash in the student's cell or function is reported
+    as that crash, with its line, not as "not attempted"."""
+    root, scores, _ = graded
+    p = make_course.POINTS["checked"]
+    assert scores["stalls"]["ex1_test"] == p and scores["stalls"]["ex2_test"] == 0
+    assert scores["crashes"]["ex1_test"] == 0 and scores["crashes"]["ex2_test"] == 0
+    from lib.exercises import CALL_TIME_LIMIT
+
+    stalls = page_text(feedback_page(root, "stalls"))
+    assert f"your function `sharpen` did not finish in {CALL_TIME_LIMIT} s" in stalls
+    assert "KeyboardInterrupt" not in stalls and "lib/exercises" not in stalls
+    crashes = page_text(feedback_page(root, "crashes"))
+    assert (
+        "The cell above stopped with ZeroDivisionError at line 6 (`scale = 1 / 0`): division by zero"
+        in crashes
+    )
+    assert (
+        "`sharpen` raised ZeroDivisionError: division by zero, at line 11 of your cell" in crashes
+    )
+    assert (
+        "duplicated key: not attempted" not in crashes and "sharpen: not attempted" not in crashes
+    )
+    untouched = page_text(feedback_page(root, "untouched"))  # where nothing was written, as before
+    assert "duplicated key: not attempted" in untouched and "sharpen: not attempted" in untouched
+
+
+def test_feedback_pages_wrap_long_lines_and_render_maths_offline(graded):
+    """The course's templates/feedback/mathjax.html.j2 replaces nbconvert's in nbgrader's feedback page:
+    the checker's message wraps (no sideways scrolling), and MathJax is inline, not from a CDN."""
+    root, _, _ = graded
+    page = feedback_page(root, "wrong").read_text()
+    head = page.split("</head>")[0]
+    assert "white-space: pre-wrap" in head and "overflow-x: visible" in head
+    assert "cdnjs" not in page and "<script src=" not in page  # nothing loaded from elsewhere
+    assert "MathJax 3.2.2" in head and "window.MathJax" in head
+    assert len(head) > (make_course.MATHJAX.stat().st_size)  # the whole bundle, inline
+    # offline, a browser typesets the chapter's maths (Debian's chromium, where installed)
+    chromium = shutil.which("chromium")
+    if chromium:
+        done = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000"]
+            + ["--dump-dom", feedback_page(root, "wrong").as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        body = re.sub(r"<script.*?</script>", "", done.stdout.split("<body", 1)[-1], flags=re.S)
+        assert body.count("<mjx-container") > 50 and "mjx-merror" not in body, done.stderr[-2000:]
+    # the chapter's maths is there as TeX for MathJax to typeset
+    assert r"$\lambda \to \infty$" in page
+
+
+def test_zip_collect_files_a_learning_management_systems_download(graded):
+    """``nbgrader zip_collect`` with the course's FileNameCollectorPlugin.named_regexp: a zip of two
+    students' notebooks, named as the teachers' page says an LMS names them, lands in submitted/."""
+    import zipfile
+
+    root, _, _ = graded
+    page = (ROOT / "book" / "teachers.md").read_text()
+    names = re.findall(r"`(\w+_(?:LATE_)?\d+_\d+_\w+?(?:-\d+)?\.ipynb)`", page)
+    assert len(names) >= 2, "the teachers' page shows the file names zip_collect reads"
+    release = root / "release" / CH / f"{CH}.ipynb"
+    archive = root / "downloaded" / CH / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as z:
+        for name in names:
+            z.writestr(name.replace("02_attention_as_soft_lookup", CH), release.read_text())
+    nbgrader("zip_collect", CH, cwd=root)
+    for name in names:
+        student = re.match(make_course.ZIP_NAMES, "/" + name).group("student_id")
+        assert (
+            root / "submitted" / student / CH / f"{CH}.ipynb"
+        ).read_text() == release.read_text()
+
+
 def test_grades_export_as_csv(graded):
     root, _, totals = graded
     rows = list(csv.DictReader(open(root / "grades.csv")))
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == CH}
-    assert set(by_student) == set(STUDENTS + CHEATERS)
+    assert set(by_student) == set(EVERYONE)
     assert float(by_student["correct"]["raw_score"]) == totals["correct"]
     assert json.dumps(totals)  # plain numbers
 
@@ -363,4 +456,11 @@ def test_the_teachers_page_states_what_the_course_gives(course):
     ):
         assert f"nbgrader {command} " in page, command
     assert f"is worth {make_course.POINTS['checked']} points" in page.replace("\n", " ")
+    # the students' side and zip_collect's configuration are on the page
+    assert "student_nbgrader_config.py" in page and "FileNameCollectorPlugin.named_regexp" in page
+    from lib.exercises import CALL_TIME_LIMIT
+
+    flat = " ".join(page.split())
+    assert f"stopped by the checker after {CALL_TIME_LIMIT} seconds per call" in flat
+    assert f'did not finish in {CALL_TIME_LIMIT} s"' in flat
     assert f"is worth {make_course.POINTS['written']} point," in page.replace("\n", " ")

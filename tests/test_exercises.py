@@ -1250,3 +1250,81 @@ def test_numpy_numbers_and_arrays_are_accepted_like_tensors():
     assert check_key_strength({"k1", "k2"}, np.array([0.5]))
     with pytest.raises(ExerciseFailed, match="a pair of two numbers"):
         check_duplicate_key(np.array([1.0, 2.0, 3.0]), 2)
+
+
+def _divides_by_zero(w, gamma):
+    empty = w.shape[0] - len(w)
+    return w**gamma / (1 / empty)
+
+
+def test_reader_errors_say_where_in_the_readers_code():
+    with pytest.raises(ExerciseFailed) as failure:
+        check_sharpen(_divides_by_zero)
+    line = _divides_by_zero.__code__.co_firstlineno + 2
+    assert (
+        f"raised ZeroDivisionError: division by zero, at line {line} of your cell "
+        "(`return w**gamma / (1 / empty)`)." in failure.value.message
+    )
+
+
+def test_an_answer_that_never_returns_is_stopped_with_a_time_limit(monkeypatch):
+    import time
+
+    import lib.exercises
+
+    def loops(w, gamma):
+        while True:
+            pass
+
+    monkeypatch.setattr(lib.exercises, "CALL_TIME_LIMIT", 0.5)
+    start = time.monotonic()
+    with pytest.raises(ExerciseFailed) as failure:
+        check_sharpen(loops)
+    assert time.monotonic() - start < 10
+    assert "your function `sharpen` did not finish in 0.5 s" in failure.value.message
+    # the timer is off again: a right answer afterwards runs to the end
+    assert check_sharpen(lambda w, g: torch.softmax(g * w.log(), dim=-1)).passed
+
+
+def test_an_answer_cell_that_crashed_is_reported_as_a_crash_not_as_not_attempted():
+    """In a notebook (an IPython shell), the check after an answer cell that stopped with an error
+    names the error and its line instead of "not attempted". In a subprocess: the shell is global."""
+    program = r"""
+from IPython.core.interactiveshell import InteractiveShell
+from lib.exercises import ExerciseFailed
+
+shell = InteractiveShell.instance()
+shell.run_cell("from lib.exercises.ch02 import check_duplicate_key")
+shell.run_cell("soft_limit, hard_key = None, None\nhard_key = 2\nsoft_limit = (1 / 0, 0.0)")
+result = shell.run_cell("check_duplicate_key(soft_limit, None)")
+assert isinstance(result.error_in_exec, ExerciseFailed), result.error_in_exec
+print("MSG:", result.error_in_exec.message)
+shell.run_cell("soft_limit, hard_key = None, None\nraise KeyboardInterrupt")  # a cell stopped by a timeout
+result = shell.run_cell("check_duplicate_key(soft_limit, None)")
+print("MSG:", result.error_in_exec.message)
+shell.run_cell("soft_limit, hard_key = None, None")  # a cell that ran: "not attempted" as before
+result = shell.run_cell("verdict = check_duplicate_key(soft_limit, hard_key)")
+print("MSG:", shell.user_ns["verdict"].status)
+"""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    lines = [ln[5:] for ln in done.stdout.splitlines() if ln.startswith("MSG: ")]
+    assert len(lines) == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert lines[0] == (
+        "the cell above stopped with ZeroDivisionError at line 3 (`soft_limit = (1 / 0, 0.0)`): "
+        "division by zero, so write your two predictions (soft_limit and hard_key) in the cell "
+        "above, then run this cell again."
+    ), done.stdout[-2000:] + done.stderr[-2000:]
+    assert lines[1].startswith(
+        "the cell above was interrupted at line 2 (`raise KeyboardInterrupt`) before it finished "
+        "(when graded: it ran past the time limit of a cell; does a loop never end?), so write"
+    ), lines[1]
+    assert lines[2] == "not attempted"

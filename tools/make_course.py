@@ -29,12 +29,24 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
 
 Points: :data:`POINTS` (one place): every checked exercise is worth ``POINTS["checked"]``, every
 written explanation ``POINTS["written"]``.
+
+Besides ``source/`` and ``nbgrader_config.py`` (the teacher's), the course directory holds:
+
+- ``exchange/`` (or ``--exchange DIR``), nbgrader's exchange, writable by everyone;
+- ``student_nbgrader_config.py``, the students' side: the course id and where the exchange is, so
+  that ``nbgrader fetch_assignment`` and ``submit`` work as the "For teachers" page writes them
+  (without it nbgrader looks for ``/usr/local/share/nbgrader/exchange``);
+- ``templates/feedback/mathjax.html.j2``, which nbgrader's feedback page uses in place of nbconvert's:
+  the long lines of a checker's message wrap instead of scrolling sideways, and MathJax (the npm
+  copy the site serves, ``node_modules/mathjax``) is inline, so the maths of the feedback renders
+  offline. Without ``node_modules`` (``npm ci``) the page loads MathJax from nbgrader's CDN.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
 import re
 import sys
 from pathlib import Path
@@ -48,7 +60,7 @@ EXERCISE = re.compile(r"^\*\*Exercise (\d+)")
 
 CONFIG = """# nbgrader configuration of the course written by tools/make_course.py (the chapters).
 c = get_config()  # noqa: F821 (nbgrader defines it)
-c.CourseDirectory.course_id = "attention-book"
+c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
 # The student sees the template and this line where the worked solution was; no exception is raised,
@@ -60,7 +72,65 @@ c.ExecutePreprocessor.timeout = 120
 # A test cell a student deleted is put back from the gradebook and graded
 # (nbgrader's default: lost).
 c.OverwriteCells.add_missing_cells = True
+# Where release_assignment, collect and release_feedback find the students (student_nbgrader_config.py
+# gives the students the same place).
 c.Exchange.root = {exchange!r}
+# nbgrader zip_collect: the file names of a learning-management system's download,
+# <student>_<number>_<number>_<chapter>.ipynb (Canvas's; a late one has LATE_ after the student).
+c.FileNameCollectorPlugin.named_regexp = {zip_names!r}
+# The feedback page: nbgrader's template "feedback", with templates/feedback/mathjax.html.j2 in place of
+# nbconvert's (wrapped lines, MathJax inline so that the maths renders offline).
+import os  # noqa: E402
+
+import nbgrader  # noqa: E402
+
+c.HTMLExporter.extra_template_basedirs = [
+    {templates!r},
+    os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+]
+"""
+
+STUDENT_CONFIG = """# nbgrader configuration for the students of the course written by tools/make_course.py.
+# Each student saves it as ~/.jupyter/nbgrader_config.py, or the hub's administrator once for everyone
+# as /etc/jupyter/nbgrader_config.py: then `nbgrader fetch_assignment <chapter>` and
+# `nbgrader submit <chapter>` find the course's exchange (nbgrader's own default,
+# /usr/local/share/nbgrader/exchange, does not exist on most machines).
+c = get_config()  # noqa: F821 (nbgrader defines it)
+c.CourseDirectory.course_id = {course_id!r}
+c.Exchange.root = {exchange!r}
+"""
+
+COURSE_ID = "attention-book"
+# The file names zip_collect reads: Canvas's "Download submissions", e.g.
+# jsmith_12345_67890_02_attention_as_soft_lookup.ipynb (a late one jsmith_LATE_12345_67890_..., a second
+# upload ..._02_attention_as_soft_lookup-1.ipynb).
+ZIP_NAMES = (
+    r".*/(?P<student_id>[^/_]+)_(?:LATE_)?\d+_\d+_(?P<file_id>\d\d_[a-z0-9_]+?)(?:-\d+)?\.ipynb$"
+)
+MATHJAX = ROOT / "node_modules" / "mathjax" / "es5" / "tex-svg-full.js"
+FEEDBACK_HEAD = """{{#- Written by tools/make_course.py. nbgrader's feedback page (its template "feedback") calls
+mathjax() in its <head>; this file takes the place of nbconvert's mathjax.html.j2 there (and only there:
+no other template reads this folder). -#}}
+{{%- macro mathjax(url=None) -%}}
+<style>
+/* A checker's feedback wraps at the page's width instead of scrolling sideways in its box. */
+div.output_subarea {{ overflow-x: visible; }}
+div.output_area pre, div.output_subarea pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+</style>
+<script>
+window.MathJax = {{
+  tex: {{
+    inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]],
+    displayMath: [["$$", "$$"], ["\\\\[", "\\\\]"]],
+    processEscapes: true,
+    processEnvironments: true,
+  }},
+  svg: {{ fontCache: "global" }},
+}};
+</script>
+<!-- MathJax {version} (npm, the copy the book's site serves), inline: the maths renders offline -->
+<script>{{% raw %}}{script}{{% endraw %}}</script>
+{{%- endmacro %}}
 """
 
 
@@ -239,7 +309,11 @@ def course_notebook(
     return nb, exercises
 
 
-def write_course(out: Path, prefixes: list[str]) -> list[tuple[str, list[dict]]]:
+def write_course(
+    out: Path, prefixes: list[str], exchange: Path | None = None
+) -> list[tuple[str, list[dict]]]:
+    """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
+    all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``)."""
     out = out.resolve()
     written = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -251,10 +325,34 @@ def write_course(out: Path, prefixes: list[str]) -> list[tuple[str, list[dict]]]
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append((chapter, exercises))
-    (out / "exchange").mkdir(parents=True, exist_ok=True)
+    exchange = Path(exchange).resolve() if exchange else out / "exchange"
+    exchange.mkdir(parents=True, exist_ok=True)
+    exchange.chmod(0o777)  # every student writes there (nbgrader's instructions for an exchange)
+    templates = out / "templates"
     (out / "nbgrader_config.py").write_text(
-        CONFIG.format(root=str(out), db=str(out / "gradebook.db"), exchange=str(out / "exchange"))
+        CONFIG.format(
+            course_id=COURSE_ID,
+            root=str(out),
+            db=str(out / "gradebook.db"),
+            exchange=str(exchange),
+            zip_names=ZIP_NAMES,
+            templates=str(templates),
+        )
     )
+    (out / "student_nbgrader_config.py").write_text(
+        STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
+    )
+    head = templates / "feedback" / "mathjax.html.j2"
+    if MATHJAX.exists():
+        version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]
+        head.parent.mkdir(parents=True, exist_ok=True)
+        head.write_text(FEEDBACK_HEAD.format(version=version, script=MATHJAX.read_text()))
+    else:
+        head.unlink(missing_ok=True)
+        print(
+            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages will "
+            "load MathJax from nbgrader's CDN, and their maths shows as TeX offline"
+        )
     return written
 
 
@@ -262,13 +360,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="file-name prefixes (default: every chapter)")
     parser.add_argument("--out", type=Path, default=ROOT / "course")
+    parser.add_argument(
+        "--exchange",
+        type=Path,
+        default=None,
+        help="nbgrader's exchange, a folder every student can write (default: OUT/exchange)",
+    )
     args = parser.parse_args(argv)
-    for chapter, exercises in write_course(args.out, args.chapters):
+    for chapter, exercises in write_course(args.out, args.chapters, args.exchange):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total} points")
     print(
         f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment <chapter>"
     )
+    print(f"the students' nbgrader_config.py: {args.out / 'student_nbgrader_config.py'}")
     return 0
 
 

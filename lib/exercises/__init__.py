@@ -35,6 +35,12 @@ import inspect
 import math
 import numbers
 import re
+import signal
+import sys
+import threading
+import time
+import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
@@ -52,6 +58,7 @@ __all__ = [
     "is_stub",
     "names_used",
     "call",
+    "CALL_TIME_LIMIT",
     "expect_tensor",
     "expect_number",
     "expect_bool",
@@ -172,6 +179,13 @@ def checker(exercise: str) -> Callable:
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
                 message, part = (*e.args, None)[:2]
+                crash = _cell_above_crashed()
+                if crash:  # the answer is missing because the reader's cell stopped: say why
+                    raise ExerciseFailed(
+                        part or exercise,
+                        f"{crash}, so {message[:1].lower()}{message[1:]}",
+                        names,
+                    ) from None
                 return Verdict(part or exercise, "not attempted", message, names)
             except CheckFailed as e:
                 raise ExerciseFailed(exercise, str(e), names) from None
@@ -317,25 +331,97 @@ def _hint(error: Exception) -> str:
     return ""
 
 
+CALL_TIME_LIMIT = 30
+"""Seconds one call of the reader's function may take (the hidden cases are small: a right answer
+takes far less). Below the course's two minutes per cell, so that an answer that loops forever
+is reported by the checker ("did not finish in 30 s"), not by the grader's interrupt."""
+
+
+class _TimeLimit(BaseException):
+    """Raised inside the reader's function when its time is up (a BaseException, so that the reader's
+    own ``except Exception`` does not swallow it)."""
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Raise :class:`_TimeLimit` in the block after ``seconds`` of wall time (a SIGALRM timer: on the
+    main thread of a POSIX process, such as a Jupyter kernel; elsewhere the block runs unlimited)."""
+    if (
+        not seconds
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    start = time.monotonic()
+    outer = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # a timer already running outside
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer:  # give the outer timer back what it had left (at least a moment)
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
+
+
+def _where(error: BaseException, func: Any) -> str:
+    """``, at line N of your cell (`source`)``: where in the reader's own code ``error`` was raised,
+    or "" when no frame of the traceback is theirs."""
+    code = getattr(func, "__code__", None) or getattr(
+        getattr(func, "forward", None), "__code__", None
+    )
+    if code is None:
+        return ""
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__) if f.filename == code.co_filename
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    line = (frame.line or "").strip()
+    return f", at line {frame.lineno} of your cell" + (f" (`{line[:80]}`)" if line else "")
+
+
 def call(
-    func: Callable, *args: Any, name: str, case: str, hints: dict[str, str] | None = None
+    func: Callable,
+    *args: Any,
+    name: str,
+    case: str,
+    hints: dict[str, str] | None = None,
+    time_limit: float | None = None,
 ) -> Any:
-    """Run ``func(*args)`` on copies of the inputs; any exception or change to an input is feedback.
+    """Run ``func(*args)`` on copies of the inputs; any exception, change to an input or a call that
+    runs past ``time_limit`` seconds (default :data:`CALL_TIME_LIMIT`) is feedback.
 
     hints: advice for the mistakes a chapter expects, by what the feedback says: the first key found
     in it adds its value after it."""
+    time_limit = CALL_TIME_LIMIT if time_limit is None else time_limit
     originals = [_clone(a) for a in args]
     inputs = [_clone(a) for a in args]
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _time_limit(time_limit):
             result = func(*inputs)
+    except _TimeLimit:
+        _fail_with_hint(
+            f"on the case {case}, your function `{name}` did not finish in {time_limit:g} s (the "
+            "hidden cases are small: a right answer takes far less). Look for a loop whose "
+            "condition never becomes false.",
+            hints,
+        )
     except NotImplementedError:
         not_attempted(
             f"`{name}` still raises NotImplementedError. Write its body, then run this cell again."
         )
     except Exception as e:  # the reader's error becomes feedback, never a crash of the checker
         text = str(e).strip()[:300].rstrip(".")
-        message = f"on the case {case}, `{name}` raised {type(e).__name__}: {text}."
+        message = (
+            f"on the case {case}, `{name}` raised {type(e).__name__}: {text}{_where(e, func)}."
+        )
         if not any(key in message for key in (hints or {})):
             message += _hint(e)  # the general advice only where the chapter has none of its own
         _fail_with_hint(message, hints)
@@ -346,6 +432,36 @@ def call(
                 hints,
             )
     return plain(result)
+
+
+def _cell_above_crashed() -> str | None:
+    """What stopped the notebook cell run just before this one, as the start of a sentence ("the cell
+    above stopped with ZeroDivisionError at line 3 (`...`): division by zero"), or None if it ran to
+    its end (outside IPython: None). An interrupt is a cell that did not finish: in grading, one that
+    ran past nbgrader's time limit for a cell."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    result = getattr(shell, "last_execution_result", None)
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    if error is None or isinstance(error, (_NotAttempted, CheckFailed, ExerciseFailed)):
+        return None  # a check that failed is not a crash of the answer
+    frames = [  # the notebook's own cells: "/tmp/ipykernel_.../....py" in Jupyter, "<ipython-input-...>"
+        f
+        for f in traceback.extract_tb(error.__traceback__)
+        if "ipykernel_" in f.filename or f.filename.startswith("<ipython-input")
+    ]
+    where = ""
+    if frames:
+        line = (frames[-1].line or "").strip()
+        where = f" at line {frames[-1].lineno}" + (f" (`{line[:80]}`)" if line else "")
+    if isinstance(error, KeyboardInterrupt):
+        return (
+            f"the cell above was interrupted{where} before it finished (when graded: it ran past the "
+            "time limit of a cell; does a loop never end?)"
+        )
+    text = str(error).strip()[:300].rstrip(".")
+    return f"the cell above stopped with {type(error).__name__}{where}" + (
+        f": {text}" if text else ""
+    )
 
 
 def _fail_with_hint(message: str, hints: dict[str, str] | None) -> NoReturn:
