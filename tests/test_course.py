@@ -464,3 +464,94 @@ def test_the_teachers_page_states_what_the_course_gives(course):
     assert f"stopped by the checker after {CALL_TIME_LIMIT} seconds per call" in flat
     assert f'did not finish in {CALL_TIME_LIMIT} s"' in flat
     assert f"is worth {make_course.POINTS['written']} point," in page.replace("\n", " ")
+
+
+def test_a_rubric_splits_the_model_answer_by_the_questions():
+    """The parts are the statement's questions; each sentence of the model answer goes under the
+    question it shares words with, and a written answer is worth POINTS["written"] per part."""
+    statement = (
+        "**Exercise 4 (change and explain): bigger rows.** Scale the rows of `M` by 16. "
+        "Which accuracy changes, and why does the cosine keep its own? (This one is answered in "
+        "prose: compare yours with the model answer.)"
+    )
+    assert make_course.parts(statement) == [
+        "Which accuracy changes?",
+        "why does the cosine keep its own?",
+    ]
+    model = (
+        "The dot product's accuracy changes: long rows win.\n\n"
+        "The cosine divides by both lengths, so it keeps its own."
+    )
+    text, points = make_course.rubric(4, statement, model)
+    assert points == 2 * make_course.POINTS["written"]
+    scheme = text.split(make_course.MARK_BEGIN)[1].split(make_course.MARK_END)[0]
+    part1, part2 = scheme.split("**Part 2")
+    assert "*Which accuracy changes?*" in part1 and "- The dot product's accuracy changes" in part1
+    assert "*why does the cosine keep its own?*" in part2 and "- The cosine divides" in part2
+    # what the student reads (before the markers) states the points and no part of the answer
+    visible = text.split(make_course.MARK_BEGIN)[0]
+    assert "2 points" in visible and "cosine" not in visible
+    # a model answer that does not split by the questions is given whole, under the list of parts
+    text, points = make_course.rubric(4, statement, "Long rows win.")
+    assert points == 2 and "**Part 1" not in text and "> Long rows win." in text
+
+
+def test_the_formgrader_shows_each_rubric_and_the_release_does_not(tmp_path):
+    """generate_assignment on one chapter: every written answer has a task cell whose mark scheme (the
+    chapter's model answer, by question) is in the instructor's source and in the gradebook, from
+    which autograde restores it for the Formgrader and the feedback page (nbgrader's OverwriteCells,
+    run here on the released cell as autograde runs it on a submission); the release holds none of
+    it, and no released sentence tells the student to compare with a model answer it lacks."""
+    root = tmp_path / "course"
+    written = dict(make_course.write_course(root, [CH], exchange=tmp_path / "exchange"))
+    generate_assignments(root, [CH])
+    source = nbformat.read(root / "source" / CH / f"{CH}.ipynb", as_version=4)
+    release = nbformat.read(root / "release" / CH / f"{CH}.ipynb", as_version=4)
+    src, rel = cells_by_id(source), cells_by_id(release)
+    exercises = written[CH]
+    rubrics = [e for e in exercises if e["written"]]
+    assert len(rubrics) == 3  # chapter 2: every exercise asks for an explanation
+    for e in rubrics:
+        task, answer = src[e["rubric"]], src[e["written"]]
+        meta = task.metadata["nbgrader"]
+        assert meta["task"] and meta["locked"] and meta["points"] == 0
+        scheme = task.source.split(make_course.MARK_BEGIN)[1].split(make_course.MARK_END)[0]
+        # the rubric is the model answer: every sentence of it is in the mark scheme
+        flat = " ".join(scheme.replace("\n> ", "\n").split())  # the whole answer is quoted
+        for sentence in make_course._sentences(answer.source):
+            assert sentence in flat, (e["number"], sentence)
+        n = len(re.findall(r"^\*\*Part \d|^\d+\. \*", scheme, re.M))
+        assert n >= 1 and answer.metadata["nbgrader"]["points"] == n * make_course.POINTS["written"]
+        # the release: the question and its points, no mark scheme, no model answer
+        released = rel[e["rubric"]].source
+        assert released == task.source.split(make_course.MARK_BEGIN)[0].rstrip("\n") + "\n"
+        assert "BEGIN MARK SCHEME" not in released and "Rubric" not in released
+        assert f"{n * make_course.POINTS['written']} point" in released
+        assert rel[e["written"]].source == "YOUR ANSWER HERE"
+    # exercise 3 asks two questions, and its model answer splits by them
+    ex3 = src[rubrics[2]["rubric"]].source
+    assert "**Part 1" in ex3 and "**Part 2" in ex3 and "*Which accuracy changes?*" in ex3
+    # the points add up: each exercise's tests and written answer, the gradebook's maximum
+    graded_points = sum(
+        c.metadata["nbgrader"].get("points", 0)
+        for c in source.cells
+        if c.metadata["nbgrader"].get("grade") or c.metadata["nbgrader"].get("task")
+    )
+    assert graded_points == sum(e["points"] for e in exercises)
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import OverwriteCells
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        assert gb.find_assignment(CH).max_score == graded_points
+        stored = gb.find_source_cell(rubrics[0]["rubric"], CH, CH).source
+        assert stored == src[rubrics[0]["rubric"]].source  # the gradebook keeps the mark scheme
+    # what autograde writes for the Formgrader (and generate_feedback renders): the whole rubric
+    db = f"sqlite:///{root / 'gradebook.db'}"
+    resources = {"nbgrader": {"assignment": CH, "notebook": CH, "db_url": db}}
+    graded_nb, _ = OverwriteCells().preprocess(nbformat.from_dict(release), resources)
+    for e in rubrics:
+        assert cells_by_id(graded_nb)[e["rubric"]].source == src[e["rubric"]].source
+    # the statements that said "compare yours with the model answer" now say where it is
+    page = "\n".join(c.source for c in release.cells)
+    assert not make_course.COMPARE.search(page)
+    assert "model answer comes back with your feedback" in " ".join(page.split())

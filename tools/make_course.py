@@ -54,8 +54,27 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+# Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
+# a part being one question its statement asks (see `parts`).
 POINTS = {"checked": 2, "written": 1}
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+# nbgrader's mark-scheme markers (ClearMarkScheme): generate_assignment removes every line from the
+# first to the second from a task cell of the students' release; the gradebook keeps the whole cell,
+# and autograde puts it back, so the Formgrader and the feedback page show it.
+MARK_BEGIN, MARK_END = "=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ==="
+# What the chapters tell the reader of a written answer, and what the course's release says instead
+# (the release holds no model answer; the feedback page does, with the rubric).
+COMPARE = re.compile(
+    r"compare\s+yours\s+with(?:\s+the\s+worked\s+solution\s+and)?\s+the\s+model\s+answer"
+    r"|yours\s+to\s+compare\s+with\s+the\s+model\s+answer"
+)
+COMPARED = "your teacher grades it by a rubric, and the model answer comes back with your feedback"
+AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w)")
+STOP = set(
+    "this that with what which from your their them then than they there these those does when where"
+    " each every more most much into only also both same other about after before first second"
+    " over under many some such explain compare measure predict write answer model chapter".split()
+)
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)")
 
 CONFIG = """# nbgrader configuration of the course written by tools/make_course.py (the chapters).
@@ -195,6 +214,89 @@ def _model_answer(source: str) -> str:
     return re.sub(r"\s*(</details>|:::)$", "", body).rstrip()
 
 
+def _sentences(text: str) -> list[str]:
+    """The sentences of a paragraph of prose (not inside $...$; "e.g." and "i.e." do not end one)."""
+    text = re.sub(r"\s+", " ", text.strip())
+    text = text.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
+    parts = re.split(r"(?<=[.?!])\s+(?=[A-Z*$(`])", text)
+    return [p.replace("\0", " ").strip() for p in parts if p.strip()]
+
+
+def parts(statement: str) -> list[str]:
+    """The questions an exercise's statement asks: its sentences that end with a question mark or
+    ask to explain, a sentence that joins two questions by ", and why/what/which/..." split in two (its title, in bold, and its parenthesised notes left out). At least one:
+    a statement that asks none is one part, "the explanation"."""
+    body = re.sub(r"^\*\*Exercise[^*]*\*\*", "", statement.strip())
+    body = re.sub(r"\((?:This one|Predict)[^)]*\)", "", body)
+    asked = []
+    for paragraph in re.split(r"\n\s*\n", body):
+        if paragraph.lstrip().startswith(("-", "```", "|")):
+            continue  # a list of quantities, code or a table: instructions, not questions
+        asked += [
+            s
+            for s in _sentences(paragraph)
+            if (s.endswith("?") or re.search(r"\bexplain\b", s, re.I)) and not s.startswith("(")
+        ]
+    # "Which digit does it get right, and why ...?" asks two questions: one part each
+    asked = [q for a in asked for q in re.split(AND_ASK, a)]
+    asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
+    return asked or ["the explanation the exercise asks for"]
+
+
+def _words(text: str) -> set[str]:
+    text = re.sub(r"\$[^$]*\$|`[^`]*`", " ", text.lower())
+    return {w for w in re.findall(r"[a-z][a-z-]{3,}", text) if w not in STOP}
+
+
+def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
+    """The task cell of a written answer and its points: what the student reads (the question, the
+    points), then, between nbgrader's mark-scheme markers, the criteria of each part.
+
+    The criteria come from the chapter's model answer: each of its sentences goes to the part whose
+    question shares the most words with it (a sentence sharing none stays with the part before). If
+    every part gets a sentence, the rubric lists them under their questions; if not, the model
+    answer does not split by question, and the rubric gives it whole under the list of parts."""
+    asked = parts(statement)
+    points = POINTS["written"] * len(asked)
+    keys = [_words(q) for q in asked]
+    groups: list[list[str]] = [[] for _ in asked]
+    k = 0
+    for paragraph in re.split(r"\n\s*\n", model.strip()):
+        for sentence in _sentences(paragraph):
+            shared = [len(key & _words(sentence)) for key in keys]
+            if max(shared) > 0:
+                k = shared.index(max(shared))
+            groups[k].append(sentence)
+    each = POINTS["written"]
+    guide = (
+        f"Each part: {each} point{'s' if each != 1 else ''} for the claim and its reason as the"
+        " model answer gives them (the student's own run may print slightly different numbers;"
+        " what counts is the claim and the reason), half of that for the right claim with its"
+        " reason missing or wrong, 0 for a wrong claim or none."
+    )
+    lines = [
+        f"**Exercise {number}, in words.** Answer in the cell below, in a few sentences: {points}"
+        f" point{'s' if points != 1 else ''}, {each} for each question the exercise asks. Your teacher"
+        " grades it by a rubric, and the model answer comes back with your feedback.",
+        "",
+        MARK_BEGIN,
+        "",
+        f"**Rubric: {points} point{'s' if points != 1 else ''}.** {guide}",
+        "",
+    ]
+    if all(groups):
+        for i, (question, said) in enumerate(zip(asked, groups), 1):
+            lines += [f"**Part {i} ({each} pt).** *{question}* A full answer says:", ""]
+            lines += [f"- {s}" for s in said] + [""]
+    else:
+        lines += ["**Parts** (the model answer, below, answers them together):", ""]
+        lines += [f"{i}. *{q}*" for i, q in enumerate(asked, 1)] + [""]
+        lines += ["**Model answer.**", ""] + [f"> {line}".rstrip() for line in model.splitlines()]
+        lines += [""]
+    lines.append(MARK_END)
+    return "\n".join(lines), points
+
+
 def course_notebook(
     nb: nbformat.NotebookNode, chapter: str
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
@@ -233,15 +335,20 @@ def course_notebook(
                 "test": None,
                 "points": 0,
                 "written": None,
+                "rubric": None,
             }
             exercises.append(current)
             template = None
+            statement = src
+            cell.source = COMPARE.sub(COMPARED, src)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             continue
         if current is not None and cell.cell_type == "markdown" and src.startswith("#"):
             current = None  # the exercises section ended
         if current is None:
+            if cell.cell_type == "markdown":
+                cell.source = COMPARE.sub(COMPARED, src)
             _nbgrader(cell, f"cell_{i}", locked=True)
             cells.append(cell)
             continue
@@ -271,15 +378,16 @@ def course_notebook(
             cells.append(cell)
             continue
         if cell.cell_type == "markdown" and solution:
-            prompt = nbformat.v4.new_markdown_cell(
-                f"**Exercise {current['number']}, in words.** Explain your answer in a few sentences (graded by your teacher)."
-            )
-            _nbgrader(prompt, unique(f"ex{current['number']}_prompt"), locked=True)
-            answer = nbformat.v4.new_markdown_cell(_model_answer(src))
+            model = _model_answer(src)
+            text, points = rubric(current["number"], statement, model)
+            prompt = nbformat.v4.new_markdown_cell(text)
+            _nbgrader(prompt, unique(f"ex{current['number']}_rubric"), locked=True, points=0)
+            prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)
+            answer = nbformat.v4.new_markdown_cell(model)
             written = unique(f"ex{current['number']}_written")
-            _nbgrader(answer, written, grade=True, solution=True, points=POINTS["written"])
-            current["written"] = written
-            current["points"] += POINTS["written"]
+            _nbgrader(answer, written, grade=True, solution=True, points=points)
+            current["written"], current["rubric"] = written, prompt.metadata["nbgrader"]["grade_id"]
+            current["points"] += points
             cells += [prompt, answer]
             continue
         if cell.cell_type == "code" and template is None:
