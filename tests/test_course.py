@@ -463,7 +463,23 @@ def test_the_teachers_page_states_what_the_course_gives(course):
     flat = " ".join(page.split())
     assert f"stopped by the checker after {CALL_TIME_LIMIT} seconds per call" in flat
     assert f'did not finish in {CALL_TIME_LIMIT} s"' in flat
-    assert f"is worth {make_course.POINTS['written']} point," in page.replace("\n", " ")
+    assert f"is worth {make_course.POINTS['written']} point per question it asks" in flat
+    assert "=== BEGIN MARK SCHEME ===" in flat and make_course.MARK_BEGIN in flat
+    # the written answers' points and the rubrics given whole, as the page counts them
+    root, _ = course
+    per_answer, whole = {}, 0
+    for chapter in exercises:
+        nb = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata["nbgrader"]
+            if meta.get("task"):
+                whole += "**Part 1" not in cell.source
+            elif meta["solution"] and meta["grade"] and cell.cell_type == "markdown":
+                n = int(meta["points"] / make_course.POINTS["written"])
+                per_answer[n] = per_answer.get(n, 0) + 1
+    assert per_answer == {1: 32, 2: 11, 3: 6, 5: 1}
+    assert "of the 50 written answers, 32 ask one question, 11 two, 6 three and one five" in flat
+    assert f"{whole} of the 50 written answers)" in flat
 
 
 def test_a_rubric_splits_the_model_answer_by_the_questions():

@@ -23,12 +23,21 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   gives the answer away. The test imports the checker afresh (``lib.exercises`` dropped from
   ``sys.modules`` first), so a student's cell that rebinds ``check_...`` or patches the checker module
   does not change what runs (issue 22; the teachers' page says why);
-- its **model answer** (the chapter's folded prose answer), as a manually graded cell: the student
-  writes an explanation in its place, and the model answer stays in the instructor's source as the
-  rubric.
+- its **written answer**, where the chapter has a model answer (its folded prose answer): a manually
+  graded cell for the student's text (the model answer in the instructor's source, "YOUR ANSWER
+  HERE" in the release), below a locked nbgrader *task cell* that asks the question, states the
+  points and holds the **rubric** between nbgrader's ``=== BEGIN MARK SCHEME ===`` /
+  ``=== END MARK SCHEME ===`` markers (:func:`rubric`): the model answer's sentences under the
+  questions the statement asks (:func:`parts`), or the model answer whole under the list of parts
+  where it does not split by them, and a partial-credit guide. ``generate_assignment`` strips the
+  rubric from the release and keeps it in the gradebook; ``autograde`` restores it in the graded
+  copy, which the Formgrader shows and ``generate_feedback`` renders, so the student gets the model
+  answer with the feedback. The sentence of a statement that tells the reader to compare with the
+  model answer says so in the course (:data:`COMPARE`).
 
 Points: :data:`POINTS` (one place): every checked exercise is worth ``POINTS["checked"]``, every
-written explanation ``POINTS["written"]``.
+written answer ``POINTS["written"]`` per question it asks (the rubric's task cell is worth 0: the
+score goes in the student's text cell).
 
 Besides ``source/`` and ``nbgrader_config.py`` (the teacher's), the course directory holds:
 
