@@ -22,6 +22,11 @@ course directory: nbgrader's own commands, its exchange and its SQLite gradebook
   time limit), a cell and a function that crash (the error and its line, not "not attempted"). The
   feedback page wraps its lines and typesets its maths offline (MathJax inline), and
   ``nbgrader zip_collect`` files a zip of two notebooks named as a learning-management system names them.
+- Each written answer has a rubric made from the chapter's model answer (the questions of the statement,
+  the model answer's sentences under them, the points per question), in an nbgrader task cell's mark
+  scheme: in the instructor's source, the gradebook, the graded copy the Formgrader shows and the
+  feedback page, never in the students' release. One chapter's ``generate_assignment`` checks it in
+  about 30 s (``-k rubric``).
 """
 
 from __future__ import annotations
@@ -571,3 +576,18 @@ def test_the_formgrader_shows_each_rubric_and_the_release_does_not(tmp_path):
     page = "\n".join(c.source for c in release.cells)
     assert not make_course.COMPARE.search(page)
     assert "model answer comes back with your feedback" in " ".join(page.split())
+
+
+def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
+    """After autograde, the copy the Formgrader shows has each rubric back above the student's text
+    (the release had none), the rubric's cell is not scored, and the feedback page shows it."""
+    root, scores, _ = graded
+    graded_nb = nbformat.read(root / "autograded" / "correct" / CH / f"{CH}.ipynb", as_version=4)
+    cells = cells_by_id(graded_nb)
+    for number in (1, 2, 3):
+        rubric = cells[f"ex{number}_rubric"].source
+        assert make_course.MARK_BEGIN in rubric and "A full answer says:" in rubric
+        assert cells[f"ex{number}_written"].source.startswith("My explanation: ")
+        assert scores["correct"].get(f"ex{number}_rubric") in (None, 0)
+    page = page_text(feedback_page(root, "correct"))
+    assert "Rubric: 2 points." in page and "Which accuracy changes?" in page
