@@ -78,7 +78,7 @@ COMPARE = re.compile(
     r"|yours\s+to\s+compare\s+with\s+the\s+model\s+answer"
 )
 COMPARED = "your teacher grades it by a rubric, and the model answer comes back with your feedback"
-AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w)")
+AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w+\s+\w)")
 STOP = set(
     "this that with what which from your their them then than they there these those does when where"
     " each every more most much into only also both same other about after before first second"
@@ -246,7 +246,8 @@ def parts(statement: str) -> list[str]:
             for s in _sentences(paragraph)
             if (s.endswith("?") or re.search(r"\bexplain\b", s, re.I)) and not s.startswith("(")
         ]
-    # "Which digit does it get right, and why ...?" asks two questions: one part each
+    # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
+    # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
     asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
     return asked or ["the explanation the exercise asks for"]
@@ -295,11 +296,11 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     ]
     if all(groups):
         for i, (question, said) in enumerate(zip(asked, groups), 1):
-            lines += [f"**Part {i} ({each} pt).** *{question}* A full answer says:", ""]
+            lines += [f'**Part {i} ({each} pt).** "{question}" A full answer says:', ""]
             lines += [f"- {s}" for s in said] + [""]
     else:
         lines += ["**Parts** (the model answer, below, answers them together):", ""]
-        lines += [f"{i}. *{q}*" for i, q in enumerate(asked, 1)] + [""]
+        lines += [f'{i}. "{q}"' for i, q in enumerate(asked, 1)] + [""]
         lines += ["**Model answer.**", ""] + [f"> {line}".rstrip() for line in model.splitlines()]
         lines += [""]
     lines.append(MARK_END)
