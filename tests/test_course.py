@@ -511,7 +511,7 @@ def test_a_rubric_splits_the_model_answer_by_the_questions():
     assert '"why does the cosine keep its own?"' in part2 and "- The cosine divides" in part2
     # what the student reads (before the markers) states the points and no part of the answer
     visible = text.split(make_course.MARK_BEGIN)[0]
-    assert "2 points" in visible and "cosine" not in visible
+    assert "(2 points, 1 for each of its 2 questions)" in visible and "cosine" not in visible
     # a model answer that does not split by the questions is given whole, under the list of parts
     text, points = make_course.rubric(4, statement, "Long rows win.")
     assert points == 2 and "**Part 1" not in text and "> Long rows win." in text

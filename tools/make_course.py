@@ -284,10 +284,12 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         " what counts is the claim and the reason), half of that for the right claim with its"
         " reason missing or wrong, 0 for a wrong claim or none."
     )
+    worth = f"{points} point{'s' if points != 1 else ''}"
+    if len(asked) > 1:
+        worth += f", {each} for each of its {len(asked)} questions"
     lines = [
-        f"**Exercise {number}, in words.** Answer in the cell below, in a few sentences: {points}"
-        f" point{'s' if points != 1 else ''}, {each} for each question the exercise asks. Your teacher"
-        " grades it by a rubric, and the model answer comes back with your feedback.",
+        f"**Exercise {number}, in words.** Answer in the cell below, in a few sentences ({worth})."
+        " Your teacher grades it by a rubric, and the model answer comes back with your feedback.",
         "",
         MARK_BEGIN,
         "",
