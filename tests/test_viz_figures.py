@@ -104,6 +104,26 @@ def test_document_attention_writes_every_word_and_weight(ax):
         viz.document_attention(ax, sentences, words[:1], torch.tensor([0.5, 0.5]))
 
 
+def test_document_attention_on_a_narrow_figure_keeps_words_clear_of_the_weights():
+    """fontsize sets the text; the words start after the weights and the header, whatever the
+    figure's width (a narrow figure stays legible on a phone)."""
+    fig, ax = plt.subplots(figsize=(4.9, 2.0))
+    sentences = [["the", "soup", "was", "superb", "."], ["we", "sat", "down", "."]]
+    words = [torch.full((5,), 0.2), torch.full((4,), 0.25)]
+    viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize=9.5)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    assert {t.get_fontsize() for t in ax.texts} == {9.5}
+    assert box["the"].x0 > max(box["0.90"].x1, box["sentence weight"].x1)
+    assert box["soup"].x0 > box["the"].x1  # a space between two words
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fontsize"):
+        viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize="9")
+    with pytest.raises(ValueError, match="fontsize"):
+        viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize=0)
+
+
 def test_tinted_block_writes_the_values_over_the_heads_colours(ax):
     values = torch.tensor([[1.04, -0.04], [2.25, 3.0]])
     colors = [(1.0, 0.0, 0.0), (0.0, 0.0, 1.0)]

@@ -444,7 +444,8 @@ def captioning_diagram(n_regions, d_feature):
         raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
     alt = (
         f"Top left, the image goes through the CNN, which cuts it into a {side} by {side} grid of "
-        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers. The previous LSTM "
+        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers, framed together: "
+        "the lines that leave the frame carry all of them. The previous LSTM "
         "state h_(t-1) and every region meet in the scores e_(t,i); a softmax over the regions "
         "gives the weights alpha_(t,i); the context z_t, the weighted sum of the regions, enters "
         "the LSTM together with the embedding of the previous word E y_(t-1). The new state h_t, "
@@ -467,14 +468,22 @@ def captioning_diagram(n_regions, d_feature):
                 cell - 0.08,
                 _FONT,
             )
-    ax.text(x0 + 0.9, y0 - 0.3, f"{n_regions} regions, {d_feature} numbers each", **_t())
+    # one frame around the whole grid: the scores and the context read every region, and the
+    # lines that leave the frame carry all of them
+    m = 0.09
+    ax.add_patch(
+        mpatches.Rectangle(
+            (x0 - m, y0 - m), 1.8 + 2 * m, 1.8 + 2 * m, fill=False, ec="0.35", lw=1.2, ls="--"
+        )
+    )
+    ax.text(x0 + 0.9, y0 - 0.33, f"{n_regions} regions, {d_feature} numbers each", **_t())
     x_cnn = x0 + 0.45
     _box(ax, x_cnn, 4.2, "image", "io", 0.9, 0.4, _FONT)
     _arrow(ax, x_cnn, 4.0, x_cnn, 3.7)
     _box(ax, x_cnn, 3.45, "CNN", "ff", 0.9, 0.5, _FONT)
-    _arrow(ax, x_cnn, 3.2, x_cnn, y0 + 1.8)
+    _arrow(ax, x_cnn, 3.2, x_cnn, y0 + 1.8 + m)
     y = 1.8
-    _arrow(ax, 2.15, y, 2.6, y)
+    _arrow(ax, x0 + 1.8 + m, y, 2.6, y)
     _box(
         ax, 3.4, y, "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$", "attn", 1.5, 0.9, _FONT
     )
@@ -483,7 +492,7 @@ def captioning_diagram(n_regions, d_feature):
     _arrow(ax, 4.15, y, 4.45, y)
     _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
     x_tap = x0 + 1.5  # the regions, to be averaged
-    _line(ax, [x_tap, x_tap, 5.3], [y0 + 1.8, 3.2, 3.2])
+    _line(ax, [x_tap, x_tap, 5.3], [y0 + 1.8 + m, 3.2, 3.2])
     _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
     _arrow(ax, 6.12, y, 6.6, y)
     _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)

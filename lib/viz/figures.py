@@ -134,14 +134,21 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
-def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), title=None):
+def document_attention(
+    ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
+):
     """A hierarchical attention network's reading of one document: one sentence per line, a bar
     as long as the sentence's weight, then its words, each shaded by its weight inside the
     sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked.
 
     sentences: lists of words; word_weights: one row per sentence (at least as long as it);
-    sentence_weights: one number per sentence. Returns the Axes."""
+    sentence_weights: one number per sentence; fontsize: of the words and weights, in points
+    (the title is 1 point larger). Returns the Axes."""
     _check_ax(ax)
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+        raise TypeError(f"fontsize: expected a number of points, got {type(fontsize).__name__}")
+    if not fontsize > 0:
+        raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
     sentences = [list(s) for s in sentences]
     sentence_weights = _to_numpy(sentence_weights, "sentence_weights").reshape(-1)
     if len(sentence_weights) != len(sentences):
@@ -157,39 +164,48 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
     ax.set_ylim(len(sentences) - 0.5, -0.8)
     ax.axis("off")
     top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
-    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+
+    def right_end(text):  # where a text ends, in data units
+        box = text.get_window_extent(renderer=renderer)
+        return box.transformed(ax.transData.inverted()).x1
+
+    header = ax.text(0, -0.65, "sentence weight", fontsize=fontsize, color="0.3", va="center")
+    numbers = []
+    for i in range(len(sentences)):
         s = float(sentence_weights[i])
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
-        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=9, color="0.3")
-        x = 0.2
+        numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
+    # the words start after the numbers and the header, whatever the figure's width
+    x_words = max([right_end(header) + 0.02] + [right_end(t) + 0.012 for t in numbers])
+    # the space between two words: a third of the font size, in data units
+    gap = renderer.points_to_pixels(fontsize / 3) / ax.get_window_extent(renderer).width
+    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+        x = x_words
         for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
             box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
-            t = ax.text(x, i, word, va="center", fontsize=9, bbox=box)
-            # the next word starts where this one's box ends
-            x = t.get_window_extent(renderer=renderer).transformed(ax.transData.inverted()).x1
-            x += 0.005
+            t = ax.text(x, i, word, va="center", fontsize=fontsize, bbox=box)
+            x = right_end(t) + gap  # the next word starts where this one's box ends
         if i in keys:
             ax.text(
-                x + 0.005,
+                x + gap,
                 i,
                 "(key sentence)",
                 va="center",
-                fontsize=9,
+                fontsize=fontsize,
                 color="0.35",
                 style="italic",
             )
-    ax.text(0, -0.65, "sentence weight", fontsize=9, color="0.3", va="center")
     ax.text(
-        0.2,
+        x_words,
         -0.65,
         "words shaded by their weight inside their sentence",
-        fontsize=9,
+        fontsize=fontsize,
         color="0.3",
         va="center",
     )
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=fontsize + 1, loc="left")
     return ax
 
 
