@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
+from matplotlib.transforms import Bbox
 
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
@@ -139,7 +140,8 @@ def document_attention(
 ):
     """A hierarchical attention network's reading of one document: one sentence per line, a bar
     as long as the sentence's weight, then its words, each shaded by its weight inside the
-    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked.
+    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked
+    "(key)".
 
     sentences: lists of words; word_weights: one row per sentence (at least as long as it);
     sentence_weights: one number per sentence; fontsize: of the words and weights, in points
@@ -159,15 +161,10 @@ def document_attention(
         raise ValueError(
             f"word_weights: expected {len(sentences)} rows (one per sentence), got {len(word_weights)}"
         )
-    renderer = ax.figure.canvas.get_renderer()
     ax.set_xlim(0, 1)
     ax.set_ylim(len(sentences) - 0.5, -0.8)
     ax.axis("off")
     top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
-
-    def right_end(text):  # where a text ends, in data units
-        box = text.get_window_extent(renderer=renderer)
-        return box.transformed(ax.transData.inverted()).x1
 
     header = ax.text(0, -0.65, "sentence weight", fontsize=fontsize, color="0.3", va="center")
     numbers = []
@@ -176,33 +173,55 @@ def document_attention(
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
         numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
-    # the words start after the numbers and the header, whatever the figure's width
-    x_words = max([right_end(header) + 0.02] + [right_end(t) + 0.012 for t in numbers])
-    # the space between two words: a third of the font size, in data units
-    gap = renderer.points_to_pixels(fontsize / 3) / ax.get_window_extent(renderer).width
+
+    def after_the_weights(row):
+        # A zero-width box at the height of ``row`` (a Text), right of every weight and of the
+        # header: the words are placed from it when the figure is drawn, after its layout, so
+        # they never overlap whatever the figure's width.
+        def box(renderer):
+            x = max(t.get_window_extent(renderer).x1 for t in [header, *numbers])
+            height = row.get_window_extent(renderer)
+            return Bbox.from_extents(x, height.y0, x, height.y1)
+
+        return box
+
+    gap = fontsize / 4  # points between two words
     for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
-        x = x_words
+        anchor, where, offset = after_the_weights(numbers[i]), (0, 0.5), fontsize / 2
         for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
             box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
-            t = ax.text(x, i, word, va="center", fontsize=fontsize, bbox=box)
-            x = right_end(t) + gap  # the next word starts where this one's box ends
+            anchor = ax.annotate(
+                word,
+                xy=where,
+                xycoords=anchor,
+                xytext=(offset, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=fontsize,
+                bbox=box,
+            )  # the next word starts where this one ends
+            where, offset = (1, 0.5), gap
         if i in keys:
-            ax.text(
-                x + gap,
-                i,
-                "(key sentence)",
+            ax.annotate(
+                "(key)",
+                xy=(1, 0.5),
+                xycoords=anchor,
+                xytext=(2 * gap, 0),
+                textcoords="offset points",
                 va="center",
                 fontsize=fontsize,
                 color="0.35",
                 style="italic",
             )
-    ax.text(
-        x_words,
-        -0.65,
+    ax.annotate(
         "words shaded by their weight inside their sentence",
+        xy=(0, 0.5),
+        xycoords=after_the_weights(header),
+        xytext=(fontsize / 2, 0),
+        textcoords="offset points",
+        va="center",
         fontsize=fontsize,
         color="0.3",
-        va="center",
     )
     if title:
         ax.set_title(title, fontsize=fontsize + 1, loc="left")
