@@ -166,7 +166,7 @@ def document_attention(
     ax.axis("off")
     top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
 
-    header = ax.text(0, -0.65, "sentence weight", fontsize=fontsize, color="0.3", va="center")
+    header = ax.text(0, -0.65, "weight", fontsize=fontsize, color="0.3", va="center")
     numbers = []
     for i in range(len(sentences)):
         s = float(sentence_weights[i])
