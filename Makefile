@@ -35,12 +35,14 @@ TEST_WORKERS ?= 2
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-kernels test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print
+.PHONY: help book test serve venv assets browser clean live-models test-lib test-kernels test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print publish serve-published
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
 	@echo "make test    run every test: library, the build's run of every chapter, built site, real browser"
 	@echo "make serve   serve _build/html on http://localhost:8000"
+	@echo "make publish check that _build/html is ready for its address (html.baseurl in _config.yml); PUBLISH_DIR=dir copies it there"
+	@echo "make serve-published   serve _build/html at its published path, http://127.0.0.1:8000/attention-book/"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
 	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
 	@echo "make test-kernels    the library tests on other CPU kernel paths (KERNEL_CHAPTERS=1: and every chapter)"
@@ -170,6 +172,19 @@ print: pdf epub
 
 serve: $(SITE)
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 8000
+
+# Publishing (README, "Publishing the book"): after `make book` and `make test`, check that the built site,
+# with the PDF and ePub in its print/, is ready for its address, html.baseurl in _config.yml (a sitemap and
+# canonical links under it, no absolute path, no link to a loopback server: tools/publish.py), and write
+# .nojekyll. PUBLISH_DIR=<folder> then copies it there (a web server's root, a branch a host publishes).
+# .github/workflows/pages.yml runs make book, make test and make publish, and deploys _build/html to
+# GitHub Pages.
+publish: $(SITE) $(PDF) $(EPUB)
+	$(PY) tools/publish.py check $(if $(PUBLISH_DIR),--to "$(PUBLISH_DIR)")
+
+# The site at the path it is published under (GitHub Pages serves it under /<repository>/, not at a root).
+serve-published: $(SITE)
+	$(PY) tools/publish.py serve
 
 clean:
 	rm -rf _build

@@ -120,6 +120,32 @@ def test_the_exponent_mistake_states_the_factors_of_its_case():
     assert "wavelength is 31.6 times too short" in failure.value.message
 
 
+def test_the_tiled_message_does_not_give_the_answer_away():
+    # it names the mistake (tiled heads), not the call that fixes it
+    with pytest.raises(ExerciseFailed) as failure:
+        ch17.check_expand_kv(lambda k, n: k.repeat(1, n // k.shape[1], 1, 1))
+    assert "query head 1 reads key head 1" in failure.value.message
+    assert "repeat_interleave" not in failure.value.message
+
+
+@pytest.mark.parametrize("row", [0, -1], ids=["first", "last"])
+def test_check_rope_halves_names_one_position_for_every_row(row):
+    # a reader's answer that turns every row by one of the positions: before, the first position
+    # (0 on the first case) left x unchanged and was told "you returned x unchanged"
+    def wrong(x, positions, theta=10000.0):
+        one = positions[row : row + 1 or None].expand(len(positions))
+        return _rope_as_written()(x, one, theta)
+
+    with pytest.raises(ExerciseFailed) as failure:
+        ch17.check_rope_halves(wrong)
+    message = failure.value.message
+    assert "every row is turned by the same position" in message
+    assert "positions[t]" in message and "unchanged" not in message
+    first = ch17._rope_cases()[0][2]
+    j = row % len(first)
+    assert f"positions[{j}] = {first[j].item()}" in message
+
+
 def test_check_rope_halves_names_an_unrotated_answer():
     with pytest.raises(ExerciseFailed, match="unchanged"):
         ch17.check_rope_halves(lambda x, positions, theta=10000.0: x.clone())
@@ -128,7 +154,8 @@ def test_check_rope_halves_names_an_unrotated_answer():
 @pytest.mark.parametrize(
     "answer, message",
     [
-        (lambda k, n: k.repeat(1, n // k.shape[1], 1, 1), "repeat_interleave"),
+        (lambda k, n: k.repeat(1, n // k.shape[1], 1, 1), "come tiled"),
+        (lambda k, n: torch.cat([k] * (n // k.shape[1]), 1), "come tiled"),
         (lambda k, n: k.repeat_interleave(n // k.shape[1], dim=2), "time axis"),
         (lambda k, n: k.expand(-1, n, -1, -1) if k.shape[1] == 1 else k, "shape"),
         (lambda k, n: k, "as they are"),
@@ -136,7 +163,16 @@ def test_check_rope_halves_names_an_unrotated_answer():
         (lambda k, n: k.repeat_interleave(k.shape[1], dim=1), "key/value heads 4 times"),
         (lambda k, n: k[:, torch.arange(n) // k.shape[1]], "reads key head h // Hkv"),
     ],
-    ids=["tiled", "time axis", "not expanded", "unchanged", "G = n_heads", "G = Hkv", "h // Hkv"],
+    ids=[
+        "tiled",
+        "tiled by cat",
+        "time axis",
+        "not expanded",
+        "unchanged",
+        "G = n_heads",
+        "G = Hkv",
+        "h // Hkv",
+    ],
 )
 def test_check_expand_kv_names_each_mistake(answer, message):
     with pytest.raises(ExerciseFailed, match=message):

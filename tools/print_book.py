@@ -118,6 +118,46 @@ def _chromium(scale: float = 1.0, width: int = 1100):
     return d, profile
 
 
+def site_url() -> str:
+    """The published site's address, ``html.baseurl`` of ``_config.yml`` (ending in a slash)."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    base = str((config.get("html") or {}).get("baseurl") or "")
+    if not base.startswith(("https://", "http://")):
+        sys.exit(f"html.baseurl in _config.yml must be the site's http(s) address, got {base!r}")
+    return base if base.endswith("/") else base + "/"
+
+
+# The single page's links, made right for a PDF. It is printed from a loopback server as print.html,
+# a copy of book/intro.html, and Sphinx's singlehtml links its own sections as "book/intro.html#id",
+# so every cross-reference and citation would print as a link to http://127.0.0.1:<port>/, a server
+# that is gone once the PDF is written. Links into the page become in-document links ("#id", which
+# Chromium prints as jumps within the PDF); links to the rest of the site (the ePub, the index) point
+# at the published site (arguments[0], html.baseurl). Returns the in-document links' count, any of
+# them with no target, and the links to the site.
+PDF_LINKS = r"""
+const base = arguments[0];
+const counts = {in_book: 0, to_site: [], missing_targets: []};
+for (const a of document.querySelectorAll('a[href]')) {
+  const url = new URL(a.getAttribute('href'), location.href);
+  if (url.origin !== location.origin) continue;
+  const path = url.pathname.replace(/^\/+/, '');
+  if (path === 'print.html' || path === 'book/intro.html') {
+    a.setAttribute('href', url.hash || '#');  // "#": the theme's buttons, which print hides
+    if (url.hash.length < 2) continue;
+    counts.in_book += 1;
+    if (!document.getElementById(decodeURIComponent(url.hash.slice(1))))
+      counts.missing_targets.push(url.hash);
+  } else {
+    a.setAttribute('href', new URL(path + url.search + url.hash, base).href);
+    counts.to_site.push(a.getAttribute('href'));
+  }
+}
+return counts;
+"""
+
+
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
@@ -196,9 +236,11 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
             "document.querySelectorAll('details').forEach((d) => { d.open = true; });"
         )
         time.sleep(1)
+        links = driver.execute_script(PDF_LINKS, site_url())
         # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         report = driver.execute_script(PRINT_REPORT)
+        report["links"] = links
         print("printing", flush=True)
         result = driver.execute_cdp_cmd(
             "Page.printToPDF",
@@ -691,6 +733,8 @@ def epub_config(out: Path) -> Path:
         epub_show_urls="no",
     )
     config["html"]["use_repository_button"] = False
+    # the ePub's pages have no web address: no canonical link to the site in their heads
+    config["html"].pop("baseurl", None)
     # this file lives under _build/: paths that jupyter-book reads relative to the config file
     config["html"]["favicon"] = str(ROOT / config["html"]["favicon"])
     extensions = config["sphinx"]["local_extensions"]

@@ -4,8 +4,13 @@ The first cell of every notebook (hidden on the site, shown in Colab and Jupyter
 - on an x86 processor, sets the kernel path the book's numbers were computed on (``KERNEL_PATH``, the
   Makefile's and tests/conftest.py's: tests/test_tolerance.py holds the three equal) before torch is
   imported, so a student's run of a chapter gives the text's trained numbers on any x86 machine;
-- in Colab, installs the library from the repository URL, which lives in one place, ``_config.yml``
-  (``repository.url``).
+- in Colab, installs the library from the repository URL and ref, which live in one place,
+  ``_config.yml`` (``repository.url`` and ``repository.branch``): ``git+<url>@<branch>``. The launch
+  buttons open the notebook at the same ``branch`` (``published``, which the deploy workflow moves to
+  the commit the site was built from), so the notebook a reader runs in Colab and the library it
+  installs are one commit's, the one the page was built from. The ref is a name, not a commit hash:
+  a commit cannot hold its own hash, and this cell must equal what ``--check`` computes from
+  ``_config.yml`` alone (README, "Publishing the book").
 This script writes that cell, and ``--check`` (run by ``make book`` and the tests) fails when a
 notebook's cell differs.
 
@@ -27,9 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 TAG = "remove-cell"  # Colab users see the cell; the site does not show it.
 
 
+def _repository() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+
+
 def repository_url() -> str:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    return config["repository"]["url"]
+    return _repository()["url"]
+
+
+def repository_ref() -> str:
+    """The branch (or tag) the launch buttons open and the setup cell installs from."""
+    ref = str(_repository().get("branch") or "").strip()
+    if not ref or any(c.isspace() or c in "@#\"'\\" for c in ref):
+        raise ValueError(f"repository.branch in _config.yml must be a git ref name, got {ref!r}")
+    return ref
 
 
 # PyTorch's AVX2 kernels, MKL's AVX2 branch of conditional numerical reproducibility, oneDNN capped
@@ -38,9 +54,9 @@ KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CP
 PREFIXES = ("# Setup:", "# Colab setup:")  # the cell's first line, now and before
 
 
-def colab_cell_source(url: str | None = None) -> str:
+def colab_cell_source(url: str | None = None, ref: str | None = None) -> str:
     """The setup cell, as ruff formats it (make test checks the notebooks' format)."""
-    url = url or repository_url()
+    url, ref = url or repository_url(), ref or repository_ref()
     pairs = "".join(f'        "{name}": "{value}",\n' for name, value in KERNEL_PATH.items())
     return f"""\
 # Setup: the same CPU kernels as the book's build, and in Colab the book's library.
@@ -58,7 +74,8 @@ if platform.machine().lower() in ("x86_64", "amd64") and "torch" not in sys.modu
 {pairs}    }}.items():
         os.environ.setdefault(name, value)
 if "google.colab" in sys.modules:
-    package = "git+{url}"
+    # the library from the commit this notebook was opened at (the launch button's ref)
+    package = "git+{url}@{ref}"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)"""
 
 

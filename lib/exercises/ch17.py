@@ -66,7 +66,9 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
 def _rope_cases() -> list[tuple[str, Tensor, Tensor, float]]:
     g = torch.Generator().manual_seed(17)
     cases = []
-    for T, Dh, theta, start in [(6, 8, 10000.0, 0), (5, 16, 500000.0, 0), (4, 4, 100.0, 37),
+    # the first case starts past 0: an answer that turns every row by one position (the first)
+    # would leave x unchanged at 0 and read as no rotation at all
+    for T, Dh, theta, start in [(6, 8, 10000.0, 3), (5, 16, 500000.0, 0), (4, 4, 100.0, 37),
                                 (3, 64, 10000.0, 1000)]:  # fmt: skip
         x = torch.randn(T, Dh, generator=g)
         positions = torch.arange(start, start + T)
@@ -148,6 +150,12 @@ def check_rope_halves(rope_halves: Any) -> str:
                 if mistake == "exponent i/Dh":
                     message = _exponent_message(message, x.shape[-1], theta)
                 fail(f"on the case {case}, {message}")
+        for j, p in enumerate(positions.tolist()):  # one position for every row
+            same = rope_reference(x, positions.new_full(positions.shape, p), theta)
+            if p and (result - same).abs().max() <= TOLERANCE:
+                fail(
+                    f"on the case {case}, every row is turned by the same position, positions[{j}] = {p}: the positions of the other rows were ignored. Row t turns by its own position, positions[t]."
+                )
         if (result - x.double()).abs().max() <= TOLERANCE:
             fail(f"on the case {case}, you returned x unchanged: each pair must turn by m w_i.")
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
@@ -215,7 +223,7 @@ def check_expand_kv(expand_kv: Any) -> str:
             )
         if torch.equal(result, k.double().repeat(1, H // Hkv, 1, 1)):
             fail(
-                f"on the case {case}, your key/value heads come tiled, {', '.join(str(i % Hkv) for i in range(2 * Hkv))}, ... (what `repeat` does), so query head 1 reads key head 1. Consecutive query heads share a key head, each repeated G = n_heads / Hkv times in a row (what `repeat_interleave` does, on the heads' axis)."
+                f"on the case {case}, your key/value heads come tiled, {', '.join(str(i % Hkv) for i in range(2 * Hkv))}, ... (as `repeat` or `cat` lays them out), so query head 1 reads key head 1, not key head 1 // G = 0."
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     return "query head h reads key/value head h // G on every case, as the checkpoints do"

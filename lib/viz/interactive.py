@@ -566,9 +566,9 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
                   description: str = "positions"):  # fmt: skip
     """RoPE's relative property, with a slider over the positions (m, n) of a query and a key.
 
-    Each state shows, on the left, the first pair of features (0 and Dh/2, the split-halves
+    Each state shows, on top, the first pair of features (0 and Dh/2, the split-halves
     convention; the fastest pair, w_0 = 1 radian per position) of q turned by m and of k turned by
-    n, as two arrows; on the right, the score q_m . k_n (:func:`rope_scores`) against the offset
+    n, as two arrows; below, the score q_m . k_n (:func:`rope_scores`) against the offset
     m - n, drawn once for offsets -max_offset ... max_offset (query at 20 + d, key at 20, as its
     legend says), with the state's score as a red point. Only the offset moves the point.
 
@@ -591,7 +591,8 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
     scores = dict(zip(settings, rope_scores(q, k, settings, theta)))
     q64, k64 = torch.as_tensor(q, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64)
     half = q64.shape[0] // 2
-    reach = 1.15 * float(max(q64[[0, half]].norm(), k64[[0, half]].norm()))
+    # room for the arrows' names beyond their tips, clear of the axes
+    reach = 1.45 * float(max(q64[[0, half]].norm(), k64[[0, half]].norm()))
 
     def first_pair(v, position):  # pair 0 turns by position * w_0 = position radians
         a, b = float(v[0]), float(v[half])
@@ -599,22 +600,30 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
         return a * c - b * s, a * s + b * c
 
     def draw(setting):
+        # the two panels one above the other, with large text: legible on a phone's width
         m, n = setting
-        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
+        fig, (left, right) = plt.subplots(2, 1, figsize=(5.2, 7.6), height_ratios=(1.1, 1),
+                                          layout="constrained")  # fmt: skip
         for v, pos, name, color in ((q64, m, "q", "#0072B2"), (k64, n, "k", "#E69F00")):
             a, b = first_pair(v, pos)
             arrow = dict(arrowstyle="-|>", color=color, lw=2)
             left.annotate("", (a, b), (0, 0), arrowprops=arrow)
-            left.text(1.12 * a, 1.12 * b, f"${name}_{{{pos}}}$", color=color, ha="center")
-        left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal",
-                 title=f"pair 0: query at m = {m}, key at n = {n}")  # fmt: skip
+            left.text(1.22 * a, 1.22 * b, f"${name}_{{{pos}}}$", color=color, ha="center",
+                      va="center", fontsize=13)  # fmt: skip
+        left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal")
+        left.set_title(f"pair 0: query at m = {m}, key at n = {n}", fontsize=12)
+        left.set_xlabel("feature 0", fontsize=11.5)
+        left.set_ylabel(f"feature $D_h/2$ = {half}", fontsize=11.5)
         right.plot(offsets, curve, color="0.6", marker=".", lw=1,
-                   label="every offset (key at 20, query at 20 + offset)")  # fmt: skip
+                   label="every offset (key at 20,\nquery at 20 + offset)")  # fmt: skip
         right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9,
                    label=f"this setting (m = {m}, n = {n})")  # fmt: skip
-        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9)  # below
-        right.set(xlabel="offset m - n", ylabel="score $q_m \\cdot k_n$",
-                  title=f"score {scores[setting]:.3f} at m - n = {m - n}")  # fmt: skip
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=11, ncols=1)
+        right.set_title(f"score {scores[setting]:.3f} at m - n = {m - n}", fontsize=12)
+        right.set_xlabel("offset m - n", fontsize=11.5)
+        right.set_ylabel("score $q_m \\cdot k_n$", fontsize=11.5)
+        for ax in (left, right):
+            ax.tick_params(labelsize=11)
         return fig
 
     def describe(setting):

@@ -443,11 +443,17 @@ def bert_pretraining_diagram(config=None):
     return fig
 
 
+_PHONE_FONT = (
+    11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it 312 px wide
+)
+
+
 def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
-    ``n_kv_heads``, each a row of ``n_heads`` query heads above its key/value heads, query head h
-    joined to key/value head h // G (G = n_heads / Hkv, consecutive heads share, as ``repeat_kv``).
-    Hkv = n_heads is multi-head attention, Hkv = 1 multi-query. Returns the Figure."""
+    ``n_kv_heads``, stacked (drawn for a phone's width), each a row of ``n_heads`` query heads above
+    its key/value heads, query head h joined to key/value head h // G (G = n_heads / Hkv,
+    consecutive heads share, as ``repeat_kv``). Hkv = n_heads is multi-head attention, Hkv = 1
+    multi-query. Returns the Figure."""
     check_int(n_heads, "n_heads", 1)
     if n_heads > 16:
         raise ValueError(f"n_heads: expected at most 16 (one box each), got {n_heads}")
@@ -464,8 +470,8 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         return ", ".join(f"{j * G} to {j * G + G - 1}" if G > 1 else f"{j}" for j in range(k))
 
     alt = (
-        f"{len(kv)} panels, each with a row of {n_heads} query heads on top and key/value heads "
-        "below, joined by lines. "
+        f"{len(kv)} panels, one above the other, each with a row of {n_heads} query heads on top "
+        "and key/value heads below, joined by lines. "
         + " ".join(
             f"{name(k).capitalize()}, {k} key/value head{'s' if k > 1 else ''}: "
             + (
@@ -478,35 +484,36 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
             for k in kv
         )
     )
-    fig, ax = _canvas(9.0, 3.0, alt)
-    width = 9.0 / len(kv)
+    width, panel = 5.0, 2.3
+    fig, ax = _canvas(width, panel * len(kv), alt)
     colors = _head_colors(max(kv))
+    step = (width - 0.3) / n_heads
+    qx = [0.15 + step * (h + 0.5) for h in range(n_heads)]
     for p, k in enumerate(kv):
-        x0, G = p * width + 0.2, n_heads // k
-        step = (width - 0.4) / n_heads
-        qx = [x0 + step * (h + 0.5) for h in range(n_heads)]
+        y0, G = panel * (len(kv) - 1 - p), n_heads // k  # the first panel on top
         kx = [sum(qx[j * G : (j + 1) * G]) / G for j in range(k)]
         for h, x in enumerate(qx):
-            _line(ax, [x, kx[h // G]], [1.95, 0.85], color="0.45")
+            _line(ax, [x, kx[h // G]], [y0 + 1.2, y0 + 0.72], color="0.45")
         for h, x in enumerate(qx):
-            _box(ax, x, 2.15, f"{h}", "attn", w=step * 0.8, h=0.38, fontsize=_FONT)
+            _box(ax, x, y0 + 1.4, f"{h}", "attn", w=step * 0.8, h=0.38, fontsize=_PHONE_FONT)
         for j, x in enumerate(kx):
             w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
-            _box(ax, x, 0.65, f"{j}", "plain", w=w, h=0.38, fontsize=_FONT,
+            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_PHONE_FONT,
                  color=_text_color(colors[j]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[j])
-        ax.text(x0 + (width - 0.4) / 2, 2.7, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
-                **_t(10))  # fmt: skip
-        ax.text(x0 + (width - 0.4) / 2, 0.2, "key/value heads (cached)", **_t())
+        ax.text(width / 2, y0 + 2.1, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
+                **_t(_PHONE_FONT + 1), weight="bold")  # fmt: skip
+        ax.text(width / 2, y0 + 1.77, "query heads", **_t(_PHONE_FONT))
+        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(_PHONE_FONT))
     return fig
 
 
 def llama_diagram(config):
-    """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), drawn as
-    :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
-    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), L layers, a
-    final RMSNorm and the output layer (tied or its own), the layers numbered from 0 as
-    ``model.layers`` indexes them; right, one pre-norm layer: RMSNorm,
+    """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), laid out as
+    :func:`gpt_diagram` draws GPT-2 so that the two can be compared, but narrower, for a phone's
+    width: left, the stack of ``config`` (a ``lib.llama.LlamaConfig``): the token embedding alone
+    (no position table), L layers, a final RMSNorm and the output layer (tied or its own), the
+    layers numbered from 0 as ``model.layers`` indexes them; right, one pre-norm layer: RMSNorm,
     grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
     add, RMSNorm, SwiGLU, residual add. Returns the Figure."""
     from lib.llama import LlamaConfig
@@ -529,47 +536,67 @@ def llama_diagram(config):
         f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
         f"up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second residual add."
     )
-    fig, ax = _canvas(9.0, 6.6, alt)
-    x = 2.0
-    lm = "lm_head = embed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
+    fig, ax = _canvas(5.3, 7.0, alt)
+    font = _PHONE_FONT
+
+    def box(x, y, text, kind, w):  # a box as tall as its lines
+        h = 0.18 + 0.2 * (text.count("\n") + 1)
+        _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
+        return h / 2
+
+    x, w = 1.15, 2.2  # the stack
+    lm = "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
     stack = [
-        (0.4, "tokens $w_1 \\dots w_T$", "io"),
-        (1.15, f"embed_tokens: $[T, D]$, $D$ = {D}", "emb"),
-        (2.0, "layer 0", "attn"),
-        (2.75, "layer 1", "attn"),
-        (3.5, "$\\vdots$", None),
-        (4.25, f"layer $L - 1$ = {L - 1}", "attn"),
-        (5.0, "norm (RMSNorm)", "norm"),
-        (5.75, f"{lm}, softmax over {V:,}", "io"),
+        (0.3, "tokens $w_1 \\dots w_T$", "io"),
+        (1.25, f"embed_tokens\n$[T, D]$, $D$ = {D}", "emb"),
+        (2.2, "layer 0", "attn"),
+        (2.9, "layer 1", "attn"),
+        (3.55, "$\\vdots$", None),
+        (4.2, f"layer $L - 1$ = {L - 1}", "attn"),
+        (4.95, "norm (RMSNorm)", "norm"),
+        (5.85, f"{lm}\nsoftmax over {V:,}", "io"),
     ]
-    _draw_stack(ax, x, stack)
-    ax.text(x, 6.35, f"{L} layers, {H} query / {Hkv} key-value heads of $D_h$ = {c.head_dim}",
-            **_t(10))  # fmt: skip
-    xb, xr = 5.9, 7.85
+    for (y, text, kind), (y_next, next_text, next_kind) in zip(
+        stack, stack[1:] + [(None, None, None)]
+    ):
+        top = 0.1 if kind is None else box(x, y, text, kind, w)
+        if kind is None:
+            ax.text(x, y, text, **_t(font + 2))
+        if y_next is not None:
+            bottom = 0.1 if next_kind is None else 0.09 + 0.1 * (next_text.count("\n") + 1)
+            _arrow(ax, x, y + top, x, y_next - bottom)
+    ax.text(x, 6.45, "the stack", **_t(font))
+    ax.text(2.65, 6.8, f"{L} layers; {H} query and {Hkv} key/value heads of $D_h$ = {c.head_dim}",
+            **_t(font))  # fmt: skip
+    xb, wb, xr = 3.7, 2.45, 5.1  # one layer, and its residual line
     block = [
-        (1.35, "input_layernorm (RMSNorm)", "norm"),
-        (2.1, f"self-attention: RoPE on $q, k$; $H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
+        (1.2, "input_layernorm\n(RMSNorm)", "norm"),
+        (2.05, f"self-attention, RoPE on $q, k$\n$H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
         (2.85, "$+$", "plain"),
-        (3.6, "post_attention_layernorm (RMSNorm)", "norm"),
-        (4.35, f"SwiGLU: silu(gate) $\\odot$ up, $F$ = {Fw}; down", "ff"),
-        (5.1, "$+$", "plain"),
+        (3.6, "post_attention_layernorm\n(RMSNorm)", "norm"),
+        (4.45, f"SwiGLU, $F$ = {Fw}:\nsilu(gate) $\\odot$ up; down", "ff"),
+        (5.25, "$+$", "plain"),
     ]
-    _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
-    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
-    for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
-        w = 0.45 if text == "$+$" else 3.5
-        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
-        _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
-    for y_from, y_add in [(0.95, 2.85), (3.15, 5.1)]:  # the residual, around norm and sub-layer
-        _line(ax, [xb, xr + 0.1, xr + 0.1], [y_from, y_from, y_add])
-        _arrow(ax, xr + 0.1, y_add, xb + 0.23, y_add)
+    _arrow(ax, xb, 0.1, xb, block[0][0] - 0.38)
+    ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
+    for (y, text, kind), nxt in zip(block, block[1:] + [(5.85, None, None)]):
+        if text == "$+$":
+            _box(ax, xb, y, text, kind, w=0.4, h=0.38, fontsize=font)
+            half = 0.19
+        else:
+            half = box(xb, y, text, kind, wb)
+        below = 0.19 if nxt[1] == "$+$" else 0.38 if nxt[1] else 0
+        _arrow(ax, xb, y + half, xb, nxt[0] - below)
+    for y_from, y_add in [(0.7, 2.85), (3.1, 5.25)]:  # the residual, around norm and sub-layer
+        _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
+        _arrow(ax, xr, y_add, xb + 0.2, y_add)
     ax.add_patch(
         mpatches.FancyBboxPatch(
-            (3.95, 0.9), 4.3, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+            (2.4, 0.65), 2.82, 4.95, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
         )
     )
-    extra = "; window " + str(c.sliding_window) if c.sliding_window else ""
-    ax.text(xb, 6.35, f"one layer (pre-norm){extra}", **_t(10))
-    _line(ax, [x + 1.65, 3.95], [2.0, 0.9], color="0.6", ls=":")
-    _line(ax, [x + 1.65, 3.95], [2.0, 5.45], color="0.6", ls=":")
+    extra = f"; window {c.sliding_window}" if c.sliding_window else ""
+    ax.text(xb, 6.45, f"one layer (pre-norm){extra}", **_t(font))
+    _line(ax, [x + w / 2, 2.4], [2.2, 0.65], color="0.6", ls=":")
+    _line(ax, [x + w / 2, 2.4], [2.2, 5.6], color="0.6", ls=":")
     return fig

@@ -4,7 +4,8 @@ PDF: its page count, one embedded picture at least per figure the chapters decla
 page showed, measured by tools/print_book.py in the same Chromium just before it printed (print media):
 every chapter's title, every equation typeset by MathJax with no error, every picture decoded, every live
 figure and slider figure in its static form (the precomputed example, the first picture) with the line
-saying where it is live, no slider or live control printed, and no raw widget JSON, script or TeX text.
+saying where it is live, no slider or live control printed, and no raw widget JSON, script or TeX text;
+its links jump within the book or go to the published site (html.baseurl), never to the print server.
 ePub: every part and chapter in its navigation (nav.xhtml and toc.ncx) and in the reading flow of its
 spine, in the order of _toc.yml, every picture a file of the book, every bertviz view of the site a
 picture (with alt text and the line saying where it is live), every equation an SVG (no TeX left), no
@@ -88,6 +89,19 @@ def test_pdf_prints_live_and_slider_figures_in_their_static_form(pdf):
     assert report["sliders"] >= 5 and report["slider_pictures"] == report["sliders"], report
     assert report["visible_sliders"] == 0
     assert report["raw_text"] == [], f"raw text printed: {report['raw_text']}"
+
+
+def test_pdf_links_jump_within_the_book_or_to_the_published_site(pdf):
+    """No link of the PDF points at the loopback server it was printed from: cross-references and
+    citations jump within the PDF, links to the rest of the site go to html.baseurl (_config.yml)."""
+    data, report = pdf
+    base = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["baseurl"]
+    uris = [u.decode("latin-1") for u in re.findall(rb"/URI\s*\(([^)]*)\)", data)]
+    assert not [u for u in uris if re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", u)]
+    links = report["links"]
+    assert links["in_book"] > 500 and links["missing_targets"] == [], links["missing_targets"]
+    assert links["to_site"] and all(u.startswith(base) for u in links["to_site"]), links["to_site"]
+    assert f"{base}print/attention-book.epub" in uris
 
 
 @pytest.fixture(scope="module")
