@@ -41,6 +41,7 @@ _DIAGRAM_COLORS = {
     "plain": "white",
 }
 _FONT = 9.5  # points: the smallest text of the new diagrams
+_PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -436,7 +437,8 @@ def captioning_diagram(n_regions, d_feature):
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
-    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Returns the Figure."""
+    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (5.2 inches,
+    11.5-point text), top to bottom. Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
@@ -445,66 +447,77 @@ def captioning_diagram(n_regions, d_feature):
     alt = (
         f"Top left, the image goes through the CNN, which cuts it into a {side} by {side} grid of "
         f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers, framed together: "
-        "the lines that leave the frame carry all of them. The previous LSTM "
-        "state h_(t-1) and every region meet in the scores e_(t,i); a softmax over the regions "
-        "gives the weights alpha_(t,i); the context z_t, the weighted sum of the regions, enters "
-        "the LSTM together with the embedding of the previous word E y_(t-1). The new state h_t, "
-        "the context z_t and E y_(t-1) together enter the deep output layer L_o, which predicts "
-        "the next word."
+        "the lines that leave the frame carry all of them. Top right, the previous LSTM state "
+        "h_(t-1); it and every region meet in the scores e_(t,i); a softmax over the regions "
+        "gives the weights alpha_(t,i); below, the context z_t, the weighted sum of the regions, "
+        "enters the LSTM together with the embedding of the previous word E y_(t-1), bottom left. "
+        "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
+        "L_o at the bottom, which predicts the next word."
     )
-    fig, ax = _canvas(9.0, 4.6, alt)
+    font = _PHONE_FONT
+    fig, ax = _canvas(5.2, 6.6, alt)
     cell = 1.8 / side
-    x0, y0 = 0.3, 0.9
+    x0, top = 0.25, 4.85  # the grid's left and top edges
     for r in range(side):
         for c in range(side):
             i = r * side + c + 1
             _box(
                 ax,
                 x0 + cell * (c + 0.5),
-                y0 + cell * (side - r - 0.5),
+                top - cell * (r + 0.5),
                 f"$\\mathbf{{a}}_{{{i}}}$",
                 "emb",
                 cell - 0.08,
                 cell - 0.08,
-                _FONT,
+                font,
             )
     # one frame around the whole grid: the scores and the context read every region, and the
     # lines that leave the frame carry all of them
-    m = 0.09
+    m, right, bottom = 0.09, x0 + 1.8, top - 1.8
     ax.add_patch(
         mpatches.Rectangle(
-            (x0 - m, y0 - m), 1.8 + 2 * m, 1.8 + 2 * m, fill=False, ec="0.35", lw=1.2, ls="--"
+            (x0 - m, bottom - m), 1.8 + 2 * m, 1.8 + 2 * m, fill=False, ec="0.35", lw=1.2, ls="--"
         )
     )
-    ax.text(x0 + 0.9, y0 - 0.33, f"{n_regions} regions, {d_feature} numbers each", **_t())
-    x_cnn = x0 + 0.45
-    _box(ax, x_cnn, 4.2, "image", "io", 0.9, 0.4, _FONT)
-    _arrow(ax, x_cnn, 4.0, x_cnn, 3.7)
-    _box(ax, x_cnn, 3.45, "CNN", "ff", 0.9, 0.5, _FONT)
-    _arrow(ax, x_cnn, 3.2, x_cnn, y0 + 1.8 + m)
-    y = 1.8
-    _arrow(ax, x0 + 1.8 + m, y, 2.6, y)
+    ax.text(x0 + 0.9, bottom - 0.45, f"{n_regions} regions, {d_feature} numbers each", **_t(font))
+    x_cnn = x0 + 0.9
+    _box(ax, x_cnn, 6.25, "image", "io", 1.4, 0.45, font)
+    _arrow(ax, x_cnn, 6.02, x_cnn, 5.75)
+    _box(ax, x_cnn, 5.5, "CNN", "ff", 1.4, 0.5, font)
+    _arrow(ax, x_cnn, 5.25, x_cnn, top + m)
+    xr = 3.95  # the right-hand column: the decoder's step
+    _box(ax, xr, 5.5, "$\\mathbf{h}_{t-1}$", "rnn", 1.0, 0.5, font)
+    _arrow(ax, xr, 5.25, xr, 4.73)
+    y_att = 4.2
+    _arrow(ax, right + m, y_att, 2.95, y_att)
     _box(
-        ax, 3.4, y, "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$", "attn", 1.5, 0.9, _FONT
+        ax,
+        xr,
+        y_att,
+        "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$",
+        "attn",
+        2.0,
+        1.05,
+        font,
     )
-    _box(ax, 3.4, 0.45, "$\\mathbf{h}_{t-1}$", "rnn", 0.8, 0.45, _FONT)
-    _arrow(ax, 3.4, 0.68, 3.4, y - 0.45)
-    _arrow(ax, 4.15, y, 4.45, y)
-    _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
-    x_tap = x0 + 1.5  # the regions, to be averaged
-    _line(ax, [x_tap, x_tap, 5.3], [y0 + 1.8 + m, 3.2, 3.2])
-    _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
-    _arrow(ax, 6.12, y, 6.6, y)
-    _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)
-    _line(ax, [3.8, 6.85, 6.85], [0.45, 0.45, 1.2])
-    _arrow(ax, 6.85, 1.2, 6.85, y - 0.3)
-    _box(ax, 8.15, 0.45, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 0.9, 0.45, _FONT)
-    _arrow(ax, 7.8, 0.68, 7.8, y - 0.3)  # into the LSTM
-    y_out = 3.75
-    _arrow(ax, 8.4, 0.68, 8.4, y_out - 0.25)  # into the output layer
-    _arrow(ax, 7.3, y + 0.3, 7.3, y_out - 0.25)
-    _arrow(ax, 5.9, y + 0.25, 6.85, y_out - 0.25)
-    _box(ax, 7.55, y_out, "$\\mathbf{L}_o$: next word $y_t$", "io", 1.9, 0.5, _FONT)
+    y_z = 2.85
+    _arrow(ax, xr, y_att - 0.525, xr, y_z + 0.3)
+    _box(ax, xr, y_z, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 2.1, 0.6, font)
+    _line(ax, [right + m, 2.55, 2.55], [bottom + 0.2, bottom + 0.2, y_z])  # the regions
+    _arrow(ax, 2.55, y_z, xr - 1.05, y_z)
+    y_lstm = 1.6
+    _arrow(ax, xr - 0.4, y_z - 0.3, xr - 0.4, y_lstm + 0.275)
+    _box(ax, xr, y_lstm, "LSTM: $\\mathbf{h}_t$", "rnn", 1.6, 0.55, font)
+    _line(ax, [xr + 0.5, 5.1, 5.1], [5.5, 5.5, y_lstm])  # h_{t-1}, the LSTM's previous state
+    _arrow(ax, 5.1, y_lstm, xr + 0.8, y_lstm)
+    y_out = 0.45
+    _box(ax, x_cnn, y_out, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 1.2, 0.5, font)
+    _arrow(ax, x_cnn + 0.6, y_out, xr - 1.05, y_out)  # into the output layer
+    _line(ax, [2.55, 2.55], [y_out, y_lstm - 0.1])
+    _arrow(ax, 2.55, y_lstm - 0.1, xr - 0.8, y_lstm - 0.1)  # into the LSTM
+    _arrow(ax, xr, y_lstm - 0.275, xr, y_out + 0.25)
+    _arrow(ax, xr + 0.9, y_z - 0.3, xr + 0.9, y_out + 0.25)  # z_t, past the LSTM
+    _box(ax, xr, y_out, "$\\mathbf{L}_o$: next word $y_t$", "io", 2.1, 0.5, font)
     return fig
 
 
