@@ -536,59 +536,53 @@ def han_diagram(sentences):
     n = len(doc)
     text = " / ".join(" ".join(words) for words in doc)
     alt = (
-        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. Bottom, every word feeds a box "
-        "h_(i,t) of a bidirectional word GRU, one row per sentence; word attention with the "
-        "learned context u_w pools each sentence into a vector s_i. Above, a bidirectional "
-        f"sentence GRU reads s_1 to s_{n} into h_i, and sentence attention with u_s pools them into "
-        "the document vector v, which a softmax classifies."
+        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. One block per sentence, "
+        "stacked: at its bottom every word feeds a box h_(i,t) of a bidirectional word GRU, and "
+        "word attention with the learned context u_w pools the sentence into a vector s_i. On "
+        f"the right, a bidirectional sentence GRU reads s_1 to s_{n} into h_i, and at the top "
+        "sentence attention with u_s pools them into the document vector v, which a softmax "
+        "classifies."
     )
-    fig, ax = _canvas(9.0, 5.0, alt)
-    x, spans = 0.6, []
+    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
+    font, block = _PHONE_FONT, 1.85
+    height = 1.25 + n * block
+    fig, ax = _canvas(5.2, height, alt)
+    x_s, x_h, y_top = 4.15, 4.85, height - 0.6
+    h_rows = []
     for i, words in enumerate(doc):
-        xs = [x + 0.78 * t for t in range(len(words))]
-        spans.append(xs)
+        y0 = height - 1.25 - (i + 1) * block  # the block's bottom; sentence 1 on top
+        xs = [0.45 + 0.76 * t for t in range(len(words))]
         for t, (xw, w) in enumerate(zip(xs, words)):
-            _box(ax, xw, 0.35, w, "io", 0.72, 0.4, _FONT)
-            _arrow(ax, xw, 0.55, xw, 0.93)
-            _box(ax, xw, 1.2, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.66, 0.5, _FONT)
-            _arrow(ax, xw, 1.45, (xs[0] + xs[-1]) / 2, 1.93)
+            _box(ax, xw, y0 + 0.3, w, "io", 0.7, 0.4, font)
+            _arrow(ax, xw, y0 + 0.5, xw, y0 + 0.72)
+            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.56, 0.5, font)
+            _arrow(ax, xw, y0 + 1.22, (xs[0] + xs[-1]) / 2, y0 + 1.38)
         for a, b in zip(xs, xs[1:]):
-            _arrow(ax, a + 0.33, 1.3, b - 0.33, 1.3, mutation_scale=7)
-            _arrow(ax, b - 0.33, 1.1, a + 0.33, 1.1, mutation_scale=7)
-        x = xs[-1] + 1.0
-    centres = [(xs[0] + xs[-1]) / 2 for xs in spans]
-    xv = sum(centres) / n
-    for i, (c, xs) in enumerate(zip(centres, spans)):
-        _box(
-            ax,
-            c,
-            2.15,
-            "word attention, $\\mathbf{u}_w$",
-            "attn",
-            max(xs[-1] - xs[0] + 0.5, 1.9),
-            0.42,
-            _FONT,
-        )
-        _arrow(ax, c, 2.36, c, 2.72)
-        _box(ax, c, 2.95, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.6, 0.45, _FONT)
-        _arrow(ax, c, 3.18, c, 3.42)
-        _box(ax, c, 3.65, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.6, 0.45, _FONT)
-        _arrow(ax, c, 3.88, xv, 4.12)
-    for a, b in zip(centres, centres[1:]):
-        _arrow(ax, a + 0.3, 3.75, b - 0.3, 3.75)
-        _arrow(ax, b - 0.3, 3.55, a + 0.3, 3.55)
+            _arrow(ax, a + 0.28, y0 + 1.07, b - 0.28, y0 + 1.07, mutation_scale=7)
+            _arrow(ax, b - 0.28, y0 + 0.87, a + 0.28, y0 + 0.87, mutation_scale=7)
+        y_att, centre = y0 + 1.6, (xs[0] + xs[-1]) / 2
+        width = max(xs[-1] - xs[0] + 0.3, 2.5)
+        centre = max(centre, 0.1 + width / 2)
+        _box(ax, centre, y_att, "word attention, $\\mathbf{u}_w$", "attn", width, 0.42, font)
+        _arrow(ax, centre + width / 2, y_att, x_s - 0.25, y_att)
+        _box(ax, x_s, y_att, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.5, 0.45, font)
+        _arrow(ax, x_s + 0.25, y_att, x_h - 0.25, y_att)
+        _box(ax, x_h, y_att, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.5, 0.45, font)
+        h_rows.append(y_att)
+    for a, b in zip(h_rows, h_rows[1:]):  # the sentence GRU, both ways
+        _arrow(ax, x_h - 0.1, a - 0.225, x_h - 0.1, b + 0.225)
+        _arrow(ax, x_h + 0.1, b + 0.225, x_h + 0.1, a - 0.225)
+    _arrow(ax, x_h, h_rows[0] + 0.225, x_h, y_top - 0.21)  # every h_i, through the GRU
     _box(
         ax,
-        xv,
-        4.33,
+        3.45,
+        y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        2.8,
+        3.3,
         0.42,
-        _FONT,
+        font,
     )
-    _arrow(ax, xv + 1.4, 4.33, 8.0, 4.33)
-    _box(ax, 8.45, 4.33, "softmax:\nlabel", "io", 0.85, 0.6, _FONT)
-    ax.text(8.95, 1.2, "word GRU", fontsize=_FONT, ha="right", va="center")
-    ax.text(8.95, 3.65, "sentence GRU", fontsize=_FONT, ha="right", va="center")
+    _arrow(ax, 1.8, y_top, 1.38, y_top)
+    _box(ax, 0.72, y_top, "softmax:\nlabel", "io", 1.3, 0.62, font)
     return fig
