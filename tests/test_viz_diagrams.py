@@ -412,7 +412,7 @@ CALLS = {
 }
 
 
-DRAWN_FOR_PHONES = {"gqa", "llama"}  # narrow canvases, stacked, with larger text
+DRAWN_FOR_PHONES = {"gqa", "llama", "captioning", "han"}  # narrow canvases, stacked, larger text
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
+from matplotlib.transforms import Bbox
 
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
@@ -134,14 +135,22 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
-def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), title=None):
+def document_attention(
+    ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
+):
     """A hierarchical attention network's reading of one document: one sentence per line, a bar
     as long as the sentence's weight, then its words, each shaded by its weight inside the
-    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked.
+    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked
+    "(key)".
 
     sentences: lists of words; word_weights: one row per sentence (at least as long as it);
-    sentence_weights: one number per sentence. Returns the Axes."""
+    sentence_weights: one number per sentence; fontsize: of the words and weights, in points
+    (the title is 1 point larger). Returns the Axes."""
     _check_ax(ax)
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+        raise TypeError(f"fontsize: expected a number of points, got {type(fontsize).__name__}")
+    if not fontsize > 0:
+        raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
     sentences = [list(s) for s in sentences]
     sentence_weights = _to_numpy(sentence_weights, "sentence_weights").reshape(-1)
     if len(sentence_weights) != len(sentences):
@@ -152,44 +161,70 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
         raise ValueError(
             f"word_weights: expected {len(sentences)} rows (one per sentence), got {len(word_weights)}"
         )
-    renderer = ax.figure.canvas.get_renderer()
     ax.set_xlim(0, 1)
     ax.set_ylim(len(sentences) - 0.5, -0.8)
     ax.axis("off")
     top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
-    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+
+    header = ax.text(0, -0.65, "weight", fontsize=fontsize, color="0.3", va="center")
+    numbers = []
+    for i in range(len(sentences)):
         s = float(sentence_weights[i])
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
-        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=9, color="0.3")
-        x = 0.2
+        numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
+
+    def after_the_weights(row):
+        # A zero-width box at the height of ``row`` (a Text), right of every weight and of the
+        # header: the words are placed from it when the figure is drawn, after its layout, so
+        # they never overlap whatever the figure's width.
+        def box(renderer):
+            x = max(t.get_window_extent(renderer).x1 for t in [header, *numbers])
+            height = row.get_window_extent(renderer)
+            return Bbox.from_extents(x, height.y0, x, height.y1)
+
+        return box
+
+    gap = fontsize / 4  # points between two words
+    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+        anchor, where, offset = after_the_weights(numbers[i]), (0, 0.5), fontsize / 2
         for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
             box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
-            t = ax.text(x, i, word, va="center", fontsize=9, bbox=box)
-            # the next word starts where this one's box ends
-            x = t.get_window_extent(renderer=renderer).transformed(ax.transData.inverted()).x1
-            x += 0.005
-        if i in keys:
-            ax.text(
-                x + 0.005,
-                i,
-                "(key sentence)",
+            anchor = ax.annotate(
+                word,
+                xy=where,
+                xycoords=anchor,
+                xytext=(offset, 0),
+                textcoords="offset points",
                 va="center",
-                fontsize=9,
+                fontsize=fontsize,
+                bbox=box,
+            )  # the next word starts where this one ends
+            where, offset = (1, 0.5), gap
+        if i in keys:
+            ax.annotate(
+                "(key)",
+                xy=(1, 0.5),
+                xycoords=anchor,
+                xytext=(2 * gap, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=fontsize,
                 color="0.35",
                 style="italic",
             )
-    ax.text(0, -0.65, "sentence weight", fontsize=9, color="0.3", va="center")
-    ax.text(
-        0.2,
-        -0.65,
+    ax.annotate(
         "words shaded by their weight inside their sentence",
-        fontsize=9,
-        color="0.3",
+        xy=(0, 0.5),
+        xycoords=after_the_weights(header),
+        xytext=(fontsize / 2, 0),
+        textcoords="offset points",
         va="center",
+        fontsize=fontsize,
+        color="0.3",
     )
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=fontsize + 1, loc="left")
     return ax
 
 
