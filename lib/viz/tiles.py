@@ -32,7 +32,7 @@ def _tiles(T: int, block_q: int, block_k: int, causal: bool) -> list[tuple[int, 
     return order
 
 
-def _grid(ax, T, block_q, block_k, causal, read=(), now=None):
+def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
     """The T x T scores as cells, tiles outlined: read tiles tinted, the current one framed in red,
     causal tiles that are never read grey."""
     read = set(read)
@@ -59,9 +59,9 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None):
     ax.set(xlim=(0, T), ylim=(T, 0), aspect="equal")
     ax.set_xticks([j + 0.5 for j in range(T)], range(T))
     ax.set_yticks([i + 0.5 for i in range(T)], range(T))
-    ax.tick_params(length=0, labelsize=_FONT)
-    ax.set_xlabel("key j", fontsize=_FONT)
-    ax.set_ylabel("query i", fontsize=_FONT)
+    ax.tick_params(length=0, labelsize=fontsize)
+    ax.set_xlabel("key j", fontsize=fontsize)
+    ax.set_ylabel("query i", fontsize=fontsize)
 
 
 def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
@@ -147,9 +147,11 @@ def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, cau
 def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: int = 2,
                   causal: bool = True, description: str = "step"):  # fmt: skip
     """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of
-    tiles with the tile being read framed; middle, the running maximum m and sum l of its block of
-    queries; right, the output O [T, Dv] with the rows that are final, the rows in progress and
-    the rows not reached, and its colour bar. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    tiles with the tile being read framed; right, the output O [T, Dv] (a column per value
+    dimension) with the rows that are final, the rows in progress and the rows not reached, and its
+    colour bar; below, the running maximum m and sum l of the block of queries, with the factor
+    exp(m_old - m_new) where the tile raised a maximum. Stacked and narrow (6.6 inches), so that
+    the text stays readable on a phone. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
@@ -171,31 +173,38 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        fig, (left, mid, right) = plt.subplots(1, 3, figsize=(10, 3.9), width_ratios=(1.1, 0.9, 0.8),
-                                               layout="constrained")  # fmt: skip
+        # narrow and stacked, so that the text stays readable where the page is narrow (a phone)
+        fig, axes = plt.subplot_mosaic([["grid", "out"], ["text", "text"]], figsize=(6.6, 5.0),
+                                       width_ratios=(1, 1), height_ratios=(3.6, 1),
+                                       layout="constrained")  # fmt: skip
+        left, right, below = axes["grid"], axes["out"], axes["text"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
-        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=10)
-        rows = list(range(i0, i1))
-        text = "\n".join(f"row {r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
-                         for r, m, t in zip(rows, s["m"], s["total"]))  # fmt: skip
-        mid.text(0.02, 0.95, "the running numbers of\nthese queries, after this tile:",
-                 va="top", fontsize=10, transform=mid.transAxes)  # fmt: skip
-        mid.text(0.02, 0.62, text, va="top", fontsize=10, family="monospace",
-                 transform=mid.transAxes)  # fmt: skip
-        mid.axis("off")
+        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
+        before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
+        lines = ["the running numbers of these queries, after this tile:"]
+        for r, (m, t) in enumerate(zip(s["m"], s["total"])):
+            line = f"row {i0 + r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
+            if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
+                line += f"   (m rose: old $\\ell$ × {math.exp(before['m'][r] - m):.3f})"
+            lines.append(line)
+        below.text(0.0, 1.0, "\n".join(lines), va="top", fontsize=12, linespacing=1.5,
+                   transform=below.transAxes)  # fmt: skip
+        below.axis("off")
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
         image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
                              aspect="auto")  # fmt: skip
         bar = fig.colorbar(image, ax=right, shrink=0.8, pad=0.02)
-        bar.set_label("output value", fontsize=_FONT)
-        bar.ax.tick_params(labelsize=_FONT)
+        bar.set_label("output value", fontsize=11)
+        bar.ax.tick_params(labelsize=11)
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv - 0.4, r, label, fontsize=8, va="center", ha="left")
-        right.set(xlim=(-0.5, Dv + 2.6), xticks=[], yticks=range(T), title="output O")
-        right.tick_params(labelsize=_FONT)
+            right.text(Dv - 0.4, r, label, fontsize=11, va="center", ha="left")
+        right.set(xlim=(-0.5, Dv + 4.1), xticks=range(Dv), yticks=range(T), title="output O")
+        right.set_xlabel("value dimension", fontsize=11, loc="left")
+        right.set_ylabel("query i", fontsize=11)
+        right.tick_params(labelsize=11, length=0)
         return fig
 
     def describe(n):
