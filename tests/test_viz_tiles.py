@@ -138,3 +138,14 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
             assert line.endswith(f"× {factor[r].item():.3f})")
     assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11
     plt.close("all")
+
+
+def test_tiling_diagram_is_stacked_for_a_phone():
+    """Narrow (the grid above the memories) with text of 11 points or more: about 9 CSS pixels
+    where a phone shows the picture 330 pixels wide."""
+    fig = viz.tiling_diagram(8, 4, 2, causal=True)
+    assert fig.get_figwidth() <= 5.5 and fig.get_figheight() > fig.get_figwidth()
+    sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
+    sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
+    assert min(sizes) >= 11
+    assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text
