@@ -176,7 +176,7 @@ def gpt_diagram(config):
     N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
     alt = (
         f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
-        f"(width D = {D}, {config.block_size} positions), then {N} blocks, numbered from 0 "
+        f"([T, D] with D = {D}), then {N} blocks, numbered from 0 "
         f"as in the code, drawn as block 0, block 1, an ellipsis and block {N - 1}, then the final LayerNorm ln_f and the output layer, which "
         f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
         f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
