@@ -700,6 +700,34 @@ def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
     assert len(smallest) == 9 and min(smallest) >= 9, smallest
 
 
+def test_sampling_explorer_text_is_legible_on_a_phone(monkeypatch):
+    """Every state's smallest text is at least 9 px high once the picture is shrunk to the ~330 px of a
+    360 px phone's column (chapter 13's explorer: 15 tokens and "other"; review 13c, point 12)."""
+    import importlib
+
+    from matplotlib.text import Text
+
+    module = importlib.import_module("lib.viz.interactive")
+    smallest = []
+
+    def measured(fig):
+        fig.canvas.draw()
+        scale = min(1.0, 330 / (fig.get_figwidth() * fig.dpi)) * fig.dpi  # page px per inch
+        sizes = [
+            t.get_fontsize() / 72 * scale
+            for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()
+        ]
+        smallest.append(min(sizes))
+        return b"png"
+
+    monkeypatch.setattr(module, "figure_png", measured)
+    logits = torch.randn(40, generator=torch.Generator().manual_seed(0))
+    words = [f"word{i}" for i in range(40)]
+    sampling_explorer(logits, words, [0, 1.0, 2.0], top_p=[None, 0.9], n_shown=15)
+    assert len(smallest) == 6 and min(smallest) >= 9, smallest
+
+
 def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
     padding = torch.tensor([True, True, True, False]).expand(4, 4)  # the last key is padding
     box = causal_mask_explorer(SCORES, TOKENS, mask=padding.clone())

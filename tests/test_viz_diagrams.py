@@ -270,6 +270,32 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
         viz.luong_diagram(7, source_length=30)
 
 
+def test_gpt_diagram_stacked_is_legible_on_a_phone():
+    """Chapter 13 draws the block under the stack (review 13c, point 12): every text at least 9 px high
+    once the picture is shrunk to the ~330 px of a 360 px phone's column; the same text as side by side."""
+    from matplotlib.text import Text
+
+    wide, narrow = (
+        viz.gpt_diagram(GPTConfig.gpt2()),
+        viz.gpt_diagram(GPTConfig.gpt2(), stacked=True),
+    )
+    width, height = narrow.get_size_inches()
+    assert width <= 5 and height <= 13
+    texts = [t for t in narrow.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    scale = min(1.0, 330 / (width * narrow.dpi)) * narrow.dpi  # page px per inch
+    assert min(t.get_fontsize() / 72 * scale for t in texts) >= 9
+    wide_texts = {t.get_text() for t in wide.findobj(Text) if t.get_text().strip()}
+    # the same labels, the block's title saying which blocks it enlarges
+    titles = {"one block (pre-LN), as GPT-2", "one block (pre-LN), as GPT-2: each of the 12 above"}
+    assert wide_texts ^ {t.get_text() for t in texts} == titles
+    assert (
+        narrow.alt_text.startswith("Top, the GPT stack")
+        and "Below it, one block" in narrow.alt_text
+    )
+    plt.close(wide)
+    plt.close(narrow)
+
+
 def test_gpt_diagram_takes_its_numbers_from_the_config():
     fig = viz.gpt_diagram(GPTConfig.gpt2())
     t = texts(fig)

@@ -165,26 +165,34 @@ def multi_head_diagram(d_model, n_heads, seq_len):
     return fig
 
 
-def gpt_diagram(config):
+def gpt_diagram(config, *, stacked=False):
     """Chapter 13's GPT (GPT-2's layout, Radford et al. 2019): left, the decoder-only stack of
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
     LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
-    self-attention, residual add, LayerNorm, MLP with GELU, residual add. Returns the Figure."""
+    self-attention, residual add, LayerNorm, MLP with GELU, residual add. ``stacked``: the block
+    under the stack instead of beside it, 4.6 inches wide, so that its text stays legible on a
+    phone. Returns the Figure."""
     from lib.gpt import GPTConfig
 
     check_type(config, "config", GPTConfig)
     N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
+    first, second = ("Top", "Below it") if stacked else ("Left", "Right")
     alt = (
-        f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
-        f"(width D = {D}, {config.block_size} positions), then {N} blocks, numbered from 0 "
+        f"{first}, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
+        f"([T, D] with D = {D}), then {N} blocks, numbered from 0 "
         f"as in the code, drawn as block 0, block 1, an ellipsis and block {N - 1}, then the final LayerNorm ln_f and the output layer, which "
-        f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
+        f"reuses wte, with a softmax over {V:,} tokens. {second}, one block enlarged: LayerNorm ln_1, "
         f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
         "from below the LayerNorm; then LayerNorm ln_2, the MLP (D to 4D, GELU, back to D) and a "
         "second residual add."
     )
-    fig, ax = _canvas(9.0, 6.6, alt)
-    x = 2.0
+    if stacked:  # the stack above (shifted up by dy), the block below, in one narrow column
+        fig, ax = _canvas(4.6, 12.9, alt)
+        x, dy, xb, title_y = 2.1, 6.3, 2.1, 6.1
+    else:
+        fig, ax = _canvas(9.0, 6.6, alt)
+        x, dy, xb, title_y = 2.0, 0.0, 5.9, 6.35
+    xr = xb + 1.95
     stack = [
         (0.4, "tokens $w_1 \\dots w_T$", "io"),
         (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
@@ -195,10 +203,9 @@ def gpt_diagram(config):
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
-    _draw_stack(ax, x, stack)
-    ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
+    _draw_stack(ax, x, [(y + dy, text, kind) for y, text, kind in stack])
+    ax.text(x, 6.35 + dy, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
     # the enlarged block, pre-LN
-    xb, xr = 5.9, 7.85
     block = [
         (1.35, "ln_1 (LayerNorm)", "norm"),
         (2.1, f"masked multi-head self-attention, $H$ = {H}", "attn"),
@@ -221,12 +228,14 @@ def gpt_diagram(config):
         _arrow(ax, xr, y_add, xb + 0.23, y_add)
     ax.add_patch(
         mpatches.FancyBboxPatch(
-            (4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+            (xb - 1.85, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
         )
     )
-    ax.text(xb, 6.35, "one block (pre-LN), as GPT-2", **_t(10))
-    _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
-    _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
+    title = "one block (pre-LN), as GPT-2" + (f": each of the {N} above" if stacked else "")
+    ax.text(xb, title_y, title, **_t(10))
+    if not stacked:  # from block 0 of the stack to the enlarged block beside it
+        _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
+        _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
     return fig
 
 
