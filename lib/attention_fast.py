@@ -47,14 +47,7 @@ class FastMultiHeadAttention(MultiHeadAttention):
     ``fast_self_attention``; every other call takes the readable computation with
     ``fast_attention_heads`` in place of ``attention_heads``."""
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        need_weights: bool = True,
-    ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask=None, need_weights=True):
         if self.check_inputs:
             check_mha_inputs(
                 query, key, value, mask, self.d_model, self.n_heads, self.q_proj.weight.dtype
