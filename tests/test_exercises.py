@@ -905,6 +905,12 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
     (ch09.check_pre_ln, _pre_ln("unbiased std"), "1/(D - 1) under the root"),
     (ch09.check_pre_ln, _unbiased_std_eps_outside, "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("batch statistics"), "over the batch and the positions"),
+    (
+        ch09.check_pre_ln,
+        _pre_ln("batch statistics per position"),
+        "over the batch at each position",
+    ),
     (
         ch09.check_pre_ln,
         lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),

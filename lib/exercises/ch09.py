@@ -104,6 +104,18 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
 
         y = x + attn(unbiased(ln1)(x))
         return y + ff(unbiased(ln2)(y))
+    if kind in ("batch statistics", "batch statistics per position"):  # batch norm's, per feature
+        dims = (0, 1) if kind == "batch statistics" else (0,)
+
+        def over_batch(norm):
+            def apply(t):
+                mu, var = t.mean(dims, keepdim=True), t.var(dims, keepdim=True, correction=0)
+                return norm.weight * (t - mu) / (var + norm.eps).sqrt() + norm.bias
+
+            return apply
+
+        y = x + attn(over_batch(ln1)(x))
+        return y + ff(over_batch(ln2)(y))
     if kind == "norms swapped":
         y = x + attn(ln2(x))
         return y + ff(ln1(y))
@@ -133,6 +145,8 @@ _MISTAKES = {
     "feed-forward not normalized": "the feed-forward network reads y itself; in pre-LN it reads LN2(y)",
     "norms without gain and bias": "your LayerNorms normalize but leave out the layer's learned gains and biases (layer.norm1.weight and .bias, layer.norm2.weight and .bias): a LayerNorm is gain * (x - mean) / std + bias. Call layer.norm1 and layer.norm2 themselves, or pass their weight and bias to this chapter's layer_norm",
     "unbiased std": "your LayerNorm divides by the unbiased standard deviation, 1/(D - 1) under the root (the default of torch's .std() and .var()); layer normalization averages over the D = d_model features of a token with 1/D, as nn.LayerNorm does: use .var(-1, unbiased=False), or call layer.norm1 and layer.norm2 themselves",
+    "batch statistics": "your LayerNorm takes a mean and a deviation per feature, over the batch and the positions: those are batch normalization's statistics. Layer normalization takes one mean and one deviation per token, over its D features (the last dimension, .mean(-1, keepdim=True)), so that a token's result does not depend on the other sentences of the batch",
+    "batch statistics per position": "your LayerNorm takes a mean and a deviation per feature, over the batch at each position: those are batch normalization's statistics. Layer normalization takes one mean and one deviation per token, over its D features (the last dimension, .mean(-1, keepdim=True)), so that a token's result does not depend on the other sentences of the batch",
     "norms swapped": "you swapped the two LayerNorms: norm1 belongs to the attention sub-layer, norm2 to the feed-forward network",
     "norm2 twice": "you used norm2 before the attention too; the first sub-layer has its own, norm1",
     "feed-forward reads x": "the feed-forward network reads LN2(x); it reads LN2(y), the output of the attention sub-layer (y = x + SelfAttn(LN1(x))): the two sub-layers run one after the other",
