@@ -903,8 +903,14 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
     (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
-    (ch09.check_pre_ln, _pre_ln("unbiased std"), "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("unbiased std"), "1/(D - 1) under the root"),
     (ch09.check_pre_ln, _unbiased_std_eps_outside, "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("batch statistics"), "over the batch and the positions"),
+    (
+        ch09.check_pre_ln,
+        _pre_ln("batch statistics per position"),
+        "over the batch at each position",
+    ),
     (
         ch09.check_pre_ln,
         lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
@@ -1035,7 +1041,13 @@ PREDICTIONS_WRONG_LATER = [
         (None, -12_595_200, None),
         "loss_half_ff = -12,595,200 is negative",
     ),
-    (ch09.check_parameter_counts, (None, 6_297_600, None), "half the answer"),
+    (ch09.check_parameter_counts, (None, 6_297_600, None), "the encoder's 6 layers only"),
+    (ch09.check_parameter_counts, (None, 6_303_744, None), "counts one matrix per network"),
+    # 6 networks x 2 matrices = 12 networks x 1 matrix without biases: either mistake, named both
+    (ch09.check_parameter_counts, (None, 12 * 512 * 1024, None), "either the encoder's 6"),
+    (ch09.check_parameter_counts, (None, 6 * 512 * 1024, None), "a quarter of the answer"),
+    (ch09.check_parameter_counts, (0.30, 0.20, 1.70), "gain_separate = 0.3 looks like a share"),
+    (ch09.check_parameter_counts, (None, 0.2, None), "the variables hold counts"),
     (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
     (ch09.check_parameter_counts, (None, None, 2 * 63_082_496), "does not grow with N"),
     (
