@@ -506,8 +506,9 @@ def word_rows(
         legend: None, or a list of ``(colour, text)`` entries drawn under the rows.
         title: the figure's title.
         width: the length of a line (about 1.3 characters per unit) before a row wraps.
-        figsize: (w, h) in inches; None fits the height to the rows (give a fixed size to keep the
-            states of an interactive figure the same size).
+        figsize: (w, h) in inches; None fits the height to the rows at a width of 11 inches, and
+            (w, None) at a width of w (a fixed size keeps the states of an interactive figure the same
+            size, with empty room below the shorter ones).
         fontsize: the size of the words, labels and legend in points; the boxes, the wrapping and the
             height fitted to the rows grow with it (a larger size fills more of ``width``).
 
@@ -556,9 +557,10 @@ def word_rows(
             x += size + 0.5 * scale
         line += 1.35  # a gap between rows
     n_lines = line
-    fixed_size = figsize is not None
-    if figsize is None:
-        figsize = (11, 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0))
+    fixed_size = figsize is not None and figsize[1] is not None
+    if not fixed_size:
+        fitted = 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0)
+        figsize = (11 if figsize is None else figsize[0], fitted)
     fig, ax = plt.subplots(figsize=figsize)
     first_line = {}
     for r, ln, x, w, color, bold in placed:
