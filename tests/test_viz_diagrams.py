@@ -412,7 +412,7 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
     fig = viz.bert_pretraining_diagram(BertConfig.large())
     t = texts(fig)
     assert "BERT encoder: 24 layers, width 1024, 16 heads" in t
-    assert "MLM head: softmax over 30,522 → cute" in t and "NSP head: IsNext / NotNext" in t
+    assert "MLM head:\nsoftmax over\n30,522 → cute" in t and "NSP head:\nIsNext / NotNext" in t
     assert "$C$" in t and [f"$T_{{{i}}}$" in t for i in range(1, 11)] == [True] * 10
     assert t.count("[MASK]") == 1
     with pytest.raises(TypeError, match="config"):
@@ -440,7 +440,15 @@ CALLS = {
 
 # narrow canvases (stacked panels, larger text), drawn for a phone: shown about 312 px wide at
 # 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
-DRAWN_FOR_PHONES = {"gqa", "llama", "captioning", "han", "tiling"}
+DRAWN_FOR_PHONES = {
+    "gqa",
+    "llama",
+    "captioning",
+    "han",
+    "tiling",
+    "bert_input",
+    "bert_pretraining",
+}
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

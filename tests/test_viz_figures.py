@@ -230,6 +230,11 @@ def test_fine_tuning_task_draws_tokens_outputs_and_labels(ax):
         viz.fine_tuning_task(ax, "t", ["a", "b"], [], {9: "x"}, "")
 
 
+def test_fine_tuning_task_sets_the_text_size(ax):
+    viz.fine_tuning_task(ax, "t", ["a"], [], {1: "x"}, "top", fontsize=11)
+    assert {t.get_fontsize() for t in ax.texts} == {11} and ax.title.get_fontsize() == 12
+
+
 def test_training_curve_draws_the_losses_their_mean_and_the_references(ax):
     from lib.train import History
 

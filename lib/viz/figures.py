@@ -414,11 +414,12 @@ def encoding_dimension(values, title, color="C0"):
     return fig
 
 
-def fine_tuning_task(ax, title, first, second, outputs, top_label):
+def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9):
     """One of BERT's fine-tuning set-ups (after Devlin et al. 2019, Figure 4): the input tokens
     [CLS] first [SEP] (second [SEP]) with segment A blue and B orange, the encoder as one box, its
     outputs C, T1, T2 ..., and arrows from the outputs the head reads (``outputs``: position ->
-    label) to their labels. ``top_label`` names the tasks. Returns the Axes."""
+    label) to their labels. ``top_label`` names the tasks. ``fontsize``: the text's size in points
+    (the title's is one more). Returns the Axes."""
     _check_ax(ax)
     first, second = list(first), list(second)
     tokens = ["[CLS]"] + first + ["[SEP]"] + (second + ["[SEP]"] if second else [])
@@ -430,9 +431,9 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
     for i, t in enumerate(tokens):
         color = "#c6dbef" if i < n_first else "#fdd0a2"
         ax.add_patch(plt.Rectangle((i - 0.45, 0), 0.9, 0.7, facecolor=color, edgecolor="0.3"))
-        ax.text(i, 0.35, t, ha="center", va="center", fontsize=9)
+        ax.text(i, 0.35, t, ha="center", va="center", fontsize=fontsize)
         ax.add_patch(plt.Rectangle((i - 0.45, 2.3), 0.9, 0.7, facecolor="white", edgecolor="0.3"))
-        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=9)
+        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=fontsize)
     ax.add_patch(plt.Rectangle((-0.5, 1.0), len(tokens), 1.0, facecolor="#e5e5e5", edgecolor="0.3"))
     ax.text(
         (len(tokens) - 1) / 2,
@@ -440,17 +441,17 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
         "BERT (pretrained, then fine-tuned)",
         ha="center",
         va="center",
-        fontsize=9,
+        fontsize=fontsize,
     )
     for i, label in outputs.items():
         arrow = mpatches.FancyArrowPatch(
             (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
-        ax.text(i, 3.85, label, ha="center", va="center", fontsize=9, fontweight="bold")
+        ax.text(i, 3.85, label, ha="center", va="center", fontsize=fontsize, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
     ax.set_ylim(-0.2, 4.6)
-    ax.set_title(f"{title}\n{top_label}", fontsize=10)
+    ax.set_title(f"{title}\n{top_label}", fontsize=fontsize + 1)
     ax.axis("off")
     return ax
 
