@@ -22,7 +22,7 @@ from benchmarks.common import (
     summarize,
     time_side_by_side,
 )
-from lib.attention import MultiHeadAttention
+from lib.attention_fast import FastMultiHeadAttention
 
 THEORY = {  # layer -> (time exponent, memory exponent) at fixed d, for large n
     "self-attention (weights returned)": (2, 2),
@@ -35,7 +35,7 @@ THEORY = {  # layer -> (time exponent, memory exponent) at fixed d, for large n
 def make_layers(d_model: int, n_heads: int, seed: int = 0) -> dict:
     """name -> function of x [1, n, d] running one forward pass of that layer."""
     torch.manual_seed(seed)
-    attention = MultiHeadAttention(d_model, n_heads).eval()
+    attention = FastMultiHeadAttention(d_model, n_heads).eval()
     lstm = nn.LSTM(d_model, d_model, batch_first=True).eval()
     conv = nn.Conv1d(d_model, d_model, kernel_size=3, padding=1).eval()
     return {
@@ -89,7 +89,7 @@ def run(
                 "theory_memory": THEORY[name][1],
             }
         )
-    method = f"One layer of width d = {d_model} on one sequence x [1, n, d], forward pass under `torch.no_grad()`: `lib.attention.MultiHeadAttention` ({n_heads} heads) returning its weights (the full n x n matrix of every head) and with `need_weights=False` (torch's fused `scaled_dot_product_attention`), `torch.nn.LSTM(d, d)`, `torch.nn.Conv1d(d, d, 3, padding=1)`. The four layers are timed side by side at each n ({repeats} interleaved rounds, {warmup} warm-up call each; median wall-clock time with its IQR, and median CPU time). *Peak memory* is the largest number of bytes held at once by torch's CPU allocator during one forward pass, from `torch.profiler`'s memory events (`profile_memory=True`): every allocation and free inside the call summed in time order, kernels' scratch buffers included, the input and the parameters (allocated before the call) excluded. The exponents p of time ~ n^p and memory ~ n^p are least-squares slopes in log-log over the {fit_last} longest lengths (n = {', '.join(map(str, fit_n))}); the time exponent is fitted to the CPU times (steadier on a shared machine), the wall-clock one is shown next to it."
+    method = f"One layer of width d = {d_model} on one sequence x [1, n, d], forward pass under `torch.no_grad()`: `lib.attention_fast.FastMultiHeadAttention` (the library's multi-head attention on its fast path, {n_heads} heads) returning its weights (the full n x n matrix of every head) and with `need_weights=False` (torch's fused `scaled_dot_product_attention`), `torch.nn.LSTM(d, d)`, `torch.nn.Conv1d(d, d, 3, padding=1)`. The four layers are timed side by side at each n ({repeats} interleaved rounds, {warmup} warm-up call each; median wall-clock time with its IQR, and median CPU time). *Peak memory* is the largest number of bytes held at once by torch's CPU allocator during one forward pass, from `torch.profiler`'s memory events (`profile_memory=True`): every allocation and free inside the call summed in time order, kernels' scratch buffers included, the input and the parameters (allocated before the call) excluded. The exponents p of time ~ n^p and memory ~ n^p are least-squares slopes in log-log over the {fit_last} longest lengths (n = {', '.join(map(str, fit_n))}); the time exponent is fitted to the CPU times (steadier on a shared machine), the wall-clock one is shown next to it."
     columns = [
         Column("layer", "layer"),
         Column("n", "n"),

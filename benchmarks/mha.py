@@ -1,10 +1,12 @@
-"""Benchmark 1: lib.attention.MultiHeadAttention against torch.nn.MultiheadAttention.
+"""Benchmark 1: lib.attention_fast.FastMultiHeadAttention (lib.attention.MultiHeadAttention on its fast
+path) against torch.nn.MultiheadAttention, with the readable lib.attention.MultiHeadAttention timed
+beside them.
 
 Both modules hold the same weights (torch's in_proj_weight is cat([q_proj, k_proj, v_proj])) and run
 self-attention mha(x, x, x) on the same input x [B, T, D], no mask, timed side by side:
 
 - forward: eval mode under torch.no_grad(). torch then takes its "fast path", the C++ operator
-  torch._native_multi_head_attention; ours takes its own, ``lib.attention.fast_self_attention``
+  torch._native_multi_head_attention; ours takes its own, ``lib.attention_fast.fast_self_attention``
   (Python: one in-projection with the three weights side by side, as torch's).
 - forward+backward: train mode (dropout 0), x requires grad, out.sum().backward(); both run their
   Python forward (torch's fast path does not apply when gradients are needed).
@@ -33,23 +35,18 @@ from benchmarks.common import (
     time_side_by_side,
     yes_no,
 )
-from lib._validate import check_mha_inputs
-from lib.attention import (
-    MultiHeadAttention,
-    _merge_heads,
-    _scaled_dot_product_attention,
-    _split_heads,
-)
+from lib.attention import MultiHeadAttention
+from lib.attention_fast import FastMultiHeadAttention
 
 GOALS = {False: 1.05, True: 1.15}  # need_weights -> the largest acceptable ratio ours / torch
 
 
 def make_pair(
     d_model: int, n_heads: int, seed: int = 0
-) -> tuple[MultiHeadAttention, nn.MultiheadAttention]:
-    """Our module and torch's with the same weights."""
+) -> tuple[FastMultiHeadAttention, nn.MultiheadAttention]:
+    """Our module (the fast one) and torch's with the same weights."""
     torch.manual_seed(seed)
-    ours = MultiHeadAttention(d_model, n_heads)
+    ours = FastMultiHeadAttention(d_model, n_heads)
     theirs = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
     with torch.no_grad():
         theirs.in_proj_weight.copy_(
@@ -62,17 +59,13 @@ def make_pair(
 
 
 def simple_forward(mha: MultiHeadAttention, query, key, value):
-    """MultiHeadAttention.forward with need_weights=True on the path a student reads: three
-    projections and ``lib.attention._scaled_dot_product_attention`` (the masked softmax into a new
-    tensor), instead of ``lib.attention.fast_self_attention``, which the forward takes on
+    """The readable ``lib.attention.MultiHeadAttention.forward`` with need_weights=True on mha's
+    weights: three projections and ``lib.attention._scaled_dot_product_attention`` (the masked
+    softmax into a new tensor), the path a student reads, instead of
+    ``lib.attention_fast.fast_self_attention``, which ``FastMultiHeadAttention`` takes on
     self-attention when no gradient is needed. Timed in the same rounds, to show what the fast
     path buys."""
-    check_mha_inputs(query, key, value, None, mha.d_model, mha.n_heads, mha.q_proj.weight.dtype)
-    q = _split_heads(mha.q_proj(query), mha.n_heads)  # [B, H, Tq, Dh]
-    k = _split_heads(mha.k_proj(key), mha.n_heads)  # [B, H, Tk, Dh]
-    v = _split_heads(mha.v_proj(value), mha.n_heads)  # [B, H, Tk, Dh]
-    heads, weights = _scaled_dot_product_attention(q, k, v)  # [B, H, Tq, Dh], [B, H, Tq, Tk]
-    return mha.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk]
+    return MultiHeadAttention.forward(mha, query, key, value)  # [B, Tq, D], [B, H, Tq, Tk]
 
 
 def _calls(ours, theirs, x, need_weights: bool, backward: bool):
@@ -174,7 +167,7 @@ def run(
         "ours_us": 1e6 * summarize(one["ours"].cpu).median,
         "torch_us": 1e6 * summarize(one["torch"].cpu).median,
     }
-    method = f"`lib.attention.MultiHeadAttention` against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`, ours its Python fast path `lib.attention.fast_self_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, simple path*: the same ratio for need_weights=True computed on the path a student reads, three projections and `lib.attention._scaled_dot_product_attention` (`simple_forward` in `benchmarks/mha.py`), instead of the fast path `lib.attention.fast_self_attention` that the forward takes on self-attention when no gradient is needed, timed in the same rounds (with gradients both are the simple path). *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
+    method = f"`lib.attention_fast.FastMultiHeadAttention` (the library's `MultiHeadAttention` on its fast path) against `torch.nn.MultiheadAttention(batch_first=True)`, same weights, self-attention on x of shape [B={batch}, T, D={d_model}], {n_heads} heads, no mask, float32. *forward*: eval mode under `torch.no_grad()` (torch takes its C++ fast path `torch._native_multi_head_attention`, ours its Python fast path `lib.attention_fast.fast_self_attention`); *forward+backward*: `out.sum().backward()` with x requiring grad. need_weights=True: both return per-head weights [B, H, T, T] (torch with `average_attn_weights=False`; its default averages the heads). {TIMING_NOTE.format(repeats=repeats, warmup=warmup)} Here *ratio* is ours / torch: below 1, ours is faster. The goal is judged on the CPU-time ratio. *ratio, CPU, simple path*: the same ratio for need_weights=True computed on the path a student reads, the readable `lib.attention.MultiHeadAttention.forward`: three projections and `lib.attention._scaled_dot_product_attention` (`simple_forward` in `benchmarks/mha.py`), instead of the fast path `lib.attention_fast.fast_self_attention` that the fast layer takes on self-attention when no gradient is needed, timed in the same rounds (with gradients both are the simple path). *max abs diff*: largest difference of outputs (and weights) between ours and torch's, checked before timing."
     columns = [
         Column("T", "T"),
         Column("pass", "pass"),
@@ -213,7 +206,7 @@ def run(
     return section
 
 
-PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `lib.attention.attention_in_place`, beside the simple one in lib/attention.py, computes the softmax in place; `attention_heads` takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch. Later, on an Intel Xeon where the fixed cost of a call decided the shortest length, `MultiHeadAttention.forward` got a fast path of its own for self-attention without gradients, `lib.attention.fast_self_attention`, beside the readable forward and tested equal to it: one matrix product for the three input projections, as torch does (the weights side by side, `fused_in_projection`, kept on the module until a parameter changes), q divided and q, k, v copied into the per-head layout in one pass (the readable forward divides q, then the batched products copy q, k and v one by one), each large tensor freed once used, and a self-attention input checked once instead of three times. Short lengths also depend on the C library's allocator: when it gives the heap back to the system at the end of a call, the next call pays for fresh pages; we counted from 0 to about 500 page faults a call at T = 64 for either implementation, changing from one process to the next, which moves a ratio there by several percent between runs."
+PROFILE_NOTES = "Profiling (torch.profiler, operator self-times; py-spy was not installed) of the need_weights=True forward pass found two differences from torch's fast path, both in the [B, H, T, T] tensors: (1) the library divided the scores by sqrt(Dh) after q k^T, one more pass over the largest tensor, where torch scales q (T x Dh numbers per head) before the product: the library now scales q too, on the simple path as well; (2) the softmax writes its result to a new [B, H, T, T] tensor, where torch overwrites the scores. For long sequences this allocation is the costly part: a tensor of 128 MiB (T = 1024) is fresh memory from the operating system on every call, paid in page faults. The fast path `attention_in_place` (now in lib/attention_fast.py) computes the softmax in place; the fast layer takes it when no gradient is needed and there is no mask (the masking is written once, in the simple path); with autograd the scores must be kept for the backward pass, so it allocates, as torch does. The input checks used `torch.broadcast_shapes`, about 10 µs per call here; a small pure-Python check (`lib._validate.broadcast_shape`) replaces it. The weights and outputs are the same up to rounding (scaling q before the product rounds differently from dividing the scores after it): the tests of lib/attention.py pass unchanged, and *max abs diff* above compares with torch. Later, on an Intel Xeon where the fixed cost of a call decided the shortest length, the layer got a fast path of its own for self-attention without gradients, `fast_self_attention`, tested equal to the readable forward: one matrix product for the three input projections, as torch does (the weights side by side, `fused_in_projection`, kept on the module until a parameter changes), q divided and q, k, v copied into the per-head layout in one pass (the readable forward divides q, then the batched products copy q, k and v one by one), each large tensor freed once used, and a self-attention input checked once instead of three times. Short lengths also depend on the C library's allocator: when it gives the heap back to the system at the end of a call, the next call pays for fresh pages; we counted from 0 to about 500 page faults a call at T = 64 for either implementation, changing from one process to the next, which moves a ratio there by several percent between runs. The fast paths now live in their own module, lib/attention_fast.py (`FastMultiHeadAttention`, the layer this benchmark times), beside the readable lib/attention.py that the chapters read, and tests/test_attention_fast.py checks that the two give the same outputs and gradients."
 
 
 def findings(

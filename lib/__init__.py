@@ -4,6 +4,7 @@ show. Models never plot; plots never train.
 Modules, one concept each:
 
 - :mod:`lib.attention` -- scores, masked softmax, scaled dot-product and multi-head attention.
+- :mod:`lib.attention_fast` -- the fast path of multi-head attention at inference (torch's tricks: one in-projection, the softmax in place) beside the readable one.
 - :mod:`lib.positional` -- sinusoidal, learned and binary position encodings.
 - :mod:`lib.seq2seq` -- RNN encoder-decoders: no attention, Bahdanau's, Luong's (global and local).
 - :mod:`lib.hard_attention` -- the decoder that reads one sampled source state (Xu et al. 2015).

@@ -40,7 +40,8 @@ def alibi_slopes(n_heads: int) -> Tensor:
 
 
 def _slopes(n: int) -> list[float]:
-    if n & (n - 1) == 0:  # a power of two: start at 2^(-8/n), each next slope times the same ratio
+    # a power of two: start at 2^(-8/n), each next slope times the same ratio
+    if n & (n - 1) == 0:
         start = 2 ** (-8 / n)
         return [start ** (h + 1) for h in range(n)]
     below = 2 ** math.floor(math.log2(n))  # the largest power of two below n

@@ -22,12 +22,11 @@ Multi-head: project q, k, v -> split_heads -> attention in every head at once ->
 Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
 computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
 same computation without the checks, which the library's own layers call, and a module (the score
-modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them. ``attention_heads``
-computes the simple path a reader reads, ``_scaled_dot_product_attention``, except where
-``fast_path_applies``: then ``fast_attention_heads`` takes one of the two fast paths,
-``fused_attention`` or ``attention_in_place``, which sit beside it and are tested equal to it.
-Likewise ``MultiHeadAttention.forward`` computes the readable forward, except on self-attention
-without gradients (inference), where ``fast_self_attention`` gives the same numbers faster.
+modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them.
+
+This file holds the computation the chapters read. Its fast path, the same numbers in less time and
+memory (torch's own tricks, measured against ``torch.nn.MultiheadAttention`` by benchmarks/mha.py),
+is lib/attention_fast.py: ``FastMultiHeadAttention``, tested equal to ``MultiHeadAttention``.
 """
 
 import math
@@ -64,12 +63,6 @@ __all__ = [
     "attend",
     "scaled_dot_product_attention",
     "attention_heads",
-    "fast_path_applies",
-    "fast_attention_heads",
-    "fused_attention",
-    "attention_in_place",
-    "fast_self_attention",
-    "fused_in_projection",
     "split_heads",
     "merge_heads",
     "causal_mask",
@@ -322,66 +315,15 @@ def attention_heads(
     q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
     attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
     weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
-    the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; where
-    ``fast_path_applies``, ``fast_attention_heads`` gives the same heads and weights (up to rounding)
-    in less time and memory: tests/test_multihead.py checks them equal, benchmarks/mha.py times both.
+    the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; when no
+    weights are asked for, torch's fused kernel F.scaled_dot_product_attention computes the same
+    heads (up to rounding) without ever keeping the [Tq, Tk] weights: its boolean attn_mask has our
+    convention (True = may attend), and torch >= 2.5 gives a fully masked query row zero heads, as
+    ``masked_softmax`` does (tests/test_multihead.py checks the two equal).
     """
-    if not fast_path_applies(q, k, mask, dropout, need_weights):
-        return _scaled_dot_product_attention(q, k, v, mask, dropout)  # the path to read
-    return fast_attention_heads(q, k, v, mask, dropout, need_weights)  # the same, faster
-
-
-# --- the fast paths of attention_heads: the same numbers, in less time and memory -----------------
-
-
-def fast_path_applies(
-    q: Tensor, k: Tensor, mask: Tensor | None, dropout: float, need_weights: bool
-) -> bool:
-    """Whether ``fast_attention_heads`` computes these heads: always when no weights are asked for
-    (``fused_attention``); with weights, at inference in float32/float64 without mask or dropout
-    (``attention_in_place``: the softmax may overwrite the scores when no gradient needs them)."""
-    if not need_weights:
-        return True
-    no_grad = not (q.requires_grad or k.requires_grad)
-    return mask is None and dropout == 0 and no_grad and q.dtype in (torch.float32, torch.float64)
-
-
-def fast_attention_heads(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    dropout: float = 0.0,
-    need_weights: bool = True,
-) -> tuple[Tensor, Tensor | None]:
-    """``attention_heads`` on a fast path, where ``fast_path_applies``: torch's fused kernel when no
-    weights are asked for, else the softmax in place (no mask, no dropout, no gradient)."""
-    if not need_weights:  # torch's fused kernel, which never forms the weights
-        return fused_attention(q, k, v, mask, dropout), None
-    return attention_in_place(q, k, v)  # inference: the softmax in place
-
-
-def fused_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0
-) -> Tensor:
-    """The heads of ``attention_heads`` from torch's fused kernel, without the weights.
-
-    F.scaled_dot_product_attention never keeps the [Tq, Tk] matrix: faster, less memory. Its
-    boolean attn_mask has our convention (True = may attend), and torch >= 2.5 gives a fully
-    masked query row zero heads, as ``masked_softmax`` does. q [B, H, Tq, Dh], k and v
-    [B, H, Tk, Dh] -> [B, H, Tq, Dh].
-    """
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-
-
-def attention_in_place(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-    """``_scaled_dot_product_attention`` without mask or dropout, for tensors that need no gradient,
-    as torch's own fast path computes it: the softmax overwrites the scores (one [B, H, Tq, Tk]
-    tensor instead of two: for long sequences the largest allocation of the layer, fresh memory
-    from the operating system at every call). -> (heads, weights)."""
-    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
-    weights = torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
-    return weights @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
+    if not need_weights:  # torch's fused kernel: the same heads, the weights never formed
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout), None
+    return _scaled_dot_product_attention(q, k, v, mask, dropout)  # [B, H, Tq, Dh], [B, H, Tq, Tk]
 
 
 # --- multi-head attention (Vaswani et al. 2017, sec. 3.2.2) --------------------------------------
@@ -452,9 +394,9 @@ class MultiHeadAttention(nn.Module):
     of ``q_proj.weight`` are (W_h^Q)^T), so one matmul projects for every head and ``_split_heads``
     cuts the result. mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk] (a 3-D mask is
     refused unless its first dim is 1: it would broadcast as [H, Tq, Tk]). need_weights=False
-    takes torch's fused kernel (the same output; weights None); self-attention without gradients
-    takes ``fast_self_attention`` (the same numbers). check_inputs=False: no input checks in
-    forward, for the layers of a model that checked its own input once.
+    takes torch's fused kernel (the same output; weights None). check_inputs=False: no input checks
+    in forward, for the layers of a model that checked its own input once. The same layer on a fast
+    path (inference): ``lib.attention_fast.FastMultiHeadAttention``.
 
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight =
     cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise the biases) and our out_proj
@@ -505,8 +447,6 @@ class MultiHeadAttention(nn.Module):
             check_mha_inputs(
                 query, key, value, mask, self.d_model, self.n_heads, self.q_proj.weight.dtype
             )
-        if query is key is value and not torch.is_grad_enabled():  # inference: the same, faster
-            return fast_self_attention(self, query, mask, need_weights)
         H = self.n_heads
         q = _split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
         k = _split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
@@ -514,54 +454,3 @@ class MultiHeadAttention(nn.Module):
         p = self.dropout if self.training else 0.0
         heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
         return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
-
-
-# --- the fast path of MultiHeadAttention: self-attention without gradients ----------------------
-
-
-def fast_self_attention(
-    mha: MultiHeadAttention, x: Tensor, mask: Tensor | None = None, need_weights: bool = True
-) -> tuple[Tensor, Tensor | None]:
-    """``mha(x, x, x, mask, need_weights)`` when no gradient is recorded, as torch's own layer
-    computes it: the three input projections in one matrix product (``fused_in_projection``), q,
-    k, v cut from its result by views; where ``attention_in_place`` applies, q / sqrt(Dh) and the
-    copy of q, k, v into the per-head layout that the batched products read in one pass (the
-    readable forward divides q, then the products copy each of q, k, v). The same numbers as the
-    readable forward: tests/test_multihead.py.
-    x [B, T, D] -> (output [B, T, D], weights [B, H, T, T] or None)."""
-    weight, bias = fused_in_projection(mha)  # [3D, D], [3D] or None
-    qkv = F.linear(x, weight, bias).unflatten(-1, (3, mha.n_heads, -1))  # [B, T, 3, H, Dh]
-    qkv = qkv.permute(2, 0, 3, 1, 4)  # [3, B, H, T, Dh], a view
-    p = mha.dropout if mha.training else 0.0
-    if not (need_weights and fast_path_applies(qkv[0], qkv[1], mask, p, need_weights)):
-        heads, weights = attention_heads(*qkv.unbind(0), mask, p, need_weights)
-    else:  # attention_in_place, with the scaling in the copy
-        divisor = qkv.new_tensor([math.sqrt(qkv.shape[-1]), 1.0, 1.0]).view(3, 1, 1, 1, 1)
-        qkv = torch.div(qkv, divisor, out=qkv.new_empty(qkv.shape))  # contiguous [3, B, H, T, Dh]
-        scores = qkv[0] @ qkv[1].transpose(-2, -1)  # [B, H, T, T]
-        weights = torch.softmax(scores, dim=-1, out=scores)  # in place
-        heads = weights @ qkv[2]  # [B, H, T, Dh]
-    del qkv  # each large tensor freed once used, as in torch's C++: a smaller heap at the peak
-    out = F.linear(_merge_heads(heads), mha.out_proj.weight, mha.out_proj.bias)  # [B, T, D]
-    return out, weights
-
-
-def fused_in_projection(mha: MultiHeadAttention) -> tuple[Tensor, Tensor | None]:
-    """cat([W^Q, W^K, W^V]) [3D, D] and cat([b^Q, b^K, b^V]) [3D] (None without biases), torch's
-    ``in_proj_weight`` and ``in_proj_bias``: built on first use and kept on the module until one of
-    the six tensors changes: a new tensor (a new Parameter, ``.to()``, ``w.data = ...``) by its
-    identity and memory address, an in-place change (an optimizer step, load_state_dict,
-    ``w.mul_(2)`` under no_grad) by its version counter, which PyTorch increments at each. A write
-    through ``w.data`` (``w.data.mul_(2)``), which PyTorch does not count, is not seen."""
-    projections = (mha.q_proj, mha.k_proj, mha.v_proj)
-    # each Linear's weight and bias, from its dict (nn.Module's attribute lookup costs a microsecond)
-    params = [p for proj in projections for p in proj._parameters.values() if p is not None]
-    key = [(id(p), p.data_ptr(), p._version) for p in params]
-    cached = getattr(mha, "_fused_in_projection", None)  # (params, key, weight, bias)
-    if cached is None or cached[1] != key:
-        weight = torch.cat([proj.weight for proj in projections])  # [3D, D]
-        biases = [proj.bias for proj in projections if proj.bias is not None]
-        bias = torch.cat(biases) if biases else None  # [3D]
-        # params: holding them keeps their ids from being reused by new tensors
-        mha._fused_in_projection = cached = (params, key, weight, bias)
-    return cached[2], cached[3]

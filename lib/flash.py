@@ -73,12 +73,12 @@ def online_softmax(x: Tensor, block: int = 2) -> OnlineSoftmax:
     torch.softmax(x, -1) up to rounding. A row of only -inf gives NaN, as torch.softmax does."""
     check_online_softmax_args(x, block)
     m = x.new_full(x.shape[:-1], -math.inf)  # [...], the largest score read so far
-    total = x.new_zeros(x.shape[:-1])  # [...], sum of exp(score - m) over the scores read so far
+    total = x.new_zeros(x.shape[:-1])  # [...], sum of exp(score - m), scores read
     steps = []
     for start in range(0, x.shape[-1], block):
         x_b = x[..., start : start + block]  # [..., block]
         m_new = torch.maximum(m, x_b.amax(-1))  # update the maximum first ...
-        # ... then rescale the old sum to it and add this block's terms, exp(x_j - m_new) <= 1
+        # ... then rescale the old sum to it, add this block's exp(x_j - m_new) <= 1
         total = total * torch.exp(m - m_new) + torch.exp(x_b - m_new[..., None]).sum(-1)
         m = m_new
         steps.append((m, total))
@@ -125,22 +125,26 @@ def _tiled_attention(q, k, v, mask, causal, slopes, block_q, block_k) -> tuple[T
     lse = q.new_empty(q.shape[:-1])  # [..., Tq]
     for i0 in range(0, Tq, block_q):  # one block of queries, rows i0 ... i1 - 1
         i1 = min(i0 + block_q, Tq)
-        m = q.new_full((*q.shape[:-2], i1 - i0), -math.inf)  # [..., Bq], running maximum
-        total = q.new_zeros(m.shape)  # [..., Bq], running sum of exp(S - m)
-        acc = q.new_zeros(*m.shape, v.shape[-1])  # [..., Bq, Dv], running sum of exp(S - m) v
-        for j0 in range(0, _keys_end(causal, i1, Tq, Tk), block_k):  # causal: no tile above
+        m = q.new_full((*q.shape[:-2], i1 - i0), -math.inf)  # [..., Bq], maximum
+        total = q.new_zeros(m.shape)  # [..., Bq], sum of exp(S - m)
+        acc = q.new_zeros(*m.shape, v.shape[-1])  # [..., Bq, Dv], sum exp(S - m) v
+        # causal: no tile above the diagonal
+        for j0 in range(0, _keys_end(causal, i1, Tq, Tk), block_k):
             j1 = min(j0 + block_k, Tk)
-            s = _scores_tile(q, k, mask, causal, slopes, i0, i1, j0, j1)  # [..., Bq, Bk]
+            # the tile's scores, [..., Bq, Bk]
+            s = _scores_tile(q, k, mask, causal, slopes, i0, i1, j0, j1)
             m_new = torch.maximum(m, s.amax(-1))
-            # a row whose keys so far were all masked has m_new = -inf: subtract 0 there, so that
-            # exp(-inf - 0) = 0 instead of exp(-inf + inf) = NaN
+            # a row whose keys so far were all masked has m_new = -inf: subtract 0
+            # there, so that exp(-inf - 0) = 0 instead of exp(-inf + inf) = NaN
             m_safe = m_new.masked_fill(m_new == -math.inf, 0.0)  # [..., Bq]
-            p = torch.exp(s - m_safe[..., None])  # [..., Bq, Bk], this tile's unnormalized weights
+            # [..., Bq, Bk], this tile's unnormalized weights
+            p = torch.exp(s - m_safe[..., None])
             rescale = torch.exp(m - m_safe)  # [..., Bq], exp(m_old - m_new): <= 1
             total = rescale * total + p.sum(-1)
             acc = rescale[..., None] * acc + p @ v[..., j0:j1, :]  # [..., Bq, Dv]
             m = m_new
-        # divide once at the end (FlashAttention-2), not after every tile; no allowed key: zeros
+        # divide once at the end (FlashAttention-2), not after every tile;
+        # a row with no allowed key gives zeros
         out[..., i0:i1, :] = acc / total.masked_fill(total == 0, 1.0)[..., None]
         lse[..., i0:i1] = torch.where(
             total > 0, m + torch.log(total), math.inf
@@ -159,11 +163,14 @@ def _scores_tile(q, k, mask, causal, slopes, i0, i1, j0, j1) -> Tensor:
     may not attend): [..., Bq, Bk], recomputed from q and k wherever it is needed."""
     Tq, Tk = q.shape[-2], k.shape[-2]
     s = (q[..., i0:i1, :] / math.sqrt(q.shape[-1])) @ k[..., j0:j1, :].transpose(-2, -1)
-    rows = torch.arange(Tk - Tq + i0, Tk - Tq + i1, device=q.device)  # [Bq], query positions
-    cols = torch.arange(j0, j1, device=q.device)  # [Bk], key positions
+    # [Bq] and [Bk]: the positions of the tile's queries and keys
+    rows = torch.arange(Tk - Tq + i0, Tk - Tq + i1, device=q.device)
+    cols = torch.arange(j0, j1, device=q.device)
     if slopes is not None:
-        s = s + _alibi(slopes.to(s.dtype), rows, cols)  # [H, Bq, Bk], broadcast over batch
-    if causal and j1 - 1 > Tk - Tq + i0:  # a tile that reaches past its first query's position
+        # [H, Bq, Bk], broadcast over the batch
+        s = s + _alibi(slopes.to(s.dtype), rows, cols)
+    # a tile that reaches past its first query's position
+    if causal and j1 - 1 > Tk - Tq + i0:
         s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
     if mask is not None:
         tile = mask[..., i0:i1, :] if mask.dim() >= 2 and mask.shape[-2] > 1 else mask
@@ -213,20 +220,22 @@ class FlashAttention(torch.autograd.Function):
         q, k, v, out, lse, mask, slopes = ctx.saved_tensors
         causal, block_q, block_k = ctx.options
         Tq, Tk, scale = q.shape[-2], k.shape[-2], 1 / math.sqrt(q.shape[-1])
-        delta = (d_out * out).sum(-1)  # [..., Tq], D_i = sum_j dO_ij O_ij = sum_j P_ij dP_ij
+        # [..., Tq], D_i = sum_j dO_ij O_ij = sum_j P_ij dP_ij
+        delta = (d_out * out).sum(-1)
         dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
         for j0 in range(0, Tk, block_k):  # one block of keys and values
             j1 = min(j0 + block_k, Tk)
             for i0 in range(0, Tq, block_q):
                 i1 = min(i0 + block_q, Tq)
-                if _keys_end(causal, i1, Tq, Tk) <= j0:  # causal: this tile is all masked
+                if _keys_end(causal, i1, Tq, Tk) <= j0:  # causal: all masked
                     continue
-                s = _scores_tile(q, k, mask, causal, slopes, i0, i1, j0, j1)  # [..., Bq, Bk]
-                p = torch.exp(s - lse[..., i0:i1, None])  # the weights, recomputed, exact
+                s = _scores_tile(q, k, mask, causal, slopes, i0, i1, j0, j1)
+                p = torch.exp(s - lse[..., i0:i1, None])  # the weights, recomputed
                 do = d_out[..., i0:i1, :]  # [..., Bq, Dv]
                 dv[..., j0:j1, :] += p.transpose(-2, -1) @ do  # dV = P^T dO
-                dp = do @ v[..., j0:j1, :].transpose(-2, -1)  # [..., Bq, Bk], dP = dO V^T
-                ds = p * (dp - delta[..., i0:i1, None])  # the softmax's backward: dS = P (dP - D)
-                dq[..., i0:i1, :] += scale * ds @ k[..., j0:j1, :]  # S = q k^T / sqrt(D)
+                dp = do @ v[..., j0:j1, :].transpose(-2, -1)  # dP = dO V^T
+                # the softmax's backward: dS = P (dP - D)
+                ds = p * (dp - delta[..., i0:i1, None])
+                dq[..., i0:i1, :] += scale * ds @ k[..., j0:j1, :]  # S = q k^T/sqrt(D)
                 dk[..., j0:j1, :] += scale * ds.transpose(-2, -1) @ q[..., i0:i1, :]
         return dq, dk, dv, None, None, None, None, None

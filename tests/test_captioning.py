@@ -182,6 +182,38 @@ def test_encoder_regions_see_only_their_neighbourhood():
     assert change[0] > 1e-4 and change[8] == 0
 
 
+def test_encoder_windows_run_up_and_left_of_their_cell():
+    """Each region's 28-pixel window runs from 12 pixels above and left of its cell to the
+    cell's bottom-right corner (stride 2, padding 1 on even sizes), as the docstring says."""
+    torch.manual_seed(0)
+    enc = ConvEncoder(d_feature=16)
+    x = torch.rand(1, 3, 48, 48)
+    for pixel, region, reaches in [
+        (15, 0, True),  # the last pixel of cell (0, 0), on its diagonal
+        (16, 0, False),  # the first pixel past its bottom-right corner
+        (4, 4, True),  # 12 pixels above and left of cell (1, 1)
+        (3, 4, False),  # 13 pixels: outside its window
+    ]:
+        y = x.clone()
+        y[:, :, pixel, pixel] = 1 - y[:, :, pixel, pixel]
+        change = (enc(x) - enc(y)).abs().amax(-1)[0]  # [9]
+        assert (change[region] > 0) == reaches, (pixel, region)
+
+
+def test_a_blank_image_tells_apart_only_top_row_and_left_column():
+    """Without the embeddings, only the top row and left column see the zero padding: on a
+    blank image the 9 regions fall into 4 groups of equal vectors."""
+    torch.manual_seed(0)
+    enc = ConvEncoder(d_feature=16)
+    with torch.no_grad():
+        enc.row_embedding.weight.zero_()
+        enc.col_embedding.weight.zero_()
+        regions = enc(torch.ones(1, 3, 48, 48))[0]  # [9, 16]
+    same = torch.cdist(regions, regions) < 1e-6
+    groups = sorted({tuple(torch.nonzero(row).flatten().tolist()) for row in same})
+    assert groups == [(0,), (1, 2), (3, 6), (4, 5, 7, 8)]
+
+
 def teacher_forced(model, *args, **kwargs):
     """(logits [B, T, V], alpha [B, T, R]): the forward with return_attention=True, its one
     cross-attention layer's one head."""

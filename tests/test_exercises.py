@@ -841,6 +841,11 @@ FUNCTION_WRONG = [
     (ch05.check_word_importance, lambda w, s: s[..., None] * w / w.sum(-1, keepdim=True), "0 / 0"),
     (ch05.check_word_importance, lambda w, s: w.clone(), "equals the word weights alone"),
     (
+        ch05.check_word_importance,
+        lambda w, s: s.sqrt()[..., None] * w,
+        "square root of the sentence's weight",
+    ),
+    (
         ch06.check_incremental,
         lambda X, Q, K, V: torch.softmax((X @ Q) @ (X @ K).T / math.sqrt(Q.shape[1]), -1) @ (X @ V),
         "depends on the rows after t",
@@ -898,8 +903,14 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
     (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
-    (ch09.check_pre_ln, _pre_ln("unbiased std"), "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("unbiased std"), "1/(D - 1) under the root"),
     (ch09.check_pre_ln, _unbiased_std_eps_outside, "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("batch statistics"), "over the batch and the positions"),
+    (
+        ch09.check_pre_ln,
+        _pre_ln("batch statistics per position"),
+        "over the batch at each position",
+    ),
     (
         ch09.check_pre_ln,
         lambda layer, x: x + layer.self_attn(layer.norm1(x), layer.norm1(x), layer.norm1(x)),
@@ -980,7 +991,7 @@ def test_ch06_incremental_names_a_global_width_or_the_chapters_own_matrices(answ
 PREDICTIONS_WRONG_LATER = [
     (ch05.check_without_positions, (1, True), "the captions with 1 shape, is not the group"),
     (ch05.check_without_positions, (2, True), "captions with 2 shapes, is not the group"),
-    (ch05.check_without_positions, (3, False), "two_shapes_still_right: your prediction is not"),
+    (ch05.check_without_positions, (3, True), "two_shapes_lose_10: your prediction is not"),
     (ch05.check_without_positions, ("three", True), "1, 2 or 3"),
     (ch05.check_without_positions, (3.0, True), "should be an int"),
     (ch05.check_without_positions, (3.0, True), "the float 3.0"),
@@ -1030,7 +1041,13 @@ PREDICTIONS_WRONG_LATER = [
         (None, -12_595_200, None),
         "loss_half_ff = -12,595,200 is negative",
     ),
-    (ch09.check_parameter_counts, (None, 6_297_600, None), "half the answer"),
+    (ch09.check_parameter_counts, (None, 6_297_600, None), "the encoder's 6 layers only"),
+    (ch09.check_parameter_counts, (None, 6_303_744, None), "counts one matrix per network"),
+    # 6 networks x 2 matrices = 12 networks x 1 matrix without biases: either mistake, named both
+    (ch09.check_parameter_counts, (None, 12 * 512 * 1024, None), "either the encoder's 6"),
+    (ch09.check_parameter_counts, (None, 6 * 512 * 1024, None), "a quarter of the answer"),
+    (ch09.check_parameter_counts, (0.30, 0.20, 1.70), "gain_separate = 0.3 looks like a share"),
+    (ch09.check_parameter_counts, (None, 0.2, None), "the variables hold counts"),
     (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
     (ch09.check_parameter_counts, (None, None, 2 * 63_082_496), "does not grow with N"),
     (
@@ -1079,20 +1096,20 @@ def test_later_prediction_checkers_reject(check, args, message):
         check(*args)
 
 
-@pytest.mark.parametrize("args", [(1, True), (2, True), (3, False), (2, False)])
+@pytest.mark.parametrize("args", [(1, False), (2, False), (3, True), (2, True)])
 def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
     """A wrong prediction says which one is wrong and where to look, never what the model does."""
     with pytest.raises(ExerciseFailed) as failed:
         ch05.check_without_positions(*args)
     message = str(failed.value)
-    assert "suffers_most: your prediction" in message or "two_shapes_still_right: your" in message
+    assert "suffers_most: your prediction" in message or "two_shapes_lose_10: your" in message
     for answer in ("three", " 3 ", "lose most", "more than half", "stay", "not every sense"):
         assert answer not in message
 
 
 def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
-    assert ch05.check_without_positions(3, True)
-    assert ch05.check_without_positions(np.int64(3), True)
+    assert ch05.check_without_positions(3, False)
+    assert ch05.check_without_positions(np.int64(3), np.bool_(False))
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False)

@@ -42,7 +42,10 @@ def _solution():
 
 def test_check_top_p_filter_accepts_the_chapters_solution_and_the_reference():
     assert ch13.check_top_p_filter(_solution()).passed
-    assert ch13.check_top_p_filter(lambda probs, p: ch13.top_p_reference(probs, p).float()).passed
+    # the dtype of probs kept: float32 in, float32 out; float64 in, float64 out
+    assert ch13.check_top_p_filter(
+        lambda probs, p: ch13.top_p_reference(probs, p).to(probs.dtype)
+    ).passed
 
 
 def test_the_hidden_cases_are_unambiguous_and_the_reference_is_the_librarys():
@@ -76,7 +79,7 @@ def test_the_reference_on_a_case_worked_by_hand():
 
 
 def _mistake(name):
-    return lambda probs, p: ch13.top_p_reference(probs, p, mistake=name).float()
+    return lambda probs, p: ch13.top_p_reference(probs, p, mistake=name).to(probs.dtype)
 
 
 def _nan_when_one_token_passes_p(probs, p):
@@ -162,6 +165,11 @@ TOP_P_WRONG = [
     ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda probs, p: probs[1000], "raised IndexError"),
+    (
+        "float32 for a float64 input",
+        lambda probs, p: ch13.top_p_reference(probs, p).float(),
+        "`probs` is float64 and your result is torch.float32",
+    ),
     (
         "calls the library",
         lambda probs, p: sampling_distribution(probs.log(), top_p=p),
@@ -275,6 +283,8 @@ def test_check_first_word_accepts_the_prediction_and_the_measurement():
         assert ch13.check_first_word(prediction, 0.478).passed
     assert ch13.check_first_word("c", torch.tensor(0.4780)).passed
     assert ch13.check_first_word("c", 0.522).passed  # the other constant answer
+    # printed to two decimals (the exercise asks for at least two): the measurement rounded
+    assert ch13.check_first_word("c", 0.48).passed and ch13.check_first_word("c", 0.52).passed
     assert ch13.check_first_word(None, None).status == "not attempted"
     assert ch13.check_first_word("c", None).status == "not attempted"
     assert ch13.check_first_word(None, 0.478).status == "not attempted"
@@ -285,9 +295,13 @@ FIRST_WORD_WRONG = [
     (("b", None), 'first_word_prediction = "b"'),
     (("chance", 0.478), 'one of the letters "a", "b" or "c"'),
     ((0.5, 0.478), 'one of the letters "a", "b" or "c"'),
-    # a number typed in instead of measured: the issue, 0.5 passed without running
-    (("c", 0.5), "looks typed in, not measured"),
-    (("c", 0.45), "looks typed in, not measured"),
+    # too few decimals to be a measurement: the issue, 0.5 passed without running
+    (("c", 0.5), "has 1 decimal: too few"),
+    (("c", 0), "has 0 decimals: too few"),
+    # a measured 1.0 is the padded last position, not position 1 (review 13c, point 18)
+    (("c", 1.0), "A head that reads the last column of the padded rows"),
+    (("c", 0.45), "is not what the experiment measures"),
+    (("c", 0.47), "is not what the experiment measures"),
     (("c", 0.483), "is not what the experiment measures"),
     (("c", 47.8), "looks like a percentage"),
     (("c", -0.1), "is not an accuracy"),

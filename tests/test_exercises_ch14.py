@@ -94,15 +94,20 @@ def _variant(kind):
         labelled = {
             "labels everywhere": torch.ones_like(chosen),
             "labels at [MASK] only": chosen & (action < 0.8),
+            "labels on changed tokens only": chosen & (inputs != ids),
         }
         labels = torch.where(
-            labelled.get(kind, chosen), inputs if kind == "labels are the inputs" else ids, -100
+            labelled.get(kind, chosen),
+            inputs if kind == "labels are the inputs" else ids,
+            -1 if kind == "labels -1" else 0 if kind == "labels 0" else -100,
         )
         if kind == "float labels":
             labels = labels.float()
         if kind == "in place":
             ids.copy_(inputs)
             return ids, labels
+        if kind == "swapped":
+            return labels, inputs
         return (inputs, labels) if kind != "one tensor" else inputs
 
     return mask_for_mlm
@@ -134,6 +139,14 @@ MASK_WRONG = [
         _variant("labels at [MASK] only"),
         "only the [MASK] positions carry a label",
     ),
+    (
+        "unchanged tokens unlabelled",
+        _variant("labels on changed tokens only"),
+        "The chosen tokens left unchanged must keep their label too",
+    ),
+    ("(labels, inputs)", _variant("swapped"), "in the order (inputs, labels)"),
+    ("labels -1", _variant("labels -1"), "a label of -1 is not a valid class index"),
+    ("labels 0", _variant("labels 0"), "predict token id 0 at every unchosen position"),
     ("special tokens chosen", _variant("specials chosen"), "you chose special tokens"),
     ("0.15 hard-coded", _variant("prob hard-coded"), "instead of writing 0.15"),
     ("nothing chosen", _variant("nothing chosen"), "probability prob = 0.15."),
@@ -215,17 +228,19 @@ MEDIUM_WRONG = [
     ((15_891_456 + 8 * 4 * 512**2, None), "but not the feed-forward network"),
     ((30e6, None), "is not it"),
     ((41_110_528, None), "leaves out the pooler"),
+    ((41_373_184 - 514 * 512, None), "the position and segment tables (512 and 2 vectors"),
     ((41_373_184 + 512 * 512 + 3 * 512 + 30522, None), "masked-LM head"),
     (
         (12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512, None),
         "close (-54,784 parameters, -0.13%) but not exact",
     ),
-    ((41_373_184 - 1024, None), "1,024 short: exactly one LayerNorm"),
+    ((41_373_184 - 1024, None), "either exactly one LayerNorm"),
+    ((41_373_184 - 1024, None), "or the 2 segment vectors of 512 numbers"),
     ((41_373_184 - 2 * 1024, None), "-2 x 1,024, a whole number of LayerNorms"),
     ((None, 15_627_264 / 41_373_184), "counts the word table only"),
     ((None, 0.378), "counts the word table only"),
     ((None, (30522 * 512 + 1024) / 41_373_184), "leaves out the position and segment tables"),
-    ((None, 15_890_432 / 41_373_184), "0.384076 leaves out the LayerNorm of the embeddings"),
+    ((None, 15_890_432 / 41_373_184), "0.384076 leaves out 2 x 512 = 1,024 of them: the LayerNorm"),
     ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),

@@ -55,6 +55,14 @@ def _ends_dropped(logits, original, masked, corrupted, attention_mask):
     return _bce(logits[keep], (corrupted != original).float()[keep])
 
 
+def _labels_not_indexed(logits, original, masked, corrupted, attention_mask):
+    # the logits indexed with the mask ([N]), the labels not ([B, T]): shapes that do not broadcast
+    real = attention_mask.bool()
+    y = (corrupted != original).float()
+    p = torch.sigmoid(logits[real])
+    return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+
+
 def _forgot_return(logits, original, masked, corrupted, attention_mask):
     labels = (corrupted != original).float()  # noqa: F841 (the mistake: computed, never returned)
 
@@ -102,6 +110,35 @@ WRONG = [
         "at the masked positions only",
     ),
     ("[CLS] and [SEP] left out", _ends_dropped, "the first and the last real token"),
+    # review of chapter 16: the special tokens left out by id, as a reader would (the chapter's
+    # `specials` are ids 0-4), get the same message: the hidden sentences end in [SEP]
+    (
+        "special tokens left out by id",
+        lambda lg, o, m, c, a: _bce(lg[a.bool() & (o > 4)], (c != o).float()[a.bool() & (o > 4)]),
+        "you left out [CLS] and [SEP]",
+    ),
+    (
+        "special tokens left out with isin",
+        lambda lg, o, m, c, a: _bce(
+            lg[~torch.isin(o, torch.arange(5))], (c != o).float()[~torch.isin(o, torch.arange(5))]
+        ),
+        "you left out [CLS] and [SEP]",
+    ),
+    (
+        "labels as long",
+        lambda lg, o, m, c, a: _bce(lg[a.bool()], (c != o).long()[a.bool()]),
+        "convert the comparison with .float() (not .long() or .int())",
+    ),
+    (
+        "labels as int",
+        lambda lg, o, m, c, a: _bce(lg[a.bool()], (c != o).int()[a.bool()]),
+        "convert the comparison with .float()",
+    ),
+    (
+        "labels not indexed with the mask",
+        _labels_not_indexed,
+        "index the logits and the labels with the same mask",
+    ),
     (
         "binary_cross_entropy on clamped logits",
         lambda lg, o, m, c, a: F.binary_cross_entropy(
@@ -127,6 +164,18 @@ def test_no_message_holds_literal_markdown_emphasis():
     for _, args in ch16._cases():
         for _, message in ch16._mistakes(*args):
             assert not re.search(r"\*\w", message), message
+
+
+def test_the_hidden_sentences_end_in_sep():
+    for _, (_, original, _, _, mask) in ch16._cases():
+        last = original[torch.arange(len(mask)), mask.sum(1) - 1]
+        assert (last == ch16.SEP).all() and (original[:, 0] == 2).all()
+
+
+def test_a_shape_mismatch_gets_the_chapters_hint_not_the_general_one():
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_discriminator_loss(_labels_not_indexed)
+    assert "keepdim" not in failed.value.message
 
 
 @pytest.mark.parametrize("name, wrong, message", WRONG, ids=[w[0] for w in WRONG])
@@ -161,6 +210,11 @@ PREDICTIONS_WRONG = [
     ((17_683_968 - 2048, None), "the projection from E = 128 to H = 1024 (1,024 numbers). And"),
     ((17_683_968 + 2 * 896, None), "the segment embeddings 1,024 wide"),
     ((17_683_968 + 50_000, None), "too large by 0.3%"),
+    # review of chapter 16: BERT's embeddings, every one 1,024 wide, and no projection
+    ((17_683_968 + 30_516 * 896 - 132_096, None), "you counted BERT's embeddings"),
+    # a small slip: no "0.0%"
+    ((17_684_968, None), "too large by less than 0.1%"),
+    ((17_682_968, None), "too small by less than 0.1%"),
     ((18_142_720, None), "the position embeddings 1,024 wide"),
     ((18_146_304, None), "the embeddings' LayerNorm 1,024 wide"),
     ((17_683_968.5, None), "a whole number"),

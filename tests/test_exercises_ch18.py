@@ -292,3 +292,70 @@ def test_check_alibi_slopes_names_the_slips_without_giving_the_slopes(answer, me
     with pytest.raises(ExerciseFailed, match=re.escape(message)) as e:
         ch18.check_alibi_slopes(answer)
     assert "expected" not in str(e.value)
+
+
+def _stops_a_block_early(x, block):  # the off-by-one loop: the last block is never read
+    m, total = -math.inf, 0.0
+    for start in range(0, len(x) - block, block):
+        chunk = x[start : start + block]
+        new_max = max(m, chunk.max().item())
+        total = total * math.exp(m - new_max) + torch.exp(chunk - new_max).sum().item()
+        m = new_max
+    return m, total
+
+
+def _numpy_whole(x, block):  # the right loop, on a NumPy copy of the whole of x
+    import numpy as np
+
+    scores = x.numpy()
+    m, total = -math.inf, 0.0
+    for start in range(0, len(scores), block):
+        chunk = scores[start : start + block]
+        new_max = max(m, float(chunk.max()))
+        total = total * math.exp(m - new_max) + float(np.exp(chunk - new_max).sum())
+        m = new_max
+    return m, total
+
+
+def test_check_running_max_and_sum_names_a_loop_that_stops_early_and_a_whole_copy():
+    with pytest.raises(ExerciseFailed) as e:
+        ch18.check_running_max_and_sum(_stops_a_block_early)
+    message = str(e.value)
+    assert "'x = [1, 3, 2, 5, 0], block 2'" in message
+    assert "those of scores 0 to 3 only: your sum misses score 4, at the end of x" in message
+    assert "range(0, len(x), block)" in message and "rescale" not in message
+    with pytest.raises(ExerciseFailed) as e:
+        ch18.check_running_max_and_sum(_numpy_whole)
+    message = str(e.value)
+    assert "the values are right but your function converts all 5 scores at once (x.numpy())" in (
+        message
+    )
+    assert "two passes" not in message and "Slice the tensor itself" in message
+
+
+def test_check_alibi_slopes_takes_a_numpy_array_and_asks_for_a_list_of_floats():
+    import numpy as np
+
+    assert ch18.check_alibi_slopes(lambda n: np.array(ch18.slopes_reference(n))).passed
+    assert ch18.check_alibi_slopes(lambda n: np.array(ch18.slopes_reference(n), np.float32)).passed
+    with pytest.raises(ExerciseFailed, match=re.escape("returned str '0.5'; expected a list of 8")):
+        ch18.check_alibi_slopes(lambda n: "0.5")
+    with pytest.raises(ExerciseFailed, match=re.escape("returned 7 numbers; expected a list of 8")):
+        ch18.check_alibi_slopes(lambda n: ch18.slopes_reference(n)[:-1])
+
+
+def test_check_alibi_slopes_names_the_first_wrong_head():
+    def half(n):  # the wrong base: k = n // 2 heads first (3 for 6 heads), not the power of two
+        def geometric(m):
+            return [2 ** (-8 * (h + 1) / m) for h in range(m)]
+
+        if n & (n - 1) == 0:
+            return geometric(n)
+        k = n // 2
+        return geometric(k) + geometric(2 * k)[0::2][: n - k]
+
+    with pytest.raises(ExerciseFailed) as e:
+        ch18.check_alibi_slopes(half)
+    assert re.search(r"'n = 6', head 0 gets 0\.15749\d*; expected 0\.25", str(e.value)), str(
+        e.value
+    )

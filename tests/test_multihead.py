@@ -491,12 +491,17 @@ def test_bad_input_is_caught_with_a_clear_message(call, exc, message):
         call()
 
 
-# --- the fast paths of attention_heads equal the simple path a student reads ------------------------
+# --- attention_heads without weights (torch's fused kernel) equals the simple path a student reads ---
 
 
 @pytest.mark.parametrize("mask_kind", ["none", "causal", "padding", "fully masked row"])
 def test_fused_attention_equals_the_simple_path(mask_kind):
-    from lib.attention import _scaled_dot_product_attention, fused_attention
+    from lib.attention import _scaled_dot_product_attention, attention_heads
+
+    def fused_attention(q, k, v, mask):  # need_weights=False: torch's fused kernel
+        heads, weights = attention_heads(q, k, v, mask, 0.0, need_weights=False)
+        assert weights is None
+        return heads
 
     q, k, v = randn(2, H, 5, 4, seed=1), randn(2, H, 5, 4, seed=2), randn(2, H, 5, 4, seed=3)
     mask = {
@@ -510,52 +515,6 @@ def test_fused_attention_equals_the_simple_path(mask_kind):
     assert (fused_attention(q, k, v, mask) - heads).abs().max() < 1e-6
 
 
-def test_attention_in_place_equals_the_simple_path_and_is_taken_without_gradients():
-    from lib.attention import _scaled_dot_product_attention, attention_heads, attention_in_place
-
-    q, k, v = randn(2, H, 6, 4, seed=1), randn(2, H, 7, 4, seed=2), randn(2, H, 7, 4, seed=3)
-    heads, weights = _scaled_dot_product_attention(q, k, v)
-    fast_heads, fast_weights = attention_in_place(q, k, v)
-    # scaling q before the product rounds differently from dividing the scores: float32 ulps
-    assert (fast_heads - heads).abs().max() < 1e-6
-    assert (fast_weights - weights).abs().max() < 1e-6
-    # attention_heads takes it without mask and gradient, and the simple path otherwise: same numbers
-    for mask, grad in ((None, False), (causal_mask(6, past=1), False), (None, True)):
-        qq = q.clone().requires_grad_(grad)
-        got, w = attention_heads(qq, k, v, mask)
-        want, want_w = _scaled_dot_product_attention(q, k, v, mask)
-        assert (got - want).abs().max() < 1e-6 and (w - want_w).abs().max() < 1e-6
-        assert got.requires_grad == grad
-
-
-def test_fast_path_applies_exactly_where_a_fast_path_gives_the_same_numbers():
-    from lib.attention import (
-        _scaled_dot_product_attention,
-        fast_attention_heads,
-        fast_path_applies,
-    )
-
-    q, k, v = randn(2, H, 6, 4, seed=1), randn(2, H, 6, 4, seed=2), randn(2, H, 6, 4, seed=3)
-    grad_q = q.clone().requires_grad_(True)
-    cases = [  # (q, mask, dropout, need_weights) -> applies
-        ((q, None, 0.0, False), True),  # no weights asked for: the fused kernel
-        ((q, causal_mask(6), 0.0, False), True),
-        ((grad_q, None, 0.0, False), True),
-        ((q, None, 0.0, True), True),  # inference without mask: the softmax in place
-        ((q, causal_mask(6), 0.0, True), False),  # a mask: the simple path
-        ((q, None, 0.1, True), False),  # dropout
-        ((grad_q, None, 0.0, True), False),  # a gradient needs the scores
-        ((q.half(), None, 0.0, True), False),  # float16 is softmaxed in float32 by the simple path
-    ]
-    for (qq, mask, p, need), applies in cases:
-        assert fast_path_applies(qq, k, mask, p, need) is applies, (mask is None, p, need)
-        if applies and p == 0:
-            heads, weights = fast_attention_heads(qq, k, v, mask, p, need)
-            want, want_w = _scaled_dot_product_attention(q, k, v, mask)
-            assert (heads - want).abs().max() < 1e-6  # float32 rounding, as above
-            assert weights is None if not need else (weights - want_w).abs().max() < 1e-6
-
-
 def test_layers_inside_a_model_do_not_check_again():
     from lib.transformer import Transformer, TransformerConfig
 
@@ -566,103 +525,3 @@ def test_layers_inside_a_model_do_not_check_again():
     unchecked = MultiHeadAttention(D, H, check_inputs=False)
     with pytest.raises(RuntimeError):  # torch's own error, deep inside: what the checks prevent
         unchecked(randn(2, 5, D), randn(2, 5, D + 1), randn(2, 5, D + 1))
-
-
-# --- the fast path of MultiHeadAttention (self-attention without gradients) equals the readable one ---
-
-
-def readable_forward(mha, x, mask=None, need_weights=True):
-    """mha(x, x, x, ...) on the readable forward: with gradients on, fast_self_attention is not taken
-    (and need_weights=True takes the simple path of attention_heads)."""
-    with torch.enable_grad():
-        out, weights = mha(x, x, x, mask, need_weights)
-    return out.detach(), None if weights is None else weights.detach()
-
-
-def assert_fast_equals_readable(mha, x, mask=None, need_weights=True):
-    want, want_w = readable_forward(mha, x, mask, need_weights)
-    with torch.no_grad():
-        got, got_w = mha(x, x, x, mask, need_weights)
-    # the same products in the same order (one fused in-projection computes each output from the same
-    # row and column): float32 ulps at most, for outputs of order 1
-    assert (got - want).abs().max() < 1e-6
-    assert (got_w is None) == (want_w is None)
-    if want_w is not None:
-        assert (got_w - want_w).abs().max() < 1e-6
-
-
-@pytest.mark.parametrize("need_weights", [True, False])
-@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding", "fully masked row", "both"])
-def test_fast_self_attention_equals_the_readable_forward(need_weights, mask_kind, monkeypatch):
-    import lib.attention
-
-    taken = []
-    fast = lib.attention.fast_self_attention
-    monkeypatch.setattr(
-        lib.attention, "fast_self_attention", lambda *a: taken.append(1) or fast(*a)
-    )
-    mha, x = make_mha(), randn(3, 6, D, seed=1)
-    mask = {
-        "none": None,
-        "causal": causal_mask(6),
-        "padding": padding_mask([6, 3, 1], 6),
-        "fully masked row": padding_mask([6, 0, 2], 6),
-        "both": causal_mask(6) & padding_mask([6, 3, 1], 6),
-    }[mask_kind]
-    assert_fast_equals_readable(mha, x, mask, need_weights)
-    assert taken == [1]  # the readable forward did not take it, the no_grad call did
-    with torch.no_grad():  # cross-attention (query is not key) keeps the readable forward
-        mha(x, x.clone(), x.clone(), mask, need_weights)
-    with torch.inference_mode():
-        mha(x, x, x, mask, need_weights)
-    assert taken == [1, 1]
-
-
-def test_fast_self_attention_sees_every_change_of_the_parameters():
-    from lib.attention import fused_in_projection
-
-    mha, x = make_mha(), randn(2, 5, D, seed=1)
-    assert_fast_equals_readable(mha, x)
-    weight, bias = fused_in_projection(mha)
-    assert weight is fused_in_projection(mha)[0]  # cached while nothing changes
-    assert torch.equal(weight, torch.cat([mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight]))
-    assert torch.equal(bias, torch.cat([mha.q_proj.bias, mha.k_proj.bias, mha.v_proj.bias]))
-    # an optimizer step changes the parameters in place
-    optimizer = torch.optim.AdamW(mha.parameters(), lr=0.1)
-    with torch.enable_grad():
-        mha(x, x, x)[0].square().sum().backward()
-    optimizer.step()
-    assert_fast_equals_readable(mha, x)
-    # load_state_dict copies into the parameters
-    mha.load_state_dict(make_mha(seed=7).state_dict())
-    assert_fast_equals_readable(mha, x)
-    # an in-place change without autograd, of a bias only
-    with torch.no_grad():
-        mha.v_proj.bias.add_(1.0)
-    assert_fast_equals_readable(mha, x)
-    # a parameter replaced by a new one, and by new data
-    mha.k_proj.weight = nn.Parameter(randn(D, D, seed=8) / 4)
-    assert_fast_equals_readable(mha, x)
-    mha.q_proj.weight.data = randn(D, D, seed=9) / 4
-    assert_fast_equals_readable(mha, x)
-    # another dtype: .to() gives new tensors
-    mha.double()
-    assert_fast_equals_readable(mha, x.double())
-    assert fused_in_projection(mha)[0] is fused_in_projection(mha)[0]  # kept again
-
-
-def test_fast_self_attention_without_biases_and_with_dropout():
-    mha, x = make_mha(bias=False), randn(2, 5, D, seed=1)
-    assert_fast_equals_readable(mha, x)
-    assert_fast_equals_readable(mha, x, causal_mask(5), need_weights=False)
-    # dropout in training mode under no_grad: the same random draws on both paths
-    mha = MultiHeadAttention(D, H, dropout=0.5).train()
-    for need_weights in (True, False):
-        torch.manual_seed(3)
-        want, want_w = readable_forward(mha, x, need_weights=need_weights)
-        torch.manual_seed(3)
-        with torch.no_grad():
-            got, got_w = mha(x, x, x, need_weights=need_weights)
-        assert (got - want).abs().max() < 1e-6
-        if need_weights:
-            assert (got_w - want_w).abs().max() < 1e-6

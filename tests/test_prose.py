@@ -20,11 +20,40 @@ def test_a_number_this_run_computes_otherwise_prints_a_note(capsys):
     assert "this run disagrees" in capsys.readouterr().out
 
 
+def test_a_timing_or_rounding_claim_gives_its_own_reason(capsys):
+    """A time depends on the machine and its load, a rounding error on the kernels: not on training."""
+    claim = "that the tiled loop is slower than the plain attention at T = 256 and 512"
+    assert holds(True, claim, measured="timing") is True
+    assert capsys.readouterr().out == ""
+    assert holds(False, claim, measured="timing") is False
+    out = capsys.readouterr().out
+    assert out == (
+        f"{NOTE} {claim}, and this run disagrees: times depend on the processor and on what else "
+        "the machine is running at the moment, so they vary from one machine, and from one run, "
+        "to another.\n"
+    )
+    assert "training" not in out
+    assert stated(2.49, "2.0", ".1f", measured="timing") is False
+    out = capsys.readouterr().out
+    assert out.startswith(f"{NOTE} 2.0 where this run computed 2.5: times depend on the processor")
+    assert holds(False, "under 1e-6", "2.4e-06", measured="rounding") is False
+    out = capsys.readouterr().out
+    assert out == (
+        f"{NOTE} under 1e-6 where this run computed 2.4e-06: rounding errors depend on the "
+        "processor's floating-point kernels, which sum in different orders (the book's text was "
+        "computed on its build machine).\n"
+    )
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="written"):
         stated(0.49, 0.49, ".2f")
     with pytest.raises(TypeError, match="claim"):
         holds(1, "one")
+    with pytest.raises(ValueError, match="measured.*'timing'.*'speed'"):
+        holds(True, "fast", measured="speed")
+    with pytest.raises(ValueError, match="measured"):
+        stated(0.49, "0.49", ".2f", measured="time")
 
 
 def test_no_chapter_cell_ends_on_a_bare_check_that_would_print_true():

@@ -672,9 +672,9 @@ def test_causal_mask_explorer_one_state_per_query():
     assert plt.get_fignums() == []
 
 
-def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
-    """Every state's smallest text is at least 9 px high once the picture is shrunk to a 720 px page
-    column (a 1280 px window); chapter 6's nine-token sentence, whose cells carry their weights."""
+def smallest_text_px(monkeypatch, column_px):
+    """The smallest text of every picture an explorer draws, in CSS px once the picture is shrunk to a
+    page column column_px wide (a list, filled as the explorer draws its states)."""
     import importlib
 
     from matplotlib.text import Text
@@ -684,7 +684,7 @@ def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
 
     def measured(fig):
         fig.canvas.draw()
-        scale = min(1.0, 720 / (fig.get_figwidth() * fig.dpi)) * fig.dpi  # page px per inch
+        scale = min(1.0, column_px / (fig.get_figwidth() * fig.dpi)) * fig.dpi  # page px per inch
         sizes = [
             t.get_fontsize() / 72 * scale
             for t in fig.findobj(Text)
@@ -694,10 +694,27 @@ def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
         return b"png"
 
     monkeypatch.setattr(module, "figure_png", measured)
+    return smallest
+
+
+def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
+    """Every state's smallest text is at least 9 px high once the picture is shrunk to a 720 px page
+    column (a 1280 px window); chapter 6's nine-token sentence, whose cells carry their weights."""
+    smallest = smallest_text_px(monkeypatch, 720)
     torch.manual_seed(0)
     tokens = "The FBI is chasing a criminal on the run".split()
     causal_mask_explorer(torch.randn(9, 9), tokens)
     assert len(smallest) == 9 and min(smallest) >= 9, smallest
+
+
+def test_sampling_explorer_text_is_legible_on_a_phone(monkeypatch):
+    """Every state's smallest text is at least 9 px high once the picture is shrunk to the ~330 px of a
+    360 px phone's column (chapter 13's explorer: 15 tokens and "other"; review 13c, point 12)."""
+    smallest = smallest_text_px(monkeypatch, 330)
+    logits = torch.randn(40, generator=torch.Generator().manual_seed(0))
+    words = [f"word{i}" for i in range(40)]
+    sampling_explorer(logits, words, [0, 1.0, 2.0], top_p=[None, 0.9], n_shown=15)
+    assert len(smallest) == 6 and min(smallest) >= 9, smallest
 
 
 def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():

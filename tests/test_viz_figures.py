@@ -88,20 +88,43 @@ def test_document_attention_writes_every_word_and_weight(ax):
     texts = [t.get_text() for t in ax.texts]
     for word in ["the", "film", "was", "great", "i", "ate", "soup"]:
         assert word in texts
-    assert "0.80" in texts and "0.20" in texts and texts.count("(key sentence)") == 1
+    assert "0.80" in texts and "0.20" in texts and texts.count("(key)") == 1
     # the word with weight 0.6 is shaded darker than the one with 0.1
     shade = {
         t.get_text(): t.get_bbox_patch().get_facecolor() for t in ax.texts if t.get_bbox_patch()
     }
     assert sum(shade["great"][:3]) < sum(shade["the"][:3])
-    # words of a line are laid out left to right without overlapping
-    xs = [t.get_position()[0] for t in ax.texts if t.get_text() in ("the", "film", "was", "great")]
-    assert xs == sorted(xs) and len(set(xs)) == 4
+    # words of a line are laid out left to right without overlapping, once the figure is drawn
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    line = [t.get_window_extent(renderer) for t in ax.texts]
+    line = [b for t, b in zip(ax.texts, line) if t.get_text() in ("the", "film", "was", "great")]
+    assert all(a.x1 < b.x0 for a, b in zip(line, line[1:]))
     assert ax.get_title(loc="left") == "doc"
     with pytest.raises(ValueError, match="sentence_weights: expected 2 weights"):
         viz.document_attention(ax, sentences, words, torch.tensor([1.0]))
     with pytest.raises(ValueError, match="word_weights: expected 2 rows"):
         viz.document_attention(ax, sentences, words[:1], torch.tensor([0.5, 0.5]))
+
+
+def test_document_attention_on_a_narrow_figure_keeps_words_clear_of_the_weights():
+    """fontsize sets the text; the words start after the weights and the header, whatever the
+    figure's width (a narrow figure stays legible on a phone)."""
+    fig, ax = plt.subplots(figsize=(4.9, 2.0))
+    sentences = [["the", "soup", "was", "superb", "."], ["we", "sat", "down", "."]]
+    words = [torch.full((5,), 0.2), torch.full((4,), 0.25)]
+    viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize=9.5)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    assert {t.get_fontsize() for t in ax.texts} == {9.5}
+    assert box["the"].x0 > max(box["0.90"].x1, box["weight"].x1)
+    assert box["soup"].x0 > box["the"].x1  # a space between two words
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fontsize"):
+        viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize="9")
+    with pytest.raises(ValueError, match="fontsize"):
+        viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), fontsize=0)
 
 
 def test_tinted_block_writes_the_values_over_the_heads_colours(ax):
@@ -205,6 +228,11 @@ def test_fine_tuning_task_draws_tokens_outputs_and_labels(ax):
     assert faces == [blue] * 4 + [orange] * 3
     with pytest.raises(ValueError, match=r"outputs: expected positions in \[0, 4\)"):
         viz.fine_tuning_task(ax, "t", ["a", "b"], [], {9: "x"}, "")
+
+
+def test_fine_tuning_task_sets_the_text_size(ax):
+    viz.fine_tuning_task(ax, "t", ["a"], [], {1: "x"}, "top", fontsize=11)
+    assert {t.get_fontsize() for t in ax.texts} == {11} and ax.title.get_fontsize() == 12
 
 
 def test_training_curve_draws_the_losses_their_mean_and_the_references(ax):

@@ -77,6 +77,22 @@ def test_word_rows_fontsize_enlarges_words_and_their_boxes():
     plt.close(legend)
 
 
+def test_word_rows_fits_the_height_at_a_given_width():
+    """Chapter 16's detection slider: each state as tall as its wrapped rows, none with a frame left
+    empty below a one-line sentence (review of chapter 16)."""
+    short = [("row", ["word"] * 5)]
+    long = [("row", ["word"] * 40)]
+    one, two = (viz.word_rows(r, width=30, figsize=(9, None)) for r in (short, long))
+    assert one.get_figwidth() == two.get_figwidth() == 9
+    assert one.get_figheight() < two.get_figheight()
+    assert one.get_figheight() == viz.word_rows(short, width=30).get_figheight()
+    fixed = viz.word_rows(short, width=30, figsize=(9, 4.8))
+    assert fixed.get_figheight() == 4.8
+    for f in (one, two, fixed):
+        plt.close(f)
+    plt.close("all")
+
+
 def test_word_rows_rejects_bad_input():
     with pytest.raises(ValueError, match="at least one"):
         viz.word_rows([])

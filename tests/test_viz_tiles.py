@@ -83,3 +83,69 @@ def test_tile_explorer_steps_through_every_tile():
         viz.tile_explorer(*qkv(T=16))
     with pytest.raises(TypeError, match="k"):
         viz.tile_explorer(q, k.float(), v)
+
+
+def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
+    """Every label inside the picture (the grid's "key j" was clipped below it); the output's
+    columns named; a line per query, with the factor where the tile raised its maximum."""
+    import matplotlib.pyplot as plt
+
+    q, k, v = qkv(seed=18)
+    box = viz.tile_explorer(q, k, v, block_q=2, block_k=2, causal=True)
+    states = box.states
+    rose = [
+        n
+        for n in range(1, len(states))
+        if states[n]["tile"][0] == states[n - 1]["tile"][0]
+        and (states[n]["m"] > states[n - 1]["m"]).any()
+    ]
+    assert rose  # seed 18 has rescalings to show
+    for n in (0, rose[0]):
+        html = box.children[1].children[n].value
+        assert html.startswith("<img") and 'alt="Step' in html
+    made = []  # the figures the explorer draws, one per state, to measure their labels
+    mosaic = plt.subplot_mosaic
+
+    def keep(*args, **kwargs):
+        made.append(mosaic(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(plt, "subplot_mosaic", keep)
+    viz.tile_explorer(q, k, v, block_q=2, block_k=2, causal=True)
+    n = rose[0]
+    fig, axes = made[n]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()  # the figure was closed once saved
+    fig.draw(renderer)
+    whole = fig.bbox
+    for ax in axes.values():
+        for text in [ax.xaxis.label, ax.yaxis.label, ax.title, *ax.texts]:
+            if text.get_text():
+                box_ = text.get_window_extent(renderer)
+                assert whole.x0 <= box_.x0 and box_.x1 <= whole.x1, text.get_text()
+                assert whole.y0 <= box_.y0 and box_.y1 <= whole.y1, text.get_text()
+    assert axes["grid"].get_xlabel() == "key j"
+    assert axes["out"].get_xlabel() == "value dimension"
+    lines = axes["text"].texts[0].get_text().splitlines()
+    i0 = states[n]["tile"][0]
+    factor = (states[n - 1]["m"] - states[n]["m"]).exp()
+    for r, line in enumerate(lines[1:]):
+        rose_here = bool(states[n]["m"][r] > states[n - 1]["m"][r])
+        assert line.startswith(f"row {i0 + r}:")
+        assert ("m rose" in line) == rose_here
+        if rose_here:
+            assert line.endswith(f"× {factor[r].item():.3f})")
+    assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11
+    plt.close("all")
+
+
+def test_tiling_diagram_is_stacked_for_a_phone():
+    """Narrow (the grid above the memories) with text of 11 points or more: about 9 CSS pixels
+    where a phone shows the picture 330 pixels wide."""
+    fig = viz.tiling_diagram(8, 4, 2, causal=True)
+    assert fig.get_figwidth() <= 5.5 and fig.get_figheight() > fig.get_figwidth()
+    sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
+    sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
+    assert min(sizes) >= 11
+    assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text

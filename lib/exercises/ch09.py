@@ -93,7 +93,7 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
         bare = lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=ln1.eps)  # noqa: E731
         y = x + attn(bare(x))
         return y + ff(bare(y))
-    if kind == "unbiased std":  # a hand-written LayerNorm with torch's default .var(): 1/(H - 1)
+    if kind == "unbiased std":  # a hand-written LayerNorm with torch's default .var(): 1/(D - 1)
 
         def unbiased(norm):
             def apply(t):
@@ -104,6 +104,18 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
 
         y = x + attn(unbiased(ln1)(x))
         return y + ff(unbiased(ln2)(y))
+    if kind in ("batch statistics", "batch statistics per position"):  # batch norm's, per feature
+        dims = (0, 1) if kind == "batch statistics" else (0,)
+
+        def over_batch(norm):
+            def apply(t):
+                mu, var = t.mean(dims, keepdim=True), t.var(dims, keepdim=True, correction=0)
+                return norm.weight * (t - mu) / (var + norm.eps).sqrt() + norm.bias
+
+            return apply
+
+        y = x + attn(over_batch(ln1)(x))
+        return y + ff(over_batch(ln2)(y))
     if kind == "norms swapped":
         y = x + attn(ln2(x))
         return y + ff(ln1(y))
@@ -132,7 +144,9 @@ _MISTAKES = {
     "no feed-forward residual": "the second residual connection is missing: the output is y + FFN(LN2(y))",
     "feed-forward not normalized": "the feed-forward network reads y itself; in pre-LN it reads LN2(y)",
     "norms without gain and bias": "your LayerNorms normalize but leave out the layer's learned gains and biases (layer.norm1.weight and .bias, layer.norm2.weight and .bias): a LayerNorm is gain * (x - mean) / std + bias. Call layer.norm1 and layer.norm2 themselves, or pass their weight and bias to this chapter's layer_norm",
-    "unbiased std": "your LayerNorm divides by the unbiased standard deviation, 1/(H - 1) under the root (the default of torch's .std() and .var()); layer normalization averages over the H features of a token with 1/H, as nn.LayerNorm does: use .var(-1, unbiased=False), or call layer.norm1 and layer.norm2 themselves",
+    "unbiased std": "your LayerNorm divides by the unbiased standard deviation, 1/(D - 1) under the root (the default of torch's .std() and .var()); layer normalization averages over the D = d_model features of a token with 1/D, as nn.LayerNorm does: use .var(-1, unbiased=False), or call layer.norm1 and layer.norm2 themselves",
+    "batch statistics": "your LayerNorm takes a mean and a deviation per feature, over the batch and the positions: those are batch normalization's statistics. Layer normalization takes one mean and one deviation per token, over its D features (the last dimension, .mean(-1, keepdim=True)), so that a token's result does not depend on the other sentences of the batch",
+    "batch statistics per position": "your LayerNorm takes a mean and a deviation per feature, over the batch at each position: those are batch normalization's statistics. Layer normalization takes one mean and one deviation per token, over its D features (the last dimension, .mean(-1, keepdim=True)), so that a token's result does not depend on the other sentences of the batch",
     "norms swapped": "you swapped the two LayerNorms: norm1 belongs to the attention sub-layer, norm2 to the feed-forward network",
     "norm2 twice": "you used norm2 before the attention too; the first sub-layer has its own, norm1",
     "feed-forward reads x": "the feed-forward network reads LN2(x); it reads LN2(y), the output of the attention sub-layer (y = x + SelfAttn(LN1(x))): the two sub-layers run one after the other",
@@ -214,17 +228,21 @@ def _near(value: float, target: float) -> bool:
 
 
 def _count(value: Any, what: str) -> float:
-    """``value`` as a number of parameters: a number below 1000 is an answer in millions, and a negative
-    one a sign mistake, both told by name."""
+    """``value`` as a number of parameters: a number below 5 is a share of the base model, one below 1000
+    an answer in millions (or a percentage), and a negative one a sign mistake, each told by name."""
     v = expect_number(value, what)
     shown = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"
     if v < 0:
         fail(
             f"{what} = {shown} is negative; the question asks how many parameters, a count, so write it as a positive number (loss_half_ff is the number removed)."
         )
+    if v < 5:
+        fail(
+            f"{what} = {shown} looks like a share of the base model; the variables hold counts of parameters, written in full (the shares are for your own table, next to the counts)."
+        )
     if v < 1000:
         fail(
-            f"{what} = {shown} looks like an answer in millions; each answer is a count of parameters, written in full (18.9 million is 18_900_000, not 18.9)."
+            f"{what} = {shown} looks like an answer in millions (or a percentage); each answer is a count of parameters, written in full (5.4 million is 5_400_000, not 5.4)."
         )
     return v
 
@@ -261,9 +279,23 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
     if loss_half_ff is not None:
         v = _count(loss_half_ff, "loss_half_ff")
         if not _near(v, n["half d_ff"]):
-            if _is(v, n["half d_ff"] / 2):
+            # the two ways to count half, told apart where their counts differ (with the biases)
+            both_matrices, one_matrix = 2 * 512 * 1024, 512 * 1024
+            if v in (6 * (both_matrices + 1024), 6 * (both_matrices + 1024 + 512)):
                 fail(
-                    f"loss_half_ff = {v:,.0f} is half the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
+                    f"loss_half_ff = {v:,.0f} counts the feed-forward networks of the encoder's 6 layers only; the decoder's 6 layers have one each as well."
+                )
+            if v == 12 * (one_matrix + 1024):
+                fail(
+                    f"loss_half_ff = {v:,.0f} counts one matrix per network; each feed-forward network has two (d_model x d_ff and d_ff x d_model), and halving d_ff halves both."
+                )
+            if _is(v, n["half d_ff"] / 2):  # 6 x 2 matrices = 12 x 1 matrix, biases left out
+                fail(
+                    f"loss_half_ff = {v:,.0f} is half the answer: it counts either the encoder's 6 feed-forward networks only (the decoder's 6 layers have one each as well), or one matrix per network (each has two, d_model x d_ff and d_ff x d_model, both halved)."
+                )
+            if _is(v, n["half d_ff"] / 4):
+                fail(
+                    f"loss_half_ff = {v:,.0f} is a quarter of the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
                 )
             if _is(v, 2 * n["half d_ff"]):
                 fail(

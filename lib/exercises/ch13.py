@@ -15,6 +15,7 @@ solution computes the numbers this module knows and asserts them.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import torch
@@ -143,9 +144,14 @@ def check_top_p_filter(top_p_filter: Any) -> str:
             fail(
                 f"on the case {case}, `top_p_filter` returned a boolean tensor, the mask of the kept tokens. Return the distribution itself: the kept probabilities, renormalized, and 0 elsewhere."
             )
+        result_dtype = result.dtype if isinstance(result, Tensor) else None
         result = expect_tensor(
             result, tuple(probs.shape), name="top_p_filter", case=case, allow_nan=True
         )
+        if probs.dtype == torch.float64 and result_dtype != torch.float64:
+            fail(
+                f"on the case {case}, `probs` is float64 and your result is {result_dtype}: keep the dtype of `probs` (a float64 distribution in, a float64 distribution out), so that no precision is lost."
+            )
         expected = top_p_reference(probs, p)
         n_expected = int((expected > 0).sum())
         if torch.isnan(result).any():
@@ -231,7 +237,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     the library's GPT, and ``embedding_share``, the fraction of them in the token and position embeddings.
 
     Tolerances: ``gpt3_params`` within 0.025% of the exact count, the four significant figures the exercise
-    asks for. The estimate 12 N D^2 + (V + n_ctx) D is 0.009% below it (it leaves out the 13 D biases and
+    asks for. The estimate 12 N D^2 + (V + block_size) D is 0.009% below it (it leaves out the 13 D biases and
     LayerNorm weights per layer), so the tolerance accepts it and its rounding to four figures (174.6
     billion), and rejects 174.5 and 174.7 billion (-0.06%, +0.05%), 12 N D^2 alone (-0.38%), an untied output
     layer (+0.35%) and the paper's rounded 175 billion (+0.23%), each with its own reason; another number
@@ -257,7 +263,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 )
             if abs(v / 175e9 - 1) <= 5e-4:
                 fail(
-                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + n_ctx) D for the embeddings, gives a little less: work it out."
+                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), gives a little less: work it out."
                 )
             if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
                 fail(
@@ -280,7 +286,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                     f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
                 )
             fail(
-                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + n_ctx) D."
+                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + block_size) D, with block_size the context."
             )
     if embedding_share is not None:
         s = expect_number(embedding_share, "embedding_share")
@@ -315,7 +321,7 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                     f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
                 )
             fail(
-                f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + n_ctx) D, divided by the total number of parameters."
+                f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + block_size) D with block_size the context, divided by the total number of parameters."
             )
     if gpt3_params is None:
         not_attempted("your embedding_share is right; now predict gpt3_params.")
@@ -335,6 +341,9 @@ TRAIN_MAJORITY = 0.56  # share of label 0 among the 200 training sentences
 FIRST_WORD_TOLERANCE = (
     5e-4  # absolute: the measurement to three decimals (one test sentence is 0.001)
 )
+FIRST_WORD_MIN_DECIMALS = (
+    2  # the exercise asks for at least two decimals; fewer cannot tell 0.478 from 0.5
+)
 FIRST_WORD_CHOICES = {
     "a": "about as high as the classifier that reads the last token",
     "b": "clearly above chance, but well below the classifier that reads the last token",
@@ -343,14 +352,22 @@ FIRST_WORD_CHOICES = {
 FIRST_WORD_RIGHT_CHOICE = "c"
 
 
+def _decimals(x: float) -> int:
+    """How many decimals ``x`` is written with (0.48 -> 2; a measured float such as 0.4779999852 -> 10)."""
+    exponent = Decimal(repr(float(x))).normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
 @checker("read the first token")
 def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> str:
     """Check exercise 3, whose prediction and measurement are separate: ``first_word_prediction``, one of
     the letters "a", "b", "c" of the exercise (:data:`FIRST_WORD_CHOICES`; "c", chance level, is right),
     made before running anything, and ``first_word_accuracy``, the test accuracy (a fraction) that the
     reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
-    constant answer (a run whose training settles on the other label). A wrong prediction is told where to
-    look, not why; a number that no run of the experiment gives (0.5, typed in) is told to measure."""
+    constant answer (a run whose training settles on the other label); a value written to two decimals is
+    accepted when it is one of them rounded (0.48, 0.52). A wrong prediction is told where to look, not why;
+    a value with fewer than two decimals (0.5, which cannot tell the measurement from chance) is asked for
+    more, and 1.0 is told which experiment gives it (a head on the padded last position)."""
     if first_word_prediction is None and first_word_accuracy is None:
         not_attempted(
             'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
@@ -375,13 +392,20 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
             fail_as_percentage(a, "first_word_accuracy")
         if not 0 <= a <= 1:
             fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
-        measured = abs(a - FIRST_WORD_ACCURACY) <= FIRST_WORD_TOLERANCE
-        other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= FIRST_WORD_TOLERANCE
+        decimals = _decimals(a)
+        # a value given to fewer decimals agrees when it is the measurement rounded to them
+        tolerance = max(FIRST_WORD_TOLERANCE, 0.5 * 10.0**-decimals + 1e-9)
+        measured = abs(a - FIRST_WORD_ACCURACY) <= tolerance
+        other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= tolerance
+        if decimals < FIRST_WORD_MIN_DECIMALS and a == 1:
+            fail(
+                f"first_word_accuracy = {fmt(a)}: no test sentence wrong is not what a head on position 1 measures. A head that reads the last column of the padded rows (h[:, -1]) sees the whole sentence under the causal mask, and can score that high; the exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+            )
+        if decimals < FIRST_WORD_MIN_DECIMALS:
+            fail(
+                f"first_word_accuracy = {fmt(a)} has {decimals} decimal{'s' * (decimals != 1)}: too few to tell one measurement from another on 1000 test sentences (0.5 is also what a guess would write). Write the accuracy your experiment prints, to at least {FIRST_WORD_MIN_DECIMALS} decimals (three are best: one sentence is 0.001)."
+            )
         if not (measured or other_label):
-            if abs(a * 100 - round(a * 100)) < 1e-9:
-                fail(
-                    f"first_word_accuracy = {fmt(a)} looks typed in, not measured: run your classifier on the 1000 test sentences and write the accuracy it measures, to three decimals."
-                )
             fail(
                 f"first_word_accuracy = {fmt(a)} is not what the experiment measures. Check that your head reads position 1 of the last hidden states (right after <bos>), that you fine-tune a copy of the pretrained `gpt` with the chapter's recipe and seeds, and that you measure on the 1000 test sentences."
             )

@@ -155,11 +155,21 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         ordinary = ~is_special
         labelled = labels != IGNORE_INDEX
         n_ordinary = int(ordinary.sum())
+        if bool((inputs == IGNORE_INDEX).any()) and not bool((labels == IGNORE_INDEX).any()):
+            fail(
+                f"on the case {case}, your inputs hold -100 and your labels do not: the inputs are token ids, and -100 marks a label to skip. Return the pair in the order (inputs, labels)."
+            )
         if bool(labelled.all()):
             others = labels[labels != ids].unique()
             if others.numel() == 1 and int((labels != ids).sum()) > ids.numel() // 4:
+                other = int(others)
+                effect = (
+                    f"a label of {other} is not a valid class index, so the loss fails with an error"
+                    if other < 0
+                    else f"with {other} the loss would train the model to predict token id {other} at every unchosen position"
+                )
                 fail(
-                    f"on the case {case}, the tokens that were not chosen have the label {int(others)}; it must be exactly -100 (IGNORE_INDEX). cross_entropy skips -100 only: with {int(others)} the loss would train the model to predict token id {int(others)} at every unchosen position."
+                    f"on the case {case}, the tokens that were not chosen have the label {other}; it must be exactly -100 (IGNORE_INDEX). cross_entropy skips -100 only (its ignore_index): {effect}."
                 )
             fail(
                 f"on the case {case}, every position has a label, so the loss would be taken over all tokens, most of which the model can simply read from its input. Give the label -100 (IGNORE_INDEX, which cross_entropy skips) to every token that was not chosen."
@@ -191,6 +201,15 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         ):
             fail(
                 f"on the case {case}, only the [MASK] positions carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.8 x prob = {0.8 * prob:.3f}). The tokens replaced by a random id and those left unchanged were chosen too, and the model must predict them as well: label every chosen token."
+            )
+        if (
+            share_problem
+            and chosen
+            and bool((inputs[labelled] != ids[labelled]).all())
+            and not _rate_problem("", chosen, n_ordinary, 0.9 * prob)
+        ):
+            fail(
+                f"on the case {case}, only the tokens you changed carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.9 x prob = {0.9 * prob:.3f}). The chosen tokens left unchanged must keep their label too: the model is asked to predict the word at a position that looks like any other, which is what the 10% unchanged are for."
             )
         changed = inputs != ids
         if bool((changed & ~labelled).any()):
@@ -282,10 +301,8 @@ SHARE_MISTAKES = {
     "vectors, the 2 segment vectors and their LayerNorm": _V * _D / MEDIUM_PARAMS,
     "leaves out the position and segment tables (512 x 512 and 2 x 512)": (_V * _D + LAYER_NORM)
     / MEDIUM_PARAMS,
-    "leaves out the LayerNorm of the embeddings (a gain and a bias, 2 x 512 = 1,024)": (
-        MEDIUM_EMBEDDINGS - LAYER_NORM
-    )
-    / MEDIUM_PARAMS,
+    "leaves out 2 x 512 = 1,024 of them: the LayerNorm of the embeddings (a gain and a bias) or the "
+    "2 segment vectors": (MEDIUM_EMBEDDINGS - LAYER_NORM) / MEDIUM_PARAMS,
 }
 
 
@@ -312,7 +329,11 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     if medium_params is not None:
         v = expect_number(medium_params, "medium_params")
         if v != MEDIUM_PARAMS:
-            if v in (MEDIUM_PARAMS - MEDIUM_POOLER, MEDIUM_PARAMS - MEDIUM_POOLER - _D):
+            if v == MEDIUM_PARAMS - (_P + 2) * _D:
+                fail(
+                    f"medium_params = {v:,.0f} is {(_P + 2) * _D:,} = {_P + 2} x {_D} short: most likely the position and segment tables ({_P} and 2 vectors of {_D} numbers) are missing; the embeddings are the three tables and their LayerNorm. (The same number is also the pooler, {MEDIUM_POOLER:,}, and one more vector of {_D}: if you counted the pooler, look at the embeddings.)"
+                )
+            if v == MEDIUM_PARAMS - MEDIUM_POOLER:
                 fail(
                     f"medium_params = {v:,.0f} leaves out the pooler: `Bert` ends with a dense layer and tanh on the [CLS] vector, which the count includes."
                 )
@@ -327,7 +348,7 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
             off = round(v - MEDIUM_PARAMS)
             if off == -LAYER_NORM:
                 fail(
-                    f"medium_params = {v:,.0f} is {LAYER_NORM:,} short: exactly one LayerNorm, a gain and a bias of {_D} numbers each. Most likely the one that normalizes the sum of the three embeddings, which the paper does not mention and `BertEmbeddings` applies."
+                    f"medium_params = {v:,.0f} is {LAYER_NORM:,} = 2 x {_D} short: either exactly one LayerNorm, a gain and a bias of {_D} numbers each (most likely the one that normalizes the sum of the three embeddings, which the paper does not mention and `BertEmbeddings` applies), or the 2 segment vectors of {_D} numbers. Check both."
                 )
             if v == int(v) and off % LAYER_NORM == 0 and abs(off) <= (2 * _N + 1) * LAYER_NORM:
                 fail(

@@ -38,7 +38,8 @@ from . import (
 
 __all__ = ["check_discriminator_loss", "check_albert_prediction"]
 
-MASK = 4  # the [MASK] id of the hidden cases (ids 0-4 are special)
+MASK = 4  # the [MASK] id of the hidden cases (ids 0-4 are special: [PAD] 0, [CLS] 2, [SEP] 3)
+SEP = 3
 
 
 # --- exercise 1: the discriminator's loss --------------------------------------------------------------
@@ -54,8 +55,9 @@ def discriminator_loss_reference(
 
 
 def _case(seed: int, B: int, T: int, pad: int, same_sample: bool, vocab: int = 30):
-    """(logits, original, masked, corrupted, attention_mask) of one hidden case: some chosen positions,
-    some of whose samples equal the original; padding (id 0) with logits that must not count."""
+    """(logits, original, masked, corrupted, attention_mask) of one hidden case: [CLS] ... [SEP]
+    sentences, some chosen positions, some of whose samples equal the original; padding (id 0) with
+    logits that must not count."""
     g = torch.Generator().manual_seed(seed)
     original = torch.randint(5, vocab, (B, T), generator=g)
     original[:, 0] = 2  # [CLS]
@@ -63,6 +65,7 @@ def _case(seed: int, B: int, T: int, pad: int, same_sample: bool, vocab: int = 3
     if pad:
         original[0, T - pad :] = 0
         attention_mask[0, T - pad :] = 0
+    original[torch.arange(B), attention_mask.sum(dim=1) - 1] = SEP  # the last real token
     chosen = (torch.rand(B, T, generator=g) < 0.4) & (original > 4)
     masked = original.masked_fill(chosen, MASK)
     samples = torch.randint(5, vocab, (B, T), generator=g)
@@ -142,7 +145,7 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
         ),
         (
             bce(logits[ends_dropped], replaced[ends_dropped]),
-            "you left out the first and the last real token of each sentence ([CLS] and [SEP] in ELECTRA's input). The mean runs over every real token, special tokens included: the discriminator answers 'original' for them too.",
+            "you left out [CLS] and [SEP], the first and the last real token of each sentence. The mean runs over every real token, special tokens included: the discriminator answers 'original' for them too.",
         ),
         *[
             (
@@ -161,7 +164,7 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
-        labels_hint = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float()."
+        labels_hint = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float() (not .long() or .int())."
         result = call(
             discriminator_loss,
             *args,
@@ -171,6 +174,8 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
                 "between 0 and 1": "binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably).",
                 "bool tensors": labels_hint,
                 "Bool": labels_hint,
+                "can't be cast to the desired output type": labels_hint,
+                "must match the size of tensor": "One tensor was indexed with the boolean mask of the real tokens, which makes it flat ([N], one entry per real token), and the other was not ([B, T]): index the logits and the labels with the same mask.",
             },
         )
         if isinstance(result, Tensor) and result.numel() != 1:
@@ -227,6 +232,10 @@ MISTAKES = [
     (
         30000 * (H - E) - PROJECTION,
         "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
+    ),
+    (
+        (30000 + 512 + 2 + 2) * (H - E) - PROJECTION,
+        "you counted BERT's embeddings, all 1,024 wide, with no projection. In ALBERT the token embeddings are factorized: a 30,000 x 128 table, the position and segment embeddings and their LayerNorm at E = 128 too, and then a 128 x 1024 projection to the layers' width.",
     ),
     (
         522 * E,
@@ -306,8 +315,14 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
                 fail(
                     f"albert_large_parameters = {n:,.0f} looks rounded (the paper's 18M is); the exercise asks for the exact count: embeddings, projection, one layer, pooler, each to the last parameter."
                 )
+            off = abs(n - right) / right
+            by = (
+                f"by {off:.1%}"
+                if off >= 0.001
+                else "by less than 0.1%: the large parts are right; look for a small one (a bias, a LayerNorm, a few rows) counted too many or too few times, or too wide"
+            )
             fail(
-                f"albert_large_parameters = {n:,.0f} is {'too large' if n > right else 'too small'} by {abs(n - right) / right:.1%}. Add up: the embeddings (30,000 + 512 + 2 rows of width E = 128, and their LayerNorm, also of width 128), the projection 128 -> 1024 with its bias, one BERT-large layer (12,596,224) and the pooler."
+                f"albert_large_parameters = {n:,.0f} is {'too large' if n > right else 'too small'} {by}. Add up: the embeddings (30,000 + 512 + 2 rows of width E = 128, and their LayerNorm, also of width 128), the projection 128 -> 1024 with its bias, one BERT-large layer (12,596,224) and the pooler."
             )
     if xlarge_fewer_than_bert_base is not None:
         if not expect_bool(xlarge_fewer_than_bert_base, "xlarge_fewer_than_bert_base"):

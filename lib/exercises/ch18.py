@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -80,7 +81,7 @@ class _Reads:
     """The positions of x that each operation of the reader's function read, in order."""
 
     def __init__(self) -> None:
-        self.events: list[frozenset[int]] = []
+        self.events: list[tuple[str, frozenset[int]]] = []  # (operation, positions read)
         self.active = False  # only while the reader's function runs (not the checker's own reads)
 
 
@@ -140,9 +141,8 @@ class _Scores(Tensor):
                 except Exception:  # an arrangement the positions cannot follow: a read
                     pass
             if reads.active:  # any other operation reads the values of its tracked arguments
-                reads.events.append(
-                    frozenset(p for a in tracked for p in a._positions.flatten().tolist())
-                )
+                read = frozenset(p for a in tracked for p in a._positions.flatten().tolist())
+                reads.events.append((name, read))
             return result
 
 
@@ -174,14 +174,25 @@ def _track(result, positions, reads):
     return result
 
 
-def _reading_problem(events: list[frozenset[int]], n: int, block: int) -> str | None:
+def _scores(first: int, last: int) -> str:
+    return f"score {first}" if first == last else f"scores {first} to {last}"
+
+
+# operations that turn the whole tensor into other numbers at once (NumPy, Python)
+_CONVERT = {"numpy", "tolist", "__array__"}
+
+
+def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: int) -> str | None:
     """What is wrong with how the reader's function read x [n], from the positions each of its
     operations read: None for one pass, block after block, each block read as one tensor."""
     current, whole = 0, set()
-    for event in events:
+    for name, event in events:
         blocks = sorted({p // block for p in event})
         if not blocks:
             continue
+        if len(event) == n and len(blocks) > 1 and name in _CONVERT:
+            how = {"numpy": "x.numpy()", "tolist": "x.tolist()"}
+            return f"your function converts all {n} scores at once ({how.get(name, 'np.asarray(x)')}) and reads the blocks from the copy: that reads x whole, which the online softmax never does (it never holds more than a block). Slice the tensor itself, x[start:start + block], one block after the other, and convert each block if you want NumPy or Python numbers."
         if len(event) == n and len(blocks) > 1:
             return f"one operation of your function reads all {n} scores at once (such as `x.max()`, `x - m`, `x.tolist()` or a loop over x): that is the softmax of two passes over the whole row, or blocks of your own size. Read x[start:start + block], one block after the other, and keep only the running maximum and sum between blocks."
         if len(blocks) > 1:
@@ -192,6 +203,9 @@ def _reading_problem(events: list[frozenset[int]], n: int, block: int) -> str | 
         if len(event) == min(n, (current + 1) * block) - current * block:
             whole.add(current)
     missing = [b for b in range(math.ceil(n / block)) if b not in whole]
+    if missing and not any(p // block >= missing[0] for _, event in events for p in event):
+        b = missing[0]
+        return f"your function never reads block {b} (scores {b * block} to {n - 1}) at all: the loop stops before the end of x (range(0, len(x) - block, block) does). Go up to len(x): range(0, len(x), block), whose last block may be shorter."
     if missing:
         b = missing[0]
         return f"your function never reads block {b} (scores {b * block} to {min(n, (b + 1) * block) - 1}) as one tensor: it reads the scores one by one or in pieces smaller than `block`. Take each block as one slice, x[start:start + block], and compute its maximum and its sum of exponentials on the whole slice."
@@ -237,6 +251,13 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         m = expect_number(m_raw, "the maximum m")
         total = expect_number(l_raw, "the sum l")
         m_expected, l_expected = running_reference(x, block)
+        for end in range(block, len(x), block):  # the blocks before the end only: a loop cut short
+            m_cut, l_cut = running_reference(x[:end], block)
+            if abs(m - m_cut) <= 1e-5 * max(1.0, abs(m_cut)) and abs(total - l_cut) <= 1e-5 * l_cut:
+                if abs(total - l_expected) > 1e-5 * l_expected:
+                    fail(
+                        f"on the case {case}, your m and l are those of scores 0 to {end - 1} only: your sum misses {_scores(end, len(x) - 1)}, at the end of x. The loop stops before the end of x (range(0, len(x) - block, block) does); go up to len(x): range(0, len(x), block), whose last block may be shorter."
+                    )
         if m > m_expected and m not in x.tolist():
             fail(
                 f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
@@ -320,9 +341,15 @@ def check_alibi_slopes(slopes_for: Any) -> str:
     for n in _SLOPE_CASES:
         case = f"'n = {n}'"
         result = call(slopes_for, n, name="slopes_for", case=case)
-        values = result.tolist() if isinstance(result, Tensor) else result
-        if not isinstance(values, (list, tuple)) or len(values) != n:
-            fail(f"on the case {case}, `slopes_for` returned {fmt(result)}; expected {n} numbers.")
+        values = result.tolist() if isinstance(result, (Tensor, np.ndarray)) else result
+        if not isinstance(values, (list, tuple)):
+            fail(
+                f"on the case {case}, `slopes_for` returned {type(result).__name__} {fmt(result)}; expected a list of {n} floats."
+            )
+        if len(values) != n:
+            fail(
+                f"on the case {case}, `slopes_for` returned {len(values)} numbers; expected a list of {n} floats, one per head."
+            )
         got = [expect_number(v, f"slope {h}") for h, v in enumerate(values)]
 
         def same(a, b):
@@ -341,9 +368,9 @@ def check_alibi_slopes(slopes_for: Any) -> str:
         for wrong, message in _slope_slips(n):
             if same(got, wrong):
                 fail(f"on the case {case}, {message}")
-        worst = max(range(n), key=lambda h: abs(got[h] - expected[h]))
-        mine, right = _apart(got[worst], expected[worst])
-        fail(f"on the case {case}, head {worst} gets {mine}; expected {right}.")
+        first = next(h for h in range(n) if not same([got[h]], [expected[h]]))
+        mine, right = _apart(got[first], expected[first])
+        fail(f"on the case {case}, head {first} gets {mine}; expected {right}.")
     return "your slopes equal the released code's for 3, 4, 6, 8, 12 and 24 heads"
 
 

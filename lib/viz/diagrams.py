@@ -41,6 +41,7 @@ _DIAGRAM_COLORS = {
     "plain": "white",
 }
 _FONT = 9.5  # points: the smallest text of the new diagrams
+_PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -436,7 +437,8 @@ def captioning_diagram(n_regions, d_feature):
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
-    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Returns the Figure."""
+    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (5.2 inches,
+    11.5-point text), top to bottom. Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
@@ -444,58 +446,78 @@ def captioning_diagram(n_regions, d_feature):
         raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
     alt = (
         f"Top left, the image goes through the CNN, which cuts it into a {side} by {side} grid of "
-        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers. The previous LSTM "
-        "state h_(t-1) and every region meet in the scores e_(t,i); a softmax over the regions "
-        "gives the weights alpha_(t,i); the context z_t, the weighted sum of the regions, enters "
-        "the LSTM together with the embedding of the previous word E y_(t-1). The new state h_t, "
-        "the context z_t and E y_(t-1) together enter the deep output layer L_o, which predicts "
-        "the next word."
+        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers, framed together: "
+        "the lines that leave the frame carry all of them. Top right, the previous LSTM state "
+        "h_(t-1); it and every region meet in the scores e_(t,i); a softmax over the regions "
+        "gives the weights alpha_(t,i); below, the context z_t, the weighted sum of the regions, "
+        "enters the LSTM together with the embedding of the previous word E y_(t-1), bottom left. "
+        "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
+        "L_o at the bottom, which predicts the next word."
     )
-    fig, ax = _canvas(9.0, 4.6, alt)
+    font = _PHONE_FONT
+    fig, ax = _canvas(5.2, 6.6, alt)
     cell = 1.8 / side
-    x0, y0 = 0.3, 0.9
+    x0, top = 0.25, 4.85  # the grid's left and top edges
     for r in range(side):
         for c in range(side):
             i = r * side + c + 1
             _box(
                 ax,
                 x0 + cell * (c + 0.5),
-                y0 + cell * (side - r - 0.5),
+                top - cell * (r + 0.5),
                 f"$\\mathbf{{a}}_{{{i}}}$",
                 "emb",
                 cell - 0.08,
                 cell - 0.08,
-                _FONT,
+                font,
             )
-    ax.text(x0 + 0.9, y0 - 0.3, f"{n_regions} regions, {d_feature} numbers each", **_t())
-    x_cnn = x0 + 0.45
-    _box(ax, x_cnn, 4.2, "image", "io", 0.9, 0.4, _FONT)
-    _arrow(ax, x_cnn, 4.0, x_cnn, 3.7)
-    _box(ax, x_cnn, 3.45, "CNN", "ff", 0.9, 0.5, _FONT)
-    _arrow(ax, x_cnn, 3.2, x_cnn, y0 + 1.8)
-    y = 1.8
-    _arrow(ax, 2.15, y, 2.6, y)
-    _box(
-        ax, 3.4, y, "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$", "attn", 1.5, 0.9, _FONT
+    # one frame around the whole grid: the scores and the context read every region, and the
+    # lines that leave the frame carry all of them
+    m, right, bottom = 0.09, x0 + 1.8, top - 1.8
+    ax.add_patch(
+        mpatches.Rectangle(
+            (x0 - m, bottom - m), 1.8 + 2 * m, 1.8 + 2 * m, fill=False, ec="0.35", lw=1.2, ls="--"
+        )
     )
-    _box(ax, 3.4, 0.45, "$\\mathbf{h}_{t-1}$", "rnn", 0.8, 0.45, _FONT)
-    _arrow(ax, 3.4, 0.68, 3.4, y - 0.45)
-    _arrow(ax, 4.15, y, 4.45, y)
-    _box(ax, 5.3, y, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 1.65, 0.5, _FONT)
-    x_tap = x0 + 1.5  # the regions, to be averaged
-    _line(ax, [x_tap, x_tap, 5.3], [y0 + 1.8, 3.2, 3.2])
-    _arrow(ax, 5.3, 3.2, 5.3, y + 0.25)
-    _arrow(ax, 6.12, y, 6.6, y)
-    _box(ax, 7.3, y, "LSTM: $\\mathbf{h}_t$", "rnn", 1.3, 0.6, _FONT)
-    _line(ax, [3.8, 6.85, 6.85], [0.45, 0.45, 1.2])
-    _arrow(ax, 6.85, 1.2, 6.85, y - 0.3)
-    _box(ax, 8.15, 0.45, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 0.9, 0.45, _FONT)
-    _arrow(ax, 7.8, 0.68, 7.8, y - 0.3)  # into the LSTM
-    y_out = 3.75
-    _arrow(ax, 8.4, 0.68, 8.4, y_out - 0.25)  # into the output layer
-    _arrow(ax, 7.3, y + 0.3, 7.3, y_out - 0.25)
-    _arrow(ax, 5.9, y + 0.25, 6.85, y_out - 0.25)
-    _box(ax, 7.55, y_out, "$\\mathbf{L}_o$: next word $y_t$", "io", 1.9, 0.5, _FONT)
+    ax.text(x0 + 0.9, bottom - 0.45, f"{n_regions} regions, {d_feature} numbers each", **_t(font))
+    x_cnn = x0 + 0.9
+    _box(ax, x_cnn, 6.25, "image", "io", 1.4, 0.45, font)
+    _arrow(ax, x_cnn, 6.02, x_cnn, 5.75)
+    _box(ax, x_cnn, 5.5, "CNN", "ff", 1.4, 0.5, font)
+    _arrow(ax, x_cnn, 5.25, x_cnn, top + m)
+    xr = 3.95  # the right-hand column: the decoder's step
+    _box(ax, xr, 5.5, "$\\mathbf{h}_{t-1}$", "rnn", 1.0, 0.5, font)
+    _arrow(ax, xr, 5.25, xr, 4.73)
+    y_att = 4.2
+    _arrow(ax, right + m, y_att, 2.95, y_att)
+    _box(
+        ax,
+        xr,
+        y_att,
+        "scores $e_{t,i}$,\nsoftmax over $i$:\n$\\alpha_{t,i}$",
+        "attn",
+        2.0,
+        1.05,
+        font,
+    )
+    y_z = 2.85
+    _arrow(ax, xr, y_att - 0.525, xr, y_z + 0.3)
+    _box(ax, xr, y_z, "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$", "ctx", 2.1, 0.6, font)
+    _line(ax, [right + m, 2.55, 2.55], [bottom + 0.2, bottom + 0.2, y_z])  # the regions
+    _arrow(ax, 2.55, y_z, xr - 1.05, y_z)
+    y_lstm = 1.6
+    _arrow(ax, xr - 0.4, y_z - 0.3, xr - 0.4, y_lstm + 0.275)
+    _box(ax, xr, y_lstm, "LSTM: $\\mathbf{h}_t$", "rnn", 1.6, 0.55, font)
+    _line(ax, [xr + 0.5, 5.1, 5.1], [5.5, 5.5, y_lstm])  # h_{t-1}, the LSTM's previous state
+    _arrow(ax, 5.1, y_lstm, xr + 0.8, y_lstm)
+    y_out = 0.45
+    _box(ax, x_cnn, y_out, "$\\mathbf{E}\\mathbf{y}_{t-1}$", "io", 1.2, 0.5, font)
+    _arrow(ax, x_cnn + 0.6, y_out, xr - 1.05, y_out)  # into the output layer
+    _line(ax, [2.55, 2.55], [y_out, y_lstm - 0.1])
+    _arrow(ax, 2.55, y_lstm - 0.1, xr - 0.8, y_lstm - 0.1)  # into the LSTM
+    _arrow(ax, xr, y_lstm - 0.275, xr, y_out + 0.25)
+    _arrow(ax, xr + 0.9, y_z - 0.3, xr + 0.9, y_out + 0.25)  # z_t, past the LSTM
+    _box(ax, xr, y_out, "$\\mathbf{L}_o$: next word $y_t$", "io", 2.1, 0.5, font)
     return fig
 
 
@@ -514,59 +536,53 @@ def han_diagram(sentences):
     n = len(doc)
     text = " / ".join(" ".join(words) for words in doc)
     alt = (
-        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. Bottom, every word feeds a box "
-        "h_(i,t) of a bidirectional word GRU, one row per sentence; word attention with the "
-        "learned context u_w pools each sentence into a vector s_i. Above, a bidirectional "
-        f"sentence GRU reads s_1 to s_{n} into h_i, and sentence attention with u_s pools them into "
-        "the document vector v, which a softmax classifies."
+        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. One block per sentence, "
+        "stacked: at its bottom every word feeds a box h_(i,t) of a bidirectional word GRU, and "
+        "word attention with the learned context u_w pools the sentence into a vector s_i. On "
+        f"the right, a bidirectional sentence GRU reads s_1 to s_{n} into h_i, and at the top "
+        "sentence attention with u_s pools them into the document vector v, which a softmax "
+        "classifies."
     )
-    fig, ax = _canvas(9.0, 5.0, alt)
-    x, spans = 0.6, []
+    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
+    font, block = _PHONE_FONT, 1.85
+    height = 1.25 + n * block
+    fig, ax = _canvas(5.2, height, alt)
+    x_s, x_h, y_top = 4.15, 4.85, height - 0.6
+    h_rows = []
     for i, words in enumerate(doc):
-        xs = [x + 0.78 * t for t in range(len(words))]
-        spans.append(xs)
+        y0 = height - 1.25 - (i + 1) * block  # the block's bottom; sentence 1 on top
+        xs = [0.45 + 0.76 * t for t in range(len(words))]
         for t, (xw, w) in enumerate(zip(xs, words)):
-            _box(ax, xw, 0.35, w, "io", 0.72, 0.4, _FONT)
-            _arrow(ax, xw, 0.55, xw, 0.93)
-            _box(ax, xw, 1.2, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.66, 0.5, _FONT)
-            _arrow(ax, xw, 1.45, (xs[0] + xs[-1]) / 2, 1.93)
+            _box(ax, xw, y0 + 0.3, w, "io", 0.7, 0.4, font)
+            _arrow(ax, xw, y0 + 0.5, xw, y0 + 0.72)
+            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.56, 0.5, font)
+            _arrow(ax, xw, y0 + 1.22, (xs[0] + xs[-1]) / 2, y0 + 1.38)
         for a, b in zip(xs, xs[1:]):
-            _arrow(ax, a + 0.33, 1.3, b - 0.33, 1.3, mutation_scale=7)
-            _arrow(ax, b - 0.33, 1.1, a + 0.33, 1.1, mutation_scale=7)
-        x = xs[-1] + 1.0
-    centres = [(xs[0] + xs[-1]) / 2 for xs in spans]
-    xv = sum(centres) / n
-    for i, (c, xs) in enumerate(zip(centres, spans)):
-        _box(
-            ax,
-            c,
-            2.15,
-            "word attention, $\\mathbf{u}_w$",
-            "attn",
-            max(xs[-1] - xs[0] + 0.5, 1.9),
-            0.42,
-            _FONT,
-        )
-        _arrow(ax, c, 2.36, c, 2.72)
-        _box(ax, c, 2.95, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.6, 0.45, _FONT)
-        _arrow(ax, c, 3.18, c, 3.42)
-        _box(ax, c, 3.65, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.6, 0.45, _FONT)
-        _arrow(ax, c, 3.88, xv, 4.12)
-    for a, b in zip(centres, centres[1:]):
-        _arrow(ax, a + 0.3, 3.75, b - 0.3, 3.75)
-        _arrow(ax, b - 0.3, 3.55, a + 0.3, 3.55)
+            _arrow(ax, a + 0.28, y0 + 1.07, b - 0.28, y0 + 1.07, mutation_scale=7)
+            _arrow(ax, b - 0.28, y0 + 0.87, a + 0.28, y0 + 0.87, mutation_scale=7)
+        y_att, centre = y0 + 1.6, (xs[0] + xs[-1]) / 2
+        width = max(xs[-1] - xs[0] + 0.3, 2.5)
+        centre = max(centre, 0.1 + width / 2)
+        _box(ax, centre, y_att, "word attention, $\\mathbf{u}_w$", "attn", width, 0.42, font)
+        _arrow(ax, centre + width / 2, y_att, x_s - 0.25, y_att)
+        _box(ax, x_s, y_att, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.5, 0.45, font)
+        _arrow(ax, x_s + 0.25, y_att, x_h - 0.25, y_att)
+        _box(ax, x_h, y_att, f"$\\mathbf{{h}}_{{{i + 1}}}$", "rnn", 0.5, 0.45, font)
+        h_rows.append(y_att)
+    for a, b in zip(h_rows, h_rows[1:]):  # the sentence GRU, both ways
+        _arrow(ax, x_h - 0.1, a - 0.225, x_h - 0.1, b + 0.225)
+        _arrow(ax, x_h + 0.1, b + 0.225, x_h + 0.1, a - 0.225)
+    _arrow(ax, x_h, h_rows[0] + 0.225, x_h, y_top - 0.21)  # every h_i, through the GRU
     _box(
         ax,
-        xv,
-        4.33,
+        3.45,
+        y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        2.8,
+        3.3,
         0.42,
-        _FONT,
+        font,
     )
-    _arrow(ax, xv + 1.4, 4.33, 8.0, 4.33)
-    _box(ax, 8.45, 4.33, "softmax:\nlabel", "io", 0.85, 0.6, _FONT)
-    ax.text(8.95, 1.2, "word GRU", fontsize=_FONT, ha="right", va="center")
-    ax.text(8.95, 3.65, "sentence GRU", fontsize=_FONT, ha="right", va="center")
+    _arrow(ax, 1.8, y_top, 1.38, y_top)
+    _box(ax, 0.72, y_top, "softmax:\nlabel", "io", 1.3, 0.62, font)
     return fig

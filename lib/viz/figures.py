@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
+from matplotlib.transforms import Bbox
 
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
@@ -134,14 +135,22 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
-def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), title=None):
+def document_attention(
+    ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
+):
     """A hierarchical attention network's reading of one document: one sentence per line, a bar
     as long as the sentence's weight, then its words, each shaded by its weight inside the
-    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked.
+    sentence (white = 0, the colour map's top colour = 1); the sentences in ``keys`` are marked
+    "(key)".
 
     sentences: lists of words; word_weights: one row per sentence (at least as long as it);
-    sentence_weights: one number per sentence. Returns the Axes."""
+    sentence_weights: one number per sentence; fontsize: of the words and weights, in points
+    (the title is 1 point larger). Returns the Axes."""
     _check_ax(ax)
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+        raise TypeError(f"fontsize: expected a number of points, got {type(fontsize).__name__}")
+    if not fontsize > 0:
+        raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
     sentences = [list(s) for s in sentences]
     sentence_weights = _to_numpy(sentence_weights, "sentence_weights").reshape(-1)
     if len(sentence_weights) != len(sentences):
@@ -152,44 +161,70 @@ def document_attention(ax, sentences, word_weights, sentence_weights, keys=(), t
         raise ValueError(
             f"word_weights: expected {len(sentences)} rows (one per sentence), got {len(word_weights)}"
         )
-    renderer = ax.figure.canvas.get_renderer()
     ax.set_xlim(0, 1)
     ax.set_ylim(len(sentences) - 0.5, -0.8)
     ax.axis("off")
     top = np.array(mpl.colormaps[SEQUENTIAL_CMAP](0.95)[:3])
-    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+
+    header = ax.text(0, -0.65, "weight", fontsize=fontsize, color="0.3", va="center")
+    numbers = []
+    for i in range(len(sentences)):
         s = float(sentence_weights[i])
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
-        ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=9, color="0.3")
-        x = 0.2
+        numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
+
+    def after_the_weights(row):
+        # A zero-width box at the height of ``row`` (a Text), right of every weight and of the
+        # header: the words are placed from it when the figure is drawn, after its layout, so
+        # they never overlap whatever the figure's width.
+        def box(renderer):
+            x = max(t.get_window_extent(renderer).x1 for t in [header, *numbers])
+            height = row.get_window_extent(renderer)
+            return Bbox.from_extents(x, height.y0, x, height.y1)
+
+        return box
+
+    gap = fontsize / 4  # points between two words
+    for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
+        anchor, where, offset = after_the_weights(numbers[i]), (0, 0.5), fontsize / 2
         for word, w in zip(sentence, _to_numpy(w_row, "word_weights").tolist()):
             box = dict(boxstyle="square,pad=0.15", fc=(1 - w) + w * top, ec="none")
-            t = ax.text(x, i, word, va="center", fontsize=9, bbox=box)
-            # the next word starts where this one's box ends
-            x = t.get_window_extent(renderer=renderer).transformed(ax.transData.inverted()).x1
-            x += 0.005
-        if i in keys:
-            ax.text(
-                x + 0.005,
-                i,
-                "(key sentence)",
+            anchor = ax.annotate(
+                word,
+                xy=where,
+                xycoords=anchor,
+                xytext=(offset, 0),
+                textcoords="offset points",
                 va="center",
-                fontsize=9,
+                fontsize=fontsize,
+                bbox=box,
+            )  # the next word starts where this one ends
+            where, offset = (1, 0.5), gap
+        if i in keys:
+            ax.annotate(
+                "(key)",
+                xy=(1, 0.5),
+                xycoords=anchor,
+                xytext=(2 * gap, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=fontsize,
                 color="0.35",
                 style="italic",
             )
-    ax.text(0, -0.65, "sentence weight", fontsize=9, color="0.3", va="center")
-    ax.text(
-        0.2,
-        -0.65,
+    ax.annotate(
         "words shaded by their weight inside their sentence",
-        fontsize=9,
-        color="0.3",
+        xy=(0, 0.5),
+        xycoords=after_the_weights(header),
+        xytext=(fontsize / 2, 0),
+        textcoords="offset points",
         va="center",
+        fontsize=fontsize,
+        color="0.3",
     )
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=fontsize + 1, loc="left")
     return ax
 
 
@@ -379,11 +414,12 @@ def encoding_dimension(values, title, color="C0"):
     return fig
 
 
-def fine_tuning_task(ax, title, first, second, outputs, top_label):
+def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9):
     """One of BERT's fine-tuning set-ups (after Devlin et al. 2019, Figure 4): the input tokens
     [CLS] first [SEP] (second [SEP]) with segment A blue and B orange, the encoder as one box, its
     outputs C, T1, T2 ..., and arrows from the outputs the head reads (``outputs``: position ->
-    label) to their labels. ``top_label`` names the tasks. Returns the Axes."""
+    label) to their labels. ``top_label`` names the tasks. ``fontsize``: the text's size in points
+    (the title's is one more). Returns the Axes."""
     _check_ax(ax)
     first, second = list(first), list(second)
     tokens = ["[CLS]"] + first + ["[SEP]"] + (second + ["[SEP]"] if second else [])
@@ -395,9 +431,9 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
     for i, t in enumerate(tokens):
         color = "#c6dbef" if i < n_first else "#fdd0a2"
         ax.add_patch(plt.Rectangle((i - 0.45, 0), 0.9, 0.7, facecolor=color, edgecolor="0.3"))
-        ax.text(i, 0.35, t, ha="center", va="center", fontsize=9)
+        ax.text(i, 0.35, t, ha="center", va="center", fontsize=fontsize)
         ax.add_patch(plt.Rectangle((i - 0.45, 2.3), 0.9, 0.7, facecolor="white", edgecolor="0.3"))
-        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=9)
+        ax.text(i, 2.65, "C" if i == 0 else f"T{i}", ha="center", va="center", fontsize=fontsize)
     ax.add_patch(plt.Rectangle((-0.5, 1.0), len(tokens), 1.0, facecolor="#e5e5e5", edgecolor="0.3"))
     ax.text(
         (len(tokens) - 1) / 2,
@@ -405,17 +441,17 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label):
         "BERT (pretrained, then fine-tuned)",
         ha="center",
         va="center",
-        fontsize=9,
+        fontsize=fontsize,
     )
     for i, label in outputs.items():
         arrow = mpatches.FancyArrowPatch(
             (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
-        ax.text(i, 3.85, label, ha="center", va="center", fontsize=9, fontweight="bold")
+        ax.text(i, 3.85, label, ha="center", va="center", fontsize=fontsize, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
     ax.set_ylim(-0.2, 4.6)
-    ax.set_title(f"{title}\n{top_label}", fontsize=10)
+    ax.set_title(f"{title}\n{top_label}", fontsize=fontsize + 1)
     ax.axis("off")
     return ax
 
@@ -471,8 +507,9 @@ def word_rows(
         legend: None, or a list of ``(colour, text)`` entries drawn under the rows.
         title: the figure's title.
         width: the length of a line (about 1.3 characters per unit) before a row wraps.
-        figsize: (w, h) in inches; None fits the height to the rows (give a fixed size to keep the
-            states of an interactive figure the same size).
+        figsize: (w, h) in inches; None fits the height to the rows at a width of 11 inches, and
+            (w, None) at a width of w (a fixed size keeps the states of an interactive figure the same
+            size, with empty room below the shorter ones).
         fontsize: the size of the words, labels and legend in points; the boxes, the wrapping and the
             height fitted to the rows grow with it (a larger size fills more of ``width``).
 
@@ -521,9 +558,10 @@ def word_rows(
             x += size + 0.5 * scale
         line += 1.35  # a gap between rows
     n_lines = line
-    fixed_size = figsize is not None
-    if figsize is None:
-        figsize = (11, 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0))
+    fixed_size = figsize is not None and figsize[1] is not None
+    if not fixed_size:
+        fitted = 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0)
+        figsize = (11 if figsize is None else figsize[0], fitted)
     fig, ax = plt.subplots(figsize=figsize)
     first_line = {}
     for r, ln, x, w, color, bold in placed:

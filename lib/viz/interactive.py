@@ -472,13 +472,15 @@ def sampling_explorer(
         )
 
     names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
+    FONT = 11  # points
 
     def bars(q):
         return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
     def draw(key):
         t, k, p, probs = states[key]
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.42 * len(names) + 2), 3.8), layout="constrained")
+        # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
+        fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
         x = np.arange(len(names))
         colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
         ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
@@ -495,7 +497,14 @@ def sampling_explorer(
         for j, i in enumerate(shown.tolist()):
             if probs[i] == 0 and reference[i] > 0 and t != 0:
                 ax.text(
-                    j, 0.02, "cut", ha="center", va="bottom", fontsize=8, color="0.25", rotation=90
+                    j,
+                    0.02,
+                    "cut",
+                    ha="center",
+                    va="bottom",
+                    fontsize=FONT,
+                    color="0.25",
+                    rotation=90,
                 )
         cuts = ", ".join(
             s
@@ -514,13 +523,16 @@ def sampling_explorer(
             rotation=45 if max(len(n) for n in names) > 3 else 0,
             ha="right",
             rotation_mode="anchor",
+            fontsize=FONT,
         )
-        ax.set(
-            ylim=(0, 1.05),
-            ylabel="probability",
-            title=f"{setting}: entropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})",
+        ax.tick_params(axis="y", labelsize=FONT)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("probability", fontsize=FONT)
+        ax.set_title(
+            f"{setting}:\nentropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})",
+            fontsize=FONT,
         )
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=FONT)
         return fig
 
     def describe(key):

@@ -97,10 +97,23 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
         ms=3,
         label="held-out sequences right",
     )
-    ax2.set_ylim(0, 1.02)
+    # headroom above both curves (loss at most its first value, accuracy at most 1) for the key
+    ax.set_ylim(0, 1.35 * max(losses, default=1.0))
+    ax2.set_ylim(0, 1.35)
+    ax2.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax2.set_ylabel("held-out sequences right")
+    ax2.spines["right"].set_visible(True)  # the book's style hides it: the ticks would float
+    # a key to the two curves, as the page's own has
+    ax.legend(
+        ax.get_lines() + ax2.get_lines(),
+        ["training loss (left axis)", "held-out sequences\nright (right axis)"],
+        loc="upper right",
+        fontsize=8,
+        handlelength=1.5,
+        frameon=False,
+    )
     mask = "causal" if c.causal else "bidirectional"
-    ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=10)
+    ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=9)
     labels = pg.symbols(c.task, probe)
     for i, ax in enumerate(maps):
         layer, head = divmod(i, c.n_heads)

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 from torch import Tensor
 
 from lib._validate import check_int, check_tensor
-from lib.viz.diagrams import _FONT, _arrow, _box, _canvas, _t
+from lib.viz.diagrams import _arrow, _box, _canvas, _t
 
 __all__ = ["tiling_diagram", "tile_states", "tile_explorer"]
 
@@ -32,7 +32,7 @@ def _tiles(T: int, block_q: int, block_k: int, causal: bool) -> list[tuple[int, 
     return order
 
 
-def _grid(ax, T, block_q, block_k, causal, read=(), now=None):
+def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
     """The T x T scores as cells, tiles outlined: read tiles tinted, the current one framed in red,
     causal tiles that are never read grey."""
     read = set(read)
@@ -59,16 +59,16 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None):
     ax.set(xlim=(0, T), ylim=(T, 0), aspect="equal")
     ax.set_xticks([j + 0.5 for j in range(T)], range(T))
     ax.set_yticks([i + 0.5 for i in range(T)], range(T))
-    ax.tick_params(length=0, labelsize=_FONT)
-    ax.set_xlabel("key j", fontsize=_FONT)
-    ax.set_ylabel("query i", fontsize=_FONT)
+    ax.tick_params(length=0, labelsize=fontsize)
+    ax.set_xlabel("key j", fontsize=fontsize)
+    ax.set_ylabel("query i", fontsize=fontsize)
 
 
 def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
-    """Chapter 18's tiling (Dao et al. 2022, fig. 1): left, the T x T scores cut into tiles of
-    block_q queries by block_k keys, numbered in the order ``lib.flash.tiled_attention`` computes
-    them (with ``causal``, the tiles above the diagonal are never computed and the diagonal tiles
-    mask their upper cells); right, the slow memory (HBM) holding Q, K, V, O and L, and the fast
+    """Chapter 18's tiling (Dao et al. 2022, fig. 1), stacked for narrow pages: above, the T x T
+    scores cut into tiles of block_q queries by block_k keys, numbered in the order
+    ``lib.flash.tiled_attention`` computes them (with ``causal``, the tiles above the diagonal are
+    never computed and the diagonal tiles mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
     on-chip memory (SRAM) holding one tile's worth. Returns the Figure (with ``alt_text``)."""
     for name, value in (("T", T), ("block_q", block_q), ("block_k", block_k)):
         check_int(value, name, 1)
@@ -79,7 +79,7 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     n_all = math.ceil(T / block_q) * math.ceil(T / block_k)
     diagonal = sum(1 for i0, i1, j0, j1 in order if causal and j1 - 1 > i0)
     alt = (
-        f"Left: the grid of {T} by {T} scores, query i down, key j across, cut into tiles of "
+        f"Above: the grid of {T} by {T} scores, query i down, key j across, cut into tiles of "
         f"{block_q} queries by {block_k} keys; the {len(order)} tiles that are computed are numbered "
         f"1 to {len(order)} row of tiles by row of tiles"
         + (
@@ -88,34 +88,36 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
             if causal
             else ""
         )  # fmt: skip
-        + ". Right: the slow memory (HBM) holds Q, K and V, the output O and the log-sum-exp L; "
+        + ". Below: the slow memory (HBM) holds Q, K and V, the output O and the log-sum-exp L; "
         "arrows carry one block of queries and one block of keys and values into the fast on-chip "
         "memory (SRAM), which holds them, the tile of scores S and weights P, the running maximum "
         "m, the running sum l and the output accumulator of the block of queries, and writes O "
         "and L back once per block of queries."
     )
-    fig, ax = _canvas(9.0, 4.6, alt)
-    grid = fig.add_axes((0.05, 0.12, 0.42, 0.8))
+    # stacked and narrow (5.4 inches): the grid above the memories, text of 11 points, readable
+    # where the page is narrow (a phone)
+    fig, ax = _canvas(5.4, 7.7, alt)
+    grid = fig.add_axes((1.25 / 5.4, 4.0 / 7.7, 3.3 / 5.4, 3.3 / 7.7))
     _grid(grid, T, block_q, block_k, causal)
     for n, (i0, i1, j0, j1) in enumerate(order, 1):
         # at the middle of the tile's computed cells (below a diagonal tile's dotted ones), on white
         cells = [(i, j) for i in range(i0, i1) for j in range(j0, j1) if not causal or j <= i]
         x = sum(j for _, j in cells) / len(cells) + 0.5
         y = sum(i for i, _ in cells) / len(cells) + 0.5
-        grid.text(x, y, str(n), **_t(10), weight="bold",
+        grid.text(x, y, str(n), **_t(12), weight="bold",
                   bbox=dict(boxstyle="circle,pad=0.2", fc="white", ec="none"))  # fmt: skip
     grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
-                   fontsize=10)  # fmt: skip
-    _box(ax, 7.0, 3.55, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=3.4, h=0.8,
-         fontsize=_FONT)  # fmt: skip
+                   fontsize=12)  # fmt: skip
+    _box(ax, 2.7, 2.95, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=4.8, h=0.8,
+         fontsize=11)  # fmt: skip
     sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
     sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $a_i$ [$B_q$, D]"
-    _box(ax, 7.0, 1.45, sram, "attn", w=3.4, h=1.55, fontsize=_FONT)
-    _arrow(ax, 6.4, 3.15, 6.4, 2.22)
-    ax.text(5.75, 2.7, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t())
-    _arrow(ax, 7.6, 2.22, 7.6, 3.15)
-    ax.text(8.3, 2.7, "write\n$O_i$, $L_i$\nonce per $i$", **_t())
-    ax.text(7.0, 0.35, "never stored: the [T, T] matrices S and P", **_t())
+    _box(ax, 2.7, 1.15, sram, "attn", w=4.8, h=1.5, fontsize=11)
+    _arrow(ax, 2.1, 2.55, 2.1, 1.9)
+    ax.text(1.05, 2.22, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(11))
+    _arrow(ax, 3.3, 1.9, 3.3, 2.55)
+    ax.text(4.35, 2.22, "write\n$O_i$, $L_i$\nonce per $i$", **_t(11))
+    ax.text(2.7, 0.2, "never stored: the [T, T] matrices S and P", **_t(11))
     return fig
 
 
@@ -147,9 +149,11 @@ def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, cau
 def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: int = 2,
                   causal: bool = True, description: str = "step"):  # fmt: skip
     """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of
-    tiles with the tile being read framed; middle, the running maximum m and sum l of its block of
-    queries; right, the output O [T, Dv] with the rows that are final, the rows in progress and
-    the rows not reached, and its colour bar. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    tiles with the tile being read framed; right, the output O [T, Dv] (a column per value
+    dimension) with the rows that are final, the rows in progress and the rows not reached, and its
+    colour bar; below, the running maximum m and sum l of the block of queries, with the factor
+    exp(m_old - m_new) where the tile raised a maximum. Stacked and narrow (6.6 inches), so that
+    the text stays readable on a phone. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
@@ -171,31 +175,38 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        fig, (left, mid, right) = plt.subplots(1, 3, figsize=(10, 3.9), width_ratios=(1.1, 0.9, 0.8),
-                                               layout="constrained")  # fmt: skip
+        # narrow and stacked, so that the text stays readable where the page is narrow (a phone)
+        fig, axes = plt.subplot_mosaic([["grid", "out"], ["text", "text"]], figsize=(6.6, 5.0),
+                                       width_ratios=(1, 1), height_ratios=(3.6, 1),
+                                       layout="constrained")  # fmt: skip
+        left, right, below = axes["grid"], axes["out"], axes["text"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
-        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=10)
-        rows = list(range(i0, i1))
-        text = "\n".join(f"row {r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
-                         for r, m, t in zip(rows, s["m"], s["total"]))  # fmt: skip
-        mid.text(0.02, 0.95, "the running numbers of\nthese queries, after this tile:",
-                 va="top", fontsize=10, transform=mid.transAxes)  # fmt: skip
-        mid.text(0.02, 0.62, text, va="top", fontsize=10, family="monospace",
-                 transform=mid.transAxes)  # fmt: skip
-        mid.axis("off")
+        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
+        before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
+        lines = ["the running numbers of these queries, after this tile:"]
+        for r, (m, t) in enumerate(zip(s["m"], s["total"])):
+            line = f"row {i0 + r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
+            if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
+                line += f"   (m rose: old $\\ell$ × {math.exp(before['m'][r] - m):.3f})"
+            lines.append(line)
+        below.text(0.0, 1.0, "\n".join(lines), va="top", fontsize=12, linespacing=1.5,
+                   transform=below.transAxes)  # fmt: skip
+        below.axis("off")
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
         image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
                              aspect="auto")  # fmt: skip
         bar = fig.colorbar(image, ax=right, shrink=0.8, pad=0.02)
-        bar.set_label("output value", fontsize=_FONT)
-        bar.ax.tick_params(labelsize=_FONT)
+        bar.set_label("output value", fontsize=11)
+        bar.ax.tick_params(labelsize=11)
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv - 0.4, r, label, fontsize=8, va="center", ha="left")
-        right.set(xlim=(-0.5, Dv + 2.6), xticks=[], yticks=range(T), title="output O")
-        right.tick_params(labelsize=_FONT)
+            right.text(Dv - 0.4, r, label, fontsize=11, va="center", ha="left")
+        right.set(xlim=(-0.5, Dv + 4.1), xticks=range(Dv), yticks=range(T), title="output O")
+        right.set_xlabel("value dimension", fontsize=11, loc="left")
+        right.set_ylabel("query i", fontsize=11)
+        right.tick_params(labelsize=11, length=0)
         return fig
 
     def describe(n):

@@ -165,26 +165,34 @@ def multi_head_diagram(d_model, n_heads, seq_len):
     return fig
 
 
-def gpt_diagram(config):
+def gpt_diagram(config, *, stacked=False):
     """Chapter 13's GPT (GPT-2's layout, Radford et al. 2019): left, the decoder-only stack of
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
     LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
-    self-attention, residual add, LayerNorm, MLP with GELU, residual add. Returns the Figure."""
+    self-attention, residual add, LayerNorm, MLP with GELU, residual add. ``stacked``: the block
+    under the stack instead of beside it, 4.6 inches wide, so that its text stays legible on a
+    phone. Returns the Figure."""
     from lib.gpt import GPTConfig
 
     check_type(config, "config", GPTConfig)
     N, D, H, V = config.n_layer, config.n_embd, config.n_head, config.vocab_size
+    first, second = ("Top", "Below it") if stacked else ("Left", "Right")
     alt = (
-        f"Left, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
-        f"(width D = {D}, {config.block_size} positions), then {N} blocks, numbered from 0 "
+        f"{first}, the GPT stack: tokens, then token embedding wte plus position embedding wpe "
+        f"([T, D] with D = {D}), then {N} blocks, numbered from 0 "
         f"as in the code, drawn as block 0, block 1, an ellipsis and block {N - 1}, then the final LayerNorm ln_f and the output layer, which "
-        f"reuses wte, with a softmax over {V:,} tokens. Right, one block enlarged: LayerNorm ln_1, "
+        f"reuses wte, with a softmax over {V:,} tokens. {second}, one block enlarged: LayerNorm ln_1, "
         f"masked multi-head self-attention with {H} heads, an add that a residual line reaches "
         "from below the LayerNorm; then LayerNorm ln_2, the MLP (D to 4D, GELU, back to D) and a "
         "second residual add."
     )
-    fig, ax = _canvas(9.0, 6.6, alt)
-    x = 2.0
+    if stacked:  # the stack above (shifted up by dy), the block below, in one narrow column
+        fig, ax = _canvas(4.6, 12.9, alt)
+        x, dy, xb, title_y = 2.1, 6.3, 2.1, 6.1
+    else:
+        fig, ax = _canvas(9.0, 6.6, alt)
+        x, dy, xb, title_y = 2.0, 0.0, 5.9, 6.35
+    xr = xb + 1.95
     stack = [
         (0.4, "tokens $w_1 \\dots w_T$", "io"),
         (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
@@ -195,10 +203,9 @@ def gpt_diagram(config):
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
-    _draw_stack(ax, x, stack)
-    ax.text(x, 6.35, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
+    _draw_stack(ax, x, [(y + dy, text, kind) for y, text, kind in stack])
+    ax.text(x, 6.35 + dy, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
     # the enlarged block, pre-LN
-    xb, xr = 5.9, 7.85
     block = [
         (1.35, "ln_1 (LayerNorm)", "norm"),
         (2.1, f"masked multi-head self-attention, $H$ = {H}", "attn"),
@@ -221,12 +228,14 @@ def gpt_diagram(config):
         _arrow(ax, xr, y_add, xb + 0.23, y_add)
     ax.add_patch(
         mpatches.FancyBboxPatch(
-            (4.05, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+            (xb - 1.85, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
         )
     )
-    ax.text(xb, 6.35, "one block (pre-LN), as GPT-2", **_t(10))
-    _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
-    _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
+    title = "one block (pre-LN), as GPT-2" + (f": each of the {N} above" if stacked else "")
+    ax.text(xb, title_y, title, **_t(10))
+    if not stacked:  # from block 0 of the stack to the enlarged block beside it
+        _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
+        _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
     return fig
 
 
@@ -256,43 +265,40 @@ def bert_input_diagram(tokens, config=None, segments=None):
         "position": f"{config.max_position_embeddings} x {d}",
     }
     alt = (
-        f"Four rows of {n} boxes, one column per token of the input {' '.join(toks)}. Under each "
-        "token, three embeddings joined by plus signs: its token embedding (E with the token as "
+        f"{n} rows, one per token of the input {' '.join(toks)}, and four columns: the token, "
+        "then three embeddings joined by plus signs: its token embedding (E with the token as "
         f"subscript), its segment embedding (E_A in blue for the first {n_a} tokens, E_B in orange "
-        f"for the other {n - n_a}) and its position embedding (E_0 to E_{n - 1}). Each row is "
-        f"labelled with the size of its table: token embeddings {tables['token']}, segment "
+        f"for the other {n - n_a}) and its position embedding (E_0 to E_{n - 1}). Each column is "
+        f"headed with the size of its table: token embeddings {tables['token']}, segment "
         f"embeddings {tables['segment']}, position embeddings {tables['position']}. A title "
-        f"above says: input vector = LayerNorm(token + segment + position), width {d}."
+        f"above says: input vector, width {d} = LayerNorm(token + segment + position)."
     )
-    dx = 0.66
-    fig, ax = _canvas(1.75 + n * dx + 0.1, 3.7, alt)
-    xs = [1.75 + dx * (i + 0.5) for i in range(n)]
-    rows = [
-        (3.0, "input", "plain", lambda i: toks[i]),
-        (2.2, "token", "emb", lambda i: _embedding_label(toks[i])),
-        (1.3, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
-        (0.4, "position", "io", lambda i: f"$E_{{{i}}}$"),
+    # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams
+    font, pitch, top = _PHONE_FONT, 0.46, 1.45
+    height = top + n * pitch + 0.15
+    fig, ax = _canvas(5.3, height, alt)
+    ys = [height - top - pitch * (i + 0.5) for i in range(n)]
+    columns = [
+        (0.6, 0.95, "input", "plain", lambda i: toks[i]),
+        (1.95, 1.3, "token", "emb", lambda i: _embedding_label(toks[i])),
+        (3.3, 0.7, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
+        (4.55, 0.8, "position", "io", lambda i: f"$E_{{{i}}}$"),
     ]
-    for y, name, kind, label in rows:
-        ax.text(
-            0.1,
-            y,
-            name if name == "input" else f"{name}\nembeddings\n({tables[name]})",
-            fontsize=_FONT,
-            va="center",
-        )
-        for i, x in enumerate(xs):
-            _box(ax, x, y, label(i), kind, w=dx - 0.08, h=0.45, fontsize=_FONT)
+    header = height - top + 0.3
+    for x, w, name, kind, label in columns:
+        ax.text(x, header, name if name == "input" else f"{name}\n({tables[name]})", **_t(font))
+        for i, y in enumerate(ys):
+            _box(ax, x, y, label(i), kind, w=w, h=pitch - 0.08, fontsize=font)
             if kind == "ctx":  # segment A blue, B orange, as in the fine-tuning diagrams
                 ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["attn" if segments[i] == 0 else "ff"])
-    for x in xs:
-        for y in (1.75, 0.85):
-            ax.text(x, y, "$+$", **_t())
+    for y in ys:
+        for x in (2.75, 3.9):
+            ax.text(x, y, "$+$", **_t(font))
     ax.text(
-        (xs[0] + xs[-1]) / 2,
-        3.5,
-        f"input vector = LayerNorm(token + segment + position), width {config.hidden_size}",
-        **_t(10),
+        2.65,
+        height - 0.4,
+        f"input vector, width {d} =\nLayerNorm(token + segment + position)",
+        **_t(font),
     )
     return fig
 
@@ -394,52 +400,49 @@ def bert_pretraining_diagram(config=None):
     toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
     L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
     alt = (
-        f"The input {' '.join(toks)} (the fourth word, cute, replaced by [MASK]) enters the BERT "
-        f"encoder, {L} layers of width {D} with {H} heads. Above it, one output vector per token: "
+        f"The input {' '.join(toks)} (the fourth word, cute, replaced by [MASK]), one token per "
+        f"row, enters the BERT encoder, {L} layers of width {D} with {H} heads, drawn as a tall "
+        "box. To its right, one output vector per token: "
         "C for [CLS], T_1 to T_10 for the others. From T_4, the MLM head (a softmax over "
         f"{config.vocab_size:,} tokens) predicts cute; from C, the NSP head predicts IsNext or "
         "NotNext. The other outputs get no loss."
     )
-    dx = 0.72
-    fig, ax = _canvas(0.4 + dx * len(toks) + 0.2, 4.3, alt)
-    xs = [0.4 + dx * (i + 0.5) for i in range(len(toks))]
-    for i, (x, tok) in enumerate(zip(xs, toks)):
-        _box(ax, x, 0.35, tok, "ctx" if tok == "[MASK]" else "plain", dx - 0.08, 0.42, _FONT)
-        _arrow(ax, x, 0.56, x, 0.95)
-        _box(ax, x, 2.15, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", dx - 0.08, 0.42, _FONT)
-        _arrow(ax, x, 1.75, x, 1.94)
+    # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams
+    font, pitch, n = _PHONE_FONT, 0.46, len(toks)
+    height = 0.3 + n * pitch + 0.15
+    fig, ax = _canvas(5.3, height, alt)
+    ys = [height - 0.3 - pitch * (i + 0.5) for i in range(n)]
+    for i, (y, tok) in enumerate(zip(ys, toks)):
+        _box(ax, 0.6, y, tok, "ctx" if tok == "[MASK]" else "plain", 1.0, pitch - 0.08, font)
+        _arrow(ax, 1.12, y, 1.47, y)
+        _box(ax, 2.85, y, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", 0.6, pitch - 0.08, font)
+        _arrow(ax, 2.23, y, 2.53, y)
     _box(
         ax,
-        (xs[0] + xs[-1]) / 2,
-        1.35,
+        1.85,
+        (ys[0] + ys[-1]) / 2,
         f"BERT encoder: {L} layers, width {D}, {H} heads",
         "attn",
-        xs[-1] - xs[0] + dx,
-        0.8,
-        _FONT,
+        0.72,
+        ys[0] - ys[-1] + pitch - 0.08,
+        font,
+        rotation=90,
     )
     m = toks.index("[MASK]")
-    _arrow(ax, xs[m], 2.36, xs[m], 3.0)
+    _arrow(ax, 3.17, ys[m], 3.52, ys[m])
     _box(
         ax,
-        xs[m],
-        3.25,
-        f"MLM head: softmax over {config.vocab_size:,} → cute",
+        4.4,
+        ys[m],
+        f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute",
         "ff",
-        3.6,
-        0.5,
-        _FONT,
+        1.7,
+        1.0,
+        font,
     )
-    _arrow(ax, xs[0], 2.36, xs[0], 3.65)
-    _box(ax, xs[0] + 1.0, 3.9, "NSP head: IsNext / NotNext", "ff", 2.4, 0.45, _FONT)
-    ax.text(
-        xs[-1] + dx / 2,
-        2.75,
-        "no loss at the other outputs",
-        fontsize=_FONT,
-        ha="right",
-        color="0.35",
-    )
+    _arrow(ax, 3.17, ys[0], 3.52, ys[0])
+    _box(ax, 4.4, ys[0], "NSP head:\nIsNext / NotNext", "ff", 1.7, 0.7, font)
+    ax.text(4.4, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
     return fig
 
 

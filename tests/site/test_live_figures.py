@@ -181,13 +181,24 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
         np.searchsorted(np.cumsum(kept) - kept, 0.9 * kept.sum())
     )  # the smallest set reaching 0.9
     assert (nucleus > 0).sum() == n
-    with_settings("-1", "0", "1")
-    assert "temperature" in message(browser, GPT)
+    # a bad setting is said, as an unknown word is, and draws no bars (review 13c, point 15)
+    for t, k, p, box in [("-1", "0", "1", "Temperature"), ("1", "-3", "1", "Top-k"),
+                         ("1", "0", "1.5", "Top-p")]:  # fmt: skip
+        assert with_settings(t, k, p).tolist() == [] and box in message(browser, GPT)
+    # top-p 0: the most probable token alone, greedy, and the figure says so
+    assert with_settings("1", "0", "0").tolist() == np.eye(len(probs))[probs.argmax()].tolist()
+    assert "greedy" in message(browser, GPT)
     with_settings("1", "0", "1")
+    assert message(browser, GPT) == ""
 
 
 def test_gpt_bad_input_gets_a_message(gpt_page, browser):
-    assert set_prompt(browser, "the zebra sat") == "computed" and "zebra" in message(browser, GPT)
+    assert set_prompt(browser, "the zebra slept") == "computed" and "zebra" in message(browser, GPT)
+    # the heatmap's labels are the tokens the model read: <unk> for the unknown word
+    tokens = json.loads(
+        browser.execute_script(f"return document.querySelector({GPT!r}).dataset.tokens;")
+    )
+    assert tokens == ["<bos>", "the", "<unk>", "slept"]
     assert set_prompt(browser, "") == "computed" and "empty" in message(browser, GPT)
     assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
     assert "cut to the last 64 tokens" in message(browser, GPT)

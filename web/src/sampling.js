@@ -40,6 +40,32 @@ export function samplingDistribution(logits, temperature = 1, topK = null, topP 
   return probs.map((p) => p / total);
 }
 
+// The three settings boxes of a live figure (their text, as typed) -> the arguments of
+// samplingDistribution, or an Error whose message says what the box needs (the figure shows it, as it
+// shows an unknown word). Empty top-k or 0: no cut; top-p 1: no cut. top-p 0 keeps what the definition
+// keeps as p goes to 0, the most probable token alone (the nucleus always holds it): greedy decoding,
+// so it is returned as temperature 0, with a note that says so.
+export function readSettings(temperature, topK, topP) {
+  const number = (text) => (String(text).trim() === "" ? NaN : Number(text));
+  const t = number(temperature);
+  if (!(Number.isFinite(t) && t >= 0)) {
+    throw new Error(`Temperature must be a number of at least 0 (0 = greedy); got "${temperature}".`);
+  }
+  const k = String(topK).trim() === "" ? 0 : number(topK);
+  if (!(Number.isInteger(k) && k >= 0)) {
+    throw new Error(`Top-k must be a whole number: the number of tokens to keep, or 0 for no cut; got "${topK}".`);
+  }
+  const p = number(topP);
+  if (!(p >= 0 && p <= 1)) {
+    throw new Error(`Top-p must be a number from 0 to 1 (1 = no cut); got "${topP}".`);
+  }
+  if (p === 0) {
+    return { temperature: 0, topK: null, topP: null,
+      note: "Top-p = 0: the nucleus shrinks to the most probable token alone, so this is greedy decoding." };
+  }
+  return { temperature: t, topK: k > 0 ? k : null, topP: p < 1 ? p : null, note: "" };
+}
+
 // A small seeded generator (mulberry32), so that "sample" can be replayed.
 export function seededRandom(seed) {
   let a = seed >>> 0;

@@ -3,7 +3,7 @@
 // top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
 import { heatmap, html, el, numbersTable } from "../draw.js";
-import { draw as drawToken, samplingDistribution, seededRandom } from "../sampling.js";
+import { draw as drawToken, readSettings, samplingDistribution, seededRandom } from "../sampling.js";
 
 function int64(values) {
   return BigInt64Array.from(values, (v) => BigInt(v));
@@ -44,7 +44,7 @@ export function mountGpt(root, example, ctx) {
   };
   const temperature = field("temperature", "1", { min: 0, max: 5, step: 0.1 });
   const topK = field("top-k", "0", { min: 0, step: 1, title: "0 = off" });
-  const topP = field("top-p", "1", { min: 0.01, max: 1, step: 0.05, title: "1 = off" });
+  const topP = field("top-p", "1", { min: 0, max: 1, step: 0.05, title: "1 = off; 0 = greedy" });
   const greedy = html("button", { type: "button", class: "book-live-greedy", disabled: "" }, settings,
     "Greedy step");
   const sample = html("button", { type: "button", class: "book-live-sample", disabled: "" }, settings,
@@ -56,25 +56,32 @@ export function mountGpt(root, example, ctx) {
   let current = { tokens: example.tokens, logits: null, probs: example.next_probs,
     lastAttention: example.last_attention, itos: example.itos };
 
+  // what the prompt's encoding had to say (unknown words, a cut); the settings add their own note
+  let promptNotes = [];
+
   function distribution() {
-    if (!current.logits) return Float64Array.from(current.probs);
-    const k = parseInt(topK.value, 10);
-    const p = parseFloat(topP.value);
-    return samplingDistribution(current.logits, parseFloat(temperature.value),
-      k > 0 ? k : null, p < 1 ? p : null);
+    const s = readSettings(temperature.value, topK.value, topP.value);  // throws on a bad setting
+    const probs = current.logits ? samplingDistribution(current.logits, s.temperature, s.topK, s.topP)
+      : Float64Array.from(current.probs);
+    return { probs, note: s.note };
   }
 
   function redraw() {
-    let probs;
+    let probs = null;
+    let note;
     try {
-      probs = distribution();
-      ctx.message(root, "", "info");
+      ({ probs, note } = distribution());
     } catch (err) {
-      ctx.message(root, err.message, "warning");
-      return;
+      note = err.message;  // a bad setting: said, and no bars drawn from it
     }
-    bars(barBox, probs, current.itos);
-    root.dataset.values = JSON.stringify(Array.from(probs));
+    const notes = [...promptNotes, note].filter((n) => n);
+    ctx.message(root, notes.join(" "), promptNotes.length || !probs ? "warning" : "info");
+    if (probs) {
+      bars(barBox, probs, current.itos);
+    } else {
+      barBox.replaceChildren();
+    }
+    root.dataset.values = JSON.stringify(probs ? Array.from(probs) : []);
     const rows = [];
     const labels = [];
     current.lastAttention.forEach((layer, l) => layer.forEach((row, h) => {
@@ -84,6 +91,7 @@ export function mountGpt(root, example, ctx) {
     heatmap(map, rows, labels, current.tokens, { title: "attention of the last token", cell: 24,
       xlabel: "earlier tokens it attends to" });
     root.dataset.tokens = JSON.stringify(current.tokens);
+    return probs;
   }
 
   async function run() {
@@ -102,7 +110,8 @@ export function mountGpt(root, example, ctx) {
           "Write punctuation apart (\"too tired .\") and use the stories' words.");
       }
       let ids = [vocab.bosId, ...enc.ids];
-      let tokens = ["<bos>", ...enc.tokens];
+      // the tokens the model read: an unknown word is <unk> to it, and so in the heatmap's labels
+      let tokens = ["<bos>", ...enc.ids.map((id, i) => (id === vocab.unkId ? vocab.itos[id] : enc.tokens[i]))];
       if (ids.length > entry.max_tokens) {
         notes.push(`The prompt has ${ids.length} tokens; the model reads at most ${entry.max_tokens}: ` +
           `cut to the last ${entry.max_tokens} tokens.`);
@@ -124,8 +133,8 @@ export function mountGpt(root, example, ctx) {
         last.push(layer);
       }
       current = { tokens, logits, probs: null, lastAttention: last, itos: vocab.itos };
+      promptNotes = notes;
       redraw();
-      ctx.message(root, notes.join(" "), notes.length ? "warning" : "info");
       root.dataset.state = "computed";
     } catch (err) {
       ctx.message(root, `The model could not run: ${err.message}`, "error");
@@ -134,7 +143,8 @@ export function mountGpt(root, example, ctx) {
   }
 
   function step(pick) {
-    const probs = distribution();
+    const probs = redraw();  // a bad setting: its message, and no step
+    if (!probs) return Promise.resolve();
     const v = pick(probs);
     input.value = `${input.value.trim()} ${current.itos[v]}`;
     return run();

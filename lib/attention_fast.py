@@ -1,0 +1,153 @@
+"""The fast path of lib.attention's multi-head attention: the same numbers as the readable layer
+(``lib.attention.MultiHeadAttention``, ``attention_heads``), in less time and memory.
+
+What it is for: inference. ``FastMultiHeadAttention`` is ``MultiHeadAttention`` (the same
+parameters, state dict and checks) whose forward, on self-attention without gradients, computes as
+torch's own C++ fast path (``torch._native_multi_head_attention``) does: the three input projections
+in one matrix product (``fused_in_projection``, the weights side by side, kept on the module until a
+parameter changes), q / sqrt(Dh) and the copy of q, k, v into the per-head layout in one pass, the
+softmax written over the scores (one [B, H, T, T] tensor instead of two: for long sequences the
+largest allocation of the layer, fresh memory from the operating system at every call), each large
+tensor freed once used. With gradients, or on cross-attention, it computes as the readable layer,
+except that without mask, dropout or gradient the softmax is taken in place there too
+(``fast_attention_heads``).
+
+What it is measured against: benchmarks/mha.py times it against ``torch.nn.MultiheadAttention`` with
+the same weights (the goals of ``make bench``: ours / torch's CPU time below 1.05 without the
+weights, 1.15 with them) and against the readable path (its *simple path* column);
+benchmarks/complexity.py measures its time and memory as the sequence grows. tests/test_attention_fast.py
+checks that it gives the readable layer's outputs and gradients (self-attention and cross-attention,
+masks, dropout off) and that its cache sees every change of the parameters.
+
+Who uses it: the layers and measurements that need the speed (lib.transformer's layers, the
+benchmarks, the chapters' timings); the chapters read lib/attention.py.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from lib._validate import check_mha_inputs
+from lib.attention import (
+    MultiHeadAttention,
+    _merge_heads,
+    _split_heads,
+    attention_heads,
+)
+
+__all__ = ["FastMultiHeadAttention", "fast_attention_heads"]
+
+
+class FastMultiHeadAttention(MultiHeadAttention):
+    """``lib.attention.MultiHeadAttention`` on the fast path: the same constructor, parameters and
+    forward(query, key, value, mask=None, need_weights=True) -> (output, weights or None), the same
+    numbers up to float rounding. Self-attention (``query is key is value``) without gradients takes
+    ``fast_self_attention``; every other call takes the readable computation with
+    ``fast_attention_heads`` in place of ``attention_heads``."""
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask=None, need_weights=True):
+        if self.check_inputs:
+            check_mha_inputs(
+                query, key, value, mask, self.d_model, self.n_heads, self.q_proj.weight.dtype
+            )
+        if query is key is value and not torch.is_grad_enabled():  # inference
+            return fast_self_attention(self, query, mask, need_weights)
+        roles = ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))
+        q, k, v = (_split_heads(proj(x), self.n_heads) for proj, x in roles)  # [B, H, T, Dh] each
+        p = self.dropout if self.training else 0.0
+        heads, weights = fast_attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
+        return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
+
+
+# --- attention_heads with the softmax in place -----------------------------------------------------
+
+
+def fast_path_applies(
+    q: Tensor, k: Tensor, mask: Tensor | None, dropout: float, need_weights: bool
+) -> bool:
+    """Whether these heads are computed on a fast path: always when no weights are asked for
+    (torch's fused kernel, which ``lib.attention.attention_heads`` takes); with weights, at
+    inference in float32/float64 without mask or dropout (``attention_in_place``: the softmax may
+    overwrite the scores when no gradient needs them)."""
+    if not need_weights:
+        return True
+    no_grad = not (q.requires_grad or k.requires_grad)
+    return mask is None and dropout == 0 and no_grad and q.dtype in (torch.float32, torch.float64)
+
+
+def fast_attention_heads(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """``lib.attention.attention_heads`` (the same arguments and results) with the softmax in place
+    where ``attention_in_place`` applies: weights asked for, no mask, no dropout, no gradient."""
+    if need_weights and fast_path_applies(q, k, mask, dropout, need_weights):
+        return attention_in_place(q, k, v)  # inference: the softmax in place
+    return attention_heads(q, k, v, mask, dropout, need_weights)  # fused kernel or readable path
+
+
+def attention_in_place(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention`` without mask or dropout, for tensors that need no gradient,
+    as torch's own fast path computes it: the softmax overwrites the scores (one [B, H, Tq, Tk]
+    tensor instead of two: for long sequences the largest allocation of the layer, fresh memory
+    from the operating system at every call). -> (heads, weights)."""
+    scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [B, H, Tq, Tk]
+    weights = torch.softmax(scores, dim=-1, out=scores)  # [B, H, Tq, Tk], in place
+    return weights @ v, weights  # [B, H, Tq, Dh], [B, H, Tq, Tk]
+
+
+# --- the fast path of MultiHeadAttention: self-attention without gradients ----------------------
+
+
+def fast_self_attention(
+    mha: MultiHeadAttention, x: Tensor, mask: Tensor | None = None, need_weights: bool = True
+) -> tuple[Tensor, Tensor | None]:
+    """``mha(x, x, x, mask, need_weights)`` when no gradient is recorded, as torch's own layer
+    computes it: the three input projections in one matrix product (``fused_in_projection``), q,
+    k, v cut from its result by views; where ``attention_in_place`` applies, q / sqrt(Dh) and the
+    copy of q, k, v into the per-head layout that the batched products read in one pass (the
+    readable forward divides q, then the products copy each of q, k, v). The same numbers as the
+    readable forward: tests/test_attention_fast.py.
+    x [B, T, D] -> (output [B, T, D], weights [B, H, T, T] or None)."""
+    weight, bias = fused_in_projection(mha)  # [3D, D], [3D] or None
+    qkv = F.linear(x, weight, bias).unflatten(-1, (3, mha.n_heads, -1))  # [B, T, 3, H, Dh]
+    qkv = qkv.permute(2, 0, 3, 1, 4)  # [3, B, H, T, Dh], a view
+    p = mha.dropout if mha.training else 0.0
+    if not (need_weights and fast_path_applies(qkv[0], qkv[1], mask, p, need_weights)):
+        heads, weights = attention_heads(*qkv.unbind(0), mask, p, need_weights)
+    else:  # attention_in_place, with the scaling in the copy
+        divisor = qkv.new_tensor([math.sqrt(qkv.shape[-1]), 1.0, 1.0]).view(3, 1, 1, 1, 1)
+        qkv = torch.div(qkv, divisor, out=qkv.new_empty(qkv.shape))  # contiguous [3, B, H, T, Dh]
+        scores = qkv[0] @ qkv[1].transpose(-2, -1)  # [B, H, T, T]
+        weights = torch.softmax(scores, dim=-1, out=scores)  # in place
+        heads = weights @ qkv[2]  # [B, H, T, Dh]
+    del qkv  # each large tensor freed once used, as in torch's C++: a smaller heap at the peak
+    out = F.linear(_merge_heads(heads), mha.out_proj.weight, mha.out_proj.bias)  # [B, T, D]
+    return out, weights
+
+
+def fused_in_projection(mha: MultiHeadAttention) -> tuple[Tensor, Tensor | None]:
+    """cat([W^Q, W^K, W^V]) [3D, D] and cat([b^Q, b^K, b^V]) [3D] (None without biases), torch's
+    ``in_proj_weight`` and ``in_proj_bias``: built on first use and kept on the module until one of
+    the six tensors changes: a new tensor (a new Parameter, ``.to()``, ``w.data = ...``) by its
+    identity and memory address, an in-place change (an optimizer step, load_state_dict,
+    ``w.mul_(2)`` under no_grad) by its version counter, which PyTorch increments at each. A write
+    through ``w.data`` (``w.data.mul_(2)``), which PyTorch does not count, is not seen."""
+    projections = (mha.q_proj, mha.k_proj, mha.v_proj)
+    # each Linear's weight and bias, from its dict (nn.Module's attribute lookup costs a microsecond)
+    params = [p for proj in projections for p in proj._parameters.values() if p is not None]
+    key = [(id(p), p.data_ptr(), p._version) for p in params]
+    cached = getattr(mha, "_fused_in_projection", None)  # (params, key, weight, bias)
+    if cached is None or cached[1] != key:
+        weight = torch.cat([proj.weight for proj in projections])  # [3D, D]
+        biases = [proj.bias for proj in projections if proj.bias is not None]
+        bias = torch.cat(biases) if biases else None  # [3D]
+        # params: holding them keeps their ids from being reused by new tensors
+        mha._fused_in_projection = cached = (params, key, weight, bias)
+    return cached[2], cached[3]
