@@ -392,6 +392,11 @@ MASKED_WRONG = [
     ("-1e9 fill: a fully masked row is uniform", _filled(-1e9), "the row becomes uniform"),
     ("finite fill -10", _filled(-10.0), "must get weight exactly 0"),
     (
+        "finite fill -1e4, fully masked rows zeroed",
+        lambda s, m: _filled(-1e4)(s, m) * m.any(-1, keepdim=True),
+        "below a finite fill value such as -1e4",
+    ),
+    (
         "scores times mask",
         lambda s, m: torch.softmax(s * m, dim=-1),
         "multiplying the scores by the mask",

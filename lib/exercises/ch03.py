@@ -333,6 +333,9 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
     )
     large = torch.tensor([[1e4, 1e4 - 1, 1e4 - 2, -1e4], [3e4, -3e4, 2e4, 0.0]])
     large_mask = torch.tensor([[True, True, False, True], [False, True, True, True]])
+    # allowed scores below any finite fill value: a fill of -1e4 lets the masked key win
+    low = torch.tensor([[-3e4, -3e4 + 1, 5.0, 3.0], [-5e3, -5e3 + 1, 0.0, 2.0]])
+    low_mask = torch.tensor([[True, True, False, False], [True, True, False, False]])
     return [
         ("a 4x4 table of scores with a causal mask", scores_4x4, causal),
         (
@@ -342,6 +345,7 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
         ),
         ("3 rows, of which row 1 is fully masked", torch.randn(3, 4, generator=g), fully),
         ("scores of size 1e4", large, large_mask),
+        ("allowed scores far below zero, down to -3e4", low, low_mask),
     ]
 
 
@@ -438,6 +442,11 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
                 fail(
                     f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
                 )
+            low_allowed = scores.expand(shape).masked_fill(~allowed, float("-inf")).amax(-1)
+            if leak.max() > 0.1 and low_allowed[index[:-1]] < -1e3:
+                fail(
+                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: the allowed scores of that row are at most {low_allowed[index[:-1]].item():.0f}, below a finite fill value such as -1e4, so the filled masked score is the largest in the row and takes the weight. A finite fill value only works while every allowed score lies far above it: which fill value lies below every possible score?"
+                )
             fail(
                 f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0, and a finite fill value leaves it a little (exp(-10) is still above 0)."
             )
@@ -477,4 +486,4 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
                 f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0."
             )
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
-    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4)."
+    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4, allowed scores far below zero)."
