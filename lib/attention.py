@@ -342,7 +342,8 @@ def split_heads(x: Tensor, n_heads: int) -> Tensor:
 
 
 def _split_heads(x: Tensor, n_heads: int) -> Tensor:
-    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)  # [B, T, H, Dh] -> [B, H, T, Dh]
+    # [B, T, D] -> [B, T, H, Dh] (unflatten) -> [B, H, T, Dh] (transpose)
+    return x.unflatten(-1, (n_heads, -1)).transpose(-3, -2)
 
 
 def merge_heads(x: Tensor) -> Tensor:
@@ -354,7 +355,8 @@ def merge_heads(x: Tensor) -> Tensor:
 
 
 def _merge_heads(x: Tensor) -> Tensor:
-    return x.transpose(-3, -2).flatten(-2)  # [B, T, H, Dh] -> [B, T, H*Dh]
+    # [B, H, T, Dh] -> [B, T, H, Dh] (transpose) -> [B, T, H*Dh] (flatten)
+    return x.transpose(-3, -2).flatten(-2)
 
 
 def causal_mask(T: int, device=None, past: int = 0) -> Tensor:

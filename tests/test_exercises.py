@@ -786,6 +786,8 @@ def _separate_heads(variant=""):
             make = (
                 (lambda: [torch.nn.Linear(d, d // h) for _ in range(h)])
                 if variant == "plain list"
+                else (lambda: torch.nn.ModuleList([torch.nn.Linear(d, d // h)] * h))
+                if variant == "shared layer"
                 else (lambda: torch.nn.ModuleList(torch.nn.Linear(d, d // h) for _ in range(h)))
             )
             self.q, self.k, self.v, self.o = make(), make(), make(), torch.nn.Linear(d, d)
@@ -873,6 +875,7 @@ FUNCTION_WRONG = [
     (ch07.check_separate_heads, _separate_heads("no biases"), "does not have its bias"),
     (ch07.check_separate_heads, _separate_heads("W_O transposed"), "out_proj.weight transposed"),
     (ch07.check_separate_heads, _separate_heads("plain list"), "use nn.ModuleList"),
+    (ch07.check_separate_heads, _separate_heads("shared layer"), "the same nn.Linear object"),
     (ch07.check_separate_heads, lambda mha: mha, "you returned a MultiHeadAttention"),
     (
         ch08.check_sinusoidal,

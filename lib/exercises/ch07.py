@@ -137,6 +137,17 @@ def _linears(module: nn.Module) -> list[nn.Linear]:
     return [m for m in module.modules() if isinstance(m, nn.Linear)]
 
 
+def _shared_linear(module: nn.Module) -> str | None:
+    """The name of an nn.Linear that ``module`` holds under more than one name, if any."""
+    seen: dict[int, str] = {}
+    for name, m in module.named_modules(remove_duplicate=False):
+        if isinstance(m, nn.Linear):
+            if id(m) in seen:
+                return f"{seen[id(m)]} and {name}"
+            seen[id(m)] = name
+    return None
+
+
 def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
     """If some block of mha's weights is not held by a Linear of ``module``, a sentence saying which."""
     H, Dh = mha.n_heads, mha.d_model // mha.n_heads
@@ -216,6 +227,11 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
         if n_mine == 0 and not layers:
             fail(
                 f"on the case {case}, your module has no parameters at all. Layers kept in a plain Python list (or dict) are not registered: keep them in nn.ModuleList, and assign it as an attribute in __init__ after super().__init__()."
+            )
+        shared = _shared_linear(module)
+        if shared:
+            fail(
+                f"on the case {case}, the same nn.Linear object ({shared}) appears in your module more than once, so the heads that hold it share one set of weights: `nn.ModuleList([layer] * H)` holds H references to one layer, not H layers. Make a new nn.Linear for each head and role."
             )
         expected_heads = 3 * H + (1 if Dh == Dm else 0)  # with H = 1, W^O has the heads' shape too
         if len(heads) != expected_heads or not any(
