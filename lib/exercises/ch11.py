@@ -341,16 +341,16 @@ def _model_shares(backward: Any) -> tuple[dict[str, float], dict[str, float]]:
 
     if not isinstance(backward, RNNLM):
         fail(
-            f"backward should be the chapter's backward model, models['backward'] (an RNNLM), got {type(backward).__name__}."
+            f"the model given as backward should be the chapter's backward model, models['backward'] (an RNNLM), got {type(backward).__name__}."
         )
     if not backward.reverse:
         fail(
-            "backward is a forward model (RNNLM(reverse=False)): pass the backward one, models['backward']."
+            "the model given as backward is a forward model (RNNLM(reverse=False)): pass the backward one, models['backward']."
         )
     vocab = _chapter_vocab()
     if backward.vocab_size != len(vocab):
         fail(
-            f"backward has a vocabulary of {backward.vocab_size} words, the chapter's has {len(vocab)}: pass the model trained in the chapter, models['backward']."
+            f"the model given as backward has a vocabulary of {backward.vocab_size} words, the chapter's has {len(vocab)}: pass the model trained in the chapter, models['backward']."
         )
     words = f"{KEYS_SENTENCE} are old .".split()
     old = words.index("old")
