@@ -723,6 +723,7 @@ INTERPOLATION = [
     ("U without </s>", _interpolated(eos_in_u=False), "your U leaves out </s>"),
     ("U on the test sentences", _interpolated(unigram_from="test"), "you counted U on the test"),
     ("M without </s>", _interpolated(count_eos=False), "your M counts only the words"),
+    ("</s> not predicted", _interpolated(predict_eos=False), "you left out the </s> of the test"),
 ]
 
 
