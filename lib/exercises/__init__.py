@@ -380,11 +380,13 @@ def _where(error: BaseException, func: Any) -> str:
     frames = [
         f for f in traceback.extract_tb(error.__traceback__) if f.filename == code.co_filename
     ]
-    if not frames:
-        return ""
-    frame = frames[-1]
+    return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
+
+
+def _at_line(frame: traceback.FrameSummary, of: str = "") -> str:
+    """``at line N<of> (`source`)``: a traceback frame of the reader's code, as feedback writes it."""
     line = (frame.line or "").strip()
-    return f", at line {frame.lineno} of your cell" + (f" (`{line[:80]}`)" if line else "")
+    return f"at line {frame.lineno}{of}" + (f" (`{line[:80]}`)" if line else "")
 
 
 def call(
@@ -449,10 +451,7 @@ def _cell_above_crashed() -> str | None:
         for f in traceback.extract_tb(error.__traceback__)
         if "ipykernel_" in f.filename or f.filename.startswith("<ipython-input")
     ]
-    where = ""
-    if frames:
-        line = (frames[-1].line or "").strip()
-        where = f" at line {frames[-1].lineno}" + (f" (`{line[:80]}`)" if line else "")
+    where = f" {_at_line(frames[-1])}" if frames else ""
     if isinstance(error, KeyboardInterrupt):
         return (
             f"the cell above was interrupted{where} before it finished (when graded: it ran past the "
