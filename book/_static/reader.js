@@ -19,6 +19,7 @@
 
   function mark() {
     pending = null;
+    widen();
     var root = document.querySelector("main") || document.body;
     var all = root.getElementsByTagName("*");
     for (var i = 0; i < all.length; i++) {
@@ -89,6 +90,46 @@
       var label = b.getAttribute("aria-label");
       if (!shown || label.toLowerCase().indexOf(shown.toLowerCase()) >= 0) return;
       b.setAttribute("aria-label", shown + " (" + label + ")");
+    });
+  }
+
+  // 3. Figures on a phone. A figure drawn for the desktop's column (a picture wider than 600 px: 8 to
+  // 11 inches at 100 dpi) shrunk to a phone's column of about 330 px shows its labels at 4 to 6 px. Below
+  // a 600 px window it is shown at twice the column's width (its own width at most), in a box of its
+  // own that scrolls sideways (the cue of 1 above it), so its labels are twice as large; its caption
+  // stays in the column. Figures drawn for narrow screens (600 px wide or less) fit and are left alone.
+  // tests/site/test_phone.py measures it.
+  var PHONE_WINDOW = 600;
+  var DRAWN_FOR_DESKTOP = 600;
+  function widen() {
+    var phone = window.innerWidth <= PHONE_WINDOW;
+    var root = document.querySelector("main") || document.body;
+    root.querySelectorAll(".cell_output img").forEach(function (img) {
+      if (!img.complete || !img.naturalWidth) {
+        img.addEventListener("load", soon, { once: true });
+        return;
+      }
+      var box = img.parentElement.classList.contains("book-figure-box") ? img.parentElement : null;
+      if (!phone || img.naturalWidth <= DRAWN_FOR_DESKTOP) {
+        if (box) {
+          img.style.width = "";
+          img.style.maxWidth = "";
+        }
+        return;
+      }
+      if (!box) {
+        box = document.createElement("div");
+        box.className = "book-figure-box";
+        img.parentNode.insertBefore(box, img);
+        box.appendChild(img);
+      }
+      // the column: the cell's output area (a widget's box grows with what it holds)
+      var column = img.closest(".cell_output").clientWidth;
+      var shown = Math.min(img.naturalWidth, 2 * column) + "px";
+      if (img.style.width !== shown) {
+        img.style.maxWidth = "none";
+        img.style.width = shown;
+      }
     });
   }
 

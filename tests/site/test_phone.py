@@ -63,6 +63,18 @@ return {page: document.documentElement.scrollWidth, width: W, bad: bad.slice(0, 
 """
 
 
+# The figures of a page: each picture of a cell's output, its own width, the width it is shown at, its
+# cell output's width (the column) and whether it lies in the box of book/_static/reader.js that scrolls.
+FIGURES = """
+return [...document.querySelectorAll('main .cell_output img')]
+  .filter(img => img.getBoundingClientRect().width > 0)
+  .map(img => ({natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+                column: img.closest('.cell_output').clientWidth,
+                boxed: img.parentElement.classList.contains('book-figure-box'),
+                alt: (img.alt || '').slice(0, 40)}));
+"""
+
+
 @pytest.fixture(scope="module")
 def layouts(site, server, browser, phone):
     seen = {}
@@ -71,6 +83,7 @@ def layouts(site, server, browser, phone):
         open_page(browser, f"{server}/{rel}")
         wait_until(browser, "document.documentElement.dataset.scrollCues === 'ready'", timeout=10)
         seen[rel] = browser.execute_script(OVERFLOWING)
+        seen[rel]["figures"] = browser.execute_script(FIGURES)
     return phone, seen
 
 
@@ -101,3 +114,27 @@ def test_every_scroll_cue_has_a_line_of_its_own(layouts):
     (width, height), seen = layouts
     flat = {p: i["flat"] for p, i in seen.items() if i["flat"]}
     assert not flat, f"at {width}x{height}, scroll cues without a line of their own: {flat}"
+
+
+def test_figures_drawn_for_the_desktop_are_shown_twice_as_wide_in_a_box_that_scrolls(layouts):
+    """Issue 33, item 3: a figure drawn for the desktop's column (wider than 600 px: 8 to 11 inches at
+    100 dpi, with 9 to 10 pt labels) shrunk to a phone's column of about 330 px shows its labels at 4 to
+    6 px (tools/figure_text.py measures them). On a phone it is shown at twice the column's width, or its
+    own width if less, in a box that scrolls sideways, so its labels are twice as large; a figure drawn
+    for narrow screens (600 px or less) fits the column."""
+    (width, height), seen = layouts
+    wide = narrow = 0
+    bad = []
+    for page, info in seen.items():
+        for f in info["figures"]:
+            if f["natural"] > 600:
+                wide += 1
+                expected = min(f["natural"], 2 * f["column"])
+                if not (f["boxed"] and abs(f["shown"] - expected) <= 1):
+                    bad.append((page, f))
+            else:
+                narrow += 1
+                if f["shown"] > f["column"] + 1:
+                    bad.append((page, f))
+    assert not bad, f"at {width}x{height}, figures not shown as reader.js shows them: {bad[:8]}"
+    assert wide > 50 and narrow > 10, (wide, narrow)  # the chapters' figures were seen
