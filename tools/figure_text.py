@@ -2,6 +2,7 @@
 
     python tools/figure_text.py 03             # chapters whose file name starts with 03
     python tools/figure_text.py 03 04 --md report.md   # also write the tables to a Markdown file
+    python tools/figure_text.py 03 --png /tmp/figs    # also write every PNG (/tmp/figs/03_.../)
     python tools/figure_text.py                # all chapters (one after the other, 1-3 min each)
 
 Runs a chapter in a fresh kernel (cwd notebooks/, as tools/time_chapters.py) with one cell put in
@@ -104,9 +105,10 @@ def measure_saved(fig, target, kwargs: dict, sizes_pt: list[float]) -> dict:
     return record
 
 
-def install(out: str | None = None):
+def install(out: str | None = None, png_dir: str | None = None):
     """Wrap print_figure and Text.draw; count the cells run after this one (IPython's pre_run_cell).
     Each record is appended to RECORDS and, if ``out`` is given, written to it as a JSON line.
+    ``png_dir``: also write each PNG there, as cell<N>-<k>.png (to look at them).
     Returns a function that puts matplotlib's own methods back."""
     from matplotlib.backend_bases import FigureCanvasBase
     from matplotlib.text import Text
@@ -131,6 +133,10 @@ def install(out: str | None = None):
             record["cell"] = _cell[0]
             record["via"] = _caller()
             RECORDS.append(record)
+            if png_dir and hasattr(filename, "getvalue") and record["format"] == "png":
+                k = sum(1 for r in RECORDS if r["cell"] == record["cell"])
+                record["png"] = str(Path(png_dir) / f"cell{record['cell']:03d}-{k:02d}.png")
+                Path(record["png"]).write_bytes(filename.getvalue())
             for path in _out:
                 with path.open("a") as f:
                     f.write(json.dumps(record) + "\n")
@@ -162,16 +168,20 @@ def install(out: str | None = None):
 
 
 def _caller() -> str:
-    """Who saved the picture: lib.viz's figure_png (a slider's or live figure's picture), the inline
-    backend (a figure shown by the cell) or savefig."""
-    frame = sys._getframe(2)
+    """Who saved the picture: a live figure (lib.viz.live: its static form, what print and a reader
+    without JavaScript see), lib.viz's figure_png (a slider's states), the inline backend (a figure
+    shown by the cell) or savefig."""
+    frame, names, modules = sys._getframe(2), [], []
     while frame is not None:
-        name, module = frame.f_code.co_name, frame.f_globals.get("__name__", "")
-        if name == "figure_png":
-            return "figure_png"
-        if module.startswith(("matplotlib_inline", "IPython.core.pylabtools")):
-            return "inline"
+        names.append(frame.f_code.co_name)
+        modules.append(frame.f_globals.get("__name__", ""))
         frame = frame.f_back
+    if "lib.viz.live" in modules:  # the site draws a live figure itself; this is its static form
+        return "live figure's static form"
+    if "figure_png" in names:
+        return "figure_png"
+    if any(m.startswith(("matplotlib_inline", "IPython.core.pylabtools")) for m in modules):
+        return "inline"
     return "savefig"
 
 
@@ -179,8 +189,9 @@ def _caller() -> str:
 # the client: run a chapter, group the records by cell
 
 
-def run_chapter(path: Path, timeout: int = 600) -> list[dict]:
-    """Execute ``path`` in a fresh kernel and return one row per cell that saved a picture."""
+def run_chapter(path: Path, timeout: int = 600, png_dir: Path | None = None) -> list[dict]:
+    """Execute ``path`` in a fresh kernel and return one row per cell that saved a picture
+    (``png_dir``: write every PNG saved there too)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -196,7 +207,8 @@ def run_chapter(path: Path, timeout: int = 600) -> list[dict]:
         out.touch()
         setup = (
             f"import sys\nsys.path.insert(0, {str(ROOT / 'tools')!r})\n"
-            f"import figure_text as _figure_text\n_figure_text.install({str(out)!r})"
+            f"import figure_text as _figure_text\n"
+            f"_figure_text.install({str(out)!r}, {str(png_dir) if png_dir else None!r})"
         )
         nb.cells.insert(0, nbformat.v4.new_code_cell(setup))
         client = NotebookClient(
@@ -289,10 +301,13 @@ def table(chapter: str, rows: list[dict], seconds: float | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
-    md = None
+    md = png = None
     if "--md" in argv:
         i = argv.index("--md")
         md, argv = Path(argv[i + 1]), argv[:i] + argv[i + 2 :]
+    if "--png" in argv:
+        i = argv.index("--png")
+        png, argv = Path(argv[i + 1]), argv[:i] + argv[i + 2 :]
     paths = [
         p
         for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -301,7 +316,11 @@ def main(argv: list[str]) -> int:
     small = 0
     for path in paths:
         start = time.perf_counter()
-        rows = run_chapter(path)
+        png_dir = None
+        if png is not None:
+            png_dir = (png / path.stem).resolve()
+            png_dir.mkdir(parents=True, exist_ok=True)
+        rows = run_chapter(path, png_dir=png_dir)
         text = table(path.stem, rows, time.perf_counter() - start)
         small += sum(
             1 for r in rows if r.get("px_at_330") is not None and r["px_at_330"] < LEGIBLE_PX
