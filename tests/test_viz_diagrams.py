@@ -270,6 +270,20 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
         viz.luong_diagram(7, source_length=30)
 
 
+def test_luong_diagram_narrow_is_legible_on_a_phone():
+    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, each context box
+    above its h_t; the same connections and alt text as the wide drawing."""
+    wide, narrow = (viz.luong_diagram(7, narrow=n) for n in (False, True))
+    width, height = narrow.get_size_inches()
+    sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    lines = [ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55"]
+    assert len(lines) == 20 + 14 and narrow.alt_text == wide.alt_text
+    assert sorted(texts(narrow)) == sorted(t.replace(" times", "\ntimes") for t in texts(wide))
+    with pytest.raises(TypeError, match="narrow"):
+        viz.luong_diagram(7, narrow=1)
+
+
 def test_gpt_diagram_stacked_is_legible_on_a_phone():
     """Chapter 13 draws the block under the stack (review 13c, point 12): every text at least 9 px high
     once the picture is shrunk to the ~330 px of a 360 px phone's column; the same text as side by side."""

@@ -270,11 +270,13 @@ def bahdanau_diagram(source):
     return fig
 
 
-def luong_diagram(window, *, source_length=20, position=8.6):
+def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
     position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
-    give a context c_t that joins h_t in the attentional state. Returns the Figure."""
+    give a context c_t that joins h_t in the attentional state. ``narrow``: drawn for a phone's
+    width (5.2 inches, 11.5-point text), each context box above its h_t instead of beside it.
+    Returns the Figure."""
     check_int(window, "window", 1)
     check_int(source_length, "source_length", 2)
     if source_length > 24:
@@ -293,11 +295,21 @@ def luong_diagram(window, *, source_length=20, position=8.6):
         f"inside the window, positions {inside[0]} to {inside[-1]}. In both, the context c_t and h_t "
         "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
-    fig, ax = _canvas(9.0, 5.6, alt)
-    dx = 6.2 / S
-    xs = [0.45 + dx * (s + 0.5) for s in range(S)]
-    for y0, local in [(3.0, False), (0.25, True)]:
-        y_src, y_q = y0 + 0.35, y0 + 1.75
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    font = _PHONE_FONT if narrow else _FONT
+    if narrow:  # each panel: sources, h_t, its context box above, the title on top
+        fig, ax = _canvas(5.2, 7.7, alt)
+        dx = 4.45 / S
+        xs = [0.6 + dx * (s + 0.5) for s in range(S)]
+        panels = [(4.0, False), (0.3, True)]
+    else:
+        fig, ax = _canvas(9.0, 5.6, alt)
+        dx = 6.2 / S
+        xs = [0.45 + dx * (s + 0.5) for s in range(S)]
+        panels = [(3.0, False), (0.25, True)]
+    for y0, local in panels:
+        y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
         x_q = xs[0] + dx * (p if local else (S - 1) / 2)
         if local:
             x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
@@ -313,15 +325,16 @@ def luong_diagram(window, *, source_length=20, position=8.6):
             _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
             ax.text(
                 xs[0] + dx * p + 0.07,
-                y_src - 0.5,
+                y_src - (0.55 if narrow else 0.5),
                 f"$p_t$ = {p:g}",
-                fontsize=_FONT,
+                fontsize=font,
                 ha="left",
                 va="center",
             )
             title = (
-                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D}, times a "
-                f"Gaussian ($\\sigma = D/2$ = {D / 2:g})"
+                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
+                + ("\n" if narrow else " ")
+                + f"times a Gaussian ($\\sigma = D/2$ = {D / 2:g})"
             )
         else:
             title = "global: every source position $s$"
@@ -331,22 +344,22 @@ def luong_diagram(window, *, source_length=20, position=8.6):
             if used:
                 _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
             if s % 5 == 0:
-                ax.text(x, y_src - 0.3, str(s), **_t())
-        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=_FONT, va="center")
-        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=_FONT)
-        ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
-        _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
-        _box(
-            ax,
-            7.85,
-            y_q,
+                ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
+        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
+        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
+        context = (
             "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
-            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$",
-            "ctx",
-            2.2,
-            0.75,
-            _FONT,
+            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
         )
+        if narrow:
+            y_c = y_q + 0.85
+            ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
+            _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
+            _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
+        else:
+            ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
+            _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+            _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
     return fig
 
 

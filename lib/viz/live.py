@@ -54,6 +54,18 @@ __all__ = [
     "score_functions_figure",
 ]
 
+# the static pictures of chapters 3 and 4's live figures: 11-point text, legible on a phone
+_PHONE_RC = {
+    key: 11
+    for key in (
+        "font.size",
+        "axes.titlesize",
+        "axes.labelsize",
+        "xtick.labelsize",
+        "ytick.labelsize",
+    )
+}
+
 # Under the static picture in print, the ePub and without JavaScript (the page's script hides it, and
 # the print style sheet shows it again): where the figure is live.
 PRINT_NOTE = (
@@ -273,9 +285,10 @@ def translation_alignment(
     n = ids.index(tgt_vocab.eos_id) + 1 if tgt_vocab.eos_id in ids else len(ids)
     out = [tgt_vocab.itos[i] for i in ids[:n]]
     attention = weights[0, :n]  # [L, S]
-    fig, ax = plt.subplots(figsize=(2.2 + 0.42 * len(words), 1.6 + 0.34 * n), dpi=72)
-    attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
-    png = figure_png(fig)
+    with plt.rc_context(_PHONE_RC):  # 11-point words: about 9 CSS px or more on a phone
+        fig, ax = plt.subplots(figsize=(2.4 + 0.45 * len(words), 1.8 + 0.4 * n), dpi=72)
+        attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
+        png = figure_png(fig)
     plt.close(fig)
     example = {
         "source": " ".join(words),
@@ -425,13 +438,17 @@ def score_functions_figure(
             "additive": additive(q, k),
         }
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
-    fig, ax = plt.subplots(figsize=(6, 2.8), dpi=72)
-    n = k.shape[1]
-    for i, (name, w) in enumerate(weights.items()):
-        ax.bar([j + i * (n + 1) for j in range(n)], w.tolist(), color=[f"C{j}" for j in range(n)])
-    ax.set_xticks([i * (n + 1) + (n - 1) / 2 for i in range(len(weights))], list(weights))
-    ax.set(ylabel="weight", title="weights of the keys under each score function")
-    png = figure_png(fig)
+    # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
+    with plt.rc_context(_PHONE_RC):
+        fig, ax = plt.subplots(figsize=(4.6, 3.0), dpi=72)
+        n = k.shape[1]
+        for i, (name, w) in enumerate(weights.items()):
+            xs = [j + i * (n + 1) for j in range(n)]
+            ax.bar(xs, w.tolist(), color=[f"C{j}" for j in range(n)])
+        ax.set_xticks([i * (n + 1) + (n - 1) / 2 for i in range(len(weights))], list(weights))
+        plt.setp(ax.get_xticklabels(), rotation=20, ha="right", rotation_mode="anchor")
+        ax.set(ylabel="weight", title="the keys' weights, per score function")
+        png = figure_png(fig)
     plt.close(fig)
     params = {
         "W_a": general.W_a.weight.tolist(),
