@@ -88,7 +88,7 @@ $(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py $(
 # The site, then the whole book as PDF and ePub (linked from its home page; see pdf and epub below).
 book: $(SITE) $(PDF) $(EPUB)
 $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
-          book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*)
+          book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*) $(wildcard slides/*.md)
 	$(PY) tools/sync_colab_cell.py --check
 	$(PY) tools/chapter_cache.py
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going

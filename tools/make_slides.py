@@ -21,8 +21,17 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 - every figure a cell draws gets a sub-slide of its own, without the code that drew it;
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
   printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
-- the exercises are left out (they are the students' work); interactive and live figures, which need
-  the chapter page or a kernel, are replaced by a link to the chapter;
+- every page has a title: a figure, an equation or a table that starts a page gets its section's;
+- a section's first paragraph never ends on a sentence that announces what the slide does not show
+  ("... makes the point:"): the equation or list it announces comes with it, or the sentence goes to
+  the notes; a summary's list shows its first items;
+- the exercises are left out (they are the students' work) but come back as **questions for the
+  class**, one per exercise (its title and the first question it asks), on the slide before the
+  licence; an interactive figure shows its picture at its first setting, saying where it is live
+  (one with no picture, drawn by JavaScript, is left to the chapter);
+- a lecturer's own slides for a chapter, ``slides/<chapter>.md`` in the repository (slides
+  separated by ``---`` lines, speaker notes after ``Note:``), go before the questions: the file is
+  the lecturer's, so a rebuild keeps them;
 - every deck ends on the book's licence, the site footer's line (``_config.yml``'s ``extra_footer``:
   text and figures CC BY 4.0, code MIT), and a short form of it stays in a corner of every slide, so
   a deck handed out or shown on its own still says how it may be reused.
@@ -97,25 +106,36 @@ def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
 
 
 def blocks(markdown: str) -> list[str]:
-    """Paragraph-level blocks: split at blank lines, but a $$ display equation stays whole."""
+    """Paragraph-level blocks: split at blank lines; a $$ display equation is a block of its own,
+    whole, even where the text before or after it has no blank line between."""
     out, current, in_math = [], [], False
+
+    def flush():
+        if current and current[0][:1].isspace() and out:  # a list item's next paragraph
+            out[-1] += "\n\n" + "\n".join(current)
+        elif current:
+            out.append("\n".join(current))
+        current.clear()
+
     for line in markdown.splitlines():
-        if line.strip().startswith("$$") and not (
-            line.strip().endswith("$$") and len(line.strip()) > 2
-        ):
-            in_math = not in_math
-        if not line.strip() and not in_math:
-            if current and current[0][:1].isspace() and out:  # a list item's next paragraph
-                out[-1] += "\n\n" + "\n".join(current)
-            elif current:
-                out.append("\n".join(current))
-            current = []
+        s = line.strip()
+        if in_math:
+            current.append(line)
+            if s.endswith("$$"):
+                in_math = False
+                flush()
+        elif s.startswith("$$"):
+            flush()
+            current.append(line)
+            if s.endswith("$$") and len(s) > 2:
+                flush()
+            else:
+                in_math = True
+        elif not s:
+            flush()
         else:
             current.append(line)
-    if current and current[0][:1].isspace() and out:
-        out[-1] += "\n\n" + "\n".join(current)
-    elif current:
-        out.append("\n".join(current))
+    flush()
     return out
 
 
@@ -148,6 +168,24 @@ def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH) -> str:
     return out
 
 
+def is_list(block: str) -> bool:
+    return block.lstrip().startswith(("- ", "* ", "1. "))
+
+
+def without_loose_end(paragraph: str, following: str) -> str:
+    """A section's first paragraph as its slide shows it: shortened, and never ending on a sentence
+    that announces what comes next ("... makes the point:") unless what it announces follows on the
+    slide (a display equation or a list right after a paragraph that ends there)."""
+    short = shortened(paragraph)
+    if not short.endswith(":"):
+        return short
+    if short == " ".join(paragraph.split()) or short == paragraph:
+        if is_math(following) or is_list(following):
+            return short
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", short)
+    return " ".join(sentences[:-1]).strip()
+
+
 def lines_of(text: str) -> int:
     return sum(max(1, len(ln) // 70 + 1) for ln in text.splitlines()) if text else 0
 
@@ -159,11 +197,20 @@ def lines_of(text: str) -> int:
 class Deck:
     def __init__(self):
         self.cells, self.used = [], SLIDE_BUDGET
+        self.title = ""  # the section the deck is in: the title of a page that starts without one
 
     def add(self, cell, *, kind: str, lines: int) -> None:
         """kind: "slide", "subslide" (a new page), "-" (same page if it fits), "notes"."""
         if kind == "-" and self.used + lines > SLIDE_BUDGET:
             kind = "subslide"
+        titled = cell.cell_type == "markdown" and cell.source.lstrip().startswith("#")
+        if kind in ("slide", "subslide") and not titled and self.title:
+            # every page has a title: a figure, an equation or a table that starts a page gets
+            # its section's
+            heading = nbformat.v4.new_markdown_cell(f"### {self.title}")
+            heading.metadata["slideshow"] = {"slide_type": kind}
+            self.cells.append(heading)
+            self.used, kind = 0, "-"
         if kind in ("slide", "subslide"):
             self.used = 0
         if kind != "notes":
@@ -180,49 +227,142 @@ class Deck:
             self.add(nbformat.v4.new_markdown_cell("\n\n".join(parts)), kind="notes", lines=0)
 
 
+_PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+def static_picture(outputs, widget_state: dict) -> str | None:
+    """The first PNG (base64) an interactive figure's outputs hold: in a live figure's HTML (its static
+    form) or in the state of the widgets it shows (a slider's picture at its first setting, which the
+    build saved in the notebook's widget state), following a box's children; None if there is none."""
+    for o in outputs:
+        if m := _PNG.search(o.get("data", {}).get("text/html", "")):
+            return m.group(1)
+    seen, todo = (
+        set(),
+        [
+            o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+            for o in outputs
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        ],
+    )
+    while todo:
+        model = todo.pop(0)
+        if model in seen or model not in widget_state:
+            continue
+        seen.add(model)
+        state = widget_state[model].get("state", {})
+        for value in state.values():
+            if isinstance(value, str) and (m := _PNG.search(value)):
+                return m.group(1)
+        for child in state.get("children", []):
+            if isinstance(child, str) and child.startswith("IPY_MODEL_"):
+                todo.append(child.removeprefix("IPY_MODEL_"))
+    return None
+
+
 def _text(output) -> str:
     if output.output_type == "stream":
         return output.text
     return output.get("data", {}).get("text/plain", "")
 
 
-def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
+def class_question(parts: list[str]) -> str | None:
+    """An exercise's statement ("**Exercise 2 (implement): NTM sharpening.** After ...") as a question
+    for the class: its title and the first question it asks (or its first sentence)."""
+    if not parts or not (m := re.match(r"\*\*(Exercise \d+[^*]*?)\.?\*\*\s*(.*)", parts[0], re.S)):
+        return None
+    title, statement = m.group(1), " ".join(m.group(2).split())
+    sentences = re.split(r"(?<=[.!?])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*`$])", statement)
+    asked = next((x for x in sentences if x.endswith("?")), sentences[0] if sentences else "")
+    return f"**{title}.** {shortened(asked, 200)}"
+
+
+def own_slides_of(chapter: str, folder: Path) -> list[str]:
+    """A lecturer's own slides for a chapter: ``<folder>/<chapter>.md``, slides separated by lines
+    ``---``, each slide's speaker notes after a line ``Note:``. The file is the lecturer's, outside
+    the build's output, so a rebuild keeps it; the deck shows its slides before the questions."""
+    path = folder / f"{chapter}.md"
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    return [part.strip() for part in re.split(r"^---\s*$", text, flags=re.M) if part.strip()]
+
+
+def sections(parts: list[str]) -> list[list[str]]:
+    """A markdown cell's blocks, cut before each heading of level 1 to 3."""
+    out = []
+    for part in parts:
+        if not out or re.match(r"#{1,3} ", part):
+            out.append([])
+        out[-1].append(part)
+    return out
+
+
+def section_slides(d: "Deck", parts: list[str], level: int) -> None:
+    """A section's heading with its first paragraph (or its list's first items) on a slide, its
+    display equations on the slide or the next, the rest of its prose in the speaker notes."""
+    head = parts[0]
+    if level and not head.startswith("#### "):
+        d.title = re.sub(r"\s*¶\s*$", "", head.lstrip("# ")).strip()
+        rest = parts[1:]
+        prose = next((i for i, p in enumerate(rest[:2]) if is_prose(p)), None)
+        shown = [head]
+        if prose is not None:
+            following = rest[prose + 1] if prose + 1 < len(rest) else ""
+            first = without_loose_end(rest[prose], following)
+            if first:
+                shown.append(first)
+            if first.endswith(":") and (is_list(following) or is_math(following)):
+                shown.append(following)  # "three kinds of input:" and the three, on one page
+        elif rest and is_list(rest[0]):
+            shown.append(first_items(rest[0]))  # a summary's list
+        d.markdown("\n\n".join(shown), "slide" if level <= 2 else "subslide")
+        rest = [p for p in rest if p not in shown[1:]]
+    else:
+        rest = parts
+    notes = []
+    for part in rest:
+        if is_math(part):
+            d.notes(notes)
+            notes = []
+            d.markdown(part, "-")
+        else:
+            notes.append(part)
+    d.notes(notes)
+
+
+def first_items(block: str, n: int = 5, limit: int = 160) -> str:
+    """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters)."""
+    items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
+    return "\n".join(item[:2] + shortened(" ".join(item[2:].split()), limit) for item in items[:n])
+
+
+def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbformat.NotebookNode:
     """The slide notebook of an executed chapter (see the module's docstring for the rules)."""
     d = Deck()
     skipping = False
+    questions = []  # the exercises' questions, for the class
+    widget_state = (
+        nb.metadata.get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
         if "remove-cell" in tags or "solution" in tags:
             continue
         if cell.cell_type == "markdown":
-            parts = blocks(plain_markdown(cell.source, cite))
-            if not parts:
-                continue
-            head = parts[0]
-            level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
-            if level in (1, 2):
-                skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
-            if skipping:
-                continue
-            if level and not head.startswith("#### "):
-                rest = parts[1:]
-                prose = next((i for i, p in enumerate(rest[:2]) if is_prose(p)), None)
-                shown = [head]
-                if prose is not None:
-                    shown.append(shortened(rest[prose]))
-                d.markdown("\n\n".join(shown), "slide" if level <= 2 else "subslide")
-                rest = [p for i, p in enumerate(rest) if i != prose or shown[-1] != p]
-            else:
-                rest = parts
-            notes = []
-            for part in rest:
-                if is_math(part):
-                    d.notes(notes)
-                    notes = []
-                    d.markdown(part, "-")
-                else:
-                    notes.append(part)
-            d.notes(notes)
+            # a cell may hold several sections ("## Summary ... ## Exercises"): each its own
+            for parts in sections(blocks(plain_markdown(cell.source, cite))):
+                head = parts[0]
+                level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
+                if level in (1, 2):
+                    skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
+                if skipping:
+                    if q := class_question(parts):
+                        questions.append(q)
+                    continue
+                section_slides(d, parts, level)
             continue
         if skipping or cell.cell_type != "code":
             continue
@@ -253,15 +393,25 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
             # fenced code block) stays in the chapter, as longer code does
             if text.count("\n") <= 16 and "```" not in text:
                 d.markdown(plain_markdown(text, cite), "subslide")
-        if (
-            (live or widgets)
-            and not figures
-            and "hide-input" not in tags
-            and "hide-cell" not in tags
-        ):
-            d.markdown(
-                f"*An interactive figure: try it on [the chapter's page]({chapter_url}).*", "-"
-            )
+        if (live or widgets) and not figures and not tables:
+            # an interactive figure: its picture at the first setting, with where it is live; one
+            # that has no picture (a progress bar, bertviz's views, drawn by JavaScript) is left to
+            # the chapter
+            picture = static_picture(live + widgets, widget_state)
+            if picture:
+                out = nbformat.v4.new_output("display_data", data={"image/png": picture})
+                fig = nbformat.v4.new_code_cell(
+                    "", outputs=[out], metadata={"tags": ["remove-input"]}
+                )
+                d.add(fig, kind="subslide", lines=SLIDE_BUDGET)
+                d.add(
+                    nbformat.v4.new_markdown_cell(
+                        f"<small>Interactive on [the chapter's page]({chapter_url}): "
+                        "this is its first setting.</small>"
+                    ),
+                    kind="-",
+                    lines=0,
+                )
         if figures or tables or live or widgets:
             continue
         code = cell.source.strip()
@@ -279,6 +429,19 @@ def deck(nb, cite: dict, chapter_url: str) -> nbformat.NotebookNode:
         stream = nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")
         shown = nbformat.v4.new_code_cell(code, outputs=[stream])
         d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
+    for text in own_slides:
+        d.title = ""
+        body, _, notes = text.partition("\nNote:")
+        d.markdown(body.strip(), "slide")
+        d.notes([notes.strip()] if notes.strip() else [])
+    if questions:
+        d.title = ""
+        d.markdown(
+            "## Questions for the class\n\n"
+            + "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1))
+            + f"\n\n<small>The exercises, with checkers, are in [the chapter]({chapter_url}).</small>",
+            "slide",
+        )
     d.markdown(f"## Licence\n\n{licence()}", "slide")
     for number, cell in enumerate(
         d.cells
@@ -337,7 +500,10 @@ def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.
     return out
 
 
-def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
+OWN_SLIDES = ROOT / "slides"  # a lecturer's own slides, <chapter>.md (own_slides_of)
+
+
+def write_decks(site: Path, cache_dir: Path, prefixes=(), own: Path = OWN_SLIDES) -> list[Path]:
     """One deck per executed chapter: ``site/slides/<chapter>.html``. Returns the decks written."""
     from nbconvert import SlidesExporter
     from traitlets.config import Config
@@ -359,7 +525,7 @@ def write_decks(site: Path, cache_dir: Path, prefixes=()) -> list[Path]:
     written = []
     for chapter, executed in chapters:
         chapter_url = f"../notebooks/{chapter}.html"
-        nb = deck(executed, cite, chapter_url)
+        nb = deck(executed, cite, chapter_url, own_slides_of(chapter, own))
         resources = {
             "book": {
                 "mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",

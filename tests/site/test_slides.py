@@ -82,3 +82,30 @@ def test_a_deck_steps_through_offline(server, browser):
     assert browser.execute_script("return document.querySelectorAll('aside.notes').length;") >= 5
     assert console_errors(browser) == []
     assert requests_to_other_hosts(browser) == []
+
+
+def _pages(deck: str) -> list[str]:
+    """The text each page of a deck shows (its speaker notes left out), one entry per innermost
+    section."""
+    on_slides = re.sub(r'<aside class="notes">.*?</aside>', "", deck, flags=re.S)
+    inner = re.findall(r"<section\b[^>]*>((?:(?!<section\b).)*?)</section>", on_slides, flags=re.S)
+    return inner
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_page_of_a_deck_has_a_title_and_no_loose_end_or_placeholder(site, chapter):
+    """Issue 36, item 9: a lecturer lectures from these pages: each has a title (a figure, equation or
+    table that starts a page gets its section's), no page ends on a sentence announcing what is not
+    there ("... makes the point:"), no placeholder stands where a figure should be, and the exercises
+    come back as questions for the class before the licence."""
+    deck = (site / "slides" / f"{chapter}.html").read_text(encoding="utf-8")
+    pages = _pages(deck)
+    untitled = [p[:120] for p in pages if not re.search(r"<h[1-3]\b", p)]
+    assert not untitled, (chapter, untitled[:3])
+    for page in pages:
+        text = " ".join(re.sub(r"<[^>]+>", " ", page).split()).replace(" ¶", "")
+        assert not text.endswith(":"), (chapter, text[-200:])
+    assert "An interactive figure: try it" not in deck
+    titles = [re.sub(r"<[^>]+>|¶", "", t).strip() for t in re.findall(r"<h2[^>]*>(.*?)</h2>", deck)]
+    assert titles[-2:] == ["Questions for the class", "Licence"], (chapter, titles[-3:])

@@ -1,0 +1,100 @@
+"""The rules tools/make_slides.py decks follow (issue 36, item 9), on small notebooks made here; the
+decks of the built site are checked in tests/site/test_slides.py."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import make_slides  # noqa: E402
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nnot really a picture").decode()
+
+
+def _chapter(*cells):
+    nb = nbformat.v4.new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    return nb
+
+
+def _figure_cell():
+    out = nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
+    return nbformat.v4.new_code_cell("plot()", outputs=[out])
+
+
+def _slides(deck):
+    """[(slide_type, source)] of the deck's cells, speaker notes left out."""
+    return [
+        (c.metadata["slideshow"]["slide_type"], c.source)
+        for c in deck.cells
+        if c.metadata["slideshow"]["slide_type"] != "notes"
+    ]
+
+
+def test_an_equation_is_a_block_of_its_own_even_without_blank_lines_around_it():
+    text = "before:\n$$x\n= y$$\nafter, on the next line.\n\n- a\n  b\n\n  more of a"
+    assert make_slides.blocks(text) == [
+        "before:",
+        "$$x\n= y$$",
+        "after, on the next line.",
+        "- a\n  b\n\n  more of a",
+    ]
+
+
+def test_a_figure_that_starts_a_page_gets_its_sections_title():
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# Chapter\n\nAn opening paragraph."),
+        nbformat.v4.new_markdown_cell("## Soft lookup\n\nThe weights sum to one."),
+        _figure_cell(),
+    )
+    slides = _slides(make_slides.deck(nb, {}, "../notebooks/x.html"))
+    i = next(k for k, (_, src) in enumerate(slides) if src == "")  # the figure's cell
+    assert slides[i - 1] == ("subslide", "### Soft lookup") and slides[i][0] == "-"
+
+
+def test_a_first_paragraph_never_ends_on_what_the_slide_does_not_show():
+    announcing = "A query meets six keys. The weights are:"
+    # what it announces follows on the slide: an equation, or a list
+    assert make_slides.without_loose_end(announcing, "$$a = b$$") == announcing
+    assert make_slides.without_loose_end(announcing, "- one\n- two") == announcing
+    # what it announces is code or a table further down: the sentence goes to the notes
+    assert make_slides.without_loose_end(announcing, "") == "A query meets six keys."
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell(f"## Weights\n\n{announcing}\n$$w = (0.2, 0.8)$$"),
+    )
+    slides = _slides(make_slides.deck(nb, {}, "x.html"))
+    assert ("slide", f"## Weights\n\n{announcing}\n\n$$w = (0.2, 0.8)$$") in slides
+
+
+def test_the_exercises_become_questions_and_a_lecturers_own_slides_are_kept(tmp_path):
+    own = tmp_path / "slides"
+    own.mkdir()
+    (own / "02_x.md").write_text(
+        "## A poll\n\nWho has used a database?\nNote: count hands.\n---\n## Break\n"
+    )
+    slides_of = make_slides.own_slides_of("02_x", own)
+    assert slides_of == ["## A poll\n\nWho has used a database?\nNote: count hands.", "## Break"]
+    assert make_slides.own_slides_of("03_y", own) == []
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell("## Exercises"),
+        nbformat.v4.new_markdown_cell(
+            "**Exercise 1 (predict, then check): a duplicated key.** Add a key. Which weight"
+            " halves?"
+        ),
+    )
+    deck = make_slides.deck(nb, {}, "../notebooks/02_x.html", slides_of)
+    slides = _slides(deck)
+    titles = [src.splitlines()[0] for kind, src in slides if kind == "slide"]
+    assert titles[-4:] == ["## A poll", "## Break", "## Questions for the class", "## Licence"]
+    questions = next(src for _, src in slides if src.startswith("## Questions"))
+    assert "1. **Exercise 1 (predict, then check): a duplicated key.** Which weight halves?" in (
+        questions
+    )
+    notes = [c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"]
+    assert "count hands." in notes
