@@ -398,7 +398,8 @@ def export_all(
         "vocab": pg.VOCAB,
         "none": pg.NONE,
         "tasks": list(pg.TASKS),
-        "positional": list(pg.POSITIONAL),
+        # the positions the graphs compute: a table added to the embeddings (an input)
+        "positional": [p for p in pg.POSITIONAL if p not in pg.IN_ATTENTION],
         "held_out": {"salt": pg.HELD_OUT_SALT, "size": pg.HELD_OUT_SIZE},
         "adam": {"betas": list(pg.BETAS), "eps": pg.EPS},
         "sizes": {"layers": [1, 2], "heads": [1, 2, 4], "width": [16, 32, 64]},
