@@ -30,8 +30,9 @@ Two more kinds of positions act inside attention instead, with no table (chapter
 10,000), ``alibi`` adds -s_h |i - j| to head h's scores (``lib.alibi``); the layers' weights are
 the same, only their attention is computed by ``_attend_with_positions``.
 
-Lengths: the model trains on L = 8 and can be tested on longer sequences (``make_batch``'s and
-``Run.held_out``'s ``length``). Sinusoidal positions extend their formula to the new rows, RoPE
+Lengths: the model trains on L = 8 (``train_length``: the page's graphs are exported for 8; the
+chapter trains a control on longer sequences) and can be tested on longer ones (``make_batch``'s
+and ``Run.held_out``'s ``length``). Sinusoidal positions extend their formula to the new rows, RoPE
 and ALiBi need no table, none has nothing to extend; learned positions have a table of 8 rows and
 no vector for a position beyond it, so such a model refuses a longer input (``forward``): it
 cannot be tested there, rather than being tested on rows that training never touched.
@@ -211,6 +212,7 @@ class PlaygroundConfig:
     lr: float = 3e-3
     batch_size: int = 32
     seed: int = 0
+    train_length: int = LENGTH  # the page trains on 8; the chapter's control on longer sequences
 
     def __post_init__(self):
         _check_config(self)
@@ -443,6 +445,12 @@ def _check_config(c: PlaygroundConfig) -> None:
     check_int(c.seed, "seed", 0)
     if c.d_model % c.n_heads:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
+    _check_length(c.task, c.train_length)
+    if c.positional == "learned" and c.train_length != LENGTH:
+        raise ValueError(
+            f"train_length: learned positions have a table of {LENGTH} rows, "
+            f"expected {LENGTH}, got {c.train_length}"
+        )
     if c.positional == "rope" and (c.d_model // c.n_heads) % 2:
         raise ValueError(
             f"d_model: rope turns pairs of coordinates, expected an even head width "
@@ -486,18 +494,21 @@ class Run:
         self.t = 0
         self.rng = Mulberry32(config.seed)
         self.held_x, self.held_y = make_batch(
-            config.task, HELD_OUT_SIZE, Mulberry32(config.seed ^ HELD_OUT_SALT)
+            config.task,
+            HELD_OUT_SIZE,
+            Mulberry32(config.seed ^ HELD_OUT_SALT),
+            config.train_length,
         )
         self.history: list[tuple[float, float, float]] = []
 
     def step(self) -> StepOutput:
         c = self.config
-        x, y = make_batch(c.task, c.batch_size, self.rng)
+        x, y = make_batch(c.task, c.batch_size, self.rng, c.train_length)
         self.t += 1
         params = tuple(p.requires_grad_(True) for p in self.params)
         out = train_step(
             self.model, params, self.m, self.v, torch.tensor(float(self.t)), x, y,
-            torch.tensor(float(c.lr)), torch.tensor(1.0 if c.positional == "learned" else 0.0), self.model.mask(),
+            torch.tensor(float(c.lr)), torch.tensor(1.0 if c.positional == "learned" else 0.0), self.model.mask(c.train_length),
         )  # fmt: skip
         self.params, self.m, self.v = out.params, out.m, out.v
         self.history.append(
@@ -512,10 +523,10 @@ class Run:
                 p.copy_(q)
         return self.model
 
-    def held_out(self, length: int = LENGTH) -> tuple[float, float]:
+    def held_out(self, length: int | None = None) -> tuple[float, float]:
         """(token, sequence accuracy) on 256 held-out sequences, of the training length or of
         ``length`` (a test length: the same generator, longer sequences)."""
-        if length == LENGTH:
+        if length is None or length == self.config.train_length:
             return evaluate(self.sync(), self.held_x, self.held_y)
         seed = self.config.seed ^ HELD_OUT_SALT
         x, y = make_batch(self.config.task, HELD_OUT_SIZE, Mulberry32(seed), length)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -355,6 +356,21 @@ def test_held_out_at_a_test_length():
     # causal: the first 8 positions of a longer sequence are a sequence of the training length
     logits = run.model(x).logits
     assert torch.allclose(logits[:, : pg.LENGTH], run.model(x[:, : pg.LENGTH]).logits, atol=1e-5)
+
+
+def test_a_run_can_train_on_longer_sequences():
+    config = pg.PlaygroundConfig(task="induction", positional="rope", causal=True, train_length=16)
+    run = pg.Run(config)
+    assert run.held_x.shape == (pg.HELD_OUT_SIZE, 16) and run.held_out() == run.held_out(16)
+    run.step()
+    drawn = pg.Mulberry32(0)
+    pg.make_batch("induction", 32, drawn, 16)
+    assert run.rng.state == drawn.state  # the step drew one batch of 32 sequences of 16
+    assert len(run.history) == 1 and math.isfinite(run.history[0][0])
+    with pytest.raises(ValueError, match="train_length: learned positions have a table of 8"):
+        pg.PlaygroundConfig(positional="learned", train_length=16)
+    with pytest.raises(ValueError, match="length: brackets come in pairs"):
+        pg.PlaygroundConfig(task="brackets", positional="alibi", train_length=15)
 
 
 @pytest.mark.parametrize("positional", ["rope", "alibi"])
