@@ -52,7 +52,7 @@ import torch
 from torch import Tensor, nn
 
 from lib._validate import check_int
-from lib.alibi import alibi_bias, alibi_slopes
+from lib.alibi import _alibi, alibi_slopes
 from lib.attention import _masked_softmax, _merge_heads, _split_heads
 from lib.positional import sinusoidal_encoding
 from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
@@ -263,7 +263,8 @@ class PlaygroundModel(nn.Module):
         if c.positional == "rope":  # cos and sin of every position's angles, [L, Dh/2] each
             rope = rope_cos_sin(torch.arange(L), rope_frequencies(c.d_model // c.n_heads))
         elif c.positional == "alibi":
-            bias = alibi_bias(alibi_slopes(c.n_heads), L, L).float()  # [H, L, L]
+            at = torch.arange(L)  # the positions of the queries and of the keys
+            bias = _alibi(alibi_slopes(c.n_heads), at, at).float()  # [H, L, L]
         attentions = []
         for layer in self.layers:
             if rope is not None or bias is not None:

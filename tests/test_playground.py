@@ -28,6 +28,9 @@ import pytest
 import torch
 
 from lib import playground as pg
+from lib.alibi import alibi_bias, alibi_slopes
+from lib.positional import sinusoidal_encoding
+from lib.rope import rope_cos_sin, rope_frequencies
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -321,8 +324,8 @@ def test_the_scores_of_rope_and_alibi_depend_on_i_minus_j_only():
     k = torch.randn(1, H, 1, Dh, generator=g).expand(1, H, L, Dh)
     v = torch.randn(1, H, L, Dh, generator=g)
     mask = torch.ones(L, L, dtype=torch.bool)
-    rope = pg.rope_cos_sin(torch.arange(L), pg.rope_frequencies(Dh))
-    bias = pg.alibi_bias(pg.alibi_slopes(H), L, L).float()
+    rope = rope_cos_sin(torch.arange(L), rope_frequencies(Dh))
+    bias = alibi_bias(alibi_slopes(H), L, L).float()
     _, plain = pg._attend_with_positions(q, k, v, mask)
     assert torch.allclose(plain, torch.full_like(plain, 1 / L))  # no positions: uniform
     for kind in ({"rope": rope}, {"bias": bias}):
@@ -340,7 +343,7 @@ def test_positions_beyond_the_training_length():
         model = pg.PlaygroundModel(pg.PlaygroundConfig(positional=positional))
         lengths[positional] = model.positions(20)
         assert torch.equal(lengths[positional][: pg.LENGTH], model.pos)  # the table, unchanged
-    assert torch.equal(lengths["sinusoidal"], pg.sinusoidal_encoding(20, 32))  # the formula, on
+    assert torch.equal(lengths["sinusoidal"], sinusoidal_encoding(20, 32))  # the formula, on
     for positional in ("none", "rope", "alibi"):
         assert not lengths[positional].any()
     learned = pg.PlaygroundModel(pg.PlaygroundConfig(positional="learned"))
@@ -476,6 +479,40 @@ def test_one_step_equals_pytorch_from_any_state(exported):
     assert len(got) == len(ref) == 3 + len(params) + 2  # loss, accuracies, parameters, m, v
     assert abs(got[0] - ref[0].item()) < STEP_TOL
     assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+
+
+@pytest.mark.parametrize("positional", pg.IN_ATTENTION)
+def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
+    # the model stays exportable with positions inside attention: its own step and probe graphs
+    # (not offered by the page yet), one step from a random state and the probe equal PyTorch's
+    torch.set_num_threads(1)
+    entry = ex.export_one(1, 2, 16, tmp_path, unroll_k=2, positional=positional)
+    assert entry["step"] == f"L1-H2-D16-{positional}-step.onnx"
+    model = ex.model_for(1, 2, 16, positional)
+    g = torch.Generator().manual_seed(1)
+    params = [
+        p.detach().clone() + 0.01 * torch.randn(p.shape, generator=g) for p in model.parameters()
+    ]
+    params[[n for n, _ in model.named_parameters()].index("pos")].zero_()  # no table
+    m = torch.randn(pg.flat_size(model), generator=g) * 0.01
+    v = torch.rand(pg.flat_size(model), generator=g) * 1e-4
+    x, y = pg.make_batch("induction", 48, pg.Mulberry32(3))
+    mask = torch.ones(pg.LENGTH, pg.LENGTH, dtype=torch.bool).tril()
+    scalars = (torch.tensor(3e-3), torch.tensor(7.0), torch.tensor(0.0))
+    args = (x, y, *scalars, mask, *params, m, v)
+    ref = ex.step_function(model)(*args)
+    sess = session(tmp_path / entry["step"])
+    names = [i.name for i in sess.get_inputs()]
+    got = sess.run(None, dict(zip(names, [a.detach().numpy() for a in args])))
+    assert abs(got[0] - ref[0].item()) < STEP_TOL
+    assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+    probe_args = (x, mask, *params)
+    ref_logits, ref_att = ex.probe_function(model)(*probe_args)
+    sess = session(tmp_path / entry["probe"])
+    names = [i.name for i in sess.get_inputs()]
+    logits, att = sess.run(None, dict(zip(names, [a.detach().numpy() for a in probe_args])))
+    assert np.abs(logits - ref_logits.detach().numpy()).max() < 1e-5
+    assert np.abs(att - ref_att.detach().numpy()).max() < 1e-6
 
 
 def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
