@@ -1,7 +1,7 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, playground, llama, book, grading
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, playground, llama, flash, book, grading
     python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
     BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
 
@@ -27,6 +27,7 @@ import torch
 from benchmarks import (
     book,
     complexity,
+    flash,
     gpt_training,
     grading,
     kv_cache,
@@ -46,6 +47,7 @@ BENCHMARKS = {
     "live": live.run,
     "playground": playground.run,
     "llama": llama.run,
+    "flash": flash.run,
 }
 # Tiny sizes for the smoke test: every code path once, nothing about speed.
 QUICK = {
@@ -97,6 +99,15 @@ QUICK = {
         window_lengths=(2, 4, 8, 12),
         rope_lengths=(8, 16),
         rope_batch=1,
+        repeats=2,
+        warmup=1,
+        min_block_s=0.0,
+    ),
+    "flash": dict(
+        lengths=(64, 128, 256),
+        head_dim=8,
+        block=16,
+        goal_length=256,
         repeats=2,
         warmup=1,
         min_block_s=0.0,

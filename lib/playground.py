@@ -25,6 +25,17 @@ The model (``PlaygroundModel``): token embedding + a position table (learned, si
 bidirectional or causal -> LayerNorm -> a linear read-out to V symbols. Without positions and
 without a causal mask the layers are permutation-equivariant (chapter 8), so reverse cannot be
 learned; with a causal mask a model can find positions without any encoding (Haviv et al. 2022).
+Two more kinds of positions act inside attention instead, with no table (chapters 17 and 18):
+``rope`` rotates each head's queries and keys by their positions (``lib.rope``, halves, theta
+10,000), ``alibi`` adds -s_h |i - j| to head h's scores (``lib.alibi``); the layers' weights are
+the same, only their attention is computed by ``_attend_with_positions``.
+
+Lengths: the model trains on L = 8 (``train_length``: the page's graphs are exported for 8; the
+chapter trains a control on longer sequences) and can be tested on longer ones (``make_batch``'s
+and ``Run.held_out``'s ``length``). Sinusoidal positions extend their formula to the new rows, RoPE
+and ALiBi need no table, none has nothing to extend; learned positions have a table of 8 rows and
+no vector for a position beyond it, so such a model refuses a longer input (``forward``): it
+cannot be tested there, rather than being tested on rows that training never touched.
 
 Training (``train_step``): cross-entropy over every position, Adam (Kingma and Ba 2015, alg. 1)
 written out, so that the whole step, weights and optimizer state in and out, is one pure function
@@ -41,15 +52,20 @@ import torch
 from torch import Tensor, nn
 
 from lib._validate import check_int
+from lib.alibi import _alibi, alibi_slopes
+from lib.attention import _masked_softmax, _merge_heads, _split_heads
 from lib.positional import sinusoidal_encoding
+from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
 from lib.transformer import EncoderLayer
 
 __all__ = [
     "LENGTH",
+    "MAX_LENGTH",
     "VOCAB",
     "NONE",
     "TASKS",
     "POSITIONAL",
+    "IN_ATTENTION",
     "Mulberry32",
     "make_batch",
     "answer",
@@ -74,7 +90,9 @@ LENGTH = 8
 VOCAB = 16
 NONE = 15  # induction's answer where x_t has not occurred before; position's start symbol
 TASKS = ("copy", "reverse", "sort", "brackets", "induction", "position")
-POSITIONAL = ("learned", "sinusoidal", "none")
+POSITIONAL = ("learned", "sinusoidal", "none", "rope", "alibi")
+IN_ATTENTION = ("rope", "alibi")  # inside attention; the page's graphs have tables only
+MAX_LENGTH = 64  # the longest sequence make_batch draws (a test length, not a training one)
 _ALPHABET = {"copy": 10, "reverse": 10, "sort": 10, "induction": 6, "position": 10}  # 0 .. n-1
 _BRACKETS = "()[]"  # token 4 * kind + digit: "(" 0-3, ")" 4-7, "[" 8-11, "]" 12-15
 
@@ -102,11 +120,11 @@ def _imul(a: int, b: int) -> int:
     return (a * b) & 0xFFFFFFFF  # JavaScript's Math.imul, read as unsigned
 
 
-def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
+def _sequence(task: str, rng: Mulberry32, L: int = LENGTH) -> tuple[list[int], list[int]]:
     if task == "brackets":
-        x, y, stack, opened = [], [0] * LENGTH, [], 0
-        for t in range(LENGTH):
-            if opened < LENGTH // 2 and (not stack or rng.random() < 0.5):
+        x, y, stack, opened = [], [0] * L, [], 0
+        for t in range(L):
+            if opened < L // 2 and (not stack or rng.random() < 0.5):
                 kind, digit = rng.randint(2), rng.randint(4)
                 stack.append((t, kind, digit))
                 x.append(8 * kind + digit)  # "(" or "["
@@ -118,10 +136,8 @@ def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
                 y[start], y[t] = closing, digit
         return x, y
     if task == "position":
-        return [NONE] + [rng.randint(_ALPHABET[task]) for _ in range(LENGTH - 1)], list(
-            range(LENGTH)
-        )
-    x = [rng.randint(_ALPHABET[task]) for _ in range(LENGTH)]
+        return [NONE] + [rng.randint(_ALPHABET[task]) for _ in range(L - 1)], list(range(L))
+    x = [rng.randint(_ALPHABET[task]) for _ in range(L)]
     if task == "copy":
         return x, list(x)
     if task == "reverse":
@@ -162,12 +178,17 @@ def answer(task: str, x: list[int]) -> list[int] | None:
     return None
 
 
-def make_batch(task: str, batch_size: int, rng: Mulberry32) -> tuple[Tensor, Tensor]:
-    """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64."""
+def make_batch(
+    task: str, batch_size: int, rng: Mulberry32, length: int = LENGTH
+) -> tuple[Tensor, Tensor]:
+    """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64.
+    ``length``: L, 8 for training; longer for a test (brackets: even, L / 2 pairs; position: at most
+    V = 16, its answers are positions)."""
     if task not in TASKS:
         raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
     check_int(batch_size, "batch_size", 1)
-    pairs = [_sequence(task, rng) for _ in range(batch_size)]
+    _check_length(task, length)
+    pairs = [_sequence(task, rng, length) for _ in range(batch_size)]
     return torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
 
 
@@ -191,6 +212,7 @@ class PlaygroundConfig:
     lr: float = 3e-3
     batch_size: int = 32
     seed: int = 0
+    train_length: int = LENGTH  # the page trains on 8; the chapter's control on longer sequences
 
     def __post_init__(self):
         _check_config(self)
@@ -232,16 +254,70 @@ class PlaygroundModel(nn.Module):
         self, input_ids: Tensor, attn_mask: Tensor | None = None, return_attention: bool = False
     ) -> PlaygroundOutput:
         """input_ids [B, L], attn_mask bool [L, L] (True = may attend; default ``self.mask(L)``) ->
-        logits [B, L, V] and, if asked, the attention weights of every layer."""
+        logits [B, L, V] and, if asked, the attention weights of every layer. L > 8 (a test
+        length): not with learned positions, which have no row for position 8 and beyond."""
         L = input_ids.shape[1]
         mask = self.mask(L) if attn_mask is None else attn_mask
-        x = self.tok(input_ids) + self.pos[:L]  # [B, L, D]
+        x = self.tok(input_ids) + self.positions(L)  # [B, L, D]
+        c, rope, bias = self.config, None, None
+        if c.positional == "rope":  # cos and sin of every position's angles, [L, Dh/2] each
+            rope = rope_cos_sin(torch.arange(L), rope_frequencies(c.d_model // c.n_heads))
+        elif c.positional == "alibi":
+            at = torch.arange(L)  # the positions of the queries and of the keys
+            bias = _alibi(alibi_slopes(c.n_heads), at, at).float()  # [H, L, L]
         attentions = []
         for layer in self.layers:
-            x, weights = layer(x, mask=mask, need_weights=True)  # weights [B, H, L, L]
+            if rope is not None or bias is not None:
+                x, weights = _layer_with_positions(layer, x, mask, rope, bias)
+            else:
+                x, weights = layer(x, mask=mask, need_weights=True)  # weights [B, H, L, L]
             attentions.append(weights)
         logits = self.out(self.norm(x))  # [B, L, V]
         return PlaygroundOutput(logits, tuple(attentions) if return_attention else None)
+
+    def positions(self, L: int) -> Tensor:
+        """The position vectors added to the first L tokens, [L, D]: the table's first rows, and
+        beyond its 8 rows sinusoidal's formula continued, or zeros (none, rope, alibi)."""
+        if L <= LENGTH:
+            return self.pos[:L]
+        kind = self.config.positional
+        if kind == "learned":
+            raise ValueError(
+                f"input_ids: learned positions have a table of {LENGTH} rows and no vector for "
+                f"a position beyond it; expected at most {LENGTH} tokens, got {L}"
+            )
+        more = (
+            sinusoidal_encoding(L, self.config.d_model)[LENGTH:]
+            if kind == "sinusoidal"
+            else self.pos.new_zeros(L - LENGTH, self.config.d_model)
+        )  # [L - 8, D]
+        return torch.cat([self.pos, more])  # [L, D]
+
+
+def _layer_with_positions(layer: EncoderLayer, x: Tensor, mask: Tensor, rope, bias):
+    """``layer`` (pre-LN, its own weights) with RoPE (``rope`` = (cos, sin) [L, Dh/2]) or ALiBi
+    (``bias`` [H, L, L]) in its attention -> (x [B, L, D], weights [B, H, L, L])."""
+    attn = layer.self_attn
+    h = layer.norm1(x)  # [B, L, D]
+    q = _split_heads(attn.q_proj(h), attn.n_heads)  # [B, H, L, Dh]
+    k = _split_heads(attn.k_proj(h), attn.n_heads)
+    v = _split_heads(attn.v_proj(h), attn.n_heads)
+    heads, weights = _attend_with_positions(q, k, v, mask, rope, bias)
+    x = x + attn.out_proj(_merge_heads(heads))  # [B, L, D]
+    return x + layer.ff(layer.norm2(x)), weights
+
+
+def _attend_with_positions(q, k, v, mask, rope=None, bias=None) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention, q, k, v [B, H, L, Dh], with RoPE's rotation of q and k
+    (chapter 17) or ALiBi's bias added to the scores (chapter 18) -> (heads [B, H, L, Dh],
+    weights [B, H, L, L]). Either way the positions enter the scores through i - j only."""
+    if rope is not None:
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # [B, H, L, Dh]
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # [B, H, L, L]
+    if bias is not None:
+        scores = scores + bias  # [H, L, L] broadcast over the batch
+    weights = _masked_softmax(scores, mask)  # [B, H, L, L]
+    return weights @ v, weights
 
 
 def init_weights(model: PlaygroundModel, seed: int) -> None:
@@ -268,9 +344,9 @@ def init_plan(model: PlaygroundModel) -> list[tuple[str, nn.Parameter, str, floa
     plan = []
     for name, p in model.named_parameters():
         if name == "pos":
-            kind = {"learned": "uniform", "sinusoidal": "sinusoidal", "none": "zeros"}[
-                model.config.positional
-            ]
+            kind = {"learned": "uniform", "sinusoidal": "sinusoidal"}.get(
+                model.config.positional, "zeros"
+            )  # none, rope, alibi: no table
             plan.append((name, p, kind, 0.1))
         elif name.endswith("bias"):
             plan.append((name, p, "zeros", 0.0))
@@ -370,10 +446,34 @@ def _check_config(c: PlaygroundConfig) -> None:
     check_int(c.seed, "seed", 0)
     if c.d_model % c.n_heads:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
+    _check_length(c.task, c.train_length)
+    if c.positional == "learned" and c.train_length != LENGTH:
+        raise ValueError(
+            f"train_length: learned positions have a table of {LENGTH} rows, "
+            f"expected {LENGTH}, got {c.train_length}"
+        )
+    if c.positional == "rope" and (c.d_model // c.n_heads) % 2:
+        raise ValueError(
+            f"d_model: rope turns pairs of coordinates, expected an even head width "
+            f"d_model / n_heads, got {c.d_model} / {c.n_heads}"
+        )
     if not isinstance(c.causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
     if isinstance(c.lr, bool) or not isinstance(c.lr, (int, float)) or not 0 < c.lr <= 10:
         raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
+
+
+def _check_length(task: str, length: int) -> None:
+    check_int(length, "length", 2)
+    if length > MAX_LENGTH:
+        raise ValueError(f"length: expected at most {MAX_LENGTH}, got {length}")
+    if task == "brackets" and length % 2:
+        raise ValueError(f"length: brackets come in pairs, expected an even length, got {length}")
+    if task == "position" and length > VOCAB:
+        raise ValueError(
+            f"length: position's answers are positions, symbols 0 to {VOCAB - 1}; "
+            f"expected at most {VOCAB}, got {length}"
+        )
 
 
 DIVERGED = 3 * math.log(VOCAB)  # a loss above three times a uniform guess's: training has diverged
@@ -395,18 +495,21 @@ class Run:
         self.t = 0
         self.rng = Mulberry32(config.seed)
         self.held_x, self.held_y = make_batch(
-            config.task, HELD_OUT_SIZE, Mulberry32(config.seed ^ HELD_OUT_SALT)
+            config.task,
+            HELD_OUT_SIZE,
+            Mulberry32(config.seed ^ HELD_OUT_SALT),
+            config.train_length,
         )
         self.history: list[tuple[float, float, float]] = []
 
     def step(self) -> StepOutput:
         c = self.config
-        x, y = make_batch(c.task, c.batch_size, self.rng)
+        x, y = make_batch(c.task, c.batch_size, self.rng, c.train_length)
         self.t += 1
         params = tuple(p.requires_grad_(True) for p in self.params)
         out = train_step(
             self.model, params, self.m, self.v, torch.tensor(float(self.t)), x, y,
-            torch.tensor(float(c.lr)), torch.tensor(1.0 if c.positional == "learned" else 0.0), self.model.mask(),
+            torch.tensor(float(c.lr)), torch.tensor(1.0 if c.positional == "learned" else 0.0), self.model.mask(c.train_length),
         )  # fmt: skip
         self.params, self.m, self.v = out.params, out.m, out.v
         self.history.append(
@@ -421,5 +524,11 @@ class Run:
                 p.copy_(q)
         return self.model
 
-    def held_out(self) -> tuple[float, float]:
-        return evaluate(self.sync(), self.held_x, self.held_y)
+    def held_out(self, length: int | None = None) -> tuple[float, float]:
+        """(token, sequence accuracy) on 256 held-out sequences, of the training length or of
+        ``length`` (a test length: the same generator, longer sequences)."""
+        if length is None or length == self.config.train_length:
+            return evaluate(self.sync(), self.held_x, self.held_y)
+        seed = self.config.seed ^ HELD_OUT_SALT
+        x, y = make_batch(self.config.task, HELD_OUT_SIZE, Mulberry32(seed), length)
+        return evaluate(self.sync(), x, y)

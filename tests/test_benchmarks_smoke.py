@@ -16,7 +16,7 @@ import nbformat
 import pytest
 import torch
 
-from benchmarks import book, common, complexity, gpt_training, kv_cache, mha, run
+from benchmarks import book, common, complexity, flash, gpt_training, kv_cache, mha, run
 
 QUICK = run.QUICK
 
@@ -160,6 +160,24 @@ def test_reference_gpt_shapes_and_loss():
     assert abs(loss.item() - math.log(11)) < 0.1  # N(0, 0.02) weights: nearly uniform predictions
 
 
+def test_flash_benchmark():
+    """Benchmark 10: the three attentions agree before anything is measured, the tiles' peak is a
+    small fraction of the plain one's and grows at most linearly, and the plain one's peak is what
+    its two [T, T] float32 matrices hold."""
+    quick = QUICK["flash"]
+    section = flash.run(**quick)
+    check_rows(section, len(quick["lengths"]))
+    assert all(r["max_abs_diff"] < 1e-5 for r in section.rows)
+    for r in section.rows:
+        assert r["plain_peak"] >= 2 * r["T"] ** 2 * 4  # scores and weights, float32
+        assert r["tiled_peak"] < r["plain_peak"]
+    growth = [r["tiled_growth"] for r in section.rows[1:]]
+    assert section.rows[0]["tiled_growth"] is None and all(0 < x <= 2.2 for x in growth)
+    assert all(r["plain_growth"] > 3.5 for r in section.rows[1:])  # T^2
+    assert len(section.goals) == 2 and all(g["met"] is True for g in section.goals)
+    assert f"at T = {quick['goal_length']}" in section.goals[0]["goal"]
+
+
 def tiny_book(tmp_path):
     """A stand-in repository: two chapters and a _build folder, so that nothing real is touched."""
     (tmp_path / "notebooks").mkdir()
@@ -260,6 +278,7 @@ def test_runner_writes_every_section(tmp_path, monkeypatch):
         "## 5. The book",
         "## 7. The Playground's training step",
         "## 9. A modern decoder (lib.llama)",
+        "## 10. Attention at scale (lib.flash)",
     ):
         assert title in text, title
     machine = next(line for line in text.splitlines() if line.startswith(f"| {os.cpu_count()} ("))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,9 @@ import pytest
 import torch
 
 from lib import playground as pg
+from lib.alibi import alibi_bias, alibi_slopes
+from lib.positional import sinusoidal_encoding
+from lib.rope import rope_cos_sin, rope_frequencies
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -59,10 +63,11 @@ def test_mulberry32_first_draws():
     assert draws[0] == pytest.approx(0.6270739405881613, abs=0)
 
 
+@pytest.mark.parametrize("length", [pg.LENGTH, 14])
 @pytest.mark.parametrize("task", pg.TASKS)
-def test_tasks_are_what_they_say(task):
-    x, y = pg.make_batch(task, 200, pg.Mulberry32(7))
-    assert x.shape == y.shape == (200, pg.LENGTH) and x.dtype == y.dtype == torch.int64
+def test_tasks_are_what_they_say(task, length):
+    x, y = pg.make_batch(task, 200, pg.Mulberry32(7), length)
+    assert x.shape == y.shape == (200, length) and x.dtype == y.dtype == torch.int64
     assert int(x.max()) < pg.VOCAB and int(y.max()) < pg.VOCAB and int(x.min()) >= 0
     for xs, ys in zip(x.tolist(), y.tolist()):
         if task == "copy":
@@ -85,7 +90,7 @@ def test_tasks_are_what_they_say(task):
                     )  # each answers its partner's digit
             assert not stack
         elif task == "position":
-            assert xs[0] == pg.NONE and max(xs[1:]) < 10 and ys == list(range(pg.LENGTH))
+            assert xs[0] == pg.NONE and max(xs[1:]) < 10 and ys == list(range(length))
         else:
             for t, s in enumerate(xs):
                 before = [u for u in range(t) if xs[u] == s]
@@ -204,6 +209,16 @@ def test_bad_input():
         pg.PlaygroundConfig(positional="rotary")
     with pytest.raises(ValueError, match="lr"):
         pg.PlaygroundConfig(lr=30.0)
+    with pytest.raises(ValueError, match="d_model: rope turns pairs"):
+        pg.PlaygroundConfig(positional="rope", n_heads=2, d_model=6)  # heads of width 3
+    with pytest.raises(ValueError, match="length: brackets come in pairs"):
+        pg.make_batch("brackets", 4, pg.Mulberry32(0), 9)
+    with pytest.raises(ValueError, match="length: position's answers are positions"):
+        pg.make_batch("position", 4, pg.Mulberry32(0), 17)
+    with pytest.raises(ValueError, match=f"length: expected at most {pg.MAX_LENGTH}"):
+        pg.make_batch("copy", 4, pg.Mulberry32(0), pg.MAX_LENGTH + 2)
+    with pytest.raises(TypeError, match="length"):
+        pg.make_batch("copy", 4, pg.Mulberry32(0), 12.0)
 
 
 # --- the lesson ---------------------------------------------------------------------------------
@@ -235,6 +250,140 @@ def test_a_causal_mask_counts_without_positions():
     assert both_ways.held_out()[1] <= 0.05  # every digit gets one answer wherever it stands
     tokens = both_ways.held_out()[0]
     assert 0.15 < tokens < 0.35  # the start's 0 and a guess among 7 places: 1/8 + 1/8
+
+
+# --- RoPE and ALiBi, and lengths beyond training ------------------------------------------------
+
+
+def test_the_default_length_draws_what_it_always_drew():
+    # the training batches and the held-out set of every existing configuration: the same draws
+    for task in pg.TASKS:
+        a, b = pg.Mulberry32(5), pg.Mulberry32(5)
+        x, y = pg.make_batch(task, 64, a)
+        x8, y8 = pg.make_batch(task, 64, b, pg.LENGTH)
+        assert torch.equal(x, x8) and torch.equal(y, y8) and a.state == b.state
+
+
+def reference_forward(model, x, mask):
+    """The Playground's forward as it was before RoPE and ALiBi (table + EncoderLayer)."""
+    h = model.tok(x) + model.pos[: x.shape[1]]
+    weights = []
+    for layer in model.layers:
+        h, w = layer(h, mask=mask, need_weights=True)
+        weights.append(w)
+    return model.out(model.norm(h)), weights
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal", "none"])
+def test_the_existing_positions_compute_exactly_what_they_did(positional, causal):
+    config = pg.PlaygroundConfig(
+        task="induction", n_layers=2, positional=positional, causal=causal, seed=4
+    )
+    run = train(config, 3)
+    model = run.sync()
+    x, _ = pg.make_batch("induction", 16, pg.Mulberry32(9))
+    out = model(x, return_attention=True)
+    logits, weights = reference_forward(model, x, model.mask())
+    assert torch.equal(out.logits, logits)  # bit for bit
+    assert all(torch.equal(a, b) for a, b in zip(out.attentions, weights))
+
+
+def test_without_rope_or_alibi_the_layer_is_the_encoder_layer():
+    # _layer_with_positions recomputes EncoderLayer's pre-LN layer around its own attention
+    model = pg.PlaygroundModel(pg.PlaygroundConfig(n_layers=1, n_heads=4, d_model=32))
+    x = torch.randn(3, pg.LENGTH, 32, generator=torch.Generator().manual_seed(0))
+    mask = model.mask()
+    out, weights = pg._layer_with_positions(model.layers[0], x, mask, None, None)
+    ref, ref_weights = model.layers[0](x, mask=mask, need_weights=True)
+    assert (out - ref).abs().max() < 1e-6 and (weights - ref_weights).abs().max() < 1e-7
+
+
+@pytest.mark.parametrize("positional", ["rope", "alibi"])
+@pytest.mark.parametrize("length", [pg.LENGTH, 20])
+def test_rope_and_alibi_shapes_at_any_length(positional, length):
+    config = pg.PlaygroundConfig(n_layers=2, n_heads=4, positional=positional, causal=True)
+    model = pg.PlaygroundModel(config)
+    assert torch.equal(model.pos, torch.zeros(pg.LENGTH, 32))  # no table: zeros, never trained
+    x = torch.randint(10, (3, length), generator=torch.Generator().manual_seed(1))
+    out = model(x, return_attention=True)
+    assert out.logits.shape == (3, length, pg.VOCAB)
+    assert [w.shape for w in out.attentions] == [(3, 4, length, length)] * 2
+    w = out.attentions[0]
+    assert torch.allclose(w.sum(-1), torch.ones(3, 4, length))
+    assert (w.triu(1) == 0).all()  # causal: nothing from the future
+
+
+def test_the_scores_of_rope_and_alibi_depend_on_i_minus_j_only():
+    # the same query at every position and the same key at every position: with RoPE or ALiBi
+    # the score s_ij is a function of i - j, so moving both i and j by one changes no difference
+    # s_ij - s_ij' within a row; without them every score is the same
+    g = torch.Generator().manual_seed(2)
+    H, L, Dh = 4, 12, 8
+    q = torch.randn(1, H, 1, Dh, generator=g).expand(1, H, L, Dh)
+    k = torch.randn(1, H, 1, Dh, generator=g).expand(1, H, L, Dh)
+    v = torch.randn(1, H, L, Dh, generator=g)
+    mask = torch.ones(L, L, dtype=torch.bool)
+    rope = rope_cos_sin(torch.arange(L), rope_frequencies(Dh))
+    bias = alibi_bias(alibi_slopes(H), L, L).float()
+    _, plain = pg._attend_with_positions(q, k, v, mask)
+    assert torch.allclose(plain, torch.full_like(plain, 1 / L))  # no positions: uniform
+    for kind in ({"rope": rope}, {"bias": bias}):
+        _, weights = pg._attend_with_positions(q, k, v, mask, **kind)
+        log_w = weights.log()  # [1, H, L, L]: s_ij minus the row's log-sum-exp
+        rel = log_w - log_w[..., :1]  # s_ij - s_i0
+        moved = log_w[..., 1:, 1:] - log_w[..., 1:, 1:2]  # s_(i+1)(j+1) - s_(i+1)1
+        assert (moved - rel[..., :-1, :-1]).abs().max() < 1e-5, kind.keys()
+        assert rel.abs().max() > 0.1  # and the positions do change the scores
+
+
+def test_positions_beyond_the_training_length():
+    lengths = {}
+    for positional in ("sinusoidal", "none", "rope", "alibi"):
+        model = pg.PlaygroundModel(pg.PlaygroundConfig(positional=positional))
+        lengths[positional] = model.positions(20)
+        assert torch.equal(lengths[positional][: pg.LENGTH], model.pos)  # the table, unchanged
+    assert torch.equal(lengths["sinusoidal"], sinusoidal_encoding(20, 32))  # the formula, on
+    for positional in ("none", "rope", "alibi"):
+        assert not lengths[positional].any()
+    learned = pg.PlaygroundModel(pg.PlaygroundConfig(positional="learned"))
+    with pytest.raises(ValueError, match="input_ids: learned positions have a table of 8 rows"):
+        learned(torch.zeros(1, 9, dtype=torch.long))
+
+
+def test_held_out_at_a_test_length():
+    run = pg.Run(pg.PlaygroundConfig(task="induction", positional="alibi", causal=True))
+    assert run.held_out() == run.held_out(pg.LENGTH)
+    x, y = pg.make_batch("induction", pg.HELD_OUT_SIZE, pg.Mulberry32(0 ^ pg.HELD_OUT_SALT), 16)
+    assert run.held_out(16) == pg.evaluate(run.sync(), x, y)
+    # causal: the first 8 positions of a longer sequence are a sequence of the training length
+    logits = run.model(x).logits
+    assert torch.allclose(logits[:, : pg.LENGTH], run.model(x[:, : pg.LENGTH]).logits, atol=1e-5)
+
+
+def test_a_run_can_train_on_longer_sequences():
+    config = pg.PlaygroundConfig(task="induction", positional="rope", causal=True, train_length=16)
+    run = pg.Run(config)
+    assert run.held_x.shape == (pg.HELD_OUT_SIZE, 16) and run.held_out() == run.held_out(16)
+    run.step()
+    drawn = pg.Mulberry32(0)
+    pg.make_batch("induction", 32, drawn, 16)
+    assert run.rng.state == drawn.state  # the step drew one batch of 32 sequences of 16
+    assert len(run.history) == 1 and math.isfinite(run.history[0][0])
+    with pytest.raises(ValueError, match="train_length: learned positions have a table of 8"):
+        pg.PlaygroundConfig(positional="learned", train_length=16)
+    with pytest.raises(ValueError, match="length: brackets come in pairs"):
+        pg.PlaygroundConfig(task="brackets", positional="alibi", train_length=15)
+
+
+@pytest.mark.parametrize("positional", ["rope", "alibi"])
+def test_rope_and_alibi_train_and_keep_no_table(positional):
+    torch.set_num_threads(1)
+    config = pg.PlaygroundConfig(task="induction", n_layers=2, positional=positional, causal=True)
+    run = train(config, 60)
+    assert run.history[-1][0] < 0.8 * run.history[0][0]  # it learns
+    pos = [n for n, _ in run.model.named_parameters()].index("pos")
+    assert not run.params[pos].any()  # train_pos = 0: the zero table stays zero
 
 
 # --- Adam as one flat vector ---------------------------------------------------------------------
@@ -330,6 +479,40 @@ def test_one_step_equals_pytorch_from_any_state(exported):
     assert len(got) == len(ref) == 3 + len(params) + 2  # loss, accuracies, parameters, m, v
     assert abs(got[0] - ref[0].item()) < STEP_TOL
     assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+
+
+@pytest.mark.parametrize("positional", pg.IN_ATTENTION)
+def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
+    # the model stays exportable with positions inside attention: its own step and probe graphs
+    # (not offered by the page yet), one step from a random state and the probe equal PyTorch's
+    torch.set_num_threads(1)
+    entry = ex.export_one(1, 2, 16, tmp_path, unroll_k=2, positional=positional)
+    assert entry["step"] == f"L1-H2-D16-{positional}-step.onnx"
+    model = ex.model_for(1, 2, 16, positional)
+    g = torch.Generator().manual_seed(1)
+    params = [
+        p.detach().clone() + 0.01 * torch.randn(p.shape, generator=g) for p in model.parameters()
+    ]
+    params[[n for n, _ in model.named_parameters()].index("pos")].zero_()  # no table
+    m = torch.randn(pg.flat_size(model), generator=g) * 0.01
+    v = torch.rand(pg.flat_size(model), generator=g) * 1e-4
+    x, y = pg.make_batch("induction", 48, pg.Mulberry32(3))
+    mask = torch.ones(pg.LENGTH, pg.LENGTH, dtype=torch.bool).tril()
+    scalars = (torch.tensor(3e-3), torch.tensor(7.0), torch.tensor(0.0))
+    args = (x, y, *scalars, mask, *params, m, v)
+    ref = ex.step_function(model)(*args)
+    sess = session(tmp_path / entry["step"])
+    names = [i.name for i in sess.get_inputs()]
+    got = sess.run(None, dict(zip(names, [a.detach().numpy() for a in args])))
+    assert abs(got[0] - ref[0].item()) < STEP_TOL
+    assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+    probe_args = (x, mask, *params)
+    ref_logits, ref_att = ex.probe_function(model)(*probe_args)
+    sess = session(tmp_path / entry["probe"])
+    names = [i.name for i in sess.get_inputs()]
+    logits, att = sess.run(None, dict(zip(names, [a.detach().numpy() for a in probe_args])))
+    assert np.abs(logits - ref_logits.detach().numpy()).max() < 1e-5
+    assert np.abs(att - ref_att.detach().numpy()).max() < 1e-6
 
 
 def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
