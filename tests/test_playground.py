@@ -659,3 +659,28 @@ def test_manifest(exported):
     assert [p["shape"] for p in entry["params"]] == [list(p.shape) for p in model.parameters()]
     assert entry["bytes"] < 1_000_000  # the page downloads one size at a time
     assert entry["unroll"] == ex.UNROLL and entry["steps"] == f"L1-H2-D16-steps{ex.UNROLL}.onnx"
+
+
+def test_the_figure_drawn_narrow_is_legible_on_a_phone():
+    """playground_figure(narrow=True) (chapter 7, issue 33): the curves above the maps, two maps
+    to a row, 5.2 inches wide with text of at least twice the width in points (about 9 CSS px
+    where a 360 px phone shows it 330 px wide); the alt text says top and below."""
+    from matplotlib.text import Text
+
+    from lib.viz.playground import draw_run, parse_probe, playground_figure, train_run
+
+    config = pg.PlaygroundConfig(task="brackets", n_layers=2, n_heads=2)
+    trained = train_run(config, 25)
+    fig = draw_run(*trained, parse_probe("brackets", "(1 [2 ]0 )3 [1 ]2 (0 )1"), narrow=True)
+    width, _ = fig.get_size_inches()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert width == 5.2 and min(sizes) >= 2 * width
+    maps = fig.axes[1:5]  # the loss axes first, then layer 0's two heads, layer 1's two
+    assert [ax.get_title() for ax in maps] == [f"layer {i // 2}, head {i % 2}" for i in range(4)]
+    assert maps[0].get_position().y0 > maps[2].get_position().y1  # layer 1 below layer 0
+    alt = playground_figure(config, 25, trained=trained, narrow=True).alt
+    assert alt.startswith("Top: the training loss") and "Below: the attention of each" in alt
+    wide = playground_figure(config, 25, trained=trained).alt
+    assert wide.startswith("Left: ") and "Right: the attention" in wide
+    with pytest.raises(TypeError, match="narrow"):
+        draw_run(*trained, [0] * pg.LENGTH, narrow="yes")

@@ -207,6 +207,28 @@ def test_multi_head_diagram_draws_one_box_per_head():
         viz.multi_head_diagram(12, 3, 0)
 
 
+def test_multi_head_diagram_narrow_is_legible_on_a_phone():
+    """Chapter 7 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, split_heads under
+    Q, K, V; the same boxes, connections and alt text as the wide drawing, which keeps its size."""
+    wide, narrow = (viz.multi_head_diagram(12, 3, 5, narrow=n) for n in (False, True))
+    assert tuple(wide.get_size_inches()) == (9.0, 5.2)
+    width, height = narrow.get_size_inches()
+    sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    assert narrow.alt_text == wide.alt_text
+    assert sorted(texts(narrow)) == sorted(
+        t.replace("attends on", "attends\non") for t in texts(wide)
+    )
+    assert len(boxes(narrow)) == len(boxes(wide)) and len(arrows(narrow)) == len(arrows(wide))
+    # more than 4 heads: the first three, an ellipsis and the last, as the alt text says
+    big = viz.multi_head_diagram(768, 8, 1024, narrow=True)
+    heads = [s.split("\n")[0] for s in texts(big) if s.startswith("head ")]
+    assert heads == ["head 0", "head 1", "head 2", "head 7"] and "an ellipsis" in big.alt_text
+    assert "a row of 8 boxes" in viz.multi_head_diagram(768, 8, 1024).alt_text
+    with pytest.raises(TypeError, match="narrow"):
+        viz.multi_head_diagram(12, 3, 5, narrow=1)
+
+
 def test_bahdanau_diagram_scores_weights_and_context():
     source = "a heavy green cow rarely runs".split()
     fig = viz.bahdanau_diagram(source)
@@ -436,7 +458,7 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
-    "multi_head": lambda: viz.multi_head_diagram(12, 3, 5),
+    "multi_head": lambda: viz.multi_head_diagram(12, 3, 5, narrow=True),
     "bahdanau": lambda: viz.bahdanau_diagram(SRC),
     "luong": lambda: viz.luong_diagram(7),
     "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
@@ -455,6 +477,7 @@ CALLS = {
 # narrow canvases (stacked panels, larger text), drawn for a phone: shown about 312 px wide at
 # 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
+    "multi_head",
     "gqa",
     "llama",
     "captioning",

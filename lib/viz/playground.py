@@ -67,10 +67,27 @@ def probe_run(run: pg.Run, probe: list[int]) -> tuple[torch.Tensor, list[int]]:
     return torch.stack(out.attentions)[:, 0], out.logits[0].argmax(-1).tolist()
 
 
-def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
-    """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``."""
+def draw_run(run: pg.Run, held: list, probe: list[int], narrow: bool = False) -> plt.Figure:
+    """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``.
+    ``narrow``: drawn for a phone (5.2 inches wide, 11-point text), the curves above the maps."""
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     c = run.config
     att = probe_run(run, probe)[0]  # [N, H, L, L]
+    if narrow:
+        # The curves across the top, the maps below two to a row (layer by layer, head by
+        # head), 5.2 inches wide with 11-point text: about 9.5 CSS px high where a 360 px phone
+        # shows it 330 px wide.
+        n_maps = c.n_layers * c.n_heads
+        cols = min(n_maps, 2)
+        rows = -(-n_maps // cols)
+        with plt.rc_context({k: 11 for k in _FONT_KEYS}):
+            fig = plt.figure(figsize=(5.2, 3.6 + 3.0 * rows), dpi=100, layout="constrained")
+            grid = fig.add_gridspec(1 + rows, cols, height_ratios=[2.8] + [2.6] * rows)
+            ax = fig.add_subplot(grid[0, :])
+            maps = [fig.add_subplot(grid[1 + i // cols, i % cols]) for i in range(n_maps)]
+            _draw_run(fig, ax, maps, run, held, probe, att, small=11)
+        return fig
     # One row of maps per layer, the curves on the left across all rows: a figure at most
     # 1 + n_heads panels wide, whose text stays readable at the page's width (9 pt ticks at
     # 100 dpi: 12.5 px, about 11 px where a 720 px column scales the picture down).
@@ -84,6 +101,24 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
         for layer in range(c.n_layers)
         for head in range(c.n_heads)
     ]
+    _draw_run(fig, ax, maps, run, held, probe, att)
+    return fig
+
+
+_FONT_KEYS = (
+    "font.size",
+    "axes.titlesize",
+    "axes.labelsize",
+    "xtick.labelsize",
+    "ytick.labelsize",
+    "legend.fontsize",
+)
+
+
+def _draw_run(fig, ax, maps, run, held, probe, att, small=None):
+    """The curves on ``ax`` and the maps on ``maps``; ``small``: the legend's and title's size in
+    points, and one colour bar below the maps (default: 8 and 9, a colour bar beside each map)."""
+    c = run.config
     losses = [h[0] for h in run.history]
     ax.plot(range(1, len(losses) + 1), losses, color="#e8710a", label="training loss")
     ax.set_xlabel("step")
@@ -108,12 +143,12 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
         ax.get_lines() + ax2.get_lines(),
         ["training loss (left axis)", "held-out sequences\nright (right axis)"],
         loc="upper right",
-        fontsize=8,
+        fontsize=small or 8,
         handlelength=1.5,
         frameon=False,
     )
     mask = "causal" if c.causal else "bidirectional"
-    ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=9)
+    ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=small or 9)
     labels = pg.symbols(c.task, probe)
     for i, ax in enumerate(maps):
         layer, head = divmod(i, c.n_heads)
@@ -124,8 +159,12 @@ def draw_run(run: pg.Run, held: list, probe: list[int]) -> plt.Figure:
             ax=ax,
             title=f"layer {layer}, head {head}",
             annotate=False,
+            colorbar=small is None,
         )
-    return fig
+    if small is not None:  # one colour bar for all the maps, below them
+        fig.colorbar(
+            maps[0].images[0], ax=maps, location="bottom", shrink=0.7, label="attention weight"
+        )
 
 
 def playground_figure(
@@ -134,9 +173,11 @@ def playground_figure(
     probe: str | None = None,
     caption: str | None = None,
     trained: tuple[pg.Run, list] | None = None,
+    narrow: bool = False,
 ) -> LiveFigure:
     """The Playground, first showing ``steps`` steps of ``config`` trained in the kernel (or the
-    ``trained`` run and held-out list that ``train_run(config, steps)`` returned)."""
+    ``trained`` run and held-out list that ``train_run(config, steps)`` returned). ``narrow``: its
+    pictures drawn for a phone, the curves above the attention maps (:func:`draw_run`)."""
     config = config or pg.PlaygroundConfig()
     probe_ids = parse_probe(config.task, probe or PROBES[config.task])
     if trained is not None and (trained[0].config != config or trained[0].t != steps):
@@ -144,14 +185,15 @@ def playground_figure(
             f"trained: expected a run of {steps} steps of {config}, got {trained[0].t} steps of {trained[0].config}"
         )
     run, held = trained or train_run(config, steps)
-    fig = draw_run(run, held, probe_ids)
+    fig = draw_run(run, held, probe_ids, narrow)
     png = figure_png(fig)
     plt.close(fig)
     last = held[-1][1] if held else run.held_out()[1]
+    first, second = ("Top", "Below") if narrow else ("Left", "Right")
     alt = (
-        f"Left: the training loss of the {config.task} task falling from {run.history[0][0]:.2f} to "
+        f"{first}: the training loss of the {config.task} task falling from {run.history[0][0]:.2f} to "
         f"{run.history[-1][0]:.3f} over {steps} steps, and the held-out sequence accuracy reaching {100 * last:.0f}%. "
-        f"Right: the attention of each of the {config.n_layers * config.n_heads} heads on the probe "
+        f"{second}: the attention of each of the {config.n_layers * config.n_heads} heads on the probe "
         f"{' '.join(pg.symbols(config.task, probe_ids))}."
     )
     defaults = {
@@ -179,12 +221,14 @@ def playground_figure(
         example,
         png=png,
         alt=alt,
-        widget=_widget(config, steps, probe_ids, png),
+        widget=_widget(config, steps, probe_ids, png, narrow),
         caption=caption,
     )
 
 
-def _widget(config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: bytes):
+def _widget(
+    config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: bytes, narrow: bool = False
+):
     """The kernel's form: the page's settings, a Train button, the same pictures."""
     try:
         import ipywidgets as widgets
@@ -218,7 +262,7 @@ def _widget(config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: 
         c = pg.PlaygroundConfig(**{k: w.value for k, w in choose.items()})
         ids = probe_ids if c.task == config.task else parse_probe(c.task, PROBES[c.task])
         run, held = train_run(c, n_steps.value)
-        fig = draw_run(run, held, ids)
+        fig = draw_run(run, held, ids, narrow)
         png = figure_png(fig)
         plt.close(fig)
         with out:

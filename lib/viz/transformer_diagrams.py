@@ -98,70 +98,109 @@ def _text_color(rgb):
     return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 else "white"
 
 
-def multi_head_diagram(d_model, n_heads, seq_len):
+def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     """Chapter 7's multi-head attention on one sequence of ``seq_len`` tokens: Q, K, V from one
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
     own, the heads concatenated and mixed by W^O. Up to 8 heads are drawn one box each; more are
-    drawn as the first three, a "..." and the last. Returns the Figure."""
+    drawn as the first three, a "..." and the last. ``narrow``: drawn for a phone's width (5.2
+    inches, 11.5-point text), split_heads under Q, K, V and up to 4 heads drawn one box each.
+    Returns the Figure."""
     check_int(d_model, "d_model", 1)
     check_int(n_heads, "n_heads", 1)
     check_int(seq_len, "seq_len", 1)
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
-    shown = list(range(H)) if H <= 8 else [0, 1, 2, None, H - 1]
+    shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
     alt = (
         f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
         f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
         f"{H} heads of width D/H = {Dh}, drawn as a row of "
-        + (f"{H} boxes" if H <= 8 else "boxes for heads 0, 1, 2, an ellipsis and the last")
+        + (
+            f"{H} boxes"
+            if None not in shown
+            else "boxes for heads 0, 1, 2, an ellipsis and the last"
+        )
         + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
         f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
         f"into the output [{T}, {D}]."
     )
-    fig, ax = _canvas(9.0, 5.2, alt)
-    y1, y2, y3 = 4.35, 2.6, 0.75
-    _shape_box(ax, 0.7, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 1.0)
-    _arrow(ax, 1.2, y1, 1.6, y1)
-    _shape_box(ax, 2.6, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.9)
-    _arrow(ax, 3.55, y1, 3.95, y1)
-    _shape_box(ax, 4.95, y1, "$Q$, $K$, $V$", "$[T, D]$ each", f"[{T}, {D}]", "attn", 1.9)
-    _arrow(ax, 5.9, y1, 6.3, y1)
-    _shape_box(ax, 7.55, y1, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 2.3)
-    width = 8.6 / len(shown)
-    xs = [0.2 + width * (i + 0.5) for i in range(len(shown))]
+    font = _PHONE_FONT if narrow else _FONT
+
+    def shape_box(x, y, symbol, shape, numbers, kind, w):
+        _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=1.0 if narrow else 0.85,
+             fontsize=font)  # fmt: skip
+
+    if narrow:  # X, W and Q, K, V in a row; split_heads under Q, K, V; heads; merge and W^O
+        fig, ax = _canvas(5.2, 6.9, alt)
+        y1, y2, y3, y4 = 6.3, 4.75, 3.0, 0.65
+        split_x, merge_x, width, left = 4.15, 1.2, 5.0 / len(shown), 0.1
+        shape_box(0.55, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 0.8)
+        _arrow(ax, 0.95, y1, 1.2, y1)
+        shape_box(2.1, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.8)
+        _arrow(ax, 3.0, y1, 3.25, y1)
+        shape_box(4.15, y1, "$Q$, $K$, $V$", "$[T, D]$ each", f"[{T}, {D}]", "attn", 1.8)
+        _arrow(ax, split_x, y1 - 0.5, split_x, y2 + 0.5)
+        shape_box(split_x, y2, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 1.8)
+        head_h, top_y = 1.0, y2 - 0.5
+    else:
+        fig, ax = _canvas(9.0, 5.2, alt)
+        y1, y2, y3 = 4.35, 2.6, 0.75
+        split_x, merge_x, width, left = 7.55, 4.0, 8.6 / len(shown), 0.2
+        shape_box(0.7, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 1.0)
+        _arrow(ax, 1.2, y1, 1.6, y1)
+        shape_box(2.6, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.9)
+        _arrow(ax, 3.55, y1, 3.95, y1)
+        shape_box(4.95, y1, "$Q$, $K$, $V$", "$[T, D]$ each", f"[{T}, {D}]", "attn", 1.9)
+        _arrow(ax, 5.9, y1, 6.3, y1)
+        shape_box(split_x, y1, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 2.3)
+        head_h, top_y, y4 = 0.85, y1 - 0.43, y3
+        y3 = y2
+    xs = [left + width * (i + 0.5) for i in range(len(shown))]
     colors = _head_colors(H)
     for x, h in zip(xs, shown):
         if h is None:
-            ax.text(x, y2, "$\\cdots$", **_t(14))
+            ax.text(x, y3, "$\\cdots$", **_t(14))
             continue
         _box(
             ax,
             x,
-            y2,
+            y3,
             f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]",
             "plain",
             min(width - 0.15, 1.3),
-            0.85,
-            _FONT,
+            head_h,
+            font,
             color=_text_color(colors[h]),
         )
         ax.patches[-1].set_facecolor(colors[h])
-        _line(ax, [7.55, x], [y1 - 0.43, y2 + 0.43], color="0.55")
-        _arrow(ax, x, y2 - 0.43, 4.0, y3 + 0.43, color="0.55")
+        _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
+        _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
     ax.text(
         0.15,
-        y3,
-        "each head $h$ attends on its own:\n$\\mathrm{softmax}(Q_hK_h^\\top/\\sqrt{D/H})\\,V_h$,\n"
+        y2 if narrow else y4,
+        "each head $h$ attends\non its own:\n$\\mathrm{softmax}(Q_hK_h^\\top/\\sqrt{D/H})\\,V_h$,\n"
+        "its own weights $[T, T]$"
+        if narrow
+        else "each head $h$ attends on its own:\n$\\mathrm{softmax}(Q_hK_h^\\top/\\sqrt{D/H})\\,V_h$,\n"
         "its own weights $[T, T]$",
-        fontsize=_FONT,
+        fontsize=font,
         va="center",
     )
-    _shape_box(ax, 4.0, y3, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
-    _arrow(ax, 5.0, y3, 5.5, y3)
-    _shape_box(ax, 6.1, y3, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
-    _arrow(ax, 6.6, y3, 7.1, y3)
-    _shape_box(ax, 7.85, y3, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
+    if narrow:
+        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 1.9)
+        _arrow(ax, 2.15, y4, 2.45, y4)
+        shape_box(2.95, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+        _arrow(ax, 3.45, y4, 3.75, y4)
+        shape_box(4.4, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
+    else:
+        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
+        _arrow(ax, 5.0, y4, 5.5, y4)
+        shape_box(6.1, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+        _arrow(ax, 6.6, y4, 7.1, y4)
+        shape_box(7.85, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     return fig
 
 
