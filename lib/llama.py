@@ -316,6 +316,14 @@ class Llama(nn.Module):
         if isinstance(module, (nn.Linear, nn.Embedding)):
             nn.init.normal_(module.weight, mean=0.0, std=self.config.initializer_range)
 
+    @staticmethod
+    def positions(T: int, kv_cache: KVCache | None = None, device=None) -> Tensor:
+        """The positions of T new tokens, [T]: P, ..., P + T - 1, where P = ``kv_cache.length``
+        is the number of positions already seen (0 without a cache), so that RoPE turns each new
+        query and key by its place in the whole sequence, not in this call."""
+        P = kv_cache.length if kv_cache is not None else 0
+        return torch.arange(P, P + T, device=device)
+
     def forward(
         self,
         input_ids: Tensor,
@@ -331,8 +339,7 @@ class Llama(nn.Module):
         max_position_embeddings."""
         c = self.config
         check_llama_inputs(c, input_ids, targets, kv_cache)
-        P = kv_cache.length if kv_cache is not None else 0  # positions seen
-        positions = torch.arange(P, P + input_ids.shape[1], device=input_ids.device)  # [T]
+        positions = self.positions(input_ids.shape[1], kv_cache, input_ids.device)  # [T]
         frequencies = rope_frequencies(c.head_dim, c.rope_theta, c.rope_scaling)  # [Dh/2]
         x = self.model.embed_tokens(input_ids)  # [B, T, D]
         cos, sin = rope_cos_sin(positions, frequencies, x.dtype)  # [T, Dh/2] each

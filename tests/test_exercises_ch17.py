@@ -4,6 +4,7 @@ student edition: tests/test_exercises.py)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import nbformat
@@ -12,19 +13,25 @@ import torch
 import torch.nn.functional as F
 
 from lib.exercises import ExerciseFailed, ch17
-from lib.llama import Llama, LlamaConfig, repeat_kv
+from lib.llama import (
+    Llama,
+    LlamaConfig,
+    count_parameters,
+    kv_cache_bytes_per_token,
+    repeat_kv,
+)
 from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
 from tests.test_exercises import ROOT, exercises, solution_function, tags
 
 CHAPTER = ROOT / "notebooks" / "17_modern_decoder.ipynb"
 
 
-def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
+def test_the_chapter_has_four_checked_exercises_and_four_model_answers():
     found = {e["checker"]: e for e in exercises(CHAPTER)}
     assert set(found) == set(ch17.__all__)
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 3 and all(
+    assert len(answers) == 4 and all(
         c.source.startswith('<details class="model-answer">') for c in answers
     )
 
@@ -94,6 +101,7 @@ def test_the_checkers_accept_the_library_and_say_not_attempted_to_a_stub():
         ("exponent i/Dh", "theta^(-i/Dh)"),
         ("multiplied", "your frequencies grow with i"),
         ("backwards", "opposite sign of the offset"),
+        ("exponent 4i/Dh", "you doubled i twice"),
         ("from 1", "position m + 1"),
         ("one angle", "every pair turns by the same angle"),
         ("positions ignored", "not by positions[t]"),
@@ -307,3 +315,81 @@ def test_the_mistakes_are_distinguishable_on_the_hidden_cases():
             (ch17.ffn_reference(*a, eps=eps) - ch17.ffn_reference(*a)).abs().max() > 1e-3
             for _, a in ch17._ffn_cases()
         ), eps
+
+
+# --- exercise 4: a long context -----------------------------------------------------------------------
+
+
+def _long_context_solution():
+    """The three predictions of the chapter's worked solution (its cell computes them from lib.llama)."""
+    exercise = next(e for e in exercises(CHAPTER) if e["checker"] == "check_long_context")
+    namespace = {
+        "math": math,
+        "LlamaConfig": LlamaConfig,
+        "count_parameters": count_parameters,
+        "kv_cache_bytes_per_token": kv_cache_bytes_per_token,
+    }
+    exec("\n".join(c.source for c in exercise["solutions"]), namespace)
+    return [namespace[n.strip()] for n in exercise["args"].split(",")]
+
+
+def test_check_long_context_accepts_the_worked_solution_and_other_spellings():
+    assert _long_context_solution() == [4.375, 1025, 128.0]
+    assert ch17.check_long_context(*_long_context_solution()).passed
+    for answer in [(4.38, 1025, 128), (4.4, 1025.0, 128.0), (torch.tensor(4.375), 1025, 128.004)]:
+        assert ch17.check_long_context(*answer).passed, answer
+    verdict = ch17.check_long_context(4.375, 1025, 128)
+    assert "3.9 times its weights" in verdict.message
+
+
+def test_check_long_context_says_not_attempted_and_what_is_missing():
+    assert ch17.check_long_context(None, None, None).status == "not attempted"
+    verdict = ch17.check_long_context(4.375, None, None)
+    assert (
+        verdict.status == "not attempted"
+        and "smallest_window and window_cache_mib" in verdict.message
+    )
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        ((8.75, 1025, 128), "qwen3_cache_gib = 8.75: twice too large"),
+        ((17.5, 1025, 128), "four times too large"),
+        ((2.1875, 1025, 128), "the keys and the values"),
+        ((0.15625, 1025, 128), "every one of the 28 layers"),
+        ((4.7, 1025, 128), "in GB"),
+        ((4480, 1025, 128), "that is in MiB"),
+        ((3.5, 1025, 128), "for 32,768 tokens"),
+        ((5.0, 1025, 128), "too large by 14%"),
+        (
+            (4.375, 1024, 128),
+            "smallest_window = 1,024 is too small: a window of W positions includes",
+        ),
+        ((4.375, 1026, 128), "a smaller window already reaches"),
+        ((4.375, 32768, 128), "in one layer"),
+        ((4.375, 1024.5, 128), "whole number"),
+        ((4.375, 1025, 128.125), "keeps W - 1"),
+        ((4.375, 1025, 4096), "how far information travels"),
+        ((4.375, 1025, 512), "not its H = 32 query heads"),
+        ((4.375, 1025, 256), "2 bytes a number"),
+        ((4.375, 1025, 64), "window_cache_mib = 64: half the size"),
+        ((4.375, 1025, 4), "each of the 32 layers"),
+        ((4.375, 1025, 130), "too large by 1.6%"),
+        ((4.375, 1025, "128"), "should be a number"),
+    ],
+)
+def test_check_long_context_names_each_mistake(answer, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch17.check_long_context(*answer)
+
+
+def test_the_long_context_answers_are_the_librarys():
+    right = ch17.long_context_answers()
+    qwen = LlamaConfig.qwen3_0_6b()
+    assert right["qwen3_cache_gib"] * 2**30 == 2 * 28 * 8 * 128 * 2 * 40_960
+    assert qwen.max_position_embeddings == 40_960 == ch17.CONTEXT
+    W = right["smallest_window"]
+    assert 32 * (W - 1) >= 32_768 > 32 * (W - 2)
+    mistral = LlamaConfig.mistral_7b()
+    assert right["window_cache_mib"] == kv_cache_bytes_per_token(mistral) * (W - 1) / 2**20

@@ -553,6 +553,12 @@ def test_gqa_diagram_joins_each_query_head_to_its_group_s_key_value_head():
     # 8 query boxes per panel, then 8, 2 and 1 key/value boxes
     assert sum(label.isdigit() for label in labels) == 3 * 8 + 8 + 2 + 1
     assert "query heads 0 to 3, 4 to 7 share one each" in fig.alt_text
+    # each query head is filled with the colour of the key/value head it reads: in the grouped-query
+    # panel (the second), heads 0 to 3 in key/value head 0's, 4 to 7 in head 1's, the two different
+    boxes = [p for p in fig.axes[0].patches if p.get_facecolor() != (1.0, 1.0, 1.0, 1.0)]
+    query, kv = boxes[16:24], boxes[24:26]
+    assert [q.get_facecolor() for q in query] == [kv[h // 4].get_facecolor() for h in range(8)]
+    assert kv[0].get_facecolor() != kv[1].get_facecolor()
     with pytest.raises(ValueError, match="n_kv_heads"):
         viz.gqa_diagram(8, (3,))
     with pytest.raises(ValueError, match="n_heads"):

@@ -8,6 +8,9 @@
   for the query heads (Ainslie et al. 2023), as ``lib.llama.repeat_kv``.
 - :func:`check_ffn_sublayer`: exercise 3 (implement): a modern decoder's feed-forward sub-layer,
   x + SwiGLU(RMSNorm(x)) (Zhang & Sennrich 2019; Shazeer 2020), as ``lib.llama`` computes it.
+- :func:`check_long_context`: exercise 4 (predict, then check): the key/value cache of Qwen3 0.6B
+  at its full context, the smallest sliding window whose stack of 32 layers reaches 32,768
+  positions, and that window's rolling cache (``lib.llama.kv_cache_bytes_per_token``).
 """
 
 from __future__ import annotations
@@ -18,9 +21,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import attempted, call, checker, expect_tensor, fail, largest_difference
+from lib.llama import LlamaConfig, count_parameters, kv_cache_bytes_per_token
 
-__all__ = ["check_rope_halves", "check_expand_kv", "check_ffn_sublayer"]
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_number,
+    expect_tensor,
+    fail,
+    fmt,
+    largest_difference,
+    not_attempted,
+)
+
+__all__ = ["check_rope_halves", "check_expand_kv", "check_ffn_sublayer", "check_long_context"]
 
 TOLERANCE = 1e-4  # float32 angles m w_i at m < 2,000 are off by ~1e-4 radians at most
 
@@ -33,7 +48,7 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
     """x [T, Dh] rotated by RoPE at ``positions`` [T] in the halves convention, in float64.
 
     ``mistake`` computes a usual wrong answer instead: "interleaved" pairs (2i, 2i + 1);
-    "exponent i/Dh" uses theta^(-i/Dh); "multiplied" uses theta^(+2i/Dh); "backwards" turns by
+    "exponent i/Dh" uses theta^(-i/Dh); "exponent 4i/Dh" theta^(-4i/Dh) (2i doubled once more); "multiplied" uses theta^(+2i/Dh); "backwards" turns by
     -m w_i; "from 1" counts positions from 1 (m + 1); "one angle" turns every pair by m w_0 = m;
     "positions ignored" turns row t by t; "angles interleaved" pairs the halves, as
     ``rotate_half`` does, but lays the angles out for neighbours (cos m w_0, cos m w_0, cos m w_1,
@@ -41,7 +56,7 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
     x = x.detach().double()
     Dh = x.shape[-1]
     i = torch.arange(Dh // 2, dtype=torch.float64)
-    exponent = i / Dh if mistake == "exponent i/Dh" else 2 * i / Dh
+    exponent = {"exponent i/Dh": i / Dh, "exponent 4i/Dh": 4 * i / Dh}.get(mistake, 2 * i / Dh)
     w = theta**exponent if mistake == "multiplied" else theta**-exponent  # [Dh/2]
     if mistake == "one angle":
         w = torch.ones_like(w)
@@ -72,7 +87,7 @@ def _rope_cases() -> list[tuple[str, Tensor, Tensor, float]]:
                                 (3, 64, 10000.0, 1000)]:  # fmt: skip
         x = torch.randn(T, Dh, generator=g)
         positions = torch.arange(start, start + T)
-        cases.append((f"T = {T}, Dh = {Dh}, theta = {theta:g}, positions {start}...", x,
+        cases.append((f"T = {T}, Dh = {Dh}, theta = {theta:g}, positions {start} to {start + T - 1}", x,
                       positions, theta))  # fmt: skip
     return cases
 
@@ -87,12 +102,16 @@ _ROPE_MISTAKES = [
         "your frequencies are theta^(-i/Dh) with i the pair index; pair i turns at w_i = theta^(-2i/Dh), chapter 8's frequencies.",
     ),
     (
+        "exponent 4i/Dh",
+        "your frequencies are theta^(-4i/Dh) with i the pair index: you doubled i twice (`torch.arange(0, Dh, 2)` already holds 2i, the exponent's numerator). Pair i turns at w_i = theta^(-2i/Dh).",
+    ),
+    (
         "multiplied",
         "your frequencies grow with i (theta^(+2i/Dh)): divide by theta^(2i/Dh), so that w_0 = 1 and the last pairs turn slowly.",
     ),
     (
         "backwards",
-        "you turn each pair by -m w_i: (a, b) -> (a cos + b sin, -a sin + b cos). Scores still depend on m - n only, but with the opposite sign of the offset, so a checkpoint trained the other way reads its positions backwards. The rotation is (a cos - b sin, a sin + b cos).",
+        "you turn each pair by -m w_i: (a, b) -> (a cos + b sin, -a sin + b cos). Scores still depend on m - n only, but with the opposite sign of the offset: every key appears at the mirrored offset, as if it came after its query, so a checkpoint trained the other way finds none of its positional patterns where it learned them.",
     ),
     (
         "from 1",
@@ -226,7 +245,7 @@ def check_expand_kv(expand_kv: Any) -> str:
                 f"on the case {case}, your key/value heads come tiled, {', '.join(str(i % Hkv) for i in range(2 * Hkv))}, ... (as `repeat` or `cat` lays them out), so query head 1 reads key head 1, not key head 1 // G = 0."
             )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
-    return "query head h reads key/value head h // G on every case, as the checkpoints do"
+    return "query head h reads key/value head h // G on every case, one key/value head for all (multi-query) and one per query head (G = 1) included, as the checkpoints do"
 
 
 # --- exercise 3: the feed-forward sub-layer -------------------------------------------------------------
@@ -394,3 +413,113 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
             fail(f"on the case {case}, {message}")
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     return "your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer on every case"
+
+
+# --- exercise 4: how much a cache holds, how far a window reaches ---------------------------------------
+
+CONTEXT = 40_960  # Qwen3 0.6B's max_position_embeddings
+REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.1's layers
+
+
+def long_context_answers() -> dict[str, float]:
+    """The three right answers, from the library's presets: Qwen3 0.6B's cache for 40,960 tokens in
+    GiB (bfloat16), the smallest W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of
+    Mistral 7B v0.1 with that window (W - 1 positions kept) in MiB."""
+    qwen = LlamaConfig.qwen3_0_6b()
+    window = -(-REACH // LAYERS) + 1  # W - 1 >= 32,768 / 32
+    mistral = LlamaConfig.mistral_7b(sliding_window=window)
+    return {
+        "qwen3_cache_gib": kv_cache_bytes_per_token(qwen) * CONTEXT / 2**30,
+        "smallest_window": window,
+        "window_cache_mib": kv_cache_bytes_per_token(mistral) * (window - 1) / 2**20,
+    }
+
+
+def _near(value: float, target: float, rel: float = 1e-3) -> bool:
+    return abs(value - target) <= rel * abs(target)
+
+
+def _check_qwen(gib: float, right: float) -> None:
+    if _near(gib, right, 0.01):
+        return
+    mistakes = [
+        (2 * right, "twice too large: count what the cache stores per token and layer, the Hkv = 8 key/value heads (not the H = 16 query heads), each of Dh = 128 numbers of 2 bytes in bfloat16 (not 4)."),
+        (4 * right, "four times too large: the cache keeps the Hkv = 8 key/value heads, not the H = 16 query heads, and bfloat16 takes 2 bytes a number, not 4."),
+        (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
+        (right / 28, "the cache of one layer: every one of the 28 layers keeps its own keys and values."),
+        (right * 2**30 / 1e9, "that is in GB (10^9 bytes); the question asks for GiB, 2^30 bytes."),
+        (right * 1024, "that is in MiB; the question asks for GiB (1 GiB = 1,024 MiB)."),
+        (right * 32_768 / CONTEXT, "that is for 32,768 tokens; Qwen3 0.6B's context is 40,960 positions."),
+    ]  # fmt: skip
+    for wrong, message in mistakes:
+        if _near(gib, wrong, 0.01):
+            fail(f"qwen3_cache_gib = {fmt(gib)}: {message}")
+    fail(
+        f"qwen3_cache_gib = {fmt(gib)} is {'too large' if gib > right else 'too small'} by {abs(gib / right - 1):.0%}. Per token the cache holds 2 (keys and values) x layers x Hkv x Dh numbers of 2 bytes; multiply by the tokens and divide by 2^30."
+    )
+
+
+def _check_window(window: float, right: int) -> None:
+    if window == right:
+        return
+    if window != int(window):
+        fail(f"smallest_window = {window:,}: a window is a whole number of positions.")
+    reach = LAYERS * (int(window) - 1)
+    if window == REACH or window == REACH + 1:
+        fail(
+            f"smallest_window = {window:,.0f} reaches 32,768 positions in one layer; each of the {LAYERS} layers reaches W - 1 positions further back, so the stack reaches {LAYERS} (W - 1)."
+        )
+    if window < right:
+        fail(
+            f"smallest_window = {window:,.0f} is too small: a window of W positions includes the token itself, so each layer reaches only W - 1 positions further back, and {LAYERS} layers with this window fall short of 32,768."
+        )
+    fail(
+        f"smallest_window = {window:,.0f} reaches {reach:,} positions, more than 32,768: a smaller window already reaches them."
+    )
+
+
+def _check_window_cache(mib: float, right: float, per_token: int) -> None:
+    if abs(mib - right) <= 0.01:
+        return
+    mistakes = [
+        (per_token * (right_window := round(right * 2**20 / per_token) + 1) / 2**20, f"that keeps W = {right_window:,} positions per layer: between two steps the rolling cache keeps W - 1, and the new token adds its own key."),
+        (per_token * REACH / 2**20, "that keeps 32,768 positions per layer, how far information travels through the stack; each layer's rolling cache keeps only the W - 1 positions its next query can see."),
+        (4 * right, "four times too large: Mistral 7B v0.1 caches its Hkv = 8 key/value heads, not its H = 32 query heads."),
+        (2 * right, "twice too large: bfloat16 takes 2 bytes a number, not 4."),
+        (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
+        (right / LAYERS, f"the cache of one layer: each of the {LAYERS} layers keeps its own."),
+    ]  # fmt: skip
+    for wrong, message in mistakes:
+        if abs(mib - wrong) <= 0.01:
+            fail(f"window_cache_mib = {fmt(mib)}: {message}")
+    fail(
+        f"window_cache_mib = {fmt(mib)} is {'too large' if mib > right else 'too small'} by {abs(mib / right - 1):.1%}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
+    )
+
+
+@checker("a long context")
+def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
+    """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
+    (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
+    0.125 MiB). Each usual slip (H for Hkv, 4 bytes, keys without values, one layer, GB, W kept for
+    W - 1, the reach for the cache) is named."""
+    given = (qwen3_cache_gib, smallest_window, window_cache_mib)
+    names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")
+    if all(v is None for v in given):
+        not_attempted(
+            "write your three predictions (qwen3_cache_gib, smallest_window and window_cache_mib) in the cell above, then run this cell again."
+        )
+    right = long_context_answers()
+    per_token = kv_cache_bytes_per_token(LlamaConfig.mistral_7b())
+    values = {n: (None if v is None else expect_number(v, n)) for n, v in zip(names, given)}
+    if values["qwen3_cache_gib"] is not None:
+        _check_qwen(values["qwen3_cache_gib"], right["qwen3_cache_gib"])
+    if values["smallest_window"] is not None:
+        _check_window(values["smallest_window"], right["smallest_window"])
+    if values["window_cache_mib"] is not None:
+        _check_window_cache(values["window_cache_mib"], right["window_cache_mib"], per_token)
+    missing = [n for n in names if values[n] is None]
+    if missing:
+        not_attempted(f"what you gave is right; now give {' and '.join(missing)}.")
+    weights = count_parameters(LlamaConfig.qwen3_0_6b()) * 2 / 2**30  # bfloat16, GiB
+    return f"Qwen3 0.6B's cache at its full context is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."

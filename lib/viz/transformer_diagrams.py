@@ -495,7 +495,8 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     ``n_kv_heads``, stacked (drawn for a phone's width), each a row of ``n_heads`` query heads above
     its key/value heads, query head h joined to key/value head h // G (G = n_heads / Hkv,
     consecutive heads share, as ``repeat_kv``). Hkv = n_heads is multi-head attention, Hkv = 1
-    multi-query. Returns the Figure."""
+    multi-query. Each query head is filled with the colour of its key/value head. Returns the
+    Figure."""
     check_int(n_heads, "n_heads", 1)
     if n_heads > 16:
         raise ValueError(f"n_heads: expected at most 16 (one box each), got {n_heads}")
@@ -513,7 +514,8 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
 
     alt = (
         f"{len(kv)} panels, one above the other, each with a row of {n_heads} query heads on top "
-        "and key/value heads below, joined by lines. "
+        "and key/value heads below, joined by lines; each query head has the colour of the "
+        "key/value head it reads. "
         + " ".join(
             f"{name(k).capitalize()}, {k} key/value head{'s' if k > 1 else ''}: "
             + (
@@ -528,16 +530,18 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     )
     width, panel = 5.0, 2.3
     fig, ax = _canvas(width, panel * len(kv), alt)
-    colors = _head_colors(max(kv))
     step = (width - 0.3) / n_heads
     qx = [0.15 + step * (h + 0.5) for h in range(n_heads)]
     for p, k in enumerate(kv):
         y0, G = panel * (len(kv) - 1 - p), n_heads // k  # the first panel on top
         kx = [sum(qx[j * G : (j + 1) * G]) / G for j in range(k)]
+        colors = _head_colors(k)  # the panel's key/value heads as far apart in tint as can be
         for h, x in enumerate(qx):
             _line(ax, [x, kx[h // G]], [y0 + 1.2, y0 + 0.72], color="0.45")
-        for h, x in enumerate(qx):
-            _box(ax, x, y0 + 1.4, f"{h}", "attn", w=step * 0.8, h=0.38, fontsize=_PHONE_FONT)
+        for h, x in enumerate(qx):  # each query head in the colour of the key/value head it reads
+            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=_PHONE_FONT,
+                 color=_text_color(colors[h // G]))  # fmt: skip
+            ax.patches[-1].set_facecolor(colors[h // G])
         for j, x in enumerate(kx):
             w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
             _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_PHONE_FONT,
