@@ -83,3 +83,12 @@ def test_a_softmax_over_the_queries_is_named():
     with pytest.raises(ExerciseFailed, match="sum to 1 over the keys") as failed:
         ch06.check_incremental(incremental_outputs)
     assert "over the queries" in str(failed.value) and "dim=-1" not in str(failed.value)
+
+
+def test_a_wrong_shape_does_not_name_the_channels():
+    """Exercise 1 leaves the choice of channels to the reader (its hint is folded): so does the checker."""
+    with pytest.raises(
+        ExerciseFailed, match=r"should have shape \[10, 2\] \(10 features, 2 channels\)"
+    ) as failed:
+        ch06.check_second_layer(torch.zeros(10, 3), torch.zeros(10, 2))
+    assert "animate" not in str(failed.value) and "place" not in str(failed.value)

@@ -141,7 +141,7 @@ def _matrix(value: Any, name: str) -> Tensor:
         )
     if tuple(value.shape) != (10, 2):
         fail(
-            f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got {list(value.shape)}."
+            f"`{name}` should have shape [10, 2] (10 features, 2 channels), got {list(value.shape)}."
         )
     if not value.is_floating_point() or not torch.isfinite(value).all():
         fail(
