@@ -188,6 +188,25 @@ def test_self_attention_diagram_labels_every_matrix_with_its_shape():
         viz.self_attention_diagram(11.0, 10, 5, 10)
 
 
+def test_self_attention_diagram_narrow_is_legible_on_a_phone():
+    """Chapter 6 draws it narrow (reader's report 6d): 5.2 inches wide with 11.5-point text, flowing
+    down the page; the same boxes, arrows, words and alt text as the wide drawing."""
+    wide, narrow = (viz.self_attention_diagram(11, 10, 5, 10, narrow=n) for n in (False, True))
+    width, height = narrow.get_size_inches()
+    sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    assert len(boxes(narrow)) == len(boxes(wide)) == 10
+    assert len(arrows(narrow)) == len(arrows(wide)) and narrow.alt_text == wide.alt_text
+    assert sorted(t.replace("\n", " ") for t in texts(narrow) if "$[" not in t) == sorted(
+        t.replace("\n", " ") for t in texts(wide) if "$[" not in t
+    )
+    assert sorted(t for t in texts(narrow) if "$[" in t) == sorted(
+        t for t in texts(wide) if "$[" in t
+    )
+    with pytest.raises(TypeError, match="narrow"):
+        viz.self_attention_diagram(11, 10, 5, 10, narrow=1)
+
+
 def test_multi_head_diagram_draws_one_box_per_head():
     fig = viz.multi_head_diagram(12, 3, 5)
     heads = [s for s in texts(fig) if s.startswith("head ")]

@@ -141,7 +141,7 @@ def _matrix(value: Any, name: str) -> Tensor:
         )
     if tuple(value.shape) != (10, 2):
         fail(
-            f"`{name}` should have shape [10, 2] (10 features, channels animate and place), got {list(value.shape)}."
+            f"`{name}` should have shape [10, 2] (10 features, 2 channels), got {list(value.shape)}."
         )
     if not value.is_floating_point() or not torch.isfinite(value).all():
         fail(
@@ -221,19 +221,33 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
                 if n_tired <= p_tired
                 else f"'wide' ({place} should win)"
             )
-            hint = ""
+            winner, adjective = (noun, "tired") if n_tired <= p_tired else (place, "wide")
+            hint = f" Nothing in your channels turns what '{adjective}' hands over to 'it' (its value, now in the row of 'it' in H) into a higher score for '{winner}': which features does that value add to H, and does one of your channels read them on the query side and find them in the key of '{winner}'?"
             if noun != PAIRS[0][0]:
                 hint = f" Your design works for 'animal' and 'street' but not here: it relies on a feature that 'animal' or 'street' has and '{noun}' or '{place}' lacks."
             fail(
                 f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change between the sentences, but not enough to change the preference.{hint}"
             )
     chapter = ratios[PAIRS[0][0]]
-    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {chapter['tired']:.2f} (tired) and {chapter['wide']:.2f} (wide), and the hidden sentences (criminal / river, FBI / road) come out right too."
+    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {_ratio(chapter['tired'])} (tired) and {_ratio(chapter['wide'])} (wide), and the hidden sentences (criminal / river, FBI / road) come out right too."
+
+
+def _ratio(r: float) -> str:
+    """A ratio of two weights: 1.57, or 7.47e+04 and 1.34e-05 when two decimals would not show it."""
+    return f"{r:.2f}" if 0.01 <= r < 1000 else f"{r:.2e}"
 
 
 # --- exercise 2: entries of standard deviation 2 ------------------------------------------------------------
 
 _CURVES = {"orange": "orange", "unscaled": "orange", "blue": "blue", "scaled": "blue"}
+
+
+def _curves_named(looks_like: Any) -> set[str]:
+    """The colours a string names ("orange", "the orange curves", "unscaled" -> {"orange"})."""
+    if not isinstance(looks_like, str):
+        return set()
+    words = looks_like.lower().replace("(", " ").replace(")", " ").replace(",", " ").split()
+    return {_CURVES[w] for w in words if w in _CURVES}
 
 
 @checker("wider entries")
@@ -263,11 +277,13 @@ def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
                 f"score_variance = {fmt(v)} is not it. Work it out in three steps: the variance of one product q_i k_i of two independent zero-mean entries, then of the sum of d_k such products, then of that sum divided by sqrt(d_k)."
             )
     if looks_like is not None:
-        if not isinstance(looks_like, str) or looks_like.strip().lower() not in _CURVES:
+        curves = _curves_named(looks_like)
+        if len(curves) != 1:
             fail(
-                f'looks_like should be "blue" or "orange" (the colours of the chapter\'s figure), got {fmt(looks_like)}.'
+                f'looks_like should be "blue" or "orange" (the colours of the chapter\'s figure), got {fmt(looks_like)}'
+                + (", which names both." if len(curves) > 1 else ".")
             )
-        if _CURVES[looks_like.strip().lower()] == "blue":
+        if curves == {"blue"}:
             fail(
                 "looks_like: the blue curves have scores of variance 1 at every width, and entries of standard deviation 2 do not give variance 1. Look for the curves whose scores, at some width, have the variance you predicted in score_variance."
             )
@@ -317,6 +333,17 @@ def _first_query(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
         _attention(X[: t + 1], W_Q, W_K, W_V, None, math.sqrt(W_Q.shape[1]))[0]
         for t in range(len(X))
     ]
+    return torch.stack(rows)
+
+
+def _column_softmax(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
+    """Row t: the last row of each step's output with the softmax over the queries (dim 0)."""
+    X, W_Q, W_K, W_V = (t.double() for t in (X, W_Q, W_K, W_V))
+    rows = []
+    for t in range(len(X)):
+        P = X[: t + 1]  # [t + 1, d]
+        S = (P @ W_Q) @ (P @ W_K).T / math.sqrt(W_Q.shape[1])  # [t + 1, t + 1]
+        rows.append((torch.softmax(S, dim=0) @ (P @ W_V))[-1])
     return torch.stack(rows)
 
 
@@ -534,6 +561,10 @@ def check_incremental(incremental_outputs: Any) -> str:
                 result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
             ):
                 fail(f"on the case '{case}', {what} (d_k = {d_k}).")
+        if T > 1 and torch.allclose(result, _column_softmax(X, W_Q, W_K, W_V), atol=1e-5):
+            fail(
+                f"on the case '{case}', your softmax runs down the columns of each step's [t + 1, t + 1] score matrix, over the queries, so the weights of the newest query do not sum to 1 over the keys. Do the weights of each step sum to 1 over the keys of the prefix?"
+            )
         V = X.double() @ W_V.double()
         if torch.allclose(result, V.cumsum(0), atol=1e-4):
             fail(

@@ -31,12 +31,15 @@ def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
     _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=0.85, fontsize=_FONT)
 
 
-def self_attention_diagram(seq_len, d_model, d_k, d_v):
+def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
     K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
-    tokens). Returns the Figure."""
+    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide with 11.5-point text, flowing
+    down the page instead of across. Returns the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
         check_int(value, name, 1)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     T = seq_len
     alt = (
         f"Self-attention as a flow of matrices. X [T, d_model] = [{T}, {d_model}] is multiplied by "
@@ -45,6 +48,8 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v):
         f"softmax along each row gives the weights A [{T}, {T}], and A times V gives the output "
         f"Z [{T}, {d_v}], one row per token."
     )
+    if narrow:
+        return _self_attention_narrow(T, d_model, d_k, d_v, alt)
     fig, ax = _canvas(9.0, 4.4, alt)
     dm = "$[d_\\mathrm{model}, %s]$"
     _shape_box(ax, 0.6, 2.0, "$X$", "$[T, d_\\mathrm{model}]$", f"[{T}, {d_model}]", "emb", 1.05)
@@ -70,6 +75,41 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v):
     _arrow(ax, 4.05, 0.65, 7.75, 1.3)
     ax.text(6.0, 0.62, "the values, mixed by the weights", **_t())
     ax.text(4.5, 4.2, f"one sequence of $T$ = {T} tokens: one row per token", **_t(10))
+    return fig
+
+
+def _self_attention_narrow(T, d_model, d_k, d_v, alt):
+    """The same boxes, arrows and words as the wide drawing, flowing down a 5.2-inch canvas: X on
+    top, the three projections side by side below it, Q, K, V under them, then S, A and Z."""
+    font, h = _PHONE_FONT, 0.95
+    fig, ax = _canvas(5.2, 7.9, alt)
+
+    def box(x, y, symbol, shape, numbers, kind, w):
+        _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=h, fontsize=font)
+
+    ax.text(2.6, 7.6, f"one sequence of $T$ = {T} tokens:\none row per token", **_t(font))
+    box(2.6, 6.65, "$X$", "$[T, d_\\mathrm{model}]$", f"[{T}, {d_model}]", "emb", 1.5)
+    dm = "$[d_\\mathrm{model}, %s]$"
+    xs = {"Q": 0.85, "K": 2.6, "V": 4.35}
+    for name, width, sym in [("Q", d_k, "d_k"), ("K", d_k, "d_k"), ("V", d_v, "d_v")]:
+        x = xs[name]
+        _arrow(ax, 2.6 + (x - 2.6) * 0.3, 6.17, x, 5.65)
+        box(x, 5.17, f"$W_{name}$", dm % sym, f"[{d_model}, {width}]", "ff", 1.6)
+        _arrow(ax, x, 4.69, x, 4.35)
+        box(x, 3.87, f"${name} = XW_{name}$", f"$[T, {sym}]$", f"[{T}, {width}]", "attn", 1.6)
+    box(1.45, 2.3, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 2.2)
+    _arrow(ax, 0.85, 3.39, 1.1, 2.78)
+    _arrow(ax, 2.6, 3.39, 1.8, 2.78)
+    ax.text(2.65, 2.1, "query $i$\nagainst key $j$", fontsize=font, ha="left", va="center")
+    box(1.45, 0.6, "$A = \\mathrm{softmax}(S)$", "$[T, T]$", f"[{T}, {T}]", "attn", 2.3)
+    _arrow(ax, 1.45, 1.82, 1.45, 1.08)
+    ax.text(1.55, 1.45, "each row sums to 1", fontsize=font, ha="left", va="center")
+    box(4.35, 0.6, "$Z = AV$", "$[T, d_v]$", f"[{T}, {d_v}]", "io", 1.4)
+    _arrow(ax, 2.6, 0.6, 3.65, 0.6)
+    _arrow(ax, 4.35, 3.39, 4.35, 1.08)
+    ax.text(
+        4.25, 2.75, "the values,\nmixed by\nthe weights", fontsize=font, ha="right", va="center"
+    )
     return fig
 
 

@@ -1,0 +1,94 @@
+"""The messages of the chapter *Self-attention*'s checkers added after a reader's report (more of
+its checkers' cases are in tests/test_exercises.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed, ch06
+
+
+def _channels(query: dict, key: dict, strength: float = 4.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """W_Q2, W_K2 [10, 2] with entries {feature: channel} (query `strength`, key 1)."""
+    W_Q2, W_K2 = torch.zeros(10, 2), torch.zeros(10, 2)
+    for feature, channel in query.items():
+        W_Q2[ch06.FEATURES.index(feature), channel] = strength
+    for feature, channel in key.items():
+        W_K2[ch06.FEATURES.index(feature), channel] = 1.0
+    return W_Q2, W_K2
+
+
+def test_one_channel_that_cannot_flip_the_preference_is_told_where_to_look():
+    """The animate channel alone moves the ratio but never makes 'street' win after 'wide': the
+    message says which sentence fails and what to look at, without naming the features."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch06.check_second_layer(*_channels({"animate": 0}, {"animate": 0}))
+    message = str(failed.value)
+    assert "not enough to change the preference" in message
+    assert "what 'wide' hands over to 'it'" in message and "higher score for 'street'" in message
+    assert "place" not in message.split("gets it wrong")[1], message  # the answer stays unsaid
+
+
+def test_a_very_strong_right_design_prints_ratios_that_show():
+    """Strength 100 passes; its ratios are written in scientific notation, not as 74659.55 and 0.00."""
+    verdict = str(
+        ch06.check_second_layer(
+            *_channels({"animate": 0, "place": 1}, {"animate": 0, "place": 1}, 100.0)
+        )
+    )
+    assert "0.00 (wide)" not in verdict and re.search(r"\de-\d\d \(wide\)", verdict), verdict
+    assert re.search(r"\de\+\d\d \(tired\)", verdict), verdict
+    # the chapter's design keeps two decimals
+    assert "1.57 (tired) and 0.35 (wide)" in str(
+        ch06.check_second_layer(*_channels({"animate": 0, "place": 1}, {"animate": 0, "place": 1}))
+    )
+
+
+@pytest.mark.parametrize(
+    "looks_like",
+    ["orange", "the orange curves", "Orange (unscaled)", "unscaled", "orange, at d_k = 16"],
+)
+def test_looks_like_accepts_a_phrase_that_names_orange(looks_like):
+    assert ch06.check_wider_entries(16, looks_like)
+
+
+@pytest.mark.parametrize(
+    "looks_like, message",
+    [
+        ("the blue curves", "variance 1 at every width"),
+        ("blue or orange", "names both"),
+        ("green", '"blue" or "orange"'),
+    ],
+)
+def test_looks_like_rejects_blue_both_or_neither(looks_like, message):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch06.check_wider_entries(16, looks_like)
+
+
+def test_a_softmax_over_the_queries_is_named():
+    """Each step's full [t + 1, t + 1] scores with the softmax down the columns (dim=0), last row kept."""
+
+    def incremental_outputs(X, W_Q, W_K, W_V):
+        out = []
+        for t in range(len(X)):
+            P = X[: t + 1]
+            A = torch.softmax((P @ W_Q) @ (P @ W_K).T / math.sqrt(W_Q.shape[1]), 0)
+            out.append((A @ (P @ W_V))[-1])
+        return torch.stack(out)
+
+    with pytest.raises(ExerciseFailed, match="sum to 1 over the keys") as failed:
+        ch06.check_incremental(incremental_outputs)
+    assert "over the queries" in str(failed.value) and "dim=-1" not in str(failed.value)
+
+
+def test_a_wrong_shape_does_not_name_the_channels():
+    """Exercise 1 leaves the choice of channels to the reader (its hint is folded): so does the checker."""
+    with pytest.raises(
+        ExerciseFailed, match=r"should have shape \[10, 2\] \(10 features, 2 channels\)"
+    ) as failed:
+        ch06.check_second_layer(torch.zeros(10, 3), torch.zeros(10, 2))
+    assert "animate" not in str(failed.value) and "place" not in str(failed.value)
