@@ -397,6 +397,25 @@ def test_elmo_diagram_has_two_directions_per_layer_and_the_mix():
         viz.elmo_diagram(GPTConfig.gpt2())
 
 
+def test_elmo_diagram_narrow_is_legible_on_a_phone():
+    """Chapter 12 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, the mix below
+    the biLM; the same texts and boxes as the wide drawing, which keeps its size."""
+    config = ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2)
+    wide, narrow = (viz.elmo_diagram(config, narrow=n) for n in (False, True))
+    assert tuple(wide.get_size_inches()) == (9.0, 4.4)
+    width, height = narrow.get_size_inches()
+    sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    assert narrow.alt_text == wide.alt_text.replace("On the right", "Below")
+    assert sorted(texts(narrow)) == sorted(
+        t.replace("layer ", "layer\n").replace("), previous", "),\nprevious") for t in texts(wide)
+    )
+    # narrow: one more arrow, from the sum to ELMo_k beside it
+    assert len(boxes(narrow)) == len(boxes(wide)) and len(arrows(narrow)) == len(arrows(wide)) + 1
+    with pytest.raises(TypeError, match="narrow"):
+        viz.elmo_diagram(config, narrow=1)
+
+
 def test_electra_diagram_labels_a_sample_equal_to_the_original_as_original():
     fig = viz.electra_diagram(ElectraConfig(SMALL_BERT))
     t = texts(fig)
@@ -482,7 +501,7 @@ CALLS = {
     "luong": lambda: viz.luong_diagram(7),
     "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
     "bert_input": lambda: viz.bert_input_diagram(PAIR),
-    "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252)),
+    "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252), narrow=True),
     "electra": lambda: viz.electra_diagram(ElectraConfig(SMALL_BERT)),
     "captioning": lambda: viz.captioning_diagram(9, 64),
     "han": lambda: viz.han_diagram(REVIEW),
@@ -497,6 +516,7 @@ CALLS = {
 # 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
     "multi_head",
+    "elmo",
     "gqa",
     "llama",
     "captioning",

@@ -238,8 +238,10 @@ def test_chapter_12_layer_slider_shows_each_layers_vectors_and_probe():
         vectors["ScalarMix"] = ScalarMix(3)(states)
         probe = torch.nn.Linear(states.shape[-1], 4)
         logits = {name: probe(v) for name, v in vectors.items()}
+    # PHONE: the chapter's settings for figures drawn for a phone (11-point text)
+    phone = {"font.size": 11, "legend.fontsize": 11}
     ns = chapter_figure_code(
-        "12", "fig-12-explore-layers", {"plt": plt, "viz": viz, "torch": torch}
+        "12", "fig-12-explore-layers", {"plt": plt, "viz": viz, "torch": torch, "PHONE": phone}
     )
     box = ns["layer_explorer"](vectors, logits, labels, classes)
     slider, _ = box.children

@@ -363,11 +363,14 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     return fig
 
 
-def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3):
+def elmo_diagram(
+    config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3, *, narrow=False
+):
     """Chapter 12's ELMo (Peters et al. 2018): the biLM of ``config`` (a ``lib.elmo.ELMoConfig``),
     a token representation x_k under L layers that each hold a forward and a backward LSTM, one
     softmax shared by both directions at the top; on the right, the mix of the L + 1 layers of the
-    word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. Returns the Figure."""
+    word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. ``narrow``: drawn for a phone's width
+    (5.2 inches, 11.5-point text), the mix below the biLM. Returns the Figure."""
     from lib.elmo import ELMoConfig
 
     check_type(config, "config", ELMoConfig)
@@ -375,36 +378,43 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
     check_int(focus, "focus", 0)
     if focus >= len(toks):
         raise ValueError(f"focus: expected a position in [0, {len(toks)}), got {focus}")
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     L, Hd = config.n_layers, config.hidden_dim
     alt = (
         f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "
         f"(a {config.word_dim}-number embedding projected to {Hd}) feeds {L} layers; in each, the "
         "forward LSTM passes its state to the right and the backward LSTM to the left. One softmax "
-        f"at the top, shared by both directions, predicts the next and the previous word. On the "
-        f"right, the {L + 1} layers h_k0 to h_k{L} of the word {toks[focus]} are weighted by s_0 to "
-        f"s_{L}, summed and scaled by gamma into ELMo_k."
+        f"at the top, shared by both directions, predicts the next and the previous word. "
+        f"{'Below' if narrow else 'On the right'}, the {L + 1} layers h_k0 to h_k{L} of the word "
+        f"{toks[focus]} are weighted by s_0 to s_{L}, summed and scaled by gamma into ELMo_k."
     )
-    height = 1.9 + 0.8 * L + 0.9
-    fig, ax = _canvas(9.0, height, alt)
-    xs = [1.3 + 1.05 * k for k in range(len(toks))]
-    ys = [1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
-    y_soft = ys[-1] + 0.85
+    font = _PHONE_FONT if narrow else _FONT
+    # narrow: the mix in a band of 1.9 inches under the biLM, the columns closer together
+    y0 = 1.9 if narrow else 0.0
+    step = (4.75 - 1.2) / max(len(toks) - 1, 1) if narrow else 1.05
+    half = min(0.36, (step - 0.18) / 2) if narrow else 0.4  # the width of one direction's box
+    height = y0 + 1.9 + 0.8 * L + (1.2 if narrow else 0.9)
+    fig, ax = _canvas(5.2 if narrow else 9.0, height, alt)
+    xs = [(1.2 if narrow else 1.3) + step * k for k in range(len(toks))]
+    ys = [y0 + 1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
+    y_soft = ys[-1] + (0.95 if narrow else 0.85)
     for k, (x, word) in enumerate(zip(xs, toks)):
-        _box(ax, x, 0.35, word, "io", w=0.9, h=0.4, fontsize=_FONT)
-        _arrow(ax, x, 0.55, x, ys[0] - 0.22)
+        _box(ax, x, y0 + 0.35, word, "io", w=min(0.9, step - 0.08), h=0.4, fontsize=font)
+        _arrow(ax, x, y0 + 0.55, x, ys[0] - 0.22)
         for j, y in enumerate(ys):
             if j == 0:
-                _box(ax, x, y, "$x_k$", "emb", w=0.8, h=0.45, fontsize=_FONT)
+                _box(ax, x, y, "$x_k$", "emb", w=min(0.8, step - 0.1), h=0.45, fontsize=font)
             else:
-                _box(ax, x - 0.2, y, "$\\rightarrow$", "rnn", w=0.4, h=0.45, fontsize=_FONT)
-                _box(ax, x + 0.2, y, "$\\leftarrow$", "ff", w=0.4, h=0.45, fontsize=_FONT)
-            top = y_soft - 0.2 if j == L else ys[j + 1] - 0.22
+                _box(ax, x - half / 2, y, "$\\rightarrow$", "rnn", w=half, h=0.45, fontsize=font)
+                _box(ax, x + half / 2, y, "$\\leftarrow$", "ff", w=half, h=0.45, fontsize=font)
+            top = y_soft - (0.32 if narrow else 0.2) if j == L else ys[j + 1] - 0.22
             _arrow(ax, x, y + 0.22, x, top)
         if k == focus:
             ax.add_patch(
                 mpatches.Rectangle(
-                    (x - 0.5, ys[0] - 0.35),
-                    1.0,
+                    (x - half - 0.1, ys[0] - 0.35),
+                    2 * half + 0.2,
                     ys[-1] - ys[0] + 0.7,
                     fc="none",
                     ec=_CTX,
@@ -414,20 +424,43 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
             )
     for a, b in zip(xs, xs[1:]):
         for y in ys[1:]:
-            _arrow(ax, a + 0.4, y + 0.1, b - 0.4, y + 0.1)
-            _arrow(ax, b - 0.4, y - 0.1, a + 0.4, y - 0.1)
+            _arrow(ax, a + half, y + 0.1, b - half, y + 0.1)
+            _arrow(ax, b - half, y - 0.1, a + half, y - 0.1)
     _box(
         ax,
         (xs[0] + xs[-1]) / 2,
         y_soft,
-        "softmax, shared: next word ($\\rightarrow$), previous word ($\\leftarrow$)",
+        "softmax, shared: next word ($\\rightarrow$),"
+        + ("\n" if narrow else " ")
+        + "previous word ($\\leftarrow$)",
         "norm",
-        xs[-1] - xs[0] + 0.9,
-        0.4,
-        _FONT,
+        xs[-1] - xs[0] + (0.8 if narrow else 0.9),
+        0.64 if narrow else 0.4,
+        font,
     )
     for j, y in enumerate(ys):
-        ax.text(0.1, y, "layer 0" if j == 0 else f"layer {j}", fontsize=_FONT, va="center")
+        label = "layer 0" if j == 0 else f"layer {j}"
+        if narrow:  # two lines, in the margin left of the first column
+            label = label.replace(" ", "\n")
+        ax.text(0.1, y, label, fontsize=font, va="center")
+    title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
+    mix_title = f"the mix for '{toks[focus]}' (dashed)"
+    if narrow:
+        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
+        # the mix, for the focused word: its L + 1 vectors in a row, summed below
+        y_row, y_sum = 1.3, 0.4
+        width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
+        xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
+        ax.text(2.6, 1.85, mix_title, **_t(font))
+        for j, x in enumerate(xm):
+            _box(
+                ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font
+            )
+            _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
+        _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
+        _arrow(ax, 2.95, y_sum, 3.45, y_sum)
+        ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
+        return fig
     # the mix, for the focused word
     xm = 7.35
     for j, y in enumerate(ys):
@@ -435,13 +468,8 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
         _arrow(ax, xm + 0.48, y, 8.35, ys[L // 2] if L else y)
     _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
     ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
-    ax.text(xm + 0.5, y_soft + 0.35, f"the mix for '{toks[focus]}' (dashed)", **_t(10))
-    ax.text(
-        (xs[0] + xs[-1]) / 2,
-        y_soft + 0.55,
-        f"biLM: $L$ = {L} layers, {Hd} numbers per direction",
-        **_t(10),
-    )
+    ax.text(xm + 0.5, y_soft + 0.35, mix_title, **_t(10))
+    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55, title, **_t(10))
     return fig
 
 
