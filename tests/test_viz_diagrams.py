@@ -420,20 +420,24 @@ def test_electra_diagram_labels_a_sample_equal_to_the_original_as_original():
     fig = viz.electra_diagram(ElectraConfig(SMALL_BERT))
     t = texts(fig)
     assert t.count("[MASK]") == 2 and "ate" in t
-    labels = [x.get_text() for x in fig.axes[0].texts if x.get_horizontalalignment() == "left"]
-    assert labels == [
+    # the discriminator's labels: the bottom row, left to right
+    bottom = min(x.get_position()[1] for x in fig.axes[0].texts)
+    labels = [x.get_text() for x in fig.axes[0].texts if x.get_position()[1] == bottom]
+    assert fig.get_size_inches()[0] == 5.2 and labels == [
         "original",
         "original",
         "replaced",
         "original",
         "original",
     ]
-    assert "generator\n(small masked LM,\n1 layer)" in t
-    assert "discriminator\n(ELECTRA,\n2 layers)" in t
+    assert "generator (small masked LM, 1 layer)" in t
+    assert "discriminator (ELECTRA, 2 layers)" in t
     with pytest.raises(ValueError, match="sampled"):
         viz.electra_diagram(ElectraConfig(SMALL_BERT), sampled=["the"])
     with pytest.raises(ValueError, match="masked"):
         viz.electra_diagram(ElectraConfig(SMALL_BERT), masked=[9], sampled=["x"])
+    with pytest.raises(ValueError, match="original"):  # more than a phone's width holds
+        viz.electra_diagram(ElectraConfig(SMALL_BERT), original="a b c d e f g".split())
 
 
 def test_captioning_diagram_draws_one_box_per_region():
@@ -524,6 +528,7 @@ DRAWN_FOR_PHONES = {
     "tiling",
     "bert_input",
     "bert_pretraining",
+    "electra",
 }
 
 

@@ -304,4 +304,21 @@ def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator(
         assert len({tuple(len(w) for w in words) for _, words in rows}) == 1
         assert f"; {int(c.replaced[b].sum())} replaced," in alt
         assert alt.endswith("P(replaced): " + ", ".join(tokens[3]))
-        assert f"learns from {sum(chosen)} of its {int(keep.sum())} tokens" in kwargs["title"]
+        title = kwargs["title"].replace("\n", " ")
+        assert f"learns from {sum(chosen)} of its {int(keep.sum())} tokens" in title
+
+
+def test_word_rows_narrow_puts_each_name_above_its_row_and_the_key_a_line_each():
+    rows = [("first", ["a", "b"]), ("second", ["c", "d"])]
+    legend = [("white", "one"), ("#cfe3f3", "two")]
+    wide = viz.word_rows(rows, legend=legend, fontsize=11)
+    narrow = viz.word_rows(rows, legend=legend, fontsize=11, narrow=True, figsize=(5.2, None))
+    assert wide.get_figwidth() == 11 and narrow.get_figwidth() == 5.2
+    for fig, ha in ((wide, "right"), (narrow, "left")):
+        names = {t.get_text(): t for t in fig.axes[0].texts if t.get_text() in ("first", "second")}
+        assert {t.get_horizontalalignment() for t in names.values()} == {ha}
+    words = {t.get_text(): t.get_position() for t in narrow.axes[0].texts}
+    assert words["first"][1] > words["a"][1] > words["second"][1] > words["c"][1]
+    assert narrow.axes[0].get_legend()._ncols == 1 and wide.axes[0].get_legend()._ncols == 2
+    with pytest.raises(TypeError, match="narrow"):
+        viz.word_rows(rows, narrow="yes")

@@ -494,6 +494,7 @@ def word_rows(
     width=84,
     figsize=None,
     fontsize=9,
+    narrow=False,
 ):
     """Sentences as rows of word boxes, e.g. a reference and two translations, one under the other.
 
@@ -512,6 +513,8 @@ def word_rows(
             size, with empty room below the shorter ones).
         fontsize: the size of the words, labels and legend in points; the boxes, the wrapping and the
             height fitted to the rows grow with it (a larger size fills more of ``width``).
+        narrow: drawn for a phone's column: each row's name above its words instead of to their
+            left, the words across the whole figure, the legend one entry a line.
 
     Returns:
         the matplotlib Figure.
@@ -521,6 +524,8 @@ def word_rows(
     """
     if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not fontsize > 0:
         raise ValueError(f"fontsize must be a positive number of points; got {fontsize!r}")
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]
     if not rows:
@@ -536,7 +541,11 @@ def word_rows(
     ref = dict(rows).get(reference)
     placed = []  # (row index, line, x, word, colour, bold)
     line = 0
+    label_line = {}  # narrow: the line of each row's name, above its words
     for r, ((label, words), row_colors) in enumerate(zip(rows, colors)):
+        if narrow:
+            label_line[r] = line - 0.1
+            line += 1.05
         if row_colors is not None and len(row_colors) != len(words):
             raise ValueError(
                 f"colors of row {label!r}: expected one per word ({len(words)}), got {len(row_colors)}"
@@ -556,13 +565,16 @@ def word_rows(
                 color, bold = "white", False
             placed.append((r, line, x, w, color, bold))
             x += size + 0.5 * scale
-        line += 1.35  # a gap between rows
+        line += 1.1 if narrow else 1.35  # a gap between rows
     n_lines = line
     fixed_size = figsize is not None and figsize[1] is not None
     if not fixed_size:
-        fitted = 0.32 * scale * n_lines + 0.9 + (0.35 if legend else 0)
+        keys = (0.35 * len(legend) if narrow else 0.35) if legend else 0
+        fitted = 0.32 * scale * n_lines + 0.9 + keys
         figsize = (11 if figsize is None else figsize[0], fitted)
     fig, ax = plt.subplots(figsize=figsize)
+    if narrow:
+        fig.subplots_adjust(left=0.02, right=0.98)
     first_line = {}
     for r, ln, x, w, color, bold in placed:
         first_line.setdefault(r, ln)
@@ -578,14 +590,27 @@ def word_rows(
             bbox=dict(boxstyle="round,pad=0.25", facecolor=color, edgecolor="0.55", lw=0.6),
         )
     for r, ln in first_line.items():
-        ax.text(-1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold")
+        if narrow:
+            ax.text(
+                0,
+                -label_line[r],
+                labels[r],
+                ha="left",
+                va="center",
+                fontsize=fontsize,
+                fontweight="bold",
+            )
+        else:
+            ax.text(
+                -1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold"
+            )
     if legend:
         handles = [mpatches.Patch(facecolor=c, edgecolor="0.55", label=t) for c, t in legend]
         ax.legend(
             handles=handles,
             loc="lower center",
             bbox_to_anchor=(0.5, -0.02),
-            ncol=len(handles),
+            ncol=1 if narrow else len(handles),
             fontsize=fontsize,
             frameon=False,
         )
@@ -604,10 +629,11 @@ def word_rows(
             fontsize=fontsize,
             frameon=False,
         )
-    bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
+    key_lines = len(legend) if (legend and narrow) else 1
+    bottom = max(n_lines, 2) + (0.9 * key_lines if (legend or ref is not None) else 0)
     if fixed_size:  # the same spacing in every state: rows at the top, room left below
         bottom = max(bottom, (figsize[1] - 0.9) / (0.32 * scale))
-    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8))
+    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8 if not narrow else 0.3))
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=max(10, fontsize), loc="left")

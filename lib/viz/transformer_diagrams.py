@@ -396,11 +396,12 @@ def electra_diagram(
     default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
     LM) samples a word for each (``sampled``), and the discriminator labels every token original
     or replaced; a sample equal to the original counts as original. ``config``: a
-    ``lib.electra.ElectraConfig`` for the depths. Returns the Figure."""
+    ``lib.electra.ElectraConfig`` for the depths. Drawn for a phone's width (5.2 inches, 11.5-point
+    text): the words across (at most 6), the stages one under the other. Returns the Figure."""
     from lib.electra import ElectraConfig
 
     check_type(config, "config", ElectraConfig)
-    orig = _words(original, "original", 7)
+    orig = _words(original, "original", 6)
     masked, sampled = list(masked), list(sampled)
     if not masked or any(not isinstance(i, int) or not 0 <= i < len(orig) for i in masked):
         raise ValueError(f"masked: expected positions in [0, {len(orig)}), got {masked!r}")
@@ -415,55 +416,70 @@ def electra_diagram(
     labels = ["original" if c == o else "replaced" for c, o in zip(corrupt, orig)]
     n_g, n_d = config.generator_layers, config.discriminator.num_hidden_layers
     alt = (
-        f"Four columns of words. The sentence {' '.join(orig)} is masked to "
+        f"Four rows of words, one under the other. The sentence {' '.join(orig)} is masked to "
         f"{' '.join(with_mask)}; the generator, a small masked language model of {n_g} layer"
         f"{'s' if n_g > 1 else ''}, samples {' '.join(corrupt)}; the discriminator, {n_d} layers, "
         f"labels each token: {', '.join(labels)}."
     )
-    n = len(orig)
-    fig, ax = _canvas(9.0, 0.6 * n + 0.65, alt)
-    ys = [0.45 + 0.6 * (n - 1 - i) for i in range(n)]
-    cols = [(0.6, orig, "plain"), (2.25, with_mask, "plain"), (5.15, corrupt, "plain")]
-    for x, words, kind in cols:
-        for i, (y, w) in enumerate(zip(ys, words)):
-            _box(ax, x, y, w, kind, w=1.0, h=0.42, fontsize=_FONT)
-            if w == "[MASK]":
-                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["norm"])
-            if x > 5 and corrupt[i] != orig[i]:
-                ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["ctx"])
-    for y in ys:
-        _arrow(ax, 1.1, y, 1.75, y)
-    y_mid = (ys[0] + ys[-1]) / 2
-    height = ys[0] - ys[-1] + 0.5
-    _box(
-        ax,
-        3.7,
-        y_mid,
-        f"generator\n(small masked LM,\n{n_g} layer{'s' if n_g > 1 else ''})",
-        "ff",
-        1.35,
-        height,
-        _FONT,
-    )
-    _box(ax, 6.75, y_mid, f"discriminator\n(ELECTRA,\n{n_d} layers)", "attn", 1.35, height, _FONT)
-    for y in ys:
-        _arrow(ax, 2.75, y, 3.02, y)
-        _arrow(ax, 4.38, y, 4.65, y)
-        _arrow(ax, 5.65, y, 6.07, y)
-        _arrow(ax, 7.43, y, 7.75, y)
-    for y, label in zip(ys, labels):
+    # drawn for a phone's width: the words across, the stages one under the other
+    n, font, width = len(orig), _PHONE_FONT, 5.2
+    pitch = min(1.0, (width - 0.3) / n)
+    xs = [width / 2 + pitch * (i - (n - 1) / 2) for i in range(n)]
+    row, gap, stage = 0.42, 0.32, 0.62  # a row of words, a heading or arrow, a model's box
+    height = 4 * row + 2 * stage + 8 * gap + 0.1  # 3 headings, 5 rows of arrows
+    fig, ax = _canvas(width, height, alt)
+    y = height - 0.05
+
+    def heading(text):
+        nonlocal y
         ax.text(
-            7.8,
-            y,
-            label,
-            fontsize=_FONT,
-            va="center",
+            xs[0] - pitch / 2 + 0.05,
+            y - gap / 2,
+            text,
+            fontsize=font,
             ha="left",
-            weight="bold" if label == "replaced" else "normal",
+            va="center",
+            style="italic",
+            color="0.25",
         )
-    top = ys[0] + 0.55
-    for x, text in [(0.6, "original"), (2.25, "masked"), (5.15, "corrupted"), (8.3, "label")]:
-        ax.text(x, top, text, **_t(10))
+        y -= gap
+
+    def words_row(words, colour):
+        nonlocal y
+        y -= row / 2
+        for x, w, c in zip(xs, words, colour):
+            _box(ax, x, y, w, c, w=pitch - 0.1, h=row, fontsize=font)
+        y -= row / 2
+
+    def arrows():
+        nonlocal y
+        for x in xs:
+            _arrow(ax, x, y - 0.03, x, y - gap + 0.03)
+        y -= gap
+
+    def model(text, kind):
+        nonlocal y
+        y -= stage / 2
+        _box(ax, width / 2, y, text, kind, w=pitch * n - 0.1, h=stage, fontsize=font)
+        y -= stage / 2
+
+    plain = ["plain"] * n
+    heading("original")
+    words_row(orig, plain)
+    arrows()
+    heading("masked")
+    words_row(with_mask, ["norm" if w == "[MASK]" else "plain" for w in with_mask])
+    arrows()
+    model(f"generator (small masked LM, {n_g} layer{'s' if n_g > 1 else ''})", "ff")
+    arrows()
+    heading("corrupted: the generator's samples")
+    words_row(corrupt, ["ctx" if c != o else "plain" for c, o in zip(corrupt, orig)])
+    arrows()
+    model(f"discriminator (ELECTRA, {n_d} layers)", "attn")
+    arrows()
+    y -= row / 2
+    for x, label in zip(xs, labels):
+        ax.text(x, y, label, weight="bold" if label == "replaced" else "normal", **_t(font))
     return fig
 
 
