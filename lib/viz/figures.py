@@ -494,6 +494,7 @@ def word_rows(
     width=84,
     figsize=None,
     fontsize=9,
+    labels_above=False,
 ):
     """Sentences as rows of word boxes, e.g. a reference and two translations, one under the other.
 
@@ -512,6 +513,8 @@ def word_rows(
             size, with empty room below the shorter ones).
         fontsize: the size of the words, labels and legend in points; the boxes, the wrapping and the
             height fitted to the rows grow with it (a larger size fills more of ``width``).
+        labels_above: put each row's label on a line of its own above its words, instead of to
+            their left, so that the words have the whole width (a figure for a phone's column).
 
     Returns:
         the matplotlib Figure.
@@ -535,12 +538,15 @@ def word_rows(
         )
     ref = dict(rows).get(reference)
     placed = []  # (row index, line, x, word, colour, bold)
+    label_line = {}  # row index -> the line of its label
     line = 0
     for r, ((label, words), row_colors) in enumerate(zip(rows, colors)):
         if row_colors is not None and len(row_colors) != len(words):
             raise ValueError(
                 f"colors of row {label!r}: expected one per word ({len(words)}), got {len(row_colors)}"
             )
+        if labels_above:
+            label_line[r], line = line, line + 1
         x = 0.0
         for j, w in enumerate(words):
             # a monospace character is about 0.76 x-units at 9 points
@@ -578,7 +584,20 @@ def word_rows(
             bbox=dict(boxstyle="round,pad=0.25", facecolor=color, edgecolor="0.55", lw=0.6),
         )
     for r, ln in first_line.items():
-        ax.text(-1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold")
+        if labels_above:
+            ax.text(
+                0,
+                -label_line[r],
+                labels[r],
+                ha="left",
+                va="center",
+                fontsize=fontsize,
+                fontweight="bold",
+            )
+        else:
+            ax.text(
+                -1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold"
+            )
     if legend:
         handles = [mpatches.Patch(facecolor=c, edgecolor="0.55", label=t) for c, t in legend]
         ax.legend(
