@@ -99,10 +99,12 @@ def _red(arrow):
     return arrow.get_edgecolor() == to_rgba(_CTX)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("with_attention", [False, True])
-def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
+def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, narrow):
+    """The wide drawing and the one for a phone (the decoder above the encoder) say the same."""
     T = len(TGT) + 1  # decoder steps, <eos> included
-    fig = viz.seq2seq_diagram(SRC, TGT, d_hidden=64, with_attention=with_attention)
+    fig = viz.seq2seq_diagram(SRC, TGT, d_hidden=64, with_attention=with_attention, narrow=narrow)
     t = texts(fig)
     for word in SRC + TGT + ["<bos>", "<eos>"]:
         assert word in t
@@ -113,15 +115,23 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
         for b in _boxes_labelled(fig, "$\\mathbf{c}$")
         if abs(_center(b)[1] - _center(s[0])[1]) < 0.01
     ]
-    # c = [forward h_S; backward h_1]: an arrow from h_S, and a line from h_1 whose arrow ends at c
-    assert len(_links(fig, h[-1], summary)) == 1
-    (from_h1,) = [  # the backward GRU ends at h_1: its line runs under the source words
-        ln
-        for ln in fig.axes[0].lines
-        if _on((ln.get_xdata()[0], ln.get_ydata()[0]), h[0]) and min(ln.get_ydata()) < h[0].get_y()
-    ]
-    end = (from_h1.get_xdata()[-1], from_h1.get_ydata()[-1])
-    assert [p for p in arrows(fig) if _ends(p)[0] == end and _on(_ends(p)[1], summary)]
+
+    # c = [forward h_S; backward h_1]: from each, one arrow or one line whose arrow ends at c
+    def paths_to_summary(box):
+        routed = [
+            ln
+            for ln in fig.axes[0].lines
+            if _on((ln.get_xdata()[0], ln.get_ydata()[0]), box)
+            and any(
+                _ends(p)[0] == (ln.get_xdata()[-1], ln.get_ydata()[-1])
+                and _on(_ends(p)[1], summary)
+                for p in arrows(fig)
+            )
+        ]
+        return len(_links(fig, box, summary)) + len(routed)
+
+    assert paths_to_summary(h[-1]) == paths_to_summary(h[0]) == 1
+    assert all(paths_to_summary(b) == 0 for b in h[1:-1])
     # s_0 = tanh(W_s c) comes from the summary and from nothing else
     into_s0 = [p for p in arrows(fig) if _on(_ends(p)[1], s[0])]
     assert into_s0 == _links(fig, summary, s[0]) and len(into_s0) == 1 and not _red(into_s0[0])
@@ -170,6 +180,8 @@ def test_seq2seq_diagram_checks_its_arguments():
         viz.seq2seq_diagram("the woman", TGT)
     with pytest.raises(ValueError, match="d_hidden"):
         viz.seq2seq_diagram(SRC, TGT, d_hidden=0)
+    with pytest.raises(TypeError, match="narrow"):
+        viz.seq2seq_diagram(SRC, TGT, narrow="yes")
 
 
 def test_self_attention_diagram_labels_every_matrix_with_its_shape():
@@ -435,6 +447,7 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
 
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
+    "seq2seq_narrow": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
     "multi_head": lambda: viz.multi_head_diagram(12, 3, 5),
     "bahdanau": lambda: viz.bahdanau_diagram(SRC),
@@ -455,6 +468,7 @@ CALLS = {
 # narrow canvases (stacked panels, larger text), drawn for a phone: shown about 312 px wide at
 # 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
+    "seq2seq_narrow",
     "gqa",
     "llama",
     "captioning",
