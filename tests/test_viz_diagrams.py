@@ -166,6 +166,13 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, 
     alphas = [x for x in t if re.fullmatch(r"\$\\alpha_\{t\d\}\$", x)]
     assert len(alphas) == (len(SRC) if with_attention else 0)
     assert "128 numbers" in fig.alt_text
+    if narrow:  # drawn for a phone, as DRAWN_FOR_PHONES below; the wide one is in CALLS
+        width, height = fig.get_size_inches()
+        sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
+        assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+        assert "Bottom: the source words" in fig.alt_text and "Top: the decoder" in fig.alt_text
+        narrow_again = viz.seq2seq_diagram(SRC, TGT, with_attention=with_attention, narrow=True)
+        assert png(fig) == png(narrow_again)
     if with_attention:
         assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in " ".join(t)
         assert "alpha_tj" in fig.alt_text and "s_(t-1)" in fig.alt_text
@@ -447,7 +454,6 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
 
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
-    "seq2seq_narrow": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
     "multi_head": lambda: viz.multi_head_diagram(12, 3, 5),
     "bahdanau": lambda: viz.bahdanau_diagram(SRC),
@@ -468,7 +474,6 @@ CALLS = {
 # narrow canvases (stacked panels, larger text), drawn for a phone: shown about 312 px wide at
 # 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
-    "seq2seq_narrow",
     "gqa",
     "llama",
     "captioning",
