@@ -190,6 +190,8 @@ def test_check_greedy_or_reference_accepts_the_right_values_and_says_what_is_mis
     # greedy_decode's own log_prob (no <eos> step where an output reached the length limit) too
     assert ch01.check_greedy_or_reference(case["decoded"], reference).passed
     assert ch01.check_greedy_or_reference(greedy.tolist(), reference.tolist()).passed
+    # NumPy arrays as well as lists, float32 too
+    assert ch01.check_greedy_or_reference(greedy.numpy(), reference.float().numpy()).passed
     assert ch01.check_greedy_or_reference(None, None).status == "not attempted"
     half = ch01.check_greedy_or_reference(None, reference)
     assert half.status == "not attempted" and "log_p_greedy" in half.message
@@ -206,6 +208,9 @@ def _answers(name):
         "the loss per token": (g["right"], -r["per token"]),
         "<eos> left out": (g["right"], r["without <eos>"]),
         "swapped": (r["right"], g["right"]),
+        "the references twice": (r["right"], r["right"]),
+        "<eos> kept in the greedy words": (g["<eos> twice"], r["right"]),
+        "<eos> kept in the reference words": (g["right"], r["<eos> twice"]),
         "another order": (g["right"].flip(0), r["right"]),
         "all 400 test sentences": (g["right"], torch.zeros(400)),
         "a few sentences": (g["right"][:5], r["right"]),
@@ -235,6 +240,9 @@ GREEDY_WRONG = [
     ("the loss per token", "is a mean per token"),
     ("<eos> left out", "leaves out the last step, the probability of <eos>"),
     ("swapped", "log_p_greedy and log_p_reference are swapped"),
+    ("the references twice", "log_p_greedy holds the log-probabilities of the references, not of"),
+    ("<eos> kept in the greedy words", "scores each greedy output with two <eos> at its end"),
+    ("<eos> kept in the reference words", "scores each reference with two <eos> at its end"),
     ("another order", "keep the order of long_idx"),
     ("all 400 test sentences", "in the order of long_idx (129)"),
     ("a few sentences", "has shape [5]; expected [129]"),
@@ -269,6 +277,8 @@ def test_check_greedy_or_reference_names_the_mistake_and_not_the_answer(name, me
         mean = variants["right"].mean()
         assert f"{mean:.1f}" not in feedback and f"{mean:.0f}" not in feedback
     assert "more probable" not in feedback and "model error" not in feedback
+    if name == "the references twice":  # nothing was swapped
+        assert "swapped" not in feedback
 
 
 def test_an_eos_chosen_at_the_last_step_ends_the_sentence():

@@ -99,10 +99,12 @@ def _red(arrow):
     return arrow.get_edgecolor() == to_rgba(_CTX)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("with_attention", [False, True])
-def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
+def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, narrow):
+    """The wide drawing and the one for a phone (the decoder above the encoder) say the same."""
     T = len(TGT) + 1  # decoder steps, <eos> included
-    fig = viz.seq2seq_diagram(SRC, TGT, d_hidden=64, with_attention=with_attention)
+    fig = viz.seq2seq_diagram(SRC, TGT, d_hidden=64, with_attention=with_attention, narrow=narrow)
     t = texts(fig)
     for word in SRC + TGT + ["<bos>", "<eos>"]:
         assert word in t
@@ -113,15 +115,23 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
         for b in _boxes_labelled(fig, "$\\mathbf{c}$")
         if abs(_center(b)[1] - _center(s[0])[1]) < 0.01
     ]
-    # c = [forward h_S; backward h_1]: an arrow from h_S, and a line from h_1 whose arrow ends at c
-    assert len(_links(fig, h[-1], summary)) == 1
-    (from_h1,) = [  # the backward GRU ends at h_1: its line runs under the source words
-        ln
-        for ln in fig.axes[0].lines
-        if _on((ln.get_xdata()[0], ln.get_ydata()[0]), h[0]) and min(ln.get_ydata()) < h[0].get_y()
-    ]
-    end = (from_h1.get_xdata()[-1], from_h1.get_ydata()[-1])
-    assert [p for p in arrows(fig) if _ends(p)[0] == end and _on(_ends(p)[1], summary)]
+
+    # c = [forward h_S; backward h_1]: from each, one arrow or one line whose arrow ends at c
+    def paths_to_summary(box):
+        routed = [
+            ln
+            for ln in fig.axes[0].lines
+            if _on((ln.get_xdata()[0], ln.get_ydata()[0]), box)
+            and any(
+                _ends(p)[0] == (ln.get_xdata()[-1], ln.get_ydata()[-1])
+                and _on(_ends(p)[1], summary)
+                for p in arrows(fig)
+            )
+        ]
+        return len(_links(fig, box, summary)) + len(routed)
+
+    assert paths_to_summary(h[-1]) == paths_to_summary(h[0]) == 1
+    assert all(paths_to_summary(b) == 0 for b in h[1:-1])
     # s_0 = tanh(W_s c) comes from the summary and from nothing else
     into_s0 = [p for p in arrows(fig) if _on(_ends(p)[1], s[0])]
     assert into_s0 == _links(fig, summary, s[0]) and len(into_s0) == 1 and not _red(into_s0[0])
@@ -156,6 +166,13 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention):
     alphas = [x for x in t if re.fullmatch(r"\$\\alpha_\{t\d\}\$", x)]
     assert len(alphas) == (len(SRC) if with_attention else 0)
     assert "128 numbers" in fig.alt_text
+    if narrow:  # drawn for a phone, as DRAWN_FOR_PHONES below; the wide one is in CALLS
+        width, height = fig.get_size_inches()
+        sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
+        assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+        assert "Bottom: the source words" in fig.alt_text and "Top: the decoder" in fig.alt_text
+        narrow_again = viz.seq2seq_diagram(SRC, TGT, with_attention=with_attention, narrow=True)
+        assert png(fig) == png(narrow_again)
     if with_attention:
         assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in " ".join(t)
         assert "alpha_tj" in fig.alt_text and "s_(t-1)" in fig.alt_text
@@ -170,6 +187,8 @@ def test_seq2seq_diagram_checks_its_arguments():
         viz.seq2seq_diagram("the woman", TGT)
     with pytest.raises(ValueError, match="d_hidden"):
         viz.seq2seq_diagram(SRC, TGT, d_hidden=0)
+    with pytest.raises(TypeError, match="narrow"):
+        viz.seq2seq_diagram(SRC, TGT, narrow="yes")
 
 
 def test_self_attention_diagram_labels_every_matrix_with_its_shape():

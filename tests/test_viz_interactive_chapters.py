@@ -93,6 +93,33 @@ def test_word_rows_fits_the_height_at_a_given_width():
     plt.close("all")
 
 
+def test_word_rows_narrow_puts_the_names_above_and_gives_the_words_the_whole_width():
+    """Chapter 1's slider, drawn for a phone: each row's name on a line of its own above its words,
+    which then start at the left edge; the default keeps the names to the left."""
+    rows = [("reference", "le chat noir".split()), ("plain", "le chien noir".split())]
+    left, above = viz.word_rows(rows), viz.word_rows(rows, narrow=True)
+
+    def names(fig):
+        return {
+            t.get_text(): t.get_position() for t in fig.axes[0].texts if t.get_bbox_patch() is None
+        }
+
+    def words(fig):
+        return [t.get_position() for t in fig.axes[0].texts if t.get_bbox_patch()]
+
+    for name, (x, y) in names(left).items():
+        assert x < 0  # to the left of the words, on their line
+        assert y in {wy for _, wy in words(left)}
+    first_word_y = max(wy for _, wy in words(above))
+    for name, (x, y) in names(above).items():
+        assert x >= 0 and y not in {wy for _, wy in words(above)}
+    assert names(above)["reference"][1] > first_word_y  # above the first line of words
+    assert [b[0] for b in _boxes(above)] == [b[0] for b in _boxes(left)]
+    assert above.get_figheight() > left.get_figheight()  # one more line per row
+    plt.close(left)
+    plt.close(above)
+
+
 def test_word_rows_rejects_bad_input():
     with pytest.raises(ValueError, match="at least one"):
         viz.word_rows([])

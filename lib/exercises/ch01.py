@@ -16,6 +16,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -112,11 +113,23 @@ def _long_sentences(max_len: int = MAX_LEN) -> dict[str, Any]:
     outputs = [tgt_vocab.decode(decoded.tokens[i]) for i in long_idx]
     greedy_pairs = [Pair(p.src, tuple(o), (0,) * len(o)) for p, o in zip(long_pairs, outputs)]
     ended = (decoded.tokens[long_idx] == tgt_vocab.eos_id).any(1)  # [N]: chose <eos> in time
+    # a mistake to name: the <eos> kept among the words (make_batch then adds a second one)
+    twice = {
+        what: _variants(
+            model,
+            [Pair(p.src, p.tgt + ("<eos>",), p.alignment + (0,)) for p in scored],
+            src_vocab,
+            tgt_vocab,
+        )["right"]
+        for what, scored in [("reference", long_pairs), ("greedy", greedy_pairs)]
+    }
     return {
         "max_len": max_len,
         "long_idx": long_idx,
-        "reference": _variants(model, long_pairs, src_vocab, tgt_vocab),
-        "greedy": _variants(model, greedy_pairs, src_vocab, tgt_vocab),
+        "reference": _variants(model, long_pairs, src_vocab, tgt_vocab)
+        | {"<eos> twice": twice["reference"]},
+        "greedy": _variants(model, greedy_pairs, src_vocab, tgt_vocab)
+        | {"<eos> twice": twice["greedy"]},
         # greedy_decode's own score: the same as "right" where the output chose <eos>; an output cut
         # off at max_len words has no <eos> step in it
         "decoded": decoded.log_prob[long_idx].double(),
@@ -157,6 +170,8 @@ def _under_attention(max_len: int = MAX_LEN) -> dict[str, Tensor]:
 def _as_log_probs(value: Any, name: str, n: int) -> Tensor:
     """``value`` as a float64 tensor [n], or feedback naming what is wrong with its type or shape."""
     value = plain(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        value = torch.from_numpy(value.astype(np.float64))  # as a list of numbers is accepted
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, Tensor) for v in value):
         fail(
             f"{name} is a {type(value).__name__} of tensors; stack them into one tensor of shape [{n}]."
@@ -218,7 +233,10 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
     wrong, other = ~ok, ("reference" if what == "greedy" else "greedy")
     # mistakes that change every sentence the same way
     if _close(value, case[other]["right"]):
-        return f"{name} holds the log-probabilities of the {'greedy outputs' if other == 'greedy' else 'references'}: log_p_greedy and log_p_reference are swapped."
+        if what == "greedy":
+            # log_p_reference, checked first, was right (or not given): the same numbers twice
+            return f'{name} holds the log-probabilities of the references, not of the greedy outputs. Score the plain model\'s own outputs, hypotheses["plain"][i] for i in long_idx.'
+        return f"{name} holds the log-probabilities of the greedy outputs: log_p_greedy and log_p_reference are swapped."
     if _close(value.sort().values, right.sort().values):
         return f"{name} holds the right values in another order: keep the order of long_idx."
     if _close(value, _under_attention(case["max_len"])[what]):
@@ -244,6 +262,8 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         if what == "greedy" and bool(at_the_limit[wrong].all()):
             return f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit."
         return f"{name} leaves out the last step, the probability of <eos>{',' + where if where else ''}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+    if matches(mine["<eos> twice"]):
+        return f"{name} scores each {noun} with two <eos> at its end{where}: your target words already end with <eos>, and make_batch adds one more. Give make_batch the words only, as tgt_vocab.decode returns them by default."
     if what == "greedy" and matches(_under_attention(case["max_len"])["its greedy under plain"]):
         return f"{name} scores the greedy outputs of the attention model (attentive){where}: the scoring under `plain` is right, but the outputs scored are the wrong model's. Score the plain model's own greedy outputs, hypotheses[\"plain\"]."
     if (value >= 0).all() and (value <= 1).all():

@@ -98,25 +98,29 @@ def _t(size=_FONT):
     return {"fontsize": size, "ha": "center", "va": "center"}
 
 
-def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
+def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
     bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
     gives the decoder its first state s_0 = tanh(W_s c). Before each step t a box hands the decoder
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
-    al.). ``d_hidden``: the GRU's width in each direction. The output layer, which also reads the
-    context and the previous word, is not drawn. Returns the Figure."""
+    al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
+    the decoder above the encoder on a canvas 5.6 inches wide, at 11.5 points. The output layer,
+    which also reads the context and the previous word, is not drawn. Returns the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
     check_int(d_hidden, "d_hidden", 1)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     steps_in, steps_out = ["<bos>", *tgt], [*tgt, "<eos>"]
     T = len(steps_in)
     kind = "with attention" if with_attention else "plain"
+    where = ("Bottom", "Top") if narrow else ("Left", "Right")
     alt = (
-        f"The encoder-decoder, {kind}. Left: the source words {' '.join(src)} each feed a box "
+        f"The encoder-decoder, {kind}. {where[0]}: the source words {' '.join(src)} each feed a box "
         "h_j of a bidirectional GRU, with arrows in both directions between neighbours. The last "
         "forward state and the first backward state join into the summary c, "
         f"{2 * d_hidden} numbers, which gives the decoder its first state s_0 = tanh(W_s c). "
-        f"Right: the decoder's states s_1 to s_{T}, each reading the previous target word "
+        f"{where[1]}: the decoder's states s_1 to s_{T}, each reading the previous target word "
         f"(<bos> first) and the previous state, and writing the next word, "
         f"{' '.join(steps_out)}. Before each step a box hands the decoder its context, "
         + (
@@ -128,47 +132,92 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
             "box, and a red arrow from each box into s_t: the bottleneck."
         )
     )
-    fig, ax = _canvas(9.4, 4.9, alt)
-    y_loop, y_in, y_cell, y_ctx, y_out, y_bus = 0.32, 0.8, 2.0, 2.8, 3.6, 4.1
+    font = _PHONE_FONT if narrow else _FONT
+    if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
+        fig, ax = _canvas(5.6, 6.5, alt)
+        y_loop, y_src, y_h, y_grey = 0.25, 0.7, 1.6, 2.25
+        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
+        xe = [1.4 + 0.88 * j for j in range(len(src))]
+        x_c, x_s0, pitch = 0.34, 0.96, 0.84
+        w_word = 0.82
+    else:
+        fig, ax = _canvas(9.4, 4.9, alt)
+        y_loop, y_src, y_h = 0.32, 0.8, 2.0
+        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
+        xe = [0.6 + 0.8 * j for j in range(len(src))]
+        x_c, x_s0, pitch = 3.75, 4.55, 0.88
+        w_word = 0.74
     h_cell, h_ctx = 0.55, 0.4
-    xe = [0.6 + 0.8 * j for j in range(len(src))]
-    x_c, x_s0, pitch = 3.75, 4.55, 0.88
     xd = [x_s0 + pitch * (t + 1) for t in range(T)]
     xc = [x - pitch / 2 for x in xd]  # the context box of each step, between s_{t-1} and s_t
     top, bottom = y_cell + h_cell / 2, y_cell - h_cell / 2
+    h_top, h_bottom = y_h + h_cell / 2, y_h - h_cell / 2
     for j, (x, word) in enumerate(zip(xe, src)):
-        _box(ax, x, y_in, word, "io", w=0.74, h=0.4, fontsize=_FONT)
-        _arrow(ax, x, y_in + 0.2, x, bottom)
-        _box(ax, x, y_cell, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=h_cell, fontsize=_FONT)
+        _box(ax, x, y_src, word, "io", w=w_word, h=0.4, fontsize=font)
+        _arrow(ax, x, y_src + 0.2, x, h_bottom)
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=h_cell, fontsize=font)
     for a, b in zip(xe, xe[1:]):  # the forward GRU reads right, the backward GRU left
-        _arrow(ax, a + 0.3, y_cell + 0.1, b - 0.3, y_cell + 0.1)
-        _arrow(ax, b - 0.3, y_cell - 0.1, a + 0.3, y_cell - 0.1)
-    # the summary c: the forward GRU's last state (right) and the backward GRU's (from h_1, below)
-    _arrow(ax, xe[-1] + 0.3, y_cell, x_c - 0.25, y_cell)
-    ax.text((xe[-1] + x_c) / 2 + 0.02, y_cell + 0.4, "$\\overrightarrow{\\mathbf{h}}_S$", **_t())
-    _line(ax, [xe[0] - 0.3, 0.15, 0.15, x_c], [y_cell, y_cell, y_loop, y_loop])
-    _arrow(ax, x_c, y_loop, x_c, bottom)
-    ax.text((xe[0] + xe[-1]) / 2, y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t())
-    _box(ax, x_c, y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=h_cell, fontsize=_FONT)
+        _arrow(ax, a + 0.3, y_h + 0.1, b - 0.3, y_h + 0.1)
+        _arrow(ax, b - 0.3, y_h - 0.1, a + 0.3, y_h - 0.1)
+    if narrow:  # both final states go down, round and up into c from below
+        # the forward GRU's last state: right of h_S, under the words, up into c
+        _line(
+            ax,
+            [xe[-1] + 0.3, xe[-1] + 0.55, xe[-1] + 0.55, x_c - 0.12, x_c - 0.12],
+            [y_h, y_h, y_loop, y_loop, y_grey + 0.05],
+        )
+        _arrow(ax, x_c - 0.12, y_grey + 0.05, x_c - 0.12, bottom)
+        ax.text(xe[-1] + 0.62, y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(font))
+        # the backward GRU's last state: left of h_1, straight up into c
+        _line(ax, [xe[0] - 0.3, x_c + 0.12], [y_h, y_h])
+        _arrow(ax, x_c + 0.12, y_h, x_c + 0.12, bottom)
+        ax.text(x_c + 0.5, y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(font))
+    else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
+        _arrow(ax, xe[-1] + 0.3, y_cell, x_c - 0.25, y_cell)
+        ax.text(
+            (xe[-1] + x_c) / 2 + 0.02, y_cell + 0.4, "$\\overrightarrow{\\mathbf{h}}_S$", **_t()
+        )
+        _line(ax, [xe[0] - 0.3, 0.15, 0.15, x_c], [y_cell, y_cell, y_loop, y_loop])
+        _arrow(ax, x_c, y_loop, x_c, bottom)
+        ax.text((xe[0] + xe[-1]) / 2, y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t())
+    _box(ax, x_c, y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=h_cell, fontsize=font)
     _arrow(ax, x_c + 0.25, y_cell, x_s0 - 0.28, y_cell)
-    _box(ax, x_s0, y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=h_cell, fontsize=_FONT)
-    ax.text(x_s0 + 0.05, bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
+    _box(ax, x_s0, y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=h_cell, fontsize=font)
+    if narrow:
+        ax.text(5.55, y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=font, ha="right")
+    else:
+        ax.text(x_s0 + 0.05, bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
     for t, (x, x_ctx) in enumerate(zip(xd, xc)):
-        _box(ax, x, y_in, steps_in[t], "io", w=0.72, h=0.4, fontsize=_FONT)
+        _box(ax, x, y_in, steps_in[t], "io", w=0.72 if not narrow else 0.82, h=0.4, fontsize=font)
         _arrow(ax, x, y_in + 0.2, x, bottom)
         _arrow(ax, x - pitch + 0.28, y_cell, x - 0.28, y_cell)  # s_{t-1} -> s_t
-        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=h_cell, fontsize=_FONT)
+        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=h_cell, fontsize=font)
         _arrow(ax, x, top, x, y_out - 0.2)
-        _box(ax, x, y_out, steps_out[t], "plain", w=0.66, h=0.4, fontsize=_FONT)
+        _box(
+            ax,
+            x,
+            y_out,
+            steps_out[t],
+            "plain",
+            w=0.66 if not narrow else 0.82,
+            h=0.4,
+            fontsize=font,
+        )
         label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
-        _box(ax, x_ctx, y_ctx, label, "ctx", w=0.5, h=h_ctx, fontsize=_FONT)
+        _box(ax, x_ctx, y_ctx, label, "ctx", w=0.5, h=h_ctx, fontsize=font)
         # the context enters s_t; with attention the previous state s_{t-1} asks for it
         _arrow(ax, x_ctx + 0.12, y_ctx - h_ctx / 2, x - 0.16, top, color=_CTX, lw=1.3)
         if with_attention:
             _arrow(ax, x - pitch + 0.16, top, x_ctx - 0.12, y_ctx - h_ctx / 2)
         # what fills the box comes down from the line above the outputs
         _arrow(ax, x_ctx, y_bus, x_ctx, y_ctx + h_ctx / 2, color="0.45" if with_attention else _CTX)
-    if with_attention:  # every encoder state reaches every box, weighted by alpha_tj
+    if with_attention and narrow:  # every h_j, up to a line between the rows, round the left
+        for j, x in enumerate(xe):
+            _line(ax, [x, x], [h_top, y_grey], color="0.45")
+            ax.text(x + 0.06, h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=font, ha="left")
+        _line(ax, [xe[-1], 0.08, 0.08, xc[-1]], [y_grey, y_grey, y_bus, y_bus], color="0.45")
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$,\na new context at every step"
+    elif with_attention:  # every encoder state reaches every box, weighted by alpha_tj
         for j, x in enumerate(xe):
             _line(ax, [x, x], [top, y_bus], color="0.45")
             ax.text(x - 0.05, top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
@@ -177,6 +226,26 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
     else:  # the one summary, to every step
         _line(ax, [x_c, x_c, xc[-1]], [top, y_bus, y_bus], color=_CTX, lw=1.3)
         note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    if narrow:
+        ax.text(
+            5.55,
+            y_loop - 0.05,
+            note.replace(", at", ",\nat"),
+            color=_CTX,
+            fontsize=font,
+            ha="right",
+            va="top",
+        )
+        ax.text(0.05, y_title, f"decoder: GRU, {kind}", fontsize=font, ha="left")
+        ax.text(
+            0.05,
+            y_loop - 0.45,
+            f"encoder: bidirectional GRU,\n$\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
+            fontsize=font,
+            ha="left",
+            va="top",
+        )
+        return fig
     ax.text(xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
     ax.text(
         (xe[0] + xe[-1]) / 2,
