@@ -249,6 +249,21 @@ SHARPEN_WRONG = [
         lambda w, g: w**g / (w**g).sum(dim=-1, keepdim=True),
         "underflows to 0",
     ),
+    (
+        "NaNs of the underflow replaced by 0",
+        lambda w, g: torch.nan_to_num(w**g / (w**g).sum(dim=-1, keepdim=True)),
+        "hides the underflow instead of avoiding it",
+    ),
+    (
+        "epsilon in the sum hides the underflow",
+        lambda w, g: w**g / ((w**g).sum(dim=-1, keepdim=True) + 1e-12),
+        "row 0 of your weights is all 0",
+    ),
+    (
+        "a tiny epsilon before the log",
+        lambda w, g: torch.softmax(g * torch.log(w + 1e-6), dim=-1),
+        "has weight exactly 0, and yours gives it",
+    ),
     ("sum without keepdim", lambda w, g: w**g / (w**g).sum(dim=-1), "keepdim=True"),
     ("gamma ignored", lambda w, g: w.clone(), "gamma = 2 was not applied"),
     (

@@ -248,3 +248,24 @@ def test_training_curve_draws_the_losses_their_mean_and_the_references(ax):
     assert labels == ["each step", "mean of the last 2 steps", "guess", "val"]
     with pytest.raises(TypeError, match="history: expected a lib.train.History"):
         viz.training_curve(ax, [1.0, 2.0])
+
+
+def test_soft_lookup_narrow_stacks_the_panels_for_a_phone():
+    values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    weights = torch.tensor([0.5, 0.25, 0.25])
+    wide = viz.soft_lookup(weights, values, ["a", "b", "c"], ["C0", "C1", "C0"], title="t")
+    narrow = viz.soft_lookup(
+        weights, values, ["a", "b", "c"], ["C0", "C1", "C0"], title="t", narrow=True
+    )
+    assert tuple(wide.get_size_inches()) == (8.8, 3.8)  # the default drawing is unchanged
+    assert abs(narrow.get_size_inches()[0] - 5.2) < 1e-9
+    ax_w, ax_v = narrow.axes
+    assert ax_w.get_position().y0 > ax_v.get_position().y1  # the weights above the values
+    star = next(line for line in ax_v.lines if line.get_marker() == "*")
+    assert np.allclose(star.get_xydata(), [[0.25, 0.25]])
+    sizes = [t.get_fontsize() for ax in narrow.axes for t in ax.texts]
+    sizes += [ax_w.title.get_fontsize(), ax_w.yaxis.label.get_fontsize()]
+    sizes += [t.get_fontsize() for t in ax_v.get_legend().get_texts()]
+    assert min(sizes) >= 11  # 11 points on 5.2 inches: 9.7 CSS px in a phone's 330 px column
+    plt.close(wide)
+    plt.close(narrow)

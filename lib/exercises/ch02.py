@@ -161,9 +161,20 @@ def check_sharpen(sharpen: Any) -> str:
                     f"for gamma = {gamma:g} your weights are NaN or inf: on 32 weights near 1/32, every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), so the sum you divide by is 0 and the division gives 0/0 = NaN. The power is the step that leaves the range of floats: find a way to compute the same ratio without forming numbers that small."
                 )
             fail(f"on the case '{case}' your weights contain NaN or inf.")
+        zero = expected == 0
         if torch.allclose(result, expected, atol=1e-5, rtol=1e-4):
-            continue
+            if not (result[zero] != 0).any():
+                continue
+            i, j = (zero & (result != 0)).nonzero()[0].tolist()
+            fail(
+                f"on the case '{case}', slot {j} of row {i} has weight exactly 0, and yours gives it {fmt(result[i, j].item())}: tiny, but not 0. 0**gamma = 0, so a zero weight (a masked slot) must stay exactly 0; an epsilon added before the power or the log, however small, changes that."
+            )
         w64, powered = w.double(), w.double() ** gamma
+        zero_rows = (result == 0).all(dim=-1)
+        if gamma >= 100 and zero_rows.any():
+            fail(
+                f"for gamma = {gamma:g}, row {int(zero_rows.nonzero()[0])} of your weights is all 0 (it should sum to 1): every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), so the sum is 0 too, and 0/0 = NaN. Replacing the NaNs by 0 (nan_to_num, a mask) or adding an epsilon to the sum hides the underflow instead of avoiding it: find a way to compute the same ratio without forming numbers that small."
+            )
         if torch.allclose(result, powered, atol=1e-6):
             fail(
                 f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma without the division. Divide each row by its sum over the N slots."
@@ -203,7 +214,6 @@ def check_sharpen(sharpen: Any) -> str:
                 fail(
                     f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is, and find what a weight of exactly 0 becomes at each step of your computation."
                 )
-        zero = expected == 0
         if zero.any() and result[zero].abs().max() > 1e-6:
             i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()
             fail(

@@ -13,6 +13,7 @@ none of them computes anything a model does. Inputs are checked, with a ``TypeEr
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import matplotlib as mpl
 import matplotlib.patches as mpatches
@@ -338,11 +339,12 @@ def transformer_diagram(ax):
     return ax
 
 
-def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
+def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False):
     """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
     2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
     star (right); ``path`` [P, 2], if given, is drawn as the line the output follows (e.g. as the
-    sharpness grows). ``labels`` and ``colors``: one per key. Returns the Figure."""
+    sharpness grows). ``labels`` and ``colors``: one per key. ``narrow``: drawn for a phone, 5.2
+    inches wide with 11-point text, the weights above the values. Returns the Figure."""
     w = _to_numpy(weights, "weights").reshape(-1)
     v = _to_numpy(values, "values")
     if v.ndim != 2 or v.shape != (len(w), 2):
@@ -354,33 +356,62 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title=""):
         if len(seq) != len(w):
             raise ValueError(f"{name}: expected {len(w)} entries (one per key), got {len(seq)}")
     o = w @ v  # [2], the output
-    # 8.8 inches wide: on a page about 730 px wide its 9-point text stays at 10 px or more
-    fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(8.8, 3.8), width_ratios=[1, 1.3])
-    ax_w.bar(labels, w, color=colors)
-    ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=9, padding=2)
-    ax_w.set_ylim(0, 1.15)
-    ax_w.set_ylabel("weight $\\alpha_i$")
-    ax_w.set_title(title)
-    ax_v.fill(v[:, 0], v[:, 1], color="0.92", zorder=0, label="convex hull of the values")
-    if path is not None:
-        p = _to_numpy(path, "path")
-        ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label="output as $\\lambda$ grows")
-    ax_v.scatter(v[:, 0], v[:, 1], color=colors, zorder=2)
-    for i, (x, y) in enumerate(v.tolist()):
-        r = math.hypot(x, y) or 1.0  # the label 14 points outwards from the point
-        ax_v.annotate(
-            f"$v_{i}$",
-            (x, y),
-            xytext=(14 * x / r, 14 * y / r),
-            textcoords="offset points",
-            ha="center",
-            va="center",
+    size = 11 if narrow else 9  # points; 11 on 5.2 inches is 9.7 CSS px on a phone's 330 px column
+    with (
+        plt.rc_context(
+            {
+                "font.size": size,
+                "axes.titlesize": size,
+                "axes.labelsize": size,
+                "xtick.labelsize": size,
+                "ytick.labelsize": size,
+            }
         )
-    ax_v.plot(
-        o[0], o[1], marker="*", ms=15, color="C5", ls="none", zorder=3, label="output $\\mathbf{o}$"
-    )
-    ax_v.set(xlim=(-1.45, 1.45), ylim=(-1.3, 1.4), aspect="equal", title="values and the output")
-    ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
+        if narrow
+        else nullcontext()
+    ):
+        if narrow:
+            fig, (ax_w, ax_v) = plt.subplots(2, 1, figsize=(5.2, 8.6), height_ratios=[1, 1.7])
+        else:
+            # 8.8 inches wide: on a page about 730 px wide its 9-point text stays at 10 px or more
+            fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(8.8, 3.8), width_ratios=[1, 1.3])
+        ax_w.bar(labels, w, color=colors)
+        ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=size, padding=2)
+        ax_w.set_ylim(0, 1.15)
+        ax_w.set_ylabel("weight $\\alpha_i$")
+        ax_w.set_title(title)
+        ax_v.fill(v[:, 0], v[:, 1], color="0.92", zorder=0, label="convex hull of the values")
+        if path is not None:
+            p = _to_numpy(path, "path")
+            ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label="output as $\\lambda$ grows")
+        ax_v.scatter(v[:, 0], v[:, 1], color=colors, zorder=2)
+        for i, (x, y) in enumerate(v.tolist()):
+            r = math.hypot(x, y) or 1.0  # the label 14 points outwards from the point
+            ax_v.annotate(
+                f"$v_{i}$",
+                (x, y),
+                xytext=(14 * x / r, 14 * y / r),
+                textcoords="offset points",
+                ha="center",
+                va="center",
+            )
+        ax_v.plot(
+            o[0],
+            o[1],
+            marker="*",
+            ms=15,
+            color="C5",
+            ls="none",
+            zorder=3,
+            label="output $\\mathbf{o}$",
+        )
+        ax_v.set(
+            xlim=(-1.45, 1.45), ylim=(-1.3, 1.4), aspect="equal", title="values and the output"
+        )
+        if narrow:  # the legend below the hexagon, where the column has room
+            ax_v.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=1, fontsize=size)
+        else:
+            ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
     return fig
 
 
