@@ -349,3 +349,18 @@ def test_word_rows_narrow_puts_each_name_above_its_row_and_the_key_a_line_each()
     assert narrow.axes[0].get_legend()._ncols == 1 and wide.axes[0].get_legend()._ncols == 2
     with pytest.raises(TypeError, match="narrow"):
         viz.word_rows(rows, narrow="yes")
+
+
+def test_word_rows_narrow_under_constrained_layout_draws_without_a_warning():
+    # set_style turns constrained layout on (chapters 10 and 16): it fits the narrow figure
+    # itself, and word_rows no longer asks for margins the layout would refuse with a warning
+    import warnings
+
+    rows = [("first", ["a", "b"])]
+    with plt.rc_context({"figure.constrained_layout.use": True}), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = viz.word_rows(rows, fontsize=11, narrow=True, figsize=(5.2, 2))
+    assert fig.get_layout_engine() is not None
+    plain = viz.word_rows(rows, fontsize=11, narrow=True, figsize=(5.2, 2))
+    if plain.get_layout_engine() is None:
+        assert plain.subplotpars.left == 0.02 and plain.subplotpars.right == 0.98

@@ -604,7 +604,7 @@ def word_rows(
         fitted = 0.32 * scale * n_lines + 0.9 + keys
         figsize = (11 if figsize is None else figsize[0], fitted)
     fig, ax = plt.subplots(figsize=figsize)
-    if narrow:
+    if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
         fig.subplots_adjust(left=0.02, right=0.98)
     first_line = {}
     for r, ln, x, w, color, bold in placed:
