@@ -167,6 +167,38 @@ def test_transformer_diagram_has_every_sublayer_of_figure_1(ax):
     assert not ax.axison
 
 
+def test_transformer_diagram_narrow_has_the_same_boxes_in_legible_text():
+    width, height = viz.figures.TRANSFORMER_DIAGRAM_NARROW
+    fig = plt.figure(figsize=(width, height), layout="none")
+    ax = viz.transformer_diagram(fig.add_axes((0, 0, 1, 1)), narrow=True)
+    texts = [t.get_text().replace("\n", " ") for t in ax.texts]
+    assert texts.count("Add & LayerNorm") == 2 + 3 and texts.count("feed-forward") == 2
+    for name in [
+        "multi-head self-attention",
+        "masked multi-head self-attention",
+        "multi-head cross-attention",
+        "encoder",
+        "decoder",
+    ]:
+        assert name in texts
+    assert texts.count("$\\times N$") == 2
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    assert len(boxes) == 16 + 2
+    # a phone shows it about 330 px wide: 11-point text on 5.3 inches is 9 CSS px or more
+    assert 4.5 <= width <= 5.6 and height <= 8
+    assert min(t.get_fontsize() for t in ax.texts) / width >= 2.0
+    # every text inside the canvas
+    fig.canvas.draw()
+    canvas = fig.bbox
+    for t in ax.texts:
+        box = t.get_window_extent()
+        assert canvas.x0 <= box.x0 and box.x1 <= canvas.x1, t.get_text()
+        assert canvas.y0 <= box.y0 and box.y1 <= canvas.y1, t.get_text()
+    with pytest.raises(TypeError, match="narrow: expected True or False, got 1"):
+        viz.transformer_diagram(ax, narrow=1)
+    plt.close(fig)
+
+
 def test_attention_heatmap_frames_cells(ax):
     viz.attention_heatmap(torch.full((3, 4), 0.25), ax=ax, colorbar=False, frames=[(0, 2), (2, 1)])
     framed = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 1.0, 1.0) and not p.fill]

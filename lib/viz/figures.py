@@ -261,12 +261,22 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, font
     return ax
 
 
-def transformer_diagram(ax):
+# the narrow drawing's canvas in inches (width, height): data units are inches, aspect equal
+TRANSFORMER_DIAGRAM_NARROW = (5.3, 6.95)
+
+
+def transformer_diagram(ax, *, narrow=False):
     """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
-    connections, the encoder's output feeding every decoder layer's cross-attention. Returns the
-    Axes."""
+    connections, the encoder's output feeding every decoder layer's cross-attention. ``narrow``:
+    drawn for a phone, 11-point text with the long names on two lines, for an Axes filling a
+    figure of ``TRANSFORMER_DIAGRAM_NARROW`` inches (5.3 x 6.95); the default is drawn for a
+    figure 8 inches wide. Returns the Axes."""
     _check_ax(ax)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    if narrow:
+        return _transformer_diagram_narrow(ax)
 
     def box(x, y, text, kind, w=2.6, h=0.5):
         _box(ax, x, y, text, kind, w=w, h=h)
@@ -335,6 +345,98 @@ def transformer_diagram(ax):
     ax.text(xe, -0.35, "encoder", fontsize=12, ha="center", va="center", weight="bold")
     ax.text(xd, -0.35, "decoder", fontsize=12, ha="center", va="center", weight="bold")
     ax.set(xlim=(-0.2, 10.2), ylim=(-0.6, 8.4), aspect="equal")
+    ax.axis("off")
+    return ax
+
+
+def _transformer_diagram_narrow(ax):
+    """transformer_diagram's phone drawing: the same boxes and lines, in inches, 11-point text."""
+    font = 11
+    width, height = TRANSFORMER_DIAGRAM_NARROW
+    xe, xd, x_mem = 1.3, 3.95, 2.62  # the two columns' centres, the memory's vertical line
+    out, gap = 0.88, 0.22  # the residual lines' distance from a column's centre; between boxes
+
+    def box(x, y, text, kind, w=1.45, h=0.3):
+        _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
+
+    def arrow(x0, y0, x1, y1):
+        _arrow(ax, x0, y0, x1, y1)
+
+    kinds = {"feed-forward": "ff", "Add & LayerNorm": "norm"}
+
+    def stack(x, names, bottom, side):
+        """The sub-layers from ``bottom`` up; returns the centre and half-height of each box."""
+        placed = []
+        for name in names:
+            h = 0.5 if "\n" in name else 0.3
+            w = 1.62 if "attention" in name else 1.45
+            box(x, bottom + h / 2, name, kinds.get(name, "attn"), w=w, h=h)
+            placed.append((bottom + h / 2, h / 2))
+            bottom += h + gap
+        for (y0, h0), (y1, h1) in zip(placed, placed[1:]):
+            arrow(x, y0 + h0, x, y1 - h1)
+        for i in range(0, len(placed), 2):  # from below each sub-layer into its Add & LayerNorm
+            y_from = placed[i][0] - placed[i][1] - gap / 2
+            y_to = placed[i + 1][0]
+            ax.plot([x, x + out * side, x + out * side], [y_from, y_from, y_to], color="0.35", lw=1)
+            arrow(x + out * side, y_to, x + 0.73 * side, y_to)
+        lo, hi = placed[0][0] - placed[0][1] - 0.2, placed[-1][0] + placed[-1][1] + 0.1
+        ax.add_patch(
+            mpatches.FancyBboxPatch(
+                (x - 0.98, lo),
+                1.96,
+                hi - lo,
+                fc="none",
+                ec="0.5",
+                ls="--",
+                lw=1,
+                boxstyle="round,pad=0.03",
+            )
+        )
+        ax.text(
+            x + 1.02 * side,
+            hi - 0.12,
+            "$\\times N$",
+            fontsize=font,
+            ha="left" if side > 0 else "right",
+        )
+        return placed, hi
+
+    ax.text(xe, 0.15, "encoder", fontsize=12, ha="center", va="center", weight="bold")
+    ax.text(xd, 0.15, "decoder", fontsize=12, ha="center", va="center", weight="bold")
+    for x, text in [(xe, "source tokens"), (xd, "target tokens,\nshifted right")]:
+        box(x, 0.6, text, "io", h=0.5)
+        arrow(x, 0.85, x, 1.05)
+        box(x, 1.3, "embedding\n$\\times\\sqrt{d_{model}}$ + positions", "emb", w=1.62, h=0.5)
+        arrow(x, 1.55, x, 1.85)
+    encoder = ["multi-head\nself-attention", "Add & LayerNorm", "feed-forward", "Add & LayerNorm"]
+    decoder = [
+        "masked multi-head\nself-attention",
+        "Add & LayerNorm",
+        "multi-head\ncross-attention",
+        "Add & LayerNorm",
+        "feed-forward",
+        "Add & LayerNorm",
+    ]
+    _, top_e = stack(xe, encoder, 1.85, -1)
+    placed, top_d = stack(xd, decoder, 1.85, +1)
+    # memory -> every decoder layer's cross-attention
+    y_cross, y_mem = placed[2][0], top_e + 0.3
+    ax.plot([xe, xe, x_mem, x_mem], [top_e, y_mem, y_mem, y_cross], color="0.2", lw=1)
+    arrow(x_mem, y_cross, xd - 0.81, y_cross)
+    ax.text(
+        xe,
+        y_mem + 0.08,
+        "encoder output = memory\n(keys and values)",
+        fontsize=font,
+        ha="center",
+        va="bottom",
+    )
+    arrow(xd, top_d, xd, top_d + 0.22)
+    box(xd, top_d + 0.47, "linear (weights =\ntarget embedding)", "io", w=1.9, h=0.5)
+    arrow(xd, top_d + 0.72, xd, top_d + 0.92)
+    box(xd, top_d + 1.17, "softmax: next-\ntoken probabilities", "io", w=1.9, h=0.5)
+    ax.set(xlim=(0, width), ylim=(-0.05, height - 0.05), aspect="equal")
     ax.axis("off")
     return ax
 
