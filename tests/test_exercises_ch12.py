@@ -184,7 +184,7 @@ SIZE_WRONG = [
     ((None, "bias", None), "name it as torch does"),
     ((None, "gamma", None), "is not a parameter of nn.LSTM"),
     ((None, 65_536, None), "should be the name of a tensor"),
-    ((None, None, 407.05), "looks like millions"),
+    ((None, None, 407.05), "not in millions"),
     ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
     ((None, None, 2 * 407_050_623), "is twice the answer"),
     ((None, None, 793_471 * 1025), "is twice the answer"),  # 1024 inputs: both directions

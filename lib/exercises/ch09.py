@@ -10,6 +10,7 @@ computes it.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from . import (
     expect_tensor,
     fail,
     largest_difference,
+    near,
     not_attempted,
 )
 
@@ -223,8 +225,7 @@ def _counts() -> dict[str, int]:
     }
 
 
-def _near(value: float, target: float) -> bool:
-    return abs(value / target - 1) <= TOLERANCE
+_near = partial(near, tolerance=TOLERANCE)  # relative
 
 
 def _count(value: Any, what: str) -> float:

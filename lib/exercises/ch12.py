@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import torch
@@ -25,7 +25,7 @@ from torch import Tensor
 
 from lib.elmo import BiLM, ELMoConfig
 
-from . import attempted, call, checker, fail, fmt, not_attempted
+from . import attempted, call, checker, fail, fail_if_in_units, fmt, near, not_attempted
 
 __all__ = ["check_bilm_loss", "check_elmo_size", "check_unseen_phrases"]
 
@@ -259,8 +259,7 @@ def _tensor_name(value: Any) -> str:
 SOFTMAX_TOLERANCE = 0.001  # relative: three significant figures (407e6) and more
 
 
-def _near(value: float, target: float, tolerance: float = SOFTMAX_TOLERANCE) -> bool:
-    return abs(value - target) <= tolerance * target
+_near = partial(near, tolerance=SOFTMAX_TOLERANCE)
 
 
 @checker("the size of ELMo")
@@ -318,27 +317,24 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
             fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
         v, right = float(softmax_params), n["softmax"]
         if not _near(v, right):
-            if _near(v, right / 1e6):
-                fail(
-                    f"softmax_params = {fmt(v)} looks like millions: write the count itself, {fmt(v)}e6."
-                )
+            fail_if_in_units(v, "softmax_params", right, SOFTMAX_TOLERANCE)
             if _near(v, 793_471 * 512):
                 fail(
                     f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."
                 )
-            if _near(v, 793_471 * 4097, 0.02):
+            if near(v, 793_471 * 4097, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
                 )
-            if _near(v, 2 * right, 0.02):
+            if near(v, 2 * right, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
                 )
-            if _near(v, n["without softmax"] + right, 0.02):
+            if near(v, n["without softmax"] + right, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
                 )
-            if _near(v, right, 0.01):
+            if near(v, right, 0.01):
                 fail(
                     f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
                 )
