@@ -428,21 +428,14 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
 
 
 def check_gpt_config(config) -> None:
-    """TypeError unless ``config`` is a lib.gpt.GPTConfig; ValueError for sizes < 1, n_embd not
-    divisible by n_head, dropout outside [0, 1) or layer_norm_epsilon <= 0."""
-    from lib.gpt import GPTConfig  # here: lib.gpt imports this module
-
-    if not isinstance(config, GPTConfig):
-        raise TypeError(f"config: expected a GPTConfig, got {type(config).__name__}")
+    """The fields of a lib.gpt.GPTConfig (its ``__post_init__``): sizes >= 1, n_embd divisible by
+    n_head, dropout in [0, 1), layer_norm_epsilon > 0."""
     for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
         check_int(getattr(config, name), name, 1)
     if config.n_embd % config.n_head:
         raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}")
-    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
-    eps = config.layer_norm_epsilon
-    if not isinstance(eps, (int, float)) or not eps > 0:
-        raise ValueError(f"layer_norm_epsilon: expected a number > 0, got {eps!r}")
+    check_probability(config.dropout, "dropout", "[0, 1)")
+    check_number(config.layer_norm_epsilon, "layer_norm_epsilon", "a number > 0", lambda v: v > 0)
 
 
 def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
@@ -501,35 +494,24 @@ def _check_prompt_room(input_ids, max_new_tokens, length, limit, one_prompt, eos
 
 
 def check_gpt_decoding(
-    model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
+    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
 ) -> None:
-    """lib.gpt's decoders: model a lib.gpt.GPT; input_ids a batch of prompts (one if
-    ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
+    """lib.gpt's decoders: model a ``model_type`` (lib.gpt.GPT); input_ids a batch of prompts (one
+    if ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
     an id of the vocabulary. The sampling and beam arguments are lib.decoding's to check."""
-    from lib.gpt import GPT  # here: lib.gpt imports this module
-
-    if not isinstance(model, GPT):
-        raise TypeError(f"model: expected a lib.gpt.GPT, got {type(model).__name__}")
+    check_type(model, "model", model_type)
     c = model.config
     check_gpt_inputs(c, input_ids)
-    if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
-        or max_new_tokens < 1
-    ):
-        raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
+    check_int(max_new_tokens, "max_new_tokens", 1)
     limit = f"block_size={c.block_size}, the model's context length"
     _check_prompt_room(
         input_ids, max_new_tokens, c.block_size, limit, one_prompt, eos_id, c.vocab_size
     )
 
 
-def check_gpt_classifier(gpt, n_classes) -> None:
-    """GPTClassifier's arguments: gpt a lib.gpt.GPT, n_classes an int >= 2."""
-    from lib.gpt import GPT  # here: lib.gpt imports this module
-
-    if not isinstance(gpt, GPT):
-        raise TypeError(f"gpt: expected a lib.gpt.GPT, got {type(gpt).__name__}")
+def check_gpt_classifier(gpt, gpt_type: type, n_classes) -> None:
+    """GPTClassifier's arguments: gpt a ``gpt_type`` (lib.gpt.GPT), n_classes an int >= 2."""
+    check_type(gpt, "gpt", gpt_type)
     check_int(n_classes, "n_classes", 2)
 
 
@@ -860,11 +842,9 @@ def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
         raise ValueError("attention_mask: every sentence needs at least one real token")
 
 
-def check_forward_lm(lm) -> None:
-    from lib.rnnlm import RNNLM  # imported here: lib.rnnlm imports this module
-
-    if not isinstance(lm, RNNLM):
-        raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
+def check_forward_lm(lm, lm_type: type) -> None:
+    """RNNClassifier's language model: a ``lm_type`` (lib.rnnlm.RNNLM) that reads left to right."""
+    check_type(lm, "lm", lm_type)
     if lm.reverse:
         raise ValueError(
             "lm: expected a forward model (reverse=False): the classifier reads left to right"
@@ -1237,8 +1217,15 @@ def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> 
 def check_type(x, name: str, expected: type) -> None:
     """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
     if not isinstance(x, expected):
-        article = "an" if expected.__name__[0] in "AEIOU" else "a"
-        raise TypeError(f"{name}: expected {article} {expected.__name__}, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
+    letter: "an" before a letter whose name starts with a vowel sound)."""
+    acronym = len(noun) > 1 and noun[:2].isupper()
+    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
+    return f"{'an' if vowel_sound else 'a'} {noun}"
 
 
 def check_words(words, max_chars) -> None:
@@ -1641,12 +1628,9 @@ def check_rope_permutation(weight, n_heads) -> None:
         )
 
 
-def check_llama_config(c) -> None:
-    """The fields of a ``lib.llama.LlamaConfig``."""
-    from lib.llama import LlamaConfig  # here: lib.llama imports this module
-    from lib.rope import Llama3RopeScaling
-
-    check_type(c, "config", LlamaConfig)
+def check_llama_config(c, scaling_type: type) -> None:
+    """The fields of a ``lib.llama.LlamaConfig`` (its ``__post_init__``); ``scaling_type``:
+    lib.rope.Llama3RopeScaling, the type of its rope_scaling."""
     for name in (
         "vocab_size",
         "hidden_size",
@@ -1661,7 +1645,7 @@ def check_llama_config(c) -> None:
     H, Hkv = c.num_attention_heads, c.num_key_value_heads
     if H % Hkv:
         raise ValueError(f"num_key_value_heads={Hkv} does not divide num_attention_heads={H}")
-    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, Llama3RopeScaling, "rope_theta")
+    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, scaling_type, "rope_theta")
     check_choice(c.rope_style, "rope_style", ("halves", "interleaved"))
     if c.sliding_window is not None:
         check_int(c.sliding_window, "sliding_window", 1)
@@ -1673,12 +1657,11 @@ def check_llama_config(c) -> None:
     check_probability(c.dropout, "dropout", "[0, 1)")
 
 
-def check_llama_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
+def check_llama_inputs(config, input_ids, targets=None, kv_cache=None, cache_type=None) -> None:
     """Llama.forward's arguments, as ``check_gpt_inputs`` with max_position_embeddings as the
-    context length; a ``SlidingWindowCache`` only for a model with its window."""
-    from lib.gpt import KVCache  # here: lib.gpt imports this module
-
-    if kv_cache is not None and not isinstance(kv_cache, KVCache):
+    context length; kv_cache a ``cache_type`` (lib.gpt.KVCache), a ``SlidingWindowCache`` only for
+    a model with its window."""
+    if kv_cache is not None and not isinstance(kv_cache, cache_type):
         raise TypeError(
             f"kv_cache: expected a lib.gpt.KVCache or lib.llama.SlidingWindowCache, got {type(kv_cache).__name__}"
         )
@@ -1704,11 +1687,12 @@ def check_llama_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
         check_targets(targets, input_ids, V)
 
 
-def check_llama_decoding(model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None):
-    """lib.llama's decoders: model a lib.llama.Llama, then as ``check_gpt_decoding``."""
-    from lib.llama import Llama  # here: lib.llama imports this module
-
-    check_type(model, "model", Llama)
+def check_llama_decoding(
+    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
+):
+    """lib.llama's decoders: model a ``model_type`` (lib.llama.Llama), then as
+    ``check_gpt_decoding``."""
+    check_type(model, "model", model_type)
     c = model.config
     check_llama_inputs(c, input_ids)
     check_int(max_new_tokens, "max_new_tokens", 1)
