@@ -12,12 +12,31 @@ import torch
 from torch import Tensor
 
 
+def is_int(x) -> bool:
+    """Whether ``x`` is an int; a bool is not (True is an int to Python, never a size here)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_number(x) -> bool:
+    """Whether ``x`` is an int or a float; a bool is not."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def check_int(x, name: str, minimum: int | None = None) -> None:
     """TypeError unless ``x`` is an int (a bool is not); ValueError if ``x < minimum``."""
-    if isinstance(x, bool) or not isinstance(x, int):
+    if not is_int(x):
         raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
     if minimum is not None and x < minimum:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
+
+
+def check_size(x, name: str, minimum: int | None = None) -> None:
+    """``check_int`` for a size read from a tensor's shape: while torch.jit traces a model (as
+    torch.onnx.export does), such a size is a 0-d integer tensor, so that the graph serves every length;
+    that passes unchecked."""
+    traced = isinstance(x, Tensor) and x.dim() == 0 and not x.is_floating_point()
+    if not (traced and torch.jit.is_tracing()):
+        check_int(x, name, minimum)
 
 
 def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
@@ -25,7 +44,7 @@ def check_id(value, name: str, size: int, what: str = "", optional: bool = False
     table the id indexes; ``optional`` lets None through."""
     if optional and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
+    if not is_int(value) or not 0 <= value < size:
         table = f" ({what})" if what else ""
         none = "None or " if optional else ""
         raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
@@ -199,7 +218,7 @@ def check_merge_heads_args(x) -> None:
 
 
 def check_causal_mask_args(T, past) -> None:
-    check_int(T, "T", 1)
+    check_size(T, "T", 1)
     check_int(past, "past", 0)
 
 
@@ -270,7 +289,7 @@ def check_table_args(max_len, d_model, base: float = 10000.0) -> None:
 
 
 def check_base(base) -> None:
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (0 < base < math.inf):
+    if not is_number(base) or not (0 < base < math.inf):
         raise ValueError(f"base: expected a positive finite number, got {base!r}")
 
 
@@ -284,7 +303,7 @@ def check_binary_encoding_args(n_positions, n_bits) -> None:
 
 
 def check_relative_rotation_args(k, d_model, base) -> None:
-    if isinstance(k, bool) or not isinstance(k, int):
+    if not is_int(k):
         raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
     check_int(d_model, "d_model", 2)
     if d_model % 2:
@@ -365,7 +384,7 @@ def check_transformer_decode_inputs(c, tgt_in, memory) -> None:
 
 def check_transformer_decoding(c, src, max_len, bos_id, eos_id, one_sentence: bool = False) -> None:
     """greedy_decode's and beam_search's arguments (beam search: src of one sentence [1, S])."""
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= c.max_len:
+    if not is_int(max_len) or not 1 <= max_len <= c.max_len:
         raise ValueError(
             f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
         )
@@ -524,19 +543,13 @@ def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
     check_int(steps, "steps", 1)
     if not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"lr: expected a number > 0, got {lr!r}")
-    if (
-        isinstance(warmup_steps, bool)
-        or not isinstance(warmup_steps, int)
-        or not 0 <= warmup_steps <= steps
-    ):
+    if not is_int(warmup_steps) or not 0 <= warmup_steps <= steps:
         raise ValueError(
             f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
         )
     if decay not in decays:
         raise ValueError(f"decay: expected one of {decays}, got {decay!r}")
-    if step is not None and (
-        isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < steps
-    ):
+    if step is not None and (not is_int(step) or not 0 <= step < steps):
         raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
 
 
@@ -552,11 +565,7 @@ def check_fit(
         raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
     if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
-    if stop_after is not None and (
-        isinstance(stop_after, bool)
-        or not isinstance(stop_after, int)
-        or not 1 <= stop_after <= steps
-    ):
+    if stop_after is not None and (not is_int(stop_after) or not 1 <= stop_after <= steps):
         raise ValueError(
             f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
         )
@@ -589,19 +598,13 @@ def check_sampling(temperature, top_k, top_p, logits=None) -> None:
             else type(logits).__name__
         )
         raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not 0 <= temperature < math.inf
-    ):
+    if not is_number(temperature) or not 0 <= temperature < math.inf:
         raise ValueError(
             f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
         )
     if top_k is not None:
         check_int(top_k, "top_k", 1)
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
-    ):
+    if top_p is not None and (not is_number(top_p) or not 0 < top_p <= 1):
         raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
 
 
@@ -626,11 +629,7 @@ def check_decoding(start, max_len, eos_id=None, pad_id=0, beam_width=None) -> No
 
 def check_length_penalty(length_penalty) -> None:
     """GNMT's alpha: a finite number >= 0."""
-    if (
-        isinstance(length_penalty, bool)
-        or not isinstance(length_penalty, (int, float))
-        or not 0 <= length_penalty < math.inf
-    ):
+    if not is_number(length_penalty) or not 0 <= length_penalty < math.inf:
         raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
 
 
@@ -681,7 +680,7 @@ def check_state_dicts_match(ours: dict, theirs: dict, what: str = "lib.gpt.GPT")
 def check_number(x, name: str, expected: str, ok) -> None:
     """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
     says what was wanted ("a number > 0")."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not ok(x):
+    if not is_number(x) or not ok(x):
         raise ValueError(f"{name}: expected {expected}, got {x!r}")
 
 
@@ -905,7 +904,7 @@ def check_id_list(ids, size: int) -> None:
             )
         ids = ids.tolist()
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
+        if not is_int(i) or not 0 <= i < size:
             raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
 
 
@@ -946,9 +945,7 @@ def check_text_batch(texts, text_pairs) -> None:
 
 def check_max_length(max_length, n_special: int) -> None:
     """None, or an int that leaves room for the ``n_special`` special tokens."""
-    if max_length is not None and (
-        isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < n_special
-    ):
+    if max_length is not None and (not is_int(max_length) or max_length < n_special):
         raise ValueError(
             f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
         )
@@ -1306,28 +1303,20 @@ def check_elmo_config(config) -> None:
         value = getattr(config, name)
         check_int(value, name, 0)
     if config.cell_dim is not None and (
-        isinstance(config.cell_dim, bool)
-        or not isinstance(config.cell_dim, int)
-        or config.cell_dim < config.hidden_dim
+        not is_int(config.cell_dim) or config.cell_dim < config.hidden_dim
     ):
         raise ValueError(
             f"cell_dim: expected None or an int >= hidden_dim={config.hidden_dim}, got {config.cell_dim!r}"
         )
     if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
         raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
-    if (
-        isinstance(config.pad_id, bool)
-        or not isinstance(config.pad_id, int)
-        or not 0 <= config.pad_id < config.vocab_size
-    ):
+    if not is_int(config.pad_id) or not 0 <= config.pad_id < config.vocab_size:
         raise ValueError(
             f"pad_id: expected an id in [0, vocab_size={config.vocab_size}), got {config.pad_id!r}"
         )
     filters = config.char_filters
     ok = isinstance(filters, tuple) and all(
-        isinstance(f, tuple)
-        and len(f) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in f)
+        isinstance(f, tuple) and len(f) == 2 and all(is_int(v) and v >= 1 for v in f)
         for f in filters
     )
     if not ok:
@@ -1442,9 +1431,7 @@ def check_special_ids(special_ids, mask_token_id, vocab_size: int) -> None:
     """The masking ids of ``mask_tokens`` and ELECTRA's corruption: ``special_ids`` a collection of
     ids in [0, vocab_size) that leaves at least one ordinary id, ``mask_token_id`` an id there."""
     ids = None if isinstance(special_ids, (str, bytes, int)) else list(special_ids)
-    if ids is None or not all(
-        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
-    ):
+    if ids is None or not all(is_int(i) and 0 <= i < vocab_size for i in ids):
         raise ValueError(
             f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
         )
@@ -1516,7 +1503,7 @@ def check_electra_config(c, bert_config_type: type) -> None:
     """The fields of a ``lib.electra.ElectraConfig``."""
     check_type(c.discriminator, "discriminator", bert_config_type)
     g, depth = c.generator_layers, c.discriminator.num_hidden_layers
-    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= depth:
+    if not is_int(g) or not 1 <= g <= depth:
         raise ValueError(
             f"generator_layers: expected an int in 1..{depth} (the discriminator's depth), got {g!r}"
         )
@@ -1560,7 +1547,7 @@ def check_permutation(order) -> None:
         )
     if (
         not values
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or not all(is_int(v) for v in values)
         or sorted(values) != list(range(len(values)))
     ):
         raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")

@@ -40,7 +40,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_int
+from lib._validate import check_int, is_number
 from lib.positional import sinusoidal_encoding
 from lib.transformer import EncoderLayer
 
@@ -372,7 +372,7 @@ def _check_config(c: PlaygroundConfig) -> None:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
     if not isinstance(c.causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
-    if isinstance(c.lr, bool) or not isinstance(c.lr, (int, float)) or not 0 < c.lr <= 10:
+    if not is_number(c.lr) or not 0 < c.lr <= 10:
         raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
 
 

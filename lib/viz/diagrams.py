@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from lib._validate import check_int, check_type
+from lib._validate import check_int, check_type, is_number
 
 __all__ = [
     "seq2seq_diagram",
@@ -279,7 +279,7 @@ def luong_diagram(window, *, source_length=20, position=8.6):
     check_int(source_length, "source_length", 2)
     if source_length > 24:
         raise ValueError(f"source_length: expected at most 24 positions, got {source_length}")
-    if isinstance(position, bool) or not isinstance(position, (int, float)):
+    if not is_number(position):
         raise TypeError(f"position: expected a number, got {type(position).__name__}")
     if not 0 <= position <= source_length:
         raise ValueError(f"position: expected p_t in [0, {source_length}], got {position}")

@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.transforms import Bbox
 
+from lib._validate import is_number
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
 
@@ -147,7 +148,7 @@ def document_attention(
     sentence_weights: one number per sentence; fontsize: of the words and weights, in points
     (the title is 1 point larger). Returns the Axes."""
     _check_ax(ax)
-    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+    if not is_number(fontsize):
         raise TypeError(f"fontsize: expected a number of points, got {type(fontsize).__name__}")
     if not fontsize > 0:
         raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
@@ -519,7 +520,7 @@ def word_rows(
     Raises:
         ValueError: no rows, an unknown reference label, or colours of the wrong length.
     """
-    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not fontsize > 0:
+    if not is_number(fontsize) or not fontsize > 0:
         raise ValueError(f"fontsize must be a positive number of points; got {fontsize!r}")
     scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]

@@ -30,6 +30,8 @@ import re
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from lib._validate import is_int
+
 
 def _labelled(options) -> list[tuple[str, object]]:
     """(label, value) pairs from a list of values or of (label, value) pairs."""
@@ -424,7 +426,7 @@ def sampling_explorer(
     labels = [str(label) for label in labels]
     if len(labels) != V:
         raise ValueError(f"labels must have one entry per logit: expected {V}, got {len(labels)}")
-    if isinstance(n_shown, bool) or not isinstance(n_shown, int) or not 1 <= n_shown <= 40:
+    if not is_int(n_shown) or not 1 <= n_shown <= 40:
         raise ValueError(f"n_shown must be an int from 1 to 40; got {n_shown!r}")
     if distribution is None:
         distribution = sampling_probabilities
