@@ -547,8 +547,7 @@ def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
         raise ValueError(
             f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
         )
-    if decay not in decays:
-        raise ValueError(f"decay: expected one of {decays}, got {decay!r}")
+    check_choice(decay, "decay", tuple(decays))
     if step is not None and (not is_int(step) or not 0 <= step < steps):
         raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
 
@@ -684,6 +683,12 @@ def check_number(x, name: str, expected: str, ok) -> None:
         raise ValueError(f"{name}: expected {expected}, got {x!r}")
 
 
+def check_bool(x, name: str) -> None:
+    """TypeError unless x is True or False."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
+
+
 def check_str(x, name: str) -> None:
     """TypeError unless x is a str."""
     if not isinstance(x, str):
@@ -750,10 +755,8 @@ def check_rnn_config(cell, **sizes) -> None:
 
 def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
     check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
-    if not isinstance(reverse, bool):
-        raise TypeError(f"reverse: expected a bool, got {type(reverse).__name__} {reverse!r}")
-    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+    check_bool(reverse, "reverse")
+    check_probability(dropout, "dropout", "[0, 1)")
 
 
 def check_reverse_padded(x, lengths: Tensor) -> None:
@@ -1637,8 +1640,7 @@ def check_llama_config(c, scaling_type: type) -> None:
     if c.sliding_window is not None:
         check_int(c.sliding_window, "sliding_window", 1)
     for name in ("qk_norm", "tie_word_embeddings"):
-        if not isinstance(getattr(c, name), bool):
-            raise TypeError(f"{name}: expected a bool, got {getattr(c, name)!r}")
+        check_bool(getattr(c, name), name)
     for name in ("rms_norm_eps", "initializer_range"):
         check_number(getattr(c, name), name, "a number > 0", lambda v: v > 0)
     check_probability(c.dropout, "dropout", "[0, 1)")
@@ -1774,8 +1776,7 @@ def check_tiled_attention_args(q, k, v, mask, causal, alibi_slopes, block_q, blo
     Tq, Tk = q.shape[-2], k.shape[-2]
     if mask is not None:
         check_bool_mask(mask, lead + (Tq, Tk), "[Tq, Tk], [B, 1, 1, Tk], [B, H, Tq, Tk]")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    check_bool(causal, "causal")
     if causal and Tq > Tk:
         raise ValueError(
             f"causal: expected Tq <= Tk (the queries are the last Tq positions), got Tq={Tq}, Tk={Tk}"

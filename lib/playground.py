@@ -40,7 +40,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_int, is_number
+from lib._validate import check_bool, check_choice, check_int, check_number, check_sizes
 from lib.positional import sinusoidal_encoding
 from lib.transformer import EncoderLayer
 
@@ -164,8 +164,7 @@ def answer(task: str, x: list[int]) -> list[int] | None:
 
 def make_batch(task: str, batch_size: int, rng: Mulberry32) -> tuple[Tensor, Tensor]:
     """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64."""
-    if task not in TASKS:
-        raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
+    check_choice(task, "task", TASKS)
     check_int(batch_size, "batch_size", 1)
     pairs = [_sequence(task, rng) for _ in range(batch_size)]
     return torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
@@ -359,21 +358,14 @@ def evaluate(model: PlaygroundModel, x: Tensor, y: Tensor) -> tuple[float, float
 
 
 def _check_config(c: PlaygroundConfig) -> None:
-    if c.task not in TASKS:
-        raise ValueError(f"task: expected one of {TASKS}, got {c.task!r}")
-    if c.positional not in POSITIONAL:
-        raise ValueError(f"positional: expected one of {POSITIONAL}, got {c.positional!r}")
-    check_int(c.n_layers, "n_layers", 1)
-    check_int(c.n_heads, "n_heads", 1)
-    check_int(c.d_model, "d_model", 1)
-    check_int(c.batch_size, "batch_size", 1)
+    check_choice(c.task, "task", TASKS)
+    check_choice(c.positional, "positional", POSITIONAL)
+    check_sizes(n_layers=c.n_layers, n_heads=c.n_heads, d_model=c.d_model, batch_size=c.batch_size)
     check_int(c.seed, "seed", 0)
     if c.d_model % c.n_heads:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
-    if not isinstance(c.causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
-    if not is_number(c.lr) or not 0 < c.lr <= 10:
-        raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
+    check_bool(c.causal, "causal")
+    check_number(c.lr, "lr", "a learning rate in (0, 10]", lambda v: 0 < v <= 10)
 
 
 DIVERGED = 3 * math.log(VOCAB)  # a loss above three times a uniform guess's: training has diverged
