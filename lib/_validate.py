@@ -465,13 +465,19 @@ def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
         raise TypeError(
             f"kv_cache: expected a lib.gpt.KVCache (or lib.gpt_fast.FastKVCache), got {type(kv_cache).__name__}"
         )
-    V = config.vocab_size
+    limit = f"block_size={config.block_size}, the model's context length"
+    check_lm_input(input_ids, config.vocab_size, config.block_size, limit, targets, kv_cache)
+
+
+def check_lm_input(input_ids, V: int, context: int, limit: str, targets, kv_cache) -> None:
+    """A language model's input_ids [B, T], ids in [0, V), with the P positions of ``kv_cache`` and T
+    <= ``context`` (``limit`` names it); kv_cache of the same batch; targets as ``check_targets``."""
     check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
     P = kv_cache.length if kv_cache is not None else 0
-    if P + input_ids.shape[1] > config.block_size:
+    if P + input_ids.shape[1] > context:
         cached = f" plus {P} cached positions" if P else ""
         raise ValueError(
-            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than block_size={config.block_size}, the model's context length"
+            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than {limit}"
         )
     keys = kv_cache.keys if kv_cache is not None else []
     if keys and keys[0].shape[0] != input_ids.shape[0]:
@@ -1659,21 +1665,9 @@ def check_llama_inputs(config, input_ids, targets=None, kv_cache=None, cache_typ
         raise ValueError(
             f"kv_cache: a SlidingWindowCache of window {window} needs sliding_window={window}, got sliding_window={config.sliding_window}"
         )
-    V, n = config.vocab_size, config.max_position_embeddings
-    check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
-    P = kv_cache.length if kv_cache is not None else 0
-    if P + input_ids.shape[1] > n:
-        seen = f" plus {P} positions seen" if P else ""
-        raise ValueError(
-            f"input_ids: sequence of {input_ids.shape[1]} tokens{seen} is longer than max_position_embeddings={n}"
-        )
-    keys = kv_cache.keys if kv_cache is not None else []
-    if keys and keys[0].shape[0] != input_ids.shape[0]:
-        raise ValueError(
-            f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
-        )
-    if targets is not None:
-        check_targets(targets, input_ids, V)
+    n = config.max_position_embeddings
+    limit = f"max_position_embeddings={n}"
+    check_lm_input(input_ids, config.vocab_size, n, limit, targets, kv_cache)
 
 
 def check_llama_decoding(
