@@ -3,11 +3,12 @@
 // top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
 import { heatmap, html, el, numbersTable } from "../draw.js";
+import { int64 } from "../runtime.js";
 import { draw as drawToken, readSettings, samplingDistribution, seededRandom } from "../sampling.js";
+import { WordVocab } from "../tokenizers.js";
 
-function int64(values) {
-  return BigInt64Array.from(values, (v) => BigInt(v));
-}
+// the tokenizer, built once per page from the model's vocabulary file
+let storyVocab = null;
 
 function bars(container, probs, itos, n = 15) {
   const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
@@ -99,7 +100,12 @@ export function mountGpt(root, example, ctx) {
     try {
       const manifest = await ctx.manifest();
       const entry = manifest.models.gpt;
-      const vocab = await ctx.tokenizer("stories");
+      storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
+        const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
+        vocab.bosId = v.specials.bos;
+        return vocab;
+      });
+      const vocab = await storyVocab;
       const enc = vocab.encode(input.value);
       const notes = [];
       if (!enc.tokens.length) {

@@ -3,10 +3,11 @@
 // "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
 // the other changes between the sentences (chapter 15's "tired"/"wide" test).
 import { headView, heatmap, html, scrollBox } from "../draw.js";
+import { int64 } from "../runtime.js";
+import { WordPiece } from "../tokenizers.js";
 
-function int64(values) {
-  return BigInt64Array.from(values, (v) => BigInt(v));
-}
+// the tokenizer, built once per page from the model's vocabulary file
+let wordPiece = null;
 
 // [L][H][T][T] nested arrays from the flat output
 function unflatten(data, dims) {
@@ -35,7 +36,8 @@ async function attend(root, ctx, text) {
     ctx.message(root, "Type a sentence first: the text is empty.", "warning");
     return null;
   }
-  const tokenizer = await ctx.tokenizer("minilm");
+  wordPiece ??= ctx.vocabulary("minilm").then((text) => new WordPiece(text));
+  const tokenizer = await wordPiece;
   const enc = tokenizer.encode(text, max);
   const notes = [];
   if (enc.truncated) {
