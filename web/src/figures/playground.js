@@ -296,7 +296,7 @@ function curveView(pg) {
 }
 
 // pg.clearMaps(text) and pg.drawMaps(msg, ids, when): one attention map per layer and head on the
-// probe, with the model's answer. msg: {t, layers, heads, attentions (flat [layers, heads, L, L]),
+// probe, with what the model answers. msg: {t, layers, heads, attentions (flat [layers, heads, L, L]),
 // answer}, from the worker or the example. pg.probeIds(): the probe's ids, or null after a warning.
 function mapsView(pg) {
   const { root, ui } = pg;
@@ -310,18 +310,18 @@ function mapsView(pg) {
   };
   pg.drawMaps = (msg, ids, when) => {
     ui.maps.replaceChildren();
-    const task = pg.current().task;
-    const labels = ids.map((i) => symbol(task, i));
+    const s = pg.current();
+    const labels = ids.map((i) => symbol(s.task, i));
     for (let l = 0; l < msg.layers; l++) {
       for (let h = 0; h < msg.heads; h++) headMap(ui.maps, msg, l, h, labels);
     }
     if (!ui.scale.firstChild) mapScale(ui.scale);
     ui.mapsNote.textContent = `Attention of each head on the probe ${labels.join(" ")} ${when}: ` +
       "one row per query position, one column per key position; each row sums to 1.";
-    const right = rightAnswer(task, ids);
+    const right = rightAnswer(s.task, ids);
     const wrong = right ? msg.answer.filter((a, t) => a !== right[t]).length : null;
-    ui.answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(task, a)).join(" ")}` +
-      (right ? `; right answer ${right.map((a) => answerSymbol(task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
+    ui.answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
+      (right ? `; right answer ${right.map((a) => answerSymbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
     root.dataset.answer = msg.answer.join(",");
     root.dataset.mapsStep = String(msg.t);
   };
