@@ -187,8 +187,8 @@ class Albert(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T]
         mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
-        # [B, T, D]
-        x = self.embedding_hidden_mapping_in(self.embeddings(input_ids, token_type_ids))
+        embedded = self.embeddings(input_ids, token_type_ids)  # [B, T, E]
+        x = self.embedding_hidden_mapping_in(embedded)  # [B, T, D]
         hidden_states, attentions = [x], []
         for i in range(c.num_hidden_layers):
             x, weights = self.layer(i)(x, mask, return_attention)  # [B, T, D], [B, H, T, T]

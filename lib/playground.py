@@ -118,9 +118,8 @@ def _sequence(task: str, rng: Mulberry32) -> tuple[list[int], list[int]]:
                 y[start], y[t] = closing, digit
         return x, y
     if task == "position":
-        return [NONE] + [rng.randint(_ALPHABET[task]) for _ in range(LENGTH - 1)], list(
-            range(LENGTH)
-        )
+        x = [NONE] + [rng.randint(_ALPHABET[task]) for _ in range(LENGTH - 1)]
+        return x, list(range(LENGTH))
     x = [rng.randint(_ALPHABET[task]) for _ in range(LENGTH)]
     if task == "copy":
         return x, list(x)
@@ -324,9 +323,8 @@ def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, 
     per tensor it hands over; benchmarks/playground.py), with the same arithmetic element by
     element (tests/test_playground.py)."""
     names = [n for n, _ in model.named_parameters()]
-    logits = torch.func.functional_call(
-        model, dict(zip(names, params)), (x, mask)
-    ).logits  # [B, L, V]
+    out = torch.func.functional_call(model, dict(zip(names, params)), (x, mask))
+    logits = out.logits  # [B, L, V]
     loss = token_loss(logits, y)
     grads = torch.autograd.grad(loss, params)
     right = logits.argmax(-1) == y  # [B, L]
