@@ -521,14 +521,14 @@ def word_rows(
         ValueError: no rows, an unknown reference label, or colours of the wrong length.
     """
     if not is_number(fontsize) or not fontsize > 0:
-        raise ValueError(f"fontsize must be a positive number of points; got {fontsize!r}")
+        raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
     scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]
     if not rows:
-        raise ValueError("rows must hold at least one (label, words) pair; got none")
+        raise ValueError("rows: expected at least one (label, words) pair, got none")
     labels = [label for label, _ in rows]
     if reference is not None and reference not in labels:
-        raise ValueError(f"reference must be one of the row labels {labels}; got {reference!r}")
+        raise ValueError(f"reference: expected one of the row labels {labels}, got {reference!r}")
     colors = list(colors) if colors is not None else [None] * len(rows)
     if len(colors) != len(rows):
         raise ValueError(

@@ -71,7 +71,7 @@ def _to_numpy(x, name: str) -> np.ndarray:
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"{name} must be a tensor or an array of numbers; got {type(x).__name__}"
+            f"{name}: expected a tensor or an array of numbers, got {type(x).__name__}"
         ) from err
 
 
@@ -82,10 +82,10 @@ def _squeeze_2d(a: np.ndarray, name: str) -> np.ndarray:
         a = a[0]
     if a.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {tuple(shape)}"
+            f"{name}: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {tuple(shape)}"
         )
     if a.size == 0:
-        raise ValueError(f"{name} must not be empty; got shape {tuple(shape)}")
+        raise ValueError(f"{name}: expected not empty, got shape {tuple(shape)}")
     return a
 
 
@@ -324,7 +324,7 @@ def masked_softmax_table(
         s = s[0]
     if s.ndim != 2 or s.numel() == 0:
         raise ValueError(
-            f"scores must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {shape}"
+            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
         )
     if mask is not None:
         m = (
@@ -344,7 +344,7 @@ def masked_softmax_table(
         fits = False
     if not fits:
         raise ValueError(
-            f"mask must broadcast to scores' shape {tuple(s.shape)}; got shape {tuple(m.shape)}"
+            f"mask: expected to broadcast to scores' shape {tuple(s.shape)}, got shape {tuple(m.shape)}"
         )
     allowed = torch.ones(s.shape, dtype=torch.bool) if m is None else torch.broadcast_to(m, s.shape)
 

@@ -37,14 +37,14 @@ def _labelled(options) -> list[tuple[str, object]]:
     """(label, value) pairs from a list of values or of (label, value) pairs."""
     options = list(options)
     if not options:
-        raise ValueError("options must hold at least one value; got an empty list")
+        raise ValueError("options: expected at least one value, got an empty list")
     if all(isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in options):
         pairs = [(label, value) for label, value in options]
     else:
         pairs = [(str(value), value) for value in options]
     labels = [label for label, _ in pairs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"options must have distinct labels (the slider shows them); got {labels}")
+        raise ValueError(f"options: expected distinct labels (the slider shows them), got {labels}")
     return pairs
 
 
@@ -55,13 +55,13 @@ def _alt_text(alt, value, label: str, description: str) -> str:
         text = alt(value)
         if not isinstance(text, str):
             raise TypeError(
-                f"alt(value) must return a string; got {type(text).__name__} for value {value!r}"
+                f"alt(value): expected to return a string, got {type(text).__name__} for value {value!r}"
             )
         return text
     if isinstance(alt, str):
         return f"{alt} ({description} = {label})"
     raise TypeError(
-        f"alt must be None, a string or a callable(value) -> str; got {type(alt).__name__}"
+        f"alt: expected None, a string or a callable(value) -> str, got {type(alt).__name__}"
     )
 
 
@@ -106,7 +106,7 @@ def interactive(draw, options, *, description="value", alt=None):
             fig = draw(value)
             if not isinstance(fig, Figure):
                 raise TypeError(
-                    f"draw(value) must return a matplotlib Figure; got {type(fig).__name__} for {value!r}"
+                    f"draw(value): expected to return a matplotlib Figure, got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget
@@ -180,7 +180,7 @@ def _vector(x, name: str):
             t = torch.as_tensor(np.asarray(x, dtype=float), dtype=torch.float64)
         except (TypeError, ValueError) as err:
             raise TypeError(
-                f"{name} must be a tensor or a list of numbers; got {type(x).__name__}"
+                f"{name}: expected a tensor or a list of numbers, got {type(x).__name__}"
             ) from err
     return t
 
@@ -227,14 +227,12 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         s = s[0]
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] == 0:
         raise ValueError(
-            f"scores must be a square 2-D [T, T] table (leading dims of size 1 are squeezed); got shape {shape}"
+            f"scores: expected a square 2-D [T, T] table (leading dims of size 1 are squeezed), got shape {shape}"
         )
     T = s.shape[0]
     tokens = [str(t) for t in tokens]
     if len(tokens) != T:
-        raise ValueError(
-            f"tokens must have one label per position: expected {T}, got {len(tokens)}"
-        )
+        raise ValueError(f"tokens: expected {T} labels, one per position, got {len(tokens)}")
     if mask is None:
         mask = torch.ones(T, T, dtype=torch.bool).tril()
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
@@ -362,9 +360,9 @@ def sampling_probabilities(
 
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
-        raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
+        raise ValueError(f"logits: expected a non-empty 1-D vector [V], got shape {tuple(z.shape)}")
     if not torch.isfinite(z).all():
-        raise ValueError("logits must be finite numbers; got inf or NaN")
+        raise ValueError("logits: expected finite numbers, got inf or NaN")
     return sampling_distribution(z, temperature, top_k, top_p)  # the library's one sampler
 
 
@@ -421,22 +419,22 @@ def sampling_explorer(
 
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
-        raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
+        raise ValueError(f"logits: expected a non-empty 1-D vector [V], got shape {tuple(z.shape)}")
     V = z.numel()
     labels = [str(label) for label in labels]
     if len(labels) != V:
-        raise ValueError(f"labels must have one entry per logit: expected {V}, got {len(labels)}")
+        raise ValueError(f"labels: expected {V} labels, one per logit, got {len(labels)}")
     if not is_int(n_shown) or not 1 <= n_shown <= 40:
-        raise ValueError(f"n_shown must be an int from 1 to 40; got {n_shown!r}")
+        raise ValueError(f"n_shown: expected an int from 1 to 40, got {n_shown!r}")
     if distribution is None:
         distribution = sampling_probabilities
     elif not callable(distribution):
         raise TypeError(
-            f"distribution must be callable(logits, temperature, top_k, top_p); got {type(distribution).__name__}"
+            f"distribution: expected callable(logits, temperature, top_k, top_p), got {type(distribution).__name__}"
         )
     temps, ks, ps = _as_list(temperatures), _as_list(top_k), _as_list(top_p)
     if not temps:
-        raise ValueError("temperatures must hold at least one value; got an empty list")
+        raise ValueError("temperatures: expected at least one value, got an empty list")
     settings = list(itertools.product(temps, ks, ps))
 
     def label(t, k, p):
@@ -465,7 +463,7 @@ def sampling_explorer(
             or abs(float(probs.sum()) - 1) > 1e-5
         ):
             raise ValueError(
-                f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} probabilities that sum to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
+                f"distribution(logits, {t!r}, {k!r}, {p!r}): expected to return {V} probabilities that sum to 1, got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
             )
         states[label(t, k, p)] = (t, k, p, probs)
     if len(states) != len(settings):
