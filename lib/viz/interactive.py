@@ -412,9 +412,7 @@ def sampling_explorer(
             does not return V probabilities summing to 1.
         TypeError: ``distribution`` is not callable.
     """
-    import itertools
 
-    import numpy as np
     import torch
 
     z = _vector(logits, "logits")
@@ -435,105 +433,13 @@ def sampling_explorer(
     temps, ks, ps = _as_list(temperatures), _as_list(top_k), _as_list(top_p)
     if not temps:
         raise ValueError("temperatures: expected at least one value, got an empty list")
-    settings = list(itertools.product(temps, ks, ps))
-
-    def label(t, k, p):
-        parts = [f"T = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
-        parts += [f"top-k {k}"] if len(ks) > 1 else []
-        parts += [f"top-p {p:g}" if p is not None else "top-p none"] if len(ps) > 1 else []
-        return ", ".join(parts).replace("top-k None", "top-k none")
-
-    def entropy(q):
-        q = q[q > 0]
-        return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
-
-    # the most probable tokens
-    shown = torch.sort(z, descending=True, stable=True).indices[:n_shown]
-    rest = torch.ones(V, dtype=torch.bool)
-    rest[shown] = False
+    states = _sampling_states(z, temps, ks, ps, distribution)
+    order = torch.sort(z, descending=True, stable=True).indices  # [V], most probable first
+    shown = order[:n_shown]
     reference = torch.softmax(z, dim=-1)
-    states = {}
-    for t, k, p in settings:
-        probs = distribution(z.clone(), t, k, p)
-        probs = _vector(probs, "distribution(...)")
-        if (
-            probs.shape != (V,)
-            or not torch.isfinite(probs).all()
-            or (probs < 0).any()
-            or abs(float(probs.sum()) - 1) > 1e-5
-        ):
-            raise ValueError(
-                f"distribution(logits, {t!r}, {k!r}, {p!r}): expected to return {V} probabilities that sum to 1, got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
-            )
-        states[label(t, k, p)] = (t, k, p, probs)
-    if len(states) != len(settings):
-        raise ValueError(
-            "temperatures, top_k and top_p must not repeat a value (every state needs its own label)"
-        )
-
-    names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
-    FONT = 11  # points
-
-    def bars(q):
-        return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
     def draw(key):
-        t, k, p, probs = states[key]
-        # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
-        x = np.arange(len(names))
-        colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
-        ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
-        ax.bar(
-            x,
-            bars(reference),
-            width=0.85,
-            fill=False,
-            edgecolor="0.3",
-            ls="--",
-            lw=1,
-            label="softmax(logits): T = 1, no cut",
-        )
-        for j, i in enumerate(shown.tolist()):
-            if probs[i] == 0 and reference[i] > 0 and t != 0:
-                ax.text(
-                    j,
-                    0.02,
-                    "cut",
-                    ha="center",
-                    va="bottom",
-                    fontsize=FONT,
-                    color="0.25",
-                    rotation=90,
-                )
-        cuts = ", ".join(
-            s
-            for s in [
-                f"top-k {k}" if k is not None else "",
-                f"top-p {p:g}" if p is not None else "",
-            ]
-            if s
-        )
-        setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (
-            f", {cuts}" if cuts else ""
-        )
-        ax.set_xticks(
-            x,
-            names,
-            rotation=45 if max(len(n) for n in names) > 3 else 0,
-            ha="right",
-            rotation_mode="anchor",
-            fontsize=FONT,
-        )
-        ax.tick_params(axis="y", labelsize=FONT)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("probability", fontsize=FONT)
-        ax.set_title(
-            f"{setting}:\nentropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})",
-            fontsize=FONT,
-        )
-        ax.legend(loc="upper right", fontsize=FONT)
-        return fig
+        return _sampling_figure(states[key], reference, shown, labels)
 
     def describe(key):
         t, k, p, probs = states[key]
@@ -551,6 +457,117 @@ def sampling_explorer(
     return interactive(
         draw, list(states), description=description, alt=describe if alt is None else alt
     )
+
+
+def _sampling_states(z, temps, ks, ps, distribution) -> dict:
+    """{label: (t, k, p, probs [V])} for every setting of ``sampling_explorer``, labelled by the
+    settings that vary; ValueError if ``distribution`` does not return V probabilities summing to 1."""
+    import itertools
+
+    import torch
+
+    V = z.numel()
+
+    def label(t, k, p):
+        parts = [f"T = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
+        parts += [f"top-k {k}"] if len(ks) > 1 else []
+        parts += [f"top-p {p:g}" if p is not None else "top-p none"] if len(ps) > 1 else []
+        return ", ".join(parts).replace("top-k None", "top-k none")
+
+    states = {}
+    for t, k, p in itertools.product(temps, ks, ps):
+        probs = distribution(z.clone(), t, k, p)
+        probs = _vector(probs, "distribution(...)")
+        if (
+            probs.shape != (V,)
+            or not torch.isfinite(probs).all()
+            or (probs < 0).any()
+            or abs(float(probs.sum()) - 1) > 1e-5
+        ):
+            raise ValueError(
+                f"distribution(logits, {t!r}, {k!r}, {p!r}): expected to return {V} probabilities that sum to 1, got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
+            )
+        states[label(t, k, p)] = (t, k, p, probs)
+    if len(states) != len(temps) * len(ks) * len(ps):
+        raise ValueError(
+            "temperatures, top_k and top_p must not repeat a value (every state needs its own label)"
+        )
+    return states
+
+
+def _entropy(q) -> float:
+    q = q[q > 0]
+    return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
+
+
+def _sampling_figure(state, reference, shown, labels):
+    """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
+    "other", over the outlines of ``reference``, softmax(logits)."""
+    import numpy as np
+    import torch
+
+    t, k, p, probs = state
+    rest = torch.ones(len(labels), dtype=torch.bool)
+    rest[shown] = False
+    names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
+    FONT = 11  # points
+
+    def bars(q):
+        return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
+
+    # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
+    x = np.arange(len(names))
+    colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
+    ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
+    ax.bar(
+        x,
+        bars(reference),
+        width=0.85,
+        fill=False,
+        edgecolor="0.3",
+        ls="--",
+        lw=1,
+        label="softmax(logits): T = 1, no cut",
+    )
+    for j, i in enumerate(shown.tolist()):
+        if probs[i] == 0 and reference[i] > 0 and t != 0:
+            ax.text(
+                j,
+                0.02,
+                "cut",
+                ha="center",
+                va="bottom",
+                fontsize=FONT,
+                color="0.25",
+                rotation=90,
+            )
+    cuts = ", ".join(
+        s
+        for s in [
+            f"top-k {k}" if k is not None else "",
+            f"top-p {p:g}" if p is not None else "",
+        ]
+        if s
+    )
+    setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (f", {cuts}" if cuts else "")
+    ax.set_xticks(
+        x,
+        names,
+        rotation=45 if max(len(n) for n in names) > 3 else 0,
+        ha="right",
+        rotation_mode="anchor",
+        fontsize=FONT,
+    )
+    ax.tick_params(axis="y", labelsize=FONT)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("probability", fontsize=FONT)
+    ax.set_title(
+        f"{setting}:\nentropy {_entropy(probs):.2f} nats (T = 1, no cut: {_entropy(reference):.2f})",
+        fontsize=FONT,
+    )
+    ax.legend(loc="upper right", fontsize=FONT)
+    return fig
 
 
 def rope_scores(q, k, positions, theta: float = 10000.0, style: str = "halves") -> list[float]:
