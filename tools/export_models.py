@@ -229,6 +229,7 @@ def top_heads(att_a: np.ndarray, att_b: np.ndarray, q: int, k: int, n: int = 5) 
     return [[int(i // H), int(i % H), round(float(change.ravel()[i]), 6)] for i in order]
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_minilm(models: Path, reference: dict, precision: str = "fp16") -> dict:
     from lib.pretrained import load_minilm, minilm_files
 
@@ -344,6 +345,7 @@ def translate_torch(
     return ids[:n], weights[0, :n].numpy()
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
     model, src_vocab, tgt_vocab, test_pairs = load_translator()
     words = TRANSLATOR_SENTENCES[0].split()

@@ -196,6 +196,7 @@ return {
 """
 
 
+# Long by design: one step after another of the build, in the order they run.
 def make_pdf(html_dir: Path, out: Path) -> Path:
     # the single page is written to book/intro.html (index.html redirects to it), but its links to
     # _static/ and _images/ are relative to the build's root: print a copy placed there
@@ -672,6 +673,7 @@ def reading_order(manifest: str) -> str:
     )
 
 
+# Long by design: one step after another of the build, in the order they run.
 def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") -> Path:
     opf = epub_dir / "content.opf"
     if not opf.exists():

@@ -262,6 +262,8 @@ SOFTMAX_TOLERANCE = 0.001  # relative: three significant figures (407e6) and mor
 _near = partial(near, tolerance=SOFTMAX_TOLERANCE)
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("the size of ELMo")
 def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -> str:
     """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters", "highway" or

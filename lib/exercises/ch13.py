@@ -131,6 +131,8 @@ _TOP_P_MISTAKES = [
 ]
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("top_p_filter")
 def check_top_p_filter(top_p_filter: Any) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
@@ -235,6 +237,8 @@ def _check_context_of_total(v: float) -> None:
         )
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("GPT-3 size")
 def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as

@@ -143,6 +143,8 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
     return result[0].long(), result[1].long()
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("mask_for_mlm")
 def check_mask_for_mlm(mask_for_mlm: Any) -> str:
     """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
@@ -321,6 +323,8 @@ SHARE_MISTAKES = {
 _near = partial(near, tolerance=TOTAL_TOLERANCE)  # relative
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("BERT-Medium size")
 def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``medium_params``, the parameters of BERT-Medium as the library's

@@ -98,6 +98,7 @@ def _t(size=_FONT):
     return {"fontsize": size, "ha": "center", "va": "center"}
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
     bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
@@ -188,6 +189,7 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def bahdanau_diagram(source):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
@@ -270,6 +272,7 @@ def bahdanau_diagram(source):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def luong_diagram(window, *, source_length=20, position=8.6):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
@@ -350,6 +353,7 @@ def luong_diagram(window, *, source_length=20, position=8.6):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3):
     """Chapter 12's ELMo (Peters et al. 2018): the biLM of ``config`` (a ``lib.elmo.ELMoConfig``),
     a token representation x_k under L layers that each hold a forward and a backward LSTM, one
@@ -432,6 +436,7 @@ def elmo_diagram(config, words=("<bos>", "the", "river", "bank", "<eos>"), focus
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def captioning_diagram(n_regions, d_feature):
     """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the

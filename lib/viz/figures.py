@@ -136,6 +136,7 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def document_attention(
     ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
 ):
@@ -261,6 +262,7 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, font
     return ax
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def transformer_diagram(ax):
     """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
@@ -485,6 +487,7 @@ def training_curve(
 WORD_RIGHT, WORD_WRONG = "#cfe3f3", "#f6c28b"  # light blue, light orange (colour-blind safe pair)
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def word_rows(
     rows,
     *,

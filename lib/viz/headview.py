@@ -162,6 +162,7 @@ def model_view(attention, tokens):
     return bertviz_model_view(attention=layers, tokens=tokens, html_action="return")
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def encoder_decoder_view(
     encoder_attention,
     decoder_attention,

@@ -139,6 +139,7 @@ def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) ->
     return widest_pt > 0.9 * cell_pt
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def attention_heatmap(
     weights,
     x_labels=None,
@@ -273,6 +274,7 @@ def attention_heatmap(
     return ax
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def masked_softmax_table(
     scores,
     mask,

@@ -185,6 +185,7 @@ def _vector(x, name: str):
     return t
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=None):
     """The masked-softmax table of one attention, with a slider over the query position.
 
@@ -500,6 +501,7 @@ def _entropy(q) -> float:
     return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
 
 
+# Long by design: one drawing call after another, bars, labels, title and legend of one picture.
 def _sampling_figure(state, reference, shown, labels):
     """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
     "other", over the outlines of ``reference``, softmax(logits)."""
