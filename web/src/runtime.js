@@ -6,6 +6,8 @@ export function int64(values) {
   return BigInt64Array.from(values, (v) => BigInt(v));
 }
 
+// Long by design: a closure over the page's one worker, its pending calls and the models loaded or
+// loading; each part below (the worker's calls, the download steps, ctx's methods) is short.
 export function createContext(base) {
   let manifestPromise = null;
   let worker = null;

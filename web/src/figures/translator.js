@@ -9,6 +9,8 @@ import { WordVocab } from "../tokenizers.js";
 // the source and target tokenizers, built once per page from the translator's vocabulary file
 let vocabularies = null;
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountTranslator(root, example, ctx) {
   const form = html("div", { class: "book-live-controls" }, root);
   const label = html("label", { class: "book-live-text" }, form, "English-like sentence ");
