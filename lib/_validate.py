@@ -12,12 +12,31 @@ import torch
 from torch import Tensor
 
 
+def is_int(x) -> bool:
+    """Whether ``x`` is an int; a bool is not (True is an int to Python, never a size here)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_number(x) -> bool:
+    """Whether ``x`` is an int or a float; a bool is not."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def check_int(x, name: str, minimum: int | None = None) -> None:
     """TypeError unless ``x`` is an int (a bool is not); ValueError if ``x < minimum``."""
-    if isinstance(x, bool) or not isinstance(x, int):
+    if not is_int(x):
         raise TypeError(f"{name}: expected an int, got {type(x).__name__}")
     if minimum is not None and x < minimum:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {x}")
+
+
+def check_size(x, name: str, minimum: int | None = None) -> None:
+    """``check_int`` for a size read from a tensor's shape: while torch.jit traces a model (as
+    torch.onnx.export does), such a size is a 0-d integer tensor, so that the graph serves every length;
+    that passes unchecked."""
+    traced = isinstance(x, Tensor) and x.dim() == 0 and not x.is_floating_point()
+    if not (traced and torch.jit.is_tracing()):
+        check_int(x, name, minimum)
 
 
 def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
@@ -25,7 +44,7 @@ def check_id(value, name: str, size: int, what: str = "", optional: bool = False
     table the id indexes; ``optional`` lets None through."""
     if optional and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
+    if not is_int(value) or not 0 <= value < size:
         table = f" ({what})" if what else ""
         none = "None or " if optional else ""
         raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
@@ -199,7 +218,7 @@ def check_merge_heads_args(x) -> None:
 
 
 def check_causal_mask_args(T, past) -> None:
-    check_int(T, "T", 1)
+    check_size(T, "T", 1)
     check_int(past, "past", 0)
 
 
@@ -270,7 +289,7 @@ def check_table_args(max_len, d_model, base: float = 10000.0) -> None:
 
 
 def check_base(base) -> None:
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (0 < base < math.inf):
+    if not is_number(base) or not (0 < base < math.inf):
         raise ValueError(f"base: expected a positive finite number, got {base!r}")
 
 
@@ -284,7 +303,7 @@ def check_binary_encoding_args(n_positions, n_bits) -> None:
 
 
 def check_relative_rotation_args(k, d_model, base) -> None:
-    if isinstance(k, bool) or not isinstance(k, int):
+    if not is_int(k):
         raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
     check_int(d_model, "d_model", 2)
     if d_model % 2:
@@ -365,7 +384,7 @@ def check_transformer_decode_inputs(c, tgt_in, memory) -> None:
 
 def check_transformer_decoding(c, src, max_len, bos_id, eos_id, one_sentence: bool = False) -> None:
     """greedy_decode's and beam_search's arguments (beam search: src of one sentence [1, S])."""
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= c.max_len:
+    if not is_int(max_len) or not 1 <= max_len <= c.max_len:
         raise ValueError(
             f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
         )
@@ -428,21 +447,14 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
 
 
 def check_gpt_config(config) -> None:
-    """TypeError unless ``config`` is a lib.gpt.GPTConfig; ValueError for sizes < 1, n_embd not
-    divisible by n_head, dropout outside [0, 1) or layer_norm_epsilon <= 0."""
-    from lib.gpt import GPTConfig  # here: lib.gpt imports this module
-
-    if not isinstance(config, GPTConfig):
-        raise TypeError(f"config: expected a GPTConfig, got {type(config).__name__}")
+    """The fields of a lib.gpt.GPTConfig (its ``__post_init__``): sizes >= 1, n_embd divisible by
+    n_head, dropout in [0, 1), layer_norm_epsilon > 0."""
     for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
         check_int(getattr(config, name), name, 1)
     if config.n_embd % config.n_head:
         raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}")
-    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
-    eps = config.layer_norm_epsilon
-    if not isinstance(eps, (int, float)) or not eps > 0:
-        raise ValueError(f"layer_norm_epsilon: expected a number > 0, got {eps!r}")
+    check_probability(config.dropout, "dropout", "[0, 1)")
+    check_number(config.layer_norm_epsilon, "layer_norm_epsilon", "a number > 0", lambda v: v > 0)
 
 
 def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
@@ -453,13 +465,19 @@ def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
         raise TypeError(
             f"kv_cache: expected a lib.gpt.KVCache (or lib.gpt_fast.FastKVCache), got {type(kv_cache).__name__}"
         )
-    V = config.vocab_size
+    limit = f"block_size={config.block_size}, the model's context length"
+    check_lm_input(input_ids, config.vocab_size, config.block_size, limit, targets, kv_cache)
+
+
+def check_lm_input(input_ids, V: int, context: int, limit: str, targets, kv_cache) -> None:
+    """A language model's input_ids [B, T], ids in [0, V), with the P positions of ``kv_cache`` and T
+    <= ``context`` (``limit`` names it); kv_cache of the same batch; targets as ``check_targets``."""
     check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
     P = kv_cache.length if kv_cache is not None else 0
-    if P + input_ids.shape[1] > config.block_size:
+    if P + input_ids.shape[1] > context:
         cached = f" plus {P} cached positions" if P else ""
         raise ValueError(
-            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than block_size={config.block_size}, the model's context length"
+            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than {limit}"
         )
     keys = kv_cache.keys if kv_cache is not None else []
     if keys and keys[0].shape[0] != input_ids.shape[0]:
@@ -501,35 +519,24 @@ def _check_prompt_room(input_ids, max_new_tokens, length, limit, one_prompt, eos
 
 
 def check_gpt_decoding(
-    model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
+    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
 ) -> None:
-    """lib.gpt's decoders: model a lib.gpt.GPT; input_ids a batch of prompts (one if
-    ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
+    """lib.gpt's decoders: model a ``model_type`` (lib.gpt.GPT); input_ids a batch of prompts (one
+    if ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
     an id of the vocabulary. The sampling and beam arguments are lib.decoding's to check."""
-    from lib.gpt import GPT  # here: lib.gpt imports this module
-
-    if not isinstance(model, GPT):
-        raise TypeError(f"model: expected a lib.gpt.GPT, got {type(model).__name__}")
+    check_type(model, "model", model_type)
     c = model.config
     check_gpt_inputs(c, input_ids)
-    if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
-        or max_new_tokens < 1
-    ):
-        raise ValueError(f"max_new_tokens: expected an int >= 1, got {max_new_tokens!r}")
+    check_int(max_new_tokens, "max_new_tokens", 1)
     limit = f"block_size={c.block_size}, the model's context length"
     _check_prompt_room(
         input_ids, max_new_tokens, c.block_size, limit, one_prompt, eos_id, c.vocab_size
     )
 
 
-def check_gpt_classifier(gpt, n_classes) -> None:
-    """GPTClassifier's arguments: gpt a lib.gpt.GPT, n_classes an int >= 2."""
-    from lib.gpt import GPT  # here: lib.gpt imports this module
-
-    if not isinstance(gpt, GPT):
-        raise TypeError(f"gpt: expected a lib.gpt.GPT, got {type(gpt).__name__}")
+def check_gpt_classifier(gpt, gpt_type: type, n_classes) -> None:
+    """GPTClassifier's arguments: gpt a ``gpt_type`` (lib.gpt.GPT), n_classes an int >= 2."""
+    check_type(gpt, "gpt", gpt_type)
     check_int(n_classes, "n_classes", 2)
 
 
@@ -542,19 +549,12 @@ def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
     check_int(steps, "steps", 1)
     if not isinstance(lr, (int, float)) or not lr > 0:
         raise ValueError(f"lr: expected a number > 0, got {lr!r}")
-    if (
-        isinstance(warmup_steps, bool)
-        or not isinstance(warmup_steps, int)
-        or not 0 <= warmup_steps <= steps
-    ):
+    if not is_int(warmup_steps) or not 0 <= warmup_steps <= steps:
         raise ValueError(
             f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
         )
-    if decay not in decays:
-        raise ValueError(f"decay: expected one of {decays}, got {decay!r}")
-    if step is not None and (
-        isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < steps
-    ):
+    check_choice(decay, "decay", tuple(decays))
+    if step is not None and (not is_int(step) or not 0 <= step < steps):
         raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
 
 
@@ -570,11 +570,7 @@ def check_fit(
         raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
     if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
         raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
-    if stop_after is not None and (
-        isinstance(stop_after, bool)
-        or not isinstance(stop_after, int)
-        or not 1 <= stop_after <= steps
-    ):
+    if stop_after is not None and (not is_int(stop_after) or not 1 <= stop_after <= steps):
         raise ValueError(
             f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
         )
@@ -607,19 +603,13 @@ def check_sampling(temperature, top_k, top_p, logits=None) -> None:
             else type(logits).__name__
         )
         raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not 0 <= temperature < math.inf
-    ):
+    if not is_number(temperature) or not 0 <= temperature < math.inf:
         raise ValueError(
             f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
         )
     if top_k is not None:
         check_int(top_k, "top_k", 1)
-    if top_p is not None and (
-        isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1
-    ):
+    if top_p is not None and (not is_number(top_p) or not 0 < top_p <= 1):
         raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
 
 
@@ -644,11 +634,7 @@ def check_decoding(start, max_len, eos_id=None, pad_id=0, beam_width=None) -> No
 
 def check_length_penalty(length_penalty) -> None:
     """GNMT's alpha: a finite number >= 0."""
-    if (
-        isinstance(length_penalty, bool)
-        or not isinstance(length_penalty, (int, float))
-        or not 0 <= length_penalty < math.inf
-    ):
+    if not is_number(length_penalty) or not 0 <= length_penalty < math.inf:
         raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
 
 
@@ -699,8 +685,14 @@ def check_state_dicts_match(ours: dict, theirs: dict, what: str = "lib.gpt.GPT")
 def check_number(x, name: str, expected: str, ok) -> None:
     """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
     says what was wanted ("a number > 0")."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not ok(x):
+    if not is_number(x) or not ok(x):
         raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_bool(x, name: str) -> None:
+    """TypeError unless x is True or False."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
 
 
 def check_str(x, name: str) -> None:
@@ -769,10 +761,8 @@ def check_rnn_config(cell, **sizes) -> None:
 
 def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
     check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
-    if not isinstance(reverse, bool):
-        raise TypeError(f"reverse: expected a bool, got {type(reverse).__name__} {reverse!r}")
-    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+    check_bool(reverse, "reverse")
+    check_probability(dropout, "dropout", "[0, 1)")
 
 
 def check_reverse_padded(x, lengths: Tensor) -> None:
@@ -860,11 +850,9 @@ def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
         raise ValueError("attention_mask: every sentence needs at least one real token")
 
 
-def check_forward_lm(lm) -> None:
-    from lib.rnnlm import RNNLM  # imported here: lib.rnnlm imports this module
-
-    if not isinstance(lm, RNNLM):
-        raise TypeError(f"lm: expected an RNNLM, got {type(lm).__name__}")
+def check_forward_lm(lm, lm_type: type) -> None:
+    """RNNClassifier's language model: a ``lm_type`` (lib.rnnlm.RNNLM) that reads left to right."""
+    check_type(lm, "lm", lm_type)
     if lm.reverse:
         raise ValueError(
             "lm: expected a forward model (reverse=False): the classifier reads left to right"
@@ -925,7 +913,7 @@ def check_id_list(ids, size: int) -> None:
             )
         ids = ids.tolist()
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
+        if not is_int(i) or not 0 <= i < size:
             raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
 
 
@@ -966,9 +954,7 @@ def check_text_batch(texts, text_pairs) -> None:
 
 def check_max_length(max_length, n_special: int) -> None:
     """None, or an int that leaves room for the ``n_special`` special tokens."""
-    if max_length is not None and (
-        isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < n_special
-    ):
+    if max_length is not None and (not is_int(max_length) or max_length < n_special):
         raise ValueError(
             f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
         )
@@ -1237,8 +1223,15 @@ def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> 
 def check_type(x, name: str, expected: type) -> None:
     """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
     if not isinstance(x, expected):
-        article = "an" if expected.__name__[0] in "AEIOU" else "a"
-        raise TypeError(f"{name}: expected {article} {expected.__name__}, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
+    letter: "an" before a letter whose name starts with a vowel sound)."""
+    acronym = len(noun) > 1 and noun[:2].isupper()
+    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
+    return f"{'an' if vowel_sound else 'a'} {noun}"
 
 
 def check_words(words, max_chars) -> None:
@@ -1319,28 +1312,20 @@ def check_elmo_config(config) -> None:
         value = getattr(config, name)
         check_int(value, name, 0)
     if config.cell_dim is not None and (
-        isinstance(config.cell_dim, bool)
-        or not isinstance(config.cell_dim, int)
-        or config.cell_dim < config.hidden_dim
+        not is_int(config.cell_dim) or config.cell_dim < config.hidden_dim
     ):
         raise ValueError(
             f"cell_dim: expected None or an int >= hidden_dim={config.hidden_dim}, got {config.cell_dim!r}"
         )
     if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
         raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
-    if (
-        isinstance(config.pad_id, bool)
-        or not isinstance(config.pad_id, int)
-        or not 0 <= config.pad_id < config.vocab_size
-    ):
+    if not is_int(config.pad_id) or not 0 <= config.pad_id < config.vocab_size:
         raise ValueError(
             f"pad_id: expected an id in [0, vocab_size={config.vocab_size}), got {config.pad_id!r}"
         )
     filters = config.char_filters
     ok = isinstance(filters, tuple) and all(
-        isinstance(f, tuple)
-        and len(f) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in f)
+        isinstance(f, tuple) and len(f) == 2 and all(is_int(v) and v >= 1 for v in f)
         for f in filters
     )
     if not ok:
@@ -1455,9 +1440,7 @@ def check_special_ids(special_ids, mask_token_id, vocab_size: int) -> None:
     """The masking ids of ``mask_tokens`` and ELECTRA's corruption: ``special_ids`` a collection of
     ids in [0, vocab_size) that leaves at least one ordinary id, ``mask_token_id`` an id there."""
     ids = None if isinstance(special_ids, (str, bytes, int)) else list(special_ids)
-    if ids is None or not all(
-        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in ids
-    ):
+    if ids is None or not all(is_int(i) and 0 <= i < vocab_size for i in ids):
         raise ValueError(
             f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
         )
@@ -1529,7 +1512,7 @@ def check_electra_config(c, bert_config_type: type) -> None:
     """The fields of a ``lib.electra.ElectraConfig``."""
     check_type(c.discriminator, "discriminator", bert_config_type)
     g, depth = c.generator_layers, c.discriminator.num_hidden_layers
-    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= depth:
+    if not is_int(g) or not 1 <= g <= depth:
         raise ValueError(
             f"generator_layers: expected an int in 1..{depth} (the discriminator's depth), got {g!r}"
         )
@@ -1573,7 +1556,7 @@ def check_permutation(order) -> None:
         )
     if (
         not values
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        or not all(is_int(v) for v in values)
         or sorted(values) != list(range(len(values)))
     ):
         raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")
@@ -1641,12 +1624,9 @@ def check_rope_permutation(weight, n_heads) -> None:
         )
 
 
-def check_llama_config(c) -> None:
-    """The fields of a ``lib.llama.LlamaConfig``."""
-    from lib.llama import LlamaConfig  # here: lib.llama imports this module
-    from lib.rope import Llama3RopeScaling
-
-    check_type(c, "config", LlamaConfig)
+def check_llama_config(c, scaling_type: type) -> None:
+    """The fields of a ``lib.llama.LlamaConfig`` (its ``__post_init__``); ``scaling_type``:
+    lib.rope.Llama3RopeScaling, the type of its rope_scaling."""
     for name in (
         "vocab_size",
         "hidden_size",
@@ -1661,24 +1641,22 @@ def check_llama_config(c) -> None:
     H, Hkv = c.num_attention_heads, c.num_key_value_heads
     if H % Hkv:
         raise ValueError(f"num_key_value_heads={Hkv} does not divide num_attention_heads={H}")
-    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, Llama3RopeScaling, "rope_theta")
+    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, scaling_type, "rope_theta")
     check_choice(c.rope_style, "rope_style", ("halves", "interleaved"))
     if c.sliding_window is not None:
         check_int(c.sliding_window, "sliding_window", 1)
     for name in ("qk_norm", "tie_word_embeddings"):
-        if not isinstance(getattr(c, name), bool):
-            raise TypeError(f"{name}: expected a bool, got {getattr(c, name)!r}")
+        check_bool(getattr(c, name), name)
     for name in ("rms_norm_eps", "initializer_range"):
         check_number(getattr(c, name), name, "a number > 0", lambda v: v > 0)
     check_probability(c.dropout, "dropout", "[0, 1)")
 
 
-def check_llama_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
+def check_llama_inputs(config, input_ids, targets=None, kv_cache=None, cache_type=None) -> None:
     """Llama.forward's arguments, as ``check_gpt_inputs`` with max_position_embeddings as the
-    context length; a ``SlidingWindowCache`` only for a model with its window."""
-    from lib.gpt import KVCache  # here: lib.gpt imports this module
-
-    if kv_cache is not None and not isinstance(kv_cache, KVCache):
+    context length; kv_cache a ``cache_type`` (lib.gpt.KVCache), a ``SlidingWindowCache`` only for
+    a model with its window."""
+    if kv_cache is not None and not isinstance(kv_cache, cache_type):
         raise TypeError(
             f"kv_cache: expected a lib.gpt.KVCache or lib.llama.SlidingWindowCache, got {type(kv_cache).__name__}"
         )
@@ -1687,28 +1665,17 @@ def check_llama_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
         raise ValueError(
             f"kv_cache: a SlidingWindowCache of window {window} needs sliding_window={window}, got sliding_window={config.sliding_window}"
         )
-    V, n = config.vocab_size, config.max_position_embeddings
-    check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
-    P = kv_cache.length if kv_cache is not None else 0
-    if P + input_ids.shape[1] > n:
-        seen = f" plus {P} positions seen" if P else ""
-        raise ValueError(
-            f"input_ids: sequence of {input_ids.shape[1]} tokens{seen} is longer than max_position_embeddings={n}"
-        )
-    keys = kv_cache.keys if kv_cache is not None else []
-    if keys and keys[0].shape[0] != input_ids.shape[0]:
-        raise ValueError(
-            f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
-        )
-    if targets is not None:
-        check_targets(targets, input_ids, V)
+    n = config.max_position_embeddings
+    limit = f"max_position_embeddings={n}"
+    check_lm_input(input_ids, config.vocab_size, n, limit, targets, kv_cache)
 
 
-def check_llama_decoding(model, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None):
-    """lib.llama's decoders: model a lib.llama.Llama, then as ``check_gpt_decoding``."""
-    from lib.llama import Llama  # here: lib.llama imports this module
-
-    check_type(model, "model", Llama)
+def check_llama_decoding(
+    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
+):
+    """lib.llama's decoders: model a ``model_type`` (lib.llama.Llama), then as
+    ``check_gpt_decoding``."""
+    check_type(model, "model", model_type)
     c = model.config
     check_llama_inputs(c, input_ids)
     check_int(max_new_tokens, "max_new_tokens", 1)
@@ -1803,8 +1770,7 @@ def check_tiled_attention_args(q, k, v, mask, causal, alibi_slopes, block_q, blo
     Tq, Tk = q.shape[-2], k.shape[-2]
     if mask is not None:
         check_bool_mask(mask, lead + (Tq, Tk), "[Tq, Tk], [B, 1, 1, Tk], [B, H, Tq, Tk]")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    check_bool(causal, "causal")
     if causal and Tq > Tk:
         raise ValueError(
             f"causal: expected Tq <= Tk (the queries are the last Tq positions), got Tq={Tq}, Tk={Tk}"

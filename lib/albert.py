@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_bert_inputs, check_int, check_type
+from lib._validate import check_bert_inputs, check_bool, check_int, check_type
 from lib.bert import (
     BertConfig,
     BertEmbeddings,
@@ -77,10 +77,7 @@ class AlbertConfig:
     def __post_init__(self):
         e = self.embedding_size
         check_int(e, "embedding_size", 1)
-        if not isinstance(self.share_layers, bool):
-            raise TypeError(
-                f"share_layers: expected a bool, got {type(self.share_layers).__name__}"
-            )
+        check_bool(self.share_layers, "share_layers")
         self.bert_layer_config  # BertConfig checks every field the two configurations share
 
     @property
@@ -190,8 +187,8 @@ class Albert(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)  # [B, T]
         mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
-        # [B, T, D]
-        x = self.embedding_hidden_mapping_in(self.embeddings(input_ids, token_type_ids))
+        embedded = self.embeddings(input_ids, token_type_ids)  # [B, T, E]
+        x = self.embedding_hidden_mapping_in(embedded)  # [B, T, D]
         hidden_states, attentions = [x], []
         for i in range(c.num_hidden_layers):
             x, weights = self.layer(i)(x, mask, return_attention)  # [B, T, D], [B, H, T, T]

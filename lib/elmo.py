@@ -212,9 +212,8 @@ def pad_sentences(sentences: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[
     for s in sentences:
         flat += list(s) + [pad_id] * (T - len(s))
     lengths = torch.tensor([len(s) for s in sentences])  # [B]
-    return torch.tensor(flat, dtype=torch.long).view(len(sentences), T), torch.arange(T) < lengths[
-        :, None
-    ]
+    ids = torch.tensor(flat, dtype=torch.long).view(len(sentences), T)  # [B, T]
+    return ids, torch.arange(T) < lengths[:, None]  # [T] < [B, 1] -> mask [B, T]
 
 
 # --- the token encoder: word embeddings and/or a character CNN with highway layers --------------
@@ -351,10 +350,8 @@ class BiLM(nn.Module):
         self.dropout = nn.Dropout(c.dropout)
         with torch.no_grad():
             for lstm in [*self.forward_layers, *self.backward_layers]:
-                M = c.cells
-                lstm.bias_ih_l0[M : 2 * M].fill_(
-                    1.0
-                )  # gates in torch's order i, f, g, o: forget = 1
+                M = c.cells  # gates in torch's order i, f, g, o: forget = 1
+                lstm.bias_ih_l0[M : 2 * M].fill_(1.0)
                 lstm.bias_hh_l0[M : 2 * M].fill_(0.0)  # (the two biases are added)
             nn.init.normal_(self.softmax.weight, std=1 / math.sqrt(c.hidden_dim))
             nn.init.zeros_(self.softmax.bias)

@@ -42,6 +42,7 @@ from lib._validate import (
     check_gpt_decoding,
     check_gpt_inputs,
     check_padding_mask,
+    check_type,
 )
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
@@ -223,7 +224,7 @@ class GPT(nn.Module):
 
     def __init__(self, config: GPTConfig):
         super().__init__()
-        check_gpt_config(config)
+        check_type(config, "config", GPTConfig)  # its fields: GPTConfig.__post_init__
         self.config = c = config
         self.transformer = nn.ModuleDict(
             dict(
@@ -373,7 +374,7 @@ def sample(
     use_cache: see ``step_function``. The whole sequence must fit in ``block_size`` (no sliding
     window). Put the model in eval mode first, or dropout changes the tokens.
     """
-    check_gpt_decoding(model, input_ids, max_new_tokens)
+    check_gpt_decoding(model, GPT, input_ids, max_new_tokens)
     step = step_function(model, use_cache)
     return decoding.sample(
         step,
@@ -413,7 +414,7 @@ def beam_search(
     by log_prob). beam_width=1 is greedy decoding. A heuristic: it usually finds a likelier
     continuation than greedy, and is not guaranteed to find the likeliest.
     """
-    check_gpt_decoding(model, input_ids, max_new_tokens, one_prompt=True, eos_id=eos_id)
+    check_gpt_decoding(model, GPT, input_ids, max_new_tokens, one_prompt=True, eos_id=eos_id)
     return decoding.beam_search(
         step_function(model), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
     )
@@ -458,7 +459,7 @@ class GPTClassifier(nn.Module):
 
     def __init__(self, gpt: GPT, n_classes: int):
         super().__init__()
-        check_gpt_classifier(gpt, n_classes)
+        check_gpt_classifier(gpt, GPT, n_classes)
         self.gpt = gpt
         self.head = nn.Linear(gpt.config.n_embd, n_classes)
         nn.init.normal_(self.head.weight, std=0.02)

@@ -140,6 +140,6 @@ def greedy_decode(model: GPT, input_ids: Tensor, max_new_tokens: int) -> decodin
     ``torch.inference_mode``: the same ``Decoded`` (tokens [B, max_new_tokens], log_prob [B]),
     whose tensors are inference tensors (use them as data, not in a computation that needs
     gradients)."""
-    check_gpt_decoding(model, input_ids, max_new_tokens)
+    check_gpt_decoding(model, GPT, input_ids, max_new_tokens)
     step = fast_step_function(model, capacity=input_ids.shape[1] + max_new_tokens)
     return decoding.greedy(step, input_ids, max_new_tokens)

@@ -141,8 +141,8 @@ class HierarchicalAttentionNetwork(nn.Module):
         word_weights = w_real.new_zeros(B, S, W)  # [B, S, W]
         word_weights[sentence_mask] = w_real
         # sentence level
-        # [B, S, 2Hs]
-        h_sentences = self._bigru(self.sentence_gru, sentences, sentence_mask.sum(-1))
+        lengths = sentence_mask.sum(-1)  # [B]
+        h_sentences = self._bigru(self.sentence_gru, sentences, lengths)  # [B, S, 2Hs]
         # [B, 2Hs], [B, S]
         document, sentence_weights = self.sentence_attention(h_sentences, sentence_mask)
         logits = self.classifier(document)  # [B, C]

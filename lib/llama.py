@@ -46,7 +46,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding, gpt
-from lib._validate import check_llama_config, check_llama_decoding, check_llama_inputs
+from lib._validate import check_llama_config, check_llama_decoding, check_llama_inputs, check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step
 from lib.gpt import KVCache
@@ -118,7 +118,7 @@ class LlamaConfig:
     initializer_range: float = 0.02
 
     def __post_init__(self):
-        check_llama_config(self)
+        check_llama_config(self, Llama3RopeScaling)
 
     @classmethod
     def llama3_2_1b(cls, **overrides) -> "LlamaConfig":
@@ -298,7 +298,7 @@ class Llama(nn.Module):
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
-        check_llama_config(config)
+        check_type(config, "config", LlamaConfig)  # its fields: LlamaConfig.__post_init__
         self.config = c = config
         self.model = nn.ModuleDict(
             dict(
@@ -338,7 +338,7 @@ class Llama(nn.Module):
         positions seen. Raises ValueError for ids outside the vocabulary or P + T >
         max_position_embeddings."""
         c = self.config
-        check_llama_inputs(c, input_ids, targets, kv_cache)
+        check_llama_inputs(c, input_ids, targets, kv_cache, KVCache)
         positions = self.positions(input_ids.shape[1], kv_cache, input_ids.device)  # [T]
         frequencies = rope_frequencies(c.head_dim, c.rope_theta, c.rope_scaling)  # [Dh/2]
         x = self.model.embed_tokens(input_ids)  # [B, T, D]
@@ -440,7 +440,7 @@ def sample(
 ) -> Decoded:
     """``lib.gpt.sample`` for this model: input_ids [B, T] -> ``Decoded`` (tokens
     [B, max_new_tokens], log_prob [B]); temperature=0 is greedy. Put the model in eval mode."""
-    check_llama_decoding(model, input_ids, max_new_tokens)
+    check_llama_decoding(model, Llama, input_ids, max_new_tokens)
     return decoding.sample(
         step_function(model, use_cache),
         input_ids,
@@ -469,7 +469,7 @@ def beam_search(
     length_penalty: float = 0.0,
 ) -> Decoded:
     """``lib.gpt.beam_search`` for this model: one prompt [1, T] -> ``Decoded`` tokens [1, L]."""
-    check_llama_decoding(model, input_ids, max_new_tokens, one_prompt=True, eos_id=eos_id)
+    check_llama_decoding(model, Llama, input_ids, max_new_tokens, one_prompt=True, eos_id=eos_id)
     return decoding.beam_search(
         step_function(model), input_ids, max_new_tokens, beam_width, eos_id, length_penalty
     )

@@ -51,7 +51,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_int
+from lib._validate import check_bool, check_choice, check_int, check_number, check_sizes
 from lib.alibi import _alibi, alibi_slopes
 from lib.attention import _masked_softmax, _merge_heads, _split_heads
 from lib.positional import sinusoidal_encoding
@@ -184,8 +184,7 @@ def make_batch(
     """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64.
     ``length``: L, 8 for training; longer for a test (brackets: even, L / 2 pairs; position: at most
     V = 16, its answers are positions)."""
-    if task not in TASKS:
-        raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
+    check_choice(task, "task", TASKS)
     check_int(batch_size, "batch_size", 1)
     _check_length(task, length)
     pairs = [_sequence(task, rng, length) for _ in range(batch_size)]
@@ -401,9 +400,8 @@ def train_step(model: PlaygroundModel, params, m, v, step, x, y, lr, train_pos, 
     per tensor it hands over; benchmarks/playground.py), with the same arithmetic element by
     element (tests/test_playground.py)."""
     names = [n for n, _ in model.named_parameters()]
-    logits = torch.func.functional_call(
-        model, dict(zip(names, params)), (x, mask)
-    ).logits  # [B, L, V]
+    out = torch.func.functional_call(model, dict(zip(names, params)), (x, mask))
+    logits = out.logits  # [B, L, V]
     loss = token_loss(logits, y)
     grads = torch.autograd.grad(loss, params)
     right = logits.argmax(-1) == y  # [B, L]
@@ -435,14 +433,9 @@ def evaluate(model: PlaygroundModel, x: Tensor, y: Tensor) -> tuple[float, float
 
 
 def _check_config(c: PlaygroundConfig) -> None:
-    if c.task not in TASKS:
-        raise ValueError(f"task: expected one of {TASKS}, got {c.task!r}")
-    if c.positional not in POSITIONAL:
-        raise ValueError(f"positional: expected one of {POSITIONAL}, got {c.positional!r}")
-    check_int(c.n_layers, "n_layers", 1)
-    check_int(c.n_heads, "n_heads", 1)
-    check_int(c.d_model, "d_model", 1)
-    check_int(c.batch_size, "batch_size", 1)
+    check_choice(c.task, "task", TASKS)
+    check_choice(c.positional, "positional", POSITIONAL)
+    check_sizes(n_layers=c.n_layers, n_heads=c.n_heads, d_model=c.d_model, batch_size=c.batch_size)
     check_int(c.seed, "seed", 0)
     if c.d_model % c.n_heads:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
@@ -457,10 +450,8 @@ def _check_config(c: PlaygroundConfig) -> None:
             f"d_model: rope turns pairs of coordinates, expected an even head width "
             f"d_model / n_heads, got {c.d_model} / {c.n_heads}"
         )
-    if not isinstance(c.causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(c.causal).__name__}")
-    if isinstance(c.lr, bool) or not isinstance(c.lr, (int, float)) or not 0 < c.lr <= 10:
-        raise ValueError(f"lr: expected a learning rate in (0, 10], got {c.lr!r}")
+    check_bool(c.causal, "causal")
+    check_number(c.lr, "lr", "a learning rate in (0, 10]", lambda v: 0 < v <= 10)
 
 
 def _check_length(task: str, length: int) -> None:

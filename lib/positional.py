@@ -112,8 +112,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0):
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
-        # [P, D]
-        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+        pe = sinusoidal_encoding(max_len, d_model)  # [P, D]
+        self.register_buffer("pe", pe, persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:

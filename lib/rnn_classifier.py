@@ -66,7 +66,7 @@ class RNNClassifier(nn.Module):
     def from_lm(cls, lm: RNNLM, n_classes: int = 2) -> "RNNClassifier":
         """A classifier whose embedding and recurrent layers are copies of a forward ``RNNLM``'s (the
         LM is left untouched; its output layer is not used)."""
-        check_forward_lm(lm)
+        check_forward_lm(lm, RNNLM)
         model = cls(
             lm.vocab_size,
             n_classes,

@@ -149,8 +149,8 @@ class RNNLM(nn.Module):
             scores, targets = logits[:, 1:], input_ids[:, :-1]
         else:
             scores, targets = logits[:, :-1], input_ids[:, 1:]
-        # [B (T-1)]
-        losses = F.cross_entropy(scores.flatten(0, 1), targets.flatten(), reduction="none")
+        scores = scores.flatten(0, 1)  # [B (T-1), V]
+        losses = F.cross_entropy(scores, targets.flatten(), reduction="none")  # [B (T-1)]
         return losses[real.flatten()].sum(), int(real.sum())
 
     def loss(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> Tensor:

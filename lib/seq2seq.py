@@ -138,16 +138,15 @@ class Encoder(nn.Module):
 
     def forward(self, src: Tensor, src_lengths) -> tuple[Tensor, Tensor]:
         check_source(src, src_lengths, self.vocab_size)
-        src_lengths = torch.as_tensor(
-            src_lengths, device=src.device
-        ).long()  # a list or a tensor [B]
+        # a list or a tensor [B]
+        src_lengths = torch.as_tensor(src_lengths, device=src.device).long()
         x = self.embedding(src)  # [B, S, E]
         packed = pack_padded_sequence(x, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, final = self.rnn(packed)
         if self.cell == "lstm":
             final = final[0]  # (h_n, c_n) -> h_n
-        # [B, S, He]
-        states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        S = src.shape[1]
+        states, _ = pad_packed_sequence(out, batch_first=True, total_length=S)  # [B, S, He]
         summary = torch.cat(list(final), dim=-1)  # [directions, B, He/dirs] -> [B, He]
         return states, summary
 

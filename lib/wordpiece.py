@@ -43,6 +43,7 @@ from lib._validate import (
     check_word,
     check_word_counts,
     check_wordpiece_vocab,
+    is_int,
 )
 from lib.basic_tokenizer import basic_tokenize_fast
 
@@ -312,7 +313,7 @@ class WordPieceTokenizer:
         return [self.vocab.get(t, self.unk_token_id) for t in tokens]
 
     def convert_ids_to_tokens(self, ids: int | Sequence[int]) -> str | list[str]:
-        if isinstance(ids, int) and not isinstance(ids, bool):
+        if is_int(ids):
             return self._token(ids)
         return [self._token(i) for i in ids]
 

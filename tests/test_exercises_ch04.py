@@ -151,3 +151,13 @@ def test_a_wrong_prediction_does_not_write_the_explanation(args):
     message = str(failed.value)
     assert "attention_records(luong_global, test_pairs)" in message
     assert "bidirectional" not in message and "computed after" not in message
+
+
+def test_the_luong_shares_are_computed_from_the_shipped_model():
+    # the success message's numbers come from lib/checkpoints' luong_global on the chapter's test
+    # pairs, not from the library's text: the chapter's table shows 5.5% and 93.8%; the same on
+    # every CPU kernel path (ATEN_CPU_CAPABILITY default, avx2, avx512)
+    left = ch04.luong_left_shares()
+    assert f"{left['articles']:.1%}" == "5.5%" and f"{left['ne']:.1%}" == "93.8%"
+    assert ch04.LUONG_NE_LEFT == left["ne"] and ch04.LUONG_ARTICLES_LEFT == left["articles"]
+    assert "93.8%" in ch04.check_luong_looks_left(False, True).message

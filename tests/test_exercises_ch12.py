@@ -184,7 +184,7 @@ SIZE_WRONG = [
     ((None, "bias", None), "name it as torch does"),
     ((None, "gamma", None), "is not a parameter of nn.LSTM"),
     ((None, 65_536, None), "should be the name of a tensor"),
-    ((None, None, 407.05), "looks like millions"),
+    ((None, None, 407.05), "not in millions"),
     ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
     ((None, None, 2 * 407_050_623), "is twice the answer"),
     ((None, None, 793_471 * 1025), "is twice the answer"),  # 1024 inputs: both directions
@@ -252,6 +252,17 @@ UNSEEN_WRONG = [
 ]
 
 
+# honest measurements made otherwise than on the book's build: the chapter rerun with
+# ATEN_CPU_CAPABILITY=default and avx512 (189 of 463, as with avx2) and with the biLM's
+# training seeds 1 and 2 (189 and 191), unrounded and to three decimals
+OTHER_RUNS = [189 / 463, 191 / 463, round(191 / 463, 3), round(187 / 463, 3)]
+
+
+@pytest.mark.parametrize("measured", OTHER_RUNS)
+def test_check_unseen_phrases_accepts_a_measurement_from_another_kernel_path_or_seed(measured):
+    assert ch12.check_unseen_phrases(measured, 0.5).status == "passed"
+
+
 @pytest.mark.parametrize("args, message", UNSEEN_WRONG, ids=[m[:30] for _, m in UNSEEN_WRONG])
 def test_check_unseen_phrases_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
@@ -260,8 +271,9 @@ def test_check_unseen_phrases_rejects(args, message):
 
 def test_the_unseen_tolerance_is_the_documented_one():
     acc, tol = ch12.UNSEEN_ACCURACY, ch12.ACCURACY_TOLERANCE
-    # half a test sentence
-    assert tol < 1 / ch12.N_UNSEEN_TEST < 2 * tol
+    # the measured spread, two test sentences either way, and half a sentence for the rounding
+    assert ch12.UNSEEN_SPREAD == 2
+    assert abs(tol * ch12.N_UNSEEN_TEST - 2.5) < 1e-9
     assert ch12.check_unseen_phrases(acc + tol - 1e-4, 0.5) and ch12.check_unseen_phrases(
         acc - tol + 1e-4, 0.5
     )

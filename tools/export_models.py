@@ -16,6 +16,8 @@ page's runtime expects (web/src/runtime.js); the wrappers add no computation:
   and 4 (the shipped checkpoint lib/checkpoints/seq2seq_bahdanau.safetensors): the encoder
   (src_ids [1, S] -> memory [1, S, 128], state [1, 64]) and one greedy decoding step
   (prev_token [1], state [1, 64], memory, src_mask [1, S] -> logits [1, V], state_out, attention [1, S]).
+- ``gpt.onnx``: the story GPT of chapter 13 (``lib.checkpoints.load_story_gpt``, trained by
+  tools/train_story_gpt.py): input_ids int64 [1, T] -> logits [1, T, V], attentions [L, H, T, T].
 
 Size against fidelity (MiniLM, measured by this tool's ``--study`` on the chapters' sentences, max abs
 difference of every attention weight against PyTorch float32):
@@ -34,7 +36,6 @@ used. The translator is small (1-2 MB) and stays float32.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import math
@@ -141,28 +142,6 @@ class DecoderStepExport(nn.Module):
         return logits, new_state["h"], weights
 
 
-@contextlib.contextmanager
-def _traced_sizes():
-    """While torch.onnx.export traces a model, a size such as ``x.shape[1]`` is a 0-d tensor (so that
-    the graph works for every length of the dynamic axes), and ``lib.attention.causal_mask`` refuses
-    a T that is not an int. For the export only, its check lets such a traced size through and
-    checks every other argument as usual: the exporter adapts to the model, not the model to the
-    exporter (no tracing branch in lib)."""
-    import lib.attention
-
-    check = lib.attention.check_causal_mask_args
-
-    def check_or_traced(T, past=0):
-        traced = isinstance(T, Tensor) and T.dim() == 0 and not T.is_floating_point()
-        check(1 if traced else T, past)
-
-    lib.attention.check_causal_mask_args = check_or_traced
-    try:
-        yield
-    finally:
-        lib.attention.check_causal_mask_args = check
-
-
 def _export(
     module: nn.Module,
     args: tuple,
@@ -172,7 +151,7 @@ def _export(
     dynamic: dict[str, dict[int, str]],
 ) -> None:
     # the models' input checks are traced as constants: the warnings say so, expected
-    with warnings.catch_warnings(), _traced_sizes():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module.eval(),
@@ -250,6 +229,7 @@ def top_heads(att_a: np.ndarray, att_b: np.ndarray, q: int, k: int, n: int = 5) 
     return [[int(i // H), int(i % H), round(float(change.ravel()[i]), 6)] for i in order]
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_minilm(models: Path, reference: dict, precision: str = "fp16") -> dict:
     from lib.pretrained import load_minilm, minilm_files
 
@@ -365,6 +345,7 @@ def translate_torch(
     return ids[:n], weights[0, :n].numpy()
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_translator(models: Path, reference: dict) -> tuple[dict, dict]:
     model, src_vocab, tgt_vocab, test_pairs = load_translator()
     words = TRANSLATOR_SENTENCES[0].split()

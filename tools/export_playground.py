@@ -62,6 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lib import playground as pg  # noqa: E402
+from lib._validate import check_int  # noqa: E402
 
 CONFIGS = [(n, h, d) for n in (1, 2) for h in (1, 2, 4) for d in (16, 32, 64)]
 SOURCES = [
@@ -210,12 +211,12 @@ def strip(path: Path) -> onnx.ModelProto:
     return model
 
 
+# Long by design: one step after another of the build, in the order they run.
 def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
     """``step``'s graph (``export_one``'s, inputs and outputs named by ``io_names``) repeated k times
     into one graph: x and y become [k, B, L], step k (0-based) reads x[k], y[k], ``step`` + k and the
     state step k - 1 wrote; the outputs are the k losses and accuracies, stacked, and the last state."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k: expected an int >= 1, got {k!r}")
+    check_int(k, "k", 1)
     g = step.graph
     inputs = [i.name for i in g.input]
     outputs = [o.name for o in g.output]

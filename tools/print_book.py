@@ -196,6 +196,7 @@ return {
 """
 
 
+# Long by design: one step after another of the build, in the order they run.
 def make_pdf(html_dir: Path, out: Path) -> Path:
     # the single page is written to book/intro.html (index.html redirects to it), but its links to
     # _static/ and _images/ are relative to the build's root: print a copy placed there
@@ -406,13 +407,50 @@ def _fix_xhtml(
     alts: dict[str, str] | None = None,
 ):
     """Rewrite one XHTML file of the ePub; returns (has svg, equations typeset)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    page = path.relative_to(image_dir.parent)
+    _keep_xhtml_tags(soup)
+    _drop_links_outside_the_book(soup, page, listed)
+    _drop_scripts(soup)
+    _note_live_figures(soup)
+    up = "../" * (len(page.parts) - 1)  # from the page to the book's root
+
+    def store(data: bytes, name: str, media_type: str) -> str:
+        """Write an image of the book; returns its src as the page sees it."""
+        (image_dir / name).write_bytes(data)
+        images[name] = media_type
+        return f"{up}{image_dir.name}/{name}"
+
+    _picture_bertviz_views(soup, path.name, views or {}, alts or {}, store)
+    _embedded_images_to_files(soup, store)
+    placed = _typeset_equations(soup, path.name)
+    out = re.sub(r"@@BOOK-MATH-(\d+)@@", lambda m: placed[int(m.group(1))], str(soup))
+    # the XHTML serialisation: void elements closed, attributes quoted (bs4 does both)
+    path.write_text(out, encoding="utf-8")
+    return "<svg" in out, len(placed)
+
+
+def _keep_xhtml_tags(soup) -> None:
+    """Tags XHTML does not know (outside SVG and MathML) become text; sphinx-togglebutton's <summary>
+    holds <p>s, which XHTML does not allow there, and no aria-label."""
+    from bs4 import NavigableString
+
+    for tag in soup.find_all(True):
+        if tag.name not in HTML_TAGS and not tag.find_parent(["svg", "math"]):
+            tag.replace_with(NavigableString(f"<{tag.name}>"), *tag.contents)
+    for p in soup.select("summary p"):
+        p.name = "span"
+    for tag in soup.find_all("summary", attrs={"aria-label": True}):
+        del tag["aria-label"]
+
+
+def _drop_links_outside_the_book(soup, page: Path, listed: set[str]) -> None:
+    """Links to files the ePub does not hold (the slide decks, the site's live.css): the text stays."""
     import posixpath
 
-    from bs4 import BeautifulSoup, NavigableString
-
-    text = path.read_text(encoding="utf-8")
-    soup = BeautifulSoup(text, "html.parser")
-    here = posixpath.dirname(path.relative_to(image_dir.parent).as_posix())
+    here = posixpath.dirname(page.as_posix())
 
     def in_book(href: str) -> bool:
         target = href.split("#", 1)[0]
@@ -420,76 +458,78 @@ def _fix_xhtml(
             return True  # an anchor in this page, or another site (http:, mailto:)
         return posixpath.normpath(posixpath.join(here, target)) in listed
 
-    for tag in soup.find_all(True):
-        if tag.name not in HTML_TAGS and not tag.find_parent(["svg", "math"]):
-            tag.replace_with(NavigableString(f"<{tag.name}>"), *tag.contents)
-    # links to files the ePub does not hold (the slide decks, the site's live.css): the text stays
     for a in soup.find_all("a", href=True):
         if not in_book(a["href"]):
             a.unwrap()
     for tag in soup.find_all("link", href=True):
         if not in_book(tag["href"]):
             tag.decompose()
-    # sphinx-togglebutton's <summary> holds <p>s, which XHTML does not allow there
-    for p in soup.select("summary p"):
-        p.name = "span"
-    for tag in soup.find_all(attrs={"aria-label": True}):
-        if tag.name == "summary":
-            del tag["aria-label"]
-    # scripts: widget state and views, live figures' JSON, bertviz, MathJax config
+
+
+def _drop_scripts(soup) -> None:
+    """Scripts (widget state and views, live figures' JSON, bertviz, MathJax config) and links other
+    than style sheets."""
     for s in soup.find_all("script"):
         s.decompose()
     for tag in soup.find_all(["link"]):
         if "stylesheet" not in (tag.get("rel") or []):
             tag.decompose()
-    # live figures: the static picture and a note
+
+
+def _note_live_figures(soup) -> None:
+    """Live figures keep their static picture and get the note that says so."""
     for live in soup.select("div.book-live"):
         if not live.select_one(".book-live-print"):
             note = soup.new_tag("p", attrs={"class": "book-live-print"})
             note.string = LIVE_NOTE
             live.append(note)
-    # bertviz views draw only with JavaScript: a picture of the view as it opens, and the note
-    up = "../" * (len(path.relative_to(image_dir.parent).parts) - 1)
+
+
+def _picture_bertviz_views(soup, page_name: str, views: dict, alts: dict, store) -> None:
+    """bertviz views draw only with JavaScript: a picture of the view as it opens, and the note."""
     for view in soup.select('[id^="bertviz-"]'):
-        png = (views or {}).get(view["id"])
+        png = views.get(view["id"])
         if png is None:
-            raise SystemExit(f"{path.name}: no picture of the bertviz view {view['id']}")
-        name = f"headview-{hashlib.sha1(png).hexdigest()[:16]}.png"
-        (image_dir / name).write_bytes(png)
-        images[name] = "image/png"
+            raise SystemExit(f"{page_name}: no picture of the bertviz view {view['id']}")
+        src = store(png, f"headview-{hashlib.sha1(png).hexdigest()[:16]}.png", "image/png")
         figure = view.find_parent("figure")
-        alt = (alts or {}).get(figure.get("id", "") if figure else "", "")
+        alt = alts.get(figure.get("id", "") if figure else "", "")
         alt = alt or "bertviz's view of the chapter's attention weights: tokens joined by lines."
         block = soup.new_tag("div", attrs={"class": "book-headview-static"})
         block.append(
             soup.new_tag(
-                "img",
-                attrs={
-                    "src": f"{up}{image_dir.name}/{name}",
-                    "alt": f"A picture of the view as it opens. {alt}",
-                },
+                "img", attrs={"src": src, "alt": f"A picture of the view as it opens. {alt}"}
             )
         )
         note = soup.new_tag("p", attrs={"class": "book-print-note"})
         note.string = HEADVIEW_NOTE
         block.append(note)
         view.replace_with(block)
-    # pictures embedded as data URIs -> files of the book
+
+
+_IMAGE_EXTENSIONS = {"png": "png", "jpeg": "jpg", "gif": "gif", "svg+xml": "svg"}
+
+
+def _embedded_images_to_files(soup, store) -> None:
+    """Pictures embedded as data URIs become files of the book; every image gets an alt, no style."""
     for img in soup.find_all("img"):
-        src = img.get("src", "")
-        m = re.match(r"data:image/(png|jpeg|gif|svg\+xml);base64,(.+)", src, re.S)
+        m = re.match(r"data:image/(png|jpeg|gif|svg\+xml);base64,(.+)", img.get("src", ""), re.S)
         if m:
             data = base64.b64decode(m.group(2))
-            ext = {"png": "png", "jpeg": "jpg", "gif": "gif", "svg+xml": "svg"}[m.group(1)]
-            name = f"embedded-{hashlib.sha1(data).hexdigest()[:16]}.{ext}"
-            (image_dir / name).write_bytes(data)
-            images[name] = f"image/{m.group(1)}"
-            img["src"] = f"{up}{image_dir.name}/{name}"
+            name = f"embedded-{hashlib.sha1(data).hexdigest()[:16]}.{_IMAGE_EXTENSIONS[m.group(1)]}"
+            img["src"] = store(data, name, f"image/{m.group(1)}")
         if not img.get("alt"):
             img["alt"] = ""
         if "style" in img.attrs:
             del img["style"]
-    # equations: TeX between \( \) and \[ \] in the text -> SVG
+
+
+def _typeset_equations(soup, page_name: str) -> list[str]:
+    """TeX between \\( \\) and \\[ \\] in the text -> SVG. Each equation is left as a placeholder
+    @@BOOK-MATH-i@@ in a span, whose SVG (returned, i-th) goes in after serialisation: the HTML parser
+    would lower-case viewBox."""
+    from bs4 import NavigableString
+
     items, spots = [], []
     for node in soup.find_all(string=MATH_RE):
         if node.find_parent(["pre", "code", "textarea"]):
@@ -503,31 +543,22 @@ def _fix_xhtml(
         parts.append(node[last:])
         spots.append((node, parts))
         items += [p for p in parts if isinstance(p, tuple)]
-    # (the SVG goes in after serialisation: the HTML parser would lower-case viewBox)
     svgs, placed = tex_to_svg(items), []
     for node, parts in spots:
-        new = []
         for p in parts:
             if isinstance(p, tuple):
-                svg = svgs[len(placed)]
-                if svg is None:
-                    raise SystemExit(f"{path.name}: MathJax could not typeset {p[0]!r}")
-                placed.append(svg)
+                if svgs[len(placed)] is None:
+                    raise SystemExit(f"{page_name}: MathJax could not typeset {p[0]!r}")
+                placed.append(svgs[len(placed)])
                 wrap = soup.new_tag(
                     "span", attrs={"class": "math-svg" + (" display" if p[1] else "")}
                 )
                 wrap.string = f"@@BOOK-MATH-{len(placed) - 1}@@"
-                new.append(wrap)
+                node.insert_before(wrap)
             elif p:
-                new.append(NavigableString(p))
-        for piece in new:
-            node.insert_before(piece)
+                node.insert_before(NavigableString(p))
         node.extract()
-    out = str(soup)
-    out = re.sub(r"@@BOOK-MATH-(\d+)@@", lambda m: placed[int(m.group(1))], out)
-    # the XHTML serialisation: void elements closed, attributes quoted (bs4 does both)
-    path.write_text(out, encoding="utf-8")
-    return "<svg" in out, len(items)
+    return placed
 
 
 def toc_parts() -> list[tuple[str | None, list[str]]]:
@@ -642,6 +673,7 @@ def reading_order(manifest: str) -> str:
     )
 
 
+# Long by design: one step after another of the build, in the order they run.
 def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") -> Path:
     opf = epub_dir / "content.opf"
     if not opf.exists():

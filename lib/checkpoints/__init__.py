@@ -20,6 +20,7 @@ import torch
 from safetensors import safe_open
 from torch import nn
 
+from lib._validate import check_choice
 from lib.data.translation import Pair, Vocab, corpus_fingerprint
 from lib.seq2seq import Encoder, Seq2Seq
 
@@ -33,8 +34,7 @@ STORY_LLAMA_PATH = HERE / "llama_stories.safetensors"  # its "llama" run of seed
 
 def seq2seq_path(name: str) -> Path:
     """The file of the shipped model `name` (one of SEQ2SEQ)."""
-    if name not in SEQ2SEQ:
-        raise ValueError(f"name: expected one of {SEQ2SEQ}, got {name!r}")
+    check_choice(name, "name", SEQ2SEQ)
     return HERE / f"seq2seq_{name}.safetensors"
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lib._validate import check_int
+from lib._validate import check_choice, check_int
 from lib.data._batching import endless, index_batches
 from lib.data.translation import Vocab
 
@@ -112,7 +112,7 @@ def draw(items: Sequence[ShapeItem], grid: tuple[int, int] = (3, 3), cell: int =
     local = np.arange(cell, dtype=np.float32) + 0.5  # pixel centres inside a cell [cell]
     for item in items:
         if item.colour not in COLOURS:
-            raise ValueError(f"colour: expected one of {tuple(COLOURS)}, got {item.colour!r}")
+            check_choice(item.colour, "colour", tuple(COLOURS))
         if not (0 <= item.row < rows and 0 <= item.col < cols):
             raise ValueError(
                 f"items: cell ({item.row}, {item.col}) is outside the {rows} x {cols} grid"

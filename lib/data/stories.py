@@ -53,7 +53,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Iterable, Sequence
 
-from lib._validate import check_int
+from lib._validate import check_choice, check_int
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -564,8 +564,7 @@ def coreference_pairs(n: int, seed: int = 0) -> list[CorefExample]:
 
 def sense_examples(word: str, n: int, seed: int = 0) -> list[SenseExample]:
     """``n`` labelled sentences holding ``word`` ("bank" or "play"), each sense with probability 1/2."""
-    if word not in SENSES:
-        raise ValueError(f"word: expected one of {sorted(SENSES)}, got {word!r}")
+    check_choice(word, "word", tuple(sorted(SENSES)))
     check_int(n, "n", 0)
     rng = random.Random(seed)
     return [_sense(rng, word) for _ in range(n)]

@@ -63,6 +63,8 @@ __all__ = [
     "expect_number",
     "expect_bool",
     "fail_as_percentage",
+    "near",
+    "fail_if_in_units",
     "plain",
     "fmt",
     "row_sum_problem",
@@ -547,6 +549,24 @@ def fail_as_percentage(value: float, what: str) -> NoReturn:
     fail(
         f"{what} = {fmt(value)} looks like a percentage. Write it as a fraction of 1 (0.5 = half)."
     )
+
+
+def near(value: float, target: float, tolerance: float) -> bool:
+    """Whether ``value`` is within ``tolerance`` of ``target``, relative to it (0.001: three figures)."""
+    return abs(value - target) <= tolerance * abs(target)
+
+
+_UNITS = {6: "millions", 9: "billions"}
+
+
+def fail_if_in_units(value: float, what: str, target: float, tolerance: float) -> None:
+    """Feedback for a count the reader wrote in millions or billions (``value`` x 1e6 or x 1e9 is near
+    ``target``): write the number itself. Returns when it is not one."""
+    for exponent, unit in _UNITS.items():
+        if near(value * 10.0**exponent, target, tolerance):
+            fail(
+                f"{what} = {fmt(value)}: write the number itself, {value:.1f}e{exponent}, not in {unit}."
+            )
 
 
 # --- describing numbers and differences ---------------------------------------------------------------

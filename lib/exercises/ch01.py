@@ -396,6 +396,7 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     fail(f"on {case}, {largest_difference(result, expected)}.")
 
 
+# Long by design: one branch per usual mistake, each computed the way a reader would write it.
 def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
     """What exercise 3's typical mistakes return on ``batch``, each with the feedback that names it."""
     with torch.no_grad():

@@ -141,6 +141,8 @@ def _sharpened(w: Tensor, gamma: float) -> Tensor:
     return torch.softmax(gamma * w.double().log(), dim=-1)
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("sharpen")
 def check_sharpen(sharpen: Any) -> str:
     """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j w_j**gamma."""

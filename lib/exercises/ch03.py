@@ -72,6 +72,8 @@ def _factor(result: Tensor, expected: Tensor) -> float | None:
     return c if torch.allclose(result, c * expected, rtol=1e-3, atol=1e-4) else None
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("projected_as_general")
 def check_projected_as_general(projected_as_general: Any) -> str:
     """Check ``projected_as_general(W_Q, W_K) -> GeneralScore(d, d)`` whose score on raw vectors x, x'
@@ -382,6 +384,8 @@ def _without_library_masked_softmax(func: Any):
             namespace[n] = _LIBRARY_MASKED_SOFTMAX
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("my_masked_softmax")
 def check_masked_softmax(my_masked_softmax: Any) -> str:
     """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly 0,

@@ -470,6 +470,8 @@ def _no_masks(reader_function: Any):
             space[name] = value
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed

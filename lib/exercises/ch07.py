@@ -195,6 +195,8 @@ def check_separate_heads(separate_heads_from: Any) -> str:
         return _check_separate_heads(separate_heads_from)
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message;
+# it reads top to bottom, and no part of it serves another checker.
 def _check_separate_heads(separate_heads_from: Any) -> str:
     cases = _mha_cases()
     for case, mha, x in cases:

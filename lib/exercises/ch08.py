@@ -31,6 +31,7 @@ from . import (
     fmt,
     is_stub,
     largest_difference,
+    near,
     not_attempted,
 )
 
@@ -255,25 +256,24 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
     right = _last_wavelength()
     if last_wavelength is not None:
         w = expect_number(last_wavelength, "last_wavelength")
-        if abs(w / right - 1) > 0.01:
-            near = lambda value: abs(w / value - 1) <= 0.01  # noqa: E731
-            if near(2 * math.pi * BASE):
+        if not near(w, right, 0.01):
+            if near(w, 2 * math.pi * BASE, 0.01):
                 fail(
                     f"last_wavelength = {fmt(w)} is 2 pi x 100, the limit for a very wide table. The last pair is i = 63, with exponent 2i/d = 126/128: 2 pi x 100^(126/128)."
                 )
-            if near(_last_wavelength(10000)):
+            if near(w, _last_wavelength(10000), 0.01):
                 fail(
                     f"last_wavelength = {fmt(w)} is the last wavelength of the chapter's table, base 10000."
                 )
-            if near(2 * math.pi * BASE ** (127 / 128)):
+            if near(w, 2 * math.pi * BASE ** (127 / 128), 0.01):
                 fail(
                     "last_wavelength: the last pair is columns 126 and 127, and both use the exponent of the even column, 2i/d = 126/128, not 127/128."
                 )
-            if near(right / (2 * math.pi)):
+            if near(w, right / (2 * math.pi), 0.01):
                 fail(
                     f"last_wavelength = {fmt(w)} is 100^(126/128), the number of positions per radian. A full turn is 2 pi radians: multiply by 2 pi."
                 )
-            if near(2 * math.pi):
+            if near(w, 2 * math.pi, 0.01):
                 fail(
                     f"last_wavelength = {fmt(w)} is the wavelength of the first pair (frequency 1), not the last."
                 )

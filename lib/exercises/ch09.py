@@ -10,6 +10,7 @@ computes it.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from . import (
     expect_tensor,
     fail,
     largest_difference,
+    near,
     not_attempted,
 )
 
@@ -59,6 +61,7 @@ def _pre_ln_cases() -> list[tuple[str, EncoderLayer, Tensor]]:
     return cases
 
 
+# Long by design: one branch per usual mistake, each computed the way a reader would write it.
 def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
     """The layer's output computed right ("pre-LN") or with one of the usual mistakes."""
     ln1, ln2, sa, ff = layer.norm1, layer.norm2, layer.self_attn, layer.ff
@@ -223,8 +226,7 @@ def _counts() -> dict[str, int]:
     }
 
 
-def _near(value: float, target: float) -> bool:
-    return abs(value / target - 1) <= TOLERANCE
+_near = partial(near, tolerance=TOLERANCE)  # relative
 
 
 def _count(value: Any, what: str) -> float:
@@ -252,6 +254,8 @@ def _is(value: float, target: float) -> bool:
     return abs(value / target - 1) <= MISTAKE_TOLERANCE
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("parameter counts")
 def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any) -> str:
     """Check the predictions of exercise 3 for the base model: ``gain_separate``, the parameters gained with

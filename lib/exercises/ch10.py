@@ -67,6 +67,8 @@ def _pairs(value: Any) -> set[tuple[str, str]]:
     return {tuple(p) for p in value}
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("pair score")
 def check_pair_score(top_pairs: Any, top_score: Any) -> str:
     """Check the predictions of exercise 1: ``top_pairs``, the set of pairs (a, b) of the WordPiece split of

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import torch
@@ -25,7 +25,7 @@ from torch import Tensor
 
 from lib.elmo import BiLM, ELMoConfig
 
-from . import attempted, call, checker, fail, fmt, not_attempted
+from . import attempted, call, checker, fail, fail_if_in_units, fmt, near, not_attempted
 
 __all__ = ["check_bilm_loss", "check_elmo_size", "check_unseen_phrases"]
 
@@ -259,10 +259,11 @@ def _tensor_name(value: Any) -> str:
 SOFTMAX_TOLERANCE = 0.001  # relative: three significant figures (407e6) and more
 
 
-def _near(value: float, target: float, tolerance: float = SOFTMAX_TOLERANCE) -> bool:
-    return abs(value - target) <= tolerance * target
+_near = partial(near, tolerance=SOFTMAX_TOLERANCE)
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("the size of ELMo")
 def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -> str:
     """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters", "highway" or
@@ -318,27 +319,24 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
             fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
         v, right = float(softmax_params), n["softmax"]
         if not _near(v, right):
-            if _near(v, right / 1e6):
-                fail(
-                    f"softmax_params = {fmt(v)} looks like millions: write the count itself, {fmt(v)}e6."
-                )
+            fail_if_in_units(v, "softmax_params", right, SOFTMAX_TOLERANCE)
             if _near(v, 793_471 * 512):
                 fail(
                     f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."
                 )
-            if _near(v, 793_471 * 4097, 0.02):
+            if near(v, 793_471 * 4097, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
                 )
-            if _near(v, 2 * right, 0.02):
+            if near(v, 2 * right, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
                 )
-            if _near(v, n["without softmax"] + right, 0.02):
+            if near(v, n["without softmax"] + right, 0.02):
                 fail(
                     f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
                 )
-            if _near(v, right, 0.01):
+            if near(v, right, 0.01):
                 fail(
                     f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
                 )
@@ -358,16 +356,23 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
 
 # --- exercise 4: phrases never seen -----------------------------------------------------------------------
 
-# Measured in the chapter (its solution asserts them): held-out accuracy of the layer-2 probe on the sense
-# task when the 800 sentences are split by crc32 of the sentence without names (no test phrase in training):
-# 189, 168 and 217 of the 463 test sentences right.
+# Measured in the chapter (its solution holds them with lib.prose): held-out accuracy of the layer-2 probe on
+# the sense task when the 800 sentences are split by crc32 of the sentence without names (no test phrase in
+# training): 189, 168 and 217 of the 463 test sentences right.
 N_UNSEEN_TEST = 463  # test sentences of the split
-UNSEEN_ACCURACY = 189 / N_UNSEEN_TEST  # 0.408, both halves of the layer-2 vector
+UNSEEN_RIGHT = 189  # both halves of the layer-2 vector
+UNSEEN_ACCURACY = UNSEEN_RIGHT / N_UNSEEN_TEST  # 0.408
 UNSEEN_FORWARD, UNSEEN_BACKWARD = 168 / N_UNSEEN_TEST, 217 / N_UNSEEN_TEST  # 0.363, 0.469
 CHANCE = 0.5  # the word is known (bank or play), its sense is a coin flip
-# absolute, for unseen_accuracy: the measurement to three decimals, as the exercise asks; half a test
-# sentence (1 / 463 / 2 = 0.00108) on either side, so 0.408 and the unrounded 0.40821 pass, 0.41 does not
-ACCURACY_TOLERANCE = 0.0011
+# The reader's measurement comes out of training their own biLM, and training differs by processor. Rerun
+# as the chapter runs it, the whole vector's count was 189 on every CPU kernel path (ATEN_CPU_CAPABILITY
+# default, avx2 and avx512, seed 0) and 189 and 191 with the biLM's seeds 1 and 2 (the halves moved more:
+# 185 and 137, 263 and 199). UNSEEN_SPREAD test sentences either way, and half a sentence for the
+# rounding to three decimals, so 0.408, the unrounded 0.40821 and seed 2's 0.413 pass, 0.42 does not.
+UNSEEN_SPREAD = 2
+ACCURACY_TOLERANCE = (UNSEEN_SPREAD + 0.5) / N_UNSEEN_TEST  # 0.0054
+# the exercise asks for three decimals: no measurement k / 463 (0 < k < 463) has two or fewer
+UNSEEN_MIN_DECIMALS = 3
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -389,9 +394,10 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
     measures it (the prediction made before is written in the reader's own words, not checked);
     ``chance_accuracy``, the accuracy of a probe that knows the word but guesses its sense.
 
-    Tolerances: unseen_accuracy within 0.0011 of the chapter's measurement, 189 of 463 = 0.408 (three
-    decimals, as the exercise asks; half a test sentence either way); a round number such as 0.5 or 0.4 is
-    told to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
+    Tolerances: unseen_accuracy within ACCURACY_TOLERANCE (0.0054) of the chapter's measurement, 189 of
+    463 = 0.408: the spread of that measurement over kernel paths and training seeds, two test sentences,
+    and half a sentence for the rounding to three decimals, as the exercise asks; a number with two
+    decimals or fewer (0.41, 0.5) is told to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
     or check, never the value."""
     if unseen_accuracy is None and chance_accuracy is None:
         not_attempted(
@@ -409,12 +415,13 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
             )
     if unseen_accuracy is not None:
         acc = _fraction(unseen_accuracy, "unseen_accuracy")
-        if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE:
+        too_round = abs(acc * 100 - round(acc * 100)) < 1e-9  # two decimals or fewer
+        if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE or too_round:
             if acc > 0.8:
                 fail(
                     f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in its training set. Check your split: a sentence goes to the test set when zlib.crc32 of the sentence without names is even, and the probe trains on the others only."
                 )
-            if abs(acc * 100 - round(acc * 100)) < 1e-9:
+            if too_round:
                 fail(
                     f"unseen_accuracy = {fmt(acc)} has two decimals or fewer, and the exercise asks for the measurement to three: run the probe on the test sentences of the split and write the accuracy it measures."
                 )

@@ -13,6 +13,7 @@ Exercise 3 (freeze the body) is answered in prose; the chapter's solution comput
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import torch
@@ -20,7 +21,18 @@ from torch import Tensor
 
 from lib.bert import IGNORE_INDEX, BertConfig, count_parameters
 
-from . import attempted, call, checker, expect_number, fail, fail_as_percentage, fmt, not_attempted
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_number,
+    fail,
+    fail_as_percentage,
+    fail_if_in_units,
+    fmt,
+    near,
+    not_attempted,
+)
 
 __all__ = ["check_mask_for_mlm", "check_medium_size"]
 
@@ -131,6 +143,8 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
     return result[0].long(), result[1].long()
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("mask_for_mlm")
 def check_mask_for_mlm(mask_for_mlm: Any) -> str:
     """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
@@ -306,10 +320,11 @@ SHARE_MISTAKES = {
 }
 
 
-def _near(value: float, target: float, tolerance: float = TOTAL_TOLERANCE) -> bool:
-    return abs(value / target - 1) <= tolerance
+_near = partial(near, tolerance=TOTAL_TOLERANCE)  # relative
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("BERT-Medium size")
 def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``medium_params``, the parameters of BERT-Medium as the library's
@@ -358,10 +373,7 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
                 fail(
                     f"medium_params = {v:,.0f} is close ({off:+,} parameters, {v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
                 )
-            if 10 <= v <= 100 and _near(v * 1e6, MEDIUM_PARAMS):
-                fail(
-                    f"medium_params = {fmt(v)}: write the number itself, {v:.1f}e6, not in millions."
-                )
+            fail_if_in_units(v, "medium_params", MEDIUM_PARAMS, TOTAL_TOLERANCE)
             blocks = 12 * _N * _D**2
             if _near(v, blocks) or _near(v, _N * MEDIUM_LAYER):
                 fail(

@@ -86,6 +86,7 @@ def _cases():
     ]
 
 
+# Long by design: one branch per usual mistake, each computed the way a reader would write it.
 def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple[Tensor, str]]:
     real = attention_mask.bool()
     replaced = (corrupted != original).float()

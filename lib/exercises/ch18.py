@@ -212,6 +212,8 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
     return None
 
 
+# Long by design: the usual mistakes are tried one after the other, each with its own message
+# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from lib._validate import check_type
 from lib.bert import Bert, BertConfig
 
 __all__ = [
@@ -91,8 +92,7 @@ def load_bert_weights(model: Bert, state_dict: dict) -> list[str]:
     prefix and the keys of ``IGNORED_KEYS``, the names and shapes must be exactly the model's.
     Returns the sorted list of the checkpoint keys that were ignored. Raises ValueError listing the
     missing and unexpected keys, or the tensors of the wrong shape."""
-    if not isinstance(model, Bert):
-        raise TypeError(f"model: expected a lib.bert.Bert, got {type(model).__name__}")
+    check_type(model, "model", Bert)
     prefixed = any(k.startswith("bert.") for k in state_dict)
     kept, ignored = {}, []
     for key, tensor in state_dict.items():

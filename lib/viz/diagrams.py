@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from lib._validate import check_int, check_type
+from lib._validate import check_int, check_type, is_number
 
 __all__ = [
     "seq2seq_diagram",
@@ -98,6 +98,7 @@ def _t(size=_FONT):
     return {"fontsize": size, "ha": "center", "va": "center"}
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
     bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
@@ -257,6 +258,7 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def bahdanau_diagram(source):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
@@ -339,6 +341,7 @@ def bahdanau_diagram(source):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
@@ -350,7 +353,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     check_int(source_length, "source_length", 2)
     if source_length > 24:
         raise ValueError(f"source_length: expected at most 24 positions, got {source_length}")
-    if isinstance(position, bool) or not isinstance(position, (int, float)):
+    if not is_number(position):
         raise TypeError(f"position: expected a number, got {type(position).__name__}")
     if not 0 <= position <= source_length:
         raise ValueError(f"position: expected p_t in [0, {source_length}], got {position}")
@@ -432,6 +435,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def elmo_diagram(
     config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3, *, narrow=False
 ):
@@ -542,6 +546,7 @@ def elmo_diagram(
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def captioning_diagram(n_regions, d_feature):
     """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the

@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.transforms import Bbox
 
+from lib._validate import is_number
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
 
@@ -136,6 +137,7 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def document_attention(
     ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
 ):
@@ -148,7 +150,7 @@ def document_attention(
     sentence_weights: one number per sentence; fontsize: of the words and weights, in points
     (the title is 1 point larger). Returns the Axes."""
     _check_ax(ax)
-    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)):
+    if not is_number(fontsize):
         raise TypeError(f"fontsize: expected a number of points, got {type(fontsize).__name__}")
     if not fontsize > 0:
         raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
@@ -265,6 +267,7 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, font
 TRANSFORMER_DIAGRAM_NARROW = (5.3, 6.95)
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def transformer_diagram(ax, *, narrow=False):
     """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
@@ -617,6 +620,7 @@ def training_curve(
 WORD_RIGHT, WORD_WRONG = "#cfe3f3", "#f6c28b"  # light blue, light orange (colour-blind safe pair)
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def word_rows(
     rows,
     *,
@@ -655,17 +659,17 @@ def word_rows(
     Raises:
         ValueError: no rows, an unknown reference label, or colours of the wrong length.
     """
-    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not fontsize > 0:
-        raise ValueError(f"fontsize must be a positive number of points; got {fontsize!r}")
+    if not is_number(fontsize) or not fontsize > 0:
+        raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]
     if not rows:
-        raise ValueError("rows must hold at least one (label, words) pair; got none")
+        raise ValueError("rows: expected at least one (label, words) pair, got none")
     labels = [label for label, _ in rows]
     if reference is not None and reference not in labels:
-        raise ValueError(f"reference must be one of the row labels {labels}; got {reference!r}")
+        raise ValueError(f"reference: expected one of the row labels {labels}, got {reference!r}")
     colors = list(colors) if colors is not None else [None] * len(rows)
     if len(colors) != len(rows):
         raise ValueError(

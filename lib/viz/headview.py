@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lib._validate import check_choice
+
 DECIMALS = 4  # weights are rounded in the page: 1e-4 is far below what a line's opacity can show
 
 
@@ -32,10 +34,10 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
         attention = [attention]  # a single layer [H, T, T] or [1, H, T, T]
     if not isinstance(attention, (list, tuple)):
         raise TypeError(
-            f"{name} must be a list/tuple of tensors [1, H, T, T] (one per layer) or one such tensor; got {type(attention).__name__}"
+            f"{name}: expected a list/tuple of tensors [1, H, T, T] (one per layer) or one such tensor, got {type(attention).__name__}"
         )
     if len(attention) == 0:
-        raise ValueError(f"{name} must hold at least one layer; got an empty list")
+        raise ValueError(f"{name}: expected at least one layer, got an empty list")
     layout = (
         "[1, H, T, T] or [H, T, T] (batch of one, square self-attention)"
         if square
@@ -47,7 +49,7 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
             layer = torch.from_numpy(layer)
         if not isinstance(layer, torch.Tensor):
             raise TypeError(
-                f"{name}[{i}] must be a tensor {layout.split(' or ')[0]}; got {type(layer).__name__}"
+                f"{name}[{i}]: expected a tensor {layout.split(' or ')[0]}, got {type(layer).__name__}"
             )
         layer = layer.detach().cpu().double()
         if layer.ndim == 3:
@@ -57,7 +59,7 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
             or layer.shape[0] != 1
             or (square and layer.shape[-1] != layer.shape[-2])
         ):
-            raise ValueError(f"{name}[{i}] must have shape {layout}; got {tuple(layer.shape)}")
+            raise ValueError(f"{name}[{i}]: expected shape {layout}, got {tuple(layer.shape)}")
         layers.append(torch.round(layer, decimals=DECIMALS))  # short numbers keep the page small
 
     def dims(t):  # "H=2, T=3" (self-attention) or "H=2, Tq=3, Tk=4"
@@ -68,7 +70,7 @@ def _as_layers(attention, name: str = "attention", square: bool = True) -> list:
         if t.shape[1:] != layers[0].shape[1:]:
             what = "heads" if t.shape[1] != layers[0].shape[1] else "tokens"
             raise ValueError(
-                f"{name}: every layer must have the same number of {what}; {name}[0] has {dims(layers[0])}, {name}[{i}] has {dims(t)}"
+                f"{name}: expected the same number of {what} in every layer, got {dims(layers[0])} in {name}[0] and {dims(t)} in {name}[{i}]"
             )
     return layers
 
@@ -77,16 +79,16 @@ def _as_tokens(tokens, n_tokens: int, name: str, attention_name: str, shape) -> 
     """The tokens as a list of strings, checked against the number of positions of the attention."""
     if isinstance(tokens, str) or tokens is None:
         raise TypeError(
-            f"{name} must be a list of strings (one per position); got {type(tokens).__name__}"
+            f"{name}: expected a list of strings (one per position), got {type(tokens).__name__}"
         )
     tokens = list(tokens)
     if not all(isinstance(tok, str) for tok in tokens):
         raise TypeError(
-            f"{name} must be strings; got types {sorted({type(t).__name__ for t in tokens})}"
+            f"{name}: expected strings, got types {sorted({type(t).__name__ for t in tokens})}"
         )
     if len(tokens) != n_tokens:
         raise ValueError(
-            f"{name} must have one entry per position of {attention_name}: expected {n_tokens} ({attention_name}[0] has shape {tuple(shape)}), got {len(tokens)}"
+            f"{name}: expected {n_tokens} entries, one per position of {attention_name} ({attention_name}[0] has shape {tuple(shape)}), got {len(tokens)}"
         )
     return tokens
 
@@ -94,13 +96,13 @@ def _as_tokens(tokens, n_tokens: int, name: str, attention_name: str, shape) -> 
 def _check_selection(layer, heads, n_layers: int, n_heads: int):
     """The initial layer and heads of a head view, checked: (layer or None, list of heads or None)."""
     if layer is not None and not (isinstance(layer, (int, np.integer)) and 0 <= layer < n_layers):
-        raise ValueError(f"layer must be an index in [0, {n_layers - 1}]; got {layer!r}")
+        raise ValueError(f"layer: expected an index in [0, {n_layers - 1}], got {layer!r}")
     if heads is not None:
         heads = [heads] if isinstance(heads, (int, np.integer)) else list(heads)
         bad = [h for h in heads if not (isinstance(h, (int, np.integer)) and 0 <= h < n_heads)]
         if bad or not heads:
             raise ValueError(
-                f"heads must be a non-empty list of indices in [0, {n_heads - 1}]; got {heads!r}"
+                f"heads: expected a non-empty list of indices in [0, {n_heads - 1}], got {heads!r}"
             )
         heads = [int(h) for h in heads]
     return (None if layer is None else int(layer)), heads
@@ -160,6 +162,7 @@ def model_view(attention, tokens):
     return bertviz_model_view(attention=layers, tokens=tokens, html_action="return")
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def encoder_decoder_view(
     encoder_attention,
     decoder_attention,
@@ -203,8 +206,7 @@ def encoder_decoder_view(
     from bertviz import head_view as bertviz_head_view
     from bertviz import model_view as bertviz_model_view
 
-    if view not in ("head", "model"):
-        raise ValueError(f'view must be "head" or "model"; got {view!r}')
+    check_choice(view, "view", ("head", "model"))
     if view == "model" and (layer is not None or heads is not None):
         raise ValueError(
             'layer and heads select the initial state of view="head"; the model view shows all'
@@ -220,7 +222,7 @@ def encoder_decoder_view(
     }
     if not given:
         raise ValueError(
-            "at least one of encoder_attention, decoder_attention and cross_attention is needed; got None for all three"
+            "encoder_attention, decoder_attention, cross_attention: expected at least one of them, got None for all three"
         )
     first_name, first = next(iter(given.items()))
     for name, layers in given.items():
@@ -240,11 +242,11 @@ def encoder_decoder_view(
     T = dec[0].shape[-1] if dec is not None else (cross[0].shape[-2] if cross is not None else None)
     if enc is not None and cross is not None and cross[0].shape[-1] != S:
         raise ValueError(
-            f"cross_attention must have shape [1, H, T, S] with S={S} encoder positions (as encoder_attention); got {tuple(cross[0].shape)}"
+            f"cross_attention: expected shape [1, H, T, S] with S={S} encoder positions (as encoder_attention), got {tuple(cross[0].shape)}"
         )
     if dec is not None and cross is not None and cross[0].shape[-2] != T:
         raise ValueError(
-            f"cross_attention must have shape [1, H, T, S] with T={T} decoder positions (as decoder_attention); got {tuple(cross[0].shape)}"
+            f"cross_attention: expected shape [1, H, T, S] with T={T} decoder positions (as decoder_attention), got {tuple(cross[0].shape)}"
         )
     # each side's tokens are checked against its own attention, or else against the cross-attention
     for side, tokens, own, n in (

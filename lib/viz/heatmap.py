@@ -71,7 +71,7 @@ def _to_numpy(x, name: str) -> np.ndarray:
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"{name} must be a tensor or an array of numbers; got {type(x).__name__}"
+            f"{name}: expected a tensor or an array of numbers, got {type(x).__name__}"
         ) from err
 
 
@@ -82,10 +82,10 @@ def _squeeze_2d(a: np.ndarray, name: str) -> np.ndarray:
         a = a[0]
     if a.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {tuple(shape)}"
+            f"{name}: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {tuple(shape)}"
         )
     if a.size == 0:
-        raise ValueError(f"{name} must not be empty; got shape {tuple(shape)}")
+        raise ValueError(f"{name}: expected not empty, got shape {tuple(shape)}")
     return a
 
 
@@ -139,6 +139,7 @@ def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) ->
     return widest_pt > 0.9 * cell_pt
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def attention_heatmap(
     weights,
     x_labels=None,
@@ -273,6 +274,7 @@ def attention_heatmap(
     return ax
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def masked_softmax_table(
     scores,
     mask,
@@ -324,7 +326,7 @@ def masked_softmax_table(
         s = s[0]
     if s.ndim != 2 or s.numel() == 0:
         raise ValueError(
-            f"scores must be 2-D [Tq, Tk] (leading dims of size 1 are squeezed); got shape {shape}"
+            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
         )
     if mask is not None:
         m = (
@@ -344,7 +346,7 @@ def masked_softmax_table(
         fits = False
     if not fits:
         raise ValueError(
-            f"mask must broadcast to scores' shape {tuple(s.shape)}; got shape {tuple(m.shape)}"
+            f"mask: expected to broadcast to scores' shape {tuple(s.shape)}, got shape {tuple(m.shape)}"
         )
     allowed = torch.ones(s.shape, dtype=torch.bool) if m is None else torch.broadcast_to(m, s.shape)
 

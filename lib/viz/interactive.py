@@ -30,19 +30,21 @@ import re
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from lib._validate import is_int
+
 
 def _labelled(options) -> list[tuple[str, object]]:
     """(label, value) pairs from a list of values or of (label, value) pairs."""
     options = list(options)
     if not options:
-        raise ValueError("options must hold at least one value; got an empty list")
+        raise ValueError("options: expected at least one value, got an empty list")
     if all(isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in options):
         pairs = [(label, value) for label, value in options]
     else:
         pairs = [(str(value), value) for value in options]
     labels = [label for label, _ in pairs]
     if len(set(labels)) != len(labels):
-        raise ValueError(f"options must have distinct labels (the slider shows them); got {labels}")
+        raise ValueError(f"options: expected distinct labels (the slider shows them), got {labels}")
     return pairs
 
 
@@ -53,13 +55,13 @@ def _alt_text(alt, value, label: str, description: str) -> str:
         text = alt(value)
         if not isinstance(text, str):
             raise TypeError(
-                f"alt(value) must return a string; got {type(text).__name__} for value {value!r}"
+                f"alt(value): expected to return a string, got {type(text).__name__} for value {value!r}"
             )
         return text
     if isinstance(alt, str):
         return f"{alt} ({description} = {label})"
     raise TypeError(
-        f"alt must be None, a string or a callable(value) -> str; got {type(alt).__name__}"
+        f"alt: expected None, a string or a callable(value) -> str, got {type(alt).__name__}"
     )
 
 
@@ -104,7 +106,7 @@ def interactive(draw, options, *, description="value", alt=None):
             fig = draw(value)
             if not isinstance(fig, Figure):
                 raise TypeError(
-                    f"draw(value) must return a matplotlib Figure; got {type(fig).__name__} for {value!r}"
+                    f"draw(value): expected to return a matplotlib Figure, got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget
@@ -178,11 +180,12 @@ def _vector(x, name: str):
             t = torch.as_tensor(np.asarray(x, dtype=float), dtype=torch.float64)
         except (TypeError, ValueError) as err:
             raise TypeError(
-                f"{name} must be a tensor or a list of numbers; got {type(x).__name__}"
+                f"{name}: expected a tensor or a list of numbers, got {type(x).__name__}"
             ) from err
     return t
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=None):
     """The masked-softmax table of one attention, with a slider over the query position.
 
@@ -225,14 +228,12 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         s = s[0]
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] == 0:
         raise ValueError(
-            f"scores must be a square 2-D [T, T] table (leading dims of size 1 are squeezed); got shape {shape}"
+            f"scores: expected a square 2-D [T, T] table (leading dims of size 1 are squeezed), got shape {shape}"
         )
     T = s.shape[0]
     tokens = [str(t) for t in tokens]
     if len(tokens) != T:
-        raise ValueError(
-            f"tokens must have one label per position: expected {T}, got {len(tokens)}"
-        )
+        raise ValueError(f"tokens: expected {T} labels, one per position, got {len(tokens)}")
     if mask is None:
         mask = torch.ones(T, T, dtype=torch.bool).tril()
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
@@ -360,9 +361,9 @@ def sampling_probabilities(
 
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
-        raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
+        raise ValueError(f"logits: expected a non-empty 1-D vector [V], got shape {tuple(z.shape)}")
     if not torch.isfinite(z).all():
-        raise ValueError("logits must be finite numbers; got inf or NaN")
+        raise ValueError("logits: expected finite numbers, got inf or NaN")
     return sampling_distribution(z, temperature, top_k, top_p)  # the library's one sampler
 
 
@@ -412,128 +413,34 @@ def sampling_explorer(
             does not return V probabilities summing to 1.
         TypeError: ``distribution`` is not callable.
     """
-    import itertools
 
-    import numpy as np
     import torch
 
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
-        raise ValueError(f"logits must be a non-empty 1-D vector [V]; got shape {tuple(z.shape)}")
+        raise ValueError(f"logits: expected a non-empty 1-D vector [V], got shape {tuple(z.shape)}")
     V = z.numel()
     labels = [str(label) for label in labels]
     if len(labels) != V:
-        raise ValueError(f"labels must have one entry per logit: expected {V}, got {len(labels)}")
-    if isinstance(n_shown, bool) or not isinstance(n_shown, int) or not 1 <= n_shown <= 40:
-        raise ValueError(f"n_shown must be an int from 1 to 40; got {n_shown!r}")
+        raise ValueError(f"labels: expected {V} labels, one per logit, got {len(labels)}")
+    if not is_int(n_shown) or not 1 <= n_shown <= 40:
+        raise ValueError(f"n_shown: expected an int from 1 to 40, got {n_shown!r}")
     if distribution is None:
         distribution = sampling_probabilities
     elif not callable(distribution):
         raise TypeError(
-            f"distribution must be callable(logits, temperature, top_k, top_p); got {type(distribution).__name__}"
+            f"distribution: expected callable(logits, temperature, top_k, top_p), got {type(distribution).__name__}"
         )
     temps, ks, ps = _as_list(temperatures), _as_list(top_k), _as_list(top_p)
     if not temps:
-        raise ValueError("temperatures must hold at least one value; got an empty list")
-    settings = list(itertools.product(temps, ks, ps))
-
-    def label(t, k, p):
-        parts = [f"T = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
-        parts += [f"top-k {k}"] if len(ks) > 1 else []
-        parts += [f"top-p {p:g}" if p is not None else "top-p none"] if len(ps) > 1 else []
-        return ", ".join(parts).replace("top-k None", "top-k none")
-
-    def entropy(q):
-        q = q[q > 0]
-        return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
-
-    # the most probable tokens
-    shown = torch.sort(z, descending=True, stable=True).indices[:n_shown]
-    rest = torch.ones(V, dtype=torch.bool)
-    rest[shown] = False
+        raise ValueError("temperatures: expected at least one value, got an empty list")
+    states = _sampling_states(z, temps, ks, ps, distribution)
+    order = torch.sort(z, descending=True, stable=True).indices  # [V], most probable first
+    shown = order[:n_shown]
     reference = torch.softmax(z, dim=-1)
-    states = {}
-    for t, k, p in settings:
-        probs = distribution(z.clone(), t, k, p)
-        probs = _vector(probs, "distribution(...)")
-        if (
-            probs.shape != (V,)
-            or not torch.isfinite(probs).all()
-            or (probs < 0).any()
-            or abs(float(probs.sum()) - 1) > 1e-5
-        ):
-            raise ValueError(
-                f"distribution(logits, {t!r}, {k!r}, {p!r}) must return {V} probabilities that sum to 1; got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
-            )
-        states[label(t, k, p)] = (t, k, p, probs)
-    if len(states) != len(settings):
-        raise ValueError(
-            "temperatures, top_k and top_p must not repeat a value (every state needs its own label)"
-        )
-
-    names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
-    FONT = 11  # points
-
-    def bars(q):
-        return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
     def draw(key):
-        t, k, p, probs = states[key]
-        # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
-        x = np.arange(len(names))
-        colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
-        ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
-        ax.bar(
-            x,
-            bars(reference),
-            width=0.85,
-            fill=False,
-            edgecolor="0.3",
-            ls="--",
-            lw=1,
-            label="softmax(logits): T = 1, no cut",
-        )
-        for j, i in enumerate(shown.tolist()):
-            if probs[i] == 0 and reference[i] > 0 and t != 0:
-                ax.text(
-                    j,
-                    0.02,
-                    "cut",
-                    ha="center",
-                    va="bottom",
-                    fontsize=FONT,
-                    color="0.25",
-                    rotation=90,
-                )
-        cuts = ", ".join(
-            s
-            for s in [
-                f"top-k {k}" if k is not None else "",
-                f"top-p {p:g}" if p is not None else "",
-            ]
-            if s
-        )
-        setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (
-            f", {cuts}" if cuts else ""
-        )
-        ax.set_xticks(
-            x,
-            names,
-            rotation=45 if max(len(n) for n in names) > 3 else 0,
-            ha="right",
-            rotation_mode="anchor",
-            fontsize=FONT,
-        )
-        ax.tick_params(axis="y", labelsize=FONT)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("probability", fontsize=FONT)
-        ax.set_title(
-            f"{setting}:\nentropy {entropy(probs):.2f} nats (T = 1, no cut: {entropy(reference):.2f})",
-            fontsize=FONT,
-        )
-        ax.legend(loc="upper right", fontsize=FONT)
-        return fig
+        return _sampling_figure(states[key], reference, shown, labels)
 
     def describe(key):
         t, k, p, probs = states[key]
@@ -551,6 +458,118 @@ def sampling_explorer(
     return interactive(
         draw, list(states), description=description, alt=describe if alt is None else alt
     )
+
+
+def _sampling_states(z, temps, ks, ps, distribution) -> dict:
+    """{label: (t, k, p, probs [V])} for every setting of ``sampling_explorer``, labelled by the
+    settings that vary; ValueError if ``distribution`` does not return V probabilities summing to 1."""
+    import itertools
+
+    import torch
+
+    V = z.numel()
+
+    def label(t, k, p):
+        parts = [f"T = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
+        parts += [f"top-k {k}"] if len(ks) > 1 else []
+        parts += [f"top-p {p:g}" if p is not None else "top-p none"] if len(ps) > 1 else []
+        return ", ".join(parts).replace("top-k None", "top-k none")
+
+    states = {}
+    for t, k, p in itertools.product(temps, ks, ps):
+        probs = distribution(z.clone(), t, k, p)
+        probs = _vector(probs, "distribution(...)")
+        if (
+            probs.shape != (V,)
+            or not torch.isfinite(probs).all()
+            or (probs < 0).any()
+            or abs(float(probs.sum()) - 1) > 1e-5
+        ):
+            raise ValueError(
+                f"distribution(logits, {t!r}, {k!r}, {p!r}): expected to return {V} probabilities that sum to 1, got shape {tuple(probs.shape)}, sum {float(probs.sum()):.4g}"
+            )
+        states[label(t, k, p)] = (t, k, p, probs)
+    if len(states) != len(temps) * len(ks) * len(ps):
+        raise ValueError(
+            "temperatures, top_k and top_p must not repeat a value (every state needs its own label)"
+        )
+    return states
+
+
+def _entropy(q) -> float:
+    q = q[q > 0]
+    return max(0.0, float(-(q * q.log()).sum()))  # >= 0; a one-hot q would print as -0.00
+
+
+# Long by design: one drawing call after another, bars, labels, title and legend of one picture.
+def _sampling_figure(state, reference, shown, labels):
+    """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
+    "other", over the outlines of ``reference``, softmax(logits)."""
+    import numpy as np
+    import torch
+
+    t, k, p, probs = state
+    rest = torch.ones(len(labels), dtype=torch.bool)
+    rest[shown] = False
+    names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
+    FONT = 11  # points
+
+    def bars(q):
+        return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
+
+    # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
+    x = np.arange(len(names))
+    colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
+    ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
+    ax.bar(
+        x,
+        bars(reference),
+        width=0.85,
+        fill=False,
+        edgecolor="0.3",
+        ls="--",
+        lw=1,
+        label="softmax(logits): T = 1, no cut",
+    )
+    for j, i in enumerate(shown.tolist()):
+        if probs[i] == 0 and reference[i] > 0 and t != 0:
+            ax.text(
+                j,
+                0.02,
+                "cut",
+                ha="center",
+                va="bottom",
+                fontsize=FONT,
+                color="0.25",
+                rotation=90,
+            )
+    cuts = ", ".join(
+        s
+        for s in [
+            f"top-k {k}" if k is not None else "",
+            f"top-p {p:g}" if p is not None else "",
+        ]
+        if s
+    )
+    setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (f", {cuts}" if cuts else "")
+    ax.set_xticks(
+        x,
+        names,
+        rotation=45 if max(len(n) for n in names) > 3 else 0,
+        ha="right",
+        rotation_mode="anchor",
+        fontsize=FONT,
+    )
+    ax.tick_params(axis="y", labelsize=FONT)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("probability", fontsize=FONT)
+    ax.set_title(
+        f"{setting}:\nentropy {_entropy(probs):.2f} nats (T = 1, no cut: {_entropy(reference):.2f})",
+        fontsize=FONT,
+    )
+    ax.legend(loc="upper right", fontsize=FONT)
+    return fig
 
 
 def rope_scores(q, k, positions, theta: float = 10000.0, style: str = "halves") -> list[float]:

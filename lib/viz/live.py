@@ -38,6 +38,7 @@ import json
 import matplotlib.pyplot as plt
 import torch
 
+from lib._validate import is_int
 from lib.viz.heatmap import attention_heatmap
 from lib.viz.interactive import figure_png
 
@@ -214,7 +215,7 @@ def minilm_attention(
     """The live attention figure of MiniLM for `text` (shown first at `layer`, `head`)."""
     L, H = model.config.num_hidden_layers, model.config.num_attention_heads
     for name, value, top in (("layer", layer, L), ("head", head, H)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < top:
+        if not is_int(value) or not 0 <= value < top:
             raise ValueError(f"{name}: expected an int in [0, {top}), got {value!r}")
     tokens, att = minilm_attentions(model, tokenizer, text)
     example = {
@@ -359,7 +360,7 @@ def positional_encoding_figure(
     drawn as a curve; the page recomputes it as the reader changes them (no download)."""
     from lib.positional import sinusoidal_encoding
 
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < positions:
+    if not is_int(position) or not 0 <= position < positions:
         raise ValueError(
             f"position: expected an int in [0, positions={positions}), got {position!r}"
         )

@@ -14,6 +14,8 @@ import inspect
 import textwrap
 from pathlib import Path
 
+from lib._validate import check_bool
+
 __all__ = ["MAX_LINES", "SourceView", "resolve", "show_source"]
 
 MAX_LINES = 40  # a screen: a piece longer than this is not read, it is scrolled
@@ -87,8 +89,7 @@ class SourceView:
 def show_source(path: str, *, docstring: bool = False) -> SourceView:
     """The current source of the library object at ``path`` (a dotted name, ``"lib.gpt.Block"``),
     dedented, without its docstring unless ``docstring=True``. Display it as a cell's last value."""
-    if not isinstance(docstring, bool):
-        raise TypeError(f"docstring: expected a bool, got {type(docstring).__name__}")
+    check_bool(docstring, "docstring")
     obj = resolve(path)
     try:
         lines, first = inspect.getsourcelines(obj)

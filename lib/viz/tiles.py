@@ -146,6 +146,7 @@ def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, cau
     return states
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: int = 2,
                   causal: bool = True, description: str = "step"):  # fmt: skip
     """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of

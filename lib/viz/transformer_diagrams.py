@@ -244,6 +244,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def gpt_diagram(config, *, stacked=False):
     """Chapter 13's GPT (GPT-2's layout, Radford et al. 2019): left, the decoder-only stack of
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
@@ -389,6 +390,7 @@ def _embedding_label(token):
     return f"$E_{{{hashes}\\mathrm{{{rest}}}}}$" if rest else f"$E_{{{hashes}}}$"
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def electra_diagram(
     config, original=("the", "chef", "cooked", "the", "meal"), masked=(0, 2), sampled=("the", "ate")
 ):
@@ -610,6 +612,7 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def llama_diagram(config):
     """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), laid out as
     :func:`gpt_diagram` draws GPT-2 so that the two can be compared, but narrower, for a phone's

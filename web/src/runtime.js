@@ -1,7 +1,13 @@
 // The context every live figure gets (ctx): the manifest, models loaded on the reader's request into
-// the worker, inference, tokenizers, and messages shown inside the figure.
-import { WordPiece, WordVocab } from "./tokenizers.js";
+// the worker, inference, the models' vocabulary files, and messages shown inside the figure.
 
+// A tensor feed of int64 ids for ctx.run: BigInt64Array from numbers.
+export function int64(values) {
+  return BigInt64Array.from(values, (v) => BigInt(v));
+}
+
+// Long by design: a closure over the page's one worker, its pending calls and the models loaded or
+// loading; each part below (the worker's calls, the download steps, ctx's methods) is short.
 export function createContext(base) {
   let manifestPromise = null;
   let worker = null;
@@ -47,6 +53,84 @@ export function createContext(base) {
     return response;
   }
 
+  const allLoading = (names) => names.every((n) => loaded.has(n));
+
+  // The load button, stating the download size. Resolves true on a click here, false when another
+  // figure of the page starts loading the same models.
+  function offerDownload(bar, names, label, modelBytes, runtime) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "book-live-button";
+    button.textContent = `${label} (downloads ${((modelBytes + runtime) / 1e6).toFixed(0)} MB once: ` +
+      `the model ${(modelBytes / 1e6).toFixed(0)} MB` +
+      (runtime ? `, the runtime ${(runtime / 1e6).toFixed(0)} MB)` : ")");
+    bar.appendChild(button);
+    return new Promise((resolve) => {
+      button.addEventListener("click", () => { button.remove(); resolve(true); }, { once: true });
+      const check = () => {
+        if (allLoading(names)) { waiting.delete(check); button.remove(); resolve(false); }
+      };
+      waiting.add(check);
+    });
+  }
+
+  async function followOtherFigure(bar, names) {
+    const note = document.createElement("span");
+    note.textContent = "Loading the model (started by another figure of this page)...";
+    bar.append(note);
+    await Promise.all(names.map((n) => loaded.get(n)));
+    bar.remove();
+  }
+
+  // A progress bar over `total` bytes; show(done) moves it, say(text) writes beside it.
+  function progressBar(bar, total) {
+    const progress = document.createElement("progress");
+    progress.max = total;
+    progress.value = 0;
+    progress.setAttribute("aria-label", "downloading the model");
+    const note = document.createElement("span");
+    note.className = "book-live-progress-note";
+    bar.append(progress, note);
+    let done = 0;
+    return {
+      add(n) {
+        done += n;
+        progress.value = done;
+        note.textContent = ` ${(done / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
+      },
+      say(text) { note.textContent = text; },
+    };
+  }
+
+  // The bytes of models/<file>, read as they arrive so that the progress bar moves.
+  async function download(file, progress) {
+    const reader = (await fetchChecked(`models/${file}`)).body.getReader();
+    const chunks = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      progress.add(value.length);
+    }
+    const buffer = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
+    let offset = 0;
+    for (const c of chunks) { buffer.set(c, offset); offset += c.length; }
+    return buffer;
+  }
+
+  // The promise of model `name` running in the worker, started once per page.
+  function startLoading(name, file, progress) {
+    if (!loaded.has(name)) {
+      loaded.set(name, (async () => {
+        const buffer = await download(file, progress);
+        progress.say(" starting the model...");
+        await call({ type: "load", name, bytes: buffer.buffer }, [buffer.buffer]);
+      })());
+      loaded.get(name).catch(() => loaded.delete(name));
+    }
+    return loaded.get(name);
+  }
+
   const ctx = {
     base,
     manifest() {
@@ -58,8 +142,7 @@ export function createContext(base) {
     // and starts its session in the worker. Resolves when the model can run.
     async loadModel(container, names, label = "Run the real model in your browser") {
       names = Array.isArray(names) ? names : [names];
-      const started = () => names.every((n) => loaded.has(n));
-      if (started()) return Promise.all(names.map((n) => loaded.get(n)));
+      if (allLoading(names)) return Promise.all(names.map((n) => loaded.get(n)));
       const manifest = await ctx.manifest();
       const entries = names.map((n) => manifest.models[n]);
       const modelBytes = entries.reduce((s, e) => s + e.bytes + (e.vocab_bytes || 0), 0);
@@ -67,27 +150,9 @@ export function createContext(base) {
       const bar = container.querySelector(".book-live-load") || document.createElement("div");
       bar.className = "book-live-load";
       bar.innerHTML = "";
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "book-live-button";
-      button.textContent = `${label} (downloads ${((modelBytes + runtime) / 1e6).toFixed(0)} MB once: ` +
-        `the model ${(modelBytes / 1e6).toFixed(0)} MB` +
-        (runtime ? `, the runtime ${(runtime / 1e6).toFixed(0)} MB)` : ")");
-      bar.appendChild(button);
       container.appendChild(bar);
-      // Resolves on a click here, or when another figure of the page starts loading the same model.
-      const clicked = await new Promise((resolve) => {
-        button.addEventListener("click", () => resolve(true), { once: true });
-        const check = () => { if (started()) { waiting.delete(check); resolve(false); } };
-        waiting.add(check);
-      });
-      if (!clicked) {
-        button.remove();
-        const note = document.createElement("span");
-        note.textContent = "Loading the model (started by another figure of this page)...";
-        bar.append(note);
-        await Promise.all(names.map((n) => loaded.get(n)));
-        bar.remove();
+      if (!(await offerDownload(bar, names, label, modelBytes, runtime))) {
+        await followOtherFigure(bar, names);
         return undefined;
       }
       if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
@@ -95,39 +160,8 @@ export function createContext(base) {
           "The figure shows the precomputed example.");
       }
       runtimeStarted = true;
-      button.remove();
-      const progress = document.createElement("progress");
-      progress.max = modelBytes;
-      progress.value = 0;
-      progress.setAttribute("aria-label", "downloading the model");
-      const note = document.createElement("span");
-      note.className = "book-live-progress-note";
-      bar.append(progress, note);
-      let done = 0;
-      const ready = names.map((name, i) => {
-        if (!loaded.has(name)) {
-          loaded.set(name, (async () => {
-            const response = await fetchChecked(`models/${entries[i].file}`);
-            const reader = response.body.getReader();
-            const chunks = [];
-            for (;;) {
-              const { done: end, value } = await reader.read();
-              if (end) break;
-              chunks.push(value);
-              done += value.length;
-              progress.value = done;
-              note.textContent = ` ${(done / 1e6).toFixed(1)} of ${(modelBytes / 1e6).toFixed(1)} MB`;
-            }
-            const buffer = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
-            let offset = 0;
-            for (const c of chunks) { buffer.set(c, offset); offset += c.length; }
-            note.textContent = " starting the model...";
-            await call({ type: "load", name, bytes: buffer.buffer }, [buffer.buffer]);
-          })());
-          loaded.get(name).catch(() => loaded.delete(name));
-        }
-        return loaded.get(name);
-      });
+      const progress = progressBar(bar, modelBytes);
+      const ready = names.map((name, i) => startLoading(name, entries[i].file, progress));
       for (const check of [...waiting]) check();
       try {
         await Promise.all(ready);
@@ -148,30 +182,18 @@ export function createContext(base) {
       return result.outputs;
     },
 
-    async tokenizer(name) {
+    // The vocabulary file of model `name` (manifest.models[name].vocab), fetched once: its text, or
+    // with json, the parsed object. Each figure builds its own tokenizer from it.
+    vocabulary(name, json = false) {
       if (!vocabs.has(name)) {
-        vocabs.set(name, (async () => {
-          const manifest = await ctx.manifest();
-          if (name === "minilm") {
-            const text = await (await fetchChecked(`models/${manifest.models.minilm.vocab}`)).text();
-            return new WordPiece(text);
-          }
-          if (name === "translation_source" || name === "translation_target") {
-            const v = await (await fetchChecked(`models/${manifest.models.translator_encoder.vocab}`)).json();
-            return new WordVocab(name === "translation_source" ? v.source : v.target, v.specials.unk,
-              v.specials.eos);
-          }
-          if (name === "stories") {
-            const v = await (await fetchChecked(`models/${manifest.models.gpt.vocab}`)).json();
-            const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
-            vocab.bosId = v.specials.bos;
-            return vocab;
-          }
-          throw new Error(`no tokenizer ${name}`);
-        })());
+        vocabs.set(name, ctx.manifest().then((manifest) => fetchChecked(`models/${manifest.models[name].vocab}`))
+          .then((response) => (json ? response.json() : response.text())));
       }
       return vocabs.get(name);
     },
+
+    // Any file of the site's live folder, checked: an HTTP error is an Error that names the file.
+    fetch: fetchChecked,
 
     message(container, text, level = "info") {
       let box = container.querySelector(".book-live-message");

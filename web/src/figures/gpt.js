@@ -3,11 +3,12 @@
 // top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
 import { heatmap, html, el, numbersTable } from "../draw.js";
+import { int64 } from "../runtime.js";
 import { draw as drawToken, readSettings, samplingDistribution, seededRandom } from "../sampling.js";
+import { WordVocab } from "../tokenizers.js";
 
-function int64(values) {
-  return BigInt64Array.from(values, (v) => BigInt(v));
-}
+// the tokenizer, built once per page from the model's vocabulary file
+let storyVocab = null;
 
 function bars(container, probs, itos, n = 15) {
   const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
@@ -29,7 +30,49 @@ function bars(container, probs, itos, n = 15) {
     ["probability"], "the most probable next tokens", "token"));
 }
 
-export function mountGpt(root, example, ctx) {
+// The prompt as the model reads it: <bos> and the ids (the last maxTokens of them), the tokens read
+// (an unknown word is <unk> to the model, and so in the heatmap's labels), and notes for the reader.
+function encodePrompt(vocab, text, maxTokens) {
+  const enc = vocab.encode(text);
+  const notes = [];
+  if (!enc.tokens.length) {
+    notes.push("The prompt is empty: the model predicts the first word of a story, after <bos>.");
+  }
+  if (enc.unknown.length) {
+    notes.push(`Not in the stories' vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
+      "Write punctuation apart (\"too tired .\") and use the stories' words.");
+  }
+  let ids = [vocab.bosId, ...enc.ids];
+  let tokens = ["<bos>", ...enc.ids.map((id, i) => (id === vocab.unkId ? vocab.itos[id] : enc.tokens[i]))];
+  if (ids.length > maxTokens) {
+    notes.push(`The prompt has ${ids.length} tokens; the model reads at most ${maxTokens}: ` +
+      `cut to the last ${maxTokens} tokens.`);
+    ids = ids.slice(-maxTokens);
+    tokens = tokens.slice(-maxTokens);
+  }
+  return { ids, tokens, notes };
+}
+
+// From the model's outputs for T tokens: the last token's logits [V] and its attention in every
+// layer and head, [L][H][T].
+function lastToken(out, T) {
+  const [, , V] = out.logits.dims;
+  const logits = Array.from(out.logits.data.subarray((T - 1) * V, T * V));
+  const [L, H] = out.attentions.dims;
+  const lastAttention = [];
+  for (let l = 0; l < L; l++) {
+    const layer = [];
+    for (let h = 0; h < H; h++) {
+      const start = ((l * H + h) * T + (T - 1)) * T;
+      layer.push(Array.from(out.attentions.data.subarray(start, start + T)));
+    }
+    lastAttention.push(layer);
+  }
+  return { logits, lastAttention };
+}
+
+// The prompt box and Compute, the sampling settings with the two step buttons, and the two panes.
+function gptControls(root, example) {
   const form = html("div", { class: "book-live-controls" }, root);
   const label = html("label", { class: "book-live-text" }, form, "Prompt ");
   const input = html("input", { type: "text", class: "book-live-input", value: example.prompt,
@@ -52,6 +95,13 @@ export function mountGpt(root, example, ctx) {
   const views = html("div", { class: "book-live-views" }, root);
   const barBox = html("div", {}, views);
   const map = html("div", { class: "book-live-map" }, views);
+  return { input, compute, temperature, topK, topP, greedy, sample, barBox, map };
+}
+
+// A closure over the figure's current prediction (its tokens, logits and last-token attention):
+// its parts (distribution, redraw, run, step) are short and share that state.
+export function mountGpt(root, example, ctx) {
+  const { input, compute, temperature, topK, topP, greedy, sample, barBox, map } = gptControls(root, example);
   const random = seededRandom(0);
   let current = { tokens: example.tokens, logits: null, probs: example.next_probs,
     lastAttention: example.last_attention, itos: example.itos };
@@ -99,40 +149,17 @@ export function mountGpt(root, example, ctx) {
     try {
       const manifest = await ctx.manifest();
       const entry = manifest.models.gpt;
-      const vocab = await ctx.tokenizer("stories");
-      const enc = vocab.encode(input.value);
-      const notes = [];
-      if (!enc.tokens.length) {
-        notes.push("The prompt is empty: the model predicts the first word of a story, after <bos>.");
-      }
-      if (enc.unknown.length) {
-        notes.push(`Not in the stories' vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
-          "Write punctuation apart (\"too tired .\") and use the stories' words.");
-      }
-      let ids = [vocab.bosId, ...enc.ids];
-      // the tokens the model read: an unknown word is <unk> to it, and so in the heatmap's labels
-      let tokens = ["<bos>", ...enc.ids.map((id, i) => (id === vocab.unkId ? vocab.itos[id] : enc.tokens[i]))];
-      if (ids.length > entry.max_tokens) {
-        notes.push(`The prompt has ${ids.length} tokens; the model reads at most ${entry.max_tokens}: ` +
-          `cut to the last ${entry.max_tokens} tokens.`);
-        ids = ids.slice(-entry.max_tokens);
-        tokens = tokens.slice(-entry.max_tokens);
-      }
+      storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
+        const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
+        vocab.bosId = v.specials.bos;
+        return vocab;
+      });
+      const vocab = await storyVocab;
+      const { ids, tokens, notes } = encodePrompt(vocab, input.value, entry.max_tokens);
       const T = ids.length;
       const out = await ctx.run("gpt", { input_ids: { data: int64(ids), dims: [1, T] } });
-      const [, , V] = out.logits.dims;
-      const logits = Array.from(out.logits.data.subarray((T - 1) * V, T * V));
-      const [L, H] = out.attentions.dims;
-      const last = [];
-      for (let l = 0; l < L; l++) {
-        const layer = [];
-        for (let h = 0; h < H; h++) {
-          const start = ((l * H + h) * T + (T - 1)) * T;
-          layer.push(Array.from(out.attentions.data.subarray(start, start + T)));
-        }
-        last.push(layer);
-      }
-      current = { tokens, logits, probs: null, lastAttention: last, itos: vocab.itos };
+      const { logits, lastAttention } = lastToken(out, T);
+      current = { tokens, logits, probs: null, lastAttention, itos: vocab.itos };
       promptNotes = notes;
       redraw();
       root.dataset.state = "computed";

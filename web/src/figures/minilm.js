@@ -3,10 +3,11 @@
 // "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
 // the other changes between the sentences (chapter 15's "tired"/"wide" test).
 import { headView, heatmap, html, scrollBox } from "../draw.js";
+import { int64 } from "../runtime.js";
+import { WordPiece } from "../tokenizers.js";
 
-function int64(values) {
-  return BigInt64Array.from(values, (v) => BigInt(v));
-}
+// the tokenizer, built once per page from the model's vocabulary file
+let wordPiece = null;
 
 // [L][H][T][T] nested arrays from the flat output
 function unflatten(data, dims) {
@@ -35,7 +36,8 @@ async function attend(root, ctx, text) {
     ctx.message(root, "Type a sentence first: the text is empty.", "warning");
     return null;
   }
-  const tokenizer = await ctx.tokenizer("minilm");
+  wordPiece ??= ctx.vocabulary("minilm").then((text) => new WordPiece(text));
+  const tokenizer = await wordPiece;
   const enc = tokenizer.encode(text, max);
   const notes = [];
   if (enc.truncated) {
@@ -70,6 +72,8 @@ function select(parent, label, n, value) {
   return s;
 }
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountAttention(root, example, ctx) {
   const perMille = example.attentions_per_mille;
   example.attentions = perMille.map((l) => l.map((h) => h.map((r) => r.map((v) => v / 1000))));
@@ -143,6 +147,8 @@ function rankHeads(attA, attB, q, k, n = 5) {
   return rows.slice(0, n);
 }
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountPair(root, example, ctx) {
   const form = html("div", { class: "book-live-controls" }, root);
   const fields = {};

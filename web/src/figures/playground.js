@@ -209,8 +209,28 @@ function mapScale(parent) {
   return svg;
 }
 
+// The figure, in parts: the controls (buildControls), what they show (the curve, the maps, the probe:
+// curveView, mapsView, readProbe), the training worker (workerClient), the buttons (wireControls) and
+// the picture before Play (showExample). They share `pg`: the root, ctx, the example, the elements,
+// the settings now chosen (pg.current()) and the run's state (root.playground).
 export function mountPlayground(root, example, ctx) {
   const { settings, problems } = readSettings(location.hash, example.defaults);
+  const pg = { root, ctx, example, ui: buildControls(root, settings, example) };
+  if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
+  pg.state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false,
+    stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
+  root.playground = pg.state; // the run, for the browser tests and curious readers
+  pg.current = () => currentSettings(pg.ui.inputs);
+  curveView(pg);
+  mapsView(pg);
+  captionNote(pg);
+  workerClient(pg);
+  wireControls(pg);
+  showExample(pg, settings);
+}
+
+// The form (one select per setting, the seed a number), the buttons, the probe box and the panes.
+function buildControls(root, settings, example) {
   const form = html("div", { class: "book-live-controls book-pg-controls" }, root);
   const inputs = {};
   for (const key of Object.keys(LABELS)) {
@@ -226,311 +246,346 @@ export function mountPlayground(root, example, ctx) {
     }
   }
   const buttons = html("div", { class: "book-live-controls" }, root);
-  const play = html("button", { type: "button", class: "book-live-button book-pg-play" }, buttons, "Play");
-  const stepBtn = html("button", { type: "button", class: "book-live-button book-pg-step" }, buttons, "One step");
-  const reset = html("button", { type: "button", class: "book-live-button book-pg-reset" }, buttons, "Reset");
-  const save = html("button", { type: "button", class: "book-live-button book-pg-save" }, buttons, "Download weights");
+  const button = (name, text) => html("button", { type: "button", class: `book-live-button book-pg-${name}` },
+    buttons, text);
+  const ui = { inputs, play: button("play", "Play"), stepBtn: button("step", "One step"),
+    reset: button("reset", "Reset"), save: button("save", "Download weights") };
   const probeWrap = html("label", {}, root, "probe sequence ");
-  const probeBox = html("input", { type: "text", class: "book-pg-probe", size: 30, "aria-label": "probe sequence",
+  ui.probeBox = html("input", { type: "text", class: "book-pg-probe", size: 30, "aria-label": "probe sequence",
     value: settings.probe || example.probes[settings.task] }, probeWrap);
-  const answer = html("p", { class: "book-pg-answer", "aria-live": "polite" }, root);
+  ui.answer = html("p", { class: "book-pg-answer", "aria-live": "polite" }, root);
   legend(root);
-  const svg = el("svg", { class: "book-pg-curve", role: "img",
+  ui.svg = el("svg", { class: "book-pg-curve", role: "img",
     "aria-label": "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps" });
-  svg.style.maxWidth = "100%";
-  svg.style.height = "auto";
-  root.appendChild(svg);
-  const stats = html("p", { class: "book-pg-stats", "aria-live": "polite" }, root);
-  const mapsNote = html("p", { class: "book-pg-maps-note" }, root);
-  const maps = html("div", { class: "book-pg-maps" }, root);
-  const scale = html("div", { class: "book-pg-scale-box" }, root);
-  if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
+  ui.svg.style.maxWidth = "100%";
+  ui.svg.style.height = "auto";
+  root.appendChild(ui.svg);
+  ui.stats = html("p", { class: "book-pg-stats", "aria-live": "polite" }, root);
+  ui.mapsNote = html("p", { class: "book-pg-maps-note" }, root);
+  ui.maps = html("div", { class: "book-pg-maps" }, root);
+  ui.scale = html("div", { class: "book-pg-scale-box" }, root);
+  return ui;
+}
 
-  const state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false,
-    stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
-  root.playground = state; // the run, for the browser tests and curious readers
+function currentSettings(inputs) {
+  const s = {};
+  for (const key of Object.keys(LABELS)) s[key] = key === "seed" ? Number(inputs.seed.value) : inputs[key].value;
+  for (const key of ["layers", "heads", "width", "lr", "batch"]) s[key] = Number(s[key]);
+  return s;
+}
 
-  function current() {
-    const s = {};
-    for (const key of Object.keys(LABELS)) s[key] = key === "seed" ? Number(inputs.seed.value) : inputs[key].value;
-    for (const key of ["layers", "heads", "width", "lr", "batch"]) s[key] = Number(s[key]);
-    return s;
-  }
-
-  // the chart at the width it is shown (its text 11 CSS px on a phone as on a desktop)
+// pg.drawCurve(): the curves and the status line, at the width the chart is shown (its text 11 CSS px
+// on a phone as on a desktop), drawn again when that width changes.
+function curveView(pg) {
+  const { root, state, ui } = pg;
   let drawnWidth = 0;
-  function chartWidth() {
-    return Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
-  }
-  function drawCurve() {
+  const chartWidth = () => Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
+  pg.drawCurve = () => {
     drawnWidth = chartWidth();
-    chart(svg, state.losses, state.held, drawnWidth);
+    chart(ui.svg, state.losses, state.held, drawnWidth);
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
-    stats.textContent = (last ? `step ${last[0]}: loss ${last[1].toFixed(4)}` +
+    ui.stats.textContent = (last ? `step ${last[0]}: loss ${last[1].toFixed(4)}` +
       (held ? `, held-out sequences right ${(100 * held[1]).toFixed(1)}%` : "") : "step 0: no training yet") +
       (state.stopped ? `. ${state.stopped}` : "") + (state.note ? ` ${state.note}` : "");
     root.dataset.steps = String(state.t);
-  }
+  };
   if (typeof ResizeObserver !== "undefined") {
-    new ResizeObserver(() => { if (chartWidth() !== drawnWidth) drawCurve(); }).observe(root);
+    new ResizeObserver(() => { if (chartWidth() !== drawnWidth) pg.drawCurve(); }).observe(root);
   }
+}
 
-  function clearMaps(text) {
-    maps.replaceChildren();
-    scale.replaceChildren();
-    answer.textContent = "";
-    mapsNote.textContent = text;
+// pg.clearMaps(text) and pg.drawMaps(msg, ids, when): one attention map per layer and head on the
+// probe, with what the model answers. msg: {t, layers, heads, attentions (flat [layers, heads, L, L]),
+// answer}, from the worker or the example. pg.probeIds(): the probe's ids, or null after a warning.
+function mapsView(pg) {
+  const { root, ui } = pg;
+  pg.clearMaps = (text) => {
+    ui.maps.replaceChildren();
+    ui.scale.replaceChildren();
+    ui.answer.textContent = "";
+    ui.mapsNote.textContent = text;
     delete root.dataset.answer;
     delete root.dataset.mapsStep;
-  }
-
-  // msg: {t, layers, heads, attentions (flat [layers, heads, L, L]), answer}; from the worker or the example
-  function drawMaps(msg, ids, when) {
-    maps.replaceChildren();
-    const s = current();
+  };
+  pg.drawMaps = (msg, ids, when) => {
+    ui.maps.replaceChildren();
+    const s = pg.current();
     const labels = ids.map((i) => symbol(s.task, i));
     for (let l = 0; l < msg.layers; l++) {
-      for (let h = 0; h < msg.heads; h++) {
-        const box = html("figure", { class: "book-pg-map" }, maps);
-        const at = (l * msg.heads + h) * LENGTH * LENGTH;
-        const weights = msg.attentions.slice(at, at + LENGTH * LENGTH);
-        const rows = [];
-        for (let i = 0; i < LENGTH; i++) {
-          const row = weights.slice(i * LENGTH, (i + 1) * LENGTH);
-          const top = row.indexOf(Math.max(...row));
-          rows.push(`${labels[i]} -> ${labels[top]} (${row[top].toFixed(2)})`);
-        }
-        const map = attentionMap(box, weights, labels, `layer ${l}, head ${h}`);
-        map.setAttribute("aria-label", `layer ${l}, head ${h}: each query's strongest key: ${rows.join(", ")}`);
-        html("figcaption", {}, box, `layer ${l}, head ${h}`);
-      }
+      for (let h = 0; h < msg.heads; h++) headMap(ui.maps, msg, l, h, labels);
     }
-    if (!scale.firstChild) mapScale(scale);
-    mapsNote.textContent = `Attention of each head on the probe ${labels.join(" ")} ${when}: ` +
+    if (!ui.scale.firstChild) mapScale(ui.scale);
+    ui.mapsNote.textContent = `Attention of each head on the probe ${labels.join(" ")} ${when}: ` +
       "one row per query position, one column per key position; each row sums to 1.";
     const right = rightAnswer(s.task, ids);
     const wrong = right ? msg.answer.filter((a, t) => a !== right[t]).length : null;
-    answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
+    ui.answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
       (right ? `; right answer ${right.map((a) => answerSymbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
     root.dataset.answer = msg.answer.join(",");
     root.dataset.mapsStep = String(msg.t);
-  }
-  const after = (t) => (t ? `after step ${t}` : "at step 0 (the initial weights, before any training)");
+  };
+  pg.probeIds = () => readProbe(pg, pg.current().task, ui.probeBox.value);
+}
 
-  function probeIds() {
-    const task = current().task;
-    const { ids, bad } = parseSequence(task, probeBox.value);
-    if (bad.length || ids.length !== LENGTH) {
-      ctx.message(root, `The probe needs ${LENGTH} symbols of this task` +
-        (bad.length ? `; not in its alphabet: ${bad.join(" ")}` : `; got ${ids.length}`) + ".", "warning");
-      return null;
-    }
-    if (!rightAnswer(task, ids)) {
-      ctx.message(root, task === "brackets" ? "The brackets of the probe do not nest: each ( closes with ), each [ with ]."
-        : "The probe of this task is the start symbol - and then 7 digits.", "warning");
-      return null;
-    }
-    return ids;
+// The map of head h of layer l, its description naming each query's strongest key.
+function headMap(parent, msg, l, h, labels) {
+  const box = html("figure", { class: "book-pg-map" }, parent);
+  const at = (l * msg.heads + h) * LENGTH * LENGTH;
+  const weights = msg.attentions.slice(at, at + LENGTH * LENGTH);
+  const rows = [];
+  for (let i = 0; i < LENGTH; i++) {
+    const row = weights.slice(i * LENGTH, (i + 1) * LENGTH);
+    const top = row.indexOf(Math.max(...row));
+    rows.push(`${labels[i]} -> ${labels[top]} (${row[top].toFixed(2)})`);
   }
+  const map = attentionMap(box, weights, labels, `layer ${l}, head ${h}`);
+  map.setAttribute("aria-label", `layer ${l}, head ${h}: each query's strongest key: ${rows.join(", ")}`);
+  html("figcaption", {}, box, `layer ${l}, head ${h}`);
+}
 
-  async function start() {
-    if (typeof WebAssembly === "undefined" || typeof Worker === "undefined") {
-      throw new Error("this browser has no WebAssembly or no Web Workers, which the Playground needs; " +
-        "the picture above is the same run computed by the library");
-    }
-    const s = current();
-    history.replaceState(null, "", writeSettings(s));
-    const manifest = await (await fetch(new URL("playground/manifest.json", ctx.base))).json();
-    const entry = manifest.models[`L${s.layers}-H${s.heads}-D${s.width}`];
-    const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
-      (await fetch(new URL(`playground/${f}`, ctx.base))).arrayBuffer()));
-    if (state.worker) state.worker.terminate();
-    const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
-    state.worker = worker;
-    state.losses = [];
-    state.held = [];
-    state.t = 0;
-    state.diverged = false;
-    state.stopped = null;
-    if (root.dataset.example === "chapter") state.note = ""; // the library's run is no longer shown
-    drawCurve();
-    clearMaps("The attention maps of the new run's initial weights are being computed.");
-    // only the current worker speaks: a run replaced by Reset or a new setting is never drawn
-    worker.onmessage = (event) => { if (state.worker === worker) on(event.data); };
-    worker.onerror = (event) => { if (state.worker === worker) fail(event.message || "the training worker failed"); };
-    await new Promise((resolve, reject) => {
-      state.onReady = resolve;
-      state.onError = reject;
-      worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
-        lr: s.lr, batch: s.batch, seed: s.seed }, entry, heldOut: manifest.held_out,
-        stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
-    });
-    root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
-    // the new run's maps at once (its initial weights), not the library's run or an older one
-    const ids = probeIds();
-    if (ids) worker.postMessage({ type: "probe", ids });
+const after = (t) => (t ? `after step ${t}` : "at step 0 (the initial weights, before any training)");
+
+// The probe's ids, or null after a warning that says what is wrong with it.
+function readProbe(pg, task, text) {
+  const { ids, bad } = parseSequence(task, text);
+  if (bad.length || ids.length !== LENGTH) {
+    pg.ctx.message(pg.root, `The probe needs ${LENGTH} symbols of this task` +
+      (bad.length ? `; not in its alphabet: ${bad.join(" ")}` : `; got ${ids.length}`) + ".", "warning");
+    return null;
   }
+  if (!rightAnswer(task, ids)) {
+    pg.ctx.message(pg.root, task === "brackets" ? "The brackets of the probe do not nest: each ( closes with ), each [ with ]."
+      : "The probe of this task is the start symbol - and then 7 digits.", "warning");
+    return null;
+  }
+  return ids;
+}
 
-  function fail(text) {
-    state.playing = false;
-    play.textContent = "Play";
+// The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
+// pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any.
+function captionNote(pg) {
+  const caption = pg.root.querySelector(".book-live-caption");
+  const note = caption ? html("span", { class: "book-pg-caption-note", hidden: "" }, caption,
+    " (This caption describes the chapter's run, not the settings now chosen.)") : null;
+  pg.differs = () => {
+    const s = pg.current();
+    return Object.keys(pg.example.defaults).filter((k) => String(s[k]) !== String(pg.example.defaults[k]));
+  };
+  pg.markCaption = () => {
+    if (note) note.hidden = pg.differs().length === 0;
+  };
+}
+
+// The training worker: pg.ensure() starts one for the settings now chosen (once), pg.resetRun()
+// replaces it, pg.fail(text) stops with an error. Only the current worker speaks: a run replaced by
+// Reset or a new setting is never drawn.
+function workerClient(pg) {
+  const { root, ctx, state } = pg;
+  pg.fail = (text) => {
+    stopPlaying(pg);
     root.dataset.state = "error";
     ctx.message(root, text, "error");
     if (state.onError) state.onError(new Error(text));
-  }
-
-  function on(msg) {
-    if (msg.type === "ready") state.onReady();
-    else if (msg.type === "progress") {
-      for (const s of msg.steps) state.losses.push([s.t, s.loss]);
-      state.t = msg.steps.length ? msg.steps[msg.steps.length - 1].t : state.t;
-      drawCurve();
-    } else if (msg.type === "heldout") {
-      state.held.push([msg.t, msg.seqAcc]);
-      root.dataset.heldout = String(msg.seqAcc);
-      drawCurve();
-    } else if (msg.type === "probe") {
-      const ids = probeIds();
-      if (ids) drawMaps(msg, ids, after(msg.t));
-    } else if (msg.type === "stopped") {
-      state.playing = false;
-      play.textContent = "Play";
-      state.stopped = msg.reason === "budget"
-        ? `Stopped: step budget of ${msg.budget} steps reached (press Play to train up to ${msg.budget} more)`
-        : `Stopped: held-out accuracy unchanged for ${msg.patience} evaluations (${msg.patience * 25} steps; ` +
-          "press Play to train on)";
-      root.dataset.stopped = msg.reason;
-      drawCurve();
-    } else if (msg.type === "diverged") {
-      state.diverged = true;
-      state.playing = false;
-      play.textContent = "Play";
-      root.dataset.state = "diverged";
-      ctx.message(root, `Training stopped at step ${msg.t}: the loss became ${msg.loss}, more than three ` +
-        "times that of a uniform guess (8.3). " +
-        "The learning rate is too large for this model; choose a smaller one and press Reset.", "error");
-    } else if (msg.type === "paused") {
-      state.playing = false;
-      play.textContent = "Play";
-    } else if (msg.type === "weights") {
-      const blob = new Blob([safetensors(msg.names, msg.shapes, msg.data,
-        { ...Object.fromEntries(Object.entries(current()).map(([k, v]) => [k, String(v)])), step: String(msg.t) })]);
-      const a = html("a", { href: URL.createObjectURL(blob), download: "playground.safetensors" }, root);
-      a.click();
-      a.remove();
-    } else if (msg.type === "error") fail(`The Playground stopped: ${msg.error}`);
-  }
-
-  async function ensure() {
-    if (!state.ready) state.ready = start().catch((err) => { state.ready = null; fail(err.message); throw err; });
+  };
+  pg.ensure = async () => {
+    if (!state.ready) {
+      state.ready = startRun(pg).catch((err) => { state.ready = null; pg.fail(err.message); throw err; });
+    }
     return state.ready;
-  }
-
-  // The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
-  const caption = root.querySelector(".book-live-caption");
-  const captionNote = caption ? html("span", { class: "book-pg-caption-note", hidden: "" }, caption,
-    " (This caption describes the chapter's run, not the settings now chosen.)") : null;
-  function differs() {
-    const s = current();
-    return Object.keys(example.defaults).filter((k) => String(s[k]) !== String(example.defaults[k]));
-  }
-  function markCaption() {
-    if (captionNote) captionNote.hidden = differs().length === 0;
-  }
-
+  };
   // Reset (or any new setting): the previous run's curve, status and maps go at once; the new run's
   // maps (its initial weights) are drawn when its worker is ready.
-  async function resetRun() {
+  pg.resetRun = async () => {
     if (state.worker) state.worker.terminate();
     if (root.dataset.state !== "computed") root.dataset.state = "computed"; // a new run clears an error
-    state.worker = null;
-    state.ready = null;
+    Object.assign(state, { worker: null, ready: null, note: "" });
+    clearRun(state);
+    stopPlaying(pg);
     root.dataset.run = "";
-    state.playing = false;
-    state.losses = [];
-    state.held = [];
-    state.t = 0;
-    state.diverged = false;
-    state.stopped = null;
-    state.note = "";
     delete root.dataset.heldout;
     delete root.dataset.stopped;
     root.dataset.example = "reset";
-    play.textContent = "Play";
     ctx.message(root, "", "info");
-    history.replaceState(null, "", writeSettings(current()));
-    markCaption();
-    drawCurve();
-    clearMaps("The attention maps of the new run's initial weights are being computed.");
-    await ensure();
-    drawCurve();
-  }
+    history.replaceState(null, "", writeSettings(pg.current()));
+    pg.markCaption();
+    pg.drawCurve();
+    pg.clearMaps("The attention maps of the new run's initial weights are being computed.");
+    await pg.ensure();
+    pg.drawCurve();
+  };
+}
 
-  play.addEventListener("click", async () => {
-    await ensure();
+function clearRun(state) {
+  Object.assign(state, { losses: [], held: [], t: 0, diverged: false, stopped: null });
+}
+
+function stopPlaying(pg) {
+  pg.state.playing = false;
+  pg.ui.play.textContent = "Play";
+}
+
+// Downloads the graphs of the chosen model size, starts a worker on them and waits for it to be ready;
+// then asks for the maps of the new run's initial weights.
+async function startRun(pg) {
+  const { root, ctx, state } = pg;
+  if (typeof WebAssembly === "undefined" || typeof Worker === "undefined") {
+    throw new Error("this browser has no WebAssembly or no Web Workers, which the Playground needs; " +
+      "the picture above is the same run computed by the library");
+  }
+  const s = pg.current();
+  history.replaceState(null, "", writeSettings(s));
+  const manifest = await (await ctx.fetch("playground/manifest.json")).json();
+  const entry = manifest.models[`L${s.layers}-H${s.heads}-D${s.width}`];
+  const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
+    (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
+  if (state.worker) state.worker.terminate();
+  const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
+  state.worker = worker;
+  clearRun(state);
+  if (root.dataset.example === "chapter") state.note = ""; // the library's run is no longer shown
+  pg.drawCurve();
+  pg.clearMaps("The attention maps of the new run's initial weights are being computed.");
+  worker.onmessage = (event) => { if (state.worker === worker) onMessage(pg, event.data); };
+  worker.onerror = (event) => { if (state.worker === worker) pg.fail(event.message || "the training worker failed"); };
+  await new Promise((resolve, reject) => {
+    state.onReady = resolve;
+    state.onError = reject;
+    worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
+      lr: s.lr, batch: s.batch, seed: s.seed }, entry, heldOut: manifest.held_out,
+      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
+  });
+  root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
+  const ids = pg.probeIds();
+  if (ids) worker.postMessage({ type: "probe", ids });
+}
+
+// What the worker says (playground/worker.js lists its messages), one handler each.
+const ON_MESSAGE = {
+  ready(pg) {
+    pg.state.onReady();
+  },
+  progress(pg, msg) {
+    const { state } = pg;
+    for (const s of msg.steps) state.losses.push([s.t, s.loss]);
+    state.t = msg.steps.length ? msg.steps[msg.steps.length - 1].t : state.t;
+    pg.drawCurve();
+  },
+  heldout(pg, msg) {
+    pg.state.held.push([msg.t, msg.seqAcc]);
+    pg.root.dataset.heldout = String(msg.seqAcc);
+    pg.drawCurve();
+  },
+  probe(pg, msg) {
+    const ids = pg.probeIds();
+    if (ids) pg.drawMaps(msg, ids, after(msg.t));
+  },
+  stopped(pg, msg) {
+    stopPlaying(pg);
+    pg.state.stopped = msg.reason === "budget"
+      ? `Stopped: step budget of ${msg.budget} steps reached (press Play to train up to ${msg.budget} more)`
+      : `Stopped: held-out accuracy unchanged for ${msg.patience} evaluations (${msg.patience * 25} steps; ` +
+        "press Play to train on)";
+    pg.root.dataset.stopped = msg.reason;
+    pg.drawCurve();
+  },
+  diverged(pg, msg) {
+    pg.state.diverged = true;
+    stopPlaying(pg);
+    pg.root.dataset.state = "diverged";
+    pg.ctx.message(pg.root, `Training stopped at step ${msg.t}: the loss became ${msg.loss}, more than three ` +
+      "times that of a uniform guess (8.3). " +
+      "The learning rate is too large for this model; choose a smaller one and press Reset.", "error");
+  },
+  paused(pg) {
+    stopPlaying(pg);
+  },
+  weights(pg, msg) {
+    const settings = Object.fromEntries(Object.entries(pg.current()).map(([k, v]) => [k, String(v)]));
+    const blob = new Blob([safetensors(msg.names, msg.shapes, msg.data, { ...settings, step: String(msg.t) })]);
+    const a = html("a", { href: URL.createObjectURL(blob), download: "playground.safetensors" }, pg.root);
+    a.click();
+    a.remove();
+  },
+  error(pg, msg) {
+    pg.fail(`The Playground stopped: ${msg.error}`);
+  },
+};
+
+function onMessage(pg, msg) {
+  if (Object.hasOwn(ON_MESSAGE, msg.type)) ON_MESSAGE[msg.type](pg, msg);
+}
+
+// Play/Pause, One step, Reset, Download weights, a new setting, a new probe.
+function wireControls(pg) {
+  const { ctx, example, root, state, ui } = pg;
+  const clearStop = () => {
+    state.stopped = null;
+    state.note = "";
+    delete root.dataset.stopped;
+  };
+  ui.play.addEventListener("click", async () => {
+    await pg.ensure();
     if (state.diverged) return;
     state.playing = !state.playing;
-    play.textContent = state.playing ? "Pause" : "Play";
+    ui.play.textContent = state.playing ? "Pause" : "Play";
     if (state.playing && (state.stopped || state.note)) {
-      state.stopped = null;
-      state.note = "";
-      delete root.dataset.stopped;
-      drawCurve();
+      clearStop();
+      pg.drawCurve();
     }
     state.worker.postMessage(state.playing
-      ? { type: "play", probe: probeIds(), budget: state.budget, patience: state.patience }
+      ? { type: "play", probe: pg.probeIds(), budget: state.budget, patience: state.patience }
       : { type: "pause" });
   });
-  stepBtn.addEventListener("click", async () => {
-    await ensure();
-    if (state.stopped || state.note) {
-      state.stopped = null;
-      state.note = "";
-      delete root.dataset.stopped;
-    }
-    if (!state.diverged && !state.playing) state.worker.postMessage({ type: "step", n: 1, probe: probeIds() });
+  ui.stepBtn.addEventListener("click", async () => {
+    await pg.ensure();
+    if (state.stopped || state.note) clearStop();
+    if (!state.diverged && !state.playing) state.worker.postMessage({ type: "step", n: 1, probe: pg.probeIds() });
   });
-  reset.addEventListener("click", () => resetRun().catch(() => {}));
-  save.addEventListener("click", async () => {
-    await ensure();
+  ui.reset.addEventListener("click", () => pg.resetRun().catch(() => {}));
+  ui.save.addEventListener("click", async () => {
+    await pg.ensure();
     state.worker.postMessage({ type: "weights" });
   });
-  for (const key of Object.keys(inputs)) inputs[key].addEventListener("change", () => {
-    if (key === "task") probeBox.value = example.probes[inputs.task.value];
-    resetRun().catch(() => {});
+  for (const key of Object.keys(ui.inputs)) ui.inputs[key].addEventListener("change", () => {
+    if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
+    pg.resetRun().catch(() => {});
   });
-  probeBox.addEventListener("change", () => {
-    const ids = probeIds();
+  ui.probeBox.addEventListener("change", () => {
+    const ids = pg.probeIds();
     if (ids && state.worker) {
       ctx.message(root, "", "info");
       state.worker.postMessage({ type: "probe", ids });
     }
   });
-  // Before the reader presses anything: the run the library computed in the kernel (its curves and
-  // maps). The figure shows computed results from now on (dataset.state, as every live figure);
-  // dataset.run says whether a run is loaded in the worker.
+}
+
+// Before the reader presses anything: the run the library computed in the kernel (its curves and
+// maps). The figure shows computed results from now on (dataset.state, as every live figure);
+// dataset.run says whether a run is loaded in the worker. A link may ask for other settings than the
+// chapter's run: then neither the run's curve nor the chapter's caption describes what the controls
+// show, and the figure says so; its maps are those of the link's run before training (its initial
+// weights, computed in the page).
+function showExample(pg, settings) {
+  const { example, root, state } = pg;
   root.dataset.state = "computed";
-  // A link may ask for other settings than the chapter's run: then neither the run's curve nor the
-  // chapter's caption describes what the controls show, and the figure says so; its maps are those of
-  // the link's run before training (its initial weights, computed in the page).
-  const other = differs();
+  const other = pg.differs();
   if (other.length) {
     const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${example.defaults[k]})`).join(", ");
     state.note = `The link's settings differ from the chapter's run: ${change}. Press Play to train them here.`;
-    markCaption();
-    drawCurve();
-    clearMaps("The attention maps of this run's initial weights are being computed.");
+    pg.markCaption();
+    pg.drawCurve();
+    pg.clearMaps("The attention maps of this run's initial weights are being computed.");
     root.dataset.example = "other";
-    ensure().catch(() => {}); // its worker draws the maps of its initial weights when ready
+    pg.ensure().catch(() => {}); // its worker draws the maps of its initial weights when ready
     return;
   }
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
   state.note = "(computed by the library when the book was built; press Play to train here)";
-  drawCurve();
-  const ids = probeIds();
-  if (example.probe && ids) drawMaps(example.probe, ids, `${after(example.probe.t)} (the library's run)`);
-  else clearMaps("Press Play or One step to compute the attention maps here.");
+  pg.drawCurve();
+  const ids = pg.probeIds();
+  if (example.probe && ids) pg.drawMaps(example.probe, ids, `${after(example.probe.t)} (the library's run)`);
+  else pg.clearMaps("Press Play or One step to compute the attention maps here.");
   root.dataset.example = "chapter";
 }

@@ -42,6 +42,8 @@ export function colourBar(container, tableHeight) {
   return svg;
 }
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountPositional(root, example, ctx) {
   const form = html("div", { class: "book-live-controls" }, root);
   const field = (name, value, attrs) => {

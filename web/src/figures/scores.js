@@ -29,6 +29,8 @@ function softmax(xs) {
   return e.map((x) => x / s);
 }
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountScores(root, example, ctx) {
   const points = [example.query, ...example.keys].map((p) => [...p]);
   const names = ["q", ...example.keys.map((_, i) => `k${i + 1}`)];

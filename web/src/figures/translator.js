@@ -3,11 +3,14 @@
 // decoder step per output word) and draws the alignment: one row per output word, one column per
 // source word, the attention the decoder used to write it.
 import { heatmap, html } from "../draw.js";
+import { int64 } from "../runtime.js";
+import { WordVocab } from "../tokenizers.js";
 
-function int64(values) {
-  return BigInt64Array.from(values, (v) => BigInt(v));
-}
+// the source and target tokenizers, built once per page from the translator's vocabulary file
+let vocabularies = null;
 
+// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
+// running the model, the controls' handlers) are short and share that state.
 export function mountTranslator(root, example, ctx) {
   const form = html("div", { class: "book-live-controls" }, root);
   const label = html("label", { class: "book-live-text" }, form, "English-like sentence ");
@@ -35,8 +38,11 @@ export function mountTranslator(root, example, ctx) {
       const manifest = await ctx.manifest();
       const maxIn = manifest.models.translator_encoder.max_tokens;
       const maxOut = manifest.models.translator_decoder.max_output;
-      const source = await ctx.tokenizer("translation_source");
-      const target = await ctx.tokenizer("translation_target");
+      vocabularies ??= ctx.vocabulary("translator_encoder", true).then((v) => [
+        new WordVocab(v.source, v.specials.unk, v.specials.eos),
+        new WordVocab(v.target, v.specials.unk, v.specials.eos),
+      ]);
+      const [source, target] = await vocabularies;
       let enc = source.encode(input.value);
       const notes = [];
       if (!enc.tokens.length) {
