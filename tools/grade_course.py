@@ -74,6 +74,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sandbox import transform  # noqa: E402 (the child compiles the student's cells the same way)
+
 ROOT = Path(__file__).resolve().parents[1]
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
@@ -155,7 +158,9 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
             if head:
                 cells.append({"source": "\n".join(head), "filename": f"<test {grade_id}>"})
             exercises.append(
-                Exercise(grade_id, number, float(meta.get("points", 0)), module, checker, args, cells)
+                Exercise(
+                    grade_id, number, float(meta.get("points", 0)), module, checker, args, cells
+                )
             )
             continue
         if meta.get("solution"):
@@ -358,7 +363,10 @@ def _student_error(info: dict, note: str = "") -> BaseException:
         filename, lineno = str(frames[-1][0]), int(frames[-1][1])
         if filename in linecache.cache and lineno > 0:
             try:
-                exec(compile("\n" * (lineno - 1) + "raise __error__", filename, "exec"), {"__error__": error})
+                exec(
+                    compile("\n" * (lineno - 1) + "raise __error__", filename, "exec"),
+                    {"__error__": error},
+                )
             except Exception as raised:  # noqa: BLE001 (now with a frame at the student's line)
                 return raised
     return error
@@ -397,7 +405,9 @@ class Child:
             raise
         except Exception as e:  # noqa: BLE001 (unreadable: the student wrote into the pipe)
             self.kill()
-            raise SandboxStop(f"the grader could not read what your answer sent back ({e})") from None
+            raise SandboxStop(
+                f"the grader could not read what your answer sent back ({e})"
+            ) from None
         if isinstance(message, dict) and "violation" in message:
             self.kill()
             raise SandboxStop(
@@ -546,9 +556,7 @@ def _code_of(source: str, filename: str, name: str, firstlineno: int):
     """The code object of the function ``name`` defined at ``firstlineno`` of a student's cell,
     compiled here (compiling runs nothing), or None."""
     try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        code = compile(TransformerManager().transform_cell(source), filename, "exec")
+        code = compile(transform(source), filename, "exec")
     except (SyntaxError, ValueError):
         return None
     todo = [code]
@@ -583,6 +591,7 @@ class Result:
     score: float
     message: str
     seconds: float
+    sandbox: dict = field(default_factory=dict)
 
 
 class Grader:
@@ -614,7 +623,12 @@ class Grader:
     def _readable(self, extra: list[str]) -> list[str]:
         """What a child may read: Python's installation, the book's library, the system's folders."""
         paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
-        paths |= {p for p in sys.path if p and Path(p).is_dir() and Path(p).resolve() != ROOT}
+        holds_course = lambda p: Path(p).resolve() in (self.course, *self.course.parents)  # noqa: E731
+        paths |= {
+            p
+            for p in sys.path
+            if p and Path(p).is_dir() and not holds_course(p) and Path(p).resolve() != ROOT
+        }
         paths |= {str(ROOT / "lib"), "/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", "/sys"}
         paths |= {"/dev/urandom", "/dev/null", "/dev/zero"} | set(extra)
         readable = sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
@@ -652,7 +666,7 @@ class Grader:
                 linecache.cache[cell["filename"]] = (
                     len(source),
                     None,
-                    [line + "\n" for line in source.splitlines()],
+                    [line + "\n" for line in transform(source).splitlines()],
                     cell["filename"],
                 )
                 cells.append({"source": source, "filename": cell["filename"], "student": True})
@@ -696,7 +710,9 @@ class Grader:
             if verdict.passed:
                 score = exercise.points
         except lib_exercises.ExerciseFailed as e:
-            message = f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
+            message = (
+                f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
+            )
         except SandboxStop as e:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
         except _Missing as e:
@@ -704,8 +720,17 @@ class Grader:
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
             child.close()
-            shutil.rmtree(scratch, ignore_errors=True)
-        return Result(student, exercise.test, exercise.points, score, message, time.monotonic() - start)
+            if not os.environ.get("GRADE_KEEP_SCRATCH"):
+                shutil.rmtree(scratch, ignore_errors=True)
+        return Result(
+            student,
+            exercise.test,
+            exercise.points,
+            score,
+            message,
+            time.monotonic() - start,
+            child.sandbox,
+        )
 
     def _crash_text(self, crash: dict, answers) -> str:
         from lib.exercises import _at_line
@@ -719,11 +744,17 @@ class Grader:
         where = ""
         if frames:
             filename, lineno, line = frames[-1]
-            where = " " + _at_line(traceback.FrameSummary(str(filename), int(lineno), "", line=str(line)))
+            where = " " + _at_line(
+                traceback.FrameSummary(str(filename), int(lineno), "", line=str(line))
+            )
         text = str(crash.get("message", "")).strip()[:300].rstrip(".")
-        return f"the cell above stopped with {crash.get('type')}{where}" + (f": {text}" if text else "")
+        return f"the cell above stopped with {crash.get('type')}{where}" + (
+            f": {text}" if text else ""
+        )
 
     def _argument(self, child: Child, info: dict, cells: list[dict]):
+        from lib import exercises as lib_exercises
+
         if "data" in info:
             return decode(info["data"])
         if "library" in info:
@@ -735,6 +766,9 @@ class Grader:
             return Opaque(path)
         if "missing" in info:
             error = dict(info["missing"])
+            crash = lib_exercises._cell_above_crashed()
+            if crash:
+                raise _Missing(f"{_sentence(crash)}, so the test could not read your answer.")
             raise _Missing(
                 f"the test could not read your answer: {error.get('type')}: {error.get('message')}"
                 " (did the answer cell define it?)"
@@ -743,7 +777,9 @@ class Grader:
         filename = str(info.get("filename", ""))
         for cell in cells:
             if cell["student"] and cell["filename"] == filename:
-                code = _code_of(cell["source"], filename, str(info.get("name")), int(info.get("firstlineno", 0)))
+                code = _code_of(
+                    cell["source"], filename, str(info.get("name")), int(info.get("firstlineno", 0))
+                )
         if code is None and "filename" in info:
             code = _stand_in(info)
         return Answer(child, info, code, self)
@@ -855,22 +891,42 @@ def zero_tests(course: Path, chapter: str, grader: Grader, students: list[str]) 
 
 def submitted_students(course: Path, chapter: str) -> list[str]:
     folder = course / "submitted"
-    return sorted(
-        p.name for p in folder.iterdir() if (p / chapter / f"{chapter}.ipynb").exists()
-    ) if folder.exists() else []
+    return (
+        sorted(p.name for p in folder.iterdir() if (p / chapter / f"{chapter}.ipynb").exists())
+        if folder.exists()
+        else []
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapter", help="the assignment: a chapter's name, e.g. 02_attention_as_soft_lookup")
-    parser.add_argument("--course", type=Path, default=Path("course"), help="the course folder (default: ./course)")
-    parser.add_argument("--student", action="append", default=[], help="only these students (repeat)")
-    parser.add_argument("--time-limit", type=float, default=10, help="seconds per call of a student's function")
-    parser.add_argument("--cell-limit", type=float, default=60, help="seconds to run a student's answer cells")
-    parser.add_argument("--cpu-limit", type=float, default=120, help="CPU seconds per (student, exercise)")
-    parser.add_argument("--memory", type=float, default=4, help="GB of memory per (student, exercise)")
-    parser.add_argument("--read", action="append", default=[], help="another folder answers may read")
-    parser.add_argument("--no-autograde", action="store_true", help="nbgrader autograde ran already")
+    parser.add_argument(
+        "chapter", help="the assignment: a chapter's name, e.g. 02_attention_as_soft_lookup"
+    )
+    parser.add_argument(
+        "--course", type=Path, default=Path("course"), help="the course folder (default: ./course)"
+    )
+    parser.add_argument(
+        "--student", action="append", default=[], help="only these students (repeat)"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=10, help="seconds per call of a student's function"
+    )
+    parser.add_argument(
+        "--cell-limit", type=float, default=60, help="seconds to run a student's answer cells"
+    )
+    parser.add_argument(
+        "--cpu-limit", type=float, default=120, help="CPU seconds per (student, exercise)"
+    )
+    parser.add_argument(
+        "--memory", type=float, default=4, help="GB of memory per (student, exercise)"
+    )
+    parser.add_argument(
+        "--read", action="append", default=[], help="another folder answers may read"
+    )
+    parser.add_argument(
+        "--no-autograde", action="store_true", help="nbgrader autograde ran already"
+    )
     parser.add_argument("--json", type=Path, help="also write every verdict here")
     args = parser.parse_args(argv)
     course = args.course.resolve()
@@ -914,7 +970,9 @@ def main(argv=None) -> int:
             total = sum(r.score for r in graded)
             print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
             for r in graded:
-                print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}")
+                print(
+                    f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}"
+                )
     finally:
         grader.close()
     seconds = time.monotonic() - start
@@ -924,7 +982,9 @@ def main(argv=None) -> int:
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
     if args.json:
-        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False))
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
+        )
     return 0
 
 

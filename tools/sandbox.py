@@ -138,7 +138,9 @@ def encode(x, depth: int = 0):
     if isinstance(x, (set, frozenset)):
         return {"__set__": [encode(v, depth + 1) for v in x]}
     if isinstance(x, dict):
-        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(x)]}
+        return {
+            "__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(x)]
+        }
     if isinstance(x, torch.nn.Module):
         cls = type(x)
         state = {str(k): encode(v, depth + 1) for k, v in x.state_dict().items()}
@@ -174,9 +176,12 @@ def decode(x):
 # --- the zygote ----------------------------------------------------------------------------------------
 
 
-def _transform(source: str) -> str:
-    """A cell's source as plain Python (IPython's %magics and !commands become calls of get_ipython(),
-    which the stub below answers with nothing)."""
+def transform(source: str) -> str:
+    """A cell's source as plain Python: IPython's %magics and !commands become calls of get_ipython(),
+    which the stub below answers with nothing. A cell without them is left as it is (its line numbers
+    are the ones the student sees). The grader compiles the same text."""
+    if not any(line.lstrip().startswith(("%", "!")) for line in source.splitlines()):
+        return source
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager().transform_cell(source)
@@ -192,7 +197,17 @@ class _NoShell:
         self.ast_transformers, self.user_ns = [], {}
 
     def __getattr__(self, name):
-        return lambda *args, **kwargs: None
+        return _Nothing()
+
+
+class _Nothing:
+    """Whatever a cell asks of the stub shell: every attribute and call gives another nothing."""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
 
 
 def zygote(plan_path: str, control_fd: int) -> None:
@@ -211,7 +226,7 @@ def zygote(plan_path: str, control_fd: int) -> None:
     errors = []
     for cell in plan["story"]:
         try:
-            exec(compile(_transform(cell["source"]), cell["filename"], "exec"), namespace)
+            exec(compile(transform(cell["source"]), cell["filename"], "exec"), namespace)
         except BaseException as e:  # noqa: BLE001 (a story cell that fails is reported, not fatal)
             errors.append(f"{cell['filename']}: {type(e).__name__}: {e}"[:500])
     import matplotlib.pyplot as plt
@@ -260,7 +275,9 @@ def _isolate(scratch: str, keep: tuple[int, ...]) -> None:
     os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    out = os.open(os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    out = os.open(
+        os.path.join(scratch, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+    )
     os.dup2(out, 1)
     os.dup2(out, 2)
     for name in os.listdir("/proc/self/fd"):
@@ -289,7 +306,26 @@ def _limit(limits: dict) -> None:
     cap(resource.RLIMIT_CORE, 0)
 
 
+def _drop_capabilities() -> str:
+    """Root keeps its user id (the Python installation may live in /root) but loses every capability:
+    with Landlock in force, it then reads and writes what a plain user could, and less."""
+    if os.getuid() != 0:
+        return "own user"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2): all empty
+        for cap in range(64):  # the bounding set too, so that nothing can regain one
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+        if libc.capset(header, data) != 0:
+            return "root (capabilities kept: capset refused)"
+    except (OSError, AttributeError):
+        return "root (capabilities kept: no C library)"
+    return "root without capabilities"
+
+
 def _drop_privileges(scratch: str, limits: dict) -> str:
+    """Without Landlock, a grader running as root runs the child as ``nobody``."""
     if os.getuid() != 0:
         return "own user"
     for folder, _, files in os.walk(scratch):
@@ -525,7 +561,9 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
         original.__kwdefaults__ = function.__kwdefaults__
         signature = inspect.signature(function)
 
-        def guard(*args, _i=i, _original=original, _signature=signature, _when=refusal["when"], **kw):
+        def guard(
+            *args, _i=i, _original=original, _signature=signature, _when=refusal["when"], **kw
+        ):
             if not _CALLING[0]:  # the cells may call it; the student's function, under test, not
                 return _original(*args, **kw)
             if _when == "always":
@@ -628,18 +666,31 @@ def _describe(value, functions: list, namespace: dict):
     return {"data": encode(value)}
 
 
+def _restore(saved: dict) -> None:
+    """Python's builtins as they were before the student's code ran (the harness uses them)."""
+    space = vars(builtins)
+    for name in [n for n in space if n not in saved]:
+        del space[name]
+    space.update(saved)
+
+
 def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int) -> None:
     scratch = order["scratch"]
     limits = order["limits"]
     _isolate(scratch, (requests, replies))
     _limit(limits)
-    user = _drop_privileges(scratch, limits)
     landlock = _landlock(plan["read"], [scratch], [os.devnull])
+    user = (
+        _drop_capabilities()
+        if landlock.startswith("Landlock")
+        else _drop_privileges(scratch, limits)
+    )
     _install_audit_hook(scratch, plan["private"], replies)
     import torch
 
     send(replies, b"J", json.dumps({"sandbox": {"user": user, "landlock": landlock}}).encode())
     functions: list = []
+    saved_builtins = dict(vars(builtins))
     while True:
         try:
             request = decode(receive(requests))
@@ -648,9 +699,10 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
         if request["op"] == "run":
             _guard(namespace, request.get("refusals", []))
             crash = None
+            saved_builtins = dict(vars(builtins))
             for cell in request["cells"]:
                 try:
-                    code = compile(_transform(cell["source"]), cell["filename"], "exec")
+                    code = compile(transform(cell["source"]), cell["filename"], "exec")
                     exec(code, namespace)
                 except _Refused as e:
                     crash = crash or (
@@ -661,6 +713,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
                 except BaseException as e:  # noqa: BLE001
                     if cell["student"] and crash is None:
                         crash = _error(e)
+            _restore(saved_builtins)
             arguments = []
             for expression in request["args"]:
                 try:
@@ -679,6 +732,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
                         result = function(*args)
                 finally:
                     _CALLING[0] = False
+                    _restore(saved_builtins)
                 reply = {
                     "result": encode(result),
                     "inputs": [encode(a) if isinstance(a, torch.Tensor) else None for a in args],
