@@ -37,6 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_course  # noqa: E402
+import sandbox  # noqa: E402
 
 BIN = Path(sys.executable).parent
 CH2, CH3, CH6 = "02_attention_as_soft_lookup", "03_scoring_functions", "06_self_attention"
@@ -344,6 +345,10 @@ def graded(tmp_path_factory):
     finally:
         os.environ["PATH"], _ = path, os.chdir(here)
     expected: dict[tuple[str, str], dict[str, float]] = {}
+    cheats = dict(CHEATS)
+    if not sandbox.landlock_abi() and os.getuid() != 0:
+        # torch.save's C++ writer bypasses the audit hook; only Landlock (or the user nobody) stops it
+        del cheats["torch_save"]
     for chapter in CHAPTERS:
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         honest = _solutions(source)
@@ -355,7 +360,7 @@ def graded(tmp_path_factory):
         ]
         _submit(root, "honest", chapter, honest)
         expected[("honest", chapter)] = dict.fromkeys(tests, POINTS)
-        for student, (where, answer, cheat, _) in CHEATS.items():
+        for student, (where, answer, cheat, _) in cheats.items():
             if where == chapter:
                 text = cheat.replace("COURSE", repr(str(root)))
                 _submit(root, student, chapter, {**honest, answer: text})
@@ -383,7 +388,7 @@ def graded(tmp_path_factory):
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         for r in json.loads(out.read_text()):
             messages[(r["student"], r["test"])] = r["message"]
-    return root, expected, messages
+    return root, expected, messages, cheats
 
 
 def _gradebook_scores(root: Path, student: str, chapter: str) -> dict[str, float]:
@@ -395,7 +400,7 @@ def _gradebook_scores(root: Path, student: str, chapter: str) -> dict[str, float
 
 
 def test_honest_student_gets_full_marks(graded):
-    root, expected, messages = graded
+    root, expected, messages, cheats = graded
     for chapter in CHAPTERS:
         scores = _gradebook_scores(root, "honest", chapter)
         wrong = {k: messages[("honest", k)] for k, v in scores.items() if v != POINTS}
@@ -405,7 +410,9 @@ def test_honest_student_gets_full_marks(graded):
 
 @pytest.mark.parametrize("student", sorted(CHEATS))
 def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
-    root, expected, messages = graded
+    root, expected, messages, cheats = graded
+    if student not in cheats:
+        pytest.skip("no Landlock in this kernel and not root: torch's C++ writer is not contained")
     chapter, answer, _, words = CHEATS[student]
     test = answer.replace("_answer", "_test")
     scores = _gradebook_scores(root, student, chapter)
@@ -414,7 +421,7 @@ def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
 
 
 def test_the_course_folder_is_untouched(graded):
-    root, _, _ = graded
+    root, _, _, _ = graded
     assert not (root / "release" / "hacked.txt").exists()
     with sqlite3.connect(root / "gradebook.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -423,7 +430,7 @@ def test_the_course_folder_is_untouched(graded):
 def test_feedback_shows_the_graders_verdict(graded):
     """The autograded copy (what the Formgrader and generate_feedback show) holds the sandbox's verdict
     in the test cell, not what the student's kernel printed."""
-    root, _, messages = graded
+    root, _, messages, _ = graded
     nb = nbformat.read(root / "autograded" / "fake_verdict" / CH2 / f"{CH2}.ipynb", as_version=4)
     test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1_test")
     assert test.outputs[0]["output_type"] == "error"

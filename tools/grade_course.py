@@ -384,6 +384,7 @@ class Child:
 
     def __init__(self, zygote: Zygote, scratch: Path, limits: dict):
         self.zygote, self.limits = zygote, limits
+        zygote.ready  # noqa: B018 (the chapter's code has run)
         requests_r, self.requests = os.pipe()
         self.replies, replies_w = os.pipe()
         order = {"scratch": str(scratch), "limits": limits}
@@ -488,11 +489,19 @@ class Zygote:
             env=env,
         )
         theirs.close()
-        self.ready = self.receive(600)
-        if self.ready.get("errors"):
-            print("note: the chapter's code before the exercises failed in the sandbox's zygote:")
-            for error in self.ready["errors"]:
-                print("  ", error)
+        self._ready: dict | None = None
+
+    @property
+    def ready(self) -> dict:
+        """The zygote's report once it has run the chapter's code (it starts at once and runs while
+        nbgrader's autograde does its part)."""
+        if self._ready is None:
+            self._ready = self.receive(900)
+            if self._ready.get("errors"):
+                print("note: the chapter's code before the exercises failed in the sandbox:")
+                for error in self._ready["errors"]:
+                    print("  ", error)
+        return self._ready
 
     def receive(self, timeout: float | None = None) -> dict:
         ready, _, _ = select.select([self.control], [], [], timeout)
@@ -939,11 +948,6 @@ def main(argv=None) -> int:
     with contextlib.suppress(Exception):
         exchange = Path(_config(course).Exchange.root)
     start = time.monotonic()
-    if not args.no_autograde:
-        failed = autograde_without_running(course, chapter, students)
-        for student, error in failed.items():
-            print(f"{student}: nbgrader could not take the submission:\n{error}")
-        students = [s for s in students if s not in failed]
     grader = Grader(
         course,
         chapter,
@@ -956,6 +960,11 @@ def main(argv=None) -> int:
     )
     results: list[Result] = []
     try:
+        if not args.no_autograde:  # while the sandbox runs the chapter's code
+            failed = autograde_without_running(course, chapter, students)
+            for student, error in failed.items():
+                print(f"{student}: nbgrader could not take the submission:\n{error}")
+            students = [s for s in students if s not in failed]
         zero_tests(course, chapter, grader, students)
         for student in students:
             path = course / "submitted" / student / chapter / f"{chapter}.ipynb"

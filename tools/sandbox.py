@@ -224,16 +224,26 @@ def zygote(plan_path: str, control_fd: int) -> None:
     control = socket.socket(fileno=control_fd)
     start = time.monotonic()
     errors = []
+    seconds = []
     for cell in plan["story"]:
+        began = time.monotonic()
         try:
             exec(compile(transform(cell["source"]), cell["filename"], "exec"), namespace)
         except BaseException as e:  # noqa: BLE001 (a story cell that fails is reported, not fatal)
             errors.append(f"{cell['filename']}: {type(e).__name__}: {e}"[:500])
+        seconds.append((round(time.monotonic() - began, 2), cell["filename"]))
     import matplotlib.pyplot as plt
 
     plt.close("all")
     control.sendall(
-        json.dumps({"ready": True, "seconds": time.monotonic() - start, "errors": errors}).encode()
+        json.dumps(
+            {
+                "ready": True,
+                "seconds": time.monotonic() - start,
+                "errors": errors,
+                "slowest": sorted(seconds, reverse=True)[:5],
+            }
+        ).encode()
         + b"\n"
     )
     while True:
@@ -345,6 +355,16 @@ _FS_ALL_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16
 _NET_ALL = (1 << 0) | (1 << 1)  # BIND_TCP, CONNECT_TCP (ABI 4)
 _SCOPE_ALL = (1 << 0) | (1 << 1)  # ABSTRACT_UNIX_SOCKET, SIGNAL (ABI 6)
 _FILE_ONLY = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: none), without restricting anything."""
+    try:
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
+        syscall.restype = ctypes.c_long
+        return max(int(syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))), 0)
+    except (OSError, AttributeError):
+        return 0
 
 
 def _landlock(read: list[str], write: list[str], files: list[str]) -> str:
