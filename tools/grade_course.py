@@ -53,6 +53,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import fnmatch
 import importlib
 import io
 import json
@@ -69,15 +70,16 @@ import sysconfig
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
 from sandbox import transform  # noqa: E402 (the child compiles the student's cells the same way)
 
-ROOT = Path(__file__).resolve().parents[1]
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
 MAX_MESSAGE = 256 << 20  # bytes: a reply larger than this is refused
@@ -827,6 +829,7 @@ def autograde_without_running(course: Path, chapter: str, students: list[str]) -
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import Execute
 
+    warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's notes on nbgrader's session
     config = _config(course)
     steps = Autograde.class_traits()["autograde_preprocessors"].default()
     config.Autograde.autograde_preprocessors = [p for p in steps if p is not Execute]
@@ -913,10 +916,16 @@ def main(argv=None) -> int:
         "chapter", help="the assignment: a chapter's name, e.g. 02_attention_as_soft_lookup"
     )
     parser.add_argument(
-        "--course", type=Path, default=Path("course"), help="the course folder (default: ./course)"
+        "--course",
+        type=Path,
+        default=None,
+        help="the course folder (default: this folder if it holds nbgrader_config.py, else ./course)",
     )
     parser.add_argument(
-        "--student", action="append", default=[], help="only these students (repeat)"
+        "--student",
+        action="append",
+        default=[],
+        help="only these students: ids or globs such as 'a*' (repeat)",
     )
     parser.add_argument(
         "--time-limit", type=float, default=10, help="seconds per call of a student's function"
@@ -938,9 +947,15 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every verdict here")
     args = parser.parse_args(argv)
-    course = args.course.resolve()
+    course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+    course = course.resolve()
     chapter = args.chapter.removesuffix(".ipynb")
-    students = args.student or submitted_students(course, chapter)
+    found = submitted_students(course, chapter)
+    students = (
+        sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
+        if args.student
+        else found
+    )
     if not students:
         print(f"no submission of {chapter} in {course / 'submitted'}")
         return 1
