@@ -16,6 +16,8 @@ points from nbgrader's gradebook:
   (reading the instructor's source, reading the gradebook, writing into the course folder from Python
   and through torch's C++ writer) and resources (a loop, 20 GB, a fork bomb, a socket, a signal to the
   grader).
+- the course checks predictions at collection (``make_course.py --predictions-at-collection``): the
+  release's test cell of a prediction only says whether it is written, and the grader's verdict counts;
 - afterwards the gradebook is intact (SQLite's integrity check), no file was written into the course,
   and every student's total is what the table below says.
 
@@ -332,7 +334,8 @@ def graded(tmp_path_factory):
     from traitlets.config import PyFileConfigLoader
 
     root = tmp_path_factory.mktemp("course")
-    make_course.write_course(root, [c[:2] for c in CHAPTERS])
+    # a graded course: the predictions are checked at collection only (no verdict in the notebook)
+    make_course.write_course(root, [c[:2] for c in CHAPTERS], predictions_at_collection=True)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     path, here = os.environ["PATH"], os.getcwd()
     os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"  # the gradebook runs alembic, in .venv/bin
@@ -387,7 +390,7 @@ def graded(tmp_path_factory):
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         for r in json.loads(out.read_text()):
-            messages[(r["student"], r["test"])] = r["message"]
+            messages[(r["student"], chapter, r["test"])] = r["message"]
     return root, expected, messages, cheats
 
 
@@ -403,7 +406,7 @@ def test_honest_student_gets_full_marks(graded):
     root, expected, messages, cheats = graded
     for chapter in CHAPTERS:
         scores = _gradebook_scores(root, "honest", chapter)
-        wrong = {k: messages[("honest", k)] for k, v in scores.items() if v != POINTS}
+        wrong = {k: messages[("honest", chapter, k)] for k, v in scores.items() if v != POINTS}
         assert not wrong, (chapter, wrong)
         assert scores == expected[("honest", chapter)]
 
@@ -417,7 +420,7 @@ def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
     test = answer.replace("_answer", "_test")
     scores = _gradebook_scores(root, student, chapter)
     assert scores == expected[(student, chapter)], (scores, messages)
-    assert words in messages[(student, test)], messages[(student, test)]
+    assert words in messages[(student, chapter, test)], messages[(student, chapter, test)]
 
 
 def test_the_course_folder_is_untouched(graded):
@@ -435,3 +438,29 @@ def test_feedback_shows_the_graders_verdict(graded):
     test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1_test")
     assert test.outputs[0]["output_type"] == "error"
     assert "ended the process" in test.outputs[0]["evalue"]
+
+
+def test_predictions_are_checked_at_collection_only(graded):
+    """In the students' release, a prediction's test cell says only whether each prediction is written
+    (no verdict to try values against); the grader ran the real check (the cheats above on predictions
+    got 0, the honest student full marks)."""
+    root, _, messages, _ = graded
+    release = nbformat.read(root / "release" / CH6 / f"{CH6}.ipynb", as_version=4)
+    test = next(
+        c for c in release.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex2_test"
+    )
+    assert "check_" not in test.source and "recorded" in test.source
+    assert "passed" in messages[("honest", CH6, "ex2_test")]
+    scope = {"score_variance": 4, "looks_like": "orange", "print": lambda *a: None}
+    exec(test.source, scope)  # a wrong prediction, written: the cell runs without a verdict
+    with pytest.raises(AssertionError, match="write your prediction score_variance"):
+        exec(test.source, {**scope, "score_variance": None})
+
+
+def test_the_teachers_page_gives_the_graders_commands():
+    """The "For teachers" page's grading cycle uses the grader in place of nbgrader autograde, with the
+    options this test uses (it runs as the page writes it: from the course folder)."""
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "python ../tools/grade_course.py 02_attention_as_soft_lookup" in page
+    assert "python tools/make_course.py --predictions-at-collection" in page
+    assert "--time-limit" in page and "tests/test_course_sandbox.py" in page

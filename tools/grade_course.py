@@ -32,7 +32,10 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    function, argument or None, raiser)]}; the child swaps that function's code, so every reference to
    it refuses (with ``None``: any call; with an argument name: a call that passes it), and the grader
    raises the checker's own exception for it.
-6. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
+6. **Predictions checked at collection**: in a course written with ``make_course.py
+   --predictions-at-collection``, a prediction's test cell in the release only checks that it is
+   written; its real test is in the cell's metadata (``course.test``), which this tool runs.
+7. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
    the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
    use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
    exercise with a message that says which; nothing a student does changes another's grades.
@@ -151,7 +154,9 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
             continue
         if meta.get("grade") and grade_id.startswith("ex"):
             number = int(grade_id[2:].split("_")[0])
-            head, module, checker, args = _test_call(cell.source)
+            # a prediction checked at collection keeps its real test in the metadata (make_course.py)
+            test = cell.get("metadata", {}).get("course", {}).get("test") or cell.source
+            head, module, checker, args = _test_call(test)
             cells = [
                 c
                 for c in section
@@ -221,7 +226,8 @@ def _receive(fd: int, deadline: float | None):
     return torch.load(io.BytesIO(payload), weights_only=True)
 
 
-def _send(fd: int, message) -> None:
+def _send(fd: int, message, deadline: float) -> None:
+    """Write a request; a child that stops reading cannot make the grader wait past ``deadline``."""
     import torch
 
     buffer = io.BytesIO()
@@ -229,7 +235,10 @@ def _send(fd: int, message) -> None:
     data = b"T" + struct.pack(">Q", len(buffer.getvalue())) + buffer.getvalue()
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        _, ready, _ = select.select([], [fd], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            raise TimeoutError
+        view = view[os.write(fd, view[: 1 << 16]) :]
 
 
 def encode(x):
@@ -393,16 +402,16 @@ class Child:
         socket.send_fds(zygote.control, [json.dumps(order).encode()], [requests_r, replies_w])
         os.close(requests_r)
         os.close(replies_w)
-        self.pid = zygote.receive()["pid"]
+        self.pid = zygote.receive(120)["pid"]
         self.ended: dict | None = None
-        self.sandbox = self.receive(time.monotonic() + 30).get("sandbox", {})
+        self.sandbox = self.receive(time.monotonic() + 120).get("sandbox", {})
 
     def receive(self, deadline: float | None):
         try:
             message = _receive(self.replies, deadline)
         except TimeoutError:
             raise
-        except EOFError:
+        except (EOFError, OSError):
             raise SandboxStop(self.why_ended()) from None
         except SandboxStop:
             raise
@@ -419,7 +428,11 @@ class Child:
         return message
 
     def why_ended(self) -> str:
-        ended = self.wait()
+        try:
+            ended = self.wait(5)
+        except TimeoutError:  # it closed its pipe and goes on: stopped here
+            self.kill()
+            return "your code closed the sandbox's pipe to the grader, so it was stopped"
         if ended.get("exit") == VIOLATION_EXIT:
             return "your code did something the grader's sandbox does not allow, so it was stopped"
         if ended.get("signal") in (signal.SIGKILL, signal.SIGXCPU) and not ended.get("killed"):
@@ -435,12 +448,15 @@ class Child:
         )
 
     def request(self, message: dict, seconds: float):
-        _send(self.requests, message)
+        deadline = time.monotonic() + seconds
         try:
-            return self.receive(time.monotonic() + seconds)
+            _send(self.requests, message, deadline)
+            return self.receive(deadline)
         except TimeoutError:
             self.kill()
             raise
+        except OSError:  # the child is gone (a broken pipe)
+            raise SandboxStop(self.why_ended()) from None
 
     def wait(self, timeout: float = 10) -> dict:
         if self.ended is None:
@@ -728,6 +744,12 @@ class Grader:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
         except _Missing as e:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
+        except Exception as e:  # noqa: BLE001 (what the child sent could not be read: 0, and said)
+            traceback.print_exc()
+            message = (
+                f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not read "
+                f"your answer ({type(e).__name__}: {str(e)[:200]})."
+            )
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
             child.close()
