@@ -157,10 +157,13 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
             # a prediction checked at collection keeps its real test in the metadata (make_course.py)
             test = cell.get("metadata", {}).get("course", {}).get("test") or cell.source
             head, module, checker, args = _test_call(test)
+            # the exercises section so far: the locked cells, this exercise's answer cells, and the
+            # earlier exercises' answers (optional: a helper defined there may be used here)
             cells = [
-                c
+                {**c, "optional": not c["answer"].startswith(f"ex{number}_answer")}
+                if "answer" in c
+                else c
                 for c in section
-                if "answer" not in c or c["answer"].startswith(f"ex{number}_answer")
             ]
             if head:
                 cells.append({"source": "\n".join(head), "filename": f"<test {grade_id}>"})
@@ -242,7 +245,7 @@ def _send(fd: int, message, deadline: float) -> None:
 
 
 def encode(x):
-    """The grader's inputs for the child (the checker's cases: tensors, numbers, lists ...)."""
+    """The grader's inputs for the child (the checker's cases: tensors, numbers, lists, models ...)."""
     import numpy as np
     import torch
 
@@ -258,9 +261,9 @@ def encode(x):
         return {"__set__": [encode(v) for v in x]}
     if isinstance(x, np.ndarray):
         return {"__ndarray__": torch.from_numpy(x.copy())}
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    raise TypeError(f"the grader cannot send a {type(x).__name__} to the sandbox")
+    # anything else of the checker's (a model of the chapter's, say) goes pickled: the child may
+    # unpickle what the grader sends; the grader never unpickles what the child sends
+    return x
 
 
 class Opaque:
@@ -630,8 +633,8 @@ class Grader:
         chapter: str,
         *,
         time_limit: float = 10,
-        cell_limit: float = 60,
-        cpu_limit: float = 120,
+        cell_limit: float = 120,
+        cpu_limit: float = 600,
         memory_gb: float = 4,
         exchange: Path | None = None,
         read: list[str] | None = None,
@@ -641,6 +644,8 @@ class Grader:
         self.memory_gb = memory_gb
         source = nbformat.read(self.course / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         self.story, self.exercises = plan_chapter(source)
+        self.story_names = set().union(*(_names(c["source"])[0] for c in self.story))
+        self.story_names |= set(dir(builtins))
         self.work = Path(tempfile.mkdtemp(prefix=f"grade-{chapter[:2]}-"))
         self.work.chmod(0o711)
         private = [str(self.course)] + ([str(exchange.resolve())] if exchange else [])
@@ -696,37 +701,27 @@ class Grader:
                     [line + "\n" for line in transform(source).splitlines()],
                     cell["filename"],
                 )
-                cells.append({"source": source, "filename": cell["filename"], "student": True})
+                cells.append(
+                    {
+                        "source": source,
+                        "filename": cell["filename"],
+                        "student": True,
+                        "optional": cell["optional"],
+                    }
+                )
             else:
-                cells.append({**cell, "student": False})
+                cells.append({**cell, "student": False, "optional": False})
+        cells = _needed(cells, self.story_names, exercise.args)
         limits = {
             "memory_bytes": int(self.memory_gb * 2**30),
             "cpu_seconds": self.cpu_limit,
             "file_bytes": 64 << 20,
             "processes": 64,
         }
-        child = Child(self.zygote, scratch, limits)
-        score, message = 0.0, ""
+        score, message, child = 0.0, "", None
         saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
         try:
-            try:
-                reply = child.request(
-                    {
-                        "op": "run",
-                        "cells": cells,
-                        "args": exercise.args,
-                        "refusals": [
-                            {"target": target, "when": when or "always"}
-                            for target, when, _ in self.refusals
-                        ],
-                    },
-                    self.cell_limit,
-                )
-            except TimeoutError:
-                raise SandboxStop(
-                    f"your answer cell did not finish in {self.cell_limit:g} s (the grader's limit "
-                    "for running it; does a loop never end?)"
-                ) from None
+            child, reply = self._run_cells(exercise, cells, scratch, limits)
             crash = reply.get("crash")
             crash_text = self._crash_text(crash, answers) if crash else None
             lib_exercises._cell_above_crashed = lambda: crash_text
@@ -752,7 +747,8 @@ class Grader:
             )
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
-            child.close()
+            if child is not None:
+                child.close()
             if not os.environ.get("GRADE_KEEP_SCRATCH"):
                 shutil.rmtree(scratch, ignore_errors=True)
         return Result(
@@ -762,8 +758,47 @@ class Grader:
             score,
             message,
             time.monotonic() - start,
-            child.sandbox,
+            child.sandbox if child is not None else {},
         )
+
+    def _run_cells(self, exercise: Exercise, cells: list[dict], scratch: Path, limits: dict):
+        """A child that ran ``cells`` one by one, and its reply with the test's arguments. An earlier
+        exercise's answer cell that stops the child (a loop, a violation, an exit) is left out and the
+        cells are run again in a new child: it costs its own exercise, not this one."""
+        refusals = [
+            {"target": target, "when": when or "always"} for target, when, _ in self.refusals
+        ]
+        skipped: set[int] = set()
+        while True:
+            child = Child(self.zygote, scratch, limits)
+            crash = None
+            try:
+                for i, cell in enumerate(cells):
+                    if i in skipped:
+                        continue
+                    try:
+                        reply = child.request(
+                            {"op": "cell", "cell": cell, "refusals": refusals}, self.cell_limit
+                        )
+                    except (TimeoutError, SandboxStop) as stop:
+                        if cell["optional"]:
+                            skipped.add(i)
+                            raise _Again from None
+                        if isinstance(stop, TimeoutError):
+                            raise SandboxStop(
+                                f"your answer cell did not finish in {self.cell_limit:g} s (the "
+                                "grader's limit for running it; does a loop never end?)"
+                            ) from None
+                        raise
+                    if cell["student"] and not cell["optional"] and crash is None:
+                        crash = reply.get("crash")
+                reply = child.request({"op": "args", "args": exercise.args}, self.cell_limit)
+                return child, {**reply, "crash": crash}
+            except _Again:
+                child.close()
+            except BaseException:
+                child.close()
+                raise
 
     def _crash_text(self, crash: dict, answers) -> str:
         from lib.exercises import _at_line
@@ -822,8 +857,55 @@ class Grader:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds at its top level, names it reads), from its text (parsed, never run)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return bound, read
+
+
+def _needed(cells: list[dict], known: set[str], args: list[str]) -> list[dict]:
+    """``cells`` without the earlier exercises' answer cells that this exercise does not need: one is
+    kept if it binds a name that this exercise's cells (or a kept earlier answer) read and that the
+    chapter's code before the exercises does not define (a helper the student wrote in exercise 1 and
+    uses in exercise 3)."""
+    wanted: set[str] = set()
+    for cell in cells:
+        if not cell.get("optional"):
+            wanted |= _names(cell["source"])[1]
+    for arg in args:
+        wanted |= _names(arg)[1]
+    wanted -= known
+    keep = {i for i, c in enumerate(cells) if not c.get("optional")}
+    changed = True
+    while changed:
+        changed = False
+        for i, cell in enumerate(cells):
+            if i not in keep:
+                bound, read = _names(cell["source"])
+                if bound & wanted:
+                    keep.add(i)
+                    wanted |= read - known
+                    changed = True
+    return [c for i, c in enumerate(cells) if i in keep]
+
+
 class _Missing(Exception):
     pass
+
+
+class _Again(Exception):
+    """Run the cells again in a new child, without the earlier answer cell that stopped this one."""
 
 
 def _sentence(text: str) -> str:
@@ -953,10 +1035,13 @@ def main(argv=None) -> int:
         "--time-limit", type=float, default=10, help="seconds per call of a student's function"
     )
     parser.add_argument(
-        "--cell-limit", type=float, default=60, help="seconds to run a student's answer cells"
+        "--cell-limit",
+        type=float,
+        default=120,
+        help="seconds to run each answer cell (nbgrader: 120 per cell)",
     )
     parser.add_argument(
-        "--cpu-limit", type=float, default=120, help="CPU seconds per (student, exercise)"
+        "--cpu-limit", type=float, default=600, help="CPU seconds per (student, exercise)"
     )
     parser.add_argument(
         "--memory", type=float, default=4, help="GB of memory per (student, exercise)"

@@ -85,7 +85,9 @@ def receive(fd: int) -> dict:
     payload = _read_exact(fd, n)
     if kind == b"J":
         return json.loads(payload)
-    return torch.load(io.BytesIO(payload), weights_only=True)
+    # the grader's requests (trusted: the checker's cases, which may hold a model of the chapter's);
+    # the grader reads this process's replies with weights_only=True
+    return torch.load(io.BytesIO(payload), weights_only=False)
 
 
 def send_data(fd: int, message: dict) -> None:
@@ -711,28 +713,26 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
     send(replies, b"J", json.dumps({"sandbox": {"user": user, "landlock": landlock}}).encode())
     functions: list = []
     saved_builtins = dict(vars(builtins))
+    guarded = False
     while True:
         try:
             request = decode(receive(requests))
         except EOFError:
             os._exit(0)
-        if request["op"] == "run":
-            _guard(namespace, request.get("refusals", []))
-            crash = None
-            saved_builtins = dict(vars(builtins))
-            for cell in request["cells"]:
-                try:
-                    code = compile(transform(cell["source"]), cell["filename"], "exec")
-                    exec(code, namespace)
-                except _Refused as e:
-                    crash = crash or (
-                        {"refused": e.index, "frames": _error(e)["frames"]}
-                        if cell["student"]
-                        else None
-                    )
-                except BaseException as e:  # noqa: BLE001
-                    if cell["student"] and crash is None:
-                        crash = _error(e)
+        if request["op"] == "cell":
+            if not guarded:
+                _guard(namespace, request.get("refusals", []))
+                guarded = True
+            cell, crash = request["cell"], None
+            try:
+                exec(compile(transform(cell["source"]), cell["filename"], "exec"), namespace)
+            except _Refused as e:
+                crash = {"refused": e.index, "frames": _error(e)["frames"]}
+            except BaseException as e:  # noqa: BLE001
+                crash = _error(e)
+            _restore(saved_builtins)  # what the harness itself uses
+            send_data(replies, {"crash": crash if cell["student"] else None})
+        elif request["op"] == "args":
             _restore(saved_builtins)
             arguments = []
             for expression in request["args"]:
@@ -741,7 +741,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
                     arguments.append(_describe(value, functions, namespace))
                 except BaseException as e:  # noqa: BLE001
                     arguments.append({"missing": _error(e)})
-            send_data(replies, {"crash": crash, "args": arguments})
+            send_data(replies, {"args": arguments})
         elif request["op"] == "call":
             function = functions[request["fn"]]
             args = request["args"]
