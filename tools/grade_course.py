@@ -1080,10 +1080,13 @@ def main(argv=None) -> int:
         exchange=exchange if exchange and exchange.exists() else None,
         read=args.read,
     )
+    autograde_s = 0.0
     results: list[Result] = []
     try:
         if not args.no_autograde:  # while the sandbox runs the chapter's code
+            began = time.monotonic()
             failed = autograde_without_running(course, chapter, students)
+            autograde_s = time.monotonic() - began
             for student, error in failed.items():
                 print(f"{student}: nbgrader could not take the submission:\n{error}")
             students = [s for s in students if s not in failed]
@@ -1108,7 +1111,9 @@ def main(argv=None) -> int:
         grader.close()
     seconds = time.monotonic() - start
     print(
-        f"{len(students)} students graded in {seconds:.0f} s "
+        f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
+        f"execution {autograde_s:.0f} s; the chapter's code in the sandbox "
+        f"{(grader.zygote._ready or {}).get('seconds', 0):.0f} s, alongside) "
         f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
