@@ -58,6 +58,7 @@ import builtins
 import contextlib
 import fnmatch
 import importlib
+import inspect
 import io
 import json
 import linecache
@@ -73,6 +74,7 @@ import sysconfig
 import tempfile
 import time
 import traceback
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +193,11 @@ def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
 
 
 # --- talking to the sandbox -------------------------------------------------------------------------
+
+
+class ZygoteGone(RuntimeError):
+    """The chapter's process does not answer: the grading run stops (a problem of the grader's, never
+    a student's 0)."""
 
 
 class SandboxStop(BaseException):
@@ -527,10 +534,11 @@ class Zygote:
     def receive(self, timeout: float | None = None) -> dict:
         ready, _, _ = select.select([self.control], [], [], timeout)
         if not ready:
-            raise TimeoutError("the sandbox's zygote did not answer")
+            raise ZygoteGone(f"the sandbox's zygote did not answer in {timeout} s")
         data = self.control.recv(1 << 16)
         if not data:
-            raise RuntimeError(f"the sandbox's zygote ended: see {self.work / 'zygote.log'}")
+            log = (self.work / "zygote.log").read_text(errors="replace")[-2000:]
+            raise ZygoteGone(f"the sandbox's zygote ended:\n{log}")
         return json.loads(data)
 
     def close(self) -> None:
@@ -551,6 +559,8 @@ class Answer:
         self.__name__ = self.__qualname__ = str(info.get("name", "function"))
         if code is not None:
             self.__code__ = code
+            with contextlib.suppress(TypeError, ValueError):  # its parameters, for inspect
+                self.__signature__ = inspect.signature(types.FunctionType(code, {}))
         self.__globals__ = {str(k): decode(v) for k, v in dict(info.get("globals", {})).items()}
 
     def __call__(self, *args):
@@ -739,6 +749,8 @@ class Grader:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
         except _Missing as e:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
+        except ZygoteGone:
+            raise
         except Exception as e:  # noqa: BLE001 (what the child sent could not be read: 0, and said)
             traceback.print_exc()
             message = (

@@ -24,14 +24,17 @@ has locked itself in, in this order:
    renamed, linked, ...) outside the scratch folder, and a file read or listed in the course's folder
    or nbgrader's exchange (the instructor's source, the gradebook, every submission).
 
-Then it runs what the grader sends: the chapter's locked cells of the exercises section and the
-student's answer cells (compiled as ``<answer GRADE_ID>``, so tracebacks name them), the values the
-test passes to its checker, and calls of the student's functions with the checker's arguments. What it
-sends back is data only: tensors, numbers, strings, lists, tuples, dicts, sets and NumPy arrays, a
-module as its class name and weights, anything else as its type name and a short repr (``encode``),
-written with ``torch.save`` and read by the grader with ``torch.load(weights_only=True)``, which builds
-no object of the student's. A student's code can therefore reach the verdict only through what its
-functions return.
+Then it runs what the grader sends, one request at a time: a cell (the chapter's locked cells of the
+exercises section, the student's answer cells, compiled as ``<answer GRADE_ID>`` so that tracebacks
+name them), the values the test passes to its checker, and calls of the student's functions with the
+checker's arguments (the grader's requests are trusted: they may hold a model of the chapter's,
+pickled). What it sends back is data only: tensors, numbers, strings, lists, tuples, dicts, sets and
+NumPy arrays, a module as its class name and weights, anything else as its type name and a short repr
+(``encode``), written with ``torch.save`` and read by the grader with ``torch.load(weights_only=True)``,
+which builds no object of the student's. A student's code can therefore reach the verdict only through
+what its functions return. Python's builtins are put back after each cell and call (the harness uses
+them), and a library function an exercise forbids (``REFUSALS`` of the chapter's checkers) has its
+code swapped for a guard that refuses the student's function's calls of it.
 
 Messages: 1 byte (``J`` JSON, ``T`` torch.save) + 8-byte big-endian length + payload.
 """
