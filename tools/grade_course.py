@@ -80,6 +80,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
@@ -316,6 +317,65 @@ def _module_skeleton(path: str, state: dict):
         return Opaque(f"<{name} module>")
 
 
+_CALLER: list = []  # the child whose remote modules decode() builds (set by Answer.__call__)
+
+
+def _remote_module(x: dict):
+    """A module of the student's own class, rebuilt here as structure and weights (torch.nn layers as
+    themselves, shared layers shared, the student's classes as plain modules of the same name), whose
+    call runs the student's forward in the child."""
+    import torch
+
+    tree = dict(x.get("tree", {}))
+    specs = dict(tree.get("modules", {}))
+    built: dict[str, torch.nn.Module] = {}
+
+    def build(key: str, depth: int = 0) -> torch.nn.Module:
+        if key in built:
+            return built[key]
+        spec = dict(specs.get(key, {}))
+        module_name, _, name = str(spec.get("class", "")).rpartition(".")
+        cls = None
+        if module_name.startswith("torch.nn"):
+            with contextlib.suppress(ImportError, AttributeError):
+                cls = getattr(importlib.import_module(module_name), name)
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            cls = type(str(spec.get("name", "Module")), (torch.nn.Module,), {})
+        if key == tree.get("root"):
+            cls = type(str(x.get("name", "Module")), (_Remote,), {})
+        module = cls.__new__(cls)
+        torch.nn.Module.__init__(module)
+        built[key] = module
+        parameters = set(spec.get("parameters", []))
+        for tname, value in dict(spec.get("tensors", {})).items():
+            value = decode(value)
+            if isinstance(value, torch.Tensor) and "." not in tname:
+                with contextlib.suppress(KeyError, TypeError):
+                    if tname in parameters:
+                        module.register_parameter(tname, torch.nn.Parameter(value, False))
+                    else:
+                        module.register_buffer(tname, value)
+        for aname, value in dict(spec.get("attributes", {})).items():
+            if (
+                str(aname).isidentifier()
+                and not str(aname).startswith("_")
+                and not hasattr(module, str(aname))
+            ):
+                if type(value) in (int, float, bool, str) or (
+                    type(value) is tuple and all(type(i) is int for i in value)
+                ):
+                    module.__dict__[str(aname)] = value
+        for cname, child_key in spec.get("children", []):
+            if depth < 50 and "." not in str(cname):
+                module._modules[str(cname)] = build(str(child_key), depth + 1)
+        return module
+
+    root = build(str(tree.get("root")))
+    if isinstance(root, _Remote):
+        root._remote = (_CALLER[-1] if _CALLER else None, int(x["__remote__"]))
+    return root
+
+
 def decode(x):
     """The child's data as the values a checker expects (never an object of the student's class)."""
     import numpy as np
@@ -354,6 +414,8 @@ def decode(x):
                 return value
         if "__module__" in x:
             return _module_skeleton(str(x["__module__"]), dict(x.get("state", {})))
+        if "__remote__" in x:
+            return _remote_module(x)
         if "__object__" in x:
             kind = type(str(x["__object__"]), (Opaque,), {})
             return kind(str(x.get("repr", "")))
@@ -550,6 +612,25 @@ class Zygote:
         self.log.close()
 
 
+class _Remote(torch.nn.Module):
+    """The root of a student's module (``_remote_module``): its forward runs in the child."""
+
+    def forward(self, *args):
+        holder, index = getattr(self, "_remote", (None, 0))
+        if holder is None:
+            raise RuntimeError("this module's forward is in the sandbox, which has ended")
+        info = {"function": index, "name": type(self).__name__}
+        return Answer(holder._child, info, None, holder._grader)(*args)
+
+
+@dataclass
+class _Holder:
+    """Which child a module decoded from its data belongs to."""
+
+    _child: Child
+    _grader: Grader
+
+
 class Answer:
     """A student's function, as a checker sees it: calling it runs it in the child; ``__code__`` is
     its code compiled here from the student's source (never run here)."""
@@ -580,6 +661,7 @@ class Answer:
             raise
         if not isinstance(reply, dict):
             raise SandboxStop("the grader could not read what your function returned")
+
         if "refused" in reply:
             self._grader.refuse(int(reply["refused"]))
         if "error" in reply:
@@ -589,7 +671,11 @@ class Answer:
             if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
                 if after.shape == arg.shape and after.dtype == arg.dtype:
                     arg.copy_(after)
-        return decode(reply.get("result"))
+        _CALLER.append(self)  # a module it returns calls back through this child
+        try:
+            return decode(reply.get("result"))
+        finally:
+            _CALLER.pop()
 
 
 def _code_of(source: str, filename: str, name: str, firstlineno: int):
@@ -836,7 +922,11 @@ class Grader:
         from lib import exercises as lib_exercises
 
         if "data" in info:
-            return decode(info["data"])
+            _CALLER.append(_Holder(child, self))
+            try:
+                return decode(info["data"])
+            finally:
+                _CALLER.pop()
         if "library" in info:
             path = str(info["library"])
             module_name, _, name = path.rpartition(".")
