@@ -837,11 +837,17 @@ class Grader:
             message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
         except ZygoteGone:
             raise
-        except Exception as e:  # noqa: BLE001 (what the child sent could not be read: 0, and said)
+        except Exception as e:  # noqa: BLE001 (the checker could not run on what came back: 0, said)
             traceback.print_exc()
+            print(
+                f"note: {exercise.test} of {student}: the checker {exercise.checker} did not run in "
+                "the sandbox (above); grade this exercise another way (nbgrader autograde)",
+                file=sys.stderr,
+            )
             message = (
-                f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not read "
-                f"your answer ({type(e).__name__}: {str(e)[:200]})."
+                f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
+                f"this exercise in its sandbox ({type(e).__name__}: {str(e)[:200]}); your teacher "
+                "has been told."
             )
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
