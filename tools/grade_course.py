@@ -16,13 +16,20 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    from ``source/``.
 3. **A sandbox per (student, exercise)** (tools/sandbox.py says how it is built): a process that ran
    the chapter's code up to its exercises once (the instructor's source) forks a child for each answer;
-   the child locks itself in (resource limits, the user ``nobody`` when the grader runs as root,
-   Landlock, an audit hook), runs the locked cells of the exercises section with the student's answer
-   cells in their place, and answers the grader's requests.
+   the child locks itself in (resource limits, Landlock, no capabilities for root, or the user
+   ``nobody`` for root where the kernel has no Landlock, an audit hook), runs the locked cells of the
+   exercises section with the student's answer cells in their place, one request per cell, and answers
+   the grader's requests. An earlier exercise's answer cell runs too where this exercise reads a name
+   it binds (``_needed``: a helper from exercise 1 used in exercise 4); if it stops the child (a loop,
+   a violation, an exit), the cells run again in a new child without it, so it costs only its own
+   exercise.
 4. **The verdict in this process**, which never runs a student's code: the chapter's own checker
    (``lib.exercises``) is called with the test cell's arguments, read from the child: a value arrives
    as data (tensors, numbers, strings, lists, ... read with ``torch.load(weights_only=True)``), a
-   function as a proxy whose calls send the checker's inputs to the child and bring back only data.
+   function as a proxy whose calls send the checker's inputs to the child (pickled: the child may
+   unpickle the grader's objects, such as a model of the chapter's; the grader never unpickles the
+   child's) and bring back only data; a module of the student's own class as its layers and weights
+   (torch.nn layers as themselves), whose forward runs in the child.
    The proxy carries the function's code compiled here from the student's source (never run), so the
    checks that read an answer's code (``is_stub``, ``names_used``, the line of an error) work as in the
    notebook. What a student's cell does to its own process (IPython hooks, patched builtins or torch
