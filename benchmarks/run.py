@@ -1,7 +1,7 @@
 """Run the benchmarks and write benchmarks/results.md (what `make bench` does).
 
     python -m benchmarks.run                    # every benchmark at full size (several minutes)
-    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, playground, llama, flash, book, grading
+    python -m benchmarks.run --only mha,book    # some of them: mha, gpt_training, kv_cache, complexity, live, playground, llama, flash, book, grading, sandbox
     python -m benchmarks.run --quick            # tiny sizes, a few seconds: checks that everything runs
     BENCH_BOOK=chapters python -m benchmarks.run --only book --chapters 02,03   # time two chapters again
 
@@ -11,6 +11,8 @@ Environment variables:
                    benchmark 5 reports the stored timings (benchmarks/book.py explains)
     BENCH_GRADING  1: grade submissions with nbgrader now (a few minutes); by default benchmark 8
                    reports the stored measurement (benchmarks/grading.py explains)
+    BENCH_SANDBOX  1: grade a class in tools/grade_course.py's sandbox now (a minute or two); by
+                   default benchmark 9 reports the stored measurement (benchmarks/sandbox_grading.py)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from benchmarks import (
     llama,
     mha,
     playground,
+    sandbox_grading,
 )
 from benchmarks.common import Section, machine_info, render_results, threads_from_env
 
@@ -153,11 +156,12 @@ def main(argv=None) -> int:
         help="the stored book timings (default benchmarks/book_timings.json)",
     )
     args = parser.parse_args(argv)
-    names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, "book", "grading"]
-    unknown = sorted(set(names) - {*BENCHMARKS, "book", "grading"})
+    stored = ["book", "grading", "sandbox"]
+    names = [n for n in args.only.split(",") if n] or [*BENCHMARKS, *stored]
+    unknown = sorted(set(names) - {*BENCHMARKS, *stored})
     if unknown:
         parser.error(
-            f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, 'book', 'grading']}"
+            f"--only: unknown benchmarks {unknown}; expected some of {[*BENCHMARKS, *stored]}"
         )
 
     threads = threads_from_env()
@@ -175,6 +179,8 @@ def main(argv=None) -> int:
                 sections.append(book.run(measure, prefixes, path=args.book_timings))
             elif name == "grading":
                 sections.append(grading.run(False if args.quick else None))
+            elif name == "sandbox":
+                sections.append(sandbox_grading.run(False if args.quick else None))
             else:
                 sections.append(BENCHMARKS[name](**(QUICK[name] if args.quick else {})))
         except Exception as error:  # one benchmark that fails does not lose the others' results

@@ -35,6 +35,12 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   answer with the feedback. The sentence of a statement that tells the reader to compare with the
   model answer says so in the course (:data:`COMPARE`).
 
+With ``--predictions-at-collection`` (a graded course, issue 36), the test cell of a "predict, then
+check" exercise only checks that each prediction is written and says it is recorded: the student gets
+no verdict to try values against. The real test is kept in the cell's metadata (``course.test``), and
+tools/grade_course.py, which grades the course outside the students' kernels, runs it after
+collection; its verdict comes back with the feedback.
+
 Points: :data:`POINTS` (one place): every checked exercise is worth ``POINTS["checked"]``, every
 written answer ``POINTS["written"]`` per question it asks (the rubric's task cell is worth 0: the
 score goes in the student's text cell).
@@ -212,6 +218,30 @@ def _test_source(check_source: str, module: str) -> str:
     )
 
 
+PREDICT = "(predict, then check)"  # in the title of an exercise whose answers are predictions
+RECORDED = "predictions are recorded when you submit; your teacher's grader checks them"
+
+
+def _recorded_source(check_source: str) -> str:
+    """The test cell of a prediction in a course that checks predictions at collection
+    (``--predictions-at-collection``): it says whether each prediction is written, never whether it is
+    right, so that trying values until one passes is not possible in the notebook. The grader
+    (tools/grade_course.py) runs the real check, kept in the cell's metadata ``course.test``."""
+    call = ast.parse(check_source).body[-1].value
+    names = [ast.unparse(a) for a in call.args]
+    pairs = ", ".join(f"({n!r}, {n})" for n in names)
+    return "\n".join(
+        [
+            "# Locked test: your predictions are recorded when you submit, and checked only when your",
+            "# teacher grades the chapter (checked here, a prediction could be changed until it passed).",
+            "# This cell checks that each one is written.",
+            f"for _name, _value in [{pairs}]:",
+            '    assert _value is not None, f"write your prediction {_name} in the cell above, then run it"',
+            f'print("Your {RECORDED} after the deadline.")',
+        ]
+    )
+
+
 def _is_check(cell) -> bool:
     return cell.cell_type == "code" and bool(re.search(r"\bcheck_\w+\(", cell.source))
 
@@ -310,7 +340,7 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
 
 
 def course_notebook(
-    nb: nbformat.NotebookNode, chapter: str
+    nb: nbformat.NotebookNode, chapter: str, predictions_at_collection: bool = False
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
     """The instructor's version of a chapter (nbgrader metadata on every cell) and its exercises
     [{"number", "answer", "test", "points", "written"}].
@@ -383,6 +413,9 @@ def course_notebook(
             continue
         if cell.cell_type == "code" and _is_check(cell):
             cell.source = _test_source(src, module)
+            if predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower():
+                cell.metadata["course"] = {"test": cell.source}  # what the grader runs
+                cell.source = _recorded_source(src)
             cell.metadata["tags"] = [t for t in _tags(cell) if t != "remove-output"]
             grade_id = unique(f"ex{current['number']}_test")
             _nbgrader(cell, grade_id, grade=True, locked=True, points=POINTS["checked"])
@@ -430,7 +463,10 @@ def course_notebook(
 
 
 def write_course(
-    out: Path, prefixes: list[str], exchange: Path | None = None
+    out: Path,
+    prefixes: list[str],
+    exchange: Path | None = None,
+    predictions_at_collection: bool = False,
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
     all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``)."""
@@ -440,7 +476,9 @@ def write_course(
         if prefixes and not any(path.name.startswith(p) for p in prefixes):
             continue
         chapter = path.stem
-        nb, exercises = course_notebook(nbformat.read(path, as_version=4), chapter)
+        nb, exercises = course_notebook(
+            nbformat.read(path, as_version=4), chapter, predictions_at_collection
+        )
         target = out / "source" / chapter / f"{chapter}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
@@ -486,8 +524,16 @@ def main(argv=None) -> int:
         default=None,
         help="nbgrader's exchange, a folder every student can write (default: OUT/exchange)",
     )
+    parser.add_argument(
+        "--predictions-at-collection",
+        action="store_true",
+        help="the test cell of a prediction checks only that it is written; tools/grade_course.py "
+        "checks it after collection (a graded course: no verdict to try values against)",
+    )
     args = parser.parse_args(argv)
-    for chapter, exercises in write_course(args.out, args.chapters, args.exchange):
+    for chapter, exercises in write_course(
+        args.out, args.chapters, args.exchange, args.predictions_at_collection
+    ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total} points")
     print(

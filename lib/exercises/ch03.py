@@ -367,6 +367,11 @@ def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
     )
 
 
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+REFUSALS = {"check_masked_softmax": [("lib.attention.masked_softmax", None, _refuse_library)]}
+
+
 @contextlib.contextmanager
 def _without_library_masked_softmax(func: Any):
     """While it runs, the reader's function finds lib.attention.masked_softmax (under any name in its

@@ -436,6 +436,20 @@ class _MaskUsed(BaseException):  # not an Exception: `call` reports those as the
     """Raised inside the reader's function when it passes a mask to the library's attention."""
 
 
+def _mask_used(*args: Any, **kwargs: Any) -> None:
+    raise _MaskUsed
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+REFUSALS = {
+    "check_incremental": [
+        ("lib.attention.masked_softmax", "mask", _mask_used),
+        ("lib.attention.scaled_dot_product_attention", "mask", _mask_used),
+    ]
+}
+
+
 def _refusing_masks(func: Callable) -> Callable:
     """``func`` (the library's masked_softmax or scaled_dot_product_attention) that raises _MaskUsed
     when it is given a mask."""

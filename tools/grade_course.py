@@ -1,0 +1,1243 @@
+"""Grade a chapter of the course where no student's code can reach the verdict (issue 36):
+
+    python tools/grade_course.py 02_attention_as_soft_lookup              # the course in ./course
+    python tools/grade_course.py 06_self_attention --course DIR --student alice --student bob
+
+Run it in place of the autograding step of nbgrader (``nbgrader autograde``): nbgrader stays the
+course's tool (its gradebook, Formgrader, ``generate_feedback``, ``export``), only the points of the
+locked test cells come from here. For each submitted notebook in ``submitted/<student>/<chapter>/``:
+
+1. **nbgrader's autograde, without running the notebook**: its Execute step is left out, so no cell of
+   the submission runs in a kernel on the lecturer's account; nbgrader still puts back the locked cells
+   and the test cells from its gradebook, records the submission and its late penalty, and writes
+   ``autograded/``. Every test cell's score is then set to 0 until this tool has graded it.
+2. **The answers as source**: from the submitted notebook it takes the student's answer cells (by their
+   nbgrader ``grade_id``) as text, and nothing else: every other cell that runs is the instructor's,
+   from ``source/``.
+3. **A sandbox per (student, exercise)** (tools/sandbox.py says how it is built): a process that ran
+   the chapter's code up to its exercises once (the instructor's source) forks a child for each answer;
+   the child locks itself in (resource limits, Landlock, no capabilities for root, or the user
+   ``nobody`` for root where the kernel has no Landlock, an audit hook), runs the locked cells of the
+   exercises section with the student's answer cells in their place, one request per cell, and answers
+   the grader's requests. An earlier exercise's answer cell runs too where this exercise reads a name
+   it binds (``_needed``: a helper from exercise 1 used in exercise 4); if it stops the child (a loop,
+   a violation, an exit), the cells run again in a new child without it, so it costs only its own
+   exercise.
+4. **The verdict in this process**, which never runs a student's code: the chapter's own checker
+   (``lib.exercises``) is called with the test cell's arguments, read from the child: a value arrives
+   as data (tensors, numbers, strings, lists, ... read with ``torch.load(weights_only=True)``), a
+   function as a proxy whose calls send the checker's inputs to the child (pickled: the child may
+   unpickle the grader's objects, such as a model of the chapter's; the grader never unpickles the
+   child's) and bring back only data; a module of the student's own class as its layers and weights
+   (torch.nn layers as themselves), whose forward runs in the child.
+   The proxy carries the function's code compiled here from the student's source (never run), so the
+   checks that read an answer's code (``is_stub``, ``names_used``, the line of an error) work as in the
+   notebook. What a student's cell does to its own process (IPython hooks, patched builtins or torch
+   functions, ``sys.modules``, a printed "passed" and an exit) stays in the child.
+5. **A constraint an exercise states** ("without the library's masked_softmax", "no mask") is enforced
+   in the child too: a chapter's checker module lists them in ``REFUSALS`` {checker: [(library
+   function, argument or None, raiser)]}; the child swaps that function's code, so every reference to
+   it refuses (with ``None``: any call; with an argument name: a call that passes it), and the grader
+   raises the checker's own exception for it.
+6. **Predictions checked at collection**: in a course written with ``make_course.py
+   --predictions-at-collection``, a prediction's test cell in the release only checks that it is
+   written; its real test is in the cell's metadata (``course.test``), which this tool runs.
+7. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
+   the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
+   use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
+   exercise with a message that says which; nothing a student does changes another's grades.
+
+The time limits: ``--time-limit`` seconds of wall time for each call of a student's function (the
+checker's feedback says "did not finish in N s"), ``--cell-limit`` for running the answer cells, and
+``--cpu-limit`` CPU seconds for the whole child; ``--memory`` GB of address space for the child.
+
+What the sandbox does not cover (the teachers' page says it too): a student who copies the library's
+source into an answer passes a constraint on calling it, as one who retypes it would; without Landlock
+(Linux before 5.13) and not as root, a C extension's own file access (``torch.save`` to a path) is not
+seen by the audit hook; run the grader in a container or as a separate user there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import contextlib
+import fnmatch
+import importlib
+import inspect
+import io
+import json
+import linecache
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
+from sandbox import transform  # noqa: E402 (the child compiles the student's cells the same way)
+
+SANDBOX = ROOT / "tools" / "sandbox.py"
+VIOLATION_EXIT = 86  # tools/sandbox.py
+MAX_MESSAGE = 256 << 20  # bytes: a reply larger than this is refused
+
+
+# --- the plan of a chapter: its story, its exercises --------------------------------------------------
+
+
+@dataclass
+class Exercise:
+    """One locked test cell: what runs before it and which checker decides."""
+
+    test: str  # the test cell's grade_id
+    number: int
+    points: float
+    module: str  # lib.exercises.chNN
+    checker: str  # check_...
+    args: list[str]  # the expressions the test passes to the checker
+    cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _test_call(source: str) -> tuple[list[str], str, str, list[str]]:
+    """(head statements, module, checker, argument expressions) of a test cell written by
+    tools/make_course.py (``verdict = check_x(a, b)`` after ``from lib.exercises.chNN import check_x``)."""
+    tree = ast.parse(source)
+    head, module, name, args = [], None, None, None
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith(
+            "lib.exercises"
+        ):
+            module, name = statement.module, statement.names[0].name
+        elif (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Call)
+            and getattr(statement.targets[0], "id", "") == "verdict"
+        ):
+            call = statement.value
+            args = [ast.unparse(a) for a in call.args]
+            if call.keywords:
+                raise ValueError(f"a test cell's checker call with keywords: {ast.unparse(call)}")
+        elif module is None and not (
+            isinstance(statement, ast.Import) and statement.names[0].name == "sys"
+        ):
+            head.append(ast.unparse(statement))
+    if module is None or args is None:
+        raise ValueError(f"not a test cell written by tools/make_course.py:\n{source}")
+    return head, module, name, args
+
+
+def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exercise]]:
+    """The chapter's story (its code cells before the exercises) and its exercises, from the
+    instructor's source notebook."""
+    story, exercises, section = [], [], []
+    started = False
+    for i, cell in enumerate(source.cells):
+        meta = _meta(cell)
+        grade_id = meta.get("grade_id", "")
+        if cell.cell_type == "markdown" and grade_id.startswith("ex") and "_text" in grade_id:
+            started = True
+        if cell.cell_type != "code":
+            continue
+        filename = f"<chapter cell {i}>"
+        if not started:
+            story.append({"source": cell.source, "filename": filename})
+            continue
+        if meta.get("grade") and grade_id.startswith("ex"):
+            number = int(grade_id[2:].split("_")[0])
+            # a prediction checked at collection keeps its real test in the metadata (make_course.py)
+            test = cell.get("metadata", {}).get("course", {}).get("test") or cell.source
+            head, module, checker, args = _test_call(test)
+            # the exercises section so far: the locked cells, this exercise's answer cells, and the
+            # earlier exercises' answers (optional: a helper defined there may be used here)
+            cells = [
+                {**c, "optional": not c["answer"].startswith(f"ex{number}_answer")}
+                if "answer" in c
+                else c
+                for c in section
+            ]
+            if head:
+                cells.append({"source": "\n".join(head), "filename": f"<test {grade_id}>"})
+            exercises.append(
+                Exercise(
+                    grade_id, number, float(meta.get("points", 0)), module, checker, args, cells
+                )
+            )
+            continue
+        if meta.get("solution"):
+            section.append({"answer": grade_id, "filename": f"<answer {grade_id}>"})
+        else:
+            section.append({"source": cell.source, "filename": filename})
+    return story, exercises
+
+
+def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
+    """The student's answer cells as text, by grade_id (the first code cell of each id)."""
+    found: dict[str, str] = {}
+    for cell in submission.cells:
+        grade_id = _meta(cell).get("grade_id")
+        if cell.cell_type == "code" and isinstance(grade_id, str) and grade_id not in found:
+            found[grade_id] = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+    return found
+
+
+# --- talking to the sandbox -------------------------------------------------------------------------
+
+
+class ZygoteGone(RuntimeError):
+    """The chapter's process does not answer: the grading run stops (a problem of the grader's, never
+    a student's 0)."""
+
+
+class SandboxStop(BaseException):
+    """The child stopped (time, violation, exit, crash): the exercise is 0 with ``str()`` as the reason.
+    A BaseException, so that the checker's own handlers of a student's errors do not catch it."""
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, left = [], n
+    while left:
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0)
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            raise TimeoutError
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(fd: int, deadline: float | None):
+    import torch
+
+    kind = _read_exact(fd, 1, deadline)
+    (n,) = struct.unpack(">Q", _read_exact(fd, 8, deadline))
+    if n > MAX_MESSAGE or kind not in (b"J", b"T"):
+        raise SandboxStop(
+            f"your answer sent the grader {n / 2**20:.0f} MB, more than it reads "
+            f"({MAX_MESSAGE >> 20} MB)"
+        )
+    payload = _read_exact(fd, n, deadline)
+    if kind == b"J":
+        return json.loads(payload)
+    return torch.load(io.BytesIO(payload), weights_only=True)
+
+
+def _send(fd: int, message, deadline: float) -> None:
+    """Write a request; a child that stops reading cannot make the grader wait past ``deadline``."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(message, buffer)
+    data = b"T" + struct.pack(">Q", len(buffer.getvalue())) + buffer.getvalue()
+    view = memoryview(data)
+    while view:
+        _, ready, _ = select.select([], [fd], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            raise TimeoutError
+        view = view[os.write(fd, view[: 1 << 16]) :]
+
+
+def encode(x):
+    """The grader's inputs for the child (the checker's cases: tensors, numbers, lists, models ...)."""
+    import numpy as np
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, tuple):
+        return {"__tuple__": [encode(v) for v in x]}
+    if isinstance(x, list):
+        return [encode(v) for v in x]
+    if isinstance(x, dict):
+        return {"__dict__": [[encode(k), encode(v)] for k, v in x.items()]}
+    if isinstance(x, (set, frozenset)):
+        return {"__set__": [encode(v) for v in x]}
+    if isinstance(x, np.ndarray):
+        return {"__ndarray__": torch.from_numpy(x.copy())}
+    # anything else of the checker's (a model of the chapter's, say) goes pickled: the child may
+    # unpickle what the grader sends; the grader never unpickles what the child sends
+    return x
+
+
+class Opaque:
+    """A value of the student's that is not data (an object of their own class): its type's name and
+    a short repr, which is all a checker's feedback says of it."""
+
+    def __init__(self, text: str):
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+def _module_skeleton(path: str, state: dict):
+    """A module of a library class (lib.*, torch.nn.*) holding the student's weights; its forward is
+    not the student's (a checker reads the weights, never a student's forward)."""
+    import torch
+
+    module_name, _, name = path.rpartition(".")
+    if not (
+        (module_name.startswith("lib.") and not module_name.startswith("lib.exercises"))
+        or module_name.startswith("torch.nn")
+    ):
+        return Opaque(f"<{name} module>")
+    try:
+        cls = getattr(importlib.import_module(module_name), name)
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            return Opaque(f"<{name}>")
+        module = cls.__new__(cls)
+        torch.nn.Module.__init__(module)
+        for key, value in state.items():
+            *path_, leaf = key.split(".")
+            owner = module
+            for part in path_:
+                if part not in owner._modules:
+                    owner._modules[part] = torch.nn.Module()
+                owner = owner._modules[part]
+            if not isinstance(value, torch.Tensor):
+                continue
+            owner.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=False))
+        return module
+    except Exception:  # noqa: BLE001 (a name that does not fit: the module is what it claims, no more)
+        return Opaque(f"<{name} module>")
+
+
+_CALLER: list = []  # the child whose remote modules decode() builds (set by Answer.__call__)
+
+
+def _remote_module(x: dict):
+    """A module of the student's own class, rebuilt here as structure and weights (torch.nn layers as
+    themselves, shared layers shared, the student's classes as plain modules of the same name), whose
+    call runs the student's forward in the child."""
+    import torch
+
+    tree = dict(x.get("tree", {}))
+    specs = dict(tree.get("modules", {}))
+    built: dict[str, torch.nn.Module] = {}
+
+    def build(key: str, depth: int = 0) -> torch.nn.Module:
+        if key in built:
+            return built[key]
+        spec = dict(specs.get(key, {}))
+        module_name, _, name = str(spec.get("class", "")).rpartition(".")
+        cls = None
+        if module_name.startswith("torch.nn"):
+            with contextlib.suppress(ImportError, AttributeError):
+                cls = getattr(importlib.import_module(module_name), name)
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            cls = type(str(spec.get("name", "Module")), (torch.nn.Module,), {})
+        if key == tree.get("root"):
+            cls = type(str(x.get("name", "Module")), (_Remote,), {})
+        module = cls.__new__(cls)
+        torch.nn.Module.__init__(module)
+        built[key] = module
+        parameters = set(spec.get("parameters", []))
+        for tname, value in dict(spec.get("tensors", {})).items():
+            value = decode(value)
+            if isinstance(value, torch.Tensor) and "." not in tname:
+                with contextlib.suppress(KeyError, TypeError):
+                    if tname in parameters:
+                        module.register_parameter(tname, torch.nn.Parameter(value, False))
+                    else:
+                        module.register_buffer(tname, value)
+        for aname, value in dict(spec.get("attributes", {})).items():
+            if (
+                str(aname).isidentifier()
+                and not str(aname).startswith("_")
+                and not hasattr(module, str(aname))
+            ):
+                if type(value) in (int, float, bool, str) or (
+                    type(value) is tuple and all(type(i) is int for i in value)
+                ):
+                    module.__dict__[str(aname)] = value
+        for cname, child_key in spec.get("children", []):
+            if depth < 50 and "." not in str(cname):
+                module._modules[str(cname)] = build(str(child_key), depth + 1)
+        return module
+
+    root = build(str(tree.get("root")))
+    if isinstance(root, _Remote):
+        root._remote = (_CALLER[-1] if _CALLER else None, int(x["__remote__"]))
+    return root
+
+
+def decode(x):
+    """The child's data as the values a checker expects (never an object of the student's class)."""
+    import numpy as np
+    import torch
+
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    if isinstance(x, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.as_subclass(x, torch.Tensor)
+    if isinstance(x, list):
+        return [decode(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(decode(v) for v in x)
+    if isinstance(x, dict):
+        if "__tuple__" in x:
+            return tuple(decode(v) for v in x["__tuple__"])
+        if "__set__" in x:
+            values = [decode(v) for v in x["__set__"]]
+            try:
+                return set(values)
+            except TypeError:
+                return Opaque("a set")
+        if "__dict__" in x:
+            try:
+                return {decode(k): decode(v) for k, v in x["__dict__"]}
+            except TypeError:
+                return Opaque("a dict")
+        if "__ndarray__" in x:
+            return x["__ndarray__"].numpy()
+        if "__numpy__" in x:
+            value = decode(x["__numpy__"])
+            try:
+                return np.dtype(str(x["dtype"])).type(value)
+            except (TypeError, ValueError):
+                return value
+        if "__module__" in x:
+            return _module_skeleton(str(x["__module__"]), dict(x.get("state", {})))
+        if "__remote__" in x:
+            return _remote_module(x)
+        if "__object__" in x:
+            kind = type(str(x["__object__"]), (Opaque,), {})
+            return kind(str(x.get("repr", "")))
+        return Opaque("a dict")
+    return Opaque(type(x).__name__)
+
+
+def _student_error(info: dict, note: str = "") -> BaseException:
+    """An exception like the one the student's code raised in the child, raised here from the line of
+    their cell it came from (so the checker's feedback names that line, as in the notebook)."""
+    name = str(info.get("type", "Exception"))
+    message = str(info.get("message", "")) + note
+    builtin = getattr(builtins, name, None)
+    if (
+        info.get("builtin")
+        and isinstance(builtin, type)
+        and issubclass(builtin, Exception)
+        and builtin not in (StopIteration, StopAsyncIteration)
+    ):
+        try:
+            error = builtin(message)
+        except Exception:  # noqa: BLE001
+            error = type(name, (Exception,), {})(message)
+    else:
+        error = type(name if name.isidentifier() else "Exception", (Exception,), {})(message)
+    frames = info.get("frames") or []
+    if frames:
+        filename, lineno = str(frames[-1][0]), int(frames[-1][1])
+        if filename in linecache.cache and lineno > 0:
+            try:
+                exec(
+                    compile("\n" * (lineno - 1) + "raise __error__", filename, "exec"),
+                    {"__error__": error},
+                )
+            except Exception as raised:  # noqa: BLE001 (now with a frame at the student's line)
+                return raised
+    return error
+
+
+def _memory_note(info: dict, limit_gb: float) -> str:
+    text = f"{info.get('type')} {info.get('message')}"
+    if info.get("type") == "MemoryError" or "allocate" in text:
+        return f" (the grader gives an answer {limit_gb:g} GB of memory)"
+    return ""
+
+
+class Child:
+    """One sandboxed process running one student's answers to one exercise."""
+
+    def __init__(self, zygote: Zygote, scratch: Path, limits: dict):
+        self.zygote, self.limits = zygote, limits
+        zygote.ready  # noqa: B018 (the chapter's code has run)
+        requests_r, self.requests = os.pipe()
+        self.replies, replies_w = os.pipe()
+        order = {"scratch": str(scratch), "limits": limits}
+        socket.send_fds(zygote.control, [json.dumps(order).encode()], [requests_r, replies_w])
+        os.close(requests_r)
+        os.close(replies_w)
+        self.pid = zygote.receive(120)["pid"]
+        self.ended: dict | None = None
+        self.sandbox = self.receive(time.monotonic() + 120).get("sandbox", {})
+
+    def receive(self, deadline: float | None):
+        try:
+            message = _receive(self.replies, deadline)
+        except TimeoutError:
+            raise
+        except (EOFError, OSError):
+            raise SandboxStop(self.why_ended()) from None
+        except SandboxStop:
+            raise
+        except Exception as e:  # noqa: BLE001 (unreadable: the student wrote into the pipe)
+            self.kill()
+            raise SandboxStop(
+                f"the grader could not read what your answer sent back ({e})"
+            ) from None
+        if isinstance(message, dict) and "violation" in message:
+            self.kill()
+            raise SandboxStop(
+                f"your code tried to {message['violation']}, which the grader's sandbox does not allow"
+            )
+        return message
+
+    def why_ended(self) -> str:
+        try:
+            ended = self.wait(5)
+        except TimeoutError:  # it closed its pipe and goes on: stopped here
+            self.kill()
+            return "your code closed the sandbox's pipe to the grader, so it was stopped"
+        if ended.get("exit") == VIOLATION_EXIT:
+            return "your code did something the grader's sandbox does not allow, so it was stopped"
+        if ended.get("signal") in (signal.SIGKILL, signal.SIGXCPU) and not ended.get("killed"):
+            return (
+                f"your code used more than {self.limits['cpu_seconds']} s of CPU time (the grader's "
+                "limit), so it was stopped"
+            )
+        if "signal" in ended:
+            return f"your code crashed the Python process (signal {ended['signal']})"
+        return (
+            f"your code ended the process (exit status {ended.get('exit')}: sys.exit or os._exit?) "
+            "before the check could run"
+        )
+
+    def request(self, message: dict, seconds: float):
+        deadline = time.monotonic() + seconds
+        try:
+            _send(self.requests, message, deadline)
+            return self.receive(deadline)
+        except TimeoutError:
+            self.kill()
+            raise
+        except OSError:  # the child is gone (a broken pipe)
+            raise SandboxStop(self.why_ended()) from None
+
+    def wait(self, timeout: float = 10) -> dict:
+        if self.ended is None:
+            self.ended = self.zygote.receive(timeout)
+        return self.ended
+
+    def kill(self) -> None:
+        if self.ended is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.wait()
+            self.ended["killed"] = True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.requests)
+        if self.ended is None:
+            try:
+                self.ended = self.zygote.receive(2)
+            except TimeoutError:
+                self.kill()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+
+
+class Zygote:
+    """The chapter's process: it ran the chapter's code up to the exercises, and forks the children."""
+
+    def __init__(self, story: list[dict], read: list[str], private: list[str], work: Path):
+        self.work = work
+        plan = work / "plan.json"
+        plan.write_text(
+            json.dumps({"root": str(ROOT), "story": story, "read": read, "private": private})
+        )
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = open(work / "zygote.log", "wb")  # noqa: SIM115
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JPY")}
+        env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.process = subprocess.Popen(
+            [sys.executable, str(SANDBOX), str(plan), str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=work,
+            env=env,
+        )
+        theirs.close()
+        self._ready: dict | None = None
+
+    @property
+    def ready(self) -> dict:
+        """The zygote's report once it has run the chapter's code (it starts at once and runs while
+        nbgrader's autograde does its part)."""
+        if self._ready is None:
+            self._ready = self.receive(900)
+            if self._ready.get("errors"):
+                print("note: the chapter's code before the exercises failed in the sandbox:")
+                for error in self._ready["errors"]:
+                    print("  ", error)
+        return self._ready
+
+    def receive(self, timeout: float | None = None) -> dict:
+        ready, _, _ = select.select([self.control], [], [], timeout)
+        if not ready:
+            raise ZygoteGone(f"the sandbox's zygote did not answer in {timeout} s")
+        data = self.control.recv(1 << 16)
+        if not data:
+            log = (self.work / "zygote.log").read_text(errors="replace")[-2000:]
+            raise ZygoteGone(f"the sandbox's zygote ended:\n{log}")
+        return json.loads(data)
+
+    def close(self) -> None:
+        self.control.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+class _Remote(torch.nn.Module):
+    """The root of a student's module (``_remote_module``): its forward runs in the child."""
+
+    def forward(self, *args):
+        holder, index = getattr(self, "_remote", (None, 0))
+        if holder is None:
+            raise RuntimeError("this module's forward is in the sandbox, which has ended")
+        info = {"function": index, "name": type(self).__name__}
+        return Answer(holder._child, info, None, holder._grader)(*args)
+
+
+@dataclass
+class _Holder:
+    """Which child a module decoded from its data belongs to."""
+
+    _child: Child
+    _grader: Grader
+
+
+class Answer:
+    """A student's function, as a checker sees it: calling it runs it in the child; ``__code__`` is
+    its code compiled here from the student's source (never run here)."""
+
+    def __init__(self, child: Child, info: dict, code, grader: Grader):
+        self._child, self._index, self._grader = child, int(info["function"]), grader
+        self.__name__ = self.__qualname__ = str(info.get("name", "function"))
+        if code is not None:
+            self.__code__ = code
+            with contextlib.suppress(TypeError, ValueError):  # its parameters, for inspect
+                self.__signature__ = inspect.signature(types.FunctionType(code, {}))
+        self.__globals__ = {str(k): decode(v) for k, v in dict(info.get("globals", {})).items()}
+
+    def __call__(self, *args):
+        import torch
+
+        from lib import exercises
+
+        seconds = (exercises.CALL_TIME_LIMIT or self._grader.time_limit) + 5
+        try:
+            reply = self._child.request(
+                {"op": "call", "fn": self._index, "args": [encode(a) for a in args]}, seconds
+            )
+        except TimeoutError:
+            raise exercises._TimeLimit from None
+        except BaseException:
+            self._child.kill()
+            raise
+        if not isinstance(reply, dict):
+            raise SandboxStop("the grader could not read what your function returned")
+
+        if "refused" in reply:
+            self._grader.refuse(int(reply["refused"]))
+        if "error" in reply:
+            info = dict(reply["error"])
+            raise _student_error(info, _memory_note(info, self._grader.memory_gb))
+        for arg, after in zip(args, reply.get("inputs", [])):  # an input changed in place
+            if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
+                if after.shape == arg.shape and after.dtype == arg.dtype:
+                    arg.copy_(after)
+        _CALLER.append(self)  # a module it returns calls back through this child
+        try:
+            return decode(reply.get("result"))
+        finally:
+            _CALLER.pop()
+
+
+def _code_of(source: str, filename: str, name: str, firstlineno: int):
+    """The code object of the function ``name`` defined at ``firstlineno`` of a student's cell,
+    compiled here (compiling runs nothing), or None."""
+    try:
+        code = compile(transform(source), filename, "exec")
+    except (SyntaxError, ValueError):
+        return None
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        if c.co_name == name and c.co_firstlineno == firstlineno:
+            return c
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_consts"))
+    return None
+
+
+def _stand_in(info: dict):
+    """A code object for a function not defined by a ``def`` of the answer cell: the names it uses
+    and whether it is a stub, as the child read them (checks of a constraint read only these)."""
+
+    def busy():
+        return 1
+
+    def stub():
+        pass
+
+    code = (stub if info.get("stub") else busy).__code__
+    names = tuple(str(n) for n in info.get("names", []))
+    return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
+
+
+@dataclass
+class Result:
+    student: str
+    test: str
+    points: float
+    score: float
+    message: str
+    seconds: float
+    sandbox: dict = field(default_factory=dict)
+
+
+class Grader:
+    """Grades every test cell of one chapter for some students."""
+
+    def __init__(
+        self,
+        course: Path,
+        chapter: str,
+        *,
+        time_limit: float = 10,
+        cell_limit: float = 120,
+        cpu_limit: float = 600,
+        memory_gb: float = 4,
+        exchange: Path | None = None,
+        read: list[str] | None = None,
+    ):
+        self.course, self.chapter = course.resolve(), chapter
+        self.time_limit, self.cell_limit, self.cpu_limit = time_limit, cell_limit, cpu_limit
+        self.memory_gb = memory_gb
+        source = nbformat.read(self.course / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        self.story, self.exercises = plan_chapter(source)
+        self.story_names = set().union(*(_names(c["source"])[0] for c in self.story))
+        self.story_names |= set(dir(builtins))
+        self.work = Path(tempfile.mkdtemp(prefix=f"grade-{chapter[:2]}-"))
+        self.work.chmod(0o711)
+        private = [str(self.course)] + ([str(exchange.resolve())] if exchange else [])
+        self.zygote = Zygote(self.story, self._readable(read or []), private, self.work)
+        self.refusals: list = []
+
+    def _readable(self, extra: list[str]) -> list[str]:
+        """What a child may read: Python's installation, the book's library, the system's folders."""
+        paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
+        holds_course = lambda p: Path(p).resolve() in (self.course, *self.course.parents)  # noqa: E731
+        paths |= {
+            p
+            for p in sys.path
+            if p and Path(p).is_dir() and not holds_course(p) and Path(p).resolve() != ROOT
+        }
+        paths |= {str(ROOT / "lib"), "/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", "/sys"}
+        paths |= {"/dev/urandom", "/dev/null", "/dev/zero"} | set(extra)
+        readable = sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+        for p in readable:  # none may hold the course (its gradebook, the submissions)
+            if self.course == Path(p) or Path(p) in self.course.parents:
+                raise SystemExit(
+                    f"the course folder {self.course} lies inside {p}, which the sandbox must let "
+                    "answers read: put the course elsewhere"
+                )
+        return readable
+
+    def refuse(self, index: int):
+        _, _, raiser = self.refusals[index]
+        raiser()  # the checker's own exception (RuntimeError, _MaskUsed, ...)
+        raise RuntimeError("it called a library function the exercise does not allow")
+
+    def grade(self, student: str, submission: nbformat.NotebookNode) -> list[Result]:
+        answers = answers_of(submission)
+        return [self.grade_one(student, exercise, answers) for exercise in self.exercises]
+
+    def grade_one(self, student: str, exercise: Exercise, answers: dict[str, str]) -> Result:
+        from lib import exercises as lib_exercises
+
+        start = time.monotonic()
+        scratch = self.work / f"{_safe(student)}-{exercise.test}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(mode=0o700)
+        module = importlib.import_module(exercise.module)
+        check = getattr(module, exercise.checker)
+        self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
+        cells = []
+        for cell in exercise.cells:
+            if "answer" in cell:
+                source = answers.get(cell["answer"], "")
+                linecache.cache[cell["filename"]] = (
+                    len(source),
+                    None,
+                    [line + "\n" for line in transform(source).splitlines()],
+                    cell["filename"],
+                )
+                cells.append(
+                    {
+                        "source": source,
+                        "filename": cell["filename"],
+                        "student": True,
+                        "optional": cell["optional"],
+                    }
+                )
+            else:
+                cells.append({**cell, "student": False, "optional": False})
+        cells = _needed(cells, self.story_names, exercise.args)
+        limits = {
+            "memory_bytes": int(self.memory_gb * 2**30),
+            "cpu_seconds": self.cpu_limit,
+            "file_bytes": 64 << 20,
+            "processes": 64,
+        }
+        score, message, child = 0.0, "", None
+        saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
+        try:
+            child, reply = self._run_cells(exercise, cells, scratch, limits)
+            crash = reply.get("crash")
+            crash_text = self._crash_text(crash, answers) if crash else None
+            lib_exercises._cell_above_crashed = lambda: crash_text
+            lib_exercises.CALL_TIME_LIMIT = self.time_limit
+            args = [self._argument(child, info, cells) for info in reply["args"]]
+            verdict = check(*args)
+            message = str(verdict)
+            if verdict.passed:
+                score = exercise.points
+        except lib_exercises.ExerciseFailed as e:
+            message = (
+                f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
+            )
+        except SandboxStop as e:
+            message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
+        except _Missing as e:
+            message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
+        except ZygoteGone:
+            raise
+        except Exception as e:  # noqa: BLE001 (the checker could not run on what came back: 0, said)
+            traceback.print_exc()
+            print(
+                f"note: {exercise.test} of {student}: the checker {exercise.checker} did not run in "
+                "the sandbox (above); grade this exercise another way (nbgrader autograde)",
+                file=sys.stderr,
+            )
+            message = (
+                f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
+                f"this exercise in its sandbox ({type(e).__name__}: {str(e)[:200]}); your teacher "
+                "has been told."
+            )
+        finally:
+            lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
+            if child is not None:
+                child.close()
+            if not os.environ.get("GRADE_KEEP_SCRATCH"):
+                shutil.rmtree(scratch, ignore_errors=True)
+        return Result(
+            student,
+            exercise.test,
+            exercise.points,
+            score,
+            message,
+            time.monotonic() - start,
+            child.sandbox if child is not None else {},
+        )
+
+    def _run_cells(self, exercise: Exercise, cells: list[dict], scratch: Path, limits: dict):
+        """A child that ran ``cells`` one by one, and its reply with the test's arguments. An earlier
+        exercise's answer cell that stops the child (a loop, a violation, an exit) is left out and the
+        cells are run again in a new child: it costs its own exercise, not this one."""
+        refusals = [
+            {"target": target, "when": when or "always"} for target, when, _ in self.refusals
+        ]
+        skipped: set[int] = set()
+        while True:
+            child = Child(self.zygote, scratch, limits)
+            crash = None
+            try:
+                for i, cell in enumerate(cells):
+                    if i in skipped:
+                        continue
+                    try:
+                        reply = child.request(
+                            {"op": "cell", "cell": cell, "refusals": refusals}, self.cell_limit
+                        )
+                    except (TimeoutError, SandboxStop) as stop:
+                        if cell["optional"]:
+                            skipped.add(i)
+                            raise _Again from None
+                        if isinstance(stop, TimeoutError):
+                            raise SandboxStop(
+                                f"your answer cell did not finish in {self.cell_limit:g} s (the "
+                                "grader's limit for running it; does a loop never end?)"
+                            ) from None
+                        raise
+                    if cell["student"] and not cell["optional"] and crash is None:
+                        crash = reply.get("crash")
+                reply = child.request({"op": "args", "args": exercise.args}, self.cell_limit)
+                return child, {**reply, "crash": crash}
+            except _Again:
+                child.close()
+            except BaseException:
+                child.close()
+                raise
+
+    def _crash_text(self, crash: dict, answers) -> str:
+        from lib.exercises import _at_line
+
+        if "refused" in crash:
+            try:
+                self.refuse(int(crash["refused"]))
+            except BaseException as e:  # noqa: BLE001
+                crash = {"type": type(e).__name__, "message": str(e), "frames": crash.get("frames")}
+        frames = crash.get("frames") or []
+        where = ""
+        if frames:
+            filename, lineno, line = frames[-1]
+            where = " " + _at_line(
+                traceback.FrameSummary(str(filename), int(lineno), "", line=str(line))
+            )
+        text = str(crash.get("message", "")).strip()[:300].rstrip(".")
+        return f"the cell above stopped with {crash.get('type')}{where}" + (
+            f": {text}" if text else ""
+        )
+
+    def _argument(self, child: Child, info: dict, cells: list[dict]):
+        from lib import exercises as lib_exercises
+
+        if "data" in info:
+            _CALLER.append(_Holder(child, self))
+            try:
+                return decode(info["data"])
+            finally:
+                _CALLER.pop()
+        if "library" in info:
+            path = str(info["library"])
+            module_name, _, name = path.rpartition(".")
+            if module_name.startswith("lib.") and not module_name.startswith("lib.exercises"):
+                with contextlib.suppress(ImportError, AttributeError):
+                    return getattr(importlib.import_module(module_name), name)
+            return Opaque(path)
+        if "missing" in info:
+            error = dict(info["missing"])
+            crash = lib_exercises._cell_above_crashed()
+            if crash:
+                raise _Missing(f"{_sentence(crash)}, so the test could not read your answer.")
+            raise _Missing(
+                f"the test could not read your answer: {error.get('type')}: {error.get('message')}"
+                " (did the answer cell define it?)"
+            )
+        code = None
+        filename = str(info.get("filename", ""))
+        for cell in cells:
+            if cell["student"] and cell["filename"] == filename:
+                code = _code_of(
+                    cell["source"], filename, str(info.get("name")), int(info.get("firstlineno", 0))
+                )
+        if code is None and "filename" in info:
+            code = _stand_in(info)
+        return Answer(child, info, code, self)
+
+    def close(self) -> None:
+        self.zygote.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds at its top level, names it reads), from its text (parsed, never run)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return bound, read
+
+
+def _needed(cells: list[dict], known: set[str], args: list[str]) -> list[dict]:
+    """``cells`` without the earlier exercises' answer cells that this exercise does not need: one is
+    kept if it binds a name that this exercise's cells (or a kept earlier answer) read and that the
+    chapter's code before the exercises does not define (a helper the student wrote in exercise 1 and
+    uses in exercise 3)."""
+    wanted: set[str] = set()
+    for cell in cells:
+        if not cell.get("optional"):
+            wanted |= _names(cell["source"])[1]
+    for arg in args:
+        wanted |= _names(arg)[1]
+    wanted -= known
+    keep = {i for i, c in enumerate(cells) if not c.get("optional")}
+    changed = True
+    while changed:
+        changed = False
+        for i, cell in enumerate(cells):
+            if i not in keep:
+                bound, read = _names(cell["source"])
+                if bound & wanted:
+                    keep.add(i)
+                    wanted |= read - known
+                    changed = True
+    return [c for i, c in enumerate(cells) if i in keep]
+
+
+class _Missing(Exception):
+    pass
+
+
+class _Again(Exception):
+    """Run the cells again in a new child, without the earlier answer cell that stopped this one."""
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:60]
+
+
+# --- nbgrader: autograde without running, then the gradebook -----------------------------------------
+
+
+def _config(course: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+
+
+def autograde_without_running(course: Path, chapter: str, students: list[str]) -> dict[str, str]:
+    """nbgrader's autograde of each student's submission with its Execute step left out (nothing of
+    the student's runs); {student: error} for those nbgrader could not take."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import Execute
+
+    warnings.filterwarnings("ignore", module="nbgrader")  # SQLAlchemy's notes on nbgrader's session
+    config = _config(course)
+    steps = Autograde.class_traits()["autograde_preprocessors"].default()
+    config.Autograde.autograde_preprocessors = [p for p in steps if p is not Execute]
+    with _cwd(course):
+        api = NbGraderAPI(CourseDirectory(config=config), config=config)
+        errors = {}
+        for student in students:
+            result = api.autograde(chapter, student, force=True, create=True)
+            if not result.get("success"):
+                errors[student] = result.get("error") or result.get("log", "")
+    return errors
+
+
+@contextlib.contextmanager
+def _cwd(path: Path):
+    here = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+def record(course: Path, chapter: str, results: list[Result]) -> None:
+    """The scores into nbgrader's gradebook, the verdicts into the autograded notebooks."""
+    from nbgrader.api import Gradebook
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    by_student: dict[str, list[Result]] = {}
+    for result in results:
+        by_student.setdefault(result.student, []).append(result)
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for student, graded in by_student.items():
+            for result in graded:
+                grade = gb.find_grade(result.test, chapter, chapter, student)
+                grade.auto_score = result.score
+            gb.db.commit()
+            path = course / "autograded" / student / chapter / f"{chapter}.ipynb"
+            if path.exists():
+                nb = nbformat.read(path, as_version=4)
+                verdicts = {r.test: r for r in graded}
+                for cell in nb.cells:
+                    result = verdicts.get(_meta(cell).get("grade_id"))
+                    if cell.cell_type == "code" and result is not None:
+                        cell.outputs = [_output(result)]
+                nbformat.write(nb, path)
+
+
+def _output(result: Result):
+    text = f"{result.message}\n(graded in the course's sandbox: {result.score:g} of {result.points:g} points)"
+    if result.score >= result.points:
+        return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+    return nbformat.v4.new_output(
+        "error", ename="ExerciseFailed", evalue=result.message, traceback=text.splitlines()
+    )
+
+
+def zero_tests(course: Path, chapter: str, grader: Grader, students: list[str]) -> None:
+    """Every test cell at 0 until graded here (nbgrader's run without execution counts them as passed)."""
+    record(
+        course,
+        chapter,
+        [
+            Result(s, e.test, e.points, 0.0, "not graded yet (tools/grade_course.py)", 0.0)
+            for s in students
+            for e in grader.exercises
+        ],
+    )
+
+
+def submitted_students(course: Path, chapter: str) -> list[str]:
+    folder = course / "submitted"
+    return (
+        sorted(p.name for p in folder.iterdir() if (p / chapter / f"{chapter}.ipynb").exists())
+        if folder.exists()
+        else []
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "chapter", help="the assignment: a chapter's name, e.g. 02_attention_as_soft_lookup"
+    )
+    parser.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        help="the course folder (default: this folder if it holds nbgrader_config.py, else ./course)",
+    )
+    parser.add_argument(
+        "--student",
+        action="append",
+        default=[],
+        help="only these students: ids or globs such as 'a*' (repeat)",
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=10, help="seconds per call of a student's function"
+    )
+    parser.add_argument(
+        "--cell-limit",
+        type=float,
+        default=120,
+        help="seconds to run each answer cell (nbgrader: 120 per cell)",
+    )
+    parser.add_argument(
+        "--cpu-limit", type=float, default=600, help="CPU seconds per (student, exercise)"
+    )
+    parser.add_argument(
+        "--memory", type=float, default=4, help="GB of memory per (student, exercise)"
+    )
+    parser.add_argument(
+        "--read", action="append", default=[], help="another folder answers may read"
+    )
+    parser.add_argument(
+        "--no-autograde", action="store_true", help="nbgrader autograde ran already"
+    )
+    parser.add_argument("--json", type=Path, help="also write every verdict here")
+    args = parser.parse_args(argv)
+    course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+    course = course.resolve()
+    chapter = args.chapter.removesuffix(".ipynb")
+    found = submitted_students(course, chapter)
+    students = (
+        sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
+        if args.student
+        else found
+    )
+    if not students:
+        print(f"no submission of {chapter} in {course / 'submitted'}")
+        return 1
+    exchange = None
+    with contextlib.suppress(Exception):
+        exchange = Path(_config(course).Exchange.root)
+    start = time.monotonic()
+    grader = Grader(
+        course,
+        chapter,
+        time_limit=args.time_limit,
+        cell_limit=args.cell_limit,
+        cpu_limit=args.cpu_limit,
+        memory_gb=args.memory,
+        exchange=exchange if exchange and exchange.exists() else None,
+        read=args.read,
+    )
+    autograde_s = 0.0
+    results: list[Result] = []
+    try:
+        if not args.no_autograde:  # while the sandbox runs the chapter's code
+            began = time.monotonic()
+            failed = autograde_without_running(course, chapter, students)
+            autograde_s = time.monotonic() - began
+            for student, error in failed.items():
+                print(f"{student}: nbgrader could not take the submission:\n{error}")
+            students = [s for s in students if s not in failed]
+        zero_tests(course, chapter, grader, students)
+        for student in students:
+            path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+            try:
+                submission = nbformat.read(path, as_version=4)
+            except Exception as e:  # noqa: BLE001 (a notebook that is not one: every test 0)
+                submission = nbformat.v4.new_notebook()
+                print(f"{student}: the submitted notebook cannot be read ({e}); every test gets 0")
+            graded = grader.grade(student, submission)
+            results += graded
+            record(course, chapter, graded)
+            total = sum(r.score for r in graded)
+            print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
+            for r in graded:
+                print(
+                    f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}"
+                )
+    finally:
+        grader.close()
+    seconds = time.monotonic() - start
+    print(
+        f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
+        f"execution {autograde_s:.0f} s; the chapter's code in the sandbox "
+        f"{(grader.zygote._ready or {}).get('seconds', 0):.0f} s, alongside) "
+        f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
+        "the gradebook (nbgrader generate_feedback and export use them)"
+    )
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
