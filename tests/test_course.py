@@ -482,12 +482,12 @@ def test_the_teachers_page_states_what_the_course_gives(course):
             elif meta["solution"] and meta["grade"] and cell.cell_type == "markdown":
                 n = int(meta["points"] / make_course.POINTS["written"])
                 per_answer[n] = per_answer.get(n, 0) + 1
-    assert per_answer == {1: 32, 2: 12, 3: 4, 4: 1, 5: 1}
+    assert per_answer == {1: 33, 2: 11, 3: 5, 4: 1, 5: 1}
     assert (
-        "of the 50 written answers, 32 ask one question, 12 two, 4 three, one four and one five"
+        "of the 51 written answers, 33 ask one question, 11 two, 5 three, one four and one five"
         in flat
     )
-    assert f"{whole} of the 50 written answers)" in flat
+    assert f"{whole} of the 51 written answers)" in flat, whole
 
 
 def test_a_rubric_splits_the_model_answer_by_the_questions():
@@ -593,4 +593,4 @@ def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
         assert cells[f"ex{number}_written"].source.startswith("My explanation: ")
         assert scores["correct"].get(f"ex{number}_rubric") in (None, 0)
     page = page_text(feedback_page(root, "correct"))
-    assert "Rubric: 2 points." in page and "Which accuracy changes?" in page
+    assert "Rubric: 3 points." in page and "Which accuracy changes?" in page

@@ -328,7 +328,8 @@ def gpt_next_token(
         fig, ax = plt.subplots(figsize=(4.6, 4.2), dpi=72)
         ax.barh([itos[i] for i in top][::-1], probs[top].tolist()[::-1], color="C0")
         ax.set(xlabel="probability of the next token", title=f"after '{prompt}'")
-        fig.tight_layout()
+        if fig.get_layout_engine() is None:  # the book's style lays figures out itself
+            fig.tight_layout()
         png = figure_png(fig)
     plt.close(fig)
     tokens = [itos[i] for i in ids]
