@@ -21,6 +21,7 @@ objects, the BLAS library's own buffers).
 from __future__ import annotations
 
 import gc
+import json
 import math
 import os
 import platform
@@ -401,3 +402,13 @@ def render_results(
         ]
         head += ["## Goals at a glance", "", _table(columns, goals), ""]
     return "\n".join(head + [render_section(s, machine) for s in sections])
+
+
+def measured_or_stored(measure_now: bool, path, measure, **sizes) -> dict | None:
+    """A benchmark too slow for every `make bench`: measured now (and stored in ``path``, JSON) when
+    ``measure_now``, else the stored measurement; None when there is none."""
+    if measure_now:
+        result = measure(**sizes)
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        return result
+    return json.loads(path.read_text()) if path.exists() else None

@@ -22,7 +22,6 @@ grading``.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sqlite3
 import subprocess
@@ -31,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Column, Section, yes_no
+from benchmarks.common import Column, Section, measured_or_stored, yes_no
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ROOT / "benchmarks" / "grading_timings.json"
@@ -155,12 +154,8 @@ def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Secti
     """The section of results.md: measured now if asked (``BENCH_GRADING=1``), else the stored timings."""
     if measure_now is None:
         measure_now = measure_from_env()
-    if measure_now:
-        result = measure(**sizes)
-        path.write_text(json.dumps(result, indent=1) + "\n")
-    elif path.exists():
-        result = json.loads(path.read_text())
-    else:
+    result = measured_or_stored(measure_now, path, measure, **sizes)
+    if result is None:
         return Section(
             "grading",
             "8. Grading a class",

@@ -22,14 +22,13 @@ It takes a minute or two, so the runner reports the stored measurement
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Column, Section, yes_no
+from benchmarks.common import Column, Section, measured_or_stored, yes_no
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMINGS = ROOT / "benchmarks" / "sandbox_grading_timings.json"
@@ -113,12 +112,8 @@ def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Secti
     title = "9. Grading a class in the sandbox"
     if measure_now is None:
         measure_now = measure_from_env()
-    if measure_now:
-        result = measure(**sizes)
-        path.write_text(json.dumps(result, indent=1) + "\n")
-    elif path.exists():
-        result = json.loads(path.read_text())
-    else:
+    result = measured_or_stored(measure_now, path, measure, **sizes)
+    if result is None:
         return Section(
             "sandbox",
             title,
