@@ -1,4 +1,4 @@
-"""Benchmark 9: grading a class in the course's sandbox (tools/grade_course.py, issue 36). Students per
+"""Benchmark 11: grading a class in the course's sandbox (tools/grade_course.py, issue 36). Students per
 minute for each chapter measured and for those chapters together, every answer run in its own
 sandboxed child process and every verdict decided in the grader's process.
 
@@ -109,7 +109,7 @@ def measure(chapters=CHAPTERS, students: int = 5) -> dict:
 
 def run(measure_now: bool | None = None, path: Path = TIMINGS, **sizes) -> Section:
     """The section of results.md: measured now if asked (``BENCH_SANDBOX=1``), else the stored one."""
-    title = "9. Grading a class in the sandbox"
+    title = "11. Grading a class in the sandbox"
     if measure_now is None:
         measure_now = measure_from_env()
     result = measured_or_stored(measure_now, path, measure, **sizes)
