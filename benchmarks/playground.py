@@ -1,6 +1,7 @@
 """Benchmark 7: the Attention Playground's training step in the page, in native onnxruntime and in PyTorch.
 
-For each model size the page offers (tools/export_playground.py), one training step on a batch of 32
+For each model size the page offers (tools/export_playground.py: the 18 sizes with a position table,
+and RoPE's and ALiBi's graphs at width 32, keys such as L1-H2-D32-alibi), one training step on a batch of 32
 reverse sequences: in headless Chromium (the built site's chapter 8 page; the Playground's own Web
 Worker, onnxruntime-web WebAssembly, one thread; timed inside the worker, so the figure's messages are
 not counted; one step per run and K steps per run, interleaved), in Python's onnxruntime on the same
@@ -53,6 +54,7 @@ const done = arguments[arguments.length - 1];
     const [layers, heads, width] = key.match(/\\d+/g).map(Number);
     const set = (k, v) => { const s = root.querySelector(`.book-pg-${k}`); s.value = String(v); };
     set("layers", layers); set("heads", heads); set("width", width); set("batch", batch);
+    set("pos", key.split("-")[3] || "learned"); set("test", 8);  // RoPE's and ALiBi's keys end in their name
     root.dataset.run = "";
     root.querySelector(".book-pg-reset").click();
     for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
@@ -378,9 +380,7 @@ def _native_ms(
     from lib import playground as pg
 
     session = _session(path, level)
-    key = path.name.split("-step")[0]
-    layers, heads, width = (int(s[1:]) for s in key.split("-"))
-    run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
+    run = pg.Run(_config(path.name.split("-step")[0]))
     names = [i.name for i in session.get_inputs()]
     state = [p.numpy().copy() for p in (*run.params, run.m, run.v)]
     rng = pg.Mulberry32(0)
@@ -541,12 +541,22 @@ def operators_finding(rates: dict, rows: list[dict], shape=(256, 256), n: int = 
     return text
 
 
+def _config(key: str):
+    """The configuration of a manifest key: "L1-H2-D32" (a position table) or "L1-H2-D32-alibi"."""
+    from lib import playground as pg
+
+    layers, heads, width, *kind = key.split("-")
+    return pg.PlaygroundConfig(
+        n_layers=int(layers[1:]), n_heads=int(heads[1:]), d_model=int(width[1:]),
+        positional=kind[0] if kind else "learned",
+    )  # fmt: skip
+
+
 def _torch_ms(key: str, n: int, warm: int) -> list[float]:
     """Milliseconds of n of ``lib.playground.Run.step`` (after warm), eager."""
     from lib import playground as pg
 
-    layers, heads, width = (int(s[1:]) for s in key.split("-"))
-    run = pg.Run(pg.PlaygroundConfig(n_layers=layers, n_heads=heads, d_model=width))
+    run = pg.Run(_config(key))
     times = []
     for i in range(warm + n):
         t0 = time.perf_counter()

@@ -128,9 +128,23 @@ for (const task of t.TASKS) for (const seed of [0, 1, 12345, 4294967295]) {
 }
 const plan = [{shape: [3, 4], init: "uniform", bound: 0.5}, {shape: [4], init: "ones"}, {shape: [2], init: "zeros"}, {shape: [5], init: "uniform", bound: 0.1}];
 out.weights = t.initWeights(plan, 99, null).map((w) => Array.from(w));
+for (const task of t.TASKS) for (const length of [12, 16, 32]) {  // test lengths
+  const problem = t.lengthProblem(task, length);
+  out[`${task}@${length}`] = problem ? problem
+    : Object.values(t.makeBatch(task, 16, new t.Mulberry32(length), length)).map((a) => Array.from(a, Number));
+}
 process.stdout.write(JSON.stringify(out));
 """
     )
+    for task in pg.TASKS:
+        for length in (12, 16, 32):
+            try:
+                x, y = pg.make_batch(task, 16, pg.Mulberry32(length), length)
+            except ValueError as err:  # the page refuses it with lib's message
+                assert got[f"{task}@{length}"] == str(err)
+                continue
+            assert got[f"{task}@{length}"] == [x.flatten().tolist(), y.flatten().tolist()]
+    assert got["position@32"].startswith("length: position's answers are positions")
     for task in pg.TASKS:
         for seed in (0, 1, 12345, 4294967295):
             rng = pg.Mulberry32(seed)
@@ -148,6 +162,37 @@ process.stdout.write(JSON.stringify(out));
         [(2 * rng.random() - 1) * 0.1 for _ in range(5)], dtype=torch.float64
     ).float()
     assert got["weights"] == [first.tolist(), [1.0] * 4, [0.0] * 2, last.tolist()]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_the_page_offers_what_the_build_exports():
+    # the form's RoPE and ALiBi widths and test lengths are the exporter's; what is not offered
+    # is replaced, with the reason (learned positions: no test length; position: at most 16)
+    from lib.viz.playground import TEST_LENGTHS
+
+    page = ROOT / "web" / "src" / "figures" / "playground.js"
+    code = f'import * as p from "{page.as_posix()}";\n' + """
+const cases = [["copy", "learned", 32, 16], ["position", "sinusoidal", 32, 32],
+  ["copy", "alibi", 64, 32], ["copy", "rope", 32, 16]];
+process.stdout.write(JSON.stringify({offer: p.OFFER,
+  cases: cases.map(([task, pos, width, test]) => p.reconcile({task, pos, width, test}))}));
+"""
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", code], capture_output=True, text=True, check=True
+    )
+    got = json.loads(out.stdout)
+    assert got["offer"] == {
+        "inAttention": list(pg.IN_ATTENTION),
+        "inAttentionWidths": sorted({d for _, _, d in ex.IN_ATTENTION_SIZES}),
+        "testLengths": list(ex.TEST_LENGTHS),
+    }
+    assert {(n, h) for n, h, _ in ex.IN_ATTENTION_SIZES} == {(n, h) for n, h, _ in ex.CONFIGS}
+    assert TEST_LENGTHS == (pg.LENGTH, *ex.TEST_LENGTHS)
+    learned, position, alibi, rope = got["cases"]
+    assert learned["settings"]["test"] == 8 and "no vector for position 8" in learned["notes"][0]
+    assert position["settings"]["test"] == 8 and "at most 16" in position["notes"][0]
+    assert alibi["settings"]["width"] == 32 and "width 64 is not offered" in alibi["notes"][0]
+    assert rope["notes"] == [] and rope["settings"]["test"] == 16
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
@@ -483,8 +528,8 @@ def test_one_step_equals_pytorch_from_any_state(exported):
 
 @pytest.mark.parametrize("positional", pg.IN_ATTENTION)
 def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
-    # the model stays exportable with positions inside attention: its own step and probe graphs
-    # (not offered by the page yet), one step from a random state and the probe equal PyTorch's
+    # the model stays exportable with positions inside attention: its own step and probe graphs,
+    # one step from a random state, the probe and the long probe equal PyTorch's
     torch.set_num_threads(1)
     entry = ex.export_one(1, 2, 16, tmp_path, unroll_k=2, positional=positional)
     assert entry["step"] == f"L1-H2-D16-{positional}-step.onnx"
@@ -513,6 +558,39 @@ def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
     logits, att = sess.run(None, dict(zip(names, [a.detach().numpy() for a in probe_args])))
     assert np.abs(logits - ref_logits.detach().numpy()).max() < 1e-5
     assert np.abs(att - ref_att.detach().numpy()).max() < 1e-6
+    model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], params)))
+    assert long_probe_gap(tmp_path / entry["probe_long"], model) < 1e-5
+
+
+def long_probe_gap(path: Path, model: pg.PlaygroundModel, task: str = "copy") -> float:
+    """The largest gap between the long probe's logits, fed as the page feeds it
+    (``ex.long_feeds``), and the model's own forward, over the test lengths offered."""
+    sess = session(path)
+    names = [i.name for i in sess.get_inputs()]
+    params = [p.detach().numpy() for p in model.parameters()]
+    gaps = []
+    for length in ex.TEST_LENGTHS:
+        x, _ = pg.make_batch(task, 6, pg.Mulberry32(length), length)
+        feeds = [a.numpy() for a in ex.long_feeds(model, x)]
+        (logits,) = sess.run(None, dict(zip(names, feeds + params)))
+        assert logits.shape == (6, ex.TEST_LENGTH, pg.VOCAB)
+        with torch.no_grad():
+            ref = model(x).logits.numpy()  # [6, length, V]
+        gaps.append(np.abs(logits[:, :length] - ref).max())
+    return max(gaps)
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "none"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_long_probe_equals_pytorch_at_every_test_length(exported, positional, causal):
+    # one graph for every table kind at 16 and 32 (keys past the test length masked), its
+    # logits on the test length's positions equal the model's forward at that length
+    folder, entry = exported
+    assert entry["probe_long"] == f"L1-H2-D16-probe{ex.TEST_LENGTH}.onnx"
+    config = pg.PlaygroundConfig(
+        n_layers=1, n_heads=2, d_model=16, positional=positional, causal=causal, seed=3
+    )
+    assert long_probe_gap(folder / entry["probe_long"], pg.PlaygroundModel(config)) < 1e-5
 
 
 def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):

@@ -28,9 +28,23 @@ than its plain elementwise ones (benchmark 7's operator rates).
 The exporter's per-node metadata (the FX node, stack trace and name scopes of each operator, 80% of
 a step graph's bytes) is dropped: onnxruntime does not read it and the page downloads the files.
 
-The task, positional encoding, mask, learning rate, batch size and seed are inputs, not graphs: the
-position table is a parameter in every configuration (``train_pos`` = 0 keeps it fixed), the mask is
-an input. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
+- ``probe_long``: the forward pass at the test length ``TEST_LENGTH`` (32): x [B, 32], mask
+  [32, 32], ``more`` [24, D] (the position vectors past the table's 8 rows: the page computes them,
+  sinusoidal's formula or zeros), parameters -> logits [B, 32, V] (the page's second held-out
+  accuracy). A shorter test length N (16) runs in the same graph: the page masks every key at N and
+  beyond, so the first N queries see exactly a sequence of N (tests/site/test_playground_graphs.py
+  checks both lengths against PyTorch's forward). Learned positions have none: no row past 8.
+
+The table kinds of positions (learned, sinusoidal, none) are inputs, not graphs: the position table is
+a parameter in every configuration (``train_pos`` = 0 keeps it fixed). RoPE and ALiBi, computed inside
+attention, need graphs of their own (key ``L1-H2-D32-rope``); they are exported at width 32 only
+(``IN_ATTENTION_SIZES``: 1 or 2 layers, 1, 2 or 4 heads), not at all 18 sizes: each size's graphs
+take about 20 s of a quiet core to export (70 s under load), 36 more would add about 6 minutes to a
+cold build of 13 (budget 20), and the question these settings ask (what positions do past the
+training length) is about layers and heads, not width (chapter 18 measures it at width 32). The
+first use still downloads one size's graphs (about 0.6 MB). The test lengths offered are 16 and 32
+(``TEST_LENGTHS``), one graph per size for both. The task, mask, learning rate, batch size and seed
+are inputs too; the mask is an input. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
 page draws the initial weights (``lib.playground.init_plan``). A graph whose inputs did not change
 (the hash of lib's playground, transformer, attention and positional code, this file, and the size)
 is not exported again. The sizes are exported in ``--jobs`` processes at once (default: one per core,
@@ -63,8 +77,16 @@ sys.path.insert(0, str(ROOT))
 
 from lib import playground as pg  # noqa: E402
 from lib._validate import check_int  # noqa: E402
+from lib.positional import sinusoidal_encoding  # noqa: E402
 
 CONFIGS = [(n, h, d) for n in (1, 2) for h in (1, 2, 4) for d in (16, 32, 64)]
+IN_ATTENTION_SIZES = [(n, h, 32) for n in (1, 2) for h in (1, 2, 4)]  # rope and alibi (docstring)
+# every graph set: the table kinds at every size, then RoPE and ALiBi at width 32
+JOBS = [(*c, "learned") for c in CONFIGS] + [
+    (*c, kind) for kind in pg.IN_ATTENTION for c in IN_ATTENTION_SIZES
+]
+TEST_LENGTH = 32  # the long probe's length: the longest test length offered
+TEST_LENGTHS = (16, 32)  # the test lengths the page offers beyond the training length
 SOURCES = [
     "lib/playground.py",
     "lib/transformer.py",
@@ -78,8 +100,17 @@ OPSET = 18
 UNROLL = 8  # K, training steps per run of the ``steps`` graph (benchmarks/playground.py measured 4, 8 and 16)
 
 
-def key(n_layers: int, n_heads: int, d_model: int) -> str:
-    return f"L{n_layers}-H{n_heads}-D{d_model}"
+def key(n_layers: int, n_heads: int, d_model: int, positional: str = "learned") -> str:
+    """The files' and the manifest's name of a size (and of RoPE's or ALiBi's graphs at it)."""
+    name = f"L{n_layers}-H{n_heads}-D{d_model}"
+    return name + f"-{positional}" if positional in pg.IN_ATTENTION else name
+
+
+def parse_key(name: str) -> tuple[int, int, int, str]:
+    """``key``'s inverse: "L2-H4-D32-alibi" -> (2, 4, 32, "alibi"); no suffix: "learned"."""
+    parts = name.split("-")
+    sizes = tuple(int(p[1:]) for p in parts[:3])
+    return (*sizes, parts[3] if len(parts) > 3 else "learned")
 
 
 def model_for(
@@ -87,7 +118,7 @@ def model_for(
 ) -> pg.PlaygroundModel:
     """The model whose graphs a size's files hold: every table kind of positions (learned,
     sinusoidal, none) shares one graph, the table being an input; RoPE and ALiBi, computed inside
-    attention, each need a graph of their own (not offered by the page yet: issue 32)."""
+    attention, each need a graph of their own."""
     return pg.PlaygroundModel(
         pg.PlaygroundConfig(
             n_layers=n_layers, n_heads=n_heads, d_model=d_model, positional=positional
@@ -119,6 +150,41 @@ def probe_function(model: pg.PlaygroundModel):
         return out.logits, torch.stack(out.attentions)  # [B, L, V], [N, B, H, L, L]
 
     return probe
+
+
+def long_probe_function(model: pg.PlaygroundModel):
+    """The forward pass at a test length: (x [B, T], mask [T, T], more [T - 8, D], *params) ->
+    logits [B, T, V]. ``more`` replaces what ``positions`` appends past the table's 8 rows
+    (sinusoidal's formula, or zeros), so that one graph serves every table kind; learned positions
+    have no such rows and the page offers them no test length."""
+    names = [n for n, _ in model.named_parameters()]
+
+    def probe(x, mask, more, *params):
+        table = dict(zip(names, params))
+        model.positions = lambda L: torch.cat([table["pos"], more])  # [T, D]
+        try:
+            return torch.func.functional_call(model, table, (x, mask)).logits  # [B, T, V]
+        finally:
+            del model.positions
+
+    return probe
+
+
+def long_feeds(model: pg.PlaygroundModel, x: torch.Tensor):
+    """How the page feeds the long probe a test batch x [B, N], N <= ``TEST_LENGTH``
+    (web/src/playground/worker.js): x padded with zeros to [B, T]; the model's mask with every key
+    at N and beyond masked, so that the first N queries see a sequence of N; ``more``, the rows past
+    the table's 8: sinusoidal's formula for sinusoidal positions, else zeros. -> (x, mask, more)."""
+    B, N = x.shape
+    T, D = TEST_LENGTH, model.config.d_model
+    padded = torch.zeros(B, T, dtype=x.dtype)
+    padded[:, :N] = x  # [B, T]
+    mask = model.mask(T) & (torch.arange(T) < N)  # [T, T]: keys < N only
+    if model.config.positional == "sinusoidal":
+        more = sinusoidal_encoding(T, D)[pg.LENGTH :]  # [T - 8, D]
+    else:
+        more = torch.zeros(T - pg.LENGTH, D)
+    return padded, mask, more
 
 
 def page_decompositions() -> dict:
@@ -200,6 +266,13 @@ def io_names(model: pg.PlaygroundModel):
     step_out = ["loss", "token_acc", "seq_acc", *[f"new_{s}" for s in state]]
     probe_in = ["x", "mask", *params]
     return step_in, step_out, probe_in, ["logits", "attentions"]
+
+
+def long_inputs(model: pg.PlaygroundModel, batch: int = 4, length: int = TEST_LENGTH):
+    """Example inputs of the long probe: x [B, T], mask [T, T], more [T - 8, D], parameters."""
+    x, _ = pg.make_batch("reverse", batch, pg.Mulberry32(0), length)
+    more = torch.zeros(length - pg.LENGTH, model.config.d_model)
+    return (x, model.mask(length), more, *[p.detach().clone() for p in model.parameters()])
 
 
 def strip(path: Path) -> onnx.ModelProto:
@@ -308,9 +381,7 @@ def export_one(
     step_in, step_out, probe_in, probe_out = io_names(model)
     args = example_inputs(model)
     batch = torch.export.Dim("batch", min=1, max=4096)
-    name = key(n_layers, n_heads, d_model)
-    if positional in pg.IN_ATTENTION:  # a graph of its own (model_for)
-        name += f"-{positional}"
+    name = key(n_layers, n_heads, d_model, positional)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         graph = make_fx(
@@ -332,7 +403,19 @@ def export_one(
             input_names=probe_in, output_names=probe_out,
             dynamic_shapes=[{0: batch}] + [None] * (len(probe_args) - 1), verbose=False, external_data=False,
         )  # fmt: skip
+        long_args = long_inputs(model)
+        graph = make_fx(
+            long_probe_function(model),
+            tracing_mode="symbolic",
+            decomposition_table=page_decompositions(),
+        )(*long_args)
+        torch.onnx.export(
+            graph, long_args, folder / f"{name}-probe{TEST_LENGTH}.onnx", dynamo=True, optimize=True,
+            opset_version=OPSET, input_names=["x", "mask", "more", *probe_in[2:]], output_names=["logits"],
+            dynamic_shapes=[{0: batch}] + [None] * (len(long_args) - 1), verbose=False, external_data=False,
+        )  # fmt: skip
     strip(folder / f"{name}-probe.onnx")
+    strip(folder / f"{name}-probe{TEST_LENGTH}.onnx")
     onnx.save(
         unroll(strip(folder / f"{name}-step.onnx"), unroll_k),
         folder / f"{name}-steps{unroll_k}.onnx",
@@ -341,10 +424,13 @@ def export_one(
         "step": f"{name}-step.onnx",
         "steps": f"{name}-steps{unroll_k}.onnx",
         "probe": f"{name}-probe.onnx",
+        "probe_long": f"{name}-probe{TEST_LENGTH}.onnx",
     }
     return {
         **files,
         "unroll": unroll_k,
+        "positional": positional if positional in pg.IN_ATTENTION else "table",
+        "test_length": TEST_LENGTH,
         "bytes": sum((folder / f).stat().st_size for f in files.values()),
         "params": [
             {"name": n, "shape": list(p.shape), "init": kind, "bound": bound}
@@ -353,42 +439,48 @@ def export_one(
     }
 
 
-def source_hash(n_layers: int, n_heads: int, d_model: int, unroll_k: int = UNROLL) -> str:
-    h = hashlib.sha256(
-        f"{torch.__version__} {key(n_layers, n_heads, d_model)} K={unroll_k}".encode()
-    )
+def source_hash(
+    n_layers: int, n_heads: int, d_model: int, unroll_k: int = UNROLL, positional: str = "learned"
+) -> str:
+    name = key(n_layers, n_heads, d_model, positional)
+    h = hashlib.sha256(f"{torch.__version__} {name} K={unroll_k}".encode())
     for s in SOURCES:
         h.update((ROOT / s).read_bytes())
     return h.hexdigest()[:16]
 
 
-def _export_timed(n: int, h: int, d: int, folder: Path, unroll_k: int) -> tuple[dict, float]:
+def _export_timed(
+    n: int, h: int, d: int, positional: str, folder: Path, unroll_k: int
+) -> tuple[dict, float]:
     """export_one in a worker process (one torch thread), with its wall time."""
     torch.set_num_threads(1)
     start = time.perf_counter()
-    return export_one(n, h, d, folder, unroll_k), time.perf_counter() - start
+    return export_one(n, h, d, folder, unroll_k, positional), time.perf_counter() - start
 
 
-def export_all(
-    out: Path, configs=CONFIGS, log=print, unroll_k: int = UNROLL, jobs: int = 1
-) -> dict:
+def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
+    """Export the graph sets ``jobs_`` ((layers, heads, width) or (..., positional)) into
+    OUT/playground, in ``jobs`` processes, and write the manifest of every set there."""
     folder = out / "playground"
     folder.mkdir(parents=True, exist_ok=True)
     old_path = folder / "manifest.json"
     old = json.loads(old_path.read_text())["models"] if old_path.exists() else {}
-    models = {k: v for k, v in old.items() if k in {key(*c) for c in CONFIGS}}
+    names = [key(*j) for j in JOBS]
+    models = {k: v for k, v in old.items() if k in names}
     todo = {}
-    for n, h, d in configs:
-        name, digest = key(n, h, d), source_hash(n, h, d, unroll_k)
+    for job in jobs_:
+        n, h, d, positional = (*job, "learned")[:4]
+        name, digest = key(n, h, d, positional), source_hash(n, h, d, unroll_k, positional)
         entry = old.get(name)
+        graphs = ("step", "steps", "probe", "probe_long")
         if (
             entry
             and entry.get("hash") == digest
-            and all(g in entry and (folder / entry[g]).exists() for g in ("step", "steps", "probe"))
+            and all(g in entry and (folder / entry[g]).exists() for g in graphs)
         ):
             models[name] = entry
         else:
-            todo[name] = ((n, h, d), digest)
+            todo[name] = ((n, h, d, positional), digest)
 
     def done(name, result):
         entry, seconds = result
@@ -407,7 +499,7 @@ def export_all(
             }
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
-    models = {key(*c): models[key(*c)] for c in CONFIGS if key(*c) in models}  # the sizes' order
+    models = {k: models[k] for k in names if k in models}  # the sizes' order
     manifest = {
         "format": 2,  # 2: Adam's m and v one flat input each (1: one per parameter)
         "opset": OPSET,
@@ -415,8 +507,14 @@ def export_all(
         "vocab": pg.VOCAB,
         "none": pg.NONE,
         "tasks": list(pg.TASKS),
-        # the positions the graphs compute: a table added to the embeddings (an input)
-        "positional": [p for p in pg.POSITIONAL if p not in pg.IN_ATTENTION],
+        # the positions the graphs compute: a table added to the embeddings (an input), or
+        # inside attention (graphs of their own, at the sizes in_attention lists)
+        "positional": list(pg.POSITIONAL),
+        "in_attention": {
+            "kinds": list(pg.IN_ATTENTION),
+            "sizes": [key(*c) for c in IN_ATTENTION_SIZES],
+        },
+        "test": {"length": TEST_LENGTH, "lengths": list(TEST_LENGTHS)},
         "held_out": {"salt": pg.HELD_OUT_SALT, "size": pg.HELD_OUT_SIZE},
         "adam": {"betas": list(pg.BETAS), "eps": pg.EPS},
         "sizes": {"layers": [1, 2], "heads": [1, 2, 4], "width": [16, 32, 64]},
@@ -429,7 +527,7 @@ def export_all(
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "live")
-    parser.add_argument("--only", help="one size, e.g. L1-H2-D32")
+    parser.add_argument("--only", help="one size, e.g. L1-H2-D32 or L2-H4-D32-alibi")
     parser.add_argument(
         "--unroll",
         type=int,
@@ -444,10 +542,14 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    configs = [c for c in CONFIGS if args.only in (None, key(*c))]
-    manifest = export_all(args.out, configs, unroll_k=args.unroll, jobs=args.jobs)
+    todo = [j for j in JOBS if args.only in (None, key(*j))]
+    start = time.perf_counter()
+    manifest = export_all(args.out, todo, unroll_k=args.unroll, jobs=args.jobs)
     total = sum(m["bytes"] for m in manifest["models"].values())
-    print(f"playground: {len(manifest['models'])} sizes, {total / 1e6:.1f} MB in all")
+    print(
+        f"playground: {len(manifest['models'])} graph sets, {total / 1e6:.1f} MB in all "
+        f"({time.perf_counter() - start:.0f} s)"
+    )
     return 0
 
 

@@ -6,6 +6,8 @@ steps as the page: web/src/figures/playground.js) and returns a :class:`lib.viz.
 - on the site, the page draws this run at once and trains again in the reader's browser on Play;
 - in Jupyter and Colab, a form with the same settings trains in the kernel and redraws the same
   pictures (loss and held-out accuracy against steps, every head's attention on a probe sequence);
+- a test length beyond the training length 8 (``test_length``) adds, as in the page, the held-out
+  accuracy on longer sequences (``Run.held_out(length)``) as a second, dashed curve;
 - elsewhere, the PNG of the run.
 """
 
@@ -22,6 +24,7 @@ from lib.viz.live import LiveFigure
 __all__ = ["PROBES", "playground_figure", "train_run", "draw_run"]
 
 HELD_EVERY = 25  # as the page: held-out accuracy every 25 steps
+TEST_LENGTHS = (8, 16, 32)  # as the page's test-length control (tools/export_playground.py)
 
 PROBES = {
     "copy": "3 1 4 1 5 9 2 6",
@@ -42,8 +45,21 @@ def parse_probe(task: str, text: str) -> list[int]:
     return ids
 
 
-def train_run(config: pg.PlaygroundConfig, steps: int) -> tuple[pg.Run, list[list[float]]]:
-    """``steps`` steps of a run; returns it and its held-out sequence accuracy every 25 steps."""
+def train_run(
+    config: pg.PlaygroundConfig, steps: int, test_length: int | None = None
+) -> tuple[pg.Run, list[list[float]]]:
+    """``steps`` steps of a run; returns it and its held-out sequence accuracy every 25 steps,
+    [t, accuracy], or with a ``test_length`` beyond 8 [t, accuracy, accuracy at that length]."""
+    if test_length not in (None, *TEST_LENGTHS):
+        raise ValueError(f"test_length: expected one of {TEST_LENGTHS}, got {test_length!r}")
+    test = test_length if test_length and test_length != config.train_length else None
+    if test and config.positional == "learned":
+        raise ValueError(
+            f"test_length: learned positions have a table of {pg.LENGTH} rows and no vector for "
+            f"a position beyond it; expected {pg.LENGTH} with them, got {test_length}"
+        )
+    if test:
+        pg.make_batch(config.task, 1, pg.Mulberry32(0), test)  # a task with no such length: say so now
     run, held = pg.Run(config), []
     # One thread: as fast for a model this small, and far faster when the cores are busy (two
     # threads then wait for each other: on this book's 2-core machine under load, 69 and 88 s for
@@ -54,7 +70,7 @@ def train_run(config: pg.PlaygroundConfig, steps: int) -> tuple[pg.Run, list[lis
         for _ in range(steps):
             run.step()
             if run.t % HELD_EVERY == 0:
-                held.append([run.t, run.held_out()[1]])
+                held.append([run.t, run.held_out()[1]] + ([run.held_out(test)[1]] if test else []))
     finally:
         torch.set_num_threads(threads)
     return run, held
@@ -67,9 +83,12 @@ def probe_run(run: pg.Run, probe: list[int]) -> tuple[torch.Tensor, list[int]]:
     return torch.stack(out.attentions)[:, 0], out.logits[0].argmax(-1).tolist()
 
 
-def draw_run(run: pg.Run, held: list, probe: list[int], narrow: bool = False) -> plt.Figure:
+def draw_run(
+    run: pg.Run, held: list, probe: list[int], narrow: bool = False, test_length: int | None = None
+) -> plt.Figure:
     """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``.
-    ``narrow``: drawn for a phone (5.2 inches wide, 11-point text), the curves above the maps."""
+    ``narrow``: drawn for a phone (5.2 inches wide, 11-point text), the curves above the maps;
+    ``test_length``: the length of ``held``'s third column (``train_run``), drawn dashed."""
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     c = run.config
@@ -86,7 +105,7 @@ def draw_run(run: pg.Run, held: list, probe: list[int], narrow: bool = False) ->
             grid = fig.add_gridspec(1 + rows, cols, height_ratios=[2.8] + [2.6] * rows)
             ax = fig.add_subplot(grid[0, :])
             maps = [fig.add_subplot(grid[1 + i // cols, i % cols]) for i in range(n_maps)]
-            _draw_run(fig, ax, maps, run, held, probe, att, small=11)
+            _draw_run(fig, ax, maps, run, held, probe, att, small=11, test_length=test_length)
         return fig
     # One row of maps per layer, the curves on the left across all rows: a figure at most
     # 1 + n_heads panels wide, whose text stays readable at the page's width (9 pt ticks at
@@ -101,7 +120,7 @@ def draw_run(run: pg.Run, held: list, probe: list[int], narrow: bool = False) ->
         for layer in range(c.n_layers)
         for head in range(c.n_heads)
     ]
-    _draw_run(fig, ax, maps, run, held, probe, att)
+    _draw_run(fig, ax, maps, run, held, probe, att, test_length=test_length)
     return fig
 
 
@@ -115,7 +134,7 @@ _FONT_KEYS = (
 )
 
 
-def _draw_run(fig, ax, maps, run, held, probe, att, small=None):
+def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None):
     """The curves on ``ax`` and the maps on ``maps``; ``small``: the legend's and title's size in
     points, and one colour bar below the maps (default: 8 and 9, a colour bar beside each map)."""
     c = run.config
@@ -132,6 +151,17 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None):
         ms=3,
         label="held-out sequences right",
     )
+    test = [h for h in held if len(h) > 2]  # [t, accuracy, accuracy at the test length]
+    if test:
+        ax2.plot(
+            [h[0] for h in test],
+            [h[2] for h in test],
+            color="#9e3d9e",
+            marker="s",
+            ms=3,
+            linestyle="--",
+            label="held out at the test length",
+        )
     # headroom above both curves (loss at most its first value, accuracy at most 1) for the key
     ax.set_ylim(0, 1.35 * max(losses, default=1.0))
     ax2.set_ylim(0, 1.35)
@@ -141,7 +171,8 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None):
     # a key to the two curves, as the page's own has
     ax.legend(
         ax.get_lines() + ax2.get_lines(),
-        ["training loss (left axis)", "held-out sequences\nright (right axis)"],
+        ["training loss (left axis)", "held-out sequences\nright (right axis)"]
+        + ([f"held out at length {test_length}\n(sequences right)"] if test else []),
         loc="upper right",
         fontsize=small or 8,
         handlelength=1.5,
@@ -174,18 +205,21 @@ def playground_figure(
     caption: str | None = None,
     trained: tuple[pg.Run, list] | None = None,
     narrow: bool = False,
+    test_length: int = pg.LENGTH,
 ) -> LiveFigure:
     """The Playground, first showing ``steps`` steps of ``config`` trained in the kernel (or the
-    ``trained`` run and held-out list that ``train_run(config, steps)`` returned). ``narrow``: its
-    pictures drawn for a phone, the curves above the attention maps (:func:`draw_run`)."""
+    ``trained`` run and held-out list that ``train_run(config, steps, test_length)`` returned).
+    ``narrow``: its pictures drawn for a phone, the curves above the attention maps
+    (:func:`draw_run`); ``test_length``: the page's test-length setting, 16 or 32 for a second
+    held-out curve on longer sequences."""
     config = config or pg.PlaygroundConfig()
     probe_ids = parse_probe(config.task, probe or PROBES[config.task])
     if trained is not None and (trained[0].config != config or trained[0].t != steps):
         raise ValueError(
             f"trained: expected a run of {steps} steps of {config}, got {trained[0].t} steps of {trained[0].config}"
         )
-    run, held = trained or train_run(config, steps)
-    fig = draw_run(run, held, probe_ids, narrow)
+    run, held = trained or train_run(config, steps, test_length)
+    fig = draw_run(run, held, probe_ids, narrow, test_length)
     png = figure_png(fig)
     plt.close(fig)
     last = held[-1][1] if held else run.held_out()[1]
@@ -196,16 +230,24 @@ def playground_figure(
         f"{second}: the attention of each of the {config.n_layers * config.n_heads} heads on the probe "
         f"{' '.join(pg.symbols(config.task, probe_ids))}."
     )
+    if held and len(held[-1]) > 2:
+        alt = alt.replace(
+            f"reaching {100 * last:.0f}%.",
+            f"reaching {100 * last:.0f}%, and {100 * held[-1][2]:.0f}% at length {test_length} (dashed).",
+        )
     defaults = {
         "task": config.task, "layers": config.n_layers, "heads": config.n_heads, "width": config.d_model,
         "pos": config.positional, "mask": "causal" if config.causal else "bidirectional",
         "lr": config.lr, "batch": config.batch_size, "seed": config.seed,
     }  # fmt: skip
+    if test_length != pg.LENGTH:  # the page's test-length setting (8 where the link has none)
+        defaults["test"] = test_length
     att, answer = probe_run(run, probe_ids)
     example = {
         "defaults": defaults,
         "history": [round(h[0], 5) for h in run.history],
-        "held_out": held,
+        "held_out": [h[:2] for h in held],
+        "held_test": [[h[0], h[2]] for h in held if len(h) > 2],
         "probes": {**PROBES, config.task: probe or PROBES[config.task]},
         # the maps the page draws before Play (the picture's): the probe's attention after the run
         "probe": {
@@ -221,13 +263,18 @@ def playground_figure(
         example,
         png=png,
         alt=alt,
-        widget=_widget(config, steps, probe_ids, png, narrow),
+        widget=_widget(config, steps, probe_ids, png, narrow, test_length),
         caption=caption,
     )
 
 
 def _widget(
-    config: pg.PlaygroundConfig, steps: int, probe_ids: list[int], png: bytes, narrow: bool = False
+    config: pg.PlaygroundConfig,
+    steps: int,
+    probe_ids: list[int],
+    png: bytes,
+    narrow: bool = False,
+    test_length: int = pg.LENGTH,
 ):
     """The kernel's form: the page's settings, a Train button, the same pictures."""
     try:
@@ -254,6 +301,7 @@ def _widget(
         ),
         "seed": widgets.BoundedIntText(value=config.seed, min=0, max=2**32 - 1, description="seed"),
     }
+    test = widgets.Dropdown(options=list(TEST_LENGTHS), value=test_length, description="test length")
     n_steps = widgets.BoundedIntText(value=steps, min=1, max=5000, description="steps")
     button = widgets.Button(description="Train")
     out = widgets.Output()
@@ -261,8 +309,14 @@ def _widget(
     def train(_=None):
         c = pg.PlaygroundConfig(**{k: w.value for k, w in choose.items()})
         ids = probe_ids if c.task == config.task else parse_probe(c.task, PROBES[c.task])
-        run, held = train_run(c, n_steps.value)
-        fig = draw_run(run, held, ids, narrow)
+        try:  # learned positions at a longer test length: said, not raised
+            run, held = train_run(c, n_steps.value, test.value)
+        except ValueError as err:
+            with out:
+                out.clear_output(wait=True)
+                print(f"Not trained: {err}.")
+            return
+        fig = draw_run(run, held, ids, narrow, test.value)
         png = figure_png(fig)
         plt.close(fig)
         with out:
@@ -275,7 +329,7 @@ def _widget(
     return widgets.VBox(
         [
             widgets.HBox(list(choose.values())[:5]),
-            widgets.HBox([*list(choose.values())[5:], n_steps, button]),
+            widgets.HBox([*list(choose.values())[5:], test, n_steps, button]),
             out,
         ]
     )

@@ -1,10 +1,12 @@
 """Every size of the Playground the built site offers trains as PyTorch does: its K-step graph
 (the page's run of K steps, the step graph unrolled) from a state away from the page's start gives
 every loss, accuracy, parameter and Adam moment of K of ``lib.playground``'s steps, and its step
-graph one step. tests/test_playground.py checks one size in depth (export, unrolling, loading the
-weights back, the page's feeding); this checks the graphs the reader downloads, at all 18 sizes,
-so that no size's export (e.g. of the operations tools/export_playground.py writes its own way,
-``page_decompositions``) differs from the library's step.
+graph one step; its long probe (the forward pass at the test lengths, fed as the page feeds it)
+gives the library's logits at 16 and at 32 for every kind of positions it serves.
+tests/test_playground.py checks one size in depth (export, unrolling, loading the weights back, the
+page's feeding); this checks the graphs the reader downloads, at all 18 sizes and at the 12 graph
+sets of RoPE and ALiBi (width 32), so that no size's export (e.g. of the operations
+tools/export_playground.py writes its own way, ``page_decompositions``) differs from the library's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import export_playground as ex  # noqa: E402
 
 STEP_TOL = 1e-6  # as tests/test_playground.py: after one step and after K, every value
+LOGIT_TOL = 1e-5  # the long probe's logits, as tests/test_playground.py's probes
 
 # the graphs are the built site's (make test-kernels, which runs without a site, leaves them out)
 pytestmark = pytest.mark.site
@@ -43,11 +46,18 @@ def session(path: Path):
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-@pytest.mark.parametrize("size", ex.CONFIGS, ids=[ex.key(*c) for c in ex.CONFIGS])
+def test_the_manifest_lists_every_graph_set(manifest):
+    _, data = manifest
+    assert list(data["models"]) == [ex.key(*j) for j in ex.JOBS]
+    assert data["in_attention"]["sizes"] == [ex.key(*c) for c in ex.IN_ATTENTION_SIZES]
+    assert data["test"] == {"length": ex.TEST_LENGTH, "lengths": list(ex.TEST_LENGTHS)}
+
+
+@pytest.mark.parametrize("size", ex.JOBS, ids=[ex.key(*j) for j in ex.JOBS])
 def test_each_size_steps_as_pytorch(manifest, size):
     folder, data = manifest
     entry = data["models"][ex.key(*size)]
-    assert entry["hash"] == ex.source_hash(*size, entry["unroll"]), "graphs older than the code"
+    assert entry["hash"] == ex.source_hash(*size[:3], entry["unroll"], size[3]), "graphs older than the code"
     model = ex.model_for(*size)
     torch.manual_seed(sum(size))
     params = [p.detach().clone() for p in model.parameters()]
@@ -78,3 +88,23 @@ def test_each_size_steps_as_pytorch(manifest, size):
         np.testing.assert_allclose(got[i], [r[i].item() for r in refs], rtol=0, atol=STEP_TOL)
     for a, b in zip(got[3:], state):  # the state after the K-th step
         np.testing.assert_allclose(a, b.numpy(), rtol=0, atol=STEP_TOL)
+    # the long probe: every kind of positions it serves, with the trained state's weights
+    kinds = [size[3]] if size[3] in pg.IN_ATTENTION else ["sinusoidal", "none"]
+    sess = session(folder / entry["probe_long"])
+    names = [i.name for i in sess.get_inputs()]
+    for kind, causal in [(k, c) for k in kinds for c in (False, True)]:
+        config = pg.PlaygroundConfig(
+            n_layers=size[0], n_heads=size[1], d_model=size[2], positional=kind, causal=causal
+        )
+        trained = pg.PlaygroundModel(config)
+        weights = dict(zip([n for n, _ in trained.named_parameters()], state))
+        weights["pos"] = trained.pos.detach()  # the table the page keeps (sinusoidal or zeros)
+        trained.load_state_dict(weights)
+        params = [p.detach().numpy() for p in trained.parameters()]
+        for length in ex.TEST_LENGTHS:
+            x, _ = pg.make_batch("copy", 8, pg.Mulberry32(length), length)
+            feeds = [a.numpy() for a in ex.long_feeds(trained, x)] + params
+            (logits,) = sess.run(None, dict(zip(names, feeds)))
+            with torch.no_grad():
+                ref = trained(x).logits.numpy()  # [8, length, V]
+            np.testing.assert_allclose(logits[:, :length], ref, rtol=0, atol=LOGIT_TOL)

@@ -238,17 +238,18 @@ def test_settings_live_in_the_url(site, server, browser):
     load(
         browser,
         server,
-        "#task=sort&layers=2&heads=4&width=16&pos=none&mask=causal&lr=0.01&batch=64&seed=7",
+        "#task=sort&layers=2&heads=4&width=16&pos=none&mask=causal&lr=0.01&batch=64&seed=7&test=16",
     )
     values = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
     )
-    assert values == ["sort", "2", "4", "16", "none", "causal", "0.01", "64", "7"]
+    assert values == ["sort", "2", "4", "16", "none", "causal", "0.01", "64", "7", "16"]
     browser.execute_script(
         f"const s = {ROOT}.querySelector('.book-pg-task'); s.value = 'copy'; s.dispatchEvent(new Event('change'));"
     )
     assert wait_until(browser, "location.hash.includes('task=copy')")
     assert "seed=7" in browser.execute_script("return location.hash;")
+    assert "test=16" in browser.execute_script("return location.hash;")
 
 
 def test_a_link_with_other_settings_does_not_show_the_chapters_run(site, server, browser):
@@ -352,3 +353,88 @@ def test_each_page_has_a_computing_playground_with_its_preset(site, server, brow
     assert wait_until(browser, f"{ROOT}.querySelectorAll('.book-pg-map svg').length === {n_maps}")
     assert not console_errors(browser)
     assert not requests_to_other_hosts(browser)
+
+
+# --- a test length beyond the training length (issue 32) -----------------------------------------
+
+CH18 = "notebooks/18_attention_at_scale.html"
+COPY = "#task=copy&layers=1&heads=2&width=32&mask=causal&lr=0.003&batch=32&seed=0"
+
+
+def held_at(browser, t: int) -> tuple[float, float]:
+    """The page's held-out sequence accuracy at step t: at the training length and at the test one."""
+    assert wait_until(browser, f"{ROOT}.playground.heldTest.some((h) => h[0] === {t})")
+    state = browser.execute_script(f"return [{ROOT}.playground.held, {ROOT}.playground.heldTest];")
+    return dict(state[0])[t], {h[0]: h[1] for h in state[1]}[t]
+
+
+def test_alibi_copies_at_a_longer_length_and_sinusoidal_does_not(site, server, browser):
+    """Copy, causal, 100 steps on sequences of 8: held out at 16, ALiBi copies nearly every
+    sequence and the sinusoidal table few (lib, seed 0: 1.00 and 0.13); each equal to the library's
+    ``Run.held_out(16)`` within 2 points. Learned positions train at 8 and are offered no test length,
+    with the reason on the form."""
+    start = time.perf_counter()
+    held = {}
+    for kind in ("alibi", "sinusoidal"):
+        load(browser, server, f"{COPY}&pos={kind}&test=16", CH18)
+        steps(browser, 100)
+        held[kind] = held_at(browser, 100)
+        ref = library_run(
+            pg.PlaygroundConfig(task="copy", positional=kind, causal=True, seed=0), 100
+        )
+        assert abs(held[kind][0] - ref.held_out()[1]) <= 0.02, (kind, held[kind])
+        assert abs(held[kind][1] - ref.held_out(16)[1]) <= 0.02, (kind, held[kind])
+        assert len(text_of(browser, ".book-pg-held-test")) == 1  # the dashed curve is drawn
+        legend = text_of(browser, ".book-pg-legend-item")
+        assert "held out at length 16: sequences right" in legend[2], legend
+        assert "(at length 16: " in text_of(browser, ".book-pg-stats")[0]
+    assert held["alibi"][0] >= 0.95 and held["sinusoidal"][0] >= 0.95  # both learn at 8
+    assert held["alibi"][1] >= 0.95 and held["sinusoidal"][1] <= 0.5, held
+    # learned positions: a link asking for 16 gets 8 and the reason; the form disables 16 and 32
+    load(browser, server, f"{COPY}&pos=learned&test=16", CH18)
+    message = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
+    assert "test length 16 is not offered: learned positions have a table of 8 rows" in message
+    assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-test').value;") == "8"
+    disabled = browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll('.book-pg-test option')).map((o) => o.disabled);"
+    )
+    assert disabled == [False, True, True]
+    assert "no vector for position 8" in text_of(browser, ".book-pg-offer")[0]
+    steps(browser, 100)
+    assert wait_until(browser, f"{ROOT}.playground.held.some((h) => h[0] === 100)")
+    assert browser.execute_script(f"return {ROOT}.playground.heldTest.length;") == 0
+    assert browser.execute_script(f"return {ROOT}.dataset.state;") == "computed"
+    assert not console_errors(browser)
+    assert not requests_to_other_hosts(browser)
+    assert time.perf_counter() - start < 60
+
+
+def test_rope_and_alibi_are_offered_at_width_32_and_the_form_says_so(site, server, browser):
+    load(browser, server, f"{COPY.replace('width=32', 'width=64')}&pos=rope", CH18)
+    message = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
+    assert "width 64 is not offered with RoPE" in message and "width set to 32" in message
+    assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-width').value;") == "32"
+    assert "width 16 and 64 not offered: RoPE's graphs" in text_of(browser, ".book-pg-offer")[0]
+    # choosing a position table again offers every width
+    browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-pos'); s.value = 'none'; s.dispatchEvent(new Event('change'));"
+    )
+    assert text_of(browser, ".book-pg-offer")[0] == ""
+    # RoPE trains in the page as the library does
+    browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-pos'); s.value = 'rope'; s.dispatchEvent(new Event('change'));"
+    )
+    steps(browser, 10)
+    losses = browser.execute_script(f"return {ROOT}.playground.losses;")
+    ref = library_run(pg.PlaygroundConfig(task="copy", positional="rope", causal=True), 10)
+    assert max(abs(a - b[0]) for (_, a), b in zip(losses, ref.history)) < 1e-4
+
+
+def test_chapter_18_shows_the_run_at_length_32_before_play(site, server, browser):
+    """The chapter's preset (copy, ALiBi, causal, test length 32): its two held-out curves, computed
+    by the library, drawn before any click, and the settings in the form."""
+    load(browser, server, "", CH18)
+    assert browser.execute_script(f"return {ROOT}.dataset.example;") == "chapter"
+    assert browser.execute_script(f"return [{ROOT}.querySelector('.book-pg-pos').value, {ROOT}.querySelector('.book-pg-test').value];") == ["alibi", "32"]
+    assert len(text_of(browser, ".book-pg-held-test")) == 1
+    assert "held out at length 32" in text_of(browser, ".book-pg-legend-item")[2]

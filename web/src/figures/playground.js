@@ -4,25 +4,72 @@
 // reproduces the run. The example drawn before Play is the same run computed by lib in the kernel: its
 // curves and its attention maps on the probe. Play trains until a step budget (the example run's
 // length, again on each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
+// A test length beyond the training length 8 adds a second held-out curve: the same model on longer held-out
+// sequences (issue 32). Not every combination is exported (tools/export_playground.py): RoPE and ALiBi at
+// width 32 only, no test length for learned positions (no vector past position 7); the form disables what
+// is not offered and says why (offerNotes).
 import { colour, el, html } from "../draw.js";
-import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, parseSequence, symbol } from "../playground/tasks.js";
+import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
 const CHOICES = {
   task: TASKS,
   layers: [1, 2],
   heads: [1, 2, 4],
   width: [16, 32, 64],
-  pos: ["learned", "sinusoidal", "none"],
+  pos: ["learned", "sinusoidal", "none", "rope", "alibi"],
   mask: ["bidirectional", "causal"],
   lr: [0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 1],
   batch: [8, 16, 32, 64, 128],
+  test: [8, 16, 32],
 };
 const LABELS = { task: "task", layers: "layers", heads: "heads", width: "width", pos: "positions",
-  mask: "attention", lr: "learning rate", batch: "batch", seed: "seed" };
+  mask: "attention", lr: "learning rate", batch: "batch", seed: "seed", test: "test length" };
+// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS; tests/test_playground.py
+// holds the two equal): RoPE and ALiBi have graphs at width 32 only; every test length at every size.
+export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32] };
+const NAMES = { rope: "RoPE", alibi: "ALiBi" };
 
-// Settings from the URL, clamped: unknown keys and values out of range are reported, never used.
+// Why each value of each setting is not offered with the other settings of s: {key: {value: why}}.
+export function notOffered(s) {
+  const out = { width: {}, test: {} };
+  if (OFFER.inAttention.includes(s.pos)) {
+    for (const w of CHOICES.width) {
+      if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `${NAMES[s.pos]}'s graphs are exported at width ` +
+        `${OFFER.inAttentionWidths.join(", ")} only (a graph of their own for each size; the book's build exports a few)`;
+    }
+  }
+  for (const n of CHOICES.test) {
+    if (n === LENGTH) continue;
+    if (s.pos === "learned") out.test[n] = `learned positions have a table of ${LENGTH} rows and no vector for ` +
+      `position ${LENGTH} and beyond, so a model with them cannot read a longer sequence: choose sinusoidal, none, ` +
+      "RoPE or ALiBi to test at a longer length";
+    else if (lengthProblem(s.task, n)) {
+      out.test[n] = `the ${s.task} task has no sequences of ${n}: ${lengthProblem(s.task, n).replace(/^length: /, "")}`;
+    }
+  }
+  return out;
+}
+
+// s with every setting that is not offered replaced (width by 32, a test length by 8), and what changed.
+export function reconcile(s) {
+  const out = { ...s };
+  const notes = [];
+  const no = notOffered(out);
+  if (no.width[out.width]) {
+    notes.push(`width ${out.width} is not offered with ${NAMES[out.pos]}: ${no.width[out.width]}; width set to ${OFFER.inAttentionWidths[0]}`);
+    out.width = OFFER.inAttentionWidths[0];
+  }
+  if (no.test[out.test]) {
+    notes.push(`test length ${out.test} is not offered: ${no.test[out.test]}; test length set to ${LENGTH}`);
+    out.test = LENGTH;
+  }
+  return { settings: out, notes };
+}
+
+// Settings from the URL, clamped: unknown keys and values out of range are reported, never used; a
+// combination that is not offered (reconcile) is changed and reported.
 export function readSettings(hash, defaults) {
-  const settings = { ...defaults };
+  const settings = { test: LENGTH, ...defaults };
   const problems = [];
   const params = new URLSearchParams(hash.replace(/^#/, ""));
   for (const [key, raw] of params) {
@@ -41,11 +88,12 @@ export function readSettings(hash, defaults) {
       settings.probe = raw;
     }
   }
-  return { settings, problems };
+  const { settings: offered, notes } = reconcile(settings);
+  return { settings: offered, problems: problems.concat(notes) };
 }
 
 export function writeSettings(s) {
-  const keys = ["task", "layers", "heads", "width", "pos", "mask", "lr", "batch", "seed"];
+  const keys = ["task", "layers", "heads", "width", "pos", "mask", "lr", "batch", "seed", "test"];
   return "#" + keys.map((k) => `${k}=${encodeURIComponent(s[k])}`).join("&");
 }
 
@@ -72,6 +120,8 @@ function safetensors(names, shapes, arrays, meta) {
 
 const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground draws it
 const HELD = "#1f77b4"; // held-out sequences right (right axis)
+const TEST = "#9e3d9e"; // held out at the test length (right axis, dashed)
+const CURVES = "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps";
 export const BUDGET = 300; // steps per Play where the example has no run (else its run's length: 300 or 400)
 export const PATIENCE = 6; // held-out checks (every 25 steps) with the same accuracy before Play stops
 
@@ -88,8 +138,8 @@ export function ticks(max, n = 4) {
 
 // The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
 // at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
-// above it (it wraps on a phone).
-export function chart(svg, losses, held, width) {
+// above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed.
+export function chart(svg, losses, held, width, heldTest = []) {
   const height = 200;
   const m = { left: 48, right: 48, top: 10, bottom: 40 };
   const w = width - m.left - m.right;
@@ -97,7 +147,7 @@ export function chart(svg, losses, held, width) {
   svg.replaceChildren();
   for (const [k, v] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}` })) svg.setAttribute(k, v);
   const finite = losses.filter((p) => Number.isFinite(p[1]));
-  const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]));
+  const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]), ...heldTest.map((p) => p[0]));
   const xs = ticks(Math.max(lastStep, 10), width < 400 ? 3 : 5);
   // no step yet: the scale of a first step's loss (a uniform guess over 16 symbols: ln 16 = 2.8)
   const ys = ticks(finite.length ? Math.max(1e-3, ...finite.map((p) => p[1])) : Math.log(16), 4);
@@ -139,6 +189,11 @@ export function chart(svg, losses, held, width) {
       fill: "none", stroke: HELD, "stroke-width": 2, class: "book-pg-held" }, g);
     for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 2.5, fill: HELD }, g);
   }
+  if (heldTest.length) {
+    el("polyline", { points: heldTest.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: TEST, "stroke-width": 2, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
+    for (const [t, v] of heldTest) el("rect", { x: X(t) - 2.5, y: YR(v) - 2.5, width: 5, height: 5, fill: TEST }, g);
+  }
   if (!finite.length && !held.length) {
     text(m.left + w / 2, m.top + h / 2, "no step yet", { "text-anchor": "middle", fill: "#777" });
   }
@@ -146,17 +201,27 @@ export function chart(svg, losses, held, width) {
   svg.dataset.yticks = JSON.stringify(ys);
 }
 
+// The legend; pg.legendTest(n) shows the test-length curve's entry (n > 8) or hides it.
 function legend(parent) {
   const box = html("div", { class: "book-pg-legend" }, parent);
+  const items = [];
   for (const [stroke, text, dot] of [[LOSS, "training loss (left axis)", false],
-    [HELD, "held-out sequences right, % (right axis; checked every 25 steps)", true]]) {
+    [HELD, `held-out sequences right, % (right axis; length ${LENGTH}, checked every 25 steps)`, "circle"],
+    [TEST, "", "square"]]) {
     const item = html("span", { class: "book-pg-legend-item" }, box);
     const key = el("svg", { width: 26, height: 12, "aria-hidden": "true" }, item);
-    el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke, "stroke-width": 2 }, key);
-    if (dot) el("circle", { cx: 13, cy: 6, r: 2.5, fill: stroke }, key);
-    html("span", {}, item, text);
+    el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke, "stroke-width": 2,
+      ...(dot === "square" ? { "stroke-dasharray": "5 3" } : {}) }, key);
+    if (dot === "circle") el("circle", { cx: 13, cy: 6, r: 2.5, fill: stroke }, key);
+    if (dot === "square") el("rect", { x: 10.5, y: 3.5, width: 5, height: 5, fill: stroke }, key);
+    items.push(html("span", {}, item, text));
   }
-  return box;
+  const testItem = items[2].parentNode;
+  return (n) => {
+    testItem.hidden = !(n > LENGTH);
+    testItem.classList.toggle("book-pg-legend-test", true);
+    items[2].textContent = n > LENGTH ? `held out at length ${n}: sequences right, % (right axis, dashed)` : "";
+  };
 }
 
 // One head's attention on the probe: an SVG heatmap with the probe's tokens on both axes (queries in
@@ -217,10 +282,11 @@ export function mountPlayground(root, example, ctx) {
   const { settings, problems } = readSettings(location.hash, example.defaults);
   const pg = { root, ctx, example, ui: buildControls(root, settings, example) };
   if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
-  pg.state = { worker: null, ready: null, losses: [], held: [], t: 0, playing: false, diverged: false,
+  pg.state = { worker: null, ready: null, losses: [], held: [], heldTest: [], t: 0, playing: false, diverged: false,
     stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
   root.playground = pg.state; // the run, for the browser tests and curious readers
   pg.current = () => currentSettings(pg.ui.inputs);
+  offerView(pg);
   curveView(pg);
   mapsView(pg);
   captionNote(pg);
@@ -235,6 +301,7 @@ function buildControls(root, settings, example) {
   const inputs = {};
   for (const key of Object.keys(LABELS)) {
     const wrap = html("label", {}, form, `${LABELS[key]} `);
+    if (key === "test") wrap.title = `the length of a second set of held-out sequences; training is at ${LENGTH}`;
     if (key === "seed") {
       inputs.seed = html("input", { type: "number", min: 0, max: 4294967295, step: 1, value: settings.seed,
         style: "width: 7em", "aria-label": "seed" }, wrap);
@@ -253,10 +320,10 @@ function buildControls(root, settings, example) {
   const probeWrap = html("label", {}, root, "probe sequence ");
   ui.probeBox = html("input", { type: "text", class: "book-pg-probe", size: 30, "aria-label": "probe sequence",
     value: settings.probe || example.probes[settings.task] }, probeWrap);
+  ui.offer = html("p", { class: "book-pg-offer", "aria-live": "polite" }, root);
   ui.answer = html("p", { class: "book-pg-answer", "aria-live": "polite" }, root);
-  legend(root);
-  ui.svg = el("svg", { class: "book-pg-curve", role: "img",
-    "aria-label": "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps" });
+  ui.legendTest = legend(root);
+  ui.svg = el("svg", { class: "book-pg-curve", role: "img", "aria-label": CURVES });
   ui.svg.style.maxWidth = "100%";
   ui.svg.style.height = "auto";
   root.appendChild(ui.svg);
@@ -270,8 +337,37 @@ function buildControls(root, settings, example) {
 function currentSettings(inputs) {
   const s = {};
   for (const key of Object.keys(LABELS)) s[key] = key === "seed" ? Number(inputs.seed.value) : inputs[key].value;
-  for (const key of ["layers", "heads", "width", "lr", "batch"]) s[key] = Number(s[key]);
+  for (const key of ["layers", "heads", "width", "lr", "batch", "test"]) s[key] = Number(s[key]);
   return s;
+}
+
+// pg.showOffer(): the options not offered with the settings now chosen are disabled, and the note under
+// the form says why (its text in root.dataset.offer). pg.reconcileForm(): replaces what is not offered.
+function offerView(pg) {
+  const { root, ui } = pg;
+  pg.showOffer = () => {
+    const no = notOffered(pg.current());
+    const why = [];
+    for (const key of ["width", "test"]) {
+      for (const option of ui.inputs[key].options) {
+        option.disabled = Object.hasOwn(no[key], option.value);
+        option.title = no[key][option.value] || "";
+      }
+      const values = Object.keys(no[key]);
+      if (values.length) why.push(`${LABELS[key]} ${values.join(" and ")} not offered: ${no[key][values[0]]}.`);
+    }
+    ui.offer.textContent = why.join(" ");
+    root.dataset.offer = ui.offer.textContent;
+    const n = pg.current().test;
+    ui.legendTest(n);
+    ui.svg.setAttribute("aria-label", CURVES + (n > LENGTH ? `, and held out at length ${n} (purple, dashed)` : ""));
+  };
+  pg.reconcileForm = () => {
+    const { settings, notes } = reconcile(pg.current());
+    for (const key of ["width", "test"]) ui.inputs[key].value = String(settings[key]);
+    pg.showOffer();
+    return notes;
+  };
 }
 
 // pg.drawCurve(): the curves and the status line, at the width the chart is shown (its text 11 CSS px
@@ -282,11 +378,13 @@ function curveView(pg) {
   const chartWidth = () => Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
   pg.drawCurve = () => {
     drawnWidth = chartWidth();
-    chart(ui.svg, state.losses, state.held, drawnWidth);
+    chart(ui.svg, state.losses, state.held, drawnWidth, state.heldTest);
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
+    const test = state.heldTest[state.heldTest.length - 1];
     ui.stats.textContent = (last ? `step ${last[0]}: loss ${last[1].toFixed(4)}` +
-      (held ? `, held-out sequences right ${(100 * held[1]).toFixed(1)}%` : "") : "step 0: no training yet") +
+      (held ? `, held-out sequences right ${(100 * held[1]).toFixed(1)}%` : "") +
+      (held && test ? ` (at length ${pg.current().test}: ${(100 * test[1]).toFixed(1)}%)` : "") : "step 0: no training yet") +
       (state.stopped ? `. ${state.stopped}` : "") + (state.note ? ` ${state.note}` : "");
     root.dataset.steps = String(state.t);
   };
@@ -404,6 +502,7 @@ function workerClient(pg) {
     stopPlaying(pg);
     root.dataset.run = "";
     delete root.dataset.heldout;
+    delete root.dataset.heldoutTest;
     delete root.dataset.stopped;
     root.dataset.example = "reset";
     ctx.message(root, "", "info");
@@ -417,7 +516,7 @@ function workerClient(pg) {
 }
 
 function clearRun(state) {
-  Object.assign(state, { losses: [], held: [], t: 0, diverged: false, stopped: null });
+  Object.assign(state, { losses: [], held: [], heldTest: [], t: 0, diverged: false, stopped: null });
 }
 
 function stopPlaying(pg) {
@@ -436,9 +535,12 @@ async function startRun(pg) {
   const s = pg.current();
   history.replaceState(null, "", writeSettings(s));
   const manifest = await (await ctx.fetch("playground/manifest.json")).json();
-  const entry = manifest.models[`L${s.layers}-H${s.heads}-D${s.width}`];
-  const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
-    (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
+  const name = `L${s.layers}-H${s.heads}-D${s.width}` + (OFFER.inAttention.includes(s.pos) ? `-${s.pos}` : "");
+  const entry = manifest.models[name];
+  if (!entry) throw new Error(`the graphs of ${name} were not exported (tools/export_playground.py)`);
+  const long = s.test > LENGTH ? entry.probe_long : null; // the long probe only when a test length asks for it
+  const bytes = await Promise.all([entry.step, entry.probe, entry.steps, long].map(async (f) =>
+    f ? (await ctx.fetch(`playground/${f}`)).arrayBuffer() : null));
   if (state.worker) state.worker.terminate();
   const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
   state.worker = worker;
@@ -452,8 +554,8 @@ async function startRun(pg) {
     state.onReady = resolve;
     state.onError = reject;
     worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
-      lr: s.lr, batch: s.batch, seed: s.seed }, entry, heldOut: manifest.held_out,
-      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
+      lr: s.lr, batch: s.batch, seed: s.seed, testLength: s.test }, entry, heldOut: manifest.held_out,
+      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2], longBytes: bytes[3] }, bytes.filter(Boolean));
   });
   root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
   const ids = pg.probeIds();
@@ -474,6 +576,10 @@ const ON_MESSAGE = {
   heldout(pg, msg) {
     pg.state.held.push([msg.t, msg.seqAcc]);
     pg.root.dataset.heldout = String(msg.seqAcc);
+    if (msg.test) {
+      pg.state.heldTest.push([msg.t, msg.test.seqAcc, msg.test.tokenAcc]);
+      pg.root.dataset.heldoutTest = String(msg.test.seqAcc);
+    }
     pg.drawCurve();
   },
   probe(pg, msg) {
@@ -549,7 +655,10 @@ function wireControls(pg) {
   });
   for (const key of Object.keys(ui.inputs)) ui.inputs[key].addEventListener("change", () => {
     if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
-    pg.resetRun().catch(() => {});
+    const notes = pg.reconcileForm(); // e.g. ALiBi chosen at width 64: width 32, and the note says so
+    pg.resetRun().then(() => {
+      if (notes.length) ctx.message(root, `Changed: ${notes.join("; ")}.`, "info");
+    }).catch(() => {});
   });
   ui.probeBox.addEventListener("change", () => {
     const ids = pg.probeIds();
@@ -569,6 +678,7 @@ function wireControls(pg) {
 function showExample(pg, settings) {
   const { example, root, state } = pg;
   root.dataset.state = "computed";
+  pg.showOffer();
   const other = pg.differs();
   if (other.length) {
     const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${example.defaults[k]})`).join(", ");
@@ -582,6 +692,7 @@ function showExample(pg, settings) {
   }
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
+  state.heldTest = example.held_test || [];
   state.note = "(computed by the library when the book was built; press Play to train here)";
   pg.drawCurve();
   const ids = pg.probeIds();

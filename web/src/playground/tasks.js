@@ -2,6 +2,7 @@
 // and compares every batch): Mulberry32 for the draws, then copy, reverse, sort, brackets, induction, position.
 
 export const LENGTH = 8;
+export const MAX_LENGTH = 64; // lib.playground.MAX_LENGTH: the longest sequence makeBatch draws (a test length)
 export const VOCAB = 16;
 export const NONE = 15; // induction's answer where x_t has not occurred before; position's start symbol
 export const TASKS = ["copy", "reverse", "sort", "brackets", "induction", "position"];
@@ -24,12 +25,12 @@ export class Mulberry32 {
   }
 }
 
-function sequence(task, rng) {
+function sequence(task, rng, L) {
   if (task === "brackets") {
-    const x = [], y = new Array(LENGTH).fill(0), stack = [];
+    const x = [], y = new Array(L).fill(0), stack = [];
     let opened = 0;
-    for (let t = 0; t < LENGTH; t++) {
-      if (opened < LENGTH / 2 && (stack.length === 0 || rng.random() < 0.5)) {
+    for (let t = 0; t < L; t++) {
+      if (opened < L / 2 && (stack.length === 0 || rng.random() < 0.5)) {
         const kind = rng.randint(2), digit = rng.randint(4);
         stack.push([t, kind, digit]);
         x.push(8 * kind + digit);
@@ -46,12 +47,12 @@ function sequence(task, rng) {
   }
   if (task === "position") {
     const x = [NONE], y = [];
-    for (let t = 1; t < LENGTH; t++) x.push(rng.randint(ALPHABET[task]));
-    for (let t = 0; t < LENGTH; t++) y.push(t);
+    for (let t = 1; t < L; t++) x.push(rng.randint(ALPHABET[task]));
+    for (let t = 0; t < L; t++) y.push(t);
     return [x, y];
   }
   const x = [];
-  for (let t = 0; t < LENGTH; t++) x.push(rng.randint(ALPHABET[task]));
+  for (let t = 0; t < L; t++) x.push(rng.randint(ALPHABET[task]));
   if (task === "copy") return [x, x.slice()];
   if (task === "reverse") return [x, x.slice().reverse()];
   if (task === "sort") return [x, x.slice().sort((a, b) => a - b)];
@@ -63,15 +64,31 @@ function sequence(task, rng) {
   return [x, y];
 }
 
+// Why `task` has no sequences of `length` (lib.playground._check_length), or null if it has.
+export function lengthProblem(task, length) {
+  if (!Number.isInteger(length) || length < 2 || length > MAX_LENGTH) {
+    return `length: expected a whole number from 2 to ${MAX_LENGTH}, got ${length}`;
+  }
+  if (task === "brackets" && length % 2) return `length: brackets come in pairs, expected an even length, got ${length}`;
+  if (task === "position" && length > VOCAB) {
+    return `length: position's answers are positions, symbols 0 to ${VOCAB - 1}; expected at most ${VOCAB}, got ${length}`;
+  }
+  return null;
+}
+
 // batchSize sequences of task -> {x, y}: BigInt64Array [B * L] each (the graphs' int64 inputs).
-export function makeBatch(task, batchSize, rng) {
+// length: L, 8 for training; longer for a test (lib.playground.make_batch).
+export function makeBatch(task, batchSize, rng, length = LENGTH) {
   if (!TASKS.includes(task)) throw new Error(`task: expected one of ${TASKS.join(", ")}, got ${task}`);
-  const x = new BigInt64Array(batchSize * LENGTH), y = new BigInt64Array(batchSize * LENGTH);
+  const problem = lengthProblem(task, length);
+  if (problem) throw new Error(problem);
+  const L = length;
+  const x = new BigInt64Array(batchSize * L), y = new BigInt64Array(batchSize * L);
   for (let b = 0; b < batchSize; b++) {
-    const [xs, ys] = sequence(task, rng);
-    for (let t = 0; t < LENGTH; t++) {
-      x[b * LENGTH + t] = BigInt(xs[t]);
-      y[b * LENGTH + t] = BigInt(ys[t]);
+    const [xs, ys] = sequence(task, rng, L);
+    for (let t = 0; t < L; t++) {
+      x[b * L + t] = BigInt(xs[t]);
+      y[b * L + t] = BigInt(ys[t]);
     }
   }
   return { x, y };

@@ -9,8 +9,11 @@
 // as before the K-step graph; with bytes, another K-step graph, to compare values of K), time (for
 // benchmarks/playground.py: run any graph of float inputs n times, e.g. the step's matrix products alone).
 // Messages out: ready, progress, heldout, probe, diverged, stopped, paused, weights, unrolled, timed, error.
+// A test length N beyond the training length 8 (config.testLength): every held-out check also runs the
+// long probe (the forward pass at 32) on 256 held-out sequences of length N, keys at N and beyond
+// masked (tools/export_playground.py long_feeds), and "heldout" carries that accuracy as `test`.
 import * as ort from "onnxruntime-web/wasm";
-import { LENGTH, Mulberry32, initWeights, makeBatch } from "./tasks.js";
+import { LENGTH, Mulberry32, VOCAB, initWeights, makeBatch } from "./tasks.js";
 
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.proxy = false;
@@ -35,10 +38,24 @@ function sinusoidal(rows, cols) {
   return out;
 }
 
-function mask(causal) {
-  const m = new Uint8Array(LENGTH * LENGTH);
-  for (let i = 0; i < LENGTH; i++) for (let j = 0; j < LENGTH; j++) m[i * LENGTH + j] = !causal || j <= i ? 1 : 0;
-  return new ort.Tensor("bool", m, [LENGTH, LENGTH]);
+// bool [T, T], True where query i may attend key j: causal or all, and only keys before `keys`.
+function mask(causal, T = LENGTH, keys = T) {
+  const m = new Uint8Array(T * T);
+  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) m[i * T + j] = (!causal || j <= i) && j < keys ? 1 : 0;
+  return new ort.Tensor("bool", m, [T, T]);
+}
+
+// The held-out batch at the test length N, fed to the long probe (length T) as
+// tools/export_playground.py long_feeds writes it: x padded with zeros to [B, T], the keys at N and
+// beyond masked, `more` the position vectors past the table's 8 rows (sinusoidal's, else zeros).
+function longTest(c, entry, heldOut) {
+  const N = c.testLength, T = entry.test_length;
+  const { x, y } = makeBatch(c.task, heldOut.size, new Mulberry32((c.seed ^ heldOut.salt) >>> 0), N);
+  const padded = new BigInt64Array(heldOut.size * T);
+  for (let b = 0; b < heldOut.size; b++) padded.set(x.subarray(b * N, (b + 1) * N), b * T);
+  const D = entry.params.find((p) => p.name === "pos").shape[1];
+  const more = c.positional === "sinusoidal" ? sinusoidal(T, D).subarray(LENGTH * D) : new Float32Array((T - LENGTH) * D);
+  return { N, T, x: padded, y, mask: mask(c.causal, T, N), more: new ort.Tensor("float32", more, [T - LENGTH, D]) };
 }
 
 // One graph runs at a time: every session.run goes through this queue (a probe asked for while the
@@ -56,11 +73,11 @@ const session = (bytes, level = "all") => ort.InferenceSession.create(new Uint8A
   { executionProviders: ["wasm"], graphOptimizationLevel: level });
 
 async function init(msg) {
-  const [step, probe, steps] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes]
+  const [step, probe, steps, long] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes, msg.longBytes]
     .map((b) => b ? session(b) : null));
   const c = msg.config;
   const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
-    : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal", none: "zeros" }[c.positional] });
+    : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal" }[c.positional] || "zeros" });
   const params = initWeights(plan, c.seed, sinusoidal);
   const size = params.reduce((s, w) => s + w.length, 0);
   run = {
@@ -69,6 +86,7 @@ async function init(msg) {
     params, m: new Float32Array(size), v: new Float32Array(size), t: 0, rng: new Mulberry32(c.seed),
     held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
     mask: mask(c.causal), playing: false,
+    long, test: long && c.testLength > LENGTH ? longTest(c, msg.entry, msg.heldOut) : null,
   };
   return { type: "ready", parameters: size };
 }
@@ -147,24 +165,36 @@ async function forward(x, batch) {
   return { logits: out.logits.data, attentions: out.attentions.data, dims: out.attentions.dims };
 }
 
-async function heldOut() {
-  const n = run.held.x.length / LENGTH;
-  const { logits } = await forward(run.held.x, n);
-  const V = logits.length / (n * LENGTH);
+// Shares of positions and of sequences right: logits [n, T, V] read on their first N positions
+// against y [n, N].
+function accuracy(logits, y, n, N, T) {
   let tokens = 0, sequences = 0;
   for (let b = 0; b < n; b++) {
     let all = true;
-    for (let t = 0; t < LENGTH; t++) {
-      const row = logits.subarray((b * LENGTH + t) * V, (b * LENGTH + t + 1) * V);
+    for (let t = 0; t < N; t++) {
+      const row = logits.subarray((b * T + t) * VOCAB, (b * T + t + 1) * VOCAB);
       let best = 0;
-      for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
-      const right = BigInt(best) === run.held.y[b * LENGTH + t];
+      for (let v = 1; v < VOCAB; v++) if (row[v] > row[best]) best = v;
+      const right = BigInt(best) === y[b * N + t];
       tokens += right;
       all = all && right;
     }
     sequences += all;
   }
-  return { type: "heldout", t: run.t, tokenAcc: tokens / (n * LENGTH), seqAcc: sequences / n };
+  return { tokenAcc: tokens / (n * N), seqAcc: sequences / n };
+}
+
+async function heldOut() {
+  const n = run.held.x.length / LENGTH;
+  const { logits } = await forward(run.held.x, n);
+  const out = { type: "heldout", t: run.t, ...accuracy(logits, run.held.y, n, LENGTH, LENGTH) };
+  const test = run.test;
+  if (test) {
+    const got = await serial(() => run.long.run(feedsOf({ x: new ort.Tensor("int64", test.x, [n, test.T]),
+      mask: test.mask, more: test.more }, false)));
+    out.test = { length: test.N, ...accuracy(got.logits.data, test.y, n, test.N, test.T) };
+  }
+  return out;
 }
 
 async function probe(ids) {
