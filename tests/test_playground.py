@@ -762,3 +762,30 @@ def test_the_figure_drawn_narrow_is_legible_on_a_phone():
     assert wide.startswith("Left: ") and "Right: the attention" in wide
     with pytest.raises(TypeError, match="narrow"):
         draw_run(*trained, [0] * pg.LENGTH, narrow="yes")
+
+
+def test_the_figure_draws_the_held_out_accuracy_at_a_test_length():
+    """train_run(..., test_length) scores the run at 8 and at the test length every 25 steps
+    (``Run.held_out``), the figure draws the second curve dashed and hands the page both; learned
+    positions and a task with no sequences of that length are refused with the reason."""
+    from lib.viz.playground import draw_run, parse_probe, playground_figure, train_run
+
+    config = pg.PlaygroundConfig(task="copy", positional="alibi", causal=True, seed=1)
+    run, held = train_run(config, 25, test_length=16)
+    assert [h[0] for h in held] == [25] and len(held[0]) == 3
+    assert held[0][1:] == [run.held_out()[1], run.held_out(16)[1]]
+    fig = draw_run(run, held, parse_probe("copy", "3 1 4 1 5 9 2 6"), test_length=16)
+    dashed = [line for ax in fig.axes for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and list(dashed[0].get_ydata()) == [held[0][2]]
+    legend = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().texts]
+    assert "held out at length 16\n(sequences right)" in legend
+    fig.clf()
+    example = playground_figure(config, 25, trained=(run, held), test_length=16).example
+    assert example["defaults"]["test"] == 16
+    assert example["held_out"] == [[25, held[0][1]]] and example["held_test"] == [[25, held[0][2]]]
+    with pytest.raises(ValueError, match="test_length: learned positions"):
+        train_run(pg.PlaygroundConfig(task="copy"), 1, test_length=16)
+    with pytest.raises(ValueError, match="length: position's answers"):
+        train_run(pg.PlaygroundConfig(task="position", positional="none"), 1, test_length=32)
+    with pytest.raises(ValueError, match="test_length: expected one of"):
+        train_run(config, 1, test_length=12)
