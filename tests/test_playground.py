@@ -171,12 +171,15 @@ def test_the_page_offers_what_the_build_exports():
     from lib.viz.playground import TEST_LENGTHS
 
     page = ROOT / "web" / "src" / "figures" / "playground.js"
-    code = f'import * as p from "{page.as_posix()}";\n' + """
+    code = (
+        f'import * as p from "{page.as_posix()}";\n'
+        + """
 const cases = [["copy", "learned", 32, 16], ["position", "sinusoidal", 32, 32],
   ["copy", "alibi", 64, 32], ["copy", "rope", 32, 16]];
 process.stdout.write(JSON.stringify({offer: p.OFFER,
   cases: cases.map(([task, pos, width, test]) => p.reconcile({task, pos, width, test}))}));
 """
+    )
     out = subprocess.run(
         [NODE, "--input-type=module", "-e", code], capture_output=True, text=True, check=True
     )

@@ -58,8 +58,8 @@ def train_run(
             f"test_length: learned positions have a table of {pg.LENGTH} rows and no vector for "
             f"a position beyond it; expected {pg.LENGTH} with them, got {test_length}"
         )
-    if test:
-        pg.make_batch(config.task, 1, pg.Mulberry32(0), test)  # a task with no such length: say so now
+    if test:  # a task with no sequences of that length: said now, not after the training
+        pg.make_batch(config.task, 1, pg.Mulberry32(0), test)
     run, held = pg.Run(config), []
     # One thread: as fast for a model this small, and far faster when the cores are busy (two
     # threads then wait for each other: on this book's 2-core machine under load, 69 and 88 s for
@@ -301,7 +301,9 @@ def _widget(
         ),
         "seed": widgets.BoundedIntText(value=config.seed, min=0, max=2**32 - 1, description="seed"),
     }
-    test = widgets.Dropdown(options=list(TEST_LENGTHS), value=test_length, description="test length")
+    test = widgets.Dropdown(
+        options=list(TEST_LENGTHS), value=test_length, description="test length"
+    )
     n_steps = widgets.BoundedIntText(value=steps, min=1, max=5000, description="steps")
     button = widgets.Button(description="Train")
     out = widgets.Output()

@@ -392,7 +392,9 @@ def test_alibi_copies_at_a_longer_length_and_sinusoidal_does_not(site, server, b
     assert held["alibi"][1] >= 0.95 and held["sinusoidal"][1] <= 0.5, held
     # learned positions: a link asking for 16 gets 8 and the reason; the form disables 16 and 32
     load(browser, server, f"{COPY}&pos=learned&test=16", CH18)
-    message = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
+    message = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-message').textContent;"
+    )
     assert "test length 16 is not offered: learned positions have a table of 8 rows" in message
     assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-test').value;") == "8"
     disabled = browser.execute_script(
@@ -411,7 +413,9 @@ def test_alibi_copies_at_a_longer_length_and_sinusoidal_does_not(site, server, b
 
 def test_rope_and_alibi_are_offered_at_width_32_and_the_form_says_so(site, server, browser):
     load(browser, server, f"{COPY.replace('width=32', 'width=64')}&pos=rope", CH18)
-    message = browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
+    message = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-message').textContent;"
+    )
     assert "width 64 is not offered with RoPE" in message and "width set to 32" in message
     assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-width').value;") == "32"
     assert "width 16 and 64 not offered: RoPE's graphs" in text_of(browser, ".book-pg-offer")[0]
@@ -435,6 +439,8 @@ def test_chapter_18_shows_the_run_at_length_32_before_play(site, server, browser
     by the library, drawn before any click, and the settings in the form."""
     load(browser, server, "", CH18)
     assert browser.execute_script(f"return {ROOT}.dataset.example;") == "chapter"
-    assert browser.execute_script(f"return [{ROOT}.querySelector('.book-pg-pos').value, {ROOT}.querySelector('.book-pg-test').value];") == ["alibi", "32"]
+    assert browser.execute_script(
+        f"return [{ROOT}.querySelector('.book-pg-pos').value, {ROOT}.querySelector('.book-pg-test').value];"
+    ) == ["alibi", "32"]
     assert len(text_of(browser, ".book-pg-held-test")) == 1
     assert "held out at length 32" in text_of(browser, ".book-pg-legend-item")[2]
