@@ -61,11 +61,11 @@ def test_each_size_steps_as_pytorch(manifest, size):
         "graphs older than the code"
     )
     model = ex.model_for(*size)
-    torch.manual_seed(sum(size))
+    torch.manual_seed(sum(size[:3]))
     params = [p.detach().clone() for p in model.parameters()]
     P = pg.flat_size(model)
     m, v = torch.randn(P) * 0.01, torch.rand(P) * 1e-4
-    K, rng = entry["unroll"], pg.Mulberry32(sum(size))
+    K, rng = entry["unroll"], pg.Mulberry32(sum(size[:3]))
     batches = [pg.make_batch("sort", 32, rng) for _ in range(K)]
     scalars = [torch.tensor(3e-3), torch.tensor(5.0), torch.tensor(1.0)]
     step = ex.step_function(model)
