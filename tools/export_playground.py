@@ -37,14 +37,17 @@ a step graph's bytes) is dropped: onnxruntime does not read it and the page down
 
 The table kinds of positions (learned, sinusoidal, none) are inputs, not graphs: the position table is
 a parameter in every configuration (``train_pos`` = 0 keeps it fixed). RoPE and ALiBi, computed inside
-attention, need graphs of their own (key ``L1-H2-D32-rope``); they are exported at width 32 only
-(``IN_ATTENTION_SIZES``: 1 or 2 layers, 1, 2 or 4 heads), not at all 18 sizes: each size's graphs
-take about 20 s of a quiet core to export (70 s under load), 36 more would add about 6 minutes to a
-cold build of 13 (budget 20), and the question these settings ask (what positions do past the
-training length) is about layers and heads, not width (chapter 18 measures it at width 32). The
-first use still downloads one size's graphs (about 0.6 MB). The test lengths offered are 16 and 32
-(``TEST_LENGTHS``), one graph per size for both. The task, mask, learning rate, batch size and seed
-are inputs too; the mask is an input. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
+attention, need graphs of their own (key ``L1-H2-D32-rope``). They are exported at width 32 only
+(``IN_ATTENTION_SIZES``: 1 or 2 layers, 1, 2 or 4 heads: 12 graph sets), not at all 18 sizes (36):
+one set took 70 to 175 s of a core on the shared 2-core build machine (L2-H4-D32, and L1-H2-D32
+with its RoPE and ALiBi sets, measured), the 18 sets with a table are already the longest step of a
+cold build before its chapters, and 36 more would triple it where 12 add two thirds; and the
+question these settings ask (what positions do past the training length) turns on layers and heads,
+not width (chapter 18 measures it at width 32). The page offers what is exported and says why the
+rest is not (web/src/figures/playground.js ``notOffered``). First use downloads one set: 0.36 MB for
+L1-H2-D32-alibi with its long probe, 0.44 MB with the training worker. The test lengths offered are
+16 and 32 (``TEST_LENGTHS``), one long probe per set for both. The task, mask, learning rate, batch
+size and seed are inputs too. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
 page draws the initial weights (``lib.playground.init_plan``). A graph whose inputs did not change
 (the hash of lib's playground, transformer, attention and positional code, this file, and the size)
 is not exported again. The sizes are exported in ``--jobs`` processes at once (default: one per core,
