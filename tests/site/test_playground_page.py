@@ -23,6 +23,7 @@ from .test_browser import console_errors, open_page, requests_to_other_hosts, wa
 pytestmark = pytest.mark.browser
 
 CH08 = "notebooks/08_positional_encoding.html"
+CH18 = "notebooks/18_attention_at_scale.html"  # its preset: copy, ALiBi, causal, test length 32
 PG = ".book-live[data-live='playground']"
 ROOT = f"document.querySelector({PG!r})"
 DEFAULT = "#task=reverse&layers=1&heads=2&width=32&pos=learned&mask=bidirectional&lr=0.003&batch=32&seed=0"
@@ -325,6 +326,7 @@ PRESETS = {
     "notebooks/09_the_transformer.html": pg.PlaygroundConfig(
         task="induction", n_layers=2, causal=True
     ),
+    CH18: pg.PlaygroundConfig(task="copy", positional="alibi", causal=True),
 }
 
 
@@ -357,7 +359,6 @@ def test_each_page_has_a_computing_playground_with_its_preset(site, server, brow
 
 # --- a test length beyond the training length (issue 32) -----------------------------------------
 
-CH18 = "notebooks/18_attention_at_scale.html"
 COPY = "#task=copy&layers=1&heads=2&width=32&mask=causal&lr=0.003&batch=32&seed=0"
 
 
