@@ -445,3 +445,7 @@ def test_chapter_18_shows_the_run_at_length_32_before_play(site, server, browser
     ) == ["alibi", "32"]
     assert len(text_of(browser, ".book-pg-held-test")) == 1
     assert "held out at length 32" in text_of(browser, ".book-pg-legend-item")[2]
+    # a link with another test length does not show the chapter's run
+    load(browser, server, "#test=16", CH18)
+    assert browser.execute_script(f"return {ROOT}.dataset.example;") == "other"
+    assert "test length 16 (the chapter's: 32)" in text_of(browser, ".book-pg-stats")[0]

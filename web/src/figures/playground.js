@@ -460,6 +460,9 @@ function readProbe(pg, task, text) {
   return ids;
 }
 
+// The chapter's run's settings: its test length is 8 where the example names none (chapters before 18).
+const chapterSettings = (example) => ({ test: LENGTH, ...example.defaults });
+
 // The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
 // pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any.
 function captionNote(pg) {
@@ -468,7 +471,8 @@ function captionNote(pg) {
     " (This caption describes the chapter's run, not the settings now chosen.)") : null;
   pg.differs = () => {
     const s = pg.current();
-    return Object.keys(pg.example.defaults).filter((k) => String(s[k]) !== String(pg.example.defaults[k]));
+    const defaults = chapterSettings(pg.example);
+    return Object.keys(defaults).filter((k) => String(s[k]) !== String(defaults[k]));
   };
   pg.markCaption = () => {
     if (note) note.hidden = pg.differs().length === 0;
@@ -681,7 +685,8 @@ function showExample(pg, settings) {
   pg.showOffer();
   const other = pg.differs();
   if (other.length) {
-    const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${example.defaults[k]})`).join(", ");
+    const change = other.map((k) => `${LABELS[k] || k} ${settings[k]} (the chapter's: ${chapterSettings(example)[k]})`)
+      .join(", ");
     state.note = `The link's settings differ from the chapter's run: ${change}. Press Play to train them here.`;
     pg.markCaption();
     pg.drawCurve();
