@@ -7,7 +7,7 @@
 // A test length beyond the training length 8 adds a second held-out curve: the same model on longer held-out
 // sequences (issue 32). Not every combination is exported (tools/export_playground.py): RoPE and ALiBi at
 // width 32 only, no test length for learned positions (no vector past position 7); the form disables what
-// is not offered and says why (offerNotes).
+// is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
@@ -217,9 +217,9 @@ function legend(parent) {
     items.push(html("span", {}, item, text));
   }
   const testItem = items[2].parentNode;
+  testItem.classList.add("book-pg-legend-test");
   return (n) => {
     testItem.hidden = !(n > LENGTH);
-    testItem.classList.toggle("book-pg-legend-test", true);
     items[2].textContent = n > LENGTH ? `held out at length ${n}: sequences right, % (right axis, dashed)` : "";
   };
 }
