@@ -743,7 +743,9 @@ def test_manifest(exported):
     assert entry["probe_long"] == f"L1-H2-D16-probe{ex.TEST_LENGTH}.onnx"
     assert entry["positional"] == "table" and entry["test_length"] == ex.TEST_LENGTH
     assert manifest["positional"] == list(pg.POSITIONAL)
-    assert manifest["in_attention"]["sizes"] == [f"L{n}-H{h}-D32" for n in (1, 2) for h in (1, 2, 4)]
+    assert manifest["in_attention"]["sizes"] == [
+        f"L{n}-H{h}-D32" for n in (1, 2) for h in (1, 2, 4)
+    ]
     assert manifest["test"] == {"length": 32, "lengths": [16, 32]}
     assert [ex.parse_key(ex.key(*j)) for j in ex.JOBS] == [(*j, "learned")[:4] for j in ex.JOBS]
 
