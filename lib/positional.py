@@ -111,7 +111,9 @@ class SinusoidalPositionalEncoding(nn.Module):
     ``lib.transformer.Transformer`` does).
     """
 
-    def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0, check_inputs: bool = True):
+    def __init__(
+        self, d_model: int, max_len: int = 512, dropout: float = 0.0, check_inputs: bool = True
+    ):
         super().__init__()
         self.d_model, self.max_len, self.check_inputs = d_model, max_len, check_inputs
         pe = sinusoidal_encoding(max_len, d_model)  # [P, D]
