@@ -370,6 +370,10 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.375, 32768, 128), "in one layer"),
         ((4.375, 1024.5, 128), "whole number"),
         ((4.375, 1025, 128.125), "keeps W - 1"),
+        ((4.375, 1025, 128.1), "keeps W - 1"),  # rounded: still named
+        ((4.375, 1025, 127.875), "the cache of a window of 1,024, which falls 32 positions"),
+        ((4.375, 1025, 127.9), "keeps 1,023 positions per layer"),  # rounded
+        ((4.375, 1025, 128.05), "too large by 0.04%"),  # neither 128 nor 128.125
         ((4.375, 1025, 4096), "how far information travels"),
         ((4.375, 1025, 512), "not its H = 32 query heads"),
         ((4.375, 1025, 256), "2 bytes a number"),

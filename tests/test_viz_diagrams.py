@@ -5,6 +5,7 @@ twice, and by the chapters' alt text matching the Figure's."""
 import io
 import json
 import re
+import struct
 from pathlib import Path
 
 import matplotlib
@@ -530,7 +531,7 @@ CALLS = {
     "han": lambda: viz.han_diagram(REVIEW),
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
-    "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b()),
+    "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=True),
     "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
 }
 
@@ -641,3 +642,27 @@ def test_llama_diagram_reads_its_config():
     assert "window W = 4096" in windowed.alt_text
     with pytest.raises(TypeError, match="config"):
         viz.llama_diagram(GPTConfig.gpt2())
+
+
+@pytest.mark.parametrize("preset", ["llama3_1_8b", "qwen3_0_6b", "mistral_7b"])
+def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
+    """narrow=True: every text inside the 5.2-inch canvas, so the page shows the picture whole
+    (under 600 px at 110 dpi: book/_static/reader.js widens wider pictures on a phone into a box
+    that scrolls sideways), with the same alt text and the same labels' content as the default."""
+    config = getattr(LlamaConfig, preset)()
+    fig = viz.llama_diagram(config, narrow=True)
+    assert fig.alt_text == viz.llama_diagram(config).alt_text
+    buffer = io.BytesIO()  # saved as the inline backend saves it: 110 dpi, tight box
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    width, height = struct.unpack(">II", buffer.getvalue()[16:24])
+    assert width <= 5.2 * 110 + 24 < 600 and height <= 8.0 * 110 + 24, (width, height)
+    assert min(t.get_fontsize() for t in fig.axes[0].texts if t.get_text()) >= 12
+    labels = " | ".join(t.get_text() for t in fig.axes[0].texts)
+    c = config
+    assert f"layer $L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels
+    assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels and f"{c.intermediate_size}" in labels
+    assert f"{c.vocab_size:,}" in labels
+    assert ("embed_tokens$^\\top$" in labels) == c.tie_word_embeddings
+    assert (f"window {c.sliding_window}" in labels) == bool(c.sliding_window)
+    with pytest.raises(TypeError, match="narrow"):
+        viz.llama_diagram(config, narrow=1)

@@ -483,17 +483,19 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
         return
     mistakes = [
         (per_token * (right_window := round(right * 2**20 / per_token) + 1) / 2**20, f"that keeps W = {right_window:,} positions per layer: between two steps the rolling cache keeps W - 1, and the new token adds its own key."),
+        (per_token * (right_window - 2) / 2**20, f"that keeps {right_window - 2:,} positions per layer, the cache of a window of {right_window - 1:,}, which falls {REACH - LAYERS * (right_window - 2):,} positions short of {REACH:,}; the smallest window is {right_window:,}, and its cache keeps W - 1 = {right_window - 1:,}."),
         (per_token * REACH / 2**20, "that keeps 32,768 positions per layer, how far information travels through the stack; each layer's rolling cache keeps only the W - 1 positions its next query can see."),
         (4 * right, "four times too large: Mistral 7B v0.1 caches its Hkv = 8 key/value heads, not its H = 32 query heads."),
         (2 * right, "twice too large: bfloat16 takes 2 bytes a number, not 4."),
         (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
         (right / LAYERS, f"the cache of one layer: each of the {LAYERS} layers keeps its own."),
     ]  # fmt: skip
-    for wrong, message in mistakes:
-        if abs(mib - wrong) <= 0.01:
+    for wrong, message in mistakes:  # within half a position: a rounded wrong answer is named too
+        if abs(mib - wrong) < per_token / 2**21:
             fail(f"window_cache_mib = {fmt(mib)}: {message}")
+    off = abs(mib / right - 1)
     fail(
-        f"window_cache_mib = {fmt(mib)} is {'too large' if mib > right else 'too small'} by {abs(mib / right - 1):.1%}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
+        f"window_cache_mib = {fmt(mib)} is {'too large' if mib > right else 'too small'} by {off:.{1 if off >= 0.001 else 2}%}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
     )
 
 
@@ -501,8 +503,9 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
 def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
     """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
-    0.125 MiB). Each usual slip (H for Hkv, 4 bytes, keys without values, one layer, GB, W kept for
-    W - 1, the reach for the cache) is named."""
+    0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
+    without values, one layer, GB, W kept for W - 1, the cache of a window one too small, the reach
+    for the cache) is named, also when rounded (within half a position)."""
     given = (qwen3_cache_gib, smallest_window, window_cache_mib)
     names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")
     if all(v is None for v in given):

@@ -548,6 +548,9 @@ _PHONE_FONT = (
 )
 
 
+_GQA_FONT = 12.5  # its boxes hold one digit: room for larger text than _PHONE_FONT
+
+
 def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
     ``n_kv_heads``, stacked (drawn for a phone's width), each a row of ``n_heads`` query heads above
@@ -597,33 +600,39 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         for h, x in enumerate(qx):
             _line(ax, [x, kx[h // G]], [y0 + 1.2, y0 + 0.72], color="0.45")
         for h, x in enumerate(qx):  # each query head in the colour of the key/value head it reads
-            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=_PHONE_FONT,
+            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=_GQA_FONT,
                  color=_text_color(colors[h // G]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[h // G])
         for j, x in enumerate(kx):
             w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
-            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_PHONE_FONT,
+            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_GQA_FONT,
                  color=_text_color(colors[j]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[j])
         ax.text(width / 2, y0 + 2.1, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
-                **_t(_PHONE_FONT + 1), weight="bold")  # fmt: skip
-        ax.text(width / 2, y0 + 1.77, "query heads", **_t(_PHONE_FONT))
-        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(_PHONE_FONT))
+                **_t(_GQA_FONT + 1), weight="bold")  # fmt: skip
+        ax.text(width / 2, y0 + 1.77, "query heads", **_t(_GQA_FONT))
+        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(_GQA_FONT))
     return fig
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
-def llama_diagram(config):
+def llama_diagram(config, *, narrow=False):
     """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), laid out as
-    :func:`gpt_diagram` draws GPT-2 so that the two can be compared, but narrower, for a phone's
-    width: left, the stack of ``config`` (a ``lib.llama.LlamaConfig``): the token embedding alone
-    (no position table), L layers, a final RMSNorm and the output layer (tied or its own), the
-    layers numbered from 0 as ``model.layers`` indexes them; right, one pre-norm layer: RMSNorm,
-    grouped-query self-attention with RoPE on queries and keys (and the window, if any), residual
-    add, RMSNorm, SwiGLU, residual add. Returns the Figure."""
+    :func:`gpt_diagram` draws GPT-2 so that the two can be compared: left, the stack of ``config``
+    (a ``lib.llama.LlamaConfig``): the token embedding alone (no position table), L layers, a final
+    RMSNorm and the output layer (tied or its own), the layers numbered from 0 as ``model.layers``
+    indexes them; right, one pre-norm layer: RMSNorm, grouped-query self-attention with RoPE on
+    queries and keys (and the window, if any), residual add, RMSNorm, SwiGLU, residual add.
+    ``narrow``: drawn for a phone's column, 5.2 inches wide with 12-point text, the labels broken
+    over more lines (the default is about 5.5 inches wide once its title is counted, more than a
+    phone's column shows). Returns the Figure."""
     from lib.llama import LlamaConfig
 
     check_type(config, "config", LlamaConfig)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    if narrow:
+        return _llama_narrow(config)
     c = config
     L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
                            c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
@@ -704,4 +713,97 @@ def llama_diagram(config):
     ax.text(xb, 6.45, f"one layer (pre-norm){extra}", **_t(font))
     _line(ax, [x + w / 2, 2.4], [2.2, 0.65], color="0.6", ls=":")
     _line(ax, [x + w / 2, 2.4], [2.2, 5.6], color="0.6", ls=":")
+    return fig
+
+
+# Long by design, as llama_diagram: one drawing call per box and arrow, in the order it is read.
+def _llama_narrow(c):
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
+    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
+                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
+    tied = c.tie_word_embeddings
+    head = "reuses embed_tokens" if tied else "has a matrix of its own"
+    window = f", window W = {c.sliding_window}" if c.sliding_window else ""
+    qk = ", RMSNorm on q and k" if c.qk_norm else ""
+    alt = (
+        f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
+        f"(width D = {D}, no position embedding), then {L} layers, counted from 0 as in the code, "
+        f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
+        f"output layer lm_head, which {head}, with a softmax over {V:,} tokens. Right, one layer "
+        f"enlarged: RMSNorm input_layernorm; self-attention with {H} query heads sharing {Hkv} "
+        f"key/value heads, RoPE rotating queries and keys{qk}{window}; an add that a residual line "
+        f"reaches from below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network "
+        f"(gate and up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second "
+        f"residual add."
+    )
+    width, height, font = 5.2, 8.0, 12.0
+    fig, ax = _canvas(width, height, alt)
+
+    def half(text):  # half the height of a box of these lines
+        return (0.2 + 0.21 * (text.count("\n") + 1)) / 2
+
+    def box(x, y, text, kind, w):
+        _box(ax, x, y, text, kind, w=w, h=2 * half(text), fontsize=font)
+
+    def column(x, w, items, end=None):  # boxes from the bottom up, each joined to the next
+        for (y, text, kind), nxt in zip(items, items[1:] + [end]):
+            top = 0.12 if kind is None else half(text)
+            if kind is None:
+                ax.text(x, y, text, **_t(font + 2))
+            else:
+                box(x, y, text, kind, w)
+            if nxt is not None:
+                y_next, next_text, next_kind = nxt
+                bottom = 0.12 if next_kind is None else half(next_text) if next_text else 0
+                _arrow(ax, x, y + top, x, y_next - bottom)
+
+    x, w = 0.95, 1.75  # the stack
+    lm = ("lm_head =\nembed_tokens$^\\top$" if tied else "lm_head\n(own matrix)") + (
+        f"\nsoftmax over\n{V:,}"
+    )
+    column(x, w, [
+        (0.3, "tokens $w_1 \\dots w_T$", "io"),
+        (1.3, f"embed_tokens\n$D$ = {D}", "emb"),
+        (2.3, "layer 0", "attn"),
+        (3.0, "layer 1", "attn"),
+        (3.65, "$\\vdots$", None),
+        (4.3, f"layer $L - 1$ = {L - 1}", "attn"),
+        (5.25, "norm\n(RMSNorm)", "norm"),
+        (6.45, lm, "io"),
+    ])  # fmt: skip
+    ax.text(x, 7.3, "the stack", **_t(font))
+    xb, wb, xr = 3.3, 2.5, 4.85  # one layer, and its residual line
+    layer = [
+        (1.25, "input_layernorm\n(RMSNorm)", "norm"),
+        (2.35, f"self-attention,\nRoPE on $q, k$;\n$H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
+        (3.25, "$+$", "plain"),
+        (4.05, "post_attention_layernorm\n(RMSNorm)", "norm"),
+        (5.0, f"SwiGLU, $F$ = {Fw}:\nsilu(gate) $\\odot$ up; down", "ff"),
+        (6.05, "$+$", "plain"),
+    ]
+    _arrow(ax, xb, 0.1, xb, layer[0][0] - half(layer[0][1]))
+    ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
+    for (y, text, kind), nxt in zip(layer, layer[1:] + [(6.75, None, None)]):
+        if text == "$+$":
+            _box(ax, xb, y, text, kind, w=0.42, h=0.4, fontsize=font)
+            top = 0.2
+        else:
+            box(xb, y, text, kind, wb)
+            top = half(text)
+        below = 0 if nxt[1] is None else 0.2 if nxt[1] == "$+$" else half(nxt[1])
+        _arrow(ax, xb, y + top, xb, nxt[0] - below)
+    for y_from, y_add in [(0.75, 3.25), (3.5, 6.05)]:  # the residual, around norm and sub-layer
+        _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
+        _arrow(ax, xr, y_add, xb + 0.21, y_add)
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (1.98, 0.6), 3.02, 5.85, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+        )
+    )
+    ax.text(xb, 7.3, "one layer (pre-norm)", **_t(font))
+    extra = f"; window {c.sliding_window}" if c.sliding_window else ""
+    ax.text(width / 2, 7.75, f"{L} layers; {H} query and {Hkv} key/value\nheads of $D_h$ = "
+            f"{c.head_dim}{extra}", **_t(font))  # fmt: skip
+    _line(ax, [x + w / 2, 1.98], [2.3, 0.6], color="0.6", ls=":")
+    _line(ax, [x + w / 2, 1.98], [2.3, 6.45], color="0.6", ls=":")
     return fig
