@@ -46,6 +46,8 @@ def test_the_checkers_weights_are_the_models():
 
 def test_check_other_adjectives_accepts_and_says_what_is_missing():
     assert ch15.check_other_adjectives(True, False)
+    # the verdict is shown as plain text: no Markdown asterisks
+    assert "*" not in ch15.check_other_adjectives(True, False).message
     # the book's shared rule for predictions (expect_bool): bools, not words or 1/0
     assert ch15.check_other_adjectives(torch.tensor(True), torch.tensor(False))
     half = ch15.check_other_adjectives(True, None)
@@ -187,6 +189,14 @@ EMBED_WRONG = [
             ch15.embed_reference(m, t, x, normalize=False)
         ),
         "you normalized over the sentences (dim 0)",
+    ),
+    (
+        # in float32, as a reader's code computes it: the dead dimensions' columns have norm 0
+        "normalized over the sentences, in float32",
+        lambda m, t, x: (lambda v: v / v.norm(dim=0, keepdim=True))(
+            ch15.embed_reference(m, t, x, normalize=False).float()
+        ),
+        "you divided each column by its norm, over the sentences (dim 0)",
     ),
     ("training mode", _in_training_mode, "put the model in training mode"),
     ("dropout on, then eval", _dropout_on_then_eval, "most likely dropout"),

@@ -517,6 +517,20 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         viz.bert_pretraining_diagram(GPTConfig.gpt2())
 
 
+def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
+    fig = viz.minilm_diagram()
+    t = texts(fig)
+    # distillation: both last layers' T x T matrices, compared by KL; then half the layers kept
+    assert t.count("last layer:\n$A$, $VR$: $T \\times T$") == 2 and "KL" in t
+    assert "student\n12 layers, width 384" in t and any("every second layer: 6" in x for x in t)
+    assert "6 layers, 12 heads: a vector per token" in t and "scale to length 1: 384 numbers" in t
+    assert "softmax(VV^T / sqrt(d_k))" in fig.alt_text and "12 layers" in fig.alt_text
+    small = viz.minilm_diagram(SMALL_BERT)
+    assert "2 layers, 4 heads: a vector per token" in texts(small)
+    with pytest.raises(TypeError, match="config"):
+        viz.minilm_diagram(GPTConfig.gpt2())
+
+
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
@@ -533,6 +547,7 @@ CALLS = {
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
     "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=True),
     "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
+    "minilm": lambda: viz.minilm_diagram(),
 }
 
 
@@ -549,6 +564,7 @@ DRAWN_FOR_PHONES = {
     "bert_input",
     "bert_pretraining",
     "electra",
+    "minilm",
 }
 
 

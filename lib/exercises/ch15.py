@@ -76,7 +76,7 @@ def check_other_adjectives(scared_above_half: Any, narrow_above_half: Any) -> st
         not_attempted("your narrow_above_half is right; now predict scared_above_half.")
     if narrow_above_half is None:
         not_attempted("your scared_above_half is right; now predict narrow_above_half.")
-    return f"both predictions are right: *it* -> *animal* is {scared:.2f} with *scared* (tired: {tired:.2f}) and {narrow:.2f} with *narrow* (wide: {wide:.2f}). The head groups the adjectives by what they can describe."
+    return f"both predictions are right: 'it' -> 'animal' is {scared:.2f} with 'scared' (tired: {tired:.2f}) and {narrow:.2f} with 'narrow' (wide: {wide:.2f}). In this sentence, the head gives 'animal' more weight when the adjective can describe an animal."
 
 
 # --- exercise 2: sentence vectors -------------------------------------------------------------------------
@@ -178,6 +178,28 @@ _EMBED_MISTAKES = [
 ]
 
 
+def _fail_if_columns_normalized(result: Any, model, tokenizer, texts: list[str], case: str) -> None:
+    """Name the mistake of dividing by each column's norm (dim 0) when it shows as inf or NaN: some of
+    this model's last-layer dimensions are about 1e-33 in every sentence (the gain of its last LayerNorm
+    is nearly 0 there), so in float32 their column's norm underflows to 0 and the division gives inf or
+    NaN, which ``expect_tensor`` would report without saying why."""
+    if not (isinstance(result, Tensor) and result.shape == (len(texts), model.config.hidden_size)):
+        return
+    bad = ~torch.isfinite(result)  # [B, D]
+    if not bad.any() or not result.is_floating_point():
+        return
+    mean = embed_reference(model, tokenizer, texts, normalize=False).to(result.dtype)  # [B, D]
+    norms = mean.norm(dim=0)  # [D], 0 where the dimension is dead
+    finite = ~bad.any(0)  # the columns with no inf or NaN
+    if bool((norms[~finite] == 0).all()) and torch.allclose(
+        result[:, finite].double(), (mean / norms)[:, finite].double(), atol=1e-4
+    ):
+        dead = (~finite).nonzero()[0].item()
+        fail(
+            f"on the case {case}, your vectors have inf or NaN in dimension {dead} (and others): you divided each column by its norm, over the sentences (dim 0). Some dimensions of this model are about 1e-33 in every sentence, so a column's norm is 0 in float32 and the division gives inf or NaN. Normalize each sentence's vector instead, over dim -1: `v / v.norm(dim=-1, keepdim=True)`."
+        )
+
+
 # Long by design: the usual mistakes are tried one after the other, each with its own message
 # (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("embed")
@@ -208,6 +230,7 @@ def check_embed(embed: Any) -> str:
             fail(
                 f"on the case {case}, `embed` returned shape {list(result.shape)}, a vector per token. Pool them into one per sentence: [{len(texts)}, {D}]."
             )
+        _fail_if_columns_normalized(result, model, tokenizer, texts, case)
         result = expect_tensor(result, (len(texts), D), name="embed", case=case)
         again = call(embed, model, tokenizer, list(texts), name="embed", case=case)
         model.eval()

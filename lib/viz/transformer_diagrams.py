@@ -1,7 +1,8 @@
 """The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
 split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
 input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
-16) and grouped-query attention's shared key/value heads (chapter 17), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
+16), grouped-query attention's shared key/value heads (chapter 17) and how all-MiniLM-L6-v2 was
+made and turns a sentence into a vector (chapter 15), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
 each Figure carries its ``alt_text``).
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "electra_diagram",
     "gqa_diagram",
     "llama_diagram",
+    "minilm_diagram",
 ]
 
 
@@ -806,4 +808,79 @@ def _llama_narrow(c):
             f"{c.head_dim}{extra}", **_t(font))  # fmt: skip
     _line(ax, [x + w / 2, 1.98], [2.3, 0.6], color="0.6", ls=":")
     _line(ax, [x + w / 2, 1.98], [2.3, 6.45], color="0.6", ls=":")
+    return fig
+
+
+def minilm_diagram(config=None):
+    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5.3 inches, 11.5-point
+    text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
+    teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
+    VR = softmax(VV^T/sqrt(d_k)), both T x T, by KL divergence; then every second layer is kept and the
+    model is fine-tuned on sentence pairs. Bottom: the sentence vector, tokens -> embeddings -> the
+    layers -> the mean over the real tokens -> length 1. ``config``: a ``lib.bert.BertConfig`` (default
+    the model's: 6 layers, 12 heads, width 384). Returns the Figure."""
+    from lib.bert import BertConfig
+
+    config = (
+        BertConfig(
+            num_hidden_layers=6, hidden_size=384, num_attention_heads=12, intermediate_size=1536
+        )
+        if config is None
+        else config
+    )
+    check_type(config, "config", BertConfig)
+    L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    alt = (
+        "Top, how the model was made. A large teacher and a student of width "
+        f"{D} with {2 * L} layers; from the last layer of each, the attention distributions A = "
+        "softmax(QK^T / sqrt(d_k)) of every head and the value relations VR = softmax(VV^T / sqrt(d_k)), "
+        "both T x T matrices whatever the width, are compared by KL divergence, so the student learns "
+        f"to match the teacher's. Then every second layer of the student is kept ({L} layers), and "
+        "the model is fine-tuned on sentence pairs with a contrastive loss on the mean of its token "
+        "vectors. Bottom, how it turns a sentence into a vector: the tokens from [CLS] to [SEP], their "
+        f"embeddings (word + position + segment, width {D}), {L} layers of {H} heads, one vector of {D} "
+        "numbers per token, the mean over the real tokens ([CLS] and [SEP] included, padding not), "
+        f"scaled to length 1: the sentence vector, {D} numbers."
+    )
+    font = _PHONE_FONT
+    width, height = 5.3, 7.65
+    fig, ax = _canvas(width, height, alt)
+    # top: distillation, teacher on the left, student on the right
+    ax.text(width / 2, 7.4, "how it was made", fontweight="bold", **_t(font))
+    xt, xs, w = 1.3, 4.0, 2.35
+    _box(ax, xt, 6.85, "teacher\n(large, wide)", "io", w, 0.62, font)
+    _box(ax, xs, 6.85, f"student\n{2 * L} layers, width {D}", "io", w, 0.62, font)
+    for x in (xt, xs):
+        _arrow(ax, x, 6.54, x, 6.3)
+        _box(ax, x, 5.8, "last layer:\n$A$, $VR$: $T \\times T$", "attn", w, 0.95, font)
+    _arrow(ax, xt + w / 2 + 0.02, 5.8, xs - w / 2 - 0.02, 5.8)
+    ax.text(width / 2 - 0.02, 6.05, "KL", **_t(font))
+    ax.text(width / 2, 4.97, "$A = \\mathrm{softmax}(QK^\\top/\\sqrt{d_k})$ per head", **_t(font))
+    ax.text(width / 2, 4.63, "$VR = \\mathrm{softmax}(VV^\\top/\\sqrt{d_k})$", **_t(font))
+    ax.text(width / 2, 4.29, "$T \\times T$ whatever the width", color="0.35", **_t(font))
+    _arrow(ax, xs + 0.9, 5.32, xs + 0.9, 3.96)
+    _box(
+        ax,
+        2.65,
+        3.65,
+        f"keep every second layer: {L}; then\nfine-tune on sentence pairs",
+        "ff",
+        4.7,
+        0.62,
+        font,
+    )
+    # bottom: the sentence vector
+    ax.text(width / 2, 3.05, "how it makes a sentence vector", fontweight="bold", **_t(font))
+    steps = [
+        ("[CLS] the animal ... tired . [SEP]", "plain"),
+        (f"embeddings, width {D}", "emb"),
+        (f"{L} layers, {H} heads: a vector per token", "attn"),
+        ("mean over the real tokens", "ff"),
+        (f"scale to length 1: {D} numbers", "io"),
+    ]
+    ys = [2.6 - 0.52 * i for i in range(len(steps))]
+    for i, ((text, kind), y) in enumerate(zip(steps, ys)):
+        _box(ax, 2.65, y, text, kind, 4.7, 0.38, font)
+        if i:
+            _arrow(ax, 2.65, ys[i - 1] - 0.19, 2.65, y + 0.19)
     return fig

@@ -175,6 +175,10 @@ def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
     )
     assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "ready"
     assert "must each be one token" in message(browser, PAIR)
+    # the earlier words' table is gone, not left above the message as if it were their result
+    assert not browser.execute_script(
+        f"return document.querySelector({PAIR!r}).querySelector('.book-live-ranking');"
+    )
 
 
 def test_nothing_leaves_the_site_and_no_console_error(loaded, browser):

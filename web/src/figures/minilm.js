@@ -180,6 +180,11 @@ export function mountPair(root, example, ctx) {
     root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
   }
 
+  function clear() {  // no table of earlier words under a message about these ones
+    table.replaceChildren();
+    delete root.dataset.values;
+  }
+
   async function run() {
     root.dataset.state = "running";
     try {
@@ -194,12 +199,14 @@ export function mountPair(root, example, ctx) {
       if (q < 0 || k < 0 || B.tokens[q] !== from || B.tokens[k] !== to) {
         ctx.message(root, `"${from}" and "${to}" must each be one token, at the same place in both ` +
           `sentences. Tokens of A: ${A.tokens.join(" ")}`, "warning");
+        clear();
         root.dataset.state = "ready";
         return;
       }
       show(rankHeads(A.attentions, B.attentions, q, k), from, to);
       root.dataset.state = "computed";
     } catch (err) {
+      clear();
       ctx.message(root, `The model could not run: ${err.message}`, "error");
       root.dataset.state = "error";
     }
