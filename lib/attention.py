@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.attention import (
     check_additive_mask_args,
     check_attend_args,
     check_attention_args,

@@ -23,7 +23,7 @@ by up to pos * 6e-8 radians before the sine is even taken.
 import torch
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.positional import (
     check_binary_encoding_args,
     check_position_input,
     check_relative_rotation_args,

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import (
+from lib._checks.transformer import (
     check_transformer_config,
     check_transformer_decode_inputs,
     check_transformer_decoding,
