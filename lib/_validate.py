@@ -193,20 +193,6 @@ def check_sizes(**sizes) -> None:
         check_int(value, name, 1)
 
 
-def check_sentences(sentences, name: str = "sentences") -> None:
-    """TypeError unless sentences is a list of sentences, each a str or a sequence of str (a str
-    alone is not a list of sentences); ValueError if there is none."""
-    if isinstance(sentences, str):
-        raise TypeError(
-            f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}"
-        )
-    for s in sentences:
-        if not isinstance(s, str) and not all(isinstance(t, str) for t in s):
-            raise TypeError(f"{name}: expected sentences as str or lists of str, got {s!r}")
-    if not sentences:
-        raise ValueError(f"{name}: expected at least one sentence, got none")
-
-
 def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
     """input_ids [B, T] ids in [0, vocab_size) (``check_ids``) and attention_mask None or a padding
     mask of their shape (``check_padding_mask``)."""
@@ -222,128 +208,7 @@ def check_shape(x, name: str, shape: tuple, layout: str) -> None:
         raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
 
 
-def check_no_specials(words, specials) -> None:
-    """ValueError if a word of the corpus is one of the model's reserved tokens."""
-    for special in specials:
-        if special in words:
-            raise ValueError(
-                f"sentences: the token {special!r} is reserved for the model, found it in the corpus"
-            )
-
-
-def check_rnn_config(cell, **sizes) -> None:
-    """A recurrent model's sizes, each an int >= 1, and its cell, 'lstm' or 'gru'."""
-    check_sizes(**sizes)
-    check_choice(cell, "cell", ("lstm", "gru"))
-
-
-def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
-    check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
-    check_bool(reverse, "reverse")
-    check_probability(dropout, "dropout", "[0, 1)")
-
-
-def check_reverse_padded(x, lengths: Tensor) -> None:
-    if not isinstance(x, Tensor) or x.dim() < 2:
-        raise ValueError(
-            f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
-        )
-    B, T = x.shape[:2]
-    if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
-        raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
-
-
-def check_sample(n, max_len, temperature) -> None:
-    check_int(n, "n", 1)
-    check_int(max_len, "max_len", 1)
-    if not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
-
-
-def check_skipgram_pairs(center, context, negatives, vocab_size: int) -> None:
-    for name, x, dims in (
-        ("center", center, 1),
-        ("context", context, 1),
-        ("negatives", negatives, 2),
-    ):
-        if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != dims:
-            got = (
-                f"shape {tuple(x.shape)}, dtype {x.dtype}"
-                if isinstance(x, Tensor)
-                else type(x).__name__
-            )
-            raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
-        if x.numel() and (x.min() < 0 or x.max() >= vocab_size):
-            raise ValueError(
-                f"{name}: expected ids in [0, {vocab_size}), got min {int(x.min())} and max {int(x.max())}"
-            )
-    if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
-        raise ValueError(
-            f"center, context, negatives: expected the same N > 0 rows, got {center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
-        )
-
-
-def check_skipgram_batches(center, context, noise, batch_size, negatives) -> None:
-    check_int(batch_size, "batch_size", 1)
-    check_int(negatives, "negatives", 1)
-    if center.shape != context.shape or center.dim() != 1:
-        raise ValueError(
-            f"center, context: expected two [N] tensors, got {tuple(center.shape)} and {tuple(context.shape)}"
-        )
-    if (
-        not isinstance(noise, Tensor)
-        or noise.dim() != 1
-        or (noise < 0).any()
-        or not noise.sum() > 0
-    ):
-        got = tuple(noise.shape) if isinstance(noise, Tensor) else noise
-        raise ValueError(
-            f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got {got}"
-        )
-
-
-def check_neighbours(vectors, vocab, word, k) -> None:
-    if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
-        got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
-        raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
-    if word not in vocab.stoi:
-        raise ValueError(f"word: {word!r} is not in the vocabulary")
-    check_int(k, "k", 1)
-
-
-def check_rnn_classifier(vocab_size, n_classes, d_emb, d_hidden, n_layers, cell) -> None:
-    check_rnn_config(
-        cell,
-        vocab_size=vocab_size,
-        n_classes=n_classes,
-        d_emb=d_emb,
-        d_hidden=d_hidden,
-        n_layers=n_layers,
-    )
-
-
-def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
-    check_token_batch(input_ids, attention_mask, vocab_size)
-    if attention_mask is not None and not attention_mask.bool().any(1).all():
-        raise ValueError("attention_mask: every sentence needs at least one real token")
-
-
-def check_forward_lm(lm, lm_type: type) -> None:
-    """RNNClassifier's language model: a ``lm_type`` (lib.rnnlm.RNNLM) that reads left to right."""
-    check_type(lm, "lm", lm_type)
-    if lm.reverse:
-        raise ValueError(
-            "lm: expected a forward model (reverse=False): the classifier reads left to right"
-        )
-
-
 # --- the tokenizers (lib.bpe, lib.wordpiece, lib.basic_tokenizer) --------------------------------------
-
-
-def check_end_of_word(end_of_word) -> None:
-    """ValueError unless end_of_word is None or a non-empty str."""
-    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
-        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
 
 
 def check_word(word, name: str = "word") -> None:
@@ -368,20 +233,6 @@ def check_word_counts(word_counts) -> None:
         check_int(c, f"word_counts[{w!r}]", 1)
 
 
-def check_bpe_input(word_counts, num_merges, end_of_word) -> None:
-    """The arguments of BPE learning: a dictionary, a number of merges >= 0, a marker."""
-    check_word_counts(word_counts)
-    check_int(num_merges, "num_merges", 0)
-    check_end_of_word(end_of_word)
-
-
-def check_bpe_merges(merges) -> None:
-    """ValueError unless every merge is a pair of non-empty str."""
-    for p in merges:
-        if len(p) != 2 or not all(isinstance(s, str) and s for s in p):
-            raise ValueError(f"merges: expected pairs of non-empty str, got {p!r}")
-
-
 def check_id_list(ids, size: int) -> None:
     """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
     if isinstance(ids, Tensor):
@@ -399,70 +250,6 @@ def check_text(text, name: str = "text") -> None:
     """TypeError unless text is a str."""
     if not isinstance(text, str):
         raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
-
-
-def check_texts(texts) -> None:
-    """TypeError unless texts is a list of str (a str alone is not); ValueError if it is empty."""
-    if isinstance(texts, str):
-        raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"texts: expected str texts, got {type(text).__name__} {text!r}")
-    if not texts:
-        raise ValueError("texts: expected at least one text, got none")
-
-
-def check_text_batch(texts, text_pairs) -> None:
-    """texts a non-empty list of str; text_pairs None or a list of as many."""
-    from collections.abc import Sequence
-
-    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
-        raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
-    if text_pairs is not None and (
-        isinstance(text_pairs, str)
-        or not isinstance(text_pairs, Sequence)
-        or len(text_pairs) != len(texts)
-    ):
-        is_list = isinstance(text_pairs, Sequence) and not isinstance(text_pairs, str)
-        got = len(text_pairs) if is_list else type(text_pairs).__name__
-        raise ValueError(
-            f"text_pairs: expected None or a list of {len(texts)} str (one per text), got {got}"
-        )
-
-
-def check_max_length(max_length, n_special: int) -> None:
-    """None, or an int that leaves room for the ``n_special`` special tokens."""
-    if max_length is not None and (not is_int(max_length) or max_length < n_special):
-        raise ValueError(
-            f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
-        )
-
-
-def check_wordpiece_vocab(vocab, special_tokens) -> None:
-    """A vocabulary {token: id}: not empty, holding the special tokens, ids 0..V-1 each once."""
-    from collections.abc import Mapping
-
-    if not isinstance(vocab, Mapping) or not vocab:
-        raise ValueError(
-            f"vocab: expected a non-empty dict {{token: id}}, got {type(vocab).__name__}"
-        )
-    missing = [t for t in special_tokens if t not in vocab]
-    if missing:
-        raise ValueError(f"vocab: expected the special tokens {special_tokens}, missing {missing}")
-    if sorted(vocab.values()) != list(range(len(vocab))):
-        raise ValueError(f"vocab: expected the ids 0..{len(vocab) - 1}, each once")
-
-
-def check_file(path, name: str, what: str) -> None:
-    """ValueError unless path (a pathlib.Path) is a file."""
-    if not path.is_file():
-        raise ValueError(f"{name}: expected {what}, got {str(path)!r} (not a file)")
-
-
-def check_no_duplicates(path, n_duplicates: int) -> None:
-    """ValueError if a vocabulary file holds a token twice."""
-    if n_duplicates:
-        raise ValueError(f"path: {str(path)!r} holds {n_duplicates} duplicate tokens")
 
 
 # --- the recurrent encoder-decoders (lib.seq2seq) ------------------------------------------------------
