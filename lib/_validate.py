@@ -1,12 +1,20 @@
-"""The library's input checks, written once (issue 16): every public entry point calls these with
-the argument's name, so that bad input gets a ``TypeError`` or ``ValueError`` that names the
-argument, what was expected and what was received. Internal calls between the library's own modules
-do not check again."""
+"""The library's input-check primitives (issues 16 and 35): every public entry point checks its
+arguments with these, naming the argument, so that bad input gets a ``TypeError`` or ``ValueError``
+that says the argument, what was expected and what was received, in one style everywhere in lib
+and lib.viz (``name: expected ..., got ...``).
+
+This module holds only what is generic or shared by several modules: ints, numbers, probabilities,
+choices, types, tensors and their shapes, token ids, masks, words. Each model module's own checks
+(``check_gpt_config``, ``check_mha_inputs``, ...) live in ``lib._checks.<module>``, built on these;
+neither imports a model module (a check that needs a model's type takes it as an argument). Internal
+calls between the library's own modules do not check again."""
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor
+
+# --- numbers, choices and types -------------------------------------------------------------------
 
 
 def is_int(x) -> bool:
@@ -36,33 +44,64 @@ def check_size(x, name: str, minimum: int | None = None) -> None:
         check_int(x, name, minimum)
 
 
-def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
-    """ValueError unless ``value`` is an int id in [0, size) (a bool is not); ``what`` names the
-    table the id indexes; ``optional`` lets None through."""
-    if optional and value is None:
-        return
-    if not is_int(value) or not 0 <= value < size:
-        table = f" ({what})" if what else ""
-        none = "None or " if optional else ""
-        raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
+def check_sizes(**sizes) -> None:
+    """Every size an int >= 1 (``check_int``, naming it)."""
+    for name, value in sizes.items():
+        check_int(value, name, 1)
 
 
-def check_ids(
-    ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
-) -> None:
-    """TypeError unless ``ids`` is an integer tensor; ValueError unless it has ``n_dims`` dims, none
-    of them empty, and every id is in [0, size) (``what`` names the table the ids index)."""
-    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
-    if ids.dim() != n_dims or 0 in ids.shape:
-        raise ValueError(
-            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
-        )
-    if ids.min() < 0 or ids.max() >= size:
-        raise ValueError(
-            f"{name}: expected ids in [0, {size}) ({what}), got ids from {ids.min().item()} to {ids.max().item()}"
-        )
+def check_number(x, name: str, expected: str, ok) -> None:
+    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
+    says what was wanted ("a number > 0")."""
+    if not is_number(x) or not ok(x):
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
+    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
+    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
+
+    def inside(v):
+        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
+
+    check_number(p, name, f"a probability in {interval}", inside)
+
+
+def check_bool(x, name: str) -> None:
+    """TypeError unless x is True or False."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
+
+
+def check_str(x, name: str) -> None:
+    """TypeError unless x is a str."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
+
+
+def check_choice(x, name: str, choices: tuple) -> None:
+    """ValueError unless x is one of ``choices``."""
+    if x not in choices:
+        names = [repr(c) for c in choices]
+        expected = f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_type(x, name: str, expected: type) -> None:
+    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
+    if not isinstance(x, expected):
+        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
+    letter: "an" before a letter whose name starts with a vowel sound)."""
+    acronym = len(noun) > 1 and noun[:2].isupper()
+    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
+    return f"{'an' if vowel_sound else 'a'} {noun}"
+
+
+# --- tensors, shapes and token ids ----------------------------------------------------------------
 
 
 def check_tensor(
@@ -94,6 +133,13 @@ def check_tensor(
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
 
 
+def check_shape(x, name: str, shape: tuple, layout: str) -> None:
+    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
+    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+
+
 def broadcast_shape(a, b) -> tuple | None:
     """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
     torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
@@ -106,7 +152,49 @@ def broadcast_shape(a, b) -> tuple | None:
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
-# --- lib.attention ---------------------------------------------------------------------------------
+def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
+    """ValueError unless ``value`` is an int id in [0, size) (a bool is not); ``what`` names the
+    table the id indexes; ``optional`` lets None through."""
+    if optional and value is None:
+        return
+    if not is_int(value) or not 0 <= value < size:
+        table = f" ({what})" if what else ""
+        none = "None or " if optional else ""
+        raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
+
+
+def check_ids(
+    ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
+) -> None:
+    """TypeError unless ``ids`` is an integer tensor; ValueError unless it has ``n_dims`` dims, none
+    of them empty, and every id is in [0, size) (``what`` names the table the ids index)."""
+    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
+        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
+        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
+    if ids.dim() != n_dims or 0 in ids.shape:
+        raise ValueError(
+            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
+        )
+    if ids.min() < 0 or ids.max() >= size:
+        raise ValueError(
+            f"{name}: expected ids in [0, {size}) ({what}), got ids from {ids.min().item()} to {ids.max().item()}"
+        )
+
+
+def check_id_list(ids, size: int) -> None:
+    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
+    if isinstance(ids, Tensor):
+        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(
+                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
+            )
+        ids = ids.tolist()
+    for i in ids:
+        if not is_int(i) or not 0 <= i < size:
+            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
+
+
+# --- masks (the one convention: bool, True where a query may attend) ------------------------------
 
 
 def check_mask_dtype(mask) -> None:
@@ -123,9 +211,6 @@ def check_bool_mask(mask, scores_shape, examples: str = "[Tk], [B, 1, Tk], [B, T
         raise ValueError(
             f"mask: expected a shape broadcastable to the scores' {tuple(scores_shape)} (e.g. {examples}), got shape {tuple(mask.shape)}"
         )
-
-
-# --- lib.metrics -----------------------------------------------------------------------------------
 
 
 def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> None:
@@ -155,42 +240,6 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
         )
 
 
-# --- the language models and their sentences (lib.ngram, lib.rnnlm, lib.word2vec, lib.rnn_classifier) ---
-
-
-def check_number(x, name: str, expected: str, ok) -> None:
-    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
-    says what was wanted ("a number > 0")."""
-    if not is_number(x) or not ok(x):
-        raise ValueError(f"{name}: expected {expected}, got {x!r}")
-
-
-def check_bool(x, name: str) -> None:
-    """TypeError unless x is True or False."""
-    if not isinstance(x, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
-
-
-def check_str(x, name: str) -> None:
-    """TypeError unless x is a str."""
-    if not isinstance(x, str):
-        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
-
-
-def check_choice(x, name: str, choices: tuple) -> None:
-    """ValueError unless x is one of ``choices``."""
-    if x not in choices:
-        names = [repr(c) for c in choices]
-        expected = f"{', '.join(names[:-1])} or {names[-1]}"
-        raise ValueError(f"{name}: expected {expected}, got {x!r}")
-
-
-def check_sizes(**sizes) -> None:
-    """Every size an int >= 1 (``check_int``, naming it)."""
-    for name, value in sizes.items():
-        check_int(value, name, 1)
-
-
 def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
     """input_ids [B, T] ids in [0, vocab_size) (``check_ids``) and attention_mask None or a padding
     mask of their shape (``check_padding_mask``)."""
@@ -199,14 +248,13 @@ def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
         check_padding_mask(attention_mask, input_ids)
 
 
-def check_shape(x, name: str, shape: tuple, layout: str) -> None:
-    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
-    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
-        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+# --- words and texts ------------------------------------------------------------------------------
 
 
-# --- the tokenizers (lib.bpe, lib.wordpiece, lib.basic_tokenizer) --------------------------------------
+def check_text(text, name: str = "text") -> None:
+    """TypeError unless text is a str."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
 
 
 def check_word(word, name: str = "word") -> None:
@@ -229,49 +277,3 @@ def check_word_counts(word_counts) -> None:
         if not isinstance(w, str) or not w or any(ch.isspace() for ch in w):
             raise ValueError(f"word_counts: expected non-empty words without whitespace, got {w!r}")
         check_int(c, f"word_counts[{w!r}]", 1)
-
-
-def check_id_list(ids, size: int) -> None:
-    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
-    if isinstance(ids, Tensor):
-        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
-            raise ValueError(
-                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
-            )
-        ids = ids.tolist()
-    for i in ids:
-        if not is_int(i) or not 0 <= i < size:
-            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
-
-
-def check_text(text, name: str = "text") -> None:
-    """TypeError unless text is a str."""
-    if not isinstance(text, str):
-        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
-
-
-# --- ELMo (lib.elmo) -----------------------------------------------------------------------------------
-
-
-def check_type(x, name: str, expected: type) -> None:
-    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
-    if not isinstance(x, expected):
-        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
-
-
-def _a(noun: str) -> str:
-    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
-    letter: "an" before a letter whose name starts with a vowel sound)."""
-    acronym = len(noun) > 1 and noun[:2].isupper()
-    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
-    return f"{'an' if vowel_sound else 'a'} {noun}"
-
-
-def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
-    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
-    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
-
-    def inside(v):
-        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
-
-    check_number(p, name, f"a probability in {interval}", inside)
