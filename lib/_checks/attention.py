@@ -10,6 +10,7 @@ from lib._validate import (
     check_bool_mask,
     check_int,
     check_mask_dtype,
+    check_probability,
     check_size,
     check_tensor,
 )
@@ -126,8 +127,7 @@ def check_mha_config(d_model, n_heads, dropout) -> None:
     check_int(n_heads, "n_heads", 1)
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+    check_probability(dropout, "dropout", "[0, 1)")
 
 
 def check_mha_inputs(query, key, value, mask, d_model: int, n_heads: int, dtype) -> None:

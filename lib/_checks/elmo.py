@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from lib._validate import check_ids, check_int, check_padding_mask, is_int
+from lib._validate import check_ids, check_int, check_padding_mask, check_probability, is_int
 
 
 def check_words(words, max_chars) -> None:
@@ -90,8 +90,7 @@ def check_elmo_config(config) -> None:
         raise ValueError(
             f"cell_dim: expected None or an int >= hidden_dim={config.hidden_dim}, got {config.cell_dim!r}"
         )
-    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
+    check_probability(config.dropout, "dropout", "[0, 1)")
     if not is_int(config.pad_id) or not 0 <= config.pad_id < config.vocab_size:
         raise ValueError(
             f"pad_id: expected an id in [0, vocab_size={config.vocab_size}), got {config.pad_id!r}"

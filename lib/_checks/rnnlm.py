@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from lib._validate import check_bool, check_choice, check_int, check_probability, check_sizes
+from lib._validate import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_probability,
+    check_sizes,
+)
 
 
 def check_rnn_config(cell, **sizes) -> None:
@@ -32,5 +39,4 @@ def check_reverse_padded(x, lengths: Tensor) -> None:
 def check_sample(n, max_len, temperature) -> None:
     check_int(n, "n", 1)
     check_int(max_len, "max_len", 1)
-    if not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
+    check_number(temperature, "temperature", "a number > 0", lambda v: v > 0)

@@ -12,8 +12,7 @@ def check_encoder(vocab_size, d_emb, d_hidden, cell, pad_id) -> None:
     """The sizes of a recurrent encoder, its cell ('gru' or 'lstm') and its padding id."""
     check_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden)
     check_choice(cell, "cell", ("gru", "lstm"))
-    if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
-        raise ValueError(f"pad_id: expected an id in [0, {vocab_size}), got {pad_id!r}")
+    check_id(pad_id, "pad_id", vocab_size)
 
 
 def check_source(src, src_lengths, vocab_size: int) -> None:

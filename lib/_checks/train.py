@@ -5,15 +5,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from lib._validate import check_choice, check_int, is_int
+from lib._validate import check_choice, check_int, check_number, is_int
 
 
 def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
     """A learning-rate schedule: steps >= 1, lr > 0, 0 <= warmup_steps <= steps, decay one of
     ``decays``; and, if given, 0 <= step < steps."""
     check_int(steps, "steps", 1)
-    if not isinstance(lr, (int, float)) or not lr > 0:
-        raise ValueError(f"lr: expected a number > 0, got {lr!r}")
+    check_number(lr, "lr", "a number > 0", lambda v: v > 0)
     if not is_int(warmup_steps) or not 0 <= warmup_steps <= steps:
         raise ValueError(
             f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
@@ -31,10 +30,9 @@ def check_fit(
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     check_schedule(steps, lr, warmup_steps, decay, decays)
-    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
-        raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
-    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
-        raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
+    if clip is not None:
+        check_number(clip, "clip", "None or a number > 0", lambda v: v > 0)
+    check_number(weight_decay, "weight_decay", "a number >= 0", lambda v: v >= 0)
     if stop_after is not None and (not is_int(stop_after) or not 1 <= stop_after <= steps):
         raise ValueError(
             f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
