@@ -11,6 +11,8 @@ calls between the library's own modules do not check again."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 from torch import Tensor
 
@@ -265,8 +267,6 @@ def check_word(word, name: str = "word") -> None:
 
 def check_word_counts(word_counts) -> None:
     """A dictionary {word: count}: non-empty words without whitespace, each counted an int >= 1."""
-    from collections.abc import Mapping
-
     if not isinstance(word_counts, Mapping):
         raise TypeError(
             f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from lib._validate import is_int
 
 
@@ -18,8 +20,6 @@ def check_texts(texts) -> None:
 
 def check_text_batch(texts, text_pairs) -> None:
     """texts a non-empty list of str; text_pairs None or a list of as many."""
-    from collections.abc import Sequence
-
     if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
         raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
     if text_pairs is not None and (
@@ -44,8 +44,6 @@ def check_max_length(max_length, n_special: int) -> None:
 
 def check_wordpiece_vocab(vocab, special_tokens) -> None:
     """A vocabulary {token: id}: not empty, holding the special tokens, ids 0..V-1 each once."""
-    from collections.abc import Mapping
-
     if not isinstance(vocab, Mapping) or not vocab:
         raise ValueError(
             f"vocab: expected a non-empty dict {{token: id}}, got {type(vocab).__name__}"
