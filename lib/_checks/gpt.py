@@ -75,7 +75,9 @@ def check_targets(targets, input_ids, V: int) -> None:
 
 def check_prompt_room(input_ids, max_new_tokens, length, limit, one_prompt, eos_id, vocab_size):
     """What every decoder of a model with a context of ``length`` positions (``limit`` names it)
-    checks after its inputs: room for the new tokens, one prompt where asked, eos_id in the vocabulary."""
+    checks after its inputs: max_new_tokens >= 1 with room for them, one prompt where asked, eos_id
+    in the vocabulary."""
+    check_int(max_new_tokens, "max_new_tokens", 1)
     if input_ids.shape[1] + max_new_tokens > length:
         raise ValueError(
             f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than {limit}"
@@ -96,7 +98,6 @@ def check_gpt_decoding(
     check_type(model, "model", model_type)
     c = model.config
     check_gpt_inputs(c, input_ids)
-    check_int(max_new_tokens, "max_new_tokens", 1)
     limit = f"block_size={c.block_size}, the model's context length"
     check_prompt_room(
         input_ids, max_new_tokens, c.block_size, limit, one_prompt, eos_id, c.vocab_size

@@ -68,7 +68,6 @@ def check_llama_decoding(
     check_type(model, "model", model_type)
     c = model.config
     check_llama_inputs(c, input_ids)
-    check_int(max_new_tokens, "max_new_tokens", 1)
     limit = f"max_position_embeddings={c.max_position_embeddings}"
     check_prompt_room(
         input_ids,
