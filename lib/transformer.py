@@ -338,7 +338,9 @@ class Transformer(nn.Module):
             self.tgt_embed = self.src_embed  # one module, one [V, D] matrix
         else:
             self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
-        self.pos_encoding = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
+        self.pos_encoding = SinusoidalPositionalEncoding(
+            c.d_model, c.max_len, c.dropout, check_inputs=False
+        )  # the ids were checked at the door (T <= max_len)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)

@@ -406,11 +406,13 @@ LAYER_CASES = CASES + [
 
 def _record_layer_checks(monkeypatch) -> list:
     import lib.attention
+    import lib.positional
     import lib.seq2seq
 
     calls = []
     for module, name in [(lib.attention, n) for n in LAYER_CHECKS] + [
-        (lib.seq2seq, "check_decoder_step")
+        (lib.seq2seq, "check_decoder_step"),
+        (lib.positional, "check_position_input"),
     ]:
         check = getattr(module, name)
         monkeypatch.setattr(
