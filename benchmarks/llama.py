@@ -31,7 +31,7 @@ from benchmarks.common import (
     yes_no,
 )
 from benchmarks.gpt_training import _step_fn, count_parameters
-from lib._validate import check_llama_inputs
+from lib._checks.llama import check_llama_inputs
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.gpt import KVCache
 from lib.llama import (

@@ -90,9 +90,10 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
   returns a ``lib.decoding.Decoded(tokens, log_prob, attentions)``.
 - Bad input raises ``TypeError`` or ``ValueError`` at the public function, naming the argument,
   what was expected and what was received: one line at the door (the detail in
-  ``lib._validate``); layers the library's own models call do not check again (they call the
-  unchecked ``_masked_softmax``, ``_attend``, ``_split_heads``, ..., and build ``MultiHeadAttention``
-  and the score modules with ``check_inputs=False``).
+  ``lib._checks.<module>``, built on the primitives of ``lib._validate``); layers the library's own
+  models call do not check again (they call the unchecked ``_masked_softmax``, ``_attend``,
+  ``_split_heads``, ..., and build ``MultiHeadAttention`` and the score modules with
+  ``check_inputs=False``).
 - Randomness comes from a ``torch.Generator`` or a seed argument; the same seed gives the same
   numbers on every run and every device (``lib._random``).
 - Checkpoint key names are those of the published checkpoints (GPT-2, BERT), so loading is a loop.

@@ -1,15 +1,22 @@
-"""The library's input checks, written once (issue 16): every public entry point calls these with
-the argument's name, so that bad input gets a ``TypeError`` or ``ValueError`` that names the
-argument, what was expected and what was received. Internal calls between the library's own modules
-do not check again."""
+"""The library's input-check primitives (issues 16 and 35): every public entry point checks its
+arguments with these, naming the argument, so that bad input gets a ``TypeError`` or ``ValueError``
+that says the argument, what was expected and what was received, in one style everywhere in lib
+and lib.viz (``name: expected ..., got ...``).
+
+This module holds only what is generic or shared by several modules: ints, numbers, probabilities,
+choices, types, tensors and their shapes, token ids, masks, words. Each model module's own checks
+(``check_gpt_config``, ``check_mha_inputs``, ...) live in ``lib._checks.<module>``, built on these;
+neither imports a model module (a check that needs a model's type takes it as an argument). Internal
+calls between the library's own modules do not check again."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 import torch
 from torch import Tensor
+
+# --- numbers, choices and types -------------------------------------------------------------------
 
 
 def is_int(x) -> bool:
@@ -39,33 +46,64 @@ def check_size(x, name: str, minimum: int | None = None) -> None:
         check_int(x, name, minimum)
 
 
-def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
-    """ValueError unless ``value`` is an int id in [0, size) (a bool is not); ``what`` names the
-    table the id indexes; ``optional`` lets None through."""
-    if optional and value is None:
-        return
-    if not is_int(value) or not 0 <= value < size:
-        table = f" ({what})" if what else ""
-        none = "None or " if optional else ""
-        raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
+def check_sizes(**sizes) -> None:
+    """Every size an int >= 1 (``check_int``, naming it)."""
+    for name, value in sizes.items():
+        check_int(value, name, 1)
 
 
-def check_ids(
-    ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
-) -> None:
-    """TypeError unless ``ids`` is an integer tensor; ValueError unless it has ``n_dims`` dims, none
-    of them empty, and every id is in [0, size) (``what`` names the table the ids index)."""
-    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
-    if ids.dim() != n_dims or 0 in ids.shape:
-        raise ValueError(
-            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
-        )
-    if ids.min() < 0 or ids.max() >= size:
-        raise ValueError(
-            f"{name}: expected ids in [0, {size}) ({what}), got ids from {ids.min().item()} to {ids.max().item()}"
-        )
+def check_number(x, name: str, expected: str, ok) -> None:
+    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
+    says what was wanted ("a number > 0")."""
+    if not is_number(x) or not ok(x):
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
+    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
+    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
+
+    def inside(v):
+        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
+
+    check_number(p, name, f"a probability in {interval}", inside)
+
+
+def check_bool(x, name: str) -> None:
+    """TypeError unless x is True or False."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
+
+
+def check_str(x, name: str) -> None:
+    """TypeError unless x is a str."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
+
+
+def check_choice(x, name: str, choices: tuple) -> None:
+    """ValueError unless x is one of ``choices``."""
+    if x not in choices:
+        names = [repr(c) for c in choices]
+        expected = f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{name}: expected {expected}, got {x!r}")
+
+
+def check_type(x, name: str, expected: type) -> None:
+    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
+    if not isinstance(x, expected):
+        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
+    letter: "an" before a letter whose name starts with a vowel sound)."""
+    acronym = len(noun) > 1 and noun[:2].isupper()
+    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
+    return f"{'an' if vowel_sound else 'a'} {noun}"
+
+
+# --- tensors, shapes and token ids ----------------------------------------------------------------
 
 
 def check_tensor(
@@ -97,6 +135,13 @@ def check_tensor(
         raise ValueError(f"{name}: expected shape {layout}, got shape {tuple(x.shape)}")
 
 
+def check_shape(x, name: str, shape: tuple, layout: str) -> None:
+    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
+    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+
+
 def broadcast_shape(a, b) -> tuple | None:
     """The shape that shapes a and b broadcast to, or None if they do not broadcast. The same rule as
     torch.broadcast_shapes(a, b), in a few microseconds instead of about ten: these checks run on
@@ -109,16 +154,49 @@ def broadcast_shape(a, b) -> tuple | None:
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
-# --- lib.attention ---------------------------------------------------------------------------------
+def check_id(value, name: str, size: int, what: str = "", optional: bool = False) -> None:
+    """ValueError unless ``value`` is an int id in [0, size) (a bool is not); ``what`` names the
+    table the id indexes; ``optional`` lets None through."""
+    if optional and value is None:
+        return
+    if not is_int(value) or not 0 <= value < size:
+        table = f" ({what})" if what else ""
+        none = "None or " if optional else ""
+        raise ValueError(f"{name}: expected {none}an id in [0, {size}){table}, got {value!r}")
 
 
-def check_batch_dims(a_shape, a_name: str, b: Tensor, b_name: str) -> None:
-    """ValueError unless the leading (batch) dims of a and b broadcast against each other;
-    a_shape is a's shape (a may be a tensor not computed yet, such as the scores)."""
-    if broadcast_shape(tuple(a_shape)[:-2], b.shape[:-2]) is None:
+def check_ids(
+    ids, name: str, size: int, what: str = "the vocabulary", layout: str = "[B, T]", n_dims: int = 2
+) -> None:
+    """TypeError unless ``ids`` is an integer tensor; ValueError unless it has ``n_dims`` dims, none
+    of them empty, and every id is in [0, size) (``what`` names the table the ids index)."""
+    if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
+        got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
+        raise TypeError(f"{name}: expected a tensor of token ids (torch.long), got {got}")
+    if ids.dim() != n_dims or 0 in ids.shape:
         raise ValueError(
-            f"{b_name}: expected batch dims broadcastable with {a_name} (batch dims {tuple(a_shape)[:-2]}), got shape {tuple(b.shape)}"
+            f"{name}: expected shape {layout} with no empty dim, got shape {tuple(ids.shape)}"
         )
+    if ids.min() < 0 or ids.max() >= size:
+        raise ValueError(
+            f"{name}: expected ids in [0, {size}) ({what}), got ids from {ids.min().item()} to {ids.max().item()}"
+        )
+
+
+def check_id_list(ids, size: int) -> None:
+    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
+    if isinstance(ids, Tensor):
+        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(
+                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
+            )
+        ids = ids.tolist()
+    for i in ids:
+        if not is_int(i) or not 0 <= i < size:
+            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
+
+
+# --- masks (the one convention: bool, True where a query may attend) ------------------------------
 
 
 def check_mask_dtype(mask) -> None:
@@ -135,285 +213,6 @@ def check_bool_mask(mask, scores_shape, examples: str = "[Tk], [B, 1, Tk], [B, T
         raise ValueError(
             f"mask: expected a shape broadcastable to the scores' {tuple(scores_shape)} (e.g. {examples}), got shape {tuple(mask.shape)}"
         )
-
-
-def check_scores_and_mask(scores, mask) -> None:
-    """masked_softmax's arguments: scores a floating tensor, mask None or bool broadcastable to it."""
-    check_tensor(scores, "scores", "[..., Tq, Tk]", 1)
-    if mask is not None:
-        check_bool_mask(mask, scores.shape)
-
-
-def check_additive_mask_args(mask, dtype) -> None:
-    check_mask_dtype(mask)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
-
-
-def check_query_key(q, k, min_dim: int = 3) -> None:
-    """The parameter-free scores' q [B, Tq, D], k [B, Tk, D], batch dims broadcast."""
-    lead = "..., " if min_dim < 3 else "B, "
-    check_tensor(q, "q", f"[{lead}Tq, D]", min_dim)
-    D = q.shape[-1]
-    check_tensor(k, "k", f"[{lead}Tk, {D}] (same width D as q)", min_dim, q.dtype, "q", width=D)
-    check_batch_dims(q.shape, "q", k, "k")
-
-
-def check_score_module_inputs(q, k, d_query: int, d_key: int, dtype) -> None:
-    """GeneralScore's and AdditiveScore's q [B, Tq, Dq], k [B, Tk, Dk] of the parameters' dtype."""
-    of = "the module's parameters"
-    check_tensor(q, "q", f"[B, Tq, {d_query}]", 3, dtype, of, width=d_query)
-    check_tensor(k, "k", f"[B, Tk, {d_key}]", 3, dtype, of, width=d_key)
-    check_batch_dims(q.shape, "q", k, "k")
-
-
-def check_location_score_inputs(q, k, d_query: int, n_keys: int, dtype) -> None:
-    """LocationScore's q [B, Tq, Dq]; k, if given, with Tk == n_keys."""
-    check_tensor(q, "q", f"[B, Tq, {d_query}]", 3, dtype, "the module's parameters", width=d_query)
-    if k is not None:
-        check_tensor(k, "k", f"[B, {n_keys}, Dk]", 3)
-        if k.shape[-2] != n_keys:
-            raise ValueError(
-                f"k: expected shape [B, {n_keys}, Dk] (Tk = n_keys), got shape {tuple(k.shape)}"
-            )
-
-
-def check_attend_args(scores, values, mask) -> None:
-    check_tensor(scores, "scores", "[..., Tq, Tk]", 2)
-    check_tensor(values, "values", "[..., Tk, Dv]", 2, scores.dtype, "scores")
-    if values.shape[-2] != scores.shape[-1]:
-        raise ValueError(
-            f"values: expected shape [..., {scores.shape[-1]}, Dv] (Tk = scores' last dim), got shape {tuple(values.shape)}"
-        )
-    check_batch_dims(scores.shape, "scores", values, "values")
-    if mask is not None:
-        check_bool_mask(mask, scores.shape)
-
-
-def check_attention_args(q, k, v, mask) -> None:
-    """scaled_dot_product_attention's q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv], mask."""
-    check_query_key(q, k, min_dim=2)
-    check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), got shape {tuple(v.shape)}"
-        )
-    scores = broadcast_shape(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    check_batch_dims(scores, "q and k", v, "v")
-    if mask is not None:
-        check_bool_mask(mask, scores)
-
-
-def check_split_heads_args(x, n_heads) -> None:
-    check_int(n_heads, "n_heads", 1)
-    check_tensor(x, "x", "[B, T, D]", 3, exact=True, floating=False)
-    if x.shape[-1] % n_heads:
-        raise ValueError(
-            f"x: expected a width D divisible by n_heads={n_heads}, got shape {tuple(x.shape)}"
-        )
-
-
-def check_merge_heads_args(x) -> None:
-    check_tensor(x, "x", "[B, H, T, Dh]", 4, exact=True, floating=False)
-
-
-def check_causal_mask_args(T, past) -> None:
-    check_size(T, "T", 1)
-    check_int(past, "past", 0)
-
-
-def check_padding_mask_args(lengths, T) -> None:
-    """padding_mask's T >= 1 and lengths: an integer tensor [B] of values in [0, T]."""
-    check_int(T, "T", 1)
-    check_tensor(lengths, "lengths", "[B]", 1, exact=True, floating=False)
-    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths: expected integer lengths, got dtype {lengths.dtype}")
-    if lengths.numel() and (lengths.min() < 0 or lengths.max() > T):
-        raise ValueError(
-            f"lengths: expected values in [0, T={T}], got min {int(lengths.min())} and max {int(lengths.max())}"
-        )
-
-
-def check_mha_config(d_model, n_heads, dropout) -> None:
-    check_int(d_model, "d_model", 1)
-    check_int(n_heads, "n_heads", 1)
-    if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-    if not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
-
-
-def check_mha_inputs(query, key, value, mask, d_model: int, n_heads: int, dtype) -> None:
-    """MultiHeadAttention's query [B, Tq, D], key and value [B, Tk, D] of the parameters' dtype, and
-    mask: None or bool broadcastable to [B, H, Tq, Tk], not 3-D unless its first dim is 1."""
-    D, of = d_model, "the module's parameters"
-    inputs = (("query", query, "Tq"), ("key", key, "Tk"), ("value", value, "Tk"))
-    if query is key is value:  # self-attention: one tensor, checked once
-        inputs = inputs[:1]
-    for name, x, T in inputs:
-        check_tensor(x, name, f"[B, {T}, {D}]", 3, dtype, of, width=D)
-    for name, x, T in inputs:
-        if x.dim() != 3:
-            raise ValueError(
-                f"{name}: expected shape [B, {T}, {D}] (3 dims), got shape {tuple(x.shape)}"
-            )
-    if len(inputs) == 3:
-        if value.shape[1] != key.shape[1]:
-            raise ValueError(
-                f"value: expected shape [B, {key.shape[1]}, {D}] (same length Tk={key.shape[1]} as key), got shape {tuple(value.shape)}"
-            )
-        check_batch_dims(query.shape, "query", key, "key")
-        check_batch_dims(query.shape, "query", value, "value")
-    if mask is None:
-        return
-    check_mask_dtype(mask)
-    B = max(query.shape[0], key.shape[0], value.shape[0])  # the batch dims broadcast (checked)
-    scores = (B, n_heads, query.shape[1], key.shape[1])
-    if mask.dim() == 3 and mask.shape[0] != 1:
-        raise ValueError(
-            f"mask: a 3-D mask is ambiguous (it would broadcast as [H, Tq, Tk], not [B, Tq, Tk]); expected [Tq, Tk], [B, 1, 1, Tk] or [B, 1, Tq, Tk], got shape {tuple(mask.shape)}"
-        )
-    if broadcast_shape(mask.shape, scores) != scores:
-        raise ValueError(
-            f"mask: expected a shape broadcastable to [B, H, Tq, Tk] = {scores} (e.g. [Tq, Tk], [B, 1, 1, Tk]), got shape {tuple(mask.shape)}"
-        )
-
-
-# --- lib.positional --------------------------------------------------------------------------------
-
-
-def check_table_args(max_len, d_model, base: float = 10000.0) -> None:
-    check_int(max_len, "max_len", 1)
-    check_int(d_model, "d_model", 1)
-    check_base(base)
-
-
-def check_base(base) -> None:
-    if not is_number(base) or not (0 < base < math.inf):
-        raise ValueError(f"base: expected a positive finite number, got {base!r}")
-
-
-def check_binary_encoding_args(n_positions, n_bits) -> None:
-    check_int(n_positions, "n_positions", 1)
-    check_int(n_bits, "n_bits", 1)
-    if n_bits > 62 or n_positions > 2**n_bits:
-        raise ValueError(
-            f"n_positions={n_positions} does not fit in n_bits={n_bits} (at most 2**{n_bits} positions, and n_bits <= 62)"
-        )
-
-
-def check_relative_rotation_args(k, d_model, base) -> None:
-    if not is_int(k):
-        raise TypeError(f"k: expected an int (a shift in positions), got {type(k).__name__}")
-    check_int(d_model, "d_model", 2)
-    if d_model % 2:
-        raise ValueError(
-            f"d_model={d_model} must be even: the last sin column of an odd-width table has no cos partner to rotate with"
-        )
-    check_base(base)
-
-
-def check_position_input(x, d_model: int, max_len: int, dtype=None) -> None:
-    """x [..., T, D] with D = d_model and T <= max_len (ValueError naming T and max_len)."""
-    check_tensor(x, "x", f"[B, T, {d_model}]", 2, dtype, "the module's parameters", width=d_model)
-    T = x.shape[-2]
-    if T > max_len:
-        raise ValueError(
-            f"x: sequence length T={T} exceeds max_len={max_len} (the table has {max_len} rows; build the module with a larger max_len)"
-        )
-
-
-# --- lib.transformer -------------------------------------------------------------------------------
-
-
-def check_transformer_config(c) -> None:
-    """TransformerConfig's sizes, dropout, shared vocabularies and pad_id."""
-    for name in (
-        "src_vocab_size",
-        "tgt_vocab_size",
-        "d_model",
-        "n_heads",
-        "n_layers",
-        "d_ff",
-        "max_len",
-    ):
-        check_int(getattr(c, name), name, 1)
-    if c.d_model % c.n_heads != 0:
-        raise ValueError(f"d_model={c.d_model} is not divisible by n_heads={c.n_heads}")
-    if not 0.0 <= c.dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {c.dropout!r}")
-    if c.share_src_tgt_embeddings and c.src_vocab_size != c.tgt_vocab_size:
-        raise ValueError(
-            f"share_src_tgt_embeddings needs src_vocab_size == tgt_vocab_size, got {c.src_vocab_size} and {c.tgt_vocab_size}"
-        )
-    smallest = min(c.src_vocab_size, c.tgt_vocab_size)
-    if not 0 <= c.pad_id < smallest:
-        raise ValueError(
-            f"pad_id: expected an id in [0, {smallest}) (inside both vocabularies), got {c.pad_id!r}"
-        )
-
-
-def check_transformer_ids(ids, name: str, vocab_size: int, max_len: int) -> None:
-    """check_ids, and a length of at most max_len (the positions the model has)."""
-    check_ids(ids, name, vocab_size, layout="[B, L]")
-    if ids.shape[1] > max_len:
-        raise ValueError(
-            f"{name}: expected shape [B, L] with 1 <= L <= max_len={max_len}, got shape {tuple(ids.shape)}"
-        )
-
-
-def check_transformer_inputs(c, src, tgt_in) -> None:
-    """Transformer.forward's src [B, S] and tgt_in [B, T], ids in their vocabularies."""
-    check_transformer_ids(src, "src", c.src_vocab_size, c.max_len)
-    check_transformer_ids(tgt_in, "tgt_in", c.tgt_vocab_size, c.max_len)
-    if src.shape[0] != tgt_in.shape[0]:
-        raise ValueError(
-            f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
-        )
-
-
-def check_transformer_decode_inputs(c, tgt_in, memory) -> None:
-    """Transformer.decode's tgt_in [B, T] and memory [B, S, D] (the encoder's output)."""
-    check_transformer_ids(tgt_in, "tgt_in", c.tgt_vocab_size, c.max_len)
-    check_tensor(memory, "memory", f"[B, S, {c.d_model}]", 3, exact=True, width=c.d_model)
-    if memory.shape[0] != tgt_in.shape[0]:
-        raise ValueError(
-            f"memory: expected batch size {tgt_in.shape[0]} (that of tgt_in), got shape {tuple(memory.shape)}"
-        )
-
-
-def check_transformer_decoding(c, src, max_len, bos_id, eos_id, one_sentence: bool = False) -> None:
-    """greedy_decode's and beam_search's arguments (beam search: src of one sentence [1, S])."""
-    if not is_int(max_len) or not 1 <= max_len <= c.max_len:
-        raise ValueError(
-            f"max_len: expected an int in [1, {c.max_len}] (the model's max_len), got {max_len!r}"
-        )
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, c.tgt_vocab_size, "the target vocabulary")
-    if one_sentence and (not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1):
-        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
-
-
-# --- lib.metrics -----------------------------------------------------------------------------------
-
-
-def check_bleu_args(hypotheses: list, references: list, max_n) -> None:
-    """corpus_bleu's arguments: max_n >= 1, as many hypotheses as references (at least one), each
-    sentence a list of tokens, not a string."""
-    check_int(max_n, "max_n", 1)
-    if len(hypotheses) != len(references):
-        raise ValueError(
-            f"hypotheses and references: expected as many of each, got {len(hypotheses)} hypotheses and {len(references)} references"
-        )
-    if not hypotheses:
-        raise ValueError("hypotheses: expected at least one sentence, got none")
-    for name, sents in (("hypotheses", hypotheses), ("references", references)):
-        for i, s in enumerate(sents):
-            if isinstance(s, str):
-                raise TypeError(
-                    f"{name}[{i}]: expected a list of tokens, got the string {s!r}; split it first"
-                )
 
 
 def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") -> None:
@@ -443,292 +242,6 @@ def check_padding_mask(mask, input_ids: Tensor, name: str = "attention_mask") ->
         )
 
 
-# --- lib.gpt -------------------------------------------------------------------------------------
-
-
-def check_gpt_config(config) -> None:
-    """The fields of a lib.gpt.GPTConfig (its ``__post_init__``): sizes >= 1, n_embd divisible by
-    n_head, dropout in [0, 1), layer_norm_epsilon > 0."""
-    for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-        check_int(getattr(config, name), name, 1)
-    if config.n_embd % config.n_head:
-        raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}")
-    check_probability(config.dropout, "dropout", "[0, 1)")
-    check_number(config.layer_norm_epsilon, "layer_norm_epsilon", "a number > 0", lambda v: v > 0)
-
-
-def check_gpt_inputs(config, input_ids, targets=None, kv_cache=None) -> None:
-    """GPT.forward's arguments: input_ids [B, T] ids in [0, vocab_size) with P cached + T new tokens
-    <= block_size; targets (optional) ids of the same shape, -100 allowed (ignored); kv_cache
-    (optional) a cache of the same batch."""
-    if kv_cache is not None and not (hasattr(kv_cache, "update") and hasattr(kv_cache, "reorder")):
-        raise TypeError(
-            f"kv_cache: expected a lib.gpt.KVCache (or lib.gpt_fast.FastKVCache), got {type(kv_cache).__name__}"
-        )
-    limit = f"block_size={config.block_size}, the model's context length"
-    check_lm_input(input_ids, config.vocab_size, config.block_size, limit, targets, kv_cache)
-
-
-def check_lm_input(input_ids, V: int, context: int, limit: str, targets, kv_cache) -> None:
-    """A language model's input_ids [B, T], ids in [0, V), with the P positions of ``kv_cache`` and T
-    <= ``context`` (``limit`` names it); kv_cache of the same batch; targets as ``check_targets``."""
-    check_ids(input_ids, "input_ids", V, f"vocab_size={V}")
-    P = kv_cache.length if kv_cache is not None else 0
-    if P + input_ids.shape[1] > context:
-        cached = f" plus {P} cached positions" if P else ""
-        raise ValueError(
-            f"input_ids: sequence of {input_ids.shape[1]} tokens{cached} is longer than {limit}"
-        )
-    keys = kv_cache.keys if kv_cache is not None else []
-    if keys and keys[0].shape[0] != input_ids.shape[0]:
-        raise ValueError(
-            f"kv_cache: holds a batch of {keys[0].shape[0]}, but input_ids has shape {tuple(input_ids.shape)}"
-        )
-    if targets is not None:
-        check_targets(targets, input_ids, V)
-
-
-def check_targets(targets, input_ids, V: int) -> None:
-    """A language model's targets: ids shaped like input_ids, in [0, V) or -100 (ignored)."""
-    if not isinstance(targets, Tensor) or targets.dtype not in (torch.int64, torch.int32):
-        got = targets.dtype if isinstance(targets, Tensor) else type(targets).__name__
-        raise TypeError(f"targets: expected a tensor of token ids (torch.long), got {got}")
-    if targets.shape != input_ids.shape:
-        raise ValueError(
-            f"targets: expected shape {tuple(input_ids.shape)} (that of input_ids), got {tuple(targets.shape)}"
-        )
-    real = targets[targets != -100]
-    if real.numel() and (real.min() < 0 or real.max() >= V):
-        raise ValueError(
-            f"targets: expected ids in [0, vocab_size={V}) or -100 (ignored), got ids from {real.min().item()} to {real.max().item()}"
-        )
-
-
-def _check_prompt_room(input_ids, max_new_tokens, length, limit, one_prompt, eos_id, vocab_size):
-    """What every decoder of a model with a context of ``length`` positions (``limit`` names it)
-    checks after its inputs: room for the new tokens, one prompt where asked, eos_id in the vocabulary."""
-    if input_ids.shape[1] + max_new_tokens > length:
-        raise ValueError(
-            f"max_new_tokens: prompt of {input_ids.shape[1]} tokens + {max_new_tokens} new tokens is longer than {limit}"
-        )
-    if one_prompt and input_ids.shape[0] != 1:
-        raise ValueError(
-            f"input_ids: expected shape [1, T] (one prompt), got shape {tuple(input_ids.shape)}"
-        )
-    check_id(eos_id, "eos_id", vocab_size, f"vocab_size={vocab_size}", optional=True)
-
-
-def check_gpt_decoding(
-    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
-) -> None:
-    """lib.gpt's decoders: model a ``model_type`` (lib.gpt.GPT); input_ids a batch of prompts (one
-    if ``one_prompt``); max_new_tokens >= 1 with prompt + new tokens <= block_size; eos_id None or
-    an id of the vocabulary. The sampling and beam arguments are lib.decoding's to check."""
-    check_type(model, "model", model_type)
-    c = model.config
-    check_gpt_inputs(c, input_ids)
-    check_int(max_new_tokens, "max_new_tokens", 1)
-    limit = f"block_size={c.block_size}, the model's context length"
-    _check_prompt_room(
-        input_ids, max_new_tokens, c.block_size, limit, one_prompt, eos_id, c.vocab_size
-    )
-
-
-def check_gpt_classifier(gpt, gpt_type: type, n_classes) -> None:
-    """GPTClassifier's arguments: gpt a ``gpt_type`` (lib.gpt.GPT), n_classes an int >= 2."""
-    check_type(gpt, "gpt", gpt_type)
-    check_int(n_classes, "n_classes", 2)
-
-
-# --- lib.train -----------------------------------------------------------------------------------
-
-
-def check_schedule(steps, lr, warmup_steps, decay, decays, step=None) -> None:
-    """A learning-rate schedule: steps >= 1, lr > 0, 0 <= warmup_steps <= steps, decay one of
-    ``decays``; and, if given, 0 <= step < steps."""
-    check_int(steps, "steps", 1)
-    if not isinstance(lr, (int, float)) or not lr > 0:
-        raise ValueError(f"lr: expected a number > 0, got {lr!r}")
-    if not is_int(warmup_steps) or not 0 <= warmup_steps <= steps:
-        raise ValueError(
-            f"warmup_steps: expected an int in [0, steps={steps}], got {warmup_steps!r}"
-        )
-    check_choice(decay, "decay", tuple(decays))
-    if step is not None and (not is_int(step) or not 0 <= step < steps):
-        raise ValueError(f"step: expected an int in [0, steps={steps}), got {step!r}")
-
-
-def check_fit(
-    model, steps, lr, warmup_steps, decay, decays, clip, weight_decay, stop_after
-) -> None:
-    """lib.train.fit's arguments: a torch.nn.Module, a schedule (``check_schedule``), clip None or
-    > 0, weight_decay >= 0, stop_after None or in 1..steps."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
-    check_schedule(steps, lr, warmup_steps, decay, decays)
-    if clip is not None and not (isinstance(clip, (int, float)) and clip > 0):
-        raise ValueError(f"clip: expected None or a number > 0, got {clip!r}")
-    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
-        raise ValueError(f"weight_decay: expected a number >= 0, got {weight_decay!r}")
-    if stop_after is not None and (not is_int(stop_after) or not 1 <= stop_after <= steps):
-        raise ValueError(
-            f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
-        )
-
-
-def check_loss(loss, step: int, rate: float) -> None:
-    """What a loss_fn returned at a training step: a finite scalar tensor (ValueError if not a
-    scalar tensor, FloatingPointError if not finite; the weights are then not updated)."""
-    if not isinstance(loss, Tensor) or loss.numel() != 1:
-        got = f"shape {tuple(loss.shape)}" if isinstance(loss, Tensor) else type(loss).__name__
-        raise ValueError(f"loss_fn: expected a scalar tensor, got {got}")
-    if not torch.isfinite(loss.detach()).all():
-        raise FloatingPointError(
-            f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr, clip the gradients or check the data."
-        )
-
-
-# --- lib.decoding --------------------------------------------------------------------------------
-
-
-def check_sampling(temperature, top_k, top_p, logits=None) -> None:
-    """Sampling arguments: temperature a finite number >= 0, top_k None or an int >= 1, top_p None
-    or in (0, 1]; logits, if given, a floating-point tensor [..., V]."""
-    if logits is not None and (
-        not isinstance(logits, Tensor) or not logits.is_floating_point() or logits.dim() < 1
-    ):
-        got = (
-            f"dtype {logits.dtype}, shape {tuple(logits.shape)}"
-            if isinstance(logits, Tensor)
-            else type(logits).__name__
-        )
-        raise TypeError(f"logits: expected a floating-point tensor [..., V], got {got}")
-    if not is_number(temperature) or not 0 <= temperature < math.inf:
-        raise ValueError(
-            f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}"
-        )
-    if top_k is not None:
-        check_int(top_k, "top_k", 1)
-    if top_p is not None and (not is_number(top_p) or not 0 < top_p <= 1):
-        raise ValueError(f"top_p: expected None or a number in (0, 1], got {top_p!r}")
-
-
-def check_decoding(start, max_len, eos_id=None, pad_id=0, beam_width=None) -> None:
-    """A decoder's arguments: start a tensor of token ids [B, t] (t >= 1; [1, t] when beam_width
-    is given, beam search decoding one sequence), max_len >= 1, eos_id None or an int >= 0, pad_id
-    an int >= 0, beam_width (if given) an int >= 1."""
-    one = beam_width is not None
-    if not isinstance(start, Tensor) or start.dtype not in (torch.int64, torch.int32):
-        got = start.dtype if isinstance(start, Tensor) else type(start).__name__
-        raise TypeError(f"start: expected a tensor of token ids [B, t], got {got}")
-    if start.dim() != 2 or start.shape[1] < 1 or (one and start.shape[0] != 1):
-        want = "[1, t] (one sequence)" if one else "[B, t] with t >= 1"
-        raise ValueError(f"start: expected shape {want}, got {tuple(start.shape)}")
-    check_int(max_len, "max_len", 1)
-    if one:
-        check_int(beam_width, "beam_width", 1)
-    if eos_id is not None:
-        check_int(eos_id, "eos_id", 0)
-    check_int(pad_id, "pad_id", 0)
-
-
-def check_length_penalty(length_penalty) -> None:
-    """GNMT's alpha: a finite number >= 0."""
-    if not is_number(length_penalty) or not 0 <= length_penalty < math.inf:
-        raise ValueError(f"length_penalty: expected alpha >= 0, got {length_penalty!r}")
-
-
-# --- lib.pretrained.gpt --------------------------------------------------------------------------
-
-
-def check_hf_gpt2(model) -> None:
-    """TypeError unless ``model`` is a transformers GPT2LMHeadModel; ValueError for the options of
-    its config that lib.gpt.GPT does not implement."""
-    if type(model).__name__ != "GPT2LMHeadModel" or not hasattr(model, "config"):
-        raise TypeError(
-            f"model: expected a transformers GPT2LMHeadModel, got {type(model).__name__}"
-        )
-    c = model.config
-    unsupported = {
-        "activation_function": (c.activation_function, ("gelu_new", "gelu_pytorch_tanh")),
-        "n_inner": (c.n_inner, (None, 4 * c.n_embd)),
-        "scale_attn_weights": (c.scale_attn_weights, (True,)),
-        "scale_attn_by_inverse_layer_idx": (c.scale_attn_by_inverse_layer_idx, (False,)),
-        "add_cross_attention": (getattr(c, "add_cross_attention", False), (False,)),
-        "tie_word_embeddings": (getattr(c, "tie_word_embeddings", True), (True,)),
-    }
-    for name, (value, allowed) in unsupported.items():
-        if value not in allowed:
-            raise ValueError(
-                f"model.config.{name}: lib.gpt.GPT implements {' or '.join(map(repr, allowed))}, got {value!r}"
-            )
-
-
-def check_state_dicts_match(ours: dict, theirs: dict, what: str = "lib.gpt.GPT") -> None:
-    """ValueError unless the state dict ``theirs`` (already in our layout) has exactly the keys of
-    ``ours``, the state dict of the library's model ``what``, each of the same shape."""
-    missing, unexpected = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
-    if missing or unexpected:
-        raise ValueError(
-            f"model: state dict does not match {what}: missing {missing}, unexpected {unexpected}"
-        )
-    for name, target in ours.items():
-        if theirs[name].shape != target.shape:
-            raise ValueError(
-                f"model: {name} has shape {tuple(theirs[name].shape)} after loading, {what} expects {tuple(target.shape)}"
-            )
-
-
-# --- the language models and their sentences (lib.ngram, lib.rnnlm, lib.word2vec, lib.rnn_classifier) ---
-
-
-def check_number(x, name: str, expected: str, ok) -> None:
-    """ValueError unless x is an int or float (a bool is not) for which ``ok(x)`` holds; ``expected``
-    says what was wanted ("a number > 0")."""
-    if not is_number(x) or not ok(x):
-        raise ValueError(f"{name}: expected {expected}, got {x!r}")
-
-
-def check_bool(x, name: str) -> None:
-    """TypeError unless x is True or False."""
-    if not isinstance(x, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(x).__name__} {x!r}")
-
-
-def check_str(x, name: str) -> None:
-    """TypeError unless x is a str."""
-    if not isinstance(x, str):
-        raise TypeError(f"{name}: expected a str, got {type(x).__name__} {x!r}")
-
-
-def check_choice(x, name: str, choices: tuple) -> None:
-    """ValueError unless x is one of ``choices``."""
-    if x not in choices:
-        names = [repr(c) for c in choices]
-        expected = f"{', '.join(names[:-1])} or {names[-1]}"
-        raise ValueError(f"{name}: expected {expected}, got {x!r}")
-
-
-def check_sizes(**sizes) -> None:
-    """Every size an int >= 1 (``check_int``, naming it)."""
-    for name, value in sizes.items():
-        check_int(value, name, 1)
-
-
-def check_sentences(sentences, name: str = "sentences") -> None:
-    """TypeError unless sentences is a list of sentences, each a str or a sequence of str (a str
-    alone is not a list of sentences); ValueError if there is none."""
-    if isinstance(sentences, str):
-        raise TypeError(
-            f"{name}: expected an iterable of sentences, got the str {sentences[:40]!r}"
-        )
-    for s in sentences:
-        if not isinstance(s, str) and not all(isinstance(t, str) for t in s):
-            raise TypeError(f"{name}: expected sentences as str or lists of str, got {s!r}")
-    if not sentences:
-        raise ValueError(f"{name}: expected at least one sentence, got none")
-
-
 def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
     """input_ids [B, T] ids in [0, vocab_size) (``check_ids``) and attention_mask None or a padding
     mask of their shape (``check_padding_mask``)."""
@@ -737,135 +250,13 @@ def check_token_batch(input_ids, attention_mask, vocab_size: int) -> None:
         check_padding_mask(attention_mask, input_ids)
 
 
-def check_shape(x, name: str, shape: tuple, layout: str) -> None:
-    """ValueError unless x is a tensor of exactly ``shape`` (``layout`` names its dims, "[V, E]")."""
-    if not isinstance(x, Tensor) or tuple(x.shape) != tuple(shape):
-        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"{name}: expected a tensor of shape {tuple(shape)} {layout}, got {got}")
+# --- words and texts ------------------------------------------------------------------------------
 
 
-def check_no_specials(words, specials) -> None:
-    """ValueError if a word of the corpus is one of the model's reserved tokens."""
-    for special in specials:
-        if special in words:
-            raise ValueError(
-                f"sentences: the token {special!r} is reserved for the model, found it in the corpus"
-            )
-
-
-def check_rnn_config(cell, **sizes) -> None:
-    """A recurrent model's sizes, each an int >= 1, and its cell, 'lstm' or 'gru'."""
-    check_sizes(**sizes)
-    check_choice(cell, "cell", ("lstm", "gru"))
-
-
-def check_rnnlm(vocab_size, d_emb, d_hidden, n_layers, cell, reverse, dropout) -> None:
-    check_rnn_config(cell, vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden, n_layers=n_layers)
-    check_bool(reverse, "reverse")
-    check_probability(dropout, "dropout", "[0, 1)")
-
-
-def check_reverse_padded(x, lengths: Tensor) -> None:
-    if not isinstance(x, Tensor) or x.dim() < 2:
-        raise ValueError(
-            f"x: expected a tensor [B, T, ...], got {getattr(x, 'shape', type(x).__name__)}"
-        )
-    B, T = x.shape[:2]
-    if lengths.shape != (B,) or lengths.min() < 0 or lengths.max() > T:
-        raise ValueError(f"lengths: expected {B} ints in [0, {T}], got {lengths.tolist()}")
-
-
-def check_sample(n, max_len, temperature) -> None:
-    check_int(n, "n", 1)
-    check_int(max_len, "max_len", 1)
-    if not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature: expected a number > 0, got {temperature!r}")
-
-
-def check_skipgram_pairs(center, context, negatives, vocab_size: int) -> None:
-    for name, x, dims in (
-        ("center", center, 1),
-        ("context", context, 1),
-        ("negatives", negatives, 2),
-    ):
-        if not isinstance(x, Tensor) or x.dtype != torch.long or x.dim() != dims:
-            got = (
-                f"shape {tuple(x.shape)}, dtype {x.dtype}"
-                if isinstance(x, Tensor)
-                else type(x).__name__
-            )
-            raise ValueError(f"{name}: expected a long tensor with {dims} dims, got {got}")
-        if x.numel() and (x.min() < 0 or x.max() >= vocab_size):
-            raise ValueError(
-                f"{name}: expected ids in [0, {vocab_size}), got min {int(x.min())} and max {int(x.max())}"
-            )
-    if not (center.shape[0] == context.shape[0] == negatives.shape[0] > 0):
-        raise ValueError(
-            f"center, context, negatives: expected the same N > 0 rows, got {center.shape[0]}, {context.shape[0]} and {negatives.shape[0]}"
-        )
-
-
-def check_skipgram_batches(center, context, noise, batch_size, negatives) -> None:
-    check_int(batch_size, "batch_size", 1)
-    check_int(negatives, "negatives", 1)
-    if center.shape != context.shape or center.dim() != 1:
-        raise ValueError(
-            f"center, context: expected two [N] tensors, got {tuple(center.shape)} and {tuple(context.shape)}"
-        )
-    if (
-        not isinstance(noise, Tensor)
-        or noise.dim() != 1
-        or (noise < 0).any()
-        or not noise.sum() > 0
-    ):
-        got = tuple(noise.shape) if isinstance(noise, Tensor) else noise
-        raise ValueError(
-            f"noise: expected a 1-D tensor of non-negative weights [V] with a positive sum, got {got}"
-        )
-
-
-def check_neighbours(vectors, vocab, word, k) -> None:
-    if not isinstance(vectors, Tensor) or vectors.dim() != 2 or vectors.shape[0] != len(vocab):
-        got = tuple(vectors.shape) if isinstance(vectors, Tensor) else type(vectors).__name__
-        raise ValueError(f"vectors: expected a tensor [V={len(vocab)}, D], got {got}")
-    if word not in vocab.stoi:
-        raise ValueError(f"word: {word!r} is not in the vocabulary")
-    check_int(k, "k", 1)
-
-
-def check_rnn_classifier(vocab_size, n_classes, d_emb, d_hidden, n_layers, cell) -> None:
-    check_rnn_config(
-        cell,
-        vocab_size=vocab_size,
-        n_classes=n_classes,
-        d_emb=d_emb,
-        d_hidden=d_hidden,
-        n_layers=n_layers,
-    )
-
-
-def check_classifier_inputs(input_ids, attention_mask, vocab_size: int) -> None:
-    check_token_batch(input_ids, attention_mask, vocab_size)
-    if attention_mask is not None and not attention_mask.bool().any(1).all():
-        raise ValueError("attention_mask: every sentence needs at least one real token")
-
-
-def check_forward_lm(lm, lm_type: type) -> None:
-    """RNNClassifier's language model: a ``lm_type`` (lib.rnnlm.RNNLM) that reads left to right."""
-    check_type(lm, "lm", lm_type)
-    if lm.reverse:
-        raise ValueError(
-            "lm: expected a forward model (reverse=False): the classifier reads left to right"
-        )
-
-
-# --- the tokenizers (lib.bpe, lib.wordpiece, lib.basic_tokenizer) --------------------------------------
-
-
-def check_end_of_word(end_of_word) -> None:
-    """ValueError unless end_of_word is None or a non-empty str."""
-    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
-        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
+def check_text(text, name: str = "text") -> None:
+    """TypeError unless text is a str."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
 
 
 def check_word(word, name: str = "word") -> None:
@@ -876,8 +267,6 @@ def check_word(word, name: str = "word") -> None:
 
 def check_word_counts(word_counts) -> None:
     """A dictionary {word: count}: non-empty words without whitespace, each counted an int >= 1."""
-    from collections.abc import Mapping
-
     if not isinstance(word_counts, Mapping):
         raise TypeError(
             f"word_counts: expected a dict {{word: count}}, got {type(word_counts).__name__}"
@@ -888,898 +277,3 @@ def check_word_counts(word_counts) -> None:
         if not isinstance(w, str) or not w or any(ch.isspace() for ch in w):
             raise ValueError(f"word_counts: expected non-empty words without whitespace, got {w!r}")
         check_int(c, f"word_counts[{w!r}]", 1)
-
-
-def check_bpe_input(word_counts, num_merges, end_of_word) -> None:
-    """The arguments of BPE learning: a dictionary, a number of merges >= 0, a marker."""
-    check_word_counts(word_counts)
-    check_int(num_merges, "num_merges", 0)
-    check_end_of_word(end_of_word)
-
-
-def check_bpe_merges(merges) -> None:
-    """ValueError unless every merge is a pair of non-empty str."""
-    for p in merges:
-        if len(p) != 2 or not all(isinstance(s, str) and s for s in p):
-            raise ValueError(f"merges: expected pairs of non-empty str, got {p!r}")
-
-
-def check_id_list(ids, size: int) -> None:
-    """ValueError unless ids (a list, or a 1-D integer tensor) are token ids in [0, size)."""
-    if isinstance(ids, Tensor):
-        if ids.dim() != 1 or ids.is_floating_point() or ids.is_complex():
-            raise ValueError(
-                f"ids: expected a 1-D tensor of integer token ids, got dtype {ids.dtype} and shape {tuple(ids.shape)}"
-            )
-        ids = ids.tolist()
-    for i in ids:
-        if not is_int(i) or not 0 <= i < size:
-            raise ValueError(f"ids: expected token ids in [0, {size}), got {i!r}")
-
-
-def check_text(text, name: str = "text") -> None:
-    """TypeError unless text is a str."""
-    if not isinstance(text, str):
-        raise TypeError(f"{name}: expected a str, got {type(text).__name__}")
-
-
-def check_texts(texts) -> None:
-    """TypeError unless texts is a list of str (a str alone is not); ValueError if it is empty."""
-    if isinstance(texts, str):
-        raise TypeError(f"texts: expected an iterable of str texts, got the str {texts[:40]!r}")
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"texts: expected str texts, got {type(text).__name__} {text!r}")
-    if not texts:
-        raise ValueError("texts: expected at least one text, got none")
-
-
-def check_text_batch(texts, text_pairs) -> None:
-    """texts a non-empty list of str; text_pairs None or a list of as many."""
-    from collections.abc import Sequence
-
-    if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
-        raise ValueError(f"texts: expected a non-empty list of str, got {texts!r:.60}")
-    if text_pairs is not None and (
-        isinstance(text_pairs, str)
-        or not isinstance(text_pairs, Sequence)
-        or len(text_pairs) != len(texts)
-    ):
-        is_list = isinstance(text_pairs, Sequence) and not isinstance(text_pairs, str)
-        got = len(text_pairs) if is_list else type(text_pairs).__name__
-        raise ValueError(
-            f"text_pairs: expected None or a list of {len(texts)} str (one per text), got {got}"
-        )
-
-
-def check_max_length(max_length, n_special: int) -> None:
-    """None, or an int that leaves room for the ``n_special`` special tokens."""
-    if max_length is not None and (not is_int(max_length) or max_length < n_special):
-        raise ValueError(
-            f"max_length: expected an int >= {n_special} (the special tokens), got {max_length!r}"
-        )
-
-
-def check_wordpiece_vocab(vocab, special_tokens) -> None:
-    """A vocabulary {token: id}: not empty, holding the special tokens, ids 0..V-1 each once."""
-    from collections.abc import Mapping
-
-    if not isinstance(vocab, Mapping) or not vocab:
-        raise ValueError(
-            f"vocab: expected a non-empty dict {{token: id}}, got {type(vocab).__name__}"
-        )
-    missing = [t for t in special_tokens if t not in vocab]
-    if missing:
-        raise ValueError(f"vocab: expected the special tokens {special_tokens}, missing {missing}")
-    if sorted(vocab.values()) != list(range(len(vocab))):
-        raise ValueError(f"vocab: expected the ids 0..{len(vocab) - 1}, each once")
-
-
-def check_file(path, name: str, what: str) -> None:
-    """ValueError unless path (a pathlib.Path) is a file."""
-    if not path.is_file():
-        raise ValueError(f"{name}: expected {what}, got {str(path)!r} (not a file)")
-
-
-def check_no_duplicates(path, n_duplicates: int) -> None:
-    """ValueError if a vocabulary file holds a token twice."""
-    if n_duplicates:
-        raise ValueError(f"path: {str(path)!r} holds {n_duplicates} duplicate tokens")
-
-
-# --- the recurrent encoder-decoders (lib.seq2seq) ------------------------------------------------------
-
-
-def check_encoder(vocab_size, d_emb, d_hidden, cell, pad_id) -> None:
-    """The sizes of a recurrent encoder, its cell ('gru' or 'lstm') and its padding id."""
-    check_sizes(vocab_size=vocab_size, d_emb=d_emb, d_hidden=d_hidden)
-    check_choice(cell, "cell", ("gru", "lstm"))
-    if not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
-        raise ValueError(f"pad_id: expected an id in [0, {vocab_size}), got {pad_id!r}")
-
-
-def check_source(src, src_lengths, vocab_size: int) -> None:
-    """src [B, S] ids in [0, vocab_size); src_lengths (a tensor or a list of ints) [B], each in [1, S]
-    (an empty sequence has nothing to encode)."""
-    check_ids(src, "src", vocab_size, layout="[B, S]")
-    if isinstance(src_lengths, (list, tuple)):
-        src_lengths = torch.tensor(src_lengths)
-    if not isinstance(src_lengths, Tensor) or src_lengths.dtype not in (torch.int64, torch.int32):
-        got = src_lengths.dtype if isinstance(src_lengths, Tensor) else type(src_lengths).__name__
-        raise TypeError(f"src_lengths: expected an integer tensor [B], got {got}")
-    B, S = src.shape
-    if src_lengths.shape != (B,):
-        raise ValueError(
-            f"src_lengths: expected shape [{B}] (src's batch size), got shape {tuple(src_lengths.shape)}"
-        )
-    if src_lengths.min() < 1 or src_lengths.max() > S:
-        raise ValueError(
-            f"src_lengths: expected lengths in [1, S={S}] (no empty sequence), got lengths from {src_lengths.min().item()} to {src_lengths.max().item()}"
-        )
-
-
-def check_summary(summary, d_enc: int) -> None:
-    """summary [B, d_enc]: the encoder's summary a decoder starts from."""
-    if not isinstance(summary, Tensor) or summary.dim() != 2 or summary.shape[1] != d_enc:
-        got = tuple(summary.shape) if isinstance(summary, Tensor) else type(summary).__name__
-        raise ValueError(f"summary: expected shape [B, {d_enc}] (d_enc), got {got}")
-
-
-def check_decoder_step(
-    y_prev, state: dict, enc_states, src_mask, vocab_size: int, d_enc: int
-) -> None:
-    """One decoder step's inputs: y_prev [B] ids, a state of batch B, enc_states [B, S, d_enc] and a
-    bool src_mask [B, S]."""
-    check_ids(y_prev, "y_prev", vocab_size, layout="[B]", n_dims=1)
-    B = y_prev.shape[0]
-    if state["h"].shape[0] != B:
-        raise ValueError(
-            f"state: expected batch size {B} (that of y_prev), got {state['h'].shape[0]}"
-        )
-    if enc_states.dim() != 3 or enc_states.shape[0] != B or enc_states.shape[2] != d_enc:
-        raise ValueError(
-            f"enc_states: expected shape [{B}, S, {d_enc}], got {tuple(enc_states.shape)}"
-        )
-    if src_mask.dtype != torch.bool or src_mask.shape != enc_states.shape[:2]:
-        raise ValueError(
-            f"src_mask: expected a bool tensor of shape {tuple(enc_states.shape[:2])}, got {src_mask.dtype} {tuple(src_mask.shape)}"
-        )
-
-
-def check_luong(score, window, d_attn, d_hidden, d_enc) -> None:
-    """Luong et al.'s score ('dot' needs d_hidden == d_enc), window (None or an int >= 1), d_attn."""
-    check_int(d_attn, "d_attn", 1)
-    if score == "dot" and d_hidden != d_enc:
-        raise ValueError(
-            f"score='dot' needs d_hidden == d_enc, got d_hidden={d_hidden} and d_enc={d_enc}"
-        )
-    check_choice(score, "score", ("dot", "general", "concat"))
-    if window is not None:
-        check_int(window, "window", 1)
-
-
-def check_parts(encoder, decoder, encoder_type, decoder_type) -> None:
-    """An encoder and a decoder that fit: the decoder reads states as wide as the encoder's."""
-    if not isinstance(encoder, encoder_type):
-        raise TypeError(f"encoder: expected a lib.seq2seq.Encoder, got {type(encoder).__name__}")
-    if not isinstance(decoder, decoder_type):
-        raise TypeError(f"decoder: expected a lib.seq2seq decoder, got {type(decoder).__name__}")
-    if decoder.d_enc != encoder.d_enc:
-        raise ValueError(
-            f"decoder: expected d_enc={encoder.d_enc} (the encoder's state width), got d_enc={decoder.d_enc}"
-        )
-
-
-def check_target_input(tgt_in, src, vocab_size: int) -> None:
-    """tgt_in [B, T] ids, with src's batch size."""
-    check_ids(tgt_in, "tgt_in", vocab_size)
-    if isinstance(src, Tensor) and src.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
-        raise ValueError(
-            f"tgt_in: expected batch size {src.shape[0]} (that of src), got shape {tuple(tgt_in.shape)}"
-        )
-
-
-def check_batch(batch) -> None:
-    """TypeError unless batch has src, src_lengths, tgt_in and tgt_out (e.g. lib.data.Batch)."""
-    missing = [a for a in ("src", "src_lengths", "tgt_in", "tgt_out") if not hasattr(batch, a)]
-    if missing:
-        raise TypeError(
-            f"batch: expected an object with src, src_lengths, tgt_in, tgt_out (e.g. lib.data.Batch), got {type(batch).__name__} without {missing}"
-        )
-
-
-def check_target(tgt_in, tgt_out, vocab_size: int, pad_id: int) -> None:
-    """tgt_out [B, T] ids of tgt_in's shape, every row with at least one non-pad token."""
-    check_ids(tgt_out, "tgt_out", vocab_size)
-    if not isinstance(tgt_in, Tensor) or tgt_out.shape != tgt_in.shape:
-        got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
-        raise ValueError(
-            f"tgt_out: expected the shape of tgt_in {got}, got shape {tuple(tgt_out.shape)}"
-        )
-    if not (tgt_out != pad_id).any(dim=1).all():
-        raise ValueError(
-            "tgt_out: every sequence needs at least one non-pad token (an empty target)"
-        )
-
-
-def check_decode_args(model, max_len, bos_id, eos_id, model_type) -> None:
-    """A model of ``model_type``, max_len >= 1, and bos/eos ids of its target vocabulary."""
-    if not isinstance(model, model_type):
-        raise TypeError(f"model: expected a lib.seq2seq.Seq2Seq, got {type(model).__name__}")
-    check_int(max_len, "max_len", 1)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, model.decoder.vocab_size, "the target vocabulary")
-
-
-def check_one_sentence(src) -> None:
-    """src [1, S]: beam search reads one sentence."""
-    if not isinstance(src, Tensor) or src.dim() != 2 or src.shape[0] != 1:
-        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected shape [1, S] (one sentence), got {got}")
-
-
-# --- image captioning (lib.captioning) -----------------------------------------------------------------
-
-
-def check_even(x: int, name: str) -> None:
-    """ValueError unless x is divisible by 2."""
-    if x % 2:
-        raise ValueError(f"{name}={x} is not divisible by 2")
-
-
-def check_images(images, in_channels: int, max_grid: int) -> None:
-    """images [B, in_channels, H, W], float, B >= 1, H and W multiples of 16 and at most 16 * max_grid."""
-    if not isinstance(images, Tensor):
-        raise TypeError(
-            f"images: expected a torch.Tensor [B, {in_channels}, H, W], got {type(images).__name__}"
-        )
-    if images.dim() != 4 or images.shape[1] != in_channels or not images.is_floating_point():
-        raise ValueError(
-            f"images: expected a float tensor [B, {in_channels}, H, W], got shape {tuple(images.shape)} and dtype {images.dtype}"
-        )
-    if images.shape[2] % 16 or images.shape[3] % 16 or images.shape[0] == 0:
-        raise ValueError(
-            f"images: expected B >= 1 and H, W multiples of 16, got shape {tuple(images.shape)}"
-        )
-    h, w = images.shape[2] // 16, images.shape[3] // 16
-    if max(h, w) > max_grid:
-        raise ValueError(f"images: a {h} x {w} region grid exceeds max_grid={max_grid}")
-
-
-def check_caption_ids(ids, name: str, vocab_size: int, batch: int) -> None:
-    """``check_ids`` for [B, T] ids, and the batch size of the images."""
-    check_ids(ids, name, vocab_size)
-    if ids.shape[0] != batch:
-        raise ValueError(
-            f"{name}: expected batch size {batch} (that of images), got {ids.shape[0]}"
-        )
-
-
-def check_caption_target(tgt_in, tgt_out, vocab_size: int, batch: int) -> None:
-    """tgt_out [B, T] ids of tgt_in's shape."""
-    check_caption_ids(tgt_out, "tgt_out", vocab_size, batch)
-    if tgt_out.shape != tgt_in.shape:
-        raise ValueError(
-            f"tgt_out: expected the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(tgt_out.shape)}"
-        )
-
-
-def check_caption_decoding(max_len, bos_id, eos_id, vocab_size: int) -> None:
-    """max_len >= 1 and bos/eos ids of the vocabulary."""
-    check_int(max_len, "max_len", 1)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        check_id(value, name, vocab_size, "the vocabulary")
-
-
-# --- the hierarchical attention network (lib.han) ------------------------------------------------------
-
-
-def check_han(vocab_size, n_classes, d_emb, d_word, d_sentence, d_attn) -> None:
-    """Every size of the network an int >= 1."""
-    check_sizes(
-        vocab_size=vocab_size,
-        n_classes=n_classes,
-        d_emb=d_emb,
-        d_word=d_word,
-        d_sentence=d_sentence,
-        d_attn=d_attn,
-    )
-
-
-def check_documents(input_ids, attention_mask, vocab_size: int, pad_id: int) -> None:
-    """input_ids [B, S, W] long ids in [0, vocab_size); attention_mask None or a bool or 0/1 tensor of
-    their shape, True on a prefix of every sentence; every document with at least one real word."""
-    if not isinstance(input_ids, Tensor) or input_ids.dtype != torch.long or input_ids.dim() != 3:
-        got = (
-            f"shape {tuple(input_ids.shape)} and dtype {input_ids.dtype}"
-            if isinstance(input_ids, Tensor)
-            else type(input_ids).__name__
-        )
-        raise ValueError(f"input_ids: expected a long tensor [B, S, W], got {got}")
-    if input_ids.numel() == 0:
-        raise ValueError(
-            f"input_ids: expected a non-empty [B, S, W] tensor, got shape {tuple(input_ids.shape)}"
-        )
-    if input_ids.min() < 0 or input_ids.max() >= vocab_size:
-        raise ValueError(
-            f"input_ids: expected token ids in [0, {vocab_size}), got min {int(input_ids.min())} and max {int(input_ids.max())}"
-        )
-    if attention_mask is not None:
-        B, S, W = input_ids.shape
-        same = isinstance(attention_mask, Tensor) and attention_mask.shape == input_ids.shape
-        mask = attention_mask.reshape(B * S, W) if same else attention_mask
-        check_padding_mask(mask, input_ids.reshape(B * S, W))  # one row per sentence
-    words = input_ids != pad_id if attention_mask is None else attention_mask.bool()
-    empty = ~words.any(-1).any(-1)  # [B]
-    if empty.any():
-        raise ValueError(
-            f"input_ids: document {int(empty.nonzero()[0])} has no word (all pad_id={pad_id}, or masked)"
-        )
-
-
-# --- ELMo (lib.elmo) -----------------------------------------------------------------------------------
-
-
-def check_type(x, name: str, expected: type) -> None:
-    """TypeError unless x is an instance of ``expected``: "config: expected a BertConfig, got dict"."""
-    if not isinstance(x, expected):
-        raise TypeError(f"{name}: expected {_a(expected.__name__)}, got {type(x).__name__}")
-
-
-def _a(noun: str) -> str:
-    """``noun`` with its article: "a GPT", "an ELMoConfig", "an RNNLM" (an acronym read letter by
-    letter: "an" before a letter whose name starts with a vowel sound)."""
-    acronym = len(noun) > 1 and noun[:2].isupper()
-    vowel_sound = noun[0] in ("AEFHILMNORSX" if acronym else "AEIOU")
-    return f"{'an' if vowel_sound else 'a'} {noun}"
-
-
-def check_words(words, max_chars) -> None:
-    """words a sequence of str (a str alone is not); max_chars room for two markers and a character."""
-    if isinstance(words, str) or not all(isinstance(w, str) for w in words):
-        raise TypeError(f"words: expected a sequence of str, got {type(words).__name__}")
-    check_int(max_chars, "max_chars (two markers and a character)", 3)
-
-
-def check_vocabulary_words(words, vocab_size: int) -> None:
-    """The character CNN's words: the vocabulary's vocab_size words in id order."""
-    if words is None or isinstance(words, str) or len(words) != vocab_size:
-        got = "None" if words is None else f"{len(words)} words"
-        raise ValueError(
-            f"words: the character CNN needs the vocabulary's {vocab_size} words in id order (e.g. vocab.itos), got {got}"
-        )
-
-
-def check_id_sentences(sentences) -> None:
-    """A non-empty list of non-empty lists of token ids."""
-    if isinstance(sentences, Tensor) or not sentences:
-        raise ValueError(
-            f"sentences: expected a non-empty list of lists of token ids, got {sentences!r:.60}"
-        )
-    if any(len(s) == 0 for s in sentences):
-        raise ValueError("sentences: every sentence needs at least one token, got an empty one")
-
-
-def check_bilm_input(input_ids, attention_mask, vocab_size: int, pad_id: int) -> None:
-    """input_ids [B, T] ids; the mask (given, or input_ids != pad_id) a padding mask with at least one
-    real token per row."""
-    check_ids(input_ids, "input_ids", vocab_size, f"vocab_size={vocab_size}")
-    if attention_mask is None:
-        name = "attention_mask (input_ids != pad_id, no mask given)"
-        check_padding_mask(input_ids != pad_id, input_ids, name)
-        empty = (input_ids != pad_id).sum(1) == 0  # [B]
-    else:
-        check_padding_mask(attention_mask, input_ids)
-        empty = attention_mask.long().sum(1) == 0  # [B]
-    if empty.any():
-        raise ValueError(
-            f"attention_mask: expected at least one real token per sentence, got an empty row (row {int(empty.nonzero()[0])})"
-        )
-
-
-def check_something_to_predict(count: int) -> None:
-    """ValueError if no sentence has two tokens."""
-    if count == 0:
-        raise ValueError(
-            "input_ids: every sentence has a single token, so there is nothing to predict; add <bos> and <eos>"
-        )
-
-
-def check_layer_states(states, num_layers: int) -> None:
-    """states [N, ..., D] floating point, or a sequence of N such tensors [..., D]."""
-    if isinstance(states, (list, tuple)):
-        if len(states) != num_layers or not all(isinstance(s, Tensor) for s in states):
-            raise ValueError(
-                f"states: expected {num_layers} tensors (one per layer), got {len(states)} items"
-            )
-        layers, shape = states, (num_layers, *states[0].shape)
-    else:
-        layers, shape = [states], tuple(getattr(states, "shape", ()))
-    for x in layers:
-        if not isinstance(x, Tensor) or not x.is_floating_point():
-            got = f"dtype {x.dtype}" if isinstance(x, Tensor) else type(x).__name__
-            raise TypeError(f"states: expected a floating-point tensor [N, ..., D], got {got}")
-    if len(shape) < 2 or shape[0] != num_layers:
-        raise ValueError(f"states: expected shape [N={num_layers}, ..., D], got {shape}")
-
-
-def check_elmo_config(config) -> None:
-    """The hyper-parameters of an ELMoConfig (see its docstring)."""
-    for name in ("vocab_size", "hidden_dim", "n_layers", "char_dim", "max_chars"):
-        value = getattr(config, name)
-        check_int(value, name, 1)
-    for name in ("word_dim", "n_highway"):
-        value = getattr(config, name)
-        check_int(value, name, 0)
-    if config.cell_dim is not None and (
-        not is_int(config.cell_dim) or config.cell_dim < config.hidden_dim
-    ):
-        raise ValueError(
-            f"cell_dim: expected None or an int >= hidden_dim={config.hidden_dim}, got {config.cell_dim!r}"
-        )
-    if not isinstance(config.dropout, (int, float)) or not 0.0 <= config.dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {config.dropout!r}")
-    if not is_int(config.pad_id) or not 0 <= config.pad_id < config.vocab_size:
-        raise ValueError(
-            f"pad_id: expected an id in [0, vocab_size={config.vocab_size}), got {config.pad_id!r}"
-        )
-    filters = config.char_filters
-    ok = isinstance(filters, tuple) and all(
-        isinstance(f, tuple) and len(f) == 2 and all(is_int(v) and v >= 1 for v in f)
-        for f in filters
-    )
-    if not ok:
-        raise ValueError(
-            f"char_filters: expected a tuple of (width, count) pairs of positive ints, got {filters!r}"
-        )
-    if filters and max(w for w, _ in filters) > config.max_chars:
-        raise ValueError(
-            f"char_filters: the widest filter ({max(w for w, _ in filters)}) is wider than max_chars={config.max_chars}"
-        )
-    if config.word_dim == 0 and not filters:
-        raise ValueError(
-            "word_dim=0 and char_filters=() leave no token representation: give word_dim > 0 or some char_filters"
-        )
-
-
-def check_probability(p, name: str, interval: str = "(0, 1]") -> None:
-    """ValueError unless ``p`` is a number (not a bool) in ``interval``, "(0, 1]" or "[0, 1)"."""
-    low, high = interval[0] == "[", interval[-1] == "]"  # closed ends
-
-    def inside(v):
-        return (0 <= v if low else 0 < v) and (v <= 1 if high else v < 1)
-
-    check_number(p, name, f"a probability in {interval}", inside)
-
-
-# --- the BERT family (lib.bert, lib.albert, lib.electra, lib.pretraining_data) -------------------
-
-
-def check_bert_config(c) -> None:
-    """The fields of a ``lib.bert.BertConfig``: sizes positive ints, heads dividing the width,
-    dropout probabilities in [0, 1), layer_norm_eps and initializer_range positive."""
-    for name in (
-        "vocab_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "max_position_embeddings",
-        "type_vocab_size",
-    ):
-        check_int(getattr(c, name), name, 1)
-    if c.hidden_size % c.num_attention_heads:
-        raise ValueError(
-            f"hidden_size={c.hidden_size} is not divisible by num_attention_heads={c.num_attention_heads}"
-        )
-    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
-        check_probability(getattr(c, name), name, "[0, 1)")
-    for name in ("layer_norm_eps", "initializer_range"):
-        check_number(getattr(c, name), name, "a positive number", lambda v: v > 0)
-
-
-def check_bert_inputs(c, input_ids, token_type_ids=None, attention_mask=None) -> None:
-    """The inputs of a BERT-family encoder (BERT, ALBERT) with config ``c``: ids within the
-    vocabulary and the position table, segment ids of input_ids' shape, and the attention mask
-    ([B, T] or [B, T, T], bool or 0/1)."""
-    check_ids(input_ids, "input_ids", c.vocab_size, "the vocabulary")
-    B, T = input_ids.shape
-    if T > c.max_position_embeddings:
-        raise ValueError(
-            f"input_ids: expected at most max_position_embeddings={c.max_position_embeddings} tokens per sequence (the position table), got shape {tuple(input_ids.shape)}"
-        )
-    if token_type_ids is not None:
-        segments = "segment ids: 0 for sentence A, 1 for sentence B"
-        what = segments if c.type_vocab_size == 2 else "the segment table"
-        check_ids(token_type_ids, "token_type_ids", c.type_vocab_size, what)
-        if token_type_ids.shape != input_ids.shape:
-            raise ValueError(
-                f"token_type_ids: expected shape {tuple(input_ids.shape)} (that of input_ids), got shape {tuple(token_type_ids.shape)}"
-            )
-    if attention_mask is None:
-        return
-    m = attention_mask
-    if not isinstance(m, Tensor) or m.is_floating_point() or m.is_complex():
-        got = m.dtype if isinstance(m, Tensor) else type(m).__name__
-        raise TypeError(
-            f"attention_mask: expected a bool or integer tensor (1/True = real token), got {got}"
-        )
-    if m.shape not in ((B, T), (B, T, T)):
-        raise ValueError(
-            f"attention_mask: expected shape [B, T] = {(B, T)} (1 = real token, 0 = padding) or [B, T, T] = {(B, T, T)}, got shape {tuple(m.shape)}"
-        )
-    if m.dtype != torch.bool and m.numel() and ((m != 0) & (m != 1)).any():
-        raise ValueError(
-            f"attention_mask: expected values 0 and 1, got values from {m.min().item()} to {m.max().item()}"
-        )
-
-
-def check_pretraining_labels(mlm_logits, nsp_logits, mlm_labels, nsp_labels, ignore_index) -> None:
-    """The labels of ``lib.bert_heads.pretraining_loss``: mlm_labels shaped like mlm_logits without its
-    last dim, holding ids of its vocabulary or ``ignore_index``; NSP logits and labels both or
-    neither, nsp_labels [B]."""
-    if mlm_logits.shape[:-1] != mlm_labels.shape:
-        raise ValueError(
-            f"mlm_labels: expected shape {tuple(mlm_logits.shape[:-1])} (mlm_logits without its last dim), got shape {tuple(mlm_labels.shape)}"
-        )
-    V = mlm_logits.shape[-1]
-    real = mlm_labels[mlm_labels != ignore_index]
-    if real.numel() and (real.min() < 0 or real.max() >= V):
-        raise ValueError(
-            f"mlm_labels: expected token ids in [0, {V}) (the vocabulary of mlm_logits) or {ignore_index} (not chosen), got ids from {real.min().item()} to {real.max().item()}"
-        )
-    if (nsp_logits is None) != (nsp_labels is None):
-        raise ValueError("nsp_logits and nsp_labels: expected both or neither, got only one")
-    if nsp_logits is not None and nsp_labels.shape != nsp_logits.shape[:1]:
-        raise ValueError(
-            f"nsp_labels: expected shape {tuple(nsp_logits.shape[:1])}, got shape {tuple(nsp_labels.shape)}"
-        )
-
-
-def check_special_ids(special_ids, mask_token_id, vocab_size: int) -> None:
-    """The masking ids of ``mask_tokens`` and ELECTRA's corruption: ``special_ids`` a collection of
-    ids in [0, vocab_size) that leaves at least one ordinary id, ``mask_token_id`` an id there."""
-    ids = None if isinstance(special_ids, (str, bytes, int)) else list(special_ids)
-    if ids is None or not all(is_int(i) and 0 <= i < vocab_size for i in ids):
-        raise ValueError(
-            f"special_ids: expected a collection of ids in [0, {vocab_size}), got {special_ids!r}"
-        )
-    if len(set(ids)) >= vocab_size:
-        raise ValueError(
-            "special_ids: every id of the vocabulary is special; nothing can be chosen"
-        )
-    check_id(mask_token_id, "mask_token_id", vocab_size)
-
-
-def check_mask_tokens(input_ids, vocab_size, mask_token_id, special_ids, prob, generator) -> None:
-    """The arguments of ``lib.pretraining_data.mask_tokens`` (ids of any shape)."""
-    if not isinstance(input_ids, Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
-        got = input_ids.dtype if isinstance(input_ids, Tensor) else type(input_ids).__name__
-        raise TypeError(f"input_ids: expected a tensor of token ids (torch.long), got {got}")
-    check_int(vocab_size, "vocab_size", 2)
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
-        raise ValueError(
-            f"input_ids: expected ids in [0, {vocab_size}) (the vocabulary), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
-        )
-    check_special_ids(special_ids, mask_token_id, vocab_size)
-    check_probability(prob, "prob")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(
-            f"generator: expected a torch.Generator or None, got {type(generator).__name__}"
-        )
-
-
-def check_nsp_stories(stories, n) -> None:
-    """The arguments of ``lib.pretraining_data.make_nsp_pairs``: at least two stories (lists of
-    sentences) with a sentence each, one of them with two or more; ``n`` >= 1."""
-    if not isinstance(stories, (list, tuple)) or not all(
-        isinstance(s, (list, tuple)) and all(isinstance(x, str) for x in s) for s in stories
-    ):
-        raise TypeError(
-            f"stories: expected a list of stories, each a list of sentences (str), got {type(stories).__name__}"
-        )
-    if len(stories) < 2:
-        raise ValueError(
-            f"stories: expected at least 2 stories (NotNext takes a sentence from another story), got {len(stories)}"
-        )
-    if not any(len(s) >= 2 for s in stories):
-        raise ValueError("stories: expected at least one story with 2 or more sentences, got none")
-    check_int(n, "n", 1)
-    non_empty = sum(len(s) >= 1 for s in stories)
-    if non_empty < 2:
-        raise ValueError(
-            f"stories: expected two stories with at least one sentence each, got {non_empty}"
-        )
-
-
-def check_pretraining_examples(examples, batch_size, pair_type: type) -> None:
-    """The examples of ``lib.pretraining_data.pretraining_batches``: a non-empty list (or tuple),
-    all sentence pairs (``pair_type``) or all str; ``batch_size`` >= 1."""
-    if not isinstance(examples, (list, tuple)) or not examples:
-        raise ValueError(
-            f"examples: expected a non-empty list of NSPPair or of str, got {examples!r:.60}"
-        )
-    if not (
-        all(isinstance(e, pair_type) for e in examples) or all(isinstance(e, str) for e in examples)
-    ):
-        raise TypeError(
-            f"examples: expected all NSPPair (sentence pairs) or all str (sentences), got a mix of {sorted({type(e).__name__ for e in examples})}"
-        )
-    check_int(batch_size, "batch_size", 1)
-
-
-def check_electra_config(c, bert_config_type: type) -> None:
-    """The fields of a ``lib.electra.ElectraConfig``."""
-    check_type(c.discriminator, "discriminator", bert_config_type)
-    g, depth = c.generator_layers, c.discriminator.num_hidden_layers
-    if not is_int(g) or not 1 <= g <= depth:
-        raise ValueError(
-            f"generator_layers: expected an int in 1..{depth} (the discriminator's depth), got {g!r}"
-        )
-    check_probability(c.mask_prob, "mask_prob")
-    check_number(c.disc_weight, "disc_weight", "a number >= 0", lambda w: w >= 0)
-
-
-def check_electra_inputs(input_ids, vocab_size: int, mask_token_id, special_ids) -> None:
-    """The batch of ELECTRA's corruption: ids [B, T] of the vocabulary, and the masking ids."""
-    if (
-        not isinstance(input_ids, Tensor)
-        or input_ids.dtype not in (torch.int64, torch.int32)
-        or input_ids.dim() != 2
-    ):
-        raise ValueError(
-            f"input_ids: expected a [B, T] tensor of token ids, got {getattr(input_ids, 'dtype', type(input_ids).__name__)} {tuple(getattr(input_ids, 'shape', ()))}"
-        )
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= vocab_size):
-        raise ValueError(
-            f"input_ids: expected ids in [0, {vocab_size}), got ids from {input_ids.min().item()} to {input_ids.max().item()}"
-        )
-    check_special_ids(special_ids, mask_token_id, vocab_size)
-
-
-# --- XLNet's masks (lib.xlnet) -------------------------------------------------------------------
-
-
-def check_permutation(order) -> None:
-    """``order`` is a permutation of 0..T-1: a 1-D integer tensor or a sequence of ints."""
-    if isinstance(order, Tensor):
-        if order.dim() != 1 or order.dtype not in (torch.int64, torch.int32):
-            raise ValueError(
-                f"order: expected a 1-D tensor of positions, got {order.dtype} {tuple(order.shape)}"
-            )
-        values = order.tolist()
-    elif isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
-        values = list(order)
-    else:
-        raise TypeError(
-            f"order: expected a sequence of positions (a permutation of 0..T-1), got {type(order).__name__}"
-        )
-    if (
-        not values
-        or not all(is_int(v) for v in values)
-        or sorted(values) != list(range(len(values)))
-    ):
-        raise ValueError(f"order: expected a permutation of 0..T-1, got {values!r:.80}")
-
-
-def check_square_mask(mask, name: str = "mask") -> None:
-    """``mask`` is a square bool tensor [T, T]."""
-    if (
-        not isinstance(mask, Tensor)
-        or mask.dtype != torch.bool
-        or mask.dim() != 2
-        or mask.shape[0] != mask.shape[1]
-    ):
-        raise ValueError(
-            f"{name}: expected a square bool tensor [T, T], got {getattr(mask, 'dtype', type(mask).__name__)} {tuple(getattr(mask, 'shape', ()))}"
-        )
-
-
-def check_segments(length, segment_length, memory_length) -> None:
-    """``length`` and ``segment_length`` ints >= 1, ``memory_length`` None or an int >= 0."""
-    check_int(length, "length", 1)
-    check_int(segment_length, "segment_length", 1)
-    if memory_length is not None:
-        check_int(memory_length, "memory_length", 0)
-
-
-# --- the modern decoder (lib.rope, lib.llama, lib.pretrained.llama) -----------------------------
-
-
-def check_rope_args(head_dim, theta, scaling, scaling_type: type, theta_name="theta") -> None:
-    """``lib.rope.rope_frequencies``'s arguments: an even head_dim, a positive theta (called
-    ``theta_name``), and scaling None or a Llama3RopeScaling."""
-    check_int(head_dim, "head_dim", 2)
-    if head_dim % 2:
-        raise ValueError(f"head_dim={head_dim} must be even: RoPE rotates pairs of coordinates")
-    check_number(theta, theta_name, "a positive finite number", lambda v: 0 < v < math.inf)
-    if scaling is not None and not isinstance(scaling, scaling_type):
-        raise TypeError(
-            f"rope_scaling: expected None or a lib.rope.Llama3RopeScaling (other scalings are not implemented), got {type(scaling).__name__}"
-        )
-    if scaling is not None:
-        s = scaling
-        check_number(s.factor, "rope_scaling.factor", "a number >= 1", lambda v: v >= 1)
-        if not 0 < s.low_freq_factor < s.high_freq_factor:
-            raise ValueError(
-                f"rope_scaling: expected 0 < low_freq_factor < high_freq_factor, got {s.low_freq_factor} and {s.high_freq_factor}"
-            )
-        check_int(
-            s.original_max_position_embeddings, "rope_scaling.original_max_position_embeddings", 1
-        )
-
-
-def check_rope_permutation(weight, n_heads) -> None:
-    """``lib.rope.to_halves`` / ``to_interleaved``: weight a tensor whose first dim is H * Dh,
-    Dh even."""
-    if not isinstance(weight, Tensor) or weight.dim() < 1:
-        raise TypeError(
-            f"weight: expected a tensor [H * Dh, ...] (a q or k projection), got {type(weight).__name__}"
-        )
-    check_int(n_heads, "n_heads", 1)
-    rows = weight.shape[0]
-    if rows % (2 * n_heads):
-        raise ValueError(
-            f"weight: {rows} rows do not split into n_heads={n_heads} heads of an even head_dim, got shape {tuple(weight.shape)}"
-        )
-
-
-def check_llama_config(c, scaling_type: type) -> None:
-    """The fields of a ``lib.llama.LlamaConfig`` (its ``__post_init__``); ``scaling_type``:
-    lib.rope.Llama3RopeScaling, the type of its rope_scaling."""
-    for name in (
-        "vocab_size",
-        "hidden_size",
-        "intermediate_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "num_key_value_heads",
-        "head_dim",
-        "max_position_embeddings",
-    ):
-        check_int(getattr(c, name), name, 1)
-    H, Hkv = c.num_attention_heads, c.num_key_value_heads
-    if H % Hkv:
-        raise ValueError(f"num_key_value_heads={Hkv} does not divide num_attention_heads={H}")
-    check_rope_args(c.head_dim, c.rope_theta, c.rope_scaling, scaling_type, "rope_theta")
-    check_choice(c.rope_style, "rope_style", ("halves", "interleaved"))
-    if c.sliding_window is not None:
-        check_int(c.sliding_window, "sliding_window", 1)
-    for name in ("qk_norm", "tie_word_embeddings"):
-        check_bool(getattr(c, name), name)
-    for name in ("rms_norm_eps", "initializer_range"):
-        check_number(getattr(c, name), name, "a number > 0", lambda v: v > 0)
-    check_probability(c.dropout, "dropout", "[0, 1)")
-
-
-def check_llama_inputs(config, input_ids, targets=None, kv_cache=None, cache_type=None) -> None:
-    """Llama.forward's arguments, as ``check_gpt_inputs`` with max_position_embeddings as the
-    context length; kv_cache a ``cache_type`` (lib.gpt.KVCache), a ``SlidingWindowCache`` only for
-    a model with its window."""
-    if kv_cache is not None and not isinstance(kv_cache, cache_type):
-        raise TypeError(
-            f"kv_cache: expected a lib.gpt.KVCache or lib.llama.SlidingWindowCache, got {type(kv_cache).__name__}"
-        )
-    window = getattr(kv_cache, "window", None)
-    if window is not None and window != config.sliding_window:
-        raise ValueError(
-            f"kv_cache: a SlidingWindowCache of window {window} needs sliding_window={window}, got sliding_window={config.sliding_window}"
-        )
-    n = config.max_position_embeddings
-    limit = f"max_position_embeddings={n}"
-    check_lm_input(input_ids, config.vocab_size, n, limit, targets, kv_cache)
-
-
-def check_llama_decoding(
-    model, model_type: type, input_ids, max_new_tokens, one_prompt: bool = False, eos_id=None
-):
-    """lib.llama's decoders: model a ``model_type`` (lib.llama.Llama), then as
-    ``check_gpt_decoding``."""
-    check_type(model, "model", model_type)
-    c = model.config
-    check_llama_inputs(c, input_ids)
-    check_int(max_new_tokens, "max_new_tokens", 1)
-    limit = f"max_position_embeddings={c.max_position_embeddings}"
-    _check_prompt_room(
-        input_ids,
-        max_new_tokens,
-        c.max_position_embeddings,
-        limit,
-        one_prompt,
-        eos_id,
-        c.vocab_size,
-    )
-
-
-def check_hf_llama(model, rope_style) -> None:
-    """TypeError unless ``model`` is a transformers LlamaForCausalLM, Qwen3ForCausalLM or
-    MistralForCausalLM; ValueError for the options of its config that lib.llama does not implement
-    (biases, another activation, a RoPE scaling other than Llama 3's, Qwen3's window on some
-    layers only)."""
-    kinds = ("LlamaForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM")
-    if type(model).__name__ not in kinds or not hasattr(model, "config"):
-        raise TypeError(
-            f"model: expected a transformers {', '.join(kinds)}, got {type(model).__name__}"
-        )
-    check_choice(rope_style, "rope_style", ("halves", "interleaved"))
-    c = model.config
-    rope_type = (getattr(c, "rope_parameters", None) or {}).get("rope_type", "default")
-    layer_types = set(getattr(c, "layer_types", None) or ["full_attention"])
-    unsupported = {
-        "hidden_act": (c.hidden_act, ("silu",)),
-        "attention_bias": (getattr(c, "attention_bias", False), (False,)),
-        "mlp_bias": (getattr(c, "mlp_bias", False), (False,)),
-        "rope_parameters['rope_type']": (rope_type, ("default", "llama3")),
-    }
-    for name, (value, allowed) in unsupported.items():
-        if value not in allowed:
-            raise ValueError(
-                f"model.config.{name}: lib.llama implements {' or '.join(map(repr, allowed))}, got {value!r}"
-            )
-    if len(layer_types) > 1:
-        raise ValueError(
-            f"model.config.layer_types: lib.llama implements one attention type on every layer, got {sorted(layer_types)}"
-        )
-
-
-# --- attention at scale (lib.flash) -----------------------------------------------------------------
-
-
-def check_online_softmax_args(x, block) -> None:
-    """``lib.flash.online_softmax``: scores x [..., N] (N >= 1), a block size >= 1."""
-    check_tensor(x, "x", "[..., N]", 1)
-    if x.shape[-1] == 0:
-        raise ValueError(
-            f"x: expected at least one score along the last dim, got shape {tuple(x.shape)}"
-        )
-    check_int(block, "block", 1)
-
-
-def check_alibi_args(n_heads) -> None:
-    check_int(n_heads, "n_heads", 1)
-
-
-def check_alibi_bias_args(slopes, Tq, Tk) -> None:
-    """``lib.flash.alibi_bias``: slopes [H], lengths Tq, Tk >= 1 with Tq <= Tk (queries last)."""
-    check_tensor(slopes, "slopes", "[H]", 1, exact=True)
-    check_int(Tq, "Tq", 1)
-    check_int(Tk, "Tk", 1)
-    if Tq > Tk:
-        raise ValueError(
-            f"Tq: expected at most Tk={Tk} (the queries are the last Tq of the Tk positions), got {Tq}"
-        )
-
-
-def check_tiled_attention_args(q, k, v, mask, causal, alibi_slopes, block_q, block_k) -> None:
-    """``lib.flash.tiled_attention`` / ``flash_attention``: q [..., Tq, D], k [..., Tk, D],
-    v [..., Tk, Dv] with the same leading dims; mask None or bool broadcastable to [..., Tq, Tk];
-    causal a bool (then Tq <= Tk); alibi_slopes None or [H] with H = q.shape[-3]; blocks >= 1."""
-    check_tensor(q, "q", "[..., Tq, D]", 2)
-    D, lead = q.shape[-1], tuple(q.shape[:-2])
-    check_tensor(k, "k", f"[..., Tk, {D}] (same width D as q)", 2, q.dtype, "q", width=D)
-    check_tensor(v, "v", "[..., Tk, Dv]", 2, q.dtype, "q")
-    for name, x in (("k", k), ("v", v)):
-        if tuple(x.shape[:-2]) != lead:
-            raise ValueError(
-                f"{name}: expected the leading dims {lead} of q (tiled attention does not broadcast them), got shape {tuple(x.shape)}"
-            )
-    if v.shape[-2] != k.shape[-2]:
-        raise ValueError(
-            f"v: expected shape [..., {k.shape[-2]}, Dv] (same length Tk as k), got shape {tuple(v.shape)}"
-        )
-    Tq, Tk = q.shape[-2], k.shape[-2]
-    if mask is not None:
-        check_bool_mask(mask, lead + (Tq, Tk), "[Tq, Tk], [B, 1, 1, Tk], [B, H, Tq, Tk]")
-    check_bool(causal, "causal")
-    if causal and Tq > Tk:
-        raise ValueError(
-            f"causal: expected Tq <= Tk (the queries are the last Tq positions), got Tq={Tq}, Tk={Tk}"
-        )
-    if alibi_slopes is not None:
-        check_tensor(alibi_slopes, "alibi_slopes", "[H]", 1, exact=True)
-        if q.dim() < 3 or alibi_slopes.shape[0] != q.shape[-3]:
-            raise ValueError(
-                f"alibi_slopes: expected one slope per head, shape [H] with H = q.shape[-3] of q [..., H, Tq, D] {tuple(q.shape)}, got shape {tuple(alibi_slopes.shape)}"
-            )
-    check_int(block_q, "block_q", 1)
-    check_int(block_k, "block_k", 1)

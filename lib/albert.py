@@ -38,7 +38,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_bert_inputs, check_bool, check_int, check_type
+from lib._checks.bert import check_bert_inputs
+from lib._validate import check_bool, check_int, check_type
 from lib.bert import (
     BertConfig,
     BertEmbeddings,

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import Tensor
 
-from lib._validate import check_alibi_args, check_alibi_bias_args
+from lib._checks.alibi import check_alibi_args, check_alibi_bias_args
 
 __all__ = ["alibi_slopes", "alibi_bias"]
 

@@ -19,10 +19,10 @@ multi-head attention, to [B, H, Tq, Tk] (e.g. ``causal_mask(T)`` [Tq, Tk] or
 Pipeline: scores = score(q, k) -> weights = masked_softmax(scores, mask) -> output = weights @ v.
 Multi-head: project q, k, v -> split_heads -> attention in every head at once -> merge_heads -> project.
 
-Each public function checks its arguments in one call (the detail is in lib/_validate.py) and then
-computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...) is the
-same computation without the checks, which the library's own layers call, and a module (the score
-modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them.
+Each public function checks its arguments in one call (the detail is in lib/_checks/attention.py)
+and then computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...)
+is the same computation without the checks, which the library's own layers call, and a module (the
+score modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them.
 
 This file holds the computation the chapters read. Its fast path, the same numbers in less time and
 memory (torch's own tricks, measured against ``torch.nn.MultiheadAttention`` by benchmarks/mha.py),
@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.attention import (
     check_additive_mask_args,
     check_attend_args,
     check_attention_args,

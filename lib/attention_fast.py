@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lib._validate import check_mha_inputs
+from lib._checks.attention import check_mha_inputs
 from lib.attention import (
     MultiHeadAttention,
     _merge_heads,

@@ -34,11 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import (
-    check_bert_config,
-    check_bert_inputs,
-    check_type,
-)
+from lib._checks.bert import check_bert_config, check_bert_inputs
+from lib._validate import check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads
 
 __all__ = [

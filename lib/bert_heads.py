@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import check_int, check_pretraining_labels
+from lib._checks.bert_heads import check_pretraining_labels
+from lib._validate import check_int
 from lib.bert import IGNORE_INDEX, Bert, BertConfig, BertOutput, init_weights
 
 __all__ = [

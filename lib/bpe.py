@@ -40,14 +40,8 @@ from typing import Iterable, Mapping, Sequence
 
 from torch import Tensor
 
-from lib._validate import (
-    check_bpe_input,
-    check_bpe_merges,
-    check_end_of_word,
-    check_id_list,
-    check_str,
-    check_word,
-)
+from lib._checks.bpe import check_bpe_input, check_bpe_merges, check_end_of_word
+from lib._validate import check_id_list, check_str, check_word
 
 __all__ = [
     "END_OF_WORD",

@@ -39,14 +39,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import (
+from lib._checks.captioning import (
     check_caption_decoding,
     check_caption_ids,
     check_caption_target,
-    check_choice,
     check_even,
     check_images,
 )
+from lib._validate import check_choice
 from lib.attention import AdditiveScore, _masked_softmax
 from lib.decoding import Decoded, Step
 

@@ -30,8 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from lib._checks.decoding import check_decoding, check_length_penalty, check_sampling
 from lib._random import multinomial
-from lib._validate import check_decoding, check_length_penalty, check_sampling
 
 __all__ = [
     "Decoded",

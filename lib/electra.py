@@ -36,8 +36,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lib._checks.electra import check_electra_config, check_electra_inputs
 from lib._random import rand
-from lib._validate import check_electra_config, check_electra_inputs, check_type
+from lib._validate import check_type
 from lib.bert import IGNORE_INDEX, BertConfig, BertOutput, init_weights
 from lib.bert_heads import BertLMPredictionHead, _BertWithHead
 from lib.pretraining_data import special_mask

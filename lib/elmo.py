@@ -61,17 +61,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.elmo import (
     check_bilm_input,
     check_elmo_config,
     check_id_sentences,
-    check_int,
     check_layer_states,
     check_something_to_predict,
-    check_type,
     check_vocabulary_words,
     check_words,
 )
+from lib._validate import check_int, check_type
 from lib.rnnlm import reverse_padded  # one implementation, shared with the RNN language models
 
 __all__ = [

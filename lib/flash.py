@@ -38,7 +38,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from lib._validate import check_online_softmax_args, check_tiled_attention_args
+from lib._checks.flash import check_online_softmax_args, check_tiled_attention_args
 from lib.alibi import _alibi
 
 __all__ = [

@@ -36,14 +36,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import (
+from lib._checks.gpt import (
     check_gpt_classifier,
     check_gpt_config,
     check_gpt_decoding,
     check_gpt_inputs,
-    check_padding_mask,
-    check_type,
 )
+from lib._validate import check_padding_mask, check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
 

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from lib import decoding
-from lib._validate import check_gpt_decoding
+from lib._checks.gpt import check_gpt_decoding
 from lib.attention import _merge_heads, _split_heads, causal_mask
 from lib.decoding import Step
 from lib.gpt import GPT, CausalSelfAttention, step_function

@@ -36,7 +36,7 @@ from typing import NamedTuple
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from lib._validate import check_documents, check_han
+from lib._checks.han import check_documents, check_han
 from lib.attention import AdditiveScore, _masked_softmax
 
 __all__ = ["ContextAttention", "HierarchicalAttentionNetwork", "HANOutput"]

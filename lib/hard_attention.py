@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from lib._checks.hard_attention import check_hard_attention
 from lib.attention import _masked_softmax
 from lib.seq2seq import BahdanauDecoder
 
@@ -56,14 +57,7 @@ class HardAttentionDecoder(BahdanauDecoder):
         baseline_decay: float = 0.9,
     ):
         super().__init__(vocab_size, d_emb, d_hidden, d_enc, d_attn)
-        for name, value in (
-            ("reinforce_weight", reinforce_weight),
-            ("entropy_weight", entropy_weight),
-        ):
-            if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
-        if not isinstance(baseline_decay, (int, float)) or not 0 <= baseline_decay < 1:
-            raise ValueError(f"baseline_decay: expected a number in [0, 1), got {baseline_decay!r}")
+        check_hard_attention(reinforce_weight, entropy_weight, baseline_decay)
         self.reinforce_weight, self.entropy_weight = float(reinforce_weight), float(entropy_weight)
         self.baseline_decay = float(baseline_decay)
         self.register_buffer("baseline", torch.tensor(float("nan")))

@@ -46,7 +46,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding, gpt
-from lib._validate import check_llama_config, check_llama_decoding, check_llama_inputs, check_type
+from lib._checks.llama import check_llama_config, check_llama_decoding, check_llama_inputs
+from lib._validate import check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step
 from lib.gpt import KVCache

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from typing import Sequence
 
-from lib._validate import check_bleu_args
+from lib._checks.metrics import check_bleu_args
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter:

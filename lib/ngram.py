@@ -19,7 +19,8 @@ import math
 from collections import Counter
 from typing import Iterable, Sequence
 
-from lib._validate import check_no_specials, check_number, check_sentences, check_str
+from lib._checks.ngram import check_no_specials, check_sentences
+from lib._validate import check_number, check_str
 
 __all__ = ["BOS", "EOS", "UNK", "split_sentences", "BigramLM"]
 

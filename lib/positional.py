@@ -23,7 +23,7 @@ by up to pos * 6e-8 radians before the sine is even taken.
 import torch
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.positional import (
     check_binary_encoding_args,
     check_position_input,
     check_relative_rotation_args,
@@ -107,8 +107,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     [max_len, D] = ``sinusoidal_encoding(max_len, d_model)``, cast to x's dtype. It has no parameters.
     ``pe`` is not persistent: a fixed function of (max_len, d_model) is not a weight, so it stays out of
     state_dicts. Scaling the embeddings by sqrt(d_model) (sec. 3.4) is the embedding's job, not this one's.
-    check_inputs=False: no input check in forward (a model that checked its input at its door, as
-    ``lib.transformer.Transformer`` does).
+    check_inputs=False: no input checks in forward (a model that checked its input at its door).
     """
 
     def __init__(

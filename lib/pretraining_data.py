@@ -19,8 +19,12 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from lib._checks.pretraining_data import (
+    check_mask_tokens,
+    check_nsp_stories,
+    check_pretraining_examples,
+)
 from lib._random import rand, randint
-from lib._validate import check_mask_tokens, check_nsp_stories, check_pretraining_examples
 from lib.bert import IGNORE_INDEX
 from lib.data._batching import endless, index_batches
 

@@ -16,12 +16,12 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from lib._validate import (
+from lib._checks.rnn_classifier import (
     check_classifier_inputs,
     check_forward_lm,
     check_rnn_classifier,
-    check_shape,
 )
+from lib._validate import check_shape
 from lib.rnnlm import RNNLM, sentence_lengths
 
 __all__ = ["ClassifierOutput", "RNNClassifier"]

@@ -28,13 +28,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import (
-    check_int,
-    check_reverse_padded,
-    check_rnnlm,
-    check_sample,
-    check_token_batch,
-)
+from lib._checks.rnnlm import check_reverse_padded, check_rnnlm, check_sample
+from lib._validate import check_int, check_token_batch
 from lib.decoding import Decoded, Step
 from lib.ngram import split_sentences
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from lib._validate import check_rope_args, check_rope_permutation
+from lib._checks.rope import check_rope_args, check_rope_permutation
 from lib.positional import _frequencies
 
 __all__ = [

@@ -37,21 +37,20 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lib import decoding
-from lib._validate import (
+from lib._checks.seq2seq import (
     check_batch,
     check_decode_args,
     check_decoder_step,
     check_encoder,
-    check_int,
     check_luong,
     check_one_sentence,
     check_parts,
-    check_sizes,
     check_source,
     check_summary,
     check_target,
     check_target_input,
 )
+from lib._validate import check_int, check_sizes
 from lib.attention import (
     AdditiveScore,
     GeneralScore,

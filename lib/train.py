@@ -28,7 +28,8 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from lib._validate import check_fit, check_int, check_loss, check_schedule
+from lib._checks.train import check_fit, check_loss, check_schedule
+from lib._validate import check_int
 
 __all__ = ["History", "fit", "evaluate", "lr_at"]
 

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from lib import decoding
-from lib._validate import (
+from lib._checks.transformer import (
     check_transformer_config,
     check_transformer_decode_inputs,
     check_transformer_decoding,
@@ -340,7 +340,7 @@ class Transformer(nn.Module):
             self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.pos_encoding = SinusoidalPositionalEncoding(
             c.d_model, c.max_len, c.dropout, check_inputs=False
-        )
+        )  # the ids were checked at the door (T <= max_len)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)

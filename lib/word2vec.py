@@ -22,14 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lib._validate import (
-    check_int,
-    check_neighbours,
-    check_number,
-    check_sizes,
-    check_skipgram_batches,
-    check_skipgram_pairs,
-)
+from lib._checks.word2vec import check_neighbours, check_skipgram_batches, check_skipgram_pairs
+from lib._validate import check_int, check_number, check_sizes
 from lib.ngram import split_sentences
 
 __all__ = [

@@ -31,18 +31,20 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 import torch
 from torch import Tensor
 
-from lib._validate import (
+from lib._checks.wordpiece import (
     check_file,
-    check_id_list,
-    check_int,
     check_max_length,
     check_no_duplicates,
-    check_text,
     check_text_batch,
     check_texts,
+    check_wordpiece_vocab,
+)
+from lib._validate import (
+    check_id_list,
+    check_int,
+    check_text,
     check_word,
     check_word_counts,
-    check_wordpiece_vocab,
     is_int,
 )
 from lib.basic_tokenizer import basic_tokenize_fast

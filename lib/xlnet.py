@@ -34,7 +34,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from lib._validate import check_int, check_permutation, check_segments, check_square_mask
+from lib._checks.xlnet import check_permutation, check_segments, check_square_mask
+from lib._validate import check_int
 
 __all__ = ["permutation_masks", "recurrence_mask", "reachable", "longest_dependency"]
 

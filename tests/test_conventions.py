@@ -412,10 +412,7 @@ def _record_layer_checks(monkeypatch) -> list:
     calls = []
     for module, name in [(lib.attention, n) for n in LAYER_CHECKS] + [
         (lib.seq2seq, "check_decoder_step"),
-        (
-            lib.positional,
-            "check_position_input",
-        ),  # the Transformer's sinusoids: checked at its door
+        (lib.positional, "check_position_input"),
     ]:
         check = getattr(module, name)
         monkeypatch.setattr(

@@ -194,7 +194,7 @@ def test_transformer_diagram_narrow_has_the_same_boxes_in_legible_text():
         box = t.get_window_extent()
         assert canvas.x0 <= box.x0 and box.x1 <= canvas.x1, t.get_text()
         assert canvas.y0 <= box.y0 and box.y1 <= canvas.y1, t.get_text()
-    with pytest.raises(TypeError, match="narrow: expected True or False, got 1"):
+    with pytest.raises(TypeError, match="narrow: expected a bool, got int 1"):
         viz.transformer_diagram(ax, narrow=1)
     plt.close(fig)
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lib._validate import check_choice, check_int
+from lib._validate import check_choice, check_int, is_int
 from lib.data._batching import endless, index_batches
 from lib.data.translation import Vocab
 
@@ -152,7 +152,7 @@ def generate_images(
     if (
         not isinstance(grid, (tuple, list))
         or len(grid) != 2
-        or not all(isinstance(g, int) and g >= 1 for g in grid)
+        or not all(is_int(g) and g >= 1 for g in grid)
     ):
         raise ValueError(f"grid: expected (rows, cols) of two ints >= 1, got {grid!r}")
     rows, cols = grid

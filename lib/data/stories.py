@@ -53,7 +53,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Iterable, Sequence
 
-from lib._validate import check_choice, check_int
+from lib._validate import check_choice, check_int, is_int
 from lib.data.translation import Vocab
 
 __all__ = [
@@ -526,7 +526,7 @@ def _check_range(sentences_per_story) -> tuple[int, int]:
     ok = (
         isinstance(sentences_per_story, (tuple, list))
         and len(sentences_per_story) == 2
-        and all(isinstance(k, int) and not isinstance(k, bool) for k in sentences_per_story)
+        and all(is_int(k) for k in sentences_per_story)
         and 2 <= sentences_per_story[0] <= sentences_per_story[1]
     )
     if not ok:

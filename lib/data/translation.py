@@ -57,7 +57,7 @@ from typing import Iterable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from lib._validate import check_int
+from lib._validate import check_int, is_int
 from lib.data._batching import endless, index_batches
 
 __all__ = [
@@ -566,7 +566,7 @@ class Vocab:
             ids = ids.tolist()
         out = []
         for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
+            if not is_int(i) or not 0 <= i < len(self):
                 raise ValueError(f"ids: expected token ids in [0, {len(self)}), got {i!r}")
             if strip_specials:
                 if i == self.eos_id:

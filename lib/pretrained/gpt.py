@@ -10,7 +10,7 @@ weights, listed in ``TRANSPOSED``, are transposed on the way in; everything else
 import torch
 from torch import nn
 
-from lib._validate import check_hf_gpt2, check_state_dicts_match
+from lib._checks.pretrained import check_hf_gpt2, check_state_dicts_match
 from lib.gpt import GPT, GPTConfig
 
 __all__ = ["gpt_from_hf", "TRANSPOSED"]

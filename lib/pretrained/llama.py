@@ -12,7 +12,7 @@ Meta's original code), the loader permutes the rows of each head of the tensors 
 import torch
 from torch import nn
 
-from lib._validate import check_hf_llama, check_state_dicts_match
+from lib._checks.pretrained import check_hf_llama, check_state_dicts_match
 from lib.llama import Llama, LlamaConfig
 from lib.rope import Llama3RopeScaling, to_interleaved
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from lib._validate import check_int, check_type, is_number
+from lib._validate import check_bool, check_int, check_type, is_number
 
 __all__ = [
     "seq2seq_diagram",
@@ -110,8 +110,7 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     which also reads the context and the previous word, is not drawn. Returns the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
     check_int(d_hidden, "d_hidden", 1)
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     steps_in, steps_out = ["<bos>", *tgt], [*tgt, "<eos>"]
     T = len(steps_in)
     kind = "with attention" if with_attention else "plain"
@@ -367,8 +366,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         f"inside the window, positions {inside[0]} to {inside[-1]}. In both, the context c_t and h_t "
         "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     font = _PHONE_FONT if narrow else _FONT
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
         fig, ax = _canvas(5.2, 7.7, alt)
@@ -451,8 +449,7 @@ def elmo_diagram(
     check_int(focus, "focus", 0)
     if focus >= len(toks):
         raise ValueError(f"focus: expected a position in [0, {len(toks)}), got {focus}")
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     L, Hd = config.n_layers, config.hidden_dim
     alt = (
         f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "

@@ -23,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.transforms import Bbox
 
-from lib._validate import is_number
+from lib._validate import check_bool, is_number
 from lib.viz.diagrams import _arrow, _box
 from lib.viz.heatmap import SEQUENTIAL_CMAP, _to_numpy
 
@@ -276,8 +276,7 @@ def transformer_diagram(ax, *, narrow=False):
     figure of ``TRANSFORMER_DIAGRAM_NARROW`` inches (5.3 x 6.95); the default is drawn for a
     figure 8 inches wide. Returns the Axes."""
     _check_ax(ax)
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     if narrow:
         return _transformer_diagram_narrow(ax)
 
@@ -661,8 +660,7 @@ def word_rows(
     """
     if not is_number(fontsize) or not fontsize > 0:
         raise ValueError(f"fontsize: expected a positive number of points, got {fontsize!r}")
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     scale = fontsize / 9  # the layout below is measured at 9 points
     rows = [(str(label), [str(w) for w in words]) for label, words in rows]
     if not rows:

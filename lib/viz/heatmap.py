@@ -17,6 +17,8 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from lib._validate import check_bool
+
 SEQUENTIAL_CMAP = "cividis"  # colour-blind-safe, monotone in lightness: attention weights in [0, 1]
 DIVERGING_CMAP = "PuOr"  # colour-blind-safe diverging: raw scores that can be negative
 MASKED_COLOR = "#d9d9d9"  # light grey; the hatching tells it apart from cividis's grey middle
@@ -368,8 +370,7 @@ def masked_softmax_table(
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
     ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
     width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
-    if not isinstance(stacked, bool):
-        raise TypeError(f"stacked: expected True or False, got {stacked!r}")
+    check_bool(stacked, "stacked")
     if stacked:
         scale = 7.0 / width_one  # each panel about 7 inches wide
         size = (7.0, 3 * height * scale + 0.4)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from lib._validate import check_int, check_type
+from lib._validate import check_bool, check_int, check_type, is_int
 from lib.viz.diagrams import _DIAGRAM_COLORS, _FONT, _arrow, _box, _canvas, _line, _t, _words
 from lib.viz.heatmap import SEQUENTIAL_CMAP
 
@@ -40,8 +40,7 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     down the page instead of across. Returns the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
         check_int(value, name, 1)
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     T = seq_len
     alt = (
         f"Self-attention as a flow of matrices. X [T, d_model] = [{T}, {d_model}] is multiplied by "
@@ -152,8 +151,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     check_int(seq_len, "seq_len", 1)
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    check_bool(narrow, "narrow")
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
     alt = (
@@ -407,7 +405,7 @@ def electra_diagram(
     check_type(config, "config", ElectraConfig)
     orig = _words(original, "original", 6)
     masked, sampled = list(masked), list(sampled)
-    if not masked or any(not isinstance(i, int) or not 0 <= i < len(orig) for i in masked):
+    if not masked or any(not is_int(i) or not 0 <= i < len(orig) for i in masked):
         raise ValueError(f"masked: expected positions in [0, {len(orig)}), got {masked!r}")
     if len(sampled) != len(masked):
         raise ValueError(
@@ -564,7 +562,7 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     if n_heads > 16:
         raise ValueError(f"n_heads: expected at most 16 (one box each), got {n_heads}")
     kv = tuple(n_kv_heads)
-    if not 1 <= len(kv) <= 3 or any(not isinstance(k, int) or k < 1 or n_heads % k for k in kv):
+    if not 1 <= len(kv) <= 3 or any(not is_int(k) or k < 1 or n_heads % k for k in kv):
         raise ValueError(f"n_kv_heads: expected 1 to 3 divisors of n_heads={n_heads}, got {kv}")
     kind = {n_heads: "multi-head", 1: "multi-query"}
 
