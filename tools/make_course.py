@@ -462,14 +462,49 @@ def course_notebook(
     return nb, exercises
 
 
+def write_grading(folder: Path, chapters: list[str], private_cases: bool = False) -> list[Path]:
+    """The grading material of the course's chapters (the repository's grading/chNN.py, which the
+    students' package does not hold) into ``folder``, where tools/grade_course.py reads it. With
+    ``private_cases``, each module ends with seeds drawn for this course, in place of the book's, so
+    that no one outside the course can compute the grader's cases."""
+    import secrets
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "README.md").write_text(
+        "# The grader's cases and references\n\n"
+        "tools/grade_course.py puts these into the checkers when it grades; the students' package "
+        "holds practice cases only. Keep this folder private (the grader's sandbox cannot read it).\n"
+    )
+    written = []
+    for chapter in chapters:
+        source = ROOT / "grading" / f"ch{chapter[:2]}.py"
+        if not source.exists():
+            continue
+        text = source.read_text()
+        if private_cases:
+            namespace: dict = {}
+            exec(compile(text, str(source), "exec"), namespace)
+            seeds = {name: secrets.randbelow(2**31) for name in namespace.get("SEEDS", {})}
+            text += (
+                "\n# Drawn for this course by tools/make_course.py --private-cases, in place of the "
+                f"book's seeds above.\nSEEDS = {seeds!r}\n"
+            )
+        target = folder / source.name
+        target.write_text(text)
+        written.append(target)
+    return written
+
+
 def write_course(
     out: Path,
     prefixes: list[str],
     exchange: Path | None = None,
     predictions_at_collection: bool = False,
+    private_cases: bool = False,
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
-    all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``)."""
+    all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
+    grader's material in ``out/grading`` (:func:`write_grading`)."""
     out = out.resolve()
     written = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -483,6 +518,7 @@ def write_course(
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append((chapter, exercises))
+    write_grading(out / "grading", [chapter for chapter, _ in written], private_cases)
     exchange = Path(exchange).resolve() if exchange else out / "exchange"
     exchange.mkdir(parents=True, exist_ok=True)
     exchange.chmod(0o777)  # every student writes there (nbgrader's instructions for an exchange)
@@ -530,9 +566,18 @@ def main(argv=None) -> int:
         help="the test cell of a prediction checks only that it is written; tools/grade_course.py "
         "checks it after collection (a graded course: no verdict to try values against)",
     )
+    parser.add_argument(
+        "--private-cases",
+        action="store_true",
+        help="draw the grader's cases from seeds of this course's own (in OUT/grading), not the book's",
+    )
     args = parser.parse_args(argv)
     for chapter, exercises in write_course(
-        args.out, args.chapters, args.exchange, args.predictions_at_collection
+        args.out,
+        args.chapters,
+        args.exchange,
+        args.predictions_at_collection,
+        args.private_cases,
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total} points")

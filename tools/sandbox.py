@@ -150,8 +150,9 @@ def encode(x, depth: int = 0):
         cls = type(x)
         path = f"{cls.__module__}.{cls.__qualname__}"
         if cls.__module__.startswith(("lib.", "torch.nn")) and not path.startswith("lib.exercises"):
-            state = {str(k): encode(v, depth + 1) for k, v in x.state_dict().items()}
-            return {"__module__": path, "state": state}
+            # a module of the library's (or torch's) class: its structure, weights and settings as
+            # data; the grader rebuilds it as that class, which runs there (the chapter's RNNLM)
+            return {"__module__": path, "tree": _module_tree(x, settings=True)}
         # a module of the student's own class: its structure and weights as data, its forward here
         _REMOTE.append(x)
         return {"__remote__": len(_REMOTE) - 1, "tree": _module_tree(x), "name": cls.__name__}
@@ -165,9 +166,46 @@ def encode(x, depth: int = 0):
 _REMOTE: list = []  # the student's functions and modules the grader may call, by index
 
 
-def _module_tree(root) -> dict:
+def _plain(v, depth: int = 0) -> bool:
+    """Whether ``v`` is plain data (numbers, strings, None, and lists, tuples, sets and dicts of them)."""
+    if depth > 5:
+        return False
+    if v is None or type(v) in (bool, int, float, str):
+        return True
+    if type(v) in (list, tuple, set, frozenset):
+        return len(v) < 10000 and all(_plain(i, depth + 1) for i in v)
+    if type(v) is dict:
+        return len(v) < 10000 and all(
+            type(k) is str and _plain(i, depth + 1) for k, i in dict.items(v)
+        )
+    return False
+
+
+def _setting(v):
+    """A module's setting as data, or None if it is not one: plain data, or a dataclass of the library's
+    (a model's config) whose fields are plain."""
+    import dataclasses
+
+    if _plain(v):
+        return {"value": encode(v, 1)}
+    cls = type(v)
+    if (
+        dataclasses.is_dataclass(v)
+        and not isinstance(v, type)
+        and cls.__module__.startswith("lib.")
+        and not cls.__module__.startswith("lib.exercises")
+    ):
+        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
+        if all(_plain(f) for f in fields.values()):
+            return {"dataclass": f"{cls.__module__}.{cls.__qualname__}", "fields": encode(fields, 1)}
+    return None
+
+
+def _module_tree(root, settings: bool = False) -> dict:
     """{"root": id, "modules": {id: {"class", "tensors": {name: tensor}, "children": [[name, id]]}}}:
-    a module's structure (shared submodules once, by id) and its parameters and buffers."""
+    a module's structure (shared submodules once, by id) and its parameters and buffers; with
+    ``settings``, each module's other attributes that are data too (``reverse``, LSTM's
+    ``_flat_weights_names``, a config dataclass), which a library class needs to run."""
     import torch
 
     modules, todo = {}, [root]
@@ -197,6 +235,14 @@ def _module_tree(root) -> dict:
                 )
             },
         }
+        if settings:
+            found = {}
+            for k, v in vars(m).items():
+                if k not in ("_parameters", "_buffers", "_modules") and isinstance(k, str):
+                    setting = _setting(v)
+                    if setting is not None:
+                        found[k] = setting
+            modules[str(id(m))]["settings"] = found
         todo.extend(c for c in m._modules.values() if c is not None)
     return {"root": str(id(root)), "modules": modules}
 

@@ -11,7 +11,7 @@ computes it.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -158,15 +158,20 @@ _MISTAKES = {
 }
 
 
-def _forbid_forward(layer: EncoderLayer) -> None:
-    """Calling the layer itself would make the exercise trivial: the checker's layers refuse."""
+class _RefusedForward:
+    """A layer's forward that refuses. A class of this module, not a function made inside
+    ``_forbid_forward``: the course's grader sends the checker's layers to its sandbox pickled, and
+    Python pickles no local function."""
 
-    def refuse(*args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(
             "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
         )
 
-    layer.forward = refuse
+
+def _forbid_forward(layer: EncoderLayer) -> None:
+    """Calling the layer itself would make the exercise trivial: the checker's layers refuse."""
+    layer.forward = _RefusedForward()
 
 
 @checker("pre_ln_layer")
