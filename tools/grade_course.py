@@ -402,7 +402,9 @@ def _library_module(path: str, tree: dict):
             if depth < 50 and "." not in str(c)
         }
         state.update(_parameters=parameters, _buffers=buffers, _modules=children)
-        if isinstance(state.get("_flat_weights_names"), list):  # torch's RNNs: the weights as a list
+        if isinstance(
+            state.get("_flat_weights_names"), list
+        ):  # torch's RNNs: the weights as a list
             state["_flat_weights"] = [parameters.get(n) for n in state["_flat_weights_names"]]
         module.__setstate__(state)
         return module

@@ -22,7 +22,8 @@ has locked itself in, in this order:
    ``subprocess``, ``os.system``, ``posix_spawn``), a signal sent, ``ctypes`` (which could call the C
    library directly), a change of a resource limit, SQLite, a file opened for writing (or removed,
    renamed, linked, ...) outside the scratch folder, and a file read or listed in the course's folder
-   or nbgrader's exchange (the instructor's source, the gradebook, every submission).
+   or nbgrader's exchange (the instructor's source, the gradebook, every submission) or in the
+   repository's grading/ (the grader's cases and references).
 
 Then it runs what the grader sends, one request at a time: a cell (the chapter's locked cells of the
 exercises section, the student's answer cells, compiled as ``<answer GRADE_ID>`` so that tracebacks
@@ -197,7 +198,10 @@ def _setting(v):
     ):
         fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
         if all(_plain(f) for f in fields.values()):
-            return {"dataclass": f"{cls.__module__}.{cls.__qualname__}", "fields": encode(fields, 1)}
+            return {
+                "dataclass": f"{cls.__module__}.{cls.__qualname__}",
+                "fields": encode(fields, 1),
+            }
     return None
 
 
@@ -595,7 +599,10 @@ def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
         if path is None:
             return
         if any(inside(path, p) for p in private):
-            stop(f"{what} {path}, in the course's folder (the instructor's files and submissions)")
+            stop(
+                f"{what} {path}, among the instructor's files (the course's folder, the grader's "
+                "cases and references, the submissions)"
+            )
         parts = path.split(os.sep)
         if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) != my_pid:
             stop(f"{what} {path}, another process's memory or files")
