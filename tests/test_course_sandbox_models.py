@@ -5,8 +5,14 @@ to the grader as data and is rebuilt there as an RNNLM with its weights and sett
 
 For each chapter: an honest student (the worked solutions) gets full marks, and a student with one
 wrong answer gets 0 on it with the checker's own diagnosis, which needs the model on the other side
-(the refusal of the layer's forward; the mistake recomputed from the student's model). About 3
-minutes on the book's 2-core machine, shared: the two chapters' code runs once each in the sandbox.
+(the refusal of the layer's forward; the mistake recomputed from the student's model).
+
+The course has per-student variants (``make_course.py --variants``): in chapter 9's exercise 3 each
+student predicts parameter counts for their own vocabulary and N. The honest student answers for
+theirs (read with ``parameter_variant()`` in the answer cell, which runs in the sandbox with the
+student's id), and a student who copies the honest student's numbers gets 0 there: the grader checks
+each against their own numbers. About 4 minutes on the book's 2-core machine, shared: the two
+chapters' code runs once each in the sandbox.
 """
 
 from __future__ import annotations
@@ -53,6 +59,31 @@ same_for_singular = True
         "P(are) + P(were) alone",
     ),
 }
+# chapter 9's exercise 3 answered for one's own numbers (the worked solution answers the book's)
+OWN_NUMBERS = """
+from lib.exercises.ch09 import parameter_variant
+
+mine = parameter_variant()
+gain_separate = mine["vocab"] * 512
+loss_half_ff = 12 * (2 * 512 * 1024 + 1024)
+total_n12 = count_parameters(TransformerConfig.base(n_layers=mine["n_layers"]))
+"""
+COPIER = "copies_a_neighbour"
+
+
+def _numbers_of(student: str) -> dict[str, int]:
+    from lib.exercises import ch09
+
+    saved = {k: os.environ.get(k) for k in ("COURSE_VARIANTS", "COURSE_STUDENT")}
+    os.environ.update(COURSE_VARIANTS=make_course.COURSE_ID, COURSE_STUDENT=student)
+    try:
+        return ch09.parameter_variant()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k)
+            else:
+                os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +93,7 @@ def graded(tmp_path_factory):
     from traitlets.config import PyFileConfigLoader
 
     root = tmp_path_factory.mktemp("course")
-    make_course.write_course(root, ["09", "11"], predictions_at_collection=True)
+    make_course.write_course(root, ["09", "11"], predictions_at_collection=True, variants=True)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     path, here = os.environ["PATH"], os.getcwd()
     os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
@@ -78,6 +109,8 @@ def graded(tmp_path_factory):
     for chapter in (CH9, CH11):
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         honest = _solutions(source)
+        if chapter == CH9:
+            honest["ex3_answer"] = OWN_NUMBERS
         tests = [
             c.metadata["nbgrader"]["grade_id"]
             for c in source.cells
@@ -92,6 +125,12 @@ def graded(tmp_path_factory):
                 scores = dict.fromkeys(tests, POINTS)
                 scores[answer.replace("_answer", "_test")] = 0
                 expected[(student, chapter)] = scores
+        if chapter == CH9:  # the honest student's numbers, copied as they are
+            theirs = _numbers_of("honest")
+            assert theirs != _numbers_of(COPIER)
+            copied = OWN_NUMBERS.replace("mine = parameter_variant()", f"mine = {theirs!r}")
+            _submit(root, COPIER, chapter, {**honest, "ex3_answer": copied})
+            expected[(COPIER, chapter)] = {**dict.fromkeys(tests, POINTS), "ex3_test": 0}
     messages = {}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{path}"}
     for chapter in (CH9, CH11):
@@ -117,6 +156,16 @@ def test_honest_student_gets_full_marks(graded, chapter):
     scores = _gradebook_scores(root, "honest", chapter)
     wrong = {k: messages[("honest", chapter, k)] for k, v in scores.items() if v != POINTS}
     assert not wrong and scores == expected[("honest", chapter)], wrong
+
+
+def test_the_variant_cell_is_in_the_release_and_a_neighbours_numbers_get_zero(graded):
+    root, expected, messages = graded
+    release = nbformat.read(root / "release" / CH9 / f"{CH9}.ipynb", as_version=4)
+    assert any("parameter_variant()" in c.source for c in release.cells if c.cell_type == "code")
+    assert "passed" in messages[("honest", CH9, "ex3_test")]
+    assert _gradebook_scores(root, COPIER, CH9) == expected[(COPIER, CH9)], messages
+    message = messages[(COPIER, CH9, "ex3_test")]
+    assert "not yet right" in message and ("gain_separate =" in message or "total_n12 =" in message)
 
 
 @pytest.mark.parametrize("student", sorted(WRONG))

@@ -852,6 +852,9 @@ class Grader:
             grading = ROOT / "grading"
         for name in sorted({e.module for e in self.exercises}):
             print(install_grading(grading, name))
+        # per-student variants (make_course.py --variants): each student's numbers, here and in the child
+        marker = grading / "variants.json"
+        self.variants = json.loads(marker.read_text())["course"] if marker.exists() else None
 
     def _readable(self, extra: list[str]) -> list[str]:
         """What a child may read: Python's installation, the book's library, the system's folders."""
@@ -921,6 +924,14 @@ class Grader:
         }
         score, message, child = 0.0, "", None
         saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
+        # whose numbers a checker with per-student variants uses (lib.exercises.variant), here and
+        # in the child (where the student's cells may ask for them)
+        environment = {lib_exercises.STUDENT_ENV: student}
+        if self.variants:
+            environment[lib_exercises.VARIANTS_ENV] = self.variants
+        limits["environment"] = environment
+        saved_environment = {k: os.environ.get(k) for k in environment}
+        os.environ.update(environment)
         try:
             child, reply = self._run_cells(exercise, cells, scratch, limits)
             crash = reply.get("crash")
@@ -956,6 +967,11 @@ class Grader:
             )
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
+            for key, value in saved_environment.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
             if child is not None:
                 child.close()
             if not os.environ.get("GRADE_KEEP_SCRATCH"):

@@ -799,6 +799,7 @@ def _restore(saved: dict) -> None:
 def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int) -> None:
     scratch = order["scratch"]
     limits = order["limits"]
+    os.environ.update(limits.get("environment", {}))  # the student's id (per-student variants)
     _isolate(scratch, (requests, replies))
     _limit(limits)
     landlock = _landlock(plan["read"], [scratch], [os.devnull])
