@@ -42,7 +42,12 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
 6. **Predictions checked at collection**: in a course written with ``make_course.py
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
    written; its real test is in the cell's metadata (``course.test``), which this tool runs.
-7. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
+7. **The grader's cases**: the checkers' practice cases and references (what the students' package
+   holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
+   make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
+   course with per-student variants (``make_course.py --variants``) the student's id, from the
+   submission's folder, draws the student's numbers here and in the child (``lib.exercises.variant``).
+8. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
    the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
    use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
    exercise with a message that says which; nothing a student does changes another's grades.

@@ -41,6 +41,13 @@ no verdict to try values against. The real test is kept in the cell's metadata (
 tools/grade_course.py, which grades the course outside the students' kernels, runs it after
 collection; its verdict comes back with the feedback.
 
+The grader's cases and references (the repository's grading/, which the students' package does not
+hold) are copied into ``grading/`` of the course, where tools/grade_course.py reads them
+(:func:`write_grading`; ``--private-cases`` draws seeds of the course's own). With ``--variants``, an
+exercise whose checker module declares per-student numbers (``VARIANTS``, chapter 9's exercise 3)
+gets a locked cell under its statement that prints the student's numbers, and ``grading/variants.json``
+tells the grader to draw them too.
+
 Points: :data:`POINTS` (one place): every checked exercise is worth ``POINTS["checked"]``, every
 written answer ``POINTS["written"]`` per question it asks (the rubric's task cell is worth 0: the
 score goes in the student's text cell).
