@@ -51,6 +51,7 @@ help:
 	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
 	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
+	@echo "make book SOLUTIONS=0   the site, PDF and ePub without worked solutions and model answers"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
 	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
 
@@ -85,9 +86,19 @@ $(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py $(
 	$(PY) tools/export_playground.py --out _build/live
 	$(PY) tools/export_models.py --out _build/live
 
+# SOLUTIONS=0 (make book SOLUTIONS=0): the site, the PDF and the ePub without the exercises' worked
+# solutions, their verdicts and the model answers, for a course's own copy (book/_ext/exercises.py; the
+# For teachers page). The stamp rebuilds the site when the setting changes; make test checks the book's
+# own build, with them.
+SOLUTIONS ?= 1
+export BOOK_SOLUTIONS := $(SOLUTIONS)
+SOLUTIONS_STAMP := _build/.solutions-$(SOLUTIONS)
+$(SOLUTIONS_STAMP):
+	mkdir -p _build && rm -f _build/.solutions-* && touch $@
+
 # The site, then the whole book as PDF and ePub (linked from its home page; see pdf and epub below).
 book: $(SITE) $(PDF) $(EPUB)
-$(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
+$(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(SOLUTIONS_STAMP) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
           book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*) $(wildcard slides/*.md)
 	$(PY) tools/sync_colab_cell.py --check
 	$(PY) tools/chapter_cache.py

@@ -19,6 +19,8 @@ the chapters on other kernel paths, where the notes may appear and the chapters 
 
 from __future__ import annotations
 
+import numpy as np
+
 NOTE = "The text says"
 
 # why a number of this kind can differ from the text's, for the note: what follows "this run disagrees: "
@@ -44,8 +46,14 @@ def holds(claim: bool, text: str, computed: str = "", *, measured: str = "traini
     >>> holds(0.3 < 0.42 < 0.5, "between 30% and 50%", "42%")
     True
     """
+    if isinstance(claim, np.bool_):  # a comparison of NumPy numbers (np.float64(0.4) < 0.5)
+        claim = bool(claim)
     if not isinstance(claim, bool):
-        raise TypeError(f"claim: expected a bool, got {type(claim).__name__} ({claim!r})")
+        kind = type(claim)
+        raise TypeError(
+            f"claim: expected a bool (or NumPy's bool), got {kind.__module__}.{kind.__qualname__} "
+            f"({claim!r})"
+        )
     if measured not in REASONS:
         raise ValueError(f"measured: expected one of {sorted(REASONS)}, got {measured!r}")
     if not claim:

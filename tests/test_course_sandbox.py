@@ -13,8 +13,8 @@ points from nbgrader's gradebook:
   handler), Python-level (torch.allclose and torch.equal patched, builtins patched, a fake checker in
   sys.modules, a printed "passed" and os._exit(0), the library's function called where the exercise
   forbids it, a mask passed to the library's attention where the exercise forbids one), file-level
-  (reading the instructor's source, reading the gradebook, writing into the course folder from Python
-  and through torch's C++ writer) and resources (a loop, 20 GB, a fork bomb, a socket, a signal to the
+  (reading the instructor's source, the gradebook or the grader's reference in grading/, writing into
+  the course folder from Python and through torch's C++ writer) and resources (a loop, 20 GB, a fork bomb, a socket, a signal to the
   grader).
 - the course checks predictions at collection (``make_course.py --predictions-at-collection``): the
   release's test cell of a prediction only says whether it is written, and the grader's verdict counts;
@@ -209,7 +209,21 @@ data = open(COURSE + "/gradebook.db", "rb").read()
 identical = {"general"}
 unchanged = {"dot"}
 """,
-        "course's folder",
+        "instructor's files",
+    ),
+    "reads_grading": (
+        CH2,
+        "ex2_answer",
+        """
+# the grader's reference, from the course's copy or the repository's (neither is in the package)
+for folder in (REPOSITORY + "/grading", COURSE + "/grading"):
+    print(open(folder + "/ch02.py").read())
+
+
+def sharpen(w, gamma):
+    return w**gamma / (w**gamma).sum(dim=-1, keepdim=True)
+""",
+        "instructor's files",
     ),
     "writes_course": (
         CH2,
@@ -394,6 +408,7 @@ def graded(tmp_path_factory):
         for student, (where, answer, cheat, _) in cheats.items():
             if where == chapter:
                 text = cheat.replace("COURSE", repr(str(root)))
+                text = text.replace("REPOSITORY", repr(str(ROOT)))
                 _submit(root, student, chapter, {**honest, answer: text})
                 scores = dict.fromkeys(tests, POINTS)
                 scores[answer.replace("_answer", "_test")] = 0

@@ -1,5 +1,6 @@
 """lib.prose: the text's numbers about trained models, checked without stopping a reader's run."""
 
+import numpy as np
 import pytest
 
 from lib.prose import NOTE, holds, stated
@@ -43,6 +44,17 @@ def test_a_timing_or_rounding_claim_gives_its_own_reason(capsys):
         "processor's floating-point kernels, which sum in different orders (the book's text was "
         "computed on its build machine).\n"
     )
+
+
+def test_a_numpy_bool_is_a_claim(capsys):
+    """A comparison of NumPy numbers gives np.bool_, not bool (chapter 5's story cell in the course's
+    sandbox); holds takes it as the bool it is and returns a plain bool."""
+    value = np.float64(0.42)
+    assert type(0.3 < value) is np.bool_
+    assert holds(0.3 < value < 0.5, "between 30% and 50%") is True
+    result = holds(value > 0.5, "above 50%", "42%")
+    assert result is False and type(result) is bool
+    assert "above 50% where this run computed 42%" in capsys.readouterr().out
 
 
 def test_bad_arguments_are_named():

@@ -42,7 +42,12 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
 6. **Predictions checked at collection**: in a course written with ``make_course.py
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
    written; its real test is in the cell's metadata (``course.test``), which this tool runs.
-7. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
+7. **The grader's cases**: the checkers' practice cases and references (what the students' package
+   holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
+   make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
+   course with per-student variants (``make_course.py --variants``) the student's id, from the
+   submission's folder, draws the student's numbers here and in the child (``lib.exercises.variant``).
+8. **Points** into nbgrader's gradebook (``Grade.auto_score`` of each test cell) and the verdict into
    the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
    use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
    exercise with a message that says which; nothing a student does changes another's grades.
@@ -65,6 +70,7 @@ import builtins
 import contextlib
 import fnmatch
 import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -200,6 +206,36 @@ def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
+# --- the course's grading material: cases and references the students' package does not hold --------
+
+
+def install_grading(folder: Path, module_name: str) -> str:
+    """Put a course's grading material (``folder/chNN.py``; grading/__init__.py says what it holds)
+    into the checker module ``module_name`` of this process: its ``SEEDS`` in place of the practice
+    seeds, its ``REFERENCES`` in place of the practice references. The student's notebook checks
+    against the practice ones; the points come from these. Returns a line for the log."""
+    module = importlib.import_module(module_name)
+    chapter = module_name.rpartition(".")[2]
+    path = folder / f"{chapter}.py"
+    if not path.exists():
+        return f"{module_name}: no grading material ({path}): its checkers use their practice cases"
+    spec = importlib.util.spec_from_file_location(f"_course_grading_{chapter}", path)
+    grading = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grading)
+    seeds = dict(getattr(grading, "SEEDS", {}))
+    practice = getattr(module, "SEEDS", {})
+    references = dict(getattr(grading, "REFERENCES", {}))
+    unknown = sorted(set(seeds) - set(practice)) + sorted(
+        n for n in references if not hasattr(module, n)
+    )
+    if unknown:
+        raise ValueError(f"{path}: {module_name} has no {', '.join(unknown)} to replace")
+    practice.update(seeds)
+    for name, function in references.items():
+        setattr(module, name, function)
+    return f"{module_name}: the grader's cases ({len(seeds)} seeds) and {len(references)} references from {path}"
+
+
 # --- talking to the sandbox -------------------------------------------------------------------------
 
 
@@ -292,9 +328,9 @@ class Opaque:
         return self._text
 
 
-def _module_skeleton(path: str, state: dict):
-    """A module of a library class (lib.*, torch.nn.*) holding the student's weights; its forward is
-    not the student's (a checker reads the weights, never a student's forward)."""
+def _library_class(path: str):
+    """The class at ``path`` if it is a module class of the library (not a checker's) or of torch.nn,
+    else None: the only classes the grader builds from what a child sends."""
     import torch
 
     module_name, _, name = path.rpartition(".")
@@ -302,26 +338,86 @@ def _module_skeleton(path: str, state: dict):
         (module_name.startswith("lib.") and not module_name.startswith("lib.exercises"))
         or module_name.startswith("torch.nn")
     ):
-        return Opaque(f"<{name} module>")
-    try:
+        return None
+    with contextlib.suppress(ImportError, AttributeError):
         cls = getattr(importlib.import_module(module_name), name)
-        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
-            return Opaque(f"<{name}>")
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            return cls
+    return None
+
+
+_NO_SETTING = object()
+
+
+def _setting_value(setting: dict):
+    """A module's setting from the child's data: plain data, or a dataclass of the library's (a config)
+    made by calling it with plain fields; anything else is left out."""
+    import dataclasses
+
+    if "value" in setting:
+        return decode(setting["value"])
+    module_name, _, name = str(setting.get("dataclass", "")).rpartition(".")
+    if module_name.startswith("lib.") and not module_name.startswith("lib.exercises"):
+        with contextlib.suppress(Exception):
+            cls = getattr(importlib.import_module(module_name), name)
+            fields = decode(setting.get("fields"))
+            if dataclasses.is_dataclass(cls) and isinstance(fields, dict):
+                return cls(**fields)
+    return _NO_SETTING
+
+
+def _library_module(path: str, tree: dict):
+    """A module of a library class (lib.*, torch.nn.*) rebuilt here from the child's data, to run here:
+    each submodule as its own class (a library's or torch's; any other as a plain Module) with the
+    student's weights and its settings (``reverse``, ``num_layers``, a config), put in place by the
+    class's ``__setstate__``, as unpickling does, but from data only (the chapter's RNNLM that a
+    student passes to chapter 11's checker)."""
+    import torch
+
+    if _library_class(path) is None:
+        return Opaque(f"<{path.rpartition('.')[2]} module>")
+    specs = dict(tree.get("modules", {}))
+    built: dict[str, torch.nn.Module] = {}
+
+    def build(key: str, depth: int = 0) -> torch.nn.Module:
+        if key in built:
+            return built[key]
+        spec = dict(specs.get(key, {}))
+        cls = _library_class(str(spec.get("class", ""))) or torch.nn.Module
         module = cls.__new__(cls)
         torch.nn.Module.__init__(module)
-        for key, value in state.items():
-            *path_, leaf = key.split(".")
-            owner = module
-            for part in path_:
-                if part not in owner._modules:
-                    owner._modules[part] = torch.nn.Module()
-                owner = owner._modules[part]
-            if not isinstance(value, torch.Tensor):
-                continue
-            owner.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=False))
+        built[key] = module
+        state = dict(module.__dict__)  # torch's own bookkeeping (hooks) stays as Module made it
+        settable = {"training", "_non_persistent_buffers_set"}
+        for name, setting in dict(spec.get("settings", {})).items():
+            value = _setting_value(dict(setting))
+            if value is not _NO_SETTING and (str(name) not in state or str(name) in settable):
+                state[str(name)] = value
+        parameters = {str(n): None for n in spec.get("parameters", [])}  # None: bias=False
+        buffers = {}
+        for tname, value in dict(spec.get("tensors", {})).items():
+            value = decode(value)
+            if isinstance(value, torch.Tensor) and str(tname) in parameters:
+                parameters[str(tname)] = torch.nn.Parameter(value, requires_grad=False)
+            elif isinstance(value, torch.Tensor):
+                buffers[str(tname)] = value
+        children = {
+            str(c): build(str(k), depth + 1)
+            for c, k in spec.get("children", [])
+            if depth < 50 and "." not in str(c)
+        }
+        state.update(_parameters=parameters, _buffers=buffers, _modules=children)
+        if isinstance(
+            state.get("_flat_weights_names"), list
+        ):  # torch's RNNs: the weights as a list
+            state["_flat_weights"] = [parameters.get(n) for n in state["_flat_weights_names"]]
+        module.__setstate__(state)
         return module
-    except Exception:  # noqa: BLE001 (a name that does not fit: the module is what it claims, no more)
-        return Opaque(f"<{name} module>")
+
+    try:
+        return build(str(tree.get("root")))
+    except Exception:  # noqa: BLE001 (data that does not fit its class: the module is a name, no more)
+        return Opaque(f"<{path.rpartition('.')[2]} module>")
 
 
 _CALLER: list = []  # the child whose remote modules decode() builds (set by Answer.__call__)
@@ -420,7 +516,7 @@ def decode(x):
             except (TypeError, ValueError):
                 return value
         if "__module__" in x:
-            return _module_skeleton(str(x["__module__"]), dict(x.get("state", {})))
+            return _library_module(str(x["__module__"]), dict(x.get("tree", {})))
         if "__remote__" in x:
             return _remote_module(x)
         if "__object__" in x:
@@ -751,9 +847,19 @@ class Grader:
         self.story_names |= set(dir(builtins))
         self.work = Path(tempfile.mkdtemp(prefix=f"grade-{chapter[:2]}-"))
         self.work.chmod(0o711)
-        private = [str(self.course)] + ([str(exchange.resolve())] if exchange else [])
+        # the course's folder, the exchange and the repository's grading material stay out of reach
+        private = [str(self.course), str(ROOT / "grading")]
+        private += [str(exchange.resolve())] if exchange else []
         self.zygote = Zygote(self.story, self._readable(read or []), private, self.work)
         self.refusals: list = []
+        grading = self.course / "grading"
+        if not grading.is_dir():  # a course written before its grading material was
+            grading = ROOT / "grading"
+        for name in sorted({e.module for e in self.exercises}):
+            print(install_grading(grading, name))
+        # per-student variants (make_course.py --variants): each student's numbers, here and in the child
+        marker = grading / "variants.json"
+        self.variants = json.loads(marker.read_text())["course"] if marker.exists() else None
 
     def _readable(self, extra: list[str]) -> list[str]:
         """What a child may read: Python's installation, the book's library, the system's folders."""
@@ -823,6 +929,14 @@ class Grader:
         }
         score, message, child = 0.0, "", None
         saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
+        # whose numbers a checker with per-student variants uses (lib.exercises.variant), here and
+        # in the child (where the student's cells may ask for them)
+        environment = {lib_exercises.STUDENT_ENV: student}
+        if self.variants:
+            environment[lib_exercises.VARIANTS_ENV] = self.variants
+        limits["environment"] = environment
+        saved_environment = {k: os.environ.get(k) for k in environment}
+        os.environ.update(environment)
         try:
             child, reply = self._run_cells(exercise, cells, scratch, limits)
             crash = reply.get("crash")
@@ -858,6 +972,11 @@ class Grader:
             )
         finally:
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
+            for key, value in saved_environment.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
             if child is not None:
                 child.close()
             if not os.environ.get("GRADE_KEEP_SCRATCH"):

@@ -41,6 +41,13 @@ no verdict to try values against. The real test is kept in the cell's metadata (
 tools/grade_course.py, which grades the course outside the students' kernels, runs it after
 collection; its verdict comes back with the feedback.
 
+The grader's cases and references (the repository's grading/, which the students' package does not
+hold) are copied into ``grading/`` of the course, where tools/grade_course.py reads them
+(:func:`write_grading`; ``--private-cases`` draws seeds of the course's own). With ``--variants``, an
+exercise whose checker module declares per-student numbers (``VARIANTS``, chapter 9's exercise 3)
+gets a locked cell under its statement that prints the student's numbers, and ``grading/variants.json``
+tells the grader to draw them too.
+
 Points: :data:`POINTS` (one place): every checked exercise is worth ``POINTS["checked"]``, every
 written answer ``POINTS["written"]`` per question it asks (the rubric's task cell is worth 0: the
 score goes in the student's text cell).
@@ -339,8 +346,42 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     return "\n".join(lines), points
 
 
+VARIANT_TEXT = (
+    "**Your numbers.** In this course each student answers this exercise for numbers of their own, "
+    "which the cell below prints: use them in place of the statement's (the check and your "
+    "teacher's grader use yours). A neighbour's answer is an answer to other numbers."
+)
+VARIANT_CELL = """import os
+
+# this course gives each student their own numbers for this exercise (lib.exercises.variant)
+os.environ["COURSE_VARIANTS"] = {course_id!r}
+from lib.exercises.{module} import {function}  # noqa: E402
+
+{function}()"""
+
+
+def _variant_cells(chapter: str, number: int, course_id: str) -> list:
+    """The cells that tell a student their own numbers for exercise ``number`` of ``chapter``, if its
+    checker module declares a variant for it (``VARIANTS`` {exercise: function}); else none."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    function = getattr(module, "VARIANTS", {}).get(number)
+    if function is None:
+        return []
+    code = VARIANT_CELL.format(
+        course_id=course_id, module=module.__name__.rpartition(".")[2], function=function
+    )
+    return [nbformat.v4.new_markdown_cell(VARIANT_TEXT), nbformat.v4.new_code_cell(code)]
+
+
 def course_notebook(
-    nb: nbformat.NotebookNode, chapter: str, predictions_at_collection: bool = False
+    nb: nbformat.NotebookNode,
+    chapter: str,
+    predictions_at_collection: bool = False,
+    variants: bool = False,
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
     """The instructor's version of a chapter (nbgrader metadata on every cell) and its exercises
     [{"number", "answer", "test", "points", "written"}].
@@ -385,6 +426,11 @@ def course_notebook(
             cell.source = COMPARE.sub(COMPARED, src)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
+            for k, extra in enumerate(
+                _variant_cells(chapter, current["number"], COURSE_ID) if variants else []
+            ):
+                _nbgrader(extra, f"ex{current['number']}_variant_{k}", locked=True)
+                cells.append(extra)
             continue
         if current is not None and cell.cell_type == "markdown" and src.startswith("#"):
             current = None  # the exercises section ended
@@ -462,14 +508,50 @@ def course_notebook(
     return nb, exercises
 
 
+def write_grading(folder: Path, chapters: list[str], private_cases: bool = False) -> list[Path]:
+    """The grading material of the course's chapters (the repository's grading/chNN.py, which the
+    students' package does not hold) into ``folder``, where tools/grade_course.py reads it. With
+    ``private_cases``, each module ends with seeds drawn for this course, in place of the book's, so
+    that no one outside the course can compute the grader's cases."""
+    import secrets
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "README.md").write_text(
+        "# The grader's cases and references\n\n"
+        "tools/grade_course.py puts these into the checkers when it grades; the students' package "
+        "holds practice cases only. Keep this folder private (the grader's sandbox cannot read it).\n"
+    )
+    written = []
+    for chapter in chapters:
+        source = ROOT / "grading" / f"ch{chapter[:2]}.py"
+        if not source.exists():
+            continue
+        text = source.read_text()
+        if private_cases:
+            namespace: dict = {}
+            exec(compile(text, str(source), "exec"), namespace)
+            seeds = {name: secrets.randbelow(2**31) for name in namespace.get("SEEDS", {})}
+            text += (
+                "\n# Drawn for this course by tools/make_course.py --private-cases, in place of the "
+                f"book's seeds above.\nSEEDS = {seeds!r}\n"
+            )
+        target = folder / source.name
+        target.write_text(text)
+        written.append(target)
+    return written
+
+
 def write_course(
     out: Path,
     prefixes: list[str],
     exchange: Path | None = None,
     predictions_at_collection: bool = False,
+    private_cases: bool = False,
+    variants: bool = False,
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
-    all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``)."""
+    all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
+    grader's material in ``out/grading`` (:func:`write_grading`)."""
     out = out.resolve()
     written = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -477,12 +559,18 @@ def write_course(
             continue
         chapter = path.stem
         nb, exercises = course_notebook(
-            nbformat.read(path, as_version=4), chapter, predictions_at_collection
+            nbformat.read(path, as_version=4), chapter, predictions_at_collection, variants
         )
         target = out / "source" / chapter / f"{chapter}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append((chapter, exercises))
+    write_grading(out / "grading", [chapter for chapter, _ in written], private_cases)
+    marker = out / "grading" / "variants.json"  # the grader draws each student's numbers too
+    if variants:
+        marker.write_text(json.dumps({"course": COURSE_ID}) + "\n")
+    else:
+        marker.unlink(missing_ok=True)
     exchange = Path(exchange).resolve() if exchange else out / "exchange"
     exchange.mkdir(parents=True, exist_ok=True)
     exchange.chmod(0o777)  # every student writes there (nbgrader's instructions for an exchange)
@@ -530,9 +618,25 @@ def main(argv=None) -> int:
         help="the test cell of a prediction checks only that it is written; tools/grade_course.py "
         "checks it after collection (a graded course: no verdict to try values against)",
     )
+    parser.add_argument(
+        "--private-cases",
+        action="store_true",
+        help="draw the grader's cases from seeds of this course's own (in OUT/grading), not the book's",
+    )
+    parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="per-student numbers where an exercise has them (chapter 9's exercise 3), drawn from "
+        "the student's id in the notebook and in tools/grade_course.py",
+    )
     args = parser.parse_args(argv)
     for chapter, exercises in write_course(
-        args.out, args.chapters, args.exchange, args.predictions_at_collection
+        args.out,
+        args.chapters,
+        args.exchange,
+        args.predictions_at_collection,
+        args.private_cases,
+        args.variants,
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total} points")

@@ -22,7 +22,8 @@ has locked itself in, in this order:
    ``subprocess``, ``os.system``, ``posix_spawn``), a signal sent, ``ctypes`` (which could call the C
    library directly), a change of a resource limit, SQLite, a file opened for writing (or removed,
    renamed, linked, ...) outside the scratch folder, and a file read or listed in the course's folder
-   or nbgrader's exchange (the instructor's source, the gradebook, every submission).
+   or nbgrader's exchange (the instructor's source, the gradebook, every submission) or in the
+   repository's grading/ (the grader's cases and references).
 
 Then it runs what the grader sends, one request at a time: a cell (the chapter's locked cells of the
 exercises section, the student's answer cells, compiled as ``<answer GRADE_ID>`` so that tracebacks
@@ -150,8 +151,9 @@ def encode(x, depth: int = 0):
         cls = type(x)
         path = f"{cls.__module__}.{cls.__qualname__}"
         if cls.__module__.startswith(("lib.", "torch.nn")) and not path.startswith("lib.exercises"):
-            state = {str(k): encode(v, depth + 1) for k, v in x.state_dict().items()}
-            return {"__module__": path, "state": state}
+            # a module of the library's (or torch's) class: its structure, weights and settings as
+            # data; the grader rebuilds it as that class, which runs there (the chapter's RNNLM)
+            return {"__module__": path, "tree": _module_tree(x, settings=True)}
         # a module of the student's own class: its structure and weights as data, its forward here
         _REMOTE.append(x)
         return {"__remote__": len(_REMOTE) - 1, "tree": _module_tree(x), "name": cls.__name__}
@@ -165,9 +167,49 @@ def encode(x, depth: int = 0):
 _REMOTE: list = []  # the student's functions and modules the grader may call, by index
 
 
-def _module_tree(root) -> dict:
+def _plain(v, depth: int = 0) -> bool:
+    """Whether ``v`` is plain data (numbers, strings, None, and lists, tuples, sets and dicts of them)."""
+    if depth > 5:
+        return False
+    if v is None or type(v) in (bool, int, float, str):
+        return True
+    if type(v) in (list, tuple, set, frozenset):
+        return len(v) < 10000 and all(_plain(i, depth + 1) for i in v)
+    if type(v) is dict:
+        return len(v) < 10000 and all(
+            type(k) is str and _plain(i, depth + 1) for k, i in dict.items(v)
+        )
+    return False
+
+
+def _setting(v):
+    """A module's setting as data, or None if it is not one: plain data, or a dataclass of the library's
+    (a model's config) whose fields are plain."""
+    import dataclasses
+
+    if _plain(v):
+        return {"value": encode(v, 1)}
+    cls = type(v)
+    if (
+        dataclasses.is_dataclass(v)
+        and not isinstance(v, type)
+        and cls.__module__.startswith("lib.")
+        and not cls.__module__.startswith("lib.exercises")
+    ):
+        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(v)}
+        if all(_plain(f) for f in fields.values()):
+            return {
+                "dataclass": f"{cls.__module__}.{cls.__qualname__}",
+                "fields": encode(fields, 1),
+            }
+    return None
+
+
+def _module_tree(root, settings: bool = False) -> dict:
     """{"root": id, "modules": {id: {"class", "tensors": {name: tensor}, "children": [[name, id]]}}}:
-    a module's structure (shared submodules once, by id) and its parameters and buffers."""
+    a module's structure (shared submodules once, by id) and its parameters and buffers; with
+    ``settings``, each module's other attributes that are data too (``reverse``, LSTM's
+    ``_flat_weights_names``, a config dataclass), which a library class needs to run."""
     import torch
 
     modules, todo = {}, [root]
@@ -197,6 +239,14 @@ def _module_tree(root) -> dict:
                 )
             },
         }
+        if settings:
+            found = {}
+            for k, v in vars(m).items():
+                if k not in ("_parameters", "_buffers", "_modules") and isinstance(k, str):
+                    setting = _setting(v)
+                    if setting is not None:
+                        found[k] = setting
+            modules[str(id(m))]["settings"] = found
         todo.extend(c for c in m._modules.values() if c is not None)
     return {"root": str(id(root)), "modules": modules}
 
@@ -549,7 +599,10 @@ def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
         if path is None:
             return
         if any(inside(path, p) for p in private):
-            stop(f"{what} {path}, in the course's folder (the instructor's files and submissions)")
+            stop(
+                f"{what} {path}, among the instructor's files (the course's folder, the grader's "
+                "cases and references, the submissions)"
+            )
         parts = path.split(os.sep)
         if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) != my_pid:
             stop(f"{what} {path}, another process's memory or files")
@@ -746,6 +799,7 @@ def _restore(saved: dict) -> None:
 def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int) -> None:
     scratch = order["scratch"]
     limits = order["limits"]
+    os.environ.update(limits.get("environment", {}))  # the student's id (per-student variants)
     _isolate(scratch, (requests, replies))
     _limit(limits)
     landlock = _landlock(plan["read"], [scratch], [os.devnull])

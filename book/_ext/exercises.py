@@ -8,10 +8,16 @@ In a chapter, an exercise is its statement, the reader's answer cell and the che
 answer in Jupyter and Colab as well). This extension moves every run of consecutive solution cells, with
 the model answer that follows them, into one ``<details class="exercise-solution">`` element; the model
 answer's own ``<details>`` becomes a heading inside it, so one click shows all of it.
+
+A course's own site, PDF and ePub can leave them out altogether (issue 36): with the environment
+variable ``BOOK_SOLUTIONS=0`` (``make book SOLUTIONS=0``; the Sphinx setting ``exercise_solutions``),
+the same cells are removed instead of folded, in every builder, and the pages offer no download of
+their notebook and no launch button (the book's notebooks hold the solutions, folded).
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from docutils import nodes
@@ -48,15 +54,16 @@ def _raw_html(node: nodes.Node, pattern: re.Pattern) -> re.Match | None:
     return None
 
 
-def fold(parent: nodes.Element) -> int:
-    """Fold the solutions among ``parent``'s children (and, recursively, its sections'); returns how many."""
+def fold(parent: nodes.Element, keep: bool = True) -> int:
+    """Fold the solutions among ``parent``'s children (and, recursively, its sections'), or remove them
+    if not ``keep``; returns how many."""
     folded, children, i = 0, list(parent.children), 0
     kept: list[nodes.Node] = []
     while i < len(children):
         child = children[i]
         if not (_is_solution_cell(child) or _raw_html(child, MODEL_OPEN)):
             if isinstance(child, nodes.Element) and not isinstance(child, nodes.container):
-                folded += fold(child)
+                folded += fold(child, keep)
             kept.append(child)
             i += 1
             continue
@@ -75,15 +82,58 @@ def fold(parent: nodes.Element) -> int:
                 box += children[i]
                 i += 1
             i += 1  # the closing tag itself is dropped
-        kept.append(box)
+        if keep:
+            kept.append(box)
         folded += 1
     parent.children = []
     parent.extend(kept)
     return folded
 
 
+def drop_pointer(doctree: nodes.document) -> int:
+    """Remove the sentence that points the reader to the fold ("Below the check, folded together under
+    *Show a worked solution* ..., are a worked solution ...") from a page without solutions: from the
+    start of that sentence to its end, in its paragraph. Returns how many were removed."""
+    removed = 0
+    for emphasis in list(doctree.findall(nodes.emphasis)):
+        paragraph = emphasis.parent
+        if emphasis.astext() != SUMMARY or not isinstance(paragraph, nodes.paragraph):
+            continue
+        children = list(paragraph.children)
+        at = first = children.index(emphasis)
+        while first and isinstance(children[first - 1], nodes.Text):  # the text since the markup
+            first -= 1
+        head = "".join(str(c) for c in children[first:at])
+        starts = [m.end() for m in re.finditer(r"[.!?]\s+", head)]
+        head = head[: starts[-1]].rstrip() if starts else ""
+        tail, end = "", len(children)
+        for k in range(at + 1, len(children)):
+            found = re.search(r"\.(\s|$)", children[k].astext())
+            if isinstance(children[k], nodes.Text) and found:
+                tail, end = children[k].astext()[found.end() :].strip(), k + 1
+                break
+        kept = [nodes.Text(head)] if head else []
+        kept += [nodes.Text(" " + tail)] if tail else []
+        paragraph.children = []
+        paragraph.extend(children[:first] + kept + children[end:])
+        removed += 1
+    return removed
+
+
 def _fold_doctree(app: Sphinx, doctree: nodes.document) -> None:
-    fold(doctree)
+    keep = app.config.exercise_solutions
+    fold(doctree, keep=keep)
+    if not keep:
+        drop_pointer(doctree)
+
+
+def _without_notebooks(app: Sphinx, config) -> None:
+    """A site without solutions offers no copy of the chapters' notebooks, which hold them."""
+    if not config.exercise_solutions:
+        config.html_copy_source = False
+        options = dict(config.html_theme_options or {})
+        options.update(use_download_button=False, launch_buttons={})
+        config.html_theme_options = options
 
 
 def setup(app: Sphinx) -> dict:
@@ -95,9 +145,13 @@ def setup(app: Sphinx) -> dict:
         man=(_visit_other, _visit_other),
         texinfo=(_visit_other, _visit_other),
     )
+    app.add_config_value(
+        "exercise_solutions", os.environ.get("BOOK_SOLUTIONS", "1") != "0", "env", [bool]
+    )
+    app.connect("config-inited", _without_notebooks)
     app.connect("doctree-read", _fold_doctree)
     app.add_css_file("exercises.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
 
 
-__all__ = ["fold", "SUMMARY"]
+__all__ = ["fold", "drop_pointer", "SUMMARY"]

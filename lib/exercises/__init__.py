@@ -24,6 +24,13 @@ function, a wrong return type or shape, NaN or a changed input is reported as fe
 Writing a checker: decorate it with ``@checker("name")``, call :func:`attempted` first, run the
 reader's code with :func:`call`, validate with :func:`expect_tensor`, report with :func:`fail`, and
 return the success message.
+
+In a graded course (issue 36) the checkers here run on **practice** cases: a chapter module's
+``SEEDS`` draw them, and a reference that would give a solution away is replaced here by one that
+does not (chapter 2's ``_sharpened``). The course's grader (tools/grade_course.py) puts the course's
+own seeds and references in their place, from grading/ of the repository, which no package ships.
+Where an answer is a value, :func:`variant` gives each student of a course with variants numbers of
+their own (a module's ``VARIANTS`` {exercise: function} names the exercises that have them).
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ __all__ = [
     "fmt",
     "row_sum_problem",
     "largest_difference",
+    "student_id",
+    "variant",
 ]
 
 
@@ -567,6 +576,44 @@ def fail_if_in_units(value: float, what: str, target: float, tolerance: float) -
             fail(
                 f"{what} = {fmt(value)}: write the number itself, {value:.1f}e{exponent}, not in {unit}."
             )
+
+
+# --- per-student variants ------------------------------------------------------------------------------
+
+# A course with per-student variants (tools/make_course.py --variants) sets VARIANTS_ENV to its course
+# id in the students' notebooks and in its grader; the student is STUDENT_ENV, else JupyterHub's user.
+VARIANTS_ENV, STUDENT_ENV = "COURSE_VARIANTS", "COURSE_STUDENT"
+
+
+def student_id() -> str | None:
+    """The student whose variant a checker uses: None for a reader of the book (no course with
+    variants); else ``$COURSE_STUDENT`` (the grader sets it to nbgrader's student id), else
+    ``$JUPYTERHUB_USER`` (on a hub, nbgrader's student id is the user's name), else the login name."""
+    import getpass
+    import os
+
+    if not os.environ.get(VARIANTS_ENV):
+        return None
+    return os.environ.get(STUDENT_ENV) or os.environ.get("JUPYTERHUB_USER") or getpass.getuser()
+
+
+def variant(exercise: str, choices: dict[str, list], book: dict[str, Any]) -> dict[str, Any]:
+    """The numbers of one exercise for the current student (:func:`student_id`): ``book`` for a reader
+    of the book, else one value of each list in ``choices``, drawn by a hash of the course's id, the
+    exercise and the student, so that the student's notebook and the course's grader, which knows
+    the student from the submission, draw the same. Neighbours mostly differ: a value copied from
+    one is wrong for the other."""
+    import hashlib
+    import os
+
+    student = student_id()
+    if student is None:
+        return dict(book)
+    drawn = {}
+    for name, values in choices.items():
+        key = f"{os.environ[VARIANTS_ENV]}/{exercise}/{name}/{student}".encode()
+        drawn[name] = values[int(hashlib.sha256(key).hexdigest(), 16) % len(values)]
+    return drawn
 
 
 # --- describing numbers and differences ---------------------------------------------------------------

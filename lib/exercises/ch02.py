@@ -4,11 +4,17 @@
 - :func:`check_sharpen`: exercise 2 (implement): the neural Turing machine's sharpening step.
 
 Exercise 3 (rows of different lengths) is answered in prose; the chapter's solution computes it.
+
+Exercise 2's checker runs on practice cases (``SEEDS``) against the statement's formula computed
+exactly (``_sharpened``); a course's grader puts its own cases and its reference in their place
+(grading/ch02.py of the repository, which the package does not ship: lib/exercises/__init__.py says
+how).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -120,9 +126,13 @@ def _weights(g: torch.Generator, rows: int, n: int, spread: float = 1.0) -> Tens
     return torch.softmax(spread * torch.randn(rows, n, generator=g), dim=-1)  # [rows, n]
 
 
+# The seed of each exercise's cases: practice values here; a course's grader sets its own (grading/).
+SEEDS = {"sharpen": 2}
+
+
 def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
-    """The hidden cases: (description, w [B, N] float32, gamma)."""
-    g = torch.Generator().manual_seed(7)
+    """The cases: (description, w [B, N] float32, gamma), drawn from ``SEEDS["sharpen"]``."""
+    g = torch.Generator().manual_seed(SEEDS["sharpen"])
     with_zeros = _weights(g, 2, 8)
     with_zeros[:, [1, 5]] = 0.0  # e.g. masked slots
     with_zeros = with_zeros / with_zeros.sum(dim=-1, keepdim=True)
@@ -137,8 +147,18 @@ def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
 
 
 def _sharpened(w: Tensor, gamma: float) -> Tensor:
-    """The reference, in float64 and in log space: w**gamma / sum w**gamma = softmax(gamma * log w)."""
-    return torch.softmax(gamma * w.double().log(), dim=-1)
+    """The statement's formula, w**gamma / sum_j w_j**gamma, in exact rational arithmetic (Python's
+    fractions; a gamma that is not an integer in float64): no power underflows, at any gamma. Slow,
+    and not how to compute it in floating point, which is the exercise. [B, N] -> [B, N] float64."""
+    rows = []
+    for row in w.double().tolist():
+        if float(gamma).is_integer():
+            powered = [Fraction(v) ** int(gamma) for v in row]
+        else:
+            powered = [Fraction(v**gamma) for v in row]
+        total = sum(powered)
+        rows.append([float(p / total) if total else math.nan for p in powered])
+    return torch.tensor(rows, dtype=torch.float64)
 
 
 # Long by design: the usual mistakes are tried one after the other, each with its own message

@@ -301,9 +301,14 @@ def check_wider_entries(score_variance: Any, looks_like: Any) -> str:
 # --- exercise 3: one token at a time ---------------------------------------------------------------------
 
 
+# The seed of each exercise's cases: practice values here; a course's grader sets its own (grading/,
+# lib/exercises/__init__.py says how).
+SEEDS = {"incremental": 16}
+
+
 def _incremental_cases() -> list[tuple[str, Tensor, Tensor, Tensor, Tensor]]:
-    """(description, X [T, d], W_Q [d, d_k], W_K [d, d_k], W_V [d, d_v]) of the hidden cases."""
-    g = torch.Generator().manual_seed(6)
+    """(description, X [T, d], W_Q [d, d_k], W_K [d, d_k], W_V [d, d_v]) of the cases."""
+    g = torch.Generator().manual_seed(SEEDS["incremental"])
     cases = []
     # the first case's widths differ from each other and from the chapter's (d_model = 10,
     # d_k = 5), so that a scale read from a global, sqrt(d_v) or sqrt(d_model) are told apart

@@ -11,7 +11,7 @@ computes it.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -28,6 +28,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    variant,
 )
 
 __all__ = ["check_pre_ln", "check_parameter_counts"]
@@ -158,15 +159,20 @@ _MISTAKES = {
 }
 
 
-def _forbid_forward(layer: EncoderLayer) -> None:
-    """Calling the layer itself would make the exercise trivial: the checker's layers refuse."""
+class _RefusedForward:
+    """A layer's forward that refuses. A class of this module, not a function made inside
+    ``_forbid_forward``: the course's grader sends the checker's layers to its sandbox pickled, and
+    Python pickles no local function."""
 
-    def refuse(*args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(
             "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
         )
 
-    layer.forward = refuse
+
+def _forbid_forward(layer: EncoderLayer) -> None:
+    """Calling the layer itself would make the exercise trivial: the checker's layers refuse."""
+    layer.forward = _RefusedForward()
 
 
 @checker("pre_ln_layer")
@@ -215,14 +221,29 @@ TOLERANCE = 0.01  # a prediction by hand may leave out biases and LayerNorms: th
 MISTAKE_TOLERANCE = 0.003
 
 
-def _counts() -> dict[str, int]:
+# Exercise 3's numbers: the book's (37,000 tokens, N = 12), or, in a course with per-student variants
+# (tools/make_course.py --variants), each student's own, drawn from these.
+VARIANT_BOOK = {"vocab": 37000, "n_layers": 12}
+VARIANT_CHOICES = {"vocab": list(range(30000, 45000, 1000)), "n_layers": [8, 10, 12, 14, 16, 18]}
+
+
+VARIANTS = {3: "parameter_variant"}  # exercise -> the function that gives a student their numbers
+
+
+def parameter_variant() -> dict[str, int]:
+    """Exercise 3's numbers for the current reader: {"vocab": the size of each separate vocabulary in
+    (a), "n_layers": the N of (c)}; the book's, or in a course with variants the student's own."""
+    return variant("ch09 parameter counts", VARIANT_CHOICES, VARIANT_BOOK)
+
+
+def _counts(vocab: int, n_layers: int) -> dict[str, int]:
     base = count_parameters(TransformerConfig.base())
     return {
         "base": base,
-        "separate": 37000 * 512,  # one more embedding matrix (the source's)
-        "separate, library": count_parameters(TransformerConfig.base(37000, 37001)) - base,
+        "separate": vocab * 512,  # one more embedding matrix (the source's)
+        "separate, library": count_parameters(TransformerConfig.base(vocab, vocab + 1)) - base,
         "half d_ff": base - count_parameters(TransformerConfig.base(d_ff=1024)),
-        "N = 12": count_parameters(TransformerConfig.base(n_layers=12)),
+        "N": count_parameters(TransformerConfig.base(n_layers=n_layers)),
     }
 
 
@@ -260,13 +281,17 @@ def _is(value: float, target: float) -> bool:
 def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any) -> str:
     """Check the predictions of exercise 3 for the base model: ``gain_separate``, the parameters gained with
     separate source and target vocabularies of 37,000 tokens; ``loss_half_ff``, those lost when d_ff is
-    halved; ``total_n12``, the total with N = 12. Each within 1%."""
+    halved; ``total_n12``, the total with N = 12. Each within 1%. In a course with per-student variants,
+    the vocabulary and N are the student's own (:func:`parameter_variant`)."""
     answers = {"gain_separate": gain_separate, "loss_half_ff": loss_half_ff, "total_n12": total_n12}
     if all(v is None for v in answers.values()):
         not_attempted(
             "write your three predictions (gain_separate, loss_half_ff, total_n12) in the cell above, then run this cell again."
         )
-    n = _counts()
+    numbers = parameter_variant()
+    N, more = numbers["n_layers"], numbers["n_layers"] - 6  # more: new layers in each stack
+    times = "twice" if N == 12 else f"{N / 6:.3g} times"
+    n = _counts(numbers["vocab"], N)
     base = n["base"]
     if gain_separate is not None:
         v = _count(gain_separate, "gain_separate")
@@ -312,28 +337,28 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
             )
     if total_n12 is not None:
         v = _count(total_n12, "total_n12")
-        if not _near(v, n["N = 12"]):
-            if _is(v, 2 * base):
+        if not _near(v, n["N"]):
+            if _is(v, N / 6 * base):
                 fail(
-                    f"total_n12 = {v:,.0f} is twice the base model, but the shared embedding does not grow with N; only the layers double."
+                    f"total_n12 = {v:,.0f} is {times} the base model, but the shared embedding does not grow with N; only the layers {'double' if N == 12 else 'grow'}."
                 )
-            if _is(v, n["N = 12"] - base):
+            if _is(v, n["N"] - base):
                 fail(
-                    f"total_n12 = {v:,.0f} is what the 12 new layers add; the question asks for the total."
+                    f"total_n12 = {v:,.0f} is what the {2 * more} new layers add; the question asks for the total."
                 )
             encoder_layer, decoder_layer = 2 * 512 * 2048 + 4 * 512**2, 2 * 512 * 2048 + 8 * 512**2
-            if _is(v, base + 12 * encoder_layer):
+            if _is(v, base + 2 * more * encoder_layer):
                 fail(
-                    f"total_n12 = {v:,.0f} is the base model plus 12 layers of an encoder layer's size. Six of the new layers are decoder layers, and a decoder layer also has a cross-attention over the encoder's output, with its own four d_model x d_model matrices."
+                    f"total_n12 = {v:,.0f} is the base model plus {2 * more} layers of an encoder layer's size. {'Six' if more == 6 else more} of the new layers are decoder layers, and a decoder layer also has a cross-attention over the encoder's output, with its own four d_model x d_model matrices."
                 )
-            if _is(v, base + 6 * encoder_layer) or _is(v, base + 6 * decoder_layer):
+            if _is(v, base + more * encoder_layer) or _is(v, base + more * decoder_layer):
                 fail(
-                    f"total_n12 = {v:,.0f}: N counts the layers of the encoder and of the decoder each, so 6 more encoder layers and 6 more decoder layers."
+                    f"total_n12 = {v:,.0f}: N counts the layers of the encoder and of the decoder each, so {more} more encoder layers and {more} more decoder layers."
                 )
             fail(
-                f"total_n12 = {v:,.0f} is not it. Count one encoder layer (self-attention and feed-forward network) and one decoder layer (which adds a cross-attention); N = 12 adds six of each to the base model, and the shared embedding stays as it is."
+                f"total_n12 = {v:,.0f} is not it. Count one encoder layer (self-attention and feed-forward network) and one decoder layer (which adds a cross-attention); N = {N} adds {'six' if more == 6 else more} of each to the base model, and the shared embedding stays as it is."
             )
     missing = [k for k, v in answers.items() if v is None]
     if missing:
         not_attempted(f"so far right; now predict {', '.join(missing)}.")
-    return f"all three are right: + {n['separate'] / base:.0%} for a separate source vocabulary, - {n['half d_ff'] / base:.0%} with half the feed-forward width, {n['N = 12'] / base:.2f} times the parameters with twice the layers."
+    return f"all three are right: + {n['separate'] / base:.0%} for a separate source vocabulary, - {n['half d_ff'] / base:.0%} with half the feed-forward width, {n['N'] / base:.2f} times the parameters with {times} the layers."

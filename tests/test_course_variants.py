@@ -1,0 +1,165 @@
+"""Per-student variants (issue 36): where an answer is a value a neighbour could copy, a course written
+with ``tools/make_course.py --variants`` gives each student numbers of their own, drawn from the
+student's id (``lib.exercises.variant``), the same in the student's notebook and in the grader
+(tools/grade_course.py sets the id from the submission); the checker names the usual mistakes on each
+variant. Chapter 9's exercise 3 (parameter counts: the vocabulary of (a), the N of (c)) is the first.
+
+The whole cycle through the sandbox (a student answering for their own numbers gets full marks, one
+who copies a neighbour's 0) is in tests/test_course_sandbox_models.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lib.exercises import ExerciseFailed, ch09, student_id, variant
+from lib.transformer import TransformerConfig, count_parameters
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+
+COURSE = make_course.COURSE_ID
+STUDENTS = ["alice", "bob", "chen", "dana", "emre", "fatou", "gao", "hana", "ivan", "jo"]
+
+
+@contextlib.contextmanager
+def as_student(student: str | None, course: str | None = COURSE):
+    """The environment of a student's notebook in a course with variants (or a reader's: None)."""
+    keys = ("COURSE_VARIANTS", "COURSE_STUDENT", "JUPYTERHUB_USER")
+    saved = {k: os.environ.get(k) for k in keys}
+    for k in keys:
+        os.environ.pop(k, None)
+    if student is not None:
+        os.environ.update(COURSE_VARIANTS=course, COURSE_STUDENT=student)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _right(numbers: dict[str, int]) -> tuple[int, int, int]:
+    base = count_parameters(TransformerConfig.base())
+    return (
+        numbers["vocab"] * 512,
+        base - count_parameters(TransformerConfig.base(d_ff=1024)),
+        count_parameters(TransformerConfig.base(n_layers=numbers["n_layers"])),
+    )
+
+
+def test_a_reader_of_the_book_gets_the_books_numbers():
+    with as_student(None):
+        assert student_id() is None
+        assert ch09.parameter_variant() == {"vocab": 37000, "n_layers": 12}
+    with as_student(None):  # on a hub, without a course's variants: still the book's
+        os.environ["JUPYTERHUB_USER"] = "alice"
+        assert ch09.parameter_variant() == ch09.VARIANT_BOOK
+
+
+def test_a_students_numbers_are_theirs_everywhere():
+    """The same student draws the same numbers every time, in another process too (the grader's),
+    and on a hub without COURSE_STUDENT from the user name; the class does not share one set."""
+    with as_student("alice"):
+        alice = ch09.parameter_variant()
+        assert alice == ch09.parameter_variant()
+    env = {**os.environ, "COURSE_VARIANTS": COURSE, "JUPYTERHUB_USER": "alice"}
+    env.pop("COURSE_STUDENT", None)
+    run = subprocess.run(
+        [sys.executable, "-c", "from lib.exercises import ch09; print(ch09.parameter_variant())"],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.stdout.strip() == repr(alice), run.stderr
+    drawn = []
+    for student in STUDENTS:
+        with as_student(student):
+            drawn.append(tuple(ch09.parameter_variant().values()))
+    assert len(set(drawn)) >= 7  # ten students, 90 possible pairs
+    for vocab, n_layers in drawn:
+        assert vocab in ch09.VARIANT_CHOICES["vocab"]
+        assert n_layers in ch09.VARIANT_CHOICES["n_layers"]
+    with as_student("alice", course="another-course"):  # another course draws otherwise
+        others = [variant("x", {"k": list(range(1000))}, {}) for _ in range(2)]
+    with as_student("alice"):
+        assert variant("x", {"k": list(range(1000))}, {}) != others[0] == others[1]
+
+
+@pytest.mark.parametrize("student", STUDENTS[:5])
+def test_each_variant_is_checked_and_its_mistakes_named(student):
+    with as_student(student):
+        numbers = ch09.parameter_variant()
+        gain, loss, total = _right(numbers)
+        n, more = numbers["n_layers"], numbers["n_layers"] - 6
+        base = count_parameters(TransformerConfig.base())
+        encoder_layer = 2 * 512 * 2048 + 4 * 512**2
+        assert ch09.check_parameter_counts(gain, loss, total).passed
+        mistakes = [
+            ((2 * gain, None, None), "stays tied"),
+            ((base + gain, None, None), "is the new total"),
+            ((None, None, n / 6 * base), "does not grow with N"),
+            ((None, None, total - base), f"what the {2 * more} new layers add"),
+            ((None, None, base + 2 * more * encoder_layer), "of an encoder layer's size"),
+            ((None, None, base + more * encoder_layer), f"so {more} more encoder layers"),
+        ]
+        for args, words in mistakes:
+            with pytest.raises(ExerciseFailed, match=words):
+                ch09.check_parameter_counts(*args)
+
+
+def test_a_neighbours_numbers_are_wrong():
+    with as_student("alice"):
+        alice = ch09.parameter_variant()
+        copied = _right(alice)
+    with as_student("bob"):
+        bob = ch09.parameter_variant()
+        assert bob != alice
+        with pytest.raises(ExerciseFailed):
+            ch09.check_parameter_counts(*copied)
+        assert ch09.check_parameter_counts(*_right(bob)).passed
+    # nor are the book's numbers (the worked solution's) right for a student with other numbers
+    with as_student("alice"), pytest.raises(ExerciseFailed):
+        assert alice != ch09.VARIANT_BOOK
+        ch09.check_parameter_counts(*_right(ch09.VARIANT_BOOK))
+
+
+def test_the_course_tells_each_student_their_numbers(tmp_path):
+    """make_course.py --variants puts a locked cell under exercise 3's statement that prints the
+    student's numbers (and marks the course for the grader); without it, nothing changes."""
+    make_course.write_course(tmp_path / "plain", ["09"])
+    make_course.write_course(tmp_path / "variants", ["09"], variants=True)
+    chapter = "09_the_transformer"
+
+    def cells(which):
+        nb = nbformat.read(tmp_path / which / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        return [c for c in nb.cells if "_variant_" in c.metadata["nbgrader"]["grade_id"]]
+
+    assert cells("plain") == [] and not (tmp_path / "plain" / "grading" / "variants.json").exists()
+    text, code = cells("variants")
+    assert (
+        text.metadata["nbgrader"]["grade_id"] == "ex3_variant_0" and "Your numbers" in text.source
+    )
+    assert code.metadata["nbgrader"]["locked"] and "parameter_variant()" in code.source
+    assert (tmp_path / "variants" / "grading" / "variants.json").exists()
+    with as_student(None):
+        os.environ["COURSE_STUDENT"] = "alice"
+        namespace: dict = {}
+        exec(code.source, namespace)  # the cell as the student runs it: it turns the variants on
+        try:
+            shown = eval("parameter_variant()", namespace)
+        finally:
+            os.environ.pop("COURSE_VARIANTS", None)
+    with as_student("alice"):
+        assert shown == ch09.parameter_variant()
