@@ -174,6 +174,14 @@ def _two_passes_over_blocks(x, block):
     return m, sum(torch.exp(x[s : s + block] - m).sum().item() for s in range(0, len(x), block))
 
 
+def _loop_over_x(x, block):
+    m, total = -math.inf, 0.0
+    for value in x:  # one pass, in blocks of 1
+        new_max = max(m, value.item())
+        total, m = total * math.exp(m - new_max) + math.exp(value.item() - new_max), new_max
+    return m, total
+
+
 def _one_score_at_a_time(x, block):
     m, total = -math.inf, 0.0
     for i in range(len(x)):
@@ -190,6 +198,7 @@ def _one_score_at_a_time(x, block):
         (lambda x, block: _one_pass(x, block, size=2), "in different blocks of 3"),
         (lambda x, block: _one_pass(x, block, size=len(x)), "reads all 5 scores at once"),
         (_one_score_at_a_time, "never reads block 0 (scores 0 to 1) as one tensor"),
+        (_loop_over_x, "loops over x score by score (`for v in x`): one pass, but in blocks of 1"),
     ],
 )
 def test_check_running_max_and_sum_rejects_right_values_read_otherwise_than_one_pass(
@@ -359,3 +368,16 @@ def test_check_alibi_slopes_names_the_first_wrong_head():
     assert re.search(r"'n = 6', head 0 gets 0\.15749\d*; expected 0\.25", str(e.value)), str(
         e.value
     )
+
+
+def test_check_running_max_and_sum_names_m_and_l_returned_the_other_way_round():
+    def swapped(x, block):
+        m, total = _one_pass(x, block)
+        return total, m
+
+    with pytest.raises(ExerciseFailed, match=re.escape("you returned (l, m)")):
+        ch18.check_running_max_and_sum(swapped)
+    # a wrong maximum that is not the sum is not called a swap
+    with pytest.raises(ExerciseFailed, match="the largest score is 5") as raised:
+        ch18.check_running_max_and_sum(lambda x, block: (4.0, _one_pass(x, block)[1]))
+    assert "(l, m)" not in str(raised.value)

@@ -180,6 +180,8 @@ def _scores(first: int, last: int) -> str:
 
 # operations that turn the whole tensor into other numbers at once (NumPy, Python)
 _CONVERT = {"numpy", "tolist", "__array__"}
+# a loop over the tensor itself (`for v in x`), which hands out its scores one by one
+_ONE_BY_ONE = {"unbind", "__iter__"}
 
 
 def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: int) -> str | None:
@@ -193,6 +195,8 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
         if len(event) == n and len(blocks) > 1 and name in _CONVERT:
             how = {"numpy": "x.numpy()", "tolist": "x.tolist()"}
             return f"your function converts all {n} scores at once ({how.get(name, 'np.asarray(x)')}) and reads the blocks from the copy: that reads x whole, which the online softmax never does (it never holds more than a block). Slice the tensor itself, x[start:start + block], one block after the other, and convert each block if you want NumPy or Python numbers."
+        if len(event) == n and len(blocks) > 1 and name in _ONE_BY_ONE:
+            return "your function loops over x score by score (`for v in x`): one pass, but in blocks of 1, not of `block`; the online softmax takes a whole block at a time, as FlashAttention takes a tile. Loop over the starts instead, range(0, len(x), block), and take each block as one slice, x[start:start + block]."
         if len(event) == n and len(blocks) > 1:
             return f"one operation of your function reads all {n} scores at once (such as `x.max()`, `x - m`, `x.tolist()` or a loop over x): that is the softmax of two passes over the whole row, or blocks of your own size. Read x[start:start + block], one block after the other, and keep only the running maximum and sum between blocks."
         if len(blocks) > 1:
@@ -208,7 +212,7 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
         return f"your function never reads block {b} (scores {b * block} to {n - 1}) at all: the loop stops before the end of x (range(0, len(x) - block, block) does). Go up to len(x): range(0, len(x), block), whose last block may be shorter."
     if missing:
         b = missing[0]
-        return f"your function never reads block {b} (scores {b * block} to {min(n, (b + 1) * block) - 1}) as one tensor: it reads the scores one by one or in pieces smaller than `block`. Take each block as one slice, x[start:start + block], and compute its maximum and its sum of exponentials on the whole slice."
+        return f"your function never reads block {b} (scores {b * block} to {min(n, (b + 1) * block) - 1}) as one tensor: it reads the scores one by one or in pieces smaller than `block`. Take each block as one slice, x[start:start + block], and work from the slice (its maximum and its sum of exponentials, or its numbers with .tolist())."
     return None
 
 
@@ -253,6 +257,11 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         m = expect_number(m_raw, "the maximum m")
         total = expect_number(l_raw, "the sum l")
         m_expected, l_expected = running_reference(x, block)
+        swapped = abs(total - m_expected) <= 1e-5 * max(1.0, abs(m_expected))
+        if swapped and abs(m - l_expected) <= 1e-5 * l_expected and m != total:
+            fail(
+                f"on the case {case}, your m, {fmt(m)}, is the sum of the exponentials and your l, {fmt(total)}, is the largest score: you returned (l, m). Return (m, l), the maximum first, then the sum."
+            )
         for end in range(block, len(x), block):  # the blocks before the end only: a loop cut short
             m_cut, l_cut = running_reference(x[:end], block)
             if abs(m - m_cut) <= 1e-5 * max(1.0, abs(m_cut)) and abs(total - l_cut) <= 1e-5 * l_cut:

@@ -153,8 +153,8 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     tiles with the tile being read framed; right, the output O [T, Dv] (a column per value
     dimension) with the rows that are final, the rows in progress and the rows not reached, and its
     colour bar; below, the running maximum m and sum l of the block of queries, with the factor
-    exp(m_old - m_new) where the tile raised a maximum. Stacked and narrow (6.6 inches), so that
-    the text stays readable on a phone. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    exp(m_old - m_new) where the tile raised a maximum. 5.2 inches wide with 11-point text, so that
+    a phone shows it whole and readable. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
@@ -176,13 +176,14 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        # narrow and stacked, so that the text stays readable where the page is narrow (a phone)
-        fig, axes = plt.subplot_mosaic([["grid", "out"], ["text", "text"]], figsize=(6.6, 5.0),
-                                       width_ratios=(1, 1), height_ratios=(3.6, 1),
+        # 5.2 inches with 11-point text: shown whole in a phone's column, the text about 9.7 CSS px
+        # there; the output's rows level with the grid's rows of queries
+        fig, axes = plt.subplot_mosaic([["grid", "out"], ["text", "text"]], figsize=(5.2, 5.0),
+                                       width_ratios=(T, Dv + 3.6), height_ratios=(3.1, 1),
                                        layout="constrained")  # fmt: skip
         left, right, below = axes["grid"], axes["out"], axes["text"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
-        left.set_title(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
+        fig.suptitle(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
         before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
         lines = ["the running numbers of these queries, after this tile:"]
         for r, (m, t) in enumerate(zip(s["m"], s["total"])):
@@ -190,24 +191,29 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
             if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
                 line += f"   (m rose: old $\\ell$ × {math.exp(before['m'][r] - m):.3f})"
             lines.append(line)
-        below.text(0.0, 1.0, "\n".join(lines), va="top", fontsize=12, linespacing=1.5,
+        below.text(0.0, 1.0, "\n".join(lines), va="top", fontsize=11, linespacing=1.5,
                    transform=below.transAxes)  # fmt: skip
         below.axis("off")
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
+        # row r of the output spans r to r + 1, as query r's row of the grid does
         image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
-                             aspect="auto")  # fmt: skip
-        bar = fig.colorbar(image, ax=right, shrink=0.8, pad=0.02)
+                             aspect="equal", extent=(0, Dv, T, 0))  # fmt: skip
+        bar = fig.colorbar(image, ax=[left, right], location="bottom", shrink=0.55, pad=0.02)
         bar.set_label("output value", fontsize=11)
         bar.ax.tick_params(labelsize=11)
+        bar.ax.xaxis.set_major_locator(plt.MaxNLocator(3))
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv - 0.4, r, label, fontsize=11, va="center", ha="left")
-        right.set(xlim=(-0.5, Dv + 4.1), xticks=range(Dv), yticks=range(T), title="output O")
+            right.text(Dv + 0.15, r + 0.5, label, fontsize=11, va="center", ha="left")
+        right.set(xlim=(0, Dv + 3.6), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
+                  xticklabels=range(Dv), yticks=[])  # fmt: skip
+        right.set_title("output O", fontsize=11, loc="left")
         right.set_xlabel("value dimension", fontsize=11, loc="left")
-        right.set_ylabel("query i", fontsize=11)
         right.tick_params(labelsize=11, length=0)
+        for side in ("top", "right", "bottom", "left"):
+            right.spines[side].set_visible(False)
         return fig
 
     def describe(n):
