@@ -524,6 +524,17 @@ def _embedded_images_to_files(soup, store) -> None:
             del img["style"]
 
 
+def labelled_svg(svg: str, tex: str) -> str:
+    """MathJax's SVG of an equation (``role="img"``, no name) named by its TeX, which a screen reader
+    reads out (``aria-label``) and an e-reader may show when it draws no SVG (``<title>``)."""
+    if not svg.startswith("<svg"):
+        raise ValueError(f"svg: expected MathJax's <svg ...> markup, got {svg[:40]!r}")
+    label = html.escape(" ".join(tex.split()), quote=True)
+    start = svg.index(">") + 1
+    head = re.sub(r'\s(aria-label|aria-hidden)="[^"]*"', "", svg[:start])
+    return f'<svg aria-label="{label}"{head[4:]}<title>{label}</title>{svg[start:]}'
+
+
 def _typeset_equations(soup, page_name: str) -> list[str]:
     """TeX between \\( \\) and \\[ \\] in the text -> SVG. Each equation is left as a placeholder
     @@BOOK-MATH-i@@ in a span, whose SVG (returned, i-th) goes in after serialisation: the HTML parser
@@ -549,7 +560,7 @@ def _typeset_equations(soup, page_name: str) -> list[str]:
             if isinstance(p, tuple):
                 if svgs[len(placed)] is None:
                     raise SystemExit(f"{page_name}: MathJax could not typeset {p[0]!r}")
-                placed.append(svgs[len(placed)])
+                placed.append(labelled_svg(svgs[len(placed)], p[0]))
                 wrap = soup.new_tag(
                     "span", attrs={"class": "math-svg" + (" display" if p[1] else "")}
                 )
@@ -746,8 +757,9 @@ def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") 
 
 def epub_config(out: Path) -> Path:
     """_config.yml for the ePub build: no launch buttons (sphinx-book-theme's handler fails outside HTML
-    pages), and outputs chosen for a reader without JavaScript: the static form of a slider figure (its
-    text/markdown: the first picture and a line saying where it is live) instead of its widget view."""
+    pages), outputs chosen for a reader without JavaScript: the static form of a slider figure (its
+    text/markdown: the first picture and a line saying where it is live) instead of its widget view,
+    and the ePub's style sheet for a narrow column (book/_static/book-epub.css)."""
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
@@ -763,6 +775,12 @@ def epub_config(out: Path) -> Path:
         epub_identifier=config["repository"]["url"],
         epub_scheme="URL",
         epub_show_urls="no",
+        # the ePub's own style sheet after the site's (book/_static/book-epub.css: code wrapped,
+        # tables, pictures and equations within a narrow column, the site's folded code left out)
+        epub_css_files=[*config["sphinx"]["config"].get("html_css_files", []), "book-epub.css"],
+        # a folded cell's summary in a reader that shows it: no "Show/Hide code cell source"
+        nb_code_prompt_show="The code of this cell",
+        nb_code_prompt_hide="",
     )
     config["html"]["use_repository_button"] = False
     # the ePub's pages have no web address: no canonical link to the site in their heads
