@@ -102,4 +102,3 @@ def test_no_web_only_text(pages):
 def test_every_equation_is_named_by_its_tex(pages):
     for chapter, page in pages.items():
         assert page["svgs"] > 20 and page["unlabelled"] == 0, (chapter, page["unlabelled"])
-
