@@ -415,6 +415,7 @@ def _fix_xhtml(
     _drop_links_outside_the_book(soup, page, listed)
     _drop_scripts(soup)
     _note_live_figures(soup)
+    _turn_wide_tables(soup)
     up = "../" * (len(page.parts) - 1)  # from the page to the book's root
 
     def store(data: bytes, name: str, media_type: str) -> str:
@@ -483,6 +484,42 @@ def _note_live_figures(soup) -> None:
             note = soup.new_tag("p", attrs={"class": "book-live-print"})
             note.string = LIVE_NOTE
             live.append(note)
+
+
+# more columns than a 6-inch reader's column holds, even in book-epub.css's small text
+WIDE_TABLE_COLUMNS = 10
+
+
+def _turn_wide_tables(soup) -> None:
+    """A table of WIDE_TABLE_COLUMNS columns or more and at most half as many rows is turned (rows
+    become columns): on a 6-inch e-reader, which cannot scroll a box sideways, its columns would be
+    cut (chapter 10's merges, 17 of them across), while its few rows fit across. The first row and
+    the first column stay headers. Tables with merged cells are left as they are; narrower wide tables
+    get smaller text (book/_static/book-epub.css)."""
+    for table in soup.find_all("table"):
+        grid = [row.find_all(["th", "td"], recursive=False) for row in table.find_all("tr")]
+        if not grid or any(c.get("colspan") or c.get("rowspan") for r in grid for c in r):
+            continue
+        n = len(grid[0])
+        if n < WIDE_TABLE_COLUMNS or 2 * len(grid) > n or any(len(r) != n for r in grid):
+            continue
+        cells = [[cell.extract() for cell in row] for row in grid]
+        for part in table.find_all(["colgroup", "thead", "tbody", "tr"]):
+            part.decompose()
+        head, body = soup.new_tag("thead"), soup.new_tag("tbody")
+        for i in range(n):
+            tr = soup.new_tag("tr", attrs={"class": "row-odd" if i % 2 == 0 else "row-even"})
+            for k, row in enumerate(cells):
+                cell = row[i]
+                cell.name = "th" if i == 0 or k == 0 else "td"
+                cell.attrs.pop("class", None)
+                if i == 0:
+                    cell["class"] = "head"
+                tr.append(cell)
+            (head if i == 0 else body).append(tr)
+        table.append(head)
+        table.append(body)
+        table["class"] = [*table.get("class", []), "book-turned"]
 
 
 def _picture_bertviz_views(soup, page_name: str, views: dict, alts: dict, store) -> None:
