@@ -76,26 +76,26 @@ def _table(rows):
     return f'<table class="docutils"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def test_a_wide_table_with_few_rows_is_turned():
+def test_wide_tables_are_turned_or_marked_for_smaller_text():
     from bs4 import BeautifulSoup
 
-    from tools.print_book import WIDE_TABLE_COLUMNS, _turn_wide_tables
+    from tools.print_book import TURNED_TABLE_COLUMNS, WIDE_TABLE_COLUMNS, _fit_wide_tables
 
-    n = WIDE_TABLE_COLUMNS
+    n = TURNED_TABLE_COLUMNS
     wide = [["merges", *range(n - 1)], ["vocabulary", *range(100, 100 + n - 1)]]
-    narrow = [["a", *range(n - 2)], ["b", *range(n - 2)]]  # one column fewer: kept
-    tall = [[f"r{i}", *range(n - 1)] for i in range(n // 2 + 1)]  # too many rows: kept
+    tall = [[f"r{i}", *range(n - 1)] for i in range(n // 2 + 1)]  # too many rows to turn
     merged = _table(wide).replace("<td>100</td>", '<td colspan="2">100</td>', 1)
-    soup = BeautifulSoup(_table(wide) + _table(narrow) + _table(tall) + merged, "html.parser")
-    _turn_wide_tables(soup)
+    less = [["a", *range(WIDE_TABLE_COLUMNS - 1)], ["b", *range(WIDE_TABLE_COLUMNS - 1)]]
+    narrow = [["a", *range(WIDE_TABLE_COLUMNS - 2)], ["b", *range(WIDE_TABLE_COLUMNS - 2)]]
+    tables = [_table(wide), _table(tall), merged, _table(less), _table(narrow)]
+    soup = BeautifulSoup("".join(tables), "html.parser")
+    _fit_wide_tables(soup)
     turned, *kept = soup.find_all("table")
-    assert [t.get("class") for t in kept] == [["docutils"]] * 3
+    assert [t.get("class") for t in kept] == [["docutils", "book-wide"]] * 3 + [["docutils"]]
     assert turned["class"] == ["docutils", "book-turned"]
     rows = [[c.get_text() for c in tr.find_all(["th", "td"])] for tr in turned.find_all("tr")]
     assert rows == [["merges", "vocabulary"]] + [[str(k), str(100 + k)] for k in range(n - 1)]
     # the first row and the first column are headers; one thead, one tbody
     assert [c.name for c in turned.thead.find_all(["th", "td"])] == ["th", "th"]
-    assert all(
-        [c.name for c in tr.find_all(["th", "td"])] == ["th", "td"] for tr in turned.tbody("tr")
-    )
-    assert len(turned.find_all(["thead", "tbody"])) == 2
+    body = [[c.name for c in tr.find_all(["th", "td"])] for tr in turned.tbody.find_all("tr")]
+    assert body == [["th", "td"]] * (n - 1) and len(turned.find_all(["thead", "tbody"])) == 2

@@ -415,7 +415,7 @@ def _fix_xhtml(
     _drop_links_outside_the_book(soup, page, listed)
     _drop_scripts(soup)
     _note_live_figures(soup)
-    _turn_wide_tables(soup)
+    _fit_wide_tables(soup)
     up = "../" * (len(page.parts) - 1)  # from the page to the book's root
 
     def store(data: bytes, name: str, media_type: str) -> str:
@@ -486,22 +486,31 @@ def _note_live_figures(soup) -> None:
             live.append(note)
 
 
-# more columns than a 6-inch reader's column holds, even in book-epub.css's small text
-WIDE_TABLE_COLUMNS = 10
+# columns that a 6-inch reader's column holds only in smaller text (book-epub.css: table.book-wide),
+# and more than it holds even so
+WIDE_TABLE_COLUMNS, TURNED_TABLE_COLUMNS = 8, 10
 
 
-def _turn_wide_tables(soup) -> None:
-    """A table of WIDE_TABLE_COLUMNS columns or more and at most half as many rows is turned (rows
-    become columns): on a 6-inch e-reader, which cannot scroll a box sideways, its columns would be
-    cut (chapter 10's merges, 17 of them across), while its few rows fit across. The first row and
-    the first column stay headers. Tables with merged cells are left as they are; narrower wide tables
-    get smaller text (book/_static/book-epub.css)."""
+def _fit_wide_tables(soup) -> None:
+    """Tables too wide for a 6-inch e-reader, which cannot scroll a box sideways. One of
+    TURNED_TABLE_COLUMNS columns or more and at most half as many rows is turned, rows for columns
+    (chapter 10's merges, 17 of them across; its few rows fit across), the first row and column
+    staying headers; one of WIDE_TABLE_COLUMNS columns or more is marked ``book-wide``, which
+    book-epub.css sets in smaller text (chapter 13's four GPT-2 sizes). Tables with merged cells are
+    only marked."""
     for table in soup.find_all("table"):
         grid = [row.find_all(["th", "td"], recursive=False) for row in table.find_all("tr")]
-        if not grid or any(c.get("colspan") or c.get("rowspan") for r in grid for c in r):
+        n = max((len(r) for r in grid), default=0)
+        if n < WIDE_TABLE_COLUMNS:
             continue
-        n = len(grid[0])
-        if n < WIDE_TABLE_COLUMNS or 2 * len(grid) > n or any(len(r) != n for r in grid):
+        merged = any(c.get("colspan") or c.get("rowspan") for r in grid for c in r)
+        if (
+            merged
+            or n < TURNED_TABLE_COLUMNS
+            or 2 * len(grid) > n
+            or any(len(r) != n for r in grid)
+        ):
+            table["class"] = [*table.get("class", []), "book-wide"]
             continue
         cells = [[cell.extract() for cell in row] for row in grid]
         for part in table.find_all(["colgroup", "thead", "tbody", "tr"]):
