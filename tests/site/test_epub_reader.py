@@ -3,11 +3,12 @@ width of such a reader's column, with the ePub's style sheets (Sphinx's epub.css
 book/_static/book-epub.css).
 
 Most e-readers cannot scroll a box sideways, so what is wider than its box is cut. In chapters 3 and 9
-(the ones with the most code, tables and equations) no code block, table or equation may be wider
-than the column: each one's scrollWidth at most its clientWidth + 1, and its right edge inside the
-page. No web-only text is shown ("Show code cell source", "Hide code cell source", the slides' line,
-which links nowhere in the ePub), and every equation (MathJax's SVG, role="img") carries its TeX as
-its name (aria-label) for a screen reader.
+(the ones with the most code, tables and equations) no code block, table, equation or picture may
+be wider than the column: each one's scrollWidth at most its clientWidth + 1, and its right edge
+inside the page; a picture as wide as the column is shown that wide. No web-only text is shown
+("Show code cell source", "Hide code cell source", the slides' line, which links nowhere in the
+ePub), and every equation (MathJax's SVG, role="img") carries its TeX as its name (aria-label) for
+a screen reader.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ const count = (sel) => [...document.querySelectorAll(sel)].filter(shown);
 const code = count('pre');
 const tables = count('table');
 const equations = count('.math-svg');
+const pictures = count('img');
+// a picture at least as wide as the column, shown narrower (the browser's 40 px figure margins)
+const narrowed = pictures.filter(i => i.naturalWidth >= W * 0.95 && i.getBoundingClientRect().width < W * 0.9);
 const svgs = [...document.querySelectorAll('.math-svg > svg')];  // not the radicals' own, inside
 return {
   width: window.innerWidth, column: W,
@@ -52,6 +56,8 @@ return {
   cut_code: code.filter(cut).map(describe),
   cut_tables: tables.filter(cut).map(describe),
   cut_equations: equations.filter(e => cut(e) || cut(e.querySelector('svg'))).map(describe),
+  pictures: pictures.length, cut_pictures: pictures.filter(cut).map(describe),
+  narrowed: narrowed.map(i => `${Math.round(i.getBoundingClientRect().width)} px: ${i.alt.slice(0, 50)}`),
   unlabelled: svgs.filter(s => !(s.getAttribute('aria-label') || '').trim()).length,
   svgs: svgs.length,
   text: document.body.innerText,
@@ -86,11 +92,18 @@ def test_the_page_is_an_e_reader_s_column(pages):
         assert page["page"] <= page["column"] + 1, f"{chapter} scrolls sideways: {page['page']} px"
 
 
-@pytest.mark.parametrize("what", ["code", "tables", "equations"])
+@pytest.mark.parametrize("what", ["code", "tables", "equations", "pictures"])
 def test_nothing_is_cut_at_the_column_s_edge(pages, what):
     for chapter, page in pages.items():
         assert page[what] > 3, f"{chapter}: only {page[what]} {what} seen"  # the measure saw them
         assert page[f"cut_{what}"] == [], f"{chapter}: {what} wider than the column"
+
+
+def test_pictures_are_as_wide_as_the_column(pages):
+    """A figure drawn for a phone's 330 px column (5.2 inches at 110 dpi, 572 px) is shown as wide as the
+    reader's column, not indented: its 11-point text then reads at about 11 px."""
+    for chapter, page in pages.items():
+        assert page["narrowed"] == [], chapter
 
 
 def test_no_web_only_text(pages):
