@@ -61,3 +61,27 @@ def test_uninstall_puts_matplotlib_back():
     before = FigureCanvasBase.print_figure, Text.draw
     figure_text.install()()
     assert (FigureCanvasBase.print_figure, Text.draw) == before
+
+
+def test_the_minilm_live_figure_s_static_picture_is_legible_on_a_phone():
+    """The static form of chapters 6 and 15's live attention figure (what print, the ePub and a
+    reader without JavaScript see), measured by the tool: its smallest text at least 9 CSS px in a
+    phone's 330 px column (issue 33; it was 5.5 px, 9-point text on 7.4 inches at 72 dpi), and
+    larger in a laptop's 720 px column."""
+    import torch
+
+    from lib.viz import live
+
+    tokens = "[CLS] the animal didn ' t cross the street because it was too tired [SEP]".split()
+    weights = torch.softmax(torch.randn(len(tokens), len(tokens)), -1)
+    figure_text.RECORDS.clear()
+    uninstall = figure_text.install()
+    try:
+        png = live._heatmap_png(tokens, weights, "layer 3, head 1")
+    finally:
+        uninstall()
+    (record,) = figure_text.RECORDS
+    figure_text.RECORDS.clear()
+    assert figure_text.png_size(png) == (record["width_px"], record["height_px"])
+    assert record["px_at_330"] >= figure_text.LEGIBLE_PX, record
+    assert record["px_at_720"] >= 1.5 * figure_text.LEGIBLE_PX, record

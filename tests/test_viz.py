@@ -697,10 +697,12 @@ def smallest_text_px(monkeypatch, column_px):
     return smallest
 
 
-def test_causal_mask_explorer_text_is_legible_on_a_page(monkeypatch):
-    """Every state's smallest text is at least 9 px high once the picture is shrunk to a 720 px page
-    column (a 1280 px window); chapter 6's nine-token sentence, whose cells carry their weights."""
-    smallest = smallest_text_px(monkeypatch, 720)
+@pytest.mark.parametrize("column_px", [330, 720])
+def test_causal_mask_explorer_text_is_legible_on_a_phone(monkeypatch, column_px):
+    """Every state's smallest text is at least 9 px high once the picture is shrunk to the ~330 px of
+    a 360 px phone's column (issue 33), and so in a 720 px page column too; chapter 6's nine-token
+    sentence, whose cells carry their weights (the panels one above the other)."""
+    smallest = smallest_text_px(monkeypatch, column_px)
     torch.manual_seed(0)
     tokens = "The FBI is chasing a criminal on the run".split()
     causal_mask_explorer(torch.randn(9, 9), tokens)

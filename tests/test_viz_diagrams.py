@@ -268,9 +268,11 @@ def test_multi_head_diagram_narrow_is_legible_on_a_phone():
         viz.multi_head_diagram(12, 3, 5, narrow=1)
 
 
-def test_bahdanau_diagram_scores_weights_and_context():
+@pytest.mark.parametrize("narrow", [False, True])
+def test_bahdanau_diagram_scores_weights_and_context(narrow):
+    """The wide drawing and the one for a phone (the decoder above the weights) say the same."""
     source = "a heavy green cow rarely runs".split()
-    fig = viz.bahdanau_diagram(source)
+    fig = viz.bahdanau_diagram(source, narrow=narrow)
     t = texts(fig)
     for j in range(1, 7):
         for label in (f"$\\mathbf{{h}}_{j}$", f"$e_{{t{j}}}$", f"$\\alpha_{{t{j}}}$"):
@@ -311,8 +313,37 @@ def test_bahdanau_diagram_scores_weights_and_context():
     assert (
         "A line from every annotation" in fig.alt_text and "enter the output layer" in fig.alt_text
     )
+    # s_{t-1} enters the GRU, and one red line leaves it for the scores: one red arrow into each
+    state, gru = patch_at("$\\mathbf{s}_{t-1}$"), patch_at("GRU: $\\mathbf{s}_t$")
+    assert len([a for a in arrows(fig) if starts_on(a, state) and ends_on(a, gru)]) == 1
+    e_boxes = [patch_at(f"$e_{{t{j}}}$") for j in range(1, 7)]
+    red = [a for a in arrows(fig) if _red(a)]
+    assert [sum(ends_on(a, e) for a in red) for e in e_boxes] == [1] * 6 and len(red) == 6
     with pytest.raises(ValueError, match="source"):
         viz.bahdanau_diagram(source + ["far", "away"])
+    with pytest.raises(TypeError, match="narrow"):
+        viz.bahdanau_diagram(source, narrow="yes")
+
+
+def test_bahdanau_diagram_narrow_is_legible_on_a_phone():
+    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text; the same labels,
+    boxes, arrows and alt text as the wide drawing (the score's formula on two lines)."""
+    source = "a heavy green cow rarely runs".split()
+    wide, narrow = (viz.bahdanau_diagram(source, narrow=n) for n in (False, True))
+    width, height = narrow.get_size_inches()
+    sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    assert len(boxes(narrow)) == len(boxes(wide)) and len(arrows(narrow)) == len(arrows(wide))
+    assert narrow.alt_text == wide.alt_text
+    joined = " ".join(texts(narrow))
+    assert sorted(joined.split()) == sorted(" ".join(texts(wide)).split())
+    # nothing drawn outside the canvas: every text inside the figure
+    renderer = narrow.canvas.get_renderer()
+    figure_box = narrow.bbox
+    for text in narrow.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert figure_box.x0 - 1 <= box.x0 and box.x1 <= figure_box.x1 + 1, text.get_text()
+        assert figure_box.y0 - 1 <= box.y0 and box.y1 <= figure_box.y1 + 1, text.get_text()
 
 
 def test_luong_diagram_connects_only_the_window_in_local_attention():

@@ -415,6 +415,7 @@ def _fix_xhtml(
     _drop_links_outside_the_book(soup, page, listed)
     _drop_scripts(soup)
     _note_live_figures(soup)
+    _fit_wide_tables(soup)
     up = "../" * (len(page.parts) - 1)  # from the page to the book's root
 
     def store(data: bytes, name: str, media_type: str) -> str:
@@ -485,6 +486,51 @@ def _note_live_figures(soup) -> None:
             live.append(note)
 
 
+# columns that a 6-inch reader's column holds only in smaller text (book-epub.css: table.book-wide),
+# and more than it holds even so
+WIDE_TABLE_COLUMNS, TURNED_TABLE_COLUMNS = 8, 10
+
+
+def _fit_wide_tables(soup) -> None:
+    """Tables too wide for a 6-inch e-reader, which cannot scroll a box sideways. One of
+    TURNED_TABLE_COLUMNS columns or more and at most half as many rows is turned, rows for columns
+    (chapter 10's merges, 17 of them across; its few rows fit across), the first row and column
+    staying headers; one of WIDE_TABLE_COLUMNS columns or more is marked ``book-wide``, which
+    book-epub.css sets in smaller text (chapter 13's four GPT-2 sizes). Tables with merged cells are
+    only marked."""
+    for table in soup.find_all("table"):
+        grid = [row.find_all(["th", "td"], recursive=False) for row in table.find_all("tr")]
+        n = max((len(r) for r in grid), default=0)
+        if n < WIDE_TABLE_COLUMNS:
+            continue
+        merged = any(c.get("colspan") or c.get("rowspan") for r in grid for c in r)
+        if (
+            merged
+            or n < TURNED_TABLE_COLUMNS
+            or 2 * len(grid) > n
+            or any(len(r) != n for r in grid)
+        ):
+            table["class"] = [*table.get("class", []), "book-wide"]
+            continue
+        cells = [[cell.extract() for cell in row] for row in grid]
+        for part in table.find_all(["colgroup", "thead", "tbody", "tr"]):
+            part.decompose()
+        head, body = soup.new_tag("thead"), soup.new_tag("tbody")
+        for i in range(n):
+            tr = soup.new_tag("tr", attrs={"class": "row-odd" if i % 2 == 0 else "row-even"})
+            for k, row in enumerate(cells):
+                cell = row[i]
+                cell.name = "th" if i == 0 or k == 0 else "td"
+                cell.attrs.pop("class", None)
+                if i == 0:
+                    cell["class"] = "head"
+                tr.append(cell)
+            (head if i == 0 else body).append(tr)
+        table.append(head)
+        table.append(body)
+        table["class"] = [*table.get("class", []), "book-turned"]
+
+
 def _picture_bertviz_views(soup, page_name: str, views: dict, alts: dict, store) -> None:
     """bertviz views draw only with JavaScript: a picture of the view as it opens, and the note."""
     for view in soup.select('[id^="bertviz-"]'):
@@ -524,6 +570,17 @@ def _embedded_images_to_files(soup, store) -> None:
             del img["style"]
 
 
+def labelled_svg(svg: str, tex: str) -> str:
+    """MathJax's SVG of an equation (``role="img"``, no name) named by its TeX, which a screen reader
+    reads out (``aria-label``) and an e-reader may show when it draws no SVG (``<title>``)."""
+    if not svg.startswith("<svg"):
+        raise ValueError(f"svg: expected MathJax's <svg ...> markup, got {svg[:40]!r}")
+    label = html.escape(" ".join(tex.split()), quote=True)
+    start = svg.index(">") + 1
+    head = re.sub(r'\s(aria-label|aria-hidden)="[^"]*"', "", svg[:start])
+    return f'<svg aria-label="{label}"{head[4:]}<title>{label}</title>{svg[start:]}'
+
+
 def _typeset_equations(soup, page_name: str) -> list[str]:
     """TeX between \\( \\) and \\[ \\] in the text -> SVG. Each equation is left as a placeholder
     @@BOOK-MATH-i@@ in a span, whose SVG (returned, i-th) goes in after serialisation: the HTML parser
@@ -549,7 +606,7 @@ def _typeset_equations(soup, page_name: str) -> list[str]:
             if isinstance(p, tuple):
                 if svgs[len(placed)] is None:
                     raise SystemExit(f"{page_name}: MathJax could not typeset {p[0]!r}")
-                placed.append(svgs[len(placed)])
+                placed.append(labelled_svg(svgs[len(placed)], p[0]))
                 wrap = soup.new_tag(
                     "span", attrs={"class": "math-svg" + (" display" if p[1] else "")}
                 )
@@ -746,8 +803,9 @@ def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") 
 
 def epub_config(out: Path) -> Path:
     """_config.yml for the ePub build: no launch buttons (sphinx-book-theme's handler fails outside HTML
-    pages), and outputs chosen for a reader without JavaScript: the static form of a slider figure (its
-    text/markdown: the first picture and a line saying where it is live) instead of its widget view."""
+    pages), outputs chosen for a reader without JavaScript: the static form of a slider figure (its
+    text/markdown: the first picture and a line saying where it is live) instead of its widget view,
+    and the ePub's style sheet for a narrow column (book/_static/book-epub.css)."""
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
@@ -763,6 +821,12 @@ def epub_config(out: Path) -> Path:
         epub_identifier=config["repository"]["url"],
         epub_scheme="URL",
         epub_show_urls="no",
+        # the ePub's own style sheet after the site's (book/_static/book-epub.css: code wrapped,
+        # tables, pictures and equations within a narrow column, the site's folded code left out)
+        epub_css_files=[*config["sphinx"]["config"].get("html_css_files", []), "book-epub.css"],
+        # a folded cell's summary in a reader that shows it: no "Show/Hide code cell source"
+        nb_code_prompt_show="The code of this cell",
+        nb_code_prompt_hide="",
     )
     config["html"]["use_repository_button"] = False
     # the ePub's pages have no web address: no canonical link to the site in their heads

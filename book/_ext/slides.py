@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 
 
 def _link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    # not in the ePub, which holds no decks (tools/print_book.py): the line would link nowhere
+    if app.builder.name.startswith("epub"):
+        return
     if not pagename.startswith(CHAPTER) or "body" not in context:
         return
     deck = context["pathto"](f"slides/{pagename[len(CHAPTER) :]}.html", 1)

@@ -258,12 +258,16 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
-def bahdanau_diagram(source):
+def bahdanau_diagram(source, *, narrow=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
-    state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. Returns the Figure."""
+    state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. ``narrow``: drawn
+    for a phone's width (5.2 inches, 11.5-point text), the decoder's boxes above the weights
+    instead of beside them. Returns the Figure."""
     src = _words(source, "source", 6)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     S = len(src)
     alt = (
         f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
@@ -274,39 +278,82 @@ def bahdanau_diagram(source):
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
         "softmax that predicts y_t."
     )
-    fig, ax = _canvas(9.4, 5.3, alt)
-    xs = [0.75 + 0.95 * j for j in range(S)]
+    font = _PHONE_FONT if narrow else _FONT
+    if narrow:  # the words' columns fill the width; the decoder's boxes sit above the weights
+        fig, ax = _canvas(5.2, 7.1, alt)
+        xs = [0.45 + 0.7 * j for j in range(S)]
+        w_word, w_box = 0.64, 0.56
+    else:
+        fig, ax = _canvas(9.4, 5.3, alt)
+        xs = [0.75 + 0.95 * j for j in range(S)]
+        w_word, w_box = 0.85, 0.6
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75
-    y_top = 4.65  # the annotations' line to the context
     x_left = 0.15
     for j, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=0.85, h=0.4, fontsize=_FONT)
+        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=0.5, fontsize=_FONT)
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box, h=0.5, fontsize=font)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h_j also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
-        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
+        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=font)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=0.6, h=0.4, fontsize=_FONT)
+        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=font)
     _box(
         ax,
         (xs[0] + xs[-1]) / 2,
         y_soft,
         "softmax over $j$",
         "norm",
-        xs[-1] - xs[0] + 0.7,
+        xs[-1] - xs[0] + w_box + 0.1,
         0.4,
-        _FONT,
+        font,
     )
+    score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
+    on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
+    for x in xs:  # the weights join on one line, to the context
+        _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
+    context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
+    if narrow:
+        # c_t and the GRU in a row above the weights, y_{t-1} and the output layer above them;
+        # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
+        x_c, y_c, x_gru, y_gru, y_out = 1.95, 4.95, 4.3, 4.95, 6.05
+        x_s, x_y, x_out = 4.78, 4.6, 2.75
+        _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
+        _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
+        ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
+        _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
+        _line(
+            ax,
+            [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
+            [y_word + 0.225, y_bus, y_bus],
+            color=_CTX,
+            lw=1.2,
+        )
+        _arrow(ax, x_s + 0.02, y_word + 0.225, x_s + 0.02, y_gru - 0.3)
+        ax.text(x_left, 6.75, score, fontsize=font, ha="left", va="bottom")
+        ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
+        _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
+        _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
+        _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
+        _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
+        _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
+        _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
+        _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
+        _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
+        _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
+        _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
+        _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
+        return fig
     x_gru, x_c, x_out = 7.55, 6.95, 8.65
+    y_top = 4.65  # the annotations' line to the context
     # the annotations: tapped above each h_j, round the left edge, over the top into c_t
     _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c + 0.35], [y_tap, y_tap, y_top, y_top])
     _arrow(ax, x_c + 0.35, y_top, x_c + 0.35, y_a + 0.25, color="0.35")
-    ax.text(x_left + 0.1, y_top + 0.05, "annotations $\\mathbf{h}_j$", fontsize=_FONT, va="bottom")
+    ax.text(x_left + 0.1, y_top + 0.05, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
     # s_{t-1}: into every score and into the GRU
-    _box(ax, x_gru, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.8, h=0.45, fontsize=_FONT)
+    _box(ax, x_gru, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.8, h=0.45, fontsize=font)
     _line(
         ax,
         [x_gru - 0.4, xs[-1] + 0.6, xs[-1] + 0.6, xs[0] + 0.14],
@@ -314,29 +361,19 @@ def bahdanau_diagram(source):
         color=_CTX,
         lw=1.2,
     )
-    ax.text(
-        x_left,
-        y_top + 0.4,
-        "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$, with"
-        " $\\mathbf{s}_{t-1}$ on the red line",
-        fontsize=_FONT,
-        ha="left",
-        va="bottom",
-    )
+    ax.text(x_left, y_top + 0.4, score + on_red, fontsize=font, ha="left", va="bottom")
     _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
-    _box(ax, x_out + 0.3, y_h + 0.6, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=_FONT)
+    _box(ax, x_out + 0.3, y_h + 0.6, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=font)
     _arrow(ax, x_out + 0.1, y_h + 0.8, x_gru + 0.35, 2.5)  # into the GRU
     _arrow(ax, x_out + 0.45, y_h + 0.8, x_out + 0.45, 4.3)  # into the output layer
-    for x in xs:
-        _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
     _line(ax, [xs[0], x_c - 0.55], [y_a + 0.4, y_a + 0.4], color="0.35")
     _arrow(ax, x_c - 0.55, y_a + 0.4, x_c - 0.55, y_a + 0.25)
-    _box(ax, x_c, y_a, "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$", "ctx", 1.7, 0.5, _FONT)
+    _box(ax, x_c, y_a, context, "ctx", 1.7, 0.5, font)
     _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)  # into the GRU
     _arrow(ax, x_c + 0.85, y_a + 0.1, x_out - 0.4, 4.3)  # into the output layer
-    _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=_FONT)
+    _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=font)
     _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
-    _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=_FONT)
+    _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
     return fig
 
 

@@ -32,6 +32,19 @@ from matplotlib.figure import Figure
 
 from lib._validate import is_int
 
+# figures drawn for a phone, about 5 inches wide: 11-point text is 9 CSS px or more in a 330 px column
+_PHONE_RC = {
+    key: 11
+    for key in (
+        "font.size",
+        "axes.titlesize",
+        "axes.labelsize",
+        "xtick.labelsize",
+        "ytick.labelsize",
+        "legend.fontsize",
+    )
+}
+
 
 def _labelled(options) -> list[tuple[str, object]]:
     """(label, value) pairs from a list of values or of (label, value) pairs."""
@@ -189,12 +202,13 @@ def _vector(x, name: str):
 def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=None):
     """The masked-softmax table of one attention, with a slider over the query position.
 
-    Each state shows, for one query position t: on the left the whole table of weights
-    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed; on
-    the right the weights of query t as bars, with the mask (filled) and without it (the plain
+    Each state shows, for one query position t: above, the whole table of weights
+    ``masked_softmax(scores, mask)`` (masked cells grey and hatched, exactly 0) with row t framed;
+    below, the weights of query t as bars, with the mask (filled) and without it (the plain
     softmax of the same scores, outlined), so that one sees where the weight of the masked future keys
     went: to the allowed keys, in proportion to what they had. Every state is drawn up front
-    (:func:`interactive`), so the slider works on the static site.
+    (:func:`interactive`), so the slider works on the static site. Drawn for a phone: the two panels
+    one above the other, 5.2 inches wide, with 11-point text.
 
     Args:
         scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for key j.
@@ -244,11 +258,16 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     masked = masked_softmax(s, mask)  # [T, T]; masked entries exactly 0
     full = masked_softmax(s)  # [T, T]; the plain softmax
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
+    FONT = _PHONE_RC["font.size"]
 
     def draw(t):
-        # 8.4 inches: on a page column of about 720 px its 9-point text stays near 10 px high
+        # 5.2 inches with 11-point text: about 9.7 CSS px when a 360 px phone shows it 330 px wide
+        with plt.rc_context(_PHONE_RC):
+            return draw_state(t)
+
+    def draw_state(t):
         fig, (ax1, ax2) = plt.subplots(
-            1, 2, figsize=(8.4, 4.4), width_ratios=[1.15, 1], layout="constrained"
+            2, 1, figsize=(5.2, 8.8), height_ratios=[1.25, 1], layout="constrained"
         )
         attention_heatmap(
             table,
@@ -257,7 +276,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
             ax=ax1,
             colorbar=False,
             annotate=False,
-            title="weights with the mask (row of the query framed)",
+            title="weights with the mask\n(row of the query framed)",
         )
         if T <= 12:  # the numbers; a masked weight is exactly 0, not -inf
             rgba = ax1.images[0].to_rgba(table)
@@ -270,7 +289,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
                             f"{masked[i, j]:.2f}",
                             ha="center",
                             va="center",
-                            fontsize=9,
+                            fontsize=FONT,
                             color=text_color_for(rgba[i, j]),
                         )
                     else:
@@ -280,7 +299,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
                             "0",
                             ha="center",
                             va="center",
-                            fontsize=9,
+                            fontsize=FONT,
                             color="black",
                             bbox=dict(
                                 boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"
@@ -301,11 +320,11 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         ax2.bar(x, masked[t].numpy(), width=0.55, color="C0", label="with the mask")
         for j in np.nonzero(~mask[t].numpy())[0]:
             ax2.text(
-                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=9, color="0.3"
+                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=FONT, color="0.3"
             )
         ax2.set_xticks(x, tokens, rotation=45, ha="right", rotation_mode="anchor")
         ax2.set(ylim=(0, 1.05), ylabel="weight", title=f"weights of query {t} '{tokens[t]}'")
-        ax2.legend(loc="upper right", fontsize=9)
+        ax2.legend(loc="upper right", fontsize=FONT)
         return fig
 
     def describe(t):
