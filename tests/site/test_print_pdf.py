@@ -1,0 +1,204 @@
+"""The PDF as a printed book (issue 33; ``make pdf``, tools/print_book.py), measured from the file.
+
+pypdf reads its outline (a bookmark for every chapter, at the page where the chapter starts), its
+contents page (each chapter's printed page number is the outline's), its title page (title, authors,
+version, licence), its running heads (a chapter's title over its pages) and the size of every character
+of text (body text 10-11 pt). Poppler's pdftoppm renders each page small, to measure how much of a page is
+left empty below its last line (no page left mostly empty but the last of a chapter, no empty code box
+at a page's foot). No link points at the server it was printed from, and no web control (a fold's
+button, a progress bar) is printed as text. tests/site/test_print.py checks the rest (links, figures,
+equations, live figures in their static form).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT, toc_entries
+from .test_print import chapter_title
+
+pytestmark = pytest.mark.site
+
+PDF = Path(os.environ.get("BOOK_PRINT_DIR", ROOT / "_build" / "print")) / "attention-book.pdf"
+CHAPTERS = [e for e in toc_entries() if e.startswith("notebooks/")]
+# a page may be left this empty below its last line when what follows did not fit (a figure, a short
+# code block, a table kept whole), except the last page of a chapter
+MAX_EMPTY = 0.45
+
+
+@pytest.fixture(scope="module")
+def book():
+    """The PDF read once: its reader, each page's text, the characters' sizes and fonts."""
+    pypdf = pytest.importorskip("pypdf", reason="pypdf is in requirements.txt")
+    if not PDF.exists():
+        pytest.fail(f"no {PDF}: run `make pdf`")
+    reader = pypdf.PdfReader(io.BytesIO(PDF.read_bytes()))
+    texts, sizes = [], Counter()
+
+    for page in reader.pages:
+
+        def visit(text, cm, tm, font, font_size):
+            if not text.strip() or font is None:
+                return
+            # the size on the page: the font size times the text and current matrices' vertical scale
+            c = tm[2] * cm[0] + tm[3] * cm[2]
+            d = tm[2] * cm[1] + tm[3] * cm[3]
+            size = round(font_size * (c * c + d * d) ** 0.5, 1)
+            name = str(font.get("/BaseFont", ""))
+            sizes[(size, "Mono" in name)] += len(text.strip())
+
+        texts.append(page.extract_text(visitor_text=visit))
+    return reader, texts, sizes
+
+
+def outline(reader) -> list[tuple[int, str, int]]:
+    """(depth, title, page number) of every bookmark, in order."""
+    out = []
+
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                out.append((depth, item.title, reader.get_destination_page_number(item) + 1))
+
+    walk(reader.outline, 0)
+    return out
+
+
+def chapter_pages(reader) -> dict[str, int]:
+    """{chapter title as _toc.yml's notebooks have it: first page}, from the outline's first level."""
+    top = [(t, p) for depth, t, p in outline(reader) if depth == 0]
+    found = {}
+    for entry in CHAPTERS:
+        title = chapter_title(entry)
+        hits = [p for t, p in top if t.rstrip().endswith(title)]
+        if hits:
+            found[title] = hits[0]
+    return found
+
+
+def test_the_outline_has_every_chapter_at_its_first_level(book):
+    reader, texts, _ = book
+    pages = chapter_pages(reader)
+    missing = [chapter_title(e) for e in CHAPTERS if chapter_title(e) not in pages]
+    assert not missing, f"chapters without a bookmark: {missing}"
+    # in reading order, each on a page of its own that opens with its title
+    assert list(pages.values()) == sorted(pages.values()) and len(set(pages.values())) == len(pages)
+    for title, page in pages.items():
+        assert title in texts[page - 1][:400], (title, page, texts[page - 1][:200])
+    assert len(outline(reader)) > 3 * len(CHAPTERS)  # sections too
+
+
+def test_the_contents_gives_each_chapter_its_page(book):
+    reader, texts, _ = book
+    pages = chapter_pages(reader)
+    contents = next(i for i, t in enumerate(texts[:6]) if re.search(r"^Contents$", t, re.M))
+    listed = {}
+    for text in texts[contents : contents + 4]:
+        for m in re.finditer(r"^(\d+)\. (.+?) (\d+)$", text, re.M):
+            listed[m.group(2).strip()] = int(m.group(3))
+    assert len(listed) >= len(CHAPTERS), listed
+    wrong = {t: (listed.get(t), p) for t, p in pages.items() if listed.get(t) != p}
+    assert not wrong, f"contents page vs outline page: {wrong}"
+    # the contents' entries are links to the chapters
+    annots = [a.get_object() for a in reader.pages[contents].get("/Annots", [])]
+    assert sum("/Dest" in a or "/A" in a for a in annots) >= 5
+
+
+def test_the_title_page(book):
+    _, texts, _ = book
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    first = re.sub(r"\s+", " ", texts[0])
+    assert re.sub(r"\s+", " ", config["title"]) in first, first
+    for author in cff["authors"]:
+        assert author["name"] in first
+    assert f"Version {cff['version']}" in first and "printed from commit" in first
+    assert "CC BY 4.0" in first and "MIT" in first and config["html"]["baseurl"] in first
+
+
+def test_running_heads_and_page_numbers(book):
+    reader, texts, _ = book
+    pages = chapter_pages(reader)
+    starts = sorted(pages.values())
+    for title, start in list(pages.items())[::4]:
+        following = [s for s in starts if s > start]
+        end = following[0] - 1 if following else len(texts)
+        for page in range(start + 1, min(end, start + 3) + 1):
+            lines = [x.strip() for x in texts[page - 1].splitlines() if x.strip()]
+            head = lines[:2] + lines[-2:]
+            assert any(x.endswith(title) for x in head), (title, page, head)
+            assert str(page) in head, (page, head)
+
+
+def test_body_text_is_10_to_11_points(book):
+    _, _, sizes = book
+    body = sum(n for (size, mono), n in sizes.items() if not mono)
+    in_range = sum(n for (size, mono), n in sizes.items() if not mono and 9.9 <= size <= 11.1)
+    assert in_range / body > 0.6, sorted(sizes.items(), key=lambda kv: -kv[1])[:10]
+    code = sum(n for (size, mono), n in sizes.items() if mono)
+    small = sum(n for (size, mono), n in sizes.items() if mono and size < 7.5)
+    assert small / code < 0.05, "code printed smaller than 7.5 pt"
+
+
+def test_no_web_controls_and_no_loopback_address(book):
+    _, texts, _ = book
+    text = "\n".join(texts)
+    for control in ["Hide code cell", "Show code cell", "Show a worked solution", "127.0.0.1"]:
+        assert control not in text, control
+    bars = re.findall(r"\d{1,3}%\|[^\n|]{3,}\|\s*\d+/\d+", text)
+    assert not bars, bars[:3]
+    assert text.count("the book's website (https://") >= text.count("the book's website") > 0
+
+
+def _ink_rows(png: Path) -> tuple[int, list[int]]:
+    from PIL import Image
+
+    img = Image.open(png).convert("L")
+    w, h = img.size
+    px = img.load()
+    rows = [sum(px[x, y] < 170 for x in range(w)) for y in range(h)]
+    return h, rows
+
+
+def test_no_page_is_left_mostly_empty(book, tmp_path):
+    """Below a page's last line of text or drawing (the running head and page number aside), at most
+    MAX_EMPTY of its text block is empty, on every page but the last of a chapter. A code box whose code
+    went to the next page counts as empty (its pale grey is not ink)."""
+    if not shutil.which("pdftoppm"):
+        pytest.fail("poppler-utils' pdftoppm is required (make browser installs it)")
+    reader, _, _ = book
+    subprocess.run(
+        ["pdftoppm", "-r", "30", "-gray", "-png", str(PDF), str(tmp_path / "p")], check=True
+    )
+    files = sorted(tmp_path.glob("p-*.png"))
+    assert len(files) == len(reader.pages)
+    starts = set(chapter_pages(reader).values()) | {
+        p for depth, _, p in outline(reader) if depth == 0
+    }
+    exempt = {p - 1 for p in starts} | {len(files)}
+    mm = 30 / 25.4
+    empty = {}
+    for number, png in enumerate(files, 1):
+        if number in exempt:
+            continue
+        h, rows = _ink_rows(png)
+        top, bottom = round(20 * mm), h - round(20 * mm)  # the text block (pdf.css: 20 mm margins)
+        ink = [y for y in range(top, bottom) if rows[y] >= 3]
+        if not ink:
+            empty[number] = 1.0
+            continue
+        share = (bottom - ink[-1]) / (bottom - top)
+        if share > MAX_EMPTY:
+            empty[number] = round(share, 2)
+    assert not empty, f"pages more than {MAX_EMPTY:.0%} empty (page: share): {empty}"
