@@ -33,6 +33,7 @@ CHAPTERS = [e for e in toc_entries() if e.startswith("notebooks/")]
 # a page may be left this empty below its last line when what follows did not fit (a figure, a short
 # code block, a table kept whole), except the last page of a chapter
 MAX_EMPTY = 0.45
+CAPTION = re.compile(r"\s*(Fig\.|Table) \d+\.\d+")
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +43,11 @@ def book():
     if not PDF.exists():
         pytest.fail(f"no {PDF}: run `make pdf`")
     reader = pypdf.PdfReader(io.BytesIO(PDF.read_bytes()))
-    texts, sizes = [], Counter()
+    texts, sizes, captions = [], Counter(), []
 
     for page in reader.pages:
+        height = float(page.mediabox.height)
+        captions.append([])
 
         def visit(text, cm, tm, font, font_size):
             if not text.strip() or font is None:
@@ -53,11 +56,13 @@ def book():
             c = tm[2] * cm[0] + tm[3] * cm[2]
             d = tm[2] * cm[1] + tm[3] * cm[3]
             size = round(font_size * (c * c + d * d) ** 0.5, 1)
+            if CAPTION.match(text):  # where a figure's or table's caption starts, from the top
+                captions[-1].append(height - (tm[4] * cm[1] + tm[5] * cm[3] + cm[5]))
             name = str(font.get("/BaseFont", ""))
             sizes[(size, "Mono" in name)] += len(text.strip())
 
         texts.append(page.extract_text(visitor_text=visit))
-    return reader, texts, sizes
+    return reader, texts, sizes, captions
 
 
 def outline(reader) -> list[tuple[int, str, int]]:
@@ -88,7 +93,7 @@ def chapter_pages(reader) -> dict[str, int]:
 
 
 def test_the_outline_has_every_chapter_at_its_first_level(book):
-    reader, texts, _ = book
+    reader, texts, _, _ = book
     pages = chapter_pages(reader)
     missing = [chapter_title(e) for e in CHAPTERS if chapter_title(e) not in pages]
     assert not missing, f"chapters without a bookmark: {missing}"
@@ -100,7 +105,7 @@ def test_the_outline_has_every_chapter_at_its_first_level(book):
 
 
 def test_the_contents_gives_each_chapter_its_page(book):
-    reader, texts, _ = book
+    reader, texts, _, _ = book
     pages = chapter_pages(reader)
     contents = next(i for i, t in enumerate(texts[:6]) if re.search(r"^Contents$", t, re.M))
     listed = {}
@@ -116,7 +121,7 @@ def test_the_contents_gives_each_chapter_its_page(book):
 
 
 def test_the_title_page(book):
-    _, texts, _ = book
+    _, texts, _, _ = book
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     first = re.sub(r"\s+", " ", texts[0])
@@ -128,7 +133,7 @@ def test_the_title_page(book):
 
 
 def test_running_heads_and_page_numbers(book):
-    reader, texts, _ = book
+    reader, texts, _, _ = book
     pages = chapter_pages(reader)
     starts = sorted(pages.values())
     for title, start in list(pages.items())[::4]:
@@ -142,7 +147,7 @@ def test_running_heads_and_page_numbers(book):
 
 
 def test_body_text_is_10_to_11_points(book):
-    _, _, sizes = book
+    _, _, sizes, _ = book
     body = sum(n for (size, mono), n in sizes.items() if not mono)
     in_range = sum(n for (size, mono), n in sizes.items() if not mono and 9.9 <= size <= 11.1)
     assert in_range / body > 0.6, sorted(sizes.items(), key=lambda kv: -kv[1])[:10]
@@ -152,53 +157,92 @@ def test_body_text_is_10_to_11_points(book):
 
 
 def test_no_web_controls_and_no_loopback_address(book):
-    _, texts, _ = book
+    _, texts, _, _ = book
     text = "\n".join(texts)
-    for control in ["Hide code cell", "Show code cell", "Show a worked solution", "127.0.0.1"]:
+    for control in ["Hide code cell", "Show code cell", "127.0.0.1"]:
         assert control not in text, control
+    # the worked solutions' button is gone; the phrase is left where the prose names it
+    named = 0
+    for entry in toc_entries():
+        path = ROOT / (entry + (".ipynb" if entry.startswith("notebooks/") else ".md"))
+        named += path.read_text(encoding="utf-8").count("Show a worked solution")
+    assert re.sub(r"\s+", " ", text).count("Show a worked solution") <= named
     bars = re.findall(r"\d{1,3}%\|[^\n|]{3,}\|\s*\d+/\d+", text)
     assert not bars, bars[:3]
     assert text.count("the book's website (https://") >= text.count("the book's website") > 0
 
 
-def _ink_rows(png: Path) -> tuple[int, list[int]]:
+def _ink_rows(png: Path) -> list[int]:
+    """How many pixels of each row of a rendered page are ink (darker than a code box's pale grey)."""
     from PIL import Image
 
     img = Image.open(png).convert("L")
     w, h = img.size
     px = img.load()
-    rows = [sum(px[x, y] < 170 for x in range(w)) for y in range(h)]
-    return h, rows
+    return [sum(px[x, y] < 170 for x in range(w)) for y in range(h)]
 
 
-def test_no_page_is_left_mostly_empty(book, tmp_path):
-    """Below a page's last line of text or drawing (the running head and page number aside), at most
-    MAX_EMPTY of its text block is empty, on every page but the last of a chapter. A code box whose code
-    went to the next page counts as empty (its pale grey is not ink)."""
+def _rendered(tmp_path, dpi: int) -> list[list[int]]:
+    """Each page rendered in grey at ``dpi`` by pdftoppm, as rows of pixel values."""
+    from PIL import Image
+
     if not shutil.which("pdftoppm"):
         pytest.fail("poppler-utils' pdftoppm is required (make browser installs it)")
-    reader, _, _ = book
-    subprocess.run(
-        ["pdftoppm", "-r", "30", "-gray", "-png", str(PDF), str(tmp_path / "p")], check=True
-    )
-    files = sorted(tmp_path.glob("p-*.png"))
-    assert len(files) == len(reader.pages)
-    starts = set(chapter_pages(reader).values()) | {
-        p for depth, _, p in outline(reader) if depth == 0
-    }
-    exempt = {p - 1 for p in starts} | {len(files)}
-    mm = 30 / 25.4
+    out = tmp_path / "p"
+    subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", str(PDF), str(out)], check=True)
+    pages = []
+    for png in sorted(tmp_path.glob("p-*.png")):
+        img = Image.open(png).convert("L")
+        w, h = img.size
+        data = list(img.getdata())
+        pages.append([data[y * w : (y + 1) * w] for y in range(h)])
+    return pages
+
+
+@pytest.fixture(scope="module")
+def rendered(book, tmp_path_factory):
+    return _rendered(tmp_path_factory.mktemp("pages"), DPI)
+
+
+DPI = 50
+MARGIN = round(20 / 25.4 * DPI)  # pdf.css: 20 mm above and below the text block, in pixels
+
+
+def test_no_page_is_left_mostly_empty(book, rendered):
+    """Below a page's last line of text or drawing (the running head and page number aside), at most
+    MAX_EMPTY of its text block is empty, on every page but the last of a chapter and a page followed by
+    one that opens with a figure or table (its caption in the page's upper 60%): a figure moves whole,
+    as in a printed book."""
+    reader, _, _, captions = book
+    assert len(rendered) == len(reader.pages)
+    starts = {p for depth, _, p in outline(reader) if depth == 0}
+    exempt = {p - 1 for p in starts} | {len(rendered)}
+    px = DPI / 72  # pixels per point
     empty = {}
-    for number, png in enumerate(files, 1):
+    for number, rows in enumerate(rendered, 1):
         if number in exempt:
             continue
-        h, rows = _ink_rows(png)
-        top, bottom = round(20 * mm), h - round(20 * mm)  # the text block (pdf.css: 20 mm margins)
-        ink = [y for y in range(top, bottom) if rows[y] >= 3]
-        if not ink:
-            empty[number] = 1.0
+        top, bottom = MARGIN, len(rows) - MARGIN
+        ink = [y for y in range(top, bottom) if sum(v < 200 for v in rows[y]) >= 2]
+        gap = bottom - (ink[-1] if ink else top)
+        if gap / (bottom - top) <= MAX_EMPTY:
             continue
-        share = (bottom - ink[-1]) / (bottom - top)
-        if share > MAX_EMPTY:
-            empty[number] = round(share, 2)
+        following = captions[number] if number < len(captions) else []
+        if any(y * px - top < 0.6 * (bottom - top) for y in following):
+            continue  # the next page opens with a figure or table (its caption is in its upper part)
+        empty[number] = round(gap / (bottom - top), 2)
     assert not empty, f"pages more than {MAX_EMPTY:.0%} empty (page: share): {empty}"
+
+
+def test_no_page_ends_in_an_empty_code_box(rendered):
+    """A code block either moves whole or breaks between its lines: no page's text block ends in a
+    pale grey box with more than two lines' height empty (the box whose code went to the next page)."""
+    boxed = []
+    for number, rows in enumerate(rendered, 1):
+        top, bottom = MARGIN, len(rows) - MARGIN
+        width = len(rows[0])
+        ink = [y for y in range(top, bottom) if sum(v < 200 for v in rows[y]) >= 2]
+        pale = [y for y in range(top, bottom) if sum(225 <= v <= 252 for v in rows[y]) > width / 3]
+        if pale and (not ink or pale[-1] > ink[-1] + 16):  # 16 px: two lines of code
+            boxed.append(number)
+    assert not boxed, f"pages ending in an empty code box: {boxed}"

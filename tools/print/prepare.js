@@ -44,10 +44,13 @@ meta.docs.forEach((d, i) => {
   }
   const title = headingText(sec.querySelector('h1'));
   const name = 'book-page-' + i;
+  // the anchor Sphinx puts before each document goes inside it: left between two chapters, in the
+  // home page's named page (the chapters sit inside it), it would print a page of its own
+  if (anchor) sec.prepend(anchor);
   sec.classList.add('book-chapter');
   sec.style.page = name;
   rules += `@page ${name} { @top-right { content: ${quote(title)}; font: italic 8.5pt "Liberation Sans", "DejaVu Sans", sans-serif; color: #333; } }\n`;
-  report.chapters.push({doc: d.doc, id: sec.id, title, part: d.part});
+  report.chapters.push({doc: d.doc, id: sec.id, title, part: d.part, url: d.url});
   // "the book's website": its address, this chapter's page on the published site
   const walker = document.createTreeWalker(sec, NodeFilter.SHOW_TEXT);
   const hits = [];
@@ -82,7 +85,7 @@ document.querySelectorAll('details').forEach((d) => {
     const label = el('p', {class: 'book-solution-label'}, 'Worked solution');
     (summary || d.firstChild).after(label);
   }
-  if (summary) { summary.remove(); count('fold buttons'); }
+  if (summary) count('fold buttons');  // hidden by pdf.css (a <details> without one shows "Details")
 });
 // progress bars (tqdm) printed as text: a line like " 37%|###7      | 37/100 [00:01<00:02, ...]"
 const bar = /^\s*(\w[^\n|]*: )?\s*\d{1,3}%\|[^\n]*\|\s*\d+\/\d+/;
@@ -95,14 +98,31 @@ document.querySelectorAll('.cell_output .output, .cell_output pre').forEach((o) 
 });
 // drop-downs and buttons of views that print as pictures
 document.querySelectorAll('.cell_output select, .cell_output button, .bd-article .dropdown-toggle, .book-live button').forEach((c) => {
-  c.classList.add('book-print-hidden');
+  // a drop-down's label goes with it (bertviz: <span>Layer: <select>)
+  const label = c.parentElement;
+  const alone = label && label.tagName === 'SPAN' && label.children.length === 1;
+  (alone ? label : c).classList.add('book-print-hidden');
   count('controls');
 });
+// bertviz's views: the line under them (book.css prints it from CSS) with the page's address
+for (const view of document.querySelectorAll('[id^="bertviz-"]')) {
+  const chapter = view.closest('.book-chapter');
+  const doc = chapter && report.chapters.find((c) => c.id === chapter.id);
+  if (!doc) continue;
+  const note = el('p', {class: 'book-print-note'}, "Interactive view: on the book's website (");
+  note.append(el('a', {href: doc.url, class: 'reference external'}, doc.url), '), pointing at a token shows only its lines.');
+  view.after(note);
+  view.classList.add('book-print-noted');
+  report.website_links += 1;
+}
 
 // --- code: short blocks move whole ---------------------------------------------------------------------
 document.querySelectorAll('div.highlight, div.cell_output pre').forEach((b) => {
   const lines = b.textContent.split('\n').length;
   if (lines <= 28) { b.classList.add('book-keep'); report.kept_whole += 1; }
+});
+document.querySelectorAll('.bd-article table').forEach((t) => {
+  if (t.rows.length <= 12) { t.classList.add('book-keep'); report.kept_whole += 1; }
 });
 
 // --- the title page and the contents ---------------------------------------------------------------------
