@@ -208,11 +208,22 @@ DPI = 50
 MARGIN = round(20 / 25.4 * DPI)  # pdf.css: 20 mm above and below the text block, in pixels
 
 
+def _caption_end(rows: list[list[int]], start: int, bottom: int) -> int:
+    """The row where a caption that starts at row ``start`` ends: the first run of 8 blank rows
+    (more than a line's spacing) below it."""
+    blank = 0
+    for y in range(start, bottom):
+        blank = blank + 1 if min(rows[y]) > 200 else 0
+        if blank >= 8:
+            return y - blank
+    return bottom
+
+
 def test_no_page_is_left_mostly_empty(book, rendered):
     """Below a page's last line of text or drawing (the running head and page number aside), at most
-    MAX_EMPTY of its text block is empty, on every page but the last of a chapter and a page followed by
-    one that opens with a figure or table (its caption in the page's upper 60%): a figure moves whole,
-    as in a printed book."""
+    MAX_EMPTY of its text block is empty, on every page but the last of a chapter and a page whose gap a
+    figure or table of the next page did not fit in, down to its caption's last line: a figure moves
+    whole, as in a printed book."""
     reader, _, _, captions = book
     assert len(rendered) == len(reader.pages)
     starts = {p for depth, _, p in outline(reader) if depth == 0}
@@ -227,22 +238,30 @@ def test_no_page_is_left_mostly_empty(book, rendered):
         gap = bottom - (ink[-1] if ink else top)
         if gap / (bottom - top) <= MAX_EMPTY:
             continue
-        following = captions[number] if number < len(captions) else []
-        if any(y * px - top < 0.6 * (bottom - top) for y in following):
-            continue  # the next page opens with a figure or table (its caption is in its upper part)
+        if number < len(rendered) and any(
+            _caption_end(rendered[number], round(y * px), bottom) - top + round(30 * px) > gap
+            for y in captions[number]
+        ):
+            continue  # a figure (or table) opening the next page, with its caption and the space
+            # around it (30 pt), did not fit
         empty[number] = round(gap / (bottom - top), 2)
     assert not empty, f"pages more than {MAX_EMPTY:.0%} empty (page: share): {empty}"
 
 
 def test_no_page_ends_in_an_empty_code_box(rendered):
     """A code block either moves whole or breaks between its lines: no page's text block ends in a
-    pale grey box with more than two lines' height empty (the box whose code went to the next page)."""
+    pale grey box with no line in it (the box whose code went to the next page)."""
     boxed = []
     for number, rows in enumerate(rendered, 1):
         top, bottom = MARGIN, len(rows) - MARGIN
         width = len(rows[0])
-        ink = [y for y in range(top, bottom) if sum(v < 200 for v in rows[y]) >= 2]
-        pale = [y for y in range(top, bottom) if sum(225 <= v <= 252 for v in rows[y]) > width / 3]
-        if pale and (not ink or pale[-1] > ink[-1] + 16):  # 16 px: two lines of code
+        ink = {y for y in range(top, bottom) if sum(v < 200 for v in rows[y]) >= 2}
+        pale = {y for y in range(top, bottom) if sum(225 <= v <= 252 for v in rows[y]) > width / 3}
+        if not pale:
+            continue
+        end = start = max(pale)  # the lowest box, up to its top edge (its lines of code are in it)
+        while start - 1 in pale:
+            start -= 1
+        if end - start > 4 and not any(start <= y for y in ink):
             boxed.append(number)
     assert not boxed, f"pages ending in an empty code box: {boxed}"
