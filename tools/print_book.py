@@ -6,10 +6,35 @@ book's HTML outputs (head views, live figures, widget pictures, styled tables) i
 So the book is built as one HTML page (Sphinx's ``singlehtml`` builder through jupyter-book, reusing the
 execution cache) and printed by the system's Chromium (Debian's, the one the browser tests use), driven
 through the DevTools protocol: the page is loaded from a loopback server with the network off, MathJax
-typesets every equation, the head views and sliders draw, then ``Page.printToPDF`` prints it with the
-print style sheet of book/_static/book.css (live figures and sliders in their static form, with a line
-saying where they are live; no navigation; code wrapped). Chromium prints what a reader sees on the site,
-fonts, SVG and MathJax included, which is why it was picked over LaTeX.
+typesets every equation, the head views and sliders draw, then ``Page.printToPDF`` prints it. Chromium
+prints what a reader sees on the site, fonts, SVG and MathJax included, which is why it was picked over
+LaTeX.
+
+The printed book's apparatus (issue 33) is CSS Paged Media as Chromium implements it, in
+tools/print/pdf.css, with tools/print/prepare.js adding what a web page lacks: a title page (title,
+authors and version from CITATION.cff, the commit from ``git describe``, the date, the licences, the
+site's address), a contents whose entries link to the chapters, a named page per chapter (so each starts
+a page, and the ``@top-right`` margin box of its pages carries its title: the running head), the page
+number in a ``@bottom-center`` margin box, break-after/-inside rules that keep a heading with its text
+and a short code block or table whole while a long one breaks between lines, the web page's controls
+turned into print (folded code cells out, worked solutions open under a label, progress bars and
+drop-downs out) and the site's address wherever the text says "the book's website". Chromium writes the
+PDF outline from the headings (``generateDocumentOutline``) and a named destination for every link
+target. It has no ``target-counter()``, so the book is printed twice: the first printing's named
+destinations give each chapter's page, which fills the contents (its numbers take the place of "000",
+so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved.
+
+Measured before choosing (issue 33, Chromium 156, this 2-core machine): paged.js 0.4.3 (npm's latest, the
+CSS Paged Media polyfill that R's pagedown uses) gives string-set running heads and target-counter page
+numbers, but stops with a SyntaxError on the theme's style sheets (``:is(...:focus-visible)+label:hover``,
+a selector its css-tree 1.x cannot parse): it ran only after 133 rules were cut out of them, took 6.2 s
+to paginate a 10-page sample that Chromium's own pagination printed in 0.3 s, left a heading alone at a
+page's foot (it ignored break-after: avoid before a table) and broke the contents' flex layout.
+Chromium's own engine already does named pages, margin boxes, break-* and orphans/widows (checked on
+the same sample), and the second printing costs one more ``printToPDF``. Sphinx's LaTeX builder needs
+TeX Live (not installed: no ``xelatex``; Debian's texlive-xetex, texlive-latex-extra and
+texlive-fonts-recommended are 73 packages, 228 MB to download and 666 MB installed, on every build machine) and drops the outputs LaTeX cannot show (head views, live figures, HTML
+tables); Typst has no Sphinx builder. MEASURED_FULL_BOOK
 
 ePub: Sphinx's ``epub`` builder through jupyter-book's custom builder writes the book as XHTML; this
 script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make epub``): scripts are

@@ -30,7 +30,8 @@ def set_style() -> None:
     Starts from matplotlib's own defaults, so the result does not depend on what ran before; then sets
     the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the default
     colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never clipped).
-    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone.
+    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone; in
+    a notebook, its inline figures carry an SVG beside the PNG (:func:`_inline_svg`).
     """
     mpl.rcdefaults()
     mpl.rcParams.update(
@@ -51,6 +52,28 @@ def set_style() -> None:
             "image.cmap": SEQUENTIAL_CMAP,
             "svg.hashsalt": "attention-book",
         }
+    )
+    _inline_svg()
+
+
+def _inline_svg() -> None:
+    """In a notebook, each inline figure is output as PNG and SVG: the site shows the PNG, the printed
+    book (jupyter-book's singlehtml build, which ``make pdf`` prints) the SVG, whose lines and text stay
+    sharp at any size (_config.yml's ``nb_mime_priority_overrides``), with its heatmaps' pixels at
+    300 dpi. Outside IPython, nothing."""
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import print_figure
+        from matplotlib.figure import Figure
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or "inline" not in mpl.get_backend():
+        return
+    set_matplotlib_formats("png", "svg")
+    shell.display_formatter.formatters["image/svg+xml"].for_type(
+        Figure, lambda fig: print_figure(fig, "svg", bbox_inches="tight", dpi=300)
     )
 
 

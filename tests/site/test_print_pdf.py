@@ -265,3 +265,61 @@ def test_no_page_ends_in_an_empty_code_box(rendered):
         if end - start > 4 and not any(start <= y for y in ink):
             boxed.append(number)
     assert not boxed, f"pages ending in an empty code box: {boxed}"
+
+
+def _raster_resolutions(reader) -> list[tuple[int, float]]:
+    """(page, pixels per inch) of every raster image drawn wider than an inch: its width in pixels over
+    its width on the page, from the current transformation matrix at its ``Do``."""
+    from pypdf.generic import ContentStream
+
+    def mul(m, n):
+        a, b, c, d, e, f = m
+        A, B, C, D, E, F = n
+        return [a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E,
+                e * B + f * D + F]  # fmt: skip
+
+    found = []
+
+    def scan(content, resources, ctm, number, depth):
+        xobjects = (resources or {}).get("/XObject", {})
+        stack, cur = [], ctm
+        for operands, op in content.operations:
+            if op == b"q":
+                stack.append(cur)
+            elif op == b"Q":
+                cur = stack.pop() if stack else ctm
+            elif op == b"cm":
+                cur = mul([float(x) for x in operands], cur)
+            elif op == b"Do" and operands[0] in xobjects:
+                x = xobjects[operands[0]].get_object()
+                inches = (cur[0] ** 2 + cur[1] ** 2) ** 0.5 / 72
+                if x["/Subtype"] == "/Image" and inches > 1:
+                    found.append((number, int(x["/Width"]) / inches))
+                elif x["/Subtype"] == "/Form" and depth < 4:
+                    m = [float(v) for v in x.get("/Matrix", [1, 0, 0, 1, 0, 0])]
+                    scan(
+                        ContentStream(x, reader),
+                        x.get("/Resources"),
+                        mul(m, cur),
+                        number,
+                        depth + 1,
+                    )
+
+    for number, page in enumerate(reader.pages, 1):
+        if page.get_contents() is not None:
+            contents = ContentStream(page.get_contents(), reader)
+            scan(contents, page.get("/Resources"), [1, 0, 0, 1, 0, 0], number, 0)
+    return found
+
+
+def test_figures_print_as_vectors_or_at_300_ppi(book):
+    """The chapters' matplotlib figures print as SVG (lib.viz.set_style: the singlehtml build prefers
+    it), their heatmaps' pixels at 300 dpi. Left raster below 300 ppi: the live and slider figures'
+    precomputed pictures, drawn for the site's phone column (lib.viz.live, lib.viz.interactive)."""
+    import json
+
+    reader, _, _, _ = book
+    report = json.loads(PDF.with_suffix(".json").read_text(encoding="utf-8"))
+    low = [(page, round(ppi)) for page, ppi in _raster_resolutions(reader) if ppi < 290]
+    pictures = report["live"] + report["sliders"]
+    assert len(low) <= pictures, f"{len(low)} raster images under 300 ppi for {pictures}: {low}"
