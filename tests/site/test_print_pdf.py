@@ -43,11 +43,12 @@ def book():
     if not PDF.exists():
         pytest.fail(f"no {PDF}: run `make pdf`")
     reader = pypdf.PdfReader(io.BytesIO(PDF.read_bytes()))
-    texts, sizes, captions = [], Counter(), []
+    texts, sizes, captions, lowest = [], Counter(), [], []
 
     for page in reader.pages:
         height = float(page.mediabox.height)
         captions.append([])
+        lowest.append((0.0, 0.0, ""))
 
         def visit(text, cm, tm, font, font_size):
             if not text.strip() or font is None:
@@ -56,13 +57,16 @@ def book():
             c = tm[2] * cm[0] + tm[3] * cm[2]
             d = tm[2] * cm[1] + tm[3] * cm[3]
             size = round(font_size * (c * c + d * d) ** 0.5, 1)
-            if CAPTION.match(text):  # where a figure's or table's caption starts, from the top
-                captions[-1].append(height - (tm[4] * cm[1] + tm[5] * cm[3] + cm[5]))
+            y = height - (tm[4] * cm[1] + tm[5] * cm[3] + cm[5])  # from the page's top edge
+            if CAPTION.match(text):  # where a figure's or table's caption starts
+                captions[-1].append(y)
+            if 60 < y < height - 60 and y >= lowest[-1][0]:  # the text block's last line
+                lowest[-1] = (y, size, text.strip())
             name = str(font.get("/BaseFont", ""))
             sizes[(size, "Mono" in name)] += len(text.strip())
 
         texts.append(page.extract_text(visitor_text=visit))
-    return reader, texts, sizes, captions
+    return reader, texts, sizes, captions, lowest
 
 
 def outline(reader) -> list[tuple[int, str, int]]:
@@ -93,7 +97,7 @@ def chapter_pages(reader) -> dict[str, int]:
 
 
 def test_the_outline_has_every_chapter_at_its_first_level(book):
-    reader, texts, _, _ = book
+    reader, texts, _, _, _ = book
     pages = chapter_pages(reader)
     missing = [chapter_title(e) for e in CHAPTERS if chapter_title(e) not in pages]
     assert not missing, f"chapters without a bookmark: {missing}"
@@ -105,7 +109,7 @@ def test_the_outline_has_every_chapter_at_its_first_level(book):
 
 
 def test_the_contents_gives_each_chapter_its_page(book):
-    reader, texts, _, _ = book
+    reader, texts, _, _, _ = book
     pages = chapter_pages(reader)
     contents = next(i for i, t in enumerate(texts[:6]) if re.search(r"^Contents$", t, re.M))
     listed = {}
@@ -121,7 +125,7 @@ def test_the_contents_gives_each_chapter_its_page(book):
 
 
 def test_the_title_page(book):
-    _, texts, _, _ = book
+    _, texts, _, _, _ = book
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     first = re.sub(r"\s+", " ", texts[0])
@@ -133,7 +137,7 @@ def test_the_title_page(book):
 
 
 def test_running_heads_and_page_numbers(book):
-    reader, texts, _, _ = book
+    reader, texts, _, _, _ = book
     pages = chapter_pages(reader)
     starts = sorted(pages.values())
     for title, start in list(pages.items())[::4]:
@@ -147,7 +151,7 @@ def test_running_heads_and_page_numbers(book):
 
 
 def test_body_text_is_10_to_11_points(book):
-    _, _, sizes, _ = book
+    _, _, sizes, _, _ = book
     body = sum(n for (size, mono), n in sizes.items() if not mono)
     in_range = sum(n for (size, mono), n in sizes.items() if not mono and 9.9 <= size <= 11.1)
     assert in_range / body > 0.6, sorted(sizes.items(), key=lambda kv: -kv[1])[:10]
@@ -156,8 +160,15 @@ def test_body_text_is_10_to_11_points(book):
     assert small / code < 0.05, "code printed smaller than 7.5 pt"
 
 
+def test_no_heading_ends_a_page(book):
+    """No page's last line is a heading (12 pt or larger: pdf.css's h1 to h3) cut off from its text."""
+    _, _, _, _, lowest = book
+    alone = [(n, text) for n, (_, size, text) in enumerate(lowest, 1) if size >= 11.9]
+    assert not alone, f"headings at a page's foot (page, heading): {alone}"
+
+
 def test_no_web_controls_and_no_loopback_address(book):
-    _, texts, _, _ = book
+    _, texts, _, _, _ = book
     text = "\n".join(texts)
     for control in ["Hide code cell", "Show code cell", "127.0.0.1"]:
         assert control not in text, control
@@ -224,7 +235,7 @@ def test_no_page_is_left_mostly_empty(book, rendered):
     MAX_EMPTY of its text block is empty, on every page but the last of a chapter and a page whose gap a
     figure or table of the next page did not fit in, down to its caption's last line: a figure moves
     whole, as in a printed book."""
-    reader, _, _, captions = book
+    reader, _, _, captions, _ = book
     assert len(rendered) == len(reader.pages)
     starts = {p for depth, _, p in outline(reader) if depth == 0}
     exempt = {p - 1 for p in starts} | {len(rendered)}
@@ -318,7 +329,7 @@ def test_figures_print_as_vectors_or_at_300_ppi(book):
     precomputed pictures, drawn for the site's phone column (lib.viz.live, lib.viz.interactive)."""
     import json
 
-    reader, _, _, _ = book
+    reader, _, _, _, _ = book
     report = json.loads(PDF.with_suffix(".json").read_text(encoding="utf-8"))
     low = [(page, round(ppi)) for page, ppi in _raster_resolutions(reader) if ppi < 290]
     pictures = report["live"] + report["sliders"]
