@@ -259,8 +259,6 @@ return {
   slider_pictures: Array.from(document.querySelectorAll('.cell_output')).filter((o) => o.textContent.includes('Interactive figure, shown at its first setting') && Array.from(o.querySelectorAll('img')).some((i) => shown(i) && i.complete && i.naturalWidth)).length,
   visible_sliders: Array.from(document.querySelectorAll('.noUi-target, .widget-slider, script[type="application/vnd.jupyter.widget-view+json"]')).filter(shown).length,
   raw_text: raw,
-  // wider than the page's column: Chromium would shrink the whole book to fit them
-  too_wide: Array.from(document.querySelectorAll('.bd-article *')).filter((e) => shown(e) && e.getBoundingClientRect().right > document.querySelector('.bd-article').getBoundingClientRect().right + 2 && !e.closest('mjx-container')).slice(0, 20).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().width)),
 };
 """
 
@@ -352,13 +350,13 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
             "s.textContent = arguments[0]; document.head.append(s);",
             css,
         )
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         prepared = driver.execute_script(prepare, meta)
         if prepared["missing"]:
             sys.exit(f"chapters not found in the single-page book: {prepared['missing']}")
         time.sleep(1)
         links = driver.execute_script(PDF_LINKS, site_url())
         # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         report = driver.execute_script(PRINT_REPORT)
         report["links"] = links
         report["prepared"] = prepared

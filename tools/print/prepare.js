@@ -151,4 +151,23 @@ for (const c of report.chapters) {
   list.append(li);
 }
 article.prepend(front, contents);
+
+// --- nothing wider than the column -------------------------------------------------------------------
+// Chromium shrinks every page of the book to fit its widest box (one 970 px head view printed all of it
+// at 7 pt): a box wider than the column (a bertviz view, a wide table or equation) is zoomed to fit it.
+// Measured in print media at the column's width (pdf.css: A4 less 2 x 24 mm).
+article.style.setProperty('width', '162mm', 'important');
+const column = article.getBoundingClientRect();
+report.zoomed = [];
+for (const e of article.querySelectorAll('*')) {
+  if (e.closest('mjx-assistive-mml, .book-print-hidden') || !e.getClientRects().length) continue;
+  const r = e.getBoundingClientRect();
+  const parent = e.parentElement.getBoundingClientRect();
+  if (r.right > column.right + 1 && !(parent.right > column.right + 1)) {
+    const zoom = (column.right - r.left) / r.width;
+    e.style.zoom = zoom.toFixed(3);
+    report.zoomed.push(e.tagName + ' ' + Math.round(r.width) + 'px x' + zoom.toFixed(2));
+  }
+}
+article.style.removeProperty('width');
 return report;
