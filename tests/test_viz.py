@@ -856,3 +856,20 @@ def test_label_points_rejects_bad_input_naming_the_argument():
         viz.label_points(ax, np.zeros((3, 2)), ["z"], ["a", "b", "c"])
     with pytest.raises(TypeError, match="ax"):
         viz.label_points(fig, np.zeros((3, 2)), ["a"], ["a", "b", "c"])
+
+
+def test_a_slider_figures_static_form_shows_its_labels_as_text():
+    """The token "<s>" as a slider label is text in the figure's Markdown form (the ePub's and the
+    PDF's): left as markup it struck through every later page of the printed book."""
+    fig_of = {}
+    for label in ["<s>", "the"]:
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.set_title(label)
+        fig_of[label] = fig
+    box = viz.interactive(
+        lambda label: fig_of[label], [(label, label) for label in fig_of], description="after"
+    )
+    data = box._repr_mimebundle_()
+    static = (data[0] if isinstance(data, tuple) else data)["text/markdown"]
+    assert "&lt;s&gt;" in static and "<s>" not in static
+    plt.close("all")
