@@ -36,8 +36,8 @@ TeX Live (not installed: no ``xelatex``; Debian's texlive-xetex, texlive-latex-e
 texlive-fonts-recommended are 73 packages, 228 MB to download and 666 MB installed, on every build machine) and drops the outputs LaTeX cannot show (head views, live figures, HTML
 tables); Typst has no Sphinx builder.
 The whole book (2026-12-02, 2 cores shared with seven other builds, load 11 to 16): the singlehtml build
-from the execution cache 373 s, this script 776 s (loading and MathJax 82 s, each printing 266 s); 380
-A4 pages against the 658 of the page printed as it was (issue 33 counted 370 at an earlier size).
+from the execution cache 373 s, this script 482 s (loading and MathJax 82 s, each printing about 170 s);
+623 A4 pages at 10.5 pt (the web page as it was printed: 658 pages at about 8 pt).
 
 ePub: Sphinx's ``epub`` builder through jupyter-book's custom builder writes the book as XHTML; this
 script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make epub``): scripts are
