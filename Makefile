@@ -70,11 +70,14 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# Debian's Chromium and its driver, for the real-browser test. Installed only when missing.
+# Debian's Chromium and its driver, for the real-browser test, and poppler-utils, whose pdftoppm renders
+# the PDF's pages for tests/site/test_print_pdf.py. Installed only when missing.
 browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium chromium-driver; }
+	@missing=""; \
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || missing="chromium chromium-driver"; \
+	command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
+	if [ -n "$$missing" ]; then SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q $$missing; fi
 
 sync: venv
 	$(PY) tools/sync_colab_cell.py
@@ -163,7 +166,7 @@ $(DIGEST): $(SITE)
 	$(PY) tools/print_book.py digest --out $@
 
 pdf: $(PDF)
-$(PDF): $(DIGEST) tools/print_book.py book/_static/book.css | browser
+$(PDF): $(DIGEST) tools/print_book.py tools/print/pdf.css tools/print/prepare.js book/_static/book.css | browser
 	$(BIN)/jupyter-book build . --builder singlehtml --keep-going
 	$(PY) tools/print_book.py pdf --out $(PDF)
 	mkdir -p _build/html/print && cp $(PDF) _build/html/print/

@@ -133,6 +133,33 @@ def test_set_style_is_deterministic():
     matplotlib.rcdefaults()
 
 
+def test_the_printed_books_svg_leaves_the_sites_png_as_it_was():
+    """The SVG that a notebook's figure carries for the PDF (lib.viz.set_style) is drawn from a copy:
+    the figure's PNG, drawn after it, is byte for byte the PNG of the same figure drawn without it (a
+    figure with a layout engine draws differently the second time), and the copy is closed."""
+    from IPython.core.pylabtools import print_figure
+
+    from lib.viz.heatmap import _svg_of_a_copy
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        viz.attention_heatmap(SCORES, TOKENS, TOKENS, ax=ax)
+        return fig
+
+    viz.set_style()
+    alone = figure()
+    expected = print_figure(alone, "png", bbox_inches="tight")
+    fig = figure()
+    figures = plt.get_fignums()
+    svg = _svg_of_a_copy(fig)
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert re.search(r"<image [^>]*width=", svg)  # the heatmap's pixels, embedded
+    assert plt.get_fignums() == figures
+    assert print_figure(fig, "png", bbox_inches="tight") == expected
+    plt.close("all")
+    matplotlib.rcdefaults()
+
+
 # ------------------------------------------------------------------------------------------------
 # masked_softmax_table
 
@@ -831,3 +858,20 @@ def test_label_points_rejects_bad_input_naming_the_argument():
         viz.label_points(ax, np.zeros((3, 2)), ["z"], ["a", "b", "c"])
     with pytest.raises(TypeError, match="ax"):
         viz.label_points(fig, np.zeros((3, 2)), ["a"], ["a", "b", "c"])
+
+
+def test_a_slider_figures_static_form_shows_its_labels_as_text():
+    """The token "<s>" as a slider label is text in the figure's Markdown form (the ePub's and the
+    PDF's): left as markup it struck through every later page of the printed book."""
+    fig_of = {}
+    for label in ["<s>", "the"]:
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.set_title(label)
+        fig_of[label] = fig
+    box = viz.interactive(
+        lambda label: fig_of[label], [(label, label) for label in fig_of], description="after"
+    )
+    data = box._repr_mimebundle_()
+    static = (data[0] if isinstance(data, tuple) else data)["text/markdown"]
+    assert "&lt;s&gt;" in static and "<s>" not in static
+    plt.close("all")

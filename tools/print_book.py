@@ -6,10 +6,38 @@ book's HTML outputs (head views, live figures, widget pictures, styled tables) i
 So the book is built as one HTML page (Sphinx's ``singlehtml`` builder through jupyter-book, reusing the
 execution cache) and printed by the system's Chromium (Debian's, the one the browser tests use), driven
 through the DevTools protocol: the page is loaded from a loopback server with the network off, MathJax
-typesets every equation, the head views and sliders draw, then ``Page.printToPDF`` prints it with the
-print style sheet of book/_static/book.css (live figures and sliders in their static form, with a line
-saying where they are live; no navigation; code wrapped). Chromium prints what a reader sees on the site,
-fonts, SVG and MathJax included, which is why it was picked over LaTeX.
+typesets every equation, the head views and sliders draw, then ``Page.printToPDF`` prints it. Chromium
+prints what a reader sees on the site, fonts, SVG and MathJax included, which is why it was picked over
+LaTeX.
+
+The printed book's apparatus (issue 33) is CSS Paged Media as Chromium implements it, in
+tools/print/pdf.css, with tools/print/prepare.js adding what a web page lacks: a title page (title,
+authors and version from CITATION.cff, the commit from ``git describe``, the date, the licences, the
+site's address), a contents whose entries link to the chapters, a named page per chapter (so each starts
+a page, and the ``@top-right`` margin box of its pages carries its title: the running head), the page
+number in a ``@bottom-center`` margin box, break-after/-inside rules that keep a heading with its text
+and a short code block or table whole while a long one breaks between lines, the web page's controls
+turned into print (folded code cells out, worked solutions open under a label, progress bars and
+drop-downs out) and the site's address wherever the text says "the book's website". Chromium writes the
+PDF outline from the headings (``generateDocumentOutline``) and a named destination for every link
+target. It has no ``target-counter()``, so the book is printed twice: the first printing's named
+destinations give each chapter's page, which fills the contents (its numbers take the place of "000",
+so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved.
+
+Measured before choosing (issue 33, Chromium 156, this 2-core machine): paged.js 0.4.3 (npm's latest, the
+CSS Paged Media polyfill that R's pagedown uses) gives string-set running heads and target-counter page
+numbers, but stops with a SyntaxError on the theme's style sheets (``:is(...:focus-visible)+label:hover``,
+a selector its css-tree 1.x cannot parse): it ran only after 133 rules were cut out of them, took 6.2 s
+to paginate a 10-page sample that Chromium's own pagination printed in 0.3 s, left a heading alone at a
+page's foot (it ignored break-after: avoid before a table) and broke the contents' flex layout.
+Chromium's own engine already does named pages, margin boxes, break-* and orphans/widows (checked on
+the same sample), and the second printing costs one more ``printToPDF``. Sphinx's LaTeX builder needs
+TeX Live (not installed: no ``xelatex``; Debian's texlive-xetex, texlive-latex-extra and
+texlive-fonts-recommended are 73 packages, 228 MB to download and 666 MB installed, on every build machine) and drops the outputs LaTeX cannot show (head views, live figures, HTML
+tables); Typst has no Sphinx builder.
+The whole book (2026-12-02, 2 cores shared with seven other builds, load 11 to 16): the singlehtml build
+from the execution cache 373 s, this script 482 s (loading and MathJax 82 s, each printing about 170 s);
+623 A4 pages at 10.5 pt (the web page as it was printed: 658 pages at about 8 pt).
 
 ePub: Sphinx's ``epub`` builder through jupyter-book's custom builder writes the book as XHTML; this
 script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make epub``): scripts are
@@ -158,10 +186,52 @@ return counts;
 """
 
 
-FOOTER = (
-    '<div style="font-size:8px;width:100%;text-align:center;color:#555">'
-    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
-)
+PRINT_DIR_SOURCES = ROOT / "tools" / "print"
+
+
+def front_matter() -> dict:
+    """What the title page says: the title (_config.yml), the authors and version (CITATION.cff), the
+    commit it was printed from (git describe), the date, the licences and the site's address; and the
+    documents of _toc.yml in order, each with its part and its address on the published site."""
+    import datetime
+
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    authors = [
+        a.get("name") or " ".join(filter(None, [a.get("given-names"), a.get("family-names")]))
+        for a in cff.get("authors", [])
+    ]
+    try:
+        commit = subprocess.run(
+            ["git", "describe", "--tags", "--always", "--dirty"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "not from a git checkout"
+    base = site_url()
+    docs = [
+        {"doc": doc, "part": part, "url": f"{base}{doc}.html"}
+        for part, part_docs in toc_parts()
+        for doc in part_docs
+    ]
+    return {
+        "title": config["title"],
+        "authors": authors,
+        "version": f"Version {cff.get('version', '?')}, printed from commit {commit}",
+        "date": f"Printed on {datetime.date.today().isoformat()}",
+        "licence": (
+            "Text, figures and exercises: CC BY 4.0 (creativecommons.org/licenses/by/4.0); code: MIT. "
+            "The files LICENSE-CONTENT, LICENSE and CITATION.cff of the book's repository say how to "
+            "credit it."
+        ),
+        "site": base,
+        "docs": docs,
+    }
 
 
 PRINT_REPORT = r"""
@@ -195,6 +265,45 @@ return {
 };
 """
 
+# The page numbers of the contents, filled in before the second printing from the first one's
+# named destinations (arguments[0]: {element id: page}).
+FILL_CONTENTS = r"""
+const pages = arguments[0];
+let missing = [];
+document.querySelectorAll('.book-toc-page').forEach((s) => {
+  const p = pages[s.dataset.target];
+  if (p === undefined) missing.push(s.dataset.target);
+  s.textContent = p === undefined ? '' : String(p);
+});
+return missing;
+"""
+
+PRINT_OPTIONS = {
+    "printBackground": True,
+    "preferCSSPageSize": True,  # A4 and the margins of tools/print/pdf.css
+    "displayHeaderFooter": False,  # the page number and running head are CSS margin boxes
+    "generateDocumentOutline": True,  # bookmarks from the headings
+    "generateTaggedPDF": True,  # headings, paragraphs and figures tagged (the outline is built from them)
+}
+
+
+def _print(driver) -> bytes:
+    return base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", PRINT_OPTIONS)["data"])
+
+
+def destinations(pdf: bytes) -> dict[str, int]:
+    """{element id: page number (1-based)} of a PDF's named destinations (Chromium writes one for
+    every element that a link of the page points at)."""
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    return {
+        name.lstrip("/"): reader.get_destination_page_number(dest) + 1
+        for name, dest in reader.named_destinations.items()
+    }
+
 
 # Long by design: one step after another of the build, in the order they run.
 def make_pdf(html_dir: Path, out: Path) -> Path:
@@ -207,9 +316,14 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         )
     index = html_dir / "print.html"
     index.write_text(single.read_text(encoding="utf-8"), encoding="utf-8")
+    css = (PRINT_DIR_SOURCES / "pdf.css").read_text(encoding="utf-8")
+    prepare = (PRINT_DIR_SOURCES / "prepare.js").read_text(encoding="utf-8")
+    meta = front_matter()
     httpd = _serve(html_dir)
     driver, profile = _chromium()
+    timings = {}
     try:
+        t0 = time.monotonic()
         driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/print.html")
         print("loaded; waiting for MathJax", flush=True)
         deadline = time.monotonic() + 300
@@ -232,41 +346,53 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         )
         if errors:
             sys.exit(f"{errors} equations or images failed to render in the single-page book")
-        # folded cells (solutions, long outputs) are part of the printed book: open them
+        timings["load_s"] = round(time.monotonic() - t0, 1)
+        # the book's pages: its style sheet, a title page, the contents, a named page per chapter
         driver.execute_script(
-            "document.querySelectorAll('details').forEach((d) => { d.open = true; });"
+            "const s = document.createElement('style'); s.id = 'book-print-css';"
+            "s.textContent = arguments[0]; document.head.append(s);",
+            css,
         )
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        prepared = driver.execute_script(prepare, meta)
+        if prepared["missing"]:
+            sys.exit(f"chapters not found in the single-page book: {prepared['missing']}")
         time.sleep(1)
         links = driver.execute_script(PDF_LINKS, site_url())
         # what the printed page shows, measured in print media (tests/site/test_print.py reads it)
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         report = driver.execute_script(PRINT_REPORT)
         report["links"] = links
-        print("printing", flush=True)
-        result = driver.execute_cdp_cmd(
-            "Page.printToPDF",
-            {
-                "printBackground": True,
-                "paperWidth": 8.27,  # A4
-                "paperHeight": 11.69,
-                "marginTop": 0.6,
-                "marginBottom": 0.7,
-                "marginLeft": 0.6,
-                "marginRight": 0.6,
-                "displayHeaderFooter": True,
-                "headerTemplate": "<div></div>",
-                "footerTemplate": FOOTER,
-            },
-        )
+        report["prepared"] = prepared
+        # twice: the first printing says on which page each chapter starts, the second prints the
+        # contents with those numbers (the numbers take the place of "000": nothing moves)
+        print("printing (1/2)", flush=True)
+        t1 = time.monotonic()
+        first = _print(driver)
+        timings["print_s"] = round(time.monotonic() - t1, 1)
+        pages = destinations(first)
+        missing = driver.execute_script(FILL_CONTENTS, pages)
+        if missing:
+            sys.exit(f"no page found for these chapters of the contents: {missing}")
+        print("printing (2/2)", flush=True)
+        data = _print(driver)
     finally:
         driver.quit()
         httpd.shutdown()
         shutil.rmtree(profile, ignore_errors=True)
+    moved = {
+        c["id"]: (pages.get(c["id"]), p)
+        for c in prepared["chapters"]
+        if (p := destinations(data).get(c["id"])) != pages.get(c["id"])
+    }
+    if moved:
+        sys.exit(f"chapters moved between the two printings (first, second): {moved}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(base64.b64decode(result["data"]))
+    out.write_bytes(data)
     report["pages"] = pdf_pages(out)
+    report["contents_pages"] = {c["id"]: pages[c["id"]] for c in prepared["chapters"]}
+    report["timings"] = timings
     out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {pdf_pages(out)} pages)")
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {report['pages']} pages)")
     return out
 
 

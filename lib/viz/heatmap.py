@@ -32,7 +32,8 @@ def set_style() -> None:
     Starts from matplotlib's own defaults, so the result does not depend on what ran before; then sets
     the resolution, font sizes, a colour-blind-safe colour cycle (tableau-colorblind10), the default
     colormap (:data:`SEQUENTIAL_CMAP`) and constrained layout (titles and labels are never clipped).
-    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone.
+    A fixed SVG hash salt makes SVG output byte-identical between runs. The backend is left alone; in
+    a notebook, its inline figures carry an SVG beside the PNG (:func:`_inline_svg`).
     """
     mpl.rcdefaults()
     mpl.rcParams.update(
@@ -54,6 +55,46 @@ def set_style() -> None:
             "svg.hashsalt": "attention-book",
         }
     )
+    _inline_svg()
+
+
+def _inline_svg() -> None:
+    """In a notebook, each inline figure is output as PNG and SVG: the site shows the PNG, the printed
+    book (jupyter-book's singlehtml build, which ``make pdf`` prints) the SVG, whose lines and text stay
+    sharp at any size (_config.yml's ``nb_mime_priority_overrides``), with its heatmaps' pixels at
+    300 dpi. The SVG is drawn from a copy of the figure, so the PNG is drawn as before (a second drawing
+    of a figure with a layout engine can move it and warn). Outside IPython, nothing."""
+    try:
+        from IPython import get_ipython
+        from matplotlib.figure import Figure
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or "inline" not in mpl.get_backend():
+        return
+    set_matplotlib_formats("png", "svg")
+    shell.display_formatter.formatters["image/svg+xml"].for_type(Figure, _svg_of_a_copy)
+
+
+def _svg_of_a_copy(fig) -> str | None:
+    """The SVG of a copy of ``fig`` (None, so only the PNG is output, for a figure that cannot be copied)."""
+    import pickle
+    import warnings
+
+    from IPython.core.pylabtools import print_figure
+
+    try:
+        copy = pickle.loads(pickle.dumps(fig))
+    except Exception:  # noqa: BLE001 - an unpicklable artist: the figure keeps its PNG alone
+        return None
+    try:
+        with warnings.catch_warnings():
+            # the PNG, drawn from the figure itself, shows any warning
+            warnings.simplefilter("ignore")
+            return print_figure(copy, "svg", bbox_inches="tight", dpi=300)
+    finally:
+        plt.close(copy)
 
 
 # ----------------------------------------------------------------------------------------------

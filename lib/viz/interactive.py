@@ -157,7 +157,9 @@ def _add_static_form(box, first_page: str, labels: list[str], description: str) 
     interactive and what the slider changes. Jupyter, Colab and the site still show the widget (a widget
     view outranks Markdown everywhere a widget manager runs)."""
     match = re.search(r'<img src="(data:image/png;base64,[^"]+)" alt="([^"]*)"', first_page)
-    alt = html.unescape(match.group(2)).replace("[", "(").replace("]", ")")
+    alt = html.escape(html.unescape(match.group(2)).replace("[", "(").replace("]", ")"))
+    # a label is text, not markup: the token "<s>" would open a strikethrough over the rest of a page
+    labels, description = [html.escape(label) for label in labels], html.escape(description)
     shown = ", ".join(labels) if len(labels) <= 12 else f"{labels[0]} to {labels[-1]}"
     static = (
         f"![{alt}]({match.group(1)})\n\n"
