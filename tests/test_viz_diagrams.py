@@ -653,19 +653,29 @@ def test_positional_diagram_adds_the_position_before_the_layers(narrow):
     config's numbers; its mask drawn in full, the other faded."""
     fig = viz.positional_diagram(PlaygroundConfig(positional="learned"), narrow=narrow)
     labels = " | ".join(texts(fig))
-    assert "16 x 32" in labels and "learned, 8 x 32" in labels and "2 heads, bidirectional" in labels
+    assert (
+        "16 x 32" in labels and "learned, 8 x 32" in labels and "2 heads, bidirectional" in labels
+    )
     assert "32 $\\to$ 128 $\\to$ 32" in labels and "linear 32 $\\to$ 16 scores" in labels
     # the flow goes up: input, embedding, plus, attention, feed-forward, read-out
     heights = [
         _center(_boxes_labelled(fig, label)[0])[1]
         for label in ["3", "$+$"]
-        + [t for t in texts(fig) if t.startswith(("LayerNorm, self", "LayerNorm, feed", "LayerNorm, read"))]
+        + [
+            t
+            for t in texts(fig)
+            if t.startswith(("LayerNorm, self", "LayerNorm, feed", "LayerNorm, read"))
+        ]
     ]
     assert heights == sorted(heights) and len(heights) == 5
     # 2 x 64 mask cells: the bidirectional mask in full, the causal one faded
-    cells = [p for p in fig.axes[0].patches if type(p).__name__ == "Rectangle" and p.get_width() < 0.2]
+    cells = [
+        p for p in fig.axes[0].patches if type(p).__name__ == "Rectangle" and p.get_width() < 0.2
+    ]
     assert len(cells) == 128
-    assert {c.get_alpha() for c in cells[:64]} == {1.0} and {c.get_alpha() for c in cells[64:]} == {0.3}
+    assert {c.get_alpha() for c in cells[:64]} == {1.0} and {c.get_alpha() for c in cells[64:]} == {
+        0.3
+    }
     assert "the bidirectional one is drawn in full" in fig.alt_text
     causal = viz.positional_diagram(PlaygroundConfig(positional="none", causal=True), narrow=narrow)
     assert "causal one is drawn in full" in causal.alt_text and "none: p_i = 0" in causal.alt_text

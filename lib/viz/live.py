@@ -367,8 +367,15 @@ def positional_encoding_figure(
         )
     table = sinusoidal_encoding(positions, d_model, base)  # [P, D]
     # the static picture drawn for a phone: 4.6 inches at 72 dpi (331 px) with 11-point text
-    with plt.rc_context({"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11,
-                         "xtick.labelsize": 11, "ytick.labelsize": 11}):
+    with plt.rc_context(
+        {
+            "font.size": 11,
+            "axes.titlesize": 11,
+            "axes.labelsize": 11,
+            "xtick.labelsize": 11,
+            "ytick.labelsize": 11,
+        }
+    ):
         fig, (ax1, ax2) = plt.subplots(
             2, 1, figsize=(4.6, 5.0), dpi=72, height_ratios=[2, 1], layout="constrained"
         )
@@ -378,7 +385,9 @@ def positional_encoding_figure(
         bar.set_label("PE value")
         ax1.axhline(position, color="C1", lw=1)
         ax1.set(
-            xlabel="dimension", ylabel="position", title=f"PE: {positions} positions\nx {d_model} dims"
+            xlabel="dimension",
+            ylabel="position",
+            title=f"PE: {positions} positions\nx {d_model} dims",
         )
         ax2.plot(table[position], color="C0", lw=1)
         ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")

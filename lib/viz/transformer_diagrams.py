@@ -751,7 +751,9 @@ def positional_diagram(config, *, narrow=False):
         f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
         + (f"a {kind} table of {table}" if table else _ALT_NONE[kind])
         + "). The two meet in a plus sign: x_i = e of x_i + p_i, one vector of width "
-        f"{D} per position. Then the encoder layer, repeated {N} times: LayerNorm and "
+        f"{D} per position. Then "
+        + ("the encoder layer" if N == 1 else f"{N} encoder layers, each")
+        + ": LayerNorm and "
         f"self-attention with {H} heads, a residual add, LayerNorm and the feed-forward network "
         f"({D} to {4 * D} to {D}), a residual add. Beside the attention, two 8 by 8 masks: "
         "bidirectional (every cell allowed) and causal (the lower triangle); the "
@@ -774,13 +776,29 @@ def positional_diagram(config, *, narrow=False):
     # token embedding and position vector, side by side, meeting in a plus
     y_emb, y_plus = 1.75, 2.65
     x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
-    _box(ax, x_tok, y_emb, f"token embedding\n$\\mathbf{{e}}_{{x_i}}$: {VOCAB} x {D}", "emb",
-         w=bw / 2 - 0.1, h=0.75, fontsize=font)
+    _box(
+        ax,
+        x_tok,
+        y_emb,
+        f"token embedding\n$\\mathbf{{e}}_{{x_i}}$: {VOCAB} x {D}",
+        "emb",
+        w=bw / 2 - 0.1,
+        h=0.75,
+        fontsize=font,
+    )
     pos_text = _POSITION_BOX[kind]
     if table:
         pos_text = f"position $\\mathbf{{p}}_i$:\n{kind}, {table}"
-    _box(ax, x_pos, y_emb, pos_text, "ctx" if table else "plain", w=bw / 2 - 0.1, h=0.75,
-         fontsize=font)
+    _box(
+        ax,
+        x_pos,
+        y_emb,
+        pos_text,
+        "ctx" if table else "plain",
+        w=bw / 2 - 0.1,
+        h=0.75,
+        fontsize=font,
+    )
     _arrow(ax, x_tok, 1.0, x_tok, y_emb - 0.38)  # the symbol to its embedding
     _arrow(ax, x_pos, 1.0, x_pos, y_emb - 0.38, color="0.45")  # its place to the position's
     ax.text(x_tok + 0.08, 1.18, "$x_i$", ha="left", va="center", fontsize=font)
@@ -790,20 +808,47 @@ def positional_diagram(config, *, narrow=False):
     _arrow(ax, x_tok + 0.3, y_plus, xc - 0.2, y_plus)
     _line(ax, [x_pos, x_pos, xc + 0.2], [y_emb + 0.38, y_plus, y_plus])
     _arrow(ax, x_pos - 0.3, y_plus, xc + 0.2, y_plus)
-    ax.text(xc + 0.35, y_plus + 0.42, f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{x_i}} + \\mathbf{{p}}_i$,"
-            f" width {D}", ha="left", va="center", fontsize=font)
+    ax.text(
+        xc + 0.35,
+        y_plus + 0.42,
+        f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{x_i}} + \\mathbf{{p}}_i$, width {D}",
+        ha="left",
+        va="center",
+        fontsize=font,
+    )
     # the encoder layer, pre-LN, in a dashed frame
     y_att, y_ff = 3.75, 4.75
     _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
-    _box(ax, xc, y_att, f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual", "attn",
-         w=bw, h=0.62, fontsize=font)
+    _box(
+        ax,
+        xc,
+        y_att,
+        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
+        "attn",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
     _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
-    _box(ax, xc, y_ff, f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual", "ff",
-         w=bw, h=0.62, fontsize=font)
+    _box(
+        ax,
+        xc,
+        y_ff,
+        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
+        "ff",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
     ax.add_patch(
         mpatches.FancyBboxPatch(
-            (xc - bw / 2 - 0.12, y_att - 0.42), bw + 0.24, y_ff - y_att + 1.15, fc="none",
-            ec="0.5", ls="--", boxstyle="round,pad=0.03",
+            (xc - bw / 2 - 0.12, y_att - 0.42),
+            bw + 0.24,
+            y_ff - y_att + 1.15,
+            fc="none",
+            ec="0.5",
+            ls="--",
+            boxstyle="round,pad=0.03",
         )
     )
     layers = "encoder layer" + (f", x {N}" if N > 1 else "")
@@ -823,8 +868,13 @@ def positional_diagram(config, *, narrow=False):
                 allowed = k <= q or not causal
                 ax.add_patch(
                     mpatches.Rectangle(
-                        (x0 + k * cell, y0 + (7 - q) * cell), cell, cell, lw=0.3, ec="white",
-                        fc=_ALLOWED if allowed else "0.9", alpha=alpha,
+                        (x0 + k * cell, y0 + (7 - q) * cell),
+                        cell,
+                        cell,
+                        lw=0.3,
+                        ec="white",
+                        fc=_ALLOWED if allowed else "0.9",
+                        alpha=alpha,
                     )
                 )
         ax.add_patch(
@@ -838,10 +888,16 @@ def positional_diagram(config, *, narrow=False):
     # LayerNorm, read-out, the answer
     y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
     _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
-    _box(ax, xc, y_out, f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores", "io", w=bw,
-         h=0.6, fontsize=font)
+    _box(
+        ax,
+        xc,
+        y_out,
+        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
+        "io",
+        w=bw,
+        h=0.6,
+        fontsize=font,
+    )
     _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
     ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
     return fig
-
-
