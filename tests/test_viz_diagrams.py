@@ -24,6 +24,7 @@ from lib.electra import ElectraConfig  # noqa: E402
 from lib.elmo import ELMoConfig  # noqa: E402
 from lib.gpt import GPTConfig  # noqa: E402
 from lib.llama import LlamaConfig  # noqa: E402
+from lib.playground import PlaygroundConfig  # noqa: E402
 from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -579,6 +580,7 @@ CALLS = {
     "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=True),
     "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
     "minilm": lambda: viz.minilm_diagram(),
+    "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
 }
 
 
@@ -596,6 +598,7 @@ DRAWN_FOR_PHONES = {
     "bert_pretraining",
     "electra",
     "minilm",
+    "positional",
 }
 
 
@@ -648,6 +651,7 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text():
                 "BertConfig": BertConfig,
                 "ElectraConfig": ElectraConfig,
                 "LlamaConfig": LlamaConfig,
+                "PlaygroundConfig": PlaygroundConfig,
             }
             exec(source, namespace)
             meta = cell["metadata"]
@@ -713,3 +717,42 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
     assert (f"window {c.sliding_window}" in labels) == bool(c.sliding_window)
     with pytest.raises(TypeError, match="narrow"):
         viz.llama_diagram(config, narrow=1)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_positional_diagram_adds_the_position_before_the_layers(narrow):
+    """Chapter 8 (reader's report 2): e_x + p, then the encoder layer, then the read-out, with the
+    config's numbers; its mask drawn in full, the other faded."""
+    fig = viz.positional_diagram(PlaygroundConfig(positional="learned"), narrow=narrow)
+    labels = " | ".join(texts(fig))
+    assert (
+        "16 x 32" in labels and "learned, 8 x 32" in labels and "2 heads, bidirectional" in labels
+    )
+    assert "32 $\\to$ 128 $\\to$ 32" in labels and "linear 32 $\\to$ 16 scores" in labels
+    # the flow goes up: input, embedding, plus, attention, feed-forward, read-out
+    heights = [
+        _center(_boxes_labelled(fig, label)[0])[1]
+        for label in ["3", "$+$"]
+        + [
+            t
+            for t in texts(fig)
+            if t.startswith(("LayerNorm, self", "LayerNorm, feed", "LayerNorm, read"))
+        ]
+    ]
+    assert heights == sorted(heights) and len(heights) == 5
+    # 2 x 64 mask cells: the bidirectional mask in full, the causal one faded
+    cells = [
+        p for p in fig.axes[0].patches if type(p).__name__ == "Rectangle" and p.get_width() < 0.2
+    ]
+    assert len(cells) == 128
+    assert {c.get_alpha() for c in cells[:64]} == {1.0} and {c.get_alpha() for c in cells[64:]} == {
+        0.3
+    }
+    assert "the bidirectional one is drawn in full" in fig.alt_text
+    causal = viz.positional_diagram(PlaygroundConfig(positional="none", causal=True), narrow=narrow)
+    assert "causal one is drawn in full" in causal.alt_text and "none: p_i = 0" in causal.alt_text
+    assert any("none: $\\mathbf{p}_i = 0$" == t for t in texts(causal))
+    with pytest.raises(TypeError, match="config"):
+        viz.positional_diagram(GPTConfig.gpt2())
+    with pytest.raises(TypeError, match="narrow"):
+        viz.positional_diagram(PlaygroundConfig(), narrow=1)

@@ -54,15 +54,20 @@ def _table(
     layout="interleaved",
     start=0,
     divide=True,
+    angle_scale=1.0,
 ) -> Tensor:
     """Variants of the table [max_len, d_model] in float64: the right one by default, or a typical mistake."""
     pos = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]  # [P, 1]
     j = torch.arange(d_model, dtype=torch.float64)  # [D] column index
     pair = torch.div(j, 2, rounding_mode="floor") if layout == "interleaved" else j % (d_model // 2)
-    power = {"2i/d": 2 * pair / d_model, "j/d": j / d_model, "i/d": pair / d_model}[
-        exponent or "2i/d"
-    ]
+    power = {
+        "2i/d": 2 * pair / d_model,
+        "j/d": j / d_model,
+        "i/d": pair / d_model,
+        "0": 0 * j,  # 10000 ** (i // d) with integer division: every exponent 0
+    }[exponent or "2i/d"]
     angle = pos / 10000.0**power if divide else pos * 10000.0**power  # [P, D]
+    angle = angle * angle_scale  # pi / 180 or 180 / pi: a degree mix-up
     if layout == "interleaved":
         use_sin = (j % 2 == 0) if first == "sin" else (j % 2 == 1)
     else:  # [sin ... | cos ...]
@@ -92,6 +97,18 @@ _MISTAKES = [
         "you put all the sines first and all the cosines after them (a layout some code uses); the paper and this book interleave them: column 2i is a sine, column 2i + 1 its cosine",
     ),
     (
+        dict(exponent="0"),
+        "every pair of yours turns at frequency 1 (sin(pos), cos(pos) in every pair): the exponent came out 0, as integer division does (i // d is 0 for every i < d). The exponent is the fraction 2i/d, so use float division: 2 * i / d_model",
+    ),
+    (
+        dict(angle_scale=math.pi / 180),
+        "your angles went through a degree conversion (you took pos / 10000^(2i/d) as degrees): it is already an angle in radians, which is what torch.sin and torch.cos take",
+    ),
+    (
+        dict(angle_scale=180 / math.pi),
+        "your angles went through a degree conversion (multiplied by 180 / pi): pos / 10000^(2i/d) is already an angle in radians, which is what torch.sin and torch.cos take",
+    ),
+    (
         dict(start=1),
         "your row 0 is the encoding of position 1: positions start at 0, whose row is [0, 1, 0, 1, ...]",
     ),
@@ -106,7 +123,7 @@ def _rotation(k: int, d_model: int, *, exponent: str = "2i/d", angle_scale: floa
     """M_k in float64 (PE[pos + k] = M_k PE[pos]), or one with the pair index i in the exponent, or
     one whose angles k w_i are multiplied by ``angle_scale`` (pi / 180 or 180 / pi: a degree mix-up)."""
     pair = torch.arange(d_model // 2, dtype=torch.float64)
-    power = 2 * pair / d_model if exponent == "2i/d" else pair / d_model
+    power = {"2i/d": 2 * pair / d_model, "i/d": pair / d_model, "0": 0 * pair}[exponent]
     theta = k / 10000.0**power  # [D/2]
     theta = theta * angle_scale
     even = torch.arange(0, d_model, 2)
@@ -155,6 +172,14 @@ def _check_rotation(my_rotation: Any) -> str | None:
         if off_block.abs().max() > TOLERANCE:
             fail(
                 f"on the case {case}, your M_k has non-zero entries outside its 2 x 2 diagonal blocks (largest {fmt(off_block.abs().max().item())}): each pair (columns 2i, 2i + 1) turns on its own circle, so M_k is block-diagonal."
+            )
+        if (
+            k != 0
+            and d_model > 2
+            and (result - _rotation(k, d_model, exponent="0")).abs().max() <= TOLERANCE
+        ):
+            fail(
+                f"on the case {case}, every block of your M_k turns by the same angle k, the angle of pair 0. Pair i turns by k w_i, with its own frequency w_i = 1 / 10000^(2i/d): the slow pairs turn by much less."
             )
         if k != 0 and any(
             (result - _rotation(k, d_model, angle_scale=scale)).abs().max() <= TOLERANCE
@@ -283,7 +308,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
     if distant_collision is not None:
         if expect_bool(distant_collision, "distant_collision"):
             fail(
-                f"distant_collision: no. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together, and they never all come back at once. Measure it before you change your answer: the distance between two neighbours against the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
+                f"distant_collision: no. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together, and over positions 0 to 999 they never come back close together at once. Measure it before you change your answer: the distance between two neighbours against the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
             )
     if last_wavelength is None:
         not_attempted(

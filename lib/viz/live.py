@@ -370,19 +370,31 @@ def positional_encoding_figure(
             f"position: expected an int in [0, positions={positions}), got {position!r}"
         )
     table = sinusoidal_encoding(positions, d_model, base)  # [P, D]
-    fig, (ax1, ax2) = plt.subplots(
-        2, 1, figsize=(7, 4.4), dpi=72, height_ratios=[2, 1], layout="constrained"
-    )
-    # cividis over [-1, 1] with its colour bar, as the page's live table draws it (posenc.js)
-    image = ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
-    bar = fig.colorbar(image, ax=[ax1, ax2], shrink=0.6, anchor=(0.0, 1.0), ticks=[-1, 0, 1])
-    bar.set_label("PE value")
-    ax1.axhline(position, color="C1", lw=1)
-    ax1.set(
-        xlabel="dimension", ylabel="position", title=f"PE: {positions} positions x {d_model} dims"
-    )
-    ax2.plot(table[position], color="C0", lw=1)
-    ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")
+    # the static picture drawn for a phone: 4.6 inches at 72 dpi (331 px) with 11-point text
+    with plt.rc_context(
+        {
+            "font.size": 11,
+            "axes.titlesize": 11,
+            "axes.labelsize": 11,
+            "xtick.labelsize": 11,
+            "ytick.labelsize": 11,
+        }
+    ):
+        fig, (ax1, ax2) = plt.subplots(
+            2, 1, figsize=(4.6, 5.0), dpi=72, height_ratios=[2, 1], layout="constrained"
+        )
+        # cividis over [-1, 1] with its colour bar, as the page's live table draws it (posenc.js)
+        image = ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
+        bar = fig.colorbar(image, ax=[ax1, ax2], shrink=0.6, anchor=(0.0, 1.0), ticks=[-1, 0, 1])
+        bar.set_label("PE value")
+        ax1.axhline(position, color="C1", lw=1)
+        ax1.set(
+            xlabel="dimension",
+            ylabel="position",
+            title=f"PE: {positions} positions\nx {d_model} dims",
+        )
+        ax2.plot(table[position], color="C0", lw=1)
+        ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}

@@ -25,6 +25,7 @@ __all__ = [
     "gqa_diagram",
     "llama_diagram",
     "minilm_diagram",
+    "positional_diagram",
 ]
 
 
@@ -881,4 +882,199 @@ def minilm_diagram(config=None):
         _box(ax, 2.65, y, text, kind, 4.7, 0.38, font)
         if i:
             _arrow(ax, 2.65, ys[i - 1] - 0.19, 2.65, y + 0.19)
+    return fig
+
+
+_POSITION_BOX = {
+    "learned": "learned table, trained",
+    "sinusoidal": "sinusoidal table, fixed",
+    "none": "none: $\\mathbf{p}_i = 0$",
+    "rope": "none here: RoPE turns\nq and k inside attention",
+    "alibi": "none here: ALiBi biases\nthe scores inside attention",
+}
+
+
+_ALLOWED = "#3182bd"  # a cell of a mask where the query may attend
+_ALT_NONE = {
+    "none": "none: p_i = 0",
+    "rope": "none here: RoPE turns the queries and keys inside attention",
+    "alibi": "none here: ALiBi biases the scores inside attention",
+}
+
+
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+def positional_diagram(config, *, narrow=False):
+    """Chapter 8's model (the Attention Playground's, ``lib.playground``): where the position vector
+    enters. Each symbol's token embedding e plus the position vector p of its place (a learned
+    table, the sinusoidal one or none, from ``config.positional``), then ``config.n_layers``
+    encoder layers (pre-LN self-attention and feed-forward, each with a residual add; beside the
+    attention, the bidirectional and the causal mask, ``config``'s drawn in full), a LayerNorm and
+    the read-out to the vocabulary's symbols. ``config``: a ``lib.playground.PlaygroundConfig``.
+    ``narrow``: drawn for a phone's column, 5.2 inches wide with 11.5-point text. Returns the
+    Figure."""
+    from lib.playground import LENGTH, VOCAB, PlaygroundConfig
+
+    check_type(config, "config", PlaygroundConfig)
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    D, H, N, L = config.d_model, config.n_heads, config.n_layers, config.train_length
+    L = min(L, LENGTH) if config.positional in ("learned", "sinusoidal") else L
+    kind = config.positional
+    mask = "causal" if config.causal else "bidirectional"
+    table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
+    alt = (
+        f"A vertical flow, read from the bottom. The input, {L} symbols (here 3 1 4 1 5 9 2 6), "
+        "positions 0 to 7. Each symbol x_i goes to the token embedding e of x_i (a table of "
+        f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
+        + (f"a {kind} table of {table}" if table else _ALT_NONE[kind])
+        + "). The two meet in a plus sign: x_i = e of x_i + p_i, one vector of width "
+        f"{D} per position. Then "
+        + ("the encoder layer" if N == 1 else f"{N} encoder layers, each")
+        + ": LayerNorm and "
+        f"self-attention with {H} heads, a residual add, LayerNorm and the feed-forward network "
+        f"({D} to {4 * D} to {D}), a residual add. Beside the attention, two 8 by 8 masks: "
+        "bidirectional (every cell allowed) and causal (the lower triangle); the "
+        f"{mask} one is drawn in full, the other faded. Then a LayerNorm and the read-out, a "
+        f"linear map from {D} to {VOCAB} scores, one per symbol, at every position: the answer y_i."
+    )
+    font = _PHONE_FONT if narrow else _FONT
+    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
+    fig, ax = _canvas(W, Ht, alt)
+    xc = 2.05 if narrow else 3.0  # the flow's column
+    bw = 3.5 if narrow else 4.4  # its boxes' width
+    # the input: one box per position, the position under it
+    step = 0.44 if narrow else 0.52
+    xs = [xc + step * (i - 3.5) for i in range(8)]
+    for i, (x, s) in enumerate(zip(xs, "31415926")):
+        _box(ax, x, 0.75, s, "io", w=step - 0.06, h=0.4, fontsize=font)
+        ax.text(x, 0.3, str(i), color="0.35", **_t(font))
+    ax.text(xs[-1] + 0.35, 0.75, "$x_i$", ha="left", va="center", fontsize=font)
+    ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
+    # token embedding and position vector, side by side, meeting in a plus
+    y_emb, y_plus = 1.75, 2.65
+    x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
+    _box(
+        ax,
+        x_tok,
+        y_emb,
+        f"token embedding\n$\\mathbf{{e}}_{{x_i}}$: {VOCAB} x {D}",
+        "emb",
+        w=bw / 2 - 0.1,
+        h=0.75,
+        fontsize=font,
+    )
+    pos_text = _POSITION_BOX[kind]
+    if table:
+        pos_text = f"position $\\mathbf{{p}}_i$:\n{kind}, {table}"
+    _box(
+        ax,
+        x_pos,
+        y_emb,
+        pos_text,
+        "ctx" if table else "plain",
+        w=bw / 2 - 0.1,
+        h=0.75,
+        fontsize=font,
+    )
+    _arrow(ax, x_tok, 1.0, x_tok, y_emb - 0.38)  # the symbol to its embedding
+    _arrow(ax, x_pos, 1.0, x_pos, y_emb - 0.38, color="0.45")  # its place to the position's
+    ax.text(x_tok + 0.08, 1.18, "$x_i$", ha="left", va="center", fontsize=font)
+    ax.text(x_pos + 0.08, 1.18, "$i$", ha="left", va="center", fontsize=font, color="0.35")
+    _box(ax, xc, y_plus, "$+$", "plain", w=0.4, h=0.4, fontsize=font)
+    _line(ax, [x_tok, x_tok, xc - 0.2], [y_emb + 0.38, y_plus, y_plus])
+    _arrow(ax, x_tok + 0.3, y_plus, xc - 0.2, y_plus)
+    _line(ax, [x_pos, x_pos, xc + 0.2], [y_emb + 0.38, y_plus, y_plus])
+    _arrow(ax, x_pos - 0.3, y_plus, xc + 0.2, y_plus)
+    ax.text(
+        xc + 0.35,
+        y_plus + 0.42,
+        f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{x_i}} + \\mathbf{{p}}_i$, width {D}",
+        ha="left",
+        va="center",
+        fontsize=font,
+    )
+    # the encoder layer, pre-LN, in a dashed frame
+    y_att, y_ff = 3.75, 4.75
+    _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
+    _box(
+        ax,
+        xc,
+        y_att,
+        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
+        "attn",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
+    _box(
+        ax,
+        xc,
+        y_ff,
+        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
+        "ff",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (xc - bw / 2 - 0.12, y_att - 0.42),
+            bw + 0.24,
+            y_ff - y_att + 1.15,
+            fc="none",
+            ec="0.5",
+            ls="--",
+            boxstyle="round,pad=0.03",
+        )
+    )
+    layers = "encoder layer" + (f", x {N}" if N > 1 else "")
+    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
+    # the two masks, beside the layer: one above the other on a phone, side by side otherwise
+    size = 0.72 if narrow else 0.9
+    cell = size / 8
+    if narrow:
+        corners = [(xc + bw / 2 + 0.28, y_ff - 0.03), (xc + bw / 2 + 0.28, y_att - 0.15)]
+    else:
+        corners = [(xc + bw / 2 + 0.25, y_att - 0.25), (xc + bw / 2 + 1.35, y_att - 0.25)]
+    for (name, causal), (x0, y0) in zip([("bidirectional", False), ("causal", True)], corners):
+        chosen = causal == config.causal
+        alpha = 1.0 if chosen else 0.3
+        for q in range(8):  # query q's row, from the top; key k's column
+            for k in range(8):
+                allowed = k <= q or not causal
+                ax.add_patch(
+                    mpatches.Rectangle(
+                        (x0 + k * cell, y0 + (7 - q) * cell),
+                        cell,
+                        cell,
+                        lw=0.3,
+                        ec="white",
+                        fc=_ALLOWED if allowed else "0.9",
+                        alpha=alpha,
+                    )
+                )
+        ax.add_patch(
+            mpatches.Rectangle(
+                (x0, y0), size, size, fc="none", ec="0.25", lw=1.2 if chosen else 0.5, alpha=alpha
+            )
+        )
+        label = "bidirec-\ntional" if narrow and not causal else name
+        y_label = y0 + size + 0.2 + (0.12 if "\n" in label else 0) if narrow else y0 - 0.25
+        ax.text(x0 + size / 2, y_label, label, color="0.1" if chosen else "0.55", **_t(font))
+    # LayerNorm, read-out, the answer
+    y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
+    _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
+    _box(
+        ax,
+        xc,
+        y_out,
+        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
+        "io",
+        w=bw,
+        h=0.6,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
+    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
     return fig

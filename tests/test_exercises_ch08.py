@@ -1,0 +1,77 @@
+"""The messages of the chapter *Positional encoding*'s checkers added after a reader's report (more
+of its checkers' cases are in tests/test_exercises.py): each plausible mistake is named, and the
+right answer, in float32 as the chapter's worked solution returns it, still passes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed, ch08
+
+
+def _integer_division(max_len, d_model):
+    """The table with 10000 ** (2 * i // d_model): every exponent 0, every pair at frequency 1."""
+    pos = torch.arange(max_len, dtype=torch.float32)[:, None]  # [P, 1]
+    i = torch.arange(0, d_model, 2)  # [D/2] even columns
+    freq = 1 / 10000.0 ** (i // d_model)  # the bug: integer division
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+    return pe
+
+
+def _right_table(max_len, d_model):
+    return ch08._table(max_len, d_model).float()
+
+
+def _right_rotation(k, d_model):
+    return ch08._rotation(k, d_model).float()
+
+
+@pytest.mark.parametrize(
+    "table, named",
+    [
+        (_integer_division, "every pair of yours turns at frequency 1"),
+        (lambda m, d: ch08._table(m, d, angle_scale=math.pi / 180).float(), "as degrees"),
+        (lambda m, d: ch08._table(m, d, angle_scale=180 / math.pi).float(), "180 / pi"),
+    ],
+)
+def test_a_table_s_named_mistakes(table, named):
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_sinusoidal(table, _right_rotation)
+    assert named in str(failed.value) and "largest difference" not in str(failed.value)
+
+
+def test_one_angle_for_every_pair_is_named():
+    """M_k built with the angle k in every block (frequency 1 everywhere), not k w_i."""
+
+    def same_angle(k, d_model):
+        m = torch.zeros(d_model, d_model)
+        c, s = math.cos(k), math.sin(k)
+        for i in range(0, d_model, 2):
+            m[i : i + 2, i : i + 2] = torch.tensor([[c, s], [-s, c]])
+        return m
+
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_sinusoidal(_right_table, same_angle)
+    assert "the same angle k" in str(failed.value)
+
+
+def test_the_right_answers_still_pass():
+    assert "M_k on all" in ch08.check_sinusoidal(_right_table, _right_rotation).message
+    # a float64 answer passes as well
+    assert (
+        "M_k on all"
+        in ch08.check_sinusoidal(
+            lambda m, d: ch08._table(m, d), lambda k, d: ch08._rotation(k, d)
+        ).message
+    )
+
+
+def test_the_collision_message_does_not_overclaim():
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_small_base(2 * math.pi * 100 ** (126 / 128), True)
+    message = str(failed.value)
+    assert "over positions 0 to 999" in message and "never all come back" not in message
