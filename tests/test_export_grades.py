@@ -40,6 +40,7 @@ def gradebook(tmp_path):
             gb.add_notebook(name, name)
             for cell, points, kind in cells:
                 gb.add_grade_cell(cell, name, name, max_score=points, cell_type=kind)
+        gb.add_assignment("04_bahdanau_and_luong", duedate=DUE)  # a deadline only: not exported
         gb.add_student("alice", first_name="Alice", last_name="Liddell", email="alice@uni.example")
         gb.add_student("bob", first_name="Bob", last_name="Marley", email="bob@uni.example")
         gb.add_student("carol", first_name="Carol", last_name="Ann")  # no e-mail; submits nothing
@@ -195,6 +196,49 @@ def test_schedule_and_bad_input():
         term_plan.schedule("next monday")
     with pytest.raises(ValueError, match="tz: expected an IANA time zone"):
         term_plan.schedule("2027-01-11", "Mars/Olympus")
+
+
+def test_late_policy_in_nbgrader_autograde(tmp_path):
+    """nbgrader's own autograde, on a one-cell course, applies the policy the deadlines command set."""
+    import subprocess
+
+    import nbformat
+
+    name = A
+    folder = tmp_path / "source" / name
+    folder.mkdir(parents=True)
+    answer = nbformat.v4.new_code_cell("x = 1\n### BEGIN SOLUTION\nx = 2\n### END SOLUTION")
+    test = nbformat.v4.new_code_cell("assert x == 2")
+    meta = dict(solution=False, locked=False, schema_version=3)
+    answer.metadata["nbgrader"] = {**meta, "solution": True, "grade": False, "grade_id": "a"}
+    test.metadata["nbgrader"] = {
+        **meta,
+        "locked": True,
+        "grade": True,
+        "grade_id": "t",
+        "points": 10,
+    }
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [answer, test]
+    nbformat.write(nb, folder / f"{name}.ipynb")
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.root = "{tmp_path}"\nc.CourseDirectory.db_url = "sqlite:///{tmp_path}/gradebook.db"\n'
+    )
+    term_plan.main(
+        ["deadlines", "--course", str(tmp_path), "--start", "2027-01-11", "--tz", "Europe/Berlin"]
+    )
+    bin = Path(sys.executable).parent
+    subprocess.run([bin / "nbgrader", "generate_assignment", name], cwd=tmp_path, check=True)
+    submitted = tmp_path / "submitted" / "bob" / name
+    submitted.mkdir(parents=True)
+    nbformat.write(nb, submitted / f"{name}.ipynb")  # the worked solution: 10 of 10 points
+    # due Sunday 2027-01-24 23:59 CET; handed in on Tuesday 11:00 CET, 1.46 days late
+    (submitted / "timestamp.txt").write_text("2027-01-26 10:00:00.000000 UTC")
+    subprocess.run([bin / "nbgrader", "autograde", name], cwd=tmp_path, check=True)
+    moodle = tmp_path / "moodle.csv"
+    export_grades.main(["--course", str(tmp_path), "--moodle", str(moodle)])
+    assert _read(moodle) == [["Username", name], ["bob", "8"]]  # 10 points less 20%
 
 
 def test_deadlines_into_nbgrader(tmp_path):

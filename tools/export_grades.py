@@ -6,7 +6,9 @@
 
 Reads nbgrader's gradebook (``gradebook.db``, with nbgrader's own API) and writes, for each student and
 each assignment (a chapter), the score nbgrader's ``export`` gives: the notebook's points (automatic and
-manual) less the late penalty, 0 where nothing was submitted.
+manual) less the late penalty, 0 where nothing was submitted. An assignment that has no points yet (its
+deadline is set, but ``nbgrader generate_assignment`` has not been run for it) is left out, unless
+``--assignment`` names it.
 
 - **Canvas** (*Grades, Import*): the columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then
   one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
@@ -55,7 +57,11 @@ def read_gradebook(gradebook: str | Path, assignments: list[str] | None = None) 
         url = f"sqlite:///{Path(url).resolve()}"
     with Gradebook(url) as gb:
         names = sorted(a.name for a in gb.assignments)
-        if assignments is not None:
+        if (
+            assignments is None
+        ):  # an assignment with no points is not generated yet (deadlines only)
+            names = [n for n in names if gb.find_assignment(n).max_score > 0]
+        else:
             unknown = [a for a in assignments if a not in names]
             if unknown:
                 raise ValueError(f"assignments: {unknown} not in the gradebook, which has {names}")
