@@ -296,8 +296,10 @@ def main(argv=None) -> int:
         print(f"{args.chapter}  {args.student}  due {due:%a %Y-%m-%d %H:%M} UTC")
     else:
         url, _ = _gradebook(args.course)
-        for name, student, penalty in recompute_penalties(url, args.chapter):
+        late = recompute_penalties(url, args.chapter)
+        for name, student, penalty in late:
             print(f"{name}  {student}  late penalty {penalty:g}")
+        print(f"{len(late)} late submissions; every other submission has no penalty")
     return 0
 
 
