@@ -1,0 +1,269 @@
+"""Grade exports for Canvas and Moodle, the term plan and its late policy (issue 36, item 7).
+
+The gradebook is nbgrader's own, made in a temporary folder with nbgrader's API: two chapters, three
+students (one late, one who submitted nothing), automatic and manual points.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import export_grades  # noqa: E402
+import term_plan  # noqa: E402
+
+A, B = "02_attention_as_soft_lookup", "03_scoring_functions"
+DUE = dt.datetime(2027, 1, 24, 22, 59)  # UTC
+# nbgrader's add_submission makes SQLAlchemy note objects not yet in its session (harmless)
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+
+
+@pytest.fixture
+def gradebook(tmp_path):
+    from nbgrader.api import Gradebook
+
+    path = tmp_path / "gradebook.db"
+    with Gradebook(f"sqlite:///{path}") as gb:
+        for name, cells in (
+            (A, [("t1", 2, "code"), ("w1", 1, "markdown")]),
+            (B, [("t1", 2, "code")]),
+        ):
+            gb.add_assignment(name, duedate=DUE)
+            gb.add_notebook(name, name)
+            for cell, points, kind in cells:
+                gb.add_grade_cell(cell, name, name, max_score=points, cell_type=kind)
+        gb.add_assignment("04_bahdanau_and_luong", duedate=DUE)  # a deadline only: not exported
+        gb.add_student("alice", first_name="Alice", last_name="Liddell", email="alice@uni.example")
+        gb.add_student("bob", first_name="Bob", last_name="Marley", email="bob@uni.example")
+        gb.add_student("carol", first_name="Carol", last_name="Ann")  # no e-mail; submits nothing
+        gb.add_submission(A, "alice", timestamp=DUE - dt.timedelta(hours=1))
+        gb.add_submission(A, "bob", timestamp=DUE + dt.timedelta(days=1.5))  # late: 20% off
+        gb.add_submission(B, "alice", timestamp=DUE)
+        for student, cell, score in (("alice", "t1", 2), ("bob", "t1", 2)):
+            gb.find_grade(cell, A, A, student).auto_score = score
+        gb.find_grade("w1", A, A, "alice").manual_score = 0.5
+        gb.find_grade("w1", A, A, "bob").manual_score = 1
+        gb.find_grade("t1", B, B, "alice").auto_score = 0
+        gb.db.commit()
+    changed = term_plan.recompute_penalties(f"sqlite:///{path}")
+    assert changed == [(A, "bob", pytest.approx(0.6))]  # 20% of 3 points
+    return path
+
+
+def _read(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_canvas_layout(gradebook, tmp_path):
+    out = tmp_path / "canvas.csv"
+    ids = tmp_path / "ids.csv"
+    ids.write_text(f"assignment,canvas_id\n{A},4711\n")
+    export_grades.main(
+        ["--gradebook", str(gradebook), "--canvas", str(out), "--canvas-ids", str(ids)]
+    )
+    rows = _read(out)
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{A} (4711)", B]
+    assert rows[1] == ["    Points Possible", "", "", "", "", "3", "2"]
+    assert rows[2:] == [
+        ["Liddell, Alice", "", "", "alice", "", "2.5", "0"],
+        ["Marley, Bob", "", "", "bob", "", "2.4", "0"],  # 3 points less 20% for 1.5 days late
+        ["Ann, Carol", "", "", "carol", "", "0", "0"],
+    ]
+
+
+def test_canvas_roster(gradebook, tmp_path):
+    roster = tmp_path / "roster.csv"
+    lines = ["Student,ID,SIS User ID,SIS Login ID,Section", "    Points Possible,,,,"]
+    lines += [f"{n},{i},S{i},{n.lower()},Tue" for i, n in enumerate(["Alice", "Bob", "Carol"], 100)]
+    roster.write_text("\n".join(lines) + "\n")
+    grades = export_grades.read_gradebook(gradebook, [A])
+    rows = export_grades.canvas_rows(grades, export_grades._read_csv(roster, "roster"))
+    assert rows[2] == ["Alice", "100", "S100", "alice", "Tue", "2.5"]
+    with pytest.raises(ValueError, match="match: the roster has no column 'Login'"):
+        export_grades.canvas_rows(grades, export_grades._read_csv(roster, "roster"), match="Login")
+    short = [r for r in export_grades._read_csv(roster, "roster") if r["Student"] != "Bob"]
+    with pytest.raises(ValueError, match=r"roster: .*\['bob'\]"):
+        export_grades.canvas_rows(grades, short)
+
+
+def test_moodle_layout(gradebook, tmp_path):
+    out = tmp_path / "moodle.csv"
+    export_grades.main(["--gradebook", str(gradebook), "--moodle", str(out)])
+    assert _read(out) == [
+        ["Username", A, B],
+        ["alice", "2.5", "0"],
+        ["bob", "2.4", "0"],
+        ["carol", "0", "0"],
+    ]
+    grades = export_grades.read_gradebook(gradebook)
+    with pytest.raises(ValueError, match=r"identifier: 'email' .*\['carol'\]"):
+        export_grades.moodle_rows(grades, "email")
+    grades.students = grades.students[:2]
+    assert export_grades.moodle_rows(grades, "email")[1] == ["alice@uni.example", "2.5", "0"]
+
+
+def test_extension(gradebook):
+    url = f"sqlite:///{gradebook}"
+    assert term_plan.extend(url, A, "bob", 2) == DUE + dt.timedelta(days=2)
+    assert term_plan.recompute_penalties(url) == []  # 1.5 days late, 2 days more: on time
+    assert export_grades.read_gradebook(gradebook).scores["bob", A] == 3
+    with pytest.raises(ValueError, match="assignment, student: no graded submission"):
+        term_plan.extend(url, B, "bob", 1)
+    with pytest.raises(ValueError, match="days: expected"):
+        term_plan.extend(url, A, "bob", -1)
+
+
+def test_bad_input(gradebook, tmp_path):
+    with pytest.raises(ValueError, match="gradebook: expected nbgrader's gradebook.db"):
+        export_grades.read_gradebook(tmp_path / "none.db")
+    assert not (tmp_path / "none.db").exists()  # no empty gradebook made
+    with pytest.raises(TypeError, match="gradebook: expected a path"):
+        export_grades.read_gradebook(3)
+    with pytest.raises(ValueError, match=r"assignments: \['99_x'\] not in the gradebook"):
+        export_grades.read_gradebook(gradebook, ["99_x"])
+    grades = export_grades.read_gradebook(gradebook)
+    with pytest.raises(ValueError, match="identifier: expected one of"):
+        export_grades.moodle_rows(grades, "idnumber")
+    bad = tmp_path / "ids.csv"
+    bad.write_text("chapter,id\n02,1\n")
+    with pytest.raises(ValueError, match="canvas_ids: expected the columns assignment,canvas_id"):
+        export_grades.main(
+            ["--gradebook", str(gradebook), "--canvas", "x.csv", "--canvas-ids", str(bad)]
+        )
+    with pytest.raises(ValueError, match=r"canvas_ids: assignments \['99_x'\]"):
+        export_grades.canvas_rows(grades, canvas_ids={"99_x": "1"})
+
+
+# --- the term plan --------------------------------------------------------------------------------
+
+
+def test_late_plugin_penalty():
+    plugin = term_plan.LatePenalty()
+    day = 86400
+    assert plugin.late_submission_penalty("s", 10.0, 0) == 0.0
+    # 1.5 days late: two days begun, 20%
+    assert plugin.late_submission_penalty("s", 10.0, 1.5 * day) == pytest.approx(2.0)
+    assert plugin.late_submission_penalty("s", 10.0, 7 * day) == pytest.approx(7.0)
+    assert plugin.late_submission_penalty("s", 10.0, 8 * day) == 10.0  # after 7 days: 0 points
+    with pytest.raises(ValueError, match="total_seconds_late"):
+        plugin.late_submission_penalty("s", 10.0, -1)
+    assert term_plan.penalty_fraction(1.5) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="days_late"):
+        term_plan.penalty_fraction(-1)
+
+
+def test_plan_covers_the_book():
+    toc = (ROOT / "_toc.yml").read_text()
+    assert term_plan.chapters() == re.findall(r"notebooks/(\d\d_\w+)", toc)
+    weeks = [w for w, _ in term_plan.WEEKS]
+    assert weeks == list(range(1, 14))  # 13 weeks
+    for _, names in term_plan.WEEKS:  # two 90-minute lectures a week at most
+        assert sum(term_plan.CLASS_MINUTES[n[:2]] for n in names) <= 180
+    # the class and home times are the teachers' page's
+    page = (ROOT / "book" / "teachers.md").read_text()
+    times = re.findall(r"^\| (\d+) [^|]+\|[^|]+\| (\d+) min \| ([\d.]+) h \|", page, flags=re.M)
+    assert len(times) == 18
+    for number, minutes, hours in times:
+        key = f"{int(number):02d}"
+        assert term_plan.CLASS_MINUTES[key] == int(minutes)
+        assert term_plan.HOME_HOURS[key] == float(hours)
+
+
+def test_page_shows_the_table():
+    page = (ROOT / "book" / "teachers.md").read_text()
+    assert term_plan.table() in page
+
+
+def test_schedule_and_bad_input():
+    rows = term_plan.schedule("2027-01-11", "Europe/Berlin")
+    assert len(rows) == 18
+    first, last = rows[0], rows[-1]
+    assert first["release"].isoformat() == "2027-01-11T09:00:00+01:00"
+    assert first["due"].isoformat() == "2027-01-24T23:59:00+01:00"
+    assert last["chapter"] == "18_attention_at_scale" and last["due"].date() == dt.date(2027, 4, 11)
+    with pytest.raises(ValueError, match="start: expected a Monday"):
+        term_plan.schedule("2027-01-12")
+    with pytest.raises(ValueError, match="start: expected a date"):
+        term_plan.schedule("next monday")
+    with pytest.raises(ValueError, match="tz: expected an IANA time zone"):
+        term_plan.schedule("2027-01-11", "Mars/Olympus")
+
+
+def test_late_policy_in_nbgrader_autograde(tmp_path):
+    """nbgrader's own autograde, on a one-cell course, applies the policy the deadlines command set."""
+    import subprocess
+
+    import nbformat
+
+    name = A
+    folder = tmp_path / "source" / name
+    folder.mkdir(parents=True)
+    answer = nbformat.v4.new_code_cell("x = 1\n### BEGIN SOLUTION\nx = 2\n### END SOLUTION")
+    test = nbformat.v4.new_code_cell("assert x == 2")
+    meta = dict(solution=False, locked=False, schema_version=3)
+    answer.metadata["nbgrader"] = {**meta, "solution": True, "grade": False, "grade_id": "a"}
+    test.metadata["nbgrader"] = {
+        **meta,
+        "locked": True,
+        "grade": True,
+        "grade_id": "t",
+        "points": 10,
+    }
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [answer, test]
+    nbformat.write(nb, folder / f"{name}.ipynb")
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.root = "{tmp_path}"\nc.CourseDirectory.db_url = "sqlite:///{tmp_path}/gradebook.db"\n'
+    )
+    term_plan.main(
+        ["deadlines", "--course", str(tmp_path), "--start", "2027-01-11", "--tz", "Europe/Berlin"]
+    )
+    bin = Path(sys.executable).parent
+    subprocess.run([bin / "nbgrader", "generate_assignment", name], cwd=tmp_path, check=True)
+    submitted = tmp_path / "submitted" / "bob" / name
+    submitted.mkdir(parents=True)
+    nbformat.write(nb, submitted / f"{name}.ipynb")  # the worked solution: 10 of 10 points
+    # due Sunday 2027-01-24 23:59 CET; handed in on Tuesday 11:00 CET, 1.46 days late
+    (submitted / "timestamp.txt").write_text("2027-01-26 10:00:00.000000 UTC")
+    subprocess.run([bin / "nbgrader", "autograde", name], cwd=tmp_path, check=True)
+    moodle = tmp_path / "moodle.csv"
+    export_grades.main(["--course", str(tmp_path), "--moodle", str(moodle)])
+    assert _read(moodle) == [["Username", name], ["bob", "8"]]  # 10 points less 20%
+
+
+def test_deadlines_into_nbgrader(tmp_path):
+    from nbgrader.api import Gradebook
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = tmp_path / "nbgrader_config.py"
+    db = tmp_path / "gradebook.db"
+    config.write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    term_plan.main(
+        ["deadlines", "--course", str(tmp_path), "--start", "2027-01-11", "--tz", "Europe/Berlin"]
+    )
+    term_plan.main(
+        ["deadlines", "--course", str(tmp_path), "--start", "2027-01-11", "--tz", "Europe/Berlin"]
+    )
+    text = config.read_text()
+    assert text.count(term_plan.MARK_BEGIN) == 1  # a second run replaces the block
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert loaded.AssignLatePenalties.plugin_class.__name__ == "LatePenalty"
+    with Gradebook(f"sqlite:///{db}", course_id="attention-book") as gb:
+        due = {a.name: a.duedate for a in gb.assignments}
+    assert len(due) == 18
+    assert due[A] == dt.datetime(2027, 1, 24, 22, 59)  # 23:59 in Berlin, stored in UTC
+    with pytest.raises(ValueError, match="course: expected a course folder"):
+        term_plan.write_deadlines(tmp_path / "nowhere", "2027-01-11")

@@ -1,0 +1,204 @@
+"""The course's grades in the layouts Canvas and Moodle import (issue 36, item 7).
+
+    python tools/export_grades.py --course course --canvas canvas.csv --moodle moodle.csv
+    python tools/export_grades.py --gradebook course/gradebook.db --canvas canvas.csv \\
+        --roster canvas_export.csv --canvas-ids assignment_ids.csv
+
+Reads nbgrader's gradebook (``gradebook.db``, with nbgrader's own API) and writes, for each student and
+each assignment (a chapter), the score nbgrader's ``export`` gives: the notebook's points (automatic and
+manual) less the late penalty, 0 where nothing was submitted. An assignment that has no points yet (its
+deadline is set, but ``nbgrader generate_assignment`` has not been run for it) is left out, unless
+``--assignment`` names it.
+
+- **Canvas** (*Grades, Import*): the columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then
+  one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
+  Possible``. Canvas matches a row to a student by ``ID`` or the SIS columns: with ``--roster`` (the CSV
+  of Canvas's own *Export*), each nbgrader student id is looked up in the roster's ``SIS Login ID``
+  (``--match`` picks another column) and the row gets the roster's five columns; without it, the
+  student id goes into ``SIS Login ID``. With ``--canvas-ids`` (a CSV ``assignment,canvas_id``), the
+  header names Canvas's assignment; without it the header is the chapter's name alone, and Canvas
+  creates a new assignment of that name on import.
+- **Moodle** (*Grades, Import, CSV file*): an identifier column (``Username``, the nbgrader student id,
+  or ``Email address``, with ``--moodle-id email``), then one column per grade item, named after the
+  assignment; Moodle maps the identifier and each column to its grade items on import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_IDS = {"username": "Username", "email": "Email address"}
+
+
+@dataclass
+class Grades:
+    """What the exports need from the gradebook: students, assignments and their maximum, scores."""
+
+    students: list[dict]  # {"id", "first_name", "last_name", "email"}, ordered by id
+    assignments: list[tuple[str, float]]  # (name, max_score), ordered by name
+    scores: dict[tuple[str, str], float] = field(default_factory=dict)  # (student, assignment)
+
+
+def read_gradebook(gradebook: str | Path, assignments: list[str] | None = None) -> Grades:
+    """The grades in nbgrader's gradebook: a path to gradebook.db or an SQLAlchemy URL."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not isinstance(gradebook, (str, Path)):
+        raise TypeError(f"gradebook: expected a path or a URL, got {type(gradebook).__name__}")
+    url = str(gradebook)
+    if "://" not in url:
+        if not Path(url).is_file():  # nbgrader would create an empty gradebook there
+            raise ValueError(f"gradebook: expected nbgrader's gradebook.db, no file at {url}")
+        url = f"sqlite:///{Path(url).resolve()}"
+    with Gradebook(url) as gb:
+        names = sorted(a.name for a in gb.assignments)
+        if (
+            assignments is None
+        ):  # an assignment with no points is not generated yet (deadlines only)
+            names = [n for n in names if gb.find_assignment(n).max_score > 0]
+        else:
+            unknown = [a for a in assignments if a not in names]
+            if unknown:
+                raise ValueError(f"assignments: {unknown} not in the gradebook, which has {names}")
+            names = [n for n in names if n in assignments]
+        grades = Grades(
+            students=[
+                {
+                    "id": s.id,
+                    "first_name": s.first_name or "",
+                    "last_name": s.last_name or "",
+                    "email": s.email or "",
+                }
+                for s in sorted(gb.students, key=lambda s: s.id)
+            ],
+            assignments=[(n, float(gb.find_assignment(n).max_score)) for n in names],
+        )
+        for student in grades.students:
+            for name in names:
+                try:
+                    sub = gb.find_submission(name, student["id"])
+                except MissingEntry:
+                    score = 0.0
+                else:
+                    score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
+                grades.scores[student["id"], name] = score
+    return grades
+
+
+def _number(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _read_csv(path: Path, what: str) -> list[dict]:
+    if not Path(path).is_file():
+        raise ValueError(f"{what}: no file at {path}")
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+def canvas_rows(
+    grades: Grades,
+    roster: list[dict] | None = None,
+    match: str = "SIS Login ID",
+    canvas_ids: dict[str, str] | None = None,
+) -> list[list[str]]:
+    """Canvas's gradebook import: the header, the "Points Possible" row, one row per student."""
+    canvas_ids = canvas_ids or {}
+    unknown = sorted(set(canvas_ids) - {n for n, _ in grades.assignments})
+    if unknown:
+        raise ValueError(f"canvas_ids: assignments {unknown} are not in the gradebook")
+    header = CANVAS_FIXED + [
+        f"{name} ({canvas_ids[name]})" if name in canvas_ids else name
+        for name, _ in grades.assignments
+    ]
+    rows = [
+        header,
+        ["    Points Possible", "", "", "", ""] + [_number(m) for _, m in grades.assignments],
+    ]
+    by_key = {}
+    if roster is not None:
+        if roster and match not in roster[0]:
+            raise ValueError(
+                f"match: the roster has no column {match!r} (its columns: {list(roster[0])})"
+            )
+        by_key = {r[match].strip(): r for r in roster if r.get(match)}
+        missing = [s["id"] for s in grades.students if s["id"] not in by_key]
+        if missing:
+            raise ValueError(f"roster: no row whose {match!r} is one of the students {missing}")
+    for s in grades.students:
+        if roster is not None:
+            fixed = [by_key[s["id"]].get(c, "") for c in CANVAS_FIXED]
+        else:
+            name = ", ".join(p for p in (s["last_name"], s["first_name"]) if p) or s["id"]
+            fixed = [name, "", "", s["id"], ""]
+        rows.append(fixed + [_number(grades.scores[s["id"], n]) for n, _ in grades.assignments])
+    return rows
+
+
+def moodle_rows(grades: Grades, identifier: str = "username") -> list[list[str]]:
+    """Moodle's grade import: an identifier column, then one column per grade item."""
+    if identifier not in MOODLE_IDS:
+        raise ValueError(f"identifier: expected one of {sorted(MOODLE_IDS)}, got {identifier!r}")
+    if identifier == "email":
+        missing = [s["id"] for s in grades.students if not s["email"]]
+        if missing:
+            raise ValueError(
+                f"identifier: 'email' needs every student's e-mail in the gradebook; none for {missing}"
+                " (nbgrader db student import)"
+            )
+    key = "id" if identifier == "username" else "email"
+    rows = [[MOODLE_IDS[identifier]] + [name for name, _ in grades.assignments]]
+    for s in grades.students:
+        rows.append([s[key]] + [_number(grades.scores[s["id"], n]) for n, _ in grades.assignments])
+    return rows
+
+
+def write_csv(rows: list[list[str]], path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--course", type=Path, help="the course folder (its gradebook.db)")
+    where.add_argument("--gradebook", help="gradebook.db, or an SQLAlchemy URL")
+    parser.add_argument("--assignment", action="append", help="only these assignments (repeat)")
+    parser.add_argument("--canvas", type=Path, help="write Canvas's import CSV here")
+    parser.add_argument("--roster", type=Path, help="Canvas's own export (its student columns)")
+    parser.add_argument(
+        "--match", default="SIS Login ID", help="roster column holding nbgrader's ids"
+    )
+    parser.add_argument("--canvas-ids", type=Path, help="CSV assignment,canvas_id")
+    parser.add_argument("--moodle", type=Path, help="write Moodle's import CSV here")
+    parser.add_argument("--moodle-id", default="username", choices=sorted(MOODLE_IDS))
+    args = parser.parse_args(argv)
+    if not (args.canvas or args.moodle):
+        parser.error("nothing to write: give --canvas and/or --moodle")
+    gradebook = args.gradebook or (args.course or Path("course")) / "gradebook.db"
+    grades = read_gradebook(gradebook, args.assignment)
+    if args.canvas:
+        roster = _read_csv(args.roster, "roster") if args.roster else None
+        ids = None
+        if args.canvas_ids:
+            table = _read_csv(args.canvas_ids, "canvas_ids")
+            if table and not {"assignment", "canvas_id"} <= set(table[0]):
+                raise ValueError(
+                    f"canvas_ids: expected the columns assignment,canvas_id, got {list(table[0])}"
+                )
+            ids = {r["assignment"]: r["canvas_id"] for r in table}
+        write_csv(canvas_rows(grades, roster, args.match, ids), args.canvas)
+        print(f"Canvas: {args.canvas} ({len(grades.students)} students)")
+    if args.moodle:
+        write_csv(moodle_rows(grades, args.moodle_id), args.moodle)
+        print(f"Moodle: {args.moodle} ({len(grades.students)} students)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,307 @@
+"""The term plan (issue 36, item 7): the 18 chapters on 13 weeks, each chapter's release date and
+deadline, and the late policy, wired into nbgrader.
+
+    python tools/term_plan.py table                          # the week table (Markdown), as on the page
+    python tools/term_plan.py deadlines --course course --start 2027-01-11 [--tz Europe/Berlin]
+    python tools/term_plan.py penalties --course course [CHAPTER ...]
+    python tools/term_plan.py extend --course course CHAPTER STUDENT DAYS
+
+``deadlines`` writes each chapter's deadline into the course's gradebook (nbgrader's
+``Assignment.duedate``, what ``nbgrader collect``, ``autograde`` and the Formgrader read) and sets the
+late policy in the course's ``nbgrader_config.py`` (a block between two marker lines, replaced on each
+run): ``c.AssignLatePenalties.plugin_class`` is :class:`LatePenalty`. The week table (:data:`WEEKS`) is
+the one place the plan is written; the teachers' page shows it (a test checks that the page equals it).
+
+nbgrader computes a late penalty once, in ``autograde``, from the notebook's score at that moment; the
+points of the written answers are added later in the Formgrader, and ``tools/grade_course.py`` writes
+its sandbox's points after nbgrader's autograde has run. ``penalties`` therefore computes every late
+submission's penalty again from its current score, with the same policy: run it after the written
+answers are graded, before ``nbgrader export`` or ``tools/export_grades.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import sys
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Float
+
+# The plan: (week, chapters taught that week). Each chapter is one nbgrader assignment, released on the
+# Monday of the week it is taught and due on the Sunday of the following week (RELEASE, DUE: days and
+# times after that Monday). Two lectures of 90 minutes a week at most (180 min of class); the chapters'
+# class times are the teachers' page's ("In class"), repeated in CLASS_MINUTES and tested against it.
+# Week 13 teaches no new chapter: it is for the last deadline (chapter 18), questions and review.
+WEEKS: list[tuple[int, list[str]]] = [
+    (1, ["01_seq2seq_to_attention", "02_attention_as_soft_lookup"]),
+    (2, ["03_scoring_functions", "04_bahdanau_and_luong"]),
+    (3, ["05_attention_beyond_translation", "06_self_attention"]),
+    (4, ["07_multi_head_attention", "08_positional_encoding"]),
+    (5, ["09_the_transformer"]),
+    (6, ["10_subword_tokenization", "11_language_models"]),
+    (7, ["12_elmo"]),
+    (8, ["13_gpt"]),
+    (9, ["14_bert"]),
+    (10, ["15_inside_a_pretrained_model", "16_beyond_bert"]),
+    (11, ["17_modern_decoder"]),
+    (12, ["18_attention_at_scale"]),
+    (13, []),
+]
+CLASS_MINUTES = {
+    "01": 90, "02": 60, "03": 90, "04": 90, "05": 60, "06": 90, "07": 90, "08": 60, "09": 90,
+    "10": 60, "11": 90, "12": 90, "13": 90, "14": 90, "15": 60, "16": 90, "17": 90, "18": 90,
+}  # fmt: skip
+HOME_HOURS = {
+    "01": 2, "02": 1.5, "03": 2, "04": 2, "05": 1.5, "06": 2, "07": 2, "08": 1.5, "09": 2.5,
+    "10": 1.5, "11": 2, "12": 2, "13": 2.5, "14": 2.5, "15": 1.5, "16": 2, "17": 2, "18": 2,
+}  # fmt: skip
+RELEASE = dt.timedelta(hours=9)  # Monday 09:00 of the week the chapter is taught
+DUE = dt.timedelta(days=13, hours=23, minutes=59)  # Sunday 23:59 of the following week
+# The late policy: PERCENT_PER_DAY of the score for each day or part of a day late, the whole score
+# after ZERO_AFTER_DAYS days.
+PERCENT_PER_DAY = 10.0
+ZERO_AFTER_DAYS = 7.0
+MARK_BEGIN = "# --- term plan (tools/term_plan.py deadlines): late policy ---"
+MARK_END = "# --- end of term plan ---"
+WEEKDAYS = "Mon Tue Wed Thu Fri Sat Sun".split()
+
+
+def penalty_fraction(days_late: float) -> float:
+    """The share of the score a submission `days_late` days late loses (0 to 1)."""
+    if isinstance(days_late, bool) or not isinstance(days_late, (int, float)):
+        raise TypeError(f"days_late: expected a number of days, got {type(days_late).__name__}")
+    if math.isnan(days_late) or days_late < 0:
+        raise ValueError(f"days_late: expected a number of days >= 0, got {days_late!r}")
+    if days_late == 0:
+        return 0.0
+    if days_late > ZERO_AFTER_DAYS:
+        return 1.0
+    return min(1.0, PERCENT_PER_DAY / 100 * math.ceil(days_late))
+
+
+class LatePenalty(LateSubmissionPlugin):
+    """nbgrader's late-submission plugin for the term's policy: 10% of the notebook's score per day or
+    part of a day late, the whole score after 7 days (``percent_per_day``, ``zero_after_days``)."""
+
+    percent_per_day = Float(PERCENT_PER_DAY, help="Share of the score lost per day late, %").tag(
+        config=True
+    )
+    zero_after_days = Float(ZERO_AFTER_DAYS, help="Days late after which the score is 0").tag(
+        config=True
+    )
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        if total_seconds_late < 0:
+            raise ValueError(f"total_seconds_late: expected >= 0, got {total_seconds_late!r}")
+        days = total_seconds_late / 86400
+        if days == 0:
+            return 0.0
+        if days > self.zero_after_days:
+            return float(score)
+        return float(score) * min(1.0, self.percent_per_day / 100 * math.ceil(days))
+
+
+def chapters() -> list[str]:
+    return [c for _, week in WEEKS for c in week]
+
+
+def schedule(start: dt.date | str, tz: str = "UTC") -> list[dict]:
+    """Every chapter's week, release and deadline (aware datetimes in `tz`) for a term whose first
+    week starts on `start`, a Monday."""
+    if isinstance(start, str):
+        try:
+            start = dt.date.fromisoformat(start)
+        except ValueError:
+            raise ValueError(f"start: expected a date YYYY-MM-DD, got {start!r}") from None
+    if not isinstance(start, dt.date):
+        raise TypeError(f"start: expected a date or 'YYYY-MM-DD', got {type(start).__name__}")
+    if start.weekday() != 0:
+        raise ValueError(f"start: expected a Monday, got {start} ({WEEKDAYS[start.weekday()]})")
+    try:
+        zone = ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"tz: expected an IANA time zone such as 'Europe/Berlin', got {tz!r}"
+        ) from None
+    rows = []
+    for week, names in WEEKS:
+        monday = dt.datetime.combine(start + dt.timedelta(weeks=week - 1), dt.time(), tzinfo=zone)
+        for name in names:
+            rows.append(
+                {"week": week, "chapter": name, "release": monday + RELEASE, "due": monday + DUE}
+            )
+    return rows
+
+
+def _minutes(m: int) -> str:
+    return f"{m // 60} h {m % 60:02d}" if m % 60 else f"{m // 60} h"
+
+
+def table() -> str:
+    """The week table in Markdown (the teachers' page's section "A term")."""
+    lines = [
+        "| Week | Chapters (assignments) | In class | At home | Released | Due |",
+        "|---|---|---|---|---|---|",
+    ]
+    for week, names in WEEKS:
+        if not names:
+            lines.append(f"| {week} | review, questions; chapter 18 due | | | | |")
+            continue
+        minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
+        hours = sum(HOME_HOURS[n[:2]] for n in names)
+        listed = ", ".join(f"`{n}`" for n in names)
+        lines.append(
+            f"| {week} | {listed} | {_minutes(minutes)} | {hours:g} h | Monday of week {week}, 09:00 "
+            f"| Sunday of week {week + 1}, 23:59 |"
+        )
+    return "\n".join(lines)
+
+
+def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
+    """Each chapter's deadline into the course's gradebook, the late policy into its
+    nbgrader_config.py; returns the schedule."""
+    from nbgrader.api import Gradebook
+
+    course = Path(course)
+    config = course / "nbgrader_config.py"
+    if not config.is_file():
+        raise ValueError(
+            f"course: expected a course folder with nbgrader_config.py (make course), got {course}"
+        )
+    rows = schedule(start, tz)
+    text = config.read_text()
+    if MARK_BEGIN in text:
+        text = (
+            text[: text.index(MARK_BEGIN)].rstrip("\n")
+            + text[text.index(MARK_END) + len(MARK_END) :]
+        )
+    block = "\n".join(
+        [
+            MARK_BEGIN,
+            "import sys  # noqa: E402",
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})",
+            "from term_plan import LatePenalty  # noqa: E402",
+            "",
+            "c.AssignLatePenalties.plugin_class = LatePenalty",
+            f"c.LatePenalty.percent_per_day = {PERCENT_PER_DAY!r}",
+            f"c.LatePenalty.zero_after_days = {ZERO_AFTER_DAYS!r}",
+            MARK_END,
+        ]
+    )
+    config.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
+    url, course_id = _gradebook(course)
+    with Gradebook(url, course_id=course_id) as gb:
+        for row in rows:
+            # nbgrader keeps UTC without a zone
+            due = row["due"].astimezone(dt.timezone.utc).replace(tzinfo=None)
+            gb.update_or_create_assignment(row["chapter"], duedate=due, course_id=course_id)
+    return rows
+
+
+def _gradebook(course: Path) -> tuple[str, str]:
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    return url, config.CourseDirectory.get("course_id", "default_course")
+
+
+def recompute_penalties(
+    url: str, assignments: list[str] | None = None
+) -> list[tuple[str, str, float]]:
+    """Every late submission's penalty again from its current score (nbgrader's own rule: the
+    penalty is at most the score); [(assignment, student, penalty)] of the late ones."""
+    from nbgrader.api import Gradebook
+
+    policy = LatePenalty()
+    changed = []
+    with Gradebook(url) as gb:
+        names = [a.name for a in gb.assignments]
+        for name in assignments or names:
+            if name not in names:
+                raise ValueError(f"assignments: {name!r} is not in the gradebook (it has {names})")
+            for submission in gb.assignment_submissions(name):
+                late = submission.total_seconds_late
+                for notebook in submission.notebooks:
+                    if late > 0:
+                        p = policy.late_submission_penalty(
+                            submission.student.id, notebook.score, late
+                        )
+                        notebook.late_submission_penalty = min(max(p, 0.0), notebook.score)
+                        changed.append(
+                            (name, submission.student.id, notebook.late_submission_penalty)
+                        )
+                    else:
+                        notebook.late_submission_penalty = None
+        gb.db.commit()
+    return changed
+
+
+def extend(url: str, assignment: str, student: str, days: float) -> dt.datetime:
+    """Give `student` `days` more days for `assignment` (nbgrader's per-student extension, on the
+    graded submission); returns the student's deadline now."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if isinstance(days, bool) or not isinstance(days, (int, float)) or not days >= 0:
+        raise ValueError(f"days: expected a number of days >= 0, got {days!r}")
+    with Gradebook(url) as gb:
+        try:
+            submission = gb.find_submission(assignment, student)
+        except MissingEntry:
+            raise ValueError(
+                f"assignment, student: no graded submission of {assignment!r} by {student!r}"
+                " (grade it first; the extension is kept on the submission)"
+            ) from None
+        submission.extension = dt.timedelta(days=days)
+        gb.db.commit()
+        return submission.duedate
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("table", help="print the week table (Markdown)")
+    d = sub.add_parser("deadlines", help="write the deadlines and the late policy into the course")
+    d.add_argument("--course", type=Path, default=Path("course"))
+    d.add_argument("--start", required=True, help="the Monday of week 1, YYYY-MM-DD")
+    d.add_argument("--tz", default="UTC", help="the course's time zone (IANA), default UTC")
+    p = sub.add_parser("penalties", help="compute the late penalties again from the current scores")
+    p.add_argument("--course", type=Path, default=Path("course"))
+    p.add_argument("chapter", nargs="*")
+    e = sub.add_parser("extend", help="give one student more days for one chapter")
+    e.add_argument("--course", type=Path, default=Path("course"))
+    e.add_argument("chapter")
+    e.add_argument("student")
+    e.add_argument("days", type=float)
+    args = parser.parse_args(argv)
+    if args.command == "table":
+        print(table())
+    elif args.command == "deadlines":
+        for row in write_deadlines(args.course, args.start, args.tz):
+            release, due = row["release"], row["due"]
+            print(
+                f"week {row['week']:2d}  {row['chapter']:34s}  released {release:%a %Y-%m-%d %H:%M}"
+                f"  due {due:%a %Y-%m-%d %H:%M %Z}"
+            )
+        print(
+            f"late policy: {PERCENT_PER_DAY:g}% per day or part of a day, 0 after {ZERO_AFTER_DAYS:g} days"
+        )
+    elif args.command == "extend":
+        url, _ = _gradebook(args.course)
+        due = extend(url, args.chapter, args.student, args.days)
+        print(f"{args.chapter}  {args.student}  due {due:%a %Y-%m-%d %H:%M} UTC")
+    else:
+        url, _ = _gradebook(args.course)
+        late = recompute_penalties(url, args.chapter)
+        for name, student, penalty in late:
+            print(f"{name}  {student}  late penalty {penalty:g}")
+        print(f"{len(late)} late submissions; every other submission has no penalty")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
