@@ -162,9 +162,11 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None
             linestyle="--",
             label="held out at the test length",
         )
-    # headroom above both curves (loss at most its first value, accuracy at most 1) for the key
-    ax.set_ylim(0, 1.35 * max(losses, default=1.0))
-    ax2.set_ylim(0, 1.35)
+    # headroom above both curves (loss at most its first value, accuracy at most 1) for the key,
+    # of two entries or, with the test length's curve, three
+    room = 2.1 if test else 1.35
+    ax.set_ylim(0, room * max(losses, default=1.0))
+    ax2.set_ylim(0, room)
     ax2.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax2.set_ylabel("held-out sequences right")
     ax2.spines["right"].set_visible(True)  # the book's style hides it: the ticks would float
