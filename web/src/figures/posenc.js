@@ -12,6 +12,9 @@ export function encoding(pos, d, base) {
   return out;
 }
 
+// a wavelength as a reader writes it: 54,410 rather than 5.44e+4; 3 significant digits below 100
+const wavelength = (x) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toPrecision(3));
+
 // A vertical colour bar for values in [-1, 1] (PE's range), as tall as the table, with ticks at -1, 0
 // and 1 and its label; its colours are those of the table (colour((v + 1) / 2)).
 export function colourBar(container, tableHeight) {
@@ -57,6 +60,8 @@ export function mountPositional(root, example, ctx) {
   const position = field("position", example.position, { min: 0, step: 1 });
   // the table and its colour bar side by side: cividis over [-1, 1], as the static picture
   // (lib.viz.live.positional_encoding_figure) draws it with matplotlib
+  // the table's axes, said in words above it (the canvas has no room for tick labels on a phone)
+  const axes = html("p", { class: "book-live-axes", style: "margin: 0.3em 0; font-size: 0.9em" }, root);
   const row = html("div", { class: "book-live-table-row",
     style: "display: flex; align-items: flex-start; gap: 8px; max-width: 100%" }, root);
   // the table shrinks to the screen (a phone), the bar keeps its width
@@ -83,7 +88,12 @@ export function mountPositional(root, example, ctx) {
     else if (D % 2) problems.push(`d_model: an even number (sines and cosines come in pairs), got ${D}; ` +
       `try ${D - 1} or ${D + 1}`);
     if (!(b > 1) || !Number.isFinite(b)) problems.push("base: a finite number above 1");
-    if (!Number.isInteger(p) || p < 0 || p >= P) problems.push(`position: a whole number from 0 to ${P - 1}`);
+    // the position's range is known only when the number of positions is valid
+    const validP = Number.isInteger(P) && P >= 1 && P <= 512;
+    if (!Number.isInteger(p) || p < 0 || (validP && p >= P)) {
+      problems.push(validP ? `position: a whole number from 0 to ${P - 1}`
+        : "position: a whole number from 0 to positions - 1");
+    }
     if (problems.length) {
       ctx.message(root, `Expected ${problems.join("; ")}.`, "warning");
       status.textContent = "Not redrawn: the table and curve are still those of the last valid settings.";
@@ -104,6 +114,9 @@ export function mountPositional(root, example, ctx) {
       }
     }
     fitBar();
+    axes.textContent = `Table: one row per position (0 at the top, ${P - 1} at the bottom), one column ` +
+      `per dimension j (0 at the left, ${D - 1} at the right). Curve below: PE[${p}, j] (from -1 to 1) ` +
+      "against the dimension j.";
     g.strokeStyle = "#e8710a";
     g.lineWidth = 2;
     g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
@@ -120,7 +133,7 @@ export function mountPositional(root, example, ctx) {
       [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`, "dimension j"));
     status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as a curve over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
-      `${(2 * Math.PI * b ** ((D - 2) / D)).toPrecision(3)}).`;
+      `${wavelength(2 * Math.PI * b ** ((D - 2) / D))}).`;
     root.dataset.values = JSON.stringify(Array.from(vec));
     root.dataset.state = "computed";
   }
