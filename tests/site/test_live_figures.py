@@ -247,6 +247,18 @@ def test_positional_encoding_for_any_position_dimension_and_base(server, browser
     assert set_fields(browser, sel, {"base": 10000, "position": 10}) == "error"
     assert "position: a whole number from 0 to 9" in message(browser, sel)
     assert set_fields(browser, sel, {"position": 9}) == "computed" and message(browser, sel) == ""
+    # with no valid number of positions, the position's range is said in words (was "0 to -6")
+    assert set_fields(browser, sel, {"positions": -5}) == "error"
+    said = message(browser, sel)
+    assert "positions: a whole number from 1 to 512" in said and "-6" not in said
+    assert set_fields(browser, sel, {"position": -1}) == "error"
+    assert "position: a whole number from 0 to positions - 1" in message(browser, sel)
+    assert set_fields(browser, sel, {"position": 9}) == "error"  # positions still -5
+    assert set_fields(browser, sel, {"positions": 10}) == "computed" and message(browser, sel) == ""
+    axes = browser.execute_script(
+        f"return document.querySelector({sel!r}).querySelector('.book-live-axes').textContent;"
+    )
+    assert "0 at the top, 9 at the bottom" in axes and "0 at the left, 15 at the right" in axes
     # sines and cosines come in pairs: an odd d_model is refused (its wavelengths would be wrong), and
     # the status no longer describes a table of that size
     assert set_fields(browser, sel, {"d_model": 33}) == "error"
