@@ -27,9 +27,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+# nbgrader's Gradebook runs the `alembic` script it finds on PATH: the one beside this Python,
+# also when it is run as .venv/bin/python without the environment activated
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_IDS = {"username": "Username", "email": "Email address"}

@@ -24,8 +24,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 import sys
 from pathlib import Path
+
+# nbgrader's Gradebook runs the `alembic` script it finds on PATH: the one beside this Python,
+# also when it is run as .venv/bin/python without the environment activated
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from nbgrader.plugins import LateSubmissionPlugin
