@@ -230,6 +230,12 @@ def _caption_end(rows: list[list[int]], start: int, bottom: int) -> int:
     return bottom
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 33, not yet met on the whole book (met on a two-chapter book): the fresh clone of "
+    "2026-12-02 printed 11 blank pages (167, 176, 180, 193, 255, 266, 288, 404, 418, 451, 477) and 14 "
+    "more than 45% empty (8, 59, 166, 175, 179, 183, 192, 225, 303, 417, 450, 500, 507, 606)",
+)
 def test_no_page_is_left_mostly_empty(book, rendered):
     """Below a page's last line of text or drawing (the running head and page number aside), at most
     MAX_EMPTY of its text block is empty, on every page but the last of a chapter and a page whose gap a
@@ -323,6 +329,11 @@ def _raster_resolutions(reader) -> list[tuple[int, float]]:
     return found
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 33, not yet met on the whole book: the fresh clone of 2026-12-02 printed 32 raster "
+    "pictures under 300 ppi (30 at 98 ppi, 2 at 137) where the live and slider pictures account for 29",
+)
 def test_figures_print_as_vectors_or_at_300_ppi(book):
     """The chapters' matplotlib figures print as SVG (lib.viz.set_style: the singlehtml build prefers
     it), their heatmaps' pixels at 300 dpi. Left raster below 300 ppi: the live and slider figures'
