@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from lib._validate import is_int
 
 # figures drawn for a phone, about 5 inches wide: 11-point text is 9 CSS px or more in a 330 px column
+# (the slider figures here, the live figures' static pictures in lib.viz.live, the Playground's)
 _PHONE_RC = {
     key: 11
     for key in (

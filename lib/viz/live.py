@@ -40,7 +40,7 @@ import torch
 
 from lib._validate import is_int
 from lib.viz.heatmap import attention_heatmap
-from lib.viz.interactive import figure_png
+from lib.viz.interactive import _PHONE_RC, figure_png
 
 __all__ = [
     "LiveFigure",
@@ -54,18 +54,6 @@ __all__ = [
     "masked_softmax_figure",
     "score_functions_figure",
 ]
-
-# the static pictures of chapters 3, 4 and 13's live figures: 11-point text, legible on a phone
-_PHONE_RC = {
-    key: 11
-    for key in (
-        "font.size",
-        "axes.titlesize",
-        "axes.labelsize",
-        "xtick.labelsize",
-        "ytick.labelsize",
-    )
-}
 
 # Under the static picture in print, the ePub and without JavaScript (the page's script hides it, and
 # the print style sheet shows it again): where the figure is live.
