@@ -114,7 +114,8 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(SO
 # pytest's exit code 5 (no test collected) is a failure here.
 test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 	$(PY) tools/sync_colab_cell.py --check
-	$(PY) -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=15 -p no:cacheprovider; rc=$$?; \
+	$(PY) -m pytest tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 \
+	  --junitxml=_build/test-report.xml -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no test" >&2; exit 1; fi; exit $$rc
 
 test-lib: venv
