@@ -48,6 +48,7 @@ from lib.bert import (
     BertPooler,
     extended_attention_mask,
     init_weights,
+    run_layers,
 )
 
 __all__ = ["AlbertConfig", "Albert", "count_parameters", "HF_NAMES", "state_dict_from_hf"]
@@ -190,16 +191,14 @@ class Albert(nn.Module):
         mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
         embedded = self.embeddings(input_ids, token_type_ids)  # [B, T, E]
         x = self.embedding_hidden_mapping_in(embedded)  # [B, T, D]
-        hidden_states, attentions = [x], []
-        for i in range(c.num_hidden_layers):
-            x, weights = self.layer(i)(x, mask, return_attention)  # [B, T, D], [B, H, T, T]
-            hidden_states.append(x)
-            attentions.append(weights)
+        # BERT's stack, with the one shared layer (or each of L) in every position
+        layers = [self.layer(i) for i in range(c.num_hidden_layers)]
+        x, hidden_states, attentions = run_layers(layers, x, mask, return_attention)
         return BertOutput(
-            x,
-            self.pooler(x),
-            tuple(attentions) if return_attention else None,
-            tuple(hidden_states) if return_hidden_states else None,
+            x,  # [B, T, D]
+            self.pooler(x),  # [B, D]
+            attentions if return_attention else None,
+            hidden_states if return_hidden_states else None,
         )
 
 

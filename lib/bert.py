@@ -229,12 +229,19 @@ class BertEncoder(nn.Module):
         self.layer = nn.ModuleList(BertLayer(c) for _ in range(c.num_hidden_layers))
 
     def forward(self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
-        hidden_states, attentions = [x], []
-        for layer in self.layer:
-            x, weights = layer(x, mask, need_weights)  # [B, T, D], [B, H, T, T] or None
-            hidden_states.append(x)
-            attentions.append(weights)
-        return x, tuple(hidden_states), tuple(attentions)
+        return run_layers(self.layer, x, mask, need_weights)
+
+
+def run_layers(layers, x: Tensor, mask: Tensor | None = None, need_weights: bool = False):
+    """x through each of ``layers`` in turn (BERT's stack; ALBERT passes its one shared layer L times).
+    Returns (x [B, T, D], hidden states: the input, then each layer's output; weights: one per layer,
+    [B, H, T, T] or None without need_weights)."""
+    hidden_states, attentions = [x], []
+    for layer in layers:
+        x, weights = layer(x, mask, need_weights)  # [B, T, D], [B, H, T, T] or None
+        hidden_states.append(x)
+        attentions.append(weights)
+    return x, tuple(hidden_states), tuple(attentions)
 
 
 class BertPooler(nn.Module):
