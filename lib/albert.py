@@ -38,7 +38,6 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
-from lib._checks.bert import check_bert_inputs
 from lib._validate import check_bool, check_int, check_type
 from lib.bert import (
     BertConfig,
@@ -46,7 +45,7 @@ from lib.bert import (
     BertLayer,
     BertOutput,
     BertPooler,
-    extended_attention_mask,
+    bert_inputs,
     init_weights,
     run_layers,
 )
@@ -185,10 +184,9 @@ class Albert(nn.Module):
         return_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
-        check_bert_inputs(c, input_ids, token_type_ids, attention_mask)  # as BERT's
-        if token_type_ids is None:
-            token_type_ids = torch.zeros_like(input_ids)  # [B, T]
-        mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
+        token_type_ids, mask = bert_inputs(
+            c, input_ids, token_type_ids, attention_mask
+        )  # as BERT's
         embedded = self.embeddings(input_ids, token_type_ids)  # [B, T, E]
         x = self.embedding_hidden_mapping_in(embedded)  # [B, T, D]
         # BERT's stack, with the one shared layer (or each of L) in every position

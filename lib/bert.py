@@ -329,10 +329,7 @@ class Bert(nn.Module):
         return_attention: bool = False,
         return_hidden_states: bool = False,
     ) -> BertOutput:
-        check_bert_inputs(self.config, input_ids, token_type_ids, attention_mask)
-        if token_type_ids is None:
-            token_type_ids = torch.zeros_like(input_ids)  # [B, T], everything segment A
-        mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
+        token_type_ids, mask = bert_inputs(self.config, input_ids, token_type_ids, attention_mask)
         x = self.embeddings(input_ids, token_type_ids)  # [B, T, D]
         # [B, T, D], L + 1 and L tensors; the fused attention path unless weights are asked for
         x, hidden_states, attentions = self.encoder(x, mask, need_weights=return_attention)
@@ -342,6 +339,18 @@ class Bert(nn.Module):
             attentions if return_attention else None,
             hidden_states if return_hidden_states else None,
         )
+
+
+def bert_inputs(config, input_ids, token_type_ids, attention_mask) -> tuple[Tensor, Tensor | None]:
+    """The inputs checked (as ``Bert.forward`` documents them) and made ready for the layers:
+    token_type_ids (zeros, everything segment A, when None) and the mask for the heads (see
+    ``extended_attention_mask``). ALBERT's forward starts the same way."""
+    check_bert_inputs(config, input_ids, token_type_ids, attention_mask)
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)  # [B, T], everything segment A
+    return token_type_ids, extended_attention_mask(
+        attention_mask
+    )  # mask bool [B, 1, 1|T, T] or None
 
 
 def extended_attention_mask(attention_mask: Tensor | None) -> Tensor | None:
