@@ -67,6 +67,7 @@ class Question:
     model: str = ""
     feedback: str = ""  # general feedback: how the answer is computed
     seed: int = 0
+    params: dict = field(default_factory=dict)  # the numbers drawn, by name
 
 
 def _seed(base: int | str, question: str, k: int | str) -> int:
@@ -124,7 +125,7 @@ def q02_soft_weight(rng: random.Random) -> Question:
         f"<p>A soft lookup has four keys whose scores for a query are {scores}. With sharpness "
         f"&lambda; = {lam:g}, the weights are softmax(&lambda; s). What is the weight of key {j} "
         "(counting from 0)? Give three decimals.</p>",
-        answer=round(weights[j].item(), 3), tolerance=0.0015,
+        answer=round(weights[j].item(), 3), tolerance=0.0015, params={"scores": scores, "lam": lam, "j": j},
         feedback=f"<p>softmax({lam:g} &times; {scores}) = {[round(w, 3) for w in weights.tolist()]}.</p>",
     )  # fmt: skip
 
@@ -155,7 +156,7 @@ def q02_sharpen(rng: random.Random) -> Question:
         f"<p>The neural Turing machine sharpens the weights w = ({shown}) with &gamma; = {gamma}: "
         "w&#771;(i) = w(i)<sup>&gamma;</sup> / &Sigma;<sub>j</sub> w(j)<sup>&gamma;</sup>. "
         "What is the sharpened weight of slot 0?</p>",
-        choices=choices,
+        choices=choices, params={"w": w.tolist(), "gamma": gamma},
     )  # fmt: skip
 
 
@@ -174,7 +175,7 @@ def q03_scaled_score(rng: random.Random) -> Question:
         "q03_scaled_score", "03", "numerical", "Scaled dot-product score",
         f"<p>q = {q} and k = {k} (d<sub>k</sub> = {d}). What is the scaled dot-product score "
         "q &middot; k / &radic;d<sub>k</sub>? Give two decimals.</p>",
-        answer=round(score, 2), tolerance=0.006,
+        answer=round(score, 2), tolerance=0.006, params={"q": q, "k": k},
         feedback=f"<p>q &middot; k = {sum(a * b for a, b in zip(q, k))}, divided by &radic;{d} = {math.sqrt(d):g}.</p>",
     )  # fmt: skip
 
@@ -207,7 +208,7 @@ def q03_masked_weight(rng: random.Random) -> Question:
         f"<p>A row of scores is {scores}; the mask (True where the query may attend) is "
         f"{[bool(b) for b in mask.tolist()]}. What weight does the masked softmax give key {j} "
         "(counting from 0)?</p>",
-        choices=choices,
+        choices=choices, params={"scores": scores, "mask": mask.tolist(), "j": j},
     )  # fmt: skip
 
 
@@ -223,7 +224,7 @@ def q06_causal_pairs(rng: random.Random) -> Question:
         "q06_causal_pairs", "06", "numerical", "A causal mask",
         f"<p>A decoder's self-attention over T = {T} tokens uses a causal mask. How many "
         "(query, key) pairs may attend?</p>",
-        answer=pairs, tolerance=0,
+        answer=pairs, tolerance=0, params={"T": T},
         feedback=f"<p>Query i sees keys 0 to i: 1 + 2 + ... + {T} = {T}({T} + 1)/2 = {pairs}.</p>",
     )  # fmt: skip
 
@@ -254,7 +255,7 @@ def q06_score_variance(rng: random.Random) -> Question:
         f"<p>The entries of a query q and a key k are independent, with mean 0 and standard deviation "
         f"{fmt(sigma)}; d<sub>k</sub> = {d_k}. What is the variance of the scaled score "
         "q &middot; k / &radic;d<sub>k</sub>?</p>",
-        choices=choices,
+        choices=choices, params={"sigma": sigma, "d_k": d_k},
     )  # fmt: skip
 
 
@@ -283,7 +284,7 @@ def q07_mha_parameters(rng: random.Random) -> Question:
         "q07_mha_parameters", "07", "multichoice", "Parameters of multi-head attention",
         f"<p>How many parameters has a multi-head attention layer with d<sub>model</sub> = {d} and "
         f"{h} heads (query, key, value and output projections, each with a bias)?</p>",
-        choices=choices,
+        choices=choices, params={"d": d, "h": h},
     )  # fmt: skip
 
 
@@ -298,7 +299,7 @@ def q07_attention_weights(rng: random.Random) -> Question:
         "q07_attention_weights", "07", "numerical", "How many attention weights",
         f"<p>Self-attention with {h} heads (d<sub>model</sub> = {d}) runs on a batch of {B} "
         f"sequences of {T} tokens. How many attention weights does it compute?</p>",
-        answer=weights.numel(), tolerance=0,
+        answer=weights.numel(), tolerance=0, params={"B": B, "T": T, "h": h},
         feedback=f"<p>The weights have shape [B, H, T, T] = {list(weights.shape)}.</p>",
     )  # fmt: skip
 
@@ -317,7 +318,7 @@ def q08_pe_value(rng: random.Random) -> Question:
         "q08_pe_value", "08", "numerical", "A sinusoidal position vector",
         f"<p>In the sinusoidal table with d<sub>model</sub> = {d} and base 10000, what is "
         f"PE[{pos}, {col}]? Give three decimals.</p>",
-        answer=round(value, 3), tolerance=0.0015,
+        answer=round(value, 3), tolerance=0.0015, params={"d": d, "pos": pos, "col": col},
         feedback=f"<p>Column {col} is a {kind} of pair i = {i}: {kind}({pos} / 10000^({2 * i}/{d})).</p>",
     )  # fmt: skip
 
@@ -343,7 +344,7 @@ def q08_last_wavelength(rng: random.Random) -> Question:
         "q08_last_wavelength", "08", "multichoice", "The slowest wavelength",
         f"<p>A sinusoidal table has d<sub>model</sub> = {d} and base {base}. How many positions "
         f"long is the wavelength of its last pair of columns ({d - 2} and {d - 1})?</p>",
-        choices=choices,
+        choices=choices, params={"base": base, "d": d},
     )  # fmt: skip
 
 
@@ -362,7 +363,7 @@ def q09_encoder_layer(rng: random.Random) -> Question:
         "q09_encoder_layer", "09", "numerical", "Parameters of an encoder layer",
         f"<p>How many parameters has one Transformer encoder layer with d<sub>model</sub> = {d}, "
         f"{h} heads and d<sub>ff</sub> = {d_ff} (biases everywhere, two LayerNorms)?</p>",
-        answer=right, tolerance=0,
+        answer=right, tolerance=0, params={"d": d, "h": h, "d_ff": d_ff},
         feedback=f"<p>Attention 4({d}&sup2; + {d}), feed-forward 2&middot;{d}&middot;{d_ff} + {d_ff} + {d}, "
         f"LayerNorms 2&middot;2&middot;{d}: {right:,}.</p>",
     )  # fmt: skip
@@ -395,7 +396,7 @@ def q09_total_layers(rng: random.Random) -> Question:
         f"<p>The Transformer (base) has {base:,} parameters (N = 6, d<sub>model</sub> = 512, "
         f"d<sub>ff</sub> = 2048, one shared 37,000-token embedding). How many has the same model with "
         f"N = {N}?</p>",
-        choices=choices,
+        choices=choices, params={"N": N},
     )  # fmt: skip
 
 
