@@ -158,3 +158,29 @@ def test_a_graded_course_counts_each_mistake(tmp_path):
     named = notes.matching(softmax, SHARPEN).message
     assert counts["graded"] == 4 and counts["passed"] == 1 and counts[named] == 2
     assert counts[None] == 1
+
+
+def test_the_teachers_page_states_the_notes_totals():
+    """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured)."""
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = {c: notes.exercises(c) for c in chapters}
+    named = sum(len(e.mistakes) for ex in found.values() for e in ex)
+    assert f"The 18 chapters' checkers name {named} mistakes in all." in page
+    minutes = {c[:2]: sum(notes.estimate_minutes(e)[0] for e in ex) for c, ex in found.items()}
+    low, high = min(minutes, key=minutes.get), max(minutes, key=minutes.get)
+    assert (
+        f"{minutes[low]:g} (chapter {int(low)}) to {minutes[high]:g} (chapter {int(high)}) minutes, "
+        f"{sum(minutes.values()) / 60:.1f} hours for the 18 chapters, against the "
+        f"{sum(notes.term_plan.HOME_HOURS.values()):g} hours of home time" in page
+    )
+    over = sorted(minutes, key=lambda c: minutes[c] - 60 * notes.term_plan.HOME_HOURS[c])[-5:]
+    listed = ", ".join(str(int(c)) for c in sorted(over)[:-1]) + f" and {int(sorted(over)[-1])}"
+    assert f"(chapters {listed} by the most)" in page
+
+
+def test_the_command_writes_markdown_and_html(tmp_path):
+    assert notes.main(["02", "--no-timing", "--no-answers", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "notes.md").read_text()
+    assert "### Exercise 2 (implement): NTM sharpening" in text and "def sharpen" not in text
+    assert (tmp_path / "notes.html").read_text().startswith("<!DOCTYPE html>")

@@ -5,6 +5,7 @@ importer reads."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import sys
@@ -78,6 +79,14 @@ def test_each_variants_answer_is_the_formulas(name):
             assert abs(_number(right[0].text) - expected) <= 0.5 * 10**-digits + 1e-9, seed
 
 
+@functools.lru_cache(maxsize=None)
+def _named(module: str, checker: str) -> tuple[str, ...]:
+    """The messages of the mistakes a checker names, read by tools/instructor_notes.py."""
+    return tuple(
+        m.message for m in instructor_notes.mistakes(importlib.import_module(module), checker)
+    )
+
+
 @pytest.mark.parametrize("name", MULTICHOICE)
 def test_wrong_choices_differ_from_the_answer_and_are_mistakes_the_checkers_name(name):
     for seed in SEEDS:
@@ -88,8 +97,7 @@ def test_wrong_choices_differ_from_the_answer_and_are_mistakes_the_checkers_name
         assert len({c.text for c in q.choices}) == len(q.choices)
         for c in wrong:
             module, checker, phrase = c.mistake
-            named = instructor_notes.mistakes(importlib.import_module(module), checker)
-            assert any(phrase in m.message for m in named), (checker, phrase)
+            assert any(phrase in m for m in _named(module, checker)), (checker, phrase)
             assert phrase in c.feedback, "the feedback is the checker's own advice"
 
 
@@ -155,3 +163,11 @@ def test_bad_input_is_refused():
         qb.bank(variants=0)
     with pytest.raises(ValueError, match="question"):
         qb.make("q99_nothing", 0)
+
+
+def test_the_commands_write_the_files(tmp_path):
+    xml, paper = tmp_path / "quiz.xml", tmp_path / "exam.md"
+    assert qb.main(["--moodle", str(xml), "--variants", "2", "--chapters", "06"]) == 0
+    assert len([q for q in ET.parse(xml).getroot() if q.get("type") == "essay"]) == 1
+    assert qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "08"]) == 0
+    assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))
