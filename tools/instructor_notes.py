@@ -488,7 +488,7 @@ def estimate_minutes(ex: Exercise) -> tuple[float, str]:
     }
     total = 5 * math.ceil(sum(parts.values()) / 5)
     how = (
-        f"{words} words to read, {ex.code_lines} lines of code, {ex.predictions} values to predict, "
+        f"{words} words to read, {ex.code_lines} statements of code, {ex.predictions} values to predict, "
         f"{len(ex.written_parts)} written questions"
     )
     return total, how
@@ -551,7 +551,7 @@ def notes_markdown(
         ),
         "",
         "Minutes are an estimate from the exercise's size (reading at "
-        f"{MINUTES['words_per_minute']} words a minute, {MINUTES['per_code_line']:g} min per line of the "
+        f"{MINUTES['words_per_minute']} words a minute, {MINUTES['per_code_line']:g} min per statement of the "
         f"worked solution's code, {MINUTES['per_prediction']:g} per value to predict, "
         f"{MINUTES['per_written_part']:g} per written question, {MINUTES['run_and_check']:g} to run and "
         "check); the checker's seconds are measured (practice cases, the machine that made the notes).",
