@@ -1,0 +1,186 @@
+"""The instructor notes (tools/instructor_notes.py): every mistake a checker names is in them, read
+from the checker's code; what a checker really says to a wrong answer is found there; a graded
+course's mistakes are counted; the time per exercise is the stated sum of its counted size."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed, ch02, ch03, ch06
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import instructor_notes as notes  # noqa: E402
+
+SHARPEN = notes.mistakes(ch02, "check_sharpen")
+
+
+def _said(checker, *answer) -> str:
+    """What ``checker`` says to a wrong answer."""
+    with pytest.raises(ExerciseFailed) as failed:
+        checker(*answer)
+    return failed.value.message
+
+
+def _fail_calls(function) -> int:
+    """The fail(...) calls written in a function's own source (counted as text, not by the notes)."""
+    return len(re.findall(r"(?<![\w.])fail\(", inspect.getsource(function)))
+
+
+@pytest.mark.parametrize(
+    ("module", "checker"),
+    [(ch02, "check_sharpen"), (ch02, "check_duplicate_key"), (ch03, "check_masked_softmax")],
+)
+def test_every_fail_of_a_checker_is_a_listed_mistake(module, checker):
+    listed = [m for m in notes.mistakes(module, checker) if m.where == checker and m.kind == "fail"]
+    assert len(listed) == _fail_calls(getattr(module, checker).__wrapped__) > 5
+    lines = [m.line for m in listed]
+    assert lines == sorted(lines), "in the order the checker tries them"
+
+
+# (wrong answer, a phrase of the mistake it is): each is one the chapter's checker names
+WRONG_SHARPEN = [
+    (lambda w, g: torch.softmax(g * w, dim=-1), "softmax(gamma * w)"),
+    (lambda w, g: w**g, "w**gamma without the division"),
+    (lambda w, g: (w ** (1 / g)) / (w ** (1 / g)).sum(-1, keepdim=True), "w**(1/gamma)"),
+    (lambda w, g: torch.log_softmax(g * torch.log(w), dim=-1), "logarithm of the sharpened"),
+    (lambda w, g: (w**g) / (w**g).sum(), "sum of the whole tensor"),
+    (lambda w, g: w * 1.0, "your result equals w"),
+]
+
+
+@pytest.mark.parametrize(("answer", "phrase"), WRONG_SHARPEN, ids=[p for _, p in WRONG_SHARPEN])
+def test_what_the_checker_says_to_a_wrong_answer_is_in_the_notes(answer, phrase):
+    def sharpen(w, gamma):
+        return answer(w, gamma)
+
+    said = _said(ch02.check_sharpen, sharpen)
+    found = notes.matching(said, SHARPEN)
+    assert found is not None and phrase in found.message, (said, found)
+    assert found is not SHARPEN[-1], "a named mistake, not the 'largest difference' fallback"
+
+
+def test_a_table_of_known_wrong_values_gives_one_mistake_each():
+    listed = notes.mistakes(ch06, "check_wider_entries")
+    for value in (1, 2, 4, 8, 64, 1024):
+        said = _said(ch06.check_wider_entries, value, None)
+        found = notes.matching(said, listed)
+        assert found is not None and f"value = {value}" in found.condition, (value, said)
+        assert said.endswith(found.message.split(": ", 1)[1]), "the table's reason itself"
+    assert len({m.message for m in listed if "value = " in m.condition}) == 6
+
+
+def test_hints_and_refusals_are_listed():
+    masked = notes.mistakes(ch03, "check_masked_softmax")
+    assert any(m.kind == "refusal" and "library's masked_softmax" in m.message for m in masked)
+    incremental = notes.mistakes(ch06, "check_incremental")
+    assert any(m.kind == "hint" and "IndexError" in m.condition for m in incremental)
+
+
+def _exercise(chapter: str, number: int) -> notes.Exercise:
+    return next(e for e in notes.exercises(chapter) if e.number == number)
+
+
+def test_the_exercises_of_a_chapter_and_their_parts():
+    found = notes.exercises("02")
+    assert [(e.number, e.checker) for e in found] == [
+        (1, "check_duplicate_key"),
+        (2, "check_sharpen"),
+        (3, None),
+    ]
+    sharpen = found[1]
+    assert sharpen.args == ["sharpen"] and sharpen.is_function and sharpen.predictions == 0
+    assert "torch.softmax(gamma * torch.log(w), dim=-1)" in sharpen.solution
+    assert "def sharpen(w, gamma):\n" in sharpen.answer and "Z^\\gamma$ cancels" in sharpen.model
+    assert found[0].predictions == 2 and len(found[2].written_parts) == 3
+
+
+def test_minutes_are_the_stated_sum_of_the_counted_size():
+    ex = _exercise("02", 2)
+    # counted by hand from the worked solution: def, return, two reads (`_, w = ...`), no
+    # docstring, print or assert; one written question (the statement asks for "one line of algebra")
+    assert ex.code_lines == 4
+    words = len(re.findall(r"\w+", ex.statement))
+    m = notes.MINUTES
+    expected = words / m["words_per_minute"] + 4 * m["per_code_line"]
+    expected += m["per_written_part"] + m["run_and_check"]
+    minutes, how = notes.estimate_minutes(ex)
+    assert minutes == 5 * math.ceil(expected / 5) and f"{words} words" in how
+
+
+def test_the_checkers_time_is_measured_on_the_worked_solution():
+    seconds = notes.time_checker(_exercise("02", 2))
+    assert seconds is not None and 0 < seconds < 30
+    assert notes.time_checker(_exercise("02", 1)) is None, "a prediction needs the chapter's state"
+
+
+def test_the_document_lists_every_mistake_and_keeps_the_answers_to_the_teachers_copy():
+    teacher = notes.notes_markdown(["02_attention_as_soft_lookup"], timing=False)
+    for mistake in SHARPEN + notes.mistakes(ch02, "check_duplicate_key"):
+        assert notes._cell(mistake.message) in teacher
+    assert "torch.softmax(gamma * torch.log(w)" in teacher and "**Model answer.**" in teacher
+    assert teacher.count("not measured") >= len(SHARPEN)
+    student = notes.notes_markdown(["02_attention_as_soft_lookup"], answers=False, timing=False)
+    assert (
+        "torch.softmax(gamma * torch.log(w)" not in student and "**Model answer.**" not in student
+    )
+    html = notes.to_html(teacher)
+    assert html.count("<table>") == 3 and "<h3>Exercise 2 (implement): NTM sharpening</h3>" in html
+
+
+def test_a_graded_course_counts_each_mistake(tmp_path):
+    chapter = "02_attention_as_soft_lookup"
+
+    def graded(student: str, output) -> None:
+        path = tmp_path / "autograded" / student / chapter / f"{chapter}.ipynb"
+        path.parent.mkdir(parents=True)
+        cell = nbformat.v4.new_code_cell("from lib.exercises.ch02 import *\ncheck_sharpen(sharpen)")
+        cell.outputs = [output]
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+
+    def wrong(message):  # as tools/grade_course.py writes a wrong answer's verdict
+        return nbformat.v4.new_output("error", ename="ExerciseFailed", evalue=message, traceback=[])
+
+    softmax = _said(ch02.check_sharpen, lambda w, g: torch.softmax(g * w, -1))
+    graded("ann", wrong(f"✗ sharpen: not yet right. {softmax[:1].upper()}{softmax[1:]}"))
+    graded("bob", wrong(f"✗ sharpen: not yet right. {softmax}"))
+    graded("cy", nbformat.v4.new_output("stream", name="stdout", text="✓ sharpen: passed."))
+    graded("dee", wrong("✗ sharpen: 0 points. your function did not finish in 30 s"))
+    counts = notes.class_counts(tmp_path, chapter, {"check_sharpen": SHARPEN})["check_sharpen"]
+    named = notes.matching(softmax, SHARPEN).message
+    assert counts["graded"] == 4 and counts["passed"] == 1 and counts[named] == 2
+    assert counts[None] == 1
+
+
+def test_the_teachers_page_states_the_notes_totals():
+    """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured)."""
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = {c: notes.exercises(c) for c in chapters}
+    named = sum(len(e.mistakes) for ex in found.values() for e in ex)
+    assert f"The 18 chapters' checkers name {named} mistakes in all." in page
+    minutes = {c[:2]: sum(notes.estimate_minutes(e)[0] for e in ex) for c, ex in found.items()}
+    low, high = min(minutes, key=minutes.get), max(minutes, key=minutes.get)
+    assert (
+        f"{minutes[low]:g} (chapter {int(low)}) to {minutes[high]:g} (chapter {int(high)}) minutes, "
+        f"{sum(minutes.values()) / 60:.1f} hours for the 18 chapters, against the "
+        f"{sum(notes.term_plan.HOME_HOURS.values()):g} hours of home time" in page
+    )
+    over = sorted(minutes, key=lambda c: minutes[c] - 60 * notes.term_plan.HOME_HOURS[c])[-5:]
+    listed = ", ".join(str(int(c)) for c in sorted(over)[:-1]) + f" and {int(sorted(over)[-1])}"
+    assert f"(chapters {listed} by the most)" in page
+
+
+def test_the_command_writes_markdown_and_html(tmp_path):
+    assert notes.main(["02", "--no-timing", "--no-answers", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "notes.md").read_text()
+    assert "### Exercise 2 (implement): NTM sharpening" in text and "def sharpen" not in text
+    assert (tmp_path / "notes.html").read_text().startswith("<!DOCTYPE html>")

@@ -1,0 +1,173 @@
+"""The quiz and exam bank (tools/quiz_bank.py): each variant's answer is the formula's, recomputed
+here without the library; the wrong choices differ from the answer and are mistakes the chapters'
+checkers name; the same seed gives the same quiz; the Moodle XML parses and has what Moodle's
+importer reads."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import instructor_notes  # noqa: E402
+import quiz_bank as qb  # noqa: E402
+
+SEEDS = range(6)
+
+
+def _softmax(xs):
+    top = max(xs)
+    e = [math.exp(x - top) for x in xs]
+    return [v / sum(e) for v in e]
+
+
+# the answer of each numeric question from its drawn numbers, by the formula (no library)
+FORMULAS = {
+    "q02_soft_weight": lambda p: _softmax([p["lam"] * s for s in p["scores"]])[p["j"]],
+    "q03_scaled_score": lambda p: sum(a * b for a, b in zip(p["q"], p["k"])) / math.sqrt(len(p["q"])),
+    "q06_causal_pairs": lambda p: p["T"] * (p["T"] + 1) // 2,
+    "q07_attention_weights": lambda p: p["B"] * p["h"] * p["T"] ** 2,
+    "q08_pe_value": lambda p: (math.sin if p["col"] % 2 == 0 else math.cos)(
+        p["pos"] / 10000 ** (2 * (p["col"] // 2) / p["d"])
+    ),
+    "q09_encoder_layer": lambda p: 4 * (p["d"] ** 2 + p["d"])
+    + 2 * p["d"] * p["d_ff"] + p["d_ff"] + p["d"] + 4 * p["d"],
+    # multiple choice: the right choice's value
+    "q02_sharpen": lambda p: p["w"][0] ** p["gamma"] / sum(v ** p["gamma"] for v in p["w"]),
+    "q03_masked_weight": lambda p: _softmax([s for s, m in zip(p["scores"], p["mask"]) if m])[
+        [i for i, m in enumerate(p["mask"]) if m].index(p["j"])
+    ],
+    "q06_score_variance": lambda p: p["sigma"] ** 4,
+    "q07_mha_parameters": lambda p: 4 * p["d"] ** 2 + 4 * p["d"],
+    "q08_last_wavelength": lambda p: 2 * math.pi * p["base"] ** ((p["d"] - 2) / p["d"]),
+    # lib/transformer.py's count_parameters docstring: base 63,082,496; an encoder layer 3,152,384,
+    # a decoder layer 4,204,032
+    "q09_total_layers": lambda p: 63_082_496 + (p["N"] - 6) * (3_152_384 + 4_204_032),
+}  # fmt: skip
+NUMERIC = [n for n, f in qb.QUESTIONS.items() if f not in qb.WRITTEN]
+MULTICHOICE = [n for n in NUMERIC if qb.make(n, 0).kind == "multichoice"]
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_every_numeric_question_has_its_formula_here():
+    assert set(NUMERIC) == set(FORMULAS)
+    chapters = {name[1:3] for name in qb.QUESTIONS}
+    assert {"02", "03", "06", "07", "08", "09"} <= chapters and len(MULTICHOICE) == 6
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+def test_each_variants_answer_is_the_formulas(name):
+    for seed in SEEDS:
+        q = qb.make(name, seed)
+        expected = FORMULAS[name](q.params)
+        if q.kind == "numerical":
+            assert abs(q.answer - expected) <= max(q.tolerance, 1e-9) / 2 + 1e-12, (seed, q.params)
+        else:
+            right = [c for c in q.choices if c.correct]
+            assert len(right) == 1
+            digits = len(right[0].text.split(".")[1]) if "." in right[0].text else 0
+            assert abs(_number(right[0].text) - expected) <= 0.5 * 10**-digits + 1e-9, seed
+
+
+@functools.lru_cache(maxsize=None)
+def _named(module: str, checker: str) -> tuple[str, ...]:
+    """The messages of the mistakes a checker names, read by tools/instructor_notes.py."""
+    return tuple(
+        m.message for m in instructor_notes.mistakes(importlib.import_module(module), checker)
+    )
+
+
+@pytest.mark.parametrize("name", MULTICHOICE)
+def test_wrong_choices_differ_from_the_answer_and_are_mistakes_the_checkers_name(name):
+    for seed in SEEDS:
+        q = qb.make(name, seed)
+        right = next(c for c in q.choices if c.correct)
+        wrong = [c for c in q.choices if not c.correct]
+        assert len(wrong) >= 3 and all(c.text != right.text for c in wrong)
+        assert len({c.text for c in q.choices}) == len(q.choices)
+        for c in wrong:
+            module, checker, phrase = c.mistake
+            assert any(phrase in m for m in _named(module, checker)), (checker, phrase)
+            assert phrase in c.feedback, "the feedback is the checker's own advice"
+
+
+def test_the_same_seed_gives_the_same_quiz_and_another_seed_other_numbers():
+    first = qb.moodle_xml(qb.bank(variants=2, seed="2027", chapters=["02", "06"]))
+    assert first == qb.moodle_xml(qb.bank(variants=2, seed="2027", chapters=["02", "06"]))
+    other = qb.moodle_xml(qb.bank(variants=2, seed="2028", chapters=["02", "06"]))
+    assert other != first
+    assert qb.make("q06_causal_pairs", 5).params == qb.make("q06_causal_pairs", 5).params
+
+
+def test_a_students_paper_is_reproducible_and_differs_from_a_neighbours():
+    ann = qb.paper("ann", seed="exam", chapters=["06", "08"])
+    assert [q.params for q in ann] == [q.params for q in qb.paper("ann", "exam", ["06", "08"])]
+    bob = qb.paper("bob", seed="exam", chapters=["06", "08"])
+    assert [q.id for q in ann] == [q.id for q in bob]
+    assert sum(a.params != b.params for a, b in zip(ann, bob)) >= 2
+
+
+def test_moodle_xml_parses_and_has_what_moodles_importer_reads():
+    questions = qb.bank(variants=3, seed=1)
+    root = ET.fromstring(qb.moodle_xml(questions))
+    assert root.tag == "quiz"
+    kinds = [q.get("type") for q in root]
+    real = [q for q in root if q.get("type") != "category"]
+    assert len(real) == len(questions)
+    # one category per question, holding its variants, before them
+    categories = [q.find("category/text").text for q in root if q.get("type") == "category"]
+    assert len(categories) == len(qb.QUESTIONS) == len(set(categories))
+    assert all(c.startswith("$course$/top/attention-book/ch0") for c in categories)
+    assert kinds[0] == "category"
+    for q in real:
+        assert q.find("name/text").text and q.find("questiontext").get("format") == "html"
+        assert q.find("questiontext/text").text.startswith("<p>")
+        if q.get("type") == "numerical":
+            (answer,) = q.findall("answer")
+            assert answer.get("fraction") == "100" and float(answer.find("text").text) == float(
+                answer.find("text").text
+            )
+            assert float(answer.find("tolerance").text) >= 0
+        elif q.get("type") == "multichoice":
+            assert q.find("single").text == "true" and q.find("answernumbering").text == "abc"
+            fractions = sorted(a.get("fraction") for a in q.findall("answer"))
+            assert fractions.count("100") == 1 and len(fractions) >= 4
+            assert all(a.find("feedback/text").text for a in q.findall("answer"))
+        else:
+            assert q.get("type") == "essay" and q.find("responseformat").text == "editor"
+            info = q.find("graderinfo/text").text
+            assert "Rubric, 3 points" in info and info.count("<li>") == 3
+    assert sum(q.get("type") == "essay" for q in real) == len(qb.WRITTEN)
+
+
+def test_the_printable_paper_has_its_key_or_none():
+    questions = qb.paper("ann", chapters=["03"])
+    with_key = qb.markdown(questions)
+    assert "## Key" in with_key and "Rubric (3 points)" in with_key
+    assert "d_k" in with_key and "<sub>" not in with_key
+    assert "## Key" not in qb.markdown(questions, key=False)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="variants"):
+        qb.bank(variants=0)
+    with pytest.raises(ValueError, match="question"):
+        qb.make("q99_nothing", 0)
+
+
+def test_the_commands_write_the_files(tmp_path):
+    xml, paper = tmp_path / "quiz.xml", tmp_path / "exam.md"
+    assert qb.main(["--moodle", str(xml), "--variants", "2", "--chapters", "06"]) == 0
+    assert len([q for q in ET.parse(xml).getroot() if q.get("type") == "essay"]) == 1
+    assert qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "08"]) == 0
+    assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))

@@ -1,0 +1,691 @@
+"""Instructor notes on the exercises (issue 36, item 7): per chapter and exercise, what it asks, the
+right answer, each mistake its checker recognises with the message the student sees, and its time.
+
+    python tools/instructor_notes.py                        # every chapter -> _build/instructor/
+    python tools/instructor_notes.py 02 03 06 --out DIR     # chapters whose file name starts so
+    python tools/instructor_notes.py --course course        # + how often each mistake came, counted
+    python tools/instructor_notes.py --no-answers           # without worked solutions and model answers
+    python tools/instructor_notes.py --no-timing            # without running the checkers (seconds)
+
+It writes ``notes.md`` and ``notes.html`` (one page to print, its own CSS; outside the book's site,
+which never links to it, and outside every build with or without solutions).
+
+**The mistakes are read from the checkers' own code**, not copied: each ``fail(...)`` of a checker
+(``lib.exercises.chNN``), of the chapter module's functions it calls and of its ``REFUSALS``, each
+hint it passes to ``call``, and each entry of a table of known wrong values the checker loops over
+(chapter 6's ``known``) is one recognised mistake, in the order the checker tries them, with the
+condition under which it fires (``ast.unparse`` of the enclosing ``if`` tests) and the message, its
+computed parts shown as ``‹...›``. So the notes change when a checker changes, and a test checks
+that what a checker really says to a wrong answer is in them (:func:`matching`).
+
+**How often**: nothing in the repository knows how often a class makes a mistake, so the notes do
+not guess: with ``--course``, each mistake's count is measured in that course's graded submissions
+(the messages ``tools/grade_course.py`` wrote into ``autograded/``), matched to the mistakes by
+:func:`matching`. Without a graded course the column says "not measured".
+
+**Time per exercise** (:func:`estimate_minutes`): what is *measured* here is the checker's run time
+on the chapter's worked solution (its practice cases, this machine; an exercise whose answer is a
+value needs the chapter's state and is not timed) and the *size* of the exercise, counted: the
+statement's words, the worked solution's lines of code, the values to predict, the questions a
+written answer must answer (``make_course.parts``). A student's minutes are an *estimate* from that
+size with the constants :data:`MINUTES` (stated, not measured on students); the chapter total is
+set beside the term plan's home hours (tools/term_plan.py ``HOME_HOURS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import html
+import importlib
+import inspect
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+import term_plan  # noqa: E402
+
+EXERCISE = re.compile(r"^\*\*Exercise (\d+)(?: \(([^)]*)\))?[:.]?\s*(.*?)\*\*", re.S)
+CHECK = re.compile(r"^(check_\w+)\((.*)\)$", re.S)
+PLACEHOLDER = "‹{}›"
+# The estimate of a student's minutes (stated constants, not measured on students): reading the
+# statement, writing each line of the worked solution's code, each value to predict, each question of
+# a written answer, and running and checking (once per exercise).
+MINUTES = {
+    "words_per_minute": 60,
+    "per_code_line": 2.0,
+    "per_prediction": 5.0,
+    "per_written_part": 8.0,
+    "run_and_check": 5.0,
+}
+
+
+# --- the exercises of a chapter, from its notebook -------------------------------------------------
+
+
+@dataclass
+class Mistake:
+    """One wrong answer a checker recognises: the message the student reads (computed parts as
+    ‹expr›), the condition it fires under, and where in the checker's module it is."""
+
+    checker: str
+    message: str
+    condition: str
+    where: str
+    line: int
+    kind: str = "fail"  # "fail", "hint" (advice added to an error) or "refusal" (a forbidden call)
+
+    @property
+    def pattern(self) -> re.Pattern:
+        """The message as a regular expression: each computed part matches anything."""
+        pieces = re.split(r"‹[^›]*›", self.message)
+        body = ".*?".join(re.escape(p) for p in pieces)
+        return re.compile(body, re.S | re.I)
+
+
+@dataclass
+class Exercise:
+    chapter: str
+    number: int
+    kind: str
+    title: str
+    statement: str
+    answer: str = ""  # the answer cell the student gets (a template)
+    checker: str | None = None
+    args: list[str] = field(default_factory=list)
+    solution: str = ""  # the worked solution's code
+    model: str = ""  # the model answer (markdown)
+    mistakes: list[Mistake] = field(default_factory=list)
+    check_seconds: float | None = None
+
+    @property
+    def is_function(self) -> bool:
+        return bool(self.args) and all(f"def {a}(" in self.answer for a in self.args)
+
+    @property
+    def predictions(self) -> int:
+        return 0 if self.checker is None or self.is_function else len(self.args)
+
+    @property
+    def written_parts(self) -> list[str]:
+        return make_course.parts(self.statement) if self.model else []
+
+    @property
+    def code_lines(self) -> int:
+        """Statements of the worked solution's code that a student writes (a statement formatted over
+        several lines counts once): no docstring, import, print, assert or plotting statement (those
+        report or draw; the statement of the exercise does not ask for them)."""
+        try:
+            tree = ast.parse(self.solution)
+        except SyntaxError:
+            return 0
+        count = 0
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.stmt) or isinstance(
+                node, (ast.Import, ast.ImportFrom, ast.Assert, ast.Pass)
+            ):
+                continue
+            if isinstance(node, ast.Expr):
+                value = node.value
+                if isinstance(value, ast.Constant):
+                    continue  # a docstring
+                head = ast.unparse(getattr(value, "func", value)).split(".")[0].split("[")[0]
+                if head in REPORTING or head.startswith(("ax", "fig", "plt")):
+                    continue
+            count += 1
+        return count
+
+
+REPORTING = {"print", "display", "plt", "show_table", "show"}
+
+
+def _tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def notebook(chapter: str) -> Path:
+    found = sorted((ROOT / "notebooks").glob(f"{chapter}*.ipynb"))
+    if not found:
+        raise ValueError(f"chapter: no notebook notebooks/{chapter}*.ipynb")
+    return found[0]
+
+
+def exercises(chapter: str) -> list[Exercise]:
+    """The exercises of a chapter (its file name or a prefix such as "02"), in order, with their
+    checker's mistakes."""
+    path = notebook(chapter)
+    found: list[Exercise] = []
+    current = None
+    for cell in nbformat.read(path, as_version=4).cells:
+        src = cell.source.strip()
+        head = EXERCISE.match(src) if cell.cell_type == "markdown" else None
+        if head:
+            current = Exercise(
+                path.stem,
+                int(head.group(1)),
+                (head.group(2) or "").strip(),
+                " ".join(head.group(3).split()).rstrip("."),
+                src,
+            )
+            found.append(current)
+            continue
+        if current is None:
+            continue
+        solution = "solution" in _tags(cell)
+        if cell.cell_type == "markdown" and not solution:
+            current = None  # the exercises section goes on with prose, or ended
+            continue
+        check = CHECK.match(src) if cell.cell_type == "code" else None
+        if check and not solution:
+            current.checker = check.group(1)
+            current.args = [a.strip() for a in check.group(2).split(",") if a.strip()]
+        elif check:
+            continue  # the check of the worked solution
+        elif cell.cell_type == "code" and solution:
+            current.solution += ("\n\n" if current.solution else "") + cell.source
+        elif cell.cell_type == "code" and current.checker is None:
+            current.answer += ("\n\n" if current.answer else "") + cell.source
+        elif cell.cell_type == "markdown":
+            model = re.sub(r"</?details[^>]*>|<summary>.*?</summary>", "", cell.source, flags=re.S)
+            current.model += ("\n\n" if current.model else "") + model.strip()
+    source = ROOT / "lib" / "exercises" / f"ch{path.stem[:2]}.py"  # read, not imported
+    for ex in found:
+        if ex.checker and source.is_file():
+            ex.mistakes = mistakes(source, ex.checker)
+    return found
+
+
+def _module(chapter: str):
+    try:
+        return importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    except ModuleNotFoundError:
+        return None
+
+
+# --- the mistakes, read from the checker's code ------------------------------------------------------
+
+
+def _render(node: ast.AST, bindings: dict[str, str] | None = None) -> str:
+    """A message expression as text: literal parts as they are, computed parts as ‹expr›."""
+    bindings = bindings or {}
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_render(v, bindings) for v in node.values)
+    if isinstance(node, ast.FormattedValue):
+        inner = node.value
+        if isinstance(inner, ast.Name) and inner.id in bindings:
+            return bindings[inner.id]
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            return inner.value
+        text = ast.unparse(inner)
+        return PLACEHOLDER.format(text if len(text) <= 30 else text[:27] + "...")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _render(node.left, bindings) + _render(node.right, bindings)
+    if isinstance(node, ast.Name) and node.id in bindings:
+        return bindings[node.id]
+    text = ast.unparse(node)
+    return PLACEHOLDER.format(text if len(text) <= 30 else text[:27] + "...")
+
+
+def _literal(node: ast.AST | None):
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+class _Reader:
+    """Walks a checker and the chapter module's functions it reaches, collecting its mistakes."""
+
+    def __init__(self, module, checker: str):
+        is_path = isinstance(module, (str, Path))
+        self.source = Path(module).read_text() if is_path else inspect.getsource(module)
+        self.tree = ast.parse(self.source)
+        self.functions = {
+            n.name: n
+            for n in self.tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self.constants = {}
+        for n in self.tree.body:
+            if isinstance(n, (ast.Assign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        self.constants[t.id] = n.value
+        self.checker = checker
+        self.found: list[Mistake] = []
+        self.seen: set[str] = set()
+
+    def run(self) -> list[Mistake]:
+        if self.checker not in self.functions:
+            raise ValueError(f"checker: {self.checker} is not defined in its chapter's module")
+        todo = [self.checker]
+        refusals = _literal_refusals(self.constants.get("REFUSALS"), self.checker)
+        while todo:
+            name = todo.pop(0)
+            if name in self.seen or name not in self.functions:
+                continue
+            self.seen.add(name)
+            function = self.functions[name]
+            self.local = {
+                t.id: n.value
+                for n in ast.walk(function)
+                if isinstance(n, ast.Assign)
+                for t in n.targets
+                if isinstance(t, ast.Name)
+            }
+            self.where = name
+            self.refusal = name in refusals
+            self.calls: list[str] = []
+            for statement in function.body:
+                self._visit(statement, [], {})
+            todo += [c for c in self.calls if c not in self.seen]
+            todo += [r for r in refusals if r not in self.seen]
+        return self.found
+
+    def _add(self, message: str, conditions: list[str], line: int, kind: str = "fail") -> None:
+        condition = " and ".join(
+            f"({c})" if " or " in c and len(conditions) > 1 else c for c in conditions
+        )
+        if not message.strip("‹›. ") or any(
+            m.message == message and m.condition == condition for m in self.found
+        ):
+            return
+        self.found.append(Mistake(self.checker, message, condition, self.where, line, kind))
+
+    def _expansions(self, loop: ast.For) -> list[dict[str, str]] | None:
+        """A loop over a literal table (``for value, reason in known.items()``): one binding each."""
+        it = loop.iter
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Attribute)
+            and it.func.attr == "items"
+            and isinstance(it.func.value, ast.Name)
+            and isinstance(loop.target, ast.Tuple)
+            and len(loop.target.elts) == 2
+        ):
+            table = _literal(
+                self.local.get(it.func.value.id) or self.constants.get(it.func.value.id)
+            )
+            names = [getattr(e, "id", None) for e in loop.target.elts]
+            if isinstance(table, dict) and all(names):
+                return [{names[0]: str(k), names[1]: str(v)} for k, v in table.items()]
+        return None
+
+    def _visit(self, node: ast.AST, conditions: list[str], bindings: dict[str, str]) -> None:
+        if isinstance(node, ast.If):
+            self._visit(node.test, conditions, bindings)
+            test = ast.unparse(node.test)
+            for child in node.body:
+                self._visit(child, conditions + [test], bindings)
+            for child in node.orelse:
+                self._visit(child, conditions + [f"not ({test})"], bindings)
+            return
+        if isinstance(node, ast.For):
+            expansions = self._expansions(node)
+            if expansions:
+                for binding in expansions:
+                    shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 20)
+                    for child in node.body:
+                        self._visit(child, conditions + [shown], {**bindings, **binding})
+                return
+        if isinstance(node, ast.Call):
+            self._call(node, conditions, bindings)
+        if isinstance(node, ast.Raise) and self.refusal and isinstance(node.exc, ast.Call):
+            if node.exc.args:
+                message = _render(node.exc.args[0], bindings)
+                self._add(
+                    message, ["the answer calls what the exercise forbids"], node.lineno, "refusal"
+                )
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            # problems.append("...") of a list that a fail() joins
+            call = node.value
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "append" and call.args:
+                if isinstance(call.args[0], (ast.Constant, ast.JoinedStr)):
+                    text = _render(call.args[0], bindings)
+                    if len(text) > 30:
+                        self._add(text, conditions, node.lineno)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(node, ast.Call) or child is not node.func:
+                self._visit(child, conditions, bindings)
+
+    def _call(self, node: ast.Call, conditions: list[str], bindings: dict[str, str]) -> None:
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name == "fail" and node.args:
+            self._add(_render(node.args[0], bindings), conditions, node.lineno)
+            for inner in ast.walk(node.args[0]):  # a message fragment a helper returns
+                helper = getattr(getattr(inner, "func", None), "id", None)
+                if isinstance(inner, ast.Call) and helper in self.functions:
+                    for r in ast.walk(self.functions[helper]):
+                        if isinstance(r, ast.Return) and isinstance(
+                            r.value, (ast.JoinedStr, ast.Constant)
+                        ):
+                            text = _render(r.value, bindings)
+                            if isinstance(r.value, ast.JoinedStr) or len(text) > 30:
+                                self._add(text, conditions + [f"{helper} says why"], r.lineno)
+        for keyword in node.keywords:
+            if keyword.arg == "hints":
+                for key, advice in self._hints(keyword.value):
+                    self._add(advice, conditions + [f"the error says {key!r}"], node.lineno, "hint")
+        if name in self.functions and name != self.checker:
+            self.calls.append(name)
+        for arg in node.args:  # a function of the module passed along (a wrapper, a context)
+            if isinstance(arg, ast.Name) and arg.id in self.functions:
+                self.calls.append(arg.id)
+
+    def _hints(self, value: ast.AST) -> list[tuple[str, str]]:
+        if isinstance(value, ast.Name):
+            value = self.local.get(value.id, value)
+        if isinstance(value, ast.Dict):
+            return [
+                (str(_literal(k)), _render(self._resolve(v)))
+                for k, v in zip(value.keys, value.values)
+                if k is not None
+            ]
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == "dict.fromkeys":
+            keys = _literal(value.args[0]) or ()
+            advice = _render(self._resolve(value.args[1])) if len(value.args) > 1 else ""
+            return [(str(k), advice) for k in keys]
+        return []
+
+    def _resolve(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return self.constants[node.id]
+        return node
+
+
+def _literal_refusals(node: ast.AST | None, checker: str) -> list[str]:
+    """The raisers a module's REFUSALS names for ``checker``."""
+    if not isinstance(node, ast.Dict):
+        return []
+    names = []
+    for key, value in zip(node.keys, node.values):
+        if _literal(key) == checker:
+            for item in ast.walk(value):
+                if isinstance(item, ast.Name):
+                    names.append(item.id)
+    return names
+
+
+def mistakes(module, checker: str) -> list[Mistake]:
+    """Every mistake ``checker`` of ``module`` (a module, or the path of its source) recognises, in
+    the order it tries them."""
+    return _Reader(module, checker).run()
+
+
+def matching(message: str, known: list[Mistake]) -> Mistake | None:
+    """The mistake whose message ``message`` is (the first that matches, as the checker tries them;
+    the generic 'largest difference' one last)."""
+    for mistake in known:
+        if mistake.pattern.search(message):
+            return mistake
+    return None
+
+
+# --- time per exercise ----------------------------------------------------------------------------
+
+
+def _namespace() -> dict:
+    import torch
+    from torch import nn
+
+    from lib import attention
+
+    space = {"torch": torch, "math": math, "nn": nn, "F": torch.nn.functional}
+    space.update({k: v for k, v in vars(attention).items() if not k.startswith("_")})
+    return space
+
+
+def _definitions(source: str) -> dict:
+    """The imports, functions and classes of a worked solution, defined (nothing else runs)."""
+    kept = [
+        n
+        for n in ast.parse(source).body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+    ]
+    space = _namespace()
+    exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), space)
+    return space
+
+
+def time_checker(ex: Exercise) -> float | None:
+    """Seconds the checker takes on the worked solution (practice cases, this machine), or None
+    where the answer is a value (it needs the chapter's state) or the solution does not pass."""
+    if not ex.is_function or ex.checker is None:
+        return None
+    module = _module(ex.chapter)
+    try:
+        space = _definitions(ex.solution)
+        answers = [space[a] for a in ex.args]
+    except Exception:
+        return None
+    start = time.perf_counter()
+    verdict = getattr(module, ex.checker)(*answers)
+    seconds = time.perf_counter() - start
+    return seconds if verdict.passed else None
+
+
+def estimate_minutes(ex: Exercise) -> tuple[float, str]:
+    """A student's minutes for the exercise, estimated from its counted size (:data:`MINUTES`), and
+    the sum that gives them, in words."""
+    words = len(re.findall(r"\w+", ex.statement))
+    parts = {
+        "reading": words / MINUTES["words_per_minute"],
+        "code": ex.code_lines * MINUTES["per_code_line"],
+        "predictions": ex.predictions * MINUTES["per_prediction"],
+        "written": len(ex.written_parts) * MINUTES["per_written_part"],
+        "run and check": MINUTES["run_and_check"],
+    }
+    total = 5 * math.ceil(sum(parts.values()) / 5)
+    how = (
+        f"{words} words to read, {ex.code_lines} statements of code, {ex.predictions} values to predict, "
+        f"{len(ex.written_parts)} written questions"
+    )
+    return total, how
+
+
+# --- how often, in a graded course ------------------------------------------------------------------
+
+
+def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) -> dict:
+    """How often each mistake came in a graded course: {checker: {"graded": n, "passed": n,
+    message: n, None: n (wrong, no named mistake)}}, from the test cells' outputs that
+    tools/grade_course.py wrote into ``autograded/<student>/<chapter>/``."""
+    counts: dict[str, dict] = {c: {"graded": 0, "passed": 0, None: 0} for c in known}
+    for path in sorted(Path(course).glob(f"autograded/*/{chapter}/{chapter}.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            checker = next((c for c in known if re.search(rf"\b{c}\(", cell.source)), None)
+            if checker is None or not cell.get("outputs"):
+                continue
+            out = cell.outputs[0]
+            counts[checker]["graded"] += 1
+            if out.get("output_type") == "stream" and "passed" in out.get("text", ""):
+                counts[checker]["passed"] += 1
+            elif out.get("output_type") == "error":
+                mistake = matching(out.get("evalue", ""), known[checker])
+                key = mistake.message if mistake else None
+                counts[checker][key] = counts[checker].get(key, 0) + 1
+    return counts
+
+
+# --- the document --------------------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}".rstrip() for line in text.strip().splitlines())
+
+
+def notes_markdown(
+    chapters: list[str],
+    answers: bool = True,
+    course: Path | None = None,
+    timing: bool = True,
+) -> str:
+    lines = [
+        "# Instructor notes: the exercises and their common mistakes",
+        "",
+        "Made by `tools/instructor_notes.py` from the chapters and their checkers (`lib/exercises`): "
+        "each mistake below is one the checker recognises, in the order it tries them, with the "
+        "message the student reads (computed parts as ‹...›). "
+        + (
+            "With worked solutions and model answers: keep this copy away from students. "
+            if answers
+            else "Without worked solutions and model answers. "
+        )
+        + (
+            f"How often: counted in the graded submissions of `{course}`."
+            if course
+            else "How often: not measured (run with `--course` once a chapter is graded)."
+        ),
+        "",
+        "Minutes are an estimate from the exercise's size (reading at "
+        f"{MINUTES['words_per_minute']} words a minute, {MINUTES['per_code_line']:g} min per statement of the "
+        f"worked solution's code, {MINUTES['per_prediction']:g} per value to predict, "
+        f"{MINUTES['per_written_part']:g} per written question, {MINUTES['run_and_check']:g} to run and "
+        "check); the checker's seconds are measured (practice cases, the machine that made the notes).",
+        "",
+    ]
+    summary = [
+        "## Time per chapter",
+        "",
+        "| Chapter | Exercises | Estimated minutes | Plan's home hours |",
+        "|---|---|---|---|",
+    ]
+    body = []
+    for chapter in chapters:
+        found = exercises(chapter)
+        stem = notebook(chapter).stem
+        known = {e.checker: e.mistakes for e in found if e.checker}
+        counts = class_counts(course, stem, known) if course else {}
+        body += [f"## {stem}", ""]
+        total = 0
+        for ex in found:
+            minutes, how = estimate_minutes(ex)
+            total += minutes
+            if timing and ex.check_seconds is None:
+                ex.check_seconds = time_checker(ex)
+            seconds = (
+                f"; checker {ex.check_seconds:.2f} s on the worked solution"
+                if ex.check_seconds is not None
+                else ""
+            )
+            body += [
+                f"### Exercise {ex.number} ({ex.kind}): {ex.title}",
+                "",
+                f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
+                "",
+                "**What it asks.**",
+                "",
+                _quote(EXERCISE.sub("", ex.statement, count=1)),
+                "",
+            ]
+            if ex.checker:
+                body += [f"**Checked by** `{ex.checker}({', '.join(ex.args)})`.", ""]
+            if ex.written_parts:
+                body += ["**Written questions** (graded by the rubric):", ""]
+                body += [f"{i}. {q}" for i, q in enumerate(ex.written_parts, 1)] + [""]
+            if answers:
+                if ex.solution.strip():
+                    body += [
+                        "**Worked solution.**",
+                        "",
+                        "```python",
+                        ex.solution.strip(),
+                        "```",
+                        "",
+                    ]
+                if ex.model.strip():
+                    body += ["**Model answer.**", "", _quote(ex.model), ""]
+            if ex.mistakes:
+                c = counts.get(ex.checker, {})
+                if c:
+                    body += [
+                        f"**Mistakes the checker names** ({c['graded']} graded, {c['passed']} passed, "
+                        f"{c.get(None, 0)} wrong without a named mistake):",
+                        "",
+                    ]
+                else:
+                    body += ["**Mistakes the checker names:**", ""]
+                body += ["| # | When | The student reads | How often |", "|---|---|---|---|"]
+                for i, m in enumerate(ex.mistakes, 1):
+                    often = str(c.get(m.message, 0)) if c else "not measured"
+                    when = m.condition or "any other wrong answer"
+                    if m.kind == "hint":
+                        when = f"(advice added) {when}"
+                    body.append(f"| {i} | `{_cell(when, 160)}` | {_cell(m.message)} | {often} |")
+                body.append("")
+        plan = term_plan.HOME_HOURS.get(stem[:2])
+        summary.append(
+            f"| {stem} | {len(found)} | {total:g} | {plan:g} h |"
+            if plan
+            else f"| {stem} | {len(found)} | {total:g} | |"
+        )
+    return "\n".join(lines + summary + [""] + body) + "\n"
+
+
+def _cell(text: str, limit: int | None = None) -> str:
+    text = " ".join(text.split())
+    if limit and len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text.replace("|", "\\|")
+
+
+CSS = """
+body { font: 11pt/1.45 Georgia, serif; max-width: 48em; margin: 2em auto; color: #1f2328; }
+h1, h2, h3 { font-family: Helvetica, Arial, sans-serif; } h2 { page-break-before: always; }
+table { border-collapse: collapse; font-size: 9.5pt; width: 100%; }
+td, th { border: 1px solid #999; padding: 0.25em 0.4em; vertical-align: top; }
+code, pre { font-size: 9pt; white-space: pre-wrap; overflow-wrap: anywhere; }
+blockquote { margin-left: 1em; padding-left: 0.8em; border-left: 3px solid #ccc; }
+@media print { a { color: inherit; text-decoration: none; } }
+"""
+
+
+def to_html(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark").enable("table").render(markdown)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape('Instructor notes')}</title><style>{CSS}</style></head>"
+        f"<body>\n{body}</body></html>\n"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter prefixes (default: every chapter)")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "instructor")
+    parser.add_argument("--course", type=Path, help="a graded course: count how often each came")
+    parser.add_argument("--no-answers", action="store_true", help="leave out solutions and answers")
+    parser.add_argument("--no-timing", action="store_true", help="do not run the checkers")
+    args = parser.parse_args(argv)
+    chapters = [
+        p.stem
+        for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        if not args.chapters or any(p.name.startswith(c) for c in args.chapters)
+    ]
+    if not chapters:
+        parser.error(f"chapters: no notebook starts with {args.chapters}")
+    text = notes_markdown(chapters, not args.no_answers, args.course, not args.no_timing)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "notes.md").write_text(text)
+    (args.out / "notes.html").write_text(to_html(text))
+    print(f"{args.out / 'notes.md'} and notes.html: {len(chapters)} chapters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

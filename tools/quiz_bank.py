@@ -1,0 +1,649 @@
+"""A quiz and exam question bank with variants (issue 36, item 7), exported for Moodle.
+
+    python tools/quiz_bank.py --moodle quiz.xml                     # 5 variants of each question
+    python tools/quiz_bank.py --moodle quiz.xml --variants 20 --seed 2027 --chapters 02 03
+    python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper and its key
+
+Each question is a function of a seed (:data:`QUESTIONS`): its numbers are drawn from the seed and
+its answer is computed by the book's library (``lib.attention.masked_softmax``,
+``MultiHeadAttention``'s parameters, ``sinusoidal_encoding``, ``count_parameters``...), so the key
+cannot disagree with the book. Three kinds:
+
+- **numerical**: one number, with an absolute tolerance sized to the digits the question asks for;
+- **multiple choice**: the right value and wrong ones, each wrong one a mistake that the chapter's
+  checker names (:class:`Choice` ``mistake``: its checker and a phrase of the checker's message, read
+  from the checker's code by tools/instructor_notes.py; a test checks that each is there), and its
+  feedback is the checker's own advice for that mistake;
+- **written** (Moodle's essay): the question, and for the grader the criteria and a model answer.
+
+Variant k of a question has the seed ``sha256(seed/question/k)``; ``--student ID`` draws one variant
+per question from the student's id instead (the same id, the same paper). The Moodle XML file has one
+category per question (``$course$/attention-book/<chapter>/<question>``) holding its variants: a quiz
+that takes one *random question* from each category gives each student their own numbers. The
+format is Moodle's XML question format (docs.moodle.org/en/Moodle_XML_format; its importer,
+question/format/xml/format.php, requires a name and reads questiontext, answer fraction, tolerance,
+single, shuffleanswers, answernumbering, responseformat and graderinfo as written here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import html
+import math
+import random
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: str
+    correct: bool
+    feedback: str = ""
+    mistake: tuple[str, str, str] | None = None  # (chapter module, checker, phrase of its message)
+
+
+@dataclass
+class Question:
+    id: str
+    chapter: str
+    kind: str  # "numerical", "multichoice" or "essay"
+    title: str
+    text: str  # HTML
+    answer: float | None = None
+    tolerance: float = 0.0
+    choices: list[Choice] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)
+    model: str = ""
+    feedback: str = ""  # general feedback: how the answer is computed
+    seed: int = 0
+    params: dict = field(default_factory=dict)  # the numbers drawn, by name
+
+
+def _seed(base: int | str, question: str, k: int | str) -> int:
+    return int(hashlib.sha256(f"{base}/{question}/{k}".encode()).hexdigest()[:15], 16)
+
+
+@functools.lru_cache(maxsize=None)
+def _advice(mistake: tuple[str, str, str]) -> str:
+    """The checker's own words for a mistake, from its phrase on (computed parts as '...')."""
+    import instructor_notes
+
+    module, checker, phrase = mistake
+    for m in instructor_notes.mistakes(_import(module), checker):
+        if phrase in m.message:
+            text = m.message[m.message.index(phrase) :]
+            return _plain(text)
+    raise ValueError(f"mistake: {checker} has no message with {phrase!r}")
+
+
+def _plain(text: str) -> str:
+    import re
+
+    return re.sub(r"‹[^›]*›", "...", text)
+
+
+def _import(module: str):
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def _choices(right: str, wrong: list[tuple[str, tuple[str, str, str]]], why: str) -> list[Choice]:
+    """The right choice and the wrong ones (each with the checker's advice as its feedback); None if
+    two show the same text (the question draws new numbers)."""
+    texts = [right] + [w for w, _ in wrong]
+    if len(set(texts)) != len(texts):
+        return []
+    out = [Choice(right, True, why)]
+    out += [Choice(t, False, f"{t}: {_advice(m)}", m) for t, m in wrong]
+    return out
+
+
+# --- the questions: chapter 2 ------------------------------------------------------------------------
+
+
+def q02_soft_weight(rng: random.Random) -> Question:
+    from lib.attention import masked_softmax
+
+    scores = rng.sample(range(-3, 4), 4)
+    lam = rng.choice([0.5, 1.0, 2.0])
+    j = rng.randrange(4)
+    weights = masked_softmax(lam * torch.tensor(scores, dtype=torch.float64))
+    return Question(
+        "q02_soft_weight", "02", "numerical", "Soft lookup: one weight",
+        f"<p>A soft lookup has four keys whose scores for a query are {scores}. With sharpness "
+        f"&lambda; = {lam:g}, the weights are softmax(&lambda; s). What is the weight of key {j} "
+        "(counting from 0)? Give three decimals.</p>",
+        answer=round(weights[j].item(), 3), tolerance=0.0015, params={"scores": scores, "lam": lam, "j": j},
+        feedback=f"<p>softmax({lam:g} &times; {scores}) = {[round(w, 3) for w in weights.tolist()]}.</p>",
+    )  # fmt: skip
+
+
+def q02_sharpen(rng: random.Random) -> Question:
+    from lib.attention import masked_softmax
+
+    while True:
+        raw = [rng.randint(1, 9) for _ in range(3)]
+        w = torch.tensor(raw, dtype=torch.float64) / sum(raw)
+        gamma = rng.choice([2, 3])
+        right = masked_softmax(gamma * w.log())[0].item()  # w**gamma / sum w**gamma, in log space
+        m = "lib.exercises.ch02", "check_sharpen"
+        choices = _choices(
+            f"{right:.3f}",
+            [
+                (f"{torch.softmax(gamma * w, -1)[0].item():.3f}", (*m, "softmax(gamma * w)")),
+                (f"{(w[0] ** gamma).item():.3f}", (*m, "w**gamma without the division")),
+                (f"{(w ** (1 / gamma) / (w ** (1 / gamma)).sum())[0].item():.3f}", (*m, "w**(1/gamma)")),
+            ],
+            "<p>w<sub>0</sub><sup>&gamma;</sup> / &Sigma;<sub>j</sub> w<sub>j</sub><sup>&gamma;</sup>.</p>",
+        )  # fmt: skip
+        if choices:
+            break
+    shown = ", ".join(f"{v:.3f}" for v in w.tolist())
+    return Question(
+        "q02_sharpen", "02", "multichoice", "NTM sharpening",
+        f"<p>The neural Turing machine sharpens the weights w = ({shown}) with &gamma; = {gamma}: "
+        "w&#771;(i) = w(i)<sup>&gamma;</sup> / &Sigma;<sub>j</sub> w(j)<sup>&gamma;</sup>. "
+        "What is the sharpened weight of slot 0?</p>",
+        choices=choices, params={"w": w.tolist(), "gamma": gamma},
+    )  # fmt: skip
+
+
+# --- chapter 3 ----------------------------------------------------------------------------------------------
+
+
+def q03_scaled_score(rng: random.Random) -> Question:
+    from lib.attention import scaled_dot_product_score
+
+    d = rng.choice([4, 9, 16])
+    q = [rng.randint(-2, 2) for _ in range(d)]
+    k = [rng.randint(-2, 2) for _ in range(d)]
+    t = lambda v: torch.tensor(v, dtype=torch.float64)[None, None]  # noqa: E731 [1, 1, d]
+    score = scaled_dot_product_score(t(q), t(k))[0, 0, 0].item()
+    return Question(
+        "q03_scaled_score", "03", "numerical", "Scaled dot-product score",
+        f"<p>q = {q} and k = {k} (d<sub>k</sub> = {d}). What is the scaled dot-product score "
+        "q &middot; k / &radic;d<sub>k</sub>? Give two decimals.</p>",
+        answer=round(score, 2), tolerance=0.006, params={"q": q, "k": k},
+        feedback=f"<p>q &middot; k = {sum(a * b for a, b in zip(q, k))}, divided by &radic;{d} = {math.sqrt(d):g}.</p>",
+    )  # fmt: skip
+
+
+def q03_masked_weight(rng: random.Random) -> Question:
+    from lib.attention import masked_softmax
+
+    while True:
+        scores = [rng.randint(-2, 3) for _ in range(4)]
+        masked = sorted(rng.sample(range(4), rng.choice([1, 2])))
+        mask = torch.tensor([i not in masked for i in range(4)])
+        j = rng.choice([i for i in range(4) if i not in masked])
+        s = torch.tensor(scores, dtype=torch.float64)
+        right = masked_softmax(s, mask)[j].item()
+        m = "lib.exercises.ch03", "check_masked_softmax"
+        choices = _choices(
+            f"{right:.3f}",
+            [
+                (f"{(torch.softmax(s, -1) * mask)[j].item():.3f}", (*m, "you set the masked weights to 0 after the softmax")),
+                (f"{torch.softmax(s * mask, -1)[j].item():.3f}", (*m, "a masked score set to 0")),
+                ("0.000", (*m, "non-zero exactly where the mask is False")),
+            ],
+            "<p>The masked scores are left out (set to &minus;&infin;) before the softmax, so the "
+            "allowed weights sum to 1.</p>",
+        )  # fmt: skip
+        if choices:
+            break
+    return Question(
+        "q03_masked_weight", "03", "multichoice", "A masked softmax",
+        f"<p>A row of scores is {scores}; the mask (True where the query may attend) is "
+        f"{[bool(b) for b in mask.tolist()]}. What weight does the masked softmax give key {j} "
+        "(counting from 0)?</p>",
+        choices=choices, params={"scores": scores, "mask": mask.tolist(), "j": j},
+    )  # fmt: skip
+
+
+# --- chapter 6 ---------------------------------------------------------------------------------------------
+
+
+def q06_causal_pairs(rng: random.Random) -> Question:
+    from lib.attention import causal_mask
+
+    T = rng.randint(5, 40)
+    pairs = int(causal_mask(T).sum())
+    return Question(
+        "q06_causal_pairs", "06", "numerical", "A causal mask",
+        f"<p>A decoder's self-attention over T = {T} tokens uses a causal mask. How many "
+        "(query, key) pairs may attend?</p>",
+        answer=pairs, tolerance=0, params={"T": T},
+        feedback=f"<p>Query i sees keys 0 to i: 1 + 2 + ... + {T} = {T}({T} + 1)/2 = {pairs}.</p>",
+    )  # fmt: skip
+
+
+def q06_score_variance(rng: random.Random) -> Question:
+    while True:
+        sigma, d_k = rng.choice([2, 3, 0.5]), rng.choice([16, 64, 256])
+        if d_k * sigma**4 != 1:  # a distractor equal to another: draw again
+            break
+    # the variance of q . k / sqrt(d_k) for independent zero-mean entries of standard deviation sigma
+    right = sigma**4
+    m = "lib.exercises.ch06", "check_wider_entries"
+    fmt = lambda v: f"{v:g}"  # noqa: E731
+    choices = _choices(
+        fmt(right),
+        [
+            (fmt(sigma**2), (*m, "is the variance of one entry of q or of k")),
+            (fmt(2 * sigma**2), (*m, "adds the variances of q_i and k_i")),
+            (fmt(d_k * sigma**4), (*m, "looks like the variance of q . k before the division")),
+            (fmt(1), (*m, "is the variance for entries of variance 1")),
+        ],
+        f"<p>One product q<sub>i</sub>k<sub>i</sub> has variance &sigma;<sup>4</sup> = {fmt(right)}, "
+        f"the sum of d<sub>k</sub> of them d<sub>k</sub>&sigma;<sup>4</sup>, and the division by "
+        "&radic;d<sub>k</sub> divides the variance by d<sub>k</sub>.</p>",
+    )
+    return Question(
+        "q06_score_variance", "06", "multichoice", "Variance of a scaled score",
+        f"<p>The entries of a query q and a key k are independent, with mean 0 and standard deviation "
+        f"{fmt(sigma)}; d<sub>k</sub> = {d_k}. What is the variance of the scaled score "
+        "q &middot; k / &radic;d<sub>k</sub>?</p>",
+        choices=choices, params={"sigma": sigma, "d_k": d_k},
+    )  # fmt: skip
+
+
+# --- chapter 7 ----------------------------------------------------------------------------------------------
+
+
+def q07_mha_parameters(rng: random.Random) -> Question:
+    from lib.attention import MultiHeadAttention
+
+    d, h = rng.choice([(32, 4), (64, 8), (96, 4), (128, 8), (256, 4), (512, 8)])
+    with torch.device("meta"):
+        mha = MultiHeadAttention(d, h)
+    right = sum(p.numel() for p in mha.parameters())
+    m = "lib.exercises.ch07", "check_one_head"
+    choices = _choices(
+        f"{right:,}",
+        [
+            (f"{h * right:,}", (*m, "the number of heads changes no matrix")),
+            (f"{right // h:,}", (*m, "the number of heads changes no matrix")),
+            (f"{4 * d * d:,}", (*m, "leaves out the")),
+        ],
+        f"<p>Four projections of {d} &times; {d} with their biases: 4D<sup>2</sup> + 4D, for any "
+        "number of heads.</p>",
+    )
+    return Question(
+        "q07_mha_parameters", "07", "multichoice", "Parameters of multi-head attention",
+        f"<p>How many parameters has a multi-head attention layer with d<sub>model</sub> = {d} and "
+        f"{h} heads (query, key, value and output projections, each with a bias)?</p>",
+        choices=choices, params={"d": d, "h": h},
+    )  # fmt: skip
+
+
+def q07_attention_weights(rng: random.Random) -> Question:
+    from lib.attention import MultiHeadAttention
+
+    B, T, (d, h) = rng.randint(2, 8), rng.randint(5, 30), rng.choice([(32, 4), (64, 8), (48, 6)])
+    with torch.device("meta"):  # shapes only: no memory, no arithmetic
+        x = torch.zeros(B, T, d)
+        _, weights = MultiHeadAttention(d, h)(x, x, x)
+    return Question(
+        "q07_attention_weights", "07", "numerical", "How many attention weights",
+        f"<p>Self-attention with {h} heads (d<sub>model</sub> = {d}) runs on a batch of {B} "
+        f"sequences of {T} tokens. How many attention weights does it compute?</p>",
+        answer=weights.numel(), tolerance=0, params={"B": B, "T": T, "h": h},
+        feedback=f"<p>The weights have shape [B, H, T, T] = {list(weights.shape)}.</p>",
+    )  # fmt: skip
+
+
+# --- chapter 8 ----------------------------------------------------------------------------------------------
+
+
+def q08_pe_value(rng: random.Random) -> Question:
+    from lib.positional import sinusoidal_encoding
+
+    d = rng.choice([8, 16, 32])
+    pos, col = rng.randint(1, 60), rng.randrange(6)
+    value = sinusoidal_encoding(pos + 1, d).double()[pos, col].item()
+    kind, i = ("sin", col // 2) if col % 2 == 0 else ("cos", col // 2)
+    return Question(
+        "q08_pe_value", "08", "numerical", "A sinusoidal position vector",
+        f"<p>In the sinusoidal table with d<sub>model</sub> = {d} and base 10000, what is "
+        f"PE[{pos}, {col}]? Give three decimals.</p>",
+        answer=round(value, 3), tolerance=0.0015, params={"d": d, "pos": pos, "col": col},
+        feedback=f"<p>Column {col} is a {kind} of pair i = {i}: {kind}({pos} / 10000^({2 * i}/{d})).</p>",
+    )  # fmt: skip
+
+
+def q08_last_wavelength(rng: random.Random) -> Question:
+    from lib.positional import _frequencies
+
+    base, d = rng.choice([100, 1000, 10000]), rng.choice([64, 128, 256])
+    right = 2 * math.pi / _frequencies(d, base)[-1].item()
+    m = "lib.exercises.ch08", "check_small_base"
+    choices = _choices(
+        f"{right:,.1f}",
+        [
+            (f"{2 * math.pi * base:,.1f}", (*m, "the limit for a very wide table")),
+            (f"{2 * math.pi * base ** ((d - 1) / d):,.1f}", (*m, "both use the exponent of the even column")),
+            (f"{right / (2 * math.pi):,.1f}", (*m, "the number of positions per radian")),
+            (f"{2 * math.pi:,.1f}", (*m, "the wavelength of the first pair")),
+        ],
+        f"<p>Pair i turns at 1 / base<sup>2i/d</sup> radians per position; the last pair is "
+        f"i = {d // 2 - 1}: 2&pi; &times; {base}<sup>{d - 2}/{d}</sup>.</p>",
+    )  # fmt: skip
+    return Question(
+        "q08_last_wavelength", "08", "multichoice", "The slowest wavelength",
+        f"<p>A sinusoidal table has d<sub>model</sub> = {d} and base {base}. How many positions "
+        f"long is the wavelength of its last pair of columns ({d - 2} and {d - 1})?</p>",
+        choices=choices, params={"base": base, "d": d},
+    )  # fmt: skip
+
+
+# --- chapter 9 ----------------------------------------------------------------------------------------------
+
+
+def q09_encoder_layer(rng: random.Random) -> Question:
+    from lib.transformer import EncoderLayer
+
+    d, h = rng.choice([(64, 4), (128, 8), (256, 8), (512, 8)])
+    d_ff = d * rng.choice([2, 4])
+    with torch.device("meta"):
+        layer = EncoderLayer(d, h, d_ff)
+    right = sum(p.numel() for p in layer.parameters())
+    return Question(
+        "q09_encoder_layer", "09", "numerical", "Parameters of an encoder layer",
+        f"<p>How many parameters has one Transformer encoder layer with d<sub>model</sub> = {d}, "
+        f"{h} heads and d<sub>ff</sub> = {d_ff} (biases everywhere, two LayerNorms)?</p>",
+        answer=right, tolerance=0, params={"d": d, "h": h, "d_ff": d_ff},
+        feedback=f"<p>Attention 4({d}&sup2; + {d}), feed-forward 2&middot;{d}&middot;{d_ff} + {d_ff} + {d}, "
+        f"LayerNorms 2&middot;2&middot;{d}: {right:,}.</p>",
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=None)
+def _base_parameters(n_layers: int = 6) -> int:
+    from lib.transformer import TransformerConfig, count_parameters
+
+    return count_parameters(TransformerConfig.base(n_layers=n_layers))
+
+
+def q09_total_layers(rng: random.Random) -> Question:
+    N = rng.choice([8, 10, 12, 16])
+    base, right = _base_parameters(), _base_parameters(N)
+    encoder_layer = 2 * 512 * 2048 + 4 * 512**2
+    m = "lib.exercises.ch09", "check_parameter_counts"
+    choices = _choices(
+        f"{right:,}",
+        [
+            (f"{round(N / 6 * base):,}", (*m, "the shared embedding does not grow with N")),
+            (f"{right - base:,}", (*m, "new layers add; the question asks for the total")),
+            (f"{base + 2 * (N - 6) * encoder_layer:,}", (*m, "layers of an encoder layer's size")),
+        ],
+        "<p>N counts the layers of the encoder and of the decoder each; the shared embedding "
+        "stays as it is.</p>",
+    )
+    return Question(
+        "q09_total_layers", "09", "multichoice", "A deeper Transformer (base)",
+        f"<p>The Transformer (base) has {base:,} parameters (N = 6, d<sub>model</sub> = 512, "
+        f"d<sub>ff</sub> = 2048, one shared 37,000-token embedding). How many has the same model with "
+        f"N = {N}?</p>",
+        choices=choices, params={"N": N},
+    )  # fmt: skip
+
+
+# --- written questions (essay), with the grader's criteria ---------------------------------------------
+
+
+def _essay(qid: str, chapter: str, title: str, text: str, criteria: list[str], model: str):
+    def make(rng: random.Random) -> Question:
+        return Question(
+            qid, chapter, "essay", title, f"<p>{text}</p>", criteria=criteria, model=model
+        )
+
+    make.__name__ = qid
+    return make
+
+
+WRITTEN = [
+    _essay(
+        "q02_tie", "02", "What a hard lookup hides",
+        "Two keys have exactly the same, highest score for a query. What does a hard lookup (argmax) "
+        "return, what does a soft lookup return as its sharpness grows, and what does the hard lookup hide?",
+        ["argmax returns one of the two (the first index), as if it were certain",
+         "the softmax gives the two equal weights at every sharpness, so the output tends to their average",
+         "the hard lookup hides the tie: which item comes back depends only on storage order"],
+        "argmax takes the first of tied maxima and returns its value alone; the soft output gives both "
+        "keys the same weight, tending to 1/2 each, so it approaches the midpoint of their values. "
+        "The hard answer hides the ambiguity.",
+    ),
+    _essay(
+        "q03_scaling", "03", "Why divide by the square root of d_k",
+        "Why does scaled dot-product attention divide the scores by &radic;d<sub>k</sub>, and what "
+        "goes wrong in training without it for large d<sub>k</sub>?",
+        ["for entries of variance 1 the dot product has variance d_k (a sum of d_k products)",
+         "dividing by sqrt(d_k) brings the variance back to 1, at every width",
+         "without it the softmax saturates (one weight near 1), so its gradients vanish"],
+        "q . k sums d_k products of variance 1, so its variance is d_k; large scores push the "
+        "softmax into saturation, where its gradient is nearly 0. Dividing by sqrt(d_k) keeps the "
+        "variance at 1 for any width.",
+    ),
+    _essay(
+        "q06_causal", "06", "Why a decoder is masked",
+        "A decoder is trained on whole sentences at once. Why does its self-attention need a causal "
+        "mask, and what would a model trained without it learn?",
+        ["at generation time token t is predicted before the later tokens exist",
+         "in training the whole target is given, so each position could read the token it must predict",
+         "without the mask the model learns to copy the next token and fails when generating"],
+        "The model is trained to predict token t + 1 from tokens up to t. Given the whole sentence "
+        "without a mask, position t could attend to token t + 1 and copy it: training loss falls, "
+        "but at generation, where the future does not exist, the model has learned nothing usable.",
+    ),
+    _essay(
+        "q08_order", "08", "Attention without positions",
+        "Explain why self-attention without positional information cannot tell \"dog bites man\" from "
+        "\"man bites dog\", and how adding a sinusoidal vector to each embedding changes that.",
+        ["self-attention is permutation equivariant: permuting the inputs permutes the outputs",
+         "so each word's output is the same in both sentences, only in another place",
+         "adding a position-dependent vector makes the same word at another position a different input"],
+        "Without positions each token's output depends on the set of tokens, not their order: "
+        "permuting the input permutes the output. Adding PE[pos] to each embedding makes the inputs "
+        "depend on position, so the scores, and the outputs, differ.",
+    ),
+    _essay(
+        "q09_pre_ln", "09", "Pre-LN and post-LN",
+        "Where does the LayerNorm sit in a post-LN and in a pre-LN Transformer layer, and why do most "
+        "models since GPT-2 use pre-LN?",
+        ["post-LN: x = LayerNorm(x + Sublayer(x)); pre-LN: x = x + Sublayer(LayerNorm(x))",
+         "pre-LN keeps an identity path from input to output through the residuals",
+         "so gradients are well-scaled at initialisation and training is stable without warm-up"],
+        "Post-LN normalises after adding the residual; pre-LN normalises the sub-layer's input and "
+        "leaves the residual stream untouched, so a clean identity path runs through the stack. "
+        "Its gradients stay well-scaled, and it trains stably without the learning-rate warm-up "
+        "post-LN needs (Xiong et al. 2020).",
+    ),
+]  # fmt: skip
+
+QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
+    f.__name__: f
+    for f in [
+        q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight, q06_causal_pairs,
+        q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
+        q08_last_wavelength, q09_encoder_layer, q09_total_layers,
+    ]
+}  # fmt: skip
+QUESTIONS.update({f.__name__: f for f in WRITTEN})
+
+
+def make(question: str, seed: int) -> Question:
+    """One variant of ``question`` for ``seed`` (the same seed, the same numbers and answer)."""
+    if question not in QUESTIONS:
+        raise ValueError(f"question: expected one of {sorted(QUESTIONS)}, got {question!r}")
+    q = QUESTIONS[question](random.Random(seed))
+    q.seed = seed
+    if q.kind == "multichoice" and (
+        len(q.choices) < 3 or sum(c.correct for c in q.choices) != 1
+        or len({c.text for c in q.choices}) != len(q.choices)
+    ):  # fmt: skip
+        raise ValueError(f"question: {question} drew choices that are not distinct at seed {seed}")
+    return q
+
+
+def bank(
+    variants: int = 5, seed: int | str = 0, chapters: list[str] | None = None
+) -> list[Question]:
+    """Every question of ``chapters`` (prefixes "02", "06"...; default all), ``variants`` each
+    (written questions once: they have no numbers)."""
+    if isinstance(variants, bool) or not isinstance(variants, int) or variants < 1:
+        raise ValueError(f"variants: expected an int >= 1, got {variants!r}")
+    out = []
+    for name, f in QUESTIONS.items():
+        if chapters and name[1:3] not in chapters:
+            continue
+        written = f in WRITTEN
+        for k in range(1 if written else variants):
+            out.append(make(name, _seed(seed, name, k)))
+    return out
+
+
+def paper(student: str, seed: int | str = 0, chapters: list[str] | None = None) -> list[Question]:
+    """One student's paper: one variant of each question, drawn from the student's id."""
+    return [
+        make(name, _seed(seed, name, f"student:{student}"))
+        for name in QUESTIONS
+        if not chapters or name[1:3] in chapters
+    ]
+
+
+# --- Moodle XML --------------------------------------------------------------------------------------------
+
+CATEGORY = "$course$/top/attention-book"
+
+
+def _text(parent: ET.Element, tag: str, text: str, fmt: str | None = "html") -> ET.Element:
+    el = ET.SubElement(parent, tag, {"format": fmt} if fmt else {})
+    ET.SubElement(el, "text").text = text
+    return el
+
+
+def moodle_xml(questions: list[Question]) -> str:
+    """The questions in Moodle's XML format, one category per question holding its variants."""
+    quiz = ET.Element("quiz")
+    category = None
+    for k, q in enumerate(questions):
+        name = q.id
+        if name != category:
+            cat = ET.SubElement(quiz, "question", {"type": "category"})
+            _text(cat, "category", f"{CATEGORY}/ch{q.chapter}/{name}", None)
+            category = name
+        el = ET.SubElement(quiz, "question", {"type": q.kind})
+        _text(el, "name", f"{q.title} (seed {q.seed})", None)
+        _text(el, "questiontext", q.text)
+        _text(el, "generalfeedback", q.feedback or q.model and f"<p>{html.escape(q.model)}</p>")
+        ET.SubElement(el, "defaultgrade").text = "1"
+        ET.SubElement(el, "penalty").text = "0"
+        ET.SubElement(el, "hidden").text = "0"
+        ET.SubElement(el, "idnumber").text = f"{name}-{q.seed}"
+        if q.kind == "numerical":
+            answer = ET.SubElement(
+                el, "answer", {"fraction": "100", "format": "moodle_auto_format"}
+            )
+            ET.SubElement(answer, "text").text = str(q.answer)
+            ET.SubElement(answer, "tolerance").text = f"{q.tolerance:g}"
+            _text(answer, "feedback", q.feedback)
+        elif q.kind == "multichoice":
+            ET.SubElement(el, "single").text = "true"
+            ET.SubElement(el, "shuffleanswers").text = "true"
+            ET.SubElement(el, "answernumbering").text = "abc"
+            for c in q.choices:
+                answer = ET.SubElement(
+                    el, "answer", {"fraction": "100" if c.correct else "0", "format": "html"}
+                )
+                ET.SubElement(answer, "text").text = html.escape(c.text)
+                _text(
+                    answer,
+                    "feedback",
+                    f"<p>{html.escape(c.feedback)}</p>" if not c.correct else c.feedback,
+                )
+        elif q.kind == "essay":
+            ET.SubElement(el, "responseformat").text = "editor"
+            ET.SubElement(el, "responserequired").text = "1"
+            ET.SubElement(el, "responsefieldlines").text = "10"
+            ET.SubElement(el, "attachments").text = "0"
+            criteria = "".join(f"<li>{html.escape(c)} (1 point)</li>" for c in q.criteria)
+            _text(
+                el, "graderinfo",
+                f"<p>Rubric, {len(q.criteria)} points:</p><ol>{criteria}</ol>"
+                f"<p>Model answer: {html.escape(q.model)}</p>",
+            )  # fmt: skip
+            _text(el, "responsetemplate", "")
+    ET.indent(quiz)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode") + "\n"
+
+
+# --- a printable paper --------------------------------------------------------------------------------------
+
+
+def markdown(questions: list[Question], key: bool = True) -> str:
+    import re
+
+    def plain(text: str) -> str:
+        text = re.sub(r"<sup>(.*?)</sup>", r"^(\1)", text)
+        text = re.sub(r"<sub>(.*?)</sub>", r"_\1", text)
+        return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+    lines = ["# Quiz", ""]
+    answers = ["", "## Key", ""]
+    for i, q in enumerate(questions, 1):
+        lines += [f"**{i}. {q.title}** {plain(q.text)}", ""]
+        if q.kind == "multichoice":
+            order = random.Random(q.seed).sample(q.choices, len(q.choices))
+            for letter, c in zip("abcdefg", order):
+                lines.append(f"   {letter}) {c.text}")
+                if c.correct:
+                    answers.append(f"{i}. {letter}) {c.text}. {plain(c.feedback)}")
+            lines.append("")
+        elif q.kind == "numerical":
+            answers.append(f"{i}. {q.answer:g} (within {q.tolerance:g}). {plain(q.feedback)}")
+        else:
+            criteria = "; ".join(q.criteria)
+            answers.append(f"{i}. Rubric ({len(q.criteria)} points): {criteria}. Model: {q.model}")
+    return "\n".join(lines + (answers if key else [])) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--moodle", type=Path, help="write the bank as Moodle XML")
+    parser.add_argument("--markdown", type=Path, help="write a printable paper with its key")
+    parser.add_argument("--variants", type=int, default=5)
+    parser.add_argument("--seed", default="0", help="the bank's seed (any text)")
+    parser.add_argument("--chapters", nargs="*", help="chapter prefixes, e.g. 02 06")
+    parser.add_argument("--student", help="one student's paper (one variant per question)")
+    parser.add_argument("--no-key", action="store_true", help="the printable paper without its key")
+    args = parser.parse_args(argv)
+    if not args.moodle and not args.markdown:
+        parser.error("give --moodle FILE and/or --markdown FILE")
+    questions = (
+        paper(args.student, args.seed, args.chapters)
+        if args.student
+        else bank(args.variants, args.seed, args.chapters)
+    )
+    if args.moodle:
+        args.moodle.write_text(moodle_xml(questions))
+        print(f"{args.moodle}: {len(questions)} questions (Moodle XML)")
+    if args.markdown:
+        args.markdown.write_text(markdown(questions, key=not args.no_key))
+        print(f"{args.markdown}: {len(questions)} questions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
