@@ -116,7 +116,9 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
 
     pairs = _labelled(options)
     if notes is not None and not callable(notes):
-        raise TypeError(f"notes: expected None or a callable(value) -> str, got {type(notes).__name__}")
+        raise TypeError(
+            f"notes: expected None or a callable(value) -> str, got {type(notes).__name__}"
+        )
     pages = []
     for label, value in pairs:
         open_before = set(plt.get_fignums())
