@@ -511,6 +511,24 @@ def test_interactive_alt_string_is_escaped_and_labelled():
     assert 'alt="A &quot;line&quot; &lt;plot&gt; (d = 0.5)"' in box.children[1].children[0].value
 
 
+def test_interactive_notes_are_page_text_under_each_picture():
+    """Numbers the reader must read go under the picture as the page's text, escaped, lines kept,
+    and into the static form under its first picture."""
+    box = viz.interactive(_draw, [1, 2], notes=lambda v: f"slope {v}\nmax <{v * 3}>")
+    first, second = (child.value for child in box.children[1].children)
+    assert first.startswith("<img") and first.endswith(
+        '<p class="book-figure-notes" style="margin:0.3em 0 0;line-height:1.5">'
+        "slope 1<br>max &lt;3&gt;</p>"
+    )
+    assert "slope 2<br>max &lt;6&gt;" in second
+    assert "slope 1  \nmax &lt;3&gt;\n\n*Interactive figure" in box.static_markdown
+    assert "book-figure-notes" not in viz.interactive(_draw, [1]).children[1].children[0].value
+    with pytest.raises(TypeError, match="notes"):
+        viz.interactive(_draw, [1], notes="slope")
+    with pytest.raises(TypeError, match="notes"):
+        viz.interactive(_draw, [1], notes=lambda v: v)
+
+
 def test_interactive_closes_figures_even_on_error():
     open_before = plt.get_fignums()
 

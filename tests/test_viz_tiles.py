@@ -87,7 +87,9 @@ def test_tile_explorer_steps_through_every_tile():
 
 def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     """Every label inside the picture (the grid's "key j" was clipped below it); the output's
-    columns named; a line per query, with the factor where the tile raised its maximum."""
+    columns named; under the picture, as page text (readable on a phone, where the picture's own
+    text was too small for the numbers), a line per query, with the factor where the tile raised
+    its maximum."""
     import matplotlib.pyplot as plt
 
     q, k, v = qkv(seed=18)
@@ -127,24 +129,39 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
                 assert whole.y0 <= box_.y0 and box_.y1 <= whole.y1, text.get_text()
     assert axes["grid"].get_xlabel() == "key j"
     assert axes["out"].get_xlabel() == "value dimension"
-    lines = axes["text"].texts[0].get_text().splitlines()
+    assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11
+    assert not any("m rose" in t.get_text() for ax in axes.values() for t in ax.texts)
+    plt.close("all")
+    page = box.children[1].children[n].value
+    notes = page[page.index('<p class="book-figure-notes"') :]
+    lines = notes[notes.index(">") + 1 : notes.index("</p>")].split("<br>")
     i0 = states[n]["tile"][0]
     factor = (states[n - 1]["m"] - states[n]["m"]).exp()
+    assert lines[0].startswith("The running numbers")
     for r, line in enumerate(lines[1:]):
         rose_here = bool(states[n]["m"][r] > states[n - 1]["m"][r])
-        assert line.startswith(f"row {i0 + r}:")
+        assert line.startswith(
+            f"row {i0 + r}: m = {states[n]['m'][r].item():.3f}, ℓ = {states[n]['total'][r].item():.3f}"
+        )
         assert ("m rose" in line) == rose_here
         if rose_here:
             assert line.endswith(f"× {factor[r].item():.3f})")
-    assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11
-    plt.close("all")
 
 
 def test_tiling_diagram_is_stacked_for_a_phone():
     """Narrow (the grid above the memories) with text of 11 points or more: about 9 CSS pixels
     where a phone shows the picture 330 pixels wide."""
+    import io
+    import struct
+
     fig = viz.tiling_diagram(8, 4, 2, causal=True)
-    assert fig.get_figwidth() <= 5.5 and fig.get_figheight() > fig.get_figwidth()
+    assert fig.get_figheight() > fig.get_figwidth()
+    # saved as the page saves it (110 dpi, the tight box): at most 600 px wide, or the site makes a
+    # phone scroll it sideways as a figure drawn for the desktop (book/_static/reader.js)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
+    width = struct.unpack(">I", png.getvalue()[16:20])[0]
+    assert width <= 600, width
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
     sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
     assert min(sizes) >= 11

@@ -86,7 +86,7 @@ def figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def interactive(draw, options, *, description="value", alt=None):
+def interactive(draw, options, *, description="value", alt=None, notes=None):
     """A figure with a slider over precomputed states; responds with or without a running kernel.
 
     Args:
@@ -97,6 +97,9 @@ def interactive(draw, options, *, description="value", alt=None):
         alt: alternative text of each picture: a callable ``alt(value) -> str`` (best: describe what
             this state shows), a string (used for every state, followed by "(description = label)"),
             or None for "Figure for description = label".
+        notes: None, or a callable ``notes(value) -> str``: lines of text shown under the picture as
+            the page's own text (its font and size, on a phone too), for numbers the reader must read;
+            the line breaks are kept.
 
     Returns:
         ``ipywidgets.VBox([slider, stack])``: ``stack`` is a ``widgets.Stack`` with one
@@ -107,11 +110,15 @@ def interactive(draw, options, *, description="value", alt=None):
 
     Raises:
         ValueError: no options, or two options with the same label.
-        TypeError: ``draw`` did not return a Figure, or ``alt`` is of the wrong type.
+        TypeError: ``draw`` did not return a Figure, or ``alt`` or ``notes`` is of the wrong type.
     """
     import ipywidgets as widgets
 
     pairs = _labelled(options)
+    if notes is not None and not callable(notes):
+        raise TypeError(
+            f"notes: expected None or a callable(value) -> str, got {type(notes).__name__}"
+        )
     pages = []
     for label, value in pairs:
         open_before = set(plt.get_fignums())
@@ -132,7 +139,7 @@ def interactive(draw, options, *, description="value", alt=None):
         text = html.escape(_alt_text(alt, value, label, description), quote=True)
         style = "max-width:100%;height:auto"
         img = f'<img src="data:image/png;base64,{png}" alt="{text}" style="{style}">'
-        pages.append(widgets.HTML(value=img))
+        pages.append(widgets.HTML(value=img + _notes_html(notes, value)))
 
     stack = widgets.Stack(children=pages, selected_index=0)
     slider = widgets.SelectionSlider(
@@ -152,18 +159,33 @@ def interactive(draw, options, *, description="value", alt=None):
     return box
 
 
+def _notes_html(notes, value) -> str:
+    """The lines of ``notes(value)`` as HTML under the picture ("" without notes)."""
+    if notes is None:
+        return ""
+    text = notes(value)
+    if not isinstance(text, str):
+        raise TypeError(
+            f"notes(value): expected to return a string, got {type(text).__name__} for value {value!r}"
+        )
+    lines = "<br>".join(html.escape(line) for line in text.splitlines())
+    return f'<p class="book-figure-notes" style="margin:0.3em 0 0;line-height:1.5">{lines}</p>'
+
+
 def _add_static_form(box, first_page: str, labels: list[str], description: str) -> None:
     """Give the box a ``text/markdown`` form for readers that run no widgets (the ePub, print, a viewer
     without a widget manager): the first picture with its alt text and a line saying where the figure is
-    interactive and what the slider changes. Jupyter, Colab and the site still show the widget (a widget
-    view outranks Markdown everywhere a widget manager runs)."""
+    interactive and what the slider changes, the picture's notes (if any) under it. Jupyter, Colab and
+    the site still show the widget (a widget view outranks Markdown everywhere a widget manager runs)."""
     match = re.search(r'<img src="(data:image/png;base64,[^"]+)" alt="([^"]*)"', first_page)
     alt = html.escape(html.unescape(match.group(2)).replace("[", "(").replace("]", ")"))
     # a label is text, not markup: the token "<s>" would open a strikethrough over the rest of a page
     labels, description = [html.escape(label) for label in labels], html.escape(description)
     shown = ", ".join(labels) if len(labels) <= 12 else f"{labels[0]} to {labels[-1]}"
+    notes = re.search(r'<p class="book-figure-notes"[^>]*>(.*)</p>', first_page)
+    notes = notes.group(1).replace("<br>", "  \n") + "\n\n" if notes else ""
     static = (
-        f"![{alt}]({match.group(1)})\n\n"
+        f"![{alt}]({match.group(1)})\n\n{notes}"
         f"*Interactive figure, shown at its first setting ({description} = {labels[0]}). On the "
         f"book's website a slider sets {description} ({shown}: {len(labels)} pictures).*"
     )

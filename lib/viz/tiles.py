@@ -94,10 +94,12 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
         "m, the running sum l and the output accumulator of the block of queries, and writes O "
         "and L back once per block of queries."
     )
-    # stacked and narrow (5.4 inches): the grid above the memories, text of 11 points, readable
-    # where the page is narrow (a phone)
-    fig, ax = _canvas(5.4, 7.7, alt)
-    grid = fig.add_axes((1.25 / 5.4, 4.0 / 7.7, 3.3 / 5.4, 3.3 / 7.7))
+    # stacked and narrow: 5.2 inches, 594 px as the page saves it (110 dpi, 0.1-inch margins), under
+    # the 600 px above which the site treats a picture as drawn for the desktop and makes a phone
+    # scroll it sideways (book/_static/reader.js); text of 11 points, 9.3 CSS px in a 330 px column
+    width, height, mid = 5.2, 7.7, 2.6
+    fig, ax = _canvas(width, height, alt)
+    grid = fig.add_axes((1.15 / width, 4.0 / height, 3.3 / width, 3.3 / height))
     _grid(grid, T, block_q, block_k, causal)
     for n, (i0, i1, j0, j1) in enumerate(order, 1):
         # at the middle of the tile's computed cells (below a diagonal tile's dotted ones), on white
@@ -108,16 +110,16 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
                   bbox=dict(boxstyle="circle,pad=0.2", fc="white", ec="none"))  # fmt: skip
     grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
                    fontsize=12)  # fmt: skip
-    _box(ax, 2.7, 2.95, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=4.8, h=0.8,
+    _box(ax, mid, 2.95, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=4.8, h=0.8,
          fontsize=11)  # fmt: skip
     sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
     sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $a_i$ [$B_q$, D]"
-    _box(ax, 2.7, 1.15, sram, "attn", w=4.8, h=1.5, fontsize=11)
-    _arrow(ax, 2.1, 2.55, 2.1, 1.9)
-    ax.text(1.05, 2.22, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(11))
-    _arrow(ax, 3.3, 1.9, 3.3, 2.55)
-    ax.text(4.35, 2.22, "write\n$O_i$, $L_i$\nonce per $i$", **_t(11))
-    ax.text(2.7, 0.2, "never stored: the [T, T] matrices S and P", **_t(11))
+    _box(ax, mid, 1.15, sram, "attn", w=4.8, h=1.5, fontsize=11)
+    _arrow(ax, mid - 0.6, 2.55, mid - 0.6, 1.9)
+    ax.text(mid - 1.6, 2.22, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(11))
+    _arrow(ax, mid + 0.6, 1.9, mid + 0.6, 2.55)
+    ax.text(mid + 1.6, 2.22, "write\n$O_i$, $L_i$\nonce per $i$", **_t(11))
+    ax.text(mid, 0.2, "never stored: the [T, T] matrices S and P", **_t(11))
     return fig
 
 
@@ -152,9 +154,10 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     """FlashAttention's loop, one tile per state (:func:`lib.viz.interactive`): left, the grid of
     tiles with the tile being read framed; right, the output O [T, Dv] (a column per value
     dimension) with the rows that are final, the rows in progress and the rows not reached, and its
-    colour bar; below, the running maximum m and sum l of the block of queries, with the factor
-    exp(m_old - m_new) where the tile raised a maximum. 5.2 inches wide with 11-point text, so that
-    a phone shows it whole and readable. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
+    colour bar; under the picture, as the page's own text (readable on a phone at the page's size),
+    the running maximum m and sum l of the block of queries, with the factor exp(m_old - m_new)
+    where the tile raised a maximum. 5.2 inches wide with 11-point text, so that a phone shows it
+    whole and readable. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
@@ -173,27 +176,28 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         final[s["tile"][0] : s["tile"][1]] = s["out"]
     vmax = float(final.abs().max())
 
+    def running(n):  # the running numbers after tile n, as lines of text under the picture
+        s = states[n]
+        i0 = s["tile"][0]
+        before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
+        lines = ["The running numbers of these queries, after this tile:"]
+        for r, (m, t) in enumerate(zip(s["m"], s["total"])):
+            line = f"row {i0 + r}: m = {float(m):.3f}, ℓ = {float(t):.3f}"
+            if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
+                line += f" (m rose: old ℓ × {math.exp(before['m'][r] - m):.3f})"
+            lines.append(line)
+        return "\n".join(lines)
+
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
         # 5.2 inches with 11-point text: shown whole in a phone's column, the text about 9.7 CSS px
         # there; the output's rows level with the grid's rows of queries
-        fig, axes = plt.subplot_mosaic([["grid", "out"], ["text", "text"]], figsize=(5.2, 5.0),
-                                       width_ratios=(T, Dv + 3.6), height_ratios=(3.1, 1),
-                                       layout="constrained")  # fmt: skip
-        left, right, below = axes["grid"], axes["out"], axes["text"]
+        fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.1),
+                                       width_ratios=(T, Dv + 3.6), layout="constrained")  # fmt: skip
+        left, right = axes["grid"], axes["out"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
         fig.suptitle(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
-        before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
-        lines = ["the running numbers of these queries, after this tile:"]
-        for r, (m, t) in enumerate(zip(s["m"], s["total"])):
-            line = f"row {i0 + r}:  m = {float(m):.3f}   $\\ell$ = {float(t):.3f}"
-            if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
-                line += f"   (m rose: old $\\ell$ × {math.exp(before['m'][r] - m):.3f})"
-            lines.append(line)
-        below.text(0.0, 1.0, "\n".join(lines), va="top", fontsize=11, linespacing=1.5,
-                   transform=below.transAxes)  # fmt: skip
-        below.axis("off")
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
@@ -219,16 +223,16 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def describe(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        running = ", ".join(f"{float(m):.3f}" for m in s["m"])
+        maxima = ", ".join(f"{float(m):.3f}" for m in s["m"])
         sums = ", ".join(f"{float(t):.3f}" for t in s["total"])
         done = f"output rows 0 to {s['exact'] - 1} are final" if s["exact"] else "no row is final"
         return (f"Step {n + 1} of {len(states)}: the tile of queries {i0} to {i1 - 1} and keys "
-                f"{j0} to {j1 - 1} is read; the running maxima of these queries are {running}, "
+                f"{j0} to {j1 - 1} is read; the running maxima of these queries are {maxima}, "
                 f"their running sums {sums}; {done}. The output's numbers are coloured from "
                 f"orange ({-vmax:.2f}) through white (0) to purple ({vmax:.2f}), as its colour "
                 "bar shows; rows not reached yet are blank.")  # fmt: skip
 
     box = interactive(draw, [(str(n + 1), n) for n in range(len(states))],
-                      description=description, alt=describe)  # fmt: skip
+                      description=description, alt=describe, notes=running)  # fmt: skip
     box.states = states
     return box
