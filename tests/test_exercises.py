@@ -928,6 +928,7 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
     (ch09.check_pre_ln, _pre_ln("unbiased std"), "1/(D - 1) under the root"),
     (ch09.check_pre_ln, _unbiased_std_eps_outside, "the unbiased standard deviation"),
+    (ch09.check_pre_ln, _pre_ln("eps outside the root"), "put it under the square root"),
     (ch09.check_pre_ln, _pre_ln("batch statistics"), "over the batch and the positions"),
     (
         ch09.check_pre_ln,
@@ -1072,6 +1073,16 @@ PREDICTIONS_WRONG_LATER = [
     (ch09.check_parameter_counts, (0.30, 0.20, 1.70), "gain_separate = 0.3 looks like a share"),
     (ch09.check_parameter_counts, (None, 0.2, None), "the variables hold counts"),
     (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
+    # 1024 x 1024 matrices: the same count, within 0.1%, told what it equals, not how it was made
+    (ch09.check_parameter_counts, (None, 12 * 2 * 1024 * 1024, None), "512 x 2048 to 512 x 1024"),
+    # d_model read as 1024: exactly twice the answer; the message names both readings
+    (ch09.check_parameter_counts, (37_000 * 1024, None, None), "1024 is the big model's"),
+    # the layers doubled, the embedding left out (within 0.03% of base + 6 decoder layers)
+    (
+        ch09.check_parameter_counts,
+        (None, None, 2 * (63_082_496 - 37_000 * 512)),
+        "doubled without the embedding",
+    ),
     (ch09.check_parameter_counts, (None, None, 2 * 63_082_496), "does not grow with N"),
     (
         ch09.check_parameter_counts,

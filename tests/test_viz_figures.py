@@ -1,6 +1,9 @@
 """lib.viz.figures: the chapters' drawings moved into the library (issue 16), checked by what they
 put on the Axes."""
 
+import io
+import struct
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -184,9 +187,16 @@ def test_transformer_diagram_narrow_has_the_same_boxes_in_legible_text():
     assert texts.count("$\\times N$") == 2
     boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
     assert len(boxes) == 16 + 2
-    # a phone shows it about 330 px wide: 11-point text on 5.3 inches is 9 CSS px or more
+    # a phone shows it about 330 px wide: 11-point text on 5.0 inches is 9 CSS px or more
     assert 4.5 <= width <= 5.6 and height <= 8
     assert min(t.get_fontsize() for t in ax.texts) / width >= 2.0
+    # saved as a notebook shows it (110 dpi, tight box with its 0.1-inch margin), at most 600 px
+    # wide: book/_static/reader.js shrinks such a picture to a phone's column; a wider one it
+    # takes for a desktop drawing and shows at full size in a box that scrolls sideways
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    png_width = struct.unpack(">I", buffer.getvalue()[16:20])[0]
+    assert 500 <= png_width <= 600, png_width
     # every text inside the canvas
     fig.canvas.draw()
     canvas = fig.bbox

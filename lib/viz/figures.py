@@ -263,8 +263,11 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, font
     return ax
 
 
-# the narrow drawing's canvas in inches (width, height): data units are inches, aspect equal
-TRANSFORMER_DIAGRAM_NARROW = (5.3, 6.95)
+# the narrow drawing's canvas in inches (width, height): data units are inches, aspect equal. At
+# the notebooks' 110 dpi it is 550 px wide (572 with the inline backend's margin), under the 600 px
+# above which book/_static/reader.js takes a picture for a desktop one and shows it in a box that
+# scrolls sideways on a phone instead of shrinking it to the column.
+TRANSFORMER_DIAGRAM_NARROW = (5.0, 6.95)
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
@@ -273,7 +276,7 @@ def transformer_diagram(ax, *, narrow=False):
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
     connections, the encoder's output feeding every decoder layer's cross-attention. ``narrow``:
     drawn for a phone, 11-point text with the long names on two lines, for an Axes filling a
-    figure of ``TRANSFORMER_DIAGRAM_NARROW`` inches (5.3 x 6.95); the default is drawn for a
+    figure of ``TRANSFORMER_DIAGRAM_NARROW`` inches (5.0 x 6.95); the default is drawn for a
     figure 8 inches wide. Returns the Axes."""
     _check_ax(ax)
     check_bool(narrow, "narrow")
@@ -395,13 +398,7 @@ def _transformer_diagram_narrow(ax):
                 boxstyle="round,pad=0.03",
             )
         )
-        ax.text(
-            x + 1.02 * side,
-            hi - 0.12,
-            "$\\times N$",
-            fontsize=font,
-            ha="left" if side > 0 else "right",
-        )
+        ax.text(x - 1.02, hi - 0.12, "$\\times N$", fontsize=font, ha="right")  # both on the left
         return placed, hi
 
     ax.text(xe, 0.15, "encoder", fontsize=12, ha="center", va="center", weight="bold")
