@@ -554,7 +554,12 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
     t = texts(fig)
     # distillation: both last layers' T x T matrices, compared by KL; then half the layers kept
     assert t.count("last layer:\n$A$, $VR$: $T \\times T$") == 2 and "KL" in t
-    assert "student\n12 layers, width 384" in t and any("every second layer: 6" in x for x in t)
+    assert "student\n12 layers,\nwidth 384" in t and any("every second layer: 6" in x for x in t)
+    # the teacher of the released MiniLM was of BERT-base size (its model card), not BERT-large
+    assert "teacher\n12 layers,\nwidth 768" in t and "BERT-base size" in fig.alt_text
+    # 5 inches: with a tight bounding box's margins under the 600 px (at 110 dpi) above which the
+    # site widens a picture on a phone into a box that scrolls sideways (book/_static/reader.js)
+    assert fig.get_size_inches()[0] <= 5.25
     assert "6 layers, 12 heads: a vector per token" in t and "scale to length 1: 384 numbers" in t
     assert "softmax(VV^T / sqrt(d_k))" in fig.alt_text and "12 layers" in fig.alt_text
     small = viz.minilm_diagram(SMALL_BERT)

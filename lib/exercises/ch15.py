@@ -212,11 +212,35 @@ def check_embed(embed: Any) -> str:
     attempted(embed, "embed")
     model, tokenizer = _minilm()
     D = model.config.hidden_size
+    # the model's calls during each call of `embed` (and of the reference after it): two entries a case
+    runs: list[int] = []
+    hook = model.register_forward_hook(lambda *_: runs.__setitem__(-1, runs[-1] + 1))
+    try:
+        verdict = _check_embed_cases(embed, model, tokenizer, D, runs)
+    finally:
+        hook.remove()
+    one_at_a_time = [
+        (len(texts), n) for texts, n in zip(EMBED_CASES, runs[::2]) if len(texts) > 1 and n > 1
+    ]
+    if one_at_a_time:
+        B, n = one_at_a_time[0]
+        verdict += (
+            f" The vectors are right, but for a batch of {B} sentences your `embed` ran the model "
+            f"{n} times: the exercise asks for one padded batch (`tokenizer.encode_batch(texts)`, "
+            "one call of the model with its `attention_mask`), how a model reads many sentences at "
+            "once, and where the mask matters."
+        )
+    return verdict
+
+
+def _check_embed_cases(embed, model, tokenizer, D: int, runs: list[int]) -> str:
     for texts in EMBED_CASES:
         starts = ", ".join(repr(t[:20]) for t in texts)
         case = f"a batch of {len(texts)} sentence{'s' * (len(texts) > 1)} ({starts})"
         model.eval()
+        runs.append(0)
         result = call(embed, model, tokenizer, list(texts), name="embed", case=case)
+        runs.append(0)  # the second call's and the reference's, not counted
         if model.training:
             model.eval()
             fail(

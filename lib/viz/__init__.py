@@ -48,6 +48,7 @@ from lib.viz.heatmap import (
     set_style,
 )
 from lib.viz.interactive import (
+    PHONE_RC,
     causal_mask_explorer,
     interactive,
     rope_explorer,
@@ -73,6 +74,7 @@ __all__ = [
     "model_view",
     "encoder_decoder_view",
     "interactive",
+    "PHONE_RC",
     "causal_mask_explorer",
     "sampling_explorer",
     "rope_explorer",

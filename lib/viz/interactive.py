@@ -45,6 +45,8 @@ _PHONE_RC = {
         "legend.fontsize",
     )
 }
+# the same, public: a chapter's own phone-sized figures draw with plt.rc_context(viz.PHONE_RC)
+PHONE_RC = _PHONE_RC
 
 
 def _labelled(options) -> list[tuple[str, object]]:

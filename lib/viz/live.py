@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import struct
 
 import matplotlib.pyplot as plt
 import torch
@@ -72,6 +73,10 @@ class LiveFigure:
     example: the precomputed example (JSON-serialisable), drawn at once on the page.
     png: a static picture of the example (PNG bytes). alt: its alternative text (required).
     widget: optional ipywidgets widget computing the figure in the kernel.
+    png_dpi: optional, the pixels per inch the picture was drawn at, when it was drawn for print
+    (300): the page then shows it at its size in inches (96 CSS px an inch, shrunk to the column if
+    wider), so that print and the ePub get 300 pixels an inch and a phone the same text as at 96.
+    Without it, the page shows the picture at its width in pixels.
     """
 
     def __init__(
@@ -83,6 +88,7 @@ class LiveFigure:
         alt: str,
         widget=None,
         caption: str | None = None,
+        png_dpi: int | None = None,
     ):
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"kind: expected the figure's name (a non-empty str), got {kind!r}")
@@ -92,8 +98,10 @@ class LiveFigure:
             raise TypeError(f"png: expected PNG bytes, got {type(png).__name__}")
         if not isinstance(alt, str) or not alt.strip():
             raise ValueError(f"alt: expected a description of the picture, got {alt!r}")
+        if png_dpi is not None and (not is_int(png_dpi) or not 96 <= png_dpi <= 1200):
+            raise ValueError(f"png_dpi: expected an int from 96 to 1200 or None, got {png_dpi!r}")
         self.kind, self.example, self.png, self.alt = kind, example, bytes(png), alt
-        self.widget, self.caption = widget, caption
+        self.widget, self.caption, self.png_dpi = widget, caption, png_dpi
 
     def html(self) -> str:
         data = json.dumps(self.example, separators=(",", ":")).replace("</", "<\\/")
@@ -101,11 +109,18 @@ class LiveFigure:
         caption = (
             f'<p class="book-live-caption">{html.escape(self.caption)}</p>' if self.caption else ""
         )
+        size = ""
+        if self.png_dpi is not None:  # its size in inches, 96 CSS px each
+            width, height = struct.unpack(">II", self.png[16:24])
+            size = (
+                f'width="{round(width * 96 / self.png_dpi)}" '
+                f'height="{round(height * 96 / self.png_dpi)}" '
+            )
         return (
             f'<div class="book-live" data-live="{html.escape(self.kind)}">'
             f'<script type="application/json" class="book-live-example">{data}</script>'
-            f'<div class="book-live-static"><img src="data:image/png;base64,{img}" '
-            f'alt="{html.escape(self.alt)}" style="max-width:100%"></div>{caption}'
+            f'<div class="book-live-static"><img src="data:image/png;base64,{img}" {size}'
+            f'alt="{html.escape(self.alt)}" style="max-width:100%;height:auto"></div>{caption}'
             f'<p class="book-live-print">{PRINT_NOTE}</p></div>'
         )
 
@@ -240,19 +255,43 @@ def minilm_head_ranking(
             )
     q, k = tok_a.index(source), tok_a.index(target)
     top = rank_heads(att_a, att_b, q, k)
-    fig, ax = plt.subplots(figsize=(6, 2.6), dpi=72)
-    labels = [f"{layer}-{head}" for layer, head, *_ in top]
-    ax.barh(labels[::-1], [abs(c) for _, _, c, _, _ in top][::-1], color="C0")
-    ax.set(
-        xlabel=f"|change| of the weight {source} -> {target}",
-        ylabel="layer-head",
-        title="heads that change most between the two sentences",
-    )
-    png = figure_png(fig)
-    plt.close(fig)
+    png = _ranking_png(top, source, target)
     example = {"a": a, "b": b, "from": source, "to": target, "top_heads": top}
-    alt = f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' changes most between the sentences; the first is layer {top[0][0]}, head {top[0][1]}."
-    return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption)
+    alt = (
+        f"Bar chart of the five MiniLM heads whose weight from '{source}' to '{target}' differs most "
+        "between the sentences, as the weight in sentence A minus the weight in sentence B; the "
+        f"first is layer {top[0][0]}, head {top[0][1]}, {top[0][3]:.2f} in A and {top[0][4]:.2f} "
+        f"in B, a difference of {top[0][2]:+.2f}."
+    )
+    return LiveFigure("minilm-pair", example, png=png, alt=alt, caption=caption, png_dpi=_PRINT_DPI)
+
+
+_PRINT_DPI = 300  # print and the ePub: 300 pixels an inch
+
+
+def _ranking_png(top: list, source: str, target: str) -> bytes:
+    # 5.2 inches with 11-point text at 300 dpi, shown 5.2 inches (499 CSS px) wide: about 15 CSS px
+    # text in a laptop's column, 9.7 in a phone's 330 px one, 300 pixels an inch in print
+    with plt.rc_context(_PHONE_RC):
+        fig, ax = plt.subplots(figsize=(5.2, 3.0), dpi=_PRINT_DPI)
+        labels = [f"({layer}, {head})" for layer, head, *_ in top][::-1]
+        values = [c for _, _, c, _, _ in top][::-1]
+        ax.barh(labels, values, color=["C0" if v >= 0 else "C1" for v in values])
+        ax.axvline(0, color="0.3", lw=1)
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:+.3f} ", va="center", ha="left" if v >= 0 else "right")
+        most = max(abs(v) for v in values) or 1.0
+        ax.set_xlim(-1.45 * most if min(values) < 0 else 0, 1.45 * most if max(values) > 0 else 0)
+        ax.set(
+            xlabel=f"weight {source} → {target}: in A minus in B",
+            ylabel="(layer, head)",
+            title="the heads whose weight differs most",
+        )
+        if fig.get_layout_engine() is None:  # the book's style lays figures out itself
+            fig.tight_layout()
+        png = figure_png(fig)
+    plt.close(fig)
+    return png
 
 
 # --- the translator -----------------------------------------------------------------------------

@@ -811,9 +811,9 @@ def _llama_narrow(c):
 
 
 def minilm_diagram(config=None):
-    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5.3 inches, 11.5-point
+    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
-    teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
+    BERT-base-sized teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
     VR = softmax(VV^T/sqrt(d_k)), both T x T, by KL divergence; then every second layer is kept and the
     model is fine-tuned on sentence pairs. Bottom: the sentence vector, tokens -> embeddings -> the
     layers -> the mean over the real tokens -> length 1. ``config``: a ``lib.bert.BertConfig`` (default
@@ -830,41 +830,44 @@ def minilm_diagram(config=None):
     check_type(config, "config", BertConfig)
     L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
     alt = (
-        "Top, how the model was made. A large teacher and a student of width "
-        f"{D} with {2 * L} layers; from the last layer of each, the attention distributions A = "
-        "softmax(QK^T / sqrt(d_k)) of every head and the value relations VR = softmax(VV^T / sqrt(d_k)), "
-        "both T x T matrices whatever the width, are compared by KL divergence, so the student learns "
-        f"to match the teacher's. Then every second layer of the student is kept ({L} layers), and "
-        "the model is fine-tuned on sentence pairs with a contrastive loss on the mean of its token "
-        "vectors. Bottom, how it turns a sentence into a vector: the tokens from [CLS] to [SEP], their "
-        f"embeddings (word + position + segment, width {D}), {L} layers of {H} heads, one vector of {D} "
-        "numbers per token, the mean over the real tokens ([CLS] and [SEP] included, padding not), "
-        f"scaled to length 1: the sentence vector, {D} numbers."
+        "Top, how the model was made. A teacher of BERT-base size (12 layers, width 768) and a "
+        f"student of width {D} with {2 * L} layers; from the last layer of each, the attention "
+        "distributions A = softmax(QK^T / sqrt(d_k)) of every head and the value relations "
+        "VR = softmax(VV^T / sqrt(d_k)), both T x T matrices whatever the width, are compared by KL "
+        "divergence, so the student learns to match the teacher's. Then every second layer of the "
+        f"student is kept ({L} layers), and the model is fine-tuned on sentence pairs with a "
+        "contrastive loss on the mean of its token vectors. Bottom, how it turns a sentence into a "
+        "vector: the tokens from [CLS] to [SEP], their embeddings (word + position + segment, width "
+        f"{D}), {L} layers of {H} heads, one vector of {D} numbers per token, the mean over the real "
+        "tokens ([CLS] and [SEP] included, padding not), scaled to length 1: the sentence vector, "
+        f"{D} numbers."
     )
     font = _PHONE_FONT
-    width, height = 5.3, 7.65
+    # 5 inches: with the 0.1-inch margins of a tight bounding box, 572 px at the site's 110 dpi, under
+    # the 600 px above which the site widens a picture on a phone (book/_static/reader.js)
+    width, height = 5.0, 7.9
     fig, ax = _canvas(width, height, alt)
     # top: distillation, teacher on the left, student on the right
-    ax.text(width / 2, 7.4, "how it was made", fontweight="bold", **_t(font))
-    xt, xs, w = 1.3, 4.0, 2.35
-    _box(ax, xt, 6.85, "teacher\n(large, wide)", "io", w, 0.62, font)
-    _box(ax, xs, 6.85, f"student\n{2 * L} layers, width {D}", "io", w, 0.62, font)
+    ax.text(width / 2, 7.65, "how it was made", fontweight="bold", **_t(font))
+    xt, xs, w = 1.1, 3.9, 1.95
+    _box(ax, xt, 7.0, "teacher\n12 layers,\nwidth 768", "io", w, 0.9, font)
+    _box(ax, xs, 7.0, f"student\n{2 * L} layers,\nwidth {D}", "io", w, 0.9, font)
     for x in (xt, xs):
-        _arrow(ax, x, 6.54, x, 6.3)
+        _arrow(ax, x, 6.55, x, 6.3)
         _box(ax, x, 5.8, "last layer:\n$A$, $VR$: $T \\times T$", "attn", w, 0.95, font)
     _arrow(ax, xt + w / 2 + 0.02, 5.8, xs - w / 2 - 0.02, 5.8)
-    ax.text(width / 2 - 0.02, 6.05, "KL", **_t(font))
+    ax.text(width / 2, 6.05, "KL", **_t(font))
     ax.text(width / 2, 4.97, "$A = \\mathrm{softmax}(QK^\\top/\\sqrt{d_k})$ per head", **_t(font))
     ax.text(width / 2, 4.63, "$VR = \\mathrm{softmax}(VV^\\top/\\sqrt{d_k})$", **_t(font))
     ax.text(width / 2, 4.29, "$T \\times T$ whatever the width", color="0.35", **_t(font))
-    _arrow(ax, xs + 0.9, 5.32, xs + 0.9, 3.96)
+    _arrow(ax, xs + 0.75, 5.32, xs + 0.75, 3.96)
     _box(
         ax,
-        2.65,
+        width / 2,
         3.65,
         f"keep every second layer: {L}; then\nfine-tune on sentence pairs",
         "ff",
-        4.7,
+        4.6,
         0.62,
         font,
     )
@@ -879,9 +882,9 @@ def minilm_diagram(config=None):
     ]
     ys = [2.6 - 0.52 * i for i in range(len(steps))]
     for i, ((text, kind), y) in enumerate(zip(steps, ys)):
-        _box(ax, 2.65, y, text, kind, 4.7, 0.38, font)
+        _box(ax, width / 2, y, text, kind, 4.6, 0.38, font)
         if i:
-            _arrow(ax, 2.65, ys[i - 1] - 0.19, 2.65, y + 0.19)
+            _arrow(ax, width / 2, ys[i - 1] - 0.19, width / 2, y + 0.19)
     return fig
 
 

@@ -43,7 +43,9 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const left = opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1);
   const level = 7 * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
   const top = opts.top || (level ? (opts.xlabel ? 38 : 20)
-    : 8 + 6 * Math.max(...colLabels.map((s) => s.length), 1));
+    // a label turned by 60 degrees rises sin 60 = 0.87 of its length, about 7 px a character at 11 px
+    // ("suitcase" was cut to "suitcas" with 6 px a character)
+    : 12 + 7 * Math.max(...colLabels.map((s) => s.length), 1));
   const width = left + cell * colLabels.length + 70;
   const height = top + cell * rowLabels.length + (level ? 10 : 30); // room for a bottom xlabel
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",

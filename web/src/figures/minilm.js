@@ -1,7 +1,8 @@
 // MiniLM live figures (chapters 6 and 15): the real all-MiniLM-L6-v2, exported from lib.bert.Bert, on the
 // reader's own sentence. "minilm-attention": a layer x head selector, the heatmap and a head view.
 // "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
-// the other changes between the sentences (chapter 15's "tired"/"wide" test).
+// the other differs between the sentences, shown as the weight in A minus the weight in B (chapter
+// 15's "tired"/"wide" test).
 import { headView, heatmap, html, scrollBox } from "../draw.js";
 import { int64 } from "../runtime.js";
 import { WordPiece } from "../tokenizers.js";
@@ -165,16 +166,19 @@ export function mountPair(root, example, ctx) {
   function show(rows, a, b) {
     const t = html("table", { class: "book-live-ranking" });
     const head = html("tr", {}, html("thead", {}, t));
-    for (const c of ["layer", "head", `weight in A`, `weight in B`, "change"]) html("th", {}, head, c);
+    for (const c of ["layer", "head", "weight in A", "weight in B", "A − B"]) html("th", {}, head, c);
     const body = html("tbody", {}, t);
     for (const [l, h, change, wa, wb] of rows) {
       const tr = html("tr", {}, body);
-      for (const v of [l, h, wa.toFixed(2), wb.toFixed(2), (change >= 0 ? "+" : "") + change.toFixed(2)]) {
+      // the difference to three decimals: 0.025 shown as "-0.03" would read as "as much as 0.03"
+      const diff = (change >= 0 ? "+" : "−") + Math.abs(change).toFixed(3);
+      for (const v of [l, h, wa.toFixed(2), wb.toFixed(2), diff]) {
         html("td", {}, tr, String(v));
       }
     }
-    html("caption", {}, t, `Heads ranked by how much the weight from "${a}" to "${b}" changes from ` +
-      "sentence A to sentence B.");
+    html("caption", {}, t, `Heads ranked by how much the weight from "${a}" to "${b}" differs ` +
+      "between the sentences: A − B is the weight in sentence A minus the weight in sentence B, " +
+      "positive where A gives more.");
     table.replaceChildren(scrollBox("ranking of the heads"));
     table.firstChild.appendChild(t);
     root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
