@@ -516,14 +516,20 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
     return fig
 
 
+# A slider's picture on a 360 px phone is shown 308 CSS px wide (the 328 px column less the
+# captioned figure's padding and the widget's margins, measured in Chromium's mobile emulation):
+# 12-point text on 5.2 inches is 12 / 72 * 308 / 5.2, about 9.9 CSS px high there.
+_NARROW_PT = 12
+
+
 def _wide_figure(narrow=False):
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
-    if narrow:  # drawn for a phone: 5.2 inches wide, 11-point text (about 9.7 CSS px at 330 px)
+    if narrow:  # drawn for a phone: 5.2 inches wide, 12-point text
         fig, ax = plt.subplots(figsize=(5.2, 3.6), layout="constrained")
         for item in [ax.xaxis.label, ax.yaxis.label, ax.title]:
-            item.set_fontsize(11)
-        ax.tick_params(labelsize=11)
+            item.set_fontsize(_NARROW_PT)
+        ax.tick_params(labelsize=_NARROW_PT)
         return fig, ax
     fig, ax = plt.subplots(figsize=(9, 3), layout="none")
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.88)
@@ -532,7 +538,7 @@ def _wide_figure(narrow=False):
 
 def encoding_vector(vector, title, *, narrow=False):
     """One position's encoding vector [D] as bars over its dimensions: the even ones (sines) in
-    C0, the odd ones (cosines) in C1. ``narrow``: drawn for a phone (5.2 inches, 11-point text,
+    C0, the odd ones (cosines) in C1. ``narrow``: drawn for a phone (5.2 inches, 12-point text,
     the key below the bars). Returns the Figure."""
     vec = _to_numpy(vector, "vector").reshape(-1)
     D = len(vec)
@@ -540,10 +546,10 @@ def encoding_vector(vector, title, *, narrow=False):
     ax.bar(range(0, D, 2), vec[0::2], width=0.9, color="C0", label="sin (even dimensions)")
     ax.bar(range(1, D, 2), vec[1::2], width=0.9, color="C1", label="cos (odd dimensions)")
     ax.set(ylim=(-1.1, 1.1 if narrow else 1.55), xlim=(-1, D), xlabel="dimension", ylabel="value")
-    ax.set_title(title, fontsize=11 if narrow else None)
+    ax.set_title(title, fontsize=_NARROW_PT if narrow else None)
     ax.set_yticks([-1, 0, 1] if narrow else [-1, -0.5, 0, 0.5, 1])
     if narrow:
-        fig.legend(loc="outside lower center", ncols=1, fontsize=11)
+        fig.legend(loc="outside lower center", ncols=1, fontsize=_NARROW_PT)
     else:
         ax.legend(loc="upper right", fontsize=9, ncols=2)
     return fig
@@ -551,12 +557,12 @@ def encoding_vector(vector, title, *, narrow=False):
 
 def encoding_dimension(values, title, color="C0", *, narrow=False):
     """One dimension of an encoding table over the positions, ``values`` [P], as a line with
-    markers. ``narrow``: drawn for a phone (5.2 inches, 11-point text). Returns the Figure."""
+    markers. ``narrow``: drawn for a phone (5.2 inches, 12-point text). Returns the Figure."""
     col = _to_numpy(values, "values").reshape(-1)
     fig, ax = _wide_figure(narrow)
     ax.plot(range(len(col)), col, "o-", ms=2.5, lw=1.2, color=color)
     ax.set(ylim=(-1.1, 1.1), xlim=(0, len(col) - 1), xlabel="position", ylabel="value")
-    ax.set_title(title, fontsize=11 if narrow else None)
+    ax.set_title(title, fontsize=_NARROW_PT if narrow else None)
     return fig
 
 

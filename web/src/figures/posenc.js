@@ -121,13 +121,28 @@ export function mountPositional(root, example, ctx) {
     g.lineWidth = 2;
     g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
     const vec = encoding(p, D, b);
+    // the curve with its scale: values -1, 0 and 1 up the left, the dimensions 0 to D - 1 across;
+    // 18-unit text, about 10.5 CSS px when a phone shrinks the 560-unit picture to its column
     const width = 560;
-    const height = 120;
+    const height = 150;
+    const left = 40;
+    const top = 10;
+    const plot = 100; // the height from 1 down to -1
+    const x = (j) => left + (j + 0.5) * (width - left - 4) / D;
+    const y = (v) => top + plot / 2 - v * plot / 2;
     const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-      class: "book-live-curve", "font-size": 11, "font-family": "sans-serif" });
+      class: "book-live-curve", "font-size": 18, "font-family": "sans-serif" });
     el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions`;
-    el("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#bbb" }, svg);
-    const pts = Array.from(vec, (v, j) => `${(j + 0.5) * width / D},${height / 2 - v * (height / 2 - 6)}`);
+    for (const v of [1, 0, -1]) {
+      el("line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
+      el("text", { x: left - 6, y: y(v), "text-anchor": "end", "dominant-baseline": "middle" }, svg)
+        .textContent = v < 0 ? "\u22121" : String(v);
+    }
+    const below = top + plot + 30;
+    el("text", { x: x(0), y: below, "text-anchor": "start" }, svg).textContent = "0";
+    el("text", { x: (left + width) / 2, y: below, "text-anchor": "middle" }, svg).textContent = "dimension j";
+    el("text", { x: width - 4, y: below, "text-anchor": "end" }, svg).textContent = String(D - 1);
+    const pts = Array.from(vec, (v, j) => `${x(j)},${y(v)}`);
     el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
     line.replaceChildren(svg, numbersTable(Array.from(vec, (v) => [v]), Array.from(vec, (_, j) => String(j)),
       [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`, "dimension j"));
