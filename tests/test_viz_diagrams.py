@@ -589,8 +589,8 @@ CALLS = {
 }
 
 
-# narrow canvases (stacked panels, larger text), drawn for a phone: shown about 312 px wide at
-# 360 px, their smallest text is about 9 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
+# narrow canvases (stacked panels, larger text), drawn for a phone: shown 328 px wide at
+# 360 px, their smallest text is about 9.5 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
     "multi_head",
     "elmo",

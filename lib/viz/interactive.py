@@ -678,7 +678,7 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
 
     def draw(setting):
         # the two panels one above the other, with large text: legible on a phone's width (12 pt
-        # at least: >= 9 px in the 312 px column of a 360 px phone)
+        # at least: >= 9 px in the 328 px column of a 360 px phone)
         m, n = setting
         fig, (left, right) = plt.subplots(2, 1, figsize=(5.2, 7.6), height_ratios=(1.1, 1),
                                           layout="constrained")  # fmt: skip

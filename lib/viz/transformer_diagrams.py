@@ -545,7 +545,7 @@ def bert_pretraining_diagram(config=None):
 
 
 _PHONE_FONT = (
-    11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it 312 px wide
+    11.5  # points, on a canvas about 5 inches wide: ~9.7 CSS px when a phone shows it 328 px wide
 )
 
 
