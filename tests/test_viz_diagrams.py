@@ -728,7 +728,8 @@ def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     height = {t.get_text().split("\n")[0].split(":")[0]: t.get_position()[1] for t in texts}
     order = ["q_proj", "q_norm", "RoPE", "cache", "mask", "repeat_kv"]
     assert [height[name] for name in order] == sorted(height[name] for name in order)
-    assert height["repeat_kv"] < height["attention of the $H$ = 16 heads"] < height["o_proj $\\to [B, T, D]$"]
+    attention, out = height["attention of the $H$ = 16 heads"], height["o_proj $\\to [B, T, D]$"]
+    assert height["repeat_kv"] < attention < out
     numbers = sorted((t.get_position()[1], t.get_text()) for t in texts if t.get_text().isdigit())
     assert [n for _, n in numbers] == ["1", "2", "3", "4", "5", "6"]
     assert "repeat_kv: $\\times$2" in [t.get_text().split("\n")[0] for t in texts]
@@ -738,7 +739,8 @@ def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     dashed = [p for p in llama.axes[0].patches if p.get_linestyle() == "--"]
     assert len(dashed) == 2 and "drawn dashed: this model has none" in llama.alt_text
     assert "repeat_kv copies each key/value head for its 4 query heads" in llama.alt_text
-    assert "a band of width W = 4,096" in viz.attention_layer_diagram(LlamaConfig.mistral_7b()).alt_text
+    windowed = viz.attention_layer_diagram(LlamaConfig.mistral_7b())
+    assert "a band of width W = 4,096" in windowed.alt_text
     with pytest.raises(TypeError, match="config"):
         viz.attention_layer_diagram(GPTConfig.gpt2())
 
@@ -759,7 +761,8 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
     labels = " | ".join(t.get_text() for t in fig.axes[0].texts)
     c = config
     assert f"layer $L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels
-    assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels and f"{c.intermediate_size:,}" in labels
+    assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels
+    assert f"{c.intermediate_size:,}" in labels
     assert f"{c.vocab_size:,}" in labels
     assert ("embed_tokens$^\\top$" in labels) == c.tie_word_embeddings
     assert (f"window {c.sliding_window or 0:,}" in labels) == bool(c.sliding_window)

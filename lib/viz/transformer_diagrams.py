@@ -690,9 +690,9 @@ def attention_layer_diagram(config):
     G = H // Hkv
     window = c.sliding_window
     mask = f"a band of width W = {window:,}" if window else "causal"
-    qk = "an RMSNorm on each head of q and of k" if c.qk_norm else (
-        "QK-norm, drawn dashed: this model has none, Qwen3 has an RMSNorm on each head of q and k"
-    )
+    qk = "QK-norm, drawn dashed: this model has none, Qwen3 has an RMSNorm on each head of q and k"
+    if c.qk_norm:
+        qk = "an RMSNorm on each head of q and of k"
     alt = (
         "The attention layer's steps from bottom to top, in three lanes, q on the left, k in the "
         f"middle and v on the right, for T new tokens after S cached ones (D = {D:,}, H = {H}, "
