@@ -381,6 +381,11 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.375, 1025, 4), "each of the 32 layers"),
         ((4.375, 1025, 130), "too large by 1.6%"),
         ((4.375, 1025, "128"), "should be a number"),
+        ((4.375, 1025, 0.125), "window_cache_mib = 0.125: that is in GiB"),
+        ((4.375, 1025, 0.13), "that is in GiB"),  # rounded
+        ((4.375, 1025, 131072), "that is in KiB"),
+        ((4.375, 1025, 134.2), "that is in MB (10^6 bytes)"),
+        ((4.375, 1025, 0.5), "too small by 99.6%"),  # not a unit slip
     ],
 )
 def test_check_long_context_names_each_mistake(answer, message):

@@ -583,6 +583,8 @@ CALLS = {
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
     "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=True),
+    "swiglu": lambda: viz.swiglu_diagram(LlamaConfig.llama3_1_8b()),
+    "attention_layer": lambda: viz.attention_layer_diagram(LlamaConfig.qwen3_0_6b()),
     "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
     "minilm": lambda: viz.minilm_diagram(),
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
@@ -596,6 +598,8 @@ DRAWN_FOR_PHONES = {
     "elmo",
     "gqa",
     "llama",
+    "swiglu",
+    "attention_layer",
     "captioning",
     "han",
     "tiling",
@@ -690,14 +694,60 @@ def test_llama_diagram_reads_its_config():
     tied = viz.llama_diagram(LlamaConfig.qwen3_0_6b())
     windowed = viz.llama_diagram(LlamaConfig.mistral_7b())
     labels = " | ".join(t.get_text() for t in untied.axes[0].texts)
-    assert "layer $L - 1$ = 31" in labels and "$H_{kv}$ = 8" in labels and "14336" in labels
+    assert "layer $L - 1$ = 31" in labels and "$H_{kv}$ = 8" in labels and "14,336" in labels
     assert "layer 0" in labels and "layer $L$ =" not in labels  # from 0, as model.layers counts
     assert "counted from 0" in untied.alt_text
     assert "lm_head (own matrix)" in labels and "has a matrix of its own" in untied.alt_text
     assert "reuses embed_tokens" in tied.alt_text and "RMSNorm on q and k" in tied.alt_text
-    assert "window W = 4096" in windowed.alt_text
+    assert "window W = 4,096" in windowed.alt_text and "D = 4,096" in windowed.alt_text
     with pytest.raises(TypeError, match="config"):
         viz.llama_diagram(GPTConfig.gpt2())
+
+
+def test_swiglu_diagram_draws_the_gate_and_the_value_as_two_branches():
+    """Chapter 17 (reader's report 4): gate_proj then SiLU on one branch, up_proj alone on the
+    other, their product, then down_proj; the widths from the config, written with separators."""
+    fig = viz.swiglu_diagram(LlamaConfig.llama3_1_8b())
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    labels = " | ".join(texts)
+    assert sum("gate_proj" in t for t in texts) == sum("up_proj" in t for t in texts) == 1
+    assert "SiLU" in labels and "$\\odot$" in labels and "down_proj" in labels
+    assert labels.count("F$ = 14,336") == 2 and "$D$ = 4,096" in labels
+    by_text = {t.get_text(): t.get_position() for t in fig.axes[0].texts}
+    gate, silu = by_text["gate_proj\n$D \\to F$ = 14,336"], by_text["SiLU\n(the gate)"]
+    up = by_text["up_proj\n$D \\to F$ = 14,336"]
+    assert gate[0] == silu[0] < up[0] and silu[1] > gate[1]  # SiLU above the gate, not the value
+    assert "gate_proj, D to F = 14,336, then SiLU" in fig.alt_text
+    small = viz.swiglu_diagram(LlamaConfig.small())
+    assert "F$ = 176" in " | ".join(t.get_text() for t in small.axes[0].texts)
+    with pytest.raises(TypeError, match="config"):
+        viz.swiglu_diagram(GPTConfig.gpt2())
+
+
+def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
+    """Chapter 17 (reader's report 4): the steps of Attention.forward from the bottom up, numbered
+    1 to 6: projections, QK-norm, RoPE, the cache (Hkv heads), the mask, repeat_kv (H heads),
+    then the attention and o_proj; QK-norm dashed for a model without it."""
+    fig = viz.attention_layer_diagram(LlamaConfig.qwen3_0_6b())
+    texts = fig.axes[0].texts
+    height = {t.get_text().split("\n")[0].split(":")[0]: t.get_position()[1] for t in texts}
+    order = ["q_proj", "q_norm", "RoPE", "cache", "mask", "repeat_kv"]
+    assert [height[name] for name in order] == sorted(height[name] for name in order)
+    attention, out = height["attention of the $H$ = 16 heads"], height["o_proj $\\to [B, T, D]$"]
+    assert height["repeat_kv"] < attention < out
+    numbers = sorted((t.get_position()[1], t.get_text()) for t in texts if t.get_text().isdigit())
+    assert [n for _, n in numbers] == ["1", "2", "3", "4", "5", "6"]
+    assert "repeat_kv: $\\times$2" in [t.get_text().split("\n")[0] for t in texts]
+    assert "[B, 8, S + T, 128]: what the cache keeps" in fig.alt_text
+    assert "an RMSNorm on each head of q and of k" in fig.alt_text
+    llama = viz.attention_layer_diagram(LlamaConfig.llama3_1_8b())
+    dashed = [p for p in llama.axes[0].patches if p.get_linestyle() == "--"]
+    assert len(dashed) == 2 and "drawn dashed: this model has none" in llama.alt_text
+    assert "repeat_kv copies each key/value head for its 4 query heads" in llama.alt_text
+    windowed = viz.attention_layer_diagram(LlamaConfig.mistral_7b())
+    assert "a band of width W = 4,096" in windowed.alt_text
+    with pytest.raises(TypeError, match="config"):
+        viz.attention_layer_diagram(GPTConfig.gpt2())
 
 
 @pytest.mark.parametrize("preset", ["llama3_1_8b", "qwen3_0_6b", "mistral_7b"])
@@ -716,10 +766,11 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
     labels = " | ".join(t.get_text() for t in fig.axes[0].texts)
     c = config
     assert f"layer $L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels
-    assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels and f"{c.intermediate_size}" in labels
+    assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels
+    assert f"{c.intermediate_size:,}" in labels
     assert f"{c.vocab_size:,}" in labels
     assert ("embed_tokens$^\\top$" in labels) == c.tie_word_embeddings
-    assert (f"window {c.sliding_window}" in labels) == bool(c.sliding_window)
+    assert (f"window {c.sliding_window or 0:,}" in labels) == bool(c.sliding_window)
     with pytest.raises(TypeError, match="narrow"):
         viz.llama_diagram(config, narrow=1)
 

@@ -493,6 +493,14 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
     for wrong, message in mistakes:  # within half a position: a rounded wrong answer is named too
         if abs(mib - wrong) < per_token / 2**21:
             fail(f"window_cache_mib = {fmt(mib)}: {message}")
+    units = [  # the right cache in another unit: within 1%, or 0.125 GiB given to two decimals
+        (right / 1024, "that is in GiB; the question asks for MiB (1 GiB = 1,024 MiB)."),
+        (right * 1024, "that is in KiB; the question asks for MiB (1 MiB = 1,024 KiB)."),
+        (right * 2**20 / 1e6, "that is in MB (10^6 bytes); the question asks for MiB, 2^20 bytes."),
+    ]  # fmt: skip
+    for wrong, message in units:
+        if abs(mib - wrong) < max(0.01 * wrong, 0.006):
+            fail(f"window_cache_mib = {fmt(mib)}: {message}")
     off = abs(mib / right - 1)
     fail(
         f"window_cache_mib = {fmt(mib)} is {'too large' if mib > right else 'too small'} by {off:.{1 if off >= 0.001 else 2}%}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
@@ -504,7 +512,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
-    without values, one layer, GB, W kept for W - 1, the cache of a window one too small, the reach
+    without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB or MB, the cache of a window one too small, the reach
     for the cache) is named, also when rounded (within half a position)."""
     given = (qwen3_cache_gib, smallest_window, window_cache_mib)
     names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")

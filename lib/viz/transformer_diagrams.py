@@ -1,7 +1,8 @@
 """The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
 split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
 input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
-16), grouped-query attention's shared key/value heads (chapter 17) and how all-MiniLM-L6-v2 was
+16), grouped-query attention's shared key/value heads, SwiGLU's two branches and the ordered steps of
+the modern attention layer (chapter 17) and how all-MiniLM-L6-v2 was
 made and turns a sentence into a vector (chapter 15), drawn with the helpers and conventions of :mod:`lib.viz.diagrams` (one data unit is one inch;
 each Figure carries its ``alt_text``).
 """
@@ -24,6 +25,8 @@ __all__ = [
     "electra_diagram",
     "gqa_diagram",
     "llama_diagram",
+    "swiglu_diagram",
+    "attention_layer_diagram",
     "minilm_diagram",
     "positional_diagram",
 ]
@@ -616,6 +619,147 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     return fig
 
 
+def swiglu_diagram(config):
+    """Chapter 17's SwiGLU feed-forward network (Shazeer 2020; ``lib.llama.SwiGLU``), drawn for a
+    phone's column from ``config`` (a ``lib.llama.LlamaConfig``): the normalized input h [T, D] goes
+    into two branches, ``gate_proj`` then SiLU (the gate) and ``up_proj`` (the value), both D to F;
+    their product element by element, [T, F], goes through ``down_proj`` back to D. Returns the
+    Figure."""
+    from lib.llama import LlamaConfig
+
+    check_type(config, "config", LlamaConfig)
+    D, Fw = config.hidden_size, config.intermediate_size
+    alt = (
+        f"SwiGLU as a flow from bottom to top. The normalized input h, T vectors of D = {D:,}, "
+        f"splits into two branches side by side. Left, the gate: gate_proj, D to F = {Fw:,}, then "
+        f"SiLU. Right, the value: up_proj, D to F = {Fw:,}, with no nonlinearity. The two meet in "
+        f"an element-wise product, T vectors of F = {Fw:,}, which down_proj brings back to width "
+        f"D = {D:,}, the output that the residual connection adds to the stream."
+    )
+    width, height, font = 5.2, 5.6, 12.0
+    fig, ax = _canvas(width, height, alt)
+    xl, xr, xc, wb = 1.45, 3.75, 2.6, 2.1  # the gate's lane, the value's, the middle
+
+    def box(x, y, text, kind, w=wb):
+        h = 0.2 + 0.21 * (text.count("\n") + 1)
+        _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
+        return h / 2
+
+    top = box(xc, 0.45, f"$h$ = RMSNorm($x$)\n$[T, D]$, $D$ = {D:,}", "norm", w=3.0)
+    rows = [  # (y, gate's box, value's box)
+        (1.65, f"gate_proj\n$D \\to F$ = {Fw:,}", f"up_proj\n$D \\to F$ = {Fw:,}"),
+        (2.75, "SiLU\n(the gate)", None),
+    ]
+    for x in (xl, xr):
+        _line(ax, [xc, x], [0.45 + top, 1.0])
+        _arrow(ax, x, 1.0, x, rows[0][0] - 0.305)
+    half = [box(xl, rows[0][0], rows[0][1], "ff"), box(xr, rows[0][0], rows[0][2], "ff")]
+    _arrow(ax, xl, rows[0][0] + half[0], xl, rows[1][0] - 0.305)
+    gate_top = rows[1][0] + box(xl, rows[1][0], rows[1][1], "attn")
+    y_prod = 3.8
+    _box(ax, xc, y_prod, "$\\odot$", "plain", w=0.46, h=0.46, fontsize=font + 2)
+    _line(ax, [xl, xl], [gate_top, y_prod])
+    _arrow(ax, xl, y_prod, xc - 0.23, y_prod)
+    _line(ax, [xr, xr], [rows[0][0] + half[1], y_prod])
+    _arrow(ax, xr, y_prod, xc + 0.23, y_prod)
+    ax.text(xr, 2.75, "the value:\nno nonlinearity", **_t(font))
+    ax.text(xc + 0.32, y_prod + 0.42, "$[T, F]$", fontsize=font, ha="left", va="center")
+    y_down = 4.65
+    _arrow(ax, xc, y_prod + 0.23, xc, y_down - 0.305)
+    down_top = y_down + box(xc, y_down, "down_proj\n$F \\to D$", "ff", w=2.4)
+    _arrow(ax, xc, down_top, xc, 5.35)
+    ax.text(xc + 0.12, 5.3, "$[T, D]$, to the residual add", fontsize=font, ha="left",
+            va="center")  # fmt: skip
+    return fig
+
+
+# Long by design: one drawing call per box and arrow, in the order the steps run.
+def attention_layer_diagram(config):
+    """Chapter 17's attention layer in the order of ``lib.llama.Attention.forward``, drawn for a
+    phone's column from ``config`` (a ``lib.llama.LlamaConfig``), for T new tokens after S cached:
+    1 the projections (H query heads, Hkv key and value heads); 2 QK-norm on q and k (drawn dashed
+    when ``config.qk_norm`` is off); 3 RoPE on q and k, by the positions S ... S + T - 1, before
+    the cache; 4 the cache appends k and v, still Hkv heads; 5 the mask, T rows and S + T columns
+    (a band of the window, if any); 6 ``repeat_kv`` to H heads, then the attention and ``o_proj``.
+    Returns the Figure."""
+    from lib.llama import LlamaConfig
+
+    check_type(config, "config", LlamaConfig)
+    c = config
+    H, Hkv, Dh, D = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.hidden_size
+    G = H // Hkv
+    window = c.sliding_window
+    mask = f"a band of width W = {window:,}" if window else "causal"
+    qk = "QK-norm, drawn dashed: this model has none, Qwen3 has an RMSNorm on each head of q and k"
+    if c.qk_norm:
+        qk = "an RMSNorm on each head of q and of k"
+    alt = (
+        "The attention layer's steps from bottom to top, in three lanes, q on the left, k in the "
+        f"middle and v on the right, for T new tokens after S cached ones (D = {D:,}, H = {H}, "
+        f"Hkv = {Hkv}, Dh = {Dh}). 1: q_proj, k_proj and v_proj give q, [B, {H}, T, {Dh}], and "
+        f"k and v, [B, {Hkv}, T, {Dh}]. 2: {qk}. 3: RoPE turns q and k by the positions S to "
+        "S + T - 1; v is not turned. 4: the cache appends the new k and v, already turned, to its "
+        f"S and returns [B, {Hkv}, S + T, {Dh}]: what the cache keeps. 5: the mask, T rows and "
+        f"S + T columns, {mask}, with S from the cache (a grey arrow); q passes it on the left. 6: repeat_kv copies each key/value head for its {G} query heads, "
+        f"[B, {H}, S + T, {Dh}]; then the attention of the {H} heads with the mask, and o_proj "
+        f"back to [B, T, {D:,}]."
+    )
+    width, height, font = 5.2, 7.9, 12.0
+    fig, ax = _canvas(width, height, alt)
+    xs = (1.45, 2.95, 4.4)  # the lanes of q, k and v
+    kv = (xs[1] + xs[2]) / 2  # boxes across the k and v lanes
+
+    def box(x, y, text, kind, w=1.3, dashed=False):  # returns the half height
+        h = 0.2 + 0.21 * (text.count("\n") + 1)
+        patch = _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
+        if dashed:
+            patch.set_linestyle("--")
+            patch.set_facecolor("white")
+        return h / 2
+
+    def step(y, n):  # the step's number, in a circle at the left edge
+        ax.add_patch(mpatches.Circle((0.25, y), 0.17, fc="white", ec="0.25", lw=1))
+        ax.text(0.25, y, f"{n}", **_t(font))
+
+    y_x, y1, y2, y3, y4, y5, y6, y7, y8 = 0.3, 1.1, 2.0, 2.9, 3.95, 4.85, 5.75, 6.65, 7.45
+    top_x = y_x + box(xs[1], y_x, f"$x$  $[B, T, D]$, $D$ = {D:,}", "io", w=3.9)
+    step(y1, 1)  # the projections
+    for x, name, heads in zip(xs, "qkv", ("$H$ = " + f"{H}", *[f"$H_{{kv}}$ = {Hkv}"] * 2)):
+        half = box(x, y1, f"{name}_proj\n{heads}", "attn")
+        _arrow(ax, x, top_x, x, y1 - half)
+    step(y2, 2)  # QK-norm, before RoPE
+    for x, name in zip(xs[:2], "qk"):
+        half = box(x, y2, f"{name}_norm" + ("" if c.qk_norm else "\n(Qwen3)"), "norm",
+                   dashed=not c.qk_norm)  # fmt: skip
+        _arrow(ax, x, y1 + 0.305, x, y2 - half)
+        _arrow(ax, x, y2 + half, x, y3 - 0.305)
+    step(y3, 3)  # RoPE, before the cache
+    for x in xs[:2]:
+        box(x, y3, "RoPE\n$S \\dots S{+}T{-}1$", "emb")
+    step(y4, 4)  # the cache keeps Hkv heads
+    half4 = box(kv, y4, "cache: $S$ kept + $T$ new\n$[B, H_{kv}, S{+}T, D_h]$", "ctx", w=2.95)
+    _arrow(ax, xs[1], y3 + 0.305, xs[1], y4 - half4)
+    _arrow(ax, xs[2], y1 + 0.305, xs[2], y4 - half4)
+    step(y5, 5)  # the mask, which needs S
+    half5 = box(xs[0] + 0.2, y5, "mask\n$[T, S{+}T]$", "plain", w=1.1)
+    _arrow(ax, kv - 1.3, y4 + half4, xs[0] + 0.75, y5 - 0.1, color="0.45")  # the mask needs S
+    ax.text(2.35, y5 - 0.25, "$S$", fontsize=font, ha="left", va="center", color="0.3")
+    step(y6, 6)  # repeat_kv, only after the cache
+    half6 = box(kv, y6, f"repeat_kv: $\\times${G}\n$[B, H, S{{+}}T, D_h]$", "attn", w=2.95)
+    for x in xs[1:]:
+        _arrow(ax, x, y4 + half4, x, y6 - half6)
+    half7 = box(xs[1], y7, f"attention of the $H$ = {H} heads", "attn", w=4.3)
+    for x, y_from in ((xs[0] + 0.2, y5 + half5), (xs[1], y6 + half6), (xs[2], y6 + half6)):
+        _arrow(ax, x, y_from, x, y7 - half7)
+    x_by = 0.92  # q passes the mask on its left
+    _line(ax, [xs[0], xs[0], x_by, x_by], [y3 + 0.305, y3 + 0.5, y3 + 0.5, y7 - 0.6])
+    _arrow(ax, x_by, y7 - 0.6, x_by, y7 - half7)
+    ax.text(x_by + 0.08, y3 + 0.7, "$q$", fontsize=font, ha="left", va="center")
+    half8 = box(xs[1], y8, "o_proj $\\to [B, T, D]$", "attn", w=3.2)
+    _arrow(ax, xs[1], y7 + half7, xs[1], y8 - half8)
+    return fig
+
+
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def llama_diagram(config, *, narrow=False):
     """Chapter 17's modern decoder (``lib.llama.Llama``; Llama 3, Qwen3, Mistral), laid out as
@@ -638,18 +782,18 @@ def llama_diagram(config, *, narrow=False):
     L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
                            c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
     head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
-    window = f", window W = {c.sliding_window}" if c.sliding_window else ""
+    window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
     alt = (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D}, no position embedding), then {L} layers, counted from 0 as in the code, "
+        f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
         f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
         f"output layer lm_head, which "
         f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
         f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
         f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
         f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
-        f"up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second residual add."
+        f"up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second residual add."
     )
     fig, ax = _canvas(5.3, 7.0, alt)
     font = _PHONE_FONT
@@ -663,7 +807,7 @@ def llama_diagram(config, *, narrow=False):
     lm = "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
     stack = [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
-        (1.25, f"embed_tokens\n$[T, D]$, $D$ = {D}", "emb"),
+        (1.25, f"embed_tokens\n$[T, D]$, $D$ = {D:,}", "emb"),
         (2.2, "layer 0", "attn"),
         (2.9, "layer 1", "attn"),
         (3.55, "$\\vdots$", None),
@@ -689,7 +833,7 @@ def llama_diagram(config, *, narrow=False):
         (2.05, f"self-attention, RoPE on $q, k$\n$H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
         (2.85, "$+$", "plain"),
         (3.6, "post_attention_layernorm\n(RMSNorm)", "norm"),
-        (4.45, f"SwiGLU, $F$ = {Fw}:\nsilu(gate) $\\odot$ up; down", "ff"),
+        (4.45, f"SwiGLU, $F$ = {Fw:,}:\nsilu(gate) $\\odot$ up; down", "ff"),
         (5.25, "$+$", "plain"),
     ]
     _arrow(ax, xb, 0.1, xb, block[0][0] - 0.38)
@@ -710,7 +854,7 @@ def llama_diagram(config, *, narrow=False):
             (2.4, 0.65), 2.82, 4.95, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
         )
     )
-    extra = f"; window {c.sliding_window}" if c.sliding_window else ""
+    extra = f"; window {c.sliding_window:,}" if c.sliding_window else ""
     ax.text(xb, 6.45, f"one layer (pre-norm){extra}", **_t(font))
     _line(ax, [x + w / 2, 2.4], [2.2, 0.65], color="0.6", ls=":")
     _line(ax, [x + w / 2, 2.4], [2.2, 5.6], color="0.6", ls=":")
@@ -724,17 +868,17 @@ def _llama_narrow(c):
                            c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
     tied = c.tie_word_embeddings
     head = "reuses embed_tokens" if tied else "has a matrix of its own"
-    window = f", window W = {c.sliding_window}" if c.sliding_window else ""
+    window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
     alt = (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D}, no position embedding), then {L} layers, counted from 0 as in the code, "
+        f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
         f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
         f"output layer lm_head, which {head}, with a softmax over {V:,} tokens. Right, one layer "
         f"enlarged: RMSNorm input_layernorm; self-attention with {H} query heads sharing {Hkv} "
         f"key/value heads, RoPE rotating queries and keys{qk}{window}; an add that a residual line "
         f"reaches from below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network "
-        f"(gate and up D to F = {Fw}, SiLU of the gate times up, down back to D) and a second "
+        f"(gate and up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second "
         f"residual add."
     )
     width, height, font = 5.2, 8.0, 12.0
@@ -764,7 +908,7 @@ def _llama_narrow(c):
     )
     column(x, w, [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
-        (1.3, f"embed_tokens\n$D$ = {D}", "emb"),
+        (1.3, f"embed_tokens\n$D$ = {D:,}", "emb"),
         (2.3, "layer 0", "attn"),
         (3.0, "layer 1", "attn"),
         (3.65, "$\\vdots$", None),
@@ -779,7 +923,7 @@ def _llama_narrow(c):
         (2.35, f"self-attention,\nRoPE on $q, k$;\n$H$ = {H}, $H_{{kv}}$ = {Hkv}", "attn"),
         (3.25, "$+$", "plain"),
         (4.05, "post_attention_layernorm\n(RMSNorm)", "norm"),
-        (5.0, f"SwiGLU, $F$ = {Fw}:\nsilu(gate) $\\odot$ up; down", "ff"),
+        (5.0, f"SwiGLU, $F$ = {Fw:,}:\nsilu(gate) $\\odot$ up; down", "ff"),
         (6.05, "$+$", "plain"),
     ]
     _arrow(ax, xb, 0.1, xb, layer[0][0] - half(layer[0][1]))
@@ -802,7 +946,7 @@ def _llama_narrow(c):
         )
     )
     ax.text(xb, 7.3, "one layer (pre-norm)", **_t(font))
-    extra = f"; window {c.sliding_window}" if c.sliding_window else ""
+    extra = f"; window {c.sliding_window:,}" if c.sliding_window else ""
     ax.text(width / 2, 7.75, f"{L} layers; {H} query and {Hkv} key/value\nheads of $D_h$ = "
             f"{c.head_dim}{extra}", **_t(font))  # fmt: skip
     _line(ax, [x + w / 2, 1.98], [2.3, 0.6], color="0.6", ls=":")
