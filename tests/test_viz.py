@@ -223,6 +223,42 @@ def test_masked_softmax_table_stacked_with_larger_numbers():
         viz.masked_softmax_table(SCORES, CAUSAL, stacked="yes")
 
 
+def test_masked_softmax_table_takes_a_function_as_format():
+    """Chapter 6's Fig. 6.5 (reader's report rv06b, 4): a row of '0.00' ran together at 11 points;
+    a function as ``fmt`` writes an exact 0 as '0' and every other value as before."""
+
+    def short(v):
+        return "0" if v == 0 else f"{v:.2f}"
+
+    zeros = SCORES.clone()
+    zeros[0] = 0.0  # a row of exact zeros
+    fig = viz.masked_softmax_table(zeros, CAUSAL, TOKENS, TOKENS, fmt=short)
+    scores, middle, weights = (_texts(ax) for ax in fig.axes[:3])
+    assert scores[:4] == ["0", "0", "0", "0"] and "0.00" not in scores
+    assert middle.count("-inf") == 6 and "0.90" in middle
+    assert weights[:4] == ["1.00", "0", "0", "0"]  # the first query sees itself only
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fmt"):
+        viz.masked_softmax_table(SCORES, CAUSAL, fmt=2)
+    assert plt.get_fignums() == []
+
+
+def test_masked_softmax_table_without_colour_bars_gives_the_cells_the_width():
+    """Chapter 6's Fig. 6.5: without its colour bars, each panel's cells are wider, so that 11-point
+    numbers such as '-inf' and '0.33' do not run together."""
+    kw = dict(stacked=True, figsize=(5.0, 14.0), annotate_size=11)  # as chapter 6 draws it
+    with_bars = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS, **kw)
+    without = viz.masked_softmax_table(SCORES, CAUSAL, TOKENS, TOKENS, stacked=True, colorbar=False)
+    assert len(with_bars.axes) == 6 and len(without.axes) == 3
+    for a, b in zip(with_bars.axes[:3], without.axes[:3]):
+        a_box = a.get_window_extent(with_bars.canvas.get_renderer())
+        b_box = b.get_window_extent(without.canvas.get_renderer())
+        assert b_box.width > 1.1 * a_box.width
+    plt.close("all")
+    with pytest.raises(TypeError, match="colorbar"):
+        viz.masked_softmax_table(SCORES, CAUSAL, colorbar="no")
+
+
 def test_masked_softmax_table_takes_a_figure_size():
     """Chapter 3's Fig 3.4: three 4 x 4 panels side by side in 8.8 x 3.1 inches, so that on a page
     column about 730 px wide its text is drawn larger than at the default size (12.2 inches)."""

@@ -228,6 +228,34 @@ def test_self_attention_diagram_narrow_is_legible_on_a_phone():
         viz.self_attention_diagram(11, 10, 5, 10, narrow=1)
 
 
+def test_connectivity_diagram_joins_neighbours_in_a_chain_and_every_pair_in_attention():
+    """Chapter 6 (reader's report rv06b, 11): the recurrent row has an arrow from each position to
+    the next only (n - 1 hand-overs from the first to the last), the self-attention row an arc for
+    every pair, the first-to-last one highlighted: one step."""
+    fig = viz.connectivity_diagram(6)
+    links = arrows(fig)
+    chain = [a for a in links if a.get_arrowstyle().__class__.__name__ != "Curve"]
+    arcs = [a for a in links if a.get_arrowstyle().__class__.__name__ == "Curve"]
+    assert len(chain) == 5 and len(arcs) == 15
+    # every chain arrow joins neighbours: its ends one pitch apart, from left to right
+    pitch = 4.1 / 5
+    for a in chain:
+        (x0, _), (x1, _) = a._posA_posB
+        assert abs((x1 - x0) - (pitch - 0.4)) < 1e-9
+    widest = max(arcs, key=lambda a: abs(a._posA_posB[1][0] - a._posA_posB[0][0]))
+    assert widest.get_linewidth() > max(a.get_linewidth() for a in arcs if a is not widest)
+    assert "recurrent network: 0 to 5 in 5 steps" in texts(fig)
+    assert "self-attention: 0 to 5 in 1 step" in texts(fig)
+    assert "(15 arcs)" in fig.alt_text and "after 5 hand-overs" in fig.alt_text
+    assert "(3 arcs)" in viz.connectivity_diagram(3).alt_text
+    with pytest.raises(ValueError, match="n_tokens"):
+        viz.connectivity_diagram(1)
+    with pytest.raises(ValueError, match="n_tokens"):
+        viz.connectivity_diagram(9)
+    with pytest.raises(TypeError, match="n_tokens"):
+        viz.connectivity_diagram(6.0)
+
+
 def test_multi_head_diagram_draws_one_box_per_head():
     fig = viz.multi_head_diagram(12, 3, 5)
     heads = [s for s in texts(fig) if s.startswith("head ")]
@@ -571,6 +599,7 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
+    "connectivity": lambda: viz.connectivity_diagram(6),
     "multi_head": lambda: viz.multi_head_diagram(12, 3, 5, narrow=True),
     "bahdanau": lambda: viz.bahdanau_diagram(SRC),
     "luong": lambda: viz.luong_diagram(7),
@@ -594,6 +623,7 @@ CALLS = {
 # narrow canvases (stacked panels, larger text), drawn for a phone: shown 328 px wide at
 # 360 px, their smallest text is about 9.5 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
+    "connectivity",
     "multi_head",
     "elmo",
     "gqa",

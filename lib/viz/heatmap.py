@@ -214,8 +214,9 @@ def attention_heatmap(
         annotate: write the values into the cells; None means "when the matrix is at most 12 x 12".
             The text is white or black, whichever contrasts more with the cell (WCAG luminance).
         annotate_size: font size of the annotations in points; None means 9 up to 8 x 8, else 7.
-        fmt: format spec of the annotations. vmin, vmax: colour range; default [0, 1] for weights.
-        None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
+        fmt: format spec of the annotations, or a function from a value to its text (e.g. one
+            that writes an exact 0 as "0", so that a row of zeros does not run together). vmin,
+            vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
         ylabel: axis labels (None or "" for none).
         frames: (row, column) cells to outline in white, e.g. a gold alignment: for target word t
             aligned to source word j, the cell (t, j).
@@ -228,6 +229,8 @@ def attention_heatmap(
     """
     a = _squeeze_2d(_to_numpy(weights, "weights"), "weights")
     tq, tk = a.shape
+    if not (isinstance(fmt, str) or callable(fmt)):
+        raise TypeError(f"fmt: expected a format spec or a function, got {type(fmt).__name__}")
     x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", a.shape)
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", a.shape)
 
@@ -290,7 +293,8 @@ def attention_heatmap(
                         bbox=box,
                     )
                 else:
-                    text = format(float(values[i, j]), fmt)
+                    value = float(values[i, j])
+                    text = fmt(value) if callable(fmt) else format(value, fmt)
                     ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
     if x_labels is not None:
@@ -328,6 +332,7 @@ def masked_softmax_table(
     stacked=False,
     annotate_size=None,
     figsize=None,
+    colorbar=True,
 ):
     """Three panels side by side: scores, masked scores, and the weights the masked softmax makes.
 
@@ -344,13 +349,16 @@ def masked_softmax_table(
         mask: boolean tensor or array, True where a query may attend, broadcastable to [Tq, Tk]
             (e.g. a causal mask ``torch.ones(T, T, dtype=torch.bool).tril()``); None masks nothing.
         x_labels, y_labels: labels of the keys (columns) and queries (rows).
-        fmt: format spec of the numbers in the cells.
+        fmt: format spec of the numbers in the cells, or a function from a value to its text (see
+            :func:`attention_heatmap`).
         stacked: False puts the panels side by side; True one under the other, each as wide as the
             page allows (for matrices whose numbers would be too small side by side).
         annotate_size: font size of the numbers in points (see :func:`attention_heatmap`).
         figsize: (width, height) of the figure in inches; None sizes it from the matrix (cells
             about half an inch wide). A narrower figure shows its text larger on a page whose
             column is narrower than the figure.
+        colorbar: a colour bar next to each panel; False gives the cells its width (the numbers
+            in the cells say what the colours do).
 
     Returns:
         The matplotlib Figure; ``fig.axes[:3]`` are the panels in order.
@@ -412,6 +420,9 @@ def masked_softmax_table(
     ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
     width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
     check_bool(stacked, "stacked")
+    check_bool(colorbar, "colorbar")
+    if not (isinstance(fmt, str) or callable(fmt)):
+        raise TypeError(f"fmt: expected a format spec or a function, got {type(fmt).__name__}")
     if stacked:
         scale = 7.0 / width_one  # each panel about 7 inches wide
         size = (7.0, 3 * height * scale + 0.4)
@@ -428,7 +439,13 @@ def masked_softmax_table(
             )
     rows, cols = (3, 1) if stacked else (1, 3)
     fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained")
-    common = dict(x_labels=x_labels, y_labels=y_labels, fmt=fmt, annotate_size=annotate_size)
+    common = dict(
+        x_labels=x_labels,
+        y_labels=y_labels,
+        fmt=fmt,
+        annotate_size=annotate_size,
+        colorbar=colorbar,
+    )
     attention_heatmap(s_np, ax=axes[0], title="scores", **score_colors, **common)
     attention_heatmap(masked_np, ax=axes[1], title="masked scores", **score_colors, **common)
     attention_heatmap(

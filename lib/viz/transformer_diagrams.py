@@ -18,6 +18,7 @@ from lib.viz.heatmap import SEQUENTIAL_CMAP
 
 __all__ = [
     "self_attention_diagram",
+    "connectivity_diagram",
     "multi_head_diagram",
     "gpt_diagram",
     "bert_input_diagram",
@@ -80,6 +81,60 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     _arrow(ax, 4.05, 0.65, 7.75, 1.3)
     ax.text(6.0, 0.62, "the values, mixed by the weights", **_t())
     ax.text(4.5, 4.2, f"one sequence of $T$ = {T} tokens: one row per token", **_t(10))
+    return fig
+
+
+def connectivity_diagram(n_tokens=6):
+    """Chapter 6's "one step between any two positions": the same ``n_tokens`` positions twice.
+    Top, a recurrent network: each position hands its state to the next, so position 0 reaches the
+    last one in n_tokens - 1 steps (the path in orange). Bottom, self-attention: an arc joins every
+    pair of positions (no mask), so any two are one step apart (the arc from the first to the last
+    in blue). Drawn for a phone's column: 5 inches wide with 11.5-point text. Returns the Figure."""
+    check_int(n_tokens, "n_tokens", 2)
+    if n_tokens > 8:
+        raise ValueError(f"n_tokens: expected 2 to 8 positions (each needs room), got {n_tokens}")
+    n, last = n_tokens, n_tokens - 1
+    pairs = n * (n - 1) // 2
+    alt = (
+        f"Two rows of the same {n} positions, 0 to {last}. Top, a recurrent network: an arrow "
+        f"from each position to the next only, so what position 0 holds reaches position {last} "
+        f"after {last} hand-overs, the path drawn in orange. Bottom, self-attention: an arc joins "
+        f"every pair of positions ({pairs} arcs), and the arc from position 0 to position {last}, "
+        "drawn in blue, is one step."
+    )
+    font, r = _PHONE_FONT, 0.2  # r: a position's radius, inches
+    fig, ax = _canvas(5.0, 3.5, alt)
+    xs = [0.45 + k * 4.1 / last for k in range(n)]
+    rnn, attn = "C1", "C0"
+
+    def positions(y):
+        for k, x in enumerate(xs):
+            ax.add_patch(mpatches.Circle((x, y), r, fc=_DIAGRAM_COLORS["io"], ec="0.25", lw=1))
+            ax.text(x, y, str(k), **_t(font))
+
+    y_rnn, y_att = 2.6, 0.35
+    ax.text(2.5, 3.2, f"recurrent network: 0 to {last} in {last} steps", **_t(font))
+    positions(y_rnn)
+    for x0, x1 in zip(xs, xs[1:]):
+        _arrow(ax, x0 + r, y_rnn, x1 - r, y_rnn, color=rnn, lw=2, mutation_scale=14)
+    ax.text(2.5, 1.85, f"self-attention: 0 to {last} in 1 step", **_t(font))
+    positions(y_att)
+    for i in range(n):
+        for j in range(i + 1, n):
+            far = (i, j) == (0, last)
+            ax.add_patch(
+                mpatches.FancyArrowPatch(
+                    (xs[i], y_att + r),
+                    (xs[j], y_att + r),
+                    arrowstyle="-",
+                    connectionstyle="arc3,rad=-0.4",
+                    color=attn if far else "0.6",
+                    lw=2.5 if far else 1,
+                    shrinkA=0,
+                    shrinkB=0,
+                    zorder=3 if far else 2,
+                )
+            )
     return fig
 
 
