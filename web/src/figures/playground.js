@@ -6,8 +6,9 @@
 // length, again on each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
 // A test length beyond the training length 8 adds a second held-out curve: the same model on longer held-out
 // sequences (issue 32). Not every combination is exported (tools/export_playground.py): RoPE and ALiBi at
-// width 32 only, no test length for learned positions (no vector past position 7); the form disables what
-// is not offered and says why (notOffered, reconcile).
+// width 32 only, no test length for learned positions (no vector past position 7), RMSNorm and fewer
+// key/value heads than heads (grouped-query attention, chapter 17) at 2 layers, 4 heads, width 32 only,
+// with a position table or RoPE; the form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
@@ -15,23 +16,71 @@ const CHOICES = {
   task: TASKS,
   layers: [1, 2],
   heads: [1, 2, 4],
+  kv: [1, 2, 4],
   width: [16, 32, 64],
   pos: ["learned", "sinusoidal", "none", "rope", "alibi"],
+  norm: ["layernorm", "rmsnorm"],
   mask: ["bidirectional", "causal"],
   lr: [0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 1],
   batch: [8, 16, 32, 64, 128],
   test: [8, 16, 32],
 };
-const LABELS = { task: "task", layers: "layers", heads: "heads", width: "width", pos: "positions",
-  mask: "attention", lr: "learning rate", batch: "batch", seed: "seed", test: "test length" };
-// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS; tests/test_playground.py
-// holds the two equal): RoPE and ALiBi have graphs at width 32 only; every test length at every size.
-export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32] };
+const LABELS = { task: "task", layers: "layers", heads: "heads", kv: "key/value heads", width: "width",
+  pos: "positions", norm: "norm", mask: "attention", lr: "learning rate", batch: "batch", seed: "seed",
+  test: "test length" };
+// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS, MODERN_SIZE, MODERN,
+// MODERN_POSITIONS; tests/test_playground.py holds the two equal): RoPE and ALiBi have graphs at width 32
+// only; RMSNorm and fewer key/value heads (norm, kv) at one size, with a table or RoPE; every test length.
+export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32],
+  modern: { layers: 2, heads: 4, width: 32, sets: [["rmsnorm", 4], ["layernorm", 2], ["rmsnorm", 2]],
+    positions: ["learned", "sinusoidal", "none", "rope"] } };
 const NAMES = { rope: "RoPE", alibi: "ALiBi" };
+const MODERN_SIZE = ["layers", "heads", "width"];
+
+// The settings change the Transformer's layer (chapter 17): RMSNorm, or fewer key/value heads than heads.
+export const modern = (s) => s.norm === "rmsnorm" || s.kv !== s.heads;
+const modernName = (s) => [s.norm === "rmsnorm" ? "RMSNorm" : null,
+  s.kv !== s.heads ? `${s.kv} key/value head${s.kv === 1 ? "" : "s"} for ${s.heads} heads` : null]
+  .filter(Boolean).join(" and ");
+const modernWhere = () => {
+  const m = OFFER.modern;
+  return `exported at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's small Llama's ` +
+    "shape, chapter 17), with a position table or RoPE: graphs of their own for each combination, and the build " +
+    "exports a few";
+};
+const offeredModern = (norm, kv) => OFFER.modern.sets.some(([n, k]) => n === norm && k === kv);
+
+// The manifest's name of the graphs the settings s train (tools/export_playground.py key).
+export function graphKey(s) {
+  return `L${s.layers}-H${s.heads}-D${s.width}` + (OFFER.inAttention.includes(s.pos) ? `-${s.pos}` : "") +
+    (s.norm === "rmsnorm" ? "-rmsnorm" : "") + (s.kv !== s.heads ? `-kv${s.kv}` : "");
+}
 
 // Why each value of each setting is not offered with the other settings of s: {key: {value: why}}.
 export function notOffered(s) {
-  const out = { width: {}, test: {} };
+  const out = { layers: {}, heads: {}, kv: {}, width: {}, pos: {}, norm: {}, test: {} };
+  for (const k of CHOICES.kv) {
+    if (k > s.heads || s.heads % k) {
+      out.kv[k] = `each key/value head serves the same number of query heads: with ${s.heads} ` +
+        `head${s.heads === 1 ? "" : "s"}, choose a divisor of ${s.heads}`;
+    } else if (k !== s.heads && !offeredModern(s.norm, k)) {
+      const m = OFFER.modern;
+      const kvs = [...new Set(m.sets.map(([, kv]) => kv).filter((kv) => kv !== m.heads))];
+      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not exported: fewer ` +
+        `key/value heads than heads are exported as ${kvs.join(" or ")} for ${m.heads} heads only (graphs of ` +
+        "their own for each combination, and the build exports a few)";
+    }
+  }
+  if (modern(s)) {
+    for (const key of MODERN_SIZE) {
+      for (const v of CHOICES[key]) {
+        if (v !== OFFER.modern[key]) out[key][v] = `${modernName(s)}: ${modernWhere()}`;
+      }
+    }
+    for (const p of CHOICES.pos) {
+      if (!OFFER.modern.positions.includes(p)) out.pos[p] = `${modernName(s)}: ${modernWhere()}`;
+    }
+  }
   if (OFFER.inAttention.includes(s.pos)) {
     for (const w of CHOICES.width) {
       if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `${NAMES[s.pos]}'s graphs are exported at width ` +
@@ -50,10 +99,35 @@ export function notOffered(s) {
   return out;
 }
 
-// s with every setting that is not offered replaced (width by 32, a test length by 8), and what changed.
+// s with every setting that is not offered replaced (width by 32, a test length by 8; RMSNorm or fewer
+// key/value heads move the size to theirs), and what changed.
 export function reconcile(s) {
   const out = { ...s };
   const notes = [];
+  if (out.kv > out.heads || out.heads % out.kv) {
+    const why = notOffered(out).kv[out.kv];
+    notes.push(`key/value heads ${out.kv} is not offered: ${why}; key/value heads set to ${out.heads}`);
+    out.kv = out.heads;
+  }
+  if (out.kv !== out.heads && !offeredModern(out.norm, out.kv)) {
+    notes.push(`key/value heads ${out.kv} is not offered: ${notOffered(out).kv[out.kv]}; key/value heads set to ${out.heads}`);
+    out.kv = out.heads;
+  }
+  if (modern(out)) {
+    const m = OFFER.modern;
+    const mha = out.kv === out.heads;
+    const moved = MODERN_SIZE.filter((k) => out[k] !== m[k]);
+    if (moved.length) {
+      notes.push(`${modernName(out)}: ${modernWhere()}; ` +
+        moved.map((k) => `${LABELS[k]} set to ${m[k]}`).join(", "));
+      for (const k of moved) out[k] = m[k];
+      if (mha) out.kv = out.heads;
+    }
+    if (!m.positions.includes(out.pos)) {
+      notes.push(`positions ${out.pos} are not offered with ${modernName(out)}: ${modernWhere()}; positions set to rope`);
+      out.pos = "rope";
+    }
+  }
   const no = notOffered(out);
   if (no.width[out.width]) {
     notes.push(`width ${out.width} is not offered with ${NAMES[out.pos]}: ${no.width[out.width]}; width set to ${OFFER.inAttentionWidths[0]}`);
@@ -69,8 +143,10 @@ export function reconcile(s) {
 // Settings from the URL, clamped: unknown keys and values out of range are reported, never used; a
 // combination that is not offered (reconcile) is changed and reported.
 export function readSettings(hash, defaults) {
-  const settings = { test: LENGTH, ...defaults };
+  const settings = { test: LENGTH, norm: "layernorm", ...defaults };
   const problems = [];
+  const given = new URLSearchParams(hash.replace(/^#/, ""));
+  if (settings.kv === undefined) settings.kv = settings.heads; // multi-head attention where none is named
   const params = new URLSearchParams(hash.replace(/^#/, ""));
   for (const [key, raw] of params) {
     if (key === "seed") {
@@ -82,6 +158,8 @@ export function readSettings(hash, defaults) {
       const v = typeof options[0] === "number" ? Number(raw) : raw;
       if (options.includes(v)) settings[key] = v;
       else problems.push(`${key}=${raw} (one of ${options.join(", ")}): kept ${settings[key]}`);
+      // a link that names heads and no key/value heads: as many as heads (multi-head attention)
+      if (key === "heads" && !given.has("kv") && options.includes(v)) settings.kv = v;
     } else if (key !== "probe") {
       problems.push(`${key} (not a setting): ignored`);
     } else {
@@ -93,7 +171,7 @@ export function readSettings(hash, defaults) {
 }
 
 export function writeSettings(s) {
-  const keys = ["task", "layers", "heads", "width", "pos", "mask", "lr", "batch", "seed", "test"];
+  const keys = ["task", "layers", "heads", "kv", "width", "pos", "norm", "mask", "lr", "batch", "seed", "test"];
   return "#" + keys.map((k) => `${k}=${encodeURIComponent(s[k])}`).join("&");
 }
 
@@ -337,7 +415,7 @@ function buildControls(root, settings, example) {
 function currentSettings(inputs) {
   const s = {};
   for (const key of Object.keys(LABELS)) s[key] = key === "seed" ? Number(inputs.seed.value) : inputs[key].value;
-  for (const key of ["layers", "heads", "width", "lr", "batch", "test"]) s[key] = Number(s[key]);
+  for (const key of ["layers", "heads", "kv", "width", "lr", "batch", "test"]) s[key] = Number(s[key]);
   return s;
 }
 
@@ -348,7 +426,7 @@ function offerView(pg) {
   pg.showOffer = () => {
     const no = notOffered(pg.current());
     const why = [];
-    for (const key of ["width", "test"]) {
+    for (const key of Object.keys(no)) {
       for (const option of ui.inputs[key].options) {
         option.disabled = Object.hasOwn(no[key], option.value);
         option.title = no[key][option.value] || "";
@@ -364,7 +442,7 @@ function offerView(pg) {
   };
   pg.reconcileForm = () => {
     const { settings, notes } = reconcile(pg.current());
-    for (const key of ["width", "test"]) ui.inputs[key].value = String(settings[key]);
+    for (const key of Object.keys(settings)) if (ui.inputs[key]) ui.inputs[key].value = String(settings[key]);
     pg.showOffer();
     return notes;
   };
@@ -461,7 +539,8 @@ function readProbe(pg, task, text) {
 }
 
 // The chapter's run's settings: its test length is 8 where the example names none (chapters before 18).
-const chapterSettings = (example) => ({ test: LENGTH, ...example.defaults });
+const chapterSettings = (example) => ({ test: LENGTH, norm: "layernorm", kv: example.defaults.heads,
+  ...example.defaults });
 
 // The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
 // pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any.
@@ -539,12 +618,12 @@ async function startRun(pg) {
   const s = pg.current();
   history.replaceState(null, "", writeSettings(s));
   const manifest = await (await ctx.fetch("playground/manifest.json")).json();
-  const name = `L${s.layers}-H${s.heads}-D${s.width}` + (OFFER.inAttention.includes(s.pos) ? `-${s.pos}` : "");
+  const name = graphKey(s);
   const entry = manifest.models[name];
   if (!entry) throw new Error(`the graphs of ${name} were not exported (tools/export_playground.py)`);
-  const long = s.test > LENGTH ? entry.probe_long : null; // the long probe only when a test length asks for it
-  const bytes = await Promise.all([entry.step, entry.probe, entry.steps, long].map(async (f) =>
-    f ? (await ctx.fetch(`playground/${f}`)).arrayBuffer() : null));
+  // the probe runs at the training length and at a test length alike (one graph, its length an input)
+  const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
+    (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
   if (state.worker) state.worker.terminate();
   const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
   state.worker = worker;
@@ -559,7 +638,7 @@ async function startRun(pg) {
     state.onError = reject;
     worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
       lr: s.lr, batch: s.batch, seed: s.seed, testLength: s.test }, entry, heldOut: manifest.held_out,
-      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2], longBytes: bytes[3] }, bytes.filter(Boolean));
+      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
   });
   root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
   const ids = pg.probeIds();
