@@ -547,7 +547,9 @@ def direct_forward(model: pg.PlaygroundModel, x: torch.Tensor, mask: torch.Tenso
 
     def norm(name, h):
         if c.norm == "rmsnorm":
-            return h / torch.sqrt((h * h).mean(-1, keepdim=True) + pg.NORM_EPS) * w[name + ".weight"]
+            return (
+                h / torch.sqrt((h * h).mean(-1, keepdim=True) + pg.NORM_EPS) * w[name + ".weight"]
+            )
         return F.layer_norm(h, (D,), w[name + ".weight"], w[name + ".bias"], pg.NORM_EPS)
 
     def linear(name, h):
@@ -669,7 +671,9 @@ def test_grouped_query_attention_is_multi_head_attention_with_the_kv_heads_repea
 
 
 def test_bad_norm_and_kv_heads():
-    with pytest.raises(ValueError, match="norm: expected 'layernorm' or 'rmsnorm', got 'batchnorm'"):
+    with pytest.raises(
+        ValueError, match="norm: expected 'layernorm' or 'rmsnorm', got 'batchnorm'"
+    ):
         pg.PlaygroundConfig(norm="batchnorm")
     with pytest.raises(
         ValueError, match="n_kv_heads: each key/value head .* a divisor of n_heads=4, got 3"

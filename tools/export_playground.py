@@ -175,8 +175,12 @@ def model_for(
     attention, each need a graph of their own, and so do RMSNorm and fewer key/value heads."""
     return pg.PlaygroundModel(
         pg.PlaygroundConfig(
-            n_layers=n_layers, n_heads=n_heads, d_model=d_model, positional=positional,
-            norm=norm, n_kv_heads=kv_heads,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            d_model=d_model,
+            positional=positional,
+            norm=norm,
+            n_kv_heads=kv_heads,
         )  # fmt: skip
     )
 

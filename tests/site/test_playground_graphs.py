@@ -63,9 +63,7 @@ def test_the_manifest_lists_every_graph_set(manifest):
 def test_each_size_steps_as_pytorch(manifest, size):
     folder, data = manifest
     entry = data["models"][ex.key(*size)]
-    assert entry["hash"] == ex.source_hash(size, entry["unroll"]), (
-        "graphs older than the code"
-    )
+    assert entry["hash"] == ex.source_hash(size, entry["unroll"]), "graphs older than the code"
     model = ex.model_for(*size)
     torch.manual_seed(sum(size[:3]))
     params = [p.detach().clone() for p in model.parameters()]

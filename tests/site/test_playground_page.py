@@ -469,13 +469,21 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
         f"return [{ROOT}.querySelector('.book-pg-norm').value, {ROOT}.querySelector('.book-pg-kv').value];"
     ) == ["rmsnorm", "2"]
     offer = text_of(browser, ".book-pg-offer")[0]
-    assert "layers 1 not offered: RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers" in offer
+    assert (
+        "layers 1 not offered: RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers"
+        in offer
+    )
     assert "key/value heads 1 not offered" in offer and "positions alibi not offered" in offer
     steps(browser, 10)
     losses = browser.execute_script(f"return {ROOT}.playground.losses;")
     ref = library_run(
         pg.PlaygroundConfig(
-            task="copy", n_layers=2, n_heads=4, n_kv_heads=2, positional="rope", norm="rmsnorm",
+            task="copy",
+            n_layers=2,
+            n_heads=4,
+            n_kv_heads=2,
+            positional="rope",
+            norm="rmsnorm",
             causal=True,
         ),
         10,
