@@ -191,11 +191,7 @@ process.stdout.write(JSON.stringify({offer: p.OFFER,
         "inAttentionWidths": sorted({d for _, _, d in ex.IN_ATTENTION_SIZES}),
         "testLengths": list(ex.TEST_LENGTHS),
         "modern": dict(
-            zip(("layers", "heads", "width"), ex.MODERN_SIZE),
-            sets=[list(s) for s in ex.MODERN],
-            positions=[
-                p for p in pg.POSITIONAL if p not in pg.IN_ATTENTION or p in ex.MODERN_POSITIONS
-            ],
+            zip(("layers", "heads", "width"), ex.MODERN_SIZE), sets=[list(s) for s in ex.MODERN]
         ),
     }
     assert {(n, h) for n, h, _ in ex.IN_ATTENTION_SIZES} == {(n, h) for n, h, _ in ex.CONFIGS}
@@ -244,7 +240,7 @@ process.stdout.write(JSON.stringify(out));
     # offered as they are: each set with every kind of positions it serves (a table: three kinds)
     tables = len([k for k in pg.POSITIONAL if k not in pg.IN_ATTENTION])
     kinds = {"learned": tables, "rope": 1, "alibi": 1}
-    assert sum(n == 0 for _, n in got["reached"]) == sum(kinds[j[3]] for j in ex.JOBS) == 78
+    assert sum(n == 0 for _, n in got["reached"]) == sum(kinds[j[3]] for j in ex.JOBS) == 73
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
@@ -983,12 +979,14 @@ def test_manifest(exported):
     ]
     assert manifest["test"] == {"length": 32, "lengths": [16, 32]}
     assert [ex.parse_key(ex.key(*j)) for j in ex.JOBS] == [ex.full_job(j) for j in ex.JOBS]
-    assert len(set(map(ex.key, *zip(*ex.JOBS)))) == len(ex.JOBS) == 36
+    assert len(set(map(ex.key, *zip(*ex.JOBS)))) == len(ex.JOBS) == 33
     assert manifest["modern"] == {
         "size": "L2-H4-D32",
-        "sets": [["rmsnorm", 4], ["layernorm", 2], ["rmsnorm", 2]],
-        "positions": ["learned", "rope"],
+        "sets": [["rmsnorm", 4, "learned"], ["layernorm", 2, "learned"], ["rmsnorm", 2, "rope"]],
     }
+    assert [ex.key(*j) for j in ex.JOBS[-3:]] == [
+        "L2-H4-D32-rmsnorm", "L2-H4-D32-kv2", "L2-H4-D32-rope-rmsnorm-kv2"
+    ]  # fmt: skip
     assert ex.key(2, 4, 32, "rope", "rmsnorm", 2) == "L2-H4-D32-rope-rmsnorm-kv2"
     assert ex.key(2, 4, 32, "learned", "layernorm", 4) == "L2-H4-D32"
 

@@ -473,7 +473,9 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
         "layers 1 not offered: RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers"
         in offer
     )
-    assert "key/value heads 1 not offered" in offer and "positions alibi not offered" in offer
+    assert "key/value heads 1 not offered" in offer
+    assert "positions learned and sinusoidal and none and alibi not offered" in offer
+    assert "with RoPE only (chapter 17's layer)" in offer
     steps(browser, 10)
     losses = browser.execute_script(f"return {ROOT}.playground.losses;")
     ref = library_run(

@@ -8,7 +8,8 @@
 // sequences (issue 32). Not every combination is exported (tools/export_playground.py): RoPE and ALiBi at
 // width 32 only, no test length for learned positions (no vector past position 7), RMSNorm and fewer
 // key/value heads than heads (grouped-query attention, chapter 17) at 2 layers, 4 heads, width 32 only,
-// with a position table or RoPE; the form disables what is not offered and says why (notOffered, reconcile).
+// RMSNorm alone or 2 key/value heads alone with a position table, both with RoPE (chapter 17's layer); the
+// form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
@@ -28,12 +29,13 @@ const CHOICES = {
 const LABELS = { task: "task", layers: "layers", heads: "heads", kv: "key/value heads", width: "width",
   pos: "positions", norm: "norm", mask: "attention", lr: "learning rate", batch: "batch", seed: "seed",
   test: "test length" };
-// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS, MODERN_SIZE, MODERN,
-// MODERN_POSITIONS; tests/test_playground.py holds the two equal): RoPE and ALiBi have graphs at width 32
-// only; RMSNorm and fewer key/value heads (norm, kv) at one size, with a table or RoPE; every test length.
+// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS, MODERN_SIZE, MODERN;
+// tests/test_playground.py holds the two equal): RoPE and ALiBi have graphs at width 32 only; RMSNorm and
+// fewer key/value heads at one size, as three sets [norm, kv, positions] ("learned": every table kind);
+// every test length.
 export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32],
-  modern: { layers: 2, heads: 4, width: 32, sets: [["rmsnorm", 4], ["layernorm", 2], ["rmsnorm", 2]],
-    positions: ["learned", "sinusoidal", "none", "rope"] } };
+  modern: { layers: 2, heads: 4, width: 32,
+    sets: [["rmsnorm", 4, "learned"], ["layernorm", 2, "learned"], ["rmsnorm", 2, "rope"]] } };
 const NAMES = { rope: "RoPE", alibi: "ALiBi" };
 const MODERN_SIZE = ["layers", "heads", "width"];
 
@@ -42,13 +44,19 @@ export const modern = (s) => s.norm === "rmsnorm" || s.kv !== s.heads;
 const modernName = (s) => [s.norm === "rmsnorm" ? "RMSNorm" : null,
   s.kv !== s.heads ? `${s.kv} key/value head${s.kv === 1 ? "" : "s"} for ${s.heads} heads` : null]
   .filter(Boolean).join(" and ");
-const modernWhere = () => {
+const TABLES = ["learned", "sinusoidal", "none"]; // one graph serves every table kind
+const modernSet = (norm, kv) => OFFER.modern.sets.find(([n, k]) => n === norm && k === kv);
+const offeredModern = (norm, kv) => Boolean(modernSet(norm, kv));
+// The positions the set of (norm, kv) is exported with.
+const modernPositions = (norm, kv) => (modernSet(norm, kv)[2] === "learned" ? TABLES : [modernSet(norm, kv)[2]]);
+const modernWhere = (s) => {
   const m = OFFER.modern;
+  const pos = offeredModern(s.norm, s.kv) && modernPositions(s.norm, s.kv).includes("rope")
+    ? "with RoPE only (chapter 17's layer)" : "with a position table only (learned, sinusoidal or none)";
   return `exported at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's small Llama's ` +
-    "shape, chapter 17), with a position table or RoPE: graphs of their own for each combination, and the build " +
-    "exports a few";
+    `shape, chapter 17), ${pos}: each combination is a graph of its own, and the build exports three ` +
+    "(RMSNorm, 2 key/value heads, both with RoPE)";
 };
-const offeredModern = (norm, kv) => OFFER.modern.sets.some(([n, k]) => n === norm && k === kv);
 
 // The manifest's name of the graphs the settings s train (tools/export_playground.py key).
 export function graphKey(s) {
@@ -74,11 +82,13 @@ export function notOffered(s) {
   if (modern(s)) {
     for (const key of MODERN_SIZE) {
       for (const v of CHOICES[key]) {
-        if (v !== OFFER.modern[key]) out[key][v] = `${modernName(s)}: ${modernWhere()}`;
+        if (v !== OFFER.modern[key]) out[key][v] = `${modernName(s)}: ${modernWhere(s)}`;
       }
     }
-    for (const p of CHOICES.pos) {
-      if (!OFFER.modern.positions.includes(p)) out.pos[p] = `${modernName(s)}: ${modernWhere()}`;
+    if (offeredModern(s.norm, s.kv)) {
+      for (const p of CHOICES.pos) {
+        if (!modernPositions(s.norm, s.kv).includes(p)) out.pos[p] = `${modernName(s)}: ${modernWhere(s)}`;
+      }
     }
   }
   if (OFFER.inAttention.includes(s.pos)) {
@@ -118,14 +128,16 @@ export function reconcile(s) {
     const mha = out.kv === out.heads;
     const moved = MODERN_SIZE.filter((k) => out[k] !== m[k]);
     if (moved.length) {
-      notes.push(`${modernName(out)}: ${modernWhere()}; ` +
-        moved.map((k) => `${LABELS[k]} set to ${m[k]}`).join(", "));
       for (const k of moved) out[k] = m[k];
       if (mha) out.kv = out.heads;
+      notes.push(`${modernName(out)}: ${modernWhere(out)}; ` +
+        moved.map((k) => `${LABELS[k]} set to ${m[k]}`).join(", "));
     }
-    if (!m.positions.includes(out.pos)) {
-      notes.push(`positions ${out.pos} are not offered with ${modernName(out)}: ${modernWhere()}; positions set to rope`);
-      out.pos = "rope";
+    const positions = modernPositions(out.norm, out.kv);
+    if (!positions.includes(out.pos)) {
+      notes.push(`positions ${out.pos} are not offered with ${modernName(out)}: ${modernWhere(out)}; ` +
+        `positions set to ${positions[0]}`);
+      out.pos = positions[0];
     }
   }
   const no = notOffered(out);
