@@ -502,3 +502,17 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
     assert browser.execute_script(
         f"return ['layers', 'heads', 'kv', 'norm'].map((k) => {ROOT}.querySelector(`.book-pg-${{k}}`).value);"
     ) == ["2", "4", "4", "rmsnorm"]
+
+
+def test_more_heads_keep_multi_head_attention(site, server, browser):
+    """With as many key/value heads as heads, choosing more heads keeps it so (kv follows heads): the
+    size is not moved to grouped-query attention's."""
+    load(browser, server)
+    browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-heads'); s.value = '4'; s.dispatchEvent(new Event('change'));"
+    )
+    assert wait_until(browser, "location.hash.includes('heads=4')")
+    assert browser.execute_script(
+        f"return ['layers', 'heads', 'kv', 'norm'].map((k) => {ROOT}.querySelector(`.book-pg-${{k}}`).value);"
+    ) == ["1", "4", "4", "layernorm"]
+    assert "kv=4" in browser.execute_script("return location.hash;")

@@ -157,9 +157,8 @@ export function reconcile(s) {
 export function readSettings(hash, defaults) {
   const settings = { test: LENGTH, norm: "layernorm", ...defaults };
   const problems = [];
-  const given = new URLSearchParams(hash.replace(/^#/, ""));
-  if (settings.kv === undefined) settings.kv = settings.heads; // multi-head attention where none is named
   const params = new URLSearchParams(hash.replace(/^#/, ""));
+  if (settings.kv === undefined) settings.kv = settings.heads; // multi-head attention where none is named
   for (const [key, raw] of params) {
     if (key === "seed") {
       const v = Number(raw);
@@ -171,7 +170,7 @@ export function readSettings(hash, defaults) {
       if (options.includes(v)) settings[key] = v;
       else problems.push(`${key}=${raw} (one of ${options.join(", ")}): kept ${settings[key]}`);
       // a link that names heads and no key/value heads: as many as heads (multi-head attention)
-      if (key === "heads" && !given.has("kv") && options.includes(v)) settings.kv = v;
+      if (key === "heads" && !params.has("kv") && options.includes(v)) settings.kv = v;
     } else if (key !== "probe") {
       problems.push(`${key} (not a setting): ignored`);
     } else {
@@ -748,9 +747,13 @@ function wireControls(pg) {
     await pg.ensure();
     state.worker.postMessage({ type: "weights" });
   });
+  let before = pg.current(); // the settings before this change
   for (const key of Object.keys(ui.inputs)) ui.inputs[key].addEventListener("change", () => {
     if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
+    // new heads with as many key/value heads as heads before: multi-head attention still
+    if (key === "heads" && before.kv === before.heads) ui.inputs.kv.value = ui.inputs.heads.value;
     const notes = pg.reconcileForm(); // e.g. ALiBi chosen at width 64: width 32, and the note says so
+    before = pg.current();
     pg.resetRun().then(() => {
       if (notes.length) ctx.message(root, `Changed: ${notes.join("; ")}.`, "info");
     }).catch(() => {});
