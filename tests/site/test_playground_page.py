@@ -473,7 +473,11 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
         "layers 1 not offered: RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers"
         in offer
     )
-    assert "key/value heads 1 not offered" in offer
+    titles = browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll('.book-pg-kv option')).map((o) => [o.disabled, o.title]);"
+    )
+    assert titles[0][0] and "1 key/value head for 4 heads is not exported" in titles[0][1]
+    assert titles[1] == [False, ""] and titles[2] == [False, ""]
     assert "positions learned and sinusoidal and none and alibi not offered" in offer
     assert "with RoPE only (chapter 17's layer)" in offer
     steps(browser, 10)

@@ -391,6 +391,10 @@ function buildControls(root, settings, example) {
   for (const key of Object.keys(LABELS)) {
     const wrap = html("label", {}, form, `${LABELS[key]} `);
     if (key === "test") wrap.title = `the length of a second set of held-out sequences; training is at ${LENGTH}`;
+    if (key === "kv") {
+      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), exported " +
+        `as 2 for ${OFFER.modern.heads} heads (a greyed-out option says why on hover)`;
+    }
     if (key === "seed") {
       inputs.seed = html("input", { type: "number", min: 0, max: 4294967295, step: 1, value: settings.seed,
         style: "width: 7em", "aria-label": "seed" }, wrap);
@@ -443,7 +447,9 @@ function offerView(pg) {
         option.title = no[key][option.value] || "";
       }
       const values = Object.keys(no[key]);
-      if (values.length) why.push(`${LABELS[key]} ${values.join(" and ")} not offered: ${no[key][values[0]]}.`);
+      // key/value heads: some are always greyed out (a divisor of heads; 2 for 4 heads only), said on the
+      // options and the label, not in the note
+      if (values.length && key !== "kv") why.push(`${LABELS[key]} ${values.join(" and ")} not offered: ${no[key][values[0]]}.`);
     }
     ui.offer.textContent = why.join(" ");
     root.dataset.offer = ui.offer.textContent;
