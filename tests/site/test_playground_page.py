@@ -469,16 +469,16 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
         f"return [{ROOT}.querySelector('.book-pg-norm').value, {ROOT}.querySelector('.book-pg-kv').value];"
     ) == ["rmsnorm", "2"]
     offer = text_of(browser, ".book-pg-offer")[0]
-    assert (
-        "layers 1 not offered: RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers"
-        in offer
-    )
     titles = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-kv option')).map((o) => [o.disabled, o.title]);"
     )
     assert titles[0][0] and "1 key/value head for 4 heads is not exported" in titles[0][1]
     assert titles[1] == [False, ""] and titles[2] == [False, ""]
-    assert "positions learned and sinusoidal and none and alibi not offered" in offer
+    assert (
+        "layers 1, heads 1 and 2, positions learned and sinusoidal and none and alibi not offered: "
+        "RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers" in offer
+    )
+    assert offer.count("RMSNorm and 2 key/value heads for 4 heads:") == 1  # each reason said once
     assert "with RoPE only (chapter 17's layer)" in offer
     steps(browser, 10)
     losses = browser.execute_script(f"return {ROOT}.playground.losses;")

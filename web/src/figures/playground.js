@@ -440,7 +440,7 @@ function offerView(pg) {
   const { root, ui } = pg;
   pg.showOffer = () => {
     const no = notOffered(pg.current());
-    const why = [];
+    const why = new Map(); // reason -> the settings' values it greys out ("layers 1", "heads 1 and 2")
     for (const key of Object.keys(no)) {
       for (const option of ui.inputs[key].options) {
         option.disabled = Object.hasOwn(no[key], option.value);
@@ -449,9 +449,12 @@ function offerView(pg) {
       const values = Object.keys(no[key]);
       // key/value heads: some are always greyed out (a divisor of heads; 2 for 4 heads only), said on the
       // options and the label, not in the note
-      if (values.length && key !== "kv") why.push(`${LABELS[key]} ${values.join(" and ")} not offered: ${no[key][values[0]]}.`);
+      if (values.length && key !== "kv") {
+        const reason = no[key][values[0]];
+        why.set(reason, [...(why.get(reason) || []), `${LABELS[key]} ${values.join(" and ")}`]);
+      }
     }
-    ui.offer.textContent = why.join(" ");
+    ui.offer.textContent = [...why].map(([reason, what]) => `${what.join(", ")} not offered: ${reason}.`).join(" ");
     root.dataset.offer = ui.offer.textContent;
     const n = pg.current().test;
     ui.legendTest(n);
