@@ -46,8 +46,8 @@ with its RoPE and ALiBi sets, measured), the 18 sets with a table are already th
 cold build before its chapters, and 36 more would triple it where 12 add two thirds; and the
 question these settings ask (what positions do past the training length) turns on layers and heads,
 not width (chapter 18 measures it at width 32). The page offers what is exported and says why the
-rest is not (web/src/figures/playground.js ``notOffered``). First use downloads one set: 0.36 MB for
-L1-H2-D32-alibi, 0.44 MB with the training worker. The test lengths offered are 16 and 32
+rest is not (web/src/figures/playground.js ``notOffered``). First use downloads one set: 0.34 MB for
+L1-H2-D32-alibi, 0.42 MB with the training worker; 0.61 MB for L2-H4-D32-rope-rmsnorm-kv2. The test lengths offered are 16 and 32
 (``TEST_LENGTHS``), run by the probe. The task, mask, learning rate, batch size and seed are inputs too.
 
 RMSNorm and grouped-query attention (chapter 17's decoder) change the layers, so they too need graphs
