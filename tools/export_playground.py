@@ -59,7 +59,9 @@ sinusoidal, none: one change from the Transformer's layer, L2-H4-D32), and both 
 17's layer (its three changes from L2-H4-D32-rope). Every combination (2 norms x 1-3 key/value heads x
 3 kinds of positions x 18 or 6 sizes) would be about 70 sets more, and even both kinds of positions
 for each of the three (6 sets) would have made the build longer than before: the saving above (one
-probe) pays for 3 sets of this size (measured: a set's export 10 to 15% shorter; issue 32). OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
+probe) pays for 3 sets of this size (measured: a set's export 10 to 15% shorter; issue 32).
+
+OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
 page draws the initial weights (``lib.playground.init_plan``). A graph whose inputs did not change
 (the hash of lib's playground, transformer, attention and positional code, this file, and the size)
 is not exported again. The sizes are exported in ``--jobs`` processes at once (default: one per core,
