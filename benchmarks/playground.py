@@ -1,7 +1,8 @@
 """Benchmark 7: the Attention Playground's training step in the page, in native onnxruntime and in PyTorch.
 
 For each model size the page offers (tools/export_playground.py: the 18 sizes with a position table,
-and RoPE's and ALiBi's graphs at width 32, keys such as L1-H2-D32-alibi), one training step on a batch of 32
+RoPE's and ALiBi's graphs at width 32, keys such as L1-H2-D32-alibi, and RMSNorm's and grouped-query
+attention's at 2 layers, 4 heads, width 32, keys such as L2-H4-D32-rope-rmsnorm-kv2), one training step on a batch of 32
 reverse sequences: in headless Chromium (the built site's chapter 8 page; the Playground's own Web
 Worker, onnxruntime-web WebAssembly, one thread; timed inside the worker, so the figure's messages are
 not counted; one step per run and K steps per run, interleaved), in Python's onnxruntime on the same
@@ -54,7 +55,11 @@ const done = arguments[arguments.length - 1];
     const [layers, heads, width] = key.match(/\\d+/g).map(Number);
     const set = (k, v) => { const s = root.querySelector(`.book-pg-${k}`); s.value = String(v); };
     set("layers", layers); set("heads", heads); set("width", width); set("batch", batch);
-    set("pos", key.split("-")[3] || "learned"); set("test", 8);  // RoPE's and ALiBi's keys end in their name
+    // RoPE's and ALiBi's keys name them, RMSNorm's and fewer key/value heads' too (L2-H4-D32-rope-rmsnorm-kv2)
+    const tags = key.split("-").slice(3);
+    set("pos", tags.find((t) => t === "rope" || t === "alibi") || "learned"); set("test", 8);
+    set("norm", tags.includes("rmsnorm") ? "rmsnorm" : "layernorm");
+    set("kv", (tags.find((t) => t.startsWith("kv")) || `kv${heads}`).slice(2));
     root.dataset.run = "";
     root.querySelector(".book-pg-reset").click();
     for (let i = 0; i < 600 && !(state.worker && root.dataset.run === "ready"); i++) await new Promise((r) => setTimeout(r, 50));
@@ -542,13 +547,16 @@ def operators_finding(rates: dict, rows: list[dict], shape=(256, 256), n: int = 
 
 
 def _config(key: str):
-    """The configuration of a manifest key: "L1-H2-D32" (a position table) or "L1-H2-D32-alibi"."""
+    """The configuration of a manifest key: "L1-H2-D32" (a position table), "L1-H2-D32-alibi",
+    "L2-H4-D32-rope-rmsnorm-kv2" (tools/export_playground.py ``key``)."""
     from lib import playground as pg
 
-    layers, heads, width, *kind = key.split("-")
+    layers, heads, width, *tags = key.split("-")
     return pg.PlaygroundConfig(
         n_layers=int(layers[1:]), n_heads=int(heads[1:]), d_model=int(width[1:]),
-        positional=kind[0] if kind else "learned",
+        positional=next((t for t in tags if t in pg.IN_ATTENTION), "learned"),
+        norm=next((t for t in tags if t in pg.NORMS), "layernorm"),
+        n_kv_heads=next((int(t[2:]) for t in tags if t.startswith("kv")), None),
     )  # fmt: skip
 
 

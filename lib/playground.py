@@ -29,6 +29,12 @@ Two more kinds of positions act inside attention instead, with no table (chapter
 ``rope`` rotates each head's queries and keys by their positions (``lib.rope``, halves, theta
 10,000), ``alibi`` adds -s_h |i - j| to head h's scores (``lib.alibi``); the layers' weights are
 the same, only their attention is computed by ``_attend_with_positions``.
+Two settings of the modern decoder (chapter 17, ``lib.llama``) change the layers themselves:
+``norm="rmsnorm"`` puts an RMSNorm (no mean subtracted, no bias: ``lib.llama.RMSNorm``) where every
+LayerNorm was, the final one included; ``n_kv_heads`` below ``n_heads`` is grouped-query attention
+(Ainslie et al. 2023): k_proj and v_proj give n_kv_heads heads of width D / H each, and key/value
+head j serves query heads j G ... j G + G - 1 (G = H / n_kv_heads, ``_repeat_kv``). n_kv_heads =
+n_heads (the default) is the encoder layer's multi-head attention, computed as before.
 
 Lengths: the model trains on L = 8 (``train_length``: the page's graphs are exported for 8; the
 chapter trains a control on longer sequences) and can be tested on longer ones (``make_batch``'s
@@ -54,6 +60,7 @@ from torch import Tensor, nn
 from lib._validate import check_bool, check_choice, check_int, check_number, check_sizes
 from lib.alibi import _alibi, alibi_slopes
 from lib.attention import _masked_softmax, _merge_heads, _split_heads
+from lib.llama import RMSNorm
 from lib.positional import sinusoidal_encoding
 from lib.rope import apply_rope, rope_cos_sin, rope_frequencies
 from lib.transformer import EncoderLayer
@@ -66,6 +73,7 @@ __all__ = [
     "TASKS",
     "POSITIONAL",
     "IN_ATTENTION",
+    "NORMS",
     "Mulberry32",
     "make_batch",
     "answer",
@@ -91,6 +99,8 @@ VOCAB = 16
 NONE = 15  # induction's answer where x_t has not occurred before; position's start symbol
 TASKS = ("copy", "reverse", "sort", "brackets", "induction", "position")
 POSITIONAL = ("learned", "sinusoidal", "none", "rope", "alibi")
+NORMS = ("layernorm", "rmsnorm")  # every norm of the model: the two in each layer and the last
+NORM_EPS = 1e-5  # LayerNorm's (torch's default) and RMSNorm's (lib.llama's models')
 IN_ATTENTION = ("rope", "alibi")  # inside attention; the page's graphs have tables only
 MAX_LENGTH = 64  # the longest sequence make_batch draws (a test length, not a training one)
 _ALPHABET = {"copy": 10, "reverse": 10, "sort": 10, "induction": 6, "position": 10}  # 0 .. n-1
@@ -212,8 +222,12 @@ class PlaygroundConfig:
     batch_size: int = 32
     seed: int = 0
     train_length: int = LENGTH  # the page trains on 8; the chapter's control on longer sequences
+    norm: str = "layernorm"  # or "rmsnorm" (chapter 17)
+    n_kv_heads: int | None = None  # key/value heads; None: n_heads (multi-head attention)
 
     def __post_init__(self):
+        if self.n_kv_heads is None:
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
         _check_config(self)
 
 
@@ -235,11 +249,8 @@ class PlaygroundModel(nn.Module):
         D = config.d_model
         self.tok = nn.Embedding(VOCAB, D)
         self.pos = nn.Parameter(torch.zeros(LENGTH, D))
-        self.layers = nn.ModuleList(
-            EncoderLayer(D, config.n_heads, 4 * D, dropout=0.0, norm_first=True)
-            for _ in range(config.n_layers)
-        )
-        self.norm = nn.LayerNorm(D)
+        self.layers = nn.ModuleList(_layer(config) for _ in range(config.n_layers))
+        self.norm = _norm(config)
         self.out = nn.Linear(D, VOCAB)
         init_weights(self, config.seed)
 
@@ -259,6 +270,7 @@ class PlaygroundModel(nn.Module):
         mask = self.mask(L) if attn_mask is None else attn_mask
         x = self.tok(input_ids) + self.positions(L)  # [B, L, D]
         c, rope, bias = self.config, None, None
+        groups = c.n_heads // c.n_kv_heads  # G query heads per key/value head
         if c.positional == "rope":  # cos and sin of every position's angles, [L, Dh/2] each
             rope = rope_cos_sin(torch.arange(L), rope_frequencies(c.d_model // c.n_heads))
         elif c.positional == "alibi":
@@ -266,8 +278,8 @@ class PlaygroundModel(nn.Module):
             bias = _alibi(alibi_slopes(c.n_heads), at, at).float()  # [H, L, L]
         attentions = []
         for layer in self.layers:
-            if rope is not None or bias is not None:
-                x, weights = _layer_with_positions(layer, x, mask, rope, bias)
+            if rope is not None or bias is not None or groups > 1:
+                x, weights = _layer_with_positions(layer, x, mask, rope, bias, groups)
             else:
                 x, weights = layer(x, mask=mask, need_weights=True)  # weights [B, H, L, L]
             attentions.append(weights)
@@ -293,25 +305,58 @@ class PlaygroundModel(nn.Module):
         return torch.cat([self.pos, more])  # [L, D]
 
 
-def _layer_with_positions(layer: EncoderLayer, x: Tensor, mask: Tensor, rope, bias):
+def _norm(config: PlaygroundConfig) -> nn.Module:
+    """One of the model's norms over D: LayerNorm, or RMSNorm (gain only) for ``norm="rmsnorm"``."""
+    if config.norm == "rmsnorm":
+        return RMSNorm(config.d_model, NORM_EPS)
+    return nn.LayerNorm(config.d_model, eps=NORM_EPS)
+
+
+def _layer(config: PlaygroundConfig) -> EncoderLayer:
+    """A pre-LN encoder layer (``lib.transformer.EncoderLayer``) with the config's norm in both
+    places, and, for grouped-query attention, k_proj and v_proj of n_kv_heads heads: D -> Hkv Dh."""
+    D, H, Hkv = config.d_model, config.n_heads, config.n_kv_heads
+    layer = EncoderLayer(D, H, 4 * D, dropout=0.0, norm_first=True)
+    if config.norm != "layernorm":
+        layer.norm1, layer.norm2 = _norm(config), _norm(config)
+    if Hkv != H:  # the same places in named_parameters, smaller matrices
+        layer.self_attn.k_proj = nn.Linear(D, Hkv * (D // H))
+        layer.self_attn.v_proj = nn.Linear(D, Hkv * (D // H))
+    return layer
+
+
+def _repeat_kv(x: Tensor, groups: int) -> Tensor:
+    """[B, Hkv, L, Dh] -> [B, Hkv G, L, Dh], key/value head j repeated for query heads j G ...
+    j G + G - 1: ``lib.llama.repeat_kv`` (equal, tests), written as an expand and a reshape, which
+    the exported graph and its gradient (a sum over the G copies) take as plain operators."""
+    if groups == 1:
+        return x
+    B, Hkv, L, Dh = x.shape
+    return x[:, :, None].expand(B, Hkv, groups, L, Dh).reshape(B, Hkv * groups, L, Dh)
+
+
+def _layer_with_positions(layer: EncoderLayer, x: Tensor, mask: Tensor, rope, bias, groups=1):
     """``layer`` (pre-LN, its own weights) with RoPE (``rope`` = (cos, sin) [L, Dh/2]) or ALiBi
-    (``bias`` [H, L, L]) in its attention -> (x [B, L, D], weights [B, H, L, L])."""
+    (``bias`` [H, L, L]) in its attention, and ``groups`` query heads per key/value head (G > 1:
+    grouped-query attention) -> (x [B, L, D], weights [B, H, L, L])."""
     attn = layer.self_attn
     h = layer.norm1(x)  # [B, L, D]
     q = _split_heads(attn.q_proj(h), attn.n_heads)  # [B, H, L, Dh]
-    k = _split_heads(attn.k_proj(h), attn.n_heads)
-    v = _split_heads(attn.v_proj(h), attn.n_heads)
-    heads, weights = _attend_with_positions(q, k, v, mask, rope, bias)
+    k = _split_heads(attn.k_proj(h), attn.n_heads // groups)  # [B, Hkv, L, Dh]
+    v = _split_heads(attn.v_proj(h), attn.n_heads // groups)
+    heads, weights = _attend_with_positions(q, k, v, mask, rope, bias, groups)
     x = x + attn.out_proj(_merge_heads(heads))  # [B, L, D]
     return x + layer.ff(layer.norm2(x)), weights
 
 
-def _attend_with_positions(q, k, v, mask, rope=None, bias=None) -> tuple[Tensor, Tensor]:
-    """Scaled dot-product attention, q, k, v [B, H, L, Dh], with RoPE's rotation of q and k
-    (chapter 17) or ALiBi's bias added to the scores (chapter 18) -> (heads [B, H, L, Dh],
-    weights [B, H, L, L]). Either way the positions enter the scores through i - j only."""
+def _attend_with_positions(q, k, v, mask, rope=None, bias=None, groups=1) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention, q [B, H, L, Dh], k, v [B, H / G, L, Dh] (``groups`` G query
+    heads per key/value head), with RoPE's rotation of q and k (chapter 17) or ALiBi's bias added
+    to the scores (chapter 18) -> (heads [B, H, L, Dh], weights [B, H, L, L]). Either way the
+    positions enter the scores through i - j only."""
     if rope is not None:
-        q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # [B, H, L, Dh]
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # [B, H, L, Dh], [B, H / G, L, Dh]
+    k, v = _repeat_kv(k, groups), _repeat_kv(v, groups)  # [B, H, L, Dh]
     scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # [B, H, L, L]
     if bias is not None:
         scores = scores + bias  # [H, L, L] broadcast over the batch
@@ -349,7 +394,7 @@ def init_plan(model: PlaygroundModel) -> list[tuple[str, nn.Parameter, str, floa
             plan.append((name, p, kind, 0.1))
         elif name.endswith("bias"):
             plan.append((name, p, "zeros", 0.0))
-        elif p.dim() == 1:  # LayerNorm gains
+        elif p.dim() == 1:  # LayerNorm's and RMSNorm's gains
             plan.append((name, p, "ones", 0.0))
         else:
             plan.append((name, p, "uniform", math.sqrt(6.0 / (p.shape[0] + p.shape[1]))))
@@ -435,7 +480,16 @@ def evaluate(model: PlaygroundModel, x: Tensor, y: Tensor) -> tuple[float, float
 def _check_config(c: PlaygroundConfig) -> None:
     check_choice(c.task, "task", TASKS)
     check_choice(c.positional, "positional", POSITIONAL)
-    check_sizes(n_layers=c.n_layers, n_heads=c.n_heads, d_model=c.d_model, batch_size=c.batch_size)
+    check_choice(c.norm, "norm", NORMS)
+    check_sizes(
+        n_layers=c.n_layers, n_heads=c.n_heads, n_kv_heads=c.n_kv_heads, d_model=c.d_model,
+        batch_size=c.batch_size,
+    )  # fmt: skip
+    if c.n_heads % c.n_kv_heads:
+        raise ValueError(
+            f"n_kv_heads: each key/value head serves the same number of query heads, expected a "
+            f"divisor of n_heads={c.n_heads}, got {c.n_kv_heads}"
+        )
     check_int(c.seed, "seed", 0)
     if c.d_model % c.n_heads:
         raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")

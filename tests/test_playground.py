@@ -26,11 +26,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lib import playground as pg
 from lib.alibi import alibi_bias, alibi_slopes
 from lib.positional import sinusoidal_encoding
 from lib.rope import rope_cos_sin, rope_frequencies
+from tests.tolerance import assert_float_close, float_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -188,6 +190,9 @@ process.stdout.write(JSON.stringify({offer: p.OFFER,
         "inAttention": list(pg.IN_ATTENTION),
         "inAttentionWidths": sorted({d for _, _, d in ex.IN_ATTENTION_SIZES}),
         "testLengths": list(ex.TEST_LENGTHS),
+        "modern": dict(
+            zip(("layers", "heads", "width"), ex.MODERN_SIZE), sets=[list(s) for s in ex.MODERN]
+        ),
     }
     assert {(n, h) for n, h, _ in ex.IN_ATTENTION_SIZES} == {(n, h) for n, h, _ in ex.CONFIGS}
     assert TEST_LENGTHS == (pg.LENGTH, *ex.TEST_LENGTHS)
@@ -196,6 +201,46 @@ process.stdout.write(JSON.stringify({offer: p.OFFER,
     assert position["settings"]["test"] == 8 and "at most 16" in position["notes"][0]
     assert alibi["settings"]["width"] == 32 and "width 64 is not offered" in alibi["notes"][0]
     assert rope["notes"] == [] and rope["settings"]["test"] == 16
+
+
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_every_setting_the_page_offers_is_an_exported_graph_set():
+    # every combination of the form's sizes, positions, norm and key/value heads, reconciled as the
+    # page does, names a set the build exports (the page's graphKey is the exporter's key), and every
+    # exported set is offered as it is (reconcile changes nothing)
+    page = ROOT / "web" / "src" / "figures" / "playground.js"
+    code = (
+        f'import * as p from "{page.as_posix()}";\n'
+        + """
+const jobs = JSON.parse(process.argv[1]);
+const out = { reached: [], exported: [] };
+const base = { task: "copy", mask: "causal", lr: 0.003, batch: 32, seed: 0, test: 8 };
+for (const layers of [1, 2]) for (const heads of [1, 2, 4]) for (const kv of [1, 2, 4])
+  for (const width of [16, 32, 64]) for (const pos of ["learned", "sinusoidal", "none", "rope", "alibi"])
+    for (const norm of ["layernorm", "rmsnorm"]) {
+      const { settings, notes } = p.reconcile({ ...base, layers, heads, kv, width, pos, norm });
+      out.reached.push([p.graphKey(settings), notes.length]);
+    }
+for (const [layers, heads, width, pos, norm, kv] of jobs) {
+  const { settings, notes } = p.reconcile({ ...base, layers, heads, kv, width, pos, norm });
+  out.exported.push([p.graphKey(settings), notes]);
+}
+process.stdout.write(JSON.stringify(out));
+"""
+    )
+    out = subprocess.run(
+        [NODE, "--input-type=module", "-e", code, json.dumps(ex.JOBS)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    got = json.loads(out.stdout)
+    keys = [ex.key(*j) for j in ex.JOBS]
+    assert [k for k, _ in got["exported"]] == keys and all(n == [] for _, n in got["exported"])
+    reached = {k for k, _ in got["reached"]}
+    assert reached <= set(keys) and reached >= {k for k in keys if "-kv" in k or "rmsnorm" in k}
+    # offered as they are: each set with every kind of positions it serves (a table: three kinds)
+    tables = len([k for k in pg.POSITIONAL if k not in pg.IN_ATTENTION])
+    kinds = {"learned": tables, "rope": 1, "alibi": 1}
+    assert sum(n == 0 for _, n in got["reached"]) == sum(kinds[j[3]] for j in ex.JOBS) == 73
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
@@ -483,6 +528,161 @@ def test_flat_adam_equals_adam_per_parameter_bit_for_bit(positional):
     assert torch.equal(run.params[pos], model.pos) == (positional != "learned")
 
 
+# --- RMSNorm and grouped-query attention (chapter 17's decoder) ------------------------------------
+
+
+def direct_forward(model: pg.PlaygroundModel, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The Playground's forward (positions in a table) written out in float64 with torch's own
+    functions: RMSNorm as its formula x / sqrt(mean(x^2) + eps) * g (Zhang and Sennrich 2019) or
+    F.layer_norm, the key/value heads repeated for their G query heads (``repeat_interleave``),
+    then F.scaled_dot_product_attention -> logits [B, L, V] (float64)."""
+    c = model.config
+    D, H, Hkv = c.d_model, c.n_heads, c.n_kv_heads
+    w = {n: p.detach().double() for n, p in model.named_parameters()}
+    B, L = x.shape
+
+    def norm(name, h):
+        if c.norm == "rmsnorm":
+            return (
+                h / torch.sqrt((h * h).mean(-1, keepdim=True) + pg.NORM_EPS) * w[name + ".weight"]
+            )
+        return F.layer_norm(h, (D,), w[name + ".weight"], w[name + ".bias"], pg.NORM_EPS)
+
+    def linear(name, h):
+        return F.linear(h, w[name + ".weight"], w[name + ".bias"])
+
+    def heads(h, n):  # [B, L, n Dh] -> [B, n, L, Dh]
+        return h.view(B, L, n, D // H).transpose(1, 2)
+
+    h = w["tok.weight"][x] + w["pos"][:L]  # [B, L, D]
+    for i in range(c.n_layers):
+        a = f"layers.{i}.self_attn."
+        n = norm(f"layers.{i}.norm1", h)
+        q = heads(linear(a + "q_proj", n), H)  # [B, H, L, Dh]
+        k = heads(linear(a + "k_proj", n), Hkv).repeat_interleave(H // Hkv, dim=1)  # [B, H, L, Dh]
+        v = heads(linear(a + "v_proj", n), Hkv).repeat_interleave(H // Hkv, dim=1)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # [B, H, L, Dh]
+        h = h + linear(a + "out_proj", o.transpose(1, 2).reshape(B, L, D))
+        f = torch.relu(linear(f"layers.{i}.ff.linear1", norm(f"layers.{i}.norm2", h)))
+        h = h + linear(f"layers.{i}.ff.linear2", f)
+    return linear("out", norm("norm", h))  # [B, L, V]
+
+
+@pytest.mark.parametrize(
+    "norm, heads, kv_heads, causal",
+    [("rmsnorm", 2, 2, False), ("layernorm", 4, 2, True), ("rmsnorm", 4, 1, True),
+     ("rmsnorm", 4, 2, False), ("layernorm", 2, 1, False)],
+)  # fmt: skip
+def test_rmsnorm_and_grouped_query_attention_are_their_formulas(norm, heads, kv_heads, causal):
+    # the model, a few steps trained (gains away from 1), equals the direct computation; tolerance
+    # tests/tolerance.py's, the terms the sums on the way to a logit: per layer the norm (D), the
+    # projections (D), a score (Dh), the weighted sum (L), the output projection (D) and the
+    # feed-forward layer (D, then 4 D); then the last norm and the read-out (2 D)
+    torch.set_num_threads(1)
+    config = pg.PlaygroundConfig(
+        task="induction", n_layers=2, n_heads=heads, n_kv_heads=kv_heads, norm=norm, causal=causal,
+        seed=5,
+    )  # fmt: skip
+    model = train(config, 5).sync()
+    D = config.d_model
+    x, _ = pg.make_batch("induction", 16, pg.Mulberry32(2))
+    with torch.no_grad():
+        got = model(x).logits
+    ref = direct_forward(model, x, model.mask())
+    terms = config.n_layers * (8 * D + D // heads + pg.LENGTH) + 2 * D
+    assert_float_close(got, ref, terms=terms)
+    # the check can fail: the classic mistake, x.repeat (query head h gets key head h % Hkv),
+    # or LayerNorm where RMSNorm was asked, moves the logits by far more than the bound
+    if 1 < kv_heads < heads:
+        wrong = pg._repeat_kv
+        try:
+            pg._repeat_kv = lambda t, g: t.repeat(1, g, 1, 1)
+            with torch.no_grad():
+                bad = model(x).logits
+        finally:
+            pg._repeat_kv = wrong
+        assert (bad - ref).abs().max() > 100 * float_bound(ref, terms)
+    if norm == "rmsnorm":
+        other = pg.PlaygroundModel(dataclasses.replace(config, norm="layernorm"))
+        weights = dict(model.named_parameters())
+        for name, p in other.named_parameters():
+            with torch.no_grad():
+                p.copy_(weights.get(name, torch.zeros_like(p)))  # LayerNorm's biases 0
+        with torch.no_grad():
+            assert (other(x).logits - ref).abs().max() > 100 * float_bound(ref, terms)
+
+
+def test_repeat_kv_is_the_llamas():
+    # the Playground's expand-and-reshape form of repeating key/value heads equals lib.llama's
+    from lib.llama import repeat_kv
+
+    x = torch.randn(3, 2, pg.LENGTH, 4, generator=torch.Generator().manual_seed(0))
+    for groups in (1, 2, 4):
+        assert torch.equal(pg._repeat_kv(x, groups), repeat_kv(x, groups))
+
+
+@pytest.mark.parametrize("norm", pg.NORMS)
+def test_as_many_kv_heads_as_heads_is_the_multi_head_attention_exactly(norm):
+    # n_kv_heads = n_heads is the default's model: the same weights, drawn the same way, the same
+    # logits and attention bit for bit (the encoder layer's multi-head attention computes both)
+    a = pg.PlaygroundModel(pg.PlaygroundConfig(n_heads=4, norm=norm, causal=True, seed=2))
+    b = pg.PlaygroundModel(
+        pg.PlaygroundConfig(n_heads=4, n_kv_heads=4, norm=norm, causal=True, seed=2)
+    )
+    assert a.config == b.config and a.config.n_kv_heads == 4
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    x, _ = pg.make_batch("reverse", 8, pg.Mulberry32(1))
+    out_a, out_b = a(x, return_attention=True), b(x, return_attention=True)
+    assert torch.equal(out_a.logits, out_b.logits)
+    assert all(torch.equal(u, v) for u, v in zip(out_a.attentions, out_b.attentions))
+    if norm == "layernorm":  # and it is the Playground's model as it was (table + EncoderLayer)
+        logits, weights = reference_forward(a, x, a.mask())
+        assert torch.equal(out_a.logits, logits)
+
+
+@pytest.mark.parametrize("positional", ["learned", "rope", "alibi"])
+def test_grouped_query_attention_is_multi_head_attention_with_the_kv_heads_repeated(positional):
+    # a model of 4 query heads and 2 key/value heads equals the 4-head model whose key and value
+    # projections are the 2 heads' repeated (each head's rows twice, in order), RoPE and ALiBi
+    # included: the positions act on the kv heads before they are repeated
+    torch.set_num_threads(1)
+    config = pg.PlaygroundConfig(
+        n_layers=2, n_heads=4, n_kv_heads=2, positional=positional, causal=True, seed=1
+    )
+    gqa = train(config, 3).sync()
+    mha = pg.PlaygroundModel(dataclasses.replace(config, n_kv_heads=4))
+    Dh = config.d_model // config.n_heads
+    with torch.no_grad():
+        for (name, p), q in zip(mha.named_parameters(), gqa.parameters()):
+            if ".k_proj." in name or ".v_proj." in name:  # [2 Dh, ...] -> [4 Dh, ...]
+                q = q.view(2, Dh, *q.shape[1:]).repeat_interleave(2, dim=0).reshape(p.shape)
+            p.copy_(q)
+    x, _ = pg.make_batch("reverse", 8, pg.Mulberry32(1))
+    with torch.no_grad():
+        a, b = gqa(x, return_attention=True), mha(x, return_attention=True)
+    terms = config.n_layers * (8 * config.d_model + Dh + pg.LENGTH) + 2 * config.d_model
+    assert_float_close(a.logits, b.logits, terms=terms)
+    for u, v in zip(a.attentions, b.attentions):
+        assert_float_close(u, v, terms=terms, scale=1.0)
+
+
+def test_bad_norm_and_kv_heads():
+    with pytest.raises(
+        ValueError, match="norm: expected 'layernorm' or 'rmsnorm', got 'batchnorm'"
+    ):
+        pg.PlaygroundConfig(norm="batchnorm")
+    with pytest.raises(
+        ValueError, match="n_kv_heads: each key/value head .* a divisor of n_heads=4, got 3"
+    ):
+        pg.PlaygroundConfig(n_heads=4, n_kv_heads=3)
+    with pytest.raises(ValueError, match="n_kv_heads: .* divisor of n_heads=2, got 4"):
+        pg.PlaygroundConfig(n_heads=2, n_kv_heads=4)
+    with pytest.raises(ValueError, match="n_kv_heads: expected an int >= 1, got 0"):
+        pg.PlaygroundConfig(n_kv_heads=0)
+    with pytest.raises(TypeError, match="n_kv_heads: expected an int, got float"):
+        pg.PlaygroundConfig(n_kv_heads=2.0)
+
+
 # --- the exported graphs ------------------------------------------------------------------------
 
 
@@ -529,14 +729,40 @@ def test_one_step_equals_pytorch_from_any_state(exported):
     assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
 
 
-@pytest.mark.parametrize("positional", pg.IN_ATTENTION)
-def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
-    # the model stays exportable with positions inside attention: its own step and probe graphs,
-    # one step from a random state, the probe and the long probe equal PyTorch's
+def assert_step_close(got, ref, model: pg.PlaygroundModel, batch: int):
+    """The exported step's outputs against PyTorch's: every value within tests/tolerance.py's bound,
+    sized by each output's own values, the terms the sums on the way: the forward's (per layer the
+    norm, the projections, a score, the weighted sum, the feed-forward layer, then the last norm
+    and the read-out), as many again for the backward, and a weight's gradient's sum over the B L
+    positions of the batch; and within STEP_TOL as the other sets."""
+    c = model.config
+    forward = c.n_layers * (8 * c.d_model + c.d_model // c.n_heads + pg.LENGTH) + 2 * c.d_model
+    terms = 2 * forward + batch * pg.LENGTH
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref):
+        assert_float_close(torch.from_numpy(np.asarray(a)), b.detach(), terms=terms)
+    assert abs(got[0] - ref[0].item()) < STEP_TOL
+    assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
+
+
+SETS = [  # (layers, heads, width, positions, norm, key/value heads) exported here
+    (1, 2, 16, "rope", "layernorm", 2),
+    (1, 2, 16, "alibi", "layernorm", 2),
+    (1, 4, 16, "rope", "rmsnorm", 2),  # chapter 17's: RMSNorm, grouped-query attention, RoPE
+]
+
+
+@pytest.mark.parametrize("job", SETS, ids=[ex.key(*j) for j in SETS])
+def test_graph_sets_of_their_own_export_and_equal_pytorch(job, tmp_path):
+    # the model stays exportable with positions inside attention, RMSNorm and grouped-query
+    # attention: its own step and probe graphs; one step from a random state, and the probe at
+    # the training length and at every test length, equal PyTorch's
     torch.set_num_threads(1)
-    entry = ex.export_one(1, 2, 16, tmp_path, unroll_k=2, positional=positional)
-    assert entry["step"] == f"L1-H2-D16-{positional}-step.onnx"
-    model = ex.model_for(1, 2, 16, positional)
+    n, h, d, positional, norm, kv = job
+    entry = ex.export_one(n, h, d, tmp_path, 2, positional, norm, kv)
+    assert entry["step"] == f"{ex.key(*job)}-step.onnx"
+    assert (entry["norm"], entry["kv_heads"]) == (norm, kv)
+    model = ex.model_for(*job)
     g = torch.Generator().manual_seed(1)
     params = [
         p.detach().clone() + 0.01 * torch.randn(p.shape, generator=g) for p in model.parameters()
@@ -552,9 +778,8 @@ def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
     sess = session(tmp_path / entry["step"])
     names = [i.name for i in sess.get_inputs()]
     got = sess.run(None, dict(zip(names, [a.detach().numpy() for a in args])))
-    assert abs(got[0] - ref[0].item()) < STEP_TOL
-    assert max(np.abs(a - b.detach().numpy()).max() for a, b in zip(got[3:], ref[3:])) < STEP_TOL
-    probe_args = (x, mask, *params)
+    assert_step_close(got, ref, model, x.shape[0])
+    probe_args = (x, mask, torch.zeros(0, d), *params)  # the training length: no rows past 8
     ref_logits, ref_att = ex.probe_function(model)(*probe_args)
     sess = session(tmp_path / entry["probe"])
     names = [i.name for i in sess.get_inputs()]
@@ -562,21 +787,23 @@ def test_rope_and_alibi_export_and_equal_pytorch(positional, tmp_path):
     assert np.abs(logits - ref_logits.detach().numpy()).max() < 1e-5
     assert np.abs(att - ref_att.detach().numpy()).max() < 1e-6
     model.load_state_dict(dict(zip([n for n, _ in model.named_parameters()], params)))
-    assert long_probe_gap(tmp_path / entry["probe_long"], model) < 1e-5
+    assert probe_gap(tmp_path / entry["probe"], model) < 1e-5
 
 
-def long_probe_gap(path: Path, model: pg.PlaygroundModel, task: str = "copy") -> float:
-    """The largest gap between the long probe's logits, fed as the page feeds it
-    (``ex.long_feeds``), and the model's own forward, over the test lengths offered."""
+def probe_gap(path: Path, model: pg.PlaygroundModel, task: str = "copy") -> float:
+    """The largest gap between the probe's logits, fed as the page feeds it (``ex.long_feeds``: at
+    8 as it is, at a test length padded to 32), and the model's own forward, at the training
+    length and every test length offered."""
     sess = session(path)
     names = [i.name for i in sess.get_inputs()]
     params = [p.detach().numpy() for p in model.parameters()]
     gaps = []
-    for length in ex.TEST_LENGTHS:
+    for length in (pg.LENGTH, *ex.TEST_LENGTHS):
         x, _ = pg.make_batch(task, 6, pg.Mulberry32(length), length)
         feeds = [a.numpy() for a in ex.long_feeds(model, x)]
-        (logits,) = sess.run(None, dict(zip(names, feeds + params)))
-        assert logits.shape == (6, ex.TEST_LENGTH, pg.VOCAB)
+        logits, _ = sess.run(None, dict(zip(names, feeds + params)))
+        T = ex.TEST_LENGTH if length > pg.LENGTH else pg.LENGTH
+        assert logits.shape == (6, T, pg.VOCAB)
         with torch.no_grad():
             ref = model(x).logits.numpy()  # [6, length, V]
         gaps.append(np.abs(logits[:, :length] - ref).max())
@@ -585,15 +812,15 @@ def long_probe_gap(path: Path, model: pg.PlaygroundModel, task: str = "copy") ->
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "none"])
 @pytest.mark.parametrize("causal", [False, True])
-def test_the_long_probe_equals_pytorch_at_every_test_length(exported, positional, causal):
-    # one graph for every table kind at 16 and 32 (keys past the test length masked), its
+def test_the_probe_equals_pytorch_at_every_length(exported, positional, causal):
+    # one graph for every table kind at 8, 16 and 32 (keys past the test length masked), its
     # logits on the test length's positions equal the model's forward at that length
     folder, entry = exported
-    assert entry["probe_long"] == f"L1-H2-D16-probe{ex.TEST_LENGTH}.onnx"
+    assert entry["probe"] == "L1-H2-D16-probe.onnx" and "probe_long" not in entry
     config = pg.PlaygroundConfig(
         n_layers=1, n_heads=2, d_model=16, positional=positional, causal=causal, seed=3
     )
-    assert long_probe_gap(folder / entry["probe_long"], pg.PlaygroundModel(config)) < 1e-5
+    assert probe_gap(folder / entry["probe"], pg.PlaygroundModel(config)) < 1e-5
 
 
 def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
@@ -633,7 +860,10 @@ def test_twenty_steps_equal_pytorch_and_load_back(exported, tmp_path):
     logits, attentions = probe.run(
         None,
         dict(
-            zip([i.name for i in probe.get_inputs()], [x.numpy(), model.mask().numpy(), *state[:P]])
+            zip(
+                [i.name for i in probe.get_inputs()],
+                [x.numpy(), model.mask().numpy(), np.zeros((0, 16), np.float32), *state[:P]],
+            )
         ),
     )
     with torch.no_grad():
@@ -740,14 +970,25 @@ def test_manifest(exported):
     assert [p["shape"] for p in entry["params"]] == [list(p.shape) for p in model.parameters()]
     assert entry["bytes"] < 1_000_000  # the page downloads one size at a time
     assert entry["unroll"] == ex.UNROLL and entry["steps"] == f"L1-H2-D16-steps{ex.UNROLL}.onnx"
-    assert entry["probe_long"] == f"L1-H2-D16-probe{ex.TEST_LENGTH}.onnx"
+    assert entry["probe"] == "L1-H2-D16-probe.onnx" and manifest["format"] == 3
     assert entry["positional"] == "table" and entry["test_length"] == ex.TEST_LENGTH
+    assert (entry["norm"], entry["kv_heads"]) == ("layernorm", 2)
     assert manifest["positional"] == list(pg.POSITIONAL)
     assert manifest["in_attention"]["sizes"] == [
         f"L{n}-H{h}-D32" for n in (1, 2) for h in (1, 2, 4)
     ]
     assert manifest["test"] == {"length": 32, "lengths": [16, 32]}
-    assert [ex.parse_key(ex.key(*j)) for j in ex.JOBS] == [(*j, "learned")[:4] for j in ex.JOBS]
+    assert [ex.parse_key(ex.key(*j)) for j in ex.JOBS] == [ex.full_job(j) for j in ex.JOBS]
+    assert len(set(map(ex.key, *zip(*ex.JOBS)))) == len(ex.JOBS) == 33
+    assert manifest["modern"] == {
+        "size": "L2-H4-D32",
+        "sets": [["rmsnorm", 4, "learned"], ["layernorm", 2, "learned"], ["rmsnorm", 2, "rope"]],
+    }
+    assert [ex.key(*j) for j in ex.JOBS[-3:]] == [
+        "L2-H4-D32-rmsnorm", "L2-H4-D32-kv2", "L2-H4-D32-rope-rmsnorm-kv2"
+    ]  # fmt: skip
+    assert ex.key(2, 4, 32, "rope", "rmsnorm", 2) == "L2-H4-D32-rope-rmsnorm-kv2"
+    assert ex.key(2, 4, 32, "learned", "layernorm", 4) == "L2-H4-D32"
 
 
 def test_the_figure_drawn_narrow_is_legible_on_a_phone():

@@ -18,8 +18,17 @@ For each model size the page offers (layers x heads x width, ``CONFIGS``) two ON
   computes what K runs of ``step`` compute, operator for operator; tests/test_playground.py checks it
   against K of PyTorch's steps. (Tracing K calls of ``train_step`` through make_fx and the dynamo
   exporter gives the same graph but takes about 70 s for K = 4 at one size, growing with K.)
-- ``probe``: the forward pass: x [B, L], mask, parameters -> logits [B, L, V] and the attention
-  weights of every layer stacked [N, B, H, L, L] (the page's attention maps and held-out accuracy).
+- ``probe``: the forward pass at any length T from 8 to ``TEST_LENGTH`` (32): x [B, T], mask [T, T],
+  ``more`` [T - 8, D] (the position vectors past the table's 8 rows: the page computes them,
+  sinusoidal's formula or zeros; [0, D] at the training length), parameters -> logits [B, T, V] and
+  the attention weights of every layer stacked [N, B, H, T, T]: the page's attention maps and
+  held-out accuracy at 8, and its second held-out accuracy at the test length. A test length N
+  (16 or 32) runs at T = 32: the page masks every key at N and beyond, so the first N queries see
+  exactly a sequence of N (``long_feeds``; tests/site/test_playground_graphs.py checks 8, 16 and 32
+  against PyTorch's forward). Learned positions have no test length: no row past 8. (This was two
+  graphs, one at 8 and one at 32; one graph whose length is an input halves the forward's export,
+  10 to 15% of a set's export (measured): the saving that pays for RMSNorm's and grouped-query
+  attention's sets.)
 
 Five of the step's operations are traced as other operators computing the same numbers
 (``page_decompositions``): onnxruntime-web's own kernels for them run several times slower per element
@@ -27,13 +36,6 @@ than its plain elementwise ones (benchmark 7's operator rates).
 
 The exporter's per-node metadata (the FX node, stack trace and name scopes of each operator, 80% of
 a step graph's bytes) is dropped: onnxruntime does not read it and the page downloads the files.
-
-- ``probe_long``: the forward pass at the test length ``TEST_LENGTH`` (32): x [B, 32], mask
-  [32, 32], ``more`` [24, D] (the position vectors past the table's 8 rows: the page computes them,
-  sinusoidal's formula or zeros), parameters -> logits [B, 32, V] (the page's second held-out
-  accuracy). A shorter test length N (16) runs in the same graph: the page masks every key at N and
-  beyond, so the first N queries see exactly a sequence of N (tests/site/test_playground_graphs.py
-  checks both lengths against PyTorch's forward). Learned positions have none: no row past 8.
 
 The table kinds of positions (learned, sinusoidal, none) are inputs, not graphs: the position table is
 a parameter in every configuration (``train_pos`` = 0 keeps it fixed). RoPE and ALiBi, computed inside
@@ -44,10 +46,22 @@ with its RoPE and ALiBi sets, measured), the 18 sets with a table are already th
 cold build before its chapters, and 36 more would triple it where 12 add two thirds; and the
 question these settings ask (what positions do past the training length) turns on layers and heads,
 not width (chapter 18 measures it at width 32). The page offers what is exported and says why the
-rest is not (web/src/figures/playground.js ``notOffered``). First use downloads one set: 0.36 MB for
-L1-H2-D32-alibi with its long probe, 0.44 MB with the training worker. The test lengths offered are
-16 and 32 (``TEST_LENGTHS``), one long probe per set for both. The task, mask, learning rate, batch
-size and seed are inputs too. OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
+rest is not (web/src/figures/playground.js ``notOffered``). First use downloads one set: 0.34 MB for
+L1-H2-D32-alibi, 0.42 MB with the training worker; 0.61 MB for L2-H4-D32-rope-rmsnorm-kv2. The test lengths offered are 16 and 32
+(``TEST_LENGTHS``), run by the probe. The task, mask, learning rate, batch size and seed are inputs too.
+
+RMSNorm and grouped-query attention (chapter 17's decoder) change the layers, so they too need graphs
+of their own (keys ``L2-H4-D32-rmsnorm``, ``L2-H4-D32-kv2``, ``L2-H4-D32-rope-rmsnorm-kv2``). They are
+exported at one size, ``MODERN_SIZE``: 2 layers, 4 query heads, width 32, the shape of the book's
+small Llama (``lib.llama.LlamaConfig.small``: 2 layers, 4 query heads, 2 key/value heads), as three
+sets (``MODERN``): RMSNorm alone and 2 key/value heads alone, each with a position table (learned,
+sinusoidal, none: one change from the Transformer's layer, L2-H4-D32), and both with RoPE, chapter
+17's layer (its three changes from L2-H4-D32-rope). Every combination (2 norms x 1-3 key/value heads x
+3 kinds of positions x 18 or 6 sizes) would be about 70 sets more, and even both kinds of positions
+for each of the three (6 sets) would have made the build longer than before: the saving above (one
+probe) pays for 3 sets of this size (measured: a set's export 10 to 15% shorter; issue 32).
+
+OUT/playground/manifest.json lists the files, the parameters' names and shapes, and how the
 page draws the initial weights (``lib.playground.init_plan``). A graph whose inputs did not change
 (the hash of lib's playground, transformer, attention and positional code, this file, and the size)
 is not exported again. The sizes are exported in ``--jobs`` processes at once (default: one per core,
@@ -61,6 +75,7 @@ import argparse
 import concurrent.futures
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -84,10 +99,16 @@ from lib.positional import sinusoidal_encoding  # noqa: E402
 
 CONFIGS = [(n, h, d) for n in (1, 2) for h in (1, 2, 4) for d in (16, 32, 64)]
 IN_ATTENTION_SIZES = [(n, h, 32) for n in (1, 2) for h in (1, 2, 4)]  # rope and alibi (docstring)
-# every graph set: the table kinds at every size, then RoPE and ALiBi at width 32
-JOBS = [(*c, "learned") for c in CONFIGS] + [
-    (*c, kind) for kind in pg.IN_ATTENTION for c in IN_ATTENTION_SIZES
-]
+MODERN_SIZE = (2, 4, 32)  # RMSNorm and grouped-query attention: chapter 17's small Llama's shape
+# (norm, key/value heads, positions) at that size: "learned" stands for every table kind
+MODERN = [("rmsnorm", 4, "learned"), ("layernorm", 2, "learned"), ("rmsnorm", 2, "rope")]
+# every graph set, (layers, heads, width, positions, norm, key/value heads): the table kinds at every
+# size, RoPE and ALiBi at width 32, then RMSNorm and grouped-query attention at MODERN_SIZE
+JOBS = (
+    [(*c, "learned", "layernorm", c[1]) for c in CONFIGS]
+    + [(*c, kind, "layernorm", c[1]) for kind in pg.IN_ATTENTION for c in IN_ATTENTION_SIZES]
+    + [(*MODERN_SIZE, kind, norm, kv) for norm, kv, kind in MODERN]
+)
 TEST_LENGTH = 32  # the long probe's length: the longest test length offered
 TEST_LENGTHS = (16, 32)  # the test lengths the page offers beyond the training length
 SOURCES = [
@@ -99,33 +120,71 @@ SOURCES = [
     "lib/alibi.py",
     "tools/export_playground.py",
 ]
+RMSNORM_SOURCES = ["lib/llama.py"]  # RMSNorm's code: in the hash of the sets that use it only
 OPSET = 18
 UNROLL = 8  # K, training steps per run of the ``steps`` graph (benchmarks/playground.py measured 4, 8 and 16)
 
 
-def key(n_layers: int, n_heads: int, d_model: int, positional: str = "learned") -> str:
-    """The files' and the manifest's name of a size (and of RoPE's or ALiBi's graphs at it)."""
+def full_job(job: tuple) -> tuple[int, int, int, str, str, int]:
+    """(layers, heads, width[, positions[, norm[, key/value heads]]]) with the defaults filled in:
+    a position table ("learned" stands for every table kind), LayerNorm, as many key/value heads as
+    heads."""
+    n, h, d, positional, norm, kv = (*job, "learned", "layernorm", None)[:6]
+    return n, h, d, positional, norm, h if kv is None else kv
+
+
+def key(
+    n_layers: int,
+    n_heads: int,
+    d_model: int,
+    positional: str = "learned",
+    norm: str = "layernorm",
+    kv_heads: int | None = None,
+) -> str:
+    """The files' and the manifest's name of a graph set: its size, then what differs from the
+    Transformer's layer with a position table: "L2-H4-D32", "L2-H4-D32-alibi",
+    "L2-H4-D32-rope-rmsnorm-kv2"."""
     name = f"L{n_layers}-H{n_heads}-D{d_model}"
-    return name + f"-{positional}" if positional in pg.IN_ATTENTION else name
+    if positional in pg.IN_ATTENTION:
+        name += f"-{positional}"
+    if norm != "layernorm":
+        name += f"-{norm}"
+    if kv_heads not in (None, n_heads):
+        name += f"-kv{kv_heads}"
+    return name
 
 
-def parse_key(name: str) -> tuple[int, int, int, str]:
-    """``key``'s inverse: "L2-H4-D32-alibi" -> (2, 4, 32, "alibi"); no suffix: "learned"."""
+def parse_key(name: str) -> tuple[int, int, int, str, str, int]:
+    """``key``'s inverse: "L2-H4-D32-alibi" -> (2, 4, 32, "alibi", "layernorm", 4)."""
     parts = name.split("-")
-    sizes = tuple(int(p[1:]) for p in parts[:3])
-    return (*sizes, parts[3] if len(parts) > 3 else "learned")
+    n, h, d = (int(p[1:]) for p in parts[:3])
+    rest = parts[3:]
+    positional = next((p for p in rest if p in pg.IN_ATTENTION), "learned")
+    norm = next((p for p in rest if p in pg.NORMS), "layernorm")
+    kv = next((int(p[2:]) for p in rest if p.startswith("kv")), h)
+    return n, h, d, positional, norm, kv
 
 
 def model_for(
-    n_layers: int, n_heads: int, d_model: int, positional: str = "learned"
+    n_layers: int,
+    n_heads: int,
+    d_model: int,
+    positional: str = "learned",
+    norm: str = "layernorm",
+    kv_heads: int | None = None,
 ) -> pg.PlaygroundModel:
-    """The model whose graphs a size's files hold: every table kind of positions (learned,
+    """The model whose graphs a set's files hold: every table kind of positions (learned,
     sinusoidal, none) shares one graph, the table being an input; RoPE and ALiBi, computed inside
-    attention, each need a graph of their own."""
+    attention, each need a graph of their own, and so do RMSNorm and fewer key/value heads."""
     return pg.PlaygroundModel(
         pg.PlaygroundConfig(
-            n_layers=n_layers, n_heads=n_heads, d_model=d_model, positional=positional
-        )
+            n_layers=n_layers,
+            n_heads=n_heads,
+            d_model=d_model,
+            positional=positional,
+            norm=norm,
+            n_kv_heads=kv_heads,
+        )  # fmt: skip
     )
 
 
@@ -144,42 +203,33 @@ def step_function(model: pg.PlaygroundModel):
 
 
 def probe_function(model: pg.PlaygroundModel):
-    names = [n for n, _ in model.named_parameters()]
-
-    def probe(x, mask, *params):
-        out = torch.func.functional_call(
-            model, dict(zip(names, params)), (x, mask), {"return_attention": True}
-        )
-        return out.logits, torch.stack(out.attentions)  # [B, L, V], [N, B, H, L, L]
-
-    return probe
-
-
-def long_probe_function(model: pg.PlaygroundModel):
-    """The forward pass at a test length: (x [B, T], mask [T, T], more [T - 8, D], *params) ->
-    logits [B, T, V]. ``more`` replaces what ``positions`` appends past the table's 8 rows
-    (sinusoidal's formula, or zeros), so that one graph serves every table kind; learned positions
-    have no such rows and the page offers them no test length."""
+    """The forward pass at any length T >= 8: (x [B, T], mask [T, T], more [T - 8, D], *params) ->
+    (logits [B, T, V], attentions [N, B, H, T, T]). ``more`` replaces what ``positions`` appends
+    past the table's 8 rows (sinusoidal's formula, or zeros; no rows at T = 8), so that one graph
+    serves every table kind; learned positions have no such rows and the page offers them no test
+    length."""
     names = [n for n, _ in model.named_parameters()]
 
     def probe(x, mask, more, *params):
         table = dict(zip(names, params))
         model.positions = lambda L: torch.cat([table["pos"], more])  # [T, D]
         try:
-            return torch.func.functional_call(model, table, (x, mask)).logits  # [B, T, V]
+            out = torch.func.functional_call(model, table, (x, mask), {"return_attention": True})
         finally:
             del model.positions
+        return out.logits, torch.stack(out.attentions)  # [B, T, V], [N, B, H, T, T]
 
     return probe
 
 
 def long_feeds(model: pg.PlaygroundModel, x: torch.Tensor):
-    """How the page feeds the long probe a test batch x [B, N], N <= ``TEST_LENGTH``
+    """How the page feeds the probe a test batch x [B, N], 8 < N <= ``TEST_LENGTH``
     (web/src/playground/worker.js): x padded with zeros to [B, T]; the model's mask with every key
     at N and beyond masked, so that the first N queries see a sequence of N; ``more``, the rows past
-    the table's 8: sinusoidal's formula for sinusoidal positions, else zeros. -> (x, mask, more)."""
+    the table's 8: sinusoidal's formula for sinusoidal positions, else zeros. -> (x, mask, more).
+    At the training length (N = 8) the page feeds x, the mask and ``more`` [0, D] as they are."""
     B, N = x.shape
-    T, D = TEST_LENGTH, model.config.d_model
+    T, D = (TEST_LENGTH if N > pg.LENGTH else N), model.config.d_model
     padded = torch.zeros(B, T, dtype=x.dtype)
     padded[:, :N] = x  # [B, T]
     mask = model.mask(T) & (torch.arange(T) < N)  # [T, T]: keys < N only
@@ -237,7 +287,7 @@ def page_decompositions() -> dict:
             or sorted(d % x.dim() for d in dims) != list(range(k))
         ):
             return NotImplemented
-        rows = x.reshape(-1, x[(0,) * k].numel())  # [M, R]: the summed axes flattened into rows
+        rows = x.reshape(-1, math.prod(x.shape[k:]))  # [M, R]: the summed axes flattened into rows
         one = next((o for o in ones if statically_known_true(o.shape[1] == rows.shape[0])), None)
         if one is None:
             one = torch.ones_like(rows[:, :1]).t()  # [1, M]
@@ -267,12 +317,12 @@ def io_names(model: pg.PlaygroundModel):
     state = [*params, "m", "v"]
     step_in = ["x", "y", "lr", "step", "train_pos", "mask", *state]
     step_out = ["loss", "token_acc", "seq_acc", *[f"new_{s}" for s in state]]
-    probe_in = ["x", "mask", *params]
+    probe_in = ["x", "mask", "more", *params]
     return step_in, step_out, probe_in, ["logits", "attentions"]
 
 
 def long_inputs(model: pg.PlaygroundModel, batch: int = 4, length: int = TEST_LENGTH):
-    """Example inputs of the long probe: x [B, T], mask [T, T], more [T - 8, D], parameters."""
+    """Example inputs of the probe: x [B, T], mask [T, T], more [T - 8, D], parameters."""
     x, _ = pg.make_batch("reverse", batch, pg.Mulberry32(0), length)
     more = torch.zeros(length - pg.LENGTH, model.config.d_model)
     return (x, model.mask(length), more, *[p.detach().clone() for p in model.parameters()])
@@ -379,12 +429,17 @@ def export_one(
     folder: Path,
     unroll_k: int = UNROLL,
     positional: str = "learned",
+    norm: str = "layernorm",
+    kv_heads: int | None = None,
 ) -> dict:
-    model = model_for(n_layers, n_heads, d_model, positional)
+    model = model_for(n_layers, n_heads, d_model, positional, norm, kv_heads)
     step_in, step_out, probe_in, probe_out = io_names(model)
     args = example_inputs(model)
     batch = torch.export.Dim("batch", min=1, max=4096)
-    name = key(n_layers, n_heads, d_model, positional)
+    # the probe's length T = 8 + rows (rows: the position vectors past the table, ``more``); the
+    # page runs it at 8 (no rows) and 32
+    rows = torch.export.Dim("rows", min=1, max=pg.MAX_LENGTH - pg.LENGTH)
+    name = key(n_layers, n_heads, d_model, positional, norm, kv_heads)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         graph = make_fx(
@@ -395,30 +450,20 @@ def export_one(
             graph, args, folder / f"{name}-step.onnx", dynamo=True, optimize=True, opset_version=OPSET,
             input_names=step_in, output_names=step_out, dynamic_shapes=dyn, verbose=False, external_data=False,
         )  # fmt: skip
-        probe_args = (args[0], args[5], *args[6 : 6 + len(probe_in) - 2])
+        probe_args = long_inputs(model)
         graph = make_fx(
             probe_function(model),
             tracing_mode="symbolic",
             decomposition_table=page_decompositions(),
         )(*probe_args)
+        length = rows + pg.LENGTH
         torch.onnx.export(
             graph, probe_args, folder / f"{name}-probe.onnx", dynamo=True, optimize=True, opset_version=OPSET,
-            input_names=probe_in, output_names=probe_out,
-            dynamic_shapes=[{0: batch}] + [None] * (len(probe_args) - 1), verbose=False, external_data=False,
-        )  # fmt: skip
-        long_args = long_inputs(model)
-        graph = make_fx(
-            long_probe_function(model),
-            tracing_mode="symbolic",
-            decomposition_table=page_decompositions(),
-        )(*long_args)
-        torch.onnx.export(
-            graph, long_args, folder / f"{name}-probe{TEST_LENGTH}.onnx", dynamo=True, optimize=True,
-            opset_version=OPSET, input_names=["x", "mask", "more", *probe_in[2:]], output_names=["logits"],
-            dynamic_shapes=[{0: batch}] + [None] * (len(long_args) - 1), verbose=False, external_data=False,
+            input_names=probe_in, output_names=probe_out, verbose=False, external_data=False,
+            dynamic_shapes=[{0: batch, 1: length}, {0: length, 1: length}, {0: rows}]
+            + [None] * (len(probe_args) - 3),
         )  # fmt: skip
     strip(folder / f"{name}-probe.onnx")
-    strip(folder / f"{name}-probe{TEST_LENGTH}.onnx")
     onnx.save(
         unroll(strip(folder / f"{name}-step.onnx"), unroll_k),
         folder / f"{name}-steps{unroll_k}.onnx",
@@ -427,12 +472,14 @@ def export_one(
         "step": f"{name}-step.onnx",
         "steps": f"{name}-steps{unroll_k}.onnx",
         "probe": f"{name}-probe.onnx",
-        "probe_long": f"{name}-probe{TEST_LENGTH}.onnx",
     }
+    c = model.config
     return {
         **files,
         "unroll": unroll_k,
         "positional": positional if positional in pg.IN_ATTENTION else "table",
+        "norm": c.norm,
+        "kv_heads": c.n_kv_heads,
         "test_length": TEST_LENGTH,
         "bytes": sum((folder / f).stat().st_size for f in files.values()),
         "params": [
@@ -442,28 +489,28 @@ def export_one(
     }
 
 
-def source_hash(
-    n_layers: int, n_heads: int, d_model: int, unroll_k: int = UNROLL, positional: str = "learned"
-) -> str:
-    name = key(n_layers, n_heads, d_model, positional)
-    h = hashlib.sha256(f"{torch.__version__} {name} K={unroll_k}".encode())
-    for s in SOURCES:
-        h.update((ROOT / s).read_bytes())
-    return h.hexdigest()[:16]
+def source_hash(job: tuple, unroll_k: int = UNROLL) -> str:
+    """The hash of what a graph set's files depend on: torch's version, the set, K and the code."""
+    n, h, d, positional, norm, kv = full_job(job)
+    name = key(n, h, d, positional, norm, kv)
+    digest = hashlib.sha256(f"{torch.__version__} {name} K={unroll_k}".encode())
+    for s in SOURCES + (RMSNORM_SOURCES if norm == "rmsnorm" else []):
+        digest.update((ROOT / s).read_bytes())
+    return digest.hexdigest()[:16]
 
 
-def _export_timed(
-    n: int, h: int, d: int, positional: str, folder: Path, unroll_k: int
-) -> tuple[dict, float]:
+def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]:
     """export_one in a worker process (one torch thread), with its wall time."""
     torch.set_num_threads(1)
+    n, h, d, positional, norm, kv = full_job(job)
     start = time.perf_counter()
-    return export_one(n, h, d, folder, unroll_k, positional), time.perf_counter() - start
+    entry = export_one(n, h, d, folder, unroll_k, positional, norm, kv)
+    return entry, time.perf_counter() - start
 
 
 def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
-    """Export the graph sets ``jobs_`` ((layers, heads, width) or (..., positional)) into
-    OUT/playground, in ``jobs`` processes, and write the manifest of every set there."""
+    """Export the graph sets ``jobs_`` ((layers, heads, width[, positional[, norm[, kv heads]]]),
+    ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set."""
     folder = out / "playground"
     folder.mkdir(parents=True, exist_ok=True)
     old_path = folder / "manifest.json"
@@ -472,10 +519,10 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
     models = {k: v for k, v in old.items() if k in names}
     todo = {}
     for job in jobs_:
-        n, h, d, positional = (*job, "learned")[:4]
-        name, digest = key(n, h, d, positional), source_hash(n, h, d, unroll_k, positional)
+        job = full_job(job)
+        name, digest = key(*job), source_hash(job, unroll_k)
         entry = old.get(name)
-        graphs = ("step", "steps", "probe", "probe_long")
+        graphs = ("step", "steps", "probe")
         if (
             entry
             and entry.get("hash") == digest
@@ -483,7 +530,7 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
         ):
             models[name] = entry
         else:
-            todo[name] = ((n, h, d, positional), digest)
+            todo[name] = (job, digest)
 
     def done(name, result):
         entry, seconds = result
@@ -491,20 +538,22 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
         log(f"playground {name}: {entry['bytes'] / 1e3:.0f} kB in {seconds:.0f} s")
 
     if jobs <= 1 or len(todo) <= 1:
-        for name, (size, _) in todo.items():
-            done(name, _export_timed(*size, folder, unroll_k))
+        for name, (job, _) in todo.items():
+            done(name, _export_timed(job, folder, unroll_k))
     else:  # fresh interpreters (spawn): no torch state shared with this process
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
             futures = {
-                pool.submit(_export_timed, *size, folder, unroll_k): name
-                for name, (size, _) in todo.items()
+                pool.submit(_export_timed, job, folder, unroll_k): name
+                for name, (job, _) in todo.items()
             }
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
     models = {k: models[k] for k in names if k in models}  # the sizes' order
     manifest = {
-        "format": 2,  # 2: Adam's m and v one flat input each (1: one per parameter)
+        # 3: one probe for every length (2: a probe at 8 and one at 32; Adam's m and v one flat
+        # input each since 2)
+        "format": 3,
         "opset": OPSET,
         "length": pg.LENGTH,
         "vocab": pg.VOCAB,
@@ -517,6 +566,9 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
             "kinds": list(pg.IN_ATTENTION),
             "sizes": [key(*c) for c in IN_ATTENTION_SIZES],
         },
+        # RMSNorm and grouped-query attention: at one size, each with the positions listed
+        "modern": {"size": key(*MODERN_SIZE), "sets": [list(m) for m in MODERN]},
+        "norms": list(pg.NORMS),
         "test": {"length": TEST_LENGTH, "lengths": list(TEST_LENGTHS)},
         "held_out": {"salt": pg.HELD_OUT_SALT, "size": pg.HELD_OUT_SIZE},
         "adam": {"betas": list(pg.BETAS), "eps": pg.EPS},
@@ -530,7 +582,9 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "live")
-    parser.add_argument("--only", help="one size, e.g. L1-H2-D32 or L2-H4-D32-alibi")
+    parser.add_argument(
+        "--only", help="one set, e.g. L1-H2-D32, L2-H4-D32-alibi or L2-H4-D32-rope-rmsnorm-kv2"
+    )
     parser.add_argument(
         "--unroll",
         type=int,

@@ -234,6 +234,10 @@ def playground_figure(
     }  # fmt: skip
     if test_length != pg.LENGTH:  # the page's test-length setting (8 where the link has none)
         defaults["test"] = test_length
+    if config.norm != "layernorm":  # the page's norm (LayerNorm where the link names none)
+        defaults["norm"] = config.norm
+    if config.n_kv_heads != config.n_heads:  # key/value heads (as many as heads where none named)
+        defaults["kv"] = config.n_kv_heads
     att, answer = probe_run(run, probe_ids)
     example = {
         "defaults": defaults,
@@ -278,12 +282,16 @@ def _widget(
         "task": widgets.Dropdown(options=list(pg.TASKS), value=config.task, description="task"),
         "n_layers": widgets.Dropdown(options=[1, 2], value=config.n_layers, description="layers"),
         "n_heads": widgets.Dropdown(options=[1, 2, 4], value=config.n_heads, description="heads"),
+        "n_kv_heads": widgets.Dropdown(
+            options=[1, 2, 4], value=config.n_kv_heads, description="kv heads"
+        ),
         "d_model": widgets.Dropdown(
             options=[16, 32, 64], value=config.d_model, description="width"
         ),
         "positional": widgets.Dropdown(
             options=list(pg.POSITIONAL), value=config.positional, description="positions"
         ),
+        "norm": widgets.Dropdown(options=list(pg.NORMS), value=config.norm, description="norm"),
         "causal": widgets.Checkbox(value=config.causal, description="causal"),
         "lr": widgets.Dropdown(
             options=[3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0], value=config.lr, description="lr"
@@ -301,9 +309,9 @@ def _widget(
     out = widgets.Output()
 
     def train(_=None):
-        c = pg.PlaygroundConfig(**{k: w.value for k, w in choose.items()})
-        ids = probe_ids if c.task == config.task else parse_probe(c.task, PROBES[c.task])
-        try:  # learned positions at a longer test length: said, not raised
+        try:  # learned positions at a longer test length, 4 key/value heads for 2 heads: said, not raised
+            c = pg.PlaygroundConfig(**{k: w.value for k, w in choose.items()})
+            ids = probe_ids if c.task == config.task else parse_probe(c.task, PROBES[c.task])
             run, held = train_run(c, n_steps.value, test.value)
         except ValueError as err:
             with out:
@@ -322,8 +330,8 @@ def _widget(
     out.append_display_data(Image(png))
     return widgets.VBox(
         [
-            widgets.HBox(list(choose.values())[:5]),
-            widgets.HBox([*list(choose.values())[5:], test, n_steps, button]),
+            widgets.HBox(list(choose.values())[:6]),
+            widgets.HBox([*list(choose.values())[6:], test, n_steps, button]),
             out,
         ]
     )

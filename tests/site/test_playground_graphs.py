@@ -1,12 +1,16 @@
 """Every size of the Playground the built site offers trains as PyTorch does: its K-step graph
 (the page's run of K steps, the step graph unrolled) from a state away from the page's start gives
 every loss, accuracy, parameter and Adam moment of K of ``lib.playground``'s steps, and its step
-graph one step; its long probe (the forward pass at the test lengths, fed as the page feeds it)
-gives the library's logits at 16 and at 32 for every kind of positions it serves.
+graph one step; its probe (the forward pass, its length an input, fed as the page feeds it) gives
+the library's logits at 8, 16 and 32 for every kind of positions it serves.
 tests/test_playground.py checks one size in depth (export, unrolling, loading the weights back, the
-page's feeding); this checks the graphs the reader downloads, at all 18 sizes and at the 12 graph
-sets of RoPE and ALiBi (width 32), so that no size's export (e.g. of the operations
+page's feeding); this checks the graphs the reader downloads, at all 18 sizes, at the 12 graph
+sets of RoPE and ALiBi (width 32) and at the 6 of RMSNorm and grouped-query attention (L2-H4-D32),
+so that no size's export (e.g. of the operations
 tools/export_playground.py writes its own way, ``page_decompositions``) differs from the library's.
+
+The sets of RMSNorm and grouped-query attention are held, besides STEP_TOL, within tests/tolerance.py's
+float32 bound sized by each value (``assert_step_close``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 import torch
 
 from lib import playground as pg
+from tests.test_playground import assert_step_close
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -51,15 +56,14 @@ def test_the_manifest_lists_every_graph_set(manifest):
     assert list(data["models"]) == [ex.key(*j) for j in ex.JOBS]
     assert data["in_attention"]["sizes"] == [ex.key(*c) for c in ex.IN_ATTENTION_SIZES]
     assert data["test"] == {"length": ex.TEST_LENGTH, "lengths": list(ex.TEST_LENGTHS)}
+    assert data["modern"]["size"] == ex.key(*ex.MODERN_SIZE)
 
 
 @pytest.mark.parametrize("size", ex.JOBS, ids=[ex.key(*j) for j in ex.JOBS])
 def test_each_size_steps_as_pytorch(manifest, size):
     folder, data = manifest
     entry = data["models"][ex.key(*size)]
-    assert entry["hash"] == ex.source_hash(*size[:3], entry["unroll"], size[3]), (
-        "graphs older than the code"
-    )
+    assert entry["hash"] == ex.source_hash(size, entry["unroll"]), "graphs older than the code"
     model = ex.model_for(*size)
     torch.manual_seed(sum(size[:3]))
     params = [p.detach().clone() for p in model.parameters()]
@@ -82,6 +86,8 @@ def test_each_size_steps_as_pytorch(manifest, size):
 
     one = run("step", *batches[0])
     assert len(one) == len(refs[0]) == 3 + len(params) + 2
+    if size[4] != "layernorm" or size[5] != size[1]:  # RMSNorm, grouped-query attention
+        assert_step_close(one, refs[0], model, 32)
     for a, b in zip(one, refs[0]):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=0, atol=STEP_TOL)
     x, y = torch.stack([b[0] for b in batches]), torch.stack([b[1] for b in batches])
@@ -90,23 +96,25 @@ def test_each_size_steps_as_pytorch(manifest, size):
         np.testing.assert_allclose(got[i], [r[i].item() for r in refs], rtol=0, atol=STEP_TOL)
     for a, b in zip(got[3:], state):  # the state after the K-th step
         np.testing.assert_allclose(a, b.numpy(), rtol=0, atol=STEP_TOL)
-    # the long probe: every kind of positions it serves, with the trained state's weights
+    # the probe: every kind of positions it serves, with the trained state's weights, at the
+    # training length and at every test length
     kinds = [size[3]] if size[3] in pg.IN_ATTENTION else ["sinusoidal", "none"]
-    sess = session(folder / entry["probe_long"])
+    sess = session(folder / entry["probe"])
     names = [i.name for i in sess.get_inputs()]
     for kind, causal in [(k, c) for k in kinds for c in (False, True)]:
         config = pg.PlaygroundConfig(
-            n_layers=size[0], n_heads=size[1], d_model=size[2], positional=kind, causal=causal
-        )
+            n_layers=size[0], n_heads=size[1], d_model=size[2], positional=kind, causal=causal,
+            norm=size[4], n_kv_heads=size[5],
+        )  # fmt: skip
         trained = pg.PlaygroundModel(config)
         weights = dict(zip([n for n, _ in trained.named_parameters()], state))
         weights["pos"] = trained.pos.detach()  # the table the page keeps (sinusoidal or zeros)
         trained.load_state_dict(weights)
         params = [p.detach().numpy() for p in trained.parameters()]
-        for length in ex.TEST_LENGTHS:
+        for length in (pg.LENGTH, *ex.TEST_LENGTHS):
             x, _ = pg.make_batch("copy", 8, pg.Mulberry32(length), length)
             feeds = [a.numpy() for a in ex.long_feeds(trained, x)] + params
-            (logits,) = sess.run(None, dict(zip(names, feeds)))
+            logits, _ = sess.run(None, dict(zip(names, feeds)))
             with torch.no_grad():
                 ref = trained(x).logits.numpy()  # [8, length, V]
             np.testing.assert_allclose(logits[:, :length], ref, rtol=0, atol=LOGIT_TOL)

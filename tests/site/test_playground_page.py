@@ -244,7 +244,9 @@ def test_settings_live_in_the_url(site, server, browser):
     values = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
     )
-    assert values == ["sort", "2", "4", "16", "none", "causal", "0.01", "64", "7", "16"]
+    assert values == [
+        "sort", "2", "4", "4", "16", "none", "layernorm", "causal", "0.01", "64", "7", "16"
+    ]  # fmt: skip
     browser.execute_script(
         f"const s = {ROOT}.querySelector('.book-pg-task'); s.value = 'copy'; s.dispatchEvent(new Event('change'));"
     )
@@ -449,3 +451,72 @@ def test_chapter_18_shows_the_run_at_length_32_before_play(site, server, browser
     load(browser, server, "#test=16", CH18)
     assert browser.execute_script(f"return {ROOT}.dataset.example;") == "other"
     assert "test length 16 (the chapter's: 32)" in text_of(browser, ".book-pg-stats")[0]
+
+
+# --- RMSNorm and grouped-query attention (issue 32) ---------------------------------------------
+
+MODERN = "#task=copy&layers=2&heads=4&kv=2&width=32&pos=rope&norm=rmsnorm&mask=causal&lr=0.003&batch=32&seed=0"
+
+
+def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, server, browser):
+    """Chapter 17's layer in the page (RMSNorm, 2 key/value heads for 4 heads, RoPE): its settings
+    in the form and the link, its losses the library's within 1e-4 over 10 steps, and the sizes it is
+    not exported at disabled with the reason; a link asking for RMSNorm at another size gets the
+    exported one, and says so."""
+    load(browser, server, MODERN)
+    assert browser.execute_script(f"return {ROOT}.dataset.example;") == "other"
+    assert browser.execute_script(
+        f"return [{ROOT}.querySelector('.book-pg-norm').value, {ROOT}.querySelector('.book-pg-kv').value];"
+    ) == ["rmsnorm", "2"]
+    offer = text_of(browser, ".book-pg-offer")[0]
+    titles = browser.execute_script(
+        f"return Array.from({ROOT}.querySelectorAll('.book-pg-kv option')).map((o) => [o.disabled, o.title]);"
+    )
+    assert titles[0][0] and "1 key/value head for 4 heads is not exported" in titles[0][1]
+    assert titles[1] == [False, ""] and titles[2] == [False, ""]
+    assert (
+        "layers 1, heads 1 and 2, positions learned and sinusoidal and none and alibi not offered: "
+        "RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers" in offer
+    )
+    assert offer.count("RMSNorm and 2 key/value heads for 4 heads:") == 1  # each reason said once
+    assert "with RoPE only (chapter 17's layer)" in offer
+    steps(browser, 10)
+    losses = browser.execute_script(f"return {ROOT}.playground.losses;")
+    ref = library_run(
+        pg.PlaygroundConfig(
+            task="copy",
+            n_layers=2,
+            n_heads=4,
+            n_kv_heads=2,
+            positional="rope",
+            norm="rmsnorm",
+            causal=True,
+        ),
+        10,
+    )
+    assert max(abs(a - b[0]) for (_, a), b in zip(losses, ref.history)) < 1e-4
+    assert "norm=rmsnorm" in browser.execute_script("return location.hash;")
+    assert not console_errors(browser)
+    # a link asking for RMSNorm at one layer: the exported size, and the message says why
+    load(browser, server, "#task=copy&layers=1&heads=2&norm=rmsnorm&kv=1")
+    message = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-message').textContent;"
+    )
+    assert "key/value heads 1 is not offered" in message and "layers set to 2" in message
+    assert browser.execute_script(
+        f"return ['layers', 'heads', 'kv', 'norm'].map((k) => {ROOT}.querySelector(`.book-pg-${{k}}`).value);"
+    ) == ["2", "4", "4", "rmsnorm"]
+
+
+def test_more_heads_keep_multi_head_attention(site, server, browser):
+    """With as many key/value heads as heads, choosing more heads keeps it so (kv follows heads): the
+    size is not moved to grouped-query attention's."""
+    load(browser, server)
+    browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-heads'); s.value = '4'; s.dispatchEvent(new Event('change'));"
+    )
+    assert wait_until(browser, "location.hash.includes('heads=4')")
+    assert browser.execute_script(
+        f"return ['layers', 'heads', 'kv', 'norm'].map((k) => {ROOT}.querySelector(`.book-pg-${{k}}`).value);"
+    ) == ["1", "4", "4", "layernorm"]
+    assert "kv=4" in browser.execute_script("return location.hash;")

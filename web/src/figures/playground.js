@@ -6,8 +6,10 @@
 // length, again on each Play) or until the held-out accuracy has stopped changing (PATIENCE checks in a row), and says which.
 // A test length beyond the training length 8 adds a second held-out curve: the same model on longer held-out
 // sequences (issue 32). Not every combination is exported (tools/export_playground.py): RoPE and ALiBi at
-// width 32 only, no test length for learned positions (no vector past position 7); the form disables what
-// is not offered and says why (notOffered, reconcile).
+// width 32 only, no test length for learned positions (no vector past position 7), RMSNorm and fewer
+// key/value heads than heads (grouped-query attention, chapter 17) at 2 layers, 4 heads, width 32 only,
+// RMSNorm alone or 2 key/value heads alone with a position table, both with RoPE (chapter 17's layer); the
+// form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
 import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
@@ -15,23 +17,80 @@ const CHOICES = {
   task: TASKS,
   layers: [1, 2],
   heads: [1, 2, 4],
+  kv: [1, 2, 4],
   width: [16, 32, 64],
   pos: ["learned", "sinusoidal", "none", "rope", "alibi"],
+  norm: ["layernorm", "rmsnorm"],
   mask: ["bidirectional", "causal"],
   lr: [0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 1],
   batch: [8, 16, 32, 64, 128],
   test: [8, 16, 32],
 };
-const LABELS = { task: "task", layers: "layers", heads: "heads", width: "width", pos: "positions",
-  mask: "attention", lr: "learning rate", batch: "batch", seed: "seed", test: "test length" };
-// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS; tests/test_playground.py
-// holds the two equal): RoPE and ALiBi have graphs at width 32 only; every test length at every size.
-export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32] };
+const LABELS = { task: "task", layers: "layers", heads: "heads", kv: "key/value heads", width: "width",
+  pos: "positions", norm: "norm", mask: "attention", lr: "learning rate", batch: "batch", seed: "seed",
+  test: "test length" };
+// What tools/export_playground.py exports (IN_ATTENTION_SIZES, TEST_LENGTHS, MODERN_SIZE, MODERN;
+// tests/test_playground.py holds the two equal): RoPE and ALiBi have graphs at width 32 only; RMSNorm and
+// fewer key/value heads at one size, as three sets [norm, kv, positions] ("learned": every table kind);
+// every test length.
+export const OFFER = { inAttention: ["rope", "alibi"], inAttentionWidths: [32], testLengths: [16, 32],
+  modern: { layers: 2, heads: 4, width: 32,
+    sets: [["rmsnorm", 4, "learned"], ["layernorm", 2, "learned"], ["rmsnorm", 2, "rope"]] } };
 const NAMES = { rope: "RoPE", alibi: "ALiBi" };
+const MODERN_SIZE = ["layers", "heads", "width"];
+
+// The settings change the Transformer's layer (chapter 17): RMSNorm, or fewer key/value heads than heads.
+export const modern = (s) => s.norm === "rmsnorm" || s.kv !== s.heads;
+const modernName = (s) => [s.norm === "rmsnorm" ? "RMSNorm" : null,
+  s.kv !== s.heads ? `${s.kv} key/value head${s.kv === 1 ? "" : "s"} for ${s.heads} heads` : null]
+  .filter(Boolean).join(" and ");
+const TABLES = ["learned", "sinusoidal", "none"]; // one graph serves every table kind
+const modernSet = (norm, kv) => OFFER.modern.sets.find(([n, k]) => n === norm && k === kv);
+const offeredModern = (norm, kv) => Boolean(modernSet(norm, kv));
+// The positions the set of (norm, kv) is exported with.
+const modernPositions = (norm, kv) => (modernSet(norm, kv)[2] === "learned" ? TABLES : [modernSet(norm, kv)[2]]);
+const modernWhere = (s) => {
+  const m = OFFER.modern;
+  const pos = offeredModern(s.norm, s.kv) && modernPositions(s.norm, s.kv).includes("rope")
+    ? "with RoPE only (chapter 17's layer)" : "with a position table only (learned, sinusoidal or none)";
+  return `exported at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's small Llama's ` +
+    `shape, chapter 17), ${pos}: each combination is a graph of its own, and the build exports three ` +
+    "(RMSNorm, 2 key/value heads, both with RoPE)";
+};
+
+// The manifest's name of the graphs the settings s train (tools/export_playground.py key).
+export function graphKey(s) {
+  return `L${s.layers}-H${s.heads}-D${s.width}` + (OFFER.inAttention.includes(s.pos) ? `-${s.pos}` : "") +
+    (s.norm === "rmsnorm" ? "-rmsnorm" : "") + (s.kv !== s.heads ? `-kv${s.kv}` : "");
+}
 
 // Why each value of each setting is not offered with the other settings of s: {key: {value: why}}.
 export function notOffered(s) {
-  const out = { width: {}, test: {} };
+  const out = { layers: {}, heads: {}, kv: {}, width: {}, pos: {}, norm: {}, test: {} };
+  for (const k of CHOICES.kv) {
+    if (k > s.heads || s.heads % k) {
+      out.kv[k] = `each key/value head serves the same number of query heads: with ${s.heads} ` +
+        `head${s.heads === 1 ? "" : "s"}, choose a divisor of ${s.heads}`;
+    } else if (k !== s.heads && !offeredModern(s.norm, k)) {
+      const m = OFFER.modern;
+      const kvs = [...new Set(m.sets.map(([, kv]) => kv).filter((kv) => kv !== m.heads))];
+      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not exported: fewer ` +
+        `key/value heads than heads are exported as ${kvs.join(" or ")} for ${m.heads} heads only (graphs of ` +
+        "their own for each combination, and the build exports a few)";
+    }
+  }
+  if (modern(s)) {
+    for (const key of MODERN_SIZE) {
+      for (const v of CHOICES[key]) {
+        if (v !== OFFER.modern[key]) out[key][v] = `${modernName(s)}: ${modernWhere(s)}`;
+      }
+    }
+    if (offeredModern(s.norm, s.kv)) {
+      for (const p of CHOICES.pos) {
+        if (!modernPositions(s.norm, s.kv).includes(p)) out.pos[p] = `${modernName(s)}: ${modernWhere(s)}`;
+      }
+    }
+  }
   if (OFFER.inAttention.includes(s.pos)) {
     for (const w of CHOICES.width) {
       if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `${NAMES[s.pos]}'s graphs are exported at width ` +
@@ -50,10 +109,37 @@ export function notOffered(s) {
   return out;
 }
 
-// s with every setting that is not offered replaced (width by 32, a test length by 8), and what changed.
+// s with every setting that is not offered replaced (width by 32, a test length by 8; RMSNorm or fewer
+// key/value heads move the size to theirs), and what changed.
 export function reconcile(s) {
   const out = { ...s };
   const notes = [];
+  if (out.kv > out.heads || out.heads % out.kv) {
+    const why = notOffered(out).kv[out.kv];
+    notes.push(`key/value heads ${out.kv} is not offered: ${why}; key/value heads set to ${out.heads}`);
+    out.kv = out.heads;
+  }
+  if (out.kv !== out.heads && !offeredModern(out.norm, out.kv)) {
+    notes.push(`key/value heads ${out.kv} is not offered: ${notOffered(out).kv[out.kv]}; key/value heads set to ${out.heads}`);
+    out.kv = out.heads;
+  }
+  if (modern(out)) {
+    const m = OFFER.modern;
+    const mha = out.kv === out.heads;
+    const moved = MODERN_SIZE.filter((k) => out[k] !== m[k]);
+    if (moved.length) {
+      for (const k of moved) out[k] = m[k];
+      if (mha) out.kv = out.heads;
+      notes.push(`${modernName(out)}: ${modernWhere(out)}; ` +
+        moved.map((k) => `${LABELS[k]} set to ${m[k]}`).join(", "));
+    }
+    const positions = modernPositions(out.norm, out.kv);
+    if (!positions.includes(out.pos)) {
+      notes.push(`positions ${out.pos} are not offered with ${modernName(out)}: ${modernWhere(out)}; ` +
+        `positions set to ${positions[0]}`);
+      out.pos = positions[0];
+    }
+  }
   const no = notOffered(out);
   if (no.width[out.width]) {
     notes.push(`width ${out.width} is not offered with ${NAMES[out.pos]}: ${no.width[out.width]}; width set to ${OFFER.inAttentionWidths[0]}`);
@@ -69,9 +155,10 @@ export function reconcile(s) {
 // Settings from the URL, clamped: unknown keys and values out of range are reported, never used; a
 // combination that is not offered (reconcile) is changed and reported.
 export function readSettings(hash, defaults) {
-  const settings = { test: LENGTH, ...defaults };
+  const settings = { test: LENGTH, norm: "layernorm", ...defaults };
   const problems = [];
   const params = new URLSearchParams(hash.replace(/^#/, ""));
+  if (settings.kv === undefined) settings.kv = settings.heads; // multi-head attention where none is named
   for (const [key, raw] of params) {
     if (key === "seed") {
       const v = Number(raw);
@@ -82,6 +169,8 @@ export function readSettings(hash, defaults) {
       const v = typeof options[0] === "number" ? Number(raw) : raw;
       if (options.includes(v)) settings[key] = v;
       else problems.push(`${key}=${raw} (one of ${options.join(", ")}): kept ${settings[key]}`);
+      // a link that names heads and no key/value heads: as many as heads (multi-head attention)
+      if (key === "heads" && !params.has("kv") && options.includes(v)) settings.kv = v;
     } else if (key !== "probe") {
       problems.push(`${key} (not a setting): ignored`);
     } else {
@@ -93,7 +182,7 @@ export function readSettings(hash, defaults) {
 }
 
 export function writeSettings(s) {
-  const keys = ["task", "layers", "heads", "width", "pos", "mask", "lr", "batch", "seed", "test"];
+  const keys = ["task", "layers", "heads", "kv", "width", "pos", "norm", "mask", "lr", "batch", "seed", "test"];
   return "#" + keys.map((k) => `${k}=${encodeURIComponent(s[k])}`).join("&");
 }
 
@@ -302,6 +391,10 @@ function buildControls(root, settings, example) {
   for (const key of Object.keys(LABELS)) {
     const wrap = html("label", {}, form, `${LABELS[key]} `);
     if (key === "test") wrap.title = `the length of a second set of held-out sequences; training is at ${LENGTH}`;
+    if (key === "kv") {
+      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), exported " +
+        `as 2 for ${OFFER.modern.heads} heads (a greyed-out option says why on hover)`;
+    }
     if (key === "seed") {
       inputs.seed = html("input", { type: "number", min: 0, max: 4294967295, step: 1, value: settings.seed,
         style: "width: 7em", "aria-label": "seed" }, wrap);
@@ -337,7 +430,7 @@ function buildControls(root, settings, example) {
 function currentSettings(inputs) {
   const s = {};
   for (const key of Object.keys(LABELS)) s[key] = key === "seed" ? Number(inputs.seed.value) : inputs[key].value;
-  for (const key of ["layers", "heads", "width", "lr", "batch", "test"]) s[key] = Number(s[key]);
+  for (const key of ["layers", "heads", "kv", "width", "lr", "batch", "test"]) s[key] = Number(s[key]);
   return s;
 }
 
@@ -347,16 +440,21 @@ function offerView(pg) {
   const { root, ui } = pg;
   pg.showOffer = () => {
     const no = notOffered(pg.current());
-    const why = [];
-    for (const key of ["width", "test"]) {
+    const why = new Map(); // reason -> the settings' values it greys out ("layers 1", "heads 1 and 2")
+    for (const key of Object.keys(no)) {
       for (const option of ui.inputs[key].options) {
         option.disabled = Object.hasOwn(no[key], option.value);
         option.title = no[key][option.value] || "";
       }
       const values = Object.keys(no[key]);
-      if (values.length) why.push(`${LABELS[key]} ${values.join(" and ")} not offered: ${no[key][values[0]]}.`);
+      // key/value heads: some are always greyed out (a divisor of heads; 2 for 4 heads only), said on the
+      // options and the label, not in the note
+      if (values.length && key !== "kv") {
+        const reason = no[key][values[0]];
+        why.set(reason, [...(why.get(reason) || []), `${LABELS[key]} ${values.join(" and ")}`]);
+      }
     }
-    ui.offer.textContent = why.join(" ");
+    ui.offer.textContent = [...why].map(([reason, what]) => `${what.join(", ")} not offered: ${reason}.`).join(" ");
     root.dataset.offer = ui.offer.textContent;
     const n = pg.current().test;
     ui.legendTest(n);
@@ -364,7 +462,7 @@ function offerView(pg) {
   };
   pg.reconcileForm = () => {
     const { settings, notes } = reconcile(pg.current());
-    for (const key of ["width", "test"]) ui.inputs[key].value = String(settings[key]);
+    for (const key of Object.keys(settings)) if (ui.inputs[key]) ui.inputs[key].value = String(settings[key]);
     pg.showOffer();
     return notes;
   };
@@ -461,7 +559,8 @@ function readProbe(pg, task, text) {
 }
 
 // The chapter's run's settings: its test length is 8 where the example names none (chapters before 18).
-const chapterSettings = (example) => ({ test: LENGTH, ...example.defaults });
+const chapterSettings = (example) => ({ test: LENGTH, norm: "layernorm", kv: example.defaults.heads,
+  ...example.defaults });
 
 // The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
 // pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any.
@@ -539,12 +638,12 @@ async function startRun(pg) {
   const s = pg.current();
   history.replaceState(null, "", writeSettings(s));
   const manifest = await (await ctx.fetch("playground/manifest.json")).json();
-  const name = `L${s.layers}-H${s.heads}-D${s.width}` + (OFFER.inAttention.includes(s.pos) ? `-${s.pos}` : "");
+  const name = graphKey(s);
   const entry = manifest.models[name];
   if (!entry) throw new Error(`the graphs of ${name} were not exported (tools/export_playground.py)`);
-  const long = s.test > LENGTH ? entry.probe_long : null; // the long probe only when a test length asks for it
-  const bytes = await Promise.all([entry.step, entry.probe, entry.steps, long].map(async (f) =>
-    f ? (await ctx.fetch(`playground/${f}`)).arrayBuffer() : null));
+  // the probe runs at the training length and at a test length alike (one graph, its length an input)
+  const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
+    (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
   if (state.worker) state.worker.terminate();
   const worker = new Worker(new URL("playground_worker.js", ctx.base), { type: "module" });
   state.worker = worker;
@@ -559,7 +658,7 @@ async function startRun(pg) {
     state.onError = reject;
     worker.postMessage({ type: "init", config: { task: s.task, positional: s.pos, causal: s.mask === "causal",
       lr: s.lr, batch: s.batch, seed: s.seed, testLength: s.test }, entry, heldOut: manifest.held_out,
-      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2], longBytes: bytes[3] }, bytes.filter(Boolean));
+      stepBytes: bytes[0], probeBytes: bytes[1], stepsBytes: bytes[2] }, bytes);
   });
   root.dataset.run = "ready"; // a run is loaded in the worker (dataset.state stays "computed")
   const ids = pg.probeIds();
@@ -657,9 +756,13 @@ function wireControls(pg) {
     await pg.ensure();
     state.worker.postMessage({ type: "weights" });
   });
+  let before = pg.current(); // the settings before this change
   for (const key of Object.keys(ui.inputs)) ui.inputs[key].addEventListener("change", () => {
     if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
+    // new heads with as many key/value heads as heads before: multi-head attention still
+    if (key === "heads" && before.kv === before.heads) ui.inputs.kv.value = ui.inputs.heads.value;
     const notes = pg.reconcileForm(); // e.g. ALiBi chosen at width 64: width 32, and the note says so
+    before = pg.current();
     pg.resetRun().then(() => {
       if (notes.length) ctx.message(root, `Changed: ${notes.join("; ")}.`, "info");
     }).catch(() => {});

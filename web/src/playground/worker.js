@@ -9,9 +9,11 @@
 // as before the K-step graph; with bytes, another K-step graph, to compare values of K), time (for
 // benchmarks/playground.py: run any graph of float inputs n times, e.g. the step's matrix products alone).
 // Messages out: ready, progress, heldout, probe, diverged, stopped, paused, weights, unrolled, timed, error.
-// A test length N beyond the training length 8 (config.testLength): every held-out check also runs the
-// long probe (the forward pass at 32) on 256 held-out sequences of length N, keys at N and beyond
-// masked (tools/export_playground.py long_feeds), and "heldout" carries that accuracy as `test`.
+// The probe (the forward pass) takes its length as an input: 8 for the maps and the held-out accuracy,
+// with `more` (the position vectors past the table's 8 rows) empty. A test length N beyond the training
+// length 8 (config.testLength): every held-out check also runs the probe at 32 on 256 held-out
+// sequences of length N, keys at N and beyond masked (tools/export_playground.py long_feeds), and
+// "heldout" carries that accuracy as `test`.
 import * as ort from "onnxruntime-web/wasm";
 import { LENGTH, Mulberry32, VOCAB, initWeights, makeBatch } from "./tasks.js";
 
@@ -45,7 +47,7 @@ function mask(causal, T = LENGTH, keys = T) {
   return new ort.Tensor("bool", m, [T, T]);
 }
 
-// The held-out batch at the test length N, fed to the long probe (length T) as
+// The held-out batch at the test length N, fed to the probe at length T as
 // tools/export_playground.py long_feeds writes it: x padded with zeros to [B, T], the keys at N and
 // beyond masked, `more` the position vectors past the table's 8 rows (sinusoidal's, else zeros).
 function longTest(c, entry, heldOut) {
@@ -73,9 +75,10 @@ const session = (bytes, level = "all") => ort.InferenceSession.create(new Uint8A
   { executionProviders: ["wasm"], graphOptimizationLevel: level });
 
 async function init(msg) {
-  const [step, probe, steps, long] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes, msg.longBytes]
+  const [step, probe, steps] = await Promise.all([msg.stepBytes, msg.probeBytes, msg.stepsBytes]
     .map((b) => b ? session(b) : null));
   const c = msg.config;
+  const D = msg.entry.params.find((p) => p.name === "pos").shape[1];
   const plan = msg.entry.params.map((p) => p.name !== "pos" ? p
     : { ...p, init: { learned: "uniform", sinusoidal: "sinusoidal" }[c.positional] || "zeros" });
   const params = initWeights(plan, c.seed, sinusoidal);
@@ -85,8 +88,8 @@ async function init(msg) {
     names: plan.map((p) => p.name), shapes: plan.map((p) => p.shape),
     params, m: new Float32Array(size), v: new Float32Array(size), t: 0, rng: new Mulberry32(c.seed),
     held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
-    mask: mask(c.causal), playing: false,
-    long, test: long && c.testLength > LENGTH ? longTest(c, msg.entry, msg.heldOut) : null,
+    mask: mask(c.causal), playing: false, none: new ort.Tensor("float32", new Float32Array(0), [0, D]),
+    test: c.testLength > LENGTH ? longTest(c, msg.entry, msg.heldOut) : null,
   };
   return { type: "ready", parameters: size };
 }
@@ -160,8 +163,8 @@ async function stepsNow(k) {
 }
 
 async function forward(x, batch) {
-  const out = await serial(() => run.probe.run(feedsOf({ x: new ort.Tensor("int64", x, [batch, LENGTH]), mask: run.mask },
-    false)));
+  const out = await serial(() => run.probe.run(feedsOf({ x: new ort.Tensor("int64", x, [batch, LENGTH]), mask: run.mask,
+    more: run.none }, false)));
   return { logits: out.logits.data, attentions: out.attentions.data, dims: out.attentions.dims };
 }
 
@@ -190,8 +193,8 @@ async function heldOut() {
   const out = { type: "heldout", t: run.t, ...accuracy(logits, run.held.y, n, LENGTH, LENGTH) };
   const test = run.test;
   if (test) {
-    const got = await serial(() => run.long.run(feedsOf({ x: new ort.Tensor("int64", test.x, [n, test.T]),
-      mask: test.mask, more: test.more }, false)));
+    const got = await serial(() => run.probe.run(feedsOf({ x: new ort.Tensor("int64", test.x, [n, test.T]),
+      mask: test.mask, more: test.more }, false), ["logits"])); // the maps are read at 8 only
     out.test = { length: test.N, ...accuracy(got.logits.data, test.y, n, test.N, test.T) };
   }
   return out;
