@@ -252,6 +252,8 @@ GPT3_WRONG = [
     ((None, 0.01), "embedding_share = 0.01 is not it"),
     # two significant figures: 0.0037, not the truncation
     ((None, 0.0036), "embedding_share = 0.0036 is close, but not right to two significant figures"),
+    ((None, 0.004), "rounded to one significant figure"),
+    ((None, torch.tensor(0.004)), "rounded to one significant figure"),
     # GPT-2's context of 1024 for the position embeddings: the totals unrounded, and the share
     ((12 * 96 * 12288**2 + (50257 + 1024) * 12288, None), "for GPT-2's context"),
     ((174_604_259_328 - 1024 * 12288, None), "for GPT-2's context"),

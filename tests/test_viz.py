@@ -689,6 +689,26 @@ def test_sampling_explorer_one_state_per_setting_all_different():
     )
 
 
+def test_sampling_explorer_narrow_stays_under_600_px_whatever_n_shown():
+    import struct
+
+    import matplotlib.pyplot as plt
+
+    logits = torch.arange(40.0)
+    words = [f"token{i}" for i in range(40)]
+    with plt.rc_context({"figure.dpi": 110}):  # the notebooks' dpi
+        wide = sampling_explorer(logits, words, [1.0], n_shown=30)
+        narrow = sampling_explorer(logits, words, [1.0], n_shown=30, narrow=True)
+    width = {
+        name: struct.unpack(">II", _state_pngs(box)[0][16:24])[0]
+        for name, box in [("wide", wide), ("narrow", narrow)]
+    }
+    # over 600 px the site shows a picture in a sideways-scrolling box on a phone
+    assert width["wide"] > 600 and width["narrow"] <= 600
+    with pytest.raises(TypeError, match="narrow"):
+        sampling_explorer(LOGITS, WORDS, [1.0], narrow="yes")
+
+
 def test_sampling_explorer_static_page_embeds_every_state():
     box = sampling_explorer(LOGITS, WORDS, [0.5, 1.0, 2.0])
     assert list(box.children[0].options) == ["T = 0.5", "T = 1", "T = 2"]

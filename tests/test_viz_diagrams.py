@@ -604,6 +604,7 @@ CALLS = {
     "bahdanau": lambda: viz.bahdanau_diagram(SRC),
     "luong": lambda: viz.luong_diagram(7),
     "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
+    "gpt_classifier": lambda: viz.gpt_classifier_diagram(),
     "bert_input": lambda: viz.bert_input_diagram(PAIR),
     "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252), narrow=True),
     "electra": lambda: viz.electra_diagram(ElectraConfig(SMALL_BERT)),
@@ -638,6 +639,7 @@ DRAWN_FOR_PHONES = {
     "electra",
     "minilm",
     "positional",
+    "gpt_classifier",
 }
 
 
@@ -842,3 +844,31 @@ def test_positional_diagram_adds_the_position_before_the_layers(narrow):
         viz.positional_diagram(GPTConfig.gpt2())
     with pytest.raises(TypeError, match="narrow"):
         viz.positional_diagram(PlaygroundConfig(), narrow=1)
+
+
+def test_gpt_classifier_diagram_reads_the_last_token_only():
+    from matplotlib.text import Text
+
+    fig = viz.gpt_classifier_diagram(("the", "keys", "are", "old"), n_classes=3)
+    t = texts(fig)
+    # one column per token, <bos> and <eos> included, and one final state each
+    assert [s for s in t if s in ("<bos>", "the", "keys", "are", "old", "<eos>")] == [
+        "<bos>", "the", "keys", "are", "old", "<eos>",
+    ]  # fmt: skip
+    assert t.count("$h$") == 6 and "head: $D \\to 3$" in t
+    # the state read (the last) drawn black, the others grey
+    states = [x for x in fig.findobj(Text) if x.get_text() == "$h$"]
+    assert [x.get_color() for x in states].count("black") == 1
+    assert max(states, key=lambda x: x.get_position()[0]).get_color() == "black"
+    assert "Only the state of the last token, <eos>, is read" in fig.alt_text
+    # legible on a phone: every text at least 9 px high in a 330 px column
+    width = fig.get_size_inches()[0]
+    scale = min(1.0, 330 / (width * 110)) * 110
+    assert min(x.get_fontsize() / 72 * scale for x in fig.findobj(Text) if x.get_text()) >= 9
+    plt.close(fig)
+    with pytest.raises(ValueError, match="words"):
+        viz.gpt_classifier_diagram(("a",) * 6)
+    with pytest.raises(TypeError, match="words"):
+        viz.gpt_classifier_diagram("the keys")
+    with pytest.raises(ValueError, match="n_classes"):
+        viz.gpt_classifier_diagram(n_classes=1)

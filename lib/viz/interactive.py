@@ -428,6 +428,7 @@ def sampling_explorer(
     n_shown=20,
     description=None,
     alt=None,
+    narrow=False,
 ):
     """Bars of the next-token distribution, with a slider over sampling settings (temperature, top-k, top-p).
 
@@ -449,6 +450,10 @@ def sampling_explorer(
         n_shown: how many tokens get a bar of their own (the most probable ones); at most 40.
         description: the slider's label; by default it names what varies.
         alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
+        narrow: drawn for a phone: 5.2 inches wide whatever ``n_shown`` (572 px at the notebooks'
+            110 dpi, under the 600 px above which the site shows a picture in a box that scrolls
+            sideways on a phone), the legend under the bars; 11-point text, 9.3 CSS px or more in a
+            330 px column. By default the width grows with ``n_shown``.
 
     Returns:
         The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled like
@@ -457,11 +462,13 @@ def sampling_explorer(
     Raises:
         ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution that
             does not return V probabilities summing to 1.
-        TypeError: ``distribution`` is not callable.
+        TypeError: ``distribution`` is not callable, or ``narrow`` is not True or False.
     """
 
     import torch
 
+    if not isinstance(narrow, bool):
+        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     z = _vector(logits, "logits")
     if z.ndim != 1 or z.numel() == 0:
         raise ValueError(f"logits: expected a non-empty 1-D vector [V], got shape {tuple(z.shape)}")
@@ -486,7 +493,7 @@ def sampling_explorer(
     reference = torch.softmax(z, dim=-1)
 
     def draw(key):
-        return _sampling_figure(states[key], reference, shown, labels)
+        return _sampling_figure(states[key], reference, shown, labels, narrow)
 
     def describe(key):
         t, k, p, probs = states[key]
@@ -548,9 +555,10 @@ def _entropy(q) -> float:
 
 
 # Long by design: one drawing call after another, bars, labels, title and legend of one picture.
-def _sampling_figure(state, reference, shown, labels):
+def _sampling_figure(state, reference, shown, labels, narrow=False):
     """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
-    "other", over the outlines of ``reference``, softmax(logits)."""
+    "other", over the outlines of ``reference``, softmax(logits); ``narrow``: 5.2 inches wide, the
+    legend under the bars."""
     import numpy as np
     import torch
 
@@ -564,7 +572,8 @@ def _sampling_figure(state, reference, shown, labels):
         return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
     # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(names) + 1), 4.4), layout="constrained")
+    width = 5.2 if narrow else max(5.0, 0.28 * len(names) + 1)
+    fig, ax = plt.subplots(figsize=(width, 5.2 if narrow else 4.4), layout="constrained")
     x = np.arange(len(names))
     colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
     ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
@@ -614,7 +623,10 @@ def _sampling_figure(state, reference, shown, labels):
         f"{setting}:\nentropy {_entropy(probs):.2f} nats (T = 1, no cut: {_entropy(reference):.2f})",
         fontsize=FONT,
     )
-    ax.legend(loc="upper right", fontsize=FONT)
+    if narrow:  # under the tick labels, one entry a line: nothing of the bars hidden
+        fig.legend(loc="outside lower center", fontsize=FONT, ncols=1, frameon=False)
+    else:
+        ax.legend(loc="upper right", fontsize=FONT)
     return fig
 
 

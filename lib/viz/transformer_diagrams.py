@@ -21,6 +21,7 @@ __all__ = [
     "connectivity_diagram",
     "multi_head_diagram",
     "gpt_diagram",
+    "gpt_classifier_diagram",
     "bert_input_diagram",
     "bert_pretraining_diagram",
     "electra_diagram",
@@ -1279,4 +1280,52 @@ def positional_diagram(config, *, narrow=False):
     )
     _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
     ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
+    return fig
+
+
+def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
+    """Chapter 13's GPT fine-tuned as a classifier (Radford et al. 2018; ``lib.gpt.GPTClassifier``):
+    the input ``<bos> words <eos>``, one column per token, runs through the pretrained GPT (its
+    blocks and ln_f); the head, a new linear layer D -> ``n_classes``, reads the final state of the
+    last token, <eos>, the only position that has seen every token under the causal mask; the
+    states of the other positions are not read. Drawn for a phone: 5.0 inches wide, 11.5-point
+    text. Returns the Figure."""
+    if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"words: expected a list or tuple of strings, got {words!r}")
+    if not 1 <= len(words) <= 5:
+        raise ValueError(f"words: expected 1 to 5 words (one column each), got {len(words)}")
+    check_int(n_classes, "n_classes", minimum=2)
+    tokens = ["<bos>", *words, "<eos>"]
+    T = len(tokens)
+    alt = (
+        f"GPT as a classifier. Bottom, the input tokens {' '.join(tokens)}, one column each, "
+        "go up through the pretrained GPT (token and position embeddings, the blocks with their "
+        "causal mask, and the final LayerNorm ln_f), which gives one final state h per position. "
+        f"Only the state of the last token, {tokens[-1]}, is read: a new linear head maps it "
+        f"from D to {n_classes} classes and a softmax gives P(y | x). The other states are not "
+        "read: each of them has seen only the tokens up to its own position."
+    )
+    width, height = 5.0, 5.0
+    fig, ax = _canvas(width, height, alt)
+    font = _PHONE_FONT
+    step = (width - 0.5) / T
+    xs = [0.25 + step * (t + 0.5) for t in range(T)]
+    y_tok, y_gpt, y_h, y_head, y_out = 0.35, 1.55, 2.75, 3.65, 4.5
+    for x, token in zip(xs, tokens):
+        _box(ax, x, y_tok, token, "io", w=step - 0.06, h=0.42, fontsize=font)
+        _arrow(ax, x, y_tok + 0.21, x, y_gpt - 0.45)
+    _box(ax, width / 2, y_gpt, "pretrained GPT: wte + wpe,\nN masked blocks, ln_f", "attn",
+         w=width - 0.4, h=0.9, fontsize=font)  # fmt: skip
+    for t, x in enumerate(xs):
+        last = t == T - 1
+        _arrow(ax, x, y_gpt + 0.45, x, y_h - 0.22)
+        _box(ax, x, y_h, "$h$", "norm" if not last else "emb", w=min(0.5, step - 0.1), h=0.42,
+             fontsize=font, color="0.55" if not last else "black")  # fmt: skip
+    _arrow(ax, xs[-1], y_h + 0.22, xs[-1], y_head - 0.25)
+    x_head = width - 1.05  # over the last columns, clear of the note on the left
+    _box(ax, x_head, y_head, f"head: $D \\to {n_classes}$", "ff", w=1.9, h=0.48, fontsize=font)
+    _arrow(ax, x_head, y_head + 0.24, x_head, y_out - 0.24)
+    _box(ax, x_head, y_out, "softmax: $P(y \\mid x)$", "io", w=1.9, h=0.48, fontsize=font)
+    ax.text(1.45, y_h + 0.62, "not read: each has seen\nonly the tokens up to it",
+            color="0.35", **_t(font))  # fmt: skip
     return fig
