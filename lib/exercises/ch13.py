@@ -317,7 +317,9 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
                 fail(
                     f"embedding_share = {fmt(s)} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
                 )
-            if abs(s - round(EMBEDDING_SHARE, 3)) <= 1e-7:  # 0.004: one significant figure (float32 too)
+            if (
+                abs(s - round(EMBEDDING_SHARE, 3)) <= 1e-7
+            ):  # 0.004: one significant figure (float32 too)
                 fail(
                     f"embedding_share = {fmt(s)} is the share rounded to one significant figure. The exercise asks for two: 0.00..., with the two digits after the zeros."
                 )
