@@ -187,6 +187,9 @@ def book() -> Printed:
     partial = stored.with_suffix(f".{os.getpid()}.tmp")
     partial.write_bytes(pickle.dumps(printed))
     partial.replace(stored)  # whole or not at all, should two runs write it
+    # about 12 MB each: the 4 newest kept (a build and a few copies of it)
+    for old in sorted(CACHE.glob("*.pickle"), key=lambda p: p.stat().st_mtime)[:-4]:
+        old.unlink(missing_ok=True)
     return printed
 
 
