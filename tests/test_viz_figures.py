@@ -110,6 +110,30 @@ def test_document_attention_writes_every_word_and_weight(ax):
         viz.document_attention(ax, sentences, words[:1], torch.tensor([0.5, 0.5]))
 
 
+def test_document_attention_prints_as_svg():
+    """The figure pickles (its words are placed from a callable object, not a closure), so the
+    printed book gets its SVG (lib.viz.heatmap._svg_of_a_copy draws it from a pickled copy; a figure
+    that does not pickle printed as a 137 ppi PNG), and the copy places the words as the figure does."""
+    import pickle
+
+    from lib.viz.heatmap import _svg_of_a_copy
+
+    fig, ax = plt.subplots(figsize=(4.2, 2.0))
+    sentences = [["the", "soup", "was", "superb", "."], ["we", "sat", "down", "."]]
+    words = [torch.full((5,), 0.2), torch.full((4,), 0.25)]
+    viz.document_attention(ax, sentences, words, torch.tensor([0.9, 0.1]), keys=(0,))
+    copy = pickle.loads(pickle.dumps(fig))
+    boxes = []
+    for f in (fig, copy):
+        f.canvas.draw()
+        renderer = f.canvas.get_renderer()
+        boxes.append([t.get_window_extent(renderer).bounds for t in f.axes[0].texts])
+    np.testing.assert_allclose(boxes[1], boxes[0], rtol=1e-6)
+    svg = _svg_of_a_copy(fig)
+    assert svg is not None and "<svg" in svg
+    plt.close("all")
+
+
 def test_document_attention_on_a_narrow_figure_keeps_words_clear_of_the_weights():
     """fontsize sets the text; the words start after the weights and the header, whatever the
     figure's width (a narrow figure stays legible on a phone)."""

@@ -22,7 +22,10 @@ drop-downs out) and the site's address wherever the text says "the book's websit
 PDF outline from the headings (``generateDocumentOutline``) and a named destination for every link
 target. It has no ``target-counter()``, so the book is printed twice: the first printing's named
 destinations give each chapter's page, which fills the contents (its numbers take the place of "000",
-so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved.
+so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved. When
+the report of the PDF printed last (its .json) has a page for every chapter, the contents is filled
+with those numbers before the first printing, and when no chapter moved that printing is the book:
+printed once (the same check). A rebuild that moved a chapter prints twice, as before.
 
 Measured before choosing (issue 33, Chromium 156, this 2-core machine): paged.js 0.4.3 (npm's latest, the
 CSS Paged Media polyfill that R's pagedown uses) gives string-set running heads and target-counter page
@@ -38,6 +41,10 @@ tables); Typst has no Sphinx builder.
 The whole book (2026-12-02, 2 cores shared with seven other builds, load 11 to 16): the singlehtml build
 from the execution cache 373 s, this script 482 s (loading and MathJax 82 s, each printing about 170 s);
 623 A4 pages at 10.5 pt (the web page as it was printed: 658 pages at about 8 pt).
+Issue 33 (2026-12-02, the same machine at load 9 to 13): loading 203 s, the first printing 396 s, the
+second 180 s (610 pages; timings in the report's ``timings``); reprinted with the contents' numbers
+right, loading 63 s and one printing 156 s, 249 s in all. make_pdf also read the second printing's
+named destinations once per chapter (pypdf reads the whole book's names each time): once now.
 
 ePub: Sphinx's ``epub`` builder through jupyter-book's custom builder writes the book as XHTML; this
 script then makes it a valid EPUB 3 (checked by Debian's ``epubcheck`` in ``make epub``): scripts are
@@ -364,25 +371,40 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         report["links"] = links
         report["prepared"] = prepared
         # twice: the first printing says on which page each chapter starts, the second prints the
-        # contents with those numbers (the numbers take the place of "000": nothing moves)
+        # contents with those numbers (the numbers take the place of "000": nothing moves). Once
+        # when the last printing's numbers (its report, next to the PDF) are still right: the
+        # contents is filled with them before the first printing, which is the book when no
+        # chapter starts on another page (checked below, as for the second)
+        ids = [c["id"] for c in prepared["chapters"]]
+        guess = previous_contents_pages(out, ids)
+        if guess:
+            driver.execute_script(FILL_CONTENTS, guess)
         print("printing (1/2)", flush=True)
         t1 = time.monotonic()
-        first = _print(driver)
-        timings["print_s"] = round(time.monotonic() - t1, 1)
-        pages = destinations(first)
-        missing = driver.execute_script(FILL_CONTENTS, pages)
-        if missing:
-            sys.exit(f"no page found for these chapters of the contents: {missing}")
-        print("printing (2/2)", flush=True)
         data = _print(driver)
+        timings["print_s"] = round(time.monotonic() - t1, 1)
+        pages = destinations(data)
+        if guess and all(pages.get(i) == guess[i] for i in ids):
+            print("the contents' page numbers were right: printed once", flush=True)
+            timings["printings"] = 1
+        else:
+            missing = driver.execute_script(FILL_CONTENTS, pages)
+            if missing:
+                sys.exit(f"no page found for these chapters of the contents: {missing}")
+            print("printing (2/2)", flush=True)
+            t2 = time.monotonic()
+            data = _print(driver)
+            timings["print2_s"] = round(time.monotonic() - t2, 1)
+            timings["printings"] = 2
     finally:
         driver.quit()
         httpd.shutdown()
         shutil.rmtree(profile, ignore_errors=True)
+    printed = destinations(data)  # once: pypdf reads the whole book's names each time
     moved = {
-        c["id"]: (pages.get(c["id"]), p)
+        c["id"]: (pages.get(c["id"]), printed.get(c["id"]))
         for c in prepared["chapters"]
-        if (p := destinations(data).get(c["id"])) != pages.get(c["id"])
+        if printed.get(c["id"]) != pages.get(c["id"])
     }
     if moved:
         sys.exit(f"chapters moved between the two printings (first, second): {moved}")
@@ -394,6 +416,21 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
     out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {report['pages']} pages)")
     return out
+
+
+def previous_contents_pages(out: Path, ids: list[str]) -> dict[str, int] | None:
+    """{chapter id: page} from the report of the PDF printed last at ``out`` (its .json), when it
+    has a page for every chapter of ``ids``; None otherwise (no report, another book)."""
+    try:
+        report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+        pages = report["contents_pages"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(pages, dict) or set(pages) != set(ids):
+        return None
+    if not all(isinstance(p, int) and 0 < p < 1000 for p in pages.values()):
+        return None  # three digits at most: the width of "000"
+    return pages
 
 
 def pdf_pages(path: Path) -> int:

@@ -138,6 +138,22 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
 
 
 # Long by design: the arguments' checks at the door, then one drawing step after another.
+class _RightOf:
+    """A zero-width box at the height of ``row`` (a Text), right of every Text of ``texts``: an
+    annotation placed from it (its ``xycoords``) is placed when the figure is drawn, after its
+    layout, so it never overlaps them whatever the figure's width. A class rather than a closure,
+    so that the figure pickles: the printed book's SVG is drawn from a pickled copy
+    (lib.viz.heatmap._svg_of_a_copy), and a figure that does not pickle printed as a PNG."""
+
+    def __init__(self, row, texts):
+        self.row, self.texts = row, list(texts)
+
+    def __call__(self, renderer):
+        x = max(t.get_window_extent(renderer).x1 for t in self.texts)
+        height = self.row.get_window_extent(renderer)
+        return Bbox.from_extents(x, height.y0, x, height.y1)
+
+
 def document_attention(
     ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
 ):
@@ -178,15 +194,7 @@ def document_attention(
         numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
 
     def after_the_weights(row):
-        # A zero-width box at the height of ``row`` (a Text), right of every weight and of the
-        # header: the words are placed from it when the figure is drawn, after its layout, so
-        # they never overlap whatever the figure's width.
-        def box(renderer):
-            x = max(t.get_window_extent(renderer).x1 for t in [header, *numbers])
-            height = row.get_window_extent(renderer)
-            return Bbox.from_extents(x, height.y0, x, height.y1)
-
-        return box
+        return _RightOf(row, [header, *numbers])
 
     gap = fontsize / 4  # points between two words
     for i, (sentence, w_row) in enumerate(zip(sentences, word_weights)):
