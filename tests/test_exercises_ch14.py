@@ -153,7 +153,7 @@ MASK_WRONG = [
     ("a fixed count per row", _variant("fixed count per row"), "a fixed count per row"),
     ("80/20/0", _variant("no unchanged"), "leaving none unchanged"),
     ("corrupts unchosen tokens", _variant("corrupts everything"), "tokens that have no label"),
-    ("always the same replacement", _variant("one replacement"), "use only 1 different ids"),
+    ("always the same replacement", _variant("one replacement"), "use only one id of the"),
     ("changes input_ids in place", _variant("in place"), "changed its input number 1 in place"),
     ("float labels", _variant("float labels"), "has dtype torch.float32"),
     ("returns one tensor", _variant("one tensor"), "expected a pair (inputs, labels)"),
@@ -241,12 +241,22 @@ MEDIUM_WRONG = [
     ((None, 0.378), "counts the word table only"),
     ((None, (30522 * 512 + 1024) / 41_373_184), "leaves out the position and segment tables"),
     ((None, 15_890_432 / 41_373_184), "0.384076 leaves out 2 x 512 = 1,024 of them: the LayerNorm"),
+    # a computed share is held to the exact ratio, and the message says so (reader's report 14b)
+    ((None, 15_890_432 / 41_373_184), "one with more decimals is taken as computed and must be"),
+    ((None, 0.5123456), "one with more decimals is taken as computed and must be"),
     ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),
     ((None, 0.218), "BERT-base's share"),
     ((None, 0.6), "is not it"),
 ]
+
+
+def test_check_medium_size_says_nothing_of_precision_to_a_share_written_by_hand():
+    """0.6 by hand is wrong for its value, not its decimals: no note on precision."""
+    with pytest.raises(ExerciseFailed) as caught:
+        ch14.check_medium_size(None, 0.6)
+    assert "taken as computed" not in str(caught.value)
 
 
 @pytest.mark.parametrize("args, message", MEDIUM_WRONG, ids=[m[:30] for _, m in MEDIUM_WRONG])

@@ -570,11 +570,44 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
     fig = viz.bert_pretraining_diagram(BertConfig.large())
     t = texts(fig)
     assert "BERT encoder: 24 layers, width 1024, 16 heads" in t
-    assert "MLM head:\nsoftmax over\n30,522 → cute" in t and "NSP head:\nIsNext / NotNext" in t
+    assert "MLM head:\nsoftmax over\n30,522 → cute" in t
+    # the NSP head reads the pooler's output tanh(W C + b), not C itself (reader's report 14b)
+    assert "pooler, then\nNSP head:\nIsNext / NotNext" in t and "through the pooler" in fig.alt_text
     assert "$C$" in t and [f"$T_{{{i}}}$" in t for i in range(1, 11)] == [True] * 10
     assert t.count("[MASK]") == 1
     with pytest.raises(TypeError, match="config"):
         viz.bert_pretraining_diagram(GPTConfig.gpt2())
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: viz.bert_input_diagram(PAIR),
+        lambda: viz.bert_pretraining_diagram(),
+        lambda: viz.bert_pretraining_diagram(BertConfig.large()),
+    ],
+    ids=["input", "pretraining", "pretraining_large"],
+)
+def test_bert_diagrams_fit_a_phone_s_column(draw):
+    """Chapter 14's two diagrams (reader's report 14b: at 605 px they scrolled sideways on a 360 px
+    phone): saved as the inline backend saves them (110 dpi, tight box) they are under 600 px wide,
+    so book/_static/reader.js scales them to the 328 px column, where their smallest text is still
+    at least 9 CSS px."""
+    fig = draw()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    width, _ = struct.unpack(">II", buffer.getvalue()[16:24])
+    assert width < 600, width
+    smallest = min(t.get_fontsize() for t in fig.axes[0].texts if t.get_text())
+    assert smallest * 110 / 72 * 328 / width >= 9, (smallest, width)
+    # every text inside the canvas: nothing cut off by the tight box
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    frame = fig.bbox
+    for t in fig.axes[0].texts:
+        box = t.get_window_extent(renderer)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, t.get_text()
+    plt.close(fig)
 
 
 def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():

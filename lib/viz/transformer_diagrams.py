@@ -414,15 +414,17 @@ def bert_input_diagram(tokens, config=None, segments=None):
         f"above says: input vector, width {d} = LayerNorm(token + segment + position)."
     )
     # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams
+    # 5.1 inches: saved at 110 dpi with a tight box's margins, 583 px, under the 600 px above
+    # which book/_static/reader.js puts a picture in a box that scrolls sideways on a phone
     font, pitch, top = _PHONE_FONT, 0.46, 1.45
     height = top + n * pitch + 0.15
-    fig, ax = _canvas(5.3, height, alt)
+    fig, ax = _canvas(5.1, height, alt)
     ys = [height - top - pitch * (i + 0.5) for i in range(n)]
     columns = [
-        (0.6, 0.95, "input", "plain", lambda i: toks[i]),
-        (1.95, 1.3, "token", "emb", lambda i: _embedding_label(toks[i])),
-        (3.3, 0.7, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
-        (4.55, 0.8, "position", "io", lambda i: f"$E_{{{i}}}$"),
+        (0.55, 0.95, "input", "plain", lambda i: toks[i]),
+        (1.88, 1.3, "token", "emb", lambda i: _embedding_label(toks[i])),
+        (3.2, 0.7, "segment", "ctx", lambda i: "$E_A$" if segments[i] == 0 else "$E_B$"),
+        (4.42, 0.8, "position", "io", lambda i: f"$E_{{{i}}}$"),
     ]
     header = height - top + 0.3
     for x, w, name, kind, label in columns:
@@ -432,10 +434,10 @@ def bert_input_diagram(tokens, config=None, segments=None):
             if kind == "ctx":  # segment A blue, B orange, as in the fine-tuning diagrams
                 ax.patches[-1].set_facecolor(_DIAGRAM_COLORS["attn" if segments[i] == 0 else "ff"])
     for y in ys:
-        for x in (2.75, 3.9):
+        for x in (2.68, 3.81):
             ax.text(x, y, "$+$", **_t(font))
     ax.text(
-        2.65,
+        2.55,
         height - 0.4,
         f"input vector, width {d} =\nLayerNorm(token + segment + position)",
         **_t(font),
@@ -561,22 +563,23 @@ def bert_pretraining_diagram(config=None):
         f"row, enters the BERT encoder, {L} layers of width {D} with {H} heads, drawn as a tall "
         "box. To its right, one output vector per token: "
         "C for [CLS], T_1 to T_10 for the others. From T_4, the MLM head (a softmax over "
-        f"{config.vocab_size:,} tokens) predicts cute; from C, the NSP head predicts IsNext or "
-        "NotNext. The other outputs get no loss."
+        f"{config.vocab_size:,} tokens) predicts cute; from C, through the pooler (tanh(W C + b)), "
+        "the NSP head predicts IsNext or NotNext. The other outputs get no loss."
     )
-    # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams
+    # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams; 5.1
+    # inches, 583 px as saved (under the 600 px above which a phone scrolls it sideways)
     font, pitch, n = _PHONE_FONT, 0.46, len(toks)
     height = 0.3 + n * pitch + 0.15
-    fig, ax = _canvas(5.3, height, alt)
+    fig, ax = _canvas(5.1, height, alt)
     ys = [height - 0.3 - pitch * (i + 0.5) for i in range(n)]
     for i, (y, tok) in enumerate(zip(ys, toks)):
-        _box(ax, 0.6, y, tok, "ctx" if tok == "[MASK]" else "plain", 1.0, pitch - 0.08, font)
-        _arrow(ax, 1.12, y, 1.47, y)
-        _box(ax, 2.85, y, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", 0.6, pitch - 0.08, font)
-        _arrow(ax, 2.23, y, 2.53, y)
+        _box(ax, 0.55, y, tok, "ctx" if tok == "[MASK]" else "plain", 1.0, pitch - 0.08, font)
+        _arrow(ax, 1.07, y, 1.42, y)
+        _box(ax, 2.8, y, "$C$" if i == 0 else f"$T_{{{i}}}$", "plain", 0.6, pitch - 0.08, font)
+        _arrow(ax, 2.18, y, 2.48, y)
     _box(
         ax,
-        1.85,
+        1.8,
         (ys[0] + ys[-1]) / 2,
         f"BERT encoder: {L} layers, width {D}, {H} heads",
         "attn",
@@ -586,20 +589,21 @@ def bert_pretraining_diagram(config=None):
         rotation=90,
     )
     m = toks.index("[MASK]")
-    _arrow(ax, 3.17, ys[m], 3.52, ys[m])
+    _arrow(ax, 3.12, ys[m], 3.45, ys[m])
     _box(
         ax,
-        4.4,
+        4.27,
         ys[m],
         f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute",
         "ff",
-        1.7,
+        1.6,
         1.0,
         font,
     )
-    _arrow(ax, 3.17, ys[0], 3.52, ys[0])
-    _box(ax, 4.4, ys[0], "NSP head:\nIsNext / NotNext", "ff", 1.7, 0.7, font)
-    ax.text(4.4, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
+    # the NSP head reads the pooler's output, tanh(W C + b), not C itself
+    _arrow(ax, 3.12, ys[0], 3.45, ys[0])
+    _box(ax, 4.27, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", 1.6, 0.95, font)
+    ax.text(4.27, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
     return fig
 
 
