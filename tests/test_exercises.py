@@ -813,6 +813,11 @@ def _separate_heads(variant=""):
                 torch.softmax(q(x) @ k(x).transpose(-2, -1) / self.scale, -1) @ v(x)
                 for q, k, v in zip(self.q, self.k, self.v)
             ]
+            if variant == "output and weights":  # the library's function, its [0] forgotten
+                heads = [
+                    attention.scaled_dot_product_attention(q(x), k(x), v(x))
+                    for q, k, v in zip(self.q, self.k, self.v)
+                ]
             z = torch.cat(heads, dim=-1)
             return z if variant == "no W_O" else self.o(z)
 
@@ -892,6 +897,11 @@ FUNCTION_WRONG = [
     (ch07.check_separate_heads, _separate_heads("plain list"), "use nn.ModuleList"),
     (ch07.check_separate_heads, _separate_heads("shared layer"), "the same nn.Linear object"),
     (ch07.check_separate_heads, lambda mha: mha, "you returned a MultiHeadAttention"),
+    (
+        ch07.check_separate_heads,
+        _separate_heads("output and weights"),
+        "returns a tuple (output, weights)",
+    ),
     (
         ch08.check_sinusoidal,
         lambda m, d: ch08._table(m, d, exponent="j/d").float(),

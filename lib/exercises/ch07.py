@@ -184,6 +184,14 @@ def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
     return None
 
 
+# the library's scaled_dot_product_attention returns (output, weights): a head kept as that tuple
+# reaches torch.cat (or torch.stack), which names a tuple where it expected a tensor
+_TUPLE_HINT = {
+    "got tuple": "`scaled_dot_product_attention` returns a tuple (output, weights): keep only its "
+    "first element, `scaled_dot_product_attention(q, k, v)[0]`, before you concatenate the heads.",
+}
+
+
 @checker("separate_heads_from")
 def check_separate_heads(separate_heads_from: Any) -> str:
     """Check ``separate_heads_from(mha) -> nn.Module``: one nn.Linear(D, D/H) per head for each of W^Q, W^K,
@@ -258,7 +266,7 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
             fail(
                 f"on the case {case}, your module has {n_mine:,} parameters and mha has {n_theirs:,}; {why}."
             )
-        out = call(module, x, name="your module", case=case)
+        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
         if isinstance(out, tuple):
             fail(
                 f"on the case {case}, your module returned a tuple; return only the output [B, T, D]."
