@@ -421,7 +421,7 @@ def test_rope_and_alibi_are_offered_at_width_32_and_the_form_says_so(site, serve
     )
     assert "width 64 is not offered with RoPE" in message and "width set to 32" in message
     assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-width').value;") == "32"
-    assert "width 16 and 64 not offered: RoPE's graphs" in text_of(browser, ".book-pg-offer")[0]
+    assert "width 16 and 64 not offered: in the browser, RoPE models come in width 32 only" in text_of(browser, ".book-pg-offer")[0]
     # choosing a position table again offers every width
     browser.execute_script(
         f"const s = {ROOT}.querySelector('.book-pg-pos'); s.value = 'none'; s.dispatchEvent(new Event('change'));"
@@ -472,11 +472,11 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
     titles = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-kv option')).map((o) => [o.disabled, o.title]);"
     )
-    assert titles[0][0] and "1 key/value head for 4 heads is not exported" in titles[0][1]
+    assert titles[0][0] and "1 key/value head for 4 heads is not available in the browser" in titles[0][1]
     assert titles[1] == [False, ""] and titles[2] == [False, ""]
     assert (
         "layers 1, heads 1 and 2, positions learned and sinusoidal and none and alibi not offered: "
-        "RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers" in offer
+        "RMSNorm and 2 key/value heads for 4 heads: in the browser, such models come at 2 layers" in offer
     )
     assert offer.count("RMSNorm and 2 key/value heads for 4 heads:") == 1  # each reason said once
     assert "with RoPE only (chapter 17's layer)" in offer

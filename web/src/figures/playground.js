@@ -11,7 +11,7 @@
 // RMSNorm alone or 2 key/value heads alone with a position table, both with RoPE (chapter 17's layer); the
 // form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
-import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
+import { LENGTH, TASKS, VOCAB, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
 const CHOICES = {
   task: TASKS,
@@ -53,9 +53,9 @@ const modernWhere = (s) => {
   const m = OFFER.modern;
   const pos = offeredModern(s.norm, s.kv) && modernPositions(s.norm, s.kv).includes("rope")
     ? "with RoPE only (chapter 17's layer)" : "with a position table only (learned, sinusoidal or none)";
-  return `exported at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's small Llama's ` +
-    `shape, chapter 17), ${pos}: each combination is a graph of its own, and the build exports three ` +
-    "(RMSNorm, 2 key/value heads, both with RoPE)";
+  return `in the browser, such models come at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's ` +
+    `small Llama's shape, chapter 17), ${pos}: each combination needs a training program of its own, and the ` +
+    "book ships three (RMSNorm, 2 key/value heads, both with RoPE)";
 };
 
 // The manifest's name of the graphs the settings s train (tools/export_playground.py key).
@@ -74,9 +74,9 @@ export function notOffered(s) {
     } else if (k !== s.heads && !offeredModern(s.norm, k)) {
       const m = OFFER.modern;
       const kvs = [...new Set(m.sets.map(([, kv]) => kv).filter((kv) => kv !== m.heads))];
-      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not exported: fewer ` +
-        `key/value heads than heads are exported as ${kvs.join(" or ")} for ${m.heads} heads only (graphs of ` +
-        "their own for each combination, and the build exports a few)";
+      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not available in the ` +
+        `browser: fewer key/value heads than heads come as ${kvs.join(" or ")} for ${m.heads} heads only (each ` +
+        "combination needs a training program of its own, and the book ships a few)";
     }
   }
   if (modern(s)) {
@@ -93,8 +93,9 @@ export function notOffered(s) {
   }
   if (OFFER.inAttention.includes(s.pos)) {
     for (const w of CHOICES.width) {
-      if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `${NAMES[s.pos]}'s graphs are exported at width ` +
-        `${OFFER.inAttentionWidths.join(", ")} only (a graph of their own for each size; the book's build exports a few)`;
+      if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `in the browser, ${NAMES[s.pos]} models come in ` +
+        `width ${OFFER.inAttentionWidths.join(", ")} only (each size needs a training program of its own, and the ` +
+        "book ships a few)";
     }
   }
   for (const n of CHOICES.test) {
@@ -103,10 +104,21 @@ export function notOffered(s) {
       `position ${LENGTH} and beyond, so a model with them cannot read a longer sequence: choose sinusoidal, none, ` +
       "RoPE or ALiBi to test at a longer length";
     else if (lengthProblem(s.task, n)) {
-      out.test[n] = `the ${s.task} task has no sequences of ${n}: ${lengthProblem(s.task, n).replace(/^length: /, "")}`;
+      out.test[n] = lengthReason(s.task, n);
     }
   }
   return out;
+}
+
+// Why the task has no sequences of length n, said of the task (not of the value asked for: the form
+// may show another, e.g. 8 after a change to the position task replaced 32).
+function lengthReason(task, n) {
+  if (task === "position") {
+    return `the position task answers with positions, symbols 0 to ${VOCAB - 1}, so its sequences are at most ` +
+      `${VOCAB} long`;
+  }
+  if (task === "brackets" && n % 2) return "the brackets task's sequences come in pairs, so their lengths are even";
+  return `the ${task} task has no sequences of ${n}: ${lengthProblem(task, n).replace(/^length: /, "").replace(/, got \d+$/, "")}`;
 }
 
 // s with every setting that is not offered replaced (width by 32, a test length by 8; RMSNorm or fewer
@@ -392,8 +404,8 @@ function buildControls(root, settings, example) {
     const wrap = html("label", {}, form, `${LABELS[key]} `);
     if (key === "test") wrap.title = `the length of a second set of held-out sequences; training is at ${LENGTH}`;
     if (key === "kv") {
-      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), exported " +
-        `as 2 for ${OFFER.modern.heads} heads (a greyed-out option says why on hover)`;
+      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), in the " +
+        `browser 2 for ${OFFER.modern.heads} heads only (a greyed-out option says why on hover)`;
     }
     if (key === "seed") {
       inputs.seed = html("input", { type: "number", min: 0, max: 4294967295, step: 1, value: settings.seed,
@@ -640,7 +652,7 @@ async function startRun(pg) {
   const manifest = await (await ctx.fetch("playground/manifest.json")).json();
   const name = graphKey(s);
   const entry = manifest.models[name];
-  if (!entry) throw new Error(`the graphs of ${name} were not exported (tools/export_playground.py)`);
+  if (!entry) throw new Error(`this copy of the book has no training program for ${name}`);
   // the probe runs at the training length and at a test length alike (one graph, its length an input)
   const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
     (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
@@ -801,7 +813,7 @@ function showExample(pg, settings) {
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
   state.heldTest = example.held_test || [];
-  state.note = "(computed by the library when the book was built; press Play to train here)";
+  state.note = "(computed by the library when the book was made; press Play to train here)";
   pg.drawCurve();
   const ids = pg.probeIds();
   if (example.probe && ids) pg.drawMaps(example.probe, ids, `${after(example.probe.t)} (the library's run)`);
