@@ -341,9 +341,10 @@ def test_each_page_has_a_computing_playground_with_its_preset(site, server, brow
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
     )
     mask = "causal" if config.causal else "bidirectional"
-    assert values[:6] == [
-        config.task, str(config.n_layers), str(config.n_heads), str(config.d_model),
-        config.positional, mask,
+    # the form: task, layers, heads, key/value heads, width, positions, norm, attention, ...
+    assert values[:8] == [
+        config.task, str(config.n_layers), str(config.n_heads), str(config.n_heads),
+        str(config.d_model), config.positional, "layernorm", mask,
     ]  # fmt: skip
     steps(browser, 10)
     losses = browser.execute_script(f"return {ROOT}.playground.losses;")
