@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -213,13 +214,17 @@ def test_every_setting_the_page_offers_is_an_exported_graph_set():
         f'import * as p from "{page.as_posix()}";\n'
         + """
 const jobs = JSON.parse(process.argv[1]);
-const out = { reached: [], exported: [] };
+const out = { reached: [], exported: [], said: [] };
 const base = { task: "copy", mask: "causal", lr: 0.003, batch: 32, seed: 0, test: 8 };
 for (const layers of [1, 2]) for (const heads of [1, 2, 4]) for (const kv of [1, 2, 4])
   for (const width of [16, 32, 64]) for (const pos of ["learned", "sinusoidal", "none", "rope", "alibi"])
     for (const norm of ["layernorm", "rmsnorm"]) {
       const { settings, notes } = p.reconcile({ ...base, layers, heads, kv, width, pos, norm });
       out.reached.push([p.graphKey(settings), notes.length]);
+      for (const task of ["copy", "position"]) {
+        const why = p.notOffered({ ...base, task, layers, heads, kv, width, pos, norm });
+        out.said.push(...notes, ...Object.values(why).flatMap((o) => Object.values(o)));
+      }
     }
 for (const [layers, heads, width, pos, norm, kv] of jobs) {
   const { settings, notes } = p.reconcile({ ...base, layers, heads, kv, width, pos, norm });
@@ -241,6 +246,9 @@ process.stdout.write(JSON.stringify(out));
     tables = len([k for k in pg.POSITIONAL if k not in pg.IN_ATTENTION])
     kinds = {"learned": tables, "rope": 1, "alibi": 1}
     assert sum(n == 0 for _, n in got["reached"]) == sum(kinds[j[3]] for j in ex.JOBS) == 73
+    # what the form says is said to a reader: no build words, and no value the form does not show
+    said = set(got["said"])
+    assert said and not [w for w in said if re.search(r"graph|export|build|got \d", w)], said
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")

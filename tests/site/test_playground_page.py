@@ -341,9 +341,10 @@ def test_each_page_has_a_computing_playground_with_its_preset(site, server, brow
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-controls select, .book-pg-controls input')).map((e) => e.value);"
     )
     mask = "causal" if config.causal else "bidirectional"
-    assert values[:6] == [
-        config.task, str(config.n_layers), str(config.n_heads), str(config.d_model),
-        config.positional, mask,
+    # the form: task, layers, heads, key/value heads, width, positions, norm, attention, ...
+    assert values[:8] == [
+        config.task, str(config.n_layers), str(config.n_heads), str(config.n_heads),
+        str(config.d_model), config.positional, "layernorm", mask,
     ]  # fmt: skip
     steps(browser, 10)
     losses = browser.execute_script(f"return {ROOT}.playground.losses;")
@@ -421,7 +422,10 @@ def test_rope_and_alibi_are_offered_at_width_32_and_the_form_says_so(site, serve
     )
     assert "width 64 is not offered with RoPE" in message and "width set to 32" in message
     assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-width').value;") == "32"
-    assert "width 16 and 64 not offered: RoPE's graphs" in text_of(browser, ".book-pg-offer")[0]
+    assert (
+        "width 16 and 64 not offered: in the browser, RoPE models come in width 32 only"
+        in text_of(browser, ".book-pg-offer")[0]
+    )
     # choosing a position table again offers every width
     browser.execute_script(
         f"const s = {ROOT}.querySelector('.book-pg-pos'); s.value = 'none'; s.dispatchEvent(new Event('change'));"
@@ -472,11 +476,15 @@ def test_rmsnorm_and_grouped_query_attention_train_as_the_library_does(site, ser
     titles = browser.execute_script(
         f"return Array.from({ROOT}.querySelectorAll('.book-pg-kv option')).map((o) => [o.disabled, o.title]);"
     )
-    assert titles[0][0] and "1 key/value head for 4 heads is not exported" in titles[0][1]
+    assert (
+        titles[0][0]
+        and "1 key/value head for 4 heads is not available in the browser" in titles[0][1]
+    )
     assert titles[1] == [False, ""] and titles[2] == [False, ""]
     assert (
         "layers 1, heads 1 and 2, positions learned and sinusoidal and none and alibi not offered: "
-        "RMSNorm and 2 key/value heads for 4 heads: exported at 2 layers" in offer
+        "RMSNorm and 2 key/value heads for 4 heads: in the browser, such models come at 2 layers"
+        in offer
     )
     assert offer.count("RMSNorm and 2 key/value heads for 4 heads:") == 1  # each reason said once
     assert "with RoPE only (chapter 17's layer)" in offer
@@ -520,3 +528,95 @@ def test_more_heads_keep_multi_head_attention(site, server, browser):
         f"return ['layers', 'heads', 'kv', 'norm'].map((k) => {ROOT}.querySelector(`.book-pg-${{k}}`).value);"
     ) == ["1", "4", "4", "layernorm"]
     assert "kv=4" in browser.execute_script("return location.hash;")
+
+
+# --- a new test length, a new run beside the previous one (readers of chapters 8 and 18) ---------
+
+
+def choose(browser, name: str, value: str) -> None:
+    browser.execute_script(
+        f"const s = {ROOT}.querySelector('.book-pg-{name}'); s.value = {value!r};"
+        " s.dispatchEvent(new Event('change'));"
+    )
+
+
+def test_a_new_test_length_evaluates_the_same_run_and_the_form_says_why_not(site, server, browser):
+    """Only the test length changes: the run trained so far stays (its steps, its curve at 8) and is
+    evaluated at the new length from its weights now, as the library's run at that step is (within 2
+    points). The position task then replaces 32 by 8, and says why in words of the task (no value the
+    selector does not show)."""
+    load(browser, server, f"{COPY}&pos=none&test=32")
+    steps(browser, 25)
+    assert wait_until(browser, f"{ROOT}.playground.heldTest.some((h) => h[0] === 25)")
+    choose(browser, "test", "16")
+    assert wait_until(browser, f"{ROOT}.dataset.retested === '16'", timeout=60)
+    run = browser.execute_script(
+        f"const s = {ROOT}.playground; return [s.t, s.losses.length, s.held.length, s.heldTest];"
+    )
+    assert run[:2] == [25, 25] and run[2] >= 1 and [h[0] for h in run[3]] == [25], run
+    ref = library_run(pg.PlaygroundConfig(task="copy", positional="none", causal=True, seed=0), 25)
+    assert abs(run[3][0][1] - ref.held_out(16)[1]) <= 0.02, (run[3], ref.held_out(16))
+    assert "the same run, evaluated on held-out sequences of 16 from step 25" in (
+        browser.execute_script(f"return {ROOT}.querySelector('.book-live-message').textContent;")
+    )
+    assert "test=16" in browser.execute_script("return location.hash;")
+    steps(browser, 25)
+    assert wait_until(browser, f"{ROOT}.playground.heldTest.some((h) => h[0] === 50)")
+    assert "(at length 16: " in text_of(browser, ".book-pg-stats")[0]
+    # back to 32, then the position task (answers 0 to 15: sequences of at most 16)
+    choose(browser, "test", "32")
+    assert wait_until(browser, f"{ROOT}.dataset.retested === '32'", timeout=60)
+    choose(browser, "task", "position")
+    assert wait_until(browser, f"{ROOT}.dataset.run === 'ready'", timeout=60)
+    assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-test').value;") == "8"
+    message = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-message').textContent;"
+    )
+    offer = text_of(browser, ".book-pg-offer")[0]
+    assert "test length 32 is not offered" in message and "test length set to 8" in message
+    assert "test length 32 not offered: the position task answers with positions" in offer
+    assert "got" not in message + offer and "at most 16 long" in offer
+    assert browser.execute_script(f"return {ROOT}.playground.t;") == 0  # a new task: a new run
+    assert not console_errors(browser)
+
+
+def test_a_new_run_after_a_settings_change_shows_the_previous_one_faded(site, server, browser):
+    """Chapter 18's comparison: its ALiBi run's held-out curves stay drawn, faded and labelled, when
+    positions change and the new run trains; Reset keeps them; the next change replaces them by the
+    run it ends (one previous run)."""
+    load(browser, server, "", CH18)
+    prev = f"{ROOT}.querySelectorAll('.book-pg-prev-held, .book-pg-prev-held-test').length"
+    label = f"Array.from({ROOT}.querySelectorAll('.book-pg-prev-label')).map((e) => e.textContent)"
+    legend = f"{ROOT}.querySelector('.book-pg-legend-prev')"
+    assert browser.execute_script(f"return [{prev}, {legend}.hidden];") == [0, True]
+    chapter = browser.execute_script(f"return {ROOT}.playground.heldTest.map((h) => h[0]);")
+    choose(browser, "pos", "sinusoidal")
+    assert browser.execute_script(f"return [{prev}, {label}, {legend}.hidden];") == [
+        2,
+        ["previous: positions ALiBi"],
+        False,
+    ]
+    assert "positions ALiBi" in browser.execute_script(f"return {legend}.textContent;")
+    assert (
+        browser.execute_script(f"return {ROOT}.playground.prev.heldTest.map((h) => h[0]);")
+        == chapter
+    )
+    steps(browser, 25)
+    assert wait_until(browser, f"{ROOT}.playground.heldTest.some((h) => h[0] === 25)")
+    assert len(text_of(browser, ".book-pg-held-test")) == 1  # the new run's dashed curve, and
+    assert browser.execute_script(f"return [{prev}, {label}];") == [
+        2,
+        ["previous: positions ALiBi"],
+    ]
+    browser.execute_script(f"{ROOT}.querySelector('.book-pg-reset').click();")
+    assert browser.execute_script(f"return {prev};") == 2  # Reset: the same settings, kept
+    steps(browser, 25)
+    assert wait_until(browser, f"{ROOT}.playground.heldTest.some((h) => h[0] === 25)")
+    ran = browser.execute_script(f"return {ROOT}.playground.held.map((h) => h[0]);")
+    choose(browser, "pos", "none")
+    assert browser.execute_script(f"return [{prev}, {label}];") == [
+        2,
+        ["previous: positions sinusoidal"],
+    ]
+    assert browser.execute_script(f"return {ROOT}.playground.prev.held.map((h) => h[0]);") == ran
+    assert not console_errors(browser)

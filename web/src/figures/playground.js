@@ -11,7 +11,7 @@
 // RMSNorm alone or 2 key/value heads alone with a position table, both with RoPE (chapter 17's layer); the
 // form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
-import { LENGTH, TASKS, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
+import { LENGTH, TASKS, VOCAB, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
 
 const CHOICES = {
   task: TASKS,
@@ -53,9 +53,9 @@ const modernWhere = (s) => {
   const m = OFFER.modern;
   const pos = offeredModern(s.norm, s.kv) && modernPositions(s.norm, s.kv).includes("rope")
     ? "with RoPE only (chapter 17's layer)" : "with a position table only (learned, sinusoidal or none)";
-  return `exported at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's small Llama's ` +
-    `shape, chapter 17), ${pos}: each combination is a graph of its own, and the build exports three ` +
-    "(RMSNorm, 2 key/value heads, both with RoPE)";
+  return `in the browser, such models come at ${m.layers} layers, ${m.heads} heads, width ${m.width} only (the book's ` +
+    `small Llama's shape, chapter 17), ${pos}: each combination needs a training program of its own, and the ` +
+    "book ships three (RMSNorm, 2 key/value heads, both with RoPE)";
 };
 
 // The manifest's name of the graphs the settings s train (tools/export_playground.py key).
@@ -74,9 +74,9 @@ export function notOffered(s) {
     } else if (k !== s.heads && !offeredModern(s.norm, k)) {
       const m = OFFER.modern;
       const kvs = [...new Set(m.sets.map(([, kv]) => kv).filter((kv) => kv !== m.heads))];
-      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not exported: fewer ` +
-        `key/value heads than heads are exported as ${kvs.join(" or ")} for ${m.heads} heads only (graphs of ` +
-        "their own for each combination, and the build exports a few)";
+      out.kv[k] = `${k} key/value head${k === 1 ? "" : "s"} for ${s.heads} heads is not available in the ` +
+        `browser: fewer key/value heads than heads come as ${kvs.join(" or ")} for ${m.heads} heads only (each ` +
+        "combination needs a training program of its own, and the book ships a few)";
     }
   }
   if (modern(s)) {
@@ -93,8 +93,9 @@ export function notOffered(s) {
   }
   if (OFFER.inAttention.includes(s.pos)) {
     for (const w of CHOICES.width) {
-      if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `${NAMES[s.pos]}'s graphs are exported at width ` +
-        `${OFFER.inAttentionWidths.join(", ")} only (a graph of their own for each size; the book's build exports a few)`;
+      if (!OFFER.inAttentionWidths.includes(w)) out.width[w] = `in the browser, ${NAMES[s.pos]} models come in ` +
+        `width ${OFFER.inAttentionWidths.join(", ")} only (each size needs a training program of its own, and the ` +
+        "book ships a few)";
     }
   }
   for (const n of CHOICES.test) {
@@ -103,10 +104,21 @@ export function notOffered(s) {
       `position ${LENGTH} and beyond, so a model with them cannot read a longer sequence: choose sinusoidal, none, ` +
       "RoPE or ALiBi to test at a longer length";
     else if (lengthProblem(s.task, n)) {
-      out.test[n] = `the ${s.task} task has no sequences of ${n}: ${lengthProblem(s.task, n).replace(/^length: /, "")}`;
+      out.test[n] = lengthReason(s.task, n);
     }
   }
   return out;
+}
+
+// Why the task has no sequences of length n, said of the task (not of the value asked for: the form
+// may show another, e.g. 8 after a change to the position task replaced 32).
+function lengthReason(task, n) {
+  if (task === "position") {
+    return `the position task answers with positions, symbols 0 to ${VOCAB - 1}, so its sequences are at most ` +
+      `${VOCAB} long`;
+  }
+  if (task === "brackets" && n % 2) return "the brackets task's sequences come in pairs, so their lengths are even";
+  return `the ${task} task has no sequences of ${n}: ${lengthProblem(task, n).replace(/^length: /, "").replace(/, got \d+$/, "")}`;
 }
 
 // s with every setting that is not offered replaced (width by 32, a test length by 8; RMSNorm or fewer
@@ -211,6 +223,12 @@ const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground 
 const HELD = "#1f77b4"; // held-out sequences right (right axis)
 const TEST = "#9e3d9e"; // held out at the test length (right axis, dashed)
 const CURVES = "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps";
+// The previous run's label: the settings in which it differs from those now chosen ("positions ALiBi").
+export function prevLabel(was, now) {
+  const shown = (k, v) => (k === "pos" ? NAMES[v] || v : v);
+  const keys = Object.keys(LABELS).filter((k) => String(was[k]) !== String(now[k]));
+  return keys.length ? keys.map((k) => `${LABELS[k]} ${shown(k, was[k])}`).join(", ") : "the same settings";
+}
 export const BUDGET = 300; // steps per Play where the example has no run (else its run's length: 300 or 400)
 export const PATIENCE = 6; // held-out checks (every 25 steps) with the same accuracy before Play stops
 
@@ -227,8 +245,9 @@ export function ticks(max, n = 4) {
 
 // The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
 // at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
-// above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed.
-export function chart(svg, losses, held, width, heldTest = []) {
+// above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed. prev: the
+// previous run's held-out curves {held, heldTest, label}, drawn faded and labelled, or null.
+export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   const height = 200;
   const m = { left: 48, right: 48, top: 10, bottom: 40 };
   const w = width - m.left - m.right;
@@ -236,7 +255,9 @@ export function chart(svg, losses, held, width, heldTest = []) {
   svg.replaceChildren();
   for (const [k, v] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}` })) svg.setAttribute(k, v);
   const finite = losses.filter((p) => Number.isFinite(p[1]));
-  const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]), ...heldTest.map((p) => p[0]));
+  const before = prev ? [...prev.held, ...prev.heldTest] : [];
+  const lastStep = Math.max(0, ...finite.map((p) => p[0]), ...held.map((p) => p[0]), ...heldTest.map((p) => p[0]),
+    ...before.map((p) => p[0]));
   const xs = ticks(Math.max(lastStep, 10), width < 400 ? 3 : 5);
   // no step yet: the scale of a first step's loss (a uniform guess over 16 symbols: ln 16 = 2.8)
   const ys = ticks(finite.length ? Math.max(1e-3, ...finite.map((p) => p[1])) : Math.log(16), 4);
@@ -269,6 +290,23 @@ export function chart(svg, losses, held, width, heldTest = []) {
   const x2 = width - 8;
   text(x2, yl, "held-out right (%)", { "text-anchor": "middle", transform: `rotate(90 ${x2} ${yl})`,
     class: "book-pg-y2label" });
+  if (prev) {
+    const faded = { fill: "none", "stroke-width": 2, "stroke-opacity": 0.35 };
+    const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" ");
+    if (prev.held.length) el("polyline", { points: line(prev.held), stroke: HELD, ...faded, class: "book-pg-prev-held" }, g);
+    if (prev.heldTest.length) {
+      el("polyline", { points: line(prev.heldTest), stroke: TEST, "stroke-dasharray": "5 3", ...faded,
+        class: "book-pg-prev-held-test" }, g);
+    }
+    // the label at the end of the dashed curve (the one a test length asks to compare), else the solid one
+    const ends = prev.heldTest.length ? prev.heldTest : prev.held;
+    if (ends.length) {
+      const [t, v] = ends[ends.length - 1];
+      const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (v > 0.5 ? 14 : -6)));
+      text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
+        class: "book-pg-prev-label" });
+    }
+  }
   if (finite.length) {
     el("polyline", { points: finite.map(([t, v]) => `${X(t).toFixed(1)},${YL(v).toFixed(1)}`).join(" "),
       fill: "none", stroke: LOSS, "stroke-width": 2, class: "book-pg-loss" }, g);
@@ -283,14 +321,15 @@ export function chart(svg, losses, held, width, heldTest = []) {
       fill: "none", stroke: TEST, "stroke-width": 2, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
     for (const [t, v] of heldTest) el("rect", { x: X(t) - 2.5, y: YR(v) - 2.5, width: 5, height: 5, fill: TEST }, g);
   }
-  if (!finite.length && !held.length) {
+  if (!finite.length && !held.length && !before.length) {
     text(m.left + w / 2, m.top + h / 2, "no step yet", { "text-anchor": "middle", fill: "#777" });
   }
   svg.dataset.xticks = JSON.stringify(xs);
   svg.dataset.yticks = JSON.stringify(ys);
 }
 
-// The legend; pg.legendTest(n) shows the test-length curve's entry (n > 8) or hides it.
+// The legend; pg.legendTest(n) shows the test-length curve's entry (n > 8) or hides it; pg.legendPrev(label)
+// the previous run's entry (faded curves), or hides it (label null).
 function legend(parent) {
   const box = html("div", { class: "book-pg-legend" }, parent);
   const items = [];
@@ -307,10 +346,19 @@ function legend(parent) {
   }
   const testItem = items[2].parentNode;
   testItem.classList.add("book-pg-legend-test");
-  return (n) => {
+  const prevItem = html("span", { class: "book-pg-legend-item book-pg-legend-prev", hidden: "" }, box);
+  const key = el("svg", { width: 26, height: 12, "aria-hidden": "true" }, prevItem);
+  el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke: HELD, "stroke-width": 2, "stroke-opacity": 0.35 }, key);
+  const prevText = html("span", {}, prevItem);
+  const test = (n) => {
     testItem.hidden = !(n > LENGTH);
     items[2].textContent = n > LENGTH ? `held out at length ${n}: sequences right, % (right axis, dashed)` : "";
   };
+  const prev = (label) => {
+    prevItem.hidden = !label;
+    prevText.textContent = label ? `faded: the previous run's held-out curves (${label})` : "";
+  };
+  return { test, prev };
 }
 
 // One head's attention on the probe: an SVG heatmap with the probe's tokens on both axes (queries in
@@ -371,8 +419,8 @@ export function mountPlayground(root, example, ctx) {
   const { settings, problems } = readSettings(location.hash, example.defaults);
   const pg = { root, ctx, example, ui: buildControls(root, settings, example) };
   if (problems.length) ctx.message(root, `Settings from the link changed: ${problems.join("; ")}.`, "warning");
-  pg.state = { worker: null, ready: null, losses: [], held: [], heldTest: [], t: 0, playing: false, diverged: false,
-    stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
+  pg.state = { worker: null, ready: null, losses: [], held: [], heldTest: [], prev: null, t: 0, playing: false,
+    diverged: false, stopped: null, note: "", budget: example.history.length || BUDGET, patience: PATIENCE };
   root.playground = pg.state; // the run, for the browser tests and curious readers
   pg.current = () => currentSettings(pg.ui.inputs);
   offerView(pg);
@@ -392,8 +440,8 @@ function buildControls(root, settings, example) {
     const wrap = html("label", {}, form, `${LABELS[key]} `);
     if (key === "test") wrap.title = `the length of a second set of held-out sequences; training is at ${LENGTH}`;
     if (key === "kv") {
-      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), exported " +
-        `as 2 for ${OFFER.modern.heads} heads (a greyed-out option says why on hover)`;
+      wrap.title = "as many as heads: multi-head attention; fewer: grouped-query attention (chapter 17), in the " +
+        `browser 2 for ${OFFER.modern.heads} heads only (a greyed-out option says why on hover)`;
     }
     if (key === "seed") {
       inputs.seed = html("input", { type: "number", min: 0, max: 4294967295, step: 1, value: settings.seed,
@@ -415,7 +463,7 @@ function buildControls(root, settings, example) {
     value: settings.probe || example.probes[settings.task] }, probeWrap);
   ui.offer = html("p", { class: "book-pg-offer", "aria-live": "polite" }, root);
   ui.answer = html("p", { class: "book-pg-answer", "aria-live": "polite" }, root);
-  ui.legendTest = legend(root);
+  ({ test: ui.legendTest, prev: ui.legendPrev } = legend(root));
   ui.svg = el("svg", { class: "book-pg-curve", role: "img", "aria-label": CURVES });
   ui.svg.style.maxWidth = "100%";
   ui.svg.style.height = "auto";
@@ -456,9 +504,7 @@ function offerView(pg) {
     }
     ui.offer.textContent = [...why].map(([reason, what]) => `${what.join(", ")} not offered: ${reason}.`).join(" ");
     root.dataset.offer = ui.offer.textContent;
-    const n = pg.current().test;
-    ui.legendTest(n);
-    ui.svg.setAttribute("aria-label", CURVES + (n > LENGTH ? `, and held out at length ${n} (purple, dashed)` : ""));
+    ui.legendTest(pg.current().test);
   };
   pg.reconcileForm = () => {
     const { settings, notes } = reconcile(pg.current());
@@ -476,7 +522,12 @@ function curveView(pg) {
   const chartWidth = () => Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
   pg.drawCurve = () => {
     drawnWidth = chartWidth();
-    chart(ui.svg, state.losses, state.held, drawnWidth, state.heldTest);
+    const prev = state.prev && { ...state.prev, label: prevLabel(state.prev.settings, pg.current()) };
+    chart(ui.svg, state.losses, state.held, drawnWidth, state.heldTest, prev);
+    ui.legendPrev(prev ? prev.label : null);
+    const n = pg.current().test;
+    ui.svg.setAttribute("aria-label", CURVES + (n > LENGTH ? `, and held out at length ${n} (purple, dashed)` : "") +
+      (prev ? `; faded, the previous run's held-out curves (${prev.label})` : ""));
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
     const test = state.heldTest[state.heldTest.length - 1];
@@ -595,6 +646,23 @@ function workerClient(pg) {
     }
     return state.ready;
   };
+  // A new test length for the run in the worker: its dashed curve starts again, from the weights it
+  // has now (the curves at length 8 and the maps stay).
+  pg.retest = async () => {
+    await state.ready;
+    const n = pg.current().test;
+    state.heldTest = [];
+    delete root.dataset.heldoutTest;
+    delete root.dataset.retested;
+    history.replaceState(null, "", writeSettings(pg.current()));
+    pg.markCaption();
+    state.worker.postMessage({ type: "test", testLength: n });
+    pg.drawCurve();
+    ctx.message(root, n > LENGTH
+      ? `Test length ${n}: the same run, evaluated on held-out sequences of ${n} from step ${state.t} on (the ` +
+        "dashed curve starts there)."
+      : `Test length ${LENGTH}: the same run, evaluated at its training length only.`, "info");
+  };
   // Reset (or any new setting): the previous run's curve, status and maps go at once; the new run's
   // maps (its initial weights) are drawn when its worker is ready.
   pg.resetRun = async () => {
@@ -640,7 +708,7 @@ async function startRun(pg) {
   const manifest = await (await ctx.fetch("playground/manifest.json")).json();
   const name = graphKey(s);
   const entry = manifest.models[name];
-  if (!entry) throw new Error(`the graphs of ${name} were not exported (tools/export_playground.py)`);
+  if (!entry) throw new Error(`this copy of the book has no training program for ${name}`);
   // the probe runs at the training length and at a test length alike (one graph, its length an input)
   const bytes = await Promise.all([entry.step, entry.probe, entry.steps].map(async (f) =>
     (await ctx.fetch(`playground/${f}`)).arrayBuffer()));
@@ -679,10 +747,12 @@ const ON_MESSAGE = {
   heldout(pg, msg) {
     pg.state.held.push([msg.t, msg.seqAcc]);
     pg.root.dataset.heldout = String(msg.seqAcc);
-    if (msg.test) {
-      pg.state.heldTest.push([msg.t, msg.test.seqAcc, msg.test.tokenAcc]);
-      pg.root.dataset.heldoutTest = String(msg.test.seqAcc);
-    }
+    if (msg.test && msg.test.length === pg.current().test) addTest(pg, msg.t, msg.test);
+    pg.drawCurve();
+  },
+  heldtest(pg, msg) { // the same run at another test length (wireControls), from the weights now
+    if (msg.test && msg.test.length === pg.current().test) addTest(pg, msg.t, msg.test);
+    pg.root.dataset.retested = String(msg.length);
     pg.drawCurve();
   },
   probe(pg, msg) {
@@ -720,6 +790,14 @@ const ON_MESSAGE = {
     pg.fail(`The Playground stopped: ${msg.error}`);
   },
 };
+
+// A point of the test-length curve, in step order (the answer to "test" may come after a later check).
+function addTest(pg, t, test) {
+  const points = pg.state.heldTest.filter((p) => p[0] !== t);
+  points.push([t, test.seqAcc, test.tokenAcc]);
+  pg.state.heldTest = points.sort((a, b) => a[0] - b[0]);
+  pg.root.dataset.heldoutTest = String(points[points.length - 1][1]);
+}
 
 function onMessage(pg, msg) {
   if (Object.hasOwn(ON_MESSAGE, msg.type)) ON_MESSAGE[msg.type](pg, msg);
@@ -761,10 +839,27 @@ function wireControls(pg) {
     if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
     // new heads with as many key/value heads as heads before: multi-head attention still
     if (key === "heads" && before.kv === before.heads) ui.inputs.kv.value = ui.inputs.heads.value;
+    const was = before;
     const notes = pg.reconcileForm(); // e.g. ALiBi chosen at width 64: width 32, and the note says so
     before = pg.current();
+    const changed = Object.keys(LABELS).filter((k) => String(was[k]) !== String(before[k]));
+    // only the test length: the same model, evaluated at the new length from the weights it has now
+    if (changed.length === 1 && changed[0] === "test" && state.ready) {
+      pg.retest().catch(() => {});
+      return;
+    }
+    // a new run: the one it replaces stays drawn, faded (if it has held-out points; else the one before)
+    if (state.held.length || state.heldTest.length) {
+      state.prev = { settings: was, held: state.held.slice(), heldTest: state.heldTest.slice() };
+    }
+    const library = root.dataset.example === "chapter" && changed.includes("test");
     pg.resetRun().then(() => {
-      if (notes.length) ctx.message(root, `Changed: ${notes.join("; ")}.`, "info");
+      const said = notes.length ? [`Changed: ${notes.join("; ")}.`] : [];
+      if (library) {
+        said.push(`The chapter's run was computed by the library, not in this page, so it cannot be evaluated at ` +
+          `another length here: a new run starts (press Play); the chapter's run stays drawn, faded.`);
+      }
+      if (said.length) ctx.message(root, said.join(" "), "info");
     }).catch(() => {});
   });
   ui.probeBox.addEventListener("change", () => {
@@ -801,7 +896,7 @@ function showExample(pg, settings) {
   state.losses = example.history.map((loss, i) => [i + 1, loss]);
   state.held = example.held_out;
   state.heldTest = example.held_test || [];
-  state.note = "(computed by the library when the book was built; press Play to train here)";
+  state.note = "(computed by the library when the book was made; press Play to train here)";
   pg.drawCurve();
   const ids = pg.probeIds();
   if (example.probe && ids) pg.drawMaps(example.probe, ids, `${after(example.probe.t)} (the library's run)`);

@@ -8,7 +8,8 @@
 // play, pause, step, probe, weights, unroll (for benchmarks/playground.py: k = 1, single steps only,
 // as before the K-step graph; with bytes, another K-step graph, to compare values of K), time (for
 // benchmarks/playground.py: run any graph of float inputs n times, e.g. the step's matrix products alone).
-// Messages out: ready, progress, heldout, probe, diverged, stopped, paused, weights, unrolled, timed, error.
+// Messages out: ready, progress, heldout, heldtest, probe, diverged, stopped, paused, weights, unrolled, timed,
+// error. test: another test length for the same run (the answer: heldtest).
 // The probe (the forward pass) takes its length as an input: 8 for the maps and the held-out accuracy,
 // with `more` (the position vectors past the table's 8 rows) empty. A test length N beyond the training
 // length 8 (config.testLength): every held-out check also runs the probe at 32 on 256 held-out
@@ -89,7 +90,7 @@ async function init(msg) {
     params, m: new Float32Array(size), v: new Float32Array(size), t: 0, rng: new Mulberry32(c.seed),
     held: makeBatch(c.task, msg.heldOut.size, new Mulberry32((c.seed ^ msg.heldOut.salt) >>> 0)),
     mask: mask(c.causal), playing: false, none: new ort.Tensor("float32", new Float32Array(0), [0, D]),
-    test: c.testLength > LENGTH ? longTest(c, msg.entry, msg.heldOut) : null,
+    test: c.testLength > LENGTH ? longTest(c, msg.entry, msg.heldOut) : null, entry: msg.entry, heldOut: msg.heldOut,
   };
   return { type: "ready", parameters: size };
 }
@@ -200,6 +201,26 @@ async function heldOut() {
   return out;
 }
 
+// Another test length for the same model (the probe takes its length as an input): the held-out
+// sequences at that length from now on, and the accuracy of the weights now on them ("heldtest"; no
+// `test` at the training length).
+async function retest(n) {
+  run.config = { ...run.config, testLength: n };
+  run.test = n > LENGTH ? longTest(run.config, run.entry, run.heldOut) : null;
+  const out = { type: "heldtest", t: run.t, length: n };
+  const test = run.test;
+  if (test) {
+    const size = test.y.length / test.N;
+    const got = await serial(() => {
+      out.t = run.t; // the weights evaluated: those after the step now done
+      return run.probe.run(feedsOf({ x: new ort.Tensor("int64", test.x, [size, test.T]), mask: test.mask,
+        more: test.more }, false), ["logits"]);
+    });
+    out.test = { length: test.N, ...accuracy(got.logits.data, test.y, size, test.N, test.T) };
+  }
+  return out;
+}
+
 async function probe(ids) {
   const x = BigInt64Array.from(ids.map(BigInt));
   const { logits, attentions, dims } = await forward(x, 1);
@@ -276,6 +297,7 @@ self.onmessage = async (event) => {
     else if (msg.type === "step") await train(msg.n || 1, msg.probe);
     else if (msg.type === "pause") { if (run) run.playing = false; }
     else if (msg.type === "probe") self.postMessage(await probe(msg.ids));
+    else if (msg.type === "test") self.postMessage(await retest(msg.testLength));
     else if (msg.type === "unroll") { // benchmarks/playground.py: k = 1, single steps; bytes: another K-step graph
       if (msg.bytes) [run.steps, run.unroll] = [await session(msg.bytes), msg.k];
       run.K = msg.k > 1 && run.steps ? run.unroll : 1;
