@@ -62,7 +62,7 @@ FP16_MIN_SIZE = 1024  # weights with at least this many numbers are stored as fl
 
 # The chapters' sentences (chapter 15 and 6) for the reference values and the fidelity check.
 MINILM_SENTENCES = [
-    "The trophy didn't fit in the suitcase because it was too big",
+    "The trophy didn't fit in the suitcase because it was too big.",
     "The animal didn't cross the street because it was too tired.",
     "The animal didn't cross the street because it was too wide.",
     "The FBI is chasing a criminal on the run.",

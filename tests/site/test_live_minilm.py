@@ -109,7 +109,7 @@ def loaded(site, server, browser):
 def test_the_page_shows_the_example_at_once_and_costs_little(loaded):
     assert loaded["example_state"] == "example"
     m = np.array(loaded["example_values"])
-    assert m.shape == (16, 16) and np.allclose(m.sum(1), 1, atol=0.01)  # layer 3, head 1
+    assert m.shape == (17, 17) and np.allclose(m.sum(1), 1, atol=0.01)  # layer 3, head 1
     urls = [u for u, _ in loaded["before"]]
     assert not [u for u in urls if u.endswith((".onnx", ".wasm", "worker.js"))], urls
     live_bytes = loaded["live_html"] + sum(n for u, n in loaded["before"] if "/_static/live/" in u)
