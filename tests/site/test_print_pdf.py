@@ -347,7 +347,10 @@ def _opening_end(book: Printed, index: int, top: int, bottom: int) -> int | None
     px = DPI / 72  # pixels per point
     runs = sorted(book.runs[index])
     ink = [y for y in range(top, bottom) if book.dark[index][y] >= 2]
-    first_text = round((runs[0][0] - runs[0][1]) * px) if runs else bottom
+    # text: a paragraph, code, a heading or a caption; a chart's or a bertviz view's own lettering
+    # (sans-serif, small) is part of the picture
+    texts = [r for r in runs if _prose(r) or CAPTION.match(r[3])]
+    first_text = round((texts[0][0] - texts[0][1]) * px) if texts else bottom
     if not any(y < first_text - 1 for y in ink):
         return None  # text first (a table's caption, a paragraph)
     caption = next((r for r in runs if CAPTION.match(r[3])), None)
