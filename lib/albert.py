@@ -184,9 +184,8 @@ class Albert(nn.Module):
         return_hidden_states: bool = False,
     ) -> BertOutput:
         c = self.config
-        token_type_ids, mask = bert_inputs(
-            c, input_ids, token_type_ids, attention_mask
-        )  # as BERT's
+        # BERT's checks, default segments and mask
+        token_type_ids, mask = bert_inputs(c, input_ids, token_type_ids, attention_mask)
         embedded = self.embeddings(input_ids, token_type_ids)  # [B, T, E]
         x = self.embedding_hidden_mapping_in(embedded)  # [B, T, D]
         # BERT's stack, with the one shared layer (or each of L) in every position

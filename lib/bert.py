@@ -348,9 +348,8 @@ def bert_inputs(config, input_ids, token_type_ids, attention_mask) -> tuple[Tens
     check_bert_inputs(config, input_ids, token_type_ids, attention_mask)
     if token_type_ids is None:
         token_type_ids = torch.zeros_like(input_ids)  # [B, T], everything segment A
-    return token_type_ids, extended_attention_mask(
-        attention_mask
-    )  # mask bool [B, 1, 1|T, T] or None
+    mask = extended_attention_mask(attention_mask)  # bool [B, 1, 1|T, T] or None
+    return token_type_ids, mask
 
 
 def extended_attention_mask(attention_mask: Tensor | None) -> Tensor | None:

@@ -33,8 +33,9 @@ from matplotlib.figure import Figure
 from lib._validate import is_int
 
 # figures drawn for a phone, about 5 inches wide: 11-point text is 9 CSS px or more in a 330 px column
-# (the slider figures here, the live figures' static pictures in lib.viz.live, the Playground's)
-_PHONE_RC = {
+# (the slider figures here, the live figures' static pictures in lib.viz.live, the Playground's, and
+# a chapter's own phone-sized figures: plt.rc_context(viz.PHONE_RC))
+PHONE_RC = {
     key: 11
     for key in (
         "font.size",
@@ -45,8 +46,6 @@ _PHONE_RC = {
         "legend.fontsize",
     )
 }
-# the same, public: a chapter's own phone-sized figures draw with plt.rc_context(viz.PHONE_RC)
-PHONE_RC = _PHONE_RC
 
 
 def _labelled(options) -> list[tuple[str, object]]:
@@ -285,11 +284,11 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     masked = masked_softmax(s, mask)  # [T, T]; masked entries exactly 0
     full = masked_softmax(s)  # [T, T]; the plain softmax
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
-    FONT = _PHONE_RC["font.size"]
+    FONT = PHONE_RC["font.size"]
 
     def draw(t):
         # 5.2 inches with 11-point text: about 9.7 CSS px when a 360 px phone shows it 330 px wide
-        with plt.rc_context(_PHONE_RC):
+        with plt.rc_context(PHONE_RC):
             return draw_state(t)
 
     def draw_state(t):

@@ -41,7 +41,7 @@ import torch
 
 from lib._validate import is_int
 from lib.viz.heatmap import attention_heatmap
-from lib.viz.interactive import _PHONE_RC, figure_png
+from lib.viz.interactive import PHONE_RC, figure_png
 
 __all__ = [
     "LiveFigure",
@@ -170,7 +170,7 @@ def rank_heads(att_a: torch.Tensor, att_b: torch.Tensor, q: int, k: int, n: int 
 def _heatmap_png(tokens, weights, title: str) -> bytes:
     # 5.2 inches at 110 dpi with 11-point text: 572 px, about 17 CSS px text in a laptop's column
     # and 9.7 in a phone's 330 px one (the picture shrunk to fit)
-    with plt.rc_context(_PHONE_RC):
+    with plt.rc_context(PHONE_RC):
         fig, ax = plt.subplots(figsize=(5.2, 4.8), dpi=110)
         attention_heatmap(weights, tokens, tokens, ax=ax, title=title, annotate=False)
         if fig.get_layout_engine() is None:  # the book's style lays figures out itself
@@ -272,7 +272,7 @@ _PRINT_DPI = 300  # print and the ePub: 300 pixels an inch
 def _ranking_png(top: list, source: str, target: str) -> bytes:
     # 5.2 inches with 11-point text at 300 dpi, shown 5.2 inches (499 CSS px) wide: about 15 CSS px
     # text in a laptop's column, 9.7 in a phone's 330 px one, 300 pixels an inch in print
-    with plt.rc_context(_PHONE_RC):
+    with plt.rc_context(PHONE_RC):
         fig, ax = plt.subplots(figsize=(5.2, 3.0), dpi=_PRINT_DPI)
         labels = [f"({layer}, {head})" for layer, head, *_ in top][::-1]
         values = [c for _, _, c, _, _ in top][::-1]
@@ -317,7 +317,7 @@ def translation_alignment(
     n = ids.index(tgt_vocab.eos_id) + 1 if tgt_vocab.eos_id in ids else len(ids)
     out = [tgt_vocab.itos[i] for i in ids[:n]]
     attention = weights[0, :n]  # [L, S]
-    with plt.rc_context(_PHONE_RC):  # 11-point words: about 9 CSS px or more on a phone
+    with plt.rc_context(PHONE_RC):  # 11-point words: about 9 CSS px or more on a phone
         fig, ax = plt.subplots(figsize=(2.4 + 0.45 * len(words), 1.8 + 0.4 * n), dpi=72)
         attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
         png = figure_png(fig)
@@ -355,7 +355,7 @@ def gpt_next_token(
     last = torch.stack(out.attentions)[:, 0, :, -1]  # [L, H, T]
     top = probs.argsort(descending=True, stable=True)[:15].tolist()
     # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
-    with plt.rc_context(_PHONE_RC):
+    with plt.rc_context(PHONE_RC):
         fig, ax = plt.subplots(figsize=(4.6, 4.2), dpi=72)
         ax.barh([itos[i] for i in top][::-1], probs[top].tolist()[::-1], color="C0")
         ax.set(xlabel="probability of the next token", title=f"after '{prompt}'")
@@ -487,7 +487,7 @@ def score_functions_figure(
         }
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
     # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
-    with plt.rc_context(_PHONE_RC):
+    with plt.rc_context(PHONE_RC):
         fig, ax = plt.subplots(figsize=(4.6, 3.0), dpi=72)
         n = k.shape[1]
         for i, (name, w) in enumerate(weights.items()):

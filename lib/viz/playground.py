@@ -18,7 +18,7 @@ import torch
 
 from lib import playground as pg
 from lib.viz.heatmap import attention_heatmap
-from lib.viz.interactive import _PHONE_RC, figure_png
+from lib.viz.interactive import PHONE_RC, figure_png
 from lib.viz.live import LiveFigure
 
 __all__ = ["PROBES", "playground_figure", "train_run", "draw_run"]
@@ -100,7 +100,7 @@ def draw_run(
         n_maps = c.n_layers * c.n_heads
         cols = min(n_maps, 2)
         rows = -(-n_maps // cols)
-        with plt.rc_context(_PHONE_RC):
+        with plt.rc_context(PHONE_RC):
             fig = plt.figure(figsize=(5.2, 3.6 + 3.0 * rows), dpi=100, layout="constrained")
             grid = fig.add_gridspec(1 + rows, cols, height_ratios=[2.8] + [2.6] * rows)
             ax = fig.add_subplot(grid[0, :])
