@@ -143,7 +143,8 @@ def test_reference_values_are_the_librarys(exported, minilm):
     model, tokenizer = minilm
     reference = json.loads((out / "reference.json").read_text())
     first = reference["minilm"][0]
-    assert first["text"] == "The trophy didn't fit in the suitcase because it was too big"
+    assert first["text"] == ex.MINILM_SENTENCES[0]
+    assert first["text"] == "The trophy didn't fit in the suitcase because it was too big."
     tokens, att, _ = ex.minilm_torch(model, tokenizer, first["text"])
     assert first["tokens"] == tokens and first["ids"] == tokenizer.encode(first["text"]).input_ids
     assert np.abs(np.array(first["attentions"]) - att).max() <= 1e-6
