@@ -66,6 +66,7 @@ __all__ = [
     "names_used",
     "call",
     "CALL_TIME_LIMIT",
+    "replaced",
     "expect_tensor",
     "expect_number",
     "expect_bool",
@@ -445,6 +446,28 @@ def call(
                 hints,
             )
     return plain(result)
+
+
+@contextmanager
+def replaced(stand_ins: dict[Callable, Callable], module: Any, reader_function: Any):
+    """While inside, each library function of ``stand_ins`` (original -> stand-in) is replaced by its
+    stand-in wherever a name holds it: in ``module`` and in the reader's notebook (or module: the
+    globals of ``reader_function``). Found by identity, never by the reader's objects' ``__eq__``."""
+    by_id = {id(original): stand_in for original, stand_in in stand_ins.items()}
+    spaces = [vars(module), getattr(reader_function, "__globals__", {})]
+    saved = [
+        (space, name, value)
+        for space in spaces
+        for name, value in list(space.items())
+        if id(value) in by_id
+    ]
+    for space, name, value in saved:
+        space[name] = by_id[id(value)]
+    try:
+        yield
+    finally:
+        for space, name, value in reversed(saved):
+            space[name] = value
 
 
 def _cell_above_crashed() -> str | None:

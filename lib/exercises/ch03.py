@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any, NoReturn
 
@@ -29,6 +28,7 @@ from . import (
     largest_difference,
     not_attempted,
     plain,
+    replaced,
     row_sum_problem,
 )
 
@@ -377,21 +377,10 @@ def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
 REFUSALS = {"check_masked_softmax": [("lib.attention.masked_softmax", None, _refuse_library)]}
 
 
-@contextlib.contextmanager
 def _without_library_masked_softmax(func: Any):
     """While it runs, the reader's function finds lib.attention.masked_softmax (under any name in its
     module's globals, or as an attribute of lib.attention) replaced by one that raises."""
-    namespace = getattr(func, "__globals__", {})
-    names = [n for n, v in list(namespace.items()) if v is _LIBRARY_MASKED_SOFTMAX]
-    try:
-        attention.masked_softmax = _refuse_library
-        for n in names:
-            namespace[n] = _refuse_library
-        yield
-    finally:
-        attention.masked_softmax = _LIBRARY_MASKED_SOFTMAX
-        for n in names:
-            namespace[n] = _LIBRARY_MASKED_SOFTMAX
+    return replaced({_LIBRARY_MASKED_SOFTMAX: _refuse_library}, attention, func)
 
 
 # Long by design: the usual mistakes are tried one after the other, each with its own message

@@ -12,7 +12,6 @@ embedding table and projections; the chapter's solution asserts that the two are
 
 from __future__ import annotations
 
-import contextlib
 import dis
 import functools
 import inspect
@@ -38,6 +37,7 @@ from . import (
     largest_difference,
     names_used,
     not_attempted,
+    replaced,
 )
 
 __all__ = ["check_second_layer", "check_wider_entries", "check_incremental"]
@@ -469,24 +469,11 @@ def _refusing_masks(func: Callable) -> Callable:
     return guarded
 
 
-@contextlib.contextmanager
 def _no_masks(reader_function: Any):
     """While inside, the library's masked_softmax and scaled_dot_product_attention refuse a mask, both
     as attributes of lib.attention and as names in the reader's notebook (or module)."""
-    spaces = [vars(lib.attention), getattr(reader_function, "__globals__", {})]
-    saved = []
-    for original in (lib.attention.masked_softmax, lib.attention.scaled_dot_product_attention):
-        guarded = _refusing_masks(original)
-        for space in spaces:
-            for name, value in list(space.items()):
-                if value is original:
-                    saved.append((space, name, value))
-                    space[name] = guarded
-    try:
-        yield
-    finally:
-        for space, name, value in reversed(saved):
-            space[name] = value
+    originals = (lib.attention.masked_softmax, lib.attention.scaled_dot_product_attention)
+    return replaced({f: _refusing_masks(f) for f in originals}, lib.attention, reader_function)
 
 
 # Long by design: the usual mistakes are tried one after the other, each with its own message

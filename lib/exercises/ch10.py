@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from functools import lru_cache
 from typing import Any, Callable
@@ -30,7 +29,17 @@ from lib.bpe import (
 from lib.data.stories import python_docs_text
 from lib.wordpiece import wordpiece_merge_gains, wordpiece_split
 
-from . import attempted, call, checker, expect_number, fail, fmt, names_used, not_attempted
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_number,
+    fail,
+    fmt,
+    names_used,
+    not_attempted,
+    replaced,
+)
 
 __all__ = ["check_pair_score", "check_replay", "check_cased_length"]
 
@@ -183,7 +192,6 @@ class _ApplyBpeCalled(BaseException):
     those as the reader's own errors)."""
 
 
-@contextlib.contextmanager
 def _without_apply_bpe(reader_function: Any):
     """While inside, lib.bpe.apply_bpe raises _ApplyBpeCalled, as an attribute of lib.bpe and as a
     name in the reader's notebook (or module)."""
@@ -191,20 +199,7 @@ def _without_apply_bpe(reader_function: Any):
     def refuse(*args, **kwargs):
         raise _ApplyBpeCalled
 
-    spaces = [vars(lib.bpe), getattr(reader_function, "__globals__", {})]
-    saved = [
-        (space, name, value)
-        for space in spaces
-        for name, value in list(space.items())
-        if value is apply_bpe
-    ]
-    for space, name, _ in saved:
-        space[name] = refuse
-    try:
-        yield
-    finally:
-        for space, name, value in reversed(saved):
-            space[name] = value
+    return replaced({apply_bpe: refuse}, lib.bpe, reader_function)
 
 
 REIMPLEMENT = "the exercise asks you to write BPE's segmentation yourself, by replaying each merge once; compare your result with `apply_bpe` outside `replay`, as the chapter's check cell does."
