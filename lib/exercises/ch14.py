@@ -143,8 +143,143 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
     return result[0].long(), result[1].long()
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_labels(case: str, ids: Tensor, inputs: Tensor, labels: Tensor, special: list) -> None:
+    """The labels: the original id at a chosen token, -100 elsewhere, never at a special token."""
+    is_special = torch.isin(ids, torch.tensor(special))
+    labelled = labels != IGNORE_INDEX
+    if bool((inputs == IGNORE_INDEX).any()) and not bool((labels == IGNORE_INDEX).any()):
+        fail(
+            f"on the case {case}, your inputs hold -100 and your labels do not: the inputs are token ids, and -100 marks a label to skip. Return the pair in the order (inputs, labels)."
+        )
+    if bool(labelled.all()):
+        others = labels[labels != ids].unique()
+        if others.numel() == 1 and int((labels != ids).sum()) > ids.numel() // 4:
+            other = int(others)
+            effect = (
+                f"a label of {other} is not a valid class index, so the loss fails with an error"
+                if other < 0
+                else f"with {other} the loss would train the model to predict token id {other} at every unchosen position"
+            )
+            fail(
+                f"on the case {case}, the tokens that were not chosen have the label {other}; it must be exactly -100 (IGNORE_INDEX). cross_entropy skips -100 only (its ignore_index): {effect}."
+            )
+        fail(
+            f"on the case {case}, every position has a label, so the loss would be taken over all tokens, most of which the model can simply read from its input. Give the label -100 (IGNORE_INDEX, which cross_entropy skips) to every token that was not chosen."
+        )
+    if not bool((labels[labelled] == ids[labelled]).all()):
+        wrong = labelled & (labels != ids)
+        if bool((labels[wrong] == inputs[wrong]).all()):
+            fail(
+                f"on the case {case}, your labels hold the corrupted tokens ([MASK] or the random id): the label is the ORIGINAL token, the one the model must recover. Take it from input_ids, not from inputs."
+            )
+        values = sorted(set(labels[~(labels == ids)].tolist()))[:5]
+        fail(
+            f"on the case {case}, your labels hold {values} where no token was chosen, or ids that are not the original token. A label is the original id where a token was chosen and exactly -100 elsewhere."
+        )
+    if bool((labelled & is_special).any()):
+        kinds = sorted(set(ids[labelled & is_special].tolist()))
+        fail(
+            f"on the case {case}, you chose special tokens (ids {kinds}: [CLS], [SEP], padding...). They are never chosen: compute the choice only where input_ids is not in special_ids."
+        )
+
+
+def _check_chosen_share(
+    case: str, ids: Tensor, inputs: Tensor, labels: Tensor, special: list, mask_id: int, prob: float
+) -> None:
+    """Which tokens were chosen: each non-special token independently, with probability prob, and
+    only the chosen ones changed."""
+    ordinary = ~torch.isin(ids, torch.tensor(special))
+    labelled = labels != IGNORE_INDEX
+    n_ordinary = int(ordinary.sum())
+    chosen = int(labelled.sum())
+    share_problem = _rate_problem(
+        "the share of non-special tokens you chose", chosen, n_ordinary, prob
+    )
+    if (
+        share_problem
+        and chosen
+        and bool((inputs[labelled] == mask_id).all())
+        and not _rate_problem("", chosen, n_ordinary, 0.8 * prob)
+    ):
+        fail(
+            f"on the case {case}, only the [MASK] positions carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.8 x prob = {0.8 * prob:.3f}). The tokens replaced by a random id and those left unchanged were chosen too, and the model must predict them as well: label every chosen token."
+        )
+    if (
+        share_problem
+        and chosen
+        and bool((inputs[labelled] != ids[labelled]).all())
+        and not _rate_problem("", chosen, n_ordinary, 0.9 * prob)
+    ):
+        fail(
+            f"on the case {case}, only the tokens you changed carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.9 x prob = {0.9 * prob:.3f}). The chosen tokens left unchanged must keep their label too: the model is asked to predict the word at a position that looks like any other, which is what the 10% unchanged are for."
+        )
+    changed = inputs != ids
+    if bool((changed & ~labelled).any()):
+        n = int((changed & ~labelled).sum())
+        fail(
+            f"on the case {case}, you changed {n} tokens that have no label (-100). Only the chosen tokens are corrupted, and each chosen token gets its label: draw the 80/10/10 action for the chosen tokens only."
+        )
+    if share_problem:
+        if prob != HARD_CODED and not _rate_problem("", chosen, n_ordinary, HARD_CODED):
+            fail(
+                f"on the case {case}, {share_problem}: the share is {HARD_CODED}, not prob = {prob}. Use the argument prob instead of writing {HARD_CODED} in the function."
+            )
+        fail(
+            f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob}."
+        )
+    if _fixed_count_per_row(labelled, ordinary, prob):
+        fail(
+            f"on the case {case}, every row with the same number of non-special tokens has (almost) the same number of chosen tokens: you chose a fixed count per row (such as round(prob x n)) rather than each token independently. BERT's own code does pick a count, but the exercise asks, as mask_tokens does, for an independent choice of each token, whose count varies from row to row (a binomial)."
+        )
+
+
+def _check_80_10_10(
+    case: str, ids: Tensor, inputs: Tensor, labels: Tensor, V: int, special: list, mask_id: int
+) -> None:
+    """What became of the chosen tokens: 80% [MASK], 10% a random ordinary id, 10% unchanged."""
+    labelled = labels != IGNORE_INDEX
+    changed = inputs != ids
+    chosen = int(labelled.sum())
+    at_mask = labelled & (inputs == mask_id)
+    n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
+    replaced = labelled & changed & (inputs != mask_id)
+    if n_mask == chosen:
+        fail(
+            f"on the case {case}, every chosen token became [MASK]. That is the mismatch BERT avoids: [MASK] never occurs when the model is fine-tuned, so of the chosen tokens only 80% become [MASK], 10% a random token and 10% stay as they are."
+        )
+    bad_random = sorted(set(inputs[replaced & torch.isin(inputs, torch.tensor(special))].tolist()))
+    if bad_random:
+        fail(
+            f"on the case {case}, some random replacements are special ids ({bad_random}): draw them from the ordinary ids only (ids not in special_ids), e.g. index a tensor of the allowed ids with torch.randint. A random [CLS] or [PAD] in the middle of a sentence is a token the model never sees in real text."
+        )
+    problem = _rate_problem("the share of chosen tokens that became [MASK]", n_mask, chosen, 0.8)
+    if problem:
+        fail(f"on the case {case}, {problem}. Of the chosen tokens, 80% become [MASK].")
+    n_ordinary_ids = V - len(special)
+    n_replaced = int(replaced.sum())
+    if n_replaced and n_replaced / chosen < 0.05 and n_same / chosen > 0.15:
+        fail(
+            f"on the case {case}, only {n_replaced / chosen:.3f} of the chosen tokens became a random id ({n_replaced:,} of {chosen:,}), and {n_same / chosen:.3f} stayed unchanged; expected about 0.1 each. The 10% and 10% are shares of ALL the chosen tokens: of the 20% that do not become [MASK], half get a random id. If you draw a second time among those 20%, the probability is 0.5, not 0.1; or draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
+        )
+    problem = _rate_problem(
+        "the share of chosen tokens left unchanged", n_same, chosen, 0.1 + 0.1 / n_ordinary_ids
+    )
+    if problem:
+        hint = (
+            " You replaced the other 20% by random tokens, leaving none unchanged."
+            if n_same / chosen < 0.05
+            else " Draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
+        )
+        fail(
+            f"on the case {case}, {problem} (10%, plus the random draws that happen to return the original token, 1 in {n_ordinary_ids}).{hint}"
+        )
+    distinct = len(set(inputs[replaced].tolist()))
+    if distinct < n_ordinary_ids // 2:
+        fail(
+            f"on the case {case}, your random replacements use only {'one id' if distinct == 1 else f'{distinct} different ids'} of the {n_ordinary_ids} ordinary ones: draw each replacement uniformly at random from the ordinary ids."
+        )
+
+
 @checker("mask_for_mlm")
 def check_mask_for_mlm(mask_for_mlm: Any) -> str:
     """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
@@ -165,126 +300,9 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
                 mask_for_mlm, ids, V, mask_id, list(special), prob, name="mask_for_mlm", case=case
             )
         inputs, labels = _as_pair(result, tuple(ids.shape), case)
-        is_special = torch.isin(ids, torch.tensor(special))
-        ordinary = ~is_special
-        labelled = labels != IGNORE_INDEX
-        n_ordinary = int(ordinary.sum())
-        if bool((inputs == IGNORE_INDEX).any()) and not bool((labels == IGNORE_INDEX).any()):
-            fail(
-                f"on the case {case}, your inputs hold -100 and your labels do not: the inputs are token ids, and -100 marks a label to skip. Return the pair in the order (inputs, labels)."
-            )
-        if bool(labelled.all()):
-            others = labels[labels != ids].unique()
-            if others.numel() == 1 and int((labels != ids).sum()) > ids.numel() // 4:
-                other = int(others)
-                effect = (
-                    f"a label of {other} is not a valid class index, so the loss fails with an error"
-                    if other < 0
-                    else f"with {other} the loss would train the model to predict token id {other} at every unchosen position"
-                )
-                fail(
-                    f"on the case {case}, the tokens that were not chosen have the label {other}; it must be exactly -100 (IGNORE_INDEX). cross_entropy skips -100 only (its ignore_index): {effect}."
-                )
-            fail(
-                f"on the case {case}, every position has a label, so the loss would be taken over all tokens, most of which the model can simply read from its input. Give the label -100 (IGNORE_INDEX, which cross_entropy skips) to every token that was not chosen."
-            )
-        if not bool((labels[labelled] == ids[labelled]).all()):
-            wrong = labelled & (labels != ids)
-            if bool((labels[wrong] == inputs[wrong]).all()):
-                fail(
-                    f"on the case {case}, your labels hold the corrupted tokens ([MASK] or the random id): the label is the ORIGINAL token, the one the model must recover. Take it from input_ids, not from inputs."
-                )
-            values = sorted(set(labels[~(labels == ids)].tolist()))[:5]
-            fail(
-                f"on the case {case}, your labels hold {values} where no token was chosen, or ids that are not the original token. A label is the original id where a token was chosen and exactly -100 elsewhere."
-            )
-        if bool((labelled & is_special).any()):
-            kinds = sorted(set(ids[labelled & is_special].tolist()))
-            fail(
-                f"on the case {case}, you chose special tokens (ids {kinds}: [CLS], [SEP], padding...). They are never chosen: compute the choice only where input_ids is not in special_ids."
-            )
-        chosen = int(labelled.sum())
-        share_problem = _rate_problem(
-            "the share of non-special tokens you chose", chosen, n_ordinary, prob
-        )
-        if (
-            share_problem
-            and chosen
-            and bool((inputs[labelled] == mask_id).all())
-            and not _rate_problem("", chosen, n_ordinary, 0.8 * prob)
-        ):
-            fail(
-                f"on the case {case}, only the [MASK] positions carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.8 x prob = {0.8 * prob:.3f}). The tokens replaced by a random id and those left unchanged were chosen too, and the model must predict them as well: label every chosen token."
-            )
-        if (
-            share_problem
-            and chosen
-            and bool((inputs[labelled] != ids[labelled]).all())
-            and not _rate_problem("", chosen, n_ordinary, 0.9 * prob)
-        ):
-            fail(
-                f"on the case {case}, only the tokens you changed carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.9 x prob = {0.9 * prob:.3f}). The chosen tokens left unchanged must keep their label too: the model is asked to predict the word at a position that looks like any other, which is what the 10% unchanged are for."
-            )
-        changed = inputs != ids
-        if bool((changed & ~labelled).any()):
-            n = int((changed & ~labelled).sum())
-            fail(
-                f"on the case {case}, you changed {n} tokens that have no label (-100). Only the chosen tokens are corrupted, and each chosen token gets its label: draw the 80/10/10 action for the chosen tokens only."
-            )
-        at_mask = labelled & (inputs == mask_id)
-        if share_problem:
-            if prob != HARD_CODED and not _rate_problem("", chosen, n_ordinary, HARD_CODED):
-                fail(
-                    f"on the case {case}, {share_problem}: the share is {HARD_CODED}, not prob = {prob}. Use the argument prob instead of writing {HARD_CODED} in the function."
-                )
-            fail(
-                f"on the case {case}, {share_problem}. Choose each non-special token independently with probability prob = {prob}."
-            )
-        if _fixed_count_per_row(labelled, ordinary, prob):
-            fail(
-                f"on the case {case}, every row with the same number of non-special tokens has (almost) the same number of chosen tokens: you chose a fixed count per row (such as round(prob x n)) rather than each token independently. BERT's own code does pick a count, but the exercise asks, as mask_tokens does, for an independent choice of each token, whose count varies from row to row (a binomial)."
-            )
-        n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
-        replaced = labelled & changed & (inputs != mask_id)
-        if n_mask == chosen:
-            fail(
-                f"on the case {case}, every chosen token became [MASK]. That is the mismatch BERT avoids: [MASK] never occurs when the model is fine-tuned, so of the chosen tokens only 80% become [MASK], 10% a random token and 10% stay as they are."
-            )
-        bad_random = sorted(
-            set(inputs[replaced & torch.isin(inputs, torch.tensor(special))].tolist())
-        )
-        if bad_random:
-            fail(
-                f"on the case {case}, some random replacements are special ids ({bad_random}): draw them from the ordinary ids only (ids not in special_ids), e.g. index a tensor of the allowed ids with torch.randint. A random [CLS] or [PAD] in the middle of a sentence is a token the model never sees in real text."
-            )
-        problem = _rate_problem(
-            "the share of chosen tokens that became [MASK]", n_mask, chosen, 0.8
-        )
-        if problem:
-            fail(f"on the case {case}, {problem}. Of the chosen tokens, 80% become [MASK].")
-        n_ordinary_ids = V - len(special)
-        n_replaced = int(replaced.sum())
-        if n_replaced and n_replaced / chosen < 0.05 and n_same / chosen > 0.15:
-            fail(
-                f"on the case {case}, only {n_replaced / chosen:.3f} of the chosen tokens became a random id ({n_replaced:,} of {chosen:,}), and {n_same / chosen:.3f} stayed unchanged; expected about 0.1 each. The 10% and 10% are shares of ALL the chosen tokens: of the 20% that do not become [MASK], half get a random id. If you draw a second time among those 20%, the probability is 0.5, not 0.1; or draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
-            )
-        problem = _rate_problem(
-            "the share of chosen tokens left unchanged", n_same, chosen, 0.1 + 0.1 / n_ordinary_ids
-        )
-        if problem:
-            hint = (
-                " You replaced the other 20% by random tokens, leaving none unchanged."
-                if n_same / chosen < 0.05
-                else " Draw one number per chosen token: below 0.8 [MASK], 0.8 to 0.9 random, above 0.9 unchanged."
-            )
-            fail(
-                f"on the case {case}, {problem} (10%, plus the random draws that happen to return the original token, 1 in {n_ordinary_ids}).{hint}"
-            )
-        distinct = len(set(inputs[replaced].tolist()))
-        if distinct < n_ordinary_ids // 2:
-            fail(
-                f"on the case {case}, your random replacements use only {'one id' if distinct == 1 else f'{distinct} different ids'} of the {n_ordinary_ids} ordinary ones: draw each replacement uniformly at random from the ordinary ids."
-            )
+        _check_labels(case, ids, inputs, labels, special)
+        _check_chosen_share(case, ids, inputs, labels, special, mask_id, prob)
+        _check_80_10_10(case, ids, inputs, labels, V, special, mask_id)
     return f"`mask_for_mlm` follows the 80/10/10 rule on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}): the right share chosen, no special token touched, labels -100 except at the chosen tokens."
 
 
