@@ -341,8 +341,92 @@ SHARE_MISTAKES = {
 _near = partial(near, tolerance=TOTAL_TOLERANCE)  # relative
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_medium_params(medium_params: Any) -> None:
+    """The count: exact, the near misses named."""
+    v = expect_number(medium_params, "medium_params")
+    if v != MEDIUM_PARAMS:
+        if v == MEDIUM_PARAMS - (_P + 2) * _D:
+            fail(
+                f"medium_params = {v:,.0f} is {(_P + 2) * _D:,} = {_P + 2} x {_D} short: most likely the position and segment tables ({_P} and 2 vectors of {_D} numbers) are missing; the embeddings are the three tables and their LayerNorm. (The same number is also the pooler, {MEDIUM_POOLER:,}, and one more vector of {_D}: if you counted the pooler, look at the embeddings.)"
+            )
+        if v == MEDIUM_PARAMS - MEDIUM_POOLER:
+            fail(
+                f"medium_params = {v:,.0f} leaves out the pooler: `Bert` ends with a dense layer and tanh on the [CLS] vector, which the count includes."
+            )
+        if v in (
+            MEDIUM_PARAMS + MEDIUM_MLM_HEAD,
+            MEDIUM_PARAMS + MEDIUM_MLM_HEAD + MEDIUM_NSP_HEAD,
+            MEDIUM_PARAMS + MEDIUM_MLM_HEAD + _V * _D,
+        ):
+            fail(
+                f"medium_params = {v:,.0f} includes the masked-LM head of pretraining. The exercise counts `Bert`, the encoder and its pooler, without the pretraining heads."
+            )
+        off = round(v - MEDIUM_PARAMS)
+        if off == -LAYER_NORM:
+            fail(
+                f"medium_params = {v:,.0f} is {LAYER_NORM:,} = 2 x {_D} short: either exactly one LayerNorm, a gain and a bias of {_D} numbers each (most likely the one that normalizes the sum of the three embeddings, which the paper does not mention and `BertEmbeddings` applies), or the 2 segment vectors of {_D} numbers. Check both."
+            )
+        if v == int(v) and off % LAYER_NORM == 0 and abs(off) <= (2 * _N + 1) * LAYER_NORM:
+            fail(
+                f"medium_params = {v:,.0f} is off by {off:+,} = {off // LAYER_NORM:+d} x {LAYER_NORM:,}, a whole number of LayerNorms (a gain and a bias of {_D} numbers each). There is one after the embeddings and two in each layer, {2 * _N + 1} in all."
+            )
+        if _near(v, MEDIUM_PARAMS):
+            fail(
+                f"medium_params = {v:,.0f} is close ({off:+,} parameters, {v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
+            )
+        fail_if_in_units(v, "medium_params", MEDIUM_PARAMS, TOTAL_TOLERANCE)
+        blocks = 12 * _N * _D**2
+        if _near(v, blocks) or _near(v, _N * MEDIUM_LAYER):
+            fail(
+                f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: {_V:,} words, {_P} positions and 2 segments, each a vector of {_D} numbers: {MEDIUM_EMBEDDINGS:,} with their LayerNorm."
+            )
+        if _near(v, MEDIUM_PARAMS + _V * _D):
+            fail(
+                f"medium_params = {v:,.0f} counts the word embeddings twice. The masked-LM output layer reuses them (tied weights), and `Bert` has no output layer at all."
+            )
+        if _near(v, MEDIUM_PARAMS + 4 * MEDIUM_LAYER) or _near(
+            v, MEDIUM_EMBEDDINGS + 12 * 12 * _D**2
+        ):
+            fail(f"medium_params = {v:,.0f} has 12 layers, as BERT-base. BERT-Medium has {_N}.")
+        if _near(v, MEDIUM_EMBEDDINGS + _N * 4 * _D**2 + MEDIUM_POOLER) or _near(
+            v, MEDIUM_EMBEDDINGS + _N * 4 * _D**2
+        ):
+            fail(
+                f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the feed-forward network: it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 per layer in all."
+            )
+        fail(
+            f"medium_params = {v:,.0f} is not it: it is {v / MEDIUM_PARAMS - 1:+.0%} off. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
+        )
+
+
+def _check_embedding_share(embedding_share: Any) -> None:
+    """The embeddings' share: to two decimals if written by hand, exact if computed."""
+    s = expect_number(embedding_share, "embedding_share")
+    written = abs(s - round(s, 4)) < 1e-7  # at most 4 decimals: a number written by hand
+    tolerance = SHARE_TOLERANCE if written else EXACT_TOLERANCE
+    if abs(s - EMBEDDING_SHARE) > tolerance:
+        if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
+            fail_as_percentage(s, "embedding_share")
+        # a computed ratio is held to the exact share: say so, since 0.38 by hand passes
+        precision = (
+            ""
+            if written
+            else " (A share written by hand to 2 to 4 decimals is checked to the second decimal; one with more decimals is taken as computed and must be the exact ratio.)"
+        )
+        for mistake, share in SHARE_MISTAKES.items():
+            if abs(s - share) <= (5e-4 if written else EXACT_TOLERANCE):
+                shown = fmt(s) if written else f"{s:.6f}"
+                fail(f"embedding_share = {shown} {mistake}.{precision}")
+        base = count_parameters(BertConfig.base())
+        if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
+            fail(
+                f"embedding_share = {fmt(s)} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
+            )
+        fail(
+            f"embedding_share = {fmt(s)} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total.{precision}"
+        )
+
+
 @checker("BERT-Medium size")
 def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``medium_params``, the parameters of BERT-Medium as the library's
@@ -360,85 +444,9 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
             "write your two predictions (medium_params and embedding_share) in the cell above, then run this cell again."
         )
     if medium_params is not None:
-        v = expect_number(medium_params, "medium_params")
-        if v != MEDIUM_PARAMS:
-            if v == MEDIUM_PARAMS - (_P + 2) * _D:
-                fail(
-                    f"medium_params = {v:,.0f} is {(_P + 2) * _D:,} = {_P + 2} x {_D} short: most likely the position and segment tables ({_P} and 2 vectors of {_D} numbers) are missing; the embeddings are the three tables and their LayerNorm. (The same number is also the pooler, {MEDIUM_POOLER:,}, and one more vector of {_D}: if you counted the pooler, look at the embeddings.)"
-                )
-            if v == MEDIUM_PARAMS - MEDIUM_POOLER:
-                fail(
-                    f"medium_params = {v:,.0f} leaves out the pooler: `Bert` ends with a dense layer and tanh on the [CLS] vector, which the count includes."
-                )
-            if v in (
-                MEDIUM_PARAMS + MEDIUM_MLM_HEAD,
-                MEDIUM_PARAMS + MEDIUM_MLM_HEAD + MEDIUM_NSP_HEAD,
-                MEDIUM_PARAMS + MEDIUM_MLM_HEAD + _V * _D,
-            ):
-                fail(
-                    f"medium_params = {v:,.0f} includes the masked-LM head of pretraining. The exercise counts `Bert`, the encoder and its pooler, without the pretraining heads."
-                )
-            off = round(v - MEDIUM_PARAMS)
-            if off == -LAYER_NORM:
-                fail(
-                    f"medium_params = {v:,.0f} is {LAYER_NORM:,} = 2 x {_D} short: either exactly one LayerNorm, a gain and a bias of {_D} numbers each (most likely the one that normalizes the sum of the three embeddings, which the paper does not mention and `BertEmbeddings` applies), or the 2 segment vectors of {_D} numbers. Check both."
-                )
-            if v == int(v) and off % LAYER_NORM == 0 and abs(off) <= (2 * _N + 1) * LAYER_NORM:
-                fail(
-                    f"medium_params = {v:,.0f} is off by {off:+,} = {off // LAYER_NORM:+d} x {LAYER_NORM:,}, a whole number of LayerNorms (a gain and a bias of {_D} numbers each). There is one after the embeddings and two in each layer, {2 * _N + 1} in all."
-                )
-            if _near(v, MEDIUM_PARAMS):
-                fail(
-                    f"medium_params = {v:,.0f} is close ({off:+,} parameters, {v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
-                )
-            fail_if_in_units(v, "medium_params", MEDIUM_PARAMS, TOTAL_TOLERANCE)
-            blocks = 12 * _N * _D**2
-            if _near(v, blocks) or _near(v, _N * MEDIUM_LAYER):
-                fail(
-                    f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: {_V:,} words, {_P} positions and 2 segments, each a vector of {_D} numbers: {MEDIUM_EMBEDDINGS:,} with their LayerNorm."
-                )
-            if _near(v, MEDIUM_PARAMS + _V * _D):
-                fail(
-                    f"medium_params = {v:,.0f} counts the word embeddings twice. The masked-LM output layer reuses them (tied weights), and `Bert` has no output layer at all."
-                )
-            if _near(v, MEDIUM_PARAMS + 4 * MEDIUM_LAYER) or _near(
-                v, MEDIUM_EMBEDDINGS + 12 * 12 * _D**2
-            ):
-                fail(f"medium_params = {v:,.0f} has 12 layers, as BERT-base. BERT-Medium has {_N}.")
-            if _near(v, MEDIUM_EMBEDDINGS + _N * 4 * _D**2 + MEDIUM_POOLER) or _near(
-                v, MEDIUM_EMBEDDINGS + _N * 4 * _D**2
-            ):
-                fail(
-                    f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the feed-forward network: it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 per layer in all."
-                )
-            fail(
-                f"medium_params = {v:,.0f} is not it: it is {v / MEDIUM_PARAMS - 1:+.0%} off. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
-            )
+        _check_medium_params(medium_params)
     if embedding_share is not None:
-        s = expect_number(embedding_share, "embedding_share")
-        written = abs(s - round(s, 4)) < 1e-7  # at most 4 decimals: a number written by hand
-        tolerance = SHARE_TOLERANCE if written else EXACT_TOLERANCE
-        if abs(s - EMBEDDING_SHARE) > tolerance:
-            if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
-                fail_as_percentage(s, "embedding_share")
-            # a computed ratio is held to the exact share: say so, since 0.38 by hand passes
-            precision = (
-                ""
-                if written
-                else " (A share written by hand to 2 to 4 decimals is checked to the second decimal; one with more decimals is taken as computed and must be the exact ratio.)"
-            )
-            for mistake, share in SHARE_MISTAKES.items():
-                if abs(s - share) <= (5e-4 if written else EXACT_TOLERANCE):
-                    shown = fmt(s) if written else f"{s:.6f}"
-                    fail(f"embedding_share = {shown} {mistake}.{precision}")
-            base = count_parameters(BertConfig.base())
-            if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
-                fail(
-                    f"embedding_share = {fmt(s)} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
-                )
-            fail(
-                f"embedding_share = {fmt(s)} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total.{precision}"
-            )
+        _check_embedding_share(embedding_share)
     if medium_params is None:
         not_attempted("your embedding_share is right; now predict the total (medium_params).")
     if embedding_share is None:
