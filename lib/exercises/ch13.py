@@ -237,8 +237,83 @@ def _check_context_of_total(v: float) -> None:
         )
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_gpt3_params(gpt3_params: Any) -> None:
+    """gpt3_params: right to four significant figures (TOTAL_TOLERANCE), the usual misses named."""
+    v = expect_number(gpt3_params, "gpt3_params")
+    _check_context_of_total(v)
+    if not _near(v, GPT3_PARAMS):
+        fail_if_in_units(v, "gpt3_params", GPT3_PARAMS, TOTAL_TOLERANCE)
+        if abs(v / 175e9 - 1) <= 5e-4:
+            fail(
+                "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), gives a little less: work it out."
+            )
+        if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
+            fail(
+                f"gpt3_params = {v:,.0f} is 12 N D^2 alone: add the token and position embeddings."
+            )
+        untied = GPT3["vocab_size"] * GPT3["n_embd"]  # an output layer of its own
+        if _near(v, GPT3_PARAMS + untied) or _near(v, BLOCKS_12ND2 + EMBEDDINGS + untied):
+            fail(
+                f"gpt3_params = {v:,.0f} counts the token embedding twice. The output layer reuses W_e (tied weights), so it adds no parameter."
+            )
+        if _near(v, BLOCKS_12ND2 / GPT3["n_layer"] + EMBEDDINGS) or _near(
+            v, BLOCKS_12ND2 / GPT3["n_layer"]
+        ):
+            fail(f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them.")
+        if abs(v / GPT3_PARAMS - 1) <= 0.005:
+            _check_context_of_total(v)
+            fail(
+                f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
+            )
+        fail(
+            f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + block_size) D, with block_size the context."
+        )
+
+
+def _check_embedding_share(embedding_share: Any) -> None:
+    """embedding_share: right to two significant figures (SHARE_TOLERANCE), the usual misses named."""
+    s = expect_number(embedding_share, "embedding_share")
+    if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
+        if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
+            fail_as_percentage(s, "embedding_share")
+        wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
+        if abs(s - wte_only) <= 5e-5:  # 0.00354, to two or three figures
+            fail(
+                f"embedding_share = {fmt(s)} counts the token embedding only. The exercise counts the position embedding W_p too: its learned positions are parameters as well."
+            )
+        if 0.006 < s < 0.008:
+            fail(
+                f"embedding_share = {fmt(s)} counts the token embedding twice. The output layer is tied to it."
+            )
+        if s > 0.05:
+            fail(
+                f"embedding_share = {fmt(s)} is far too large for GPT-3. Compare how the embeddings and the blocks grow with the width D and the number of layers N."
+            )
+        if any(
+            abs(s - EMBEDDINGS_GPT2_CONTEXT / total) <= 5e-6 for total in _gpt2_context_totals()
+        ):
+            fail(
+                f"embedding_share = {fmt(s)} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
+            )
+        if (
+            abs(s - round(EMBEDDING_SHARE, 3)) <= 1e-7
+        ):  # 0.004: one significant figure (float32 too)
+            fail(
+                f"embedding_share = {fmt(s)} is the share rounded to one significant figure. The exercise asks for two: 0.00..., with the two digits after the zeros."
+            )
+        if abs(s - EMBEDDING_SHARE) <= 2e-4 and f"{s:.2g}" == "0.0036":
+            fail(
+                f"embedding_share = {fmt(s)} is close, but not right to two significant figures. Two mistakes give it: position embeddings counted for GPT-2's context rather than GPT-3's (the exercise gives it), or a share truncated rather than rounded."
+            )
+        if abs(s - EMBEDDING_SHARE) <= 2e-4:
+            fail(
+                f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
+            )
+        fail(
+            f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + block_size) D with block_size the context, divided by the total number of parameters."
+        )
+
+
 @checker("GPT-3 size")
 def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as
@@ -262,78 +337,9 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
             "write your two predictions (gpt3_params and embedding_share) in the cell above, then run this cell again."
         )
     if gpt3_params is not None:
-        v = expect_number(gpt3_params, "gpt3_params")
-        _check_context_of_total(v)
-        if not _near(v, GPT3_PARAMS):
-            fail_if_in_units(v, "gpt3_params", GPT3_PARAMS, TOTAL_TOLERANCE)
-            if abs(v / 175e9 - 1) <= 5e-4:
-                fail(
-                    "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), gives a little less: work it out."
-                )
-            if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
-                fail(
-                    f"gpt3_params = {v:,.0f} is 12 N D^2 alone: add the token and position embeddings."
-                )
-            untied = GPT3["vocab_size"] * GPT3["n_embd"]  # an output layer of its own
-            if _near(v, GPT3_PARAMS + untied) or _near(v, BLOCKS_12ND2 + EMBEDDINGS + untied):
-                fail(
-                    f"gpt3_params = {v:,.0f} counts the token embedding twice. The output layer reuses W_e (tied weights), so it adds no parameter."
-                )
-            if _near(v, BLOCKS_12ND2 / GPT3["n_layer"] + EMBEDDINGS) or _near(
-                v, BLOCKS_12ND2 / GPT3["n_layer"]
-            ):
-                fail(
-                    f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them."
-                )
-            if abs(v / GPT3_PARAMS - 1) <= 0.005:
-                _check_context_of_total(v)
-                fail(
-                    f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
-                )
-            fail(
-                f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + block_size) D, with block_size the context."
-            )
+        _check_gpt3_params(gpt3_params)
     if embedding_share is not None:
-        s = expect_number(embedding_share, "embedding_share")
-        if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
-            if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
-                fail_as_percentage(s, "embedding_share")
-            wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
-            if abs(s - wte_only) <= 5e-5:  # 0.00354, to two or three figures
-                fail(
-                    f"embedding_share = {fmt(s)} counts the token embedding only. The exercise counts the position embedding W_p too: its learned positions are parameters as well."
-                )
-            if 0.006 < s < 0.008:
-                fail(
-                    f"embedding_share = {fmt(s)} counts the token embedding twice. The output layer is tied to it."
-                )
-            if s > 0.05:
-                fail(
-                    f"embedding_share = {fmt(s)} is far too large for GPT-3. Compare how the embeddings and the blocks grow with the width D and the number of layers N."
-                )
-            if any(
-                abs(s - EMBEDDINGS_GPT2_CONTEXT / total) <= 5e-6 for total in _gpt2_context_totals()
-            ):
-                fail(
-                    f"embedding_share = {fmt(s)} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
-                )
-            if (
-                abs(s - round(EMBEDDING_SHARE, 3)) <= 1e-7
-            ):  # 0.004: one significant figure (float32 too)
-                fail(
-                    f"embedding_share = {fmt(s)} is the share rounded to one significant figure. The exercise asks for two: 0.00..., with the two digits after the zeros."
-                )
-            if abs(s - EMBEDDING_SHARE) <= 2e-4 and f"{s:.2g}" == "0.0036":
-                fail(
-                    f"embedding_share = {fmt(s)} is close, but not right to two significant figures. Two mistakes give it: position embeddings counted for GPT-2's context rather than GPT-3's (the exercise gives it), or a share truncated rather than rounded."
-                )
-            if abs(s - EMBEDDING_SHARE) <= 2e-4:
-                fail(
-                    f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
-                )
-            fail(
-                f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + block_size) D with block_size the context, divided by the total number of parameters."
-            )
+        _check_embedding_share(embedding_share)
     if gpt3_params is None:
         not_attempted("your embedding_share is right; now predict gpt3_params.")
     if embedding_share is None:
