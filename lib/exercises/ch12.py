@@ -262,8 +262,65 @@ SOFTMAX_TOLERANCE = 0.001  # relative: three significant figures (407e6) and mor
 _near = partial(near, tolerance=SOFTMAX_TOLERANCE)
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_extra_tensor(extra_tensor: Any) -> None:
+    """extra_tensor: one of nn.LSTM's two bias vectors, either name; the other tensors named."""
+    name = _tensor_name(extra_tensor)
+    if name in ("weight_hr", "w_hr"):
+        fail(
+            "extra_tensor: weight_hr is the projection from the 4096 cells to 512 numbers, the P of the paper's LSTMP: the authors' cell has it too. Look at the bias vectors of one LSTM: how many does torch keep per gate?"
+        )
+    if name in ("weight_ih", "weight_hh", "w_ih", "w_hh"):
+        fail(
+            f"extra_tensor: {name} is one of the two gate matrices that every LSTM has, in the authors' cell too. Look at the bias vectors: torch keeps two per layer, bias_ih and bias_hh, and only their sum matters."
+        )
+    if name == "bias":
+        fail(
+            "extra_tensor: yes, a bias; name it as torch does. nn.LSTM has two bias vectors per layer, bias_ih_l0 and bias_hh_l0, that are always added: either one is the extra."
+        )
+    if name not in ("bias_ih", "bias_hh", "b_ih", "b_hh"):
+        fail(
+            f"extra_tensor = {fmt(extra_tensor)} is not a parameter of nn.LSTM that the authors lack. List them with [name for name, _ in lstm.named_parameters()] and count the biases."
+        )
+
+
+def _check_softmax_params(softmax_params: Any, n: dict) -> None:
+    """softmax_params: V x (H + 1) within SOFTMAX_TOLERANCE; the usual miscounts named, never the count."""
+    if isinstance(softmax_params, Tensor) and softmax_params.numel() == 1:
+        softmax_params = softmax_params.item()
+    if (
+        isinstance(softmax_params, bool)
+        or not isinstance(softmax_params, (int, float))
+        or not math.isfinite(softmax_params)
+    ):
+        fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
+    v, right = float(softmax_params), n["softmax"]
+    if not _near(v, right):
+        fail_if_in_units(v, "softmax_params", right, SOFTMAX_TOLERANCE)
+        if _near(v, 793_471 * 512):
+            fail(
+                f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."
+            )
+        if near(v, 793_471 * 4097, 0.02):
+            fail(
+                f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
+            )
+        if near(v, 2 * right, 0.02):
+            fail(
+                f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
+            )
+        if near(v, n["without softmax"] + right, 0.02):
+            fail(
+                f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
+            )
+        if near(v, right, 0.01):
+            fail(
+                f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
+            )
+        fail(
+            f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every (word, input number) pair and a bias per word: V x (H + 1), with V = 793,471 and H = 512."
+        )
+
+
 @checker("the size of ELMo")
 def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -> str:
     """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters", "highway" or
@@ -291,58 +348,9 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
                 "An LSTM has 4 gates, each reading 512 inputs and 512 recurrent numbers into 4096 cells, and a projection from 4096 cells to 512; ELMo has four LSTMs."
             )
     if extra_tensor is not None:
-        name = _tensor_name(extra_tensor)
-        if name in ("weight_hr", "w_hr"):
-            fail(
-                "extra_tensor: weight_hr is the projection from the 4096 cells to 512 numbers, the P of the paper's LSTMP: the authors' cell has it too. Look at the bias vectors of one LSTM: how many does torch keep per gate?"
-            )
-        if name in ("weight_ih", "weight_hh", "w_ih", "w_hh"):
-            fail(
-                f"extra_tensor: {name} is one of the two gate matrices that every LSTM has, in the authors' cell too. Look at the bias vectors: torch keeps two per layer, bias_ih and bias_hh, and only their sum matters."
-            )
-        if name == "bias":
-            fail(
-                "extra_tensor: yes, a bias; name it as torch does. nn.LSTM has two bias vectors per layer, bias_ih_l0 and bias_hh_l0, that are always added: either one is the extra."
-            )
-        if name not in ("bias_ih", "bias_hh", "b_ih", "b_hh"):
-            fail(
-                f"extra_tensor = {fmt(extra_tensor)} is not a parameter of nn.LSTM that the authors lack. List them with [name for name, _ in lstm.named_parameters()] and count the biases."
-            )
+        _check_extra_tensor(extra_tensor)
     if softmax_params is not None:
-        if isinstance(softmax_params, Tensor) and softmax_params.numel() == 1:
-            softmax_params = softmax_params.item()
-        if (
-            isinstance(softmax_params, bool)
-            or not isinstance(softmax_params, (int, float))
-            or not math.isfinite(softmax_params)
-        ):
-            fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
-        v, right = float(softmax_params), n["softmax"]
-        if not _near(v, right):
-            fail_if_in_units(v, "softmax_params", right, SOFTMAX_TOLERANCE)
-            if _near(v, 793_471 * 512):
-                fail(
-                    f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."
-                )
-            if near(v, 793_471 * 4097, 0.02):
-                fail(
-                    f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
-                )
-            if near(v, 2 * right, 0.02):
-                fail(
-                    f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
-                )
-            if near(v, n["without softmax"] + right, 0.02):
-                fail(
-                    f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
-                )
-            if near(v, right, 0.01):
-                fail(
-                    f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
-                )
-            fail(
-                f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every (word, input number) pair and a bias per word: V x (H + 1), with V = 793,471 and H = 512."
-            )
+        _check_softmax_params(softmax_params, n)
     missing = [
         name
         for name, a in zip(("largest_part", "extra_tensor", "softmax_params"), answers)
