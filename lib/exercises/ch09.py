@@ -289,8 +289,72 @@ def _is(value: float, target: float) -> bool:
     return abs(value / target - 1) <= MISTAKE_TOLERANCE
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_loss_half_ff(loss_half_ff: Any, n: dict) -> None:
+    """loss_half_ff: within 1% of what halving d_ff removes; the usual ways to count half named."""
+    base = n["base"]
+    v = _count(loss_half_ff, "loss_half_ff")
+    if not _near(v, n["half d_ff"]):
+        # the two ways to count half, told apart where their counts differ (with the biases)
+        both_matrices, one_matrix = 2 * 512 * 1024, 512 * 1024
+        if v in (6 * (both_matrices + 1024), 6 * (both_matrices + 1024 + 512)):
+            fail(
+                f"loss_half_ff = {v:,.0f} counts the feed-forward networks of the encoder's 6 layers only; the decoder's 6 layers have one each as well."
+            )
+        if v == 12 * (one_matrix + 1024):
+            fail(
+                f"loss_half_ff = {v:,.0f} counts one matrix per network; each feed-forward network has two (d_model x d_ff and d_ff x d_model), and halving d_ff halves both."
+            )
+        if _is(v, n["half d_ff"] / 2):  # 6 x 2 matrices = 12 x 1 matrix, biases left out
+            fail(
+                f"loss_half_ff = {v:,.0f} is half the answer: it counts either the encoder's 6 feed-forward networks only (the decoder's 6 layers have one each as well), or one matrix per network (each has two, d_model x d_ff and d_ff x d_model, both halved)."
+            )
+        if _is(v, n["half d_ff"] / 4):
+            fail(
+                f"loss_half_ff = {v:,.0f} is a quarter of the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
+            )
+        if _is(v, 2 * n["half d_ff"]):
+            fail(
+                f"loss_half_ff = {v:,.0f} is twice the answer, as much as all the feed-forward parameters; halving d_ff removes half of them: each of the 24 matrices goes from 512 x 2048 to 512 x 1024 (d_model x d_ff)."
+            )
+        if _is(v, base - n["half d_ff"]):
+            fail(f"loss_half_ff = {v:,.0f} is the new total; the question asks for the loss.")
+        fail(
+            f"loss_half_ff = {v:,.0f} is not it. Count what one feed-forward network holds (two matrices and two bias vectors) and what halving d_ff removes from it, then how many such networks the base model has."
+        )
+
+
+def _check_total_n12(total_n12: Any, n: dict, N: int, times: str) -> None:
+    """total_n12: within 1% of the total with N layers in each stack; the usual miscounts named."""
+    more, base = N - 6, n["base"]  # more: new layers in each stack
+    v = _count(total_n12, "total_n12")
+    if not _near(v, n["N"]):
+        if _is(v, N / 6 * base):
+            fail(
+                f"total_n12 = {v:,.0f} is {times} the base model, but the shared embedding does not grow with N; only the layers {'double' if N == 12 else 'grow'}."
+            )
+        if _is(v, n["N"] - base):
+            fail(
+                f"total_n12 = {v:,.0f} is what the {2 * more} new layers add; the question asks for the total."
+            )
+        encoder_layer, decoder_layer = 2 * 512 * 2048 + 4 * 512**2, 2 * 512 * 2048 + 8 * 512**2
+        if _is(v, base + 2 * more * encoder_layer):
+            fail(
+                f"total_n12 = {v:,.0f} is the base model plus {2 * more} layers of an encoder layer's size. {'Six' if more == 6 else more} of the new layers are decoder layers, and a decoder layer also has a cross-attention over the encoder's output, with its own four d_model x d_model matrices."
+            )
+        embedding = TransformerConfig.base().src_vocab_size * 512  # shared and tied
+        if abs(v / (N / 6 * (base - embedding)) - 1) <= 1e-4:  # with the biases, as computed
+            fail(
+                f"total_n12 = {v:,.0f} is the layers {'doubled' if N == 12 else 'grown'} without the embedding: the total also holds the shared embedding (vocabulary x d_model), once."
+            )
+        if _is(v, base + more * encoder_layer) or _is(v, base + more * decoder_layer):
+            fail(
+                f"total_n12 = {v:,.0f} is about the base model plus {more} layers of one kind (or the layers {'doubled' if N == 12 else 'grown'} without the embedding). N counts the layers of the encoder and of the decoder each, so {more} more encoder layers and {more} more decoder layers; and the total keeps the shared embedding, once."
+            )
+        fail(
+            f"total_n12 = {v:,.0f} is not it. Count one encoder layer (self-attention and feed-forward network) and one decoder layer (which adds a cross-attention); N = {N} adds {'six' if more == 6 else more} of each to the base model, and the shared embedding stays as it is."
+        )
+
+
 @checker("parameter counts")
 def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any) -> str:
     """Check the predictions of exercise 3 for the base model: ``gain_separate``, the parameters gained with
@@ -303,7 +367,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
             "write your three predictions (gain_separate, loss_half_ff, total_n12) in the cell above, then run this cell again."
         )
     numbers = parameter_variant()
-    N, more = numbers["n_layers"], numbers["n_layers"] - 6  # more: new layers in each stack
+    N = numbers["n_layers"]
     times = "twice" if N == 12 else f"{N / 6:.3g} times"
     n = _counts(numbers["vocab"], N)
     base = n["base"]
@@ -320,63 +384,9 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
                 f"gain_separate = {v:,.0f} is not it. With separate vocabularies the source gets its own embedding matrix: vocabulary x d_model."
             )
     if loss_half_ff is not None:
-        v = _count(loss_half_ff, "loss_half_ff")
-        if not _near(v, n["half d_ff"]):
-            # the two ways to count half, told apart where their counts differ (with the biases)
-            both_matrices, one_matrix = 2 * 512 * 1024, 512 * 1024
-            if v in (6 * (both_matrices + 1024), 6 * (both_matrices + 1024 + 512)):
-                fail(
-                    f"loss_half_ff = {v:,.0f} counts the feed-forward networks of the encoder's 6 layers only; the decoder's 6 layers have one each as well."
-                )
-            if v == 12 * (one_matrix + 1024):
-                fail(
-                    f"loss_half_ff = {v:,.0f} counts one matrix per network; each feed-forward network has two (d_model x d_ff and d_ff x d_model), and halving d_ff halves both."
-                )
-            if _is(v, n["half d_ff"] / 2):  # 6 x 2 matrices = 12 x 1 matrix, biases left out
-                fail(
-                    f"loss_half_ff = {v:,.0f} is half the answer: it counts either the encoder's 6 feed-forward networks only (the decoder's 6 layers have one each as well), or one matrix per network (each has two, d_model x d_ff and d_ff x d_model, both halved)."
-                )
-            if _is(v, n["half d_ff"] / 4):
-                fail(
-                    f"loss_half_ff = {v:,.0f} is a quarter of the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
-                )
-            if _is(v, 2 * n["half d_ff"]):
-                fail(
-                    f"loss_half_ff = {v:,.0f} is twice the answer, as much as all the feed-forward parameters; halving d_ff removes half of them: each of the 24 matrices goes from 512 x 2048 to 512 x 1024 (d_model x d_ff)."
-                )
-            if _is(v, base - n["half d_ff"]):
-                fail(f"loss_half_ff = {v:,.0f} is the new total; the question asks for the loss.")
-            fail(
-                f"loss_half_ff = {v:,.0f} is not it. Count what one feed-forward network holds (two matrices and two bias vectors) and what halving d_ff removes from it, then how many such networks the base model has."
-            )
+        _check_loss_half_ff(loss_half_ff, n)
     if total_n12 is not None:
-        v = _count(total_n12, "total_n12")
-        if not _near(v, n["N"]):
-            if _is(v, N / 6 * base):
-                fail(
-                    f"total_n12 = {v:,.0f} is {times} the base model, but the shared embedding does not grow with N; only the layers {'double' if N == 12 else 'grow'}."
-                )
-            if _is(v, n["N"] - base):
-                fail(
-                    f"total_n12 = {v:,.0f} is what the {2 * more} new layers add; the question asks for the total."
-                )
-            encoder_layer, decoder_layer = 2 * 512 * 2048 + 4 * 512**2, 2 * 512 * 2048 + 8 * 512**2
-            if _is(v, base + 2 * more * encoder_layer):
-                fail(
-                    f"total_n12 = {v:,.0f} is the base model plus {2 * more} layers of an encoder layer's size. {'Six' if more == 6 else more} of the new layers are decoder layers, and a decoder layer also has a cross-attention over the encoder's output, with its own four d_model x d_model matrices."
-                )
-            embedding = TransformerConfig.base().src_vocab_size * 512  # shared and tied
-            if abs(v / (N / 6 * (base - embedding)) - 1) <= 1e-4:  # with the biases, as computed
-                fail(
-                    f"total_n12 = {v:,.0f} is the layers {'doubled' if N == 12 else 'grown'} without the embedding: the total also holds the shared embedding (vocabulary x d_model), once."
-                )
-            if _is(v, base + more * encoder_layer) or _is(v, base + more * decoder_layer):
-                fail(
-                    f"total_n12 = {v:,.0f} is about the base model plus {more} layers of one kind (or the layers {'doubled' if N == 12 else 'grown'} without the embedding). N counts the layers of the encoder and of the decoder each, so {more} more encoder layers and {more} more decoder layers; and the total keeps the shared embedding, once."
-                )
-            fail(
-                f"total_n12 = {v:,.0f} is not it. Count one encoder layer (self-attention and feed-forward network) and one decoder layer (which adds a cross-attention); N = {N} adds {'six' if more == 6 else more} of each to the base model, and the shared embedding stays as it is."
-            )
+        _check_total_n12(total_n12, n, N, times)
     missing = [k for k, v in answers.items() if v is None]
     if missing:
         not_attempted(f"so far right; now predict {', '.join(missing)}.")
