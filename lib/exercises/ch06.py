@@ -18,7 +18,7 @@ import inspect
 import math
 import numbers
 import types
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import torch
 from torch import Tensor
@@ -476,8 +476,133 @@ def _no_masks(reader_function: Any):
     return replaced({f: _refusing_masks(f) for f in originals}, lib.attention, reader_function)
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _run_incremental(
+    incremental_outputs: Any,
+    case: str,
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    read: dict,
+) -> Tensor:
+    """The reader's Z [T, d_v] on one case, computed with the library's attention refusing a mask;
+    a mask, a wrong shape or a row of NaN is reported."""
+    T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
+    hints = dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT)
+    hints.update(dict.fromkeys(SHAPE_ERRORS, _shape_hint(read, X.shape[1], d_k, d_v)))
+    try:
+        with _no_masks(incremental_outputs):
+            result = call(
+                incremental_outputs,
+                X,
+                W_Q,
+                W_K,
+                W_V,
+                name="incremental_outputs",
+                case=f"'{case}'",
+                hints=hints,
+            )
+    except _MaskUsed:
+        fail(
+            f"on the case '{case}', your `incremental_outputs` passes a mask to the library's attention: {NO_MASK}"
+        )
+    result = expect_tensor(
+        result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
+    )
+    if not torch.isfinite(result).all():
+        row = int((~torch.isfinite(result)).any(-1).nonzero()[0])
+        fail(
+            f"on the case '{case}', row {row} of your result is NaN or inf. "
+            + (
+                "Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] (empty at t = 0)?"
+                if row == 0
+                else "Check the softmax of that step."
+            )
+        )
+    return result
+
+
+def _check_scale(
+    case: str, result: Tensor, X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, read: dict
+) -> None:
+    """Fail if the scores were divided by something else than sqrt(d_k): a notebook global, or the
+    usual wrong widths."""
+    T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
+    for name, (g, via) in read.items():
+        if isinstance(g, Tensor) or g <= 0:
+            continue
+        through = f" (read through `{via}`)" if via else ""
+        for scale, how in [(math.sqrt(g), f"sqrt({name})"), (float(g), name)]:
+            if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
+                result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
+            ):
+                fail(
+                    f"on the case '{case}', you divided the scores by {how} with the notebook's global `{name}` = {fmt(g)}{through}, not by the square root of the width of the W_Q passed in (d_k = {d_k} here). A function takes its sizes from its arguments: the hidden cases have other widths than the chapter's."
+                )
+    for scale, what in [
+        (1.0, "you did not divide the scores by sqrt(d_k)"),
+        (d_k, "you divided the scores by d_k instead of sqrt(d_k)"),
+        (math.sqrt(X.shape[1]), "you divided by sqrt(d_model) instead of sqrt(d_k)"),
+        (math.sqrt(d_v), "you divided by sqrt(d_v) instead of sqrt(d_k)"),
+        (
+            math.sqrt(CHAPTER_D_K),
+            f"you divided by sqrt({CHAPTER_D_K}), the chapter's d_k, instead of the square root of the width of the W_Q passed in",
+        ),
+    ]:
+        if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
+            result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
+        ):
+            fail(f"on the case '{case}', {what} (d_k = {d_k}).")
+
+
+def _name_mistake(
+    case: str,
+    result: Tensor,
+    expected: Tensor,
+    X: Tensor,
+    W_Q: Tensor,
+    W_K: Tensor,
+    W_V: Tensor,
+    read: dict,
+) -> NoReturn:
+    """Fail with the mistake behind a wrong Z: the usual ones first, one after the other, else its
+    largest difference."""
+    T, d_k = len(X), W_Q.shape[1]
+    strict = torch.ones(T, T).tril(-1).bool()  # j < t: every earlier token, not token t itself
+    strict[0, 0] = True  # row 0 has nothing before it; compared from row 1 on
+    if T > 1 and torch.allclose(
+        result, _attention(X, W_Q, W_K, W_V, None, math.sqrt(d_k)), atol=1e-5
+    ):
+        fail(
+            f"on the case '{case}', your row t depends on the rows after t: it equals self-attention over the whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
+        )
+    if T > 1 and torch.allclose(
+        result[1:], _attention(X, W_Q, W_K, W_V, strict, math.sqrt(d_k))[1:], atol=1e-5
+    ):
+        fail(
+            f"on the case '{case}', your row t attends to the tokens before t but not to token t itself: step t's keys and values come from X[:t]. The prefix is X[: t + 1], which includes the newest token: a causal mask hides the future (j > t), not the diagonal."
+        )
+    if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
+        fail(
+            f"on the case '{case}', you kept the first row of each step's output (the query of token 0). Keep the last row, [-1]: the output of the newest token t."
+        )
+    _check_scale(case, result, X, W_Q, W_K, W_V, read)
+    if T > 1 and torch.allclose(result, _column_softmax(X, W_Q, W_K, W_V), atol=1e-5):
+        fail(
+            f"on the case '{case}', your softmax runs down the columns of each step's [t + 1, t + 1] score matrix, over the queries, so the weights of the newest query do not sum to 1 over the keys. Do the weights of each step sum to 1 over the keys of the prefix?"
+        )
+    V = X.double() @ W_V.double()
+    if torch.allclose(result, V.cumsum(0), atol=1e-4):
+        fail(
+            f"on the case '{case}', row t of your result is the plain sum of the values 0..t: every weight is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score row)."
+        )
+    if _tensors_read(read):
+        fail(
+            f"on the case '{case}', {largest_difference(result, expected)}. Your function reads the notebook's own {_tensors_read(read)}: compute with the arguments X, W_Q, W_K, W_V only."
+        )
+    fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+
+
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
@@ -491,96 +616,8 @@ def check_incremental(incremental_outputs: Any) -> str:
     cases = _incremental_cases()
     read = _globals_read(incremental_outputs)
     for case, X, W_Q, W_K, W_V in cases:
-        T, d_k, d_v = len(X), W_Q.shape[1], W_V.shape[1]
-        hints = dict.fromkeys(("IndexError", "size 0", "empty"), PREFIX_HINT)
-        hints.update(dict.fromkeys(SHAPE_ERRORS, _shape_hint(read, X.shape[1], d_k, d_v)))
-        try:
-            with _no_masks(incremental_outputs):
-                result = call(
-                    incremental_outputs,
-                    X,
-                    W_Q,
-                    W_K,
-                    W_V,
-                    name="incremental_outputs",
-                    case=f"'{case}'",
-                    hints=hints,
-                )
-        except _MaskUsed:
-            fail(
-                f"on the case '{case}', your `incremental_outputs` passes a mask to the library's attention: {NO_MASK}"
-            )
-        result = expect_tensor(
-            result, (T, d_v), name="incremental_outputs", case=f"'{case}'", allow_nan=True
-        )
-        expected = _attention(X, W_Q, W_K, W_V, causal_mask(T), math.sqrt(d_k))
-        strict = torch.ones(T, T).tril(-1).bool()  # j < t: every earlier token, not token t itself
-        strict[0, 0] = True  # row 0 has nothing before it; compared from row 1 on
-        if not torch.isfinite(result).all():
-            row = int((~torch.isfinite(result)).any(-1).nonzero()[0])
-            fail(
-                f"on the case '{case}', row {row} of your result is NaN or inf. "
-                + (
-                    "Row 0 comes from the prefix X[:1], the first token alone: did you use X[:t] (empty at t = 0)?"
-                    if row == 0
-                    else "Check the softmax of that step."
-                )
-            )
-        if torch.allclose(result, expected, atol=1e-5):
-            continue
-        if T > 1 and torch.allclose(
-            result, _attention(X, W_Q, W_K, W_V, None, math.sqrt(d_k)), atol=1e-5
-        ):
-            fail(
-                f"on the case '{case}', your row t depends on the rows after t: it equals self-attention over the whole sequence. At step t use only the first t + 1 rows, X[: t + 1]."
-            )
-        if T > 1 and torch.allclose(
-            result[1:], _attention(X, W_Q, W_K, W_V, strict, math.sqrt(d_k))[1:], atol=1e-5
-        ):
-            fail(
-                f"on the case '{case}', your row t attends to the tokens before t but not to token t itself: step t's keys and values come from X[:t]. The prefix is X[: t + 1], which includes the newest token: a causal mask hides the future (j > t), not the diagonal."
-            )
-        if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
-            fail(
-                f"on the case '{case}', you kept the first row of each step's output (the query of token 0). Keep the last row, [-1]: the output of the newest token t."
-            )
-        for name, (g, via) in read.items():
-            if isinstance(g, Tensor) or g <= 0:
-                continue
-            through = f" (read through `{via}`)" if via else ""
-            for scale, how in [(math.sqrt(g), f"sqrt({name})"), (float(g), name)]:
-                if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
-                    result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
-                ):
-                    fail(
-                        f"on the case '{case}', you divided the scores by {how} with the notebook's global `{name}` = {fmt(g)}{through}, not by the square root of the width of the W_Q passed in (d_k = {d_k} here). A function takes its sizes from its arguments: the hidden cases have other widths than the chapter's."
-                    )
-        for scale, what in [
-            (1.0, "you did not divide the scores by sqrt(d_k)"),
-            (d_k, "you divided the scores by d_k instead of sqrt(d_k)"),
-            (math.sqrt(X.shape[1]), "you divided by sqrt(d_model) instead of sqrt(d_k)"),
-            (math.sqrt(d_v), "you divided by sqrt(d_v) instead of sqrt(d_k)"),
-            (
-                math.sqrt(CHAPTER_D_K),
-                f"you divided by sqrt({CHAPTER_D_K}), the chapter's d_k, instead of the square root of the width of the W_Q passed in",
-            ),
-        ]:
-            if abs(scale - math.sqrt(d_k)) > 1e-9 and torch.allclose(
-                result, _attention(X, W_Q, W_K, W_V, causal_mask(T), scale), atol=1e-5
-            ):
-                fail(f"on the case '{case}', {what} (d_k = {d_k}).")
-        if T > 1 and torch.allclose(result, _column_softmax(X, W_Q, W_K, W_V), atol=1e-5):
-            fail(
-                f"on the case '{case}', your softmax runs down the columns of each step's [t + 1, t + 1] score matrix, over the queries, so the weights of the newest query do not sum to 1 over the keys. Do the weights of each step sum to 1 over the keys of the prefix?"
-            )
-        V = X.double() @ W_V.double()
-        if torch.allclose(result, V.cumsum(0), atol=1e-4):
-            fail(
-                f"on the case '{case}', row t of your result is the plain sum of the values 0..t: every weight is 1. Take the softmax over the keys (the last dimension of a [1, t + 1] score row)."
-            )
-        if _tensors_read(read):
-            fail(
-                f"on the case '{case}', {largest_difference(result, expected)}. Your function reads the notebook's own {_tensors_read(read)}: compute with the arguments X, W_Q, W_K, W_V only."
-            )
-        fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+        result = _run_incremental(incremental_outputs, case, X, W_Q, W_K, W_V, read)
+        expected = _attention(X, W_Q, W_K, W_V, causal_mask(len(X)), math.sqrt(W_Q.shape[1]))
+        if not torch.allclose(result, expected, atol=1e-5):
+            _name_mistake(case, result, expected, X, W_Q, W_K, W_V, read)
     return f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
