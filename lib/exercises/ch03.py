@@ -383,8 +383,115 @@ def _without_library_masked_softmax(func: Any):
     return replaced({_LIBRARY_MASKED_SOFTMAX: _refuse_library}, attention, func)
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_finite(
+    case: str, scores: Tensor, result: Tensor, has_allowed: Tensor, empty_row: str
+) -> None:
+    """Fail if a weight is NaN or inf: a fully masked row, an overflowing exp, or else where."""
+    bad = ~torch.isfinite(result)
+    if bad.any():
+        if (~has_allowed).any() and bad[~has_allowed].any():
+            fail(
+                f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros, not NaN."
+            )
+        if scores.abs().max() >= 1e4:
+            fail(
+                f"with {case} your weights are NaN or inf: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
+            )
+        fail(
+            f"on the case '{case}', your weights contain NaN or inf at index {bad.nonzero()[0].tolist()}."
+        )
+
+
+def _check_leak(case: str, scores: Tensor, mask: Tensor, result: Tensor, empty_row: str) -> None:
+    """Fail if a masked position has a weight: the usual fills of the masked scores, each named."""
+    shape = result.shape
+    allowed = mask.expand(shape)
+    has_allowed = allowed.any(dim=-1)  # rows with something to attend to
+    leak = result.masked_fill(allowed, 0).abs()
+    if leak.max() > 0:
+        index = tuple(leak.nonzero()[0].tolist())
+        where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
+        if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
+            fail(
+                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. A masked score must contribute exactly nothing to the softmax: which score has exp equal to 0?"
+            )
+        empty = ~has_allowed
+        if empty.any() and leak[~empty].max() == 0:
+            row = result[empty][0]
+            fail(
+                f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
+            )
+        low_allowed = scores.expand(shape).masked_fill(~allowed, float("-inf")).amax(-1)
+        if leak.max() > 0.1 and low_allowed[index[:-1]] < -1e3:
+            fail(
+                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: the allowed scores of that row are at most {low_allowed[index[:-1]].item():.0f}, below a finite fill value such as -1e4, so the filled masked score is the largest in the row and takes the weight. A finite fill value only works while every allowed score lies far above it: which fill value lies below every possible score?"
+            )
+        fail(
+            f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0, and a finite fill value leaves it a little (exp(-10) is still above 0)."
+        )
+
+
+def _check_row_sums(case: str, scores: Tensor, mask: Tensor, result: Tensor) -> None:
+    """Fail if a row that may attend does not sum to 1: overflow, a masked maximum, masking after the
+    softmax, or the wrong dimension."""
+    shape = result.shape
+    allowed = mask.expand(shape)
+    has_allowed = allowed.any(dim=-1)  # rows with something to attend to
+    problem = row_sum_problem(result, has_allowed)
+    starved = has_allowed & (result.sum(dim=-1) < 1e-4)  # rows that may attend, all weights ~0
+    # a starved row whose largest score is allowed: exp overflowed (a masked largest score is
+    # another mistake, diagnosed below)
+    top_allowed = allowed.gather(-1, scores.expand(shape).argmax(-1, keepdim=True))[..., 0]
+    overflowed = starved & top_allowed
+    if overflowed.any() and _overflows(scores, allowed, overflowed):
+        index = tuple(overflowed.nonzero()[0].tolist())
+        fail(
+            f"with {case}, row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), inf/inf = NaN, and whatever turned the NaN into 0 hid it. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
+        )
+    if problem and starved.any():
+        index = tuple(starved.nonzero()[0].tolist())
+        row = scores.expand(shape)[index]
+        top = int(row.argmax())
+        if not allowed[index][top]:
+            fail(
+                f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. The masked scores must be out of the way before anything is computed from the row."
+            )
+    if problem:
+        if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
+            fail(
+                f"on the case '{case}', the masked positions are 0, but {problem}: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum to 1. The masked entries must be removed before the normalisation, not after."
+            )
+        if torch.allclose(result.sum(dim=-2), torch.ones(()).double(), atol=1e-4):
+            fail(
+                f"on the case '{case}', {problem}, but your columns sum to 1: normalise over the last dimension (the keys), dim=-1."
+            )
+        fail(
+            f"on the case '{case}', {problem}: every row that may attend to something must sum to 1 over its allowed keys."
+        )
+
+
+def _name_softmax_mistake(
+    case: str, scores: Tensor, mask: Tensor, result: Tensor, expected: Tensor
+) -> NoReturn:
+    """Fail with the mistake behind wrong weights: the usual ones, one after the other, else the
+    largest difference."""
+    allowed = mask.expand(result.shape)
+    has_allowed = allowed.any(dim=-1)  # rows with something to attend to
+    empty_row = f"row {(~has_allowed).nonzero()[0][-1].item()}" if (~has_allowed).any() else ""
+    if torch.allclose(
+        torch.nan_to_num(result), _LIBRARY_MASKED_SOFTMAX(scores.double(), ~mask), atol=1e-5
+    ):
+        fail(
+            f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
+        )
+    _check_finite(case, scores, result, has_allowed, empty_row)
+    _check_leak(case, scores, mask, result, empty_row)
+    _check_row_sums(case, scores, mask, result)
+    if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
+        fail(f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0.")
+    fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+
+
 @checker("my_masked_softmax")
 def check_masked_softmax(my_masked_softmax: Any) -> str:
     """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly 0,
@@ -395,10 +502,7 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
     cases = _masked_softmax_cases()
     for case, scores, mask in cases:
         shape = torch.broadcast_shapes(scores.shape, mask.shape)
-        allowed = mask.expand(shape)
         expected = _LIBRARY_MASKED_SOFTMAX(scores.double(), mask)
-        has_allowed = allowed.any(dim=-1)  # rows with something to attend to
-        empty_row = f"row {(~has_allowed).nonzero()[0][-1].item()}" if (~has_allowed).any() else ""
         with _without_library_masked_softmax(my_masked_softmax):
             answer = call(
                 my_masked_softmax, scores, mask, name="my_masked_softmax", case=f"'{case}'"
@@ -410,83 +514,8 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             case=f"'{case}'",
             allow_nan=True,
         )
-        if torch.allclose(result, expected, atol=1e-5) and (result[~allowed] == 0).all():
-            continue
-        if torch.allclose(
-            torch.nan_to_num(result), _LIBRARY_MASKED_SOFTMAX(scores.double(), ~mask), atol=1e-5
+        if not (
+            torch.allclose(result, expected, atol=1e-5) and (result[~mask.expand(shape)] == 0).all()
         ):
-            fail(
-                f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
-            )
-        bad = ~torch.isfinite(result)
-        if bad.any():
-            if (~has_allowed).any() and bad[~has_allowed].any():
-                fail(
-                    f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros, not NaN."
-                )
-            if scores.abs().max() >= 1e4:
-                fail(
-                    f"with {case} your weights are NaN or inf: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
-                )
-            fail(
-                f"on the case '{case}', your weights contain NaN or inf at index {bad.nonzero()[0].tolist()}."
-            )
-        leak = result.masked_fill(allowed, 0).abs()
-        if leak.max() > 0:
-            index = tuple(leak.nonzero()[0].tolist())
-            where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
-            if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
-                fail(
-                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. A masked score must contribute exactly nothing to the softmax: which score has exp equal to 0?"
-                )
-            empty = ~has_allowed
-            if empty.any() and leak[~empty].max() == 0:
-                row = result[empty][0]
-                fail(
-                    f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
-                )
-            low_allowed = scores.expand(shape).masked_fill(~allowed, float("-inf")).amax(-1)
-            if leak.max() > 0.1 and low_allowed[index[:-1]] < -1e3:
-                fail(
-                    f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: the allowed scores of that row are at most {low_allowed[index[:-1]].item():.0f}, below a finite fill value such as -1e4, so the filled masked score is the largest in the row and takes the weight. A finite fill value only works while every allowed score lies far above it: which fill value lies below every possible score?"
-                )
-            fail(
-                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0, and a finite fill value leaves it a little (exp(-10) is still above 0)."
-            )
-        problem = row_sum_problem(result, has_allowed)
-        starved = has_allowed & (result.sum(dim=-1) < 1e-4)  # rows that may attend, all weights ~0
-        # a starved row whose largest score is allowed: exp overflowed (a masked largest score is
-        # another mistake, diagnosed below)
-        top_allowed = allowed.gather(-1, scores.expand(shape).argmax(-1, keepdim=True))[..., 0]
-        overflowed = starved & top_allowed
-        if overflowed.any() and _overflows(scores, allowed, overflowed):
-            index = tuple(overflowed.nonzero()[0].tolist())
-            fail(
-                f"with {case}, row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), inf/inf = NaN, and whatever turned the NaN into 0 hid it. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
-            )
-        if problem and starved.any():
-            index = tuple(starved.nonzero()[0].tolist())
-            row = scores.expand(shape)[index]
-            top = int(row.argmax())
-            if not allowed[index][top]:
-                fail(
-                    f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. The masked scores must be out of the way before anything is computed from the row."
-                )
-        if problem:
-            if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
-                fail(
-                    f"on the case '{case}', the masked positions are 0, but {problem}: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum to 1. The masked entries must be removed before the normalisation, not after."
-                )
-            if torch.allclose(result.sum(dim=-2), torch.ones(()).double(), atol=1e-4):
-                fail(
-                    f"on the case '{case}', {problem}, but your columns sum to 1: normalise over the last dimension (the keys), dim=-1."
-                )
-            fail(
-                f"on the case '{case}', {problem}: every row that may attend to something must sum to 1 over its allowed keys."
-            )
-        if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
-            fail(
-                f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0."
-            )
-        fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+            _name_softmax_mistake(case, scores, mask, result, expected)
     return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4, allowed scores far below zero)."
