@@ -77,8 +77,87 @@ def _factor(result: Tensor, expected: Tensor) -> float | None:
     return c if torch.allclose(result, c * expected, rtol=1e-3, atol=1e-4) else None
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _general_weight(module: Any, case: str, d: int, d_k: int) -> Tensor:
+    """The W_a.weight [d, d] of the reader's GeneralScore, as float64; anything else returned is
+    reported."""
+    if module is None:
+        fail(
+            f"on the case {case}, `projected_as_general` returned None. Did you forget the `return` statement?"
+        )
+    if isinstance(module, Tensor):
+        if tuple(module.shape) == (d, d):
+            fail(
+                f"on the case {case}, you returned the matrix W_a itself. Return a GeneralScore(d, d) module whose W_a.weight holds it (copy it in under torch.no_grad())."
+            )
+        fail(
+            f"on the case {case}, you returned a tensor of shape {list(module.shape)}; expected a GeneralScore({d}, {d}) module."
+        )
+    if not isinstance(module, GeneralScore):
+        fail(
+            f"on the case {case}, you returned a {type(module).__name__}; expected a lib.attention.GeneralScore({d}, {d})."
+        )
+    shape = tuple(module.W_a.weight.shape)
+    if shape != (d, d):
+        fail(
+            f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. Your matrix has the shape of one that compares projected ({d_k}-dimensional) vectors: write down the shape of each factor of your product."
+        )
+    # The score q^T W_a k computed here from the module's weight tensor: the module's own forward (a
+    # subclass could override it) is not what is graded.
+    weight = plain(module.W_a.weight).detach().double()  # [d, d]
+    if not torch.isfinite(weight).all():
+        fail(f"on the case {case}, your W_a.weight contains NaN or inf.")
+    return weight
+
+
+def _name_projection_mistake(
+    case: str, d: int, d_k: int, W_Q: Tensor, W_K: Tensor, x: Tensor, x2: Tensor, weight: Tensor
+) -> NoReturn:
+    """Fail with the mistake behind wrong scores x W_a x'^T: a wrong scale, swapped or shared
+    projections, a sign, a constant factor or a W_a never copied in; else the largest difference."""
+    result = x.double() @ weight @ x2.double().transpose(-2, -1)  # [2, 3, 4]
+    expected = _projected_scores(W_Q, W_K, x, x2)
+    c = _factor(result, expected)
+    if c is not None and abs(c - math.sqrt(d_k)) < 1e-3 and d_k > 1:
+        fail(
+            f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too large: divide W_a by sqrt(d_k), the scaling of the scaled dot product."
+        )
+    if c is not None and abs(c - 1 / math.sqrt(d_k)) < 1e-3 and d_k > 1:
+        fail(
+            f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too small: did you divide by d_k instead of sqrt(d_k), or twice?"
+        )
+    if c is not None and d != d_k and abs(c - math.sqrt(d_k / d)) < 1e-3:
+        fail(
+            f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g} instead of sqrt(d_k) = {math.sqrt(d_k):.3g}: the scaling uses the width of the projected keys."
+        )
+    swapped = _projected_scores(W_K, W_Q, x, x2)
+    if _factor(result, swapped) is not None:
+        fail(
+            f"on the case {case}, your W_a is transposed: you get the scores with the roles of W_Q and W_K swapped. GeneralScore computes x^T W_a x' with the query's x on the left of W_a.weight and the key's x' on the right: which projection belongs on which side?"
+        )
+    for used, other in (("W_Q", W_Q), ("W_K", W_K)):
+        if _factor(result, _projected_scores(other, other, x, x2)) is not None:
+            fail(
+                f"on the case {case}, your scores are those of a W_a built from {used} alone, used for the queries and for the keys: each side of the score has its own projection."
+            )
+    if c is not None and c < 0:
+        fail(
+            f"on the case {case}, your scores are {c:.3g} times the expected ones: the sign is wrong. Look for a minus sign, or a difference taken the wrong way round."
+        )
+    if c is not None:
+        fail(
+            f"on the case {case}, your scores are {c:.3g} times the expected ones: check the constant factor."
+        )
+    # rank with a tolerance for float32 rounding (a float32 rank-2 matrix has 6 tiny, non-zero
+    # singular values, which a float64 default tolerance would count)
+    singular = torch.linalg.svdvals(weight)
+    rank = int((singular > 1e-5 * singular.max()).sum()) if singular.max() > 0 else 0
+    if rank > d_k:
+        fail(
+            f"on the case {case}, your GeneralScore's W_a.weight has rank {rank}, but a score that compares the vectors only through their {d_k}-dimensional projections has a W_a of rank at most d_k = {d_k}: the module still holds other weights (its random initialisation?). Did you copy your matrix into it, `general.W_a.weight.copy_(...)` under torch.no_grad(), rather than only compute it or assign it to a local name?"
+        )
+    fail(f"on the case {case}, {largest_difference(result, expected)}.")
+
+
 @checker("projected_as_general")
 def check_projected_as_general(projected_as_general: Any) -> str:
     """Check ``projected_as_general(W_Q, W_K) -> GeneralScore(d, d)`` whose score on raw vectors x, x'
@@ -98,76 +177,10 @@ def check_projected_as_general(projected_as_general: Any) -> str:
                 "must match the size of tensor": "The matrix you copied into W_a.weight does not have its shape [d, d]: W_a sits between two raw d-dimensional vectors. Write down the shape of each factor of your product.",
             },
         )
-        if module is None:
-            fail(
-                f"on the case {case}, `projected_as_general` returned None. Did you forget the `return` statement?"
-            )
-        if isinstance(module, Tensor):
-            if tuple(module.shape) == (d, d):
-                fail(
-                    f"on the case {case}, you returned the matrix W_a itself. Return a GeneralScore(d, d) module whose W_a.weight holds it (copy it in under torch.no_grad())."
-                )
-            fail(
-                f"on the case {case}, you returned a tensor of shape {list(module.shape)}; expected a GeneralScore({d}, {d}) module."
-            )
-        if not isinstance(module, GeneralScore):
-            fail(
-                f"on the case {case}, you returned a {type(module).__name__}; expected a lib.attention.GeneralScore({d}, {d})."
-            )
-        shape = tuple(module.W_a.weight.shape)
-        if shape != (d, d):
-            fail(
-                f"on the case {case}, your GeneralScore's W_a.weight has shape {list(shape)}; expected [d, d] = [{d}, {d}], because it compares raw {d}-dimensional vectors. Your matrix has the shape of one that compares projected ({d_k}-dimensional) vectors: write down the shape of each factor of your product."
-            )
-        # The score q^T W_a k computed here from the module's weight tensor: the module's own forward (a
-        # subclass could override it) is not what is graded.
-        weight = plain(module.W_a.weight).detach().double()  # [d, d]
-        if not torch.isfinite(weight).all():
-            fail(f"on the case {case}, your W_a.weight contains NaN or inf.")
-        result = x.double() @ weight @ x2.double().transpose(-2, -1)  # [2, 3, 4]
-        expected = _projected_scores(W_Q, W_K, x, x2)
-        if torch.allclose(result, expected, rtol=1e-4, atol=1e-4):
-            continue
-        c = _factor(result, expected)
-        if c is not None and abs(c - math.sqrt(d_k)) < 1e-3 and d_k > 1:
-            fail(
-                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too large: divide W_a by sqrt(d_k), the scaling of the scaled dot product."
-            )
-        if c is not None and abs(c - 1 / math.sqrt(d_k)) < 1e-3 and d_k > 1:
-            fail(
-                f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too small: did you divide by d_k instead of sqrt(d_k), or twice?"
-            )
-        if c is not None and d != d_k and abs(c - math.sqrt(d_k / d)) < 1e-3:
-            fail(
-                f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g} instead of sqrt(d_k) = {math.sqrt(d_k):.3g}: the scaling uses the width of the projected keys."
-            )
-        swapped = _projected_scores(W_K, W_Q, x, x2)
-        if _factor(result, swapped) is not None:
-            fail(
-                f"on the case {case}, your W_a is transposed: you get the scores with the roles of W_Q and W_K swapped. GeneralScore computes x^T W_a x' with the query's x on the left of W_a.weight and the key's x' on the right: which projection belongs on which side?"
-            )
-        for used, other in (("W_Q", W_Q), ("W_K", W_K)):
-            if _factor(result, _projected_scores(other, other, x, x2)) is not None:
-                fail(
-                    f"on the case {case}, your scores are those of a W_a built from {used} alone, used for the queries and for the keys: each side of the score has its own projection."
-                )
-        if c is not None and c < 0:
-            fail(
-                f"on the case {case}, your scores are {c:.3g} times the expected ones: the sign is wrong. Look for a minus sign, or a difference taken the wrong way round."
-            )
-        if c is not None:
-            fail(
-                f"on the case {case}, your scores are {c:.3g} times the expected ones: check the constant factor."
-            )
-        # rank with a tolerance for float32 rounding (a float32 rank-2 matrix has 6 tiny, non-zero
-        # singular values, which a float64 default tolerance would count)
-        singular = torch.linalg.svdvals(weight)
-        rank = int((singular > 1e-5 * singular.max()).sum()) if singular.max() > 0 else 0
-        if rank > d_k:
-            fail(
-                f"on the case {case}, your GeneralScore's W_a.weight has rank {rank}, but a score that compares the vectors only through their {d_k}-dimensional projections has a W_a of rank at most d_k = {d_k}: the module still holds other weights (its random initialisation?). Did you copy your matrix into it, `general.W_a.weight.copy_(...)` under torch.no_grad(), rather than only compute it or assign it to a local name?"
-            )
-        fail(f"on the case {case}, {largest_difference(result, expected)}.")
+        weight = _general_weight(module, case, d, d_k)
+        scores = x.double() @ weight @ x2.double().transpose(-2, -1)  # [2, 3, 4]
+        if not torch.allclose(scores, _projected_scores(W_Q, W_K, x, x2), rtol=1e-4, atol=1e-4):
+            _name_projection_mistake(case, d, d_k, W_Q, W_K, x, x2, weight)
     described = "; ".join(f"d = {d}, d_k = {d_k}" for d, d_k, *_ in cases)
     return f"`projected_as_general` is right on all {len(cases)} hidden cases ({described})."
 
