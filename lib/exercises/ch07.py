@@ -11,7 +11,7 @@ computes it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor, nn
@@ -203,69 +203,104 @@ def check_separate_heads(separate_heads_from: Any) -> str:
         return _check_separate_heads(separate_heads_from)
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message;
-# it reads top to bottom, and no part of it serves another checker.
+def _check_module(case: str, mha: MultiHeadAttention, before: dict, module: Any) -> None:
+    """The module returned: mha left as it was (``before``: its state dict), then 3H per-head layers
+    and W^O, each its own nn.Linear, registered, with as many parameters as mha."""
+    H, Dm = mha.n_heads, mha.d_model
+    Dh = Dm // H
+    if any(not torch.equal(before[k], v) for k, v in mha.state_dict().items()):
+        fail(
+            f"on the case {case}, `separate_heads_from` changed the weights of mha. Copy them into new layers; leave mha as it is."
+        )
+    if module is None:
+        fail(
+            f"on the case {case}, `separate_heads_from` returned None. Did you forget the `return` statement?"
+        )
+    if module is mha or isinstance(module, MultiHeadAttention):
+        fail(
+            f"on the case {case}, you returned a MultiHeadAttention; the exercise is a new module that keeps one small nn.Linear per head and role."
+        )
+    if not isinstance(module, nn.Module):
+        fail(
+            f"on the case {case}, `separate_heads_from` returned {type(module).__name__} {fmt(module)}; expected an nn.Module (an instance of your class)."
+        )
+    n_mine, n_theirs = (
+        sum(p.numel() for p in module.parameters()),
+        sum(p.numel() for p in mha.parameters()),
+    )
+    layers = _linears(module)
+    heads = [m for m in layers if (m.in_features, m.out_features) == (Dm, Dh)]
+    if n_mine == 0 and not layers:
+        fail(
+            f"on the case {case}, your module has no parameters at all. Layers kept in a plain Python list (or dict) are not registered: keep them in nn.ModuleList, and assign it as an attribute in __init__ after super().__init__()."
+        )
+    shared = _shared_linear(module)
+    if shared:
+        fail(
+            f"on the case {case}, the same nn.Linear object ({shared}) appears in your module more than once, so the heads that hold it share one set of weights: `nn.ModuleList([layer] * H)` holds H references to one layer, not H layers. Make a new nn.Linear for each head and role."
+        )
+    expected_heads = 3 * H + (1 if Dh == Dm else 0)  # with H = 1, W^O has the heads' shape too
+    if len(heads) != expected_heads or not any(
+        (m.in_features, m.out_features) == (Dm, Dm) for m in layers
+    ):
+        shapes = sorted({f"Linear({m.in_features}, {m.out_features})" for m in layers}) or ["none"]
+        fail(
+            f"on the case {case}, your module holds {len(layers)} nn.Linear layer{'' if len(layers) == 1 else 's'} ({', '.join(shapes)}); expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and W^V, and one Linear({Dm}, {Dm}) for W^O."
+            + (
+                " Layers kept in a plain Python list are not registered as parts of the module: use nn.ModuleList."
+                if not heads
+                else ""
+            )
+        )
+    if n_mine != n_theirs:
+        if n_mine < n_theirs:
+            why = "biases (bias=True) or a layer are missing"
+        else:
+            why = "your module has extra parameters"
+        fail(
+            f"on the case {case}, your module has {n_mine:,} parameters and mha has {n_theirs:,}; {why}."
+        )
+
+
+def _name_forward_mistake(
+    case: str, mha: MultiHeadAttention, module: nn.Module, x: Tensor, out: Tensor, expected: Tensor
+) -> NoReturn:
+    """Fail with the mistake behind a wrong output: weights not mha's, a wrong scale, W^O left out;
+    else the largest difference."""
+    H, Dm = mha.n_heads, mha.d_model
+    Dh = Dm // H
+    problem = _owner_problem(module, mha)
+    if problem:
+        fail(f"on the case {case}, {problem}")
+    with torch.no_grad():
+        for scale, what in [
+            (
+                math.sqrt(Dm),
+                f"you divided the scores by sqrt(D) = {math.sqrt(Dm):.3g}; each head divides by the square root of its own width, sqrt(D/H) = {math.sqrt(Dh):.3g}",
+            ),
+            (1.0, "you did not divide the scores by sqrt(D/H)"),
+            (Dh, "you divided the scores by D/H instead of sqrt(D/H)"),
+        ]:
+            if H > 1 or scale != math.sqrt(Dm):
+                if abs(scale - math.sqrt(Dh)) > 1e-9 and torch.allclose(
+                    out, _reference(mha, x, scale).double(), atol=1e-5
+                ):
+                    fail(f"on the case {case}, {what}.")
+        if torch.allclose(out, _reference(mha, x, out_proj="none").double(), atol=1e-5):
+            fail(
+                f"on the case {case}, your output is the concatenation of the heads; multiply it by W^O (your nn.Linear(D, D) holding mha.out_proj)."
+            )
+    fail(
+        f"on the case {case}, {largest_difference(out, expected)}. The layers hold mha's weights, so look at the forward pass: one softmax per head over the keys (dim=-1), heads concatenated in order 0 to H - 1 along the last dimension, then W^O."
+    )
+
+
 def _check_separate_heads(separate_heads_from: Any) -> str:
     cases = _mha_cases()
     for case, mha, x in cases:
-        H, Dm = mha.n_heads, mha.d_model
-        Dh = Dm // H
         before = {k: v.clone() for k, v in mha.state_dict().items()}
         module = call(separate_heads_from, mha, name="separate_heads_from", case=case)
-        if any(not torch.equal(before[k], v) for k, v in mha.state_dict().items()):
-            fail(
-                f"on the case {case}, `separate_heads_from` changed the weights of mha. Copy them into new layers; leave mha as it is."
-            )
-        if module is None:
-            fail(
-                f"on the case {case}, `separate_heads_from` returned None. Did you forget the `return` statement?"
-            )
-        if module is mha or isinstance(module, MultiHeadAttention):
-            fail(
-                f"on the case {case}, you returned a MultiHeadAttention; the exercise is a new module that keeps one small nn.Linear per head and role."
-            )
-        if not isinstance(module, nn.Module):
-            fail(
-                f"on the case {case}, `separate_heads_from` returned {type(module).__name__} {fmt(module)}; expected an nn.Module (an instance of your class)."
-            )
-        n_mine, n_theirs = (
-            sum(p.numel() for p in module.parameters()),
-            sum(p.numel() for p in mha.parameters()),
-        )
-        layers = _linears(module)
-        heads = [m for m in layers if (m.in_features, m.out_features) == (Dm, Dh)]
-        if n_mine == 0 and not layers:
-            fail(
-                f"on the case {case}, your module has no parameters at all. Layers kept in a plain Python list (or dict) are not registered: keep them in nn.ModuleList, and assign it as an attribute in __init__ after super().__init__()."
-            )
-        shared = _shared_linear(module)
-        if shared:
-            fail(
-                f"on the case {case}, the same nn.Linear object ({shared}) appears in your module more than once, so the heads that hold it share one set of weights: `nn.ModuleList([layer] * H)` holds H references to one layer, not H layers. Make a new nn.Linear for each head and role."
-            )
-        expected_heads = 3 * H + (1 if Dh == Dm else 0)  # with H = 1, W^O has the heads' shape too
-        if len(heads) != expected_heads or not any(
-            (m.in_features, m.out_features) == (Dm, Dm) for m in layers
-        ):
-            shapes = sorted({f"Linear({m.in_features}, {m.out_features})" for m in layers}) or [
-                "none"
-            ]
-            fail(
-                f"on the case {case}, your module holds {len(layers)} nn.Linear layer{'' if len(layers) == 1 else 's'} ({', '.join(shapes)}); expected 3H = {3 * H} of Linear({Dm}, {Dh}), one per head for W^Q, W^K and W^V, and one Linear({Dm}, {Dm}) for W^O."
-                + (
-                    " Layers kept in a plain Python list are not registered as parts of the module: use nn.ModuleList."
-                    if not heads
-                    else ""
-                )
-            )
-        if n_mine != n_theirs:
-            if n_mine < n_theirs:
-                why = "biases (bias=True) or a layer are missing"
-            else:
-                why = "your module has extra parameters"
-            fail(
-                f"on the case {case}, your module has {n_mine:,} parameters and mha has {n_theirs:,}; {why}."
-            )
+        _check_module(case, mha, before, module)
         out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
         if isinstance(out, tuple):
             fail(
@@ -273,30 +308,6 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
             )
         out = expect_tensor(out, tuple(x.shape), name="your module", case=case)
         expected = _reference(mha, x).detach().double()
-        if torch.allclose(out, expected, atol=1e-5):
-            continue
-        problem = _owner_problem(module, mha)
-        if problem:
-            fail(f"on the case {case}, {problem}")
-        with torch.no_grad():
-            for scale, what in [
-                (
-                    math.sqrt(Dm),
-                    f"you divided the scores by sqrt(D) = {math.sqrt(Dm):.3g}; each head divides by the square root of its own width, sqrt(D/H) = {math.sqrt(Dh):.3g}",
-                ),
-                (1.0, "you did not divide the scores by sqrt(D/H)"),
-                (Dh, "you divided the scores by D/H instead of sqrt(D/H)"),
-            ]:
-                if H > 1 or scale != math.sqrt(Dm):
-                    if abs(scale - math.sqrt(Dh)) > 1e-9 and torch.allclose(
-                        out, _reference(mha, x, scale).double(), atol=1e-5
-                    ):
-                        fail(f"on the case {case}, {what}.")
-            if torch.allclose(out, _reference(mha, x, out_proj="none").double(), atol=1e-5):
-                fail(
-                    f"on the case {case}, your output is the concatenation of the heads; multiply it by W^O (your nn.Linear(D, D) holding mha.out_proj)."
-                )
-        fail(
-            f"on the case {case}, {largest_difference(out, expected)}. The layers hold mha's weights, so look at the forward pass: one softmax per head over the keys (dim=-1), heads concatenated in order 0 to H - 1 along the last dimension, then W^O."
-        )
+        if not torch.allclose(out, expected, atol=1e-5):
+            _name_forward_mistake(case, mha, module, x, out, expected)
     return f"your module equals MultiHeadAttention, with the same number of parameters, on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
