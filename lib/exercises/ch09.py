@@ -62,7 +62,34 @@ def _pre_ln_cases() -> list[tuple[str, EncoderLayer, Tensor]]:
     return cases
 
 
-# Long by design: one branch per usual mistake, each computed the way a reader would write it.
+# The wrong LayerNorms a reader writes by hand, with ``norm``'s eps (and gain and bias): t [B, T, D].
+
+
+def _bare_norm(norm: torch.nn.LayerNorm, t: Tensor) -> Tensor:
+    """LayerNorm without its gain and bias, with the eps of ``norm``."""
+    return torch.nn.functional.layer_norm(t, t.shape[-1:], eps=norm.eps)
+
+
+def _unbiased_norm(norm: torch.nn.LayerNorm, t: Tensor) -> Tensor:
+    """The variance with torch's default .var(), 1/(D - 1)."""
+    sigma = (t.var(-1, keepdim=True) + norm.eps).sqrt()  # unbiased by default
+    return norm.weight * (t - t.mean(-1, keepdim=True)) / sigma + norm.bias
+
+
+def _batch_norm(norm: torch.nn.LayerNorm, t: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """Batch norm's statistics, per feature, over ``dims`` ((0, 1): the batch and the positions)."""
+    mu, var = t.mean(dims, keepdim=True), t.var(dims, keepdim=True, correction=0)
+    return norm.weight * (t - mu) / (var + norm.eps).sqrt() + norm.bias
+
+
+def _eps_outside_norm(norm: torch.nn.LayerNorm, t: Tensor) -> Tensor:
+    """(t - mu) / (std + eps), std with 1/D: eps outside the square root."""
+    std = t.var(-1, keepdim=True, correction=0).sqrt()
+    return norm.weight * (t - t.mean(-1, keepdim=True)) / (std + norm.eps) + norm.bias
+
+
+# One branch per usual mistake, each computed the way a reader would write it (a table, read top
+# to bottom).
 def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
     """The layer's output computed right ("pre-LN") or with one of the usual mistakes."""
     ln1, ln2, sa, ff = layer.norm1, layer.norm2, layer.self_attn, layer.ff
@@ -94,32 +121,15 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
         y = x + attn(ln1(x))
         return y + ff(y)
     if kind == "norms without gain and bias":
-        bare = lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:], eps=ln1.eps)  # noqa: E731
-        y = x + attn(bare(x))
-        return y + ff(bare(y))
+        y = x + attn(_bare_norm(ln1, x))
+        return y + ff(_bare_norm(ln1, y))
     if kind == "unbiased std":  # a hand-written LayerNorm with torch's default .var(): 1/(D - 1)
-
-        def unbiased(norm):
-            def apply(t):
-                sigma = (t.var(-1, keepdim=True) + norm.eps).sqrt()  # unbiased by default
-                return norm.weight * (t - t.mean(-1, keepdim=True)) / sigma + norm.bias
-
-            return apply
-
-        y = x + attn(unbiased(ln1)(x))
-        return y + ff(unbiased(ln2)(y))
+        y = x + attn(_unbiased_norm(ln1, x))
+        return y + ff(_unbiased_norm(ln2, y))
     if kind in ("batch statistics", "batch statistics per position"):  # batch norm's, per feature
         dims = (0, 1) if kind == "batch statistics" else (0,)
-
-        def over_batch(norm):
-            def apply(t):
-                mu, var = t.mean(dims, keepdim=True), t.var(dims, keepdim=True, correction=0)
-                return norm.weight * (t - mu) / (var + norm.eps).sqrt() + norm.bias
-
-            return apply
-
-        y = x + attn(over_batch(ln1)(x))
-        return y + ff(over_batch(ln2)(y))
+        y = x + attn(_batch_norm(ln1, x, dims))
+        return y + ff(_batch_norm(ln2, y, dims))
     if kind == "norms swapped":
         y = x + attn(ln2(x))
         return y + ff(ln1(y))
@@ -133,16 +143,8 @@ def _variant(layer: EncoderLayer, x: Tensor, kind: str) -> Tensor:
         y = x + attn(ln1(x))
         return x + ff(ln2(y))
     if kind == "eps outside the root":  # (a - mu) / (std + eps), std with 1/D
-
-        def eps_outside(norm):
-            def apply(t):
-                std = t.var(-1, keepdim=True, correction=0).sqrt()
-                return norm.weight * (t - t.mean(-1, keepdim=True)) / (std + norm.eps) + norm.bias
-
-            return apply
-
-        y = x + attn(eps_outside(ln1)(x))
-        return y + ff(eps_outside(ln2)(y))
+        y = x + attn(_eps_outside_norm(ln1, x))
+        return y + ff(_eps_outside_norm(ln2, y))
     if kind == "a final norm":
         y = x + attn(ln1(x))
         return ln2(y + ff(ln2(y)))
