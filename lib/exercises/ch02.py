@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -161,8 +161,76 @@ def _sharpened(w: Tensor, gamma: float) -> Tensor:
     return torch.tensor(rows, dtype=torch.float64)
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_epsilon(case: str, w: Tensor, gamma: float, result: Tensor, expected: Tensor) -> None:
+    """Fail if the weights are those of w + eps, or a weight of exactly 0 did not stay 0."""
+    w64, zero = w.double(), expected == 0
+    for eps in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10):
+        shifted = _sharpened(w64 + eps, gamma)
+        if torch.allclose(result, shifted, atol=1e-5, rtol=1e-4):
+            fail(
+                f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is, and find what a weight of exactly 0 becomes at each step of your computation."
+            )
+    if zero.any() and result[zero].abs().max() > 1e-6:
+        i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()
+        fail(
+            f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it {fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an epsilon added before the power or the log changes that)."
+        )
+
+
+def _name_sharpen_mistake(
+    case: str, w: Tensor, gamma: float, result: Tensor, expected: Tensor
+) -> NoReturn:
+    """Fail with the mistake behind wrong weights: underflow hidden, a missing or wrong
+    normalisation, softmax(gamma w), 1/gamma, an epsilon, a zero weight not kept; else the largest
+    difference."""
+    w64, powered = w.double(), w.double() ** gamma
+    zero_rows = (result == 0).all(dim=-1)
+    if gamma >= 100 and zero_rows.any():
+        fail(
+            f"for gamma = {gamma:g}, row {int(zero_rows.nonzero()[0])} of your weights is all 0 (it should sum to 1): every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), so the sum is 0 too, and 0/0 = NaN. Replacing the NaNs by 0 (nan_to_num, a mask) or adding an epsilon to the sum hides the underflow instead of avoiding it: find a way to compute the same ratio without forming numbers that small."
+        )
+    if torch.allclose(result, powered, atol=1e-6):
+        fail(
+            f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma without the division. Divide each row by its sum over the N slots."
+        )
+    if w.shape[0] > 1 and torch.allclose(
+        result, powered / powered.sum(dim=0, keepdim=True), atol=1e-5
+    ):
+        fail(
+            f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first dimension (across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, keepdim=True)."
+        )
+    if torch.allclose(result, torch.softmax(gamma * w64, dim=-1), atol=1e-5):
+        fail(
+            f"on the case '{case}', your result is softmax(gamma * w): that multiplies the weights by gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma)."
+        )
+    if gamma != 1 and torch.allclose(result, w64, atol=1e-6):
+        fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
+    if torch.allclose(result, expected.log(), atol=1e-5, equal_nan=True):
+        fail(
+            f"on the case '{case}', your result is the logarithm of the sharpened weights (its entries are negative and the rows sum to {result.sum(dim=-1)[0].item():.3g}): log_softmax returns log-probabilities. Return the weights themselves, not their logarithm."
+        )
+    if gamma != 1 and torch.allclose(result, _sharpened(w, 1 / gamma), atol=1e-5):
+        fail(
+            f"on the case '{case}', your result is w**(1/gamma): it flattens the weights instead of sharpening them (compare the largest weight of a row before and after). Check where gamma enters your formula."
+        )
+    if torch.allclose(result, powered / powered.sum(), atol=1e-6):
+        fail(
+            f"on the case '{case}', {row_sum_problem(result)}: you divided by the sum of the whole tensor (.sum() without a dim adds every row of the batch). Divide each row by its own sum: .sum(dim=-1, keepdim=True)."
+        )
+    row_max = w64.amax(dim=-1, keepdim=True)
+    if torch.allclose(result, (w64 / row_max) ** gamma, atol=1e-5):
+        fail(
+            f"on the case '{case}', {row_sum_problem(result)}: dividing by the row maximum keeps w**gamma from underflowing, but the result is not yet normalised. Divide each row by its sum too."
+        )
+    _check_epsilon(case, w, gamma, result, expected)
+    problem = row_sum_problem(result)
+    if problem:
+        fail(
+            f"on the case '{case}', {problem}: did you normalise over the last dimension (the N slots)?"
+        )
+    fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+
+
 @checker("sharpen")
 def check_sharpen(sharpen: Any) -> str:
     """Check ``sharpen(w, gamma)``: w [B, N] (rows sum to 1), gamma >= 1 -> w**gamma / sum_j w_j**gamma."""
@@ -191,60 +259,5 @@ def check_sharpen(sharpen: Any) -> str:
             fail(
                 f"on the case '{case}', slot {j} of row {i} has weight exactly 0, and yours gives it {fmt(result[i, j].item())}: tiny, but not 0. 0**gamma = 0, so a zero weight (a masked slot) must stay exactly 0; an epsilon added before the power or the log, however small, changes that."
             )
-        w64, powered = w.double(), w.double() ** gamma
-        zero_rows = (result == 0).all(dim=-1)
-        if gamma >= 100 and zero_rows.any():
-            fail(
-                f"for gamma = {gamma:g}, row {int(zero_rows.nonzero()[0])} of your weights is all 0 (it should sum to 1): every w(i)**gamma underflows to 0 ((1/32)**300 is about 1e-451, far below the smallest float), so the sum is 0 too, and 0/0 = NaN. Replacing the NaNs by 0 (nan_to_num, a mask) or adding an epsilon to the sum hides the underflow instead of avoiding it: find a way to compute the same ratio without forming numbers that small."
-            )
-        if torch.allclose(result, powered, atol=1e-6):
-            fail(
-                f"on the case '{case}', {row_sum_problem(result)}: your result is w**gamma without the division. Divide each row by its sum over the N slots."
-            )
-        if w.shape[0] > 1 and torch.allclose(
-            result, powered / powered.sum(dim=0, keepdim=True), atol=1e-5
-        ):
-            fail(
-                f"on the case '{case}', {row_sum_problem(result)}: you normalised over the first dimension (across the batch). Sum over the last dimension, the N slots: .sum(dim=-1, keepdim=True)."
-            )
-        if torch.allclose(result, torch.softmax(gamma * w64, dim=-1), atol=1e-5):
-            fail(
-                f"on the case '{case}', your result is softmax(gamma * w): that multiplies the weights by gamma. Sharpening raises them to the power gamma: w**gamma / sum(w**gamma)."
-            )
-        if gamma != 1 and torch.allclose(result, w64, atol=1e-6):
-            fail(f"on the case '{case}', your result equals w: gamma = {gamma:g} was not applied.")
-        if torch.allclose(result, expected.log(), atol=1e-5, equal_nan=True):
-            fail(
-                f"on the case '{case}', your result is the logarithm of the sharpened weights (its entries are negative and the rows sum to {result.sum(dim=-1)[0].item():.3g}): log_softmax returns log-probabilities. Return the weights themselves, not their logarithm."
-            )
-        if gamma != 1 and torch.allclose(result, _sharpened(w, 1 / gamma), atol=1e-5):
-            fail(
-                f"on the case '{case}', your result is w**(1/gamma): it flattens the weights instead of sharpening them (compare the largest weight of a row before and after). Check where gamma enters your formula."
-            )
-        if torch.allclose(result, powered / powered.sum(), atol=1e-6):
-            fail(
-                f"on the case '{case}', {row_sum_problem(result)}: you divided by the sum of the whole tensor (.sum() without a dim adds every row of the batch). Divide each row by its own sum: .sum(dim=-1, keepdim=True)."
-            )
-        row_max = w64.amax(dim=-1, keepdim=True)
-        if torch.allclose(result, (w64 / row_max) ** gamma, atol=1e-5):
-            fail(
-                f"on the case '{case}', {row_sum_problem(result)}: dividing by the row maximum keeps w**gamma from underflowing, but the result is not yet normalised. Divide each row by its sum too."
-            )
-        for eps in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10):
-            shifted = _sharpened(w64 + eps, gamma)
-            if torch.allclose(result, shifted, atol=1e-5, rtol=1e-4):
-                fail(
-                    f"on the case '{case}', your weights are those of w + {eps:g}: an epsilon added before the power or the log (to avoid log 0) changes every weight, by up to {(shifted - expected).abs().max().item():.2g} here. Leave w as it is, and find what a weight of exactly 0 becomes at each step of your computation."
-                )
-        if zero.any() and result[zero].abs().max() > 1e-6:
-            i, j = (zero & (result.abs() > 1e-6)).nonzero()[0].tolist()
-            fail(
-                f"on the case '{case}', slot {j} of row {i} has weight 0, and yours gives it {fmt(result[i, j].item())}: 0**gamma = 0, so a zero weight must stay 0 (an epsilon added before the power or the log changes that)."
-            )
-        problem = row_sum_problem(result)
-        if problem:
-            fail(
-                f"on the case '{case}', {problem}: did you normalise over the last dimension (the N slots)?"
-            )
-        fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+        _name_sharpen_mistake(case, w, gamma, result, expected)
     return f"`sharpen` is right on all {len(cases)} hidden cases (gamma from 1 to 300, weights that are exactly 0, batches of 1 to 3 rows)."
