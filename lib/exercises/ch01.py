@@ -396,16 +396,22 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     fail(f"on {case}, {largest_difference(result, expected)}.")
 
 
-# Long by design: one branch per usual mistake, each computed the way a reader would write it.
-def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
-    """What exercise 3's typical mistakes return on ``batch``, each with the feedback that names it."""
+def _sentence_losses(model: Seq2Seq, batch) -> tuple[Tensor, Tensor]:
+    """-log p(y | x) of each sentence [B], and -log p of every target token [B, T], the <pad>
+    targets after <eos> included."""
     with torch.no_grad():
         nll = -sequence_log_prob(
             model, batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_out
         ).double()  # [B]
         logits = model(batch.src, batch.src_lengths, batch.tgt_in).logits  # [B, T, V]
-        # [B, T]: -log p of every target token, the <pad> targets after <eos> included
         every = F.cross_entropy(logits.transpose(1, 2), batch.tgt_out, reduction="none").double()
+    return nll, every  # [B], [B, T]
+
+
+# Long by design: a table of the usual mistakes, each computed the way a reader would write it.
+def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
+    """What exercise 3's typical mistakes return on ``batch``, each with the feedback that names it."""
+    nll, every = _sentence_losses(model, batch)
     tokens = batch.tgt_mask.sum(1).double()  # [B], <eos> included
     # [B]: -log p of each sentence without its last step, the <eos>
     without_eos = nll - every.gather(1, (batch.tgt_mask.sum(1) - 1)[:, None])[:, 0]
