@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -216,8 +216,82 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
     return None
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _observed_run(running_max_and_sum: Any, x: Tensor, block: int, case: str):
+    """The reader's (m, l) on x, as two numbers, and the reads it made of x (``_Reads``)."""
+    reads = _Reads()
+    scores = _Scores.of(x, torch.arange(len(x)), reads)
+
+    def observed(x, block):  # notes the reads of the reader's function only
+        reads.active = True
+        try:
+            return running_max_and_sum(x, block)
+        finally:
+            reads.active = False
+
+    result = call(observed, scores, block, name="running_max_and_sum", case=case)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        fail(
+            f"on the case {case}, `running_max_and_sum` returned {fmt(result)}; expected two numbers, (m, l)."
+        )
+    m_raw, l_raw = (plain(r) for r in result)
+    as_float = [r.item() if isinstance(r, Tensor) and r.numel() == 1 else r for r in result]
+    if any(isinstance(r, float) and not math.isfinite(r) for r in as_float):
+        fail(
+            f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: an exponential overflowed. Update the maximum with the block first, then take exp(x_j - m) with the new maximum, so that no exponent is positive."
+        )
+    m = expect_number(m_raw, "the maximum m")
+    total = expect_number(l_raw, "the sum l")
+    return m, total, reads
+
+
+def _name_sum_mistake(case: str, x: Tensor, block: int, total: float) -> NoReturn:
+    """Fail with the mistake behind a wrong l: a usual slip of the update, a logarithm, or else."""
+    m_expected, l_expected = running_reference(x, block)
+    for mistake, message in _RUNNING_MISTAKES:
+        _, l_wrong = running_reference(x, block, mistake=mistake)
+        if abs(total - l_wrong) <= 1e-5 * abs(l_wrong):
+            fail(f"on the case {case}, {message}")
+    close = 1e-5 * max(1.0, abs(m_expected))
+    if abs(total - (m_expected + math.log(l_expected))) <= close:
+        fail(
+            f"on the case {case}, your l is the log-sum-exp m + log l, the number the backward pass keeps; return the sum l itself, the sum of exp(x_j - m)."
+        )
+    if abs(total - math.log(l_expected)) <= close:
+        fail(
+            f"on the case {case}, your l is the logarithm of the sum; return the sum l itself, the sum of exp(x_j - m)."
+        )
+    fail(
+        f"on the case {case}, your sum l is {total:.6g}, which is not the sum of exp(x_j - m) over the scores: check that each block's terms are taken against the new maximum and that the old sum is rescaled before adding them."
+    )
+
+
+def _check_max_and_sum(case: str, x: Tensor, block: int, m: float, total: float) -> None:
+    """Fail if (m, l) is not the reference: swapped, a loop cut short, a wrong start, a wrong sum."""
+    m_expected, l_expected = running_reference(x, block)
+    swapped = abs(total - m_expected) <= 1e-5 * max(1.0, abs(m_expected))
+    if swapped and abs(m - l_expected) <= 1e-5 * l_expected and m != total:
+        fail(
+            f"on the case {case}, your m, {fmt(m)}, is the sum of the exponentials and your l, {fmt(total)}, is the largest score: you returned (l, m). Return (m, l), the maximum first, then the sum."
+        )
+    for end in range(block, len(x), block):  # the blocks before the end only: a loop cut short
+        m_cut, l_cut = running_reference(x[:end], block)
+        if abs(m - m_cut) <= 1e-5 * max(1.0, abs(m_cut)) and abs(total - l_cut) <= 1e-5 * l_cut:
+            if abs(total - l_expected) > 1e-5 * l_expected:
+                fail(
+                    f"on the case {case}, your m and l are those of scores 0 to {end - 1} only: your sum misses {_scores(end, len(x) - 1)}, at the end of x. The loop stops before the end of x (range(0, len(x) - block, block) does); go up to len(x): range(0, len(x), block), whose last block may be shorter."
+                )
+    if m > m_expected and m not in x.tolist():
+        fail(
+            f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
+        )
+    if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
+        fail(
+            f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
+        )
+    if abs(total - l_expected) > 1e-5 * l_expected:
+        _name_sum_mistake(case, x, block, total)
+
+
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
@@ -233,67 +307,8 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         )
     for description, x, block in _running_cases():
         case = f"'{description}'"
-        reads = _Reads()
-        scores = _Scores.of(x, torch.arange(len(x)), reads)
-
-        def observed(x, block):  # notes the reads of the reader's function only
-            reads.active = True
-            try:
-                return running_max_and_sum(x, block)
-            finally:
-                reads.active = False
-
-        result = call(observed, scores, block, name="running_max_and_sum", case=case)
-        if not isinstance(result, (tuple, list)) or len(result) != 2:
-            fail(
-                f"on the case {case}, `running_max_and_sum` returned {fmt(result)}; expected two numbers, (m, l)."
-            )
-        m_raw, l_raw = (plain(r) for r in result)
-        as_float = [r.item() if isinstance(r, Tensor) and r.numel() == 1 else r for r in result]
-        if any(isinstance(r, float) and not math.isfinite(r) for r in as_float):
-            fail(
-                f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: an exponential overflowed. Update the maximum with the block first, then take exp(x_j - m) with the new maximum, so that no exponent is positive."
-            )
-        m = expect_number(m_raw, "the maximum m")
-        total = expect_number(l_raw, "the sum l")
-        m_expected, l_expected = running_reference(x, block)
-        swapped = abs(total - m_expected) <= 1e-5 * max(1.0, abs(m_expected))
-        if swapped and abs(m - l_expected) <= 1e-5 * l_expected and m != total:
-            fail(
-                f"on the case {case}, your m, {fmt(m)}, is the sum of the exponentials and your l, {fmt(total)}, is the largest score: you returned (l, m). Return (m, l), the maximum first, then the sum."
-            )
-        for end in range(block, len(x), block):  # the blocks before the end only: a loop cut short
-            m_cut, l_cut = running_reference(x[:end], block)
-            if abs(m - m_cut) <= 1e-5 * max(1.0, abs(m_cut)) and abs(total - l_cut) <= 1e-5 * l_cut:
-                if abs(total - l_expected) > 1e-5 * l_expected:
-                    fail(
-                        f"on the case {case}, your m and l are those of scores 0 to {end - 1} only: your sum misses {_scores(end, len(x) - 1)}, at the end of x. The loop stops before the end of x (range(0, len(x) - block, block) does); go up to len(x): range(0, len(x), block), whose last block may be shorter."
-                    )
-        if m > m_expected and m not in x.tolist():
-            fail(
-                f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
-            )
-        if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
-            fail(
-                f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
-            )
-        if abs(total - l_expected) > 1e-5 * l_expected:
-            for mistake, message in _RUNNING_MISTAKES:
-                _, l_wrong = running_reference(x, block, mistake=mistake)
-                if abs(total - l_wrong) <= 1e-5 * abs(l_wrong):
-                    fail(f"on the case {case}, {message}")
-            close = 1e-5 * max(1.0, abs(m_expected))
-            if abs(total - (m_expected + math.log(l_expected))) <= close:
-                fail(
-                    f"on the case {case}, your l is the log-sum-exp m + log l, the number the backward pass keeps; return the sum l itself, the sum of exp(x_j - m)."
-                )
-            if abs(total - math.log(l_expected)) <= close:
-                fail(
-                    f"on the case {case}, your l is the logarithm of the sum; return the sum l itself, the sum of exp(x_j - m)."
-                )
-            fail(
-                f"on the case {case}, your sum l is {total:.6g}, which is not the sum of exp(x_j - m) over the scores: check that each block's terms are taken against the new maximum and that the old sum is rescaled before adding them."
-            )
+        m, total, reads = _observed_run(running_max_and_sum, x, block, case)
+        _check_max_and_sum(case, x, block, m, total)
         problem = _reading_problem(reads.events, len(x), block)
         if problem:
             fail(f"on the case {case}, the values are right but {problem}")
