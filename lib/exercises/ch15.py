@@ -233,80 +233,93 @@ def check_embed(embed: Any) -> str:
     return verdict
 
 
+def _run_embed(
+    embed, model, tokenizer, texts: list[str], D: int, runs: list[int], case: str
+) -> Tensor:
+    """The reader's sentence vectors [B, D], run twice: a model left in training mode, vectors per
+    token, columns normalized or two different results are reported."""
+    model.eval()
+    runs.append(0)
+    result = call(embed, model, tokenizer, list(texts), name="embed", case=case)
+    runs.append(0)  # the second call's and the reference's, not counted
+    if model.training:
+        model.eval()
+        fail(
+            f"on the case {case}, `embed` put the model in training mode, where dropout changes the vectors at random. Leave it in eval mode (`load_minilm` returns it so)."
+        )
+    if (
+        isinstance(result, Tensor)
+        and result.dim() == 3
+        and tuple(result.shape[::2]) == (len(texts), D)
+    ):
+        fail(
+            f"on the case {case}, `embed` returned shape {list(result.shape)}, a vector per token. Pool them into one per sentence: [{len(texts)}, {D}]."
+        )
+    _fail_if_columns_normalized(result, model, tokenizer, texts, case)
+    result = expect_tensor(result, (len(texts), D), name="embed", case=case)
+    again = call(embed, model, tokenizer, list(texts), name="embed", case=case)
+    model.eval()
+    if (
+        isinstance(again, Tensor)
+        and again.shape == result.shape
+        and not torch.allclose(again.double(), result.double(), atol=1e-6)
+        # near but not equal, as dropout makes them (cosines of two dropout runs measured down
+        # to 0.71 in 100 runs); two random vectors of 384 numbers have cosines near 0 (sd 0.05)
+        and bool((F.cosine_similarity(again.double(), result.double(), dim=-1) > 0.3).all())
+    ):
+        fail(
+            f"on the case {case}, `embed` gave two different results for the same sentences: something random is switched on, most likely dropout, which is active while the model is in training mode. Run the model in eval mode (`model.eval()`; `load_minilm` returns it so), and do not switch it to training mode inside `embed`."
+        )
+    return result
+
+
+def _check_vectors(case: str, model, tokenizer, texts: list[str], result: Tensor) -> None:
+    """Fail if the vectors are not the reference's: a zero vector, a right mean not scaled, the
+    usual pooling mistakes (``_EMBED_MISTAKES``), wrong lengths, sentences that see each other."""
+    expected = embed_reference(model, tokenizer, texts)
+    norms = result.norm(dim=-1)  # [B]
+    if (norms == 0).any():
+        fail(
+            f"on the case {case}, your vector of sentence {int((norms == 0).nonzero()[0])} (counting from 0) is all zeros. Did the mask or the division leave nothing?"
+        )
+    unit = bool((norms - 1).abs().max() <= 1e-4)
+    scale = "" if unit else " Then scale each vector to length 1."
+    direction = result / norms[:, None]  # [B, D], what the cosines see
+    if torch.allclose(direction, expected, atol=1e-4):
+        if unit:
+            return
+        i = int((norms - 1).abs().argmax())
+        fail(
+            f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}: you took the right mean but did not scale it to length 1. Divide each vector by its norm (`v / v.norm(dim=-1, keepdim=True)`)."
+        )
+    for kwargs, message in _EMBED_MISTAKES:
+        if torch.allclose(direction, embed_reference(model, tokenizer, texts, **kwargs), atol=1e-4):
+            fail(f"on the case {case}, {message}{scale}")
+    if not unit:
+        if (result.norm(dim=0) - 1).abs().max() < 1e-4:
+            fail(
+                f"on the case {case}, your columns have length 1, not your rows: you normalized over the sentences (dim 0). Normalize each sentence's vector, over dim -1."
+            )
+        i = int((norms - 1).abs().argmax())
+        fail(
+            f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}, not 1, and its direction is not the mean of the last layer's vectors either: {largest_difference(direction, expected)}."
+        )
+    alone = torch.cat([embed_reference(model, tokenizer, [t]) for t in texts])
+    if len(texts) > 1 and torch.allclose(result[:1], alone[:1], atol=1e-4):
+        cosines = (result * alone).sum(-1)
+        i = int(cosines.argmin())
+        fail(
+            f"on the case {case}, the vector of sentence {i} (counting from 0) has cosine {cosines[i]:.3f} with its vector computed alone: in a batch, it must not depend on the other sentences. Use the attention_mask, in the model and in the mean."
+        )
+    fail(
+        f"on the case {case}, {largest_difference(result, expected)}. Average the last layer's vectors (`sequence_output`) over the real tokens of each sentence, then scale to length 1."
+    )
+
+
 def _check_embed_cases(embed, model, tokenizer, D: int, runs: list[int]) -> str:
     for texts in EMBED_CASES:
         starts = ", ".join(repr(t[:20]) for t in texts)
         case = f"a batch of {len(texts)} sentence{'s' * (len(texts) > 1)} ({starts})"
-        model.eval()
-        runs.append(0)
-        result = call(embed, model, tokenizer, list(texts), name="embed", case=case)
-        runs.append(0)  # the second call's and the reference's, not counted
-        if model.training:
-            model.eval()
-            fail(
-                f"on the case {case}, `embed` put the model in training mode, where dropout changes the vectors at random. Leave it in eval mode (`load_minilm` returns it so)."
-            )
-        if (
-            isinstance(result, Tensor)
-            and result.dim() == 3
-            and tuple(result.shape[::2]) == (len(texts), D)
-        ):
-            fail(
-                f"on the case {case}, `embed` returned shape {list(result.shape)}, a vector per token. Pool them into one per sentence: [{len(texts)}, {D}]."
-            )
-        _fail_if_columns_normalized(result, model, tokenizer, texts, case)
-        result = expect_tensor(result, (len(texts), D), name="embed", case=case)
-        again = call(embed, model, tokenizer, list(texts), name="embed", case=case)
-        model.eval()
-        if (
-            isinstance(again, Tensor)
-            and again.shape == result.shape
-            and not torch.allclose(again.double(), result.double(), atol=1e-6)
-            # near but not equal, as dropout makes them (cosines of two dropout runs measured down
-            # to 0.71 in 100 runs); two random vectors of 384 numbers have cosines near 0 (sd 0.05)
-            and bool((F.cosine_similarity(again.double(), result.double(), dim=-1) > 0.3).all())
-        ):
-            fail(
-                f"on the case {case}, `embed` gave two different results for the same sentences: something random is switched on, most likely dropout, which is active while the model is in training mode. Run the model in eval mode (`model.eval()`; `load_minilm` returns it so), and do not switch it to training mode inside `embed`."
-            )
-        expected = embed_reference(model, tokenizer, texts)
-        norms = result.norm(dim=-1)  # [B]
-        if (norms == 0).any():
-            fail(
-                f"on the case {case}, your vector of sentence {int((norms == 0).nonzero()[0])} (counting from 0) is all zeros. Did the mask or the division leave nothing?"
-            )
-        unit = bool((norms - 1).abs().max() <= 1e-4)
-        scale = "" if unit else " Then scale each vector to length 1."
-        direction = result / norms[:, None]  # [B, D], what the cosines see
-        if torch.allclose(direction, expected, atol=1e-4):
-            if unit:
-                continue
-            i = int((norms - 1).abs().argmax())
-            fail(
-                f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}: you took the right mean but did not scale it to length 1. Divide each vector by its norm (`v / v.norm(dim=-1, keepdim=True)`)."
-            )
-        for kwargs, message in _EMBED_MISTAKES:
-            if torch.allclose(
-                direction, embed_reference(model, tokenizer, texts, **kwargs), atol=1e-4
-            ):
-                fail(f"on the case {case}, {message}{scale}")
-        if not unit:
-            if (result.norm(dim=0) - 1).abs().max() < 1e-4:
-                fail(
-                    f"on the case {case}, your columns have length 1, not your rows: you normalized over the sentences (dim 0). Normalize each sentence's vector, over dim -1."
-                )
-            i = int((norms - 1).abs().argmax())
-            fail(
-                f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}, not 1, and its direction is not the mean of the last layer's vectors either: {largest_difference(direction, expected)}."
-            )
-        alone = torch.cat([embed_reference(model, tokenizer, [t]) for t in texts])
-        if len(texts) > 1 and torch.allclose(result[:1], alone[:1], atol=1e-4):
-            cosines = (result * alone).sum(-1)
-            i = int(cosines.argmin())
-            fail(
-                f"on the case {case}, the vector of sentence {i} (counting from 0) has cosine {cosines[i]:.3f} with its vector computed alone: in a batch, it must not depend on the other sentences. Use the attention_mask, in the model and in the mean."
-            )
-        fail(
-            f"on the case {case}, {largest_difference(result, expected)}. Average the last layer's vectors (`sequence_output`) over the real tokens of each sentence, then scale to length 1."
-        )
+        result = _run_embed(embed, model, tokenizer, texts, D, runs, case)
+        _check_vectors(case, model, tokenizer, texts, result)
     return f"`embed` gives all-MiniLM-L6-v2's sentence vectors on all {len(EMBED_CASES)} hidden batches (with padding, of one sentence, with a repeated sentence)."
