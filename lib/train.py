@@ -123,6 +123,35 @@ def to_device(batch, device: torch.device):
     return batch
 
 
+def _step(
+    model: nn.Module,
+    loss_fn: Callable[[nn.Module, Any], Tensor],
+    batch: Any,
+    optimizer: torch.optim.Optimizer,
+    params: list[nn.Parameter],
+    clip: float | None,
+    step: int,
+    rate: float,
+) -> tuple[float, float]:
+    """One optimizer step on `batch`: the loss, its gradient clipped to `clip` (None: not clipped),
+    the update. Returns the loss and the gradient norm before clipping; raises, before any update,
+    where either is not finite."""
+    loss = loss_fn(model, batch)
+    check_loss(loss, step, rate)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    max_norm = clip if clip is not None else float("inf")
+    # returns the norm before clipping
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    if not math.isfinite(float(norm)):
+        optimizer.zero_grad(set_to_none=True)
+        raise FloatingPointError(
+            f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr or clip the gradients."
+        )
+    optimizer.step()
+    return loss.item(), float(norm)
+
+
 def fit(
     model: nn.Module,
     batches: Iterable | Callable[[], Iterable],
@@ -172,23 +201,11 @@ def fit(
             rate = lr_at(step, steps=steps, lr=lr, warmup_steps=warmup_steps, decay=decay)
             for group in optimizer.param_groups:
                 group["lr"] = rate
-            loss = loss_fn(model, to_device(next(stream), device))
-            check_loss(loss, step, rate)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            max_norm = clip if clip is not None else float("inf")
-            # returns the norm before clipping
-            norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
-            if not math.isfinite(float(norm)):
-                optimizer.zero_grad(set_to_none=True)
-                raise FloatingPointError(
-                    f"loss_fn: the gradient norm is {float(norm)} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr or clip the gradients."
-                )
-            optimizer.step()
-            value = loss.item()
+            batch = to_device(next(stream), device)
+            value, norm = _step(model, loss_fn, batch, optimizer, params, clip, step, rate)
             history.losses.append(value)
             history.lrs.append(rate)
-            history.grad_norms.append(float(norm))
+            history.grad_norms.append(norm)
             running = value if running is None else 0.95 * running + 0.05 * value
             bar.update(1)
             if step % 10 == 0 or step == run - 1:
