@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -131,8 +131,45 @@ _TOP_P_MISTAKES = [
 ]
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _name_top_p_mistake(
+    case: str, probs: Tensor, p: float, result: Tensor, expected: Tensor
+) -> NoReturn:
+    """Fail with the mistake behind a wrong distribution: a usual one (``_TOP_P_MISTAKES``), the
+    crossing token left out, no renormalization, the wrong number or choice of tokens; else the
+    largest difference."""
+    n_expected = int((expected > 0).sum())
+    for mistake, message in _TOP_P_MISTAKES:
+        if torch.allclose(result, top_p_reference(probs, p, mistake=mistake), atol=1e-5):
+            fail(f"on the case {case}, {message}")
+    exclusive = top_p_reference(probs, p, mistake="exclusive")
+    if torch.allclose(result, exclusive, atol=1e-5):
+        kept = probs.double()[exclusive > 0].sum().item()
+        fail(
+            f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays <= p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
+        )
+    total = result.sum().item()
+    if abs(total - 1) > 1e-4:
+        if torch.allclose(result, top_p_reference(probs, p, mistake="unnormalized"), atol=1e-5):
+            fail(
+                f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary: you kept the right tokens but did not renormalize. Divide the kept probabilities by their sum."
+            )
+        fail(
+            f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary, not 1."
+        )
+    n_kept = int((result > 1e-12).sum())
+    if n_kept != n_expected:
+        fail(
+            f"on the case {case}, you kept {n_kept} token{'s' * (n_kept != 1)}; the nucleus has {n_expected}: the {n_expected} most probable tokens are the smallest set whose probability reaches p = {p} (together {probs.double()[expected > 0].sum().item():.3g})."
+        )
+    if not torch.equal(result > 1e-12, expected > 0):
+        fail(
+            f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not the right ones. Keep the most probable tokens, and check how you map the mask from sorted order back to vocabulary order: position r of the sorted result belongs at index order[r] of the result."
+        )
+    fail(
+        f"on the case {case}, you kept the right tokens, but not in proportion: {largest_difference(result, expected)}. Renormalizing divides every kept probability by the same number, their sum."
+    )
+
+
 @checker("top_p_filter")
 def check_top_p_filter(top_p_filter: Any) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
@@ -160,7 +197,6 @@ def check_top_p_filter(top_p_filter: Any) -> str:
                 f"on the case {case}, `probs` is float64 and your result is {result_dtype}: keep the dtype of `probs` (a float64 distribution in, a float64 distribution out), so that no precision is lost."
             )
         expected = top_p_reference(probs, p)
-        n_expected = int((expected > 0).sum())
         if torch.isnan(result).any():
             if probs.max().item() > p:  # "running sum <= p" keeps nothing here
                 fail(
@@ -171,38 +207,8 @@ def check_top_p_filter(top_p_filter: Any) -> str:
             fail(
                 f"on the case {case}, your result holds the negative number {fmt(result.min().item())}: probabilities are >= 0."
             )
-        if torch.allclose(result, expected, atol=1e-5):
-            continue
-        for mistake, message in _TOP_P_MISTAKES:
-            if torch.allclose(result, top_p_reference(probs, p, mistake=mistake), atol=1e-5):
-                fail(f"on the case {case}, {message}")
-        exclusive = top_p_reference(probs, p, mistake="exclusive")
-        if torch.allclose(result, exclusive, atol=1e-5):
-            kept = probs.double()[exclusive > 0].sum().item()
-            fail(
-                f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays <= p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
-            )
-        total = result.sum().item()
-        if abs(total - 1) > 1e-4:
-            if torch.allclose(result, top_p_reference(probs, p, mistake="unnormalized"), atol=1e-5):
-                fail(
-                    f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary: you kept the right tokens but did not renormalize. Divide the kept probabilities by their sum."
-                )
-            fail(
-                f"on the case {case}, your probabilities sum to {total:.3g} over the vocabulary, not 1."
-            )
-        n_kept = int((result > 1e-12).sum())
-        if n_kept != n_expected:
-            fail(
-                f"on the case {case}, you kept {n_kept} token{'s' * (n_kept != 1)}; the nucleus has {n_expected}: the {n_expected} most probable tokens are the smallest set whose probability reaches p = {p} (together {probs.double()[expected > 0].sum().item():.3g})."
-            )
-        if not torch.equal(result > 1e-12, expected > 0):
-            fail(
-                f"on the case {case}, you kept {n_kept} tokens, as many as the nucleus, but not the right ones. Keep the most probable tokens, and check how you map the mask from sorted order back to vocabulary order: position r of the sorted result belongs at index order[r] of the result."
-            )
-        fail(
-            f"on the case {case}, you kept the right tokens, but not in proportion: {largest_difference(result, expected)}. Renormalizing divides every kept probability by the same number, their sum."
-        )
+        if not torch.allclose(result, expected, atol=1e-5):
+            _name_top_p_mistake(case, probs, p, result, expected)
     return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)})."
 
 
