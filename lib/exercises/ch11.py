@@ -31,6 +31,7 @@ __all__ = ["check_interpolation", "check_backward_agreement"]
 # --- exercise 1: interpolation instead of add-k ------------------------------------------------------
 
 
+# Long in its signature and docstring only: one keyword per usual mistake, each named.
 def interpolated_perplexity_reference(
     train: list[str],
     test: list[str],
@@ -419,6 +420,43 @@ def _share(value: Any) -> float:
     return float(value)
 
 
+def _check_plural_share(plural_share: Any, backward: Any) -> tuple[float, dict | None]:
+    """plural_share against the reader's backward model (MODEL_TOLERANCE) or, without it, the
+    chapter's value (SHARE_TOLERANCE), the usual mistakes named; returns the share and, with the
+    model, its four verb probabilities."""
+    share = _share(plural_share)
+    verb_probs = None
+    if backward is not None:
+        verb_probs, shares = _model_shares(backward)
+        expected, tolerance, mistakes = shares["right"], MODEL_TOLERANCE, shares
+    else:
+        expected, tolerance = PLURAL_SHARE, SHARE_TOLERANCE
+        mistakes = _BOOK_MISTAKE_SHARES
+    if abs(share - expected) > tolerance:
+        for name, value in mistakes.items():
+            if name in _SHARE_MISTAKES and abs(share - value) <= (
+                MODEL_TOLERANCE if backward is not None else MISTAKE_TOLERANCE
+            ):
+                fail(f"plural_share = {fmt(share)} {_SHARE_MISTAKES[name]}")
+        if share == 0.5:
+            fail(
+                "plural_share = 0.5 is a round guess. Compute the share from the backward model's probabilities for the four verb forms."
+            )
+        if share > 0.8:
+            fail(
+                f"plural_share = {fmt(share)} is what the forward model does: after 'the keys that the man found' it puts more than 90% of the verbs' probability on are and were. The backward model reads the sentence from its end: when it predicts the verb, it has read 'old .' and nothing else, so it cannot know the subject is plural. Compute the share from its logits at 'old'."
+            )
+        fail(
+            f"plural_share = {fmt(share)} matches none of the usual mistakes. Check the model (the backward one), the position whose logits you read (the one that scores the verb), how the sentence is framed, and what the share is a share of."
+            + (
+                ""
+                if backward is not None
+                else " (Pass your model too, check_backward_agreement(plural_share, same_for_singular, models['backward']), and the checker compares with what that model gives.)"
+            )
+        )
+    return share, verb_probs
+
+
 @checker("backward model on agreement")
 def check_backward_agreement(
     plural_share: Any, same_for_singular: Any, backward: Any = None
@@ -442,35 +480,7 @@ def check_backward_agreement(
         )
     verb_probs = None
     if plural_share is not None:
-        share = _share(plural_share)
-        if backward is not None:
-            verb_probs, shares = _model_shares(backward)
-            expected, tolerance, mistakes = shares["right"], MODEL_TOLERANCE, shares
-        else:
-            expected, tolerance = PLURAL_SHARE, SHARE_TOLERANCE
-            mistakes = _BOOK_MISTAKE_SHARES
-        if abs(share - expected) > tolerance:
-            for name, value in mistakes.items():
-                if name in _SHARE_MISTAKES and abs(share - value) <= (
-                    MODEL_TOLERANCE if backward is not None else MISTAKE_TOLERANCE
-                ):
-                    fail(f"plural_share = {fmt(share)} {_SHARE_MISTAKES[name]}")
-            if share == 0.5:
-                fail(
-                    "plural_share = 0.5 is a round guess. Compute the share from the backward model's probabilities for the four verb forms."
-                )
-            if share > 0.8:
-                fail(
-                    f"plural_share = {fmt(share)} is what the forward model does: after 'the keys that the man found' it puts more than 90% of the verbs' probability on are and were. The backward model reads the sentence from its end: when it predicts the verb, it has read 'old .' and nothing else, so it cannot know the subject is plural. Compute the share from its logits at 'old'."
-                )
-            fail(
-                f"plural_share = {fmt(share)} matches none of the usual mistakes. Check the model (the backward one), the position whose logits you read (the one that scores the verb), how the sentence is framed, and what the share is a share of."
-                + (
-                    ""
-                    if backward is not None
-                    else " (Pass your model too, check_backward_agreement(plural_share, same_for_singular, models['backward']), and the checker compares with what that model gives.)"
-                )
-            )
+        share, verb_probs = _check_plural_share(plural_share, backward)
     if same_for_singular is not None and not expect_bool(same_for_singular, "same_for_singular"):
         fail(
             "same_for_singular: the two sentences end alike, 'old . <eos>', and the backward model's prediction for the verb is computed from those tokens only (it reads right to left and has not reached the subject yet). Same input, same output: the four probabilities are identical, to the last bit."
