@@ -40,10 +40,15 @@ def _fail_calls(function) -> int:
     [(ch02, "check_sharpen"), (ch02, "check_duplicate_key"), (ch03, "check_masked_softmax")],
 )
 def test_every_fail_of_a_checker_is_a_listed_mistake(module, checker):
-    listed = [m for m in notes.mistakes(module, checker) if m.where == checker and m.kind == "fail"]
-    assert len(listed) == _fail_calls(getattr(module, checker).__wrapped__) > 5
-    lines = [m.line for m in listed]
-    assert lines == sorted(lines), "in the order the checker tries them"
+    found = [m for m in notes.mistakes(module, checker) if m.kind == "fail"]
+    assert len(found) > 5
+    # the checker and the steps it calls (validate, name the mistake...): each one's fails, in order
+    for where in {m.where for m in found} | {checker}:
+        listed = [m for m in found if m.where == where]
+        function = getattr(module, where)
+        assert len(listed) == _fail_calls(getattr(function, "__wrapped__", function)), where
+        lines = [m.line for m in listed]
+        assert lines == sorted(lines), f"{where}: in the order the checker tries them"
 
 
 # (wrong answer, a phrase of the mistake it is): each is one the chapter's checker names
