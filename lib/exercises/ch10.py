@@ -76,8 +76,44 @@ def _pairs(value: Any) -> set[tuple[str, str]]:
     return {tuple(p) for p in value}
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
+def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
+    """top_pairs: pairs of adjacent pieces, exactly the tied best ones; the usual picks (by gain, by frequency, a pair never apart but frequent) named."""
+    mine = _pairs(top_pairs)
+    unknown = mine - scores.keys()
+    if unknown:
+        pair = sorted(unknown)[0]
+        marked = (pair[0], "##" + pair[1]) if not pair[1].startswith("##") else pair
+        hint = (
+            f" In WordPiece form a piece that continues a word carries ##: did you mean {marked}?"
+            if marked in scores
+            else " List pairs of adjacent pieces of wordpiece_split(word)."
+        )
+        fail(f"top_pairs: {pair} is not a pair of adjacent pieces in the dictionary.{hint}")
+    gains = wordpiece_merge_gains(TOY)
+    if mine == {max(gains, key=gains.get)}:
+        fail(
+            "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. The score c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur apart it prefers the rarest."
+        )
+    if mine & {("##e", "##s")}:
+        fail(
+            "top_pairs: ('##e', '##s') is among the most frequent pairs (9 times), but ##e occurs 17 times: 9 / (17 * 9) = 0.059. Frequency is not what this score measures."
+        )
+    if ("l", "##o") in mine:
+        fail(
+            "top_pairs: l and ##o never occur apart, right, but they occur 7 times: 7 / (7 * 7) = 1/7. A pair whose pieces always occur together scores 1 / its count: look for a rarer one."
+        )
+    wrong = sorted(mine - right)
+    if wrong:
+        p = wrong[0]
+        fail(
+            f"top_pairs: {p} scores {scores[p]:.3g}, below the best score. Count c_a, c_b and c_ab, each occurrence weighted by its word's count."
+        )
+    if mine != right:
+        fail(
+            f"top_pairs: your pair scores the most, but it is a tie: {len(right) - len(mine)} other pair has the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
+        )
+
+
 @checker("pair score")
 def check_pair_score(top_pairs: Any, top_score: Any) -> str:
     """Check the predictions of exercise 1: ``top_pairs``, the set of pairs (a, b) of the WordPiece split of
@@ -90,40 +126,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
     best = max(scores.values())
     right = {p for p, s in scores.items() if abs(s - best) < 1e-12}
     if top_pairs is not None:
-        mine = _pairs(top_pairs)
-        unknown = mine - scores.keys()
-        if unknown:
-            pair = sorted(unknown)[0]
-            marked = (pair[0], "##" + pair[1]) if not pair[1].startswith("##") else pair
-            hint = (
-                f" In WordPiece form a piece that continues a word carries ##: did you mean {marked}?"
-                if marked in scores
-                else " List pairs of adjacent pieces of wordpiece_split(word)."
-            )
-            fail(f"top_pairs: {pair} is not a pair of adjacent pieces in the dictionary.{hint}")
-        gains = wordpiece_merge_gains(TOY)
-        if mine == {max(gains, key=gains.get)}:
-            fail(
-                "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. The score c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur apart it prefers the rarest."
-            )
-        if mine & {("##e", "##s")}:
-            fail(
-                "top_pairs: ('##e', '##s') is among the most frequent pairs (9 times), but ##e occurs 17 times: 9 / (17 * 9) = 0.059. Frequency is not what this score measures."
-            )
-        if ("l", "##o") in mine:
-            fail(
-                "top_pairs: l and ##o never occur apart, right, but they occur 7 times: 7 / (7 * 7) = 1/7. A pair whose pieces always occur together scores 1 / its count: look for a rarer one."
-            )
-        wrong = sorted(mine - right)
-        if wrong:
-            p = wrong[0]
-            fail(
-                f"top_pairs: {p} scores {scores[p]:.3g}, below the best score. Count c_a, c_b and c_ab, each occurrence weighted by its word's count."
-            )
-        if mine != right:
-            fail(
-                f"top_pairs: your pair scores the most, but it is a tie: {len(right) - len(mine)} other pair has the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
-            )
+        _check_top_pairs(top_pairs, scores, right)
     if top_score is not None:
         s = expect_number(top_score, "top_score")
         if abs(s - best) > 0.005:
