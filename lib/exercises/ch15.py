@@ -200,8 +200,6 @@ def _fail_if_columns_normalized(result: Any, model, tokenizer, texts: list[str],
         )
 
 
-# Long by design: the usual mistakes are tried one after the other, each with its own message
-# (the docstring lists them); it reads top to bottom, and no part of it serves another checker.
 @checker("embed")
 def check_embed(embed: Any) -> str:
     """Check ``embed(model, tokenizer, texts) -> [B, D]``: all-MiniLM-L6-v2's sentence vectors, run on the real
