@@ -152,7 +152,7 @@ def _step(
     return loss.item(), float(norm)
 
 
-# Long in its arguments and their docstring only; the loop itself is some 25 lines.
+# Long in its arguments and their docstring only: the body is some 30 lines.
 def fit(
     model: nn.Module,
     batches: Iterable | Callable[[], Iterable],
