@@ -342,7 +342,7 @@ _near = partial(near, tolerance=TOTAL_TOLERANCE)  # relative
 
 
 def _check_medium_params(medium_params: Any) -> None:
-    """The count: exact, the near misses named."""
+    """medium_params: the exact count; the near misses (estimates, parts left out or added) named."""
     v = expect_number(medium_params, "medium_params")
     if v != MEDIUM_PARAMS:
         if v == MEDIUM_PARAMS - (_P + 2) * _D:
@@ -400,7 +400,7 @@ def _check_medium_params(medium_params: Any) -> None:
 
 
 def _check_embedding_share(embedding_share: Any) -> None:
-    """The embeddings' share: to two decimals if written by hand, exact if computed."""
+    """embedding_share: right to two decimals if written by hand, exact if computed."""
     s = expect_number(embedding_share, "embedding_share")
     written = abs(s - round(s, 4)) < 1e-7  # at most 4 decimals: a number written by hand
     tolerance = SHARE_TOLERANCE if written else EXACT_TOLERANCE
