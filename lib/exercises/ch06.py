@@ -555,7 +555,7 @@ def _check_scale(
             fail(f"on the case '{case}', {what} (d_k = {d_k}).")
 
 
-def _name_mistake(
+def _name_incremental_mistake(
     case: str,
     result: Tensor,
     expected: Tensor,
@@ -619,5 +619,5 @@ def check_incremental(incremental_outputs: Any) -> str:
         result = _run_incremental(incremental_outputs, case, X, W_Q, W_K, W_V, read)
         expected = _attention(X, W_Q, W_K, W_V, causal_mask(len(X)), math.sqrt(W_Q.shape[1]))
         if not torch.allclose(result, expected, atol=1e-5):
-            _name_mistake(case, result, expected, X, W_Q, W_K, W_V, read)
+            _name_incremental_mistake(case, result, expected, X, W_Q, W_K, W_V, read)
     return f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
