@@ -839,33 +839,16 @@ def llama_diagram(config, *, narrow=False):
     if narrow:
         return _llama_narrow(config)
     c = config
-    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
-                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
-    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
-    window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
-    qk = ", RMSNorm on q and k" if c.qk_norm else ""
-    alt = (
-        f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
-        f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
-        f"output layer lm_head, which "
-        f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
-        f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
-        f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
-        f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
-        f"up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second residual add."
-    )
-    fig, ax = _canvas(5.3, 7.0, alt)
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
+    fig, ax = _canvas(5.3, 7.0, _llama_alt(c))
     font = _PHONE_FONT
 
-    def box(x, y, text, kind, w):  # a box as tall as its lines
-        h = 0.18 + 0.2 * (text.count("\n") + 1)
-        _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
-        return h / 2
+    def half(text):  # half the height of a box of these lines
+        return (0.18 + 0.2 * (text.count("\n") + 1)) / 2
 
     x, w = 1.15, 2.2  # the stack
     lm = "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
-    stack = [
+    _box_column(ax, x, w, [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
         (1.25, f"embed_tokens\n$[T, D]$, $D$ = {D:,}", "emb"),
         (2.2, "layer 0", "attn"),
@@ -874,16 +857,7 @@ def llama_diagram(config, *, narrow=False):
         (4.2, f"layer $L - 1$ = {L - 1}", "attn"),
         (4.95, "norm (RMSNorm)", "norm"),
         (5.85, f"{lm}\nsoftmax over {V:,}", "io"),
-    ]
-    for (y, text, kind), (y_next, next_text, next_kind) in zip(
-        stack, stack[1:] + [(None, None, None)]
-    ):
-        top = 0.1 if kind is None else box(x, y, text, kind, w)
-        if kind is None:
-            ax.text(x, y, text, **_t(font + 2))
-        if y_next is not None:
-            bottom = 0.1 if next_kind is None else 0.09 + 0.1 * (next_text.count("\n") + 1)
-            _arrow(ax, x, y + top, x, y_next - bottom)
+    ], font=font, half=half, gap=0.1)  # fmt: skip
     ax.text(x, 6.45, "the stack", **_t(font))
     ax.text(2.65, 6.8, f"{L} layers; {H} query and {Hkv} key/value heads of $D_h$ = {c.head_dim}",
             **_t(font))  # fmt: skip
@@ -898,14 +872,8 @@ def llama_diagram(config, *, narrow=False):
     ]
     _arrow(ax, xb, 0.1, xb, block[0][0] - 0.38)
     ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
-    for (y, text, kind), nxt in zip(block, block[1:] + [(5.85, None, None)]):
-        if text == "$+$":
-            _box(ax, xb, y, text, kind, w=0.4, h=0.38, fontsize=font)
-            half = 0.19
-        else:
-            half = box(xb, y, text, kind, wb)
-        below = 0.19 if nxt[1] == "$+$" else 0.38 if nxt[1] else 0
-        _arrow(ax, xb, y + half, xb, nxt[0] - below)
+    _box_column(ax, xb, wb, block, font=font, half=half, end=(5.85, None, None),
+                plus=(0.4, 0.38), reach=lambda text: 0.38)  # fmt: skip
     for y_from, y_add in [(0.7, 2.85), (3.1, 5.25)]:  # the residual, around norm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.2, y_add)
@@ -921,16 +889,19 @@ def llama_diagram(config, *, narrow=False):
     return fig
 
 
-# Long by design, as llama_diagram: one drawing call per box and arrow, in the order it is read.
-def _llama_narrow(c):
-    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
-    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
-                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
-    tied = c.tie_word_embeddings
-    head = "reuses embed_tokens" if tied else "has a matrix of its own"
+def _llama_sizes(c):
+    """(L, D, H, H_kv, V, F) of a LlamaConfig, the names the Llama diagrams write."""
+    return (c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads,
+            c.vocab_size, c.intermediate_size)  # fmt: skip
+
+
+def _llama_alt(c):
+    """The Llama diagrams' alt text, the same for the wide and the narrow drawing."""
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
+    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
     window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
-    alt = (
+    return (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
         f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
         f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
@@ -941,32 +912,49 @@ def _llama_narrow(c):
         f"(gate and up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second "
         f"residual add."
     )
+
+
+def _box_column(ax, x, w, items, *, font, half, end=None, gap=0.1, plus=None, reach=None):
+    """Items (y, text, kind) from the bottom up at ``x``, each joined to the next by an arrow: a box
+    ``w`` wide and ``2 * half(text)`` tall, bare text where kind is None (``gap`` above and below
+    it), and for "$+$" a residual add, a square ``plus`` = (width, height). An arrow stops
+    ``reach(text)`` below the next box's centre (default ``half``); ``end``, an item past the last
+    (its text None), is where the last arrow goes."""
+    reach = reach or half
+    items = [*items, end]
+    for (y, text, kind), nxt in zip(items, items[1:]):
+        if kind is None:
+            top = gap
+            ax.text(x, y, text, **_t(font + 2))
+        elif text == "$+$":
+            top = plus[1] / 2
+            _box(ax, x, y, text, kind, w=plus[0], h=plus[1], fontsize=font)
+        else:
+            top = half(text)
+            _box(ax, x, y, text, kind, w=w, h=2 * top, fontsize=font)
+        if nxt is not None:
+            y_next, next_text, next_kind = nxt
+            if next_kind is None:
+                bottom = gap if next_text else 0
+            else:
+                bottom = plus[1] / 2 if next_text == "$+$" else reach(next_text)
+            _arrow(ax, x, y + top, x, y_next - bottom)
+
+
+def _llama_narrow(c):
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
     width, height, font = 5.2, 8.0, 12.0
-    fig, ax = _canvas(width, height, alt)
+    fig, ax = _canvas(width, height, _llama_alt(c))
 
     def half(text):  # half the height of a box of these lines
         return (0.2 + 0.21 * (text.count("\n") + 1)) / 2
 
-    def box(x, y, text, kind, w):
-        _box(ax, x, y, text, kind, w=w, h=2 * half(text), fontsize=font)
-
-    def column(x, w, items, end=None):  # boxes from the bottom up, each joined to the next
-        for (y, text, kind), nxt in zip(items, items[1:] + [end]):
-            top = 0.12 if kind is None else half(text)
-            if kind is None:
-                ax.text(x, y, text, **_t(font + 2))
-            else:
-                box(x, y, text, kind, w)
-            if nxt is not None:
-                y_next, next_text, next_kind = nxt
-                bottom = 0.12 if next_kind is None else half(next_text) if next_text else 0
-                _arrow(ax, x, y + top, x, y_next - bottom)
-
     x, w = 0.95, 1.75  # the stack
-    lm = ("lm_head =\nembed_tokens$^\\top$" if tied else "lm_head\n(own matrix)") + (
-        f"\nsoftmax over\n{V:,}"
-    )
-    column(x, w, [
+    lm = (
+        "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head\n(own matrix)"
+    ) + (f"\nsoftmax over\n{V:,}")
+    _box_column(ax, x, w, [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
         (1.3, f"embed_tokens\n$D$ = {D:,}", "emb"),
         (2.3, "layer 0", "attn"),
@@ -975,7 +963,7 @@ def _llama_narrow(c):
         (4.3, f"layer $L - 1$ = {L - 1}", "attn"),
         (5.25, "norm\n(RMSNorm)", "norm"),
         (6.45, lm, "io"),
-    ])  # fmt: skip
+    ], font=font, half=half, gap=0.12)  # fmt: skip
     ax.text(x, 7.3, "the stack", **_t(font))
     xb, wb, xr = 3.3, 2.5, 4.85  # one layer, and its residual line
     layer = [
@@ -988,15 +976,7 @@ def _llama_narrow(c):
     ]
     _arrow(ax, xb, 0.1, xb, layer[0][0] - half(layer[0][1]))
     ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
-    for (y, text, kind), nxt in zip(layer, layer[1:] + [(6.75, None, None)]):
-        if text == "$+$":
-            _box(ax, xb, y, text, kind, w=0.42, h=0.4, fontsize=font)
-            top = 0.2
-        else:
-            box(xb, y, text, kind, wb)
-            top = half(text)
-        below = 0 if nxt[1] is None else 0.2 if nxt[1] == "$+$" else half(nxt[1])
-        _arrow(ax, xb, y + top, xb, nxt[0] - below)
+    _box_column(ax, xb, wb, layer, font=font, half=half, end=(6.75, None, None), plus=(0.42, 0.4))
     for y_from, y_add in [(0.75, 3.25), (3.5, 6.05)]:  # the residual, around norm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.21, y_add)
