@@ -1109,7 +1109,76 @@ def positional_diagram(config, *, narrow=False):
     kind = config.positional
     mask = "causal" if config.causal else "bidirectional"
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
-    alt = (
+    alt = _positional_alt(config, L, table, mask)
+    font = _PHONE_FONT if narrow else _FONT
+    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
+    fig, ax = _canvas(W, Ht, alt)
+    xc = 2.05 if narrow else 3.0  # the flow's column
+    bw = 3.5 if narrow else 4.4  # its boxes' width
+    _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font)
+    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font)
+    # the encoder layer, pre-LN, in a dashed frame
+    y_att, y_ff = 3.75, 4.75
+    _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
+    _box(
+        ax,
+        xc,
+        y_att,
+        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
+        "attn",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
+    _box(
+        ax,
+        xc,
+        y_ff,
+        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
+        "ff",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (xc - bw / 2 - 0.12, y_att - 0.42),
+            bw + 0.24,
+            y_ff - y_att + 1.15,
+            fc="none",
+            ec="0.5",
+            ls="--",
+            boxstyle="round,pad=0.03",
+        )
+    )
+    layers = "encoder layer" + (f", x {N}" if N > 1 else "")
+    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
+    _draw_masks(ax, config.causal, xc + bw / 2, y_att, y_ff, font, narrow)
+    # LayerNorm, read-out, the answer
+    y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
+    _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
+    _box(
+        ax,
+        xc,
+        y_out,
+        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
+        "io",
+        w=bw,
+        h=0.6,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
+    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
+    return fig
+
+
+def _positional_alt(config, L, table, mask):
+    """positional_diagram's alt text."""
+    from lib.playground import VOCAB
+
+    D, H, N, kind = config.d_model, config.n_heads, config.n_layers, config.positional
+    return (
         f"A vertical flow, read from the bottom. The input, {L} symbols (here 3 1 4 1 5 9 2 6), "
         "positions 0 to 7. Each symbol x_i goes to the token embedding e of x_i (a table of "
         f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
@@ -1124,20 +1193,23 @@ def positional_diagram(config, *, narrow=False):
         f"{mask} one is drawn in full, the other faded. Then a LayerNorm and the read-out, a "
         f"linear map from {D} to {VOCAB} scores, one per symbol, at every position: the answer y_i."
     )
-    font = _PHONE_FONT if narrow else _FONT
-    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
-    fig, ax = _canvas(W, Ht, alt)
-    xc = 2.05 if narrow else 3.0  # the flow's column
-    bw = 3.5 if narrow else 4.4  # its boxes' width
-    # the input: one box per position, the position under it
-    step = 0.44 if narrow else 0.52
+
+
+def _draw_positions_input(ax, xc, step, font):
+    """positional_diagram's input: one box per position, centred on ``xc``, the place under it."""
     xs = [xc + step * (i - 3.5) for i in range(8)]
     for i, (x, s) in enumerate(zip(xs, "31415926")):
         _box(ax, x, 0.75, s, "io", w=step - 0.06, h=0.4, fontsize=font)
         ax.text(x, 0.3, str(i), color="0.35", **_t(font))
     ax.text(xs[-1] + 0.35, 0.75, "$x_i$", ha="left", va="center", fontsize=font)
     ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
-    # token embedding and position vector, side by side, meeting in a plus
+
+
+def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
+    """positional_diagram's token embedding and position vector, side by side above the input,
+    meeting in a plus; returns the plus's height."""
+    from lib.playground import VOCAB
+
     y_emb, y_plus = 1.75, 2.65
     x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
     _box(
@@ -1180,52 +1252,20 @@ def positional_diagram(config, *, narrow=False):
         va="center",
         fontsize=font,
     )
-    # the encoder layer, pre-LN, in a dashed frame
-    y_att, y_ff = 3.75, 4.75
-    _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
-    _box(
-        ax,
-        xc,
-        y_att,
-        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
-        "attn",
-        w=bw,
-        h=0.62,
-        fontsize=font,
-    )
-    _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
-    _box(
-        ax,
-        xc,
-        y_ff,
-        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
-        "ff",
-        w=bw,
-        h=0.62,
-        fontsize=font,
-    )
-    ax.add_patch(
-        mpatches.FancyBboxPatch(
-            (xc - bw / 2 - 0.12, y_att - 0.42),
-            bw + 0.24,
-            y_ff - y_att + 1.15,
-            fc="none",
-            ec="0.5",
-            ls="--",
-            boxstyle="round,pad=0.03",
-        )
-    )
-    layers = "encoder layer" + (f", x {N}" if N > 1 else "")
-    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
-    # the two masks, beside the layer: one above the other on a phone, side by side otherwise
+    return y_plus
+
+
+def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
+    """positional_diagram's two masks, right of ``x_right`` beside the layer: one above the other on
+    a phone, side by side otherwise; the model's drawn in full, the other faded."""
     size = 0.72 if narrow else 0.9
     cell = size / 8
     if narrow:
-        corners = [(xc + bw / 2 + 0.28, y_ff - 0.03), (xc + bw / 2 + 0.28, y_att - 0.15)]
+        corners = [(x_right + 0.28, y_ff - 0.03), (x_right + 0.28, y_att - 0.15)]
     else:
-        corners = [(xc + bw / 2 + 0.25, y_att - 0.25), (xc + bw / 2 + 1.35, y_att - 0.25)]
+        corners = [(x_right + 0.25, y_att - 0.25), (x_right + 1.35, y_att - 0.25)]
     for (name, causal), (x0, y0) in zip([("bidirectional", False), ("causal", True)], corners):
-        chosen = causal == config.causal
+        chosen = causal == causal_model
         alpha = 1.0 if chosen else 0.3
         for q in range(8):  # query q's row, from the top; key k's column
             for k in range(8):
@@ -1249,22 +1289,6 @@ def positional_diagram(config, *, narrow=False):
         label = "bidirec-\ntional" if narrow and not causal else name
         y_label = y0 + size + 0.2 + (0.12 if "\n" in label else 0) if narrow else y0 - 0.25
         ax.text(x0 + size / 2, y_label, label, color="0.1" if chosen else "0.55", **_t(font))
-    # LayerNorm, read-out, the answer
-    y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
-    _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
-    _box(
-        ax,
-        xc,
-        y_out,
-        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
-        "io",
-        w=bw,
-        h=0.6,
-        fontsize=font,
-    )
-    _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
-    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
-    return fig
 
 
 def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
