@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
@@ -98,7 +99,7 @@ def _t(size=_FONT):
     return {"fontsize": size, "ha": "center", "va": "center"}
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+# Long by its alt text and labels: the drawing is in the steps below (layout, encoder, ...).
 def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
     bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
@@ -132,100 +133,13 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
             "box, and a red arrow from each box into s_t: the bottleneck."
         )
     )
-    font = _PHONE_FONT if narrow else _FONT
-    if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
-        fig, ax = _canvas(5.6, 6.5, alt)
-        y_loop, y_src, y_h, y_grey = 0.25, 0.7, 1.6, 2.25
-        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
-        xe = [1.4 + 0.88 * j for j in range(len(src))]
-        x_c, x_s0, pitch = 0.34, 0.96, 0.84
-        w_word = 0.82
-    else:
-        fig, ax = _canvas(9.4, 4.9, alt)
-        y_loop, y_src, y_h = 0.32, 0.8, 2.0
-        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
-        xe = [0.6 + 0.8 * j for j in range(len(src))]
-        x_c, x_s0, pitch = 3.75, 4.55, 0.88
-        w_word = 0.74
-    h_cell, h_ctx = 0.55, 0.4
-    xd = [x_s0 + pitch * (t + 1) for t in range(T)]
-    xc = [x - pitch / 2 for x in xd]  # the context box of each step, between s_{t-1} and s_t
-    top, bottom = y_cell + h_cell / 2, y_cell - h_cell / 2
-    h_top, h_bottom = y_h + h_cell / 2, y_h - h_cell / 2
-    for j, (x, word) in enumerate(zip(xe, src)):
-        _box(ax, x, y_src, word, "io", w=w_word, h=0.4, fontsize=font)
-        _arrow(ax, x, y_src + 0.2, x, h_bottom)
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=h_cell, fontsize=font)
-    for a, b in zip(xe, xe[1:]):  # the forward GRU reads right, the backward GRU left
-        _arrow(ax, a + 0.3, y_h + 0.1, b - 0.3, y_h + 0.1)
-        _arrow(ax, b - 0.3, y_h - 0.1, a + 0.3, y_h - 0.1)
-    if narrow:  # both final states go down, round and up into c from below
-        # the forward GRU's last state: right of h_S, under the words, up into c
-        _line(
-            ax,
-            [xe[-1] + 0.3, xe[-1] + 0.55, xe[-1] + 0.55, x_c - 0.12, x_c - 0.12],
-            [y_h, y_h, y_loop, y_loop, y_grey + 0.05],
-        )
-        _arrow(ax, x_c - 0.12, y_grey + 0.05, x_c - 0.12, bottom)
-        ax.text(xe[-1] + 0.62, y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(font))
-        # the backward GRU's last state: left of h_1, straight up into c
-        _line(ax, [xe[0] - 0.3, x_c + 0.12], [y_h, y_h])
-        _arrow(ax, x_c + 0.12, y_h, x_c + 0.12, bottom)
-        ax.text(x_c + 0.5, y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(font))
-    else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
-        _arrow(ax, xe[-1] + 0.3, y_cell, x_c - 0.25, y_cell)
-        ax.text(
-            (xe[-1] + x_c) / 2 + 0.02, y_cell + 0.4, "$\\overrightarrow{\\mathbf{h}}_S$", **_t()
-        )
-        _line(ax, [xe[0] - 0.3, 0.15, 0.15, x_c], [y_cell, y_cell, y_loop, y_loop])
-        _arrow(ax, x_c, y_loop, x_c, bottom)
-        ax.text((xe[0] + xe[-1]) / 2, y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t())
-    _box(ax, x_c, y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=h_cell, fontsize=font)
-    _arrow(ax, x_c + 0.25, y_cell, x_s0 - 0.28, y_cell)
-    _box(ax, x_s0, y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=h_cell, fontsize=font)
-    if narrow:
-        ax.text(5.55, y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=font, ha="right")
-    else:
-        ax.text(x_s0 + 0.05, bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
-    for t, (x, x_ctx) in enumerate(zip(xd, xc)):
-        _box(ax, x, y_in, steps_in[t], "io", w=0.72 if not narrow else 0.82, h=0.4, fontsize=font)
-        _arrow(ax, x, y_in + 0.2, x, bottom)
-        _arrow(ax, x - pitch + 0.28, y_cell, x - 0.28, y_cell)  # s_{t-1} -> s_t
-        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=h_cell, fontsize=font)
-        _arrow(ax, x, top, x, y_out - 0.2)
-        _box(
-            ax,
-            x,
-            y_out,
-            steps_out[t],
-            "plain",
-            w=0.66 if not narrow else 0.82,
-            h=0.4,
-            fontsize=font,
-        )
-        label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
-        _box(ax, x_ctx, y_ctx, label, "ctx", w=0.5, h=h_ctx, fontsize=font)
-        # the context enters s_t; with attention the previous state s_{t-1} asks for it
-        _arrow(ax, x_ctx + 0.12, y_ctx - h_ctx / 2, x - 0.16, top, color=_CTX, lw=1.3)
-        if with_attention:
-            _arrow(ax, x - pitch + 0.16, top, x_ctx - 0.12, y_ctx - h_ctx / 2)
-        # what fills the box comes down from the line above the outputs
-        _arrow(ax, x_ctx, y_bus, x_ctx, y_ctx + h_ctx / 2, color="0.45" if with_attention else _CTX)
-    if with_attention and narrow:  # every h_j, up to a line between the rows, round the left
-        for j, x in enumerate(xe):
-            _line(ax, [x, x], [h_top, y_grey], color="0.45")
-            ax.text(x + 0.06, h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=font, ha="left")
-        _line(ax, [xe[-1], 0.08, 0.08, xc[-1]], [y_grey, y_grey, y_bus, y_bus], color="0.45")
-        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$,\na new context at every step"
-    elif with_attention:  # every encoder state reaches every box, weighted by alpha_tj
-        for j, x in enumerate(xe):
-            _line(ax, [x, x], [top, y_bus], color="0.45")
-            ax.text(x - 0.05, top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
-        _line(ax, [xe[0], xc[-1]], [y_bus, y_bus], color="0.45")
-        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
-    else:  # the one summary, to every step
-        _line(ax, [x_c, x_c, xc[-1]], [top, y_bus, y_bus], color=_CTX, lw=1.3)
-        note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    fig, ax, g = _seq2seq_layout(narrow, len(src), T, alt)
+    _draw_encoder(ax, g, src)
+    _draw_summary(ax, g)
+    for t, (x, x_ctx) in enumerate(zip(g.xd, g.xc)):
+        _draw_decoder_step(ax, g, t, x, x_ctx, steps_in[t], steps_out[t], with_attention)
+    note = _draw_context_lines(ax, g, with_attention, d_hidden)
+    font, y_loop, y_title, xe = g.font, g.y_loop, g.y_title, g.xe
     if narrow:
         ax.text(
             5.55,
@@ -246,15 +160,150 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
             va="top",
         )
         return fig
-    ax.text(xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
+    ax.text(g.xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
     ax.text(
         (xe[0] + xe[-1]) / 2,
         4.6,
         f"encoder: bidirectional GRU, $\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
         **_t(10),
     )
-    ax.text((xd[0] + xd[-1]) / 2, 4.6, f"decoder: GRU, {kind}", **_t(10))
+    ax.text((g.xd[0] + g.xd[-1]) / 2, 4.6, f"decoder: GRU, {kind}", **_t(10))
     return fig
+
+
+def _seq2seq_layout(narrow, n_src, T, alt):
+    """seq2seq_diagram's canvas and where everything goes: rows' heights (y_*), the encoder's
+    columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
+    boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
+    g = SimpleNamespace(narrow=narrow, font=_PHONE_FONT if narrow else _FONT, y_grey=None)
+    if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
+        fig, ax = _canvas(5.6, 6.5, alt)
+        g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
+        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
+        g.xe = [1.4 + 0.88 * j for j in range(n_src)]
+        g.x_c, g.x_s0, g.pitch = 0.34, 0.96, 0.84
+        g.w_word = 0.82
+    else:
+        fig, ax = _canvas(9.4, 4.9, alt)
+        g.y_loop, g.y_src, g.y_h = 0.32, 0.8, 2.0
+        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
+        g.xe = [0.6 + 0.8 * j for j in range(n_src)]
+        g.x_c, g.x_s0, g.pitch = 3.75, 4.55, 0.88
+        g.w_word = 0.74
+    g.h_cell, g.h_ctx = 0.55, 0.4
+    g.xd = [g.x_s0 + g.pitch * (t + 1) for t in range(T)]
+    g.xc = [x - g.pitch / 2 for x in g.xd]  # the context box of each step, between s_{t-1} and s_t
+    g.top, g.bottom = g.y_cell + g.h_cell / 2, g.y_cell - g.h_cell / 2
+    g.h_top, g.h_bottom = g.y_h + g.h_cell / 2, g.y_h - g.h_cell / 2
+    return fig, ax, g
+
+
+def _draw_encoder(ax, g, src):
+    """seq2seq_diagram's encoder: each source word into its state h_j, the forward and backward
+    GRUs' arrows between neighbours."""
+    for j, (x, word) in enumerate(zip(g.xe, src)):
+        _box(ax, x, g.y_src, word, "io", w=g.w_word, h=0.4, fontsize=g.font)
+        _arrow(ax, x, g.y_src + 0.2, x, g.h_bottom)
+        _box(ax, x, g.y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=g.h_cell, fontsize=g.font)
+    for a, b in zip(g.xe, g.xe[1:]):  # the forward GRU reads right, the backward GRU left
+        _arrow(ax, a + 0.3, g.y_h + 0.1, b - 0.3, g.y_h + 0.1)
+        _arrow(ax, b - 0.3, g.y_h - 0.1, a + 0.3, g.y_h - 0.1)
+
+
+def _draw_summary(ax, g):
+    """seq2seq_diagram's summary: the forward GRU's last state and the backward GRU's first into c,
+    c into s_0 = tanh(W_s c)."""
+    if g.narrow:  # both final states go down, round and up into c from below
+        # the forward GRU's last state: right of h_S, under the words, up into c
+        _line(
+            ax,
+            [g.xe[-1] + 0.3, g.xe[-1] + 0.55, g.xe[-1] + 0.55, g.x_c - 0.12, g.x_c - 0.12],
+            [g.y_h, g.y_h, g.y_loop, g.y_loop, g.y_grey + 0.05],
+        )
+        _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
+        ax.text(g.xe[-1] + 0.62, g.y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(g.font))
+        # the backward GRU's last state: left of h_1, straight up into c
+        _line(ax, [g.xe[0] - 0.3, g.x_c + 0.12], [g.y_h, g.y_h])
+        _arrow(ax, g.x_c + 0.12, g.y_h, g.x_c + 0.12, g.bottom)
+        ax.text(g.x_c + 0.5, g.y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(g.font))
+    else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
+        _arrow(ax, g.xe[-1] + 0.3, g.y_cell, g.x_c - 0.25, g.y_cell)
+        ax.text(
+            (g.xe[-1] + g.x_c) / 2 + 0.02,
+            g.y_cell + 0.4,
+            "$\\overrightarrow{\\mathbf{h}}_S$",
+            **_t(),
+        )
+        _line(ax, [g.xe[0] - 0.3, 0.15, 0.15, g.x_c], [g.y_cell, g.y_cell, g.y_loop, g.y_loop])
+        _arrow(ax, g.x_c, g.y_loop, g.x_c, g.bottom)
+        ax.text(
+            (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
+        )
+    _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, g.x_c + 0.25, g.y_cell, g.x_s0 - 0.28, g.y_cell)
+    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    if g.narrow:
+        ax.text(
+            5.55, g.y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=g.font, ha="right"
+        )
+    else:
+        ax.text(g.x_s0 + 0.05, g.bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
+
+
+def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
+    """seq2seq_diagram's decoder step t: its input word, s_{t-1} -> s_t, its output word and its
+    context box, which the previous state asks with attention."""
+    _box(ax, x, g.y_in, word_in, "io", w=0.72 if not g.narrow else 0.82, h=0.4, fontsize=g.font)
+    _arrow(ax, x, g.y_in + 0.2, x, g.bottom)
+    _arrow(ax, x - g.pitch + 0.28, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
+    _box(ax, x, g.y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, x, g.top, x, g.y_out - 0.2)
+    _box(
+        ax,
+        x,
+        g.y_out,
+        word_out,
+        "plain",
+        w=0.66 if not g.narrow else 0.82,
+        h=0.4,
+        fontsize=g.font,
+    )
+    label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
+    _box(ax, x_ctx, g.y_ctx, label, "ctx", w=0.5, h=g.h_ctx, fontsize=g.font)
+    # the context enters s_t; with attention the previous state s_{t-1} asks for it
+    _arrow(ax, x_ctx + 0.12, g.y_ctx - g.h_ctx / 2, x - 0.16, g.top, color=_CTX, lw=1.3)
+    if with_attention:
+        _arrow(ax, x - g.pitch + 0.16, g.top, x_ctx - 0.12, g.y_ctx - g.h_ctx / 2)
+    # what fills the box comes down from the line above the outputs
+    _arrow(
+        ax, x_ctx, g.y_bus, x_ctx, g.y_ctx + g.h_ctx / 2, color="0.45" if with_attention else _CTX
+    )
+
+
+def _draw_context_lines(ax, g, with_attention, d_hidden):
+    """seq2seq_diagram's lines that fill the context boxes: every h_j, weighted (with attention), or
+    the one summary c; returns the note that says which."""
+    if with_attention and g.narrow:  # every h_j, up to a line between the rows, round the left
+        for j, x in enumerate(g.xe):
+            _line(ax, [x, x], [g.h_top, g.y_grey], color="0.45")
+            ax.text(x + 0.06, g.h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=g.font, ha="left")
+        _line(
+            ax,
+            [g.xe[-1], 0.08, 0.08, g.xc[-1]],
+            [g.y_grey, g.y_grey, g.y_bus, g.y_bus],
+            color="0.45",
+        )
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$,\na new context at every step"
+    elif with_attention:  # every encoder state reaches every box, weighted by alpha_tj
+        for j, x in enumerate(g.xe):
+            _line(ax, [x, x], [g.top, g.y_bus], color="0.45")
+            ax.text(x - 0.05, g.top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
+        _line(ax, [g.xe[0], g.xc[-1]], [g.y_bus, g.y_bus], color="0.45")
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
+    else:  # the one summary, to every step
+        _line(ax, [g.x_c, g.x_c, g.xc[-1]], [g.top, g.y_bus, g.y_bus], color=_CTX, lw=1.3)
+        note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    return note
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
