@@ -182,7 +182,7 @@ def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) ->
     return widest_pt > 0.9 * cell_pt
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the drawing steps are the helpers below.
 def attention_heatmap(
     weights,
     x_labels=None,
@@ -215,9 +215,11 @@ def attention_heatmap(
             The text is white or black, whichever contrasts more with the cell (WCAG luminance).
         annotate_size: font size of the annotations in points; None means 9 up to 8 x 8, else 7.
         fmt: format spec of the annotations, or a function from a value to its text (e.g. one
-            that writes an exact 0 as "0", so that a row of zeros does not run together). vmin,
-            vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
-        ylabel: axis labels (None or "" for none).
+            that writes an exact 0 as "0", so that a row of zeros does not run together).
+        vmin, vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the
+            data.
+        colorbar: draw a colorbar next to the Axes.
+        xlabel, ylabel: axis labels (None or "" for none).
         frames: (row, column) cells to outline in white, e.g. a gold alignment: for target word t
             aligned to source word j, the cell (t, j).
 
@@ -249,7 +251,23 @@ def attention_heatmap(
         data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal"
     )
 
-    # hatch masked cells, so they never read as a colour value
+    _hatch(ax, masked)
+    _frame_cells(ax, frames, tq, tk)
+    if annotate is None:
+        annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
+    if annotate:
+        fontsize = annotate_size or (9 if max(tq, tk) <= 8 else 7)
+        _annotate(ax, image, data, fmt, fontsize)
+    _label_axes(ax, x_labels, y_labels, (tq, tk), xlabel, ylabel, colorbar)
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, shrink=0.9)
+    return ax
+
+
+def _hatch(ax, masked):
+    """Hatch the masked cells of a heatmap, so that they never read as a colour value."""
     for i, j in zip(*np.nonzero(masked)):
         ax.add_patch(
             Rectangle(
@@ -263,6 +281,9 @@ def attention_heatmap(
             )
         )
 
+
+def _frame_cells(ax, frames, tq, tk):
+    """Outline the (row, column) cells ``frames`` of a tq x tk heatmap in white."""
     for cell in frames:
         if len(cell) != 2 or not (0 <= cell[0] < tq and 0 <= cell[1] < tk):
             raise ValueError(
@@ -271,32 +292,39 @@ def attention_heatmap(
         i, j = cell
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.8))
 
-    if annotate is None:
-        annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
-    if annotate:
-        rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
-        fontsize = annotate_size or (9 if max(tq, tk) <= 8 else 7)
-        for i in range(tq):
-            for j in range(tk):
-                color = text_color_for(rgba[i, j])
-                # a patch of the grey under the text, so the hatching does not cross it
-                if masked[i, j]:
-                    box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
-                    ax.text(
-                        j,
-                        i,
-                        "-inf",
-                        ha="center",
-                        va="center",
-                        fontsize=fontsize,
-                        color=color,
-                        bbox=box,
-                    )
-                else:
-                    value = float(values[i, j])
-                    text = fmt(value) if callable(fmt) else format(value, fmt)
-                    ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
+def _annotate(ax, image, data, fmt, fontsize):
+    """Write each cell's value, or "-inf" for a masked one, in white or black, whichever contrasts
+    more with the cell."""
+    values, masked = np.ma.getdata(data), np.ma.getmaskarray(data)
+    tq, tk = data.shape
+    rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
+    for i in range(tq):
+        for j in range(tk):
+            color = text_color_for(rgba[i, j])
+            # a patch of the grey under the text, so the hatching does not cross it
+            if masked[i, j]:
+                box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
+                ax.text(
+                    j,
+                    i,
+                    "-inf",
+                    ha="center",
+                    va="center",
+                    fontsize=fontsize,
+                    color=color,
+                    bbox=box,
+                )
+            else:
+                value = float(values[i, j])
+                text = fmt(value) if callable(fmt) else format(value, fmt)
+                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
+
+
+def _label_axes(ax, x_labels, y_labels, shape, xlabel, ylabel, colorbar):
+    """A heatmap's tick labels (slanted where they would not fit), no ticks or frame, and the axes'
+    names."""
+    tq, tk = shape
     if x_labels is not None:
         ax.set_xticks(range(tk), x_labels)
         if _labels_too_wide(ax, x_labels, tq, tk, colorbar):
@@ -314,11 +342,6 @@ def attention_heatmap(
         ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    if colorbar:
-        ax.figure.colorbar(image, ax=ax, shrink=0.9)
-    return ax
 
 
 # Long by design: the arguments' checks at the door, then one drawing step after another.
