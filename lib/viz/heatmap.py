@@ -344,7 +344,7 @@ def _label_axes(ax, x_labels, y_labels, shape, xlabel, ylabel, colorbar):
         ax.set_ylabel(ylabel)
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the code is its checks, then three panels.
 def masked_softmax_table(
     scores,
     mask,
@@ -391,27 +391,7 @@ def masked_softmax_table(
     # imported here: lib.attention imports nothing from viz
     from lib.attention import masked_softmax
 
-    if isinstance(scores, torch.Tensor):
-        s = scores.detach().cpu()
-    else:
-        s = torch.as_tensor(np.ma.getdata(_to_numpy(scores, "scores")))
-    shape = tuple(s.shape)
-    while s.ndim > 2 and s.shape[0] == 1:
-        s = s[0]
-    if s.ndim != 2 or s.numel() == 0:
-        raise ValueError(
-            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
-        )
-    if mask is not None:
-        m = (
-            mask.detach().cpu()
-            if isinstance(mask, torch.Tensor)
-            else torch.as_tensor(np.asarray(mask))
-        )
-        while m.ndim > 2 and m.shape[0] == 1:
-            m = m[0]
-    else:
-        m = None
+    s, m = _scores_and_mask(scores, mask)
     # validates the mask: bool (TypeError), broadcastable (ValueError)
     weights = masked_softmax(s, m)
     try:
@@ -427,39 +407,17 @@ def masked_softmax_table(
     s_np = s.float().numpy()  # [Tq, Tk]
     allowed_np = allowed.numpy()
     masked_np = np.where(allowed_np, s_np, -np.inf)  # [Tq, Tk]
-    finite = s_np[np.isfinite(s_np)]
-    lim = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
-    if finite.size and finite.min() >= 0:  # one sign: a sequential map over the data's range
-        score_colors = dict(cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=lim)
-    elif finite.size and finite.max() <= 0:
-        score_colors = dict(cmap=SEQUENTIAL_CMAP + "_r", vmin=-lim, vmax=0.0)
-    else:
-        score_colors = dict(cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim)
+    score_colors = _score_colors(s_np)
 
     tq, tk = s_np.shape
     # before any figure exists
     x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", s_np.shape)
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
-    ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
-    width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
     check_bool(stacked, "stacked")
     check_bool(colorbar, "colorbar")
     if not (isinstance(fmt, str) or callable(fmt)):
         raise TypeError(f"fmt: expected a format spec or a function, got {type(fmt).__name__}")
-    if stacked:
-        scale = 7.0 / width_one  # each panel about 7 inches wide
-        size = (7.0, 3 * height * scale + 0.4)
-    else:
-        size = (min(3 * width_one, 16.0), height + 0.2)
-    if figsize is not None:
-        try:
-            size = tuple(float(x) for x in figsize)
-        except (TypeError, ValueError):
-            size = ()
-        if len(size) != 2 or not all(x > 0 for x in size):
-            raise ValueError(
-                f"figsize: expected (width, height) in inches, both > 0; got {figsize!r}"
-            )
+    size = _table_size(tq, tk, y_labels, stacked, figsize)
     rows, cols = (3, 1) if stacked else (1, 3)
     fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained")
     common = dict(
@@ -475,3 +433,60 @@ def masked_softmax_table(
         weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common
     )
     return fig
+
+
+def _scores_and_mask(scores, mask):
+    """masked_softmax_table's scores [Tq, Tk] and mask as tensors, leading dims of size 1 squeezed."""
+    import torch
+
+    if isinstance(scores, torch.Tensor):
+        s = scores.detach().cpu()
+    else:
+        s = torch.as_tensor(np.ma.getdata(_to_numpy(scores, "scores")))
+    shape = tuple(s.shape)
+    while s.ndim > 2 and s.shape[0] == 1:
+        s = s[0]
+    if s.ndim != 2 or s.numel() == 0:
+        raise ValueError(
+            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
+        )
+    if mask is None:
+        return s, None
+    m = mask.detach().cpu() if isinstance(mask, torch.Tensor) else torch.as_tensor(np.asarray(mask))
+    while m.ndim > 2 and m.shape[0] == 1:
+        m = m[0]
+    return s, m
+
+
+def _score_colors(s_np):
+    """The scores' colours: a sequential map over the data's range where the scores have one sign,
+    else a diverging one centred on 0."""
+    finite = s_np[np.isfinite(s_np)]
+    lim = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
+    if finite.size and finite.min() >= 0:
+        return dict(cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=lim)
+    if finite.size and finite.max() <= 0:
+        return dict(cmap=SEQUENTIAL_CMAP + "_r", vmin=-lim, vmax=0.0)
+    return dict(cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim)
+
+
+def _table_size(tq, tk, y_labels, stacked, figsize):
+    """masked_softmax_table's figure size: ``figsize`` (checked), else three panels sized to the
+    matrix, side by side or stacked (each about 7 inches wide)."""
+    ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
+    width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
+    if stacked:
+        scale = 7.0 / width_one  # each panel about 7 inches wide
+        size = (7.0, 3 * height * scale + 0.4)
+    else:
+        size = (min(3 * width_one, 16.0), height + 0.2)
+    if figsize is not None:
+        try:
+            size = tuple(float(x) for x in figsize)
+        except (TypeError, ValueError):
+            size = ()
+        if len(size) != 2 or not all(x > 0 for x in size):
+            raise ValueError(
+                f"figsize: expected (width, height) in inches, both > 0; got {figsize!r}"
+            )
+    return size
