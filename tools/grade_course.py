@@ -875,6 +875,7 @@ class Grader:
         answers = answers_of(submission)
         return [self.grade_one(student, exercise, answers) for exercise in self.exercises]
 
+    # Long by its error handling: each way a grading can end gives the student its own sentence.
     def grade_one(self, student: str, exercise: Exercise, answers: dict[str, str]) -> Result:
         from lib import exercises as lib_exercises
 
@@ -885,41 +886,11 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
-        cells = []
-        for cell in exercise.cells:
-            if "answer" in cell:
-                source = answers.get(cell["answer"], "")
-                linecache.cache[cell["filename"]] = (
-                    len(source),
-                    None,
-                    [line + "\n" for line in transform(source).splitlines()],
-                    cell["filename"],
-                )
-                cells.append(
-                    {
-                        "source": source,
-                        "filename": cell["filename"],
-                        "student": True,
-                        "optional": cell["optional"],
-                    }
-                )
-            else:
-                cells.append({**cell, "student": False, "optional": False})
-        cells = _needed(cells, self.story_names, exercise.args)
-        limits = {
-            "memory_bytes": int(self.memory_gb * 2**30),
-            "cpu_seconds": self.cpu_limit,
-            "file_bytes": 64 << 20,
-            "processes": 64,
-        }
+        cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
+        limits = self._limits(student)
+        environment = limits["environment"]
         score, message, child = 0.0, "", None
         saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
-        # whose numbers a checker with per-student variants uses (lib.exercises.variant), here and
-        # in the child (where the student's cells may ask for them)
-        environment = {lib_exercises.STUDENT_ENV: student}
-        if self.variants:
-            environment[lib_exercises.VARIANTS_ENV] = self.variants
-        limits["environment"] = environment
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
         try:
@@ -975,6 +946,23 @@ class Grader:
             time.monotonic() - start,
             child.sandbox if child is not None else {},
         )
+
+    def _limits(self, student: str) -> dict:
+        """The child's resource limits, and its environment: whose numbers a checker with
+        per-student variants uses (lib.exercises.variant), here and in the child (where the
+        student's cells may ask for them)."""
+        from lib import exercises as lib_exercises
+
+        environment = {lib_exercises.STUDENT_ENV: student}
+        if self.variants:
+            environment[lib_exercises.VARIANTS_ENV] = self.variants
+        return {
+            "memory_bytes": int(self.memory_gb * 2**30),
+            "cpu_seconds": self.cpu_limit,
+            "file_bytes": 64 << 20,
+            "processes": 64,
+            "environment": environment,
+        }
 
     def _run_cells(self, exercise: Exercise, cells: list[dict], scratch: Path, limits: dict):
         """A child that ran ``cells`` one by one, and its reply with the test's arguments. An earlier
@@ -1117,6 +1105,33 @@ def _needed(cells: list[dict], known: set[str], args: list[str]) -> list[dict]:
                     wanted |= read - known
                     changed = True
     return [c for i, c in enumerate(cells) if i in keep]
+
+
+def _exercise_cells(exercise: Exercise, answers: dict[str, str]) -> list[dict]:
+    """The cells the child runs for an exercise: the chapter's locked cells as they are, the
+    student's answers in place of the answer cells (registered with linecache, so that a traceback
+    shows the student's lines)."""
+    cells = []
+    for cell in exercise.cells:
+        if "answer" not in cell:
+            cells.append({**cell, "student": False, "optional": False})
+            continue
+        source = answers.get(cell["answer"], "")
+        linecache.cache[cell["filename"]] = (
+            len(source),
+            None,
+            [line + "\n" for line in transform(source).splitlines()],
+            cell["filename"],
+        )
+        cells.append(
+            {
+                "source": source,
+                "filename": cell["filename"],
+                "student": True,
+                "optional": cell["optional"],
+            }
+        )
+    return cells
 
 
 class _Missing(Exception):

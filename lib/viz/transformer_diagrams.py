@@ -199,6 +199,7 @@ def _text_color(rgb):
     return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 else "white"
 
 
+# Long by design: one drawing call per box and arrow, the phone's layout beside the page's.
 def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     """Chapter 7's multi-head attention on one sequence of ``seq_len`` tokens: Q, K, V from one
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
@@ -214,19 +215,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     check_bool(narrow, "narrow")
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
-    alt = (
-        f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
-        f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
-        f"{H} heads of width D/H = {Dh}, drawn as a row of "
-        + (
-            f"{H} boxes"
-            if None not in shown
-            else "boxes for heads 0, 1, 2, an ellipsis and the last"
-        )
-        + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
-        f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
-        f"into the output [{T}, {D}]."
-    )
+    fig, ax = _canvas(*((5.2, 6.9) if narrow else (9.0, 5.2)), _multi_head_alt(D, H, T, shown))
     font = _PHONE_FONT if narrow else _FONT
 
     def shape_box(x, y, symbol, shape, numbers, kind, w):
@@ -234,7 +223,6 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
              fontsize=font)  # fmt: skip
 
     if narrow:  # X, W and Q, K, V in a row; split_heads under Q, K, V; heads; merge and W^O
-        fig, ax = _canvas(5.2, 6.9, alt)
         y1, y2, y3, y4 = 6.3, 4.75, 3.0, 0.65
         split_x, merge_x, width, left = 4.15, 1.2, 5.0 / len(shown), 0.1
         shape_box(0.55, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 0.8)
@@ -246,7 +234,6 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         shape_box(split_x, y2, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 1.8)
         head_h, top_y = 1.0, y2 - 0.5
     else:
-        fig, ax = _canvas(9.0, 5.2, alt)
         y1, y2, y3 = 4.35, 2.6, 0.75
         split_x, merge_x, width, left = 7.55, 4.0, 8.6 / len(shown), 0.2
         shape_box(0.7, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 1.0)
@@ -259,25 +246,11 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         head_h, top_y, y4 = 0.85, y1 - 0.43, y3
         y3 = y2
     xs = [left + width * (i + 0.5) for i in range(len(shown))]
-    colors = _head_colors(H)
-    for x, h in zip(xs, shown):
-        if h is None:
-            ax.text(x, y3, "$\\cdots$", **_t(14))
-            continue
-        _box(
-            ax,
-            x,
-            y3,
-            f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]",
-            "plain",
-            min(width - 0.15, 1.3),
-            head_h,
-            font,
-            color=_text_color(colors[h]),
-        )
-        ax.patches[-1].set_facecolor(colors[h])
-        _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
-        _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
+    for x, h in zip(xs, shown):  # each head, from split_heads to merge_heads
+        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", min(width - 0.15, 1.3), head_h, font)
+        if h is not None:
+            _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
+            _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
     ax.text(
         0.15,
         y2 if narrow else y4,
@@ -302,6 +275,35 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         _arrow(ax, 6.6, y4, 7.1, y4)
         shape_box(7.85, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     return fig
+
+
+def _multi_head_alt(D, H, T, shown):
+    """multi_head_diagram's alt text; ``shown``, the heads drawn (None for an ellipsis)."""
+    Dh = D // H
+    return (
+        f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
+        f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
+        f"{H} heads of width D/H = {Dh}, drawn as a row of "
+        + (
+            f"{H} boxes"
+            if None not in shown
+            else "boxes for heads 0, 1, 2, an ellipsis and the last"
+        )
+        + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
+        f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
+        f"into the output [{T}, {D}]."
+    )
+
+
+def _draw_head(ax, x, y, h, H, shape, w, height, font):
+    """Head ``h`` of ``H`` as a box in its colour (None: an ellipsis for the heads not drawn)."""
+    if h is None:
+        ax.text(x, y, "$\\cdots$", **_t(14))
+        return
+    color = _head_colors(H)[h]
+    _box(ax, x, y, f"head {h}\n$[T, D/H]$\n{shape}", "plain", w, height, font,
+         color=_text_color(color))  # fmt: skip
+    ax.patches[-1].set_facecolor(color)
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
