@@ -799,6 +799,7 @@ def _page_title(page: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
 
 
+# Long by design: the two navigation files (EPUB 3 and 2) written from one reading order.
 def write_navigation(epub_dir: Path, uid: str, title: str) -> list[tuple[str | None, list]]:
     """nav.xhtml (EPUB 3) and toc.ncx (EPUB 2) listing every part and chapter of ``_toc.yml``, in
     reading order: Sphinx's epub builder lists only the home page, since Jupyter Book's toctrees

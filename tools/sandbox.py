@@ -575,6 +575,7 @@ _REFUSED = {
 }
 
 
+# Long by design: one closure, so that the hook holds every name it needs before student code runs.
 def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
     real, join, isabs, getcwd = os.path.realpath, os.path.join, os.path.isabs, os.getcwd
     fspath, exit_now, my_pid = os.fspath, os._exit, os.getpid()
@@ -804,6 +805,7 @@ def _restore(saved: dict) -> None:
     space.update(saved)
 
 
+# Long by design: the child's steps in the order that keeps it safe (lock in, then run requests).
 def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int) -> None:
     scratch = order["scratch"]
     limits = order["limits"]

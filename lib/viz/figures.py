@@ -154,6 +154,7 @@ class _RightOf:
         return Bbox.from_extents(x, height.y0, x, height.y1)
 
 
+# Long by design: the arguments' checks at the door, then one line of words after another.
 def document_attention(
     ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
 ):
@@ -362,6 +363,7 @@ def transformer_diagram(ax, *, narrow=False):
     return ax
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def _transformer_diagram_narrow(ax):
     """transformer_diagram's phone drawing: the same boxes and lines, in inches, 11-point text."""
     font = 11
@@ -448,6 +450,7 @@ def _transformer_diagram_narrow(ax):
     return ax
 
 
+# Long by design: one drawing step after another of one picture, in the order they are drawn.
 def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False):
     """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
     2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
@@ -815,6 +818,7 @@ def _word_legend(ax, legend, compared, fontsize, narrow):
     )
 
 
+# Long by design: one pass that measures every point, then each label on its freest side.
 def label_points(ax, xy, labels, names, *, placed=(), distance=6, margin=4, fontsize=8, **text_kw):
     """Label some points of a scatter plot, each label on the side of its point where it covers
     the fewest points and no other label (a hand-made, one-pass version of adjustText).

@@ -381,6 +381,7 @@ def gpt_diagram(config, *, stacked=False):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def bert_input_diagram(tokens, config=None, segments=None):
     """Chapter 14's input of BERT (Devlin et al. 2019, Figure 2): each token's input vector is the
     sum of its token embedding, its segment embedding (E_A up to the first [SEP], E_B after) and
@@ -617,6 +618,7 @@ _PHONE_FONT = (
 _GQA_FONT = 12.5  # its boxes hold one digit: room for larger text than _PHONE_FONT
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
     ``n_kv_heads``, stacked (drawn for a phone's width), each a row of ``n_heads`` query heads above
@@ -996,6 +998,7 @@ def _llama_narrow(c):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def minilm_diagram(config=None):
     """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
