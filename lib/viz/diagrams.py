@@ -306,7 +306,6 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
     return note
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def bahdanau_diagram(source, *, narrow=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
@@ -336,8 +335,25 @@ def bahdanau_diagram(source, *, narrow=False):
         fig, ax = _canvas(9.4, 5.3, alt)
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
-    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75
-    x_left = 0.15
+    _bahdanau_columns(ax, xs, src, w_word, w_box, font)
+    score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
+    on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
+    context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
+    if narrow:
+        _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context)
+    else:
+        _bahdanau_decoder_wide(ax, xs, font, score + on_red, context)
+    return fig
+
+
+_BAHDANAU_ROWS = (0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75)  # words, h, tap, s's line, e, softmax, a
+_BAHDANAU_LEFT = 0.15  # the annotations' line, round the left edge
+
+
+def _bahdanau_columns(ax, xs, src, w_word, w_box, font):
+    """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
+    alpha_tj; the softmax across them; the weights' lines up to the context."""
+    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
@@ -359,42 +375,50 @@ def bahdanau_diagram(source, *, narrow=False):
         0.4,
         font,
     )
-    score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
-    on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     for x in xs:  # the weights join on one line, to the context
         _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
-    context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
-    if narrow:
-        # c_t and the GRU in a row above the weights, y_{t-1} and the output layer above them;
-        # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
-        x_c, y_c, x_gru, y_gru, y_out = 1.95, 4.95, 4.3, 4.95, 6.05
-        x_s, x_y, x_out = 4.78, 4.6, 2.75
-        _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
-        _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
-        ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
-        _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
-        _line(
-            ax,
-            [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
-            [y_word + 0.225, y_bus, y_bus],
-            color=_CTX,
-            lw=1.2,
-        )
-        _arrow(ax, x_s + 0.02, y_word + 0.225, x_s + 0.02, y_gru - 0.3)
-        ax.text(x_left, 6.75, score, fontsize=font, ha="left", va="bottom")
-        ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
-        _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
-        _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
-        _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
-        _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
-        _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
-        _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
-        _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
-        _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
-        _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
-        _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
-        _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
-        return fig
+
+
+def _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context):
+    """bahdanau_diagram's decoder on a phone: c_t and the GRU in a row above the weights, y_{t-1}
+    and the output layer above them; s_{t-1} at the right of the words."""
+    y_word, _, y_tap, y_bus, _, _, y_a = _BAHDANAU_ROWS
+    x_left = _BAHDANAU_LEFT
+    # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
+    x_c, y_c, x_gru, y_gru, y_out = 1.95, 4.95, 4.3, 4.95, 6.05
+    x_s, x_y, x_out = 4.78, 4.6, 2.75
+    _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
+    _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
+    ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
+    _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
+    _line(
+        ax,
+        [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
+        [y_word + 0.225, y_bus, y_bus],
+        color=_CTX,
+        lw=1.2,
+    )
+    _arrow(ax, x_s + 0.02, y_word + 0.225, x_s + 0.02, y_gru - 0.3)
+    ax.text(x_left, 6.75, score, fontsize=font, ha="left", va="bottom")
+    ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
+    _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
+    _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
+    _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
+    _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
+    _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
+    _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
+    _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
+    _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
+    _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
+    _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
+    _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
+
+
+def _bahdanau_decoder_wide(ax, xs, font, score, context):
+    """bahdanau_diagram's decoder beside the weights: the context c_t, the GRU and the output
+    layer; s_{t-1} and y_{t-1} below them."""
+    y_word, y_h, y_tap, y_bus, _, _, y_a = _BAHDANAU_ROWS
+    x_left = _BAHDANAU_LEFT
     x_gru, x_c, x_out = 7.55, 6.95, 8.65
     y_top = 4.65  # the annotations' line to the context
     # the annotations: tapped above each h_j, round the left edge, over the top into c_t
@@ -410,7 +434,7 @@ def bahdanau_diagram(source, *, narrow=False):
         color=_CTX,
         lw=1.2,
     )
-    ax.text(x_left, y_top + 0.4, score + on_red, fontsize=font, ha="left", va="bottom")
+    ax.text(x_left, y_top + 0.4, score, fontsize=font, ha="left", va="bottom")
     _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
     _box(ax, x_out + 0.3, y_h + 0.6, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=font)
     _arrow(ax, x_out + 0.1, y_h + 0.8, x_gru + 0.35, 2.5)  # into the GRU
@@ -423,7 +447,6 @@ def bahdanau_diagram(source, *, narrow=False):
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=font)
     _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
-    return fig
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
