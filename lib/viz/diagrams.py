@@ -542,7 +542,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     return fig
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+# Long by its checks, alt text and layout; the drawing steps are the helpers below it.
 def elmo_diagram(
     config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3, *, narrow=False
 ):
@@ -578,6 +578,39 @@ def elmo_diagram(
     xs = [(1.2 if narrow else 1.3) + step * k for k in range(len(toks))]
     ys = [y0 + 1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
     y_soft = ys[-1] + (0.95 if narrow else 0.85)
+    _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax, shared: next word ($\\rightarrow$),"
+        + ("\n" if narrow else " ")
+        + "previous word ($\\leftarrow$)",
+        "norm",
+        xs[-1] - xs[0] + (0.8 if narrow else 0.9),
+        0.64 if narrow else 0.4,
+        font,
+    )
+    for j, y in enumerate(ys):
+        label = "layer 0" if j == 0 else f"layer {j}"
+        if narrow:  # two lines, in the margin left of the first column
+            label = label.replace(" ", "\n")
+        ax.text(0.1, y, label, fontsize=font, va="center")
+    title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
+    mix_title = f"the mix for '{toks[focus]}' (dashed)"
+    if narrow:
+        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
+        _elmo_mix_narrow(ax, L, mix_title, font)
+        return fig
+    _elmo_mix_wide(ax, ys, L, y_soft, mix_title)
+    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55, title, **_t(10))
+    return fig
+
+
+def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow):
+    """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward and backward
+    LSTM), the focused word's framed, and the LSTMs' arrows to their neighbours."""
+    L = len(ys) - 1
     for k, (x, word) in enumerate(zip(xs, toks)):
         _box(ax, x, y0 + 0.35, word, "io", w=min(0.9, step - 0.08), h=0.4, fontsize=font)
         _arrow(ax, x, y0 + 0.55, x, ys[0] - 0.22)
@@ -605,42 +638,25 @@ def elmo_diagram(
         for y in ys[1:]:
             _arrow(ax, a + half, y + 0.1, b - half, y + 0.1)
             _arrow(ax, b - half, y - 0.1, a + half, y - 0.1)
-    _box(
-        ax,
-        (xs[0] + xs[-1]) / 2,
-        y_soft,
-        "softmax, shared: next word ($\\rightarrow$),"
-        + ("\n" if narrow else " ")
-        + "previous word ($\\leftarrow$)",
-        "norm",
-        xs[-1] - xs[0] + (0.8 if narrow else 0.9),
-        0.64 if narrow else 0.4,
-        font,
-    )
-    for j, y in enumerate(ys):
-        label = "layer 0" if j == 0 else f"layer {j}"
-        if narrow:  # two lines, in the margin left of the first column
-            label = label.replace(" ", "\n")
-        ax.text(0.1, y, label, fontsize=font, va="center")
-    title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
-    mix_title = f"the mix for '{toks[focus]}' (dashed)"
-    if narrow:
-        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
-        # the mix, for the focused word: its L + 1 vectors in a row, summed below
-        y_row, y_sum = 1.3, 0.4
-        width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
-        xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
-        ax.text(2.6, 1.85, mix_title, **_t(font))
-        for j, x in enumerate(xm):
-            _box(
-                ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font
-            )
-            _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
-        _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
-        _arrow(ax, 2.95, y_sum, 3.45, y_sum)
-        ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
-        return fig
-    # the mix, for the focused word
+
+
+def _elmo_mix_narrow(ax, L, mix_title, font):
+    """elmo_diagram's mix on a phone, under the biLM: the focused word's L + 1 vectors in a row,
+    summed below."""
+    y_row, y_sum = 1.3, 0.4
+    width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
+    xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
+    ax.text(2.6, 1.85, mix_title, **_t(font))
+    for j, x in enumerate(xm):
+        _box(ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font)
+        _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
+    _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
+    _arrow(ax, 2.95, y_sum, 3.45, y_sum)
+    ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
+
+
+def _elmo_mix_wide(ax, ys, L, y_soft, mix_title):
+    """elmo_diagram's mix beside the biLM: the focused word's L + 1 vectors, summed at the right."""
     xm = 7.35
     for j, y in enumerate(ys):
         _box(ax, xm, y, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", 0.95, 0.45, _FONT)
@@ -648,8 +664,6 @@ def elmo_diagram(
     _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
     ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
     ax.text(xm + 0.5, y_soft + 0.35, mix_title, **_t(10))
-    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55, title, **_t(10))
-    return fig
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
