@@ -449,7 +449,6 @@ def _bahdanau_decoder_wide(ax, xs, font, score, context):
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
@@ -476,7 +475,6 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
     check_bool(narrow, "narrow")
-    font = _PHONE_FONT if narrow else _FONT
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
         fig, ax = _canvas(5.2, 7.7, alt)
         dx = 4.45 / S
@@ -488,58 +486,74 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         xs = [0.45 + dx * (s + 0.5) for s in range(S)]
         panels = [(3.0, False), (0.25, True)]
     for y0, local in panels:
-        y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
-        x_q = xs[0] + dx * (p if local else (S - 1) / 2)
-        if local:
-            x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
-            ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
-            # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
-            us = [k / 25 - 2 for k in range(101)]
-            ax.plot(
-                [xs[0] + dx * (p + u * D / 2) for u in us],
-                [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
-                color="0.45",
-                lw=1.2,
-            )
-            _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
-            ax.text(
-                xs[0] + dx * p + 0.07,
-                y_src - (0.55 if narrow else 0.5),
-                f"$p_t$ = {p:g}",
-                fontsize=font,
-                ha="left",
-                va="center",
-            )
-            title = (
-                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
-                + ("\n" if narrow else " ")
-                + f"times a Gaussian ($\\sigma = D/2$ = {D / 2:g})"
-            )
-        else:
-            title = "global: every source position $s$"
-        for s, x in enumerate(xs):
-            used = not local or s in inside
-            _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
-            if used:
-                _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
-            if s % 5 == 0:
-                ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
-        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
-        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
-        context = (
-            "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
-            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
-        )
-        if narrow:
-            y_c = y_q + 0.85
-            ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
-            _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
-            _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
-        else:
-            ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
-            _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
-            _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
+        _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow)
     return fig
+
+
+def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
+    """One of luong_diagram's panels at height ``y0``: the source states, h_t joined to those it
+    attends to (``local``: the window's ``inside``, drawn by :func:`_luong_window`), its context
+    box and the panel's title."""
+    S, font = len(xs), _PHONE_FONT if narrow else _FONT
+    y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
+    x_q = xs[0] + dx * (p if local else (S - 1) / 2)
+    if local:
+        title = _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow)
+    else:
+        title = "global: every source position $s$"
+    for s, x in enumerate(xs):
+        used = not local or s in inside
+        _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
+        if used:
+            _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
+        if s % 5 == 0:
+            ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
+    ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
+    _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
+    context = (
+        "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
+        "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
+    )
+    if narrow:
+        y_c = y_q + 0.85
+        ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
+        _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
+        _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
+    else:
+        ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
+        _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+        _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
+
+
+def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
+    """local-p's window: shaded, the Gaussian over it, the predicted position p_t dashed; returns
+    the panel's title."""
+    font = _PHONE_FONT if narrow else _FONT
+    x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
+    ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
+    # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
+    us = [k / 25 - 2 for k in range(101)]
+    ax.plot(
+        [xs[0] + dx * (p + u * D / 2) for u in us],
+        [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
+        color="0.45",
+        lw=1.2,
+    )
+    _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
+    ax.text(
+        xs[0] + dx * p + 0.07,
+        y_src - (0.55 if narrow else 0.5),
+        f"$p_t$ = {p:g}",
+        fontsize=font,
+        ha="left",
+        va="center",
+    )
+    title = (
+        f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
+        + ("\n" if narrow else " ")
+        + f"times a Gaussian ($\\sigma = D/2$ = {D / 2:g})"
+    )
+    return title
 
 
 # Long by its checks, alt text and layout; the drawing steps are the helpers below it.
