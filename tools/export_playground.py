@@ -240,6 +240,7 @@ def long_feeds(model: pg.PlaygroundModel, x: torch.Tensor):
     return padded, mask, more
 
 
+# Long by its docstring (the benchmark's rates, operator by operator); the code is 40 lines.
 def page_decompositions() -> dict:
     """How the trace writes five operations of the step: the same arithmetic, in operators that
     run in onnxruntime-web at about the rate of an Add, where its own kernels are slow (benchmark
@@ -424,6 +425,7 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
     return model
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_one(
     n_layers: int,
     n_heads: int,
@@ -510,6 +512,7 @@ def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]
     return entry, time.perf_counter() - start
 
 
+# Long by design: one step after another of the build, in the order they run.
 def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
     """Export the graph sets ``jobs_`` ((layers, heads, width[, positional[, norm[, kv heads]]]),
     ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set."""

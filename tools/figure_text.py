@@ -193,7 +193,6 @@ def run_chapter(path: Path, timeout: int = 600, png_dir: Path | None = None) -> 
     """Execute ``path`` in a fresh kernel and return one row per cell that saved a picture
     (``png_dir``: write every PNG saved there too)."""
     import nbformat
-    from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
     code_cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
@@ -202,6 +201,37 @@ def run_chapter(path: Path, timeout: int = 600, png_dir: Path | None = None) -> 
         if cell.cell_type == "code" and cell.get("metadata", {}).get("mystnb", {}).get("figure"):
             n += 1
             figure_numbers[id(cell)] = n
+    records, error = _execute_recording(nb, path, timeout, png_dir)
+    rows = {}
+    for record in records:
+        index = record["cell"] - 1
+        if not 0 <= index < len(code_cells):
+            continue
+        cell = code_cells[index]
+        meta = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        row = rows.setdefault(
+            index,
+            {
+                "cell_id": cell.get("id", f"cell {index}"),
+                "number": figure_numbers.get(id(cell)),
+                "name": meta.get("name"),
+                "caption": meta.get("caption"),
+                "pictures": [],
+            },
+        )
+        row["pictures"].append(record)
+    result = [_worst_picture(rows[index]) for index in sorted(rows)]
+    if error is not None:
+        result.append({"error": f"{type(error).__name__}: {str(error)[-300:]}"})
+    return result
+
+
+def _execute_recording(nb, path: Path, timeout: int, png_dir: Path | None):
+    """Run ``nb`` with ``install`` recording every picture it saves: (the records, the error that
+    stopped the run or None)."""
+    import nbformat
+    from nbclient import NotebookClient
+
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "records.jsonl"
         out.touch()
@@ -223,45 +253,26 @@ def run_chapter(path: Path, timeout: int = 600, png_dir: Path | None = None) -> 
         except Exception as e:  # report what was measured before the failure
             error = e
         records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    rows = {}
-    for record in records:
-        index = record["cell"] - 1
-        if not 0 <= index < len(code_cells):
-            continue
-        cell = code_cells[index]
-        meta = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
-        row = rows.setdefault(
-            index,
-            {
-                "cell_id": cell.get("id", f"cell {index}"),
-                "number": figure_numbers.get(id(cell)),
-                "name": meta.get("name"),
-                "caption": meta.get("caption"),
-                "pictures": [],
-            },
-        )
-        row["pictures"].append(record)
-    result = []
-    for index in sorted(rows):
-        row = rows[index]
-        measured = [p for p in row["pictures"] if p["smallest_pt"] is not None]
-        worst = min(measured, key=lambda p: p["px_at_330"]) if measured else row["pictures"][0]
-        row.update(
-            {
-                "n": len(row["pictures"]),
-                "via": sorted({p["via"] for p in row["pictures"]}),
-                "width_px": worst["width_px"],
-                "height_px": worst["height_px"],
-                "dpi": worst["dpi"],
-                "smallest_pt": worst["smallest_pt"],
-                "px_at_330": worst["px_at_330"],
-                "px_at_720": min((p["px_at_720"] for p in measured), default=None),
-            }
-        )
-        result.append(row)
-    if error is not None:
-        result.append({"error": f"{type(error).__name__}: {str(error)[-300:]}"})
-    return result
+    return records, error
+
+
+def _worst_picture(row: dict) -> dict:
+    """A cell's row with the measures of its picture whose text is smallest on a phone."""
+    measured = [p for p in row["pictures"] if p["smallest_pt"] is not None]
+    worst = min(measured, key=lambda p: p["px_at_330"]) if measured else row["pictures"][0]
+    row.update(
+        {
+            "n": len(row["pictures"]),
+            "via": sorted({p["via"] for p in row["pictures"]}),
+            "width_px": worst["width_px"],
+            "height_px": worst["height_px"],
+            "dpi": worst["dpi"],
+            "smallest_pt": worst["smallest_pt"],
+            "px_at_330": worst["px_at_330"],
+            "px_at_720": min((p["px_at_720"] for p in measured), default=None),
+        }
+    )
+    return row
 
 
 def label(row: dict, chapter: str) -> str:

@@ -97,7 +97,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
-from sandbox import transform  # noqa: E402 (the child compiles the student's cells the same way)
+from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads messages as the child)
 
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
@@ -249,32 +249,17 @@ class SandboxStop(BaseException):
     A BaseException, so that the checker's own handlers of a student's errors do not catch it."""
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
-    chunks, left = [], n
-    while left:
-        wait = None if deadline is None else max(deadline - time.monotonic(), 0)
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            raise TimeoutError
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
 def _receive(fd: int, deadline: float | None):
     import torch
 
-    kind = _read_exact(fd, 1, deadline)
-    (n,) = struct.unpack(">Q", _read_exact(fd, 8, deadline))
+    kind = read_exact(fd, 1, deadline)
+    (n,) = struct.unpack(">Q", read_exact(fd, 8, deadline))
     if n > MAX_MESSAGE or kind not in (b"J", b"T"):
         raise SandboxStop(
             f"your answer sent the grader {n / 2**20:.0f} MB, more than it reads "
             f"({MAX_MESSAGE >> 20} MB)"
         )
-    payload = _read_exact(fd, n, deadline)
+    payload = read_exact(fd, n, deadline)
     if kind == b"J":
         return json.loads(payload)
     return torch.load(io.BytesIO(payload), weights_only=True)
@@ -890,6 +875,7 @@ class Grader:
         answers = answers_of(submission)
         return [self.grade_one(student, exercise, answers) for exercise in self.exercises]
 
+    # Long by its error handling: each way a grading can end gives the student its own sentence.
     def grade_one(self, student: str, exercise: Exercise, answers: dict[str, str]) -> Result:
         from lib import exercises as lib_exercises
 
@@ -900,41 +886,11 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
-        cells = []
-        for cell in exercise.cells:
-            if "answer" in cell:
-                source = answers.get(cell["answer"], "")
-                linecache.cache[cell["filename"]] = (
-                    len(source),
-                    None,
-                    [line + "\n" for line in transform(source).splitlines()],
-                    cell["filename"],
-                )
-                cells.append(
-                    {
-                        "source": source,
-                        "filename": cell["filename"],
-                        "student": True,
-                        "optional": cell["optional"],
-                    }
-                )
-            else:
-                cells.append({**cell, "student": False, "optional": False})
-        cells = _needed(cells, self.story_names, exercise.args)
-        limits = {
-            "memory_bytes": int(self.memory_gb * 2**30),
-            "cpu_seconds": self.cpu_limit,
-            "file_bytes": 64 << 20,
-            "processes": 64,
-        }
+        cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
+        limits = self._limits(student)
+        environment = limits["environment"]
         score, message, child = 0.0, "", None
         saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
-        # whose numbers a checker with per-student variants uses (lib.exercises.variant), here and
-        # in the child (where the student's cells may ask for them)
-        environment = {lib_exercises.STUDENT_ENV: student}
-        if self.variants:
-            environment[lib_exercises.VARIANTS_ENV] = self.variants
-        limits["environment"] = environment
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
         try:
@@ -990,6 +946,23 @@ class Grader:
             time.monotonic() - start,
             child.sandbox if child is not None else {},
         )
+
+    def _limits(self, student: str) -> dict:
+        """The child's resource limits, and its environment: whose numbers a checker with
+        per-student variants uses (lib.exercises.variant), here and in the child (where the
+        student's cells may ask for them)."""
+        from lib import exercises as lib_exercises
+
+        environment = {lib_exercises.STUDENT_ENV: student}
+        if self.variants:
+            environment[lib_exercises.VARIANTS_ENV] = self.variants
+        return {
+            "memory_bytes": int(self.memory_gb * 2**30),
+            "cpu_seconds": self.cpu_limit,
+            "file_bytes": 64 << 20,
+            "processes": 64,
+            "environment": environment,
+        }
 
     def _run_cells(self, exercise: Exercise, cells: list[dict], scratch: Path, limits: dict):
         """A child that ran ``cells`` one by one, and its reply with the test's arguments. An earlier
@@ -1134,6 +1107,33 @@ def _needed(cells: list[dict], known: set[str], args: list[str]) -> list[dict]:
     return [c for i, c in enumerate(cells) if i in keep]
 
 
+def _exercise_cells(exercise: Exercise, answers: dict[str, str]) -> list[dict]:
+    """The cells the child runs for an exercise: the chapter's locked cells as they are, the
+    student's answers in place of the answer cells (registered with linecache, so that a traceback
+    shows the student's lines)."""
+    cells = []
+    for cell in exercise.cells:
+        if "answer" not in cell:
+            cells.append({**cell, "student": False, "optional": False})
+            continue
+        source = answers.get(cell["answer"], "")
+        linecache.cache[cell["filename"]] = (
+            len(source),
+            None,
+            [line + "\n" for line in transform(source).splitlines()],
+            cell["filename"],
+        )
+        cells.append(
+            {
+                "source": source,
+                "filename": cell["filename"],
+                "student": True,
+                "optional": cell["optional"],
+            }
+        )
+    return cells
+
+
 class _Missing(Exception):
     pass
 
@@ -1249,6 +1249,55 @@ def submitted_students(course: Path, chapter: str) -> list[str]:
 
 
 def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+    course = course.resolve()
+    chapter = args.chapter.removesuffix(".ipynb")
+    found = submitted_students(course, chapter)
+    students = (
+        sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
+        if args.student
+        else found
+    )
+    if not students:
+        print(f"no submission of {chapter} in {course / 'submitted'}")
+        return 1
+    exchange = None
+    with contextlib.suppress(Exception):
+        exchange = Path(_config(course).Exchange.root)
+    start = time.monotonic()
+    grader = Grader(
+        course,
+        chapter,
+        time_limit=args.time_limit,
+        cell_limit=args.cell_limit,
+        cpu_limit=args.cpu_limit,
+        memory_gb=args.memory,
+        exchange=exchange if exchange and exchange.exists() else None,
+        read=args.read,
+    )
+    try:
+        students, autograde_s, results = _grade_students(
+            course, chapter, grader, students, autograde=not args.no_autograde
+        )
+    finally:
+        grader.close()
+    seconds = time.monotonic() - start
+    print(
+        f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
+        f"execution {autograde_s:.0f} s; the chapter's code in the sandbox "
+        f"{(grader.zygote._ready or {}).get('seconds', 0):.0f} s, alongside) "
+        f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
+        "the gradebook (nbgrader generate_feedback and export use them)"
+    )
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
+        )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "chapter", help="the assignment: a chapter's name, e.g. 02_attention_as_soft_lookup"
@@ -1287,75 +1336,39 @@ def main(argv=None) -> int:
         "--no-autograde", action="store_true", help="nbgrader autograde ran already"
     )
     parser.add_argument("--json", type=Path, help="also write every verdict here")
-    args = parser.parse_args(argv)
-    course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
-    course = course.resolve()
-    chapter = args.chapter.removesuffix(".ipynb")
-    found = submitted_students(course, chapter)
-    students = (
-        sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
-        if args.student
-        else found
-    )
-    if not students:
-        print(f"no submission of {chapter} in {course / 'submitted'}")
-        return 1
-    exchange = None
-    with contextlib.suppress(Exception):
-        exchange = Path(_config(course).Exchange.root)
-    start = time.monotonic()
-    grader = Grader(
-        course,
-        chapter,
-        time_limit=args.time_limit,
-        cell_limit=args.cell_limit,
-        cpu_limit=args.cpu_limit,
-        memory_gb=args.memory,
-        exchange=exchange if exchange and exchange.exists() else None,
-        read=args.read,
-    )
+    return parser
+
+
+def _grade_students(
+    course: Path, chapter: str, grader: Grader, students: list[str], *, autograde: bool
+) -> tuple[list[str], float, list[Result]]:
+    """Grade each student's submission, print and record the scores: (the students graded,
+    nbgrader's autograde's seconds, every verdict)."""
     autograde_s = 0.0
     results: list[Result] = []
-    try:
-        if not args.no_autograde:  # while the sandbox runs the chapter's code
-            began = time.monotonic()
-            failed = autograde_without_running(course, chapter, students)
-            autograde_s = time.monotonic() - began
-            for student, error in failed.items():
-                print(f"{student}: nbgrader could not take the submission:\n{error}")
-            students = [s for s in students if s not in failed]
-        zero_tests(course, chapter, grader, students)
-        for student in students:
-            path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
-            try:
-                submission = nbformat.read(path, as_version=4)
-            except Exception as e:  # noqa: BLE001 (a notebook that is not one: every test 0)
-                submission = nbformat.v4.new_notebook()
-                print(f"{student}: the submitted notebook cannot be read ({e}); every test gets 0")
-            graded = grader.grade(student, submission)
-            results += graded
-            record(course, chapter, graded)
-            total = sum(r.score for r in graded)
-            print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
-            for r in graded:
-                print(
-                    f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}"
-                )
-    finally:
-        grader.close()
-    seconds = time.monotonic() - start
-    print(
-        f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
-        f"execution {autograde_s:.0f} s; the chapter's code in the sandbox "
-        f"{(grader.zygote._ready or {}).get('seconds', 0):.0f} s, alongside) "
-        f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
-        "the gradebook (nbgrader generate_feedback and export use them)"
-    )
-    if args.json:
-        args.json.write_text(
-            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
-        )
-    return 0
+    if autograde:  # while the sandbox runs the chapter's code
+        began = time.monotonic()
+        failed = autograde_without_running(course, chapter, students)
+        autograde_s = time.monotonic() - began
+        for student, error in failed.items():
+            print(f"{student}: nbgrader could not take the submission:\n{error}")
+        students = [s for s in students if s not in failed]
+    zero_tests(course, chapter, grader, students)
+    for student in students:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        try:
+            submission = nbformat.read(path, as_version=4)
+        except Exception as e:  # noqa: BLE001 (a notebook that is not one: every test 0)
+            submission = nbformat.v4.new_notebook()
+            print(f"{student}: the submitted notebook cannot be read ({e}); every test gets 0")
+        graded = grader.grade(student, submission)
+        results += graded
+        record(course, chapter, graded)
+        total = sum(r.score for r in graded)
+        print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
+        for r in graded:
+            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}")
+    return students, autograde_s, results
 
 
 if __name__ == "__main__":

@@ -533,7 +533,36 @@ def notes_markdown(
     course: Path | None = None,
     timing: bool = True,
 ) -> str:
-    lines = [
+    summary = [
+        "## Time per chapter",
+        "",
+        "| Chapter | Exercises | Estimated minutes | Plan's home hours |",
+        "|---|---|---|---|",
+    ]
+    body = []
+    for chapter in chapters:
+        found = exercises(chapter)
+        stem = notebook(chapter).stem
+        known = {e.checker: e.mistakes for e in found if e.checker}
+        counts = class_counts(course, stem, known) if course else {}
+        body += [f"## {stem}", ""]
+        total = 0
+        for ex in found:
+            minutes, section = _exercise_notes(ex, answers, counts.get(ex.checker, {}), timing)
+            total += minutes
+            body += section
+        plan = term_plan.HOME_HOURS.get(stem[:2])
+        summary.append(
+            f"| {stem} | {len(found)} | {total:g} | {plan:g} h |"
+            if plan
+            else f"| {stem} | {len(found)} | {total:g} | |"
+        )
+    return "\n".join(_preamble(answers, course) + summary + [""] + body) + "\n"
+
+
+def _preamble(answers: bool, course: Path | None) -> list[str]:
+    """The notes' title and what they are made of: with answers or not, counted in a course or not."""
+    return [
         "# Instructor notes: the exercises and their common mistakes",
         "",
         "Made by `tools/instructor_notes.py` from the chapters and their checkers (`lib/exercises`): "
@@ -557,82 +586,63 @@ def notes_markdown(
         "check); the checker's seconds are measured (practice cases, the machine that made the notes).",
         "",
     ]
-    summary = [
-        "## Time per chapter",
+
+
+def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, list[str]]:
+    """An exercise's section of the notes: (its estimated minutes, its lines); ``c``, how often
+    the class made each of its checker's mistakes (empty where not measured)."""
+    minutes, how = estimate_minutes(ex)
+    if timing and ex.check_seconds is None:
+        ex.check_seconds = time_checker(ex)
+    seconds = (
+        f"; checker {ex.check_seconds:.2f} s on the worked solution"
+        if ex.check_seconds is not None
+        else ""
+    )
+    body = [
+        f"### Exercise {ex.number} ({ex.kind}): {ex.title}",
         "",
-        "| Chapter | Exercises | Estimated minutes | Plan's home hours |",
-        "|---|---|---|---|",
+        f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
+        "",
+        "**What it asks.**",
+        "",
+        _quote(EXERCISE.sub("", ex.statement, count=1)),
+        "",
     ]
-    body = []
-    for chapter in chapters:
-        found = exercises(chapter)
-        stem = notebook(chapter).stem
-        known = {e.checker: e.mistakes for e in found if e.checker}
-        counts = class_counts(course, stem, known) if course else {}
-        body += [f"## {stem}", ""]
-        total = 0
-        for ex in found:
-            minutes, how = estimate_minutes(ex)
-            total += minutes
-            if timing and ex.check_seconds is None:
-                ex.check_seconds = time_checker(ex)
-            seconds = (
-                f"; checker {ex.check_seconds:.2f} s on the worked solution"
-                if ex.check_seconds is not None
-                else ""
-            )
-            body += [
-                f"### Exercise {ex.number} ({ex.kind}): {ex.title}",
-                "",
-                f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
-                "",
-                "**What it asks.**",
-                "",
-                _quote(EXERCISE.sub("", ex.statement, count=1)),
-                "",
-            ]
-            if ex.checker:
-                body += [f"**Checked by** `{ex.checker}({', '.join(ex.args)})`.", ""]
-            if ex.written_parts:
-                body += ["**Written questions** (graded by the rubric):", ""]
-                body += [f"{i}. {q}" for i, q in enumerate(ex.written_parts, 1)] + [""]
-            if answers:
-                if ex.solution.strip():
-                    body += [
-                        "**Worked solution.**",
-                        "",
-                        "```python",
-                        ex.solution.strip(),
-                        "```",
-                        "",
-                    ]
-                if ex.model.strip():
-                    body += ["**Model answer.**", "", _quote(ex.model), ""]
-            if ex.mistakes:
-                c = counts.get(ex.checker, {})
-                if c:
-                    body += [
-                        f"**Mistakes the checker names** ({c['graded']} graded, {c['passed']} passed, "
-                        f"{c.get(None, 0)} wrong without a named mistake):",
-                        "",
-                    ]
-                else:
-                    body += ["**Mistakes the checker names:**", ""]
-                body += ["| # | When | The student reads | How often |", "|---|---|---|---|"]
-                for i, m in enumerate(ex.mistakes, 1):
-                    often = str(c.get(m.message, 0)) if c else "not measured"
-                    when = m.condition or "any other wrong answer"
-                    if m.kind == "hint":
-                        when = f"(advice added) {when}"
-                    body.append(f"| {i} | `{_cell(when, 160)}` | {_cell(m.message)} | {often} |")
-                body.append("")
-        plan = term_plan.HOME_HOURS.get(stem[:2])
-        summary.append(
-            f"| {stem} | {len(found)} | {total:g} | {plan:g} h |"
-            if plan
-            else f"| {stem} | {len(found)} | {total:g} | |"
-        )
-    return "\n".join(lines + summary + [""] + body) + "\n"
+    if ex.checker:
+        body += [f"**Checked by** `{ex.checker}({', '.join(ex.args)})`.", ""]
+    if ex.written_parts:
+        body += ["**Written questions** (graded by the rubric):", ""]
+        body += [f"{i}. {q}" for i, q in enumerate(ex.written_parts, 1)] + [""]
+    if answers:
+        if ex.solution.strip():
+            body += ["**Worked solution.**", "", "```python", ex.solution.strip(), "```", ""]
+        if ex.model.strip():
+            body += ["**Model answer.**", "", _quote(ex.model), ""]
+    if ex.mistakes:
+        body += _mistakes_table(ex.mistakes, c)
+    return minutes, body
+
+
+def _mistakes_table(mistakes: list, c: dict) -> list[str]:
+    """The mistakes a checker names, in the order it tries them, with how often the class made each."""
+    if c:
+        body = [
+            f"**Mistakes the checker names** ({c['graded']} graded, {c['passed']} passed, "
+            f"{c.get(None, 0)} wrong without a named mistake):",
+            "",
+        ]
+    else:
+        body = ["**Mistakes the checker names:**", ""]
+    body += ["| # | When | The student reads | How often |", "|---|---|---|---|"]
+    for i, m in enumerate(mistakes, 1):
+        often = str(c.get(m.message, 0)) if c else "not measured"
+        when = m.condition or "any other wrong answer"
+        if m.kind == "hint":
+            when = f"(advice added) {when}"
+        body.append(f"| {i} | `{_cell(when, 160)}` | {_cell(m.message)} | {often} |")
+    body.append("")
+    return body
 
 
 def _cell(text: str, limit: int | None = None) -> str:

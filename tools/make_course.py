@@ -377,6 +377,7 @@ def _variant_cells(chapter: str, number: int, course_id: str) -> list:
     return [nbformat.v4.new_markdown_cell(VARIANT_TEXT), nbformat.v4.new_code_cell(code)]
 
 
+# Long by design: one pass over the chapter's cells, a branch per kind of cell, in their order.
 def course_notebook(
     nb: nbformat.NotebookNode,
     chapter: str,
@@ -426,11 +427,8 @@ def course_notebook(
             cell.source = COMPARE.sub(COMPARED, src)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
-            for k, extra in enumerate(
-                _variant_cells(chapter, current["number"], COURSE_ID) if variants else []
-            ):
-                _nbgrader(extra, f"ex{current['number']}_variant_{k}", locked=True)
-                cells.append(extra)
+            if variants:
+                cells += _variants(chapter, current["number"])
             continue
         if current is not None and cell.cell_type == "markdown" and src.startswith("#"):
             current = None  # the exercises section ended
@@ -448,38 +446,16 @@ def course_notebook(
                 raise ValueError(
                     f"{chapter}: exercise {current['number']}'s solution has no answer cell before it"
                 )
-            if BEGIN in template.source:  # a second solution cell: inside the same markers
-                head, _ = template.source.rsplit(END, 1)
-                template.source = f"{head.rstrip()}\n\n{src.rstrip()}\n{END}"
-            else:
-                stub = template.source.rstrip() + "\n" if template.source.strip() else ""
-                template.source = f"{stub}{BEGIN}\n{src.rstrip()}\n{END}"
-                current["answer"] = template.metadata["nbgrader"]["grade_id"]
-            template.metadata["nbgrader"]["solution"] = True
+            _add_solution(template, src, current)
             continue
         if cell.cell_type == "code" and _is_check(cell):
-            cell.source = _test_source(src, module)
-            if predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower():
-                cell.metadata["course"] = {"test": cell.source}  # what the grader runs
-                cell.source = _recorded_source(src)
-            cell.metadata["tags"] = [t for t in _tags(cell) if t != "remove-output"]
+            recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
             grade_id = unique(f"ex{current['number']}_test")
-            _nbgrader(cell, grade_id, grade=True, locked=True, points=POINTS["checked"])
+            cells.append(_test_cell(cell, module, grade_id, recorded))
             current["test"], current["points"] = grade_id, current["points"] + POINTS["checked"]
-            cells.append(cell)
             continue
         if cell.cell_type == "markdown" and solution:
-            model = _model_answer(src)
-            text, points = rubric(current["number"], statement, model)
-            prompt = nbformat.v4.new_markdown_cell(text)
-            _nbgrader(prompt, unique(f"ex{current['number']}_rubric"), locked=True, points=0)
-            prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)
-            answer = nbformat.v4.new_markdown_cell(model)
-            written = unique(f"ex{current['number']}_written")
-            _nbgrader(answer, written, grade=True, solution=True, points=points)
-            current["written"], current["rubric"] = written, prompt.metadata["nbgrader"]["grade_id"]
-            current["points"] += points
-            cells += [prompt, answer]
+            cells += _written_cells(_model_answer(src), statement, current, unique)
             continue
         if cell.cell_type == "code" and template is None:
             template = cell  # the answer cell: the template, then (below) the worked solution
@@ -493,7 +469,64 @@ def course_notebook(
             raise ValueError(
                 f"{chapter}: exercise {exercise['number']} is checked but has no worked solution"
             )
-    for cell in cells:  # a template without a solution below it is a locked cell of the story
+    nb.cells = _finished(cells, chapter)
+    nb.metadata.pop("widgets", None)
+    return nb, exercises
+
+
+def _variants(chapter: str, number: int) -> list:
+    """The locked cells of an exercise's variant for this course (``--variants``)."""
+    cells = _variant_cells(chapter, number, COURSE_ID)
+    for k, extra in enumerate(cells):
+        _nbgrader(extra, f"ex{number}_variant_{k}", locked=True)
+    return cells
+
+
+def _written_cells(model: str, statement: str, exercise: dict, unique) -> list:
+    """A written answer's two cells: the rubric (locked, the mark scheme's place) and the answer
+    cell the student writes in, with the model answer as its solution."""
+    text, points = rubric(exercise["number"], statement, model)
+    prompt = nbformat.v4.new_markdown_cell(text)
+    _nbgrader(prompt, unique(f"ex{exercise['number']}_rubric"), locked=True, points=0)
+    prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)
+    answer = nbformat.v4.new_markdown_cell(model)
+    written = unique(f"ex{exercise['number']}_written")
+    _nbgrader(answer, written, grade=True, solution=True, points=points)
+    exercise["written"], exercise["rubric"] = written, prompt.metadata["nbgrader"]["grade_id"]
+    exercise["points"] += points
+    return [prompt, answer]
+
+
+def _add_solution(template: nbformat.NotebookNode, src: str, exercise: dict) -> None:
+    """A cell of the worked solution, put into its answer cell between nbgrader's markers (a
+    second solution cell inside the same markers)."""
+    if BEGIN in template.source:
+        head, _ = template.source.rsplit(END, 1)
+        template.source = f"{head.rstrip()}\n\n{src.rstrip()}\n{END}"
+    else:
+        stub = template.source.rstrip() + "\n" if template.source.strip() else ""
+        template.source = f"{stub}{BEGIN}\n{src.rstrip()}\n{END}"
+        exercise["answer"] = template.metadata["nbgrader"]["grade_id"]
+    template.metadata["nbgrader"]["solution"] = True
+
+
+def _test_cell(cell, module: str, grade_id: str, recorded: bool) -> nbformat.NotebookNode:
+    """The check of the reader's answer as nbgrader's locked test (``recorded``: a prediction's,
+    kept for the grader while the cell records the student's values)."""
+    src = cell.source
+    cell.source = _test_source(src, module)
+    if recorded:
+        cell.metadata["course"] = {"test": cell.source}  # what the grader runs
+        cell.source = _recorded_source(src)
+    cell.metadata["tags"] = [t for t in _tags(cell) if t != "remove-output"]
+    _nbgrader(cell, grade_id, grade=True, locked=True, points=POINTS["checked"])
+    return cell
+
+
+def _finished(cells: list, chapter: str) -> list:
+    """The course's cells, with a template that has no solution below it locked (a cell of the
+    story) and an id of its own for every cell."""
+    for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if (
             meta.get("grade_id", "").startswith("ex")
@@ -503,9 +536,7 @@ def course_notebook(
             meta["locked"] = True
     for k, cell in enumerate(cells):  # every cell needs its own id
         cell["id"] = f"{chapter[:2]}-{k:03d}"
-    nb.cells = cells
-    nb.metadata.pop("widgets", None)
-    return nb, exercises
+    return cells
 
 
 def write_grading(folder: Path, chapters: list[str], private_cases: bool = False) -> list[Path]:

@@ -352,83 +352,113 @@ def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbform
         if "remove-cell" in tags or "solution" in tags:
             continue
         if cell.cell_type == "markdown":
-            # a cell may hold several sections ("## Summary ... ## Exercises"): each its own
-            for parts in sections(blocks(plain_markdown(cell.source, cite))):
-                head = parts[0]
-                level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
-                if level in (1, 2):
-                    skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
-                if skipping:
-                    if q := class_question(parts):
-                        questions.append(q)
-                    continue
-                section_slides(d, parts, level)
+            skipping = markdown_slides(d, cell, cite, skipping, questions)
+        elif not skipping and cell.cell_type == "code":
+            if not output_slides(d, cell, cite, chapter_url, widget_state):
+                code_slide(d, cell)
+    closing_slides(d, own_slides, questions, chapter_url)
+    for number, cell in enumerate(
+        d.cells
+    ):  # fixed ids: the same deck gives the same HTML every build
+        cell.id = f"slide-cell-{number}"
+    slides = nbformat.v4.new_notebook(cells=d.cells)
+    slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
+    title = next(
+        (c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), ""
+    )
+    slides.metadata["title"] = title
+    return slides
+
+
+def markdown_slides(d: Deck, cell, cite: dict, skipping: bool, questions: list) -> bool:
+    """A markdown cell's slides, section by section (a cell may hold several: "## Summary ...
+    ## Exercises"); a skipped section's questions go to ``questions``. Returns whether the section
+    it ends in is skipped."""
+    for parts in sections(blocks(plain_markdown(cell.source, cite))):
+        head = parts[0]
+        level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
+        if level in (1, 2):
+            skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
+        if skipping:
+            if q := class_question(parts):
+                questions.append(q)
             continue
-        if skipping or cell.cell_type != "code":
-            continue
-        outputs = cell.get("outputs", [])
-        figures = [o for o in outputs if any(k in o.get("data", {}) for k in IMAGES)]
-        tables = [o for o in outputs if "text/markdown" in o.get("data", {})]
-        live = [
-            o for o in outputs if "text/html" in o.get("data", {}) and not figures and not tables
-        ]
-        widgets = [
-            o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
-        ]
-        for o in figures:
-            image = {k: v for k, v in o.data.items() if k in IMAGES}
-            out = nbformat.v4.new_output("display_data", data=image)
+        section_slides(d, parts, level)
+    return skipping
+
+
+def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dict) -> bool:
+    """A code cell's figures (with the chapter's caption), short tables and the first picture of an
+    interactive figure, each on a page of its own. Returns whether the cell shows any of them (its
+    code then stays in the chapter)."""
+    outputs = cell.get("outputs", [])
+    figures = [o for o in outputs if any(k in o.get("data", {}) for k in IMAGES)]
+    tables = [o for o in outputs if "text/markdown" in o.get("data", {})]
+    live = [o for o in outputs if "text/html" in o.get("data", {}) and not figures and not tables]
+    widgets = [
+        o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    for o in figures:
+        image = {k: v for k, v in o.data.items() if k in IMAGES}
+        out = nbformat.v4.new_output("display_data", data=image)
+        fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
+        d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
+    caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+    if figures and caption:  # the chapter's caption, under its figure
+        d.add(
+            nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
+            kind="-",
+            lines=0,
+        )
+    for o in tables:
+        text = o.data["text/markdown"]
+        # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
+        # fenced code block) stays in the chapter, as longer code does
+        if text.count("\n") <= 16 and "```" not in text:
+            d.markdown(plain_markdown(text, cite), "subslide")
+    if (live or widgets) and not figures and not tables:
+        # an interactive figure: its picture at the first setting, with where it is live; one
+        # that has no picture (a progress bar, bertviz's views, drawn by JavaScript) is left to
+        # the chapter
+        picture = static_picture(live + widgets, widget_state)
+        if picture:
+            out = nbformat.v4.new_output("display_data", data={"image/png": picture})
             fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
-            d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
-        caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
-        if figures and caption:  # the chapter's caption, under its figure
+            d.add(fig, kind="subslide", lines=SLIDE_BUDGET)
             d.add(
-                nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
+                nbformat.v4.new_markdown_cell(
+                    f"<small>Interactive on [the chapter's page]({chapter_url}): "
+                    "this is its first setting.</small>"
+                ),
                 kind="-",
                 lines=0,
             )
-        for o in tables:
-            text = o.data["text/markdown"]
-            # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
-            # fenced code block) stays in the chapter, as longer code does
-            if text.count("\n") <= 16 and "```" not in text:
-                d.markdown(plain_markdown(text, cite), "subslide")
-        if (live or widgets) and not figures and not tables:
-            # an interactive figure: its picture at the first setting, with where it is live; one
-            # that has no picture (a progress bar, bertviz's views, drawn by JavaScript) is left to
-            # the chapter
-            picture = static_picture(live + widgets, widget_state)
-            if picture:
-                out = nbformat.v4.new_output("display_data", data={"image/png": picture})
-                fig = nbformat.v4.new_code_cell(
-                    "", outputs=[out], metadata={"tags": ["remove-input"]}
-                )
-                d.add(fig, kind="subslide", lines=SLIDE_BUDGET)
-                d.add(
-                    nbformat.v4.new_markdown_cell(
-                        f"<small>Interactive on [the chapter's page]({chapter_url}): "
-                        "this is its first setting.</small>"
-                    ),
-                    kind="-",
-                    lines=0,
-                )
-        if figures or tables or live or widgets:
-            continue
-        code = cell.source.strip()
-        printed = "".join(_text(o) for o in outputs).rstrip()
-        hidden = {"hide-input", "hide-cell", "remove-input", "hide-output", "remove-output"} & set(
-            tags
-        )
-        short = 0 < code.count("\n") + 1 <= MAX_CODE_LINES and all(
-            len(ln) <= 90 for ln in code.splitlines()
-        )
-        if hidden or not short or not printed or printed.count("\n") + 1 > MAX_OUTPUT_LINES:
-            continue
-        if all(ln.lstrip().startswith(("assert", "#")) for ln in code.splitlines()):
-            continue
-        stream = nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")
-        shown = nbformat.v4.new_code_cell(code, outputs=[stream])
-        d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
+    return bool(figures or tables or live or widgets)
+
+
+def code_slide(d: Deck, cell) -> None:
+    """A short code cell that prints a short result, shown with it (not a hidden cell, not one of
+    assertions only)."""
+    code = cell.source.strip()
+    printed = "".join(_text(o) for o in cell.get("outputs", [])).rstrip()
+    hidden = {"hide-input", "hide-cell", "remove-input", "hide-output", "remove-output"} & set(
+        cell.metadata.get("tags", [])
+    )
+    short = 0 < code.count("\n") + 1 <= MAX_CODE_LINES and all(
+        len(ln) <= 90 for ln in code.splitlines()
+    )
+    if hidden or not short or not printed or printed.count("\n") + 1 > MAX_OUTPUT_LINES:
+        return
+    if all(ln.lstrip().startswith(("assert", "#")) for ln in code.splitlines()):
+        return
+    stream = nbformat.v4.new_output("stream", name="stdout", text=printed + "\n")
+    shown = nbformat.v4.new_code_cell(code, outputs=[stream])
+    d.add(shown, kind="-", lines=code.count("\n") + printed.count("\n") + 3)
+
+
+def closing_slides(d: Deck, own_slides: list[str], questions: list[str], chapter_url: str) -> None:
+    """The deck's last slides: the chapter's own (``slides/<chapter>.md``), the questions for the
+    class, the licence."""
     for text in own_slides:
         d.title = ""
         body, _, notes = text.partition("\nNote:")
@@ -443,17 +473,6 @@ def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbform
             "slide",
         )
     d.markdown(f"## Licence\n\n{licence()}", "slide")
-    for number, cell in enumerate(
-        d.cells
-    ):  # fixed ids: the same deck gives the same HTML every build
-        cell.id = f"slide-cell-{number}"
-    slides = nbformat.v4.new_notebook(cells=d.cells)
-    slides.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
-    title = next(
-        (c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), ""
-    )
-    slides.metadata["title"] = title
-    return slides
 
 
 # --------------------------------------------------------------------------------------------------

@@ -312,7 +312,6 @@ def destinations(pdf: bytes) -> dict[str, int]:
     }
 
 
-# Long by design: one step after another of the build, in the order they run.
 def make_pdf(html_dir: Path, out: Path) -> Path:
     # the single page is written to book/intro.html (index.html redirects to it), but its links to
     # _static/ and _images/ are relative to the build's root: print a copy placed there
@@ -331,28 +330,7 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
     timings = {}
     try:
         t0 = time.monotonic()
-        driver.get(f"http://127.0.0.1:{httpd.server_address[1]}/print.html")
-        print("loaded; waiting for MathJax", flush=True)
-        deadline = time.monotonic() + 300
-        while driver.execute_script("return document.readyState") != "complete":
-            if time.monotonic() > deadline:
-                sys.exit("the single-page book did not load")
-            time.sleep(0.5)
-        state = driver.execute_async_script(
-            "const done = arguments[arguments.length - 1];"
-            "if (window.MathJax && MathJax.startup && MathJax.startup.promise)"
-            "  MathJax.startup.promise.then(() => done('ok')).catch(e => done('error ' + e));"
-            "else done('absent');"
-        )
-        if state != "ok":
-            sys.exit(f"MathJax did not typeset the book: {state}")
-        time.sleep(4)  # head views (d3) and widgets draw after load
-        errors = driver.execute_script(
-            "return document.querySelectorAll('mjx-merror').length + "
-            "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth)).length;"
-        )
-        if errors:
-            sys.exit(f"{errors} equations or images failed to render in the single-page book")
+        _load(driver, f"http://127.0.0.1:{httpd.server_address[1]}/print.html")
         timings["load_s"] = round(time.monotonic() - t0, 1)
         # the book's pages: its style sheet, a title page, the contents, a named page per chapter
         driver.execute_script(
@@ -370,32 +348,7 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
         report = driver.execute_script(PRINT_REPORT)
         report["links"] = links
         report["prepared"] = prepared
-        # twice: the first printing says on which page each chapter starts, the second prints the
-        # contents with those numbers (the numbers take the place of "000": nothing moves). Once
-        # when the last printing's numbers (its report, next to the PDF) are still right: the
-        # contents is filled with them before the first printing, which is the book when no
-        # chapter starts on another page (checked below, as for the second)
-        ids = [c["id"] for c in prepared["chapters"]]
-        guess = previous_contents_pages(out, ids)
-        if guess:
-            driver.execute_script(FILL_CONTENTS, guess)
-        print("printing (1/2)", flush=True)
-        t1 = time.monotonic()
-        data = _print(driver)
-        timings["print_s"] = round(time.monotonic() - t1, 1)
-        pages = destinations(data)
-        if guess and all(pages.get(i) == guess[i] for i in ids):
-            print("the contents' page numbers were right: printed once", flush=True)
-            timings["printings"] = 1
-        else:
-            missing = driver.execute_script(FILL_CONTENTS, pages)
-            if missing:
-                sys.exit(f"no page found for these chapters of the contents: {missing}")
-            print("printing (2/2)", flush=True)
-            t2 = time.monotonic()
-            data = _print(driver)
-            timings["print2_s"] = round(time.monotonic() - t2, 1)
-            timings["printings"] = 2
+        data, pages = _print_numbered(driver, out, prepared, timings)
     finally:
         driver.quit()
         httpd.shutdown()
@@ -416,6 +369,65 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
     out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {report['pages']} pages)")
     return out
+
+
+def _load(driver, url: str) -> None:
+    """Open the single-page book at ``url`` and wait until MathJax has typeset it; stop if an
+    equation or an image failed."""
+    driver.get(url)
+    print("loaded; waiting for MathJax", flush=True)
+    deadline = time.monotonic() + 300
+    while driver.execute_script("return document.readyState") != "complete":
+        if time.monotonic() > deadline:
+            sys.exit("the single-page book did not load")
+        time.sleep(0.5)
+    state = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "if (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+        "  MathJax.startup.promise.then(() => done('ok')).catch(e => done('error ' + e));"
+        "else done('absent');"
+    )
+    if state != "ok":
+        sys.exit(f"MathJax did not typeset the book: {state}")
+    time.sleep(4)  # head views (d3) and widgets draw after load
+    errors = driver.execute_script(
+        "return document.querySelectorAll('mjx-merror').length + "
+        "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth)).length;"
+    )
+    if errors:
+        sys.exit(f"{errors} equations or images failed to render in the single-page book")
+
+
+def _print_numbered(driver, out: Path, prepared: dict, timings: dict) -> tuple[bytes, dict]:
+    """The PDF, with the contents' page numbers right: (its bytes, the page each chapter starts on
+    as the contents says)."""
+    ids = [c["id"] for c in prepared["chapters"]]
+    # twice: the first printing says on which page each chapter starts, the second prints the
+    # contents with those numbers (the numbers take the place of "000": nothing moves). Once
+    # when the last printing's numbers (its report, next to the PDF) are still right: the
+    # contents is filled with them before the first printing, which is the book when no
+    # chapter starts on another page (checked below, as for the second)
+    guess = previous_contents_pages(out, ids)
+    if guess:
+        driver.execute_script(FILL_CONTENTS, guess)
+    print("printing (1/2)", flush=True)
+    t1 = time.monotonic()
+    data = _print(driver)
+    timings["print_s"] = round(time.monotonic() - t1, 1)
+    pages = destinations(data)
+    if guess and all(pages.get(i) == guess[i] for i in ids):
+        print("the contents' page numbers were right: printed once", flush=True)
+        timings["printings"] = 1
+    else:
+        missing = driver.execute_script(FILL_CONTENTS, pages)
+        if missing:
+            sys.exit(f"no page found for these chapters of the contents: {missing}")
+        print("printing (2/2)", flush=True)
+        t2 = time.monotonic()
+        data = _print(driver)
+        timings["print2_s"] = round(time.monotonic() - t2, 1)
+        timings["printings"] = 2
+    return data, pages
 
 
 def previous_contents_pages(out: Path, ids: list[str]) -> dict[str, int] | None:
@@ -799,6 +811,7 @@ def _page_title(page: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
 
 
+# Long by design: the two navigation files (EPUB 3 and 2) written from one reading order.
 def write_navigation(epub_dir: Path, uid: str, title: str) -> list[tuple[str | None, list]]:
     """nav.xhtml (EPUB 3) and toc.ncx (EPUB 2) listing every part and chapter of ``_toc.yml``, in
     reading order: Sphinx's epub builder lists only the home page, since Jupyter Book's toctrees

@@ -1,5 +1,6 @@
 """The sandboxed side of the course's grader (tools/grade_course.py, issue 36): the only process that
-runs a student's code. Never imported by the grader; started by it as ``python tools/sandbox.py PLAN FD``.
+runs a student's code. Started by the grader as ``python tools/sandbox.py PLAN FD`` (which imports
+only its helpers ``transform`` and ``read_exact``).
 
 It starts as the **zygote** of a chapter: it runs the chapter's own code up to its exercises (the
 instructor's source, never a submission), then waits on the socket ``FD`` for the grader. For each
@@ -70,9 +71,16 @@ def send(fd: int, kind: bytes, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_exact(fd: int, n: int) -> bytes:
+def read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
+    """``n`` bytes from ``fd``; with a ``deadline`` (``time.monotonic()``; the grader's side, so that
+    a child that stops writing cannot make it wait), ``TimeoutError`` past it."""
     chunks, left = [], n
     while left:
+        if deadline is not None:
+            import select  # the grader's side only: the child always waits
+
+            if not select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+                raise TimeoutError
         chunk = os.read(fd, min(left, 1 << 20))
         if not chunk:
             raise EOFError
@@ -84,9 +92,9 @@ def _read_exact(fd: int, n: int) -> bytes:
 def receive(fd: int) -> dict:
     import torch
 
-    kind = _read_exact(fd, 1)
-    (n,) = struct.unpack(">Q", _read_exact(fd, 8))
-    payload = _read_exact(fd, n)
+    kind = read_exact(fd, 1)
+    (n,) = struct.unpack(">Q", read_exact(fd, 8))
+    payload = read_exact(fd, n)
     if kind == b"J":
         return json.loads(payload)
     # the grader's requests (trusted: the checker's cases, which may hold a model of the chapter's);
@@ -567,6 +575,7 @@ _REFUSED = {
 }
 
 
+# Long by design: one closure, so that the hook holds every name it needs before student code runs.
 def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
     real, join, isabs, getcwd = os.path.realpath, os.path.join, os.path.isabs, os.getcwd
     fspath, exit_now, my_pid = os.fspath, os._exit, os.getpid()
@@ -796,6 +805,7 @@ def _restore(saved: dict) -> None:
     space.update(saved)
 
 
+# Long by design: the child's steps in the order that keeps it safe (lock in, then run requests).
 def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int) -> None:
     scratch = order["scratch"]
     limits = order["limits"]

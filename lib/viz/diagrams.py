@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
@@ -98,7 +99,7 @@ def _t(size=_FONT):
     return {"fontsize": size, "ha": "center", "va": "center"}
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+# Long by its alt text and labels: the drawing is in the steps below (layout, encoder, ...).
 def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow=False):
     """Chapter 1's encoder-decoder (Cho et al. 2014; with attention, Bahdanau et al. 2015): a
     bidirectional GRU reads ``source`` into states h_j; the summary c = [forward h_S; backward h_1]
@@ -132,100 +133,13 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
             "box, and a red arrow from each box into s_t: the bottleneck."
         )
     )
-    font = _PHONE_FONT if narrow else _FONT
-    if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
-        fig, ax = _canvas(5.6, 6.5, alt)
-        y_loop, y_src, y_h, y_grey = 0.25, 0.7, 1.6, 2.25
-        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
-        xe = [1.4 + 0.88 * j for j in range(len(src))]
-        x_c, x_s0, pitch = 0.34, 0.96, 0.84
-        w_word = 0.82
-    else:
-        fig, ax = _canvas(9.4, 4.9, alt)
-        y_loop, y_src, y_h = 0.32, 0.8, 2.0
-        y_in, y_cell, y_ctx, y_out, y_bus, y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
-        xe = [0.6 + 0.8 * j for j in range(len(src))]
-        x_c, x_s0, pitch = 3.75, 4.55, 0.88
-        w_word = 0.74
-    h_cell, h_ctx = 0.55, 0.4
-    xd = [x_s0 + pitch * (t + 1) for t in range(T)]
-    xc = [x - pitch / 2 for x in xd]  # the context box of each step, between s_{t-1} and s_t
-    top, bottom = y_cell + h_cell / 2, y_cell - h_cell / 2
-    h_top, h_bottom = y_h + h_cell / 2, y_h - h_cell / 2
-    for j, (x, word) in enumerate(zip(xe, src)):
-        _box(ax, x, y_src, word, "io", w=w_word, h=0.4, fontsize=font)
-        _arrow(ax, x, y_src + 0.2, x, h_bottom)
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=h_cell, fontsize=font)
-    for a, b in zip(xe, xe[1:]):  # the forward GRU reads right, the backward GRU left
-        _arrow(ax, a + 0.3, y_h + 0.1, b - 0.3, y_h + 0.1)
-        _arrow(ax, b - 0.3, y_h - 0.1, a + 0.3, y_h - 0.1)
-    if narrow:  # both final states go down, round and up into c from below
-        # the forward GRU's last state: right of h_S, under the words, up into c
-        _line(
-            ax,
-            [xe[-1] + 0.3, xe[-1] + 0.55, xe[-1] + 0.55, x_c - 0.12, x_c - 0.12],
-            [y_h, y_h, y_loop, y_loop, y_grey + 0.05],
-        )
-        _arrow(ax, x_c - 0.12, y_grey + 0.05, x_c - 0.12, bottom)
-        ax.text(xe[-1] + 0.62, y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(font))
-        # the backward GRU's last state: left of h_1, straight up into c
-        _line(ax, [xe[0] - 0.3, x_c + 0.12], [y_h, y_h])
-        _arrow(ax, x_c + 0.12, y_h, x_c + 0.12, bottom)
-        ax.text(x_c + 0.5, y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(font))
-    else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
-        _arrow(ax, xe[-1] + 0.3, y_cell, x_c - 0.25, y_cell)
-        ax.text(
-            (xe[-1] + x_c) / 2 + 0.02, y_cell + 0.4, "$\\overrightarrow{\\mathbf{h}}_S$", **_t()
-        )
-        _line(ax, [xe[0] - 0.3, 0.15, 0.15, x_c], [y_cell, y_cell, y_loop, y_loop])
-        _arrow(ax, x_c, y_loop, x_c, bottom)
-        ax.text((xe[0] + xe[-1]) / 2, y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t())
-    _box(ax, x_c, y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=h_cell, fontsize=font)
-    _arrow(ax, x_c + 0.25, y_cell, x_s0 - 0.28, y_cell)
-    _box(ax, x_s0, y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=h_cell, fontsize=font)
-    if narrow:
-        ax.text(5.55, y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=font, ha="right")
-    else:
-        ax.text(x_s0 + 0.05, bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
-    for t, (x, x_ctx) in enumerate(zip(xd, xc)):
-        _box(ax, x, y_in, steps_in[t], "io", w=0.72 if not narrow else 0.82, h=0.4, fontsize=font)
-        _arrow(ax, x, y_in + 0.2, x, bottom)
-        _arrow(ax, x - pitch + 0.28, y_cell, x - 0.28, y_cell)  # s_{t-1} -> s_t
-        _box(ax, x, y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=h_cell, fontsize=font)
-        _arrow(ax, x, top, x, y_out - 0.2)
-        _box(
-            ax,
-            x,
-            y_out,
-            steps_out[t],
-            "plain",
-            w=0.66 if not narrow else 0.82,
-            h=0.4,
-            fontsize=font,
-        )
-        label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
-        _box(ax, x_ctx, y_ctx, label, "ctx", w=0.5, h=h_ctx, fontsize=font)
-        # the context enters s_t; with attention the previous state s_{t-1} asks for it
-        _arrow(ax, x_ctx + 0.12, y_ctx - h_ctx / 2, x - 0.16, top, color=_CTX, lw=1.3)
-        if with_attention:
-            _arrow(ax, x - pitch + 0.16, top, x_ctx - 0.12, y_ctx - h_ctx / 2)
-        # what fills the box comes down from the line above the outputs
-        _arrow(ax, x_ctx, y_bus, x_ctx, y_ctx + h_ctx / 2, color="0.45" if with_attention else _CTX)
-    if with_attention and narrow:  # every h_j, up to a line between the rows, round the left
-        for j, x in enumerate(xe):
-            _line(ax, [x, x], [h_top, y_grey], color="0.45")
-            ax.text(x + 0.06, h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=font, ha="left")
-        _line(ax, [xe[-1], 0.08, 0.08, xc[-1]], [y_grey, y_grey, y_bus, y_bus], color="0.45")
-        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$,\na new context at every step"
-    elif with_attention:  # every encoder state reaches every box, weighted by alpha_tj
-        for j, x in enumerate(xe):
-            _line(ax, [x, x], [top, y_bus], color="0.45")
-            ax.text(x - 0.05, top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
-        _line(ax, [xe[0], xc[-1]], [y_bus, y_bus], color="0.45")
-        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
-    else:  # the one summary, to every step
-        _line(ax, [x_c, x_c, xc[-1]], [top, y_bus, y_bus], color=_CTX, lw=1.3)
-        note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    fig, ax, g = _seq2seq_layout(narrow, len(src), T, alt)
+    _draw_encoder(ax, g, src)
+    _draw_summary(ax, g)
+    for t, (x, x_ctx) in enumerate(zip(g.xd, g.xc)):
+        _draw_decoder_step(ax, g, t, x, x_ctx, steps_in[t], steps_out[t], with_attention)
+    note = _draw_context_lines(ax, g, with_attention, d_hidden)
+    font, y_loop, y_title, xe = g.font, g.y_loop, g.y_title, g.xe
     if narrow:
         ax.text(
             5.55,
@@ -246,18 +160,152 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
             va="top",
         )
         return fig
-    ax.text(xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
+    ax.text(g.xd[0] - 0.36, y_loop - 0.05, note, color=_CTX, fontsize=_FONT, va="center")
     ax.text(
         (xe[0] + xe[-1]) / 2,
         4.6,
         f"encoder: bidirectional GRU, $\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
         **_t(10),
     )
-    ax.text((xd[0] + xd[-1]) / 2, 4.6, f"decoder: GRU, {kind}", **_t(10))
+    ax.text((g.xd[0] + g.xd[-1]) / 2, 4.6, f"decoder: GRU, {kind}", **_t(10))
     return fig
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+def _seq2seq_layout(narrow, n_src, T, alt):
+    """seq2seq_diagram's canvas and where everything goes: rows' heights (y_*), the encoder's
+    columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
+    boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
+    g = SimpleNamespace(narrow=narrow, font=_PHONE_FONT if narrow else _FONT, y_grey=None)
+    if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
+        fig, ax = _canvas(5.6, 6.5, alt)
+        g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
+        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
+        g.xe = [1.4 + 0.88 * j for j in range(n_src)]
+        g.x_c, g.x_s0, g.pitch = 0.34, 0.96, 0.84
+        g.w_word = 0.82
+    else:
+        fig, ax = _canvas(9.4, 4.9, alt)
+        g.y_loop, g.y_src, g.y_h = 0.32, 0.8, 2.0
+        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
+        g.xe = [0.6 + 0.8 * j for j in range(n_src)]
+        g.x_c, g.x_s0, g.pitch = 3.75, 4.55, 0.88
+        g.w_word = 0.74
+    g.h_cell, g.h_ctx = 0.55, 0.4
+    g.xd = [g.x_s0 + g.pitch * (t + 1) for t in range(T)]
+    g.xc = [x - g.pitch / 2 for x in g.xd]  # the context box of each step, between s_{t-1} and s_t
+    g.top, g.bottom = g.y_cell + g.h_cell / 2, g.y_cell - g.h_cell / 2
+    g.h_top, g.h_bottom = g.y_h + g.h_cell / 2, g.y_h - g.h_cell / 2
+    return fig, ax, g
+
+
+def _draw_encoder(ax, g, src):
+    """seq2seq_diagram's encoder: each source word into its state h_j, the forward and backward
+    GRUs' arrows between neighbours."""
+    for j, (x, word) in enumerate(zip(g.xe, src)):
+        _box(ax, x, g.y_src, word, "io", w=g.w_word, h=0.4, fontsize=g.font)
+        _arrow(ax, x, g.y_src + 0.2, x, g.h_bottom)
+        _box(ax, x, g.y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=g.h_cell, fontsize=g.font)
+    for a, b in zip(g.xe, g.xe[1:]):  # the forward GRU reads right, the backward GRU left
+        _arrow(ax, a + 0.3, g.y_h + 0.1, b - 0.3, g.y_h + 0.1)
+        _arrow(ax, b - 0.3, g.y_h - 0.1, a + 0.3, g.y_h - 0.1)
+
+
+def _draw_summary(ax, g):
+    """seq2seq_diagram's summary: the forward GRU's last state and the backward GRU's first into c,
+    c into s_0 = tanh(W_s c)."""
+    if g.narrow:  # both final states go down, round and up into c from below
+        # the forward GRU's last state: right of h_S, under the words, up into c
+        _line(
+            ax,
+            [g.xe[-1] + 0.3, g.xe[-1] + 0.55, g.xe[-1] + 0.55, g.x_c - 0.12, g.x_c - 0.12],
+            [g.y_h, g.y_h, g.y_loop, g.y_loop, g.y_grey + 0.05],
+        )
+        _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
+        ax.text(g.xe[-1] + 0.62, g.y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(g.font))
+        # the backward GRU's last state: left of h_1, straight up into c
+        _line(ax, [g.xe[0] - 0.3, g.x_c + 0.12], [g.y_h, g.y_h])
+        _arrow(ax, g.x_c + 0.12, g.y_h, g.x_c + 0.12, g.bottom)
+        ax.text(g.x_c + 0.5, g.y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(g.font))
+    else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
+        _arrow(ax, g.xe[-1] + 0.3, g.y_cell, g.x_c - 0.25, g.y_cell)
+        ax.text(
+            (g.xe[-1] + g.x_c) / 2 + 0.02,
+            g.y_cell + 0.4,
+            "$\\overrightarrow{\\mathbf{h}}_S$",
+            **_t(),
+        )
+        _line(ax, [g.xe[0] - 0.3, 0.15, 0.15, g.x_c], [g.y_cell, g.y_cell, g.y_loop, g.y_loop])
+        _arrow(ax, g.x_c, g.y_loop, g.x_c, g.bottom)
+        ax.text(
+            (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
+        )
+    _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, g.x_c + 0.25, g.y_cell, g.x_s0 - 0.28, g.y_cell)
+    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    if g.narrow:
+        ax.text(
+            5.55, g.y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=g.font, ha="right"
+        )
+    else:
+        ax.text(g.x_s0 + 0.05, g.bottom - 0.3, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", **_t())
+
+
+def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
+    """seq2seq_diagram's decoder step t: its input word, s_{t-1} -> s_t, its output word and its
+    context box, which the previous state asks with attention."""
+    _box(ax, x, g.y_in, word_in, "io", w=0.72 if not g.narrow else 0.82, h=0.4, fontsize=g.font)
+    _arrow(ax, x, g.y_in + 0.2, x, g.bottom)
+    _arrow(ax, x - g.pitch + 0.28, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
+    _box(ax, x, g.y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, x, g.top, x, g.y_out - 0.2)
+    _box(
+        ax,
+        x,
+        g.y_out,
+        word_out,
+        "plain",
+        w=0.66 if not g.narrow else 0.82,
+        h=0.4,
+        fontsize=g.font,
+    )
+    label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
+    _box(ax, x_ctx, g.y_ctx, label, "ctx", w=0.5, h=g.h_ctx, fontsize=g.font)
+    # the context enters s_t; with attention the previous state s_{t-1} asks for it
+    _arrow(ax, x_ctx + 0.12, g.y_ctx - g.h_ctx / 2, x - 0.16, g.top, color=_CTX, lw=1.3)
+    if with_attention:
+        _arrow(ax, x - g.pitch + 0.16, g.top, x_ctx - 0.12, g.y_ctx - g.h_ctx / 2)
+    # what fills the box comes down from the line above the outputs
+    _arrow(
+        ax, x_ctx, g.y_bus, x_ctx, g.y_ctx + g.h_ctx / 2, color="0.45" if with_attention else _CTX
+    )
+
+
+def _draw_context_lines(ax, g, with_attention, d_hidden):
+    """seq2seq_diagram's lines that fill the context boxes: every h_j, weighted (with attention), or
+    the one summary c; returns the note that says which."""
+    if with_attention and g.narrow:  # every h_j, up to a line between the rows, round the left
+        for j, x in enumerate(g.xe):
+            _line(ax, [x, x], [g.h_top, g.y_grey], color="0.45")
+            ax.text(x + 0.06, g.h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=g.font, ha="left")
+        _line(
+            ax,
+            [g.xe[-1], 0.08, 0.08, g.xc[-1]],
+            [g.y_grey, g.y_grey, g.y_bus, g.y_bus],
+            color="0.45",
+        )
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$,\na new context at every step"
+    elif with_attention:  # every encoder state reaches every box, weighted by alpha_tj
+        for j, x in enumerate(g.xe):
+            _line(ax, [x, x], [g.top, g.y_bus], color="0.45")
+            ax.text(x - 0.05, g.top + 0.45, f"$\\alpha_{{t{j + 1}}}$", fontsize=_FONT, ha="right")
+        _line(ax, [g.xe[0], g.xc[-1]], [g.y_bus, g.y_bus], color="0.45")
+        note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
+    else:  # the one summary, to every step
+        _line(ax, [g.x_c, g.x_c, g.xc[-1]], [g.top, g.y_bus, g.y_bus], color=_CTX, lw=1.3)
+        note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
+    return note
+
+
 def bahdanau_diagram(source, *, narrow=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
@@ -287,8 +335,25 @@ def bahdanau_diagram(source, *, narrow=False):
         fig, ax = _canvas(9.4, 5.3, alt)
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
-    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = 0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75
-    x_left = 0.15
+    _bahdanau_columns(ax, xs, src, w_word, w_box, font)
+    score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
+    on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
+    context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
+    if narrow:
+        _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context)
+    else:
+        _bahdanau_decoder_wide(ax, xs, font, score + on_red, context)
+    return fig
+
+
+_BAHDANAU_ROWS = (0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75)  # words, h, tap, s's line, e, softmax, a
+_BAHDANAU_LEFT = 0.15  # the annotations' line, round the left edge
+
+
+def _bahdanau_columns(ax, xs, src, w_word, w_box, font):
+    """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
+    alpha_tj; the softmax across them; the weights' lines up to the context."""
+    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
@@ -310,42 +375,50 @@ def bahdanau_diagram(source, *, narrow=False):
         0.4,
         font,
     )
-    score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
-    on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     for x in xs:  # the weights join on one line, to the context
         _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
-    context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
-    if narrow:
-        # c_t and the GRU in a row above the weights, y_{t-1} and the output layer above them;
-        # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
-        x_c, y_c, x_gru, y_gru, y_out = 1.95, 4.95, 4.3, 4.95, 6.05
-        x_s, x_y, x_out = 4.78, 4.6, 2.75
-        _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
-        _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
-        ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
-        _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
-        _line(
-            ax,
-            [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
-            [y_word + 0.225, y_bus, y_bus],
-            color=_CTX,
-            lw=1.2,
-        )
-        _arrow(ax, x_s + 0.02, y_word + 0.225, x_s + 0.02, y_gru - 0.3)
-        ax.text(x_left, 6.75, score, fontsize=font, ha="left", va="bottom")
-        ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
-        _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
-        _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
-        _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
-        _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
-        _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
-        _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
-        _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
-        _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
-        _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
-        _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
-        _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
-        return fig
+
+
+def _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context):
+    """bahdanau_diagram's decoder on a phone: c_t and the GRU in a row above the weights, y_{t-1}
+    and the output layer above them; s_{t-1} at the right of the words."""
+    y_word, _, y_tap, y_bus, _, _, y_a = _BAHDANAU_ROWS
+    x_left = _BAHDANAU_LEFT
+    # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
+    x_c, y_c, x_gru, y_gru, y_out = 1.95, 4.95, 4.3, 4.95, 6.05
+    x_s, x_y, x_out = 4.78, 4.6, 2.75
+    _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
+    _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
+    ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
+    _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
+    _line(
+        ax,
+        [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
+        [y_word + 0.225, y_bus, y_bus],
+        color=_CTX,
+        lw=1.2,
+    )
+    _arrow(ax, x_s + 0.02, y_word + 0.225, x_s + 0.02, y_gru - 0.3)
+    ax.text(x_left, 6.75, score, fontsize=font, ha="left", va="bottom")
+    ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
+    _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
+    _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
+    _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
+    _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
+    _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
+    _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
+    _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
+    _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
+    _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
+    _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
+    _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
+
+
+def _bahdanau_decoder_wide(ax, xs, font, score, context):
+    """bahdanau_diagram's decoder beside the weights: the context c_t, the GRU and the output
+    layer; s_{t-1} and y_{t-1} below them."""
+    y_word, y_h, y_tap, y_bus, _, _, y_a = _BAHDANAU_ROWS
+    x_left = _BAHDANAU_LEFT
     x_gru, x_c, x_out = 7.55, 6.95, 8.65
     y_top = 4.65  # the annotations' line to the context
     # the annotations: tapped above each h_j, round the left edge, over the top into c_t
@@ -361,7 +434,7 @@ def bahdanau_diagram(source, *, narrow=False):
         color=_CTX,
         lw=1.2,
     )
-    ax.text(x_left, y_top + 0.4, score + on_red, fontsize=font, ha="left", va="bottom")
+    ax.text(x_left, y_top + 0.4, score, fontsize=font, ha="left", va="bottom")
     _arrow(ax, x_gru, y_word + 0.22, x_gru, 2.5)
     _box(ax, x_out + 0.3, y_h + 0.6, "$y_{t-1}$", "io", w=0.6, h=0.4, fontsize=font)
     _arrow(ax, x_out + 0.1, y_h + 0.8, x_gru + 0.35, 2.5)  # into the GRU
@@ -374,10 +447,8 @@ def bahdanau_diagram(source, *, narrow=False):
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=font)
     _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
-    return fig
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
@@ -404,7 +475,6 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
     check_bool(narrow, "narrow")
-    font = _PHONE_FONT if narrow else _FONT
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
         fig, ax = _canvas(5.2, 7.7, alt)
         dx = 4.45 / S
@@ -416,61 +486,77 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         xs = [0.45 + dx * (s + 0.5) for s in range(S)]
         panels = [(3.0, False), (0.25, True)]
     for y0, local in panels:
-        y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
-        x_q = xs[0] + dx * (p if local else (S - 1) / 2)
-        if local:
-            x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
-            ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
-            # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
-            us = [k / 25 - 2 for k in range(101)]
-            ax.plot(
-                [xs[0] + dx * (p + u * D / 2) for u in us],
-                [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
-                color="0.45",
-                lw=1.2,
-            )
-            _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
-            ax.text(
-                xs[0] + dx * p + 0.07,
-                y_src - (0.55 if narrow else 0.5),
-                f"$p_t$ = {p:g}",
-                fontsize=font,
-                ha="left",
-                va="center",
-            )
-            title = (
-                f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
-                + ("\n" if narrow else " ")
-                + f"times a Gaussian ($\\sigma = D/2$ = {D / 2:g})"
-            )
-        else:
-            title = "global: every source position $s$"
-        for s, x in enumerate(xs):
-            used = not local or s in inside
-            _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
-            if used:
-                _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
-            if s % 5 == 0:
-                ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
-        ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
-        _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
-        context = (
-            "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
-            "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
-        )
-        if narrow:
-            y_c = y_q + 0.85
-            ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
-            _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
-            _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
-        else:
-            ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
-            _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
-            _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
+        _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow)
     return fig
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
+    """One of luong_diagram's panels at height ``y0``: the source states, h_t joined to those it
+    attends to (``local``: the window's ``inside``, drawn by :func:`_luong_window`), its context
+    box and the panel's title."""
+    S, font = len(xs), _PHONE_FONT if narrow else _FONT
+    y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
+    x_q = xs[0] + dx * (p if local else (S - 1) / 2)
+    if local:
+        title = _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow)
+    else:
+        title = "global: every source position $s$"
+    for s, x in enumerate(xs):
+        used = not local or s in inside
+        _box(ax, x, y_src, "", "rnn" if used else "plain", w=dx * 0.75, h=0.3)
+        if used:
+            _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
+        if s % 5 == 0:
+            ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
+    ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
+    _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
+    context = (
+        "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
+        "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
+    )
+    if narrow:
+        y_c = y_q + 0.85
+        ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
+        _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
+        _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
+    else:
+        ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
+        _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+        _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
+
+
+def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
+    """local-p's window: shaded, the Gaussian over it, the predicted position p_t dashed; returns
+    the panel's title."""
+    font = _PHONE_FONT if narrow else _FONT
+    x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
+    ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
+    # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
+    us = [k / 25 - 2 for k in range(101)]
+    ax.plot(
+        [xs[0] + dx * (p + u * D / 2) for u in us],
+        [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
+        color="0.45",
+        lw=1.2,
+    )
+    _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
+    ax.text(
+        xs[0] + dx * p + 0.07,
+        y_src - (0.55 if narrow else 0.5),
+        f"$p_t$ = {p:g}",
+        fontsize=font,
+        ha="left",
+        va="center",
+    )
+    title = (
+        f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
+        + ("\n" if narrow else " ")
+        + f"times a Gaussian ($\\sigma = D/2$ = {D / 2:g})"
+    )
+    return title
+
+
+# Long by its checks, alt text and layout; the drawing steps are the helpers below it.
 def elmo_diagram(
     config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3, *, narrow=False
 ):
@@ -506,6 +592,39 @@ def elmo_diagram(
     xs = [(1.2 if narrow else 1.3) + step * k for k in range(len(toks))]
     ys = [y0 + 1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
     y_soft = ys[-1] + (0.95 if narrow else 0.85)
+    _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
+    _box(
+        ax,
+        (xs[0] + xs[-1]) / 2,
+        y_soft,
+        "softmax, shared: next word ($\\rightarrow$),"
+        + ("\n" if narrow else " ")
+        + "previous word ($\\leftarrow$)",
+        "norm",
+        xs[-1] - xs[0] + (0.8 if narrow else 0.9),
+        0.64 if narrow else 0.4,
+        font,
+    )
+    for j, y in enumerate(ys):
+        label = "layer 0" if j == 0 else f"layer {j}"
+        if narrow:  # two lines, in the margin left of the first column
+            label = label.replace(" ", "\n")
+        ax.text(0.1, y, label, fontsize=font, va="center")
+    title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
+    mix_title = f"the mix for '{toks[focus]}' (dashed)"
+    if narrow:
+        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
+        _elmo_mix_narrow(ax, L, mix_title, font)
+        return fig
+    _elmo_mix_wide(ax, ys, L, y_soft, mix_title)
+    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55, title, **_t(10))
+    return fig
+
+
+def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow):
+    """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward and backward
+    LSTM), the focused word's framed, and the LSTMs' arrows to their neighbours."""
+    L = len(ys) - 1
     for k, (x, word) in enumerate(zip(xs, toks)):
         _box(ax, x, y0 + 0.35, word, "io", w=min(0.9, step - 0.08), h=0.4, fontsize=font)
         _arrow(ax, x, y0 + 0.55, x, ys[0] - 0.22)
@@ -533,42 +652,25 @@ def elmo_diagram(
         for y in ys[1:]:
             _arrow(ax, a + half, y + 0.1, b - half, y + 0.1)
             _arrow(ax, b - half, y - 0.1, a + half, y - 0.1)
-    _box(
-        ax,
-        (xs[0] + xs[-1]) / 2,
-        y_soft,
-        "softmax, shared: next word ($\\rightarrow$),"
-        + ("\n" if narrow else " ")
-        + "previous word ($\\leftarrow$)",
-        "norm",
-        xs[-1] - xs[0] + (0.8 if narrow else 0.9),
-        0.64 if narrow else 0.4,
-        font,
-    )
-    for j, y in enumerate(ys):
-        label = "layer 0" if j == 0 else f"layer {j}"
-        if narrow:  # two lines, in the margin left of the first column
-            label = label.replace(" ", "\n")
-        ax.text(0.1, y, label, fontsize=font, va="center")
-    title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
-    mix_title = f"the mix for '{toks[focus]}' (dashed)"
-    if narrow:
-        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
-        # the mix, for the focused word: its L + 1 vectors in a row, summed below
-        y_row, y_sum = 1.3, 0.4
-        width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
-        xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
-        ax.text(2.6, 1.85, mix_title, **_t(font))
-        for j, x in enumerate(xm):
-            _box(
-                ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font
-            )
-            _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
-        _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
-        _arrow(ax, 2.95, y_sum, 3.45, y_sum)
-        ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
-        return fig
-    # the mix, for the focused word
+
+
+def _elmo_mix_narrow(ax, L, mix_title, font):
+    """elmo_diagram's mix on a phone, under the biLM: the focused word's L + 1 vectors in a row,
+    summed below."""
+    y_row, y_sum = 1.3, 0.4
+    width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
+    xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
+    ax.text(2.6, 1.85, mix_title, **_t(font))
+    for j, x in enumerate(xm):
+        _box(ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font)
+        _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
+    _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
+    _arrow(ax, 2.95, y_sum, 3.45, y_sum)
+    ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
+
+
+def _elmo_mix_wide(ax, ys, L, y_soft, mix_title):
+    """elmo_diagram's mix beside the biLM: the focused word's L + 1 vectors, summed at the right."""
     xm = 7.35
     for j, y in enumerate(ys):
         _box(ax, xm, y, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", 0.95, 0.45, _FONT)
@@ -576,8 +678,6 @@ def elmo_diagram(
     _box(ax, 8.6, ys[L // 2], "$\\gamma\\sum_j$", "ctx", 0.5, 0.5, _FONT)
     ax.text(8.6, ys[L // 2] - 0.45, "ELMo$_k$", **_t())
     ax.text(xm + 0.5, y_soft + 0.35, mix_title, **_t(10))
-    ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.55, title, **_t(10))
-    return fig
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
@@ -670,6 +770,7 @@ def captioning_diagram(n_regions, d_feature):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def han_diagram(sentences):
     """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
     ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned

@@ -154,6 +154,7 @@ class _RightOf:
         return Bbox.from_extents(x, height.y0, x, height.y1)
 
 
+# Long by design: the arguments' checks at the door, then one line of words after another.
 def document_attention(
     ax, sentences, word_weights, sentence_weights, keys=(), title=None, fontsize=9
 ):
@@ -362,6 +363,7 @@ def transformer_diagram(ax, *, narrow=False):
     return ax
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def _transformer_diagram_narrow(ax):
     """transformer_diagram's phone drawing: the same boxes and lines, in inches, 11-point text."""
     font = 11
@@ -448,6 +450,7 @@ def _transformer_diagram_narrow(ax):
     return ax
 
 
+# Long by design: one drawing step after another of one picture, in the order they are drawn.
 def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False):
     """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
     2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
@@ -644,7 +647,7 @@ def training_curve(
 WORD_RIGHT, WORD_WRONG = "#cfe3f3", "#f6c28b"  # light blue, light orange (colour-blind safe pair)
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the code is about 40 lines.
 def word_rows(
     rows,
     *,
@@ -699,9 +702,36 @@ def word_rows(
             f"colors must have one entry per row: expected {len(rows)}, got {len(colors)}"
         )
     ref = dict(rows).get(reference)
-    placed = []  # (row index, line, x, word, colour, bold)
+    below = labels.index(reference) if ref is not None else len(rows)  # rows compared with ref
+    placed, label_line, n_lines = _place_words(rows, colors, ref, below, width, scale, narrow)
+    fixed_size = figsize is not None and figsize[1] is not None
+    if not fixed_size:
+        keys = (0.35 * len(legend) if narrow else 0.35) if legend else 0
+        fitted = 0.32 * scale * n_lines + 0.9 + keys
+        figsize = (11 if figsize is None else figsize[0], fitted)
+    fig, ax = plt.subplots(figsize=figsize)
+    if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
+        fig.subplots_adjust(left=0.02, right=0.98)
+    _draw_words(ax, placed, labels, label_line, fontsize, scale, narrow)
+    _word_legend(ax, legend, ref is not None, fontsize, narrow)
+    key_lines = len(legend) if (legend and narrow) else 1
+    bottom = max(n_lines, 2) + (0.9 * key_lines if (legend or ref is not None) else 0)
+    if fixed_size:  # the same spacing in every state: rows at the top, room left below
+        bottom = max(bottom, (figsize[1] - 0.9) / (0.32 * scale))
+    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8 if not narrow else 0.3))
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=max(10, fontsize), loc="left")
+    return fig
+
+
+def _place_words(rows, colors, ref, below, width, scale, narrow):
+    """word_rows' layout: each word's (row, line, x, word, colour, bold), rows wrapping at
+    ``width``, the words of the rows after index ``below`` coloured by whether they equal
+    ``ref``'s; with the line of each row's name (narrow: above its words) and the lines in all."""
+    placed = []
     line = 0
-    label_line = {}  # narrow: the line of each row's name, above its words
+    label_line = {}
     for r, ((label, words), row_colors) in enumerate(zip(rows, colors)):
         if narrow:
             label_line[r] = line - 0.1
@@ -718,7 +748,7 @@ def word_rows(
                 line, x = line + 1, 0.0
             if row_colors is not None:
                 color, bold = row_colors[j], False
-            elif ref is not None and r > labels.index(reference):
+            elif r > below:
                 right = j < len(ref) and w == ref[j]
                 color, bold = (WORD_RIGHT if right else WORD_WRONG), not right
             else:
@@ -726,15 +756,11 @@ def word_rows(
             placed.append((r, line, x, w, color, bold))
             x += size + 0.5 * scale
         line += 1.1 if narrow else 1.35  # a gap between rows
-    n_lines = line
-    fixed_size = figsize is not None and figsize[1] is not None
-    if not fixed_size:
-        keys = (0.35 * len(legend) if narrow else 0.35) if legend else 0
-        fitted = 0.32 * scale * n_lines + 0.9 + keys
-        figsize = (11 if figsize is None else figsize[0], fitted)
-    fig, ax = plt.subplots(figsize=figsize)
-    if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
-        fig.subplots_adjust(left=0.02, right=0.98)
+    return placed, label_line, line
+
+
+def _draw_words(ax, placed, labels, label_line, fontsize, scale, narrow):
+    """word_rows' boxes, and each row's name at its first line (narrow: above it)."""
     first_line = {}
     for r, ln, x, w, color, bold in placed:
         first_line.setdefault(r, ln)
@@ -764,42 +790,35 @@ def word_rows(
             ax.text(
                 -1, -ln, labels[r], ha="right", va="center", fontsize=fontsize, fontweight="bold"
             )
+
+
+def _word_legend(ax, legend, compared, fontsize, narrow):
+    """word_rows' legend under the rows: ``legend``'s entries, else, where rows were ``compared``
+    with the reference, what the two colours mean."""
     if legend:
         handles = [mpatches.Patch(facecolor=c, edgecolor="0.55", label=t) for c, t in legend]
-        ax.legend(
-            handles=handles,
-            loc="lower center",
-            bbox_to_anchor=(0.5, -0.02),
-            ncol=1 if narrow else len(handles),
-            fontsize=fontsize,
-            frameon=False,
-        )
-    elif ref is not None:
+        ncol = 1 if narrow else len(handles)
+    elif compared:
         handles = [
             mpatches.Patch(
                 facecolor=WORD_RIGHT, edgecolor="0.55", label="same word as the reference"
             ),
             mpatches.Patch(facecolor=WORD_WRONG, edgecolor="0.55", label="another word (bold)"),
         ]
-        ax.legend(
-            handles=handles,
-            loc="lower center",
-            bbox_to_anchor=(0.5, -0.02),
-            ncol=2,
-            fontsize=fontsize,
-            frameon=False,
-        )
-    key_lines = len(legend) if (legend and narrow) else 1
-    bottom = max(n_lines, 2) + (0.9 * key_lines if (legend or ref is not None) else 0)
-    if fixed_size:  # the same spacing in every state: rows at the top, room left below
-        bottom = max(bottom, (figsize[1] - 0.9) / (0.32 * scale))
-    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8 if not narrow else 0.3))
-    ax.axis("off")
-    if title:
-        ax.set_title(title, fontsize=max(10, fontsize), loc="left")
-    return fig
+        ncol = 2
+    else:
+        return
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, -0.02),
+        ncol=ncol,
+        fontsize=fontsize,
+        frameon=False,
+    )
 
 
+# Long by design: one pass that measures every point, then each label on its freest side.
 def label_points(ax, xy, labels, names, *, placed=(), distance=6, margin=4, fontsize=8, **text_kw):
     """Label some points of a scatter plot, each label on the side of its point where it covers
     the fewest points and no other label (a hand-made, one-pass version of adjustText).

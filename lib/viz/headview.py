@@ -162,7 +162,7 @@ def model_view(attention, tokens):
     return bertviz_model_view(attention=layers, tokens=tokens, html_action="return")
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the layers' checks are a helper below.
 def encoder_decoder_view(
     encoder_attention,
     decoder_attention,
@@ -211,6 +211,34 @@ def encoder_decoder_view(
         raise ValueError(
             'layer and heads select the initial state of view="head"; the model view shows all'
         )
+    first, enc, dec, cross, S, T = _encoder_decoder_layers(
+        encoder_attention, decoder_attention, cross_attention
+    )
+    kwargs = {}
+    # each side's tokens are checked against its own attention, or else against the cross-attention
+    for side, tokens, own, n in (
+        ("encoder", encoder_tokens, enc, S),
+        ("decoder", decoder_tokens, dec, T),
+    ):
+        if n is not None:
+            source, shape = (
+                (f"{side}_attention", own[0].shape)
+                if own is not None
+                else ("cross_attention", cross[0].shape)
+            )
+            kwargs[f"{side}_tokens"] = _as_tokens(tokens, n, f"{side}_tokens", source, shape)
+    kwargs.update(
+        encoder_attention=enc, decoder_attention=dec, cross_attention=cross, html_action="return"
+    )
+    if view == "model":
+        return bertviz_model_view(**kwargs)
+    layer, heads = _check_selection(layer, heads, len(first), first[0].shape[1])
+    return bertviz_head_view(layer=layer, heads=heads, **kwargs)
+
+
+def _encoder_decoder_layers(encoder_attention, decoder_attention, cross_attention):
+    """encoder_decoder_view's attentions as lists of layers, checked against each other: (the first
+    given, encoder, decoder and cross-attention layers or None, S and T, None where unknown)."""
     given = {
         name: _as_layers(att, name, square=(name != "cross_attention"))
         for name, att in (
@@ -234,7 +262,6 @@ def encoder_decoder_view(
             raise ValueError(
                 f"{name} has {layers[0].shape[1]} heads but {first_name} has {first[0].shape[1]}"
             )
-    kwargs = {}
     enc, dec, cross = (
         given.get(n) for n in ("encoder_attention", "decoder_attention", "cross_attention")
     )
@@ -248,22 +275,4 @@ def encoder_decoder_view(
         raise ValueError(
             f"cross_attention: expected shape [1, H, T, S] with T={T} decoder positions (as decoder_attention), got {tuple(cross[0].shape)}"
         )
-    # each side's tokens are checked against its own attention, or else against the cross-attention
-    for side, tokens, own, n in (
-        ("encoder", encoder_tokens, enc, S),
-        ("decoder", decoder_tokens, dec, T),
-    ):
-        if n is not None:
-            source, shape = (
-                (f"{side}_attention", own[0].shape)
-                if own is not None
-                else ("cross_attention", cross[0].shape)
-            )
-            kwargs[f"{side}_tokens"] = _as_tokens(tokens, n, f"{side}_tokens", source, shape)
-    kwargs.update(
-        encoder_attention=enc, decoder_attention=dec, cross_attention=cross, html_action="return"
-    )
-    if view == "model":
-        return bertviz_model_view(**kwargs)
-    layer, heads = _check_selection(layer, heads, len(first), first[0].shape[1])
-    return bertviz_head_view(layer=layer, heads=heads, **kwargs)
+    return first, enc, dec, cross, S, T

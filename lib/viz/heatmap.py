@@ -182,7 +182,7 @@ def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) ->
     return widest_pt > 0.9 * cell_pt
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the drawing steps are the helpers below.
 def attention_heatmap(
     weights,
     x_labels=None,
@@ -215,9 +215,11 @@ def attention_heatmap(
             The text is white or black, whichever contrasts more with the cell (WCAG luminance).
         annotate_size: font size of the annotations in points; None means 9 up to 8 x 8, else 7.
         fmt: format spec of the annotations, or a function from a value to its text (e.g. one
-            that writes an exact 0 as "0", so that a row of zeros does not run together). vmin,
-            vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the data. colorbar: draw a colorbar next to the Axes. xlabel,
-        ylabel: axis labels (None or "" for none).
+            that writes an exact 0 as "0", so that a row of zeros does not run together).
+        vmin, vmax: colour range; default [0, 1] for weights. None lets matplotlib pick from the
+            data.
+        colorbar: draw a colorbar next to the Axes.
+        xlabel, ylabel: axis labels (None or "" for none).
         frames: (row, column) cells to outline in white, e.g. a gold alignment: for target word t
             aligned to source word j, the cell (t, j).
 
@@ -249,7 +251,23 @@ def attention_heatmap(
         data, cmap=colormap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal"
     )
 
-    # hatch masked cells, so they never read as a colour value
+    _hatch(ax, masked)
+    _frame_cells(ax, frames, tq, tk)
+    if annotate is None:
+        annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
+    if annotate:
+        fontsize = annotate_size or (9 if max(tq, tk) <= 8 else 7)
+        _annotate(ax, image, data, fmt, fontsize)
+    _label_axes(ax, x_labels, y_labels, (tq, tk), xlabel, ylabel, colorbar)
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, shrink=0.9)
+    return ax
+
+
+def _hatch(ax, masked):
+    """Hatch the masked cells of a heatmap, so that they never read as a colour value."""
     for i, j in zip(*np.nonzero(masked)):
         ax.add_patch(
             Rectangle(
@@ -263,6 +281,9 @@ def attention_heatmap(
             )
         )
 
+
+def _frame_cells(ax, frames, tq, tk):
+    """Outline the (row, column) cells ``frames`` of a tq x tk heatmap in white."""
     for cell in frames:
         if len(cell) != 2 or not (0 <= cell[0] < tq and 0 <= cell[1] < tk):
             raise ValueError(
@@ -271,32 +292,39 @@ def attention_heatmap(
         i, j = cell
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.8))
 
-    if annotate is None:
-        annotate = tq <= ANNOTATE_MAX and tk <= ANNOTATE_MAX
-    if annotate:
-        rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
-        fontsize = annotate_size or (9 if max(tq, tk) <= 8 else 7)
-        for i in range(tq):
-            for j in range(tk):
-                color = text_color_for(rgba[i, j])
-                # a patch of the grey under the text, so the hatching does not cross it
-                if masked[i, j]:
-                    box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
-                    ax.text(
-                        j,
-                        i,
-                        "-inf",
-                        ha="center",
-                        va="center",
-                        fontsize=fontsize,
-                        color=color,
-                        bbox=box,
-                    )
-                else:
-                    value = float(values[i, j])
-                    text = fmt(value) if callable(fmt) else format(value, fmt)
-                    ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
 
+def _annotate(ax, image, data, fmt, fontsize):
+    """Write each cell's value, or "-inf" for a masked one, in white or black, whichever contrasts
+    more with the cell."""
+    values, masked = np.ma.getdata(data), np.ma.getmaskarray(data)
+    tq, tk = data.shape
+    rgba = image.to_rgba(data)  # [Tq, Tk, 4]; masked cells get the grey "bad" colour
+    for i in range(tq):
+        for j in range(tk):
+            color = text_color_for(rgba[i, j])
+            # a patch of the grey under the text, so the hatching does not cross it
+            if masked[i, j]:
+                box = dict(boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none")
+                ax.text(
+                    j,
+                    i,
+                    "-inf",
+                    ha="center",
+                    va="center",
+                    fontsize=fontsize,
+                    color=color,
+                    bbox=box,
+                )
+            else:
+                value = float(values[i, j])
+                text = fmt(value) if callable(fmt) else format(value, fmt)
+                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color)
+
+
+def _label_axes(ax, x_labels, y_labels, shape, xlabel, ylabel, colorbar):
+    """A heatmap's tick labels (slanted where they would not fit), no ticks or frame, and the axes'
+    names."""
+    tq, tk = shape
     if x_labels is not None:
         ax.set_xticks(range(tk), x_labels)
         if _labels_too_wide(ax, x_labels, tq, tk, colorbar):
@@ -314,14 +342,9 @@ def attention_heatmap(
         ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    if colorbar:
-        ax.figure.colorbar(image, ax=ax, shrink=0.9)
-    return ax
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
+# Long by its docstring (each argument explained); the code is its checks, then three panels.
 def masked_softmax_table(
     scores,
     mask,
@@ -368,27 +391,7 @@ def masked_softmax_table(
     # imported here: lib.attention imports nothing from viz
     from lib.attention import masked_softmax
 
-    if isinstance(scores, torch.Tensor):
-        s = scores.detach().cpu()
-    else:
-        s = torch.as_tensor(np.ma.getdata(_to_numpy(scores, "scores")))
-    shape = tuple(s.shape)
-    while s.ndim > 2 and s.shape[0] == 1:
-        s = s[0]
-    if s.ndim != 2 or s.numel() == 0:
-        raise ValueError(
-            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
-        )
-    if mask is not None:
-        m = (
-            mask.detach().cpu()
-            if isinstance(mask, torch.Tensor)
-            else torch.as_tensor(np.asarray(mask))
-        )
-        while m.ndim > 2 and m.shape[0] == 1:
-            m = m[0]
-    else:
-        m = None
+    s, m = _scores_and_mask(scores, mask)
     # validates the mask: bool (TypeError), broadcastable (ValueError)
     weights = masked_softmax(s, m)
     try:
@@ -404,39 +407,17 @@ def masked_softmax_table(
     s_np = s.float().numpy()  # [Tq, Tk]
     allowed_np = allowed.numpy()
     masked_np = np.where(allowed_np, s_np, -np.inf)  # [Tq, Tk]
-    finite = s_np[np.isfinite(s_np)]
-    lim = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
-    if finite.size and finite.min() >= 0:  # one sign: a sequential map over the data's range
-        score_colors = dict(cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=lim)
-    elif finite.size and finite.max() <= 0:
-        score_colors = dict(cmap=SEQUENTIAL_CMAP + "_r", vmin=-lim, vmax=0.0)
-    else:
-        score_colors = dict(cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim)
+    score_colors = _score_colors(s_np)
 
     tq, tk = s_np.shape
     # before any figure exists
     x_labels = _check_labels(x_labels, tk, "x_labels", "key (column)", s_np.shape)
     y_labels = _check_labels(y_labels, tq, "y_labels", "query (row)", s_np.shape)
-    ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
-    width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
     check_bool(stacked, "stacked")
     check_bool(colorbar, "colorbar")
     if not (isinstance(fmt, str) or callable(fmt)):
         raise TypeError(f"fmt: expected a format spec or a function, got {type(fmt).__name__}")
-    if stacked:
-        scale = 7.0 / width_one  # each panel about 7 inches wide
-        size = (7.0, 3 * height * scale + 0.4)
-    else:
-        size = (min(3 * width_one, 16.0), height + 0.2)
-    if figsize is not None:
-        try:
-            size = tuple(float(x) for x in figsize)
-        except (TypeError, ValueError):
-            size = ()
-        if len(size) != 2 or not all(x > 0 for x in size):
-            raise ValueError(
-                f"figsize: expected (width, height) in inches, both > 0; got {figsize!r}"
-            )
+    size = _table_size(tq, tk, y_labels, stacked, figsize)
     rows, cols = (3, 1) if stacked else (1, 3)
     fig, axes = plt.subplots(rows, cols, figsize=size, layout="constrained")
     common = dict(
@@ -452,3 +433,60 @@ def masked_softmax_table(
         weights.float().numpy(), ax=axes[2], title="weights (masked softmax)", **common
     )
     return fig
+
+
+def _scores_and_mask(scores, mask):
+    """masked_softmax_table's scores [Tq, Tk] and mask as tensors, leading dims of size 1 squeezed."""
+    import torch
+
+    if isinstance(scores, torch.Tensor):
+        s = scores.detach().cpu()
+    else:
+        s = torch.as_tensor(np.ma.getdata(_to_numpy(scores, "scores")))
+    shape = tuple(s.shape)
+    while s.ndim > 2 and s.shape[0] == 1:
+        s = s[0]
+    if s.ndim != 2 or s.numel() == 0:
+        raise ValueError(
+            f"scores: expected 2-D [Tq, Tk] (leading dims of size 1 are squeezed), got shape {shape}"
+        )
+    if mask is None:
+        return s, None
+    m = mask.detach().cpu() if isinstance(mask, torch.Tensor) else torch.as_tensor(np.asarray(mask))
+    while m.ndim > 2 and m.shape[0] == 1:
+        m = m[0]
+    return s, m
+
+
+def _score_colors(s_np):
+    """The scores' colours: a sequential map over the data's range where the scores have one sign,
+    else a diverging one centred on 0."""
+    finite = s_np[np.isfinite(s_np)]
+    lim = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
+    if finite.size and finite.min() >= 0:
+        return dict(cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=lim)
+    if finite.size and finite.max() <= 0:
+        return dict(cmap=SEQUENTIAL_CMAP + "_r", vmin=-lim, vmax=0.0)
+    return dict(cmap=DIVERGING_CMAP, vmin=-lim, vmax=lim)
+
+
+def _table_size(tq, tk, y_labels, stacked, figsize):
+    """masked_softmax_table's figure size: ``figsize`` (checked), else three panels sized to the
+    matrix, side by side or stacked (each about 7 inches wide)."""
+    ylabel_chars = max(len(label) for label in y_labels) if y_labels else 2
+    width_one, height = _heatmap_size(tq, tk, True, ylabel_chars)
+    if stacked:
+        scale = 7.0 / width_one  # each panel about 7 inches wide
+        size = (7.0, 3 * height * scale + 0.4)
+    else:
+        size = (min(3 * width_one, 16.0), height + 0.2)
+    if figsize is not None:
+        try:
+            size = tuple(float(x) for x in figsize)
+        except (TypeError, ValueError):
+            size = ()
+        if len(size) != 2 or not all(x > 0 for x in size):
+            raise ValueError(
+                f"figsize: expected (width, height) in inches, both > 0; got {figsize!r}"
+            )
+    return size

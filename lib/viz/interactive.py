@@ -87,6 +87,7 @@ def figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
+# Long by its docstring (the widget it returns, each argument); the code is about 45 lines.
 def interactive(draw, options, *, description="value", alt=None, notes=None):
     """A figure with a slider over precomputed states; responds with or without a running kernel.
 
@@ -224,7 +225,6 @@ def _vector(x, name: str):
     return t
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
 def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=None):
     """The masked-softmax table of one attention, with a slider over the query position.
 
@@ -252,11 +252,29 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         ValueError: scores not square 2-D, wrong number of tokens, or a mask of another shape.
         TypeError: a mask that is not boolean.
     """
-    import numpy as np
-    import torch
 
     from lib.attention import masked_softmax
-    from lib.viz.heatmap import MASKED_COLOR, attention_heatmap, text_color_for
+
+    s, tokens, mask = _causal_inputs(scores, tokens, mask)
+    masked = masked_softmax(s, mask)  # [T, T]; masked entries exactly 0
+    full = masked_softmax(s)  # [T, T]; the plain softmax
+
+    def draw(t):
+        # 5.2 inches with 11-point text: about 9.7 CSS px when a 360 px phone shows it 330 px wide
+        with plt.rc_context(PHONE_RC):
+            return _causal_mask_state(t, masked, full, mask, tokens)
+
+    def describe(t):
+        return _causal_mask_alt(t, masked, full, mask, tokens)
+
+    options = [(f"{t} {token}", t) for t, token in enumerate(tokens)]
+    return interactive(draw, options, description=description, alt=describe if alt is None else alt)
+
+
+def _causal_inputs(scores, tokens, mask):
+    """causal_mask_explorer's arguments checked: scores [T, T] (float64, leading dims of size 1
+    squeezed), T tokens as strings, the mask (default causal) a bool [T, T]."""
+    import torch
 
     s = (
         scores.detach().cpu().to(torch.float64)
@@ -281,94 +299,96 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
         raise TypeError(f"mask: expected a bool tensor (True = may attend), got {got}")
     if tuple(mask.shape) != (T, T):
         raise ValueError(f"mask: expected shape {(T, T)} like the scores, got {tuple(mask.shape)}")
-    masked = masked_softmax(s, mask)  # [T, T]; masked entries exactly 0
-    full = masked_softmax(s)  # [T, T]; the plain softmax
+    return s, tokens, mask
+
+
+# Long by design: one drawing step after another of one picture, in the order they are drawn.
+def _causal_mask_state(t, masked, full, mask, tokens):
+    """One state of causal_mask_explorer: the weights' table with query t's row framed, and query
+    t's weights as bars, with the mask and without it."""
+    import numpy as np
+
+    from lib.viz.heatmap import MASKED_COLOR, attention_heatmap, text_color_for
+
+    T = len(tokens)
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
     FONT = PHONE_RC["font.size"]
-
-    def draw(t):
-        # 5.2 inches with 11-point text: about 9.7 CSS px when a 360 px phone shows it 330 px wide
-        with plt.rc_context(PHONE_RC):
-            return draw_state(t)
-
-    def draw_state(t):
-        fig, (ax1, ax2) = plt.subplots(
-            2, 1, figsize=(5.2, 8.8), height_ratios=[1.25, 1], layout="constrained"
+    fig, (ax1, ax2) = plt.subplots(
+        2, 1, figsize=(5.2, 8.8), height_ratios=[1.25, 1], layout="constrained"
+    )
+    attention_heatmap(
+        table,
+        tokens,
+        tokens,
+        ax=ax1,
+        colorbar=False,
+        annotate=False,
+        title="weights with the mask\n(row of the query framed)",
+    )
+    if T <= 12:  # the numbers; a masked weight is exactly 0, not -inf
+        rgba = ax1.images[0].to_rgba(table)
+        for i in range(T):
+            for j in range(T):
+                if mask[i, j]:
+                    ax1.text(
+                        j,
+                        i,
+                        f"{masked[i, j]:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=FONT,
+                        color=text_color_for(rgba[i, j]),
+                    )
+                else:
+                    ax1.text(
+                        j,
+                        i,
+                        "0",
+                        ha="center",
+                        va="center",
+                        fontsize=FONT,
+                        color="black",
+                        bbox=dict(
+                            boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"
+                        ),
+                    )
+    ax1.add_patch(plt.Rectangle((-0.5, t - 0.5), T, 1, fill=False, edgecolor="#d55e00", lw=3))
+    x = np.arange(T)
+    ax2.bar(
+        x,
+        full[t].numpy(),
+        width=0.8,
+        fill=False,
+        edgecolor="0.35",
+        lw=1.2,
+        ls="--",
+        label="without the mask",
+    )
+    ax2.bar(x, masked[t].numpy(), width=0.55, color="C0", label="with the mask")
+    for j in np.nonzero(~mask[t].numpy())[0]:
+        ax2.text(
+            j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=FONT, color="0.3"
         )
-        attention_heatmap(
-            table,
-            tokens,
-            tokens,
-            ax=ax1,
-            colorbar=False,
-            annotate=False,
-            title="weights with the mask\n(row of the query framed)",
-        )
-        if T <= 12:  # the numbers; a masked weight is exactly 0, not -inf
-            rgba = ax1.images[0].to_rgba(table)
-            for i in range(T):
-                for j in range(T):
-                    if mask[i, j]:
-                        ax1.text(
-                            j,
-                            i,
-                            f"{masked[i, j]:.2f}",
-                            ha="center",
-                            va="center",
-                            fontsize=FONT,
-                            color=text_color_for(rgba[i, j]),
-                        )
-                    else:
-                        ax1.text(
-                            j,
-                            i,
-                            "0",
-                            ha="center",
-                            va="center",
-                            fontsize=FONT,
-                            color="black",
-                            bbox=dict(
-                                boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"
-                            ),
-                        )
-        ax1.add_patch(plt.Rectangle((-0.5, t - 0.5), T, 1, fill=False, edgecolor="#d55e00", lw=3))
-        x = np.arange(T)
-        ax2.bar(
-            x,
-            full[t].numpy(),
-            width=0.8,
-            fill=False,
-            edgecolor="0.35",
-            lw=1.2,
-            ls="--",
-            label="without the mask",
-        )
-        ax2.bar(x, masked[t].numpy(), width=0.55, color="C0", label="with the mask")
-        for j in np.nonzero(~mask[t].numpy())[0]:
-            ax2.text(
-                j, 0.02, "masked", rotation=90, ha="center", va="bottom", fontsize=FONT, color="0.3"
-            )
-        ax2.set_xticks(x, tokens, rotation=45, ha="right", rotation_mode="anchor")
-        ax2.set(ylim=(0, 1.05), ylabel="weight", title=f"weights of query {t} '{tokens[t]}'")
-        ax2.legend(loc="upper right", fontsize=FONT)
-        return fig
+    ax2.set_xticks(x, tokens, rotation=45, ha="right", rotation_mode="anchor")
+    ax2.set(ylim=(0, 1.05), ylabel="weight", title=f"weights of query {t} '{tokens[t]}'")
+    ax2.legend(loc="upper right", fontsize=FONT)
+    return fig
 
-    def describe(t):
-        allowed = mask[t].nonzero().flatten().tolist()
-        top, top_full = int(masked[t].argmax()), int(full[t].argmax())
-        where = (
-            (
-                f"keys {allowed[0]} to {allowed[-1]}"
-                if allowed == list(range(allowed[0], allowed[-1] + 1))
-                else f"{len(allowed)} keys"
-            )
-            if allowed
-            else "no key"
-        )
-        return f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; its largest weight is {masked[t, top]:.2f} on '{tokens[top]}', against {full[t, top_full]:.2f} on '{tokens[top_full]}' without the mask"
 
-    options = [(f"{t} {token}", t) for t, token in enumerate(tokens)]
-    return interactive(draw, options, description=description, alt=describe if alt is None else alt)
+def _causal_mask_alt(t, masked, full, mask, tokens):
+    """causal_mask_explorer's alt text of query t's state, from its numbers."""
+    allowed = mask[t].nonzero().flatten().tolist()
+    top, top_full = int(masked[t].argmax()), int(full[t].argmax())
+    where = (
+        (
+            f"keys {allowed[0]} to {allowed[-1]}"
+            if allowed == list(range(allowed[0], allowed[-1] + 1))
+            else f"{len(allowed)} keys"
+        )
+        if allowed
+        else "no key"
+    )
+    return f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; its largest weight is {masked[t, top]:.2f} on '{tokens[top]}', against {full[t, top_full]:.2f} on '{tokens[top_full]}' without the mask"
 
 
 def sampling_probabilities(
@@ -416,6 +436,7 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+# Long by its docstring (each argument explained); the code is under 50 lines.
 def sampling_explorer(
     logits,
     labels,
@@ -650,6 +671,7 @@ def rope_scores(q, k, positions, theta: float = 10000.0, style: str = "halves") 
     return out
 
 
+# Long by design: the arguments' checks at the door, then one drawing step after another.
 def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 12,
                   description: str = "positions"):  # fmt: skip
     """RoPE's relative property, with a slider over the positions (m, n) of a query and a key.

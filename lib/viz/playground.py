@@ -124,6 +124,7 @@ def draw_run(
     return fig
 
 
+# Long by design: one drawing step after another of one picture, in the order they are drawn.
 def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None):
     """The curves on ``ax`` and the maps on ``maps``; ``small``: the legend's and title's size in
     points, and one colour bar below the maps (default: 8 and 9, a colour bar beside each map)."""
@@ -190,6 +191,7 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None
         )
 
 
+# Long by its data: the alt text and the page's example, written out one field a line.
 def playground_figure(
     config: pg.PlaygroundConfig | None = None,
     steps: int = 300,
@@ -264,6 +266,7 @@ def playground_figure(
     )
 
 
+# Long by design: the kernel's form, one control a few lines, then its Train button's handler.
 def _widget(
     config: pg.PlaygroundConfig,
     steps: int,

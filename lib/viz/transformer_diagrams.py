@@ -199,6 +199,7 @@ def _text_color(rgb):
     return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 else "white"
 
 
+# Long by design: one drawing call per box and arrow, the phone's layout beside the page's.
 def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     """Chapter 7's multi-head attention on one sequence of ``seq_len`` tokens: Q, K, V from one
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
@@ -214,19 +215,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     check_bool(narrow, "narrow")
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
-    alt = (
-        f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
-        f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
-        f"{H} heads of width D/H = {Dh}, drawn as a row of "
-        + (
-            f"{H} boxes"
-            if None not in shown
-            else "boxes for heads 0, 1, 2, an ellipsis and the last"
-        )
-        + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
-        f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
-        f"into the output [{T}, {D}]."
-    )
+    fig, ax = _canvas(*((5.2, 6.9) if narrow else (9.0, 5.2)), _multi_head_alt(D, H, T, shown))
     font = _PHONE_FONT if narrow else _FONT
 
     def shape_box(x, y, symbol, shape, numbers, kind, w):
@@ -234,7 +223,6 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
              fontsize=font)  # fmt: skip
 
     if narrow:  # X, W and Q, K, V in a row; split_heads under Q, K, V; heads; merge and W^O
-        fig, ax = _canvas(5.2, 6.9, alt)
         y1, y2, y3, y4 = 6.3, 4.75, 3.0, 0.65
         split_x, merge_x, width, left = 4.15, 1.2, 5.0 / len(shown), 0.1
         shape_box(0.55, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 0.8)
@@ -246,7 +234,6 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         shape_box(split_x, y2, "split_heads", "$[H, T, D/H]$", f"[{H}, {T}, {Dh}]", "norm", 1.8)
         head_h, top_y = 1.0, y2 - 0.5
     else:
-        fig, ax = _canvas(9.0, 5.2, alt)
         y1, y2, y3 = 4.35, 2.6, 0.75
         split_x, merge_x, width, left = 7.55, 4.0, 8.6 / len(shown), 0.2
         shape_box(0.7, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 1.0)
@@ -259,25 +246,11 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         head_h, top_y, y4 = 0.85, y1 - 0.43, y3
         y3 = y2
     xs = [left + width * (i + 0.5) for i in range(len(shown))]
-    colors = _head_colors(H)
-    for x, h in zip(xs, shown):
-        if h is None:
-            ax.text(x, y3, "$\\cdots$", **_t(14))
-            continue
-        _box(
-            ax,
-            x,
-            y3,
-            f"head {h}\n$[T, D/H]$\n[{T}, {Dh}]",
-            "plain",
-            min(width - 0.15, 1.3),
-            head_h,
-            font,
-            color=_text_color(colors[h]),
-        )
-        ax.patches[-1].set_facecolor(colors[h])
-        _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
-        _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
+    for x, h in zip(xs, shown):  # each head, from split_heads to merge_heads
+        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", min(width - 0.15, 1.3), head_h, font)
+        if h is not None:
+            _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
+            _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
     ax.text(
         0.15,
         y2 if narrow else y4,
@@ -302,6 +275,35 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         _arrow(ax, 6.6, y4, 7.1, y4)
         shape_box(7.85, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     return fig
+
+
+def _multi_head_alt(D, H, T, shown):
+    """multi_head_diagram's alt text; ``shown``, the heads drawn (None for an ellipsis)."""
+    Dh = D // H
+    return (
+        f"Multi-head attention with D = {D} and H = {H} heads. X [T, D] = [{T}, {D}] is projected "
+        f"to Q, K and V [{T}, {D}] by W^Q, W^K and W^V [{D}, {D}]; split_heads cuts each into "
+        f"{H} heads of width D/H = {Dh}, drawn as a row of "
+        + (
+            f"{H} boxes"
+            if None not in shown
+            else "boxes for heads 0, 1, 2, an ellipsis and the last"
+        )
+        + f", each computing softmax(Q_h K_h transposed / sqrt(D/H)) V_h of shape [{T}, {Dh}]; "
+        f"merge_heads puts them side by side again, [{T}, {D}], and W^O [{D}, {D}] mixes them "
+        f"into the output [{T}, {D}]."
+    )
+
+
+def _draw_head(ax, x, y, h, H, shape, w, height, font):
+    """Head ``h`` of ``H`` as a box in its colour (None: an ellipsis for the heads not drawn)."""
+    if h is None:
+        ax.text(x, y, "$\\cdots$", **_t(14))
+        return
+    color = _head_colors(H)[h]
+    _box(ax, x, y, f"head {h}\n$[T, D/H]$\n{shape}", "plain", w, height, font,
+         color=_text_color(color))  # fmt: skip
+    ax.patches[-1].set_facecolor(color)
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
@@ -379,6 +381,7 @@ def gpt_diagram(config, *, stacked=False):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def bert_input_diagram(tokens, config=None, segments=None):
     """Chapter 14's input of BERT (Devlin et al. 2019, Figure 2): each token's input vector is the
     sum of its token embedding, its segment embedding (E_A up to the first [SEP], E_B after) and
@@ -615,6 +618,7 @@ _PHONE_FONT = (
 _GQA_FONT = 12.5  # its boxes hold one digit: room for larger text than _PHONE_FONT
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
     ``n_kv_heads``, stacked (drawn for a phone's width), each a row of ``n_heads`` query heads above
@@ -839,33 +843,16 @@ def llama_diagram(config, *, narrow=False):
     if narrow:
         return _llama_narrow(config)
     c = config
-    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
-                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
-    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
-    window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
-    qk = ", RMSNorm on q and k" if c.qk_norm else ""
-    alt = (
-        f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
-        f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
-        f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
-        f"output layer lm_head, which "
-        f"{head}, with a softmax over {V:,} tokens. Right, one layer enlarged: RMSNorm "
-        f"input_layernorm; self-attention with {H} query heads sharing {Hkv} key/value heads, "
-        f"RoPE rotating queries and keys{qk}{window}; an add that a residual line reaches from "
-        f"below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network (gate and "
-        f"up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second residual add."
-    )
-    fig, ax = _canvas(5.3, 7.0, alt)
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
+    fig, ax = _canvas(5.3, 7.0, _llama_alt(c))
     font = _PHONE_FONT
 
-    def box(x, y, text, kind, w):  # a box as tall as its lines
-        h = 0.18 + 0.2 * (text.count("\n") + 1)
-        _box(ax, x, y, text, kind, w=w, h=h, fontsize=font)
-        return h / 2
+    def half(text):  # half the height of a box of these lines
+        return (0.18 + 0.2 * (text.count("\n") + 1)) / 2
 
     x, w = 1.15, 2.2  # the stack
     lm = "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head (own matrix)"
-    stack = [
+    _box_column(ax, x, w, [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
         (1.25, f"embed_tokens\n$[T, D]$, $D$ = {D:,}", "emb"),
         (2.2, "layer 0", "attn"),
@@ -874,16 +861,7 @@ def llama_diagram(config, *, narrow=False):
         (4.2, f"layer $L - 1$ = {L - 1}", "attn"),
         (4.95, "norm (RMSNorm)", "norm"),
         (5.85, f"{lm}\nsoftmax over {V:,}", "io"),
-    ]
-    for (y, text, kind), (y_next, next_text, next_kind) in zip(
-        stack, stack[1:] + [(None, None, None)]
-    ):
-        top = 0.1 if kind is None else box(x, y, text, kind, w)
-        if kind is None:
-            ax.text(x, y, text, **_t(font + 2))
-        if y_next is not None:
-            bottom = 0.1 if next_kind is None else 0.09 + 0.1 * (next_text.count("\n") + 1)
-            _arrow(ax, x, y + top, x, y_next - bottom)
+    ], font=font, half=half, gap=0.1)  # fmt: skip
     ax.text(x, 6.45, "the stack", **_t(font))
     ax.text(2.65, 6.8, f"{L} layers; {H} query and {Hkv} key/value heads of $D_h$ = {c.head_dim}",
             **_t(font))  # fmt: skip
@@ -898,14 +876,8 @@ def llama_diagram(config, *, narrow=False):
     ]
     _arrow(ax, xb, 0.1, xb, block[0][0] - 0.38)
     ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
-    for (y, text, kind), nxt in zip(block, block[1:] + [(5.85, None, None)]):
-        if text == "$+$":
-            _box(ax, xb, y, text, kind, w=0.4, h=0.38, fontsize=font)
-            half = 0.19
-        else:
-            half = box(xb, y, text, kind, wb)
-        below = 0.19 if nxt[1] == "$+$" else 0.38 if nxt[1] else 0
-        _arrow(ax, xb, y + half, xb, nxt[0] - below)
+    _box_column(ax, xb, wb, block, font=font, half=half, end=(5.85, None, None),
+                plus=(0.4, 0.38), reach=lambda text: 0.38)  # fmt: skip
     for y_from, y_add in [(0.7, 2.85), (3.1, 5.25)]:  # the residual, around norm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.2, y_add)
@@ -921,16 +893,19 @@ def llama_diagram(config, *, narrow=False):
     return fig
 
 
-# Long by design, as llama_diagram: one drawing call per box and arrow, in the order it is read.
-def _llama_narrow(c):
-    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
-    L, D, H, Hkv, V, Fw = (c.num_hidden_layers, c.hidden_size, c.num_attention_heads,
-                           c.num_key_value_heads, c.vocab_size, c.intermediate_size)  # fmt: skip
-    tied = c.tie_word_embeddings
-    head = "reuses embed_tokens" if tied else "has a matrix of its own"
+def _llama_sizes(c):
+    """(L, D, H, H_kv, V, F) of a LlamaConfig, the names the Llama diagrams write."""
+    return (c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads,
+            c.vocab_size, c.intermediate_size)  # fmt: skip
+
+
+def _llama_alt(c):
+    """The Llama diagrams' alt text, the same for the wide and the narrow drawing."""
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
+    head = "reuses embed_tokens" if c.tie_word_embeddings else "has a matrix of its own"
     window = f", window W = {c.sliding_window:,}" if c.sliding_window else ""
     qk = ", RMSNorm on q and k" if c.qk_norm else ""
-    alt = (
+    return (
         f"Left, the modern decoder's stack: tokens, then the token embedding embed_tokens alone "
         f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
         f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
@@ -941,32 +916,49 @@ def _llama_narrow(c):
         f"(gate and up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second "
         f"residual add."
     )
+
+
+def _box_column(ax, x, w, items, *, font, half, end=None, gap=0.1, plus=None, reach=None):
+    """Items (y, text, kind) from the bottom up at ``x``, each joined to the next by an arrow: a box
+    ``w`` wide and ``2 * half(text)`` tall, bare text where kind is None (``gap`` above and below
+    it), and for "$+$" a residual add, a square ``plus`` = (width, height). An arrow stops
+    ``reach(text)`` below the next box's centre (default ``half``); ``end``, an item past the last
+    (its text None), is where the last arrow goes."""
+    reach = reach or half
+    items = [*items, end]
+    for (y, text, kind), nxt in zip(items, items[1:]):
+        if kind is None:
+            top = gap
+            ax.text(x, y, text, **_t(font + 2))
+        elif text == "$+$":
+            top = plus[1] / 2
+            _box(ax, x, y, text, kind, w=plus[0], h=plus[1], fontsize=font)
+        else:
+            top = half(text)
+            _box(ax, x, y, text, kind, w=w, h=2 * top, fontsize=font)
+        if nxt is not None:
+            y_next, next_text, next_kind = nxt
+            if next_kind is None:
+                bottom = gap if next_text else 0
+            else:
+                bottom = plus[1] / 2 if next_text == "$+$" else reach(next_text)
+            _arrow(ax, x, y + top, x, y_next - bottom)
+
+
+def _llama_narrow(c):
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
+    L, D, H, Hkv, V, Fw = _llama_sizes(c)
     width, height, font = 5.2, 8.0, 12.0
-    fig, ax = _canvas(width, height, alt)
+    fig, ax = _canvas(width, height, _llama_alt(c))
 
     def half(text):  # half the height of a box of these lines
         return (0.2 + 0.21 * (text.count("\n") + 1)) / 2
 
-    def box(x, y, text, kind, w):
-        _box(ax, x, y, text, kind, w=w, h=2 * half(text), fontsize=font)
-
-    def column(x, w, items, end=None):  # boxes from the bottom up, each joined to the next
-        for (y, text, kind), nxt in zip(items, items[1:] + [end]):
-            top = 0.12 if kind is None else half(text)
-            if kind is None:
-                ax.text(x, y, text, **_t(font + 2))
-            else:
-                box(x, y, text, kind, w)
-            if nxt is not None:
-                y_next, next_text, next_kind = nxt
-                bottom = 0.12 if next_kind is None else half(next_text) if next_text else 0
-                _arrow(ax, x, y + top, x, y_next - bottom)
-
     x, w = 0.95, 1.75  # the stack
-    lm = ("lm_head =\nembed_tokens$^\\top$" if tied else "lm_head\n(own matrix)") + (
-        f"\nsoftmax over\n{V:,}"
-    )
-    column(x, w, [
+    lm = (
+        "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head\n(own matrix)"
+    ) + (f"\nsoftmax over\n{V:,}")
+    _box_column(ax, x, w, [
         (0.3, "tokens $w_1 \\dots w_T$", "io"),
         (1.3, f"embed_tokens\n$D$ = {D:,}", "emb"),
         (2.3, "layer 0", "attn"),
@@ -975,7 +967,7 @@ def _llama_narrow(c):
         (4.3, f"layer $L - 1$ = {L - 1}", "attn"),
         (5.25, "norm\n(RMSNorm)", "norm"),
         (6.45, lm, "io"),
-    ])  # fmt: skip
+    ], font=font, half=half, gap=0.12)  # fmt: skip
     ax.text(x, 7.3, "the stack", **_t(font))
     xb, wb, xr = 3.3, 2.5, 4.85  # one layer, and its residual line
     layer = [
@@ -988,15 +980,7 @@ def _llama_narrow(c):
     ]
     _arrow(ax, xb, 0.1, xb, layer[0][0] - half(layer[0][1]))
     ax.text(xb + 0.1, 0.32, "$x$", fontsize=font, ha="left", va="center")
-    for (y, text, kind), nxt in zip(layer, layer[1:] + [(6.75, None, None)]):
-        if text == "$+$":
-            _box(ax, xb, y, text, kind, w=0.42, h=0.4, fontsize=font)
-            top = 0.2
-        else:
-            box(xb, y, text, kind, wb)
-            top = half(text)
-        below = 0 if nxt[1] is None else 0.2 if nxt[1] == "$+$" else half(nxt[1])
-        _arrow(ax, xb, y + top, xb, nxt[0] - below)
+    _box_column(ax, xb, wb, layer, font=font, half=half, end=(6.75, None, None), plus=(0.42, 0.4))
     for y_from, y_add in [(0.75, 3.25), (3.5, 6.05)]:  # the residual, around norm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.21, y_add)
@@ -1014,6 +998,7 @@ def _llama_narrow(c):
     return fig
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def minilm_diagram(config=None):
     """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
@@ -1129,7 +1114,76 @@ def positional_diagram(config, *, narrow=False):
     kind = config.positional
     mask = "causal" if config.causal else "bidirectional"
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
-    alt = (
+    alt = _positional_alt(config, L, table, mask)
+    font = _PHONE_FONT if narrow else _FONT
+    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
+    fig, ax = _canvas(W, Ht, alt)
+    xc = 2.05 if narrow else 3.0  # the flow's column
+    bw = 3.5 if narrow else 4.4  # its boxes' width
+    _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font)
+    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font)
+    # the encoder layer, pre-LN, in a dashed frame
+    y_att, y_ff = 3.75, 4.75
+    _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
+    _box(
+        ax,
+        xc,
+        y_att,
+        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
+        "attn",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
+    _box(
+        ax,
+        xc,
+        y_ff,
+        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
+        "ff",
+        w=bw,
+        h=0.62,
+        fontsize=font,
+    )
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (xc - bw / 2 - 0.12, y_att - 0.42),
+            bw + 0.24,
+            y_ff - y_att + 1.15,
+            fc="none",
+            ec="0.5",
+            ls="--",
+            boxstyle="round,pad=0.03",
+        )
+    )
+    layers = "encoder layer" + (f", x {N}" if N > 1 else "")
+    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
+    _draw_masks(ax, config.causal, xc + bw / 2, y_att, y_ff, font, narrow)
+    # LayerNorm, read-out, the answer
+    y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
+    _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
+    _box(
+        ax,
+        xc,
+        y_out,
+        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
+        "io",
+        w=bw,
+        h=0.6,
+        fontsize=font,
+    )
+    _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
+    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
+    return fig
+
+
+def _positional_alt(config, L, table, mask):
+    """positional_diagram's alt text."""
+    from lib.playground import VOCAB
+
+    D, H, N, kind = config.d_model, config.n_heads, config.n_layers, config.positional
+    return (
         f"A vertical flow, read from the bottom. The input, {L} symbols (here 3 1 4 1 5 9 2 6), "
         "positions 0 to 7. Each symbol x_i goes to the token embedding e of x_i (a table of "
         f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
@@ -1144,20 +1198,23 @@ def positional_diagram(config, *, narrow=False):
         f"{mask} one is drawn in full, the other faded. Then a LayerNorm and the read-out, a "
         f"linear map from {D} to {VOCAB} scores, one per symbol, at every position: the answer y_i."
     )
-    font = _PHONE_FONT if narrow else _FONT
-    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
-    fig, ax = _canvas(W, Ht, alt)
-    xc = 2.05 if narrow else 3.0  # the flow's column
-    bw = 3.5 if narrow else 4.4  # its boxes' width
-    # the input: one box per position, the position under it
-    step = 0.44 if narrow else 0.52
+
+
+def _draw_positions_input(ax, xc, step, font):
+    """positional_diagram's input: one box per position, centred on ``xc``, the place under it."""
     xs = [xc + step * (i - 3.5) for i in range(8)]
     for i, (x, s) in enumerate(zip(xs, "31415926")):
         _box(ax, x, 0.75, s, "io", w=step - 0.06, h=0.4, fontsize=font)
         ax.text(x, 0.3, str(i), color="0.35", **_t(font))
     ax.text(xs[-1] + 0.35, 0.75, "$x_i$", ha="left", va="center", fontsize=font)
     ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
-    # token embedding and position vector, side by side, meeting in a plus
+
+
+def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
+    """positional_diagram's token embedding and position vector, side by side above the input,
+    meeting in a plus; returns the plus's height."""
+    from lib.playground import VOCAB
+
     y_emb, y_plus = 1.75, 2.65
     x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
     _box(
@@ -1200,52 +1257,20 @@ def positional_diagram(config, *, narrow=False):
         va="center",
         fontsize=font,
     )
-    # the encoder layer, pre-LN, in a dashed frame
-    y_att, y_ff = 3.75, 4.75
-    _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
-    _box(
-        ax,
-        xc,
-        y_att,
-        f"LayerNorm, self-attention\n{H} heads, {mask}, $+$ residual",
-        "attn",
-        w=bw,
-        h=0.62,
-        fontsize=font,
-    )
-    _arrow(ax, xc, y_att + 0.31, xc, y_ff - 0.31)
-    _box(
-        ax,
-        xc,
-        y_ff,
-        f"LayerNorm, feed-forward\n{D} $\\to$ {4 * D} $\\to$ {D}, $+$ residual",
-        "ff",
-        w=bw,
-        h=0.62,
-        fontsize=font,
-    )
-    ax.add_patch(
-        mpatches.FancyBboxPatch(
-            (xc - bw / 2 - 0.12, y_att - 0.42),
-            bw + 0.24,
-            y_ff - y_att + 1.15,
-            fc="none",
-            ec="0.5",
-            ls="--",
-            boxstyle="round,pad=0.03",
-        )
-    )
-    layers = "encoder layer" + (f", x {N}" if N > 1 else "")
-    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
-    # the two masks, beside the layer: one above the other on a phone, side by side otherwise
+    return y_plus
+
+
+def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
+    """positional_diagram's two masks, right of ``x_right`` beside the layer: one above the other on
+    a phone, side by side otherwise; the model's drawn in full, the other faded."""
     size = 0.72 if narrow else 0.9
     cell = size / 8
     if narrow:
-        corners = [(xc + bw / 2 + 0.28, y_ff - 0.03), (xc + bw / 2 + 0.28, y_att - 0.15)]
+        corners = [(x_right + 0.28, y_ff - 0.03), (x_right + 0.28, y_att - 0.15)]
     else:
-        corners = [(xc + bw / 2 + 0.25, y_att - 0.25), (xc + bw / 2 + 1.35, y_att - 0.25)]
+        corners = [(x_right + 0.25, y_att - 0.25), (x_right + 1.35, y_att - 0.25)]
     for (name, causal), (x0, y0) in zip([("bidirectional", False), ("causal", True)], corners):
-        chosen = causal == config.causal
+        chosen = causal == causal_model
         alpha = 1.0 if chosen else 0.3
         for q in range(8):  # query q's row, from the top; key k's column
             for k in range(8):
@@ -1269,22 +1294,6 @@ def positional_diagram(config, *, narrow=False):
         label = "bidirec-\ntional" if narrow and not causal else name
         y_label = y0 + size + 0.2 + (0.12 if "\n" in label else 0) if narrow else y0 - 0.25
         ax.text(x0 + size / 2, y_label, label, color="0.1" if chosen else "0.55", **_t(font))
-    # LayerNorm, read-out, the answer
-    y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
-    _arrow(ax, xc, y_ff + 0.31, xc, y_out - 0.3)
-    _box(
-        ax,
-        xc,
-        y_out,
-        f"LayerNorm, read-out\nlinear {D} $\\to$ {VOCAB} scores",
-        "io",
-        w=bw,
-        h=0.6,
-        fontsize=font,
-    )
-    _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
-    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
-    return fig
 
 
 def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
