@@ -804,6 +804,11 @@ def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     assert [n for _, n in numbers] == ["1", "2", "3", "4", "5", "6"]
     assert "repeat_kv: $\\times$2" in [t.get_text().split("\n")[0] for t in texts]
     assert "[B, 8, S + T, 128]: what the cache keeps" in fig.alt_text
+    # RoPE turns by the positions seen, P, not by the keys kept, S (reader's report ch17 r1, 1)
+    assert [t.get_text() for t in texts].count("RoPE\n$P \\dots P{+}T{-}1$") == 2
+    assert "by their positions P to P + T - 1" in fig.alt_text and "P = S without" in fig.alt_text
+    # labels for a phone's column: 13.5 points on 5.2 inches, ~11.8 CSS px at 328 px
+    assert min(t.get_fontsize() for t in texts if t.get_text()) == 13.5
     assert "an RMSNorm on each head of q and of k" in fig.alt_text
     llama = viz.attention_layer_diagram(LlamaConfig.llama3_1_8b())
     dashed = [p for p in llama.axes[0].patches if p.get_linestyle() == "--"]
@@ -827,7 +832,7 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     width, height = struct.unpack(">II", buffer.getvalue()[16:24])
     assert width <= 5.2 * 110 + 24 < 600 and height <= 8.0 * 110 + 24, (width, height)
-    assert min(t.get_fontsize() for t in fig.axes[0].texts if t.get_text()) >= 12
+    assert min(t.get_fontsize() for t in fig.axes[0].texts if t.get_text()) >= 13
     labels = " | ".join(t.get_text() for t in fig.axes[0].texts)
     c = config
     assert f"layer $L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels

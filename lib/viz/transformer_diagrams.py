@@ -742,9 +742,10 @@ def attention_layer_diagram(config):
     """Chapter 17's attention layer in the order of ``lib.llama.Attention.forward``, drawn for a
     phone's column from ``config`` (a ``lib.llama.LlamaConfig``), for T new tokens after S cached:
     1 the projections (H query heads, Hkv key and value heads); 2 QK-norm on q and k (drawn dashed
-    when ``config.qk_norm`` is off); 3 RoPE on q and k, by the positions S ... S + T - 1, before
-    the cache; 4 the cache appends k and v, still Hkv heads; 5 the mask, T rows and S + T columns
-    (a band of the window, if any); 6 ``repeat_kv`` to H heads, then the attention and ``o_proj``.
+    when ``config.qk_norm`` is off); 3 RoPE on q and k, by the positions P ... P + T - 1 (P, the
+    positions the cache has seen: S without a window, more with one), before the cache; 4 the
+    cache appends k and v, still Hkv heads; 5 the mask, T rows and S + T columns (a band of the
+    window, if any); 6 ``repeat_kv`` to H heads, then the attention and ``o_proj``.
     Returns the Figure."""
     from lib.llama import LlamaConfig
 
@@ -761,14 +762,15 @@ def attention_layer_diagram(config):
         "The attention layer's steps from bottom to top, in three lanes, q on the left, k in the "
         f"middle and v on the right, for T new tokens after S cached ones (D = {D:,}, H = {H}, "
         f"Hkv = {Hkv}, Dh = {Dh}). 1: q_proj, k_proj and v_proj give q, [B, {H}, T, {Dh}], and "
-        f"k and v, [B, {Hkv}, T, {Dh}]. 2: {qk}. 3: RoPE turns q and k by the positions S to "
-        "S + T - 1; v is not turned. 4: the cache appends the new k and v, already turned, to its "
-        f"S and returns [B, {Hkv}, S + T, {Dh}]: what the cache keeps. 5: the mask, T rows and "
+        f"k and v, [B, {Hkv}, T, {Dh}]. 2: {qk}. 3: RoPE turns q and k by their positions P to "
+        "P + T - 1, P being the positions the cache has seen (P = S without a window; with a "
+        "window S stops at W - 1 while P grows); v is not turned. 4: the cache appends the new "
+        f"k and v, already turned, to its S and returns [B, {Hkv}, S + T, {Dh}]: what the cache keeps. 5: the mask, T rows and "
         f"S + T columns, {mask}, with S from the cache (a grey arrow); q passes it on the left. 6: repeat_kv copies each key/value head for its {G} query heads, "
         f"[B, {H}, S + T, {Dh}]; then the attention of the {H} heads with the mask, and o_proj "
         f"back to [B, T, {D:,}]."
     )
-    width, height, font = 5.2, 7.9, 12.0
+    width, height, font = 5.2, 7.9, 13.5  # ~11.8 CSS px when a phone shows it 328 px wide
     fig, ax = _canvas(width, height, alt)
     xs = (1.45, 2.95, 4.4)  # the lanes of q, k and v
     kv = (xs[1] + xs[2]) / 2  # boxes across the k and v lanes
@@ -799,7 +801,7 @@ def attention_layer_diagram(config):
         _arrow(ax, x, y2 + half, x, y3 - 0.305)
     step(y3, 3)  # RoPE, before the cache
     for x in xs[:2]:
-        box(x, y3, "RoPE\n$S \\dots S{+}T{-}1$", "emb")
+        box(x, y3, "RoPE\n$P \\dots P{+}T{-}1$", "emb")  # P: positions seen, not S
     step(y4, 4)  # the cache keeps Hkv heads
     half4 = box(kv, y4, "cache: $S$ kept + $T$ new\n$[B, H_{kv}, S{+}T, D_h]$", "ctx", w=2.95)
     _arrow(ax, xs[1], y3 + 0.305, xs[1], y4 - half4)
@@ -946,9 +948,9 @@ def _box_column(ax, x, w, items, *, font, half, end=None, gap=0.1, plus=None, re
 
 
 def _llama_narrow(c):
-    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 12-point text."""
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 13-point text."""
     L, D, H, Hkv, V, Fw = _llama_sizes(c)
-    width, height, font = 5.2, 8.0, 12.0
+    width, height, font = 5.2, 8.0, 13.0  # ~11.4 CSS px when a phone shows it 328 px wide
     fig, ax = _canvas(width, height, _llama_alt(c))
 
     def half(text):  # half the height of a box of these lines
