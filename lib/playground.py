@@ -572,8 +572,18 @@ class Run:
     def held_out(self, length: int | None = None) -> tuple[float, float]:
         """(token, sequence accuracy) on 256 held-out sequences, of the training length or of
         ``length`` (a test length: the same generator, longer sequences)."""
+        return evaluate(self.sync(), *self._held_out_batch(length))
+
+    def held_out_answers(self, length: int | None = None) -> tuple[Tensor, Tensor]:
+        """(right, y) on the held-out sequences of :meth:`held_out`: ``right`` [256, length] is
+        True where the model answers a position right, ``y`` the answers. A score over some
+        positions only (those past the training length) is a mean of ``right`` there."""
+        x, y = self._held_out_batch(length)
+        with torch.no_grad():
+            return self.sync()(x).logits.argmax(-1) == y, y
+
+    def _held_out_batch(self, length: int | None) -> tuple[Tensor, Tensor]:
         if length is None or length == self.config.train_length:
-            return evaluate(self.sync(), self.held_x, self.held_y)
+            return self.held_x, self.held_y
         seed = self.config.seed ^ HELD_OUT_SALT
-        x, y = make_batch(self.config.task, HELD_OUT_SIZE, Mulberry32(seed), length)
-        return evaluate(self.sync(), x, y)
+        return make_batch(self.config.task, HELD_OUT_SIZE, Mulberry32(seed), length)

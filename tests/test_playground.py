@@ -462,6 +462,21 @@ def test_held_out_at_a_test_length():
     assert torch.allclose(logits[:, : pg.LENGTH], run.model(x[:, : pg.LENGTH]).logits, atol=1e-5)
 
 
+def test_held_out_answers_are_the_held_out_accuracy_position_by_position():
+    run = pg.Run(pg.PlaygroundConfig(task="induction", positional="alibi", causal=True))
+    run.step()
+    right, y = run.held_out_answers(16)
+    x, expected_y = pg.make_batch(
+        "induction", pg.HELD_OUT_SIZE, pg.Mulberry32(0 ^ pg.HELD_OUT_SALT), 16
+    )
+    assert right.shape == (pg.HELD_OUT_SIZE, 16) and right.dtype == torch.bool
+    assert torch.equal(y, expected_y)
+    token, sequence = run.held_out(16)
+    assert right.float().mean().item() == token and right.all(-1).float().mean().item() == sequence
+    right8, y8 = run.held_out_answers()
+    assert torch.equal(y8, run.held_y) and right8.float().mean().item() == run.held_out()[0]
+
+
 def test_a_run_can_train_on_longer_sequences():
     config = pg.PlaygroundConfig(task="induction", positional="rope", causal=True, train_length=16)
     run = pg.Run(config)
