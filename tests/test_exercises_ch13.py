@@ -284,7 +284,11 @@ def test_check_first_word_accepts_the_prediction_and_the_measurement():
     for prediction in ("c", "C", "(c)", " c "):
         assert ch13.check_first_word(prediction, 0.478).passed
     assert ch13.check_first_word("c", torch.tensor(0.4780)).passed
-    assert ch13.check_first_word("c", 0.522).passed  # the other constant answer
+    # the other constant answer: told that its run gave the minority label, not the majority one
+    other = ch13.check_first_word("c", 0.522)
+    assert other.passed and "minority label" in other.message and "52.2%" in other.message
+    assert "majority label of its training" not in other.message
+    assert "majority label of its training" in ch13.check_first_word("c", 0.478).message
     # printed to two decimals (the exercise asks for at least two): the measurement rounded
     assert ch13.check_first_word("c", 0.48).passed and ch13.check_first_word("c", 0.52).passed
     assert ch13.check_first_word(None, None).status == "not attempted"
@@ -305,6 +309,9 @@ FIRST_WORD_WRONG = [
     (("c", 0.45), "is not what the experiment measures"),
     (("c", 0.47), "is not what the experiment measures"),
     (("c", 0.483), "is not what the experiment measures"),
+    # the training sentences' share of label 0, which the experiment prints (review ch13_r1, point 7)
+    (("c", 0.56), "share of label 0 among the 200 training sentences"),
+    (("c", 0.560), "share of label 0 among the 200 training sentences"),
     (("c", 47.8), "looks like a percentage"),
     (("c", -0.1), "is not an accuracy"),
     (("c", "half"), "first_word_accuracy should be a number"),

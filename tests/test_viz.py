@@ -645,7 +645,7 @@ def test_sampling_probabilities_top_k_and_top_p_known_values():
     # the top token alone holds 0.56
     assert (sampling_probabilities(LOGITS, top_p=0.5) > 0).sum() == 1
     assert torch.equal(sampling_probabilities(LOGITS, top_p=1.0), sampling_probabilities(LOGITS))
-    # temperature first, then the cuts: at T = 2 the distribution is flatter, so top-p 0.8 keeps more tokens
+    # temperature first, then the cuts: at τ = 2 the distribution is flatter, so top-p 0.8 keeps more tokens
     assert (sampling_probabilities(LOGITS, 2.0, top_p=0.8) > 0).sum() == 4
     # renormalised top-3: 0.63, 0.23, 0.14
     both = sampling_probabilities(LOGITS, 1.0, top_k=3, top_p=0.7)
@@ -679,12 +679,12 @@ def test_sampling_explorer_one_state_per_setting_all_different():
     box = sampling_explorer(LOGITS, WORDS, [0, 0.5, 1.0, 2.0], top_p=[None, 0.8])
     slider, stack = box.children
     assert len(stack.children) == 8
-    assert slider.options[:3] == ("T = 0, top-p none", "T = 0, top-p 0.8", "T = 0.5, top-p none")
+    assert slider.options[:3] == ("τ = 0, top-p none", "τ = 0, top-p 0.8", "τ = 0.5, top-p none")
     assert slider.description == "temperature, top-p"
     pngs = _state_pngs(box)
     assert len(set(pngs)) == 8  # every state its own picture
     assert (
-        'alt="Bar chart of the next-token probabilities for T = 0.5, top-p none: &#x27;cat&#x27; gets 0.83'
+        'alt="Bar chart of the next-token probabilities for τ = 0.5, top-p none: &#x27;cat&#x27; gets 0.83'
         in stack.children[2].value
     )
 
@@ -711,7 +711,7 @@ def test_sampling_explorer_narrow_stays_under_600_px_whatever_n_shown():
 
 def test_sampling_explorer_static_page_embeds_every_state():
     box = sampling_explorer(LOGITS, WORDS, [0.5, 1.0, 2.0])
-    assert list(box.children[0].options) == ["T = 0.5", "T = 1", "T = 2"]
+    assert list(box.children[0].options) == ["τ = 0.5", "τ = 1", "τ = 2"]
     page = _static_page(box)
     assert "application/vnd.jupyter.widget-state+json" in page
     for png in _state_pngs(box):

@@ -395,9 +395,11 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
     made before running anything, and ``first_word_accuracy``, the test accuracy (a fraction) that the
     reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
     constant answer (a run whose training settles on the other label); a value written to two decimals is
-    accepted when it is one of them rounded (0.48, 0.52). A wrong prediction is told where to look, not why;
+    accepted when it is one of them rounded (0.48, 0.52), and 0.522 is told that its run gave the minority
+    label everywhere. A wrong prediction is told where to look, not why;
     a value with fewer than two decimals (0.5, which cannot tell the measurement from chance) is asked for
-    more, and 1.0 is told which experiment gives it (a head on the padded last position)."""
+    more, 1.0 is told which experiment gives it (a head on the padded last position), and the share of
+    label 0 among the training sentences (0.56) is told to measure on the test sentences."""
     if first_word_prediction is None and first_word_accuracy is None:
         not_attempted(
             'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
@@ -435,6 +437,11 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
             fail(
                 f"first_word_accuracy = {fmt(a)} has {decimals} decimal{'s' * (decimals != 1)}: too few to tell one measurement from another on 1000 test sentences (0.5 is also what a guess would write). Write the accuracy your experiment prints, to at least {FIRST_WORD_MIN_DECIMALS} decimals (three are best: one sentence is 0.001)."
             )
+        training_share = abs(a - TRAIN_MAJORITY) <= tolerance
+        if training_share and not (measured or other_label):
+            fail(
+                f"first_word_accuracy = {fmt(a)} is the share of label 0 among the 200 training sentences, which the experiment prints before fine-tuning. The exercise asks for the accuracy on the 1000 test sentences: measure it there."
+            )
         if not (measured or other_label):
             fail(
                 f"first_word_accuracy = {fmt(a)} is not what the experiment measures. Check that your head reads position 1 of the last hidden states (right after <bos>), that you fine-tune a copy of the pretrained `gpt` with the chapter's recipe and seeds, and that you measure on the 1000 test sentences."
@@ -447,4 +454,6 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
         not_attempted(
             "your prediction is right; now run the experiment and write the accuracy it measures (first_word_accuracy)."
         )
+    if other_label and not measured:
+        return f"right: chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer. Your run settled on label 1, the minority label of its training sentences ({1 - TRAIN_MAJORITY:.0%} of them), and scores {1 - FIRST_WORD_ACCURACY:.1%} on the test sentences; with the chapter's seeds the head settles on the majority label, 0, and scores {FIRST_WORD_ACCURACY:.1%}. Either way it is one answer for every sentence."
     return f"right: chance level, {FIRST_WORD_ACCURACY:.1%} with the chapter's seeds. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."

@@ -477,7 +477,7 @@ def sampling_explorer(
 
     Returns:
         The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled like
-        "T = 0.7" or "T = 0.7, top-k 5, top-p 0.9" (only the settings that vary are named).
+        "τ = 0.7" or "τ = 0.7, top-k 5, top-p 0.9" (τ, the temperature) (only the settings that vary are named).
 
     Raises:
         ValueError: logits not 1-D, labels of the wrong length, a bad setting, or a distribution that
@@ -543,7 +543,7 @@ def _sampling_states(z, temps, ks, ps, distribution) -> dict:
     V = z.numel()
 
     def label(t, k, p):
-        parts = [f"T = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
+        parts = [f"τ = {t:g}"] if len(temps) > 1 or (len(ks) == 1 and len(ps) == 1) else []
         parts += [f"top-k {k}"] if len(ks) > 1 else []
         parts += [f"top-p {p:g}" if p is not None else "top-p none"] if len(ps) > 1 else []
         return ", ".join(parts).replace("top-k None", "top-k none")
@@ -605,13 +605,13 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
         edgecolor="0.3",
         ls="--",
         lw=1,
-        label="softmax(logits): T = 1, no cut",
+        label="softmax(logits): τ = 1, no cut",
     )
     for j, i in enumerate(shown.tolist()):
         if probs[i] == 0 and reference[i] > 0 and t != 0:
-            ax.text(
+            ax.text(  # just above the dashed outline it marks, so the outline does not cross it
                 j,
-                0.02,
+                float(reference[i]) + 0.015,
                 "cut",
                 ha="center",
                 va="bottom",
@@ -627,7 +627,7 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
         ]
         if s
     )
-    setting = ("greedy (T = 0)" if t == 0 else f"temperature {t:g}") + (f", {cuts}" if cuts else "")
+    setting = ("greedy (τ = 0)" if t == 0 else f"temperature {t:g}") + (f", {cuts}" if cuts else "")
     ax.set_xticks(
         x,
         names,
@@ -640,7 +640,7 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability", fontsize=FONT)
     ax.set_title(
-        f"{setting}:\nentropy {_entropy(probs):.2f} nats (T = 1, no cut: {_entropy(reference):.2f})",
+        f"{setting}:\nentropy {_entropy(probs):.2f} nats (τ = 1, no cut: {_entropy(reference):.2f})",
         fontsize=FONT,
     )
     if narrow:  # under the tick labels, one entry a line: nothing of the bars hidden
