@@ -209,9 +209,10 @@ slides: $(SITE)
 	$(PY) tools/make_slides.py
 
 # The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py;
-# EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page).
+# EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page);
+# GRADED=1 writes a graded course (--predictions-at-collection --private-cases; private seeds are kept).
 course: venv
-	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE))
+	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases)
 
 # ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
 # formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.

@@ -695,10 +695,10 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
                 raise _Refused(_i)
             return _original(*args, **kw)
 
-        guards[name] = guard
+        guards[refusal["target"]] = guard  # the full name: two modules may have the same name
         stub = {}
         exec(
-            f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{name!r}](*args, **kwargs)\n",
+            f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{refusal['target']!r}](*args, **kwargs)\n",
             function.__globals__,
             stub,
         )

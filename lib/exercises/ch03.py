@@ -374,7 +374,15 @@ def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
-REFUSALS = {"check_masked_softmax": [("lib.attention.masked_softmax", None, _refuse_library)]}
+# The private _masked_softmax too: every library function that computes a masked softmax (attend,
+# scaled_dot_product_attention, the layers) goes through it, so its weights are refused as well.
+REFUSALS = {
+    "check_masked_softmax": [
+        ("lib.attention.masked_softmax", None, _refuse_library),
+        ("lib.attention._masked_softmax", None, _refuse_library),
+    ]
+}
+_LIBRARY_PRIVATE_MASKED_SOFTMAX = attention._masked_softmax
 
 
 @contextlib.contextmanager
@@ -383,15 +391,20 @@ def _without_library_masked_softmax(func: Any):
     module's globals, or as an attribute of lib.attention) replaced by one that raises."""
     namespace = getattr(func, "__globals__", {})
     names = [n for n, v in list(namespace.items()) if v is _LIBRARY_MASKED_SOFTMAX]
+    private = [n for n, v in list(namespace.items()) if v is _LIBRARY_PRIVATE_MASKED_SOFTMAX]
     try:
         attention.masked_softmax = _refuse_library
-        for n in names:
+        attention._masked_softmax = _refuse_library  # attend and the others call it
+        for n in names + private:
             namespace[n] = _refuse_library
         yield
     finally:
         attention.masked_softmax = _LIBRARY_MASKED_SOFTMAX
+        attention._masked_softmax = _LIBRARY_PRIVATE_MASKED_SOFTMAX
         for n in names:
             namespace[n] = _LIBRARY_MASKED_SOFTMAX
+        for n in private:
+            namespace[n] = _LIBRARY_PRIVATE_MASKED_SOFTMAX
 
 
 # Long by design: the usual mistakes are tried one after the other, each with its own message
