@@ -134,8 +134,16 @@ def test_moodle_layout(gradebook, tmp_path):
     assert export_grades.moodle_rows(grades, "email")[1] == ["alice@uni.example", "2.5", "0"]
 
 
-def test_extension(gradebook):
+def test_extension(gradebook, capsys):
     url = f"sqlite:///{gradebook}"
+    (gradebook.parent / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "{url}"\n'
+        f"{term_plan.ZONE_MARK}Europe/Berlin\n"
+    )
+    term_plan.main(["extend", "--course", str(gradebook.parent), A, "alice", "1"])
+    # the course's zone, as `deadlines` prints its dates: 22:59 UTC is 23:59 in Berlin
+    assert f"{A}  alice  due Mon 2027-01-25 23:59 CET" in capsys.readouterr().out
+    term_plan.main(["extend", "--course", str(gradebook.parent), A, "alice", "0"])
     assert term_plan.extend(url, A, "bob", 2) == DUE + dt.timedelta(days=2)
     assert term_plan.recompute_penalties(url) == []  # 1.5 days late, 2 days more: on time
     assert export_grades.read_gradebook(gradebook).scores["bob", A] == 3
@@ -289,5 +297,6 @@ def test_deadlines_into_nbgrader(tmp_path):
         due = {a.name: a.duedate for a in gb.assignments}
     assert len(due) == 18
     assert due[A] == dt.datetime(2027, 1, 24, 22, 59)  # 23:59 in Berlin, stored in UTC
+    assert term_plan.course_zone(tmp_path) == "Europe/Berlin"  # extend prints its dates there
     with pytest.raises(ValueError, match="course: expected a course folder"):
         term_plan.write_deadlines(tmp_path / "nowhere", "2027-01-11")

@@ -673,6 +673,8 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
     for i, refusal in enumerate(refusals):
         module_name, _, name = refusal["target"].rpartition(".")
         function = getattr(importlib.import_module(module_name), name)
+        if not isinstance(function, types.FunctionType) or function.__code__.co_freevars:
+            continue  # not a plain function: its code cannot be swapped (a wrapper, a closure)
         original = types.FunctionType(
             function.__code__,
             function.__globals__,
