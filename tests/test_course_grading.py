@@ -188,6 +188,14 @@ def test_private_cases_are_kept_when_the_course_is_written_again(tmp_path):
     with pytest.raises(SystemExit, match="private grading cases"):
         make_course.write_course(tmp_path, ["02"])
     assert make_course.private_seeds(first) == seeds
+    # a graded course written again (make course GRADED=1): the same seeds; its exchange is sticky
+    make_course.write_course(tmp_path, ["02"], private_cases=True, predictions_at_collection=True)
+    assert make_course.private_seeds(first) == seeds
+    assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
+    # chapter 2's exercise 2 asks to "show why": its rubric names that part
+    source = (tmp_path / "source" / chapter / f"{chapter}.ipynb").read_text()
+    assert "show why with one line of algebra" in source
+    assert "the explanation the exercise asks for" not in source
 
 
 def test_the_grader_says_when_a_course_has_no_grading_material(tmp_path, restored):

@@ -281,7 +281,9 @@ def parts(statement: str) -> list[str]:
         asked += [
             s
             for s in _sentences(paragraph)
-            if (s.endswith("?") or re.search(r"\bexplain\b", s, re.I)) and not s.startswith("(")
+            # "explain", or "show why" (chapter 2's exercise 2: "They agree: show why with ...")
+            if (s.endswith("?") or re.search(r"\bexplain\b|\bshow why\b", s, re.I))
+            and not s.startswith("(")
         ]
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
