@@ -51,6 +51,9 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
    use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
    exercise with a message that says which; nothing a student does changes another's grades.
+9. **Afterwards** (``finish``): the rubric's 0-point task cells are marked as needing no grade (the
+   Formgrader's "needs manual grade" then clears once the written answers are graded), and the late
+   penalties are computed again from the sandbox's points (``term_plan.py penalties``).
 
 The time limits: ``--time-limit`` seconds of wall time for each call of a student's function (the
 checker's feedback says "did not finish in N s"), ``--cell-limit`` for running the answer cells, and
