@@ -50,7 +50,7 @@ help:
 	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
 	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
-	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
+	@echo "make course  write the nbgrader course into course/ (GRADED=1 for a graded one; see the For teachers page)"
 	@echo "make book SOLUTIONS=0   the site, PDF and ePub without worked solutions and model answers"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
 	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
