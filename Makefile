@@ -50,7 +50,7 @@ help:
 	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
 	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
-	@echo "make course  write the nbgrader course into course/ (see the For teachers page)"
+	@echo "make course  write the nbgrader course into course/ (GRADED=1 for a graded one; see the For teachers page)"
 	@echo "make book SOLUTIONS=0   the site, PDF and ePub without worked solutions and model answers"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
 	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
@@ -209,9 +209,10 @@ slides: $(SITE)
 	$(PY) tools/make_slides.py
 
 # The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py;
-# EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page).
+# EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page);
+# GRADED=1 writes a graded course (--predictions-at-collection --private-cases; private seeds are kept).
 course: venv
-	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE))
+	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases)
 
 # ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
 # formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.

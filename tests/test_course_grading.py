@@ -173,6 +173,31 @@ def test_the_grader_uses_the_courses_cases_and_references(tmp_path, restored, pr
         ch02.check_sharpen(naive)
 
 
+def test_private_cases_are_kept_when_the_course_is_written_again(tmp_path):
+    """make_course.py --private-cases over a course that has them keeps its seeds (a regrade uses the
+    same cases); without the option it refuses rather than put the book's public seeds back."""
+    chapter = next(p.stem for p in (ROOT / "notebooks").glob("02_*.ipynb"))
+    folder = tmp_path / "grading"
+    (first,) = make_course.write_grading(folder, [chapter], private_cases=True)
+    seeds = make_course.private_seeds(first)
+    assert seeds and set(seeds) == {"sharpen"}
+    make_course.write_grading(folder, [chapter], private_cases=True)
+    assert make_course.private_seeds(first) == seeds
+    with pytest.raises(SystemExit, match="--private-cases"):
+        make_course.write_grading(folder, [chapter])
+    with pytest.raises(SystemExit, match="private grading cases"):
+        make_course.write_course(tmp_path, ["02"])
+    assert make_course.private_seeds(first) == seeds
+    # a graded course written again (make course GRADED=1): the same seeds; its exchange is sticky
+    make_course.write_course(tmp_path, ["02"], private_cases=True, predictions_at_collection=True)
+    assert make_course.private_seeds(first) == seeds
+    assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
+    # chapter 2's exercise 2 asks to "show why": its rubric names that part
+    source = (tmp_path / "source" / chapter / f"{chapter}.ipynb").read_text()
+    assert "show why with one line of algebra" in source
+    assert "the explanation the exercise asks for" not in source
+
+
 def test_the_grader_says_when_a_course_has_no_grading_material(tmp_path, restored):
     said = grade_course.install_grading(tmp_path, "lib.exercises.ch02")
     assert "practice cases" in said

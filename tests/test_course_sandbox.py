@@ -28,6 +28,7 @@ fork per (student, exercise); about 80 s of CPU in all.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import sqlite3
@@ -186,6 +187,55 @@ def incremental_outputs(X, W_Q, W_K, W_V):
     return attend(X @ W_Q, X @ W_K, X @ W_V, allowed)[0]
 """,
         "passes a mask",
+    ),
+    # the rules above, got around: the library's private masked softmax, attend's weights, an alias
+    # of attend with an aliased causal mask at module level, the checker's own exact reference
+    "private_library_call": (
+        CH3,
+        "ex4_answer",
+        """
+from lib.attention import _masked_softmax as _pm
+
+
+def my_masked_softmax(scores, mask):
+    return _pm(scores, mask)
+""",
+        "called the library's masked_softmax",
+    ),
+    "attend_weights": (
+        CH3,
+        "ex4_answer",
+        """
+from lib.attention import attend
+
+
+def my_masked_softmax(scores, mask):
+    return attend(scores, torch.eye(scores.shape[-1]), mask)[1]
+""",
+        "called the library's masked_softmax",
+    ),
+    "aliased_mask": (
+        CH6,
+        "ex3_answer",
+        """
+from lib.attention import attend as _a, causal_mask as _cm
+
+
+def incremental_outputs(X, W_Q, W_K, W_V):
+    scores = (X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1])
+    return _a(scores, X @ W_V, _cm(len(X)))[0]
+""",
+        "passes a mask",
+    ),
+    "checker_reference": (
+        CH2,
+        "ex2_answer",
+        """
+import lib.exercises.ch02 as _m
+
+sharpen = lambda w, gamma: _m._sharpened(w, gamma).to(w.dtype)  # noqa: E731
+""",
+        "the checker's own code",
     ),
     # file-level: the course's folder is out of reach
     "reads_source": (
@@ -382,6 +432,11 @@ def graded(tmp_path_factory):
         for chapter in CHAPTERS:
             result = api.generate_assignment(chapter, force=True)
             assert result["success"], result.get("log", "")[-3000:]
+        from nbgrader.api import Gradebook
+
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
+            # chapter 2 was due 22 hours before every submission: each is 1 day late, 10% off
+            gb.update_or_create_assignment(CH2, duedate=datetime.datetime(2026, 11, 30, 12))
     finally:
         os.environ["PATH"], _ = path, os.chdir(here)
     expected: dict[tuple[str, str], dict[str, float]] = {}
@@ -468,6 +523,22 @@ def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
     scores = _gradebook_scores(root, student, chapter)
     assert scores == expected[(student, chapter)], (scores, messages)
     assert words in messages[(student, chapter, test)], messages[(student, chapter, test)]
+
+
+def test_rubric_cells_need_no_grade_and_penalties_follow_the_sandbox(graded):
+    """After grade_course.py: the rubric's 0-point task cells need no grade (nbgrader's "needs manual
+    grade" clears once the written answers are graded), and a late submission's penalty is 10% of the
+    sandbox's score, not of nbgrader's count of every test cell as passed."""
+    from nbgrader.api import Gradebook
+
+    root, _, _, _ = graded
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
+        for student in ("honest", "checker_reference"):
+            notebook = gb.find_submission_notebook(CH2, CH2, student)
+            rubrics = [g for g in notebook.grades if g.max_score == 0]
+            assert rubrics and not any(g.needs_manual_grade for g in rubrics), student
+            assert notebook.late_submission_penalty == pytest.approx(0.1 * notebook.score)
+        assert gb.find_submission_notebook(CH2, CH2, "checker_reference").score == POINTS
 
 
 def test_the_course_folder_is_untouched(graded):

@@ -92,3 +92,31 @@ def test_a_wrong_shape_does_not_name_the_channels():
     ) as failed:
         ch06.check_second_layer(torch.zeros(10, 3), torch.zeros(10, 2))
     assert "animate" not in str(failed.value) and "place" not in str(failed.value)
+
+
+ALIASED = """
+import math
+import torch
+from lib.attention import attend as _a, causal_mask as _cm
+
+
+def _allowed(T):  # a mask made by a helper, out of the answer's sight
+    return torch.ones(T, T).tril().bool()
+
+
+def incremental_outputs(X, W_Q, W_K, W_V):
+    scores = (X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1])
+    return _a(scores, X @ W_V, MASK)[0]
+"""
+
+
+@pytest.mark.parametrize(
+    "mask, message", [("_cm(len(X))", "uses `causal_mask`"), ("_allowed(len(X))", "passes a mask")]
+)
+def test_an_aliased_attend_and_causal_mask_are_seen_in_the_notebook(mask, message):
+    """Aliases at a notebook's top level (``attend as _a, causal_mask as _cm``): the name check
+    resolves them through the function's globals, and the aliased ``attend`` refuses a mask."""
+    namespace: dict = {}
+    exec(ALIASED.replace("MASK", mask), namespace)
+    with pytest.raises(ExerciseFailed, match=message):
+        ch06.check_incremental(namespace["incremental_outputs"])

@@ -91,8 +91,31 @@ def test_canvas_roster(gradebook, tmp_path):
     with pytest.raises(ValueError, match="match: the roster has no column 'Login'"):
         export_grades.canvas_rows(grades, export_grades._read_csv(roster, "roster"), match="Login")
     short = [r for r in export_grades._read_csv(roster, "roster") if r["Student"] != "Bob"]
-    with pytest.raises(ValueError, match=r"roster: .*\['bob'\]"):
+    with pytest.raises(ValueError, match=r"roster: .*\['bob'\].*--skip-unmatched"):
         export_grades.canvas_rows(grades, short)
+
+
+def test_roster_without_a_student(gradebook, tmp_path, capsys):
+    """A student the roster lacks: a one-line error, or with --skip-unmatched a CSV without them and
+    their names listed."""
+    roster = tmp_path / "roster.csv"
+    lines = ["Student,ID,SIS User ID,SIS Login ID,Section"]
+    lines += [f"{n},{i},S{i},{n.lower()},Tue" for i, n in enumerate(["Alice", "Carol"], 100)]
+    roster.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "canvas.csv"
+    command = ["--gradebook", str(gradebook), "--canvas", str(out), "--roster", str(roster)]
+    assert export_grades.main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "['bob']" in err and "Traceback" not in err
+    assert export_grades.main([*command, "--skip-unmatched"]) == 0
+    assert "left out (no row of the roster): bob" in capsys.readouterr().out
+    assert [r[3] for r in _read(out)[2:]] == ["alice", "carol"]
+    moodle = tmp_path / "moodle.csv"
+    command = ["--gradebook", str(gradebook), "--moodle", str(moodle), "--moodle-id", "email"]
+    assert export_grades.main(command) == 2
+    assert export_grades.main([*command, "--skip-unmatched"]) == 0
+    assert "left out (no e-mail in the gradebook): carol" in capsys.readouterr().out
+    assert [r[0] for r in _read(moodle)[1:]] == ["alice@uni.example", "bob@uni.example"]
 
 
 def test_moodle_layout(gradebook, tmp_path):
@@ -111,8 +134,16 @@ def test_moodle_layout(gradebook, tmp_path):
     assert export_grades.moodle_rows(grades, "email")[1] == ["alice@uni.example", "2.5", "0"]
 
 
-def test_extension(gradebook):
+def test_extension(gradebook, capsys):
     url = f"sqlite:///{gradebook}"
+    (gradebook.parent / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "{url}"\n'
+        f"{term_plan.ZONE_MARK}Europe/Berlin\n"
+    )
+    term_plan.main(["extend", "--course", str(gradebook.parent), A, "alice", "1"])
+    # the course's zone, as `deadlines` prints its dates: 22:59 UTC is 23:59 in Berlin
+    assert f"{A}  alice  due Mon 2027-01-25 23:59 CET" in capsys.readouterr().out
+    term_plan.main(["extend", "--course", str(gradebook.parent), A, "alice", "0"])
     assert term_plan.extend(url, A, "bob", 2) == DUE + dt.timedelta(days=2)
     assert term_plan.recompute_penalties(url) == []  # 1.5 days late, 2 days more: on time
     assert export_grades.read_gradebook(gradebook).scores["bob", A] == 3
@@ -122,7 +153,7 @@ def test_extension(gradebook):
         term_plan.extend(url, A, "bob", -1)
 
 
-def test_bad_input(gradebook, tmp_path):
+def test_bad_input(gradebook, tmp_path, capsys):
     with pytest.raises(ValueError, match="gradebook: expected nbgrader's gradebook.db"):
         export_grades.read_gradebook(tmp_path / "none.db")
     assert not (tmp_path / "none.db").exists()  # no empty gradebook made
@@ -135,10 +166,11 @@ def test_bad_input(gradebook, tmp_path):
         export_grades.moodle_rows(grades, "idnumber")
     bad = tmp_path / "ids.csv"
     bad.write_text("chapter,id\n02,1\n")
-    with pytest.raises(ValueError, match="canvas_ids: expected the columns assignment,canvas_id"):
-        export_grades.main(
-            ["--gradebook", str(gradebook), "--canvas", "x.csv", "--canvas-ids", str(bad)]
-        )
+    code = export_grades.main(
+        ["--gradebook", str(gradebook), "--canvas", "x.csv", "--canvas-ids", str(bad)]
+    )
+    assert code == 2  # one line, no traceback
+    assert "error: canvas_ids: expected the columns assignment,canvas_id" in capsys.readouterr().err
     with pytest.raises(ValueError, match=r"canvas_ids: assignments \['99_x'\]"):
         export_grades.canvas_rows(grades, canvas_ids={"99_x": "1"})
 
@@ -265,5 +297,6 @@ def test_deadlines_into_nbgrader(tmp_path):
         due = {a.name: a.duedate for a in gb.assignments}
     assert len(due) == 18
     assert due[A] == dt.datetime(2027, 1, 24, 22, 59)  # 23:59 in Berlin, stored in UTC
+    assert term_plan.course_zone(tmp_path) == "Europe/Berlin"  # extend prints its dates there
     with pytest.raises(ValueError, match="course: expected a course folder"):
         term_plan.write_deadlines(tmp_path / "nowhere", "2027-01-11")

@@ -167,7 +167,8 @@ def test_a_graded_course_counts_each_mistake(tmp_path):
 
 def test_the_teachers_page_states_the_notes_totals():
     """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured)."""
-    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    raw = (ROOT / "book" / "teachers.md").read_text()
+    page = " ".join(raw.split())
     chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     found = {c: notes.exercises(c) for c in chapters}
     named = sum(len(e.mistakes) for ex in found.values() for e in ex)
@@ -179,6 +180,9 @@ def test_the_teachers_page_states_the_notes_totals():
         f"{sum(minutes.values()) / 60:.1f} hours for the 18 chapters, against the "
         f"{sum(notes.term_plan.HOME_HOURS.values()):g} hours of home time" in page
     )
+    # the first table's last column: the exercises' estimate of each chapter, beside its home time
+    column = re.findall(r"^\| (\d+) .*\| \d+ exercises, \d+ points \| ([\d.]+) min \|$", raw, re.M)
+    assert {f"{int(n):02d}": float(m) for n, m in column} == minutes
     over = sorted(minutes, key=lambda c: minutes[c] - 60 * notes.term_plan.HOME_HOURS[c])[-5:]
     listed = ", ".join(str(int(c)) for c in sorted(over)[:-1]) + f" and {int(sorted(over)[-1])}"
     assert f"(chapters {listed} by the most)" in page

@@ -70,8 +70,11 @@ def test_each_variants_answer_is_the_formulas(name):
     for seed in SEEDS:
         q = qb.make(name, seed)
         expected = FORMULAS[name](q.params)
-        if q.kind == "numerical":
-            assert abs(q.answer - expected) <= max(q.tolerance, 1e-9) / 2 + 1e-12, (seed, q.params)
+        if q.kind == "numerical":  # the formula's value rounded to the decimals the question asks
+            digits = next(
+                (d for w, d in (("three", 3), ("two", 2)) if f"{w} decimals" in q.text), 0
+            )
+            assert abs(q.answer - expected) <= 0.5 * 10**-digits + 1e-9, (seed, q.params)
         else:
             right = [c for c in q.choices if c.correct]
             assert len(right) == 1
@@ -171,3 +174,16 @@ def test_the_commands_write_the_files(tmp_path):
     assert len([q for q in ET.parse(xml).getroot() if q.get("type") == "essay"]) == 1
     assert qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "08"]) == 0
     assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))
+    # without --student: one paper, one variant of each question (not every variant)
+    assert qb.main(["--markdown", str(paper), "--no-key", "--chapters", "08"]) == 0
+    assert paper.read_text() == qb.markdown(qb.bank(1, "0", ["08"]), key=False)
+
+
+def test_the_key_writes_counts_in_full_and_no_answer_rounds_to_zero():
+    """A count is printed in full (not 2.10278e+06); a "give three decimals" answer is never 0.000."""
+    questions = qb.bank(20)
+    key = qb.markdown(questions)
+    assert "e+" not in key
+    big = next(q for q in questions if q.kind == "numerical" and q.answer >= 10**6)
+    assert f"{int(big.answer):,} (within" in key
+    assert not [q.id for q in questions if q.kind == "numerical" and q.tolerance and q.answer == 0]

@@ -106,13 +106,21 @@ def _read_csv(path: Path, what: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def unmatched(grades: Grades, roster: list[dict], match: str = "SIS Login ID") -> list[str]:
+    """The students of the gradebook with no row of the roster whose ``match`` column is their id."""
+    keys = {r[match].strip() for r in roster if r.get(match)}
+    return [s["id"] for s in grades.students if s["id"] not in keys]
+
+
 def canvas_rows(
     grades: Grades,
     roster: list[dict] | None = None,
     match: str = "SIS Login ID",
     canvas_ids: dict[str, str] | None = None,
+    skip_unmatched: bool = False,
 ) -> list[list[str]]:
-    """Canvas's gradebook import: the header, the "Points Possible" row, one row per student."""
+    """Canvas's gradebook import: the header, the "Points Possible" row, one row per student (with
+    ``skip_unmatched``, none for a student the roster does not have: see :func:`unmatched`)."""
     canvas_ids = canvas_ids or {}
     unknown = sorted(set(canvas_ids) - {n for n, _ in grades.assignments})
     if unknown:
@@ -133,9 +141,14 @@ def canvas_rows(
             )
         by_key = {r[match].strip(): r for r in roster if r.get(match)}
         missing = [s["id"] for s in grades.students if s["id"] not in by_key]
-        if missing:
-            raise ValueError(f"roster: no row whose {match!r} is one of the students {missing}")
+        if missing and not skip_unmatched:
+            raise ValueError(
+                f"roster: no row whose {match!r} is one of the students {missing} (a test account, "
+                "a student who left, another spelling? --skip-unmatched leaves them out)"
+            )
     for s in grades.students:
+        if roster is not None and s["id"] not in by_key:
+            continue
         if roster is not None:
             fixed = [by_key[s["id"]].get(c, "") for c in CANVAS_FIXED]
         else:
@@ -145,20 +158,25 @@ def canvas_rows(
     return rows
 
 
-def moodle_rows(grades: Grades, identifier: str = "username") -> list[list[str]]:
-    """Moodle's grade import: an identifier column, then one column per grade item."""
+def moodle_rows(
+    grades: Grades, identifier: str = "username", skip_unmatched: bool = False
+) -> list[list[str]]:
+    """Moodle's grade import: an identifier column, then one column per grade item (with
+    ``skip_unmatched`` and ``email``, no row for a student without an e-mail)."""
     if identifier not in MOODLE_IDS:
         raise ValueError(f"identifier: expected one of {sorted(MOODLE_IDS)}, got {identifier!r}")
     if identifier == "email":
         missing = [s["id"] for s in grades.students if not s["email"]]
-        if missing:
+        if missing and not skip_unmatched:
             raise ValueError(
                 f"identifier: 'email' needs every student's e-mail in the gradebook; none for {missing}"
-                " (nbgrader db student import)"
+                " (nbgrader db student import; --skip-unmatched leaves them out)"
             )
     key = "id" if identifier == "username" else "email"
     rows = [[MOODLE_IDS[identifier]] + [name for name, _ in grades.assignments]]
     for s in grades.students:
+        if not s[key]:  # skip_unmatched: a student without an e-mail
+            continue
         rows.append([s[key]] + [_number(grades.scores[s["id"], n]) for n, _ in grades.assignments])
     return rows
 
@@ -182,7 +200,20 @@ def main(argv=None) -> int:
     parser.add_argument("--canvas-ids", type=Path, help="CSV assignment,canvas_id")
     parser.add_argument("--moodle", type=Path, help="write Moodle's import CSV here")
     parser.add_argument("--moodle-id", default="username", choices=sorted(MOODLE_IDS))
+    parser.add_argument(
+        "--skip-unmatched",
+        action="store_true",
+        help="leave out (and list) the students the roster, or Moodle's e-mail column, has no row for",
+    )
     args = parser.parse_args(argv)
+    try:
+        return _export(args, parser)
+    except ValueError as e:  # a roster or a table that does not fit: one line, not a traceback
+        print(f"export_grades.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (args.canvas or args.moodle):
         parser.error("nothing to write: give --canvas and/or --moodle")
     gradebook = args.gradebook or (args.course or Path("course")) / "gradebook.db"
@@ -197,11 +228,19 @@ def main(argv=None) -> int:
                     f"canvas_ids: expected the columns assignment,canvas_id, got {list(table[0])}"
                 )
             ids = {r["assignment"]: r["canvas_id"] for r in table}
-        write_csv(canvas_rows(grades, roster, args.match, ids), args.canvas)
-        print(f"Canvas: {args.canvas} ({len(grades.students)} students)")
+        rows = canvas_rows(grades, roster, args.match, ids, args.skip_unmatched)
+        write_csv(rows, args.canvas)
+        print(f"Canvas: {args.canvas} ({len(rows) - 2} students)")
+        skipped = unmatched(grades, roster, args.match) if roster is not None else []
+        if skipped:
+            print(f"left out (no row of the roster): {', '.join(skipped)}")
     if args.moodle:
-        write_csv(moodle_rows(grades, args.moodle_id), args.moodle)
-        print(f"Moodle: {args.moodle} ({len(grades.students)} students)")
+        rows = moodle_rows(grades, args.moodle_id, args.skip_unmatched)
+        write_csv(rows, args.moodle)
+        print(f"Moodle: {args.moodle} ({len(rows) - 1} students)")
+        skipped = [s["id"] for s in grades.students if args.moodle_id == "email" and not s["email"]]
+        if skipped:
+            print(f"left out (no e-mail in the gradebook): {', '.join(skipped)}")
     return 0
 
 

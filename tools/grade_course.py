@@ -51,6 +51,9 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    the test cell's output in ``autograded/``, so the Formgrader, ``generate_feedback`` and ``export``
    use them. A time limit, a crash, the end of the process or a sandbox violation is 0 for that
    exercise with a message that says which; nothing a student does changes another's grades.
+9. **Afterwards** (``finish``): the rubric's 0-point task cells are marked as needing no grade (the
+   Formgrader's "needs manual grade" then clears once the written answers are graded), and the late
+   penalties are computed again from the sandbox's points (``term_plan.py penalties``).
 
 The time limits: ``--time-limit`` seconds of wall time for each call of a student's function (the
 checker's feedback says "did not finish in N s"), ``--cell-limit`` for running the answer cells, and
@@ -797,6 +800,32 @@ def _stand_in(info: dict):
     return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
 
 
+def _private_refusals(module) -> list:
+    """A refusal (``REFUSALS``' form) of each private function of a chapter's checker module (its exact
+    references, such as chapter 2's ``_sharpened``, and its helpers): an answer that calls one, under
+    any name, gets 0 for that exercise."""
+    refusals = []
+    for name, value in sorted(vars(module).items()):
+        if (
+            name.startswith("_")
+            and not name.startswith("__")
+            and isinstance(value, types.FunctionType)
+            # the module's own, or the course's reference put in its place (install_grading)
+            and value.__module__
+            in (module.__name__, f"_course_grading_{module.__name__.rpartition('.')[2]}")
+            and not value.__code__.co_freevars
+        ):
+            target = f"{module.__name__}.{name}"
+
+            def raiser(*args, _target=target, **kwargs):
+                raise RuntimeError(
+                    f"it called `{_target}`, the checker's own code, which an answer may not use"
+                )
+
+            refusals.append((target, None, raiser))
+    return refusals
+
+
 @dataclass
 class Result:
     student: str
@@ -886,6 +915,7 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
+        self.refusals += _private_refusals(module)  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
         environment = limits["environment"]
@@ -1239,6 +1269,38 @@ def zero_tests(course: Path, chapter: str, grader: Grader, students: list[str]) 
     )
 
 
+def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """After grading: each rubric cell (the 0-point "task" cell above a written answer) marked as
+    needing no grade, so nbgrader's "needs manual grade" clears once the written answers are graded;
+    and the late penalties computed again from the sandbox's scores (``term_plan.py penalties``), since
+    nbgrader's autograde took them from its own count, every test cell passed. Returns what it did."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from term_plan import recompute_penalties
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    rubrics = 0
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for student in students:
+            try:
+                submission = gb.find_submission(chapter, student)
+            except MissingEntry:
+                continue
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    if grade.max_score == 0 and grade.needs_manual_grade:
+                        grade.needs_manual_grade = False
+                        rubrics += 1
+        gb.db.commit()
+    late = [(n, s, p) for n, s, p in recompute_penalties(url, [chapter]) if s in students]
+    lines = [
+        f"{rubrics} rubric cells (0 points) marked as needing no grade",
+        f"late penalties computed again from these scores: {len(late)} late submissions"
+        + "".join(f"\n  {s}: late penalty {p:g}" for _, s, p in late),
+    ]
+    return lines
+
+
 def submitted_students(course: Path, chapter: str) -> list[str]:
     folder = course / "submitted"
     return (
@@ -1282,6 +1344,8 @@ def main(argv=None) -> int:
         )
     finally:
         grader.close()
+    for line in finish(course, chapter, students):
+        print(line)
     seconds = time.monotonic() - start
     print(
         f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "

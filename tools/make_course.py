@@ -281,7 +281,9 @@ def parts(statement: str) -> list[str]:
         asked += [
             s
             for s in _sentences(paragraph)
-            if (s.endswith("?") or re.search(r"\bexplain\b", s, re.I)) and not s.startswith("(")
+            # "explain", or "show why" (chapter 2's exercise 2: "They agree: show why with ...")
+            if (s.endswith("?") or re.search(r"\bexplain\b|\bshow why\b", s, re.I))
+            and not s.startswith("(")
         ]
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
@@ -539,6 +541,37 @@ def _finished(cells: list, chapter: str) -> list:
     return cells
 
 
+PRIVATE_MARK = "# Drawn for this course by tools/make_course.py --private-cases"
+
+
+def private_seeds(path: Path) -> dict | None:
+    """The seeds a course's grading/chNN.py drew with ``--private-cases`` (None if it has the book's)."""
+    if not path.exists():
+        return None
+    text = path.read_text()
+    if PRIVATE_MARK not in text:
+        return None
+    for line in text.split(PRIVATE_MARK, 1)[1].splitlines():
+        if line.startswith("SEEDS = "):
+            return ast.literal_eval(line.removeprefix("SEEDS = "))
+    return None
+
+
+def check_private_cases(folder: Path, private_cases: bool) -> None:
+    """Refuse to write a course over one with private cases without ``--private-cases``: its
+    grading/chNN.py would get the book's public seeds back, and the students would be graded on
+    other cases than before (with ``--private-cases``, the existing seeds are kept)."""
+    if private_cases or not folder.is_dir():
+        return
+    private = sorted(p.name for p in folder.glob("ch[0-9][0-9].py") if private_seeds(p) is not None)
+    if private:
+        raise SystemExit(
+            f"{folder} holds this course's private grading cases ({', '.join(private)}): write the "
+            "course again with --private-cases (make course GRADED=1), which keeps them, or delete "
+            "those files to go back to the book's public cases"
+        )
+
+
 def write_grading(folder: Path, chapters: list[str], private_cases: bool = False) -> list[Path]:
     """The grading material of the course's chapters (the repository's grading/chNN.py, which the
     students' package does not hold) into ``folder``, where tools/grade_course.py reads it. With
@@ -546,6 +579,7 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
     that no one outside the course can compute the grader's cases."""
     import secrets
 
+    check_private_cases(folder, private_cases)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "README.md").write_text(
         "# The grader's cases and references\n\n"
@@ -561,11 +595,13 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
         if private_cases:
             namespace: dict = {}
             exec(compile(text, str(source), "exec"), namespace)
-            seeds = {name: secrets.randbelow(2**31) for name in namespace.get("SEEDS", {})}
-            text += (
-                "\n# Drawn for this course by tools/make_course.py --private-cases, in place of the "
-                f"book's seeds above.\nSEEDS = {seeds!r}\n"
-            )
+            # a course's seeds, once drawn, are kept: a regrade uses the same cases
+            kept = private_seeds(folder / source.name) or {}
+            seeds = {
+                name: kept.get(name, secrets.randbelow(2**31))
+                for name in namespace.get("SEEDS", {})
+            }
+            text += f"\n{PRIVATE_MARK}, in place of the book's seeds above.\nSEEDS = {seeds!r}\n"
         target = folder / source.name
         target.write_text(text)
         written.append(target)
@@ -584,6 +620,7 @@ def write_course(
     all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
     grader's material in ``out/grading`` (:func:`write_grading`)."""
     out = out.resolve()
+    check_private_cases(out / "grading", private_cases)  # before anything is written
     written = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         if prefixes and not any(path.name.startswith(p) for p in prefixes):
@@ -604,7 +641,9 @@ def write_course(
         marker.unlink(missing_ok=True)
     exchange = Path(exchange).resolve() if exchange else out / "exchange"
     exchange.mkdir(parents=True, exist_ok=True)
-    exchange.chmod(0o777)  # every student writes there (nbgrader's instructions for an exchange)
+    # every student writes there (nbgrader's instructions for an exchange); sticky, as /tmp is: no
+    # student can rename or delete what another (or the instructor) put there
+    exchange.chmod(0o1777)
     templates = out / "templates"
     (out / "nbgrader_config.py").write_text(
         CONFIG.format(

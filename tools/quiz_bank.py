@@ -3,6 +3,7 @@
     python tools/quiz_bank.py --moodle quiz.xml                     # 5 variants of each question
     python tools/quiz_bank.py --moodle quiz.xml --variants 20 --seed 2027 --chapters 02 03
     python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper and its key
+    python tools/quiz_bank.py --markdown exam.md --no-key           # one paper (variant 0), no key
 
 Each question is a function of a seed (:data:`QUESTIONS`): its numbers are drawn from the seed and
 its answer is computed by the book's library (``lib.attention.masked_softmax``,
@@ -487,7 +488,12 @@ def make(question: str, seed: int) -> Question:
     """One variant of ``question`` for ``seed`` (the same seed, the same numbers and answer)."""
     if question not in QUESTIONS:
         raise ValueError(f"question: expected one of {sorted(QUESTIONS)}, got {question!r}")
-    q = QUESTIONS[question](random.Random(seed))
+    rng = random.Random(seed)
+    q = QUESTIONS[question](rng)
+    for _ in range(100):  # "give three decimals" of an answer that rounds to 0.000: drawn again
+        if not (q.kind == "numerical" and q.tolerance > 0 and q.answer == 0):
+            break
+        q = QUESTIONS[question](rng)
     q.seed = seed
     if q.kind == "multichoice" and (
         len(q.choices) < 3 or sum(c.correct for c in q.choices) != 1
@@ -612,7 +618,9 @@ def markdown(questions: list[Question], key: bool = True) -> str:
                     answers.append(f"{i}. {letter}) {c.text}. {plain(c.feedback)}")
             lines.append("")
         elif q.kind == "numerical":
-            answers.append(f"{i}. {q.answer:g} (within {q.tolerance:g}). {plain(q.feedback)}")
+            exact = float(q.answer).is_integer()  # a count in full (2,102,784), not 2.10278e+06
+            number = f"{int(q.answer):,}" if exact else str(q.answer)
+            answers.append(f"{i}. {number} (within {q.tolerance:g}). {plain(q.feedback)}")
         else:
             criteria = "; ".join(q.criteria)
             answers.append(f"{i}. Rubric ({len(q.criteria)} points): {criteria}. Model: {q.model}")
@@ -639,9 +647,10 @@ def main(argv=None) -> int:
     if args.moodle:
         args.moodle.write_text(moodle_xml(questions))
         print(f"{args.moodle}: {len(questions)} questions (Moodle XML)")
-    if args.markdown:
-        args.markdown.write_text(markdown(questions, key=not args.no_key))
-        print(f"{args.markdown}: {len(questions)} questions")
+    if args.markdown:  # one paper: without --student, the bank's first variant of each question
+        printed = questions if args.student else bank(1, args.seed, args.chapters)
+        args.markdown.write_text(markdown(printed, key=not args.no_key))
+        print(f"{args.markdown}: {len(printed)} questions")
     return 0
 
 

@@ -682,6 +682,8 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
     for i, refusal in enumerate(refusals):
         module_name, _, name = refusal["target"].rpartition(".")
         function = getattr(importlib.import_module(module_name), name)
+        if not isinstance(function, types.FunctionType) or function.__code__.co_freevars:
+            continue  # not a plain function: its code cannot be swapped (a wrapper, a closure)
         original = types.FunctionType(
             function.__code__,
             function.__globals__,
@@ -704,10 +706,10 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
                 raise _Refused(_i)
             return _original(*args, **kw)
 
-        guards[name] = guard
+        guards[refusal["target"]] = guard  # the full name: two modules may have the same name
         stub = {}
         exec(
-            f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{name!r}](*args, **kwargs)\n",
+            f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{refusal['target']!r}](*args, **kwargs)\n",
             function.__globals__,
             stub,
         )

@@ -73,6 +73,17 @@ ZERO_AFTER_DAYS = 7.0
 MARK_BEGIN = "# --- term plan (tools/term_plan.py deadlines): late policy ---"
 MARK_END = "# --- end of term plan ---"
 WEEKDAYS = "Mon Tue Wed Thu Fri Sat Sun".split()
+ZONE_MARK = "# the course's time zone: "  # in the block, read back by `extend` to print its dates
+
+
+def course_zone(course: Path) -> str:
+    """The time zone ``deadlines`` was given for the course (UTC if it has not been run)."""
+    config = Path(course) / "nbgrader_config.py"
+    text = config.read_text() if config.is_file() else ""
+    for line in text.splitlines():
+        if line.startswith(ZONE_MARK):
+            return line.removeprefix(ZONE_MARK).strip() or "UTC"
+    return "UTC"
 
 
 def penalty_fraction(days_late: float) -> float:
@@ -187,6 +198,7 @@ def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
     block = "\n".join(
         [
             MARK_BEGIN,
+            f"{ZONE_MARK}{tz}",
             "import sys  # noqa: E402",
             f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})",
             "from term_plan import LatePenalty  # noqa: E402",
@@ -298,7 +310,9 @@ def main(argv=None) -> int:
     elif args.command == "extend":
         url, _ = _gradebook(args.course)
         due = extend(url, args.chapter, args.student, args.days)
-        print(f"{args.chapter}  {args.student}  due {due:%a %Y-%m-%d %H:%M} UTC")
+        # nbgrader keeps UTC without a zone; printed in the course's zone, as `deadlines` prints it
+        due = due.replace(tzinfo=dt.timezone.utc).astimezone(ZoneInfo(course_zone(args.course)))
+        print(f"{args.chapter}  {args.student}  due {due:%a %Y-%m-%d %H:%M %Z}")
     else:
         url, _ = _gradebook(args.course)
         late = recompute_penalties(url, args.chapter)

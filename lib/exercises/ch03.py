@@ -387,13 +387,29 @@ def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
-REFUSALS = {"check_masked_softmax": [("lib.attention.masked_softmax", None, _refuse_library)]}
+# The private _masked_softmax too: every library function that computes a masked softmax (attend,
+# scaled_dot_product_attention, the layers) goes through it, so its weights are refused as well.
+REFUSALS = {
+    "check_masked_softmax": [
+        ("lib.attention.masked_softmax", None, _refuse_library),
+        ("lib.attention._masked_softmax", None, _refuse_library),
+    ]
+}
+_LIBRARY_PRIVATE_MASKED_SOFTMAX = attention._masked_softmax
 
 
 def _without_library_masked_softmax(func: Any):
-    """While it runs, the reader's function finds lib.attention.masked_softmax (under any name in its
-    module's globals, or as an attribute of lib.attention) replaced by one that raises."""
-    return replaced({_LIBRARY_MASKED_SOFTMAX: _refuse_library}, attention, func)
+    """While it runs, the reader's function finds lib.attention.masked_softmax and its private twin
+    _masked_softmax (through which attend and the layers go), under any name in its module's globals
+    or as attributes of lib.attention, replaced by one that raises."""
+    return replaced(
+        {
+            _LIBRARY_MASKED_SOFTMAX: _refuse_library,
+            _LIBRARY_PRIVATE_MASKED_SOFTMAX: _refuse_library,
+        },
+        attention,
+        func,
+    )
 
 
 def _check_finite(

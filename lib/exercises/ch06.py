@@ -451,8 +451,28 @@ REFUSALS = {
     "check_incremental": [
         ("lib.attention.masked_softmax", "mask", _mask_used),
         ("lib.attention.scaled_dot_product_attention", "mask", _mask_used),
+        # the library's other ways to attend with a mask, and its causal mask itself (under any name)
+        ("lib.attention.attend", "mask", _mask_used),
+        ("lib.attention._attend", "mask", _mask_used),
+        ("lib.attention._masked_softmax", "mask", _mask_used),
+        ("lib.attention._scaled_dot_product_attention", "mask", _mask_used),
+        ("lib.attention.attention_heads", "mask", _mask_used),
+        ("lib.attention.causal_mask", None, _mask_used),
     ]
 }
+
+
+def _names_resolved(func: Any) -> set[str]:
+    """``names_used(func)`` and, for each of them bound in the function's globals, the name of what it
+    is bound to: ``from lib.attention import causal_mask as _cm`` is seen as ``causal_mask``."""
+    names = names_used(func)
+    space = getattr(func, "__globals__", None)
+    if isinstance(space, dict):
+        for name in list(names):
+            resolved = getattr(space.get(name), "__name__", None)
+            if isinstance(resolved, str):
+                names.add(resolved)
+    return names
 
 
 def _refusing_masks(func: Callable) -> Callable:
@@ -470,9 +490,18 @@ def _refusing_masks(func: Callable) -> Callable:
 
 
 def _no_masks(reader_function: Any):
-    """While inside, the library's masked_softmax and scaled_dot_product_attention refuse a mask, both
-    as attributes of lib.attention and as names in the reader's notebook (or module)."""
-    originals = (lib.attention.masked_softmax, lib.attention.scaled_dot_product_attention)
+    """While inside, the library's attention functions (masked_softmax, scaled_dot_product_attention,
+    attend, attention_heads and their private twins) refuse a mask, both as attributes of
+    lib.attention and as names in the reader's notebook (or module)."""
+    originals = (
+        lib.attention.masked_softmax,
+        lib.attention.scaled_dot_product_attention,
+        lib.attention.attend,
+        lib.attention._attend,
+        lib.attention._masked_softmax,
+        lib.attention._scaled_dot_product_attention,
+        lib.attention.attention_heads,
+    )
     return replaced({f: _refusing_masks(f) for f in originals}, lib.attention, reader_function)
 
 
@@ -608,7 +637,7 @@ def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
     from the first t + 1 rows of X only, so Z equals causal self-attention softmax(QK^T / sqrt(d_k), causal) V."""
     attempted(incremental_outputs, "incremental_outputs")
-    masking = sorted(names_used(incremental_outputs) & MASK_NAMES)
+    masking = sorted(_names_resolved(incremental_outputs) & MASK_NAMES)
     if masking:
         fail(
             f"your `incremental_outputs` uses `{'`, `'.join(masking)}`, which builds or applies a mask: {NO_MASK}"
