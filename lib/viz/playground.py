@@ -161,15 +161,19 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None
     ax2.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax2.set_ylabel("held-out sequences right")
     ax2.spines["right"].set_visible(True)  # the book's style hides it: the ticks would float
-    # a key to the two curves, as the page's own has
-    ax.legend(
+    # a key to the two curves, as the page's own has; on the twin axes, which are drawn last,
+    # with an opaque frame, so that an accuracy curve at 1.0 passes behind it, not through its text
+    ax2.legend(
         ax.get_lines() + ax2.get_lines(),
         ["training loss (left axis)", "held-out sequences\nright (right axis)"]
         + ([f"held out at length {test_length}\n(sequences right)"] if test else []),
         loc="upper right",
         fontsize=small or 8,
         handlelength=1.5,
-        frameon=False,
+        frameon=True,
+        framealpha=1.0,
+        facecolor="white",
+        edgecolor="0.8",
     )
     mask = "causal" if c.causal else "bidirectional"
     ax.set_title(f"{c.task}, positions: {c.positional}, {mask}", fontsize=small or 9)

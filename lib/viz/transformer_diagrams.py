@@ -1187,10 +1187,10 @@ def _positional_alt(config, L, table, mask):
     D, H, N, kind = config.d_model, config.n_heads, config.n_layers, config.positional
     return (
         f"A vertical flow, read from the bottom. The input, {L} symbols (here 3 1 4 1 5 9 2 6), "
-        "positions 0 to 7. Each symbol x_i goes to the token embedding e of x_i (a table of "
+        "positions 0 to 7. Each symbol w_i goes to the token embedding e of w_i (a table of "
         f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
         + (f"a {kind} table of {table}" if table else _ALT_NONE[kind])
-        + "). The two meet in a plus sign: x_i = e of x_i + p_i, one vector of width "
+        + "). The two meet in a plus sign: x_i = e of w_i + p_i, one vector of width "
         f"{D} per position. Then "
         + ("the encoder layer" if N == 1 else f"{N} encoder layers, each")
         + ": LayerNorm and "
@@ -1208,7 +1208,7 @@ def _draw_positions_input(ax, xc, step, font):
     for i, (x, s) in enumerate(zip(xs, "31415926")):
         _box(ax, x, 0.75, s, "io", w=step - 0.06, h=0.4, fontsize=font)
         ax.text(x, 0.3, str(i), color="0.35", **_t(font))
-    ax.text(xs[-1] + 0.35, 0.75, "$x_i$", ha="left", va="center", fontsize=font)
+    ax.text(xs[-1] + 0.35, 0.75, "symbol $w_i$", ha="left", va="center", fontsize=font)
     ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
 
 
@@ -1223,7 +1223,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
         ax,
         x_tok,
         y_emb,
-        f"token embedding\n$\\mathbf{{e}}_{{x_i}}$: {VOCAB} x {D}",
+        f"token embedding\n$\\mathbf{{e}}_{{w_i}}$: {VOCAB} x {D}",
         "emb",
         w=bw / 2 - 0.1,
         h=0.75,
@@ -1244,7 +1244,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
     )
     _arrow(ax, x_tok, 1.0, x_tok, y_emb - 0.38)  # the symbol to its embedding
     _arrow(ax, x_pos, 1.0, x_pos, y_emb - 0.38, color="0.45")  # its place to the position's
-    ax.text(x_tok + 0.08, 1.18, "$x_i$", ha="left", va="center", fontsize=font)
+    ax.text(x_tok + 0.08, 1.18, "$w_i$", ha="left", va="center", fontsize=font)
     ax.text(x_pos + 0.08, 1.18, "$i$", ha="left", va="center", fontsize=font, color="0.35")
     _box(ax, xc, y_plus, "$+$", "plain", w=0.4, h=0.4, fontsize=font)
     _line(ax, [x_tok, x_tok, xc - 0.2], [y_emb + 0.38, y_plus, y_plus])
@@ -1254,7 +1254,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
     ax.text(
         xc + 0.35,
         y_plus + 0.42,
-        f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{x_i}} + \\mathbf{{p}}_i$, width {D}",
+        f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{w_i}} + \\mathbf{{p}}_i$, width {D}",
         ha="left",
         va="center",
         fontsize=font,
@@ -1293,9 +1293,8 @@ def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
                 (x0, y0), size, size, fc="none", ec="0.25", lw=1.2 if chosen else 0.5, alpha=alpha
             )
         )
-        label = "bidirec-\ntional" if narrow and not causal else name
-        y_label = y0 + size + 0.2 + (0.12 if "\n" in label else 0) if narrow else y0 - 0.25
-        ax.text(x0 + size / 2, y_label, label, color="0.1" if chosen else "0.55", **_t(font))
+        y_label = y0 + size + 0.2 if narrow else y0 - 0.25
+        ax.text(x0 + size / 2, y_label, name, color="0.1" if chosen else "0.55", **_t(font))
 
 
 def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
