@@ -1161,6 +1161,19 @@ def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing(
     assert "cannot" not in str(ch07.check_one_head(13_209, False))
     with pytest.raises(ExerciseFailed, match="training does not find such a split"):
         ch07.check_one_head(13_209, True)
+    # graded only with both predictions: a lone answer, right or wrong, is neither confirmed nor
+    # corrected (a lone True/False would give the answer away)
+    for partial in [(None, False), (None, True), (13_209, None), (4224, None)]:
+        verdict = ch07.check_one_head(*partial)
+        assert verdict.status == "not attempted", partial
+        assert "right" not in verdict.message and "no." not in verdict.message, partial
+        assert "grades the two predictions together" in verdict.message
+    assert "learns_task too" in ch07.check_one_head(13_209, None).message
+    assert "n_params too" in ch07.check_one_head(None, True).message
+    with pytest.raises(
+        ExerciseFailed, match="True or False"
+    ):  # a lone answer's type is still checked
+        ch07.check_one_head(None, "no")
     assert ch08.check_small_base(585, False)  # by hand: within 1%
     assert ch09.check_parameter_counts(18.9e6, 12.6e6, 107.1e6)  # rounded to 0.1M: within 1%
     half = ch09.check_parameter_counts(18_944_000, None, None)

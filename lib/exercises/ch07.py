@@ -59,43 +59,45 @@ _PARTS = {
 def check_one_head(n_params: Any, learns_task: Any) -> str:
     """Check the predictions of exercise 1: ``n_params``, the number of parameters of
     ``BracketModel(n_heads=1)``, and ``learns_task`` (True/False): does it reach 99% test accuracy in the
-    chapter's 300 training steps?"""
+    chapter's 300 training steps? The two are graded together, only once both are given (a lone
+    True/False would be confirmed or corrected, which gives the answer away)."""
     if n_params is None and learns_task is None:
         not_attempted(
             "write your two predictions (n_params and learns_task) in the cell above, then run this cell again."
         )
-    if n_params is not None:
-        n = expect_number(n_params, "n_params")
-        if n != N_PARAMETERS:
-            if n == ATTENTION:
-                fail(
-                    f"n_params = {n:,.0f} is the attention layer alone (4D^2 + 4D); the model also has its embeddings, its position vectors and its readout."
-                )
-            if n in (
-                N_PARAMETERS - ATTENTION + ATTENTION / 4,
-                N_PARAMETERS - ATTENTION + 4 * ATTENTION,
-            ):
-                fail(
-                    f"n_params = {n:,.0f}: the number of heads changes no matrix. One head of width D or four of width D/4 use the same four D x D projections (4D^2 + 4D parameters)."
-                )
-            for part, size in _PARTS.items():
-                if n == N_PARAMETERS - size:
-                    fail(
-                        f"n_params = {n:,.0f} leaves out the {part}; the rest of your count is right."
-                    )
-            fail(
-                f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads changes none of these sizes."
-            )
-    if learns_task is not None:
-        if expect_bool(learns_task, "learns_task"):
-            fail(
-                "learns_task: no. With one head, each query has one distribution of weight, and the task asks for two different tokens (the previous one and the partner): a single distribution could only split its weight between them, and training does not find such a split. Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
-            )
-    if n_params is None:
-        not_attempted("your learns_task is right; now predict the number of parameters (n_params).")
-    if learns_task is None:
+    if (
+        n_params is None or learns_task is None
+    ):  # grade the two together: a lone yes/no would be given away
+        if n_params is not None:
+            expect_number(n_params, "n_params")
+        if learns_task is not None:
+            expect_bool(learns_task, "learns_task")
+        missing = "n_params" if n_params is None else "learns_task"
         not_attempted(
-            "your n_params is right; now predict whether one head learns the task (learns_task)."
+            f"write your prediction of {missing} too: this cell grades the two predictions together, once both are written."
+        )
+    n = expect_number(n_params, "n_params")
+    if n != N_PARAMETERS:
+        if n == ATTENTION:
+            fail(
+                f"n_params = {n:,.0f} is the attention layer alone (4D^2 + 4D); the model also has its embeddings, its position vectors and its readout."
+            )
+        if n in (
+            N_PARAMETERS - ATTENTION + ATTENTION / 4,
+            N_PARAMETERS - ATTENTION + 4 * ATTENTION,
+        ):
+            fail(
+                f"n_params = {n:,.0f}: the number of heads changes no matrix. One head of width D or four of width D/4 use the same four D x D projections (4D^2 + 4D parameters)."
+            )
+        for part, size in _PARTS.items():
+            if n == N_PARAMETERS - size:
+                fail(f"n_params = {n:,.0f} leaves out the {part}; the rest of your count is right.")
+        fail(
+            f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads changes none of these sizes."
+        )
+    if expect_bool(learns_task, "learns_task"):
+        fail(
+            "learns_task: no. With one head, each query has one distribution of weight, and the task asks for two different tokens (the previous one and the partner): a single distribution could only split its weight between them, and training does not find such a split. Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
         )
     return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
 
