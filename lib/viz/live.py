@@ -443,9 +443,13 @@ def masked_softmax_figure(
     n = scores.shape[0]
     mask = causal_mask(n) if causal else torch.ones(n, n, dtype=torch.bool)
     weights = masked_softmax(scores, mask)
-    fig, ax = plt.subplots(figsize=(4, 3.4), dpi=72)
-    attention_heatmap(weights, list(labels), list(labels), ax=ax, title="masked softmax")
-    png = figure_png(fig)
+    # 4.6 inches at 72 dpi with 11-point text (ticks and numbers): legible in a phone's 330 px column
+    with plt.rc_context(PHONE_RC):
+        fig, ax = plt.subplots(figsize=(4.6, 3.9), dpi=72)
+        attention_heatmap(
+            weights, list(labels), list(labels), ax=ax, title="masked softmax", annotate_size=11
+        )
+        png = figure_png(fig)
     plt.close(fig)
     example = {
         "scores": [[round(v, 4) for v in row] for row in scores.tolist()],
@@ -457,12 +461,26 @@ def masked_softmax_figure(
     return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)
 
 
+# the score-functions figure's plane shows -4 .. 4 in both coordinates: room for the chapter's
+# experiment (k2 = (0, 3)) and the point's label
+SCORE_PLANE_SPAN = 4.0
+# the bar chart's y axis ends above 1, leaving the legend a row of its own
+BAR_CHART_TOP = 1.3
+
+
 def score_functions_figure(
-    query, keys, *, seed: int = 0, d_hidden: int = 3, span: float = 3.0, caption: str | None = None
+    query,
+    keys,
+    *,
+    seed: int = 0,
+    d_hidden: int = 3,
+    span: float = SCORE_PLANE_SPAN,
+    caption: str | None = None,
 ) -> LiveFigure:
     """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
     dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
-    untrained function is not flat). The page computes them as lib.attention does."""
+    untrained function is not flat). The page computes them as lib.attention does. span is the
+    half-width of the drawn plane: it shows coordinates from -span to span."""
     from lib.attention import (
         AdditiveScore,
         GeneralScore,
@@ -471,6 +489,8 @@ def score_functions_figure(
         scaled_dot_product_score,
     )
 
+    if isinstance(span, bool) or not isinstance(span, (int, float)) or not span > 0:
+        raise ValueError(f"span: expected a positive number, got {span!r}")
     q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
     k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
     torch.manual_seed(seed)
@@ -488,14 +508,18 @@ def score_functions_figure(
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
     # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
     with plt.rc_context(PHONE_RC):
-        fig, ax = plt.subplots(figsize=(4.6, 3.0), dpi=72)
+        fig, ax = plt.subplots(figsize=(4.6, 3.4), dpi=72)
         n = k.shape[1]
         for i, (name, w) in enumerate(weights.items()):
             xs = [j + i * (n + 1) for j in range(n)]
-            ax.bar(xs, w.tolist(), color=[f"C{j}" for j in range(n)])
+            bars = ax.bar(xs, w.tolist(), color=[f"C{j}" for j in range(n)])
+        # which colour is which key: one legend row above the bars, which reach at most 1
+        ax.set_ylim(0, BAR_CHART_TOP)
+        ax.legend(bars, [f"k{j + 1}" for j in range(n)], loc="upper center", ncols=n, frameon=False)
         ax.set_xticks([i * (n + 1) + (n - 1) / 2 for i in range(len(weights))], list(weights))
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right", rotation_mode="anchor")
         ax.set(ylabel="weight", title="the keys' weights, per score function")
+        fig.tight_layout()  # room for the slanted names of the score functions
         png = figure_png(fig)
     plt.close(fig)
     params = {

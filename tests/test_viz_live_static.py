@@ -1,0 +1,45 @@
+"""The static pictures of chapter 3's live figures (shown without JavaScript and in print)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+import lib.viz.live as live  # noqa: E402
+
+QUERY = [1.0, 0.5]
+KEYS = [[1.0, 0.0], [0.0, 1.0], [-1.0, -0.5]]
+PHONE_POINTS = 11  # the smallest text size legible in a phone's 330 px column at 72 dpi
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the live figures draw, kept open instead of turned into PNG bytes."""
+    figures = []
+    monkeypatch.setattr(live, "figure_png", lambda fig: figures.append(fig) or b"\x89PNG")
+    return figures
+
+
+def test_the_score_bars_have_a_legend_naming_each_key(drawn):
+    live.score_functions_figure(QUERY, KEYS)
+    legend = drawn[0].axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["k1", "k2", "k3"]
+
+
+def test_the_score_plane_shows_the_chapters_long_key_with_room_for_its_label():
+    span = live.score_functions_figure(QUERY, KEYS).example["span"]
+    assert span == 4.0  # k2 = (0, 3) lies at 3/4 of the half-width
+
+
+@pytest.mark.parametrize("span", [0, -1.0, "4", True])
+def test_a_bad_span_is_named(span):
+    with pytest.raises(ValueError, match="span"):
+        live.score_functions_figure(QUERY, KEYS, span=span)
+
+
+def test_the_masked_softmax_picture_has_phone_sized_ticks_and_numbers(drawn):
+    live.masked_softmax_figure([[0.1, 0.2], [0.3, 0.4]], ["1", "2"])
+    ax = drawn[0].axes[0]
+    sizes = [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels() + ax.texts]
+    assert sizes and min(sizes) >= PHONE_POINTS
