@@ -156,6 +156,7 @@ PAIR_WRONG = [
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),
     ((None, 1 / 7), "The best pairs are rarer"),
+    (({("w", "##i"), ("##i", "##d")}, 1), "The missing factor is the count of the other piece"),
     ((None, 0.5), "is not the best score"),
     ((None, "a third"), "top_score should be a number"),
     ((None, Fraction(1, 2)), "is not the best score"),  # a fraction is a number

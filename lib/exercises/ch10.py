@@ -134,6 +134,10 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                 fail(
                     "top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b, the counts of its two pieces."
                 )
+            if abs(s - 1) < 0.005:
+                fail(
+                    "top_score = 1 is c_ab divided by one count only (c_ab / c_a or c_ab / c_b): for a pair whose pieces never occur apart, c_ab equals each of them. The missing factor is the count of the other piece: divide by both, c_ab / (c_a c_b)."
+                )
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
                 fail(
                     f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
