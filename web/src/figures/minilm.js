@@ -98,7 +98,7 @@ export function mountAttention(root, example, ctx) {
     const m = current.attentions[+layer.value][+head.value];
     heatmap(map, m, current.tokens, current.tokens, {
       title: `layer ${layer.value}, head ${head.value}: rows are queries, columns keys`,
-      xlabel: "rows: queries; columns: keys (attended to), named at the top" });
+      xlabel: "keys (attended to), named at the top" });
     headView(lines, m, current.tokens);
     root.dataset.tokens = JSON.stringify(current.tokens);
   }
