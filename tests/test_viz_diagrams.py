@@ -585,12 +585,15 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         lambda: viz.bert_input_diagram(PAIR),
         lambda: viz.bert_pretraining_diagram(),
         lambda: viz.bert_pretraining_diagram(BertConfig.large()),
+        lambda: viz.seq2seq_diagram(SRC, TGT, narrow=True),
+        lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
     ],
-    ids=["input", "pretraining", "pretraining_large"],
+    ids=["input", "pretraining", "pretraining_large", "seq2seq", "seq2seq_attention"],
 )
-def test_bert_diagrams_fit_a_phone_s_column(draw):
+def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
     """Chapter 14's two diagrams (reader's report 14b: at 605 px they scrolled sideways on a 360 px
-    phone): saved as the inline backend saves them (110 dpi, tight box) they are under 600 px wide,
+    phone) and chapter 1's narrow encoder-decoders (reader's report 1, item 3: at 638 px the same):
+    saved as the inline backend saves them (110 dpi, tight box) they are under 600 px wide,
     so book/_static/reader.js scales them to the 328 px column, where their smallest text is still
     at least 9 CSS px."""
     fig = draw()

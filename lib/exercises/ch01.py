@@ -385,7 +385,12 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     result = expect_tensor(result, (len(bins),), name="loss_by_length", case=case)
     expected = loss_by_length_reference(model, batch, bins)
     if torch.allclose(result, expected, rtol=1e-4, atol=1e-5):
-        return f"`loss_by_length` gives the mean sentence loss of each group on {case} ({', '.join(f'{v:.3f}' for v in expected.tolist())})."
+        vocabulary = model.decoder.out.out_features
+        return (
+            f"`loss_by_length` gives the mean sentence loss of each group on {case} ({', '.join(f'{v:.3f}' for v in expected.tolist())}). "
+            f"These come from the checker's own small untrained model (random weights, a target vocabulary of {vocabulary} words), "
+            f"so they lie near log V = {math.log(vocabulary):.2f}, the loss of a uniform guess; your numbers for the chapter's trained models are far lower."
+        )
     for values, message in _loss_mistakes(model, batch, bins):
         if torch.isfinite(values).all() and torch.allclose(result, values, rtol=1e-4, atol=1e-5):
             fail(f"on {case}, {message}")

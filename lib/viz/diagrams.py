@@ -43,6 +43,10 @@ _DIAGRAM_COLORS = {
 }
 _FONT = 9.5  # points: the smallest text of the new diagrams
 _PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it
+# seq2seq_diagram's narrow layout is laid out on 5.6 inches and drawn 5.2 wide, its text scaled
+# alike: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
+# sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
+_SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -76,9 +80,10 @@ def _line(ax, xs, ys, color="0.35", lw=1, **kw):
     ax.plot(xs, ys, color=color, lw=lw, solid_capstyle="butt", **kw)
 
 
-def _canvas(width, height, alt):
-    """A Figure of ``width`` x ``height`` inches whose one Axes has inches as data units."""
-    fig = plt.figure(figsize=(width, height), layout="none")
+def _canvas(width, height, alt, scale=1.0):
+    """A Figure of ``width`` x ``height`` inches whose one Axes has inches as data units; ``scale``
+    below 1 draws the same layout on a canvas that much smaller (a data unit is ``scale`` inches)."""
+    fig = plt.figure(figsize=(width * scale, height * scale), layout="none")
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set(xlim=(0, width), ylim=(0, height))
     ax.axis("off")
@@ -107,7 +112,8 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 5.6 inches wide, at 11.5 points. The output layer,
+    the decoder above the encoder on a canvas 5.2 inches wide, at 10.7 points (under 600 px at
+    110 dpi: a phone shows it whole, 328 px wide, its text about 9 CSS px). The output layer,
     which also reads the context and the previous word, is not drawn. Returns the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
     check_int(d_hidden, "d_hidden", 1)
@@ -175,9 +181,10 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     """seq2seq_diagram's canvas and where everything goes: rows' heights (y_*), the encoder's
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
-    g = SimpleNamespace(narrow=narrow, font=_PHONE_FONT if narrow else _FONT, y_grey=None)
+    font = _PHONE_FONT * _SEQ2SEQ_NARROW_SCALE if narrow else _FONT
+    g = SimpleNamespace(narrow=narrow, font=font, y_grey=None)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
-        fig, ax = _canvas(5.6, 6.5, alt)
+        fig, ax = _canvas(5.6, 6.5, alt, scale=_SEQ2SEQ_NARROW_SCALE)
         g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
         g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
         g.xe = [1.4 + 0.88 * j for j in range(n_src)]
