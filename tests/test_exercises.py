@@ -264,6 +264,12 @@ SHARPEN_WRONG = [
         lambda w, g: torch.softmax(g * torch.log(w + 1e-6), dim=-1),
         "has weight exactly 0, and yours gives it",
     ),
+    (
+        "a 1e-12 epsilon before the log (exactly 0 in float32 at gamma = 4, not at gamma = 1)",
+        lambda w, g: torch.softmax(g * torch.log(w + 1e-12), dim=-1),
+        "on the case 'gamma = 1 on one row of 6 weights, two of them exactly 0', slot 1 of row 0 "
+        "has weight exactly 0, and yours gives it",
+    ),
     ("sum without keepdim", lambda w, g: w**g / (w**g).sum(dim=-1), "keepdim=True"),
     ("gamma ignored", lambda w, g: w.clone(), "gamma = 2 was not applied"),
     (

@@ -136,6 +136,8 @@ def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
     with_zeros = _weights(g, 2, 8)
     with_zeros[:, [1, 5]] = 0.0  # e.g. masked slots
     with_zeros = with_zeros / with_zeros.sum(dim=-1, keepdim=True)
+    # at gamma = 1 an epsilon before the log leaves a zero weight at about epsilon, not at epsilon**4
+    zeros_at_1 = torch.tensor([[0.4, 0.0, 0.3, 0.2, 0.0, 0.1]])
     return [
         ("gamma = 1 on a batch of 2 rows of 5 weights", _weights(g, 2, 5), 1.0),
         ("gamma = 2 on a batch of 3 rows of 6 weights", _weights(g, 3, 6), 2.0),
@@ -143,6 +145,7 @@ def _sharpen_cases() -> list[tuple[str, Tensor, float]]:
         ("gamma = 3.5 (not an integer) on one row of 5 weights", _weights(g, 1, 5), 3.5),
         ("gamma = 10 on uniform weights", torch.full((2, 4), 0.25), 10.0),
         ("gamma = 300 on one row of 32 weights near 1/32", _weights(g, 1, 32, spread=0.3), 300.0),
+        ("gamma = 1 on one row of 6 weights, two of them exactly 0", zeros_at_1, 1.0),
     ]
 
 
