@@ -24,6 +24,7 @@ import torch
 
 from lib import attention
 from lib.attention import GeneralScore
+from lib.bert import IGNORE_INDEX
 from lib.exercises import ExerciseFailed, Verdict, is_stub
 from lib.exercises.ch02 import check_duplicate_key, check_sharpen
 from lib.exercises.ch03 import (
@@ -117,6 +118,7 @@ def defined_functions(source: str) -> dict:
         "nn": torch.nn,
         "GeneralScore": GeneralScore,
         "masked_softmax": attention.masked_softmax,
+        "IGNORE_INDEX": IGNORE_INDEX,  # chapter 14 imports it from lib.bert
     }
     exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), namespace)
     return {node.name: namespace[node.name] for node in kept if isinstance(node, ast.FunctionDef)}
