@@ -9,6 +9,7 @@ import re
 import nbformat
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lib.exercises import ExerciseFailed, ch15
 from tests.test_exercises import PATHOLOGICAL, ROOT, defined_functions, exercises, tags
@@ -201,6 +202,12 @@ EMBED_WRONG = [
             ch15.embed_reference(m, t, x, normalize=False).float()
         ),
         "you divided each column by its norm, over the sentences (dim 0)",
+    ),
+    (
+        # F.normalize floors the norm at 1e-12: the dead dimensions stay near 0, no inf or NaN
+        "F.normalize over the sentences",
+        lambda m, t, x: F.normalize(ch15.embed_reference(m, t, x, normalize=False).float(), dim=0),
+        "you normalized over the sentences (dim 0): each column",
     ),
     ("training mode", _in_training_mode, "put the model in training mode"),
     ("dropout on, then eval", _dropout_on_then_eval, "most likely dropout"),
