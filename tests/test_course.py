@@ -554,9 +554,10 @@ def test_the_formgrader_shows_each_rubric_and_the_release_does_not(tmp_path):
         assert "BEGIN MARK SCHEME" not in released and "Rubric" not in released
         assert f"{n * make_course.POINTS['written']} point" in released
         assert rel[e["written"]].source == "YOUR ANSWER HERE"
-    # exercise 3 asks two questions, and its model answer splits by them
+    # exercise 3 asks three questions, and its model answer splits by them
     ex3 = src[rubrics[2]["rubric"]].source
-    assert "**Part 1" in ex3 and "**Part 2" in ex3 and '"Which accuracy changes?"' in ex3
+    assert "**Part 1" in ex3 and "**Part 2" in ex3 and "**Part 3" in ex3
+    assert "\"Which score's accuracy changes when the rows are scaled?\"" in ex3
     # the points add up: each exercise's tests and written answer, the gradebook's maximum
     graded_points = sum(
         c.metadata["nbgrader"].get("points", 0)
@@ -595,4 +596,5 @@ def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
         assert cells[f"ex{number}_written"].source.startswith("My explanation: ")
         assert scores["correct"].get(f"ex{number}_rubric") in (None, 0)
     page = page_text(feedback_page(root, "correct"))
-    assert "Rubric: 3 points." in page and "Which accuracy changes?" in page
+    assert "Rubric: 3 points." in page
+    assert "Which score's accuracy changes when the rows are scaled?" in page

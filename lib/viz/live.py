@@ -508,7 +508,9 @@ def score_functions_figure(
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
     # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
     with plt.rc_context(PHONE_RC):
-        fig, ax = plt.subplots(figsize=(4.6, 3.4), dpi=72)
+        # layout "tight": room for the slanted names of the score functions (the style's own layout
+        # engine would warn if tight_layout were called after it)
+        fig, ax = plt.subplots(figsize=(4.6, 3.4), dpi=72, layout="tight")
         n = k.shape[1]
         for i, (name, w) in enumerate(weights.items()):
             xs = [j + i * (n + 1) for j in range(n)]
@@ -519,7 +521,6 @@ def score_functions_figure(
         ax.set_xticks([i * (n + 1) + (n - 1) / 2 for i in range(len(weights))], list(weights))
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right", rotation_mode="anchor")
         ax.set(ylabel="weight", title="the keys' weights, per score function")
-        fig.tight_layout()  # room for the slanted names of the score functions
         png = figure_png(fig)
     plt.close(fig)
     params = {
