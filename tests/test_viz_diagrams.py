@@ -560,6 +560,14 @@ def test_han_diagram_has_two_levels_of_gru_and_attention():
     assert "$\\mathbf{h}_{1}$" in t and "$\\mathbf{h}_{2}$" in t
     assert any("sentence attention" in s and "\\mathbf{v}" in s for s in t)
     assert "superb" in t and "awful" in t and "the soup was superb ." in fig.alt_text
+    # every h_i feeds sentence attention, not h_1 alone (reader's report 5, item 1): one arrow
+    # per sentence ends at the bottom of the top box, sentence attention
+    patches = fig.axes[0].patches
+    attention = [p for p in patches if isinstance(p, FancyBboxPatch)]
+    bottom = max(attention, key=lambda p: p.get_y()).get_y()
+    ends = [p._posA_posB[1][1] for p in patches if isinstance(p, FancyArrowPatch)]
+    assert sum(abs(y - bottom) < 1e-9 for y in ends) == len(REVIEW) == 2
+    assert "sentence attention with u_s reads every h_i" in fig.alt_text
     with pytest.raises(ValueError, match="sentences"):
         viz.han_diagram(REVIEW * 2)
     with pytest.raises(TypeError, match="sentences"):

@@ -781,8 +781,9 @@ def captioning_diagram(n_regions, d_feature):
 def han_diagram(sentences):
     """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
     ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned
-    context u_w pools each sentence into s_i, a sentence GRU gives h_i, attention with u_s pools
-    them into the document vector v, which a softmax classifies. Returns the Figure."""
+    query u_w (their "context vector") pools each sentence into s_i, a sentence GRU gives h_i,
+    attention with u_s reads every h_i and pools them into the document vector v, which a softmax
+    classifies. Returns the Figure."""
     if isinstance(sentences, str) or not isinstance(sentences, Sequence):
         raise TypeError(f"sentences: expected a list of sentences, got {type(sentences).__name__}")
     doc = [_words(s, "sentences", 5) for s in sentences]
@@ -795,16 +796,20 @@ def han_diagram(sentences):
     alt = (
         f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. One block per sentence, "
         "stacked: at its bottom every word feeds a box h_(i,t) of a bidirectional word GRU, and "
-        "word attention with the learned context u_w pools the sentence into a vector s_i. On "
+        "word attention with the learned query u_w pools the sentence into a vector s_i. On "
         f"the right, a bidirectional sentence GRU reads s_1 to s_{n} into h_i, and at the top "
-        "sentence attention with u_s pools them into the document vector v, which a softmax "
-        "classifies."
+        "sentence attention with u_s reads every h_i and pools them into the document vector v, "
+        "which a softmax classifies."
     )
     # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
-    font, block = _PHONE_FONT, 1.85
+    # laid out on 5.4 inches (room for the line on the right) and drawn 5.2 wide, text scaled
+    # alike: under the 600 px above which a phone scrolls a figure sideways
+    scale = 5.2 / 5.4
+    font, block = _PHONE_FONT * scale, 1.85
     height = 1.25 + n * block
-    fig, ax = _canvas(5.2, height, alt)
+    fig, ax = _canvas(5.4, height, alt, scale=scale)
     x_s, x_h, y_top = 4.15, 4.85, height - 0.6
+    x_lane = x_h + 0.4  # right of the h_i column: the line from h_2, h_3 up to sentence attention
     h_rows = []
     for i, words in enumerate(doc):
         y0 = height - 1.25 - (i + 1) * block  # the block's bottom; sentence 1 on top
@@ -829,14 +834,20 @@ def han_diagram(sentences):
     for a, b in zip(h_rows, h_rows[1:]):  # the sentence GRU, both ways
         _arrow(ax, x_h - 0.1, a - 0.225, x_h - 0.1, b + 0.225)
         _arrow(ax, x_h + 0.1, b + 0.225, x_h + 0.1, a - 0.225)
-    _arrow(ax, x_h, h_rows[0] + 0.225, x_h, y_top - 0.21)  # every h_i, through the GRU
+    # every h_i feeds sentence attention, as every h_{i,t} feeds word attention: h_1 from its
+    # top, the ones below it along a line on the right of the column
+    _arrow(ax, x_h, h_rows[0] + 0.225, x_h, y_top - 0.21)
+    for y in h_rows[1:]:
+        _line(ax, [x_h + 0.25, x_lane], [y, y], color="0.2")
+    if n > 1:
+        _arrow(ax, x_lane, h_rows[-1], x_lane, y_top - 0.21)
     _box(
         ax,
-        3.45,
+        3.55,
         y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        3.3,
+        3.5,
         0.42,
         font,
     )
