@@ -95,6 +95,10 @@ _LOSS_MISTAKES: list[tuple[dict, str]] = [
         "your forward term reads token k's score at position k. The forward LM at position k - 1 has read tokens 0..k-1 and predicts token k: use forward_logits[k - 1].",
     ),
     (
+        dict(forward_offset=0, backward_offset=0),
+        "both your terms read token k's score at position k. A state at position k has already read token k: its scores predict the next token (forward) or the previous one (backward), not token k. The forward LM predicts token k at position k - 1 (forward_logits[k - 1]), the backward LM at position k + 1 (backward_logits[k + 1]).",
+    ),
+    (
         dict(backward_offset=-1),
         "your backward term reads token k's score at position k - 1, as for the forward LM. The backward LM at position k + 1 has read tokens k+1..T-1 and predicts token k: use backward_logits[k + 1].",
     ),
