@@ -20,8 +20,8 @@ The result is exact, not an approximation: the same sums, in another order and g
 
 The backward pass (``FlashAttention.backward``) keeps from the forward only O and the log-sum-exp
 L_i = m_i + log l_i of each row ([..., Tq] numbers, not [Tq, Tk]): P_ij = exp(S_ij - L_i) is
-recomputed tile by tile, and with D_i = sum_j dO_ij O_ij, the gradient of the scores is
-dS = P * (dP - D) (Dao et al. 2022, appendix B.2).
+recomputed tile by tile, and with delta_i = sum_j dO_ij O_ij, the gradient of the scores is
+dS = P * (dP - delta) (Dao et al. 2022, appendix B.2).
 
 Masks, as everywhere in this library: boolean, True where a query may attend, broadcastable to
 [..., Tq, Tk]; ``causal=True`` builds each tile's causal mask from positions instead and skips the
@@ -220,7 +220,7 @@ class FlashAttention(torch.autograd.Function):
         q, k, v, out, lse, mask, slopes = ctx.saved_tensors
         causal, block_q, block_k = ctx.options
         Tq, Tk, scale = q.shape[-2], k.shape[-2], 1 / math.sqrt(q.shape[-1])
-        # [..., Tq], D_i = sum_j dO_ij O_ij = sum_j P_ij dP_ij
+        # [..., Tq], delta_i = sum_j dO_ij O_ij = sum_j P_ij dP_ij
         delta = (d_out * out).sum(-1)
         dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
         for j0 in range(0, Tk, block_k):  # one block of keys and values
@@ -234,7 +234,7 @@ class FlashAttention(torch.autograd.Function):
                 do = d_out[..., i0:i1, :]  # [..., Bq, Dv]
                 dv[..., j0:j1, :] += p.transpose(-2, -1) @ do  # dV = P^T dO
                 dp = do @ v[..., j0:j1, :].transpose(-2, -1)  # dP = dO V^T
-                # the softmax's backward: dS = P (dP - D)
+                # the softmax's backward: dS = P (dP - delta)
                 ds = p * (dp - delta[..., i0:i1, None])
                 dq[..., i0:i1, :] += scale * ds @ k[..., j0:j1, :]  # S = q k^T/sqrt(D)
                 dk[..., j0:j1, :] += scale * ds.transpose(-2, -1) @ q[..., i0:i1, :]
