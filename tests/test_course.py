@@ -557,7 +557,7 @@ def test_the_formgrader_shows_each_rubric_and_the_release_does_not(tmp_path):
     # exercise 3 asks three questions, and its model answer splits by them
     ex3 = src[rubrics[2]["rubric"]].source
     assert "**Part 1" in ex3 and "**Part 2" in ex3 and "**Part 3" in ex3
-    assert "\"Which score's accuracy changes when the rows are scaled?\"" in ex3
+    assert '"Which score\'s accuracy changes when the rows are scaled?"' in ex3
     # the points add up: each exercise's tests and written answer, the gradebook's maximum
     graded_points = sum(
         c.metadata["nbgrader"].get("points", 0)
