@@ -447,16 +447,21 @@ def _mask_used(*args: Any, **kwargs: Any) -> None:
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library's ways to attend with a mask (public and private): the sandbox and the notebook's
+# checker both refuse a mask passed to any of them.
+MASKING_FUNCTIONS = (
+    "masked_softmax",
+    "scaled_dot_product_attention",
+    "attend",
+    "_attend",
+    "_masked_softmax",
+    "_scaled_dot_product_attention",
+    "attention_heads",
+)
 REFUSALS = {
     "check_incremental": [
-        ("lib.attention.masked_softmax", "mask", _mask_used),
-        ("lib.attention.scaled_dot_product_attention", "mask", _mask_used),
-        # the library's other ways to attend with a mask, and its causal mask itself (under any name)
-        ("lib.attention.attend", "mask", _mask_used),
-        ("lib.attention._attend", "mask", _mask_used),
-        ("lib.attention._masked_softmax", "mask", _mask_used),
-        ("lib.attention._scaled_dot_product_attention", "mask", _mask_used),
-        ("lib.attention.attention_heads", "mask", _mask_used),
+        *((f"lib.attention.{name}", "mask", _mask_used) for name in MASKING_FUNCTIONS),
+        # and the library's causal mask itself, under any name
         ("lib.attention.causal_mask", None, _mask_used),
     ]
 }
@@ -493,15 +498,7 @@ def _no_masks(reader_function: Any):
     """While inside, the library's attention functions (masked_softmax, scaled_dot_product_attention,
     attend, attention_heads and their private twins) refuse a mask, both as attributes of
     lib.attention and as names in the reader's notebook (or module)."""
-    originals = (
-        lib.attention.masked_softmax,
-        lib.attention.scaled_dot_product_attention,
-        lib.attention.attend,
-        lib.attention._attend,
-        lib.attention._masked_softmax,
-        lib.attention._scaled_dot_product_attention,
-        lib.attention.attention_heads,
-    )
+    originals = [getattr(lib.attention, name) for name in MASKING_FUNCTIONS]
     return replaced({f: _refusing_masks(f) for f in originals}, lib.attention, reader_function)
 
 
