@@ -76,13 +76,22 @@ return [...document.querySelectorAll('main .cell_output img')]
 """
 
 
+CUES_DRAWN = (
+    "!document.querySelector('script[src*=\"reader.js\"]')"
+    " || document.documentElement.dataset.scrollCues === 'ready'"
+)
+
+
 @pytest.fixture(scope="module")
 def layouts(site, server, browser, phone):
     seen = {}
     for page in site_pages(site):
         rel = page.relative_to(site).as_posix()
         open_page(browser, f"{server}/{rel}")
-        wait_until(browser, "document.documentElement.dataset.scrollCues === 'ready'", timeout=10)
+        # book/_static/reader.js marks its scroll cues drawn; pages without it (the slides) have none
+        assert wait_until(browser, CUES_DRAWN, timeout=10), (
+            f"{rel}: reader.js never drew its scroll cues"
+        )
         seen[rel] = browser.execute_script(OVERFLOWING)
         seen[rel]["figures"] = browser.execute_script(FIGURES)
     return phone, seen
