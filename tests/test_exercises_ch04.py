@@ -88,6 +88,33 @@ LOCAL_M_WRONG = [
 ]
 
 
+def _clamped_slice(scores, t, D):
+    # the slice answer that the old hint suggested: right for a whole t, but a slice cannot take
+    # the real p_t of the exercise's next step
+    out = torch.zeros_like(scores)
+    start = max(t - D, 0)
+    out[start : t + D + 1] = torch.softmax(scores[start : t + D + 1], -1)
+    return out
+
+
+def _rounded_then_masked(scores, t, D):
+    # no slice, but the centre rounded to a whole number first
+    distance = torch.arange(len(scores)) - int(t)
+    return torch.softmax(scores.masked_fill(distance.abs() > D, float("-inf")), -1)
+
+
+LOCAL_M_WRONG += [
+    ("a clamped slice", _clamped_slice, "Here t is a real number, a 0-dim float tensor"),
+    ("a clamped slice", _clamped_slice, "t = torch.tensor(4.6)"),
+    ("the centre rounded down", _rounded_then_masked, "you centred the window on a whole number"),
+    (
+        "the centre rounded",
+        lambda s, t, D: ch04.local_m_reference(s, round(float(t)), D),
+        "you centred the window on a whole number",
+    ),
+]
+
+
 @pytest.mark.parametrize("name, wrong, message", LOCAL_M_WRONG, ids=[w[0] for w in LOCAL_M_WRONG])
 def test_check_local_m_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
@@ -161,3 +188,16 @@ def test_the_luong_shares_are_computed_from_the_shipped_model():
     assert f"{left['articles']:.1%}" == "5.5%" and f"{left['ne']:.1%}" == "93.8%"
     assert ch04.LUONG_NE_LEFT == left["ne"] and ch04.LUONG_ARTICLES_LEFT == left["articles"]
     assert "93.8%" in ch04.check_luong_looks_left(False, True).message
+
+
+def test_check_local_m_has_a_real_centre_like_p_t():
+    # the exercise's next step replaces t by local-p's p_t, a 0-dim float tensor: the checker tries one
+    cases = ch04._cases()
+    real = [t for _, _, t, _ in cases if isinstance(t, torch.Tensor)]
+    assert len(real) == 1 and real[0].dim() == 0 and real[0].is_floating_point()
+    assert abs(real[0].item() - ch04.REAL_CENTRE) < 1e-6 and ch04.REAL_CENTRE % 1 != 0
+    # the window [2.6, 6.6] holds the positions 3 to 6, whose weights sum to 1
+    scores = torch.zeros(10)
+    weights = ch04.local_m_reference(scores, torch.tensor(ch04.REAL_CENTRE), 2)
+    assert weights.nonzero().flatten().tolist() == [3, 4, 5, 6]
+    assert torch.allclose(weights[3:7], torch.full((4,), 0.25, dtype=torch.float64))

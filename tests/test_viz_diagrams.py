@@ -383,6 +383,17 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
     assert "$p_t$ = 8.6" in texts(fig)
     assert any("$D$ = 7" in s and "= 3.5" in s for s in texts(fig))
     assert "positions 2 to 15" in fig.alt_text
+    # the values: in each panel one arrow carries the source states into the context box (review
+    # ch04 s3, item 7: the grey lines into h_t are the scores, not where c_t comes from)
+    values = [
+        a
+        for a in ax.patches
+        if isinstance(a, FancyArrowPatch) and a.get_edgecolor() == to_rgba("C0")
+    ]
+    assert (
+        len(values) == 2
+        and "an arrow carries the scored source states into the context" in fig.alt_text
+    )
     with pytest.raises(ValueError, match="position"):
         viz.luong_diagram(7, source_length=20, position=21)
     with pytest.raises(ValueError, match="window"):

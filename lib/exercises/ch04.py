@@ -116,7 +116,7 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
 
 def local_m_reference(
     scores: Tensor,
-    t: int,
+    t: float | Tensor,
     D: int,
     *,
     strict: bool = False,
@@ -126,13 +126,20 @@ def local_m_reference(
     window_kind: str = "both ends",
     mask_scores: bool = False,
     python_slice: bool = False,
+    rounded: str | None = None,
 ) -> Tensor:
     """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes:
     ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2; ``window_kind``
     "one-sided" is [t, t + D], "twice as wide" [t - 2D, t + 2D], "half-open" [t - D, t + D);
     ``mask_scores`` multiplies the scores by the 0/1 window and takes the softmax over all positions;
-    ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around)."""
+    ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around; ``rounded``
+    "nearest" or "down" centres the window on round(t) or int(t) instead of the real t). ``t`` may be real,
+    like local-p's p_t."""
     scores = scores.double()
+    roundings = {None: float, "nearest": round, "down": int}
+    if rounded not in roundings:
+        raise ValueError(f"rounded: expected one of {tuple(roundings)}, got {rounded!r}")
+    t = roundings[rounded](float(t))
     if python_slice:
         window_slice = slice(int(t) - D, int(t) + D + 1)
         out = torch.zeros_like(scores)
@@ -163,12 +170,31 @@ def local_m_reference(
     return weights * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else weights
 
 
-def _cases() -> list[tuple[str, Tensor, int, int]]:
+# the real centre of the last case: the exercise's next step passes local-p's p_t, a 0-dim float tensor
+REAL_CENTRE = 4.6
+
+
+def _cases() -> list[tuple[str, Tensor, int | Tensor, int]]:
     g = torch.Generator().manual_seed(4)
     cases = []
     for S, t, D in [(10, 4, 2), (6, 0, 3), (8, 9, 3), (15, 7, 7), (12, 5, 4)]:
         cases.append((f"S = {S}, t = {t}, D = {D}", 3 * torch.randn(S, generator=g), t, D))
+    real_t = torch.tensor(REAL_CENTRE)
+    name = f"S = 10, t = torch.tensor({REAL_CENTRE}) (real, like p_t), D = 2"
+    cases.append((name, 3 * torch.randn(10, generator=g), real_t, 2))
     return cases
+
+
+# what to do when a slice meets a real centre (the exercise's next step replaces t by p_t)
+_REAL_CENTRE_ADVICE = (
+    "Here t is a real number, a 0-dim float tensor like the p_t that the exercise's next step passes: a "
+    "slice needs whole numbers, and rounding t would move the window. Build the window from the distances "
+    "instead: distance = torch.arange(len(scores)) - t, inside = distance.abs() <= D."
+)
+_HINTS = {
+    "only integer tensors": _REAL_CENTRE_ADVICE,
+    "slice indices must be integers": _REAL_CENTRE_ADVICE,
+}
 
 
 _MISTAKES = [
@@ -192,9 +218,16 @@ _MISTAKES = [
         dict(mask_scores=True),
         "you multiplied the scores by a 0/1 window mask and took the softmax over all S positions. A score of 0 is not a weight of 0: every position outside the window keeps the weight exp(0) / sum, and the softmax is not taken inside the window alone. Give the positions outside the window a score of -inf (masked_softmax does) or their weight 0 after a softmax over the window only.",
     ),
+    *(
+        (
+            dict(rounded=rounded),
+            "you centred the window on a whole number, not on t itself. t can be real, like the p_t of the exercise's next step: keep every position s with |s - t| <= D, distance = torch.arange(len(scores)) - t, without rounding t.",
+        )
+        for rounded in ("nearest", "down")
+    ),
     (
         dict(python_slice=True),
-        "for t < D your slice scores[t - D : t + D + 1] starts at a negative index, which Python reads from the end of the sequence (the slice wraps around): the window [t - D, t + D] is cut at position 0, so start the slice at max(t - D, 0), or build the window from the distances s - t.",
+        "for t < D your slice scores[t - D : t + D + 1] starts at a negative index, which Python reads from the end of the sequence (the slice wraps around): the window [t - D, t + D] is cut at position 0. Build the window from the distances s - t instead (a slice also fails on a real t, such as the p_t of the exercise's next step).",
     ),
     (
         dict(window_kind="one-sided"),
@@ -218,7 +251,9 @@ def check_local_m(local_m_weights: Any) -> str:
     attempted(local_m_weights, "local_m_weights")
     cases = _cases()
     for case, scores, t, D in cases:
-        result = call(local_m_weights, scores, t, D, name="local_m_weights", case=f"'{case}'")
+        result = call(
+            local_m_weights, scores, t, D, name="local_m_weights", case=f"'{case}'", hints=_HINTS
+        )
         result = expect_tensor(result, (len(scores),), name="local_m_weights", case=f"'{case}'")
         expected = local_m_reference(scores, t, D)
         if torch.allclose(result, expected, atol=1e-5):

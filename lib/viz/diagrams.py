@@ -478,8 +478,9 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         f"all {S}. Bottom, local-p attention: a dashed line marks the predicted position "
         f"p_t = {p:g}, the window of D = {D} positions on each side is shaded, a bell curve "
         f"(sigma = {D / 2:g}) peaks at p_t, and h_t is joined only to the {len(inside)} states "
-        f"inside the window, positions {inside[0]} to {inside[-1]}. In both, the context c_t and h_t "
-        "give the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
+        f"inside the window, positions {inside[0]} to {inside[-1]}. In both, these lines are the "
+        "scores, and an arrow carries the scored source states into the context c_t, which with h_t "
+        "gives the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
     check_bool(narrow, "narrow")
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
@@ -497,10 +498,15 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     return fig
 
 
+# luong_diagram's arrow that carries the source states into the context c_t
+_VALUES = "C0"
+
+
 def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
     """One of luong_diagram's panels at height ``y0``: the source states, h_t joined to those it
-    attends to (``local``: the window's ``inside``, drawn by :func:`_luong_window`), its context
-    box and the panel's title."""
+    attends to (grey lines, the scores; ``local``: the window's ``inside``, drawn by
+    :func:`_luong_window`), an arrow from them into the context box (the values) and the panel's
+    title."""
     S, font = len(xs), _PHONE_FONT if narrow else _FONT
     y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
     x_q = xs[0] + dx * (p if local else (S - 1) / 2)
@@ -521,14 +527,18 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
         "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
         "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
     )
+    # the values: the source states it attends to enter the context (the grey lines are scores)
+    x_last = xs[max(inside) if local else S - 1]
     if narrow:
         y_c = y_q + 0.85
         ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
         _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
+        _arrow(ax, x_last, y_src + 0.15, 4.65, y_c - 0.425, color=_VALUES)
         _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
     else:
         ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
         _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
+        _arrow(ax, x_last, y_src + 0.15, 7.2, y_q - 0.375, color=_VALUES)
         _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
 
 
