@@ -17,9 +17,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers (``generate_assignment`` removes
   it, so the student sees the template and a ``# YOUR CODE HERE`` line);
 - its **test cell**, locked, worth the exercise's points: it calls the same ``lib.exercises``
-  checker as the chapter and asserts that it passed, so a wrong answer fails with the checker's own
-  feedback (the reason the student reads in nbgrader's feedback) and an untouched one with "not
-  attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
+  checker as the chapter, asserts that it passed and prints its verdict, so a wrong answer fails
+  with the checker's own feedback (the reason the student reads in nbgrader's feedback) and an
+  untouched one with "not attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
   gives the answer away. The test imports the checker afresh (``lib.exercises`` dropped from
   ``sys.modules`` first), so a student's cell that rebinds ``check_...`` or patches the checker module
   does not change what runs (issue 22; the teachers' page says why);
@@ -31,8 +31,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   questions the statement asks (:func:`parts`), or the model answer whole under the list of parts
   where it does not split by them, and a partial-credit guide. ``generate_assignment`` strips the
   rubric from the release and keeps it in the gradebook; ``autograde`` restores it in the graded
-  copy, which the Formgrader shows and ``generate_feedback`` renders, so the student gets the model
-  answer with the feedback. The sentence of a statement that tells the reader to compare with the
+  copy, which the Formgrader shows and ``generate_feedback`` renders (without the two marker lines:
+  ``MarkSchemeWithoutMarkers`` in :data:`CONFIG`), so the student gets the model answer with the
+  feedback. The sentence of a statement that tells the reader to compare with the
   model answer says so in the course (:data:`COMPARE`).
 
 With ``--predictions-at-collection`` (a graded course, issue 36), the test cell of a "predict, then
