@@ -133,11 +133,11 @@ c.HTMLExporter.extra_template_basedirs = [
 # The feedback page shows each rubric and model answer (the graded copy holds them) without nbgrader's
 # "=== BEGIN/END MARK SCHEME ===" lines: nbgrader's own feedback converter, its preprocessors
 # (GetGrades, CSSHTMLHeaderPreprocessor) with this one between them.
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor  # noqa: E402
-from nbgrader.preprocessors import ClearMarkScheme, GetGrades  # noqa: E402
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearMarkScheme, GetGrades, NbGraderPreprocessor  # noqa: E402
 
 
-class MarkSchemeWithoutMarkers(Preprocessor):
+class MarkSchemeWithoutMarkers(NbGraderPreprocessor):  # nbgrader's kind: enabled by default
     # a task cell's mark scheme as the student reads it in the feedback: its marker lines removed
     def preprocess_cell(self, cell, resources, index):
         markers = (ClearMarkScheme.begin_mark_scheme_delimeter.default_value,
