@@ -171,6 +171,9 @@ def test_every_chapter_is_an_assignment_without_its_solutions(course):
             if meta["grade"] and cell.cell_type == "code":
                 assert rel[grade_id].source == cell.source and meta["locked"]
                 assert "assert verdict.passed" in cell.source
+                assert cell.source.endswith(
+                    "print(verdict)  # the checker's verdict: a passing test says so"
+                )
                 # the checker is imported afresh, after lib.exercises left sys.modules
                 assert "del _sys.modules[_name]" in cell.source
                 assert f"from lib.exercises.ch{chapter[:2]} import check_" in cell.source
@@ -595,6 +598,10 @@ def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
         assert make_course.MARK_BEGIN in rubric and "A full answer says:" in rubric
         assert cells[f"ex{number}_written"].source.startswith("My explanation: ")
         assert scores["correct"].get(f"ex{number}_rubric") in (None, 0)
+    # a passing test cell prints the checker's verdict (nbgrader executed it in autograde)
+    printed = "".join(o.get("text", "") for o in cells["ex2_test"].outputs)
+    assert printed.startswith("✓ sharpen: passed"), cells["ex2_test"].outputs
     page = page_text(feedback_page(root, "correct"))
     assert "Rubric: 3 points." in page
+    assert "MARK SCHEME" not in page  # the rubric without nbgrader's markers (nbgrader_config.py)
     assert "Which score's accuracy changes when the rows are scaled?" in page

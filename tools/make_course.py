@@ -17,9 +17,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers (``generate_assignment`` removes
   it, so the student sees the template and a ``# YOUR CODE HERE`` line);
 - its **test cell**, locked, worth the exercise's points: it calls the same ``lib.exercises``
-  checker as the chapter and asserts that it passed, so a wrong answer fails with the checker's own
-  feedback (the reason the student reads in nbgrader's feedback) and an untouched one with "not
-  attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
+  checker as the chapter, asserts that it passed and prints its verdict, so a wrong answer fails
+  with the checker's own feedback (the reason the student reads in nbgrader's feedback) and an
+  untouched one with "not attempted"; the checker's hidden cases are in ``lib.exercises``, never in the notebook, so no test
   gives the answer away. The test imports the checker afresh (``lib.exercises`` dropped from
   ``sys.modules`` first), so a student's cell that rebinds ``check_...`` or patches the checker module
   does not change what runs (issue 22; the teachers' page says why);
@@ -31,8 +31,9 @@ chapter trains; every cell of the story is locked (read-only). Each exercise bec
   questions the statement asks (:func:`parts`), or the model answer whole under the list of parts
   where it does not split by them, and a partial-credit guide. ``generate_assignment`` strips the
   rubric from the release and keeps it in the gradebook; ``autograde`` restores it in the graded
-  copy, which the Formgrader shows and ``generate_feedback`` renders, so the student gets the model
-  answer with the feedback. The sentence of a statement that tells the reader to compare with the
+  copy, which the Formgrader shows and ``generate_feedback`` renders (without the two marker lines:
+  ``MarkSchemeWithoutMarkers`` in :data:`CONFIG`), so the student gets the model answer with the
+  feedback. The sentence of a statement that tells the reader to compare with the
   model answer says so in the course (:data:`COMPARE`).
 
 With ``--predictions-at-collection`` (a graded course, issue 36), the test cell of a "predict, then
@@ -129,6 +130,25 @@ c.HTMLExporter.extra_template_basedirs = [
     {templates!r},
     os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"),
 ]
+# The feedback page shows each rubric and model answer (the graded copy holds them) without nbgrader's
+# "=== BEGIN/END MARK SCHEME ===" lines: nbgrader's own feedback converter, its preprocessors
+# (GetGrades, CSSHTMLHeaderPreprocessor) with this one between them.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearMarkScheme, GetGrades, NbGraderPreprocessor  # noqa: E402
+
+
+class MarkSchemeWithoutMarkers(NbGraderPreprocessor):  # nbgrader's kind: enabled by default
+    # a task cell's mark scheme as the student reads it in the feedback: its marker lines removed
+    def preprocess_cell(self, cell, resources, index):
+        markers = (ClearMarkScheme.begin_mark_scheme_delimeter.default_value,
+                   ClearMarkScheme.end_mark_scheme_delimeter.default_value)
+        if cell.get("metadata", {{}}).get("nbgrader", {{}}).get("task"):
+            lines = cell.source.split("\\n")
+            cell.source = "\\n".join(ln for ln in lines if not any(m in ln for m in markers))
+        return cell, resources
+
+
+c.GenerateFeedback.preprocessors = [GetGrades, MarkSchemeWithoutMarkers, CSSHTMLHeaderPreprocessor]
 """
 
 STUDENT_CONFIG = """# nbgrader configuration for the students of the course written by tools/make_course.py.
@@ -200,7 +220,8 @@ def _test_source(check_source: str, module: str) -> str:
     The test imports the checker afresh from the library's files: it first drops ``lib.exercises``
     and its chapter modules from ``sys.modules``, so a name the student rebound (``check_x = ...``)
     or an attribute they patched (``lib.exercises.ch06.check_x = ...``, ``lib.exercises.fail = ...``)
-    is not what runs. Then the verdict must have passed."""
+    is not what runs. Then the verdict must have passed, and the cell prints it ("✓ sharpen: passed
+    ..."), so that a passing test does not leave the cell silent."""
     tree = ast.parse(check_source)
     last = tree.body[-1]
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
@@ -221,6 +242,7 @@ def _test_source(check_source: str, module: str) -> str:
             "",
             f"verdict = {expr}",
             "assert verdict.passed, str(verdict)",
+            "print(verdict)  # the checker's verdict: a passing test says so",
         ]
     )
 
@@ -271,7 +293,7 @@ def _sentences(text: str) -> list[str]:
 def parts(statement: str) -> list[str]:
     """The questions an exercise's statement asks: its sentences that end with a question mark or
     ask to explain, a sentence that joins two questions by ", and why/what/which/..." split in two (its title, in bold, and its parenthesised notes left out). At least one:
-    a statement that asks none is one part, "the explanation"."""
+    a statement that asks none is one part, labelled by what it asks to write (:func:`_asked_for`)."""
     body = re.sub(r"^\*\*Exercise[^*]*\*\*", "", statement.strip())
     body = re.sub(r"\((?:This one|Predict)[^)]*\)", "", body)
     asked = []
@@ -289,7 +311,30 @@ def parts(statement: str) -> list[str]:
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
     asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
-    return asked or ["the explanation the exercise asks for"]
+    return asked or [_asked_for(body)]
+
+
+# What a statement that asks no question wants written: "say which ...", "relate ...", "compare ..."
+ASKS = re.compile(r"\b(?:explain|say|relate|compare|express|predict|estimate)\b", re.I)
+
+
+def _asked_for(body: str) -> str:
+    """The one part of a statement that asks no question: its last sentence that asks the reader to
+    explain, say, relate, compare, express, predict or estimate something, else its last sentence
+    (what the written answer reports), its hints and lists left out."""
+    body = re.sub(r"<details.*?</details>", "", body, flags=re.S)
+    said = [
+        re.sub(
+            r"^\([^)]*\)\s*", "", s
+        )  # "(The probe's ... first.) Explain what ..." -> "Explain ..."
+        for paragraph in re.split(r"\n\s*\n", body)
+        if paragraph.strip() and not paragraph.lstrip().startswith(("-", "```", "|", "1.", "<"))
+        for s in _sentences(paragraph)
+    ]
+    said = [s for s in said if s]
+    if not said:
+        raise ValueError(f"statement: no sentence to grade a written answer by: {body[:80]!r}")
+    return next((s for s in reversed(said) if ASKS.search(s)), said[-1])
 
 
 def _words(text: str) -> set[str]:

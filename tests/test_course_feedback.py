@@ -1,0 +1,96 @@
+"""What a student of the nbgrader course reads (the lecturer's review, items 13): a passing test cell
+says so, the feedback page shows the rubric without nbgrader's mark-scheme markers, and every rubric
+part is labelled by a sentence of the exercise's statement. Fast: the course is written, not graded
+(tests/test_course.py runs the whole cycle, generate_feedback included)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+
+CH2 = next(p.stem for p in (ROOT / "notebooks").glob("02_*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("course")
+    make_course.write_course(root, [])
+    return root
+
+
+def _tasks(root: Path):
+    for path in sorted((root / "source").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.metadata["nbgrader"].get("task"):
+                yield path.stem, cell
+
+
+def test_a_passing_test_cell_prints_the_checkers_verdict():
+    source = make_course._test_source("check_sharpen(sharpen)", "lib.exercises.ch02")
+    assert source.splitlines()[-1].startswith("print(verdict)")
+    namespace = {"sharpen": lambda w, gamma: (gamma * w.log()).softmax(-1)}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(source, namespace)  # noqa: S102 (the test cell as nbgrader runs it)
+    assert out.getvalue().startswith("✓ sharpen: passed")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(Exception, match="sharpen"):
+        exec(source, {"sharpen": lambda w, gamma: w**gamma})  # noqa: S102 (a wrong answer)
+    assert out.getvalue() == ""
+
+
+def test_the_feedback_shows_the_rubric_without_the_mark_scheme_markers(course):
+    """nbgrader's generate_feedback renders the graded copy, whose task cells hold the mark scheme
+    whole; the course's nbgrader_config.py adds a preprocessor to nbgrader's feedback converter that
+    drops the two marker lines and keeps the rubric and model answer."""
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.preprocessors import GetGrades
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    preprocessors = GenerateFeedback(config=config).preprocessors
+    assert preprocessors[0] is GetGrades and len(preprocessors) == 3
+    nb = nbformat.read(course / "source" / CH2 / f"{CH2}.ipynb", as_version=4)
+    rubric = next(c for c in nb.cells if c.metadata["nbgrader"].get("task")).source
+    assert make_course.MARK_BEGIN in rubric
+    # as nbgrader's converter runs it: registered on the exporter, where only an enabled one runs
+    from nbconvert.exporters import NotebookExporter
+
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(preprocessors[1])
+    shown, _ = exporter._preprocess(nb, {})
+    cell = next(c for c in shown.cells if c.metadata["nbgrader"].get("task"))
+    assert "MARK SCHEME" not in cell.source
+    markers = (make_course.MARK_BEGIN, make_course.MARK_END)
+    kept = "\n".join(ln for ln in rubric.split("\n") if ln not in markers)
+    assert cell.source == kept and "A full answer says:" in cell.source
+
+
+def test_every_rubric_part_is_labelled_by_the_statement(course):
+    """A statement that asks no question gets one part, labelled by its sentence that asks to say,
+    relate, compare, explain... (or its last sentence), never a placeholder."""
+    labels = {}
+    for chapter, cell in _tasks(course):
+        found = re.findall(r'\*\*Part \d+ \(\d+ pt\)\.\*\* "(.*?)" A full', cell.source)
+        found += re.findall(r'^\d+\. "(.*)"$', cell.source, re.M)
+        assert found, (chapter, cell.metadata["nbgrader"]["grade_id"])
+        labels[chapter[:2], cell.metadata["nbgrader"]["grade_id"]] = found
+    assert len(labels) == 51
+    assert not [k for k, v in labels.items() for label in v if "asks for" in label]
+    assert labels["12", "ex4_rubric"] == [
+        "Relate the result to the nearest neighbours that differ in more than a name."
+    ]
+    assert labels["14", "ex3_rubric"] == ["Explain what the measurements say."]  # after "(...)"
+    assert labels["18", "ex2_rubric"] == ["Then print the slopes of 6 heads."]
+    with pytest.raises(ValueError, match="statement"):
+        make_course.parts("**Exercise 1 (implement): x.**\n\n- a list only")
