@@ -577,6 +577,18 @@ def encoding_dimension(values, title, color="C0", *, narrow=False):
     return fig
 
 
+_BOX_HALF_WIDTH = 0.45  # a token's box spans its position +- this, in data units
+
+
+def _label_anchor(position, n_tokens):
+    """Where an output label over token ``position`` of ``n_tokens`` is anchored: (x, ha)."""
+    if position == 0:
+        return position - _BOX_HALF_WIDTH, "left"
+    if position == n_tokens - 1:
+        return position + _BOX_HALF_WIDTH, "right"
+    return position, "center"
+
+
 def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9):
     """One of BERT's fine-tuning set-ups (after Devlin et al. 2019, Figure 4): the input tokens
     [CLS] first [SEP] (second [SEP]) with segment A blue and B orange, the encoder as one box, its
@@ -611,7 +623,10 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9
             (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
-        ax.text(i, 3.85, label, ha="center", va="center", fontsize=fontsize, fontweight="bold")
+        # a label over the first or the last box starts or ends at that box's edge, so that it
+        # stays inside the axes and the figure keeps its width (a phone scrolls a wider one)
+        x, ha = _label_anchor(i, len(tokens))
+        ax.text(x, 3.85, label, ha=ha, va="center", fontsize=fontsize, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
     ax.set_ylim(-0.2, 4.6)
     ax.set_title(f"{title}\n{top_label}", fontsize=fontsize + 1)
