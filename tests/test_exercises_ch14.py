@@ -240,7 +240,17 @@ MEDIUM_WRONG = [
     ((None, 15_627_264 / 41_373_184), "counts the word table only"),
     ((None, 0.378), "counts the word table only"),
     ((None, (30522 * 512 + 1024) / 41_373_184), "leaves out the position and segment tables"),
-    ((None, 15_890_432 / 41_373_184), "0.384076 leaves out 2 x 512 = 1,024 of them: the LayerNorm"),
+    (
+        (None, 15_890_432 / 41_373_184),
+        "0.384075637 leaves out 2 x 512 = 1,024 of them: the LayerNorm",
+    ),
+    # a share is shown as given, never rounded to a value that looks right (reader's report 14 s3)
+    ((None, 0.38412), "embedding_share = 0.38412 is not it"),
+    ((None, 0.38412), "must lie within 0.005 of the exact ratio"),
+    ((None, 0.3841098940), "embedding_share = 0.384109894 is not it"),
+    # the tolerance of a share written by hand is the prompt's: within 0.005 of the exact one
+    ((None, 0.39), "embedding_share = 0.39 is not it"),
+    ((None, 0.379), "A share written by hand must lie within 0.005 of the exact ratio"),
     # a computed share is held to the exact ratio, and the message says so (reader's report 14b)
     ((None, 15_890_432 / 41_373_184), "one with more decimals is taken as computed and must be"),
     ((None, 0.5123456), "one with more decimals is taken as computed and must be"),
@@ -252,11 +262,19 @@ MEDIUM_WRONG = [
 ]
 
 
-def test_check_medium_size_says_nothing_of_precision_to_a_share_written_by_hand():
-    """0.6 by hand is wrong for its value, not its decimals: no note on precision."""
+def test_check_medium_size_holds_a_share_written_by_hand_within_0_005_of_the_exact_one():
+    """The prompt's and the messages' tolerance: 0.3841 +- 0.005, so 0.389 passes and 0.379 fails."""
+    assert ch14.SHARE_TOLERANCE == 0.005
+    assert ch14.check_medium_size(41_373_184, 0.389)
+    with pytest.raises(ExerciseFailed):
+        ch14.check_medium_size(41_373_184, 0.379)
+
+
+def test_check_medium_size_says_nothing_of_precision_to_a_share_written_far_off():
+    """0.6 by hand is wrong for its value, not its decimals: no note on precision or tolerance."""
     with pytest.raises(ExerciseFailed) as caught:
         ch14.check_medium_size(None, 0.6)
-    assert "taken as computed" not in str(caught.value)
+    assert "taken as computed" not in str(caught.value) and "within" not in str(caught.value)
 
 
 @pytest.mark.parametrize("args, message", MEDIUM_WRONG, ids=[m[:30] for _, m in MEDIUM_WRONG])

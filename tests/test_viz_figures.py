@@ -320,6 +320,25 @@ def test_fine_tuning_task_draws_tokens_outputs_and_labels(ax):
         viz.fine_tuning_task(ax, "t", ["a", "b"], [], {9: "x"}, "")
 
 
+def test_fine_tuning_task_keeps_the_labels_of_the_end_boxes_inside_the_axes():
+    # a long label over [CLS] (or the last token) used to stick out left of the axes, which made
+    # the chapter's saved figure 622 px wide instead of under 600 px (a phone then scrolls it)
+    fig, ax = plt.subplots(figsize=(5.2, 3.1), layout="none")
+    fig.subplots_adjust(left=0.01, right=0.99)
+    tokens = "mia had a cat".split()
+    viz.fine_tuning_task(
+        ax, "t", tokens, [], {0: "IsNext / NotNext,", 5: "a long label"}, "top", fontsize=11
+    )
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    first, last = (t for t in ax.texts if t.get_text() in ("IsNext / NotNext,", "a long label"))
+    assert (first.get_ha(), last.get_ha()) == ("left", "right")
+    for label in (first, last):
+        extent = label.get_window_extent(renderer)
+        assert box.x0 <= extent.x0 and extent.x1 <= box.x1
+    plt.close(fig)
+
+
 def test_fine_tuning_task_sets_the_text_size(ax):
     viz.fine_tuning_task(ax, "t", ["a"], [], {1: "x"}, "top", fontsize=11)
     assert {t.get_fontsize() for t in ax.texts} == {11} and ax.title.get_fontsize() == 12

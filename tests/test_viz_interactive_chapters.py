@@ -364,3 +364,35 @@ def test_word_rows_narrow_under_constrained_layout_draws_without_a_warning():
     plain = viz.word_rows(rows, fontsize=11, narrow=True, figsize=(5.2, 2))
     if plain.get_layout_engine() is None:
         assert plain.subplotpars.left == 0.02 and plain.subplotpars.right == 0.98
+
+
+def _gap_above_the_key(n_keys, fontsize):
+    # inches between the lowest word box and the top of the key of a narrow word_rows figure
+    rows = [("sentence", "the letters under the chair were in the kitchen .".split())] * 2
+    legend = [("white", f"key {k}") for k in range(n_keys)]
+    fig = viz.word_rows(
+        rows, legend=legend, figsize=(5.2, None), width=46, fontsize=fontsize, narrow=True
+    )
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    lowest = min(
+        t.get_bbox_patch().get_window_extent(renderer).y0
+        for t in ax.texts
+        if t.get_bbox_patch() is not None
+    )
+    key = ax.get_legend().get_window_extent(renderer)
+    assert key.y0 >= 0  # the key inside the figure
+    plt.close(fig)
+    return (lowest - key.y1) / fig.dpi
+
+
+@pytest.mark.parametrize("n_keys", [1, 2, 4, 6])
+@pytest.mark.parametrize("fontsize", [9, 11, 14])
+def test_word_rows_narrow_puts_the_key_just_below_the_words(n_keys, fontsize):
+    """Chapter 14's masking slider (reader's report s3): the key, one entry a line, follows the last
+    row of words after a small gap, not a band of blank space about an inch high; and never
+    overlaps it, in the book's style (constrained layout, as the notebooks draw)."""
+    with plt.rc_context():
+        viz.set_style()
+        assert 0.1 < _gap_above_the_key(n_keys, fontsize) < 0.4

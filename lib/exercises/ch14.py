@@ -323,10 +323,13 @@ MEDIUM_NSP_HEAD = 2 * _D + 2
 EMBEDDING_SHARE = MEDIUM_EMBEDDINGS / MEDIUM_PARAMS  # 0.384
 LAYER_NORM = 2 * _D  # a gain and a bias
 TOTAL_TOLERANCE = 0.01  # relative: near misses, diagnosed
-# embedding_share: a number written with at most 4 decimals must be right to 2 (0.38, 0.384,
-# 0.3841); a computed ratio (more decimals) must be the exact one, as the count must be
+# embedding_share: a number written with at most 4 decimals must lie within SHARE_TOLERANCE of
+# the exact share (0.38, 0.384 and 0.3841 pass; 0.39 does not); a computed ratio (more decimals)
+# must be the exact one, as the count must be
 SHARE_TOLERANCE = 0.005
 EXACT_TOLERANCE = 1e-6
+HAND_DECIMALS = 4  # at most this many decimals: a share written by hand
+NEAR_SHARE = 0.02  # a share written by hand this close is told the tolerance it missed
 # shares that leave out a part of the embeddings, each named when it comes
 SHARE_MISTAKES = {
     "counts the word table only (30,522 x 512); the embeddings are also the 512 position "
@@ -399,31 +402,41 @@ def _check_medium_params(medium_params: Any) -> None:
         )
 
 
+def _shown_share(s: float, written: bool) -> str:
+    """The share as the student gave it: all of its decimals (up to 4 if written by hand, 10 if
+    computed), so that a message never shows a rounded value that looks right."""
+    return f"{round(s, HAND_DECIMALS):g}" if written else f"{s:.10g}"
+
+
+def _precision_note(s: float, written: bool) -> str:
+    """What the checker holds a share to, for a computed share or a hand-written one close to it."""
+    if not written:
+        return f" (A share written by hand, with at most {HAND_DECIMALS} decimals, must lie within {SHARE_TOLERANCE} of the exact ratio; one with more decimals is taken as computed and must be the exact ratio.)"
+    if abs(s - EMBEDDING_SHARE) <= NEAR_SHARE:
+        return f" (A share written by hand must lie within {SHARE_TOLERANCE} of the exact ratio.)"
+    return ""
+
+
 def _check_embedding_share(embedding_share: Any) -> None:
-    """embedding_share: right to two decimals if written by hand, exact if computed."""
+    """embedding_share: within SHARE_TOLERANCE if written by hand, exact if computed."""
     s = expect_number(embedding_share, "embedding_share")
-    written = abs(s - round(s, 4)) < 1e-7  # at most 4 decimals: a number written by hand
+    # at most HAND_DECIMALS decimals: a number written by hand
+    written = abs(s - round(s, HAND_DECIMALS)) < 1e-7
     tolerance = SHARE_TOLERANCE if written else EXACT_TOLERANCE
     if abs(s - EMBEDDING_SHARE) > tolerance:
         if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
             fail_as_percentage(s, "embedding_share")
-        # a computed ratio is held to the exact share: say so, since 0.38 by hand passes
-        precision = (
-            ""
-            if written
-            else " (A share written by hand to 2 to 4 decimals is checked to the second decimal; one with more decimals is taken as computed and must be the exact ratio.)"
-        )
+        shown, precision = _shown_share(s, written), _precision_note(s, written)
         for mistake, share in SHARE_MISTAKES.items():
             if abs(s - share) <= (5e-4 if written else EXACT_TOLERANCE):
-                shown = fmt(s) if written else f"{s:.6f}"
                 fail(f"embedding_share = {shown} {mistake}.{precision}")
         base = count_parameters(BertConfig.base())
         if abs(s - (23_837_184 / base)) <= SHARE_TOLERANCE:
             fail(
-                f"embedding_share = {fmt(s)} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
+                f"embedding_share = {shown} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
             )
         fail(
-            f"embedding_share = {fmt(s)} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total.{precision}"
+            f"embedding_share = {shown} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total.{precision}"
         )
 
 
@@ -436,8 +449,8 @@ def check_medium_size(medium_params: Any, embedding_share: Any) -> str:
     ``medium_params`` must be the exact count (the exercise asks for it as ``count_parameters`` gives it):
     the estimate 12 N d^2 + embeddings (0.13% low), a count without the pooler or with the pretraining
     heads are near misses, each named. ``embedding_share``:
-    a number written with at most 4 decimals must be right to two (0.38 and 0.384 pass; the word table
-    alone, 0.378, does not); a computed ratio must be the exact one, 0.3841..., as the count must be
+    a number written with at most 4 decimals must lie within 0.005 of the exact share (0.38 and 0.384
+    pass; 0.39 and the word table alone, 0.378, do not); a computed ratio must be the exact one, 0.3841..., as the count must be
     (the usual parts left out are named)."""
     if medium_params is None and embedding_share is None:
         not_attempted(

@@ -577,6 +577,18 @@ def encoding_dimension(values, title, color="C0", *, narrow=False):
     return fig
 
 
+_BOX_HALF_WIDTH = 0.45  # a token's box spans its position +- this, in data units
+
+
+def _label_anchor(position, n_tokens):
+    """Where an output label over token ``position`` of ``n_tokens`` is anchored: (x, ha)."""
+    if position == 0:
+        return position - _BOX_HALF_WIDTH, "left"
+    if position == n_tokens - 1:
+        return position + _BOX_HALF_WIDTH, "right"
+    return position, "center"
+
+
 def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9):
     """One of BERT's fine-tuning set-ups (after Devlin et al. 2019, Figure 4): the input tokens
     [CLS] first [SEP] (second [SEP]) with segment A blue and B orange, the encoder as one box, its
@@ -611,7 +623,10 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9
             (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
-        ax.text(i, 3.85, label, ha="center", va="center", fontsize=fontsize, fontweight="bold")
+        # a label over the first or the last box starts or ends at that box's edge, so that it
+        # stays inside the axes and the figure keeps its width (a phone scrolls a wider one)
+        x, ha = _label_anchor(i, len(tokens))
+        ax.text(x, 3.85, label, ha=ha, va="center", fontsize=fontsize, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
     ax.set_ylim(-0.2, 4.6)
     ax.set_title(f"{title}\n{top_label}", fontsize=fontsize + 1)
@@ -705,24 +720,42 @@ def word_rows(
     below = labels.index(reference) if ref is not None else len(rows)  # rows compared with ref
     placed, label_line, n_lines = _place_words(rows, colors, ref, below, width, scale, narrow)
     fixed_size = figsize is not None and figsize[1] is not None
+    narrow_keys = narrow and bool(legend)  # the key one entry a line, under the rows
     if not fixed_size:
-        keys = (0.35 * len(legend) if narrow else 0.35) if legend else 0
-        fitted = 0.32 * scale * n_lines + 0.9 + keys
+        if narrow_keys:  # the key's lines, in lines of words, below the last row
+            fitted = _LINE_INCHES * scale * _narrow_bottom(n_lines, len(legend)) + 0.9
+        else:
+            fitted = _LINE_INCHES * scale * n_lines + 0.9 + (0.35 if legend else 0)
         figsize = (11 if figsize is None else figsize[0], fitted)
     fig, ax = plt.subplots(figsize=figsize)
     if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
         fig.subplots_adjust(left=0.02, right=0.98)
     _draw_words(ax, placed, labels, label_line, fontsize, scale, narrow)
     _word_legend(ax, legend, ref is not None, fontsize, narrow)
-    key_lines = len(legend) if (legend and narrow) else 1
-    bottom = max(n_lines, 2) + (0.9 * key_lines if (legend or ref is not None) else 0)
+    if narrow_keys:
+        bottom = _narrow_bottom(max(n_lines, 2), len(legend))
+    else:
+        bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
     if fixed_size:  # the same spacing in every state: rows at the top, room left below
-        bottom = max(bottom, (figsize[1] - 0.9) / (0.32 * scale))
+        bottom = max(bottom, (figsize[1] - 0.9) / (_LINE_INCHES * scale))
     ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8 if not narrow else 0.3))
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=max(10, fontsize), loc="left")
     return fig
+
+
+_LINE_INCHES = 0.32  # a line of word boxes at 9 points
+# a narrow figure's key, one entry a line, in lines of words (the book's style, constrained
+# layout): an entry takes about 0.52 of a line at any font size, and the key starts 0.4 of a line
+# above where the gap under the last row would end (tests/test_viz_interactive_chapters.py)
+_KEY_ENTRY_LINES, _KEY_OVERLAP_LINES = 0.52, 0.4
+
+
+def _narrow_bottom(n_lines, n_keys):
+    """The lowest line of a narrow word_rows figure whose key has ``n_keys`` entries, one a line,
+    under ``n_lines`` lines of words: the key just below the words (not a band of blank lines)."""
+    return n_lines - _KEY_OVERLAP_LINES + _KEY_ENTRY_LINES * n_keys
 
 
 def _place_words(rows, colors, ref, below, width, scale, narrow):
