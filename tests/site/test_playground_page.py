@@ -577,6 +577,15 @@ def test_a_new_test_length_evaluates_the_same_run_and_the_form_says_why_not(site
     assert "test length 32 not offered: the position task answers with positions" in offer
     assert "got" not in message + offer and "at most 16 long" in offer
     assert browser.execute_script(f"return {ROOT}.playground.t;") == 0  # a new task: a new run
+    # back to a task that has sequences of 32: the length the reader chose comes back, and is said
+    choose(browser, "task", "copy")
+    assert wait_until(browser, f"{ROOT}.dataset.run === 'ready'", timeout=60)
+    assert browser.execute_script(f"return {ROOT}.querySelector('.book-pg-test').value;") == "32"
+    assert wait_until(
+        browser,
+        f"{ROOT}.querySelector('.book-live-message').textContent"
+        ".includes('test length set back to 32, the length you chose')",
+    )
     assert not console_errors(browser)
 
 

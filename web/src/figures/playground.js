@@ -835,12 +835,22 @@ function wireControls(pg) {
     state.worker.postMessage({ type: "weights" });
   });
   let before = pg.current(); // the settings before this change
+  // the test length the reader last chose: a change that cannot test there (learned positions, the
+  // position task) sets 8, and a later change that can sets it back
+  let wantedTest = before.test;
   for (const key of Object.keys(ui.inputs)) ui.inputs[key].addEventListener("change", () => {
     if (key === "task") ui.probeBox.value = example.probes[ui.inputs.task.value];
     // new heads with as many key/value heads as heads before: multi-head attention still
     if (key === "heads" && before.kv === before.heads) ui.inputs.kv.value = ui.inputs.heads.value;
+    if (key === "test") wantedTest = Number(ui.inputs.test.value);
     const was = before;
     const notes = pg.reconcileForm(); // e.g. ALiBi chosen at width 64: width 32, and the note says so
+    const now = pg.current();
+    if (now.test !== wantedTest && !notOffered({ ...now, test: wantedTest }).test[wantedTest]) {
+      ui.inputs.test.value = String(wantedTest);
+      pg.showOffer();
+      notes.push(`test length set back to ${wantedTest}, the length you chose`);
+    }
     before = pg.current();
     const changed = Object.keys(LABELS).filter((k) => String(was[k]) !== String(before[k]));
     // only the test length: the same model, evaluated at the new length from the weights it has now
