@@ -1159,6 +1159,21 @@ def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
         assert answer not in message
 
 
+def test_two_wrong_shape_predictions_are_named_together():
+    """(2, True) names both predictions in one run (reader's report 5, s3, item 9), not the first
+    alone, and still gives no answer away."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch05.check_without_positions(2, True)
+    message = str(failed.value)
+    assert "both predictions are wrong" in message
+    assert "suffers_most: your prediction" in message and "two_shapes_lose_10: your" in message
+    for answer in ("three", " 3 ", "lose most", "more than half"):
+        assert answer not in message
+    # a wrong type is named first, even after a wrong prediction
+    with pytest.raises(ExerciseFailed, match="two_shapes_lose_10"):
+        ch05.check_without_positions(2, "yes")
+
+
 def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
     assert ch05.check_without_positions(3, False)
     assert ch05.check_without_positions(np.int64(3), np.bool_(False))

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle  # noqa: E402
 
 from lib import viz  # noqa: E402
 from lib.bert import BertConfig  # noqa: E402
@@ -579,6 +579,34 @@ def test_han_diagram_has_two_levels_of_gru_and_attention():
     ends = [p._posA_posB[1][1] for p in patches if isinstance(p, FancyArrowPatch)]
     assert sum(abs(y - bottom) < 1e-9 for y in ends) == len(REVIEW) == 2
     assert "sentence attention with u_s reads every h_i" in fig.alt_text
+    # the top box says what the text says classifies v: a linear layer and a softmax (reader's
+    # report 5, s3, item 5b)
+    assert "linear + softmax\n$\\to$ label" in t and "a linear layer and a softmax" in fig.alt_text
+    # one dashed frame per sentence, a gap between them, each holding its own words, their h_{i,t}
+    # and their word attention and nothing of the other sentence (item 5a: the words of sentence 1
+    # sat right on top of sentence 2's word attention)
+    frames = sorted(
+        (p for p in patches if isinstance(p, Rectangle) and p.get_linestyle() == "--"),
+        key=lambda p: -p.get_y(),
+    )
+    assert len(frames) == len(REVIEW)
+    assert frames[0].get_y() - (frames[1].get_y() + frames[1].get_height()) >= 0.25
+    word_attention = sorted(
+        _boxes_labelled(fig, "word attention, $\\mathbf{u}_w$"), key=lambda b: -b.get_y()
+    )
+    for i, frame in enumerate(frames):
+        inner = [
+            _boxes_labelled(fig, w)[0 if i == 0 or w not in REVIEW[0] else 1] for w in REVIEW[i]
+        ]
+        inner += [_boxes_labelled(fig, f"$\\mathbf{{h}}_{{{i + 1},{j}}}$")[0] for j in (1, 5)]
+        inner.append(word_attention[i])
+        for box in inner:
+            assert frame.get_bbox().padded(1e-9).contains(box.get_x(), box.get_y())
+            corner = (box.get_x() + box.get_width(), box.get_y() + box.get_height())
+            assert frame.get_bbox().padded(1e-9).contains(*corner)
+        outside = _boxes_labelled(fig, f"$\\mathbf{{s}}_{{{i + 1}}}$") + [word_attention[1 - i]]
+        for box in outside:
+            assert not frame.get_bbox().overlaps(box.get_bbox())
     with pytest.raises(ValueError, match="sentences"):
         viz.han_diagram(REVIEW * 2)
     with pytest.raises(TypeError, match="sentences"):

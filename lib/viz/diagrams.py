@@ -788,12 +788,16 @@ def captioning_diagram(n_regions, d_feature):
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+_HAN_BLOCK, _HAN_GAP = 1.85, 0.3  # a sentence's block and the gap above it, in inches of the layout
+
+
 def han_diagram(sentences):
     """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
     ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned
     query u_w (their "context vector") pools each sentence into s_i, a sentence GRU gives h_i,
-    attention with u_s reads every h_i and pools them into the document vector v, which a softmax
-    classifies. Returns the Figure."""
+    attention with u_s reads every h_i and pools them into the document vector v, which a linear
+    layer and a softmax classify. Each sentence's block is framed, with a gap to the next. Returns the
+    Figure."""
     if isinstance(sentences, str) or not isinstance(sentences, Sequence):
         raise TypeError(f"sentences: expected a list of sentences, got {type(sentences).__name__}")
     doc = [_words(s, "sentences", 5) for s in sentences]
@@ -804,26 +808,27 @@ def han_diagram(sentences):
     n = len(doc)
     text = " / ".join(" ".join(words) for words in doc)
     alt = (
-        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. One block per sentence, "
-        "stacked: at its bottom every word feeds a box h_(i,t) of a bidirectional word GRU, and "
+        f"A document of {n} sentence{'s' if n > 1 else ''}: {text}. One framed block per "
+        "sentence, stacked with a gap between them: at its bottom every word feeds a box h_(i,t) "
+        "of a bidirectional word GRU, and "
         "word attention with the learned query u_w pools the sentence into a vector s_i. On "
         f"the right, a bidirectional sentence GRU reads s_1 to s_{n} into h_i, and at the top "
         "sentence attention with u_s reads every h_i and pools them into the document vector v, "
-        "which a softmax classifies."
+        "which a linear layer and a softmax classify into the label."
     )
     # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
     # laid out on 5.4 inches (room for the line on the right) and drawn 5.2 wide, text scaled
     # alike: under the 600 px above which a phone scrolls a figure sideways
     scale = 5.2 / 5.4
-    font, block = _PHONE_FONT * scale, 1.85
+    font, block = _PHONE_FONT * scale, _HAN_BLOCK + _HAN_GAP
     height = 1.25 + n * block
     fig, ax = _canvas(5.4, height, alt, scale=scale)
     x_s, x_h, y_top = 4.15, 4.85, height - 0.6
     x_lane = x_h + 0.4  # right of the h_i column: the line from h_2, h_3 up to sentence attention
     h_rows = []
     for i, words in enumerate(doc):
-        y0 = height - 1.25 - (i + 1) * block  # the block's bottom; sentence 1 on top
-        xs = [0.45 + 0.76 * t for t in range(len(words))]
+        y0 = height - 1.25 - (i + 1) * block + _HAN_GAP  # the block's bottom; sentence 1 on top
+        xs = [0.42 + 0.75 * t for t in range(len(words))]
         for t, (xw, w) in enumerate(zip(xs, words)):
             _box(ax, xw, y0 + 0.3, w, "io", 0.7, 0.4, font)
             _arrow(ax, xw, y0 + 0.5, xw, y0 + 0.72)
@@ -836,6 +841,7 @@ def han_diagram(sentences):
         width = max(xs[-1] - xs[0] + 0.3, 2.5)
         centre = max(centre, 0.1 + width / 2)
         _box(ax, centre, y_att, "word attention, $\\mathbf{u}_w$", "attn", width, 0.42, font)
+        _sentence_frame(ax, y0, max(centre + width / 2, xs[-1] + 0.35))  # 0.35: half a word box
         _arrow(ax, centre + width / 2, y_att, x_s - 0.25, y_att)
         _box(ax, x_s, y_att, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.5, 0.45, font)
         _arrow(ax, x_s + 0.25, y_att, x_h - 0.25, y_att)
@@ -853,14 +859,25 @@ def han_diagram(sentences):
         _arrow(ax, x_lane, h_rows[-1], x_lane, y_top - 0.21)
     _box(
         ax,
-        3.55,
+        3.8,
         y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        3.5,
+        3.0,
         0.42,
         font,
     )
-    _arrow(ax, 1.8, y_top, 1.38, y_top)
-    _box(ax, 0.72, y_top, "softmax:\nlabel", "io", 1.3, 0.62, font)
+    _arrow(ax, 2.3, y_top, 1.97, y_top)
+    _box(ax, 1.0, y_top, "linear + softmax\n$\\to$ label", "io", 1.94, 0.62, font)
     return fig
+
+
+def _sentence_frame(ax, y0, right):
+    """A dashed frame round one sentence's block (its words, word GRU and word attention), whose
+    bottom is at ``y0``: the words of one sentence feed only the attention in their own frame."""
+    left, bottom, top, margin = 0.02, y0 + 0.03, y0 + _HAN_BLOCK, 0.05
+    ax.add_patch(
+        mpatches.Rectangle(
+            (left, bottom), right + margin - left, top - bottom, fill=False, ec="0.45", ls="--"
+        )
+    )
