@@ -139,6 +139,8 @@ def test_check_alibi_slopes_names_each_mistake(mistake, message):
         ("strict", "hides the diagonal"),
         ("inverted", "True where a query may NOT attend"),
         ("transposed", "the keys after it"),
+        ("no_j0", "columns are keys j0 + c, not c"),
+        ("no_i0", "rows are queries i0 + r, not r"),
     ],
 )
 def test_check_tile_mask_names_each_mistake(mistake, message):
@@ -381,3 +383,13 @@ def test_check_running_max_and_sum_names_m_and_l_returned_the_other_way_round():
     with pytest.raises(ExerciseFailed, match="the largest score is 5") as raised:
         ch18.check_running_max_and_sum(lambda x, block: (4.0, _one_pass(x, block)[1]))
     assert "(l, m)" not in str(raised.value)
+
+
+def test_check_tile_mask_names_the_reviewers_mask_that_ignores_j0():
+    # a reader's answer: query positions against the keys' places in the tile
+    def wrong(i0, i1, j0, j1):
+        return torch.arange(0, j1 - j0)[None] <= torch.arange(i0, i1)[:, None]
+
+    assert torch.equal(wrong(0, 4, 2, 4), ch18.tile_mask_reference(0, 4, 2, 4, mistake="no_j0"))
+    with pytest.raises(ExerciseFailed, match=re.escape("ignoring j0: columns are keys j0 + c")):
+        ch18.check_tile_mask(wrong)

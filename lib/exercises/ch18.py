@@ -465,9 +465,11 @@ def tile_mask_reference(
     """bool [i1 - i0, j1 - j0], True where query i may attend key j (j <= i) for the queries
     i0 ... i1 - 1 and keys j0 ... j1 - 1 of a causal self-attention. ``mistake``: "local" (the tile's
     own lower triangle, positions ignored); "strict" (j < i, the diagonal masked); "inverted" (True
-    where masked); "transposed" (j >= i)."""
-    rows = torch.arange(i0, i1)[:, None]
-    cols = torch.arange(j0, j1)[None, :]
+    where masked); "transposed" (j >= i); "no_j0" (columns taken as keys 0, 1, ... instead of j0,
+    j0 + 1, ...); "no_i0" (rows taken as queries 0, 1, ... instead of i0, i0 + 1, ...)."""
+    rows = torch.arange(0 if mistake == "no_i0" else i0, i1 - (i0 if mistake == "no_i0" else 0))
+    cols = torch.arange(0 if mistake == "no_j0" else j0, j1 - (j0 if mistake == "no_j0" else 0))
+    rows, cols = rows[:, None], cols[None, :]
     if mistake == "local":
         return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril()
     if mistake == "strict":
@@ -494,6 +496,14 @@ _TILE_MISTAKES = [
         "your mask is True where a query may NOT attend; the book's masks are True where a query may attend (j <= i).",
     ),
     ("transposed", "your mask lets each query see the keys after it (j >= i): causal is j <= i."),
+    (
+        "no_j0",
+        "your mask compares each query's position with the key's place in the tile, ignoring j0: columns are keys j0 + c, not c. Compare query i0 + r with key j0 + c.",
+    ),
+    (
+        "no_i0",
+        "your mask compares the query's place in the tile with each key's position, ignoring i0: rows are queries i0 + r, not r. Compare query i0 + r with key j0 + c.",
+    ),
 ]
 
 

@@ -88,7 +88,8 @@ def draw_run(
 ) -> plt.Figure:
     """Loss and held-out accuracy against steps, then every layer's and head's attention on ``probe``.
     ``narrow``: drawn for a phone (5.2 inches wide, 11-point text), the curves above the maps;
-    ``test_length``: the length of ``held``'s third column (``train_run``), drawn dashed."""
+    ``test_length``: the length of ``held``'s third column (``train_run``), drawn dashed and thin
+    over the wide curve of the training length, so that both show where they coincide."""
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
     c = run.config
@@ -124,6 +125,12 @@ def draw_run(
     return fig
 
 
+# the held-out curve at the training length, drawn wide under the thin dashed one at the test
+# length: where both are at the same accuracy (copy with ALiBi: 100% at 8 and at 32), a band of
+# the first shows on each side of the second
+_HELD_LW, _HELD_MS = 4.5, 6
+
+
 # Long by design: one drawing step after another of one picture, in the order they are drawn.
 def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None):
     """The curves on ``ax`` and the maps on ``maps``; ``small``: the legend's and title's size in
@@ -139,7 +146,8 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None
         [h[1] for h in held],
         color="#1f77b4",
         marker="o",
-        ms=3,
+        ms=_HELD_MS,
+        lw=_HELD_LW,
         label="held-out sequences right",
     )
     test = [h for h in held if len(h) > 2]  # [t, accuracy, accuracy at the test length]
@@ -150,6 +158,7 @@ def _draw_run(fig, ax, maps, run, held, probe, att, small=None, test_length=None
             color="#9e3d9e",
             marker="s",
             ms=3,
+            lw=1.5,
             linestyle="--",
             label="held out at the test length",
         )

@@ -64,6 +64,10 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
     ax.set_ylabel("query i", fontsize=fontsize)
 
 
+# the tiling diagram's text, in points: its grid's and arrows' labels, and its two memories' boxes
+_GRID_PT, _MEMORY_PT = 12, 13
+
+
 def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
     """Chapter 18's tiling (Dao et al. 2022, fig. 1), stacked for narrow pages: above, the T x T
     scores cut into tiles of block_q queries by block_k keys, numbered in the order
@@ -96,30 +100,32 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     )
     # stacked and narrow: 5.2 inches, 594 px as the page saves it (110 dpi, 0.1-inch margins), under
     # the 600 px above which the site treats a picture as drawn for the desktop and makes a phone
-    # scroll it sideways (book/_static/reader.js); text of 11 points, 9.3 CSS px in a 330 px column
-    width, height, mid = 5.2, 7.7, 2.6
+    # scroll it sideways (book/_static/reader.js). In a 328 px column a point is 110/72 * 328/594 =
+    # 0.84 CSS px: the grid's labels of 12 points are 10 px, the memories' text of 13 points 11 px,
+    # so that their subscripts ($B_q$, 70% of the text) still read at about 7.7 px
+    width, height, mid = 5.2, 8.0, 2.6
     fig, ax = _canvas(width, height, alt)
-    grid = fig.add_axes((1.15 / width, 4.0 / height, 3.3 / width, 3.3 / height))
-    _grid(grid, T, block_q, block_k, causal)
+    grid = fig.add_axes((1.15 / width, 4.3 / height, 3.3 / width, 3.3 / height))
+    _grid(grid, T, block_q, block_k, causal, fontsize=_GRID_PT)
     for n, (i0, i1, j0, j1) in enumerate(order, 1):
         # at the middle of the tile's computed cells (below a diagonal tile's dotted ones), on white
         cells = [(i, j) for i in range(i0, i1) for j in range(j0, j1) if not causal or j <= i]
         x = sum(j for _, j in cells) / len(cells) + 0.5
         y = sum(i for i, _ in cells) / len(cells) + 0.5
-        grid.text(x, y, str(n), **_t(12), weight="bold",
+        grid.text(x, y, str(n), **_t(13), weight="bold",
                   bbox=dict(boxstyle="circle,pad=0.2", fc="white", ec="none"))  # fmt: skip
     grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
-                   fontsize=12)  # fmt: skip
-    _box(ax, mid, 2.95, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=4.8, h=0.8,
-         fontsize=11)  # fmt: skip
+                   fontsize=13)  # fmt: skip
+    _box(ax, mid, 3.2, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=5.0, h=0.9,
+         fontsize=_MEMORY_PT)  # fmt: skip
     sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
     sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $a_i$ [$B_q$, D]"
-    _box(ax, mid, 1.15, sram, "attn", w=4.8, h=1.5, fontsize=11)
-    _arrow(ax, mid - 0.6, 2.55, mid - 0.6, 1.9)
-    ax.text(mid - 1.6, 2.22, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(11))
-    _arrow(ax, mid + 0.6, 1.9, mid + 0.6, 2.55)
-    ax.text(mid + 1.6, 2.22, "write\n$O_i$, $L_i$\nonce per $i$", **_t(11))
-    ax.text(mid, 0.2, "never stored: the [T, T] matrices S and P", **_t(11))
+    _box(ax, mid, 1.25, sram, "attn", w=5.0, h=1.7, fontsize=_MEMORY_PT)
+    _arrow(ax, mid - 0.6, 2.75, mid - 0.6, 2.1)
+    ax.text(mid - 1.65, 2.43, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(_GRID_PT))
+    _arrow(ax, mid + 0.6, 2.1, mid + 0.6, 2.75)
+    ax.text(mid + 1.65, 2.43, "write\n$O_i$, $L_i$\nonce per $i$", **_t(_GRID_PT))
+    ax.text(mid, 0.17, "never stored: the [T, T] matrices S and P", **_t(_GRID_PT))
     return fig
 
 

@@ -313,12 +313,13 @@ export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   }
   if (held.length) {
     el("polyline", { points: held.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
-      fill: "none", stroke: HELD, "stroke-width": 2, class: "book-pg-held" }, g);
-    for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 2.5, fill: HELD }, g);
+      fill: "none", stroke: HELD, "stroke-width": 5, class: "book-pg-held" }, g);
+    // wide, under the thin dashed curve of the test length: both show where they coincide (at 100%)
+    for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 4, fill: HELD }, g);
   }
   if (heldTest.length) {
     el("polyline", { points: heldTest.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
-      fill: "none", stroke: TEST, "stroke-width": 2, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
+      fill: "none", stroke: TEST, "stroke-width": 1.5, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
     for (const [t, v] of heldTest) el("rect", { x: X(t) - 2.5, y: YR(v) - 2.5, width: 5, height: 5, fill: TEST }, g);
   }
   if (!finite.length && !held.length && !before.length) {
