@@ -94,3 +94,21 @@ def test_every_rubric_part_is_labelled_by_the_statement(course):
     assert labels["18", "ex2_rubric"] == ["Then print the slopes of 6 heads."]
     with pytest.raises(ValueError, match="statement"):
         make_course.parts("**Exercise 1 (implement): x.**\n\n- a list only")
+
+
+@pytest.mark.parametrize("at_collection", [False, True])
+def test_the_release_promises_no_worked_solution_it_does_not_hold(at_collection):
+    """The chapters' introduction to their exercises promises, below each check, a worked solution and
+    a model answer; the course's release has neither, and a graded course's prediction checks only
+    record: the course says what the student gets instead."""
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        book = nbformat.read(path, as_version=4)
+        nb, _ = make_course.course_notebook(
+            book, path.stem, predictions_at_collection=at_collection
+        )
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        promised = "Show a worked solution" in "\n".join(c.source for c in book.cells)
+        assert "folded together under *Show a worked solution*" not in text, path.stem
+        if promised and "folded together" in "\n".join(c.source for c in book.cells):
+            assert make_course.FOLDED_COURSE in text, path.stem
+            assert (make_course.RECORDED_COURSE.strip() in text) is at_collection, path.stem
