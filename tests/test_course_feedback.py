@@ -112,3 +112,38 @@ def test_the_release_promises_no_worked_solution_it_does_not_hold(at_collection)
         if promised and "folded together" in "\n".join(c.source for c in book.cells):
             assert make_course.FOLDED_COURSE in text, path.stem
             assert (make_course.RECORDED_COURSE.strip() in text) is at_collection, path.stem
+
+
+def test_no_command_block_of_the_teachers_page_grades_with_nbgrader_autograde():
+    """The page's rule "never nbgrader autograde" holds in every command block: grading is
+    tools/grade_course.py's, the export tools/export_grades.py's."""
+    page = (ROOT / "book" / "teachers.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", page, re.S)
+    assert len(blocks) > 5
+    for block in blocks:
+        commands = [ln.split("#")[0].strip() for ln in block.splitlines()]
+        assert not any(c.startswith(("nbgrader autograde", "nbgrader export")) for c in commands), (
+            block
+        )
+    assert sum("python ../tools/grade_course.py" in b for b in blocks) >= 2
+    assert sum("python ../tools/export_grades.py" in b for b in blocks) >= 2
+
+
+def test_the_teachers_page_estimates_the_weekly_written_grading(course):
+    """The written answers a week (all chapters' over the term's weeks) as the page states them."""
+    import term_plan
+
+    written = 0
+    for path in sorted((course / "source").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.metadata["nbgrader"]
+            written += cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution")
+    weeks = len(term_plan.WEEKS)
+    per_week = round(written / weeks)
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert (
+        f"The 18 chapters ask {written} of them, about {per_week} a week over the {weeks} weeks"
+        in page
+    )
+    assert f"about {per_week * 30 // 60} to {per_week * 30 * 2 // 60} hours a week" in page
+    assert f"({per_week} answers × 30 students × 1 to 2 minutes)" in page
