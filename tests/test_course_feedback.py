@@ -94,3 +94,56 @@ def test_every_rubric_part_is_labelled_by_the_statement(course):
     assert labels["18", "ex2_rubric"] == ["Then print the slopes of 6 heads."]
     with pytest.raises(ValueError, match="statement"):
         make_course.parts("**Exercise 1 (implement): x.**\n\n- a list only")
+
+
+@pytest.mark.parametrize("at_collection", [False, True])
+def test_the_release_promises_no_worked_solution_it_does_not_hold(at_collection):
+    """The chapters' introduction to their exercises promises, below each check, a worked solution and
+    a model answer; the course's release has neither, and a graded course's prediction checks only
+    record: the course says what the student gets instead."""
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        book = nbformat.read(path, as_version=4)
+        nb, _ = make_course.course_notebook(
+            book, path.stem, predictions_at_collection=at_collection
+        )
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        promised = "Show a worked solution" in "\n".join(c.source for c in book.cells)
+        assert "folded together under *Show a worked solution*" not in text, path.stem
+        if promised and "folded together" in "\n".join(c.source for c in book.cells):
+            assert make_course.FOLDED_COURSE in text, path.stem
+            assert (make_course.RECORDED_COURSE.strip() in text) is at_collection, path.stem
+
+
+def test_no_command_block_of_the_teachers_page_grades_with_nbgrader_autograde():
+    """The page's rule "never nbgrader autograde" holds in every command block: grading is
+    tools/grade_course.py's, the export tools/export_grades.py's."""
+    page = (ROOT / "book" / "teachers.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", page, re.S)
+    assert len(blocks) > 5
+    for block in blocks:
+        commands = [ln.split("#")[0].strip() for ln in block.splitlines()]
+        assert not any(c.startswith(("nbgrader autograde", "nbgrader export")) for c in commands), (
+            block
+        )
+    assert sum("python ../tools/grade_course.py" in b for b in blocks) >= 2
+    assert sum("python ../tools/export_grades.py" in b for b in blocks) >= 2
+
+
+def test_the_teachers_page_estimates_the_weekly_written_grading(course):
+    """The written answers a week (all chapters' over the term's weeks) as the page states them."""
+    import term_plan
+
+    written = 0
+    for path in sorted((course / "source").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.metadata["nbgrader"]
+            written += cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution")
+    weeks = len(term_plan.WEEKS)
+    per_week = round(written / weeks)
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert (
+        f"The 18 chapters ask {written} of them, about {per_week} a week over the {weeks} weeks"
+        in page
+    )
+    assert f"about {per_week * 30 // 60} to {per_week * 30 * 2 // 60} hours a week" in page
+    assert f"({per_week} answers × 30 students × 1 to 2 minutes)" in page

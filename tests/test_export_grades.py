@@ -95,6 +95,26 @@ def test_canvas_roster(gradebook, tmp_path):
         export_grades.canvas_rows(grades, short)
 
 
+def test_canvas_roster_matches_logins_in_any_case(gradebook, tmp_path):
+    """An SIS login is often mixed-case (``Alice``) where nbgrader's id is the hub's ``alice``."""
+    roster = tmp_path / "roster.csv"
+    lines = ["Student,ID,SIS User ID,SIS Login ID,Section"]
+    lines += [
+        f"{n},{i},S{i},{n.upper() if i % 2 else n},Tue"
+        for i, n in enumerate(["Alice", "Bob", "Carol"], 100)
+    ]
+    roster.write_text("\n".join(lines) + "\n")
+    grades = export_grades.read_gradebook(gradebook, [A])
+    read = export_grades._read_csv(roster, "roster")
+    rows = export_grades.canvas_rows(grades, read)
+    assert rows[2] == ["Alice", "100", "S100", "Alice", "Tue", "2.5"]
+    assert [r[3] for r in rows[2:]] == ["Alice", "BOB", "Carol"]
+    assert export_grades.unmatched(grades, read) == []
+    roster.write_text("\n".join(lines + ["Alice Two,200,S200,ALICE,Tue"]) + "\n")
+    with pytest.raises(ValueError, match="differ only in case"):
+        export_grades.canvas_rows(grades, export_grades._read_csv(roster, "roster"))
+
+
 def test_roster_without_a_student(gradebook, tmp_path, capsys):
     """A student the roster lacks: a one-line error, or with --skip-unmatched a CSV without them and
     their names listed."""

@@ -165,6 +165,46 @@ def test_a_graded_course_counts_each_mistake(tmp_path):
     assert counts[None] == 1
 
 
+def test_a_graded_course_counts_the_predictions_checked_at_collection(tmp_path):
+    """With --predictions-at-collection the students' test cell only says "recorded"; the real check
+    is in the instructor's source (metadata course.test) and grade_course.py writes its verdict."""
+    chapter = "06_self_attention"
+    check = "from lib.exercises.ch06 import check_wider_entries\ncheck_wider_entries(score_variance, looks_like)"
+    meta = {"nbgrader": {"grade_id": "ex2_test", "grade": True, "locked": True, "points": 2}}
+    source = nbformat.v4.new_code_cell(
+        "# Locked test: your predictions are recorded", metadata=meta
+    )
+    source.metadata["course"] = {"test": check}
+    path = tmp_path / "source" / chapter / f"{chapter}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[source]), path)
+    said = _said(ch06.check_wider_entries, 1, "orange")
+    for student, output in [
+        ("bob", nbformat.v4.new_output("error", ename="ExerciseFailed", evalue=said, traceback=[])),
+        ("al", nbformat.v4.new_output("stream", name="stdout", text="✓ passed.")),
+    ]:
+        cell = nbformat.v4.new_code_cell(
+            "# Locked test: your predictions are recorded", metadata=meta
+        )
+        cell.outputs = [output]
+        graded = tmp_path / "autograded" / student / chapter / f"{chapter}.ipynb"
+        graded.parent.mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), graded)
+    listed = notes.mistakes(ch06, "check_wider_entries")
+    counts = notes.class_counts(tmp_path, chapter, {"check_wider_entries": listed})
+    counts = counts["check_wider_entries"]
+    assert counts["graded"] == 2 and counts["passed"] == 1
+    assert counts[notes.matching(said, listed).message] == 1
+
+
+def test_an_implement_exercise_has_no_values_to_predict():
+    ex = _exercise("06", 1)  # asks for two weight matrices: values, but not predictions
+    assert ex.kind == "implement" and ex.args == ["W_Q2", "W_K2"] and ex.predictions == 0
+    how = notes.estimate_minutes(ex)[1]
+    assert "0 values to predict" in how and "1 written question" in how
+    assert "1 written questions" not in how
+
+
 def test_the_teachers_page_states_the_notes_totals():
     """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured)."""
     raw = (ROOT / "book" / "teachers.md").read_text()

@@ -14,7 +14,7 @@ deadline is set, but ``nbgrader generate_assignment`` has not been run for it) i
   one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
   Possible``. Canvas matches a row to a student by ``ID`` or the SIS columns: with ``--roster`` (the CSV
   of Canvas's own *Export*), each nbgrader student id is looked up in the roster's ``SIS Login ID``
-  (``--match`` picks another column) and the row gets the roster's five columns; without it, the
+  in any case, ``Judy`` for ``judy`` (``--match`` picks another column) and the row gets the roster's five columns; without it, the
   student id goes into ``SIS Login ID``. With ``--canvas-ids`` (a CSV ``assignment,canvas_id``), the
   header names Canvas's assignment; without it the header is the chapter's name alone, and Canvas
   creates a new assignment of that name on import.
@@ -107,9 +107,25 @@ def _read_csv(path: Path, what: str) -> list[dict]:
 
 
 def unmatched(grades: Grades, roster: list[dict], match: str = "SIS Login ID") -> list[str]:
-    """The students of the gradebook with no row of the roster whose ``match`` column is their id."""
-    keys = {r[match].strip() for r in roster if r.get(match)}
-    return [s["id"] for s in grades.students if s["id"] not in keys]
+    """The students of the gradebook with no row of the roster whose ``match`` column is their id
+    (in any case: see :func:`roster_by_id`)."""
+    keys = {r[match].strip().casefold() for r in roster if r.get(match)}
+    return [s["id"] for s in grades.students if s["id"].casefold() not in keys]
+
+
+def roster_by_id(roster: list[dict], match: str = "SIS Login ID") -> dict[str, dict]:
+    """The roster's rows by their ``match`` column, case-folded: an SIS login is often upper- or
+    mixed-case (``Judy``) where the hub's user name, nbgrader's id, is lower-case (``judy``)."""
+    by_key: dict[str, dict] = {}
+    for row in roster:
+        key = (row.get(match) or "").strip().casefold()
+        if key and key in by_key:
+            raise ValueError(
+                f"roster: two rows whose {match!r} differ only in case ({row[match]!r})"
+            )
+        if key:
+            by_key[key] = row
+    return by_key
 
 
 def canvas_rows(
@@ -139,18 +155,18 @@ def canvas_rows(
             raise ValueError(
                 f"match: the roster has no column {match!r} (its columns: {list(roster[0])})"
             )
-        by_key = {r[match].strip(): r for r in roster if r.get(match)}
-        missing = [s["id"] for s in grades.students if s["id"] not in by_key]
+        by_key = roster_by_id(roster, match)
+        missing = [s["id"] for s in grades.students if s["id"].casefold() not in by_key]
         if missing and not skip_unmatched:
             raise ValueError(
                 f"roster: no row whose {match!r} is one of the students {missing} (a test account, "
                 "a student who left, another spelling? --skip-unmatched leaves them out)"
             )
     for s in grades.students:
-        if roster is not None and s["id"] not in by_key:
+        if roster is not None and s["id"].casefold() not in by_key:
             continue
         if roster is not None:
-            fixed = [by_key[s["id"]].get(c, "") for c in CANVAS_FIXED]
+            fixed = [by_key[s["id"].casefold()].get(c, "") for c in CANVAS_FIXED]
         else:
             name = ", ".join(p for p in (s["last_name"], s["first_name"]) if p) or s["id"]
             fixed = [name, "", "", s["id"], ""]

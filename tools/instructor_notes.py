@@ -112,7 +112,11 @@ class Exercise:
 
     @property
     def predictions(self) -> int:
-        return 0 if self.checker is None or self.is_function else len(self.args)
+        """The values the student predicts: none in an implement exercise, even where its answers are
+        values (chapter 6's exercise 1 asks for two weight matrices)."""
+        if self.checker is None or self.is_function or self.kind == "implement":
+            return 0
+        return len(self.args)
 
     @property
     def written_parts(self) -> list[str]:
@@ -475,6 +479,11 @@ def time_checker(ex: Exercise) -> float | None:
     return seconds if verdict.passed else None
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 written question", "2 values"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def estimate_minutes(ex: Exercise) -> tuple[float, str]:
     """A student's minutes for the exercise, estimated from its counted size (:data:`MINUTES`), and
     the sum that gives them, in words."""
@@ -488,8 +497,9 @@ def estimate_minutes(ex: Exercise) -> tuple[float, str]:
     }
     total = 5 * math.ceil(sum(parts.values()) / 5)
     how = (
-        f"{words} words to read, {ex.code_lines} statements of code, {ex.predictions} values to predict, "
-        f"{len(ex.written_parts)} written questions"
+        f"{_count(words, 'word')} to read, {_count(ex.code_lines, 'statement')} of code, "
+        f"{_count(ex.predictions, 'value')} to predict, "
+        f"{_count(len(ex.written_parts), 'written question')}"
     )
     return total, how
 
@@ -502,11 +512,14 @@ def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) ->
     message: n, None: n (wrong, no named mistake)}}, from the test cells' outputs that
     tools/grade_course.py wrote into ``autograded/<student>/<chapter>/``."""
     counts: dict[str, dict] = {c: {"graded": 0, "passed": 0, None: 0} for c in known}
+    tests = _real_tests(Path(course), chapter)
     for path in sorted(Path(course).glob(f"autograded/*/{chapter}/{chapter}.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "code":
                 continue
-            checker = next((c for c in known if re.search(rf"\b{c}\(", cell.source)), None)
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            test = tests.get(grade_id, "") + "\n" + cell.source
+            checker = next((c for c in known if re.search(rf"\b{c}\(", test)), None)
             if checker is None or not cell.get("outputs"):
                 continue
             out = cell.outputs[0]
@@ -518,6 +531,23 @@ def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) ->
                 key = mistake.message if mistake else None
                 counts[checker][key] = counts[checker].get(key, 0) + 1
     return counts
+
+
+def _real_tests(course: Path, chapter: str) -> dict[str, str]:
+    """{grade_id: the check a test cell runs}, from the instructor's ``source/``: a prediction checked at
+    collection (``--predictions-at-collection``) shows the student only a "recorded" cell, and its real
+    check, which tools/grade_course.py runs and whose verdict it writes into ``autograded/``, is in the
+    cell's metadata ``course.test``."""
+    path = course / "source" / chapter / f"{chapter}.ipynb"
+    if not path.is_file():
+        return {}
+    tests = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        meta = cell.get("metadata", {})
+        test = meta.get("course", {}).get("test")
+        if test and meta.get("nbgrader", {}).get("grade_id"):
+            tests[meta["nbgrader"]["grade_id"]] = test
+    return tests
 
 
 # --- the document --------------------------------------------------------------------------------------

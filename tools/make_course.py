@@ -92,6 +92,20 @@ COMPARE = re.compile(
     r"|yours\s+to\s+compare\s+with\s+the\s+model\s+answer"
 )
 COMPARED = "your teacher grades it by a rubric, and the model answer comes back with your feedback"
+# The exercises' introduction promises, below each check, a worked solution and a model answer; the
+# course's release has neither (nbgrader removes them), and with --predictions-at-collection a
+# prediction's check only records it: the release says what the student gets instead.
+FOLDED = re.compile(
+    r"Below\s+the\s+check,\s+folded\s+together\s.*?leaves\s+the\s+solutions\s+out\.", re.S
+)
+FOLDED_COURSE = (
+    "This course's notebook holds no worked solution and no model answer: your teacher grades what you"
+    " submit, and your feedback brings the checker's verdicts and the model answers."
+)
+RECORDED_COURSE = (
+    " The check of a prediction (an exercise to predict, then check) only records that it is written:"
+    " whether it is right comes with your feedback."
+)
 AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w+\s+\w)")
 STOP = set(
     "this that with what which from your their them then than they there these those does when where"
@@ -481,7 +495,7 @@ def course_notebook(
             current = None  # the exercises section ended
         if current is None:
             if cell.cell_type == "markdown":
-                cell.source = COMPARE.sub(COMPARED, src)
+                cell.source = _course_text(src, predictions_at_collection)
             _nbgrader(cell, f"cell_{i}", locked=True)
             cells.append(cell)
             continue
@@ -519,6 +533,13 @@ def course_notebook(
     nb.cells = _finished(cells, chapter)
     nb.metadata.pop("widgets", None)
     return nb, exercises
+
+
+def _course_text(src: str, predictions_at_collection: bool) -> str:
+    """A markdown cell of the story as the course's release says it: no promise of a worked solution,
+    a model answer or (``predictions_at_collection``) a prediction's verdict in the notebook."""
+    folded = FOLDED_COURSE + (RECORDED_COURSE if predictions_at_collection else "")
+    return FOLDED.sub(folded, COMPARE.sub(COMPARED, src))
 
 
 def _variants(chapter: str, number: int) -> list:
