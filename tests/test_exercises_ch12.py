@@ -85,6 +85,14 @@ def test_the_reference_is_the_librarys_lm_loss_for_one_sentence():
     assert abs(reference - expected) < 1e-6
 
 
+def _backward_loop_copied(forward_logits, backward_logits, ids):
+    """Reader's report, round s3: the forward loop copied for the backward LM, range(1, T) and k - 1."""
+    f, b = forward_logits.log_softmax(-1), backward_logits.log_softmax(-1)
+    T = len(ids)
+    total = -sum(f[k - 1, ids[k]] for k in range(1, T)) - sum(b[k - 1, ids[k]] for k in range(1, T))
+    return total / (T - 1)
+
+
 def _forgot_return(forward_logits, backward_logits, ids):
     total = forward_logits.log_softmax(-1)  # noqa: F841 (the mistake: computed, never returned)
 
@@ -115,6 +123,11 @@ LOSS_WRONG = [
     ),
     ("returns a string", lambda f, b, i: "1.87", "returned str"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
+    (
+        "backward loop copied from the forward one",
+        _backward_loop_copied,
+        "a copy of the forward one",
+    ),
     ("raises", lambda f, b, i: f[len(i) + 5], "raised IndexError"),
     (
         "changes the logits in place",
@@ -184,7 +197,9 @@ SIZE_WRONG = [
     ((None, "bias", None), "name it as torch does"),
     ((None, "gamma", None), "is not a parameter of nn.LSTM"),
     ((None, 65_536, None), "should be the name of a tensor"),
-    ((None, None, 407.05), "not in millions"),
+    ((None, None, 407.05), "written in thousands, millions or billions"),
+    ((None, None, 407), "write the number of parameters itself"),
+    ((None, None, 0.407), "written in thousands, millions or billions"),
     ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
     ((None, None, 2 * 407_050_623), "is twice the answer"),
     ((None, None, 793_471 * 1025), "is twice the answer"),  # 1024 inputs: both directions
@@ -202,6 +217,17 @@ SIZE_WRONG = [
 def test_check_elmo_size_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch12.check_elmo_size(*args)
+
+
+@pytest.mark.parametrize("in_units", [407, 407.05, 407_050.623, 0.407])
+def test_a_count_in_units_is_told_so_without_the_count(in_units):
+    """Reader's report, round s3: 407 (millions) was answered "write 407.0e6", the answer itself."""
+    with pytest.raises(ExerciseFailed) as failure:
+        ch12.check_elmo_size(None, None, in_units)
+    message = failure.value.message
+    assert "not in" not in message and "e6" not in message and "e8" not in message
+    for written in ("407.0", "407,0", "407050", "4.07", "793,471 x 513"):
+        assert written not in message.replace(f"{in_units:g}", ""), written
 
 
 @pytest.mark.parametrize("part", ["highway", "characters"])

@@ -488,6 +488,37 @@ def test_elmo_diagram_has_two_directions_per_layer_and_the_mix():
         viz.elmo_diagram(GPTConfig.gpt2())
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_elmo_diagram_joins_each_direction_only_to_itself(narrow):
+    """Fig. 12.1 (reader's report, round s3): every arrow between LSTMs joins a forward LSTM to the
+    forward LSTM of the next word or of the layer above, a backward one to the backward LSTM of the
+    previous word or of the layer above; no arrow joins the two directions, as the caption says."""
+    config = ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2)
+    fig = viz.elmo_diagram(config, narrow=narrow)
+    forward = _boxes_labelled(fig, "$\\rightarrow$")
+    backward = _boxes_labelled(fig, "$\\leftarrow$")
+    assert len(forward) == len(backward) == 5 * 2
+    for a in forward:
+        for b in backward:
+            assert not _links(fig, a, b) and not _links(fig, b, a)
+
+    def grid(cells):
+        """[layer][word]: the boxes by their row (bottom up) and column (left to right)."""
+        rows = sorted({round(_center(b)[1], 6) for b in cells})
+        return [
+            sorted((b for b in cells if round(_center(b)[1], 6) == y), key=_center) for y in rows
+        ]
+
+    for cells, ahead in ((grid(forward), 1), (grid(backward), -1)):
+        assert len(cells) == 2 and all(len(row) == 5 for row in cells)
+        for row in cells:
+            for k in range(4):
+                a, b = (row[k], row[k + 1]) if ahead == 1 else (row[k + 1], row[k])
+                assert len(_links(fig, a, b)) == 1 and not _links(fig, b, a)
+        for lower, upper in zip(cells[0], cells[1]):  # layer 1 -> layer 2, the same word
+            assert len(_links(fig, lower, upper)) == 1
+
+
 def test_elmo_diagram_narrow_is_legible_on_a_phone():
     """Chapter 12 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, the mix below
     the biLM; the same texts and boxes as the wide drawing, which keeps its size."""

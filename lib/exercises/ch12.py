@@ -25,7 +25,7 @@ from torch import Tensor
 
 from lib.elmo import BiLM, ELMoConfig
 
-from . import attempted, call, checker, fail, fail_if_in_units, fmt, near, not_attempted
+from . import attempted, call, checker, fail, fmt, near, not_attempted
 
 __all__ = ["check_bilm_loss", "check_elmo_size", "check_unseen_phrases"]
 
@@ -40,6 +40,7 @@ def bilm_loss_reference(
     *,
     forward_offset: int = 1,
     backward_offset: int = 1,
+    backward_tokens: str = "0..T-2",
     swap: bool = False,
     divide_by: str = "T - 1",
     directions: str = "both",
@@ -51,7 +52,8 @@ def bilm_loss_reference(
 
     L = -sum_{k=1}^{T-1} log p_fwd[k - 1, ids[k]] - sum_{k=0}^{T-2} log p_bwd[k + 1, ids[k]], with p the
     softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (sec. 3.1 of the paper;
-    ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual mistakes."""
+    ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual mistakes; backward_tokens
+    "1..T-1" is the backward loop copied from the forward one (``for k in range(1, T)``)."""
     fl, bl = (backward_logits, forward_logits) if swap else (forward_logits, backward_logits)
     fl, bl = fl.double(), bl.double()
     if raw_logits:
@@ -60,8 +62,9 @@ def bilm_loss_reference(
         f_logp, b_logp = fl.log_softmax(softmax_dim), bl.log_softmax(softmax_dim)
     T = len(ids)
     forward = -sum(f_logp[k - forward_offset, ids[k]] for k in range(1, T))
+    tokens = {"0..T-2": range(T - 1), "1..T-1": range(1, T)}[backward_tokens]
     backward = -sum(
-        b_logp[k + backward_offset, ids[k]] for k in range(T - 1) if k + backward_offset >= 0
+        b_logp[k + backward_offset, ids[k]] for k in tokens if 0 <= k + backward_offset < T
     )
     total = {"both": forward + backward, "forward": forward, "backward": backward}[directions]
     denominator = {"T - 1": T - 1, "2(T - 1)": 2 * (T - 1), "T": T, "1": 1}[divide_by]
@@ -101,6 +104,10 @@ _LOSS_MISTAKES: list[tuple[dict, str]] = [
     (
         dict(backward_offset=-1),
         "your backward term reads token k's score at position k - 1, as for the forward LM. The backward LM at position k + 1 has read tokens k+1..T-1 and predicts token k: use backward_logits[k + 1].",
+    ),
+    (
+        dict(backward_offset=-1, backward_tokens="1..T-1"),
+        "your backward loop is a copy of the forward one: it reads token k's score at position k - 1 for k = 1..T-1. The backward LM predicts every token but the last, k = 0..T-2, and it predicts token k at position k + 1, which has read tokens k+1..T-1: use backward_logits[k + 1].",
     ),
     (
         dict(backward_offset=0),
@@ -287,6 +294,18 @@ def _check_extra_tensor(extra_tensor: Any) -> None:
         )
 
 
+UNIT_EXPONENTS = (3, 6, 9)  # a count written in thousands, millions or billions
+
+
+def _fail_if_in_units(value: float, right: int) -> None:
+    """A count written in units (407 for 407e6): say so without writing the count, which would hand the
+    answer over (the library's fail_if_in_units restates it as 407.0e6)."""
+    if any(_near(value * 10.0**e, right) for e in UNIT_EXPONENTS):
+        fail(
+            f"softmax_params = {value:g} looks like a count written in thousands, millions or billions: write the number of parameters itself, every weight and every bias, as a plain number."
+        )
+
+
 def _check_softmax_params(softmax_params: Any, n: dict) -> None:
     """softmax_params: V x (H + 1) within SOFTMAX_TOLERANCE; the usual miscounts named, never the count."""
     if isinstance(softmax_params, Tensor) and softmax_params.numel() == 1:
@@ -299,7 +318,7 @@ def _check_softmax_params(softmax_params: Any, n: dict) -> None:
         fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
     v, right = float(softmax_params), n["softmax"]
     if not _near(v, right):
-        fail_if_in_units(v, "softmax_params", right, SOFTMAX_TOLERANCE)
+        _fail_if_in_units(v, right)
         if _near(v, 793_471 * 512):
             fail(
                 f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."

@@ -594,7 +594,9 @@ def elmo_diagram(
     alt = (
         f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "
         f"(a {config.word_dim}-number embedding projected to {Hd}) feeds {L} layers; in each, the "
-        "forward LSTM passes its state to the right and the backward LSTM to the left. One softmax "
+        "forward LSTM (drawn a little higher) passes its state to the right, to the forward LSTM of "
+        "the next word, and the backward LSTM (a little lower) to the left, to the backward LSTM of "
+        "the previous word; above layer 1, each direction's LSTMs read only its own layer below. One softmax "
         f"at the top, shared by both directions, predicts the next and the previous word. "
         f"{'Below' if narrow else 'On the right'}, the {L + 1} layers h_k0 to h_k{L} of the word "
         f"{toks[focus]} are weighted by s_0 to s_{L}, summed and scaled by gamma into ELMo_k."
@@ -638,27 +640,40 @@ def elmo_diagram(
     return fig
 
 
+# the forward LSTM's boxes sit this much above their layer's line and the backward ones as much below,
+# so that each direction's arrows to its neighbours pass over (forward) or under (backward) the other's box
+_ELMO_LANE = 0.16
+_ELMO_CELL = 0.45  # the height of an LSTM's box
+
+
 def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow):
-    """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward and backward
-    LSTM), the focused word's framed, and the LSTMs' arrows to their neighbours."""
-    L = len(ys) - 1
+    """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward LSTM, a little
+    higher, and backward LSTM, a little lower), the focused word's framed. Each direction is its own
+    stack: its arrows go from x_k through its own layers to the softmax, and to the same direction's
+    LSTM of the next word (forward) or of the previous one (backward)."""
+    rise, top_of_x = _ELMO_LANE, ys[0] + 0.225
+    softmax_bottom = y_soft - (0.32 if narrow else 0.2)
     for k, (x, word) in enumerate(zip(xs, toks)):
         _box(ax, x, y0 + 0.35, word, "io", w=min(0.9, step - 0.08), h=0.4, fontsize=font)
         _arrow(ax, x, y0 + 0.55, x, ys[0] - 0.22)
-        for j, y in enumerate(ys):
-            if j == 0:
-                _box(ax, x, y, "$x_k$", "emb", w=min(0.8, step - 0.1), h=0.45, fontsize=font)
-            else:
-                _box(ax, x - half / 2, y, "$\\rightarrow$", "rnn", w=half, h=0.45, fontsize=font)
-                _box(ax, x + half / 2, y, "$\\leftarrow$", "ff", w=half, h=0.45, fontsize=font)
-            top = y_soft - (0.32 if narrow else 0.2) if j == L else ys[j + 1] - 0.22
-            _arrow(ax, x, y + 0.22, x, top)
+        _box(ax, x, ys[0], "$x_k$", "emb", w=min(0.8, step - 0.1), h=0.45, fontsize=font)
+        for label, kind, dx, lane in (
+            ("$\\rightarrow$", "rnn", -half / 2, rise),
+            ("$\\leftarrow$", "ff", half / 2, -rise),
+        ):
+            centres = [y + lane for y in ys[1:]]
+            for y in centres:
+                _box(ax, x + dx, y, label, kind, w=half, h=_ELMO_CELL, fontsize=font)
+            starts = [top_of_x] + [y + _ELMO_CELL / 2 for y in centres]
+            ends = [y - _ELMO_CELL / 2 for y in centres] + [softmax_bottom]
+            for a, b in zip(starts, ends):
+                _arrow(ax, x + dx, a, x + dx, b)
         if k == focus:
             ax.add_patch(
                 mpatches.Rectangle(
                     (x - half - 0.1, ys[0] - 0.35),
                     2 * half + 0.2,
-                    ys[-1] - ys[0] + 0.7,
+                    ys[-1] - ys[0] + 0.35 + rise + _ELMO_CELL / 2 + 0.05,
                     fc="none",
                     ec=_CTX,
                     lw=1.3,
@@ -667,8 +682,10 @@ def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
             )
     for a, b in zip(xs, xs[1:]):
         for y in ys[1:]:
-            _arrow(ax, a + half, y + 0.1, b - half, y + 0.1)
-            _arrow(ax, b - half, y - 0.1, a + half, y - 0.1)
+            # forward: from the right edge of a's forward box, over a's backward box, to b's forward box
+            _arrow(ax, a, y + rise + 0.08, b - half, y + rise + 0.08)
+            # backward: from the left edge of b's backward box, under b's forward box, to a's
+            _arrow(ax, b, y - rise - 0.08, a + half, y - rise - 0.08)
 
 
 def _elmo_mix_narrow(ax, L, mix_title, font):
