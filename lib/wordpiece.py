@@ -1,15 +1,15 @@
 """BERT's WordPiece (Wu et al., 2016; Devlin et al., 2019): the likelihood criterion that learns a
 vocabulary, and the tokenizer that reads one.
 
-**WordPiece** (``WordPieceTokenizer``): BERT's tokenizer, for a vocabulary file with one token per line
-(the id of a token is its line number). First BERT's basic tokenizer (``lib.basic_tokenizer``) splits
-the text into lower-cased words and punctuation. Then each word is cut into pieces by greedy
-longest-match-first: the longest prefix in the vocabulary, then the longest continuation of the
-rest written with ``##``, and so on; a word longer than 100 characters, or one that cannot be
-covered, becomes ``[UNK]``. With pieces un, ##aff, ##able: ``unaffable`` -> ``un ##aff ##able`` (the
-uncased BERT vocabulary has ``una`` and gives ``una ##ffa ##ble``). Special tokens written in the
-text ("[MASK]", exact case) are kept whole, as transformers' ``BertTokenizer`` does; the outputs
-agree with ``BertTokenizer``.
+**WordPiece** (``WordPieceTokenizer``): BERT's tokenizer, for a vocabulary file with one token per
+line (the id of a token is its line number counted from 0: the first line, ``[PAD]`` in BERT's file,
+is id 0). First BERT's basic tokenizer (``lib.basic_tokenizer``) splits the text into lower-cased
+words and punctuation. Then each word is cut into pieces by greedy longest-match-first: the longest
+prefix in the vocabulary, then the longest continuation of the rest written with ``##``, and so on;
+a word longer than 100 characters, or one that cannot be covered, becomes ``[UNK]``. With pieces un,
+##aff, ##able: ``unaffable`` -> ``un ##aff ##able`` (the uncased BERT vocabulary has ``una`` and
+gives ``una ##ffa ##ble``). Special tokens written in the text ("[MASK]", exact case) are kept
+whole, as transformers' ``BertTokenizer`` does; the outputs agree with ``BertTokenizer``.
 
 The difference from BPE (``lib.bpe``): BPE marks the *end* of a word (``</w>``) and builds its
 vocabulary by merging the most *frequent* pair; WordPiece marks the *continuation* of a word (``##``)
