@@ -378,7 +378,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
         if not (_near(v, n["separate"]) or _near(v, n["separate, library"])):
             if _is(v, 2 * n["separate"]):
                 fail(
-                    f"gain_separate = {v:,.0f} is twice the answer (2 x vocabulary x 512, as much as vocabulary x 1024). Only the source embedding is new, vocabulary x d_model with base's d_model = 512 (1024 is the big model's): the pre-softmax layer stays tied to the target embedding (sec. 3.4), so it adds nothing."
+                    f"gain_separate = {v:,.0f} is twice the answer (2 x vocabulary x 512, as much as vocabulary x 1024). Only the source embedding is new, vocabulary x d_model with base's d_model = 512 (1024 is the big model's): the pre-softmax layer stays tied to the target embedding (as the question says; sec. 3.4), so it adds nothing."
                 )
             if _is(v, base + n["separate"]):
                 fail(f"gain_separate = {v:,.0f} is the new total; the question asks for the gain.")
