@@ -445,16 +445,47 @@ def _solutions(source: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
-def _submit(root: Path, student: str, chapter: str, answers: dict[str, str]) -> None:
+def _submit(root: Path, student: str, chapter: str, answers: dict[str, str], edit=None) -> None:
     release = nbformat.read(root / "release" / chapter / f"{chapter}.ipynb", as_version=4)
     for cell in release.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in answers:
             cell.source = answers[grade_id]
+    if edit:
+        edit(release.cells)
     folder = root / "submitted" / student / chapter
     folder.mkdir(parents=True)
     nbformat.write(release, folder / f"{chapter}.ipynb")
     (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+
+
+def _duplicated(cells: list) -> None:
+    """JupyterLab's copy and paste of the answer cell: the same nbgrader metadata twice (the first
+    copy left as the template)."""
+    i = next(i for i, c in enumerate(cells) if _grade_id(c) == "ex1_answer")
+    copy = nbformat.from_dict(json.loads(json.dumps(cells[i])))
+    copy["id"] = "pasted"
+    cells.insert(i + 1, copy)
+    cells[i].source = "# my first try\n"
+
+
+def _own_graded_cell(cells: list) -> None:
+    """The answer cell made into a graded cell worth 20 points: nbgrader refuses the notebook."""
+    cell = next(c for c in cells if _grade_id(c) == "ex1_answer")
+    cell.metadata["nbgrader"].update(grade=True, points=20, grade_id="mine")
+
+
+def _written_script(cells: list) -> None:
+    """A written answer that carries HTML to run in the lecturer's browser (the Formgrader's page)."""
+    cell = next(c for c in cells if (_grade_id(c) or "").endswith("_written"))
+    cell.source = "<script>alert('xss')</script><img src=x onerror=\"alert(document.cookie)\">"
+
+
+def _grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+OUTPUT: dict[str, str] = {}  # the grader's output, by chapter
 
 
 @pytest.fixture(scope="module")
@@ -498,6 +529,11 @@ def graded(tmp_path_factory):
         ]
         _submit(root, "honest", chapter, honest)
         expected[("honest", chapter)] = dict.fromkeys(tests, POINTS)
+        if chapter == CH8:  # a pasted duplicate is repaired; a graded cell of one's own is refused
+            _submit(root, "duplicated", chapter, honest, _duplicated)
+            expected[("duplicated", chapter)] = dict.fromkeys(tests, POINTS)
+            _submit(root, "own_graded_cell", chapter, honest, _own_graded_cell)
+            _submit(root, "written_script", chapter, honest, _written_script)
         for student, (where, answers) in OWN_WAY.items():
             if where == chapter:
                 own = {k: v.replace("{" + k + "}", honest[k]) for k, v in answers.items()}
@@ -530,6 +566,7 @@ def graded(tmp_path_factory):
             timeout=600,
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        OUTPUT[chapter] = run.stdout + run.stderr
         for r in json.loads(out.read_text()):
             messages[(r["student"], chapter, r["test"])] = r["message"]
     return root, expected, messages, cheats
@@ -543,7 +580,7 @@ def _gradebook_scores(root: Path, student: str, chapter: str) -> dict[str, float
         return {g.name: g.score for g in notebook.grades if g.name.endswith("_test")}
 
 
-@pytest.mark.parametrize("student", ["honest", *OWN_WAY])
+@pytest.mark.parametrize("student", ["honest", "duplicated", *OWN_WAY])
 def test_honest_student_gets_full_marks(graded, student):
     """The worked solutions, and answers written another way (a helper from an earlier exercise)."""
     root, expected, messages, cheats = graded
@@ -566,6 +603,51 @@ def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
     scores = _gradebook_scores(root, student, chapter)
     assert scores == expected[(student, chapter)], (scores, messages)
     assert words in messages[(student, chapter, test)], messages[(student, chapter, test)]
+
+
+def test_a_duplicated_cell_is_repaired_and_a_refusal_says_why(graded):
+    """A pasted copy of an answer cell (the same grade_id twice), which nbgrader refuses whole, is
+    repaired before nbgrader sees it and said so; a notebook nbgrader still refuses is listed at the
+    end of the run with nbgrader's own reason, not its "see the above traceback"."""
+    root, _, _, _ = graded
+    output = OUTPUT[CH8]
+    assert "duplicated: repaired the submitted notebook: ex1_answer was in 2 cells" in output
+    assert (root / "submitted" / "duplicated" / CH8 / f"{CH8}.ipynb.before-repair").exists()
+    refused = output.split("own_graded_cell: nbgrader refused the submission", 1)[1]
+    assert "KeyError" in refused[:500] and "Please see the" not in output
+    lines = output.splitlines()
+    assert any(
+        x.startswith("refused by nbgrader") and x.endswith("): own_graded_cell") for x in lines
+    )
+    assert "MissingIDFieldWarning" not in output
+
+
+def test_a_written_answer_cannot_run_script_in_the_formgrader(graded):
+    """The Formgrader and generate_feedback render a submission with nbconvert's HTMLExporter under
+    the course's configuration, which escapes the HTML of a student's cells (nbgrader's templates
+    ignore nbconvert's sanitize_html: the course adds a preprocessor)."""
+    from nbconvert import HTMLExporter
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import PyFileConfigLoader
+
+    root, _, _, _ = graded
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    path = root / "autograded" / "written_script" / CH8 / f"{CH8}.ipynb"
+    assert "<script>alert" in path.read_text()  # the student's text, kept as written
+    html, _ = HTMLExporter(config=config).from_filename(str(path))
+    here = os.getcwd()
+    try:
+        os.chdir(root)
+        api = NbGraderAPI(CourseDirectory(config=config), config=config)
+        result = api.generate_feedback(CH8, "written_script")
+        assert result["success"], result.get("log", "")[-3000:]
+    finally:
+        os.chdir(here)
+    feedback = (root / "feedback" / "written_script" / CH8 / f"{CH8}.html").read_text()
+    for page in (html, feedback):
+        assert "&lt;script&gt;alert" in page
+        assert "<script>alert" not in page and "<img src=x" not in page
 
 
 def test_rubric_cells_need_no_grade_and_penalties_follow_the_sandbox(graded):

@@ -79,6 +79,7 @@ import io
 import json
 import linecache
 import os
+import re
 import select
 import shutil
 import signal
@@ -105,6 +106,7 @@ from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads m
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
 MAX_MESSAGE = 256 << 20  # bytes: a reply larger than this is refused
+REFUSED: dict[str, str] = {}  # {student: nbgrader's reason} of this run's refused submissions
 
 
 # --- the plan of a chapter: its story, its exercises --------------------------------------------------
@@ -1207,8 +1209,57 @@ def autograde_without_running(course: Path, chapter: str, students: list[str]) -
         for student in students:
             result = api.autograde(chapter, student, force=True, create=True)
             if not result.get("success"):
-                errors[student] = result.get("error") or result.get("log", "")
+                errors[student] = _refusal_reason(result.get("log", ""), result.get("error", ""))
     return errors
+
+
+def repair_duplicates(path: Path) -> list[str]:
+    """Keep one cell of each nbgrader ``grade_id`` that the submitted notebook holds twice or more (what
+    a copy and paste in JupyterLab makes; nbgrader refuses such a notebook whole): the last copy with
+    content, else the last. The notebook as submitted is kept beside it (``.ipynb.before-repair``).
+    Returns a sentence per repaired grade_id (none: the notebook is left as it is)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 (not a notebook: the grader says so later)
+        return []
+    copies: dict[str, list[int]] = {}
+    for i, cell in enumerate(nb.cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id:
+            copies.setdefault(grade_id, []).append(i)
+    drop, said = set(), []
+    for grade_id, found in copies.items():
+        if len(found) < 2:
+            continue
+        filled = [i for i in found if nb.cells[i].source.strip()]
+        keep = (filled or found)[-1]
+        drop |= set(found) - {keep}
+        said.append(
+            f"{grade_id} was in {len(found)} cells: kept copy {found.index(keep) + 1} "
+            "(the last with content), dropped the others"
+        )
+    if drop:
+        shutil.copy2(path, path.with_name(path.name + ".before-repair"))
+        nb.cells = [c for i, c in enumerate(nb.cells) if i not in drop]
+        nbformat.write(nb, path)
+    return said
+
+
+def _refusal_reason(log: str, error: str) -> str:
+    """nbgrader's own reason for refusing a submission, from its captured log: the exception lines
+    and its error messages, without the generic "see the above traceback"."""
+    generic = ("Please see the", "There was an error processing", "Traceback (most recent")
+    lines = [line.strip() for line in (log or "").splitlines()]
+    reasons = [
+        line
+        for line in lines
+        if (re.match(r"^[\w.]+(Error|Exception)\b.*", line) or line.startswith("[ERROR]"))
+        and not any(g in line for g in generic)
+    ]
+    reasons = list(dict.fromkeys(reasons))  # once each, in order
+    if reasons:
+        return "\n  ".join(reasons[-5:])
+    return (error or log or "no reason given").strip()[-1500:]
 
 
 @contextlib.contextmanager
@@ -1354,6 +1405,12 @@ def main(argv=None) -> int:
         f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
+    if REFUSED:
+        print(
+            f"refused by nbgrader ({len(REFUSED)}: 0 points and no feedback until you repair their "
+            "notebook in submitted/ and grade them again with --student): "
+            + ", ".join(sorted(REFUSED))
+        )
     if args.json:
         args.json.write_text(
             json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
@@ -1411,11 +1468,16 @@ def _grade_students(
     autograde_s = 0.0
     results: list[Result] = []
     if autograde:  # while the sandbox runs the chapter's code
+        for student in students:
+            path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+            for line in repair_duplicates(path):
+                print(f"{student}: repaired the submitted notebook: {line}")
         began = time.monotonic()
         failed = autograde_without_running(course, chapter, students)
         autograde_s = time.monotonic() - began
         for student, error in failed.items():
-            print(f"{student}: nbgrader could not take the submission:\n{error}")
+            print(f"{student}: nbgrader refused the submission (0 points, no feedback):\n  {error}")
+        REFUSED.update(failed)
         students = [s for s in students if s not in failed]
     zero_tests(course, chapter, grader, students)
     for student in students:
