@@ -650,6 +650,14 @@ def test_a_written_answer_cannot_run_script_in_the_formgrader(graded):
         assert "<script>alert" not in page and "<img src=x" not in page
 
 
+def test_a_refusal_shows_the_student_no_absolute_path(graded):
+    """The sandbox names a file it refused relative to the course's folder, not where the course is."""
+    root, _, messages, _ = graded
+    chapter, answer, _, _ = CHEATS["reads_gradebook"]
+    message = messages[("reads_gradebook", chapter, answer.replace("_answer", "_test"))]
+    assert f"{root.name}/gradebook.db" in message and str(root) not in message, message
+
+
 def test_rubric_cells_need_no_grade_and_penalties_follow_the_sandbox(graded):
     """After grade_course.py: the rubric's 0-point task cells need no grade (nbgrader's "needs manual
     grade" clears once the written answers are graded), and a late submission's penalty is 10% of the

@@ -99,6 +99,9 @@ from pathlib import Path
 import nbformat
 import torch
 
+# nbformat's note on cells without an id (a notebook edited by hand or by an older Jupyter), once per
+# notebook read: noise in the grader's output
+warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
 from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads messages as the child)
