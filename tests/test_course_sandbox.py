@@ -511,6 +511,8 @@ def graded(tmp_path_factory):
         with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
             # chapter 2 was due 22 hours before every submission: each is 1 day late, 10% off
             gb.update_or_create_assignment(CH2, duedate=datetime.datetime(2026, 11, 30, 12))
+            # chapter 8 was due a day after every timestamp.txt: on time, unless it lies
+            gb.update_or_create_assignment(CH8, duedate=datetime.datetime(2026, 12, 2, 10))
     finally:
         os.environ["PATH"], _ = path, os.chdir(here)
     expected: dict[tuple[str, str], dict[str, float]] = {}
@@ -534,6 +536,17 @@ def graded(tmp_path_factory):
             expected[("duplicated", chapter)] = dict.fromkeys(tests, POINTS)
             _submit(root, "own_graded_cell", chapter, honest, _own_graded_cell)
             _submit(root, "written_script", chapter, honest, _written_script)
+            # submitted now, through the exchange, with timestamp.txt edited back to before the
+            # deadline (its inbound folder is the student's to edit)
+            _submit(root, "backdated", chapter, honest)
+            stamp = (root / "submitted" / "backdated" / CH8 / "timestamp.txt").read_text()
+            inbound = root / "exchange" / make_course.COURSE_ID / "inbound"
+            inbound = inbound / f"backdated+{CH8}+{stamp}+1a2b"
+            inbound.mkdir(parents=True)
+            for name in (f"{CH8}.ipynb", "timestamp.txt"):
+                (inbound / name).write_bytes(
+                    (root / "submitted" / "backdated" / CH8 / name).read_bytes()
+                )
         for student, (where, answers) in OWN_WAY.items():
             if where == chapter:
                 own = {k: v.replace("{" + k + "}", honest[k]) for k, v in answers.items()}
@@ -656,6 +669,23 @@ def test_a_refusal_shows_the_student_no_absolute_path(graded):
     chapter, answer, _, _ = CHEATS["reads_gradebook"]
     message = messages[("reads_gradebook", chapter, answer.replace("_answer", "_test"))]
     assert f"{root.name}/gradebook.db" in message and str(root) not in message, message
+
+
+def test_a_backdated_timestamp_is_flagged_and_the_exchanges_time_counts(graded):
+    """timestamp.txt is the student's to write; the exchange's inbound folder was written now (its
+    ctime, which no one can set back): the grader says so, and the late policy uses the later time."""
+    from nbgrader.api import Gradebook
+
+    root, _, _, _ = graded
+    assert "backdated: submission time flagged: timestamp.txt says 2026-12-01 10:00" in OUTPUT[CH8]
+    assert (root / "submitted" / "backdated" / CH8 / "timestamp.txt.student").exists()
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
+        honest = gb.find_submission(CH8, "honest")
+        backdated = gb.find_submission(CH8, "backdated")
+        assert honest.timestamp == datetime.datetime(2026, 12, 1, 10)
+        assert honest.late_submission_penalty in (0, None)
+        assert backdated.timestamp > datetime.datetime(2026, 12, 2, 10)
+        assert backdated.late_submission_penalty > 0
 
 
 def test_rubric_cells_need_no_grade_and_penalties_follow_the_sandbox(graded):
