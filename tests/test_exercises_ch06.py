@@ -120,3 +120,29 @@ def test_an_aliased_attend_and_causal_mask_are_seen_in_the_notebook(mask, messag
     exec(ALIASED.replace("MASK", mask), namespace)
     with pytest.raises(ExerciseFailed, match=message):
         ch06.check_incremental(namespace["incremental_outputs"])
+
+
+HIDDEN_MASKS = {
+    "where": """
+def incremental_outputs(X, W_Q, W_K, W_V):
+    scores = (X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1])
+    steps = torch.arange(len(X))
+    scores = torch.where(steps[:, None] >= steps[None], scores, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ (X @ W_V)
+""",
+    "is_causal": """
+def incremental_outputs(X, W_Q, W_K, W_V):
+    Q, K, V = (X @ W)[None] for W in (W_Q, W_K, W_V))
+    return F.scaled_dot_product_attention(Q, K, V, **{"is_" + "causal": True})[0]
+""".replace("(X @ W)[None] for", "((X @ W)[None] for"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN_MASKS))
+def test_a_mask_the_name_check_cannot_see_is_caught_by_its_behaviour(how):
+    """A mask built by hand (torch.where and -inf) or torch's is_causal hidden in **{...}: each
+    computes with the future rows, so with them set to NaN the earlier rows turn NaN."""
+    namespace: dict = {"math": math, "torch": torch, "F": torch.nn.functional}
+    exec(HIDDEN_MASKS[how], namespace)
+    with pytest.raises(ExerciseFailed, match="set to NaN"):
+        ch06.check_incremental(namespace["incremental_outputs"])

@@ -75,3 +75,28 @@ def test_the_collision_message_does_not_overclaim():
         ch08.check_small_base(2 * math.pi * 100 ** (126 / 128), True)
     message = str(failed.value)
     assert "over positions 0 to 999" in message and "never all come back" not in message
+
+
+WRAPPERS = """
+from lib.positional import relative_rotation as _rr, sinusoidal_encoding as _se
+
+
+def my_sinusoidal(max_len, d_model):
+    return _se(max_len, d_model)
+
+
+def my_rotation(k, d_model):
+    return _rr(k, d_model)
+"""
+
+
+def test_a_wrapper_around_the_library_is_refused():
+    """``def my_sinusoidal(m, d): return _se(m, d)``, the library under another name: its functions
+    refuse while the reader's run (the grader's sandbox does the same: ch08.REFUSALS)."""
+    namespace: dict = {}
+    exec(WRAPPERS, namespace)
+    with pytest.raises(ExerciseFailed, match="library's sinusoidal_encoding"):
+        ch08.check_sinusoidal(namespace["my_sinusoidal"], _right_rotation)
+    with pytest.raises(ExerciseFailed, match="library's relative_rotation"):
+        ch08.check_sinusoidal(_right_table, namespace["my_rotation"])
+    assert set(ch08.REFUSALS) == {"check_sinusoidal"}

@@ -71,6 +71,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import datetime
 import fnmatch
 import importlib
 import importlib.util
@@ -79,6 +80,7 @@ import io
 import json
 import linecache
 import os
+import re
 import select
 import shutil
 import signal
@@ -98,6 +100,9 @@ from pathlib import Path
 import nbformat
 import torch
 
+# nbformat's note on cells without an id (a notebook edited by hand or by an older Jupyter), once per
+# notebook read: noise in the grader's output
+warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
 from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads messages as the child)
@@ -105,6 +110,8 @@ from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads m
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
 MAX_MESSAGE = 256 << 20  # bytes: a reply larger than this is refused
+REFUSED: dict[str, str] = {}  # {student: nbgrader's reason} of this run's refused submissions
+FLAGGED: dict[str, str] = {}  # {student: why} of this run's submissions whose timestamp.txt was off
 
 
 # --- the plan of a chapter: its story, its exercises --------------------------------------------------
@@ -1207,8 +1214,127 @@ def autograde_without_running(course: Path, chapter: str, students: list[str]) -
         for student in students:
             result = api.autograde(chapter, student, force=True, create=True)
             if not result.get("success"):
-                errors[student] = result.get("error") or result.get("log", "")
+                errors[student] = _refusal_reason(result.get("log", ""), result.get("error", ""))
     return errors
+
+
+def repair_duplicates(path: Path) -> list[str]:
+    """Keep one cell of each nbgrader ``grade_id`` that the submitted notebook holds twice or more (what
+    a copy and paste in JupyterLab makes; nbgrader refuses such a notebook whole): the last copy with
+    content, else the last. The notebook as submitted is kept beside it (``.ipynb.before-repair``).
+    Returns a sentence per repaired grade_id (none: the notebook is left as it is)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 (not a notebook: the grader says so later)
+        return []
+    copies: dict[str, list[int]] = {}
+    for i, cell in enumerate(nb.cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id:
+            copies.setdefault(grade_id, []).append(i)
+    drop, said = set(), []
+    for grade_id, found in copies.items():
+        if len(found) < 2:
+            continue
+        filled = [i for i in found if nb.cells[i].source.strip()]
+        keep = (filled or found)[-1]
+        drop |= set(found) - {keep}
+        said.append(
+            f"{grade_id} was in {len(found)} cells: kept copy {found.index(keep) + 1} "
+            "(the last with content), dropped the others"
+        )
+    if drop:
+        shutil.copy2(path, path.with_name(path.name + ".before-repair"))
+        nb.cells = [c for i, c in enumerate(nb.cells) if i not in drop]
+        nbformat.write(nb, path)
+    return said
+
+
+CLOCK_SLACK = (
+    60  # seconds: a timestamp.txt further than this from the exchange's own time is flagged
+)
+
+
+def _inbound_time(course: Path, chapter: str, student: str, written: str) -> float | None:
+    """When the student's submission in nbgrader's exchange last changed, by the kernel's clock: the
+    latest ctime of its inbound folder and of every file in it (a time no user can set: writing or
+    touching a file sets it to now). The folder whose timestamp.txt is ``written`` (the one collected),
+    else the latest; None without an exchange or a submission there."""
+    config = _config(course)
+    try:
+        root = Path(config.Exchange.root)
+    except Exception:  # noqa: BLE001 (no exchange configured: an LMS's submissions)
+        return None
+    course_id = config.CourseDirectory.get("course_id", "default_course")
+    folders = sorted((root / course_id / "inbound").glob(f"{student}+{chapter}+*"))
+    if not folders:
+        return None
+
+    def changed(folder: Path) -> float:
+        return max(p.stat().st_ctime for p in [folder, *folder.rglob("*")])
+
+    def stamp(folder: Path) -> str:
+        with contextlib.suppress(OSError):
+            return (folder / "timestamp.txt").read_text().strip()
+        return ""
+
+    same = [f for f in folders if stamp(f) == written.strip()]
+    return max(changed(f) for f in same) if same else max(changed(f) for f in folders)
+
+
+def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
+    """Compare the submission's timestamp.txt, which the student writes (``nbgrader submit`` takes the
+    student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when the
+    submission last changed in the exchange (``_inbound_time``), else when it was collected (the
+    ctime of ``submitted/``'s copy, an upper bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set
+    to the later of the two (the student's own is kept as ``timestamp.txt.student``), so the late
+    policy uses it, and a sentence says so; else None."""
+    from nbgrader.utils import parse_utc
+
+    path = course / "submitted" / student / chapter / "timestamp.txt"
+    if not path.exists():
+        return None
+    written = path.read_text()
+    try:
+        claimed = parse_utc(written.strip()).timestamp()
+    except Exception:  # noqa: BLE001 (unreadable: nbgrader says so itself)
+        return None
+    inbound = _inbound_time(course, chapter, student, written)
+    if inbound is not None:
+        real, source = inbound, "its last change in the exchange's inbound folder"
+    else:
+        collected = path.stat().st_ctime
+        if claimed <= collected + CLOCK_SLACK:
+            return None  # no exchange: only a time after the collection itself is impossible
+        real, source = collected, "its collection"
+    if abs(claimed - real) <= CLOCK_SLACK:
+        return None
+    later = max(claimed, real)
+    shutil.copy2(path, path.with_name("timestamp.txt.student"))
+    when = datetime.datetime.fromtimestamp(later, datetime.timezone.utc)
+    path.write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    return (
+        f"timestamp.txt says {written.strip()}, {abs(claimed - real) / 60:.0f} min from {source} "
+        f"({datetime.datetime.fromtimestamp(real, datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC): "
+        f"the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
+    )
+
+
+def _refusal_reason(log: str, error: str) -> str:
+    """nbgrader's own reason for refusing a submission, from its captured log: the exception lines
+    and its error messages, without the generic "see the above traceback"."""
+    generic = ("Please see the", "There was an error processing", "Traceback (most recent")
+    lines = [line.strip() for line in (log or "").splitlines()]
+    reasons = [
+        line
+        for line in lines
+        if (re.match(r"^[\w.]+(Error|Exception)\b.*", line) or line.startswith("[ERROR]"))
+        and not any(g in line for g in generic)
+    ]
+    reasons = list(dict.fromkeys(reasons))  # once each, in order
+    if reasons:
+        return "\n  ".join(reasons[-5:])
+    return (error or log or "no reason given").strip()[-1500:]
 
 
 @contextlib.contextmanager
@@ -1354,6 +1480,17 @@ def main(argv=None) -> int:
         f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
+    if FLAGGED:
+        print(
+            f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
+            "clock; the later time counts): " + ", ".join(sorted(FLAGGED))
+        )
+    if REFUSED:
+        print(
+            f"refused by nbgrader ({len(REFUSED)}: 0 points and no feedback until you repair their "
+            "notebook in submitted/ and grade them again with --student): "
+            + ", ".join(sorted(REFUSED))
+        )
     if args.json:
         args.json.write_text(
             json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
@@ -1411,11 +1548,20 @@ def _grade_students(
     autograde_s = 0.0
     results: list[Result] = []
     if autograde:  # while the sandbox runs the chapter's code
+        for student in students:
+            path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+            for line in repair_duplicates(path):
+                print(f"{student}: repaired the submitted notebook: {line}")
+            flagged = check_timestamp(course, chapter, student)
+            if flagged:
+                print(f"{student}: submission time flagged: {flagged}")
+                FLAGGED[student] = flagged
         began = time.monotonic()
         failed = autograde_without_running(course, chapter, students)
         autograde_s = time.monotonic() - began
         for student, error in failed.items():
-            print(f"{student}: nbgrader could not take the submission:\n{error}")
+            print(f"{student}: nbgrader refused the submission (0 points, no feedback):\n  {error}")
+        REFUSED.update(failed)
         students = [s for s in students if s not in failed]
     zero_tests(course, chapter, grader, students)
     for student in students:

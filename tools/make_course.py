@@ -128,6 +128,23 @@ c.ExecutePreprocessor.timeout = 120
 # A test cell a student deleted is put back from the gradebook and graded
 # (nbgrader's default: lost).
 c.OverwriteCells.add_missing_cells = True
+# A student's cells (written answers, answer cells' saved outputs) are HTML that the Formgrader and the
+# feedback pages show: sanitized (unsafe tags escaped), so that a <script> or an <img onerror> in them
+# never runs in your browser. nbgrader's formgrade and feedback templates ignore nbconvert's
+# sanitize_html, so a preprocessor cleans the students' cells first (the chapter's own are left as
+# they are).
+from nbconvert.preprocessors.sanitize import SanitizeHTML  # noqa: E402
+
+
+class SanitizeStudentCells(SanitizeHTML):
+    def preprocess_cell(self, cell, resources, index):
+        if cell.get("metadata", {{}}).get("nbgrader", {{}}).get("solution"):
+            return super().preprocess_cell(cell, resources, index)
+        return cell, resources
+
+
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.preprocessors = [SanitizeStudentCells]
 # Where release_assignment, collect and release_feedback find the students (student_nbgrader_config.py
 # gives the students the same place).
 c.Exchange.root = {exchange!r}

@@ -578,7 +578,7 @@ _REFUSED = {
 # Long by design: one closure, so that the hook holds every name it needs before student code runs.
 def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
     real, join, isabs, getcwd = os.path.realpath, os.path.join, os.path.isabs, os.getcwd
-    fspath, exit_now, my_pid = os.fspath, os._exit, os.getpid()
+    fspath, exit_now, my_pid, sep = os.fspath, os._exit, os.getpid(), os.sep
     flags_write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
     scratch = real(scratch)
     private = [real(p) for p in private]
@@ -604,14 +604,20 @@ def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
         finally:
             exit_now(VIOLATION_EXIT)
 
+    def shown(
+        path: str, folder: str
+    ) -> str:  # the student sees no absolute path of the instructor's
+        return folder.rsplit(sep, 1)[-1] + path[len(folder) :]  # string operations only
+
     def check_read(path: str | None, what: str) -> None:
         if path is None:
             return
-        if any(inside(path, p) for p in private):
-            stop(
-                f"{what} {path}, among the instructor's files (the course's folder, the grader's "
-                "cases and references, the submissions)"
-            )
+        for p in private:
+            if inside(path, p):
+                stop(
+                    f"{what} {shown(path, p)}, among the instructor's files (the course's folder, the "
+                    "grader's cases and references, the submissions)"
+                )
         parts = path.split(os.sep)
         if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) != my_pid:
             stop(f"{what} {path}, another process's memory or files")

@@ -629,6 +629,33 @@ def _name_incremental_mistake(
     fail(f"on the case '{case}', {largest_difference(result, expected)}.")
 
 
+def _check_prefix_only(
+    incremental_outputs: Any, case: str, X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor
+) -> None:
+    """Fail unless rows 0..t of Z are computed from X[: t + 1] alone: with X's rows after t set to
+    NaN, rows 0..t must stay finite and unchanged. A mask, however it is built (the library's,
+    ``torch.where`` and -inf, a 0/1 product, torch's own ``is_causal``), hides the future from the
+    weights but still computes with it: 0 x NaN is NaN, so its rows before t turn NaN."""
+    T = len(X)
+    if T < 3:
+        return
+    t = T // 2
+    X_nan = X.clone()
+    X_nan[t + 1 :] = float("nan")
+    with _no_masks(incremental_outputs):
+        result = call(
+            incremental_outputs, X_nan, W_Q, W_K, W_V, name="incremental_outputs", case=f"'{case}'"
+        )
+    result = expect_tensor(
+        result, (T, W_V.shape[1]), name="incremental_outputs", case=f"'{case}'", allow_nan=True
+    )
+    expected = _attention(X, W_Q, W_K, W_V, causal_mask(T), math.sqrt(W_Q.shape[1]))
+    if not torch.allclose(result[: t + 1], expected[: t + 1], atol=1e-5):
+        fail(
+            f"on the case '{case}', with the rows of X after row {t} set to NaN, rows 0 to {t} of your result changed (NaN or other numbers): your function computes with the future tokens and then hides them, as a mask does: {NO_MASK}"
+        )
+
+
 @checker("incremental_outputs")
 def check_incremental(incremental_outputs: Any) -> str:
     """Check ``incremental_outputs(X, W_Q, W_K, W_V) -> Z [T, d_v]``: row t is the output of token t computed
@@ -646,4 +673,6 @@ def check_incremental(incremental_outputs: Any) -> str:
         expected = _attention(X, W_Q, W_K, W_V, causal_mask(len(X)), math.sqrt(W_Q.shape[1]))
         if not torch.allclose(result, expected, atol=1e-5):
             _name_incremental_mistake(case, result, expected, X, W_Q, W_K, W_V, read)
+    for case, X, W_Q, W_K, W_V in cases:
+        _check_prefix_only(incremental_outputs, case, X, W_Q, W_K, W_V)
     return f"`incremental_outputs` equals causal self-attention on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

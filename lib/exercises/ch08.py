@@ -11,7 +11,7 @@ solution computes it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -33,6 +33,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    replaced,
 )
 
 __all__ = ["check_sinusoidal", "check_small_base"]
@@ -116,6 +117,42 @@ _MISTAKES = [
 
 
 # (k, d_model) of the hidden cases of M_k: the chapter's, a single pair, a long shift, no shift, backwards
+def _refuse_sinusoidal(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's sinusoidal_encoding, which the exercise asks you to write from the formula"
+    )
+
+
+def _refuse_rotation(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's relative_rotation, which the exercise asks you to build from its 2 x 2 blocks"
+    )
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's functions
+# run in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# Under any name: a wrapper (`def my_sinusoidal(m, d): return sinusoidal_encoding(m, d)`) is refused too.
+REFUSALS = {
+    "check_sinusoidal": [
+        ("lib.positional.sinusoidal_encoding", None, _refuse_sinusoidal),
+        ("lib.positional.relative_rotation", None, _refuse_rotation),
+    ]
+}
+
+
+def _without_library(reader_function: Any):
+    """While inside, the library's sinusoidal_encoding and relative_rotation raise, under any name in
+    the reader's notebook (or module) and as attributes of lib.positional (the notebook's side of
+    REFUSALS)."""
+    import lib.positional
+
+    return replaced(
+        {sinusoidal_encoding: _refuse_sinusoidal, relative_rotation: _refuse_rotation},
+        lib.positional,
+        reader_function,
+    )
+
+
 ROTATIONS = [(5, 16), (1, 2), (37, 8), (0, 4), (-3, 6)]
 
 
@@ -141,8 +178,10 @@ def _check_rotation(my_rotation: Any) -> str | None:
         )
     for k, d_model in ROTATIONS:
         case = f"k = {k}, d_model = {d_model}"
+        with _without_library(my_rotation):
+            answer = call(my_rotation, k, d_model, name="my_rotation", case=case)
         result = expect_tensor(
-            call(my_rotation, k, d_model, name="my_rotation", case=case),
+            answer,
             (d_model, d_model),
             name="my_rotation",
             case=case,
@@ -207,7 +246,8 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         )
     for max_len, d_model in CASES:
         case = f"max_len = {max_len}, d_model = {d_model}"
-        result = call(my_sinusoidal, max_len, d_model, name="my_sinusoidal", case=case)
+        with _without_library(my_sinusoidal):
+            result = call(my_sinusoidal, max_len, d_model, name="my_sinusoidal", case=case)
         if (
             isinstance(result, Tensor)
             and tuple(result.shape) == (d_model, max_len)

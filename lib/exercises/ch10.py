@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import lib.bpe
 from lib.bpe import (
@@ -207,6 +207,16 @@ def _without_apply_bpe(reader_function: Any):
         raise _ApplyBpeCalled
 
     return replaced({apply_bpe: refuse}, lib.bpe, reader_function)
+
+
+def _refuse_apply_bpe(*args: Any, **kwargs: Any) -> NoReturn:
+    raise _ApplyBpeCalled
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library function the exercise asks to write is refused under any name (a wrapper too).
+REFUSALS = {"check_replay": [("lib.bpe.apply_bpe", None, _refuse_apply_bpe)]}
 
 
 REIMPLEMENT = "the exercise asks you to write BPE's segmentation yourself, by replaying each merge once; compare your result with `apply_bpe` outside `replay`, as the chapter's check cell does."

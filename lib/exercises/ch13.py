@@ -170,6 +170,22 @@ def _name_top_p_mistake(
     )
 
 
+def _refuse_sampling(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's sampling_distribution; the exercise is to write nucleus filtering yourself (sort, running sum, mask)"
+    )
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library function the exercise asks to write is refused under any name (a wrapper too).
+REFUSALS = {
+    "check_top_p_filter": [
+        ("lib.decoding.sampling_distribution", None, _refuse_sampling),
+    ],
+}
+
+
 @checker("top_p_filter")
 def check_top_p_filter(top_p_filter: Any) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor
@@ -278,6 +278,22 @@ def _check_80_10_10(
         fail(
             f"on the case {case}, your random replacements use only {'one id' if distinct == 1 else f'{distinct} different ids'} of the {n_ordinary_ids} ordinary ones: draw each replacement uniformly at random from the ordinary ids."
         )
+
+
+def _refuse_mask_tokens(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's mask_tokens, which the exercise asks you to write yourself"
+    )
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library function the exercise asks to write is refused under any name (a wrapper too).
+REFUSALS = {
+    "check_mask_for_mlm": [
+        ("lib.pretraining_data.mask_tokens", None, _refuse_mask_tokens),
+    ],
+}
 
 
 @checker("mask_for_mlm")

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 import torch.nn.functional as F
@@ -144,6 +144,31 @@ def _exponent_message(message: str, Dh: int, theta: float) -> str:
         f" = {right} times slower than the fastest; yours turns theta^(1/2 - 1/Dh) = {yours} times"
         f" slower, so its wavelength is {yours} times too short."
     )
+
+
+def _refuse_rope(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's apply_rope; write the rotation yourself, then compare"
+    )
+
+
+def _refuse_repeat_kv(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's repeat_kv, which the exercise asks you to write yourself"
+    )
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library function the exercise asks to write is refused under any name (a wrapper too).
+REFUSALS = {
+    "check_rope_halves": [
+        ("lib.rope.apply_rope", None, _refuse_rope),
+    ],
+    "check_expand_kv": [
+        ("lib.llama.repeat_kv", None, _refuse_repeat_kv),
+    ],
+}
 
 
 @checker("rope_halves")

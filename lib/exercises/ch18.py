@@ -292,6 +292,31 @@ def _check_max_and_sum(case: str, x: Tensor, block: int, m: float, total: float)
         _name_sum_mistake(case, x, block, total)
 
 
+def _refuse_online(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's online_softmax; compute the maximum and the sum yourself, block by block"
+    )
+
+
+def _refuse_alibi(*args: Any, **kwargs: Any) -> NoReturn:
+    raise RuntimeError(
+        "it called the library's alibi_slopes; compute the slopes yourself, from 2^(-8/n) and the released code's rule"
+    )
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The library function the exercise asks to write is refused under any name (a wrapper too).
+REFUSALS = {
+    "check_running_max_and_sum": [
+        ("lib.flash.online_softmax", None, _refuse_online),
+    ],
+    "check_alibi_slopes": [
+        ("lib.alibi.alibi_slopes", None, _refuse_alibi),
+    ],
+}
+
+
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
