@@ -375,7 +375,17 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.375, 1025, 127.9), "keeps 1,023 positions per layer"),  # rounded
         ((4.375, 1025, 128.05), "too large by 0.04%"),  # neither 128 nor 128.125
         ((4.375, 1025, 4096), "how far information travels"),
-        ((4.375, 1025, 512), "not its H = 32 query heads"),
+        (
+            (4.375, 1025, 512),
+            "Mistral 7B v0.1's own window (the chapter's table prints its cache as 512 MiB)",
+        ),
+        ((4.375, 1025, 512), "or you counted its H = 32 query heads"),
+        (
+            (4.375, 1025, 511.875),
+            "the rolling cache of Mistral 7B v0.1's own window of 4,096 (W - 1 = 4,095",
+        ),
+        ((4.375, 1025, 511.9), "own window of 4,096 (W - 1"),  # rounded
+        ((4.375, 1025, 512.0), "four times too large. Either you kept 4,096 positions"),
         ((4.375, 1025, 256), "2 bytes a number"),
         ((4.375, 1025, 64), "window_cache_mib = 64: half the size"),
         ((4.375, 1025, 4), "each of the 32 layers"),

@@ -927,6 +927,36 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
 
 
 @pytest.mark.parametrize("narrow", [False, True])
+def test_llama_diagram_zooms_from_layer_0_with_dark_dotted_lines(narrow):
+    """Fig. 17.1: the two dotted lines leave layer 0's box at its top and bottom right corners (not
+    between layer 0 and layer 1) and reach the dashed box of the enlarged layer, in a dark grey."""
+    fig = viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=narrow)
+    ax = fig.axes[0]
+    dotted = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert len(dotted) == 2
+    layer_0 = next(t for t in ax.texts if t.get_text() == "layer 0")
+    layer_1 = next(t for t in ax.texts if t.get_text() == "layer 1")
+    box_0 = next(
+        p.get_bbox()
+        for p in ax.patches
+        if isinstance(p, FancyBboxPatch) and p.get_bbox().contains(*layer_0.get_position())
+    )
+    starts = sorted(
+        ((line.get_xdata()[0], line.get_ydata()[0]) for line in dotted), key=lambda p: p[1]
+    )
+    assert starts[0] == pytest.approx((box_0.x1, box_0.y0))  # the bottom right corner of layer 0
+    assert starts[1] == pytest.approx((box_0.x1, box_0.y1))  # its top right corner
+    assert starts[1][1] < layer_1.get_position()[1]  # below layer 1's label
+    dashed = next(p for p in ax.patches if p.get_linestyle() == "--")
+    ends = sorted(line.get_ydata()[1] for line in dotted)
+    box = dashed.get_bbox()
+    assert ends == pytest.approx([box.y0, box.y1], abs=0.1)
+    assert all(line.get_xdata()[1] == pytest.approx(box.x0, abs=0.1) for line in dotted)
+    assert all(to_rgba(line.get_color())[0] <= 0.35 for line in dotted)
+    assert "joined to layer 0 by two dotted lines" in fig.alt_text
+
+
+@pytest.mark.parametrize("narrow", [False, True])
 def test_positional_diagram_adds_the_position_before_the_layers(narrow):
     """Chapter 8 (reader's report 2): e_x + p, then the encoder layer, then the read-out, with the
     config's numbers; its mask drawn in full, the other faded."""

@@ -506,11 +506,13 @@ def _check_window(window: float, right: int) -> None:
 def _check_window_cache(mib: float, right: float, per_token: int) -> None:
     if abs(mib - right) <= 0.01:
         return
+    own = LlamaConfig.mistral_7b().sliding_window  # the window Mistral 7B v0.1 was released with
     mistakes = [
         (per_token * (right_window := round(right * 2**20 / per_token) + 1) / 2**20, f"that keeps W = {right_window:,} positions per layer: between two steps the rolling cache keeps W - 1, and the new token adds its own key."),
         (per_token * (right_window - 2) / 2**20, f"that keeps {right_window - 2:,} positions per layer, the cache of a window of {right_window - 1:,}, which falls {REACH - LAYERS * (right_window - 2):,} positions short of {REACH:,}; the smallest window is {right_window:,}, and its cache keeps W - 1 = {right_window - 1:,}."),
         (per_token * REACH / 2**20, "that keeps 32,768 positions per layer, how far information travels through the stack; each layer's rolling cache keeps only the W - 1 positions its next query can see."),
-        (4 * right, "four times too large: Mistral 7B v0.1 caches its Hkv = 8 key/value heads, not its H = 32 query heads."),
+        (per_token * (own - 1) / 2**20, f"that is the rolling cache of Mistral 7B v0.1's own window of {own:,} (W - 1 = {own - 1:,} positions); use the smallest window that reaches 32,768 positions (your smallest_window), and keep its W - 1 positions."),
+        (per_token * own / 2**20, f"four times too large. Either you kept {own:,} positions, Mistral 7B v0.1's own window (the chapter's table prints its cache as {per_token * own / 2**20:g} MiB): use the smallest window that reaches 32,768 positions (your smallest_window), and keep its W - 1 positions; or you counted its H = 32 query heads, where it caches only its Hkv = 8 key/value heads."),
         (2 * right, "twice too large: bfloat16 takes 2 bytes a number, not 4."),
         (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
         (right / LAYERS, f"the cache of one layer: each of the {LAYERS} layers keeps its own."),
@@ -538,7 +540,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB or MB, the cache of a window one too small, the reach
-    for the cache) is named, also when rounded (within half a position)."""
+    for the cache, Mistral's own window of 4,096 kept instead of the new one) is named, also when rounded (within half a position)."""
     given = (qwen3_cache_gib, smallest_window, window_cache_mib)
     names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")
     if all(v is None for v in given):

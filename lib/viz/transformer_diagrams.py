@@ -890,9 +890,20 @@ def llama_diagram(config, *, narrow=False):
     )
     extra = f"; window {c.sliding_window:,}" if c.sliding_window else ""
     ax.text(xb, 6.45, f"one layer (pre-norm){extra}", **_t(font))
-    _line(ax, [x + w / 2, 2.4], [2.2, 0.65], color="0.6", ls=":")
-    _line(ax, [x + w / 2, 2.4], [2.2, 5.6], color="0.6", ls=":")
+    _zoom_lines(ax, x + w / 2, 2.2, half("layer 0"), 2.4, (0.65, 5.6))
     return fig
+
+
+ZOOM_GREY = "0.3"  # the dotted zoom lines: dark enough to follow on a phone
+
+
+def _zoom_lines(ax, x_edge, y, half_height, x_box, box_ys):
+    """Two dotted lines from the top and bottom right corners of one layer's box (its right edge at
+    ``x_edge``, centred at ``y``, ``half_height`` high on each side) to the top and bottom left
+    corners of the enlarged layer's dashed box at ``x_box``, ``box_ys`` = (bottom, top)."""
+    bottom, top = box_ys
+    _line(ax, [x_edge, x_box], [y - half_height, bottom], color=ZOOM_GREY, lw=1.6, ls=":")
+    _line(ax, [x_edge, x_box], [y + half_height, top], color=ZOOM_GREY, lw=1.6, ls=":")
 
 
 def _llama_sizes(c):
@@ -912,7 +923,7 @@ def _llama_alt(c):
         f"(width D = {D:,}, no position embedding), then {L} layers, counted from 0 as in the code, "
         f"drawn as layer 0, layer 1, an ellipsis and layer {L - 1}, then the final RMSNorm and the "
         f"output layer lm_head, which {head}, with a softmax over {V:,} tokens. Right, one layer "
-        f"enlarged: RMSNorm input_layernorm; self-attention with {H} query heads sharing {Hkv} "
+        f"enlarged, joined to layer 0 by two dotted lines: RMSNorm input_layernorm; self-attention with {H} query heads sharing {Hkv} "
         f"key/value heads, RoPE rotating queries and keys{qk}{window}; an add that a residual line "
         f"reaches from below the RMSNorm; then RMSNorm post_attention_layernorm, the SwiGLU network "
         f"(gate and up D to F = {Fw:,}, SiLU of the gate times up, down back to D) and a second "
@@ -995,8 +1006,7 @@ def _llama_narrow(c):
     extra = f"; window {c.sliding_window:,}" if c.sliding_window else ""
     ax.text(width / 2, 7.75, f"{L} layers; {H} query and {Hkv} key/value\nheads of $D_h$ = "
             f"{c.head_dim}{extra}", **_t(font))  # fmt: skip
-    _line(ax, [x + w / 2, 1.98], [2.3, 0.6], color="0.6", ls=":")
-    _line(ax, [x + w / 2, 1.98], [2.3, 6.45], color="0.6", ls=":")
+    _zoom_lines(ax, x + w / 2, 2.3, half("layer 0"), 1.98, (0.6, 6.45))
     return fig
 
 
