@@ -295,6 +295,15 @@ class _Reader:
                 self._visit(statement, [], {})
             todo += [c for c in self.calls if c not in self.seen]
             todo += [r for r in refusals if r not in self.seen]
+        for name in refusals:  # a stand-in made by lib.exercises.refusing(name, then)
+            made = self.constants.get(name)
+            if isinstance(made, ast.Call) and getattr(made.func, "id", None) == "refusing":
+                library, then = (_literal(a) for a in made.args)
+                self.where = name
+                message = f"it called the library's {library}{then}"
+                self._add(
+                    message, ["the answer calls what the exercise forbids"], made.lineno, "refusal"
+                )
         return self.found
 
     def _add(self, message: str, conditions: list[str], line: int, kind: str = "fail") -> None:

@@ -448,6 +448,16 @@ def call(
     return plain(result)
 
 
+def refusing(name: str, then: str) -> Callable[..., NoReturn]:
+    """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
+    the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"."""
+
+    def refuse(*args: Any, **kwargs: Any) -> NoReturn:
+        raise RuntimeError(f"it called the library's {name}{then}")
+
+    return refuse
+
+
 @contextmanager
 def replaced(stand_ins: dict[Callable, Callable], module: Any, reader_function: Any):
     """While inside, each library function of ``stand_ins`` (original -> stand-in) is replaced by its

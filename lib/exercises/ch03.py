@@ -28,6 +28,7 @@ from . import (
     largest_difference,
     not_attempted,
     plain,
+    refusing,
     replaced,
     row_sum_problem,
 )
@@ -379,10 +380,10 @@ def _overflows(scores: Tensor, allowed: Tensor, rows: Tensor) -> bool:
 _LIBRARY_MASKED_SOFTMAX = attention.masked_softmax
 
 
-def _refuse_library(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's masked_softmax, which the exercise asks you to write yourself (torch.softmax and the other torch functions are fine)"
-    )
+_refuse_library = refusing(
+    "masked_softmax",
+    ", which the exercise asks you to write yourself (torch.softmax and the other torch functions are fine)",
+)
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function

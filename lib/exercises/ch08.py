@@ -11,7 +11,7 @@ solution computes it.
 from __future__ import annotations
 
 import math
-from typing import Any, NoReturn
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -33,6 +33,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    refusing,
     replaced,
 )
 
@@ -117,16 +118,14 @@ _MISTAKES = [
 
 
 # (k, d_model) of the hidden cases of M_k: the chapter's, a single pair, a long shift, no shift, backwards
-def _refuse_sinusoidal(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's sinusoidal_encoding, which the exercise asks you to write from the formula"
-    )
+_refuse_sinusoidal = refusing(
+    "sinusoidal_encoding", ", which the exercise asks you to write from the formula"
+)
 
 
-def _refuse_rotation(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's relative_rotation, which the exercise asks you to build from its 2 x 2 blocks"
-    )
+_refuse_rotation = refusing(
+    "relative_rotation", ", which the exercise asks you to build from its 2 x 2 blocks"
+)
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's functions

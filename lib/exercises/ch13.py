@@ -37,6 +37,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    refusing,
 )
 
 __all__ = ["check_top_p_filter", "check_gpt3_size", "check_first_word"]
@@ -170,10 +171,10 @@ def _name_top_p_mistake(
     )
 
 
-def _refuse_sampling(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's sampling_distribution; the exercise is to write nucleus filtering yourself (sort, running sum, mask)"
-    )
+_refuse_sampling = refusing(
+    "sampling_distribution",
+    "; the exercise is to write nucleus filtering yourself (sort, running sum, mask)",
+)
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function

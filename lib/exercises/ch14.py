@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -32,6 +32,7 @@ from . import (
     fmt,
     near,
     not_attempted,
+    refusing,
 )
 
 __all__ = ["check_mask_for_mlm", "check_medium_size"]
@@ -280,10 +281,7 @@ def _check_80_10_10(
         )
 
 
-def _refuse_mask_tokens(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's mask_tokens, which the exercise asks you to write yourself"
-    )
+_refuse_mask_tokens = refusing("mask_tokens", ", which the exercise asks you to write yourself")
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +33,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    refusing,
 )
 
 __all__ = ["check_rope_halves", "check_expand_kv", "check_ffn_sublayer", "check_long_context"]
@@ -146,16 +147,10 @@ def _exponent_message(message: str, Dh: int, theta: float) -> str:
     )
 
 
-def _refuse_rope(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's apply_rope; write the rotation yourself, then compare"
-    )
+_refuse_rope = refusing("apply_rope", "; write the rotation yourself, then compare")
 
 
-def _refuse_repeat_kv(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's repeat_kv, which the exercise asks you to write yourself"
-    )
+_refuse_repeat_kv = refusing("repeat_kv", ", which the exercise asks you to write yourself")
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function

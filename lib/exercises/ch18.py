@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import attempted, call, checker, expect_number, fail, fmt, plain
+from . import attempted, call, checker, expect_number, fail, fmt, plain, refusing
 
 __all__ = ["check_running_max_and_sum", "check_alibi_slopes", "check_tile_mask"]
 
@@ -292,16 +292,14 @@ def _check_max_and_sum(case: str, x: Tensor, block: int, m: float, total: float)
         _name_sum_mistake(case, x, block, total)
 
 
-def _refuse_online(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's online_softmax; compute the maximum and the sum yourself, block by block"
-    )
+_refuse_online = refusing(
+    "online_softmax", "; compute the maximum and the sum yourself, block by block"
+)
 
 
-def _refuse_alibi(*args: Any, **kwargs: Any) -> NoReturn:
-    raise RuntimeError(
-        "it called the library's alibi_slopes; compute the slopes yourself, from 2^(-8/n) and the released code's rule"
-    )
+_refuse_alibi = refusing(
+    "alibi_slopes", "; compute the slopes yourself, from 2^(-8/n) and the released code's rule"
+)
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
