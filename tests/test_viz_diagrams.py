@@ -704,6 +704,9 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
     assert fig.get_size_inches()[0] <= 5.25
     assert "6 layers, 12 heads: a vector per token" in t and "scale to length 1: 384 numbers" in t
     assert "softmax(VV^T / sqrt(d_k))" in fig.alt_text and "12 layers" in fig.alt_text
+    # MiniLM matches A and VR head by head: both formulas per head, and as many heads in both models
+    assert sum(x.endswith("$ per head") for x in t) == 2
+    assert any(x.endswith("12 heads in both") for x in t) and "same number of heads" in fig.alt_text
     small = viz.minilm_diagram(SMALL_BERT)
     assert "2 layers, 4 heads: a vector per token" in texts(small)
     with pytest.raises(TypeError, match="config"):

@@ -1015,10 +1015,11 @@ def minilm_diagram(config=None):
     """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
     BERT-base-sized teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
-    VR = softmax(VV^T/sqrt(d_k)), both T x T, by KL divergence; then every second layer is kept and the
-    model is fine-tuned on sentence pairs. Bottom: the sentence vector, tokens -> embeddings -> the
-    layers -> the mean over the real tokens -> length 1. ``config``: a ``lib.bert.BertConfig`` (default
-    the model's: 6 layers, 12 heads, width 384). Returns the Figure."""
+    VR = softmax(VV^T/sqrt(d_k)), both T x T and per head (so both have as many heads), by KL
+    divergence; then every second layer is kept and the model is fine-tuned on sentence pairs.
+    Bottom: the sentence vector, tokens -> embeddings -> the layers -> the mean over the real tokens
+    -> length 1. ``config``: a ``lib.bert.BertConfig`` (default the model's: 6 layers, 12 heads,
+    width 384). Returns the Figure."""
     from lib.bert import BertConfig
 
     config = (
@@ -1034,8 +1035,9 @@ def minilm_diagram(config=None):
         "Top, how the model was made. A teacher of BERT-base size (12 layers, width 768) and a "
         f"student of width {D} with {2 * L} layers; from the last layer of each, the attention "
         "distributions A = softmax(QK^T / sqrt(d_k)) of every head and the value relations "
-        "VR = softmax(VV^T / sqrt(d_k)), both T x T matrices whatever the width, are compared by KL "
-        "divergence, so the student learns to match the teacher's. Then every second layer of the "
+        "VR = softmax(VV^T / sqrt(d_k)) of every head, both T x T matrices whatever the width, are "
+        "compared by KL divergence, head by head, so the student learns to match the teacher's (the "
+        f"two have the same number of heads, {H}). Then every second layer of the "
         f"student is kept ({L} layers), and the model is fine-tuned on sentence pairs with a "
         "contrastive loss on the mean of its token vectors. Bottom, how it turns a sentence into a "
         "vector: the tokens from [CLS] to [SEP], their embeddings (word + position + segment, width "
@@ -1059,8 +1061,14 @@ def minilm_diagram(config=None):
     _arrow(ax, xt + w / 2 + 0.02, 5.8, xs - w / 2 - 0.02, 5.8)
     ax.text(width / 2, 6.05, "KL", **_t(font))
     ax.text(width / 2, 4.97, "$A = \\mathrm{softmax}(QK^\\top/\\sqrt{d_k})$ per head", **_t(font))
-    ax.text(width / 2, 4.63, "$VR = \\mathrm{softmax}(VV^\\top/\\sqrt{d_k})$", **_t(font))
-    ax.text(width / 2, 4.29, "$T \\times T$ whatever the width", color="0.35", **_t(font))
+    ax.text(width / 2, 4.63, "$VR = \\mathrm{softmax}(VV^\\top/\\sqrt{d_k})$ per head", **_t(font))
+    ax.text(
+        width / 2,
+        4.29,
+        f"$T \\times T$ whatever the width; {H} heads in both",
+        color="0.35",
+        **_t(font),
+    )
     _arrow(ax, xs + 0.75, 5.32, xs + 0.75, 3.96)
     _box(
         ax,
