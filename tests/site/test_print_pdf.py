@@ -354,7 +354,13 @@ def _opening_end(book: Printed, index: int, top: int, bottom: int) -> int | None
     if not any(y < first_text - 1 for y in ink):
         return None  # text first (a table's caption, a paragraph)
     caption = next((r for r in runs if CAPTION.match(r[3])), None)
-    if caption is not None and not any(_prose(r) for r in runs if r[0] < caption[0] - 1):
+    # a slider's picture, the lines it prints under it (monospace: prose by font) and its italic
+    # "Interactive figure" note are one figure with the caption under them
+    note = next((r for r in runs if r[3].lstrip().startswith("Interactive figure")), None)
+    slider = note is not None and caption is not None and note[0] < caption[0]
+    if caption is not None and (
+        slider or not any(_prose(r) for r in runs if r[0] < caption[0] - 1)
+    ):
         return _caption_end(book.darkest[index], round(caption[0] * px), bottom)
     return max(y for y in ink if y < first_text - 1)
 

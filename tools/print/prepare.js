@@ -122,7 +122,9 @@ document.querySelectorAll('div.highlight, div.cell_output pre').forEach((b) => {
   if (lines <= 28) { b.classList.add('book-keep'); report.kept_whole += 1; }
 });
 document.querySelectorAll('.bd-article table').forEach((t) => {
-  if (t.rows.length <= 12) { t.classList.add('book-keep'); report.kept_whole += 1; }
+  // a few short rows: whole; rows of long text (chapter 14's four fine-tuning tasks, 60% of a page) break
+  // between rows like a long table, rather than leave the page before them half empty
+  if (t.rows.length <= 12 && t.textContent.length <= 700) { t.classList.add('book-keep'); report.kept_whole += 1; }
 });
 
 // --- the title page and the contents ---------------------------------------------------------------------
