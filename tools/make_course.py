@@ -691,6 +691,36 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
     return written
 
 
+def _write_configs(out: Path, exchange: Path) -> None:
+    """nbgrader's configuration for the instructor and for the students, and the feedback pages'
+    MathJax (the site's own copy, so that feedback shows its maths offline)."""
+    templates = out / "templates"
+    (out / "nbgrader_config.py").write_text(
+        CONFIG.format(
+            course_id=COURSE_ID,
+            root=str(out),
+            db=str(out / "gradebook.db"),
+            exchange=str(exchange),
+            zip_names=ZIP_NAMES,
+            templates=str(templates),
+        )
+    )
+    (out / "student_nbgrader_config.py").write_text(
+        STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
+    )
+    head = templates / "feedback" / "mathjax.html.j2"
+    if MATHJAX.exists():
+        version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]
+        head.parent.mkdir(parents=True, exist_ok=True)
+        head.write_text(FEEDBACK_HEAD.format(version=version, script=MATHJAX.read_text()))
+    else:
+        head.unlink(missing_ok=True)
+        print(
+            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages will "
+            "load MathJax from nbgrader's CDN, and their maths shows as TeX offline"
+        )
+
+
 def write_course(
     out: Path,
     prefixes: list[str],
@@ -727,31 +757,7 @@ def write_course(
     # every student writes there (nbgrader's instructions for an exchange); sticky, as /tmp is: no
     # student can rename or delete what another (or the instructor) put there
     exchange.chmod(0o1777)
-    templates = out / "templates"
-    (out / "nbgrader_config.py").write_text(
-        CONFIG.format(
-            course_id=COURSE_ID,
-            root=str(out),
-            db=str(out / "gradebook.db"),
-            exchange=str(exchange),
-            zip_names=ZIP_NAMES,
-            templates=str(templates),
-        )
-    )
-    (out / "student_nbgrader_config.py").write_text(
-        STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
-    )
-    head = templates / "feedback" / "mathjax.html.j2"
-    if MATHJAX.exists():
-        version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]
-        head.parent.mkdir(parents=True, exist_ok=True)
-        head.write_text(FEEDBACK_HEAD.format(version=version, script=MATHJAX.read_text()))
-    else:
-        head.unlink(missing_ok=True)
-        print(
-            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages will "
-            "load MathJax from nbgrader's CDN, and their maths shows as TeX offline"
-        )
+    _write_configs(out, exchange)
     return written
 
 

@@ -169,6 +169,52 @@ def _rotation(k: int, d_model: int, *, exponent: str = "2i/d", angle_scale: floa
     return m
 
 
+def _diagnose_rotation(result, expected, k: int, d_model: int, case: str) -> None:
+    """Fail with the usual mistake that gives ``result`` instead of M_k (``expected``), or with the
+    largest difference when it is none of them."""
+    if k != 0 and (result - expected.T).abs().max() <= TOLERANCE:
+        fail(
+            f"on the case {case}, your M_k is the transpose of the rotation, M_(-k): it shifts by -k positions, because the two sin w k entries of each block have swapped signs. Write out sin(w (pos + k)) with the addition theorem to see which row gets which sign."
+        )
+    if k != 0 and (result - _rotation(k, d_model, exponent="i/d")).abs().max() <= TOLERANCE:
+        fail(
+            f"on the case {case}, your blocks turn by k / 10000^(i/d) with i the pair index; each pair turns by k w_i with the table's own frequency w_i = 1 / 10000^(2i/d)."
+        )
+    if k != 0 and (result - torch.eye(d_model, dtype=torch.float64)).abs().max() <= TOLERANCE:
+        fail(
+            f"on the case {case}, your M_k is the identity, which is M_0: it shifts by 0 positions. Pair i must turn by the angle k w_i, with w_i = 1 / 10000^(2i/d)."
+        )
+    if (result - result.T).abs().max() <= TOLERANCE and k != 0:
+        fail(
+            f"on the case {case}, your M_k is symmetric, so it is not a rotation (a rotation's transpose turns the other way): the two sin w k entries of a block must have opposite signs."
+        )
+    off_block = result.clone()
+    for i in range(0, d_model, 2):
+        off_block[i : i + 2, i : i + 2] = 0
+    if off_block.abs().max() > TOLERANCE:
+        fail(
+            f"on the case {case}, your M_k has non-zero entries outside its 2 x 2 diagonal blocks (largest {fmt(off_block.abs().max().item())}): each pair (columns 2i, 2i + 1) turns on its own circle, so M_k is block-diagonal."
+        )
+    if (
+        k != 0
+        and d_model > 2
+        and (result - _rotation(k, d_model, exponent="0")).abs().max() <= TOLERANCE
+    ):
+        fail(
+            f"on the case {case}, every block of your M_k turns by the same angle k, the angle of pair 0. Pair i turns by k w_i, with its own frequency w_i = 1 / 10000^(2i/d): the slow pairs turn by much less."
+        )
+    if k != 0 and any(
+        (result - _rotation(k, d_model, angle_scale=scale)).abs().max() <= TOLERANCE
+        for scale in (math.pi / 180, 180 / math.pi)
+    ):
+        fail(
+            f"on the case {case}, your angles went through a degree conversion: k w_i is already an angle in radians, which is what torch.sin and torch.cos take."
+        )
+    fail(
+        f"on the case {case}, your M_k is not the shift by k (PE[pos] @ M_k.T is not PE[pos + k]): in M_k, {largest_difference(result, expected)}."
+    )
+
+
 def _check_rotation(my_rotation: Any) -> str | None:
     """None if ``my_rotation(k, d_model)`` is M_k on every hidden case, else (by fail) what is wrong."""
     if my_rotation is relative_rotation:
@@ -188,47 +234,7 @@ def _check_rotation(my_rotation: Any) -> str | None:
         expected = _rotation(k, d_model)
         if (result - expected).abs().max() <= TOLERANCE:
             continue
-        if k != 0 and (result - expected.T).abs().max() <= TOLERANCE:
-            fail(
-                f"on the case {case}, your M_k is the transpose of the rotation, M_(-k): it shifts by -k positions, because the two sin w k entries of each block have swapped signs. Write out sin(w (pos + k)) with the addition theorem to see which row gets which sign."
-            )
-        if k != 0 and (result - _rotation(k, d_model, exponent="i/d")).abs().max() <= TOLERANCE:
-            fail(
-                f"on the case {case}, your blocks turn by k / 10000^(i/d) with i the pair index; each pair turns by k w_i with the table's own frequency w_i = 1 / 10000^(2i/d)."
-            )
-        if k != 0 and (result - torch.eye(d_model, dtype=torch.float64)).abs().max() <= TOLERANCE:
-            fail(
-                f"on the case {case}, your M_k is the identity, which is M_0: it shifts by 0 positions. Pair i must turn by the angle k w_i, with w_i = 1 / 10000^(2i/d)."
-            )
-        if (result - result.T).abs().max() <= TOLERANCE and k != 0:
-            fail(
-                f"on the case {case}, your M_k is symmetric, so it is not a rotation (a rotation's transpose turns the other way): the two sin w k entries of a block must have opposite signs."
-            )
-        off_block = result.clone()
-        for i in range(0, d_model, 2):
-            off_block[i : i + 2, i : i + 2] = 0
-        if off_block.abs().max() > TOLERANCE:
-            fail(
-                f"on the case {case}, your M_k has non-zero entries outside its 2 x 2 diagonal blocks (largest {fmt(off_block.abs().max().item())}): each pair (columns 2i, 2i + 1) turns on its own circle, so M_k is block-diagonal."
-            )
-        if (
-            k != 0
-            and d_model > 2
-            and (result - _rotation(k, d_model, exponent="0")).abs().max() <= TOLERANCE
-        ):
-            fail(
-                f"on the case {case}, every block of your M_k turns by the same angle k, the angle of pair 0. Pair i turns by k w_i, with its own frequency w_i = 1 / 10000^(2i/d): the slow pairs turn by much less."
-            )
-        if k != 0 and any(
-            (result - _rotation(k, d_model, angle_scale=scale)).abs().max() <= TOLERANCE
-            for scale in (math.pi / 180, 180 / math.pi)
-        ):
-            fail(
-                f"on the case {case}, your angles went through a degree conversion: k w_i is already an angle in radians, which is what torch.sin and torch.cos take."
-            )
-        fail(
-            f"on the case {case}, your M_k is not the shift by k (PE[pos] @ M_k.T is not PE[pos + k]): in M_k, {largest_difference(result, expected)}."
-        )
+        _diagnose_rotation(result, expected, k, d_model, case)
     return None
 
 

@@ -405,6 +405,52 @@ def _decimals(x: float) -> int:
     return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
+def _check_first_word_choice(choice: Any) -> None:
+    """Fail unless ``choice`` is the right letter of exercise 3 (told where to look, not why)."""
+    if not isinstance(choice, str) or choice.strip().lower().strip("()") not in FIRST_WORD_CHOICES:
+        fail(
+            f'first_word_prediction should be one of the letters "a", "b" or "c" of the exercise, got {fmt(choice)}.'
+        )
+    choice = choice.strip().lower().strip("()")
+    if choice != FIRST_WORD_RIGHT_CHOICE:
+        fail(
+            f'first_word_prediction = "{choice}" ({FIRST_WORD_CHOICES[choice]}) is not what happens. The classifier can use only what the hidden state at position 1 holds: ask which tokens that position can see under the causal mask, and whether they differ from one sentence of the task to the next.'
+        )
+
+
+def _check_first_word_accuracy(first_word_accuracy: Any) -> bool:
+    """Fail unless ``first_word_accuracy`` is the measured accuracy of exercise 3 or the other constant
+    answer's; True when it is the other label's (a run that settled on the minority label)."""
+    a = expect_number(first_word_accuracy, "first_word_accuracy")
+    if 1 < a <= 100:
+        fail_as_percentage(a, "first_word_accuracy")
+    if not 0 <= a <= 1:
+        fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
+    decimals = _decimals(a)
+    # a value given to fewer decimals agrees when it is the measurement rounded to them
+    tolerance = max(FIRST_WORD_TOLERANCE, 0.5 * 10.0**-decimals + 1e-9)
+    measured = abs(a - FIRST_WORD_ACCURACY) <= tolerance
+    other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= tolerance
+    if decimals < FIRST_WORD_MIN_DECIMALS and a == 1:
+        fail(
+            f"first_word_accuracy = {fmt(a)}: no test sentence wrong is not what a head on position 1 measures. A head that reads the last column of the padded rows (h[:, -1]) sees the whole sentence under the causal mask, and can score that high; the exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+        )
+    if decimals < FIRST_WORD_MIN_DECIMALS:
+        fail(
+            f"first_word_accuracy = {fmt(a)} has {decimals} decimal{'s' * (decimals != 1)}: too few to tell one measurement from another on 1000 test sentences (0.5 is also what a guess would write). Write the accuracy your experiment prints, to at least {FIRST_WORD_MIN_DECIMALS} decimals (three are best: one sentence is 0.001)."
+        )
+    training_share = abs(a - TRAIN_MAJORITY) <= tolerance
+    if training_share and not (measured or other_label):
+        fail(
+            f"first_word_accuracy = {fmt(a)} is the share of label 0 among the 200 training sentences, which the experiment prints before fine-tuning. The exercise asks for the accuracy on the 1000 test sentences: measure it there."
+        )
+    if not (measured or other_label):
+        fail(
+            f"first_word_accuracy = {fmt(a)} is not what the experiment measures. Check that your head reads position 1 of the last hidden states (right after <bos>), that you fine-tune a copy of the pretrained `gpt` with the chapter's recipe and seeds, and that you measure on the 1000 test sentences."
+        )
+    return other_label and not measured
+
+
 @checker("read the first token")
 def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> str:
     """Check exercise 3, whose prediction and measurement are separate: ``first_word_prediction``, one of
@@ -422,47 +468,10 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
             'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
         )
     if first_word_prediction is not None:
-        choice = first_word_prediction
-        if (
-            not isinstance(choice, str)
-            or choice.strip().lower().strip("()") not in FIRST_WORD_CHOICES
-        ):
-            fail(
-                f'first_word_prediction should be one of the letters "a", "b" or "c" of the exercise, got {fmt(choice)}.'
-            )
-        choice = choice.strip().lower().strip("()")
-        if choice != FIRST_WORD_RIGHT_CHOICE:
-            fail(
-                f'first_word_prediction = "{choice}" ({FIRST_WORD_CHOICES[choice]}) is not what happens. The classifier can use only what the hidden state at position 1 holds: ask which tokens that position can see under the causal mask, and whether they differ from one sentence of the task to the next.'
-            )
+        _check_first_word_choice(first_word_prediction)
+    other_label_only = False
     if first_word_accuracy is not None:
-        a = expect_number(first_word_accuracy, "first_word_accuracy")
-        if 1 < a <= 100:
-            fail_as_percentage(a, "first_word_accuracy")
-        if not 0 <= a <= 1:
-            fail(f"first_word_accuracy = {fmt(a)} is not an accuracy: it lies between 0 and 1.")
-        decimals = _decimals(a)
-        # a value given to fewer decimals agrees when it is the measurement rounded to them
-        tolerance = max(FIRST_WORD_TOLERANCE, 0.5 * 10.0**-decimals + 1e-9)
-        measured = abs(a - FIRST_WORD_ACCURACY) <= tolerance
-        other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= tolerance
-        if decimals < FIRST_WORD_MIN_DECIMALS and a == 1:
-            fail(
-                f"first_word_accuracy = {fmt(a)}: no test sentence wrong is not what a head on position 1 measures. A head that reads the last column of the padded rows (h[:, -1]) sees the whole sentence under the causal mask, and can score that high; the exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
-            )
-        if decimals < FIRST_WORD_MIN_DECIMALS:
-            fail(
-                f"first_word_accuracy = {fmt(a)} has {decimals} decimal{'s' * (decimals != 1)}: too few to tell one measurement from another on 1000 test sentences (0.5 is also what a guess would write). Write the accuracy your experiment prints, to at least {FIRST_WORD_MIN_DECIMALS} decimals (three are best: one sentence is 0.001)."
-            )
-        training_share = abs(a - TRAIN_MAJORITY) <= tolerance
-        if training_share and not (measured or other_label):
-            fail(
-                f"first_word_accuracy = {fmt(a)} is the share of label 0 among the 200 training sentences, which the experiment prints before fine-tuning. The exercise asks for the accuracy on the 1000 test sentences: measure it there."
-            )
-        if not (measured or other_label):
-            fail(
-                f"first_word_accuracy = {fmt(a)} is not what the experiment measures. Check that your head reads position 1 of the last hidden states (right after <bos>), that you fine-tune a copy of the pretrained `gpt` with the chapter's recipe and seeds, and that you measure on the 1000 test sentences."
-            )
+        other_label_only = _check_first_word_accuracy(first_word_accuracy)
     if first_word_prediction is None:
         not_attempted(
             'your first_word_accuracy is the measurement; now write the prediction you made before running (first_word_prediction: "a", "b" or "c").'
@@ -471,6 +480,6 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
         not_attempted(
             "your prediction is right; now run the experiment and write the accuracy it measures (first_word_accuracy)."
         )
-    if other_label and not measured:
+    if other_label_only:
         return f"right: chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer. Your run settled on label 1, the minority label of its training sentences ({1 - TRAIN_MAJORITY:.0%} of them), and scores {1 - FIRST_WORD_ACCURACY:.1%} on the test sentences; with the chapter's seeds the head settles on the majority label, 0, and scores {FIRST_WORD_ACCURACY:.1%}. Either way it is one answer for every sentence."
     return f"right: chance level, {FIRST_WORD_ACCURACY:.1%} with the chapter's seeds. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."

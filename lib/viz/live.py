@@ -468,19 +468,9 @@ SCORE_PLANE_SPAN = 4.0
 BAR_CHART_TOP = 1.3
 
 
-def score_functions_figure(
-    query,
-    keys,
-    *,
-    seed: int = 0,
-    d_hidden: int = 3,
-    span: float = SCORE_PLANE_SPAN,
-    caption: str | None = None,
-) -> LiveFigure:
-    """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
-    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
-    untrained function is not flat). The page computes them as lib.attention does. span is the
-    half-width of the drawn plane: it shows coordinates from -span to span."""
+def _seeded_score_weights(q, k, seed: int, d_hidden: int):
+    """The softmax weights of the five score functions for query q over keys k, and the general and
+    additive modules that gave them (seeded; the additive's weights N(0, 1), so that it is not flat)."""
     from lib.attention import (
         AdditiveScore,
         GeneralScore,
@@ -489,10 +479,6 @@ def score_functions_figure(
         scaled_dot_product_score,
     )
 
-    if isinstance(span, bool) or not isinstance(span, (int, float)) or not span > 0:
-        raise ValueError(f"span: expected a positive number, got {span!r}")
-    q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
-    k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
     torch.manual_seed(seed)
     general, additive = GeneralScore(2, 2), AdditiveScore(2, 2, d_hidden)
     with torch.no_grad():
@@ -506,13 +492,17 @@ def score_functions_figure(
             "additive": additive(q, k),
         }
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
+    return weights, general, additive
+
+
+def _score_bars_png(weights: dict, n: int) -> bytes:
+    """The static picture: each score function's weights of the n keys as a group of bars."""
     # 4.6 inches at 72 dpi with 11-point text: shown whole in a phone's 330 px column
     with plt.rc_context(PHONE_RC):
         # layout "tight": room for the slanted names of the score functions (the style's own layout
         # engine would warn if tight_layout were called after it)
         fig, ax = plt.subplots(figsize=(4.6, 3.4), dpi=72, layout="tight")
-        n = k.shape[1]
-        for i, (name, w) in enumerate(weights.items()):
+        for i, w in enumerate(weights.values()):
             xs = [j + i * (n + 1) for j in range(n)]
             bars = ax.bar(xs, w.tolist(), color=[f"C{j}" for j in range(n)])
         # which colour is which key: one legend row above the bars, which reach at most 1
@@ -523,6 +513,28 @@ def score_functions_figure(
         ax.set(ylabel="weight", title="the keys' weights, per score function")
         png = figure_png(fig)
     plt.close(fig)
+    return png
+
+
+def score_functions_figure(
+    query,
+    keys,
+    *,
+    seed: int = 0,
+    d_hidden: int = 3,
+    span: float = SCORE_PLANE_SPAN,
+    caption: str | None = None,
+) -> LiveFigure:
+    """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
+    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
+    untrained function is not flat). The page computes them as lib.attention does. span is the
+    half-width of the drawn plane: it shows coordinates from -span to span."""
+    if isinstance(span, bool) or not isinstance(span, (int, float)) or not span > 0:
+        raise ValueError(f"span: expected a positive number, got {span!r}")
+    q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
+    k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
+    weights, general, additive = _seeded_score_weights(q, k, seed, d_hidden)
+    n = k.shape[1]
     params = {
         "W_a": general.W_a.weight.tolist(),
         "W_q": additive.W_q.weight.tolist(),
@@ -537,4 +549,6 @@ def score_functions_figure(
         "weights": {name: w.tolist() for name, w in weights.items()},
     }
     alt = f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, additive) for the query {q[0, 0].tolist()}."
-    return LiveFigure("score-functions", example, png=png, alt=alt, caption=caption)
+    return LiveFigure(
+        "score-functions", example, png=_score_bars_png(weights, n), alt=alt, caption=caption
+    )

@@ -175,6 +175,16 @@ def test_the_head_ranking_for_the_readers_words(loaded, browser, reference):
     )
     assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "ready"
     assert "must each be one token" in message(browser, PAIR)
+    assert '"zebra" is not a token of sentence A' in message(browser, PAIR)
+    # a word moved in B: the message names both places and shows B's tokens, so the reader sees where
+    browser.execute_script(
+        f"const root = document.querySelector({PAIR!r}); root.dataset.state = 'typing';root.querySelector('.book-live-from').value = arguments[0];root.querySelector('.book-live-b').value = 'oh ' + arguments[1];root.querySelector('.book-live-compute').click();",
+        pair["from"],
+        pair["b"],
+    )
+    assert wait_state(browser, PAIR, ("computed", "ready", "error")) == "ready"
+    moved = message(browser, PAIR)
+    assert "of A but token" in moved and "Tokens of B: [CLS] oh " in moved, moved
     # the earlier words' table is gone, not left above the message as if it were their result
     assert not browser.execute_script(
         f"return document.querySelector({PAIR!r}).querySelector('.book-live-ranking');"

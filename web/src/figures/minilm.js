@@ -184,6 +184,24 @@ export function mountPair(root, example, ctx) {
     root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
   }
 
+  // Why the two words cannot be compared across the sentences, in words a reader can act on; "" if they can.
+  function misaligned(tokensA, tokensB, from, to) {
+    const rule = `"${from}" and "${to}" must each be one token, at the same place in both sentences.`;
+    for (const word of [from, to]) {
+      for (const [name, tokens] of [["A", tokensA], ["B", tokensB]]) {
+        if (tokens.indexOf(word) < 0) {
+          return `${rule} "${word}" is not a token of sentence ${name}: ${tokens.join(" ")}`;
+        }
+      }
+      const i = tokensA.indexOf(word);
+      if (tokensB[i] !== word) {
+        return `${rule} "${word}" is token ${i + 1} of A but token ${tokensB.indexOf(word) + 1} of B. ` +
+          `Tokens of A: ${tokensA.join(" ")}. Tokens of B: ${tokensB.join(" ")}`;
+      }
+    }
+    return "";
+  }
+
   function clear() {  // no table of earlier words under a message about these ones
     table.replaceChildren();
     delete root.dataset.values;
@@ -200,9 +218,9 @@ export function mountPair(root, example, ctx) {
       if (!B) { root.dataset.state = "ready"; return; }
       const q = A.tokens.indexOf(from);
       const k = A.tokens.indexOf(to);
-      if (q < 0 || k < 0 || B.tokens[q] !== from || B.tokens[k] !== to) {
-        ctx.message(root, `"${from}" and "${to}" must each be one token, at the same place in both ` +
-          `sentences. Tokens of A: ${A.tokens.join(" ")}`, "warning");
+      const problem = misaligned(A.tokens, B.tokens, from, to);
+      if (problem) {
+        ctx.message(root, problem, "warning");
         clear();
         root.dataset.state = "ready";
         return;

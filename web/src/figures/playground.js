@@ -243,6 +243,68 @@ export function ticks(max, n = 4) {
   return out.map((v) => Number(v.toPrecision(6)));
 }
 
+// The frame, the step ticks below, the loss ticks (left) and accuracy ticks (right, %), and the labels.
+function drawAxes({ g, text, X, YL, YR, m, w, h }, xs, ys, width, height) {
+  el("rect", { x: m.left, y: m.top, width: w, height: h, fill: "none", stroke: "#999" }, g);
+  xs.forEach((t) => {
+    el("line", { x1: X(t), x2: X(t), y1: m.top + h, y2: m.top + h + 4, stroke: "#777" }, g);
+    text(X(t), m.top + h + 16, String(t), { "text-anchor": "middle", class: "book-pg-xtick" });
+  });
+  ys.forEach((v) => {
+    el("line", { x1: m.left - 4, x2: m.left, y1: YL(v), y2: YL(v), stroke: LOSS }, g);
+    el("line", { x1: m.left, x2: m.left + w, y1: YL(v), y2: YL(v), stroke: "#999", "stroke-opacity": 0.3 }, g);
+    text(m.left - 6, YL(v) + 4, String(v), { "text-anchor": "end", class: "book-pg-ytick" });
+  });
+  [0, 0.25, 0.5, 0.75, 1].forEach((v) => {
+    el("line", { x1: m.left + w, x2: m.left + w + 4, y1: YR(v), y2: YR(v), stroke: HELD }, g);
+    text(m.left + w + 6, YR(v) + 4, `${100 * v}`, { class: "book-pg-y2tick" });
+  });
+  text(m.left + w / 2, height - 6, "step", { "text-anchor": "middle", class: "book-pg-xlabel" });
+  const yl = m.top + h / 2;
+  text(12, yl, "loss", { "text-anchor": "middle", transform: `rotate(-90 12 ${yl})`, class: "book-pg-ylabel" });
+  const x2 = width - 8;
+  text(x2, yl, "held-out right (%)", { "text-anchor": "middle", transform: `rotate(90 ${x2} ${yl})`,
+    class: "book-pg-y2label" });
+}
+
+// The previous run's held-out curves, faded, and a label at the end of the one to compare.
+function drawPrevious({ g, text, X, YR, m, h }, prev) {
+  const faded = { fill: "none", "stroke-width": 2, "stroke-opacity": 0.35 };
+  const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" ");
+  if (prev.held.length) el("polyline", { points: line(prev.held), stroke: HELD, ...faded, class: "book-pg-prev-held" }, g);
+  if (prev.heldTest.length) {
+    el("polyline", { points: line(prev.heldTest), stroke: TEST, "stroke-dasharray": "5 3", ...faded,
+      class: "book-pg-prev-held-test" }, g);
+  }
+  // the label at the end of the dashed curve (the one a test length asks to compare), else the solid one
+  const ends = prev.heldTest.length ? prev.heldTest : prev.held;
+  if (ends.length) {
+    const [t, v] = ends[ends.length - 1];
+    const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (v > 0.5 ? 14 : -6)));
+    text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
+      class: "book-pg-prev-label" });
+  }
+}
+
+// This run's loss (left axis), held-out accuracy (wide, with dots) and test-length accuracy (dashed).
+function drawCurves({ g, X, YL, YR }, finite, held, heldTest) {
+  if (finite.length) {
+    el("polyline", { points: finite.map(([t, v]) => `${X(t).toFixed(1)},${YL(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: LOSS, "stroke-width": 2, class: "book-pg-loss" }, g);
+  }
+  if (held.length) {
+    el("polyline", { points: held.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: HELD, "stroke-width": 5, class: "book-pg-held" }, g);
+    // wide, under the thin dashed curve of the test length: both show where they coincide (at 100%)
+    for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 4, fill: HELD }, g);
+  }
+  if (heldTest.length) {
+    el("polyline", { points: heldTest.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
+      fill: "none", stroke: TEST, "stroke-width": 1.5, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
+    for (const [t, v] of heldTest) el("rect", { x: X(t) - 2.5, y: YR(v) - 2.5, width: 5, height: 5, fill: TEST }, g);
+  }
+}
+
 // The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
 // at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
 // above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed. prev: the
@@ -270,58 +332,10 @@ export function chart(svg, losses, held, width, heldTest = [], prev = null) {
     t.textContent = s;
     return t;
   };
-  el("rect", { x: m.left, y: m.top, width: w, height: h, fill: "none", stroke: "#999" }, g);
-  xs.forEach((t) => {
-    el("line", { x1: X(t), x2: X(t), y1: m.top + h, y2: m.top + h + 4, stroke: "#777" }, g);
-    text(X(t), m.top + h + 16, String(t), { "text-anchor": "middle", class: "book-pg-xtick" });
-  });
-  ys.forEach((v) => {
-    el("line", { x1: m.left - 4, x2: m.left, y1: YL(v), y2: YL(v), stroke: LOSS }, g);
-    el("line", { x1: m.left, x2: m.left + w, y1: YL(v), y2: YL(v), stroke: "#999", "stroke-opacity": 0.3 }, g);
-    text(m.left - 6, YL(v) + 4, String(v), { "text-anchor": "end", class: "book-pg-ytick" });
-  });
-  [0, 0.25, 0.5, 0.75, 1].forEach((v) => {
-    el("line", { x1: m.left + w, x2: m.left + w + 4, y1: YR(v), y2: YR(v), stroke: HELD }, g);
-    text(m.left + w + 6, YR(v) + 4, `${100 * v}`, { class: "book-pg-y2tick" });
-  });
-  text(m.left + w / 2, height - 6, "step", { "text-anchor": "middle", class: "book-pg-xlabel" });
-  const yl = m.top + h / 2;
-  text(12, yl, "loss", { "text-anchor": "middle", transform: `rotate(-90 12 ${yl})`, class: "book-pg-ylabel" });
-  const x2 = width - 8;
-  text(x2, yl, "held-out right (%)", { "text-anchor": "middle", transform: `rotate(90 ${x2} ${yl})`,
-    class: "book-pg-y2label" });
-  if (prev) {
-    const faded = { fill: "none", "stroke-width": 2, "stroke-opacity": 0.35 };
-    const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" ");
-    if (prev.held.length) el("polyline", { points: line(prev.held), stroke: HELD, ...faded, class: "book-pg-prev-held" }, g);
-    if (prev.heldTest.length) {
-      el("polyline", { points: line(prev.heldTest), stroke: TEST, "stroke-dasharray": "5 3", ...faded,
-        class: "book-pg-prev-held-test" }, g);
-    }
-    // the label at the end of the dashed curve (the one a test length asks to compare), else the solid one
-    const ends = prev.heldTest.length ? prev.heldTest : prev.held;
-    if (ends.length) {
-      const [t, v] = ends[ends.length - 1];
-      const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (v > 0.5 ? 14 : -6)));
-      text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
-        class: "book-pg-prev-label" });
-    }
-  }
-  if (finite.length) {
-    el("polyline", { points: finite.map(([t, v]) => `${X(t).toFixed(1)},${YL(v).toFixed(1)}`).join(" "),
-      fill: "none", stroke: LOSS, "stroke-width": 2, class: "book-pg-loss" }, g);
-  }
-  if (held.length) {
-    el("polyline", { points: held.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
-      fill: "none", stroke: HELD, "stroke-width": 5, class: "book-pg-held" }, g);
-    // wide, under the thin dashed curve of the test length: both show where they coincide (at 100%)
-    for (const [t, v] of held) el("circle", { cx: X(t), cy: YR(v), r: 4, fill: HELD }, g);
-  }
-  if (heldTest.length) {
-    el("polyline", { points: heldTest.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" "),
-      fill: "none", stroke: TEST, "stroke-width": 1.5, "stroke-dasharray": "5 3", class: "book-pg-held-test" }, g);
-    for (const [t, v] of heldTest) el("rect", { x: X(t) - 2.5, y: YR(v) - 2.5, width: 5, height: 5, fill: TEST }, g);
-  }
+  const f = { g, text, X, YL, YR, m, w, h };
+  drawAxes(f, xs, ys, width, height);
+  if (prev) drawPrevious(f, prev);
+  drawCurves(f, finite, held, heldTest);
   if (!finite.length && !held.length && !before.length) {
     text(m.left + w / 2, m.top + h / 2, "no step yet", { "text-anchor": "middle", fill: "#777" });
   }

@@ -45,6 +45,72 @@ export function colourBar(container, tableHeight) {
   return svg;
 }
 
+// What is wrong with the reader's settings, one phrase per field; empty when all four are valid.
+function settingProblems(P, D, b, p) {
+  const problems = [];
+  if (!Number.isInteger(P) || P < 1 || P > 512) problems.push("positions: a whole number from 1 to 512");
+  // PE pairs dimensions 2i and 2i+1 (a sine and a cosine of one frequency): d_model must be even,
+  // or the last dimension is a sine without its cosine and the wavelengths below are wrong
+  if (!Number.isInteger(D) || D < 2 || D > 1024) problems.push("d_model: a whole number from 2 to 1024");
+  else if (D % 2) problems.push(`d_model: an even number (sines and cosines come in pairs), got ${D}; ` +
+    `try ${D - 1} or ${D + 1}`);
+  if (!(b > 1) || !Number.isFinite(b)) problems.push("base: a finite number above 1");
+  // the position's range is known only when the number of positions is valid
+  const validP = Number.isInteger(P) && P >= 1 && P <= 512;
+  if (!Number.isInteger(p) || p < 0 || (validP && p >= P)) {
+    problems.push(validP ? `position: a whole number from 0 to ${P - 1}`
+      : "position: a whole number from 0 to positions - 1");
+  }
+  return problems;
+}
+
+// The P x D table on the canvas, one coloured cell per value, and position p's row framed in orange.
+function drawTable(canvas, P, D, b, p) {
+  const scale = Math.max(1, Math.floor(560 / D));
+  const rowH = Math.max(1, Math.floor(300 / P));
+  canvas.width = D * scale;
+  canvas.height = P * rowH;
+  const g = canvas.getContext("2d");
+  for (let pos = 0; pos < P; pos++) {
+    const row = encoding(pos, D, b);
+    for (let j = 0; j < D; j++) {
+      g.fillStyle = colour((row[j] + 1) / 2);
+      g.fillRect(j * scale, pos * rowH, scale, rowH);
+    }
+  }
+  g.strokeStyle = "#e8710a";
+  g.lineWidth = 2;
+  g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
+}
+
+// Position p's row as a curve with its scale: values -1, 0 and 1 up the left, the dimensions 0 to
+// D - 1 across; 18-unit text, about 10.5 CSS px when a phone shrinks the 560-unit picture to its column.
+function rowCurve(vec, p) {
+  const D = vec.length;
+  const width = 560;
+  const height = 150;
+  const left = 40;
+  const top = 10;
+  const plot = 100; // the height from 1 down to -1
+  const x = (j) => left + (j + 0.5) * (width - left - 4) / D;
+  const y = (v) => top + plot / 2 - v * plot / 2;
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    class: "book-live-curve", "font-size": 18, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions`;
+  for (const v of [1, 0, -1]) {
+    el("line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
+    el("text", { x: left - 6, y: y(v), "text-anchor": "end", "dominant-baseline": "middle" }, svg)
+      .textContent = v < 0 ? "\u22121" : String(v);
+  }
+  const below = top + plot + 30;
+  el("text", { x: x(0), y: below, "text-anchor": "start" }, svg).textContent = "0";
+  el("text", { x: (left + width) / 2, y: below, "text-anchor": "middle" }, svg).textContent = "dimension j";
+  el("text", { x: width - 4, y: below, "text-anchor": "end" }, svg).textContent = String(D - 1);
+  const pts = Array.from(vec, (v, j) => `${x(j)},${y(v)}`);
+  el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
+  return svg;
+}
+
 // Long by design: a closure over the figure's controls and its current result; its parts (drawing,
 // running the model, the controls' handlers) are short and share that state.
 export function mountPositional(root, example, ctx) {
@@ -80,20 +146,7 @@ export function mountPositional(root, example, ctx) {
     const D = Number(dims.value);
     const b = Number(base.value);
     const p = Number(position.value);
-    const problems = [];
-    if (!Number.isInteger(P) || P < 1 || P > 512) problems.push("positions: a whole number from 1 to 512");
-    // PE pairs dimensions 2i and 2i+1 (a sine and a cosine of one frequency): d_model must be even,
-    // or the last dimension is a sine without its cosine and the wavelengths below are wrong
-    if (!Number.isInteger(D) || D < 2 || D > 1024) problems.push("d_model: a whole number from 2 to 1024");
-    else if (D % 2) problems.push(`d_model: an even number (sines and cosines come in pairs), got ${D}; ` +
-      `try ${D - 1} or ${D + 1}`);
-    if (!(b > 1) || !Number.isFinite(b)) problems.push("base: a finite number above 1");
-    // the position's range is known only when the number of positions is valid
-    const validP = Number.isInteger(P) && P >= 1 && P <= 512;
-    if (!Number.isInteger(p) || p < 0 || (validP && p >= P)) {
-      problems.push(validP ? `position: a whole number from 0 to ${P - 1}`
-        : "position: a whole number from 0 to positions - 1");
-    }
+    const problems = settingProblems(P, D, b, p);
     if (problems.length) {
       ctx.message(root, `Expected ${problems.join("; ")}.`, "warning");
       status.textContent = "Not redrawn: the table and curve are still those of the last valid settings.";
@@ -101,51 +154,15 @@ export function mountPositional(root, example, ctx) {
       return;
     }
     ctx.message(root, "", "info");
-    const scale = Math.max(1, Math.floor(560 / D));
-    const rowH = Math.max(1, Math.floor(300 / P));
-    canvas.width = D * scale;
-    canvas.height = P * rowH;
-    const g = canvas.getContext("2d");
-    for (let pos = 0; pos < P; pos++) {
-      const row = encoding(pos, D, b);
-      for (let j = 0; j < D; j++) {
-        g.fillStyle = colour((row[j] + 1) / 2);
-        g.fillRect(j * scale, pos * rowH, scale, rowH);
-      }
-    }
+    drawTable(canvas, P, D, b, p);
     fitBar();
     axes.textContent = `Table: one row per position (0 at the top, ${P - 1} at the bottom), one column ` +
       `per dimension j (0 at the left, ${D - 1} at the right). Curve below: PE[${p}, j] (from -1 to 1) ` +
       "against the dimension j.";
-    g.strokeStyle = "#e8710a";
-    g.lineWidth = 2;
-    g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
     const vec = encoding(p, D, b);
-    // the curve with its scale: values -1, 0 and 1 up the left, the dimensions 0 to D - 1 across;
-    // 18-unit text, about 10.5 CSS px when a phone shrinks the 560-unit picture to its column
-    const width = 560;
-    const height = 150;
-    const left = 40;
-    const top = 10;
-    const plot = 100; // the height from 1 down to -1
-    const x = (j) => left + (j + 0.5) * (width - left - 4) / D;
-    const y = (v) => top + plot / 2 - v * plot / 2;
-    const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-      class: "book-live-curve", "font-size": 18, "font-family": "sans-serif" });
-    el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions`;
-    for (const v of [1, 0, -1]) {
-      el("line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
-      el("text", { x: left - 6, y: y(v), "text-anchor": "end", "dominant-baseline": "middle" }, svg)
-        .textContent = v < 0 ? "\u22121" : String(v);
-    }
-    const below = top + plot + 30;
-    el("text", { x: x(0), y: below, "text-anchor": "start" }, svg).textContent = "0";
-    el("text", { x: (left + width) / 2, y: below, "text-anchor": "middle" }, svg).textContent = "dimension j";
-    el("text", { x: width - 4, y: below, "text-anchor": "end" }, svg).textContent = String(D - 1);
-    const pts = Array.from(vec, (v, j) => `${x(j)},${y(v)}`);
-    el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
-    line.replaceChildren(svg, numbersTable(Array.from(vec, (v) => [v]), Array.from(vec, (_, j) => String(j)),
-      [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`, "dimension j"));
+    line.replaceChildren(rowCurve(vec, p), numbersTable(Array.from(vec, (v) => [v]),
+      Array.from(vec, (_, j) => String(j)), [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`,
+      "dimension j"));
     status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as a curve over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
       `${wavelength(2 * Math.PI * b ** ((D - 2) / D))}).`;
