@@ -70,3 +70,58 @@ def test_live_table_has_the_same_colour_bar(server, browser):
     assert abs(got["bar"][2] - got["table"][2]) <= 14, got
     assert "-1" in got["title"] and "+1" in got["title"]
     assert not console_errors(browser)
+
+
+ALIGNMENT = """
+const root = document.querySelector(arguments[0]);
+const table = root.querySelector('canvas.book-live-table').getBoundingClientRect();
+const svg = root.querySelector('svg.book-live-curve');
+const box = svg.getBoundingClientRect();
+const xs = svg.querySelector('polyline').getAttribute('points').split(' ').map((p) => box.left + Number(p.split(',')[0]));
+const ticks = Array.from(root.querySelectorAll('svg.book-live-curve text, .book-live-table-ticks text'))
+  .map((t) => [t.textContent, t.getBoundingClientRect().height]);
+return {table: [table.left, table.width], xs, ticks, W: document.documentElement.clientWidth, right: box.right};
+"""
+
+
+def _column_centres(left: float, width: float, d: int) -> np.ndarray:
+    return left + (np.arange(d) + 0.5) * width / d
+
+
+def _check_alignment(server, browser, d_model: int) -> dict:
+    from .test_live_figures import set_fields
+
+    sel = ".book-live[data-live='positional-encoding']"
+    open_page(browser, f"{server}/notebooks/08_positional_encoding.html")
+    assert set_fields(browser, sel, {"d_model": d_model}) == "computed"
+    got = browser.execute_script(ALIGNMENT, sel)
+    left, width = got["table"]
+    assert len(got["xs"]) == d_model
+    assert np.abs(np.array(got["xs"]) - _column_centres(left, width, d_model)).max() < 1.0, got
+    labels = [t for t, _ in got["ticks"]]
+    assert (
+        "0" in labels and str(d_model - 1) in labels and "99" in labels and "dimension j" in labels
+    )
+    assert min(h for _, h in got["ticks"]) >= 10  # 11 px text, not scaled down
+    assert got["right"] <= got["W"] + 1
+    assert not console_errors(browser)
+    return got
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("d_model", [128, 16])
+def test_curve_point_j_lies_below_column_j(server, browser, d_model):
+    """The curve under the live table shares the table's x-extent: point j of the curve lies straight
+    below column j (the reader reads a column down to its point), with dimension ticks under it and the
+    table's position ticks beside it, 11 px text."""
+    got = _check_alignment(server, browser, d_model)
+    assert got["W"] > 900 and got["table"][1] >= 400  # the desktop layout: the canvas at full size
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("d_model", [128, 16])
+def test_curve_point_j_lies_below_column_j_on_a_phone(server, browser, phone, d_model):
+    """The same on a phone, where the canvas shrinks to the column: the curve is drawn at the canvas's
+    shown width, not scaled, so its points stay under their columns and its text stays 11 px."""
+    got = _check_alignment(server, browser, d_model)
+    assert got["table"][1] < 300

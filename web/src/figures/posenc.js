@@ -83,31 +83,70 @@ function drawTable(canvas, P, D, b, p) {
   g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
 }
 
-// Position p's row as a curve with its scale: values -1, 0 and 1 up the left, the dimensions 0 to
-// D - 1 across; 18-unit text, about 10.5 CSS px when a phone shrinks the 560-unit picture to its column.
-function rowCurve(vec, p) {
-  const D = vec.length;
-  const width = 560;
-  const height = 150;
-  const left = 40;
-  const top = 10;
-  const plot = 100; // the height from 1 down to -1
-  const x = (j) => left + (j + 0.5) * (width - left - 4) / D;
-  const y = (v) => top + plot / 2 - v * plot / 2;
-  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    class: "book-live-curve", "font-size": 18, "font-family": "sans-serif" });
-  el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions`;
-  for (const v of [1, 0, -1]) {
-    el("line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
-    el("text", { x: left - 6, y: y(v), "text-anchor": "end", "dominant-baseline": "middle" }, svg)
-      .textContent = v < 0 ? "\u22121" : String(v);
+// The curve's and the tick labels' geometry, in CSS pixels: the curve is drawn at the size the page shows
+// the table (a phone shrinks the canvas), so no scaling changes its 11 px text.
+const FONT = 11;
+const GUTTER = 30; // left of the table: its position ticks, and the curve's -1, 0, 1
+const CURVE = { top: 8, plot: 90, below: 36 }; // the plot's top margin, height (1 down to -1), room under it
+
+// Round tick values for 0 .. n - 1 that fit in `span` pixels: 0, multiples of a step of 1, 2, 2.5 or 5
+// times a power of ten, and n - 1, each at least 40 px from the next.
+export function ticks(n, span) {
+  if (n <= 1) return [0];
+  const most = Math.max(2, Math.min(5, Math.floor(span / 40) + 1));
+  const raw = (n - 1) / (most - 1);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((v) => v >= raw && Number.isInteger(v)) ||
+    10 * power;
+  const out = [];
+  for (let v = 0; v <= n - 1 - step / 2; v += step) out.push(v);
+  out.push(n - 1);
+  return out;
+}
+
+// The table's position ticks (its rows 0, a round one or two, P - 1), in the gutter left of the canvas,
+// each at the middle of its row as the page shows it (height: the canvas's CSS height).
+function positionTicks(container, P, height) {
+  const svg = el("svg", { width: GUTTER, height, viewBox: `0 0 ${GUTTER} ${height}`, role: "img",
+    class: "book-live-table-ticks-svg", "font-size": FONT, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = `positions 0 to ${P - 1}, top to bottom`;
+  for (const pos of ticks(P, height)) {
+    const y = ((pos + 0.5) / P) * height;
+    el("line", { x1: GUTTER - 3, x2: GUTTER, y1: y, y2: y, stroke: "#555" }, svg);
+    el("text", { x: GUTTER - 5, y: Math.min(Math.max(y, FONT / 2), height - FONT / 2), "text-anchor": "end",
+      "dominant-baseline": "middle", fill: "currentColor" }, svg).textContent = String(pos);
   }
-  const below = top + plot + 30;
-  el("text", { x: x(0), y: below, "text-anchor": "start" }, svg).textContent = "0";
-  el("text", { x: (left + width) / 2, y: below, "text-anchor": "middle" }, svg).textContent = "dimension j";
-  el("text", { x: width - 4, y: below, "text-anchor": "end" }, svg).textContent = String(D - 1);
-  const pts = Array.from(vec, (v, j) => `${x(j)},${y(v)}`);
+  container.replaceChildren(svg);
+}
+
+// Position p's row as a curve under the table: its plot area starts `left` px from the curve's box and is
+// `width` px wide, the canvas's own offset and width, so the point of dimension j lies straight below
+// column j of the table; values -1, 0 and 1 up the left, round dimensions (ticks) across.
+function rowCurve(vec, p, left, width) {
+  const D = vec.length;
+  const total = left + width + 2 * FONT; // room for half of the last tick's label, up to 1023
+  const height = CURVE.top + CURVE.plot + CURVE.below;
+  const x = (j) => left + ((j + 0.5) / D) * width;
+  const y = (v) => CURVE.top + CURVE.plot / 2 - (v * CURVE.plot) / 2;
+  const svg = el("svg", { width: total, height, viewBox: `0 0 ${total} ${height}`, role: "img",
+    class: "book-live-curve", "font-size": FONT, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions, each below its column of the table`;
+  for (const v of [1, 0, -1]) {
+    el("line", { x1: left, x2: left + width, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
+    el("text", { x: left - 5, y: y(v), "text-anchor": "end", "dominant-baseline": "middle",
+      fill: "currentColor" }, svg).textContent = v < 0 ? "\u22121" : String(v);
+  }
+  const axis = CURVE.top + CURVE.plot + 2;
+  for (const j of ticks(D, width)) {
+    el("line", { x1: x(j), x2: x(j), y1: axis, y2: axis + 4, stroke: "#555" }, svg);
+    el("text", { x: x(j), y: axis + 6 + FONT, "text-anchor": "middle", fill: "currentColor" }, svg)
+      .textContent = String(j);
+  }
+  el("text", { x: left + width / 2, y: axis + 8 + 2 * FONT, "text-anchor": "middle", fill: "currentColor" }, svg)
+    .textContent = "dimension j";
+  const pts = Array.from(vec, (v, j) => `${x(j).toFixed(1)},${y(v).toFixed(1)}`);
   el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
+  svg.dataset.plot = JSON.stringify([left, width]);
   return svg;
 }
 
@@ -130,6 +169,8 @@ export function mountPositional(root, example, ctx) {
   const axes = html("p", { class: "book-live-axes", style: "margin: 0.3em 0; font-size: 0.9em" }, root);
   const row = html("div", { class: "book-live-table-row",
     style: "display: flex; align-items: flex-start; gap: 8px; max-width: 100%" }, root);
+  // the table's position ticks left of it, in the gutter where the curve below has its -1, 0, 1
+  const gutter = html("div", { class: "book-live-table-ticks", style: `flex: 0 0 ${GUTTER}px; margin-right: -8px` }, row);
   // the table shrinks to the screen (a phone), the bar keeps its width
   const canvas = html("canvas", { class: "book-live-table", role: "img", style: "flex: 0 1 auto; min-width: 0",
     "aria-label": "the positional-encoding table: one row per position, one column per dimension" }, row);
@@ -137,9 +178,22 @@ export function mountPositional(root, example, ctx) {
   const line = html("div", { class: "book-live-line" }, root);
   const status = html("p", { class: "book-live-status" }, root);
 
-  // the bar as tall as the table is drawn (a phone shrinks the canvas), redrawn when that changes
-  const fitBar = () => colourBar(legend, Math.round(canvas.getBoundingClientRect().height) || canvas.height);
-  if (typeof ResizeObserver !== "undefined") new ResizeObserver(fitBar).observe(canvas);
+  const curveBox = html("div", { class: "book-live-curve-box" }, line);
+  let shown = null; // [vec, p, P] of the last valid settings
+
+  // The bar as tall as the table is drawn, the position ticks beside its rows and the curve under its
+  // columns (a phone shrinks the canvas), all redrawn when that size changes.
+  function fit() {
+    const box = canvas.getBoundingClientRect();
+    colourBar(legend, Math.round(box.height) || canvas.height);
+    if (!shown) return;
+    const [vec, p, P] = shown;
+    positionTicks(gutter, P, box.height || canvas.height);
+    // the canvas's left edge and width as the page lays them out (before layout: the gutter and its width)
+    const left = box.width ? box.left - curveBox.getBoundingClientRect().left : GUTTER;
+    curveBox.replaceChildren(rowCurve(vec, p, left, box.width || canvas.width));
+  }
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(fit).observe(canvas);
 
   function redraw() {
     const P = Number(positions.value);
@@ -155,12 +209,13 @@ export function mountPositional(root, example, ctx) {
     }
     ctx.message(root, "", "info");
     drawTable(canvas, P, D, b, p);
-    fitBar();
+    const vec = encoding(p, D, b);
+    shown = [vec, p, P];
+    fit();
     axes.textContent = `Table: one row per position (0 at the top, ${P - 1} at the bottom), one column ` +
       `per dimension j (0 at the left, ${D - 1} at the right). Curve below: PE[${p}, j] (from -1 to 1) ` +
-      "against the dimension j.";
-    const vec = encoding(p, D, b);
-    line.replaceChildren(rowCurve(vec, p), numbersTable(Array.from(vec, (v) => [v]),
+      "against the dimension j, each point below its column of the table.";
+    line.replaceChildren(curveBox, numbersTable(Array.from(vec, (v) => [v]),
       Array.from(vec, (_, j) => String(j)), [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`,
       "dimension j"));
     status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as a curve over the ` +
