@@ -420,6 +420,23 @@ MASKED_WRONG = [
         "below a finite fill value such as -1e4",
     ),
     (
+        "finite fill -1e4 above the allowed scores, then times the mask",
+        lambda s, m: _filled(-1e4)(s, m) * m,
+        "a fixed fill value, and it is not below the allowed ones",
+    ),
+    (
+        "the raw row maximum subtracted before masking",
+        lambda s, m: (lambda e: torch.nan_to_num(e / e.sum(-1, keepdim=True)))(
+            (s - s.amax(-1, keepdim=True)).exp() * m
+        ),
+        "the maximum of the raw scores, masked ones included",
+    ),
+    (
+        "softmax, zero the masked weights, renormalise",
+        lambda s, m: (lambda w: w / w.sum(-1, keepdim=True))(torch.softmax(s, dim=-1) * m),
+        "the sum the row is divided by (of the exps, or of the weights left after masking) is 0",
+    ),
+    (
         "scores times mask",
         lambda s, m: torch.softmax(s * m, dim=-1),
         "multiplying the scores by the mask",

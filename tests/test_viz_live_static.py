@@ -43,3 +43,25 @@ def test_the_masked_softmax_picture_has_phone_sized_ticks_and_numbers(drawn):
     ax = drawn[0].axes[0]
     sizes = [t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels() + ax.texts]
     assert sizes and min(sizes) >= PHONE_POINTS
+
+
+def test_the_untrained_general_and_additive_scores_are_not_flat():
+    """Both redrawn from N(0, 1), as the chapter's modules: the small initial weights of the library
+    (Luong's uniform +-0.1 for W_a) would give the general score nearly 1/3 for every key."""
+    weights = live.score_functions_figure(QUERY, KEYS).example["weights"]
+    for name in ("general", "additive"):
+        assert max(weights[name]) - min(weights[name]) > 0.3, name
+
+
+def test_the_example_weights_follow_from_the_params_the_page_reads():
+    import torch
+
+    example = live.score_functions_figure(QUERY, KEYS).example
+    q, k = torch.tensor(example["query"]), torch.tensor(example["keys"])  # [2], [3, 2]
+    params = {name: torch.tensor(value) for name, value in example["params"].items()}
+    general = torch.softmax(k @ params["W_a"].T @ q, -1)  # q^T W_a k_i for each key
+    hidden = torch.tanh(q @ params["W_q"].T + k @ params["W_k"].T)  # [3, H]
+    additive = torch.softmax(hidden @ params["v_a"], -1)
+    assert torch.allclose(general, torch.tensor(example["weights"]["general"]), atol=1e-6)
+    assert torch.allclose(additive, torch.tensor(example["weights"]["additive"]), atol=1e-6)
+    assert params["W_a"].abs().max() > 0.5  # an N(0, 1) draw, not the small uniform initialisation

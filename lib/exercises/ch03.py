@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import torch
@@ -47,6 +48,9 @@ __all__ = [
 # The seed of each exercise's cases: practice values here; a course's grader sets its own (grading/,
 # lib/exercises/__init__.py says how).
 SEEDS = {"projection": 12, "masked_softmax": 4}
+# how far below the lowest score the masked scores go when a diagnosis reruns the reader's masked
+# softmax with every masked score out of the way
+MASKED_BELOW = 1e3
 
 
 def _projection_cases() -> list[tuple[int, int, Tensor, Tensor, Tensor, Tensor]]:
@@ -421,7 +425,7 @@ def _check_finite(
     if bad.any():
         if (~has_allowed).any() and bad[~has_allowed].any():
             fail(
-                f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: a softmax over a row of -inf is 0/0. A row with nothing to attend to must be all zeros, not NaN."
+                f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: with no allowed key, the sum the row is divided by (of the exps, or of the weights left after masking) is 0, and 0/0 is NaN (a softmax over a row of -inf divides 0 by 0 too). A row with nothing to attend to must be all zeros, not NaN."
             )
         if scores.abs().max() >= 1e4:
             fail(
@@ -461,9 +465,41 @@ def _check_leak(case: str, scores: Tensor, mask: Tensor, result: Tensor, empty_r
         )
 
 
-def _check_row_sums(case: str, scores: Tensor, mask: Tensor, result: Tensor) -> None:
+def _name_masked_maximum(
+    case: str, scores: Tensor, allowed: Tensor, index: tuple, rerun: Callable
+) -> NoReturn:
+    """Fail for a row that may attend but whose weights are all 0 while its largest score is masked:
+    a fill value not below the allowed scores, or the maximum of the raw scores subtracted. ``rerun``
+    gives the reader's weights for other scores (None if that fails): with every masked score made
+    lower than every allowed one, a fixed fill value still starves the row, the raw maximum no
+    longer does."""
+    row = scores.expand(allowed.shape)[index]
+    top = int(row.argmax())
+    lowest = row[allowed[index]].min().item()
+    start = f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}"
+    starves = "makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing"
+    lower = scores.expand(allowed.shape).masked_fill(~allowed, scores.min().item() - MASKED_BELOW)
+    again = rerun(lower)
+    if isinstance(again, Tensor) and again.shape == allowed.shape:
+        total = again[index].double().sum().item()
+        if abs(total - 1) < 1e-4:
+            fail(
+                f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (subtracting the maximum of the raw scores, masked ones included, before masking) {starves}. The masked scores must be out of the way before anything is computed from the row."
+            )
+        if abs(total) < 1e-4:
+            fail(
+                f"{start}: its allowed scores go down to {lowest:.0f}, and your weights stay all 0 even when every masked score is made lower than the allowed ones: you replace the masked scores by a fixed fill value, and it is not below the allowed ones. The filled masked scores are then the largest of the row, and exponentiating relative to them {starves}. A finite fill value such as -1e4 only works while every allowed score lies above it: fill with -inf, which lies below every possible score, and give a row with nothing to attend to its zeros separately."
+            )
+    fail(
+        f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one, and its allowed scores go down to {lowest:.0f}. Exponentiating relative to a masked score, whether the maximum of the raw scores (masked ones included) or a fill value that is not below the allowed scores (such as -1e4), {starves}. The masked scores must be out of the way before anything is computed from the row."
+    )
+
+
+def _check_row_sums(
+    case: str, scores: Tensor, mask: Tensor, result: Tensor, rerun: Callable
+) -> None:
     """Fail if a row that may attend does not sum to 1: overflow, a masked maximum, masking after the
-    softmax, or the wrong dimension."""
+    softmax, or the wrong dimension. ``rerun`` as in :func:`_name_masked_maximum`."""
     shape = result.shape
     allowed = mask.expand(shape)
     has_allowed = allowed.any(dim=-1)  # rows with something to attend to
@@ -480,12 +516,8 @@ def _check_row_sums(case: str, scores: Tensor, mask: Tensor, result: Tensor) -> 
         )
     if problem and starved.any():
         index = tuple(starved.nonzero()[0].tolist())
-        row = scores.expand(shape)[index]
-        top = int(row.argmax())
-        if not allowed[index][top]:
-            fail(
-                f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (as a softmax over the unmasked scores does, or subtracting the row maximum taken before masking) makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing. The masked scores must be out of the way before anything is computed from the row."
-            )
+        if not allowed[index][int(scores.expand(shape)[index].argmax())]:
+            _name_masked_maximum(case, scores, allowed, index, rerun)
     if problem:
         if torch.allclose(result, torch.softmax(scores.double(), dim=-1) * mask, atol=1e-5):
             fail(
@@ -501,10 +533,10 @@ def _check_row_sums(case: str, scores: Tensor, mask: Tensor, result: Tensor) -> 
 
 
 def _name_softmax_mistake(
-    case: str, scores: Tensor, mask: Tensor, result: Tensor, expected: Tensor
+    case: str, scores: Tensor, mask: Tensor, result: Tensor, expected: Tensor, rerun: Callable
 ) -> NoReturn:
     """Fail with the mistake behind wrong weights: the usual ones, one after the other, else the
-    largest difference."""
+    largest difference. ``rerun`` as in :func:`_name_masked_maximum`."""
     allowed = mask.expand(result.shape)
     has_allowed = allowed.any(dim=-1)  # rows with something to attend to
     empty_row = f"row {(~has_allowed).nonzero()[0][-1].item()}" if (~has_allowed).any() else ""
@@ -516,10 +548,24 @@ def _name_softmax_mistake(
         )
     _check_finite(case, scores, result, has_allowed, empty_row)
     _check_leak(case, scores, mask, result, empty_row)
-    _check_row_sums(case, scores, mask, result)
+    _check_row_sums(case, scores, mask, result, rerun)
     if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
         fail(f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0.")
     fail(f"on the case '{case}', {largest_difference(result, expected)}.")
+
+
+def _rerun(my_masked_softmax: Any, mask: Tensor) -> Callable:
+    """The reader's function on other scores with the same mask, for a diagnosis: its result, or
+    None if it raises."""
+
+    def weights(scores: Tensor) -> Any:
+        try:
+            with _without_library_masked_softmax(my_masked_softmax):
+                return call(my_masked_softmax, scores, mask, name="my_masked_softmax", case="probe")
+        except Exception:  # noqa: BLE001 (a diagnosis only: the reader's error was reported or is beside the point)
+            return None
+
+    return weights
 
 
 @checker("my_masked_softmax")
@@ -547,5 +593,7 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
         if not (
             torch.allclose(result, expected, atol=1e-5) and (result[~mask.expand(shape)] == 0).all()
         ):
-            _name_softmax_mistake(case, scores, mask, result, expected)
+            _name_softmax_mistake(
+                case, scores, mask, result, expected, _rerun(my_masked_softmax, mask)
+            )
     return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4, allowed scores far below zero)."

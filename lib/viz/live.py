@@ -470,7 +470,8 @@ BAR_CHART_TOP = 1.3
 
 def _seeded_score_weights(q, k, seed: int, d_hidden: int):
     """The softmax weights of the five score functions for query q over keys k, and the general and
-    additive modules that gave them (seeded; the additive's weights N(0, 1), so that it is not flat)."""
+    additive modules that gave them (seeded; their weights redrawn from N(0, 1) as in the chapter:
+    the libraries' small initial weights would make both nearly flat)."""
     from lib.attention import (
         AdditiveScore,
         GeneralScore,
@@ -482,7 +483,14 @@ def _seeded_score_weights(q, k, seed: int, d_hidden: int):
     torch.manual_seed(seed)
     general, additive = GeneralScore(2, 2), AdditiveScore(2, 2, d_hidden)
     with torch.no_grad():
-        for w in (additive.W_q.weight, additive.W_k.weight, additive.v_a.weight):
+        # the additive's first, then the general's: the additive's weights stay those drawn
+        # before the general's were redrawn too
+        for w in (
+            additive.W_q.weight,
+            additive.W_k.weight,
+            additive.v_a.weight,
+            general.W_a.weight,
+        ):
             w.normal_()
         scores = {
             "dot": dot_product_score(q, k),
@@ -526,8 +534,8 @@ def score_functions_figure(
     caption: str | None = None,
 ) -> LiveFigure:
     """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
-    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a; seeded, N(0, 1) so that the
-    untrained function is not flat). The page computes them as lib.attention does. span is the
+    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a); the general's and the
+    additive's weights are seeded draws from N(0, 1), so that the untrained functions are not flat. The page computes them as lib.attention does. span is the
     half-width of the drawn plane: it shows coordinates from -span to span."""
     if isinstance(span, bool) or not isinstance(span, (int, float)) or not span > 0:
         raise ValueError(f"span: expected a positive number, got {span!r}")
