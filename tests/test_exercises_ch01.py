@@ -122,6 +122,16 @@ LOSS_WRONG = [
     ),
     ("whole-batch loss", lambda m, b, bins: m.loss(b), "returned shape []"),
     (
+        "whole-batch loss in every group",
+        lambda m, b, bins: [m.loss(b).item()] * len(bins),
+        "every group got the same number, model.loss of the whole batch",
+    ),
+    (
+        "mean sentence loss of the batch in every group",
+        lambda m, b, bins: PER_TOKEN(m, b).mean().expand(len(bins)),
+        "every group got the same number, the mean per-sentence loss of the whole batch",
+    ),
+    (
         "log p, not its negative",
         _grouped(lambda m, b: -PER_TOKEN(m, b)),
         "your values are log p(y | x) per token, negative numbers",

@@ -430,6 +430,7 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         )
 
     target_lengths = torch.tensor([int(m.sum()) - 1 for m in batch.tgt_mask])
+    whole_batch = nll.sum() / tokens.sum()  # [], model.loss(batch): every token of the batch pooled
     left_open = [(lengths > lo) & (lengths <= hi) for lo, hi in bins]
     return [
         (
@@ -487,5 +488,13 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         (
             grouped(-per_token),
             "your values are log p(y | x) per token, negative numbers; the loss is its negative, -log p(y | x) per token.",
+        ),
+        (
+            whole_batch.expand(len(bins)),
+            "every group got the same number, model.loss of the whole batch: its tokens pooled over all the sentences, whatever their length. Give each group its own number: select its sentences by their source length, batch.src_lengths, with lo <= length <= hi, and average their own losses per token.",
+        ),
+        (
+            per_token.mean().expand(len(bins)),
+            "every group got the same number, the mean per-sentence loss of the whole batch. Give each group its own number: select its sentences by their source length, batch.src_lengths, with lo <= length <= hi, and average only theirs.",
         ),
     ]
