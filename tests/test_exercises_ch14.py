@@ -95,6 +95,9 @@ def _variant(kind):
             "labels everywhere": torch.ones_like(chosen),
             "labels at [MASK] only": chosen & (action < 0.8),
             "labels on changed tokens only": chosen & (inputs != ids),
+            # the reader's report 14 s4: the [MASK] and random actions labelled, whatever the
+            # random id drawn (it is sometimes the original token)
+            "labels at [MASK] and random only": chosen & (action < 0.9),
         }
         labels = torch.where(
             labelled.get(kind, chosen),
@@ -143,6 +146,16 @@ MASK_WRONG = [
         "unchanged tokens unlabelled",
         _variant("labels on changed tokens only"),
         "The chosen tokens left unchanged must keep their label too",
+    ),
+    (
+        "unchanged tokens unlabelled, random ids included",
+        _variant("labels at [MASK] and random only"),
+        "The chosen tokens left unchanged must keep their label too",
+    ),
+    (
+        "unchanged tokens unlabelled: the choice is not blamed",
+        _variant("labels at [MASK] and random only"),
+        "your choice of tokens may be right",
     ),
     ("(labels, inputs)", _variant("swapped"), "in the order (inputs, labels)"),
     ("labels -1", _variant("labels -1"), "a label of -1 is not a valid class index"),
@@ -245,7 +258,7 @@ MEDIUM_WRONG = [
         "0.384075637 leaves out 2 x 512 = 1,024 of them: the LayerNorm",
     ),
     # a share is shown as given, never rounded to a value that looks right (reader's report 14 s3)
-    ((None, 0.38412), "embedding_share = 0.38412 is not it"),
+    ((None, 0.38412), "embedding_share = 0.38412 is close"),
     ((None, 0.38412), "must lie within 0.005 of the exact ratio"),
     ((None, 0.3841098940), "embedding_share = 0.384109894 is not it"),
     # the tolerance of a share written by hand is the prompt's: within 0.005 of the exact one
@@ -254,6 +267,10 @@ MEDIUM_WRONG = [
     # a computed share is held to the exact ratio, and the message says so (reader's report 14b)
     ((None, 15_890_432 / 41_373_184), "one with more decimals is taken as computed and must be"),
     ((None, 0.5123456), "one with more decimals is taken as computed and must be"),
+    # a hand division carried to 5 decimals: told how close, not the digits (reader's report 14 s4)
+    ((None, 0.38407), "embedding_share = 0.38407 is close: within 0.0001 of the exact ratio"),
+    ((None, 0.38407), "Round your value to at most 4 decimals"),
+    ((None, 0.386123), "is close: within 0.01 of the exact ratio"),
     ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),

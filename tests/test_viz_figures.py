@@ -339,6 +339,24 @@ def test_fine_tuning_task_keeps_the_labels_of_the_end_boxes_inside_the_axes():
     plt.close(fig)
 
 
+def test_fine_tuning_task_draws_a_start_and_an_end_arrow_for_a_span(ax):
+    # the chapter's question answering panel: an answer of three tokens, one arrow from its
+    # first token and one from its last, each under its own label, centred on its box
+    viz.fine_tuning_task(
+        ax,
+        "(c)",
+        ["who", "ran", "?"],
+        ["the", "old", "dog", "ran"],
+        {5: "start", 7: "end"},
+        "SQuAD",
+    )
+    arrows = [a for a in ax.get_children() if isinstance(a, FancyArrowPatch)]
+    assert len(arrows) == 2
+    labels = {t.get_text(): t for t in ax.texts if t.get_text() in ("start", "end")}
+    assert labels["start"].get_position()[0] == 5 and labels["end"].get_position()[0] == 7
+    assert {t.get_ha() for t in labels.values()} == {"center"}
+
+
 def test_fine_tuning_task_sets_the_text_size(ax):
     viz.fine_tuning_task(ax, "t", ["a"], [], {1: "x"}, "top", fontsize=11)
     assert {t.get_fontsize() for t in ax.texts} == {11} and ax.title.get_fontsize() == 12
