@@ -100,6 +100,21 @@ def _forgot_return(train, test, lam):
     bigram = BigramLM(train)  # noqa: F841 (the mistake: computed, never returned)
 
 
+def _no_start_token(train, test, lam):
+    """A slip written as a reader writes it: each test sentence read from its first word, so that the
+    first word is never predicted (the pairs start at (w1, w2), not at (<s>, w1))."""
+    bigram = BigramLM(train)
+    counts = Counter(w for s in train for w in s.split() + [EOS])
+    total = sum(counts.values())
+    logp, m = 0.0, 0
+    for s in test:
+        tokens = s.split() + [EOS]
+        for v, w in zip(tokens, tokens[1:]):
+            logp += math.log(lam * bigram.prob(w, v) + (1 - lam) * counts[w] / total)
+            m += 1
+    return math.exp(-logp / m)
+
+
 INTERPOLATION_WRONG = [
     *[
         (
@@ -152,6 +167,7 @@ INTERPOLATION_WRONG = [
         lambda tr, te, lam: 1 / ch11.interpolated_perplexity_reference(tr, te, lam),
         "below 1",
     ),
+    ("first word never predicted", _no_start_token, "you never predict the first word"),
     ("returns a string", lambda tr, te, lam: "4.7", "returned str"),
     ("returns nan", lambda tr, te, lam: float("nan"), "returned nan"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
@@ -296,6 +312,24 @@ def test_with_the_readers_model_the_share_is_its_own_and_every_mistake_is_named(
         ch11.check_backward_agreement(0.42, True, RNNLM(10, reverse=True))
     with pytest.raises(ExerciseFailed, match="should be the chapter's backward model"):
         ch11.check_backward_agreement(0.42, True, "models['backward']")
+
+
+def test_an_untrained_backward_model_is_refused():
+    """A new RNNLM(reverse=True), made in the answer cell instead of the trained models['backward'],
+    spreads its probability over the vocabulary: every share is about 0.5, so its own share, and the
+    mistakes recomputed from it, would pass. The checker refuses it and says why."""
+    vocab = ch11._chapter_vocab()
+    torch.manual_seed(0)
+    untrained = RNNLM(len(vocab), d_emb=32, d_hidden=64, reverse=True)
+    words = f"{ch11.KEYS_SENTENCE} are old .".split()
+    ids = torch.tensor([vocab.encode(words, add_bos=True, add_eos=True)])
+    with torch.no_grad():  # at 'old' (counting <bos>): the logits that score the verb
+        p = untrained(ids).logits[0, words.index("old") + 1].softmax(-1)
+    total = sum(p[vocab.stoi[v]].item() for v in ch11.VERBS)
+    assert total < ch11.MIN_VERB_MASS / 5  # about 4 / V
+    for share in (0.5, 0.42):
+        with pytest.raises(ExerciseFailed, match=r"looks untrained: .* models\['backward'\] after"):
+            ch11.check_backward_agreement(share, True, untrained)
 
 
 def test_the_tolerance_is_the_documented_one():

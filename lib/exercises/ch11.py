@@ -52,6 +52,7 @@ def interpolated_perplexity_reference(
     mean_sentence_entropy: bool = False,
     per_sentence_count: bool = False,
     predict_eos: bool = True,
+    predict_first: bool = True,
 ) -> float:
     """exp(-(1/M) sum ln P(w | v)) over the tokens of ``test`` (each sentence's words and its </s>), with
     P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the words of
@@ -62,7 +63,7 @@ def interpolated_perplexity_reference(
     bigram, M without the </s>, the mean of the sentences' perplexities, or ln of the perplexity (the
     cross-entropy), U divided by the number of words alone, log10 undone by exp, the mean of the
     sentences' cross-entropies, the log probability divided by the number of sentences, the </s> of the test
-    sentences not predicted at all."""
+    sentences not predicted at all, the first word of each test sentence not predicted (no <s> before it)."""
     lam = 1.0 - lam if swap else lam
     bigram = BigramLM(train, k=k)
     source = train if unigram_from == "train" else test
@@ -80,7 +81,7 @@ def interpolated_perplexity_reference(
 
     log_probs, sizes = [], []
     for s in test:
-        tokens = [BOS] + s.split() + ([EOS] if predict_eos else [])
+        tokens = ([BOS] if predict_first else []) + s.split() + ([EOS] if predict_eos else [])
         logp, m = 0.0, 0
         for v, w in zip(tokens, tokens[1:]):
             p = lam * bigram.prob(w, v) + (1 - lam) * unigram(w)
@@ -172,6 +173,10 @@ _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(predict_eos=False),
         "you left out the </s> of the test sentences. The model also predicts where each sentence ends, P(</s> | its last word): that prediction is one of the M tokens, its log probability in the sum.",
+    ),
+    (
+        dict(predict_first=False),
+        "you never predict the first word of a sentence. Read each test sentence as <s> w1 ... wn </s>: the first prediction is P(w1 | <s>), and it is one of the M tokens, its log probability in the sum.",
     ),
     (
         dict(per_sentence=True),
@@ -322,6 +327,10 @@ OFF_BY_ONE_SHARE = 0.545
 NO_EOS_SHARE = 0.103
 REVERSED_INPUT_SHARE = 0.008
 MISTAKE_TOLERANCE = 0.01
+# a trained backward model puts 0.71 of its probability on the four verb forms at the verb (the chapter's
+# 0.248 + 0.160 + 0.158 + 0.141); an untrained one spreads it over the vocabulary, about 4 / 250 = 0.016,
+# and gives every share about 0.5, so that some mistakes would pass: under this, the model is refused
+MIN_VERB_MASS = 0.2
 # with the reader's model: its own share, to the second decimal (0.005 accepts a share rounded to two
 # decimals; float rounding is below 1e-6)
 MODEL_TOLERANCE = 0.005
@@ -371,6 +380,10 @@ def _model_shares(backward: Any) -> tuple[dict[str, float], dict[str, float]]:
         return (d["are"] + d["were"]) / sum(d.values())
 
     right = probs(words, old + 1)
+    if sum(right.values()) < MIN_VERB_MASS:
+        fail(
+            f"the model given as backward looks untrained: at the verb it gives the four verb forms {sum(right.values()):.3f} of its probability together, where the chapter's trained model gives them {sum(BACKWARD_VERB_PROBS.values()):.2f}. Pass models['backward'] after the chapter's training cell has run, not a new RNNLM(..., reverse=True)."
+        )
     shares = {
         "right": share(right),
         "unnormalised": right["are"] + right["were"],
@@ -467,7 +480,8 @@ def check_backward_agreement(
     "the key that the men found ___ old ."? ``backward``, optional: the reader's backward model
     (``models["backward"]``).
 
-    Both are computed (the reader predicts first, then computes). With the reader's model, plural_share is
+    Both are computed (the reader predicts first, then computes). A model that gives the four verb forms
+    less than MIN_VERB_MASS of its probability at the verb is refused as untrained. With the reader's model, plural_share is
     compared with the share the checker computes from that model (MODEL_TOLERANCE), and each usual mistake
     is recomputed from it too, so that a right answer from any processor passes and every mistake is
     named. Without it, with the chapter's 0.423 (SHARE_TOLERANCE, the spread of training over seeds and
