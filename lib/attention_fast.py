@@ -64,15 +64,10 @@ class FastMultiHeadAttention(MultiHeadAttention):
 # --- attention_heads with the softmax in place -----------------------------------------------------
 
 
-def fast_path_applies(
-    q: Tensor, k: Tensor, mask: Tensor | None, dropout: float, need_weights: bool
-) -> bool:
-    """Whether these heads are computed on a fast path: always when no weights are asked for
-    (torch's fused kernel, which ``lib.attention.attention_heads`` takes); with weights, at
-    inference in float32/float64 without mask or dropout (``attention_in_place``: the softmax may
-    overwrite the scores when no gradient needs them)."""
-    if not need_weights:
-        return True
+def softmax_in_place_applies(q: Tensor, k: Tensor, mask: Tensor | None, dropout: float) -> bool:
+    """Whether heads whose weights are asked for may take ``attention_in_place`` (the softmax
+    overwrites the scores): at inference in float32/float64, without mask or dropout. Heads
+    without weights always take torch's fused kernel, as ``lib.attention.attention_heads`` does."""
     no_grad = not (q.requires_grad or k.requires_grad)
     return mask is None and dropout == 0 and no_grad and q.dtype in (torch.float32, torch.float64)
 
@@ -87,7 +82,7 @@ def fast_attention_heads(
 ) -> tuple[Tensor, Tensor | None]:
     """``lib.attention.attention_heads`` (the same arguments and results) with the softmax in place
     where ``attention_in_place`` applies: weights asked for, no mask, no dropout, no gradient."""
-    if need_weights and fast_path_applies(q, k, mask, dropout, need_weights):
+    if need_weights and softmax_in_place_applies(q, k, mask, dropout):
         return attention_in_place(q, k, v)  # inference: the softmax in place
     return attention_heads(q, k, v, mask, dropout, need_weights)  # fused kernel or readable path
 
@@ -119,14 +114,16 @@ def fast_self_attention(
     qkv = F.linear(x, weight, bias).unflatten(-1, (3, mha.n_heads, -1))  # [B, T, 3, H, Dh]
     qkv = qkv.permute(2, 0, 3, 1, 4)  # [3, B, H, T, Dh], a view
     p = mha.dropout if mha.training else 0.0
-    if not (need_weights and fast_path_applies(qkv[0], qkv[1], mask, p, need_weights)):
-        heads, weights = attention_heads(*qkv.unbind(0), mask, p, need_weights)
-    else:  # attention_in_place, with the scaling in the copy
+    if need_weights and softmax_in_place_applies(qkv[0], qkv[1], mask, p):
+        # attention_in_place, with q / sqrt(Dh) done in the copy into the per-head layout:
+        # one division of the stacked [3, ...] tensor by (sqrt(Dh), 1, 1) scales q alone
         divisor = qkv.new_tensor([math.sqrt(qkv.shape[-1]), 1.0, 1.0]).view(3, 1, 1, 1, 1)
         qkv = torch.div(qkv, divisor, out=qkv.new_empty(qkv.shape))  # contiguous [3, B, H, T, Dh]
         scores = qkv[0] @ qkv[1].transpose(-2, -1)  # [B, H, T, T]
         weights = torch.softmax(scores, dim=-1, out=scores)  # in place
         heads = weights @ qkv[2]  # [B, H, T, Dh]
+    else:
+        heads, weights = attention_heads(*qkv.unbind(0), mask, p, need_weights)
     del qkv  # each large tensor freed once used, as in torch's C++: a smaller heap at the peak
     out = F.linear(_merge_heads(heads), mha.out_proj.weight, mha.out_proj.bias)  # [B, T, D]
     return out, weights

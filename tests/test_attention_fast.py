@@ -147,26 +147,25 @@ def test_attention_in_place_equals_the_simple_path_and_is_taken_without_gradient
         assert got.requires_grad == grad
 
 
-def test_fast_path_applies_exactly_where_a_fast_path_gives_the_same_numbers():
-    from lib.attention_fast import fast_attention_heads, fast_path_applies
+def test_the_softmax_in_place_applies_exactly_where_it_gives_the_same_numbers():
+    from lib.attention_fast import fast_attention_heads, softmax_in_place_applies
 
     q, k, v = randn(2, H, 6, 4, seed=1), randn(2, H, 6, 4, seed=2), randn(2, H, 6, 4, seed=3)
     grad_q = q.clone().requires_grad_(True)
-    cases = [  # (q, mask, dropout, need_weights) -> applies
-        ((q, None, 0.0, False), True),  # no weights asked for: the fused kernel
-        ((q, causal_mask(6), 0.0, False), True),
-        ((grad_q, None, 0.0, False), True),
-        ((q, None, 0.0, True), True),  # inference without mask: the softmax in place
-        ((q, causal_mask(6), 0.0, True), False),  # a mask: the simple path
-        ((q, None, 0.1, True), False),  # dropout
-        ((grad_q, None, 0.0, True), False),  # a gradient needs the scores
-        ((q.half(), None, 0.0, True), False),  # float16 is softmaxed in float32 by the simple path
+    cases = [  # (q, mask, dropout) -> the softmax in place applies when weights are asked for
+        ((q, None, 0.0), True),  # inference without mask
+        ((q, causal_mask(6), 0.0), False),  # a mask: the simple path
+        ((q, None, 0.1), False),  # dropout
+        ((grad_q, None, 0.0), False),  # a gradient needs the scores
+        ((q.half(), None, 0.0), False),  # float16 is softmaxed in float32 by the simple path
     ]
-    for (qq, mask, p, need), applies in cases:
-        assert fast_path_applies(qq, k, mask, p, need) is applies, (mask is None, p, need)
-        if applies and p == 0:
-            heads, weights = fast_attention_heads(qq, k, v, mask, p, need)
-            want, want_w = _scaled_dot_product_attention(q, k, v, mask)
+    for (qq, mask, p), applies in cases:
+        assert softmax_in_place_applies(qq, k, mask, p) is applies, (mask is None, p)
+    # every path without dropout gives the readable numbers, with weights asked for or not
+    for qq, mask in [(q, None), (q, causal_mask(6)), (grad_q, None)]:
+        want, want_w = _scaled_dot_product_attention(q, k, v, mask)
+        for need in (True, False):
+            heads, weights = fast_attention_heads(qq, k, v, mask, 0.0, need)
             assert (heads - want).abs().max() < 1e-6  # float32 rounding, as above
             assert weights is None if not need else (weights - want_w).abs().max() < 1e-6
 
