@@ -201,8 +201,11 @@ SIZE_WRONG = [
     ((None, None, 407), "write the number of parameters itself"),
     ((None, None, 0.407), "written in thousands, millions or billions"),
     ((None, None, 793_471 * 4097), "not the 4096 memory cells"),
-    ((None, None, 2 * 407_050_623), "is twice the answer"),
-    ((None, None, 793_471 * 1025), "is twice the answer"),  # 1024 inputs: both directions
+    ((None, None, 2 * 407_050_623), "counts about twice too many parameters"),
+    (
+        (None, None, 793_471 * 1025),
+        "counts about twice too many parameters",
+    ),  # 1024 inputs: both directions
     ((None, None, 500_716_975), "is the whole model with the softmax"),
     ((None, None, 793_471), "V x (H + 1)"),
     # the biases forgotten: the weights alone, exact or rounded

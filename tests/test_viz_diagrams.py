@@ -519,6 +519,25 @@ def test_elmo_diagram_joins_each_direction_only_to_itself(narrow):
             assert len(_links(fig, lower, upper)) == 1
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_elmo_diagram_joins_to_the_softmax_only_the_states_it_scores(narrow):
+    """Fig. 12.1 (reader's report, round s4): the forward LM predicts nothing after <eos> and the
+    backward LM nothing before <bos>, so those two top LSTMs have no arrow to the softmax; every
+    other top LSTM has one."""
+    config = ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2)
+    fig = viz.elmo_diagram(config, narrow=narrow)
+    (softmax,) = [
+        b
+        for b in boxes(fig)
+        if any(b in _boxes_labelled(fig, t) for t in texts(fig) if t.startswith("softmax"))
+    ]
+    for label, silent in (("$\\rightarrow$", 4), ("$\\leftarrow$", 0)):
+        cells = _boxes_labelled(fig, label)
+        top = max(round(_center(b)[1], 6) for b in cells)
+        row = sorted((b for b in cells if round(_center(b)[1], 6) == top), key=_center)
+        assert [len(_links(fig, b, softmax)) for b in row] == [int(k != silent) for k in range(5)]
+
+
 def test_elmo_diagram_narrow_is_legible_on_a_phone():
     """Chapter 12 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, the mix below
     the biLM; the same texts and boxes as the wide drawing, which keeps its size."""

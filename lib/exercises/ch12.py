@@ -329,7 +329,7 @@ def _check_softmax_params(softmax_params: Any, n: dict) -> None:
             )
         if near(v, 2 * right, 0.02):
             fail(
-                f"softmax_params = {v:,.0f} is twice the answer. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
+                f"softmax_params = {v:,.0f} counts about twice too many parameters, as if the softmax read 1024 numbers or each direction had its own. One softmax, shared by both directions (Θs in the biLM's loss), reads one direction's 512 numbers at a time, not their concatenation of 1024."
             )
         if near(v, n["without softmax"] + right, 0.02):
             fail(

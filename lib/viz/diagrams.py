@@ -644,13 +644,17 @@ def elmo_diagram(
 # so that each direction's arrows to its neighbours pass over (forward) or under (backward) the other's box
 _ELMO_LANE = 0.16
 _ELMO_CELL = 0.45  # the height of an LSTM's box
+# the forward LM predicts nothing after <eos>, the backward LM nothing before <bos>: no arrow to the
+# softmax from the forward LSTM of <eos> or the backward LSTM of <bos>
+_PREDICTS_NOTHING = {"$\\rightarrow$": "<eos>", "$\\leftarrow$": "<bos>"}
 
 
 def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow):
     """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward LSTM, a little
     higher, and backward LSTM, a little lower), the focused word's framed. Each direction is its own
-    stack: its arrows go from x_k through its own layers to the softmax, and to the same direction's
-    LSTM of the next word (forward) or of the previous one (backward)."""
+    stack: its arrows go from x_k through its own layers to the softmax (except from the forward LSTM of
+    <eos> and the backward LSTM of <bos>, which predict nothing), and to the same direction's LSTM of
+    the next word (forward) or of the previous one (backward)."""
     rise, top_of_x = _ELMO_LANE, ys[0] + 0.225
     softmax_bottom = y_soft - (0.32 if narrow else 0.2)
     for k, (x, word) in enumerate(zip(xs, toks)):
@@ -666,6 +670,8 @@ def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
                 _box(ax, x + dx, y, label, kind, w=half, h=_ELMO_CELL, fontsize=font)
             starts = [top_of_x] + [y + _ELMO_CELL / 2 for y in centres]
             ends = [y - _ELMO_CELL / 2 for y in centres] + [softmax_bottom]
+            if word == _PREDICTS_NOTHING[label]:  # its top state is never scored
+                starts, ends = starts[:-1], ends[:-1]
             for a, b in zip(starts, ends):
                 _arrow(ax, x + dx, a, x + dx, b)
         if k == focus:
