@@ -159,6 +159,18 @@ def test_check_rope_halves_names_an_unrotated_answer():
         ch17.check_rope_halves(lambda x, positions, theta=10000.0: x.clone())
 
 
+def test_check_rope_halves_names_an_answer_that_ignores_theta():
+    """Reader's report ch17 s4, 9: an answer that always uses theta = 10,000 is told so."""
+
+    def fixed_base(x, positions, theta=10000.0):
+        return ch17.rope_reference(x, positions, 10000.0).float()
+
+    with pytest.raises(ExerciseFailed) as failed:
+        ch17.check_rope_halves(fixed_base)
+    message = str(failed.value)
+    assert "theta = 500000" in message and "does not change with theta" in message
+
+
 @pytest.mark.parametrize(
     "answer, message",
     [
@@ -361,7 +373,11 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.7, 1025, 128), "in GB"),
         ((4480, 1025, 128), "that is in MiB"),
         ((3.5, 1025, 128), "for 32,768 tokens"),
-        ((5.0, 1025, 128), "too large by 14%"),
+        ((5.0, 1025, 128), "too large by 14.3%"),
+        ((4375, 1025, 128), "qwen3_cache_gib = 4375 is 1,000 times too large"),
+        ((0.4375, 1025, 128), "10 times too small"),
+        ((4.375 * 2**30, 1025, 128), "that is in bytes; the question asks for GiB"),
+        ((4.375 * 2**20, 1025, 128), "that is in KiB; the question asks for GiB"),
         (
             (4.375, 1024, 128),
             "smallest_window = 1,024 is too small: a window of W positions includes",
@@ -395,7 +411,9 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.375, 1025, 0.13), "that is in GiB"),  # rounded
         ((4.375, 1025, 131072), "that is in KiB"),
         ((4.375, 1025, 134.2), "that is in MB (10^6 bytes)"),
-        ((4.375, 1025, 0.5), "too small by 99.6%"),  # not a unit slip
+        ((4.375, 1025, 0.5), "256 times too small"),  # not a unit slip
+        ((4.375, 1025, 134217728), "window_cache_mib = 1.342e+08: that is in bytes"),
+        ((4.375, 1025, 1280), "10 times too large"),
     ],
 )
 def test_check_long_context_names_each_mistake(answer, message):

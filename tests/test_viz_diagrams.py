@@ -894,8 +894,9 @@ def test_swiglu_diagram_draws_the_gate_and_the_value_as_two_branches():
 
 def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     """Chapter 17 (reader's report 4): the steps of Attention.forward from the bottom up, numbered
-    1 to 6: projections, QK-norm, RoPE, the cache (Hkv heads), the mask, repeat_kv (H heads),
-    then the attention and o_proj; QK-norm dashed for a model without it."""
+    1 to 7 as the chapter's list: projections, QK-norm, RoPE, the cache (Hkv heads), the mask,
+    repeat_kv (H heads), then the attention and o_proj (7, reader's report ch17 s4, 2); QK-norm
+    dashed for a model without it."""
     fig = viz.attention_layer_diagram(LlamaConfig.qwen3_0_6b())
     texts = fig.axes[0].texts
     height = {t.get_text().split("\n")[0].split(":")[0]: t.get_position()[1] for t in texts}
@@ -904,7 +905,9 @@ def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     attention, out = height["attention of the $H$ = 16 heads"], height["o_proj $\\to [B, T, D]$"]
     assert height["repeat_kv"] < attention < out
     numbers = sorted((t.get_position()[1], t.get_text()) for t in texts if t.get_text().isdigit())
-    assert [n for _, n in numbers] == ["1", "2", "3", "4", "5", "6"]
+    assert [n for _, n in numbers] == ["1", "2", "3", "4", "5", "6", "7"]
+    assert numbers[-1][0] == attention  # 7 beside the attention, below o_proj
+    assert "7: the attention of the 16 heads with the mask, and o_proj" in fig.alt_text
     assert "repeat_kv: $\\times$2" in [t.get_text().split("\n")[0] for t in texts]
     assert "[B, 8, S + T, 128]: what the cache keeps" in fig.alt_text
     # RoPE turns by the positions seen, P, not by the keys kept, S (reader's report ch17 r1, 1)

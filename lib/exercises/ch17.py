@@ -166,6 +166,9 @@ REFUSALS = {
 }
 
 
+DEFAULT_THETA = 10000.0  # rope_halves's default base, the one an answer that ignores theta uses
+
+
 @checker("rope_halves")
 def check_rope_halves(rope_halves: Any) -> str:
     """Check ``rope_halves(x [T, Dh], positions [T], theta) -> [T, Dh]`` against
@@ -197,6 +200,13 @@ def check_rope_halves(rope_halves: Any) -> str:
                 )
         if (result - x.double()).abs().max() <= TOLERANCE:
             fail(f"on the case {case}, you returned x unchanged: each pair must turn by m w_i.")
+        if (
+            theta != DEFAULT_THETA
+            and (result - rope_reference(x, positions, DEFAULT_THETA)).abs().max() <= TOLERANCE
+        ):
+            fail(
+                f"on the case {case}, your result does not change with theta: it is the rotation for theta = 10,000 whatever theta is given. The frequencies w_i = theta^(-2i/Dh) use the argument `theta`."
+            )
         fail(f"on the case {case}, {largest_difference(result, expected)}.")
     return "your rotation equals transformers' convention on every case, positions up to 1002"
 
@@ -459,6 +469,18 @@ def _near(value: float, target: float, rel: float = 1e-3) -> bool:
     return abs(value - target) <= rel * abs(target)
 
 
+def _how_far(value: float, right: float) -> str:
+    """How far ``value`` is from ``right``: "N times too large/small" from a factor of 2 on, else a
+    percentage (to 0.01% under 0.1%)."""
+    ratio = value / right
+    if ratio >= 2 or 0 < ratio <= 0.5:
+        factor = float(f"{max(ratio, 1 / ratio):.3g}")  # three significant digits: 1,000, 2.5
+        times = f"{factor:,.0f}" if factor >= 100 else f"{factor:g}"
+        return f"{times} times {'too large' if ratio > 1 else 'too small'}"
+    off = abs(ratio - 1)
+    return f"{'too large' if ratio > 1 else 'too small'} by {off:.{1 if off >= 0.001 else 2}%}"
+
+
 def _check_qwen(gib: float, right: float) -> None:
     if _near(gib, right, 0.01):
         return
@@ -469,13 +491,15 @@ def _check_qwen(gib: float, right: float) -> None:
         (right / 28, "the cache of one layer: every one of the 28 layers keeps its own keys and values."),
         (right * 2**30 / 1e9, "that is in GB (10^9 bytes); the question asks for GiB, 2^30 bytes."),
         (right * 1024, "that is in MiB; the question asks for GiB (1 GiB = 1,024 MiB)."),
+        (right * 2**20, "that is in KiB; the question asks for GiB (1 GiB = 2^20 KiB)."),
+        (right * 2**30, "that is in bytes; the question asks for GiB: divide by 2^30."),
         (right * 32_768 / CONTEXT, "that is for 32,768 tokens; Qwen3 0.6B's context is 40,960 positions."),
     ]  # fmt: skip
     for wrong, message in mistakes:
         if _near(gib, wrong, 0.01):
             fail(f"qwen3_cache_gib = {fmt(gib)}: {message}")
     fail(
-        f"qwen3_cache_gib = {fmt(gib)} is {'too large' if gib > right else 'too small'} by {abs(gib / right - 1):.0%}. Per token the cache holds 2 (keys and values) x layers x Hkv x Dh numbers of 2 bytes; multiply by the tokens and divide by 2^30."
+        f"qwen3_cache_gib = {fmt(gib)} is {_how_far(gib, right)}. Per token the cache holds 2 (keys and values) x layers x Hkv x Dh numbers of 2 bytes; multiply by the tokens and divide by 2^30."
     )
 
 
@@ -519,13 +543,13 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
         (right / 1024, "that is in GiB; the question asks for MiB (1 GiB = 1,024 MiB)."),
         (right * 1024, "that is in KiB; the question asks for MiB (1 MiB = 1,024 KiB)."),
         (right * 2**20 / 1e6, "that is in MB (10^6 bytes); the question asks for MiB, 2^20 bytes."),
+        (right * 2**20, "that is in bytes; the question asks for MiB: divide by 2^20."),
     ]  # fmt: skip
     for wrong, message in units:
         if abs(mib - wrong) < max(0.01 * wrong, 0.006):
             fail(f"window_cache_mib = {fmt(mib)}: {message}")
-    off = abs(mib / right - 1)
     fail(
-        f"window_cache_mib = {fmt(mib)} is {'too large' if mib > right else 'too small'} by {off:.{1 if off >= 0.001 else 2}%}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
+        f"window_cache_mib = {fmt(mib)} is {_how_far(mib, right)}. Each layer keeps W - 1 positions of Hkv key and value heads of Dh numbers, 2 bytes each; 1 MiB is 2^20 bytes."
     )
 
 
@@ -534,7 +558,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
-    without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB or MB, the cache of a window one too small, the reach
+    without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
     for the cache, Mistral's own window of 4,096 kept instead of the new one) is named, also when rounded (within half a position)."""
     given = (qwen3_cache_gib, smallest_window, window_cache_mib)
     names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")

@@ -745,8 +745,8 @@ def attention_layer_diagram(config):
     when ``config.qk_norm`` is off); 3 RoPE on q and k, by the positions P ... P + T - 1 (P, the
     positions the cache has seen: S without a window, more with one), before the cache; 4 the
     cache appends k and v, still Hkv heads; 5 the mask, T rows and S + T columns (a band of the
-    window, if any); 6 ``repeat_kv`` to H heads, then the attention and ``o_proj``.
-    Returns the Figure."""
+    window, if any); 6 ``repeat_kv`` to H heads; 7 the attention and ``o_proj``. The circled
+    numbers are the steps of the chapter's list. Returns the Figure."""
     from lib.llama import LlamaConfig
 
     check_type(config, "config", LlamaConfig)
@@ -767,7 +767,7 @@ def attention_layer_diagram(config):
         "window S stops at W - 1 while P grows); v is not turned. 4: the cache appends the new "
         f"k and v, already turned, to its S and returns [B, {Hkv}, S + T, {Dh}]: what the cache keeps. 5: the mask, T rows and "
         f"S + T columns, {mask}, with S from the cache (a grey arrow); q passes it on the left. 6: repeat_kv copies each key/value head for its {G} query heads, "
-        f"[B, {H}, S + T, {Dh}]; then the attention of the {H} heads with the mask, and o_proj "
+        f"[B, {H}, S + T, {Dh}]. 7: the attention of the {H} heads with the mask, and o_proj "
         f"back to [B, T, {D:,}]."
     )
     width, height, font = 5.2, 7.9, 13.5  # ~11.8 CSS px when a phone shows it 328 px wide
@@ -814,6 +814,7 @@ def attention_layer_diagram(config):
     half6 = box(kv, y6, f"repeat_kv: $\\times${G}\n$[B, H, S{{+}}T, D_h]$", "attn", w=2.95)
     for x in xs[1:]:
         _arrow(ax, x, y4 + half4, x, y6 - half6)
+    step(y7, 7)  # the attention, then o_proj
     half7 = box(xs[1], y7, f"attention of the $H$ = {H} heads", "attn", w=4.3)
     for x, y_from in ((xs[0] + 0.2, y5 + half5), (xs[1], y6 + half6), (xs[2], y6 + half6)):
         _arrow(ax, x, y_from, x, y7 - half7)
