@@ -78,6 +78,15 @@ WRONG = [
         lambda lg, o, m, c, a: _bce(lg, (c != o).float()),
         "Padding must not be counted",
     ),
+    # review of chapter 16 (s4): a hand-written cross-entropy without its minus sign
+    (
+        "minus sign forgotten",
+        lambda lg, o, m, c, a: (
+            (c != o).float()[a.bool()] * F.logsigmoid(lg[a.bool()])
+            + (c == o).float()[a.bool()] * F.logsigmoid(-lg[a.bool()])
+        ).mean(),
+        "you left out the minus sign",
+    ),
     (
         "labels inverted",
         lambda lg, o, m, c, a: _bce(lg[a.bool()], (c == o).float()[a.bool()]),
@@ -191,6 +200,9 @@ def test_check_albert_prediction_accepts_right_answers_and_says_what_is_missing(
     half = ch16.check_albert_prediction(None, True)
     assert half.status == "not attempted" and "albert_large_parameters" in half.message
     assert "xlarge_fewer_than_bert_base" in ch16.check_albert_prediction(17_683_968, None).message
+    # review of chapter 16 (s4): the right count with the wrong boolean says the prediction is wrong
+    with pytest.raises(ExerciseFailed, match="xlarge_fewer_than_bert_base = False is wrong"):
+        ch16.check_albert_prediction(17_683_968, False)
 
 
 PREDICTIONS_WRONG = [

@@ -106,6 +106,10 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
             "you averaged over every position, padding included. Padding must not be counted: keep the positions where attention_mask is 1.",
         ),
         (
+            -bce(logits[real], replaced[real]),
+            "your loss is the negative of the right one: you left out the minus sign. L_Disc is minus the mean log-likelihood of the labels, so it is positive; log D and log(1 - D) are negative.",
+        ),
+        (
             bce(logits[real], 1 - replaced[real]),
             "your labels are the wrong way round: 1 means replaced (the discriminator's logit > 0 says 'replaced').",
         ),
@@ -328,7 +332,7 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
     if xlarge_fewer_than_bert_base is not None:
         if not expect_bool(xlarge_fewer_than_bert_base, "xlarge_fewer_than_bert_base"):
             fail(
-                f"ALBERT-xlarge has {counts['albert_xlarge']:,} parameters, fewer than BERT-base's {counts['bert_base']:,}, although its layers are wider (2,048 against 768) and it has twice as many: one shared layer of width 2048 (about 50M) against 12 distinct layers of width 768 (about 85M)."
+                f"xlarge_fewer_than_bert_base = False is wrong: ALBERT-xlarge has {counts['albert_xlarge']:,} parameters, fewer than BERT-base's {counts['bert_base']:,}, although its layers are wider (2,048 against 768) and it has twice as many: one shared layer of width 2048 (about 50M) against 12 distinct layers of width 768 (about 85M)."
             )
     if albert_large_parameters is None:
         not_attempted("your second prediction is right; now give albert_large_parameters.")

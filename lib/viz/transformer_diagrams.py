@@ -459,7 +459,7 @@ def _embedding_label(token):
 def electra_diagram(
     config, original=("the", "chef", "cooked", "the", "meal"), masked=(0, 2), sampled=("the", "ate")
 ):
-    """Chapter 16's replaced-token detection (Clark et al. 2020, Figure 1, whose example is the
+    """Chapter 16's replaced-token detection (Clark et al. 2020, Figure 2, whose example is the
     default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
     LM) samples a word for each (``sampled``), and the discriminator labels every token original
     or replaced; a sample equal to the original counts as original. ``config``: a
