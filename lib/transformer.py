@@ -324,8 +324,10 @@ class Transformer(nn.Module):
     with padding at the end, a real target token never sees a later pad through the causal mask, and
     the loss ignores the pad positions.
     Initialization: xavier_uniform_ matrices and zero biases (as torch and the Annotated Transformer;
-    the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0, 1/D), so that the scaled
-    embedding sqrt(D) e has unit variance per coordinate, like the positional encodings it is added to.
+    the paper does not say), LayerNorm gain 1 and bias 0, embeddings N(0, 1/D) (our choice; the paper
+    gives neither this nor a reason for the sqrt(D)), so that the scaled embedding sqrt(D) e has unit
+    variance per coordinate, about the scale of the positional encodings it is added to (their entries
+    have mean square 1/2 at every position).
     Deviations: no dropout on attention weights or inside the FFN (see the layers); no label smoothing
     here (it belongs to the loss).
     """

@@ -191,7 +191,7 @@ def _forbid_forward(layer: EncoderLayer) -> None:
 
 @checker("pre_ln_layer")
 def check_pre_ln(pre_ln_layer: Any) -> str:
-    """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: x + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)), computed
+    """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: y + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)), computed
     from ``layer.self_attn``, ``layer.ff``, ``layer.norm1``, ``layer.norm2`` of a pre-LN EncoderLayer."""
     attempted(pre_ln_layer, "pre_ln_layer")
     cases = _pre_ln_cases()
