@@ -113,6 +113,17 @@ STOP = set(
     " over under many some such explain compare measure predict write answer model chapter".split()
 )
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)")
+# Only the answer cells are graded (tools/grade_course.py runs each alone after the chapter's own
+# cells): said once at the top of the students' notebook and in the first line of each answer cell
+# (lecturer review r3, problem 1: a helper in a cell of one's own passes here and fails when graded).
+GRADED_CELLS_NOTE = (
+    "**How this notebook is graded.** Only the answer cells are graded: each exercise's answer cell,"
+    " whose first line says so. The grader runs each answer cell alone, after the chapter's own cells,"
+    " and runs no cell you add. Put every helper function and variable an answer needs in its answer"
+    " cell: an answer that uses a name defined only in a cell of your own passes its check in your"
+    " notebook but fails when graded (your teacher is told, and grades it by hand)."
+)
+ANSWER_CELL_NOTE = "# Only this cell is graded: put every helper your answer needs here (a cell you add is not run)."
 
 CONFIG = """# nbgrader configuration of the course written by tools/make_course.py (the chapters).
 c = get_config()  # noqa: F821 (nbgrader defines it)
@@ -619,6 +630,14 @@ def _finished(cells: list, chapter: str) -> list:
             and not meta["solution"]
         ):
             meta["locked"] = True
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution") and "_answer" in meta["grade_id"]:
+            cell.source = f"{ANSWER_CELL_NOTE}\n{cell.source}"
+    if any(c.metadata.get("nbgrader", {}).get("solution") for c in cells):
+        note = nbformat.v4.new_markdown_cell(GRADED_CELLS_NOTE)
+        _nbgrader(note, "how_graded", locked=True)
+        cells.insert(1 if cells and cells[0].source.startswith("# ") else 0, note)
     for k, cell in enumerate(cells):  # every cell needs its own id
         cell["id"] = f"{chapter[:2]}-{k:03d}"
     return cells
