@@ -777,7 +777,40 @@ def write_course(
     # student can rename or delete what another (or the instructor) put there
     exchange.chmod(0o1777)
     _write_configs(out, exchange)
+    if private_cases:  # a graded course (make course GRADED=1)
+        lock_course(out, exchange)
     return written
+
+
+# The instructor's folders of a course: solutions and rubrics (source, release), the private seeds,
+# the submissions and their grades. Made in advance so that nbgrader finds them, already private.
+PRIVATE_FOLDERS = ("source", "release", "grading", "submitted", "autograded", "feedback")
+EXCHANGE_INSIDE = """
+!!! WARNING: nbgrader's exchange {exchange} is inside the course folder {out}.
+!!! Students must be able to pass through {out} to reach it, so the course folder stays 0711
+!!! (no listing); its instructor folders are 0700, but files nbgrader adds at its top later
+!!! (gradebook.db on its first run) get your umask's permissions. On a machine students log in to,
+!!! write the course again with the exchange outside it:
+!!!     make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange
+"""
+
+
+def lock_course(out: Path, exchange: Path) -> list[str]:
+    """A graded course's folders readable by its instructor alone: ``out`` 0700 (0711 if the exchange
+    is inside it, with a loud warning on stderr), each of :data:`PRIVATE_FOLDERS` 0700 (made if
+    missing), ``gradebook.db`` 0600 if it exists. Returns the warnings printed."""
+    inside = exchange == out or out in exchange.parents
+    out.chmod(0o711 if inside else 0o700)
+    for name in PRIVATE_FOLDERS:
+        (out / name).mkdir(exist_ok=True)
+        (out / name).chmod(0o700)
+    gradebook = out / "gradebook.db"
+    if gradebook.exists():
+        gradebook.chmod(0o600)
+    warnings = [EXCHANGE_INSIDE.format(exchange=exchange, out=out)] if inside else []
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    return warnings
 
 
 def main(argv=None) -> int:
