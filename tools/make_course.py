@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import sys
@@ -77,6 +78,10 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+# The published book, where a students' notebook's links to the book's pages point (a hub has no
+# ../book/ folder beside the notebook): _config.yml's html.baseurl
+SITE = "https://attention-book.github.io/attention-book/"
+BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
 # a part being one question its statement asks (see `parts`).
 POINTS = {"checked": 2, "written": 1}
@@ -619,9 +624,40 @@ def _test_cell(cell, module: str, grade_id: str, recorded: bool) -> nbformat.Not
     return cell
 
 
+@functools.cache
+def _citations() -> dict[str, tuple[str, str]]:
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_slides import citations
+
+    return citations()
+
+
+def course_markdown(text: str) -> str:
+    """A markdown cell as a notebook outside the book shows it: the citations as author-year text
+    ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)", {cite:t} -> "Graves et al. (2014)")
+    and links to the book's pages ("../book/glossary.md#term-x") to the published site's."""
+
+    def one(key: str) -> tuple[str, str]:
+        return _citations().get(key.strip(), (key.strip(), ""))
+
+    def textual(m: re.Match) -> str:
+        return "; ".join(f"{w} ({y})" for w, y in map(one, m.group(1).split(",")))
+
+    def parenthetical(m: re.Match) -> str:
+        return "(" + "; ".join(f"{w}, {y}" for w, y in map(one, m.group(1).split(","))) + ")"
+
+    text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
+    text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+    return BOOK_LINK.sub(lambda m: f"]({SITE}book/{m.group(1)}.html{m.group(2) or ''})", text)
+
+
 def _finished(cells: list, chapter: str) -> list:
     """The course's cells, with a template that has no solution below it locked (a cell of the
-    story) and an id of its own for every cell."""
+    story), book markup turned into text and links (:func:`course_markdown`) and an id of its own
+    for every cell."""
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            cell.source = course_markdown(cell.source)
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if (
