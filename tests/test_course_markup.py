@@ -36,3 +36,27 @@ def test_chapter_2s_citation_and_glossary_link():
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "(Graves et al., 2014)" in text
     assert f"]({make_course.SITE}book/glossary.html#term-cosine-score)" in text
+
+
+def _exercises_text(prefix: str) -> str:
+    path = next((ROOT / "notebooks").glob(f"{prefix}_*.ipynb"))
+    nb, _ = make_course.course_notebook(nbformat.read(path, as_version=4), path.stem)
+    return " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_cases_are_called_unseen_only_where_they_are_private():
+    """Lecturer review r3, problem 2: chapter 2 has private grading cases (grading/ch02.py); chapter 14
+    is graded on its practice cases, which the students' package holds."""
+    assert (ROOT / "grading" / "ch02.py").exists() and not (ROOT / "grading" / "ch14.py").exists()
+    assert "on cases you do not see" in _exercises_text("02")
+    fourteen = _exercises_text("14")
+    assert "cases you do not see" not in fourteen and make_course.PRACTICE in fourteen
+
+
+def test_the_graders_verdict_on_practice_cases_does_not_call_them_hidden():
+    import grade_course
+
+    verdict = "✓ sharpen: `sharpen` is right on all 7 hidden cases; one hidden case is big."
+    assert grade_course.public_wording(verdict) == (
+        "✓ sharpen: `sharpen` is right on all 7 practice cases; one practice case is big."
+    )

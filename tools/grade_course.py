@@ -216,6 +216,12 @@ def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
+def public_wording(message: str) -> str:
+    """A verdict of a chapter graded on its practice cases (it has no grading material): they are in
+    the students' package, so the verdict does not call them hidden."""
+    return re.sub(r"\bhidden (cases?)\b", r"practice \1", message)
+
+
 UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 
 
@@ -914,6 +920,12 @@ class Grader:
             grading = ROOT / "grading"
         for name in sorted({e.module for e in self.exercises}):
             print(install_grading(grading, name))
+        # the chapters graded on their practice cases, which the students' package holds
+        self.public = {
+            e.module
+            for e in self.exercises
+            if not (grading / f"{e.module.rpartition('.')[2]}.py").exists()
+        }
         # per-student variants (make_course.py --variants): each student's numbers, here and in the child
         marker = grading / "variants.json"
         self.variants = json.loads(marker.read_text())["course"] if marker.exists() else None
@@ -1004,6 +1016,8 @@ class Grader:
                 "has been told."
             )
         finally:
+            if exercise.module in getattr(self, "public", ()):
+                message = public_wording(message)
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
             for key, value in saved_environment.items():
                 if value is None:

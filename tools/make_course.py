@@ -81,6 +81,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The published book, where a students' notebook's links to the book's pages point (a hub has no
 # ../book/ folder beside the notebook): _config.yml's html.baseurl
 SITE = "https://attention-book.github.io/attention-book/"
+# A chapter without grading material (grading/chNN.py) is graded on its practice cases, which the
+# students' package holds: its notebook does not call them cases the student does not see
+UNSEEN = re.compile(r"on\s+cases\s+you\s+do\s+not\s+see")
+PRACTICE = "on cases of its own (its practice cases, which the grader uses too)"
 BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
 # a part being one question its statement asks (see `parts`).
@@ -655,9 +659,12 @@ def _finished(cells: list, chapter: str) -> list:
     """The course's cells, with a template that has no solution below it locked (a cell of the
     story), book markup turned into text and links (:func:`course_markdown`) and an id of its own
     for every cell."""
+    public = not (ROOT / "grading" / f"ch{chapter[:2]}.py").exists()
     for cell in cells:
         if cell.cell_type == "markdown":
             cell.source = course_markdown(cell.source)
+            if public:
+                cell.source = UNSEEN.sub(PRACTICE, cell.source)
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if (
