@@ -39,3 +39,9 @@ def test_the_table_says_only_answer_cells_count_and_how_to_move_a_deadline():
     assert _row("What is graded").startswith("Only the answer cells.")
     assert "nbgrader db assignment add 17_modern_decoder --duedate=" in _row("One chapter's deadline")
     assert "were not tried" not in PAGE  # "are not graded by the repository's tests" instead
+
+
+def test_the_page_says_a_prediction_checkers_distance_helps_a_trial():
+    """Lecturer review r3, problem 7: documented, not changed (the book's readers need the distance)."""
+    page = " ".join(PAGE.split())
+    assert "a few calls are enough where the checker's message gives the distance" in page
