@@ -37,7 +37,9 @@ def test_the_constraints_row_lists_the_chapters_with_refusals():
 
 def test_the_table_says_only_answer_cells_count_and_how_to_move_a_deadline():
     assert _row("What is graded").startswith("Only the answer cells.")
-    assert "nbgrader db assignment add 17_modern_decoder --duedate=" in _row("One chapter's deadline")
+    assert "nbgrader db assignment add 17_modern_decoder --duedate=" in _row(
+        "One chapter's deadline"
+    )
     assert "were not tried" not in PAGE  # "are not graded by the repository's tests" instead
 
 
