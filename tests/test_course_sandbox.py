@@ -785,7 +785,10 @@ def test_an_answer_using_a_cell_the_student_added_is_flagged_for_review(graded):
     assert test.outputs[0]["evalue"].startswith(flag)
     # the release says it: once at the top, and in the first line of each answer cell
     release = nbformat.read(root / "release" / CH2 / f"{CH2}.ipynb", as_version=4)
-    assert release.cells[1].source == make_course.GRADED_CELLS_NOTE
+    title = next(
+        i for i, c in enumerate(release.cells) if c.cell_type == "markdown" and c.source[:2] == "# "
+    )
+    assert release.cells[title + 1].source == make_course.GRADED_CELLS_NOTE
     answers = [c for c in release.cells if (_grade_id(c) or "").endswith("_answer")]
     assert answers and all(c.source.startswith(make_course.ANSWER_CELL_NOTE) for c in answers)
 

@@ -680,7 +680,15 @@ def _finished(cells: list, chapter: str) -> list:
     if any(c.metadata.get("nbgrader", {}).get("solution") for c in cells):
         note = nbformat.v4.new_markdown_cell(GRADED_CELLS_NOTE)
         _nbgrader(note, "how_graded", locked=True)
-        cells.insert(1 if cells and cells[0].source.startswith("# ") else 0, note)
+        title = next(  # after the chapter's title
+            (
+                k
+                for k, c in enumerate(cells)
+                if c.cell_type == "markdown" and c.source.startswith("# ")
+            ),
+            -1,
+        )
+        cells.insert(title + 1, note)
     for k, cell in enumerate(cells):  # every cell needs its own id
         cell["id"] = f"{chapter[:2]}-{k:03d}"
     return cells
