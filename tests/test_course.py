@@ -368,11 +368,11 @@ def test_feedback_says_when_a_function_never_returns_or_an_answer_crashes(graded
     assert "KeyboardInterrupt" not in stalls and "lib/exercises" not in stalls
     crashes = page_text(feedback_page(root, "crashes"))
     assert (
-        "The cell above stopped with ZeroDivisionError at line 6 (`scale = 1 / 0`): division by zero"
+        "The cell above stopped with ZeroDivisionError at line 7 (`scale = 1 / 0`): division by zero"
         in crashes
     )
     assert (
-        "`sharpen` raised ZeroDivisionError: division by zero, at line 11 of your cell" in crashes
+        "`sharpen` raised ZeroDivisionError: division by zero, at line 12 of your cell" in crashes
     )
     assert (
         "duplicated key: not attempted" not in crashes and "sharpen: not attempted" not in crashes

@@ -481,6 +481,22 @@ def _written_script(cells: list) -> None:
     cell.source = "<script>alert('xss')</script><img src=x onerror=\"alert(document.cookie)\">"
 
 
+ADDED = "added_cell"  # an honest student whose ex2 answer calls a helper in a cell of their own
+
+
+def _added_helper(cells: list) -> None:
+    """A cell of the student's own (no nbgrader metadata) above chapter 2's ex2 answer, defining the
+    helper the answer calls: it runs in the student's notebook, never in the grader."""
+    i = next(i for i, c in enumerate(cells) if _grade_id(c) == "ex2_answer")
+    helper = nbformat.v4.new_code_cell(
+        "def log_sharpen(w, gamma):\n"
+        "    scaled = w.clamp_min(1e-30).log() * gamma\n"
+        "    return (scaled - scaled.logsumexp(-1, keepdim=True)).exp()\n"
+    )
+    cells.insert(i, helper)
+    cells[i + 1].source = "def sharpen(w, gamma):\n    return log_sharpen(w, gamma)\n"
+
+
 def _grade_id(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
 
@@ -531,6 +547,8 @@ def graded(tmp_path_factory):
         ]
         _submit(root, "honest", chapter, honest)
         expected[("honest", chapter)] = dict.fromkeys(tests, POINTS)
+        if chapter == CH2:
+            _submit(root, ADDED, chapter, honest, _added_helper)
         if chapter == CH8:  # a pasted duplicate is repaired; a graded cell of one's own is refused
             _submit(root, "duplicated", chapter, honest, _duplicated)
             expected[("duplicated", chapter)] = dict.fromkeys(tests, POINTS)
@@ -745,3 +763,65 @@ def test_the_teachers_page_gives_the_graders_commands():
     assert "python ../tools/grade_course.py 02_attention_as_soft_lookup" in page
     assert "python tools/make_course.py --predictions-at-collection" in page
     assert "--time-limit" in page and "tests/test_course_sandbox.py" in page
+
+
+def test_an_answer_using_a_cell_the_student_added_is_flagged_for_review(graded):
+    """Lecturer review r3, problem 1: an answer that calls a helper from a cell the student added (run
+    in their notebook, never by the grader) fails with NameError; not a bare 0: the grader's output,
+    the feedback (the autograded test cell) and the gradebook (needs a manual grade) say so."""
+    from nbgrader.api import Gradebook
+
+    root, _, messages, _ = graded
+    flag = "needs manual review: uses log_sharpen defined outside the answer cell"
+    assert messages[(ADDED, CH2, "ex2_test")].startswith(flag)
+    assert messages[(ADDED, CH2, "ex1_test")].startswith("✓")
+    assert f"{ADDED} ex2_test" in OUTPUT[CH2].split("needs manual review (1:", 1)[1]
+    assert _gradebook_scores(root, ADDED, CH2)["ex2_test"] == 0
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
+        grades = {g.name: g for g in gb.find_submission_notebook(CH2, CH2, ADDED).grades}
+        assert grades["ex2_test"].needs_manual_grade and not grades["ex1_test"].needs_manual_grade
+    nb = nbformat.read(root / "autograded" / ADDED / CH2 / f"{CH2}.ipynb", as_version=4)
+    test = next(c for c in nb.cells if _grade_id(c) == "ex2_test")
+    assert test.outputs[0]["evalue"].startswith(flag)
+    # the release says it: once at the top, and in the first line of each answer cell
+    release = nbformat.read(root / "release" / CH2 / f"{CH2}.ipynb", as_version=4)
+    title = next(
+        i for i, c in enumerate(release.cells) if c.cell_type == "markdown" and c.source[:2] == "# "
+    )
+    assert release.cells[title + 1].source == make_course.GRADED_CELLS_NOTE
+    answers = [c for c in release.cells if (_grade_id(c) or "").endswith("_answer")]
+    assert answers and all(c.source.startswith(make_course.ANSWER_CELL_NOTE) for c in answers)
+
+
+def test_a_regrade_keeps_the_written_answers_graded(graded):
+    """Lecturer review r3, problem 6: a written answer graded by hand, then the student graded again:
+    its manual score stays and it does not need a grade again (nbgrader's autograde marks it so)."""
+    from nbgrader.api import Gradebook
+
+    root, _, _, _ = graded
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    with Gradebook(url, course_id=make_course.COURSE_ID) as gb:
+        written = [
+            g
+            for g in gb.find_submission_notebook(CH2, CH2, "honest").grades
+            if g.name.endswith("_written")
+        ]
+        assert written
+        for g in written:
+            g.manual_score, g.needs_manual_grade = g.max_score, False
+        gb.db.commit()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "grade_course.py"), CH2, "--course", str(root)]
+        + ["--student", "honest", "--time-limit", "3", "--cell-limit", "20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert f"{len(written)} answers graded by hand before (a regrade) kept as graded" in run.stdout
+    with Gradebook(url, course_id=make_course.COURSE_ID) as gb:
+        for g in gb.find_submission_notebook(CH2, CH2, "honest").grades:
+            if g.name.endswith("_written"):
+                assert g.manual_score == g.max_score and not g.needs_manual_grade, g.name

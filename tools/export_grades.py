@@ -6,9 +6,14 @@
 
 Reads nbgrader's gradebook (``gradebook.db``, with nbgrader's own API) and writes, for each student and
 each assignment (a chapter), the score nbgrader's ``export`` gives: the notebook's points (automatic and
-manual) less the late penalty, 0 where nothing was submitted. An assignment that has no points yet (its
-deadline is set, but ``nbgrader generate_assignment`` has not been run for it) is left out, unless
-``--assignment`` names it.
+manual) less the late penalty, 0 where nothing was submitted once the deadline has passed, and blank
+(no grade, not a failing one) where nothing was submitted and the deadline has not passed yet. An
+assignment that has no points yet (its deadline is set, but ``nbgrader generate_assignment`` has not
+been run for it) is left out, unless ``--assignment`` names it.
+
+It warns (on stderr, and exports all the same) about a submission whose answers still need a manual
+grade (the written answers, or an answer ``grade_course.py`` marked for manual review: the export
+counts them as 0) and about a score above its cell's maximum (a typing slip in the Formgrader).
 
 - **Canvas** (*Grades, Import*): the columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then
   one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import os
 import sys
 from dataclasses import dataclass, field
@@ -46,11 +52,16 @@ class Grades:
 
     students: list[dict]  # {"id", "first_name", "last_name", "email"}, ordered by id
     assignments: list[tuple[str, float]]  # (name, max_score), ordered by name
-    scores: dict[tuple[str, str], float] = field(default_factory=dict)  # (student, assignment)
+    # (student, assignment): None where nothing was submitted and the deadline has not passed
+    scores: dict[tuple[str, str], float | None] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what a teacher should see before importing
 
 
-def read_gradebook(gradebook: str | Path, assignments: list[str] | None = None) -> Grades:
-    """The grades in nbgrader's gradebook: a path to gradebook.db or an SQLAlchemy URL."""
+def read_gradebook(
+    gradebook: str | Path, assignments: list[str] | None = None, now: dt.datetime | None = None
+) -> Grades:
+    """The grades in nbgrader's gradebook: a path to gradebook.db or an SQLAlchemy URL. ``now`` (UTC,
+    naive as nbgrader's deadlines; default the clock) decides which deadlines have passed."""
     from nbgrader.api import Gradebook, MissingEntry
 
     if not isinstance(gradebook, (str, Path)):
@@ -83,19 +94,50 @@ def read_gradebook(gradebook: str | Path, assignments: list[str] | None = None) 
             ],
             assignments=[(n, float(gb.find_assignment(n).max_score)) for n in names],
         )
+        now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        due = {n: gb.find_assignment(n).duedate for n in names}
         for student in grades.students:
             for name in names:
                 try:
                     sub = gb.find_submission(name, student["id"])
                 except MissingEntry:
-                    score = 0.0
+                    not_yet = due[name] is not None and due[name] > now
+                    score = None if not_yet else 0.0
                 else:
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
+                    grades.warnings += _submission_warnings(sub, student["id"], name)
                 grades.scores[student["id"], name] = score
     return grades
 
 
-def _number(x: float) -> str:
+def _submission_warnings(sub, student: str, name: str) -> list[str]:
+    """What is wrong with a submission's grades for an export: answers still to grade by hand, scores
+    above their cell's maximum."""
+    grades = [g for notebook in sub.notebooks for g in notebook.grades]
+    ungraded = sorted(
+        g.name
+        for g in grades
+        if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
+    )
+    found = []
+    if ungraded:
+        found.append(
+            f"{student} {name}: {len(ungraded)} answers still need a manual grade, exported as 0 "
+            f"({', '.join(ungraded)})"
+        )
+    for g in grades:
+        if g.score is not None and g.score > g.max_score + 1e-9:
+            found.append(
+                f"{student} {name}: {g.name} has {_number(g.score)} points, more than its "
+                f"maximum {_number(g.max_score)}"
+            )
+    return found
+
+
+def _number(x: float | None) -> str:
+    """A grade as the CSV holds it; None (not due yet) is a blank cell."""
+    if x is None:
+        return ""
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
@@ -234,6 +276,14 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("nothing to write: give --canvas and/or --moodle")
     gradebook = args.gradebook or (args.course or Path("course")) / "gradebook.db"
     grades = read_gradebook(gradebook, args.assignment)
+    for warning in grades.warnings:
+        print(f"export_grades.py: warning: {warning}", file=sys.stderr)
+    if grades.warnings:
+        print(
+            f"export_grades.py: warning: {len(grades.warnings)} problems above: the export is "
+            "written, but these grades are not final",
+            file=sys.stderr,
+        )
     if args.canvas:
         roster = _read_csv(args.roster, "roster") if args.roster else None
         ids = None

@@ -216,6 +216,45 @@ def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
+def public_wording(message: str) -> str:
+    """A verdict of a chapter graded on its practice cases (it has no grading material): they are in
+    the students' package, so the verdict does not call them hidden."""
+    return re.sub(r"\bhidden (cases?)\b", r"practice \1", message)
+
+
+UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def added_definitions(submission: nbformat.NotebookNode) -> dict[str, int]:
+    """{name: the cell's number, from 1} of the names bound by the code cells a student added (cells
+    without an nbgrader grade_id): the grader never runs them, only the answer cells."""
+    found: dict[str, int] = {}
+    for number, cell in enumerate(submission.cells, 1):
+        if cell.cell_type == "code" and not isinstance(_meta(cell).get("grade_id"), str):
+            source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+            for name in sorted(_names(source)[0]):
+                found.setdefault(name, number)
+    return found
+
+
+def needs_review(result: Result, added: dict[str, int]) -> Result:
+    """A failed answer whose NameError names a name that a cell the student added defines: not a bare
+    0 but "needs manual review", in the grader's output, the feedback and the gradebook (the
+    exercise then needs a manual grade in the Formgrader). Its score stays 0 until the teacher gives
+    one."""
+    match = UNDEFINED.search(result.message)
+    if result.score >= result.points or not match or match.group(1) not in added:
+        return result
+    name = match.group(1)
+    result.review = True
+    result.message = (
+        f"needs manual review: uses {name} defined outside the answer cell (in cell "
+        f"{added[name]} of the notebook, a cell the student added, which the grader does not run: "
+        f"only the answer cells are graded). The grader's verdict: {result.message}"
+    )
+    return result
+
+
 # --- the course's grading material: cases and references the students' package does not hold --------
 
 
@@ -842,6 +881,9 @@ class Result:
     message: str
     seconds: float
     sandbox: dict = field(default_factory=dict)
+    review: bool = (
+        False  # the teacher must look: the answer uses a name of a cell the student added
+    )
 
 
 class Grader:
@@ -878,6 +920,12 @@ class Grader:
             grading = ROOT / "grading"
         for name in sorted({e.module for e in self.exercises}):
             print(install_grading(grading, name))
+        # the chapters graded on their practice cases, which the students' package holds
+        self.public = {
+            e.module
+            for e in self.exercises
+            if not (grading / f"{e.module.rpartition('.')[2]}.py").exists()
+        }
         # per-student variants (make_course.py --variants): each student's numbers, here and in the child
         marker = grading / "variants.json"
         self.variants = json.loads(marker.read_text())["course"] if marker.exists() else None
@@ -909,7 +957,11 @@ class Grader:
 
     def grade(self, student: str, submission: nbformat.NotebookNode) -> list[Result]:
         answers = answers_of(submission)
-        return [self.grade_one(student, exercise, answers) for exercise in self.exercises]
+        added = added_definitions(submission)
+        return [
+            needs_review(self.grade_one(student, exercise, answers), added)
+            for exercise in self.exercises
+        ]
 
     # Long by its error handling: each way a grading can end gives the student its own sentence.
     def grade_one(self, student: str, exercise: Exercise, answers: dict[str, str]) -> Result:
@@ -964,6 +1016,8 @@ class Grader:
                 "has been told."
             )
         finally:
+            if exercise.module in getattr(self, "public", ()):
+                message = public_wording(message)
             lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
             for key, value in saved_environment.items():
                 if value is None:
@@ -1361,6 +1415,8 @@ def record(course: Path, chapter: str, results: list[Result]) -> None:
             for result in graded:
                 grade = gb.find_grade(result.test, chapter, chapter, student)
                 grade.auto_score = result.score
+                if result.review:  # the Formgrader lists it as needing a manual grade
+                    grade.needs_manual_grade = True
             gb.db.commit()
             path = course / "autograded" / student / chapter / f"{chapter}.ipynb"
             if path.exists():
@@ -1398,6 +1454,7 @@ def zero_tests(course: Path, chapter: str, grader: Grader, students: list[str]) 
 def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
     """After grading: each rubric cell (the 0-point "task" cell above a written answer) marked as
     needing no grade, so nbgrader's "needs manual grade" clears once the written answers are graded;
+    an answer already graded by hand (a regrade) kept as graded, not needing a grade again;
     and the late penalties computed again from the sandbox's scores (``term_plan.py penalties``), since
     nbgrader's autograde took them from its own count, every test cell passed. Returns what it did."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -1405,7 +1462,7 @@ def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
 
     config = _config(course)
     url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
-    rubrics = 0
+    rubrics = kept = 0
     with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
         for student in students:
             try:
@@ -1417,10 +1474,16 @@ def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
                     if grade.max_score == 0 and grade.needs_manual_grade:
                         grade.needs_manual_grade = False
                         rubrics += 1
+                    elif grade.needs_manual_grade and grade.manual_score is not None:
+                        # a written answer graded before this regrade, which nbgrader's autograde
+                        # marked as needing a grade again: its grade stands
+                        grade.needs_manual_grade = False
+                        kept += 1
         gb.db.commit()
     late = [(n, s, p) for n, s, p in recompute_penalties(url, [chapter]) if s in students]
     lines = [
         f"{rubrics} rubric cells (0 points) marked as needing no grade",
+        f"{kept} answers graded by hand before (a regrade) kept as graded",
         f"late penalties computed again from these scores: {len(late)} late submissions"
         + "".join(f"\n  {s}: late penalty {p:g}" for _, s, p in late),
     ]
@@ -1484,6 +1547,13 @@ def main(argv=None) -> int:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
             "clock; the later time counts): " + ", ".join(sorted(FLAGGED))
+        )
+    review = [r for r in results if r.review]
+    if review:
+        print(
+            f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
+            "student added, which the grader does not run; 0 until you grade it in the Formgrader): "
+            + ", ".join(f"{r.student} {r.test}" for r in review)
         )
     if REFUSED:
         print(
@@ -1577,7 +1647,7 @@ def _grade_students(
         total = sum(r.score for r in graded)
         print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
         for r in graded:
-            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:200]}")
+            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:300]}")
     return students, autograde_s, results
 
 

@@ -437,9 +437,10 @@ def mistakes(module, checker: str) -> list[Mistake]:
 
 
 def matching(message: str, known: list[Mistake]) -> Mistake | None:
-    """The mistake whose message ``message`` is (the first that matches, as the checker tries them;
-    the generic 'largest difference' one last)."""
-    for mistake in known:
+    """The mistake whose message ``message`` is: a refusal (a forbidden call) first, since a refused
+    call's message can also fit a generic row ("on the case ..., ..."); then the first that matches,
+    as the checker tries them (the generic 'largest difference' one last)."""
+    for mistake in sorted(known, key=lambda m: m.kind != "refusal"):  # stable: the checker's order
         if mistake.pattern.search(message):
             return mistake
     return None

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import sys
@@ -77,6 +78,14 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+# The published book, where a students' notebook's links to the book's pages point (a hub has no
+# ../book/ folder beside the notebook): _config.yml's html.baseurl
+SITE = "https://attention-book.github.io/attention-book/"
+# A chapter without grading material (grading/chNN.py) is graded on its practice cases, which the
+# students' package holds: its notebook does not call them cases the student does not see
+UNSEEN = re.compile(r"on\s+cases\s+you\s+do\s+not\s+see")
+PRACTICE = "on cases of its own (its practice cases, which the grader uses too)"
+BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
 # a part being one question its statement asks (see `parts`).
 POINTS = {"checked": 2, "written": 1}
@@ -113,6 +122,17 @@ STOP = set(
     " over under many some such explain compare measure predict write answer model chapter".split()
 )
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)")
+# Only the answer cells are graded (tools/grade_course.py runs each alone after the chapter's own
+# cells): said once at the top of the students' notebook and in the first line of each answer cell
+# (lecturer review r3, problem 1: a helper in a cell of one's own passes here and fails when graded).
+GRADED_CELLS_NOTE = (
+    "**How this notebook is graded.** Only the answer cells are graded: each exercise's answer cell,"
+    " whose first line says so. The grader runs each answer cell alone, after the chapter's own cells,"
+    " and runs no cell you add. Put every helper function and variable an answer needs in its answer"
+    " cell: an answer that uses a name defined only in a cell of your own passes its check in your"
+    " notebook but fails when graded (your teacher is told, and grades it by hand)."
+)
+ANSWER_CELL_NOTE = "# Only this cell is graded: put every helper your answer needs here (a cell you add is not run)."
 
 CONFIG = """# nbgrader configuration of the course written by tools/make_course.py (the chapters).
 c = get_config()  # noqa: F821 (nbgrader defines it)
@@ -608,9 +628,43 @@ def _test_cell(cell, module: str, grade_id: str, recorded: bool) -> nbformat.Not
     return cell
 
 
+@functools.cache
+def _citations() -> dict[str, tuple[str, str]]:
+    sys.path.insert(0, str(ROOT / "tools"))
+    from make_slides import citations
+
+    return citations()
+
+
+def course_markdown(text: str) -> str:
+    """A markdown cell as a notebook outside the book shows it: the citations as author-year text
+    ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)", {cite:t} -> "Graves et al. (2014)")
+    and links to the book's pages ("../book/glossary.md#term-x") to the published site's."""
+
+    def one(key: str) -> tuple[str, str]:
+        return _citations().get(key.strip(), (key.strip(), ""))
+
+    def textual(m: re.Match) -> str:
+        return "; ".join(f"{w} ({y})" for w, y in map(one, m.group(1).split(",")))
+
+    def parenthetical(m: re.Match) -> str:
+        return "(" + "; ".join(f"{w}, {y}" for w, y in map(one, m.group(1).split(","))) + ")"
+
+    text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
+    text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+    return BOOK_LINK.sub(lambda m: f"]({SITE}book/{m.group(1)}.html{m.group(2) or ''})", text)
+
+
 def _finished(cells: list, chapter: str) -> list:
     """The course's cells, with a template that has no solution below it locked (a cell of the
-    story) and an id of its own for every cell."""
+    story), book markup turned into text and links (:func:`course_markdown`) and an id of its own
+    for every cell."""
+    public = not (ROOT / "grading" / f"ch{chapter[:2]}.py").exists()
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            cell.source = course_markdown(cell.source)
+            if public:
+                cell.source = UNSEEN.sub(PRACTICE, cell.source)
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if (
@@ -619,6 +673,22 @@ def _finished(cells: list, chapter: str) -> list:
             and not meta["solution"]
         ):
             meta["locked"] = True
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution") and "_answer" in meta["grade_id"]:
+            cell.source = f"{ANSWER_CELL_NOTE}\n{cell.source}"
+    if any(c.metadata.get("nbgrader", {}).get("solution") for c in cells):
+        note = nbformat.v4.new_markdown_cell(GRADED_CELLS_NOTE)
+        _nbgrader(note, "how_graded", locked=True)
+        title = next(  # after the chapter's title
+            (
+                k
+                for k, c in enumerate(cells)
+                if c.cell_type == "markdown" and c.source.startswith("# ")
+            ),
+            -1,
+        )
+        cells.insert(title + 1, note)
     for k, cell in enumerate(cells):  # every cell needs its own id
         cell["id"] = f"{chapter[:2]}-{k:03d}"
     return cells
@@ -758,7 +828,40 @@ def write_course(
     # student can rename or delete what another (or the instructor) put there
     exchange.chmod(0o1777)
     _write_configs(out, exchange)
+    if private_cases:  # a graded course (make course GRADED=1)
+        lock_course(out, exchange)
     return written
+
+
+# The instructor's folders of a course: solutions and rubrics (source, release), the private seeds,
+# the submissions and their grades. Made in advance so that nbgrader finds them, already private.
+PRIVATE_FOLDERS = ("source", "release", "grading", "submitted", "autograded", "feedback")
+EXCHANGE_INSIDE = """
+!!! WARNING: nbgrader's exchange {exchange} is inside the course folder {out}.
+!!! Students must be able to pass through {out} to reach it, so the course folder stays 0711
+!!! (no listing); its instructor folders are 0700, but files nbgrader adds at its top later
+!!! (gradebook.db on its first run) get your umask's permissions. On a machine students log in to,
+!!! write the course again with the exchange outside it:
+!!!     make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange
+"""
+
+
+def lock_course(out: Path, exchange: Path) -> list[str]:
+    """A graded course's folders readable by its instructor alone: ``out`` 0700 (0711 if the exchange
+    is inside it, with a loud warning on stderr), each of :data:`PRIVATE_FOLDERS` 0700 (made if
+    missing), ``gradebook.db`` 0600 if it exists. Returns the warnings printed."""
+    inside = exchange == out or out in exchange.parents
+    out.chmod(0o711 if inside else 0o700)
+    for name in PRIVATE_FOLDERS:
+        (out / name).mkdir(exist_ok=True)
+        (out / name).chmod(0o700)
+    gradebook = out / "gradebook.db"
+    if gradebook.exists():
+        gradebook.chmod(0o600)
+    warnings = [EXCHANGE_INSIDE.format(exchange=exchange, out=out)] if inside else []
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+    return warnings
 
 
 def main(argv=None) -> int:

@@ -554,7 +554,9 @@ def moodle_xml(questions: list[Question]) -> str:
         _text(el, "name", f"{q.title} (seed {q.seed})", None)
         _text(el, "questiontext", q.text)
         _text(el, "generalfeedback", q.feedback or q.model and f"<p>{html.escape(q.model)}</p>")
-        ET.SubElement(el, "defaultgrade").text = "1"
+        # an essay is out of its rubric's points (one a criterion), as the grader reads them
+        points = len(q.criteria) if q.kind == "essay" else 1
+        ET.SubElement(el, "defaultgrade").text = str(points)
         ET.SubElement(el, "penalty").text = "0"
         ET.SubElement(el, "hidden").text = "0"
         ET.SubElement(el, "idnumber").text = f"{name}-{q.seed}"

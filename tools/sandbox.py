@@ -679,15 +679,31 @@ class _Refused(BaseException):
 _CALLING = [False]  # True while the grader's call of a student's function runs
 
 
+def _resolve(target: str):
+    """The object a dotted name holds: a module's function ("lib.rope.apply_rope") or a class's
+    method ("lib.llama.RMSNorm.forward": a refused method refuses every instance of the class)."""
+    import importlib
+
+    parts = target.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            value = getattr(value, part)
+        return value
+    raise ImportError(f"no module in {target!r}")
+
+
 def _guard(namespace: dict, refusals: list[dict]) -> None:
     """Make each forbidden library function refuse (every reference to it: its code is swapped)."""
-    import importlib
     import inspect
 
     guards = {}
     for i, refusal in enumerate(refusals):
-        module_name, _, name = refusal["target"].rpartition(".")
-        function = getattr(importlib.import_module(module_name), name)
+        function = _resolve(refusal["target"])
+        name = refusal["target"].rpartition(".")[2]
         if not isinstance(function, types.FunctionType) or function.__code__.co_freevars:
             continue  # not a plain function: its code cannot be swapped (a wrapper, a closure)
         original = types.FunctionType(

@@ -153,6 +153,12 @@ _refuse_rope = refusing("apply_rope", "; write the rotation yourself, then compa
 _refuse_repeat_kv = refusing("repeat_kv", ", which the exercise asks you to write yourself")
 
 
+_refuse_rmsnorm = refusing("RMSNorm", ", which the exercise asks you to write yourself")
+
+
+_refuse_swiglu = refusing("SwiGLU", ", which the exercise asks you to write yourself")
+
+
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The library function the exercise asks to write is refused under any name (a wrapper too).
@@ -162,6 +168,12 @@ REFUSALS = {
     ],
     "check_expand_kv": [
         ("lib.llama.repeat_kv", None, _refuse_repeat_kv),
+    ],
+    # classes: their forward is refused, so an instance built in the answer (weights copied in)
+    # refuses too
+    "check_ffn_sublayer": [
+        ("lib.llama.RMSNorm.forward", None, _refuse_rmsnorm),
+        ("lib.llama.SwiGLU.forward", None, _refuse_swiglu),
     ],
 }
 
@@ -431,6 +443,13 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
     = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`, on
     ordinary rows and on rows of root mean square about 1e-3 and 1e-5, where eps matters."""
     attempted(ffn_sublayer, "ffn_sublayer")
+    used = {"RMSNorm", "SwiGLU"} & set(
+        getattr(getattr(ffn_sublayer, "__code__", None), "co_names", ())
+    )
+    if used:
+        fail(
+            f"your `ffn_sublayer` uses the library's {' and '.join(sorted(used))}, which the exercise asks you to write yourself."
+        )
     for description, args in _ffn_cases():
         case = f"'{description}'"
         result = call(ffn_sublayer, *args, name="ffn_sublayer", case=case)

@@ -1,0 +1,102 @@
+"""The constraints an exercise states are the ones the course's grader enforces (lecturer review r3,
+problem 3): every "Without the library's `X`" in a chapter's exercise statement has a refusal of X
+in that chapter's ``REFUSALS`` for the checker the exercise calls, and every refusal names a
+function (or a class's method) that tools/sandbox.py can swap, so none is skipped silently."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import sandbox  # noqa: E402
+
+WITHOUT = re.compile(r"[Ww]ithout the library's ((?:`[\w.]+`(?:,? and |, )?)+)")
+CHECK = re.compile(r"\b(check_\w+)\(")
+
+
+def _constraints() -> list[tuple[str, str, list[str]]]:
+    """(chapter, checker, [forbidden names]) for each statement that forbids a library function."""
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = nbformat.read(path, as_version=4).cells
+        for i, cell in enumerate(cells):
+            if cell.cell_type != "markdown":
+                continue
+            for match in WITHOUT.finditer(" ".join(cell.source.split())):
+                names = re.findall(r"`([\w.]+)`", match.group(1))
+                checker = next(
+                    m.group(1)
+                    for later in cells[i + 1 :]
+                    if later.cell_type == "code" and (m := CHECK.search(later.source))
+                )
+                found.append((path.name[:2], checker, names))
+    return found
+
+
+def test_the_scan_finds_chapter_17s_constraint():
+    assert ("17", "check_ffn_sublayer", ["RMSNorm", "SwiGLU"]) in _constraints()
+
+
+@pytest.mark.parametrize("chapter, checker, names", _constraints())
+def test_every_stated_constraint_is_refused(chapter, checker, names):
+    module = importlib.import_module(f"lib.exercises.ch{chapter}")
+    targets = [target for target, _, _ in getattr(module, "REFUSALS", {}).get(checker, [])]
+    for name in names:
+        assert any(name in target.split(".") for target in targets), (chapter, checker, name)
+
+
+def _all_refusals():
+    for chapter in range(1, 19):
+        module = importlib.import_module(f"lib.exercises.ch{chapter:02d}")
+        for checker, refusals in getattr(module, "REFUSALS", {}).items():
+            for target, _, _ in refusals:
+                yield chapter, checker, target
+
+
+@pytest.mark.parametrize("chapter, checker, target", list(_all_refusals()))
+def test_every_refusal_names_a_function_the_sandbox_can_swap(chapter, checker, target):
+    """sandbox._guard skips what is not a plain function without free variables: a refusal of that
+    would refuse nothing."""
+    function = sandbox._resolve(target)
+    assert isinstance(function, types.FunctionType) and not function.__code__.co_freevars, target
+
+
+def test_a_refused_class_refuses_an_instance_built_in_the_answer():
+    """In a fresh process (the swap is global, as in the sandbox's child): an RMSNorm and a SwiGLU
+    built while the student's function is called refuse; outside that call they still work."""
+    script = """
+import sys, torch
+sys.path.insert(0, "tools")
+import sandbox
+from lib.llama import LlamaConfig, RMSNorm, SwiGLU
+norm = RMSNorm(4)
+config = LlamaConfig(vocab_size=8, hidden_size=4, intermediate_size=6, num_hidden_layers=1,
+                     num_attention_heads=1, num_key_value_heads=1, head_dim=4)
+ffn = SwiGLU(config)
+sandbox._guard({}, [{"target": "lib.llama.RMSNorm.forward", "when": "always"},
+                    {"target": "lib.llama.SwiGLU.forward", "when": "always"}])
+x = torch.randn(1, 2, 4)
+assert norm(x).shape == x.shape and ffn(x).shape == x.shape  # the cells may use them
+sandbox._CALLING[0] = True
+for i, layer in enumerate([RMSNorm(4), ffn]):
+    try:
+        layer(x)
+    except sandbox._Refused as e:
+        assert e.index == i
+    else:
+        raise SystemExit(f"layer {i} was not refused")
+print("refused")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]

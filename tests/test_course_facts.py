@@ -1,0 +1,49 @@
+"""The teachers' page's one-screen table of graded-course facts (lecturer review r3, problem 13) states
+what the repository does: the chapters with private grading cases are those of grading/, the chapters
+whose forbidden library calls are enforced are those whose checker module has REFUSALS, only answer
+cells are graded, and one chapter's deadline can be moved."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = (ROOT / "book" / "teachers.md").read_text()
+
+
+def _chapters(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]}"
+
+
+def _row(what: str) -> str:
+    return re.search(rf"^\| {what} \| (.*) \|$", PAGE, re.M).group(1)
+
+
+def test_the_private_cases_row_lists_grading():
+    private = sorted(int(p.stem[2:]) for p in (ROOT / "grading").glob("ch[0-9][0-9].py"))
+    assert _row("Private grading cases").startswith(f"Chapters {_chapters(private)} (")
+
+
+def test_the_constraints_row_lists_the_chapters_with_refusals():
+    enforced = [
+        c
+        for c in range(1, 19)
+        if getattr(importlib.import_module(f"lib.exercises.ch{c:02d}"), "REFUSALS", None)
+    ]
+    assert _row("Forbidden library calls enforced").startswith(f"Chapters {_chapters(enforced)}:")
+
+
+def test_the_table_says_only_answer_cells_count_and_how_to_move_a_deadline():
+    assert _row("What is graded").startswith("Only the answer cells.")
+    assert "nbgrader db assignment add 17_modern_decoder --duedate=" in _row(
+        "One chapter's deadline"
+    )
+    assert "were not tried" not in PAGE  # "are not graded by the repository's tests" instead
+
+
+def test_the_page_says_a_prediction_checkers_distance_helps_a_trial():
+    """Lecturer review r3, problem 7: documented, not changed (the book's readers need the distance)."""
+    page = " ".join(PAGE.split())
+    assert "a few calls are enough where the checker's message gives the distance" in page

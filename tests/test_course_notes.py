@@ -1,0 +1,44 @@
+"""The instructor notes count a refused call in the refusal's row (lecturer review r3, problem 12):
+chapter 17's refusal of apply_rope, whose message also fits the checker's generic "on the case ..."
+row, is "the answer calls what the exercise forbids"."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import instructor_notes as notes  # noqa: E402
+
+import lib.exercises.ch17 as ch17  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "checker, library, then",
+    [
+        ("check_rope_halves", "apply_rope", "; write the rotation yourself, then compare"),
+        ("check_ffn_sublayer", "RMSNorm", ", which the exercise asks you to write yourself"),
+    ],
+)
+def test_a_refusal_is_counted_in_its_own_row(checker, library, then):
+    known = notes.mistakes(ch17, checker)
+    message = (
+        f"✗ {checker[6:]}: not yet right. On the case 'a', {checker[6:]} raised RuntimeError: "
+        f"it called the library's {library}{then}."
+    )
+    found = notes.matching(message, known)
+    assert found.kind == "refusal" and library in found.pattern.pattern
+
+
+def test_other_messages_keep_the_checkers_order():
+    known = notes.mistakes(ch17, "check_rope_halves")
+    message = "on the case 'a', you returned x unchanged: each pair must turn by m w_i."
+    assert notes.matching(message, known).kind == "fail"
+
+
+def test_the_teachers_page_says_one_mistake_per_answer():
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "only the first mistake a checker finds in an answer is counted" in page

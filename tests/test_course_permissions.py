@@ -1,0 +1,50 @@
+"""A graded course is its instructor's alone (lecturer review r3, problem 4): ``make course GRADED=1``
+(``--private-cases``) leaves the course folder 0700, its instructor folders 0700 and the gradebook
+0600, and warns loudly when nbgrader's exchange is inside the course folder (the default), where the
+course folder must stay passable (0711) for the students to reach it."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("outside", [True, False])
+def test_a_graded_course_is_private(tmp_path, capsys, outside):
+    out = tmp_path / "course"
+    exchange = tmp_path / "srv" / "exchange" if outside else None
+    out.mkdir()
+    (out / "gradebook.db").write_bytes(b"")  # as nbgrader left it, when the course is written again
+    (out / "gradebook.db").chmod(0o644)
+    make_course.write_course(out, ["02"], exchange, True, private_cases=True)
+    err = capsys.readouterr().err
+    assert _mode(out) == (0o700 if outside else 0o711)
+    for name in make_course.PRIVATE_FOLDERS:
+        assert _mode(out / name) == 0o700, name
+    assert _mode(out / "gradebook.db") == 0o600
+    assert _mode(exchange or out / "exchange") == 0o1777  # every student writes there
+    assert ("WARNING: nbgrader's exchange" in err) != outside
+    if not outside:
+        assert "make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange" in err
+
+
+def test_an_ungraded_course_keeps_its_permissions(tmp_path, capsys):
+    out = tmp_path / "course"
+    make_course.write_course(out, ["02"])
+    assert _mode(out / "source") & 0o055 and "WARNING" not in capsys.readouterr().err
+
+
+def test_the_teachers_page_says_what_the_default_does():
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "`make course GRADED=1` makes the course folder readable by you alone" in page
