@@ -156,7 +156,8 @@ PAIR_WRONG = [
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),
     ((None, 1 / 7), "The best pairs are rarer"),
-    (({("w", "##i"), ("##i", "##d")}, 1), "The missing factor is the count of the other piece"),
+    (({("w", "##i"), ("##i", "##d")}, 1), "the missing factor is the count of the other piece"),
+    (({("w", "##i"), ("##i", "##d")}, 1), "Or you counted each dictionary word once"),
     ((None, 0.5), "is not the best score"),
     ((None, "a third"), "top_score should be a number"),
     ((None, Fraction(1, 2)), "is not the best score"),  # a fraction is a number
@@ -208,6 +209,9 @@ CASED_WRONG = [
     ("words split on spaces", lambda: _cased(per="space"), "separated by spaces"),
     ("the training text", lambda: _cased(text="train"), "that is the training text"),
     ("words per token", lambda: 1 / ch10.cased_tokens_per_word(), "that is words per token"),
+    ("the lower-cased run, as printed", lambda: round(_cased(text="lower", lower_case_merges=True), 2), "is the lower-cased run's value"),
+    ("the number of tokens", lambda: ch10.cased_token_count(), "is the number of held-out tokens"),
+    ("another count", lambda: 12_730, "is a count, not tokens per word"),
     ("a guess", lambda: 1.5, "Check each step against the exercise"),
     ("below 1", lambda: 0.5, "every word takes at least one token"),
 ]  # fmt: skip
@@ -225,6 +229,13 @@ def test_check_cased_length_rejects_what_is_not_a_number():
     for answer in ["1.28", [1.28], True]:
         with pytest.raises(ExerciseFailed, match="cased_per_word should be a number"):
             ch10.check_cased_length(answer)
+
+
+def test_the_token_count_is_the_right_runs():
+    _, test = ch10._docs_split()
+    from lib.bpe import pre_tokenize
+
+    assert ch10.cased_token_count() / len(pre_tokenize(test)) == ch10.cased_tokens_per_word()
 
 
 def test_the_mistakes_are_told_apart():

@@ -136,7 +136,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                 )
             if abs(s - 1) < 0.005:
                 fail(
-                    "top_score = 1 is c_ab divided by one count only (c_ab / c_a or c_ab / c_b): for a pair whose pieces never occur apart, c_ab equals each of them. The missing factor is the count of the other piece: divide by both, c_ab / (c_a c_b)."
+                    "top_score = 1 has two usual causes. You divided c_ab by one count only (c_ab / c_a or c_ab / c_b): for a pair whose pieces never occur apart, c_ab equals each of them; the missing factor is the count of the other piece: divide by both, c_ab / (c_a c_b). Or you counted each dictionary word once: then c_ab = c_a = c_b = 1 for this pair. Weight every occurrence by its word's count (widest occurs 3 times)."
                 )
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
                 fail(
@@ -377,6 +377,18 @@ def tokens_per_word(text: str, lower_case_merges: bool = False, per: str = "word
     return len(tokens) / len(text.split() if per == "space" else pre_tokenize(text))
 
 
+# no word of the help pages takes anywhere near this many tokens on average: a larger answer is a count
+MAX_TOKENS_PER_WORD = 20
+
+
+@lru_cache(maxsize=1)
+def cased_token_count() -> int:
+    """The number of held-out tokens in exercise 3's run (capitals kept), before dividing by the words."""
+    train, test = _docs_split()
+    alphabet = sorted(set("".join(pre_tokenize(train))))
+    return len(BPETokenizer(list(_merges(False)), alphabet).tokenize(test))
+
+
 @lru_cache(maxsize=1)
 def cased_tokens_per_word() -> float:
     """The answer of exercise 3's measurement: 1,000 merges learned from the training text in its
@@ -430,6 +442,20 @@ def check_cased_length(cased_per_word: Any) -> str:
     for mistake, message in _cased_mistakes():
         if abs(value - mistake) <= 0.003:
             fail(f"cased_per_word = {fmt(value)}: {message}")
+    lower_run = _cased_mistakes()[0][0]
+    if round(value, 2) == round(lower_run, 2):
+        fail(
+            f"cased_per_word = {fmt(value)} is the lower-cased run's value, the {lower_run:.2f} tokens per word of the chapter. Learn the 1,000 merges from the training text as it is, capitals kept, and measure the held-out text in its original case."
+        )
+    if value > MAX_TOKENS_PER_WORD:
+        what = (
+            "the number of held-out tokens"
+            if abs(value - cased_token_count()) <= 0.01 * cased_token_count()
+            else "a count, not tokens per word"
+        )
+        fail(
+            f"cased_per_word = {fmt(value)} is {what}. Divide the number of held-out tokens by the number of held-out words (the words and punctuation marks of pre_tokenize)."
+        )
     if value < 1:
         fail(
             f"cased_per_word = {fmt(value)} is below 1: every word takes at least one token. Divide the number of tokens by the number of words."
