@@ -75,9 +75,35 @@ LOCAL_M_WRONG = [
         lambda s, t, D: ch04.local_m_reference(s, t, D)[None],
         "returned shape [1, 10]",
     ),
+    # review ch04 s4, item 4: the window one position off, and weights without a softmax
     (
         "centred on t + 1",
         lambda s, t, D: ch04.local_m_reference(s, t + 1, D),
+        "your window is centred on t + 1, one position to the right: t counts from 0",
+    ),
+    (
+        "centred on t - 1 (counted from 1)",
+        lambda s, t, D: ch04.local_m_reference(s, t - 1, D),
+        "your window is centred on t - 1, one position to the left: t counts from 0",
+    ),
+    (
+        "the masked scores, no softmax",
+        lambda s, t, D: s * ((torch.arange(len(s)) - t).abs() <= D),
+        "not 1: these are not softmax weights",
+    ),
+    (
+        "-inf outside, no softmax",
+        lambda s, t, D: s.masked_fill((torch.arange(len(s)) - t).abs() > D, float("-inf")),
+        "returned -inf at index [0]",  # expect_tensor names the -inf before any sum is taken
+    ),
+    (
+        "the exponentials, not normalised",
+        lambda s, t, D: s.exp() * ((torch.arange(len(s)) - t).abs() <= D),
+        "not 1: these are not softmax weights",
+    ),
+    (
+        "sums to 1 but wrong",
+        lambda s, t, D: torch.full_like(s, 1 / len(s)),
         "the largest difference is",
     ),
     (

@@ -394,6 +394,25 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
         len(values) == 2
         and "an arrow carries the scored source states into the context" in fig.alt_text
     )
+    # review ch04 s4, item 2: the arrow leaves a blue line that joins every scored state (all 20
+    # globally, the window's 14 locally), not the last state alone
+    xs = sorted({ln.get_xdata()[0] for ln in ax.lines if ln.get_color() == "C0"})
+    combs = [
+        ln
+        for ln in ax.lines
+        if ln.get_color() == "C0"
+        and ln.get_ydata()[0] == ln.get_ydata()[1]
+        and len(ln.get_xdata()) == 2
+    ]
+    ticks = [
+        ln for ln in ax.lines if ln.get_color() == "C0" and ln.get_xdata()[0] == ln.get_xdata()[1]
+    ]
+    assert len(ticks) == 20 + 14 and len(xs) == 20
+    spans = sorted((c.get_xdata()[1] - c.get_xdata()[0]) for c in combs)
+    step = xs[1] - xs[0]
+    assert spans == pytest.approx([13 * step, 19 * step])
+    starts = sorted(a._posA_posB[0] for a in values)  # each arrow starts at its line's right end
+    assert starts == sorted((c.get_xdata()[1], c.get_ydata()[0]) for c in combs)
     with pytest.raises(ValueError, match="position"):
         viz.luong_diagram(7, source_length=20, position=21)
     with pytest.raises(ValueError, match="window"):

@@ -127,19 +127,21 @@ def local_m_reference(
     mask_scores: bool = False,
     python_slice: bool = False,
     rounded: str | None = None,
+    shift: int = 0,
 ) -> Tensor:
     """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes:
     ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2; ``window_kind``
     "one-sided" is [t, t + D], "twice as wide" [t - 2D, t + 2D], "half-open" [t - D, t + D);
     ``mask_scores`` multiplies the scores by the 0/1 window and takes the softmax over all positions;
     ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around; ``rounded``
-    "nearest" or "down" centres the window on round(t) or int(t) instead of the real t). ``t`` may be real,
-    like local-p's p_t."""
+    "nearest" or "down" centres the window on round(t) or int(t) instead of the real t; ``shift`` -1 or 1
+    centres it on t - 1 or t + 1, a position counted from 1 or one too far). ``t`` may be real, like
+    local-p's p_t."""
     scores = scores.double()
     roundings = {None: float, "nearest": round, "down": int}
     if rounded not in roundings:
         raise ValueError(f"rounded: expected one of {tuple(roundings)}, got {rounded!r}")
-    t = roundings[rounded](float(t))
+    t = roundings[rounded](float(t)) + shift
     if python_slice:
         window_slice = slice(int(t) - D, int(t) + D + 1)
         out = torch.zeros_like(scores)
@@ -238,10 +240,33 @@ _MISTAKES = [
         "your window leaves out s = t + D (a slice scores[t - D : t + D] stops before its end): the window [t - D, t + D] includes both ends.",
     ),
     (
+        dict(shift=-1),
+        "your window is centred on t - 1, one position to the left: t counts from 0, like the positions s = 0, 1, ..., S - 1, so the window is [t - D, t + D] with no 1 subtracted.",
+    ),
+    (
+        dict(shift=1),
+        "your window is centred on t + 1, one position to the right: t counts from 0, like the positions s = 0, 1, ..., S - 1, so the window is [t - D, t + D] with no 1 added.",
+    ),
+    (
         dict(window_kind="twice as wide"),
         "your window is [t - 2D, t + 2D], twice as wide: D is the half-width, so the window is [t - D, t + D], 2D + 1 positions at most.",
     ),
 ]
+
+
+# how far from 1 the weights may sum (float32 arithmetic over at most 15 positions) before they are not a softmax
+_SUM_TOLERANCE = 1e-4
+
+
+def _check_sums_to_one(result: Tensor, case: str) -> None:
+    """Fail, naming the mistake, when the weights ``result`` do not sum to 1 (no softmax was taken)."""
+    total = result.double().sum().item()
+    if total == total and abs(total - 1) > _SUM_TOLERANCE:  # total == total: not NaN
+        fail(
+            f"on the case '{case}', your weights sum to {total:.4g}, not 1: these are not softmax weights. "
+            "Take the softmax of the scores inside the window (masked_softmax(scores, inside), or -inf "
+            "outside the window and then torch.softmax), so that the weights a_t(s) sum to 1 there."
+        )
 
 
 @checker("local_m_weights")
@@ -261,5 +286,6 @@ def check_local_m(local_m_weights: Any) -> str:
         for kwargs, message in _MISTAKES:
             if torch.allclose(result, local_m_reference(scores, t, D, **kwargs), atol=1e-5):
                 fail(f"on the case '{case}', {message}")
+        _check_sums_to_one(result, case)
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
     return f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

@@ -479,7 +479,9 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         f"p_t = {p:g}, the window of D = {D} positions on each side is shaded, a bell curve "
         f"(sigma = {D / 2:g}) peaks at p_t, and h_t is joined only to the {len(inside)} states "
         f"inside the window, positions {inside[0]} to {inside[-1]}. In both, these lines are the "
-        "scores, and an arrow carries the scored source states into the context c_t, which with h_t "
+        "scores; a short blue tick from every scored source state joins one blue line just above "
+        "the states, and from that line an arrow carries the scored source states into the context "
+        "c_t, which with h_t "
         "gives the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
     check_bool(narrow, "narrow")
@@ -527,19 +529,36 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
         "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
         "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
     )
-    # the values: the source states it attends to enter the context (the grey lines are scores)
-    x_last = xs[max(inside) if local else S - 1]
+    # the values: every source state it attends to joins one blue line, which enters the context
+    # (the grey lines are the scores)
+    x_last, y_comb = _luong_values(
+        ax, [x for s, x in enumerate(xs) if not local or s in inside], y_src
+    )
     if narrow:
         y_c = y_q + 0.85
         ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
         _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
-        _arrow(ax, x_last, y_src + 0.15, 4.65, y_c - 0.425, color=_VALUES)
+        _arrow(ax, x_last, y_comb, 4.65, y_c - 0.425, color=_VALUES)
         _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
     else:
         ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
         _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
-        _arrow(ax, x_last, y_src + 0.15, 7.2, y_q - 0.375, color=_VALUES)
+        _arrow(ax, x_last, y_comb, 7.2, y_q - 0.375, color=_VALUES)
         _box(ax, 7.85, y_q, context, "ctx", 2.2, 0.75, _FONT)
+
+
+_COMB_RISE = 0.12  # how far above the source states' boxes (height 0.3) their blue line runs
+
+
+def _luong_values(ax, used_xs, y_src):
+    """luong_diagram's values: a short blue tick up from each of the states at ``used_xs`` (every
+    one, or the window's) into one blue line over them, as Fig. 4.1's weights join one line;
+    returns the line's right end, where the arrow into the context starts."""
+    y_top, y_comb = y_src + 0.15, y_src + 0.15 + _COMB_RISE
+    for x in used_xs:
+        _line(ax, [x, x], [y_top, y_comb], color=_VALUES, lw=1.2)
+    _line(ax, [used_xs[0], used_xs[-1]], [y_comb, y_comb], color=_VALUES, lw=1.6)
+    return used_xs[-1], y_comb
 
 
 def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):

@@ -40,7 +40,9 @@ export function html(tag, attrs = {}, parent = null, text = null) {
 // turned by 60 degrees, and opts.xlabel goes under the matrix.
 export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
-  const left = opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1);
+  // opts.ylabel: the rows' name, turned up the left edge (18 px more on the left)
+  const left = (opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1))
+    + (opts.ylabel ? 18 : 0);
   const level = 7 * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
   const top = opts.top || (level ? (opts.xlabel ? 38 : 20)
     // a label turned by 60 degrees rises sin 60 = 0.87 of its length, about 7 px a character at 11 px
@@ -88,6 +90,11 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
       ? { x: left + cell * colLabels.length / 2, y: top - 24, "text-anchor": "middle" }
       : { x: left, y: height - 8 }, svg);
     t.textContent = opts.xlabel;
+  }
+  if (opts.ylabel) {
+    const y = top + cell * rowLabels.length / 2;
+    const t = el("text", { x: 12, y, "text-anchor": "middle", transform: `rotate(-90 12 ${y})` }, svg);
+    t.textContent = opts.ylabel;
   }
   svg.dataset.values = JSON.stringify(matrix);
   svg.dataset.rows = JSON.stringify(rowLabels);

@@ -27,7 +27,7 @@ export function mountTranslator(root, example, ctx) {
   function draw(source, target, attention) {
     output.textContent = `Translation: ${target.filter((t) => t !== "<eos>").join(" ")}`;
     heatmap(map, attention, target, source, { title: "alignment: rows are output words, " +
-      "columns source words", xlabel: "source word" });
+      "columns source words", xlabel: "source word", ylabel: "output word" });
     root.dataset.values = JSON.stringify(attention);
     root.dataset.tokens = JSON.stringify(target);
   }
