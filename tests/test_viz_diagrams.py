@@ -745,6 +745,18 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
     # MiniLM matches A and VR head by head: both formulas per head, and as many heads in both models
     assert sum(x.endswith("$ per head") for x in t) == 2
     assert any(x.endswith("12 heads in both") for x in t) and "same number of heads" in fig.alt_text
+    # the pruning arrow leaves the student's column (a dashed frame around the student and its
+    # last layer), not the last-layer box: the whole student is pruned, not its last layer
+    (prune,) = _boxes_labelled(fig, "keep every second layer: 6; then\nfine-tune on sentence pairs")
+    (student,) = _boxes_labelled(fig, "student\n12 layers,\nwidth 384")
+    last_layers = _boxes_labelled(fig, "last layer:\n$A$, $VR$: $T \\times T$")
+    frames = [b for b in boxes(fig) if b.get_facecolor()[3] == 0]
+    assert len(frames) == 1 and _on(_center(student), frames[0])
+    assert all(
+        _on(_center(b), frames[0]) == (b.get_x() > student.get_x() - 0.1) for b in last_layers
+    )
+    assert len(_links(fig, frames[0], prune)) == 1
+    assert not any(_links(fig, b, prune) for b in last_layers)
     small = viz.minilm_diagram(SMALL_BERT)
     assert "2 layers, 4 heads: a vector per token" in texts(small)
     with pytest.raises(TypeError, match="config"):

@@ -1017,7 +1017,8 @@ def minilm_diagram(config=None):
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
     BERT-base-sized teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
     VR = softmax(VV^T/sqrt(d_k)), both T x T and per head (so both have as many heads), by KL
-    divergence; then every second layer is kept and the model is fine-tuned on sentence pairs.
+    divergence; then every second layer of the student (its dashed column, not only its last layer) is
+    kept and the model is fine-tuned on sentence pairs.
     Bottom: the sentence vector, tokens -> embeddings -> the layers -> the mean over the real tokens
     -> length 1. ``config``: a ``lib.bert.BertConfig`` (default the model's: 6 layers, 12 heads,
     width 384). Returns the Figure."""
@@ -1039,7 +1040,7 @@ def minilm_diagram(config=None):
         "VR = softmax(VV^T / sqrt(d_k)) of every head, both T x T matrices whatever the width, are "
         "compared by KL divergence, head by head, so the student learns to match the teacher's (the "
         f"two have the same number of heads, {H}). Then every second layer of the "
-        f"student is kept ({L} layers), and the model is fine-tuned on sentence pairs with a "
+        f"whole student is kept ({L} layers), and the model is fine-tuned on sentence pairs with a "
         "contrastive loss on the mean of its token vectors. Bottom, how it turns a sentence into a "
         "vector: the tokens from [CLS] to [SEP], their embeddings (word + position + segment, width "
         f"{D}), {L} layers of {H} heads, one vector of {D} numbers per token, the mean over the real "
@@ -1070,7 +1071,15 @@ def minilm_diagram(config=None):
         color="0.35",
         **_t(font),
     )
-    _arrow(ax, xs + 0.75, 5.32, xs + 0.75, 3.96)
+    # the student's column as a whole (the model, not its last layer) goes on to be pruned
+    top, bottom, pad = 7.52, 5.2, 0.07
+    ax.add_patch(
+        mpatches.FancyBboxPatch(
+            (xs - w / 2 - pad, bottom), w + 2 * pad, top - bottom, fc="none", ec="0.5", ls="--",
+            boxstyle="round,pad=0,rounding_size=0.08",
+        )
+    )  # fmt: skip
+    _arrow(ax, xs + 0.75, bottom, xs + 0.75, 3.96)
     _box(
         ax,
         width / 2,
