@@ -192,7 +192,18 @@ def document_attention(
         s = float(sentence_weights[i])
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15 * s, 0.6, color=top))
         ax.add_patch(plt.Rectangle((0, i - 0.3), 0.15, 0.6, fill=False, ec="0.6", lw=0.6))
-        numbers.append(ax.text(0.155, i, f"{s:.2f}", va="center", fontsize=fontsize, color="0.3"))
+        # the number a little clear of its box, at any width of the figure
+        numbers.append(
+            ax.annotate(
+                f"{s:.2f}",
+                (0.15, i),
+                xytext=(fontsize / 3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=fontsize,
+                color="0.3",
+            )
+        )
 
     def after_the_weights(row):
         return _RightOf(row, [header, *numbers])
