@@ -766,11 +766,40 @@ def test_causal_mask_explorer_one_state_per_query():
         f"it may attend to keys 0 to 2; its largest weight is {weights[2, top]:.2f} on &#x27;{TOKENS[top]}&#x27;"
         in stack.children[2].value
     )
-    # query 0 sees itself only
-    assert "its largest weight is 1.00 on &#x27;the&#x27;" in stack.children[0].value
+    # query 0 sees itself only; the same key's weight without the mask follows
+    full = masked_softmax(SCORES)
+    assert (
+        f"key 0 only; its largest weight is 1.00 on &#x27;the&#x27;, which had {full[0, 0]:.2f} "
+        "without the mask" in stack.children[0].value
+    )
     page = _static_page(box)
     assert all(base64.b64encode(png).decode("ascii") in page for png in pngs)
     assert plt.get_fignums() == []
+
+
+def test_causal_mask_alt_reports_ties_and_the_same_key_without_the_mask():
+    from lib.attention import masked_softmax
+    from lib.viz.interactive import _causal_mask_alt
+
+    # row 1: keys 0 and 1 tie under the mask; without it key 3 wins, which the text must not compare
+    scores = torch.tensor([[0.0, 0, 0, 0], [1.0, 1, 0, 3], [0.0, 0, 0, 0], [2.0, 0, 0, 0]])
+    masked, full = masked_softmax(scores, CAUSAL), masked_softmax(scores)
+    alt = [_causal_mask_alt(t, masked, full, CAUSAL, TOKENS) for t in range(4)]
+    assert alt[1].endswith(
+        f"its largest weight is 0.50 each on 'the' and 'cat', which had {full[1, 0]:.2f} each "
+        "without the mask"
+    )
+    assert alt[2].endswith(
+        "its largest weight is 0.33 each on 'the', 'cat' and 'sat', which had 0.25 each without the mask"
+    )
+    assert alt[3].endswith(
+        f"its largest weight is {masked[3, 0]:.2f} on 'the', which had {full[3, 0]:.2f} without the mask"
+    )
+    # more ties than MAX_NAMED_TIES are counted, not named
+    many = torch.ones(5, 5, dtype=torch.bool).tril()
+    weights = masked_softmax(torch.zeros(5, 5), many)
+    text = _causal_mask_alt(4, weights, masked_softmax(torch.zeros(5, 5)), many, list("abcde"))
+    assert text.endswith("0.20 each on all 5 of them, which had 0.20 each without the mask")
 
 
 def smallest_text_px(monkeypatch, column_px):

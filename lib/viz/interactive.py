@@ -32,6 +32,8 @@ from matplotlib.figure import Figure
 
 from lib._validate import is_int
 
+MAX_NAMED_TIES = 3  # the alt text names up to this many keys that tie for the largest weight
+
 # figures drawn for a phone, about 5 inches wide: 11-point text is 9 CSS px or more in a 330 px column
 # (the slider figures here, the live figures' static pictures in lib.viz.live, the Playground's, and
 # a chapter's own phone-sized figures: plt.rc_context(viz.PHONE_RC))
@@ -376,19 +378,43 @@ def _causal_mask_state(t, masked, full, mask, tokens):
 
 
 def _causal_mask_alt(t, masked, full, mask, tokens):
-    """causal_mask_explorer's alt text of query t's state, from its numbers."""
+    """causal_mask_explorer's alt text of query t's state, from its numbers: the largest masked
+    weight, on every key that ties with it (to the two decimals shown), and what those same keys
+    had without the mask."""
     allowed = mask[t].nonzero().flatten().tolist()
-    top, top_full = int(masked[t].argmax()), int(full[t].argmax())
-    where = (
-        (
-            f"keys {allowed[0]} to {allowed[-1]}"
-            if allowed == list(range(allowed[0], allowed[-1] + 1))
-            else f"{len(allowed)} keys"
+    if not allowed:
+        return (
+            f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to no key"
         )
-        if allowed
-        else "no key"
+    where = (
+        f"key {allowed[0]} only"
+        if len(allowed) == 1
+        else f"keys {allowed[0]} to {allowed[-1]}"
+        if allowed == list(range(allowed[0], allowed[-1] + 1))
+        else f"{len(allowed)} keys"
     )
-    return f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; its largest weight is {masked[t, top]:.2f} on '{tokens[top]}', against {full[t, top_full]:.2f} on '{tokens[top_full]}' without the mask"
+    shown = f"{masked[t].max():.2f}"
+    tops = [j for j in allowed if f"{masked[t, j]:.2f}" == shown]
+    unmasked = [f"{full[t, j]:.2f}" for j in tops]
+    if len(tops) == 1:
+        largest = f"{shown} on '{tokens[tops[0]]}', which had {unmasked[0]} without the mask"
+    elif len(tops) <= MAX_NAMED_TIES:
+        names = ", ".join(f"'{tokens[j]}'" for j in tops[:-1]) + f" and '{tokens[tops[-1]]}'"
+        had = (
+            f"{unmasked[0]} each"
+            if len(set(unmasked)) == 1
+            else ", ".join(unmasked[:-1]) + f" and {unmasked[-1]}"
+        )
+        largest = f"{shown} each on {names}, which had {had} without the mask"
+    else:
+        low, high = min(unmasked, key=float), max(unmasked, key=float)
+        had = f"{low} each" if low == high else f"{low} to {high}"
+        count = f"all {len(tops)}" if len(tops) == len(allowed) else f"{len(tops)}"
+        largest = f"{shown} each on {count} of them, which had {had} without the mask"
+    return (
+        f"Masked-softmax weights with query {t} '{tokens[t]}' framed: it may attend to {where}; "
+        f"its largest weight is {largest}"
+    )
 
 
 def sampling_probabilities(
