@@ -110,7 +110,7 @@ TOP_P_WRONG = [
     (
         "keeps the tokens whose running sum <= p",
         _mistake("exclusive"),
-        "you kept only the tokens whose running sum stays <= p",
+        "you kept only the tokens whose running sum stays below (or at) p",
     ),
     (
         "NaN when the first token passes p",

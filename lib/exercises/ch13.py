@@ -146,7 +146,7 @@ def _name_top_p_mistake(
     if torch.allclose(result, exclusive, atol=1e-5):
         kept = probs.double()[exclusive > 0].sum().item()
         fail(
-            f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays <= p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
+            f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays below (or at) p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
         )
     total = result.sum().item()
     if abs(total - 1) > 1e-4:
@@ -217,7 +217,7 @@ def check_top_p_filter(top_p_filter: Any) -> str:
         if torch.isnan(result).any():
             if probs.max().item() > p:  # "running sum <= p" keeps nothing here
                 fail(
-                    f"on the case {case}, your result is NaN: you kept no token and divided 0 by 0. The most probable token alone has {probs.max().item():.3g} > p = {p}, and your rule keeps only the tokens whose running sum stays <= p. The nucleus is the smallest set whose sum REACHES p: it always holds the token that crosses p, so at least the most probable one."
+                    f"on the case {case}, your result is NaN: you kept no token and divided 0 by 0. The most probable token alone has {probs.max().item():.3g} > p = {p}, and your rule keeps only the tokens whose running sum stays below (or at) p. The nucleus is the smallest set whose sum REACHES p: it always holds the token that crosses p, so at least the most probable one."
                 )
             fail(f"on the case {case}, your result holds NaN: did you divide by a sum of 0?")
         if (result < 0).any():
