@@ -450,7 +450,7 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE or too_round:
             if acc > 0.8:
                 fail(
-                    f"unseen_accuracy = {fmt(acc)} is what the chapter's probe gets when every test phrase has a twin in its training set. Check your split: a sentence goes to the test set when zlib.crc32 of the sentence without names is even, and the probe trains on the others only."
+                    f"unseen_accuracy = {fmt(acc)} is the kind of score the chapter's probes get (above 95%) when every test phrase has a twin in its training set. Check your split: a sentence goes to the test set when zlib.crc32 of the sentence without names is even, and the probe trains on the others only."
                 )
             if too_round:
                 fail(
