@@ -578,7 +578,7 @@ MASKED_SOFTMAX = [
     (
         "no nan_to_num",
         lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1),
-        "a softmax over a row of -inf is 0/0",
+        "a softmax over a row of -inf divides 0 by 0",
     ),
     ("mask inverted", _filled(float("-inf"), mask_of=lambda m: m), "True where a query MAY attend"),
     ("over the queries", _filled(float("-inf"), dim=0), "normalise over the last dimension"),
