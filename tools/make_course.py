@@ -640,18 +640,10 @@ def course_markdown(text: str) -> str:
     """A markdown cell as a notebook outside the book shows it: the citations as author-year text
     ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)", {cite:t} -> "Graves et al. (2014)")
     and links to the book's pages ("../book/glossary.md#term-x") to the published site's."""
+    cite = _citations()  # puts tools/ on the path
+    from make_slides import citations_as_text
 
-    def one(key: str) -> tuple[str, str]:
-        return _citations().get(key.strip(), (key.strip(), ""))
-
-    def textual(m: re.Match) -> str:
-        return "; ".join(f"{w} ({y})" for w, y in map(one, m.group(1).split(",")))
-
-    def parenthetical(m: re.Match) -> str:
-        return "(" + "; ".join(f"{w}, {y}" for w, y in map(one, m.group(1).split(","))) + ")"
-
-    text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
-    text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+    text = citations_as_text(text, cite)
     return BOOK_LINK.sub(lambda m: f"]({SITE}book/{m.group(1)}.html{m.group(2) or ''})", text)
 
 

@@ -81,10 +81,9 @@ def citations(bib: Path = ROOT / "book" / "references.bib") -> dict[str, tuple[s
     return out
 
 
-def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
-    """The chapter's MyST as Markdown that nbconvert renders: {cite:t}/{cite:p} roles become
-    "Bahdanau et al. (2015)" / "(Bahdanau et al., 2015)", directive fences are unwrapped, links to the
-    book's pages point to their HTML."""
+def citations_as_text(text: str, cite: dict[str, tuple[str, str]]) -> str:
+    """{cite:t}/{cite:p} roles as author-year text: "Bahdanau et al. (2015)" / "(Bahdanau et al.,
+    2015)"; ``cite`` maps a key to (authors, year), as :func:`citations` reads them."""
 
     def one(key: str) -> tuple[str, str]:
         return cite.get(key.strip(), (key.strip(), ""))
@@ -96,7 +95,15 @@ def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
         return "(" + "; ".join(f"{w}, {y}" for w, y in map(one, m.group(1).split(","))) + ")"
 
     text = re.sub(r"\{cite:t\}`([^`]+)`", textual, text)
-    text = re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+    return re.sub(r"\{cite:p\}`([^`]+)`", parenthetical, text)
+
+
+def plain_markdown(text: str, cite: dict[str, tuple[str, str]]) -> str:
+    """The chapter's MyST as Markdown that nbconvert renders: {cite:t}/{cite:p} roles become
+    "Bahdanau et al. (2015)" / "(Bahdanau et al., 2015)", directive fences are unwrapped, links to the
+    book's pages point to their HTML."""
+
+    text = citations_as_text(text, cite)
     text = re.sub(r"\{[a-z:]+\}`([^`<]*?)\s*(<[^`]*>)?`", r"\1", text)  # other roles: their text
     text = re.sub(r"^(:::+|```+)\{[a-z-]+\}[^\n]*\n(:[a-z-]+:[^\n]*\n)*", "", text, flags=re.M)
     text = re.sub(r"^(:::+|```+)\s*$", "", text, flags=re.M)
