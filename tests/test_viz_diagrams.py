@@ -557,6 +557,19 @@ def test_elmo_diagram_joins_to_the_softmax_only_the_states_it_scores(narrow):
         assert [len(_links(fig, b, softmax)) for b in row] == [int(k != silent) for k in range(5)]
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_elmo_diagram_numbers_the_token_representations_from_the_mixed_word(narrow):
+    """Fig. 12.1 (reader's report, round s5): the token boxes are x_{k-3} ... x_{k+1}, with x_k the
+    word whose layers the mix shows (h_{k,j}), not x_k on every word; the alt text says so."""
+    config = ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2)
+    fig = viz.elmo_diagram(config, narrow=narrow)
+    labels = [t for t in texts(fig) if t.startswith("$x_")]
+    assert labels == ["$x_{k-3}$", "$x_{k-2}$", "$x_{k-1}$", "$x_k$", "$x_{k+1}$"]
+    assert "x_k for bank at position k, x_(k-3) to x_(k+1)" in fig.alt_text
+    first = viz.elmo_diagram(config, focus=0, narrow=narrow)
+    assert [t for t in texts(first) if t.startswith("$x_")][:2] == ["$x_k$", "$x_{k+1}$"]
+
+
 def test_elmo_diagram_narrow_is_legible_on_a_phone():
     """Chapter 12 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text, the mix below
     the biLM; the same texts and boxes as the wide drawing, which keeps its size."""

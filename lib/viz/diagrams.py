@@ -611,8 +611,10 @@ def elmo_diagram(
     check_bool(narrow, "narrow")
     L, Hd = config.n_layers, config.hidden_dim
     alt = (
-        f"The biLM under the words {' '.join(toks)}. Each word's token representation x_k "
-        f"(a {config.word_dim}-number embedding projected to {Hd}) feeds {L} layers; in each, the "
+        f"The biLM under the words {' '.join(toks)}. Each word's token representation, "
+        f"x_k for {toks[focus]} at position k, x_(k{-focus:+d}) to x_(k{len(toks) - 1 - focus:+d}) "
+        "from the first word to the last "
+        f"(a {config.word_dim}-number embedding projected to {Hd}), feeds {L} layers; in each, the "
         "forward LSTM (drawn a little higher) passes its state to the right, to the forward LSTM of "
         "the next word, and the backward LSTM (a little lower) to the left, to the backward LSTM of "
         "the previous word; above layer 1, each direction's LSTMs read only its own layer below. One softmax "
@@ -668,9 +670,16 @@ _ELMO_CELL = 0.45  # the height of an LSTM's box
 _PREDICTS_NOTHING = {"$\\rightarrow$": "<eos>", "$\\leftarrow$": "<bos>"}
 
 
+def _token_label(offset):
+    """The token representation of the word ``offset`` places from the focused word k: x_k, x_{k-1},
+    x_{k+1}, ..."""
+    return "$x_k$" if offset == 0 else f"$x_{{k{offset:+d}}}$"
+
+
 def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow):
-    """elmo_diagram's biLM: a column per word (the word, x_k, then each layer's forward LSTM, a little
-    higher, and backward LSTM, a little lower), the focused word's framed. Each direction is its own
+    """elmo_diagram's biLM: a column per word (the word, its token representation x_{k+offset}, k the
+    focused word's position, then each layer's forward LSTM, a little higher, and backward LSTM, a
+    little lower), the focused word's framed. Each direction is its own
     stack: its arrows go from x_k through its own layers to the softmax (except from the forward LSTM of
     <eos> and the backward LSTM of <bos>, which predict nothing), and to the same direction's LSTM of
     the next word (forward) or of the previous one (backward)."""
@@ -679,7 +688,16 @@ def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
     for k, (x, word) in enumerate(zip(xs, toks)):
         _box(ax, x, y0 + 0.35, word, "io", w=min(0.9, step - 0.08), h=0.4, fontsize=font)
         _arrow(ax, x, y0 + 0.55, x, ys[0] - 0.22)
-        _box(ax, x, ys[0], "$x_k$", "emb", w=min(0.8, step - 0.1), h=0.45, fontsize=font)
+        _box(
+            ax,
+            x,
+            ys[0],
+            _token_label(k - focus),
+            "emb",
+            w=min(0.8, step - 0.1),
+            h=0.45,
+            fontsize=font,
+        )
         for label, kind, dx, lane in (
             ("$\\rightarrow$", "rnn", -half / 2, rise),
             ("$\\leftarrow$", "ff", half / 2, -rise),
