@@ -87,6 +87,12 @@ WRONG = [
         ).mean(),
         "you left out the minus sign",
     ),
+    # review of chapter 16 (s5): the section's L_MLM + lambda L_Disc invites weighing L_Disc here
+    (
+        "multiplied by lambda",
+        lambda lg, o, m, c, a: 50 * _bce(lg[a.bool()], (c != o).float()[a.bool()]),
+        "you multiplied the loss by lambda = 50",
+    ),
     (
         "labels inverted",
         lambda lg, o, m, c, a: _bce(lg[a.bool()], (c == o).float()[a.bool()]),

@@ -40,6 +40,7 @@ __all__ = ["check_discriminator_loss", "check_albert_prediction"]
 
 MASK = 4  # the [MASK] id of the hidden cases (ids 0-4 are special: [PAD] 0, [CLS] 2, [SEP] 3)
 SEP = 3
+LAMBDA = 50  # ELECTRA's weight of L_Disc in the total loss (a mistake is to apply it here)
 
 
 # --- exercise 1: the discriminator's loss --------------------------------------------------------------
@@ -112,6 +113,10 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
         (
             bce(logits[real], 1 - replaced[real]),
             "your labels are the wrong way round: 1 means replaced (the discriminator's logit > 0 says 'replaced').",
+        ),
+        (
+            LAMBDA * bce(logits[real], replaced[real]),
+            f"you multiplied the loss by lambda = {LAMBDA}. The weight belongs to ELECTRA's total loss, L_MLM + lambda L_Disc, which lib.electra.Electra forms from the two; discriminator_loss returns L_Disc itself, unweighted.",
         ),
         (
             bce(logits[real], replaced[real], reduction="sum"),
