@@ -151,7 +151,13 @@ PAIR_WRONG = [
     (({("##e", "##s")}, None), "Frequency is not what this score measures"),
     (({("l", "##o"), ("w", "##i")}, None), "1 / its count"),
     (({("w", "##i")}, None), "it is a tie"),
-    (({("w", "i")}, None), "did you mean ('w', '##i')?"),
+    (({("w", "i")}, None), "Did you mean ('w', '##i')?"),
+    # ## on both pieces of a pair inside a word: the hint names that form too
+    (({("i", "d")}, None), "Did you mean ('##i', '##d')?"),
+    (({("w", "i"), ("i", "d")}, None), "Did you mean ('##i', '##d')?"),
+    (({("w", "i")}, None), "starts with the two characters ##, which say that the piece continues"),
+    (({("##w", "##i")}, None), "Did you mean ('w', '##i')?"),  # ## on a word's first piece
+    (({("x", "##y")}, None), "List pairs of adjacent pieces of wordpiece_split(word)."),
     (({("n", "##e")}, None), "below the best score"),
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),

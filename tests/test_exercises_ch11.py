@@ -115,6 +115,38 @@ def _no_start_token(train, test, lam):
     return math.exp(-logp / m)
 
 
+def _log2_perplexity(train, test, lam, undo=math.exp):
+    """As a reader writes it: the log probabilities summed in base 2, undone by ``undo``; with math.exp
+    the bases are mixed (the mistake), with 2 ** x they match (a right answer)."""
+    bigram = BigramLM(train)
+    counts = Counter(w for s in train for w in s.split() + [EOS])
+    total = sum(counts.values())
+    logp, m = 0.0, 0
+    for s in test:
+        tokens = ["<s>"] + s.split() + [EOS]
+        for v, w in zip(tokens, tokens[1:]):
+            logp += math.log2(lam * bigram.prob(w, v) + (1 - lam) * counts[w] / total)
+            m += 1
+    return undo(-logp / m)
+
+
+def test_check_interpolation_names_log2_undone_by_exp_and_accepts_base_2_throughout():
+    with pytest.raises(ExerciseFailed) as wrong:
+        ch11.check_interpolation(_log2_perplexity)
+    message = str(wrong.value)
+    assert "you mixed two bases: log2 for the log probabilities and exp to undo them" in message
+    assert "2 to the power of the mean of log2 P" in message
+    # the mistake is the right perplexity to the power 1 / ln 2
+    case, train, test, lam = ch11._cases()[0]
+    right = ch11.interpolated_perplexity_reference(train, test, lam)
+    assert math.isclose(
+        _log2_perplexity(train, test, lam), right ** (1 / math.log(2)), rel_tol=1e-9
+    )
+    assert ch11.check_interpolation(
+        lambda tr, te, lam: _log2_perplexity(tr, te, lam, lambda x: 2**x)
+    )
+
+
 INTERPOLATION_WRONG = [
     *[
         (

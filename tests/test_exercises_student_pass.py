@@ -396,7 +396,7 @@ OTHER_PREDICTIONS = [
     (ch05.check_without_positions, (3, True), "exact-match rate on captions with two shapes"),
     (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),
     (ch10.check_pair_score, ({("w", "##i"), ("##i", "##d")}, 3), "is c_ab, the count of the pair"),
-    (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "not a pair of adjacent pieces"),
+    (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "Did you mean ('##i', '##d')?"),
     (ch12.check_elmo_size, ("LSTM", "weight_hr", None), "the authors' cell has it too"),
     (ch15.check_other_adjectives, (True, True), "beside the same weights in the *wide* sentence"),
     (ch15.check_other_adjectives, (False, False), "beside the same weight in the *tired* sentence"),
@@ -713,7 +713,8 @@ INTERPOLATION = [
         _interpolated(u_total_without_eos=True),
         "add up to more than 1",
     ),
-    ("log10 undone by exp", _interpolated(log10=True), "you mixed two bases"),
+    ("log10 undone by exp", _interpolated(log10=True), "you mixed two bases: log10"),
+    ("log2 undone by exp", _interpolated(log2=True), "you mixed two bases: log2"),
     (
         "the mean of the sentences' cross-entropies",
         _interpolated(mean_sentence_entropy=True),

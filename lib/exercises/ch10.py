@@ -76,16 +76,29 @@ def _pairs(value: Any) -> set[tuple[str, str]]:
     return {tuple(p) for p in value}
 
 
+def _marked(pair: tuple, scores: dict) -> tuple | None:
+    """The pair of the dictionary that ``pair`` is with its ## markers written right (a continuing piece
+    starts with ##, a word-initial one does not), or None if there is none."""
+    a, b = (piece.removeprefix("##") for piece in pair)
+    for candidate in ((a, "##" + b), ("##" + a, "##" + b)):
+        if candidate in scores:
+            return candidate
+    return None
+
+
 def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
     """top_pairs: pairs of adjacent pieces, exactly the tied best ones; the usual picks (by gain, by frequency, a pair never apart but frequent) named."""
     mine = _pairs(top_pairs)
     unknown = mine - scores.keys()
     if unknown:
-        pair = sorted(unknown)[0]
-        marked = (pair[0], "##" + pair[1]) if not pair[1].startswith("##") else pair
+        # report first a pair that only lacks (or misplaces) its ## markers: the hint can fix it
+        pair = min(unknown, key=lambda p: (_marked(p, scores) is None, p))
+        marked = _marked(pair, scores)
         hint = (
-            f" In WordPiece form a piece that continues a word carries ##: did you mean {marked}?"
-            if marked in scores
+            " In WordPiece form (wordpiece_split) every piece of a word but the first starts with the two"
+            " characters ##, which say that the piece continues a word: 'widest' is ['w', '##i', '##d',"
+            f" '##e', '##s', '##t']. Did you mean {marked}?"
+            if marked is not None
             else " List pairs of adjacent pieces of wordpiece_split(word)."
         )
         fail(f"top_pairs: {pair} is not a pair of adjacent pieces in the dictionary.{hint}")

@@ -49,6 +49,7 @@ def interpolated_perplexity_reference(
     cross_entropy: bool = False,
     u_total_without_eos: bool = False,
     log10: bool = False,
+    log2: bool = False,
     mean_sentence_entropy: bool = False,
     per_sentence_count: bool = False,
     predict_eos: bool = True,
@@ -61,7 +62,7 @@ def interpolated_perplexity_reference(
     The keywords give the usual mistakes: the weights swapped, U counted on the test sentences, without
     </s> or with <s>, U uniform (over the bigram model's vocabulary, or over the words counted), an add-k
     bigram, M without the </s>, the mean of the sentences' perplexities, or ln of the perplexity (the
-    cross-entropy), U divided by the number of words alone, log10 undone by exp, the mean of the
+    cross-entropy), U divided by the number of words alone, log10 or log2 undone by exp, the mean of the
     sentences' cross-entropies, the log probability divided by the number of sentences, the </s> of the test
     sentences not predicted at all, the first word of each test sentence not predicted (no <s> before it)."""
     lam = 1.0 - lam if swap else lam
@@ -87,7 +88,7 @@ def interpolated_perplexity_reference(
             p = lam * bigram.prob(w, v) + (1 - lam) * unigram(w)
             if p <= 0.0:
                 return math.inf
-            logp += math.log10(p) if log10 else math.log(p)
+            logp += math.log10(p) if log10 else math.log2(p) if log2 else math.log(p)
             m += 1 if (count_eos or w != EOS) else 0
         log_probs.append(logp)
         sizes.append(m)
@@ -193,6 +194,10 @@ _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(log10=True),
         "you mixed two bases: log10 for the log probabilities and exp to undo them. Take exp of the mean of ln P (math.log), or 10 to the power of the mean of log10 P.",
+    ),
+    (
+        dict(log2=True),
+        "you mixed two bases: log2 for the log probabilities and exp to undo them, which gives the right perplexity raised to the power 1 / ln 2, about 1.44. Take exp of the mean of ln P (math.log), or 2 to the power of the mean of log2 P.",
     ),
     (
         dict(mean_sentence_entropy=True),
