@@ -141,6 +141,7 @@ def test_check_alibi_slopes_names_each_mistake(mistake, message):
         ("transposed", "the keys after it"),
         ("no_j0", "columns are keys j0 + c, not c"),
         ("no_i0", "rows are queries i0 + r, not r"),
+        ("tril_sign", "`tril(diagonal=j0 - i0)`: the offset's sign is reversed"),
     ],
 )
 def test_check_tile_mask_names_each_mistake(mistake, message):
@@ -393,3 +394,17 @@ def test_check_tile_mask_names_the_reviewers_mask_that_ignores_j0():
     assert torch.equal(wrong(0, 4, 2, 4), ch18.tile_mask_reference(0, 4, 2, 4, mistake="no_j0"))
     with pytest.raises(ExerciseFailed, match=re.escape("ignoring j0: columns are keys j0 + c")):
         ch18.check_tile_mask(wrong)
+
+
+def test_check_tile_mask_names_trils_offset_with_the_wrong_sign():
+    # a reader's answer after the tril hint: the offset j0 - i0 where the right one is i0 - j0
+    def wrong(i0, i1, j0, j1):
+        return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril(diagonal=j0 - i0)
+
+    def right(i0, i1, j0, j1):
+        return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril(diagonal=i0 - j0)
+
+    assert ch18.check_tile_mask(right).passed
+    with pytest.raises(ExerciseFailed, match=re.escape("the offset is i0 - j0")) as raised:
+        ch18.check_tile_mask(wrong)
+    assert "wrong at query" not in str(raised.value)

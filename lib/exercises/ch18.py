@@ -489,12 +489,15 @@ def tile_mask_reference(
     i0 ... i1 - 1 and keys j0 ... j1 - 1 of a causal self-attention. ``mistake``: "local" (the tile's
     own lower triangle, positions ignored); "strict" (j < i, the diagonal masked); "inverted" (True
     where masked); "transposed" (j >= i); "no_j0" (columns taken as keys 0, 1, ... instead of j0,
-    j0 + 1, ...); "no_i0" (rows taken as queries 0, 1, ... instead of i0, i0 + 1, ...)."""
+    j0 + 1, ...); "no_i0" (rows taken as queries 0, 1, ... instead of i0, i0 + 1, ...); "tril_sign"
+    (``tril`` with its offset's sign reversed, diagonal=j0 - i0 instead of i0 - j0)."""
     rows = torch.arange(0 if mistake == "no_i0" else i0, i1 - (i0 if mistake == "no_i0" else 0))
     cols = torch.arange(0 if mistake == "no_j0" else j0, j1 - (j0 if mistake == "no_j0" else 0))
     rows, cols = rows[:, None], cols[None, :]
     if mistake == "local":
         return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril()
+    if mistake == "tril_sign":
+        return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril(diagonal=j0 - i0)
     if mistake == "strict":
         return cols < rows
     if mistake == "inverted":
@@ -526,6 +529,10 @@ _TILE_MISTAKES = [
     (
         "no_i0",
         "your mask compares the query's place in the tile with each key's position, ignoring i0: rows are queries i0 + r, not r. Compare query i0 + r with key j0 + c.",
+    ),
+    (
+        "tril_sign",
+        "your mask is `tril(diagonal=j0 - i0)`: the offset's sign is reversed. `tril(diagonal=k)` keeps row r, column c where c - r <= k, and key j0 + c <= query i0 + r means c - r <= i0 - j0: the offset is i0 - j0.",
     ),
 ]
 

@@ -64,8 +64,9 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
     ax.set_ylabel("query i", fontsize=fontsize)
 
 
-# the tiling diagram's text, in points: its grid's and arrows' labels, and its two memories' boxes
-_GRID_PT, _MEMORY_PT = 12, 13
+# the tiling diagram's text, in points: its grid's and arrows' labels, the tiles' numbers and the
+# grid's title, and its two memories' boxes
+_GRID_PT, _TITLE_PT, _MEMORY_PT = 14, 15, 15
 
 
 def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
@@ -101,8 +102,8 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     # stacked and narrow: 5.2 inches, 594 px as the page saves it (110 dpi, 0.1-inch margins), under
     # the 600 px above which the site treats a picture as drawn for the desktop and makes a phone
     # scroll it sideways (book/_static/reader.js). In a 328 px column a point is 110/72 * 328/594 =
-    # 0.84 CSS px: the grid's labels of 12 points are 10 px, the memories' text of 13 points 11 px,
-    # so that their subscripts ($B_q$, 70% of the text) still read at about 7.7 px
+    # 0.84 CSS px: the grid's and arrows' labels of 14 points are 11.8 px, the memories' text of 15
+    # points 12.6 px, so that their subscripts ($B_q$, 70% of the text) still read at about 8.8 px
     width, height, mid = 5.2, 8.0, 2.6
     fig, ax = _canvas(width, height, alt)
     grid = fig.add_axes((1.15 / width, 4.3 / height, 3.3 / width, 3.3 / height))
@@ -112,19 +113,19 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
         cells = [(i, j) for i in range(i0, i1) for j in range(j0, j1) if not causal or j <= i]
         x = sum(j for _, j in cells) / len(cells) + 0.5
         y = sum(i for i, _ in cells) / len(cells) + 0.5
-        grid.text(x, y, str(n), **_t(13), weight="bold",
+        grid.text(x, y, str(n), **_t(_TITLE_PT), weight="bold",
                   bbox=dict(boxstyle="circle,pad=0.2", fc="white", ec="none"))  # fmt: skip
     grid.set_title(f"scores S, tiles of {block_q} x {block_k}" + (", causal" if causal else ""),
-                   fontsize=13)  # fmt: skip
+                   fontsize=_TITLE_PT)  # fmt: skip
     _box(ax, mid, 3.2, "HBM (slow, large)\nQ, K, V [T, D]   O [T, D]   L [T]", "io", w=5.0, h=0.9,
          fontsize=_MEMORY_PT)  # fmt: skip
     sram = "SRAM (fast, on chip, small)\n$Q_i$ [$B_q$, D]   $K_j$, $V_j$ [$B_k$, D]\n"
     sram += "$S_{ij}$, $P_{ij}$ [$B_q$, $B_k$]\n$m_i$, $\\ell_i$ [$B_q$]   $a_i$ [$B_q$, D]"
     _box(ax, mid, 1.25, sram, "attn", w=5.0, h=1.7, fontsize=_MEMORY_PT)
     _arrow(ax, mid - 0.6, 2.75, mid - 0.6, 2.1)
-    ax.text(mid - 1.65, 2.43, "read $Q_i$,\nthen each\n$K_j$, $V_j$", **_t(_GRID_PT))
+    ax.text(mid - 1.6, 2.43, "read $Q_i$, then\neach $K_j$, $V_j$", **_t(_GRID_PT))
     _arrow(ax, mid + 0.6, 2.1, mid + 0.6, 2.75)
-    ax.text(mid + 1.65, 2.43, "write\n$O_i$, $L_i$\nonce per $i$", **_t(_GRID_PT))
+    ax.text(mid + 1.6, 2.43, "write $O_i$, $L_i$\nonce per $i$", **_t(_GRID_PT))
     ax.text(mid, 0.17, "never stored: the [T, T] matrices S and P", **_t(_GRID_PT))
     return fig
 

@@ -222,6 +222,11 @@ function safetensors(names, shapes, arrays, meta) {
 const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground draws it
 const HELD = "#1f77b4"; // held-out sequences right (right axis)
 const TEST = "#9e3d9e"; // held out at the test length (right axis, dashed)
+const PREV = "#222"; // the previous run's held-out curves: dark dots (length 8) and dashes (test length)
+// drawn over this run's curves on one 8 px period, the dots at its start and the dashes after them, so
+// that where the two previous curves and this run's lie at the same value (all at 100%) each still shows
+const PREV_HELD = { "stroke-dasharray": "0.5 7.5", "stroke-linecap": "round" };
+const PREV_TEST = { "stroke-dasharray": "3 5", "stroke-dashoffset": -3 };
 const CURVES = "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps";
 // The previous run's label: the settings in which it differs from those now chosen ("positions ALiBi").
 export function prevLabel(was, now) {
@@ -267,14 +272,16 @@ function drawAxes({ g, text, X, YL, YR, m, w, h }, xs, ys, width, height) {
     class: "book-pg-y2label" });
 }
 
-// The previous run's held-out curves, faded, and a label at the end of the one to compare.
+// The previous run's held-out curves, dark, dotted and dashed, drawn over this run's (see PREV), and a
+// label at the end of the one to compare.
 function drawPrevious({ g, text, X, YR, m, h }, prev) {
-  const faded = { fill: "none", "stroke-width": 2, "stroke-opacity": 0.35 };
+  const style = { fill: "none", stroke: PREV, "stroke-width": 2.5 };
   const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" ");
-  if (prev.held.length) el("polyline", { points: line(prev.held), stroke: HELD, ...faded, class: "book-pg-prev-held" }, g);
+  if (prev.held.length) {
+    el("polyline", { points: line(prev.held), ...style, ...PREV_HELD, class: "book-pg-prev-held" }, g);
+  }
   if (prev.heldTest.length) {
-    el("polyline", { points: line(prev.heldTest), stroke: TEST, "stroke-dasharray": "5 3", ...faded,
-      class: "book-pg-prev-held-test" }, g);
+    el("polyline", { points: line(prev.heldTest), ...style, ...PREV_TEST, class: "book-pg-prev-held-test" }, g);
   }
   // the label at the end of the dashed curve (the one a test length asks to compare), else the solid one
   const ends = prev.heldTest.length ? prev.heldTest : prev.held;
@@ -308,7 +315,7 @@ function drawCurves({ g, X, YL, YR }, finite, held, heldTest) {
 // The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
 // at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
 // above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed. prev: the
-// previous run's held-out curves {held, heldTest, label}, drawn faded and labelled, or null.
+// previous run's held-out curves {held, heldTest, label}, drawn over this run's and labelled, or null.
 export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   const height = 200;
   const m = { left: 48, right: 48, top: 10, bottom: 40 };
@@ -334,8 +341,8 @@ export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   };
   const f = { g, text, X, YL, YR, m, w, h };
   drawAxes(f, xs, ys, width, height);
-  if (prev) drawPrevious(f, prev);
   drawCurves(f, finite, held, heldTest);
+  if (prev) drawPrevious(f, prev);
   if (!finite.length && !held.length && !before.length) {
     text(m.left + w / 2, m.top + h / 2, "no step yet", { "text-anchor": "middle", fill: "#777" });
   }
@@ -343,8 +350,8 @@ export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   svg.dataset.yticks = JSON.stringify(ys);
 }
 
-// The legend; pg.legendTest(n) shows the test-length curve's entry (n > 8) or hides it; pg.legendPrev(label)
-// the previous run's entry (faded curves), or hides it (label null).
+// The legend; pg.legendTest(n) shows the test-length curve's entry (n > 8) or hides it; pg.legendPrev(prev)
+// the previous run's entry, with the last values of its curves ({held, heldTest, label}), or hides it (null).
 function legend(parent) {
   const box = html("div", { class: "book-pg-legend" }, parent);
   const items = [];
@@ -363,15 +370,22 @@ function legend(parent) {
   testItem.classList.add("book-pg-legend-test");
   const prevItem = html("span", { class: "book-pg-legend-item book-pg-legend-prev", hidden: "" }, box);
   const key = el("svg", { width: 26, height: 12, "aria-hidden": "true" }, prevItem);
-  el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke: HELD, "stroke-width": 2, "stroke-opacity": 0.35 }, key);
+  el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke: PREV, "stroke-width": 2.5, ...PREV_HELD }, key);
   const prevText = html("span", {}, prevItem);
   const test = (n) => {
     testItem.hidden = !(n > LENGTH);
     items[2].textContent = n > LENGTH ? `held out at length ${n}: sequences right, % (right axis, dashed)` : "";
   };
-  const prev = (label) => {
-    prevItem.hidden = !label;
-    prevText.textContent = label ? `faded: the previous run's held-out curves (${label})` : "";
+  const last = (pts) => (pts.length ? `${(100 * pts[pts.length - 1][1]).toFixed(1)}%` : "");
+  const prev = (p) => {
+    prevItem.hidden = !p;
+    if (!p) {
+      prevText.textContent = "";
+      return;
+    }
+    const ends = [p.held.length ? `dots, length ${LENGTH}: ${last(p.held)}` : "",
+      p.heldTest.length ? `dashes, test length: ${last(p.heldTest)}` : ""].filter(Boolean);
+    prevText.textContent = `dark, on top: the previous run's held-out curves (${p.label}; at its end, ${ends.join("; ")})`;
   };
   return { test, prev };
 }
@@ -539,10 +553,10 @@ function curveView(pg) {
     drawnWidth = chartWidth();
     const prev = state.prev && { ...state.prev, label: prevLabel(state.prev.settings, pg.current()) };
     chart(ui.svg, state.losses, state.held, drawnWidth, state.heldTest, prev);
-    ui.legendPrev(prev ? prev.label : null);
+    ui.legendPrev(prev);
     const n = pg.current().test;
     ui.svg.setAttribute("aria-label", CURVES + (n > LENGTH ? `, and held out at length ${n} (purple, dashed)` : "") +
-      (prev ? `; faded, the previous run's held-out curves (${prev.label})` : ""));
+      (prev ? `; dark, dotted and dashed on top, the previous run's held-out curves (${prev.label})` : ""));
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
     const test = state.heldTest[state.heldTest.length - 1];
@@ -873,7 +887,7 @@ function wireControls(pg) {
       pg.retest().catch(() => {});
       return;
     }
-    // a new run: the one it replaces stays drawn, faded (if it has held-out points; else the one before)
+    // a new run: the one it replaces stays drawn (if it has held-out points; else the one before)
     if (state.held.length || state.heldTest.length) {
       state.prev = { settings: was, held: state.held.slice(), heldTest: state.heldTest.slice() };
     }
@@ -882,7 +896,7 @@ function wireControls(pg) {
       const said = notes.length ? [`Changed: ${notes.join("; ")}.`] : [];
       if (library) {
         said.push(`The chapter's run was computed by the library, not in this page, so it cannot be evaluated at ` +
-          `another length here: a new run starts (press Play); the chapter's run stays drawn, faded.`);
+          `another length here: a new run starts (press Play); the chapter's run stays drawn, dark and dotted.`);
       }
       if (said.length) ctx.message(root, said.join(" "), "info");
     }).catch(() => {});
