@@ -6,7 +6,9 @@ cell's install), holds the checkers with their **practice** cases and references
 away: a student's notebook checks their answer on those. This folder holds what the grader uses
 instead: ``chNN.py`` defines
 
-- ``SEEDS``: {exercise: seed} of the cases the grader draws (the practice ones draw from other seeds);
+- ``SEEDS``: {exercise: seed} of the cases the grader draws (the practice ones draw from other seeds;
+  where the practice cases are a list written out, such as chapter 18's head counts, the practice
+  seed is 0, which stands for that list, and any other seed draws cases of the same kinds);
 - ``REFERENCES``: {name: function}: the reference solutions that replace the practice ones of
   ``lib.exercises.chNN`` (the practice ``_sharpened`` computes the statement's formula in exact
   rational arithmetic; the grader's is the floating-point solution).

@@ -23,7 +23,8 @@ def _row(what: str) -> str:
 
 def test_the_private_cases_row_lists_grading():
     private = sorted(int(p.stem[2:]) for p in (ROOT / "grading").glob("ch[0-9][0-9].py"))
-    assert _row("Private grading cases").startswith(f"Chapters {_chapters(private)} (")
+    listed = "1 to 18" if private == list(range(1, 19)) else _chapters(private)
+    assert _row("Private grading cases").startswith(f"Chapters {listed} (")
 
 
 def test_the_constraints_row_lists_the_chapters_with_refusals():

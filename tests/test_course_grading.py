@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from lib.exercises import ExerciseFailed
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import grade_course  # noqa: E402
@@ -128,16 +130,50 @@ def restored():
             setattr(module, name, value)
 
 
-def _cases(module) -> list[list[torch.Tensor]]:
-    functions = [
-        getattr(module, n) for n in dir(module) if n.endswith("_cases") and n.startswith("_")
-    ]
-    return [[t for case in f() for t in case if isinstance(t, torch.Tensor)] for f in functions]
+def _leaves(value) -> list:
+    """The numbers, strings and tensors of a case, those of its nested tuples and modules (chapter
+    17's ffn_sublayer's weights, chapter 9's layers) included."""
+    if isinstance(value, torch.nn.Module):
+        value = list(value.state_dict().values())
+    if isinstance(value, (torch.Tensor, str, int, float)):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.items())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _leaves(v)]
+    return []
+
+
+def _case_functions(module) -> list:
+    """A checker module's functions that draw its cases (``_cases``, ``_rope_cases``,
+    ``_hidden_case``, ``_embed_batches``...), those that take no argument."""
+    found = []
+    for name in dir(module):
+        function = getattr(module, name)
+        if not (name.startswith("_") and callable(function)):
+            continue
+        if not (name.endswith(("_cases", "_case")) or name == "_embed_batches"):
+            continue
+        parameters = inspect.signature(function).parameters.values()
+        if all(p.default is not p.empty for p in parameters):
+            found.append(function)
+    return found
+
+
+def _cases(module) -> list[list]:
+    return [_leaves(f()) for f in _case_functions(module)]
 
 
 def _same(a, b) -> bool:
     return all(
-        len(x) == len(y) and all(s.shape == t.shape and torch.equal(s, t) for s, t in zip(x, y))
+        len(x) == len(y)
+        and all(
+            type(s) is type(t)
+            and (
+                s.shape == t.shape and torch.equal(s, t) if isinstance(s, torch.Tensor) else s == t
+            )
+            for s, t in zip(x, y)
+        )
         for x, y in zip(a, b)
     )
 
@@ -207,3 +243,117 @@ def test_grading_material_that_does_not_fit_its_checker_is_refused(tmp_path, res
     (tmp_path / "ch02.py").write_text("SEEDS = {'sharpen': 1, 'sharpened': 2}\nREFERENCES = {}\n")
     with pytest.raises(ValueError, match="sharpened"):
         grade_course.install_grading(tmp_path, "lib.exercises.ch02")
+
+
+# --- a table of the practice cases' answers gets no points (lecturer review r3, problem 2) ---------
+
+# The implement exercises whose cases the grader draws from grading/chNN.py's SEEDS: (chapter, checker,
+# the function the worked solution defines). A student who records what a right function returns on
+# the practice cases (the package's) and submits those answers as a table passes in their notebook,
+# and must fail on the grader's cases.
+TABULATED = [
+    ("02", "check_sharpen", "sharpen"),
+    ("03", "check_projected_as_general", "projected_as_general"),
+    ("03", "check_masked_softmax", "my_masked_softmax"),
+    ("06", "check_incremental", "incremental_outputs"),
+    ("17", "check_rope_halves", "rope_halves"),
+    ("17", "check_expand_kv", "expand_kv"),
+    ("17", "check_ffn_sublayer", "ffn_sublayer"),
+    ("18", "check_running_max_and_sum", "running_max_and_sum"),
+    ("18", "check_alibi_slopes", "slopes_for"),
+    ("18", "check_tile_mask", "tile_mask"),
+    ("04", "check_local_m", "local_m_weights"),
+    ("05", "check_word_importance", "word_importance"),
+    ("07", "check_separate_heads", "separate_heads_from"),
+    ("09", "check_pre_ln", "pre_ln_layer"),
+    ("12", "check_bilm_loss", "bilm_loss"),
+    ("13", "check_top_p_filter", "top_p_filter"),
+    ("14", "check_mask_for_mlm", "mask_for_mlm"),
+    ("16", "check_discriminator_loss", "discriminator_loss"),
+    ("01", "check_loss_by_length", "loss_by_length"),
+    ("08", "check_sinusoidal", "my_sinusoidal,my_rotation"),
+    ("10", "check_replay", "replay"),
+    ("11", "check_interpolation", "interpolated_perplexity"),
+    ("15", "check_embed", "embed"),
+]
+
+
+def _key(args: tuple) -> bytes:
+    """The arguments of a call as bytes: what a table of the practice cases is looked up by."""
+    parts = []
+    for arg in args:
+        if isinstance(arg, torch.nn.Module) and sum(p.numel() for p in arg.parameters()) < 10**6:
+            arg = list(arg.state_dict().values())  # a case's own layer (chapters 7 and 9)
+        if isinstance(arg, (list, tuple)):
+            parts.append(_key(tuple(arg)))
+        elif isinstance(arg, torch.Tensor):
+            parts.append(f"{arg.dtype}{tuple(arg.shape)}".encode() + arg.detach().numpy().tobytes())
+        elif isinstance(arg, (str, int, float, bool, type(None))):
+            parts.append(repr(arg).encode())
+        else:  # the same for every case (chapter 15's pretrained model and tokenizer)
+            parts.append(type(arg).__name__.encode())
+    return b"|".join(parts)
+
+
+def _blockwise(args: tuple) -> tuple:
+    """Chapter 18's running_max_and_sum refuses an answer that reads x whole, or twice: a table of
+    its cases reads x once, one block at a time, as the checker asks (a plain copy of x)."""
+    x, block = args
+    blocks = [torch.tensor(x[s : s + block].tolist()) for s in range(0, len(x), block)]
+    return torch.cat(blocks), block
+
+
+def _blockwise_key(args: tuple) -> bytes:
+    return _key(_blockwise(args))
+
+
+def _tables_of(answers: list, check, key) -> list[dict[bytes, object]]:
+    """What each of ``answers`` returns on each case ``check`` calls it with (the practice cases, as
+    a student's notebook runs them)."""
+    tables: list[dict[bytes, object]] = [{} for _ in answers]
+
+    def recording(answer, table):
+        def run(*args):
+            if key is _blockwise_key:  # x read once, block after block, as the answer would
+                args = _blockwise(args)
+            result = answer(*args)
+            table[_key(args)] = result
+            return result
+
+        return run
+
+    assert check(*map(recording, answers, tables)).passed
+    return tables
+
+
+def _tabulated(table: dict[bytes, object], key):
+    def answer(*args):  # a lookup table: a case it has not seen raises KeyError
+        return table[key(args)]
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "chapter, checker, names", TABULATED, ids=[f"ch{c}.{n.split(',')[0]}" for c, _, n in TABULATED]
+)
+def test_a_table_of_the_practice_cases_fails_on_the_graders_cases(
+    tmp_path, restored, chapter, checker, names
+):
+    """The worked solution passes on the grader's cases (the book's hidden seeds, installed as
+    tools/grade_course.py installs them), and a table of its answers on the practice cases, which
+    passes in the student's notebook, does not."""
+    from tests.test_exercises import solution_function
+
+    notebook = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb"))
+    module = importlib.import_module(f"lib.exercises.ch{chapter}")
+    check = getattr(module, checker)
+    references = [solution_function(notebook, checker, name) for name in names.split(",")]
+    key = _blockwise_key if names == "running_max_and_sum" else _key
+    tables = [_tabulated(table, key) for table in _tables_of(references, check, key)]
+    assert check(*tables).passed  # in the student's notebook, the table passes
+    make_course.write_grading(tmp_path / "grading", [notebook.stem])
+    said = grade_course.install_grading(tmp_path / "grading", module.__name__)
+    assert "the grader's cases" in said, said
+    assert check(*references).passed
+    with pytest.raises(ExerciseFailed, match="KeyError"):  # a case the table does not hold
+        check(*tables)

@@ -743,7 +743,7 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
             # a course's seeds, once drawn, are kept: a regrade uses the same cases
             kept = private_seeds(folder / source.name) or {}
             seeds = {
-                name: kept.get(name, secrets.randbelow(2**31))
+                name: kept.get(name, 1 + secrets.randbelow(2**31 - 1))  # 0: a book's practice cases
                 for name in namespace.get("SEEDS", {})
             }
             text += f"\n{PRIVATE_MARK}, in place of the book's seeds above.\nSEEDS = {seeds!r}\n"

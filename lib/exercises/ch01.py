@@ -306,11 +306,16 @@ def check_greedy_or_reference(log_p_greedy: Any, log_p_reference: Any) -> str:
 
 HIDDEN_BINS = [(3, 8), (9, 17), (18, 40)]
 
+# The seed of exercise 3's case (its sentences and its model's weights): a practice value here; a
+# course's grader sets its own (grading/ch01.py of the repository, which the package does not ship:
+# lib/exercises/__init__.py).
+SEEDS = {"loss_by_length": 21}
+
 
 def _hidden_case() -> tuple[Seq2Seq, Any, list[tuple[int, int]]]:
     """A small seq2seq model in float64 with random weights (decoder sharpened so that losses differ) and a batch
     of 36 generated pairs of 3 to 40 words, with source lengths on the bins' edges; global RNG untouched."""
-    pairs = generate_pairs(200, seed=21)
+    pairs = generate_pairs(200, seed=SEEDS["loss_by_length"])
     src_vocab, tgt_vocab = build_vocabs(pairs)
     chosen, seen = [], set()
     for p in pairs:  # every length once where possible, edges included
@@ -320,7 +325,7 @@ def _hidden_case() -> tuple[Seq2Seq, Any, list[tuple[int, int]]]:
         if len(chosen) == 36:
             break
     with torch.random.fork_rng():
-        torch.manual_seed(21)
+        torch.manual_seed(SEEDS["loss_by_length"])
         encoder = Encoder(len(src_vocab), 8, 8)
         model = Seq2Seq(encoder, PlainDecoder(len(tgt_vocab), 8, 8, encoder.d_enc)).eval()
         with torch.no_grad():

@@ -176,8 +176,13 @@ def local_m_reference(
 REAL_CENTRE = 4.6
 
 
+# The seed of the implement exercise's cases: a practice value here; a course's grader sets its own
+# (grading/ch04.py of the repository, which the package does not ship: lib/exercises/__init__.py).
+SEEDS = {"local_m_weights": 4}
+
+
 def _cases() -> list[tuple[str, Tensor, int | Tensor, int]]:
-    g = torch.Generator().manual_seed(4)
+    g = torch.Generator().manual_seed(SEEDS["local_m_weights"])
     cases = []
     for S, t, D in [(10, 4, 2), (6, 0, 3), (8, 9, 3), (15, 7, 7), (12, 5, 4)]:
         cases.append((f"S = {S}, t = {t}, D = {D}", 3 * torch.randn(S, generator=g), t, D))

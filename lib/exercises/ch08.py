@@ -44,6 +44,53 @@ __all__ = ["check_sinusoidal", "check_small_base"]
 
 # (max_len, d_model); d_model even, as the exercise says
 CASES = [(50, 16), (7, 2), (200, 128), (1, 4)]
+
+# The seed of exercise 1's cases: a practice value here; a course's grader sets its own (grading/ch08.py
+# of the repository, which the package does not ship: lib/exercises/__init__.py). Seed 0 is the
+# practice lists CASES and ROTATIONS as they are; another seed draws cases of the same kinds from it.
+SEEDS = {"my_sinusoidal": 0}
+
+
+def _even(g: torch.Generator, low: int, high: int) -> int:
+    """An even number from low to high (both even) drawn from ``g``."""
+    return 2 * int(torch.randint(low // 2, high // 2 + 1, (1,), generator=g))
+
+
+def _draw(g: torch.Generator, low: int, high: int) -> int:
+    return int(torch.randint(low, high + 1, (1,), generator=g))
+
+
+def _table_cases() -> list[tuple[int, int]]:
+    """(max_len, d_model) of the cases: CASES at seed 0; else a table of some positions and widths,
+    a pair of columns alone (d_model = 2), a long and wide table, and one position, from the seed."""
+    seed = SEEDS["my_sinusoidal"]
+    if seed == 0:
+        return list(CASES)
+    g = torch.Generator().manual_seed(seed)
+    return [
+        (_draw(g, 20, 90), _even(g, 10, 40)),
+        (_draw(g, 3, 12), 2),
+        (_draw(g, 150, 300), _even(g, 64, 160)),
+        (1, _even(g, 4, 10)),
+    ]
+
+
+def _rotation_cases() -> list[tuple[int, int]]:
+    """(k, d_model) of my_rotation's cases: ROTATIONS at seed 0; else shifts forward, by 1, far, by 0
+    and backwards, from the seed."""
+    seed = SEEDS["my_sinusoidal"]
+    if seed == 0:
+        return list(ROTATIONS)
+    g = torch.Generator().manual_seed(seed + 1)
+    return [
+        (_draw(g, 2, 12), _even(g, 10, 16)),
+        (1, 2),
+        (_draw(g, 20, 50), _even(g, 6, 10)),
+        (0, _even(g, 4, 8)),
+        (-_draw(g, 1, 6), _even(g, 4, 8)),
+    ]
+
+
 TOLERANCE = 1e-4  # float32 angles pos * w are off by up to pos * 6e-8
 
 
@@ -221,7 +268,7 @@ def _check_rotation(my_rotation: Any) -> str | None:
         fail(
             "that is the library's relative_rotation; the exercise is to build M_k from its 2 x 2 blocks."
         )
-    for k, d_model in ROTATIONS:
+    for k, d_model in _rotation_cases():
         case = f"k = {k}, d_model = {d_model}"
         with _without_library(my_rotation):
             answer = call(my_rotation, k, d_model, name="my_rotation", case=case)
@@ -249,7 +296,8 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         fail(
             "that is the library's sinusoidal_encoding; the exercise is to write it from the formula."
         )
-    for max_len, d_model in CASES:
+    cases = _table_cases()
+    for max_len, d_model in cases:
         case = f"max_len = {max_len}, d_model = {d_model}"
         with _without_library(my_sinusoidal):
             result = call(my_sinusoidal, max_len, d_model, name="my_sinusoidal", case=case)
@@ -279,7 +327,7 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         fail(
             f"on the case {case}, {largest_difference(result, expected)} (row = position, column = dimension)."
         )
-    table = f"`my_sinusoidal` equals the formula on all {len(CASES)} hidden cases ({'; '.join(f'{p} x {d}' for p, d in CASES)})"
+    table = f"`my_sinusoidal` equals the formula on all {len(cases)} hidden cases ({'; '.join(f'{p} x {d}' for p, d in cases)})"
     if my_rotation is None or is_stub(my_rotation):
         not_attempted(
             f"{table}; now build M_k in `my_rotation` and run this cell again.", "my_rotation"
@@ -292,7 +340,8 @@ def check_sinusoidal(my_sinusoidal: Any, my_rotation: Any = None) -> str:
         _check_rotation(my_rotation)
     except CheckFailed as error:  # the feedback is about my_rotation, not my_sinusoidal
         raise ExerciseFailed("my_rotation", str(error)) from None
-    return f"{table}, and `my_rotation` is M_k on all {len(ROTATIONS)} hidden cases (k from -3 to 37, d_model from 2 to 16)."
+    ks, widths = zip(*_rotation_cases())
+    return f"{table}, and `my_rotation` is M_k on all {len(ks)} hidden cases (k from {min(ks)} to {max(ks)}, d_model from {min(widths)} to {max(widths)})."
 
 
 # --- exercise 2: a smaller base --------------------------------------------------------------------------

@@ -104,14 +104,24 @@ TOY_TRAIN = ["the dog ran home", "the cat ran", "a dog sat on the mat", "the cat
 TOY_TEST = ["a cat ran home", "the dog sat"]  # 'a cat' and 'sat </s>' never occur in TOY_TRAIN
 
 
-@lru_cache(maxsize=1)
+# The seed of the story case's sentences (the training ones; the test ones draw from seed + 1): a
+# practice value here; a course's grader sets its own (grading/ch11.py of the repository, which the
+# package does not ship: lib/exercises/__init__.py).
+SEEDS = {"interpolated_perplexity": 11}
+
+
 def _story_case() -> tuple[list[str], list[str]]:
     """300 training sentences of the story corpus, and 40 new ones made of their words only."""
-    train = stories.generate_sentences(300, seed=11)
+    return _story_sentences(SEEDS["interpolated_perplexity"])
+
+
+@lru_cache(maxsize=4)
+def _story_sentences(seed: int) -> tuple[list[str], list[str]]:
+    train = stories.generate_sentences(300, seed=seed)
     known, seen = {w for s in train for w in s.split()}, set(train)
     test = [
         s
-        for s in stories.generate_sentences(200, seed=12)
+        for s in stories.generate_sentences(200, seed=seed + 1)
         if s not in seen and set(s.split()) <= known
     ]
     return train, test[:40]

@@ -49,8 +49,15 @@ def running_reference(x: Tensor, block: int, *, mistake: str | None = None) -> t
     return m, total
 
 
+# The seeds of the implement exercises' cases: practice values here; a course's grader sets its own
+# (grading/ch18.py of the repository, which the package does not ship: lib/exercises/__init__.py).
+# Seed 0 of slopes_for and tile_mask is the practice lists _SLOPE_CASES and _TILE_CASES as they are;
+# another seed draws head counts and tiles of the same kinds from it (_slope_cases, _tile_cases).
+SEEDS = {"running_max_and_sum": 18, "slopes_for": 0, "tile_mask": 0}
+
+
 def _running_cases() -> list[tuple[str, Tensor, int]]:
-    g = torch.Generator().manual_seed(18)
+    g = torch.Generator().manual_seed(SEEDS["running_max_and_sum"])
     return [
         ("x = [1, 3, 2, 5, 0], block 2", torch.tensor([1.0, 3.0, 2.0, 5.0, 0.0]), 2),
         ("12 scores that rise, block 3", torch.arange(12.0) * 0.7, 3),
@@ -361,6 +368,25 @@ def slopes_reference(n: int, *, mistake: str | None = None) -> list[float]:
 
 
 _SLOPE_CASES = [8, 4, 6, 12, 3, 24]
+
+
+def _slope_cases() -> list[int]:
+    """The head counts of the cases: _SLOPE_CASES at seed 0; else two powers of two (2 to 64) and four
+    other counts, one of them above 16 (where every rule of the released code shows), drawn from the
+    seed."""
+    seed = SEEDS["slopes_for"]
+    if seed == 0:
+        return list(_SLOPE_CASES)
+    g = torch.Generator().manual_seed(seed)
+    powers = [2, 4, 8, 16, 32, 64]
+    others = [n for n in range(3, 49) if n & (n - 1)]
+    large = [n for n in others if n > 16]
+    picked = [powers[i] for i in torch.randperm(len(powers), generator=g)[:2].tolist()]
+    picked += [others[i] for i in torch.randperm(len(others), generator=g)[:3].tolist()]
+    picked.append(large[int(torch.randint(len(large), (1,), generator=g))])
+    return [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
+
+
 _SLOPE_MISTAKES = [
     (
         "geometric",
@@ -387,7 +413,7 @@ def check_alibi_slopes(slopes_for: Any) -> str:
         fail(
             "your `slopes_for` calls lib.alibi (alibi_slopes); compute the slopes yourself, from 2^(-8/n) and the released code's rule."
         )
-    for n in _SLOPE_CASES:
+    for n in _slope_cases():
         case = f"'n = {n}'"
         result = call(slopes_for, n, name="slopes_for", case=case)
         values = result.tolist() if isinstance(result, (Tensor, np.ndarray)) else result
@@ -508,6 +534,20 @@ def tile_mask_reference(
 
 
 _TILE_CASES = [(4, 8, 4, 8), (0, 4, 2, 4), (6, 9, 4, 8), (8, 12, 0, 4), (3, 5, 3, 6)]
+
+
+def _tile_cases() -> list[tuple[int, int, int, int]]:
+    """The tiles of the cases: _TILE_CASES at seed 0; else each of them moved along the diagonal by
+    an offset drawn from the seed (queries and keys alike: the same kind of tile, on, below or across
+    the diagonal, at other positions)."""
+    seed = SEEDS["tile_mask"]
+    if seed == 0:
+        return list(_TILE_CASES)
+    g = torch.Generator().manual_seed(seed)
+    offsets = torch.randint(1, 200, (len(_TILE_CASES),), generator=g).tolist()
+    return [(i0 + o, i1 + o, j0 + o, j1 + o) for (i0, i1, j0, j1), o in zip(_TILE_CASES, offsets)]
+
+
 _TILE_MISTAKES = [
     (
         "local",
@@ -542,7 +582,7 @@ def check_tile_mask(tile_mask: Any) -> str:
     """Check ``tile_mask(i0, i1, j0, j1) -> bool [i1 - i0, j1 - j0]`` against
     :func:`tile_mask_reference` on tiles on, below and across the diagonal; exactly."""
     attempted(tile_mask, "tile_mask")
-    for i0, i1, j0, j1 in _TILE_CASES:
+    for i0, i1, j0, j1 in _tile_cases():
         case = f"'queries {i0}..{i1 - 1}, keys {j0}..{j1 - 1}'"
         result = call(tile_mask, i0, i1, j0, j1, name="tile_mask", case=case)
         shape = (i1 - i0, j1 - j0)
