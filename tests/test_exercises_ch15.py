@@ -184,6 +184,12 @@ EMBED_WRONG = [
     ),
     ("the embeddings", _variant(layer=0), "you averaged the embeddings (hidden_states[0])"),
     (
+        "the second-to-last layer",
+        _variant(layer=-2),
+        "you averaged hidden_states[5] (hidden_states[-2]), the vectors after 5 of the 6 layers, not after the last.",
+    ),
+    ("the third layer", _variant(layer=3), "you averaged hidden_states[3] (hidden_states[-4])"),
+    (
         "not normalized",
         _variant(normalize=False),
         "you took the right mean but did not scale it to length 1",
@@ -234,6 +240,27 @@ def test_check_embed_rejects(name, wrong, message):
         ch15.check_embed(wrong)
     model, _ = ch15._minilm()
     assert not model.training  # the checker's model is back in eval mode
+
+
+def test_check_embed_reports_a_wrong_direction_by_cosine_and_a_live_dimension():
+    """A wrong answer that no named mistake explains is told its smallest cosine with the answer and
+    the largest difference among the dimensions that are not about 0 in every sentence (not "expected
+    4.584e-33" at a dead one)."""
+    model, tokenizer = ch15._minilm()
+    expected = ch15.embed_reference(model, tokenizer, ch15.EMBED_CASES[0])
+    dead = (expected.abs().amax(0) <= ch15.DEAD).nonzero().flatten().tolist()
+    assert dead  # the model has dead dimensions, where the old message pointed
+
+    def wrong(m, t, x):  # the answer, with two coordinates swapped: no named mistake
+        v = ch15.embed_reference(m, t, x).float()
+        return v[:, torch.arange(v.shape[1]).roll(1)]
+
+    with pytest.raises(ExerciseFailed) as failed:
+        ch15.check_embed(wrong)
+    message = str(failed.value)
+    assert "has cosine" in message and "among the dimensions that are not about 0" in message
+    index = int(re.search(r"at index \[\d+, (\d+)\]", message).group(1))
+    assert index not in dead and "e-3" not in message
 
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))

@@ -147,6 +147,9 @@ EMBED_CASES = [
     ],
 ]
 
+MINILM_LAYERS = 6  # all-MiniLM-L6-v2: hidden_states holds the embeddings and 6 layers' outputs
+DEAD = 1e-6  # a dimension this small in every sentence of the answer is dead (about 1e-33)
+
 # The seed of exercise 2's batches: a practice value here; a course's grader sets its own
 # (grading/ch15.py of the repository, which the package does not ship: lib/exercises/__init__.py).
 # Seed 0 is EMBED_CASES as they are; another seed draws sentences of the story corpus from it, in
@@ -192,6 +195,12 @@ _EMBED_MISTAKES = [
         dict(layer=0),
         "you averaged the embeddings (hidden_states[0]), which know nothing of the context. Average the last layer's vectors, `sequence_output`.",
     ),
+] + [
+    (
+        dict(layer=layer),
+        f"you averaged hidden_states[{layer}] (hidden_states[{layer - MINILM_LAYERS - 1}]), the vectors after {layer} of the {MINILM_LAYERS} layers, not after the last. Average the last layer's vectors, `sequence_output` (the same as hidden_states[-1]).",
+    )
+    for layer in range(1, MINILM_LAYERS)
 ]
 
 
@@ -298,6 +307,18 @@ def _normalized_over_sentences(result: Tensor, model, tokenizer, texts: list[str
     return torch.allclose(result, F.normalize(mean, dim=0), atol=1e-4)
 
 
+def _difference(result: Tensor, expected: Tensor) -> str:
+    """How far ``result`` [B, D] is from ``expected``, as a sentence: the smallest cosine of a sentence's
+    vector with its expected one, and the largest difference among the dimensions that are alive (some of
+    this model's dimensions are about 1e-33 in every sentence: a difference there reads as "expected 4.6e-33")."""
+    cosines = F.cosine_similarity(result.double(), expected.double(), dim=-1)  # [B]
+    i = int(cosines.argmin())
+    dead = expected.abs().amax(0) <= DEAD  # [D]; set to 0 in both, the indices stay those of [B, D]
+    live = largest_difference(result.masked_fill(dead, 0), expected.masked_fill(dead, 0))
+    where = f"{live}, among the dimensions that are not about 0 in every sentence"
+    return f"your vector of sentence {i} (counting from 0) has cosine {cosines[i]:.3f} with the expected one; {where}"
+
+
 def _check_vectors(case: str, model, tokenizer, texts: list[str], result: Tensor) -> None:
     """Fail if the vectors are not the reference's: a zero vector, a right mean not scaled, the
     usual pooling mistakes (``_EMBED_MISTAKES``), wrong lengths, sentences that see each other."""
@@ -327,7 +348,7 @@ def _check_vectors(case: str, model, tokenizer, texts: list[str], result: Tensor
             )
         i = int((norms - 1).abs().argmax())
         fail(
-            f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}, not 1, and its direction is not the mean of the last layer's vectors either: {largest_difference(direction, expected)}."
+            f"on the case {case}, your vector of sentence {i} (counting from 0) has length {norms[i]:.3g}, not 1, and its direction is not the mean of the last layer's vectors either: {_difference(direction, expected)}."
         )
     alone = torch.cat([embed_reference(model, tokenizer, [t]) for t in texts])
     if len(texts) > 1 and torch.allclose(result[:1], alone[:1], atol=1e-4):
@@ -337,7 +358,7 @@ def _check_vectors(case: str, model, tokenizer, texts: list[str], result: Tensor
             f"on the case {case}, the vector of sentence {i} (counting from 0) has cosine {cosines[i]:.3f} with its vector computed alone: in a batch, it must not depend on the other sentences. Use the attention_mask, in the model and in the mean."
         )
     fail(
-        f"on the case {case}, {largest_difference(result, expected)}. Average the last layer's vectors (`sequence_output`) over the real tokens of each sentence, then scale to length 1."
+        f"on the case {case}, {_difference(result, expected)}. Average the last layer's vectors (`sequence_output`) over the real tokens of each sentence, then scale to length 1."
     )
 
 
