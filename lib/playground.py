@@ -350,9 +350,9 @@ def _layer_with_positions(layer: EncoderLayer, x: Tensor, mask: Tensor, rope, bi
 
 
 def _attend_with_positions(q, k, v, mask, rope=None, bias=None, groups=1) -> tuple[Tensor, Tensor]:
-    """Scaled dot-product attention, q [B, H, L, Dh], k, v [B, H / G, L, Dh] (``groups`` G query
-    heads per key/value head), with RoPE's rotation of q and k (chapter 17) or ALiBi's bias added
-    to the scores (chapter 18) -> (heads [B, H, L, Dh], weights [B, H, L, L]). Either way the
+    """lib.attention's ``_scaled_dot_product_attention``, q [B, H, L, Dh], k, v [B, H / G, L, Dh]
+    (``groups`` G query heads per key/value head), with RoPE's rotation of q and k (chapter 17) or
+    ALiBi's bias added to the scores (chapter 18) -> (heads [B, H, L, Dh], weights [B, H, L, L]). Either way the
     positions enter the scores through i - j only."""
     if rope is not None:
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # [B, H, L, Dh], [B, H / G, L, Dh]
