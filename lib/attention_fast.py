@@ -111,6 +111,8 @@ def fast_self_attention(
     readable forward: tests/test_attention_fast.py.
     x [B, T, D] -> (output [B, T, D], weights [B, H, T, T] or None)."""
     weight, bias = fused_in_projection(mha)  # [3D, D], [3D] or None
+    # _split_heads for the three roles at once, the roles first: one division then scales q and
+    # copies q, k, v into the per-head layout together (below)
     qkv = F.linear(x, weight, bias).unflatten(-1, (3, mha.n_heads, -1))  # [B, T, 3, H, Dh]
     qkv = qkv.permute(2, 0, 3, 1, 4)  # [3, B, H, T, Dh], a view
     p = mha.dropout if mha.training else 0.0

@@ -126,7 +126,8 @@ class BertEmbeddings(nn.Module):
 
 
 class BertSelfAttention(nn.Module):
-    """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, sec. 3.2.2, eq. 1).
+    """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, sec. 3.2.2, eq. 1):
+    ``lib.attention.MultiHeadAttention`` without W^O, under the checkpoints' names.
 
     forward(x [B, T, D], mask bool broadcastable to [B, H, T, T] or None, need_weights=False)
         -> (context [B, T, D], weights [B, H, T, T] or None).

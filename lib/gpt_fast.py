@@ -113,6 +113,7 @@ def _fast_self_attention(
     k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]
     # one new token may attend every key: no mask; a prompt: causal over the cache and itself
     mask = None if T == 1 else causal_mask(T, device=x.device, past=k.shape[2] - T)
+    # attention_heads(q, k, v, mask, need_weights=False) unrolled, like every call here
     heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # [B, H, T, Dh]
     return F.linear(_merge_heads(heads), attn.c_proj.weight, attn.c_proj.bias)  # [B, T, D]
 

@@ -57,7 +57,11 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-from lib._validate import check_bool, check_choice, check_int, check_number, check_sizes
+from lib._checks.playground import (
+    check_batch_args,
+    check_beyond_table,
+    check_playground_config,
+)
 from lib.alibi import _alibi, alibi_slopes
 from lib.attention import _masked_softmax, _merge_heads, _split_heads
 from lib.llama import RMSNorm
@@ -194,9 +198,7 @@ def make_batch(
     """``batch_size`` sequences of ``task`` drawn from ``rng`` -> (x [B, L], y [B, L]), int64.
     ``length``: L, 8 for training; longer for a test (brackets: even, L / 2 pairs; position: at most
     V = 16, its answers are positions)."""
-    check_choice(task, "task", TASKS)
-    check_int(batch_size, "batch_size", 1)
-    _check_length(task, length)
+    check_batch_args(task, batch_size, length, TASKS, MAX_LENGTH, VOCAB)
     pairs = [_sequence(task, rng, length) for _ in range(batch_size)]
     return torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
 
@@ -228,7 +230,7 @@ class PlaygroundConfig:
     def __post_init__(self):
         if self.n_kv_heads is None:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
-        _check_config(self)
+        check_playground_config(self, TASKS, POSITIONAL, NORMS, LENGTH, MAX_LENGTH, VOCAB)
 
 
 class PlaygroundOutput(NamedTuple):
@@ -292,11 +294,7 @@ class PlaygroundModel(nn.Module):
         if L <= LENGTH:
             return self.pos[:L]
         kind = self.config.positional
-        if kind == "learned":
-            raise ValueError(
-                f"input_ids: learned positions have a table of {LENGTH} rows and no vector for "
-                f"a position beyond it; expected at most {LENGTH} tokens, got {L}"
-            )
+        check_beyond_table(kind, L, LENGTH)  # learned positions have no vector beyond the table
         more = (
             sinusoidal_encoding(L, self.config.d_model)[LENGTH:]
             if kind == "sinusoidal"
@@ -350,9 +348,9 @@ def _layer_with_positions(layer: EncoderLayer, x: Tensor, mask: Tensor, rope, bi
 
 
 def _attend_with_positions(q, k, v, mask, rope=None, bias=None, groups=1) -> tuple[Tensor, Tensor]:
-    """Scaled dot-product attention, q [B, H, L, Dh], k, v [B, H / G, L, Dh] (``groups`` G query
-    heads per key/value head), with RoPE's rotation of q and k (chapter 17) or ALiBi's bias added
-    to the scores (chapter 18) -> (heads [B, H, L, Dh], weights [B, H, L, L]). Either way the
+    """lib.attention's ``_scaled_dot_product_attention``, q [B, H, L, Dh], k, v [B, H / G, L, Dh]
+    (``groups`` G query heads per key/value head), with RoPE's rotation of q and k (chapter 17) or
+    ALiBi's bias added to the scores (chapter 18) -> (heads [B, H, L, Dh], weights [B, H, L, L]). Either way the
     positions enter the scores through i - j only."""
     if rope is not None:
         q, k = apply_rope(q, *rope), apply_rope(k, *rope)  # [B, H, L, Dh], [B, H / G, L, Dh]
@@ -475,50 +473,6 @@ def evaluate(model: PlaygroundModel, x: Tensor, y: Tensor) -> tuple[float, float
     with torch.no_grad():
         right = model(x).logits.argmax(-1) == y
     return right.float().mean().item(), right.all(-1).float().mean().item()
-
-
-def _check_config(c: PlaygroundConfig) -> None:
-    check_choice(c.task, "task", TASKS)
-    check_choice(c.positional, "positional", POSITIONAL)
-    check_choice(c.norm, "norm", NORMS)
-    check_sizes(
-        n_layers=c.n_layers, n_heads=c.n_heads, n_kv_heads=c.n_kv_heads, d_model=c.d_model,
-        batch_size=c.batch_size,
-    )  # fmt: skip
-    if c.n_heads % c.n_kv_heads:
-        raise ValueError(
-            f"n_kv_heads: each key/value head serves the same number of query heads, expected a "
-            f"divisor of n_heads={c.n_heads}, got {c.n_kv_heads}"
-        )
-    check_int(c.seed, "seed", 0)
-    if c.d_model % c.n_heads:
-        raise ValueError(f"d_model: expected a multiple of n_heads={c.n_heads}, got {c.d_model}")
-    _check_length(c.task, c.train_length)
-    if c.positional == "learned" and c.train_length != LENGTH:
-        raise ValueError(
-            f"train_length: learned positions have a table of {LENGTH} rows, "
-            f"expected {LENGTH}, got {c.train_length}"
-        )
-    if c.positional == "rope" and (c.d_model // c.n_heads) % 2:
-        raise ValueError(
-            f"d_model: rope turns pairs of coordinates, expected an even head width "
-            f"d_model / n_heads, got {c.d_model} / {c.n_heads}"
-        )
-    check_bool(c.causal, "causal")
-    check_number(c.lr, "lr", "a learning rate in (0, 10]", lambda v: 0 < v <= 10)
-
-
-def _check_length(task: str, length: int) -> None:
-    check_int(length, "length", 2)
-    if length > MAX_LENGTH:
-        raise ValueError(f"length: expected at most {MAX_LENGTH}, got {length}")
-    if task == "brackets" and length % 2:
-        raise ValueError(f"length: brackets come in pairs, expected an even length, got {length}")
-    if task == "position" and length > VOCAB:
-        raise ValueError(
-            f"length: position's answers are positions, symbols 0 to {VOCAB - 1}; "
-            f"expected at most {VOCAB}, got {length}"
-        )
 
 
 DIVERGED = 3 * math.log(VOCAB)  # a loss above three times a uniform guess's: training has diverged

@@ -19,7 +19,7 @@ the chapters on other kernel paths, where the notes may appear and the chapters 
 
 from __future__ import annotations
 
-import numpy as np
+from lib._checks.prose import check_claim, check_written
 
 NOTE = "The text says"
 
@@ -46,16 +46,8 @@ def holds(claim: bool, text: str, computed: str = "", *, measured: str = "traini
     >>> holds(0.3 < 0.42 < 0.5, "between 30% and 50%", "42%")
     True
     """
-    if isinstance(claim, np.bool_):  # a comparison of NumPy numbers (np.float64(0.4) < 0.5)
-        claim = bool(claim)
-    if not isinstance(claim, bool):
-        kind = type(claim)
-        raise TypeError(
-            f"claim: expected a bool (or NumPy's bool), got {kind.__module__}.{kind.__qualname__} "
-            f"({claim!r})"
-        )
-    if measured not in REASONS:
-        raise ValueError(f"measured: expected one of {sorted(REASONS)}, got {measured!r}")
+    check_claim(claim, measured, REASONS)
+    claim = bool(claim)  # NumPy's bool, from a comparison of NumPy numbers, as Python's
     if not claim:
         got = f" where this run computed {computed}" if computed else ", and this run disagrees"
         print(f"{NOTE} {text}{got}: {REASONS[measured]}")
@@ -69,9 +61,6 @@ def stated(value, written: str, spec: str, *, measured: str = "training") -> boo
     >>> stated(0.4912, "0.49", ".2f")
     True
     """
-    if not isinstance(written, str):
-        raise TypeError(
-            f"written: expected the number as the text writes it (a str), got {written!r}"
-        )
+    check_written(written)
     got = format(value, spec)
     return holds(got == written, written, got, measured=measured)

@@ -28,7 +28,14 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from lib._checks.train import check_fit, check_loss, check_schedule
+from lib._checks.train import (
+    check_epoch,
+    check_fit,
+    check_loss,
+    check_metric_pair,
+    check_metric_results,
+    check_schedule,
+)
 from lib._validate import check_int
 
 __all__ = ["History", "fit", "evaluate", "lr_at"]
@@ -90,11 +97,7 @@ def _batch_stream(batches) -> Iterable:
         for batch in make():
             n += 1
             yield batch
-        if n == 0:
-            what = "the iterable" if epoch == 0 else f"epoch {epoch + 1} (an exhausted iterator?)"
-            raise ValueError(
-                f"batches: {what} yielded no batch; pass a list of batches or a callable returning a fresh iterable, e.g. lambda: batches(...)"
-            )
+        check_epoch(n, epoch)
         epoch += 1
 
 
@@ -187,8 +190,6 @@ def fit(
     if seed is not None:
         torch.manual_seed(seed)
     params = [p for p in model.parameters() if p.requires_grad]
-    if not params:
-        raise ValueError("model: has no trainable parameters")
     device = params[0].device
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     run = steps if stop_after is None else stop_after
@@ -237,20 +238,12 @@ def evaluate(
         for batch in batches:
             out = metric_fn(model, to_device(batch, device))
             if isinstance(out, tuple):
-                if len(out) != 2:
-                    raise ValueError(
-                        f"metric_fn: expected a number or a (total, count) pair, got a tuple of {len(out)}"
-                    )
+                check_metric_pair(out)
                 totals += float(out[0])
                 counts += float(out[1])
             else:
                 values.append(float(out))
     finally:
         model.train(was_training)
-    if values and counts:
-        raise ValueError(
-            "metric_fn: returned numbers for some batches and (total, count) pairs for others"
-        )
-    if not values and not counts:
-        raise ValueError("batches: yielded no batch (or only batches with count 0)")
+    check_metric_results(values, counts)
     return sum(values) / len(values) if values else totals / counts

@@ -26,7 +26,7 @@ def check_fit(
     model, steps, lr, warmup_steps, decay, decays, clip, weight_decay, stop_after
 ) -> None:
     """lib.train.fit's arguments: a torch.nn.Module, a schedule (``check_schedule``), clip None or
-    > 0, weight_decay >= 0, stop_after None or in 1..steps."""
+    > 0, weight_decay >= 0, stop_after None or in 1..steps; and the model has trainable parameters."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
     check_schedule(steps, lr, warmup_steps, decay, decays)
@@ -37,6 +37,8 @@ def check_fit(
         raise ValueError(
             f"stop_after: expected None or an integer in 1..steps={steps}, got {stop_after!r}"
         )
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model: has no trainable parameters")
 
 
 def check_loss(loss, step: int, rate: float) -> None:
@@ -49,3 +51,30 @@ def check_loss(loss, step: int, rate: float) -> None:
         raise FloatingPointError(
             f"loss_fn: the loss is {loss.item()} at step {step} (learning rate {rate:.3g}); the weights were not updated. Lower lr, clip the gradients or check the data."
         )
+
+
+def check_epoch(n: int, epoch: int) -> None:
+    """One pass over fit's ``batches`` (the ``epoch``-th, from 0) yielded ``n`` >= 1 batches."""
+    if n == 0:
+        what = "the iterable" if epoch == 0 else f"epoch {epoch + 1} (an exhausted iterator?)"
+        raise ValueError(
+            f"batches: {what} yielded no batch; pass a list of batches or a callable returning a fresh iterable, e.g. lambda: batches(...)"
+        )
+
+
+def check_metric_pair(out: tuple) -> None:
+    """What a metric_fn returned as a tuple: a (total, count) pair."""
+    if len(out) != 2:
+        raise ValueError(
+            f"metric_fn: expected a number or a (total, count) pair, got a tuple of {len(out)}"
+        )
+
+
+def check_metric_results(values: list, counts: float) -> None:
+    """evaluate's results over all batches: numbers or (total, count) pairs, not both, and some."""
+    if values and counts:
+        raise ValueError(
+            "metric_fn: returned numbers for some batches and (total, count) pairs for others"
+        )
+    if not values and not counts:
+        raise ValueError("batches: yielded no batch (or only batches with count 0)")
