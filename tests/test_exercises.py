@@ -646,9 +646,14 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+# statements a solution shares with its exercise's template and that give nothing away (chapter 7's
+# SeparateHeads and the template's class both call the parent's __init__ first)
+_BOILERPLATE = {"super().__init__()"}
+
+
 def _solution_statements(source: str) -> list[str]:
     """A solution cell's statements and those of its functions' bodies, whitespace squashed: none of them
-    may appear in the student edition."""
+    (but the boilerplate) may appear in the student edition."""
     tree = ast.parse(source)
     bodies = [
         stmt for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for stmt in node.body
@@ -658,7 +663,7 @@ def _solution_statements(source: str) -> list[str]:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # docstring or `...`: shared with the template
         statements.append(_squash(ast.get_source_segment(source, stmt) or ""))
-    return [s for s in statements if len(s) > 12]
+    return [s for s in statements if len(s) > 12 and s not in _BOILERPLATE]
 
 
 def test_student_edition_has_every_chapter_and_no_solution(student_edition):
@@ -852,9 +857,16 @@ def _separate_heads(variant=""):
             for mine, fused in [(m.q, mha.q_proj), (m.k, mha.k_proj), (m.v, mha.v_proj)]:
                 for h, layer in enumerate(mine):
                     rows = slice(h * dh, (h + 1) * dh)
-                    layer.weight.copy_(
-                        fused.weight[:, rows].T if variant == "columns" else fused.weight[rows]
-                    )
+                    if variant == "heads transposed, assigned":
+                        layer.weight = torch.nn.Parameter(fused.weight[rows].T.clone())
+                    else:
+                        layer.weight.copy_(
+                            fused.weight[:, rows].T
+                            if variant == "columns"
+                            else fused.weight[rows].T
+                            if variant == "heads transposed"
+                            else fused.weight[rows]
+                        )
                     if variant != "no biases":
                         layer.bias.copy_(fused.bias[rows])
             m.o.load_state_dict(mha.out_proj.state_dict())
@@ -863,6 +875,27 @@ def _separate_heads(variant=""):
         return m
 
     return separate_heads_from
+
+
+@pytest.mark.parametrize("variant", ["heads transposed", "heads transposed, assigned"])
+def test_ch07_a_per_head_weight_copied_transposed_is_named(variant):
+    """The likeliest slip of exercise 2 (reader report s5): `.T` on a head's rows of q_proj.weight. torch's
+    error is about shapes; the checker names the transpose instead of the general broadcasting advice."""
+    with pytest.raises(ExerciseFailed) as failure:
+        ch07.check_separate_heads(_separate_heads(variant))
+    message = failure.value.message
+    assert "A head's weight reached its layer transposed, as [D, D/H] = [12, 4]" in message
+    assert "without `.T`" in message and "keepdim" not in message
+
+
+def test_ch07_a_square_per_head_weight_held_transposed_is_named():
+    """With H = 1 a head's weight is square, so `.T` raises nothing: the output is wrong, and the checker
+    finds the transposed weight in the reader's layers."""
+    mha = attention.MultiHeadAttention(8, 1)
+    wrong = _separate_heads("heads transposed")(mha)
+    assert ch07._owner_problem(wrong, mha).startswith(
+        "your layer for the query of head 0 holds its weight transposed."
+    )
 
 
 def _pre_ln(kind):
@@ -994,7 +1027,7 @@ _CH06_NOTEBOOK = """
 def self_attention(X, mask=None):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     A = masked_softmax(Q @ K.T / math.sqrt(d_k), mask)
-    return A, A @ V
+    return A @ V, A
 
 def step(P, q, W_K, W_V, scale):
     return torch.softmax(P @ W_K @ q / scale, dim=-1) @ (P @ W_V)
@@ -1010,7 +1043,7 @@ def with_d_v(X, W_Q, W_K, W_V):
     return torch.stack([step(X[: t + 1], X[t] @ W_Q, W_K, W_V, scale) for t in range(len(X))])
 
 def with_self_attention(X, W_Q, W_K, W_V):
-    return torch.stack([self_attention(X[: t + 1])[1][-1] for t in range(len(X))])
+    return torch.stack([self_attention(X[: t + 1])[0][-1] for t in range(len(X))])
 """
 
 

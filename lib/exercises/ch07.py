@@ -155,6 +155,14 @@ def _shared_linear(module: nn.Module) -> str | None:
     return None
 
 
+# a head's rows of mha.q_proj.weight (or k_proj, v_proj) copied with .T: the likeliest copying slip
+_AS_IT_IS = (
+    "nn.Linear stores its weight as [out, in], and mha's projections are nn.Linear too, so head h's "
+    "rows of {weights} are already [D/H, D], the layout of your nn.Linear(D, D/H): copy them as they "
+    "are, without `.T`."
+)
+
+
 def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
     """If some block of mha's weights is not held by a Linear of ``module``, a sentence saying which."""
     H, Dh = mha.n_heads, mha.d_model // mha.n_heads
@@ -173,6 +181,11 @@ def _owner_problem(module: nn.Module, mha: MultiHeadAttention) -> str | None:
             rows = slice(h * Dh, (h + 1) * Dh)
             has_weight, has_bias = held(proj.weight[rows], proj.bias[rows])
             name = {"query": "q_proj", "key": "k_proj", "value": "v_proj"}[role]
+            if not has_weight and any(torch.equal(m.weight, proj.weight[rows].T) for m in layers):
+                return (
+                    f"your layer for the {role} of head {h} holds its weight transposed. "
+                    + _AS_IT_IS.format(weights=f"mha.{name}.weight")
+                )
             if not has_weight:
                 return f"none of your layers holds the {role} weight of head {h}: it is rows {rows.start} to {rows.stop - 1} of mha.{name}.weight (nn.Linear stores [out, in], so a head owns rows, not columns)."
             if not has_bias:
@@ -197,6 +210,21 @@ _TUPLE_HINT = {
     "got tuple": "`scaled_dot_product_attention` returns a tuple (output, weights): keep only its "
     "first element, `scaled_dot_product_attention(q, k, v)[0]`, before you concatenate the heads.",
 }
+
+
+def _transposed_head_hints(mha: MultiHeadAttention, x: Tensor) -> dict[str, str]:
+    """Advice for a head's weight that reaches its nn.Linear(D, D/H) as [D, D/H], keyed by what torch
+    says: ``weight.copy_`` names the two sizes that differ, and a layer whose weight was replaced
+    names the two matrices its call cannot multiply (x [B, T, D] flattened to [B * T, D])."""
+    D, Dh, BT = mha.d_model, mha.d_head, x.shape[0] * x.shape[1]
+    advice = (
+        f"A head's weight reached its layer transposed, as [D, D/H] = [{D}, {Dh}]. "
+        + _AS_IT_IS.format(weights="mha.q_proj.weight (and of k_proj, v_proj)")
+    )
+    return {
+        f"tensor a ({D}) must match the size of tensor b ({Dh}) at non-singleton dimension 1": advice,
+        f"({BT}x{D} and {Dh}x{D})": advice,
+    }
 
 
 @checker("separate_heads_from")
@@ -306,9 +334,12 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
     cases = _mha_cases()
     for case, mha, x in cases:
         before = {k: v.clone() for k, v in mha.state_dict().items()}
-        module = call(separate_heads_from, mha, name="separate_heads_from", case=case)
+        transposed = _transposed_head_hints(mha, x)
+        module = call(
+            separate_heads_from, mha, name="separate_heads_from", case=case, hints=transposed
+        )
         _check_module(case, mha, before, module)
-        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
+        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT | transposed)
         if isinstance(out, tuple):
             fail(
                 f"on the case {case}, your module returned a tuple; return only the output [B, T, D]."
