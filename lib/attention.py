@@ -21,8 +21,9 @@ Multi-head: project q, k, v -> split_heads -> attention in every head at once ->
 
 Each public function checks its arguments in one call (the detail is in lib/_checks/attention.py)
 and then computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...)
-is the same computation without the checks, which the library's own layers call, and a module (the
-score modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them.
+is the same computation without the checks, which the library's own layers call. A module (the
+score modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them: a model checks
+its input once, at its door, and its layers do not check it again.
 
 This file holds the computation the chapters read. Its fast path, the same numbers in less time and
 memory (torch's own tricks, measured against ``torch.nn.MultiheadAttention`` by benchmarks/mha.py),
@@ -78,15 +79,10 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) ->
     """Softmax of ``scores`` along ``dim`` over the allowed entries only: the attention weights
     alpha_ij = exp(e_ij) / sum_k exp(e_ik) of Bahdanau et al. 2015, eq. 6, with a mask.
 
-    scores [..., Tq, Tk] (any shape), mask bool broadcastable to scores, True = may attend.
-    Returns weights of the same shape and dtype: each row sums to 1 over its allowed entries,
-    masked entries are exactly 0, and a row with no allowed entry is all zeros, with zero
-    gradients. Deviation, on purpose: the naive softmax(scores + (0 / -inf mask)) gives NaN for
-    such a row, which then spreads through every later layer.
-
-    Numerics: float16/bfloat16 scores are computed in float32 and cast back; masked entries are set
-    to -inf before torch's softmax, which subtracts the row maximum (over the allowed entries, since
-    the others are -inf) before exp, so scores of 1e4 or 3e38 do not overflow.
+    scores [..., Tq, Tk], mask bool broadcastable to scores (True = may attend) -> weights of the
+    same shape and dtype (float16/bfloat16 computed in float32); masked entries are exactly 0.
+    Deviation, on purpose: a row with no allowed entry gives zeros with zero gradients, where the
+    naive softmax(scores + (0 / -inf mask)) gives NaN that spreads through every later layer.
     """
     check_scores_and_mask(scores, mask)
     return _masked_softmax(scores, mask, dim)
@@ -142,6 +138,7 @@ def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 
     q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
+    # eq. 1 as written, the scores divided: this function's result is the scores themselves
     return dot_product_score(q, k) / math.sqrt(k.shape[-1])
 
 
@@ -169,7 +166,7 @@ class GeneralScore(nn.Module):
     forward(q [B, Tq, Dq], k [B, Tk, Dk]) -> [B, Tq, Tk]. ``W_a`` is nn.Linear(Dk, Dq, bias=False),
     so ``W_a.weight`` is the paper's matrix W_a of shape [Dq, Dk].
     Initialization: uniform in [-0.1, 0.1], as Luong et al. 2015, sec. 4.1, do for all parameters.
-    check_inputs=False: no input checks in forward (a model that checked its input at its door).
+    check_inputs=False: no input checks in forward.
     """
 
     def __init__(self, d_query: int, d_key: int, check_inputs: bool = True):
@@ -199,7 +196,7 @@ class AdditiveScore(nn.Module):
     Initialization (Bahdanau et al. 2015, appendix B.1): W_q, W_k ~ N(0, 0.001^2) and v_a = 0, so at
     initialization every score is exactly 0 and the attention is uniform; re-initialize the
     weights yourself to draw an untrained but non-uniform example.
-    check_inputs=False: no input checks in forward (a model that checked its input at its door).
+    check_inputs=False: no input checks in forward.
     """
 
     def __init__(self, d_query: int, d_key: int, d_hidden: int, check_inputs: bool = True):
@@ -233,7 +230,7 @@ class LocationScore(nn.Module):
     other score); the number of source positions is fixed at ``n_keys``, so ``k``, if given, is
     only checked to have Tk == n_keys.
     Initialization: uniform in [-0.1, 0.1] (Luong et al. 2015, sec. 4.1).
-    check_inputs=False: no input checks in forward (a model that checked its input at its door).
+    check_inputs=False: no input checks in forward.
     """
 
     def __init__(self, d_query: int, n_keys: int, check_inputs: bool = True):
@@ -294,7 +291,7 @@ def _scaled_dot_product_attention(
 ) -> tuple[Tensor, Tensor]:
     """``scaled_dot_product_attention`` without the input checks, with ``dropout`` on the weights
     (the returned weights are those before dropout)."""
-    # q k^T / sqrt(Dk), with q scaled first: Tq x Dk numbers instead of the Tq x Tk scores
+    # (q / sqrt(Dk)) k^T = q k^T / sqrt(Dk): scaling q divides Tq x Dk numbers, not Tq x Tk scores
     scores = (q / math.sqrt(k.shape[-1])) @ k.transpose(-2, -1)  # [..., Tq, Tk]
     weights = _masked_softmax(scores, mask)  # [..., Tq, Tk], each row sums to 1 (or is all 0)
     dropped = F.dropout(weights, dropout) if dropout > 0 else weights
@@ -309,17 +306,15 @@ def attention_heads(
     dropout: float = 0.0,
     need_weights: bool = True,
 ) -> tuple[Tensor, Tensor | None]:
-    """Scaled dot-product attention of every head at once, inside the library's layers
-    (``MultiHeadAttention``, ``lib.gpt.CausalSelfAttention``, ``lib.bert``'s self-attention).
+    """Scaled dot-product attention inside each head, all H heads in one call: the step between
+    ``_split_heads`` and ``_merge_heads`` in the library's multi-head layers, without input checks.
 
     q [B, H, Tq, Dh], k and v [B, H, Tk, Dh], mask bool broadcastable to [B, H, Tq, Tk] (True = may
     attend) -> (heads [B, H, Tq, Dh], weights [B, H, Tq, Tk] or None). ``dropout`` acts on the
-    weights (pass 0 in eval mode); the returned weights are those before dropout. No input checks:
-    the layer has checked its inputs. The computation is ``_scaled_dot_product_attention``; when no
-    weights are asked for, torch's fused kernel F.scaled_dot_product_attention computes the same
-    heads (up to rounding) without ever keeping the [Tq, Tk] weights: its boolean attn_mask has our
-    convention (True = may attend), and torch >= 2.5 gives a fully masked query row zero heads, as
-    ``masked_softmax`` does (tests/test_multihead.py checks the two equal).
+    weights (0 in eval mode); the returned weights are those before dropout. need_weights=False
+    takes torch's fused kernel: the same heads (up to rounding, tests/test_multihead.py), the
+    weights never formed; its attn_mask has our convention, and torch >= 2.5 gives a fully masked
+    row zero heads, as ``masked_softmax`` does.
     """
     if not need_weights:  # torch's fused kernel: the same heads, the weights never formed
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout), None
@@ -391,22 +386,14 @@ class MultiHeadAttention(nn.Module):
     forward(query [B, Tq, D], key [B, Tk, D], value [B, Tk, D], mask=None, need_weights=True)
         -> (output [B, Tq, D], weights [B, H, Tq, Tk] or None).
     Self-attention is ``mha(x, x, x)``; encoder-decoder attention is ``mha(y, memory, memory)``.
-
-    Each role's H projections sit side by side in one nn.Linear(D, D) (rows h*Dh ... (h+1)*Dh - 1
-    of ``q_proj.weight`` are (W_h^Q)^T), so one matmul projects for every head and ``_split_heads``
-    cuts the result. mask: bool, True = may attend, broadcastable to [B, H, Tq, Tk] (a 3-D mask is
-    refused unless its first dim is 1: it would broadcast as [H, Tq, Tk]). need_weights=False
-    takes torch's fused kernel (the same output; weights None). check_inputs=False: no input checks
-    in forward, for the layers of a model that checked its own input once. The same layer on a fast
-    path (inference): ``lib.attention_fast.FastMultiHeadAttention``.
-
-    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight =
-    cat([q_proj.weight, k_proj.weight, v_proj.weight]) (likewise the biases) and our out_proj
-    (tests/test_multihead.py); beware, its masks mean the opposite (True = NOT allowed).
-    Deviations from the paper: biases in the four projections (bias=False gives the paper's form);
-    dropout on the attention weights in training, as torch does (the returned weights are those
-    before it); a fully masked query row outputs 0 heads instead of NaN.
+    One nn.Linear(D, D) per role holds its H projections: rows h*Dh ... (h+1)*Dh - 1 of
+    ``q_proj.weight`` are (W_h^Q)^T. mask: as ``attention_heads`` (a 3-D mask needs first dim 1).
+    Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight = the cat of
+    our three weights (tests/test_multihead.py); beware, its masks mean the opposite.
+    Deviations from the paper: biases (bias=False removes them); dropout on the weights in training,
+    as torch does; a fully masked query row outputs 0 heads instead of NaN.
     Initialization: xavier_uniform_ on each [D, D] weight, zero biases (the paper states none).
+    Fast path (inference): ``lib.attention_fast.FastMultiHeadAttention``.
     """
 
     def __init__(
@@ -421,7 +408,7 @@ class MultiHeadAttention(nn.Module):
         check_mha_config(d_model, n_heads, dropout)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = float(dropout)
-        self.check_inputs = check_inputs  # False inside a model that checked its input at its door
+        self.check_inputs = check_inputs
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)

@@ -152,7 +152,7 @@ def test_the_softmax_in_place_applies_exactly_where_it_gives_the_same_numbers():
 
     q, k, v = randn(2, H, 6, 4, seed=1), randn(2, H, 6, 4, seed=2), randn(2, H, 6, 4, seed=3)
     grad_q = q.clone().requires_grad_(True)
-    cases = [  # (q, mask, dropout) -> the softmax in place applies when weights are asked for
+    cases = [  # (q, mask, dropout) -> the softmax in place applies, weights asked for
         ((q, None, 0.0), True),  # inference without mask
         ((q, causal_mask(6), 0.0), False),  # a mask: the simple path
         ((q, None, 0.1), False),  # dropout
@@ -160,7 +160,8 @@ def test_the_softmax_in_place_applies_exactly_where_it_gives_the_same_numbers():
         ((q.half(), None, 0.0), False),  # float16 is softmaxed in float32 by the simple path
     ]
     for (qq, mask, p), applies in cases:
-        assert softmax_in_place_applies(qq, k, mask, p) is applies, (mask is None, p)
+        assert softmax_in_place_applies(qq, k, mask, p, True) is applies, (mask is None, p)
+    assert not softmax_in_place_applies(q, k, None, 0.0, False)  # no weights: the fused kernel
     # every path without dropout gives the readable numbers, with weights asked for or not
     for qq, mask in [(q, None), (q, causal_mask(6)), (grad_q, None)]:
         want, want_w = _scaled_dot_product_attention(q, k, v, mask)
