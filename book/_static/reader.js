@@ -11,8 +11,13 @@
   "use strict";
   var pending = null;
 
+  // A progress bar (tqdm's widgets in a training cell's output) gets no cue: it is not content to
+  // read sideways, and the cue's sticky line was drawn over its counts.
+  var PROGRESS = ".widget-hprogress, .jupyter-widget-hprogress";
+
   function scrollsSideways(el) {
     if (el.scrollWidth <= el.clientWidth + 1) return false;
+    if (el.querySelector(PROGRESS) || el.closest(PROGRESS)) return false;
     var overflow = getComputedStyle(el).overflowX;
     return overflow === "auto" || overflow === "scroll";
   }

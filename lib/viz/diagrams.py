@@ -47,6 +47,9 @@ _PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a 
 # alike: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
 # sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
 _SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
+# ... but its text is not scaled down with it: at 11.5 points it is about 9.6 CSS px (em) in the
+# 328 px column, where 11.5 * 5.2 / 5.6 points was 9.0 and read as 7-8 px (reader's report 1, s5)
+_SEQ2SEQ_NARROW_FONT = _PHONE_FONT
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -181,7 +184,7 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     """seq2seq_diagram's canvas and where everything goes: rows' heights (y_*), the encoder's
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
-    font = _PHONE_FONT * _SEQ2SEQ_NARROW_SCALE if narrow else _FONT
+    font = _SEQ2SEQ_NARROW_FONT if narrow else _FONT
     g = SimpleNamespace(narrow=narrow, font=font, y_grey=None)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
         fig, ax = _canvas(5.6, 6.5, alt, scale=_SEQ2SEQ_NARROW_SCALE)
