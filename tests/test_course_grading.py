@@ -357,3 +357,48 @@ def test_a_table_of_the_practice_cases_fails_on_the_graders_cases(
     assert check(*references).passed
     with pytest.raises(ExerciseFailed, match="KeyError"):  # a case the table does not hold
         check(*tables)
+
+
+def test_an_exception_text_is_withheld_from_the_feedback_on_private_cases(monkeypatch):
+    """Lecturer review r3, problem 11: a student's function can raise an exception that holds its
+    inputs; graded on the course's private cases, the feedback keeps the exception's type and line but
+    not its text, which goes to the teacher's log (``WITHHELD``)."""
+    from lib import exercises as lib_exercises
+    from lib.exercises import ch02
+
+    def leaky(w, gamma):
+        raise KeyError(f"inputs {w.tolist()} {gamma}")
+
+    with pytest.raises(ExerciseFailed) as public:  # the book, its practice cases: the text is shown
+        ch02.check_sharpen(leaky)
+    assert "inputs [" in str(public.value)
+    monkeypatch.setattr(lib_exercises, "WITHHOLD_EXCEPTION_TEXT", True)
+    monkeypatch.setattr(lib_exercises, "WITHHELD", [])
+    with pytest.raises(ExerciseFailed) as private:
+        ch02.check_sharpen(leaky)
+    said = str(private.value)
+    assert "raised KeyError" in said and "inputs [" not in said
+    assert "its message is withheld: it may show the grader's private inputs" in said
+    (kept,) = lib_exercises.WITHHELD
+    assert "inputs [" in kept and "raised KeyError" in kept
+    # the grader's own words and a name the answer lacks stay (a refusal; "needs manual review")
+    import lib.exercises.ch17  # noqa: F401 (registers its refusals' messages)
+
+    for error in [
+        RuntimeError(
+            "it called the library's apply_rope; write the rotation yourself, then compare"
+        ),
+        NameError("name 'helper' is not defined"),
+    ]:
+
+        def raising(w, gamma, _error=error):
+            raise _error
+
+        with pytest.raises(ExerciseFailed) as shown:
+            ch02.check_sharpen(raising)
+        assert str(error) in str(shown.value) and "withheld" not in str(shown.value)
+    assert len(lib_exercises.WITHHELD) == 1
+    # the grader turns it on for a chapter with private cases, off for one graded on practice cases
+    source = inspect.getsource(grade_course.Grader.grade_one)
+    assert "lib_exercises.WITHHOLD_EXCEPTION_TEXT = private" in source
+    assert "withheld from the feedback" in inspect.getsource(grade_course._grade_students)

@@ -884,6 +884,7 @@ class Result:
     review: bool = (
         False  # the teacher must look: the answer uses a name of a cell the student added
     )
+    withheld: list[str] = field(default_factory=list)  # full messages left out of the feedback
 
 
 class Grader:
@@ -979,7 +980,14 @@ class Grader:
         limits = self._limits(student)
         environment = limits["environment"]
         score, message, child = 0.0, "", None
-        saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
+        saved = (
+            lib_exercises._cell_above_crashed,
+            lib_exercises.CALL_TIME_LIMIT,
+            lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+        )
+        private = exercise.module not in getattr(self, "public", ())
+        lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
+        withheld = lib_exercises.WITHHELD = []
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
         try:
@@ -1010,15 +1018,22 @@ class Grader:
                 "the sandbox (above); grade this exercise another way (nbgrader autograde)",
                 file=sys.stderr,
             )
+            said = f"{type(e).__name__}: {str(e)[:200]}"
+            if private:
+                withheld.append(said)
+                said = f"{type(e).__name__}; {lib_exercises.WITHHELD_NOTE}"
             message = (
                 f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
-                f"this exercise in its sandbox ({type(e).__name__}: {str(e)[:200]}); your teacher "
-                "has been told."
+                f"this exercise in its sandbox ({said}); your teacher has been told."
             )
         finally:
             if exercise.module in getattr(self, "public", ()):
                 message = public_wording(message)
-            lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
+            (
+                lib_exercises._cell_above_crashed,
+                lib_exercises.CALL_TIME_LIMIT,
+                lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+            ) = saved
             for key, value in saved_environment.items():
                 if value is None:
                     os.environ.pop(key, None)
@@ -1036,6 +1051,7 @@ class Grader:
             message,
             time.monotonic() - start,
             child.sandbox if child is not None else {},
+            withheld=list(withheld),
         )
 
     def _limits(self, student: str) -> dict:
@@ -1648,6 +1664,8 @@ def _grade_students(
         print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
         for r in graded:
             print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:300]}")
+            for said in r.withheld:  # the teacher's log only: not in the feedback
+                print(f"    withheld from the feedback: {said[:600]}")
     return students, autograde_s, results
 
 
