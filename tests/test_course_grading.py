@@ -402,3 +402,46 @@ def test_an_exception_text_is_withheld_from_the_feedback_on_private_cases(monkey
     source = inspect.getsource(grade_course.Grader.grade_one)
     assert "lib_exercises.WITHHOLD_EXCEPTION_TEXT = private" in source
     assert "withheld from the feedback" in inspect.getsource(grade_course._grade_students)
+
+
+def test_a_written_answer_copied_from_the_model_or_a_classmate_is_flagged(tmp_path):
+    """Lecturer review r3, problem 14: the grader's output lists written answers that are near-verbatim
+    copies of the model answer or of another student's answer; an honest answer is not listed."""
+    import nbformat
+
+    chapter = "02_attention_as_soft_lookup"
+    model = (
+        "Sharpening raises every weight to the power gamma and renormalizes, so the largest weight "
+        "grows at the expense of the others; as gamma grows the lookup tends to a hard one."
+    )
+
+    def notebook(text: str):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["nbgrader"] = {"grade_id": "ex3_written", "solution": True, "grade": True}
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    texts = {
+        "copier": model.replace("Sharpening", "sharpening") + " That is all.",
+        "friend": "Sharpening raises every weight to the power gamma and renormalizes, so "
+        "the biggest weight wins over the others.",
+        "honest": "With a larger exponent the big scores dominate after normalising: "
+        "the soft read moves toward picking a single memory slot, like a hard read.",
+        "blank": "YOUR ANSWER HERE",
+    }
+    source = tmp_path / "source" / chapter
+    source.mkdir(parents=True)
+    nbformat.write(notebook(model), source / f"{chapter}.ipynb")
+    for student, text in texts.items():
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(notebook(text), folder / f"{chapter}.ipynb")
+    flags = grade_course.copy_flags(tmp_path, chapter, sorted(texts))
+    assert any(
+        f.startswith("copier ex3_written: like the model answer (similarity 0.9") for f in flags
+    )
+    assert any(f.startswith("friend ex3_written: like the model answer") for f in flags)
+    assert any(f.startswith("friend ex3_written: like copier's answer") for f in flags)
+    assert not [f for f in flags if f.startswith(("honest", "blank"))]
+    assert not [f for f in flags if "honest's" in f or "blank's" in f]
+    ratio, shared = grade_course.likeness(texts["honest"], model)
+    assert ratio < grade_course.COPY_RATIO and shared == 0

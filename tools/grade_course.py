@@ -255,6 +255,74 @@ def needs_review(result: Result, added: dict[str, int]) -> Result:
     return result
 
 
+# --- written answers that copy the model answer or another student's (lecturer review r3, problem 14) -
+
+COPY_RATIO = 0.8  # difflib's similarity of two answers' words, from which an answer is flagged
+COPY_RUN = 8  # or: this many words in a row shared with the other text
+
+
+def _words(text: str) -> list[str]:
+    """An answer's words, normalized: lower case, no markup or punctuation."""
+    return re.findall(r"[a-z0-9]+(?:['.][a-z0-9]+)*", text.lower())
+
+
+def written_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """{grade_id: text} of a notebook's written answers (markdown cells graded by hand)."""
+    found = {}
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
+            found.setdefault(meta.get("grade_id"), cell.source)
+    return found
+
+
+def likeness(answer: str, other: str) -> tuple[float, int]:
+    """How close an answer is to another text: (difflib's ratio of their normalized words, the number
+    of runs of COPY_RUN words of the answer found in the other)."""
+    import difflib
+
+    a, b = _words(answer), _words(other)
+    ratio = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
+    runs = {tuple(b[i : i + COPY_RUN]) for i in range(len(b) - COPY_RUN + 1)}
+    shared = sum(tuple(a[i : i + COPY_RUN]) in runs for i in range(len(a) - COPY_RUN + 1))
+    return ratio, shared
+
+
+def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
+    COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
+    the same question. A line each, for the teacher to read: a flag, not a grade."""
+    source = course / "source" / chapter / f"{chapter}.ipynb"
+    model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
+    answers: dict[str, dict[str, str]] = {}
+    for student in students:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            answers[student] = {
+                k: v
+                for k, v in written_answers(nbformat.read(path, as_version=4)).items()
+                if len(_words(v)) >= COPY_RUN  # not the empty template
+            }
+    flags = []
+    for student, theirs in sorted(answers.items()):
+        for grade_id, text in sorted(theirs.items()):
+            others = [("the model answer", model.get(grade_id, ""))] + [
+                (f"{other}'s answer", answers[other].get(grade_id, ""))
+                for other in sorted(answers)
+                if other != student
+            ]
+            for who, other in others:
+                if len(_words(other)) < COPY_RUN:
+                    continue
+                ratio, shared = likeness(text, other)
+                if ratio >= COPY_RATIO or shared:
+                    flags.append(
+                        f"{student} {grade_id}: like {who} (similarity {ratio:.2f}, "
+                        f"{shared} runs of {COPY_RUN} words in common)"
+                    )
+    return flags
+
+
 # --- the course's grading material: cases and references the students' package does not hold --------
 
 
@@ -1570,6 +1638,13 @@ def main(argv=None) -> int:
             f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
             "student added, which the grader does not run; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
+        )
+    copies = copy_flags(course, chapter, students)
+    if copies:
+        print(
+            f"possible copies ({len(copies)} written answers near-verbatim like the model answer or "
+            f"another student's, or sharing {COPY_RUN} words in a row; read them before grading):\n  "
+            + "\n  ".join(copies)
         )
     if REFUSED:
         print(
