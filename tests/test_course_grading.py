@@ -398,6 +398,9 @@ def test_an_exception_text_is_withheld_from_the_feedback_on_private_cases(monkey
             ch02.check_sharpen(raising)
         assert str(error) in str(shown.value) and "withheld" not in str(shown.value)
     assert len(lib_exercises.WITHHELD) == 1
+    from lib.exercises import ch09  # a checker's own refusal, raised inside the student's function
+
+    assert lib_exercises._own_text(ch09._LAYER_REFUSED)
     # the grader turns it on for a chapter with private cases, off for one graded on practice cases
     source = inspect.getsource(grade_course.Grader.grade_one)
     assert "lib_exercises.WITHHOLD_EXCEPTION_TEXT = private" in source

@@ -363,6 +363,13 @@ def _own_text(text: str) -> bool:
     return text in _OWN_TEXTS or bool(_OWN_PATTERN.fullmatch(text))
 
 
+def own_text(text: str) -> str:
+    """``text``, registered as a checker's own message (a stand-in that refuses a call raises it): shown
+    in the feedback also on private cases (:data:`WITHHOLD_EXCEPTION_TEXT`)."""
+    _OWN_TEXTS.add(text.strip().rstrip("."))
+    return text
+
+
 CALL_TIME_LIMIT = 30
 """Seconds one call of the reader's function may take (the hidden cases are small: a right answer
 takes far less). Below the course's two minutes per cell, so that an answer that loops forever
@@ -481,7 +488,7 @@ def refusing(name: str, then: str) -> Callable[..., NoReturn]:
     """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
     the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"."""
 
-    _OWN_TEXTS.add(f"it called the library's {name}{then}".strip().rstrip("."))
+    own_text(f"it called the library's {name}{then}")
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(f"it called the library's {name}{then}")
