@@ -371,6 +371,8 @@ def test_feedback_says_when_a_function_never_returns_or_an_answer_crashes(graded
         "The cell above stopped with ZeroDivisionError at line 7 (`scale = 1 / 0`): division by zero"
         in crashes
     )
+    # this course is graded on the practice cases (no grading material): nothing private, the
+    # exception's message is shown (on private cases it is withheld: test_course_grading.py)
     assert (
         "`sharpen` raised ZeroDivisionError: division by zero, at line 12 of your cell" in crashes
     )

@@ -48,3 +48,45 @@ def test_the_page_says_a_prediction_checkers_distance_helps_a_trial():
     """Lecturer review r3, problem 7: documented, not changed (the book's readers need the distance)."""
     page = " ".join(PAGE.split())
     assert "a few calls are enough where the checker's message gives the distance" in page
+
+
+def test_the_grading_time_counts_the_rubrics_parts():
+    """Lecturer review r3, problem 8: a teacher grades a written answer part by part, so the page's
+    weekly grading time counts the rubrics' parts (counted in the rubric cells make_course writes),
+    not the answer cells."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import instructor_notes
+    import term_plan
+
+    chapters = term_plan.chapters()
+    parts = [n for c in chapters for n in instructor_notes.rubric_parts(c)]
+    weeks = len(term_plan.WEEKS)
+    per_week = round(sum(parts) / weeks)
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
+    hours = (per_week * 30 * low / 60, per_week * 30 * high / 60)
+    page = " ".join(PAGE.split())
+    assert f"The 18 chapters ask {len(parts)} of them" in page
+    assert (
+        f"{sum(parts)} parts (counted in the rubric cells `make course` writes), about {per_week} a "
+        f"week over the {weeks} weeks. At an estimated {low} to {high} minutes a part, a class of 30 "
+        f"takes about {hours[0]:g} to {hours[1]:g} hours a week ({per_week} parts × 30 students × "
+        f"{low} to {high} minutes)" in page
+    )
+
+
+def test_the_term_states_the_weekly_home_load():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import term_plan
+
+    load = term_plan.weekly_load()
+    teaching = [m for w, m in load.items() if w < len(term_plan.WEEKS)]
+    page = " ".join(PAGE.split())
+    assert (
+        f"{term_plan._minutes(min(teaching))} to {term_plan._minutes(max(teaching))} a week in weeks 1 "
+        f"to {len(term_plan.WEEKS) - 1}, {sum(load.values()) / 60:g} hours in all" in page
+    )
+    assert term_plan.table() in PAGE

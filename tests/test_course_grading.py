@@ -357,3 +357,94 @@ def test_a_table_of_the_practice_cases_fails_on_the_graders_cases(
     assert check(*references).passed
     with pytest.raises(ExerciseFailed, match="KeyError"):  # a case the table does not hold
         check(*tables)
+
+
+def test_an_exception_text_is_withheld_from_the_feedback_on_private_cases(monkeypatch):
+    """Lecturer review r3, problem 11: a student's function can raise an exception that holds its
+    inputs; graded on the course's private cases, the feedback keeps the exception's type and line but
+    not its text, which goes to the teacher's log (``WITHHELD``)."""
+    from lib import exercises as lib_exercises
+    from lib.exercises import ch02
+
+    def leaky(w, gamma):
+        raise KeyError(f"inputs {w.tolist()} {gamma}")
+
+    with pytest.raises(ExerciseFailed) as public:  # the book, its practice cases: the text is shown
+        ch02.check_sharpen(leaky)
+    assert "inputs [" in str(public.value)
+    monkeypatch.setattr(lib_exercises, "WITHHOLD_EXCEPTION_TEXT", True)
+    monkeypatch.setattr(lib_exercises, "WITHHELD", [])
+    with pytest.raises(ExerciseFailed) as private:
+        ch02.check_sharpen(leaky)
+    said = str(private.value)
+    assert "raised KeyError" in said and "inputs [" not in said
+    assert "its message is withheld: it may show the grader's private inputs" in said
+    (kept,) = lib_exercises.WITHHELD
+    assert "inputs [" in kept and "raised KeyError" in kept
+    # the grader's own words and a name the answer lacks stay (a refusal; "needs manual review")
+    import lib.exercises.ch17  # noqa: F401 (registers its refusals' messages)
+
+    for error in [
+        RuntimeError(
+            "it called the library's apply_rope; write the rotation yourself, then compare"
+        ),
+        NameError("name 'helper' is not defined"),
+    ]:
+
+        def raising(w, gamma, _error=error):
+            raise _error
+
+        with pytest.raises(ExerciseFailed) as shown:
+            ch02.check_sharpen(raising)
+        assert str(error) in str(shown.value) and "withheld" not in str(shown.value)
+    assert len(lib_exercises.WITHHELD) == 1
+    from lib.exercises import ch09  # a checker's own refusal, raised inside the student's function
+
+    assert lib_exercises._own_text(ch09._LAYER_REFUSED)
+    # the grader turns it on for a chapter with private cases, off for one graded on practice cases
+    source = inspect.getsource(grade_course.Grader.grade_one)
+    assert "lib_exercises.WITHHOLD_EXCEPTION_TEXT = private" in source
+    assert "withheld from the feedback" in inspect.getsource(grade_course._grade_students)
+
+
+def test_a_written_answer_copied_from_the_model_or_a_classmate_is_flagged(tmp_path):
+    """Lecturer review r3, problem 14: the grader's output lists written answers that are near-verbatim
+    copies of the model answer or of another student's answer; an honest answer is not listed."""
+    import nbformat
+
+    chapter = "02_attention_as_soft_lookup"
+    model = (
+        "Sharpening raises every weight to the power gamma and renormalizes, so the largest weight "
+        "grows at the expense of the others; as gamma grows the lookup tends to a hard one."
+    )
+
+    def notebook(text: str):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["nbgrader"] = {"grade_id": "ex3_written", "solution": True, "grade": True}
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    texts = {
+        "copier": model.replace("Sharpening", "sharpening") + " That is all.",
+        "friend": "Sharpening raises every weight to the power gamma and renormalizes, so "
+        "the biggest weight wins over the others.",
+        "honest": "With a larger exponent the big scores dominate after normalising: "
+        "the soft read moves toward picking a single memory slot, like a hard read.",
+        "blank": "YOUR ANSWER HERE",
+    }
+    source = tmp_path / "source" / chapter
+    source.mkdir(parents=True)
+    nbformat.write(notebook(model), source / f"{chapter}.ipynb")
+    for student, text in texts.items():
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(notebook(text), folder / f"{chapter}.ipynb")
+    flags = grade_course.copy_flags(tmp_path, chapter, sorted(texts))
+    assert any(
+        f.startswith("copier ex3_written: like the model answer (similarity 0.9") for f in flags
+    )
+    assert any(f.startswith("friend ex3_written: like the model answer") for f in flags)
+    assert any(f.startswith("friend ex3_written: like copier's answer") for f in flags)
+    assert not [f for f in flags if f.startswith(("honest", "blank"))]
+    assert not [f for f in flags if "honest's" in f or "blank's" in f]
+    ratio, shared = grade_course.likeness(texts["honest"], model)
+    assert ratio < grade_course.COPY_RATIO and shared == 0

@@ -19,6 +19,7 @@ from lib.exercises import ExerciseFailed, ch02, ch03, ch06
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import instructor_notes as notes  # noqa: E402
+import term_plan  # noqa: E402
 
 SHARPEN = notes.mistakes(ch02, "check_sharpen")
 
@@ -217,15 +218,55 @@ def test_the_teachers_page_states_the_notes_totals():
     low, high = min(minutes, key=minutes.get), max(minutes, key=minutes.get)
     assert (
         f"{minutes[low]:g} (chapter {int(low)}) to {minutes[high]:g} (chapter {int(high)}) minutes, "
-        f"{sum(minutes.values()) / 60:.1f} hours for the 18 chapters, against the "
-        f"{sum(notes.term_plan.HOME_HOURS.values()):g} hours of home time" in page
+        f"{sum(minutes.values()) / 60:.1f} hours for the 18 chapters." in page
     )
-    # the first table's last column: the exercises' estimate of each chapter, beside its home time
-    column = re.findall(r"^\| (\d+) .*\| \d+ exercises, \d+ points \| ([\d.]+) min \|$", raw, re.M)
-    assert {f"{int(n):02d}": float(m) for n, m in column} == minutes
-    over = sorted(minutes, key=lambda c: minutes[c] - 60 * notes.term_plan.HOME_HOURS[c])[-5:]
-    listed = ", ".join(str(int(c)) for c in sorted(over)[:-1]) + f" and {int(sorted(over)[-1])}"
-    assert f"(chapters {listed} by the most)" in page
+    home = {c[:2]: notes.home_minutes(c) for c in chapters}
+    reading = sum(h["reading"] for h in home.values()) / 60
+    assert f"1 minute a code cell: {reading:.1f} hours for the 18 chapters" in page
+    total = {c: h["total"] for c, h in home.items()}
+    low, high = min(total, key=total.get), max(total, key=total.get)
+    hm = term_plan._minutes
+    assert (
+        f"{hm(total[low])} (chapter {int(low)}) to {hm(total[high])} (chapter {int(high)}), "
+        f"{sum(total.values()) / 60:.1f} hours for the 18 chapters" in page
+    )
+    # the first table's home column: the total, then the chapter's and the exercises' minutes
+    column = re.findall(
+        r"^\| (\d+) .*\| \d+ min \| ([^|(]+) \((\d+) \+ (\d+) min\) \| \d+ exercises, \d+ points \|$",
+        raw,
+        re.M,
+    )
+    assert len(column) == 18
+    for n, shown, chapter, work in column:
+        h = home[f"{int(n):02d}"]
+        assert (shown.strip(), int(chapter), int(work)) == (
+            hm(h["total"]),
+            h["reading"],
+            h["exercises"],
+        )
+        assert h["exercises"] == minutes[f"{int(n):02d}"]
+        assert h["total"] >= h["exercises"]  # the home time includes the exercises (review r3, 8)
+
+
+def test_home_time_is_the_chapter_and_its_exercises():
+    words, cells = notes.chapter_size("02")
+    reading, how = notes.reading_minutes("02")
+    raw = (
+        words / notes.MINUTES["chapter_words_per_minute"]
+        + cells * notes.MINUTES["per_chapter_code_cell"]
+    )
+    assert (
+        reading == 5 * math.ceil(raw / 5)
+        and f"{words} words" in how
+        and f"{cells} code cells" in how
+    )
+    home = notes.home_minutes("02")
+    work = sum(notes.estimate_minutes(e)[0] for e in notes.exercises("02"))
+    assert home == {
+        "reading": reading,
+        "exercises": work,
+        "total": 15 * math.ceil((reading + work) / 15),
+    }
 
 
 def test_the_command_writes_markdown_and_html(tmp_path):

@@ -255,6 +255,74 @@ def needs_review(result: Result, added: dict[str, int]) -> Result:
     return result
 
 
+# --- written answers that copy the model answer or another student's (lecturer review r3, problem 14) -
+
+COPY_RATIO = 0.8  # difflib's similarity of two answers' words, from which an answer is flagged
+COPY_RUN = 8  # or: this many words in a row shared with the other text
+
+
+def _words(text: str) -> list[str]:
+    """An answer's words, normalized: lower case, no markup or punctuation."""
+    return re.findall(r"[a-z0-9]+(?:['.][a-z0-9]+)*", text.lower())
+
+
+def written_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """{grade_id: text} of a notebook's written answers (markdown cells graded by hand)."""
+    found = {}
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
+            found.setdefault(meta.get("grade_id"), cell.source)
+    return found
+
+
+def likeness(answer: str, other: str) -> tuple[float, int]:
+    """How close an answer is to another text: (difflib's ratio of their normalized words, the number
+    of runs of COPY_RUN words of the answer found in the other)."""
+    import difflib
+
+    a, b = _words(answer), _words(other)
+    ratio = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
+    runs = {tuple(b[i : i + COPY_RUN]) for i in range(len(b) - COPY_RUN + 1)}
+    shared = sum(tuple(a[i : i + COPY_RUN]) in runs for i in range(len(a) - COPY_RUN + 1))
+    return ratio, shared
+
+
+def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
+    COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
+    the same question. A line each, for the teacher to read: a flag, not a grade."""
+    source = course / "source" / chapter / f"{chapter}.ipynb"
+    model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
+    answers: dict[str, dict[str, str]] = {}
+    for student in students:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            answers[student] = {
+                k: v
+                for k, v in written_answers(nbformat.read(path, as_version=4)).items()
+                if len(_words(v)) >= COPY_RUN  # not the empty template
+            }
+    flags = []
+    for student, theirs in sorted(answers.items()):
+        for grade_id, text in sorted(theirs.items()):
+            others = [("the model answer", model.get(grade_id, ""))] + [
+                (f"{other}'s answer", answers[other].get(grade_id, ""))
+                for other in sorted(answers)
+                if other != student
+            ]
+            for who, other in others:
+                if len(_words(other)) < COPY_RUN:
+                    continue
+                ratio, shared = likeness(text, other)
+                if ratio >= COPY_RATIO or shared:
+                    flags.append(
+                        f"{student} {grade_id}: like {who} (similarity {ratio:.2f}, "
+                        f"{shared} runs of {COPY_RUN} words in common)"
+                    )
+    return flags
+
+
 # --- the course's grading material: cases and references the students' package does not hold --------
 
 
@@ -884,6 +952,7 @@ class Result:
     review: bool = (
         False  # the teacher must look: the answer uses a name of a cell the student added
     )
+    withheld: list[str] = field(default_factory=list)  # full messages left out of the feedback
 
 
 class Grader:
@@ -979,7 +1048,14 @@ class Grader:
         limits = self._limits(student)
         environment = limits["environment"]
         score, message, child = 0.0, "", None
-        saved = (lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT)
+        saved = (
+            lib_exercises._cell_above_crashed,
+            lib_exercises.CALL_TIME_LIMIT,
+            lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+        )
+        private = exercise.module not in getattr(self, "public", ())
+        lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
+        withheld = lib_exercises.WITHHELD = []
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
         try:
@@ -1010,15 +1086,22 @@ class Grader:
                 "the sandbox (above); grade this exercise another way (nbgrader autograde)",
                 file=sys.stderr,
             )
+            said = f"{type(e).__name__}: {str(e)[:200]}"
+            if private:
+                withheld.append(said)
+                said = f"{type(e).__name__}; {lib_exercises.WITHHELD_NOTE}"
             message = (
                 f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
-                f"this exercise in its sandbox ({type(e).__name__}: {str(e)[:200]}); your teacher "
-                "has been told."
+                f"this exercise in its sandbox ({said}); your teacher has been told."
             )
         finally:
             if exercise.module in getattr(self, "public", ()):
                 message = public_wording(message)
-            lib_exercises._cell_above_crashed, lib_exercises.CALL_TIME_LIMIT = saved
+            (
+                lib_exercises._cell_above_crashed,
+                lib_exercises.CALL_TIME_LIMIT,
+                lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+            ) = saved
             for key, value in saved_environment.items():
                 if value is None:
                     os.environ.pop(key, None)
@@ -1036,6 +1119,7 @@ class Grader:
             message,
             time.monotonic() - start,
             child.sandbox if child is not None else {},
+            withheld=list(withheld),
         )
 
     def _limits(self, student: str) -> dict:
@@ -1555,6 +1639,13 @@ def main(argv=None) -> int:
             "student added, which the grader does not run; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
         )
+    copies = copy_flags(course, chapter, students)
+    if copies:
+        print(
+            f"possible copies ({len(copies)} written answers near-verbatim like the model answer or "
+            f"another student's, or sharing {COPY_RUN} words in a row; read them before grading):\n  "
+            + "\n  ".join(copies)
+        )
     if REFUSED:
         print(
             f"refused by nbgrader ({len(REFUSED)}: 0 points and no feedback until you repair their "
@@ -1648,6 +1739,8 @@ def _grade_students(
         print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
         for r in graded:
             print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:300]}")
+            for said in r.withheld:  # the teacher's log only: not in the feedback
+                print(f"    withheld from the feedback: {said[:600]}")
     return students, autograde_s, results
 
 

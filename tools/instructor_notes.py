@@ -28,14 +28,16 @@ on the chapter's worked solution (its practice cases, this machine; an exercise 
 value needs the chapter's state and is not timed) and the *size* of the exercise, counted: the
 statement's words, the worked solution's lines of code, the values to predict, the questions a
 written answer must answer (``make_course.parts``). A student's minutes are an *estimate* from that
-size with the constants :data:`MINUTES` (stated, not measured on students); the chapter total is
-set beside the term plan's home hours (tools/term_plan.py ``HOME_HOURS``).
+size with the constants :data:`MINUTES` (stated, not measured on students). A chapter's home time
+(:func:`home_minutes`, what the term plan and the teachers' page state) is the same kind of estimate:
+reading and running the chapter (its prose's words, its code cells) plus its exercises.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import html
 import importlib
 import inspect
@@ -51,7 +53,6 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_course  # noqa: E402
-import term_plan  # noqa: E402
 
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)(?: \(([^)]*)\))?[:.]?\s*(.*?)\*\*", re.S)
 CHECK = re.compile(r"^(check_\w+)\((.*)\)$", re.S)
@@ -65,7 +66,14 @@ MINUTES = {
     "per_prediction": 5.0,
     "per_written_part": 8.0,
     "run_and_check": 5.0,
+    # the chapter itself, before its exercises: reading its prose (slower than plain text: maths,
+    # tables and figures to read) and reading and running each of its code cells
+    "chapter_words_per_minute": 100,
+    "per_chapter_code_cell": 1.0,
 }
+# A teacher's minutes to grade one part (one question) of one student's written answer against its
+# rubric: an estimate (lecturer review r3: a three-part answer of chapter 2 took 2 to 3 minutes).
+GRADING_MINUTES_PER_PART = (1, 2)
 
 
 # --- the exercises of a chapter, from its notebook -------------------------------------------------
@@ -514,6 +522,58 @@ def estimate_minutes(ex: Exercise) -> tuple[float, str]:
     return total, how
 
 
+def chapter_size(chapter: str) -> tuple[int, int]:
+    """What a student reads and runs before the exercises: (the words of the chapter's prose, its code
+    cells), counted in the notebook's cells before the first exercise's statement (none tagged
+    "solution" or "remove-cell": the book shows them to no student)."""
+    words = cells = 0
+    for cell in nbformat.read(notebook(chapter), as_version=4).cells:
+        if cell.cell_type == "markdown" and EXERCISE.match(cell.source.strip()):
+            break
+        if {"solution", "remove-cell"} & set(_tags(cell)):
+            continue
+        if cell.cell_type == "markdown":
+            words += len(re.findall(r"\w+", cell.source))
+        elif cell.cell_type == "code" and cell.source.strip():
+            cells += 1
+    return words, cells
+
+
+def reading_minutes(chapter: str) -> tuple[float, str]:
+    """A student's minutes to read and run the chapter (before its exercises), estimated from its size
+    (:data:`MINUTES`), and the sum in words."""
+    words, cells = chapter_size(chapter)
+    raw = words / MINUTES["chapter_words_per_minute"] + cells * MINUTES["per_chapter_code_cell"]
+    return 5 * math.ceil(
+        raw / 5
+    ), f"{_count(words, 'word')} to read, {_count(cells, 'code cell')} to run"
+
+
+@functools.cache
+def home_minutes(chapter: str) -> dict[str, int]:
+    """A chapter's home time, estimated: {"reading": reading and running the chapter, "exercises": its
+    exercises (the sum of :func:`estimate_minutes`), "total": both, rounded up to a quarter of an
+    hour}. The term plan (tools/term_plan.py) and the teachers' page state it."""
+    reading = int(reading_minutes(chapter)[0])
+    work = int(sum(estimate_minutes(ex)[0] for ex in exercises(chapter)))
+    return {"reading": reading, "exercises": work, "total": 15 * math.ceil((reading + work) / 15)}
+
+
+def rubric_parts(chapter: str) -> list[int]:
+    """The parts (questions) of each written answer's rubric in the course made from the chapter
+    (``make_course.course_notebook``, in memory): what a teacher grades, one part at a time."""
+    nb = nbformat.read(notebook(chapter), as_version=4)
+    course, _ = make_course.course_notebook(nb, notebook(chapter).stem)
+    found = []
+    for cell in course.cells:
+        if not cell.metadata.get("nbgrader", {}).get("task"):
+            continue
+        split = re.findall(r"^\*\*Part \d+ \(", cell.source, re.M)
+        listed = re.findall(r'^\d+\. "', cell.source.split("**Parts**", 1)[-1], re.M)
+        found.append(len(split) if split else len(listed))
+    return found
+
+
 # --- how often, in a graded course ------------------------------------------------------------------
 
 
@@ -576,8 +636,8 @@ def notes_markdown(
     summary = [
         "## Time per chapter",
         "",
-        "| Chapter | Exercises | Estimated minutes | Plan's home hours |",
-        "|---|---|---|---|",
+        "| Chapter | Exercises | Reading and running (min) | Exercises (min) | At home (min) |",
+        "|---|---|---|---|---|",
     ]
     body = []
     for chapter in chapters:
@@ -591,11 +651,9 @@ def notes_markdown(
             minutes, section = _exercise_notes(ex, answers, counts.get(ex.checker, {}), timing)
             total += minutes
             body += section
-        plan = term_plan.HOME_HOURS.get(stem[:2])
+        home = home_minutes(stem)
         summary.append(
-            f"| {stem} | {len(found)} | {total:g} | {plan:g} h |"
-            if plan
-            else f"| {stem} | {len(found)} | {total:g} | |"
+            f"| {stem} | {len(found)} | {home['reading']} | {total:g} | {home['total']} |"
         )
     return "\n".join(_preamble(answers, course) + summary + [""] + body) + "\n"
 
@@ -623,7 +681,9 @@ def _preamble(answers: bool, course: Path | None) -> list[str]:
         f"{MINUTES['words_per_minute']} words a minute, {MINUTES['per_code_line']:g} min per statement of the "
         f"worked solution's code, {MINUTES['per_prediction']:g} per value to predict, "
         f"{MINUTES['per_written_part']:g} per written question, {MINUTES['run_and_check']:g} to run and "
-        "check); the checker's seconds are measured (practice cases, the machine that made the notes).",
+        "check); the chapter's own reading and running too (its prose at "
+        f"{MINUTES['chapter_words_per_minute']} words a minute, "
+        f"{MINUTES['per_chapter_code_cell']:g} min per code cell); the checker's seconds are measured (practice cases, the machine that made the notes).",
         "",
     ]
 

@@ -40,6 +40,8 @@ from traitlets import Float
 # Monday of the week it is taught and due on the Sunday of the following week (RELEASE, DUE: days and
 # times after that Monday). Two lectures of 90 minutes a week at most (180 min of class); the chapters'
 # class times are the teachers' page's ("In class"), repeated in CLASS_MINUTES and tested against it.
+# The home times are not written here: they are estimated from each chapter's size, the chapter and its
+# exercises together, by tools/instructor_notes.py (home_minutes).
 # Week 13 teaches no new chapter: it is for the last deadline (chapter 18), questions and review.
 WEEKS: list[tuple[int, list[str]]] = [
     (1, ["01_seq2seq_to_attention", "02_attention_as_soft_lookup"]),
@@ -59,10 +61,6 @@ WEEKS: list[tuple[int, list[str]]] = [
 CLASS_MINUTES = {
     "01": 90, "02": 60, "03": 90, "04": 90, "05": 60, "06": 90, "07": 90, "08": 60, "09": 90,
     "10": 60, "11": 90, "12": 90, "13": 90, "14": 90, "15": 60, "16": 90, "17": 90, "18": 90,
-}  # fmt: skip
-HOME_HOURS = {
-    "01": 2, "02": 1.5, "03": 2, "04": 2, "05": 1.5, "06": 2, "07": 2, "08": 1.5, "09": 2.5,
-    "10": 1.5, "11": 2, "12": 2, "13": 2.5, "14": 2.5, "15": 1.5, "16": 2, "17": 2, "18": 2,
 }  # fmt: skip
 RELEASE = dt.timedelta(hours=9)  # Monday 09:00 of the week the chapter is taught
 DUE = dt.timedelta(days=13, hours=23, minutes=59)  # Sunday 23:59 of the following week
@@ -157,21 +155,48 @@ def _minutes(m: int) -> str:
     return f"{m // 60} h {m % 60:02d}" if m % 60 else f"{m // 60} h"
 
 
+def home_minutes() -> dict[str, int]:
+    """Each chapter's home time in minutes ({"01": ...}): reading and running the chapter and doing its
+    exercises, estimated from their size by tools/instructor_notes.py (imported here, when asked: it
+    reads every notebook)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import instructor_notes
+
+    return {name[:2]: instructor_notes.home_minutes(name)["total"] for name in chapters()}
+
+
+def weekly_load() -> dict[int, int]:
+    """The home time a student spends in each week, in minutes: a chapter's home time is spread evenly
+    over its two weeks (released on the Monday of its week, due on the Sunday of the next), so a week
+    carries half of the chapters taught in it and half of those taught the week before; rounded up to
+    a quarter of an hour."""
+    home = home_minutes()
+    taught = {week: sum(home[n[:2]] for n in names) for week, names in WEEKS}
+    return {
+        week: 15 * math.ceil((taught[week] + taught.get(week - 1, 0)) / 2 / 15) for week, _ in WEEKS
+    }
+
+
 def table() -> str:
     """The week table in Markdown (the teachers' page's section "A term")."""
     lines = [
-        "| Week | Chapters (assignments) | In class | At home | Released | Due |",
-        "|---|---|---|---|---|---|",
+        "| Week | Chapters (assignments) | In class | At home, these chapters | Home work this week "
+        "| Released | Due |",
+        "|---|---|---|---|---|---|---|",
     ]
+    home, load = home_minutes(), weekly_load()
     for week, names in WEEKS:
         if not names:
-            lines.append(f"| {week} | review, questions; chapter 18 due | | | | |")
+            lines.append(
+                f"| {week} | review, questions; chapter 18 due | | | {_minutes(load[week])} | | |"
+            )
             continue
         minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
-        hours = sum(HOME_HOURS[n[:2]] for n in names)
+        at_home = sum(home[n[:2]] for n in names)
         listed = ", ".join(f"`{n}`" for n in names)
         lines.append(
-            f"| {week} | {listed} | {_minutes(minutes)} | {hours:g} h | Monday of week {week}, 09:00 "
+            f"| {week} | {listed} | {_minutes(minutes)} | {_minutes(at_home)} "
+            f"| {_minutes(load[week])} | Monday of week {week}, 09:00 "
             f"| Sunday of week {week + 1}, 23:59 |"
         )
     return "\n".join(lines)

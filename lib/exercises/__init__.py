@@ -343,6 +343,33 @@ def _hint(error: Exception) -> str:
     return ""
 
 
+WITHHOLD_EXCEPTION_TEXT = False
+"""True while the course's grader (tools/grade_course.py) grades on its private cases: the text of an
+exception the reader's function raises is left out of the feedback (its type and line stay), since a
+message can hold the private inputs; the full message goes to :data:`WITHHELD`, for the teacher."""
+WITHHELD: list[str] = []
+WITHHELD_NOTE = "its message is withheld: it may show the grader's private inputs"
+# Exception texts that are the grader's own words or Python's about the reader's code, never the inputs:
+# shown on private cases too (a refusal of a forbidden call, a name the answer does not define)
+_OWN_TEXTS: set[str] = set()  # refusing()'s messages, each registered when it is made
+_OWN_PATTERN = re.compile(
+    r"name '\w+' is not defined"
+    r"|it called `[\w.]+`, the checker's own code, which an answer may not use"
+    r"|it called a library function the exercise does not allow"
+)
+
+
+def _own_text(text: str) -> bool:
+    return text in _OWN_TEXTS or bool(_OWN_PATTERN.fullmatch(text))
+
+
+def own_text(text: str) -> str:
+    """``text``, registered as a checker's own message (a stand-in that refuses a call raises it): shown
+    in the feedback also on private cases (:data:`WITHHOLD_EXCEPTION_TEXT`)."""
+    _OWN_TEXTS.add(text.strip().rstrip("."))
+    return text
+
+
 CALL_TIME_LIMIT = 30
 """Seconds one call of the reader's function may take (the hidden cases are small: a right answer
 takes far less). Below the course's two minutes per cell, so that an answer that loops forever
@@ -438,7 +465,16 @@ def call(
         )
         if not any(key in message for key in (hints or {})):
             message += _hint(e)  # the general advice only where the chapter has none of its own
-        _fail_with_hint(message, hints)
+        advice = next((h for key, h in (hints or {}).items() if key in message), None)
+        if WITHHOLD_EXCEPTION_TEXT and text and not _own_text(text):
+            # the course's private cases: the student's own exception text could carry them out
+            # (a message that prints the inputs); the grader keeps it for the teacher (WITHHELD)
+            WITHHELD.append(message)
+            message = (
+                f"on the case {case}, `{name}` raised {type(e).__name__}{_where(e, func)}; "
+                f"{WITHHELD_NOTE}.{_hint(e)}"
+            )
+        fail(f"{message} {advice}" if advice else message)
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
             _fail_with_hint(
@@ -451,6 +487,8 @@ def call(
 def refusing(name: str, then: str) -> Callable[..., NoReturn]:
     """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
     the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"."""
+
+    own_text(f"it called the library's {name}{then}")
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(f"it called the library's {name}{then}")

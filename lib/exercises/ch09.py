@@ -28,6 +28,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    own_text,
     variant,
 )
 
@@ -184,9 +185,12 @@ class _RefusedForward:
     Python pickles no local function."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise RuntimeError(
-            "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
-        )
+        raise RuntimeError(_LAYER_REFUSED)
+
+
+_LAYER_REFUSED = own_text(
+    "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
+)
 
 
 def _forbid_forward(layer: EncoderLayer) -> None:
