@@ -112,12 +112,17 @@ WEB_WORDING = json.loads(
 )
 
 
+def _spaced(pattern: str) -> str:
+    """A wording pattern whose spaces match any run of white space (a line break of the HTML source)."""
+    return pattern.replace(" ", r"\s+")
+
+
 def web_sentences(text: str, rules: dict = WEB_WORDING) -> list[int]:
     """Where the sentences of ``text`` that name a web control (a slider to drag, a token to hover
     over, a box to click) without saying where it works start: each gets ``rules["prefix"]`` ("On the
     website, ") in print and in the ePub. tools/print/prepare.js does the same for the PDF."""
-    web = re.compile(rules["web"], re.I)
-    already = re.compile(rules["already"], re.I)
+    web = re.compile(_spaced(rules["web"]), re.I)
+    already = re.compile(_spaced(rules["already"]), re.I)
     not_end = re.compile(rules["not_ends"], re.I)
     starts = [0] + [
         m.end()
@@ -136,7 +141,7 @@ def web_wording(text: str, rules: dict = WEB_WORDING) -> str:
     """``text`` with rules["replace"] made, and "On the website, " before each sentence that
     web_sentences finds (its first word lower-cased when it is an ordinary capitalised word)."""
     for pattern, replacement in rules["replace"]:
-        text = re.sub(pattern, replacement, text, flags=re.I)
+        text = re.sub(_spaced(pattern), replacement, text, flags=re.I)
     for start in reversed(web_sentences(text, rules)):
         rest = text[start:]
         if re.match(r"(?:A|[A-Z][a-z]+(?:-[a-z]+)?)\b", rest):
@@ -681,7 +686,7 @@ def reword_for_print(soup, rules: dict = WEB_WORDING) -> int:
         for node in nodes:
             text = str(node)
             for pattern, replacement in rules["replace"]:
-                text = re.sub(pattern, replacement, text, flags=re.I)
+                text = re.sub(_spaced(pattern), replacement, text, flags=re.I)
             texts.append(text)
         offsets, at = [], 0
         for text in texts:

@@ -126,8 +126,9 @@ for (const view of document.querySelectorAll('[id^="bertviz-"]')) {
 // same in the ePub)
 {
   const rules = meta.wording;
-  const web = new RegExp(rules.web, 'i');
-  const already = new RegExp(rules.already, 'i');
+  const spaced = (p) => p.replace(/ /g, '\\s+');  // a space matches a line break of the HTML source
+  const web = new RegExp(spaced(rules.web), 'i');
+  const already = new RegExp(spaced(rules.already), 'i');
   const notEnd = new RegExp(rules.not_ends, 'i');
   const blocks = new Map();
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
@@ -141,7 +142,7 @@ for (const view of document.querySelectorAll('[id^="bertviz-"]')) {
   }
   report.reworded = 0;
   for (const nodes of blocks.values()) {
-    const texts = nodes.map((n) => rules.replace.reduce((t, [re, by]) => t.replace(new RegExp(re, 'gi'), by), n.textContent));
+    const texts = nodes.map((n) => rules.replace.reduce((t, [re, by]) => t.replace(new RegExp(spaced(re), 'gi'), by), n.textContent));
     const offsets = [];
     let at = 0;
     for (const t of texts) { offsets.push(at); at += t.length; }
