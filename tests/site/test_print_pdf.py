@@ -282,18 +282,6 @@ def test_running_heads_and_page_numbers(book, reader):
             assert str(page) in head, (page, head)
 
 
-def test_no_running_head_over_a_chapter_s_opening_page(book, reader):
-    """A chapter's first page has its title in large type and no running head over it (prepare.js:
-    ``@page book-page-N:first``): the title is on one line of the page, not two."""
-    texts = book.texts
-    doubled = []
-    for title, start in chapter_pages(reader).items():
-        lines = [x.strip() for x in texts[start - 1].splitlines() if x.strip()]
-        if sum(x.endswith(title) for x in lines) > 1:
-            doubled.append((title, start))
-    assert not doubled, f"running heads over chapters' opening pages: {doubled}"
-
-
 def test_body_text_is_10_to_11_points(book):
     sizes = book.sizes
     body = sum(n for (size, mono), n in sizes.items() if not mono)

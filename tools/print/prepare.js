@@ -51,8 +51,6 @@ meta.docs.forEach((d, i) => {
   sec.classList.add('book-chapter');
   sec.style.page = name;
   rules += `@page ${name} { @top-right { content: ${quote(title)}; font: italic 8.5pt "Liberation Sans", "DejaVu Sans", sans-serif; color: #333; } }\n`;
-  // a chapter's opening page has its title in large type: no running head over it
-  rules += `@page ${name}:first { @top-right { content: none; } }\n`;
   report.chapters.push({doc: d.doc, id: sec.id, title, part: d.part, url: d.url});
   // "the book's website": its address, this chapter's page on the published site
   const walker = document.createTreeWalker(sec, NodeFilter.SHOW_TEXT);
