@@ -99,3 +99,87 @@ def test_wide_tables_are_turned_or_marked_for_smaller_text():
     assert [c.name for c in turned.thead.find_all(["th", "td"])] == ["th", "th"]
     body = [[c.name for c in tr.find_all(["th", "td"])] for tr in turned.tbody.find_all("tr")]
     assert body == [["th", "td"]] * (n - 1) and len(turned.find_all(["thead", "tbody"])) == 2
+
+
+def test_sentences_written_for_the_website_say_so():
+    """Issue 33 (print review s6): "Drag the slider", "hover over", "click" read "On the website, ..."
+    in print and in the ePub; a sentence that already says where it works is left as it is."""
+    from tools.print_book import web_wording
+
+    assert web_wording("Drag the slider to turn the query. Cosine gives k1.") == (
+        "On the website, drag the slider to turn the query. Cosine gives k1."
+    )
+    assert web_wording("Vinyals et al. [2016] used it. Click a thumbnail.") == (
+        "Vinyals et al. [2016] used it. On the website, click a thumbnail."
+    )
+    assert web_wording("See Fig. 3.1 and hover over it.") == (
+        "On the website, see Fig. 3.1 and hover over it."
+    )
+    for kept in [
+        "On the website, click Run the real model.",
+        "In Colab a one-line form: double-click it to see the assertions.",
+        "Beyond 5,000 positions the curve hovers around 0.",
+    ]:
+        assert web_wording(kept) == kept
+    assert "each chapter's web page" in web_wording(
+        "Students open any chapter in Colab (the rocket button at the top of each chapter)."
+    )
+
+
+def test_the_epub_s_captions_are_reworded_node_by_node():
+    from bs4 import BeautifulSoup
+
+    from tools.print_book import reword_for_print
+
+    soup = BeautifulSoup(
+        '<figcaption><p><span class="caption-number">Fig. 1.7 </span><span class="caption-text">'
+        "Drag the slider to lengthen it. The view opens on head 4: hover over <em>chasing</em>."
+        "</span></p></figcaption><pre>Click here</pre><p>Move the slider. <code>x.</code> Fine.</p>",
+        "html.parser",
+    )
+    assert reword_for_print(soup) == 3
+    text = soup.get_text()
+    assert "Fig. 1.7 On the website, drag the slider" in text
+    assert "On the website, the view opens on head 4: hover over chasing" in text
+    assert "Click here" in text and "On the website, move the slider." in text
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="prepare.js's regular expressions, under Node")
+def test_the_wording_rules_are_regular_expressions_in_javascript_too():
+    import json
+    import subprocess
+
+    rules = json.loads((ROOT / "tools" / "print" / "web_wording.json").read_text())
+    patterns = [
+        rules["web"],
+        rules["already"],
+        rules["not_ends"],
+        *(p for p, _ in rules["replace"]),
+    ]
+    script = "for (const p of JSON.parse(process.argv[1])) new RegExp(p, 'gi');"
+    subprocess.run(["node", "-e", script, json.dumps(patterns)], check=True)
+
+
+def test_the_epub_has_a_cover_a_description_and_a_contributor(tmp_path):
+    from PIL import Image
+
+    from tools.print_book import add_cover_and_metadata, epub_metadata
+
+    config = yaml.safe_load(epub_config(tmp_path / "_config.yml").read_text())["sphinx"]["config"]
+    meta = epub_metadata()
+    assert config["epub_description"] == meta["description"] and len(meta["description"]) > 40
+    assert config["epub_contributor"] == meta["contributor"]
+    opf = (
+        "<package><metadata><dc:description>unknown</dc:description>"
+        "<dc:contributor>unknown</dc:contributor></metadata><manifest></manifest></package>"
+    )
+    (tmp_path / "_images").mkdir()
+    out = add_cover_and_metadata(tmp_path, opf)
+    assert "unknown" not in out and '<meta name="cover" content="book-cover" />' in out
+    assert (
+        '<item id="book-cover" href="_images/book-cover.png" media-type="image/png" '
+        'properties="cover-image" />' in out
+    )
+    with Image.open(tmp_path / "_images" / "book-cover.png") as cover:
+        assert cover.size == (1600, 2400)
+    assert add_cover_and_metadata(tmp_path, out) == out  # once

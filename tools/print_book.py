@@ -18,7 +18,9 @@ a page, and the ``@top-right`` margin box of its pages carries its title: the ru
 number in a ``@bottom-center`` margin box, break-after/-inside rules that keep a heading with its text
 and a short code block or table whole while a long one breaks between lines, the web page's controls
 turned into print (folded code cells out, worked solutions open under a label, progress bars and
-drop-downs out) and the site's address wherever the text says "the book's website". Chromium writes the
+drop-downs out), the site's address wherever the text says "the book's website", and "On the website, "
+before a sentence that tells the reader to drag, hover or click (tools/print/web_wording.json; the ePub
+gets the same words, reword_for_print). Chromium writes the
 PDF outline from the headings (``generateDocumentOutline``) and a named destination for every link
 target. It has no ``target-counter()``, so the book is printed twice: the first printing's named
 destinations give each chapter's page, which fills the contents (its numbers take the place of "000",
@@ -56,7 +58,8 @@ views (which draw only with JavaScript) become a picture of the view as it opens
 the system's Chromium from the built site, ``_build/html``) with the figure's alt text and that line, the
 navigation (nav.xhtml and toc.ncx) lists every part and chapter of ``_toc.yml`` (Sphinx's lists only the
 home page: Jupyter Book's toctrees are hidden), and the archive is zipped with ``mimetype`` first and
-uncompressed, as EPUB requires.
+uncompressed, as EPUB requires. It has a cover (make_cover: the title and authors of CITATION.cff, drawn
+by Pillow) and a description and contributor (epub_metadata) for a reader's library.
 
 A rebuild that changes nothing a reader sees does not print again: ``digest`` writes a sha256 of every file of
 the built site (but its print/ folder, where the PDF and ePub are copied) to _build/site-content.sha256 and
@@ -103,6 +106,48 @@ HEADVIEW_NOTE = (
     "chapter's page, pointing at a token shows its lines, and the menu or the coloured squares pick "
     "another layer or head."
 )
+
+WEB_WORDING = json.loads(
+    (ROOT / "tools" / "print" / "web_wording.json").read_text(encoding="utf-8")
+)
+
+
+def _spaced(pattern: str) -> str:
+    """A wording pattern whose spaces match any run of white space (a line break of the HTML source)."""
+    return pattern.replace(" ", r"\s+")
+
+
+def web_sentences(text: str, rules: dict = WEB_WORDING) -> list[int]:
+    """Where the sentences of ``text`` that name a web control (a slider to drag, a token to hover
+    over, a box to click) without saying where it works start: each gets ``rules["prefix"]`` ("On the
+    website, ") in print and in the ePub. tools/print/prepare.js does the same for the PDF."""
+    web = re.compile(_spaced(rules["web"]), re.I)
+    already = re.compile(_spaced(rules["already"]), re.I)
+    not_end = re.compile(rules["not_ends"], re.I)
+    starts = [0] + [
+        m.end()
+        for m in re.finditer(r"[.!?][\u2019\u201d)\]]*\s+", text)
+        if not not_end.search(text[: m.start() + 1])
+    ]
+    found = []
+    for start, end in zip(starts, starts[1:] + [len(text)]):
+        sentence = text[start:end]
+        if web.search(sentence) and not already.search(sentence):
+            found.append(start)
+    return found
+
+
+def web_wording(text: str, rules: dict = WEB_WORDING) -> str:
+    """``text`` with rules["replace"] made, and "On the website, " before each sentence that
+    web_sentences finds (its first word lower-cased when it is an ordinary capitalised word)."""
+    for pattern, replacement in rules["replace"]:
+        text = re.sub(_spaced(pattern), replacement, text, flags=re.I)
+    for start in reversed(web_sentences(text, rules)):
+        rest = text[start:]
+        if re.match(r"(?:A|[A-Z][a-z]+(?:-[a-z]+)?)\b", rest):
+            rest = rest[0].lower() + rest[1:]
+        text = text[:start] + rules["prefix"] + rest
+    return text
 
 
 # --- PDF ---------------------------------------------------------------------------------------------
@@ -238,6 +283,7 @@ def front_matter() -> dict:
         ),
         "site": base,
         "docs": docs,
+        "wording": WEB_WORDING,
     }
 
 
@@ -591,6 +637,7 @@ def _fix_xhtml(
     _drop_scripts(soup)
     _note_live_figures(soup)
     _fit_wide_tables(soup)
+    reword_for_print(soup)
     up = "../" * (len(page.parts) - 1)  # from the page to the book's root
 
     def store(data: bytes, name: str, media_type: str) -> str:
@@ -606,6 +653,57 @@ def _fix_xhtml(
     # the XHTML serialisation: void elements closed, attributes quoted (bs4 does both)
     path.write_text(out, encoding="utf-8")
     return "<svg" in out, len(placed)
+
+
+WORDING_BLOCKS = {"p", "li", "dd", "dt", "td", "th", "figcaption"}
+
+
+def reword_for_print(soup, rules: dict = WEB_WORDING) -> int:
+    """web_wording on a page's prose and captions, text node by text node (code, equations and
+    scripts left alone): the sentences are found in a block's text (a paragraph, a list item, a
+    caption's text) and the prefix goes into the text node where each starts. Returns how many
+    sentences it reworded. prepare.js does the same in print."""
+    from bs4 import Comment, NavigableString
+
+    def block_of(node):
+        for parent in node.parents:
+            if parent.name in {"pre", "code", "script", "style", "svg", "math", "summary"}:
+                return None
+            if parent.name in WORDING_BLOCKS or "caption-text" in (parent.get("class") or []):
+                return parent
+        return None
+
+    blocks: dict[int, list] = {}
+    for node in soup.find_all(string=True):
+        if isinstance(node, Comment):
+            continue
+        block = block_of(node)
+        if block is not None:
+            blocks.setdefault(id(block), []).append(node)
+    done = 0
+    for nodes in blocks.values():
+        texts = []
+        for node in nodes:
+            text = str(node)
+            for pattern, replacement in rules["replace"]:
+                text = re.sub(_spaced(pattern), replacement, text, flags=re.I)
+            texts.append(text)
+        offsets, at = [], 0
+        for text in texts:
+            offsets.append(at)
+            at += len(text)
+        starts = set(web_sentences("".join(texts), rules))
+        for i, text in enumerate(texts):
+            here = sorted(s - offsets[i] for s in starts if 0 <= s - offsets[i] < len(text))
+            for local in reversed(here):
+                rest = text[local:]
+                if re.match(r"(?:A|[A-Z][a-z]+(?:-[a-z]+)?)\b", rest):
+                    rest = rest[0].lower() + rest[1:]
+                text = text[:local] + rules["prefix"] + rest
+                done += 1
+            if text != str(nodes[i]):
+                nodes[i].replace_with(NavigableString(text))
+    return done
 
 
 def _keep_xhtml_tags(soup) -> None:
@@ -957,6 +1055,7 @@ def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") 
     )
     manifest = re.sub(r'\s*<meta property="ibooks:version"></meta>', "", manifest)
     manifest = reading_order(manifest)
+    manifest = add_cover_and_metadata(epub_dir, manifest)
     opf.write_text(manifest, encoding="utf-8")
     # the navigation: every part and chapter (the NCX carries the package's identifier)
     uid = re.search(r"<dc:identifier[^>]*>([^<]+)</dc:identifier>", manifest).group(1)
@@ -966,7 +1065,11 @@ def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") 
     with zipfile.ZipFile(out, "w") as z:
         z.write(epub_dir / "mimetype", "mimetype", compress_type=zipfile.ZIP_STORED)
         # the container, the package and what the manifest lists (not the builder's other files)
-        keep = listed | {f"_images/{name}" for name in images} | {"content.opf"}
+        keep = (
+            listed
+            | {f"_images/{name}" for name in images}
+            | {"content.opf", "_images/book-cover.png"}
+        )
         for f in sorted(epub_dir.rglob("*")):
             rel = f.relative_to(epub_dir).as_posix()
             if f.is_file() and (rel in keep or rel.startswith("META-INF/")):
@@ -975,6 +1078,83 @@ def make_epub(epub_dir: Path, out: Path, site: Path = ROOT / "_build" / "html") 
         f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {len(images)} embedded pictures written out, {equations} equations typeset)"
     )
     return out
+
+
+def epub_metadata() -> dict[str, str]:
+    """The ePub's description and contributor (content.opf; Sphinx writes "unknown" without them): the
+    abstract and the authors of CITATION.cff, and the tools that made the ePub."""
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    return {
+        "description": " ".join(str(cff["abstract"]).split()),
+        "contributor": "Made with Jupyter Book, Sphinx and MathJax",
+    }
+
+
+def make_cover(out: Path, width: int = 1600, height: int = 2400) -> Path:
+    """A plain cover (PNG, 2:3): the title and the authors of CITATION.cff in Liberation Sans on the
+    site's dark blue, and its version. Drawn by Pillow, so the ePub needs neither the PDF nor a browser."""
+    import textwrap
+
+    import yaml
+    from PIL import Image, ImageDraw, ImageFont
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    authors = ", ".join(a.get("name") or a.get("family-names", "") for a in cff["authors"])
+
+    def font(bold: bool, size: int):
+        name = "LiberationSans-Bold.ttf" if bold else "LiberationSans-Regular.ttf"
+        for folder in [
+            "/usr/share/fonts/truetype/liberation",
+            "/usr/share/fonts/truetype/liberation2",
+        ]:
+            if (Path(folder) / name).is_file():
+                return ImageFont.truetype(str(Path(folder) / name), size)
+        return ImageFont.load_default(size)
+
+    image = Image.new("RGB", (width, height), "#1a3a5f")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, int(height * 0.62), width, int(height * 0.625)], fill="#e0a030")
+    y = int(height * 0.16)
+    title, _, subtitle = str(cff["title"]).partition(":")
+    for line in textwrap.wrap(title.strip(), 18):
+        draw.text((120, y), line, font=font(True, 120), fill="#ffffff")
+        y += 150
+    y += 40
+    for line in textwrap.wrap(subtitle.strip(), 30):
+        draw.text((120, y), line, font=font(False, 72), fill="#dde6f0")
+        y += 95
+    draw.text((120, int(height * 0.66)), authors, font=font(False, 64), fill="#ffffff")
+    version = f"Version {cff.get('version', '?')}"
+    draw.text((120, int(height * 0.70)), version, font=font(False, 48), fill="#dde6f0")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    image.save(out, optimize=True)
+    return out
+
+
+def add_cover_and_metadata(epub_dir: Path, manifest: str) -> str:
+    """content.opf with a cover (make_cover's picture, a manifest item with the cover-image property
+    and EPUB 2's <meta name="cover">, for the readers that look for that) and the description and
+    contributor of epub_metadata where the build left them "unknown" (a build configured before
+    epub_config set them)."""
+    cover = make_cover(epub_dir / "_images" / "book-cover.png")
+    href = cover.relative_to(epub_dir).as_posix()
+    if f'href="{href}"' not in manifest:
+        manifest = manifest.replace(
+            "</manifest>",
+            f'  <item id="book-cover" href="{href}" media-type="image/png" properties="cover-image" />\n'
+            "  </manifest>",
+        )
+    if '<meta name="cover"' not in manifest:
+        manifest = manifest.replace(
+            "</metadata>", '  <meta name="cover" content="book-cover" />\n  </metadata>'
+        )
+    for field, value in epub_metadata().items():
+        manifest = manifest.replace(
+            f"<dc:{field}>unknown</dc:{field}>", f"<dc:{field}>{html.escape(value)}</dc:{field}>"
+        )
+    return manifest
 
 
 def epub_config(out: Path) -> Path:
@@ -997,6 +1177,9 @@ def epub_config(out: Path) -> Path:
         epub_identifier=config["repository"]["url"],
         epub_scheme="URL",
         epub_show_urls="no",
+        # what a reader's library shows (the cover itself is added by make_epub: add_cover_and_metadata)
+        epub_description=epub_metadata()["description"],
+        epub_contributor=epub_metadata()["contributor"],
         # the ePub's own style sheet after the site's (book/_static/book-epub.css: code wrapped,
         # tables, pictures and equations within a narrow column, the site's folded code left out)
         epub_css_files=[*config["sphinx"]["config"].get("html_css_files", []), "book-epub.css"],

@@ -238,6 +238,39 @@ def test_epub_notes_where_figures_are_live(epub):
     assert text.count("Interactive figure, shown at its first setting") >= 5
 
 
+def test_epub_has_a_cover_and_says_what_it_is(epub):
+    names, pages, _, _ = epub
+    with zipfile.ZipFile(EPUB) as z:
+        opf = z.read("content.opf").decode("utf-8")
+    cover = re.search(r'<item [^>]*properties="cover-image"[^>]*/>', opf)
+    assert cover and re.search(r'href="([^"]+)"', cover.group(0)).group(1) in names
+    assert '<meta name="cover" content="book-cover" />' in opf
+    for field in ["description", "contributor"]:
+        value = re.search(rf"<dc:{field}>([^<]*)</dc:{field}>", opf)
+        assert value and value.group(1) not in {"", "unknown"}, field
+
+
+def test_epub_sentences_about_web_controls_say_they_are_on_the_website(epub):
+    """No sentence of the ePub's prose or captions tells the reader to drag a slider, hover over a
+    token or click without saying that it is on the website (tools/print/web_wording.json)."""
+    from bs4 import BeautifulSoup
+
+    from tools.print_book import web_sentences
+
+    _, pages, _, _ = epub
+    left = []
+    for name, page in pages.items():
+        soup = BeautifulSoup(page, "html.parser")
+        for tag in soup.find_all(["pre", "code", "svg", "script", "style", "summary"]):
+            tag.decompose()
+        for block in soup.select(".caption-text, p, li, dd, td"):
+            if block.find(["p", "li"]):
+                continue
+            text = " ".join(block.get_text().split())
+            left += [f"{name}: {text[s : s + 80]}" for s in web_sentences(text)]
+    assert not left, f"{len(left)} sentences written for the website: {left[:5]}"
+
+
 def test_epubcheck_finds_no_error():
     jar = Path("/usr/share/java/epubcheck.jar")
     if not jar.exists() or not shutil.which("java"):

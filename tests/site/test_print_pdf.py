@@ -299,6 +299,24 @@ def test_no_heading_ends_a_page(book):
     assert not alone, f"headings at a page's foot (page, heading): {alone}"
 
 
+def test_no_label_ends_a_page(book):
+    """A label printed over what it labels ("Model answer", "Worked solution": pdf.css keeps it with
+    the next line) is never a page's last line (print review s6 found three at pages' feet)."""
+    labels = re.compile(r"^(Model answer\b.*|Worked solution)$")
+    alone = [(n, text) for n, (_, _, text) in enumerate(book.lowest, 1) if labels.match(text)]
+    assert not alone, f"labels at a page's foot (page, label): {alone}"
+
+
+def test_sentences_about_web_controls_say_they_are_on_the_website(book):
+    """No printed sentence tells the reader to drag a slider, hover over a token or click without
+    saying that it is on the website (prepare.js rewords them by tools/print/web_wording.json)."""
+    from tools.print_book import web_sentences
+
+    text = re.sub(r"\s+", " ", "\n".join(book.texts))
+    left = [text[s : s + 100] for s in web_sentences(text)]
+    assert not left, f"{len(left)} sentences written for the website: {left[:5]}"
+
+
 def test_no_web_controls_and_no_loopback_address(book):
     texts = book.texts
     text = "\n".join(texts)

@@ -1,6 +1,7 @@
 // The single-page book made into a printed book's pages (tools/print_book.py runs this in Chromium after
 // MathJax and before printing; tools/print/pdf.css styles what it adds).
-// arguments[0]: {title, authors, version, date, licence, site, docs: [{doc, part, url}]} in _toc.yml's order.
+// arguments[0]: {title, authors, version, date, licence, site, docs: [{doc, part, url}] in _toc.yml's order,
+// wording: tools/print/web_wording.json}.
 // Adds a title page and a contents (each entry a link, its page number filled in by the second printing),
 // gives each chapter a named page whose running head is its title, turns the web page's controls into
 // print (worked solutions open under a label; folded code cells' buttons, progress bars and drop-downs
@@ -116,6 +117,56 @@ for (const view of document.querySelectorAll('[id^="bertviz-"]')) {
   report.website_links += 1;
 }
 
+// --- sentences written for the website -------------------------------------------------------------
+// "Drag the slider...", "hover over a token", "click a thumbnail": a sentence of prose or of a caption
+// that names a web control and does not say where it works starts "On the website, " (the rules:
+// tools/print/web_wording.json, arguments[0].wording; tools/print_book.py's reword_for_print does the
+// same in the ePub)
+{
+  const rules = meta.wording;
+  const spaced = (p) => p.replace(/ /g, '\\s+');  // a space matches a line break of the HTML source
+  const web = new RegExp(spaced(rules.web), 'i');
+  const already = new RegExp(spaced(rules.already), 'i');
+  const notEnd = new RegExp(rules.not_ends, 'i');
+  const blocks = new Map();
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const p = n.parentElement;
+    if (!p || p.closest('pre, code, script, style, svg, mjx-container, summary, .book-print-hidden')) continue;
+    const block = p.closest('.caption-text, p, li, dd, dt, td, th, figcaption');
+    if (!block) continue;
+    if (!blocks.has(block)) blocks.set(block, []);
+    blocks.get(block).push(n);
+  }
+  report.reworded = 0;
+  for (const nodes of blocks.values()) {
+    const texts = nodes.map((n) => rules.replace.reduce((t, [re, by]) => t.replace(new RegExp(spaced(re), 'gi'), by), n.textContent));
+    const offsets = [];
+    let at = 0;
+    for (const t of texts) { offsets.push(at); at += t.length; }
+    const all = texts.join('');
+    const starts = [0];
+    for (const m of all.matchAll(/[.!?][\u2019\u201d)\]]*\s+/g)) {
+      if (!notEnd.test(all.slice(0, m.index + 1))) starts.push(m.index + m[0].length);
+    }
+    const found = [];
+    starts.forEach((s, i) => {
+      const sentence = all.slice(s, i + 1 < starts.length ? starts[i + 1] : all.length);
+      if (web.test(sentence) && !already.test(sentence)) found.push(s);
+    });
+    texts.forEach((t, i) => {
+      const here = found.map((s) => s - offsets[i]).filter((s) => s >= 0 && s < t.length).sort((a, b) => b - a);
+      for (const local of here) {
+        let rest = t.slice(local);
+        if (/^(?:A|[A-Z][a-z]+(?:-[a-z]+)?)\b/.test(rest)) rest = rest[0].toLowerCase() + rest.slice(1);
+        t = t.slice(0, local) + rules.prefix + rest;
+        report.reworded += 1;
+      }
+      if (t !== nodes[i].textContent) nodes[i].textContent = t;
+    });
+  }
+}
+
 // --- code: short blocks move whole ---------------------------------------------------------------------
 document.querySelectorAll('div.highlight, div.cell_output pre').forEach((b) => {
   const lines = b.textContent.split('\n').length;
@@ -169,6 +220,17 @@ for (const e of article.querySelectorAll('*')) {
     const zoom = (column.right - r.left) / r.width;
     e.style.zoom = zoom.toFixed(3);
     report.zoomed.push(e.tagName + ' ' + Math.round(r.width) + 'px x' + zoom.toFixed(2));
+  }
+}
+// a tall figure (its picture over 90 mm at the column's width) may break between its picture and its
+// caption (pdf.css): kept whole, it left the page before it up to 87 % empty
+const mm = column.width / 162;
+report.tall_figures = 0;
+for (const f of article.querySelectorAll('figure')) {
+  const img = f.querySelector('img');
+  if (img && f.querySelector('figcaption') && img.getBoundingClientRect().height > 90 * mm) {
+    f.classList.add('book-tall-figure');
+    report.tall_figures += 1;
   }
 }
 article.style.removeProperty('width');
