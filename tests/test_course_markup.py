@@ -44,11 +44,15 @@ def _exercises_text(prefix: str) -> str:
     return " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
 
 
-def test_cases_are_called_unseen_only_where_they_are_private():
-    """Lecturer review r3, problem 2: chapter 2 has private grading cases (grading/ch02.py); chapter 14
-    is graded on its practice cases, which the students' package holds."""
-    assert (ROOT / "grading" / "ch02.py").exists() and not (ROOT / "grading" / "ch14.py").exists()
-    assert "on cases you do not see" in _exercises_text("02")
+def test_cases_are_called_unseen_only_where_they_are_private(monkeypatch, tmp_path):
+    """Lecturer review r3, problem 2: every chapter has private grading cases (grading/chNN.py), so its
+    course notebook keeps "on cases you do not see"; a chapter without a grading module (a lecturer who
+    deletes one) is graded on its practice cases, which the students' package holds, and says so."""
+    assert all((ROOT / "grading" / f"ch{p.stem[:2]}.py").exists() for p in CHAPTERS)
+    assert "on cases you do not see" in _exercises_text("14")
+    empty = tmp_path / "book"
+    (empty / "grading").mkdir(parents=True)
+    monkeypatch.setattr(make_course, "ROOT", empty)
     fourteen = _exercises_text("14")
     assert "cases you do not see" not in fourteen and make_course.PRACTICE in fourteen
 
