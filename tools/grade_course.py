@@ -1619,6 +1619,9 @@ def main(argv=None) -> int:
         grader.close()
     for line in finish(course, chapter, students):
         print(line)
+    from make_course import protect_files  # the gradebook nbgrader wrote: 0600 in a graded course
+
+    protect_files(course)
     seconds = time.monotonic() - start
     print(
         f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
