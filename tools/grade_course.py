@@ -413,7 +413,8 @@ def likeness(answer: str, other: str) -> tuple[float, int]:
 def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
     COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
-    the same question. A line each, for the teacher to read: a flag, not a grade."""
+    the same question. A line each, for the teacher to read: a flag, not a grade. The copies of the
+    model answer come first; two students alike are one line, not one each way (lecturer review r4)."""
     source = course / "source" / chapter / f"{chapter}.ipynb"
     model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
     answers: dict[str, dict[str, str]] = {}
@@ -425,24 +426,24 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
                 for k, v in written_answers(nbformat.read(path, as_version=4)).items()
                 if len(_words(v)) >= COPY_RUN  # not the empty template
             }
-    flags = []
+    of_model, of_students = [], []
     for student, theirs in sorted(answers.items()):
         for grade_id, text in sorted(theirs.items()):
             others = [("the model answer", model.get(grade_id, ""))] + [
                 (f"{other}'s answer", answers[other].get(grade_id, ""))
                 for other in sorted(answers)
-                if other != student
+                if other > student  # each pair once
             ]
             for who, other in others:
                 if len(_words(other)) < COPY_RUN:
                     continue
                 ratio, shared = likeness(text, other)
                 if ratio >= COPY_RATIO or shared:
-                    flags.append(
+                    (of_model if who == "the model answer" else of_students).append(
                         f"{student} {grade_id}: like {who} (similarity {ratio:.2f}, "
                         f"{shared} runs of {COPY_RUN} words in common)"
                     )
-    return flags
+    return of_model + of_students
 
 
 # --- the course's grading material: cases and references the students' package does not hold --------
@@ -1176,9 +1177,12 @@ class Grader:
             lib_exercises._cell_above_crashed,
             lib_exercises.CALL_TIME_LIMIT,
             lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+            lib_exercises.CASES_WORD,
         )
         private = exercise.module not in getattr(self, "public", ())
         lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
+        # the grader's own cases are hidden from the students; the book's ship with the package
+        lib_exercises.CASES_WORD = "hidden" if private else "practice"
         withheld = lib_exercises.WITHHELD = []
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
@@ -1225,6 +1229,7 @@ class Grader:
                 lib_exercises._cell_above_crashed,
                 lib_exercises.CALL_TIME_LIMIT,
                 lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+                lib_exercises.CASES_WORD,
             ) = saved
             for key, value in saved_environment.items():
                 if value is None:

@@ -695,6 +695,22 @@ def _preamble(answers: bool, course: Path | None) -> list[str]:
     ]
 
 
+def heading_title(ex, limit: int = 70) -> str:
+    """The exercise's title for its heading; where the statement has none (chapter 3's and 5's are
+    "**Exercise 1 (implement).** In a Transformer, ..."), its first sentence, cut at a word to
+    ``limit`` characters (lecturer review r4: the heading ended at its colon)."""
+    if ex.title:
+        return ex.title
+    text = " ".join(EXERCISE.sub("", ex.statement, count=1).split())
+    first = re.split(r"(?<=[.?!])\s", text, maxsplit=1)[0].rstrip(".")
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+        if first.count("$") % 2:  # not inside a formula
+            first = first[: first.rindex("$")].rstrip(",;: ")
+        first += " …"
+    return first or "(untitled)"
+
+
 def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, list[str]]:
     """An exercise's section of the notes: (its estimated minutes, its lines); ``c``, how often
     the class made each of its checker's mistakes (empty where not measured)."""
@@ -707,7 +723,7 @@ def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, li
         else ""
     )
     body = [
-        f"### Exercise {ex.number} ({ex.kind}): {ex.title}",
+        f"### Exercise {ex.number} ({ex.kind}): {heading_title(ex)}",
         "",
         f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
         "",
