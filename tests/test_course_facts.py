@@ -90,3 +90,29 @@ def test_the_term_states_the_weekly_home_load():
         f"to {len(term_plan.WEEKS) - 1}, {sum(load.values()) / 60:g} hours in all" in page
     )
     assert term_plan.table() in PAGE
+
+
+def test_the_page_states_the_peak_marking_load_by_week():
+    """Lecturer review r4, problem 4: the average of 6 parts a week hid that the chapters of weeks 1 and
+    2 carry about twice that; the page states the peak and the typical week (from the rubrics' parts of
+    each week's chapters, term_plan.marking_load), and the term's table has a column of them."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import term_plan
+
+    load = term_plan.marking_load(30)
+    parts = load["parts"]
+    assert sum(parts.values()) == 80 and parts[1] == 13 and parts[2] == 13  # the review's count
+    assert load["max"] == max(parts.values()) and load["typical"] < load["max"]
+    weeks = " and ".join(str(w) for w in load["max_weeks"])
+    marked = " and ".join(str(w + 2) for w in load["max_weeks"])
+    page = " ".join(PAGE.split())
+    assert (
+        f"the chapters of weeks {weeks} have the most, {load['max']} parts each, which is "
+        f"{load['hours_max'][0]:g} to {load['hours_max'][1]:g} hours for a class of 30, marked after "
+        f"their deadlines in weeks {marked}; a typical week's chapters (the median) have "
+        f"{load['typical']:g}, {load['hours_typical'][0]:g} to {load['hours_typical'][1]:g} hours"
+        in page
+    )
+    assert "| Rubric parts to mark |" in PAGE

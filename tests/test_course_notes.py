@@ -42,3 +42,27 @@ def test_other_messages_keep_the_checkers_order():
 def test_the_teachers_page_says_one_mistake_per_answer():
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "only the first mistake a checker finds in an answer is counted" in page
+
+
+def test_a_classic_mistake_is_counted_in_its_row_not_the_catch_all():
+    """Lecturer review r4, problem 2: chapter 3's "softmax, then zero the masked weights" (row 13) and
+    "every row ... must sum to 1" (row 15) went to the generic row 4 ("on the case ..., <largest
+    difference>."), which fits every message that starts the same way: the most specific row wins."""
+    import lib.exercises.ch03 as ch03
+
+    known = notes.mistakes(ch03, "check_masked_softmax")
+    generic = next(m for m in known if m.message.startswith("on the case '‹case›', ‹largest_diff"))
+    said = (
+        "on the case 'causal 4x4', the masked positions are 0, but row 1 (counting from 0) sums to "
+        "0.731: you set the masked weights to 0 after the softmax, so the allowed ones no longer sum "
+        "to 1. The masked entries must be removed before the normalisation, not after."
+    )
+    assert generic.pattern.search(said)  # the catch-all fits it too
+    assert "after the softmax" in notes.matching(said, known).message
+    said = (
+        "on the case 'padding', row 0 of batch element 0 sums to 0: every row that may attend to "
+        "something must sum to 1 over its allowed keys."
+    )
+    assert "every row that may attend" in notes.matching(said, known).message
+    said = "on the case 'padding', the largest difference is 0.5 at index [0, 1, 2]."
+    assert notes.matching(said, known) is generic

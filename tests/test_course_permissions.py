@@ -48,3 +48,37 @@ def test_an_ungraded_course_keeps_its_permissions(tmp_path, capsys):
 def test_the_teachers_page_says_what_the_default_does():
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "`make course GRADED=1` makes the course folder readable by you alone" in page
+
+
+def test_the_gradebook_nbgrader_wrote_is_set_back_to_0600(tmp_path, capsys):
+    """Lecturer review r4, problem 1: nbgrader writes gradebook.db with the umask's 0644; the tools
+    that write the gradebook of a graded course (grade_course.py, term_plan.py) set it back to 0600,
+    and make course leaves an empty 0600 gradebook that nbgrader fills and keeps 0600."""
+    out = tmp_path / "course"
+    make_course.write_course(out, ["02"], None, True, private_cases=True)
+    capsys.readouterr()
+    assert _mode(out / "gradebook.db") == 0o600 and (out / "gradebook.db").stat().st_size == 0
+    assert _mode(out / "nbgrader_config.py") == 0o600
+    assert make_course.is_graded(out)
+    for name in ("gradebook.db", "nbgrader_config.py"):  # as a 0644 umask would leave them
+        (out / name).chmod(0o644)
+    import term_plan
+
+    term_plan.main(["penalties", "--course", str(out)])
+    assert _mode(out / "gradebook.db") == 0o600 and _mode(out / "nbgrader_config.py") == 0o600
+    (out / "gradebook.db").chmod(0o644)
+    set_ = make_course.protect_files(out)  # what tools/grade_course.py calls after grading
+    assert out / "gradebook.db" in set_ and _mode(out / "gradebook.db") == 0o600
+
+
+def test_an_ungraded_course_gradebook_is_left_alone(tmp_path):
+    out = tmp_path / "course"
+    make_course.write_course(out, ["02"])
+    (out / "gradebook.db").write_bytes(b"")
+    (out / "gradebook.db").chmod(0o644)
+    assert make_course.protect_files(out) == [] and _mode(out / "gradebook.db") == 0o644
+
+
+def test_grade_course_protects_the_gradebook():
+    text = (ROOT / "tools" / "grade_course.py").read_text()
+    assert "protect_files(course)" in text

@@ -255,6 +255,128 @@ def needs_review(result: Result, added: dict[str, int]) -> Result:
     return result
 
 
+def _resolve_dotted(path: str):
+    """The object a dotted name such as ``lib.exercises.ch13.GPT3_PARAMS`` stands for (None if none)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except Exception:
+            continue
+        for part in parts[i:]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
+
+
+def _package_bindings(tree: ast.AST) -> dict[str, str]:
+    """{name: dotted path} of the names ``tree``'s imports bind to the checkers' package."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("lib.exercises") or alias.name == "lib":
+                    name = alias.asname or alias.name.split(".")[0]
+                    bound[name] = alias.name if alias.asname else name
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                if module.startswith("lib.exercises") or (
+                    module == "lib" and alias.name == "exercises"
+                ):
+                    bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+    return bound
+
+
+def checker_module_use(source: str, earlier: str = "") -> str | None:
+    """What in an answer cell takes a value from the checkers' package, ``lib.exercises``, whose
+    constants hold the answers (lecturer review r4, problem 3: ``ch13.GPT3_PARAMS``), or imports a
+    module by a computed name (``importlib``, ``__import__``, ``sys.modules``), which could: the words
+    to quote, or None. Not counted: a function of the package called (chapter 6's
+    ``hand_made_model()``), and a constant inside an ``assert`` or a ``holds(...)`` check, as the
+    worked solutions compare their own numbers with the checker's."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        found = re.search(r"\blib\s*\.\s*exercises\b|\bimportlib\b|\b__import__\b", source)
+        return found.group(0) if found else None
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    bound: dict[str, str] = {}  # a name bound to the package (here or in an earlier answer cell)
+    with contextlib.suppress(SyntaxError, ValueError):
+        bound.update(_package_bindings(ast.parse(transform(earlier))))
+    bound.update(_package_bindings(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.startswith("importlib") for a in node.names):
+            return "import importlib"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("importlib"):
+            return f"from {node.module} import ..."
+        elif isinstance(node, ast.Attribute) and (
+            node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+        ):
+            return "sys.modules"
+        elif isinstance(node, ast.Name) and node.id in ("__import__", "importlib"):
+            return node.id
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.search(r"\bexercises\b", node.value) and "lib" in node.value:
+                return repr(node.value)
+
+    def checked(node) -> bool:  # inside an assert or a holds(...) call
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, ast.Assert) or (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "holds"
+            ):
+                return True
+        return False
+
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load)):
+            continue
+        top, path = node, bound[node.id]
+        while isinstance(parents.get(top), ast.Attribute) and parents[top].value is top:
+            top = parents[top]
+            path += f".{top.attr}"
+        value = _resolve_dotted(path)
+        if isinstance(value, type) or (callable(value) and not isinstance(value, types.ModuleType)):
+            continue  # a function or class of the package: calling one gives no answer away
+        if not path.startswith("lib.exercises") and path != "lib":
+            continue
+        if path == "lib" or not checked(top):
+            return ast.unparse(top)
+    return None
+
+
+def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) -> Result:
+    """An answer that earned points while one of its answer cells reads ``lib.exercises`` (or imports
+    by a computed name): 0 and "needs manual review", as :func:`needs_review` does, with the words
+    that set it off (the checker's public constants hold the predictions' answers)."""
+    if result.score <= 0:
+        return result
+    earlier = ""  # the answer cells before (an earlier exercise's may import what this one reads)
+    for cell in exercise.cells:
+        if "answer" not in cell:
+            continue
+        source = answers.get(cell["answer"], "")
+        if not cell["optional"]:
+            found = checker_module_use(source, earlier)
+            if found:
+                break
+        earlier += source + "\n"
+    else:
+        return result
+    result.review = True
+    result.message = (
+        f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
+        "(lib.exercises), whose constants hold the answers; an answer may not use them, so it gets 0 "
+        f"until the teacher grades it. The grader's verdict ({result.score:g} of {result.points:g} "
+        f"points without it): {result.message}"
+    )
+    result.score = 0.0
+    return result
+
+
 # --- written answers that copy the model answer or another student's (lecturer review r3, problem 14) -
 
 COPY_RATIO = 0.8  # difflib's similarity of two answers' words, from which an answer is flagged
@@ -291,7 +413,8 @@ def likeness(answer: str, other: str) -> tuple[float, int]:
 def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
     COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
-    the same question. A line each, for the teacher to read: a flag, not a grade."""
+    the same question. A line each, for the teacher to read: a flag, not a grade. The copies of the
+    model answer come first; two students alike are one line, not one each way (lecturer review r4)."""
     source = course / "source" / chapter / f"{chapter}.ipynb"
     model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
     answers: dict[str, dict[str, str]] = {}
@@ -303,24 +426,24 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
                 for k, v in written_answers(nbformat.read(path, as_version=4)).items()
                 if len(_words(v)) >= COPY_RUN  # not the empty template
             }
-    flags = []
+    of_model, of_students = [], []
     for student, theirs in sorted(answers.items()):
         for grade_id, text in sorted(theirs.items()):
             others = [("the model answer", model.get(grade_id, ""))] + [
                 (f"{other}'s answer", answers[other].get(grade_id, ""))
                 for other in sorted(answers)
-                if other != student
+                if other > student  # each pair once
             ]
             for who, other in others:
                 if len(_words(other)) < COPY_RUN:
                     continue
                 ratio, shared = likeness(text, other)
                 if ratio >= COPY_RATIO or shared:
-                    flags.append(
+                    (of_model if who == "the model answer" else of_students).append(
                         f"{student} {grade_id}: like {who} (similarity {ratio:.2f}, "
                         f"{shared} runs of {COPY_RUN} words in common)"
                     )
-    return flags
+    return of_model + of_students
 
 
 # --- the course's grading material: cases and references the students' package does not hold --------
@@ -1028,7 +1151,9 @@ class Grader:
         answers = answers_of(submission)
         added = added_definitions(submission)
         return [
-            needs_review(self.grade_one(student, exercise, answers), added)
+            checker_review(
+                needs_review(self.grade_one(student, exercise, answers), added), exercise, answers
+            )
             for exercise in self.exercises
         ]
 
@@ -1052,9 +1177,12 @@ class Grader:
             lib_exercises._cell_above_crashed,
             lib_exercises.CALL_TIME_LIMIT,
             lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+            lib_exercises.CASES_WORD,
         )
         private = exercise.module not in getattr(self, "public", ())
         lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
+        # the grader's own cases are hidden from the students; the book's ship with the package
+        lib_exercises.CASES_WORD = "hidden" if private else "practice"
         withheld = lib_exercises.WITHHELD = []
         saved_environment = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
@@ -1101,6 +1229,7 @@ class Grader:
                 lib_exercises._cell_above_crashed,
                 lib_exercises.CALL_TIME_LIMIT,
                 lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+                lib_exercises.CASES_WORD,
             ) = saved
             for key, value in saved_environment.items():
                 if value is None:
@@ -1619,6 +1748,9 @@ def main(argv=None) -> int:
         grader.close()
     for line in finish(course, chapter, students):
         print(line)
+    from make_course import protect_files  # the gradebook nbgrader wrote: 0600 in a graded course
+
+    protect_files(course)
     seconds = time.monotonic() - start
     print(
         f"{len(students)} students graded in {seconds:.0f} s (nbgrader's autograde without "
@@ -1636,7 +1768,8 @@ def main(argv=None) -> int:
     if review:
         print(
             f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
-            "student added, which the grader does not run; 0 until you grade it in the Formgrader): "
+            "student added, which the grader does not run, or reads lib.exercises, the checkers' "
+            "package; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
         )
     copies = copy_flags(course, chapter, students)

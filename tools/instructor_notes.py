@@ -98,6 +98,11 @@ class Mistake:
         body = ".*?".join(re.escape(p) for p in pieces)
         return re.compile(body, re.S | re.I)
 
+    @property
+    def literal(self) -> int:
+        """How much of the message is fixed text (not computed): how specific the mistake is."""
+        return len(re.sub(r"‹[^›]*›", "", self.message).strip())
+
 
 @dataclass
 class Exercise:
@@ -446,12 +451,14 @@ def mistakes(module, checker: str) -> list[Mistake]:
 
 def matching(message: str, known: list[Mistake]) -> Mistake | None:
     """The mistake whose message ``message`` is: a refusal (a forbidden call) first, since a refused
-    call's message can also fit a generic row ("on the case ..., ..."); then the first that matches,
-    as the checker tries them (the generic 'largest difference' one last)."""
-    for mistake in sorted(known, key=lambda m: m.kind != "refusal"):  # stable: the checker's order
-        if mistake.pattern.search(message):
-            return mistake
-    return None
+    call's message can also fit a generic row ("on the case ..., ..."); then, of those that match,
+    the most specific, the one with the most fixed text (lecturer review r4, problem 2: a catch-all
+    like "on the case '‹case›', ‹largest_difference(...)›." fits every message that starts the same
+    way, and took the chapter's classic mistakes); among equals, the first the checker tries."""
+    fits = [(i, m) for i, m in enumerate(known) if m.pattern.search(message)]
+    if not fits:
+        return None
+    return min(fits, key=lambda f: (f[1].kind != "refusal", -f[1].literal, f[0]))[1]
 
 
 # --- time per exercise ----------------------------------------------------------------------------
@@ -688,6 +695,22 @@ def _preamble(answers: bool, course: Path | None) -> list[str]:
     ]
 
 
+def heading_title(ex, limit: int = 70) -> str:
+    """The exercise's title for its heading; where the statement has none (chapter 3's and 5's are
+    "**Exercise 1 (implement).** In a Transformer, ..."), its first sentence, cut at a word to
+    ``limit`` characters (lecturer review r4: the heading ended at its colon)."""
+    if ex.title:
+        return ex.title
+    text = " ".join(EXERCISE.sub("", ex.statement, count=1).split())
+    first = re.split(r"(?<=[.?!])\s", text, maxsplit=1)[0].rstrip(".")
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+        if first.count("$") % 2:  # not inside a formula
+            first = first[: first.rindex("$")].rstrip(",;: ")
+        first += " …"
+    return first or "(untitled)"
+
+
 def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, list[str]]:
     """An exercise's section of the notes: (its estimated minutes, its lines); ``c``, how often
     the class made each of its checker's mistakes (empty where not measured)."""
@@ -700,7 +723,7 @@ def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, li
         else ""
     )
     body = [
-        f"### Exercise {ex.number} ({ex.kind}): {ex.title}",
+        f"### Exercise {ex.number} ({ex.kind}): {heading_title(ex)}",
         "",
         f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
         "",

@@ -831,25 +831,58 @@ PRIVATE_FOLDERS = ("source", "release", "grading", "submitted", "autograded", "f
 EXCHANGE_INSIDE = """
 !!! WARNING: nbgrader's exchange {exchange} is inside the course folder {out}.
 !!! Students must be able to pass through {out} to reach it, so the course folder stays 0711
-!!! (no listing); its instructor folders are 0700, but files nbgrader adds at its top later
-!!! (gradebook.db on its first run) get your umask's permissions. On a machine students log in to,
-!!! write the course again with the exchange outside it:
+!!! (no listing); its instructor folders are 0700 and its gradebook.db 0600 (tools/grade_course.py
+!!! and tools/term_plan.py set it again), but a student who knows a file's name can still try it
+!!! there. On a machine students log in to, write the course again with the exchange outside it:
 !!!     make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange
 """
+
+
+# A graded course's files at its top that hold grades, rubrics or the instructor's setup: 0600. nbgrader
+# adds some of them later (gradebook.db, with SQLite's journal beside it), so every tool that writes
+# the gradebook of a graded course (tools/grade_course.py, tools/term_plan.py) calls protect_files.
+SENSITIVE_FILES = ("gradebook.db", "gradebook.db-journal", "gradebook.db-wal", "nbgrader_config.py")
+
+
+def is_graded(course: Path) -> bool:
+    """A course written with ``--private-cases`` (make course GRADED=1): its grading/ has its own seeds."""
+    folder = Path(course) / "grading"
+    return folder.is_dir() and any(
+        private_seeds(p) is not None for p in folder.glob("ch[0-9][0-9].py")
+    )
+
+
+def protect_files(course: Path, graded: bool | None = None) -> list[Path]:
+    """:data:`SENSITIVE_FILES` of a graded course 0600 (those that exist); nothing for an ungraded
+    one (``graded`` None: :func:`is_graded`). Returns the files it set."""
+    course = Path(course)
+    if not (is_graded(course) if graded is None else graded):
+        return []
+    done = []
+    for name in SENSITIVE_FILES:
+        path = course / name
+        if path.is_file() and not path.is_symlink():
+            path.chmod(0o600)
+            done.append(path)
+    return done
 
 
 def lock_course(out: Path, exchange: Path) -> list[str]:
     """A graded course's folders readable by its instructor alone: ``out`` 0700 (0711 if the exchange
     is inside it, with a loud warning on stderr), each of :data:`PRIVATE_FOLDERS` 0700 (made if
-    missing), ``gradebook.db`` 0600 if it exists. Returns the warnings printed."""
+    missing), ``gradebook.db`` 0600 (an empty one made if missing, which nbgrader fills and keeps
+    0600) and ``nbgrader_config.py`` 0600 (:func:`protect_files`). Returns the warnings printed."""
     inside = exchange == out or out in exchange.parents
     out.chmod(0o711 if inside else 0o700)
     for name in PRIVATE_FOLDERS:
         (out / name).mkdir(exist_ok=True)
         (out / name).chmod(0o700)
     gradebook = out / "gradebook.db"
-    if gradebook.exists():
-        gradebook.chmod(0o600)
+    if not gradebook.exists():
+        # nbgrader keeps an existing file's mode (SQLite reads an empty file as an empty database),
+        # so the gradebook it fills on its first run is 0600 whatever the instructor's umask
+        gradebook.touch(mode=0o600)
+    protect_files(out, graded=True)
     warnings = [EXCHANGE_INSIDE.format(exchange=exchange, out=out)] if inside else []
     for warning in warnings:
         print(warning, file=sys.stderr)

@@ -177,18 +177,54 @@ def weekly_load() -> dict[int, int]:
     }
 
 
+def marking_parts() -> dict[int, int]:
+    """The rubric parts of the written answers of the chapters taught each week ({week: parts}),
+    counted by tools/instructor_notes.py in the rubric cells make_course writes: what a teacher marks,
+    part by part, once those chapters are due (the Sunday of the next week)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import instructor_notes
+
+    return {
+        week: sum(sum(instructor_notes.rubric_parts(name)) for name in names)
+        for week, names in WEEKS
+    }
+
+
+def marking_load(students: int = 30) -> dict:
+    """The marking load per week of chapters (lecturer review r4, problem 4: an average hid the peaks):
+    {"parts": marking_parts(), "max": the most parts of a week's chapters, "max_weeks": those weeks,
+    "typical": the median over the weeks that teach a chapter, "hours_max" and "hours_typical":
+    (low, high) hours for ``students`` at instructor_notes.GRADING_MINUTES_PER_PART}."""
+    import statistics
+
+    import instructor_notes  # marking_parts put tools/ on the path
+
+    parts = marking_parts()
+    taught = [parts[week] for week, names in WEEKS if names]
+    top, typical = max(taught), statistics.median(taught)
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
+    return {
+        "parts": parts,
+        "max": top,
+        "max_weeks": [week for week, _ in WEEKS if parts[week] == top],
+        "typical": typical,
+        "hours_max": (top * students * low / 60, top * students * high / 60),
+        "hours_typical": (typical * students * low / 60, typical * students * high / 60),
+    }
+
+
 def table() -> str:
     """The week table in Markdown (the teachers' page's section "A term")."""
     lines = [
         "| Week | Chapters (assignments) | In class | At home, these chapters | Home work this week "
-        "| Released | Due |",
-        "|---|---|---|---|---|---|---|",
+        "| Released | Due | Rubric parts to mark |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    home, load = home_minutes(), weekly_load()
+    home, load, parts = home_minutes(), weekly_load(), marking_parts()
     for week, names in WEEKS:
         if not names:
             lines.append(
-                f"| {week} | review, questions; chapter 18 due | | | {_minutes(load[week])} | | |"
+                f"| {week} | review, questions; chapter 18 due | | | {_minutes(load[week])} | | | |"
             )
             continue
         minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
@@ -197,7 +233,7 @@ def table() -> str:
         lines.append(
             f"| {week} | {listed} | {_minutes(minutes)} | {_minutes(at_home)} "
             f"| {_minutes(load[week])} | Monday of week {week}, 09:00 "
-            f"| Sunday of week {week + 1}, 23:59 |"
+            f"| Sunday of week {week + 1}, 23:59 | {parts[week]} |"
         )
     return "\n".join(lines)
 
@@ -344,6 +380,11 @@ def main(argv=None) -> int:
         for name, student, penalty in late:
             print(f"{name}  {student}  late penalty {penalty:g}")
         print(f"{len(late)} late submissions; every other submission has no penalty")
+    if args.command != "table":  # the gradebook this wrote: 0600 in a graded course
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from make_course import protect_files
+
+        protect_files(args.course)
     return 0
 
 

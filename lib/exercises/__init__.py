@@ -177,6 +177,19 @@ def not_attempted(message: str, exercise: str | None = None) -> NoReturn:
     raise _NotAttempted(message, exercise)
 
 
+# What a checker's message calls the cases it tries: in the reader's own kernel they are the practice
+# cases, which ship with the package ("right on all 5 hidden cases" was not true there: lecturer
+# review r4); a course's grader sets "hidden" while it grades on its own private cases.
+CASES_WORD = "practice"
+
+
+def case_wording(message: str) -> str:
+    """``message`` with the checkers' "hidden case(s)" named by :data:`CASES_WORD`."""
+    if CASES_WORD == "hidden":
+        return message
+    return re.sub(r"\bhidden (cases?)\b", rf"{CASES_WORD} \1", message)
+
+
 def checker(exercise: str) -> Callable:
     """Decorator for a check function that returns its success message (or calls fail/not_attempted)."""
 
@@ -200,8 +213,8 @@ def checker(exercise: str) -> Callable:
                     ) from None
                 return Verdict(part or exercise, "not attempted", message, names)
             except CheckFailed as e:
-                raise ExerciseFailed(exercise, str(e), names) from None
-            return Verdict(exercise, "passed", message, names)
+                raise ExerciseFailed(exercise, case_wording(str(e)), names) from None
+            return Verdict(exercise, "passed", case_wording(message), names)
 
         return run
 

@@ -1,0 +1,90 @@
+"""An answer that takes its value from the checkers' package gets 0 and "needs manual review"
+(lecturer review r4, problem 3): chapter 13's predictions are public constants of
+``lib.exercises.ch13`` (``GPT3_PARAMS``, ``FIRST_WORD_ACCURACY``), which one import gave full marks.
+Unit level: the grader's reading of the answer cells and its verdict, without nbgrader."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import grade_course  # noqa: E402
+
+IMPORTED = [
+    "from lib.exercises import ch13 as _a\ngpt3_params = _a.GPT3_PARAMS\n"
+    "embedding_share = _a.EMBEDDING_SHARE",
+    "from lib.exercises.ch13 import FIRST_WORD_ACCURACY as f\nfirst_word_accuracy = f",
+    "import lib.exercises.ch13\nfirst_word_accuracy = lib.exercises.ch13.FIRST_WORD_ACCURACY",
+    "from lib import exercises\ngpt3_params = exercises.ch13.GPT3_PARAMS",
+    "from lib.exercises import ch13\ngpt3_params = getattr(ch13, 'GPT3_' + 'PARAMS')",
+    "import importlib\nm = importlib.import_module('lib.' + 'exer' + 'cises.ch13')",
+    "gpt3_params = sys.modules['lib.exercises.ch13'].GPT3_PARAMS",
+]
+OWN = [
+    "gpt3_params = 174_604_259_328\nembedding_share = 0.00368",  # typed: a prediction may be
+    "from lib.exercises.ch06 import hand_made_model\nembedding, *rest = hand_made_model()",
+    "from lib.exercises import ch13\nx = 1\nassert x != ch13.GPT3_PARAMS",  # the solutions' self-check
+]
+
+
+@pytest.mark.parametrize("source", IMPORTED)
+def test_an_answer_from_the_checkers_constants_is_found(source):
+    assert grade_course.checker_module_use(source)
+
+
+@pytest.mark.parametrize("source", OWN)
+def test_an_answer_of_its_own_is_not(source):
+    assert grade_course.checker_module_use(source) is None
+
+
+def _exercise():
+    cells = [
+        {"answer": "ex2_answer", "filename": "<ex2>", "optional": True},
+        {"answer": "ex3_answer", "filename": "<ex3>", "optional": False},
+    ]
+    return grade_course.Exercise(
+        "ex3_test", 3, 2.0, "lib.exercises.ch13", "check_first_word", [], cells
+    )
+
+
+def test_the_import_gets_0_and_needs_manual_review():
+    answers = {
+        "ex2_answer": "from lib.exercises import ch13 as _a\ngpt3_params = _a.GPT3_PARAMS",
+        # the import in the earlier answer cell, the constant in this one
+        "ex3_answer": "first_word_prediction = _a.FIRST_WORD_RIGHT_CHOICE\n"
+        "first_word_accuracy = _a.FIRST_WORD_ACCURACY",
+    }
+    passed = grade_course.Result("s", "ex3_test", 2.0, 2.0, "✓ read the first token: passed", 0.1)
+    result = grade_course.checker_review(passed, _exercise(), answers)
+    assert result.score == 0 and result.review
+    assert result.message.startswith("needs manual review: the answer cell uses `_a.FIRST_WORD_")
+    assert "lib.exercises" in result.message and "2 of 2 points without it" in result.message
+
+
+def test_a_worked_out_answer_keeps_its_points():
+    answers = {
+        "ex2_answer": "",
+        "ex3_answer": "first_word_prediction = 'c'\nfirst_word_accuracy = 0.478",
+    }
+    passed = grade_course.Result("s", "ex3_test", 2.0, 2.0, "✓ read the first token: passed", 0.1)
+    result = grade_course.checker_review(passed, _exercise(), answers)
+    assert result.score == 2 and not result.review
+
+
+def test_no_worked_solution_of_the_course_is_flagged(tmp_path):
+    import make_course
+    import nbformat
+
+    make_course.write_course(tmp_path / "c", ["04", "06", "11", "12", "13", "15"])
+    answers = 0
+    for path in sorted((tmp_path / "c" / "source").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if cell.cell_type == "code" and "answer" in grade_id:
+                answers += 1
+                assert grade_course.checker_module_use(cell.source) is None, (path.name, grade_id)
+    assert answers >= 6

@@ -1,0 +1,52 @@
+"""Smaller points of lecturer review r4: a checker calls the cases it tries in the reader's own kernel
+"practice cases" (they ship with the package), and a course's grader "hidden" on its own private
+cases; every exercise's heading in the instructor notes has a title."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import instructor_notes as notes  # noqa: E402
+
+import lib.exercises as lib_exercises  # noqa: E402
+from lib.exercises import ch03  # noqa: E402
+
+
+def _worked_masked_softmax(scores, allowed):
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    top = scores.amax(dim=-1, keepdim=True).clamp(min=-1e30)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    e = torch.exp(scores - top) * allowed
+    total = e.sum(dim=-1, keepdim=True)
+    return torch.where(total > 0, e / total.clamp(min=1e-38), torch.zeros_like(e))
+
+
+def test_the_practice_checker_says_practice_cases(monkeypatch):
+    verdict = str(ch03.check_masked_softmax(_worked_masked_softmax))
+    assert verdict.startswith("✓") and "practice cases" in verdict and "hidden" not in verdict
+    monkeypatch.setattr(lib_exercises, "CASES_WORD", "hidden")  # as the grader sets it
+    verdict = str(ch03.check_masked_softmax(_worked_masked_softmax))
+    assert "hidden cases" in verdict
+
+
+def test_the_grader_calls_its_private_cases_hidden():
+    import inspect
+
+    import grade_course
+
+    source = inspect.getsource(grade_course.Grader.grade_one)
+    assert 'lib_exercises.CASES_WORD = "hidden" if private else "practice"' in source
+
+
+def test_every_exercise_heading_has_a_title():
+    for chapter in ("03", "05"):
+        for ex in notes.exercises(chapter):
+            title = notes.heading_title(ex)
+            assert title and title.count("$") % 2 == 0, (chapter, ex.number, title)
+    first = notes.exercises("03")[0]
+    assert not first.title and notes.heading_title(first).startswith("In a Transformer, queries")
