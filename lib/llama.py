@@ -404,7 +404,7 @@ def new_cache(config: LlamaConfig) -> KVCache:
 def kv_cache_bytes_per_token(config: LlamaConfig, dtype: torch.dtype = torch.bfloat16) -> int:
     """2 (keys and values) x layers x Hkv x Dh x bytes per number: what a ``KVCache`` grows by per
     token (a ``SlidingWindowCache`` stops at W - 1 tokens). Llama 3.1 8B in bfloat16: 131,072 (128
-    KiB); with H = 32 key heads instead of Hkv = 8 it would be four times more."""
+    KiB); with H = 32 key heads instead of Hkv = 8 it would be four times as much."""
     c = config
     return 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * dtype.itemsize
 
