@@ -129,6 +129,35 @@ def _rounded_then_masked(scores, t, D):
     return torch.softmax(scores.masked_fill(distance.abs() > D, float("-inf")), -1)
 
 
+def _times_position_factor(factor):
+    # local-m's weights, right inside the window, then multiplied by factor(s - t, D) [S]
+    def answer(scores, t, D):
+        distance = torch.arange(len(scores), dtype=torch.float64) - float(t)
+        return (ch04.local_m_reference(scores, t, D) * factor(distance, D)).float()
+
+    return answer
+
+
+LOCAL_M_WRONG += [
+    # review ch04 s7, item 8: a Gaussian of the wrong width, or any factor of the position, after a
+    # right softmax is named as an extra factor, not as "take the softmax"
+    (
+        "a Gaussian with sigma = D",
+        _times_position_factor(lambda d, D: torch.exp(-(d**2) / (2 * D**2))),
+        "multiplied by a Gaussian exp(-(s - t)^2 / (2 sigma^2)) with sigma = 2 (D = 2)",
+    ),
+    (
+        "a Gaussian with sigma = D: no extra factor",
+        _times_position_factor(lambda d, D: torch.exp(-(d**2) / (2 * D**2))),
+        "Local-m has no extra factor",
+    ),
+    (
+        "a factor linear in the position",
+        _times_position_factor(lambda d, D: 1 + 0.1 * (d + D)),
+        "multiplied by a factor that changes with the position s (from 1 to 1.4",
+    ),
+]
+
 LOCAL_M_WRONG += [
     ("a clamped slice", _clamped_slice, "Here t is a real number, a 0-dim float tensor"),
     ("a clamped slice", _clamped_slice, "t = torch.tensor(4.6)"),
@@ -227,3 +256,14 @@ def test_check_local_m_has_a_real_centre_like_p_t():
     weights = ch04.local_m_reference(scores, torch.tensor(ch04.REAL_CENTRE), 2)
     assert weights.nonzero().flatten().tolist() == [3, 4, 5, 6]
     assert torch.allclose(weights[3:7], torch.full((4,), 0.25, dtype=torch.float64))
+
+
+def test_an_extra_factor_is_not_told_to_take_the_softmax():
+    # review ch04 s7, item 8: sigma = D instead of local-p's D / 2 took the softmax right; the checker
+    # once answered "your weights sum to 0.627 ... take the softmax"
+    with pytest.raises(ExerciseFailed) as failed:
+        ch04.check_local_m(_times_position_factor(lambda d, D: torch.exp(-(d**2) / (2 * D**2))))
+    assert "not softmax weights" not in str(failed.value)
+    # a factor that depends on the scores is not a factor of the position: still "not 1"
+    with pytest.raises(ExerciseFailed, match="these are not softmax weights"):
+        ch04.check_local_m(lambda s, t, D: s * ((torch.arange(len(s)) - t).abs() <= D))

@@ -274,6 +274,77 @@ def _check_sums_to_one(result: Tensor, case: str) -> None:
         )
 
 
+# an extra factor per position: where local-m's weight is at least this, the ratio of the reader's weight to
+# it is measured (smaller weights are too close to 0 for a float32 ratio), and the ratio must change by
+# more than _FACTOR_SPREAD across the window, the same for two different sets of scores
+_FACTOR_FLOOR = 1e-6
+_FACTOR_SPREAD = 1e-3
+# how far log(ratio) may stray from a - (s - t)^2 / (2 sigma^2) for the factor to be called a Gaussian
+_GAUSSIAN_FIT = 1e-3
+
+
+def _position_factor(
+    local_m_weights: Any, scores: Tensor, t: int | Tensor, D: int, result: Tensor, case: str
+) -> tuple[Tensor, Tensor] | None:
+    """(s - t, factor) at the positions where local-m's weights are measurable, when ``result`` is local-m's
+    weights times a factor of the position: 0 wherever local-m's weights are 0, a positive factor that is not
+    constant inside the window and stays the same for other scores (a function of the position alone, not
+    of the scores). None otherwise."""
+    expected = local_m_reference(scores, t, D)
+    measured = expected >= _FACTOR_FLOOR
+    if measured.sum() < 2 or (result.double()[expected == 0].abs() > _FACTOR_FLOOR).any():
+        return None
+    ratio = result.double()[measured] / expected[measured]
+    if (ratio <= 0).any() or ratio.max() / ratio.min() - 1 <= _FACTOR_SPREAD:
+        return None
+    others = scores.flip(0)  # the same values at other positions
+    again = call(local_m_weights, others, t, D, name="local_m_weights", case=case, hints=_HINTS)
+    again = expect_tensor(again, (len(scores),), name="local_m_weights", case=case)
+    expected_again = local_m_reference(others, t, D)
+    if not torch.equal(expected_again >= _FACTOR_FLOOR, measured):
+        return None
+    ratio_again = again.double()[measured] / expected_again[measured]
+    if not torch.allclose(ratio, ratio_again, rtol=_FACTOR_SPREAD):
+        return None
+    return (torch.arange(len(scores), dtype=torch.float64) - float(t))[measured], ratio
+
+
+def _gaussian_sigma(distance: Tensor, ratio: Tensor) -> float | None:
+    """The sigma of a factor c exp(-(s - t)^2 / (2 sigma^2)) that ``ratio`` follows over ``distance`` s - t
+    (a least-squares fit of log ratio against (s - t)^2), or None when it is no such Gaussian."""
+    if len(set(distance.abs().tolist())) < 2:
+        return None
+    x = torch.stack([torch.ones_like(distance), distance**2], -1)  # [n, 2]
+    y = ratio.log()[:, None]  # [n, 1]
+    a, b = torch.linalg.lstsq(x, y).solution.flatten().tolist()
+    if b >= 0 or (x @ torch.tensor([[a], [b]], dtype=x.dtype) - y).abs().max() > _GAUSSIAN_FIT:
+        return None
+    return (-1 / (2 * b)) ** 0.5
+
+
+def _check_extra_factor(
+    local_m_weights: Any, scores: Tensor, t: int | Tensor, D: int, result: Tensor, case: str
+) -> None:
+    """Fail, naming it, when ``result`` is local-m's weights times a factor that depends on the position
+    alone (a Gaussian of another sigma than local-p's, or any other); return when it is not."""
+    found = _position_factor(local_m_weights, scores, t, D, result, f"'{case}'")
+    times_a_factor_of_s = found is not None
+    if times_a_factor_of_s:
+        distance, ratio = found
+        sigma = _gaussian_sigma(distance, ratio)
+        what = (
+            f"a Gaussian exp(-(s - t)^2 / (2 sigma^2)) with sigma = {sigma:.3g} (D = {D})"
+            if sigma is not None
+            else f"a factor that changes with the position s (from {ratio.min():.3g} to {ratio.max():.3g} inside the window)"
+        )
+        fail(
+            f"on the case '{case}', your weights are local-m's multiplied by {what}: you took the softmax "
+            "inside the window and then multiplied it by something. Local-m has no extra factor (no Gaussian: "
+            "that belongs to local-p, whose centre p_t is predicted); its weights are the softmax inside the "
+            "window alone, a_t(s) = softmax(score(h_t, h̄_s)) over s in [t - D, t + D]."
+        )
+
+
 @checker("local_m_weights")
 def check_local_m(local_m_weights: Any) -> str:
     """Check ``local_m_weights(scores [S], t, D) -> [S]``: the softmax of the scores inside [t - D, t + D], 0
@@ -291,6 +362,7 @@ def check_local_m(local_m_weights: Any) -> str:
         for kwargs, message in _MISTAKES:
             if torch.allclose(result, local_m_reference(scores, t, D, **kwargs), atol=1e-5):
                 fail(f"on the case '{case}', {message}")
+        _check_extra_factor(local_m_weights, scores, t, D, result, case)
         _check_sums_to_one(result, case)
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
     return f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
