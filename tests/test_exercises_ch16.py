@@ -281,3 +281,13 @@ def test_the_checker_leaves_the_global_random_state_alone():
     torch.manual_seed(123)
     assert ch16.check_discriminator_loss(ch16.discriminator_loss_reference).passed
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_check_albert_prediction_names_each_part_once():
+    # review of chapter 16 (s7): the projection's bias and the pooler left out were also read as
+    # "the pooler and the pooler's bias", naming the pooler twice; one part is counted once
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_albert_prediction(17_683_968 - 1_049_600 - 1024, None)
+    message = str(failed.value)
+    assert "the bias of the projection" in message and message.count("the pooler") == 1
+    assert " Or" not in message

@@ -243,70 +243,96 @@ def albert_counts() -> dict[str, int]:
     }
 
 
-# What a count that leaves out or widens one part of ALBERT-large adds to the right answer, and what
-# the checker says about it. Parts of the same size (the segment embeddings and the LayerNorm, the
-# projection's bias and the pooler's) give the same count: the message then names both.
+# What a count that leaves out or widens one part of ALBERT-large adds to the right answer, the parts
+# of the model it touches, and what the checker says about it. Two mistakes that touch the same part
+# (the pooler and the pooler's bias, say) cannot both be made: a combination of them is no diagnosis.
+# Parts of the same size (the segment embeddings and the LayerNorm, the projection's bias and the
+# pooler's) give the same count: the message then names both.
 E, H = 128, 1024
 MISTAKES = [
     (
         23 * LAYER,
+        {"layer"},
         "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
     ),
     (
         30000 * (H - E) - PROJECTION,
+        {"token", "projection", "projection bias"},
         "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
     ),
     (
         (30000 + 512 + 2 + 2) * (H - E) - PROJECTION,
+        {"token", "projection", "projection bias", "position", "segment", "layernorm"},
         "you counted BERT's embeddings, all 1,024 wide, with no projection. In ALBERT the token embeddings are factorized: a 30,000 x 128 table, the position and segment embeddings and their LayerNorm at E = 128 too, and then a 128 x 1024 projection to the layers' width.",
     ),
     (
         522 * E,
+        {"token"},
         "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
     ),
     (
         -PROJECTION,
+        {"projection", "projection bias"},
         "you left out the projection from E = 128 to H = 1024 (its 128 x 1024 weights and its bias).",
     ),
-    (-H, "you left out the bias of the projection from E = 128 to H = 1024 (1,024 numbers)."),
+    (
+        -H,
+        {"projection bias"},
+        "you left out the bias of the projection from E = 128 to H = 1024 (1,024 numbers).",
+    ),
     (
         -POOLER,
+        {"pooler", "pooler bias"},
         "you left out the pooler (its 1024 x 1024 weights and its bias), which ALBERT keeps from BERT.",
     ),
-    (-H, "you left out the pooler's bias (1,024 numbers)."),
+    (-H, {"pooler bias"}, "you left out the pooler's bias (1,024 numbers)."),
     (
         -(512 + 2) * E,
+        {"position", "segment"},
         "you left out the position and segment embeddings (512 and 2 rows of width E = 128).",
     ),
-    (-512 * E, "you left out the position embeddings (512 rows of width E = 128)."),
-    (-2 * E, "you left out the segment embeddings (2 rows of width E = 128)."),
-    (-2 * E, "you left out the embeddings' LayerNorm (a gain and a bias, each of width E = 128)."),
+    (-512 * E, {"position"}, "you left out the position embeddings (512 rows of width E = 128)."),
+    (-2 * E, {"segment"}, "you left out the segment embeddings (2 rows of width E = 128)."),
+    (
+        -2 * E,
+        {"layernorm"},
+        "you left out the embeddings' LayerNorm (a gain and a bias, each of width E = 128).",
+    ),
     (
         512 * (H - E),
+        {"position"},
         "you made the position embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings: the three embeddings are added at width E, and the projection to H comes after.",
     ),
     (
         2 * (H - E),
+        {"segment"},
         "you made the segment embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings.",
     ),
     (
         2 * (H - E),
+        {"layernorm"},
         "you made the embeddings' LayerNorm 1,024 wide. It normalizes the sum of the embeddings before the projection, at width E = 128.",
     ),
 ]
 
 
+def _compatible(combination: tuple) -> bool:
+    """Whether the mistakes of ``combination`` touch different parts, so that one count can make them all."""
+    parts = [part for _, touched, _ in combination for part in touched]
+    return len(parts) == len(set(parts))
+
+
 def _diagnosis(difference: int) -> str | None:
     """What a count that is off by ``difference`` left out or got wrong: one mistake, else two, else
-    three (the fewest that explain it; alternatives joined by "Or")."""
+    three (the fewest that explain it, each part at most once; alternatives joined by "Or")."""
     for k in (1, 2, 3):
         found = [
-            " And ".join(message for _, message in combination)
+            " And ".join(message for _, _, message in combination)
             for combination in itertools.combinations(MISTAKES, k)
-            if sum(delta for delta, _ in combination) == difference
+            if _compatible(combination) and sum(delta for delta, _, _ in combination) == difference
         ]
         if found:
-            return " Or: ".join(found) if k > 1 else " Or ".join(found)
+            return " Or, with the same count: ".join(found) if k > 1 else " Or ".join(found)
     return None
 
 
