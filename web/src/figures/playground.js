@@ -222,11 +222,16 @@ function safetensors(names, shapes, arrays, meta) {
 const LOSS = "#e8710a"; // the training loss (left axis), as lib.viz.playground draws it
 const HELD = "#1f77b4"; // held-out sequences right (right axis)
 const TEST = "#9e3d9e"; // held out at the test length (right axis, dashed)
-const PREV = "#222"; // the previous run's held-out curves: dark dots (length 8) and dashes (test length)
-// drawn over this run's curves on one 8 px period, the dots at its start and the dashes after them, so
-// that where the two previous curves and this run's lie at the same value (all at 100%) each still shows
-const PREV_HELD = { "stroke-dasharray": "0.5 7.5", "stroke-linecap": "round" };
-const PREV_TEST = { "stroke-dasharray": "3 5", "stroke-dashoffset": -3 };
+// The previous run's held-out curves, drawn over this run's: length 8 in dark grey dots, the test length in
+// black long dashes, both with round caps, on one 13 px period (the dashes first, the dots in their gaps),
+// so that where the two lie at the same value (both at 100%) the line shows dash, dot, dash.
+const PREV_HELD_COLOUR = "#666";
+const PREV_TEST_COLOUR = "#000";
+const PREV_HELD = { stroke: PREV_HELD_COLOUR, "stroke-width": 3.5, "stroke-dasharray": "0 13",
+  "stroke-dashoffset": -10, "stroke-linecap": "round" };
+const PREV_TEST = { stroke: PREV_TEST_COLOUR, "stroke-width": 2, "stroke-dasharray": "6 7", "stroke-linecap": "round" };
+const PREV_INSET = 3; // px: a previous curve at 0% (or 100%) is drawn this far inside the frame, not on its line
+const PREV_ON_AXIS = 0.005; // a previous curve that ends below this (0%, on the step axis) gets its value written
 const CURVES = "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps";
 // The previous run's label: the settings in which it differs from those now chosen ("positions ALiBi").
 export function prevLabel(was, now) {
@@ -272,25 +277,33 @@ function drawAxes({ g, text, X, YL, YR, m, w, h }, xs, ys, width, height) {
     class: "book-pg-y2label" });
 }
 
-// The previous run's held-out curves, dark, dotted and dashed, drawn over this run's (see PREV), and a
-// label at the end of the one to compare.
+// The previous run's held-out curves, grey dots and black dashes, drawn over this run's and over the loss
+// (see PREV_HELD), a label at the end of the one to compare, and the end value of a curve at 0%.
 function drawPrevious({ g, text, X, YR, m, h }, prev) {
-  const style = { fill: "none", stroke: PREV, "stroke-width": 2.5 };
-  const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${YR(v).toFixed(1)}`).join(" ");
+  const Y = (v) => Math.min(m.top + h - PREV_INSET, Math.max(m.top + PREV_INSET, YR(v)));
+  const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${Y(v).toFixed(1)}`).join(" ");
   if (prev.held.length) {
-    el("polyline", { points: line(prev.held), ...style, ...PREV_HELD, class: "book-pg-prev-held" }, g);
+    el("polyline", { points: line(prev.held), fill: "none", ...PREV_HELD, class: "book-pg-prev-held" }, g);
   }
   if (prev.heldTest.length) {
-    el("polyline", { points: line(prev.heldTest), ...style, ...PREV_TEST, class: "book-pg-prev-held-test" }, g);
+    el("polyline", { points: line(prev.heldTest), fill: "none", ...PREV_TEST, class: "book-pg-prev-held-test" }, g);
   }
-  // the label at the end of the dashed curve (the one a test length asks to compare), else the solid one
+  // the label at the end of the dashed curve (the one a test length asks to compare), else the dotted one
   const ends = prev.heldTest.length ? prev.heldTest : prev.held;
-  if (ends.length) {
-    const [t, v] = ends[ends.length - 1];
-    const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (v > 0.5 ? 14 : -6)));
-    text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
-      class: "book-pg-prev-label" });
-  }
+  if (!ends.length) return;
+  const [t, v] = ends[ends.length - 1];
+  const below = v > 0.5;
+  const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (below ? 14 : -6)));
+  text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
+    class: "book-pg-prev-label" });
+  // a curve that ends at 0%, along the step axis and the loss there, is hard to see: its value, by the label
+  const onAxis = [[prev.held, `length ${LENGTH}`], [prev.heldTest, "test length"]].filter(
+    ([pts]) => pts.length && pts.at(-1)[1] < PREV_ON_AXIS);
+  onAxis.forEach(([pts, name], k) => {
+    const pct = `${(100 * pts.at(-1)[1]).toFixed(0)}%`;
+    text(X(t) - 2, y + (below ? 12 : -12) * (k + 1), `prev. ${name}: ${pct}`, { "text-anchor": "end",
+      "fill-opacity": 0.7, class: "book-pg-prev-value" });
+  });
 }
 
 // This run's loss (left axis), held-out accuracy (wide, with dots) and test-length accuracy (dashed).
@@ -369,8 +382,10 @@ function legend(parent) {
   const testItem = items[2].parentNode;
   testItem.classList.add("book-pg-legend-test");
   const prevItem = html("span", { class: "book-pg-legend-item book-pg-legend-prev", hidden: "" }, box);
-  const key = el("svg", { width: 26, height: 12, "aria-hidden": "true" }, prevItem);
-  el("line", { x1: 1, x2: 25, y1: 6, y2: 6, stroke: PREV, "stroke-width": 2.5, ...PREV_HELD }, key);
+  // both patterns, one above the other, at the chart's own size: grey dots, black dashes
+  const key = el("svg", { width: 40, height: 16, "aria-hidden": "true", class: "book-pg-legend-key" }, prevItem);
+  el("line", { x1: 2, x2: 38, y1: 4, y2: 4, ...PREV_HELD }, key);
+  el("line", { x1: 2, x2: 38, y1: 12, y2: 12, ...PREV_TEST }, key);
   const prevText = html("span", {}, prevItem);
   const test = (n) => {
     testItem.hidden = !(n > LENGTH);
@@ -383,9 +398,9 @@ function legend(parent) {
       prevText.textContent = "";
       return;
     }
-    const ends = [p.held.length ? `dots, length ${LENGTH}: ${last(p.held)}` : "",
-      p.heldTest.length ? `dashes, test length: ${last(p.heldTest)}` : ""].filter(Boolean);
-    prevText.textContent = `dark, on top: the previous run's held-out curves (${p.label}; at its end, ${ends.join("; ")})`;
+    const ends = [p.held.length ? `grey dots, length ${LENGTH}: ${last(p.held)}` : "",
+      p.heldTest.length ? `black dashes, test length: ${last(p.heldTest)}` : ""].filter(Boolean);
+    prevText.textContent = `on top: the previous run's held-out curves (${p.label}; at its end, ${ends.join("; ")})`;
   };
   return { test, prev };
 }
@@ -556,7 +571,7 @@ function curveView(pg) {
     ui.legendPrev(prev);
     const n = pg.current().test;
     ui.svg.setAttribute("aria-label", CURVES + (n > LENGTH ? `, and held out at length ${n} (purple, dashed)` : "") +
-      (prev ? `; dark, dotted and dashed on top, the previous run's held-out curves (${prev.label})` : ""));
+      (prev ? `; on top, in grey dots and black dashes, the previous run's held-out curves (${prev.label})` : ""));
     const last = state.losses[state.losses.length - 1];
     const held = state.held[state.held.length - 1];
     const test = state.heldTest[state.heldTest.length - 1];
