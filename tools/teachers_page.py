@@ -1,0 +1,104 @@
+"""The teachers' page's computed numbers (issue 36): book/teachers.md states the checkers' named
+mistakes, the exercise and home-time estimates of tools/instructor_notes.py and the week table of
+tools/term_plan.py. A chapter's prose or exercises change them (the reading estimate counts the
+chapter's words), and tests/test_instructor_notes.py and tests/test_course_facts.py hold the page to
+them. This writes them into the page again.
+
+    python tools/teachers_page.py          # rewrite book/teachers.md's computed numbers
+    python tools/teachers_page.py --check  # exit 1 if the page is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "book" / "teachers.md"
+sys.path.insert(0, str(ROOT / "tools"))
+import instructor_notes as notes  # noqa: E402
+import term_plan  # noqa: E402
+
+WS = r"(\s+)"  # the page wraps its lines: keep each line break where it was
+
+
+def numbers() -> dict:
+    """What the page states, computed: named mistakes, exercise minutes, home minutes per chapter."""
+    chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    found = {c: notes.exercises(c) for c in chapters}
+    minutes = {c[:2]: sum(notes.estimate_minutes(e)[0] for e in ex) for c, ex in found.items()}
+    return {
+        "named": sum(len(e.mistakes) for ex in found.values() for e in ex),
+        "minutes": minutes,
+        "home": {c[:2]: notes.home_minutes(c) for c in chapters},
+    }
+
+
+def _span(values: dict, show) -> tuple[str, str]:
+    low, high = min(values, key=values.get), max(values, key=values.get)
+    return f"{show(values[low])} (chapter {int(low)})", f"{show(values[high])} (chapter {int(high)})"
+
+
+def rewrite(raw: str, n: dict) -> str:
+    """``raw`` with every computed number replaced by its value in ``n``."""
+    hm = term_plan._minutes
+    minutes, home = n["minutes"], n["home"]
+    total = {c: h["total"] for c, h in home.items()}
+    reading = sum(h["reading"] for h in home.values()) / 60
+    raw = re.sub(r"checkers name \d+ mistakes", f"checkers name {n['named']} mistakes", raw)
+    low, high = _span(minutes, lambda m: f"{m:g}")
+    ex_hours = f"{sum(minutes.values()) / 60:.1f}"
+    raw = re.sub(
+        r"\d+ \(chapter\s+\d+\)\s+to\s+\d+\s+\(chapter\s+\d+\)(\s+)minutes,(\s+)[\d.]+ hours",
+        lambda m: f"{low} to {high}{m.group(1)}minutes,{m.group(2)}{ex_hours} hours",
+        raw,
+    )
+    raw = re.sub(
+        r"1 minute a code cell:(\s+)[\d.]+(\s+)hours",
+        lambda m: f"1 minute a code cell:{m.group(1)}{reading:.1f}{m.group(2)}hours",
+        raw,
+    )
+    low, high = _span(total, hm)
+    raw = re.sub(
+        r"home time of the table at the top of this page:(\s+)[^,]+?\(chapter\s+\d+\)\s+to\s+[^,]+?"
+        r"\(chapter\s+\d+\),(\s+)[\d.]+ hours",
+        lambda m: f"home time of the table at the top of this page:{m.group(1)}{low} to {high},"
+        f"{m.group(2)}{sum(total.values()) / 60:.1f} hours",
+        raw,
+    )
+
+    def home_cell(m: re.Match) -> str:
+        h = home[f"{int(m.group(1)):02d}"]
+        return f"{m.group(0)[: m.start(2) - m.start(0)]}{hm(h['total'])} ({h['reading']} + {h['exercises']} min) |"
+
+    raw = re.sub(r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M)
+    lines = raw.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| Week | Chapters (assignments)"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    lines[start:end] = term_plan.table().strip("\n").split("\n")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is out of date")
+    args = parser.parse_args()
+    raw = PAGE.read_text()
+    new = rewrite(raw, numbers())
+    if args.check:
+        if new != raw:
+            print(f"{PAGE.relative_to(ROOT)} is out of date: run python tools/teachers_page.py")
+            return 1
+        return 0
+    if new != raw:
+        PAGE.write_text(new)
+        print(f"rewrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
