@@ -93,6 +93,16 @@ def _backward_loop_copied(forward_logits, backward_logits, ids):
     return total / (T - 1)
 
 
+def _backward_loop_skips_bos(forward_logits, backward_logits, ids):
+    """Reader's report, round s7: the backward loop starts at k = 1, so <bos> is never predicted."""
+    f, b = forward_logits.log_softmax(-1), backward_logits.log_softmax(-1)
+    T = len(ids)
+    total = -sum(f[k - 1, ids[k]] for k in range(1, T)) - sum(
+        b[k + 1, ids[k]] for k in range(1, T - 1)
+    )
+    return total / (T - 1)
+
+
 def _forgot_return(forward_logits, backward_logits, ids):
     total = forward_logits.log_softmax(-1)  # noqa: F841 (the mistake: computed, never returned)
 
@@ -127,6 +137,11 @@ LOSS_WRONG = [
         "backward loop copied from the forward one",
         _backward_loop_copied,
         "a copy of the forward one",
+    ),
+    (
+        "backward loop skips token 0",
+        _backward_loop_skips_bos,
+        "your backward loop starts at k = 1 and leaves out token 0, <bos>",
     ),
     ("raises", lambda f, b, i: f[len(i) + 5], "raised IndexError"),
     (

@@ -579,6 +579,9 @@ def test_elmo_diagram_narrow_is_legible_on_a_phone():
     width, height = narrow.get_size_inches()
     sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    # reader's report, round s7: subscripts (70% of the size) at 6-7 CSS px on a phone; now larger
+    subscripted = [t for t in narrow.axes[0].texts if "_" in t.get_text()]
+    assert len(subscripted) == 5 + 3 + 2 and min(t.get_fontsize() for t in subscripted) >= 14
     assert narrow.alt_text == wide.alt_text.replace("On the right", "Below")
     assert sorted(texts(narrow)) == sorted(
         t.replace("layer ", "layer\n").replace("), previous", "),\nprevious") for t in texts(wide)

@@ -40,6 +40,7 @@ def bilm_loss_reference(
     *,
     forward_offset: int = 1,
     backward_offset: int = 1,
+    forward_tokens: str = "1..T-1",
     backward_tokens: str = "0..T-2",
     swap: bool = False,
     divide_by: str = "T - 1",
@@ -53,7 +54,9 @@ def bilm_loss_reference(
     L = -sum_{k=1}^{T-1} log p_fwd[k - 1, ids[k]] - sum_{k=0}^{T-2} log p_bwd[k + 1, ids[k]], with p the
     softmax over the vocabulary; T - 1 is the number of tokens each direction predicts (sec. 3.1 of the paper;
     ``BiLM.lm_loss`` for a batch of one sentence). The keywords give the usual mistakes; backward_tokens
-    "1..T-1" is the backward loop copied from the forward one (``for k in range(1, T)``)."""
+    "1..T-1" is the backward loop copied from the forward one (``for k in range(1, T)``), backward_tokens
+    "1..T-2" a backward loop that skips token 0 (<bos>), forward_tokens "1..T-2" a forward loop that skips
+    token T - 1 (<eos>)."""
     fl, bl = (backward_logits, forward_logits) if swap else (forward_logits, backward_logits)
     fl, bl = fl.double(), bl.double()
     if raw_logits:
@@ -61,8 +64,11 @@ def bilm_loss_reference(
     else:
         f_logp, b_logp = fl.log_softmax(softmax_dim), bl.log_softmax(softmax_dim)
     T = len(ids)
-    forward = -sum(f_logp[k - forward_offset, ids[k]] for k in range(1, T))
-    tokens = {"0..T-2": range(T - 1), "1..T-1": range(1, T)}[backward_tokens]
+    forward_range = {"1..T-1": range(1, T), "1..T-2": range(1, T - 1)}[forward_tokens]
+    forward = -sum(f_logp[k - forward_offset, ids[k]] for k in forward_range)
+    tokens = {"0..T-2": range(T - 1), "1..T-1": range(1, T), "1..T-2": range(1, T - 1)}[
+        backward_tokens
+    ]
     backward = -sum(
         b_logp[k + backward_offset, ids[k]] for k in tokens if 0 <= k + backward_offset < T
     )
@@ -113,6 +119,14 @@ _LOSS_MISTAKES: list[tuple[dict, str]] = [
     (
         dict(backward_offset=-1, backward_tokens="1..T-1"),
         "your backward loop is a copy of the forward one: it reads token k's score at position k - 1 for k = 1..T-1. The backward LM predicts every token but the last, k = 0..T-2, and it predicts token k at position k + 1, which has read tokens k+1..T-1: use backward_logits[k + 1].",
+    ),
+    (
+        dict(backward_tokens="1..T-2"),
+        "your backward loop starts at k = 1 and leaves out token 0, <bos>. The backward LM predicts <bos> too, from position 1 (backward_logits[1]), as the forward LM predicts <eos>: each direction makes T - 1 predictions, k = 0..T-2 for the backward LM.",
+    ),
+    (
+        dict(forward_tokens="1..T-2"),
+        "your forward loop stops before the last token, <eos>. The forward LM predicts <eos> too, from position T - 2 (forward_logits[T - 2]), as the backward LM predicts <bos>: each direction makes T - 1 predictions, k = 1..T-1 for the forward LM.",
     ),
     (
         dict(backward_offset=0),

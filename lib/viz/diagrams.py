@@ -664,6 +664,10 @@ def elmo_diagram(
     return fig
 
 
+# narrow: the symbols with subscripts (x_{k-3}, s_0 h_{k,0}, ELMo_k) and the mix's title are drawn larger
+# than the phone's text, so that their subscripts (70% of the size) still read at ~8 CSS px on a phone
+_ELMO_PHONE_MATH = 14.5
+_ELMO_PHONE_MIX_TITLE = 13.0
 # the forward LSTM's boxes sit this much above their layer's line and the backward ones as much below,
 # so that each direction's arrows to its neighbours pass over (forward) or under (backward) the other's box
 _ELMO_LANE = 0.16
@@ -699,7 +703,7 @@ def _elmo_columns(ax, xs, ys, toks, focus, y0, y_soft, step, half, font, narrow)
             "emb",
             w=min(0.8, step - 0.1),
             h=0.45,
-            fontsize=font,
+            fontsize=_ELMO_PHONE_MATH if narrow else font,
         )
         for label, kind, dx, lane in (
             ("$\\rightarrow$", "rnn", -half / 2, rise),
@@ -738,15 +742,17 @@ def _elmo_mix_narrow(ax, L, mix_title, font):
     """elmo_diagram's mix on a phone, under the biLM: the focused word's L + 1 vectors in a row,
     summed below."""
     y_row, y_sum = 1.3, 0.4
-    width = min(1.25, (4.9 - 0.15 * L) / (L + 1))
+    math_font = max(font, _ELMO_PHONE_MATH)
+    width = min(1.5, (4.9 - 0.15 * L) / (L + 1))
     xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
-    ax.text(2.6, 1.85, mix_title, **_t(font))
+    ax.text(2.6, 1.85, mix_title, **_t(max(font, _ELMO_PHONE_MIX_TITLE)))
     for j, x in enumerate(xm):
-        _box(ax, x, y_row, f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$", "plain", width, 0.45, font)
-        _arrow(ax, x, y_row - 0.225, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
-    _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.7, 0.5, font)
-    _arrow(ax, 2.95, y_sum, 3.45, y_sum)
-    ax.text(3.55, y_sum, "ELMo$_k$", fontsize=font, va="center")
+        label = f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$"
+        _box(ax, x, y_row, label, "plain", width, 0.5, math_font)
+        _arrow(ax, x, y_row - 0.25, 2.6 + (x - 2.6) * 0.1, y_sum + 0.25)
+    _box(ax, 2.6, y_sum, "$\\gamma\\sum_j$", "ctx", 0.8, 0.5, math_font)
+    _arrow(ax, 3.0, y_sum, 3.45, y_sum)
+    ax.text(3.55, y_sum, "ELMo$_k$", fontsize=math_font, va="center")
 
 
 def _elmo_mix_wide(ax, ys, L, y_soft, mix_title):
