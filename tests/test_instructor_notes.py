@@ -207,7 +207,8 @@ def test_an_implement_exercise_has_no_values_to_predict():
 
 
 def test_the_teachers_page_states_the_notes_totals():
-    """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured)."""
+    """The counts and sums the teachers' page gives (not the checkers' seconds: those are measured).
+    When a chapter changes them, `python tools/teachers_page.py` writes them again."""
     raw = (ROOT / "book" / "teachers.md").read_text()
     page = " ".join(raw.split())
     chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -38,7 +38,10 @@ def numbers() -> dict:
 
 def _span(values: dict, show) -> tuple[str, str]:
     low, high = min(values, key=values.get), max(values, key=values.get)
-    return f"{show(values[low])} (chapter {int(low)})", f"{show(values[high])} (chapter {int(high)})"
+    return (
+        f"{show(values[low])} (chapter {int(low)})",
+        f"{show(values[high])} (chapter {int(high)})",
+    )
 
 
 def rewrite(raw: str, n: dict) -> str:
@@ -64,8 +67,10 @@ def rewrite(raw: str, n: dict) -> str:
     raw = re.sub(
         r"home time of the table at the top of this page:(\s+)[^,]+?\(chapter\s+\d+\)\s+to\s+[^,]+?"
         r"\(chapter\s+\d+\),(\s+)[\d.]+ hours",
-        lambda m: f"home time of the table at the top of this page:{m.group(1)}{low} to {high},"
-        f"{m.group(2)}{sum(total.values()) / 60:.1f} hours",
+        lambda m: (
+            f"home time of the table at the top of this page:{m.group(1)}{low} to {high},"
+            f"{m.group(2)}{sum(total.values()) / 60:.1f} hours"
+        ),
         raw,
     )
 
@@ -73,9 +78,13 @@ def rewrite(raw: str, n: dict) -> str:
         h = home[f"{int(m.group(1)):02d}"]
         return f"{m.group(0)[: m.start(2) - m.start(0)]}{hm(h['total'])} ({h['reading']} + {h['exercises']} min) |"
 
-    raw = re.sub(r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M)
+    raw = re.sub(
+        r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M
+    )
     lines = raw.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith("| Week | Chapters (assignments)"))
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("| Week | Chapters (assignments)")
+    )
     end = start
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
