@@ -372,6 +372,10 @@ _OWN_PATTERN = re.compile(
 )
 
 
+# tools/grade_course.py's note on an answer that ran out of the memory the grader gives it
+_GRADER_NOTE = re.compile(r"\(the grader gives an answer [\d.]+ GB of memory\)")
+
+
 def _own_text(text: str) -> bool:
     return text in _OWN_TEXTS or bool(_OWN_PATTERN.fullmatch(text))
 
@@ -483,9 +487,10 @@ def call(
             # the course's private cases: the student's own exception text could carry them out
             # (a message that prints the inputs); the grader keeps it for the teacher (WITHHELD)
             WITHHELD.append(message)
+            limit = _GRADER_NOTE.search(text)  # the grader's own note on its memory limit stays
             message = (
                 f"on the case {case}, `{name}` raised {type(e).__name__}{_where(e, func)}; "
-                f"{WITHHELD_NOTE}.{_hint(e)}"
+                f"{WITHHELD_NOTE}{' ' + limit.group(0) if limit else ''}.{_hint(e)}"
             )
         fail(f"{message} {advice}" if advice else message)
     for i, (before, after) in enumerate(zip(originals, inputs)):
