@@ -178,7 +178,7 @@ def not_attempted(message: str, exercise: str | None = None) -> NoReturn:
 
 
 # What a checker's message calls the cases it tries: in the reader's own kernel they are the practice
-# cases, which ship with the package ("right on all 5 hidden cases" was not true there: lecturer
+# cases, which ship with the package ("right on all 5 hidden cases" was not true there: course
 # review r4); a course's grader sets "hidden" while it grades on its own private cases.
 CASES_WORD = "practice"
 
