@@ -21,8 +21,6 @@ sys.path.insert(0, str(ROOT / "tools"))
 import instructor_notes as notes  # noqa: E402
 import term_plan  # noqa: E402
 
-WS = r"(\s+)"  # the page wraps its lines: keep each line break where it was
-
 
 def numbers() -> dict:
     """What the page states, computed: named mistakes, exercise minutes, home minutes per chapter."""
