@@ -1759,6 +1759,17 @@ def main(argv=None) -> int:
         f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
+    _print_flags(course, chapter, students, results)
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
+        )
+    return 0
+
+
+def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+    """What the teacher must look at after a grading run: late-looking submissions, answers to
+    review by hand, possible copies, and notebooks nbgrader refused."""
     if FLAGGED:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
@@ -1785,11 +1796,6 @@ def main(argv=None) -> int:
             "notebook in submitted/ and grade them again with --student): "
             + ", ".join(sorted(REFUSED))
         )
-    if args.json:
-        args.json.write_text(
-            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
-        )
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:

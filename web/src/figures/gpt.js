@@ -98,8 +98,18 @@ function gptControls(root, example) {
   return { input, compute, temperature, topK, topP, greedy, sample, barBox, map };
 }
 
-// A closure over the figure's current prediction (its tokens, logits and last-token attention):
-// its parts (distribution, redraw, run, step) are short and share that state.
+// The story language's words (loaded once for the page), with <bos>'s id for the prompt's start.
+function storyVocabulary(ctx) {
+  storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
+    const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
+    vocab.bosId = v.specials.bos;
+    return vocab;
+  });
+  return storyVocab;
+}
+
+// Long by design: a closure over the figure's current prediction (its tokens, logits and last-token
+// attention); its parts (distribution, redraw, run, step) are short and share that state.
 export function mountGpt(root, example, ctx) {
   const { input, compute, temperature, topK, topP, greedy, sample, barBox, map } = gptControls(root, example);
   const random = seededRandom(0);
@@ -149,12 +159,7 @@ export function mountGpt(root, example, ctx) {
     try {
       const manifest = await ctx.manifest();
       const entry = manifest.models.gpt;
-      storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
-        const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
-        vocab.bosId = v.specials.bos;
-        return vocab;
-      });
-      const vocab = await storyVocab;
+      const vocab = await storyVocabulary(ctx);
       const { ids, tokens, notes } = encodePrompt(vocab, input.value, entry.max_tokens);
       const T = ids.length;
       const out = await ctx.run("gpt", { input_ids: { data: int64(ids), dims: [1, T] } });
