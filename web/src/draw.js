@@ -32,6 +32,19 @@ export function html(tag, attrs = {}, parent = null, text = null) {
   return node;
 }
 
+// A row of controls: a labelled text box and its button, disabled until the figure's model is loaded;
+// Enter in the box presses the button. Returns { form, input, compute } (the button).
+export function textAndButton(root, label, value, size, name, button) {
+  const form = html("div", { class: "book-live-controls" }, root);
+  const wrap = html("label", { class: "book-live-text" }, form, `${label} `);
+  const input = html("input", { type: "text", class: "book-live-input", value, size,
+    "aria-label": name }, wrap);
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    button);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) compute.click(); });
+  return { form, input, compute };
+}
+
 // A heatmap of matrix [rows][cols] in [0, 1] with row and column labels, the value in each cell when
 // there is room, and a colour bar. The matrix is written into data-values (JSON), the labels into
 // data-rows / data-cols, so that tests and readers' tools can read what is drawn. opts.cell: the
