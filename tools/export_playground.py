@@ -528,7 +528,6 @@ def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]
     return entry, time.perf_counter() - start
 
 
-# Long by design: one step after another of the build, in the order they run.
 def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
     """Export the graph sets ``jobs_`` ((layers, heads, width[, positional[, norm[, kv heads]]]),
     ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set."""
@@ -571,7 +570,15 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
     models = {k: models[k] for k in names if k in models}  # the sizes' order
-    manifest = {
+    manifest = _manifest(models)
+    old_path.write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _manifest(models: dict) -> dict:
+    """The manifest the page reads: the settings every graph set shares, and ``models``, one entry
+    a set (its files, size and source hash)."""
+    return {
         # 3: one probe for every length (2: a probe at 8 and one at 32; Adam's m and v one flat
         # input each since 2)
         "format": 3,
@@ -596,8 +603,6 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
         "sizes": {"layers": [1, 2], "heads": [1, 2, 4], "width": [16, 32, 64]},
         "models": models,
     }
-    old_path.write_text(json.dumps(manifest, indent=1))
-    return manifest
 
 
 def main(argv=None) -> int:
