@@ -73,8 +73,8 @@ function select(parent, label, n, value) {
   return s;
 }
 
-// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
-// running the model, the controls' handlers) are short and share that state.
+// A closure over the figure's controls and its current result; its parts (drawing, running the
+// model, the controls' handlers) share that state.
 export function mountAttention(root, example, ctx) {
   const perMille = example.attentions_per_mille;
   example.attentions = perMille.map((l) => l.map((h) => h.map((r) => r.map((v) => v / 1000))));
