@@ -340,7 +340,6 @@ def strip(path: Path) -> onnx.ModelProto:
     return model
 
 
-# Long by design: one step after another of the build, in the order they run.
 def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
     """``step``'s graph (``export_one``'s, inputs and outputs named by ``io_names``) repeated k times
     into one graph: x and y become [k, B, L], step k (0-based) reads x[k], y[k], ``step`` + k and the
@@ -356,33 +355,9 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
         raise ValueError(
             f"step: expected the graph export_one writes, got inputs {inputs[:6]} and outputs {outputs[:4]}"
         )
-    shared = {"lr", "train_pos", "mask", *(i.name for i in g.initializer)}
     nodes = []
     for i in range(k):
-        index = helper.make_tensor(f"unroll/{i}/index", TensorProto.INT64, [], [i])
-        offset = helper.make_tensor(f"unroll/{i}/offset", TensorProto.FLOAT, [], [float(i)])
-        nodes += [
-            helper.make_node("Gather", ["x", index.name], [f"unroll/{i}/x"], axis=0),
-            helper.make_node("Gather", ["y", index.name], [f"unroll/{i}/y"], axis=0),
-            helper.make_node("Add", ["step", offset.name], [f"unroll/{i}/step"]),
-        ]
-        nodes += [helper.make_node("Constant", [], [c.name], value=c) for c in (index, offset)]
-        rename = {
-            "x": f"unroll/{i}/x",
-            "y": f"unroll/{i}/y",
-            "step": f"unroll/{i}/step",
-            **({s: s for s in state} if i == 0 else {s: f"unroll/{i - 1}/new_{s}" for s in state}),
-        }
-        prefix = f"unroll/{i}/"  # every other value is step i's own
-        for node in g.node:
-            copy = onnx.NodeProto()
-            copy.CopyFrom(node)
-            copy.name = prefix + node.name
-            copy.input[:] = [
-                v if not v or v in shared else rename.get(v, prefix + v) for v in node.input
-            ]
-            copy.output[:] = [rename.get(v, prefix + v) for v in node.output]
-            nodes.append(copy)
+        nodes += _unrolled_step(g, i, state)
     # the index and offset constants first (a graph lists every node after the ones it reads)
     nodes.sort(key=lambda n: 0 if n.op_type == "Constant" else 1)
     one = helper.make_tensor("unroll/one", TensorProto.INT64, [1], [1])
@@ -398,6 +373,52 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
     nodes += [
         helper.make_node("Identity", [f"unroll/{k - 1}/new_{s}"], [f"new_{s}"]) for s in state
     ]
+    new_inputs, new_outputs = _unrolled_io(g, k)
+    graph = helper.make_graph(nodes, f"{g.name}_x{k}", new_inputs, new_outputs, list(g.initializer))
+    model = helper.make_model(
+        graph, opset_imports=list(step.opset_import), ir_version=step.ir_version
+    )
+    onnx.checker.check_model(model)
+    return model
+
+
+def _unrolled_step(g: onnx.GraphProto, i: int, state: list[str]) -> list[onnx.NodeProto]:
+    """Step i's nodes: x[i], y[i] and step + i, then a copy of every node of ``g`` whose values are
+    prefixed "unroll/{i}/", but for the shared ones (lr, train_pos, mask, the weights) and the state,
+    which step i reads from step i - 1 (step 0 from the graph's inputs)."""
+    shared = {"lr", "train_pos", "mask", *(t.name for t in g.initializer)}
+    index = helper.make_tensor(f"unroll/{i}/index", TensorProto.INT64, [], [i])
+    offset = helper.make_tensor(f"unroll/{i}/offset", TensorProto.FLOAT, [], [float(i)])
+    nodes = [
+        helper.make_node("Gather", ["x", index.name], [f"unroll/{i}/x"], axis=0),
+        helper.make_node("Gather", ["y", index.name], [f"unroll/{i}/y"], axis=0),
+        helper.make_node("Add", ["step", offset.name], [f"unroll/{i}/step"]),
+    ]
+    nodes += [helper.make_node("Constant", [], [c.name], value=c) for c in (index, offset)]
+    rename = {
+        "x": f"unroll/{i}/x",
+        "y": f"unroll/{i}/y",
+        "step": f"unroll/{i}/step",
+        **({s: s for s in state} if i == 0 else {s: f"unroll/{i - 1}/new_{s}" for s in state}),
+    }
+    prefix = f"unroll/{i}/"  # every other value is step i's own
+    for node in g.node:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        copy.name = prefix + node.name
+        copy.input[:] = [
+            v if not v or v in shared else rename.get(v, prefix + v) for v in node.input
+        ]
+        copy.output[:] = [rename.get(v, prefix + v) for v in node.output]
+        nodes.append(copy)
+    return nodes
+
+
+def _unrolled_io(
+    g: onnx.GraphProto, k: int
+) -> tuple[list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    """``g``'s inputs and outputs for the unrolled graph: x and y [B, L] -> [k, B, L]; the loss and
+    the accuracies [] -> [k]; the others as they are."""
     new_inputs = []
     for inp in g.input:
         copy = onnx.ValueInfoProto()
@@ -417,12 +438,7 @@ def unroll(step: onnx.ModelProto, k: int) -> onnx.ModelProto:
         if out.name in ("loss", "token_acc", "seq_acc"):  # [] -> [k]
             copy.type.tensor_type.shape.dim.extend([onnx.TensorShapeProto.Dimension(dim_value=k)])
         new_outputs.append(copy)
-    graph = helper.make_graph(nodes, f"{g.name}_x{k}", new_inputs, new_outputs, list(g.initializer))
-    model = helper.make_model(
-        graph, opset_imports=list(step.opset_import), ir_version=step.ir_version
-    )
-    onnx.checker.check_model(model)
-    return model
+    return new_inputs, new_outputs
 
 
 # Long by design: one step after another of the build, in the order they run.
@@ -512,7 +528,6 @@ def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]
     return entry, time.perf_counter() - start
 
 
-# Long by design: one step after another of the build, in the order they run.
 def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
     """Export the graph sets ``jobs_`` ((layers, heads, width[, positional[, norm[, kv heads]]]),
     ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set."""
@@ -555,7 +570,15 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
             for future in concurrent.futures.as_completed(futures):
                 done(futures[future], future.result())
     models = {k: models[k] for k in names if k in models}  # the sizes' order
-    manifest = {
+    manifest = _manifest(models)
+    old_path.write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _manifest(models: dict) -> dict:
+    """The manifest the page reads: the settings every graph set shares, and ``models``, one entry
+    a set (its files, size and source hash)."""
+    return {
         # 3: one probe for every length (2: a probe at 8 and one at 32; Adam's m and v one flat
         # input each since 2)
         "format": 3,
@@ -580,8 +603,6 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
         "sizes": {"layers": [1, 2], "heads": [1, 2, 4], "width": [16, 32, 64]},
         "models": models,
     }
-    old_path.write_text(json.dumps(manifest, indent=1))
-    return manifest
 
 
 def main(argv=None) -> int:

@@ -1078,6 +1078,59 @@ class Result:
     withheld: list[str] = field(default_factory=list)  # full messages left out of the feedback
 
 
+@contextlib.contextmanager
+def _settings_put_back(environment: dict[str, str]):
+    """The child's environment in os.environ while one grading runs; after it, os.environ and the
+    settings of lib.exercises that a grading changes as they were before."""
+    from lib import exercises as lib_exercises
+
+    saved = (
+        lib_exercises._cell_above_crashed,
+        lib_exercises.CALL_TIME_LIMIT,
+        lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+        lib_exercises.CASES_WORD,
+    )
+    saved_environment = {k: os.environ.get(k) for k in environment}
+    os.environ.update(environment)
+    try:
+        yield
+    finally:
+        (
+            lib_exercises._cell_above_crashed,
+            lib_exercises.CALL_TIME_LIMIT,
+            lib_exercises.WITHHOLD_EXCEPTION_TEXT,
+            lib_exercises.CASES_WORD,
+        ) = saved
+        for key, value in saved_environment.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _not_graded(
+    student: str, exercise: Exercise, error: Exception, private: bool, withheld: list[str]
+) -> str:
+    """The student's sentence when the checker could not run on what came back (0 points), after
+    the traceback and a note for the teacher on stderr; a private checker's error text is withheld."""
+    from lib import exercises as lib_exercises
+
+    traceback.print_exc()
+    print(
+        f"note: {exercise.test} of {student}: the checker {exercise.checker} did not run in "
+        "the sandbox (above); grade this exercise another way (nbgrader autograde)",
+        file=sys.stderr,
+    )
+    said = f"{type(error).__name__}: {str(error)[:200]}"
+    if private:
+        withheld.append(said)
+        said = f"{type(error).__name__}; {lib_exercises.WITHHELD_NOTE}"
+    return (
+        f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
+        f"this exercise in its sandbox ({said}); your teacher has been told."
+    )
+
+
 class Grader:
     """Grades every test cell of one chapter for some students."""
 
@@ -1171,75 +1224,45 @@ class Grader:
         self.refusals += _private_refusals(module)  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
-        environment = limits["environment"]
         score, message, child = 0.0, "", None
-        saved = (
-            lib_exercises._cell_above_crashed,
-            lib_exercises.CALL_TIME_LIMIT,
-            lib_exercises.WITHHOLD_EXCEPTION_TEXT,
-            lib_exercises.CASES_WORD,
-        )
         private = exercise.module not in getattr(self, "public", ())
-        lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
-        # the grader's own cases are hidden from the students; the book's ship with the package
-        lib_exercises.CASES_WORD = "hidden" if private else "practice"
-        withheld = lib_exercises.WITHHELD = []
-        saved_environment = {k: os.environ.get(k) for k in environment}
-        os.environ.update(environment)
-        try:
-            child, reply = self._run_cells(exercise, cells, scratch, limits)
-            crash = reply.get("crash")
-            crash_text = self._crash_text(crash, answers) if crash else None
-            lib_exercises._cell_above_crashed = lambda: crash_text
-            lib_exercises.CALL_TIME_LIMIT = self.time_limit
-            args = [self._argument(child, info, cells) for info in reply["args"]]
-            verdict = check(*args)
-            message = str(verdict)
-            if verdict.passed:
-                score = exercise.points
-        except lib_exercises.ExerciseFailed as e:
-            message = (
-                f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
-            )
-        except SandboxStop as e:
-            message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
-        except _Missing as e:
-            message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
-        except ZygoteGone:
-            raise
-        except Exception as e:  # noqa: BLE001 (the checker could not run on what came back: 0, said)
-            traceback.print_exc()
-            print(
-                f"note: {exercise.test} of {student}: the checker {exercise.checker} did not run in "
-                "the sandbox (above); grade this exercise another way (nbgrader autograde)",
-                file=sys.stderr,
-            )
-            said = f"{type(e).__name__}: {str(e)[:200]}"
-            if private:
-                withheld.append(said)
-                said = f"{type(e).__name__}; {lib_exercises.WITHHELD_NOTE}"
-            message = (
-                f"✗ {exercise.checker.removeprefix('check_')}: 0 points. The grader could not grade "
-                f"this exercise in its sandbox ({said}); your teacher has been told."
-            )
-        finally:
-            if exercise.module in getattr(self, "public", ()):
-                message = public_wording(message)
-            (
-                lib_exercises._cell_above_crashed,
-                lib_exercises.CALL_TIME_LIMIT,
-                lib_exercises.WITHHOLD_EXCEPTION_TEXT,
-                lib_exercises.CASES_WORD,
-            ) = saved
-            for key, value in saved_environment.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            if child is not None:
-                child.close()
-            if not os.environ.get("GRADE_KEEP_SCRATCH"):
-                shutil.rmtree(scratch, ignore_errors=True)
+        with _settings_put_back(limits["environment"]):
+            lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
+            # the grader's own cases are hidden from the students; the book's ship with the package
+            lib_exercises.CASES_WORD = "hidden" if private else "practice"
+            withheld = lib_exercises.WITHHELD = []
+            try:
+                child, reply = self._run_cells(exercise, cells, scratch, limits)
+                crash = reply.get("crash")
+                crash_text = self._crash_text(crash, answers) if crash else None
+                lib_exercises._cell_above_crashed = lambda: crash_text
+                lib_exercises.CALL_TIME_LIMIT = self.time_limit
+                args = [self._argument(child, info, cells) for info in reply["args"]]
+                verdict = check(*args)
+                message = str(verdict)
+                if verdict.passed:
+                    score = exercise.points
+            except lib_exercises.ExerciseFailed as e:
+                message = (
+                    f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
+                )
+            except SandboxStop as e:
+                message = (
+                    f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
+                )
+            except _Missing as e:
+                message = f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {e}"
+            except ZygoteGone:
+                raise
+            except Exception as e:  # noqa: BLE001 (the checker could not run on what came back: 0, said)
+                message = _not_graded(student, exercise, e, private, withheld)
+            finally:
+                if child is not None:
+                    child.close()
+                if not os.environ.get("GRADE_KEEP_SCRATCH"):
+                    shutil.rmtree(scratch, ignore_errors=True)
+        if not private:
+            message = public_wording(message)
         return Result(
             student,
             exercise.test,
@@ -1759,6 +1782,17 @@ def main(argv=None) -> int:
         f"({60 * len(students) / max(seconds, 1e-9):.1f} students per minute); the scores are in "
         "the gradebook (nbgrader generate_feedback and export use them)"
     )
+    _print_flags(course, chapter, students, results)
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
+        )
+    return 0
+
+
+def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+    """What the teacher must look at after a grading run: late-looking submissions, answers to
+    review by hand, possible copies, and notebooks nbgrader refused."""
     if FLAGGED:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
@@ -1785,11 +1819,6 @@ def main(argv=None) -> int:
             "notebook in submitted/ and grade them again with --student): "
             + ", ".join(sorted(REFUSED))
         )
-    if args.json:
-        args.json.write_text(
-            json.dumps([r.__dict__ for r in results], indent=1, ensure_ascii=False)
-        )
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -856,10 +856,10 @@ def captioning_diagram(n_regions, d_feature):
     return fig
 
 
-# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 _HAN_BLOCK, _HAN_GAP = 1.85, 0.3  # a sentence's block and the gap above it, in inches of the layout
 
 
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def han_diagram(sentences):
     """Chapter 5's hierarchical attention network (Yang et al. 2016) on a document of
     ``sentences`` (each a list of words): a word GRU gives h_{i,t}, attention with the learned

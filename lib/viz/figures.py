@@ -137,7 +137,6 @@ def region_attention(ax, image, weights, grid=(3, 3), cell=16, mix=0.75):
     return plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=mixed)
 
 
-# Long by design: the arguments' checks at the door, then one drawing step after another.
 class _RightOf:
     """A zero-width box at the height of ``row`` (a Text), right of every Text of ``texts``: an
     annotation placed from it (its ``xycoords``) is placed when the figure is drawn, after its

@@ -32,6 +32,19 @@ export function html(tag, attrs = {}, parent = null, text = null) {
   return node;
 }
 
+// A row of controls: a labelled text box and its button, disabled until the figure's model is loaded;
+// Enter in the box presses the button. Returns { form, input, compute } (the button).
+export function textAndButton(root, label, value, size, name, button) {
+  const form = html("div", { class: "book-live-controls" }, root);
+  const wrap = html("label", { class: "book-live-text" }, form, `${label} `);
+  const input = html("input", { type: "text", class: "book-live-input", value, size,
+    "aria-label": name }, wrap);
+  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
+    button);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) compute.click(); });
+  return { form, input, compute };
+}
+
 // A heatmap of matrix [rows][cols] in [0, 1] with row and column labels, the value in each cell when
 // there is room, and a colour bar. The matrix is written into data-values (JSON), the labels into
 // data-rows / data-cols, so that tests and readers' tools can read what is drawn. opts.cell: the
@@ -75,16 +88,7 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
       : { x, y: top - 4, transform: `rotate(-60 ${x} ${top - 4})` }, svg);
     t.textContent = s;
   });
-  const barX = left + cell * colLabels.length + 16;
-  const barH = cell * rowLabels.length;
-  for (let k = 0; k < 50; k++) {
-    el("rect", { x: barX, y: top + barH - (k + 1) * barH / 50, width: 12, height: barH / 50 + 0.5,
-      fill: colour(k / 49) }, svg);
-  }
-  [0, 0.5, 1].forEach((v) => {
-    const t = el("text", { x: barX + 16, y: top + barH - v * barH + 4 }, svg);
-    t.textContent = v.toFixed(1);
-  });
+  colourBar(svg, left + cell * colLabels.length + 16, top, cell * rowLabels.length);
   if (opts.xlabel) {
     const t = el("text", level
       ? { x: left + cell * colLabels.length / 2, y: top - 24, "text-anchor": "middle" }
@@ -106,6 +110,19 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   container.replaceChildren(scroller, numbersTable(matrix, rowLabels, colLabels,
     opts.title || "attention weights", opts.corner || "query \\ key"));
   return svg;
+}
+
+// The heatmap's colour bar: 50 steps from 0 (bottom) to 1 (top), x px from the left, barH px tall
+// from top, labelled 0, 0.5 and 1.
+function colourBar(svg, x, top, barH) {
+  for (let k = 0; k < 50; k++) {
+    el("rect", { x, y: top + barH - (k + 1) * barH / 50, width: 12, height: barH / 50 + 0.5,
+      fill: colour(k / 49) }, svg);
+  }
+  [0, 0.5, 1].forEach((v) => {
+    const t = el("text", { x: x + 16, y: top + barH - v * barH + 4 }, svg);
+    t.textContent = v.toFixed(1);
+  });
 }
 
 // A horizontal scroll container that the keyboard can scroll (tabindex 0, named region); the site's

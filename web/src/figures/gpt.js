@@ -2,7 +2,7 @@
 // to ONNX) reads the reader's prompt; the figure shows the next-token distribution under temperature,
 // top-k and top-p (lib.decoding.sampling_distribution's rules, web/src/sampling.js), lets the reader append
 // the greedy or a sampled token, and draws the last token's causal attention in every layer and head.
-import { heatmap, html, el, numbersTable } from "../draw.js";
+import { heatmap, html, el, numbersTable, textAndButton } from "../draw.js";
 import { int64 } from "../runtime.js";
 import { draw as drawToken, readSettings, samplingDistribution, seededRandom } from "../sampling.js";
 import { WordVocab } from "../tokenizers.js";
@@ -73,12 +73,8 @@ function lastToken(out, T) {
 
 // The prompt box and Compute, the sampling settings with the two step buttons, and the two panes.
 function gptControls(root, example) {
-  const form = html("div", { class: "book-live-controls" }, root);
-  const label = html("label", { class: "book-live-text" }, form, "Prompt ");
-  const input = html("input", { type: "text", class: "book-live-input", value: example.prompt,
-    size: 50, "aria-label": "prompt in the story language" }, label);
-  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
-    "Compute");
+  const { input, compute } = textAndButton(root, "Prompt", example.prompt, 50,
+    "prompt in the story language", "Compute");
   const settings = html("div", { class: "book-live-controls" }, root);
   const field = (name, value, attrs) => {
     const wrap = html("label", {}, settings, `${name} `);
@@ -98,8 +94,18 @@ function gptControls(root, example) {
   return { input, compute, temperature, topK, topP, greedy, sample, barBox, map };
 }
 
-// A closure over the figure's current prediction (its tokens, logits and last-token attention):
-// its parts (distribution, redraw, run, step) are short and share that state.
+// The story language's words (loaded once for the page), with <bos>'s id for the prompt's start.
+function storyVocabulary(ctx) {
+  storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
+    const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
+    vocab.bosId = v.specials.bos;
+    return vocab;
+  });
+  return storyVocab;
+}
+
+// Long by design: a closure over the figure's current prediction (its tokens, logits and last-token
+// attention); its parts (distribution, redraw, run, step) are short and share that state.
 export function mountGpt(root, example, ctx) {
   const { input, compute, temperature, topK, topP, greedy, sample, barBox, map } = gptControls(root, example);
   const random = seededRandom(0);
@@ -149,12 +155,7 @@ export function mountGpt(root, example, ctx) {
     try {
       const manifest = await ctx.manifest();
       const entry = manifest.models.gpt;
-      storyVocab ??= ctx.vocabulary("gpt", true).then((v) => {
-        const vocab = new WordVocab(v.tokens, v.specials.unk, v.specials.eos);
-        vocab.bosId = v.specials.bos;
-        return vocab;
-      });
-      const vocab = await storyVocab;
+      const vocab = await storyVocabulary(ctx);
       const { ids, tokens, notes } = encodePrompt(vocab, input.value, entry.max_tokens);
       const T = ids.length;
       const out = await ctx.run("gpt", { input_ids: { data: int64(ids), dims: [1, T] } });
@@ -178,7 +179,6 @@ export function mountGpt(root, example, ctx) {
   }
 
   compute.addEventListener("click", run);
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
   for (const box of [temperature, topK, topP]) box.addEventListener("input", redraw);
   greedy.addEventListener("click", () => step((p) => p.indexOf(Math.max(...p))));
   sample.addEventListener("click", () => step((p) => drawToken(p, random)));

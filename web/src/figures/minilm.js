@@ -3,7 +3,7 @@
 // "minilm-pair": two sentences and a word pair; heads ranked by how much the weight from one word to
 // the other differs between the sentences, shown as the weight in A minus the weight in B (chapter
 // 15's "tired"/"wide" test).
-import { headView, heatmap, html, scrollBox } from "../draw.js";
+import { headView, heatmap, html, scrollBox, textAndButton } from "../draw.js";
 import { int64 } from "../runtime.js";
 import { WordPiece } from "../tokenizers.js";
 
@@ -73,20 +73,16 @@ function select(parent, label, n, value) {
   return s;
 }
 
-// Long by design: a closure over the figure's controls and its current result; its parts (drawing,
-// running the model, the controls' handlers) are short and share that state.
+// A closure over the figure's controls and its current result; its parts (drawing, running the
+// model, the controls' handlers) share that state.
 export function mountAttention(root, example, ctx) {
   const perMille = example.attentions_per_mille;
   example.attentions = perMille.map((l) => l.map((h) => h.map((r) => r.map((v) => v / 1000))));
   const L = example.attentions.length;
   const H = example.attentions[0].length;
   let current = { tokens: example.tokens, attentions: example.attentions };
-  const form = html("div", { class: "book-live-controls" }, root);
-  const inputLabel = html("label", { class: "book-live-text" }, form, "Sentence ");
-  const input = html("input", { type: "text", class: "book-live-input", value: example.text,
-    size: 60, "aria-label": "sentence for MiniLM" }, inputLabel);
-  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
-    "Compute");
+  const { form, input, compute } = textAndButton(root, "Sentence", example.text, 60,
+    "sentence for MiniLM", "Compute");
   const layer = select(form, "layer", L, example.layer ?? 3);
   const head = select(form, "head", H, example.head ?? 1);
   const views = html("div", { class: "book-live-views" }, root);
@@ -124,7 +120,6 @@ export function mountAttention(root, example, ctx) {
   layer.addEventListener("change", draw);
   head.addEventListener("change", draw);
   compute.addEventListener("click", run);
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
   draw();
   root.dataset.state = "example";
   status.textContent = "Showing the precomputed example. Load the model to type your own sentence.";

@@ -849,7 +849,13 @@ function onMessage(pg, msg) {
 
 // Play/Pause, One step, Reset, Download weights, a new setting, a new probe.
 function wireControls(pg) {
-  const { ctx, example, root, state, ui } = pg;
+  wireRunButtons(pg);
+  wireSettings(pg);
+}
+
+// Play/Pause, One step, Reset and Download weights: messages to the run's worker.
+function wireRunButtons(pg) {
+  const { root, state, ui } = pg;
   const clearStop = () => {
     state.stopped = null;
     state.note = "";
@@ -878,6 +884,11 @@ function wireControls(pg) {
     await pg.ensure();
     state.worker.postMessage({ type: "weights" });
   });
+}
+
+// A new setting (a new run, or only a new test length) and a new probe.
+function wireSettings(pg) {
+  const { ctx, example, root, state, ui } = pg;
   let before = pg.current(); // the settings before this change
   // the test length the reader last chose: a change that cannot test there (learned positions, the
   // position task) sets 8, and a later change that can sets it back

@@ -2,7 +2,7 @@
 // lib.seq2seq, translates the reader's sentence greedily in the browser (the encoder once, then one
 // decoder step per output word) and draws the alignment: one row per output word, one column per
 // source word, the attention the decoder used to write it.
-import { heatmap, html } from "../draw.js";
+import { heatmap, html, textAndButton } from "../draw.js";
 import { int64 } from "../runtime.js";
 import { WordVocab } from "../tokenizers.js";
 
@@ -12,12 +12,8 @@ let vocabularies = null;
 // Long by design: a closure over the figure's controls and its current result; its parts (drawing,
 // running the model, the controls' handlers) are short and share that state.
 export function mountTranslator(root, example, ctx) {
-  const form = html("div", { class: "book-live-controls" }, root);
-  const label = html("label", { class: "book-live-text" }, form, "English-like sentence ");
-  const input = html("input", { type: "text", class: "book-live-input", value: example.source,
-    size: 50, "aria-label": "source sentence" }, label);
-  const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
-    "Translate");
+  const { input, compute } = textAndButton(root, "English-like sentence", example.source, 50,
+    "source sentence", "Translate");
   const words = html("details", { class: "book-live-vocab" }, root);
   html("summary", {}, words, `The source language's ${example.source_words.length} words`);
   html("p", {}, words, example.source_words.join(" "));
@@ -93,7 +89,6 @@ export function mountTranslator(root, example, ctx) {
   }
 
   compute.addEventListener("click", run);
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !compute.disabled) run(); });
   draw(example.source.split(" "), example.tokens, example.attention);
   root.dataset.state = "example";
   ctx.loadModel(root, ["translator_encoder", "translator_decoder"]).then(() => {
