@@ -230,7 +230,10 @@ def test_the_teachers_page_states_the_notes_totals():
         f"the 18 chapters" in page
     )
     # the note under the first table states the same constants
-    assert f"the chapter's prose at {wpm} words a minute and {cell:g} minutes for each code cell" in page
+    assert (
+        f"the chapter's prose at {wpm} words a minute and {cell:g} minutes for each code cell"
+        in page
+    )
     total = {c: h["total"] for c, h in home.items()}
     low, high = min(total, key=total.get), max(total, key=total.get)
     hm = term_plan._minutes
