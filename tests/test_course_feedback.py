@@ -59,7 +59,9 @@ def test_the_feedback_shows_the_rubric_without_the_mark_scheme_markers(course):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     preprocessors = GenerateFeedback(config=config).preprocessors
-    assert preprocessors[0] is GetGrades and len(preprocessors) == 3
+    assert preprocessors[0] is GetGrades and len(preprocessors) == 4
+    names = [p.__name__ for p in preprocessors[1:3]]
+    assert names == ["MarkSchemeWithoutMarkers", "FigureAltText"]  # the next test: FigureAltText
     nb = nbformat.read(course / "source" / CH2 / f"{CH2}.ipynb", as_version=4)
     rubric = next(c for c in nb.cells if c.metadata["nbgrader"].get("task")).source
     assert make_course.MARK_BEGIN in rubric
@@ -74,6 +76,31 @@ def test_the_feedback_shows_the_rubric_without_the_mark_scheme_markers(course):
     markers = (make_course.MARK_BEGIN, make_course.MARK_END)
     kept = "\n".join(ln for ln in rubric.split("\n") if ln not in markers)
     assert cell.source == kept and "A full answer says:" in cell.source
+
+
+def test_the_feedback_gives_each_figure_its_description(course):
+    """nbconvert reads a figure's alt text from the cell's "alt"; the chapters keep it in mystnb's
+    metadata (what the site shows): the feedback converter's FigureAltText copies it, for every figure
+    of the chapter (tests/test_course.py checks the page nbgrader writes)."""
+    from nbconvert.exporters import NotebookExporter
+    from nbgrader.converters import GenerateFeedback
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    figure_alt = GenerateFeedback(config=config).preprocessors[2]
+    nb = nbformat.read(course / "source" / CH2 / f"{CH2}.ipynb", as_version=4)
+    described = {
+        c.id: c.metadata["mystnb"]["image"]["alt"]
+        for c in nb.cells
+        if c.metadata.get("mystnb", {}).get("image", {}).get("alt")
+    }
+    assert len(described) >= 6
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(figure_alt)
+    shown, _ = exporter._preprocess(nb, {})
+    assert {c.id: c.metadata.get("alt") for c in shown.cells if c.id in described} == described
+    assert (course / "templates" / "feedback" / "base.html.j2").read_text() == (
+        make_course.FEEDBACK_SVG
+    )
 
 
 def test_every_rubric_part_is_labelled_by_the_statement(course):

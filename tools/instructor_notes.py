@@ -66,10 +66,13 @@ MINUTES = {
     "per_prediction": 5.0,
     "per_written_part": 8.0,
     "run_and_check": 5.0,
-    # the chapter itself, before its exercises: reading its prose (slower than plain text: maths,
-    # tables and figures to read) and reading and running each of its code cells
-    "chapter_words_per_minute": 100,
-    "per_chapter_code_cell": 1.0,
+    # the chapter itself, before its exercises: reading its prose and reading and running each of its
+    # code cells. A lecturer's review of the course kit timed chapter 3 at 5 to 5.5 h and chapter 13 at
+    # 6 to 6.5 h at home, where 100 words a minute and 1 min a cell gave 4 h 15 and 4 h 45: the gap grew
+    # with the prose. 50 words a minute is technical prose with equations, tables and figures to read;
+    # 1.5 min a cell is reading it, running it and looking at its output (5 h 15 and 6 h 15).
+    "chapter_words_per_minute": 50,
+    "per_chapter_code_cell": 1.5,
 }
 # A teacher's minutes to grade one part (one question) of one student's written answer against its
 # rubric: an estimate (lecturer review r3: a three-part answer of chapter 2 took 2 to 3 minutes).

@@ -59,6 +59,8 @@ Besides ``source/`` and ``nbgrader_config.py`` (the teacher's), the course direc
 - ``student_nbgrader_config.py``, the students' side: the course id and where the exchange is, so
   that ``nbgrader fetch_assignment`` and ``submit`` work as the "For teachers" page writes them
   (without it nbgrader looks for ``/usr/local/share/nbgrader/exchange``);
+- ``templates/feedback/base.html.j2``, nbconvert's classic template with the figures' alt text on
+  their SVG images (:data:`FEEDBACK_SVG`);
 - ``templates/feedback/mathjax.html.j2``, which nbgrader's feedback page uses in place of nbconvert's:
   the long lines of a checker's message wrap instead of scrolling sideways, and MathJax (the npm
   copy the site serves, ``node_modules/mathjax``) is inline, so the maths of the feedback renders
@@ -186,9 +188,20 @@ c.HTMLExporter.extra_template_basedirs = [
 # (GetGrades, CSSHTMLHeaderPreprocessor) with this one between them.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import ClearMarkScheme, GetGrades, NbGraderPreprocessor  # noqa: E402
+from traitlets import List  # noqa: E402
 
 
-class MarkSchemeWithoutMarkers(NbGraderPreprocessor):  # nbgrader's kind: enabled by default
+class FeedbackPreprocessor(NbGraderPreprocessor):  # nbgrader's kind: enabled by default
+    # nbconvert's HTML exporter configures display_data_priority for every preprocessor it runs;
+    # nbgrader's base class redeclares that trait without config=True, so each generate_feedback
+    # warned "Config option `display_data_priority` not recognized" (as nbgrader's GetGrades does,
+    # the trait is configurable here)
+    display_data_priority = List(NbGraderPreprocessor.display_data_priority.default_value).tag(
+        config=True
+    )
+
+
+class MarkSchemeWithoutMarkers(FeedbackPreprocessor):
     # a task cell's mark scheme as the student reads it in the feedback: its marker lines removed
     def preprocess_cell(self, cell, resources, index):
         markers = (ClearMarkScheme.begin_mark_scheme_delimeter.default_value,
@@ -199,7 +212,20 @@ class MarkSchemeWithoutMarkers(NbGraderPreprocessor):  # nbgrader's kind: enable
         return cell, resources
 
 
-c.GenerateFeedback.preprocessors = [GetGrades, MarkSchemeWithoutMarkers, CSSHTMLHeaderPreprocessor]
+class FigureAltText(FeedbackPreprocessor):
+    # a figure's alt text (the chapter's cell metadata mystnb.image.alt, what the book's site shows)
+    # where nbconvert's template reads it (the cell's "alt"): without it the feedback page's figures
+    # had nbconvert's "No description has been provided for this image" and a warning
+    def preprocess_cell(self, cell, resources, index):
+        alt = ((cell.get("metadata", {{}}).get("mystnb") or {{}}).get("image") or {{}}).get("alt")
+        if alt and cell.cell_type == "code":
+            cell.metadata["alt"] = alt
+        return cell, resources
+
+
+c.GenerateFeedback.preprocessors = [
+    GetGrades, MarkSchemeWithoutMarkers, FigureAltText, CSSHTMLHeaderPreprocessor
+]
 """
 
 STUDENT_CONFIG = """# nbgrader configuration for the students of the course written by tools/make_course.py.
@@ -243,6 +269,28 @@ window.MathJax = {{
 <!-- MathJax {version} (npm, the copy the book's site serves), inline: the maths renders offline -->
 <script>{{% raw %}}{script}{{% endraw %}}</script>
 {{%- endmacro %}}
+"""
+
+# The feedback page's figures: nbconvert's classic template gives a PNG the alt text of its cell (the
+# chapter's figure description, copied there by FigureAltText in CONFIG) but not an SVG, which the
+# page prefers; this base.html.j2 takes the place of classic's and gives the SVG the same alt text.
+FEEDBACK_SVG = """{#- Written by tools/make_course.py: nbconvert's classic base.html.j2, with the cell's alt text
+(the chapter's figure description) on an SVG image as on a PNG. -#}
+{%- extends 'nbconvert/templates/classic/base.html.j2' -%}
+{% block data_svg scoped -%}
+{%- set alttext=(output | get_metadata('alt', 'image/svg+xml')) or (cell | get_metadata('alt')) -%}
+<div class="output_svg output_subarea {{ extra_class }}">
+{%- if output.svg_filename %}
+<img src="{{ output.svg_filename | posix_path | escape_html }}"
+{%- if alttext is not none %} alt="{{ alttext | escape_html }}"{% endif %}>
+{%- elif resources.should_not_encode_svg %}
+    {{ output.data['image/svg+xml'].encode("utf-8") | clean_html }}
+{%- else %}
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}"
+{%- if alttext is not none %} alt="{{ alttext | escape_html }}"{% endif %}>
+{%- endif %}
+</div>
+{%- endblock data_svg %}
 """
 
 
@@ -770,6 +818,8 @@ def _write_configs(out: Path, exchange: Path) -> None:
     (out / "student_nbgrader_config.py").write_text(
         STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
     )
+    (templates / "feedback").mkdir(parents=True, exist_ok=True)
+    (templates / "feedback" / "base.html.j2").write_text(FEEDBACK_SVG)
     head = templates / "feedback" / "mathjax.html.j2"
     if MATHJAX.exists():
         version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]

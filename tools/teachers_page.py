@@ -56,9 +56,25 @@ def rewrite(raw: str, n: dict) -> str:
         lambda m: f"{low} to {high}{m.group(1)}minutes,{m.group(2)}{ex_hours} hours",
         raw,
     )
+    wpm, cell = notes.MINUTES["chapter_words_per_minute"], notes.MINUTES["per_chapter_code_cell"]
+    per_cell = "a minute" if cell == 1 else f"{cell:g} minutes"
+    # the constants, where the page states them (the first table's note, the notes' section)
     raw = re.sub(
-        r"1 minute a code cell:(\s+)[\d.]+(\s+)hours",
-        lambda m: f"1 minute a code cell:{m.group(1)}{reading:.1f}{m.group(2)}hours",
+        r"prose at(\s+)\d+(\s+)words(\s+)a(\s+)minute(\s+)and(\s+)(?:a|[\d.]+)(\s+)minutes?(\s+)for",
+        lambda m: (
+            f"prose at{m.group(1)}{wpm}{m.group(2)}words{m.group(3)}a{m.group(4)}minute{m.group(5)}"
+            f"and{m.group(6)}{per_cell.split()[0]}{m.group(7)}{per_cell.split()[1]}{m.group(8)}for"
+        ),
+        raw,
+    )
+    raw = re.sub(
+        r"prose at(\s+)\d+(\s+)words(\s+)a(\s+)minute,(\s+)[\d.]+(\s+)minutes?(\s+)a(\s+)code(\s+)"
+        r"cell:(\s+)[\d.]+(\s+)hours",
+        lambda m: (
+            f"prose at{m.group(1)}{wpm}{m.group(2)}words{m.group(3)}a{m.group(4)}minute,{m.group(5)}"
+            f"{cell:g}{m.group(6)}minute{'' if cell == 1 else 's'}{m.group(7)}a{m.group(8)}code"
+            f"{m.group(9)}cell:{m.group(10)}{reading:.1f}{m.group(11)}hours"
+        ),
         raw,
     )
     low, high = _span(total, hm)
@@ -78,6 +94,30 @@ def rewrite(raw: str, n: dict) -> str:
 
     raw = re.sub(
         r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M
+    )
+    # the two chapters a lecturer timed (5 to 5.5 and 6 to 6.5 hours): what the constants give them
+    raw = re.sub(
+        r"they(\s+)now(\s+)give(\s+)[^()]+?(\s+)\(chapter(\s+)3\)(\s+)and(\s+)[^()]+?(\s+)\(chapter(\s+)13\)",
+        lambda m: (
+            f"they{m.group(1)}now{m.group(2)}give{m.group(3)}{hm(home['03']['total'])}{m.group(4)}"
+            f"(chapter{m.group(5)}3){m.group(6)}and{m.group(7)}{hm(home['13']['total'])}{m.group(8)}"
+            f"(chapter{m.group(9)}13)"
+        ),
+        raw,
+    )
+    # the term's weekly home load (tools/term_plan.py weekly_load), stated before its table
+    load = term_plan.weekly_load()
+    teaching = [m for w, m in load.items() if w < len(term_plan.WEEKS)]
+    raw = re.sub(
+        r"\d+ h(?: \d\d)?(\s+)to(\s+)\d+ h(?: \d\d)?(\s+)a(\s+)week(\s+)in(\s+)weeks(\s+)1(\s+)to(\s+)\d+,"
+        r"(\s+)[\d.]+(\s+)hours(\s+)in(\s+)all",
+        lambda m: (
+            f"{hm(min(teaching))}{m.group(1)}to{m.group(2)}{hm(max(teaching))}{m.group(3)}a"
+            f"{m.group(4)}week{m.group(5)}in{m.group(6)}weeks{m.group(7)}1{m.group(8)}to"
+            f"{m.group(9)}{len(term_plan.WEEKS) - 1},{m.group(10)}{sum(load.values()) / 60:g}"
+            f"{m.group(11)}hours{m.group(12)}in{m.group(13)}all"
+        ),
+        raw,
     )
     lines = raw.split("\n")
     start = next(
