@@ -175,6 +175,17 @@ def test_the_fallback_does_not_give_the_answer_away():
     assert "*" not in message
 
 
+def test_the_masked_labels_hint_does_not_give_the_label_away():
+    # review of chapter 16 (s8): the hint names the mistake and leaves the fix to the student
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_discriminator_loss(
+            lambda lg, o, m, c, a: _bce(lg[a.bool()], (m != o).float()[a.bool()])
+        )
+    message = failed.value.message
+    assert "labelled every chosen (masked) position" in message
+    assert "corrupted != original" not in message and "c != o" not in message
+
+
 def test_no_message_holds_literal_markdown_emphasis():
     for _, args in ch16._cases():
         for _, message in ch16._mistakes(*args):

@@ -792,7 +792,7 @@ DISCRIMINATOR = [
     (
         "labels from the masked positions",
         lambda z, o, m, c, a: _BCE(z[a.bool()], (m != o).float()[a.bool()]),
-        "not masked != original",
+        "labelled every chosen (masked) position as replaced",
     ),
     (
         "padding zeroed, mean over every position",

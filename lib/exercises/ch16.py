@@ -113,7 +113,7 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
     return [
         (
             bce(logits[real], chosen[real]),
-            "you labelled every chosen (masked) position as replaced. A sampled token equal to the original is labelled original: the label is corrupted != original, not masked != original.",
+            "you labelled every chosen (masked) position as replaced. A sampled token equal to the original is labelled original: which of your inputs tells you what the discriminator actually read at each position?",
         ),
         (
             bce(logits, replaced),
