@@ -269,3 +269,11 @@ def test_an_extra_factor_is_not_told_to_take_the_softmax():
     with pytest.raises(ExerciseFailed, match="these are not softmax weights"):
         ch04.check_local_m(lambda s, t, D: s * ((torch.arange(len(s)) - t).abs() <= D))
 
+
+@pytest.mark.parametrize("wrong", [_rounded_then_masked, _clamped_slice])
+def test_a_rounded_or_sliced_centre_gets_a_hint_not_the_line(wrong):
+    # review ch04 s8, item 8: the message says what is wrong (a whole-number centre, a slice) without
+    # handing over the solution's line that builds the window
+    with pytest.raises(ExerciseFailed) as failed:
+        ch04.check_local_m(wrong)
+    assert "torch.arange" not in str(failed.value) and "distance" in str(failed.value)

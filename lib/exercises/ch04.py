@@ -198,8 +198,8 @@ def _cases() -> list[tuple[str, Tensor, int | Tensor, int]]:
 # what to do when a slice meets a real centre (the exercise's next step replaces t by p_t)
 _REAL_CENTRE_ADVICE = (
     "Here t is a real number, a 0-dim float tensor like the p_t that the exercise's next step passes: a "
-    "slice needs whole numbers, and rounding t would move the window. Build the window from the distances "
-    "instead: distance = torch.arange(len(scores)) - t, inside = distance.abs() <= D."
+    "slice needs whole numbers, and rounding t would move the window. Build the window from each position's "
+    "distance to t instead of from a slice."
 )
 _HINTS = {
     "only integer tensors": _REAL_CENTRE_ADVICE,
@@ -231,7 +231,7 @@ _MISTAKES = [
     *(
         (
             dict(rounded=rounded),
-            "you centred the window on a whole number, not on t itself. t can be real, like the p_t of the exercise's next step: keep every position s with |s - t| <= D, distance = torch.arange(len(scores)) - t, without rounding t.",
+            "you centred the window on a whole number, not on t itself. t can be real, like the p_t of the exercise's next step, and rounding it moves the window: decide which positions are inside from their distance to t itself.",
         )
         for rounded in ("nearest", "down")
     ),
