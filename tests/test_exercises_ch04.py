@@ -237,10 +237,11 @@ def test_a_wrong_prediction_does_not_write_the_explanation(args):
 
 def test_the_luong_shares_are_computed_from_the_shipped_model():
     # the success message's numbers come from lib/checkpoints' luong_global on the chapter's test
-    # pairs, not from the library's text: the chapter's table shows 5.5% and 93.8%; the same on
+    # pairs, not from the library's text: the chapter's table shows 0.0% (articles: le, la, un, une
+    # for "the" or "a", not the pronouns for "him" and "her") and 93.8%; the same on
     # every CPU kernel path (ATEN_CPU_CAPABILITY default, avx2, avx512)
     left = ch04.luong_left_shares()
-    assert f"{left['articles']:.1%}" == "5.5%" and f"{left['ne']:.1%}" == "93.8%"
+    assert f"{left['articles']:.1%}" == "0.0%" and f"{left['ne']:.1%}" == "93.8%"
     assert ch04.LUONG_NE_LEFT == left["ne"] and ch04.LUONG_ARTICLES_LEFT == left["articles"]
     assert "93.8%" in ch04.check_luong_looks_left(False, True).message
 
@@ -267,3 +268,12 @@ def test_an_extra_factor_is_not_told_to_take_the_softmax():
     # a factor that depends on the scores is not a factor of the position: still "not 1"
     with pytest.raises(ExerciseFailed, match="these are not softmax weights"):
         ch04.check_local_m(lambda s, t, D: s * ((torch.arange(len(s)) - t).abs() <= D))
+
+
+@pytest.mark.parametrize("wrong", [_rounded_then_masked, _clamped_slice])
+def test_a_rounded_or_sliced_centre_gets_a_hint_not_the_line(wrong):
+    # review ch04 s8, item 8: the message says what is wrong (a whole-number centre, a slice) without
+    # handing over the solution's line that builds the window
+    with pytest.raises(ExerciseFailed) as failed:
+        ch04.check_local_m(wrong)
+    assert "torch.arange" not in str(failed.value) and "distance" in str(failed.value)

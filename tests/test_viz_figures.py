@@ -237,6 +237,10 @@ def test_attention_heatmap_frames_cells(ax):
     viz.attention_heatmap(torch.full((3, 4), 0.25), ax=ax, colorbar=False, frames=[(0, 2), (2, 1)])
     framed = [p for p in ax.patches if p.get_edgecolor()[:3] == (1.0, 1.0, 1.0) and not p.fill]
     assert sorted(p.get_xy() for p in framed) == [(0.5, 1.5), (1.5, -0.5)]
+    # review ch04 s8, item 2: a black outline under each white one, so the frame shows on bright cells
+    dark = [p for p in ax.patches if p.get_edgecolor()[:3] == (0.0, 0.0, 0.0) and not p.fill]
+    assert sorted(p.get_xy() for p in dark) == [(0.5, 1.5), (1.5, -0.5)]
+    assert all(d.get_linewidth() > w.get_linewidth() for d, w in zip(dark, framed))
     with pytest.raises(
         ValueError, match=r"frames: expected \(row, column\) cells inside the 3 x 4"
     ):

@@ -41,13 +41,15 @@ __all__ = ["check_luong_looks_left", "check_local_m"]
 # --- exercise 1: does Luong's decoder look one word to the left? ----------------------------------------
 
 ARTICLE_WORDS = {"le", "la", "un", "une"}
+ARTICLE_SOURCES = {"the", "a"}  # an article's gold word; la for "her" and le for "him" are pronouns
 
 
 @lru_cache(maxsize=1)
 def luong_left_shares() -> dict[str, float]:
     """The shipped luong_global model on the chapter's test pairs, as its alignment table computes it: for
     articles after another word and for *ne*, the share of the target words whose largest teacher-forced
-    weight is on the source word before the gold one (Bahdanau's: 0.84 and 0.93)."""
+    weight is on the source word before the gold one (Bahdanau's: 0.89 and 0.93). An article is a le, la, un
+    or une whose gold word is *the* or *a*, as in the chapter's table."""
     pairs = generate_pairs(4000, seed=0)  # the chapter's corpus, split and vocabularies
     train_pairs, _, test_pairs = split_pairs(pairs, seed=0)
     src_vocab, tgt_vocab = build_vocabs(train_pairs)
@@ -64,7 +66,8 @@ def luong_left_shares() -> dict[str, float]:
         argmax = out.cross_attentions[0][:, 0].argmax(-1).tolist()  # [B, 1, T, S] -> [B][T]
         for b, pair in enumerate(chunk):
             for t, (word, j) in enumerate(zip(pair.tgt, pair.alignment)):
-                group = "articles" if word in ARTICLE_WORDS and j > 0 else word
+                article = word in ARTICLE_WORDS and pair.src[j] in ARTICLE_SOURCES
+                group = "articles" if article and j > 0 else word
                 if group in left:
                     left[group].append(argmax[b][t] == j - 1)
     return {group: sum(is_left) / len(is_left) for group, is_left in left.items()}
@@ -108,7 +111,7 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
     if ne_left is None:
         not_attempted("your articles_left is right; now predict ne_left.")
     left = luong_left_shares()
-    return f"both predictions are right: Luong's global model reads the gold word for articles after another word (only {left['articles']:.1%} one to the left), but still reads the word before *not* for {left['ne']:.1%} of the *ne*."
+    return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before *not* for {left['ne']:.1%} of the *ne*."
 
 
 # --- exercise 2: local-m ----------------------------------------------------------------------------------
@@ -195,8 +198,8 @@ def _cases() -> list[tuple[str, Tensor, int | Tensor, int]]:
 # what to do when a slice meets a real centre (the exercise's next step replaces t by p_t)
 _REAL_CENTRE_ADVICE = (
     "Here t is a real number, a 0-dim float tensor like the p_t that the exercise's next step passes: a "
-    "slice needs whole numbers, and rounding t would move the window. Build the window from the distances "
-    "instead: distance = torch.arange(len(scores)) - t, inside = distance.abs() <= D."
+    "slice needs whole numbers, and rounding t would move the window. Build the window from each position's "
+    "distance to t instead of from a slice."
 )
 _HINTS = {
     "only integer tensors": _REAL_CENTRE_ADVICE,
@@ -228,7 +231,7 @@ _MISTAKES = [
     *(
         (
             dict(rounded=rounded),
-            "you centred the window on a whole number, not on t itself. t can be real, like the p_t of the exercise's next step: keep every position s with |s - t| <= D, distance = torch.arange(len(scores)) - t, without rounding t.",
+            "you centred the window on a whole number, not on t itself. t can be real, like the p_t of the exercise's next step, and rounding it moves the window: decide which positions are inside from their distance to t itself.",
         )
         for rounded in ("nearest", "down")
     ),

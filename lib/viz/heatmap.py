@@ -220,7 +220,7 @@ def attention_heatmap(
             data.
         colorbar: draw a colorbar next to the Axes.
         xlabel, ylabel: axis labels (None or "" for none).
-        frames: (row, column) cells to outline in white, e.g. a gold alignment: for target word t
+        frames: (row, column) cells to outline in white on black, e.g. a gold alignment: for target word t
             aligned to source word j, the cell (t, j).
 
     Returns:
@@ -283,14 +283,16 @@ def _hatch(ax, masked):
 
 
 def _frame_cells(ax, frames, tq, tk):
-    """Outline the (row, column) cells ``frames`` of a tq x tk heatmap in white."""
+    """Outline the (row, column) cells ``frames`` of a tq x tk heatmap in white on black."""
     for cell in frames:
         if len(cell) != 2 or not (0 <= cell[0] < tq and 0 <= cell[1] < tk):
             raise ValueError(
                 f"frames: expected (row, column) cells inside the {tq} x {tk} matrix, got {cell!r}"
             )
         i, j = cell
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.8))
+        # a black outline under the white one: the frame shows on bright cells as well as dark ones
+        for color, lw in (("black", 3.6), ("white", 1.8)):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=color, lw=lw))
 
 
 def _annotate(ax, image, data, fmt, fontsize):
