@@ -131,7 +131,7 @@ _TOP_P_MISTAKES = [
     ),
     (
         "mask in sorted order",
-        "you applied the mask computed on the sorted probabilities to the probabilities in vocabulary order, so you kept the first tokens of the vocabulary. Map the mask back with the `order` that `sort` returned (`torch.zeros_like(mask).scatter(0, order, mask)`).",
+        "you applied the mask computed on the sorted probabilities to the probabilities in vocabulary order, so you kept the first tokens of the vocabulary. Map the mask back to vocabulary order with the permutation that `sort` returned.",
     ),
     (
         "gathered",
