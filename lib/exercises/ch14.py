@@ -263,7 +263,7 @@ def _check_80_10_10(
     bad_random = sorted(set(inputs[replaced & torch.isin(inputs, torch.tensor(special))].tolist()))
     if bad_random:
         fail(
-            f"on the case {case}, some random replacements are special ids ({bad_random}): draw them from the ordinary ids only (ids not in special_ids), e.g. index a tensor of the allowed ids with torch.randint. A random [CLS] or [PAD] in the middle of a sentence is a token the model never sees in real text."
+            f"on the case {case}, some random replacements are special ids ({bad_random}): the exercise asks for a random id that is not special. That is this book's choice, as in the chapter's mask_tokens (BERT's released code draws from the whole vocabulary): it keeps a [CLS] or [PAD] out of the middle of a sentence, where real text never has one. Which ids may be drawn?"
         )
     problem = _rate_problem("the share of chosen tokens that became [MASK]", n_mask, chosen, 0.8)
     if problem:
