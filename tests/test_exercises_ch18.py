@@ -74,7 +74,7 @@ def test_the_checkers_say_not_attempted_to_a_stub_and_refuse_the_librarys_softma
 @pytest.mark.parametrize(
     "mistake, message",
     [
-        ("no rescale", "multiply the old sum by exp(m_old - m_new)"),
+        ("no rescale", "still exp(x_j - m_old), relative to the old maximum"),
         ("rescaled upwards", "exp(m_new - m_old), which is >= 1"),
         ("block maximum", "that block's own maximum"),
     ],

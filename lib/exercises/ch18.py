@@ -71,11 +71,11 @@ def _running_cases() -> list[tuple[str, Tensor, int]]:
 _RUNNING_MISTAKES = [
     (
         "no rescale",
-        "your sum keeps the old terms as they were: when a block brings a larger maximum, the terms exp(x_j - m_old) already summed must become exp(x_j - m_new), so multiply the old sum by exp(m_old - m_new) before adding the block's terms.",
+        "your sum keeps the old terms as they were: when a block brings a larger maximum, the terms already summed are still exp(x_j - m_old), relative to the old maximum, while the block's new terms are relative to the new one.",
     ),
     (
         "rescaled upwards",
-        "you multiplied the old sum by exp(m_new - m_old), which is >= 1: the factor that turns exp(x_j - m_old) into exp(x_j - m_new) is exp(m_old - m_new) <= 1.",
+        "you multiplied the old sum by exp(m_new - m_old), which is >= 1: when the maximum rises, should each old term exp(x_j - m_old) grow or shrink?",
     ),
     (
         "block maximum",

@@ -163,7 +163,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     dimension) with the rows that are final, the rows in progress and the rows not reached, and its
     colour bar; under the picture, as the page's own text (readable on a phone at the page's size),
     the running maximum m and sum l of the block of queries, with the factor exp(m_old - m_new)
-    where the tile raised a maximum. 5.2 inches wide with 11-point text, so that a phone shows it
+    where the tile raised a maximum. 5.2 inches wide with 13-point text, so that a phone shows it
     whole and readable. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
     :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
@@ -198,13 +198,14 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        # 5.2 inches with 11-point text: shown whole in a phone's column, the text about 9.7 CSS px
+        # 5.2 inches with 13-point text: shown whole in a phone's column, the text about 11 CSS px
         # there; the output's rows level with the grid's rows of queries
         fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.1),
                                        width_ratios=(T, Dv + 3.6), layout="constrained")  # fmt: skip
         left, right = axes["grid"], axes["out"]
-        _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"])
-        fig.suptitle(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=12)
+        _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"],
+              fontsize=13)  # fmt: skip
+        fig.suptitle(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=14)
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
@@ -212,17 +213,17 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
                              aspect="equal", extent=(0, Dv, T, 0))  # fmt: skip
         bar = fig.colorbar(image, ax=[left, right], location="bottom", shrink=0.55, pad=0.02)
-        bar.set_label("output value", fontsize=11)
-        bar.ax.tick_params(labelsize=11)
+        bar.set_label("output value", fontsize=13)
+        bar.ax.tick_params(labelsize=13)
         bar.ax.xaxis.set_major_locator(plt.MaxNLocator(3))
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv + 0.15, r + 0.5, label, fontsize=11, va="center", ha="left")
+            right.text(Dv + 0.15, r + 0.5, label, fontsize=13, va="center", ha="left")
         right.set(xlim=(0, Dv + 3.6), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
-        right.set_title("output O", fontsize=11, loc="left")
-        right.set_xlabel("value dimension", fontsize=11, loc="left")
-        right.tick_params(labelsize=11, length=0)
+        right.set_title("output O", fontsize=13, loc="left")
+        right.set_xlabel("value dimension", fontsize=13, loc="left")
+        right.tick_params(labelsize=13, length=0)
         for side in ("top", "right", "bottom", "left"):
             right.spines[side].set_visible(False)
         return fig
