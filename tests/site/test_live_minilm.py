@@ -128,7 +128,6 @@ def test_the_browser_computes_the_librarys_attention(loaded, browser, reference)
         == first["tokens"]
     )
     assert np.abs(got - np.array(first["attentions"])).max() < TOL
-    assert loaded["seconds"] < 60
 
 
 @pytest.mark.parametrize("index", [1, 3])

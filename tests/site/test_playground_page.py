@@ -72,11 +72,11 @@ def test_the_page_trains_as_the_library_does(site, server, browser):
     ref = library_run(pg.PlaygroundConfig(task="reverse", positional="learned", seed=0), 300)
     assert [t for t, _ in losses] == list(range(1, 21))
     assert max(abs(a - b[0]) for (_, a), b in zip(losses, ref.history[:20])) < 1e-4
-    seconds = steps(browser, 280)
+    steps(browser, 280)  # how fast: benchmarks/playground.py (make bench), not a test
     assert wait_until(browser, f"{ROOT}.playground.held.some((h) => h[0] === 300)")
     held = dict(browser.execute_script(f"return {ROOT}.playground.held;"))[300]
     assert abs(held - ref.held_out()[1]) <= 0.02, (held, ref.held_out())
-    assert held >= 0.95 and seconds < 60
+    assert held >= 0.95
     # the probe's maps (asked for again by editing the probe): one per head, and the model's answer
     browser.execute_script(
         f"{ROOT}.querySelector('.book-pg-probe').dispatchEvent(new Event('change'));"
@@ -377,7 +377,6 @@ def test_alibi_copies_at_a_longer_length_and_sinusoidal_does_not(site, server, b
     sequence and the sinusoidal table few (lib, seed 0: 1.00 and 0.13); each equal to the library's
     ``Run.held_out(16)`` within 2 points. Learned positions train at 8 and are offered no test length,
     with the reason on the form."""
-    start = time.perf_counter()
     held = {}
     for kind in ("alibi", "sinusoidal"):
         load(browser, server, f"{COPY}&pos={kind}&test=16", CH18)
@@ -412,7 +411,6 @@ def test_alibi_copies_at_a_longer_length_and_sinusoidal_does_not(site, server, b
     assert browser.execute_script(f"return {ROOT}.dataset.state;") == "computed"
     assert not console_errors(browser)
     assert not requests_to_other_hosts(browser)
-    assert time.perf_counter() - start < 60
 
 
 def test_rope_and_alibi_are_offered_at_width_32_and_the_form_says_so(site, server, browser):
