@@ -36,7 +36,13 @@ def test_shows_the_current_source_without_its_docstring():
     assert view.text.strip().splitlines()[-1] == full.strip().splitlines()[-1]
     assert show_source("lib.viz.source.resolve", docstring=True).text == full
     md = view._repr_markdown_()
-    assert md.startswith("`lib.viz.source.resolve`, from `lib/viz/source.py` (lines ")
+    # the span is the object's lines in the file, its docstring among them (code review s5: the
+    # range was counted from the shown text, so it ended early by the docstring's length)
+    last = first + len(lines) - 1
+    assert view.last_line == last and view.last_line - first + 1 > view.n_lines
+    assert md.startswith(
+        f"`lib.viz.source.resolve`, from `lib/viz/source.py` (lines {first}-{last}, docstring left out)"
+    )
     assert "```python\ndef resolve(path: str):" in md
 
 

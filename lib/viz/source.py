@@ -65,19 +65,21 @@ def _strip_docstring(src: str) -> str:
 
 
 class SourceView:
-    """A piece of the library's source: ``text`` (dedented), ``file`` and ``first_line``, shown as a
-    highlighted block (``_repr_markdown_``) or plain text (``repr``)."""
+    """A piece of the library's source: ``text`` (dedented), ``file``, and the ``first_line`` and
+    ``last_line`` it spans in the file (docstring included), shown as a highlighted block
+    (``_repr_markdown_``) or plain text (``repr``)."""
 
-    def __init__(self, path: str, text: str, file: str, first_line: int):
-        self.path, self.text, self.file, self.first_line = path, text, file, first_line
+    def __init__(self, path: str, text: str, file: str, first_line: int, last_line: int):
+        self.path, self.text, self.file = path, text, file
+        self.first_line, self.last_line = first_line, last_line
 
     @property
     def n_lines(self) -> int:
         return len(self.text.rstrip("\n").splitlines())
 
     def _caption(self) -> str:
-        last = self.first_line + self.n_lines - 1
-        return f"`{self.path}`, from `{self.file}` (lines {self.first_line}-{last}, docstring left out)"
+        span = f"lines {self.first_line}-{self.last_line}"
+        return f"`{self.path}`, from `{self.file}` ({span}, docstring left out)"
 
     def _repr_markdown_(self) -> str:
         return f"{self._caption()}\n\n```python\n{self.text.rstrip()}\n```\n"
@@ -106,4 +108,4 @@ def show_source(path: str, *, docstring: bool = False) -> SourceView:
         shown = file.relative_to(root).as_posix()
     except ValueError:
         shown = file.name
-    return SourceView(path, text, shown, first)
+    return SourceView(path, text, shown, first, first + len(lines) - 1)
