@@ -138,7 +138,8 @@ def scaled_dot_product_score(q: Tensor, k: Tensor) -> Tensor:
 
     q [B, Tq, Dk], k [B, Tk, Dk] (leading dims broadcast) -> [B, Tq, Tk].
     """
-    # eq. 1 as written, the scores divided: this function's result is the scores themselves
+    # eq. 1 as written: the scores are what this function returns, so it divides them; attention
+    # itself divides q instead (_scaled_dot_product_attention: Tq x Dk numbers, not Tq x Tk)
     return dot_product_score(q, k) / math.sqrt(k.shape[-1])
 
 
@@ -387,7 +388,8 @@ class MultiHeadAttention(nn.Module):
         -> (output [B, Tq, D], weights [B, H, Tq, Tk] or None).
     Self-attention is ``mha(x, x, x)``; encoder-decoder attention is ``mha(y, memory, memory)``.
     One nn.Linear(D, D) per role holds its H projections: rows h*Dh ... (h+1)*Dh - 1 of
-    ``q_proj.weight`` are (W_h^Q)^T. mask: as ``attention_heads`` (a 3-D mask needs first dim 1).
+    ``q_proj.weight`` are (W_h^Q)^T. mask: as ``attention_heads``; a 3-D mask needs first dim 1
+    (a [B, Tq, Tk] mask would broadcast against [B, H, Tq, Tk] as if its B were H).
     Equal to torch.nn.MultiheadAttention(D, H, batch_first=True) with in_proj_weight = the cat of
     our three weights (tests/test_multihead.py); beware, its masks mean the opposite.
     Deviations from the paper: biases (bias=False removes them); dropout on the weights in training,

@@ -194,8 +194,9 @@ class GPTOutput(NamedTuple):
     """What ``GPT.forward`` returns. logits [B, T, V]; loss, the mean cross-entropy of next-token
     prediction (a scalar tensor; None without targets); attentions, a tuple of n_layer weights
     [B, H, T, P + T] (None unless return_attention=True); hidden_states, a tuple of n_layer + 1
-    tensors [B, T, D] (None unless return_hidden_states=True): the embeddings (after dropout), the
-    output of blocks 1 .. n_layer - 1, and the last block's output after ``ln_f``, i.e. what
+    tensors [B, T, D] (None unless return_hidden_states=True): ``hidden_states[0]`` is the
+    embeddings (after dropout), ``hidden_states[l]`` the output of block ``h[l - 1]`` for l = 1 ..
+    n_layer - 1, and ``hidden_states[n_layer]`` the last block's output after ``ln_f``, what
     ``lm_head`` reads (as transformers' GPT2Model counts them)."""
 
     logits: Tensor
