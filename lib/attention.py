@@ -23,7 +23,10 @@ Each public function checks its arguments in one call (the detail is in lib/_che
 and then computes; a function with a leading underscore (``_masked_softmax``, ``_split_heads``, ...)
 is the same computation without the checks, which the library's own layers call. A module (the
 score modules, ``MultiHeadAttention``) built with ``check_inputs=False`` skips them: a model checks
-its input once, at its door, and its layers do not check it again.
+its input once, at its door, and its layers do not check it again. One public function does not
+check: ``attention_heads``, the step inside every head that the multi-head layers (and the GPT,
+BERT and Llama blocks) call after checking their own inputs; it is public so that those files, and
+chapter 7, can name it.
 
 This file holds the computation the chapters read. Its fast path, the same numbers in less time and
 memory (torch's own tricks, measured against ``torch.nn.MultiheadAttention`` by benchmarks/mha.py),
