@@ -445,6 +445,6 @@ class MultiHeadAttention(nn.Module):
         q = _split_heads(self.q_proj(query), H)  # [B, Tq, D] -> [B, H, Tq, Dh]
         k = _split_heads(self.k_proj(key), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
         v = _split_heads(self.v_proj(value), H)  # [B, Tk, D] -> [B, H, Tk, Dh]
-        p = self.dropout if self.training else 0.0
-        heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)  # [B, H, Tq, Dh]
         return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None

@@ -57,8 +57,9 @@ class FastMultiHeadAttention(MultiHeadAttention):
             return fast_self_attention(self, query, mask, need_weights)
         roles = ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))
         q, k, v = (_split_heads(proj(x), self.n_heads) for proj, x in roles)  # [B, H, T, Dh] each
-        p = self.dropout if self.training else 0.0
-        heads, weights = fast_attention_heads(q, k, v, mask, p, need_weights)  # [B, H, Tq, Dh]
+        dropout_p = self.dropout if self.training else 0.0
+        # heads [B, H, Tq, Dh]
+        heads, weights = fast_attention_heads(q, k, v, mask, dropout_p, need_weights)
         return self.out_proj(_merge_heads(heads)), weights  # [B, Tq, D], [B, H, Tq, Tk] or None
 
 

@@ -152,9 +152,9 @@ class BertSelfAttention(nn.Module):
         q = _split_heads(self.query(x), self.num_heads)  # [B, T, D] -> [B, H, T, Dh]
         k = _split_heads(self.key(x), self.num_heads)  # [B, H, T, Dh]
         v = _split_heads(self.value(x), self.num_heads)  # [B, H, T, Dh]
-        p = self.dropout.p if self.training else 0.0
+        dropout_p = self.dropout.p if self.training else 0.0
         # softmax(q k^T / sqrt(Dh)) v, the library's one attention computation
-        context, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
+        context, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)  # [B, H, T, Dh]
         return _merge_heads(context), weights  # [B, T, D], [B, H, T, T] or None
 
 

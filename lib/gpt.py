@@ -146,8 +146,8 @@ class CausalSelfAttention(nn.Module):
         # generation step comes last, so it may attend every key and needs no mask
         one_new_token = kv_cache is not None and T == 1
         mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
-        p = self.dropout if self.training else 0.0
-        heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)  # [B, H, T, Dh]
         return self.resid_dropout(self.c_proj(_merge_heads(heads))), weights  # [B, T, D]
 
 

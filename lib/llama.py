@@ -251,8 +251,8 @@ class Attention(nn.Module):
             mask = None if T == 1 else causal_mask(T, device=x.device, past=S)  # [T, S + T]
         G = self.H // self.Hkv
         k, v = repeat_kv(k, G), repeat_kv(v, G)  # [B, H, S + T, Dh]
-        p = self.dropout if self.training else 0.0
-        heads, weights = attention_heads(q, k, v, mask, p, need_weights)  # [B, H, T, Dh]
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)  # [B, H, T, Dh]
         return self.resid_dropout(self.o_proj(_merge_heads(heads))), weights  # [B, T, D]
 
 
