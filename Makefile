@@ -35,7 +35,7 @@ TEST_WORKERS ?= 2
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
 
-.PHONY: help book test serve venv assets browser clean live-models test-lib test-kernels test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print publish serve-published
+.PHONY: help book test serve venv assets browser clean live-models playground-graphs test-lib test-kernels test-notebooks test-site chapter-times sync student bench slides course lint format pdf epub print publish serve-published
 
 help:
 	@echo "make book    build the site into _build/html (creates .venv, installs everything, executes the chapters)"
@@ -52,6 +52,7 @@ help:
 	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
 	@echo "make course  write the nbgrader course into course/ (GRADED=1 for a graded one; see the For teachers page)"
 	@echo "make book SOLUTIONS=0   the site, PDF and ePub without worked solutions and model answers"
+	@echo "make playground-graphs   after a change to the Playground's code: export its graphs, rewrite tools/playground-graphs.tar.xz"
 	@echo "make bench   run the benchmarks (speed against torch's kernels and a reference GPT, the book's times) -> benchmarks/results.md"
 	@echo "             BENCH_BOOK=chapters|build|1 also re-measures the chapters / cold build and rebuild (long)"
 
@@ -82,12 +83,19 @@ browser:
 sync: venv
 	$(PY) tools/sync_colab_cell.py
 
-# The models of the live figures, exported from lib to ONNX (tools/export_models.py; never committed).
+# The models of the live figures, exported from lib to ONNX (tools/export_models.py; never committed),
+# and the Playground's graph sets: extracted from tools/playground-graphs.tar.xz where its source hash
+# is current, exported otherwise (tools/export_playground.py; 20 minutes of a 2-core machine for all).
 LIVE := _build/live/models/manifest.json
 live-models: $(LIVE)
-$(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
+$(LIVE): $(VENV)/.installed tools/export_models.py tools/export_playground.py tools/playground-graphs.tar.xz \
+         $(wildcard lib/*.py lib/*/*.py lib/checkpoints/*.safetensors)
 	$(PY) tools/export_playground.py --out _build/live
 	$(PY) tools/export_models.py --out _build/live
+
+# After a change to the Playground's code: export the changed sets and write the archive to commit.
+playground-graphs: $(VENV)/.installed
+	$(PY) tools/export_playground.py --out _build/live --pack
 
 # SOLUTIONS=0 (make book SOLUTIONS=0): the site, the PDF and the ePub without the exercises' worked
 # solutions, their verdicts and the model answers, for a course's own copy (book/_ext/exercises.py; the
@@ -109,8 +117,8 @@ $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(SO
 	@test -f $(SITE)
 
 # One pytest run: library tests, the build's execution of every chapter (tests/site/test_chapters_executed.py:
-# each chapter's current code ran in a fresh kernel against the current lib, every cell, no error, within 90 s;
-# the build itself fails on a cell that raises), the built-site tests and the real-browser tests.
+# each chapter's current code ran in a fresh kernel against the current lib, every cell, no error; the build
+# itself fails on a cell that raises; their times against the 90 s budget are make bench's, section 5), the built-site tests and the real-browser tests.
 # pytest's exit code 5 (no test collected) is a failure here.
 test: venv assets browser $(SITE) $(PDF) $(EPUB) lint
 	$(PY) tools/sync_colab_cell.py --check

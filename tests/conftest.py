@@ -7,6 +7,14 @@ import os
 KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 for _name, _value in KERNEL_PATH.items():
     os.environ.setdefault(_name, _value)
+# The tests run torch on one thread (the session fixture ``one_thread`` below), and so does every kernel,
+# nbgrader or exporter process a test starts: they inherit OMP_NUM_THREADS. `make test` runs two xdist
+# workers on the build's two cores; two processes of two OpenMP threads each put four busy threads on two
+# cores, and OpenMP's threads wait for each other spinning: measured on a 2-core AMD EPYC, 100 training
+# steps of the Playground's model took 80 s in each of two such processes against 1.2 s in each of two
+# one-thread processes (1.1 s alone with either count: these models are too small to gain from a second
+# thread).
+os.environ["OMP_NUM_THREADS"] = "1"
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -1012,6 +1013,57 @@ def test_manifest(exported):
     ]  # fmt: skip
     assert ex.key(2, 4, 32, "rope", "rmsnorm", 2) == "L2-H4-D32-rope-rmsnorm-kv2"
     assert ex.key(2, 4, 32, "learned", "layernorm", 4) == "L2-H4-D32"
+
+
+# --- the committed graph sets (tools/playground-graphs.tar.xz) ----------------------------------
+
+
+def test_the_committed_graph_sets_are_traced_from_the_current_code():
+    # a fresh clone's build extracts them instead of exporting for 20 minutes: every set must be
+    # in the archive with the hash of the code as it is now
+    with tarfile.open(ex.ARCHIVE, "r:xz") as tar:
+        held = json.load(tar.extractfile("manifest.json"))["models"]
+        members = set(tar.getnames())
+    stale = [
+        ex.key(*j) for j in ex.JOBS if held.get(ex.key(*j), {}).get("hash") != ex.source_hash(j)
+    ]
+    assert not stale, (
+        f"tools/playground-graphs.tar.xz is behind the code for {len(stale)} of the "
+        f"{len(ex.JOBS)} graph sets ({', '.join(stale[:3])}, ...): run `make playground-graphs` "
+        "and commit the archive"
+    )
+    assert {held[n][g] for n in held for g in ex.GRAPHS} | {"manifest.json"} == members
+
+
+def test_a_set_comes_from_the_archive_only_with_its_current_hash(exported, tmp_path):
+    folder, entry = exported
+    archive = tmp_path / "graphs.tar.xz"
+    size = ex.pack(folder, archive)
+    assert size < entry["bytes"] / 4  # the unrolled steps graph repeats the step graph K times
+    out = tmp_path / "out"
+    got = ex.from_archive(out, {"L1-H2-D16": entry["hash"], "L1-H1-D16": "0"}, archive)
+    assert got == {"L1-H2-D16": entry}
+    for graph in ex.GRAPHS:
+        assert (out / entry[graph]).read_bytes() == (folder / entry[graph]).read_bytes()
+    assert ex.from_archive(tmp_path / "none", {"L1-H2-D16": "another hash"}, archive) == {}
+    assert not (tmp_path / "none").exists()
+    # and export_all takes it from there instead of exporting it (log says so)
+    said = []
+    manifest = ex.export_all(tmp_path / "live", [(1, 2, 16)], log=said.append, archive=archive)
+    assert manifest["models"]["L1-H2-D16"] == entry
+    assert said == ["playground: 1 graph sets from " + str(archive)]
+
+
+def test_the_hash_ignores_docstrings_and_comments_not_code(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        '"""One module."""\n\n\ndef f(x):\n    """Twice x."""\n    return 2 * x  # double\n'
+    )
+    before = ex.code_of(source)
+    source.write_text('"""A module, told otherwise."""\n\n\ndef f(x):\n    return 2 * x\n')
+    assert ex.code_of(source) == before
+    source.write_text('"""One module."""\n\n\ndef f(x):\n    """Twice x."""\n    return 3 * x\n')
+    assert ex.code_of(source) != before
 
 
 def test_the_figure_drawn_narrow_is_legible_on_a_phone():

@@ -72,6 +72,7 @@ longest step of a cold `make book` before its chapters.
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import hashlib
 import json
@@ -79,11 +80,13 @@ import math
 import multiprocessing
 import os
 import sys
+import tarfile
 import time
 import warnings
 from pathlib import Path
 
 import onnx
+import onnxscript
 import torch
 from onnx import TensorProto, helper
 from torch._decomp import decompositions
@@ -122,6 +125,14 @@ SOURCES = [
 ]
 RMSNORM_SOURCES = ["lib/llama.py"]  # RMSNorm's code: in the hash of the sets that use it only
 OPSET = 18
+GRAPHS = ("step", "steps", "probe")  # a set's graphs, each a file (its name in the manifest entry)
+# The graph sets, committed (a few hundred kB): a fresh clone's build extracts each set whose source
+# hash is current rather than spend 20 minutes of a 2-core machine exporting all of them (every
+# set is still checked against PyTorch by tests/site/test_playground_graphs.py, and
+# tests/test_playground.py exports sets itself). After a change to their code, `make
+# playground-graphs` exports the changed sets and writes the archive again; tests/test_playground.py
+# fails while the archive is behind the code.
+ARCHIVE = ROOT / "tools" / "playground-graphs.tar.xz"
 UNROLL = 8  # K, training steps per run of the ``steps`` graph (benchmarks/playground.py measured 4, 8 and 16)
 
 
@@ -509,14 +520,64 @@ def export_one(
     }
 
 
+def code_of(path: Path) -> str:
+    """A source file's code without its comments and docstrings (its syntax tree, dumped): what the
+    graphs are traced from. A change to the prose of lib's docstrings exports nothing again."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
 def source_hash(job: tuple, unroll_k: int = UNROLL) -> str:
-    """The hash of what a graph set's files depend on: torch's version, the set, K and the code."""
+    """The hash of what a graph set's files depend on: the versions of Python, torch, onnx and
+    onnxscript, the set, K and the code of ``SOURCES`` (``code_of``)."""
     n, h, d, positional, norm, kv = full_job(job)
     name = key(n, h, d, positional, norm, kv)
-    digest = hashlib.sha256(f"{torch.__version__} {name} K={unroll_k}".encode())
+    versions = f"python {sys.version_info[:2]} torch {torch.__version__} onnx {onnx.__version__} "
+    versions += f"onnxscript {onnxscript.__version__}"
+    digest = hashlib.sha256(f"{versions} {name} K={unroll_k}".encode())
     for s in SOURCES + (RMSNORM_SOURCES if norm == "rmsnorm" else []):
-        digest.update((ROOT / s).read_bytes())
+        digest.update(code_of(ROOT / s).encode())
     return digest.hexdigest()[:16]
+
+
+def from_archive(folder: Path, wanted: dict, archive: Path = ARCHIVE) -> dict:
+    """The sets of ``wanted`` ({name: source hash}) that ``archive`` holds with that hash, their
+    files extracted into ``folder``: {name: manifest entry}."""
+    if not archive.is_file():
+        return {}
+    with tarfile.open(archive, "r:xz") as tar:
+        held = json.load(tar.extractfile("manifest.json"))["models"]
+        found = {n: e for n, e in held.items() if n in wanted and e.get("hash") == wanted[n]}
+        for entry in found.values():
+            for graph in GRAPHS:
+                tar.extract(tar.getmember(entry[graph]), folder, filter="data")
+    return found
+
+
+def pack(folder: Path, archive: Path = ARCHIVE) -> int:
+    """Write every set of ``folder``'s manifest and the manifest into ``archive`` (xz, the members
+    in name order, without times or owners: the same files give the same archive). Its size."""
+    models = json.loads((folder / "manifest.json").read_text())["models"]
+    names = ["manifest.json", *sorted(e[g] for e in models.values() for g in GRAPHS)]
+    with tarfile.open(archive, "w:xz", preset=9) as tar:
+        for name in names:
+            info = tar.gettarinfo(folder / name, arcname=name)
+            info.mtime, info.mode = 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            with open(folder / name, "rb") as f:
+                tar.addfile(info, f)
+    return archive.stat().st_size
 
 
 def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]:
@@ -528,9 +589,18 @@ def _export_timed(job: tuple, folder: Path, unroll_k: int) -> tuple[dict, float]
     return entry, time.perf_counter() - start
 
 
-def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: int = 1) -> dict:
+def export_all(
+    out: Path,
+    jobs_=JOBS,
+    log=print,
+    unroll_k: int = UNROLL,
+    jobs: int = 1,
+    archive: Path | None = None,
+) -> dict:
     """Export the graph sets ``jobs_`` ((layers, heads, width[, positional[, norm[, kv heads]]]),
-    ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set."""
+    ``full_job``) into OUT/playground, in ``jobs`` processes, and write the manifest of every set.
+    A set already there with its current source hash is kept; one that ``archive`` holds with that
+    hash is extracted from it (``from_archive``) rather than exported."""
     folder = out / "playground"
     folder.mkdir(parents=True, exist_ok=True)
     old_path = folder / "manifest.json"
@@ -542,15 +612,22 @@ def export_all(out: Path, jobs_=JOBS, log=print, unroll_k: int = UNROLL, jobs: i
         job = full_job(job)
         name, digest = key(*job), source_hash(job, unroll_k)
         entry = old.get(name)
-        graphs = ("step", "steps", "probe")
         if (
             entry
             and entry.get("hash") == digest
-            and all(g in entry and (folder / entry[g]).exists() for g in graphs)
+            and all(g in entry and (folder / entry[g]).exists() for g in GRAPHS)
         ):
             models[name] = entry
         else:
             todo[name] = (job, digest)
+    if archive is not None and todo:
+        found = from_archive(folder, {name: digest for name, (_, digest) in todo.items()}, archive)
+        for name, entry in found.items():
+            models[name] = entry
+            del todo[name]
+        if found:
+            where = archive.relative_to(ROOT) if archive.is_relative_to(ROOT) else archive
+            log(f"playground: {len(found)} graph sets from {where}")
 
     def done(name, result):
         entry, seconds = result
@@ -623,16 +700,30 @@ def main(argv=None) -> int:
         default=os.cpu_count() or 1,
         help="sizes exported at once, in that many processes (default: one per core)",
     )
+    parser.add_argument(
+        "--no-archive",
+        action="store_true",
+        help=f"export every set whose files are not in OUT, none from {ARCHIVE.name}",
+    )
+    parser.add_argument(
+        "--pack", action="store_true", help=f"then write every set into {ARCHIVE.name} (to commit)"
+    )
     args = parser.parse_args(argv)
+    if args.pack and (args.only or args.unroll != UNROLL):
+        parser.error("--pack writes every set at the default K: no --only or --unroll with it")
     torch.set_num_threads(1)
     todo = [j for j in JOBS if args.only in (None, key(*j))]
     start = time.perf_counter()
-    manifest = export_all(args.out, todo, unroll_k=args.unroll, jobs=args.jobs)
+    archive = None if args.no_archive or args.unroll != UNROLL else ARCHIVE
+    manifest = export_all(args.out, todo, unroll_k=args.unroll, jobs=args.jobs, archive=archive)
     total = sum(m["bytes"] for m in manifest["models"].values())
     print(
         f"playground: {len(manifest['models'])} graph sets, {total / 1e6:.1f} MB in all "
         f"({time.perf_counter() - start:.0f} s)"
     )
+    if args.pack:
+        size = pack(args.out / "playground")
+        print(f"playground: wrote {ARCHIVE.relative_to(ROOT)} ({size / 1e3:.0f} kB)")
     return 0
 
 

@@ -7,8 +7,10 @@ than executing every chapter a second time inside `make test` (that took about 8
   (tools/chapter_cache.py empties the cache before a build when lib/ changed, and records which lib
   filled it);
 - in the notebook that execution produced, every code cell ran once, top to bottom, in one kernel,
-  and none has an error output;
-- the execution took at most the 90 s budget.
+  and none has an error output.
+The time each execution took is `make bench`'s (benchmarks/book.py reads it from the same cache and
+reports it against the 90 s budget): a timing assertion here failed on a 2-core machine twice as slow
+as another for that reason alone, and speed goals live in the benchmarks.
 `make test-notebooks` runs the chapters under nbval as well, for a developer who wants that by itself.
 """
 
@@ -27,7 +29,6 @@ import chapter_cache  # noqa: E402
 
 from lib.prose import NOTE  # noqa: E402
 
-BUDGET_S = 90.0
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -90,9 +91,3 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
             if line.strip() and not PROGRESS_BAR.search(line)
         ]
         assert not warnings, f"{path.name}: a cell printed to stderr: {warnings[:3]}"
-
-
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_the_chapter_ran_within_its_budget(site, path):
-    seconds = executed(path)[1].data["execution_seconds"]
-    assert seconds <= BUDGET_S, f"{path.name} took {seconds:.1f} s, over the {BUDGET_S:g} s budget"
