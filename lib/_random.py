@@ -1,4 +1,4 @@
-"""Random draws that work on any device (issue 16). A ``torch.Generator`` lives on one device (the
+"""Random draws that work on any device. A ``torch.Generator`` lives on one device (the
 book's are CPU generators, so that a seed gives the same draws everywhere); these helpers draw on
 the generator's device and move the result to the device of the data, so that the same seed gives
 the same tokens on a CPU and on a GPU, and a CPU generator never meets CUDA probabilities."""

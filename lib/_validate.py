@@ -1,4 +1,4 @@
-"""The library's input-check primitives (issues 16 and 35): every public entry point checks its
+"""The library's input-check primitives: every public entry point checks its
 arguments with these, naming the argument, so that bad input gets a ``TypeError`` or ``ValueError``
 that says the argument, what was expected and what was received, in one style everywhere in lib
 and lib.viz (``name: expected ..., got ...``).

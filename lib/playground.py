@@ -401,7 +401,7 @@ def init_plan(model: PlaygroundModel) -> list[tuple[str, nn.Parameter, str, floa
 
 def token_loss(logits: Tensor, targets: Tensor) -> Tensor:
     """Mean cross-entropy over every position, as log_softmax and gather (F.cross_entropy gave
-    wrong gradients once exported to ONNX, issue 24; this form is exact)."""
+    wrong gradients once exported to ONNX; this form is exact)."""
     logp = torch.log_softmax(logits, dim=-1)  # [B, L, V]
     return -logp.gather(-1, targets.unsqueeze(-1)).mean()
 

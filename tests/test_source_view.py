@@ -44,6 +44,13 @@ def test_shows_the_current_source_without_its_docstring():
         f"`lib.viz.source.resolve`, from `lib/viz/source.py` (lines {first}-{last}, docstring left out)"
     )
     assert "```python\ndef resolve(path: str):" in md
+    # with its docstring, or for an object without one, the caption does not say it is left out
+    with_doc = show_source("lib.viz.source.resolve", docstring=True)._repr_markdown_()
+    assert with_doc.startswith(
+        f"`lib.viz.source.resolve`, from `lib/viz/source.py` (lines {first}-{last})"
+    )
+    bare = show_source("lib.viz.source.SourceView.n_lines.fget")
+    assert "docstring left out" not in bare._caption() and not bare.docstring_left_out
 
 
 def test_a_method_is_dedented():

@@ -25,7 +25,7 @@ Writing a checker: decorate it with ``@checker("name")``, call :func:`attempted`
 reader's code with :func:`call`, validate with :func:`expect_tensor`, report with :func:`fail`, and
 return the success message.
 
-In a graded course (issue 36) the checkers here run on **practice** cases: a chapter module's
+In a graded course the checkers here run on **practice** cases: a chapter module's
 ``SEEDS`` draw them, and a reference that would give a solution away is replaced here by one that
 does not (chapter 2's ``_sharpened``). The course's grader (tools/grade_course.py) puts the course's
 own seeds and references in their place, from grading/ of the repository, which no package ships.

@@ -1,4 +1,4 @@
-"""Architecture drawings (issue 37): each ``*_diagram`` draws one architecture a chapter teaches, as
+"""Architecture drawings: each ``*_diagram`` draws one architecture a chapter teaches, as
 boxes and arrows in the style of :func:`lib.viz.transformer_diagram` (whose box and arrow helpers
 live here), with the chapter's symbols and the sizes of the library's configs. This module holds the
 recurrent ones: the encoder-decoder (chapter 1), Bahdanau's decoder step and Luong's global and local

@@ -1,4 +1,4 @@
-"""Live figures: the reader's own input through the book's real models (issue 13).
+"""Live figures: the reader's own input through the book's real models.
 
 One figure, two places. On the published site no kernel runs, so the page computes: the model,
 exported from this library to ONNX (tools/export_models.py), runs in the reader's browser

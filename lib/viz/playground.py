@@ -1,4 +1,4 @@
-"""The Attention Playground as a figure: the same run in the kernel and in the page (issue 24).
+"""The Attention Playground as a figure: the same run in the kernel and in the page.
 
 :func:`playground_figure` trains ``lib.playground.Run`` in the kernel (the same batches, weights and
 steps as the page: web/src/figures/playground.js) and returns a :class:`lib.viz.live.LiveFigure`:

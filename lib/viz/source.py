@@ -67,11 +67,21 @@ def _strip_docstring(src: str) -> str:
 class SourceView:
     """A piece of the library's source: ``text`` (dedented), ``file``, and the ``first_line`` and
     ``last_line`` it spans in the file (docstring included), shown as a highlighted block
-    (``_repr_markdown_``) or plain text (``repr``)."""
+    (``_repr_markdown_``) or plain text (``repr``); ``docstring_left_out`` when the text is the
+    source without the docstring the object has (the caption says so)."""
 
-    def __init__(self, path: str, text: str, file: str, first_line: int, last_line: int):
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        file: str,
+        first_line: int,
+        last_line: int,
+        docstring_left_out: bool = False,
+    ):
         self.path, self.text, self.file = path, text, file
         self.first_line, self.last_line = first_line, last_line
+        self.docstring_left_out = docstring_left_out
 
     @property
     def n_lines(self) -> int:
@@ -79,7 +89,9 @@ class SourceView:
 
     def _caption(self) -> str:
         span = f"lines {self.first_line}-{self.last_line}"
-        return f"`{self.path}`, from `{self.file}` ({span}, docstring left out)"
+        if self.docstring_left_out:
+            span += ", docstring left out"
+        return f"`{self.path}`, from `{self.file}` ({span})"
 
     def _repr_markdown_(self) -> str:
         return f"{self._caption()}\n\n```python\n{self.text.rstrip()}\n```\n"
@@ -99,13 +111,12 @@ def show_source(path: str, *, docstring: bool = False) -> SourceView:
         raise TypeError(
             f"path: {path!r} names a {type(obj).__name__}, which has no source of its own"
         ) from e
-    text = textwrap.dedent("".join(lines))
-    if not docstring:
-        text = _strip_docstring(text)
+    full = textwrap.dedent("".join(lines))
+    text = full if docstring else _strip_docstring(full)
     file = Path(inspect.getsourcefile(obj)).resolve()
     root = Path(__file__).resolve().parents[2]
     try:
         shown = file.relative_to(root).as_posix()
     except ValueError:
         shown = file.name
-    return SourceView(path, text, shown, first, first + len(lines) - 1)
+    return SourceView(path, text, shown, first, first + len(lines) - 1, text != full)

@@ -1,5 +1,5 @@
-"""Tables in the chapters: a Markdown table shown in the notebook and on the site (issue 16: the
-helper three chapters each wrote for themselves, written once)."""
+"""Tables in the chapters: a Markdown table shown in the notebook and on the site (one helper for every
+chapter's tables)."""
 
 from __future__ import annotations
 

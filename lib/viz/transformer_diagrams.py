@@ -1,4 +1,4 @@
-"""The Transformer family's architectures (issue 37): self-attention's matrices (chapter 6), the
+"""The Transformer family's architectures: self-attention's matrices (chapter 6), the
 split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
 input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
 16), grouped-query attention's shared key/value heads, SwiGLU's two branches and the ordered steps of
