@@ -31,6 +31,9 @@ export ONEDNN_MAX_CPU_ISA ?= AVX2
 # make test runs the test files on this many pytest-xdist workers, a file to a worker (its module
 # fixtures, a browser or a graded course, are made once); the build machine has 2 cores.
 TEST_WORKERS ?= 2
+# make book executes the chapters this many at a time, torch on one thread each (tools/chapter_cache.py:
+# a chapter keeps a second thread mostly idle; two at a time halve the build's longest step here).
+CHAPTER_JOBS ?= 2
 
 BOOK_SOURCES := _config.yml _toc.yml $(wildcard book/*.md book/_ext/*.py notebooks/*.ipynb lib/*.py lib/*/*.py)
 
@@ -112,7 +115,7 @@ book: $(SITE) $(PDF) $(EPUB)
 $(SITE): $(VENV)/.installed node_modules/.installed $(LIVE) $(BOOK_SOURCES) $(SOLUTIONS_STAMP) $(wildcard web/src/*.js web/src/*.css web/src/*/*.js) \
           book/references.bib tools/make_slides.py $(wildcard tools/slides/*/*) $(wildcard slides/*.md)
 	$(PY) tools/sync_colab_cell.py --check
-	$(PY) tools/chapter_cache.py
+	$(PY) tools/chapter_cache.py --jobs $(CHAPTER_JOBS)
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 	@test -f $(SITE)
 
