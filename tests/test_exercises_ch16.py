@@ -249,7 +249,7 @@ PREDICTIONS_WRONG = [
     ((17_683_968.5, None), "a whole number"),
     ((5_000_000, None), "is too small by"),
     (("17.7M", None), "should be a number"),
-    ((None, False), "fewer than BERT-base"),
+    ((None, False), "fewer parameters than BERT-base"),
     ((None, "yes"), "True or False"),
 ]
 
@@ -260,6 +260,20 @@ PREDICTIONS_WRONG = [
 def test_check_albert_prediction_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch16.check_albert_prediction(*args)
+
+
+def test_the_generic_messages_hint_without_the_recipe_or_the_counts():
+    # reader of chapter 16: a count off by 1.9% was told every part to add up, with the
+    # layer's 12,596,224; a wrong True/False was told both exact counts
+    with pytest.raises(ExerciseFailed) as wrong_count:
+        ch16.check_albert_prediction(17_683_968 + 336_000, None)
+    assert "too large by 1.9%" in str(wrong_count.value)
+    for recipe in ("12,596,224", "30,000 + 512", "128 -> 1024"):
+        assert recipe not in str(wrong_count.value)
+    with pytest.raises(ExerciseFailed) as wrong_bool:
+        ch16.check_albert_prediction(None, False)
+    for count in ("58,724,864", "109,482,240", "58724864", "109482240"):
+        assert count not in str(wrong_bool.value)
 
 
 def test_the_counts_are_the_librarys():

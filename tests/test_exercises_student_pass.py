@@ -844,7 +844,7 @@ ALBERT = [
     ((_ALBERT + 23 * 12_596_224, None), "you counted 24 layers"),
     ((_ALBERT + 522 * 128 + 23 * 12_596_224, None), "you counted 24 layers"),  # two slips at once
     ((_ALBERT - 132_096, None), "you left out the projection"),
-    ((None, False), "fewer than BERT-base's"),
+    ((None, False), "fewer parameters than BERT-base"),
 ]
 
 

@@ -371,12 +371,12 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
                 else "by less than 0.1%: the large parts are right; look for a small one (a bias, a LayerNorm, a few rows) counted too many or too few times, or too wide"
             )
             fail(
-                f"albert_large_parameters = {n:,.0f} is {'too large' if n > right else 'too small'} {by}. Add up: the embeddings (30,000 + 512 + 2 rows of width E = 128, and their LayerNorm, also of width 128), the projection 128 -> 1024 with its bias, one BERT-large layer (12,596,224) and the pooler."
+                f"albert_large_parameters = {n:,.0f} is {'too large' if n > right else 'too small'} {by}. Go through the parts of the model one by one: which of them does ALBERT keep at width E, which at width H, and which does it hold only once?"
             )
     if xlarge_fewer_than_bert_base is not None:
         if not expect_bool(xlarge_fewer_than_bert_base, "xlarge_fewer_than_bert_base"):
             fail(
-                f"xlarge_fewer_than_bert_base = False is wrong: ALBERT-xlarge has {counts['albert_xlarge']:,} parameters, fewer than BERT-base's {counts['bert_base']:,}, although its layers are wider (2,048 against 768) and it has twice as many: one shared layer of width 2048 (about 50M) against 12 distinct layers of width 768 (about 85M)."
+                "xlarge_fewer_than_bert_base = False is wrong: ALBERT-xlarge has fewer parameters than BERT-base, although its layers are wider (2,048 against 768) and it has twice as many. Count the layers' weights that each model stores, not the layers a token goes through."
             )
     if albert_large_parameters is None:
         not_attempted("your second prediction is right; now give albert_large_parameters.")
