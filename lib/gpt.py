@@ -37,12 +37,13 @@ from torch import Tensor, nn
 
 from lib import decoding
 from lib._checks.gpt import (
+    check_classifier_mask,
     check_gpt_classifier,
     check_gpt_config,
     check_gpt_decoding,
     check_gpt_inputs,
 )
-from lib._validate import check_padding_mask, check_type
+from lib._validate import check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -450,9 +451,9 @@ class GPTClassifier(nn.Module):
 
     forward(input_ids [B, T], attention_mask=None, return_attention=False) -> GPTClassifierOutput
     (logits [B, C], attentions). Inputs are padded at the end; ``attention_mask`` [B, T] (bool or
-    0/1, True at real tokens; default: all real) says where each one ends. Because attention is
-    causal, the hidden state of the last real token never sees the padding after it, so the mask
-    only says which position to read. ``gpt`` is the (pretrained or fresh) language model; ``head``
+    0/1, True at real tokens, at least one per row; default: all real) says where each one ends.
+    Because attention is causal, the hidden state of the last real token never sees the padding
+    after it, so the mask only says which position to read. ``gpt`` is the (pretrained or fresh) language model; ``head``
     is nn.Linear(D, C), initialized N(0, 0.02^2), bias 0. Deviation: no auxiliary
     language-modelling loss (eq. 5's lambda L1); add gpt's loss yourself.
     """
@@ -471,11 +472,11 @@ class GPTClassifier(nn.Module):
         attention_mask: Tensor | None = None,
         return_attention: bool = False,
     ) -> GPTClassifierOutput:
-        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)  # no padding
         else:
-            check_padding_mask(attention_mask, input_ids)
+            check_classifier_mask(attention_mask, input_ids)
+        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
         last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
         h = out.hidden_states[-1]  # [B, T, D], after ln_f
         logits = self.head(h[torch.arange(h.shape[0], device=h.device), last])  # [B, C]
