@@ -28,6 +28,7 @@ The KV cache here is the readable one (``torch.cat``); ``lib.gpt_fast.FastKVCach
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -335,13 +336,17 @@ class KVCache:
 # --- decoding: lib.decoding's decoders with this model's step --------------------------------------
 
 
-def step_function(model: GPT, use_cache: bool = True, cache_type: type = KVCache) -> Step:
+def step_function(
+    model: GPT, use_cache: bool = True, cache_type: Callable[[], KVCache] = KVCache
+) -> Step:
     """The decoding step of `model` (``lib.decoding``'s interface): step(tokens [K, t], parents)
-    -> (logits of the next token [K, V], None). use_cache=True keeps a cache (a new ``cache_type()``,
-    ``KVCache`` by default, ``lib.gpt_fast.FastKVCache`` for the preallocated one), so each call
-    runs the model only on the tokens the cache has not seen (the whole prompt first, then one
-    token), and reorders the cache with beam search's hypotheses (``KVCache.reorder``);
-    use_cache=False re-runs the model on the whole sequence at each call (same logits, more work)."""
+    -> (logits of the next token [K, V], None). use_cache=True keeps the cache ``cache_type()``
+    returns: ``cache_type`` is anything that makes a new cache when called with no argument, a
+    class (``KVCache`` by default, ``lib.gpt_fast.FastKVCache`` for the preallocated one) or a
+    function (``lib.llama.step_function``'s, for its model's cache). Each call runs the model only
+    on the tokens the cache has not seen (the whole prompt first, then one token), and reorders the
+    cache with beam search's hypotheses (``KVCache.reorder``); use_cache=False re-runs the model on
+    the whole sequence at each call (same logits, more work)."""
     cache = cache_type() if use_cache else None
 
     def step(tokens: Tensor, parents: Tensor | None):
