@@ -19,8 +19,9 @@ benchmarks/complexity.py measures its time and memory as the sequence grows. tes
 checks that it gives the readable layer's outputs and gradients (self-attention and cross-attention,
 masks, dropout off) and that its cache sees every change of the parameters.
 
-Who uses it: the layers and measurements that need the speed (lib.transformer's layers, the
-benchmarks, the chapters' timings); the chapters read lib/attention.py.
+Who uses it: the measurements that need the speed: benchmarks/mha.py, benchmarks/complexity.py and
+chapter 6's timing of self-attention against an LSTM. No library model uses it: lib.transformer's
+layers, like the chapters, use the readable lib/attention.py.
 """
 
 import math

@@ -28,6 +28,7 @@ The KV cache here is the readable one (``torch.cat``); ``lib.gpt_fast.FastKVCach
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -37,12 +38,13 @@ from torch import Tensor, nn
 
 from lib import decoding
 from lib._checks.gpt import (
+    check_classifier_mask,
     check_gpt_classifier,
     check_gpt_config,
     check_gpt_decoding,
     check_gpt_inputs,
 )
-from lib._validate import check_padding_mask, check_type
+from lib._validate import check_type
 from lib.attention import _merge_heads, _split_heads, attention_heads, causal_mask
 from lib.decoding import Decoded, Step, sampling_distribution
 
@@ -334,13 +336,17 @@ class KVCache:
 # --- decoding: lib.decoding's decoders with this model's step --------------------------------------
 
 
-def step_function(model: GPT, use_cache: bool = True, cache_type: type = KVCache) -> Step:
+def step_function(
+    model: GPT, use_cache: bool = True, cache_type: Callable[[], KVCache] = KVCache
+) -> Step:
     """The decoding step of `model` (``lib.decoding``'s interface): step(tokens [K, t], parents)
-    -> (logits of the next token [K, V], None). use_cache=True keeps a cache (a new ``cache_type()``,
-    ``KVCache`` by default, ``lib.gpt_fast.FastKVCache`` for the preallocated one), so each call
-    runs the model only on the tokens the cache has not seen (the whole prompt first, then one
-    token), and reorders the cache with beam search's hypotheses (``KVCache.reorder``);
-    use_cache=False re-runs the model on the whole sequence at each call (same logits, more work)."""
+    -> (logits of the next token [K, V], None). use_cache=True keeps the cache ``cache_type()``
+    returns: ``cache_type`` is anything that makes a new cache when called with no argument, a
+    class (``KVCache`` by default, ``lib.gpt_fast.FastKVCache`` for the preallocated one) or a
+    function (``lib.llama.step_function``'s, for its model's cache). Each call runs the model only
+    on the tokens the cache has not seen (the whole prompt first, then one token), and reorders the
+    cache with beam search's hypotheses (``KVCache.reorder``); use_cache=False re-runs the model on
+    the whole sequence at each call (same logits, more work)."""
     cache = cache_type() if use_cache else None
 
     def step(tokens: Tensor, parents: Tensor | None):
@@ -450,9 +456,9 @@ class GPTClassifier(nn.Module):
 
     forward(input_ids [B, T], attention_mask=None, return_attention=False) -> GPTClassifierOutput
     (logits [B, C], attentions). Inputs are padded at the end; ``attention_mask`` [B, T] (bool or
-    0/1, True at real tokens; default: all real) says where each one ends. Because attention is
-    causal, the hidden state of the last real token never sees the padding after it, so the mask
-    only says which position to read. ``gpt`` is the (pretrained or fresh) language model; ``head``
+    0/1, True at real tokens, at least one per row; default: all real) says where each one ends.
+    Because attention is causal, the hidden state of the last real token never sees the padding
+    after it, so the mask only says which position to read. ``gpt`` is the (pretrained or fresh) language model; ``head``
     is nn.Linear(D, C), initialized N(0, 0.02^2), bias 0. Deviation: no auxiliary
     language-modelling loss (eq. 5's lambda L1); add gpt's loss yourself.
     """
@@ -471,11 +477,11 @@ class GPTClassifier(nn.Module):
         attention_mask: Tensor | None = None,
         return_attention: bool = False,
     ) -> GPTClassifierOutput:
-        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)  # no padding
         else:
-            check_padding_mask(attention_mask, input_ids)
+            check_classifier_mask(attention_mask, input_ids)
+        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
         last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
         h = out.hidden_states[-1]  # [B, T, D], after ln_f
         logits = self.head(h[torch.arange(h.shape[0], device=h.device), last])  # [B, C]

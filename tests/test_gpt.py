@@ -549,6 +549,12 @@ def test_classifier_reads_the_last_real_token_and_ignores_padding():
         clf(padded, torch.arange(10).expand(2, 10) >= 3)  # padding before the real tokens
     with pytest.raises(ValueError, match="attention_mask"):
         clf(padded, mask[:, :5])
+    empty = mask.clone()
+    empty[1] = False  # row 1: all padding, no token to read (its last position would be -1)
+    no_token = r"attention_mask: expected at least one real token.*got an empty row \(row 1\)"
+    for m in (empty, empty.long()):  # bool and 0/1
+        with pytest.raises(ValueError, match=no_token):
+            clf(padded, m)
     with pytest.raises(ValueError, match="n_classes"):
         GPTClassifier(small_model(), n_classes=1)
 

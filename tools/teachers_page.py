@@ -42,23 +42,47 @@ def _span(values: dict, show) -> tuple[str, str]:
     )
 
 
+# Why regular expressions: the page is prose written by hand, and its numbers sit inside
+# sentences that Markdown lets wrap at any space. Each function below finds one sentence (or
+# table) by the words around its numbers, with ``(\s+)`` between them, and writes the same words
+# and the same whitespace back with the numbers replaced: the page's line breaks stay put.
+
+
 def rewrite(raw: str, n: dict) -> str:
-    """``raw`` with every computed number replaced by its value in ``n``."""
-    hm = term_plan._minutes
-    minutes, home = n["minutes"], n["home"]
-    total = {c: h["total"] for c, h in home.items()}
-    reading = sum(h["reading"] for h in home.values()) / 60
-    raw = re.sub(r"checkers name \d+ mistakes", f"checkers name {n['named']} mistakes", raw)
+    """``raw`` with every computed number replaced by its value in ``n`` (``numbers()``)."""
+    raw = _named_mistakes(raw, n["named"])
+    raw = _exercise_span(raw, n["minutes"])
+    raw = _reading_constants(raw, n["home"])
+    raw = _home_span(raw, n["home"])
+    raw = _home_cells(raw, n["home"])
+    raw = _timed_chapters(raw, n["home"])
+    raw = _weekly_load(raw)
+    return _week_table(raw)
+
+
+def _named_mistakes(raw: str, named: int) -> str:
+    """The sentence "checkers name N mistakes": the checkers' named mistakes, all chapters."""
+    return re.sub(r"checkers name \d+ mistakes", f"checkers name {named} mistakes", raw)
+
+
+def _exercise_span(raw: str, minutes: dict) -> str:
+    """The sentence "A (chapter a) to B (chapter b) minutes, H hours": the exercises' shortest
+    and longest chapter, and their total."""
     low, high = _span(minutes, lambda m: f"{m:g}")
     ex_hours = f"{sum(minutes.values()) / 60:.1f}"
-    raw = re.sub(
+    return re.sub(
         r"\d+ \(chapter\s+\d+\)\s+to\s+\d+\s+\(chapter\s+\d+\)(\s+)minutes,(\s+)[\d.]+ hours",
         lambda m: f"{low} to {high}{m.group(1)}minutes,{m.group(2)}{ex_hours} hours",
         raw,
     )
+
+
+def _reading_constants(raw: str, home: dict) -> str:
+    """The reading estimate's constants (words a minute, minutes a code cell) where the page states
+    them: the first table's note, and the notes' section with the total reading hours."""
     wpm, cell = notes.MINUTES["chapter_words_per_minute"], notes.MINUTES["per_chapter_code_cell"]
     per_cell = "a minute" if cell == 1 else f"{cell:g} minutes"
-    # the constants, where the page states them (the first table's note, the notes' section)
+    reading = sum(h["reading"] for h in home.values()) / 60
     raw = re.sub(
         r"prose at(\s+)\d+(\s+)words(\s+)a(\s+)minute(\s+)and(\s+)(?:a|[\d.]+)(\s+)minutes?(\s+)for",
         lambda m: (
@@ -67,7 +91,7 @@ def rewrite(raw: str, n: dict) -> str:
         ),
         raw,
     )
-    raw = re.sub(
+    return re.sub(
         r"prose at(\s+)\d+(\s+)words(\s+)a(\s+)minute,(\s+)[\d.]+(\s+)minutes?(\s+)a(\s+)code(\s+)"
         r"cell:(\s+)[\d.]+(\s+)hours",
         lambda m: (
@@ -77,8 +101,15 @@ def rewrite(raw: str, n: dict) -> str:
         ),
         raw,
     )
+
+
+def _home_span(raw: str, home: dict) -> str:
+    """The sentence "home time of the table at the top of this page: A (chapter a) to B
+    (chapter b), H hours": the shortest and longest home time, and their total."""
+    hm = term_plan._minutes
+    total = {c: h["total"] for c, h in home.items()}
     low, high = _span(total, hm)
-    raw = re.sub(
+    return re.sub(
         r"home time of the table at the top of this page:(\s+)[^,]+?\(chapter\s+\d+\)\s+to\s+[^,]+?"
         r"\(chapter\s+\d+\),(\s+)[\d.]+ hours",
         lambda m: (
@@ -88,15 +119,26 @@ def rewrite(raw: str, n: dict) -> str:
         raw,
     )
 
+
+def _home_cells(raw: str, home: dict) -> str:
+    """The table at the top: each chapter's row ends in its home time, "T (reading + exercises
+    min)"; the cells before it are kept."""
+    hm = term_plan._minutes
+
     def home_cell(m: re.Match) -> str:
         h = home[f"{int(m.group(1)):02d}"]
         return f"{m.group(0)[: m.start(2) - m.start(0)]}{hm(h['total'])} ({h['reading']} + {h['exercises']} min) |"
 
-    raw = re.sub(
+    return re.sub(
         r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M
     )
-    # the two chapters a lecturer timed (5 to 5.5 and 6 to 6.5 hours): what the constants give them
-    raw = re.sub(
+
+
+def _timed_chapters(raw: str, home: dict) -> str:
+    """The sentence "they now give A (chapter 3) and B (chapter 13)": the two chapters a lecturer
+    timed (5 to 5.5 and 6 to 6.5 hours), and what the constants give them."""
+    hm = term_plan._minutes
+    return re.sub(
         r"they(\s+)now(\s+)give(\s+)[^()]+?(\s+)\(chapter(\s+)3\)(\s+)and(\s+)[^()]+?(\s+)\(chapter(\s+)13\)",
         lambda m: (
             f"they{m.group(1)}now{m.group(2)}give{m.group(3)}{hm(home['03']['total'])}{m.group(4)}"
@@ -105,10 +147,15 @@ def rewrite(raw: str, n: dict) -> str:
         ),
         raw,
     )
-    # the term's weekly home load (tools/term_plan.py weekly_load), stated before its table
+
+
+def _weekly_load(raw: str) -> str:
+    """The sentence "A to B a week in weeks 1 to W, H hours in all": the term's weekly home load
+    (tools/term_plan.py ``weekly_load``), stated before its table."""
+    hm = term_plan._minutes
     load = term_plan.weekly_load()
     teaching = [m for w, m in load.items() if w < len(term_plan.WEEKS)]
-    raw = re.sub(
+    return re.sub(
         r"\d+ h(?: \d\d)?(\s+)to(\s+)\d+ h(?: \d\d)?(\s+)a(\s+)week(\s+)in(\s+)weeks(\s+)1(\s+)to(\s+)\d+,"
         r"(\s+)[\d.]+(\s+)hours(\s+)in(\s+)all",
         lambda m: (
@@ -119,6 +166,10 @@ def rewrite(raw: str, n: dict) -> str:
         ),
         raw,
     )
+
+
+def _week_table(raw: str) -> str:
+    """The week table (tools/term_plan.py ``table``), written whole in place of the page's."""
     lines = raw.split("\n")
     start = next(
         i for i, line in enumerate(lines) if line.startswith("| Week | Chapters (assignments)")

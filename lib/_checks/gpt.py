@@ -10,6 +10,7 @@ from lib._validate import (
     check_ids,
     check_int,
     check_number,
+    check_padding_mask,
     check_probability,
     check_type,
 )
@@ -108,3 +109,16 @@ def check_gpt_classifier(gpt, gpt_type: type, n_classes) -> None:
     """GPTClassifier's arguments: gpt a ``gpt_type`` (lib.gpt.GPT), n_classes an int >= 2."""
     check_type(gpt, "gpt", gpt_type)
     check_int(n_classes, "n_classes", 2)
+
+
+def check_classifier_mask(attention_mask, input_ids) -> None:
+    """GPTClassifier.forward's attention_mask: a padding mask of input_ids (``check_padding_mask``)
+    with at least one real token per row, the token whose hidden state the classifier reads.
+    Checked before the model runs; input_ids' ids are GPT.forward's to check."""
+    check_type(input_ids, "input_ids", Tensor)
+    check_padding_mask(attention_mask, input_ids)
+    empty = attention_mask.long().sum(1) == 0  # [B]
+    if empty.any():
+        raise ValueError(
+            f"attention_mask: expected at least one real token per row (the classifier reads the last one), got an empty row (row {int(empty.nonzero()[0])})"
+        )
