@@ -50,6 +50,10 @@ _SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
 # ... but its text is not scaled down with it: at 11.5 points it is about 9.6 CSS px (em) in the
 # 328 px column, where 11.5 * 5.2 / 5.6 points was 9.0 and read as 7-8 px (reader's report 1, s5)
 _SEQ2SEQ_NARROW_FONT = _PHONE_FONT
+# luong_diagram's narrow drawing, 5.2 inches: at 13 points its text is about 10.5 CSS px (em) in the
+# 313 to 328 px a 360 px phone gives a figure; at 11.5 it was 9.3 (glyphs 6-7 px high, a reader's
+# report on chapter 4), as chapter 18's phone figures moved to 13 points
+_LUONG_NARROW_FONT = 13
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -464,7 +468,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
     position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
     give a context c_t that joins h_t in the attentional state. ``narrow``: drawn for a phone's
-    width (5.2 inches, 11.5-point text), each context box above its h_t instead of beside it.
+    width (5.2 inches, 13-point text), each context box above its h_t instead of beside it.
     Returns the Figure."""
     check_int(window, "window", 1)
     check_int(source_length, "source_length", 2)
@@ -512,7 +516,7 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
     attends to (grey lines, the scores; ``local``: the window's ``inside``, drawn by
     :func:`_luong_window`), an arrow from them into the context box (the values) and the panel's
     title."""
-    S, font = len(xs), _PHONE_FONT if narrow else _FONT
+    S, font = len(xs), _LUONG_NARROW_FONT if narrow else _FONT
     y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
     x_q = xs[0] + dx * (p if local else (S - 1) / 2)
     if local:
@@ -567,7 +571,7 @@ def _luong_values(ax, used_xs, y_src):
 def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
     """local-p's window: shaded, the Gaussian over it, the predicted position p_t dashed; returns
     the panel's title."""
-    font = _PHONE_FONT if narrow else _FONT
+    font = _LUONG_NARROW_FONT if narrow else _FONT
     x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
     ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
     # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
