@@ -340,7 +340,9 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
             path += f".{top.attr}"
         value = _resolve_dotted(path)
         if isinstance(value, type) or (callable(value) and not isinstance(value, types.ModuleType)):
-            continue  # a function or class of the package: calling one gives no answer away
+            if not any(part.startswith("_") for part in path.split(".")):
+                continue  # a public function or class of the package: calling one gives nothing away
+            # a private one computes what a checker compares with (chapter 2's _values): flagged
         if not path.startswith("lib.exercises") and path != "lib":
             continue
         if path == "lib" or not checked(top):
