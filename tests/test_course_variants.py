@@ -153,6 +153,16 @@ def test_the_course_tells_each_student_their_numbers(tmp_path):
     )
     assert code.metadata["nbgrader"]["locked"] and "parameter_variant()" in code.source
     assert (tmp_path / "variants" / "grading" / "variants.json").exists()
+    # the written part's rubric and model answer say that their numbers are the book's (lecturer
+    # review s9): inside the mark scheme, so the students' release holds neither
+    for which, expected in (("plain", False), ("variants", True)):
+        nb = nbformat.read(tmp_path / which / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells}
+        rubric, model = by_id["ex3_rubric"].source, by_id["ex3_written"].source
+        scheme = rubric.split(make_course.MARK_BEGIN, 1)[1].split(make_course.MARK_END, 1)[0]
+        assert (make_course.VARIANT_RUBRIC in scheme) is expected
+        assert model.startswith(make_course.VARIANT_MODEL) is expected
+        assert make_course.VARIANT_RUBRIC not in rubric.split(make_course.MARK_BEGIN, 1)[0]
     with as_student(None):
         os.environ["COURSE_STUDENT"] = "alice"
         namespace: dict = {}

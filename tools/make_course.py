@@ -497,6 +497,18 @@ VARIANT_TEXT = (
     "which the cell below prints: use them in place of the statement's (the check and your "
     "teacher's grader use yours). A neighbour's answer is an answer to other numbers."
 )
+# In the rubric and before the model answer of an exercise with per-student numbers: the model
+# answer's numbers are the book's (lecturer review s9: a marker following the rubric docked right answers)
+VARIANT_RUBRIC = (
+    "**Per-student numbers.** In this course each student answers this exercise for numbers of their"
+    " own (the locked cell under the statement prints them). The numbers below are the book's: grade"
+    " the claim and the reason against the student's own numbers; the output of the exercise's test"
+    " cell gives the checker's verdict on the student's counts."
+)
+VARIANT_MODEL = (
+    "*This model answer uses the book's numbers; this course gave you numbers of your own, so your"
+    " counts differ. What counts is the claim and the reason.*"
+)
 VARIANT_CELL = """import os
 
 # this course gives each student their own numbers for this exercise (lib.exercises.variant)
@@ -574,7 +586,9 @@ def course_notebook(
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             if variants:
-                cells += _variants(chapter, current["number"])
+                extra = _variants(chapter, current["number"])
+                current["variant"] = bool(extra)
+                cells += extra
             continue
         if current is not None and cell.cell_type == "markdown" and src.startswith("#"):
             current = None  # the exercises section ended
@@ -602,6 +616,8 @@ def course_notebook(
             continue
         if cell.cell_type == "markdown" and solution:
             cells += _written_cells(_model_answer(src), statement, current, unique)
+            if current.get("variant"):
+                _for_variants(*cells[-2:])
             continue
         if cell.cell_type == "code" and template is None:
             template = cell  # the answer cell: the template, then (below) the worked solution
@@ -648,6 +664,14 @@ def _written_cells(model: str, statement: str, exercise: dict, unique) -> list:
     exercise["written"], exercise["rubric"] = written, prompt.metadata["nbgrader"]["grade_id"]
     exercise["points"] += points
     return [prompt, answer]
+
+
+def _for_variants(prompt: nbformat.NotebookNode, answer: nbformat.NotebookNode) -> None:
+    """A written answer's rubric and model answer where each student has numbers of their own: the
+    rubric says to grade against those, the model answer that its numbers are the book's."""
+    head, rest = prompt.source.split(MARK_BEGIN, 1)
+    prompt.source = f"{head}{MARK_BEGIN}\n\n{VARIANT_RUBRIC}\n{rest}"
+    answer.source = f"{VARIANT_MODEL}\n\n{answer.source}"
 
 
 def _add_solution(template: nbformat.NotebookNode, src: str, exercise: dict) -> None:
