@@ -111,6 +111,16 @@ def _choices(right: str, wrong: list[tuple[str, tuple[str, str, str]]], why: str
     return out
 
 
+def _far_apart(choices: list[Choice]) -> bool:
+    """No wrong number within one unit of the right one's last decimal (0.000 beside a key of 0.001
+    catches a student who truncates rather than rounds: lecturer review s9): the question draws again."""
+    right = next(c.text for c in choices if c.correct)
+    decimals = len(right.partition(".")[2])
+    return all(
+        abs(float(c.text) - float(right)) >= 1.5 * 10**-decimals for c in choices if not c.correct
+    )
+
+
 # --- the questions: chapter 2 ------------------------------------------------------------------------
 
 
@@ -149,7 +159,7 @@ def q02_sharpen(rng: random.Random) -> Question:
             ],
             "<p>w<sub>0</sub><sup>&gamma;</sup> / &Sigma;<sub>j</sub> w<sub>j</sub><sup>&gamma;</sup>.</p>",
         )  # fmt: skip
-        if choices:
+        if choices and _far_apart(choices):
             break
     shown = ", ".join(f"{v:.3f}" for v in w.tolist())
     return Question(
@@ -202,7 +212,7 @@ def q03_masked_weight(rng: random.Random) -> Question:
             "<p>The masked scores are left out (set to &minus;&infin;) before the softmax, so the "
             "allowed weights sum to 1.</p>",
         )  # fmt: skip
-        if choices:
+        if choices and _far_apart(choices):
             break
     return Question(
         "q03_masked_weight", "03", "multichoice", "A masked softmax",
