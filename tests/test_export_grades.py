@@ -324,3 +324,21 @@ def test_deadlines_into_nbgrader(tmp_path):
     assert term_plan.course_zone(tmp_path) == "Europe/Berlin"  # extend prints its dates there
     with pytest.raises(ValueError, match="course: expected a course folder"):
         term_plan.write_deadlines(tmp_path / "nowhere", "2027-01-11")
+
+
+def test_a_course_of_two_chapters_gets_two_deadlines(tmp_path):
+    """Lecturer review s9: deadlines added all 18 chapters to a course that has two."""
+    from nbgrader.api import Gradebook
+
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    chapters = ["02_attention_as_soft_lookup", "09_the_transformer"]
+    for chapter in chapters:
+        (tmp_path / "source" / chapter).mkdir(parents=True)
+    rows = term_plan.write_deadlines(tmp_path, "2027-01-11")
+    assert [row["chapter"] for row in rows] == chapters
+    with Gradebook(f"sqlite:///{db}", course_id="attention-book") as gb:
+        assert sorted(a.name for a in gb.assignments) == chapters

@@ -239,8 +239,8 @@ def table() -> str:
 
 
 def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
-    """Each chapter's deadline into the course's gradebook, the late policy into its
-    nbgrader_config.py; returns the schedule."""
+    """Each chapter's deadline into the course's gradebook (the chapters in its source/, or all),
+    the late policy into its nbgrader_config.py; returns the schedule of those chapters."""
     from nbgrader.api import Gradebook
 
     course = Path(course)
@@ -250,6 +250,12 @@ def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
             f"course: expected a course folder with nbgrader_config.py (make course), got {course}"
         )
     rows = schedule(start, tz)
+    # a course of some chapters (make_course.py 02 09): their deadlines only, not 18 assignments
+    # in its gradebook (lecturer review s9)
+    source = course / "source"
+    present = {p.name for p in source.iterdir() if p.is_dir()} if source.is_dir() else set()
+    if present:
+        rows = [row for row in rows if row["chapter"] in present]
     text = config.read_text()
     if MARK_BEGIN in text:
         text = (
