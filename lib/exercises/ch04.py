@@ -237,7 +237,7 @@ _MISTAKES = [
     ),
     (
         dict(python_slice=True),
-        "for t < D your slice scores[t - D : t + D + 1] starts at a negative index, which Python reads from the end of the sequence (the slice wraps around): the window [t - D, t + D] is cut at position 0. Build the window from the distances s - t instead (a slice also fails on a real t, such as the p_t of the exercise's next step).",
+        "for t < D your slice scores[t - D : t + D + 1] starts at a negative index, which Python reads from the end of the sequence (the slice wraps around): instead of stopping at position 0, your window takes its start from the sequence's end or comes out empty. Build the window from the distances s - t instead (a slice also fails on a real t, such as the p_t of the exercise's next step).",
     ),
     (
         dict(window_kind="one-sided"),
