@@ -578,6 +578,7 @@ def course_notebook(
                 "points": 0,
                 "written": None,
                 "rubric": None,
+                "variant": False,  # per-student numbers (--variants and a VARIANTS entry)
             }
             exercises.append(current)
             template = None
@@ -616,7 +617,7 @@ def course_notebook(
             continue
         if cell.cell_type == "markdown" and solution:
             cells += _written_cells(_model_answer(src), statement, current, unique)
-            if current.get("variant"):
+            if current["variant"]:
                 _for_variants(*cells[-2:])
             continue
         if cell.cell_type == "code" and template is None:

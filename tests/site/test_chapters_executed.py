@@ -31,7 +31,7 @@ from lib.prose import NOTE  # noqa: E402
 
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = chapter_cache.CHAPTERS
 
 pytestmark = pytest.mark.site
 
