@@ -272,7 +272,7 @@ def _check_80_10_10(
     n_replaced = int(replaced.sum())
     if n_replaced and n_replaced / chosen < 0.05 and n_same / chosen > 0.15:
         fail(
-            f"on the case {case}, only {n_replaced / chosen:.3f} of the chosen tokens became a random id ({n_replaced:,} of {chosen:,}), and {n_same / chosen:.3f} stayed unchanged; expected about 0.1 each. The 10% and 10% are shares of ALL the chosen tokens: of the 20% that do not become [MASK], half get a random id. If you draw a second time among those 20%, the probability there is 0.5, not 0.1."
+            f"on the case {case}, only {n_replaced / chosen:.3f} of the chosen tokens became a random id ({n_replaced:,} of {chosen:,}), and {n_same / chosen:.3f} stayed unchanged; expected about 0.1 each. The 10% and 10% are shares of ALL the chosen tokens: of the 20% that do not become [MASK], half get a random id. If you draw a second time among those 20%, the probability is 0.5, not 0.1."
         )
     problem = _rate_problem(
         "the share of chosen tokens left unchanged", n_same, chosen, 0.1 + 0.1 / n_ordinary_ids
