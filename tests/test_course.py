@@ -546,6 +546,14 @@ def test_a_rubric_splits_the_model_answer_by_the_questions():
     # what the student reads (before the markers) states the points and no part of the answer
     visible = text.split(make_course.MARK_BEGIN)[0]
     assert "(2 points, 1 for each of its 2 questions)" in visible and "cosine" not in visible
+    # one paragraph per question: paragraph i goes under question i, whatever words it shares
+    # (lecturer review s9, M5: chapter 9's reason shared more words with the first question)
+    model = (
+        "Long rows win, so the accuracy changes.\n\nThe accuracy of the cosine divides lengths out."
+    )
+    scheme = make_course.rubric(4, statement, model)[0].split(make_course.MARK_BEGIN)[1]
+    part1, part2 = scheme.split("**Part 2")
+    assert "- Long rows win" in part1 and "- The accuracy of the cosine" in part2
     # a model answer that does not split by the questions is given whole, under the list of parts
     text, points = make_course.rubric(4, statement, "Long rows win.")
     assert points == 2 and "**Part 1" not in text and "> Long rows win." in text

@@ -445,8 +445,10 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     """The task cell of a written answer and its points: what the student reads (the question, the
     points), then, between nbgrader's mark-scheme markers, the criteria of each part.
 
-    The criteria come from the chapter's model answer: each of its sentences goes to the part whose
-    question shares the most words with it (a sentence sharing none stays with the part before). If
+    The criteria come from the chapter's model answer. One with a paragraph per question answers
+    them in order: paragraph i goes under question i. Otherwise each of its sentences goes to the
+    part whose question shares the most words with it (a sentence sharing none stays with the part
+    before). If
     every part gets a sentence, the rubric lists them under their questions; if not, the model
     answer does not split by question, and the rubric gives it whole under the list of parts."""
     asked = parts(statement)
@@ -454,7 +456,13 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     keys = [_words(q) for q in asked]
     groups: list[list[str]] = [[] for _ in asked]
     k = 0
-    for paragraph in re.split(r"\n\s*\n", model.strip()):
+    paragraphs = re.split(r"\n\s*\n", model.strip())
+    if len(asked) > 1 and len(paragraphs) == len(asked):
+        # one paragraph per question, in order: the model answer splits itself (lecturer review s9,
+        # M5: by shared words, chapter 9's reason went under the part that does not ask for it)
+        groups = [_sentences(p) for p in paragraphs]
+        paragraphs = []
+    for paragraph in paragraphs:
         for sentence in _sentences(paragraph):
             shared = [len(key & _words(sentence)) for key in keys]
             if max(shared) > 0:
