@@ -1,6 +1,7 @@
-"""A quiz and exam question bank with variants (issue 36, item 7), exported for Moodle.
+"""A quiz and exam question bank with variants (issue 36, item 7), exported for Moodle and Canvas.
 
     python tools/quiz_bank.py --moodle quiz.xml                     # 5 variants of each question
+    python tools/quiz_bank.py --qti quiz.zip --variants 10          # Canvas: a QTI 1.2 package
     python tools/quiz_bank.py --moodle quiz.xml --variants 20 --seed 2027 --chapters 02 03
     python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper and its key
     python tools/quiz_bank.py --markdown exam.md --no-key           # one paper (variant 0), no key
@@ -24,6 +25,13 @@ that takes one *random question* from each category gives each student their own
 format is Moodle's XML question format (docs.moodle.org/en/Moodle_XML_format; its importer,
 question/format/xml/format.php, requires a name and reads questiontext, answer fraction, tolerance,
 single, shuffleanswers, answernumbering, responseformat and graderinfo as written here).
+``--qti`` writes the same questions as an IMS QTI 1.2 package for Canvas (tools/quiz_qti.py says
+how: one question group per question, from which a quiz draws one variant per student).
+
+Chapters 2, 3 and 6-18: every chapter from 10 on has a computed question (a BPE merge count, a
+perplexity, ELMo's mix and softmax, GPT-3's size, BERT's labels and size, mean pooling, ALBERT's
+size, a RoPE angle, a GQA cache, an ALiBi slope, the online softmax's sum), and written ones on
+subwords, ELMo, GPT, BERT's masked LM, GQA and FlashAttention.
 """
 
 from __future__ import annotations
@@ -485,13 +493,16 @@ def q11_bigram_perplexity(rng: random.Random) -> Question:
     from lib.ngram import BigramLM
 
     subjects, verbs = ["the cat", "the dog", "a cat", "a dog"], ["sat", "ran", "slept"]
-    train = sorted({f"{rng.choice(subjects)} {rng.choice(verbs)}" for _ in range(rng.randint(3, 5))})
+    train = sorted(
+        {f"{rng.choice(subjects)} {rng.choice(verbs)}" for _ in range(rng.randint(3, 5))}
+    )
     test = rng.choice(train)
     lm = BigramLM(train)
     ppl = lm.perplexity([test])
     tokens = ["<s>"] + test.split() + ["</s>"]
     probs = ", ".join(
-        f"P({html.escape(w)} | {html.escape(v)}) = {lm.prob(w, v):.3g}" for v, w in zip(tokens, tokens[1:])
+        f"P({html.escape(w)} | {html.escape(v)}) = {lm.prob(w, v):.3g}"
+        for v, w in zip(tokens, tokens[1:])
     )
     return Question(
         "q11_bigram_perplexity", "11", "numerical", "Perplexity of a bigram model",
@@ -574,7 +585,9 @@ GPT3 = [("Small", 12, 768), ("Medium", 24, 1024), ("Large", 24, 1536), ("XL", 24
 def _gpt_parameters(V: int, T: int, N: int, D: int) -> int:
     from lib.gpt import GPTConfig, count_parameters
 
-    return count_parameters(GPTConfig(vocab_size=V, block_size=T, n_layer=N, n_head=D // 128, n_embd=D))
+    return count_parameters(
+        GPTConfig(vocab_size=V, block_size=T, n_layer=N, n_head=D // 128, n_embd=D)
+    )
 
 
 def q13_gpt3_parameters(rng: random.Random) -> Question:
@@ -643,7 +656,13 @@ def q14_mlm_labels(rng: random.Random) -> Question:
 
 
 # the compact BERTs of Turc et al. 2019 (and BERT-base): name, layers L, width D
-BERTS = [("Tiny", 2, 128), ("Mini", 4, 256), ("Small", 4, 512), ("Medium", 8, 512), ("Base", 12, 768)]
+BERTS = [
+    ("Tiny", 2, 128),
+    ("Mini", 4, 256),
+    ("Small", 4, 512),
+    ("Medium", 8, 512),
+    ("Base", 12, 768),
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -654,10 +673,14 @@ def _bert_parameters(L: int, D: int) -> tuple[int, int, int]:
     from lib.bert import BertConfig, count_parameters
     from lib.bert_heads import BertLMPredictionHead
 
-    c = BertConfig(hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D)
+    c = BertConfig(
+        hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D
+    )
     V = c.vocab_size
     with torch.device("meta"):
-        head = sum(p.numel() for p in BertLMPredictionHead(c, nn.Embedding(V, D)).parameters()) - V * D
+        head = (
+            sum(p.numel() for p in BertLMPredictionHead(c, nn.Embedding(V, D)).parameters()) - V * D
+        )
     return count_parameters(c), V, head
 
 
@@ -692,7 +715,9 @@ def q15_mean_pooling(rng: random.Random) -> Question:
     import torch.nn.functional as F
 
     while True:
-        h = torch.tensor([[rng.randint(-3, 3) for _ in range(2)] for _ in range(8)], dtype=torch.float64)
+        h = torch.tensor(
+            [[rng.randint(-3, 3) for _ in range(2)] for _ in range(8)], dtype=torch.float64
+        )
         h = h.view(2, 4, 2)  # [B=2, T=4, D=2]: sentence 0 has 3 real tokens and 1 padding
         mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.float64)  # [B, T]
         mean = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)  # [B, D]
@@ -730,9 +755,13 @@ def q15_mean_pooling(rng: random.Random) -> Question:
 def q16_albert_parameters(rng: random.Random) -> Question:
     from lib.albert import AlbertConfig, count_parameters
 
-    name, L, D = rng.choice([("base", 12, 768), ("large", 24, 1024), ("xlarge", 24, 2048), ("xxlarge", 12, 4096)])
+    name, L, D = rng.choice(
+        [("base", 12, 768), ("large", 24, 1024), ("xlarge", 24, 2048), ("xxlarge", 12, 4096)]
+    )
     right = count_parameters(
-        AlbertConfig(hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D)
+        AlbertConfig(
+            hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D
+        )
     )
     return Question(
         "q16_albert_parameters", "16", "numerical", "The size of an ALBERT",
@@ -770,9 +799,19 @@ def q17_rope_angle(rng: random.Random) -> Question:
 def q17_kv_cache(rng: random.Random) -> Question:
     from lib.llama import LlamaConfig, kv_cache_bytes_per_token
 
-    L, (H, Hkv), Dh = rng.choice([16, 28, 32]), rng.choice([(32, 8), (16, 8), (32, 4), (16, 2)]), rng.choice([64, 128])
+    L, (H, Hkv), Dh = (
+        rng.choice([16, 28, 32]),
+        rng.choice([(32, 8), (16, 8), (32, 4), (16, 2)]),
+        rng.choice([64, 128]),
+    )
     T = rng.choice([4096, 8192, 32768, 131072])
-    c = LlamaConfig(hidden_size=H * Dh, num_hidden_layers=L, num_attention_heads=H, num_key_value_heads=Hkv, head_dim=Dh)
+    c = LlamaConfig(
+        hidden_size=H * Dh,
+        num_hidden_layers=L,
+        num_attention_heads=H,
+        num_key_value_heads=Hkv,
+        head_dim=Dh,
+    )
     mib = kv_cache_bytes_per_token(c) * T / 2**20
     return Question(
         "q17_kv_cache", "17", "numerical", "The key/value cache with grouped-query attention",
@@ -1163,6 +1202,7 @@ def markdown(questions: list[Question], key: bool = True) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moodle", type=Path, help="write the bank as Moodle XML")
+    parser.add_argument("--qti", type=Path, help="write the bank as a QTI 1.2 .zip for Canvas")
     parser.add_argument("--markdown", type=Path, help="write a printable paper with its key")
     parser.add_argument("--variants", type=int, default=5)
     parser.add_argument("--seed", default="0", help="the bank's seed (any text)")
@@ -1170,8 +1210,10 @@ def main(argv=None) -> int:
     parser.add_argument("--student", help="one student's paper (one variant per question)")
     parser.add_argument("--no-key", action="store_true", help="the printable paper without its key")
     args = parser.parse_args(argv)
-    if not args.moodle and not args.markdown:
-        parser.error("give --moodle FILE and/or --markdown FILE")
+    if not args.moodle and not args.markdown and not args.qti:
+        parser.error("give --moodle FILE, --qti FILE.zip and/or --markdown FILE")
+    if args.qti and args.qti.suffix != ".zip":
+        parser.error(f"--qti: expected a file ending in .zip, got {args.qti}")
     questions = (
         paper(args.student, args.seed, args.chapters)
         if args.student
@@ -1180,6 +1222,11 @@ def main(argv=None) -> int:
     if args.moodle:
         args.moodle.write_text(moodle_xml(questions))
         print(f"{args.moodle}: {len(questions)} questions (Moodle XML)")
+    if args.qti:
+        import quiz_qti
+
+        quiz_qti.qti_zip(questions, args.qti)
+        print(f"{args.qti}: {len(questions)} questions (QTI 1.2 for Canvas)")
     if args.markdown:  # one paper: without --student, the bank's first variant of each question
         printed = questions if args.student else bank(1, args.seed, args.chapters)
         args.markdown.write_text(markdown(printed, key=not args.no_key))
