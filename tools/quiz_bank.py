@@ -436,11 +436,13 @@ def q10_bpe_tokens(rng: random.Random) -> Question:
     split = ", ".join(f"{w} = {' '.join(s)}" for w, s in steps[-1].segmentation.items())
     return Question(
         "q10_bpe_tokens", "10", "numerical", "Tokens after BPE merges",
-        f"<p>BPE learns {k} merges from the word counts {{{shown}}}, starting from single characters, "
-        "with no end-of-word marker; each merge joins the most frequent pair of adjacent symbols "
-        "(counted over every occurrence of every word), a tie going to the alphabetically smallest "
-        f"pair. After the {k} merges, how many tokens does the whole corpus take ({sum(words.values())} "
-        "words)?</p>",
+        f"<p>BPE learns {k} merges from the word counts {{{shown}}},"
+        " starting from single characters, with no end-of-word marker;"
+        " each merge joins the most frequent pair of adjacent symbols"
+        " (counted over every occurrence of every word),"
+        " a tie going to the alphabetically smallest pair."
+        f" After the {k} merges, how many tokens does the whole corpus take"
+        f" ({sum(words.values())} words)?</p>",
         answer=tokens, tolerance=0, params={"words": words, "k": k},
         feedback=f"<p>The merges: {merges}. The words become {split}; each word's tokens times its "
         f"count: {tokens}.</p>",
@@ -646,11 +648,12 @@ def q14_mlm_labels(rng: random.Random) -> Question:
             break
     return Question(
         "q14_mlm_labels", "14", "multichoice", "How many masked-LM labels",
-        f"<p>A batch holds {B} sequences of {T} tokens, each [CLS] A [SEP] B [SEP] (three special "
-        f"tokens, no padding). BERT's masked-LM corruption chooses each ordinary token with "
-        f"probability {prob:g}, then makes 80% of the chosen tokens [MASK], 10% a random token and "
-        "leaves 10% as they are. On average, how many positions carry a label (not -100) for the "
-        "loss?</p>",
+        f"<p>A batch holds {B} sequences of {T} tokens, each [CLS] A [SEP] B [SEP]"
+        " (three special tokens, no padding)."
+        f" BERT's masked-LM corruption chooses each ordinary token with probability {prob:g},"
+        " then makes 80% of the chosen tokens [MASK], 10% a random token"
+        " and leaves 10% as they are."
+        " On average, how many positions carry a label (not -100) for the loss?</p>",
         choices=choices, params={"B": B, "T": T, "prob": prob},
     )  # fmt: skip
 
@@ -815,10 +818,11 @@ def q17_kv_cache(rng: random.Random) -> Question:
     mib = kv_cache_bytes_per_token(c) * T / 2**20
     return Question(
         "q17_kv_cache", "17", "numerical", "The key/value cache with grouped-query attention",
-        f"<p>A decoder has {L} layers with grouped-query attention: {H} query heads and {Hkv} "
-        f"key/value heads of width D<sub>h</sub> = {Dh}. Its key/value cache holds bfloat16 numbers "
-        f"(2 bytes). How many MiB (2<sup>20</sup> bytes) does the cache take for {T:,} tokens of one "
-        "sequence?</p>",
+        f"<p>A decoder has {L} layers with grouped-query attention:"
+        f" {H} query heads and {Hkv} key/value heads of width D<sub>h</sub> = {Dh}."
+        " Its key/value cache holds bfloat16 numbers (2 bytes)."
+        " How many MiB (2<sup>20</sup> bytes) does the cache take"
+        f" for {T:,} tokens of one sequence?</p>",
         answer=mib, tolerance=0.5, params={"L": L, "H": H, "Hkv": Hkv, "Dh": Dh, "T": T},
         feedback=f"<p>2 (keys and values) &times; {L} layers &times; {Hkv} heads &times; {Dh} &times; "
         f"2 bytes = {kv_cache_bytes_per_token(c):,} bytes a token, times {T:,}, divided by 2<sup>20</sup>: "
@@ -958,8 +962,8 @@ WRITTEN = [
         "handles a word that never occurred in its training text.",
         ["a word vocabulary is huge and still meets unknown words, which become one [UNK] token",
          "characters cover every word but make sequences long and each token carries little meaning",
-         "subwords keep frequent words whole and split a rare or new word into known pieces, so "
-         "nothing is lost"],
+         "subwords keep frequent words whole and split a rare or new word into known pieces,"
+         " so nothing is lost"],
         "Words: the vocabulary grows with the corpus and an unseen word is mapped to [UNK], its "
         "meaning lost. Characters: no unknown word, but sequences several times longer and tokens "
         "with little meaning of their own. BPE and WordPiece learn a fixed-size vocabulary of "
@@ -1027,8 +1031,8 @@ WRITTEN = [
         "q18_flash", "18", "What FlashAttention saves",
         "FlashAttention computes exactly the same attention as the plain formula. What does it avoid "
         "storing, how can the softmax be computed tile by tile, and what does the backward pass keep?",
-        ["the T x T matrix of scores or weights is never stored: memory grows linearly in T, not "
-         "quadratically",
+        ["the T x T matrix of scores or weights is never stored:"
+         " memory grows linearly in T, not quadratically",
          "an online softmax keeps a running maximum m and sum l per query, rescaling the old sum and "
          "output by exp(m_old - m_new) when a tile brings a larger maximum",
          "the backward pass keeps the output and the log-sum-exp L = m + log l of each row and "
