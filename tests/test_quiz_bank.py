@@ -51,7 +51,85 @@ FORMULAS = {
     # lib/transformer.py's count_parameters docstring: base 63,082,496; an encoder layer 3,152,384,
     # a decoder layer 4,204,032
     "q09_total_layers": lambda p: 63_082_496 + (p["N"] - 6) * (3_152_384 + 4_204_032),
+    # chapters 10-18, each from the paper's formula or a hand count, not lib's code path
+    "q10_bpe_tokens": lambda p: _bpe_tokens(p["words"], p["k"]),
+    "q10_pair_score": lambda p: _pair_score(p["words"], tuple(p["pair"])),
+    "q11_bigram_perplexity": lambda p: _bigram_perplexity(p["train"], p["test"]),
+    "q12_scalar_mix": lambda p: p["gamma"] * sum(s * h for s, h in zip(_softmax(p["w"]), p["h"])),
+    "q12_softmax_params": lambda p: p["V"] * (512 + 1),  # V x (H + 1): a weight per input, a bias
+    # GPT-3 (V = 50257, context 2048): embeddings (V + T) D, N blocks of 12 D^2 + 13 D, ln_f 2 D
+    "q13_gpt3_parameters": lambda p: (50257 + 2048) * p["D"]
+    + p["N"] * (12 * p["D"] ** 2 + 13 * p["D"]) + 2 * p["D"],
+    "q14_mlm_labels": lambda p: p["B"] * (p["T"] - 3) * 0.15,  # every chosen ordinary token
+    # words + positions + segments, LayerNorm, L layers of 12 D^2 + 13 D, pooler D^2 + D
+    "q14_bert_parameters": lambda p: (30522 + 512 + 2) * p["D"] + 2 * p["D"]
+    + p["L"] * (12 * p["D"] ** 2 + 13 * p["D"]) + p["D"] ** 2 + p["D"],
+    "q15_mean_pooling": lambda p: _mean_pooled(p["h"]),
+    # embeddings at E = 128 with their LayerNorm, projection E x D + D, ONE layer, pooler
+    "q16_albert_parameters": lambda p: (30000 + 512 + 2) * 128 + 2 * 128 + 128 * p["D"] + p["D"]
+    + 12 * p["D"] ** 2 + 13 * p["D"] + p["D"] ** 2 + p["D"],
+    "q17_rope_angle": lambda p: p["m"] * p["theta"] ** (-2 * p["i"] / p["Dh"]),
+    "q17_kv_cache": lambda p: 2 * p["L"] * p["Hkv"] * p["Dh"] * 2 * p["T"] / 2**20,
+    "q18_alibi_slope": lambda p: _alibi_exponent(p["H"], p["h"]),
+    "q18_online_sum": lambda p: sum(math.exp(x - max(p["x"])) for x in p["x"]),
 }  # fmt: skip
+
+
+def _bpe_tokens(words: dict, k: int) -> int:
+    """Sennrich et al.'s Algorithm 1 by hand: k merges of the most frequent pair (ties: smallest)."""
+    split = {w: list(w) for w in words}
+    for _ in range(k):
+        counts = {}
+        for w, s in split.items():
+            for pair in zip(s, s[1:]):
+                counts[pair] = counts.get(pair, 0) + words[w]
+        best = sorted(counts, key=lambda pair: (-counts[pair], pair))[0]
+        for w, s in split.items():
+            out, i = [], 0
+            while i < len(s):
+                if tuple(s[i : i + 2]) == best:
+                    out.append(s[i] + s[i + 1])
+                    i += 2
+                else:
+                    out.append(s[i])
+                    i += 1
+            split[w] = out
+    return sum(words[w] * len(s) for w, s in split.items())
+
+
+def _pair_score(words: dict, pair: tuple) -> float:
+    pieces = {w: [w[0]] + ["##" + c for c in w[1:]] for w in words}
+    c_ab = sum(n * list(zip(pieces[w], pieces[w][1:])).count(pair) for w, n in words.items())
+    c = lambda x: sum(n * pieces[w].count(x) for w, n in words.items())  # noqa: E731
+    return c_ab / (c(pair[0]) * c(pair[1]))
+
+
+def _bigram_perplexity(train: list, test: str) -> float:
+    pad = lambda s: ["<s>"] + s.split() + ["</s>"]  # noqa: E731
+    bigrams = [b for s in train for b in zip(pad(s), pad(s)[1:])]
+    tokens = pad(test)
+    logs = [
+        math.log(bigrams.count((v, w)) / sum(1 for b in bigrams if b[0] == v))
+        for v, w in zip(tokens, tokens[1:])
+    ]
+    return math.exp(-sum(logs) / len(logs))
+
+
+def _mean_pooled(h: list) -> float:
+    real = h[0][:3]  # sentence 0's three real tokens
+    mean = [sum(v[d] for v in real) / 3 for d in range(2)]
+    return mean[0] / math.hypot(*mean)
+
+
+def _alibi_exponent(H: int, h: int) -> float:
+    """Press et al.: 2^(-8(h+1)/H) for H a power of two; else 2^k's slopes, then every other one
+    of 2^(k+1) heads."""
+    below = 2 ** int(math.log2(H))
+    exponents = [-8 * (j + 1) / below for j in range(below)]
+    exponents += [-8 * (j + 1) / (2 * below) for j in range(0, 2 * below, 2)][: H - below]
+    return exponents[h]
+
+
 NUMERIC = [n for n, f in qb.QUESTIONS.items() if f not in qb.WRITTEN]
 MULTICHOICE = [n for n in NUMERIC if qb.make(n, 0).kind == "multichoice"]
 
@@ -63,7 +141,22 @@ def _number(text: str) -> float:
 def test_every_numeric_question_has_its_formula_here():
     assert set(NUMERIC) == set(FORMULAS)
     chapters = {name[1:3] for name in qb.QUESTIONS}
-    assert {"02", "03", "06", "07", "08", "09"} <= chapters and len(MULTICHOICE) == 6
+    assert {"02", "03", "06", "07", "08", "09"} <= chapters and len(MULTICHOICE) == 13
+    # chapters 10-18 (the transfer-learning half): a computed question each, written ones too
+    assert {f"{c}" for c in range(10, 19)} <= {n[1:3] for n in NUMERIC}
+    written = {f.__name__[1:3] for f in qb.WRITTEN}
+    assert {"10", "12", "13", "14", "17", "18"} <= written
+
+
+@pytest.mark.parametrize("name", [n for n in NUMERIC if n[1:3] >= "10"])
+def test_the_variants_of_a_question_differ(name):
+    variants = [qb.make(name, seed) for seed in SEEDS]
+    drawn = {repr(q.params) for q in variants}
+    answers = {
+        q.answer if q.kind == "numerical" else next(c.text for c in q.choices if c.correct)
+        for q in variants
+    }
+    assert len(drawn) >= 3 and len(answers) >= 3, (drawn, answers)
 
 
 @pytest.mark.parametrize("name", NUMERIC)
@@ -136,7 +229,9 @@ def test_moodle_xml_parses_and_has_what_moodles_importer_reads():
     # one category per question, holding its variants, before them
     categories = [q.find("category/text").text for q in root if q.get("type") == "category"]
     assert len(categories) == len(qb.QUESTIONS) == len(set(categories))
-    assert all(c.startswith("$course$/top/attention-book/ch0") for c in categories)
+    assert all(
+        re.match(r"\$course\$/top/attention-book/ch(0[2-9]|1[0-8])/q", c) for c in categories
+    )
     assert kinds[0] == "category"
     for q in real:
         assert q.find("name/text").text and q.find("questiontext").get("format") == "html"

@@ -1,6 +1,7 @@
-"""A quiz and exam question bank with variants (issue 36, item 7), exported for Moodle.
+"""A quiz and exam question bank with variants (issue 36, item 7), exported for Moodle and Canvas.
 
     python tools/quiz_bank.py --moodle quiz.xml                     # 5 variants of each question
+    python tools/quiz_bank.py --qti quiz.zip --variants 10          # Canvas: a QTI 1.2 package
     python tools/quiz_bank.py --moodle quiz.xml --variants 20 --seed 2027 --chapters 02 03
     python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper and its key
     python tools/quiz_bank.py --markdown exam.md --no-key           # one paper (variant 0), no key
@@ -24,6 +25,13 @@ that takes one *random question* from each category gives each student their own
 format is Moodle's XML question format (docs.moodle.org/en/Moodle_XML_format; its importer,
 question/format/xml/format.php, requires a name and reads questiontext, answer fraction, tolerance,
 single, shuffleanswers, answernumbering, responseformat and graderinfo as written here).
+``--qti`` writes the same questions as an IMS QTI 1.2 package for Canvas (tools/quiz_qti.py says
+how: one question group per question, from which a quiz draws one variant per student).
+
+Chapters 2, 3 and 6-18: every chapter from 10 on has a computed question (a BPE merge count, a
+perplexity, ELMo's mix and softmax, GPT-3's size, BERT's labels and size, mean pooling, ALBERT's
+size, a RoPE angle, a GQA cache, an ALiBi slope, the online softmax's sum), and written ones on
+subwords, ELMo, GPT, BERT's masked LM, GQA and FlashAttention.
 """
 
 from __future__ import annotations
@@ -411,6 +419,472 @@ def q09_total_layers(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+# --- chapter 10 ---------------------------------------------------------------------------------------------
+
+_WORDS = ["low", "lower", "lowest", "newer", "newest", "wider", "widest", "slow"]
+
+
+def q10_bpe_tokens(rng: random.Random) -> Question:
+    from lib.bpe import bpe_steps
+
+    words = {w: rng.randint(1, 9) for w in sorted(rng.sample(_WORDS, 4))}
+    k = rng.choice([2, 3, 4])
+    steps = bpe_steps(words, k, end_of_word=None)
+    tokens = sum(words[w] * len(s) for w, s in steps[-1].segmentation.items())
+    merges = ", ".join(f"{a} + {b} ({s.count} times)" for s in steps for a, b in [s.pair])
+    shown = ", ".join(f"{w}: {c}" for w, c in words.items())
+    split = ", ".join(f"{w} = {' '.join(s)}" for w, s in steps[-1].segmentation.items())
+    return Question(
+        "q10_bpe_tokens", "10", "numerical", "Tokens after BPE merges",
+        f"<p>BPE learns {k} merges from the word counts {{{shown}}},"
+        " starting from single characters, with no end-of-word marker;"
+        " each merge joins the most frequent pair of adjacent symbols"
+        " (counted over every occurrence of every word),"
+        " a tie going to the alphabetically smallest pair."
+        f" After the {k} merges, how many tokens does the whole corpus take"
+        f" ({sum(words.values())} words)?</p>",
+        answer=tokens, tolerance=0, params={"words": words, "k": k},
+        feedback=f"<p>The merges: {merges}. The words become {split}; each word's tokens times its "
+        f"count: {tokens}.</p>",
+    )  # fmt: skip
+
+
+def q10_pair_score(rng: random.Random) -> Question:
+    from collections import Counter
+
+    from lib.bpe import pair_counts
+    from lib.wordpiece import wordpiece_split
+
+    while True:
+        words = {w: rng.randint(1, 9) for w in sorted(rng.sample(_WORDS, 4))}
+        pieces = {w: wordpiece_split(w) for w in words}
+        c_pair = pair_counts(pieces, words)
+        c_piece = Counter()
+        for w, p in pieces.items():
+            for x in p:
+                c_piece[x] += words[w]
+        a, b = rng.choice(sorted(c_pair))
+        c_ab, c_a, c_b = c_pair[a, b], c_piece[a], c_piece[b]
+        m = "lib.exercises.ch10", "check_pair_score"
+        choices = _choices(
+            f"{c_ab / (c_a * c_b):.4f}",
+            [
+                (f"{c_ab}", (*m, "is c_ab, the count of the pair")),
+                (f"{c_ab / c_a:.4f}", (*m, "You divided c_ab by one count only")),
+                (f"{c_ab / c_b:.4f}", (*m, "You divided c_ab by one count only")),
+            ],
+            f"<p>c<sub>ab</sub> / (c<sub>a</sub> c<sub>b</sub>) = {c_ab} / ({c_a} &times; {c_b}), "
+            "each occurrence weighted by its word's count.</p>",
+        )  # fmt: skip
+        if choices and _far_apart(choices):
+            break
+    shown = ", ".join(f"{' '.join(pieces[w])}: {c}" for w, c in words.items())
+    return Question(
+        "q10_pair_score", "10", "multichoice", "WordPiece's pair score",
+        f"<p>A dictionary split into WordPiece pieces, with each word's count: {shown}. "
+        f"What is the score c<sub>ab</sub> / (c<sub>a</sub> c<sub>b</sub>) of the pair ({a}, {b}), "
+        "with every count weighted by its word's count?</p>",
+        choices=choices, params={"words": words, "pair": [a, b]},
+    )  # fmt: skip
+
+
+# --- chapter 11 ---------------------------------------------------------------------------------------------
+
+
+def q11_bigram_perplexity(rng: random.Random) -> Question:
+    from lib.ngram import BigramLM
+
+    subjects, verbs = ["the cat", "the dog", "a cat", "a dog"], ["sat", "ran", "slept"]
+    train = sorted(
+        {f"{rng.choice(subjects)} {rng.choice(verbs)}" for _ in range(rng.randint(3, 5))}
+    )
+    test = rng.choice(train)
+    lm = BigramLM(train)
+    ppl = lm.perplexity([test])
+    tokens = ["<s>"] + test.split() + ["</s>"]
+    probs = ", ".join(
+        f"P({html.escape(w)} | {html.escape(v)}) = {lm.prob(w, v):.3g}"
+        for v, w in zip(tokens, tokens[1:])
+    )
+    return Question(
+        "q11_bigram_perplexity", "11", "numerical", "Perplexity of a bigram model",
+        f"<p>A bigram model is estimated by counting (maximum likelihood, no smoothing) on the "
+        f"sentences {'; '.join(repr(s) for s in train)}, each read as &lt;s&gt; w<sub>1</sub> ... "
+        f"w<sub>n</sub> &lt;/s&gt;. What is its perplexity on the sentence '{test}' (its words and "
+        "&lt;/s&gt; are predicted)? Give two decimals.</p>",
+        answer=round(ppl, 2), tolerance=0.006, params={"train": train, "test": test},
+        feedback=f"<p>{probs}; perplexity = exp(&minus;mean ln P) over the {len(tokens) - 1} "
+        f"predicted tokens = {ppl:.4f}.</p>",
+    )  # fmt: skip
+
+
+# --- chapter 12 ---------------------------------------------------------------------------------------------
+
+
+def q12_scalar_mix(rng: random.Random) -> Question:
+    from lib.elmo import ScalarMix
+
+    h = [rng.randint(-3, 3) for _ in range(3)]
+    w = [rng.randint(-1, 2) for _ in range(3)]
+    gamma = rng.choice([0.5, 1.0, 2.0])
+    mix = ScalarMix(3, gamma).double()
+    with torch.no_grad():
+        mix.scalar_parameters.copy_(torch.tensor(w, dtype=torch.float64))
+        value = mix(torch.tensor(h, dtype=torch.float64)[:, None]).item()  # [N, 1] -> [1]
+        s = mix.weights.tolist()
+    return Question(
+        "q12_scalar_mix", "12", "numerical", "ELMo's mix of the layers",
+        f"<p>ELMo mixes a token's three layers h<sub>0</sub>, h<sub>1</sub>, h<sub>2</sub> as "
+        "&gamma; &Sigma;<sub>j</sub> s<sub>j</sub> h<sub>j</sub> with s = softmax(w). One coordinate "
+        f"of the three layers is h = {h}; the task learned w = {w} and &gamma; = {gamma:g}. What is "
+        "that coordinate of the ELMo vector? Give three decimals.</p>",
+        answer=round(value, 3), tolerance=0.0015, params={"h": h, "w": w, "gamma": gamma},
+        feedback=f"<p>s = softmax({w}) = {[round(x, 3) for x in s]}; {gamma:g} &times; "
+        f"&Sigma; s<sub>j</sub> h<sub>j</sub> = {value:.4f}.</p>",
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=None)
+def _elmo_softmax(V: int) -> int:
+    from lib.elmo import ELMoConfig, count_parameters
+
+    config = ELMoConfig(vocab_size=V, hidden_dim=512, cell_dim=4096, n_layers=2)
+    return count_parameters(config) - count_parameters(config, softmax=False)
+
+
+def q12_softmax_params(rng: random.Random) -> Question:
+    V = rng.choice([10_000, 50_000, 100_000, 250_000, 793_471])
+    right = _elmo_softmax(V)
+    m = "lib.exercises.ch12", "check_elmo_size"
+    choices = _choices(
+        f"{right:,}",
+        [
+            (f"{V * 512:,}", (*m, "counts the weights, one per (word, input number) pair, but not the biases")),
+            (f"{V * 4097:,}", (*m, "the softmax reads the LSTM's output after its projection")),
+            (f"{V * 1025:,}", (*m, "counts about twice too many parameters")),
+        ],
+        f"<p>One softmax, shared by the two directions, reads H = 512 numbers: a weight per (word, "
+        f"input) pair and a bias per word, V(H + 1) = {V:,} &times; 513.</p>",
+    )  # fmt: skip
+    return Question(
+        "q12_softmax_params", "12", "multichoice", "The size of ELMo's softmax",
+        f"<p>ELMo's biLM has LSTMs of 4096 cells whose output is projected to H = 512 numbers in each "
+        f"direction, and a full softmax over a vocabulary of V = {V:,} words, shared by the forward "
+        "and the backward language model. How many parameters does the softmax layer add?</p>",
+        choices=choices, params={"V": V},
+    )  # fmt: skip
+
+
+# --- chapter 13 ---------------------------------------------------------------------------------------------
+
+# GPT-3's models (Brown et al. 2020, Table 2.1): name, n_layer N, width D (13B left out: its
+# d_model 5140 is not 40 heads of 128)
+GPT3 = [("Small", 12, 768), ("Medium", 24, 1024), ("Large", 24, 1536), ("XL", 24, 2048),
+        ("2.7B", 32, 2560), ("6.7B", 32, 4096), ("175B", 96, 12288)]  # fmt: skip
+
+
+@functools.lru_cache(maxsize=None)
+def _gpt_parameters(V: int, T: int, N: int, D: int) -> int:
+    from lib.gpt import GPTConfig, count_parameters
+
+    return count_parameters(
+        GPTConfig(vocab_size=V, block_size=T, n_layer=N, n_head=D // 128, n_embd=D)
+    )
+
+
+def q13_gpt3_parameters(rng: random.Random) -> Question:
+    name, N, D = rng.choice(GPT3)
+    V, T = 50257, 2048
+    right = _gpt_parameters(V, T, N, D)
+    block = (right - (V + T) * D - 2 * D) // N
+    m = "lib.exercises.ch13", "check_gpt3_size"
+    choices = _choices(
+        f"{right:,}",
+        [
+            (f"{12 * N * D * D:,}", (*m, "is 12 N D^2 alone")),
+            (f"{right + V * D:,}", (*m, "counts the token embedding twice")),
+            (f"{right - (N - 1) * block:,}", (*m, "has one block")),
+        ],
+        f"<p>{N} blocks of {block:,} (12D<sup>2</sup> weights and 13D biases and LayerNorm "
+        f"numbers), the token and position embeddings (V + T)D = {(V + T) * D:,} and the final "
+        "LayerNorm 2D; the output layer is tied to the token embedding.</p>",
+    )  # fmt: skip
+    return Question(
+        "q13_gpt3_parameters", "13", "multichoice", "The size of a GPT-3 model",
+        f"<p>GPT-3 {name} is a GPT-2-shaped decoder with N = {N} blocks of width D = {D}, a "
+        f"vocabulary of V = {V:,} tokens and a context of T = {T:,} learned positions; the output "
+        "layer reuses the token embedding. Counting every weight, bias and LayerNorm parameter as "
+        "the book's GPT does, how many parameters has it?</p>",
+        choices=choices, params={"N": N, "D": D},
+    )  # fmt: skip
+
+
+# --- chapter 14 ---------------------------------------------------------------------------------------------
+
+
+def q14_mlm_labels(rng: random.Random) -> Question:
+    import inspect
+
+    from lib.pretraining_data import mask_tokens
+
+    prob = inspect.signature(mask_tokens).parameters["prob"].default  # BERT's 0.15
+    while True:
+        B, T = rng.choice([8, 16, 32, 64]), rng.choice([32, 64, 128, 256])
+        ordinary = T - 3  # [CLS] A [SEP] B [SEP]: three special tokens a row
+        m = "lib.exercises.ch14", "check_mask_for_mlm"
+        fmt = lambda v: f"{v:.1f}"  # noqa: E731
+        choices = _choices(
+            fmt(B * ordinary * prob),
+            [
+                (fmt(B * ordinary * prob * 0.8), (*m, "only the [MASK] positions carry a label")),
+                (fmt(B * ordinary * prob * 0.9), (*m, "only the tokens you replaced ([MASK] or a random id) carry a label")),
+                (fmt(B * T * prob), (*m, "you chose special tokens")),
+                (fmt(B * T), (*m, "every position has a label")),
+            ],
+            f"<p>Every chosen token gets a label, whatever it became ([MASK], a random token or "
+            f"itself): {prob:g} of the {B} &times; {ordinary} ordinary tokens.</p>",
+        )  # fmt: skip
+        if choices and _far_apart(choices):
+            break
+    return Question(
+        "q14_mlm_labels", "14", "multichoice", "How many masked-LM labels",
+        f"<p>A batch holds {B} sequences of {T} tokens, each [CLS] A [SEP] B [SEP]"
+        " (three special tokens, no padding)."
+        f" BERT's masked-LM corruption chooses each ordinary token with probability {prob:g},"
+        " then makes 80% of the chosen tokens [MASK], 10% a random token"
+        " and leaves 10% as they are."
+        " On average, how many positions carry a label (not -100) for the loss?</p>",
+        choices=choices, params={"B": B, "T": T, "prob": prob},
+    )  # fmt: skip
+
+
+# the compact BERTs of Turc et al. 2019 (and BERT-base): name, layers L, width D
+BERTS = [
+    ("Tiny", 2, 128),
+    ("Mini", 4, 256),
+    ("Small", 4, 512),
+    ("Medium", 8, 512),
+    ("Base", 12, 768),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _bert_parameters(L: int, D: int) -> tuple[int, int, int]:
+    """Bert's count, the vocabulary V, and the masked-LM head's own parameters (its tied E not counted)."""
+    from torch import nn
+
+    from lib.bert import BertConfig, count_parameters
+    from lib.bert_heads import BertLMPredictionHead
+
+    c = BertConfig(
+        hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D
+    )
+    V = c.vocab_size
+    with torch.device("meta"):
+        head = (
+            sum(p.numel() for p in BertLMPredictionHead(c, nn.Embedding(V, D)).parameters()) - V * D
+        )
+    return count_parameters(c), V, head
+
+
+def q14_bert_parameters(rng: random.Random) -> Question:
+    name, L, D = rng.choice(BERTS)
+    right, V, head = _bert_parameters(L, D)
+    m = "lib.exercises.ch14", "check_medium_size"
+    choices = _choices(
+        f"{right:,}",
+        [
+            (f"{right - D * D - D:,}", (*m, "leaves out the pooler")),
+            (f"{right + head:,}", (*m, "includes the masked-LM head of pretraining")),
+            (f"{right + V * D:,}", (*m, "counts the word embeddings twice")),
+        ],
+        f"<p>The embeddings ({V:,} + 512 + 2) &times; {D} and their LayerNorm, {L} layers of "
+        f"12D<sup>2</sup> weights with their biases and two LayerNorms, and the pooler D<sup>2</sup> + D; "
+        "no pretraining head.</p>",
+    )  # fmt: skip
+    return Question(
+        "q14_bert_parameters", "14", "multichoice", "The size of a BERT",
+        f"<p>BERT-{name} has L = {L} layers of width D = {D} (feed-forward 4D), BERT's vocabulary of "
+        f"{V:,} WordPiece tokens, 512 positions and 2 segments. How many parameters has the encoder "
+        "with its pooler (the book's Bert, no pretraining heads)?</p>",
+        choices=choices, params={"L": L, "D": D},
+    )  # fmt: skip
+
+
+# --- chapter 15 ---------------------------------------------------------------------------------------------
+
+
+def q15_mean_pooling(rng: random.Random) -> Question:
+    import torch.nn.functional as F
+
+    while True:
+        h = torch.tensor(
+            [[rng.randint(-3, 3) for _ in range(2)] for _ in range(8)], dtype=torch.float64
+        )
+        h = h.view(2, 4, 2)  # [B=2, T=4, D=2]: sentence 0 has 3 real tokens and 1 padding
+        mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.float64)  # [B, T]
+        mean = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)  # [B, D]
+        if (mean.norm(dim=-1) == 0).any() or (mean.norm(dim=0) == 0).any():
+            continue
+        right = F.normalize(mean, dim=-1)[0, 0].item()
+        m = "lib.exercises.ch15", "check_embed"
+        choices = _choices(
+            f"{right:.3f}",
+            [
+                (f"{mean[0, 0].item():.3f}", (*m, "you took the right mean but did not scale it to length 1")),
+                (f"{F.normalize(h.mean(1), dim=-1)[0, 0].item():.3f}", (*m, "Use the attention_mask, in the model and in the mean")),
+                (f"{F.normalize(mean, dim=0)[0, 0].item():.3f}", (*m, "you normalized over the sentences (dim 0)")),
+            ],
+            f"<p>The mean of sentence 0's three real vectors is {[round(x, 3) for x in mean[0].tolist()]}; "
+            "divided by its length it is the sentence vector.</p>",
+        )  # fmt: skip
+        if choices and _far_apart(choices):
+            break
+    rows = lambda b: ", ".join(str([int(x) for x in v]) for v in h[b].tolist())  # noqa: E731
+    return Question(
+        "q15_mean_pooling", "15", "multichoice", "A sentence vector by mean pooling",
+        "<p>A batch of two sentences, padded to 4 tokens, comes out of a pretrained encoder with "
+        f"last-layer vectors (D = 2): sentence 0: {rows(0)} (its last position is padding, "
+        f"attention_mask [1, 1, 1, 0]); sentence 1: {rows(1)} (no padding). The sentence vector is "
+        "the mean of the last layer's vectors over the real tokens, scaled to length 1. What is the "
+        "first coordinate of sentence 0's vector?</p>",
+        choices=choices, params={"h": h.tolist()},
+    )  # fmt: skip
+
+
+# --- chapter 16 ---------------------------------------------------------------------------------------------
+
+
+def q16_albert_parameters(rng: random.Random) -> Question:
+    from lib.albert import AlbertConfig, count_parameters
+
+    name, L, D = rng.choice(
+        [("base", 12, 768), ("large", 24, 1024), ("xlarge", 24, 2048), ("xxlarge", 12, 4096)]
+    )
+    right = count_parameters(
+        AlbertConfig(
+            hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D
+        )
+    )
+    return Question(
+        "q16_albert_parameters", "16", "numerical", "The size of an ALBERT",
+        f"<p>ALBERT-{name}'s shape: L = {L} layers of width D = {D} (feed-forward 4D), one layer's "
+        "weights shared by all L, factorized embeddings of width E = 128 (30,000 tokens, 512 "
+        "positions, 2 segments, a LayerNorm) projected to D by a linear layer with bias, and BERT's "
+        "pooler. How many parameters has it (encoder and pooler, no heads)?</p>",
+        answer=right, tolerance=0, params={"L": L, "D": D},
+        feedback=f"<p>Embeddings (30,000 + 512 + 2) &times; 128 + 2 &times; 128, projection "
+        f"128 &times; {D} + {D}, ONE layer 12D<sup>2</sup> + 13D, pooler D<sup>2</sup> + D: "
+        f"{right:,}, whatever L is.</p>",
+    )  # fmt: skip
+
+
+# --- chapter 17 ---------------------------------------------------------------------------------------------
+
+
+def q17_rope_angle(rng: random.Random) -> Question:
+    from lib.rope import rope_frequencies
+
+    Dh, theta = rng.choice([64, 128]), rng.choice([10_000, 500_000])
+    i, m = rng.randint(1, 6), rng.randint(2, 500)
+    angle = m * rope_frequencies(Dh, float(theta))[i].item()
+    return Question(
+        "q17_rope_angle", "17", "numerical", "A RoPE rotation angle",
+        f"<p>RoPE with head width D<sub>h</sub> = {Dh} and &theta; = {theta:,} turns pair i of a query "
+        f"or key at position m by the angle m &omega;<sub>i</sub>, &omega;<sub>i</sub> = "
+        f"&theta;<sup>&minus;2i/D<sub>h</sub></sup>. By how many radians (not reduced modulo 2&pi;) is "
+        f"pair i = {i} at position m = {m} turned? Give three decimals.</p>",
+        answer=round(angle, 3), tolerance=0.0015, params={"Dh": Dh, "theta": theta, "i": i, "m": m},
+        feedback=f"<p>{m} &times; {theta:,}<sup>&minus;{2 * i}/{Dh}</sup> = {angle:.4f}.</p>",
+    )  # fmt: skip
+
+
+def q17_kv_cache(rng: random.Random) -> Question:
+    from lib.llama import LlamaConfig, kv_cache_bytes_per_token
+
+    L, (H, Hkv), Dh = (
+        rng.choice([16, 28, 32]),
+        rng.choice([(32, 8), (16, 8), (32, 4), (16, 2)]),
+        rng.choice([64, 128]),
+    )
+    T = rng.choice([4096, 8192, 32768, 131072])
+    c = LlamaConfig(
+        hidden_size=H * Dh,
+        num_hidden_layers=L,
+        num_attention_heads=H,
+        num_key_value_heads=Hkv,
+        head_dim=Dh,
+    )
+    mib = kv_cache_bytes_per_token(c) * T / 2**20
+    return Question(
+        "q17_kv_cache", "17", "numerical", "The key/value cache with grouped-query attention",
+        f"<p>A decoder has {L} layers with grouped-query attention:"
+        f" {H} query heads and {Hkv} key/value heads of width D<sub>h</sub> = {Dh}."
+        " Its key/value cache holds bfloat16 numbers (2 bytes)."
+        " How many MiB (2<sup>20</sup> bytes) does the cache take"
+        f" for {T:,} tokens of one sequence?</p>",
+        answer=mib, tolerance=0.5, params={"L": L, "H": H, "Hkv": Hkv, "Dh": Dh, "T": T},
+        feedback=f"<p>2 (keys and values) &times; {L} layers &times; {Hkv} heads &times; {Dh} &times; "
+        f"2 bytes = {kv_cache_bytes_per_token(c):,} bytes a token, times {T:,}, divided by 2<sup>20</sup>: "
+        f"{mib:g} MiB (the {H} query heads do not count).</p>",
+    )  # fmt: skip
+
+
+# --- chapter 18 ---------------------------------------------------------------------------------------------
+
+
+def q18_alibi_slope(rng: random.Random) -> Question:
+    from lib.alibi import alibi_slopes
+
+    H = rng.choice([4, 6, 8, 12, 16])
+    h = rng.randrange(H)
+    exponent = math.log2(alibi_slopes(H)[h].item())
+    return Question(
+        "q18_alibi_slope", "18", "numerical", "An ALiBi slope",
+        f"<p>ALiBi gives head h of H heads a slope s<sub>h</sub>; for H a power of two, "
+        "s<sub>h</sub> = 2<sup>&minus;8(h+1)/H</sup> (h counted from 0), and otherwise, as in the "
+        "released code, the 2<sup>k</sup> slopes of the largest power of two 2<sup>k</sup> below H "
+        "come first, then every other slope of 2<sup>k+1</sup> heads (the 1st, 3rd, ...) until there "
+        f"are H. For H = {H}, head h = {h}'s slope is 2<sup>x</sup>: what is x? Give three decimals.</p>",
+        answer=round(exponent, 3), tolerance=0.0015, params={"H": H, "h": h},
+        feedback=f"<p>The slopes' exponents for H = {H}: "
+        f"{[round(math.log2(s), 3) for s in alibi_slopes(H).tolist()]}.</p>",
+    )  # fmt: skip
+
+
+def q18_online_sum(rng: random.Random) -> Question:
+    from lib.flash import online_softmax
+
+    while True:
+        x = [rng.randint(-3, 4) for _ in range(4)]
+        run = online_softmax(torch.tensor(x, dtype=torch.float64), block=2)
+        m, total = run.maximum.item(), run.total.item()
+        m1, l1 = (v.item() for v in run.steps[0])
+        l2 = sum(math.exp(v - max(x[2:])) for v in x[2:])  # the second tile alone
+        c = "lib.exercises.ch18", "check_running_max_and_sum"
+        choices = _choices(
+            f"{total:.3f}",
+            [
+                (f"{m + math.log(total):.3f}", (*c, "your l is the log-sum-exp m + log l")),
+                (f"{math.log(total):.3f}", (*c, "your l is the logarithm of the sum")),
+                (f"{l1 + l2:.3f}", (*c, "check that each block's terms are taken against the new maximum")),
+            ],
+            f"<p>After the first tile m = {m1:g}, l = {l1:.4f}. After the second, m = {m:g}: the old "
+            f"sum is multiplied by e<sup>{m1:g} &minus; {m:g}</sup> and each new term is "
+            f"e<sup>x<sub>j</sub> &minus; {m:g}</sup>, so l = &Sigma;<sub>j</sub> "
+            f"e<sup>x<sub>j</sub> &minus; {m:g}</sup> = {total:.4f}.</p>",
+        )  # fmt: skip
+        if choices and _far_apart(choices):
+            break
+    return Question(
+        "q18_online_sum", "18", "multichoice", "The online softmax's running sum",
+        f"<p>The online softmax reads the scores x = {x} in two tiles of two, keeping a running "
+        "maximum m and a running sum l = &Sigma;<sub>j</sub> e<sup>x<sub>j</sub> &minus; m</sup> over "
+        "the scores read so far. What is l after both tiles?</p>",
+        choices=choices, params={"x": x},
+    )  # fmt: skip
+
+
 # --- written questions (essay), with the grader's criteria ---------------------------------------------
 
 
@@ -481,6 +955,93 @@ WRITTEN = [
         "Its gradients stay well-scaled, and it trains stably without the learning-rate warm-up "
         "post-LN needs (Xiong et al. 2020).",
     ),
+    _essay(
+        "q10_subwords", "10", "Why subword tokens",
+        "A word-level vocabulary and a character-level one both have a problem that subword "
+        "tokenization (BPE, WordPiece) solves. Name each problem, and say how a subword vocabulary "
+        "handles a word that never occurred in its training text.",
+        ["a word vocabulary is huge and still meets unknown words, which become one [UNK] token",
+         "characters cover every word but make sequences long and each token carries little meaning",
+         "subwords keep frequent words whole and split a rare or new word into known pieces,"
+         " so nothing is lost"],
+        "Words: the vocabulary grows with the corpus and an unseen word is mapped to [UNK], its "
+        "meaning lost. Characters: no unknown word, but sequences several times longer and tokens "
+        "with little meaning of their own. BPE and WordPiece learn a fixed-size vocabulary of "
+        "frequent pieces: common words stay one token, a new word is split into pieces it has seen "
+        "(down to characters), so every word can be written.",
+    ),
+    _essay(
+        "q12_contextual", "12", "What ELMo adds to word vectors",
+        "A word2vec vector and an ELMo vector for the word \"bank\": what differs between the two, "
+        "where does ELMo's vector come from, and how does a downstream task use it?",
+        ["word2vec gives a word one vector, whatever its sentence; ELMo's depends on the whole sentence",
+         "ELMo's vectors are the layers of a bidirectional language model (a forward and a backward "
+         "LSTM LM) trained on unlabelled text",
+         "the task keeps the biLM frozen and learns a weighted mix of its layers (softmax weights and "
+         "a scale gamma), added to its own input"],
+        "word2vec's table has one vector per word, the same in \"river bank\" and \"bank loan\". ELMo "
+        "runs a biLM pretrained as a language model in both directions over the sentence, so each "
+        "token's layers depend on its context. A task freezes the biLM and learns "
+        "gamma * sum_j s_j h_j, s = softmax(w), a task-specific mix of the layers, as an extra input.",
+    ),
+    _essay(
+        "q13_pretrain_finetune", "13", "GPT's pretraining and fine-tuning",
+        "Describe GPT's two stages: what it is trained on first, with which loss, and how the same "
+        "model is then used for a labelled task such as classification.",
+        ["pretraining: a Transformer decoder (causal self-attention) trained as a language model, "
+         "the next token's cross-entropy, on a large unlabelled corpus (books)",
+         "fine-tuning: the input gets a start and an end (extract) token, a new linear layer reads "
+         "the last token's final hidden state, and every weight is trained further on the labels",
+         "the last token because under the causal mask it alone has seen the whole input; the "
+         "language model's loss can be added to the task's loss"],
+        "GPT is first trained to predict the next token on unlabelled books, a causal decoder with "
+        "the language model's cross-entropy. For a task the input gets a start and an extract token, "
+        "a new linear layer reads the last token's final state (the only one that has seen every "
+        "token under the causal mask), and the whole model is fine-tuned, the paper adding the "
+        "language model's own loss.",
+    ),
+    _essay(
+        "q14_mask_recipe", "14", "BERT's masked language model",
+        "Why can BERT not be trained as a left-to-right language model, what does it predict instead, "
+        "and why does it not replace every chosen token by [MASK]?",
+        ["with full (bidirectional) attention each position could read the next word and copy it",
+         "BERT chooses 15% of the tokens and predicts the original token at those positions only, "
+         "from both sides (a cloze task)",
+         "[MASK] never occurs after pretraining, so 80% become [MASK], 10% a random token, 10% stay: "
+         "the model must represent every token, not only act at [MASK]"],
+        "A bidirectional encoder sees every position, so a next-word objective is solved by copying "
+        "(loss near 0, nothing learned). BERT hides 15% of the tokens and predicts them from their "
+        "left and right context. Since fine-tuning inputs contain no [MASK], only 80% of the chosen "
+        "tokens become [MASK], 10% a random word and 10% stay, all of them labelled.",
+    ),
+    _essay(
+        "q17_gqa", "17", "Grouped-query attention",
+        "What does grouped-query attention change in a decoder's attention layer, what does it save "
+        "at generation time, and what is multi-query attention?",
+        ["several query heads share one key/value head: H query heads, Hkv < H key/value heads",
+         "the key/value cache stores only the Hkv heads, H / Hkv times smaller (fewer key/value "
+         "weights too); the queries are unchanged",
+         "multi-query attention is the extreme Hkv = 1; multi-head attention is Hkv = H"],
+        "Queries keep their H heads, but keys and values have only Hkv heads, each read by a group of "
+        "H / Hkv query heads. The cache, which holds keys and values of every past token in every "
+        "layer, shrinks by H / Hkv (Llama 3.1 8B: 8 key/value heads for 32 query heads, 4 times). "
+        "Hkv = 1 is multi-query attention.",
+    ),
+    _essay(
+        "q18_flash", "18", "What FlashAttention saves",
+        "FlashAttention computes exactly the same attention as the plain formula. What does it avoid "
+        "storing, how can the softmax be computed tile by tile, and what does the backward pass keep?",
+        ["the T x T matrix of scores or weights is never stored:"
+         " memory grows linearly in T, not quadratically",
+         "an online softmax keeps a running maximum m and sum l per query, rescaling the old sum and "
+         "output by exp(m_old - m_new) when a tile brings a larger maximum",
+         "the backward pass keeps the output and the log-sum-exp L = m + log l of each row and "
+         "recomputes each tile's weights"],
+        "Q, K and V are read in tiles; each query keeps its running maximum, sum and output "
+        "accumulator, rescaled when the maximum grows, and divides once at the end: no T x T matrix, "
+        "memory linear in T. The backward pass recomputes the weights of each tile as exp(S - L) "
+        "from the saved log-sum-exp L, instead of storing them.",
+    ),
 ]  # fmt: skip
 
 QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
@@ -488,7 +1049,10 @@ QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
     for f in [
         q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight, q06_causal_pairs,
         q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
-        q08_last_wavelength, q09_encoder_layer, q09_total_layers,
+        q08_last_wavelength, q09_encoder_layer, q09_total_layers, q10_bpe_tokens, q10_pair_score,
+        q11_bigram_perplexity, q12_scalar_mix, q12_softmax_params, q13_gpt3_parameters,
+        q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q16_albert_parameters,
+        q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
     ]
 }  # fmt: skip
 QUESTIONS.update({f.__name__: f for f in WRITTEN})
@@ -642,6 +1206,7 @@ def markdown(questions: list[Question], key: bool = True) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moodle", type=Path, help="write the bank as Moodle XML")
+    parser.add_argument("--qti", type=Path, help="write the bank as a QTI 1.2 .zip for Canvas")
     parser.add_argument("--markdown", type=Path, help="write a printable paper with its key")
     parser.add_argument("--variants", type=int, default=5)
     parser.add_argument("--seed", default="0", help="the bank's seed (any text)")
@@ -649,8 +1214,10 @@ def main(argv=None) -> int:
     parser.add_argument("--student", help="one student's paper (one variant per question)")
     parser.add_argument("--no-key", action="store_true", help="the printable paper without its key")
     args = parser.parse_args(argv)
-    if not args.moodle and not args.markdown:
-        parser.error("give --moodle FILE and/or --markdown FILE")
+    if not args.moodle and not args.markdown and not args.qti:
+        parser.error("give --moodle FILE, --qti FILE.zip and/or --markdown FILE")
+    if args.qti and args.qti.suffix != ".zip":
+        parser.error(f"--qti: expected a file ending in .zip, got {args.qti}")
     questions = (
         paper(args.student, args.seed, args.chapters)
         if args.student
@@ -659,6 +1226,11 @@ def main(argv=None) -> int:
     if args.moodle:
         args.moodle.write_text(moodle_xml(questions))
         print(f"{args.moodle}: {len(questions)} questions (Moodle XML)")
+    if args.qti:
+        import quiz_qti
+
+        quiz_qti.qti_zip(questions, args.qti)
+        print(f"{args.qti}: {len(questions)} questions (QTI 1.2 for Canvas)")
     if args.markdown:  # one paper: without --student, the bank's first variant of each question
         printed = questions if args.student else bank(1, args.seed, args.chapters)
         args.markdown.write_text(markdown(printed, key=not args.no_key))
