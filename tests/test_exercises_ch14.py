@@ -298,3 +298,14 @@ def test_check_medium_size_says_nothing_of_precision_to_a_share_written_far_off(
 def test_check_medium_size_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch14.check_medium_size(*args)
+
+
+def test_the_layers_only_message_leaves_the_embeddings_to_count():
+    """It names what to add, not the sum the exercise asks the student to work out (reader s10)."""
+    with pytest.raises(ExerciseFailed) as caught:
+        ch14.check_medium_size(12 * 8 * 512**2, None)
+    message = str(caught.value)
+    assert "counts the 8 layers only" in message and "LayerNorm" in message
+    assert (
+        f"{ch14.MEDIUM_EMBEDDINGS:,}" not in message and str(ch14.MEDIUM_EMBEDDINGS) not in message
+    )

@@ -410,7 +410,7 @@ def _check_medium_params(medium_params: Any) -> None:
         blocks = 12 * _N * _D**2
         if _near(v, blocks) or _near(v, _N * MEDIUM_LAYER):
             fail(
-                f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: {_V:,} words, {_P} positions and 2 segments, each a vector of {_D} numbers: {MEDIUM_EMBEDDINGS:,} with their LayerNorm."
+                f"medium_params = {v:,.0f} counts the {_N} layers only. Add the embeddings: {_V:,} words, {_P} positions and 2 segments, each a vector of {_D} numbers, and the LayerNorm that follows their sum."
             )
         if _near(v, MEDIUM_PARAMS + _V * _D):
             fail(
