@@ -50,3 +50,17 @@ def test_every_exercise_heading_has_a_title():
             assert title and title.count("$") % 2 == 0, (chapter, ex.number, title)
     first = notes.exercises("03")[0]
     assert not first.title and notes.heading_title(first).startswith("In a Transformer, queries")
+
+
+def test_a_partial_verdict_names_the_cases_as_a_pass_does():
+    """One part right and another still to write: the right part's cases are 'practice' in the
+    reader's kernel too (first reader s11, chapter 8: 'all 4 hidden cases' beside a pass's 'practice')."""
+    from lib.exercises import ch08
+    from lib.positional import sinusoidal_encoding
+
+    def my_sinusoidal(max_len, d_model):
+        return sinusoidal_encoding(max_len, d_model).clone()
+
+    verdict = ch08.check_sinusoidal(my_sinusoidal, None)
+    assert verdict.status == "not attempted", verdict
+    assert "practice cases" in verdict.message and "hidden" not in verdict.message

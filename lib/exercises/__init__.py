@@ -204,6 +204,8 @@ def checker(exercise: str) -> Callable:
                 message = check(*args, **kwargs)
             except _NotAttempted as e:
                 message, part = (*e.args, None)[:2]
+                # a part right, another still to write: its cases are named as a pass names them
+                message = case_wording(message)
                 crash = _cell_above_crashed()
                 if crash:  # the answer is missing because the reader's cell stopped: say why
                     raise ExerciseFailed(
