@@ -50,6 +50,9 @@ def test_cases_are_called_unseen_only_where_they_are_private(monkeypatch, tmp_pa
     deletes one) is graded on its practice cases, which the students' package holds, and says so."""
     assert all((ROOT / "grading" / f"ch{p.stem[:2]}.py").exists() for p in CHAPTERS)
     assert "on cases you do not see" in _exercises_text("14")
+    # the book itself says the reader's checker runs on practice cases that it names (first readers s11)
+    book = (ROOT / "notebooks" / "14_bert.ipynb").read_text()
+    assert "cases you do not see" not in book and "practice cases of its own" in book
     empty = tmp_path / "book"
     (empty / "grading").mkdir(parents=True)
     monkeypatch.setattr(make_course, "ROOT", empty)

@@ -85,7 +85,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = "https://attention-book.github.io/attention-book/"
 # A chapter without grading material (grading/chNN.py) is graded on its practice cases, which the
 # students' package holds: its notebook does not call them cases the student does not see
-UNSEEN = re.compile(r"on\s+cases\s+you\s+do\s+not\s+see")
+# What the book's exercises say of the checker's cases (the reader's package holds them: first
+# readers s11, "cases you do not see" beside a pass that names them), and what a course says: its
+# grader's private cases, or where a chapter has none, the practice cases, which the grader uses too.
+BOOK_CASES = re.compile(
+    r"on\s+practice\s+cases\s+of\s+its\s+own,\s+which\s+it\s+names\s+when\s+you\s+pass,"
+)
+UNSEEN = "on cases you do not see"
 PRACTICE = "on cases of its own (its practice cases, which the grader uses too)"
 BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
@@ -736,8 +742,7 @@ def _finished(cells: list, chapter: str) -> list:
     for cell in cells:
         if cell.cell_type == "markdown":
             cell.source = course_markdown(cell.source)
-            if public:
-                cell.source = UNSEEN.sub(PRACTICE, cell.source)
+            cell.source = BOOK_CASES.sub(PRACTICE if public else UNSEEN, cell.source)
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if (
