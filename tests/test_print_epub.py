@@ -183,3 +183,34 @@ def test_the_epub_has_a_cover_a_description_and_a_contributor(tmp_path):
     with Image.open(tmp_path / "_images" / "book-cover.png") as cover:
         assert cover.size == (1600, 2400)
     assert add_cover_and_metadata(tmp_path, out) == out  # once
+
+
+def test_code_lines_hang_as_well_formed_blocks():
+    """tools/print_book.py cuts a code block into lines (a Pygments token that spans lines closed and
+    opened again), each in a block that hangs HANG_CHARS characters right of its own indentation."""
+    from bs4 import BeautifulSoup
+
+    from tools.print_book import HANG_CHARS, _hang_wrapped_code, hanging_lines
+
+    code = (
+        '<span class="k">def</span> f(x):\n    <span class="sd">"""one\n    two"""</span>\n\n'
+        "        return x &lt; 2\n"
+    )
+    lines = hanging_lines(code)
+    assert [indent for indent, _ in lines] == [0, 4, 4, 0, 8, 0]
+    assert lines[2][1] == '<span class="sd">    two"""</span>'  # the string's span opened again
+    soup = BeautifulSoup(f"<div><pre>{code}</pre></div>", "html.parser")
+    _hang_wrapped_code(soup)
+    blocks = soup.select("pre > span.book-line")
+    assert len(blocks) == 5  # the newline that ends the block makes no empty line
+    assert [b.get_text() for b in blocks] == [
+        "def f(x):",
+        '    """one',
+        '    two"""',
+        " ",
+        "        return x < 2",
+    ]
+    assert (
+        blocks[4]["style"] == f"padding-left: {8 + HANG_CHARS}ch; text-indent: -{8 + HANG_CHARS}ch"
+    )
+    assert "\n" not in soup.pre.decode_contents()  # the blocks, not newlines, make the lines

@@ -639,6 +639,7 @@ def _fix_xhtml(
     _drop_scripts(soup)
     _note_live_figures(soup)
     _fit_wide_tables(soup)
+    _hang_wrapped_code(soup)
     reword_for_print(soup)
     up = "../" * (len(page.parts) - 1)  # from the page to the book's root
 
@@ -759,6 +760,77 @@ def _note_live_figures(soup) -> None:
             note = soup.new_tag("p", attrs={"class": "book-live-print"})
             note.string = LIVE_NOTE
             live.append(note)
+
+
+# A wrapped line of code goes on this many characters right of its own indentation (issue 33: wrapped
+# at the column's edge, a line's continuation started at the left margin, where it read as a line of
+# its own, less indented than the block it belongs to).
+HANG_CHARS = 4
+_TAG = re.compile(r"(<[^>]+>)")
+
+
+def hanging_lines(html_text: str) -> list[tuple[int, str]]:
+    """The lines of a ``<pre>``'s inner HTML, each with the number of spaces it starts with and its
+    HTML, every tag open at a line's end closed there and opened again on the next line (a string
+    token of Pygments' can span lines), so that each line is a well-formed fragment."""
+    lines: list[tuple[int, str]] = []
+    stack: list[tuple[str, str]] = []  # open tags: (name, start tag)
+    current: list[str] = []
+    text: list[str] = []
+
+    def end_line() -> None:
+        current.extend(f"</{name}>" for name, _ in reversed(stack))
+        plain = html.unescape("".join(text))
+        lines.append((len(plain) - len(plain.lstrip(" ")), "".join(current)))
+        current[:] = [start for _, start in stack]
+        text.clear()
+
+    for token in _TAG.split(html_text):
+        if not token:
+            continue
+        if token.startswith("</"):
+            stack.pop()
+            current.append(token)
+        elif token.startswith("<"):
+            if not token.endswith("/>"):
+                stack.append((re.match(r"<([\w-]+)", token).group(1), token))
+            current.append(token)
+        else:
+            pieces = token.split("\n")
+            for i, piece in enumerate(pieces):
+                if i:
+                    end_line()
+                current.append(piece)
+                text.append(piece)
+    end_line()
+    return lines
+
+
+def _hang_wrapped_code(soup) -> None:
+    """Each line of a code block or printed output in a block of its own that hangs: where the
+    reader's column wraps it, the rest goes HANG_CHARS characters right of the line's indentation
+    (book-epub.css wraps code; CSS alone cannot indent a wrapped line by its own leading spaces).
+    An empty line keeps its height with one space."""
+    from bs4 import BeautifulSoup
+
+    for pre in soup.find_all("pre"):
+        lines = hanging_lines(pre.decode_contents())
+        if len(lines) > 1 and not _TAG.sub("", lines[-1][1]):
+            lines.pop()  # after the newline that ends the block
+        out = []
+        for indent, line in lines:
+            hang = indent + HANG_CHARS
+            if not _TAG.sub("", line):
+                line += " "
+            out.append(
+                f'<span class="book-line" style="padding-left: {hang}ch; text-indent: -{hang}ch">'
+                f"{line}</span>"
+            )
+        # parsed inside a <pre>, where the parser keeps a line's leading spaces as they are
+        lined = BeautifulSoup(f"<pre>{''.join(out)}</pre>", "html.parser").pre
+        pre.clear()
+        for child in list(lined.contents):
+            pre.append(child.extract())
 
 
 # columns that a 6-inch reader's column holds only in smaller text (book-epub.css: table.book-wide),

@@ -49,6 +49,28 @@ const pictures = count('img');
 // a picture at least as wide as the column, shown narrower (the browser's 40 px figure margins)
 const narrowed = pictures.filter(i => i.naturalWidth >= W * 0.95 && i.getBoundingClientRect().width < W * 0.9);
 const svgs = [...document.querySelectorAll('.math-svg > svg')];  // not the radicals' own, inside
+// a line of code the column wraps: where its first piece starts, and its other pieces
+const wrapped = [];
+for (const line of document.querySelectorAll('pre span.book-line')) {
+  const range = document.createRange();
+  range.selectNodeContents(line);
+  const rects = [...range.getClientRects()].filter(r => r.width > 0);
+  const top = Math.min(...rects.map(r => r.top));
+  const rest = rects.filter(r => r.top > top + 2);
+  if (rest.length) {
+    const indent = line.textContent.length - line.textContent.trimStart().length;
+    wrapped.push({
+      text: line.textContent.slice(0, 50), indent: indent,
+      first: Math.min(...rects.filter(r => r.top <= top + 2).map(r => r.left)),
+      rest: Math.min(...rest.map(r => r.left)),
+    });
+  }
+}
+const probe = document.createElement('span');
+probe.textContent = '0'.repeat(10);
+(code[0] || document.body).appendChild(probe);  // a code block that is shown
+const charWidth = probe.getBoundingClientRect().width / 10;
+probe.remove();
 return {
   width: window.innerWidth, column: W,
   page: document.documentElement.scrollWidth,
@@ -59,6 +81,7 @@ return {
   pictures: pictures.length, cut_pictures: pictures.filter(cut).map(describe),
   narrowed: narrowed.map(i => `${Math.round(i.getBoundingClientRect().width)} px: ${i.alt.slice(0, 50)}`),
   unlabelled: svgs.filter(s => !(s.getAttribute('aria-label') || '').trim()).length,
+  wrapped: wrapped, char_width: charWidth,
   svgs: svgs.length,
   text: document.body.innerText,
 };
@@ -115,3 +138,16 @@ def test_no_web_only_text(pages):
 def test_every_equation_is_named_by_its_tex(pages):
     for chapter, page in pages.items():
         assert page["svgs"] > 20 and page["unlabelled"] == 0, (chapter, page["unlabelled"])
+
+
+def test_a_wrapped_line_of_code_goes_on_right_of_its_own_indentation(pages):
+    """Wrapped at the column's edge, a line's continuation hangs four characters right of where the
+    line's own text starts (tools/print_book.py: HANG_CHARS), so it cannot be read as a line of its
+    own, less indented than its block."""
+    for chapter, page in pages.items():
+        assert len(page["wrapped"]) > 20, f"{chapter}: only {len(page['wrapped'])} wrapped lines"
+        width = page["char_width"]
+        assert 4 < width < 12, width
+        for line in page["wrapped"]:
+            starts = line["first"] + line["indent"] * width
+            assert line["rest"] >= starts + 3.5 * width, (chapter, line)
