@@ -97,7 +97,7 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
         )
     if expect_bool(learns_task, "learns_task"):
         fail(
-            "learns_task: no. With one head, each query has one distribution of weight, and the task asks for two different tokens (the previous one and the partner): a single distribution could only split its weight between them, and training does not find such a split. Train it and look with relation_weights: which lookup does the single head choose, and which digit stays at chance?"
+            "learns_task: no, your prediction is not what training gives. Train it with the same call to fit and look with relation_weights: where does the single head put its weight, and which digit stays at chance?"
         )
     return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
 
