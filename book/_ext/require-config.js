@@ -3,5 +3,10 @@
 (function () {
   var here = document.currentScript.src;
   var vendor = here.slice(0, here.lastIndexOf("/") + 1);
-  require.config({ paths: { "@jupyter-widgets/html-manager/dist": vendor + "html-manager" } });
+  // waitSeconds 0: no load timeout. RequireJS gives up on a module after 7 s by default, and on a
+  // slow phone or a busy machine d3 (for bertviz's views) can take longer, leaving an empty view.
+  require.config({
+    paths: { "@jupyter-widgets/html-manager/dist": vendor + "html-manager" },
+    waitSeconds: 0,
+  });
 })();
