@@ -249,3 +249,12 @@ def test_the_mistakes_are_told_apart():
     values = [ch10.cased_tokens_per_word()] + [v for v, _ in ch10._cased_mistakes()]
     gaps = [abs(a - b) for i, a in enumerate(values) for b in values[i + 1 :]]
     assert min(gaps) > 2 * ch10.CASED_TOLERANCE
+
+
+def test_the_joined_string_message_names_the_pair_of_the_failing_case():
+    """Not a generic example: the merge and the text where replacing text goes wrong (reader 10 s11)."""
+    merges = [("a", "a"), ("a", "</w>"), ("a", "a</w>")]
+    assert ch10._joined_replace("aaa", merges) != ch10.replay_reference("aaa", merges)
+    message = ch10._joined_replace_message("aaa", merges)
+    assert "at the merge ('a', 'a</w>') the text 'aa a</w>' contains 'a a</w>'" in message
+    assert "'ba b'" not in message

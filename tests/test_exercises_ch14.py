@@ -276,6 +276,10 @@ MEDIUM_WRONG = [
     ((None, 38.4), "looks like a percentage"),
     ((None, 0.218), "BERT-base's share"),
     ((None, 0.6), "is not it"),
+    # embeddings over the rest, and the generic message: a hint, not the formula (reader 14 s11)
+    ((None, 15_891_456 / 25_481_728), "compares the embeddings with the rest of the model"),
+    ((None, 0.6236), "compares the embeddings with the rest of the model"),
+    ((None, 0.6), "what is the share a fraction of?"),
 ]
 
 

@@ -294,6 +294,18 @@ def _joined_replace(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return text.split()
 
 
+def _joined_replace_message(word: str, merges: list[tuple[str, str]]) -> str:
+    """The first merge at which replacing text goes wrong on this case, named with its own symbols."""
+    symbols = list(word) + [END_OF_WORD]
+    for a, b in merges:
+        text, merged = " ".join(symbols), _merge(symbols, (a, b))
+        if text.replace(f"{a} {b}", a + b).split() != merged:
+            where = f"at the merge ({a!r}, {b!r}) the text {text!r} contains {a + ' ' + b!r}"
+            return f"you replaced text in the symbols joined with spaces: {where}, but no symbol {a!r} stands before a symbol {b!r} there. Work on the list of symbols, not on a string."
+        symbols = merged
+    return "you replaced text in the symbols joined with spaces. Work on the list of symbols, not on a string."
+
+
 def _no_marker(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return apply_bpe(word, merges, end_of_word=None)
 
@@ -307,7 +319,7 @@ def _reversed_order(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return _replay_from(list(word) + [END_OF_WORD], merges[::-1])
 
 
-_MISTAKES: list[tuple[Callable, str]] = [
+_MISTAKES: list[tuple[Callable, str | Callable]] = [
     (
         _no_marker,
         "your pieces have no end-of-word marker. Start from list(word) + ['</w>']: the merges were learned with it (they include pairs such as ('a', '</w>')).",
@@ -330,7 +342,7 @@ _MISTAKES: list[tuple[Callable, str]] = [
     ),
     (
         _joined_replace,
-        "you replaced text in the symbols joined with spaces. Two neighbouring symbols can contain the text 'a b' without being the pair (a, b): 'ba b' does. Work on the list of symbols, not on a string.",
+        _joined_replace_message,
     ),
 ]
 
@@ -374,6 +386,8 @@ def check_replay(replay: Any) -> str:
             )
         for mistake, message in _MISTAKES:
             if result == mistake(word, list(merges)):
+                if callable(message):
+                    message = message(word, list(merges))
                 fail(f"on the case {case} you returned {result}, expected {expected}: {message}")
         fail(
             f"on the case {case} you returned {result}, expected {expected}. Follow one merge at a time on this case: which merge makes your symbols differ from the expected ones?"

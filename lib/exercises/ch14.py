@@ -367,6 +367,8 @@ SHARE_MISTAKES = {
     / MEDIUM_PARAMS,
     "leaves out 2 x 512 = 1,024 of them: the LayerNorm of the embeddings (a gain and a bias) or the "
     "2 segment vectors": (MEDIUM_EMBEDDINGS - LAYER_NORM) / MEDIUM_PARAMS,
+    "compares the embeddings with the rest of the model; the share is a fraction of the whole "
+    "model": MEDIUM_EMBEDDINGS / (MEDIUM_PARAMS - MEDIUM_EMBEDDINGS),
 }
 
 
@@ -478,7 +480,7 @@ def _check_embedding_share(embedding_share: Any) -> None:
                 f"embedding_share = {shown} is BERT-base's share (22%). BERT-Medium is narrower: its embeddings shrink like d, its layers like d^2, so their share grows."
             )
         fail(
-            f"embedding_share = {shown} is not it: divide the embeddings' parameters, (30,522 + 512 + 2) x {_D} and a LayerNorm, by the total.{precision}"
+            f"embedding_share = {shown} is not it: which tables (and which normalization) make up the embeddings, and what is the share a fraction of?{precision}"
         )
 
 
