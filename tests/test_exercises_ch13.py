@@ -293,12 +293,16 @@ def test_check_first_word_accepts_the_prediction_and_the_measurement():
     assert ch13.check_first_word("c", 0.48).passed and ch13.check_first_word("c", 0.52).passed
     assert ch13.check_first_word(None, None).status == "not attempted"
     assert ch13.check_first_word("c", None).status == "not attempted"
+    # a prediction alone is not judged, right or wrong: the letters cannot be tried in turn
+    for prediction in ("a", "b", "c"):
+        result = ch13.check_first_word(prediction, None)
+        assert result.status == "not attempted" and "right" not in result.message
     assert ch13.check_first_word(None, 0.478).status == "not attempted"
 
 
 FIRST_WORD_WRONG = [
     (("a", 0.478), 'first_word_prediction = "a"'),
-    (("b", None), 'first_word_prediction = "b"'),
+    (("b", 0.522), 'first_word_prediction = "b"'),
     (("chance", 0.478), 'one of the letters "a", "b" or "c"'),
     ((0.5, 0.478), 'one of the letters "a", "b" or "c"'),
     # too few decimals to be a measurement: the issue, 0.5 passed without running

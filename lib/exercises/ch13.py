@@ -127,7 +127,7 @@ _TOP_P_MISTAKES = [
     ),
     (
         "sorted",
-        "your result is in sorted order (largest first). Put each probability back at its token's index: scatter the kept values with the `order` that `sort` returned.",
+        "your result is in sorted order (largest first). Put each probability back at its token's index: scatter the kept values back with the indices that `sort` returned.",
     ),
     (
         "mask in sorted order",
@@ -475,7 +475,9 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
     reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
     constant answer (a run whose training settles on the other label); a value written to two decimals is
     accepted when it is one of them rounded (0.48, 0.52), and 0.522 is told that its run gave the minority
-    label everywhere. A wrong prediction is told where to look, not why;
+    label everywhere. The prediction is judged only once a measurement that agrees is written, so
+    that the letters cannot be tried in turn before running anything. A wrong prediction is told
+    where to look, not why;
     a value with fewer than two decimals (0.5, which cannot tell the measurement from chance) is asked for
     more, 1.0 is told which experiment gives it (a head on the padded last position), and the share of
     label 0 among the training sentences (0.56) is told to measure on the test sentences."""
@@ -483,19 +485,17 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
         not_attempted(
             'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
         )
-    if first_word_prediction is not None:
-        _check_first_word_choice(first_word_prediction)
-    other_label_only = False
-    if first_word_accuracy is not None:
-        other_label_only = _check_first_word_accuracy(first_word_accuracy)
+    # the prediction is judged only beside a measurement: otherwise the letters could be tried in turn
+    if first_word_accuracy is None:
+        not_attempted(
+            "now run the experiment and write the accuracy it measures (first_word_accuracy): your prediction is checked together with it."
+        )
+    other_label_only = _check_first_word_accuracy(first_word_accuracy)
     if first_word_prediction is None:
         not_attempted(
             'your first_word_accuracy is the measurement; now write the prediction you made before running (first_word_prediction: "a", "b" or "c").'
         )
-    if first_word_accuracy is None:
-        not_attempted(
-            "your prediction is right; now run the experiment and write the accuracy it measures (first_word_accuracy)."
-        )
+    _check_first_word_choice(first_word_prediction)
     if other_label_only:
         return f"right: chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer. Your run settled on label 1, the minority label of its training sentences ({1 - TRAIN_MAJORITY:.0%} of them), and scores {1 - FIRST_WORD_ACCURACY:.1%} on the test sentences; with the chapter's seeds the head settles on the majority label, 0, and scores {FIRST_WORD_ACCURACY:.1%}. Either way it is one answer for every sentence."
     return f"right: chance level, {FIRST_WORD_ACCURACY:.1%} with the chapter's seeds. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."
