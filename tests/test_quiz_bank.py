@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib
 import math
+import random
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -251,6 +252,13 @@ def test_moodle_xml_parses_and_has_what_moodles_importer_reads():
             assert q.get("type") == "essay" and q.find("responseformat").text == "editor"
             info = q.find("graderinfo/text").text
             assert "Rubric, 3 points" in info and info.count("<li>") == 3
+            # the model answer is the graders' only: Moodle shows general feedback to the student
+            # after the attempt (lecturer review s11, M8)
+            model = next(
+                f for f in qb.WRITTEN if q.find("idnumber").text.startswith(f.__name__ + "-")
+            )
+            shown = q.find("generalfeedback/text").text or ""
+            assert model(random.Random(0)).model[:40] not in shown, shown
     assert sum(q.get("type") == "essay" for q in real) == len(qb.WRITTEN)
 
 

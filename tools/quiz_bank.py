@@ -1127,7 +1127,9 @@ def moodle_xml(questions: list[Question]) -> str:
         el = ET.SubElement(quiz, "question", {"type": q.kind})
         _text(el, "name", f"{q.title} (seed {q.seed})", None)
         _text(el, "questiontext", q.text)
-        _text(el, "generalfeedback", q.feedback or q.model and f"<p>{html.escape(q.model)}</p>")
+        # an essay's model answer goes to the graders only (graderinfo, below): Moodle shows general
+        # feedback to the student after the attempt (lecturer review s11, M8)
+        _text(el, "generalfeedback", q.feedback)
         # an essay is out of its rubric's points (one a criterion), as the grader reads them
         points = len(q.criteria) if q.kind == "essay" else 1
         ET.SubElement(el, "defaultgrade").text = str(points)
