@@ -64,3 +64,16 @@ def test_a_partial_verdict_names_the_cases_as_a_pass_does():
     verdict = ch08.check_sinusoidal(my_sinusoidal, None)
     assert verdict.status == "not attempted", verdict
     assert "practice cases" in verdict.message and "hidden" not in verdict.message
+
+
+def test_the_grader_takes_several_students_after_one_option():
+    """Lecturer review s11, M3: `--student mallory alice` stopped with 'unrecognized arguments'."""
+    import grade_course
+
+    parser = grade_course._parser()
+    assert parser.parse_args(["02", "--student", "mallory", "alice"]).student == [
+        "mallory",
+        "alice",
+    ]
+    assert parser.parse_args(["02", "--student", "a*", "--student", "b"]).student == ["a*", "b"]
+    assert parser.parse_args(["02"]).student == []

@@ -1,7 +1,7 @@
 """Grade a chapter of the course where no student's code can reach the verdict (issue 36):
 
     python tools/grade_course.py 02_attention_as_soft_lookup              # the course in ./course
-    python tools/grade_course.py 06_self_attention --course DIR --student alice --student bob
+    python tools/grade_course.py 06_self_attention --course DIR --student alice bob
 
 Run it in place of the autograding step of nbgrader (``nbgrader autograde``): nbgrader stays the
 course's tool (its gradebook, Formgrader, ``generate_feedback``, ``export``), only the points of the
@@ -1836,9 +1836,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--student",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
-        help="only these students: ids or globs such as 'a*' (repeat)",
+        help="only these students: ids or globs such as 'a*' (--student a b, or repeated)",
     )
     parser.add_argument(
         "--time-limit", type=float, default=10, help="seconds per call of a student's function"
