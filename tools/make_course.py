@@ -454,9 +454,9 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     The criteria come from the chapter's model answer. One with a paragraph per question answers
     them in order: paragraph i goes under question i. Otherwise each of its sentences goes to the
     part whose question shares the most words with it (a sentence sharing none stays with the part
-    before). If
-    every part gets a sentence, the rubric lists them under their questions; if not, the model
-    answer does not split by question, and the rubric gives it whole under the list of parts."""
+    before). If every part gets a sentence, the rubric lists them under their questions; if not,
+    the model answer does not split by question, and the rubric gives it whole under the list of
+    parts."""
     asked = parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
@@ -467,9 +467,8 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         # one paragraph per question, in order: the model answer splits itself (lecturer review s9,
         # M5: by shared words, chapter 9's reason went under the part that does not ask for it)
         groups = [_sentences(p) for p in paragraphs]
-        paragraphs = []
-    for paragraph in paragraphs:
-        for sentence in _sentences(paragraph):
+    else:
+        for sentence in (s for paragraph in paragraphs for s in _sentences(paragraph)):
             shared = [len(key & _words(sentence)) for key in keys]
             if max(shared) > 0:
                 k = shared.index(max(shared))
