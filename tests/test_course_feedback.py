@@ -171,3 +171,57 @@ def test_the_teachers_page_estimates_the_weekly_written_grading(course):
     # tests/test_course_facts.py holds the parts, the weekly hours and the peak weeks
     assert f"The 18 chapters ask {written} of them, but you grade their rubrics' parts" in page
     assert f"a week over the {weeks} weeks" in page
+
+
+def test_feedback_of_a_submission_outside_the_exchange_goes_back_through_the_lms(tmp_path):
+    """A submission put in submitted/ by hand or by zip_collect has no submission_secret.txt (and
+    no timestamp.txt, unless zip_collect's plugin gives a time): nbgrader release_feedback stops at
+    it (FileNotFoundError) and releases no one after it. The
+    grader's output names such students and gives the release command that leaves them out, which
+    releases everyone else's feedback (lecturer review s11, S1)."""
+    import subprocess
+
+    import grade_course
+
+    chapter = CH2
+    for student, through_exchange in [("amira", True), ("bo", False), ("chen", True)]:
+        for top in ("submitted", "feedback"):
+            folder = tmp_path / top / student / chapter
+            folder.mkdir(parents=True)
+            if through_exchange:  # what nbgrader submit writes, and generate_feedback copies
+                (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+                (folder / "submission_secret.txt").write_text(f"secret-of-{student}")
+        (tmp_path / "feedback" / student / chapter / f"{chapter}.html").write_text(student)
+    assert grade_course.outside_exchange(tmp_path, chapter) == ["bo"]
+    advice = grade_course.release_advice(tmp_path, chapter)
+    assert "came without the exchange (1:" in advice and "through your LMS: bo" in advice
+    command = advice.split("\n  ", 1)[1].split()
+    assert command == [
+        "nbgrader",
+        "release_feedback",
+        chapter,
+        "--CourseDirectory.student_id_exclude=bo",
+    ]
+    nbgrader = str(Path(sys.executable).with_name("nbgrader"))
+    options = [
+        f"--CourseDirectory.root={tmp_path}",
+        "--CourseDirectory.course_id=course",
+        f"--Exchange.root={tmp_path / 'exchange'}",
+    ]
+    (tmp_path / "exchange").mkdir()
+    released = tmp_path / "exchange" / "course" / "feedback"
+    plain = subprocess.run(
+        [nbgrader, "release_feedback", chapter, *options], capture_output=True, text=True
+    )
+    said = plain.stdout + plain.stderr
+    assert plain.returncode != 0 and "No such file" in said and f"feedback/bo/{chapter}" in said
+    for f in released.glob("*.html"):
+        f.unlink()
+    run = subprocess.run([nbgrader, *command[1:], *options], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert sorted(f.read_text() for f in released.glob("*.html")) == ["amira", "chen"]
+    # every submission outside the exchange: nothing to release there
+    for student in ("amira", "chen"):
+        (tmp_path / "submitted" / student / chapter / "submission_secret.txt").unlink()
+    advice = grade_course.release_advice(tmp_path, chapter)
+    assert advice.endswith("do not run nbgrader release_feedback") and "amira, bo, chen" in advice

@@ -73,6 +73,7 @@ import builtins
 import contextlib
 import datetime
 import fnmatch
+import glob
 import importlib
 import importlib.util
 import inspect
@@ -1792,6 +1793,38 @@ def main(argv=None) -> int:
     return 0
 
 
+def outside_exchange(course: Path, chapter: str) -> list[str]:
+    """The students whose submission of ``chapter`` did not come through nbgrader's exchange (put in
+    ``submitted/`` by hand or by ``zip_collect``): it has no ``submission_secret.txt``, which
+    ``nbgrader release_feedback`` needs to release their feedback (it stops with a
+    FileNotFoundError at the first such student, and releases no one after them)."""
+    return sorted(
+        folder.parent.name
+        for folder in (course / "submitted").glob(f"*/{glob.escape(chapter)}")
+        if folder.is_dir() and not (folder / "submission_secret.txt").exists()
+    )
+
+
+def release_advice(course: Path, chapter: str) -> str | None:
+    """What to run to give feedback back when some submissions came without the exchange."""
+    outside = outside_exchange(course, chapter)
+    if not outside:
+        return None
+    lms = (
+        f"came without the exchange ({len(outside)}: no submission_secret.txt, so nbgrader "
+        f"release_feedback cannot release their feedback and would stop at the first of them): "
+        f"return feedback/<student>/{chapter}/{chapter}.html to each through your LMS: "
+        + ", ".join(outside)
+    )
+    folders = [p for p in (course / "submitted").glob(f"*/{glob.escape(chapter)}") if p.is_dir()]
+    if len(outside) == len(folders):
+        return lms + "; do not run nbgrader release_feedback"
+    return (
+        f"{lms}; release the others' through the exchange with\n  nbgrader release_feedback "
+        f"{chapter} --CourseDirectory.student_id_exclude={','.join(outside)}"
+    )
+
+
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
     """What the teacher must look at after a grading run: late-looking submissions, answers to
     review by hand, possible copies, and notebooks nbgrader refused."""
@@ -1821,6 +1854,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             "notebook in submitted/ and grade them again with --student): "
             + ", ".join(sorted(REFUSED))
         )
+    advice = release_advice(course, chapter)
+    if advice:
+        print(advice)
 
 
 def _parser() -> argparse.ArgumentParser:
