@@ -26,6 +26,15 @@ IMPORTED = [
     # a checker's private function computes the values it compares with (lecturer review s9)
     "from lib.exercises import ch02\nvalues = ch02._values()\nnew_item = values[6]",
     "from lib.exercises.ch02 import _values\nv = _values()",
+    # the package's source read as text, the path not spelled out (lecturer review s11, S2)
+    "import re, torch\nsrc = open(torch.__file__[:-17] + 'li' + 'b/exer' + 'cises/ch13.py').read()\n"
+    "gpt3_params = int(re.search(r'GPT3_PARAMS = ([0-9_]+)', src)[1])",
+    "from pathlib import Path\nsrc = next(Path('/').rglob('ch13.py')).read_text()",
+    "import glob\nsrc = [p for p in glob.glob('/**/ch1?.py', recursive=True)]",
+    "import subprocess\nout = subprocess.run(['grep', '-r', 'GPT3_PARAMS', '/'], capture_output=True)",
+    "import lib.viz as v\nconstants = v.attention_heatmap.__globals__",
+    "gpt3_params = eval('__imp' + 'ort__(\"lib.exer\" \"cises.ch13\").GPT3_PARAMS')",
+    "import inspect, lib.viz\ngpt3_params = inspect.getsource(lib.viz)",
 ]
 OWN = [
     "gpt3_params = 174_604_259_328\nembedding_share = 0.00368",  # typed: a prediction may be
@@ -82,7 +91,7 @@ def test_no_worked_solution_of_the_course_is_flagged(tmp_path):
     import make_course
     import nbformat
 
-    make_course.write_course(tmp_path / "c", ["04", "06", "11", "12", "13", "15"])
+    make_course.write_course(tmp_path / "c", [])  # every chapter
     answers = 0
     for path in sorted((tmp_path / "c" / "source").glob("*/*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -90,4 +99,4 @@ def test_no_worked_solution_of_the_course_is_flagged(tmp_path):
             if cell.cell_type == "code" and "answer" in grade_id:
                 answers += 1
                 assert grade_course.checker_module_use(cell.source) is None, (path.name, grade_id)
-    assert answers >= 6
+    assert answers >= 40

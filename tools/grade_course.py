@@ -289,6 +289,46 @@ def _package_bindings(tree: ast.AST) -> dict[str, str]:
     return bound
 
 
+# what reads files or code objects rather than computing (lecturer review s11, S2: a prediction read
+# as text from the installed package's source, lib/exercises/chNN.py, got full marks unflagged); no
+# worked solution does any of it (tests/test_course_checker_constants.py)
+READING_MODULES = ("subprocess", "inspect", "linecache", "pkgutil", "glob", "shutil", "site")
+READING_CALLS = {"open", "exec", "eval", "compile", "vars", "globals", "locals"}
+READING_METHODS = {
+    "read_text", "read_bytes", "getsource", "getsourcelines", "getsourcefile", "getfile",
+    "get_data", "popen", "system", "listdir", "scandir", "walk", "iterdir", "glob", "rglob",
+    "getlines", "files", "read_binary", "open_text", "open_binary", "open",
+}  # fmt: skip
+READING_ATTRIBUTES = {
+    "__file__", "__spec__", "__loader__", "__path__", "__globals__", "__code__", "__closure__",
+    "__builtins__", "__dict__", "co_consts",
+}  # fmt: skip
+
+
+def _reads_files(node: ast.AST) -> str | None:
+    """The words of ``node`` if it reads files, runs a program or looks inside code objects: an
+    import of such a module, ``open(...)`` or ``eval(...)``, ``.read_text()`` and its kin, or a
+    dunder attribute that leads to a module's file or a function's constants."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name.split(".")[0] in READING_MODULES:
+                return f"import {alias.name}"
+    elif isinstance(node, ast.ImportFrom):
+        if (node.module or "").split(".")[0] in READING_MODULES:
+            return f"from {node.module} import ..."
+    elif isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in READING_CALLS:
+            return f"{func.id}(...)"
+        if isinstance(func, ast.Attribute) and func.attr in READING_METHODS:
+            return f"{ast.unparse(func)}(...)"
+    elif isinstance(node, ast.Attribute) and node.attr in READING_ATTRIBUTES:
+        return ast.unparse(node)
+    elif isinstance(node, ast.Name) and node.id in READING_ATTRIBUTES:
+        return node.id
+    return None
+
+
 def checker_module_use(source: str, earlier: str = "") -> str | None:
     """What in an answer cell takes a value from the checkers' package, ``lib.exercises``, whose
     constants hold the answers (lecturer review r4, problem 3: ``ch13.GPT3_PARAMS``), or imports a
@@ -307,6 +347,9 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
         bound.update(_package_bindings(ast.parse(transform(earlier))))
     bound.update(_package_bindings(tree))
     for node in ast.walk(tree):
+        found = _reads_files(node)
+        if found:
+            return found
         if isinstance(node, ast.Import) and any(a.name.startswith("importlib") for a in node.names):
             return "import importlib"
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("importlib"):
@@ -372,8 +415,9 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     result.review = True
     result.message = (
         f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
-        "(lib.exercises), whose constants hold the answers; an answer may not use them, so it gets 0 "
-        f"until the teacher grades it. The grader's verdict ({result.score:g} of {result.points:g} "
+        "(lib.exercises), whose constants hold the answers, or reads files or code (the checkers' "
+        "source among them) instead of computing; an answer may not, so it gets 0 until the "
+        f"teacher grades it. The grader's verdict ({result.score:g} of {result.points:g} "
         f"points without it): {result.message}"
     )
     result.score = 0.0
