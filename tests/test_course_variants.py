@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,13 +127,39 @@ def test_a_neighbours_numbers_are_wrong():
     with as_student("bob"):
         bob = ch09.parameter_variant()
         assert bob != alice
+        # the checker names whose numbers an answer is right for (lecturer review s11, S3)
+        for k, name in enumerate(["vocab", None, "n_layers"]):
+            if name is None or alice[name] == bob[name]:
+                continue
+            one = [None, None, None]
+            one[k] = copied[k]
+            words = {"vocab": "a vocabulary of {:,}", "n_layers": "N = {}"}[name]
+            said = f"is the answer for {words.format(alice[name])} (another student's numbers); "
+            said += f"yours are {words.format(bob[name])}"
+            with pytest.raises(ExerciseFailed, match=re.escape(said)):
+                ch09.check_parameter_counts(*one)
         with pytest.raises(ExerciseFailed):
             ch09.check_parameter_counts(*copied)
         assert ch09.check_parameter_counts(*_right(bob)).passed
     # nor are the book's numbers (the worked solution's) right for a student with other numbers
-    with as_student("alice"), pytest.raises(ExerciseFailed):
+    with as_student("alice"):
         assert alice != ch09.VARIANT_BOOK
-        ch09.check_parameter_counts(*_right(ch09.VARIANT_BOOK))
+        with pytest.raises(ExerciseFailed):
+            ch09.check_parameter_counts(*_right(ch09.VARIANT_BOOK))
+        book = _right(ch09.VARIANT_BOOK)
+        if alice["vocab"] != 37000:
+            with pytest.raises(
+                ExerciseFailed, match=r"a vocabulary of 37,000 \(the book's numbers\)"
+            ):
+                ch09.check_parameter_counts(book[0], None, None)
+        if alice["n_layers"] != 12:
+            with pytest.raises(ExerciseFailed, match=r"N = 12 \(the book's numbers\)"):
+                ch09.check_parameter_counts(None, None, book[2])
+    # a reader of the book is never told of other numbers
+    with as_student(None):
+        with pytest.raises(ExerciseFailed) as failed:
+            ch09.check_parameter_counts(*_right(alice))
+        assert "numbers)" not in str(failed.value)
 
 
 def test_the_course_tells_each_student_their_numbers(tmp_path):
@@ -153,6 +180,15 @@ def test_the_course_tells_each_student_their_numbers(tmp_path):
     )
     assert code.metadata["nbgrader"]["locked"] and "parameter_variant()" in code.source
     assert (tmp_path / "variants" / "grading" / "variants.json").exists()
+    # the answer cell's template asks for the student's numbers, not the book's (lecturer review s11)
+    for which, book in (("plain", True), ("variants", False)):
+        nb = nbformat.read(tmp_path / which / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        (answer,) = [
+            c.source for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex3_answer"
+        ]
+        template = answer.split(make_course.BEGIN, 1)[0]  # what the release keeps
+        assert ("37,000" in template and "N = 12" in template) is book, template
+        assert ("your own size (printed above)" in template) is not book, template
     # the written part's rubric and model answer say that their numbers are the book's (lecturer
     # review s9): inside the mark scheme, so the students' release holds neither
     for which, expected in (("plain", False), ("variants", True)):

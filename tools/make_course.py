@@ -635,6 +635,8 @@ def course_notebook(
             continue
         if cell.cell_type == "code" and template is None:
             template = cell  # the answer cell: the template, then (below) the worked solution
+            if current["variant"]:
+                cell.source = _variant_template(chapter, current["number"], src)
             _nbgrader(cell, unique(f"ex{current['number']}_answer"), solution=False)
             cells.append(cell)
             continue
@@ -655,6 +657,20 @@ def _course_text(src: str, predictions_at_collection: bool) -> str:
     a model answer or (``predictions_at_collection``) a prediction's verdict in the notebook."""
     folded = FOLDED_COURSE + (RECORDED_COURSE if predictions_at_collection else "")
     return FOLDED.sub(folded, COMPARE.sub(COMPARED, src))
+
+
+def _variant_template(chapter: str, number: int, src: str) -> str:
+    """An answer cell's template where each student has numbers of their own: its words that name
+    the book's numbers replaced as the checker module says (``VARIANT_TEMPLATE`` {exercise: [(the
+    book's words, the course's)]}), so a student's template does not ask for the book's numbers."""
+    import importlib
+
+    module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    for book, course in getattr(module, "VARIANT_TEMPLATE", {}).get(number, []):
+        if book not in src:
+            raise ValueError(f"{chapter}: exercise {number}'s answer cell no longer says {book!r}")
+        src = src.replace(book, course)
+    return src
 
 
 def _variants(chapter: str, number: int) -> list:

@@ -29,6 +29,7 @@ from . import (
     near,
     not_attempted,
     own_text,
+    student_id,
     variant,
 )
 
@@ -253,12 +254,44 @@ VARIANT_CHOICES = {"vocab": list(range(30000, 45000, 1000)), "n_layers": [8, 10,
 
 
 VARIANTS = {3: "parameter_variant"}  # exercise -> the function that gives a student their numbers
+# the answer cell's words that name the book's numbers, and what a course with variants says instead
+# (lecturer review s11, S3: a student's template still said "37,000 tokens" and "N = 12")
+VARIANT_TEMPLATE = {
+    3: [
+        ("vocabularies of 37,000 tokens", "vocabularies of your own size (printed above)"),
+        ("the total with N = 12", "the total with your own N (printed above)"),
+    ]
+}
 
 
 def parameter_variant() -> dict[str, int]:
     """Exercise 3's numbers for the current reader: {"vocab": the size of each separate vocabulary in
     (a), "n_layers": the N of (c)}; the book's, or in a course with variants the student's own."""
     return variant("ch09 parameter counts", VARIANT_CHOICES, VARIANT_BOOK)
+
+
+def _others(name: str, own: int) -> list[tuple[int, str]]:
+    """In a course with variants, the other values of ``name`` a student might have answered for:
+    the book's, then the other students' (each with the words that say whose it is)."""
+    if student_id() is None:
+        return []
+    book = VARIANT_BOOK[name]
+    others = [(book, "the book's")] if book != own else []
+    return others + [
+        (v, "another student's") for v in VARIANT_CHOICES[name] if v not in (own, book)
+    ]
+
+
+def _not_theirs(what: str, v: float, name: str, own: int, count) -> None:
+    """Fail if ``v`` (the answer ``what``) is right for another value of ``name`` than the student's
+    ``own`` (``count(value)``: the right answer for it), saying whose numbers it answers."""
+    words = {"vocab": "a vocabulary of {:,}", "n_layers": "N = {}"}[name]
+    for value, whose in _others(name, own):
+        if _is(v, count(value)):
+            fail(
+                f"{what} = {v:,.0f} is the answer for {words.format(value)} ({whose} numbers); "
+                f"yours are {words.format(own)}, printed under the exercise's statement."
+            )
 
 
 def _counts(vocab: int, n_layers: int) -> dict[str, int]:
@@ -361,6 +394,13 @@ def _check_total_n12(total_n12: Any, n: dict, N: int, times: str) -> None:
             fail(
                 f"total_n12 = {v:,.0f} is about the base model plus {more} layers of one kind (or the layers {'doubled' if N == 12 else 'grown'} without the embedding). N counts the layers of the encoder and of the decoder each, so {more} more encoder layers and {more} more decoder layers; and the total keeps the shared embedding, once."
             )
+        _not_theirs(
+            "total_n12",
+            v,
+            "n_layers",
+            N,
+            lambda k: count_parameters(TransformerConfig.base(n_layers=k)),
+        )
         fail(
             f"total_n12 = {v:,.0f} is not it. Count one encoder layer (self-attention and feed-forward network) and one decoder layer (which adds a cross-attention); N = {N} adds {'six' if more == 6 else more} of each to the base model, and the shared embedding stays as it is."
         )
@@ -391,6 +431,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
                 )
             if _is(v, base + n["separate"]):
                 fail(f"gain_separate = {v:,.0f} is the new total; the question asks for the gain.")
+            _not_theirs("gain_separate", v, "vocab", numbers["vocab"], lambda vocab: vocab * 512)
             fail(
                 f"gain_separate = {v:,.0f} is not it. With separate vocabularies the source gets its own embedding matrix: vocabulary x d_model."
             )
