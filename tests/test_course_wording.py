@@ -77,3 +77,31 @@ def test_the_grader_takes_several_students_after_one_option():
     ]
     assert parser.parse_args(["02", "--student", "a*", "--student", "b"]).student == ["a*", "b"]
     assert parser.parse_args(["02"]).student == []
+
+
+def test_a_cell_with_nbgrader_metadata_but_no_grade_id_is_repaired(tmp_path):
+    """Lecturer review s11, M6: a submitted cell with ``"nbgrader": {}`` made nbgrader refuse the
+    notebook with a bare KeyError: 'grade_id'. The grader keeps it as the student's own cell (its
+    nbgrader metadata removed), says so, and keeps the notebook as submitted beside it."""
+    import grade_course
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("x = 1")
+    answer.metadata["nbgrader"] = {"grade_id": "ex1_answer", "solution": True}
+    stray = nbformat.v4.new_code_cell("y = 2")
+    stray.metadata["nbgrader"] = {}
+    nb.cells = [answer, stray]
+    path = tmp_path / "ch.ipynb"
+    nbformat.write(nb, path)
+    said = grade_course.repair_duplicates(path)
+    assert said == [
+        "cell 2 had nbgrader metadata without a grade_id (not a cell of the release; nbgrader "
+        "would refuse the notebook with KeyError: 'grade_id'): kept as the student's own cells, "
+        "without it"
+    ]
+    repaired = nbformat.read(path, as_version=4)
+    assert "nbgrader" not in repaired.cells[1].metadata and repaired.cells[1].source == "y = 2"
+    assert repaired.cells[0].metadata["nbgrader"]["grade_id"] == "ex1_answer"
+    assert (tmp_path / "ch.ipynb.before-repair").exists()
+    assert grade_course.repair_duplicates(path) == []  # nothing left to repair

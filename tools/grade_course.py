@@ -1559,17 +1559,33 @@ def repair_duplicates(path: Path) -> list[str]:
     """Keep one cell of each nbgrader ``grade_id`` that the submitted notebook holds twice or more (what
     a copy and paste in JupyterLab makes; nbgrader refuses such a notebook whole): the last copy with
     content, else the last. The notebook as submitted is kept beside it (``.ipynb.before-repair``).
-    Returns a sentence per repaired grade_id (none: the notebook is left as it is)."""
+    A cell with nbgrader metadata but no ``grade_id`` (``"nbgrader": {}``, which nbgrader's own
+    de-duplication or a notebook extension leaves; nbgrader refuses the notebook with a bare
+    ``KeyError: 'grade_id'``, lecturer review s11, M6) is not a cell of the release: its nbgrader
+    metadata is removed, leaving a cell of the student's own.
+    Returns a sentence per repair (none: the notebook is left as it is)."""
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception:  # noqa: BLE001 (not a notebook: the grader says so later)
         return []
     copies: dict[str, list[int]] = {}
+    said, unnamed = [], []
     for i, cell in enumerate(nb.cells):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        metadata = cell.get("metadata", {})
+        if "nbgrader" in metadata and not metadata["nbgrader"].get("grade_id"):
+            del metadata["nbgrader"]
+            unnamed.append(str(i + 1))
+            continue
+        grade_id = metadata.get("nbgrader", {}).get("grade_id")
         if grade_id:
             copies.setdefault(grade_id, []).append(i)
-    drop, said = set(), []
+    if unnamed:
+        said.append(
+            f"cell{'s' * (len(unnamed) > 1)} {', '.join(unnamed)} had nbgrader metadata without a "
+            "grade_id (not a cell of the release; nbgrader would refuse the notebook with "
+            "KeyError: 'grade_id'): kept as the student's own cells, without it"
+        )
+    drop = set()
     for grade_id, found in copies.items():
         if len(found) < 2:
             continue
@@ -1580,7 +1596,7 @@ def repair_duplicates(path: Path) -> list[str]:
             f"{grade_id} was in {len(found)} cells: kept copy {found.index(keep) + 1} "
             "(the last with content), dropped the others"
         )
-    if drop:
+    if drop or unnamed:
         shutil.copy2(path, path.with_name(path.name + ".before-repair"))
         nb.cells = [c for i, c in enumerate(nb.cells) if i not in drop]
         nbformat.write(nb, path)
