@@ -342,3 +342,17 @@ def test_a_course_of_two_chapters_gets_two_deadlines(tmp_path):
     assert [row["chapter"] for row in rows] == chapters
     with Gradebook(f"sqlite:///{db}", course_id="attention-book") as gb:
         assert sorted(a.name for a in gb.assignments) == chapters
+
+
+def test_feedback_waits_for_the_late_period(gradebook):
+    """Lecturer review s11, M5: feedback released while late work still counts shows a student who
+    has not submitted which of the grader's cases each answer failed. The grader's output warns
+    until the deadline plus the late policy's days; after it, and without a deadline, nothing."""
+    (gradebook.parent / "nbgrader_config.py").write_text("c = get_config()\n")
+    course = gradebook.parent
+    closes = DUE + dt.timedelta(days=term_plan.ZERO_AFTER_DAYS)
+    early = term_plan.feedback_too_early(course, A, now=DUE + dt.timedelta(days=1))
+    assert early.startswith(f"not yet time for feedback: {A} was due 2026-01-24 22:59 UTC")
+    assert f"until {closes:%Y-%m-%d %H:%M} UTC (7 days, the late policy)" in early
+    assert term_plan.feedback_too_early(course, A, now=closes) is None
+    assert term_plan.feedback_too_early(course, "05_not_in_the_gradebook", now=DUE) is None

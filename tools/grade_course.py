@@ -1914,6 +1914,11 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             "notebook in submitted/ and grade them again with --student): "
             + ", ".join(sorted(REFUSED))
         )
+    from term_plan import feedback_too_early
+
+    early = feedback_too_early(course, chapter)
+    if early:
+        print(early)
     advice = release_advice(course, chapter)
     if advice:
         print(advice)

@@ -294,6 +294,34 @@ def _gradebook(course: Path) -> tuple[str, str]:
     return url, config.CourseDirectory.get("course_id", "default_course")
 
 
+def feedback_too_early(course: Path, chapter: str, now: dt.datetime | None = None) -> str | None:
+    """A warning if ``chapter``'s feedback would go out while late work is still accepted (its
+    deadline plus ``ZERO_AFTER_DAYS``; lecturer review s11, M5): the feedback shows which of the
+    grader's cases an answer failed, which a student who has not submitted yet could use. None when
+    the chapter has no deadline or that time has passed. ``now``: UTC, without a zone (nbgrader's)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    url, course_id = _gradebook(course)
+    with Gradebook(url, course_id=course_id) as gb:
+        try:
+            due = gb.find_assignment(chapter).duedate
+        except MissingEntry:
+            return None
+    if due is None:
+        return None
+    closes = due + dt.timedelta(days=ZERO_AFTER_DAYS)
+    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    if now >= closes:
+        return None
+    return (
+        f"not yet time for feedback: {chapter} was due {due:%Y-%m-%d %H:%M} UTC and late work "
+        f"counts until {closes:%Y-%m-%d %H:%M} UTC ({ZERO_AFTER_DAYS:g} days, the late policy); "
+        "the feedback shows which of the grader's cases each answer failed, which a student who "
+        "has not submitted could use. Run nbgrader generate_feedback and release_feedback after "
+        "that time"
+    )
+
+
 def recompute_penalties(
     url: str, assignments: list[str] | None = None
 ) -> list[tuple[str, str, float]]:
