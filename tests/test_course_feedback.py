@@ -59,9 +59,10 @@ def test_the_feedback_shows_the_rubric_without_the_mark_scheme_markers(course):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     preprocessors = GenerateFeedback(config=config).preprocessors
-    assert preprocessors[0] is GetGrades and len(preprocessors) == 4
-    names = [p.__name__ for p in preprocessors[1:3]]
-    assert names == ["MarkSchemeWithoutMarkers", "FigureAltText"]  # the next test: FigureAltText
+    assert preprocessors[0] is GetGrades and len(preprocessors) == 5
+    names = [p.__name__ for p in preprocessors[1:4]]
+    # the next tests: FigureAltText, RubricAsText
+    assert names == ["MarkSchemeWithoutMarkers", "FigureAltText", "RubricAsText"]
     nb = nbformat.read(course / "source" / CH2 / f"{CH2}.ipynb", as_version=4)
     rubric = next(c for c in nb.cells if c.metadata["nbgrader"].get("task")).source
     assert make_course.MARK_BEGIN in rubric
@@ -101,6 +102,28 @@ def test_the_feedback_gives_each_figure_its_description(course):
     assert (course / "templates" / "feedback" / "base.html.j2").read_text() == (
         make_course.FEEDBACK_SVG
     )
+
+
+def test_a_rubric_reads_as_text_not_as_a_task_scored_0_of_0(course):
+    """Lecturer review s11, M9: nbgrader's feedback page listed each rubric (a 0-point task cell) as
+    "Task (Score: 0.0 / 0.0)" and labelled it "Student's task". RubricAsText, after GetGrades, makes
+    a 0-point task an ordinary cell of text there; a task with points stays one."""
+    from nbconvert.exporters import NotebookExporter
+    from nbgrader.converters import GenerateFeedback
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    as_text = GenerateFeedback(config=config).preprocessors[3]
+    nb = nbformat.read(course / "source" / CH2 / f"{CH2}.ipynb", as_version=4)
+    tasks = [c.id for c in nb.cells if c.metadata["nbgrader"].get("task")]
+    assert tasks and all(c.metadata["nbgrader"]["points"] == 0 for c in nb.cells if c.id in tasks)
+    graded = nbformat.v4.new_markdown_cell("a task worth 2 points")
+    graded.metadata["nbgrader"] = {"task": True, "points": 2, "grade_id": "t", "locked": True}
+    nb.cells.append(graded)
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(as_text)
+    shown, _ = exporter._preprocess(nb, {})
+    assert not any(c.metadata["nbgrader"].get("task") for c in shown.cells if c.id in tasks)
+    assert shown.cells[-1].metadata["nbgrader"]["task"]
 
 
 def test_every_rubric_part_is_labelled_by_the_statement(course):

@@ -229,8 +229,18 @@ class FigureAltText(FeedbackPreprocessor):
         return cell, resources
 
 
+class RubricAsText(FeedbackPreprocessor):
+    # a rubric (a 0-point task cell, the mark scheme's place) reads as text in the feedback, not as a
+    # "Task" scored 0 / 0 in the page's list of graded cells and under a "Student's task" label
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {{}}).get("nbgrader", {{}})
+        if meta.get("task") and not meta.get("points"):
+            meta["task"] = False
+        return cell, resources
+
+
 c.GenerateFeedback.preprocessors = [
-    GetGrades, MarkSchemeWithoutMarkers, FigureAltText, CSSHTMLHeaderPreprocessor
+    GetGrades, MarkSchemeWithoutMarkers, FigureAltText, RubricAsText, CSSHTMLHeaderPreprocessor
 ]
 """
 
