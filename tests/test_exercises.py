@@ -1102,7 +1102,7 @@ PREDICTIONS_WRONG_LATER = [
     (
         ch06.check_second_layer,
         _channels({"animate": 0, "place": 1}, {"animate": 0, "town": 1}),
-        "the hidden sentences with 'criminal' and 'river'",
+        "the practice case with 'criminal' and 'river'",
     ),
     (ch06.check_second_layer, (RIGHT_CHANNELS[0].T, RIGHT_CHANNELS[1]), "transposed"),
     (ch06.check_second_layer, (torch.zeros(10, 2), RIGHT_CHANNELS[1]), "all zeros"),

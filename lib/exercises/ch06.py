@@ -180,7 +180,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
     """Check exercise 1: with H = X + Z (the chapter's first layer), the second layer's weights
     softmax(H W_Q2 (H W_K2)^T / sqrt 2) of the query "it" prefer the animate noun in the sentence that ends
     in "tired" and the place in the one that ends in "wide"; for the chapter's sentences and two hidden
-    ones with other nouns."""
+    cases with other nouns (named "practice cases" in the reader's kernel: ``case_wording``)."""
     if W_Q2 is None and W_K2 is None:
         not_attempted("set W_Q2 and W_K2 in the cell above, then run this cell again.")
     if W_Q2 is None or W_K2 is None:
@@ -203,7 +203,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
         which = (
             "the chapter's sentences"
             if noun == PAIRS[0][0]
-            else f"the hidden sentences with '{noun}' and '{place}'"
+            else f"the hidden case with '{noun}' and '{place}'"
         )
         if abs(math.log(ratios[noun]["tired"] / ratios[noun]["wide"])) < 1e-6:
             fail(f"in {which}, {said}: {_same_ratio_cause(W_Q2, W_K2, noun, place)}")
@@ -229,7 +229,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
                 f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change between the sentences, but not enough to change the preference.{hint}"
             )
     chapter = ratios[PAIRS[0][0]]
-    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {_ratio(chapter['tired'])} (tired) and {_ratio(chapter['wide'])} (wide), and the hidden sentences (criminal / river, FBI / road) come out right too."
+    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {_ratio(chapter['tired'])} (tired) and {_ratio(chapter['wide'])} (wide), and the two hidden cases with other nouns (criminal / river, FBI / road) come out right too."
 
 
 def _ratio(r: float) -> str:
