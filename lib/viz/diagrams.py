@@ -43,17 +43,24 @@ _DIAGRAM_COLORS = {
 }
 _FONT = 9.5  # points: the smallest text of the new diagrams
 _PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it
-# seq2seq_diagram's narrow layout is laid out on 5.6 inches and drawn 5.2 wide, its text scaled
-# alike: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
+# The ``narrow=True`` drawings (a phone's column, about 5.2 inches wide): at 13 points their text is
+# about 10.5 CSS px (em) in the 313 to 328 px a 360 px phone gives a figure, a subscript about 7.4;
+# at 11.5 it was 9.3, its glyphs 6-7 px high and the subscripts of h_S, s_t, W^Q, e_{w_i} about 6.5
+# (readers' reports on chapters 1, 4, 6, 7 and 8), as chapter 18's phone figures moved to 13 points
+_NARROW_FONT = 13
+# seq2seq_diagram's narrow layout is laid out on 5.6 inches and drawn 5.2 wide, its text not scaled
+# with it: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
 # sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
 _SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
-# ... but its text is not scaled down with it: at 11.5 points it is about 9.6 CSS px (em) in the
-# 328 px column, where 11.5 * 5.2 / 5.6 points was 9.0 and read as 7-8 px (reader's report 1, s5)
-_SEQ2SEQ_NARROW_FONT = _PHONE_FONT
-# luong_diagram's narrow drawing, 5.2 inches: at 13 points its text is about 10.5 CSS px (em) in the
-# 313 to 328 px a 360 px phone gives a figure; at 11.5 it was 9.3 (glyphs 6-7 px high, a reader's
-# report on chapter 4), as chapter 18's phone figures moved to 13 points
-_LUONG_NARROW_FONT = 13
+_SEQ2SEQ_NARROW_FONT = _NARROW_FONT
+# ... but its word boxes, 0.76 inches wide, hold "toujours" at 12 points (about 9.7 CSS px) and not 13
+_SEQ2SEQ_NARROW_WORD_FONT = 12
+# ... and the labels of the two final states, the arrows over h with a subscript under them, larger,
+# as elmo_diagram's (_ELMO_PHONE_MATH): their subscripts S and 1 read at about 8 CSS px
+_SEQ2SEQ_NARROW_STATE_FONT = 14.5
+# luong_diagram's narrow drawing, 5.2 inches, at 13 points (was 11.5: 9.3 CSS px, glyphs 6-7 px
+# high, a reader's report on chapter 4)
+_LUONG_NARROW_FONT = _NARROW_FONT
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -119,9 +126,10 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 5.2 inches wide, at 10.7 points (under 600 px at
-    110 dpi: a phone shows it whole, 328 px wide, its text about 9 CSS px). The output layer,
-    which also reads the context and the previous word, is not drawn. Returns the Figure."""
+    the decoder above the encoder on a canvas 5.2 inches wide, at 13 points, the words 12 (under
+    600 px at 110 dpi: a phone shows it whole, 313 to 328 px wide, its text 9.7 to 11 CSS px).
+    The output layer, which also reads the context and the previous word, is not drawn. Returns
+    the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
     check_int(d_hidden, "d_hidden", 1)
     check_bool(narrow, "narrow")
@@ -164,9 +172,9 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
             va="top",
         )
         ax.text(0.05, y_title, f"decoder: GRU, {kind}", fontsize=font, ha="left")
-        ax.text(
+        ax.text(  # under the red note, which reaches as far left
             0.05,
-            y_loop - 0.45,
+            y_loop - 0.88,
             f"encoder: bidirectional GRU,\n$\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
             fontsize=font,
             ha="left",
@@ -189,7 +197,8 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
     font = _SEQ2SEQ_NARROW_FONT if narrow else _FONT
-    g = SimpleNamespace(narrow=narrow, font=font, y_grey=None)
+    word_font = _SEQ2SEQ_NARROW_WORD_FONT if narrow else _FONT
+    g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
         fig, ax = _canvas(5.6, 6.5, alt, scale=_SEQ2SEQ_NARROW_SCALE)
         g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
@@ -216,7 +225,7 @@ def _draw_encoder(ax, g, src):
     """seq2seq_diagram's encoder: each source word into its state h_j, the forward and backward
     GRUs' arrows between neighbours."""
     for j, (x, word) in enumerate(zip(g.xe, src)):
-        _box(ax, x, g.y_src, word, "io", w=g.w_word, h=0.4, fontsize=g.font)
+        _box(ax, x, g.y_src, word, "io", w=g.w_word, h=0.4, fontsize=g.word_font)
         _arrow(ax, x, g.y_src + 0.2, x, g.h_bottom)
         _box(ax, x, g.y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=0.6, h=g.h_cell, fontsize=g.font)
     for a, b in zip(g.xe, g.xe[1:]):  # the forward GRU reads right, the backward GRU left
@@ -235,11 +244,21 @@ def _draw_summary(ax, g):
             [g.y_h, g.y_h, g.y_loop, g.y_loop, g.y_grey + 0.05],
         )
         _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
-        ax.text(g.xe[-1] + 0.62, g.y_h + 0.3, "$\\overrightarrow{\\mathbf{h}}_S$", **_t(g.font))
+        ax.text(
+            g.xe[-1] + 0.62,
+            g.y_h + 0.3,
+            "$\\overrightarrow{\\mathbf{h}}_S$",
+            **_t(_SEQ2SEQ_NARROW_STATE_FONT),
+        )
         # the backward GRU's last state: left of h_1, straight up into c
         _line(ax, [g.xe[0] - 0.3, g.x_c + 0.12], [g.y_h, g.y_h])
         _arrow(ax, g.x_c + 0.12, g.y_h, g.x_c + 0.12, g.bottom)
-        ax.text(g.x_c + 0.5, g.y_h + 0.32, "$\\overleftarrow{\\mathbf{h}}_1$", **_t(g.font))
+        ax.text(
+            g.x_c + 0.5,
+            g.y_h + 0.32,
+            "$\\overleftarrow{\\mathbf{h}}_1$",
+            **_t(_SEQ2SEQ_NARROW_STATE_FONT),
+        )
     else:  # the forward GRU's last state (right) and the backward GRU's (from h_1, below)
         _arrow(ax, g.xe[-1] + 0.3, g.y_cell, g.x_c - 0.25, g.y_cell)
         ax.text(
@@ -267,7 +286,8 @@ def _draw_summary(ax, g):
 def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
     """seq2seq_diagram's decoder step t: its input word, s_{t-1} -> s_t, its output word and its
     context box, which the previous state asks with attention."""
-    _box(ax, x, g.y_in, word_in, "io", w=0.72 if not g.narrow else 0.82, h=0.4, fontsize=g.font)
+    w_in = 0.72 if not g.narrow else 0.82
+    _box(ax, x, g.y_in, word_in, "io", w=w_in, h=0.4, fontsize=g.word_font)
     _arrow(ax, x, g.y_in + 0.2, x, g.bottom)
     _arrow(ax, x - g.pitch + 0.28, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
     _box(ax, x, g.y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
@@ -280,7 +300,7 @@ def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
         "plain",
         w=0.66 if not g.narrow else 0.82,
         h=0.4,
-        fontsize=g.font,
+        fontsize=g.word_font,
     )
     label = f"$\\mathbf{{c}}_{t + 1}$" if with_attention else "$\\mathbf{c}$"
     _box(ax, x_ctx, g.y_ctx, label, "ctx", w=0.5, h=g.h_ctx, fontsize=g.font)

@@ -50,6 +50,10 @@ PHONE_RC = {
 }
 
 
+# causal_mask_explorer's text: 13 points, as the narrow diagrams' (lib.viz.diagrams._NARROW_FONT)
+_CAUSAL_RC = {key: 13 for key in PHONE_RC}
+
+
 def _labelled(options) -> list[tuple[str, object]]:
     """(label, value) pairs from a list of values or of (label, value) pairs."""
     options = list(options)
@@ -236,7 +240,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     softmax of the same scores, outlined), so that one sees where the weight of the masked future keys
     went: to the allowed keys, in proportion to what they had. Every state is drawn up front
     (:func:`interactive`), so the slider works on the static site. Drawn for a phone: the two panels
-    one above the other, 5.2 inches wide, with 11-point text.
+    one above the other, 5.2 inches wide, with 13-point text.
 
     Args:
         scores: tensor or array [T, T] (leading dims of size 1 are squeezed): query i's score for key j.
@@ -262,8 +266,9 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     full = masked_softmax(s)  # [T, T]; the plain softmax
 
     def draw(t):
-        # 5.2 inches with 11-point text: about 9.7 CSS px when a 360 px phone shows it 330 px wide
-        with plt.rc_context(PHONE_RC):
+        # 5.2 inches with 13-point text (the cells' numbers 12): about 10.5 CSS px when a 360 px
+        # phone shows it 313 px wide (at 11 points, 9.2 read as 6-8 px: a reader's report, Fig. 6.6)
+        with plt.rc_context(_CAUSAL_RC):
             return _causal_mask_state(t, masked, full, mask, tokens)
 
     def describe(t):
@@ -314,7 +319,10 @@ def _causal_mask_state(t, masked, full, mask, tokens):
 
     T = len(tokens)
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
-    FONT = PHONE_RC["font.size"]
+    FONT = _CAUSAL_RC["font.size"]
+    # the cells' numbers without the leading 0 (".27"), as chapter 3's tables: at 13 points "0.27"
+    # fills a cell of a nine-token table (0.39 inches) and runs into its neighbours'
+    CELL = FONT
     fig, (ax1, ax2) = plt.subplots(
         2, 1, figsize=(5.2, 8.8), height_ratios=[1.25, 1], layout="constrained"
     )
@@ -335,10 +343,10 @@ def _causal_mask_state(t, masked, full, mask, tokens):
                     ax1.text(
                         j,
                         i,
-                        f"{masked[i, j]:.2f}",
+                        f"{masked[i, j]:.2f}".removeprefix("0"),
                         ha="center",
                         va="center",
-                        fontsize=FONT,
+                        fontsize=CELL,
                         color=text_color_for(rgba[i, j]),
                     )
                 else:
@@ -348,7 +356,7 @@ def _causal_mask_state(t, masked, full, mask, tokens):
                         "0",
                         ha="center",
                         va="center",
-                        fontsize=FONT,
+                        fontsize=CELL,
                         color="black",
                         bbox=dict(
                             boxstyle="square,pad=0.15", facecolor=MASKED_COLOR, edgecolor="none"

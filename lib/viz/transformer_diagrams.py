@@ -13,7 +13,17 @@ import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
 from lib._validate import check_bool, check_int, check_type, is_int
-from lib.viz.diagrams import _DIAGRAM_COLORS, _FONT, _arrow, _box, _canvas, _line, _t, _words
+from lib.viz.diagrams import (
+    _DIAGRAM_COLORS,
+    _FONT,
+    _NARROW_FONT,
+    _arrow,
+    _box,
+    _canvas,
+    _line,
+    _t,
+    _words,
+)
 from lib.viz.heatmap import SEQUENTIAL_CMAP
 
 __all__ = [
@@ -42,7 +52,7 @@ def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
 def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
     K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
-    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide with 11.5-point text, flowing
+    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text, flowing
     down the page instead of across. Returns the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
         check_int(value, name, 1)
@@ -142,7 +152,7 @@ def connectivity_diagram(n_tokens=6):
 def _self_attention_narrow(T, d_model, d_k, d_v, alt):
     """The same boxes, arrows and words as the wide drawing, flowing down a 5.2-inch canvas: X on
     top, the three projections side by side below it, Q, K, V under them, then S, A and Z."""
-    font, h = _PHONE_FONT, 0.95
+    font, h = _NARROW_FONT, 0.95
     fig, ax = _canvas(5.2, 7.9, alt)
 
     def box(x, y, symbol, shape, numbers, kind, w):
@@ -174,14 +184,14 @@ def _self_attention_narrow(T, d_model, d_k, d_v, alt):
     return fig
 
 
-def _draw_stack(ax, x, stack):
-    """A decoder-only stack drawn bottom to top: (y, text, kind) rows, a box each (kind None: plain
-    text, the ellipsis), joined by arrows (gpt_diagram, llama_diagram)."""
+def _draw_stack(ax, x, stack, font=_FONT, w=3.3):
+    """A decoder-only stack drawn bottom to top: (y, text, kind) rows, a box each ``w`` wide (kind
+    None: plain text, the ellipsis), joined by arrows (gpt_diagram, llama_diagram)."""
     for (y, text, kind), (y_next, _, next_kind) in zip(stack, stack[1:] + [(None, None, None)]):
         if kind is None:
-            ax.text(x, y, text, **_t(12))
+            ax.text(x, y, text, **_t(max(12, font + 1)))
         else:
-            _box(ax, x, y, text, kind, w=3.3, h=0.45, fontsize=_FONT)
+            _box(ax, x, y, text, kind, w=w, h=0.45, fontsize=font)
         if y_next is not None:
             _arrow(ax, x, y + (0.1 if kind is None else 0.22),
                    x, y_next - (0.1 if next_kind is None else 0.22))  # fmt: skip
@@ -205,7 +215,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
     own, the heads concatenated and mixed by W^O. Up to 8 heads are drawn one box each; more are
     drawn as the first three, a "..." and the last. ``narrow``: drawn for a phone's width (5.2
-    inches, 11.5-point text), split_heads under Q, K, V and up to 4 heads drawn one box each.
+    inches, 13-point text), split_heads under Q, K, V and up to 4 heads drawn one box each.
     Returns the Figure."""
     check_int(d_model, "d_model", 1)
     check_int(n_heads, "n_heads", 1)
@@ -216,7 +226,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
     fig, ax = _canvas(*((5.2, 6.9) if narrow else (9.0, 5.2)), _multi_head_alt(D, H, T, shown))
-    font = _PHONE_FONT if narrow else _FONT
+    font = _NARROW_FONT if narrow else _FONT
 
     def shape_box(x, y, symbol, shape, numbers, kind, w):
         _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=1.0 if narrow else 0.85,
@@ -263,11 +273,12 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         va="center",
     )
     if narrow:
-        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 1.9)
-        _arrow(ax, 2.15, y4, 2.45, y4)
-        shape_box(2.95, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
-        _arrow(ax, 3.45, y4, 3.75, y4)
-        shape_box(4.4, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
+        # 2.2 inches: "merge_heads: Concat" at 13 points is about 2 inches long
+        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.2)
+        _arrow(ax, 2.3, y4, 2.55, y4)
+        shape_box(3.05, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+        _arrow(ax, 3.55, y4, 3.8, y4)
+        shape_box(4.45, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     else:
         shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
         _arrow(ax, 5.0, y4, 5.5, y4)
@@ -312,8 +323,8 @@ def gpt_diagram(config, *, stacked=False):
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
     LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
     self-attention, residual add, LayerNorm, MLP with GELU, residual add. ``stacked``: the block
-    under the stack instead of beside it, 4.6 inches wide, so that its text stays legible on a
-    phone. Returns the Figure."""
+    under the stack instead of beside it, 5.2 inches wide with 13-point text, as the other
+    ``narrow`` drawings, so that its text stays legible on a phone. Returns the Figure."""
     from lib.gpt import GPTConfig
 
     check_type(config, "config", GPTConfig)
@@ -329,12 +340,14 @@ def gpt_diagram(config, *, stacked=False):
         "second residual add."
     )
     if stacked:  # the stack above (shifted up by dy), the block below, in one narrow column
-        fig, ax = _canvas(4.6, 12.9, alt)
-        x, dy, xb, title_y = 2.1, 6.3, 2.1, 6.1
+        fig, ax = _canvas(5.2, 12.9, alt)
+        x, dy, xb, title_y = 2.35, 6.3, 2.35, 6.1
+        # boxes 4.1 inches wide: "lm_head = wte^T, softmax over 50,257" is 3.6 at 13 points
+        font, w_box, xr, x_title = _NARROW_FONT, 4.1, xb + 2.3, 2.6
     else:
         fig, ax = _canvas(9.0, 6.6, alt)
         x, dy, xb, title_y = 2.0, 0.0, 5.9, 6.35
-    xr = xb + 1.95
+        font, w_box, xr, x_title = _FONT, 3.3, xb + 1.95, xb
     stack = [
         (0.4, "tokens $w_1 \\dots w_T$", "io"),
         (1.15, f"wte + wpe: $[T, D]$, $D$ = {D}", "emb"),
@@ -345,8 +358,9 @@ def gpt_diagram(config, *, stacked=False):
         (5.0, "ln_f (LayerNorm)", "norm"),
         (5.75, f"lm_head = wte$^\\top$, softmax over {V:,}", "io"),
     ]
-    _draw_stack(ax, x, [(y + dy, text, kind) for y, text, kind in stack])
-    ax.text(x, 6.35 + dy, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(10))
+    _draw_stack(ax, x, [(y + dy, text, kind) for y, text, kind in stack], font, w_box)
+    title_font = max(10, font)
+    ax.text(x, 6.35 + dy, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(title_font))
     # the enlarged block, pre-LN
     block = [
         (1.35, "ln_1 (LayerNorm)", "norm"),
@@ -357,10 +371,11 @@ def gpt_diagram(config, *, stacked=False):
         (5.1, "$+$", "plain"),
     ]
     _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
-    ax.text(xb + 0.08, 0.75, "$x$", fontsize=_FONT, ha="left")
+    # the input x under the frame (at 13 points, its top would cross the frame's line at 0.85)
+    ax.text(xb + 0.08, 0.75 if font == _FONT else 0.58, "$x$", fontsize=font, ha="left")
     for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
-        w = 0.45 if text == "$+$" else 3.3
-        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=_FONT)
+        w = 0.45 if text == "$+$" else w_box
+        _box(ax, xb, y, text, kind, w=w, h=0.45, fontsize=font)
         _arrow(ax, xb, y + 0.22, xb, nxt[0] - 0.22 if nxt[1] else nxt[0])
     for y_from, y_add in [
         (0.95, 2.85),
@@ -368,13 +383,20 @@ def gpt_diagram(config, *, stacked=False):
     ]:  # the residual: around LayerNorm and sub-layer
         _line(ax, [xb, xr, xr], [y_from, y_from, y_add])
         _arrow(ax, xr, y_add, xb + 0.23, y_add)
+    x_frame = xb - w_box / 2 - 0.2  # the dashed frame, from left of the boxes to right of xr
     ax.add_patch(
         mpatches.FancyBboxPatch(
-            (xb - 1.85, 0.9), 4.0, 4.55, fc="none", ec="0.5", ls="--", boxstyle="round,pad=0.05"
+            (x_frame, 0.9),
+            xr + 0.2 - x_frame,
+            4.55,
+            fc="none",
+            ec="0.5",
+            ls="--",
+            boxstyle="round,pad=0.05",
         )
     )
     title = "one block (pre-LN), as GPT-2" + (f": each of the {N} above" if stacked else "")
-    ax.text(xb, title_y, title, **_t(10))
+    ax.text(x_title, title_y, title, **_t(title_font))
     if not stacked:  # from block 0 of the stack to the enlarged block beside it
         _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
         _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
@@ -1134,7 +1156,7 @@ def positional_diagram(config, *, narrow=False):
     encoder layers (pre-LN self-attention and feed-forward, each with a residual add; beside the
     attention, the bidirectional and the causal mask, ``config``'s drawn in full), a LayerNorm and
     the read-out to the vocabulary's symbols. ``config``: a ``lib.playground.PlaygroundConfig``.
-    ``narrow``: drawn for a phone's column, 5.2 inches wide with 11.5-point text. Returns the
+    ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text. Returns the
     Figure."""
     from lib.playground import LENGTH, VOCAB, PlaygroundConfig
 
@@ -1147,7 +1169,7 @@ def positional_diagram(config, *, narrow=False):
     mask = "causal" if config.causal else "bidirectional"
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
     alt = _positional_alt(config, L, table, mask)
-    font = _PHONE_FONT if narrow else _FONT
+    font = _NARROW_FONT if narrow else _FONT
     W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
     fig, ax = _canvas(W, Ht, alt)
     xc = 2.05 if narrow else 3.0  # the flow's column

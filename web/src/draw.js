@@ -45,41 +45,48 @@ export function textAndButton(root, label, value, size, name, button) {
   return { form, input, compute };
 }
 
+// The heatmaps' labels: 13 px (at 11 px, a phone's reader read them at 6-8 px: chapter 3's and the
+// MiniLM live figures), about 8.5 px a character.
+const LABEL = 13;
+const CHAR = 8.5;
+
 // A heatmap of matrix [rows][cols] in [0, 1] with row and column labels, the value in each cell when
 // there is room, and a colour bar. The matrix is written into data-values (JSON), the labels into
 // data-rows / data-cols, so that tests and readers' tools can read what is drawn. opts.cell: the
-// cell's side in px; opts.valueSize: the font size of the values in the cells (default 8.5). Column
+// cell's side in px; opts.valueSize: the font size of the values in the cells (default 11, as the
+// labels': at 8.5 a phone's reader read them at 6 px, MiniLM's figure in chapter 6). Column
 // labels that fit their cell are written level, with opts.xlabel just above them; longer ones are
 // turned by 60 degrees, and opts.xlabel goes under the matrix.
 export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
   // opts.ylabel: the rows' name, turned up the left edge (18 px more on the left)
-  const left = (opts.left || 8 + 7 * Math.max(...rowLabels.map((s) => s.length), 1))
+  const left = (opts.left || 8 + CHAR * Math.max(...rowLabels.map((s) => s.length), 1))
     + (opts.ylabel ? 18 : 0);
-  const level = 7 * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
-  const top = opts.top || (level ? (opts.xlabel ? 38 : 20)
-    // a label turned by 60 degrees rises sin 60 = 0.87 of its length, about 7 px a character at 11 px
-    // ("suitcase" was cut to "suitcas" with 6 px a character)
-    : 12 + 7 * Math.max(...colLabels.map((s) => s.length), 1));
+  const level = CHAR * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
+  const top = opts.top || (level ? (opts.xlabel ? 40 : 22)
+    // a label turned by 60 degrees rises sin 60 = 0.87 of its length, about CHAR px a character
+    // ("suitcase" was cut to "suitcas" with 6 px a character at 11 px)
+    : 12 + CHAR * Math.max(...colLabels.map((s) => s.length), 1));
   const width = left + cell * colLabels.length + 70;
   const height = top + cell * rowLabels.length + (level ? 10 : 30); // room for a bottom xlabel
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    class: "book-live-heatmap", "font-size": 11, "font-family": "sans-serif" });
+    class: "book-live-heatmap", "font-size": LABEL, "font-family": "sans-serif" });
   el("title", {}, svg).textContent = opts.title || "attention weights";
   matrix.forEach((row, i) => row.forEach((v, j) => {
     const r = el("rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell,
       fill: colour(v) }, svg);
     el("title", {}, r).textContent = `${rowLabels[i]} -> ${colLabels[j]}: ${v.toFixed(3)}`;
     if (cell >= 26) {
-      const dy = opts.valueSize ? 0.4 * opts.valueSize : 3.5; // the baseline, to centre the text
+      const size = opts.valueSize || 11; // ".27" at 11 px: 18 px of a cell of 26 or more
+      const dy = 0.4 * size; // the baseline, to centre the text
       const t = el("text", { x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + dy,
-        "text-anchor": "middle", "font-size": opts.valueSize || 8.5,
+        "text-anchor": "middle", "font-size": size,
         fill: v > 0.55 ? "#000" : "#fff" }, svg);
       t.textContent = v.toFixed(2).replace(/^0/, "");
     }
   }));
   rowLabels.forEach((s, i) => {
-    const t = el("text", { x: left - 4, y: top + i * cell + cell / 2 + 4, "text-anchor": "end" }, svg);
+    const t = el("text", { x: left - 4, y: top + i * cell + cell / 2 + 0.35 * LABEL, "text-anchor": "end" }, svg);
     t.textContent = s;
   });
   colLabels.forEach((s, j) => {
@@ -120,7 +127,7 @@ function colourBar(svg, x, top, barH) {
       fill: colour(k / 49) }, svg);
   }
   [0, 0.5, 1].forEach((v) => {
-    const t = el("text", { x: x + 16, y: top + barH - v * barH + 4 }, svg);
+    const t = el("text", { x: x + 16, y: top + barH - v * barH + 0.35 * LABEL }, svg);
     t.textContent = v.toFixed(1);
   });
 }
@@ -153,14 +160,16 @@ export function numbersTable(matrix, rowLabels, colLabels, title, corner = "") {
 }
 
 // bertviz's head view for one head: the tokens in two columns, a line from each query (left) to each
-// key (right) whose opacity is the weight; selecting a token shows only its lines.
+// key (right) whose opacity is the weight; selecting a token shows only its lines. 360 px wide, it is
+// scaled to the column (about 285 px inside a figure on a 360 px phone): its 14 px words show at 11 px
+// (at 12 px they showed at 9.5, read as 6-8 px: a reader's report on the MiniLM figure, chapter 6).
 export function headView(container, matrix, tokens, selected = null) {
-  const rowH = 18;
+  const rowH = 20;
   const width = 360;
   const height = rowH * tokens.length + 10;
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     class: "book-live-headview",
-    "font-size": 12, "font-family": "sans-serif" });
+    "font-size": 14, "font-family": "sans-serif" });
   el("title", {}, svg).textContent = "head view: lines from each token (left) to the tokens it attends to (right)";
   const xl = 110;
   const xr = width - 110;
@@ -173,11 +182,12 @@ export function headView(container, matrix, tokens, selected = null) {
     });
   });
   tokens.forEach((s, i) => {
-    const l = el("text", { x: xl - 4, y: 10 + i * rowH + 8, "text-anchor": "end",
+    // the baseline 9 px under the row's line (at y + 4): the 14 px word centred on its lines
+    const l = el("text", { x: xl - 4, y: 10 + i * rowH + 9, "text-anchor": "end",
       class: "book-live-token", "font-weight": i === selected ? "bold" : "normal" }, svg);
     l.textContent = s;
     l.dataset.index = i;
-    const r = el("text", { x: xr + 4, y: 10 + i * rowH + 8 }, svg);
+    const r = el("text", { x: xr + 4, y: 10 + i * rowH + 9 }, svg);
     r.textContent = s;
   });
   container.replaceChildren(svg);

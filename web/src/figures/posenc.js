@@ -21,7 +21,7 @@ export function colourBar(container, tableHeight) {
   const barH = Math.max(120, tableHeight);
   const width = 64;
   const svg = el("svg", { width, height: barH + 12, viewBox: `0 0 ${width} ${barH + 12}`, role: "img",
-    class: "book-live-colourbar-svg", "font-size": 11, "font-family": "sans-serif" });
+    class: "book-live-colourbar-svg", "font-size": FONT, "font-family": "sans-serif" });
   el("title", {}, svg).textContent =
     "colour scale of the table: dark blue is -1, grey 0, yellow +1";
   const steps = 60;
@@ -84,10 +84,12 @@ function drawTable(canvas, P, D, b, p) {
 }
 
 // The curve's and the tick labels' geometry, in CSS pixels: the curve is drawn at the size the page shows
-// the table (a phone shrinks the canvas), so no scaling changes its 11 px text.
-const FONT = 11;
+// the table (a phone shrinks the canvas), so no scaling changes its 13 px text (at 11 px a phone's
+// reader read its digits at 6-8 px: chapter 8's live figure); "511" fits the gutter.
+const FONT = 13;
 const GUTTER = 30; // left of the table: its position ticks, and the curve's -1, 0, 1
-const CURVE = { top: 8, plot: 90, below: 36 }; // the plot's top margin, height (1 down to -1), room under it
+// the plot's top margin, height (1 down to -1), room under it (the ticks' labels and "dimension j")
+const CURVE = { top: 8, plot: 90, below: 12 + 2 * FONT + 6 };
 
 // Round tick values for 0 .. n - 1 that fit in `span` pixels: 0, multiples of a step of 1, 2, 2.5 or 5
 // times a power of ten, and n - 1, each at least 40 px from the next.

@@ -41,7 +41,9 @@ export function mountScores(root, example, ctx) {
   const views = html("div", { class: "book-live-views" }, root);
   const svg = el("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, role: "img",
     class: "book-live-plane",
-    "font-size": 12, "font-family": "sans-serif", style: "touch-action: none; border: 1px solid #ddd" });
+    // 14 px: the plane is scaled to the column (about 285 px on a 360 px phone), its names to 13 px
+    // (at 12 px they showed at 11, read as 6-8 px: chapter 3's live figure)
+    "font-size": 14, "font-family": "sans-serif", style: "touch-action: none; border: 1px solid #ddd" });
   el("title", {}, svg).textContent = "the query q and the keys in the plane: drag them";
   views.appendChild(svg);
   const right = html("div", {}, views);
