@@ -29,6 +29,7 @@ fork per (student, exercise); about 80 s of CPU in all.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import os
 import sqlite3
@@ -634,6 +635,21 @@ def test_cheat_gets_zero_and_other_answers_keep_their_points(graded, student):
     scores = _gradebook_scores(root, student, chapter)
     assert scores == expected[(student, chapter)], (scores, messages)
     assert words in messages[(student, chapter, test)], messages[(student, chapter, test)]
+
+
+def test_the_output_lists_what_the_sandbox_stopped(graded):
+    """Lecturer review s11, M2: the attempts the sandbox blocked were 0 in the list of scores, and
+    nothing at the end of the output told the teacher someone had tried. They are listed now."""
+    _, _, _, cheats = graded
+    listed = {}
+    for chapter in (CH2, CH3, CH6):
+        after = OUTPUT[chapter].split("stopped by the sandbox (", 1)[1].split("\n")[1:]
+        lines = itertools.takewhile(lambda line: line.startswith("  "), after)
+        listed[chapter] = "\n".join(lines) + "\n"
+    for student in ("writes_course", "socket", "fork_bomb", "memory", "reads_gradebook"):
+        chapter, answer = CHEATS[student][:2]
+        assert f"  {student} {answer.replace('_answer', '_test')}: " in listed[chapter], student
+    assert "  honest " not in "".join(listed.values())
 
 
 def test_a_duplicated_cell_is_repaired_and_a_refusal_says_why(graded):

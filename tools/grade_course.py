@@ -1885,6 +1885,13 @@ def release_advice(course: Path, chapter: str) -> str | None:
     )
 
 
+# the words of a verdict from a child the sandbox stopped (Child.why_ended, the violation report)
+STOPPED = re.compile(
+    r"the grader's sandbox does not allow|of CPU time \(the grader's limit\)|GB of memory\)"
+    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe"
+)
+
+
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
     """What the teacher must look at after a grading run: late-looking submissions, answers to
     review by hand, possible copies, and notebooks nbgrader refused."""
@@ -1900,6 +1907,15 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             "student added, which the grader does not run, or reads lib.exercises, the checkers' "
             "package; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
+        )
+    stopped = [r for r in results if STOPPED.search(r.message)]
+    if stopped:  # attempts the sandbox blocked (lecturer review s11, M2: they went unreported)
+        print(
+            f"stopped by the sandbox ({len(stopped)}: an answer tried what the sandbox does not "
+            "allow or ran past a limit; 0 for that exercise, nothing else affected; worth a look):\n  "
+            + "\n  ".join(
+                f"{r.student} {r.test}: {' '.join(r.message.split())[:200]}" for r in stopped
+            )
         )
     copies = copy_flags(course, chapter, students)
     if copies:
