@@ -131,7 +131,7 @@ def test_the_checkers_time_is_measured_on_the_worked_solution():
 def test_the_document_lists_every_mistake_and_keeps_the_answers_to_the_teachers_copy():
     teacher = notes.notes_markdown(["02_attention_as_soft_lookup"], timing=False)
     for mistake in SHARPEN + notes.mistakes(ch02, "check_duplicate_key"):
-        assert notes._cell(mistake.message) in teacher
+        assert notes._cell(notes.readable(mistake.message)) in teacher
     assert "torch.softmax(gamma * torch.log(w)" in teacher and "**Model answer.**" in teacher
     assert teacher.count("not measured") >= len(SHARPEN)
     student = notes.notes_markdown(["02_attention_as_soft_lookup"], answers=False, timing=False)

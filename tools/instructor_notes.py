@@ -675,7 +675,9 @@ def _preamble(answers: bool, course: Path | None) -> list[str]:
         "",
         "Made by `tools/instructor_notes.py` from the chapters and their checkers (`lib/exercises`): "
         "each mistake below is one the checker recognises, in the order it tries them, with the "
-        "message the student reads (computed parts as ‹...›). "
+        "message the student reads (a part the checker computes as ‹…›, or by its name in the "
+        "checker: ‹v› or ‹value› is the student's value, ‹case› the case that failed) and, last, "
+        "the checker's test that picks the message, as code. "
         + (
             "With worked solutions and model answers: keep this copy away from students. "
             if answers
@@ -760,15 +762,31 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
         ]
     else:
         body = ["**Mistakes the checker names:**", ""]
-    body += ["| # | When | The student reads | How often |", "|---|---|---|---|"]
+    # the message first, in words; the checker's test after it, as code, for whoever reads the checker
+    # (lecturer review s11, M7: the conditions came first, raw, as if they were the explanation)
+    body += [
+        "| # | The student reads | How often | The checker's test (its code) |",
+        "|---|---|---|---|",
+    ]
     for i, m in enumerate(mistakes, 1):
         often = str(c.get(m.message, 0)) if c else "not measured"
         when = m.condition or "any other wrong answer"
+        said = _cell(readable(m.message))
         if m.kind == "hint":
-            when = f"(advice added) {when}"
-        body.append(f"| {i} | `{_cell(when, 160)}` | {_cell(m.message)} | {often} |")
+            said = f"(advice added to the error) {said}"
+        body.append(f"| {i} | {said} | {often} | <small>`{_cell(when, 160)}`</small> |")
     body.append("")
     return body
+
+
+def readable(message: str) -> str:
+    """A message as the notes show it: a computed part that is a name (‹v›, ‹case›) kept, one that is
+    an expression (‹'double' if N == 12 else ...›) shown as ‹…›."""
+    return re.sub(
+        r"‹([^›]*)›",
+        lambda m: m.group(0) if re.fullmatch(r"[A-Za-z_][\w.]*", m.group(1)) else "‹…›",
+        message,
+    )
 
 
 def _cell(text: str, limit: int | None = None) -> str:
