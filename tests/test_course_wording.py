@@ -105,3 +105,50 @@ def test_a_cell_with_nbgrader_metadata_but_no_grade_id_is_repaired(tmp_path):
     assert repaired.cells[0].metadata["nbgrader"]["grade_id"] == "ex1_answer"
     assert (tmp_path / "ch.ipynb.before-repair").exists()
     assert grade_course.repair_duplicates(path) == []  # nothing left to repair
+
+
+def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
+    """Lecturer review s11, M11: two students' code answers the same but for names went unflagged,
+    as did the worked solution copied. The grader's output lists them (a flag, not a grade); a
+    different implementation, and the untouched template, are not listed."""
+    import grade_course
+    import make_course
+    import nbformat
+
+    chapter = "02_attention_as_soft_lookup"
+    make_course.write_course(tmp_path, ["02"])
+    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+    answers = grade_course.code_answers(source)
+    begin, end = grade_course.SOLUTION_MARKS
+    grade_id = next(k for k, v in answers.items() if "def sharpen" in v)
+    template, solution = answers[grade_id].split(begin, 1)
+    solution = solution.split(end, 1)[0]
+    assert grade_course.code_shape(solution)[1] >= grade_course.CODE_NODES
+    renamed = "# my own work\n" + solution.replace("gamma", "g").replace("    ", "  ")
+    mine = (
+        "def sharpen(w, gamma):\n"
+        "    powered = [[x ** gamma for x in row] for row in w.tolist()]\n"
+        "    sums = [sum(row) for row in powered]\n"
+        "    return torch.tensor([[x / s for x in row] for row, s in zip(powered, sums)])\n"
+    )
+    submitted = {"ann": renamed, "bo": renamed.replace("w", "weights"), "cy": mine, "di": template}
+    for student, text in submitted.items():
+        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade_id") == grade_id:
+                cell.source = text
+            elif meta.get("solution") and cell.cell_type == "code":
+                cell.source = cell.source.split(begin, 1)[0]  # the others: the release's template
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
+    assert [f.split(":")[0] for f in flags] == [
+        f"ann {grade_id}",
+        f"bo {grade_id}",
+        f"ann {grade_id}",
+    ]
+    assert "the same code as the worked solution" in flags[0]
+    assert flags[2].startswith(f"ann {grade_id}: the same code as bo's (up to names")
+    assert not any(s in f for f in flags for s in ("cy", "di"))

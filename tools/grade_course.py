@@ -493,6 +493,91 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     return of_model + of_students
 
 
+# code answers alike up to names, comments and spacing (lecturer review s11, M11: copied code went
+# unflagged); an answer this many syntax nodes or more: a short one is often the same by chance
+CODE_NODES = 40
+SOLUTION_MARKS = (
+    "### BEGIN SOLUTION",
+    "### END SOLUTION",
+)  # nbgrader's, as make_course writes them
+
+
+def code_shape(source: str) -> tuple[str, int] | None:
+    """An answer cell's code with every name renamed in order of appearance, docstrings dropped (the
+    parser drops comments and spacing): (its dump, its number of syntax nodes), or None if it does
+    not parse. Two answers with the same dump are the same code written with other names."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return None
+    names: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        return names.setdefault(name, f"n{len(names)}")
+
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]  # a docstring
+        if isinstance(node, ast.Name):
+            node.id = rename(node.id)
+        elif isinstance(node, ast.arg):
+            node.arg = rename(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            node.name = rename(node.name)
+    return ast.dump(tree, annotate_fields=False), sum(1 for _ in ast.walk(tree))
+
+
+def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """{grade_id: source} of a notebook's code answer cells (nbgrader's solution cells)."""
+    found = {}
+    for cell in nb.cells:
+        meta = _meta(cell)
+        if cell.cell_type == "code" and meta.get("solution") and meta.get("grade_id"):
+            found.setdefault(meta["grade_id"], cell.source)
+    return found
+
+
+def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The code answers of CODE_NODES syntax nodes or more that are the same, up to names, comments and
+    spacing, as the worked solution (the instructor's source) or as another student's answer to the
+    same exercise: a line each, for the teacher to read (a flag, not a grade)."""
+    source = course / "source" / chapter / f"{chapter}.ipynb"
+    solutions: dict[str, str] = {}
+    if source.is_file():
+        begin, end = SOLUTION_MARKS
+        for grade_id, text in code_answers(nbformat.read(source, as_version=4)).items():
+            if begin in text:
+                solutions[grade_id] = text.split(begin, 1)[1].split(end, 1)[0]
+    shapes: dict[str, dict[str, tuple[str, int]]] = {}
+    for student in students:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            theirs = code_answers(nbformat.read(path, as_version=4))
+            shapes[student] = {
+                k: shape
+                for k, v in theirs.items()
+                if (shape := code_shape(v)) and shape[1] >= CODE_NODES
+            }
+    of_model, of_students = [], []
+    for student, theirs in sorted(shapes.items()):
+        for grade_id, (dump, size) in sorted(theirs.items()):
+            solution = code_shape(solutions.get(grade_id, ""))
+            if solution and solution[0] == dump:
+                of_model.append(
+                    f"{student} {grade_id}: the same code as the worked solution (up to names, "
+                    f"comments and spacing; {size} syntax nodes)"
+                )
+            for other in sorted(shapes):
+                if other > student and shapes[other].get(grade_id, ("", 0))[0] == dump:
+                    of_students.append(
+                        f"{student} {grade_id}: the same code as {other}'s (up to names, comments "
+                        f"and spacing; {size} syntax nodes)"
+                    )
+    return of_model + of_students
+
+
 # --- the course's grading material: cases and references the students' package does not hold --------
 
 
@@ -1923,6 +2008,13 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             f"possible copies ({len(copies)} written answers near-verbatim like the model answer or "
             f"another student's, or sharing {COPY_RUN} words in a row; read them before grading):\n  "
             + "\n  ".join(copies)
+        )
+    code = code_copy_flags(course, chapter, students)
+    if code:
+        print(
+            f"possible copied code ({len(code)} answers of {CODE_NODES} syntax nodes or more, the "
+            "same as the worked solution or another student's but for names, comments and "
+            "spacing; read them):\n  " + "\n  ".join(code)
         )
     if REFUSED:
         print(
