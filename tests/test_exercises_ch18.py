@@ -408,3 +408,41 @@ def test_check_tile_mask_names_trils_offset_with_the_wrong_sign():
     with pytest.raises(ExerciseFailed, match=re.escape("the offset is i0 - j0")) as raised:
         ch18.check_tile_mask(wrong)
     assert "wrong at query" not in str(raised.value)
+
+
+def test_check_running_max_and_sum_accepts_the_blocks_in_any_order_each_read_once():
+    def reverse(x, block):  # the update does not depend on the order of the blocks
+        m, total = -math.inf, 0.0
+        for start in reversed(range(0, len(x), block)):
+            chunk = x[start : start + block]
+            new_max = max(m, chunk.max().item())
+            total = total * math.exp(m - new_max) + torch.exp(chunk - new_max).sum().item()
+            m = new_max
+        return m, total
+
+    assert ch18.check_running_max_and_sum(reverse).passed
+
+    def reverse_then_again(x, block):  # each block once in reverse, then block 1 a second time
+        m, total = reverse(x, block)
+        x[block : 2 * block].max()
+        return m, total
+
+    with pytest.raises(
+        ExerciseFailed, match=re.escape("reads block 1 (scores 2 to 3) again after block 0")
+    ):
+        ch18.check_running_max_and_sum(reverse_then_again)
+
+
+def test_check_running_max_and_sum_names_a_low_precision_not_an_algorithm_error():
+    def half(x, block):  # the right algorithm, in float16
+        x = x.half()
+        m, total = torch.tensor(-math.inf).half(), torch.tensor(0.0).half()
+        for start in range(0, len(x), block):
+            chunk = x[start : start + block]
+            new_max = torch.maximum(m, chunk.max())
+            total = total * torch.exp(m - new_max) + torch.exp(chunk - new_max).sum()
+            m = new_max
+        return m, total
+
+    with pytest.raises(ExerciseFailed, match=re.escape("not to float32 precision")):
+        ch18.check_running_max_and_sum(half)

@@ -193,8 +193,9 @@ _ONE_BY_ONE = {"unbind", "__iter__"}
 
 def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: int) -> str | None:
     """What is wrong with how the reader's function read x [n], from the positions each of its
-    operations read: None for one pass, block after block, each block read as one tensor."""
-    current, whole = 0, set()
+    operations read: None for one pass, block after block (in any order: the update does not depend
+    on it), each block read as one tensor and never again once another was read."""
+    current, left, whole = None, set(), set()  # the block being read, those read before it
     for name, event in events:
         blocks = sorted({p // block for p in event})
         if not blocks:
@@ -208,8 +209,10 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
             return f"one operation of your function reads all {n} scores at once (such as `x.max()`, `x - m`, `x.tolist()` or a loop over x): that is the softmax of two passes over the whole row, or blocks of your own size. Read x[start:start + block], one block after the other, and keep only the running maximum and sum between blocks."
         if len(blocks) > 1:
             return f"one operation of your function reads scores {min(event)} to {max(event)} together, which lie in different blocks of {block}: read the blocks of `block` scores the exercise gives, x[start:start + block], not blocks of another size."
-        if blocks[0] < current:
+        if blocks[0] in left:  # any order of the blocks is exact; reading one twice is not one pass
             return f"your function reads block {blocks[0]} (scores {blocks[0] * block} to {min(n, (blocks[0] + 1) * block) - 1}) again after block {current}: that is a second pass over x. The online softmax reads each block once: when a block brings a larger maximum, it rescales the sum so far instead of going back."
+        if blocks[0] != current and current is not None:
+            left.add(current)
         current = blocks[0]
         if len(event) == min(n, (current + 1) * block) - current * block:
             whole.add(current)
@@ -267,14 +270,27 @@ def _name_sum_mistake(case: str, x: Tensor, block: int, total: float) -> NoRetur
         fail(
             f"on the case {case}, your l is the logarithm of the sum; return the sum l itself, the sum of exp(x_j - m)."
         )
+    _imprecise(case, "sum l", total, l_expected)
     fail(
         f"on the case {case}, your sum l is {total:.6g}, which is not the sum of exp(x_j - m) over the scores: check that each block's terms are taken against the new maximum and that the old sum is rescaled before adding them."
     )
 
 
+def _imprecise(case: str, name: str, value: float, expected: float) -> None:
+    """Fail if ``value`` is off by more than float32's rounding but within 1e-2 relative: the right
+    algorithm in a low precision (float16 or bfloat16 keep about 3 significant digits)."""
+    error = abs(value - expected) / max(1.0, abs(expected))  # as the tolerances below
+    if 1e-5 < error <= 1e-2:
+        fail(
+            f"on the case {case}, your {name} is {value:.6g}, close to the right {expected:.6g} (relative error {error:.1e}) but not to float32 precision: compute in float32 or float64, not float16 or bfloat16."
+        )
+
+
 def _check_max_and_sum(case: str, x: Tensor, block: int, m: float, total: float) -> None:
-    """Fail if (m, l) is not the reference: swapped, a loop cut short, a wrong start, a wrong sum."""
+    """Fail if (m, l) is not the reference: swapped, a loop cut short, a wrong start, a wrong sum,
+    or the right algorithm in too low a precision."""
     m_expected, l_expected = running_reference(x, block)
+    _imprecise(case, "maximum m", m, m_expected)
     swapped = abs(total - m_expected) <= 1e-5 * max(1.0, abs(m_expected))
     if swapped and abs(m - l_expected) <= 1e-5 * l_expected and m != total:
         fail(
@@ -327,7 +343,7 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
     hidden cases (scores up to 1000, and all negative down to -4e9), relative tolerance 1e-5 on l (float32 sums of a few terms),
     then how it read x (:class:`_Scores`): one pass, each block of ``block`` scores read as one
-    tensor, never a block again after a later one."""
+    tensor, in any order, never a block again after another."""
     attempted(running_max_and_sum, "running_max_and_sum")
     names = getattr(getattr(running_max_and_sum, "__code__", None), "co_names", ())
     used = [n for n in ("softmax", "logsumexp", "online_softmax") if n in names]
