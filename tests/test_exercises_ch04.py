@@ -106,12 +106,44 @@ LOCAL_M_WRONG = [
         lambda s, t, D: torch.full_like(s, 1 / len(s)),
         "the largest difference is",
     ),
+    # review ch04 s13, item 2: changing the scores in place is allowed (the checker passes a copy),
+    # so a wrong answer that does is told what is wrong with its weights, not that it changed them
     (
-        "changes the scores",
+        "changes the scores, and no softmax",
         lambda s, t, D: s.sub_(s.max()).exp(),
-        "changed its input number 1 in place",
+        "not 1: these are not softmax weights",
+    ),
+    # review ch04 s13, item 14: the two mistakes that only got a numeric message
+    (
+        "the same weight everywhere in the window",
+        lambda s, t, D: ch04.local_m_reference(s, t, D, uniform=True).float(),
+        "your weights do not depend on the scores",
+    ),
+    (
+        "local-p's Gaussian, renormalised",
+        lambda s, t, D: ch04.local_m_reference(s, t, D, gaussian=True, renormalised=True),
+        "multiplied by the Gaussian exp(-(s - t)^2 / (2 sigma^2)) and then divided by the sum",
     ),
 ]
+
+
+def _masked_in_place(scores, t, D):
+    # review ch04 s13, item 2: the student's natural answer, which fills the scores in place
+    outside = (torch.arange(len(scores)) - t).abs() > D
+    scores[outside] = float("-inf")
+    return scores.softmax(-1)
+
+
+def test_check_local_m_accepts_an_answer_that_changes_the_scores_in_place():
+    assert ch04.check_local_m(_masked_in_place).passed
+
+
+def test_check_local_m_gives_the_line_of_an_error_in_the_readers_code():
+    def broken(scores, t, D):
+        raise ValueError("not yet")
+
+    with pytest.raises(ExerciseFailed, match="at line"):
+        ch04.check_local_m(broken)
 
 
 def _clamped_slice(scores, t, D):

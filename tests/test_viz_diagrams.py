@@ -377,6 +377,63 @@ def test_bahdanau_diagram_narrow_is_legible_on_a_phone():
         assert figure_box.y0 - 1 <= box.y0 and box.y1 <= figure_box.y1 + 1, text.get_text()
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
+    """Review ch04 s13, item 5: Luong's decoder step drawn like Bahdanau's. The GRU reads h_{t-1},
+    y_{t-1} and tilde h_{t-1} (input feeding), its new state h_t is the red query line into every
+    score, and c_t and h_t make tilde h_t, which feeds the output layer."""
+    source = "a heavy green cow rarely runs".split()
+    fig = viz.luong_step_diagram(source, narrow=narrow)
+    t = texts(fig)
+    for s in range(6):  # positions from 0, as in the chapter's Luong section
+        for label in (f"$\\bar{{\\mathbf{{h}}}}_{s}$", f"$e_t({s})$", f"$a_t({s})$"):
+            assert label in t
+    box_of = {x.get_text(): x.get_position() for x in fig.axes[0].texts}
+
+    def patch_at(label):
+        x, y = box_of[label]
+        return next(b for b in boxes(fig) if b.get_bbox().contains(x, y))
+
+    def joins(arrow, start, end, pad=0.06):
+        (x0, y0), (x1, y1) = arrow._posA_posB
+        return start.get_bbox().padded(pad).contains(x0, y0) and end.get_bbox().padded(
+            pad
+        ).contains(x1, y1)
+
+    gru = patch_at("GRU: $\\mathbf{h}_t$")
+    inputs = ["$\\mathbf{h}_{t-1}$", "$y_{t-1}$", "$\\tilde{\\mathbf{h}}_{t-1}$"]
+    assert all(any(joins(a, patch_at(i), gru) for a in arrows(fig)) for i in inputs)
+    attentional = patch_at("$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$")
+    context = patch_at("$\\mathbf{c}_t=\\sum_s a_t(s)\\bar{\\mathbf{h}}_s$")
+    out = patch_at("softmax: $y_t$")
+    assert any(joins(a, gru, attentional) for a in arrows(fig))
+    assert any(joins(a, context, attentional) for a in arrows(fig))
+    assert [a for a in arrows(fig) if joins(a, attentional, out)]
+    # the red line from h_t ends on every score box, once, and nowhere else
+    red = [a for a in arrows(fig) if _red(a)]
+    e_boxes = [patch_at(f"$e_t({s})$") for s in range(6)]
+    ends = [a._posA_posB[1] for a in red]
+    assert [sum(e.get_bbox().padded(0.06).contains(*end) for end in ends) for e in e_boxes] == [
+        1
+    ] * 6
+    assert len(red) == 6
+    assert "First the GRU" in fig.alt_text and "input feeding" in fig.alt_text
+    width, height = fig.get_size_inches()
+    sizes = [x.get_fontsize() for x in fig.axes[0].texts if x.get_text()]
+    assert 4.5 <= width <= 5.6 and height <= 8.5
+    if narrow:  # 13-point text on 5.2 inches, as the chapter's other phone drawings
+        assert min(sizes) == 13
+    renderer = fig.canvas.get_renderer()
+    for text in fig.axes[0].texts:  # nothing outside the canvas
+        box = text.get_window_extent(renderer)
+        assert fig.bbox.x0 - 1 <= box.x0 and box.x1 <= fig.bbox.x1 + 1, text.get_text()
+        assert fig.bbox.y0 - 1 <= box.y0 and box.y1 <= fig.bbox.y1 + 1, text.get_text()
+    with pytest.raises(ValueError, match="source"):
+        viz.luong_step_diagram(source + ["far", "away"])
+    with pytest.raises(TypeError, match="narrow"):
+        viz.luong_step_diagram(source, narrow="yes")
+
+
 def test_luong_diagram_connects_only_the_window_in_local_attention():
     fig = viz.luong_diagram(7, source_length=20, position=8.6)
     ax = fig.axes[0]

@@ -131,6 +131,8 @@ def local_m_reference(
     python_slice: bool = False,
     rounded: str | None = None,
     shift: int = 0,
+    uniform: bool = False,
+    renormalised: bool = False,
 ) -> Tensor:
     """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes:
     ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2; ``window_kind``
@@ -138,8 +140,9 @@ def local_m_reference(
     ``mask_scores`` multiplies the scores by the 0/1 window and takes the softmax over all positions;
     ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around; ``rounded``
     "nearest" or "down" centres the window on round(t) or int(t) instead of the real t; ``shift`` -1 or 1
-    centres it on t - 1 or t + 1, a position counted from 1 or one too far). ``t`` may be real, like
-    local-p's p_t."""
+    centres it on t - 1 or t + 1, a position counted from 1 or one too far; ``uniform`` gives every position
+    of the window the same weight, whatever the scores; ``renormalised`` divides the weights by their sum,
+    with ``gaussian`` local-p's Gaussian renormalised). ``t`` may be real, like local-p's p_t."""
     scores = scores.double()
     roundings = {None: float, "nearest": round, "down": int}
     if rounded not in roundings:
@@ -168,11 +171,15 @@ def local_m_reference(
     window = windows[window_kind]
     if mask_scores:
         return torch.softmax(scores * window, -1)
+    if uniform:
+        return window.double() / window.sum()
     weights = torch.softmax(scores, -1) if softmax_everywhere else masked_softmax(scores, window)
     if zero_outside:
         weights = weights * window
     sigma = D / 2
-    return weights * torch.exp(-(distance**2) / (2 * sigma**2)) if gaussian else weights
+    if gaussian:
+        weights = weights * torch.exp(-(distance**2) / (2 * sigma**2))
+    return weights / weights.sum() if renormalised else weights
 
 
 # the real centre of the last case: the exercise's next step passes local-p's p_t, a 0-dim float tensor
@@ -219,6 +226,14 @@ _MISTAKES = [
     (
         dict(gaussian=True),
         "you multiplied by the Gaussian exp(-(s - t)^2 / (2 sigma^2)). That factor belongs to local-p, whose centre p_t is predicted; local-m's weights are the softmax inside the window alone, a_t(s) = softmax(score(h_t, h̄_s)) over s in [t - D, t + D].",
+    ),
+    (
+        dict(gaussian=True, renormalised=True),
+        "you multiplied by the Gaussian exp(-(s - t)^2 / (2 sigma^2)) and then divided by the sum so that the weights sum to 1. That factor belongs to local-p, whose centre p_t is predicted; local-m's weights are the softmax inside the window alone, a_t(s) = softmax(score(h_t, h̄_s)) over s in [t - D, t + D], with no Gaussian and nothing to renormalise.",
+    ),
+    (
+        dict(uniform=True),
+        "your weights do not depend on the scores: every position inside the window gets the same weight. The window says which positions may get weight; inside it, the weights are the softmax of the scores, a_t(s) = softmax(score(h_t, h̄_s)) over s in [t - D, t + D].",
     ),
     (
         dict(strict=True),
@@ -348,11 +363,25 @@ def _check_extra_factor(
         )
 
 
+class _OnACopy:
+    """The reader's ``local_m_weights``, given a copy of the scores: the exercise does not ask it to leave
+    ``scores`` as they were (the chapter's loop never uses a step's scores again), so an answer that fills
+    the positions outside the window in place, ``scores[outside] = float("-inf")``, is right. ``forward``
+    holds the reader's function, where feedback finds the line of an error (``_where``)."""
+
+    def __init__(self, local_m_weights: Any) -> None:
+        self.forward = local_m_weights
+
+    def __call__(self, scores: Tensor, t: int | Tensor, D: int) -> Any:
+        return self.forward(scores.clone(), t, D)
+
+
 @checker("local_m_weights")
 def check_local_m(local_m_weights: Any) -> str:
     """Check ``local_m_weights(scores [S], t, D) -> [S]``: the softmax of the scores inside [t - D, t + D], 0
-    outside (no Gaussian: that is local-p's)."""
+    outside (no Gaussian: that is local-p's). It may change ``scores`` in place: it is given a copy."""
     attempted(local_m_weights, "local_m_weights")
+    local_m_weights = _OnACopy(local_m_weights)
     cases = _cases()
     for case, scores, t, D in cases:
         result = call(

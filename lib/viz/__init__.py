@@ -19,7 +19,7 @@
   :func:`encoding_vector`, :func:`encoding_dimension`, :func:`fine_tuning_task` (a soft lookup
   among 2-D values, a positional encoding's vector or dimension, BERT's fine-tuning set-ups);
   :func:`training_curve` (a training run's loss, every step and its moving average).
-- :func:`seq2seq_diagram`, :func:`bahdanau_diagram`, :func:`luong_diagram`,
+- :func:`seq2seq_diagram`, :func:`bahdanau_diagram`, :func:`luong_diagram`, :func:`luong_step_diagram`,
   :func:`captioning_diagram`, :func:`han_diagram`, :func:`elmo_diagram` (``lib.viz.diagrams``)
   and :func:`self_attention_diagram`, :func:`multi_head_diagram`, :func:`gpt_diagram`,
   :func:`bert_input_diagram`, :func:`bert_pretraining_diagram`, :func:`electra_diagram`

@@ -26,6 +26,7 @@ __all__ = [
     "seq2seq_diagram",
     "bahdanau_diagram",
     "luong_diagram",
+    "luong_step_diagram",
     "elmo_diagram",
     "captioning_diagram",
     "han_diagram",
@@ -620,6 +621,93 @@ def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
 
 
 # Long by its checks, alt text and layout; the drawing steps are the helpers below it.
+def luong_step_diagram(source, *, narrow=False):
+    """Chapter 4's decoder step of Luong et al. 2015 (global attention, the concat score), drawn
+    like :func:`bahdanau_diagram`: the GRU first updates the state, h_t = GRU(h_{t-1},
+    [E y_{t-1}; tilde h_{t-1}]); the new state h_t scores every encoder state h̄_s of the
+    ``source`` words (e_t(s)), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
+    and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
+    fed to the next step (input feeding). Positions count from 0, as in the chapter's Luong
+    section. ``narrow``: text at the phone size (13 points; the canvas is 5.2 inches wide either
+    way). Returns the Figure."""
+    src = _words(source, "source", 6)
+    check_bool(narrow, "narrow")
+    S = len(src)
+    alt = (
+        f"One decoder step of Luong attention over the {S} source words {' '.join(src)}. Each word "
+        "has an encoder state h̄_s. First the GRU, at the right of the words, updates the state: it "
+        "reads the previous state h_{t-1}, the previous word y_{t-1} and the previous attentional "
+        "state tilde h_{t-1}, and gives the new state h_t. A red line from h_t runs under the score "
+        "boxes e_t(s), one above each encoder state; a softmax over all of them gives the weights "
+        "a_t(s). A line from every encoder state and the line from the weights meet in the context "
+        "c_t; c_t and h_t enter the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which feeds "
+        "the output layer, a softmax that predicts y_t, and goes on to the next step (input "
+        "feeding)."
+    )
+    font = _NARROW_FONT if narrow else _FONT
+    fig, ax = _canvas(5.2, 8.3, alt)
+    xs = [0.42 + 0.64 * s for s in range(S)]
+    y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
+    w_box = 0.56
+    for s, (x, word) in enumerate(zip(xs, src)):
+        _box(ax, x, y_word, word, "io", w=0.6, h=0.4, fontsize=font)
+        _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
+        _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_box, h=0.5, fontsize=font)
+        _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
+        ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h̄_s also goes to the context
+        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
+        _box(ax, x, y_e, f"$e_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=font)
+        _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
+        _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
+        _box(ax, x, y_a, f"$a_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=font)
+        _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")  # the weights join on one line
+    width = xs[-1] - xs[0] + w_box + 0.14
+    _box(ax, (xs[0] + xs[-1]) / 2, y_soft, "softmax over $s$", "norm", width, 0.4, font)
+    # the decoder's update first, at the right of the words: h_{t-1} and y_{t-1} from below,
+    # the previous attentional state from above (input feeding)
+    x_r = 4.62
+    _box(ax, 4.3, y_word, "$\\mathbf{h}_{t-1}$", "rnn", w=0.6, h=0.42, fontsize=font)
+    _box(ax, 4.93, y_word, "$y_{t-1}$", "io", w=0.46, h=0.42, fontsize=font)
+    _box(ax, 4.85, 2.45, "$\\tilde{\\mathbf{h}}_{t-1}$", "ctx", w=0.62, h=0.45, fontsize=font)
+    _box(ax, x_r, y_h, "GRU: $\\mathbf{h}_t$", "rnn", w=1.08, h=0.55, fontsize=font)
+    _arrow(ax, 4.3, y_word + 0.21, 4.3, y_h - 0.275)
+    _arrow(ax, 4.93, y_word + 0.21, 4.93, y_h - 0.275)
+    _arrow(ax, 4.93, 2.45 - 0.225, 4.93, y_h + 0.275)
+    # h_t asks: the red line under the scores
+    _line(ax, [4.2, 4.2, xs[0] + 0.14], [y_h + 0.275, y_bus, y_bus], color=_CTX, lw=1.2)
+    # the context: the weights' line and the encoder states' line (round the left edge)
+    y_c, x_c = 4.85, 1.55
+    _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
+    _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
+    x_left = _BAHDANAU_LEFT
+    _line(ax, [xs[-1] - 0.12, x_left, x_left, 0.75], [y_tap, y_tap, 5.45, 5.45])
+    _arrow(ax, 0.75, 5.45, 0.75, y_c + 0.25, color="0.35")
+    ax.text(x_left + 0.1, 5.5, "encoder states $\\bar{\\mathbf{h}}_s$", fontsize=font, va="bottom")
+    context = "$\\mathbf{c}_t=\\sum_s a_t(s)\\bar{\\mathbf{h}}_s$"
+    _box(ax, x_c, y_c, context, "ctx", 2.3, 0.5, font)
+    # the attentional state from c_t and h_t; it predicts y_t and goes on to step t + 1
+    y_att = 6.25
+    attentional = "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
+    _box(ax, 2.75, y_att, attentional, "ctx", 3.3, 0.5, font)
+    _arrow(ax, 2.3, y_c + 0.25, 2.3, y_att - 0.25)
+    _arrow(ax, 4.3, y_h + 0.275, 4.3, y_att - 0.25)  # h_t up the right side
+    _arrow(ax, 1.5, y_att + 0.25, 1.5, 6.95)
+    _box(ax, 1.5, 7.2, "softmax: $y_t$", "io", w=1.6, h=0.5, fontsize=font)
+    _arrow(ax, 3.9, y_att + 0.25, 3.9, 6.95, color="0.35")
+    ax.text(3.9, 7.2, "to step $t+1$", fontsize=font, ha="center", va="center")
+    score = "score: $e_t(s)=\\mathbf{v}_a^\\top\\tanh(W_a[\\mathbf{h}_t;\\bar{\\mathbf{h}}_s])$,"
+    ax.text(x_left, 8.25, score, fontsize=font, ha="left", va="top")
+    ax.text(
+        x_left,
+        7.9 if narrow else 7.98,
+        "with $\\mathbf{h}_t$ on the red line",
+        fontsize=font,
+        ha="left",
+        va="top",
+    )
+    return fig
+
+
 def elmo_diagram(
     config, words=("<bos>", "the", "river", "bank", "<eos>"), focus=3, *, narrow=False
 ):
