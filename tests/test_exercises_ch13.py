@@ -300,9 +300,19 @@ def test_check_first_word_accepts_the_prediction_and_the_measurement():
     assert ch13.check_first_word(None, 0.478).status == "not attempted"
 
 
+def test_check_first_word_passes_a_wrong_prediction_beside_a_right_measurement():
+    """Predict, then check: the measurement is checked; a wrong prediction is compared, not failed,
+    so that nobody has to rewrite a prediction after seeing the result (review ch13_s13, point 7)."""
+    for prediction, accuracy in (("a", 0.478), ("b", 0.522), ("(B)", 0.48)):
+        result = ch13.check_first_word(prediction, accuracy)
+        assert result.passed and "was off" in result.message and "causal mask" in result.message
+        # the explanation stays the reader's to write
+        assert "same vector" not in result.message
+    assert "was off" not in ch13.check_first_word("c", 0.478).message
+
+
 FIRST_WORD_WRONG = [
-    (("a", 0.478), 'first_word_prediction = "a"'),
-    (("b", 0.522), 'first_word_prediction = "b"'),
+    (("b", 0.45), "is not what the experiment measures"),
     (("chance", 0.478), 'one of the letters "a", "b" or "c"'),
     ((0.5, 0.478), 'one of the letters "a", "b" or "c"'),
     # too few decimals to be a measurement: the issue, 0.5 passed without running

@@ -781,8 +781,9 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         lambda: viz.bert_pretraining_diagram(BertConfig.large()),
         lambda: viz.seq2seq_diagram(SRC, TGT, narrow=True),
         lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
+        lambda: viz.kv_cache_diagram(KV_TOKENS),
     ],
-    ids=["input", "pretraining", "pretraining_large", "seq2seq", "seq2seq_attention"],
+    ids=["input", "pretraining", "pretraining_large", "seq2seq", "seq2seq_attention", "kv_cache"],
 )
 def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
     """Chapter 14's two diagrams (reader's report 14b: at 605 px they scrolled sideways on a 360 px
@@ -804,6 +805,33 @@ def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
     for t in fig.axes[0].texts:
         box = t.get_window_extent(renderer)
         assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, t.get_text()
+    plt.close(fig)
+
+
+KV_TOKENS = ["<bos>", "the", "cat", "sat", "on", "the"]
+
+
+def test_kv_cache_diagram_computes_the_whole_matrix_without_and_one_row_with_the_cache():
+    """Chapter 13's key/value cache (review ch13_s13, point 6): the same step drawn twice."""
+    from lib.viz.diagrams import _CACHED, _NEW
+
+    fig = viz.kv_cache_diagram(KV_TOKENS)
+    T = len(KV_TOKENS)
+    t = texts(fig)
+    assert "without a cache: step P = 5" in t and "with the KV cache: step P = 5" in t
+    assert t.count("K") == t.count("V") == 2 and t.count("<bos>") == 2
+    cells = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    new = [p for p in cells if p.get_facecolor() == to_rgba(_NEW)]
+    cached = [p for p in cells if p.get_facecolor() == to_rgba(_CACHED)]
+    # without: T(T+1)/2 scores and T keys and values; with: one row of T scores and one k, v;
+    # plus the legend's square of each colour
+    assert len(new) == T * (T + 1) // 2 + 2 * T + T + 2 + 1
+    assert len(cached) == 2 * (T - 1) + 1
+    assert "position P = 5" in fig.alt_text and "read from the cache" in fig.alt_text
+    with pytest.raises(ValueError, match="tokens"):
+        viz.kv_cache_diagram([])
+    with pytest.raises(ValueError, match="narrow"):
+        viz.kv_cache_diagram(KV_TOKENS, narrow=False)
     plt.close(fig)
 
 
@@ -863,6 +891,7 @@ CALLS = {
     "tiling": lambda: viz.tiling_diagram(8, 4, 2, causal=True),
     "minilm": lambda: viz.minilm_diagram(),
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
+    "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
 }
 
 
@@ -885,6 +914,7 @@ DRAWN_FOR_PHONES = {
     "minilm",
     "positional",
     "gpt_classifier",
+    "kv_cache",
 }
 
 

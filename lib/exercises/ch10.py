@@ -184,7 +184,10 @@ def _replay_from(symbols: list[str], merges: list[tuple[str, str]]) -> list[str]
 HIDDEN_DICTIONARY = {"banana": 6, "bandana": 3, "ananas": 4, "aaaa": 5, "nab": 2, "cabana": 2}
 HIDDEN_WORDS = ["banana", "aaa", "bananas", "anaconda", "nab", "cabbage", "b"]
 HAND_MERGES = [("b", "a"), ("a", "b")]  # 'bab' -> ba b </w>: (a, b) is not a pair of symbols
-# Hand-made merges are not learned from a dictionary; on these cases apply_bpe and replay still agree.
+# Hand-made merges are not learned from a dictionary; on the cases above apply_bpe and replay agree.
+# On this one, the worked solution's, they differ: replay applies (x, yz) before any yz exists and
+# keeps x yz; apply_bpe (or a loop over the list until nothing changes) goes on to xyz.
+DIFFERING_CASE = ("xyz", [("x", "yz"), ("y", "z")])
 
 
 # The seed of exercise 2's cases: a practice value here; a course's grader sets its own
@@ -213,15 +216,17 @@ def _hidden() -> tuple[dict[str, int], list[str]]:
 
 
 def _cases() -> list[tuple[str, list[tuple[str, str]], list[str]]]:
-    """(word, merges, expected segmentation) of the hidden cases; expected = apply_bpe = replay_reference."""
+    """(word, merges, expected segmentation) of the hidden cases; expected = replay_reference, which is
+    apply_bpe's segmentation on all but the last case (DIFFERING_CASE)."""
     dictionary, words = _hidden()
     merges = learn_bpe(dictionary, 12)
     cases = [(w, merges) for w in words] + [
         ("bab", HAND_MERGES),
         ("aaa", [("a", "a")]),
         ("abba", []),
+        DIFFERING_CASE,
     ]
-    return [(w, m, apply_bpe(w, m)) for w, m in cases]
+    return [(w, m, replay_reference(w, m)) for w, m in cases]
 
 
 def _merges_name(merges: list[tuple[str, str]]) -> str:
@@ -229,7 +234,7 @@ def _merges_name(merges: list[tuple[str, str]]) -> str:
     if not merges:
         return "no merge"
     if merges == learn_bpe(_hidden()[0], 12):
-        return f"the {len(merges)} merges learned from the hidden dictionary"
+        return f"the {len(merges)} merges learned from the checker's own dictionary"
     listed = ", ".join(f"({a}, {b})" for a, b in merges)
     return f"the hand-made merge{'s' if len(merges) > 1 else ''} {listed}"
 
@@ -319,7 +324,15 @@ def _reversed_order(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return _replay_from(list(word) + [END_OF_WORD], merges[::-1])
 
 
+def _best_ranked(word: str, merges: list[tuple[str, str]]) -> list[str]:
+    return apply_bpe(word, merges)  # the best-ranked pair present, again and again: not a replay
+
+
 _MISTAKES: list[tuple[Callable, str | Callable]] = [
+    (
+        _best_ranked,
+        "on this hand-made list replay and apply_bpe differ. You merged the best-ranked pair present, again and again, or went through the list more than once, instead of applying each merge once, in order: when (x, yz) comes, there is no symbol yz yet.",
+    ),
     (
         _no_marker,
         "your pieces have no end-of-word marker. Start from list(word) + ['</w>']: the merges were learned with it (they include pairs such as ('a', '</w>')).",
@@ -394,7 +407,7 @@ def check_replay(replay: Any) -> str:
         )
     learned = ", ".join(repr(w) for w, m, _ in cases if m == cases[0][1])
     others = "; ".join(f"{w!r} with {_merges_name(m)}" for w, m, _ in cases if m != cases[0][1])
-    return f"`replay` gives apply_bpe's segmentation on all {len(cases)} hidden cases: {learned} with {_merges_name(cases[0][1])}; {others}."
+    return f"`replay` replays the merges right on all {len(cases)} hidden cases: {learned} with {_merges_name(cases[0][1])}; {others} (where replay and apply_bpe differ)."
 
 
 # --- exercise 3: keep the capitals ---------------------------------------------------------------------

@@ -30,6 +30,7 @@ __all__ = [
     "elmo_diagram",
     "captioning_diagram",
     "han_diagram",
+    "kv_cache_diagram",
 ]
 
 _DIAGRAM_COLORS = {
@@ -1062,3 +1063,70 @@ def _sentence_frame(ax, y0, right):
             (left, bottom), right + margin - left, top - bottom, fill=False, ec="0.45", ls="--"
         )
     )
+
+
+_NEW = "#fdae6b"  # kv_cache_diagram: computed at this step
+_CACHED = "#d9d9d9"  # ... read from the cache
+
+
+def kv_cache_diagram(tokens, *, narrow=True):
+    """Chapter 13's key/value cache at one generation step, the newest of ``tokens`` the token being
+    read (at position P = len(tokens) - 1): on top, without a cache, the step recomputes every key
+    and value and the whole causal T x T score matrix; below, with the cache, the keys and values of
+    positions 0 .. P-1 are read back, and only the new token's k, v and its one row of P + 1 scores
+    are computed. Drawn for a phone's column (``narrow=True``, the only layout). Returns the Figure."""
+    words = _words(tokens, "tokens", 7)
+    if not narrow:
+        raise ValueError("narrow: kv_cache_diagram has only the narrow (phone) layout")
+    T, P = len(words), len(words) - 1
+    font, cell = _NARROW_FONT, 0.42
+    alt = (
+        f"Two panels, one above the other, for the step that reads the token {words[-1]!r} at "
+        f"position P = {P}, after {', '.join(words[:-1]) or 'nothing'}. Top, without a cache: a "
+        f"{T} by {T} causal score matrix, every cell on and below the diagonal shaded as computed "
+        "at this step, and the columns K and V of all positions shaded too: the whole sequence is "
+        "run again. Bottom, with the KV cache: only the last row of the score matrix, the new "
+        f"token's query against the {T} keys, is computed; the rows above it are empty, and K and V "
+        f"hold {P} grey rows read from the cache and one new shaded row, which the cache keeps for "
+        "the next step."
+    )
+    panel = 0.75 + T * cell + 0.3
+    height = 2 * panel + 0.75
+    fig, ax = _canvas(5.2, height, alt)
+    x0 = 5.2 - 1.45 - T * cell - 0.15  # the grid's left edge: the token labels on its left
+    x_k, x_v = 5.2 - 1.05, 5.2 - 0.45
+    for p, cached in enumerate((False, True)):
+        top = height - p * panel - 0.2
+        title = "with the KV cache" if cached else "without a cache"
+        ax.text(
+            0.1, top - 0.15, f"{title}: step P = {P}", fontsize=font, va="center", weight="bold"
+        )
+        y_grid = top - 0.75  # top edge of the first row
+        for j in range(T):  # key positions above the columns
+            ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font * 0.85))
+        ax.text(x_k + cell / 2, y_grid + 0.17, "K", **_t(font))
+        ax.text(x_v + cell / 2, y_grid + 0.17, "V", **_t(font))
+        for i, w in enumerate(words):
+            y = y_grid - (i + 1) * cell
+            ax.text(x0 - 0.12, y + cell / 2, w, fontsize=font, ha="right", va="center")
+            for j in range(T):
+                allowed, this_step = j <= i, (not cached) or i == P
+                fc = _NEW if allowed and this_step else "white"
+                ls = "-" if allowed and this_step else ":"
+                ax.add_patch(
+                    mpatches.Rectangle((x0 + j * cell, y), cell, cell, fc=fc, ec="0.4", ls=ls)
+                )
+            for x in (x_k, x_v):
+                fc = _CACHED if cached and i < P else _NEW
+                ax.add_patch(mpatches.Rectangle((x, y), cell, cell, fc=fc, ec="0.3"))
+        if cached:
+            y = y_grid - T * cell
+            ax.text(x0 + T * cell / 2, y - 0.18, "one query row: the new token", **_t(font * 0.85))
+    # the legend, at the bottom
+    for k, (fc, label) in enumerate(
+        ((_NEW, "computed at this step"), (_CACHED, "read from the cache"))
+    ):
+        x = 0.15 + k * 2.6
+        ax.add_patch(mpatches.Rectangle((x, 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
+        ax.text(x + 0.4, 0.3, label, fontsize=font * 0.85, va="center")
+    return fig
