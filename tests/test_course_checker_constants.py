@@ -35,6 +35,11 @@ IMPORTED = [
     "import lib.viz as v\nconstants = v.attention_heatmap.__globals__",
     "gpt3_params = eval('__imp' + 'ort__(\"lib.exer\" \"cises.ch13\").GPT3_PARAMS')",
     "import inspect, lib.viz\ngpt3_params = inspect.getsource(lib.viz)",
+    # a checker in scope from the chapter's import cell, called to try values (lecturer review s13)
+    "for _x in [(0.0, -1.5), (0.35, 0.6)]:\n    for _k in range(7):\n        try:\n"
+    "            if check_duplicate_key(_x, _k).passed:\n                soft_limit, hard_key = _x, _k\n"
+    "        except Exception:\n            pass",
+    "for _c in 'abc':\n    if check_first_word(_c, 0.478).passed:\n        first_word_prediction = _c",
 ]
 OWN = [
     "gpt3_params = 174_604_259_328\nembedding_share = 0.00368",  # typed: a prediction may be

@@ -131,7 +131,15 @@ def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
         "    sums = [sum(row) for row in powered]\n"
         "    return torch.tensor([[x / s for x in row] for row, s in zip(powered, sums)])\n"
     )
-    submitted = {"ann": renamed, "bo": renamed.replace("w", "weights"), "cy": mine, "di": template}
+    # eve keeps the template's lines and pastes the worked solution under them, as an nbgrader
+    # student answers (lecturer review s13, SERIOUS 4: unflagged)
+    submitted = {
+        "ann": renamed,
+        "bo": renamed.replace("w", "weights"),
+        "cy": mine,
+        "di": template,
+        "eve": template + "\n" + solution,
+    }
     for student, text in submitted.items():
         nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         for cell in nb.cells:
@@ -144,11 +152,9 @@ def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{chapter}.ipynb")
     flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
-    assert [f.split(":")[0] for f in flags] == [
-        f"ann {grade_id}",
-        f"bo {grade_id}",
-        f"ann {grade_id}",
-    ]
-    assert "the same code as the worked solution" in flags[0]
-    assert flags[2].startswith(f"ann {grade_id}: the same code as bo's (up to names")
+    who = [f.split(":")[0].split()[0] for f in flags]
+    assert who == ["ann", "bo", "eve", "ann", "ann", "bo"], flags
+    assert all("the same code as the worked solution" in f for f in flags[:3])
+    assert flags[3].startswith(f"ann {grade_id}: the same code as bo's (up to names")
+    assert flags[4].startswith(f"ann {grade_id}: the same code as eve's (up to names")
     assert not any(s in f for f in flags for s in ("cy", "di"))

@@ -73,6 +73,7 @@ import builtins
 import contextlib
 import datetime
 import fnmatch
+import functools
 import glob
 import importlib
 import importlib.util
@@ -305,6 +306,20 @@ READING_ATTRIBUTES = {
 }  # fmt: skip
 
 
+@functools.cache
+def checker_names() -> frozenset[str]:
+    """The public checkers of every chapter (``check_...`` of ``lib.exercises.chNN``): an answer cell
+    that calls one tries values until one passes (lecturer review s13, SERIOUS 1: a prediction
+    brute-forced in the grader, where the chapter's import cell had put the checker in scope)."""
+    import lib.exercises
+
+    names = set()
+    for path in Path(lib.exercises.__file__).parent.glob("ch[0-9][0-9].py"):
+        module = importlib.import_module(f"lib.exercises.{path.stem}")
+        names |= {n for n in vars(module) if n.startswith("check_")}
+    return frozenset(names)
+
+
 def _reads_files(node: ast.AST) -> str | None:
     """The words of ``node`` if it reads files, runs a program or looks inside code objects: an
     import of such a module, ``open(...)`` or ``eval(...)``, ``.read_text()`` and its kin, or a
@@ -322,9 +337,9 @@ def _reads_files(node: ast.AST) -> str | None:
             return f"{func.id}(...)"
         if isinstance(func, ast.Attribute) and func.attr in READING_METHODS:
             return f"{ast.unparse(func)}(...)"
-    elif isinstance(node, ast.Attribute) and node.attr in READING_ATTRIBUTES:
+    elif isinstance(node, ast.Attribute) and node.attr in READING_ATTRIBUTES | checker_names():
         return ast.unparse(node)
-    elif isinstance(node, ast.Name) and node.id in READING_ATTRIBUTES:
+    elif isinstance(node, ast.Name) and node.id in READING_ATTRIBUTES | checker_names():
         return node.id
     return None
 
@@ -415,8 +430,9 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     result.review = True
     result.message = (
         f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
-        "(lib.exercises), whose constants hold the answers, or reads files or code (the checkers' "
-        "source among them) instead of computing; an answer may not, so it gets 0 until the "
+        "(lib.exercises), whose constants hold the answers, or calls a checker (which would try "
+        "values until one passes), or reads files or code (the checkers' source among them) "
+        "instead of computing; an answer may not, so it gets 0 until the "
         f"teacher grades it. The grader's verdict ({result.score:g} of {result.points:g} "
         f"points without it): {result.message}"
     )
@@ -502,14 +518,19 @@ SOLUTION_MARKS = (
 )  # nbgrader's, as make_course writes them
 
 
-def code_shape(source: str) -> tuple[str, int] | None:
+def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
     """An answer cell's code with every name renamed in order of appearance, docstrings dropped (the
-    parser drops comments and spacing): (its dump, its number of syntax nodes), or None if it does
-    not parse. Two answers with the same dump are the same code written with other names."""
+    parser drops comments and spacing) and the statements of the answer cell's ``template`` left out
+    where the student kept them (the stub ``def f(...): ...``, ``x = None``: lecturer review s13, a
+    worked solution pasted under them went unflagged): (its dump, its number of syntax nodes), or
+    None if it does not parse. Two answers with the same dump are the same code with other names."""
     try:
         tree = ast.parse(transform(source))
     except (SyntaxError, ValueError):
         return None
+    with contextlib.suppress(SyntaxError, ValueError):
+        kept = {ast.dump(statement) for statement in ast.parse(transform(template)).body}
+        tree.body = [statement for statement in tree.body if ast.dump(statement) not in kept]
     names: dict[str, str] = {}
 
     def rename(name: str) -> str:
@@ -545,11 +566,13 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     same exercise: a line each, for the teacher to read (a flag, not a grade)."""
     source = course / "source" / chapter / f"{chapter}.ipynb"
     solutions: dict[str, str] = {}
+    templates: dict[str, str] = {}
     if source.is_file():
         begin, end = SOLUTION_MARKS
         for grade_id, text in code_answers(nbformat.read(source, as_version=4)).items():
             if begin in text:
-                solutions[grade_id] = text.split(begin, 1)[1].split(end, 1)[0]
+                templates[grade_id], rest = text.split(begin, 1)
+                solutions[grade_id] = rest.split(end, 1)[0]
     shapes: dict[str, dict[str, tuple[str, int]]] = {}
     for student in students:
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
@@ -558,7 +581,7 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
             shapes[student] = {
                 k: shape
                 for k, v in theirs.items()
-                if (shape := code_shape(v)) and shape[1] >= CODE_NODES
+                if (shape := code_shape(v, templates.get(k, ""))) and shape[1] >= CODE_NODES
             }
     of_model, of_students = [], []
     for student, theirs in sorted(shapes.items()):
