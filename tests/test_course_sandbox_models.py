@@ -44,6 +44,28 @@ def pre_ln_layer(layer, x):
 """,
         "not to call the layer itself",
     ),
+    # the class's forward, past the instance's refusal (lecturer review s13, SERIOUS 3)
+    "calls_the_class": (
+        CH9,
+        "ex1_answer",
+        """
+def pre_ln_layer(layer, x):
+    return type(layer).forward(layer, x)[0]
+""",
+        "not to call the layer itself",
+    ),
+    "imports_the_class": (
+        CH9,
+        "ex1_answer",
+        """
+from lib.transformer import EncoderLayer as E
+
+
+def pre_ln_layer(layer, x):
+    return E.forward(layer, x)[0]
+""",
+        "not to call the layer itself",
+    ),
     "unnormalised_share": (
         CH11,
         "ex2_answer",

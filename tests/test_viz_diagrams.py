@@ -892,6 +892,7 @@ CALLS = {
     "minilm": lambda: viz.minilm_diagram(),
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
     "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
+    "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
 }
 
 
@@ -915,6 +916,7 @@ DRAWN_FOR_PHONES = {
     "positional",
     "gpt_classifier",
     "kv_cache",
+    "luong_step",
 }
 
 

@@ -536,8 +536,19 @@ VARIANT_CELL = """import os
 
 # this course gives each student their own numbers for this exercise (lib.exercises.variant)
 os.environ["COURSE_VARIANTS"] = {course_id!r}
+from lib.exercises import student_id  # noqa: E402
 from lib.exercises.{module} import {function}  # noqa: E402
 
+print(f"the numbers of student {{student_id()!r}}", end="")
+if not (os.environ.get("COURSE_STUDENT") or os.environ.get("JUPYTERHUB_USER")):
+    print(
+        " (this computer's login name: if your id in the course is another, the one your "
+        "submission goes in under, run os.environ['COURSE_STUDENT'] = 'your id' in a cell of "
+        "your own above this one, then this one again; else your teacher's grader uses other "
+        "numbers)",
+        end="",
+    )
+print(":")
 {function}()"""
 
 

@@ -199,6 +199,21 @@ def _forbid_forward(layer: EncoderLayer) -> None:
     layer.forward = _RefusedForward()
 
 
+def _refuse_layer_class(*args: Any, **kwargs: Any) -> NoReturn:
+    """The class's own forward called directly (``EncoderLayer.forward(layer, x)``,
+    ``type(layer).forward(layer, x)``): refused as the layer's is."""
+    raise RuntimeError(_LAYER_REFUSED)
+
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}. The
+# layers' own forward refuses on the instance (_forbid_forward); through the class it is refused here,
+# under any name (lecturer review s13: `type(layer).forward(layer, x)` got full marks).
+REFUSALS = {
+    "check_pre_ln": [("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class)],
+}
+
+
 @checker("pre_ln_layer")
 def check_pre_ln(pre_ln_layer: Any) -> str:
     """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: y + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)), computed

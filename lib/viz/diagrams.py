@@ -646,7 +646,8 @@ def luong_step_diagram(source, *, narrow=False):
         "feeding)."
     )
     font = _NARROW_FONT if narrow else _FONT
-    fig, ax = _canvas(5.2, 8.3, alt)
+    # laid out on 5.2 x 8.3 inches, drawn 8 inches tall (a figure of the book fits a page at 8)
+    fig, ax = _canvas(5.2, 8.3, alt, scale=8 / 8.3)
     xs = [0.42 + 0.64 * s for s in range(S)]
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     w_box = 0.56
