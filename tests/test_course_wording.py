@@ -158,3 +158,24 @@ def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
     assert flags[3].startswith(f"ann {grade_id}: the same code as bo's (up to names")
     assert flags[4].startswith(f"ann {grade_id}: the same code as eve's (up to names")
     assert not any(s in f for f in flags for s in ("cy", "di"))
+
+
+def test_an_answer_cell_stopped_by_a_helper_of_the_students_own_needs_review():
+    """Lecturer review s13, SERIOUS 5: in a prediction exercise, an answer cell that stops on a name
+    from a cell the student added got a bare 0 ("the cell above stopped with NameError at line 2:
+    ..."): it needs manual review, as a function's NameError does."""
+    import grade_course
+
+    added = {"my_counts": 41}
+    for said in (
+        "✗ parameter_counts: the cell above stopped with NameError at line 2: name "
+        "'my_counts' is not defined",
+        "✗ sharpen: on the case 'a', `sharpen` raised NameError: name 'my_counts' is not defined",
+    ):
+        result = grade_course.Result("dave", "ex3_test", 2.0, 0.0, said, 0.1)
+        reviewed = grade_course.needs_review(result, added)
+        assert reviewed.review and reviewed.message.startswith(
+            "needs manual review: uses my_counts defined outside the answer cell (in cell 41"
+        )
+    other = grade_course.Result("eve", "ex3_test", 2.0, 0.0, said.replace("my_counts", "x"), 0.1)
+    assert not grade_course.needs_review(other, added).review  # not a name of an added cell

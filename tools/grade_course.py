@@ -224,7 +224,10 @@ def public_wording(message: str) -> str:
     return re.sub(r"\bhidden (cases?)\b", r"practice \1", message)
 
 
-UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+# a NameError as the checker reports it ("NameError: name 'x' is not defined") and as the grader reports
+# an answer cell that stopped ("stopped with NameError at line 2: name 'x' ...", lecturer review s13:
+# a prediction's helper from the student's own cell got a bare 0 there)
+UNDEFINED = re.compile(r"NameError\b[^'\n]{0,80}?: name '(\w+)' is not defined")
 
 
 def added_definitions(submission: nbformat.NotebookNode) -> dict[str, int]:
