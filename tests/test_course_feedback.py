@@ -59,7 +59,7 @@ def test_the_feedback_shows_the_rubric_without_the_mark_scheme_markers(course):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     preprocessors = GenerateFeedback(config=config).preprocessors
-    assert preprocessors[0] is GetGrades and len(preprocessors) == 5
+    assert preprocessors[0] is GetGrades and len(preprocessors) == 6
     names = [p.__name__ for p in preprocessors[1:4]]
     # the next tests: FigureAltText, RubricAsText
     assert names == ["MarkSchemeWithoutMarkers", "FigureAltText", "RubricAsText"]
@@ -248,3 +248,28 @@ def test_feedback_of_a_submission_outside_the_exchange_goes_back_through_the_lms
         (tmp_path / "submitted" / student / chapter / "submission_secret.txt").unlink()
     advice = grade_course.release_advice(tmp_path, chapter)
     assert advice.endswith("do not run nbgrader release_feedback") and "amira, bo, chen" in advice
+
+
+def test_a_teachers_grade_after_a_review_is_said_above_the_graders_note(course):
+    """Lecturer review s13: after the teacher graded an answer the grader had sent for manual review,
+    the feedback showed "Score: 2.0 / 2.0" above "needs manual review ... 0 of 2 points". The
+    TeachersGrade preprocessor (after GetGrades) says the teacher graded it; a 0 is left alone."""
+    from nbconvert.exporters import NotebookExporter
+    from nbgrader.converters import GenerateFeedback
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    teachers = GenerateFeedback(config=config).preprocessors[4]
+    assert teachers.__name__ == "TeachersGrade"
+    note = "needs manual review: uses log_sharpen defined outside the answer cell"
+    cells = []
+    for score in (2.0, 0.0):
+        cell = nbformat.v4.new_code_cell("check_sharpen(sharpen)")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "score": score, "points": 2.0}
+        cell.outputs = [nbformat.v4.new_output("error", ename="E", evalue=note, traceback=[])]
+        cells.append(cell)
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(teachers)
+    shown, _ = exporter._preprocess(nbformat.v4.new_notebook(cells=cells), {})
+    graded, zero = shown.cells
+    assert graded.outputs[0]["text"].startswith("graded by your teacher: 2 of 2 points")
+    assert graded.outputs[1]["evalue"] == note and len(zero.outputs) == 1

@@ -356,3 +356,25 @@ def test_feedback_waits_for_the_late_period(gradebook):
     assert f"until {closes:%Y-%m-%d %H:%M} UTC (7 days, the late policy)" in early
     assert term_plan.feedback_too_early(course, A, now=closes) is None
     assert term_plan.feedback_too_early(course, "05_not_in_the_gradebook", now=DUE) is None
+
+
+def test_writing_the_course_again_keeps_the_term_plan(tmp_path, capsys):
+    """Lecturer review s13: `make course GRADED=1` run again (to change a rubric) rewrote
+    nbgrader_config.py without the term plan's block, dropping the late policy without a word."""
+    import make_course
+
+    course = tmp_path / "course"
+    make_course.write_course(course, ["02"])
+    term_plan.write_deadlines(course, "2027-01-11", tz="Europe/Berlin")
+    config = course / "nbgrader_config.py"
+    block = config.read_text().split(term_plan.MARK_BEGIN, 1)[1]
+    block = term_plan.MARK_BEGIN + block.split(term_plan.MARK_END, 1)[0] + term_plan.MARK_END
+    edited = block.replace("percent_per_day = 10.0", "percent_per_day = 5.0")
+    assert edited != block  # a lecturer's own change to the policy
+    config.write_text(config.read_text().replace(block, edited))
+    capsys.readouterr()
+    make_course.write_course(course, ["02"])
+    text = config.read_text()
+    assert text.count(term_plan.MARK_BEGIN) == 1 and edited in text
+    assert "kept the term plan's deadlines and late policy" in capsys.readouterr().out
+    assert term_plan.course_zone(course) == "Europe/Berlin"

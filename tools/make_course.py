@@ -239,8 +239,31 @@ class RubricAsText(FeedbackPreprocessor):
         return cell, resources
 
 
+class TeachersGrade(FeedbackPreprocessor):
+    # an answer the grader sent for manual review (0 points) that the teacher then graded: the
+    # feedback says so above the grader's note, which still says 0 (lecturer review s13)
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.get("metadata", {{}}).get("nbgrader", {{}})
+        said = " ".join(
+            str(o.get("evalue", "")) + str(o.get("text", "")) for o in cell.get("outputs", [])
+        )
+        if meta.get("grade") and meta.get("score") and "needs manual review" in said:
+            from nbformat.v4 import new_output
+
+            cell.outputs.insert(0, new_output("stream", name="stdout", text=(
+                f"graded by your teacher: {{meta['score']:g}} of {{meta['points']:g}} points "
+                "(below, the grader's note from before the review)\\n"
+            )))
+        return cell, resources
+
+
 c.GenerateFeedback.preprocessors = [
-    GetGrades, MarkSchemeWithoutMarkers, FigureAltText, RubricAsText, CSSHTMLHeaderPreprocessor
+    GetGrades,
+    MarkSchemeWithoutMarkers,
+    FigureAltText,
+    RubricAsText,
+    TeachersGrade,
+    CSSHTMLHeaderPreprocessor,
 ]
 """
 
@@ -517,8 +540,8 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
 
 VARIANT_TEXT = (
     "**Your numbers.** In this course each student answers this exercise for numbers of their own, "
-    "which the cell below prints: use them in place of the statement's (the check and your "
-    "teacher's grader use yours). A neighbour's answer is an answer to other numbers."
+    "which the cell below prints: use them in place of the statement's (your teacher's grader "
+    "uses yours). A neighbour's answer is an answer to other numbers."
 )
 # In the rubric and before the model answer of an exercise with per-student numbers: the model
 # answer's numbers are the book's (lecturer review s9: a marker following the rubric docked right answers)
@@ -879,7 +902,17 @@ def _write_configs(out: Path, exchange: Path) -> None:
     """nbgrader's configuration for the instructor and for the students, and the feedback pages'
     MathJax (the site's own copy, so that feedback shows its maths offline)."""
     templates = out / "templates"
-    (out / "nbgrader_config.py").write_text(
+    config = out / "nbgrader_config.py"
+    # the term plan's block (deadlines' zone, the late policy: tools/term_plan.py deadlines), kept
+    # when the course is written again (lecturer review s13: a rerun dropped it without a word)
+    import term_plan
+
+    old = config.read_text() if config.is_file() else ""
+    plan = ""
+    if term_plan.MARK_BEGIN in old and term_plan.MARK_END in old:
+        begin, end = old.index(term_plan.MARK_BEGIN), old.index(term_plan.MARK_END)
+        plan = old[begin : end + len(term_plan.MARK_END)]
+    config.write_text(
         CONFIG.format(
             course_id=COURSE_ID,
             root=str(out),
@@ -888,7 +921,10 @@ def _write_configs(out: Path, exchange: Path) -> None:
             zip_names=ZIP_NAMES,
             templates=str(templates),
         )
+        + (f"\n{plan}\n" if plan else "")
     )
+    if plan:
+        print(f"kept the term plan's deadlines and late policy in {config}")
     (out / "student_nbgrader_config.py").write_text(
         STUDENT_CONFIG.format(course_id=COURSE_ID, exchange=str(exchange))
     )
