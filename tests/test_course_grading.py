@@ -453,3 +453,13 @@ def test_a_written_answer_copied_from_the_model_or_a_classmate_is_flagged(tmp_pa
     assert not [f for f in flags if "honest's" in f or "blank's" in f]
     ratio, shared = grade_course.likeness(texts["honest"], model)
     assert ratio < grade_course.COPY_RATIO and shared == 0
+    # listed apart from the possible copies: a likeness of one or two shared runs (lecturer review s13)
+    strong, weak = grade_course.strong_and_weak(
+        flags
+        + ["dora ex3_written: like the model answer (similarity 0.36, 1 runs of 8 words in common)"]
+    )
+    assert weak == [
+        "dora ex3_written: like the model answer (similarity 0.36, 1 runs of 8 words in common)"
+    ]
+    assert strong[0].startswith("copier ex3_written: like the model answer (similarity 0.9")
+    assert len(strong) == len(flags)

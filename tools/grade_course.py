@@ -476,6 +476,25 @@ def likeness(answer: str, other: str) -> tuple[float, int]:
     return ratio, shared
 
 
+COPY_STRONG_RUNS = (
+    3  # shared runs of COPY_RUN words from which a likeness is listed as a possible copy
+)
+
+
+def strong_and_weak(flags: list[str]) -> tuple[list[str], list[str]]:
+    """``copy_flags``' lines split (lecturer review s13: one shared run at similarity 0.36 was listed
+    as "near-verbatim"): the possible copies (similarity >= COPY_RATIO or COPY_STRONG_RUNS runs or
+    more) and the weaker likenesses, each most similar first."""
+    strong, weak = [], []
+    for line in flags:
+        found = re.search(r"similarity ([0-9.]+), (\d+) runs", line)
+        ratio, runs = (float(found[1]), int(found[2])) if found else (1.0, COPY_STRONG_RUNS)
+        (strong if ratio >= COPY_RATIO or runs >= COPY_STRONG_RUNS else weak).append((ratio, line))
+    return [line for _, line in sorted(strong, key=lambda x: -x[0])], [
+        line for _, line in sorted(weak, key=lambda x: -x[0])
+    ]
+
+
 def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
     COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
@@ -2028,12 +2047,17 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
                 f"{r.student} {r.test}: {' '.join(r.message.split())[:200]}" for r in stopped
             )
         )
-    copies = copy_flags(course, chapter, students)
-    if copies:
+    strong, weak = strong_and_weak(copy_flags(course, chapter, students))
+    if strong:
         print(
-            f"possible copies ({len(copies)} written answers near-verbatim like the model answer or "
-            f"another student's, or sharing {COPY_RUN} words in a row; read them before grading):\n  "
-            + "\n  ".join(copies)
+            f"possible copies ({len(strong)} written answers near-verbatim like the model answer or "
+            f"another student's, or sharing {COPY_STRONG_RUNS} or more runs of {COPY_RUN} words; "
+            "read them before grading):\n  " + "\n  ".join(strong)
+        )
+    if weak:
+        print(
+            f"weaker likeness ({len(weak)} written answers sharing one or two runs of {COPY_RUN} "
+            "words, often a phrase of the question; a glance):\n  " + "\n  ".join(weak)
         )
     code = code_copy_flags(course, chapter, students)
     if code:
