@@ -428,6 +428,9 @@ def _sentences(text: str) -> list[str]:
     return [p.replace("\0", " ").strip() for p in parts if p.strip()]
 
 
+STEP_LABEL = re.compile(r"^\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?")
+
+
 def parts(statement: str) -> list[str]:
     """The questions an exercise's statement asks: its sentences that end with a question mark or
     ask to explain, a sentence that joins two questions by ", and why/what/which/..." split in two (its title, in bold, and its parenthesised notes left out). At least one:
@@ -440,7 +443,8 @@ def parts(statement: str) -> list[str]:
             continue  # a list of quantities, code or a table: instructions, not questions
         asked += [
             s
-            for s in _sentences(paragraph)
+            # a step's label ("(d) **Explain.** Which one ...?") is not a parenthesised note
+            for s in (STEP_LABEL.sub("", s) for s in _sentences(paragraph))
             # "explain", or "show why" (chapter 2's exercise 2: "They agree: show why with ...")
             if (s.endswith("?") or re.search(r"\bexplain\b|\bshow why\b", s, re.I))
             and not s.startswith("(")
