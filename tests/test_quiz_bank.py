@@ -282,10 +282,15 @@ def test_the_commands_write_the_files(tmp_path):
     assert qb.main(["--moodle", str(xml), "--variants", "2", "--chapters", "06"]) == 0
     assert len([q for q in ET.parse(xml).getroot() if q.get("type") == "essay"]) == 1
     assert qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "08"]) == 0
-    assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))
+    # the paper alone, to hand out; its key in a file of its own (lecturer review s13)
+    assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]), key=False)
+    key = tmp_path / "exam-key.md"
+    assert key.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))
+    key.unlink()
     # without --student: one paper, one variant of each question (not every variant)
     assert qb.main(["--markdown", str(paper), "--no-key", "--chapters", "08"]) == 0
     assert paper.read_text() == qb.markdown(qb.bank(1, "0", ["08"]), key=False)
+    assert not key.exists()
 
 
 def test_the_key_writes_counts_in_full_and_no_answer_rounds_to_zero():
@@ -294,7 +299,8 @@ def test_the_key_writes_counts_in_full_and_no_answer_rounds_to_zero():
     key = qb.markdown(questions)
     assert "e+" not in key
     big = next(q for q in questions if q.kind == "numerical" and q.answer >= 10**6)
-    assert f"{int(big.answer):,} (within" in key
+    assert f"{int(big.answer):,} (within" in key or f"{int(big.answer):,} (exact)" in key
+    assert "(within 0)" not in key
     assert not [q.id for q in questions if q.kind == "numerical" and q.tolerance and q.answer == 0]
 
 

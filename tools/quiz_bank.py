@@ -3,7 +3,7 @@
     python tools/quiz_bank.py --moodle quiz.xml                     # 5 variants of each question
     python tools/quiz_bank.py --qti quiz.zip --variants 10          # Canvas: a QTI 1.2 package
     python tools/quiz_bank.py --moodle quiz.xml --variants 20 --seed 2027 --chapters 02 03
-    python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper and its key
+    python tools/quiz_bank.py --markdown exam.md --student jsmith   # one student's paper; exam-key.md
     python tools/quiz_bank.py --markdown exam.md --no-key           # one paper (variant 0), no key
 
 Each question is a function of a seed (:data:`QUESTIONS`): its numbers are drawn from the seed and
@@ -1198,18 +1198,26 @@ def markdown(questions: list[Question], key: bool = True) -> str:
         elif q.kind == "numerical":
             exact = float(q.answer).is_integer()  # a count in full (2,102,784), not 2.10278e+06
             number = f"{int(q.answer):,}" if exact else str(q.answer)
-            answers.append(f"{i}. {number} (within {q.tolerance:g}). {plain(q.feedback)}")
+            within = f"within {q.tolerance:g}" if q.tolerance else "exact"
+            answers.append(f"{i}. {number} ({within}). {plain(q.feedback)}")
         else:
             criteria = "; ".join(q.criteria)
             answers.append(f"{i}. Rubric ({len(q.criteria)} points): {criteria}. Model: {q.model}")
     return "\n".join(lines + (answers if key else [])) + "\n"
 
 
+def key_path(paper: Path) -> Path:
+    """Where ``--markdown PAPER`` writes the paper with its key: beside it, ``<name>-key<suffix>``."""
+    return paper.with_name(f"{paper.stem}-key{paper.suffix}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moodle", type=Path, help="write the bank as Moodle XML")
     parser.add_argument("--qti", type=Path, help="write the bank as a QTI 1.2 .zip for Canvas")
-    parser.add_argument("--markdown", type=Path, help="write a printable paper with its key")
+    parser.add_argument(
+        "--markdown", type=Path, help="write a printable paper (and its key beside it, NAME-key.md)"
+    )
     parser.add_argument("--variants", type=int, default=5)
     parser.add_argument("--seed", default="0", help="the bank's seed (any text)")
     parser.add_argument("--chapters", nargs="*", help="chapter prefixes, e.g. 02 06")
@@ -1235,8 +1243,12 @@ def main(argv=None) -> int:
         print(f"{args.qti}: {len(questions)} questions (QTI 1.2 for Canvas)")
     if args.markdown:  # one paper: without --student, the bank's first variant of each question
         printed = questions if args.student else bank(1, args.seed, args.chapters)
-        args.markdown.write_text(markdown(printed, key=not args.no_key))
+        args.markdown.write_text(markdown(printed, key=False))
         print(f"{args.markdown}: {len(printed)} questions")
+        if not args.no_key:  # the key in a file of its own, so the paper can be handed out as it is
+            key = key_path(args.markdown)
+            key.write_text(markdown(printed))
+            print(f"{key}: the paper with its key (keep it from the students)")
     return 0
 
 
