@@ -280,8 +280,13 @@ def class_question(parts: list[str]) -> str | None:
         return None
     title, statement = m.group(1), " ".join(m.group(2).split())
     sentences = re.split(r"(?<=[.!?])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*`$])", statement)
-    asked = next((x for x in sentences if x.endswith("?")), sentences[0] if sentences else "")
-    return f"**{title}.** {shortened(asked, 200)}"
+    at = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
+    asked = sentences[at] if sentences else ""
+    if at and re.search(r"\b(?:there|this|that|it|they|these|those)\b", asked, re.I):
+        # "Why does reading the first position work there?": the sentence before says where
+        # (lecturer review s13: a question out of its context on the slide)
+        asked = f"{sentences[at - 1]} {asked}"
+    return f"**{title}.** {shortened(asked, 280)}"
 
 
 def own_slides_of(chapter: str, folder: Path) -> list[str]:
