@@ -273,7 +273,7 @@ def _check_80_10_10(
         and not _rate_problem("", n_replaced, chosen, 0.1)
     ):
         fail(
-            f"on the case {case}, {problem}, and {n_replaced / chosen:.3f} became a random id: about 0.8 x 0.9 = 0.72 and 0.1, what two independent draws give when the second (random id, probability 0.1) overwrites some of the [MASK]s of the first. One random number per chosen token should decide among the three fates: below 0.8 [MASK], from 0.8 to 0.9 a random id, above 0.9 unchanged."
+            f"on the case {case}, {problem}, and {n_replaced / chosen:.3f} became a random id: about 0.8 x 0.9 = 0.72 and 0.1, what two independent draws give when the second (random id, probability 0.1) overwrites some of the [MASK]s of the first. One random number per chosen token should decide among the three fates, so that no draw overwrites another."
         )
     if problem:
         fail(f"on the case {case}, {problem}. Of the chosen tokens, 80% become [MASK].")
