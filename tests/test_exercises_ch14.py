@@ -91,6 +91,10 @@ def _variant(kind):
         inputs = torch.where(
             where & (action >= mask_share) & (action < random_share), random_ids, inputs
         )
+        if kind == "two independent draws":  # the reader's report ch14 s13, point 3
+            inputs = torch.where(where & (action < 0.8), mask_id, ids)
+            second = torch.rand(ids.shape)
+            inputs = torch.where(where & (second < 0.1), random_ids, inputs)
         labelled = {
             "labels everywhere": torch.ones_like(chosen),
             "labels at [MASK] only": chosen & (action < 0.8),
@@ -126,6 +130,11 @@ def _forgot_return(ids, V, mask_id, special, prob=0.15):
 
 MASK_WRONG = [
     ("100% [MASK]", _variant("always mask"), "every chosen token became [MASK]"),
+    (
+        "two independent draws",
+        _variant("two independent draws"),
+        "two independent draws give when the second (random id, probability 0.1) overwrites",
+    ),
     (
         "random ids include specials",
         _variant("random from the whole vocabulary"),
@@ -227,6 +236,10 @@ def test_check_medium_size_accepts_right_answers_in_several_spellings():
     assert ch14.check_medium_size(torch.tensor(41_373_184), torch.tensor(0.38))
     assert ch14.check_medium_size(41_373_184, 15_891_456 / 41_373_184)  # computed: exact
     assert ch14.check_medium_size(41_373_184, 0.3841)
+    # one rule, however many decimals (the reader's report ch14 s13, point 2): a correctly
+    # rounded hand division passes, as a rougher value does
+    for share in (0.38409, 0.38412, 0.384076, 0.386123, 15_890_432 / 41_373_184):
+        assert ch14.check_medium_size(41_373_184, share)
     half = ch14.check_medium_size(None, 0.384)
     assert half.status == "not attempted" and "medium_params" in half.message
     assert ch14.check_medium_size(None, None).status == "not attempted"
@@ -253,24 +266,11 @@ MEDIUM_WRONG = [
     ((None, 15_627_264 / 41_373_184), "counts the word table only"),
     ((None, 0.378), "counts the word table only"),
     ((None, (30522 * 512 + 1024) / 41_373_184), "leaves out the position and segment tables"),
-    (
-        (None, 15_890_432 / 41_373_184),
-        "0.384075637 leaves out 2 x 512 = 1,024 of them: the LayerNorm",
-    ),
-    # a share is shown as given, never rounded to a value that looks right (reader's report 14 s3)
-    ((None, 0.38412), "embedding_share = 0.38412 is close"),
-    ((None, 0.38412), "must lie within 0.005 of the exact ratio"),
-    ((None, 0.3841098940), "embedding_share = 0.384109894 is not it"),
-    # the tolerance of a share written by hand is the prompt's: within 0.005 of the exact one
+    # the tolerance is the prompt's, however many decimals: within 0.005 of the exact one
     ((None, 0.39), "embedding_share = 0.39 is not it"),
-    ((None, 0.379), "A share written by hand must lie within 0.005 of the exact ratio"),
-    # a computed share is held to the exact ratio, and the message says so (reader's report 14b)
-    ((None, 15_890_432 / 41_373_184), "one with more decimals is taken as computed and must be"),
-    ((None, 0.5123456), "one with more decimals is taken as computed and must be"),
-    # a hand division carried to 5 decimals: told how close, not the digits (reader's report 14 s4)
-    ((None, 0.38407), "embedding_share = 0.38407 is close: within 0.0001 of the exact ratio"),
-    ((None, 0.38407), "Round your value to at most 4 decimals"),
-    ((None, 0.386123), "is close: within 0.01 of the exact ratio"),
+    ((None, 0.379), "A share must lie within 0.005 of the exact ratio, however many decimals"),
+    ((None, 0.3789), "embedding_share = 0.3789"),
+    ((None, 0.5123456), "embedding_share = 0.5123456 is not it"),
     ((41.3e6, None), "but not exact"),
     (("41M", None), "medium_params should be a number"),
     ((None, 38.4), "looks like a percentage"),
@@ -295,7 +295,7 @@ def test_check_medium_size_says_nothing_of_precision_to_a_share_written_far_off(
     """0.6 by hand is wrong for its value, not its decimals: no note on precision or tolerance."""
     with pytest.raises(ExerciseFailed) as caught:
         ch14.check_medium_size(None, 0.6)
-    assert "taken as computed" not in str(caught.value) and "within" not in str(caught.value)
+    assert "within" not in str(caught.value)
 
 
 @pytest.mark.parametrize("args, message", MEDIUM_WRONG, ids=[m[:30] for _, m in MEDIUM_WRONG])

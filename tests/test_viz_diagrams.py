@@ -773,17 +773,49 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         viz.bert_pretraining_diagram(GPTConfig.gpt2())
 
 
+def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
+    """The reader's report ch14 s13, point 8: one BERT layer with its shapes, GELU and no mask,
+    and the masked-LM head (dense, GELU, LayerNorm, the tied word embeddings and a bias)."""
+    fig = viz.bert_layer_diagram(BertConfig.base())
+    t = texts(fig)
+    assert "self-attention\n12 heads, no mask" in t and "one encoder layer (× 12), post-LN" in t
+    assert "dense 768 → 3,072\nGELU" in t and "dense 3,072 → 768\ndropout" in t
+    assert t.count("LayerNorm") == 3 and t.count("$+$") == 2  # 2 in the layer, 1 in the head
+    assert "dense 768 → 768\nGELU" in t and any("(tied) + bias" in x for x in t)
+    assert "softmax over\n30,522 tokens" in t and "tied weights" in fig.alt_text
+    assert "post-LN" in fig.alt_text and "no mask" in fig.alt_text
+    # post-LN: the column reads sub-layer, add, LayerNorm, from the bottom up
+    order = [x.get_text() for x in sorted(fig.axes[0].texts, key=lambda x: x.get_position()[1])]
+    layer = [x for x in order if x in ("$W^O$, dropout", "$+$", "LayerNorm")][:3]
+    assert layer == ["$W^O$, dropout", "$+$", "LayerNorm"]
+    small = texts(viz.bert_layer_diagram(SMALL_BERT, narrow=False))
+    assert any(x.startswith("self-attention\n") for x in small)
+    with pytest.raises(TypeError, match="config"):
+        viz.bert_layer_diagram(GPTConfig.gpt2())
+    with pytest.raises(TypeError, match="narrow"):
+        viz.bert_layer_diagram(narrow="yes")
+
+
 @pytest.mark.parametrize(
     "draw",
     [
         lambda: viz.bert_input_diagram(PAIR),
         lambda: viz.bert_pretraining_diagram(),
         lambda: viz.bert_pretraining_diagram(BertConfig.large()),
+        lambda: viz.bert_layer_diagram(),
         lambda: viz.seq2seq_diagram(SRC, TGT, narrow=True),
         lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
         lambda: viz.kv_cache_diagram(KV_TOKENS),
     ],
-    ids=["input", "pretraining", "pretraining_large", "seq2seq", "seq2seq_attention", "kv_cache"],
+    ids=[
+        "input",
+        "pretraining",
+        "pretraining_large",
+        "layer",
+        "seq2seq",
+        "seq2seq_attention",
+        "kv_cache",
+    ],
 )
 def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
     """Chapter 14's two diagrams (reader's report 14b: at 605 px they scrolled sideways on a 360 px
@@ -884,6 +916,7 @@ CALLS = {
     "captioning": lambda: viz.captioning_diagram(9, 64),
     "han": lambda: viz.han_diagram(REVIEW),
     "bert_pretraining": lambda: viz.bert_pretraining_diagram(),
+    "bert_layer": lambda: viz.bert_layer_diagram(),
     "gqa": lambda: viz.gqa_diagram(8, (8, 2, 1)),
     "llama": lambda: viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=True),
     "swiglu": lambda: viz.swiglu_diagram(LlamaConfig.llama3_1_8b()),
@@ -911,6 +944,7 @@ DRAWN_FOR_PHONES = {
     "tiling",
     "bert_input",
     "bert_pretraining",
+    "bert_layer",
     "electra",
     "minilm",
     "positional",

@@ -34,6 +34,7 @@ __all__ = [
     "gpt_classifier_diagram",
     "bert_input_diagram",
     "bert_pretraining_diagram",
+    "bert_layer_diagram",
     "electra_diagram",
     "gqa_diagram",
     "llama_diagram",
@@ -631,6 +632,82 @@ def bert_pretraining_diagram(config=None):
     _arrow(ax, 3.12, ys[0], 3.45, ys[0])
     _box(ax, 4.27, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", 1.6, 0.95, font)
     ax.text(4.27, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
+    return fig
+
+
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+def bert_layer_diagram(config=None, *, narrow=True):
+    """Chapter 14's encoder layer of BERT (``lib.bert.BertLayer``, post-LN: each sub-layer, its
+    residual add, then a LayerNorm; GELU in the feed-forward network; no causal mask) with the tensor
+    shapes, and beside it the masked-LM head of pretraining (``cls.predictions``: dense, GELU,
+    LayerNorm, then the word embeddings again, tied, and a bias). ``config``: a
+    ``lib.bert.BertConfig`` (default ``BertConfig.base()``). ``narrow``: 13-point text for a phone's
+    column (default), else 11.5. Returns the Figure."""
+    from lib.bert import BertConfig
+
+    config = BertConfig.base() if config is None else config
+    check_type(config, "config", BertConfig)
+    check_bool(narrow, "narrow")
+    L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    Fw, V = config.intermediate_size, config.vocab_size
+    alt = (
+        f"Left, one of BERT's {L} encoder layers from bottom to top, for a batch of B sequences of "
+        f"T tokens of width D = {D:,}: the input x [B, T, D]; multi-head self-attention with "
+        f"{H} heads and no mask (every token attends to every token); the output projection W^O "
+        "and dropout; a residual add of x; LayerNorm; a dense layer from "
+        f"{D:,} to {Fw:,} with GELU; a dense layer back to {D:,} with dropout; a residual add of "
+        "the first LayerNorm's output; LayerNorm; the output [B, T, D], the next layer's input "
+        "(post-LN: each LayerNorm after its residual add). Right, the masked-LM head, which reads "
+        f"the last layer's vector T_i [{D:,}] at a chosen position: a dense layer {D:,} to "
+        f"{D:,} with GELU, LayerNorm, then multiplication by the transposed word-embedding table "
+        f"[{V:,}, {D:,}] of the input (tied weights) plus a bias, and a softmax over the {V:,} "
+        "tokens."
+    )
+    font = _NARROW_FONT if narrow else _PHONE_FONT
+    width, height = 5.2, 8.0
+    fig, ax = _canvas(width, height, alt)
+
+    def half(text):  # half the height of a box of text's lines
+        return 0.12 + 0.115 * (text.count("\n") + 1) * font / 13
+
+    x, w, x_res = 1.75, 2.3, 0.3  # the layer's column and its residual lines
+    column = [
+        (0.35, "$x$: $[B, T, D]$", "io"),
+        (1.25, f"self-attention\n{H} heads, no mask", "attn"),
+        (2.15, "$W^O$, dropout", "attn"),
+        (2.85, "$+$", "plain"),
+        (3.45, "LayerNorm", "norm"),
+        (4.3, f"dense {D:,} → {Fw:,}\nGELU", "ff"),
+        (5.2, f"dense {Fw:,} → {D:,}\ndropout", "ff"),
+        (5.9, "$+$", "plain"),
+        (6.5, "LayerNorm", "norm"),
+        (7.25, "output $[B, T, D]$", "io"),
+    ]
+    for (y, text, kind), nxt in zip(column, [*column[1:], None]):
+        top = 0.2 if text == "$+$" else half(text)
+        _box(ax, x, y, text, kind, w=0.4 if text == "$+$" else w, h=2 * top, fontsize=font)
+        if nxt is not None:
+            bottom = 0.2 if nxt[1] == "$+$" else half(nxt[1])
+            _arrow(ax, x, y + top, x, nxt[0] - bottom)
+    # the residual connections: around each sub-layer, into its add
+    for y_from, y_add in ((0.35 + half(column[0][1]) + 0.12, 2.85), (3.45 + half("x") + 0.12, 5.9)):
+        _line(ax, [x, x_res, x_res], [y_from, y_from, y_add])
+        _arrow(ax, x_res, y_add, x - 0.2, y_add)
+    ax.text(x, 7.75, f"one encoder layer (× {L}), post-LN", **_t(font))
+    # the masked-LM head, at a chosen position of the last layer's output
+    xh, wh = 4.15, 1.9
+    head = [
+        (1.25, f"$T_i$ of the last\nlayer: $[{D:,}]$", "io"),
+        (2.35, f"dense {D:,} → {D:,}\nGELU", "ff"),
+        (3.35, "LayerNorm", "norm"),
+        (4.5, "× word\nembeddings$^\\top$\n(tied) + bias", "emb"),
+        (5.75, f"softmax over\n{V:,} tokens", "plain"),
+    ]
+    for (y, text, kind), nxt in zip(head, [*head[1:], None]):
+        _box(ax, xh, y, text, kind, w=wh, h=2 * half(text), fontsize=font)
+        if nxt is not None:
+            _arrow(ax, xh, y + half(text), xh, nxt[0] - half(nxt[1]))
+    ax.text(xh, 6.7, "masked-LM\nhead", **_t(font))
     return fig
 
 
