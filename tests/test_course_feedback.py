@@ -273,3 +273,53 @@ def test_a_teachers_grade_after_a_review_is_said_above_the_graders_note(course):
     graded, zero = shown.cells
     assert graded.outputs[0]["text"].startswith("graded by your teacher: 2 of 2 points")
     assert graded.outputs[1]["evalue"] == note and len(zero.outputs) == 1
+
+
+def test_the_feedback_command_waits_for_the_late_period_and_leaves_out_hand_ins(
+    tmp_path, capsys, monkeypatch
+):
+    """Lecturer review s13: the checklist's nbgrader release_feedback ran 9 days before the deadline
+    without a word, and stopped half-way at a submission put in by hand. `grade_course.py CH
+    --feedback` refuses before the late period ends (unless --force) and releases through the
+    exchange only what came through it, naming the others for the LMS."""
+    import datetime as dt
+    import os
+    import subprocess
+
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    db = tmp_path / "gradebook.db"  # (the gradebook runs alembic, in the environment's bin)
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment(CH2, duedate=now - dt.timedelta(days=2))
+    for student, secret in (("amira", True), ("bo", False), ("chen", True)):
+        folder = tmp_path / "submitted" / student / CH2
+        folder.mkdir(parents=True)
+        if secret:
+            (folder / "submission_secret.txt").write_text("s")
+    ran = []
+
+    def run(command, cwd):
+        ran.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    assert grade_course.give_feedback(tmp_path, CH2, run=run) == 2 and ran == []
+    assert "not yet time for feedback" in capsys.readouterr().out
+    assert grade_course.give_feedback(tmp_path, CH2, force=True, run=run) == 0
+    assert ran == [
+        ["nbgrader", "generate_feedback", CH2],
+        ["nbgrader", "release_feedback", CH2, "--CourseDirectory.student_id_exclude=bo"],
+    ]
+    assert "through your LMS" in capsys.readouterr().out
+    with Gradebook(f"sqlite:///{db}") as gb:  # the late period over: no --force needed
+        gb.update_or_create_assignment(CH2, duedate=now - dt.timedelta(days=8))
+    ran.clear()
+    for student in ("amira", "chen"):  # and every submission by hand: nothing to release
+        (tmp_path / "submitted" / student / CH2 / "submission_secret.txt").unlink()
+    assert grade_course.give_feedback(tmp_path, CH2, run=run) == 0
+    assert ran == [["nbgrader", "generate_feedback", CH2]]

@@ -1931,11 +1931,46 @@ def submitted_students(course: Path, chapter: str) -> list[str]:
     )
 
 
+def give_feedback(course: Path, chapter: str, force: bool = False, run=subprocess.run) -> int:
+    """``--feedback``: nbgrader's generate_feedback and release_feedback for ``chapter``, after the
+    late period only (``--force`` before it), releasing through the exchange only the submissions
+    that came through it (lecturer review s13: the checklist's plain release_feedback stopped half-way
+    at a submission put in by hand, and ran 9 days before the deadline without a word). ``run``: how
+    a command is run (tests pass their own). Returns the exit status."""
+    from term_plan import feedback_too_early
+
+    early = feedback_too_early(course, chapter)
+    if early and not force:
+        print(f"{early}.\nNothing done (--force gives the feedback now).")
+        return 2
+    outside = outside_exchange(course, chapter)
+    folders = [p for p in (course / "submitted").glob(f"*/{glob.escape(chapter)}") if p.is_dir()]
+    commands = [["nbgrader", "generate_feedback", chapter]]
+    if len(outside) < len(folders):
+        exclude = [f"--CourseDirectory.student_id_exclude={','.join(outside)}"] if outside else []
+        commands.append(["nbgrader", "release_feedback", chapter, *exclude])
+    for command in commands:
+        print("$", " ".join(command))
+        done = run(command, cwd=course)
+        if done.returncode:
+            print(f"{command[1]} failed (exit status {done.returncode}): nothing more done")
+            return done.returncode
+    if outside:
+        print(
+            f"give these {len(outside)} students their feedback through your LMS (their submission "
+            f"came without the exchange): feedback/<student>/{chapter}/{chapter}.html for "
+            + ", ".join(outside)
+        )
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
     course = course.resolve()
     chapter = args.chapter.removesuffix(".ipynb")
+    if args.feedback:
+        return give_feedback(course, chapter, force=args.force)
     found = submitted_students(course, chapter)
     students = (
         sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
@@ -2125,6 +2160,15 @@ def _parser() -> argparse.ArgumentParser:
         "--no-autograde", action="store_true", help="nbgrader autograde ran already"
     )
     parser.add_argument("--json", type=Path, help="also write every verdict here")
+    parser.add_argument(
+        "--feedback",
+        action="store_true",
+        help="instead of grading: generate and release the chapter's feedback (after the late "
+        "period), through the exchange for the submissions that came through it",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="with --feedback: even before the late period ends"
+    )
     return parser
 
 
