@@ -402,7 +402,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
     if distant_collision is not None:
         if expect_bool(distant_collision, "distant_collision"):
             fail(
-                f"distant_collision: no. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together, and over positions 0 to 999 they never come back close together at once. Measure it before you change your answer: the distance between two neighbours against the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
+                f"distant_collision: measure it before you keep this answer. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together: over positions 0 to 999, do they all come back close together at once? Compare the distance between two neighbours with the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
             )
     if last_wavelength is None:
         not_attempted(
