@@ -259,6 +259,9 @@ GPT3_WRONG = [
     ((174_604_259_328 - 1024 * 12288, None), "for GPT-2's context"),
     ((None, 0.00361), "for GPT-2's context"),
     ((None, 0.003609), "for GPT-2's context"),
+    # no W_p at all: inside the tolerance too, so told when unrounded (review ch13_s14, point 1)
+    ((12 * 96 * 12288**2 + 50257 * 12288, None), "has no position embedding W_p"),
+    ((174_604_259_328 - 2048 * 12288, None), "has no position embedding W_p"),
 ]
 
 
@@ -320,6 +323,9 @@ FIRST_WORD_WRONG = [
     (("c", 0), "has 0 decimals: too few"),
     # a measured 1.0 is the padded last position, not position 1 (review 13c, point 18)
     (("c", 1.0), "A head that reads the last column of the padded rows"),
+    # what that mistake really measures (review ch13_s14, point 2)
+    (("c", 0.993), "A head that reads the last column of the padded rows"),
+    (("c", 0.95), "A head that reads the last column of the padded rows"),
     (("c", 0.45), "is not what the experiment measures"),
     (("c", 0.47), "is not what the experiment measures"),
     (("c", 0.483), "is not what the experiment measures"),
