@@ -208,7 +208,7 @@ def _refuse_layer_class(*args: Any, **kwargs: Any) -> NoReturn:
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}. The
 # layers' own forward refuses on the instance (_forbid_forward); through the class it is refused here,
-# under any name (lecturer review s13: `type(layer).forward(layer, x)` got full marks).
+# under any name (a teacher's review, s13: `type(layer).forward(layer, x)` got full marks).
 REFUSALS = {
     "check_pre_ln": [("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class)],
 }
@@ -270,7 +270,7 @@ VARIANT_CHOICES = {"vocab": list(range(30000, 45000, 1000)), "n_layers": [8, 10,
 
 VARIANTS = {3: "parameter_variant"}  # exercise -> the function that gives a student their numbers
 # the answer cell's words that name the book's numbers, and what a course with variants says instead
-# (lecturer review s11, S3: a student's template still said "37,000 tokens" and "N = 12")
+# (a teacher's review, s11, S3: a student's template still said "37,000 tokens" and "N = 12")
 VARIANT_TEMPLATE = {
     3: [
         ("vocabularies of 37,000 tokens", "vocabularies of your own size (printed above)"),
