@@ -1122,7 +1122,7 @@ PREDICTIONS_WRONG_LATER = [
     (
         ch08.check_small_base,
         (584.7, True),
-        "Measure it before you change your answer",
+        "measure it before you keep this answer",
     ),
     (ch09.check_parameter_counts, (2 * 18_944_000, None, None), "stays tied"),
     (ch09.check_parameter_counts, (18.9, None, None), "looks like an answer in millions"),
