@@ -1944,9 +1944,8 @@ def give_feedback(course: Path, chapter: str, force: bool = False, run=subproces
         print(f"{early}.\nNothing done (--force gives the feedback now).")
         return 2
     outside = outside_exchange(course, chapter)
-    folders = [p for p in (course / "submitted").glob(f"*/{glob.escape(chapter)}") if p.is_dir()]
     commands = [["nbgrader", "generate_feedback", chapter]]
-    if len(outside) < len(folders):
+    if len(outside) < len(_submission_folders(course, chapter)):
         exclude = [f"--CourseDirectory.student_id_exclude={','.join(outside)}"] if outside else []
         commands.append(["nbgrader", "release_feedback", chapter, *exclude])
     for command in commands:
@@ -2028,9 +2027,14 @@ def outside_exchange(course: Path, chapter: str) -> list[str]:
     FileNotFoundError at the first such student, and releases no one after them)."""
     return sorted(
         folder.parent.name
-        for folder in (course / "submitted").glob(f"*/{glob.escape(chapter)}")
-        if folder.is_dir() and not (folder / "submission_secret.txt").exists()
+        for folder in _submission_folders(course, chapter)
+        if not (folder / "submission_secret.txt").exists()
     )
+
+
+def _submission_folders(course: Path, chapter: str) -> list[Path]:
+    """``submitted/<student>/<chapter>/`` of every student who handed ``chapter`` in, by any way."""
+    return [p for p in (course / "submitted").glob(f"*/{glob.escape(chapter)}") if p.is_dir()]
 
 
 def release_advice(course: Path, chapter: str) -> str | None:
@@ -2044,8 +2048,7 @@ def release_advice(course: Path, chapter: str) -> str | None:
         f"return feedback/<student>/{chapter}/{chapter}.html to each through your LMS: "
         + ", ".join(outside)
     )
-    folders = [p for p in (course / "submitted").glob(f"*/{glob.escape(chapter)}") if p.is_dir()]
-    if len(outside) == len(folders):
+    if len(outside) == len(_submission_folders(course, chapter)):
         return lms + "; do not run nbgrader release_feedback"
     return (
         f"{lms}; release the others' through the exchange with\n  nbgrader release_feedback "
