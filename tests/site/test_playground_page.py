@@ -593,14 +593,18 @@ def test_a_new_run_after_a_settings_change_shows_the_previous_one_faded(site, se
     run it ends (one previous run)."""
     load(browser, server, "", CH18)
     prev = f"{ROOT}.querySelectorAll('.book-pg-prev-held, .book-pg-prev-held-test').length"
-    label = f"Array.from({ROOT}.querySelectorAll('.book-pg-prev-label')).map((e) => e.textContent)"
     legend = f"{ROOT}.querySelector('.book-pg-legend-prev')"
+    # the previous run's settings, in the legend above the chart; nothing of it written inside the plot
+    label = (
+        f"[{legend}.textContent.match(/[(]([^;]*);/)[1], Array.from({ROOT}.querySelectorAll("
+        "'.book-pg-curve text')).filter((e) => /previous|prev[.]/.test(e.textContent)).length]"
+    )
     assert browser.execute_script(f"return [{prev}, {legend}.hidden];") == [0, True]
     chapter = browser.execute_script(f"return {ROOT}.playground.heldTest.map((h) => h[0]);")
     choose(browser, "pos", "sinusoidal")
     assert browser.execute_script(f"return [{prev}, {label}, {legend}.hidden];") == [
         2,
-        ["previous: positions ALiBi"],
+        ["positions ALiBi", 0],
         False,
     ]
     assert "positions ALiBi" in browser.execute_script(f"return {legend}.textContent;")
@@ -613,7 +617,7 @@ def test_a_new_run_after_a_settings_change_shows_the_previous_one_faded(site, se
     assert len(text_of(browser, ".book-pg-held-test")) == 1  # the new run's dashed curve, and
     assert browser.execute_script(f"return [{prev}, {label}];") == [
         2,
-        ["previous: positions ALiBi"],
+        ["positions ALiBi", 0],
     ]
     browser.execute_script(f"{ROOT}.querySelector('.book-pg-reset').click();")
     assert browser.execute_script(f"return {prev};") == 2  # Reset: the same settings, kept
@@ -623,7 +627,7 @@ def test_a_new_run_after_a_settings_change_shows_the_previous_one_faded(site, se
     choose(browser, "pos", "none")
     assert browser.execute_script(f"return [{prev}, {label}];") == [
         2,
-        ["previous: positions sinusoidal"],
+        ["positions sinusoidal", 0],
     ]
     assert browser.execute_script(f"return {ROOT}.playground.prev.held.map((h) => h[0]);") == ran
     assert not console_errors(browser)

@@ -231,7 +231,6 @@ const PREV_HELD = { stroke: PREV_HELD_COLOUR, "stroke-width": 3.5, "stroke-dasha
   "stroke-dashoffset": -10, "stroke-linecap": "round" };
 const PREV_TEST = { stroke: PREV_TEST_COLOUR, "stroke-width": 2, "stroke-dasharray": "6 7", "stroke-linecap": "round" };
 const PREV_INSET = 3; // px: a previous curve at 0% (or 100%) is drawn this far inside the frame, not on its line
-const PREV_ON_AXIS = 0.005; // a previous curve that ends below this (0%, on the step axis) gets its value written
 const CURVES = "training loss (orange, left axis) and held-out sequences right (blue, right axis, %) against steps";
 // The previous run's label: the settings in which it differs from those now chosen ("positions ALiBi").
 export function prevLabel(was, now) {
@@ -278,8 +277,9 @@ function drawAxes({ g, text, X, YL, YR, m, w, h }, xs, ys, width, height) {
 }
 
 // The previous run's held-out curves, grey dots and black dashes, drawn over this run's and over the loss
-// (see PREV_HELD), a label at the end of the one to compare, and the end value of a curve at 0%.
-function drawPrevious({ g, text, X, YR, m, h }, prev) {
+// (see PREV_HELD). Their settings and end values are in the legend above the chart (legend's prev), not
+// written inside the plot, where they covered the curves.
+function drawPrevious({ g, X, YR, m, h }, prev) {
   const Y = (v) => Math.min(m.top + h - PREV_INSET, Math.max(m.top + PREV_INSET, YR(v)));
   const line = (pts) => pts.map(([t, v]) => `${X(t).toFixed(1)},${Y(v).toFixed(1)}`).join(" ");
   if (prev.held.length) {
@@ -288,22 +288,6 @@ function drawPrevious({ g, text, X, YR, m, h }, prev) {
   if (prev.heldTest.length) {
     el("polyline", { points: line(prev.heldTest), fill: "none", ...PREV_TEST, class: "book-pg-prev-held-test" }, g);
   }
-  // the label at the end of the dashed curve (the one a test length asks to compare), else the dotted one
-  const ends = prev.heldTest.length ? prev.heldTest : prev.held;
-  if (!ends.length) return;
-  const [t, v] = ends[ends.length - 1];
-  const below = v > 0.5;
-  const y = Math.min(m.top + h - 4, Math.max(m.top + 12, YR(v) + (below ? 14 : -6)));
-  text(X(t) - 2, y, `previous: ${prev.label}`, { "text-anchor": "end", "fill-opacity": 0.7,
-    class: "book-pg-prev-label" });
-  // a curve that ends at 0%, along the step axis and the loss there, is hard to see: its value, by the label
-  const onAxis = [[prev.held, `length ${LENGTH}`], [prev.heldTest, "test length"]].filter(
-    ([pts]) => pts.length && pts.at(-1)[1] < PREV_ON_AXIS);
-  onAxis.forEach(([pts, name], k) => {
-    const pct = `${(100 * pts.at(-1)[1]).toFixed(0)}%`;
-    text(X(t) - 2, y + (below ? 12 : -12) * (k + 1), `prev. ${name}: ${pct}`, { "text-anchor": "end",
-      "fill-opacity": 0.7, class: "book-pg-prev-value" });
-  });
 }
 
 // This run's loss (left axis), held-out accuracy (wide, with dots) and test-length accuracy (dashed).
