@@ -31,6 +31,7 @@ site tests they need ``make book`` first (a missing site is a failure there, by 
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 import time
@@ -561,19 +562,26 @@ def test_slider_figure_has_a_static_form_for_print_and_epub():
     outranks Markdown wherever a widget manager runs (Jupyter, Colab, the site)."""
     import matplotlib.pyplot as plt
 
-    from lib.viz.interactive import interactive
+    from lib.viz.interactive import figure_svg, interactive
 
     def draw(v):
         fig, ax = plt.subplots(figsize=(2, 2))
         ax.plot([0, 1], [0, v])
         return fig
 
-    box = interactive(draw, [1, 2, 3], description="slope", alt=lambda v: f"A line of slope {v}")
+    with plt.rc_context({"svg.hashsalt": "test"}):  # the same SVG bytes for the same figure
+        box = interactive(
+            draw, [1, 2, 3], description="slope", alt=lambda v: f"A line of slope {v}"
+        )
+        firsts = [figure_svg(draw(v)) for v in (1, 2)]
+    plt.close("all")
     bundle = box._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "application/vnd.jupyter.widget-view+json" in data
     md = data["text/markdown"]
-    assert md.startswith("![A line of slope 1](data:image/png;base64,")
+    # the picture of the first setting, as the page starts, as a vector (printed sharp): its SVG
+    assert md.startswith("![A line of slope 1](data:image/svg+xml;base64,")
     assert "On the book's website a slider sets slope (1, 2, 3: 3 pictures)" in md
-    first = re.search(r'src="(data:image/png;base64,[^"]+)"', box.children[1].children[0].value)
-    assert first.group(1) in md  # the picture of the first setting, as the page starts
+    svg = base64.b64decode(re.search(r"data:image/svg\+xml;base64,([^)]+)\)", md).group(1))
+    assert svg == firsts[0] and svg != firsts[1]
+    assert b'width="144pt" height="144pt"' in svg  # the figure's 2 x 2 inches, as its PNG

@@ -86,6 +86,14 @@ def _alt_text(alt, value, label: str, description: str) -> str:
     )
 
 
+def figure_svg(fig: Figure) -> bytes:
+    """The SVG bytes of a figure, the same size as :func:`figure_png`'s picture (its raster parts, such as
+    a heatmap's cells, at 300 dpi; no date, so the same figure gives the same bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", dpi=300, facecolor="white", metadata={"Date": None})
+    return buffer.getvalue()
+
+
 def figure_png(fig: Figure) -> bytes:
     """The PNG bytes of a figure at its own dpi (the same size for every state drawn the same way)."""
     buffer = io.BytesIO()
@@ -138,6 +146,8 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
                     f"draw(value): expected to return a matplotlib Figure, got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
+            if not pages:  # the first state is also the static form's picture, printed: a vector
+                first_svg = base64.b64encode(figure_svg(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget
         finally:
             if isinstance(fig, Figure):
@@ -163,7 +173,7 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
     link = widgets.jslink((slider, "index"), (stack, "selected_index"))
     box = widgets.VBox([slider, stack])
     box.link = link  # keeps the link reachable (tests, and anyone who wants to unlink)
-    _add_static_form(box, pages[0].value, [label for label, _ in pairs], description)
+    _add_static_form(box, pages[0].value, [label for label, _ in pairs], description, first_svg)
     return box
 
 
@@ -180,20 +190,23 @@ def _notes_html(notes, value) -> str:
     return f'<p class="book-figure-notes" style="margin:0.3em 0 0;line-height:1.5">{lines}</p>'
 
 
-def _add_static_form(box, first_page: str, labels: list[str], description: str) -> None:
+def _add_static_form(
+    box, first_page: str, labels: list[str], description: str, first_svg: str
+) -> None:
     """Give the box a ``text/markdown`` form for readers that run no widgets (the ePub, print, a viewer
-    without a widget manager): the first picture with its alt text and a line saying where the figure is
-    interactive and what the slider changes, the picture's notes (if any) under it. Jupyter, Colab and
-    the site still show the widget (a widget view outranks Markdown everywhere a widget manager runs)."""
-    match = re.search(r'<img src="(data:image/png;base64,[^"]+)" alt="([^"]*)"', first_page)
-    alt = html.escape(html.unescape(match.group(2)).replace("[", "(").replace("]", ")"))
+    without a widget manager): the first picture (``first_svg``, base64: a vector, sharp on paper as the
+    book's other printed figures) with its alt text and a line saying where the figure is interactive
+    and what the slider changes, the picture's notes (if any) under it. Jupyter, Colab and the site
+    still show the widget (a widget view outranks Markdown everywhere a widget manager runs)."""
+    match = re.search(r'<img src="data:image/png;base64,[^"]+" alt="([^"]*)"', first_page)
+    alt = html.escape(html.unescape(match.group(1)).replace("[", "(").replace("]", ")"))
     # a label is text, not markup: the token "<s>" would open a strikethrough over the rest of a page
     labels, description = [html.escape(label) for label in labels], html.escape(description)
     shown = ", ".join(labels) if len(labels) <= 12 else f"{labels[0]} to {labels[-1]}"
     notes = re.search(r'<p class="book-figure-notes"[^>]*>(.*)</p>', first_page)
     notes = notes.group(1).replace("<br>", "  \n") + "\n\n" if notes else ""
     static = (
-        f"![{alt}]({match.group(1)})\n\n{notes}"
+        f"![{alt}](data:image/svg+xml;base64,{first_svg})\n\n{notes}"
         f"*Interactive figure, shown at its first setting ({description} = {labels[0]}). On the "
         f"book's website a slider sets {description} ({shown}: {len(labels)} pictures).*"
     )
