@@ -1186,6 +1186,10 @@ def test_positional_diagram_adds_the_position_before_the_layers(narrow):
         0.3
     }
     assert "the bidirectional one is drawn in full" in fig.alt_text
+    # only the mask is faded: both names dark (the other's in 0.55 grey was nearly invisible on a
+    # phone, a reader's report on chapter 8)
+    names = [x for x in fig.axes[0].texts if x.get_text() in ("bidirectional", "causal")]
+    assert len(names) == 2 and {x.get_color() for x in names} == {"0.1"}
     causal = viz.positional_diagram(PlaygroundConfig(positional="none", causal=True), narrow=narrow)
     assert "causal one is drawn in full" in causal.alt_text and "none: p_i = 0" in causal.alt_text
     assert any("none: $\\mathbf{p}_i = 0$" == t for t in texts(causal))
