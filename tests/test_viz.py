@@ -850,6 +850,38 @@ def test_sampling_explorer_text_is_legible_on_a_phone(monkeypatch):
     assert len(smallest) == 6 and min(smallest) >= 9, smallest
 
 
+def test_sampling_explorer_narrow_is_legible_and_marks_cuts_without_words(monkeypatch):
+    """Chapter 13 draws it narrow: every text at least 10 CSS px at the 328 px of a 360 px phone's
+    column (at 11 points the title and tick words read at 8-9 px, a reader's report on Fig. 13.6);
+    the cut tokens get a red cross and a red name, named in the legend, no rotated word "cut"
+    over the outlines."""
+    import importlib
+
+    from matplotlib.text import Text
+
+    module = importlib.import_module("lib.viz.interactive")
+    figures = []
+    monkeypatch.setattr(module, "figure_png", lambda fig: figures.append(fig) or b"png")
+    logits = torch.randn(40, generator=torch.Generator().manual_seed(0))
+    words = [f"word{i}" for i in range(40)]
+    sampling_explorer(logits, words, [1.0, 2.0], top_p=[None, 0.5], n_shown=15, narrow=True)
+    assert len(figures) == 4
+    for fig in figures:
+        fig.canvas.draw()
+        scale = min(1.0, 328 / (fig.get_figwidth() * fig.dpi)) * fig.dpi
+        texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+        assert min(t.get_fontsize() / 72 * scale for t in texts) >= 10
+        assert not any(t.get_text() == "cut" for t in texts)
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert legend[-1].startswith("cut (probability set to 0)")
+    # top-p 0.5 at temperature 1 cuts some of the 15 tokens: as many red names as red crosses
+    ax = figures[1].axes[0]
+    red = [t for t in ax.get_xticklabels() if t.get_color() == "#d62728"]
+    (crosses,) = [ln for ln in ax.lines if ln.get_marker() == "x"]
+    assert 0 < len(red) == len(crosses.get_xdata())
+    assert not [t for t in figures[0].axes[0].get_xticklabels() if t.get_color() == "#d62728"]
+
+
 def test_causal_mask_explorer_takes_another_mask_and_rejects_bad_input():
     padding = torch.tensor([True, True, True, False]).expand(4, 4)  # the last key is padding
     box = causal_mask_explorer(SCORES, TOKENS, mask=padding.clone())

@@ -357,13 +357,21 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
 
 
 def test_bahdanau_diagram_narrow_is_legible_on_a_phone():
-    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 11.5-point text; the same labels,
-    boxes, arrows and alt text as the wide drawing (the score's formula on two lines)."""
+    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 13-point text, the words 12; the
+    same labels, boxes, arrows and alt text as the wide drawing (the score's formula on two lines).
+    The symbols in the boxes at 15 points: their subscripts (s_{t-1}, e_{t1}, alpha_{t1}: which
+    state asks) read at about 9 CSS px at 360 px (at 11.5 points, 6 px: a reader's report)."""
     source = "a heavy green cow rarely runs".split()
     wide, narrow = (viz.bahdanau_diagram(source, narrow=n) for n in (False, True))
     width, height = narrow.get_size_inches()
     sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
-    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.0
+    assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.3
+    boxed = [
+        t for t in narrow.axes[0].texts if t.get_text().startswith(("$", "GRU: $", "softmax: $y"))
+    ]
+    assert len(boxed) == 3 * 6 + 5 and {t.get_fontsize() for t in boxed} == {15}
+    # a subscript is 0.7 of its symbol: at 15 points on 5.2 inches shown 328 px wide, >= 9 px
+    assert 0.7 * 15 / 72 * 328 / width >= 9
     assert len(boxes(narrow)) == len(boxes(wide)) and len(arrows(narrow)) == len(arrows(wide))
     assert narrow.alt_text == wide.alt_text
     joined = " ".join(texts(narrow))
@@ -423,6 +431,12 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     assert 4.5 <= width <= 5.6 and height <= 8.5
     if narrow:  # 13-point text on 5.2 inches, as the chapter's other phone drawings
         assert min(sizes) == 13
+        # the symbols in the boxes larger (h_t, h_{t-1}: which state asks), their subscripts
+        # about 9 CSS px at 360 px; e_t(s) and a_t(s) at 14 in their boxes 0.6 inches wide
+        size_of = {x.get_text(): x.get_fontsize() for x in fig.axes[0].texts}
+        assert size_of["GRU: $\\mathbf{h}_t$"] == size_of["$\\mathbf{h}_{t-1}$"] == 15
+        assert size_of["$y_{t-1}$"] == size_of["$\\bar{\\mathbf{h}}_0$"] == 15
+        assert size_of["$e_t(0)$"] == size_of["$a_t(0)$"] == 14
     renderer = fig.canvas.get_renderer()
     for text in fig.axes[0].texts:  # nothing outside the canvas
         box = text.get_window_extent(renderer)
@@ -906,7 +920,7 @@ CALLS = {
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
     "connectivity": lambda: viz.connectivity_diagram(6),
     "multi_head": lambda: viz.multi_head_diagram(12, 3, 5, narrow=True),
-    "bahdanau": lambda: viz.bahdanau_diagram(SRC),
+    "bahdanau": lambda: viz.bahdanau_diagram(SRC, narrow=True),
     "luong": lambda: viz.luong_diagram(7),
     "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
     "gpt_classifier": lambda: viz.gpt_classifier_diagram(),
@@ -951,6 +965,7 @@ DRAWN_FOR_PHONES = {
     "gpt_classifier",
     "kv_cache",
     "luong_step",
+    "bahdanau",
 }
 
 
@@ -1186,6 +1201,10 @@ def test_positional_diagram_adds_the_position_before_the_layers(narrow):
         0.3
     }
     assert "the bidirectional one is drawn in full" in fig.alt_text
+    # only the mask is faded: both names dark (the other's in 0.55 grey was nearly invisible on a
+    # phone, a reader's report on chapter 8)
+    names = [x for x in fig.axes[0].texts if x.get_text() in ("bidirectional", "causal")]
+    assert len(names) == 2 and {x.get_color() for x in names} == {"0.1"}
     causal = viz.positional_diagram(PlaygroundConfig(positional="none", causal=True), narrow=narrow)
     assert "causal one is drawn in full" in causal.alt_text and "none: p_i = 0" in causal.alt_text
     assert any("none: $\\mathbf{p}_i = 0$" == t for t in texts(causal))

@@ -130,6 +130,14 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     assert axes["grid"].get_xlabel() == "key j"
     assert axes["out"].get_xlabel() == "value dimension"
     assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11
+    # every text of the picture (title, tick labels, "query i", "value dimension", the colour
+    # bar's) at least 11 CSS px (em) in the 328 px column of a 360 px phone (Fig. 18.2)
+    from matplotlib.text import Text
+
+    shown = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert {"query i", "value dimension", "output value"} <= {t.get_text() for t in shown}
+    assert fig.get_figwidth() == 5.2
+    assert min(t.get_fontsize() / 72 * 328 / 5.2 for t in shown) >= 11
     assert not any("m rose" in t.get_text() for ax in axes.values() for t in ax.texts)
     plt.close("all")
     page = box.children[1].children[n].value
@@ -165,4 +173,14 @@ def test_tiling_diagram_is_stacked_for_a_phone():
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
     sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
     assert min(sizes) >= 11
+    # every text, tick labels, axis labels and the grid's title included, at least 11 CSS px (em)
+    # once the 594 px picture is shown in the 328 px column of a 360 px phone (at 9 to 12 points
+    # they read at 7-9 px, a reader's report on Fig. 18.1)
+    from matplotlib.text import Text
+
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert {"query i", "key j", "never stored: the [T, T] matrices S and P"} <= {
+        t.get_text() for t in texts
+    }
+    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 11
     assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text

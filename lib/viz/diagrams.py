@@ -63,6 +63,12 @@ _SEQ2SEQ_NARROW_STATE_FONT = 14.5
 # luong_diagram's narrow drawing, 5.2 inches, at 13 points (was 11.5: 9.3 CSS px, glyphs 6-7 px
 # high, a reader's report on chapter 4)
 _LUONG_NARROW_FONT = _NARROW_FONT
+# chapter 4's decoder steps drawn narrow: the symbols whose subscript says which state asks
+# (s_{t-1}, h_t, e_{t1}, alpha_{t1}...) at 15 points, their subscripts about 9 CSS px at 360 px
+# (at 11.5 and 13 points they read at 6 to 8 px, a reader's report on Figs. 4.1 and 4.3)
+_NARROW_MATH_FONT = 15
+# ... and bahdanau_diagram's word boxes, 0.64 inches wide, hold "rarely" at 12 points
+_BAHDANAU_NARROW_WORD_FONT = 12
 _CTX = "#cb181d"  # the lines that carry a context vector
 
 
@@ -347,8 +353,8 @@ def bahdanau_diagram(source, *, narrow=False):
     annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
     state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. ``narrow``: drawn
-    for a phone's width (5.2 inches, 11.5-point text), the decoder's boxes above the weights
-    instead of beside them. Returns the Figure."""
+    for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
+    boxes above the weights instead of beside them. Returns the Figure."""
     src = _words(source, "source", 6)
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
@@ -362,7 +368,9 @@ def bahdanau_diagram(source, *, narrow=False):
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
         "softmax that predicts y_t."
     )
-    font = _PHONE_FONT if narrow else _FONT
+    font = _NARROW_FONT if narrow else _FONT
+    math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
+    word_font = _BAHDANAU_NARROW_WORD_FONT if narrow else _FONT
     if narrow:  # the words' columns fill the width; the decoder's boxes sit above the weights
         fig, ax = _canvas(5.2, 7.1, alt)
         xs = [0.45 + 0.7 * j for j in range(S)]
@@ -371,12 +379,12 @@ def bahdanau_diagram(source, *, narrow=False):
         fig, ax = _canvas(9.4, 5.3, alt)
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
-    _bahdanau_columns(ax, xs, src, w_word, w_box, font)
+    _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math, word_font))
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
     if narrow:
-        _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context)
+        _bahdanau_decoder_narrow(ax, xs, (font, math), score, on_red, context)
     else:
         _bahdanau_decoder_wide(ax, xs, font, score + on_red, context)
     return fig
@@ -386,21 +394,23 @@ _BAHDANAU_ROWS = (0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75)  # words, h, tap, s's
 _BAHDANAU_LEFT = 0.15  # the annotations' line, round the left edge
 
 
-def _bahdanau_columns(ax, xs, src, w_word, w_box, font):
+def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
-    alpha_tj; the softmax across them; the weights' lines up to the context."""
+    alpha_tj; the softmax across them; the weights' lines up to the context. ``fonts``: the
+    text's, the subscripted symbols' and the words' sizes."""
+    font, math, word_font = fonts
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
+        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=word_font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box, h=0.5, fontsize=font)
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h_j also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
-        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=font)
+        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=math)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=font)
+        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=math)
     _box(
         ax,
         (xs[0] + xs[-1]) / 2,
@@ -415,9 +425,11 @@ def _bahdanau_columns(ax, xs, src, w_word, w_box, font):
         _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")
 
 
-def _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context):
+def _bahdanau_decoder_narrow(ax, xs, fonts, score, on_red, context):
     """bahdanau_diagram's decoder on a phone: c_t and the GRU in a row above the weights, y_{t-1}
-    and the output layer above them; s_{t-1} at the right of the words."""
+    and the output layer above them; s_{t-1} at the right of the words. ``fonts``: the text's and
+    the subscripted symbols' sizes."""
+    font, math = fonts
     y_word, _, y_tap, y_bus, _, _, y_a = _BAHDANAU_ROWS
     x_left = _BAHDANAU_LEFT
     # s_{t-1} at the right of the words, up the right edge into the scores and the GRU
@@ -426,7 +438,7 @@ def _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context):
     _line(ax, [xs[-1] - 0.12, x_left, x_left, x_c - 0.5], [y_tap, y_tap, 5.6, 5.6])
     _arrow(ax, x_c - 0.5, 5.6, x_c - 0.5, y_c + 0.25, color="0.35")
     ax.text(x_left + 0.1, 5.65, "annotations $\\mathbf{h}_j$", fontsize=font, va="bottom")
-    _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=font)
+    _box(ax, x_s, y_word, "$\\mathbf{s}_{t-1}$", "rnn", w=0.7, h=0.45, fontsize=math)
     _line(
         ax,
         [x_s - 0.25, x_s - 0.25, xs[0] + 0.14],
@@ -439,15 +451,15 @@ def _bahdanau_decoder_narrow(ax, xs, font, score, on_red, context):
     ax.text(x_left, 6.42, on_red.strip(), fontsize=font, ha="left", va="bottom")
     _line(ax, [xs[0], xs[-1]], [y_a + 0.4, y_a + 0.4], color="0.35")
     _arrow(ax, x_c, y_a + 0.4, x_c, y_c - 0.25)
-    _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, font)
+    _box(ax, x_c, y_c, context, "ctx", 1.9, 0.5, math)
     _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
     _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
-    _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=font)
+    _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=math)
     _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
-    _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=font)
+    _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=math)
     _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
     _arrow(ax, x_y - 0.35, y_out, x_out + 0.75, y_out)  # into the output layer
-    _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=font)
+    _box(ax, x_out, y_out, "softmax: $y_t$", "io", w=1.5, h=0.5, fontsize=math)
 
 
 def _bahdanau_decoder_wide(ax, xs, font, score, context):
@@ -629,8 +641,8 @@ def luong_step_diagram(source, *, narrow=False):
     ``source`` words (e_t(s)), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
     fed to the next step (input feeding). Positions count from 0, as in the chapter's Luong
-    section. ``narrow``: text at the phone size (13 points; the canvas is 5.2 inches wide either
-    way). Returns the Figure."""
+    section. ``narrow``: text at the phone size (13 points, the subscripted symbols in the boxes
+    15; the canvas is 5.2 inches wide either way). Returns the Figure."""
     src = _words(source, "source", 6)
     check_bool(narrow, "narrow")
     S = len(src)
@@ -646,6 +658,8 @@ def luong_step_diagram(source, *, narrow=False):
         "feeding)."
     )
     font = _NARROW_FONT if narrow else _FONT
+    math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
+    cell = math - 1 if narrow else _FONT  # e_t(s) and a_t(s), in boxes 0.6 inches wide
     # laid out on 5.2 x 8.3 inches, drawn 8 inches tall (a figure of the book fits a page at 8)
     fig, ax = _canvas(5.2, 8.3, alt, scale=8 / 8.3)
     xs = [0.42 + 0.64 * s for s in range(S)]
@@ -654,24 +668,24 @@ def luong_step_diagram(source, *, narrow=False):
     for s, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=0.6, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
-        _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_box, h=0.5, fontsize=font)
+        _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_box, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h̄_s also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
-        _box(ax, x, y_e, f"$e_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=font)
+        _box(ax, x, y_e, f"$e_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=cell)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$a_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=font)
+        _box(ax, x, y_a, f"$a_t({s})$", "attn", w=w_box + 0.04, h=0.4, fontsize=cell)
         _line(ax, [x, x], [y_a + 0.2, y_a + 0.4], color="0.35")  # the weights join on one line
     width = xs[-1] - xs[0] + w_box + 0.14
     _box(ax, (xs[0] + xs[-1]) / 2, y_soft, "softmax over $s$", "norm", width, 0.4, font)
     # the decoder's update first, at the right of the words: h_{t-1} and y_{t-1} from below,
     # the previous attentional state from above (input feeding)
     x_r = 4.62
-    _box(ax, 4.3, y_word, "$\\mathbf{h}_{t-1}$", "rnn", w=0.6, h=0.42, fontsize=font)
-    _box(ax, 4.93, y_word, "$y_{t-1}$", "io", w=0.46, h=0.42, fontsize=font)
-    _box(ax, 4.85, 2.45, "$\\tilde{\\mathbf{h}}_{t-1}$", "ctx", w=0.62, h=0.45, fontsize=font)
-    _box(ax, x_r, y_h, "GRU: $\\mathbf{h}_t$", "rnn", w=1.08, h=0.55, fontsize=font)
+    _box(ax, 4.3, y_word, "$\\mathbf{h}_{t-1}$", "rnn", w=0.58, h=0.42, fontsize=math)
+    _box(ax, 4.93, y_word, "$y_{t-1}$", "io", w=0.5, h=0.42, fontsize=math)
+    _box(ax, 4.85, 2.45, "$\\tilde{\\mathbf{h}}_{t-1}$", "ctx", w=0.62, h=0.45, fontsize=math)
+    _box(ax, x_r, y_h, "GRU: $\\mathbf{h}_t$", "rnn", w=1.08, h=0.55, fontsize=math)
     _arrow(ax, 4.3, y_word + 0.21, 4.3, y_h - 0.275)
     _arrow(ax, 4.93, y_word + 0.21, 4.93, y_h - 0.275)
     _arrow(ax, 4.93, 2.45 - 0.225, 4.93, y_h + 0.275)
@@ -686,15 +700,15 @@ def luong_step_diagram(source, *, narrow=False):
     _arrow(ax, 0.75, 5.45, 0.75, y_c + 0.25, color="0.35")
     ax.text(x_left + 0.1, 5.5, "encoder states $\\bar{\\mathbf{h}}_s$", fontsize=font, va="bottom")
     context = "$\\mathbf{c}_t=\\sum_s a_t(s)\\bar{\\mathbf{h}}_s$"
-    _box(ax, x_c, y_c, context, "ctx", 2.3, 0.5, font)
+    _box(ax, x_c, y_c, context, "ctx", 2.3, 0.5, math)
     # the attentional state from c_t and h_t; it predicts y_t and goes on to step t + 1
     y_att = 6.25
     attentional = "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
-    _box(ax, 2.75, y_att, attentional, "ctx", 3.3, 0.5, font)
+    _box(ax, 2.75, y_att, attentional, "ctx", 3.3, 0.5, math)
     _arrow(ax, 2.3, y_c + 0.25, 2.3, y_att - 0.25)
     _arrow(ax, 4.3, y_h + 0.275, 4.3, y_att - 0.25)  # h_t up the right side
     _arrow(ax, 1.5, y_att + 0.25, 1.5, 6.95)
-    _box(ax, 1.5, 7.2, "softmax: $y_t$", "io", w=1.6, h=0.5, fontsize=font)
+    _box(ax, 1.5, 7.2, "softmax: $y_t$", "io", w=1.6, h=0.5, fontsize=math)
     _arrow(ax, 3.9, y_att + 0.25, 3.9, 6.95, color="0.35")
     ax.text(3.9, 7.2, "to step $t+1$", fontsize=font, ha="center", va="center")
     score = "score: $e_t(s)=\\mathbf{v}_a^\\top\\tanh(W_a[\\mathbf{h}_t;\\bar{\\mathbf{h}}_s])$,"

@@ -503,7 +503,7 @@ def sampling_explorer(
     None, a single value used in every state, or a list of values to slide over). Each state shows the
     probabilities of the ``n_shown`` most probable tokens (by logit) as filled bars, the plain
     ``softmax(logits)`` (temperature 1, no cut) as dashed outlines for comparison, and the rest of the
-    vocabulary as one grey bar "other"; tokens a cut removed are marked "cut". The title gives the
+    vocabulary as one grey bar "other"; tokens a cut removed are marked by a red cross and a red name, as the legend says. The title gives the
     setting and the entropy of the distribution. Every state is drawn up front (:func:`interactive`).
 
     Args:
@@ -519,8 +519,8 @@ def sampling_explorer(
         alt: alternative text, as in :func:`interactive`; None describes each state from its numbers.
         narrow: drawn for a phone: 5.2 inches wide whatever ``n_shown`` (572 px at the notebooks'
             110 dpi, under the 600 px above which the site shows a picture in a box that scrolls
-            sideways on a phone), the legend under the bars; 11-point text, 9.3 CSS px or more in a
-            330 px column. By default the width grows with ``n_shown``.
+            sideways on a phone), the legend under the bars; 13-point text, about 11 CSS px in a
+            328 px column. By default the width grows with ``n_shown`` (11-point text).
 
     Returns:
         The ``ipywidgets.VBox([slider, stack])`` of :func:`interactive`; its states are labelled like
@@ -559,8 +559,10 @@ def sampling_explorer(
     shown = order[:n_shown]
     reference = torch.softmax(z, dim=-1)
 
+    any_cut = any(k is not None or p is not None for _, k, p, _ in states.values())
+
     def draw(key):
-        return _sampling_figure(states[key], reference, shown, labels, narrow)
+        return _sampling_figure(states[key], reference, shown, labels, narrow, any_cut)
 
     def describe(key):
         t, k, p, probs = states[key]
@@ -622,10 +624,12 @@ def _entropy(q) -> float:
 
 
 # Long by design: one drawing call after another, bars, labels, title and legend of one picture.
-def _sampling_figure(state, reference, shown, labels, narrow=False):
+def _sampling_figure(state, reference, shown, labels, narrow=False, any_cut=True):
     """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
-    "other", over the outlines of ``reference``, softmax(logits); ``narrow``: 5.2 inches wide, the
-    legend under the bars."""
+    "other", over the outlines of ``reference``, softmax(logits); the tokens a cut removed marked by
+    a red cross and a red name, named in the legend when ``any_cut`` (some state cuts); ``narrow``:
+    5.2 inches wide, 13-point text, the legend under the bars."""
+    import matplotlib.lines as mlines
     import numpy as np
     import torch
 
@@ -633,14 +637,15 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
     rest = torch.ones(len(labels), dtype=torch.bool)
     rest[shown] = False
     names = [labels[i] for i in shown.tolist()] + (["other"] if rest.any() else [])
-    FONT = 11  # points
+    # narrow, 13 points on 5.2 inches shown ~328 px wide: about 11 CSS px on a 360 px phone (at 11
+    # points the title and tick words read at 8-9 px, a reader's report on Fig. 13.6)
+    FONT = 13 if narrow else 11  # points
 
     def bars(q):
         return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
-    # narrow, with 11-pt text: at least 9 px high on a 360 px phone, where the picture is ~330 px wide
     width = 5.2 if narrow else max(5.0, 0.28 * len(names) + 1)
-    fig, ax = plt.subplots(figsize=(width, 5.2 if narrow else 4.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(width, 5.8 if narrow else 4.4), layout="constrained")
     x = np.arange(len(names))
     colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
     ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
@@ -654,18 +659,11 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
         lw=1,
         label="softmax(logits): τ = 1, no cut",
     )
-    for j, i in enumerate(shown.tolist()):
-        if probs[i] == 0 and reference[i] > 0 and t != 0:
-            ax.text(  # just above the dashed outline it marks, so the outline does not cross it
-                j,
-                float(reference[i]) + 0.015,
-                "cut",
-                ha="center",
-                va="bottom",
-                fontsize=FONT,
-                color="0.25",
-                rotation=90,
-            )
+    # the cut tokens: a red cross over their dashed outline and their names in red (a rotated
+    # word "cut" over the outlines was hard to read on a phone)
+    cut = [j for j, i in enumerate(shown.tolist()) if probs[i] == 0 and reference[i] > 0 and t != 0]
+    mark = dict(ls="none", marker="x", ms=8, mew=2, color=_CUT_COLOR)
+    ax.plot(cut, bars(reference)[cut] + 0.035, **mark)
     cuts = ", ".join(
         s
         for s in [
@@ -683,6 +681,8 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
         rotation_mode="anchor",
         fontsize=FONT,
     )
+    for j in cut:
+        ax.get_xticklabels()[j].set_color(_CUT_COLOR)
     ax.tick_params(axis="y", labelsize=FONT)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability", fontsize=FONT)
@@ -690,11 +690,20 @@ def _sampling_figure(state, reference, shown, labels, narrow=False):
         f"{setting}:\nentropy {_entropy(probs):.2f} nats (τ = 1, no cut: {_entropy(reference):.2f})",
         fontsize=FONT,
     )
+    handles, texts = ax.get_legend_handles_labels()
+    if any_cut:  # in every state's legend, so that every state is drawn the same size
+        handles.append(mlines.Line2D([], [], **mark))
+        texts.append("cut (probability set to 0), name in red")
     if narrow:  # under the tick labels, one entry a line: nothing of the bars hidden
-        fig.legend(loc="outside lower center", fontsize=FONT, ncols=1, frameon=False)
+        fig.legend(
+            handles, texts, loc="outside lower center", fontsize=FONT, ncols=1, frameon=False
+        )
     else:
-        ax.legend(loc="upper right", fontsize=FONT)
+        ax.legend(handles, texts, loc="upper right", fontsize=FONT)
     return fig
+
+
+_CUT_COLOR = "#d62728"  # the mark and name of the tokens a top-k or top-p cut removed
 
 
 def rope_scores(q, k, positions, theta: float = 10000.0, style: str = "halves") -> list[float]:

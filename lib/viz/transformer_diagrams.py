@@ -1393,7 +1393,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
 
 def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
     """positional_diagram's two masks, right of ``x_right`` beside the layer: one above the other on
-    a phone, side by side otherwise; the model's drawn in full, the other faded."""
+    a phone, side by side otherwise; the model's drawn in full, the other faded (not its name)."""
     size = 0.72 if narrow else 0.9
     cell = size / 8
     if narrow:
@@ -1423,7 +1423,9 @@ def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
             )
         )
         y_label = y0 + size + 0.2 if narrow else y0 - 0.25
-        ax.text(x0 + size / 2, y_label, name, color="0.1" if chosen else "0.55", **_t(font))
+        # both names dark: only the other mask is faded (its name in 0.55 grey was nearly
+        # invisible on a phone, a reader's report on chapter 8)
+        ax.text(x0 + size / 2, y_label, name, color="0.1", **_t(font))
 
 
 def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
