@@ -195,6 +195,9 @@ PAIR_WRONG = [
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),
     ((None, 1 / 7), "The best pairs are rarer"),
+    # N c_ab / (c_a c_b), the ratio to independence: the exercise's score without N = 79
+    ((None, 79 / 3), "leaves out the constant N"),
+    (({("w", "##i"), ("##i", "##d")}, 26.33), "with N = 79 the number of pieces"),
     (({("w", "##i"), ("##i", "##d")}, 1), "the missing factor is the count of the other piece"),
     (({("w", "##i"), ("##i", "##d")}, 1), "Or you counted each dictionary word once"),
     ((None, 0.5), "is not the best score"),

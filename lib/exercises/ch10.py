@@ -156,6 +156,11 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                 fail(
                     f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
                 )
+            total = sum(c * len(wordpiece_split(w)) for w, c in TOY.items())  # N, pieces in all
+            if abs(s - total * best) < 0.05:
+                fail(
+                    f"top_score = {fmt(s)} is N c_ab / (c_a c_b), with N = {total} the number of pieces in the text: how many times more often the pair occurs than if its pieces were independent. The exercise's score leaves out the constant N, which changes no ranking: c_ab / (c_a c_b)."
+                )
             fail(
                 f"top_score = {fmt(s)} is not the best score. Work it out from the counts c_ab, c_a and c_b of your top pair, each occurrence weighted by its word's count."
             )
