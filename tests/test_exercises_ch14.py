@@ -9,6 +9,7 @@ import nbformat
 import pytest
 import torch
 
+import lib.pretraining_data
 from lib.bert import BertConfig, count_parameters
 from lib.exercises import ExerciseFailed, ch14
 from lib.pretraining_data import mask_tokens
@@ -34,18 +35,43 @@ def _library(ids, V, mask_id, special, prob=0.15):
     return mask_tokens(ids, V, mask_id, special, prob=prob)
 
 
-def test_check_mask_for_mlm_accepts_the_chapters_solution_and_the_library():
+def _solution():
     solution = exercises(CHAPTER)[0]
-    mask_for_mlm = defined_functions("\n".join(c.source for c in solution["solutions"]))[
-        "mask_for_mlm"
-    ]
+    return defined_functions("\n".join(c.source for c in solution["solutions"]))["mask_for_mlm"]
+
+
+def test_check_mask_for_mlm_accepts_the_chapters_solution_and_its_rules_pass_the_library():
+    mask_for_mlm = _solution()
     assert ch14.check_mask_for_mlm(mask_for_mlm).passed
-    assert ch14.check_mask_for_mlm(_library).passed
 
     def as_list(*a):
-        return list(_library(*a))  # a list instead of a tuple is fine
+        return list(mask_for_mlm(*a))  # a list instead of a tuple is fine
 
     assert ch14.check_mask_for_mlm(as_list).passed
+    # the checker's rules, without its refusal, pass the library's own mask_tokens
+    assert len(ch14._check_mlm_cases(_library)) == 2
+
+
+def test_check_mask_for_mlm_refuses_the_librarys_mask_tokens_under_any_name():
+    """The exercise says "without calling mask_tokens": the notebook's checker refuses it, as the
+    course grader's sandbox does (ch14.REFUSALS); the reader's report ch14 s15, point 1."""
+    for answer in (_library, mask_tokens):
+        with pytest.raises(ExerciseFailed, match="calls the library's `mask_tokens`"):
+            ch14.check_mask_for_mlm(answer)
+    namespace: dict = {}
+    exec(
+        "from lib.pretraining_data import mask_tokens as corrupt\n"
+        "def mask_for_mlm(ids, V, mask_id, special, prob=0.15):\n"
+        "    return corrupt(ids, V, mask_id, special, prob=prob)\n",
+        namespace,
+    )
+    # under another name: refused while it runs
+    with pytest.raises(ExerciseFailed, match="it called the library's mask_tokens"):
+        ch14.check_mask_for_mlm(namespace["mask_for_mlm"])
+    # the library is itself again afterwards, in the module and under the reader's name
+    assert namespace["corrupt"] is mask_tokens
+    assert lib.pretraining_data.mask_tokens is mask_tokens
+    assert set(ch14.REFUSALS) == {"check_mask_for_mlm"}
 
 
 def test_the_hidden_cases_look_like_bert_input():
@@ -207,7 +233,8 @@ def test_check_mask_for_mlm_templates_are_not_attempted_and_the_random_state_is_
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    assert ch14.check_mask_for_mlm(_library).passed  # the reader's draws run under a forked state
+    # the reader's draws run under a forked state
+    assert ch14.check_mask_for_mlm(_solution()).passed
     assert torch.equal(torch.rand(3), expected)
 
 
