@@ -144,15 +144,15 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
     for name, x in zip(("inputs", "labels"), result):
         if not isinstance(x, Tensor):
             fail(
-                f"on the case {case}, your {name} is a {type(x).__name__}; expected a torch.Tensor of shape {list(shape)}."
+                f"on the case {case}, your {name} are a {type(x).__name__}; expected a torch.Tensor of shape {list(shape)}."
             )
         if tuple(x.shape) != shape:
             fail(
-                f"on the case {case}, your {name} has shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
+                f"on the case {case}, your {name} have shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
             )
         if x.is_floating_point() or x.dtype == torch.bool:
             fail(
-                f"on the case {case}, your {name} has dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
+                f"on the case {case}, your {name} have dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
             )
     return result[0].long(), result[1].long()
 
