@@ -9,6 +9,7 @@ import nbformat
 import pytest
 import torch
 
+import lib.pretraining_data
 from lib.bert import BertConfig, count_parameters
 from lib.exercises import ExerciseFailed, ch14
 from lib.pretraining_data import mask_tokens
@@ -34,18 +35,43 @@ def _library(ids, V, mask_id, special, prob=0.15):
     return mask_tokens(ids, V, mask_id, special, prob=prob)
 
 
-def test_check_mask_for_mlm_accepts_the_chapters_solution_and_the_library():
+def _solution():
     solution = exercises(CHAPTER)[0]
-    mask_for_mlm = defined_functions("\n".join(c.source for c in solution["solutions"]))[
-        "mask_for_mlm"
-    ]
+    return defined_functions("\n".join(c.source for c in solution["solutions"]))["mask_for_mlm"]
+
+
+def test_check_mask_for_mlm_accepts_the_chapters_solution_and_its_rules_pass_the_library():
+    mask_for_mlm = _solution()
     assert ch14.check_mask_for_mlm(mask_for_mlm).passed
-    assert ch14.check_mask_for_mlm(_library).passed
 
     def as_list(*a):
-        return list(_library(*a))  # a list instead of a tuple is fine
+        return list(mask_for_mlm(*a))  # a list instead of a tuple is fine
 
     assert ch14.check_mask_for_mlm(as_list).passed
+    # the checker's rules, without its refusal, pass the library's own mask_tokens
+    assert len(ch14._check_mlm_cases(_library)) == 2
+
+
+def test_check_mask_for_mlm_refuses_the_librarys_mask_tokens_under_any_name():
+    """The exercise says "without calling mask_tokens": the notebook's checker refuses it, as the
+    course grader's sandbox does (ch14.REFUSALS); the reader's report ch14 s15, point 1."""
+    for answer in (_library, mask_tokens):
+        with pytest.raises(ExerciseFailed, match="calls the library's `mask_tokens`"):
+            ch14.check_mask_for_mlm(answer)
+    namespace: dict = {}
+    exec(
+        "from lib.pretraining_data import mask_tokens as corrupt\n"
+        "def mask_for_mlm(ids, V, mask_id, special, prob=0.15):\n"
+        "    return corrupt(ids, V, mask_id, special, prob=prob)\n",
+        namespace,
+    )
+    # under another name: refused while it runs
+    with pytest.raises(ExerciseFailed, match="it called the library's mask_tokens"):
+        ch14.check_mask_for_mlm(namespace["mask_for_mlm"])
+    # the library is itself again afterwards, in the module and under the reader's name
+    assert namespace["corrupt"] is mask_tokens
+    assert lib.pretraining_data.mask_tokens is mask_tokens
+    assert set(ch14.REFUSALS) == {"check_mask_for_mlm"}
 
 
 def test_the_hidden_cases_look_like_bert_input():
@@ -177,11 +203,11 @@ MASK_WRONG = [
     ("corrupts unchosen tokens", _variant("corrupts everything"), "tokens that have no label"),
     ("always the same replacement", _variant("one replacement"), "use only one id of the"),
     ("changes input_ids in place", _variant("in place"), "changed its input number 1 in place"),
-    ("float labels", _variant("float labels"), "has dtype torch.float32"),
+    ("float labels", _variant("float labels"), "labels have dtype torch.float32"),
     ("returns one tensor", _variant("one tensor"), "expected a pair (inputs, labels)"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
-    ("returns a list", lambda ids, *a: (ids.tolist(), ids.tolist()), "is a list"),
-    ("wrong shape", lambda ids, *a: (ids[:, :-1], ids[:, :-1]), "has shape"),
+    ("returns a list", lambda ids, *a: (ids.tolist(), ids.tolist()), "inputs are a list"),
+    ("wrong shape", lambda ids, *a: (ids[:, :-1], ids[:, :-1]), "inputs have shape"),
     ("raises", _raises, "raised ValueError: my own bug"),
     ("a number", lambda *a: 3, "expected a pair"),
 ]
@@ -207,7 +233,8 @@ def test_check_mask_for_mlm_templates_are_not_attempted_and_the_random_state_is_
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    assert ch14.check_mask_for_mlm(_library).passed  # the reader's draws run under a forked state
+    # the reader's draws run under a forked state
+    assert ch14.check_mask_for_mlm(_solution()).passed
     assert torch.equal(torch.rand(3), expected)
 
 

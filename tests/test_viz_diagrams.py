@@ -787,6 +787,19 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         viz.bert_pretraining_diagram(GPTConfig.gpt2())
 
 
+def test_bert_pretraining_diagram_text_size_is_the_callers_up_to_13_points():
+    """Chapter 14 draws it at 13 points for a phone (reader's report ch14 s15, point 3); the
+    default stays 11.5, and a size the boxes cannot hold is refused."""
+
+    def sizes(fig):
+        return {t.get_fontsize() for t in fig.axes[0].texts if t.get_text()}
+
+    assert sizes(viz.bert_pretraining_diagram()) == {11.5}
+    assert sizes(viz.bert_pretraining_diagram(fontsize=13)) == {13}
+    with pytest.raises(ValueError, match="fontsize"):
+        viz.bert_pretraining_diagram(fontsize=16)
+
+
 def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
     """The reader's report ch14 s13, point 8: one BERT layer with its shapes, GELU and no mask,
     and the masked-LM head (dense, GELU, LayerNorm, the tied word embeddings and a bias)."""

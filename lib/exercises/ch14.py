@@ -19,7 +19,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+import lib.pretraining_data
 from lib.bert import IGNORE_INDEX, BertConfig, count_parameters
+from lib.pretraining_data import mask_tokens
 
 from . import (
     attempted,
@@ -30,9 +32,11 @@ from . import (
     fail_as_percentage,
     fail_if_in_units,
     fmt,
+    names_used,
     near,
     not_attempted,
     refusing,
+    replaced,
 )
 
 __all__ = ["check_mask_for_mlm", "check_medium_size"]
@@ -140,15 +144,15 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
     for name, x in zip(("inputs", "labels"), result):
         if not isinstance(x, Tensor):
             fail(
-                f"on the case {case}, your {name} is a {type(x).__name__}; expected a torch.Tensor of shape {list(shape)}."
+                f"on the case {case}, your {name} are a {type(x).__name__}; expected a torch.Tensor of shape {list(shape)}."
             )
         if tuple(x.shape) != shape:
             fail(
-                f"on the case {case}, your {name} has shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
+                f"on the case {case}, your {name} have shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
             )
         if x.is_floating_point() or x.dtype == torch.bool:
             fail(
-                f"on the case {case}, your {name} has dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
+                f"on the case {case}, your {name} have dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
             )
     return result[0].long(), result[1].long()
 
@@ -314,17 +318,12 @@ REFUSALS = {
 }
 
 
-@checker("mask_for_mlm")
-def check_mask_for_mlm(mask_for_mlm: Any) -> str:
-    """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
+WRITE_IT = "the exercise asks you to write the 80/10/10 rule yourself (choose the tokens, then one random number per chosen token), and to compare your result with `mask_tokens` afterwards, outside `mask_for_mlm`."
 
-    On each hidden case: the labels are the original ids where a token was chosen and -100 elsewhere; no
-    special id is chosen; unchosen tokens are unchanged; and the rates, each within 5 binomial standard errors:
-    chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged 0.1 + 0.1 / (number of non-special
-    ids) (a random draw can return the original), replaced by another ordinary id the rest. Random
-    replacements must be ordinary ids, drawn from most of them. The reader's random draws run under a
-    fixed seed and do not change the notebook's random state."""
-    attempted(mask_for_mlm, "mask_for_mlm")
+
+def _check_mlm_cases(mask_for_mlm: Any) -> list[tuple[str, Tensor, int, int, list[int], float]]:
+    """Fails (``fail``) where ``mask_for_mlm`` breaks a rule on a hidden case; else the cases. The
+    library's ``mask_tokens`` passes it (tests/test_exercises_ch14.py)."""
     cases = _mlm_cases()
     for description, ids, V, mask_id, special, prob in cases:
         case = f"'{description}'"
@@ -337,6 +336,26 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
         _check_labels(case, ids, inputs, labels, special)
         _check_chosen_share(case, ids, inputs, labels, special, mask_id, prob)
         _check_80_10_10(case, ids, inputs, labels, V, special, mask_id)
+    return cases
+
+
+@checker("mask_for_mlm")
+def check_mask_for_mlm(mask_for_mlm: Any) -> str:
+    """Check ``mask_for_mlm(input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) -> (inputs, labels)``.
+
+    On each hidden case: the labels are the original ids where a token was chosen and -100 elsewhere; no
+    special id is chosen; unchosen tokens are unchanged; and the rates, each within 5 binomial standard errors:
+    chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged 0.1 + 0.1 / (number of non-special
+    ids) (a random draw can return the original), replaced by another ordinary id the rest. Random
+    replacements must be ordinary ids, drawn from most of them. The reader's random draws run under a
+    fixed seed and do not change the notebook's random state. An answer that calls the library's
+    ``mask_tokens`` is refused: by name before it runs, under any other name while it runs."""
+    attempted(mask_for_mlm, "mask_for_mlm")
+    if mask_for_mlm is mask_tokens or "mask_tokens" in names_used(mask_for_mlm):
+        fail(f"your `mask_for_mlm` calls the library's `mask_tokens`: {WRITE_IT}")
+    # under another name (`corrupt = mask_tokens`), refused while it runs (the grader's REFUSALS)
+    with replaced({mask_tokens: _refuse_mask_tokens}, lib.pretraining_data, mask_for_mlm):
+        cases = _check_mlm_cases(mask_for_mlm)
     return f"`mask_for_mlm` follows the 80/10/10 rule on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}): the right share chosen, no special token touched, labels -100 except at the chosen tokens."
 
 

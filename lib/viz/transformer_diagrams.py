@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from lib._validate import check_bool, check_int, check_type, is_int
+from lib._validate import check_bool, check_int, check_type, is_int, is_number
 from lib.viz.diagrams import (
     _DIAGRAM_COLORS,
     _FONT,
@@ -575,15 +575,19 @@ def electra_diagram(
     return fig
 
 
-def bert_pretraining_diagram(config=None):
+def bert_pretraining_diagram(config=None, *, fontsize=None):
     """Chapter 14's two pretraining tasks of BERT (Devlin et al. 2019, Figure 1, with its example
     pair): a masked word is predicted from its output vector by the MLM head, IsNext/NotNext from
     the [CLS] vector C by the NSP head. ``config``: a ``lib.bert.BertConfig`` (default
-    ``BertConfig.base()``) for the encoder's size and the vocabulary. Returns the Figure."""
+    ``BertConfig.base()``) for the encoder's size and the vocabulary. ``fontsize``: the text's size
+    in points (default 11.5; up to 13 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     config = BertConfig.base() if config is None else config
     check_type(config, "config", BertConfig)
+    font = _PHONE_FONT if fontsize is None else fontsize
+    if not is_number(font) or not 0 < font <= 13:
+        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
     toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
     L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
     alt = (
@@ -596,7 +600,7 @@ def bert_pretraining_diagram(config=None):
     )
     # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams; 5.1
     # inches, 583 px as saved (under the 600 px above which a phone scrolls it sideways)
-    font, pitch, n = _PHONE_FONT, 0.46, len(toks)
+    pitch, n = 0.46, len(toks)
     height = 0.3 + n * pitch + 0.15
     fig, ax = _canvas(5.1, height, alt)
     ys = [height - 0.3 - pitch * (i + 0.5) for i in range(n)]
