@@ -146,3 +146,41 @@ def test_a_mask_the_name_check_cannot_see_is_caught_by_its_behaviour(how):
     exec(HIDDEN_MASKS[how], namespace)
     with pytest.raises(ExerciseFailed, match="set to NaN"):
         ch06.check_incremental(namespace["incremental_outputs"])
+
+
+TORCH_ATTENTION = """
+def incremental_outputs(X, W_Q, W_K, W_V):
+    out = []
+    for t in range(len(X)):
+        P = X[: t + 1]
+        q = (X[t] @ W_Q)[None]
+        out.append(F.scaled_dot_product_attention(q, P @ W_K, P @ W_V, KEYWORD)[0])
+    return torch.stack(out)
+"""
+
+
+@pytest.mark.parametrize("keyword", ["is_causal=False", "attn_mask=None"])
+def test_naming_torchs_mask_argument_with_no_mask_passes(keyword):
+    """A right answer that writes `is_causal=False` or `attn_mask=None` to say that it uses no mask
+    builds none: it passes (a reader's report: it was refused for the name alone)."""
+    namespace: dict = {"torch": torch, "F": torch.nn.functional}
+    exec(TORCH_ATTENTION.replace("KEYWORD", keyword), namespace)
+    verdict = ch06.check_incremental(namespace["incremental_outputs"])
+    assert verdict.passed and "equals causal self-attention" in verdict.message
+
+
+def test_torchs_is_causal_true_is_still_refused():
+    """`is_causal=True` over the whole sequence gives the right numbers but computes with the future:
+    the rows-set-to-NaN test refuses it and says that the exercise uses no mask."""
+    namespace: dict = {"torch": torch, "F": torch.nn.functional}
+    exec(
+        """
+def incremental_outputs(X, W_Q, W_K, W_V):
+    Q, K, V = ((X @ W)[None] for W in (W_Q, W_K, W_V))
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=True)[0]
+""",
+        namespace,
+    )
+    with pytest.raises(ExerciseFailed, match="set to NaN") as failed:
+        ch06.check_incremental(namespace["incremental_outputs"])
+    assert "with no mask" in str(failed.value)

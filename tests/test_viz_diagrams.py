@@ -211,6 +211,22 @@ def test_self_attention_diagram_labels_every_matrix_with_its_shape():
         viz.self_attention_diagram(11.0, 10, 5, 10)
 
 
+def test_residual_second_layer_diagram_draws_the_residual_around_the_first_step():
+    """Chapter 6's exercise 1 (reader's report s15, 10): X, the first step, the sum with X carried
+    around it, H and the second step with the reader's W_Q2, W_K2; the same steps wide and narrow."""
+    wide, narrow = (viz.residual_second_layer_diagram(11, 10, 2, narrow=n) for n in (False, True))
+    for fig in (wide, narrow):
+        joined = " | ".join(texts(fig))
+        assert "$H = X + Z$\n[11, 10]" in joined and "[10, 2]" in joined and "+" in texts(fig)
+        assert "residual" in joined and "\\sqrt{2}" in joined and "[11, 11]" in joined
+        assert len(boxes(fig)) == 4 and len(arrows(fig)) == 6
+    assert wide.alt_text == narrow.alt_text and "H = X + Z [11, 10]" in wide.alt_text
+    with pytest.raises(ValueError, match="d_2"):
+        viz.residual_second_layer_diagram(11, 10, 0)
+    with pytest.raises(TypeError, match="narrow"):
+        viz.residual_second_layer_diagram(11, 10, 2, narrow=1)
+
+
 def test_self_attention_diagram_narrow_is_legible_on_a_phone():
     """Chapter 6 draws it narrow (reader's report 6d): 5.2 inches wide with 13-point text, flowing
     down the page; the same boxes, arrows, words and alt text as the wide drawing."""
@@ -931,6 +947,7 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
+    "residual_second_layer": lambda: viz.residual_second_layer_diagram(11, 10, 2, narrow=True),
     "connectivity": lambda: viz.connectivity_diagram(6),
     "multi_head": lambda: viz.multi_head_diagram(12, 3, 5, narrow=True),
     "bahdanau": lambda: viz.bahdanau_diagram(SRC, narrow=True),
@@ -960,6 +977,7 @@ CALLS = {
 # 360 px, their smallest text is about 9.5 CSS px (11 to 11.5 points on 5.3 to 5.4 inches)
 DRAWN_FOR_PHONES = {
     "connectivity",
+    "residual_second_layer",
     "multi_head",
     "elmo",
     "gqa",

@@ -422,7 +422,9 @@ SHAPE_ERRORS = (
 
 PREFIX_HINT = "At step t the prefix is X[: t + 1], the first t + 1 rows: X[:t] is empty at t = 0."
 
-# names whose use builds or applies a mask: the exercise computes causal attention without one
+# names whose use builds or applies a mask: the exercise computes causal attention without one.
+# Not torch's keywords `is_causal` and `attn_mask`: `is_causal=False` or `attn_mask=None` builds no
+# mask, and a real one (`is_causal=True`) is caught by its behaviour in _check_prefix_only.
 MASK_NAMES = {
     "causal_mask",
     "tril",
@@ -431,8 +433,6 @@ MASK_NAMES = {
     "triu_",
     "masked_fill",
     "masked_fill_",
-    "is_causal",
-    "attn_mask",
 }
 NO_MASK = "the exercise computes causal attention with no mask: at step t, attend with the newest token's query over the prefix X[: t + 1] alone, where there is no future to hide."
 

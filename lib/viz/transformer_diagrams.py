@@ -1,5 +1,5 @@
-"""The Transformer family's architectures: self-attention's matrices (chapter 6), the
-split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
+"""The Transformer family's architectures: self-attention's matrices and exercise 1's
+residual and second layer (chapter 6), the split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
 input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
 16), grouped-query attention's shared key/value heads, SwiGLU's two branches and the ordered steps of
 the modern attention layer (chapter 17) and how all-MiniLM-L6-v2 was
@@ -28,6 +28,7 @@ from lib.viz.heatmap import SEQUENTIAL_CMAP
 
 __all__ = [
     "self_attention_diagram",
+    "residual_second_layer_diagram",
     "connectivity_diagram",
     "multi_head_diagram",
     "gpt_diagram",
@@ -94,6 +95,90 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     ax.text(6.0, 0.62, "the values, mixed by the weights", **_t())
     ax.text(4.5, 4.2, f"one sequence of $T$ = {T} tokens: one row per token", **_t(10))
     return fig
+
+
+def residual_second_layer_diagram(seq_len, d_model, d_2, *, narrow=False):
+    """Chapter 6's exercise 1: the first self-attention step (W_Q, W_K, W_V fixed) gives Z, the
+    residual connection adds X back, H = X + Z, and a second step reads H through the reader's own
+    W_Q2, W_K2 [d_model, d_2]: A2 = softmax(H W_Q2 (H W_K2)^T / sqrt(d_2)). ``narrow``: drawn for a
+    phone's column, 5.2 inches wide with 13-point text, flowing down the page. Returns the Figure."""
+    for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_2", d_2)]:
+        check_int(value, name, 1)
+    check_bool(narrow, "narrow")
+    T, n = seq_len, d_model
+    alt = (
+        f"Two self-attention steps with a residual connection. The sentence X [{T}, {n}] goes "
+        f"through the first step (the fixed W_Q, W_K, W_V) to give Z [{T}, {n}]; a line carries X "
+        f"around that step to a plus, which adds it back: H = X + Z [{T}, {n}]. The second step "
+        f"reads H through your W_Q2 and W_K2 [{n}, {d_2}] and gives the weights "
+        f"A2 = softmax(H W_Q2 (H W_K2) transposed / sqrt({d_2})) [{T}, {T}]: the row of 'it'."
+    )
+    formula = f"$A_2 = \\mathrm{{softmax}}(HW_{{Q2}}(HW_{{K2}})^\\top/\\sqrt{{{d_2}}})$"
+    kinds = {"X": "emb", "first": "attn", "H": "io", "second": "ff"}
+    if narrow:
+        return _residual_second_layer_narrow(T, n, d_2, alt, formula, kinds)
+    font, y, h, rise = _FONT, 1.45, 1.0, 2.5
+    fig, ax = _canvas(9.0, 3.0, alt)
+    xs = {"X": 0.9, "first": 3.05, "plus": 4.75, "H": 5.85, "second": 7.75}
+    widths = {"X": 1.3, "first": 2.2, "H": 1.1, "second": 2.3}
+    labels = {
+        "X": f"$X$\n[{T}, {n}]",
+        "first": "first step:\nself-attention, the\nfixed $W_Q$, $W_K$, $W_V$",
+        "H": f"$H = X + Z$\n[{T}, {n}]",
+        "second": f"second step:\nyour $W_{{Q2}}$, $W_{{K2}}$\n[{n}, {d_2}] each",
+    }
+    for key, label in labels.items():
+        _box(ax, xs[key], y, label, kinds[key], w=widths[key], h=h, fontsize=font)
+    _circle_plus(ax, xs["plus"], y, font)
+    ends = [("X", "first"), ("first", "plus"), ("plus", "H"), ("H", "second")]
+    for a, b in ends:
+        x0 = xs[a] + (0.22 if a == "plus" else widths[a] / 2)
+        _arrow(ax, x0, y, xs[b] - (0.22 if b == "plus" else widths[b] / 2), y)
+    ax.text((xs["first"] + 1.1 + xs["plus"] - 0.22) / 2, y + 0.17, "$Z$", **_t(font))
+    _line(ax, [xs["X"], xs["X"], xs["plus"]], [y + h / 2, rise, rise])
+    _arrow(ax, xs["plus"], rise, xs["plus"], y + 0.22)
+    ax.text(
+        (xs["X"] + xs["plus"]) / 2, rise + 0.2, "residual connection: $X$ added back", **_t(font)
+    )
+    _arrow(ax, xs["second"], y - h / 2, xs["second"], 0.62)
+    ax.text(xs["second"] - 0.3, 0.3, f"{formula}\n[{T}, {T}]: the row of 'it'", **_t(font))
+    return fig
+
+
+def _residual_second_layer_narrow(T, n, d_2, alt, formula, kinds):
+    """The same steps flowing down a 5.2-inch canvas, the residual's line down the right edge."""
+    font, x, h, side = _NARROW_FONT, 2.3, 0.85, 4.8
+    fig, ax = _canvas(5.2, 7.3, alt)
+    ys = {"X": 6.6, "first": 5.15, "plus": 4.0, "H": 3.0, "second": 1.55}
+    widths = {"X": 2.9, "first": 4.2, "H": 2.0, "second": 4.5}
+    labels = {
+        "X": f"$X$\n$[T, d_\\mathrm{{model}}]$ = [{T}, {n}]",
+        "first": "first step: self-attention\nwith the fixed $W_Q$, $W_K$, $W_V$",
+        "H": f"$H = X + Z$\n[{T}, {n}]",
+        "second": f"second step: your $W_{{Q2}}$, $W_{{K2}}$ [{n}, {d_2}]\n{formula}",
+    }
+    for key, label in labels.items():
+        _box(ax, x, ys[key], label, kinds[key], w=widths[key], h=h, fontsize=font)
+    _circle_plus(ax, x, ys["plus"], font)
+    _arrow(ax, x, ys["X"] - h / 2, x, ys["first"] + h / 2)
+    _arrow(ax, x, ys["first"] - h / 2, x, ys["plus"] + 0.22)
+    ax.text(x + 0.1, (ys["first"] - h / 2 + ys["plus"]) / 2 + 0.05, "$Z$", fontsize=font,
+            va="center")  # fmt: skip
+    _arrow(ax, x, ys["plus"] - 0.22, x, ys["H"] + h / 2)
+    _arrow(ax, x, ys["H"] - h / 2, x, ys["second"] + h / 2)
+    _arrow(ax, x, ys["second"] - h / 2, x, 0.55)
+    ax.text(x, 0.35, f"$A_2$ [{T}, {T}]: the row of 'it'", **_t(font))
+    _line(ax, [x + widths["X"] / 2, side, side], [ys["X"], ys["X"], ys["plus"]])
+    _arrow(ax, side, ys["plus"], x + 0.22, ys["plus"])
+    ax.text(side + 0.06, (ys["X"] + ys["plus"]) / 2, "residual: $X$ added back", rotation=90,
+            fontsize=font, ha="left", va="center")  # fmt: skip
+    return fig
+
+
+def _circle_plus(ax, x, y, font):
+    """The residual's sum: a circle with a plus, 0.44 inches across, centred at (x, y)."""
+    ax.add_patch(mpatches.Circle((x, y), 0.22, fc="white", ec="0.25", lw=1))
+    ax.text(x, y, "+", **_t(font + 2))
 
 
 def connectivity_diagram(n_tokens=6):
