@@ -22,6 +22,16 @@ def _integer_division(max_len, d_model):
     return pe
 
 
+def _even_columns_twice(max_len, d_model):
+    """A loop over the even columns j = 2i that writes the paper's 2i/d as 2 * j / d: exponent 4i/d."""
+    pe = torch.zeros(max_len, d_model)
+    for pos in range(max_len):
+        for j in range(0, d_model, 2):
+            angle = pos / 10000 ** (2 * j / d_model)
+            pe[pos, j], pe[pos, j + 1] = math.sin(angle), math.cos(angle)
+    return pe
+
+
 def _right_table(max_len, d_model):
     return ch08._table(max_len, d_model).float()
 
@@ -36,6 +46,8 @@ def _right_rotation(k, d_model):
         (_integer_division, "every pair of yours turns at frequency 1"),
         (lambda m, d: ch08._table(m, d, angle_scale=math.pi / 180).float(), "as degrees"),
         (lambda m, d: ch08._table(m, d, angle_scale=180 / math.pi).float(), "180 / pi"),
+        (_even_columns_twice, "twice the formula's"),
+        (lambda m, d: ch08._table(m, d, base=1000.0).float(), "the base 1000"),
     ],
 )
 def test_a_table_s_named_mistakes(table, named):
@@ -57,6 +69,13 @@ def test_one_angle_for_every_pair_is_named():
     with pytest.raises(ExerciseFailed) as failed:
         ch08.check_sinusoidal(_right_table, same_angle)
     assert "the same angle k" in str(failed.value)
+
+
+def test_a_rotation_that_forgets_k_is_named():
+    """Blocks that turn by w_i, not k w_i: M_1 for every k."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_sinusoidal(_right_table, lambda k, d: _right_rotation(1, d))
+    assert "that is M_1" in str(failed.value) and "largest difference" not in str(failed.value)
 
 
 def test_the_right_answers_still_pass():

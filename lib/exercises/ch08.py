@@ -104,6 +104,7 @@ def _table(
     start=0,
     divide=True,
     angle_scale=1.0,
+    base=10000.0,
 ) -> Tensor:
     """Variants of the table [max_len, d_model] in float64: the right one by default, or a typical mistake."""
     pos = torch.arange(start, start + max_len, dtype=torch.float64)[:, None]  # [P, 1]
@@ -113,9 +114,10 @@ def _table(
         "2i/d": 2 * pair / d_model,
         "j/d": j / d_model,
         "i/d": pair / d_model,
+        "4i/d": 4 * pair / d_model,  # 2 * j / d over the even columns j = 2i
         "0": 0 * j,  # 10000 ** (i // d) with integer division: every exponent 0
     }[exponent or "2i/d"]
-    angle = pos / 10000.0**power if divide else pos * 10000.0**power  # [P, D]
+    angle = pos / base**power if divide else pos * base**power  # [P, D]
     angle = angle * angle_scale  # pi / 180 or 180 / pi: a degree mix-up
     if layout == "interleaved":
         use_sin = (j % 2 == 0) if first == "sin" else (j % 2 == 1)
@@ -136,6 +138,14 @@ _MISTAKES = [
     (
         dict(exponent="i/d"),
         "your exponent is i/d with i the pair index; the formula's exponent is 2i/d (the even column's index over d). With i/d the slowest pair of d_model = {d} turns once every 2 pi 10000^({half_last}/{d}) = {wrong:,.0f} positions; with 2i/d once every 2 pi 10000^({last}/{d}) = {right:,.0f}",
+    ),
+    (
+        dict(exponent="4i/d"),
+        "your exponent is twice the formula's, 4i/d with i the pair index: a loop over the even columns j = 2i has the exponent j/d (= 2i/d), not 2j/d",
+    ),
+    (
+        dict(base=1000.0),
+        "your frequencies use the base 1000; the formula's is 10000: w_i = 1 / 10000^(2i/d)",
     ),
     (
         dict(divide=False),
@@ -230,6 +240,10 @@ def _diagnose_rotation(result, expected, k: int, d_model: int, case: str) -> Non
     if k != 0 and (result - torch.eye(d_model, dtype=torch.float64)).abs().max() <= TOLERANCE:
         fail(
             f"on the case {case}, your M_k is the identity, which is M_0: it shifts by 0 positions. Pair i must turn by the angle k w_i, with w_i = 1 / 10000^(2i/d)."
+        )
+    if k not in (0, 1) and (result - _rotation(1, d_model)).abs().max() <= TOLERANCE:
+        fail(
+            f"on the case {case}, your M_k turns pair i by w_i whatever k is: that is M_1, the shift by one position. For a shift of k positions, pair i turns by k w_i."
         )
     if (result - result.T).abs().max() <= TOLERANCE and k != 0:
         fail(
