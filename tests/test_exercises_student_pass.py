@@ -599,6 +599,7 @@ def test_ch03_masked_softmax_names_the_cause(what, answer, message):
 
 PREDICTIONS_2_3 = [
     (ch03.check_key_strength, ({"k2"}, 0.5), "you left out a key whose score"),
+    (ch03.check_key_strength, (set(), 0.5), "you named no key"),
     (
         ch03.check_key_strength,
         ({"k1", "k2"}, 1.0),

@@ -402,6 +402,42 @@ def test_bahdanau_diagram_narrow_is_legible_on_a_phone():
 
 
 @pytest.mark.parametrize("narrow", [False, True])
+def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
+    """Chapter 3 (review ch03_s15, point 1): where the score sits in attention, and the additive
+    score's network with the sizes of AdditiveScore(d_query, d_key, d_hidden); both layouts say
+    the same."""
+    fig = viz.additive_score_diagram(3, 2, 8, narrow=narrow)
+    t = texts(fig)
+    # the pipeline: three keys, one score box each, a masked softmax, three weights, the sum
+    for i in (1, 2, 3):
+        assert f"$\\mathbf{{k}}_{i}$" in t and f"$e_{i}$" in t and f"$a_{i}$" in t
+    assert "masked softmax over $i$" in t and "$\\sum_i a_i\\mathbf{v}_i$" in t
+    assert sum(_red(a) for a in arrows(fig)) == 3  # the query into every score box
+    # the network, sized as lib.attention.AdditiveScore(3, 2, 8): W_q [8, 3], W_k [8, 2], v_a [1, 8]
+    assert "$\\mathbf{W}_q$: $8\\times3$" in t and "$\\mathbf{W}_k$: $8\\times2$" in t
+    assert "$\\mathbf{v}_a^\\top$: $1\\times8$" in t and "tanh: $H = 8$ units" in t
+    assert "$\\mathbf{q}$: 3 numbers" in t and "$\\mathbf{k}_i$: 2 numbers" in t
+    assert "W_q (8 x 3)" in fig.alt_text and "one number" in fig.alt_text
+    width, height = fig.get_size_inches()
+    if narrow:
+        assert 4.5 <= width <= 5.6 and height <= 8
+    else:
+        assert 7 <= width <= 9.5 and height <= 7
+    # nothing drawn outside the canvas
+    fig.canvas.draw()
+    renderer, frame = fig.canvas.get_renderer(), fig.bbox
+    for text in fig.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, text.get_text()
+        assert frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, text.get_text()
+    with pytest.raises(ValueError, match="d_hidden"):
+        viz.additive_score_diagram(2, 2, 0)
+    with pytest.raises(TypeError, match="narrow"):
+        viz.additive_score_diagram(2, 2, 8, narrow="yes")
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
 def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     """Review ch04 s13, item 5: Luong's decoder step drawn like Bahdanau's. The GRU reads h_{t-1},
     y_{t-1} and tilde h_{t-1} (input feeding), its new state h_t is the red query line into every
@@ -849,6 +885,7 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         lambda: viz.seq2seq_diagram(SRC, TGT, narrow=True),
         lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
         lambda: viz.kv_cache_diagram(KV_TOKENS),
+        lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
     ],
     ids=[
         "input",
@@ -858,6 +895,7 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         "seq2seq",
         "seq2seq_attention",
         "kv_cache",
+        "additive_score",
     ],
 )
 def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
@@ -970,6 +1008,7 @@ CALLS = {
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
     "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
     "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
+    "additive_score": lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
 }
 
 
@@ -996,7 +1035,11 @@ DRAWN_FOR_PHONES = {
     "gpt_classifier",
     "kv_cache",
     "luong_step",
+<<<<<<< HEAD
     "bahdanau",
+=======
+    "additive_score",
+>>>>>>> fix03s15
 }
 
 

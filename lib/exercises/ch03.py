@@ -203,7 +203,7 @@ def _labels(
         value = [value]
     if not isinstance(value, (set, frozenset, list, tuple)):
         fail(
-            f"{what} should be a set of names like {{{', '.join(repr(v) for v in valid[:2])}}}, got {type(value).__name__} {fmt(value)}."
+            f"{what} should be a set of names, each one of {', '.join(valid)}; got {type(value).__name__} {fmt(value)}."
         )
     labels = set()
     for item in value:
@@ -227,6 +227,10 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
         )
     if heaviest_keys is not None:
         keys = _labels(heaviest_keys, "heaviest_keys", KEY_LABELS)
+        if not keys:
+            fail(
+                "heaviest_keys: you named no key. As beta grows, which keys keep weight? Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
+            )
         if keys != {"k1", "k2"}:
             extra = sorted(keys - {"k1", "k2"})
             if extra:

@@ -1,7 +1,7 @@
 """Architecture drawings: each ``*_diagram`` draws one architecture a chapter teaches, as
 boxes and arrows in the style of :func:`lib.viz.transformer_diagram` (whose box and arrow helpers
 live here), with the chapter's symbols and the sizes of the library's configs. This module holds the
-recurrent ones: the encoder-decoder (chapter 1), Bahdanau's decoder step and Luong's global and local
+recurrent ones: the encoder-decoder (chapter 1), the additive score inside attention (chapter 3), Bahdanau's decoder step and Luong's global and local
 attention (chapter 4), the captioner and the hierarchical attention network (chapter 5) and ELMo's
 biLM (chapter 12); :mod:`lib.viz.transformer_diagrams` holds the Transformer family's.
 
@@ -24,6 +24,7 @@ from lib._validate import check_bool, check_int, check_type, is_number
 
 __all__ = [
     "seq2seq_diagram",
+    "additive_score_diagram",
     "bahdanau_diagram",
     "luong_diagram",
     "luong_step_diagram",
@@ -346,6 +347,111 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
         _line(ax, [g.x_c, g.x_c, g.xc[-1]], [g.top, g.y_bus, g.y_bus], color=_CTX, lw=1.3)
         note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
     return note
+
+
+def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
+    """Chapter 3's additive score (Bahdanau et al. 2015, eq. 6, as ``lib.attention.AdditiveScore``)
+    and where a score sits in attention. One panel: a query q and three keys k_i, one score box e_i
+    per key (any of the six score functions fills it), a masked softmax over i, the weights a_i and
+    the output sum_i a_i v_i. The other: what one score box holds for the additive score, q through
+    W_q [d_hidden x d_query] and k_i through W_k [d_hidden x d_key], added, tanh (d_hidden units),
+    v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (5.2 inches,
+    13-point text); else side by side. Returns the Figure."""
+    for value, name in ((d_query, "d_query"), (d_key, "d_key"), (d_hidden, "d_hidden")):
+        check_int(value, name, 1)
+    check_bool(narrow, "narrow")
+    H = d_hidden
+    alt = (
+        "Two panels. Where the score sits: a query q and three keys k_1, k_2, k_3; a red line from q "
+        "and a line from each key enter one score box e_i per key, framed as the one piece any of "
+        "the six score functions can fill; a masked softmax over i turns the three scores into the "
+        "weights a_1, a_2, a_3, which weight the values v_i into the output, the sum of a_i v_i. "
+        f"Inside one score box, the additive score: the query (D_q = {d_query} numbers) goes "
+        f"through W_q ({H} x {d_query}) and the key (D_k = {d_key} numbers) through W_k "
+        f"({H} x {d_key}); the two results, {H} numbers each, are added, tanh is applied to each "
+        f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score e_i, one number."
+    )
+    if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 8 inches tall
+        fig, ax = _canvas(5.2, 8.2, alt, scale=8 / 8.2)
+        _score_pipeline(ax, 0, 4.15, _NARROW_FONT)
+        _additive_network(ax, 0, 0, _NARROW_FONT, d_query, d_key, H)
+    else:  # side by side, laid out on 10.6 x 4.1, drawn 9.3 inches wide
+        fig, ax = _canvas(10.6, 4.1, alt, scale=0.88)
+        _score_pipeline(ax, 0, 0.05, _FONT)
+        _additive_network(ax, 5.4, 0.1, _FONT, d_query, d_key, H)
+    return fig
+
+
+def _score_pipeline(ax, x0, y0, font):
+    """additive_score_diagram's pipeline, its lower left corner at (x0, y0): keys and query, the
+    score boxes in a dashed frame, the masked softmax, the weights and the weighted sum."""
+    xs = [x0 + 0.6 + 1.1 * i for i in range(3)]
+    y_k, y_bus, y_e, y_soft, y_a, y_join, y_out = (
+        y0 + y for y in (0.3, 0.75, 1.2, 1.8, 2.4, 2.75, 3.3)
+    )
+    x_q = x0 + 4.5
+    _box(ax, x_q, y_k, "$\\mathbf{q}$", "io", w=0.6, h=0.4, fontsize=font)
+    _line(ax, [x_q, x_q, xs[0] + 0.14], [y_k + 0.2, y_bus, y_bus], color=_CTX, lw=1.2)
+    for i, x in enumerate(xs):
+        _box(ax, x, y_k, f"$\\mathbf{{k}}_{i + 1}$", "rnn", w=0.6, h=0.4, fontsize=font)
+        _arrow(ax, x - 0.12, y_k + 0.2, x - 0.12, y_e - 0.2)
+        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
+        _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=font)
+        _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
+        _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
+        _box(ax, x, y_a, f"$a_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=font)
+        _line(ax, [x, x], [y_a + 0.2, y_join])
+    frame = mpatches.Rectangle(
+        (xs[0] - 0.45, y_e - 0.3), xs[-1] - xs[0] + 0.9, 0.6, fill=False, ec="0.3", ls="--"
+    )
+    ax.add_patch(frame)
+    ax.text(xs[-1] + 0.55, y_e, "score: any of\nthe six", fontsize=font, va="center")
+    width = xs[-1] - xs[0] + 0.8
+    _box(ax, xs[1], y_soft, "masked softmax over $i$", "norm", w=width, h=0.4, fontsize=font)
+    _line(ax, [xs[0], xs[-1]], [y_join, y_join])
+    _arrow(ax, xs[1], y_join, xs[1], y_out - 0.25)
+    _box(ax, xs[1], y_out, "$\\sum_i a_i\\mathbf{v}_i$", "ctx", w=1.5, h=0.5, fontsize=font)
+    _box(ax, x_q, y_out, "values $\\mathbf{v}_i$", "rnn", w=1.2, h=0.45, fontsize=font)
+    _arrow(ax, x_q - 0.6, y_out, xs[1] + 0.75, y_out)
+    ax.text(x0 + 0.15, y0 + 3.95, "where the score sits", fontsize=font, va="top", weight="bold")
+
+
+def _additive_network(ax, x0, y0, font, d_query, d_key, H):
+    """additive_score_diagram's network for one pair (q, k_i), its lower left corner at (x0, y0)."""
+    x_q, x_k, x_mid = x0 + 1.35, x0 + 3.85, x0 + 2.6
+    y_in, y_w, y_add, y_tanh, y_v = (y0 + y for y in (0.3, 1.05, 1.75, 2.4, 3.05))
+    _box(ax, x_q, y_in, f"$\\mathbf{{q}}$: {d_query} numbers", "io", w=2.0, h=0.4, fontsize=font)
+    _box(ax, x_k, y_in, f"$\\mathbf{{k}}_i$: {d_key} numbers", "rnn", w=2.0, h=0.4, fontsize=font)
+    _arrow(ax, x_q, y_in + 0.2, x_q, y_w - 0.225)
+    _arrow(ax, x_k, y_in + 0.2, x_k, y_w - 0.225)
+    _box(
+        ax,
+        x_q,
+        y_w,
+        f"$\\mathbf{{W}}_q$: ${H}\\times{d_query}$",
+        "ff",
+        w=1.6,
+        h=0.45,
+        fontsize=font,
+    )
+    _box(
+        ax, x_k, y_w, f"$\\mathbf{{W}}_k$: ${H}\\times{d_key}$", "ff", w=1.6, h=0.45, fontsize=font
+    )
+    _arrow(ax, x_q, y_w + 0.225, x_mid - 0.25, y_add)
+    _arrow(ax, x_k, y_w + 0.225, x_mid + 0.25, y_add)
+    _box(ax, x_mid, y_add, "$+$", "plain", w=0.5, h=0.4, fontsize=font)
+    each = f"{H} numbers each"
+    ax.text(x_mid, (y_w + y_add) / 2 + 0.05, each, **_t(font * 0.85))
+    _arrow(ax, x_mid, y_add + 0.2, x_mid, y_tanh - 0.225)
+    _box(ax, x_mid, y_tanh, f"tanh: $H = {H}$ units", "ff", w=2.6, h=0.45, fontsize=font)
+    x_v = x_mid - 0.3
+    _arrow(ax, x_v, y_tanh + 0.225, x_v, y_v - 0.225)
+    v_a = f"$\\mathbf{{v}}_a^\\top$: $1\\times{H}$"
+    _box(ax, x_v, y_v, v_a, "ff", w=1.5, h=0.45, fontsize=font)
+    _arrow(ax, x_v + 0.75, y_v, x_v + 1.25, y_v)
+    _box(ax, x_v + 2.0, y_v, "$e_i$: 1 number", "attn", w=1.5, h=0.45, fontsize=font)
+    title = "inside each score box $e_i$: the additive score"
+    ax.text(x0 + 0.15, y0 + 3.8, title, fontsize=font, va="top", weight="bold")
 
 
 def bahdanau_diagram(source, *, narrow=False):
