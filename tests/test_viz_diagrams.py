@@ -1035,11 +1035,8 @@ DRAWN_FOR_PHONES = {
     "gpt_classifier",
     "kv_cache",
     "luong_step",
-<<<<<<< HEAD
     "bahdanau",
-=======
     "additive_score",
->>>>>>> fix03s15
 }
 
 
