@@ -850,7 +850,8 @@ def test_kv_cache_diagram_computes_the_whole_matrix_without_and_one_row_with_the
     fig = viz.kv_cache_diagram(KV_TOKENS)
     T = len(KV_TOKENS)
     t = texts(fig)
-    assert "without a cache: step P = 5" in t and "with the KV cache: step P = 5" in t
+    # P is the number of cached tokens, 0 without a cache (review ch13_s15, point 2)
+    assert "without a cache (P = 0): step 6" in t and "with the KV cache (P = 5): step 6" in t
     assert t.count("K") == t.count("V") == 2 and t.count("<bos>") == 2
     cells = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     new = [p for p in cells if p.get_facecolor() == to_rgba(_NEW)]
@@ -859,7 +860,8 @@ def test_kv_cache_diagram_computes_the_whole_matrix_without_and_one_row_with_the
     # plus the legend's square of each colour
     assert len(new) == T * (T + 1) // 2 + 2 * T + T + 2 + 1
     assert len(cached) == 2 * (T - 1) + 1
-    assert "position P = 5" in fig.alt_text and "read from the cache" in fig.alt_text
+    assert "at index 5" in fig.alt_text and "read from the cache" in fig.alt_text
+    assert "without a cache (P = 0)" in fig.alt_text and "(P = 5 tokens cached)" in fig.alt_text
     with pytest.raises(ValueError, match="tokens"):
         viz.kv_cache_diagram([])
     with pytest.raises(ValueError, match="narrow"):
