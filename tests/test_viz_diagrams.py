@@ -531,8 +531,13 @@ def test_gpt_diagram_takes_its_numbers_from_the_config():
     assert "MLP: $D \\to 4D$ = 3072, GELU, $\\to D$" in t
     assert "ln_1 (LayerNorm)" in t and "ln_2 (LayerNorm)" in t and t.count("$+$") == 2
     assert "lm_head = wte$^\\top$, softmax over 50,257" in t
+    # GPT-2's preset named, not GPT-1's, whose layout differs (review ch13_s15, point 11)
+    assert "GPT-2 small: 12 blocks, 12 heads of $D_h$ = 64" in t
     xl = viz.gpt_diagram(GPTConfig.gpt2_xl())
     assert "block $N - 1$ = 47" in texts(xl) and "48 blocks" in xl.alt_text
+    assert "GPT-2 XL: 48 blocks, 25 heads of $D_h$ = 64" in texts(xl)
+    tiny = GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=4, n_embd=32)
+    assert "GPT-2 layout: 2 blocks, 4 heads of $D_h$ = 8" in texts(viz.gpt_diagram(tiny))
     with pytest.raises(TypeError, match="config"):
         viz.gpt_diagram(BertConfig.base())
 
