@@ -11,7 +11,14 @@ import pytest
 import torch
 
 from lib.exercises import ExerciseFailed, ch13
-from lib.gpt import GPTConfig, count_parameters, sampling_distribution
+from lib.gpt import (
+    GPT,
+    GPTClassifier,
+    GPTClassifierOutput,
+    GPTConfig,
+    count_parameters,
+    sampling_distribution,
+)
 from tests.test_exercises import PATHOLOGICAL, ROOT, defined_functions, exercises, tags
 from tests.tolerance import assert_float_close
 
@@ -283,35 +290,94 @@ def test_check_gpt3_size_gives_no_number_to_compute(args):
         assert number not in failure.value.message
 
 
+class _HeadAt(GPTClassifier):
+    """A classifier of the exercise's kind with its head on one position of the last hidden states."""
+
+    def __init__(self, gpt: GPT, position: int):
+        super().__init__(gpt, n_classes=2)
+        self.position = position
+
+    def forward(self, input_ids, attention_mask=None):
+        h = self.gpt(input_ids, return_hidden_states=True).hidden_states[-1]  # [B, T, D]
+        return GPTClassifierOutput(self.head(h[:, self.position]), None)
+
+
+def _story_gpt() -> GPT:
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=40, block_size=16, n_layer=2, n_head=4, n_embd=32, dropout=0.0))
+
+
+READS_1 = _HeadAt(_story_gpt(), 1)  # the experiment (its weights do not matter to the probe)
+
+
 def test_check_first_word_accepts_the_prediction_and_the_measurement():
     for prediction in ("c", "C", "(c)", " c "):
-        assert ch13.check_first_word(prediction, 0.478).passed
-    assert ch13.check_first_word("c", torch.tensor(0.4780)).passed
+        assert ch13.check_first_word(prediction, 0.478, READS_1).passed
+    assert ch13.check_first_word("c", torch.tensor(0.4780), READS_1).passed
     # the other constant answer: told that its run gave the minority label, not the majority one
-    other = ch13.check_first_word("c", 0.522)
+    other = ch13.check_first_word("c", 0.522, READS_1)
     assert other.passed and "minority label" in other.message and "52.2%" in other.message
     assert "majority label of its training" not in other.message
-    assert "majority label of its training" in ch13.check_first_word("c", 0.478).message
+    assert "majority label of its training" in ch13.check_first_word("c", 0.478, READS_1).message
     # printed to two decimals (the exercise asks for at least two): the measurement rounded
-    assert ch13.check_first_word("c", 0.48).passed and ch13.check_first_word("c", 0.52).passed
+    for accuracy in (0.48, 0.52):
+        assert ch13.check_first_word("c", accuracy, READS_1).passed
+    # the classifier as a function of token ids that returns the logits
+    assert ch13.check_first_word("c", 0.478, lambda ids: READS_1(ids).logits).passed
     assert ch13.check_first_word(None, None).status == "not attempted"
     assert ch13.check_first_word("c", None).status == "not attempted"
     # a prediction alone is not judged, right or wrong: the letters cannot be tried in turn
     for prediction in ("a", "b", "c"):
-        result = ch13.check_first_word(prediction, None)
+        result = ch13.check_first_word(prediction, None, READS_1)
         assert result.status == "not attempted" and "right" not in result.message
-    assert ch13.check_first_word(None, 0.478).status == "not attempted"
+    assert ch13.check_first_word(None, 0.478, READS_1).status == "not attempted"
+    # nor beside a measurement without the classifier that made it
+    for prediction in ("a", "b", "c"):
+        result = ch13.check_first_word(prediction, 0.478)
+        assert result.status == "not attempted" and "first_word_classifier" in result.message
 
 
 def test_check_first_word_passes_a_wrong_prediction_beside_a_right_measurement():
     """Predict, then check: the measurement is checked; a wrong prediction is compared, not failed,
     so that nobody has to rewrite a prediction after seeing the result (review ch13_s13, point 7)."""
     for prediction, accuracy in (("a", 0.478), ("b", 0.522), ("(B)", 0.48)):
-        result = ch13.check_first_word(prediction, accuracy)
+        result = ch13.check_first_word(prediction, accuracy, READS_1)
         assert result.passed and "was off" in result.message and "causal mask" in result.message
         # the explanation stays the reader's to write
         assert "same vector" not in result.message
-    assert "was off" not in ch13.check_first_word("c", 0.478).message
+    assert "was off" not in ch13.check_first_word("c", 0.478, READS_1).message
+
+
+def test_a_right_prediction_is_told_where_to_look_not_why():
+    """Review ch13_s15, point 10: the pass of a right prediction gave the explanation the exercise asks
+    for; like a wrong prediction's, it says only where to look."""
+    for accuracy in (0.478, 0.522):
+        message = ch13.check_first_word("c", accuracy, READS_1).message
+        assert "causal mask" in message and "explain" in message
+        for explanation in ("same vector", "begins with 'the'", "only one answer"):
+            assert explanation not in message
+
+
+def test_check_first_word_probes_the_position_the_classifier_reads():
+    """Review ch13_s15, point 1: any constant answer scores 0.478, so the number alone passed a head on
+    <bos> (h[:, 0]) and no experiment at all; the classifier is probed for the position it reads."""
+    gpt = _story_gpt()
+    for classifier, message in (
+        (_HeadAt(gpt, 0), "A head on position 0 reads <bos>"),
+        (lambda ids: torch.zeros(len(ids), 2), "does not read the first word"),
+        (_HeadAt(gpt, 2), "your head reads a later position"),
+        (_HeadAt(gpt, -1), "your head reads a later position"),
+        (GPTClassifier(gpt, n_classes=2), "your head reads a later position"),
+        (0.478, "should be your fine-tuned classifier"),
+        (lambda ids: READS_1(ids).logits[:, :1], "returned shape"),
+    ):
+        for prediction in ("a", "c"):
+            with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
+                ch13.check_first_word(prediction, 0.478, classifier)
+            assert "same vector" not in failure.value.message
+    # the probe leaves a classifier in training mode as it found it
+    reads_1 = _HeadAt(gpt, 1).train()
+    assert ch13.check_first_word("c", 0.478, reads_1).passed and reads_1.training
 
 
 FIRST_WORD_WRONG = [
@@ -341,13 +407,13 @@ FIRST_WORD_WRONG = [
 @pytest.mark.parametrize("args, message", FIRST_WORD_WRONG, ids=[m for _, m in FIRST_WORD_WRONG])
 def test_check_first_word_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
-        ch13.check_first_word(*args)
+        ch13.check_first_word(*args, READS_1)
 
 
 @pytest.mark.parametrize("args", [a for a, _ in FIRST_WORD_WRONG])
 def test_a_wrong_first_word_answer_is_told_neither_the_value_nor_the_explanation(args):
     with pytest.raises(ExerciseFailed) as failure:
-        ch13.check_first_word(*args)
+        ch13.check_first_word(*args, READS_1)
     message = failure.value.message
     assert f"{ch13.FIRST_WORD_ACCURACY:.1%}" not in message and "0.478" not in message
     # the explanation the exercise asks for: the same vector for every sentence

@@ -597,8 +597,13 @@ def test_gpt_diagram_takes_its_numbers_from_the_config():
     assert "MLP: $D \\to 4D$ = 3072, GELU, $\\to D$" in t
     assert "ln_1 (LayerNorm)" in t and "ln_2 (LayerNorm)" in t and t.count("$+$") == 2
     assert "lm_head = wte$^\\top$, softmax over 50,257" in t
+    # GPT-2's preset named, not GPT-1's, whose layout differs (review ch13_s15, point 11)
+    assert "GPT-2 small: 12 blocks, 12 heads of $D_h$ = 64" in t
     xl = viz.gpt_diagram(GPTConfig.gpt2_xl())
     assert "block $N - 1$ = 47" in texts(xl) and "48 blocks" in xl.alt_text
+    assert "GPT-2 XL: 48 blocks, 25 heads of $D_h$ = 64" in texts(xl)
+    tiny = GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=4, n_embd=32)
+    assert "GPT-2 layout: 2 blocks, 4 heads of $D_h$ = 8" in texts(viz.gpt_diagram(tiny))
     with pytest.raises(TypeError, match="config"):
         viz.gpt_diagram(BertConfig.base())
 
@@ -931,7 +936,8 @@ def test_kv_cache_diagram_computes_the_whole_matrix_without_and_one_row_with_the
     fig = viz.kv_cache_diagram(KV_TOKENS)
     T = len(KV_TOKENS)
     t = texts(fig)
-    assert "without a cache: step P = 5" in t and "with the KV cache: step P = 5" in t
+    # P is the number of cached tokens, 0 without a cache (review ch13_s15, point 2)
+    assert "without a cache (P = 0): step 6" in t and "with the KV cache (P = 5): step 6" in t
     assert t.count("K") == t.count("V") == 2 and t.count("<bos>") == 2
     cells = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     new = [p for p in cells if p.get_facecolor() == to_rgba(_NEW)]
@@ -940,7 +946,8 @@ def test_kv_cache_diagram_computes_the_whole_matrix_without_and_one_row_with_the
     # plus the legend's square of each colour
     assert len(new) == T * (T + 1) // 2 + 2 * T + T + 2 + 1
     assert len(cached) == 2 * (T - 1) + 1
-    assert "position P = 5" in fig.alt_text and "read from the cache" in fig.alt_text
+    assert "at index 5" in fig.alt_text and "read from the cache" in fig.alt_text
+    assert "without a cache (P = 0)" in fig.alt_text and "(P = 5 tokens cached)" in fig.alt_text
     with pytest.raises(ValueError, match="tokens"):
         viz.kv_cache_diagram([])
     with pytest.raises(ValueError, match="narrow"):

@@ -7,7 +7,7 @@
   2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them.
 - :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
   and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
-  position 1 instead of the last token.
+  position 1 instead of the last token, and that classifier itself, probed for the position it reads.
 
 The rest of exercise 3 (why, and why BERT's ``[CLS]``, which the statement introduces, can come first) is answered in prose; the chapter's
 solution computes the numbers this module knows and asserts them.
@@ -445,10 +445,84 @@ def _first_word_choice(choice: Any) -> str:
     return choice.strip().lower().strip("()")
 
 
+# what a pass says next, right prediction or wrong: where to look, not why (the explanation is the exercise's)
+EXPLAIN = "Now explain the measurement: ask which tokens the hidden state at position 1 can see under the causal mask, and whether they differ from one sentence of the task to the next."
+
+
 def _wrong_prediction_note(choice: str) -> str:
-    """What a pass says of a wrong prediction: the prediction is compared, not graded (told where to
-    look, not why: the explanation is the exercise's)."""
-    return f'Your prediction, "{choice}" ({FIRST_WORD_CHOICES[choice]}), was off, and that is what the experiment is for: keep it as you wrote it. Now explain the measurement: ask which tokens the hidden state at position 1 can see under the causal mask, and whether they differ from one sentence of the task to the next.'
+    """What a pass says of a wrong prediction: the prediction is compared, not graded."""
+    return f'Your prediction, "{choice}" ({FIRST_WORD_CHOICES[choice]}), was off, and that is what the experiment is for: keep it as you wrote it. {EXPLAIN}'
+
+
+# exercise 3's probe of the reader's classifier: rows of token ids, <bos> first, then the same rows with
+# another first word (position 1), and with other words after it (positions 2 on)
+PROBE_ROWS, PROBE_LENGTH = 4, 8
+PROBE_VOCAB = (
+    20  # ids drawn below this when the classifier names no vocabulary (any story GPT has more)
+)
+BOS_ID = 1  # word_vocab's <bos>, the chapter's
+
+
+def _probe_ids(vocab_size: int) -> Tensor:
+    """[3 * PROBE_ROWS, PROBE_LENGTH] ids: rows of <bos> and words, the same rows with another first word,
+    and the same rows with other words after the first (ids 4 on: not <pad>, <bos>, <eos>, <unk>)."""
+    g = torch.Generator().manual_seed(13)
+    words = vocab_size - 4
+    ids = 4 + torch.randint(0, words, (PROBE_ROWS, PROBE_LENGTH), generator=g)  # [R, T]
+    ids[:, 0] = BOS_ID
+
+    def other(x: Tensor) -> Tensor:  # another word at every place
+        return 4 + (x - 4 + torch.randint(1, words, x.shape, generator=g)) % words
+
+    first, later = ids.clone(), ids.clone()
+    first[:, 1] = other(ids[:, 1])
+    later[:, 2:] = other(ids[:, 2:])
+    return torch.cat([ids, first, later])
+
+
+def _logits(output: Any) -> Any:
+    """The logits in what a classifier returns: a tensor, or a ``GPTClassifierOutput`` (its ``logits``,
+    also its first item)."""
+    if isinstance(output, Tensor):
+        return output
+    if isinstance(getattr(output, "logits", None), Tensor):
+        return output.logits
+    if isinstance(output, (tuple, list)) and output and isinstance(output[0], Tensor):
+        return output[0]
+    return output
+
+
+def _check_first_word_classifier(classifier: Any) -> None:
+    """Fail unless ``classifier`` (token ids [B, T] -> logits [B, 2]) reads position 1: its logits change
+    with the first word and not with the words after it."""
+    if not callable(classifier):
+        fail(
+            f"first_word_classifier should be your fine-tuned classifier (a model called on token ids [B, T] that returns the logits [B, 2]), got {fmt(classifier)}."
+        )
+    config = getattr(getattr(classifier, "gpt", None), "config", None)
+    vocab_size = getattr(config, "vocab_size", None)
+    vocab_size = vocab_size if isinstance(vocab_size, int) and vocab_size > 5 else PROBE_VOCAB
+    ids = _probe_ids(vocab_size)
+    case = f"{len(ids)} rows of {PROBE_LENGTH} token ids, <bos> first"
+    training = isinstance(classifier, torch.nn.Module) and classifier.training
+    if training:
+        classifier.eval()  # no dropout while it is probed
+    try:
+        output = call(classifier, ids, name="first_word_classifier", case=case)
+    finally:
+        if training:
+            classifier.train()
+    logits = expect_tensor(_logits(output), (len(ids), 2), name="first_word_classifier", case=case)
+    base, first, later = logits.split(PROBE_ROWS)
+    tolerance = 1e-5 * (1 + base.abs().max().item())
+    if (later - base).abs().max().item() > tolerance:
+        fail(
+            "first_word_classifier's logits change when only the words after the first one change: your head reads a later position (the last token, as the chapter's GPTClassifier does, sees them all). The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+        )
+    if (first - base).abs().max().item() <= tolerance:
+        fail(
+            "first_word_classifier gives the same logits to inputs whose first word (position 1) differs: it does not read the first word. A head on position 0 reads <bos>, the same in every input; the exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+        )
 
 
 def _check_first_word_accuracy(first_word_accuracy: Any) -> bool:
@@ -485,23 +559,30 @@ def _check_first_word_accuracy(first_word_accuracy: Any) -> bool:
 
 
 @checker("read the first token")
-def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> str:
+def check_first_word(
+    first_word_prediction: Any, first_word_accuracy: Any, first_word_classifier: Any = None
+) -> str:
     """Check exercise 3, whose prediction and measurement are separate: ``first_word_prediction``, one of
     the letters "a", "b", "c" of the exercise (:data:`FIRST_WORD_CHOICES`; "c", chance level, is right),
-    made before running anything, and ``first_word_accuracy``, the test accuracy (a fraction) that the
+    made before running anything; ``first_word_accuracy``, the test accuracy (a fraction) that the
     reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
     constant answer (a run whose training settles on the other label); a value written to two decimals is
     accepted when it is one of them rounded (0.48, 0.52), and 0.522 is told that its run gave the minority
-    label everywhere. The prediction is compared only once a measurement that agrees is written, so
+    label everywhere; and ``first_word_classifier``, the fine-tuned classifier (token ids [B, T] -> logits
+    [B, 2], or its ``GPTClassifierOutput``), probed on a batch (:func:`_probe_ids`): its logits must change
+    when the first word (position 1) changes and stay when only the words after it change. Any constant
+    answer scores 0.478 or 0.522, so the number alone cannot tell the experiment from a head on ``<bos>``
+    (``h[:, 0]``) or from counting the test labels; the probe can (review ch13_s15, point 1).
+    The prediction is compared only once a measurement and a classifier that agree are written, so
     that the letters cannot be tried in turn before running anything. The measurement is what passes:
-    a wrong prediction beside it is recorded, not failed (predicting, then comparing, is the exercise),
-    and told where to look for the explanation, not what it is;
+    a wrong prediction beside it is recorded, not failed (predicting, then comparing, is the exercise);
+    a pass, right prediction or wrong, says where to look for the explanation, not what it is;
     a value with fewer than two decimals (0.5, which cannot tell the measurement from chance) is asked for
     more, 0.95 or more (1.0, 0.993) is told which experiment gives it (a head on the padded last
     position), and the share of label 0 among the training sentences (0.56) is told to measure on the test sentences."""
     if first_word_prediction is None and first_word_accuracy is None:
         not_attempted(
-            'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) in the cell above; then run this cell again.'
+            'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) and your fine-tuned classifier (first_word_classifier) in the cell above; then run this cell again.'
         )
     # the prediction is judged only beside a measurement: otherwise the letters could be tried in turn
     if first_word_accuracy is None:
@@ -509,16 +590,22 @@ def check_first_word(first_word_prediction: Any, first_word_accuracy: Any) -> st
             "now run the experiment and write the accuracy it measures (first_word_accuracy): your prediction is checked together with it."
         )
     other_label_only = _check_first_word_accuracy(first_word_accuracy)
+    if first_word_classifier is None:
+        not_attempted(
+            "now write your fine-tuned classifier too (first_word_classifier): the checker runs it on a few inputs to see which position it reads."
+        )
+    _check_first_word_classifier(first_word_classifier)
     if first_word_prediction is None:
         not_attempted(
             'your first_word_accuracy is the measurement; now write the prediction you made before running (first_word_prediction: "a", "b" or "c").'
         )
     choice = _first_word_choice(first_word_prediction)
+    label = "1, the minority" if other_label_only else "0, the majority"
+    measured = 1 - FIRST_WORD_ACCURACY if other_label_only else FIRST_WORD_ACCURACY
+    settled = f"chance level, {measured:.1%} (your run settled on label {label} label of its training sentences)"
     if choice != FIRST_WORD_RIGHT_CHOICE:
         # a predict-then-check exercise: an honest wrong prediction beside a right measurement passes
-        label = "1, the minority" if other_label_only else "0, the majority"
-        measured = 1 - FIRST_WORD_ACCURACY if other_label_only else FIRST_WORD_ACCURACY
-        return f"your measurement is right: chance level, {measured:.1%} (your run settled on label {label} label of its training sentences). {_wrong_prediction_note(choice)}"
+        return f"your measurement is right: {settled}. {_wrong_prediction_note(choice)}"
     if other_label_only:
-        return f"right: chance level. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer. Your run settled on label 1, the minority label of its training sentences ({1 - TRAIN_MAJORITY:.0%} of them), and scores {1 - FIRST_WORD_ACCURACY:.1%} on the test sentences; with the chapter's seeds the head settles on the majority label, 0, and scores {FIRST_WORD_ACCURACY:.1%}. Either way it is one answer for every sentence."
-    return f"right: chance level, {FIRST_WORD_ACCURACY:.1%} with the chapter's seeds. Every sentence begins with 'the', so under the causal mask position 1 holds the same vector for all of them, and the classifier can give only one answer: the majority label of its training sentences ({TRAIN_MAJORITY:.0%} of them)."
+        settled += f"; with the chapter's seeds the head settles on label 0 and scores {FIRST_WORD_ACCURACY:.1%}"
+    return f"right: {settled}. {EXPLAIN}"

@@ -1192,7 +1192,8 @@ _CACHED = "#d9d9d9"  # ... read from the cache
 
 def kv_cache_diagram(tokens, *, narrow=True):
     """Chapter 13's key/value cache at one generation step, the newest of ``tokens`` the token being
-    read (at position P = len(tokens) - 1): on top, without a cache, the step recomputes every key
+    read (at index len(tokens) - 1; P, the tokens cached, is that index with the cache and 0 without
+    one, as the chapter defines it): on top, without a cache, the step recomputes every key
     and value and the whole causal T x T score matrix; below, with the cache, the keys and values of
     positions 0 .. P-1 are read back, and only the new token's k, v and its one row of P + 1 scores
     are computed. Drawn for a phone's column (``narrow=True``, the only layout). Returns the Figure."""
@@ -1203,10 +1204,10 @@ def kv_cache_diagram(tokens, *, narrow=True):
     font, cell = _NARROW_FONT, 0.42
     alt = (
         f"Two panels, one above the other, for the step that reads the token {words[-1]!r} at "
-        f"position P = {P}, after {', '.join(words[:-1]) or 'nothing'}. Top, without a cache: a "
+        f"index {P}, after {', '.join(words[:-1]) or 'nothing'}. Top, without a cache (P = 0): a "
         f"{T} by {T} causal score matrix, every cell on and below the diagonal shaded as computed "
         "at this step, and the columns K and V of all positions shaded too: the whole sequence is "
-        "run again. Bottom, with the KV cache: only the last row of the score matrix, the new "
+        f"run again. Bottom, with the KV cache (P = {P} tokens cached): only the last row of the score matrix, the new "
         f"token's query against the {T} keys, is computed; the rows above it are empty, and K and V "
         f"hold {P} grey rows read from the cache and one new shaded row, which the cache keeps for "
         "the next step."
@@ -1218,10 +1219,9 @@ def kv_cache_diagram(tokens, *, narrow=True):
     x_k, x_v = 5.2 - 1.05, 5.2 - 0.45
     for p, cached in enumerate((False, True)):
         top = height - p * panel - 0.2
-        title = "with the KV cache" if cached else "without a cache"
-        ax.text(
-            0.1, top - 0.15, f"{title}: step P = {P}", fontsize=font, va="center", weight="bold"
-        )
+        # P counts the cached tokens, 0 without a cache: the step is named by the new token
+        cache = f"with the KV cache (P = {P})" if cached else "without a cache (P = 0)"
+        ax.text(0.1, top - 0.15, f"{cache}: step {T}", fontsize=font, va="center", weight="bold")
         y_grid = top - 0.75  # top edge of the first row
         for j in range(T):  # key positions above the columns
             ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font * 0.85))

@@ -446,7 +446,11 @@ def gpt_diagram(config, *, stacked=False):
     ]
     _draw_stack(ax, x, [(y + dy, text, kind) for y, text, kind in stack], font, w_box)
     title_font = max(10, font)
-    ax.text(x, 6.35 + dy, f"GPT: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(title_font))
+    # the library's GPT is GPT-2's layout (pre-LN): a preset is named by its size
+    sizes = {"small": GPTConfig.gpt2(), "medium": GPTConfig.gpt2_medium()}
+    sizes |= {"large": GPTConfig.gpt2_large(), "XL": GPTConfig.gpt2_xl()}
+    name = next((f"GPT-2 {size}" for size, c in sizes.items() if c == config), "GPT-2 layout")
+    ax.text(x, 6.35 + dy, f"{name}: {N} blocks, {H} heads of $D_h$ = {D // H}", **_t(title_font))
     # the enlarged block, pre-LN
     block = [
         (1.35, "ln_1 (LayerNorm)", "norm"),
