@@ -451,8 +451,9 @@ INDEXED = [
     ("byte-pair encoding", "BPE"),
     ("softmax",),
     ("causal mask",),
-    ("KV cache",),
-    ("teacher forcing",),
+    ("perplexity",),
+    ("BLEU",),
+    ("rotary position embedding", "RoPE"),
 ]
 
 
