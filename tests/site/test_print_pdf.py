@@ -1,7 +1,8 @@
 """The PDF as a printed book (issue 33; ``make pdf``, tools/print_book.py), measured from the file.
 
 pypdf reads its outline (a bookmark for every chapter, at the page where the chapter starts), its
-contents page (each chapter's printed page number is the outline's), its title page (title, authors,
+contents page (each chapter's printed page number is the outline's), its index (the glossary's terms,
+each page it names holding the term), its title page (title, authors,
 version, licence), its running heads (a chapter's title over its pages) and the size of every character
 of text (body text 10-11 pt). Poppler's pdftoppm renders each page small, to measure how much of a page is
 left empty below its last line (no blank page, no page left mostly empty but the last of a chapter or
