@@ -41,3 +41,12 @@ def test_the_contents_page_numbers_of_the_last_printing(tmp_path):
     assert previous_contents_pages(out, ids) is None  # wider than the contents' "000"
     report.write_text("{not json")
     assert previous_contents_pages(out, ids) is None
+    # the index's places, under their own key, the same way
+    report.write_text(
+        json.dumps({"contents_pages": {}, "index_pages": {"term-BPE": 601, "idx-1": 40}})
+    )
+    assert previous_contents_pages(out, ["term-BPE", "idx-1"], "index_pages") == {
+        "term-BPE": 601,
+        "idx-1": 40,
+    }
+    assert previous_contents_pages(out, ["term-BPE"], "index_pages") is None

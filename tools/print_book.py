@@ -24,7 +24,10 @@ gets the same words, reword_for_print). Chromium writes the
 PDF outline from the headings (``generateDocumentOutline``) and a named destination for every link
 target. It has no ``target-counter()``, so the book is printed twice: the first printing's named
 destinations give each chapter's page, which fills the contents (its numbers take the place of "000",
-so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved. When
+so nothing moves), and the second printing is the book; make_pdf checks that no chapter moved. The
+index at the book's end (prepare.js: the glossary's terms, each with the pages where a chapter defines
+or first links it, in two columns) is filled the same way from the same printing (FILL_INDEX), and
+make_pdf checks that none of its places moved either. When
 the report of the PDF printed last (its .json) has a page for every chapter, the contents is filled
 with those numbers before the first printing, and when no chapter moved that printing is the book:
 printed once (the same check). A rebuild that moved a chapter prints twice, as before.
@@ -333,6 +336,33 @@ document.querySelectorAll('.book-toc-page').forEach((s) => {
 return missing;
 """
 
+# The index's page numbers, filled in at the same time (arguments[0]: {element id: page}): each entry's
+# numbers in page order, one link per page (two places of an entry on one page: one number)
+FILL_INDEX = r"""
+const pages = arguments[0];
+let missing = [];
+document.querySelectorAll('.book-index-pages').forEach((s) => {
+  const seen = new Set();
+  const found = [];
+  for (const id of s.dataset.targets.split(' ')) {
+    const p = pages[id];
+    if (p === undefined) { missing.push(id); continue; }
+    if (!seen.has(p)) { seen.add(p); found.push([p, id]); }
+  }
+  found.sort((a, b) => a[0] - b[0]);
+  s.replaceChildren();
+  found.forEach(([p, id], i) => {
+    if (i) s.append(', ');
+    const a = document.createElement('a');
+    a.className = 'book-index-page';
+    a.href = '#' + id;
+    a.textContent = String(p);
+    s.append(a);
+  });
+});
+return missing;
+"""
+
 PRINT_OPTIONS = {
     "printBackground": True,
     "preferCSSPageSize": True,  # A4 and the margins of tools/print/pdf.css
@@ -409,10 +439,16 @@ def make_pdf(html_dir: Path, out: Path) -> Path:
     }
     if moved:
         sys.exit(f"chapters moved between the two printings (first, second): {moved}")
+    # the index's places too (the index is the book's end: its own numbers move nothing before it)
+    index_ids = prepared["index"]["targets"]
+    moved = {i: (pages.get(i), printed.get(i)) for i in index_ids if printed.get(i) != pages.get(i)}
+    if moved:
+        sys.exit(f"places of the index moved between the two printings (first, second): {moved}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
     report["pages"] = pdf_pages(out)
     report["contents_pages"] = {c["id"]: pages[c["id"]] for c in prepared["chapters"]}
+    report["index_pages"] = {i: pages[i] for i in index_ids}
     report["timings"] = timings
     out.with_suffix(".json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {report['pages']} pages)")
@@ -447,29 +483,41 @@ def _load(driver, url: str) -> None:
 
 
 def _print_numbered(driver, out: Path, prepared: dict, timings: dict) -> tuple[bytes, dict]:
-    """The PDF, with the contents' page numbers right: (its bytes, the page each chapter starts on
-    as the contents says)."""
+    """The PDF, with the contents' and the index's page numbers right: (its bytes, the page each
+    chapter starts on as the contents says, and each place of the index as the index says)."""
     ids = [c["id"] for c in prepared["chapters"]]
+    index_ids = prepared["index"]["targets"]
     # twice: the first printing says on which page each chapter starts, the second prints the
     # contents with those numbers (the numbers take the place of "000": nothing moves). Once
     # when the last printing's numbers (its report, next to the PDF) are still right: the
     # contents is filled with them before the first printing, which is the book when no
     # chapter starts on another page (checked below, as for the second)
     guess = previous_contents_pages(out, ids)
+    index_guess = previous_contents_pages(out, index_ids, "index_pages")
     if guess:
         driver.execute_script(FILL_CONTENTS, guess)
+    if index_guess:
+        driver.execute_script(FILL_INDEX, index_guess)
     print("printing (1/2)", flush=True)
     t1 = time.monotonic()
     data = _print(driver)
     timings["print_s"] = round(time.monotonic() - t1, 1)
     pages = destinations(data)
-    if guess and all(pages.get(i) == guess[i] for i in ids):
-        print("the contents' page numbers were right: printed once", flush=True)
+    if (
+        guess
+        and index_guess
+        and all(pages.get(i) == guess[i] for i in ids)
+        and all(pages.get(i) == index_guess[i] for i in index_ids)
+    ):
+        print("the contents' and the index's page numbers were right: printed once", flush=True)
         timings["printings"] = 1
     else:
         missing = driver.execute_script(FILL_CONTENTS, pages)
         if missing:
             sys.exit(f"no page found for these chapters of the contents: {missing}")
+        missing = driver.execute_script(FILL_INDEX, pages)
+        if missing:
+            sys.exit(f"no page found for these places of the index: {missing}")
         print("printing (2/2)", flush=True)
         t2 = time.monotonic()
         data = _print(driver)
@@ -478,12 +526,15 @@ def _print_numbered(driver, out: Path, prepared: dict, timings: dict) -> tuple[b
     return data, pages
 
 
-def previous_contents_pages(out: Path, ids: list[str]) -> dict[str, int] | None:
+def previous_contents_pages(
+    out: Path, ids: list[str], key: str = "contents_pages"
+) -> dict[str, int] | None:
     """{chapter id: page} from the report of the PDF printed last at ``out`` (its .json), when it
-    has a page for every chapter of ``ids``; None otherwise (no report, another book)."""
+    has a page for every chapter of ``ids``; None otherwise (no report, another book). With
+    ``key="index_pages"``: {id of a place of the index: page}, the same way."""
     try:
         report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
-        pages = report["contents_pages"]
+        pages = report[key]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(pages, dict) or set(pages) != set(ids):

@@ -1,7 +1,8 @@
 """The PDF as a printed book (issue 33; ``make pdf``, tools/print_book.py), measured from the file.
 
 pypdf reads its outline (a bookmark for every chapter, at the page where the chapter starts), its
-contents page (each chapter's printed page number is the outline's), its title page (title, authors,
+contents page (each chapter's printed page number is the outline's), its index (the glossary's terms,
+each page it names holding the term), its title page (title, authors,
 version, licence), its running heads (a chapter's title over its pages) and the size of every character
 of text (body text 10-11 pt). Poppler's pdftoppm renders each page small, to measure how much of a page is
 left empty below its last line (no blank page, no page left mostly empty but the last of a chapter or
@@ -444,3 +445,64 @@ def test_figures_print_as_vectors_or_at_300_ppi(book):
     low = [(page, round(ppi)) for page, ppi in book.rasters if ppi < 290]
     pictures = report["live"] + report["sliders"]
     assert len(low) <= pictures, f"{len(low)} raster images under 300 ppi for {pictures}: {low}"
+
+
+# a few of the glossary's entries (their names: synonyms), whose pages the index test reads
+INDEXED = [
+    ("byte-pair encoding", "BPE"),
+    ("softmax",),
+    ("causal mask",),
+    ("perplexity",),
+    ("BLEU",),
+    ("rotary position embedding", "RoPE"),
+]
+
+
+def index_entries(book, reader) -> tuple[int, dict[str, list[int]]]:
+    """The index's first page and its entries, {name: [page, ...]}, read from its text: a line is a
+    name and its page numbers (an entry that wraps ends its line with a comma)."""
+    starts = [p for depth, title, p in outline(reader) if depth == 0 and title.strip() == "Index"]
+    assert starts, "no bookmark for the index at the outline's first level"
+    text = "\n".join(book.texts[starts[0] - 1 :])
+    text = re.sub(r",\s*\n\s*", ", ", text)
+    found = {}
+    for m in re.finditer(r"^(\S.*?) (\d{1,3}(?:, \d{1,3})*)$", text, re.M):
+        found[m.group(1).strip()] = [int(n) for n in m.group(2).split(", ")]
+    return starts[0], found
+
+
+def _squeezed(text: str) -> str:
+    """Lower case, one space for any run of white space, none after a hyphen (a line may end there)."""
+    return re.sub(r"-\s+", "-", re.sub(r"\s+", " ", text)).lower()
+
+
+def test_the_index_is_the_books_end(book, reader):
+    """The index (prepare.js) comes after every chapter and the back matter, a bookmark at the
+    outline's first level, and its numbers are links."""
+    start, entries = index_entries(book, reader)
+    assert start > max(chapter_pages(reader).values())
+    assert "Index" in book.texts[start - 1][:200]
+    last = max(p for depth, _, p in outline(reader) if depth == 0)
+    assert start == last, "the index is not the last first-level bookmark"
+    annots = [a.get_object() for a in reader.pages[start - 1].get("/Annots", [])]
+    assert sum("/Dest" in a or "/A" in a for a in annots) >= 30
+
+
+def test_the_index_lists_the_glossarys_terms_with_their_pages(book, reader):
+    """At least 100 of the glossary's names, each with its pages in order (before the index), and
+    for a few known terms every page it names holds the term (or a synonym of it): the glossary's
+    entry, or a chapter's bold definition or link to that entry."""
+    start, entries = index_entries(book, reader)
+    assert len(entries) >= 100, sorted(entries)[:20]
+    for name, pages in entries.items():
+        assert pages == sorted(set(pages)) and all(0 < p < start for p in pages), (name, pages)
+    for names in INDEXED:
+        listed = [n for n in names if n in entries]
+        assert listed == list(names), f"not in the index: {set(names) - set(listed)}"
+        pages = entries[names[0]]
+        assert all(entries[n] == pages for n in names), {n: entries[n] for n in names}
+        assert len(pages) >= 2, (names, pages)  # the glossary and a chapter at least
+        wrong = [
+            p for p in pages if not any(_squeezed(n) in _squeezed(book.texts[p - 1]) for n in names)
+        ]
+        assert not wrong, f"{names[0]}: pages {wrong} of {pages} do not hold it"

@@ -3,6 +3,7 @@
 // arguments[0]: {title, authors, version, date, licence, site, docs: [{doc, part, url}] in _toc.yml's order,
 // wording: tools/print/web_wording.json}.
 // Adds a title page and a contents (each entry a link, its page number filled in by the second printing),
+// an index of the glossary's terms at the end (its page numbers filled in the same way),
 // gives each chapter a named page whose running head is its title, turns the web page's controls into
 // print (worked solutions open under a label; folded code cells' buttons, progress bars and drop-downs
 // gone), names the site's address wherever the text says "the book's website", and marks the code
@@ -204,6 +205,88 @@ for (const c of report.chapters) {
   list.append(li);
 }
 article.prepend(front, contents);
+
+// --- the index ------------------------------------------------------------------------------------------
+// After the last document: the glossary's terms, each name of an entry ("BPE", "byte-pair encoding")
+// with the pages where a chapter defines it (a bold <strong>term</strong>, a plural too) or, without
+// one, first links to its glossary entry, and the glossary's entry itself. Each place gets an id (the
+// glossary's <dt> keeps its own: idx-N for the others) and each number is a link to it, "000" until
+// tools/print_book.py's FILL_INDEX puts in the first printing's pages, as for the contents: the index
+// is the book's end, so its numbers move no earlier page. Alphabetical, in two columns (pdf.css).
+{
+  const norm = (s) => s.replace(/\s+/g, ' ').trim().toLowerCase().replace(/[.,:;]$/, '');
+  const entries = [];
+  const byId = new Map();
+  const byName = new Map();
+  const glossary = report.chapters.find((c) => c.doc === 'book/glossary');
+  const glossarySec = glossary && document.getElementById(glossary.id);
+  let entry = null;
+  // Sphinx's glossary: an entry is its names' <dt>s (synonyms) and one <dd>
+  for (const item of glossarySec ? glossarySec.querySelectorAll('dl.glossary > dt, dl.glossary > dd') : []) {
+    if (item.tagName !== 'DT') { entry = null; continue; }
+    if (!entry) { entry = {names: [], places: [item]}; entries.push(entry); }
+    entry.names.push(headingText(item));
+    byId.set(item.id, entry);
+    byName.set(norm(headingText(item)), entry);
+  }
+  const named = (text) => {
+    const t = norm(text);
+    return byName.get(t) || byName.get(t.replace(/s$/, '')) || byName.get(t.replace(/es$/, ''))
+      || byName.get(t.replace(/ies$/, 'y'));
+  };
+  // a link to a glossary entry: "#term-..." or "book/intro.html#term-..." (the single page's own name)
+  const linked = (a) => {
+    const href = a.getAttribute('href') || '';
+    const at = href.indexOf('#term-');
+    if (at < 0 || !/^(|.*intro\.html|print\.html)$/.test(href.slice(0, at))) return undefined;
+    return byId.get(decodeURIComponent(href.slice(at + 1)));
+  };
+  const shown = (e) => e.getClientRects().length && !e.closest('.book-print-hidden, mjx-assistive-mml, summary');
+  for (const c of report.chapters.filter((c) => c.doc.startsWith('notebooks/'))) {
+    const found = new Map();  // entry: {bold, link}, the first of each in the chapter
+    for (const e of document.getElementById(c.id).querySelectorAll('strong, a[href*="#term-"]')) {
+      const bold = e.tagName === 'STRONG';
+      const hit = bold ? named(e.textContent) : linked(e);
+      if (!hit || !shown(e)) continue;
+      const f = found.get(hit) || {};
+      const kind = bold ? 'bold' : 'link';
+      if (!f[kind]) f[kind] = e;
+      found.set(hit, f);
+    }
+    for (const [hit, f] of found) hit.places.push(f.bold || f.link);
+  }
+  let n = 0;
+  const targets = new Set();
+  const lines = [];
+  for (const e of entries) {
+    const ids = e.places.map((p) => p.id || (p.id = 'idx-' + (++n)));
+    ids.forEach((id) => targets.add(id));
+    for (const name of e.names) lines.push({name, ids});
+  }
+  lines.sort((a, b) => a.name.localeCompare(b.name, 'en', {sensitivity: 'base'}) || (a.name < b.name ? -1 : 1));
+  const index = el('section', {class: 'book-index', id: 'book-index'});
+  index.style.page = 'book-index';
+  style.textContent += `@page book-index { @top-right { content: "Index"; font: italic 8.5pt "Liberation Sans", "DejaVu Sans", sans-serif; color: #333; } }\n`;
+  index.append(el('h1', {}, 'Index'));
+  const columns = el('div', {class: 'book-index-entries'});
+  let letter = null;
+  for (const line of lines) {
+    const first = line.name[0].toUpperCase();
+    if (first !== letter) { columns.append(el('div', {class: 'book-index-letter'}, first)); letter = first; }
+    const p = el('p', {class: 'book-index-entry'});
+    p.append(el('span', {class: 'book-index-term'}, line.name), ' ');
+    const numbers = el('span', {class: 'book-index-pages', 'data-targets': line.ids.join(' ')});
+    line.ids.forEach((id, i) => {
+      if (i) numbers.append(', ');
+      numbers.append(el('a', {href: '#' + id, class: 'book-index-page'}, '000'));
+    });
+    p.append(numbers);
+    columns.append(p);
+  }
+  index.append(columns);
+  article.append(index);
+  report.index = {entries: lines.length, terms: entries.length, targets: Array.from(targets)};
+}
 
 // --- nothing wider than the column -------------------------------------------------------------------
 // Chromium shrinks every page of the book to fit its widest box (one 970 px head view printed all of it
