@@ -40,6 +40,23 @@ def test_check_loss_by_length_accepts_the_chapters_solution():
         lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).tolist()
     )
     assert as_list.passed  # a list of floats is fine
+    # a NumPy array too, as exercise 1's checker accepts one (reader s15, point 4)
+    as_array = ch01.check_loss_by_length(
+        lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).numpy()
+    )
+    assert as_array.passed
+    as_float32 = ch01.check_loss_by_length(
+        lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).float().numpy()
+    )
+    assert as_float32.passed
+
+
+def test_check_loss_by_length_quotes_its_case():
+    # "on the case 'a hidden batch ...'", not "on the case a hidden batch" (reader s15, point 6)
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_loss_by_length(lambda m, b, bins: torch.zeros(5))
+    assert "on the case 'a hidden batch of 36 sentences" in str(failed.value)
+    assert "the case a hidden" not in str(failed.value)
 
 
 def test_the_hidden_case_has_sentences_on_every_bin_edge_and_is_reproducible():
@@ -119,6 +136,11 @@ LOSS_WRONG = [
         "target lengths",
         _grouped(PER_TOKEN, by=lambda b: b.tgt_mask.sum(1) - 1),
         "by their target length",
+    ),
+    (
+        "target lengths with <eos>",
+        _grouped(PER_TOKEN, by=lambda b: b.tgt_mask.sum(1)),
+        "by their target length, counted with its <eos>",
     ),
     ("whole-batch loss", lambda m, b, bins: m.loss(b), "returned shape []"),
     (
@@ -233,6 +255,7 @@ def _answers(name):
         "off somewhere": (g["right"] + 0.5 * (torch.arange(129) == 7), r["right"]),
         "under the attention model": (g["right"], ch01._under_attention()["reference"]),
         "in bits": (g["right"] / math.log(2), r["right"]),
+        "base 10": (g["right"] / math.log(10), r["right"] / math.log(10)),
         "probabilities": (g["right"], r["right"].exp()),
         "padding included": (g["right"], r["with padding"]),
         "<eos> left out of one sentence": (g["right"], _at(r["right"], r["without <eos>"], 3)),
@@ -265,6 +288,7 @@ GREEDY_WRONG = [
     ("off somewhere", "in 1 of the 129 sentences, the first at position 7 of long_idx"),
     ("under the attention model", "under the attention model (attentive)"),
     ("in bits", "is in bits (logarithms to base 2)"),
+    ("base 10", "log_p_reference is in logarithms to base 10 (log10)"),
     ("probabilities", "holds probabilities p(y | x)"),
     ("padding included", "also adds the log-probabilities of the padding"),
     (

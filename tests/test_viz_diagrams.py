@@ -180,6 +180,15 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, 
     if with_attention:
         assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" in " ".join(t)
         assert "alpha_tj" in fig.alt_text and "s_(t-1)" in fig.alt_text
+    # no line runs past c along its edge or through it (the grey bus of every h_j ran up c's
+    # left edge and read as c feeding the contexts: a reader's report on Fig. 1.3)
+    left, right = summary.get_x(), summary.get_x() + summary.get_width()
+    bottom, top = summary.get_y(), summary.get_y() + summary.get_height()
+    for ln in fig.axes[0].lines:
+        xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
+        for x0, y0, x1, y1 in zip(xs, ys, xs[1:], ys[1:]):
+            if x0 == x1 and min(y0, y1) < bottom and max(y0, y1) > top:  # past c's height
+                assert not left - 0.08 < x0 < right + 0.08, (x0, left, right)
 
 
 def test_seq2seq_diagram_checks_its_arguments():

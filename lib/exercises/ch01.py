@@ -241,6 +241,8 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         return f"{name} holds the right values in another order: keep the order of long_idx."
     if _close(value, _under_attention(case["max_len"])[what]):
         return f"{name} holds log-probabilities under the attention model (attentive); the exercise asks for those of the plain model, `plain`, whose bottleneck it is about."
+    if _close(value, right / math.log(10)):
+        return f"{name} is in logarithms to base 10 (log10): each of your values is the natural-log value divided by ln 10 = 2.303. Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats."
     if _close(value, right / math.log(2)):
         return f"{name} is in bits (logarithms to base 2). Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats."
     if (value > 0).all() and _close(value.log(), right):
@@ -359,12 +361,16 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     attempted(loss_by_length, "loss_by_length")
     model, batch, bins = _hidden_case()
     case = f"a hidden batch of {len(batch.src)} sentences, bins {bins}"
-    result = call(loss_by_length, model, batch, list(bins), name="loss_by_length", case=case)
+    # the library's messages say "on the case ...": the case quoted, as the other chapters' are
+    quoted = f"'{case}'"
+    result = call(loss_by_length, model, batch, list(bins), name="loss_by_length", case=quoted)
+    if isinstance(result, np.ndarray) and result.dtype.kind in "fiu":
+        result = torch.from_numpy(result.astype(np.float64))  # as exercise 1's checker accepts it
     if (
         isinstance(result, (list, tuple))
         and len(result) == len(bins)
         and all(
-            isinstance(r, (int, float)) or (isinstance(r, Tensor) and r.numel() == 1)
+            isinstance(r, (int, float, np.number)) or (isinstance(r, Tensor) and r.numel() == 1)
             for r in result
         )
     ):
@@ -387,7 +393,7 @@ def check_loss_by_length(loss_by_length: Any) -> str:
         fail(
             f"on {case}, group {group} {bins[group]} came out NaN, the mean of no sentences, but the hidden batch has sentences in every group. Select a group's sentences by their source length, batch.src_lengths, with lo <= length <= hi."
         )
-    result = expect_tensor(result, (len(bins),), name="loss_by_length", case=case)
+    result = expect_tensor(result, (len(bins),), name="loss_by_length", case=quoted)
     expected = loss_by_length_reference(model, batch, bins)
     if torch.allclose(result, expected, rtol=1e-4, atol=1e-5):
         vocabulary = model.decoder.out.out_features
@@ -489,6 +495,10 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         (
             grouped(per_token, by=_groups(target_lengths, bins)),
             "you grouped the sentences by their target length; group them by their source length, batch.src_lengths.",
+        ),
+        (
+            grouped(per_token, by=_groups(target_lengths + 1, bins)),
+            "you grouped the sentences by their target length, counted with its <eos> (batch.tgt_mask.sum(1)); group them by their source length, batch.src_lengths.",
         ),
         (
             grouped(-per_token),

@@ -213,14 +213,17 @@ def _seq2seq_layout(narrow, n_src, T, alt):
         g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
         g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
         g.xe = [1.4 + 0.88 * j for j in range(n_src)]
-        g.x_c, g.x_s0, g.pitch = 0.34, 0.96, 0.84
+        # c narrower and its grey bus (with attention) at the canvas's edge: the bus runs up left
+        # of c, clear of it, not along its edge, where it read as c feeding the contexts (a
+        # reader's report on Fig. 1.3)
+        g.x_c, g.w_c, g.x_bus, g.x_s0, g.pitch = 0.37, 0.44, 0.03, 0.96, 0.84
         g.w_word = 0.82
     else:
         fig, ax = _canvas(9.4, 4.9, alt)
         g.y_loop, g.y_src, g.y_h = 0.32, 0.8, 2.0
         g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
         g.xe = [0.6 + 0.8 * j for j in range(n_src)]
-        g.x_c, g.x_s0, g.pitch = 3.75, 4.55, 0.88
+        g.x_c, g.w_c, g.x_s0, g.pitch = 3.75, 0.5, 4.55, 0.88
         g.w_word = 0.74
     g.h_cell, g.h_ctx = 0.55, 0.4
     g.xd = [g.x_s0 + g.pitch * (t + 1) for t in range(T)]
@@ -281,8 +284,8 @@ def _draw_summary(ax, g):
         ax.text(
             (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
         )
-    _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=0.5, h=g.h_cell, fontsize=g.font)
-    _arrow(ax, g.x_c + 0.25, g.y_cell, g.x_s0 - 0.28, g.y_cell)
+    _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=g.w_c, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - 0.28, g.y_cell)
     _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
     if g.narrow:
         ax.text(
@@ -332,7 +335,7 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
             ax.text(x + 0.06, g.h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=g.font, ha="left")
         _line(
             ax,
-            [g.xe[-1], 0.08, 0.08, g.xc[-1]],
+            [g.xe[-1], g.x_bus, g.x_bus, g.xc[-1]],
             [g.y_grey, g.y_grey, g.y_bus, g.y_bus],
             color="0.45",
         )
