@@ -405,9 +405,21 @@ def test_check_tile_mask_names_trils_offset_with_the_wrong_sign():
         return torch.ones(i1 - i0, j1 - j0, dtype=torch.bool).tril(diagonal=i0 - j0)
 
     assert ch18.check_tile_mask(right).passed
-    with pytest.raises(ExerciseFailed, match=re.escape("the offset is i0 - j0")) as raised:
+    with pytest.raises(ExerciseFailed, match=re.escape("in terms of c - r")) as raised:
         ch18.check_tile_mask(wrong)
     assert "wrong at query" not in str(raised.value)
+    assert "i0 - j0" not in str(raised.value)  # names the mistake, does not hand over the fix
+
+
+def test_check_tile_mask_names_an_additive_mask():
+    # 0 where a query may attend, -inf where not: right in the additive convention
+    def additive(i0, i1, j0, j1):
+        allowed = ch18.tile_mask_reference(i0, i1, j0, j1)
+        return torch.zeros(allowed.shape).masked_fill(~allowed, -math.inf)
+
+    with pytest.raises(ExerciseFailed, match="additive mask") as raised:
+        ch18.check_tile_mask(additive)
+    assert "torch.bool" in str(raised.value)
 
 
 def test_check_running_max_and_sum_accepts_the_blocks_in_any_order_each_read_once():

@@ -184,3 +184,18 @@ def test_tiling_diagram_is_stacked_for_a_phone():
     }
     assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 11
     assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text
+
+
+def test_tiling_diagram_legend_is_optional_and_keys_the_hatched_and_dotted_cells():
+    import io
+    import struct
+
+    assert viz.tiling_diagram(8, 4, 2, causal=True).axes[0].get_legend() is None
+    assert viz.tiling_diagram(8, 4, 2, causal=False, legend=True).axes[0].get_legend() is None
+    fig = viz.tiling_diagram(8, 4, 2, causal=True, legend=True)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["never computed", "masked in its tile"]
+    assert min(t.get_fontsize() for t in fig.axes[0].get_legend().get_texts()) >= 11
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
+    assert struct.unpack(">I", png.getvalue()[16:20])[0] <= 600  # still fits a phone

@@ -588,7 +588,7 @@ _TILE_MISTAKES = [
     ),
     (
         "tril_sign",
-        "your mask is `tril(diagonal=j0 - i0)`: the offset's sign is reversed. `tril(diagonal=k)` keeps row r, column c where c - r <= k, and key j0 + c <= query i0 + r means c - r <= i0 - j0: the offset is i0 - j0.",
+        "your mask is `tril(diagonal=j0 - i0)`: the offset's sign is reversed. `tril(diagonal=k)` keeps row r, column c where c - r <= k: work out when key j0 + c may be seen by query i0 + r, in terms of c - r.",
     ),
 ]
 
@@ -611,6 +611,13 @@ def check_tile_mask(tile_mask: Any) -> str:
                 f"on the case {case}, `tile_mask` returned a tensor of shape {list(result.shape)}; expected shape {list(shape)}, [i1 - i0, j1 - j0]: one row per query, one column per key."
             )
         if result.dtype != torch.bool:
+            additive = result.is_floating_point() and bool(
+                ((result == 0) | (result == -math.inf)).all()
+            )
+            if additive:  # 0 / -inf: right in the additive convention, not the book's
+                fail(
+                    f"on the case {case}, `tile_mask` returned a {result.dtype} mask of 0 and -inf: an additive mask, to be added to the scores (the convention of PyTorch's `attn_mask` as a float). The book's masks are booleans, torch.bool, True where a query may attend."
+                )
             fail(
                 f"on the case {case}, `tile_mask` returned dtype {result.dtype}; expected torch.bool (True where a query may attend)."
             )

@@ -69,12 +69,15 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
 _GRID_PT, _TITLE_PT, _MEMORY_PT = 14, 15, 15
 
 
-def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True):
+def tiling_diagram(
+    T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool = True, legend: bool = False
+):
     """Chapter 18's tiling (Dao et al. 2022, fig. 1), stacked for narrow pages: above, the T x T
     scores cut into tiles of block_q queries by block_k keys, numbered in the order
     ``lib.flash.tiled_attention`` computes them (with ``causal``, the tiles above the diagonal are
     never computed and the diagonal tiles mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
-    on-chip memory (SRAM) holding one tile's worth. Returns the Figure (with ``alt_text``)."""
+    on-chip memory (SRAM) holding one tile's worth. ``legend`` (with ``causal``): a key to the
+    hatched and dotted cells under the grid. Returns the Figure (with ``alt_text``)."""
     for name, value in (("T", T), ("block_q", block_q), ("block_k", block_k)):
         check_int(value, name, 1)
     if T > 16 or block_q > T or block_k > T:
@@ -90,6 +93,11 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
         + (
             f"; the {n_all - len(order)} tiles above the diagonal are grey and never computed, and "
             f"the {diagonal} tiles on the diagonal mask their cells above it (dotted)"
+            + (
+                "; a key under the grid reads: hatched, never computed; dotted, masked in its tile"
+                if legend
+                else ""
+            )
             if causal
             else ""
         )  # fmt: skip
@@ -104,9 +112,10 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     # scroll it sideways (book/_static/reader.js). In a 328 px column a point is 110/72 * 328/594 =
     # 0.84 CSS px: the grid's and arrows' labels of 14 points are 11.8 px, the memories' text of 15
     # points 12.6 px, so that their subscripts ($B_q$, 70% of the text) still read at about 8.8 px
-    width, height, mid = 5.2, 8.0, 2.6
+    key = legend and causal  # the key takes a strip of 0.55 inches between grid and memories
+    width, height, mid = 5.2, 8.0 + 0.55 * key, 2.6
     fig, ax = _canvas(width, height, alt)
-    grid = fig.add_axes((1.15 / width, 4.3 / height, 3.3 / width, 3.3 / height))
+    grid = fig.add_axes((1.15 / width, (4.3 + 0.55 * key) / height, 3.3 / width, 3.3 / height))
     _grid(grid, T, block_q, block_k, causal, fontsize=_GRID_PT)
     for n, (i0, i1, j0, j1) in enumerate(order, 1):
         # at the middle of the tile's computed cells (below a diagonal tile's dotted ones), on white
@@ -127,6 +136,12 @@ def tiling_diagram(T: int = 8, block_q: int = 4, block_k: int = 2, causal: bool 
     _arrow(ax, mid + 0.6, 2.1, mid + 0.6, 2.75)
     ax.text(mid + 1.6, 2.43, "write $O_i$, $L_i$\nonce per $i$", **_t(_GRID_PT))
     ax.text(mid, 0.17, "never stored: the [T, T] matrices S and P", **_t(_GRID_PT))
+    if key:
+        skipped = mpatches.Patch(fc=_SKIP, ec="0.6", hatch="//", label="never computed")
+        masked = mpatches.Patch(fc="white", ec="0.5", hatch="..", label="masked in its tile")
+        ax.legend(handles=[skipped, masked], loc="center", bbox_to_anchor=(mid, 4.05),
+                  bbox_transform=ax.transData, ncol=2, frameon=False, fontsize=_GRID_PT,
+                  handlelength=1.6, columnspacing=1.2)  # fmt: skip
     return fig
 
 
