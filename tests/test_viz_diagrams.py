@@ -299,6 +299,18 @@ def test_multi_head_diagram_narrow_is_legible_on_a_phone():
         viz.multi_head_diagram(12, 3, 5, narrow=1)
 
 
+def _encoder_links(fig, h_boxes, pad=0.06):
+    """The (from, to) indices of the arrows that join two of ``h_boxes``, sorted."""
+    links = []
+    for a in arrows(fig):
+        (x0, y0), (x1, y1) = a._posA_posB
+        start = [i for i, b in enumerate(h_boxes) if b.get_bbox().padded(pad).contains(x0, y0)]
+        end = [i for i, b in enumerate(h_boxes) if b.get_bbox().padded(pad).contains(x1, y1)]
+        if start and end:
+            links.append((start[0], end[0]))
+    return sorted(links, key=lambda link: (link[1] < link[0], link))
+
+
 @pytest.mark.parametrize("narrow", [False, True])
 def test_bahdanau_diagram_scores_weights_and_context(narrow):
     """The wide drawing and the one for a phone (the decoder above the weights) say the same."""
@@ -344,6 +356,13 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
     assert (
         "A line from every annotation" in fig.alt_text and "enter the output layer" in fig.alt_text
     )
+    # review ch04 s15, item 1: the annotations come from a bidirectional GRU, one arrow to the
+    # right and one to the left between every two neighbours, and no other arrow joins them
+    h_boxes = [patch_at(f"$\\mathbf{{h}}_{j}$") for j in range(1, 7)]
+    assert _encoder_links(fig, h_boxes) == [(j, j + 1) for j in range(5)] + [
+        (j + 1, j) for j in range(5)
+    ]
+    assert "bidirectional GRU" in fig.alt_text
     # s_{t-1} enters the GRU, and one red line leaves it for the scores: one red arrow into each
     state, gru = patch_at("$\\mathbf{s}_{t-1}$"), patch_at("GRU: $\\mathbf{s}_t$")
     assert len([a for a in arrows(fig) if starts_on(a, state) and ends_on(a, gru)]) == 1
@@ -426,6 +445,12 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     ] * 6
     assert len(red) == 6
     assert "First the GRU" in fig.alt_text and "input feeding" in fig.alt_text
+    # the encoder states come from a bidirectional GRU: arrows both ways between neighbours
+    h_boxes = [patch_at(f"$\\bar{{\\mathbf{{h}}}}_{s}$") for s in range(6)]
+    assert _encoder_links(fig, h_boxes) == [(s, s + 1) for s in range(5)] + [
+        (s + 1, s) for s in range(5)
+    ]
+    assert "bidirectional GRU" in fig.alt_text
     width, height = fig.get_size_inches()
     sizes = [x.get_fontsize() for x in fig.axes[0].texts if x.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8.5
@@ -505,6 +530,16 @@ def test_luong_diagram_narrow_is_legible_on_a_phone():
     lines = [ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55"]
     assert len(lines) == 20 + 14 and narrow.alt_text == wide.alt_text
     assert sorted(texts(narrow)) == sorted(t.replace(" times", "\ntimes") for t in texts(wide))
+    # review ch04 s15, item 4: the subscripted symbols at 15 points, as Figs. 4.1 and 4.3 (at 13
+    # their subscripts read at about 7 CSS px), all inside the canvas
+    size_of = {t.get_text(): t.get_fontsize() for t in narrow.axes[0].texts}
+    symbols = ["$\\bar{\\mathbf{h}}_s$", "$\\mathbf{h}_t$", "$p_t$ = 8.6"]
+    assert all(size_of[s] == 15 for s in symbols)
+    assert [size for text, size in size_of.items() if text.startswith("$\\mathbf{c}_t")] == [15]
+    renderer = narrow.canvas.get_renderer()
+    for text in narrow.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert narrow.bbox.x0 - 1 <= box.x0 and box.x1 <= narrow.bbox.x1 + 1, text.get_text()
     with pytest.raises(TypeError, match="narrow"):
         viz.luong_diagram(7, narrow=1)
 
