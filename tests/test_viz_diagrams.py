@@ -544,6 +544,37 @@ def test_luong_diagram_narrow_is_legible_on_a_phone():
         viz.luong_diagram(7, narrow=1)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_beam_search_diagram_keeps_k_per_step_and_drops_the_rest(narrow):
+    """Review ch04 s15, item 10: a beam of k = 2 as a tree. At every step the kept and finished
+    partial translations are the k best extensions (as many as the beam has places left: one fewer
+    after one finished), the dropped ones less probable than all of them."""
+    from lib.viz.diagrams import _BEAM_KINDS, _BEAM_TREE, _DIAGRAM_COLORS
+
+    places = 2
+    for step in (1, 2, 3):
+        nodes = [n for n in _BEAM_TREE if n[0] == step]
+        chosen = [n[3] for n in nodes if n[4] != "dropped"]
+        dropped = [n[3] for n in nodes if n[4] == "dropped"]
+        assert len(chosen) == places and min(chosen) > max(dropped, default=-99)
+        # every parent was kept (not dropped, not finished) at the step before
+        assert all(n[1] is None or _BEAM_TREE[n[1]][4] == "kept" for n in nodes)
+        # a log-probability only falls along a path
+        assert all(n[1] is None or n[3] < _BEAM_TREE[n[1]][3] for n in nodes)
+        places -= sum(n[4] == "finished" for n in nodes)
+    assert places == 1  # step 4: one place left, as the drawing says
+    fig = viz.beam_search_diagram(narrow=narrow)
+    fills = [to_rgba(_DIAGRAM_COLORS[k]) for k in ("rnn", "plain", "emb")]
+    counts = [sum(b.get_facecolor() == c for b in boxes(fig)) for c in fills]
+    assert counts == [5 + 1, 3 + 1, 1 + 1]  # the tree's boxes and the legend's
+    t = texts(fig)
+    assert "<eos>\n\u22120.9" in t and any("one place left" in x for x in t)
+    assert "k = 2" in fig.alt_text and "one place left" in fig.alt_text
+    assert set(_BEAM_KINDS) == {"kept", "dropped", "finished"}
+    with pytest.raises(TypeError, match="narrow"):
+        viz.beam_search_diagram(narrow="yes")
+
+
 def test_gpt_diagram_stacked_is_legible_on_a_phone():
     """Chapter 13 draws the block under the stack (review 13c, point 12): every text at least 10 CSS
     px (em) once the picture is shrunk to the 313 px a 360 px phone can give a figure (at 9.5 points
@@ -988,6 +1019,7 @@ CALLS = {
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
     "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
     "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
+    "beam_search": lambda: viz.beam_search_diagram(narrow=True),
 }
 
 
@@ -1014,6 +1046,7 @@ DRAWN_FOR_PHONES = {
     "kv_cache",
     "luong_step",
     "bahdanau",
+    "beam_search",
 }
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "captioning_diagram",
     "han_diagram",
     "kv_cache_diagram",
+    "beam_search_diagram",
 ]
 
 _DIAGRAM_COLORS = {
@@ -1167,4 +1168,110 @@ def kv_cache_diagram(tokens, *, narrow=True):
         x = 0.15 + k * 2.6
         ax.add_patch(mpatches.Rectangle((x, 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
         ax.text(x + 0.4, 0.3, label, fontsize=font * 0.85, va="center")
+    return fig
+
+
+# beam_search_diagram's tree, an illustration (no model computed it): (step, parent, word, total log p,
+# fate), a beam of k = 2. Step 1 keeps the two best of <bos>'s extensions; step 2 the two best of
+# all four; at step 3 one of the two kept ends with <eos> and is set aside, finished
+_BEAM_TREE = (
+    (1, None, "le", -0.2, "kept"),
+    (1, None, "un", -1.6, "kept"),
+    (1, None, "la", -2.5, "dropped"),
+    (2, 0, "chat", -0.4, "kept"),
+    (2, 0, "chien", -2.2, "dropped"),
+    (2, 1, "chat", -1.9, "kept"),
+    (3, 3, "dort", -0.6, "kept"),
+    (3, 3, "<eos>", -0.9, "finished"),
+    (3, 5, "dort", -2.1, "dropped"),
+)
+_BEAM_KINDS = {"kept": "rnn", "dropped": "plain", "finished": "emb"}
+
+
+def beam_search_diagram(*, narrow=False):
+    """Chapter 4's beam search, a beam of k = 2 over three steps, as a tree (an illustration, not
+    a model's output): each box is a partial translation's new word and its total log-probability;
+    at each step the best extensions are kept (blue), as many as the beam has places left, the
+    others dropped (white, dashed), and one that ends with <eos> is set aside as finished (green),
+    which leaves one place at the next step. ``narrow``: drawn for a phone's width (5.2 inches,
+    13-point text). Returns the Figure."""
+    check_bool(narrow, "narrow")
+    alt = (
+        "A beam search with a beam of k = 2, drawn as a tree from <bos> at the top, three steps "
+        "down; each box holds a new word and the total log-probability of the partial translation "
+        "it ends. Step 1: le (-0.2) and un (-1.6) are kept, la (-2.5) is dropped. Step 2: of their "
+        "extensions, le chat (-0.4) and un chat (-1.9) are kept, le chien (-2.2) is dropped. Step "
+        "3: le chat dort (-0.6) is kept and le chat <eos> (-0.9) is kept too but finished, set "
+        "aside; un chat dort (-2.1) is dropped. At step 4 the beam has one place left, for the "
+        "best extension of le chat dort; the most probable finished translation wins."
+    )
+    font = _NARROW_FONT if narrow else _FONT
+    width, height = (5.2, 6.6) if narrow else (8.0, 5.4)
+    fig, ax = _canvas(width, height, alt)
+    sx = 1.0 if narrow else 8.0 / 5.2 * 0.9  # the wide drawing spreads the columns
+    x0 = 0.0 if narrow else 0.3
+    xs = [x0 + sx * x for x in (1.65, 2.95, 4.25)]
+    rows = [5.5, 4.55, 3.55, 2.55] if narrow else [4.25, 3.45, 2.65, 1.85]
+    w, h = (1.1, 0.6) if narrow else (1.0, 0.5)
+    top = height - 0.1
+    ax.text(
+        0.1,
+        top,
+        "a beam of $k$ = 2; in each box: the new word\nand the total $\\log p$ "
+        "of the translation so far",
+        fontsize=font,
+        va="top",
+    )
+    _box(ax, xs[1], rows[0], "<bos>", "io", w=w, h=h * 0.7, fontsize=font)
+    centres = []
+    column = {1: 0, 2: 0, 3: 0}
+    for step, parent, word, log_p, fate in _BEAM_TREE:
+        x, y = xs[column[step]], rows[step]
+        column[step] += 1
+        px, py = (xs[1], rows[0]) if parent is None else centres[parent]
+        top_of_child = y + h / 2
+        dropped = fate == "dropped"
+        _line(
+            ax,
+            [px, x],
+            [py - (h * 0.35 if parent is None else h / 2), top_of_child],
+            color="0.6" if dropped else "0.25",
+            ls="--" if dropped else "-",
+        )
+        text = f"{word}\n{log_p:.1f}".replace("-", "\u2212")
+        _box(
+            ax,
+            x,
+            y,
+            text,
+            _BEAM_KINDS[fate],
+            w=w,
+            h=h,
+            fontsize=font,
+            color="0.45" if dropped else "black",
+        )
+        centres.append((x, y))
+    for step in (1, 2, 3):
+        ax.text(0.1, rows[step], f"step {step}", fontsize=font, va="center")
+    note_y = rows[3] - (0.5 if narrow else 0.45)
+    ax.text(
+        0.1,
+        note_y,
+        "step 4: one place left, for the best extension\nof le chat dort; "
+        "then the most probable finished\ntranslation wins"
+        if narrow
+        else "step 4: one place left, for the best extension of le chat dort; then the most "
+        "probable finished translation wins",
+        fontsize=font,
+        va="top",
+    )
+    legend = [
+        ("kept in the beam", "kept"),
+        ("dropped for good", "dropped"),
+        ("finished: ends with <eos>", "finished"),
+    ]
+    for i, (label, fate) in enumerate(legend):
+        lx, ly = (0.3, 0.95 - 0.32 * i) if narrow else (0.4 + 2.5 * i, 0.35)
+        _box(ax, lx, ly, "", _BEAM_KINDS[fate], w=0.3, h=0.22)
+        ax.text(lx + 0.25, ly, label, fontsize=font, va="center")
     return fig
