@@ -10,6 +10,7 @@ import nbformat
 import pytest
 import torch
 
+from lib.attention import masked_softmax
 from lib.exercises import ExerciseFailed, ch04
 from tests.test_exercises import ROOT, defined_functions, exercises, tags
 
@@ -70,6 +71,35 @@ LOCAL_M_WRONG = [
     ),
     ("window without its right end", _variant(window_kind="half-open"), "leaves out s = t + D"),
     ("window of 2D", _variant(window_kind="twice as wide"), "[t - 2D, t + 2D], twice as wide"),
+    # review ch04 s15, item 8: the window without the absolute value, open on one side, and D
+    # taken as the full width (on the case D = 2 the same weights as a window without its ends)
+    (
+        "s - t <= D, no absolute value",
+        lambda s, t, D: ch04.local_m_reference(s, t, D, window_kind="no left end").float(),
+        "positions left of t - D get weight: your window has no left end",
+    ),
+    (
+        "t - s <= D, no absolute value",
+        _variant(window_kind="no right end"),
+        "positions right of t + D get weight: your window has no right end",
+    ),
+    (
+        "D as the full width",
+        _variant(window_kind="half as wide"),
+        "your window is [t - D/2, t + D/2], half as wide",
+    ),
+    (
+        "D as the full width, by hand",
+        lambda s, t, D: masked_softmax(
+            s, (torch.arange(len(s)) - torch.as_tensor(t)).abs() <= D / 2
+        ),
+        "your window is [t - D/2, t + D/2], half as wide",
+    ),
+    (
+        "s - t <= D by hand",
+        lambda s, t, D: masked_softmax(s, torch.arange(len(s)) - torch.as_tensor(t) <= D),
+        "positions left of t - D get weight",
+    ),
     (
         "a batch dimension",
         lambda s, t, D: ch04.local_m_reference(s, t, D)[None],
@@ -219,7 +249,10 @@ LEFT_WRONG = [
     ((True, True), "articles_left: your prediction is not what the Luong global model does"),
     ((True, False), "compare its row 'articles after another word' with Bahdanau's"),
     ((False, False), "ne_left: your prediction is not what the Luong global model does"),
-    ((False, False), "look at its row for *ne*"),
+    ((False, False), "look at its row for 'ne'"),
+    # review ch04 s15, item 7: both wrong predictions named in one message
+    ((True, False), "both predictions are wrong. 1. articles_left: your prediction"),
+    ((True, False), "2. ne_left: your prediction is not what"),
     (("maybe", True), "articles_left should be the bool True or False"),
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
     ((False, "yes"), "ne_left should be the bool True or False"),

@@ -391,7 +391,7 @@ OTHER_PREDICTIONS = [
         "one value per test sentence (400)",
     ),
     (ch04.check_luong_looks_left, (True, True), "compare its row 'articles after another word'"),
-    (ch04.check_luong_looks_left, (False, False), "look at its row for *ne*"),
+    (ch04.check_luong_looks_left, (False, False), "look at its row for 'ne'"),
     (ch05.check_without_positions, (1, False), "the captions with 1 shape, is not the group"),
     (ch05.check_without_positions, (3, True), "exact-match rate on captions with two shapes"),
     (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),

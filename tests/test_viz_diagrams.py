@@ -324,6 +324,18 @@ def test_multi_head_diagram_narrow_is_legible_on_a_phone():
         viz.multi_head_diagram(12, 3, 5, narrow=1)
 
 
+def _encoder_links(fig, h_boxes, pad=0.06):
+    """The (from, to) indices of the arrows that join two of ``h_boxes``, sorted."""
+    links = []
+    for a in arrows(fig):
+        (x0, y0), (x1, y1) = a._posA_posB
+        start = [i for i, b in enumerate(h_boxes) if b.get_bbox().padded(pad).contains(x0, y0)]
+        end = [i for i, b in enumerate(h_boxes) if b.get_bbox().padded(pad).contains(x1, y1)]
+        if start and end:
+            links.append((start[0], end[0]))
+    return sorted(links, key=lambda link: (link[1] < link[0], link))
+
+
 @pytest.mark.parametrize("narrow", [False, True])
 def test_bahdanau_diagram_scores_weights_and_context(narrow):
     """The wide drawing and the one for a phone (the decoder above the weights) say the same."""
@@ -369,6 +381,13 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
     assert (
         "A line from every annotation" in fig.alt_text and "enter the output layer" in fig.alt_text
     )
+    # review ch04 s15, item 1: the annotations come from a bidirectional GRU, one arrow to the
+    # right and one to the left between every two neighbours, and no other arrow joins them
+    h_boxes = [patch_at(f"$\\mathbf{{h}}_{j}$") for j in range(1, 7)]
+    assert _encoder_links(fig, h_boxes) == [(j, j + 1) for j in range(5)] + [
+        (j + 1, j) for j in range(5)
+    ]
+    assert "bidirectional GRU" in fig.alt_text
     # s_{t-1} enters the GRU, and one red line leaves it for the scores: one red arrow into each
     state, gru = patch_at("$\\mathbf{s}_{t-1}$"), patch_at("GRU: $\\mathbf{s}_t$")
     assert len([a for a in arrows(fig) if starts_on(a, state) and ends_on(a, gru)]) == 1
@@ -487,6 +506,12 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     ] * 6
     assert len(red) == 6
     assert "First the GRU" in fig.alt_text and "input feeding" in fig.alt_text
+    # the encoder states come from a bidirectional GRU: arrows both ways between neighbours
+    h_boxes = [patch_at(f"$\\bar{{\\mathbf{{h}}}}_{s}$") for s in range(6)]
+    assert _encoder_links(fig, h_boxes) == [(s, s + 1) for s in range(5)] + [
+        (s + 1, s) for s in range(5)
+    ]
+    assert "bidirectional GRU" in fig.alt_text
     width, height = fig.get_size_inches()
     sizes = [x.get_fontsize() for x in fig.axes[0].texts if x.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8.5
@@ -566,8 +591,49 @@ def test_luong_diagram_narrow_is_legible_on_a_phone():
     lines = [ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55"]
     assert len(lines) == 20 + 14 and narrow.alt_text == wide.alt_text
     assert sorted(texts(narrow)) == sorted(t.replace(" times", "\ntimes") for t in texts(wide))
+    # review ch04 s15, item 4: the subscripted symbols at 15 points, as Figs. 4.1 and 4.3 (at 13
+    # their subscripts read at about 7 CSS px), all inside the canvas
+    size_of = {t.get_text(): t.get_fontsize() for t in narrow.axes[0].texts}
+    symbols = ["$\\bar{\\mathbf{h}}_s$", "$\\mathbf{h}_t$", "$p_t$ = 8.6"]
+    assert all(size_of[s] == 15 for s in symbols)
+    assert [size for text, size in size_of.items() if text.startswith("$\\mathbf{c}_t")] == [15]
+    renderer = narrow.canvas.get_renderer()
+    for text in narrow.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert narrow.bbox.x0 - 1 <= box.x0 and box.x1 <= narrow.bbox.x1 + 1, text.get_text()
     with pytest.raises(TypeError, match="narrow"):
         viz.luong_diagram(7, narrow=1)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_beam_search_diagram_keeps_k_per_step_and_drops_the_rest(narrow):
+    """Review ch04 s15, item 10: a beam of k = 2 as a tree. At every step the kept and finished
+    partial translations are the k best extensions (as many as the beam has places left: one fewer
+    after one finished), the dropped ones less probable than all of them."""
+    from lib.viz.diagrams import _BEAM_KINDS, _BEAM_TREE, _DIAGRAM_COLORS
+
+    places = 2
+    for step in (1, 2, 3):
+        nodes = [n for n in _BEAM_TREE if n[0] == step]
+        chosen = [n[3] for n in nodes if n[4] != "dropped"]
+        dropped = [n[3] for n in nodes if n[4] == "dropped"]
+        assert len(chosen) == places and min(chosen) > max(dropped, default=-99)
+        # every parent was kept (not dropped, not finished) at the step before
+        assert all(n[1] is None or _BEAM_TREE[n[1]][4] == "kept" for n in nodes)
+        # a log-probability only falls along a path
+        assert all(n[1] is None or n[3] < _BEAM_TREE[n[1]][3] for n in nodes)
+        places -= sum(n[4] == "finished" for n in nodes)
+    assert places == 1  # step 4: one place left, as the drawing says
+    fig = viz.beam_search_diagram(narrow=narrow)
+    fills = [to_rgba(_DIAGRAM_COLORS[k]) for k in ("rnn", "plain", "emb")]
+    counts = [sum(b.get_facecolor() == c for b in boxes(fig)) for c in fills]
+    assert counts == [5 + 1, 3 + 1, 1 + 1]  # the tree's boxes and the legend's
+    t = texts(fig)
+    assert "<eos>\n\u22120.9" in t and any("one place left" in x for x in t)
+    assert "k = 2" in fig.alt_text and "one place left" in fig.alt_text
+    assert set(_BEAM_KINDS) == {"kept", "dropped", "finished"}
+    with pytest.raises(TypeError, match="narrow"):
+        viz.beam_search_diagram(narrow="yes")
 
 
 def test_gpt_diagram_stacked_is_legible_on_a_phone():
@@ -1024,7 +1090,11 @@ CALLS = {
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
     "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
     "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
+<<<<<<< HEAD
     "additive_score": lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
+=======
+    "beam_search": lambda: viz.beam_search_diagram(narrow=True),
+>>>>>>> fix04s15
 }
 
 
@@ -1052,7 +1122,11 @@ DRAWN_FOR_PHONES = {
     "kv_cache",
     "luong_step",
     "bahdanau",
+<<<<<<< HEAD
     "additive_score",
+=======
+    "beam_search",
+>>>>>>> fix04s15
 }
 
 

@@ -98,20 +98,25 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
         not_attempted(
             "write your two predictions (articles_left and ne_left) in the cell above, then run this cell again."
         )
+    wrong = []  # every wrong prediction, named in one message
     if articles_left is not None and _prediction(articles_left, "articles_left"):
-        fail(
+        wrong.append(
             "articles_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and compare its row 'articles after another word' with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
         )
     if ne_left is not None and not _prediction(ne_left, "ne_left"):
-        fail(
-            "ne_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for *ne*; to explain it, reread that section's paragraph on what an annotation holds."
+        wrong.append(
+            "ne_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for 'ne'; to explain it, reread that section's paragraph on what an annotation holds."
         )
+    if len(wrong) == 2:
+        fail("both predictions are wrong. 1. " + wrong[0] + " 2. " + wrong[1])
+    if wrong:
+        fail(wrong[0])
     if articles_left is None:
         not_attempted("your ne_left is right; now predict articles_left.")
     if ne_left is None:
         not_attempted("your articles_left is right; now predict ne_left.")
     left = luong_left_shares()
-    return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before *not* for {left['ne']:.1%} of the *ne*."
+    return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before 'not' for {left['ne']:.1%} of the 'ne'."
 
 
 # --- exercise 2: local-m ----------------------------------------------------------------------------------
@@ -136,7 +141,8 @@ def local_m_reference(
 ) -> Tensor:
     """Local-m weights of one step, scores [S] -> [S] (the answer, and with the keywords, the usual mistakes:
     ``gaussian`` multiplies by local-p's exp(-(s - t)^2 / (2 sigma^2)), sigma = D / 2; ``window_kind``
-    "one-sided" is [t, t + D], "twice as wide" [t - 2D, t + 2D], "half-open" [t - D, t + D);
+    "one-sided" is [t, t + D], "twice as wide" [t - 2D, t + 2D], "half-open" [t - D, t + D), "no left
+    end" s - t <= D and "no right end" t - s <= D (no absolute value), "half as wide" |s - t| <= D / 2;
     ``mask_scores`` multiplies the scores by the 0/1 window and takes the softmax over all positions;
     ``python_slice`` softmaxes ``scores[t - D : t + D + 1]``, whose negative start wraps around; ``rounded``
     "nearest" or "down" centres the window on round(t) or int(t) instead of the real t; ``shift`` -1 or 1
@@ -165,6 +171,9 @@ def local_m_reference(
         "one-sided": (distance >= 0) & (distance <= D),
         "twice as wide": distance.abs() <= 2 * D,
         "half-open": (distance >= -D) & (distance < D),
+        "no left end": distance <= D,
+        "no right end": distance >= -D,
+        "half as wide": distance.abs() <= D / 2,
     }
     if window_kind not in windows:
         raise ValueError(f"window_kind: expected one of {tuple(windows)}, got {window_kind!r}")
@@ -269,6 +278,18 @@ _MISTAKES = [
     (
         dict(shift=1),
         "your window is centred on t + 1, one position to the right: t counts from 0, like the positions s = 0, 1, ..., S - 1, so the window is [t - D, t + D] with no 1 added.",
+    ),
+    (
+        dict(window_kind="no left end"),
+        "positions left of t - D get weight: your window has no left end (s - t <= D, without the absolute value). Local-m's window reaches D positions on each side of t: |s - t| <= D, that is [t - D, t + D].",
+    ),
+    (
+        dict(window_kind="no right end"),
+        "positions right of t + D get weight: your window has no right end (t - s <= D, without the absolute value). Local-m's window reaches D positions on each side of t: |s - t| <= D, that is [t - D, t + D].",
+    ),
+    (
+        dict(window_kind="half as wide"),
+        "your window is [t - D/2, t + D/2], half as wide: D is the half-width, the number of positions on each side of t, so the window is [t - D, t + D], 2D + 1 positions at most.",
     ),
     (
         dict(window_kind="twice as wide"),
@@ -376,6 +397,20 @@ class _OnACopy:
         return self.forward(scores.clone(), t, D)
 
 
+def _same_on_all(local_m_weights: Any, cases: list, kwargs: dict) -> bool:
+    """Whether the reader's weights are the mistake ``kwargs``'s on every case it runs on: on the case
+    D = 2 a window |s - t| <= D / 2 and one without its ends, |s - t| < D, give the same weights."""
+    for case, scores, t, D in cases:
+        try:
+            result = call(local_m_weights, scores, t, D, name="local_m_weights", case=f"'{case}'")
+            result = expect_tensor(result, (len(scores),), name="local_m_weights", case=case)
+        except Exception:  # a case the function fails on (a slice on a real t) tells nothing
+            continue
+        if not torch.allclose(result, local_m_reference(scores, t, D, **kwargs), atol=1e-5):
+            return False
+    return True
+
+
 @checker("local_m_weights")
 def check_local_m(local_m_weights: Any) -> str:
     """Check ``local_m_weights(scores [S], t, D) -> [S]``: the softmax of the scores inside [t - D, t + D], 0
@@ -391,9 +426,15 @@ def check_local_m(local_m_weights: Any) -> str:
         expected = local_m_reference(scores, t, D)
         if torch.allclose(result, expected, atol=1e-5):
             continue
-        for kwargs, message in _MISTAKES:
-            if torch.allclose(result, local_m_reference(scores, t, D, **kwargs), atol=1e-5):
-                fail(f"on the case '{case}', {message}")
+        named = [
+            (kwargs, message)
+            for kwargs, message in _MISTAKES
+            if torch.allclose(result, local_m_reference(scores, t, D, **kwargs), atol=1e-5)
+        ]
+        if len(named) > 1:  # two mistakes give these weights on this case: the one true on all
+            named = [m for m in named if _same_on_all(local_m_weights, cases, m[0])] or named
+        if named:
+            fail(f"on the case '{case}', {named[0][1]}")
         _check_extra_factor(local_m_weights, scores, t, D, result, case)
         _check_sums_to_one(result, case)
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")

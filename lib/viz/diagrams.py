@@ -32,6 +32,7 @@ __all__ = [
     "captioning_diagram",
     "han_diagram",
     "kv_cache_diagram",
+    "beam_search_diagram",
 ]
 
 _DIAGRAM_COLORS = {
@@ -64,6 +65,9 @@ _SEQ2SEQ_NARROW_STATE_FONT = 14.5
 # luong_diagram's narrow drawing, 5.2 inches, at 13 points (was 11.5: 9.3 CSS px, glyphs 6-7 px
 # high, a reader's report on chapter 4)
 _LUONG_NARROW_FONT = _NARROW_FONT
+# ... and its subscripted symbols (h̄_s, h_t, c_t, a_t(s), p_t) at 15 points, as Figs. 4.1 and 4.3:
+# at 13 their subscripts read at about 7 CSS px (a reader's report on Fig. 4.4)
+_LUONG_NARROW_MATH_FONT = 15
 # chapter 4's decoder steps drawn narrow: the symbols whose subscript says which state asks
 # (s_{t-1}, h_t, e_{t1}, alpha_{t1}...) at 15 points, their subscripts about 9 CSS px at 360 px
 # (at 11.5 and 13 points they read at 6 to 8 px, a reader's report on Figs. 4.1 and 4.3)
@@ -459,7 +463,8 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
 
 def bahdanau_diagram(source, *, narrow=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
-    annotation h_j of the ``source`` words (e_tj), a softmax over j gives alpha_tj, the context
+    annotation h_j of the ``source`` words (e_tj; arrows both ways between the h_j: the encoder's
+    bidirectional GRU), a softmax over j gives alpha_tj, the context
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
     state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. ``narrow``: drawn
     for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
@@ -470,7 +475,10 @@ def bahdanau_diagram(source, *, narrow=False):
     S = len(src)
     alt = (
         f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
-        "word has an annotation h_j; the previous decoder state s_{t-1} runs along a line under the "
+        "word has an annotation h_j, from the encoder's bidirectional GRU: between neighbouring "
+        "annotations an arrow to the right (the forward GRU) and one to the left (the backward "
+        "GRU), so that each h_j has read the whole sentence. The previous decoder state s_{t-1} "
+        "runs along a line under the "
         "score boxes e_tj, one above each annotation; a softmax over all of them gives the weights "
         "alpha_tj. A line from every annotation and the line from the weights meet in the context "
         "c_t, the weighted sum of the annotations; c_t, the previous word y_{t-1} and s_{t-1} enter "
@@ -489,6 +497,7 @@ def bahdanau_diagram(source, *, narrow=False):
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
     _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math, word_font))
+    _encoder_links(ax, xs, _BAHDANAU_ROWS[1], w_box - 0.1)
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
@@ -503,6 +512,16 @@ _BAHDANAU_ROWS = (0.35, 1.15, 1.55, 1.78, 2.25, 3.0, 3.75)  # words, h, tap, s's
 _BAHDANAU_LEFT = 0.15  # the annotations' line, round the left edge
 
 
+def _encoder_links(ax, xs, y_h, w_h):
+    """The encoder's bidirectional GRU between the annotations (boxes ``w_h`` wide at height
+    ``y_h``): from each to its right neighbour, the forward GRU (above), and to its left, the
+    backward GRU (below). Each h_j has read the whole sentence, not its word alone: chapter 4's
+    one-word-to-the-left habit rests on that."""
+    for x0, x1 in zip(xs, xs[1:]):
+        _arrow(ax, x0 + w_h / 2, y_h + 0.1, x1 - w_h / 2, y_h + 0.1, mutation_scale=7)
+        _arrow(ax, x1 - w_h / 2, y_h - 0.1, x0 + w_h / 2, y_h - 0.1, mutation_scale=7)
+
+
 def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
     alpha_tj; the softmax across them; the weights' lines up to the context. ``fonts``: the
@@ -512,7 +531,8 @@ def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     for j, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=word_font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box, h=0.5, fontsize=math)
+        # narrower than the other boxes: room for the encoder's arrows between them
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box - 0.1, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h_j also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
@@ -660,6 +680,7 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
     :func:`_luong_window`), an arrow from them into the context box (the values) and the panel's
     title."""
     S, font = len(xs), _LUONG_NARROW_FONT if narrow else _FONT
+    math = _LUONG_NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols
     y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
     x_q = xs[0] + dx * (p if local else (S - 1) / 2)
     if local:
@@ -673,8 +694,8 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
             _line(ax, [x, x_q], [y_src + 0.15, y_q - 0.25], color="0.55", lw=0.8)
         if s % 5 == 0:
             ax.text(x, y_src - (0.33 if narrow else 0.3), str(s), **_t(font))
-    ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=font, va="center")
-    _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=font)
+    ax.text(0.12, y_src, "$\\bar{\\mathbf{h}}_s$", fontsize=math, va="center")
+    _box(ax, x_q, y_q, "$\\mathbf{h}_t$", "rnn", w=0.6, h=0.45, fontsize=math)
     context = (
         "$\\mathbf{c}_t=\\sum_s a_t(s)\\,\\bar{\\mathbf{h}}_s$\n"
         "$\\tilde{\\mathbf{h}}_t=\\tanh(W_c[\\mathbf{c}_t;\\mathbf{h}_t])$"
@@ -685,11 +706,11 @@ def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
         ax, [x for s, x in enumerate(xs) if not local or s in inside], y_src
     )
     if narrow:
-        y_c = y_q + 0.85
+        y_c = y_q + 0.9
         ax.text(0.12, y0 + 3.2, title, fontsize=font, va="center")
-        _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.425)
-        _arrow(ax, x_last, y_comb, 4.65, y_c - 0.425, color=_VALUES)
-        _box(ax, 3.6, y_c, context, "ctx", 2.6, 0.85, font)
+        _arrow(ax, x_q, y_q + 0.225, x_q, y_c - 0.475)
+        _arrow(ax, x_last, y_comb, 4.75, y_c - 0.475, color=_VALUES)
+        _box(ax, 3.55, y_c, context, "ctx", 3.05, 0.95, math)
     else:
         ax.text(0.12, y0 + 2.45, title, fontsize=10, va="center")
         _arrow(ax, x_q + 0.3, y_q, 6.75, y_q)
@@ -714,7 +735,7 @@ def _luong_values(ax, used_xs, y_src):
 def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
     """local-p's window: shaded, the Gaussian over it, the predicted position p_t dashed; returns
     the panel's title."""
-    font = _LUONG_NARROW_FONT if narrow else _FONT
+    font = _LUONG_NARROW_MATH_FONT if narrow else _FONT  # p_t's label; the title's is the text's
     x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
     ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
     # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
@@ -747,7 +768,7 @@ def luong_step_diagram(source, *, narrow=False):
     """Chapter 4's decoder step of Luong et al. 2015 (global attention, the concat score), drawn
     like :func:`bahdanau_diagram`: the GRU first updates the state, h_t = GRU(h_{t-1},
     [E y_{t-1}; tilde h_{t-1}]); the new state h_t scores every encoder state h̄_s of the
-    ``source`` words (e_t(s)), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
+    ``source`` words (e_t(s); arrows both ways between the h̄_s: the bidirectional GRU), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
     fed to the next step (input feeding). Positions count from 0, as in the chapter's Luong
     section. ``narrow``: text at the phone size (13 points, the subscripted symbols in the boxes
@@ -757,7 +778,9 @@ def luong_step_diagram(source, *, narrow=False):
     S = len(src)
     alt = (
         f"One decoder step of Luong attention over the {S} source words {' '.join(src)}. Each word "
-        "has an encoder state h̄_s. First the GRU, at the right of the words, updates the state: it "
+        "has an encoder state h̄_s, from the encoder's bidirectional GRU: between neighbouring "
+        "states an arrow to the right (the forward GRU) and one to the left (the backward GRU), so "
+        "that each h̄_s has read the whole sentence. First the GRU, at the right of the words, updates the state: it "
         "reads the previous state h_{t-1}, the previous word y_{t-1} and the previous attentional "
         "state tilde h_{t-1}, and gives the new state h_t. A red line from h_t runs under the score "
         "boxes e_t(s), one above each encoder state; a softmax over all of them gives the weights "
@@ -773,11 +796,12 @@ def luong_step_diagram(source, *, narrow=False):
     fig, ax = _canvas(5.2, 8.3, alt, scale=8 / 8.3)
     xs = [0.42 + 0.64 * s for s in range(S)]
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
-    w_box = 0.56
+    w_box, w_h = 0.56, 0.44  # the encoder states' boxes narrower: the GRU's arrows between them
+    _encoder_links(ax, xs, y_h, w_h)
     for s, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=0.6, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
-        _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_box, h=0.5, fontsize=math)
+        _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_h, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h̄_s also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
@@ -1253,4 +1277,110 @@ def kv_cache_diagram(tokens, *, narrow=True):
         x = 0.15 + k * 2.6
         ax.add_patch(mpatches.Rectangle((x, 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
         ax.text(x + 0.4, 0.3, label, fontsize=font * 0.85, va="center")
+    return fig
+
+
+# beam_search_diagram's tree, an illustration (no model computed it): (step, parent, word, total log p,
+# fate), a beam of k = 2. Step 1 keeps the two best of <bos>'s extensions; step 2 the two best of
+# all four; at step 3 one of the two kept ends with <eos> and is set aside, finished
+_BEAM_TREE = (
+    (1, None, "le", -0.2, "kept"),
+    (1, None, "un", -1.6, "kept"),
+    (1, None, "la", -2.5, "dropped"),
+    (2, 0, "chat", -0.4, "kept"),
+    (2, 0, "chien", -2.2, "dropped"),
+    (2, 1, "chat", -1.9, "kept"),
+    (3, 3, "dort", -0.6, "kept"),
+    (3, 3, "<eos>", -0.9, "finished"),
+    (3, 5, "dort", -2.1, "dropped"),
+)
+_BEAM_KINDS = {"kept": "rnn", "dropped": "plain", "finished": "emb"}
+
+
+def beam_search_diagram(*, narrow=False):
+    """Chapter 4's beam search, a beam of k = 2 over three steps, as a tree (an illustration, not
+    a model's output): each box is a partial translation's new word and its total log-probability;
+    at each step the best extensions are kept (blue), as many as the beam has places left, the
+    others dropped (white, dashed), and one that ends with <eos> is set aside as finished (green),
+    which leaves one place at the next step. ``narrow``: drawn for a phone's width (5.2 inches,
+    13-point text). Returns the Figure."""
+    check_bool(narrow, "narrow")
+    alt = (
+        "A beam search with a beam of k = 2, drawn as a tree from <bos> at the top, three steps "
+        "down; each box holds a new word and the total log-probability of the partial translation "
+        "it ends. Step 1: le (-0.2) and un (-1.6) are kept, la (-2.5) is dropped. Step 2: of their "
+        "extensions, le chat (-0.4) and un chat (-1.9) are kept, le chien (-2.2) is dropped. Step "
+        "3: le chat dort (-0.6) is kept and le chat <eos> (-0.9) is kept too but finished, set "
+        "aside; un chat dort (-2.1) is dropped. At step 4 the beam has one place left, for the "
+        "best extension of le chat dort; the most probable finished translation wins."
+    )
+    font = _NARROW_FONT if narrow else _FONT
+    width, height = (5.2, 6.6) if narrow else (8.0, 5.4)
+    fig, ax = _canvas(width, height, alt)
+    sx = 1.0 if narrow else 8.0 / 5.2 * 0.9  # the wide drawing spreads the columns
+    x0 = 0.0 if narrow else 0.3
+    xs = [x0 + sx * x for x in (1.65, 2.95, 4.25)]
+    rows = [5.5, 4.55, 3.55, 2.55] if narrow else [4.25, 3.45, 2.65, 1.85]
+    w, h = (1.1, 0.6) if narrow else (1.0, 0.5)
+    top = height - 0.1
+    ax.text(
+        0.1,
+        top,
+        "a beam of $k$ = 2; in each box: the new word\nand the total $\\log p$ "
+        "of the translation so far",
+        fontsize=font,
+        va="top",
+    )
+    _box(ax, xs[1], rows[0], "<bos>", "io", w=w, h=h * 0.7, fontsize=font)
+    centres = []
+    column = {1: 0, 2: 0, 3: 0}
+    for step, parent, word, log_p, fate in _BEAM_TREE:
+        x, y = xs[column[step]], rows[step]
+        column[step] += 1
+        px, py = (xs[1], rows[0]) if parent is None else centres[parent]
+        top_of_child = y + h / 2
+        dropped = fate == "dropped"
+        _line(
+            ax,
+            [px, x],
+            [py - (h * 0.35 if parent is None else h / 2), top_of_child],
+            color="0.6" if dropped else "0.25",
+            ls="--" if dropped else "-",
+        )
+        text = f"{word}\n{log_p:.1f}".replace("-", "\u2212")
+        _box(
+            ax,
+            x,
+            y,
+            text,
+            _BEAM_KINDS[fate],
+            w=w,
+            h=h,
+            fontsize=font,
+            color="0.45" if dropped else "black",
+        )
+        centres.append((x, y))
+    for step in (1, 2, 3):
+        ax.text(0.1, rows[step], f"step {step}", fontsize=font, va="center")
+    note_y = rows[3] - (0.5 if narrow else 0.45)
+    ax.text(
+        0.1,
+        note_y,
+        "step 4: one place left, for the best extension\nof le chat dort; "
+        "then the most probable finished\ntranslation wins"
+        if narrow
+        else "step 4: one place left, for the best extension of le chat dort; then the most "
+        "probable finished translation wins",
+        fontsize=font,
+        va="top",
+    )
+    legend = [
+        ("kept in the beam", "kept"),
+        ("dropped for good", "dropped"),
+        ("finished: ends with <eos>", "finished"),
+    ]
+    for i, (label, fate) in enumerate(legend):
+        lx, ly = (0.3, 0.95 - 0.32 * i) if narrow else (0.4 + 2.5 * i, 0.35)
+        _box(ax, lx, ly, "", _BEAM_KINDS[fate], w=0.3, h=0.22)
+        ax.text(lx + 0.25, ly, label, fontsize=font, va="center")
     return fig
