@@ -1090,11 +1090,8 @@ CALLS = {
     "positional": lambda: viz.positional_diagram(PlaygroundConfig(), narrow=True),
     "kv_cache": lambda: viz.kv_cache_diagram(["<bos>", "the", "cat", "sat", "on", "the"]),
     "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
-<<<<<<< HEAD
     "additive_score": lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
-=======
     "beam_search": lambda: viz.beam_search_diagram(narrow=True),
->>>>>>> fix04s15
 }
 
 
@@ -1122,11 +1119,8 @@ DRAWN_FOR_PHONES = {
     "kv_cache",
     "luong_step",
     "bahdanau",
-<<<<<<< HEAD
     "additive_score",
-=======
     "beam_search",
->>>>>>> fix04s15
 }
 
 
