@@ -89,8 +89,14 @@ def _alt_text(alt, value, label: str, description: str) -> str:
 def figure_svg(fig: Figure) -> bytes:
     """The SVG bytes of a figure, the same size as :func:`figure_png`'s picture (its raster parts, such as
     a heatmap's cells, at 300 dpi; no date, so the same figure gives the same bytes)."""
+    import warnings
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", dpi=300, facecolor="white", metadata={"Date": None})
+    with warnings.catch_warnings():
+        # a second drawing of a figure with a layout engine can warn (constrained layout finds no
+        # layout grid the second time); the PNG, drawn first, shows any warning the figure has
+        warnings.simplefilter("ignore")
+        fig.savefig(buffer, format="svg", dpi=300, facecolor="white", metadata={"Date": None})
     return buffer.getvalue()
 
 
@@ -197,7 +203,9 @@ def _add_static_form(
     without a widget manager): the first picture (``first_svg``, base64: a vector, sharp on paper as the
     book's other printed figures) with its alt text and a line saying where the figure is interactive
     and what the slider changes, the picture's notes (if any) under it. Jupyter, Colab and the site
-    still show the widget (a widget view outranks Markdown everywhere a widget manager runs)."""
+    still show the widget (a widget view outranks Markdown everywhere a widget manager runs). The
+    picture is an HTML ``<img>``: Markdown's image syntax refuses SVG data URIs (markdown-it's link
+    check lets only PNG, JPEG, GIF and WebP through)."""
     match = re.search(r'<img src="data:image/png;base64,[^"]+" alt="([^"]*)"', first_page)
     alt = html.escape(html.unescape(match.group(1)).replace("[", "(").replace("]", ")"))
     # a label is text, not markup: the token "<s>" would open a strikethrough over the rest of a page
@@ -206,7 +214,7 @@ def _add_static_form(
     notes = re.search(r'<p class="book-figure-notes"[^>]*>(.*)</p>', first_page)
     notes = notes.group(1).replace("<br>", "  \n") + "\n\n" if notes else ""
     static = (
-        f"![{alt}](data:image/svg+xml;base64,{first_svg})\n\n{notes}"
+        f'<img src="data:image/svg+xml;base64,{first_svg}" alt="{alt}">\n\n{notes}'
         f"*Interactive figure, shown at its first setting ({description} = {labels[0]}). On the "
         f"book's website a slider sets {description} ({shown}: {len(labels)} pictures).*"
     )
