@@ -296,7 +296,11 @@ def _package_bindings(tree: ast.AST) -> dict[str, str]:
 # what reads files or code objects rather than computing (lecturer review s11, S2: a prediction read
 # as text from the installed package's source, lib/exercises/chNN.py, got full marks unflagged); no
 # worked solution does any of it (tests/test_course_checker_constants.py)
-READING_MODULES = ("subprocess", "inspect", "linecache", "pkgutil", "glob", "shutil", "site")
+# runpy runs a module's source anew, the checkers' among them, with the name computed (lecturer review
+# s15, S2: ``runpy.run_module('lib.' + 'exer' + 'cises.ch17')`` returned the answers unflagged)
+READING_MODULES = (
+    "subprocess", "inspect", "linecache", "pkgutil", "glob", "shutil", "site", "runpy", "zipimport",
+)  # fmt: skip
 READING_CALLS = {"open", "exec", "eval", "compile", "vars", "globals", "locals"}
 READING_METHODS = {
     "read_text", "read_bytes", "getsource", "getsourcelines", "getsourcefile", "getfile",
@@ -307,6 +311,12 @@ READING_ATTRIBUTES = {
     "__file__", "__spec__", "__loader__", "__path__", "__globals__", "__code__", "__closure__",
     "__builtins__", "__dict__", "co_consts",
 }  # fmt: skip
+
+
+# the functions of the checkers' package that the chapters' own cells call, the only ones an answer cell
+# may call too (lecturer review s15, S1: a public function returned chapter 17's predictions): every
+# other function of lib.exercises in an answer is flagged for review
+TEMPLATE_FUNCTIONS = frozenset({"hand_made_model", "parameter_variant", "student_id"})
 
 
 @functools.cache
@@ -347,6 +357,32 @@ def _reads_files(node: ast.AST) -> str | None:
     return None
 
 
+def _folded_string(node: ast.AST) -> str | None:
+    """The text a string expression of constants spells (``'lib.' + 'exer' + 'cises'``, an f-string of
+    constants, ``'.'.join(['lib', 'exercises'])``, ``'lib/exer' 'cises'``), or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded_string(node.left), _folded_string(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            _folded_string(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values
+        ]
+        return None if None in parts else "".join(parts)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    ):
+        sep = _folded_string(node.func.value)
+        parts = [_folded_string(e) for e in node.args[0].elts]
+        return None if sep is None or None in parts else sep.join(parts)
+    return None
+
+
 def checker_module_use(source: str, earlier: str = "") -> str | None:
     """What in an answer cell takes a value from the checkers' package, ``lib.exercises``, whose
     constants hold the answers (lecturer review r4, problem 3: ``ch13.GPT3_PARAMS``), or imports a
@@ -378,9 +414,10 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
             return "sys.modules"
         elif isinstance(node, ast.Name) and node.id in ("__import__", "importlib"):
             return node.id
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if re.search(r"\bexercises\b", node.value) and "lib" in node.value:
-                return repr(node.value)
+        elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)):
+            text = _folded_string(node)  # a name spelled in pieces: 'lib.' + 'exer' + 'cises'
+            if text and re.search(r"\bexercises\b", text) and "lib" in text:
+                return repr(text) if isinstance(node, ast.Constant) else ast.unparse(node)
 
     def checked(node) -> bool:  # inside an assert or a holds(...) call
         while node in parents:
@@ -402,9 +439,13 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
             path += f".{top.attr}"
         value = _resolve_dotted(path)
         if isinstance(value, type) or (callable(value) and not isinstance(value, types.ModuleType)):
-            if not any(part.startswith("_") for part in path.split(".")):
-                continue  # a public function or class of the package: calling one gives nothing away
-            # a private one computes what a checker compares with (chapter 2's _values): flagged
+            public = not any(part.startswith("_") for part in path.split("."))
+            if public and (
+                isinstance(value, type) or path.rpartition(".")[2] in TEMPLATE_FUNCTIONS
+            ):
+                continue  # a class, or a function the chapter's own cells call: gives nothing away
+            # any other function computes what a checker compares with (chapter 2's _values, chapter
+            # 17's long-context answers, a checker's reference): flagged (lecturer review s15, S1)
         if not path.startswith("lib.exercises") and path != "lib":
             continue
         if path == "lib" or not checked(top):

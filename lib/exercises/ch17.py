@@ -475,8 +475,9 @@ CONTEXT = 40_960  # Qwen3 0.6B's max_position_embeddings
 REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.1's layers
 
 
-def long_context_answers() -> dict[str, float]:
-    """The three right answers, from the library's presets: Qwen3 0.6B's cache for 40,960 tokens in
+def _long_context_answers() -> dict[str, float]:
+    """The three right answers, from the library's presets (private: a public function that returns
+    them is an answer a student could import, lecturer review s15, S1): Qwen3 0.6B's cache for 40,960 tokens in
     GiB (bfloat16), the smallest W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of
     Mistral 7B v0.1 with that window (W - 1 positions kept) in MiB."""
     qwen = LlamaConfig.qwen3_0_6b()
@@ -579,7 +580,7 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
 
 @checker("a long context")
 def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
-    """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
+    """Check the predictions of exercise 4 against :func:`_long_context_answers`: the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
@@ -590,7 +591,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
         not_attempted(
             "write your three predictions (qwen3_cache_gib, smallest_window and window_cache_mib) in the cell above, then run this cell again."
         )
-    right = long_context_answers()
+    right = _long_context_answers()
     per_token = kv_cache_bytes_per_token(LlamaConfig.mistral_7b())
     values = {n: (None if v is None else expect_number(v, n)) for n, v in zip(names, given)}
     if values["qwen3_cache_gib"] is not None:
