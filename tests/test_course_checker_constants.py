@@ -144,3 +144,17 @@ def test_no_public_function_of_the_checkers_returns_a_prediction_without_a_flag(
     from lib.exercises import ch17
 
     assert not hasattr(ch17, "long_context_answers")
+
+
+def test_the_sandbox_refuses_the_checkers_public_references_too():
+    """A student's function that calls the checker's reference (chapter 17's public
+    ``rope_reference``) is refused in the sandbox as a private one is; the checkers and the functions
+    the chapter's cells call are not (lecturer review s15, S1)."""
+    from lib.exercises import ch06, ch17
+
+    refused = {target for target, _, _ in grade_course._checker_own_refusals(ch17)}
+    assert {"lib.exercises.ch17.rope_reference", "lib.exercises.ch17.ffn_reference"} <= refused
+    assert "lib.exercises.ch17._long_context_answers" in refused
+    assert not any(t.rpartition(".")[2].startswith("check_") for t in refused)
+    refused = {target for target, _, _ in grade_course._checker_own_refusals(ch06)}
+    assert "lib.exercises.ch06.hand_made_model" not in refused

@@ -1255,15 +1255,17 @@ def _stand_in(info: dict):
     return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
 
 
-def _private_refusals(module) -> list:
-    """A refusal (``REFUSALS``' form) of each private function of a chapter's checker module (its exact
-    references, such as chapter 2's ``_sharpened``, and its helpers): an answer that calls one, under
-    any name, gets 0 for that exercise."""
+def _checker_own_refusals(module) -> list:
+    """A refusal (``REFUSALS``' form) of each function of a chapter's checker module but its checkers
+    and the few the chapter's own cells call (its exact references, such as chapter 2's ``_sharpened``
+    or chapter 17's public ``rope_reference``, and its helpers): an answer that calls one, under any
+    name, gets 0 for that exercise (lecturer review s15, S1: the public ones too)."""
     refusals = []
     for name, value in sorted(vars(module).items()):
         if (
-            name.startswith("_")
-            and not name.startswith("__")
+            not name.startswith("__")
+            and not name.startswith("check_")
+            and name not in TEMPLATE_FUNCTIONS
             and isinstance(value, types.FunctionType)
             # the module's own, or the course's reference put in its place (install_grading)
             and value.__module__
@@ -1442,7 +1444,7 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
-        self.refusals += _private_refusals(module)  # the checker's own code, such as its references
+        self.refusals += _checker_own_refusals(module)  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
         score, message, child = 0.0, "", None

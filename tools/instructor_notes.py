@@ -315,8 +315,11 @@ class _Reader:
             made = self.constants.get(name)
             if isinstance(made, ast.Call) and getattr(made.func, "id", None) == "refusing":
                 library, then = (_literal(a) for a in made.args)
+                whose = next(
+                    (_literal(k.value) for k in made.keywords if k.arg == "whose"), "the library's"
+                )
                 self.where = name
-                message = f"it called the library's {library}{then}"
+                message = f"it called {whose} {library}{then}"
                 self._add(
                     message, ["the answer calls what the exercise forbids"], made.lineno, "refusal"
                 )

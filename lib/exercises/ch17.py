@@ -164,23 +164,58 @@ _refuse_rmsnorm = refusing("RMSNorm", ", which the exercise asks you to write yo
 _refuse_swiglu = refusing("SwiGLU", ", which the exercise asks you to write yourself")
 
 
+# another library's copy of what an exercise forbids (lecturer review s15, S3): any library's is refused
+_refuse_hf_rope = refusing(
+    "apply_rotary_pos_emb", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_rotate = refusing(
+    "rotate_half", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_repeat_kv = refusing(
+    "repeat_kv", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_torch_rmsnorm = refusing(
+    "rms_norm (or RMSNorm)", ": no library's may be used; write it yourself", whose="torch's"
+)
+_refuse_hf_rmsnorm = refusing(
+    "RMSNorm", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_mlp = refusing(
+    "gated MLP (SwiGLU)", ": no library's may be used; write it yourself", whose="transformers'"
+)
+
+
+# every checkpoint's module of transformers (modeling_llama, modeling_qwen3, ...) has its own copy
+_TRANSFORMERS = "transformers.models.*.modeling_*"
+
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The library function the exercise asks to write is refused under any name (a wrapper too).
+# Another library's identical function is refused too (lecturer review s15, S3: transformers' repeat_kv,
+# apply_rotary_pos_emb and torch's rms_norm got full marks), a pattern's modules as the answer imports
+# them (tools/sandbox.py, _targets).
 REFUSALS = {
     "check_rope_halves": [
         ("lib.rope.apply_rope", None, _refuse_rope),
+        (f"{_TRANSFORMERS}.apply_rotary_pos_emb", None, _refuse_hf_rope),
+        (f"{_TRANSFORMERS}.rotate_half", None, _refuse_hf_rotate),
     ],
     "check_expand_kv": [
         ("lib.llama.repeat_kv", None, _refuse_repeat_kv),
+        (f"{_TRANSFORMERS}.repeat_kv", None, _refuse_hf_repeat_kv),
     ],
     # classes: their forward is refused, so an instance built in the answer (weights copied in)
     # refuses too
     "check_ffn_sublayer": [
         ("lib.llama.RMSNorm.forward", None, _refuse_rmsnorm),
         ("lib.llama.SwiGLU.forward", None, _refuse_swiglu),
+        ("torch.nn.functional.rms_norm", None, _refuse_torch_rmsnorm),
+        ("torch.rms_norm", None, _refuse_torch_rmsnorm),
+        ("torch.nn.RMSNorm.forward", None, _refuse_torch_rmsnorm),
+        (f"{_TRANSFORMERS}.*RMSNorm.forward", None, _refuse_hf_rmsnorm),
+        (f"{_TRANSFORMERS}.*MLP.forward", None, _refuse_hf_mlp),
     ],
-}
+}  # fmt: skip
 
 
 DEFAULT_THETA = 10000.0  # rope_halves's default base, the one an answer that ignores theta uses
