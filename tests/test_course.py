@@ -639,3 +639,29 @@ def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
     assert "Rubric: 3 points." in page
     assert "MARK SCHEME" not in page  # the rubric without nbgrader's markers (nbgrader_config.py)
     assert "Which score's accuracy changes when the rows are scaled?" in page
+
+
+def test_a_graded_course_counts_predictions_for_less_and_names_chapters_without_variants(
+    tmp_path, capsys
+):
+    """In a graded course (predictions checked at collection, make course GRADED=1) a prediction's
+    test is worth POINTS["prediction"], an implementation's POINTS["checked"]; with --variants the
+    command names the chosen chapters that have none (lecturer review s15, S5)."""
+    assert make_course.POINTS["prediction"] < make_course.POINTS["checked"]
+    out = tmp_path / "c"
+    make_course.main(["06", "09", "--out", str(out), "--predictions-at-collection", "--variants"])
+    printed = capsys.readouterr().out
+    assert "06_self_attention: no exercise has variants" in printed
+    assert "09_the_transformer: no exercise has variants" not in printed
+    nb = nbformat.read(out / "source" / "06_self_attention" / "06_self_attention.ipynb", 4)
+    points = {
+        c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_test")
+    }
+    # chapter 6: exercises 1 and 3 implement, exercise 2 predicts
+    assert points == {
+        "ex1_test": make_course.POINTS["checked"],
+        "ex2_test": make_course.POINTS["prediction"],
+        "ex3_test": make_course.POINTS["checked"],
+    }
