@@ -158,3 +158,17 @@ def test_the_sandbox_refuses_the_checkers_public_references_too():
     assert not any(t.rpartition(".")[2].startswith("check_") for t in refused)
     refused = {target for target, _, _ in grade_course._checker_own_refusals(ch06)}
     assert "lib.exercises.ch06.hand_made_model" not in refused
+
+
+def test_a_failed_computed_name_import_is_listed_for_review_with_its_0():
+    """Lecturer review s15, M3: chapter 14's importlib.import_module("lib." + "pretraining" + "_data")
+    got a plain 0 with no review flag; it is listed for review, its 0 kept."""
+    answers = {
+        "ex2_answer": "",
+        "ex3_answer": "import importlib\nm = importlib.import_module('lib.' + 'pretraining' + '_data')",
+    }
+    failed = grade_course.Result("s", "ex3_test", 2.0, 0.0, "✗ it called mask_tokens", 0.1)
+    result = grade_course.checker_review(failed, _exercise(), answers)
+    assert result.score == 0 and result.review
+    assert result.message.startswith("needs manual review: the answer cell uses `import importlib`")
+    assert "✗ it called mask_tokens" in result.message

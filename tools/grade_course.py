@@ -456,8 +456,10 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
 def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) -> Result:
     """An answer that earned points while one of its answer cells reads ``lib.exercises`` (or imports
     by a computed name): 0 and "needs manual review", as :func:`needs_review` does, with the words
-    that set it off (the checker's public constants hold the predictions' answers)."""
-    if result.score <= 0:
+    that set it off (the checker's public constants hold the predictions' answers). An answer that
+    earned nothing is listed for review too, its 0 kept (lecturer review s15, M3: an import by a
+    computed name that failed was a plain 0, missing from the teacher's list of attempts)."""
+    if result.review:
         return result
     earlier = ""  # the answer cells before (an earlier exercise's may import what this one reads)
     for cell in exercise.cells:
@@ -472,6 +474,13 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     else:
         return result
     result.review = True
+    if result.score <= 0:
+        result.message = (
+            f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
+            "(lib.exercises) or imports by a computed name, or reads files or code; an answer may "
+            f"not. It got 0 anyway: {result.message}"
+        )
+        return result
     result.message = (
         f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
         "(lib.exercises), whose constants hold the answers, or calls a checker (which would try "
@@ -1444,7 +1453,9 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
-        self.refusals += _checker_own_refusals(module)  # the checker's own code, such as its references
+        self.refusals += _checker_own_refusals(
+            module
+        )  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
         score, message, child = 0.0, "", None
