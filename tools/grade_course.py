@@ -2118,8 +2118,53 @@ STOPPED = re.compile(
 
 
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
-    """What the teacher must look at after a grading run: late-looking submissions, answers to
-    review by hand, possible copies, and notebooks nbgrader refused."""
+    """What the teacher must look at after a grading run, printed and saved in the course's
+    ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
+    flagged students in ``reports/<chapter>-flags.json``, which tools/export_grades.py warns about."""
+    lines: list[str] = []
+    with contextlib.redirect_stdout(_Tee(lines)):
+        _flags(course, chapter, students, results)
+    flagged: dict[str, list[str]] = {}
+    for r in results:
+        if r.review:
+            flagged.setdefault(r.student, []).append(f"{r.test} needs manual review")
+    strong, _ = strong_and_weak(copy_flags(course, chapter, students))
+    for line in strong + code_copy_flags(course, chapter, students):
+        for student in students:
+            if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
+                flagged.setdefault(student, []).append("possible copy")
+    reports = course / "reports"
+    reports.mkdir(mode=0o700, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d")
+    with open(reports / f"{chapter}-{stamp}.txt", "a", encoding="utf-8") as f:
+        f.write(f"--- {datetime.datetime.now():%Y-%m-%d %H:%M}: {', '.join(students)}\n")
+        f.write("".join(lines) or "nothing flagged\n")
+    saved = reports / f"{chapter}-flags.json"
+    known = json.loads(saved.read_text()) if saved.exists() else {}
+    for student in students:  # this run's students: their flags replaced, the others' kept
+        known.pop(student, None)
+        if student in flagged:
+            known[student] = sorted(set(flagged[student]))
+    saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
+
+
+class _Tee:
+    """stdout that also keeps what is written."""
+
+    def __init__(self, kept: list[str]):
+        self.kept, self.out = kept, sys.stdout
+
+    def write(self, text: str) -> int:
+        self.kept.append(text)
+        return self.out.write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+    """The flags of :func:`_print_flags`, printed."""
     if FLAGGED:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
