@@ -67,6 +67,7 @@ def test_every_refusal_names_a_function_the_sandbox_can_swap(chapter, checker, t
     """sandbox._guard skips what is not a plain function without free variables, or a built-in
     function of a module (replaced there): a refusal of anything else would refuse nothing. A pattern
     (transformers' checkpoints' copies) names at least one such function once llama's module is in."""
+    import transformers.models.bloom.modeling_bloom  # noqa: F401
     import transformers.models.llama.modeling_llama  # noqa: F401
 
     found = sandbox._targets(target)
