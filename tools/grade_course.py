@@ -1997,6 +1997,12 @@ def give_feedback(course: Path, chapter: str, force: bool = False, run=subproces
     if early and not force:
         print(f"{early}.\nNothing done (--force gives the feedback now).")
         return 2
+    if early:  # lecturer review s15, M6: --force before the late period ends, said out loud
+        print(
+            f"{early}. --force: this releases the grader's verdicts on its private cases, their "
+            "inputs and expected values, before the late period ends; a late student may read them. "
+            "Use it for a rehearsal, in a course folder you will not use for the class."
+        )
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
