@@ -639,3 +639,52 @@ def test_the_graded_copy_and_the_feedback_carry_the_rubric(graded):
     assert "Rubric: 3 points." in page
     assert "MARK SCHEME" not in page  # the rubric without nbgrader's markers (nbgrader_config.py)
     assert "Which score's accuracy changes when the rows are scaled?" in page
+
+
+def test_a_graded_course_counts_predictions_for_less_and_names_chapters_without_variants(
+    tmp_path, capsys
+):
+    """In a graded course (predictions checked at collection, make course GRADED=1) a prediction's
+    test is worth POINTS["prediction"], an implementation's POINTS["checked"]; with --variants the
+    command names the chosen chapters that have none (lecturer review s15, S5)."""
+    assert make_course.POINTS["prediction"] < make_course.POINTS["checked"]
+    out = tmp_path / "c"
+    make_course.main(["06", "09", "--out", str(out), "--predictions-at-collection", "--variants"])
+    printed = capsys.readouterr().out
+    assert "06_self_attention: no exercise has variants" in printed
+    assert "09_the_transformer: no exercise has variants" not in printed
+    nb = nbformat.read(out / "source" / "06_self_attention" / "06_self_attention.ipynb", 4)
+    points = {
+        c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_test")
+    }
+    # chapter 6: exercises 1 and 3 implement, exercise 2 predicts
+    assert points == {
+        "ex1_test": make_course.POINTS["checked"],
+        "ex2_test": make_course.POINTS["prediction"],
+        "ex3_test": make_course.POINTS["checked"],
+    }
+
+
+def test_the_in_words_cell_asks_the_question_and_a_part_grades_few_claims():
+    """The read-only cell above a written answer states the question it asks, and a part of a rubric
+    asks for at most CLAIMS claims (lecturer review s15, S4: the cell asked nothing, and chapter 17's
+    exercise 4 gave 9 claims for 1 point); chapter 17's statements each ask a question."""
+    nb = nbformat.read(ROOT / "notebooks" / "17_modern_decoder.ipynb", 4)
+    statements = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "markdown" and make_course.EXERCISE.match(c.source)
+    ]
+    asked = [make_course.parts(s) for s in statements]
+    assert len(asked) == 4 and all(len(a) == 1 and a[0].endswith("?") for a in asked), asked
+    course, _ = make_course.course_notebook(nb, "17_modern_decoder")
+    cells = [c for c in course.cells if "in words.**" in c.source]
+    assert len(cells) == 4
+    for cell, (question,) in zip(cells, asked):
+        shown = cell.source.split(make_course.MARK_BEGIN)[0]
+        assert question in shown, (question, shown)
+        for part in re.split(r"\*\*Part \d", cell.source)[1:]:
+            claims = part.split("The model answer also says")[0]
+            assert 1 <= claims.count("\n- ") <= make_course.CLAIMS, part

@@ -40,10 +40,24 @@ IMPORTED = [
     "            if check_duplicate_key(_x, _k).passed:\n                soft_limit, hard_key = _x, _k\n"
     "        except Exception:\n            pass",
     "for _c in 'abc':\n    if check_first_word(_c, 0.478).passed:\n        first_word_prediction = _c",
+    # a function of the package that returns the answers (lecturer review s15, S1), or computes the
+    # checker's reference, whatever it is called
+    "from lib.exercises.ch17 import _long_context_answers as _lca\n_a = _lca()\n"
+    "qwen3_cache_gib = _a['qwen3_cache_gib']",
+    "from lib.exercises import ch16\nalbert_large = ch16.albert_counts()['albert_large']",
+    "from lib.exercises.ch17 import rope_reference\n\n\ndef rope_halves(x, positions, theta):\n"
+    "    return rope_reference(x, positions, theta).float()",
+    # the checker's source run anew by runpy, its name computed (lecturer review s15, S2)
+    "import runpy as _r\n_a = _r.run_module('lib.' + 'exer' + 'cises.ch17')['_long_context_answers']()",
+    "from runpy import run_path\nns = run_path(p)",
+    "name = f\"{'li'}b.{'exer'}cises.ch17\"",
+    "name = '.'.join(['lib', 'exer' + 'cises', 'ch17'])",
 ]
 OWN = [
     "gpt3_params = 174_604_259_328\nembedding_share = 0.00368",  # typed: a prediction may be
     "from lib.exercises.ch06 import hand_made_model\nembedding, *rest = hand_made_model()",
+    "from lib.exercises.ch09 import parameter_variant\nvocab = parameter_variant()['vocab']",
+    "name = 'lib.' + 'attention'",  # a computed name of another module is no import yet
     "from lib.exercises import ch13\nx = 1\nassert x != ch13.GPT3_PARAMS",  # the solutions' self-check
 ]
 
@@ -105,3 +119,56 @@ def test_no_worked_solution_of_the_course_is_flagged(tmp_path):
                 answers += 1
                 assert grade_course.checker_module_use(cell.source) is None, (path.name, grade_id)
     assert answers >= 40
+
+
+def test_no_public_function_of_the_checkers_returns_a_prediction_without_a_flag():
+    """Every public function of a chapter's checker module other than its checkers is one the chapter's
+    own cells call (grade_course.TEMPLATE_FUNCTIONS) or is flagged when an answer cell calls it
+    (lecturer review s15, S1: chapter 17's ``long_context_answers()`` returned the three answers)."""
+    import importlib
+    import types
+
+    for chapter in range(1, 19):
+        module = importlib.import_module(f"lib.exercises.ch{chapter:02d}")
+        for name, value in vars(module).items():
+            if (
+                name.startswith("_")
+                or name.startswith("check_")
+                or not isinstance(value, types.FunctionType)
+                or value.__module__ != module.__name__
+            ):
+                continue
+            source = f"from {module.__name__} import {name} as f\nx = f()"
+            found = grade_course.checker_module_use(source)
+            assert (found is None) == (name in grade_course.TEMPLATE_FUNCTIONS), (chapter, name)
+    from lib.exercises import ch17
+
+    assert not hasattr(ch17, "long_context_answers")
+
+
+def test_the_sandbox_refuses_the_checkers_public_references_too():
+    """A student's function that calls the checker's reference (chapter 17's public
+    ``rope_reference``) is refused in the sandbox as a private one is; the checkers and the functions
+    the chapter's cells call are not (lecturer review s15, S1)."""
+    from lib.exercises import ch06, ch17
+
+    refused = {target for target, _, _ in grade_course._checker_own_refusals(ch17)}
+    assert {"lib.exercises.ch17.rope_reference", "lib.exercises.ch17.ffn_reference"} <= refused
+    assert "lib.exercises.ch17._long_context_answers" in refused
+    assert not any(t.rpartition(".")[2].startswith("check_") for t in refused)
+    refused = {target for target, _, _ in grade_course._checker_own_refusals(ch06)}
+    assert "lib.exercises.ch06.hand_made_model" not in refused
+
+
+def test_a_failed_computed_name_import_is_listed_for_review_with_its_0():
+    """Lecturer review s15, M3: chapter 14's importlib.import_module("lib." + "pretraining" + "_data")
+    got a plain 0 with no review flag; it is listed for review, its 0 kept."""
+    answers = {
+        "ex2_answer": "",
+        "ex3_answer": "import importlib\nm = importlib.import_module('lib.' + 'pretraining' + '_data')",
+    }
+    failed = grade_course.Result("s", "ex3_test", 2.0, 0.0, "✗ it called mask_tokens", 0.1)
+    result = grade_course.checker_review(failed, _exercise(), answers)
+    assert result.score == 0 and result.review
+    assert result.message.startswith("needs manual review: the answer cell uses `import importlib`")
+    assert "✗ it called mask_tokens" in result.message

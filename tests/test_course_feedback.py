@@ -315,7 +315,10 @@ def test_the_feedback_command_waits_for_the_late_period_and_leaves_out_hand_ins(
         ["nbgrader", "generate_feedback", CH2],
         ["nbgrader", "release_feedback", CH2, "--CourseDirectory.student_id_exclude=bo"],
     ]
-    assert "through your LMS" in capsys.readouterr().out
+    forced = capsys.readouterr().out
+    assert "through your LMS" in forced
+    # said out loud: --force before the deadline releases the private cases (lecturer review s15, M6)
+    assert "releases the grader's verdicts on its private cases" in forced
     with Gradebook(f"sqlite:///{db}") as gb:  # the late period over: no --force needed
         gb.update_or_create_assignment(CH2, duedate=now - dt.timedelta(days=8))
     ran.clear()

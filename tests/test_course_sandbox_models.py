@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.test_course_sandbox import BIN, POINTS, _gradebook_scores, _solutions, _submit
+from tests.test_course_sandbox import BIN, _gradebook_scores, _solutions, _submit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -133,18 +133,19 @@ def graded(tmp_path_factory):
         honest = _solutions(source)
         if chapter == CH9:
             honest["ex3_answer"] = OWN_NUMBERS
-        tests = [
-            c.metadata["nbgrader"]["grade_id"]
+        # {test: its points}: a prediction's is worth less in a graded course (make_course.POINTS)
+        tests = {
+            c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
             for c in source.cells
             if c.metadata.get("nbgrader", {}).get("grade")
             and c.metadata["nbgrader"]["grade_id"].endswith("_test")
-        ]
+        }
         _submit(root, "honest", chapter, honest)
-        expected[("honest", chapter)] = dict.fromkeys(tests, POINTS)
+        expected[("honest", chapter)] = dict(tests)
         for student, (where, answer, text, _) in WRONG.items():
             if where == chapter:
                 _submit(root, student, chapter, {**honest, answer: text})
-                scores = dict.fromkeys(tests, POINTS)
+                scores = dict(tests)
                 scores[answer.replace("_answer", "_test")] = 0
                 expected[(student, chapter)] = scores
         if chapter == CH9:  # the honest student's numbers, copied as they are
@@ -152,7 +153,7 @@ def graded(tmp_path_factory):
             assert theirs != _numbers_of(COPIER)
             copied = OWN_NUMBERS.replace("mine = parameter_variant()", f"mine = {theirs!r}")
             _submit(root, COPIER, chapter, {**honest, "ex3_answer": copied})
-            expected[(COPIER, chapter)] = {**dict.fromkeys(tests, POINTS), "ex3_test": 0}
+            expected[(COPIER, chapter)] = {**dict(tests), "ex3_test": 0}
     messages = {}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{path}"}
     for chapter in (CH9, CH11):
@@ -176,7 +177,8 @@ def graded(tmp_path_factory):
 def test_honest_student_gets_full_marks(graded, chapter):
     root, expected, messages = graded
     scores = _gradebook_scores(root, "honest", chapter)
-    wrong = {k: messages[("honest", chapter, k)] for k, v in scores.items() if v != POINTS}
+    full = expected[("honest", chapter)]
+    wrong = {k: messages[("honest", chapter, k)] for k, v in scores.items() if v != full[k]}
     assert not wrong and scores == expected[("honest", chapter)], wrong
 
 

@@ -422,7 +422,7 @@ def test_check_long_context_names_each_mistake(answer, message):
 
 
 def test_the_long_context_answers_are_the_librarys():
-    right = ch17.long_context_answers()
+    right = ch17._long_context_answers()
     qwen = LlamaConfig.qwen3_0_6b()
     assert right["qwen3_cache_gib"] * 2**30 == 2 * 28 * 8 * 128 * 2 * 40_960
     assert qwen.max_position_embeddings == 40_960 == ch17.CONTEXT

@@ -378,3 +378,32 @@ def test_writing_the_course_again_keeps_the_term_plan(tmp_path, capsys):
     assert text.count(term_plan.MARK_BEGIN) == 1 and edited in text
     assert "kept the term plan's deadlines and late policy" in capsys.readouterr().out
     assert term_plan.course_zone(course) == "Europe/Berlin"
+
+
+def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, monkeypatch, capsys):
+    """Lecturer review s15, M2: the copy flags lived only in grade_course.py's terminal output, and
+    the export warned about none. They are saved in reports/, and export_grades warns per student."""
+    import grade_course
+
+    chapter = "06_self_attention"
+    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(
+        grade_course, "copy_flags", lambda *a: ["frank ex2_written: like the model answer"]
+    )
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "strong_and_weak", lambda flags: (flags, []))
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    import term_plan
+
+    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    review = grade_course.Result("carol", "ex2_test", 1.0, 0.0, "needs manual review: ...", 0.1)
+    review.review = True
+    grade_course._print_flags(tmp_path, chapter, ["alice", "carol", "frank"], [review])
+    assert "possible copies" in capsys.readouterr().out
+    (text,) = (tmp_path / "reports").glob(f"{chapter}-*.txt")
+    assert "frank ex2_written" in text.read_text()
+    warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert len(warnings) == 2
+    assert warnings[0].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
+    assert warnings[1].startswith(f"frank {chapter}: flagged when graded (possible copy")

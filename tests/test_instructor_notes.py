@@ -128,6 +128,18 @@ def test_the_checkers_time_is_measured_on_the_worked_solution():
     assert notes.time_checker(_exercise("02", 1)) is None, "a prediction needs the chapter's state"
 
 
+def test_a_worked_solution_that_reads_a_name_the_chapter_imports_is_timed():
+    """Chapter 14's mask_for_mlm reads IGNORE_INDEX, which the chapter's import cell brings in: the
+    notes crashed with a NameError (lecturer review s15, M1). Every function exercise of every
+    chapter is timed or says it is not, without raising."""
+    (ex,) = [e for e in notes.exercises("14") if e.checker == "check_mask_for_mlm"]
+    seconds = notes.time_checker(ex)
+    assert seconds is not None and seconds > 0
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for ex in notes.exercises(path.stem[:2]):
+            notes.time_checker(ex)
+
+
 def test_the_document_lists_every_mistake_and_keeps_the_answers_to_the_teachers_copy():
     teacher = notes.notes_markdown(["02_attention_as_soft_lookup"], timing=False)
     for mistake in SHARPEN + notes.mistakes(ch02, "check_duplicate_key"):

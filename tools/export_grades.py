@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -107,7 +108,26 @@ def read_gradebook(
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
                     grades.warnings += _submission_warnings(sub, student["id"], name)
                 grades.scores[student["id"], name] = score
+    if "://" not in str(gradebook):
+        grades.warnings += flag_warnings(Path(gradebook).resolve().parent / "reports", names)
     return grades
+
+
+def flag_warnings(reports: Path, assignments: list[str]) -> list[str]:
+    """The students tools/grade_course.py flagged (possible copies, answers for manual review), from
+    its ``reports/<chapter>-flags.json`` (lecturer review s15, M2: an export with the worked solutions
+    copied verbatim gave no warning)."""
+    found = []
+    for name in assignments:
+        saved = reports / f"{name}-flags.json"
+        if not saved.is_file():
+            continue
+        for student, flags in sorted(json.loads(saved.read_text()).items()):
+            found.append(
+                f"{student} {name}: flagged when graded ({'; '.join(flags)}; "
+                f"reports/{name}-<date>.txt says why): read it before importing"
+            )
+    return found
 
 
 def _submission_warnings(sub, student: str, name: str) -> list[str]:

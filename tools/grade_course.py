@@ -296,7 +296,11 @@ def _package_bindings(tree: ast.AST) -> dict[str, str]:
 # what reads files or code objects rather than computing (lecturer review s11, S2: a prediction read
 # as text from the installed package's source, lib/exercises/chNN.py, got full marks unflagged); no
 # worked solution does any of it (tests/test_course_checker_constants.py)
-READING_MODULES = ("subprocess", "inspect", "linecache", "pkgutil", "glob", "shutil", "site")
+# runpy runs a module's source anew, the checkers' among them, with the name computed (lecturer review
+# s15, S2: ``runpy.run_module('lib.' + 'exer' + 'cises.ch17')`` returned the answers unflagged)
+READING_MODULES = (
+    "subprocess", "inspect", "linecache", "pkgutil", "glob", "shutil", "site", "runpy", "zipimport",
+)  # fmt: skip
 READING_CALLS = {"open", "exec", "eval", "compile", "vars", "globals", "locals"}
 READING_METHODS = {
     "read_text", "read_bytes", "getsource", "getsourcelines", "getsourcefile", "getfile",
@@ -307,6 +311,12 @@ READING_ATTRIBUTES = {
     "__file__", "__spec__", "__loader__", "__path__", "__globals__", "__code__", "__closure__",
     "__builtins__", "__dict__", "co_consts",
 }  # fmt: skip
+
+
+# the functions of the checkers' package that the chapters' own cells call, the only ones an answer cell
+# may call too (lecturer review s15, S1: a public function returned chapter 17's predictions): every
+# other function of lib.exercises in an answer is flagged for review
+TEMPLATE_FUNCTIONS = frozenset({"hand_made_model", "parameter_variant", "student_id"})
 
 
 @functools.cache
@@ -347,6 +357,32 @@ def _reads_files(node: ast.AST) -> str | None:
     return None
 
 
+def _folded_string(node: ast.AST) -> str | None:
+    """The text a string expression of constants spells (``'lib.' + 'exer' + 'cises'``, an f-string of
+    constants, ``'.'.join(['lib', 'exercises'])``, ``'lib/exer' 'cises'``), or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded_string(node.left), _folded_string(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            _folded_string(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values
+        ]
+        return None if None in parts else "".join(parts)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    ):
+        sep = _folded_string(node.func.value)
+        parts = [_folded_string(e) for e in node.args[0].elts]
+        return None if sep is None or None in parts else sep.join(parts)
+    return None
+
+
 def checker_module_use(source: str, earlier: str = "") -> str | None:
     """What in an answer cell takes a value from the checkers' package, ``lib.exercises``, whose
     constants hold the answers (lecturer review r4, problem 3: ``ch13.GPT3_PARAMS``), or imports a
@@ -378,9 +414,10 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
             return "sys.modules"
         elif isinstance(node, ast.Name) and node.id in ("__import__", "importlib"):
             return node.id
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if re.search(r"\bexercises\b", node.value) and "lib" in node.value:
-                return repr(node.value)
+        elif isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)):
+            text = _folded_string(node)  # a name spelled in pieces: 'lib.' + 'exer' + 'cises'
+            if text and re.search(r"\bexercises\b", text) and "lib" in text:
+                return repr(text) if isinstance(node, ast.Constant) else ast.unparse(node)
 
     def checked(node) -> bool:  # inside an assert or a holds(...) call
         while node in parents:
@@ -402,9 +439,13 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
             path += f".{top.attr}"
         value = _resolve_dotted(path)
         if isinstance(value, type) or (callable(value) and not isinstance(value, types.ModuleType)):
-            if not any(part.startswith("_") for part in path.split(".")):
-                continue  # a public function or class of the package: calling one gives nothing away
-            # a private one computes what a checker compares with (chapter 2's _values): flagged
+            public = not any(part.startswith("_") for part in path.split("."))
+            if public and (
+                isinstance(value, type) or path.rpartition(".")[2] in TEMPLATE_FUNCTIONS
+            ):
+                continue  # a class, or a function the chapter's own cells call: gives nothing away
+            # any other function computes what a checker compares with (chapter 2's _values, chapter
+            # 17's long-context answers, a checker's reference): flagged (lecturer review s15, S1)
         if not path.startswith("lib.exercises") and path != "lib":
             continue
         if path == "lib" or not checked(top):
@@ -415,8 +456,10 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
 def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) -> Result:
     """An answer that earned points while one of its answer cells reads ``lib.exercises`` (or imports
     by a computed name): 0 and "needs manual review", as :func:`needs_review` does, with the words
-    that set it off (the checker's public constants hold the predictions' answers)."""
-    if result.score <= 0:
+    that set it off (the checker's public constants hold the predictions' answers). An answer that
+    earned nothing is listed for review too, its 0 kept (lecturer review s15, M3: an import by a
+    computed name that failed was a plain 0, missing from the teacher's list of attempts)."""
+    if result.review:
         return result
     earlier = ""  # the answer cells before (an earlier exercise's may import what this one reads)
     for cell in exercise.cells:
@@ -431,6 +474,13 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     else:
         return result
     result.review = True
+    if result.score <= 0:
+        result.message = (
+            f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
+            "(lib.exercises) or imports by a computed name, or reads files or code; an answer may "
+            f"not. It got 0 anyway: {result.message}"
+        )
+        return result
     result.message = (
         f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
         "(lib.exercises), whose constants hold the answers, or calls a checker (which would try "
@@ -1214,15 +1264,17 @@ def _stand_in(info: dict):
     return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
 
 
-def _private_refusals(module) -> list:
-    """A refusal (``REFUSALS``' form) of each private function of a chapter's checker module (its exact
-    references, such as chapter 2's ``_sharpened``, and its helpers): an answer that calls one, under
-    any name, gets 0 for that exercise."""
+def _checker_own_refusals(module) -> list:
+    """A refusal (``REFUSALS``' form) of each function of a chapter's checker module but its checkers
+    and the few the chapter's own cells call (its exact references, such as chapter 2's ``_sharpened``
+    or chapter 17's public ``rope_reference``, and its helpers): an answer that calls one, under any
+    name, gets 0 for that exercise (lecturer review s15, S1: the public ones too)."""
     refusals = []
     for name, value in sorted(vars(module).items()):
         if (
-            name.startswith("_")
-            and not name.startswith("__")
+            not name.startswith("__")
+            and not name.startswith("check_")
+            and name not in TEMPLATE_FUNCTIONS
             and isinstance(value, types.FunctionType)
             # the module's own, or the course's reference put in its place (install_grading)
             and value.__module__
@@ -1401,7 +1453,9 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
-        self.refusals += _private_refusals(module)  # the checker's own code, such as its references
+        self.refusals += _checker_own_refusals(
+            module
+        )  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
         score, message, child = 0.0, "", None
@@ -1943,6 +1997,12 @@ def give_feedback(course: Path, chapter: str, force: bool = False, run=subproces
     if early and not force:
         print(f"{early}.\nNothing done (--force gives the feedback now).")
         return 2
+    if early:  # lecturer review s15, M6: --force before the late period ends, said out loud
+        print(
+            f"{early}. --force: this releases the grader's verdicts on its private cases, their "
+            "inputs and expected values, before the late period ends; a late student may read them. "
+            "Use it for a rehearsal, in a course folder you will not use for the class."
+        )
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
@@ -2064,8 +2124,53 @@ STOPPED = re.compile(
 
 
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
-    """What the teacher must look at after a grading run: late-looking submissions, answers to
-    review by hand, possible copies, and notebooks nbgrader refused."""
+    """What the teacher must look at after a grading run, printed and saved in the course's
+    ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
+    flagged students in ``reports/<chapter>-flags.json``, which tools/export_grades.py warns about."""
+    lines: list[str] = []
+    with contextlib.redirect_stdout(_Tee(lines)):
+        _flags(course, chapter, students, results)
+    flagged: dict[str, list[str]] = {}
+    for r in results:
+        if r.review:
+            flagged.setdefault(r.student, []).append(f"{r.test} needs manual review")
+    strong, _ = strong_and_weak(copy_flags(course, chapter, students))
+    for line in strong + code_copy_flags(course, chapter, students):
+        for student in students:
+            if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
+                flagged.setdefault(student, []).append("possible copy")
+    reports = course / "reports"
+    reports.mkdir(mode=0o700, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d")
+    with open(reports / f"{chapter}-{stamp}.txt", "a", encoding="utf-8") as f:
+        f.write(f"--- {datetime.datetime.now():%Y-%m-%d %H:%M}: {', '.join(students)}\n")
+        f.write("".join(lines) or "nothing flagged\n")
+    saved = reports / f"{chapter}-flags.json"
+    known = json.loads(saved.read_text()) if saved.exists() else {}
+    for student in students:  # this run's students: their flags replaced, the others' kept
+        known.pop(student, None)
+        if student in flagged:
+            known[student] = sorted(set(flagged[student]))
+    saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
+
+
+class _Tee:
+    """stdout that also keeps what is written."""
+
+    def __init__(self, kept: list[str]):
+        self.kept, self.out = kept, sys.stdout
+
+    def write(self, text: str) -> int:
+        self.kept.append(text)
+        return self.out.write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+    """The flags of :func:`_print_flags`, printed."""
     if FLAGGED:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import functools
 import html
 import importlib
@@ -315,8 +316,11 @@ class _Reader:
             made = self.constants.get(name)
             if isinstance(made, ast.Call) and getattr(made.func, "id", None) == "refusing":
                 library, then = (_literal(a) for a in made.args)
+                whose = next(
+                    (_literal(k.value) for k in made.keywords if k.arg == "whose"), "the library's"
+                )
                 self.where = name
-                message = f"it called the library's {library}{then}"
+                message = f"it called {whose} {library}{then}"
                 self._add(
                     message, ["the answer calls what the exercise forbids"], made.lineno, "refusal"
                 )
@@ -478,14 +482,36 @@ def _namespace() -> dict:
     return space
 
 
-def _definitions(source: str) -> dict:
-    """The imports, functions and classes of a worked solution, defined (nothing else runs)."""
+def _chapter_imports(chapter: str) -> dict:
+    """The names the chapter's own code cells import (chapter 14's ``IGNORE_INDEX``, lecturer review
+    s15, M1: a worked solution reads them), each import run alone, one that fails left out."""
+    space = _namespace()
+    for cell in nbformat.read(notebook(chapter), as_version=4).cells:
+        if cell.cell_type != "code" or "solution" in _tags(cell):
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                with contextlib.suppress(Exception):
+                    exec(
+                        compile(ast.Module(body=[node], type_ignores=[]), "<chapter>", "exec"),
+                        space,
+                    )
+    return space
+
+
+def _definitions(source: str, chapter: str | None = None) -> dict:
+    """The imports, functions and classes of a worked solution, defined (nothing else runs), over the
+    chapter's imports where ``chapter`` is given."""
     kept = [
         n
         for n in ast.parse(source).body
         if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
     ]
-    space = _namespace()
+    space = _chapter_imports(chapter) if chapter else _namespace()
     exec(compile(ast.Module(body=kept, type_ignores=[]), "<solution>", "exec"), space)
     return space
 
@@ -497,12 +523,15 @@ def time_checker(ex: Exercise) -> float | None:
         return None
     module = _module(ex.chapter)
     try:
-        space = _definitions(ex.solution)
+        space = _definitions(ex.solution, ex.chapter)
         answers = [space[a] for a in ex.args]
     except Exception:
         return None
     start = time.perf_counter()
-    verdict = getattr(module, ex.checker)(*answers)
+    try:
+        verdict = getattr(module, ex.checker)(*answers)
+    except Exception:  # the solution needs more of the chapter than its imports: not timed
+        return None
     seconds = time.perf_counter() - start
     return seconds if verdict.passed else None
 

@@ -96,7 +96,10 @@ PRACTICE = "on cases of its own (its practice cases, which the grader uses too)"
 BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # Points: a checked exercise is worth POINTS["checked"]; a written answer POINTS["written"] per part,
 # a part being one question its statement asks (see `parts`).
-POINTS = {"checked": 2, "written": 1}
+# In a graded course (predictions checked at collection, make course GRADED=1) a prediction's test is
+# worth POINTS["prediction"]: its answer is a constant the book prints (lecturer review s15, S5).
+POINTS = {"checked": 2, "written": 1, "prediction": 1}
+CLAIMS = 3  # the most claims a rubric's part asks for its point
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's mark-scheme markers (ClearMarkScheme): generate_assignment removes every line from the
 # first to the second from a task cell of the students' release; the gradebook keeps the whole cell,
@@ -453,6 +456,8 @@ def parts(statement: str) -> list[str]:
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
     asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
+    # "In words: why ...?" (chapter 17): the cell that asks it already says "in words"
+    asked = [re.sub(r"^In words:\s*(\w)", lambda m: m.group(1).upper(), q) for q in asked]
     return asked or [_asked_for(body)]
 
 
@@ -520,8 +525,17 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     worth = f"{points} point{'s' if points != 1 else ''}"
     if len(asked) > 1:
         worth += f", {each} for each of its {len(asked)} questions"
+    # the question itself, not only its points (lecturer review s15, S4: the cell asked nothing)
+    if len(asked) == 1:
+        question = [f"**Exercise {number}, in words.** {asked[0]}"]
+    else:
+        question = [f"**Exercise {number}, in words.** Answer these questions:", ""]
+        question += [f"{i}. {q}" for i, q in enumerate(asked, 1)] + [""]
     lines = [
-        f"**Exercise {number}, in words.** Answer in the cell below, in a few sentences ({worth})."
+        *question[:-1],
+        question[-1]
+        + (" " if len(asked) == 1 else "")
+        + f"Answer in the cell below, in a few sentences ({worth})."
         " Your teacher grades it by a rubric, and the model answer comes back with your feedback.",
         "",
         MARK_BEGIN,
@@ -531,8 +545,16 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
     ]
     if all(groups):
         for i, (question, said) in enumerate(zip(asked, groups), 1):
+            # at most CLAIMS gradeable claims a part, those that share most words with its question
+            # (lecturer review s15, S4: 9 bullets for 1 point); the rest is context, not required
+            order = sorted(range(len(said)), key=lambda j: -len(keys[i - 1] & _words(said[j])))
+            kept = sorted(order[:CLAIMS])
             lines += [f'**Part {i} ({each} pt).** "{question}" A full answer says:', ""]
-            lines += [f"- {s}" for s in said] + [""]
+            lines += [f"- {said[j]}" for j in kept] + [""]
+            rest = [said[j] for j in range(len(said)) if j not in kept]
+            if rest:
+                lines += ["The model answer also says (context, not needed for the point):", ""]
+                lines += [f"- {s}" for s in rest] + [""]
     else:
         lines += ["**Parts** (the model answer, below, answers them together):", ""]
         lines += [f'{i}. "{q}"' for i, q in enumerate(asked, 1)] + [""]
@@ -673,8 +695,9 @@ def course_notebook(
         if cell.cell_type == "code" and _is_check(cell):
             recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
             grade_id = unique(f"ex{current['number']}_test")
-            cells.append(_test_cell(cell, module, grade_id, recorded))
-            current["test"], current["points"] = grade_id, current["points"] + POINTS["checked"]
+            points = POINTS["prediction"] if recorded else POINTS["checked"]
+            cells.append(_test_cell(cell, module, grade_id, recorded, points))
+            current["test"], current["points"] = grade_id, current["points"] + points
             continue
         if cell.cell_type == "markdown" and solution:
             cells += _written_cells(_model_answer(src), statement, current, unique)
@@ -765,16 +788,18 @@ def _add_solution(template: nbformat.NotebookNode, src: str, exercise: dict) -> 
     template.metadata["nbgrader"]["solution"] = True
 
 
-def _test_cell(cell, module: str, grade_id: str, recorded: bool) -> nbformat.NotebookNode:
-    """The check of the reader's answer as nbgrader's locked test (``recorded``: a prediction's,
-    kept for the grader while the cell records the student's values)."""
+def _test_cell(
+    cell, module: str, grade_id: str, recorded: bool, points: float = POINTS["checked"]
+) -> nbformat.NotebookNode:
+    """The check of the reader's answer as nbgrader's locked test worth ``points`` (``recorded``: a
+    prediction's, kept for the grader while the cell records the student's values)."""
     src = cell.source
     cell.source = _test_source(src, module)
     if recorded:
         cell.metadata["course"] = {"test": cell.source}  # what the grader runs
         cell.source = _recorded_source(src)
     cell.metadata["tags"] = [t for t in _tags(cell) if t != "remove-output"]
-    _nbgrader(cell, grade_id, grade=True, locked=True, points=POINTS["checked"])
+    _nbgrader(cell, grade_id, grade=True, locked=True, points=points)
     return cell
 
 
@@ -1090,7 +1115,10 @@ def main(argv=None) -> int:
         args.variants,
     ):
         total = sum(e["points"] for e in exercises)
-        print(f"{chapter}: {len(exercises)} exercises, {total} points")
+        print(f"{chapter}: {len(exercises)} exercises, {total:g} points")
+        if args.variants and not any(e["variant"] for e in exercises):
+            # lecturer review s15, S5: VARIANTS=1 did nothing for the chosen chapters, silently
+            print(f"  {chapter}: no exercise has variants; every student gets the book's numbers")
     print(
         f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment <chapter>"
     )

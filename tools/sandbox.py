@@ -696,48 +696,108 @@ def _resolve(target: str):
     raise ImportError(f"no module in {target!r}")
 
 
+_GUARDED: set[int] = (
+    set()
+)  # the ids of the functions swapped already (a pattern is looked at again)
+
+
+def _targets(target: str) -> list[tuple[str, object]]:
+    """(full name, object) of each function a refusal's target names: one, or for a pattern
+    ("transformers.models.*.modeling_*.repeat_kv": every checkpoint's copy of a function) those of
+    the modules imported so far that match it, the student's cells' imports included."""
+    import fnmatch
+
+    if "*" not in target:
+        return [(target, _resolve(target))]
+    parts = target.split(".")
+    found = []
+    for module_name, module in list(sys.modules.items()):
+        cut = module_name.count(".") + 1
+        if module is None or not fnmatch.fnmatchcase(module_name, ".".join(parts[:cut])):
+            continue
+        objects = [(module_name, module)]  # the rest of the target: a name, or a class's method
+        for part in parts[cut:]:
+            objects = [
+                (f"{where}.{key}", value)
+                for where, holder in objects
+                for key, value in list(vars(holder).items())
+                if fnmatch.fnmatchcase(key, part)
+                and (holder is not module or getattr(value, "__module__", None) == module_name)
+            ]
+        found += [(where, value) for where, value in objects if callable(value)]
+    return found
+
+
 def _guard(namespace: dict, refusals: list[dict]) -> None:
-    """Make each forbidden library function refuse (every reference to it: its code is swapped)."""
+    """Make each forbidden library function refuse (every reference to it: its code is swapped; a
+    built-in function, such as ``torch.rms_norm``, is replaced in its module). Run again before each
+    call of a student's function, for the patterns' modules imported since (lecturer review s15, S3:
+    transformers' own ``repeat_kv``)."""
     import inspect
 
-    guards = {}
     for i, refusal in enumerate(refusals):
-        function = _resolve(refusal["target"])
-        name = refusal["target"].rpartition(".")[2]
-        if not isinstance(function, types.FunctionType) or function.__code__.co_freevars:
-            continue  # not a plain function: its code cannot be swapped (a wrapper, a closure)
-        original = types.FunctionType(
-            function.__code__,
-            function.__globals__,
-            function.__name__,
-            function.__defaults__,
-            function.__closure__,
-        )
-        original.__kwdefaults__ = function.__kwdefaults__
-        signature = inspect.signature(function)
+        for full_name, function in _targets(refusal["target"]):
+            if id(function) in _GUARDED:
+                continue
+            if isinstance(function, types.BuiltinFunctionType):
+                _guard_builtin(full_name, function, i, refusal["when"])
+                continue
+            if not isinstance(function, types.FunctionType) or function.__code__.co_freevars:
+                continue  # not a plain function: its code cannot be swapped (a wrapper, a closure)
+            _GUARDED.add(id(function))
+            name = full_name.rpartition(".")[2]
+            original = types.FunctionType(
+                function.__code__,
+                function.__globals__,
+                function.__name__,
+                function.__defaults__,
+                function.__closure__,
+            )
+            original.__kwdefaults__ = function.__kwdefaults__
+            signature = inspect.signature(function)
 
-        def guard(
-            *args, _i=i, _original=original, _signature=signature, _when=refusal["when"], **kw
-        ):
-            if not _CALLING[0]:  # the cells may call it; the student's function, under test, not
+            def guard(
+                *args, _i=i, _original=original, _signature=signature, _when=refusal["when"], **kw
+            ):
+                if not _CALLING[
+                    0
+                ]:  # the cells may call it; the student's function, under test, not
+                    return _original(*args, **kw)
+                if _when == "always":
+                    raise _Refused(_i)
+                bound = _signature.bind(*args, **kw)
+                if bound.arguments.get(_when) is not None:
+                    raise _Refused(_i)
                 return _original(*args, **kw)
-            if _when == "always":
-                raise _Refused(_i)
-            bound = _signature.bind(*args, **kw)
-            if bound.arguments.get(_when) is not None:
-                raise _Refused(_i)
-            return _original(*args, **kw)
 
-        guards[refusal["target"]] = guard  # the full name: two modules may have the same name
-        stub = {}
-        exec(
-            f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{refusal['target']!r}](*args, **kwargs)\n",
-            function.__globals__,
-            stub,
-        )
-        function.__globals__["__sandbox_guards__"] = guards
-        function.__code__ = stub[name].__code__
-        function.__defaults__ = function.__kwdefaults__ = None
+            guards = function.__globals__.setdefault("__sandbox_guards__", {})
+            guards[full_name] = guard  # the full name: two modules may have the same name
+            stub = {}
+            exec(
+                f"def {name}(*args, **kwargs):\n    return __sandbox_guards__[{full_name!r}](*args, **kwargs)\n",
+                function.__globals__,
+                stub,
+            )
+            function.__code__ = stub[name].__code__
+            function.__defaults__ = function.__kwdefaults__ = None
+
+
+def _guard_builtin(full_name: str, function, i: int, when: str) -> None:
+    """A built-in function's refusal: its module's attribute replaced by a function that refuses while
+    a student's function is called (any call: a built-in has no signature to bind)."""
+    module_name, _, name = full_name.rpartition(".")
+    module = sys.modules.get(module_name)
+    if module is None or getattr(module, name, None) is not function:
+        return
+
+    def guard(*args, **kwargs):
+        if _CALLING[0]:
+            raise _Refused(i)
+        return function(*args, **kwargs)
+
+    _GUARDED.add(id(function))
+    _GUARDED.add(id(guard))
+    setattr(module, name, guard)
 
 
 def _error(e: BaseException) -> dict:
@@ -848,7 +908,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
     send(replies, b"J", json.dumps({"sandbox": {"user": user, "landlock": landlock}}).encode())
     functions = _REMOTE
     saved_builtins = dict(vars(builtins))
-    guarded = False
+    guarded, refusals = False, []
     while True:
         try:
             request = decode(receive(requests))
@@ -856,7 +916,8 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
             os._exit(0)
         if request["op"] == "cell":
             if not guarded:
-                _guard(namespace, request.get("refusals", []))
+                refusals = request.get("refusals", [])
+                _guard(namespace, refusals)
                 guarded = True
             cell, crash = request["cell"], None
             try:
@@ -879,6 +940,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
             send_data(replies, {"args": arguments})
         elif request["op"] == "call":
             function = functions[request["fn"]]
+            _guard(namespace, refusals)  # a pattern's modules that the cells imported
             args = request["args"]
             try:
                 _CALLING[0] = True

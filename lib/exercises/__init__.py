@@ -504,14 +504,15 @@ def call(
     return plain(result)
 
 
-def refusing(name: str, then: str) -> Callable[..., NoReturn]:
+def refusing(name: str, then: str, whose: str = "the library's") -> Callable[..., NoReturn]:
     """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
-    the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"."""
+    the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"
+    (``whose``: another library's copy, "transformers'")."""
 
-    own_text(f"it called the library's {name}{then}")
+    own_text(f"it called {whose} {name}{then}")
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
-        raise RuntimeError(f"it called the library's {name}{then}")
+        raise RuntimeError(f"it called {whose} {name}{then}")
 
     return refuse
 

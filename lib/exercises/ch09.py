@@ -29,6 +29,7 @@ from . import (
     near,
     not_attempted,
     own_text,
+    refusing,
     student_id,
     variant,
 )
@@ -205,12 +206,23 @@ def _refuse_layer_class(*args: Any, **kwargs: Any) -> NoReturn:
     raise RuntimeError(_LAYER_REFUSED)
 
 
+_refuse_torch_layer = refusing(
+    "TransformerEncoderLayer",
+    ": no library's layer may be used; write the pre-LN sub-layers yourself",
+    whose="torch's",
+)
+
+
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}. The
 # layers' own forward refuses on the instance (_forbid_forward); through the class it is refused here,
 # under any name (a teacher's review, s13: `type(layer).forward(layer, x)` got full marks).
 REFUSALS = {
-    "check_pre_ln": [("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class)],
+    "check_pre_ln": [
+        ("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class),
+        # torch's own layer, norm_first=True, with the weights copied in (lecturer review s15, S3)
+        ("torch.nn.TransformerEncoderLayer.forward", None, _refuse_torch_layer),
+    ],
 }
 
 

@@ -164,23 +164,58 @@ _refuse_rmsnorm = refusing("RMSNorm", ", which the exercise asks you to write yo
 _refuse_swiglu = refusing("SwiGLU", ", which the exercise asks you to write yourself")
 
 
+# another library's copy of what an exercise forbids (lecturer review s15, S3): any library's is refused
+_refuse_hf_rope = refusing(
+    "apply_rotary_pos_emb", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_rotate = refusing(
+    "rotate_half", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_repeat_kv = refusing(
+    "repeat_kv", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_torch_rmsnorm = refusing(
+    "rms_norm (or RMSNorm)", ": no library's may be used; write it yourself", whose="torch's"
+)
+_refuse_hf_rmsnorm = refusing(
+    "RMSNorm", ": no library's may be used; write it yourself", whose="transformers'"
+)
+_refuse_hf_mlp = refusing(
+    "gated MLP (SwiGLU)", ": no library's may be used; write it yourself", whose="transformers'"
+)
+
+
+# every checkpoint's module of transformers (modeling_llama, modeling_qwen3, ...) has its own copy
+_TRANSFORMERS = "transformers.models.*.modeling_*"
+
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The library function the exercise asks to write is refused under any name (a wrapper too).
+# Another library's identical function is refused too (lecturer review s15, S3: transformers' repeat_kv,
+# apply_rotary_pos_emb and torch's rms_norm got full marks), a pattern's modules as the answer imports
+# them (tools/sandbox.py, _targets).
 REFUSALS = {
     "check_rope_halves": [
         ("lib.rope.apply_rope", None, _refuse_rope),
+        (f"{_TRANSFORMERS}.apply_rotary_pos_emb", None, _refuse_hf_rope),
+        (f"{_TRANSFORMERS}.rotate_half", None, _refuse_hf_rotate),
     ],
     "check_expand_kv": [
         ("lib.llama.repeat_kv", None, _refuse_repeat_kv),
+        (f"{_TRANSFORMERS}.repeat_kv", None, _refuse_hf_repeat_kv),
     ],
     # classes: their forward is refused, so an instance built in the answer (weights copied in)
     # refuses too
     "check_ffn_sublayer": [
         ("lib.llama.RMSNorm.forward", None, _refuse_rmsnorm),
         ("lib.llama.SwiGLU.forward", None, _refuse_swiglu),
+        ("torch.nn.functional.rms_norm", None, _refuse_torch_rmsnorm),
+        ("torch.rms_norm", None, _refuse_torch_rmsnorm),
+        ("torch.nn.RMSNorm.forward", None, _refuse_torch_rmsnorm),
+        (f"{_TRANSFORMERS}.*RMSNorm.forward", None, _refuse_hf_rmsnorm),
+        (f"{_TRANSFORMERS}.*MLP.forward", None, _refuse_hf_mlp),
     ],
-}
+}  # fmt: skip
 
 
 DEFAULT_THETA = 10000.0  # rope_halves's default base, the one an answer that ignores theta uses
@@ -475,8 +510,9 @@ CONTEXT = 40_960  # Qwen3 0.6B's max_position_embeddings
 REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.1's layers
 
 
-def long_context_answers() -> dict[str, float]:
-    """The three right answers, from the library's presets: Qwen3 0.6B's cache for 40,960 tokens in
+def _long_context_answers() -> dict[str, float]:
+    """The three right answers, from the library's presets (private: a public function that returns
+    them is an answer a student could import, lecturer review s15, S1): Qwen3 0.6B's cache for 40,960 tokens in
     GiB (bfloat16), the smallest W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of
     Mistral 7B v0.1 with that window (W - 1 positions kept) in MiB."""
     qwen = LlamaConfig.qwen3_0_6b()
@@ -579,7 +615,7 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
 
 @checker("a long context")
 def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
-    """Check the predictions of exercise 4 against :func:`long_context_answers`: the GiB to 1%
+    """Check the predictions of exercise 4 against :func:`_long_context_answers`: the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
@@ -590,7 +626,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
         not_attempted(
             "write your three predictions (qwen3_cache_gib, smallest_window and window_cache_mib) in the cell above, then run this cell again."
         )
-    right = long_context_answers()
+    right = _long_context_answers()
     per_token = kv_cache_bytes_per_token(LlamaConfig.mistral_7b())
     values = {n: (None if v is None else expect_number(v, n)) for n, v in zip(names, given)}
     if values["qwen3_cache_gib"] is not None:

@@ -325,6 +325,13 @@ _refuse_alibi = refusing(
 )
 
 
+_refuse_hf_alibi = refusing(
+    "build_alibi_tensor",
+    ": no library's may be used; compute the slopes yourself",
+    whose="transformers'",
+)
+
+
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The library function the exercise asks to write is refused under any name (a wrapper too).
@@ -334,6 +341,8 @@ REFUSALS = {
     ],
     "check_alibi_slopes": [
         ("lib.alibi.alibi_slopes", None, _refuse_alibi),
+        # another library's copy, every checkpoint module's (lecturer review s15, S3: any library's)
+        ("transformers.models.*.modeling_*.build_*alibi_tensor", None, _refuse_hf_alibi),
     ],
 }
 
