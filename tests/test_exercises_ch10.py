@@ -195,6 +195,8 @@ PAIR_WRONG = [
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),
     ((None, 1 / 7), "The best pairs are rarer"),
+    # the right pairs with l ##o's or ##s ##t's score: the message points at the score only
+    (({("w", "##i"), ("##i", "##d")}, 1 / 9), "Your top_pairs are right"),
     # N c_ab / (c_a c_b), the ratio to independence: the exercise's score without N = 79
     ((None, 79 / 3), "leaves out the constant N"),
     (({("w", "##i"), ("##i", "##d")}, 26.33), "with N = 79 the number of pieces"),

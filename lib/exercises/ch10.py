@@ -153,8 +153,14 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
                     "top_score = 1 has two usual causes. You divided c_ab by one count only (c_ab / c_a or c_ab / c_b): for a pair whose pieces never occur apart, c_ab equals each of them; the missing factor is the count of the other piece: divide by both, c_ab / (c_a c_b). Or you counted each dictionary word once: then c_ab = c_a = c_b = 1 for this pair. Weight every occurrence by its word's count (widest occurs 3 times)."
                 )
             if abs(s - 1 / 7) < 0.005 or abs(s - 1 / 9) < 0.005:
+                # with the right pairs, only the score is wrong: say so (reader s16)
+                hint = (
+                    "Your top_pairs are right: work out their score from their own counts, c_ab / (c_a c_b)."
+                    if top_pairs is not None
+                    else "The best pairs are rarer."
+                )
                 fail(
-                    f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. The best pairs are rarer."
+                    f"top_score = {fmt(s)} is 1 / 7 or 1 / 9: the score of l ##o or ##s ##t. {hint}"
                 )
             total = sum(c * len(wordpiece_split(w)) for w, c in TOY.items())  # N, pieces in all
             if abs(s - total * best) < 0.05:
