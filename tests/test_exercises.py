@@ -401,6 +401,12 @@ def _filled(value: float):
     return lambda s, m: torch.softmax(s.masked_fill(~m, value), dim=-1)
 
 
+def _allowed_maximum(s, m):
+    """Each row's largest allowed score (0 for a fully masked row): the right shift, [..., 1]."""
+    top = s.masked_fill(~m, float("-inf")).amax(-1, keepdim=True)
+    return top.masked_fill(top.isinf(), 0.0)
+
+
 MASKED_WRONG = [
     (
         "softmax, then zero the masked weights",
@@ -430,6 +436,20 @@ MASKED_WRONG = [
             (s - s.amax(-1, keepdim=True)).exp() * m
         ),
         "the maximum of the raw scores, masked ones included",
+    ),
+    (
+        "row maximum over the allowed scores, but exp before masking: inf * 0 = NaN",
+        lambda s, m: (lambda e: e / e.sum(-1, keepdim=True).clamp_min(1e-30))(
+            (s - _allowed_maximum(s, m)).exp() * m
+        ),
+        "Mask before the exp, not after it",
+    ),
+    (
+        "exp before masking, its NaN cleaned up",
+        lambda s, m: (lambda e: torch.nan_to_num(e / e.sum(-1, keepdim=True)))(
+            (s - _allowed_maximum(s, m)).exp() * m
+        ),
+        "exponentiating before masking lets that masked score's exp overflow",
     ),
     (
         "softmax, zero the masked weights, renormalise",

@@ -422,9 +422,17 @@ def _without_library_masked_softmax(func: Any):
 
 
 def _check_finite(
-    case: str, scores: Tensor, result: Tensor, has_allowed: Tensor, empty_row: str
+    case: str,
+    scores: Tensor,
+    mask: Tensor,
+    result: Tensor,
+    has_allowed: Tensor,
+    empty_row: str,
+    rerun: Callable,
 ) -> None:
-    """Fail if a weight is NaN or inf: a fully masked row, an overflowing exp, or else where."""
+    """Fail if a weight is NaN or inf: a fully masked row, an overflowing exp, or else where.
+    ``rerun`` as in :func:`_name_masked_maximum`: right once every masked score is made lower than
+    the allowed ones, the function let a large masked score reach its exp (masked after the exp)."""
     bad = ~torch.isfinite(result)
     if bad.any():
         if (~has_allowed).any() and bad[~has_allowed].any():
@@ -432,6 +440,21 @@ def _check_finite(
                 f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: with no allowed key, the sum the row is divided by (of the exps, or of the weights left after masking) is 0, and 0/0 is NaN (a softmax over a row of -inf divides 0 by 0 too). A row with nothing to attend to must be all zeros, not NaN."
             )
         if scores.abs().max() >= 1e4:
+            allowed = mask.expand(result.shape)
+            lower = scores.expand(allowed.shape).masked_fill(
+                ~allowed, scores.min().item() - MASKED_BELOW
+            )
+            again = rerun(lower)
+            if (
+                isinstance(again, Tensor)
+                and again.shape == allowed.shape
+                and torch.allclose(
+                    again.double(), _LIBRARY_MASKED_SOFTMAX(lower.double(), mask), atol=1e-5
+                )
+            ):
+                fail(
+                    f"with {case} your weights are NaN or inf, but they are right once every masked score is made lower than the allowed ones: a large masked score reached your exp. Its exp overflows to inf (the largest float32 is about 3e38 = e^88), and multiplying by the mask afterwards gives inf*0 = NaN (or, if the maximum you subtract includes the masked scores, every allowed exp underflows to 0, and 0/0 = NaN). Mask before the exp, not after it: the masked scores must be out of the way before anything is computed from the row."
+                )
             fail(
                 f"with {case} your weights are NaN or inf: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
             )
@@ -488,7 +511,7 @@ def _name_masked_maximum(
         total = again[index].double().sum().item()
         if abs(total - 1) < 1e-4:
             fail(
-                f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (subtracting the maximum of the raw scores, masked ones included, before masking) {starves}. The masked scores must be out of the way before anything is computed from the row."
+                f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one. Exponentiating relative to it (subtracting the maximum of the raw scores, masked ones included, before masking) {starves}; and exponentiating before masking lets that masked score's exp overflow to inf, and inf*0 = NaN. The masked scores must be out of the way before anything is computed from the row, the exp included."
             )
         if abs(total) < 1e-4:
             fail(
@@ -550,7 +573,7 @@ def _name_softmax_mistake(
         fail(
             f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
         )
-    _check_finite(case, scores, result, has_allowed, empty_row)
+    _check_finite(case, scores, mask, result, has_allowed, empty_row, rerun)
     _check_leak(case, scores, mask, result, empty_row)
     _check_row_sums(case, scores, mask, result, rerun)
     if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
