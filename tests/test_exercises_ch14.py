@@ -136,6 +136,10 @@ def _variant(kind):
         )
         if kind == "float labels":
             labels = labels.float()
+        if kind == "int32 labels":
+            labels = labels.int()
+        if kind == "int32 inputs":
+            inputs = inputs.int()
         if kind == "in place":
             ids.copy_(inputs)
             return ids, labels
@@ -204,6 +208,9 @@ MASK_WRONG = [
     ("always the same replacement", _variant("one replacement"), "use only one id of the"),
     ("changes input_ids in place", _variant("in place"), "changed its input number 1 in place"),
     ("float labels", _variant("float labels"), "labels have dtype torch.float32"),
+    # cross_entropy refuses int32 labels (the reader's report ch14 s16, T1)
+    ("int32 labels", _variant("int32 labels"), "labels have dtype torch.int32"),
+    ("int32 inputs", _variant("int32 inputs"), "inputs have dtype torch.int32"),
     ("returns one tensor", _variant("one tensor"), "expected a pair (inputs, labels)"),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("returns a list", lambda ids, *a: (ids.tolist(), ids.tolist()), "inputs are a list"),
@@ -275,6 +282,8 @@ def test_check_medium_size_accepts_right_answers_in_several_spellings():
 
 MEDIUM_WRONG = [
     ((41.37, None), "not in millions"),
+    # no rounded number proposed, which would itself be refused (the reader's report ch14 s16, M9)
+    ((41.37, None), "written in full (every digit"),
     ((12 * 8 * 512**2, None), "counts the 8 layers only"),
     ((41_373_184 + 30522 * 512, None), "counts the word embeddings twice"),
     ((41_373_184 + 4 * 3_152_384, None), "BERT-Medium has 8"),

@@ -699,6 +699,13 @@ def test_bert_input_diagram_sums_three_embeddings_per_token():
         viz.bert_input_diagram(PAIR, segments=[0, 1])
     with pytest.raises(ValueError, match="tokens"):
         viz.bert_input_diagram(PAIR + PAIR)
+    # the text's size is the caller's, up to 13 points (the reader's report ch14 s16, M1)
+    sizes = {x.get_fontsize() for x in fig.axes[0].texts}
+    assert sizes == {11.5}
+    big = viz.bert_input_diagram(PAIR, fontsize=13)
+    assert {x.get_fontsize() for x in big.axes[0].texts} == {13}
+    with pytest.raises(ValueError, match="fontsize"):
+        viz.bert_input_diagram(PAIR, fontsize=16)
 
 
 def test_elmo_diagram_has_two_directions_per_layer_and_the_mix():
@@ -933,16 +940,20 @@ def test_bert_pretraining_diagram_text_size_is_the_callers_up_to_13_points():
 
 
 def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
-    """The reader's report ch14 s13, point 8: one BERT layer with its shapes, GELU and no mask,
+    """The reader's report ch14 s13, point 8: one BERT layer with its shapes, GELU and no causal
+    mask (s16, F1: BERT masks padding, so not "no mask"),
     and the masked-LM head (dense, GELU, LayerNorm, the tied word embeddings and a bias)."""
     fig = viz.bert_layer_diagram(BertConfig.base())
     t = texts(fig)
-    assert "self-attention\n12 heads, no mask" in t and "one encoder layer (× 12), post-LN" in t
+    assert (
+        "self-attention\n12 heads\nno causal mask" in t and "one encoder layer (× 12), post-LN" in t
+    )
     assert "dense 768 → 3,072\nGELU" in t and "dense 3,072 → 768\ndropout" in t
     assert t.count("LayerNorm") == 3 and t.count("$+$") == 2  # 2 in the layer, 1 in the head
     assert "dense 768 → 768\nGELU" in t and any("(tied) + bias" in x for x in t)
     assert "softmax over\n30,522 tokens" in t and "tied weights" in fig.alt_text
-    assert "post-LN" in fig.alt_text and "no mask" in fig.alt_text
+    assert "post-LN" in fig.alt_text and "no causal mask" in fig.alt_text
+    assert "no mask" not in fig.alt_text and "padding is masked" in fig.alt_text
     # post-LN: the column reads sub-layer, add, LayerNorm, from the bottom up
     order = [x.get_text() for x in sorted(fig.axes[0].texts, key=lambda x: x.get_position()[1])]
     layer = [x for x in order if x in ("$W^O$, dropout", "$+$", "LayerNorm")][:3]

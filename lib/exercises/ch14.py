@@ -150,9 +150,10 @@ def _as_pair(result: Any, shape: tuple[int, ...], case: str) -> tuple[Tensor, Te
             fail(
                 f"on the case {case}, your {name} have shape {list(x.shape)}; expected {list(shape)}, that of input_ids."
             )
-        if x.is_floating_point() or x.dtype == torch.bool:
+        # torch.long only: cross_entropy refuses int32 labels ("expected target dtype to be Long")
+        if x.dtype != torch.long:
             fail(
-                f"on the case {case}, your {name} have dtype {x.dtype}; token ids and labels are integers (torch.long), since cross_entropy takes class indices."
+                f"on the case {case}, your {name} have dtype {x.dtype}; token ids and labels are integers of dtype torch.long, since cross_entropy takes class indices as torch.long."
             )
     return result[0].long(), result[1].long()
 
@@ -427,6 +428,10 @@ def _check_medium_params(medium_params: Any) -> None:
         if _near(v, MEDIUM_PARAMS):
             fail(
                 f"medium_params = {v:,.0f} is close ({off:+,} parameters, {v / MEDIUM_PARAMS - 1:+.2%}) but not exact. The exercise asks for the exact count: an estimate by d^2 leaves out biases, LayerNorm weights or a table of the embeddings; count every one."
+            )
+        if near(v * 1e6, MEDIUM_PARAMS, TOTAL_TOLERANCE):  # no rounded number proposed: it fails
+            fail(
+                f"medium_params = {fmt(v)} looks like a count in millions: the exercise asks for the exact count of parameters, written in full (every digit, as count_parameters returns it), not in millions."
             )
         fail_if_in_units(v, "medium_params", MEDIUM_PARAMS, TOTAL_TOLERANCE)
         blocks = 12 * _N * _D**2

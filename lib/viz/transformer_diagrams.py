@@ -494,12 +494,13 @@ def gpt_diagram(config, *, stacked=False):
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
-def bert_input_diagram(tokens, config=None, segments=None):
+def bert_input_diagram(tokens, config=None, segments=None, *, fontsize=None):
     """Chapter 14's input of BERT (Devlin et al. 2019, Figure 2): each token's input vector is the
     sum of its token embedding, its segment embedding (E_A up to the first [SEP], E_B after) and
     its position embedding, then a LayerNorm. ``config``: a ``lib.bert.BertConfig`` (default
     ``BertConfig.base()``) for the sizes of the three tables; ``segments``: 0/1 per token
-    (default: 1 after the first [SEP]). Returns the Figure."""
+    (default: 1 after the first [SEP]); ``fontsize``: the text's size in points (default 11.5; up
+    to 13 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     toks = _words(tokens, "tokens", 12)
@@ -511,6 +512,9 @@ def bert_input_diagram(tokens, config=None, segments=None):
     segments = list(segments)
     if len(segments) != len(toks) or any(s not in (0, 1) for s in segments):
         raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
+    font = _PHONE_FONT if fontsize is None else fontsize
+    if not is_number(font) or not 0 < font <= 13:
+        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
     n = len(toks)
     n_a = segments.count(0)
     d = config.hidden_size
@@ -531,7 +535,7 @@ def bert_input_diagram(tokens, config=None, segments=None):
     # one row per token, stacked: drawn for a phone's width, as the other narrow diagrams
     # 5.1 inches: saved at 110 dpi with a tight box's margins, 583 px, under the 600 px above
     # which book/_static/reader.js puts a picture in a box that scrolls sideways on a phone
-    font, pitch, top = _PHONE_FONT, 0.46, 1.45
+    pitch, top = 0.46, 1.45
     height = top + n * pitch + 0.15
     fig, ax = _canvas(5.1, height, alt)
     ys = [height - top - pitch * (i + 0.5) for i in range(n)]
@@ -746,7 +750,8 @@ def bert_layer_diagram(config=None, *, narrow=True):
     alt = (
         f"Left, one of BERT's {L} encoder layers from bottom to top, for a batch of B sequences of "
         f"T tokens of width D = {D:,}: the input x [B, T, D]; multi-head self-attention with "
-        f"{H} heads and no mask (every token attends to every token); the output projection W^O "
+        f"{H} heads and no causal mask (every real token attends to every real token; only "
+        "padding is masked); the output projection W^O "
         "and dropout; a residual add of x; LayerNorm; a dense layer from "
         f"{D:,} to {Fw:,} with GELU; a dense layer back to {D:,} with dropout; a residual add of "
         "the first LayerNorm's output; LayerNorm; the output [B, T, D], the next layer's input "
@@ -766,7 +771,7 @@ def bert_layer_diagram(config=None, *, narrow=True):
     x, w, x_res = 1.75, 2.3, 0.3  # the layer's column and its residual lines
     column = [
         (0.35, "$x$: $[B, T, D]$", "io"),
-        (1.25, f"self-attention\n{H} heads, no mask", "attn"),
+        (1.25, f"self-attention\n{H} heads\nno causal mask", "attn"),
         (2.15, "$W^O$, dropout", "attn"),
         (2.85, "$+$", "plain"),
         (3.45, "LayerNorm", "norm"),
