@@ -370,8 +370,9 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     H = d_hidden
     alt = (
         "Two panels. Where the score sits: a query q and three keys k_1, k_2, k_3; a red line from q "
-        "and a line from each key enter one score box e_i per key, framed as the one piece any of "
-        "the six score functions can fill; a masked softmax over i turns the three scores into the "
+        "and a line from each key enter one score box e_i per key, e_i = score(q, k_i), framed as "
+        "the one piece any of the six score functions can fill (the location-based score reads "
+        "only the query, not the keys); a masked softmax over i turns the three scores into the "
         "weights a_1, a_2, a_3, which weight the values v_i into the output, the sum of a_i v_i. "
         f"Inside one score box, the additive score: the query (D_q = {d_query} numbers) goes "
         f"through W_q ({H} x {d_query}) and the key (D_k = {d_key} numbers) through W_k "
