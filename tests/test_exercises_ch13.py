@@ -260,6 +260,11 @@ GPT3_WRONG = [
     # two significant figures: 0.0037, not the truncation
     ((None, 0.0036), "embedding_share = 0.0036 is close, but not right to two significant figures"),
     ((None, 0.004), "rounded to one significant figure"),
+    # the embeddings over the blocks, not over the total: inside the tolerance, so told when
+    # written to three figures or more (review ch13_s16, point 3)
+    ((None, 642_723_840 / (12 * 96 * 12288**2)), "divides the embeddings by the blocks"),
+    ((None, 642_723_840 / (174_604_259_328 - 642_723_840)), "by the blocks alone"),
+    ((None, 0.00369), "divides the embeddings by the blocks"),
     ((None, torch.tensor(0.004)), "rounded to one significant figure"),
     # GPT-2's context of 1024 for the position embeddings: the totals unrounded, and the share
     ((12 * 96 * 12288**2 + (50257 + 1024) * 12288, None), "for GPT-2's context"),
