@@ -46,7 +46,7 @@ from . import (
 __all__ = ["check_greedy_or_reference", "check_loss_by_length"]
 
 
-# --- exercise 1: is greedy the most probable translation? ---------------------------------------------
+# --- exercise 1: search error or model error? ---------------------------------------------------------
 
 # The chapter's decoding limit, as its greedy_by_hand and lib.seq2seq.greedy_decode apply it: at most
 # MAX_LEN decoding steps, each choosing one token, <eos> included. An <eos> chosen at step MAX_LEN ends
@@ -482,7 +482,7 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         ),
         (
             grouped(per_token.exp()),
-            "you returned perplexities, exp of the loss; the exercise asks for the loss itself, -log p(y | x) per token.",
+            "you returned perplexities: a perplexity is exp of the loss, the number of equally likely words that the model's uncertainty amounts to; the exercise asks for the loss itself, -log p(y | x) per token.",
         ),
         (
             grouped(per_token, by=_groups(lengths, bins, right_open=True)),

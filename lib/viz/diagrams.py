@@ -152,8 +152,9 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     where = ("Bottom", "Top") if narrow else ("Left", "Right")
     alt = (
         f"The encoder-decoder, {kind}. {where[0]}: the source words {' '.join(src)} each feed a box "
-        "h_j of a bidirectional GRU, with arrows in both directions between neighbours. The last "
-        "forward state and the first backward state join into the summary c, "
+        "h_j of a bidirectional GRU, with arrows in both directions between neighbours. The forward "
+        "GRU's final state (at the last word) and the backward GRU's final state (at the first "
+        "word) join into the summary c, "
         f"{2 * d_hidden} numbers, which gives the decoder its first state s_0 = tanh(W_s c). "
         f"{where[1]}: the decoder's states s_1 to s_{T}, each reading the previous target word "
         f"(<bos> first) and the previous state, and writing the next word, "
