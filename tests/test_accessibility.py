@@ -586,3 +586,6 @@ def test_slider_figure_has_a_static_form_for_print_and_epub():
     svg = base64.b64decode(re.search(r'data:image/svg\+xml;base64,([^"]+)"', md).group(1))
     assert svg == firsts[0] and svg != firsts[1]
     assert b'width="144pt" height="144pt"' in svg  # the figure's 2 x 2 inches, as its PNG
+    # as an ePub may hold it (epubcheck): no DOCTYPE (an external DTD), every path with its d
+    assert b"<!DOCTYPE" not in svg
+    assert not re.findall(rb"<path(?![^>]*\sd=)", svg)

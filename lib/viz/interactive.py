@@ -97,7 +97,15 @@ def figure_svg(fig: Figure) -> bytes:
         # layout grid the second time); the PNG, drawn first, shows any warning the figure has
         warnings.simplefilter("ignore")
         fig.savefig(buffer, format="svg", dpi=300, facecolor="white", metadata={"Date": None})
-    return buffer.getvalue()
+    return clean_svg(buffer.getvalue())
+
+
+def clean_svg(svg: bytes) -> bytes:
+    """Matplotlib's SVG as an ePub may hold it (epubcheck): without the DOCTYPE, whose external SVG 1.1
+    DTD EPUB 3 forbids, and with ``d=""`` on the glyph paths matplotlib writes without one (the space
+    character's), which SVG requires."""
+    svg = re.sub(rb"<!DOCTYPE[^>]*>\s*", b"", svg, count=1)
+    return re.sub(rb"<path(?![^>]*\sd=)", b'<path d=""', svg)
 
 
 def figure_png(fig: Figure) -> bytes:
