@@ -52,6 +52,18 @@ IMPORTED = [
     "from runpy import run_path\nns = run_path(p)",
     "name = f\"{'li'}b.{'exer'}cises.ch17\"",
     "name = '.'.join(['lib', 'exer' + 'cises', 'ch17'])",
+    # sys under another name, and an attribute taken by a computed name (lecturer review s16, S1)
+    "import sys as _s\n"
+    "_ch = [v for k, v in list(_s.modules.items()) if k.endswith('s.ch' + '17')][0]\n"
+    "_ans = getattr(_ch, '_long_context' + '_answers')()\n"
+    "qwen3_cache_gib = _ans['qwen3_cache_gib']",
+    "import sys\n_m = sys\nx = _m.modules",
+    "from sys import modules as _m\nx = _m",
+    "import sys as _s\nx = getattr(_s, 'mod' + 'ules')",
+    "import sys as _s\nx = getattr(_s, 'modules')",
+    "x = getattr(_ch, '_long_context' + '_answers')()",
+    "from lib import viz\nname = 'attention_heatmap'\nf = getattr(viz, name)",
+    "x = getattr(obj, '_long_context_answers')()",
 ]
 OWN = [
     "gpt3_params = 174_604_259_328\nembedding_share = 0.00368",  # typed: a prediction may be
@@ -59,6 +71,9 @@ OWN = [
     "from lib.exercises.ch09 import parameter_variant\nvocab = parameter_variant()['vocab']",
     "name = 'lib.' + 'attention'",  # a computed name of another module is no import yet
     "from lib.exercises import ch13\nx = 1\nassert x != ch13.GPT3_PARAMS",  # the solutions' self-check
+    "import sys\nprint(sys.version_info)",  # sys itself, without its modules
+    "for key in ('d_model', 'n_heads'):\n    print(getattr(config, key))",  # an object's fields
+    "name = getattr(f, '__name__')",
 ]
 
 

@@ -293,6 +293,70 @@ def _package_bindings(tree: ast.AST) -> dict[str, str]:
     return bound
 
 
+def _import_bindings(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names ``tree`` binds to the ``sys`` module (``import sys as _s``, ``s = sys``), and every
+    name an import binds (a module, or what was taken from one)."""
+    sys_names: set[str] = set()
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imported.add(alias.asname or alias.name.split(".")[0])
+                if alias.name == "sys":
+                    sys_names.add(alias.asname or "sys")
+        elif isinstance(node, ast.ImportFrom):
+            imported.update(alias.asname or alias.name for alias in node.names)
+    changed = True
+    while changed:  # s = sys; t = s
+        changed = False
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in sys_names
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id not in sys_names:
+                        sys_names.add(target.id)
+                        changed = True
+    return sys_names, imported
+
+
+def _computed_lookup(node: ast.AST, sys_names: set[str], imported: set[str]) -> str | None:
+    """The words of ``node`` if it reaches into ``sys.modules`` under another name of ``sys``
+    (``_s.modules``, ``from sys import modules``, ``getattr(_s, 'modules')``) or takes an attribute by
+    a computed name from a module or a private name (``getattr(_ch, '_long_context' + '_answers')``):
+    lecturer review s16, S1, where an alias and a concatenated name read chapter 17's answers."""
+    if isinstance(node, ast.ImportFrom) and node.module == "sys":
+        if any(alias.name == "modules" for alias in node.names):
+            return "from sys import modules"
+    elif (
+        isinstance(node, ast.Attribute)
+        and node.attr == "modules"
+        and isinstance(node.value, ast.Name)
+        and node.value.id in sys_names
+    ):
+        return ast.unparse(node)
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and len(node.args) >= 2
+    ):
+        owner, name = node.args[0], node.args[1]
+        text = _folded_string(name)
+        on_sys = isinstance(owner, ast.Name) and owner.id in sys_names
+        on_module = isinstance(owner, ast.Name) and owner.id in imported
+        literal = isinstance(name, ast.Constant)
+        if (
+            (on_sys and text in (None, "modules"))
+            or (not literal and (on_module or text is not None))
+            or ((text or "").startswith("_") and not (text or "").endswith("__"))
+        ):
+            return ast.unparse(node)
+    return None
+
+
 # what reads files or code objects rather than computing (lecturer review s11, S2: a prediction read
 # as text from the installed package's source, lib/exercises/chNN.py, got full marks unflagged); no
 # worked solution does any of it (tests/test_course_checker_constants.py)
@@ -400,8 +464,13 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
     with contextlib.suppress(SyntaxError, ValueError):
         bound.update(_package_bindings(ast.parse(transform(earlier))))
     bound.update(_package_bindings(tree))
+    sys_names, imported = _import_bindings(tree)
+    with contextlib.suppress(SyntaxError, ValueError):
+        more = _import_bindings(ast.parse(transform(earlier + "\n" + source)))
+        sys_names |= more[0]
+        imported |= more[1]
     for node in ast.walk(tree):
-        found = _reads_files(node)
+        found = _reads_files(node) or _computed_lookup(node, sys_names, imported)
         if found:
             return found
         if isinstance(node, ast.Import) and any(a.name.startswith("importlib") for a in node.names):
