@@ -407,3 +407,52 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     assert len(warnings) == 2
     assert warnings[0].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
     assert warnings[1].startswith(f"frank {chapter}: flagged when graded (possible copy")
+
+
+def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch, capsys):
+    """Lecturer review s16, S2: a notebook put in submitted/ by hand has no timestamp.txt, so
+    nbgrader never finds it late and applies no penalty, silently. The grader's output and its saved
+    report, ``term_plan.py penalties`` and the export each name it, with what to do; no time is
+    made up for it."""
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    url = f"sqlite:///{gradebook}"
+    course = gradebook.parent
+    (course / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "{url}"\n'
+    )
+    with Gradebook(url) as gb:
+        gb.add_submission(A, "carol")  # by hand: no timestamp.txt, so no time
+        gb.find_grade("t1", A, A, "carol").auto_score = 2
+        gb.db.commit()
+    assert term_plan.untimed_submissions(url) == [(A, "carol")]
+    said = term_plan.untimed_warning(A, "carol")
+    assert said.startswith(f"carol {A}: submission time unknown")
+    assert "no late penalty was applied" in said
+    assert f"submitted/carol/{A}/timestamp.txt" in said
+    assert f"grade_course.py {A} --student carol" in said
+
+    term_plan.main(["penalties", "--course", str(course)])
+    out = capsys.readouterr().out
+    assert f"WARNING: carol {A}: submission time unknown" in out
+    assert "1 submissions have no submission time and were not checked" in out
+    with Gradebook(url) as gb:  # nothing invented: still no time, no penalty
+        sub = gb.find_submission(A, "carol")
+        assert sub.timestamp is None and sub.notebooks[0].late_submission_penalty is None
+
+    warnings = export_grades.read_gradebook(gradebook).warnings
+    assert [w for w in warnings if "submission time unknown" in w] == [said]
+
+    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    grade_course._print_flags(course, A, ["alice", "bob", "carol"], [])
+    assert f"WARNING: {said}" in capsys.readouterr().out
+    (text,) = (course / "reports").glob(f"{A}-2*.txt")
+    assert said in text.read_text()
+    grade_course._print_flags(course, A, ["alice", "bob"], [])  # carol not in this run
+    assert "submission time unknown" not in capsys.readouterr().out

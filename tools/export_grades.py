@@ -140,6 +140,10 @@ def _submission_warnings(sub, student: str, name: str) -> list[str]:
         if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
     )
     found = []
+    if sub.timestamp is None and sub.duedate is not None:  # lecturer review s16, S2
+        from term_plan import untimed_warning
+
+        found.append(untimed_warning(name, student))
     if ungraded:
         found.append(
             f"{student} {name}: {len(ungraded)} answers still need a manual grade, exported as 0 "

@@ -2238,6 +2238,19 @@ class _Tee:
         self.out.flush()
 
 
+def _untimed(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The warning of each of ``students``' submissions without a submission time (no timestamp.txt:
+    put in submitted/ by hand), which nbgrader never finds late (lecturer review s16, S2)."""
+    from term_plan import _gradebook, untimed_submissions, untimed_warning
+
+    try:
+        url, _ = _gradebook(course)
+        found = untimed_submissions(url, [chapter])
+    except Exception:  # noqa: BLE001 (no gradebook: nothing was graded)
+        return []
+    return [untimed_warning(name, s) for name, s in found if s in students]
+
+
 def _flags(course: Path, chapter: str, students: list[str], results: list) -> None:
     """The flags of :func:`_print_flags`, printed."""
     if FLAGGED:
@@ -2245,6 +2258,8 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
             "clock; the later time counts): " + ", ".join(sorted(FLAGGED))
         )
+    for line in _untimed(course, chapter, students):
+        print(f"WARNING: {line}")
     review = [r for r in results if r.review]
     if review:
         print(

@@ -353,6 +353,39 @@ def recompute_penalties(
     return changed
 
 
+def untimed_submissions(url: str, assignments: list[str] | None = None) -> list[tuple[str, str]]:
+    """[(assignment, student)] of each submission of an assignment with a deadline that has no
+    submission time: put in ``submitted/`` by hand or by ``zip_collect``, without a timestamp.txt,
+    it is never late for nbgrader, which applies no penalty and says nothing (lecturer review s16,
+    S2). No time is made up for it: :func:`untimed_warning` says what to do."""
+    from nbgrader.api import Gradebook
+
+    found = []
+    with Gradebook(url) as gb:
+        names = [a.name for a in gb.assignments]
+        for name in assignments or names:
+            if name not in names:
+                continue
+            for submission in gb.assignment_submissions(name):
+                if submission.timestamp is None and submission.duedate is not None:
+                    found.append((name, submission.student.id))
+    return found
+
+
+def untimed_warning(assignment: str, student: str) -> str:
+    """What a teacher reads about a submission without a submission time (``untimed_submissions``)."""
+    folder = f"submitted/{student}/{assignment}"
+    return (
+        f"{student} {assignment}: submission time unknown ({folder}/ has no timestamp.txt: it came "
+        "without the exchange), so it was not checked against the deadline and no late penalty "
+        f"was applied. Write its hand-in time into {folder}/timestamp.txt "
+        "('YYYY-MM-DD HH:MM:SS UTC': the time your LMS or e-mail shows, or the notebook's file "
+        f"time, `ls -l --time-style=full-iso {folder}/`, if the copy kept it) and grade it again: "
+        f"python ../tools/grade_course.py {assignment} --student {student} (nothing to do if "
+        "your LMS applies the late policy)"
+    )
+
+
 def extend(url: str, assignment: str, student: str, days: float) -> dt.datetime:
     """Give `student` `days` more days for `assignment` (nbgrader's per-student extension, on the
     graded submission); returns the student's deadline now."""
@@ -413,7 +446,15 @@ def main(argv=None) -> int:
         late = recompute_penalties(url, args.chapter)
         for name, student, penalty in late:
             print(f"{name}  {student}  late penalty {penalty:g}")
+        untimed = untimed_submissions(url, args.chapter)
+        for name, student in untimed:
+            print(f"WARNING: {untimed_warning(name, student)}")
         print(f"{len(late)} late submissions; every other submission has no penalty")
+        if untimed:
+            print(
+                f"WARNING: {len(untimed)} submissions have no submission time and were not checked "
+                "for lateness (above): " + ", ".join(f"{s} {n}" for n, s in untimed)
+            )
     if args.command != "table":  # the gradebook this wrote: 0600 in a graded course
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from make_course import protect_files
