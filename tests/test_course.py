@@ -547,7 +547,10 @@ def test_a_rubric_splits_the_model_answer_by_the_questions():
     # review s15, S4) and no part of the model answer
     visible = text.split(make_course.MARK_BEGIN)[0]
     assert "(2 points, 1 for each of its 2 questions)" in visible
-    assert "1. Which accuracy changes?" in visible and "2. why does the cosine keep its own?" in visible
+    assert (
+        "1. Which accuracy changes?" in visible
+        and "2. why does the cosine keep its own?" in visible
+    )
     assert "divides" not in visible and "long rows win" not in visible.lower()
     # one paragraph per question: paragraph i goes under question i, whatever words it shares
     # (lecturer review s9, M5: chapter 9's reason shared more words with the first question)
