@@ -220,7 +220,7 @@ _refuse_torch_layer = refusing(
 REFUSALS = {
     "check_pre_ln": [
         ("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class),
-        # torch's own layer, norm_first=True, with the weights copied in (lecturer review s15, S3)
+        # torch's own layer, norm_first=True, with the weights copied in (course review s15, S3)
         ("torch.nn.TransformerEncoderLayer.forward", None, _refuse_torch_layer),
     ],
 }

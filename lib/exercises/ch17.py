@@ -164,7 +164,7 @@ _refuse_rmsnorm = refusing("RMSNorm", ", which the exercise asks you to write yo
 _refuse_swiglu = refusing("SwiGLU", ", which the exercise asks you to write yourself")
 
 
-# another library's copy of what an exercise forbids (lecturer review s15, S3): any library's is refused
+# another library's copy of what an exercise forbids (course review s15, S3): any library's is refused
 _refuse_hf_rope = refusing(
     "apply_rotary_pos_emb", ": no library's may be used; write it yourself", whose="transformers'"
 )
@@ -191,7 +191,7 @@ _TRANSFORMERS = "transformers.models.*.modeling_*"
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The library function the exercise asks to write is refused under any name (a wrapper too).
-# Another library's identical function is refused too (lecturer review s15, S3: transformers' repeat_kv,
+# Another library's identical function is refused too (course review s15, S3: transformers' repeat_kv,
 # apply_rotary_pos_emb and torch's rms_norm got full marks), a pattern's modules as the answer imports
 # them (tools/sandbox.py, _targets).
 REFUSALS = {
@@ -512,7 +512,7 @@ REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.
 
 def _long_context_answers() -> dict[str, float]:
     """The three right answers, from the library's presets (private: a public function that returns
-    them is an answer a student could import, lecturer review s15, S1): Qwen3 0.6B's cache for 40,960 tokens in
+    them is an answer a student could import, course review s15, S1): Qwen3 0.6B's cache for 40,960 tokens in
     GiB (bfloat16), the smallest W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of
     Mistral 7B v0.1 with that window (W - 1 positions kept) in MiB."""
     qwen = LlamaConfig.qwen3_0_6b()

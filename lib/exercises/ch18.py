@@ -341,7 +341,7 @@ REFUSALS = {
     ],
     "check_alibi_slopes": [
         ("lib.alibi.alibi_slopes", None, _refuse_alibi),
-        # another library's copy, every checkpoint module's (lecturer review s15, S3: any library's)
+        # another library's copy, every checkpoint module's (course review s15, S3: any library's)
         ("transformers.models.*.modeling_*.build_*alibi_tensor", None, _refuse_hf_alibi),
     ],
 }
