@@ -157,3 +157,65 @@
   });
   window.addEventListener("resize", soon);
 })();
+
+// 2. The page's contents ("On this page") follow the reading. The theme highlights a heading when it
+// crosses the top third of the window, seen by an IntersectionObserver; a jump that carries a heading
+// across that band at once (Page Down, a link, a scroll bar dragged) never fires it, and the highlight
+// stayed on a section read minutes before (first-reader reviews s17, chapters 1 and 3: "1.6" highlighted
+// in the exercises). After each scroll this finds the last heading above the band's foot, as the theme
+// means to, and marks its entry and the entries that hold it.
+(function () {
+  "use strict";
+  var frame = null;
+
+  function entries() {
+    var links = document.querySelectorAll(".page-toc a.nav-link[href^='#']");
+    var out = [];
+    for (var i = 0; i < links.length; i++) {
+      var id = decodeURIComponent(links[i].getAttribute("href").slice(1));
+      var target = id && document.getElementById(id);
+      if (!target) continue;
+      var heading = target.querySelector("h1, h2, h3, h4, h5, h6") || target;
+      out.push({ link: links[i], heading: heading });
+    }
+    return out;
+  }
+
+  function follow() {
+    frame = null;
+    var list = entries();
+    if (!list.length) return;
+    var band = window.innerHeight * 0.3;
+    var current = null;
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].heading.getBoundingClientRect().top <= band) current = list[i];
+    }
+    var shown = [];
+    list.forEach(function (e) {
+      // the theme's page has the contents twice (the sidebar, and the header's drop-down on narrow screens)
+      var on = current !== null && e.heading === current.heading;
+      e.link.classList.toggle("active", on);
+      if (on) {
+        e.link.setAttribute("aria-current", "true");
+        shown.push(e.link);
+      } else e.link.removeAttribute("aria-current");
+    });
+    document.querySelectorAll(".page-toc li").forEach(function (li) {
+      li.classList.toggle(
+        "active",
+        shown.some(function (a) {
+          return li.contains(a);
+        })
+      );
+    });
+  }
+
+  window.bookFollowContents = follow; // the browser tests call it after a jump
+  window.addEventListener(
+    "scroll",
+    function () {
+      if (frame === null) frame = requestAnimationFrame(follow);
+    },
+    { passive: true }
+  );
+})();

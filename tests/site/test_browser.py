@@ -218,6 +218,39 @@ def test_interactive_figure_responds_without_a_kernel(server, browser):
     assert not console_errors(browser)
 
 
+def test_contents_follow_a_jump(server, browser):
+    """The page's contents highlight the section the reader is in after a jump that carries a heading
+    past the theme's band at once (Page Down, a link): readers s17 saw "1.6" highlighted in chapter 1's
+    exercises (book/_static/reader.js, part 2). Jumps of 1,500 px through chapter 1: at each stop the
+    highlighted entry is the last heading above the top third of the window."""
+    open_page(browser, f"{server}/notebooks/01_seq2seq_to_attention.html")
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    last = """return (() => {
+      const band = window.innerHeight * 0.3;
+      let id = null;
+      for (const a of document.querySelectorAll('.page-toc a.nav-link[href^="#"]')) {
+        const t = document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1)));
+        const h = t && (t.querySelector('h1,h2,h3,h4,h5,h6') || t);
+        if (h && h.getBoundingClientRect().top <= band) id = a.getAttribute('href');
+      }
+      const on = [...document.querySelectorAll('.page-toc a.nav-link.active')].map(a => a.getAttribute('href'));
+      return [id, on];
+    })()"""
+    stops = 0
+    for y in range(3000, height, 1500):
+        browser.execute_script(f"window.scrollTo(0, {y})")
+        time.sleep(0.3)
+        expected, active = browser.execute_script(last)
+        if expected is None:
+            continue
+        stops += 1
+        assert active and set(active) == {expected}, (
+            f"at {y} px the contents highlight {active}, the reader is in {expected}"
+        )
+    assert stops >= 15, stops
+    assert expected == "#exercises", expected
+
+
 def test_no_code_cell_scrolls_sideways(visited):
     """Issue 15: at 1280 px, every code cell of every chapter reads without a horizontal scroll bar
     (ruff keeps the lines within 100 characters; the site's code font fits them)."""
