@@ -95,6 +95,53 @@ def test_the_makefile_and_the_tests_pin_the_same_kernel_path():
     assert exported == KERNEL_PATH
 
 
+def test_the_setup_cell_sets_the_avx2_path_only_where_the_processor_has_it():
+    """Some x86 processors sold until about 2020 have no AVX2 (low-end Pentium, Celeron, Atom), and
+    PyTorch takes ATEN_CPU_CAPABILITY=avx2 without asking the processor (reader review s17, chapter
+    13): the cell asks it first. Its check, run on a /proc/cpuinfo with and without the flag."""
+    import io
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import sync_colab_cell
+
+    source = sync_colab_cell.colab_cell_source()
+    start = source.index("def has_avx2():")
+    definition = source[start : source.index("\n\n\n", start)]
+    flags = "flags\t\t: fpu vme de pse tsc msr pae mce cx8 sse sse2 ssse3 sse4_1 sse4_2 %s popcnt\n"
+    seen = {}
+    for cpu, expected in (
+        ("avx avx2 fma", True),
+        ("avx", False),
+        ("avx512f avx2", True),
+        ("", False),
+    ):
+        fake = {
+            "sys": types_sys("linux"),
+            "subprocess": None,
+            "open": lambda *_a, text=flags % cpu, **_k: io.StringIO(text),
+        }
+        exec(definition, fake)
+        seen[cpu] = fake["has_avx2"]()
+        assert seen[cpu] is expected, (cpu, seen[cpu])
+
+    # a processor that cannot be asked (no /proc/cpuinfo) is not told to run AVX2
+    def refused(*_a, **_k):
+        raise PermissionError("no /proc here")
+
+    fake = {"sys": types_sys("linux"), "subprocess": None, "open": refused}
+    exec(definition, fake)
+    assert fake["has_avx2"]() is False
+    assert "has_avx2()" in source[source.index("x86 = ") :]
+
+
+def types_sys(platform: str):
+    import types
+
+    return types.SimpleNamespace(platform=platform)
+
+
 def test_every_chapter_s_first_cell_sets_the_same_kernel_path_before_torch():
     """A student's run (Jupyter, Colab) gets the build's kernels from the chapter's setup cell: run as a
     fresh kernel runs it, on x86 it sets the three variables, and torch then reports AVX2."""

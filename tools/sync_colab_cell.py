@@ -49,7 +49,10 @@ def repository_ref() -> str:
 
 
 # PyTorch's AVX2 kernels, MKL's AVX2 branch of conditional numerical reproducibility, oneDNN capped
-# at AVX2: every x86 processor of the last decade has them (README, "Numbers on any CPU").
+# at AVX2 (README, "Numbers on any CPU"). Most x86 processors of the last decade run AVX2, not all (some
+# Pentium, Celeron and Atom chips sold until about 2020 do not: reader review s17, chapter 13), and
+# PyTorch takes ATEN_CPU_CAPABILITY=avx2 without asking the processor: the cell sets the path only where
+# the processor says it has AVX2.
 KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 PREFIXES = ("# Setup:", "# Colab setup:")  # the cell's first line, now and before
 
@@ -60,16 +63,38 @@ def colab_cell_source(url: str | None = None, ref: str | None = None) -> str:
     pairs = "".join(f'        "{name}": "{value}",\n' for name, value in KERNEL_PATH.items())
     return f"""\
 # Setup: the same CPU kernels as the book's build, and in Colab the book's library.
-# On an x86 processor, PyTorch and its math libraries are told to use their AVX2 code
-# (every x86 processor of the last ten years has it), the code the book's numbers were
-# computed with, so what training gives you here is what the text says. It works only
-# before torch is first imported.
+# On an x86 processor that runs AVX2 code (most of the last ten years do; some
+# low-end Pentium, Celeron and Atom chips do not), PyTorch and its math libraries
+# are told to use it: the code the book's numbers were computed with, so what
+# training gives you here is what the text says. It works only before torch is
+# first imported.
 import os
 import platform
 import subprocess
 import sys
 
-if platform.machine().lower() in ("x86_64", "amd64") and "torch" not in sys.modules:
+
+def has_avx2():  # whether the processor says it runs AVX2 (Linux, macOS, Windows)
+    try:
+        if sys.platform.startswith("linux"):
+            with open("/proc/cpuinfo") as f:
+                return "avx2" in f.read().split()
+        if sys.platform == "darwin":
+            leaf7 = ["sysctl", "-n", "machdep.cpu.leaf7_features"]
+            out = subprocess.run(leaf7, capture_output=True, text=True).stdout
+            return "AVX2" in out.split()
+        if sys.platform == "win32":
+            import ctypes
+
+            # 40: PF_AVX2_INSTRUCTIONS_AVAILABLE
+            return bool(ctypes.windll.kernel32.IsProcessorFeaturePresent(40))
+    except OSError:
+        pass
+    return False
+
+
+x86 = platform.machine().lower() in ("x86_64", "amd64")
+if x86 and "torch" not in sys.modules and has_avx2():
     for name, value in {{
 {pairs}    }}.items():
         os.environ.setdefault(name, value)
