@@ -154,3 +154,30 @@ def test_figures_drawn_for_the_desktop_are_shown_twice_as_wide_in_a_box_that_scr
     # the chapters' figures were seen; most are now drawn for phones (fewer and fewer desktop ones:
     # reader.js's box for those is also tested on a page of its own, test_desktop_figures.py)
     assert wide + narrow > 80 and narrow > 60, (wide, narrow)
+
+
+# Chapter 14's tables printed by code cells, with the first words of their headings: those that fit a
+# 360 px phone's column whole (review p33b: they ran 334 and 459 px wide; the fine-tuning heads' table
+# has short headings now, the pretraining arithmetic one column per model)
+FIT_ON_A_PHONE = ["head (Figure 4)", "pretraining"]
+
+TABLES = """
+if (window.bookScrollCues) window.bookScrollCues();
+const W = document.documentElement.clientWidth;
+return [...document.querySelectorAll('main .cell_output table')].map(t => {
+  const r = t.getBoundingClientRect();
+  return {head: t.querySelector('th') ? t.querySelector('th').textContent.trim() : '',
+          fits: r.left >= -1 && r.right <= W + 1, scrolls: !!t.closest('.book-scrolls')};
+});
+"""
+
+
+def test_chapter_14s_tables_fit_a_phone(site, server, browser, phone):
+    width, height = phone
+    open_page(browser, f"{server}/notebooks/14_bert.html")
+    wait_until(browser, CUES_DRAWN, timeout=10)
+    tables = {t["head"]: t for t in browser.execute_script(TABLES)}
+    for head in FIT_ON_A_PHONE:
+        assert head in tables, f"no table headed {head!r}: {list(tables)}"
+        t = tables[head]
+        assert t["fits"] and not t["scrolls"], f"at {width}x{height}, {head!r}: {t}"

@@ -77,3 +77,80 @@ def test_live_figures_compute_and_fit_the_phone(site, server, browser, phone, pa
     assert all(f["drawn"] > 0 for f in figures), f"{page}: a figure drew nothing: {figures}"
     bad = [f for f in figures if f["bad"]]
     assert not bad, f"{page} at {width}x{height}: parts past the screen's edge: {bad}"
+
+
+# What a phone's reader of the live figures read (review p33b): the figures' SVG text, in CSS px as
+# shown (a drawing scaled to the column shrinks its text), the boxes inside a figure that scroll
+# sideways (outside a closed "numbers" fold), and for each heatmap that scrolls, whether its row labels
+# are still beside the matrix once the box is scrolled to its last column.
+PHONE_READING = """
+if (window.bookScrollCues) window.bookScrollCues();
+return Array.from(document.querySelectorAll('.book-live[data-live]')).map(root => {
+  const sizes = [];
+  for (const t of root.querySelectorAll('svg text')) {
+    if (!t.getBoundingClientRect().width || t.closest('[hidden], details:not([open])')) continue;
+    const svg = t.ownerSVGElement;
+    const vb = svg.viewBox.baseVal;
+    const scale = vb && vb.width ? svg.getBoundingClientRect().width / vb.width : 1;
+    sizes.push([parseFloat(getComputedStyle(t).fontSize) * scale, svg.getAttribute('class'), t.textContent]);
+  }
+  const scrolling = Array.from(root.querySelectorAll('.book-scrolls'))
+    .filter(b => !b.closest('details:not([open])')).map(b => b.getAttribute('aria-label'));
+  const pinned = Array.from(root.querySelectorAll('.book-live-map .book-scrolls'))
+    .filter(box => box.querySelector('.book-live-heatmap')).map(box => {
+    box.scrollLeft = box.scrollWidth;
+    const rows = box.querySelector('.book-live-heatmap-rows');
+    if (!rows) return false;
+    const b = box.getBoundingClientRect();
+    const r = rows.getBoundingClientRect();
+    const seen = Array.from(rows.querySelectorAll('text')).every(t => {
+      const x = t.getBoundingClientRect();
+      return x.left >= b.left - 1 && x.right <= b.right + 1;
+    });
+    box.scrollLeft = 0;
+    return seen && Math.abs(r.left - b.left) <= 1;
+  });
+  return {kind: root.dataset.live, smallest: sizes.sort((a, b) => a[0] - b[0])[0] || null,
+          scrolling, pinned};
+});
+"""
+
+# the figures that fit a 360 px phone whole (review p33b: chapter 3's two figures made the reader
+# scroll sideways; chapter 4's alignment scrolled for its colour bar)
+FIT_WHOLE = {"masked-softmax", "score-functions", "translator"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "notebooks/03_scoring_functions.html",
+        "notebooks/04_bahdanau_and_luong.html",
+        "notebooks/06_self_attention.html",
+        "notebooks/13_gpt.html",
+    ],
+)
+def test_live_figures_read_on_a_phone(site, server, browser, phone, page):
+    """On a phone every live figure's text is 9 CSS px or more (chapter 13's bars were 8.6 px at 360
+    px); chapters 3's and 4's figures fit the screen; a heatmap that scrolls (chapter 6's MiniLM, 14
+    tokens) keeps its row labels pinned beside the matrix while the reader scrolls to the last column."""
+    width, height = phone
+    open_page(browser, f"{server}/{page}")
+    browser.execute_script(START_ALL)
+    wait_until(
+        browser, f"{STATES}.every(s => ['computed', 'ready', 'error'].includes(s))", timeout=150
+    )
+    browser.execute_script(COMPUTE_REST)
+    wait_until(browser, f"{STATES}.every(s => s === 'computed' || s === 'error')", timeout=120)
+    figures = browser.execute_script(PHONE_READING)
+    small = [(f["kind"], f["smallest"]) for f in figures if f["smallest"][0] < 9]
+    assert not small, f"{page} at {width}x{height}: text under 9 px: {small}"
+    wide = [
+        (f["kind"], f["scrolling"]) for f in figures if f["kind"] in FIT_WHOLE and f["scrolling"]
+    ]
+    assert not wide, f"{page} at {width}x{height}: figures that scroll sideways: {wide}"
+    unpinned = [f["kind"] for f in figures if not all(f["pinned"])]
+    assert not unpinned, (
+        f"{page} at {width}x{height}: heatmaps whose row labels scroll away: {unpinned}"
+    )
+    if page.startswith("notebooks/06"):  # the 14-token sentence does scroll, with its labels pinned
+        assert all(f["pinned"] for f in figures), figures

@@ -56,67 +56,136 @@ const CHAR = 8.5;
 // cell's side in px; opts.valueSize: the font size of the values in the cells (default 11, as the
 // labels': at 8.5 a phone's reader read them at 6 px, MiniLM's figure in chapter 6). Column
 // labels that fit their cell are written level, with opts.xlabel just above them; longer ones are
-// turned by 60 degrees, and opts.xlabel goes under the matrix.
+// turned by 60 degrees, and opts.xlabel goes under the matrix. The title (opts.title) is written
+// above the picture as its caption.
+//
+// On a screen narrower than the picture (a phone) it is drawn in three parts, all at their own size
+// (labels 13 px): the colour bar lies under the matrix instead of beside it, and if the matrix is still
+// wider than the figure it scrolls sideways with its row labels pinned at the left edge (a separate
+// picture, position: sticky), so that every row stays named while the reader scrolls to the last
+// column (at 360 px the rows of chapter 6's MiniLM heatmap scrolled out of view).
 export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
-  const cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
+  const title = opts.title || "attention weights";
   // opts.ylabel: the rows' name, turned up the left edge (18 px more on the left)
   const left = (opts.left || 8 + CHAR * Math.max(...rowLabels.map((s) => s.length), 1))
     + (opts.ylabel ? 18 : 0);
-  const level = CHAR * Math.max(...colLabels.map((s) => s.length), 1) <= cell - 6;
+  const room = available(container);
+  let cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
+  if (room > 0 && left + cell * colLabels.length + 70 > room) {
+    // narrower cells where that makes the matrix fit beside its row labels with its numbers kept
+    // (26 px at least: chapter 4's translation of six words, 34 px cells, ran 9 px past a phone)
+    const fit = Math.floor((room - left - 16) / Math.max(colLabels.length, 1));
+    if (fit >= 26 && fit < cell) cell = fit;
+  }
+  const longest = CHAR * Math.max(...colLabels.map((s) => s.length), 1);
+  const level = longest <= cell - 6;
   const top = opts.top || (level ? (opts.xlabel ? 40 : 22)
     // a label turned by 60 degrees rises sin 60 = 0.87 of its length, about CHAR px a character
     // ("suitcase" was cut to "suitcas" with 6 px a character at 11 px)
-    : 12 + CHAR * Math.max(...colLabels.map((s) => s.length), 1));
-  const width = left + cell * colLabels.length + 70;
-  const height = top + cell * rowLabels.length + (level ? 10 : 30); // room for a bottom xlabel
-  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    : 12 + longest);
+  const matrixW = cell * colLabels.length;
+  const matrixH = cell * rowLabels.length;
+  const bottom = level ? 10 : 30; // room for a bottom xlabel
+  const width = left + matrixW + 70;
+  const height = top + matrixH + bottom;
+  const split = room > 0 && width > room;
+  // the matrix's own picture when split: from the first column to the end of the last column's label
+  // (a turned label runs cos 60 = 0.5 of its length to the right of its cell), or of the xlabel
+  const overhang = level ? Math.max(0, longest / 2 - cell / 2) : 4 + longest / 2 - cell / 2;
+  const xlabelW = opts.xlabel && !level ? CHAR * opts.xlabel.length : 0;
+  const x0 = split ? 0 : left; // where the matrix starts in its picture
+  const svgW = split ? Math.ceil(Math.max(matrixW + Math.max(overhang, 0) + 4, xlabelW + 4)) : width;
+  const svg = el("svg", { width: svgW, height, viewBox: `0 0 ${svgW} ${height}`, role: "img",
     class: "book-live-heatmap", "font-size": LABEL, "font-family": "sans-serif" });
-  el("title", {}, svg).textContent = opts.title || "attention weights";
+  el("title", {}, svg).textContent = title;
   matrix.forEach((row, i) => row.forEach((v, j) => {
-    const r = el("rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell,
+    const r = el("rect", { x: x0 + j * cell, y: top + i * cell, width: cell, height: cell,
       fill: colour(v) }, svg);
     el("title", {}, r).textContent = `${rowLabels[i]} -> ${colLabels[j]}: ${v.toFixed(3)}`;
     if (cell >= 26) {
       const size = opts.valueSize || 11; // ".27" at 11 px: 18 px of a cell of 26 or more
       const dy = 0.4 * size; // the baseline, to centre the text
-      const t = el("text", { x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + dy,
+      const t = el("text", { x: x0 + j * cell + cell / 2, y: top + i * cell + cell / 2 + dy,
         "text-anchor": "middle", "font-size": size,
         fill: v > 0.55 ? "#000" : "#fff" }, svg);
       t.textContent = v.toFixed(2).replace(/^0/, "");
     }
   }));
+  // the row labels (and the ylabel): in the matrix's picture, or in a picture of their own, pinned
+  const rows = split ? el("svg", { width: left, height, viewBox: `0 0 ${left} ${height}`,
+    class: "book-live-heatmap-rows", "aria-hidden": "true", "font-size": LABEL,
+    "font-family": "sans-serif" }) : svg;
   rowLabels.forEach((s, i) => {
-    const t = el("text", { x: left - 4, y: top + i * cell + cell / 2 + 0.35 * LABEL, "text-anchor": "end" }, svg);
+    const t = el("text", { x: left - 4, y: top + i * cell + cell / 2 + 0.35 * LABEL, "text-anchor": "end" }, rows);
     t.textContent = s;
   });
   colLabels.forEach((s, j) => {
-    const x = left + j * cell + cell / 2 + (level ? 0 : 4);
+    const x = x0 + j * cell + cell / 2 + (level ? 0 : 4);
     const t = el("text", level ? { x, y: top - 6, "text-anchor": "middle" }
       : { x, y: top - 4, transform: `rotate(-60 ${x} ${top - 4})` }, svg);
     t.textContent = s;
   });
-  colourBar(svg, left + cell * colLabels.length + 16, top, cell * rowLabels.length);
+  if (!split) colourBar(svg, left + matrixW + 16, top, matrixH);
   if (opts.xlabel) {
     const t = el("text", level
-      ? { x: left + cell * colLabels.length / 2, y: top - 24, "text-anchor": "middle" }
-      : { x: left, y: height - 8 }, svg);
+      ? { x: x0 + matrixW / 2, y: top - 24, "text-anchor": "middle" }
+      : { x: x0, y: height - 8 }, svg);
     t.textContent = opts.xlabel;
   }
   if (opts.ylabel) {
-    const y = top + cell * rowLabels.length / 2;
-    const t = el("text", { x: 12, y, "text-anchor": "middle", transform: `rotate(-90 12 ${y})` }, svg);
+    const y = top + matrixH / 2;
+    const t = el("text", { x: 12, y, "text-anchor": "middle", transform: `rotate(-90 12 ${y})` }, rows);
     t.textContent = opts.ylabel;
   }
   svg.dataset.values = JSON.stringify(matrix);
   svg.dataset.rows = JSON.stringify(rowLabels);
   svg.dataset.cols = JSON.stringify(colLabels);
-  // At its own size (labels stay readable) in a scroll container that says when it scrolls (a phone
-  // shows about 9 of 16 columns), and the same numbers as a table for screen readers and copying.
-  const scroller = scrollBox(opts.title || "attention weights");
-  scroller.appendChild(svg);
-  container.replaceChildren(scroller, numbersTable(matrix, rowLabels, colLabels,
-    opts.title || "attention weights", opts.corner || "query \\ key"));
+  // The title as the figure's caption, above the box that scrolls (so it stays in view); the picture
+  // at its own size (labels stay readable) in a scroll container that says when it scrolls (a phone
+  // shows about 9 of 16 columns); the same numbers as a table for screen readers and copying.
+  const caption = html("p", { class: "book-live-caption", "aria-hidden": "true" }, null, title);
+  const scroller = scrollBox(title);
+  if (split) {
+    const line = html("div", { class: "book-live-heatmap-split" }, scroller);
+    line.append(rows, svg);
+  } else {
+    scroller.appendChild(svg);
+  }
+  const parts = [caption, scroller];
+  if (split) parts.push(horizontalBar(Math.min(room, 240)));
+  container.replaceChildren(...parts, numbersTable(matrix, rowLabels, colLabels, title,
+    opts.corner || "query \\ key"));
+  if (split) {
+    // the two pictures cut to what they draw (the labels' widths above are estimates): the row labels
+    // and the matrix side by side fit the screen when they can
+    fitToContent(rows, left, left);
+    fitToContent(svg, 0, matrixW);
+  }
   return svg;
+}
+
+// Narrow an SVG, drawn in the page, to its content's extent and at least [x0, x1] (2 px to spare).
+function fitToContent(svg, x0, x1) {
+  let box;
+  try {
+    box = svg.getBBox();
+  } catch {
+    return; // not rendered (a hidden figure): keep the estimate
+  }
+  if (!box.width) return;
+  const a = Math.floor(Math.min(x0, box.x) - 2);
+  const b = Math.ceil(Math.max(x1, box.x + box.width) + 2);
+  const h = svg.viewBox.baseVal.height;
+  svg.setAttribute("width", b - a);
+  svg.setAttribute("viewBox", `${a} 0 ${b - a} ${h}`);
+}
+
+// The width a figure's drawing may take in its live figure: the figure's content box (0 if unknown).
+function available(container) {
+  const root = container.closest ? container.closest(".book-live") : null;
+  if (!root || !root.clientWidth) return 0;
+  const s = getComputedStyle(root);
+  return root.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
 }
 
 // The heatmap's colour bar: 50 steps from 0 (bottom) to 1 (top), x px from the left, barH px tall
@@ -132,6 +201,24 @@ function colourBar(svg, x, top, barH) {
   });
 }
 
+// The colour bar laid flat under a heatmap on a narrow screen: 0 (left) to 1 (right), width px wide,
+// labelled 0, 0.5 and 1 under it at the labels' size.
+function horizontalBar(width) {
+  const barW = width - 24;
+  const svg = el("svg", { width, height: 34, viewBox: `0 0 ${width} 34`, role: "img",
+    class: "book-live-colourbar", "font-size": LABEL, "font-family": "sans-serif" });
+  el("title", {}, svg).textContent = "colour bar: dark for 0, bright for 1";
+  for (let k = 0; k < 50; k++) {
+    el("rect", { x: 12 + k * barW / 50, y: 2, width: barW / 50 + 0.5, height: 12,
+      fill: colour(k / 49) }, svg);
+  }
+  [0, 0.5, 1].forEach((v) => {
+    const t = el("text", { x: 12 + v * barW, y: 30, "text-anchor": "middle" }, svg);
+    t.textContent = v.toFixed(1);
+  });
+  return svg;
+}
+
 // A horizontal scroll container that the keyboard can scroll (tabindex 0, named region); the site's
 // scroll-cue script (book/_static/reader.js) marks it with a visible "scroll sideways" cue when its
 // content is wider than the screen.
@@ -144,9 +231,11 @@ export function scrollBox(name, parent = null) {
 export function numbersTable(matrix, rowLabels, colLabels, title, corner = "") {
   const details = html("details", { class: "book-live-numbers" });
   html("summary", {}, details, "The numbers, as a table");
+  // the title above the box that scrolls, so that it stays whole and in view when the table is wider
+  // than a phone (the table is named by it for screen readers)
+  html("p", { class: "book-live-numbers-caption", "aria-hidden": "true" }, details, title);
   const box = scrollBox(`table: ${title}`, details);
-  const table = html("table", { class: "book-live-numbers-table" }, box);
-  html("caption", {}, table, title);
+  const table = html("table", { class: "book-live-numbers-table", "aria-label": title }, box);
   const head = html("tr", {}, html("thead", {}, table));
   html("th", { scope: "col" }, head, corner);
   colLabels.forEach((c) => html("th", { scope: "col" }, head, c));

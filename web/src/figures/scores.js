@@ -81,10 +81,13 @@ export function mountScores(root, example, ctx) {
     const keys = points.slice(1);
     const all = scores(q, keys, example.params);
     const weights = {};
+    // the keys' names alone in the heading, the rest in the caption: with "weight on k1" headings the
+    // table was wider than a 360 px screen
     const t = html("table", { class: "book-live-ranking" });
+    html("caption", {}, t, "The weight of q on each key, by score function");
     const head = html("tr", {}, html("thead", {}, t));
-    html("th", {}, head, "score");
-    names.slice(1).forEach((n) => html("th", {}, head, `weight on ${n}`));
+    html("th", { scope: "col" }, head, "score");
+    names.slice(1).forEach((n) => html("th", { scope: "col" }, head, n));
     const body = html("tbody", {}, t);
     for (const [name, s] of Object.entries(all)) {
       weights[name] = softmax(s);
