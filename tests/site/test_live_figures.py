@@ -199,6 +199,20 @@ def test_gpt_bad_input_gets_a_message(gpt_page, browser):
         browser.execute_script(f"return document.querySelector({GPT!r}).dataset.tokens;")
     )
     assert tokens == ["<bos>", "the", "<unk>", "slept"]
+    # the note sits under the controls, above the bars and the map (reader s17, chapter 13: it was
+    # appended under the map, 900 px below the prompt box on a phone)
+    assert browser.execute_script(
+        f"const r = document.querySelector({GPT!r}); const m = r.querySelector('.book-live-message');"
+        "const v = r.querySelector('.book-live-views');"
+        "return !!(m.compareDocumentPosition(v) & Node.DOCUMENT_POSITION_FOLLOWING);"
+    )
+    # a bare "." is labelled "(period)" under the map's column, as in Fig. 13.4
+    assert set_prompt(browser, "mia had a cat .") == "computed"
+    labels = browser.execute_script(
+        f"return [...document.querySelector({GPT!r}).querySelectorAll('.book-live-map svg text')]"
+        ".map(t => t.textContent);"
+    )
+    assert "(period)" in labels and "." not in labels, labels
     assert set_prompt(browser, "") == "computed" and "empty" in message(browser, GPT)
     assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
     assert "cut to the last 64 tokens" in message(browser, GPT)

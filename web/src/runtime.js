@@ -201,7 +201,10 @@ export function createContext(base) {
         box = document.createElement("p");
         box.className = "book-live-message";
         box.setAttribute("role", "status");
-        container.appendChild(box);
+        // above the figure's output panes, under its controls: a note about the prompt (a word read as
+        // <unk>, a bad setting) sat 900 px below the prompt box on a phone (reader s17, chapter 13)
+        const views = container.querySelector(":scope > .book-live-views");
+        container.insertBefore(box, views);
       }
       box.dataset.level = level;
       box.textContent = text;

@@ -10,6 +10,9 @@ import { WordVocab } from "../tokenizers.js";
 // the tokenizer, built once per page from the model's vocabulary file
 let storyVocab = null;
 
+// A token as a label: a bare "." is a speck beside a bar or under a column (Fig. 13.4 writes it so too).
+const shown = (token) => (token === "." ? "(period)" : token);
+
 // The most probable next tokens as bars. 320 px wide with 14 px text: scaled to a 360 px phone's
 // column (about 300 px) its words show at 13 px (420 px wide at 12 px, they showed at 8.6 px).
 function bars(container, probs, itos, n = 15) {
@@ -27,7 +30,7 @@ function bars(container, probs, itos, n = 15) {
   order.forEach((v, i) => {
     const y = 4 + i * rowH;
     const t = el("text", { x: left - 4, y: y + 15, "text-anchor": "end" }, svg);
-    t.textContent = itos[v];
+    t.textContent = shown(itos[v]);
     el("rect", { x: left, y, width: Math.max(1, probs[v] * span), height: rowH - 4, fill: "#1f5fa8" }, svg);
     const p = el("text", { x: left + 4 + probs[v] * span, y: y + 15 }, svg);
     p.textContent = probs[v].toFixed(3);
@@ -150,7 +153,7 @@ export function mountGpt(root, example, ctx) {
       rows.push(row);
       labels.push(`layer ${l}, head ${h}`);
     }));
-    heatmap(map, rows, labels, current.tokens, { title: "attention of the last token", cell: 24,
+    heatmap(map, rows, labels, current.tokens.map(shown), { title: "attention of the last token", cell: 24,
       xlabel: "earlier tokens it attends to" });
     root.dataset.tokens = JSON.stringify(current.tokens);
     return probs;
