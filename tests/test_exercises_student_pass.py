@@ -506,6 +506,13 @@ def _assigned_tensor(W_Q, W_K):
     return general
 
 
+def _copied_with_grad_on(W_Q, W_K):
+    d_k, d = W_Q.shape
+    general = GeneralScore(d, d)
+    general.W_a.weight.copy_(W_Q.T @ W_K / math.sqrt(d_k))  # no torch.no_grad(): raises when called
+    return general
+
+
 class _ForwardThatLies(GeneralScore):
     """A subclass whose forward returns the right scores from W_Q and W_K, its W_a left random."""
 
@@ -538,6 +545,11 @@ PROJECTED = [
         "rather than assigning a plain tensor",
     ),
     ("a forward that computes it itself", _ForwardThatLies, "W_a.weight has rank 8"),
+    (
+        "copied in without torch.no_grad() (raises when the reader calls it)",
+        _copied_with_grad_on,
+        "copy into the parameter under `torch.no_grad()`",
+    ),
 ]
 
 
@@ -618,6 +630,8 @@ PREDICTIONS_2_3 = [
         "but the queries changed length",
     ),
     (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "dot"}), "dot does not belong"),
+    (ch03.check_unit_length, ("cosine, dot", {"cosine"}), "give a set of separate names"),
+    (ch03.check_key_strength, ("k1, k3", 0.5), "give a set of separate names"),
 ]
 
 
@@ -626,6 +640,17 @@ PREDICTIONS_2_3 = [
 )
 def test_ch03_predictions_name_the_cause(check, args, message):
     assert message in verdict_of(check, *args)
+
+
+@pytest.mark.parametrize("answer", ["cosine, dot", "general,additive", "dot, location, "])
+def test_ch03_a_string_with_commas_is_told_its_form_not_its_names(answer):
+    """One string of names separated by commas: the form is wrong, and the message says so with the
+    reader's own names, never whether they are right (a verdict on them would hand over the answer)."""
+    verdict = verdict_of(ch03.check_unit_length, answer, None)
+    assert "give a set of separate names" in verdict
+    assert "not one of" not in verdict and "does not belong" not in verdict
+    named = set(re.findall(r"'([^']*)'", verdict.split("quotes:")[1]))
+    assert named == {p.strip() for p in answer.split(",") if p.strip()}
 
 
 def _pre_ln(

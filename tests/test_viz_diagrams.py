@@ -25,7 +25,7 @@ from lib.elmo import ELMoConfig  # noqa: E402
 from lib.gpt import GPTConfig  # noqa: E402
 from lib.llama import LlamaConfig  # noqa: E402
 from lib.playground import PlaygroundConfig  # noqa: E402
-from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS  # noqa: E402
+from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS, _QUERY  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
@@ -440,7 +440,11 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
     for i in (1, 2, 3):
         assert f"$\\mathbf{{k}}_{i}$" in t and f"$e_{i}$" in t and f"$a_{i}$" in t
     assert "masked softmax over $i$" in t and "$\\sum_i a_i\\mathbf{v}_i$" in t
-    assert sum(_red(a) for a in arrows(fig)) == 3  # the query into every score box
+    # the query into every score box, its line and its boxes in chapter 3's orange (review
+    # ch03_s17, point 8: its other figures draw queries orange, keys blue)
+    assert sum(a.get_edgecolor() == to_rgba(_QUERY) for a in arrows(fig)) == 3
+    query_boxes = [b for b in boxes(fig) if b.get_edgecolor() == to_rgba(_QUERY)]
+    assert len(query_boxes) == 2 and "(orange)" in fig.alt_text and "red" not in fig.alt_text
     # the network, sized as lib.attention.AdditiveScore(3, 2, 8): W_q [8, 3], W_k [8, 2], v_a [1, 8]
     assert "$\\mathbf{W}_q$: $8\\times3$" in t and "$\\mathbf{W}_k$: $8\\times2$" in t
     assert "$\\mathbf{v}_a^\\top$: $1\\times8$" in t and "tanh: $H = 8$ units" in t

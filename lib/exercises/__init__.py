@@ -454,17 +454,19 @@ def call(
     case: str,
     hints: dict[str, str] | None = None,
     time_limit: float | None = None,
+    grad: bool = False,
 ) -> Any:
     """Run ``func(*args)`` on copies of the inputs; any exception, change to an input or a call that
     runs past ``time_limit`` seconds (default :data:`CALL_TIME_LIMIT`) is feedback.
 
     hints: advice for the mistakes a chapter expects, by what the feedback says: the first key found
-    in it adds its value after it."""
+    in it adds its value after it. grad: run with autograd on, as the reader's own call runs (an
+    answer that writes into a parameter must do it under torch.no_grad() itself); off by default."""
     time_limit = CALL_TIME_LIMIT if time_limit is None else time_limit
     originals = [_clone(a) for a in args]
     inputs = [_clone(a) for a in args]
     try:
-        with torch.no_grad(), _time_limit(time_limit):
+        with torch.set_grad_enabled(grad), _time_limit(time_limit):
             result = func(*inputs)
     except _TimeLimit:
         _fail_with_hint(

@@ -177,7 +177,9 @@ def check_projected_as_general(projected_as_general: Any) -> str:
             W_K,
             name="projected_as_general",
             case=case,
+            grad=True,  # as the reader calls it: a copy into the weight must bring its own no_grad
             hints={
+                "leaf Variable that requires grad": "W_a.weight is a parameter that requires grad, and autograd refuses an in-place write into it while it records: copy into the parameter under `torch.no_grad()`.",
                 "as parameter": "A module's weight is an nn.Parameter that the module registered: copy your matrix into it, `general.W_a.weight.copy_(W_a)` under `torch.no_grad()`, rather than assigning a plain tensor to it.",
                 "must match the size of tensor": "The matrix you copied into W_a.weight does not have its shape [d, d]: W_a sits between two raw d-dimensional vectors. Write down the shape of each factor of your product.",
             },
@@ -198,7 +200,13 @@ KEY_LABELS = ("k1", "k2", "k3", "k4", "k5", "k6")
 def _labels(
     value: Any, what: str, valid: tuple[str, ...], aliases: dict[str, str] | None = None
 ) -> set[str]:
-    """A set of labels from a str, set, list or tuple of str (case and '_'/'-' do not matter)."""
+    """A set of labels from a str, set, list or tuple of str (case and '_'/'-' do not matter); a str
+    with commas is refused: the reader's own names, shown split, without saying which are right."""
+    if isinstance(value, str) and "," in value:
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        fail(
+            f"{what}: {value!r} is one string; give a set of separate names, each in its own quotes: {{{', '.join(repr(p) for p in parts)}}}."
+        )
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (set, frozenset, list, tuple)):

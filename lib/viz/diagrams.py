@@ -75,6 +75,9 @@ _NARROW_MATH_FONT = 15
 # ... and bahdanau_diagram's word boxes, 0.64 inches wide, hold "rarely" at 12 points
 _BAHDANAU_NARROW_WORD_FONT = 12
 _CTX = "#cb181d"  # the lines that carry a context vector
+# additive_score_diagram's query: its line and its boxes' edge in chapter 3's orange (QUERY_COLOR,
+# the colour-blind-safe cycle's), the fill a pale orange, as the chapter's other figures draw queries
+_QUERY, _QUERY_FILL = "#C85200", "#fee6ce"
 
 
 def _box(ax, x, y, text, kind, w=2.6, h=0.5, fontsize=8.5, **text_kw):
@@ -370,7 +373,8 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     check_bool(narrow, "narrow")
     H = d_hidden
     alt = (
-        "Two panels. Where the score sits: a query q and three keys k_1, k_2, k_3; a red line from q "
+        "Two panels. Where the score sits: a query q (orange) and three keys k_1, k_2, k_3 (blue); "
+        "an orange line from q "
         "and a line from each key enter one score box e_i per key, e_i = score(q, k_i), framed as "
         "the one piece any of the six score functions can fill (the location-based score reads "
         "only the query, not the keys); a masked softmax over i turns the three scores into the "
@@ -399,12 +403,12 @@ def _score_pipeline(ax, x0, y0, font):
         y0 + y for y in (0.3, 0.75, 1.2, 1.8, 2.4, 2.75, 3.3)
     )
     x_q = x0 + 4.5
-    _box(ax, x_q, y_k, "$\\mathbf{q}$", "io", w=0.6, h=0.4, fontsize=font)
-    _line(ax, [x_q, x_q, xs[0] + 0.14], [y_k + 0.2, y_bus, y_bus], color=_CTX, lw=1.2)
+    _query_box(ax, x_q, y_k, "$\\mathbf{q}$", w=0.6, h=0.4, fontsize=font)
+    _line(ax, [x_q, x_q, xs[0] + 0.14], [y_k + 0.2, y_bus, y_bus], color=_QUERY, lw=1.2)
     for i, x in enumerate(xs):
         _box(ax, x, y_k, f"$\\mathbf{{k}}_{i + 1}$", "rnn", w=0.6, h=0.4, fontsize=font)
         _arrow(ax, x - 0.12, y_k + 0.2, x - 0.12, y_e - 0.2)
-        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
+        _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_QUERY)
         _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=font)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
@@ -425,11 +429,18 @@ def _score_pipeline(ax, x0, y0, font):
     ax.text(x0 + 0.15, y0 + 3.95, "where the score sits", fontsize=font, va="top", weight="bold")
 
 
+def _query_box(ax, x, y, text, **kw):
+    """A box for the query: pale orange, edged in the query's orange."""
+    patch = _box(ax, x, y, text, "plain", **kw)
+    patch.set(facecolor=_QUERY_FILL, edgecolor=_QUERY, linewidth=1.6)
+    return patch
+
+
 def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     """additive_score_diagram's network for one pair (q, k_i), its lower left corner at (x0, y0)."""
     x_q, x_k, x_mid = x0 + 1.35, x0 + 3.85, x0 + 2.6
     y_in, y_w, y_add, y_tanh, y_v = (y0 + y for y in (0.3, 1.05, 1.75, 2.4, 3.05))
-    _box(ax, x_q, y_in, f"$\\mathbf{{q}}$: {d_query} numbers", "io", w=2.0, h=0.4, fontsize=font)
+    _query_box(ax, x_q, y_in, f"$\\mathbf{{q}}$: {d_query} numbers", w=2.0, h=0.4, fontsize=font)
     _box(ax, x_k, y_in, f"$\\mathbf{{k}}_i$: {d_key} numbers", "rnn", w=2.0, h=0.4, fontsize=font)
     _arrow(ax, x_q, y_in + 0.2, x_q, y_w - 0.225)
     _arrow(ax, x_k, y_in + 0.2, x_k, y_w - 0.225)
