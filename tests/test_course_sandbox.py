@@ -344,6 +344,20 @@ def projected_as_general(W_Q, W_K):
 """,
         "raised",
     ),
+    # not a cheat: a wrong answer the grader must judge as the student's own run does (reader s17,
+    # chapter 3: the sandbox called every function under no_grad, so this passed there)
+    "copies_without_no_grad": (
+        CH3,
+        "ex1_answer",
+        """
+def projected_as_general(W_Q, W_K):
+    d_k, d = W_Q.shape
+    general = GeneralScore(d, d)
+    general.W_a.weight.copy_(W_Q.T @ W_K / math.sqrt(d_k))
+    return general
+""",
+        "torch.no_grad()",
+    ),
     # resources
     "loops": (
         CH6,

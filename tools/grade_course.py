@@ -1276,7 +1276,15 @@ class Answer:
         seconds = (exercises.CALL_TIME_LIMIT or self._grader.time_limit) + 5
         try:
             reply = self._child.request(
-                {"op": "call", "fn": self._index, "args": [encode(a) for a in args]}, seconds
+                # with grad as the checker's call() set it (chapter 3's exercise 1 calls with it on:
+                # a copy into a parameter outside no_grad fails there, as in the student's own run)
+                {
+                    "op": "call",
+                    "fn": self._index,
+                    "args": [encode(a) for a in args],
+                    "grad": torch.is_grad_enabled(),
+                },
+                seconds,
             )
         except TimeoutError:
             raise exercises._TimeLimit from None

@@ -945,7 +945,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
             try:
                 _CALLING[0] = True
                 try:
-                    with torch.no_grad():
+                    with torch.set_grad_enabled(bool(request.get("grad", False))):
                         result = function(*args)
                 finally:
                     _CALLING[0] = False
