@@ -183,7 +183,7 @@ PAIR_WRONG = [
     (({("##s", "##t")}, None), "largest likelihood gain"),
     (({("##e", "##s")}, None), "Frequency is not what this score measures"),
     (({("l", "##o"), ("w", "##i")}, None), "1 / its count"),
-    (({("w", "##i")}, None), "it is a tie"),
+    (({("w", "##i")}, None), "it is a tie: 1 other pair has the same score"),
     (({("w", "i")}, None), "Did you mean ('w', '##i')?"),
     # ## on both pieces of a pair inside a word: the hint names that form too
     (({("i", "d")}, None), "Did you mean ('##i', '##d')?"),
@@ -194,6 +194,11 @@ PAIR_WRONG = [
     (({("n", "##e")}, None), "below the best score"),
     (("w ##i", None), "should be a set of pairs"),
     ((None, 3), "is c_ab, the count of the pair"),
+    # c_a c_b / c_ab is 3 too for the best pairs: the message names that inversion (reader s17)
+    ((None, 3), "or the inverse ratio c_a c_b / c_ab"),
+    # no pair at all: the message says so, not that "your pair scores the most" (reader s17)
+    ((set(), 1 / 3), "top_pairs is empty"),
+    (([], None), "top_pairs is empty"),
     ((None, 1 / 7), "The best pairs are rarer"),
     # the right pairs with l ##o's or ##s ##t's score: the message points at the score only
     (({("w", "##i"), ("##i", "##d")}, 1 / 9), "Your top_pairs are right"),
@@ -257,6 +262,11 @@ CASED_WRONG = [
     ("the number of tokens", lambda: ch10.cased_token_count(), "is the number of held-out tokens"),
     ("another count", lambda: 12_730, "is a count, not tokens per word"),
     ("a guess", lambda: 1.5, "Check each step against the exercise"),
+    ("a guess, the merges", lambda: 1.5, "how many merges you learn (exactly 1,000)"),
+    # the chapter's other run learns 5,000 merges: a reader may reuse that number (reader s17)
+    ("5,000 merges", lambda: _cased(n_merges=5000), "that is what 5,000 merges give"),
+    ("5,000 merges, rounded", lambda: round(_cased(n_merges=5000), 3), "Did you learn exactly 1,000 merges?"),
+    ("500 merges", lambda: _cased(n_merges=500), "that is what 500 merges give"),
     ("below 1", lambda: 0.5, "every word takes at least one token"),
 ]  # fmt: skip
 

@@ -90,6 +90,10 @@ def _marked(pair: tuple, scores: dict) -> tuple | None:
 def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
     """top_pairs: pairs of adjacent pieces, exactly the tied best ones; the usual picks (by gain, by frequency, a pair never apart but frequent) named."""
     mine = _pairs(top_pairs)
+    if not mine:
+        fail(
+            "top_pairs is empty: put in it the pair or pairs you predict the score ranks first, such as {('l', '##o')}."
+        )
     unknown = mine - scores.keys()
     if unknown:
         # report first a pair that only lacks (or misplaces) its ## markers: the hint can fix it
@@ -123,8 +127,10 @@ def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
             f"top_pairs: {p} scores {scores[p]:.3g}, below the best score. Count c_a, c_b and c_ab, each occurrence weighted by its word's count."
         )
     if mine != right:
+        missing = len(right - mine)
+        others = "1 other pair has" if missing == 1 else f"{missing} other pairs have"
         fail(
-            f"top_pairs: your pair scores the most, but it is a tie: {len(right) - len(mine)} other pair has the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
+            f"top_pairs: every pair you give scores the most, but it is a tie: {others} the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
         )
 
 
@@ -146,7 +152,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
         if abs(s - best) > 0.005:
             if abs(s - 3) < 0.01:
                 fail(
-                    "top_score = 3 is c_ab, the count of the pair. Divide it by c_a c_b, the counts of its two pieces."
+                    "top_score = 3 is c_ab, the count of the pair, or the inverse ratio c_a c_b / c_ab, which is also 3 for the best pairs. The score is c_ab / (c_a c_b): the count of the pair divided by the counts of its two pieces."
                 )
             if abs(s - 1) < 0.005:
                 fail(
@@ -439,19 +445,29 @@ def _docs_split() -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
+# other numbers of merges a reader may learn by mistake (the chapter's other run learns 5,000)
+OTHER_MERGES = (100, 500, 2000, 5000)
+
+
 @lru_cache(maxsize=2)
 def _merges(lower_case: bool) -> tuple[tuple[str, str], ...]:
+    """The first 5,000 merges (max(OTHER_MERGES)); BPE is greedy, so the first n of them are what a
+    run of n merges learns."""
     train, _ = _docs_split()
-    return tuple(learn_bpe_fast(word_counts(train.lower() if lower_case else train), N_MERGES))
+    text = train.lower() if lower_case else train
+    return tuple(learn_bpe_fast(word_counts(text), max(N_MERGES, *OTHER_MERGES)))
 
 
-def tokens_per_word(text: str, lower_case_merges: bool = False, per: str = "word") -> float:
-    """Tokens per word of ``text`` under the 1,000 merges learned from the original case (or from the
-    lower-cased text); ``per="space"`` divides by the words separated by spaces instead of
-    ``pre_tokenize``'s words and punctuation marks."""
+def tokens_per_word(
+    text: str, lower_case_merges: bool = False, per: str = "word", n_merges: int = N_MERGES
+) -> float:
+    """Tokens per word of ``text`` under the first ``n_merges`` (1,000) merges learned from the
+    original case (or from the lower-cased text); ``per="space"`` divides by the words separated by
+    spaces instead of ``pre_tokenize``'s words and punctuation marks."""
     train, _ = _docs_split()
     alphabet = sorted(set("".join(pre_tokenize(train.lower() if lower_case_merges else train))))
-    tokens = BPETokenizer(list(_merges(lower_case_merges)), alphabet).tokenize(text)
+    merges = _merges(lower_case_merges)[:n_merges]
+    tokens = BPETokenizer(list(merges), alphabet).tokenize(text)
     return len(tokens) / len(text.split() if per == "space" else pre_tokenize(text))
 
 
@@ -464,7 +480,7 @@ def cased_token_count() -> int:
     """The number of held-out tokens in exercise 3's run (capitals kept), before dividing by the words."""
     train, test = _docs_split()
     alphabet = sorted(set("".join(pre_tokenize(train))))
-    return len(BPETokenizer(list(_merges(False)), alphabet).tokenize(test))
+    return len(BPETokenizer(list(_merges(False)[:N_MERGES]), alphabet).tokenize(test))
 
 
 @lru_cache(maxsize=1)
@@ -500,6 +516,13 @@ def _cased_mistakes() -> list[tuple[float, str]]:
             "that is the training text. Measure the held-out fifth, text the merges were not learned from.",
         ),
         (1 / right, "that is words per token. Divide the number of tokens by the number of words."),
+        *(
+            (
+                tokens_per_word(test, n_merges=n),
+                f"that is what {n:,} merges give. Did you learn exactly 1,000 merges? More merges give fewer tokens per word.",
+            )
+            for n in OTHER_MERGES
+        ),
     ]
 
 
@@ -539,5 +562,5 @@ def check_cased_length(cased_per_word: Any) -> str:
             f"cased_per_word = {fmt(value)} is below 1: every word takes at least one token. Divide the number of tokens by the number of words."
         )
     fail(
-        f"cased_per_word = {fmt(value)} is not the held-out tokens per word of this experiment. Check each step against the exercise: which text the 1,000 merges are learned from, which text is tokenized, and which count of words you divide by."
+        f"cased_per_word = {fmt(value)} is not the held-out tokens per word of this experiment. Check each step against the exercise: how many merges you learn (exactly 1,000), which text they are learned from, which text is tokenized, and which count of words you divide by."
     )
