@@ -458,9 +458,15 @@ def parts(statement: str) -> list[str]:
     asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
     # "In words: why ...?" (chapter 17): the cell that asks it already says "in words"
     asked = [re.sub(r"^In words:\s*(\w)", lambda m: m.group(1).upper(), q) for q in asked]
-    return asked or [_asked_for(body)]
+    # the question, not the instruction to check that comes before it ("Check both with
+    # `lib.albert.count_parameters`, and say which ...", lecturer review s16, S3) nor a note on
+    # what the checker checks
+    asked = [CHECK_FIRST.sub(lambda m: m.group(1).upper(), q) for q in asked or [_asked_for(body)]]
+    return [re.sub(r"\s*\(the checker [^)]*\)", "", q) for q in asked]
 
 
+# "Check them; then compute ...", "Check both with `f`, and say ...": the question is what follows
+CHECK_FIRST = re.compile(r"^(?:Then\s+)?[Cc]heck\s+(?!that\b)[^,;]*?(?:,\s*and|[;,]\s*then)\s+(\w)")
 # What a statement that asks no question wants written: "say which ...", "relate ...", "compare ..."
 ASKS = re.compile(r"\b(?:explain|say|relate|compare|express|predict|estimate)\b", re.I)
 
@@ -489,16 +495,58 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z][a-z-]{3,}", text) if w not in STOP}
 
 
-def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
-    """The task cell of a written answer and its points: what the student reads (the question, the
-    points), then, between nbgrader's mark-scheme markers, the criteria of each part.
+def _claim(sentences: list[str], opening, where: str) -> list[int]:
+    """The indices of the sentences that make one required claim: the sentence that starts with
+    ``opening``, or (a tuple of openings) consecutive sentences, a claim and its reason."""
+    found = []
+    for start in (opening,) if isinstance(opening, str) else opening:
+        hits = [j for j, s in enumerate(sentences) if s.startswith(start) and j not in found]
+        if not hits:
+            raise ValueError(
+                f"{where}: the model answer has no sentence that starts with {start!r} "
+                "(tools/rubric_claims.py names it as a required claim: update the table)"
+            )
+        found.append(hits[0])
+    return found
+
+
+def unrelated(question: str, claims: list[str]) -> list[str]:
+    """The required claims of a rubric's part that share no word with its question (lecturer review
+    s16, S3: a rubric required what its question does not ask): ``make course`` warns of them."""
+
+    def stems(text: str) -> set[str]:  # "agree" and "agrees", "head" and "heads" alike
+        return {w[:5] for w in _words(text)}
+
+    key = stems(question)
+    return [c for c in claims if not key & stems(c)]
+
+
+def rubric(
+    number: int, statement: str, model: str, required: list | None = None, where: str = ""
+) -> tuple[str, int]:
+    """The task cell of a written answer and its points (:func:`graded_parts`)."""
+    text, points, _ = graded_parts(number, statement, model, required, where)
+    return text, points
+
+
+def graded_parts(
+    number: int, statement: str, model: str, required: list | None = None, where: str = ""
+) -> tuple[str, int, list[tuple[str, list[str], bool]]]:
+    """The task cell of a written answer, its points and each part's (question, required claims,
+    named in tools/rubric_claims.py): what the student reads (the question, the points), then,
+    between nbgrader's mark-scheme markers, the criteria of each part.
 
     The criteria come from the chapter's model answer. One with a paragraph per question answers
     them in order: paragraph i goes under question i. Otherwise each of its sentences goes to the
     part whose question shares the most words with it (a sentence sharing none stays with the part
     before). If every part gets a sentence, the rubric lists them under their questions; if not,
     the model answer does not split by question, and the rubric gives it whole under the list of
-    parts."""
+    parts.
+
+    A part's required claims (at most CLAIMS) are those that ``required`` names for it (one list of
+    openings per part, tools/rubric_claims.py: a claim is the sentence that starts with an opening,
+    or consecutive sentences for a tuple of openings), the rest of the model answer is context;
+    without ``required``, the part's sentences that share the most words with its question."""
     asked = parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
@@ -543,14 +591,37 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         f"**Rubric: {points} point{'s' if points != 1 else ''}.** {guide}",
         "",
     ]
+    if required is not None:
+        # the claims named for each part (lecturer review s16, S3: by shared words, chapter 16's
+        # reason went to "context" and chapter 17's rubrics required what their questions do not ask)
+        if len(required) != len(asked):
+            raise ValueError(
+                f"{where}: {len(required)} parts of required claims, {len(asked)} asked"
+            )
+        sentences = [s for paragraph in paragraphs for s in _sentences(paragraph)]
+        chosen = [[_claim(sentences, o, where) for o in openings] for openings in required]
+        taken = {j for part in chosen for claim in part for j in claim}
+        groups = [
+            [" ".join(sentences[j] for j in claim) for claim in part]
+            + [s for s in said if s not in [sentences[j] for j in taken]]
+            for part, said in zip(chosen, groups if all(groups) else [[] for _ in asked])
+        ]
+        claims_of = [len(part) for part in chosen]
+    else:
+        claims_of = [None] * len(asked)
+    # each part's question, its required claims, and whether tools/rubric_claims.py named them
+    graded: list[tuple[str, list[str], bool]] = []
     if all(groups):
         for i, (question, said) in enumerate(zip(asked, groups), 1):
             # at most CLAIMS gradeable claims a part, those that share most words with its question
             # (lecturer review s15, S4: 9 bullets for 1 point); the rest is context, not required
             order = sorted(range(len(said)), key=lambda j: -len(keys[i - 1] & _words(said[j])))
             kept = sorted(order[:CLAIMS])
+            if claims_of[i - 1] is not None:  # named in tools/rubric_claims.py
+                kept = list(range(claims_of[i - 1]))
             lines += [f'**Part {i} ({each} pt).** "{question}" A full answer says:', ""]
             lines += [f"- {said[j]}" for j in kept] + [""]
+            graded.append((question, [said[j] for j in kept], claims_of[i - 1] is not None))
             rest = [said[j] for j in range(len(said)) if j not in kept]
             if rest:
                 lines += ["The model answer also says (context, not needed for the point):", ""]
@@ -561,7 +632,7 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         lines += ["**Model answer.**", ""] + [f"> {line}".rstrip() for line in model.splitlines()]
         lines += [""]
     lines.append(MARK_END)
-    return "\n".join(lines), points
+    return "\n".join(lines), points, graded
 
 
 VARIANT_TEXT = (
@@ -662,6 +733,7 @@ def course_notebook(
                 "written": None,
                 "rubric": None,
                 "variant": False,  # per-student numbers (--variants and a VARIANTS entry)
+                "unrelated": [],  # the rubric's required claims that share no word with a question
             }
             exercises.append(current)
             template = None
@@ -700,7 +772,7 @@ def course_notebook(
             current["test"], current["points"] = grade_id, current["points"] + points
             continue
         if cell.cell_type == "markdown" and solution:
-            cells += _written_cells(_model_answer(src), statement, current, unique)
+            cells += _written_cells(_model_answer(src), statement, current, unique, chapter)
             if current["variant"]:
                 _for_variants(*cells[-2:])
             continue
@@ -752,10 +824,22 @@ def _variants(chapter: str, number: int) -> list:
     return cells
 
 
-def _written_cells(model: str, statement: str, exercise: dict, unique) -> list:
+def _written_cells(model: str, statement: str, exercise: dict, unique, chapter: str = "") -> list:
     """A written answer's two cells: the rubric (locked, the mark scheme's place) and the answer
     cell the student writes in, with the model answer as its solution."""
-    text, points = rubric(exercise["number"], statement, model)
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    import rubric_claims
+
+    named = rubric_claims.REQUIRED.get(chapter[:2], {}).get(exercise["number"])
+    where = f"{chapter}, exercise {exercise['number']}"
+    text, points, graded = graded_parts(exercise["number"], statement, model, named, where)
+    # a required claim, chosen by shared words, that shares no word with its question (lecturer
+    # review s16, S3): make course prints them, for the teacher to read that rubric before grading
+    # with it (a claim tools/rubric_claims.py names was chosen by reading the question)
+    exercise["unrelated"] = [
+        (q, c) for q, claims, named in graded if not named for c in unrelated(q, claims)
+    ]
     prompt = nbformat.v4.new_markdown_cell(text)
     _nbgrader(prompt, unique(f"ex{exercise['number']}_rubric"), locked=True, points=0)
     prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)
@@ -1116,6 +1200,14 @@ def main(argv=None) -> int:
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total:g} points")
+        for e in exercises:
+            for question, claim in e["unrelated"]:
+                print(
+                    f"  warning: {chapter}, exercise {e['number']}: the rubric requires a sentence"
+                    f" that shares no word with its question {question!r}: {claim[:100]!r}..."
+                    " (read that rubric before grading with it; tools/rubric_claims.py names the"
+                    " claims that answer a question)"
+                )
         if args.variants and not any(e["variant"] for e in exercises):
             # lecturer review s15, S5: VARIANTS=1 did nothing for the chosen chapters, silently
             print(f"  {chapter}: no exercise has variants; every student gets the book's numbers")
