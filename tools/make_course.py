@@ -40,7 +40,11 @@ With ``--predictions-at-collection`` (a graded course, issue 36), the test cell 
 check" exercise only checks that each prediction is written and says it is recorded: the student gets
 no verdict to try values against. The real test is kept in the cell's metadata (``course.test``), and
 tools/grade_course.py, which grades the course outside the students' kernels, runs it after
-collection; its verdict comes back with the feedback.
+collection; its verdict comes back with the feedback. The statement of such an exercise no longer
+tells the student to check the prediction with the library first (:func:`graded_statement`), the
+notebook does not import its checker, and ``--prediction-points N`` sets what its test is worth
+(default ``POINTS["prediction"]``; a student can still compute a prediction with the library, so a
+course whose students work unsupervised may give it 0, the verdict still in the feedback).
 
 The grader's cases and references (the repository's grading/, which the students' package does not
 hold) are copied into ``grading/`` of the course, where tools/grade_course.py reads them
@@ -125,6 +129,24 @@ FOLDED_COURSE = (
 RECORDED_COURSE = (
     " The check of a prediction (an exercise to predict, then check) only records that it is written:"
     " whether it is right comes with your feedback."
+)
+# A graded course's statement of a prediction (lecturer review s16, S4): no order to check the
+# prediction with a library function before submitting ("Check both with `f`, and say ...", "Then check
+# your numbers with `f` and `g`."), no note on what the checker checks, and what to do instead.
+CHECK_WITH = re.compile(
+    r"(?:Then\s+)?[Cc]heck\s+(?:both\s+|them\s+|your\s+\w+\s+)?with\s+`[^`]*`(?:\s+and\s+`[^`]*`)?"
+    r"(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?(?:\.\s*|,\s*(?:and|then),?\s+(\w))"
+)
+CHECK_THEN = re.compile(
+    r"(?<=[.?!:]\s)(?:Then\s+)?[Cc]heck\s+(?:them|both|your\s+predictions?)\s*[;,]\s*then\s+(\w)"
+)
+CHECKER_NOTE = re.compile(r"\s*\(the checker checks [^)]*\)")
+PREDICTION_COURSE = (
+    "**In this course.** What the cell below asks for is checked when your work is collected, not in"
+    " this notebook, and your feedback says whether it was right. Write each prediction before you"
+    " compute anything and submit it as it is; check it yourself afterwards, with the library as the"
+    " chapter does, once you have submitted: a prediction changed after computing it is no longer a"
+    " prediction."
 )
 AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w+\s+\w)")
 STOP = set(
@@ -695,6 +717,7 @@ def course_notebook(
     chapter: str,
     predictions_at_collection: bool = False,
     variants: bool = False,
+    prediction_points: float | None = None,
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
     """The instructor's version of a chapter (nbgrader metadata on every cell) and its exercises
     [{"number", "answer", "test", "points", "written"}].
@@ -707,6 +730,10 @@ def course_notebook(
     answer becomes the rubric of a written answer."""
     nb = nbformat.from_dict(nb)
     module = f"lib.exercises.ch{chapter[:2]}"
+    if prediction_points is None:
+        prediction_points = POINTS["prediction"]
+    # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
+    unimported = _prediction_checkers(nb) if predictions_at_collection else set()
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -739,6 +766,8 @@ def course_notebook(
             template = None
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
+            if predictions_at_collection and PREDICT in src.split("\n", 1)[0].lower():
+                cell.source = graded_statement(cell.source)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             if variants:
@@ -751,6 +780,8 @@ def course_notebook(
         if current is None:
             if cell.cell_type == "markdown":
                 cell.source = _course_text(src, predictions_at_collection)
+            elif unimported:
+                cell.source = _without_checkers(src, unimported)
             _nbgrader(cell, f"cell_{i}", locked=True)
             cells.append(cell)
             continue
@@ -767,7 +798,7 @@ def course_notebook(
         if cell.cell_type == "code" and _is_check(cell):
             recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
             grade_id = unique(f"ex{current['number']}_test")
-            points = POINTS["prediction"] if recorded else POINTS["checked"]
+            points = prediction_points if recorded else POINTS["checked"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
             current["test"], current["points"] = grade_id, current["points"] + points
             continue
@@ -793,6 +824,56 @@ def course_notebook(
     nb.cells = _finished(cells, chapter)
     nb.metadata.pop("widgets", None)
     return nb, exercises
+
+
+def graded_statement(src: str) -> str:
+    """A prediction's statement as a graded course gives it (``--predictions-at-collection``): its
+    orders to check the prediction with the library before submitting taken out, and
+    :data:`PREDICTION_COURSE` below it (lecturer review s16, S4: chapter 16's statement said "Check
+    both with `lib.albert.count_parameters`", so every student submitted the computed number)."""
+    text = CHECK_WITH.sub(lambda m: m.group(1).upper() if m.group(1) else "", src)
+    text = CHECK_THEN.sub(lambda m: m.group(1).upper(), text)
+    text = CHECKER_NOTE.sub("", text)
+    return f"{text.rstrip()}\n\n{PREDICTION_COURSE}"
+
+
+def _without_checkers(source: str, names: set[str]) -> str:
+    """A story cell's code without the import of ``names`` (a graded course's prediction checkers,
+    lecturer review s16, S4): the notebook does not put them in the student's kernel, where each
+    confirmed a value on its own. A student can still import one, or compute the value with the
+    library: the teachers' page says so."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.splitlines()
+    for node in reversed(tree.body):
+        if not (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("lib.exercises")
+            and any(a.name in names for a in node.names)
+        ):
+            continue
+        kept = [a for a in node.names if a.name not in names]
+        text = [ast.unparse(ast.ImportFrom(node.module, kept, node.level))] if kept else []
+        text.insert(
+            0, "# the prediction checkers are not imported: your predictions are checked when"
+        )
+        text.insert(1, "# your work is collected")
+        lines[node.lineno - 1 : node.end_lineno] = text
+    return "\n".join(lines)
+
+
+def _prediction_checkers(nb: nbformat.NotebookNode) -> set[str]:
+    """The checkers a chapter's "predict, then check" exercises call (their check cells)."""
+    names, predicting = set(), False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and EXERCISE.match(cell.source):
+            predicting = PREDICT in cell.source.split("\n", 1)[0].lower()
+        elif predicting and _is_check(cell) and "solution" not in _tags(cell):
+            call = ast.parse(cell.source).body[-1].value
+            names.add(ast.unparse(call.func))
+    return names
 
 
 def _course_text(src: str, predictions_at_collection: bool) -> str:
@@ -1063,6 +1144,7 @@ def write_course(
     predictions_at_collection: bool = False,
     private_cases: bool = False,
     variants: bool = False,
+    prediction_points: float | None = None,
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
     all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
@@ -1075,7 +1157,11 @@ def write_course(
             continue
         chapter = path.stem
         nb, exercises = course_notebook(
-            nbformat.read(path, as_version=4), chapter, predictions_at_collection, variants
+            nbformat.read(path, as_version=4),
+            chapter,
+            predictions_at_collection,
+            variants,
+            prediction_points,
         )
         target = out / "source" / chapter / f"{chapter}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -1179,6 +1265,16 @@ def main(argv=None) -> int:
         "checks it after collection (a graded course: no verdict to try values against)",
     )
     parser.add_argument(
+        "--prediction-points",
+        type=float,
+        default=None,
+        metavar="N",
+        help=f"with --predictions-at-collection, the points of a prediction's test (default "
+        f"{POINTS['prediction']}; 0: its verdict in the feedback only). A student can compute a "
+        "prediction with the library in a cell of their own: more than a little weight only where "
+        "the work is supervised",
+    )
+    parser.add_argument(
         "--private-cases",
         action="store_true",
         help="draw the grader's cases from seeds of this course's own (in OUT/grading), not the book's",
@@ -1190,6 +1286,10 @@ def main(argv=None) -> int:
         "the student's id in the notebook and in tools/grade_course.py",
     )
     args = parser.parse_args(argv)
+    if args.prediction_points is not None and (
+        args.prediction_points < 0 or not args.predictions_at_collection
+    ):
+        parser.error("--prediction-points takes a number >= 0, with --predictions-at-collection")
     for chapter, exercises in write_course(
         args.out,
         args.chapters,
@@ -1197,6 +1297,7 @@ def main(argv=None) -> int:
         args.predictions_at_collection,
         args.private_cases,
         args.variants,
+        args.prediction_points,
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total:g} points")
@@ -1211,6 +1312,13 @@ def main(argv=None) -> int:
         if args.variants and not any(e["variant"] for e in exercises):
             # lecturer review s15, S5: VARIANTS=1 did nothing for the chosen chapters, silently
             print(f"  {chapter}: no exercise has variants; every student gets the book's numbers")
+    if args.predictions_at_collection:
+        worth = POINTS["prediction"] if args.prediction_points is None else args.prediction_points
+        print(
+            f"each prediction's test is worth {worth:g} point{'s' if worth != 1 else ''}"
+            " (--prediction-points): a student can still compute a prediction with the library in a"
+            " cell of their own, so it measures a prediction only where the work is supervised"
+        )
     print(
         f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment <chapter>"
     )
