@@ -97,10 +97,29 @@ def test_a_named_claim_that_the_model_answer_lost_stops_make_course():
     text, points, graded = make_course.graded_parts(
         4, STATEMENT, model, [["Long rows win"], ["Their length"]], "99, exercise 4"
     )
-    assert points == 2 and graded[1] == ("why do they win?", ["Their length scales the score."], True)
+    assert points == 2 and graded[1] == (
+        "why do they win?",
+        ["Their length scales the score."],
+        True,
+    )
     with pytest.raises(ValueError, match="rubric_claims"):
         make_course.graded_parts(4, STATEMENT, model, [["Long rows"], ["Short rows"]], "x")
     # a claim and its reason, named by a tuple, are one required bullet
     one = "**Exercise 4 (explain): rows.** Which rows win?"
     _, _, graded = make_course.graded_parts(4, one, model, [[("Long rows win", "Their length")]])
     assert graded == [("Which rows win?", [model], True)]
+
+
+def test_without_its_named_claims_chapter_17_is_warned_of(tmp_path, capsys, monkeypatch):
+    """The rubrics the lecturer found wrong (s16, S3), as shared words alone chose them: make course
+    names them (exercise 1 required how to compute RoPE and its usual mistakes, exercise 3 what
+    RMSNorm and SwiGLU compute); with the table, it prints no warning."""
+    out = tmp_path / "c"
+    make_course.main(["17", "--out", str(out)])
+    assert "warning" not in capsys.readouterr().out
+    monkeypatch.setitem(rubric_claims.REQUIRED, "17", {})
+    make_course.main(["17", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "warning: 17_modern_decoder, exercise 1: the rubric requires a sentence" in printed
+    assert "'Compute the frequencies" in printed and "'RMSNorm divides" in printed
+    assert "exercise 2:" not in printed
