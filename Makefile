@@ -222,9 +222,10 @@ slides: $(SITE)
 # The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py;
 # EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page);
 # GRADED=1 writes a graded course (--predictions-at-collection --private-cases; private seeds are kept);
-# VARIANTS=1 gives each student their own numbers (--variants); CHAPTERS="02 09" writes those chapters only.
+# VARIANTS=1 gives each student their own numbers (--variants); CHAPTERS="02 09" writes those chapters only;
+# with GRADED=1, PREDICTION_POINTS=0 gives a prediction's test 0 points (--prediction-points; default 1).
 course: venv
-	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases) $(if $(VARIANTS),--variants) $(CHAPTERS)
+	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases $(if $(PREDICTION_POINTS),--prediction-points $(PREDICTION_POINTS))) $(if $(VARIANTS),--variants) $(CHAPTERS)
 
 # ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
 # formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.

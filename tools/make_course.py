@@ -40,7 +40,11 @@ With ``--predictions-at-collection`` (a graded course, issue 36), the test cell 
 check" exercise only checks that each prediction is written and says it is recorded: the student gets
 no verdict to try values against. The real test is kept in the cell's metadata (``course.test``), and
 tools/grade_course.py, which grades the course outside the students' kernels, runs it after
-collection; its verdict comes back with the feedback.
+collection; its verdict comes back with the feedback. The statement of such an exercise no longer
+tells the student to check the prediction with the library first (:func:`graded_statement`), the
+notebook does not import its checker, and ``--prediction-points N`` sets what its test is worth
+(default ``POINTS["prediction"]``; a student can still compute a prediction with the library, so a
+course whose students work unsupervised may give it 0, the verdict still in the feedback).
 
 The grader's cases and references (the repository's grading/, which the students' package does not
 hold) are copied into ``grading/`` of the course, where tools/grade_course.py reads them
@@ -125,6 +129,24 @@ FOLDED_COURSE = (
 RECORDED_COURSE = (
     " The check of a prediction (an exercise to predict, then check) only records that it is written:"
     " whether it is right comes with your feedback."
+)
+# A graded course's statement of a prediction (lecturer review s16, S4): no order to check the
+# prediction with a library function before submitting ("Check both with `f`, and say ...", "Then check
+# your numbers with `f` and `g`."), no note on what the checker checks, and what to do instead.
+CHECK_WITH = re.compile(
+    r"(?:Then\s+)?[Cc]heck\s+(?:both\s+|them\s+|your\s+\w+\s+)?with\s+`[^`]*`(?:\s+and\s+`[^`]*`)?"
+    r"(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?(?:\.\s*|,\s*(?:and|then),?\s+(\w))"
+)
+CHECK_THEN = re.compile(
+    r"(?<=[.?!:]\s)(?:Then\s+)?[Cc]heck\s+(?:them|both|your\s+predictions?)\s*[;,]\s*then\s+(\w)"
+)
+CHECKER_NOTE = re.compile(r"\s*\(the checker checks [^)]*\)")
+PREDICTION_COURSE = (
+    "**In this course.** What the cell below asks for is checked when your work is collected, not in"
+    " this notebook, and your feedback says whether it was right. Write each prediction before you"
+    " compute anything and submit it as it is; check it yourself afterwards, with the library as the"
+    " chapter does, once you have submitted: a prediction changed after computing it is no longer a"
+    " prediction."
 )
 AND_ASK = re.compile(r",\s+and\s+(?=(?:why|what|which|how|where|when|does|do|is|say)\s+\w+\s+\w)")
 STOP = set(
@@ -458,9 +480,15 @@ def parts(statement: str) -> list[str]:
     asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
     # "In words: why ...?" (chapter 17): the cell that asks it already says "in words"
     asked = [re.sub(r"^In words:\s*(\w)", lambda m: m.group(1).upper(), q) for q in asked]
-    return asked or [_asked_for(body)]
+    # the question, not the instruction to check that comes before it ("Check both with
+    # `lib.albert.count_parameters`, and say which ...", lecturer review s16, S3) nor a note on
+    # what the checker checks
+    asked = [CHECK_FIRST.sub(lambda m: m.group(1).upper(), q) for q in asked or [_asked_for(body)]]
+    return [re.sub(r"\s*\(the checker [^)]*\)", "", q) for q in asked]
 
 
+# "Check them; then compute ...", "Check both with `f`, and say ...": the question is what follows
+CHECK_FIRST = re.compile(r"^(?:Then\s+)?[Cc]heck\s+(?!that\b)[^,;]*?(?:,\s*and|[;,]\s*then)\s+(\w)")
 # What a statement that asks no question wants written: "say which ...", "relate ...", "compare ..."
 ASKS = re.compile(r"\b(?:explain|say|relate|compare|express|predict|estimate)\b", re.I)
 
@@ -489,16 +517,58 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z][a-z-]{3,}", text) if w not in STOP}
 
 
-def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
-    """The task cell of a written answer and its points: what the student reads (the question, the
-    points), then, between nbgrader's mark-scheme markers, the criteria of each part.
+def _claim(sentences: list[str], opening, where: str) -> list[int]:
+    """The indices of the sentences that make one required claim: the sentence that starts with
+    ``opening``, or (a tuple of openings) consecutive sentences, a claim and its reason."""
+    found = []
+    for start in (opening,) if isinstance(opening, str) else opening:
+        hits = [j for j, s in enumerate(sentences) if s.startswith(start) and j not in found]
+        if not hits:
+            raise ValueError(
+                f"{where}: the model answer has no sentence that starts with {start!r} "
+                "(tools/rubric_claims.py names it as a required claim: update the table)"
+            )
+        found.append(hits[0])
+    return found
+
+
+def unrelated(question: str, claims: list[str]) -> list[str]:
+    """The required claims of a rubric's part that share no word with its question (lecturer review
+    s16, S3: a rubric required what its question does not ask): ``make course`` warns of them."""
+
+    def stems(text: str) -> set[str]:  # "agree" and "agrees", "head" and "heads" alike
+        return {w[:5] for w in _words(text)}
+
+    key = stems(question)
+    return [c for c in claims if not key & stems(c)]
+
+
+def rubric(
+    number: int, statement: str, model: str, required: list | None = None, where: str = ""
+) -> tuple[str, int]:
+    """The task cell of a written answer and its points (:func:`graded_parts`)."""
+    text, points, _ = graded_parts(number, statement, model, required, where)
+    return text, points
+
+
+def graded_parts(
+    number: int, statement: str, model: str, required: list | None = None, where: str = ""
+) -> tuple[str, int, list[tuple[str, list[str], bool]]]:
+    """The task cell of a written answer, its points and each part's (question, required claims,
+    named in tools/rubric_claims.py): what the student reads (the question, the points), then,
+    between nbgrader's mark-scheme markers, the criteria of each part.
 
     The criteria come from the chapter's model answer. One with a paragraph per question answers
     them in order: paragraph i goes under question i. Otherwise each of its sentences goes to the
     part whose question shares the most words with it (a sentence sharing none stays with the part
     before). If every part gets a sentence, the rubric lists them under their questions; if not,
     the model answer does not split by question, and the rubric gives it whole under the list of
-    parts."""
+    parts.
+
+    A part's required claims (at most CLAIMS) are those that ``required`` names for it (one list of
+    openings per part, tools/rubric_claims.py: a claim is the sentence that starts with an opening,
+    or consecutive sentences for a tuple of openings), the rest of the model answer is context;
+    without ``required``, the part's sentences that share the most words with its question."""
     asked = parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
@@ -543,14 +613,37 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         f"**Rubric: {points} point{'s' if points != 1 else ''}.** {guide}",
         "",
     ]
+    if required is not None:
+        # the claims named for each part (lecturer review s16, S3: by shared words, chapter 16's
+        # reason went to "context" and chapter 17's rubrics required what their questions do not ask)
+        if len(required) != len(asked):
+            raise ValueError(
+                f"{where}: {len(required)} parts of required claims, {len(asked)} asked"
+            )
+        sentences = [s for paragraph in paragraphs for s in _sentences(paragraph)]
+        chosen = [[_claim(sentences, o, where) for o in openings] for openings in required]
+        taken = {j for part in chosen for claim in part for j in claim}
+        groups = [
+            [" ".join(sentences[j] for j in claim) for claim in part]
+            + [s for s in said if s not in [sentences[j] for j in taken]]
+            for part, said in zip(chosen, groups if all(groups) else [[] for _ in asked])
+        ]
+        claims_of = [len(part) for part in chosen]
+    else:
+        claims_of = [None] * len(asked)
+    # each part's question, its required claims, and whether tools/rubric_claims.py named them
+    graded: list[tuple[str, list[str], bool]] = []
     if all(groups):
         for i, (question, said) in enumerate(zip(asked, groups), 1):
             # at most CLAIMS gradeable claims a part, those that share most words with its question
             # (lecturer review s15, S4: 9 bullets for 1 point); the rest is context, not required
             order = sorted(range(len(said)), key=lambda j: -len(keys[i - 1] & _words(said[j])))
             kept = sorted(order[:CLAIMS])
+            if claims_of[i - 1] is not None:  # named in tools/rubric_claims.py
+                kept = list(range(claims_of[i - 1]))
             lines += [f'**Part {i} ({each} pt).** "{question}" A full answer says:', ""]
             lines += [f"- {said[j]}" for j in kept] + [""]
+            graded.append((question, [said[j] for j in kept], claims_of[i - 1] is not None))
             rest = [said[j] for j in range(len(said)) if j not in kept]
             if rest:
                 lines += ["The model answer also says (context, not needed for the point):", ""]
@@ -561,7 +654,7 @@ def rubric(number: int, statement: str, model: str) -> tuple[str, int]:
         lines += ["**Model answer.**", ""] + [f"> {line}".rstrip() for line in model.splitlines()]
         lines += [""]
     lines.append(MARK_END)
-    return "\n".join(lines), points
+    return "\n".join(lines), points, graded
 
 
 VARIANT_TEXT = (
@@ -624,6 +717,7 @@ def course_notebook(
     chapter: str,
     predictions_at_collection: bool = False,
     variants: bool = False,
+    prediction_points: float | None = None,
 ) -> tuple[nbformat.NotebookNode, list[dict]]:
     """The instructor's version of a chapter (nbgrader metadata on every cell) and its exercises
     [{"number", "answer", "test", "points", "written"}].
@@ -636,6 +730,10 @@ def course_notebook(
     answer becomes the rubric of a written answer."""
     nb = nbformat.from_dict(nb)
     module = f"lib.exercises.ch{chapter[:2]}"
+    if prediction_points is None:
+        prediction_points = POINTS["prediction"]
+    # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
+    unimported = _prediction_checkers(nb) if predictions_at_collection else set()
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -662,11 +760,14 @@ def course_notebook(
                 "written": None,
                 "rubric": None,
                 "variant": False,  # per-student numbers (--variants and a VARIANTS entry)
+                "unrelated": [],  # the rubric's required claims that share no word with a question
             }
             exercises.append(current)
             template = None
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
+            if predictions_at_collection and PREDICT in src.split("\n", 1)[0].lower():
+                cell.source = graded_statement(cell.source)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             if variants:
@@ -679,6 +780,8 @@ def course_notebook(
         if current is None:
             if cell.cell_type == "markdown":
                 cell.source = _course_text(src, predictions_at_collection)
+            elif unimported:
+                cell.source = _without_checkers(src, unimported)
             _nbgrader(cell, f"cell_{i}", locked=True)
             cells.append(cell)
             continue
@@ -695,12 +798,12 @@ def course_notebook(
         if cell.cell_type == "code" and _is_check(cell):
             recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
             grade_id = unique(f"ex{current['number']}_test")
-            points = POINTS["prediction"] if recorded else POINTS["checked"]
+            points = prediction_points if recorded else POINTS["checked"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
             current["test"], current["points"] = grade_id, current["points"] + points
             continue
         if cell.cell_type == "markdown" and solution:
-            cells += _written_cells(_model_answer(src), statement, current, unique)
+            cells += _written_cells(_model_answer(src), statement, current, unique, chapter)
             if current["variant"]:
                 _for_variants(*cells[-2:])
             continue
@@ -721,6 +824,56 @@ def course_notebook(
     nb.cells = _finished(cells, chapter)
     nb.metadata.pop("widgets", None)
     return nb, exercises
+
+
+def graded_statement(src: str) -> str:
+    """A prediction's statement as a graded course gives it (``--predictions-at-collection``): its
+    orders to check the prediction with the library before submitting taken out, and
+    :data:`PREDICTION_COURSE` below it (lecturer review s16, S4: chapter 16's statement said "Check
+    both with `lib.albert.count_parameters`", so every student submitted the computed number)."""
+    text = CHECK_WITH.sub(lambda m: m.group(1).upper() if m.group(1) else "", src)
+    text = CHECK_THEN.sub(lambda m: m.group(1).upper(), text)
+    text = CHECKER_NOTE.sub("", text)
+    return f"{text.rstrip()}\n\n{PREDICTION_COURSE}"
+
+
+def _without_checkers(source: str, names: set[str]) -> str:
+    """A story cell's code without the import of ``names`` (a graded course's prediction checkers,
+    lecturer review s16, S4): the notebook does not put them in the student's kernel, where each
+    confirmed a value on its own. A student can still import one, or compute the value with the
+    library: the teachers' page says so."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.splitlines()
+    for node in reversed(tree.body):
+        if not (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("lib.exercises")
+            and any(a.name in names for a in node.names)
+        ):
+            continue
+        kept = [a for a in node.names if a.name not in names]
+        text = [ast.unparse(ast.ImportFrom(node.module, kept, node.level))] if kept else []
+        text.insert(
+            0, "# the prediction checkers are not imported: your predictions are checked when"
+        )
+        text.insert(1, "# your work is collected")
+        lines[node.lineno - 1 : node.end_lineno] = text
+    return "\n".join(lines)
+
+
+def _prediction_checkers(nb: nbformat.NotebookNode) -> set[str]:
+    """The checkers a chapter's "predict, then check" exercises call (their check cells)."""
+    names, predicting = set(), False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and EXERCISE.match(cell.source):
+            predicting = PREDICT in cell.source.split("\n", 1)[0].lower()
+        elif predicting and _is_check(cell) and "solution" not in _tags(cell):
+            call = ast.parse(cell.source).body[-1].value
+            names.add(ast.unparse(call.func))
+    return names
 
 
 def _course_text(src: str, predictions_at_collection: bool) -> str:
@@ -752,10 +905,22 @@ def _variants(chapter: str, number: int) -> list:
     return cells
 
 
-def _written_cells(model: str, statement: str, exercise: dict, unique) -> list:
+def _written_cells(model: str, statement: str, exercise: dict, unique, chapter: str = "") -> list:
     """A written answer's two cells: the rubric (locked, the mark scheme's place) and the answer
     cell the student writes in, with the model answer as its solution."""
-    text, points = rubric(exercise["number"], statement, model)
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    import rubric_claims
+
+    named = rubric_claims.REQUIRED.get(chapter[:2], {}).get(exercise["number"])
+    where = f"{chapter}, exercise {exercise['number']}"
+    text, points, graded = graded_parts(exercise["number"], statement, model, named, where)
+    # a required claim, chosen by shared words, that shares no word with its question (lecturer
+    # review s16, S3): make course prints them, for the teacher to read that rubric before grading
+    # with it (a claim tools/rubric_claims.py names was chosen by reading the question)
+    exercise["unrelated"] = [
+        (q, c) for q, claims, named in graded if not named for c in unrelated(q, claims)
+    ]
     prompt = nbformat.v4.new_markdown_cell(text)
     _nbgrader(prompt, unique(f"ex{exercise['number']}_rubric"), locked=True, points=0)
     prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)
@@ -979,6 +1144,7 @@ def write_course(
     predictions_at_collection: bool = False,
     private_cases: bool = False,
     variants: bool = False,
+    prediction_points: float | None = None,
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
     all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
@@ -991,7 +1157,11 @@ def write_course(
             continue
         chapter = path.stem
         nb, exercises = course_notebook(
-            nbformat.read(path, as_version=4), chapter, predictions_at_collection, variants
+            nbformat.read(path, as_version=4),
+            chapter,
+            predictions_at_collection,
+            variants,
+            prediction_points,
         )
         target = out / "source" / chapter / f"{chapter}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -1095,6 +1265,16 @@ def main(argv=None) -> int:
         "checks it after collection (a graded course: no verdict to try values against)",
     )
     parser.add_argument(
+        "--prediction-points",
+        type=float,
+        default=None,
+        metavar="N",
+        help=f"with --predictions-at-collection, the points of a prediction's test (default "
+        f"{POINTS['prediction']}; 0: its verdict in the feedback only). A student can compute a "
+        "prediction with the library in a cell of their own: more than a little weight only where "
+        "the work is supervised",
+    )
+    parser.add_argument(
         "--private-cases",
         action="store_true",
         help="draw the grader's cases from seeds of this course's own (in OUT/grading), not the book's",
@@ -1106,6 +1286,10 @@ def main(argv=None) -> int:
         "the student's id in the notebook and in tools/grade_course.py",
     )
     args = parser.parse_args(argv)
+    if args.prediction_points is not None and (
+        args.prediction_points < 0 or not args.predictions_at_collection
+    ):
+        parser.error("--prediction-points takes a number >= 0, with --predictions-at-collection")
     for chapter, exercises in write_course(
         args.out,
         args.chapters,
@@ -1113,12 +1297,28 @@ def main(argv=None) -> int:
         args.predictions_at_collection,
         args.private_cases,
         args.variants,
+        args.prediction_points,
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total:g} points")
+        for e in exercises:
+            for question, claim in e["unrelated"]:
+                print(
+                    f"  warning: {chapter}, exercise {e['number']}: the rubric requires a sentence"
+                    f" that shares no word with its question {question!r}: {claim[:100]!r}..."
+                    " (read that rubric before grading with it; tools/rubric_claims.py names the"
+                    " claims that answer a question)"
+                )
         if args.variants and not any(e["variant"] for e in exercises):
             # lecturer review s15, S5: VARIANTS=1 did nothing for the chosen chapters, silently
             print(f"  {chapter}: no exercise has variants; every student gets the book's numbers")
+    if args.predictions_at_collection:
+        worth = POINTS["prediction"] if args.prediction_points is None else args.prediction_points
+        print(
+            f"each prediction's test is worth {worth:g} point{'s' if worth != 1 else ''}"
+            " (--prediction-points): a student can still compute a prediction with the library in a"
+            " cell of their own, so it measures a prediction only where the work is supervised"
+        )
     print(
         f"course written to {args.out}; next: cd {args.out} && nbgrader generate_assignment <chapter>"
     )

@@ -1,0 +1,107 @@
+"""A graded course's "predict, then check" exercises (lecturer review s16, S4): the statement does not
+tell the student to check a prediction with the library before submitting, the notebook does not
+import the prediction's checker (whose answers confirmed each value on its own), the test cell
+answers only "recorded", and the prediction's points are a choice (``--prediction-points``). The
+practice course keeps the chapter's statement and its checkers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+
+CH16, CH17 = "16_beyond_bert", "17_modern_decoder"
+
+
+def _course(chapter: str, graded: bool, **kwargs):
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    return make_course.course_notebook(nb, chapter, graded, **kwargs)
+
+
+def _statement(course, number: int) -> str:
+    return next(
+        c.source
+        for c in course.cells
+        if c.cell_type == "markdown" and c.source.startswith(f"**Exercise {number} ")
+    )
+
+
+def _code(course) -> str:
+    return "\n".join(c.source for c in course.cells if c.cell_type == "code")
+
+
+def test_a_graded_statement_does_not_send_the_student_to_the_library_first():
+    graded, _ = _course(CH16, True)
+    text = " ".join(_statement(graded, 2).split())
+    assert "count_parameters" not in text and "Check both" not in text
+    assert "the checker checks" not in text
+    assert "Say which of those two models is faster." in text  # the question stays
+    assert make_course.PREDICTION_COURSE in text
+    graded, _ = _course(CH17, True)
+    text = " ".join(_statement(graded, 4).split())
+    assert "check your numbers with" not in text and "kv_cache_bytes_per_token" not in text
+    assert "why does the rolling cache keep only" in text and make_course.PREDICTION_COURSE in text
+    # an exercise that implements keeps its statement, with its "Then check"
+    assert "Then check that `rope_score`'s property holds" in " ".join(
+        _statement(graded, 1).split()
+    )
+
+
+def test_the_practice_course_keeps_the_statement_and_the_checkers():
+    practice, _ = _course(CH16, False)
+    text = " ".join(_statement(practice, 2).split())
+    assert "Check both with `lib.albert.count_parameters`" in text
+    assert make_course.PREDICTION_COURSE not in text
+    code = _code(practice)
+    assert "from lib.exercises.ch16 import check_albert_prediction" in code
+    assert "check_albert_prediction(albert_large_parameters" in code  # the test cell checks
+
+
+def test_a_graded_notebook_does_not_import_the_prediction_checkers():
+    for chapter, checker, kept in [
+        (CH16, "check_albert_prediction", "check_discriminator_loss"),
+        (CH17, "check_long_context", "check_rope_halves"),
+    ]:
+        graded, _ = _course(chapter, True)
+        story = "\n".join(
+            c.source
+            for c in graded.cells
+            if c.cell_type == "code" and "_test" not in c.metadata["nbgrader"]["grade_id"]
+        )
+        assert checker not in story, chapter  # no cell of the student's puts it in scope
+        assert kept in story  # an implementation's checker is still imported
+        tests = [c for c in graded.cells if c.metadata["nbgrader"]["grade_id"].endswith("_test")]
+        recorded = [c for c in tests if "course" in c.metadata]
+        assert len(recorded) == 1, chapter
+        # the cell answers only "recorded"; the grader's real check is in its metadata
+        assert checker not in recorded[0].source and "recorded" in recorded[0].source
+        assert checker in recorded[0].metadata["course"]["test"]
+
+
+def test_the_prediction_points_are_a_choice(tmp_path, capsys):
+    _, exercises = _course(CH17, True)
+    assert exercises[3]["points"] == make_course.POINTS["prediction"] + 1  # + its written answer
+    _, exercises = _course(CH17, True, prediction_points=0)
+    assert exercises[3]["points"] == 1  # the written answer alone; the verdict is in the feedback
+    out = tmp_path / "c"
+    make_course.main(
+        [CH17[:2], "--out", str(out), "--predictions-at-collection", "--prediction-points", "0"]
+    )
+    printed = capsys.readouterr().out
+    assert "17_modern_decoder: 4 exercises, 10 points" in printed
+    assert "each prediction's test is worth 0 points (--prediction-points)" in printed
+    assert "compute a prediction with the library" in printed
+    with pytest.raises(SystemExit):
+        make_course.main([CH17[:2], "--out", str(out), "--prediction-points", "2"])
+
+
+def test_the_teachers_page_says_a_prediction_can_be_computed_and_how_to_weigh_it():
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "--prediction-points" in page
+    assert "compute it with the library in a cell of their own" in page

@@ -1,0 +1,125 @@
+"""The written answers' rubrics require the claims that answer each part's question (lecturer review
+s16, S3): chapter 16's reason that BERT-base is faster is required, not "context", chapter 17's
+rubrics do not require what their questions do not ask, and ``make course`` warns of a rubric whose
+required sentence shares no word with its question (none of the book's chapters does)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_course  # noqa: E402
+import rubric_claims  # noqa: E402
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _course(chapter: str):
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    return make_course.course_notebook(nb, chapter, predictions_at_collection=True)
+
+
+def _required(chapter: str) -> dict[int, list[tuple[str, str]]]:
+    """{exercise: [(part's question, its required claims as one text)]} of a chapter's rubrics."""
+    course, _ = _course(chapter)
+    out = {}
+    for cell in course.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if not grade_id.endswith("_rubric"):
+            continue
+        found = re.findall(
+            r'\*\*Part \d+ \(\d+ pt\)\.\*\* "(.*?)" A full answer says:\n\n(.*?)\n\n',
+            cell.source,
+            re.S,
+        )
+        out[int(grade_id[2 : grade_id.index("_")])] = found
+    return out
+
+
+def test_chapter_16_requires_the_reason_bert_base_is_faster():
+    ((question, claims),) = _required("16_beyond_bert")[2]
+    assert question == "Say which of those two models is faster."  # not the "Check both" order
+    assert "BERT-base is the faster model" in claims
+    assert "every token goes through the xlarge layer 24 times" in claims  # the reason: required
+    assert "ALBERT-large has" not in claims  # the predictions' numbers: context
+
+
+def test_chapter_17_requires_only_what_its_questions_ask():
+    required = _required("17_modern_decoder")
+    ((_, why_agree),) = required[1]
+    assert "only the offset $9 - 4 = 109 - 104$ enters" in why_agree
+    assert "Compute the frequencies" not in why_agree and "usual mistakes" not in why_agree
+    ((_, tiled),) = required[2]
+    assert "`k.repeat(1, G, 1, 1)` has the same shape and tiles instead" in tiled
+    assert "dimension 2" not in tiled
+    ((_, mistakes),) = required[3]
+    assert "subtracting the mean first" in mistakes and "putting SiLU on `up`" in mistakes
+    assert "RMSNorm divides" not in mistakes
+    ((_, window),) = required[4]
+    assert "each layer keeps only what its next query can see" in window
+
+
+def test_no_chapter_rubric_requires_a_sentence_unrelated_to_its_question():
+    """What ``make course`` warns of, for every chapter: a required claim, chosen by shared words,
+    that shares no word with its part's question. Each of tools/rubric_claims.py's openings is
+    found (else course_notebook raises)."""
+    warned = {}
+    for chapter in CHAPTERS:
+        _, exercises = _course(chapter)
+        for e in exercises:
+            if e["unrelated"]:
+                warned[(chapter, e["number"])] = e["unrelated"]
+    assert not warned, warned
+    assert set(rubric_claims.REQUIRED) <= {c[:2] for c in CHAPTERS}
+
+
+STATEMENT = "**Exercise 4 (explain): rows.** Which rows win, and why do they win?"
+
+
+def test_make_course_warns_of_a_required_claim_that_shares_no_word(capsys):
+    model = "Long rows win the dot product. Cats sleep all afternoon."
+    exercise = {"number": 4, "points": 0}
+    one = "**Exercise 4 (explain): rows.** Which rows win the dot product?"
+    make_course._written_cells(model, one, exercise, lambda g: g, "99_none")
+    # the second sentence stays with the only part, and shares no word with its question
+    assert exercise["unrelated"] == [(one.split("** ")[1], "Cats sleep all afternoon.")]
+    assert make_course.unrelated("Which rows win?", ["Long rows win."]) == []
+
+
+def test_a_named_claim_that_the_model_answer_lost_stops_make_course():
+    model = "Long rows win the dot product. Their length scales the score."
+    text, points, graded = make_course.graded_parts(
+        4, STATEMENT, model, [["Long rows win"], ["Their length"]], "99, exercise 4"
+    )
+    assert points == 2 and graded[1] == (
+        "why do they win?",
+        ["Their length scales the score."],
+        True,
+    )
+    with pytest.raises(ValueError, match="rubric_claims"):
+        make_course.graded_parts(4, STATEMENT, model, [["Long rows"], ["Short rows"]], "x")
+    # a claim and its reason, named by a tuple, are one required bullet
+    one = "**Exercise 4 (explain): rows.** Which rows win?"
+    _, _, graded = make_course.graded_parts(4, one, model, [[("Long rows win", "Their length")]])
+    assert graded == [("Which rows win?", [model], True)]
+
+
+def test_without_its_named_claims_chapter_17_is_warned_of(tmp_path, capsys, monkeypatch):
+    """The rubrics the lecturer found wrong (s16, S3), as shared words alone chose them: make course
+    names them (exercise 1 required how to compute RoPE and its usual mistakes, exercise 3 what
+    RMSNorm and SwiGLU compute); with the table, it prints no warning."""
+    out = tmp_path / "c"
+    make_course.main(["17", "--out", str(out)])
+    assert "warning" not in capsys.readouterr().out
+    monkeypatch.setitem(rubric_claims.REQUIRED, "17", {})
+    make_course.main(["17", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "warning: 17_modern_decoder, exercise 1: the rubric requires a sentence" in printed
+    assert "'Compute the frequencies" in printed and "'RMSNorm divides" in printed
+    assert "exercise 2:" not in printed

@@ -1,0 +1,202 @@
+"""The claims a written answer's rubric requires, where sharing words with the question picks the
+wrong ones (lecturer review s16, S3): read by tools/make_course.py's ``rubric``.
+
+REQUIRED[chapter][exercise] lists, per part of the exercise (the questions ``make_course.parts``
+finds, in order), the claims that answer that part's question, each given by the opening words of
+its sentence in the chapter's model answer; a tuple of openings makes one claim of consecutive
+sentences (a claim and the reason that follows it, "... But every token goes through ..."). Every
+other sentence of the model answer is context, not needed for the point. An opening that the model
+answer no longer holds stops ``make course`` with the chapter and the opening, so that a rewritten
+model answer cannot leave its rubric silently wrong.
+
+Why a table beside the kit, not markup in the chapters: the chapters are the book the reader reads
+(a marker in a model answer would show in Colab and on the page, or need re-executing the chapter
+to change), and only the course's rubric needs to know which sentence grades which question. Where a
+chapter has no entry, the rubric keeps the sentences that share the most words with the question,
+and ``make course`` warns of a required sentence that shares none (``make_course.unrelated``).
+"""
+
+REQUIRED: dict[str, dict[int, list[list]]] = {
+    "01": {
+        # "every word harder, or some positions?": the model answer says "both", and where
+        3: [
+            [
+                "So the answer to the question as asked is",
+                "On the sentences of 30+ words",
+                "The beginning of the sentence is still partly",
+            ]
+        ],
+    },
+    "02": {
+        # read against their questions (make course warned: no shared word), kept as they were
+        2: [["Content weights are", "So $w(i)^\\gamma", "In general, sharpening is"]],
+        3: [
+            [
+                "Only the dot product's accuracy changes",
+                "On the same noisy keys",
+                "The dot product, ",
+            ],
+            ["The cosine's does not change at all"],
+            # not "The chapter *Scoring functions* compares the two": a pointer, not a claim
+            ["Every wrong read returns a row", "The dot product mixes"],
+        ],
+    },
+    "03": {
+        1: [
+            ["$\\mathbf W_a = \\mathbf W_Q", "The score sees a key only"],
+            ["So one such head compares", "This is one way to see why"],
+        ],
+    },
+    "04": {
+        # "explain what you find from what each decoder's query has seen": what Luong's table shows,
+        # and the query each decoder asks with (the sentences on Bahdanau's query alone do not say it)
+        1: [
+            [
+                ("Half of the habit goes.", "For articles after another word"),
+                ("Bahdanau's query", "Luong's query"),
+                ("But *ne* keeps the habit", "Which state asks is not the whole story"),
+            ]
+        ],
+        2: [
+            ["On this corpus local-m fits", "The reason is the corpus"],
+            ["In a language pair with long-distance", "Luong et al. obtained"],
+        ],
+    },
+    "05": {
+        # "explain the difference from the gradients": no gradient to W_q and W_k, a tiny one to v_a,
+        # so the run first has to grow v_a
+        1: [
+            [
+                "With $\\mathbf v_a = 0$ every score is 0",
+                "The gradient of $\\mathbf v_a$ itself",
+                "So the uniform start must first grow",
+            ]
+        ],
+    },
+    "06": {
+        # "what could keep the entries at a known size?": a normalization of x, not of q and k
+        2: [
+            [
+                "In a Transformer that normalizes first",
+                "The queries and keys",
+                "Since the normalization acts on",
+            ]
+        ],
+    },
+    "07": {
+        # part 1 "which digit?", part 2 "why not both?": the parameter count and "it does not learn
+        # the task" answer neither
+        1: [
+            ["After 300 steps its single head"],
+            [
+                "One softmax gives each query one distribution",
+                ("That is not impossible", "But training"),
+            ],
+        ],
+    },
+    "08": {
+        3: [["For the paper's table a matrix", "In the literal reading", "Offsets are a fixed"]],
+    },
+    "10": {
+        # part 1 "why do the two agree?", part 2 "which one does less work?"
+        2: [
+            ["They agree because the learned merges", "So the ranks `apply_bpe` merges"],
+            ["The work differs", "With the ranks built once"],
+        ],
+    },
+    "12": {
+        # "which direction finds money more surprising, and why?": the why is each direction's context
+        1: [
+            [
+                "The backward LM finds *money* far more surprising",
+                "The forward LM has read",
+                ("The backward LM predicts *money* from", "`<eos>`"),
+            ]
+        ],
+        # "how many parameters would a full softmax add?"
+        2: [["A full softmax over 793,471 words"]],
+        4: [
+            ["On phrases it never saw", "The split leaves 21", "This is the result of the section"]
+        ],
+        # "explain the difference" between the neighbours of the two models, before and after training
+        3: [
+            [
+                "The word model's token vectors started random",
+                "The character model computes a word's vector",
+                "After 125 steps the vectors have spread out",
+            ]
+        ],
+    },
+    "13": {
+        1: [["Sorted in decreasing order", "After `mia had a cat .`", "The right number of"]],
+        # "how does the embeddings' share compare, and why?" (not how close the estimate is)
+        2: [["A block holds about", "The embeddings are 0.37% of GPT-3"]],
+        3: [
+            ["Chance, or a little below", "Under the causal mask", "The classifier receives one"],
+            ["BERT's `[CLS]` comes first too", "Pretraining also gave it", "In a decoder the only"],
+        ],
+    },
+    "14": {
+        # "explain what the measurements say": chance comes from the head's training, and the gap left
+        3: [
+            [
+                "Measured: with the body frozen",
+                ("Longer training alone", "So the information is there"),
+                "What remains is the gap",
+            ]
+        ],
+    },
+    "15": {
+        # "which of the two separates the pairs better?": the mean, and why (the padding check is not it)
+        2: [
+            [
+                "With the mean of the tokens",
+                "The pooled `[CLS]` output ranks the pairs",
+                ("That is what the contrastive fine-tuning shaped", "It pulled the *means*"),
+            ]
+        ],
+        3: [
+            ["It goes to the first token", "The 33 heads that gave", "All 33 stay above"],
+            ["A head with nothing useful", "If it puts it on a token", "Since the heads now pick"],
+        ],
+    },
+    "16": {
+        # "say which of those two models is faster": the claim and its reason ("But every token ...")
+        2: [
+            [
+                ("BERT-base is the faster model", "But every token goes through"),
+            ]
+        ],
+        # "which parameters does lambda affect, and through which two mechanisms?": the two mechanisms
+        3: [
+            [
+                "The discriminator's own weights receive gradient",
+                ("$\\lambda$ matters in two places only", "**The shared embeddings**"),
+                "**Global gradient clipping**",
+            ]
+        ],
+    },
+    "17": {
+        # "why do the two scores agree?" (not how to compute RoPE, nor its usual mistakes)
+        1: [["The two scores agree to float32 rounding"]],
+        # "what goes wrong if the heads are tiled?" (not an expansion along dimension 2)
+        2: [
+            [
+                "`k.repeat_interleave(n_heads // Hkv, dim=1)` repeats each key head",
+                "`k.repeat(1, G, 1, 1)` has the same shape and tiles instead",
+            ]
+        ],
+        # "which two mistakes?" (not what RMSNorm and SwiGLU compute)
+        3: [["The two mistakes that look most like the right answer"]],
+        # "why only W - 1 positions, when the stack reaches 32,768?"
+        4: [
+            [
+                "A window of $W$ positions includes the token itself",
+                "The 32,768 positions that information can travel",
+            ]
+        ],
+    },
+    "18": {
+        1: [["Start from $m = -\\infty$", "For each block, first", "The weights then sum to 1"]],
+    },
+}
