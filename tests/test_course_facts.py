@@ -116,3 +116,27 @@ def test_the_page_states_the_peak_marking_load_by_week():
         in page
     )
     assert "| Rubric parts to mark |" in PAGE
+
+
+def test_the_setup_gives_make_courses_command_for_an_existing_environment():
+    """Lecturer review s16, M6: `make course GRADED=1` depends on `make venv`, which creates .venv and
+    pip-installs; a lecturer whose hub already holds the environment needs the command it runs, on a
+    line of its own in the setup, the same as the Makefile's."""
+    import subprocess
+
+    made = subprocess.run(
+        ["make", "-n", "course", "GRADED=1", "PY=python"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    command = " ".join(next(line for line in made.splitlines() if "make_course.py" in line).split())
+    assert (
+        command
+        == "python tools/make_course.py --out course --predictions-at-collection --private-cases"
+    )
+    setup = PAGE.split("## Running the course with nbgrader", 1)[1].split(
+        "**Graded-course facts**"
+    )[0]
+    assert f"\n{command}   # = make course GRADED=1\n" in setup
