@@ -140,3 +140,21 @@ def test_the_setup_gives_make_courses_command_for_an_existing_environment():
         "**Graded-course facts**"
     )[0]
     assert f"\n{command}   # = make course GRADED=1\n" in setup
+
+
+def test_the_page_says_a_notebook_put_in_by_hand_has_no_submission_time():
+    """Lecturer review s16, S2: a notebook put in submitted/ by hand has no timestamp.txt, so it is
+    never late; the page said the collection time was used. Where the page tells a teacher to put one
+    there, it says it has no submission time and no late penalty, and the words the tools print."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import term_plan
+
+    flat = " ".join(PAGE.split())
+    for where in ("by hand (below):", "`python ../tools/grade_course.py <chapter>`, on."):
+        after = flat.split(where, 1)[1][:400]
+        assert "no submission time" in after and "no late penalty" in after, where
+    assert "submission time unknown" in term_plan.untimed_warning("02_x", "grace")
+    assert '"submission time unknown"' in flat
+    assert "or without an exchange with the collection time" not in flat
