@@ -470,15 +470,24 @@ def test_the_teachers_page_states_what_the_course_gives(course):
     _, exercises = course
     page = (ROOT / "book" / "teachers.md").read_text()
     rows = re.findall(
-        r"^\| (\d+) [^|]+\|[^|]+\|[^|]+\|[^|]+\| (\d+) exercises, (\d+) points \|$",
+        r"^\| (\d+) [^|]+\|[^|]+\|[^|]+\|[^|]+\| (\d+) exercises, (\d+) points \| (\d+) points \|$",
         page,
         re.M,
     )
-    stated = {int(n): (int(e), int(p)) for n, e, p in rows}
+    stated = {int(n): (int(e), int(p)) for n, e, p, _ in rows}
     computed = {
         int(ch[:2]): (len(exs), sum(e["points"] for e in exs)) for ch, exs in exercises.items()
     }
     assert stated == computed
+    # the last column: a graded course's points (make course GRADED=1), as make_course counts them
+    # (lecturer review s16, M1: a lecturer copies the table into a syllabus)
+    graded = {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        exs = make_course.course_notebook(nb, path.stem, predictions_at_collection=True)[1]
+        graded[int(path.stem[:2])] = sum(e["points"] for e in exs)
+    assert {int(n): int(g) for n, _, _, g in rows} == graded
+    assert graded != {n: p for n, (_, p) in computed.items()}  # a prediction is worth less there
     for command in (
         "generate_assignment",
         "release_assignment",

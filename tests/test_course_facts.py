@@ -116,3 +116,45 @@ def test_the_page_states_the_peak_marking_load_by_week():
         in page
     )
     assert "| Rubric parts to mark |" in PAGE
+
+
+def test_the_setup_gives_make_courses_command_for_an_existing_environment():
+    """Lecturer review s16, M6: `make course GRADED=1` depends on `make venv`, which creates .venv and
+    pip-installs; a lecturer whose hub already holds the environment needs the command it runs, on a
+    line of its own in the setup, the same as the Makefile's."""
+    import subprocess
+
+    made = subprocess.run(
+        ["make", "-n", "course", "GRADED=1", "PY=python"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    command = " ".join(next(line for line in made.splitlines() if "make_course.py" in line).split())
+    assert (
+        command
+        == "python tools/make_course.py --out course --predictions-at-collection --private-cases"
+    )
+    setup = PAGE.split("## Running the course with nbgrader", 1)[1].split(
+        "**Graded-course facts**"
+    )[0]
+    assert f"\n{command}   # = make course GRADED=1\n" in setup
+
+
+def test_the_page_says_a_notebook_put_in_by_hand_has_no_submission_time():
+    """Lecturer review s16, S2: a notebook put in submitted/ by hand has no timestamp.txt, so it is
+    never late; the page said the collection time was used. Where the page tells a teacher to put one
+    there, it says it has no submission time and no late penalty, and the words the tools print."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import term_plan
+
+    flat = " ".join(PAGE.split())
+    for where in ("by hand (below):", "`python ../tools/grade_course.py <chapter>`, on."):
+        after = flat.split(where, 1)[1][:400]
+        assert "no submission time" in after and "no late penalty" in after, where
+    assert "submission time unknown" in term_plan.untimed_warning("02_x", "grace")
+    assert '"submission time unknown"' in flat
+    assert "or without an exchange with the collection time" not in flat

@@ -463,3 +463,37 @@ def test_a_written_answer_copied_from_the_model_or_a_classmate_is_flagged(tmp_pa
     ]
     assert strong[0].startswith("copier ex3_written: like the model answer (similarity 0.9")
     assert len(strong) == len(flags)
+
+
+def test_a_grading_run_names_no_feedback_time_and_shows_each_sandbox_reason_whole(
+    tmp_path, monkeypatch, capsys
+):
+    """Lecturer review s16, M3: a plain grading run ended with "not yet time for feedback", which
+    nobody asked for (--feedback says it), and the "stopped by the sandbox" list cut a reason at 200
+    characters, after "It got 0 anyway:", before what the sandbox stopped."""
+    import term_plan
+
+    monkeypatch.setattr(
+        term_plan, "feedback_too_early", lambda *a, **k: "not yet time for feedback"
+    )
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    monkeypatch.setattr(grade_course, "_untimed", lambda *a: [])
+    why = (
+        "Your code tried to read course/source/17_modern_decoder/17_modern_decoder.ipynb: the "
+        "grader's sandbox does not allow it"
+    )
+    message = (
+        "needs manual review: the answer cell uses `linecache`, which reads the book's checkers "
+        "(lib.exercises) or imports by a computed name, or reads files or code; an answer may "
+        f"not. It got 0 anyway: ✗ apply RoPE: {why}"
+    )
+    assert len(f"dave ex1_test: {message}".split(why)[0]) > 200  # past the old cut
+    result = grade_course.Result("dave", "ex1_test", 0.0, 2.0, message, 0.1)
+    result.review = True
+    grade_course._flags(tmp_path, "17_modern_decoder", ["dave"], [result])
+    out = capsys.readouterr().out
+    assert "not yet time for feedback" not in out
+    listed = out.split("stopped by the sandbox (", 1)[1].split("\n")[1]
+    assert listed == f"  dave ex1_test: {message}"

@@ -11,6 +11,7 @@ Layout of an exercise in a chapter (issue 22):
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import math
 import re
@@ -1526,3 +1527,60 @@ print("MSG:", shell.user_ns["verdict"].status)
         "(when graded: it ran past the time limit of a cell; does a loop never end?), so write"
     ), lines[1]
     assert lines[2] == "not attempted"
+
+
+def _checker_constants_read(source: str, bound: dict[str, str]) -> list[str]:
+    """What ``source`` takes from the checkers' package: an import of ``lib.exercises``, or an
+    UPPER_CASE name of one of its modules (``ch04.LUONG_NE_LEFT``, or the name imported alone).
+    ``bound``: the names the chapter's cells bound to the package (name -> what it is)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import) and any(
+            a.name.startswith("lib.exercises") for a in node.names
+        ):
+            found.append(ast.unparse(node))
+        elif isinstance(node, ast.ImportFrom) and (
+            (node.module or "").startswith("lib.exercises")
+            or (node.module == "lib" and any(a.name == "exercises" for a in node.names))
+        ):
+            found.append(ast.unparse(node))
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.isupper()
+            and isinstance(node.value, ast.Name)
+            and bound.get(node.value.id) == "module"
+        ):
+            found.append(ast.unparse(node))
+        elif isinstance(node, ast.Name) and bound.get(node.id) == "constant":
+            found.append(node.id)
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem[:2])
+def test_no_worked_solution_reads_the_checkers_constants(path):
+    """The teachers' page says no worked solution takes a value from the checkers' package, as an
+    answer that does gets 0 and "needs manual review" in a graded course (lecturer review s16, M2:
+    chapter 4's imported lib.exercises and compared with ``ch04.LUONG_*``; a student who copied it
+    kept the point, another who wrote the same constants lost it; chapters 11, 12, 13 and 15 too,
+    some in the hidden check of the model answer's numbers, which the course puts into the worked
+    solution). A worked solution compares with the numbers it states, or computes them."""
+    cells = nbformat.read(path, as_version=4).cells
+    bound: dict[str, str] = {}
+    for cell in cells:  # what the chapter's cells bind to the package
+        if cell.cell_type != "code":
+            continue
+        with contextlib.suppress(SyntaxError):
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lib"):
+                    for a in node.names:
+                        if (node.module or "").startswith("lib.exercises") and a.name.isupper():
+                            bound[a.asname or a.name] = "constant"
+                        elif node.module in ("lib", "lib.exercises"):
+                            bound[a.asname or a.name] = "module"
+    found = {}
+    for cell in cells:
+        if cell.cell_type == "code" and "solution" in tags(cell):
+            read = _checker_constants_read(cell.source, bound)
+            if read:
+                found[cell.get("id")] = read
+    assert not found, found

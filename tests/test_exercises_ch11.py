@@ -415,3 +415,17 @@ def test_wrong_answers_are_told_the_mistake_not_the_formula():
             ch11.check_backward_agreement(*args)
         except ExerciseFailed as failure:
             assert "(P(are) + P(were)) / (P(is)" not in failure.message
+
+
+def test_the_checkers_measurements_are_the_numbers_the_chapter_compares_with():
+    """The chapter's hidden check of the model answer compares its measurements with these numbers,
+    written out (a worked solution reads no checker's constant: lecturer review s16, M2); the checker
+    holds the same."""
+    assert f"{ch11.PLURAL_SHARE:.2f}" == "0.42"
+    assert [f"{ch11.BACKWARD_VERB_PROBS[v]:.2f}" for v in ("is", "was", "are", "were")] == [
+        "0.25",
+        "0.16",
+        "0.16",
+        "0.14",
+    ]
+    assert ch11.UNNORMALISED_SHARE == 0.299 and ch11.REVERSED_INPUT_SHARE == 0.008

@@ -423,3 +423,10 @@ def test_a_wrong_first_word_answer_is_told_neither_the_value_nor_the_explanation
     assert f"{ch13.FIRST_WORD_ACCURACY:.1%}" not in message and "0.478" not in message
     # the explanation the exercise asks for: the same vector for every sentence
     assert "same vector" not in message and "majority" not in message
+
+
+def test_the_checkers_numbers_are_the_ones_the_worked_solutions_compare_with():
+    """Exercises 2 and 3's worked solutions compare with these numbers, written out (a worked
+    solution reads no checker's constant: lecturer review s16, M2)."""
+    assert ch13.GPT3_PARAMS == 174_604_259_328
+    assert ch13.FIRST_WORD_ACCURACY == 0.478 and ch13.TRAIN_MAJORITY == 0.56

@@ -278,3 +278,14 @@ def test_check_embed_leaves_the_global_random_state_alone():
     torch.manual_seed(123)
     assert ch15.check_embed(_solution()).passed
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_the_checkers_weights_are_the_ones_the_chapter_compares_with():
+    """Exercise 1's hidden check compares the measured weights with these, written out (a worked
+    solution reads no checker's constant: lecturer review s16, M2)."""
+    assert ch15.WEIGHTS == {
+        "tired": (0.677, 0.050),
+        "wide": (0.281, 0.121),
+        "scared": (0.608, 0.060),
+        "narrow": (0.350, 0.221),
+    }

@@ -178,6 +178,40 @@ def test_a_graded_course_counts_each_mistake(tmp_path):
     assert counts[None] == 1
 
 
+def test_answers_held_for_review_or_stopped_are_not_counted_as_unnamed_mistakes(tmp_path):
+    """Lecturer review s16, M4: the answers the grader gave 0 for reading the checkers or files, or
+    that its sandbox stopped, were counted as "wrong without a named mistake"; they have a row of
+    their own."""
+    chapter = "02_attention_as_soft_lookup"
+    said = {
+        "ann": "needs manual review: the answer cell uses `ch02._values`, which reads the book's "
+        "checkers (lib.exercises) or imports by a computed name, or reads files or code; an "
+        "answer may not. It got 0 anyway: ✗ sharpen: not yet right.",
+        "bob": "needs manual review: uses helper defined outside the answer cell (in cell 3)",
+        "cy": "✗ sharpen: 0 points. Your code tried to open a file: the grader's sandbox does not "
+        "allow it",
+        "dee": "✗ sharpen: 0 points. your function did not finish in 30 s",
+    }
+    for student, message in said.items():
+        path = tmp_path / "autograded" / student / chapter / f"{chapter}.ipynb"
+        path.parent.mkdir(parents=True)
+        cell = nbformat.v4.new_code_cell("from lib.exercises.ch02 import *\ncheck_sharpen(sharpen)")
+        cell.outputs = [
+            nbformat.v4.new_output("error", ename="ExerciseFailed", evalue=message, traceback=[])
+        ]
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    counts = notes.class_counts(tmp_path, chapter, {"check_sharpen": SHARPEN})["check_sharpen"]
+    assert counts["graded"] == 4 and counts[notes.HELD] == 3 and counts[None] == 1
+    table = "\n".join(notes._mistakes_table(SHARPEN, counts))
+    assert (
+        "3 needing manual review or stopped by the sandbox, 1 wrong without a named mistake"
+        in table
+    )
+    assert (
+        "| – | needs manual review, or stopped by the sandbox (0 until you grade it) | 3 |" in table
+    )
+
+
 def test_a_graded_course_counts_the_predictions_checked_at_collection(tmp_path):
     """With --predictions-at-collection the students' test cell only says "recorded"; the real check
     is in the instructor's source (metadata course.test) and grade_course.py writes its verdict."""
@@ -255,7 +289,8 @@ def test_the_teachers_page_states_the_notes_totals():
     )
     # the first table's home column: the total, then the chapter's and the exercises' minutes
     column = re.findall(
-        r"^\| (\d+) .*\| \d+ min \| ([^|(]+) \((\d+) \+ (\d+) min\) \| \d+ exercises, \d+ points \|$",
+        r"^\| (\d+) .*\| \d+ min \| ([^|(]+) \((\d+) \+ (\d+) min\) \| \d+ exercises, \d+ points \|"
+        r" \d+ points \|$",
         raw,
         re.M,
     )

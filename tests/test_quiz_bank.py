@@ -66,8 +66,8 @@ FORMULAS = {
     "q14_bert_parameters": lambda p: (30522 + 512 + 2) * p["D"] + 2 * p["D"]
     + p["L"] * (12 * p["D"] ** 2 + 13 * p["D"]) + p["D"] ** 2 + p["D"],
     "q15_mean_pooling": lambda p: _mean_pooled(p["h"]),
-    # embeddings at E = 128 with their LayerNorm, projection E x D + D, ONE layer, pooler
-    "q16_albert_parameters": lambda p: (30000 + 512 + 2) * 128 + 2 * 128 + 128 * p["D"] + p["D"]
+    # embeddings at width E with their LayerNorm, projection E x D + D, ONE layer, pooler
+    "q16_albert_parameters": lambda p: (30000 + 512 + 2) * p["E"] + 2 * p["E"] + p["E"] * p["D"] + p["D"]
     + 12 * p["D"] ** 2 + 13 * p["D"] + p["D"] ** 2 + p["D"],
     "q17_rope_angle": lambda p: p["m"] * p["theta"] ** (-2 * p["i"] / p["Dh"]),
     "q17_kv_cache": lambda p: 2 * p["L"] * p["Hkv"] * p["Dh"] * 2 * p["T"] / 2**20,
@@ -314,3 +314,22 @@ def test_no_wrong_number_is_a_rounding_away_from_the_key(name, seeds):
         q = qb.make(name, seed)
         right = float(next(c.text for c in q.choices if c.correct))
         assert all(abs(float(c.text) - right) >= 0.0015 for c in q.choices if not c.correct)
+
+
+def test_the_albert_question_draws_no_shape_or_size_the_book_prints():
+    """Lecturer review s16, M5: ALBERT-large's 17,683,968 was the key of alice's exam question and
+    chapter 16's exercise 2, in the public book and every student's feedback; ALBERT-xlarge's is in
+    the model answer. The RoPE and cache questions draw their own shapes; so does this one."""
+    from lib.albert import AlbertConfig, count_parameters
+
+    presets = [AlbertConfig.base, AlbertConfig.large, AlbertConfig.xlarge, AlbertConfig.xxlarge]
+    named = {(c().num_hidden_layers, c().hidden_size, c().embedding_size) for c in presets}
+    printed = {count_parameters(c()) for c in presets}
+    printed.add(count_parameters(AlbertConfig.base(share_layers=False)))
+    assert {17_683_968, 58_724_864} <= printed and named == qb.ALBERT_NAMED
+    drawn = [qb.make("q16_albert_parameters", seed) for seed in range(60)]
+    for q in drawn:
+        assert (q.params["L"], q.params["D"], q.params["E"]) not in named
+        assert q.params["D"] not in {768, 1024, 2048, 4096} and q.answer not in printed
+        assert f"{int(q.answer):,}" not in q.text and "ALBERT-" not in q.text
+    assert len({q.params["E"] for q in drawn}) > 1 and len({q.answer for q in drawn}) > 10

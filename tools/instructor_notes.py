@@ -616,11 +616,26 @@ def rubric_parts(chapter: str) -> list[int]:
 # --- how often, in a graded course ------------------------------------------------------------------
 
 
+# class_counts' key for the answers the grader gave 0 for what they did, not for a wrong result: sent
+# for manual review (the answer read the checkers or files, or used a name from a cell the student
+# added) or stopped by the sandbox (lecturer review s16, M4: they were counted as wrong without a
+# named mistake, a gap in the checker's list that was not there)
+HELD = "held"
+
+
+def held(message: str) -> bool:
+    """Whether a verdict is the grader's 0 for manual review or for what its sandbox stopped."""
+    from grade_course import STOPPED
+
+    return message.startswith("needs manual review") or bool(STOPPED.search(message))
+
+
 def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) -> dict:
     """How often each mistake came in a graded course: {checker: {"graded": n, "passed": n,
-    message: n, None: n (wrong, no named mistake)}}, from the test cells' outputs that
-    tools/grade_course.py wrote into ``autograded/<student>/<chapter>/``."""
-    counts: dict[str, dict] = {c: {"graded": 0, "passed": 0, None: 0} for c in known}
+    message: n, HELD: n (needs manual review or stopped by the sandbox), None: n (wrong, no named
+    mistake)}}, from the test cells' outputs that tools/grade_course.py wrote into
+    ``autograded/<student>/<chapter>/``."""
+    counts: dict[str, dict] = {c: {"graded": 0, "passed": 0, HELD: 0, None: 0} for c in known}
     tests = _real_tests(Path(course), chapter)
     for path in sorted(Path(course).glob(f"autograded/*/{chapter}/{chapter}.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -635,6 +650,8 @@ def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) ->
             counts[checker]["graded"] += 1
             if out.get("output_type") == "stream" and "passed" in out.get("text", ""):
                 counts[checker]["passed"] += 1
+            elif out.get("output_type") == "error" and held(out.get("evalue", "")):
+                counts[checker][HELD] += 1
             elif out.get("output_type") == "error":
                 mistake = matching(out.get("evalue", ""), known[checker])
                 key = mistake.message if mistake else None
@@ -786,6 +803,7 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
     if c:
         body = [
             f"**Mistakes the checker names** ({c['graded']} graded, {c['passed']} passed, "
+            f"{c.get(HELD, 0)} needing manual review or stopped by the sandbox, "
             f"{c.get(None, 0)} wrong without a named mistake):",
             "",
         ]
@@ -804,6 +822,13 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
         if m.kind == "hint":
             said = f"(advice added to the error) {said}"
         body.append(f"| {i} | {said} | {often} | <small>`{_cell(when, 160)}`</small> |")
+    if c:  # a row of their own: no mistake of the exercise, an answer the grader held back
+        body.append(
+            f"| – | needs manual review, or stopped by the sandbox (0 until you grade it) | "
+            f"{c.get(HELD, 0)} | <small>tools/grade_course.py: the answer read the checkers or "
+            "files, used a name from a cell the student added, or tried what the sandbox does not "
+            "allow</small> |"
+        )
     body.append("")
     return body
 

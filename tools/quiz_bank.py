@@ -755,26 +755,52 @@ def q15_mean_pooling(rng: random.Random) -> Question:
 # --- chapter 16 ---------------------------------------------------------------------------------------------
 
 
+# The ALBERT shapes the book names (Lan et al. 2020's four, Table 1) and prints the size of, in chapter
+# 16 and in its exercise 2's model answer: (L, D, E). A question draws away from them, or its key would
+# be a number a student reads in the public book or in a graded exercise's feedback (lecturer review
+# s16, M5: ALBERT-large's 17,683,968 was chapter 16's exercise 2).
+ALBERT_NAMED = {(12, 768, 128), (24, 1024, 128), (24, 2048, 128), (12, 4096, 128)}
+
+
+def _albert_named_sizes() -> set[int]:
+    """The parameter counts the book prints for ALBERT: its four presets, and ALBERT-base without
+    the shared layer (chapter 16's table)."""
+    from lib.albert import AlbertConfig, count_parameters
+
+    presets = [AlbertConfig.base, AlbertConfig.large, AlbertConfig.xlarge, AlbertConfig.xxlarge]
+    return {count_parameters(c()) for c in presets} | {
+        count_parameters(AlbertConfig.base(share_layers=False))
+    }
+
+
 def q16_albert_parameters(rng: random.Random) -> Question:
     from lib.albert import AlbertConfig, count_parameters
 
-    name, L, D = rng.choice(
-        [("base", 12, 768), ("large", 24, 1024), ("xlarge", 24, 2048), ("xxlarge", 12, 4096)]
-    )
-    right = count_parameters(
-        AlbertConfig(
-            hidden_size=D, num_hidden_layers=L, num_attention_heads=D // 64, intermediate_size=4 * D
+    named = _albert_named_sizes()
+    while True:  # other L, D and E than the book's; the count, which L does not change, too
+        L = rng.choice([6, 8, 10, 16, 18, 20, 32])
+        D = rng.choice([512, 640, 896, 1152, 1280, 1536, 1792, 2560, 3072])
+        E = rng.choice([64, 96, 128, 192, 256])
+        right = count_parameters(
+            AlbertConfig(
+                hidden_size=D,
+                num_hidden_layers=L,
+                num_attention_heads=D // 64,
+                intermediate_size=4 * D,
+                embedding_size=E,
+            )
         )
-    )
+        if (L, D, E) not in ALBERT_NAMED and right not in named:
+            break
     return Question(
         "q16_albert_parameters", "16", "numerical", "The size of an ALBERT",
-        f"<p>ALBERT-{name}'s shape: L = {L} layers of width D = {D} (feed-forward 4D), one layer's "
-        "weights shared by all L, factorized embeddings of width E = 128 (30,000 tokens, 512 "
+        f"<p>An ALBERT of L = {L} layers of width D = {D} (feed-forward 4D), one layer's "
+        f"weights shared by all L, factorized embeddings of width E = {E} (30,000 tokens, 512 "
         "positions, 2 segments, a LayerNorm) projected to D by a linear layer with bias, and BERT's "
         "pooler. How many parameters has it (encoder and pooler, no heads)?</p>",
-        answer=right, tolerance=0, params={"L": L, "D": D},
-        feedback=f"<p>Embeddings (30,000 + 512 + 2) &times; 128 + 2 &times; 128, projection "
-        f"128 &times; {D} + {D}, ONE layer 12D<sup>2</sup> + 13D, pooler D<sup>2</sup> + D: "
+        answer=right, tolerance=0, params={"L": L, "D": D, "E": E},
+        feedback=f"<p>Embeddings (30,000 + 512 + 2) &times; {E} + 2 &times; {E}, projection "
+        f"{E} &times; {D} + {D}, ONE layer 12D<sup>2</sup> + 13D, pooler D<sup>2</sup> + D: "
         f"{right:,}, whatever L is.</p>",
     )  # fmt: skip
 

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "teachers.md"
 sys.path.insert(0, str(ROOT / "tools"))
 import instructor_notes as notes  # noqa: E402
+import make_course  # noqa: E402
 import term_plan  # noqa: E402
 
 
@@ -31,7 +32,23 @@ def numbers() -> dict:
         "named": sum(len(e.mistakes) for ex in found.values() for e in ex),
         "minutes": minutes,
         "home": {c[:2]: notes.home_minutes(c) for c in chapters},
+        "course": {c[:2]: course_points(c) for c in chapters},
     }
+
+
+def course_points(chapter: str) -> tuple[int, float, float]:
+    """A chapter's exercises, its points in the practice course and in a graded course (``make
+    course GRADED=1``: ``--predictions-at-collection``), as tools/make_course.py counts them: the
+    points follow ``POINTS`` and whatever else make_course changes (lecturer review s16, M1: the
+    table showed only the practice course's points)."""
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    totals = []
+    for graded in (False, True):
+        exercises = make_course.course_notebook(nb, chapter, predictions_at_collection=graded)[1]
+        totals.append(sum(e["points"] for e in exercises))
+    return len(exercises), totals[0], totals[1]
 
 
 def _span(values: dict, show) -> tuple[str, str]:
@@ -55,6 +72,7 @@ def rewrite(raw: str, n: dict) -> str:
     raw = _reading_constants(raw, n["home"])
     raw = _home_span(raw, n["home"])
     raw = _home_cells(raw, n["home"])
+    raw = _exercise_cells(raw, n["course"])
     raw = _timed_chapters(raw, n["home"])
     raw = _weekly_load(raw)
     return _week_table(raw)
@@ -131,6 +149,22 @@ def _home_cells(raw: str, home: dict) -> str:
 
     return re.sub(
         r"^\| (\d+) .*?\| \d+ min \| ([^|(]+) \(\d+ \+ \d+ min\) \|", home_cell, raw, flags=re.M
+    )
+
+
+def _exercise_cells(raw: str, course: dict) -> str:
+    """The table at the top: each chapter's row ends in its exercises and points, "E exercises, P
+    points | G points", P in the practice course and G in a graded course."""
+
+    def cells(m: re.Match) -> str:
+        n, practice, graded = course[f"{int(m.group(2)):02d}"]
+        return f"{m.group(1)}| {n} exercises, {practice:g} points | {graded:g} points |"
+
+    return re.sub(
+        r"^(\| (\d+) .*?\| \d+ min \| [^|]+ )\| \d+ exercises, \d+ points \|(?: \d+ points \|)?$",
+        cells,
+        raw,
+        flags=re.M,
     )
 
 
