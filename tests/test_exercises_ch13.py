@@ -49,10 +49,38 @@ def _solution():
 
 def test_check_top_p_filter_accepts_the_chapters_solution_and_the_reference():
     assert ch13.check_top_p_filter(_solution()).passed
-    # the dtype of probs kept: float32 in, float32 out; float64 in, float64 out
+    # the dtype of probs kept: float32 in, float32 out; float64 in, float64 out (a float32 result
+    # for the float64 case passes too: the next test)
     assert ch13.check_top_p_filter(
         lambda probs, p: ch13.top_p_reference(probs, p).to(probs.dtype)
     ).passed
+
+
+def _float32_nucleus(probs, p):
+    # a natural student version: a fresh float32 tensor, whatever the dtype of probs
+    out = torch.zeros(probs.shape[0])
+    reference = ch13.top_p_reference(probs, p)
+    out[reference > 0] = reference[reference > 0].float()
+    return out
+
+
+def test_check_top_p_filter_judges_a_float32_result_for_a_float64_input_on_its_values():
+    # the exercise does not ask to keep the dtype (review ch13_s17): float64 kept, no note; float32, a
+    # note that names the case; float32 and wrong, refused for what is wrong
+    kept = ch13.check_top_p_filter(lambda probs, p: ch13.top_p_reference(probs, p).to(probs.dtype))
+    assert kept.passed and "A note" not in kept.message
+    for answer in (_float32_nucleus, lambda probs, p: ch13.top_p_reference(probs, p).float()):
+        narrowed = ch13.check_top_p_filter(answer)
+        assert narrowed.passed
+        assert (
+            "on the case 'float64, V = 40, p = 0.7', `probs` is float64 and your result is torch.float32"
+            in narrowed.message
+        )
+        assert "so it passes" in narrowed.message
+    with pytest.raises(ExerciseFailed, match="did not renormalize"):
+        ch13.check_top_p_filter(
+            lambda probs, p: ch13.top_p_reference(probs, p, mistake="unnormalized").float()
+        )
 
 
 def test_the_hidden_cases_are_unambiguous_and_the_reference_is_the_librarys():
@@ -172,11 +200,6 @@ TOP_P_WRONG = [
     ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("raises", lambda probs, p: probs[1000], "raised IndexError"),
-    (
-        "float32 for a float64 input",
-        lambda probs, p: ch13.top_p_reference(probs, p).float(),
-        "`probs` is float64 and your result is torch.float32",
-    ),
     (
         "calls the library",
         lambda probs, p: sampling_distribution(probs.log(), top_p=p),

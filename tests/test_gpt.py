@@ -8,7 +8,10 @@ Tolerances are explicit everywhere; the comment next to each says why it is the 
 
 import dataclasses
 import itertools
+import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -746,3 +749,37 @@ def test_tiny_model_learns_to_continue_a_pattern():
     out = generate(model, seqs[:, :3], 20, temperature=0)
     expected = (starts[:, None] + 3 * torch.arange(23)) % V
     assert torch.equal(out, expected)
+
+
+def test_the_chapters_auxiliary_language_model_loss_leaves_the_padding_out():
+    """Chapter 13's lines for L_3 = L_2 + 0.5 L_1 (the fenced code of the fine-tuning section), run on a
+    padded batch: the next-token term is the mean over the real tokens' targets only, and it differs from
+    the one-line version that would also predict <pad> after <eos> (review ch13_s17)."""
+    chapter = Path(__file__).resolve().parents[1] / "notebooks" / "13_gpt.ipynb"
+    markdown = "".join(
+        "".join(c["source"])
+        for c in json.loads(chapter.read_text())["cells"]
+        if c["cell_type"] == "markdown"
+    )
+    (code,) = [c for c in re.findall(r"```python\n(.*?)```", markdown, re.DOTALL) if "-100" in c]
+    torch.manual_seed(0)
+    m = GPTClassifier(small_model(), n_classes=2).eval()
+    pad = 0
+    x = ids(3, 9, seed=4).clamp(min=1)  # [3, 9], no pad id among the real tokens
+    lengths = torch.tensor([9, 5, 3])
+    mask = torch.arange(9) < lengths[:, None]  # [3, 9]
+    x = x.masked_fill(~mask, pad)
+    y = torch.tensor([0, 1, 1])
+    scope = {"F": F, "torch": torch, "m": m, "b": (x, mask, y)}
+    with torch.no_grad():
+        exec(code, scope)
+        # by hand: the classification loss, and the mean next-token loss over the targets that are real
+        # tokens (the positions after <eos>, whose targets are <pad>, left out)
+        log_probs = m.gpt(x[:, :-1]).logits.log_softmax(-1)  # [3, 8, V]
+        token_losses = -log_probs.gather(-1, x[:, 1:, None])[..., 0]  # [3, 8]
+        real = mask[:, 1:]
+        expected = F.cross_entropy(m(x, mask).logits, y) + 0.5 * token_losses[real].mean()
+        with_padding = F.cross_entropy(m(x, mask).logits, y) + 0.5 * token_losses.mean()
+    # means over at most 24 cross-entropies of V = 23 logits, in another order
+    assert_float_close(scope["loss"], expected, terms=24 + V, scale=4)
+    assert abs(scope["loss"] - with_padding) > 1e-2  # the padding would change it

@@ -65,3 +65,25 @@ def test_the_example_weights_follow_from_the_params_the_page_reads():
     assert torch.allclose(general, torch.tensor(example["weights"]["general"]), atol=1e-6)
     assert torch.allclose(additive, torch.tensor(example["weights"]["additive"]), atol=1e-6)
     assert params["W_a"].abs().max() > 0.5  # an N(0, 1) draw, not the small uniform initialisation
+
+
+def test_the_gpt_figure_s_alt_text_gives_the_first_token_s_probability_to_three_decimals(drawn):
+    """Chapter 13's live GPT figure: its caption writes the first token's probability to three
+    decimals (0.996); the alt text of its static picture writes the same number, not 1.00 (review
+    ch13_s17)."""
+    import torch
+
+    from lib.gpt import GPT, GPTConfig
+
+    itos = ["<bos>", "the", "bank", "market"]
+    model = GPT(GPTConfig(vocab_size=4, block_size=8, n_layer=1, n_head=1, n_embd=8)).eval()
+    with torch.no_grad():
+        # the last hidden state is ln_f's bias alone, e_0 * 6.5, and only "bank"'s output row reads it:
+        # logits 6.5 and three 0s, e^6.5 / (e^6.5 + 3) = 0.9955
+        model.transformer.ln_f.weight.zero_()
+        model.transformer.ln_f.bias.zero_()[0] = 6.5
+        model.lm_head.weight.zero_()[2, 0] = 1.0
+    figure = live.gpt_next_token(model, itos, "the")
+    first = max(figure.example["next_probs"])
+    assert abs(first - 0.9955) < 1e-4
+    assert f"the first is 'bank' with probability {first:.3f}." in figure.alt

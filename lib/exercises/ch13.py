@@ -207,13 +207,15 @@ REFUSALS = {
 def check_top_p_filter(top_p_filter: Any) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
     tokens whose sum is at least p, renormalized; 0 for every other token; in vocabulary order. Compared with
-    :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is ~1e-7)."""
+    :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is ~1e-7), in any
+    floating dtype: the exercise does not ask to keep the dtype of ``probs``, so a float32 result for the
+    float64 case passes, with a note."""
     attempted(top_p_filter, "top_p_filter")
     if "sampling_distribution" in getattr(getattr(top_p_filter, "__code__", None), "co_names", ()):
         fail(
             "your `top_p_filter` calls the library's sampling_distribution; the exercise is to write nucleus filtering yourself (sort, running sum, mask), and to compare the two afterwards."
         )
-    cases = _top_p_cases()
+    cases, narrowed = _top_p_cases(), None
     for description, probs, p in cases:
         case = f"'{description}'"
         result = call(top_p_filter, probs, p, name="top_p_filter", case=case)
@@ -221,14 +223,12 @@ def check_top_p_filter(top_p_filter: Any) -> str:
             fail(
                 f"on the case {case}, `top_p_filter` returned a boolean tensor, the mask of the kept tokens. Return the distribution itself: the kept probabilities, renormalized, and 0 elsewhere."
             )
-        result_dtype = result.dtype if isinstance(result, Tensor) else None
+        if isinstance(result, Tensor) and probs.dtype == torch.float64:
+            # the exercise does not ask for the dtype: a float32 result is judged on its values
+            narrowed = (case, result.dtype) if result.dtype != torch.float64 else narrowed
         result = expect_tensor(
             result, tuple(probs.shape), name="top_p_filter", case=case, allow_nan=True
         )
-        if probs.dtype == torch.float64 and result_dtype != torch.float64:
-            fail(
-                f"on the case {case}, `probs` is float64 and your result is {result_dtype}: keep the dtype of `probs` (a float64 distribution in, a float64 distribution out), so that no precision is lost."
-            )
         expected = top_p_reference(probs, p)
         if torch.isnan(result).any():
             if probs.max().item() > p:  # "running sum <= p" keeps nothing here
@@ -242,7 +242,12 @@ def check_top_p_filter(top_p_filter: Any) -> str:
             )
         if not torch.allclose(result, expected, atol=1e-5):
             _name_top_p_mistake(case, probs, p, result, expected)
-    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)})."
+    note = (
+        f" A note: on the case {narrowed[0]}, `probs` is float64 and your result is {narrowed[1]}. Its values agree with the nucleus to 1e-5, so it passes; a result built from `probs` (`torch.zeros_like(probs)`, `probs * mask`) would keep float64's precision."
+        if narrowed
+        else ""
+    )
+    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}).{note}"
 
 
 # --- exercise 2: the size of GPT-3 ------------------------------------------------------------------------

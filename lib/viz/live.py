@@ -373,7 +373,7 @@ def gpt_next_token(
             [[round(v, 4) for v in row] for row in layer] for layer in last.tolist()
         ],
     }
-    alt = f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is '{itos[top[0]]}' with probability {probs[top[0]]:.2f}."
+    alt = f"Bar chart of the story GPT's most probable next tokens after '{prompt}'; the first is '{itos[top[0]]}' with probability {probs[top[0]]:.3f}."
     return LiveFigure("gpt", example, png=png, alt=alt, caption=caption)
 
 
