@@ -428,8 +428,8 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
     special id is chosen; unchosen tokens are unchanged; and the rates, each within 5 binomial standard errors:
     chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged 0.1 + 0.1 / (number of non-special
     ids) (a random draw can return the original), replaced by another ordinary id the rest. Random
-    replacements must be ordinary ids, drawn from most of them. The reader's random draws run under a
-    fixed seed and do not change the notebook's random state. An answer that calls the library's
+    replacements must be ordinary ids, drawn from most of them; a second call on the same ids draws other
+    masks. The reader's random draws run under a fixed seed and do not change the notebook's random state. An answer that calls the library's
     ``mask_tokens`` is refused: by name before it runs, under any other name while it runs."""
     attempted(mask_for_mlm, "mask_for_mlm")
     if mask_for_mlm is mask_tokens or "mask_tokens" in names_used(mask_for_mlm):
