@@ -307,17 +307,17 @@ def _blockwise_key(args: tuple) -> bytes:
     return _key(_blockwise(args))
 
 
-def _tables_of(answers: list, check, key) -> list[dict[bytes, object]]:
-    """What each of ``answers`` returns on each case ``check`` calls it with (the practice cases, as
-    a student's notebook runs them)."""
-    tables: list[dict[bytes, object]] = [{} for _ in answers]
+def _tables_of(answers: list, check, key) -> list[dict[bytes, list]]:
+    """What each of ``answers`` returns on each case ``check`` calls it with, call after call (the
+    practice cases, as a student's notebook runs them)."""
+    tables: list[dict[bytes, list]] = [{} for _ in answers]
 
     def recording(answer, table):
         def run(*args):
             if key is _blockwise_key:  # x read once, block after block, as the answer would
                 args = _blockwise(args)
             result = answer(*args)
-            table[_key(args)] = result
+            table.setdefault(_key(args), []).append(result)
             return result
 
         return run
@@ -326,9 +326,16 @@ def _tables_of(answers: list, check, key) -> list[dict[bytes, object]]:
     return tables
 
 
-def _tabulated(table: dict[bytes, object], key):
+def _tabulated(table: dict[bytes, list], key):
+    calls: dict[bytes, int] = {}
+
     def answer(*args):  # a lookup table: a case it has not seen raises KeyError
-        return table[key(args)]
+        case = key(args)  # once: chapter 18's key reads x, which its checker lets be read once
+        results = table[case]
+        # the same case called again gets the next result recorded: chapter 14's checker calls
+        # mask_for_mlm twice on the same ids and refuses the same masks twice (a seed set inside)
+        n = calls[case] = calls.get(case, -1) + 1
+        return results[n % len(results)]
 
     return answer
 

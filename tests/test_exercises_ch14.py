@@ -90,6 +90,8 @@ def _variant(kind):
     """A wrong mask_for_mlm: the library's rule with one of the usual mistakes."""
 
     def mask_for_mlm(ids, V, mask_id, special, prob=0.15):
+        if kind == "seeds inside":  # the reader's report ch14 s17, M7: static masking
+            torch.manual_seed(0)
         is_special = torch.isin(ids, torch.tensor(special))
         chosen = torch.rand(ids.shape) < (0.15 if kind == "prob hard-coded" else prob)
         if kind == "nothing chosen":
@@ -121,8 +123,13 @@ def _variant(kind):
             inputs = torch.where(where & (action < 0.8), mask_id, ids)
             second = torch.rand(ids.shape)
             inputs = torch.where(where & (second < 0.1), random_ids, inputs)
+        if kind == "overlapping ranges":  # the reader's report ch14 s17, T2: one number, r < 0.1
+            inputs = torch.where(where & (action < 0.8), mask_id, ids)
+            inputs = torch.where(where & (action < 0.1), random_ids, inputs)
         labelled = {
             "labels everywhere": torch.ones_like(chosen),
+            # the reader's report ch14 s17, T1: torch.where(is_special, -100, input_ids)
+            "labels at every ordinary token": ~is_special,
             "labels at [MASK] only": chosen & (action < 0.8),
             "labels on changed tokens only": chosen & (inputs != ids),
             # the reader's report 14 s4: the [MASK] and random actions labelled, whatever the
@@ -170,7 +177,22 @@ MASK_WRONG = [
         _variant("random from the whole vocabulary"),
         "some random replacements are special ids",
     ),
+    (
+        "overlapping ranges of one number",
+        _variant("overlapping ranges"),
+        "what one random number per chosen token gives when the ranges of its fates overlap",
+    ),
     ("labels on every token", _variant("labels everywhere"), "every position has a label"),
+    (
+        "labels on every ordinary token",
+        _variant("labels at every ordinary token"),
+        "your labels hold the original id at tokens you did not choose",
+    ),
+    (
+        "a seed set inside: the same masks every call",
+        _variant("seeds inside"),
+        "returned exactly the same inputs and labels",
+    ),
     (
         "labels hold the corrupted input",
         _variant("labels are the inputs"),
@@ -224,6 +246,18 @@ MASK_WRONG = [
 def test_check_mask_for_mlm_rejects(name, wrong, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch14.check_mask_for_mlm(wrong)
+
+
+def test_overlapping_ranges_and_two_draws_are_told_apart_and_labels_are_not_blamed_on_the_choice():
+    """The reader's report ch14 s17, T1 and T2: each mistake named, not the other."""
+    for kind, other in [
+        ("overlapping ranges", "two independent draws"),
+        ("two independent draws", "overlap"),
+        ("labels at every ordinary token", "Choose each non-special token"),
+    ]:
+        with pytest.raises(ExerciseFailed) as caught:
+            ch14.check_mask_for_mlm(_variant(kind))
+        assert other not in str(caught.value), (kind, str(caught.value))
 
 
 def test_check_mask_for_mlm_templates_are_not_attempted_and_the_random_state_is_left_alone():

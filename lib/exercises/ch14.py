@@ -59,15 +59,16 @@ UNLABELLED_UNCHANGED = 0.05
 SEEDS = {"mask_for_mlm": 14}
 
 
-def _mlm_cases() -> list[tuple[str, Tensor, int, int, list[int], float]]:
+def _mlm_cases(specs: list | None = None) -> list[tuple[str, Tensor, int, int, list[int], float]]:
     """(description, input_ids [B, T], vocab_size, mask_token_id, special_ids, prob) of the hidden cases.
 
     Rows look like BERT's input: [CLS] at 0, tokens, [SEP], then padding. The vocabularies are small, with
     several special ids, so that a random replacement drawn from the whole vocabulary lands on a special id
-    often enough to be seen (5 of 30 ids), and the second case moves the special ids and the probability."""
+    often enough to be seen (5 of 30 ids), and the second case moves the special ids and the probability.
+    specs: other cases, in the same form (the larger case of :func:`_overlapping_ranges`)."""
     g = torch.Generator().manual_seed(SEEDS["mask_for_mlm"])
     cases = []
-    for description, B, T, V, pad, cls, sep, mask, extra, prob in [
+    for description, B, T, V, pad, cls, sep, mask, extra, prob in specs or [
         (
             "1000 rows of up to 40 tokens, vocabulary of 30 ids, prob 0.15",
             1000,
@@ -231,6 +232,18 @@ def _check_chosen_share(
         fail(
             f"on the case {case}, your choice of tokens may be right, but only the tokens you replaced ([MASK] or a random id) carry a label ({chosen / n_ordinary:.3f} of the tokens, about 0.9 x prob = {0.9 * prob:.3f}; {unchanged_labelled:,} of your {chosen:,} labels are at an unchanged token). The chosen tokens left unchanged must keep their label too: the model is asked to predict the word at a position that looks like any other, which is what the 10% unchanged are for."
         )
+    # labels at tokens that were not chosen: the corruption shows the choice ([MASK] at about
+    # 0.8 x prob of the tokens), while the labels cover far more (the reader's report ch14 s17, T1)
+    n_mask = int((ordinary & (inputs == mask_id)).sum())
+    if (
+        share_problem
+        and chosen > prob * n_ordinary
+        and n_mask
+        and not _rate_problem("", n_mask, n_ordinary, 0.8 * prob)
+    ):
+        fail(
+            f"on the case {case}, your labels cover {chosen / n_ordinary:.3f} of the non-special tokens ({chosen:,} of {n_ordinary:,}), but only {n_mask / n_ordinary:.3f} of them became [MASK], about 0.8 x prob = {0.8 * prob:.3f}: your choice of tokens looks right, and your labels hold the original id at tokens you did not choose. A label is the original id at a chosen token and -100 everywhere else, at the ordinary tokens that were not chosen too."
+        )
     changed = inputs != ids
     if bool((changed & ~labelled).any()):
         n = int((changed & ~labelled).sum())
@@ -251,16 +264,60 @@ def _check_chosen_share(
         )
 
 
-def _check_80_10_10(
-    case: str, ids: Tensor, inputs: Tensor, labels: Tensor, V: int, special: list, mask_id: int
-) -> None:
-    """What became of the chosen tokens: 80% [MASK], 10% a random ordinary id, 10% unchanged."""
+# One random number whose ranges overlap ([MASK] if r < 0.8, then a random id if r < 0.1) gives
+# [MASK] / random / unchanged = 0.7 / 0.1 / 0.2; two independent draws give 0.72 / 0.1 / 0.18. On a
+# hidden case the two are 2 to 3 standard errors apart, so a larger case tells them apart: on its
+# ~102,000 chosen tokens the [MASK] shares are 14 standard errors apart, OVERLAP_MASK_SHARE between.
+BIG_CASE = ("4000 rows of up to 100 tokens, vocabulary of 30 ids, prob 0.5",)
+BIG_CASE += (4000, 100, 30, 0, 2, 3, 4, [1], 0.5)
+OVERLAP_MASK_SHARE = 0.71
+
+
+def _fates(ids: Tensor, inputs: Tensor, labels: Tensor, mask_id: int) -> tuple[int, int, int, int]:
+    """(chosen, [MASK], replaced by another id, unchanged): counts over the labelled tokens."""
     labelled = labels != IGNORE_INDEX
     changed = inputs != ids
-    chosen = int(labelled.sum())
     at_mask = labelled & (inputs == mask_id)
-    n_mask, n_same = int(at_mask.sum()), int((labelled & ~changed).sum())
     replaced = labelled & changed & (inputs != mask_id)
+    return (
+        int(labelled.sum()),
+        int(at_mask.sum()),
+        int(replaced.sum()),
+        int((labelled & ~changed).sum()),
+    )
+
+
+def _overlapping_ranges(mask_for_mlm: Any) -> tuple[bool, str]:
+    """Whether ``mask_for_mlm`` makes [MASK]s at 0.7 (overlapping ranges) rather than 0.72 (two
+    independent draws), measured on the larger case; and the shares measured there."""
+    (description, ids, V, mask_id, special, prob) = _mlm_cases([BIG_CASE])[0]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        result = call(
+            mask_for_mlm, ids, V, mask_id, list(special), prob, name="mask_for_mlm",
+            case=f"'{description}'",
+        )  # fmt: skip
+    inputs, labels = _as_pair(result, tuple(ids.shape), f"'{description}'")
+    chosen, n_mask, n_replaced, n_same = _fates(ids, inputs, labels, mask_id)
+    shares = f"{n_mask / chosen:.3f}, {n_replaced / chosen:.3f} and {n_same / chosen:.3f}"
+    return n_mask / chosen < OVERLAP_MASK_SHARE, shares
+
+
+def _check_80_10_10(
+    case: str,
+    ids: Tensor,
+    inputs: Tensor,
+    labels: Tensor,
+    V: int,
+    special: list,
+    mask_id: int,
+    mask_for_mlm: Any = None,
+) -> None:
+    """What became of the chosen tokens: 80% [MASK], 10% a random ordinary id, 10% unchanged.
+    mask_for_mlm: run again on a larger case where two mistakes give nearly the same shares."""
+    labelled = labels != IGNORE_INDEX
+    replaced = labelled & (inputs != ids) & (inputs != mask_id)
+    chosen, n_mask, n_replaced, n_same = _fates(ids, inputs, labels, mask_id)
     if n_mask == chosen:
         fail(
             f"on the case {case}, every chosen token became [MASK]. That is the mismatch BERT avoids: [MASK] never occurs when the model is fine-tuned, so of the chosen tokens only 80% become [MASK], 10% a random token and 10% stay as they are."
@@ -271,14 +328,24 @@ def _check_80_10_10(
             f"on the case {case}, some random replacements are special ids ({bad_random}): the exercise asks for a random id that is not special. That is this book's choice, as in the chapter's mask_tokens (BERT's released code draws from the whole vocabulary): it keeps a [CLS] or [PAD] out of the middle of a sentence, where real text never has one. Which ids may be drawn?"
         )
     problem = _rate_problem("the share of chosen tokens that became [MASK]", n_mask, chosen, 0.8)
-    n_replaced = int(replaced.sum())
     if (
         problem
-        and not _rate_problem("", n_mask, chosen, 0.8 * 0.9)
+        and not (
+            _rate_problem("", n_mask, chosen, 0.8 * 0.9) and _rate_problem("", n_mask, chosen, 0.7)
+        )
         and not _rate_problem("", n_replaced, chosen, 0.1)
     ):
+        # the reader's report ch14 s17, T2: overlapping ranges of one number are not two draws
+        overlapping, shares = (
+            _overlapping_ranges(mask_for_mlm) if mask_for_mlm is not None else (False, "")
+        )
+        on_big = f" (on a larger batch of {BIG_CASE[0]}: {shares})" if shares else ""
+        if overlapping:
+            fail(
+                f"on the case {case}, {problem}, {n_replaced / chosen:.3f} became a random id and {n_same / chosen:.3f} stayed unchanged{on_big}: about 0.7, 0.1 and 0.2, what one random number per chosen token gives when the ranges of its fates overlap. The random id's range lies inside the [MASK] range, so the random ids are taken from the [MASK]s, and the range left to the unchanged tokens is 0.2 wide, twice their share. Give each fate its own range of the number, with no number in two of them: widths 0.8, 0.1 and 0.1."
+            )
         fail(
-            f"on the case {case}, {problem}, and {n_replaced / chosen:.3f} became a random id: about 0.8 x 0.9 = 0.72 and 0.1, what two independent draws give when the second (random id, probability 0.1) overwrites some of the [MASK]s of the first. One random number per chosen token should decide among the three fates, so that no draw overwrites another."
+            f"on the case {case}, {problem}, {n_replaced / chosen:.3f} became a random id and {n_same / chosen:.3f} stayed unchanged{on_big}: about 0.8 x 0.9 = 0.72, 0.1 and 0.18, what two independent draws give when the second (random id, probability 0.1) overwrites some of the [MASK]s of the first. One random number per chosen token should decide among the three fates, so that no draw overwrites another."
         )
     if problem:
         fail(f"on the case {case}, {problem}. Of the chosen tokens, 80% become [MASK].")
@@ -330,14 +397,27 @@ def _check_mlm_cases(mask_for_mlm: Any) -> list[tuple[str, Tensor, int, int, lis
         case = f"'{description}'"
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            result = call(
-                mask_for_mlm, ids, V, mask_id, list(special), prob, name="mask_for_mlm", case=case
-            )
+            args = (mask_for_mlm, ids, V, mask_id, list(special), prob)
+            result = call(*args, name="mask_for_mlm", case=case)
+            # the same input_ids again, the random state moved on: other tokens must be chosen
+            again = call(*args, name="mask_for_mlm", case=case)
         inputs, labels = _as_pair(result, tuple(ids.shape), case)
         _check_labels(case, ids, inputs, labels, special)
         _check_chosen_share(case, ids, inputs, labels, special, mask_id, prob)
-        _check_80_10_10(case, ids, inputs, labels, V, special, mask_id)
+        _check_80_10_10(case, ids, inputs, labels, V, special, mask_id, mask_for_mlm)
+        _check_a_new_draw(case, (inputs, labels), _as_pair(again, tuple(ids.shape), case))
     return cases
+
+
+def _check_a_new_draw(
+    case: str, first: tuple[Tensor, Tensor], second: tuple[Tensor, Tensor]
+) -> None:
+    """Two calls on the same input_ids choose other tokens: a function that seeds a generator inside
+    itself masks a sentence the same way at every epoch (the reader's report ch14 s17, M7)."""
+    if torch.equal(first[0], second[0]) and torch.equal(first[1], second[1]):
+        fail(
+            f"on the case {case}, two calls of your `mask_for_mlm` on the same input_ids returned exactly the same inputs and labels. Is a seed set inside it (torch.manual_seed, or a generator seeded there)? Then a sentence is masked the same way every time it comes round, instead of afresh as in the chapter's dynamic masking, and a seed set on the global generator also resets the random state of the code that calls it. Leave the seed to the caller."
+        )
 
 
 @checker("mask_for_mlm")
@@ -348,8 +428,8 @@ def check_mask_for_mlm(mask_for_mlm: Any) -> str:
     special id is chosen; unchosen tokens are unchanged; and the rates, each within 5 binomial standard errors:
     chosen / non-special = prob; among the chosen, [MASK] 0.8, unchanged 0.1 + 0.1 / (number of non-special
     ids) (a random draw can return the original), replaced by another ordinary id the rest. Random
-    replacements must be ordinary ids, drawn from most of them. The reader's random draws run under a
-    fixed seed and do not change the notebook's random state. An answer that calls the library's
+    replacements must be ordinary ids, drawn from most of them; a second call on the same ids draws other
+    masks. The reader's random draws run under a fixed seed and do not change the notebook's random state. An answer that calls the library's
     ``mask_tokens`` is refused: by name before it runs, under any other name while it runs."""
     attempted(mask_for_mlm, "mask_for_mlm")
     if mask_for_mlm is mask_tokens or "mask_tokens" in names_used(mask_for_mlm):
