@@ -357,6 +357,24 @@ def test_the_checker_decodes_with_the_chapters_limit():
     assert (~case["ended"]).sum() == 1 and case["steps"][~case["ended"]].item() == ch01.MAX_LEN
 
 
+def test_an_output_decoded_again_with_another_limit_is_named():
+    """Decoded again with more than MAX_LEN steps, the output cut off at MAX_LEN words becomes another
+    sentence with another log p: the feedback names the cut-off output, not the scoring."""
+    case = ch01._long_sentences()
+    greedy, reference = case["greedy"]["right"], case["reference"]["right"]
+    redecoded = torch.where(case["ended"], greedy, greedy - 3.0)
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference(redecoded, reference)
+    feedback = str(failed.value)
+    assert f"cut off at MAX_LEN = {ch01.MAX_LEN} words" in feedback
+    assert 'hypotheses["plain"][i]' in feedback and "in 1 of the 129 sentences" in feedback
+    # an error in a sentence that chose <eos> is not that mistake
+    off = torch.where(torch.arange(len(greedy)) == 7, greedy - 3.0, greedy)
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference(off, reference)
+    assert "cut off" not in str(failed.value)
+
+
 def test_every_named_mistake_of_exercise_3_differs_from_the_answer_and_from_the_others():
     model, batch, bins = ch01._hidden_case()
     expected = ch01.loss_by_length_reference(model, batch, bins)

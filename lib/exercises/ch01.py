@@ -272,6 +272,9 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         return f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0."
     if (value > 0).all():
         return f"{name} holds positive numbers, but a log-probability is at most 0: a sum of log p(y_t | y_<t, x). Did you compute a loss?"
+    if what == "greedy" and not bool(case["ended"][wrong].any()):
+        # only outputs cut off at max_len are off: decoded again with another limit, they differ
+        return f"{name} differs from the plain model's (`plain`) log p(greedy output | x){where}, only where the output was cut off at MAX_LEN = {case['max_len']} words without choosing <eos>. Score the chapter's own outputs, hypotheses[\"plain\"][i] for i in long_idx, not outputs decoded again with another limit."
     return f"{name} differs from the plain model's (`plain`) log p({noun} | x){where or ' in every sentence'}. Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad()."
 
 
