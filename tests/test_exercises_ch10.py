@@ -182,7 +182,10 @@ def test_check_pair_score_accepts_the_right_answer_in_several_spellings():
 PAIR_WRONG = [
     (({("##s", "##t")}, None), "largest likelihood gain"),
     (({("##e", "##s")}, None), "Frequency is not what this score measures"),
-    (({("l", "##o"), ("w", "##i")}, None), "1 / its count"),
+    (({("l", "##o")}, None), "1 / its count"),
+    # a right pair with a lower one: the message names the extra pair, not a rarer one (reader s18)
+    (({("l", "##o"), ("w", "##i")}, None), "but so is ('l', '##o') (0.143), which scores less"),
+    (({("w", "##i"), ("##i", "##d"), ("l", "##o")}, 1 / 3), "keep only the pairs tied at the best"),
     (({("w", "##i")}, None), "it is a tie: 1 other pair has the same score"),
     (({("w", "i")}, None), "Did you mean ('w', '##i')?"),
     # ## on both pieces of a pair inside a word: the hint names that form too
@@ -268,6 +271,9 @@ CASED_WRONG = [
     ("5,000 merges, rounded", lambda: round(_cased(n_merges=5000), 3), "Did you learn exactly 1,000 merges?"),
     ("500 merges", lambda: _cased(n_merges=500), "that is what 500 merges give"),
     ("below 1", lambda: 0.5, "every word takes at least one token"),
+    # the right value, rounded to one decimal or cut to two (reader s18)
+    ("rounded to 1 decimal", lambda: round(ch10.cased_tokens_per_word(), 1), "give the value to at least 3 decimals"),
+    ("cut to 2 decimals", lambda: int(ch10.cased_tokens_per_word() * 100) / 100, "give the value to at least 3 decimals"),
 ]  # fmt: skip
 
 

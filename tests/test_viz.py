@@ -923,6 +923,10 @@ def test_markdown_table_escapes_tags_outside_code_and_checks_rows():
         "| low | l o w &lt;/w> |",
         "| `<pad>` | 3 |",
     ]
+    # a line break inside a cell stays a line break
+    assert (
+        markdown_table(["w"], [["lo·w<br>ne·w</w>"]]).splitlines()[2] == "| lo·w<br>ne·w&lt;/w> |"
+    )
     with pytest.raises(ValueError, match="rows: expected 2 cells in every row .*got 1 in row 0"):
         markdown_table(["a", "b"], [["only one"]])
     with pytest.raises(ValueError, match="header: expected at least one column"):

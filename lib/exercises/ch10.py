@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from functools import lru_cache
@@ -107,6 +108,12 @@ def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
             else " List pairs of adjacent pieces of wordpiece_split(word)."
         )
         fail(f"top_pairs: {pair} is not a pair of adjacent pieces in the dictionary.{hint}")
+    extra = sorted(mine - right)
+    if extra and mine & right:  # the best pairs found, with others that score less
+        named = ", ".join(f"{p} ({scores[p]:.3g})" for p in extra)
+        fail(
+            f"top_pairs: a best pair is in your set, but so is {named}, which scores less than the best: keep only the pairs tied at the best score."
+        )
     gains = wordpiece_merge_gains(TOY)
     if mine == {max(gains, key=gains.get)}:
         fail(
@@ -547,6 +554,12 @@ def check_cased_length(cased_per_word: Any) -> str:
     if round(value, 2) == round(lower_run, 2):
         fail(
             f"cased_per_word = {fmt(value)} is the lower-cased run's value, the {lower_run:.2f} tokens per word of the chapter. Learn the 1,000 merges from the training text as it is, capitals kept, and measure the held-out text in its original case."
+        )
+    short = {f(right * 10**k) / 10**k for k in (1, 2) for f in (round, math.floor, math.ceil)}
+    if abs(value - right) <= 0.01 or any(abs(value - v) < 1e-9 for v in short):
+        # a right measurement, rounded or cut short
+        fail(
+            f"cased_per_word = {fmt(value)} is close, but not close enough to tell a right measurement from a wrong one: give the value to at least 3 decimals, or unrounded."
         )
     if value > MAX_TOKENS_PER_WORD:
         what = (

@@ -8,9 +8,11 @@ from typing import Iterable, Sequence
 
 def _cell(x) -> str:
     """A cell's text: ``<`` escaped (BPE's ``</w>``, ``<pad>`` are not HTML tags) unless the cell is
-    code, and no line break (it would end the row)."""
+    code, and no line break (it would end the row); a line break inside a cell is written ``<br>``."""
     text = str(x).replace("\n", " ")
-    return text if text.startswith("`") else text.replace("<", "&lt;")
+    if text.startswith("`"):
+        return text
+    return text.replace("<", "&lt;").replace("&lt;br>", "<br>")
 
 
 def markdown_table(header: Sequence, rows: Iterable[Sequence]) -> str:
