@@ -220,6 +220,10 @@ def test_check_top_p_filter_names_the_kept_mass():
         match=r"you kept sum to 0\.\d+ before renormalizing, less than p = 0\.5",
     ):
         ch13.check_top_p_filter(_mistake("exclusive"))
+    # the hint names the mistake, not the solution's line (before = cumsum - probs)
+    with pytest.raises(ExerciseFailed) as failed:
+        ch13.check_top_p_filter(_mistake("exclusive"))
+    assert "AT LEAST p" in str(failed.value) and "tokens before it" not in str(failed.value)
     with pytest.raises(
         ExerciseFailed, match=r"your probabilities sum to 0\.\d+ over the vocabulary"
     ):
@@ -265,6 +269,8 @@ def test_check_gpt3_size_accepts_right_answers_in_several_spellings():
 
 GPT3_WRONG = [
     ((175e9, None), "the paper's headline figure"),
+    # an honest estimate rounded to three figures is 175 billion too: ask for the fourth
+    ((1.75e11, None), "The exercise asks for four"),
     ((173_946_175_488, None), "is 12 N D^2 alone"),
     # four significant figures: 174.6 billion, not its neighbours
     ((174.7e9, None), "is close, but not right to four significant figures"),

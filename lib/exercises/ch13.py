@@ -162,7 +162,7 @@ def _name_top_p_mistake(
     if torch.allclose(result, exclusive, atol=1e-5):
         kept = probs.double()[exclusive > 0].sum().item()
         fail(
-            f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays below (or at) p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p (a token is in it if the mass of the tokens before it is < p)."
+            f"on the case {case}, the probabilities you kept sum to {kept:.3g} before renormalizing, less than p = {p}: you kept only the tokens whose running sum stays below (or at) p. Keep the token that crosses p too: the nucleus is the smallest set whose sum is AT LEAST p."
         )
     total = result.sum().item()
     if abs(total - 1) > 1e-4:
@@ -300,7 +300,7 @@ def _check_gpt3_params(gpt3_params: Any) -> None:
         fail_if_in_units(v, "gpt3_params", GPT3_PARAMS, TOTAL_TOLERANCE)
         if abs(v / 175e9 - 1) <= 5e-4:
             fail(
-                "gpt3_params = 175 billion is the paper's headline figure, rounded. Your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), gives a little less: work it out."
+                "gpt3_params = 175 billion is the paper's headline figure; your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), also rounds to it at three significant figures. The exercise asks for four: carry your estimate to four figures."
             )
         if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
             fail(
