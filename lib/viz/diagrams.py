@@ -479,7 +479,8 @@ def bahdanau_diagram(source, *, narrow=False):
     annotation h_j of the ``source`` words (e_tj; arrows both ways between the h_j: the encoder's
     bidirectional GRU), a softmax over j gives alpha_tj, the context
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
-    state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. ``narrow``: drawn
+    state to s_t, which goes on to step t + 1, and the output layer predicts y_t from s_t,
+    y_{t-1} and c_t. ``narrow``: drawn
     for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
     boxes above the weights instead of beside them. Returns the Figure."""
     src = _words(source, "source", 6)
@@ -496,7 +497,7 @@ def bahdanau_diagram(source, *, narrow=False):
         "alpha_tj. A line from every annotation and the line from the weights meet in the context "
         "c_t, the weighted sum of the annotations; c_t, the previous word y_{t-1} and s_{t-1} enter "
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
-        "softmax that predicts y_t."
+        "softmax that predicts y_t, and s_t goes on to step t+1, where it is the state that asks."
     )
     font = _NARROW_FONT if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
@@ -597,6 +598,9 @@ def _bahdanau_decoder_narrow(ax, xs, fonts, score, on_red, context):
     _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
     _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
     _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=math)
+    # s_t goes on: it is the next step's s_{t-1} (as in luong_step_diagram's "to step t+1")
+    _arrow(ax, x_gru, y_gru - 0.3, x_gru, y_gru - 0.5)
+    ax.text(x_gru + 0.35, y_gru - 0.62, "to step $t+1$", fontsize=font, ha="right", va="center")
     _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
     _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=math)
     _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
@@ -635,6 +639,8 @@ def _bahdanau_decoder_wide(ax, xs, font, score, context):
     _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)  # into the GRU
     _arrow(ax, x_c + 0.85, y_a + 0.1, x_out - 0.4, 4.3)  # into the output layer
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=font)
+    _arrow(ax, x_gru - 0.5, 2.5, x_gru - 0.5, 2.2)  # s_t goes on: the next step's s_{t-1}
+    ax.text(x_gru - 0.5, 2.05, "to step $t+1$", fontsize=font, ha="center", va="center")
     _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
 
