@@ -474,7 +474,7 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     ax.text(x0 + 0.15, y0 + 3.8, title, fontsize=font, va="top", weight="bold")
 
 
-def bahdanau_diagram(source, *, narrow=False):
+def bahdanau_diagram(source, *, narrow=False, hard=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj; arrows both ways between the h_j: the encoder's
     bidirectional GRU), a softmax over j gives alpha_tj, the context
@@ -482,20 +482,29 @@ def bahdanau_diagram(source, *, narrow=False):
     state to s_t, which goes on to step t + 1, and the output layer predicts y_t from s_t,
     y_{t-1} and c_t. ``narrow``: drawn
     for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
-    boxes above the weights instead of beside them. Returns the Figure."""
+    boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
+    lib.hard_attention (Xu et al. 2015), the same step except that the context is the annotation
+    of one position z_t drawn from alpha_t, through which no gradient flows. Returns the Figure."""
     src = _words(source, "source", 6)
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    for name, flag in (("narrow", narrow), ("hard", hard)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name}: expected True or False, got {flag!r}")
     S = len(src)
+    reading = (
+        "a box that draws one position z_t, position j with probability alpha_tj, and reads its "
+        "annotation alone, c_t = h_{z_t}; no gradient flows back through the draw to the weights"
+        if hard
+        else "the context c_t, the weighted sum of the annotations"
+    )
     alt = (
-        f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
+        f"One decoder step of {'hard' if hard else 'Bahdanau'} attention over the {S} source words {' '.join(src)}. Each "
         "word has an annotation h_j, from the encoder's bidirectional GRU: between neighbouring "
         "annotations an arrow to the right (the forward GRU) and one to the left (the backward "
         "GRU), so that each h_j has read the whole sentence. The previous decoder state s_{t-1} "
         "runs along a line under the "
         "score boxes e_tj, one above each annotation; a softmax over all of them gives the weights "
-        "alpha_tj. A line from every annotation and the line from the weights meet in the context "
-        "c_t, the weighted sum of the annotations; c_t, the previous word y_{t-1} and s_{t-1} enter "
+        f"alpha_tj. A line from every annotation and the line from the weights meet in {reading}; "
+        "c_t, the previous word y_{t-1} and s_{t-1} enter "
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
         "softmax that predicts y_t, and s_t goes on to step t+1, where it is the state that asks."
     )
@@ -515,6 +524,10 @@ def bahdanau_diagram(source, *, narrow=False):
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
+    if hard:  # one position drawn from alpha_t: the weights' line carries no gradient back
+        context = "$z_t\\sim\\alpha_t$: $\\mathbf{c}_t=\\mathbf{h}_{z_t}$"
+        x, y, ha = (1.85, 4.42, "right") if narrow else (6.35, 4.3, "right")
+        ax.text(x, y, "no gradient", fontsize=font, ha=ha, va="center")
     if narrow:
         _bahdanau_decoder_narrow(ax, xs, (font, math), score, on_red, context)
     else:
