@@ -239,8 +239,12 @@ def test_check_local_m_rejects(name, wrong, message):
 
 
 def test_check_luong_looks_left_accepts_and_says_what_is_missing():
-    assert ch04.check_luong_looks_left(False, True)
-    assert ch04.check_luong_looks_left(torch.tensor(False), torch.tensor(True))
+    share = ch04.LUONG_NE_LEFT
+    assert ch04.check_luong_looks_left(False, True, share)
+    assert ch04.check_luong_looks_left(torch.tensor(False), torch.tensor(True), torch.tensor(share))
+    # review ch04 s18, item 9: two right guesses do not pass alone, the computed share is asked for
+    guessed = ch04.check_luong_looks_left(False, True)
+    assert guessed.status == "not attempted" and "ne_share_left" in guessed.message
     assert ch04.check_luong_looks_left(False, None).status == "not attempted"
     assert "articles_left" in ch04.check_luong_looks_left(None, True).message
 
@@ -255,6 +259,9 @@ LEFT_WRONG = [
     ((True, False), "2. ne_left: your prediction is not what"),
     (("maybe", True), "articles_left should be the bool True or False"),
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
+    ((False, True, 93.8), "ne_share_left = 93.8 looks like a percentage"),
+    ((False, True, 0.5), "ne_share_left is not the share the table gives for 'ne'"),
+    ((False, True, "x"), "ne_share_left should be a number"),
     ((False, "yes"), "ne_left should be the bool True or False"),
     ((False, 0.9), "ne_left should be True or False"),
 ]
@@ -266,7 +273,7 @@ def test_check_luong_looks_left_rejects(args, message):
         ch04.check_luong_looks_left(*args)
 
 
-@pytest.mark.parametrize("args", [(True, True), (False, False), (True, False)])
+@pytest.mark.parametrize("args", [(True, True), (False, False), (True, False), (False, True, 0.5)])
 def test_a_wrong_prediction_is_not_told_the_measured_numbers(args):
     # the exercise asks the reader to compute the table: a wrong guess must not print it, nor say
     # in words what the model does instead (only which prediction is wrong, and where to look)
@@ -308,7 +315,7 @@ def test_the_luong_shares_are_computed_from_the_shipped_model():
     left = ch04.luong_left_shares()
     assert f"{left['articles']:.1%}" == "0.0%" and f"{left['ne']:.1%}" == "93.8%"
     assert ch04.LUONG_NE_LEFT == left["ne"] and ch04.LUONG_ARTICLES_LEFT == left["articles"]
-    assert "93.8%" in ch04.check_luong_looks_left(False, True).message
+    assert "93.8%" in ch04.check_luong_looks_left(False, True, left["ne"]).message
 
 
 def test_check_local_m_has_a_real_centre_like_p_t():

@@ -1410,3 +1410,20 @@ def test_gpt_classifier_diagram_reads_the_last_token_only():
         viz.gpt_classifier_diagram("the keys")
     with pytest.raises(ValueError, match="n_classes"):
         viz.gpt_classifier_diagram(n_classes=1)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_bahdanau_diagram_hard_reads_one_drawn_position(narrow):
+    """Chapter 4's hard-attention decoder (review ch04 s18, item 4): the same step, except that
+    the context is the annotation of one drawn position and no gradient flows back through it."""
+    source = "a heavy green cow rarely runs".split()
+    soft, hard = (viz.bahdanau_diagram(source, narrow=narrow, hard=h) for h in (False, True))
+    t_soft, t_hard = texts(soft), texts(hard)
+    assert "$z_t\\sim\\alpha_t$: $\\mathbf{c}_t=\\mathbf{h}_{z_t}$" in t_hard
+    assert "no gradient" in t_hard and "no gradient" not in t_soft
+    assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" not in t_hard
+    assert "to step $t+1$" in t_hard and "to step $t+1$" in t_soft  # s_t goes on (item 5)
+    assert "hard attention" in hard.alt_text and "no gradient" in hard.alt_text
+    assert len(arrows(hard)) == len(arrows(soft))
+    with pytest.raises(TypeError, match="hard"):
+        viz.bahdanau_diagram(source, hard="yes")

@@ -29,8 +29,10 @@ from . import (
     call,
     checker,
     expect_bool,
+    expect_number,
     expect_tensor,
     fail,
+    fail_as_percentage,
     largest_difference,
     not_attempted,
 )
@@ -91,9 +93,11 @@ def _prediction(value: Any, what: str) -> bool:
 
 
 @checker("Luong looks left")
-def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
+def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any = None) -> str:
     """Check exercise 1: ``articles_left`` and ``ne_left`` (True or False): does the Luong global model put its
-    largest weight on the word before the gold one for most articles after another word, and for most *ne*?"""
+    largest weight on the word before the gold one for most articles after another word, and for most *ne*?
+    ``ne_share_left``: the share of the *ne* for which it does, computed from the table, so that two right
+    guesses do not pass alone (review ch04 s18, item 9)."""
     if articles_left is None and ne_left is None:
         not_attempted(
             "write your two predictions (articles_left and ne_left) in the cell above, then run this cell again."
@@ -116,6 +120,17 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any) -> str:
     if ne_left is None:
         not_attempted("your articles_left is right; now predict ne_left.")
     left = luong_left_shares()
+    if ne_share_left is None:
+        not_attempted(
+            "both predictions are right; now check them: compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one."
+        )
+    share = expect_number(ne_share_left, "ne_share_left")
+    if 1 < share <= 100 and abs(share - 100 * left["ne"]) <= 0.05:
+        fail_as_percentage(share, "ne_share_left")
+    if abs(share - left["ne"]) > 0.0005:
+        fail(
+            "ne_share_left is not the share the table gives for 'ne'. Count, among the target words 'ne' of attention_records(luong_global, test_pairs), those whose largest weight is on the source word just before the gold one, and divide by the number of 'ne'."
+        )
     return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before 'not' for {left['ne']:.1%} of the 'ne'."
 
 

@@ -474,29 +474,39 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     ax.text(x0 + 0.15, y0 + 3.8, title, fontsize=font, va="top", weight="bold")
 
 
-def bahdanau_diagram(source, *, narrow=False):
+def bahdanau_diagram(source, *, narrow=False, hard=False):
     """Chapter 4's decoder step of Bahdanau et al. 2015: the previous state s_{t-1} scores every
     annotation h_j of the ``source`` words (e_tj; arrows both ways between the h_j: the encoder's
     bidirectional GRU), a softmax over j gives alpha_tj, the context
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
-    state to s_t, and the output layer predicts y_t from s_t, y_{t-1} and c_t. ``narrow``: drawn
+    state to s_t, which goes on to step t + 1, and the output layer predicts y_t from s_t,
+    y_{t-1} and c_t. ``narrow``: drawn
     for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
-    boxes above the weights instead of beside them. Returns the Figure."""
+    boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
+    lib.hard_attention (Xu et al. 2015), the same step except that the context is the annotation
+    of one position z_t drawn from alpha_t, through which no gradient flows. Returns the Figure."""
     src = _words(source, "source", 6)
-    if not isinstance(narrow, bool):
-        raise TypeError(f"narrow: expected True or False, got {narrow!r}")
+    for name, flag in (("narrow", narrow), ("hard", hard)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name}: expected True or False, got {flag!r}")
     S = len(src)
+    reading = (
+        "a box that draws one position z_t, position j with probability alpha_tj, and reads its "
+        "annotation alone, c_t = h_{z_t}; no gradient flows back through the draw to the weights"
+        if hard
+        else "the context c_t, the weighted sum of the annotations"
+    )
     alt = (
-        f"One decoder step of Bahdanau attention over the {S} source words {' '.join(src)}. Each "
+        f"One decoder step of {'hard' if hard else 'Bahdanau'} attention over the {S} source words {' '.join(src)}. Each "
         "word has an annotation h_j, from the encoder's bidirectional GRU: between neighbouring "
         "annotations an arrow to the right (the forward GRU) and one to the left (the backward "
         "GRU), so that each h_j has read the whole sentence. The previous decoder state s_{t-1} "
         "runs along a line under the "
         "score boxes e_tj, one above each annotation; a softmax over all of them gives the weights "
-        "alpha_tj. A line from every annotation and the line from the weights meet in the context "
-        "c_t, the weighted sum of the annotations; c_t, the previous word y_{t-1} and s_{t-1} enter "
+        f"alpha_tj. A line from every annotation and the line from the weights meet in {reading}; "
+        "c_t, the previous word y_{t-1} and s_{t-1} enter "
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
-        "softmax that predicts y_t."
+        "softmax that predicts y_t, and s_t goes on to step t+1, where it is the state that asks."
     )
     font = _NARROW_FONT if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
@@ -514,6 +524,10 @@ def bahdanau_diagram(source, *, narrow=False):
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
     context = "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$"
+    if hard:  # one position drawn from alpha_t: the weights' line carries no gradient back
+        context = "$z_t\\sim\\alpha_t$: $\\mathbf{c}_t=\\mathbf{h}_{z_t}$"
+        x, y, ha = (1.85, 4.42, "right") if narrow else (6.35, 4.3, "right")
+        ax.text(x, y, "no gradient", fontsize=font, ha=ha, va="center")
     if narrow:
         _bahdanau_decoder_narrow(ax, xs, (font, math), score, on_red, context)
     else:
@@ -597,6 +611,9 @@ def _bahdanau_decoder_narrow(ax, xs, fonts, score, on_red, context):
     _arrow(ax, x_c + 0.95, y_c, x_gru - 0.6, y_gru)  # into the GRU
     _arrow(ax, x_c + 0.5, y_c + 0.25, x_out - 0.35, y_out - 0.25)  # into the output layer
     _box(ax, x_gru, y_gru, "GRU: $\\mathbf{s}_t$", "rnn", w=1.2, h=0.6, fontsize=math)
+    # s_t goes on: it is the next step's s_{t-1} (as in luong_step_diagram's "to step t+1")
+    _arrow(ax, x_gru, y_gru - 0.3, x_gru, y_gru - 0.5)
+    ax.text(x_gru + 0.35, y_gru - 0.62, "to step $t+1$", fontsize=font, ha="right", va="center")
     _arrow(ax, x_gru - 0.35, y_gru + 0.3, x_out + 0.35, y_out - 0.25)
     _box(ax, x_y, y_out, "$y_{t-1}$", "io", w=0.7, h=0.4, fontsize=math)
     _arrow(ax, x_y, y_out - 0.2, x_y, y_gru + 0.3)  # into the GRU
@@ -635,6 +652,8 @@ def _bahdanau_decoder_wide(ax, xs, font, score, context):
     _arrow(ax, x_c + 0.3, y_a - 0.25, x_gru - 0.2, 3.1)  # into the GRU
     _arrow(ax, x_c + 0.85, y_a + 0.1, x_out - 0.4, 4.3)  # into the output layer
     _box(ax, x_gru, 2.8, "GRU: $\\mathbf{s}_t$", "rnn", w=1.3, h=0.6, fontsize=font)
+    _arrow(ax, x_gru - 0.5, 2.5, x_gru - 0.5, 2.2)  # s_t goes on: the next step's s_{t-1}
+    ax.text(x_gru - 0.5, 2.05, "to step $t+1$", fontsize=font, ha="center", va="center")
     _arrow(ax, x_gru + 0.45, 3.1, x_out - 0.05, 4.3)
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
 
