@@ -692,6 +692,24 @@ def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
     return ast.dump(tree, annotate_fields=False), sum(1 for _ in ast.walk(tree))
 
 
+def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
+    """{its name: (dump, syntax nodes)} of each top-level function or class of a cell of CODE_NODES
+    nodes or more, normalised as ``code_shape`` normalises a cell (lecturer review s17, S2: a worked
+    solution's function pasted without its demonstration lines, or with an import added, changed the
+    cell's dump and went unflagged)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            shape = code_shape(ast.unparse(statement))
+            if shape and shape[1] >= CODE_NODES:
+                found[statement.name] = shape
+    return found
+
+
 def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
     """{grade_id: source} of a notebook's code answer cells (nbgrader's solution cells)."""
     found = {}
@@ -716,10 +734,18 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                 templates[grade_id], rest = text.split(begin, 1)
                 solutions[grade_id] = rest.split(end, 1)[0]
     shapes: dict[str, dict[str, tuple[str, int]]] = {}
+    definitions: dict[str, dict[str, dict[str, tuple[str, int]]]] = {}
+
+    @functools.cache
+    def worked_defs(grade_id: str) -> dict[str, tuple[str, int]]:
+        return definition_shapes(solutions.get(grade_id, ""))
+
     for student in students:
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        definitions[student] = {}
         with contextlib.suppress(Exception):
             theirs = code_answers(nbformat.read(path, as_version=4))
+            definitions[student] = {k: definition_shapes(v) for k, v in theirs.items()}
             shapes[student] = {
                 k: shape
                 for k, v in theirs.items()
@@ -734,6 +760,15 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                     f"{student} {grade_id}: the same code as the worked solution (up to names, "
                     f"comments and spacing; {size} syntax nodes)"
                 )
+            worked = {d: name for name, (d, _) in worked_defs(grade_id).items()}
+            whole = bool(solution and solution[0] == dump)  # said already
+            for name, (their_dump, their_size) in definitions[student].get(grade_id, {}).items():
+                if their_dump in worked and not whole:
+                    of_model.append(
+                        f"{student} {grade_id}: the function {name} is the worked solution's "
+                        f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
+                        "syntax nodes; the rest of the cell differs)"
+                    )
             for other in sorted(shapes):
                 if other > student and shapes[other].get(grade_id, ("", 0))[0] == dump:
                     of_students.append(
