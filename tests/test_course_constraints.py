@@ -90,6 +90,7 @@ import sandbox
 from lib.exercises import ch17
 refusals = [{"target": t, "when": "always"} for c in ch17.REFUSALS.values() for t, _, _ in c]
 index = {r["target"]: i for i, r in enumerate(refusals)}
+alias = torch._C._VariableFunctions.rms_norm  # taken before the guards (judy's module-level alias)
 sandbox._guard({}, refusals)
 from transformers.models.qwen3.modeling_qwen3 import repeat_kv, apply_rotary_pos_emb, Qwen3RMSNorm
 import torch.nn.functional as F
@@ -103,17 +104,26 @@ calls = {
     "torch.nn.functional.rms_norm": lambda: F.rms_norm(x, (4,)),
     "torch.rms_norm": lambda: torch.rms_norm(x, (4,)),
     "torch.nn.RMSNorm.forward": lambda: torch.nn.RMSNorm(4)(x),
+    # the same op under torch's other names (lecturer review s17, S1)
+    "torch.ops.aten.rms_norm": lambda: torch.ops.aten.rms_norm(x, [4], None, 1e-6),
+    "torch.ops.aten.rms_norm.default": lambda: torch.ops.aten.rms_norm.default(x, [4], None, 1e-6),
+    "torch._C._VariableFunctions.rms_norm": lambda: torch._C._VariableFunctions.rms_norm(x, [4]),
+    "an alias kept before the guard": lambda: alias(x, [4]),
 }
+if hasattr(torch.ops.aten, "_fused_rms_norm"):
+    calls["torch.ops.aten._fused_rms_norm"] = lambda: torch.ops.aten._fused_rms_norm(x, [4], None, 1e-6)
 for call in calls.values():
     call()  # the cells may use them
-sandbox._CALLING[0] = True
-for target, call in calls.items():
-    try:
-        call()
-    except sandbox._Refused as e:
-        assert refusals[e.index]["target"] in (target, "torch.rms_norm"), (target, e.index)
-    else:
-        raise SystemExit(f"{target} was not refused")
+rms = {"torch.rms_norm", "torch._fused_rms_norm", "torch.nn.functional.rms_norm"}
+with sandbox._calling():
+    for target, call in calls.items():
+        try:
+            call()
+        except sandbox._Refused as e:
+            assert refusals[e.index]["target"] in {target} | rms, (target, e.index)
+        else:
+            raise SystemExit(f"{target} was not refused")
+assert torch.ops.aten.rms_norm(x, [4], None, 1e-6).shape == x.shape  # after the call: allowed
 print("refused")
 """
     done = subprocess.run(

@@ -179,3 +179,103 @@ def test_an_answer_cell_stopped_by_a_helper_of_the_students_own_needs_review():
         )
     other = grade_course.Result("eve", "ex3_test", 2.0, 0.0, said.replace("my_counts", "x"), 0.1)
     assert not grade_course.needs_review(other, added).review  # not a name of an added cell
+
+
+def test_a_pasted_copy_with_only_the_header_does_not_replace_the_answer(tmp_path):
+    """Lecturer review s17, S3: a second copy of an answer cell holding only the course's header line
+    and a comment was kept (the last with content) and the correct answer dropped: 0 points and a
+    NameError in the feedback. A copy with nothing but comments and the template's own statements is
+    empty; the copy that defines the exercise's names is kept; the feedback says so."""
+    import grade_course
+    import nbformat
+
+    header = "# Only this cell is graded: put every helper your answer needs here."
+    template = f"{header}\ndef expand_kv(k, n_rep):\n    ...\n"
+    answer = f"{header}\ndef expand_kv(k, n_rep):\n    return k.repeat_interleave(n_rep, dim=1)\n"
+    nb = nbformat.v4.new_notebook()
+    cells = [answer, f"{header}\n# scratch copy\n", template]
+    for source in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["nbgrader"] = {"grade_id": "ex2_answer", "solution": True}
+        nb.cells.append(cell)
+    path = tmp_path / "ch.ipynb"
+    nbformat.write(nb, path)
+    said = grade_course.repair_duplicates(path, {"ex2_answer": template})
+    assert said == [
+        "ex2_answer was in 3 cells: kept copy 1 (the last that defines the exercise's names), "
+        "dropped the others"
+    ]
+    kept = nbformat.read(path, as_version=4).cells
+    assert [c.source for c in kept] == [answer]
+    # without a template, the comment-only copy is still not content
+    nbformat.write(nb, path)
+    assert "kept copy 3 (the last with content)" in grade_course.repair_duplicates(path)[0]
+    nb.cells = nb.cells[:2]
+    nbformat.write(nb, path)
+    assert "kept copy 1 (the last with content)" in grade_course.repair_duplicates(path)[0]
+    # the student's feedback for that exercise says it
+    result = grade_course.Result("heidi", "ex2_test", 2, 2, "expand_kv: passed", 0.1)
+    told = grade_course._said_repaired(result, {"ex2_answer": said[0]})
+    assert told.message.startswith("Your notebook had 3 copies of this answer cell (ex2_answer")
+    assert "graded copy 1 only" in told.message and told.message.endswith("expand_kv: passed")
+    other = grade_course.Result("heidi", "ex3_test", 2, 2, "ffn_sublayer: passed", 0.1)
+    assert grade_course._said_repaired(other, {"ex2_answer": said[0]}) == other
+
+
+def test_a_worked_function_without_its_demonstration_lines_is_flagged(tmp_path):
+    """Lecturer review s17, S2: the worked solution's function pasted verbatim, with an import added
+    and the demonstration/check lines after it dropped, changed the whole cell's shape and went
+    unflagged (7/7). Each top-level function is compared too; an honest answer stays unflagged."""
+    import ast
+
+    import grade_course
+    import make_course
+    import nbformat
+
+    make_course.write_course(tmp_path, ["17"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+    answers = grade_course.code_answers(source)
+    begin, end = grade_course.SOLUTION_MARKS
+    grade_id = next(k for k, v in answers.items() if "def rope_halves" in v)
+    template, solution = answers[grade_id].split(begin, 1)
+    solution = solution.split(end, 1)[0]
+    function = next(
+        ast.get_source_segment(solution, s)
+        for s in ast.parse(solution).body
+        if isinstance(s, ast.FunctionDef) and s.name == "rope_halves"
+    )
+    mine = (
+        "def rope_halves(x, positions, theta=10000.0):\n"
+        "    T, D = x.shape\n"
+        "    out = x.clone()\n"
+        "    for t in range(T):\n"
+        "        for i in range(D // 2):\n"
+        "            a = positions[t] * theta ** (-2 * i / D)\n"
+        "            c, s = torch.cos(a), torch.sin(a)\n"
+        "            out[t, i] = x[t, i] * c - x[t, i + D // 2] * s\n"
+        "            out[t, i + D // 2] = x[t, i] * s + x[t, i + D // 2] * c\n"
+        "    return out\n"
+    )
+    submitted = {
+        "cy": template + "\n" + mine,
+        "ivan": "import torch\n\n" + function.replace("positions", "pos") + "\n",
+    }
+    for student, text in submitted.items():
+        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade_id") == grade_id:
+                cell.source = text
+            elif meta.get("solution") and cell.cell_type == "code":
+                cell.source = cell.source.split(begin, 1)[0]
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    assert grade_course.code_shape(submitted["ivan"]) != grade_course.code_shape(solution)
+    flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
+    assert flags == [
+        f"ivan {grade_id}: the function rope_halves is the worked solution's rope_halves (up to names, "
+        f"comments and spacing; {grade_course.code_shape(function)[1]} syntax nodes; the rest of "
+        "the cell differs)"
+    ], flags

@@ -141,6 +141,26 @@ def test_roster_without_a_student(gradebook, tmp_path, capsys):
     assert [r[0] for r in _read(moodle)[1:]] == ["alice@uni.example", "bob@uni.example"]
 
 
+def test_an_export_stopped_by_the_roster_does_not_say_it_is_written(gradebook, tmp_path, capsys):
+    """Lecturer review s17, M2: with a problem in the gradebook and a roster without a student, the
+    export printed "the export is written, but these grades are not final" and then stopped on the
+    roster, writing nothing. It says "not written" now, and writes no file."""
+    (gradebook.parent / "reports").mkdir()  # a flag of the grader: a warning
+    (gradebook.parent / "reports" / f"{A}-flags.json").write_text('{"alice": ["possible copy"]}')
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nAlice,100,S100,alice,Tue\n")
+    out, moodle = tmp_path / "canvas.csv", tmp_path / "moodle.csv"
+    command = ["--gradebook", str(gradebook), "--canvas", str(out), "--roster", str(roster)]
+    assert export_grades.main([*command, "--moodle", str(moodle)]) == 2
+    err = capsys.readouterr().err
+    assert "problems above; the export is not written" in err, err
+    assert "the export is written" not in err and "no row whose" in err
+    assert not out.exists() and not moodle.exists()
+    assert export_grades.main([*command, "--skip-unmatched"]) == 0
+    assert "the export is written, but these grades are not final" in capsys.readouterr().err
+    assert out.exists()
+
+
 def test_moodle_layout(gradebook, tmp_path):
     out = tmp_path / "moodle.csv"
     export_grades.main(["--gradebook", str(gradebook), "--moodle", str(out)])
@@ -397,6 +417,8 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     import term_plan
 
     monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    repair = "ex1_answer was in 2 cells: kept copy 1 (the last that defines the exercise's names)"
+    monkeypatch.setattr(grade_course, "REPAIRED", {"alice": {"ex1_answer": repair}})  # s17, S3
     review = grade_course.Result("carol", "ex2_test", 1.0, 0.0, "needs manual review: ...", 0.1)
     review.review = True
     grade_course._print_flags(tmp_path, chapter, ["alice", "carol", "frank"], [review])
@@ -404,9 +426,10 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     (text,) = (tmp_path / "reports").glob(f"{chapter}-*.txt")
     assert "frank ex2_written" in text.read_text()
     warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
-    assert len(warnings) == 2
-    assert warnings[0].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
-    assert warnings[1].startswith(f"frank {chapter}: flagged when graded (possible copy")
+    assert len(warnings) == 3
+    assert warnings[0].startswith(f"alice {chapter}: flagged when graded (notebook repaired: ex1_")
+    assert warnings[1].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
+    assert warnings[2].startswith(f"frank {chapter}: flagged when graded (possible copy")
 
 
 def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch, capsys):

@@ -302,35 +302,64 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     grades = read_gradebook(gradebook, args.assignment)
     for warning in grades.warnings:
         print(f"export_grades.py: warning: {warning}", file=sys.stderr)
+    done = []  # every table is made before the summary says it is written (lecturer review s17, M2:
+    # "the export is written", then a roster without a student stopped it and nothing was written)
+    try:
+        if args.canvas:
+            roster = _read_csv(args.roster, "roster") if args.roster else None
+            ids = None
+            if args.canvas_ids:
+                table = _read_csv(args.canvas_ids, "canvas_ids")
+                if table and not {"assignment", "canvas_id"} <= set(table[0]):
+                    raise ValueError(
+                        "canvas_ids: expected the columns assignment,canvas_id, got "
+                        f"{list(table[0])}"
+                    )
+                ids = {r["assignment"]: r["canvas_id"] for r in table}
+            rows = canvas_rows(grades, roster, args.match, ids, args.skip_unmatched)
+            skipped = unmatched(grades, roster, args.match) if roster is not None else []
+            done.append(
+                (
+                    args.canvas,
+                    rows,
+                    f"Canvas: {args.canvas} ({len(rows) - 2} students)",
+                    f"left out (no row of the roster): {', '.join(skipped)}" if skipped else "",
+                )
+            )
+        if args.moodle:
+            rows = moodle_rows(grades, args.moodle_id, args.skip_unmatched)
+            skipped = [
+                s["id"] for s in grades.students if args.moodle_id == "email" and not s["email"]
+            ]
+            done.append(
+                (
+                    args.moodle,
+                    rows,
+                    f"Moodle: {args.moodle} ({len(rows) - 1} students)",
+                    f"left out (no e-mail in the gradebook): {', '.join(skipped)}"
+                    if skipped
+                    else "",
+                )
+            )
+    except ValueError:
+        if grades.warnings:
+            print(
+                f"export_grades.py: warning: {len(grades.warnings)} problems above; the export is "
+                "not written (the error below)",
+                file=sys.stderr,
+            )
+        raise
     if grades.warnings:
         print(
             f"export_grades.py: warning: {len(grades.warnings)} problems above: the export is "
             "written, but these grades are not final",
             file=sys.stderr,
         )
-    if args.canvas:
-        roster = _read_csv(args.roster, "roster") if args.roster else None
-        ids = None
-        if args.canvas_ids:
-            table = _read_csv(args.canvas_ids, "canvas_ids")
-            if table and not {"assignment", "canvas_id"} <= set(table[0]):
-                raise ValueError(
-                    f"canvas_ids: expected the columns assignment,canvas_id, got {list(table[0])}"
-                )
-            ids = {r["assignment"]: r["canvas_id"] for r in table}
-        rows = canvas_rows(grades, roster, args.match, ids, args.skip_unmatched)
-        write_csv(rows, args.canvas)
-        print(f"Canvas: {args.canvas} ({len(rows) - 2} students)")
-        skipped = unmatched(grades, roster, args.match) if roster is not None else []
-        if skipped:
-            print(f"left out (no row of the roster): {', '.join(skipped)}")
-    if args.moodle:
-        rows = moodle_rows(grades, args.moodle_id, args.skip_unmatched)
-        write_csv(rows, args.moodle)
-        print(f"Moodle: {args.moodle} ({len(rows) - 1} students)")
-        skipped = [s["id"] for s in grades.students if args.moodle_id == "email" and not s["email"]]
-        if skipped:
-            print(f"left out (no e-mail in the gradebook): {', '.join(skipped)}")
+    for path, rows, said, left_out in done:
+        write_csv(rows, path)
+        print(said)
+        if left_out:
+            print(left_out)
     return 0
 
 

@@ -71,6 +71,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import dataclasses
 import datetime
 import fnmatch
 import functools
@@ -691,6 +692,24 @@ def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
     return ast.dump(tree, annotate_fields=False), sum(1 for _ in ast.walk(tree))
 
 
+def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
+    """{its name: (dump, syntax nodes)} of each top-level function or class of a cell of CODE_NODES
+    nodes or more, normalised as ``code_shape`` normalises a cell (lecturer review s17, S2: a worked
+    solution's function pasted without its demonstration lines, or with an import added, changed the
+    cell's dump and went unflagged)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            shape = code_shape(ast.unparse(statement))
+            if shape and shape[1] >= CODE_NODES:
+                found[statement.name] = shape
+    return found
+
+
 def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
     """{grade_id: source} of a notebook's code answer cells (nbgrader's solution cells)."""
     found = {}
@@ -715,10 +734,18 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                 templates[grade_id], rest = text.split(begin, 1)
                 solutions[grade_id] = rest.split(end, 1)[0]
     shapes: dict[str, dict[str, tuple[str, int]]] = {}
+    definitions: dict[str, dict[str, dict[str, tuple[str, int]]]] = {}
+
+    @functools.cache
+    def worked_defs(grade_id: str) -> dict[str, tuple[str, int]]:
+        return definition_shapes(solutions.get(grade_id, ""))
+
     for student in students:
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        definitions[student] = {}
         with contextlib.suppress(Exception):
             theirs = code_answers(nbformat.read(path, as_version=4))
+            definitions[student] = {k: definition_shapes(v) for k, v in theirs.items()}
             shapes[student] = {
                 k: shape
                 for k, v in theirs.items()
@@ -733,6 +760,15 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                     f"{student} {grade_id}: the same code as the worked solution (up to names, "
                     f"comments and spacing; {size} syntax nodes)"
                 )
+            worked = {d: name for name, (d, _) in worked_defs(grade_id).items()}
+            whole = bool(solution and solution[0] == dump)  # said already
+            for name, (their_dump, their_size) in definitions[student].get(grade_id, {}).items():
+                if their_dump in worked and not whole:
+                    of_model.append(
+                        f"{student} {grade_id}: the function {name} is the worked solution's "
+                        f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
+                        "syntax nodes; the rest of the cell differs)"
+                    )
             for other in sorted(shapes):
                 if other > student and shapes[other].get(grade_id, ("", 0))[0] == dump:
                     of_students.append(
@@ -1819,10 +1855,59 @@ def autograde_without_running(course: Path, chapter: str, students: list[str]) -
     return errors
 
 
-def repair_duplicates(path: Path) -> list[str]:
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a cell's top-level statements define (functions, classes, assignments)."""
+    found = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return found
+
+
+def _copy_content(source: str, template: str) -> tuple[bool, bool]:
+    """(has content, defines the exercise's names) of one copy of an answer cell: comments, the
+    course's header line and the template's own statements (the stub) are not content (lecturer
+    review s17, S3: a pasted copy holding only the header and ``# scratch copy`` was kept and the
+    real answer dropped); the exercise's names are those the template defines."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return bool(source.strip()), False  # not Python: content, whatever it is
+    wanted: set[str] = set()
+    with contextlib.suppress(SyntaxError, ValueError):
+        stub = ast.parse(transform(template))
+        wanted = _defined(stub)
+        kept = {ast.dump(statement) for statement in stub.body}
+        tree.body = [statement for statement in tree.body if ast.dump(statement) not in kept]
+    return bool(tree.body), bool(wanted & _defined(tree))
+
+
+def answer_templates(course: Path, chapter: str) -> dict[str, str]:
+    """{grade_id: the template of the answer cell}: what the release gives the student (the stub and
+    the header line), from the source notebook's text above ``### BEGIN SOLUTION`` and the released
+    cell."""
+    found: dict[str, str] = {}
+    for folder in ("source", "release"):
+        path = course / folder / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            for grade_id, text in code_answers(nbformat.read(path, as_version=4)).items():
+                text = text.split(SOLUTION_MARKS[0], 1)[0]
+                found[grade_id] = found.get(grade_id, "") + "\n" + text
+    return found
+
+
+REPAIRED: dict[str, dict[str, str]] = {}  # {student: {grade_id: the repair}} of this run
+
+
+def repair_duplicates(path: Path, templates: dict[str, str] | None = None) -> list[str]:
     """Keep one cell of each nbgrader ``grade_id`` that the submitted notebook holds twice or more (what
-    a copy and paste in JupyterLab makes; nbgrader refuses such a notebook whole): the last copy with
-    content, else the last. The notebook as submitted is kept beside it (``.ipynb.before-repair``).
+    a copy and paste in JupyterLab makes; nbgrader refuses such a notebook whole): the last copy that
+    defines the exercise's names (those the cell's template in ``templates`` defines), else the last
+    with content (comments, the header line and the template's statements are not content), else the
+    last. The notebook as submitted is kept beside it (``.ipynb.before-repair``).
     A cell with nbgrader metadata but no ``grade_id`` (``"nbgrader": {}``, which nbgrader's own
     de-duplication or a notebook extension leaves; nbgrader refuses the notebook with a bare
     ``KeyError: 'grade_id'``, lecturer review s11, M6) is not a cell of the release: its nbgrader
@@ -1853,12 +1938,22 @@ def repair_duplicates(path: Path) -> list[str]:
     for grade_id, found in copies.items():
         if len(found) < 2:
             continue
-        filled = [i for i in found if nb.cells[i].source.strip()]
-        keep = (filled or found)[-1]
+        template = (templates or {}).get(grade_id, "")
+        content = {i: _copy_content(nb.cells[i].source, template) for i in found}
+        defining = [i for i in found if content[i][1]]
+        filled = [i for i in found if content[i][0]]
+        keep = (defining or filled or found)[-1]
+        why = (
+            "the last that defines the exercise's names"
+            if defining
+            else "the last with content"
+            if filled
+            else "all were empty: the last"
+        )
         drop |= set(found) - {keep}
         said.append(
             f"{grade_id} was in {len(found)} cells: kept copy {found.index(keep) + 1} "
-            "(the last with content), dropped the others"
+            f"({why}), dropped the others"
         )
     if drop or unnamed:
         shutil.copy2(path, path.with_name(path.name + ".before-repair"))
@@ -1962,6 +2057,24 @@ def _cwd(path: Path):
         yield
     finally:
         os.chdir(here)
+
+
+def _said_repaired(result: Result, repaired: dict[str, str]) -> Result:
+    """A test's verdict with a line for the student when the grader repaired the answer cell it tests
+    (``exN_answer`` for ``exN_test``; lecturer review s17, S3: the feedback said nothing of it)."""
+    exercise = result.test.split("_", 1)[0]
+    for grade_id, line in repaired.items():
+        if grade_id and grade_id.split("_", 1)[0] == exercise:
+            match = re.search(r"was in (\d+) cells: kept copy (\d+) \((.*)\)", line)
+            if match is None:
+                continue
+            n, kept, why = match.groups()
+            note = (
+                f"Your notebook had {n} copies of this answer cell ({grade_id}; a copy and paste "
+                f"makes them): the grader graded copy {kept} only ({why}) and left out the others."
+            )
+            return dataclasses.replace(result, message=f"{note}\n{result.message}")
+    return result
 
 
 def record(course: Path, chapter: str, results: list[Result]) -> None:
@@ -2211,6 +2324,11 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     for r in results:
         if r.review:
             flagged.setdefault(r.student, []).append(f"{r.test} needs manual review")
+    for (
+        student
+    ) in students:  # lecturer review s17, S3: a repair was said in the scrolling output only
+        for line in REPAIRED.get(student, {}).values():
+            flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
         for student in students:
@@ -2379,8 +2497,10 @@ def _grade_students(
     if autograde:  # while the sandbox runs the chapter's code
         for student in students:
             path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
-            for line in repair_duplicates(path):
+            for line in repair_duplicates(path, answer_templates(course, chapter)):
                 print(f"{student}: repaired the submitted notebook: {line}")
+                grade_id = line.split(" was in ", 1)[0] if " was in " in line else ""
+                REPAIRED.setdefault(student, {})[grade_id] = line
             flagged = check_timestamp(course, chapter, student)
             if flagged:
                 print(f"{student}: submission time flagged: {flagged}")
@@ -2400,7 +2520,9 @@ def _grade_students(
         except Exception as e:  # noqa: BLE001 (a notebook that is not one: every test 0)
             submission = nbformat.v4.new_notebook()
             print(f"{student}: the submitted notebook cannot be read ({e}); every test gets 0")
-        graded = grader.grade(student, submission)
+        graded = [
+            _said_repaired(r, REPAIRED.get(student, {})) for r in grader.grade(student, submission)
+        ]
         results += graded
         record(course, chapter, graded)
         total = sum(r.score for r in graded)

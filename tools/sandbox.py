@@ -736,7 +736,11 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
     import inspect
 
     for i, refusal in enumerate(refusals):
-        for full_name, function in _targets(refusal["target"]):
+        try:
+            found = _targets(refusal["target"])
+        except (ImportError, AttributeError):
+            continue  # a function this version of the library lacks (torch._fused_rms_norm)
+        for full_name, function in found:
             if id(function) in _GUARDED:
                 continue
             if isinstance(function, types.BuiltinFunctionType):
@@ -789,6 +793,8 @@ def _guard_builtin(full_name: str, function, i: int, when: str) -> None:
     module = sys.modules.get(module_name)
     if module is None or getattr(module, name, None) is not function:
         return
+    if module_name == "torch" or module_name.startswith("torch."):
+        _REFUSED_OPS.setdefault(name, i)  # the op however it is reached (lecturer review s17, S1)
 
     def guard(*args, **kwargs):
         if _CALLING[0]:
@@ -798,6 +804,61 @@ def _guard_builtin(full_name: str, function, i: int, when: str) -> None:
     _GUARDED.add(id(function))
     _GUARDED.add(id(guard))
     setattr(module, name, guard)
+
+
+_REFUSED_OPS: dict[str, int] = {}  # a refused torch built-in's op name -> the refusal's index
+
+
+def _refused_op(func) -> int | None:
+    """The refusal a torch function reached by any spelling falls under: the built-in
+    (``torch.rms_norm``, ``torch._C._VariableFunctions.rms_norm``, an alias kept from before the
+    guard) or the dispatcher's op (``torch.ops.aten.rms_norm``, ``.default``, any overload)."""
+    name = getattr(func, "_qualified_op_name", None)  # torch.ops.aten.X / X.overload
+    if name is None and hasattr(func, "overloadpacket"):
+        name = func.overloadpacket._qualified_op_name
+    if name is not None:
+        namespace, _, name = name.partition("::")
+        return _REFUSED_OPS.get(name) if namespace == "aten" else None
+    if isinstance(func, types.BuiltinFunctionType):
+        return _REFUSED_OPS.get(getattr(func, "__name__", ""))
+    return None
+
+
+def _refusal_mode():
+    """A torch function mode, active while the student's function is called, that refuses a refused
+    built-in's op however it is spelled: an attribute swap guards one name only (lecturer review s17,
+    S1: ``torch.ops.aten.rms_norm`` and ``torch._C._VariableFunctions.rms_norm`` got full points)."""
+    from torch.overrides import TorchFunctionMode
+
+    class Refusing(TorchFunctionMode):
+        def __torch_function__(self, func, types=(), args=(), kwargs=None):
+            index = _refused_op(func)
+            if index is not None:
+                raise _Refused(index)
+            return func(*args, **(kwargs or {}))
+
+    return Refusing()
+
+
+class _calling:
+    """While the grader calls a student's function: guarded functions refuse (``_CALLING``) and a
+    refused torch op refuses under any name (``_refusal_mode``)."""
+
+    def __enter__(self):
+        self.mode = _refusal_mode() if _REFUSED_OPS else None
+        if self.mode is not None:
+            self.mode.__enter__()
+        _CALLING[0] = True
+        return self
+
+    def __exit__(self, *exc):
+        _CALLING[0] = False
+        if self.mode is not None:
+            try:
+                self.mode.__exit__(*exc)
+            except BaseException:  # noqa: BLE001 (the student's code popped the mode itself)
+                pass
+        return False
 
 
 def _error(e: BaseException) -> dict:
@@ -943,9 +1004,8 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
             _guard(namespace, refusals)  # a pattern's modules that the cells imported
             args = request["args"]
             try:
-                _CALLING[0] = True
                 try:
-                    with torch.set_grad_enabled(bool(request.get("grad", False))):
+                    with _calling(), torch.set_grad_enabled(bool(request.get("grad", False))):
                         result = function(*args)
                 finally:
                     _CALLING[0] = False

@@ -210,7 +210,8 @@ REFUSALS = {
         ("lib.llama.RMSNorm.forward", None, _refuse_rmsnorm),
         ("lib.llama.SwiGLU.forward", None, _refuse_swiglu),
         ("torch.nn.functional.rms_norm", None, _refuse_torch_rmsnorm),
-        ("torch.rms_norm", None, _refuse_torch_rmsnorm),
+        ("torch.rms_norm", None, _refuse_torch_rmsnorm),  # and torch.ops.aten.rms_norm, any name
+        ("torch._fused_rms_norm", None, _refuse_torch_rmsnorm),  # where torch has it
         ("torch.nn.RMSNorm.forward", None, _refuse_torch_rmsnorm),
         (f"{_TRANSFORMERS}.*RMSNorm.forward", None, _refuse_hf_rmsnorm),
         (f"{_TRANSFORMERS}.*MLP.forward", None, _refuse_hf_mlp),
