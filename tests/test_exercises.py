@@ -419,6 +419,14 @@ MASKED_WRONG = [
         _filled(float("-inf")),
         "fully masked and your weights there are NaN",
     ),
+    (
+        # reader s20, chapter 3: the NaN came from exp(+inf) * 0, not from a zero sum
+        "the masked row maximum subtracted, exp times the mask",
+        lambda s, m: (lambda e: e / e.sum(-1, keepdim=True).clamp_min(1e-30))(
+            (s - s.masked_fill(~m, float("-inf")).amax(-1, keepdim=True)).exp() * m
+        ),
+        "the score minus it is +inf",
+    ),
     ("-1e9 fill: a fully masked row is uniform", _filled(-1e9), "the row becomes uniform"),
     ("finite fill -10", _filled(-10.0), "must get weight exactly 0"),
     (

@@ -445,7 +445,7 @@ def _check_finite(
     if bad.any():
         if (~has_allowed).any() and bad[~has_allowed].any():
             fail(
-                f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: with no allowed key, the sum the row is divided by (of the exps, or of the weights left after masking) is 0, and 0/0 is NaN (a softmax over a row of -inf divides 0 by 0 too). A row with nothing to attend to must be all zeros, not NaN."
+                f"on the case '{case}', {empty_row} is fully masked and your weights there are NaN: with no allowed key, either the sum the row is divided by (of the exps, or of the weights left after masking) is 0, and 0/0 is NaN (a softmax over a row of -inf divides 0 by 0 too); or, if you subtracted the row's maximum over its allowed keys, that maximum is -inf, the score minus it is +inf, and exp(+inf) times the mask's 0 is NaN. A row with nothing to attend to must be all zeros, not NaN."
             )
         if scores.abs().max() >= 1e4:
             allowed = mask.expand(result.shape)
