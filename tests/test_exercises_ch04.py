@@ -261,6 +261,7 @@ LEFT_WRONG = [
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
     ((False, True, 93.8), "ne_share_left = 93.8 looks like a percentage"),
     ((False, True, 0.5), "ne_share_left is not the share the table gives for 'ne'"),
+    ((False, True, 0.94), "is close but rounded"),
     ((False, True, "x"), "ne_share_left should be a number"),
     ((False, "yes"), "ne_left should be the bool True or False"),
     ((False, 0.9), "ne_left should be True or False"),
