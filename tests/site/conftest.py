@@ -75,7 +75,10 @@ CHROMIUM_FLAGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# One Chromium per test module, not per session: a session's one tab, after the live figures and
+# Playgrounds of every module before (each page's ONNX runtime and workers), crashed ("tab crashed") in a
+# fresh clone's run, and every later browser test of that worker failed with it (stop 50's check).
+@pytest.fixture(scope="module")
 def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
