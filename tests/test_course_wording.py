@@ -140,17 +140,7 @@ def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
         "di": template,
         "eve": template + "\n" + solution,
     }
-    for student, text in submitted.items():
-        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if meta.get("grade_id") == grade_id:
-                cell.source = text
-            elif meta.get("solution") and cell.cell_type == "code":
-                cell.source = cell.source.split(begin, 1)[0]  # the others: the release's template
-        folder = tmp_path / "submitted" / student / chapter
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    _submit_answers(tmp_path, chapter, grade_id, begin, submitted)
     flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
     who = [f.split(":")[0].split()[0] for f in flags]
     assert who == ["ann", "bo", "eve", "ann", "ann", "bo"], flags
@@ -261,6 +251,21 @@ def test_a_worked_function_without_its_demonstration_lines_is_flagged(tmp_path):
         "cy": template + "\n" + mine,
         "ivan": "import torch\n\n" + function.replace("positions", "pos") + "\n",
     }
+    _submit_answers(tmp_path, chapter, grade_id, begin, submitted)
+    assert grade_course.code_shape(submitted["ivan"]) != grade_course.code_shape(solution)
+    flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
+    assert flags == [
+        f"ivan {grade_id}: the function rope_halves is the worked solution's rope_halves (up to names, "
+        f"comments and spacing; {grade_course.code_shape(function)[1]} syntax nodes; the rest of "
+        "the cell differs)"
+    ], flags
+
+
+def _submit_answers(tmp_path, chapter: str, grade_id: str, begin: str, submitted: dict) -> None:
+    """Each student's notebook in submitted/: their text in the answer cell grade_id, the release's
+    template (the source's cell cut at the solution's begin marker) in every other answer cell."""
+    import nbformat
+
     for student, text in submitted.items():
         nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         for cell in nb.cells:
@@ -272,10 +277,3 @@ def test_a_worked_function_without_its_demonstration_lines_is_flagged(tmp_path):
         folder = tmp_path / "submitted" / student / chapter
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{chapter}.ipynb")
-    assert grade_course.code_shape(submitted["ivan"]) != grade_course.code_shape(solution)
-    flags = grade_course.code_copy_flags(tmp_path, chapter, sorted(submitted))
-    assert flags == [
-        f"ivan {grade_id}: the function rope_halves is the worked solution's rope_halves (up to names, "
-        f"comments and spacing; {grade_course.code_shape(function)[1]} syntax nodes; the rest of "
-        "the cell differs)"
-    ], flags
