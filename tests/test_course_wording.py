@@ -112,17 +112,8 @@ def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):
     as did the worked solution copied. The grader's output lists them (a flag, not a grade); a
     different implementation, and the untouched template, are not listed."""
     import grade_course
-    import make_course
-    import nbformat
 
-    chapter = "02_attention_as_soft_lookup"
-    make_course.write_course(tmp_path, ["02"])
-    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
-    answers = grade_course.code_answers(source)
-    begin, end = grade_course.SOLUTION_MARKS
-    grade_id = next(k for k, v in answers.items() if "def sharpen" in v)
-    template, solution = answers[grade_id].split(begin, 1)
-    solution = solution.split(end, 1)[0]
+    chapter, grade_id, begin, template, solution = _worked_answer(tmp_path, "02", "def sharpen")
     assert grade_course.code_shape(solution)[1] >= grade_course.CODE_NODES
     renamed = "# my own work\n" + solution.replace("gamma", "g").replace("    ", "  ")
     mine = (
@@ -219,17 +210,8 @@ def test_a_worked_function_without_its_demonstration_lines_is_flagged(tmp_path):
     import ast
 
     import grade_course
-    import make_course
-    import nbformat
 
-    make_course.write_course(tmp_path, ["17"])
-    chapter = next((tmp_path / "source").iterdir()).name
-    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
-    answers = grade_course.code_answers(source)
-    begin, end = grade_course.SOLUTION_MARKS
-    grade_id = next(k for k, v in answers.items() if "def rope_halves" in v)
-    template, solution = answers[grade_id].split(begin, 1)
-    solution = solution.split(end, 1)[0]
+    chapter, grade_id, begin, template, solution = _worked_answer(tmp_path, "17", "def rope_halves")
     function = next(
         ast.get_source_segment(solution, s)
         for s in ast.parse(solution).body
@@ -277,3 +259,21 @@ def _submit_answers(tmp_path, chapter: str, grade_id: str, begin: str, submitted
         folder = tmp_path / "submitted" / student / chapter
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{chapter}.ipynb")
+
+
+def _worked_answer(tmp_path, number: str, defines: str) -> tuple[str, str, str, str, str]:
+    """A course of chapter `number` written to tmp_path, and its code answer that holds `defines`:
+    (the chapter's folder name, the answer cell's grade_id, the solution's begin marker, the
+    template above the solution, the worked solution)."""
+    import grade_course
+    import make_course
+    import nbformat
+
+    make_course.write_course(tmp_path, [number])
+    chapter = next((tmp_path / "source").iterdir()).name
+    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+    answers = grade_course.code_answers(source)
+    begin, end = grade_course.SOLUTION_MARKS
+    grade_id = next(k for k, v in answers.items() if defines in v)
+    template, solution = answers[grade_id].split(begin, 1)
+    return chapter, grade_id, begin, template, solution.split(end, 1)[0]
