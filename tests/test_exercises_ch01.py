@@ -34,7 +34,12 @@ def test_check_loss_by_length_accepts_the_chapters_solution():
     passed = ch01.check_loss_by_length(solution)
     assert passed.passed
     # reader's report 1, item 6: the message says which model its numbers (about 4.4) come from
-    assert "(4.408, 4.431, 4.426)" in str(passed) and "small untrained model" in str(passed)
+    assert "small untrained model" in str(passed)
+    # the three means, printed to 3 decimals: within 0.002 of 4.408, 4.431, 4.426 (a kernel path other than
+    # AVX2 moves the untrained model's float32 losses in their last digits, and a rounding with them)
+    printed = re.search(r"\((\d\.\d{3}), (\d\.\d{3}), (\d\.\d{3})\)", str(passed))
+    assert printed, str(passed)
+    assert [float(x) for x in printed.groups()] == pytest.approx([4.408, 4.431, 4.426], abs=0.002)
     assert "vocabulary of 81 words" in str(passed) and "log V = 4.39" in str(passed)
     as_list = ch01.check_loss_by_length(
         lambda m, b, bins: ch01.loss_by_length_reference(m, b, bins).tolist()

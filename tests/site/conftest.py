@@ -75,11 +75,8 @@ CHROMIUM_FLAGS = [
 ]
 
 
-# One Chromium per test module, not per session: a session's one tab, after the live figures and
-# Playgrounds of every module before (each page's ONNX runtime and workers), crashed ("tab crashed") in a
-# fresh clone's run, and every later browser test of that worker failed with it (stop 50's check).
-@pytest.fixture(scope="module")
-def browser():
+def start_chromium():
+    """A headless Chromium with a fresh profile; returns (driver, profile folder)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -96,9 +93,31 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     driver.set_page_load_timeout(60)
-    yield driver
+    return driver, profile
+
+
+def quit_chromium(driver, profile) -> None:
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+# One Chromium per test module, not per session: a session's one tab, after the live figures and
+# Playgrounds of every module before (each page's ONNX runtime and workers), crashed ("tab crashed") in a
+# fresh clone's run, and every later browser test of that worker failed with it (stop 50's check).
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = start_chromium()
+    yield driver
+    quit_chromium(driver, profile)
+
+
+# One Chromium per test, for modules that load many live figures in a row: in one module's tab, 24 pages
+# of live figures on phones crashed the tab after 17 ("tab crashed", stop 50's CI run on an AMD machine).
+@pytest.fixture
+def fresh_browser():
+    driver, profile = start_chromium()
+    yield driver
+    quit_chromium(driver, profile)
 
 
 # --- phones (test_phone.py, test_phone_live.py): Chromium's mobile emulation, one size after the other ---
