@@ -48,7 +48,7 @@ function encodePrompt(vocab, text, maxTokens) {
     notes.push("The prompt is empty: the model predicts the first word of a story, after <bos>.");
   }
   if (enc.unknown.length) {
-    notes.push(`Not in the stories' vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
+    notes.push(`Not in the stories' vocabulary, so read as <unk>: ${enc.unknown.map((w) => `“${w}”`).join(", ")}. ` +
       "Write punctuation apart (\"too tired .\") and use the stories' words.");
   }
   let ids = [vocab.bosId, ...enc.ids];

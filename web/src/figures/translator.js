@@ -57,7 +57,7 @@ export function mountTranslator(root, example, ctx) {
         enc = source.encode(enc.tokens.slice(0, maxIn).join(" "));
       }
       if (enc.unknown.length) {
-        notes.push(`Not in the corpus's vocabulary, so read as <unk>: ${enc.unknown.join(", ")}. ` +
+        notes.push(`Not in the corpus's vocabulary, so read as <unk>: ${enc.unknown.map((w) => `“${w}”`).join(", ")}. ` +
           "The model only knows the generated language's words (open the list).");
       }
       const S = enc.ids.length;
