@@ -501,6 +501,16 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     assert any(joins(a, gru, attentional) for a in arrows(fig))
     assert any(joins(a, context, attentional) for a in arrows(fig))
     assert [a for a in arrows(fig) if joins(a, attentional, out)]
+    # both tilde h_t and h_t go on to step t+1 (reader s20: h_t had no arrow onward)
+    x_next, y_next = box_of["to step $t+1$"]
+    onward = [
+        a
+        for a in arrows(fig)
+        if abs(a._posA_posB[1][1] - (y_next - 0.25)) < 0.01
+        and abs(a._posA_posB[1][0] - x_next) < 0.6
+    ]
+    assert len(onward) == 2
+    assert "h_t goes on to the next step too" in fig.alt_text
     # the red line from h_t ends on every score box, once, and nowhere else
     red = [a for a in arrows(fig) if _red(a)]
     e_boxes = [patch_at(f"$e_t({s})$") for s in range(6)]

@@ -802,7 +802,7 @@ def luong_step_diagram(source, *, narrow=False):
     [E y_{t-1}; tilde h_{t-1}]); the new state h_t scores every encoder state h̄_s of the
     ``source`` words (e_t(s); arrows both ways between the h̄_s: the bidirectional GRU), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
-    fed to the next step (input feeding). Positions count from 0, as in the chapter's Luong
+    fed to the next step (input feeding), as h_t is. Positions count from 0, as in the chapter's Luong
     section. ``narrow``: text at the phone size (13 points, the subscripted symbols in the boxes
     15; the canvas is 5.2 inches wide either way). Returns the Figure."""
     src = _words(source, "source", 6)
@@ -819,7 +819,7 @@ def luong_step_diagram(source, *, narrow=False):
         "a_t(s). A line from every encoder state and the line from the weights meet in the context "
         "c_t; c_t and h_t enter the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which feeds "
         "the output layer, a softmax that predicts y_t, and goes on to the next step (input "
-        "feeding)."
+        "feeding); h_t goes on to the next step too, as its h_{t-1}."
     )
     font = _NARROW_FONT if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
@@ -875,7 +875,10 @@ def luong_step_diagram(source, *, narrow=False):
     _arrow(ax, 1.5, y_att + 0.25, 1.5, 6.95)
     _box(ax, 1.5, 7.2, "softmax: $y_t$", "io", w=1.6, h=0.5, fontsize=math)
     _arrow(ax, 3.9, y_att + 0.25, 3.9, 6.95, color="0.35")
-    ax.text(3.9, 7.2, "to step $t+1$", fontsize=font, ha="center", va="center")
+    # h_t goes on too: it is the next step's h_{t-1} (reader s20: only tilde h_t did)
+    _line(ax, [4.3, 4.75], [5.3, 5.3])
+    _arrow(ax, 4.75, 5.3, 4.75, 6.95)
+    ax.text(4.3, 7.2, "to step $t+1$", fontsize=font, ha="center", va="center")
     score = "score: $e_t(s)=\\mathbf{v}_a^\\top\\tanh(W_a[\\mathbf{h}_t;\\bar{\\mathbf{h}}_s])$,"
     ax.text(x_left, 8.25, score, fontsize=font, ha="left", va="top")
     ax.text(
