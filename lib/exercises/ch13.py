@@ -7,7 +7,8 @@
   2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them.
 - :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
   and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
-  position 1 instead of the last token, and that classifier itself, probed for the position it reads.
+  position 1 instead of the last token, and that classifier itself, probed for the position it reads and
+  run on the chapter's sentences (fine-tuned, and scoring the accuracy written).
 
 The rest of exercise 3 (why, and why BERT's ``[CLS]``, which the statement introduces, can come first) is answered in prose; the chapter's
 solution computes the numbers this module knows and asserts them.
