@@ -337,25 +337,42 @@ class _HeadAt(GPTClassifier):
 
 
 def _story_gpt() -> GPT:
+    """A random GPT of the chapter's vocabulary (253 tokens, which its test sentences are written in)."""
     torch.manual_seed(0)
-    return GPT(GPTConfig(vocab_size=40, block_size=16, n_layer=2, n_head=4, n_embd=32, dropout=0.0))
+    return GPT(
+        GPTConfig(
+            vocab_size=ch13.TEST_VOCAB_SIZE,
+            block_size=64,
+            n_layer=2,
+            n_head=4,
+            n_embd=32,
+            dropout=0.0,
+        )
+    )
 
 
-READS_1 = _HeadAt(_story_gpt(), 1)  # the experiment (its weights do not matter to the probe)
+def _fine_tuned_like(position: int = 1, gap: float = 0.24) -> _HeadAt:
+    """A head on ``position`` in the state the chapter's fine-tuning leaves it: label 0 ahead by a logit
+    gap near ln(0.56 / 0.44) = 0.24 (the training labels' shares) on every sentence, its weights small
+    but not 0 (the probe sees which position it reads). The chapter's real run is checked by its
+    solution cell, which the chapter's execution runs."""
+    classifier = _HeadAt(_story_gpt(), position)
+    with torch.no_grad():
+        classifier.head.weight.mul_(0.05)
+        classifier.head.bias.copy_(torch.tensor([gap, 0.0]))
+    return classifier
+
+
+READS_1 = _fine_tuned_like()  # the experiment
 
 
 def test_check_first_word_accepts_the_prediction_and_the_measurement():
     for prediction in ("c", "C", "(c)", " c "):
         assert ch13.check_first_word(prediction, 0.478, READS_1).passed
     assert ch13.check_first_word("c", torch.tensor(0.4780), READS_1).passed
-    # the other constant answer: told that its run gave the minority label, not the majority one
-    other = ch13.check_first_word("c", 0.522, READS_1)
-    assert other.passed and "minority label" in other.message and "52.2%" in other.message
-    assert "majority label of its training" not in other.message
     assert "majority label of its training" in ch13.check_first_word("c", 0.478, READS_1).message
     # printed to two decimals (the exercise asks for at least two): the measurement rounded
-    for accuracy in (0.48, 0.52):
-        assert ch13.check_first_word("c", accuracy, READS_1).passed
+    assert ch13.check_first_word("c", 0.48, READS_1).passed
     # the classifier as a function of token ids that returns the logits
     assert ch13.check_first_word("c", 0.478, lambda ids: READS_1(ids).logits).passed
     assert ch13.check_first_word(None, None).status == "not attempted"
@@ -374,7 +391,7 @@ def test_check_first_word_accepts_the_prediction_and_the_measurement():
 def test_check_first_word_passes_a_wrong_prediction_beside_a_right_measurement():
     """Predict, then check: the measurement is checked; a wrong prediction is compared, not failed,
     so that nobody has to rewrite a prediction after seeing the result (review ch13_s13, point 7)."""
-    for prediction, accuracy in (("a", 0.478), ("b", 0.522), ("(B)", 0.48)):
+    for prediction, accuracy in (("a", 0.478), ("b", 0.478), ("(B)", 0.48)):
         result = ch13.check_first_word(prediction, accuracy, READS_1)
         assert result.passed and "was off" in result.message and "causal mask" in result.message
         # the explanation stays the reader's to write
@@ -385,7 +402,7 @@ def test_check_first_word_passes_a_wrong_prediction_beside_a_right_measurement()
 def test_a_right_prediction_is_told_where_to_look_not_why():
     """Review ch13_s15, point 10: the pass of a right prediction gave the explanation the exercise asks
     for; like a wrong prediction's, it says only where to look."""
-    for accuracy in (0.478, 0.522):
+    for accuracy in (0.478, 0.48):
         message = ch13.check_first_word("c", accuracy, READS_1).message
         assert "causal mask" in message and "explain" in message
         for explanation in ("same vector", "begins with 'the'", "only one answer"):
@@ -410,8 +427,35 @@ def test_check_first_word_probes_the_position_the_classifier_reads():
                 ch13.check_first_word(prediction, 0.478, classifier)
             assert "same vector" not in failure.value.message
     # the probe leaves a classifier in training mode as it found it
-    reads_1 = _HeadAt(gpt, 1).train()
+    reads_1 = _fine_tuned_like().train()
     assert ch13.check_first_word("c", 0.478, reads_1).passed and reads_1.training
+
+
+def test_check_first_word_measures_the_classifier_on_the_chapters_sentences():
+    """Review ch13_s20, point 1: the probe passed a head that was never fine-tuned, on the pretrained
+    GPT or on a random one (both score 0.478); the checker runs the classifier on the chapter's
+    sentences: fine-tuned, and scoring what was written."""
+    never = ("bias of exactly 0", "never fine-tuned")
+    for classifier in (_HeadAt(_story_gpt(), 1), _HeadAt(GPT(_story_gpt().config), 1)):
+        with pytest.raises(ExerciseFailed, match=re.escape(never[0])) as failure:
+            ch13.check_first_word("c", 0.478, classifier)
+        assert never[1] in failure.value.message
+    # a head that moved, but toward label 1: worse than 50/50 on its training sentences (measured)
+    with pytest.raises(
+        ExerciseFailed, match=r"mean cross-entropy there is 0\.7\d\d, not below ln 2"
+    ):
+        ch13.check_first_word("c", 0.522, _fine_tuned_like(gap=-0.24))
+    # 0.522 is a constant answer's score, but not this classifier's: its measurement is named
+    with pytest.raises(
+        ExerciseFailed, match=r"it scores 0\.478 there, and you wrote first_word_accuracy = 0\.522"
+    ):
+        ch13.check_first_word("c", 0.522, READS_1)
+    # another vocabulary than the chapter's: its test sentences cannot be read
+    small = GPT(
+        GPTConfig(vocab_size=40, block_size=64, n_layer=1, n_head=2, n_embd=16, dropout=0.0)
+    )
+    with pytest.raises(ExerciseFailed, match="vocabulary of 40 tokens, the chapter's 253"):
+        ch13.check_first_word("c", 0.478, _HeadAt(small, 1))
 
 
 FIRST_WORD_WRONG = [
