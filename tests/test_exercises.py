@@ -539,6 +539,7 @@ PREDICTIONS_WRONG = [
     (check_key_strength, ({"k1", "k2"}, 1.0), "approaches 1 only if k2's score beats every other"),
     (check_key_strength, ({"k1", "k2"}, 1 / 6), "the limit beta -> 0"),
     (check_key_strength, ({"k1", "k2"}, 0.31), "the weight of k2 at beta = 1"),
+    (check_key_strength, ({"k1", "k2"}, 0.489), "the weight of k2 at beta = 5"),
     (check_key_strength, ({1, 2}, 0.5), "name each one by its label"),
     (check_key_strength, ({"k1", "k2"}, "one half"), "k2_limit should be a number"),
     (check_unit_length, ({"cosine", "scaled dot"}, {"cosine"}), "scaled dot does not belong"),

@@ -256,7 +256,6 @@ def _reference_tensor(n):
 
 
 def test_check_alibi_slopes_accepts_float32_and_shows_the_digits_that_differ():
-    assert ch18.check_alibi_slopes(lambda n: _reference_tensor(n).float()).passed
     assert ch18.check_alibi_slopes(lambda n: _reference_tensor(n).float().tolist()).passed
 
     def off(n):  # the last slope off by 1e-5 of itself: far beyond float32's rounding
@@ -345,11 +344,19 @@ def test_check_running_max_and_sum_names_a_loop_that_stops_early_and_a_whole_cop
     assert "two passes" not in message and "Slice the tensor itself" in message
 
 
-def test_check_alibi_slopes_takes_a_numpy_array_and_asks_for_a_list_of_floats():
+def test_check_alibi_slopes_asks_for_a_list_of_floats():
+    """The task asks for a list of floats: a tensor or a NumPy array of the right slopes is refused
+    by its type (reader s20: a tensor passed), and so is a string or a list one short."""
     import numpy as np
 
-    assert ch18.check_alibi_slopes(lambda n: np.array(ch18.slopes_reference(n))).passed
-    assert ch18.check_alibi_slopes(lambda n: np.array(ch18.slopes_reference(n), np.float32)).passed
+    for answer, kind in (
+        (lambda n: _reference_tensor(n), "a torch.Tensor"),
+        (lambda n: np.array(ch18.slopes_reference(n), np.float32), "a NumPy array"),
+    ):
+        with pytest.raises(
+            ExerciseFailed, match=re.escape(f"returned {kind}; expected a list of 8 floats")
+        ):
+            ch18.check_alibi_slopes(answer)
     with pytest.raises(ExerciseFailed, match=re.escape("returned str '0.5'; expected a list of 8")):
         ch18.check_alibi_slopes(lambda n: "0.5")
     with pytest.raises(ExerciseFailed, match=re.escape("returned 7 numbers; expected a list of 8")):

@@ -259,6 +259,10 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
                 fail(
                     f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 1; the question is where it goes as beta grows."
                 )
+            if abs(limit - 0.489) <= 0.005:
+                fail(
+                    f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 5: close, but the question is where it goes as beta grows without bound."
+                )
             if abs(limit - 1 / 6) <= 0.01:
                 fail(
                     "k2_limit: uniform weights, 1/6 each, are the limit beta -> 0, not beta -> infinity."

@@ -431,7 +431,7 @@ _SLOPE_MISTAKES = [
 
 @checker("slopes_for")
 def check_alibi_slopes(slopes_for: Any) -> str:
-    """Check ``slopes_for(n) -> [n]`` numbers against :func:`slopes_reference` for n = 8, 4, 6,
+    """Check ``slopes_for(n)``, a list of n floats, against :func:`slopes_reference` for n = 8, 4, 6,
     12, 3, 24, within :func:`_slope_tolerance` (a float32 answer passes)."""
     attempted(slopes_for, "slopes_for")
     if _calls_lib_alibi(slopes_for):
@@ -441,7 +441,12 @@ def check_alibi_slopes(slopes_for: Any) -> str:
     for n in _slope_cases():
         case = f"'n = {n}'"
         result = call(slopes_for, n, name="slopes_for", case=case)
-        values = result.tolist() if isinstance(result, (Tensor, np.ndarray)) else result
+        if isinstance(result, (Tensor, np.ndarray)):
+            kind = "a torch.Tensor" if isinstance(result, Tensor) else "a NumPy array"
+            fail(
+                f"on the case {case}, `slopes_for` returned {kind}; expected a list of {n} floats, as the task asks (`.tolist()` turns one into the other)."
+            )
+        values = result
         if not isinstance(values, (list, tuple)):
             fail(
                 f"on the case {case}, `slopes_for` returned {type(result).__name__} {fmt(result)}; expected a list of {n} floats."

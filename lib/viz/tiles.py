@@ -94,7 +94,7 @@ def tiling_diagram(
             f"; the {n_all - len(order)} tiles above the diagonal are grey and never computed, and "
             f"the {diagonal} tiles on the diagonal mask their cells above it (dotted)"
             + (
-                "; a key under the grid reads: hatched, never computed; dotted, masked in its tile"
+                "; a legend under the grid reads: hatched, never computed; dotted, masked in its tile"
                 if legend
                 else ""
             )
