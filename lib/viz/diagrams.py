@@ -1443,14 +1443,13 @@ def gru_cell_diagram():
     _box(ax, 0.75, y_in, "$\\mathbf{x}_t$", "emb", w=0.8, h=0.5, fontsize=font)
     _box(ax, 3.95, y_in, "$\\mathbf{h}_{t-1}$", "rnn", w=1.1, h=0.5, fontsize=font)
     # two buses: x_t's (grey) and h_{t-1}'s (dark), each dropping into what reads it
-    _line(ax, [0.75, 0.75, x_xdrop], [y_in - 0.25, y_x, y_x], color="0.45")
-    _line(ax, [3.95, 3.95], [y_in - 0.25, y_h], color="0.1")
-    _line(ax, [x_r + 0.25, x_right, x_right], [y_h, y_h, y_mix], color="0.1")
+    _line(ax, [0.75, 0.75, x_z - 0.25], [y_in - 0.25, y_x, y_x], color="0.45")
+    _line(ax, [3.95, 3.95, x_r + 0.25], [y_in - 0.25, y_h, y_h], color="0.1")
+    _line(ax, [3.95, 3.95, x_right, x_right], [y_in - 0.25, y_h, y_h, y_mix], color="0.1")
     gate_top = y_gate + 0.35
     for x in (x_r, x_z):
         _arrow(ax, x - 0.25, y_x, x - 0.25, gate_top, color="0.45")
         _arrow(ax, x + 0.25, y_h, x + 0.25, gate_top, color="0.1")
-    _line(ax, [x_r - 0.25, x_z - 0.25], [y_x, y_x], color="0.45")
     n_top = y_n + 0.3
     _arrow(ax, x_xdrop, y_x, x_xdrop, n_top, color="0.45")
     _arrow(ax, x_hdrop, y_h, x_hdrop, n_top, color="0.1")
