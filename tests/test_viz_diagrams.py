@@ -30,6 +30,15 @@ from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS, _QUERY  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
 PAIR = "[CLS] my dog is cute [SEP] he likes play ##ing [SEP]".split()
+# chapter 10's tokenizer pipeline on its sentence up to the price: what each step makes of it
+PIPELINE = {
+    "short": "The Café didn't charge €3.50",
+    "normalized": "the cafe didn't charge €3.50",
+    "words": ["the", "cafe", "didn", "'", "t", "charge", "€3", ".", "50"],
+    "word_pieces": ["the", "cafe", "didn", "'", "t", "charge", "€", "##3", ".", "50"],
+    "ids": [1996, 7668, 2134, 1005, 1056, 3715, 1574, 2509, 1012, 2753],
+    "decoded": "the cafe didn ' t charge €3 . 50",
+}
 REVIEW = ["the soup was superb .".split(), "the music was awful .".split()]
 SMALL_BERT = BertConfig(
     vocab_size=300,
@@ -991,6 +1000,8 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True, narrow=True),
         lambda: viz.kv_cache_diagram(KV_TOKENS),
         lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
+        lambda: viz.gru_cell_diagram(),
+        lambda: viz.tokenizer_pipeline_diagram(*PIPELINE.values()),
     ],
     ids=[
         "input",
@@ -1001,6 +1012,8 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         "seq2seq_attention",
         "kv_cache",
         "additive_score",
+        "gru_cell",
+        "tokenizer_pipeline",
     ],
 )
 def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
@@ -1117,6 +1130,8 @@ CALLS = {
     "luong_step": lambda: viz.luong_step_diagram(SRC, narrow=True),
     "additive_score": lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
     "beam_search": lambda: viz.beam_search_diagram(narrow=True),
+    "gru_cell": lambda: viz.gru_cell_diagram(),
+    "tokenizer_pipeline": lambda: viz.tokenizer_pipeline_diagram(*PIPELINE.values()),
 }
 
 
@@ -1146,6 +1161,8 @@ DRAWN_FOR_PHONES = {
     "bahdanau",
     "additive_score",
     "beam_search",
+    "gru_cell",
+    "tokenizer_pipeline",
 }
 
 
@@ -1174,6 +1191,7 @@ CHAPTER_NAMES = {
     "pair_tokens": PAIR,
     "features": torch.zeros(4, 9, 64),
     "config": None,  # per chapter, below
+    **PIPELINE,
 }
 CHAPTER_CONFIGS = {
     "12_elmo": ELMoConfig(vocab_size=252, word_dim=64, hidden_dim=128, n_layers=2),
@@ -1437,3 +1455,96 @@ def test_bahdanau_diagram_hard_reads_one_drawn_position(narrow):
     assert len(arrows(hard)) == len(arrows(soft))
     with pytest.raises(TypeError, match="hard"):
         viz.bahdanau_diagram(source, hard="yes")
+
+
+def _overlapping_texts(fig):
+    """The pairs of texts whose drawn boxes overlap."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    shown = [t for t in fig.axes[0].texts if t.get_text().strip()]
+    extents = [t.get_window_extent(renderer) for t in shown]
+    return [
+        (shown[i].get_text(), shown[j].get_text())
+        for i in range(len(shown))
+        for j in range(i + 1, len(shown))
+        if extents[i].overlaps(extents[j])
+    ]
+
+
+def test_gru_cell_diagram_draws_nn_gru_s_equations():
+    """r_t and z_t read x_t and h_{t-1}; n_t reads x_t, h_{t-1} and r_t; the mix reads n_t, z_t and
+    h_{t-1} (torch's h_t = (1 - z_t) * n_t + z_t * h_{t-1}) and gives h_t."""
+    fig = viz.gru_cell_diagram()
+    t = texts(fig)
+    mix = (
+        "$\\mathbf{h}_t=(1-\\mathbf{z}_t)\\odot\\mathbf{n}_t+\\mathbf{z}_t\\odot\\mathbf{h}_{t-1}$"
+    )
+    assert mix in t and "h_t = (1 - z_t) * n_t + z_t * h_(t-1)" in fig.alt_text
+    (x,) = _boxes_labelled(fig, "$\\mathbf{x}_t$")
+    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{t-1}$")
+    (r,) = _boxes_labelled(fig, "reset gate $\\mathbf{r}_t$\n$\\sigma$")
+    (z,) = _boxes_labelled(fig, "update gate $\\mathbf{z}_t$\n$\\sigma$")
+    (n,) = _boxes_labelled(fig, "candidate $\\mathbf{n}_t$\n$\\tanh$")
+    (m,) = _boxes_labelled(fig, mix)
+    (h,) = _boxes_labelled(fig, "$\\mathbf{h}_t$")
+
+    def sources(box):
+        """The boxes an arrow into ``box`` comes from: directly, or along a bus (a line drawn from
+        a box's edge whose path passes the arrow's tail)."""
+        found = set()
+        for p in arrows(fig):
+            (x0, y0), tip = _ends(p)
+            if not _on(tip, box):
+                continue
+            for b in boxes(fig):
+                if b is not box and _on((x0, y0), b):
+                    found.add(id(b))
+            for ln in fig.axes[0].lines:
+                xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
+                on_path = any(
+                    min(xa, xb) - 1e-9 <= x0 <= max(xa, xb) + 1e-9
+                    and min(ya, yb) - 1e-9 <= y0 <= max(ya, yb) + 1e-9
+                    for xa, ya, xb, yb in zip(xs, ys, xs[1:], ys[1:])
+                )
+                if on_path:
+                    found |= {id(b) for b in boxes(fig) if _on((xs[0], ys[0]), b)}
+        return found
+
+    assert sources(r) == sources(z) == {id(x), id(h_prev)}
+    assert sources(n) == {id(x), id(h_prev), id(r)}
+    assert sources(m) == {id(n), id(z), id(h_prev)}
+    assert sources(h) == {id(m)}
+    assert _overlapping_texts(fig) == []
+
+
+def test_tokenizer_pipeline_diagram_draws_each_step_and_each_piece_over_its_id():
+    fig = viz.tokenizer_pipeline_diagram(*PIPELINE.values())
+    t = texts(fig)
+    for key in ("short", "normalized", "decoded"):
+        assert PIPELINE[key] in t
+    for step in ("normalise", "pre-tokenise", "WordPiece", "vocabulary", "decode"):
+        assert any(step in x for x in t), step
+    # every word, every piece, and each id under its piece
+    for word in PIPELINE["words"]:
+        assert _boxes_labelled(fig, word)
+    for piece, token_id in zip(PIPELINE["word_pieces"], PIPELINE["ids"]):
+        (id_box,) = _boxes_labelled(fig, str(token_id))
+        under = [
+            b for b in _boxes_labelled(fig, piece) if abs(_center(b)[0] - _center(id_box)[0]) < 1e-9
+        ]
+        assert len(under) == 1 and _center(under[0])[1] > _center(id_box)[1]
+    assert len(arrows(fig)) == 5  # text -> ... -> ids -> decoded, one arrow a step
+    assert "##3" in fig.alt_text and PIPELINE["decoded"] in fig.alt_text
+    assert _overlapping_texts(fig) == []
+
+
+def test_tokenizer_pipeline_diagram_checks_its_arguments():
+    values = dict(PIPELINE)
+    with pytest.raises(ValueError, match="ids"):
+        viz.tokenizer_pipeline_diagram(*{**values, "ids": values["ids"][:-1]}.values())
+    with pytest.raises(TypeError, match="normalized"):
+        viz.tokenizer_pipeline_diagram(*{**values, "normalized": None}.values())
+    with pytest.raises(ValueError, match="pieces"):
+        viz.tokenizer_pipeline_diagram(
+            *{**values, "word_pieces": ["charge"] * 12, "ids": [1] * 12}.values()
+        )

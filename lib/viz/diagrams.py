@@ -3,7 +3,8 @@ boxes and arrows in the style of :func:`lib.viz.transformer_diagram` (whose box 
 live here), with the chapter's symbols and the sizes of the library's configs. This module holds the
 recurrent ones: the encoder-decoder (chapter 1), the additive score inside attention (chapter 3), Bahdanau's decoder step and Luong's global and local
 attention (chapter 4), the captioner and the hierarchical attention network (chapter 5) and ELMo's
-biLM (chapter 12); :mod:`lib.viz.transformer_diagrams` holds the Transformer family's.
+biLM (chapter 12), with chapter 1's GRU cell and chapter 10's tokenizer pipeline;
+:mod:`lib.viz.transformer_diagrams` holds the Transformer family's.
 
 Each returns a new matplotlib Figure whose ``alt_text`` attribute describes it in words (the text the
 chapter's figure metadata carries, so that a test can hold the two together). Coordinates are
@@ -33,6 +34,8 @@ __all__ = [
     "han_diagram",
     "kv_cache_diagram",
     "beam_search_diagram",
+    "gru_cell_diagram",
+    "tokenizer_pipeline_diagram",
 ]
 
 _DIAGRAM_COLORS = {
@@ -1418,4 +1421,144 @@ def beam_search_diagram(*, narrow=False):
         lx, ly = (0.3, 0.95 - 0.32 * i) if narrow else (0.4 + 2.5 * i, 0.35)
         _box(ax, lx, ly, "", _BEAM_KINDS[fate], w=0.3, h=0.22)
         ax.text(lx + 0.25, ly, label, fontsize=font, va="center")
+    return fig
+
+
+def gru_cell_diagram():
+    """Chapter 1's GRU cell, in the equations of PyTorch's ``nn.GRU`` (Cho et al. 2014, with the reset
+    gate applied after W_hn): x_t and h_{t-1} feed the reset gate r_t and the update gate z_t
+    (sigmoids); the candidate n_t (tanh) reads x_t and, through r_t, h_{t-1}; the new state
+    h_t = (1 - z_t) * n_t + z_t * h_{t-1}. Biases are left out. Drawn for a phone's column (5.2
+    inches, 13-point text). Returns the Figure."""
+    alt = (
+        "A GRU cell, read from top to bottom. Its two inputs, the word's vector x_t and the previous "
+        "state h_(t-1), each feed the reset gate r_t and the update gate z_t, two sigmoid boxes side "
+        "by side. The candidate n_t, a tanh box below them, reads x_t, h_(t-1) and r_t, which "
+        "scales how much of h_(t-1) it uses. A last box mixes them, h_t = (1 - z_t) * n_t + z_t * "
+        "h_(t-1), reading n_t, z_t and h_(t-1), whose line runs down the right edge; it gives the "
+        "new state h_t, at the bottom."
+    )
+    font = _NARROW_FONT
+    fig, ax = _canvas(5.2, 5.3, alt)
+    y_in, y_x, y_h, y_gate, y_n, y_mix, y_out = 4.95, 4.45, 4.05, 3.25, 2.2, 1.2, 0.35
+    x_r, x_z, x_n, x_mix, x_right = 1.3, 4.0, 1.75, 2.45, 5.08
+    x_xdrop, x_hdrop = 2.45, 2.85  # between the two gates, down to the candidate
+    _box(ax, 0.75, y_in, "$\\mathbf{x}_t$", "emb", w=0.8, h=0.5, fontsize=font)
+    _box(ax, 3.95, y_in, "$\\mathbf{h}_{t-1}$", "rnn", w=1.1, h=0.5, fontsize=font)
+    # two buses: x_t's (grey) and h_{t-1}'s (dark), each dropping into what reads it
+    _line(ax, [0.75, 0.75, x_z - 0.25], [y_in - 0.25, y_x, y_x], color="0.45")
+    _line(ax, [3.95, 3.95, x_r + 0.25], [y_in - 0.25, y_h, y_h], color="0.1")
+    _line(ax, [3.95, 3.95, x_right, x_right], [y_in - 0.25, y_h, y_h, y_mix], color="0.1")
+    gate_top = y_gate + 0.35
+    for x in (x_r, x_z):
+        _arrow(ax, x - 0.25, y_x, x - 0.25, gate_top, color="0.45")
+        _arrow(ax, x + 0.25, y_h, x + 0.25, gate_top, color="0.1")
+    n_top = y_n + 0.3
+    _arrow(ax, x_xdrop, y_x, x_xdrop, n_top, color="0.45")
+    _arrow(ax, x_hdrop, y_h, x_hdrop, n_top, color="0.1")
+    _box(
+        ax,
+        x_r,
+        y_gate,
+        "reset gate $\\mathbf{r}_t$\n$\\sigma$",
+        "attn",
+        w=1.9,
+        h=0.7,
+        fontsize=font,
+    )
+    _box(
+        ax,
+        x_z,
+        y_gate,
+        "update gate $\\mathbf{z}_t$\n$\\sigma$",
+        "attn",
+        w=1.9,
+        h=0.7,
+        fontsize=font,
+    )
+    _arrow(ax, x_r, y_gate - 0.35, x_r, n_top)  # r_t scales h_{t-1} inside the candidate
+    _box(ax, x_n, y_n, "candidate $\\mathbf{n}_t$\n$\\tanh$", "ff", w=2.5, h=0.6, fontsize=font)
+    mix = (
+        "$\\mathbf{h}_t=(1-\\mathbf{z}_t)\\odot\\mathbf{n}_t+\\mathbf{z}_t\\odot\\mathbf{h}_{t-1}$"
+    )
+    _box(ax, x_mix, y_mix, mix, "plain", w=4.4, h=0.5, fontsize=font)
+    mix_top, mix_right = y_mix + 0.25, x_mix + 2.2
+    _arrow(ax, x_n, y_n - 0.3, x_n, mix_top)
+    _arrow(ax, x_z, y_gate - 0.35, x_z, mix_top)
+    _arrow(ax, x_right, y_mix, mix_right, y_mix, color="0.1")
+    _box(ax, x_mix, y_out, "$\\mathbf{h}_t$", "rnn", w=0.8, h=0.45, fontsize=font)
+    _arrow(ax, x_mix, y_mix - 0.25, x_mix, y_out + 0.225)
+    return fig
+
+
+# tokenizer_pipeline_diagram: its tokens in a monospace font (a character 0.6 of the size wide),
+# at 11 points (0.092 inch a character), so that a box's width follows from its label and ten
+# pieces with their ids fit a phone's column; the steps' text at 12
+_PIPE_FONT, _PIPE_STEP_FONT = 11, 12
+_PIPE_CHAR = 0.6 * _PIPE_FONT / 72
+
+
+def _token_row(ax, x0, y, labels, widths, kind):
+    """One box per label, left to right from ``x0``, each ``widths[i]`` wide; their centres."""
+    centres, x = [], x0
+    for label, w in zip(labels, widths):
+        _box(ax, x + w / 2, y, label, kind, w=w, h=0.4, fontsize=_PIPE_FONT, family="monospace")
+        centres.append(x + w / 2)
+        x += w + 0.04
+    return centres
+
+
+def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
+    """Chapter 10's tokenizer pipeline, as BERT's WordPiece tokenizer runs it, on one text and what
+    each step made of it (the chapter computes them with the library; nothing is computed here):
+    ``text`` -> normalise -> ``normalized`` -> pre-tokenise -> ``words`` -> the model (WordPiece's
+    longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, one under
+    each piece; and back, decode -> ``decoded``. Drawn for a phone's column (5.2 inches). Returns
+    the Figure."""
+    for name, value in (("text", text), ("normalized", normalized), ("decoded", decoded)):
+        check_type(value, name, str)
+    words, pieces = _words(words, "words", 12), _words(pieces, "pieces", 12)
+    if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(pieces):
+        raise ValueError(f"ids: expected one id per piece ({len(pieces)}), got {ids!r}")
+    width = 5.2
+    strings = [f"{i}" for i in ids]
+    columns = [max(len(p), len(s)) * _PIPE_CHAR + 0.06 for p, s in zip(pieces, strings)]
+    word_widths = [len(w) * _PIPE_CHAR + 0.06 for w in words]
+    for name, row in (("words", word_widths), ("pieces", columns)):
+        if sum(row) + 0.04 * (len(row) - 1) > width - 0.2:
+            raise ValueError(f"{name}: too long to draw on one line of {width} inches")
+    alt = (
+        f"BERT's tokenizer as a pipeline, read from top to bottom, on the text {text!r}. "
+        f"Normalise (lower-case, strip accents): {normalized!r}. Pre-tokenise (split at spaces "
+        f"and punctuation): {len(words)} words, {' | '.join(words)}. The model, WordPiece's "
+        f"longest match (BPE would apply its merges): {len(pieces)} pieces, {' | '.join(pieces)}. "
+        f"The vocabulary gives each piece its id: {' '.join(strings)}. Back, decode: the pieces of "
+        f"the ids joined, each ## piece glued to the one before: {decoded!r}."
+    )
+    rows = 6
+    height = 0.3 + rows * 0.45 + (rows - 1) * 0.55
+    fig, ax = _canvas(width, height, alt)
+    ys = [height - 0.35 - k * 1.0 for k in range(rows)]
+    steps = [
+        "normalise: lower-case, strip accents",
+        "pre-tokenise: split at spaces and punctuation",
+        "model: WordPiece's longest match\n(BPE: its merges)",
+        "vocabulary: each piece's id",
+        "decode: ids to pieces, ## glued on",
+    ]
+    x0 = 0.1
+    for k, string in ((0, text), (1, normalized), (5, decoded)):
+        w = len(string) * _PIPE_CHAR + 0.2
+        _box(
+            ax, x0 + w / 2, ys[k], string, "io", w=w, h=0.4, fontsize=_PIPE_FONT, family="monospace"
+        )
+    _token_row(ax, x0, ys[2], words, word_widths, "plain")
+    _token_row(ax, x0, ys[3], pieces, columns, "emb")
+    _token_row(ax, x0, ys[4], strings, columns, "norm")
+    for k, step in enumerate(steps):
+        top, bottom = ys[k] - 0.2, ys[k + 1] + 0.2
+        _arrow(ax, 0.3, top, 0.3, bottom)
+        ax.text(
+            0.45, (top + bottom) / 2, step, fontsize=_PIPE_STEP_FONT, va="center", style="italic"
+        )
     return fig
