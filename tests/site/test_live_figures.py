@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from .conftest import emulate, stop_emulating
 from .test_browser import console_errors, open_page, requests_to_other_hosts, wait_until
 from .test_live_minilm import message, wait_state
 
@@ -217,6 +218,26 @@ def test_gpt_bad_input_gets_a_message(gpt_page, browser):
     assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
     assert "cut to the last 64 tokens" in message(browser, GPT)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+STEP_BUTTONS_TOPS = (
+    "const r = document.querySelector(arguments[0]);"
+    "return ['.book-live-greedy', '.book-live-sample']"
+    ".map(s => r.querySelector(s).getBoundingClientRect().top);"
+)
+
+
+def test_step_buttons_stay_on_one_line(gpt_page, browser):
+    # reader at 1280 px, chapter 13: "Sample step" wrapped alone onto a line under "Greedy step"
+    for width in (1280, 360):
+        if width == 360:
+            emulate(browser, 360, 740)
+        try:
+            tops = browser.execute_script(STEP_BUTTONS_TOPS, GPT)
+        finally:
+            if width == 360:
+                stop_emulating(browser)
+        assert abs(tops[0] - tops[1]) < 1, (width, tops)
 
 
 def set_fields(driver, selector: str, values: dict) -> str:
