@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from .conftest import emulate, stop_emulating
 from .test_browser import console_errors, open_page, requests_to_other_hosts, wait_until
 from .test_live_minilm import message, wait_state
 
@@ -82,7 +83,8 @@ def test_bad_input_gets_a_message(translator, browser):
     )
     assert browser.execute_script(f"return {root}.dataset.tokens;") is None
     assert translate(browser, "the zebra runs 🙂") == "computed"
-    assert "zebra, 🙂" in message(browser, TRANSLATOR)
+    # the unknown words quoted, so that one with its full stop reads “sleeps.” (reader s20, chapter 4)
+    assert "“zebra”, “🙂”" in message(browser, TRANSLATOR)
     assert translate(browser, " ".join(["the cat sleeps"] * 20)) == "computed"
     assert "cut to 40 words" in message(browser, TRANSLATOR)
     assert (
@@ -217,6 +219,26 @@ def test_gpt_bad_input_gets_a_message(gpt_page, browser):
     assert set_prompt(browser, "mia had a cat . " * 20) == "computed"
     assert "cut to the last 64 tokens" in message(browser, GPT)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+STEP_BUTTONS_TOPS = (
+    "const r = document.querySelector(arguments[0]);"
+    "return ['.book-live-greedy', '.book-live-sample']"
+    ".map(s => r.querySelector(s).getBoundingClientRect().top);"
+)
+
+
+def test_step_buttons_stay_on_one_line(gpt_page, browser):
+    # reader at 1280 px, chapter 13: "Sample step" wrapped alone onto a line under "Greedy step"
+    for width in (1280, 360):
+        if width == 360:
+            emulate(browser, 360, 740)
+        try:
+            tops = browser.execute_script(STEP_BUTTONS_TOPS, GPT)
+        finally:
+            if width == 360:
+                stop_emulating(browser)
+        assert abs(tops[0] - tops[1]) < 1, (width, tops)
 
 
 def set_fields(driver, selector: str, values: dict) -> str:
@@ -377,6 +399,55 @@ def test_score_functions_follow_the_dragged_points(server, browser):
         browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;") != before
     )
     assert plane is not None
+    # the table: rows in the order of the static picture's bars, each weight shaded by its value
+    # (a darker shade for a smaller weight) with its number readable on it (reader: "I had to read
+    # digits"); the numbers stay in the cells
+    table_shading(browser, sel, example)
     set_fields(browser, sel, {"q-0": "x"})
     assert "must be a number" in message(browser, sel)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+TABLE_CELLS = """
+const rows = [...document.querySelector(arguments[0]).querySelectorAll('table tbody tr')];
+const rgb = c => c.match(/[0-9.]+/g).slice(0, 3).map(Number);
+return rows.map(tr => ({
+  name: tr.querySelector('th').textContent,
+  cells: [...tr.querySelectorAll('td')].map(td => {
+    const s = getComputedStyle(td);
+    return {text: td.textContent, weight: Number(td.dataset.weight),
+            background: rgb(s.backgroundColor), color: rgb(s.color)};
+  }),
+}));
+"""
+
+
+def luminance(rgb) -> float:
+    """WCAG's relative luminance of an sRGB colour (0-255 channels)."""
+    lin = [
+        c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb
+    ]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def table_shading(browser, sel: str, example: dict) -> None:
+    from lib.viz.live import score_functions_figure
+
+    values = {f"q-{c}": example["query"][c] for c in (0, 1)}
+    values.update({f"k{i + 1}-{c}": k[c] for i, k in enumerate(example["keys"]) for c in (0, 1)})
+    set_fields(browser, sel, values)  # back to the figure's own points
+    rows = browser.execute_script(TABLE_CELLS, sel)
+    assert [c["text"] for c in rows[0]["cells"]] == [f"{w:.3f}" for w in example["weights"]["dot"]]
+    static = list(score_functions_figure([1.0, 0.5], [[1.0, 0.0]]).example["weights"])
+    assert [r["name"] for r in rows] == list(example["weights"]) == static
+    cells = [c for r in rows for c in r["cells"]]
+    assert len(cells) == 5 * 3
+    for c in cells:
+        assert c["text"] == f"{c['weight']:.3f}"  # the number kept in its cell
+        lo, hi = sorted([luminance(c["background"]), luminance(c["color"])])
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, c  # WCAG AA for normal text
+    # the shade follows the value: a larger weight, a lighter cell (cividis grows in lightness)
+    by_weight = sorted(cells, key=lambda c: c["weight"])
+    shades = [luminance(c["background"]) for c in by_weight]
+    assert all(a <= b + 1e-9 for a, b in zip(shades, shades[1:])), shades
+    assert shades[-1] - shades[0] > 0.2

@@ -17,6 +17,15 @@ export function colour(value, lo = 0, hi = 1) {
   return `rgb(${mix.join(",")})`;
 }
 
+// The text colour on colour(value): black or white, whichever contrasts more with the shade (WCAG's
+// relative luminance; at least 4.6:1 on every cividis shade, so normal-size text passes AA).
+export function ink(value, lo = 0, hi = 1) {
+  const lin = (c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  const [r, g, b] = colour(value, lo, hi).slice(4, -1).split(",").map((c) => lin(Number(c) / 255));
+  const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  return (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) ? "#000" : "#fff";
+}
+
 export function el(name, attrs = {}, parent = null) {
   const node = document.createElementNS(SVG, name);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);

@@ -93,9 +93,11 @@ function gptControls(root, example) {
   const temperature = field("temperature", "1", { min: 0, max: 5, step: 0.1 });
   const topK = field("top-k", "0", { min: 0, step: 1, title: "0 = off" });
   const topP = field("top-p", "1", { min: 0, max: 1, step: 0.05, title: "1 = off; 0 = greedy" });
-  const greedy = html("button", { type: "button", class: "book-live-greedy", disabled: "" }, settings,
+  // the two step buttons wrap together (at 1280 px "Sample step" was left alone on a line of its own)
+  const steps = html("span", { class: "book-live-steps" }, settings);
+  const greedy = html("button", { type: "button", class: "book-live-greedy", disabled: "" }, steps,
     "Greedy step");
-  const sample = html("button", { type: "button", class: "book-live-sample", disabled: "" }, settings,
+  const sample = html("button", { type: "button", class: "book-live-sample", disabled: "" }, steps,
     "Sample step");
   const views = html("div", { class: "book-live-views" }, root);
   const barBox = html("div", {}, views);

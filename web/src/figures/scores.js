@@ -3,7 +3,7 @@
 // lib.attention computes them: dot q.k, scaled dot q.k/sqrt(d), cosine, general q^T W_a k, additive
 // v_a^T tanh(W_q q + W_k k) (Luong et al. 2015, eq. 8; Bahdanau et al. 2015, eq. 6), each followed by
 // a softmax over the keys. W_a, W_q, W_k and v_a are the example's (seeded in the chapter).
-import { el, html } from "../draw.js";
+import { colour, el, html, ink } from "../draw.js";
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const matvec = (M, x) => M.map((row) => dot(row, x));   // M [out][in] (nn.Linear's weight)
@@ -54,6 +54,11 @@ export function mountScores(root, example, ctx) {
       class: `book-live-${n}-${c}`, style: "width: 4.5em", "aria-label": `${n} coordinate ${c + 1}` }, wrap));
   });
   const table = html("div", { class: "book-live-table" }, right);
+  // the table's rows in the order of the static picture's bars: the example's weights, as
+  // lib.viz.live wrote them (dot, scaled dot, cosine, general, additive)
+  const names5 = Object.keys(scores([0, 0], [[0, 0]], example.params));
+  const given = Object.keys(example.weights || {});
+  const order = given.length === names5.length && names5.every((n) => given.includes(n)) ? given : names5;
 
   function redraw(fromBoxes = false) {
     if (fromBoxes) {
@@ -83,17 +88,20 @@ export function mountScores(root, example, ctx) {
     const weights = {};
     // the keys' names alone in the heading, the rest in the caption: with "weight on k1" headings the
     // table was wider than a 360 px screen
-    const t = html("table", { class: "book-live-ranking" });
-    html("caption", {}, t, "The weight of q on each key, by score function");
+    const t = html("table", { class: "book-live-ranking book-live-shaded" });
+    html("caption", {}, t, "The weight of q on each key, by score function (shaded as the heatmaps: dark 0, yellow 1)");
     const head = html("tr", {}, html("thead", {}, t));
     html("th", { scope: "col" }, head, "score");
     names.slice(1).forEach((n) => html("th", { scope: "col" }, head, n));
     const body = html("tbody", {}, t);
-    for (const [name, s] of Object.entries(all)) {
-      weights[name] = softmax(s);
+    for (const name of order) {
+      weights[name] = softmax(all[name]);
       const tr = html("tr", {}, body);
-      html("td", {}, tr, name);
-      weights[name].forEach((w) => html("td", {}, tr, w.toFixed(3)));
+      html("th", { scope: "row" }, tr, name);
+      // each weight shaded by its value on the heatmaps' scale (the masked-softmax figure's), its
+      // number kept in black or white, whichever reads better on the shade
+      weights[name].forEach((w) => html("td", { style: `background: ${colour(w)}; color: ${ink(w)}`,
+        "data-weight": w }, tr, w.toFixed(3)));
     }
     table.replaceChildren(t);
     if (!fromBoxes) boxes.forEach((pair, i) => pair.forEach((b, c) => { b.value = points[i][c].toFixed(2); }));
