@@ -116,7 +116,7 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
       const dy = 0.4 * size; // the baseline, to centre the text
       const t = el("text", { x: x0 + j * cell + cell / 2, y: top + i * cell + cell / 2 + dy,
         "text-anchor": "middle", "font-size": size,
-        fill: v > 0.55 ? "#000" : "#fff" }, svg);
+        fill: ink(v) }, svg);
       t.textContent = v.toFixed(2).replace(/^0/, "");
     }
   }));
