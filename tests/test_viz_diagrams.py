@@ -603,6 +603,24 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
         viz.luong_diagram(7, source_length=30)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_luong_diagram_draws_local_m_below_with_its_window_at_t_and_no_gaussian(narrow):
+    plain = viz.luong_diagram(7, source_length=20, position=8.6, narrow=narrow)
+    fig = viz.luong_diagram(7, source_length=20, position=8.6, local_m=8, narrow=narrow)
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.lines if ln.get_color() == "0.55"]  # query-key lines
+    assert len(lines) == 20 + 14 + 15  # local-m: s in [1, 15], its window [t - D, t + D]
+    gaussians = [ln for ln in ax.lines if ln.get_color() == "0.45"]
+    assert len(gaussians) == 1  # local-p's alone
+    assert "$p_t = t$ = 8" in texts(fig) and any(s.startswith("local-m") for s in texts(fig))
+    assert "Middle, local-p" in fig.alt_text and "positions 1 to 15." in fig.alt_text
+    assert fig.get_size_inches()[1] > plain.get_size_inches()[1]
+    # without it, the two panels as before
+    assert not any("local-m" in s for s in texts(plain)) and "Bottom, local-p" in plain.alt_text
+    with pytest.raises(ValueError, match="local_m"):
+        viz.luong_diagram(7, source_length=20, local_m=20)
+
+
 def test_luong_diagram_narrow_is_legible_on_a_phone():
     """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 13-point text (was 11.5: 9.3 CSS
     px at 360 px, read as too small), each context box above its h_t; the same connections and alt
