@@ -707,11 +707,11 @@ def luong_diagram(window, *, source_length=20, position=8.6, local_m=None, narro
         alt = alt.replace("Bottom, local-p", "Middle, local-p").replace("In both", "In each")
         panels.append(("m", local_m, inside_m))
     check_bool(narrow, "narrow")
+    # three panels: 0.15 inch more each, room between p_t's label and the next title
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
-        # three panels: 0.15 inch more each, room between p_t's label and the next title
         step, y_low, width, x0, room = 3.7 + 0.15 * (len(panels) > 2), 0.3, 5.2, 0.6, 4.45
     else:
-        step, y_low, width, x0, room = 2.75, 0.25, 9.0, 0.45, 6.2
+        step, y_low, width, x0, room = 2.75 + 0.15 * (len(panels) > 2), 0.25, 9.0, 0.45, 6.2
     fig, ax = _canvas(width, y_low + step * len(panels) - (0 if narrow else 0.15), alt)
     dx = room / S
     xs = [x0 + dx * (s + 0.5) for s in range(S)]
