@@ -603,6 +603,24 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
         viz.luong_diagram(7, source_length=30)
 
 
+@pytest.mark.parametrize("narrow", [False, True])
+def test_luong_diagram_draws_local_m_below_with_its_window_at_t_and_no_gaussian(narrow):
+    plain = viz.luong_diagram(7, source_length=20, position=8.6, narrow=narrow)
+    fig = viz.luong_diagram(7, source_length=20, position=8.6, local_m=8, narrow=narrow)
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.lines if ln.get_color() == "0.55"]  # query-key lines
+    assert len(lines) == 20 + 14 + 15  # local-m: s in [1, 15], its window [t - D, t + D]
+    gaussians = [ln for ln in ax.lines if ln.get_color() == "0.45"]
+    assert len(gaussians) == 1  # local-p's alone
+    assert "$p_t = t$ = 8" in texts(fig) and any(s.startswith("local-m") for s in texts(fig))
+    assert "Middle, local-p" in fig.alt_text and "positions 1 to 15." in fig.alt_text
+    assert fig.get_size_inches()[1] > plain.get_size_inches()[1]
+    # without it, the two panels as before
+    assert not any("local-m" in s for s in texts(plain)) and "Bottom, local-p" in plain.alt_text
+    with pytest.raises(ValueError, match="local_m"):
+        viz.luong_diagram(7, source_length=20, local_m=20)
+
+
 def test_luong_diagram_narrow_is_legible_on_a_phone():
     """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 13-point text (was 11.5: 9.3 CSS
     px at 360 px, read as too small), each context box above its h_t; the same connections and alt
@@ -1002,6 +1020,7 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         lambda: viz.additive_score_diagram(2, 2, 8, narrow=True),
         lambda: viz.gru_cell_diagram(),
         lambda: viz.tokenizer_pipeline_diagram(*PIPELINE.values()),
+        lambda: viz.gpt_blocks_diagram(),
     ],
     ids=[
         "input",
@@ -1014,6 +1033,7 @@ def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
         "additive_score",
         "gru_cell",
         "tokenizer_pipeline",
+        "gpt_blocks",
     ],
 )
 def test_diagrams_drawn_for_a_phone_fit_its_column(draw):
@@ -1102,6 +1122,37 @@ def test_minilm_diagram_draws_what_is_matched_and_the_sentence_vector():
         viz.minilm_diagram(GPTConfig.gpt2())
 
 
+def test_gpt_blocks_diagram_puts_the_layer_norms_where_each_model_does():
+    fig = viz.gpt_blocks_diagram()
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    y = {}  # each column's labels from the bottom up, by their x (left: GPT, right: GPT-2)
+    for t in fig.axes[0].texts:
+        x, height = t.get_position()
+        y.setdefault(x < 2.6, []).append((height, t.get_text()))
+    post, pre = ([text for _, text in sorted(y[side])] for side in (True, False))
+    attn = "masked multi-head\nself-attention\n$H$ = 12"
+    mlp = "MLP, GELU\n768 → 3,072 → 768"
+    # post-LN: each LayerNorm after its add, none after the last block; pre-LN: each before its
+    # sub-layer, and ln_f after the last block, as lib.gpt.Block and GPT
+    assert [s for s in post if s not in ("× 12",)][2:9] == [
+        attn,
+        "$+$",
+        "LayerNorm",
+        mlp,
+        "$+$",
+        "LayerNorm",
+        "× wte$^\\top$ (tied)\nsoftmax",
+    ]
+    assert [s for s in pre if s not in ("× 12",)][2:10] == [
+        "LayerNorm ln_1", attn, "$+$", "LayerNorm ln_2", mlp, "$+$", "ln_f",
+        "× wte$^\\top$ (tied)\nsoftmax",
+    ]  # fmt: skip
+    assert labels.count("× 12") == 2 and "GPT: post-LN" in labels and "GPT-2: pre-LN" in labels
+    assert "ln_f, follows the last block" in fig.alt_text
+    with pytest.raises(TypeError, match="config"):
+        viz.gpt_blocks_diagram(BertConfig.base())
+
+
 CALLS = {
     "seq2seq": lambda: viz.seq2seq_diagram(SRC, TGT, with_attention=True),
     "self_attention": lambda: viz.self_attention_diagram(11, 10, 5, 10),
@@ -1111,6 +1162,7 @@ CALLS = {
     "bahdanau": lambda: viz.bahdanau_diagram(SRC, narrow=True),
     "luong": lambda: viz.luong_diagram(7),
     "gpt": lambda: viz.gpt_diagram(GPTConfig.gpt2()),
+    "gpt_blocks": lambda: viz.gpt_blocks_diagram(GPTConfig.gpt2()),
     "gpt_classifier": lambda: viz.gpt_classifier_diagram(),
     "bert_input": lambda: viz.bert_input_diagram(PAIR),
     "elmo": lambda: viz.elmo_diagram(ELMoConfig(vocab_size=252), narrow=True),
@@ -1163,6 +1215,7 @@ DRAWN_FOR_PHONES = {
     "beam_search",
     "gru_cell",
     "tokenizer_pipeline",
+    "gpt_blocks",
 }
 
 

@@ -661,13 +661,14 @@ def _bahdanau_decoder_wide(ax, xs, font, score, context):
     _box(ax, x_out, 4.55, "softmax: $y_t$", "io", w=1.4, h=0.5, fontsize=font)
 
 
-def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
+def luong_diagram(window, *, source_length=20, position=8.6, local_m=None, narrow=False):
     """Chapter 4's two attentions of Luong et al. 2015 over ``source_length`` source states:
     global (every position s) and local-p (only the window [p_t - D, p_t + D] around the predicted
     position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
-    give a context c_t that joins h_t in the attentional state. ``narrow``: drawn for a phone's
-    width (5.2 inches, 13-point text), each context box above its h_t instead of beside it.
-    Returns the Figure."""
+    give a context c_t that joins h_t in the attentional state. ``local_m``: a target step t, to
+    draw local-m below them too (the window at p_t = t, its plain softmax, no Gaussian); None: not
+    drawn. ``narrow``: drawn for a phone's width (5.2 inches, 13-point text), each context box
+    above its h_t instead of beside it. Returns the Figure."""
     check_int(window, "window", 1)
     check_int(source_length, "source_length", 2)
     if source_length > 24:
@@ -676,10 +677,14 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         raise TypeError(f"position: expected a number, got {type(position).__name__}")
     if not 0 <= position <= source_length:
         raise ValueError(f"position: expected p_t in [0, {source_length}], got {position}")
+    if local_m is not None:
+        check_int(local_m, "local_m", 0)
+        if local_m >= source_length:
+            raise ValueError(f"local_m: expected a step t below {source_length}, got {local_m}")
     S, D, p = source_length, window, float(position)
     inside = [s for s in range(S) if abs(s - p) <= D]
     alt = (
-        f"Two rows of {S} source states. Top, global attention: the decoder state h_t is joined to "
+        f"{'Two' if local_m is None else 'Three'} rows of {S} source states. Top, global attention: the decoder state h_t is joined to "
         f"all {S}. Bottom, local-p attention: a dashed line marks the predicted position "
         f"p_t = {p:g}, the window of D = {D} positions on each side is shaded, a bell curve "
         f"(sigma = {D / 2:g}) peaks at p_t, and h_t is joined only to the {len(inside)} states "
@@ -689,19 +694,30 @@ def luong_diagram(window, *, source_length=20, position=8.6, narrow=False):
         "c_t, which with h_t "
         "gives the attentional state tilde h_t = tanh(W_c [c_t; h_t])."
     )
+    # (local, its centre, the positions it scores) for each panel from the top
+    panels = [(None, (S - 1) / 2, list(range(S))), ("p", p, inside)]
+    if local_m is not None:
+        inside_m = [s for s in range(S) if abs(s - local_m) <= D]
+        alt += (
+            f" Bottom, local-m attention: the window of the same D = {D} positions on each side "
+            f"is centred at the target step, p_t = t = {local_m}, shaded, with no bell curve (a "
+            f"plain softmax inside it), and h_t is joined only to the {len(inside_m)} states "
+            f"inside it, positions {inside_m[0]} to {inside_m[-1]}."
+        )
+        alt = alt.replace("Bottom, local-p", "Middle, local-p").replace("In both", "In each")
+        panels.append(("m", local_m, inside_m))
     check_bool(narrow, "narrow")
+    # three panels: 0.15 inch more each, room between p_t's label and the next title
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
-        fig, ax = _canvas(5.2, 7.7, alt)
-        dx = 4.45 / S
-        xs = [0.6 + dx * (s + 0.5) for s in range(S)]
-        panels = [(4.0, False), (0.3, True)]
+        step, y_low, width, x0, room = 3.7 + 0.15 * (len(panels) > 2), 0.3, 5.2, 0.6, 4.45
     else:
-        fig, ax = _canvas(9.0, 5.6, alt)
-        dx = 6.2 / S
-        xs = [0.45 + dx * (s + 0.5) for s in range(S)]
-        panels = [(3.0, False), (0.25, True)]
-    for y0, local in panels:
-        _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow)
+        step, y_low, width, x0, room = 2.75 + 0.15 * (len(panels) > 2), 0.25, 9.0, 0.45, 6.2
+    fig, ax = _canvas(width, y_low + step * len(panels) - (0 if narrow else 0.15), alt)
+    dx = room / S
+    xs = [x0 + dx * (s + 0.5) for s in range(S)]
+    for k, (local, centre, scored) in enumerate(panels):
+        y0 = y_low + step * (len(panels) - 1 - k)
+        _luong_panel(ax, xs, dx, y0, local, D, centre, scored, narrow)
     return fig
 
 
@@ -711,15 +727,15 @@ _VALUES = "C0"
 
 def _luong_panel(ax, xs, dx, y0, local, D, p, inside, narrow):
     """One of luong_diagram's panels at height ``y0``: the source states, h_t joined to those it
-    attends to (grey lines, the scores; ``local``: the window's ``inside``, drawn by
-    :func:`_luong_window`), an arrow from them into the context box (the values) and the panel's
-    title."""
+    attends to (grey lines, the scores; ``local`` "p" or "m": the window's ``inside`` around ``p``,
+    drawn by :func:`_luong_window`; None: global), an arrow from them into the context box (the
+    values) and the panel's title."""
     S, font = len(xs), _LUONG_NARROW_FONT if narrow else _FONT
     math = _LUONG_NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols
     y_src, y_q = y0 + 0.35, y0 + (1.55 if narrow else 1.75)
     x_q = xs[0] + dx * (p if local else (S - 1) / 2)
     if local:
-        title = _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow)
+        title = _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow, local == "m")
     else:
         title = "global: every source position $s$"
     for s, x in enumerate(xs):
@@ -767,29 +783,32 @@ def _luong_values(ax, used_xs, y_src):
     return used_xs[-1], y_comb
 
 
-def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow):
+def _luong_window(ax, xs, dx, y_src, y_q, D, p, narrow, monotonic=False):
     """local-p's window: shaded, the Gaussian over it, the predicted position p_t dashed; returns
-    the panel's title."""
+    the panel's title. ``monotonic``: local-m's, centred at p_t = t, with no Gaussian."""
     font = _LUONG_NARROW_MATH_FONT if narrow else _FONT  # p_t's label; the title's is the text's
     x_lo, x_hi = xs[0] + dx * (p - D), xs[0] + dx * (p + D)
     ax.add_patch(mpatches.Rectangle((x_lo, y_src - 0.3), x_hi - x_lo, 1.1, fc="#fff2cc"))
     # the Gaussian factor over the window, sigma = D/2: u runs over [-2, 2] sigmas
     us = [k / 25 - 2 for k in range(101)]
-    ax.plot(
-        [xs[0] + dx * (p + u * D / 2) for u in us],
-        [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
-        color="0.45",
-        lw=1.2,
-    )
+    if not monotonic:
+        ax.plot(
+            [xs[0] + dx * (p + u * D / 2) for u in us],
+            [y_src + 0.3 + 0.5 * math.exp(-u * u / 2) for u in us],
+            color="0.45",
+            lw=1.2,
+        )
     _line(ax, [xs[0] + dx * p] * 2, [y_src - 0.45, y_q - 0.25], color="0.2", ls="--")
     ax.text(
         xs[0] + dx * p + 0.07,
         y_src - (0.55 if narrow else 0.5),
-        f"$p_t$ = {p:g}",
+        f"$p_t = t$ = {p:g}" if monotonic else f"$p_t$ = {p:g}",
         fontsize=font,
         ha="left",
         va="center",
     )
+    if monotonic:
+        return f"local-m: the same window at $p_t = t$,{chr(10) if narrow else ' '}no Gaussian"
     title = (
         f"local-p: only the window $[p_t - D, p_t + D]$, $D$ = {D},"
         + ("\n" if narrow else " ")

@@ -1,5 +1,5 @@
 """The Transformer family's architectures: self-attention's matrices and exercise 1's
-residual and second layer (chapter 6), the split and merge of heads (chapter 7), a GPT block and the decoder-only stack (chapter 13), BERT's
+residual and second layer (chapter 6), the split and merge of heads (chapter 7), GPT-2's block and the decoder-only stack and GPT's post-LN block beside GPT-2's pre-LN one (chapter 13), BERT's
 input sum and pretraining heads (chapter 14) ELECTRA's generator and discriminator (chapter
 16), grouped-query attention's shared key/value heads, SwiGLU's two branches and the ordered steps of
 the modern attention layer (chapter 17) and how all-MiniLM-L6-v2 was
@@ -32,6 +32,7 @@ __all__ = [
     "connectivity_diagram",
     "multi_head_diagram",
     "gpt_diagram",
+    "gpt_blocks_diagram",
     "gpt_classifier_diagram",
     "bert_input_diagram",
     "bert_pretraining_diagram",
@@ -490,6 +491,95 @@ def gpt_diagram(config, *, stacked=False):
     if not stacked:  # from block 0 of the stack to the enlarged block beside it
         _line(ax, [x + 1.65, 4.05], [2.0, 0.9], color="0.6", ls=":")
         _line(ax, [x + 1.65, 4.05], [2.0, 5.45], color="0.6", ls=":")
+    return fig
+
+
+# Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+def gpt_blocks_diagram(config=None):
+    """Chapter 13's two places for the LayerNorm, side by side and from the bottom up: left, GPT's
+    block (Radford et al. 2018; post-LN, as the original Transformer: each sub-layer, its residual
+    add, then a LayerNorm, and no LayerNorm after the last block); right, GPT-2's (Radford et al.
+    2019; pre-LN, as ``lib.gpt.Block``: a LayerNorm at each sub-layer's input, the residual stream
+    never normalized, and ``ln_f`` after the last block). Both: token plus position embeddings
+    below, the block repeated N times, the output layer tied to the token embedding and a softmax
+    on top. ``config``: a ``lib.gpt.GPTConfig`` (default ``GPTConfig.gpt2()``, whose 12 blocks of
+    width 768 with 12 heads are GPT's sizes too). Drawn for a phone: 5.2 inches wide, 11.5-point
+    text. Returns the Figure."""
+    from lib.gpt import GPTConfig
+
+    config = GPTConfig.gpt2() if config is None else config
+    check_type(config, "config", GPTConfig)
+    N, D, H = config.n_layer, config.n_embd, config.n_head
+    alt = (
+        "Two decoder-only stacks side by side, read from the bottom up, each from the tokens w_1 "
+        "to w_T and their token plus position embeddings, through a dashed block repeated "
+        f"N = {N} times, to the output layer that multiplies by the transposed token embedding "
+        "(tied) and a softmax. Left, GPT (post-LN): masked multi-head self-attention with "
+        f"{H} heads, a residual add, LayerNorm, the MLP (D = {D} to 4D and back, GELU), a residual "
+        "add, LayerNorm; the residual lines start after each LayerNorm, so the stream itself is "
+        "normalized, and nothing sits between the last block and the output layer. Right, GPT-2 "
+        "(pre-LN), as the library's GPT: LayerNorm ln_1, the masked self-attention, a residual "
+        "add, LayerNorm ln_2, the MLP, a residual add; the residual lines go around each LayerNorm "
+        "and its sub-layer, so the stream is never normalized inside the blocks, and one more "
+        "LayerNorm, ln_f, follows the last block."
+    )
+    font = _PHONE_FONT
+    fig, ax = _canvas(5.2, 7.75, alt)
+    w, plus = 1.85, 0.4  # a box's width, an add's
+    attn = f"masked multi-head\nself-attention\n$H$ = {H}"
+    mlp = f"MLP, GELU\n{D} → {4 * D:,} → {D}"
+    # (y, text, kind) from the bottom up; the adds are "+"; None: the residual's start
+    post = [
+        (1.95, attn, "attn"),
+        (2.8, "$+$", "plain"),
+        (3.35, "LayerNorm", "norm"),
+        (4.15, mlp, "ff"),
+        (4.9, "$+$", "plain"),
+        (5.45, "LayerNorm", "norm"),
+    ]
+    pre = [
+        (1.75, "LayerNorm ln_1", "norm"),
+        (2.5, attn, "attn"),
+        (3.3, "$+$", "plain"),
+        (3.85, "LayerNorm ln_2", "norm"),
+        (4.65, mlp, "ff"),
+        (5.45, "$+$", "plain"),
+    ]
+
+    def half(text):  # half a box's height: 0.2 a line of text, plus a margin
+        return plus / 2 if text == "$+$" else 0.08 + 0.1 * (text.count("\n") + 1) * font / 11.5
+
+    columns = [  # x, title, block, residuals (from y, into the add at y), above the blocks
+        (1.3, "GPT: post-LN", post, [(1.45, 2.8), (3.7, 4.9)], []),
+        (3.9, "GPT-2: pre-LN", pre, [(1.45, 3.3), (3.55, 5.45)], [(6.2, "ln_f", "norm")]),
+    ]
+    for x, title, block, residuals, after in columns:
+        below = [(0.35, "tokens $w_1 \\dots w_T$", "io"), (1.0, "wte + wpe", "emb")]
+        top = [*after, (6.95, "× wte$^\\top$ (tied)\nsoftmax", "io")]
+        items = [*below, *block, *top]
+        for (y, text, kind), nxt in zip(items, [*items[1:], None]):
+            _box(ax, x, y, text, kind, w=plus if text == "$+$" else w, h=2 * half(text),
+                 fontsize=font)  # fmt: skip
+            if nxt is not None:
+                _arrow(ax, x, y + half(text), x, nxt[0] - half(nxt[1]))
+        x_res = x + w / 2 + 0.12
+        for y_from, y_add in residuals:  # the residual: from the stream, around, into the add
+            _line(ax, [x, x_res, x_res], [y_from, y_from, y_add])
+            _arrow(ax, x_res, y_add, x + plus / 2, y_add)
+        ax.add_patch(
+            mpatches.FancyBboxPatch(
+                (x - w / 2 - 0.08, 1.33),
+                w + 0.28,
+                4.45,
+                fc="none",
+                ec="0.5",
+                ls="--",
+                boxstyle="round,pad=0.03",
+            )
+        )
+        y_add = next(y for y, text, _ in block if text == "$+$")  # "× N" left of the first add
+        ax.text(x - 0.6, y_add, f"× {N}", **_t(font))
+        ax.text(x, 7.55, title, **_t(font))
     return fig
 
 
