@@ -732,8 +732,9 @@ def course_notebook(
     module = f"lib.exercises.ch{chapter[:2]}"
     if prediction_points is None:
         prediction_points = POINTS["prediction"]
+    measured = _measured(chapter)
     # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
-    unimported = _prediction_checkers(nb) if predictions_at_collection else set()
+    unimported = _prediction_checkers(nb, measured) if predictions_at_collection else set()
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -766,7 +767,8 @@ def course_notebook(
             template = None
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
-            if predictions_at_collection and PREDICT in src.split("\n", 1)[0].lower():
+            predicting = _predicts(src, current["number"], measured)
+            if predictions_at_collection and predicting:
                 cell.source = graded_statement(cell.source)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
@@ -796,7 +798,7 @@ def course_notebook(
             _add_solution(template, src, current)
             continue
         if cell.cell_type == "code" and _is_check(cell):
-            recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
+            recorded = predictions_at_collection and predicting
             grade_id = unique(f"ex{current['number']}_test")
             points = prediction_points if recorded else POINTS["checked"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
@@ -864,12 +866,35 @@ def _without_checkers(source: str, names: set[str]) -> str:
     return "\n".join(lines)
 
 
-def _prediction_checkers(nb: nbformat.NotebookNode) -> set[str]:
-    """The checkers a chapter's "predict, then check" exercises call (their check cells)."""
+def _measured(chapter: str) -> set[int]:
+    """The "predict, then check" exercises of ``chapter`` whose checked answers are measurements
+    (its checker module's ``MEASURED``): a course checks them in the notebook like any answer, so a
+    student whose own run is off learns it before submitting; only the prediction, a comment, is
+    not graded (lecturer review s17, M7)."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    except ModuleNotFoundError:
+        return set()
+    return set(getattr(module, "MEASURED", ()))
+
+
+def _predicts(statement: str, number: int, measured: set[int]) -> bool:
+    """Whether an exercise's answers are predictions, which a graded course records at collection."""
+    return PREDICT in statement.split("\n", 1)[0].lower() and number not in measured
+
+
+def _prediction_checkers(nb: nbformat.NotebookNode, measured: set[int] = frozenset()) -> set[str]:
+    """The checkers a chapter's "predict, then check" exercises call (their check cells), but those
+    of exercises whose answers are measurements (:func:`_measured`)."""
     names, predicting = set(), False
     for cell in nb.cells:
         if cell.cell_type == "markdown" and EXERCISE.match(cell.source):
-            predicting = PREDICT in cell.source.split("\n", 1)[0].lower()
+            number = int(EXERCISE.match(cell.source).group(1))
+            predicting = _predicts(cell.source, number, measured)
         elif predicting and _is_check(cell) and "solution" not in _tags(cell):
             call = ast.parse(cell.source).body[-1].value
             names.add(ast.unparse(call.func))
