@@ -70,6 +70,9 @@ def test_every_refusal_names_a_function_the_sandbox_can_swap(chapter, checker, t
     import transformers.models.bloom.modeling_bloom  # noqa: F401
     import transformers.models.llama.modeling_llama  # noqa: F401
 
+    if target.endswith("LayerNorm.forward"):  # the T5 family's RMSNorms (lecturer review s17, M1)
+        for module in ("t5", "longt5", "mt5", "umt5", "switch_transformers", "pop2piano", "udop"):
+            importlib.import_module(f"transformers.models.{module}.modeling_{module}")
     found = sandbox._targets(target)
     assert found, target
     for name, function in found:
@@ -160,5 +163,42 @@ print("refused")
 """
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_t5_familys_layernorm_an_rmsnorm_is_refused():
+    """Lecturer review s17, M1: T5LayerNorm, LongT5LayerNorm, SwitchTransformersLayerNorm and
+    Pop2PianoLayerNorm (and MT5's, UMT5's, Udop's) are exact RMSNorms under another name: chapter
+    17's refusals name each, so only a refusal, not an accident of the sandbox, stops them."""
+    script = """
+import importlib, sys, torch
+sys.path.insert(0, "tools")
+import sandbox
+from lib.exercises import ch17
+refusals = [{"target": t, "when": "always"} for c in ch17.REFUSALS.values() for t, _, _ in c]
+classes = {}
+for module, name in [("t5", "T5LayerNorm"), ("longt5", "LongT5LayerNorm"),
+                     ("switch_transformers", "SwitchTransformersLayerNorm"),
+                     ("pop2piano", "Pop2PianoLayerNorm"), ("mt5", "MT5LayerNorm"),
+                     ("umt5", "UMT5LayerNorm"), ("udop", "UdopLayerNorm")]:
+    found = getattr(importlib.import_module(f"transformers.models.{module}.modeling_{module}"), name, None)
+    if found is not None:
+        classes[name] = found
+assert {"T5LayerNorm", "LongT5LayerNorm", "SwitchTransformersLayerNorm", "Pop2PianoLayerNorm"} <= set(classes)
+sandbox._guard({}, refusals)
+x = torch.randn(2, 4)
+with sandbox._calling():
+    for name, cls in classes.items():
+        try:
+            cls(4)(x)
+        except sandbox._Refused as e:
+            assert refusals[e.index]["target"].endswith(f".{name}.forward"), (name, e.index)
+        else:
+            raise SystemExit(f"{name} was not refused")
+print("refused", len(classes))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]

@@ -181,6 +181,22 @@ _refuse_torch_rmsnorm = refusing(
 _refuse_hf_rmsnorm = refusing(
     "RMSNorm", ": no library's may be used; write it yourself", whose="transformers'"
 )
+_refuse_hf_t5norm = refusing(
+    "RMSNorm (the T5 family's LayerNorm is one)",
+    ": no library's may be used; write it yourself",
+    whose="transformers'",
+)
+# the T5 family's "LayerNorm" is an exact RMSNorm (no mean, no bias) under another name (lecturer
+# review s17, M1): each checkpoint's class that transformers has (4.x: all seven)
+_T5_NORMS = (
+    "T5LayerNorm",
+    "LongT5LayerNorm",
+    "MT5LayerNorm",
+    "UMT5LayerNorm",
+    "SwitchTransformersLayerNorm",
+    "Pop2PianoLayerNorm",
+    "UdopLayerNorm",
+)
 _refuse_hf_mlp = refusing(
     "gated MLP (SwiGLU)", ": no library's may be used; write it yourself", whose="transformers'"
 )
@@ -215,6 +231,7 @@ REFUSALS = {
         ("torch._fused_rms_norm", None, _refuse_torch_rmsnorm),  # where torch has it
         ("torch.nn.RMSNorm.forward", None, _refuse_torch_rmsnorm),
         (f"{_TRANSFORMERS}.*RMSNorm.forward", None, _refuse_hf_rmsnorm),
+        *((f"{_TRANSFORMERS}.{norm}.forward", None, _refuse_hf_t5norm) for norm in _T5_NORMS),
         (f"{_TRANSFORMERS}.*MLP.forward", None, _refuse_hf_mlp),
     ],
 }  # fmt: skip
