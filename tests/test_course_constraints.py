@@ -202,3 +202,62 @@ print("refused", len(classes))
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]
+
+
+def test_an_unused_transformers_import_costs_nothing_and_a_starting_import_is_named(tmp_path):
+    """Lecturer review s17, M1: `from transformers.models.t5.modeling_t5 import T5LayerNorm` in an
+    answer cell started `/sbin/ldconfig -p` (trio, as transformers loads) and cost the exercise as
+    "start a program". The zygote imports such libraries before the audit hook (sandbox.PREIMPORT),
+    and when an import still starts a program the report names that import."""
+    (tmp_path / "starts_a_program.py").write_text(
+        "import subprocess\nsubprocess.Popen(['true']).wait()\n"
+    )
+    script = f"""
+import os, sys
+sys.path.insert(0, "tools")
+import sandbox
+sandbox._preimport()
+read, write = os.pipe()
+scratch = {str(tmp_path)!r}
+sandbox._install_audit_hook(scratch, [], write)
+from transformers.models.t5.modeling_t5 import T5LayerNorm  # an answer's unused import
+print("imported", flush=True)
+sys.path.insert(0, scratch)
+import starts_a_program  # stopped: it starts a program as it loads
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, timeout=300
+    )
+    assert b"imported" in done.stdout, done.stderr[-2000:]
+    assert done.returncode == sandbox.VIOLATION_EXIT, done.stderr[-2000:]
+
+
+def test_the_violation_names_the_import_that_started_the_program(tmp_path):
+    (tmp_path / "starts_a_program.py").write_text(
+        "import subprocess\nsubprocess.Popen(['true']).wait()\n"
+    )
+    script = f"""
+import json, os, struct, sys
+sys.path.insert(0, "tools")
+import sandbox
+read, write = os.pipe()
+scratch = {str(tmp_path)!r}
+sys.path.insert(0, scratch)
+pid = os.fork()
+if pid == 0:
+    os.close(read)
+    sandbox._install_audit_hook(scratch, [], write)
+    import starts_a_program
+    os._exit(0)
+os.close(write)
+_, status = os.waitpid(pid, 0)
+data = os.read(read, 1 << 16)
+print(os.waitstatus_to_exitcode(status), json.loads(data[9:])["violation"])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    code, violation = done.stdout.split(" ", 1)
+    assert int(code) == sandbox.VIOLATION_EXIT, done.stderr[-2000:]
+    assert violation.startswith("start a program (subprocess.Popen)"), violation
+    assert "the import of starts_a_program" in violation, violation
