@@ -690,7 +690,8 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
 
 @checker("a long context")
 def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
-    """Check the predictions of exercise 4 against :func:`_long_context_answers`: the GiB to 1%
+    """Check the predictions of exercise 4 against :func:`_long_context_answers` (in a course with
+    per-student variants, part 1's model is the student's own, :func:`cache_variant`): the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
