@@ -70,6 +70,9 @@ def test_every_refusal_names_a_function_the_sandbox_can_swap(chapter, checker, t
     import transformers.models.bloom.modeling_bloom  # noqa: F401
     import transformers.models.llama.modeling_llama  # noqa: F401
 
+    if target.endswith("LayerNorm.forward"):  # the T5 family's RMSNorms (lecturer review s17, M1)
+        for module in ("t5", "longt5", "mt5", "umt5", "switch_transformers", "pop2piano", "udop"):
+            importlib.import_module(f"transformers.models.{module}.modeling_{module}")
     found = sandbox._targets(target)
     assert found, target
     for name, function in found:
@@ -162,3 +165,99 @@ print("refused")
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_t5_familys_layernorm_an_rmsnorm_is_refused():
+    """Lecturer review s17, M1: T5LayerNorm, LongT5LayerNorm, SwitchTransformersLayerNorm and
+    Pop2PianoLayerNorm (and MT5's, UMT5's, Udop's) are exact RMSNorms under another name: chapter
+    17's refusals name each, so only a refusal, not an accident of the sandbox, stops them."""
+    script = """
+import importlib, sys, torch
+sys.path.insert(0, "tools")
+import sandbox
+from lib.exercises import ch17
+refusals = [{"target": t, "when": "always"} for c in ch17.REFUSALS.values() for t, _, _ in c]
+classes = {}
+for module, name in [("t5", "T5LayerNorm"), ("longt5", "LongT5LayerNorm"),
+                     ("switch_transformers", "SwitchTransformersLayerNorm"),
+                     ("pop2piano", "Pop2PianoLayerNorm"), ("mt5", "MT5LayerNorm"),
+                     ("umt5", "UMT5LayerNorm"), ("udop", "UdopLayerNorm")]:
+    found = getattr(importlib.import_module(f"transformers.models.{module}.modeling_{module}"), name, None)
+    if found is not None:
+        classes[name] = found
+assert {"T5LayerNorm", "LongT5LayerNorm", "SwitchTransformersLayerNorm", "Pop2PianoLayerNorm"} <= set(classes)
+sandbox._guard({}, refusals)
+x = torch.randn(2, 4)
+with sandbox._calling():
+    for name, cls in classes.items():
+        try:
+            cls(4)(x)
+        except sandbox._Refused as e:
+            assert refusals[e.index]["target"].endswith(f".{name}.forward"), (name, e.index)
+        else:
+            raise SystemExit(f"{name} was not refused")
+print("refused", len(classes))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]
+
+
+def test_an_unused_transformers_import_costs_nothing_and_a_starting_import_is_named(tmp_path):
+    """Lecturer review s17, M1: `from transformers.models.t5.modeling_t5 import T5LayerNorm` in an
+    answer cell started `/sbin/ldconfig -p` (trio, as transformers loads) and cost the exercise as
+    "start a program". The zygote imports such libraries before the audit hook (sandbox.PREIMPORT),
+    and when an import still starts a program the report names that import."""
+    (tmp_path / "starts_a_program.py").write_text(
+        "import subprocess\nsubprocess.Popen(['true']).wait()\n"
+    )
+    script = f"""
+import os, sys
+sys.path.insert(0, "tools")
+import sandbox
+sandbox._preimport()
+read, write = os.pipe()
+scratch = {str(tmp_path)!r}
+sandbox._install_audit_hook(scratch, [], write)
+from transformers.models.t5.modeling_t5 import T5LayerNorm  # an answer's unused import
+print("imported", flush=True)
+sys.path.insert(0, scratch)
+import starts_a_program  # stopped: it starts a program as it loads
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, timeout=300
+    )
+    assert b"imported" in done.stdout, done.stderr[-2000:]
+    assert done.returncode == sandbox.VIOLATION_EXIT, done.stderr[-2000:]
+
+
+def test_the_violation_names_the_import_that_started_the_program(tmp_path):
+    (tmp_path / "starts_a_program.py").write_text(
+        "import subprocess\nsubprocess.Popen(['true']).wait()\n"
+    )
+    script = f"""
+import json, os, struct, sys
+sys.path.insert(0, "tools")
+import sandbox
+read, write = os.pipe()
+scratch = {str(tmp_path)!r}
+sys.path.insert(0, scratch)
+pid = os.fork()
+if pid == 0:
+    os.close(read)
+    sandbox._install_audit_hook(scratch, [], write)
+    import starts_a_program
+    os._exit(0)
+os.close(write)
+_, status = os.waitpid(pid, 0)
+data = os.read(read, 1 << 16)
+print(os.waitstatus_to_exitcode(status), json.loads(data[9:])["violation"])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    code, violation = done.stdout.split(" ", 1)
+    assert int(code) == sandbox.VIOLATION_EXIT, done.stderr[-2000:]
+    assert violation.startswith("start a program (subprocess.Popen)"), violation
+    assert "the import of starts_a_program" in violation, violation

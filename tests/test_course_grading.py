@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import shutil
 import subprocess
 import sys
@@ -504,3 +505,56 @@ def test_a_grading_run_names_no_feedback_time_and_shows_each_sandbox_reason_whol
     assert "not yet time for feedback" not in out
     listed = out.split("stopped by the sandbox (", 1)[1].split("\n")[1]
     assert listed == f"  dave ex1_test: {message}"
+
+
+def test_the_copy_list_gives_submission_times_and_lists_a_quote_apart(tmp_path):
+    """Lecturer review s17, M6: each pair of alike answers says when each student submitted and who
+    first (the original author was listed exactly like the copier), and a pair under a similarity of
+    WEAK_RATIO (an answer that quotes a long sentence of the question) is a weaker likeness."""
+    import nbformat
+
+    chapter = "12_elmo"
+    quote = "the bank lent tom some money and the river bank was wet after the long rain"
+
+    def notebook(text: str):
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["nbgrader"] = {"grade_id": "ex4_written", "solution": True, "grade": True}
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    original = (
+        "The probe reads the sense from the context words, and with no twin in training it has to "
+        "generalize from phrases it never saw, so its accuracy falls to chance."
+    )
+    texts = {
+        "alice": (original, "2026-12-05 10:00:00.000000 UTC"),
+        "dave": (original.replace("falls", "drops"), "2026-12-05 11:30:00.000000 UTC"),
+        "erin": (
+            f"As in '{quote}', a probe " + " ".join(f"w{i}" for i in range(120)),
+            "2026-12-05 09:00:00.000000 UTC",
+        ),
+        "fay": (
+            f"The sentence '{quote}' shows it; " + " ".join(f"v{i}" for i in range(120)),
+            None,
+        ),
+    }
+    (tmp_path / "source" / chapter).mkdir(parents=True)
+    nbformat.write(notebook("x"), tmp_path / "source" / chapter / f"{chapter}.ipynb")
+    for student, (text, when) in texts.items():
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(notebook(text), folder / f"{chapter}.ipynb")
+        if when:
+            (folder / "timestamp.txt").write_text(when)
+    flags = grade_course.copy_flags(tmp_path, chapter, sorted(texts))
+    (pair,) = [f for f in flags if f.startswith("alice ex4_written: like dave's answer")]
+    assert pair.endswith(
+        "; submitted: alice 2026-12-05 10:00:00 UTC, dave 2026-12-05 11:30:00 UTC, alice first"
+    )
+    strong, weak = grade_course.strong_and_weak(flags)
+    assert strong == [pair]
+    (quoted,) = weak
+    assert quoted.startswith("erin ex4_written: like fay's answer")
+    ratio = float(re.search(r"similarity ([0-9.]+)", quoted)[1])
+    runs = int(re.search(r"(\d+) runs", quoted)[1])
+    assert ratio < grade_course.WEAK_RATIO and runs >= grade_course.COPY_STRONG_RUNS
+    assert quoted.endswith("; submitted: erin 2026-12-05 09:00:00 UTC, fay at an unknown time")

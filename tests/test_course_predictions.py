@@ -105,3 +105,28 @@ def test_the_teachers_page_says_a_prediction_can_be_computed_and_how_to_weigh_it
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "--prediction-points" in page
     assert "compute it with the library in a cell of their own" in page
+
+
+def test_a_measurement_is_checked_in_the_notebook_not_recorded():
+    """Chapter 12's exercise 4 asks for a measurement (unseen_accuracy) as well as a prediction in a
+    comment: a graded course checks the measurement in the student's notebook, as any answer, worth
+    an ordinary check's points, so a student whose run is off learns it before submitting (lecturer
+    review s17, M7); chapter 12's exercise 2 stays a prediction, recorded."""
+    graded, exercises = _course("12_elmo", True)
+    tests = {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in graded.cells
+        if c.metadata["nbgrader"]["grade_id"].endswith("_test")
+    }
+    assert "check_unseen_phrases(unseen_accuracy" in tests["ex4_test"].source
+    assert "course" not in tests["ex4_test"].metadata and "recorded" not in tests["ex4_test"].source
+    assert "course" in tests["ex2_test"].metadata  # a prediction: recorded
+    assert make_course.PREDICTION_COURSE not in _statement(graded, 4)
+    story = "\n".join(
+        c.source
+        for c in graded.cells
+        if c.cell_type == "code" and "_test" not in c.metadata["nbgrader"]["grade_id"]
+    )
+    assert "check_unseen_phrases" in story  # imported: the student can run the check
+    assert exercises[3]["test"] == "ex4_test"
+    assert tests["ex4_test"].metadata["nbgrader"]["points"] == make_course.POINTS["checked"]

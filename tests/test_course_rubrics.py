@@ -53,7 +53,10 @@ def test_chapter_16_requires_the_reason_bert_base_is_faster():
 def test_chapter_17_requires_only_what_its_questions_ask():
     required = _required("17_modern_decoder")
     ((_, why_agree),) = required[1]
-    assert "only the offset $9 - 4 = 109 - 104$ enters" in why_agree
+    # the reason, R_m^T R_n = R_{n-m}, at any (m, n): not the worked solution's positions (lecturer
+    # review s17, M4)
+    assert "R_m^\\top R_n k = q^\\top R_{n-m} k" in why_agree and "offset $n - m$" in why_agree
+    assert "109 - 104" not in why_agree
     assert "Compute the frequencies" not in why_agree and "usual mistakes" not in why_agree
     ((_, tiled),) = required[2]
     assert "`k.repeat(1, G, 1, 1)` has the same shape and tiles instead" in tiled
@@ -123,3 +126,27 @@ def test_without_its_named_claims_chapter_17_is_warned_of(tmp_path, capsys, monk
     assert "warning: 17_modern_decoder, exercise 1: the rubric requires a sentence" in printed
     assert "'Compute the frequencies" in printed and "'RMSNorm divides" in printed
     assert "exercise 2:" not in printed
+
+
+def test_chapter_12_grades_the_explanations_not_the_checked_count():
+    """Lecturer review s17, M4: chapter 12's exercise 2 graded the softmax's count, which its checker
+    grades already; its rubric grades "which part is largest, and why" and "which tensor is extra,
+    and why"."""
+    (largest, largest_claims), (tensor, tensor_claims) = _required("12_elmo")[2]
+    assert largest.startswith("Which part holds most") and largest.endswith("and why?")
+    assert "The LSTMs: 75.6M" in largest_claims and "4 gates × 4096 cells" in largest_claims
+    assert tensor.startswith("Which tensor of `nn.LSTM`") and "why is it extra?" in tensor
+    assert "`bias_hh_l0`" in tensor_claims and "always added" in tensor_claims
+    assert "793,471 × 513" not in largest_claims + tensor_claims
+
+
+def test_chapter_16_counts_its_two_questions_on_lambda_as_two_parts():
+    (which, which_claims), (how, how_claims) = _required("16_beyond_bert")[3]
+    assert which == "Which parameters does $\\lambda$ actually affect?"
+    assert how == "Through which two mechanisms does it affect them?"
+    assert "The discriminator's own weights receive gradient" in which_claims
+    assert (
+        "**The shared embeddings**" in how_claims and "**Global gradient clipping**" in how_claims
+    )
+    _, exercises = _course("16_beyond_bert")
+    assert exercises[2]["points"] == 2  # a point per question

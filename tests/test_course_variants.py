@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lib.exercises import ExerciseFailed, ch09, student_id, variant
+from lib.exercises import ExerciseFailed, ch09, ch12, ch16, ch17, student_id, variant
 from lib.transformer import TransformerConfig, count_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,3 +209,108 @@ def test_the_course_tells_each_student_their_numbers(tmp_path):
             os.environ.pop("COURSE_VARIANTS", None)
     with as_student("alice"):
         assert shown == ch09.parameter_variant()
+
+
+# --- chapters 12, 16 and 17 (lecturer review s17, S4) ---------------------------------------------------
+
+
+def _albert_right(n: dict[str, int]) -> int:
+    V, E, H = n["vocab"], n["E"], n["H"]
+    return (V + 512 + 2 + 2) * E + E * H + H + (12 * H * H + 13 * H) + H * H + H
+
+
+def _cache_right(n: dict[str, int]) -> float:
+    return 2 * n["n_layers"] * n["n_kv_heads"] * n["head_dim"] * 2 * n["context"] / 2**30
+
+
+def test_the_books_numbers_for_chapters_12_16_17():
+    """A reader of the book keeps the book's numbers and the book's answers."""
+    with as_student(None):
+        assert ch12.vocabulary_variant() == {"vocab": 793_471}
+        assert ch12.check_elmo_size(None, None, 793_471 * 513).passed is not None
+        n16 = ch16.albert_variant()
+        assert (n16["vocab"], n16["E"], n16["H"]) == (30000, 128, 1024)
+        assert n16["layer_parameters"] == ch16.LAYER == 12_596_224
+        assert _albert_right(n16) == 17_683_968
+        assert ch16.check_albert_prediction(17_683_968, True).passed
+        n17 = ch17.cache_variant()
+        assert n17 == {
+            "n_layers": 28,
+            "n_kv_heads": 8,
+            "head_dim": 128,
+            "context": 40_960,
+            "n_heads": 16,
+        }
+        assert _cache_right(n17) == 4.375
+        assert ch17.check_long_context(4.375, 1025, 128).passed
+
+
+@pytest.mark.parametrize("student", STUDENTS[:5])
+def test_chapters_12_16_17_check_each_students_own_numbers(student):
+    """Each student's numbers are realistic, the checker computes the answer from them, names the
+    usual mistakes on them, and says so when the answer is the book's."""
+    with as_student(student):
+        V = ch12.vocabulary_variant()["vocab"]
+        assert 500_000 <= V < 1_000_000
+        assert ch12.check_elmo_size(None, None, V * 513).passed is not None
+        with pytest.raises(ExerciseFailed, match="not the biases"):
+            ch12.check_elmo_size(None, None, V * 512)
+        if V != 793_471:
+            with pytest.raises(ExerciseFailed, match=r"793,471 words, the book's numbers"):
+                ch12.check_elmo_size(None, None, 793_471 * 513)
+
+        n16 = ch16.albert_variant()
+        assert n16["E"] < n16["H"] and n16["H"] % 16 == 0 and 20_000 <= n16["vocab"] <= 50_000
+        right = _albert_right(n16)
+        assert ch16.check_albert_prediction(right, True).passed
+        with pytest.raises(ExerciseFailed, match="one layer applied 24 times"):
+            ch16.check_albert_prediction(right + 23 * n16["layer_parameters"], None)
+        with pytest.raises(ExerciseFailed, match=f"left out the pooler \\(its {n16['H']} x"):
+            ch16.check_albert_prediction(right - n16["H"] ** 2 - n16["H"], None)
+        if right != 17_683_968:
+            with pytest.raises(ExerciseFailed, match="the book's numbers"):
+                ch16.check_albert_prediction(17_683_968, None)
+
+        n17 = ch17.cache_variant()
+        assert 16 <= n17["n_layers"] <= 40 and n17["n_heads"] == 2 * n17["n_kv_heads"]
+        assert 8_192 <= n17["context"] <= 131_072
+        gib = _cache_right(n17)
+        assert ch17.check_long_context(gib, 1025, 128).passed
+        with pytest.raises(ExerciseFailed, match=f"not the H = {n17['n_heads']} query heads"):
+            ch17.check_long_context(2 * gib, None, None)
+        with pytest.raises(ExerciseFailed, match=f"every one of the {n17['n_layers']} layers"):
+            ch17.check_long_context(gib / n17["n_layers"], None, None)
+        if abs(gib / 4.375 - 1) > 0.01:
+            with pytest.raises(ExerciseFailed, match="the book's numbers"):
+                ch17.check_long_context(4.375, None, None)
+
+
+def test_chapters_12_16_17_numbers_differ_between_students():
+    drawn = {12: set(), 16: set(), 17: set()}
+    for student in STUDENTS:
+        with as_student(student):
+            drawn[12].add(ch12.vocabulary_variant()["vocab"])
+            drawn[16].add(tuple(ch16.albert_variant().values()))
+            drawn[17].add(tuple(ch17.cache_variant().values()))
+    assert all(len(d) >= 7 for d in drawn.values()), drawn
+    with as_student("alice"):
+        alice = _cache_right(ch17.cache_variant())
+    with as_student("bob"):
+        if abs(alice / _cache_right(ch17.cache_variant()) - 1) > 0.01:
+            with pytest.raises(ExerciseFailed):
+                ch17.check_long_context(alice, None, None)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "number", "function"),
+    [("12", 2, "vocabulary_variant"), ("16", 2, "albert_variant"), ("17", 4, "cache_variant")],
+)
+def test_the_course_gives_chapters_12_16_17_variants(tmp_path, prefix, number, function):
+    make_course.write_course(tmp_path / "variants", [prefix], variants=True)
+    (source,) = (tmp_path / "variants" / "source").glob(f"{prefix}_*/*.ipynb")
+    nb = nbformat.read(source, as_version=4)
+    ids = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+    assert f"{function}()" in ids[f"ex{number}_variant_1"].source
+    if prefix == "12":  # the template asks for the student's vocabulary, not the book's
+        template = ids["ex2_answer"].source.split(make_course.BEGIN, 1)[0]
+        assert "793,471" not in template and "your own vocabulary" in template

@@ -599,17 +599,48 @@ def likeness(answer: str, other: str) -> tuple[float, int]:
 COPY_STRONG_RUNS = (
     3  # shared runs of COPY_RUN words from which a likeness is listed as a possible copy
 )
+# under this similarity, shared runs alone make a weaker likeness, not a possible copy (lecturer
+# review s17, M6: an answer that quoted one sentence of the question, similarity 0.15, was listed
+# among the possible copies)
+WEAK_RATIO = 0.3
+
+
+def submitted_at(course: Path, chapter: str, student: str) -> str | None:
+    """When ``student`` submitted ``chapter``: the collected timestamp.txt (nbgrader's exchange
+    writes it; :func:`check_timestamp` sets it to the exchange's own time where the two differ), as
+    "YYYY-MM-DD HH:MM:SS UTC"; None without one."""
+    path = course / "submitted" / student / chapter / "timestamp.txt"
+    try:
+        from nbgrader.utils import parse_utc
+
+        when = parse_utc(path.read_text().strip())
+    except Exception:  # noqa: BLE001 (no timestamp.txt, or one that is not a time)
+        return None
+    return f"{when:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def submission_times(course: Path, chapter: str, first: str, second: str) -> str:
+    """The words that end a line about two students' alike answers: when each submitted, and who
+    first (lecturer review s17, M6: the original author was listed exactly like the copier)."""
+    a, b = (submitted_at(course, chapter, s) for s in (first, second))
+    if a is None and b is None:
+        return ""
+    text = f"; submitted: {first} {a or 'at an unknown time'}, {second} {b or 'at an unknown time'}"
+    if a and b and a != b:
+        text += f", {first if a < b else second} first"
+    return text
 
 
 def strong_and_weak(flags: list[str]) -> tuple[list[str], list[str]]:
     """``copy_flags``' lines split (lecturer review s13: one shared run at similarity 0.36 was listed
     as "near-verbatim"): the possible copies (similarity >= COPY_RATIO or COPY_STRONG_RUNS runs or
-    more) and the weaker likenesses, each most similar first."""
+    more at a similarity of WEAK_RATIO or more) and the weaker likenesses, each most similar first."""
     strong, weak = [], []
     for line in flags:
         found = re.search(r"similarity ([0-9.]+), (\d+) runs", line)
         ratio, runs = (float(found[1]), int(found[2])) if found else (1.0, COPY_STRONG_RUNS)
-        (strong if ratio >= COPY_RATIO or runs >= COPY_STRONG_RUNS else weak).append((ratio, line))
+        copy = ratio >= COPY_RATIO or (runs >= COPY_STRONG_RUNS and ratio >= WEAK_RATIO)
+        (strong if copy else weak).append((ratio, line))
     return [line for _, line in sorted(strong, key=lambda x: -x[0])], [
         line for _, line in sorted(weak, key=lambda x: -x[0])
     ]
@@ -644,10 +675,16 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
                     continue
                 ratio, shared = likeness(text, other)
                 if ratio >= COPY_RATIO or shared:
-                    (of_model if who == "the model answer" else of_students).append(
+                    line = (
                         f"{student} {grade_id}: like {who} (similarity {ratio:.2f}, "
                         f"{shared} runs of {COPY_RUN} words in common)"
                     )
+                    if who == "the model answer":
+                        of_model.append(line)
+                    else:  # who: "<other>'s answer"
+                        other_id = who[: -len("'s answer")]
+                        times = submission_times(course, chapter, student, other_id)
+                        of_students.append(line + times)
     return of_model + of_students
 
 
@@ -774,6 +811,7 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                     of_students.append(
                         f"{student} {grade_id}: the same code as {other}'s (up to names, comments "
                         f"and spacing; {size} syntax nodes)"
+                        + submission_times(course, chapter, student, other)
                     )
     return of_model + of_students
 
@@ -2413,7 +2451,8 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     if weak:
         print(
             f"weaker likeness ({len(weak)} written answers sharing one or two runs of {COPY_RUN} "
-            "words, often a phrase of the question; a glance):\n  " + "\n  ".join(weak)
+            f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
+            "a glance):\n  " + "\n  ".join(weak)
         )
     code = code_copy_flags(course, chapter, students)
     if code:

@@ -552,7 +552,12 @@ def rubric(
 
 
 def graded_parts(
-    number: int, statement: str, model: str, required: list | None = None, where: str = ""
+    number: int,
+    statement: str,
+    model: str,
+    required: list | None = None,
+    where: str = "",
+    questions: list[str] | None = None,
 ) -> tuple[str, int, list[tuple[str, list[str], bool]]]:
     """The task cell of a written answer, its points and each part's (question, required claims,
     named in tools/rubric_claims.py): what the student reads (the question, the points), then,
@@ -568,8 +573,11 @@ def graded_parts(
     A part's required claims (at most CLAIMS) are those that ``required`` names for it (one list of
     openings per part, tools/rubric_claims.py: a claim is the sentence that starts with an opening,
     or consecutive sentences for a tuple of openings), the rest of the model answer is context;
-    without ``required``, the part's sentences that share the most words with its question."""
-    asked = parts(statement)
+    without ``required``, the part's sentences that share the most words with its question.
+    ``questions`` (tools/rubric_claims.py's ``PARTS``) replaces the questions found in the statement
+    where they are not its sentences (lecturer review s17, M4); a required claim that is a
+    ``rubric_claims.Written`` is stated in the rubric's own words, not taken from the model answer."""
+    asked = list(questions) if questions else parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
     groups: list[list[str]] = [[] for _ in asked]
@@ -621,12 +629,22 @@ def graded_parts(
                 f"{where}: {len(required)} parts of required claims, {len(asked)} asked"
             )
         sentences = [s for paragraph in paragraphs for s in _sentences(paragraph)]
-        chosen = [[_claim(sentences, o, where) for o in openings] for openings in required]
+        written = getattr(sys.modules.get("rubric_claims"), "Written", ())
+        chosen = [
+            [[] if isinstance(o, written) else _claim(sentences, o, where) for o in openings]
+            for openings in required
+        ]
         taken = {j for part in chosen for claim in part for j in claim}
+        texts = [
+            [
+                str(o) if not claim else " ".join(sentences[j] for j in claim)
+                for o, claim in zip(os_, part)
+            ]
+            for os_, part in zip(required, chosen)
+        ]
         groups = [
-            [" ".join(sentences[j] for j in claim) for claim in part]
-            + [s for s in said if s not in [sentences[j] for j in taken]]
-            for part, said in zip(chosen, groups if all(groups) else [[] for _ in asked])
+            said_claims + [s for s in said if s not in [sentences[j] for j in taken]]
+            for said_claims, said in zip(texts, groups if all(groups) else [[] for _ in asked])
         ]
         claims_of = [len(part) for part in chosen]
     else:
@@ -732,8 +750,9 @@ def course_notebook(
     module = f"lib.exercises.ch{chapter[:2]}"
     if prediction_points is None:
         prediction_points = POINTS["prediction"]
+    measured = _measured(chapter)
     # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
-    unimported = _prediction_checkers(nb) if predictions_at_collection else set()
+    unimported = _prediction_checkers(nb, measured) if predictions_at_collection else set()
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -766,7 +785,8 @@ def course_notebook(
             template = None
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
-            if predictions_at_collection and PREDICT in src.split("\n", 1)[0].lower():
+            predicting = _predicts(src, current["number"], measured)
+            if predictions_at_collection and predicting:
                 cell.source = graded_statement(cell.source)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
@@ -796,7 +816,7 @@ def course_notebook(
             _add_solution(template, src, current)
             continue
         if cell.cell_type == "code" and _is_check(cell):
-            recorded = predictions_at_collection and PREDICT in statement.split("\n", 1)[0].lower()
+            recorded = predictions_at_collection and predicting
             grade_id = unique(f"ex{current['number']}_test")
             points = prediction_points if recorded else POINTS["checked"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
@@ -864,12 +884,35 @@ def _without_checkers(source: str, names: set[str]) -> str:
     return "\n".join(lines)
 
 
-def _prediction_checkers(nb: nbformat.NotebookNode) -> set[str]:
-    """The checkers a chapter's "predict, then check" exercises call (their check cells)."""
+def _measured(chapter: str) -> set[int]:
+    """The "predict, then check" exercises of ``chapter`` whose checked answers are measurements
+    (its checker module's ``MEASURED``): a course checks them in the notebook like any answer, so a
+    student whose own run is off learns it before submitting; only the prediction, a comment, is
+    not graded (lecturer review s17, M7)."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    except ModuleNotFoundError:
+        return set()
+    return set(getattr(module, "MEASURED", ()))
+
+
+def _predicts(statement: str, number: int, measured: set[int]) -> bool:
+    """Whether an exercise's answers are predictions, which a graded course records at collection."""
+    return PREDICT in statement.split("\n", 1)[0].lower() and number not in measured
+
+
+def _prediction_checkers(nb: nbformat.NotebookNode, measured: set[int] = frozenset()) -> set[str]:
+    """The checkers a chapter's "predict, then check" exercises call (their check cells), but those
+    of exercises whose answers are measurements (:func:`_measured`)."""
     names, predicting = set(), False
     for cell in nb.cells:
         if cell.cell_type == "markdown" and EXERCISE.match(cell.source):
-            predicting = PREDICT in cell.source.split("\n", 1)[0].lower()
+            number = int(EXERCISE.match(cell.source).group(1))
+            predicting = _predicts(cell.source, number, measured)
         elif predicting and _is_check(cell) and "solution" not in _tags(cell):
             call = ast.parse(cell.source).body[-1].value
             names.add(ast.unparse(call.func))
@@ -913,8 +956,11 @@ def _written_cells(model: str, statement: str, exercise: dict, unique, chapter: 
     import rubric_claims
 
     named = rubric_claims.REQUIRED.get(chapter[:2], {}).get(exercise["number"])
+    questions = rubric_claims.PARTS.get(chapter[:2], {}).get(exercise["number"])
     where = f"{chapter}, exercise {exercise['number']}"
-    text, points, graded = graded_parts(exercise["number"], statement, model, named, where)
+    text, points, graded = graded_parts(
+        exercise["number"], statement, model, named, where, questions
+    )
     # a required claim, chosen by shared words, that shares no word with its question (lecturer
     # review s16, S3): make course prints them, for the teacher to read that rubric before grading
     # with it (a claim tools/rubric_claims.py names was chosen by reading the question)

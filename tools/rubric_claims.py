@@ -16,6 +16,34 @@ chapter has no entry, the rubric keeps the sentences that share the most words w
 and ``make course`` warns of a required sentence that shares none (``make_course.unrelated``).
 """
 
+
+class Written(str):
+    """A required claim in the rubric's own words, where no sentence of the model answer states it
+    as the question asks (lecturer review s17, M4: chapter 17's exercise 1 asked why the scores
+    agree, and the model answer's sentence restated the result at the worked solution's positions)."""
+
+
+# PARTS[chapter][exercise]: the questions of a written answer, where the statement's own sentences
+# are not them (lecturer review s17, M4: chapter 12's exercise 2 graded the softmax's count, which
+# its checker grades already, and not the "which part" and "which tensor" it asks to explain)
+PARTS: dict[str, dict[int, list[str]]] = {
+    # "Which parameters does lambda actually affect, and through which two mechanisms?": two
+    # questions, a point each (it was one part, with three required claims)
+    "16": {
+        3: [
+            "Which parameters does $\\lambda$ actually affect?",
+            "Through which two mechanisms does it affect them?",
+        ]
+    },
+    "12": {
+        2: [
+            "Which part holds most of the parameters without the softmax, and why?",
+            "Which tensor of `nn.LSTM` holds parameters that the authors' LSTM cell does not have,"
+            " and why is it extra?",
+        ]
+    },
+}
+
 REQUIRED: dict[str, dict[int, list[list]]] = {
     "01": {
         # "every word harder, or some positions?": the model answer says "both", and where
@@ -113,8 +141,12 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 ("The backward LM predicts *money* from", "`<eos>`"),
             ]
         ],
-        # "how many parameters would a full softmax add?"
-        2: [["A full softmax over 793,471 words"]],
+        # PARTS: "which part is largest, and why?" (what each LSTM holds), "which tensor is extra, and
+        # why?" (torch's two bias vectors are added); the softmax's count is the checker's
+        2: [
+            [("The LSTMs: 75.6M", "Each of the four")],
+            ["The library's total is 66,352 above"],
+        ],
         4: [
             ["On phrases it never saw", "The split leaves 21", "This is the result of the section"]
         ],
@@ -167,18 +199,32 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 ("BERT-base is the faster model", "But every token goes through"),
             ]
         ],
-        # "which parameters does lambda affect, and through which two mechanisms?": the two mechanisms
+        # "which parameters does lambda affect?" (the shared embeddings, not either network's own),
+        # "through which two mechanisms?" (two parts, lecturer review s17, M4)
         3: [
             [
                 "The discriminator's own weights receive gradient",
+                "What $\\lambda$ sets is who shapes the shared embeddings",
+            ],
+            [
                 ("$\\lambda$ matters in two places only", "**The shared embeddings**"),
                 "**Global gradient clipping**",
-            ]
+            ],
         ],
     },
     "17": {
-        # "why do the two scores agree?" (not how to compute RoPE, nor its usual mistakes)
-        1: [["The two scores agree to float32 rounding"]],
+        # "why do the two scores agree?": the reason, at any (m, n) the student chose (lecturer review
+        # s17, M4: the model answer's sentence restates the result at the worked solution's positions)
+        1: [
+            [
+                Written(
+                    "The two scores agree because RoPE turns the query at position $m$ by $R_m$ and"
+                    " the key at $n$ by $R_n$, and the score $(R_m q)^\\top (R_n k) = q^\\top"
+                    " R_m^\\top R_n k = q^\\top R_{n-m} k$ depends on the offset $n - m$ only, the"
+                    " same for both pairs of positions."
+                )
+            ]
+        ],
         # "what goes wrong if the heads are tiled?" (not an expansion along dimension 2)
         2: [
             [

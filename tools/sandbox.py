@@ -44,6 +44,7 @@ Messages: 1 byte (``J`` JSON, ``T`` torch.save) + 8-byte big-endian length + pay
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import io
 import json
@@ -317,6 +318,22 @@ class _Nothing:
         return self
 
 
+# Libraries an answer may import that, as they load, do what the audit hook stops: trio (which
+# transformers pulls in) runs `/sbin/ldconfig -p` to find libpthread, torch.distributed's elastic
+# redirects dlopen libc. Imported in the zygote, before any hook, they cost an answer nothing; an
+# unused `from transformers... import` in an answer cell cost the exercise (lecturer review s17, M1).
+PREIMPORT = ("trio", "transformers.modeling_utils")
+
+
+def _preimport() -> None:
+    """Import :data:`PREIMPORT` where installed (each child inherits them from the zygote)."""
+    import importlib
+
+    for name in PREIMPORT:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 def zygote(plan_path: str, control_fd: int) -> None:
     plan = json.loads(open(plan_path).read())
     os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
@@ -327,6 +344,7 @@ def zygote(plan_path: str, control_fd: int) -> None:
     import torch
 
     torch.set_num_threads(1)
+    _preimport()
     namespace = {"__name__": "__main__", "get_ipython": _NoShell}
     control = socket.socket(fileno=control_fd)
     start = time.monotonic()
@@ -583,6 +601,17 @@ def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
     scratch = real(scratch)
     private = [real(p) for p in private]
     busy = [False]
+    frame_of = sys._getframe
+
+    def importing() -> str | None:
+        """The outermost module being imported (the answer's own import statement), if any."""
+        frame, found = frame_of(1), None
+        while frame is not None:
+            if frame.f_code.co_name == "_find_and_load":
+                name = frame.f_locals.get("name")
+                found = name if isinstance(name, str) else found
+            frame = frame.f_back
+        return found
 
     def resolve(path) -> str | None:
         if isinstance(path, int):
@@ -659,6 +688,13 @@ def _install_audit_hook(scratch: str, private: list[str], report: int) -> None:
                 if event == prefix or event.startswith(prefix + ".") or event.startswith(prefix):
                     if prefix == "socket" and event in ("socket.getdefaulttimeout",):
                         return
+                    module = importing()
+                    if module:  # a library doing it as it loads (lecturer review s17, M1)
+                        stop(
+                            f"{reason} ({event}) as the import of {module} was loading it (a "
+                            "library that does so on import; take out an import your answer "
+                            "does not use)"
+                        )
                     stop(f"{reason} ({event})")
         finally:
             busy[0] = False

@@ -25,7 +25,7 @@ from torch import Tensor
 
 from lib.elmo import BiLM, ELMoConfig
 
-from . import attempted, call, checker, fail, fmt, near, not_attempted
+from . import attempted, call, checker, fail, fmt, near, not_attempted, variant
 
 __all__ = ["check_bilm_loss", "check_elmo_size", "check_unseen_phrases"]
 
@@ -260,6 +260,7 @@ def paper_counts() -> dict[str, int]:
         "projection": n(encoder.projection),
         "lstm": n(model.forward_layers, model.backward_layers),
         "softmax": config.vocab_size * (model.softmax.in_features + 1),
+        "vocab": config.vocab_size,
         "second biases": sum(
             lstm.bias_hh_l0.numel() for lstm in [*model.forward_layers, *model.backward_layers]
         ),
@@ -284,6 +285,29 @@ def _tensor_name(value: Any) -> str:
         )
     text = value.strip().lower().split(".")[-1]
     return re.sub(r"_l\d+(_reverse)?$", "", text)
+
+
+# Exercise 2's vocabulary: the paper's 793,471 words (the book's), or, in a course with per-student
+# variants (tools/make_course.py --variants; lecturer review s17, S4), each student's own, drawn from
+# word vocabularies of half a million to a million words, of the size of ELMo's.
+VARIANT_BOOK = {"vocab": 793_471}
+VARIANT_CHOICES = {"vocab": list(range(500_009, 1_000_000, 12_497))}
+VARIANTS = {2: "vocabulary_variant"}  # exercise -> the function that gives a student their numbers
+# the answer cell's words that name the book's vocabulary, and what a course with variants says instead
+VARIANT_TEMPLATE = {
+    2: [
+        (
+            "a full softmax over 793,471 words",
+            "a full softmax over your own vocabulary (printed above)",
+        )
+    ]
+}
+
+
+def vocabulary_variant() -> dict[str, int]:
+    """Exercise 2's vocabulary for the current reader: {"vocab": the words of the full softmax}, the
+    paper's for a reader of the book, a student's own in a course with variants."""
+    return variant("ch12 softmax size", VARIANT_CHOICES, VARIANT_BOOK)
 
 
 SOFTMAX_TOLERANCE = 0.001  # relative: three significant figures (407e6) and more
@@ -335,14 +359,19 @@ def _check_softmax_params(softmax_params: Any, n: dict) -> None:
         or not math.isfinite(softmax_params)
     ):
         fail(f"softmax_params should be a number, got {fmt(softmax_params)}.")
-    v, right = float(softmax_params), n["softmax"]
+    V = vocabulary_variant()["vocab"]
+    v, right = float(softmax_params), V * (n["softmax"] // n["vocab"])
     if not _near(v, right):
         _fail_if_in_units(v, right)
-        if _near(v, 793_471 * 512):
+        if V != VARIANT_BOOK["vocab"] and _near(v, n["softmax"]):
+            fail(
+                f"softmax_params = {v:,.0f} is the softmax over the paper's 793,471 words, the book's numbers; your vocabulary has {V:,} words, printed under the exercise's statement."
+            )
+        if _near(v, V * 512):
             fail(
                 f"softmax_params = {v:,.0f} counts the weights, one per (word, input number) pair, but not the biases: the softmax layer also adds one bias per word to its scores."
             )
-        if near(v, 793_471 * 4097, 0.02):
+        if near(v, V * 4097, 0.02):
             fail(
                 f"softmax_params = {v:,.0f}: the softmax reads the LSTM's output after its projection, H = 512 numbers, not the 4096 memory cells."
             )
@@ -359,8 +388,14 @@ def _check_softmax_params(softmax_params: Any, n: dict) -> None:
                 f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
             )
         fail(
-            f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every (word, input number) pair and a bias per word: V x (H + 1), with V = 793,471 and H = 512."
+            f"softmax_params = {v:,.0f} is not it. A full softmax has a weight for every (word, input number) pair and a bias per word: V x (H + 1), with V = {V:,} and H = 512."
         )
+
+
+def _times(ratio: float) -> str:
+    """A ratio in words, to the nearest whole number: 4.35 as "four times"."""
+    words = {2: "twice", 3: "three times", 4: "four times", 5: "five times", 6: "six times"}
+    return words.get(round(ratio), f"{ratio:.1f} times")
 
 
 @checker("the size of ELMo")
@@ -368,7 +403,8 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
     """Check the answers of exercise 2 about the paper's biLM: ``largest_part`` ("characters", "highway" or
     "lstm"), the part holding the most parameters without the softmax; ``extra_tensor``, the name of the
     ``nn.LSTM`` parameter that the authors' LSTM cell does not have (one of its two bias vectors: either
-    name is right, they are added); ``softmax_params``, the parameters of a full softmax over 793,471 words.
+    name is right, they are added); ``softmax_params``, the parameters of a full softmax over 793,471 words
+    (in a course with per-student variants, over the student's own vocabulary, :func:`vocabulary_variant`).
 
     Tolerance on softmax_params: 0.1%, which accepts the exact count V x (H + 1) and its rounding to three
     significant figures or more ("407e6", "4.071e8"), and rejects the weights without the biases, V x H
@@ -399,7 +435,8 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
     if missing:
         not_attempted(f"your answers so far are right; now give {', '.join(missing)}.")
     extra = n["without softmax"] - RELEASED
-    return f"all three are right: the four LSTMs hold {n['lstm'] / 1e6:.1f}M of the {n['without softmax'] / 1e6:.2f}M parameters (highway {n['highway'] / 1e6:.1f}M, characters {n['characters'] / 1e6:.2f}M, projection {n['projection'] / 1e6:.2f}M). torch's second bias vector per LSTM, 4 LSTMs x 4 gates x 4096 = {n['second biases']:,}, is most of the {extra:,} above the released 93.6M, and a full softmax would add {n['softmax'] / 1e6:.1f}M, four times the rest of the model."
+    softmax = vocabulary_variant()["vocab"] * (n["softmax"] // n["vocab"])
+    return f"all three are right: the four LSTMs hold {n['lstm'] / 1e6:.1f}M of the {n['without softmax'] / 1e6:.2f}M parameters (highway {n['highway'] / 1e6:.1f}M, characters {n['characters'] / 1e6:.2f}M, projection {n['projection'] / 1e6:.2f}M). torch's second bias vector per LSTM, 4 LSTMs x 4 gates x 4096 = {n['second biases']:,}, is most of the {extra:,} above the released 93.6M, and a full softmax would add {softmax / 1e6:.1f}M, {_times(softmax / n['without softmax'])} the rest of the model."
 
 
 # --- exercise 4: phrases never seen -----------------------------------------------------------------------
@@ -407,6 +444,10 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
 # Measured in the chapter (its solution holds them with lib.prose): held-out accuracy of the layer-2 probe on
 # the sense task when the 800 sentences are split by crc32 of the sentence without names (no test phrase in
 # training): 189, 168 and 217 of the 463 test sentences right.
+# Exercise 4's checked answer is a measurement, not a prediction: a graded course checks it in the
+# student's notebook like any answer (tools/make_course.py; lecturer review s17, M7); the prediction
+# is a comment, not graded.
+MEASURED = {4}
 N_UNSEEN_TEST = 463  # test sentences of the split
 UNSEEN_RIGHT = 189  # both halves of the layer-2 vector
 UNSEEN_ACCURACY = UNSEEN_RIGHT / N_UNSEEN_TEST  # 0.408
@@ -444,8 +485,8 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
     measures it (the prediction made before is written in the reader's own words, not checked);
     ``chance_accuracy``, the accuracy of a probe that knows the word but guesses its sense.
 
-    Tolerances: unseen_accuracy within ACCURACY_TOLERANCE (0.0054) of the chapter's measurement, 189 of
-    463 = 0.408: the spread of that measurement over kernel paths and training seeds, two test sentences,
+    Tolerances: unseen_accuracy within ACCURACY_TOLERANCE (0.0054) of the chapter's measurement
+    (UNSEEN_ACCURACY): the spread of that measurement over kernel paths and training seeds, two test sentences,
     and half a sentence for the rounding to three decimals, as the exercise asks; a number with two
     decimals or fewer (0.41, 0.5) is told to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
     or check, never the value."""

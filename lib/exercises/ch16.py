@@ -34,6 +34,7 @@ from . import (
     fail,
     fmt,
     not_attempted,
+    variant,
 )
 
 __all__ = ["check_discriminator_loss", "check_albert_prediction"]
@@ -233,11 +234,40 @@ PROJECTION = 128 * 1024 + 1024  # E -> H
 LAYER = 12_596_224  # one BERT-large layer, given in the exercise
 POOLER = 1024 * 1024 + 1024
 
+# Exercise 2's numbers: ALBERT-large's (the book's), or, in a course with per-student variants
+# (tools/make_course.py --variants; lecturer review s17, S4), each student's own ALBERT of the same
+# kind (24 shared layers, feed-forward 4H, 16 heads, 512 positions), drawn from these realistic sizes.
+VARIANT_BOOK = {"vocab": 30000, "E": 128, "H": 1024}
+VARIANT_CHOICES = {
+    "vocab": [20000, 25000, 30000, 32000, 40000, 50000],
+    "E": [64, 96, 128, 192, 256],
+    "H": [768, 1024, 1536, 2048],
+}
+VARIANTS = {2: "albert_variant"}  # exercise -> the function that gives a student their numbers
+
+
+def albert_variant() -> dict[str, int]:
+    """Exercise 2's numbers for the current reader: the vocabulary, E, H, and (given, as the
+    statement gives BERT-large's) the parameters of one BERT layer of width H with a feed-forward of
+    4H; ALBERT-large's for a reader of the book, a student's own in a course with variants."""
+    n = variant("ch16 albert size", VARIANT_CHOICES, VARIANT_BOOK)
+    H = n["H"]
+    return {**n, "feed_forward": 4 * H, "layer_parameters": 12 * H * H + 13 * H}
+
+
+def _config(n: dict[str, int]) -> AlbertConfig:
+    return AlbertConfig.large(
+        vocab_size=n["vocab"],
+        embedding_size=n["E"],
+        hidden_size=n["H"],
+        intermediate_size=4 * n["H"],
+    )
+
 
 def albert_counts() -> dict[str, int]:
-    """The numbers of exercise 2, from the library's configs."""
+    """The numbers of exercise 2, from the library's configs (ALBERT-large's, or the variant's)."""
     return {
-        "albert_large": count_parameters(AlbertConfig.large()),
+        "albert_large": count_parameters(_config(albert_variant())),
         "albert_xlarge": count_parameters(AlbertConfig.xlarge()),
         "bert_base": bert_count_parameters(BertConfig.base()),
     }
@@ -248,72 +278,87 @@ def albert_counts() -> dict[str, int]:
 # (the pooler and the pooler's bias, say) cannot both be made: a combination of them is no diagnosis.
 # Parts of the same size (the segment embeddings and the LayerNorm, the projection's bias and the
 # pooler's) give the same count: the message then names both.
+def _size_mistakes(V: int, E: int, H: int) -> list[tuple[int, set, str]]:
+    """The mistakes for a vocabulary V, embeddings of width E and layers of width H."""
+    projection, pooler, layer = E * H + H, H * H + H, 12 * H * H + 13 * H
+    mistakes = [
+        (
+            23 * layer,
+            {"layer"},
+            "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
+        ),
+        (
+            V * (H - E) - projection,
+            {"token", "projection", "projection bias"},
+            f"the token embeddings are factorized: a {V:,} x {E} table and a {E} x {H} projection, not a {V:,} x {H} table.",
+        ),
+        (
+            (V + 512 + 2 + 2) * (H - E) - projection,
+            {"token", "projection", "projection bias", "position", "segment", "layernorm"},
+            f"you counted BERT's embeddings, all {H:,} wide, with no projection. In ALBERT the token embeddings are factorized: a {V:,} x {E} table, the position and segment embeddings and their LayerNorm at E = {E} too, and then a {E} x {H} projection to the layers' width.",
+        ),
+        (
+            -projection,
+            {"projection", "projection bias"},
+            f"you left out the projection from E = {E} to H = {H} (its {E} x {H} weights and its bias).",
+        ),
+        (
+            -H,
+            {"projection bias"},
+            f"you left out the bias of the projection from E = {E} to H = {H} ({H:,} numbers).",
+        ),
+        (
+            -pooler,
+            {"pooler", "pooler bias"},
+            f"you left out the pooler (its {H} x {H} weights and its bias), which ALBERT keeps from BERT.",
+        ),
+        (-H, {"pooler bias"}, f"you left out the pooler's bias ({H:,} numbers)."),
+        (
+            -(512 + 2) * E,
+            {"position", "segment"},
+            f"you left out the position and segment embeddings (512 and 2 rows of width E = {E}).",
+        ),
+        (
+            -512 * E,
+            {"position"},
+            f"you left out the position embeddings (512 rows of width E = {E}).",
+        ),
+        (-2 * E, {"segment"}, f"you left out the segment embeddings (2 rows of width E = {E})."),
+        (
+            -2 * E,
+            {"layernorm"},
+            f"you left out the embeddings' LayerNorm (a gain and a bias, each of width E = {E}).",
+        ),
+        (
+            512 * (H - E),
+            {"position"},
+            f"you made the position embeddings {H:,} wide. In ALBERT they are E = {E} wide, like the token embeddings: the three embeddings are added at width E, and the projection to H comes after.",
+        ),
+        (
+            2 * (H - E),
+            {"segment"},
+            f"you made the segment embeddings {H:,} wide. In ALBERT they are E = {E} wide, like the token embeddings.",
+        ),
+        (
+            2 * (H - E),
+            {"layernorm"},
+            f"you made the embeddings' LayerNorm {H:,} wide. It normalizes the sum of the embeddings before the projection, at width E = {E}.",
+        ),
+    ]
+    if V == 30000:  # the vocabulary of BERT's 30,522 tokens in place of ALBERT's
+        mistakes.insert(
+            3,
+            (
+                522 * E,
+                {"token"},
+                "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
+            ),
+        )
+    return mistakes
+
+
 E, H = 128, 1024
-MISTAKES = [
-    (
-        23 * LAYER,
-        {"layer"},
-        "you counted 24 layers, but ALBERT's 24 layers are one layer applied 24 times: count it once.",
-    ),
-    (
-        30000 * (H - E) - PROJECTION,
-        {"token", "projection", "projection bias"},
-        "the token embeddings are factorized: a 30,000 x 128 table and a 128 x 1024 projection, not a 30,000 x 1024 table.",
-    ),
-    (
-        (30000 + 512 + 2 + 2) * (H - E) - PROJECTION,
-        {"token", "projection", "projection bias", "position", "segment", "layernorm"},
-        "you counted BERT's embeddings, all 1,024 wide, with no projection. In ALBERT the token embeddings are factorized: a 30,000 x 128 table, the position and segment embeddings and their LayerNorm at E = 128 too, and then a 128 x 1024 projection to the layers' width.",
-    ),
-    (
-        522 * E,
-        {"token"},
-        "you used BERT's vocabulary of 30,522 tokens; ALBERT's vocabulary has 30,000 (the exercise gives it).",
-    ),
-    (
-        -PROJECTION,
-        {"projection", "projection bias"},
-        "you left out the projection from E = 128 to H = 1024 (its 128 x 1024 weights and its bias).",
-    ),
-    (
-        -H,
-        {"projection bias"},
-        "you left out the bias of the projection from E = 128 to H = 1024 (1,024 numbers).",
-    ),
-    (
-        -POOLER,
-        {"pooler", "pooler bias"},
-        "you left out the pooler (its 1024 x 1024 weights and its bias), which ALBERT keeps from BERT.",
-    ),
-    (-H, {"pooler bias"}, "you left out the pooler's bias (1,024 numbers)."),
-    (
-        -(512 + 2) * E,
-        {"position", "segment"},
-        "you left out the position and segment embeddings (512 and 2 rows of width E = 128).",
-    ),
-    (-512 * E, {"position"}, "you left out the position embeddings (512 rows of width E = 128)."),
-    (-2 * E, {"segment"}, "you left out the segment embeddings (2 rows of width E = 128)."),
-    (
-        -2 * E,
-        {"layernorm"},
-        "you left out the embeddings' LayerNorm (a gain and a bias, each of width E = 128).",
-    ),
-    (
-        512 * (H - E),
-        {"position"},
-        "you made the position embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings: the three embeddings are added at width E, and the projection to H comes after.",
-    ),
-    (
-        2 * (H - E),
-        {"segment"},
-        "you made the segment embeddings 1,024 wide. In ALBERT they are E = 128 wide, like the token embeddings.",
-    ),
-    (
-        2 * (H - E),
-        {"layernorm"},
-        "you made the embeddings' LayerNorm 1,024 wide. It normalizes the sum of the embeddings before the projection, at width E = 128.",
-    ),
-]
+MISTAKES = _size_mistakes(30000, E, H)  # the book's
 
 
 def _compatible(combination: tuple) -> bool:
@@ -322,13 +367,14 @@ def _compatible(combination: tuple) -> bool:
     return len(parts) == len(set(parts))
 
 
-def _diagnosis(difference: int) -> str | None:
+def _diagnosis(difference: int, mistakes: list | None = None) -> str | None:
     """What a count that is off by ``difference`` left out or got wrong: one mistake, else two, else
     three (the fewest that explain it, each part at most once; alternatives joined by "Or")."""
+    mistakes = MISTAKES if mistakes is None else mistakes
     for k in (1, 2, 3):
         found = [
             " And ".join(message for _, _, message in combination)
-            for combination in itertools.combinations(MISTAKES, k)
+            for combination in itertools.combinations(mistakes, k)
             if _compatible(combination) and sum(delta for delta, _, _ in combination) == difference
         ]
         if found:
@@ -338,14 +384,18 @@ def _diagnosis(difference: int) -> str | None:
 
 @checker("ALBERT's size")
 def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert_base: Any) -> str:
-    """Check the predictions of exercise 2: ALBERT-large's exact parameter count and whether
+    """Check the predictions of exercise 2: ALBERT-large's exact parameter count (in a course with
+    per-student variants, that of the student's own ALBERT, :func:`albert_variant`) and whether
     ALBERT-xlarge has fewer parameters than BERT-base (a bool)."""
     if albert_large_parameters is None and xlarge_fewer_than_bert_base is None:
         not_attempted(
             "write your two predictions (albert_large_parameters and xlarge_fewer_than_bert_base) in the cell above, then run this cell again."
         )
-    counts = albert_counts()
+    counts, numbers = albert_counts(), albert_variant()
     right = counts["albert_large"]
+    book = {k: numbers[k] for k in VARIANT_BOOK} == VARIANT_BOOK
+    V, E_, H_ = numbers["vocab"], numbers["E"], numbers["H"]
+    layer, mistakes = numbers["layer_parameters"], _size_mistakes(V, E_, H_)
     if albert_large_parameters is not None:
         n = expect_number(albert_large_parameters, "albert_large_parameters")
         if n != right:
@@ -353,12 +403,16 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
                 fail(
                     f"albert_large_parameters = {n:,}: a parameter count is a whole number; count each part exactly."
                 )
-            found = _diagnosis(int(n) - right)
+            if not book and n == count_parameters(AlbertConfig.large()):  # the book's answer
+                fail(
+                    f"albert_large_parameters = {n:,.0f} is ALBERT-large's count, the book's numbers; yours are a vocabulary of {V:,}, E = {E_} and H = {H_:,}, printed under the exercise's statement."
+                )
+            found = _diagnosis(int(n) - right, mistakes)
             if found:
                 fail(f"albert_large_parameters = {n:,.0f}: {found}")
-            if abs(n - 23 * LAYER - right) <= 0.01 * right:
+            if abs(n - 23 * layer - right) <= 0.01 * right:
                 fail(
-                    f"albert_large_parameters = {n:,.0f}: {MISTAKES[0][1]} (Then check the rest too.)"
+                    f"albert_large_parameters = {n:,.0f}: {mistakes[0][2]} (Then check the rest too.)"
                 )
             if abs(n - right) <= 0.02 * right and n % 10_000 == 0:
                 fail(
@@ -382,4 +436,6 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
         not_attempted("your second prediction is right; now give albert_large_parameters.")
     if xlarge_fewer_than_bert_base is None:
         not_attempted("your parameter count is right; now give xlarge_fewer_than_bert_base.")
-    return f"ALBERT-large has {right:,} parameters: {EMBEDDINGS:,} in the embeddings, {PROJECTION:,} in the projection, {LAYER:,} in its one layer and {POOLER:,} in the pooler; ALBERT-xlarge ({counts['albert_xlarge']:,}) is smaller than BERT-base ({counts['bert_base']:,}) but computes far more per token."
+    embeddings, projection = (V + 512 + 2 + 2) * E_, E_ * H_ + H_
+    which = "ALBERT-large has" if book else "Your ALBERT has"
+    return f"{which} {right:,} parameters: {embeddings:,} in the embeddings, {projection:,} in the projection, {layer:,} in its one layer and {H_ * H_ + H_:,} in the pooler; ALBERT-xlarge ({counts['albert_xlarge']:,}) is smaller than BERT-base ({counts['bert_base']:,}) but computes far more per token."

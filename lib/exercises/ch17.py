@@ -34,6 +34,7 @@ from . import (
     largest_difference,
     not_attempted,
     refusing,
+    variant,
 )
 
 __all__ = ["check_rope_halves", "check_expand_kv", "check_ffn_sublayer", "check_long_context"]
@@ -180,6 +181,22 @@ _refuse_torch_rmsnorm = refusing(
 _refuse_hf_rmsnorm = refusing(
     "RMSNorm", ": no library's may be used; write it yourself", whose="transformers'"
 )
+_refuse_hf_t5norm = refusing(
+    "RMSNorm (the T5 family's LayerNorm is one)",
+    ": no library's may be used; write it yourself",
+    whose="transformers'",
+)
+# the T5 family's "LayerNorm" is an exact RMSNorm (no mean, no bias) under another name (lecturer
+# review s17, M1): each checkpoint's class that transformers has (4.x: all seven)
+_T5_NORMS = (
+    "T5LayerNorm",
+    "LongT5LayerNorm",
+    "MT5LayerNorm",
+    "UMT5LayerNorm",
+    "SwitchTransformersLayerNorm",
+    "Pop2PianoLayerNorm",
+    "UdopLayerNorm",
+)
 _refuse_hf_mlp = refusing(
     "gated MLP (SwiGLU)", ": no library's may be used; write it yourself", whose="transformers'"
 )
@@ -214,6 +231,7 @@ REFUSALS = {
         ("torch._fused_rms_norm", None, _refuse_torch_rmsnorm),  # where torch has it
         ("torch.nn.RMSNorm.forward", None, _refuse_torch_rmsnorm),
         (f"{_TRANSFORMERS}.*RMSNorm.forward", None, _refuse_hf_rmsnorm),
+        *((f"{_TRANSFORMERS}.{norm}.forward", None, _refuse_hf_t5norm) for norm in _T5_NORMS),
         (f"{_TRANSFORMERS}.*MLP.forward", None, _refuse_hf_mlp),
     ],
 }  # fmt: skip
@@ -510,17 +528,53 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
 CONTEXT = 40_960  # Qwen3 0.6B's max_position_embeddings
 REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.1's layers
 
+# Part 1's numbers: Qwen3 0.6B's (the book's), or, in a course with per-student variants
+# (tools/make_course.py --variants; lecturer review s17, S4), each student's own model of Qwen3's
+# kind, drawn from these (realistic sizes: 16 to 40 layers, 2 to 8 key/value heads of 64 to 128
+# numbers, H = 2 Hkv query heads as Qwen3's, contexts of 8K to 128K tokens). Parts 2 and 3 keep
+# Mistral 7B v0.1's.
+VARIANT_BOOK = {"n_layers": 28, "n_kv_heads": 8, "head_dim": 128, "context": CONTEXT}
+VARIANT_CHOICES = {
+    "n_layers": [16, 20, 24, 28, 32, 36, 40],
+    "n_kv_heads": [2, 4, 8],
+    "head_dim": [64, 80, 96, 128],
+    "context": [8_192, 16_384, 32_768, 40_960, 65_536, 131_072],
+}
+VARIANTS = {4: "cache_variant"}  # exercise -> the function that gives a student their numbers
+
+
+def cache_variant() -> dict[str, int]:
+    """Part 1 of exercise 4's numbers for the current reader: layers, key/value heads Hkv, their
+    width Dh, the context in tokens, and H = 2 Hkv query heads; Qwen3 0.6B's for a reader of the
+    book, a student's own in a course with variants."""
+    numbers = variant("ch17 cache size", VARIANT_CHOICES, VARIANT_BOOK)
+    return {**numbers, "n_heads": 2 * numbers["n_kv_heads"]}
+
+
+def _cache_config(numbers: dict[str, int]) -> LlamaConfig:
+    """Qwen3 0.6B with part 1's numbers (the book's: Qwen3 0.6B itself)."""
+    return LlamaConfig.qwen3_0_6b(
+        num_hidden_layers=numbers["n_layers"],
+        num_key_value_heads=numbers["n_kv_heads"],
+        num_attention_heads=numbers["n_heads"],
+        head_dim=numbers["head_dim"],
+        max_position_embeddings=numbers["context"],
+    )
+
 
 def _long_context_answers() -> dict[str, float]:
     """The three right answers, from the library's presets (private: a public function that returns
-    them is an answer a student could import, course review s15, S1): Qwen3 0.6B's cache for 40,960 tokens in
-    GiB (bfloat16), the smallest W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of
-    Mistral 7B v0.1 with that window (W - 1 positions kept) in MiB."""
-    qwen = LlamaConfig.qwen3_0_6b()
+    them is an answer a student could import, course review s15, S1): the cache of Qwen3 0.6B (or of
+    the student's variant, :func:`cache_variant`) for its full context in GiB (bfloat16), the smallest
+    W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of Mistral 7B v0.1 with that window
+    (W - 1 positions kept) in MiB."""
+    numbers = cache_variant()
     window = -(-REACH // LAYERS) + 1  # W - 1 >= 32,768 / 32
     mistral = LlamaConfig.mistral_7b(sliding_window=window)
     return {
-        "qwen3_cache_gib": kv_cache_bytes_per_token(qwen) * CONTEXT / 2**30,
+        "qwen3_cache_gib": kv_cache_bytes_per_token(_cache_config(numbers))
+        * numbers["context"]
+        / 2**30,
         "smallest_window": window,
         "window_cache_mib": kv_cache_bytes_per_token(mistral) * (window - 1) / 2**20,
     }
@@ -543,19 +597,39 @@ def _how_far(value: float, right: float) -> str:
 
 
 def _check_qwen(gib: float, right: float) -> None:
+    """qwen3_cache_gib within 1% of ``right``, the cache for the reader's :func:`cache_variant`."""
     if _near(gib, right, 0.01):
         return
+    n, book = cache_variant(), {**VARIANT_BOOK, "n_heads": 16}
+    L, Hkv, Dh, H, context = (
+        n[k] for k in ("n_layers", "n_kv_heads", "head_dim", "n_heads", "context")
+    )
     mistakes = [
-        (2 * right, "twice too large: count what the cache stores per token and layer, the Hkv = 8 key/value heads (not the H = 16 query heads), each of Dh = 128 numbers of 2 bytes in bfloat16 (not 4)."),
-        (4 * right, "four times too large: the cache keeps the Hkv = 8 key/value heads, not the H = 16 query heads, and bfloat16 takes 2 bytes a number, not 4."),
+        (2 * right, f"twice too large: count what the cache stores per token and layer, the Hkv = {Hkv} key/value heads (not the H = {H} query heads), each of Dh = {Dh} numbers of 2 bytes in bfloat16 (not 4)."),
+        (4 * right, f"four times too large: the cache keeps the Hkv = {Hkv} key/value heads, not the H = {H} query heads, and bfloat16 takes 2 bytes a number, not 4."),
         (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
-        (right / 28, "the cache of one layer: every one of the 28 layers keeps its own keys and values."),
+        (right / L, f"the cache of one layer: every one of the {L} layers keeps its own keys and values."),
         (right * 2**30 / 1e9, "that is in GB (10^9 bytes); the question asks for GiB, 2^30 bytes."),
         (right * 1024, "that is in MiB; the question asks for GiB (1 GiB = 1,024 MiB)."),
         (right * 2**20, "that is in KiB; the question asks for GiB (1 GiB = 2^20 KiB)."),
         (right * 2**30, "that is in bytes; the question asks for GiB: divide by 2^30."),
-        (right * 32_768 / CONTEXT, "that is for 32,768 tokens; Qwen3 0.6B's context is 40,960 positions."),
     ]  # fmt: skip
+    if n != book:  # a student with numbers of their own who answered for the book's (first: the
+        # published answer, even where it is also a slip on the student's numbers)
+        mistakes.insert(
+            0,
+            (
+                kv_cache_bytes_per_token(_cache_config(book)) * CONTEXT / 2**30,
+                f"that is the cache of Qwen3 0.6B itself (the book's numbers); yours are {L} layers, Hkv = {Hkv} heads of Dh = {Dh} and {context:,} tokens, printed under the exercise's statement.",
+            ),
+        )
+    if context != REACH:
+        mistakes.append(
+            (
+                right * REACH / context,
+                f"that is for 32,768 tokens; {'Qwen3 0.6B' if n == book else 'your model'}'s context is {context:,} positions.",
+            )
+        )
     for wrong, message in mistakes:
         if _near(gib, wrong, 0.01):
             fail(f"qwen3_cache_gib = {fmt(gib)}: {message}")
@@ -616,7 +690,8 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
 
 @checker("a long context")
 def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_mib: Any) -> str:
-    """Check the predictions of exercise 4 against :func:`_long_context_answers`: the GiB to 1%
+    """Check the predictions of exercise 4 against :func:`_long_context_answers` (in a course with
+    per-student variants, part 1's model is the student's own, :func:`cache_variant`): the GiB to 1%
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
@@ -639,5 +714,8 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     missing = [n for n in names if values[n] is None]
     if missing:
         not_attempted(f"what you gave is right; now give {' and '.join(missing)}.")
-    weights = count_parameters(LlamaConfig.qwen3_0_6b()) * 2 / 2**30  # bfloat16, GiB
-    return f"Qwen3 0.6B's cache at its full context is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
+    numbers = cache_variant()
+    weights = count_parameters(_cache_config(numbers)) * 2 / 2**30  # bfloat16, GiB
+    book = numbers == {**VARIANT_BOOK, "n_heads": 16}
+    model = "Qwen3 0.6B's cache" if book else "Your model's cache (Qwen3 0.6B with your numbers)"
+    return f"{model} at its full context is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
