@@ -437,9 +437,10 @@ def check_replay(replay: Any) -> str:
 # --- exercise 3: keep the capitals ---------------------------------------------------------------------
 
 N_MERGES = 1000
-# absolute: the right value to 3 decimals, or rounded to 2; on Python 3.11 the nearest mistake below
+# absolute: the right value to 3 decimals (the task asks for it unrounded; rounded to 2 decimals it is
+# told to give more, as cut to 2 is: review ch10_s21); on Python 3.11 the nearest mistake below
 # (capitals kept in the merges, the held-out text lower-cased) is 0.022 away
-CASED_TOLERANCE = 0.005
+CASED_TOLERANCE = 0.0005
 
 
 @lru_cache(maxsize=1)
