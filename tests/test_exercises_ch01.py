@@ -196,6 +196,17 @@ LOSS_WRONG = [
         "came out NaN, the mean of no sentences",
     ),
     ("negative, and wrong", lambda m, b, bins: -torch.ones(len(bins)), "returned negative numbers"),
+    # a reader's report (s21, point 8): the chapter's global BINS, and another model than `model`
+    (
+        "the chapter's BINS",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, b, ch01.CHAPTER_BINS),
+        "instead of the argument `bins`",
+    ),
+    (
+        "another model",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins) + 3,
+        "does your function use its `model` argument",
+    ),
 ]
 
 

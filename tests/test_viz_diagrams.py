@@ -177,12 +177,14 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, 
     alphas = [x for x in t if re.fullmatch(r"\$\\alpha_\{t\d\}\$", x)]
     assert len(alphas) == (len(SRC) if with_attention else 0)
     assert "128 numbers" in fig.alt_text
-    # drawn for a phone, as DRAWN_FOR_PHONES below; the wide one is in CALLS. 13 points, the words
-    # 12, on 5.2 inches (was 11.5: its subscripts read at 6-7 CSS px, a reader's report on ch. 1)
+    # drawn for a phone, as DRAWN_FOR_PHONES below; the wide one is in CALLS. 15 points, the words
+    # 12, on 5.2 inches (was 11.5, then 13: its subscripts read at 6-7 CSS px, readers' reports on
+    # ch. 1)
     if narrow:
         width, height = fig.get_size_inches()
         sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
         assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.3
+        assert min(s for s in sizes if s != 12) >= 15  # every label but the words
         assert "Bottom: the source words" in fig.alt_text and "Top: the decoder" in fig.alt_text
         narrow_again = viz.seq2seq_diagram(SRC, TGT, with_attention=with_attention, narrow=True)
         assert png(fig) == png(narrow_again)

@@ -46,10 +46,10 @@ PARTS: dict[str, dict[int, list[str]]] = {
 
 REQUIRED: dict[str, dict[int, list[list]]] = {
     "01": {
-        # "every word harder, or some positions?": the model answer says "both", and where
+        # "every word harder, or some positions?": the model answer says every word after the
+        # first quarter, and why the first quarter is easier
         3: [
             [
-                "So the answer to the question as asked is",
                 "On the sentences of 30+ words",
                 "The beginning of the sentence is still partly",
             ]

@@ -310,6 +310,8 @@ def check_greedy_or_reference(log_p_greedy: Any, log_p_reference: Any) -> str:
 # --- exercise 3: loss per length ------------------------------------------------------------------------
 
 HIDDEN_BINS = [(3, 8), (9, 17), (18, 40)]
+# the chapter's BINS, whose count names the mistake of looping over them instead of ``bins``
+CHAPTER_BINS = [(3, 9), (10, 14), (15, 19), (20, 24), (25, 29), (30, 34), (35, 40)]
 
 # The seed of exercise 3's case (its sentences and its model's weights): a practice value here; a
 # course's grader sets its own (grading/ch01.py of the repository, which the package does not ship:
@@ -396,6 +398,10 @@ def check_loss_by_length(loss_by_length: Any) -> str:
         fail(
             f"on {case}, group {group} {bins[group]} came out NaN, the mean of no sentences, but the hidden batch has sentences in every group. Select a group's sentences by their source length, batch.src_lengths, with lo <= length <= hi."
         )
+    if isinstance(result, Tensor) and result.shape == (len(CHAPTER_BINS),) != (len(bins),):
+        fail(
+            f"on {case}, `loss_by_length` returned shape [{len(CHAPTER_BINS)}], one value per group of the chapter's BINS; the checker's bins are {bins}, shape [{len(bins)}]. Did you loop over the global `BINS` instead of the argument `bins`?"
+        )
     result = expect_tensor(result, (len(bins),), name="loss_by_length", case=quoted)
     expected = loss_by_length_reference(model, batch, bins)
     if torch.allclose(result, expected, rtol=1e-4, atol=1e-5):
@@ -411,6 +417,11 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     if (result < 0).all():
         fail(
             f"on {case}, `loss_by_length` returned negative numbers; a loss, -log p per token, is at least 0. {largest_difference(result, expected)}."
+        )
+    if ((result - expected).abs() > 1).all():  # every group a nat or more off: another model's
+        vocabulary = model.decoder.out.out_features
+        fail(
+            f"on {case}, {largest_difference(result, expected)}. Every group is more than 1 nat off: does your function use its `model` argument, not a model of the chapter? The checker's own model is untrained, so its losses lie near log V = {math.log(vocabulary):.2f}."
         )
     fail(f"on {case}, {largest_difference(result, expected)}.")
 

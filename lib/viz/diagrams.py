@@ -59,12 +59,14 @@ _NARROW_FONT = 13
 # with it: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
 # sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
 _SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
-_SEQ2SEQ_NARROW_FONT = _NARROW_FONT
+# ... and at 15 points, not 13, as chapter 4's narrow math (_NARROW_MATH_FONT): at 13 its labels and
+# the subscripts of alpha_tj, h_j read at about 8 and 6-7 CSS px (a reader's report on Figs. 1.3, 1.4)
+_SEQ2SEQ_NARROW_FONT = 15
 # ... but its word boxes, 0.76 inches wide, hold "toujours" at 12 points (about 9.7 CSS px) and not 13
 _SEQ2SEQ_NARROW_WORD_FONT = 12
 # ... and the labels of the two final states, the arrows over h with a subscript under them, larger,
 # as elmo_diagram's (_ELMO_PHONE_MATH): their subscripts S and 1 read at about 8 CSS px
-_SEQ2SEQ_NARROW_STATE_FONT = 14.5
+_SEQ2SEQ_NARROW_STATE_FONT = 16.5
 # luong_diagram's narrow drawing, 5.2 inches, at 13 points (was 11.5: 9.3 CSS px, glyphs 6-7 px
 # high, a reader's report on chapter 4)
 _LUONG_NARROW_FONT = _NARROW_FONT
@@ -145,8 +147,8 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 5.2 inches wide, at 13 points, the words 12 (under
-    600 px at 110 dpi: a phone shows it whole, 313 to 328 px wide, its text 9.7 to 11 CSS px).
+    the decoder above the encoder on a canvas 5.2 inches wide, at 15 points, the words 12 (under
+    600 px at 110 dpi: a phone shows it whole, 313 to 328 px wide, its text 9.7 to 12.6 CSS px).
     The output layer, which also reads the context and the previous word, is not drawn. Returns
     the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
