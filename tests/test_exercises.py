@@ -437,7 +437,7 @@ MASKED_WRONG = [
     (
         "finite fill -1e4 above the allowed scores, then times the mask",
         lambda s, m: _filled(-1e4)(s, m) * m,
-        "a fixed fill value, and it is not below the allowed ones",
+        "below your fill value for the masked scores",
     ),
     (
         "the raw row maximum subtracted before masking",

@@ -527,7 +527,7 @@ def _name_masked_maximum(
             )
         if abs(total) < 1e-4:
             fail(
-                f"{start}: its allowed scores go down to {lowest:.0f}, and your weights stay all 0 even when every masked score is made lower than the allowed ones: you replace the masked scores by a fixed fill value, and it is not below the allowed ones. The filled masked scores are then the largest of the row, and exponentiating relative to them {starves}. A finite fill value such as -1e4 only works while every allowed score lies above it: which fill value lies below every possible score, and what must a row with nothing to attend to get then?"
+                f"{start}: its allowed scores go down to {lowest:.0f}, below your fill value for the masked scores, so the filled masked scores are the largest of the row, and exponentiating relative to them {starves}. Which fill value lies below every possible score, and what must a row with nothing to attend to get then?"
             )
     fail(
         f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one, and its allowed scores go down to {lowest:.0f}. Exponentiating relative to a masked score, whether the maximum of the raw scores (masked ones included) or a fill value that is not below the allowed scores (such as -1e4), {starves}. The masked scores must be out of the way before anything is computed from the row."

@@ -437,13 +437,13 @@ def table_shading(browser, sel: str, example: dict) -> None:
     values.update({f"k{i + 1}-{c}": k[c] for i, k in enumerate(example["keys"]) for c in (0, 1)})
     set_fields(browser, sel, values)  # back to the figure's own points
     rows = browser.execute_script(TABLE_CELLS, sel)
-    assert [c["text"] for c in rows[0]["cells"]] == [f"{w:.3f}" for w in example["weights"]["dot"]]
+    assert [c["text"] for c in rows[0]["cells"]] == [f"{w:.2f}" for w in example["weights"]["dot"]]
     static = list(score_functions_figure([1.0, 0.5], [[1.0, 0.0]]).example["weights"])
     assert [r["name"] for r in rows] == list(example["weights"]) == static
     cells = [c for r in rows for c in r["cells"]]
     assert len(cells) == 5 * 3
     for c in cells:
-        assert c["text"] == f"{c['weight']:.3f}"  # the number kept in its cell
+        assert c["text"] == f"{c['weight']:.2f}"  # the number kept in its cell
         lo, hi = sorted([luminance(c["background"]), luminance(c["color"])])
         assert (hi + 0.05) / (lo + 0.05) >= 4.5, c  # WCAG AA for normal text
     # the shade follows the value: a larger weight, a lighter cell (cividis grows in lightness)

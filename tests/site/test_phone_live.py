@@ -93,8 +93,16 @@ return Array.from(document.querySelectorAll('.book-live[data-live]')).map(root =
     box.scrollLeft = 0;
     return seen && Math.abs(r.left - b.left) <= 1;
   });
+  // number boxes whose value is cut (review s21: 0.98 showed as "0.9") and boxes of the figure that
+  // scroll sideways, cue or not (its 2-D score table hid half of its k3 column)
+  const clipped = Array.from(root.querySelectorAll('input[type="number"]'))
+    .filter(b => b.value && b.scrollWidth > b.clientWidth + 1).map(b => b.value);
+  const overflowing = Array.from(root.querySelectorAll('*'))
+    .filter(b => b.getBoundingClientRect().width && !b.closest('details:not([open])')
+      && ['auto', 'scroll'].includes(getComputedStyle(b).overflowX) && b.scrollWidth > b.clientWidth + 1)
+    .map(b => b.className || b.tagName);
   return {kind: root.dataset.live, smallest: sizes.sort((a, b) => a[0] - b[0])[0] || null,
-          scrolling, pinned};
+          scrolling, pinned, clipped, overflowing};
 });
 """
 
@@ -159,6 +167,14 @@ def test_live_figures_compute_and_fit_the_phone(site, server, phone_browser, pag
         (f["kind"], f["scrolling"]) for f in figures if f["kind"] in FIT_WHOLE and f["scrolling"]
     ]
     assert not wide, f"{page} at {width}x{height}: figures that scroll sideways: {wide}"
+    wide = [
+        (f["kind"], f["overflowing"])
+        for f in figures
+        if f["kind"] in FIT_WHOLE and f["overflowing"]
+    ]
+    assert not wide, f"{page} at {width}x{height}: boxes that scroll sideways: {wide}"
+    cut = [(f["kind"], f["clipped"]) for f in figures if f["clipped"]]
+    assert not cut, f"{page} at {width}x{height}: numbers cut in their boxes: {cut}"
     unpinned = [f["kind"] for f in figures if not all(f["pinned"])]
     assert not unpinned, (
         f"{page} at {width}x{height}: heatmaps whose row labels scroll away: {unpinned}"

@@ -28,7 +28,7 @@ export function mountMaskedSoftmax(root, example, ctx) {
     html("th", {}, tr, labels[i]);
     return row.map((v, j) => {
       const td = html("td", {}, tr);
-      // 4.5em wide, 3em on a phone (live.css): the 4 x 4 table fits a 360 px screen
+      // 4.5em wide, 3.2em without spinners on a phone (live.css): the 4 x 4 table fits a 360 px screen
       const box = html("input", { type: "number", step: 0.01, value: v,
         "aria-label": `score of query ${labels[i]} for key ${labels[j]}` }, td);
       return box;

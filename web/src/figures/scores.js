@@ -100,8 +100,9 @@ export function mountScores(root, example, ctx) {
       html("th", { scope: "row" }, tr, name);
       // each weight shaded by its value on the heatmaps' scale (the masked-softmax figure's), its
       // number kept in black or white, whichever reads better on the shade
+      // two decimals, as the prose quotes them (three ran the k3 column past a 360 px screen)
       weights[name].forEach((w) => html("td", { style: `background: ${colour(w)}; color: ${ink(w)}`,
-        "data-weight": w }, tr, w.toFixed(3)));
+        "data-weight": w }, tr, w.toFixed(2)));
     }
     table.replaceChildren(t);
     if (!fromBoxes) boxes.forEach((pair, i) => pair.forEach((b, c) => { b.value = points[i][c].toFixed(2); }));
