@@ -368,9 +368,13 @@ class _Reader:
         ):
             return None
         table = self.local.get(name) or self.constants.get(name)
-        if not isinstance(table, (ast.List, ast.Tuple)):
-            return None
-        rows = list(table.elts)
+        parts = [table]
+        while parts and isinstance(parts[0], ast.BinOp) and isinstance(parts[0].op, ast.Add):
+            parts[:1] = [parts[0].left, parts[0].right]  # [...] + [...]
+        parts = [ast.List([t.elt]) if isinstance(t, ast.ListComp) else t for t in parts]
+        if not parts or not all(isinstance(t, (ast.List, ast.Tuple)) for t in parts):
+            return None  # (a comprehension's rows are one row, its variable as ‹layer›)
+        rows = [row for t in parts for row in t.elts]
         if name in self.local:  # rows added to a local table later in the function
             for call in ast.walk(self.functions[self.where]):
                 if (
@@ -387,8 +391,6 @@ class _Reader:
         for row in rows:
             if not isinstance(row, ast.Tuple) or len(row.elts) != len(names):
                 return None
-            if not any(isinstance(e, (ast.Constant, ast.JoinedStr)) for e in row.elts):
-                return None
             binding = {}
             for n, e in zip(names, row.elts):
                 value = _literal(e)
@@ -396,11 +398,15 @@ class _Reader:
                     value
                     if isinstance(value, str)
                     else _render(e)
-                    if isinstance(e, ast.JoinedStr)
+                    if isinstance(e, (ast.JoinedStr, ast.BinOp))
                     else str(value)
                     if value is not None
                     else PLACEHOLDER.format(ast.unparse(e)[:27])
                 )
+            if not any(  # a row with a message (not a table of cases: chapter 6's PAIRS)
+                len(re.sub(r"‹[^›]*›", "", v).strip()) > 30 for v in binding.values()
+            ):
+                return None
             bindings.append(binding)
         return bindings or None
 
