@@ -261,3 +261,69 @@ print(os.waitstatus_to_exitcode(status), json.loads(data[9:])["violation"])
     assert int(code) == sandbox.VIOLATION_EXIT, done.stderr[-2000:]
     assert violation.startswith("start a program (subprocess.Popen)"), violation
     assert "the import of starts_a_program" in violation, violation
+
+
+def test_torchs_fused_encoder_layer_and_switching_the_mode_off_are_refused():
+    """In a fresh process: chapter 9's pre_ln_layer may not call torch's fused encoder-layer fast
+    path (``torch._transformer_encoder_layer_fwd`` with the layer's weights) under any of its names,
+    and an answer may not switch off the torch function mode that refuses it
+    (``torch._C.DisableTorchFunction``, a mode popped from its stack, or the mode's own exit)."""
+    script = """
+import sys, torch
+sys.path.insert(0, "tools")
+import sandbox
+from lib.exercises import ch09
+refusals = [{"target": t, "when": "always"} for c in ch09.REFUSALS.values() for t, _, _ in c]
+alias = torch._C._VariableFunctions._transformer_encoder_layer_fwd  # taken before the guards
+sandbox._guard({}, refusals)
+layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, norm_first=True, batch_first=True)
+a, x = layer.eval().self_attn, torch.randn(1, 3, 8)
+args = (x, 8, 2, a.in_proj_weight, a.in_proj_bias, a.out_proj.weight, a.out_proj.bias, False,
+        True, 1e-5, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
+        layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias, None, None)
+answers = '''
+import torch
+def fused(args): return torch._transformer_encoder_layer_fwd(*args)
+def aten(args): return torch.ops.aten._transformer_encoder_layer_fwd(*args)
+def vf(args): return torch._C._VariableFunctions._transformer_encoder_layer_fwd(*args)
+def disabled(args):
+    with torch._C.DisableTorchFunction():
+        return torch._C._VariableFunctions._transformer_encoder_layer_fwd(*args)
+def popped(args):
+    from torch.overrides import _pop_mode_temporarily
+    with _pop_mode_temporarily():
+        return torch._C._VariableFunctions._transformer_encoder_layer_fwd(*args)
+def stack(args):
+    mode = torch._C._pop_torch_function_stack()
+    return torch._C._VariableFunctions._transformer_encoder_layer_fwd(*args)
+def exited(args):
+    mode = torch.overrides._get_current_function_mode_stack()[-1]
+    mode.__exit__(None, None, None)
+    return torch._C._VariableFunctions._transformer_encoder_layer_fwd(*args)
+def fine(args):
+    return torch.nn.functional.layer_norm(args[0], (8,)) + 1  # torch's modes at work, allowed
+'''
+space = {}
+exec(compile(answers, "<answer ch09_ex1>", "exec"), space)
+for name in ("fused", "aten", "vf", "disabled"):
+    assert space[name](args).shape == x.shape  # outside the grader's call: allowed
+for name in ("fused", "aten", "vf", "disabled", "popped", "stack", "exited"):
+    try:
+        with sandbox._calling():
+            space[name](args)
+    except sandbox._Refused as e:
+        assert refusals[e.index]["target"] == "torch._transformer_encoder_layer_fwd", name
+    except sandbox.RefusedEscape as e:
+        assert "switched off torch function modes" in str(e) and name in ("disabled", "popped", "stack", "exited"), name
+    else:
+        raise SystemExit(f"{name} was not refused")
+    assert torch._C._len_torch_function_stack() == 0, name
+with sandbox._calling():
+    assert space["fine"](args).shape == x.shape
+assert alias(*args).shape == x.shape  # after the call: allowed
+print("refused")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "refused" in done.stdout, (done.stdout + done.stderr)[-3000:]

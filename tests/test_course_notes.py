@@ -66,3 +66,51 @@ def test_a_classic_mistake_is_counted_in_its_row_not_the_catch_all():
     assert "every row that may attend" in notes.matching(said, known).message
     said = "on the case 'padding', the largest difference is 0.5 at index [0, 1, 2]."
     assert notes.matching(said, known) is generic
+
+
+def _feedback(check, answer) -> str:
+    """The message the checker gives ``answer`` (a wrong answer: it must not pass)."""
+    from lib.exercises import ExerciseFailed
+
+    with pytest.raises(ExerciseFailed) as failed:
+        check(answer)
+    return failed.value.message
+
+
+@pytest.mark.parametrize(
+    "checker, answer, row",
+    [
+        (
+            "check_rope_halves",
+            lambda x, positions, theta: ch17.rope_reference(
+                x, positions, theta, mistake="interleaved"
+            ),
+            "you paired neighbouring coordinates (2i, 2i + 1)",
+        ),
+        (
+            "check_ffn_sublayer",
+            lambda *args: ch17.ffn_reference(*args, mistake="swapped"),
+            "the gate and the value are swapped",
+        ),
+    ],
+)
+def test_a_table_of_mistakes_is_one_row_each(checker, answer, row):
+    """Lecturer review s17, M3: bob's interleaved pairs (exercise 1) and his gate and value swapped
+    (exercise 3) were counted under "any other wrong answer", since the checkers' tables of usual
+    mistakes (``_ROPE_MISTAKES``, ``_FFN_MISTAKES``) were one row "on the case ‹case›, ‹message›"
+    that named none of them. Each is a row of its own, with its message, and counted there."""
+    known = notes.mistakes(ch17, checker)
+    assert not any("‹message›" in m.message for m in known)
+    said = _feedback(getattr(ch17, checker), answer)
+    found = notes.matching(said, known)
+    assert found is not None and row in found.message, (said, found)
+    assert sum(row in m.message for m in known) == 1
+
+
+def test_every_mistake_of_chapter_17s_tables_has_its_row():
+    rope = [m.message for m in notes.mistakes(ch17, "check_rope_halves")]
+    for _, message in ch17._ROPE_MISTAKES:
+        assert any(message in m for m in rope), message
+    ffn = [m.message for m in notes.mistakes(ch17, "check_ffn_sublayer")]
+    for _, message in ch17._FFN_MISTAKES:
+        assert any(message in m for m in ffn), message

@@ -353,7 +353,98 @@ class _Reader:
             names = [getattr(e, "id", None) for e in loop.target.elts]
             if isinstance(table, dict) and all(names):
                 return [{names[0]: str(k), names[1]: str(v)} for k, v in table.items()]
+        if isinstance(it, ast.Name):
+            return self._rows(it.id, loop.target)
         return None
+
+    def _rows(self, name: str, target: ast.AST) -> list[dict[str, str]] | None:
+        """A loop over a list of tuples written in the module or the function (``for mistake,
+        message in _ROPE_MISTAKES``, ``for wrong, message in mistakes`` with the rows a later
+        ``mistakes.insert``/``append`` adds): one binding per row, each element as the student
+        reads it (lecturer review s17, M3: such a table was one row "‹message›" in the notes, and
+        the class's named mistakes were counted under "any other wrong answer")."""
+        if not isinstance(target, ast.Tuple) or not all(
+            isinstance(e, ast.Name) for e in target.elts
+        ):
+            return None
+        table = self.local.get(name) or self.constants.get(name)
+        parts = [table]
+        while parts and isinstance(parts[0], ast.BinOp) and isinstance(parts[0].op, ast.Add):
+            parts[:1] = [parts[0].left, parts[0].right]  # [...] + [...]
+        parts = [ast.List([t.elt]) if isinstance(t, ast.ListComp) else t for t in parts]
+        if not parts or not all(isinstance(t, (ast.List, ast.Tuple)) for t in parts):
+            return None  # (a comprehension's rows are one row, its variable as ‹layer›)
+        rows = [row for t in parts for row in t.elts]
+        if name in self.local:  # rows added to a local table later in the function
+            for call in ast.walk(self.functions[self.where]):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and getattr(call.func.value, "id", None) == name
+                    and call.func.attr in ("append", "insert")
+                    and call.args
+                ):
+                    row = call.args[-1]
+                    rows.insert(0, row) if call.func.attr == "insert" else rows.append(row)
+        names = [e.id for e in target.elts]
+        bindings = []
+        for row in rows:
+            if not isinstance(row, ast.Tuple) or len(row.elts) != len(names):
+                return None
+            binding = {}
+            for n, e in zip(names, row.elts):
+                value = _literal(e)
+                binding[n] = (
+                    value
+                    if isinstance(value, str)
+                    else _render(e)
+                    if isinstance(e, (ast.JoinedStr, ast.BinOp))
+                    else str(value)
+                    if value is not None
+                    else PLACEHOLDER.format(ast.unparse(e)[:27])
+                )
+            if not any(  # a row with a message (not a table of cases: chapter 6's PAIRS)
+                len(re.sub(r"‹[^›]*›", "", v).strip()) > 30 for v in binding.values()
+            ):
+                return None
+            bindings.append(binding)
+        return bindings or None
+
+    def _returned(self, name: str) -> list[tuple[str, dict[str, str]]]:
+        """The bindings a helper's answer can take for the fail message's ``name`` (``message =
+        _closest_mistake(...)``): the rows of a table the helper reads that bind a name of that
+        name, and the messages of the module's functions it calls (``_eps_message(eps)``)."""
+        value = self.local.get(name)
+        helper = getattr(getattr(value, "func", None), "id", None)
+        if not isinstance(value, ast.Call) or helper not in self.functions:
+            return []
+        found = []
+        for node in ast.walk(self.functions[helper]):
+            loops = (
+                node.generators
+                if isinstance(node, (ast.ListComp, ast.GeneratorExp))
+                else [node]
+                if isinstance(node, ast.For)
+                else []
+            )
+            for loop in loops:
+                if not isinstance(loop.iter, ast.Name) or name not in {
+                    getattr(e, "id", None) for e in getattr(loop.target, "elts", [])
+                }:
+                    continue
+                for row in self._rows(loop.iter.id, loop.target) or []:
+                    shown = next((v for k, v in row.items() if k != name and len(v) < 20), "")
+                    found.append((f"{helper} finds it" + (f": {shown}" if shown else ""), row))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in self.functions:
+                inner = self.functions[node.func.id]
+                for r in ast.walk(inner):
+                    if isinstance(r, ast.Return) and isinstance(
+                        r.value, (ast.JoinedStr, ast.Constant)
+                    ):
+                        found.append(
+                            (f"{helper} finds it ({node.func.id})", {name: _render(r.value)})
+                        )
+        return found
 
     def _visit(self, node: ast.AST, conditions: list[str], bindings: dict[str, str]) -> None:
         if isinstance(node, ast.If):
@@ -367,10 +458,12 @@ class _Reader:
         if isinstance(node, ast.For):
             expansions = self._expansions(node)
             if expansions:
+                before = len(self.found)
                 for binding in expansions:
                     shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 20)
                     for child in node.body:
                         self._visit(child, conditions + [shown], {**bindings, **binding})
+                self._collapse(before, conditions)
                 return
         if isinstance(node, ast.Call):
             self._call(node, conditions, bindings)
@@ -392,10 +485,34 @@ class _Reader:
             if not isinstance(node, ast.Call) or child is not node.func:
                 self._visit(child, conditions, bindings)
 
+    def _collapse(self, before: int, conditions: list[str]) -> None:
+        """A message a table's loop adds once per row without using the row (the same message, the
+        same line): one row, under the loop's outer conditions."""
+        added, kept = self.found[before:], []
+        for m in added:
+            same = [k for k in kept if k.message == m.message and k.line == m.line]
+            if same:
+                outer = " and ".join(conditions)
+                same[0].condition = outer
+                continue
+            kept.append(m)
+        self.found[before:] = kept
+
     def _call(self, node: ast.Call, conditions: list[str], bindings: dict[str, str]) -> None:
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
         if name == "fail" and node.args:
-            self._add(_render(node.args[0], bindings), conditions, node.lineno)
+            names = {
+                v.value.id
+                for v in ast.walk(node.args[0])
+                if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+            } - set(bindings)
+            rows = [(n, row) for n in sorted(names) for row in self._returned(n)]
+            for n, (why, row) in rows:  # one row per message a helper can return
+                self._add(
+                    _render(node.args[0], {**bindings, **row}), conditions + [why], node.lineno
+                )
+            if not rows:
+                self._add(_render(node.args[0], bindings), conditions, node.lineno)
             for inner in ast.walk(node.args[0]):  # a message fragment a helper returns
                 helper = getattr(getattr(inner, "func", None), "id", None)
                 if isinstance(inner, ast.Call) and helper in self.functions:

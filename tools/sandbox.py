@@ -771,6 +771,8 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
     transformers' own ``repeat_kv``)."""
     import inspect
 
+    if refusals:
+        _guard_escapes()
     for i, refusal in enumerate(refusals):
         try:
             found = _targets(refusal["target"])
@@ -820,6 +822,57 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
             )
             function.__code__ = stub[name].__code__
             function.__defaults__ = function.__kwdefaults__ = None
+
+
+# What switches torch function modes off, and with them the refusal mode (the assignment of fixer
+# course37: ``with torch._C.DisableTorchFunction(): torch._C._VariableFunctions.rms_norm(...)``, or
+# the mode popped from its stack, called the refused op unrefused). Each is refused when the student's
+# own code (an answer cell) calls it while the grader calls the student's function; torch's own code
+# uses them on every function a mode handles, and may.
+_ESCAPES = (
+    ("torch._C", "DisableTorchFunction"),
+    ("torch._C", "_pop_torch_function_stack"),
+    ("torch._C", "_get_function_stack_at"),
+    ("torch.overrides", "_pop_mode"),
+    ("torch.overrides", "_pop_mode_temporarily"),
+    ("torch.overrides", "_get_current_function_mode_stack"),
+)
+ESCAPE_MESSAGE = (
+    "your answer switched off torch function modes ({name}), with which the grader refuses what the "
+    "exercise forbids; a solution needs no such thing"
+)
+
+
+class RefusedEscape(RuntimeError):
+    """The student's code switched off (or took off its stack) the grader's torch function mode."""
+
+
+def _guard_escapes() -> None:
+    """Each of ``_ESCAPES``, under every name a torch module holds it by, replaced by a function that
+    refuses a call from an answer cell while the student's function is called."""
+    import importlib
+
+    for module_name, name in _ESCAPES:
+        try:
+            original = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError):
+            continue  # not in this version of torch
+        if id(original) in _GUARDED:
+            continue
+
+        def guard(*args, _original=original, _name=f"{module_name}.{name}", **kwargs):
+            if _CALLING[0] and sys._getframe(1).f_code.co_filename.startswith("<answer"):
+                raise RefusedEscape(ESCAPE_MESSAGE.format(name=_name))
+            return _original(*args, **kwargs)
+
+        _GUARDED.update((id(original), id(guard)))
+        for module in list(sys.modules.values()):  # the re-exports too (torch.overrides's imports)
+            if getattr(module, "__name__", "").startswith("torch") and any(
+                value is original for value in list(vars(module).values())
+            ):
+                for key, value in list(vars(module).items()):
+                    if value is original:
+                        setattr(module, key, guard)
 
 
 def _guard_builtin(full_name: str, function, i: int, when: str) -> None:
@@ -890,10 +943,16 @@ class _calling:
     def __exit__(self, *exc):
         _CALLING[0] = False
         if self.mode is not None:
+            import torch
+
+            stack = torch._C._len_torch_function_stack()
+            on_top = stack and torch._C._get_function_stack_at(stack - 1) is self.mode
             try:
                 self.mode.__exit__(*exc)
             except BaseException:  # noqa: BLE001 (the student's code popped the mode itself)
                 pass
+            if not on_top and exc[0] is None:  # taken off its stack by another way (its __exit__)
+                raise RefusedEscape(ESCAPE_MESSAGE.format(name="the mode taken off its stack"))
         return False
 
 

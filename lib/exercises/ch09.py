@@ -222,6 +222,9 @@ REFUSALS = {
         ("lib.transformer.EncoderLayer.forward", None, _refuse_layer_class),
         # torch's own layer, norm_first=True, with the weights copied in (course review s15, S3)
         ("torch.nn.TransformerEncoderLayer.forward", None, _refuse_torch_layer),
+        # its fused fast path called with the layer's weights, under any of torch's names
+        # (torch.ops.aten..., torch._C._VariableFunctions...: tools/sandbox.py's torch function mode)
+        ("torch._transformer_encoder_layer_fwd", None, _refuse_torch_layer),
     ],
 }
 
