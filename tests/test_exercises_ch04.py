@@ -49,6 +49,14 @@ def _variant(**kwargs):
     return lambda s, t, D: ch04.local_m_reference(s, t, D, **kwargs)
 
 
+def _unclipped_range(scores, t, D):
+    # the window's indices range(t - D, t + D + 1) without clipping at 0: the negative ones wrap
+    inside = torch.arange(int(t) - D, int(t) + D + 1)
+    weights = torch.zeros_like(scores)
+    weights[inside] = torch.softmax(scores[inside], 0)
+    return weights
+
+
 LOCAL_M_WRONG = [
     (
         "softmax over all, then cut",
@@ -142,6 +150,17 @@ LOCAL_M_WRONG = [
         "changes the scores, and no softmax",
         lambda s, t, D: s.sub_(s.max()).exp(),
         "not 1: these are not softmax weights",
+    ),
+    # review ch04 s21, items 3 and 4: a window all on one side of t, and an unclipped index range
+    (
+        "the window [t, t + 2D]",
+        lambda s, t, D: ch04.local_m_reference(s, t, D, window_kind="right of t").float(),
+        "all to the right of t: position t - D gets weight 0",
+    ),
+    (
+        "range(t - D, t + D + 1), not clipped at 0",
+        _unclipped_range,
+        "positions outside the window get weight, at s = 4, 5",
     ),
     # review ch04 s13, item 14: the two mistakes that only got a numeric message
     (
@@ -247,21 +266,37 @@ def test_check_luong_looks_left_accepts_and_says_what_is_missing():
     assert guessed.status == "not attempted" and "ne_share_left" in guessed.message
     assert ch04.check_luong_looks_left(False, None).status == "not attempted"
     assert "articles_left" in ch04.check_luong_looks_left(None, True).message
+    # review ch04 s21, item 2: before the share is measured, wrong guesses are not judged either
+    unjudged = ch04.check_luong_looks_left(True, False)
+    assert unjudged.status == "not attempted" and "right" not in unjudged.message
+    assert "right" not in ch04.check_luong_looks_left(None, True).message
 
+
+_SHARE = (
+    0.9382  # a right ne_share_left (93.8%): the predictions are judged only with the measurement
+)
 
 LEFT_WRONG = [
-    ((True, True), "articles_left: your prediction is not what the Luong global model does"),
-    ((True, False), "compare its row 'articles after another word' with Bahdanau's"),
-    ((False, False), "ne_left: your prediction is not what the Luong global model does"),
-    ((False, False), "look at its row for 'ne'"),
+    (
+        (True, True, _SHARE),
+        "articles_left: your prediction is not what the Luong global model does",
+    ),
+    ((True, False, _SHARE), "'articles after another word' of your table"),
+    ((False, False, _SHARE), "ne_left: your prediction is not what the Luong global model does"),
+    ((False, False, _SHARE), "Look at your table's row for 'ne'"),
     # review ch04 s15, item 7: both wrong predictions named in one message
-    ((True, False), "both predictions are wrong. 1. articles_left: your prediction"),
-    ((True, False), "2. ne_left: your prediction is not what"),
+    ((True, False, _SHARE), "both predictions are wrong. 1. articles_left: your prediction"),
+    ((True, False, _SHARE), "2. ne_left: your prediction is not what"),
     (("maybe", True), "articles_left should be the bool True or False"),
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
     ((False, True, 93.8), "ne_share_left = 93.8 looks like a percentage"),
     ((False, True, 0.5), "ne_share_left is not the share the table gives for 'ne'"),
     ((False, True, 0.94), "is close but rounded"),
+    # review ch04 s21, item 1: 0.93 is not 0.938 rounded but the Bahdanau model's share
+    ((False, True, 0.93), "is the Bahdanau model's share"),
+    ((False, True, 0.927), "is the Bahdanau model's share"),
+    ((False, True, 0.935), "is not the share the table gives"),
+    ((True, True, 0.5), "is not the share the table gives"),
     ((False, True, "x"), "ne_share_left should be a number"),
     ((False, "yes"), "ne_left should be the bool True or False"),
     ((False, 0.9), "ne_left should be True or False"),
@@ -274,7 +309,10 @@ def test_check_luong_looks_left_rejects(args, message):
         ch04.check_luong_looks_left(*args)
 
 
-@pytest.mark.parametrize("args", [(True, True), (False, False), (True, False), (False, True, 0.5)])
+@pytest.mark.parametrize(
+    "args",
+    [(True, True, _SHARE), (False, False, _SHARE), (True, False, _SHARE), (False, True, 0.5)],
+)
 def test_a_wrong_prediction_is_not_told_the_measured_numbers(args):
     # the exercise asks the reader to compute the table: a wrong guess must not print it, nor say
     # in words what the model does instead (only which prediction is wrong, and where to look)
@@ -298,7 +336,7 @@ def test_the_slice_mistake_is_python_slicing():
     )
 
 
-@pytest.mark.parametrize("args", [(True, True), (False, False)])
+@pytest.mark.parametrize("args", [(True, True, _SHARE), (False, False, _SHARE)])
 def test_a_wrong_prediction_does_not_write_the_explanation(args):
     # the exercise asks the reader to explain the finding: the message points to where to look
     with pytest.raises(ExerciseFailed) as failed:

@@ -390,8 +390,13 @@ OTHER_PREDICTIONS = [
         (torch.zeros(400), None),
         "one value per test sentence (400)",
     ),
-    (ch04.check_luong_looks_left, (True, True), "compare its row 'articles after another word'"),
-    (ch04.check_luong_looks_left, (False, False), "look at its row for 'ne'"),
+    # review ch04 s21, item 2: the predictions are judged once the share (0.9382) is measured
+    (
+        ch04.check_luong_looks_left,
+        (True, True, 0.9382),
+        "the row 'articles after another word' of your table",
+    ),
+    (ch04.check_luong_looks_left, (False, False, 0.9382), "Look at your table's row for 'ne'"),
     (ch05.check_without_positions, (1, False), "the captions with 1 shape, is not the group"),
     (ch05.check_without_positions, (3, True), "exact-match rate on captions with two shapes"),
     (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),

@@ -1503,10 +1503,13 @@ def test_bahdanau_diagram_hard_reads_one_drawn_position(narrow):
     soft, hard = (viz.bahdanau_diagram(source, narrow=narrow, hard=h) for h in (False, True))
     t_soft, t_hard = texts(soft), texts(hard)
     assert "$z_t\\sim\\alpha_t$: $\\mathbf{c}_t=\\mathbf{h}_{z_t}$" in t_hard
-    assert "no gradient" in t_hard and "no gradient" not in t_soft
+    # review ch04 s21, item 8: not "no gradient" alone, since REINFORCE gives the weights one
+    label = "no backprop" + ("\n" if narrow else " ") + "(REINFORCE)"
+    assert label in t_hard and "no backprop" not in t_soft
     assert "$\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$" not in t_hard
     assert "to step $t+1$" in t_hard and "to step $t+1$" in t_soft  # s_t goes on (item 5)
     assert "hard attention" in hard.alt_text and "no gradient" in hard.alt_text
+    assert "REINFORCE instead" in hard.alt_text
     assert len(arrows(hard)) == len(arrows(soft))
     with pytest.raises(TypeError, match="hard"):
         viz.bahdanau_diagram(source, hard="yes")

@@ -44,6 +44,8 @@ __all__ = ["check_luong_looks_left", "check_local_m"]
 
 ARTICLE_WORDS = {"le", "la", "un", "une"}
 ARTICLE_SOURCES = {"the", "a"}  # an article's gold word; la for "her" and le for "him" are pronouns
+# the Bahdanau model's share of the ne one word to the left, the chapter's alignment table (the text: 93%)
+BAHDANAU_NE_LEFT = 0.927
 
 
 @lru_cache(maxsize=1)
@@ -102,32 +104,30 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
         not_attempted(
             "write your two predictions (articles_left and ne_left) in the cell above, then run this cell again."
         )
-    wrong = []  # every wrong prediction, named in one message
-    if articles_left is not None and _prediction(articles_left, "articles_left"):
-        wrong.append(
-            "articles_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and compare its row 'articles after another word' with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
-        )
-    if ne_left is not None and not _prediction(ne_left, "ne_left"):
-        wrong.append(
-            "ne_left: your prediction is not what the Luong global model does. Compute the alignment section's table for it, attention_records(luong_global, test_pairs), and look at its row for 'ne'; to explain it, reread that section's paragraph on what an annotation holds."
-        )
-    if len(wrong) == 2:
-        fail("both predictions are wrong. 1. " + wrong[0] + " 2. " + wrong[1])
-    if wrong:
-        fail(wrong[0])
-    if articles_left is None:
-        not_attempted("your ne_left is right; now predict articles_left.")
-    if ne_left is None:
-        not_attempted("your articles_left is right; now predict ne_left.")
-    left = luong_left_shares()
+    # both read first, so that a wrong type is named before anything is judged
+    articles = None if articles_left is None else _prediction(articles_left, "articles_left")
+    ne = None if ne_left is None else _prediction(ne_left, "ne_left")
+    if articles is None:
+        not_attempted("now predict articles_left as well.")
+    if ne is None:
+        not_attempted("now predict ne_left as well.")
     if ne_share_left is None:
+        # review ch04 s21, item 2: the predictions are judged only once the table is computed, so that
+        # the check cannot be run on two guesses to learn the answer before measuring it
         not_attempted(
-            "both predictions are right; now check them: compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one."
+            "your predictions are recorded; now compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one. The checker judges your predictions against that measurement."
         )
+    left = luong_left_shares()
     share = expect_number(ne_share_left, "ne_share_left")
     if 1 < share <= 100 and abs(share - 100 * left["ne"]) <= 0.05:
         fail_as_percentage(share, "ne_share_left")
-    if abs(share - left["ne"]) > 0.0005 and abs(share - left["ne"]) < 0.01:
+    if abs(share - BAHDANAU_NE_LEFT) <= 0.0005 or share == round(BAHDANAU_NE_LEFT, 2):
+        # review ch04 s21, item 1: the alignment section's 93% (92.7%) is the Bahdanau model's
+        fail(
+            f"ne_share_left = {share:g} is the Bahdanau model's share, the one the alignment section gives. Compute the table for luong_global: attention_records(luong_global, test_pairs), and count its 'ne'."
+        )
+    decimals = len(f"{share:g}".partition(".")[2])
+    if abs(share - left["ne"]) > 0.0005 and share == round(left["ne"], decimals):
         # reader s20: 0.94 (93.8% rounded) got the "count again" message of a wrong count
         fail(
             f"ne_share_left = {share:g} is close but rounded: give the share unrounded (or to at least 3 decimals), as the table's count divided by the number of 'ne' gives it."
@@ -136,6 +136,19 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
         fail(
             "ne_share_left is not the share the table gives for 'ne'. Count, among the target words 'ne' of attention_records(luong_global, test_pairs), those whose largest weight is on the source word just before the gold one, and divide by the number of 'ne'."
         )
+    wrong = []  # every wrong prediction, named in one message
+    if articles:
+        wrong.append(
+            "articles_left: your prediction is not what the Luong global model does. Compare the row 'articles after another word' of your table, attention_records(luong_global, test_pairs), with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
+        )
+    if not ne:
+        wrong.append(
+            "ne_left: your prediction is not what the Luong global model does. Look at your table's row for 'ne' (attention_records(luong_global, test_pairs)); to explain it, reread that section's paragraph on what an annotation holds."
+        )
+    if len(wrong) == 2:
+        fail("both predictions are wrong. 1. " + wrong[0] + " 2. " + wrong[1])
+    if wrong:
+        fail(wrong[0])
     return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before 'not' for {left['ne']:.1%} of the 'ne'."
 
 
@@ -194,6 +207,8 @@ def local_m_reference(
         "no left end": distance <= D,
         "no right end": distance >= -D,
         "half as wide": distance.abs() <= D / 2,
+        "right of t": (distance >= 0) & (distance <= 2 * D),
+        "left of t": (distance <= 0) & (distance >= -2 * D),
     }
     if window_kind not in windows:
         raise ValueError(f"window_kind: expected one of {tuple(windows)}, got {window_kind!r}")
@@ -287,6 +302,15 @@ _MISTAKES = [
         dict(window_kind="one-sided"),
         "your window is [t, t + D], one side only: local-m's window reaches D positions on each side of t, [t - D, t + D].",
     ),
+    # review ch04 s21, item 3: a window of the right width, all on one side of t
+    (
+        dict(window_kind="right of t"),
+        "your window is [t, t + 2D], all to the right of t: position t - D gets weight 0. Local-m's window is centred on t; it reaches D positions to the left of t as well, [t - D, t + D].",
+    ),
+    (
+        dict(window_kind="left of t"),
+        "your window is [t - 2D, t], all to the left of t: position t + D gets weight 0. Local-m's window is centred on t; it reaches D positions to the right of t as well, [t - D, t + D].",
+    ),
     (
         dict(window_kind="half-open"),
         "your window leaves out s = t + D (a slice scores[t - D : t + D] stops before its end): the window [t - D, t + D] includes both ends.",
@@ -330,6 +354,26 @@ def _check_sums_to_one(result: Tensor, case: str) -> None:
             f"on the case '{case}', your weights sum to {total:.4g}, not 1: these are not softmax weights. "
             "Take the softmax of the scores inside the window (masked_softmax(scores, inside), or -inf "
             "outside the window and then torch.softmax), so that the weights a_t(s) sum to 1 there."
+        )
+
+
+def _check_wrapped(result: Tensor, t: int | Tensor, D: int, case: str) -> None:
+    """Fail, naming the mistake, when the only weight outside the window lies at the end of the sequence
+    where the negative indices t - D, ..., -1 of an unclipped range(t - D, t + D + 1) wrap to (review ch04
+    s21, item 4: such an answer took a softmax, and was told it had not)."""
+    start = float(t) - D
+    if start >= 0:
+        return
+    positions = torch.arange(len(result), dtype=torch.float64)
+    outside = ((positions - float(t)).abs() > D) & (result.double().abs() > _FACTOR_FLOOR)
+    wrapped = positions >= len(result) + start
+    if outside.any() and not (outside & ~wrapped).any():
+        where = ", ".join(str(s) for s in outside.nonzero().flatten().tolist())
+        fail(
+            f"on the case '{case}', positions outside the window get weight, at s = {where}, at the end of "
+            f"the sequence: the window starts at t - D = {start:g}, and a negative index counts from the end "
+            "in Python (scores[-1] is the last score), so it wraps around. Positions below 0 do not exist: "
+            "the window stops at s = 0. Build it from each position's distance to t rather than from indices."
         )
 
 
@@ -456,6 +500,7 @@ def check_local_m(local_m_weights: Any) -> str:
         if named:
             fail(f"on the case '{case}', {named[0][1]}")
         _check_extra_factor(local_m_weights, scores, t, D, result, case)
+        _check_wrapped(result, t, D, case)
         _check_sums_to_one(result, case)
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
     return f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

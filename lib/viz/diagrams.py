@@ -497,7 +497,8 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
     S = len(src)
     reading = (
         "a box that draws one position z_t, position j with probability alpha_tj, and reads its "
-        "annotation alone, c_t = h_{z_t}; no gradient flows back through the draw to the weights"
+        "annotation alone, c_t = h_{z_t}; no gradient flows back through the draw to the weights "
+        "(the alignment model is trained by REINFORCE instead)"
         if hard
         else "the context c_t, the weighted sum of the annotations"
     )
@@ -532,7 +533,9 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
     if hard:  # one position drawn from alpha_t: the weights' line carries no gradient back
         context = "$z_t\\sim\\alpha_t$: $\\mathbf{c}_t=\\mathbf{h}_{z_t}$"
         x, y, ha = (1.85, 4.42, "right") if narrow else (6.35, 4.3, "right")
-        ax.text(x, y, "no gradient", fontsize=font, ha=ha, va="center")
+        # not "no gradient": REINFORCE gives the alignment model one (review ch04 s21, item 8)
+        label = "no backprop" + ("\n" if narrow else " ") + "(REINFORCE)"
+        ax.text(x, y, label, fontsize=font, ha=ha, va="center")
     if narrow:
         _bahdanau_decoder_narrow(ax, xs, (font, math), score, on_red, context)
     else:
