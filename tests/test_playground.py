@@ -102,6 +102,24 @@ def test_tasks_are_what_they_say(task, length):
 
 
 @pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
+def test_the_page_marks_answers_that_are_no_symbol_of_the_task():
+    # review ch18_s21: an untrained copy model answered "0 0 0 10 0 10 12 0", ids the task never uses
+    got = run_node(
+        """
+process.stdout.write(JSON.stringify([
+  [9, 10, 12].map((i) => t.isAnswer("copy", i)), [5, 6, 15].map((i) => t.isAnswer("induction", i)),
+  [3, 4].map((i) => t.isAnswer("brackets", i)), [7, 15].map((i) => t.isAnswer("position", i)),
+]));
+"""
+    )
+    assert got == [[True, False, False], [True, False, True], [True, False], [True, True]]
+    page = (ROOT / "web" / "src" / "figures" / "playground.js").read_text()
+    readout = page[page.index("const said") :][:400]
+    assert 'isAnswer(s.task, a) ? answerSymbol(s.task, a) : "?"' in readout
+    assert "a token outside the task's symbols" in readout
+
+
+@pytest.mark.skipif(NODE is None, reason="node is needed to run the page's code")
 def test_the_page_writes_bracket_answers_as_digits():
     # review: the readout wrote the brackets task's answers (digits 0-3) as brackets "(0".."(3"
     got = run_node(
@@ -114,7 +132,7 @@ process.stdout.write(JSON.stringify([
     )
     assert got == [["0", "1", "2", "3"], "7", "3", "(3"]
     page = (ROOT / "web" / "src" / "figures" / "playground.js").read_text()
-    readout = page[page.index("model's answer") :][:300]
+    readout = page[page.index("const said") :][:600]
     assert "answerSymbol(s.task, a)" in readout and "symbol(s.task, a)" not in readout.replace(
         "answerSymbol(s.task, a)", ""
     )

@@ -630,4 +630,7 @@ def test_a_new_run_after_a_settings_change_shows_the_previous_one_faded(site, se
         ["positions sinusoidal", 0],
     ]
     assert browser.execute_script(f"return {ROOT}.playground.prev.held.map((h) => h[0]);") == ran
+    # another task: no previous run drawn, another task's share is no mark for this one
+    choose(browser, "task", "position")
+    assert browser.execute_script(f"return [{prev}, {legend}.hidden];") == [0, True]
     assert not console_errors(browser)

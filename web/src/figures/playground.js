@@ -11,7 +11,8 @@
 // RMSNorm alone or 2 key/value heads alone with a position table, both with RoPE (chapter 17's layer); the
 // form disables what is not offered and says why (notOffered, reconcile).
 import { colour, el, html } from "../draw.js";
-import { LENGTH, TASKS, VOCAB, answer as rightAnswer, answerSymbol, lengthProblem, parseSequence, symbol } from "../playground/tasks.js";
+import { LENGTH, TASKS, VOCAB, answer as rightAnswer, answerSymbol, isAnswer, lengthProblem, parseSequence, symbol }
+  from "../playground/tasks.js";
 
 const CHOICES = {
   task: TASKS,
@@ -595,7 +596,10 @@ function mapsView(pg) {
       "one row per query position, one column per key position; each row sums to 1.";
     const right = rightAnswer(s.task, ids);
     const wrong = right ? msg.answer.filter((a, t) => a !== right[t]).length : null;
-    ui.answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${msg.answer.map((a) => answerSymbol(s.task, a)).join(" ")}` +
+    // an id that is none of the task's answers (an untrained model's) is written "?", and the line says so
+    const said = msg.answer.map((a) => (isAnswer(s.task, a) ? answerSymbol(s.task, a) : "?"));
+    ui.answer.textContent = `input ${labels.join(" ")}  ->  model's answer ${said.join(" ")}` +
+      (said.includes("?") ? " (? = a token outside the task's symbols)" : "") +
       (right ? `; right answer ${right.map((a) => answerSymbol(s.task, a)).join(" ")} (${wrong ? `${wrong} wrong` : "all right"})` : "");
     root.dataset.answer = msg.answer.join(",");
     root.dataset.mapsStep = String(msg.t);
@@ -897,8 +901,11 @@ function wireSettings(pg) {
       pg.retest().catch(() => {});
       return;
     }
-    // a new run: the one it replaces stays drawn (if it has held-out points; else the one before)
-    if (state.held.length || state.heldTest.length) {
+    // a new run: the one it replaces stays drawn (if it has held-out points; else the one before), but
+    // not after a change of task: another task's held-out share is no mark for this one
+    if (changed.includes("task")) {
+      state.prev = null;
+    } else if (state.held.length || state.heldTest.length) {
       state.prev = { settings: was, held: state.held.slice(), heldTest: state.heldTest.slice() };
     }
     const library = root.dataset.example === "chapter" && changed.includes("test");

@@ -105,6 +105,13 @@ export function answerSymbol(task, id) {
   return task === "brackets" ? String(id) : symbol(task, id);
 }
 
+// Whether id is one of the task's answers; an untrained model may answer with any of the VOCAB ids.
+export function isAnswer(task, id) {
+  if (task === "brackets") return id >= 0 && id < 4;
+  if (task === "position") return id >= 0 && id < VOCAB;
+  return (id >= 0 && id < ALPHABET[task]) || (task === "induction" && id === NONE);
+}
+
 export function parseSequence(task, text) {
   const parts = text.trim().split(/[\s,]+/).filter((s) => s.length);
   const ids = [], bad = [];
