@@ -466,10 +466,11 @@ FIRST_WORD_WRONG = [
     (("c", 0.5), "has 1 decimal: too few"),
     (("c", 0), "has 0 decimals: too few"),
     # a measured 1.0 is the padded last position, not position 1 (review 13c, point 18)
-    (("c", 1.0), "A head that reads the last column of the padded rows"),
-    # what that mistake really measures (review ch13_s14, point 2)
-    (("c", 0.993), "A head that reads the last column of the padded rows"),
-    (("c", 0.95), "A head that reads the last column of the padded rows"),
+    # beside a classifier that reads position 1, the number is not its measurement (review ch13_s21, 1)
+    (("c", 1.0), "reads position 1, as the exercise asks, but so few test sentences wrong"),
+    (("c", 0.993), "this number is not its measurement"),
+    (("a", 0.977), "this number is not its measurement"),
+    (("c", 0.95), "this number is not its measurement"),
     (("c", 0.45), "is not what the experiment measures"),
     (("c", 0.47), "is not what the experiment measures"),
     (("c", 0.483), "is not what the experiment measures"),
@@ -503,3 +504,48 @@ def test_the_checkers_numbers_are_the_ones_the_worked_solutions_compare_with():
     solution reads no checker's constant: lecturer review s16, M2)."""
     assert ch13.GPT3_PARAMS == 174_604_259_328
     assert ch13.FIRST_WORD_ACCURACY == 0.478 and ch13.TRAIN_MAJORITY == 0.56
+
+
+def test_a_high_accuracy_is_explained_by_the_classifier_handed_in():
+    """Review ch13_s21, point 1: 0.95 or more was always blamed on a head on h[:, -1], also beside a
+    head on position 1 (a copied number) or a mean over the positions; the classifier decides which."""
+
+    class MeanPool(torch.nn.Module):
+        def __init__(self, gpt):
+            super().__init__()
+            self.gpt, self.head = gpt, torch.nn.Linear(gpt.config.n_embd, 2)
+
+        def forward(self, ids):
+            return self.head(self.gpt(ids, return_hidden_states=True).hidden_states[-1].mean(1))
+
+    gpt = _story_gpt()
+    for accuracy in (1.0, 0.993):
+        with pytest.raises(ExerciseFailed, match="a mean over the positions") as failure:
+            ch13.check_first_word("c", accuracy, MeanPool(gpt))
+        assert "reads a later position, or several" in failure.value.message
+        # without a classifier (not yet written) the message names what scores that high
+        with pytest.raises(
+            ExerciseFailed, match=re.escape("the last column of the padded rows (h[:, -1])")
+        ):
+            ch13.check_first_word("c", accuracy)
+
+
+def test_check_top_p_filter_checks_smallest_k_when_written():
+    """Review ch13_s21, point 3: the second part of exercise 1 (the smallest k that holds the p = 0.9
+    nucleus) had no checker."""
+    solution = _solution()
+    assert "Now find smallest_k" in ch13.check_top_p_filter(solution).message
+    for right in ({"flat": 11, "peaked": 1}, (11, 1)):
+        result = ch13.check_top_p_filter(solution, right)
+        assert result.passed and "smallest_k is right" in result.message
+    for wrong, message in (
+        ({"flat": 10, "peaked": 1}, "smallest_k['flat'] = 10 is not it"),
+        ({"flat": 11, "peaked": 0}, "smallest_k['peaked'] = 0 is not it"),
+        ((1, 11), "swapped"),
+        (11, "should be a dict with the keys of `distributions`"),
+        ({"mia": 11}, "should be a dict"),
+    ):
+        with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
+            ch13.check_top_p_filter(solution, wrong)
+        if isinstance(wrong, dict) and "flat" in wrong:  # the right k is not told
+            assert "= 11" in failure.value.message or "11" not in failure.value.message

@@ -87,3 +87,10 @@ def test_the_gpt_figure_s_alt_text_gives_the_first_token_s_probability_to_three_
     first = max(figure.example["next_probs"])
     assert abs(first - 0.9955) < 1e-4
     assert f"the first is 'bank' with probability {first:.3f}." in figure.alt
+
+
+def test_gpt_next_token_names_punctuation_written_against_a_word():
+    # review ch13_s21, point 6: 'tired.' is the reader's likeliest unknown word
+    itos = ["<bos>", "too", "tired", "."]
+    with pytest.raises(ValueError, match=r"\['tired\.'\].*punctuation apart.*'too tired \.'"):
+        live.gpt_next_token(None, itos, "too tired.")

@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 import torch
 from torch import Tensor
 
+from lib._validate import is_int
 from lib.data import stories
 
 from . import (
@@ -206,13 +207,43 @@ REFUSALS = {
 }
 
 
+# exercise 1's second part: the smallest k whose top-k holds the p = 0.9 nucleus, for the decoding
+# section's two prompts (keys of the chapter's `distributions`); its solution cell asserts the same
+SMALLEST_K = {"flat": 11, "peaked": 1}
+SMALLEST_K_PROMPTS = {"flat": "mia had a cat .", "peaked": "tom took the boat to the"}
+
+
+def _smallest_k_note(smallest_k: Any) -> str:
+    """What a pass adds about ``smallest_k`` (None: not yet written); fail if it is wrong (review
+    ch13_s21, point 3: the second part of exercise 1 had no checker)."""
+    if smallest_k is None:
+        return " Now find smallest_k for both prompts and run this cell again with it."
+    if isinstance(smallest_k, (tuple, list)) and len(smallest_k) == 2:
+        smallest_k = dict(zip(SMALLEST_K, smallest_k))  # in the section's order: flat, then peaked
+    if not isinstance(smallest_k, dict) or set(smallest_k) != set(SMALLEST_K):
+        fail(
+            f'smallest_k should be a dict with the keys of `distributions`, {{"flat": k, "peaked": k}}, got {fmt(smallest_k)}.'
+        )
+    if [smallest_k["flat"], smallest_k["peaked"]] == [SMALLEST_K["peaked"], SMALLEST_K["flat"]]:
+        fail(
+            "smallest_k has its two values swapped: the flat distribution (after 'mia had a cat .') spreads the nucleus over more tokens."
+        )
+    for name, right in SMALLEST_K.items():
+        k = smallest_k[name]
+        if not is_int(k) or k != right:
+            fail(
+                f"smallest_k[{name!r}] = {fmt(k)} is not it. Apply your top_p_filter with p = 0.9 to the model's distribution after '{SMALLEST_K_PROMPTS[name]}': top-k must keep every token it keeps, so k is the rank (1 for the most probable) of the least probable token in the nucleus."
+            )
+    return " smallest_k is right for both prompts too."
+
+
 @checker("top_p_filter")
-def check_top_p_filter(top_p_filter: Any) -> str:
+def check_top_p_filter(top_p_filter: Any, smallest_k: Any = None) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
     tokens whose sum is at least p, renormalized; 0 for every other token; in vocabulary order. Compared with
     :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is ~1e-7), in any
     floating dtype: the exercise does not ask to keep the dtype of ``probs``, so a float32 result for the
-    float64 case passes, with a note."""
+    float64 case passes, with a note. Then ``smallest_k`` (:data:`SMALLEST_K`), when written."""
     attempted(top_p_filter, "top_p_filter")
     if "sampling_distribution" in getattr(getattr(top_p_filter, "__code__", None), "co_names", ()):
         fail(
@@ -250,7 +281,7 @@ def check_top_p_filter(top_p_filter: Any) -> str:
         if narrowed
         else ""
     )
-    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}).{note}"
+    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}).{note}{_smallest_k_note(smallest_k)}"
 
 
 # --- exercise 2: the size of GPT-3 ------------------------------------------------------------------------
@@ -537,7 +568,7 @@ def _check_first_word_classifier(classifier: Any) -> None:
     tolerance = 1e-5 * (1 + base.abs().max().item())
     if (later - base).abs().max().item() > tolerance:
         fail(
-            "first_word_classifier's logits change when only the words after the first one change: your head reads a later position (the last token, as the chapter's GPTClassifier does, sees them all). The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+            "first_word_classifier's logits change when only the words after the first one change: your head reads a later position, or several (the last token, as the chapter's GPTClassifier reads it, sees them all; so does a mean over the positions). The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
         )
     if (first - base).abs().max().item() <= tolerance:
         fail(
@@ -625,9 +656,11 @@ def _measure_first_word(classifier: Any, typed: float) -> None:
         )
 
 
-def _check_first_word_accuracy(first_word_accuracy: Any) -> bool:
+def _check_first_word_accuracy(first_word_accuracy: Any, classifier: Any = None) -> bool:
     """Fail unless ``first_word_accuracy`` is the measured accuracy of exercise 3 or the other constant
-    answer's; True when it is the other label's (a run that settled on the minority label)."""
+    answer's; True when it is the other label's (a run that settled on the minority label). An
+    accuracy no head on position 1 scores is explained by ``classifier`` when one is given: it reads
+    more than position 1, or the number is not its measurement (review ch13_s21, point 1)."""
     a = expect_number(first_word_accuracy, "first_word_accuracy")
     if 1 < a <= 100:
         fail_as_percentage(a, "first_word_accuracy")
@@ -639,8 +672,13 @@ def _check_first_word_accuracy(first_word_accuracy: Any) -> bool:
     measured = abs(a - FIRST_WORD_ACCURACY) <= tolerance
     other_label = abs(a - (1 - FIRST_WORD_ACCURACY)) <= tolerance
     if a >= LAST_COLUMN_ACCURACY:
+        if classifier is not None:
+            _check_first_word_classifier(classifier)  # fails if it reads more than position 1
+            fail(
+                f"first_word_accuracy = {fmt(a)}: your first_word_classifier reads position 1, as the exercise asks, but so few test sentences wrong is not what a head on position 1 scores, so this number is not its measurement. Run the classifier you hand in on the 1000 test sentences and write the accuracy it scores."
+            )
         fail(
-            f"first_word_accuracy = {fmt(a)}: so few test sentences wrong is not what a head on position 1 measures. A head that reads the last column of the padded rows (h[:, -1]) sees the whole sentence under the causal mask, and can score that high; the exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+            f"first_word_accuracy = {fmt(a)}: so few test sentences wrong is not what a head on position 1 measures. A head that reads more of the sentence can score that high: one on the last column of the padded rows (h[:, -1]), or a mean over the positions, sees the whole sentence under the causal mask. The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
         )
     if decimals < FIRST_WORD_MIN_DECIMALS:
         fail(
@@ -682,7 +720,7 @@ def check_first_word(
     a pass, right prediction or wrong, says where to look for the explanation, not what it is;
     a value with fewer than two decimals (0.5, which cannot tell the measurement from chance) is asked for
     more, 0.95 or more (1.0, 0.993) is told which experiment gives it (a head on the padded last
-    position), and the share of label 0 among the training sentences (0.56) is told to measure on the test sentences."""
+    position, or a mean), or, beside a classifier that reads position 1, that it is not its measurement, and the share of label 0 among the training sentences (0.56) is told to measure on the test sentences."""
     if first_word_prediction is None and first_word_accuracy is None:
         not_attempted(
             'write your prediction (first_word_prediction: "a", "b" or "c"), run your experiment, and write the accuracy it measured (first_word_accuracy, a fraction of 1) and your fine-tuned classifier (first_word_classifier) in the cell above; then run this cell again.'
@@ -692,7 +730,7 @@ def check_first_word(
         not_attempted(
             "now run the experiment and write the accuracy it measures (first_word_accuracy): your prediction is checked together with it."
         )
-    _check_first_word_accuracy(first_word_accuracy)
+    _check_first_word_accuracy(first_word_accuracy, first_word_classifier)
     if first_word_classifier is None:
         not_attempted(
             "now write your fine-tuned classifier too (first_word_classifier): the checker runs it on a few inputs to see which position it reads."

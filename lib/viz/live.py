@@ -347,7 +347,13 @@ def gpt_next_token(
     bos = stoi["<bos>"] if bos_id is None else bos_id
     unknown = [w for w in prompt.lower().split() if w not in stoi]
     if unknown:
-        raise ValueError(f"prompt: words not in the vocabulary: {unknown}")
+        hint = ""
+        if any(w[-1] in ".,?!" and len(w) > 1 for w in unknown):  # 'tired.' for 'tired .'
+            spaced = " ".join(
+                prompt.replace(".", " .").replace(",", " ,").replace("?", " ?").split()
+            )
+            hint = f": write punctuation apart, as the stories do ({spaced!r})"
+        raise ValueError(f"prompt: words not in the vocabulary: {unknown}{hint}")
     ids = [bos] + [stoi[w] for w in prompt.lower().split()]
     with torch.no_grad():
         out = model(torch.tensor([ids]), return_attention=True)
