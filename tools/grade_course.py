@@ -2213,7 +2213,42 @@ def submitted_students(course: Path, chapter: str) -> list[str]:
     )
 
 
-def give_feedback(course: Path, chapter: str, force: bool = False, run=subprocess.run) -> int:
+def ungraded_answers(course: Path, chapter: str) -> list[str]:
+    """The graded cells of ``chapter`` (points > 0) that still need a manual grade and have none, one
+    line per student as ``export_grades.py`` warns of them: "<student> <chapter>: N answers still
+    need a manual grade (<cells>)" (lecturer review s21, S3)."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from term_plan import _gradebook
+
+    url, course_id = _gradebook(course)
+    found = []
+    with Gradebook(url, course_id=course_id) as gb:
+        try:
+            submissions = gb.assignment_submissions(chapter)
+        except MissingEntry:
+            return []
+        for sub in sorted(submissions, key=lambda s: s.student_id):
+            cells = sorted(
+                g.name
+                for notebook in sub.notebooks
+                for g in notebook.grades
+                if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
+            )
+            if cells:
+                found.append(
+                    f"{sub.student_id} {chapter}: {len(cells)} answers still need a manual grade "
+                    f"({', '.join(cells)})"
+                )
+    return found
+
+
+def give_feedback(
+    course: Path,
+    chapter: str,
+    force: bool = False,
+    run=subprocess.run,
+    allow_ungraded: bool = False,
+) -> int:
     """``--feedback``: nbgrader's generate_feedback and release_feedback for ``chapter``, after the
     late period only (``--force`` before it), releasing through the exchange only the submissions
     that came through it (lecturer review s13: the checklist's plain release_feedback stopped half-way
@@ -2231,6 +2266,17 @@ def give_feedback(course: Path, chapter: str, force: bool = False, run=subproces
             "inputs and expected values, before the late period ends; a late student may read them. "
             "Use it for a rehearsal, in a course folder you will not use for the class."
         )
+    ungraded = ungraded_answers(course, chapter)
+    if ungraded and not allow_ungraded:  # lecturer review s21, S3: released feedback showed the
+        # unmarked written answers as 0 points, and cannot be taken back
+        print(
+            f"{len(ungraded)} submissions of {chapter} have written answers not graded yet; their "
+            "feedback would show them as 0 points:\n  " + "\n  ".join(ungraded) + "\nNothing done: "
+            "grade them in the Formgrader first (--allow-ungraded releases the feedback anyway)."
+        )
+        return 2
+    if ungraded:
+        print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
@@ -2257,7 +2303,7 @@ def main(argv=None) -> int:
     course = course.resolve()
     chapter = args.chapter.removesuffix(".ipynb")
     if args.feedback:
-        return give_feedback(course, chapter, force=args.force)
+        return give_feedback(course, chapter, force=args.force, allow_ungraded=args.allow_ungraded)
     found = submitted_students(course, chapter)
     students = (
         sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
@@ -2522,6 +2568,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--force", action="store_true", help="with --feedback: even before the late period ends"
+    )
+    parser.add_argument(
+        "--allow-ungraded",
+        action="store_true",
+        help="with --feedback: even while written answers still need a manual grade (shown as 0)",
     )
     return parser
 
