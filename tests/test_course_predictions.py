@@ -129,4 +129,17 @@ def test_a_measurement_is_checked_in_the_notebook_not_recorded():
     )
     assert "check_unseen_phrases" in story  # imported: the student can run the check
     assert exercises[3]["test"] == "ex4_test"
-    assert tests["ex4_test"].metadata["nbgrader"]["points"] == make_course.POINTS["checked"]
+    # lecturer review s21, S1: its value is the same for everyone and a yes/no checker can be
+    # searched, so its check is worth 0 in a graded course (2 in the practice course); it is called a
+    # measurement, and the exercises' introduction says so
+    assert tests["ex4_test"].metadata["nbgrader"]["points"] == make_course.POINTS["measured"] == 0
+    assert exercises[3]["points"] == 1  # its written part, graded by its rubric
+    assert _statement(graded, 4).startswith("**Exercise 4 (measure, then check): ")
+    assert _statement(graded, 2).startswith("**Exercise 2 (predict, then check): ")
+    intro = next(c.source for c in graded.cells if make_course.MEASURED_COURSE in c.source)
+    assert "only records that it is written" in intro
+    practice, exercises = _course("12_elmo", False)
+    assert _statement(practice, 4).startswith("**Exercise 4 (measure, then check): ")
+    assert exercises[3]["points"] == make_course.POINTS["checked"] + 1
+    assert not any(make_course.MEASURED_COURSE in c.source for c in practice.cells)
+    assert not any(make_course.MEASURED_COURSE in c.source for c in _course(CH17, True)[0].cells)
