@@ -85,10 +85,13 @@ def test_a_graded_notebook_does_not_import_the_prediction_checkers():
 
 
 def test_the_prediction_points_are_a_choice(tmp_path, capsys):
+    # lecturer review s21, S5: 0 by default (a student can compute a prediction with the library);
+    # 1 where the predictions are made in a supervised lab
+    assert make_course.POINTS["prediction"] == 0
     _, exercises = _course(CH17, True)
-    assert exercises[3]["points"] == make_course.POINTS["prediction"] + 1  # + its written answer
-    _, exercises = _course(CH17, True, prediction_points=0)
     assert exercises[3]["points"] == 1  # the written answer alone; the verdict is in the feedback
+    _, exercises = _course(CH17, True, prediction_points=1)
+    assert exercises[3]["points"] == 2
     out = tmp_path / "c"
     make_course.main(
         [CH17[:2], "--out", str(out), "--predictions-at-collection", "--prediction-points", "0"]
@@ -105,6 +108,21 @@ def test_the_teachers_page_says_a_prediction_can_be_computed_and_how_to_weigh_it
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "--prediction-points" in page
     assert "compute it with the library in a cell of their own" in page
+    assert "PREDICTION_POINTS=1" in page
+
+
+def test_a_zero_point_verdict_reaches_the_feedback_as_it_is():
+    """Lecturer review s21, S5: with predictions worth 0, the grader's verdict still goes into the
+    test cell's output in autograded/ (what the feedback shows), a wrong one as a failure."""
+    import grade_course
+
+    wrong = grade_course.Result("bo", "ex4_test", 0.0, 0.0, "✗ a long context: not yet right.", 0.1)
+    out = grade_course._output(wrong)
+    assert out.output_type == "error" and out.evalue == wrong.message
+    assert "0 of 0 points" in "\n".join(out.traceback)
+    right = grade_course.Result("bo", "ex4_test", 0.0, 0.0, "✓ a long context: passed.", 0.1)
+    out = grade_course._output(right)
+    assert out.output_type == "stream" and out.text.startswith(right.message)
 
 
 def test_a_measurement_is_checked_in_the_notebook_not_recorded():

@@ -102,7 +102,10 @@ BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # a part being one question its statement asks (see `parts`).
 # In a graded course (predictions checked at collection, make course GRADED=1) a prediction's test is
 # worth POINTS["prediction"]: its answer is a constant the book prints (lecturer review s15, S5).
-POINTS = {"checked": 2, "written": 1, "prediction": 1, "measured": 0}
+POINTS = {"checked": 2, "written": 1, "prediction": 0, "measured": 0}
+# "prediction": a prediction's test in a graded course (--predictions-at-collection): 0 by default,
+# its verdict in the feedback only, since a student can compute it with the library in a cell of
+# their own (lecturer review s21, S5); --prediction-points 1 (PREDICTION_POINTS=1) for a supervised lab.
 # "measured": the test of a measurement (a checker's MEASURED) in a graded course: checked live in
 # the notebook for the student's own feedback, but worth nothing, since its value is the same for
 # every student and a yes/no checker can be searched (lecturer review s21, S1); its written part is
