@@ -646,15 +646,24 @@ def strong_and_weak(flags: list[str]) -> tuple[list[str], list[str]]:
     ]
 
 
+def _with_class(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """``students`` and every other submission of ``chapter`` in ``submitted/``: a run that grades a
+    few students (``--student``) compares them with the whole class (lecturer review s21, S2)."""
+    return sorted(set(students) | set(submitted_students(course, chapter)))
+
+
 def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
     COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
     the same question. A line each, for the teacher to read: a flag, not a grade. The copies of the
-    model answer come first; two students alike are one line, not one each way (lecturer review r4)."""
+    model answer come first; two students alike are one line, not one each way (lecturer review r4).
+    ``students`` are compared with every submission of the chapter, the pairs of two students not in
+    ``students`` left out (lecturer review s21, S2)."""
     source = course / "source" / chapter / f"{chapter}.ipynb"
     model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
+    graded = set(students)
     answers: dict[str, dict[str, str]] = {}
-    for student in students:
+    for student in _with_class(course, chapter, students):
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
         with contextlib.suppress(Exception):
             answers[student] = {
@@ -665,10 +674,12 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     of_model, of_students = [], []
     for student, theirs in sorted(answers.items()):
         for grade_id, text in sorted(theirs.items()):
-            others = [("the model answer", model.get(grade_id, ""))] + [
+            others = [("the model answer", model.get(grade_id, ""))] if student in graded else []
+            others += [
                 (f"{other}'s answer", answers[other].get(grade_id, ""))
                 for other in sorted(answers)
                 if other > student  # each pair once
+                and (student in graded or other in graded)
             ]
             for who, other in others:
                 if len(_words(other)) < COPY_RUN:
@@ -777,7 +788,8 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     def worked_defs(grade_id: str) -> dict[str, tuple[str, int]]:
         return definition_shapes(solutions.get(grade_id, ""))
 
-    for student in students:
+    graded = set(students)
+    for student in _with_class(course, chapter, students):  # lecturer review s21, S2
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
         definitions[student] = {}
         with contextlib.suppress(Exception):
@@ -792,6 +804,8 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     for student, theirs in sorted(shapes.items()):
         for grade_id, (dump, size) in sorted(theirs.items()):
             solution = code_shape(solutions.get(grade_id, ""))
+            if student not in graded:
+                solution = None  # compared with the graded students below, not with the book
             if solution and solution[0] == dump:
                 of_model.append(
                     f"{student} {grade_id}: the same code as the worked solution (up to names, "
@@ -800,14 +814,18 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
             worked = {d: name for name, (d, _) in worked_defs(grade_id).items()}
             whole = bool(solution and solution[0] == dump)  # said already
             for name, (their_dump, their_size) in definitions[student].get(grade_id, {}).items():
-                if their_dump in worked and not whole:
+                if their_dump in worked and not whole and student in graded:
                     of_model.append(
                         f"{student} {grade_id}: the function {name} is the worked solution's "
                         f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
                         "syntax nodes; the rest of the cell differs)"
                     )
             for other in sorted(shapes):
-                if other > student and shapes[other].get(grade_id, ("", 0))[0] == dump:
+                if (
+                    other > student
+                    and (student in graded or other in graded)
+                    and shapes[other].get(grade_id, ("", 0))[0] == dump
+                ):
                     of_students.append(
                         f"{student} {grade_id}: the same code as {other}'s (up to names, comments "
                         f"and spacing; {size} syntax nodes)"
@@ -2417,7 +2435,7 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
-        for student in students:
+        for student in _with_class(course, chapter, students):  # the graded and their likes
             if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
                 flagged.setdefault(student, []).append("possible copy")
     reports = course / "reports"
@@ -2432,6 +2450,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
         known.pop(student, None)
         if student in flagged:
             known[student] = sorted(set(flagged[student]))
+    for student, flags in flagged.items():  # an earlier student like one graded now: merged in
+        if student not in students:  # (lecturer review s21, S2)
+            known[student] = sorted(set(known.get(student, [])) | set(flags))
     saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
 
