@@ -161,3 +161,13 @@ def test_a_measurement_is_checked_in_the_notebook_not_recorded():
     assert exercises[3]["points"] == make_course.POINTS["checked"] + 1
     assert not any(make_course.MEASURED_COURSE in c.source for c in practice.cells)
     assert not any(make_course.MEASURED_COURSE in c.source for c in _course(CH17, True)[0].cells)
+
+
+def test_the_help_lists_the_exercises_with_variants(capsys):
+    """Lecturer review s21, M7: --help named chapter 9's exercise alone; it is computed from the
+    checkers' VARIANTS."""
+    with pytest.raises(SystemExit):
+        make_course.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "chapter/exercise 9/3, 12/2, 16/2, 17/4" in text
+    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 16/2, 17/4"

@@ -965,6 +965,20 @@ def _variant_template(chapter: str, number: int, src: str) -> str:
     return src
 
 
+def variant_exercises() -> str:
+    """The exercises with per-student numbers, from the checker modules' ``VARIANTS`` ("9/3, 12/2,
+    ..."; lecturer review s21, M7: --help named chapter 9's alone)."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    found = []
+    for path in sorted((ROOT / "lib" / "exercises").glob("ch[0-9][0-9].py")):
+        module = importlib.import_module(f"lib.exercises.{path.stem}")
+        found += [f"{int(path.stem[2:])}/{n}" for n in sorted(getattr(module, "VARIANTS", {}))]
+    return "chapter/exercise " + ", ".join(found)
+
+
 def _variants(chapter: str, number: int) -> list:
     """The locked cells of an exercise's variant for this course (``--variants``)."""
     cells = _variant_cells(chapter, number, COURSE_ID)
@@ -1353,8 +1367,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--variants",
         action="store_true",
-        help="per-student numbers where an exercise has them (chapter 9's exercise 3), drawn from "
-        "the student's id in the notebook and in tools/grade_course.py",
+        help="per-student numbers where an exercise has them ("
+        + variant_exercises()
+        + "), drawn from the student's id in the notebook and in tools/grade_course.py",
     )
     args = parser.parse_args(argv)
     if args.prediction_points is not None and (
