@@ -171,3 +171,18 @@ def test_the_help_lists_the_exercises_with_variants(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "chapter/exercise 9/3, 12/2, 16/2, 17/4" in text
     assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 16/2, 17/4"
+
+
+def test_a_collected_prediction_says_the_verdict_below_is_its_check():
+    """Lecturer review s21, M8: in autograded/ and the feedback, a prediction's test cell read "This
+    cell checks that each one is written" above the real verdict; the grader puts a first line."""
+    import grade_course
+
+    graded, _ = _course(CH17, True)
+    test = next(c for c in graded.cells if "test" in c.metadata.get("course", {}))
+    once = grade_course.collected_source(test.source)
+    assert once.split("\n", 1) == ["# checked at collection: the verdict below", test.source]
+    assert grade_course.collected_source(once) == once
+    import inspect
+
+    assert "collected_source(cell.source)" in inspect.getsource(grade_course.record)
