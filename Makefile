@@ -223,7 +223,8 @@ slides: $(SITE)
 # EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page);
 # GRADED=1 writes a graded course (--predictions-at-collection --private-cases; private seeds are kept);
 # VARIANTS=1 gives each student their own numbers (--variants); CHAPTERS="02 09" writes those chapters only;
-# with GRADED=1, PREDICTION_POINTS=0 gives a prediction's test 0 points (--prediction-points; default 1).
+# with GRADED=1, a prediction's test is worth 0 points (--prediction-points, default 0): PREDICTION_POINTS=1
+# when the predictions are made in a supervised lab.
 course: venv
 	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases $(if $(PREDICTION_POINTS),--prediction-points $(PREDICTION_POINTS))) $(if $(VARIANTS),--variants) $(CHAPTERS)
 

@@ -326,3 +326,64 @@ def test_the_feedback_command_waits_for_the_late_period_and_leaves_out_hand_ins(
         (tmp_path / "submitted" / student / CH2 / "submission_secret.txt").unlink()
     assert grade_course.give_feedback(tmp_path, CH2, run=run) == 0
     assert ran == [["nbgrader", "generate_feedback", CH2]]
+
+
+def test_the_feedback_command_refuses_while_written_answers_are_ungraded(
+    tmp_path, capsys, monkeypatch
+):
+    """Lecturer review s21, S3: --feedback released pages showing the unmarked written answers as
+    0 points. It refuses, naming student, chapter and cells as export_grades.py does, until they are
+    graded or --allow-ungraded is given."""
+    import datetime as dt
+    import os
+    import subprocess
+
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment(CH2, duedate=now - dt.timedelta(days=8))
+        gb.add_notebook(CH2, CH2)
+        gb.add_grade_cell("ex1_written", CH2, CH2, max_score=2, cell_type="markdown")
+        gb.add_grade_cell("ex1_test", CH2, CH2, max_score=1, cell_type="code")
+        gb.add_grade_cell("ex2_written", CH2, CH2, max_score=0, cell_type="markdown")
+        for student in ("amira", "bo"):
+            gb.add_student(student)
+            gb.add_submission(CH2, student)
+            folder = tmp_path / "submitted" / student / CH2
+            folder.mkdir(parents=True)
+            (folder / "submission_secret.txt").write_text("s")
+        for student in ("amira", "bo"):
+            for name in ("ex1_written", "ex2_written"):
+                grade = gb.find_grade(name, CH2, CH2, student)
+                grade.needs_manual_grade = True
+            test = gb.find_grade("ex1_test", CH2, CH2, student)
+            test.auto_score, test.needs_manual_grade = 1, False
+        gb.db.commit()
+    ran = []
+
+    def run(command, cwd):
+        ran.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    assert grade_course.give_feedback(tmp_path, CH2, run=run) == 2 and ran == []
+    out = capsys.readouterr().out
+    assert f"amira {CH2}: 1 answers still need a manual grade (ex1_written)" in out
+    assert f"bo {CH2}: 1 answers still need a manual grade (ex1_written)" in out
+    assert "ex2_written" not in out and "--allow-ungraded" in out
+    assert grade_course.give_feedback(tmp_path, CH2, run=run, allow_ungraded=True) == 0
+    assert ran[0] == ["nbgrader", "generate_feedback", CH2]
+    ran.clear()
+    with Gradebook(f"sqlite:///{db}") as gb:  # graded in the Formgrader: released
+        for student in ("amira", "bo"):
+            grade = gb.find_grade("ex1_written", CH2, CH2, student)
+            grade.manual_score, grade.needs_manual_grade = 2, False
+        gb.db.commit()
+    assert grade_course.give_feedback(tmp_path, CH2, run=run) == 0 and ran
+    assert "still need a manual grade" not in capsys.readouterr().out

@@ -415,6 +415,72 @@ def test_an_exception_text_is_withheld_from_the_feedback_on_private_cases(monkey
     assert "withheld from the feedback" in inspect.getsource(grade_course._grade_students)
 
 
+def test_a_student_graded_alone_is_compared_with_the_class(tmp_path, monkeypatch):
+    """Lecturer review s21, S2: ivan, graded later with --student, had alice's notebook byte for byte
+    and was not flagged. A run's students are compared with every submission of the chapter (the
+    pairs of two earlier students not again), and the new flags are merged into
+    reports/<chapter>-flags.json, the earlier students' flags kept."""
+    import json
+
+    import nbformat
+
+    chapter = "02_attention_as_soft_lookup"
+    written = (
+        "Sharpening raises every weight to the power gamma and renormalizes, so the largest weight "
+        "grows at the expense of the others; as gamma grows the lookup tends to a hard one."
+    )
+    code = "\n".join(
+        ["def sharpen(weights, gamma):", "    powered = [w ** gamma for w in weights]"]
+        + [
+            f"    total_{i} = sum(powered) + {i} * len(powered) - {i} * len(powered)"
+            for i in range(4)
+        ]
+        + ["    return [p / total_0 for p in powered]"]
+    )
+
+    def notebook(text: str, answer: str):
+        cells = [nbformat.v4.new_code_cell(answer), nbformat.v4.new_markdown_cell(text)]
+        cells[0].metadata["nbgrader"] = {"grade_id": "ex1_answer", "solution": True, "grade": False}
+        cells[1].metadata["nbgrader"] = {"grade_id": "ex3_written", "solution": True, "grade": True}
+        return nbformat.v4.new_notebook(cells=cells)
+
+    other = "With a larger exponent the big scores dominate after normalising, like a hard read."
+    other_code = "def sharpen(weights, gamma):\n    return weights"
+    for student, text, answer in (
+        ("alice", written, code),
+        ("erin", written, code),  # flagged in the earlier full run
+        ("ivan", written, code),
+        ("zoe", other, other_code),
+    ):
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(notebook(text, answer), folder / f"{chapter}.ipynb")
+    flags = grade_course.copy_flags(tmp_path, chapter, ["ivan"])
+    assert any(
+        f.startswith("alice ex3_written: like ivan's answer (similarity 1.00") for f in flags
+    )
+    assert any(f.startswith("erin ex3_written: like ivan's answer") for f in flags)
+    assert not [f for f in flags if "alice" in f and "erin" in f]  # not graded now: not again
+    code_flags = grade_course.code_copy_flags(tmp_path, chapter, ["ivan"])
+    assert any(f.startswith("alice ex1_answer: the same code as ivan's") for f in code_flags)
+    assert not [f for f in code_flags if "alice" in f and "erin" in f]
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    saved = reports / f"{chapter}-flags.json"
+    saved.write_text(
+        json.dumps({"erin": ["possible copy"], "bob": ["ex1_test needs manual review"]})
+    )
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, set(), raising=False)
+    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    grade_course._print_flags(tmp_path, chapter, ["ivan"], [])
+    known = json.loads(saved.read_text())
+    assert known["ivan"] == ["possible copy"] and known["alice"] == ["possible copy"]
+    assert known["bob"] == ["ex1_test needs manual review"] and known["erin"] == ["possible copy"]
+    assert "zoe" not in known
+
+
 def test_a_written_answer_copied_from_the_model_or_a_classmate_is_flagged(tmp_path):
     """Lecturer review r3, problem 14: the grader's output lists written answers that are near-verbatim
     copies of the model answer or of another student's answer; an honest answer is not listed."""

@@ -85,10 +85,13 @@ def test_a_graded_notebook_does_not_import_the_prediction_checkers():
 
 
 def test_the_prediction_points_are_a_choice(tmp_path, capsys):
+    # lecturer review s21, S5: 0 by default (a student can compute a prediction with the library);
+    # 1 where the predictions are made in a supervised lab
+    assert make_course.POINTS["prediction"] == 0
     _, exercises = _course(CH17, True)
-    assert exercises[3]["points"] == make_course.POINTS["prediction"] + 1  # + its written answer
-    _, exercises = _course(CH17, True, prediction_points=0)
     assert exercises[3]["points"] == 1  # the written answer alone; the verdict is in the feedback
+    _, exercises = _course(CH17, True, prediction_points=1)
+    assert exercises[3]["points"] == 2
     out = tmp_path / "c"
     make_course.main(
         [CH17[:2], "--out", str(out), "--predictions-at-collection", "--prediction-points", "0"]
@@ -105,6 +108,21 @@ def test_the_teachers_page_says_a_prediction_can_be_computed_and_how_to_weigh_it
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "--prediction-points" in page
     assert "compute it with the library in a cell of their own" in page
+    assert "PREDICTION_POINTS=1" in page
+
+
+def test_a_zero_point_verdict_reaches_the_feedback_as_it_is():
+    """Lecturer review s21, S5: with predictions worth 0, the grader's verdict still goes into the
+    test cell's output in autograded/ (what the feedback shows), a wrong one as a failure."""
+    import grade_course
+
+    wrong = grade_course.Result("bo", "ex4_test", 0.0, 0.0, "✗ a long context: not yet right.", 0.1)
+    out = grade_course._output(wrong)
+    assert out.output_type == "error" and out.evalue == wrong.message
+    assert "0 of 0 points" in "\n".join(out.traceback)
+    right = grade_course.Result("bo", "ex4_test", 0.0, 0.0, "✓ a long context: passed.", 0.1)
+    out = grade_course._output(right)
+    assert out.output_type == "stream" and out.text.startswith(right.message)
 
 
 def test_a_measurement_is_checked_in_the_notebook_not_recorded():
@@ -129,4 +147,42 @@ def test_a_measurement_is_checked_in_the_notebook_not_recorded():
     )
     assert "check_unseen_phrases" in story  # imported: the student can run the check
     assert exercises[3]["test"] == "ex4_test"
-    assert tests["ex4_test"].metadata["nbgrader"]["points"] == make_course.POINTS["checked"]
+    # lecturer review s21, S1: its value is the same for everyone and a yes/no checker can be
+    # searched, so its check is worth 0 in a graded course (2 in the practice course); it is called a
+    # measurement, and the exercises' introduction says so
+    assert tests["ex4_test"].metadata["nbgrader"]["points"] == make_course.POINTS["measured"] == 0
+    assert exercises[3]["points"] == 1  # its written part, graded by its rubric
+    assert _statement(graded, 4).startswith("**Exercise 4 (measure, then check): ")
+    assert _statement(graded, 2).startswith("**Exercise 2 (predict, then check): ")
+    intro = next(c.source for c in graded.cells if make_course.MEASURED_COURSE in c.source)
+    assert "only records that it is written" in intro
+    practice, exercises = _course("12_elmo", False)
+    assert _statement(practice, 4).startswith("**Exercise 4 (measure, then check): ")
+    assert exercises[3]["points"] == make_course.POINTS["checked"] + 1
+    assert not any(make_course.MEASURED_COURSE in c.source for c in practice.cells)
+    assert not any(make_course.MEASURED_COURSE in c.source for c in _course(CH17, True)[0].cells)
+
+
+def test_the_help_lists_the_exercises_with_variants(capsys):
+    """Lecturer review s21, M7: --help named chapter 9's exercise alone; it is computed from the
+    checkers' VARIANTS."""
+    with pytest.raises(SystemExit):
+        make_course.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "chapter/exercise 9/3, 12/2, 16/2, 17/4" in text
+    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 16/2, 17/4"
+
+
+def test_a_collected_prediction_says_the_verdict_below_is_its_check():
+    """Lecturer review s21, M8: in autograded/ and the feedback, a prediction's test cell read "This
+    cell checks that each one is written" above the real verdict; the grader puts a first line."""
+    import grade_course
+
+    graded, _ = _course(CH17, True)
+    test = next(c for c in graded.cells if "test" in c.metadata.get("course", {}))
+    once = grade_course.collected_source(test.source)
+    assert once.split("\n", 1) == ["# checked at collection: the verdict below", test.source]
+    assert grade_course.collected_source(once) == once
+    import inspect
+
+    assert "collected_source(cell.source)" in inspect.getsource(grade_course.record)

@@ -145,6 +145,9 @@ def test_chapter_16_counts_its_two_questions_on_lambda_as_two_parts():
     assert which == "Which parameters does $\\lambda$ actually affect?"
     assert how == "Through which two mechanisms does it affect them?"
     assert "The discriminator's own weights receive gradient" in which_claims
+    # lecturer review s21, M1: the shared embeddings answer the first question, not the second only
+    assert "The parameters $\\lambda$ affects are the shared embeddings" in which_claims
+    assert "What $\\lambda$ sets is who shapes" not in which_claims
     assert (
         "**The shared embeddings**" in how_claims and "**Global gradient clipping**" in how_claims
     )

@@ -83,6 +83,28 @@ def test_canvas_layout(gradebook, tmp_path):
     ]
 
 
+def test_exports_are_readable_by_their_owner_only(gradebook, tmp_path):
+    """Lecturer review s21, S4: the course folder is passable (0711) when the exchange is inside
+    it, so canvas.csv/moodle.csv are 0600 like gradebook.db, also when they existed before."""
+    import os
+    import stat
+
+    canvas, moodle = tmp_path / "canvas.csv", tmp_path / "moodle.csv"
+    moodle.write_text("old\n")
+    moodle.chmod(0o644)
+    old = os.umask(0o022)
+    try:
+        code = export_grades.main(
+            ["--gradebook", str(gradebook), "--canvas", str(canvas), "--moodle", str(moodle)]
+        )
+    finally:
+        os.umask(old)
+    assert code == 0
+    for path in (canvas, moodle):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert _read(moodle)[0][0] == "Username"
+
+
 def test_canvas_roster(gradebook, tmp_path):
     roster = tmp_path / "roster.csv"
     lines = ["Student,ID,SIS User ID,SIS Login ID,Section", "    Points Possible,,,,"]

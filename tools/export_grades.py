@@ -264,7 +264,12 @@ def moodle_rows(
 
 
 def write_csv(rows: list[list[str]], path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    """Write the export readable by its owner only (0600, as gradebook.db): the course folder is
+    passable (0711) when the exchange is inside it, and the file's name is in the public book
+    (lecturer review s21, S4). An existing file is truncated and set to 0600 too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # os.open's mode applies only to a new file, and is masked by the umask
+    with open(fd, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
 
 

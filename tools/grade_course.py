@@ -646,15 +646,24 @@ def strong_and_weak(flags: list[str]) -> tuple[list[str], list[str]]:
     ]
 
 
+def _with_class(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """``students`` and every other submission of ``chapter`` in ``submitted/``: a run that grades a
+    few students (``--student``) compares them with the whole class (lecturer review s21, S2)."""
+    return sorted(set(students) | set(submitted_students(course, chapter)))
+
+
 def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The written answers that may be copies: near-verbatim (ratio >= COPY_RATIO) or sharing a run of
     COPY_RUN words with the model answer (the instructor's source) or with another student's answer to
     the same question. A line each, for the teacher to read: a flag, not a grade. The copies of the
-    model answer come first; two students alike are one line, not one each way (lecturer review r4)."""
+    model answer come first; two students alike are one line, not one each way (lecturer review r4).
+    ``students`` are compared with every submission of the chapter, the pairs of two students not in
+    ``students`` left out (lecturer review s21, S2)."""
     source = course / "source" / chapter / f"{chapter}.ipynb"
     model = written_answers(nbformat.read(source, as_version=4)) if source.is_file() else {}
+    graded = set(students)
     answers: dict[str, dict[str, str]] = {}
-    for student in students:
+    for student in _with_class(course, chapter, students):
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
         with contextlib.suppress(Exception):
             answers[student] = {
@@ -665,10 +674,12 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     of_model, of_students = [], []
     for student, theirs in sorted(answers.items()):
         for grade_id, text in sorted(theirs.items()):
-            others = [("the model answer", model.get(grade_id, ""))] + [
+            others = [("the model answer", model.get(grade_id, ""))] if student in graded else []
+            others += [
                 (f"{other}'s answer", answers[other].get(grade_id, ""))
                 for other in sorted(answers)
                 if other > student  # each pair once
+                and (student in graded or other in graded)
             ]
             for who, other in others:
                 if len(_words(other)) < COPY_RUN:
@@ -777,7 +788,8 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     def worked_defs(grade_id: str) -> dict[str, tuple[str, int]]:
         return definition_shapes(solutions.get(grade_id, ""))
 
-    for student in students:
+    graded = set(students)
+    for student in _with_class(course, chapter, students):  # lecturer review s21, S2
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
         definitions[student] = {}
         with contextlib.suppress(Exception):
@@ -792,6 +804,8 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     for student, theirs in sorted(shapes.items()):
         for grade_id, (dump, size) in sorted(theirs.items()):
             solution = code_shape(solutions.get(grade_id, ""))
+            if student not in graded:
+                solution = None  # compared with the graded students below, not with the book
             if solution and solution[0] == dump:
                 of_model.append(
                     f"{student} {grade_id}: the same code as the worked solution (up to names, "
@@ -800,14 +814,18 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
             worked = {d: name for name, (d, _) in worked_defs(grade_id).items()}
             whole = bool(solution and solution[0] == dump)  # said already
             for name, (their_dump, their_size) in definitions[student].get(grade_id, {}).items():
-                if their_dump in worked and not whole:
+                if their_dump in worked and not whole and student in graded:
                     of_model.append(
                         f"{student} {grade_id}: the function {name} is the worked solution's "
                         f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
                         "syntax nodes; the rest of the cell differs)"
                     )
             for other in sorted(shapes):
-                if other > student and shapes[other].get(grade_id, ("", 0))[0] == dump:
+                if (
+                    other > student
+                    and (student in graded or other in graded)
+                    and shapes[other].get(grade_id, ("", 0))[0] == dump
+                ):
                     of_students.append(
                         f"{student} {grade_id}: the same code as {other}'s (up to names, comments "
                         f"and spacing; {size} syntax nodes)"
@@ -2140,12 +2158,26 @@ def record(course: Path, chapter: str, results: list[Result]) -> None:
                     result = verdicts.get(_meta(cell).get("grade_id"))
                     if cell.cell_type == "code" and result is not None:
                         cell.outputs = [_output(result)]
+                        if "test" in cell.get("metadata", {}).get("course", {}):
+                            cell.source = collected_source(cell.source)
                 nbformat.write(nb, path)
+
+
+COLLECTED = "# checked at collection: the verdict below"
+
+
+def collected_source(source: str) -> str:
+    """A prediction's test cell as autograded/ and the feedback show it: a first line saying that the
+    verdict under it is the real check, above the cell's "checks that each one is written"
+    (lecturer review s21, M8). Once only."""
+    return source if source.startswith(COLLECTED) else f"{COLLECTED}\n{source}"
 
 
 def _output(result: Result):
     text = f"{result.message}\n(graded in the course's sandbox: {result.score:g} of {result.points:g} points)"
-    if result.score >= result.points:
+    # a 0-point test (a prediction or a measurement in a graded course) shows its verdict as it is:
+    # a failed one as a failure, not as a pass (lecturer review s21, S5)
+    if result.score >= result.points and (result.points > 0 or result.message.startswith("✓")):
         return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
     return nbformat.v4.new_output(
         "error", ename="ExerciseFailed", evalue=result.message, traceback=text.splitlines()
@@ -2213,7 +2245,42 @@ def submitted_students(course: Path, chapter: str) -> list[str]:
     )
 
 
-def give_feedback(course: Path, chapter: str, force: bool = False, run=subprocess.run) -> int:
+def ungraded_answers(course: Path, chapter: str) -> list[str]:
+    """The graded cells of ``chapter`` (points > 0) that still need a manual grade and have none, one
+    line per student as ``export_grades.py`` warns of them: "<student> <chapter>: N answers still
+    need a manual grade (<cells>)" (lecturer review s21, S3)."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from term_plan import _gradebook
+
+    url, course_id = _gradebook(course)
+    found = []
+    with Gradebook(url, course_id=course_id) as gb:
+        try:
+            submissions = gb.assignment_submissions(chapter)
+        except MissingEntry:
+            return []
+        for sub in sorted(submissions, key=lambda s: s.student_id):
+            cells = sorted(
+                g.name
+                for notebook in sub.notebooks
+                for g in notebook.grades
+                if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
+            )
+            if cells:
+                found.append(
+                    f"{sub.student_id} {chapter}: {len(cells)} answers still need a manual grade "
+                    f"({', '.join(cells)})"
+                )
+    return found
+
+
+def give_feedback(
+    course: Path,
+    chapter: str,
+    force: bool = False,
+    run=subprocess.run,
+    allow_ungraded: bool = False,
+) -> int:
     """``--feedback``: nbgrader's generate_feedback and release_feedback for ``chapter``, after the
     late period only (``--force`` before it), releasing through the exchange only the submissions
     that came through it (lecturer review s13: the checklist's plain release_feedback stopped half-way
@@ -2231,6 +2298,17 @@ def give_feedback(course: Path, chapter: str, force: bool = False, run=subproces
             "inputs and expected values, before the late period ends; a late student may read them. "
             "Use it for a rehearsal, in a course folder you will not use for the class."
         )
+    ungraded = ungraded_answers(course, chapter)
+    if ungraded and not allow_ungraded:  # lecturer review s21, S3: released feedback showed the
+        # unmarked written answers as 0 points, and cannot be taken back
+        print(
+            f"{len(ungraded)} submissions of {chapter} have written answers not graded yet; their "
+            "feedback would show them as 0 points:\n  " + "\n  ".join(ungraded) + "\nNothing done: "
+            "grade them in the Formgrader first (--allow-ungraded releases the feedback anyway)."
+        )
+        return 2
+    if ungraded:
+        print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
@@ -2257,7 +2335,7 @@ def main(argv=None) -> int:
     course = course.resolve()
     chapter = args.chapter.removesuffix(".ipynb")
     if args.feedback:
-        return give_feedback(course, chapter, force=args.force)
+        return give_feedback(course, chapter, force=args.force, allow_ungraded=args.allow_ungraded)
     found = submitted_students(course, chapter)
     students = (
         sorted({s for s in found for g in args.student if fnmatch.fnmatchcase(s, g)})
@@ -2369,7 +2447,7 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
-        for student in students:
+        for student in _with_class(course, chapter, students):  # the graded and their likes
             if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
                 flagged.setdefault(student, []).append("possible copy")
     reports = course / "reports"
@@ -2384,6 +2462,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
         known.pop(student, None)
         if student in flagged:
             known[student] = sorted(set(flagged[student]))
+    for student, flags in flagged.items():  # an earlier student like one graded now: merged in
+        if student not in students:  # (lecturer review s21, S2)
+            known[student] = sorted(set(known.get(student, [])) | set(flags))
     saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
 
@@ -2522,6 +2603,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--force", action="store_true", help="with --feedback: even before the late period ends"
+    )
+    parser.add_argument(
+        "--allow-ungraded",
+        action="store_true",
+        help="with --feedback: even while written answers still need a manual grade (shown as 0)",
     )
     return parser
 

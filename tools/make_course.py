@@ -102,7 +102,14 @@ BOOK_LINK = re.compile(r"\]\(\.\./book/([\w-]+)\.md(#[^)\s]*)?\)")
 # a part being one question its statement asks (see `parts`).
 # In a graded course (predictions checked at collection, make course GRADED=1) a prediction's test is
 # worth POINTS["prediction"]: its answer is a constant the book prints (lecturer review s15, S5).
-POINTS = {"checked": 2, "written": 1, "prediction": 1}
+POINTS = {"checked": 2, "written": 1, "prediction": 0, "measured": 0}
+# "prediction": a prediction's test in a graded course (--predictions-at-collection): 0 by default,
+# its verdict in the feedback only, since a student can compute it with the library in a cell of
+# their own (lecturer review s21, S5); --prediction-points 1 (PREDICTION_POINTS=1) for a supervised lab.
+# "measured": the test of a measurement (a checker's MEASURED) in a graded course: checked live in
+# the notebook for the student's own feedback, but worth nothing, since its value is the same for
+# every student and a yes/no checker can be searched (lecturer review s21, S1); its written part is
+# graded by its rubric as before.
 CLAIMS = 3  # the most claims a rubric's part asks for its point
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's mark-scheme markers (ClearMarkScheme): generate_assignment removes every line from the
@@ -129,6 +136,14 @@ FOLDED_COURSE = (
 RECORDED_COURSE = (
     " The check of a prediction (an exercise to predict, then check) only records that it is written:"
     " whether it is right comes with your feedback."
+)
+MEASURED_COURSE = (
+    " An exercise to measure, then check is checked here in the notebook, for your own feedback, and"
+    " its check carries no points: the value it measures is the same for everyone; its written part is"
+    " graded."
+)
+MEASURE = (
+    "(measure, then check)"  # a measurement's kind in the course's title (lecturer review s21)
 )
 # A graded course's statement of a prediction (lecturer review s16, S4): no order to check the
 # prediction with a library function before submitting ("Check both with `f`, and say ...", "Then check
@@ -786,6 +801,11 @@ def course_notebook(
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
             predicting = _predicts(src, current["number"], measured)
+            measuring = current["number"] in measured and PREDICT in src.split("\n", 1)[0].lower()
+            if measuring:  # a measurement, not a prediction: so called (lecturer review s21, S1)
+                first, _, rest = cell.source.partition("\n")
+                first = re.sub(re.escape(PREDICT), MEASURE, first, count=1, flags=re.I)
+                cell.source = first + ("\n" + rest if rest else "")
             if predictions_at_collection and predicting:
                 cell.source = graded_statement(cell.source)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
@@ -799,7 +819,7 @@ def course_notebook(
             current = None  # the exercises section ended
         if current is None:
             if cell.cell_type == "markdown":
-                cell.source = _course_text(src, predictions_at_collection)
+                cell.source = _course_text(src, predictions_at_collection, bool(measured))
             elif unimported:
                 cell.source = _without_checkers(src, unimported)
             _nbgrader(cell, f"cell_{i}", locked=True)
@@ -819,6 +839,8 @@ def course_notebook(
             recorded = predictions_at_collection and predicting
             grade_id = unique(f"ex{current['number']}_test")
             points = prediction_points if recorded else POINTS["checked"]
+            if predictions_at_collection and measuring:
+                points = POINTS["measured"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
             current["test"], current["points"] = grade_id, current["points"] + points
             continue
@@ -919,10 +941,13 @@ def _prediction_checkers(nb: nbformat.NotebookNode, measured: set[int] = frozens
     return names
 
 
-def _course_text(src: str, predictions_at_collection: bool) -> str:
+def _course_text(src: str, predictions_at_collection: bool, measured: bool = False) -> str:
     """A markdown cell of the story as the course's release says it: no promise of a worked solution,
-    a model answer or (``predictions_at_collection``) a prediction's verdict in the notebook."""
+    a model answer or (``predictions_at_collection``) a prediction's verdict in the notebook, and
+    (``measured``: the chapter has measurements) what a measurement's check is."""
     folded = FOLDED_COURSE + (RECORDED_COURSE if predictions_at_collection else "")
+    if predictions_at_collection and measured:
+        folded += MEASURED_COURSE
     return FOLDED.sub(folded, COMPARE.sub(COMPARED, src))
 
 
@@ -938,6 +963,20 @@ def _variant_template(chapter: str, number: int, src: str) -> str:
             raise ValueError(f"{chapter}: exercise {number}'s answer cell no longer says {book!r}")
         src = src.replace(book, course)
     return src
+
+
+def variant_exercises() -> str:
+    """The exercises with per-student numbers, from the checker modules' ``VARIANTS`` ("9/3, 12/2,
+    ..."; lecturer review s21, M7: --help named chapter 9's alone)."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    found = []
+    for path in sorted((ROOT / "lib" / "exercises").glob("ch[0-9][0-9].py")):
+        module = importlib.import_module(f"lib.exercises.{path.stem}")
+        found += [f"{int(path.stem[2:])}/{n}" for n in sorted(getattr(module, "VARIANTS", {}))]
+    return "chapter/exercise " + ", ".join(found)
 
 
 def _variants(chapter: str, number: int) -> list:
@@ -1328,8 +1367,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--variants",
         action="store_true",
-        help="per-student numbers where an exercise has them (chapter 9's exercise 3), drawn from "
-        "the student's id in the notebook and in tools/grade_course.py",
+        help="per-student numbers where an exercise has them ("
+        + variant_exercises()
+        + "), drawn from the student's id in the notebook and in tools/grade_course.py",
     )
     args = parser.parse_args(argv)
     if args.prediction_points is not None and (

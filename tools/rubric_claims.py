@@ -201,10 +201,16 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
         # "which parameters does lambda affect?" (the shared embeddings, not either network's own),
         # "through which two mechanisms?" (two parts, lecturer review s17, M4)
+        # lecturer review s21, M1: "which parameters?" is answered by the shared embeddings (and
+        # each network's own weights unaffected under AdamW); the gradients' sum there and the
+        # clipping are the mechanisms of the second question
         3: [
             [
+                Written(
+                    "The parameters $\\lambda$ affects are the shared embeddings, the only ones both"
+                    " losses reach: the two gradients add there."
+                ),
                 "The discriminator's own weights receive gradient",
-                "What $\\lambda$ sets is who shapes the shared embeddings",
             ],
             [
                 ("$\\lambda$ matters in two places only", "**The shared embeddings**"),
