@@ -528,24 +528,3 @@ def test_a_high_accuracy_is_explained_by_the_classifier_handed_in():
             ExerciseFailed, match=re.escape("the last column of the padded rows (h[:, -1])")
         ):
             ch13.check_first_word("c", accuracy)
-
-
-def test_check_top_p_filter_checks_smallest_k_when_written():
-    """Review ch13_s21, point 3: the second part of exercise 1 (the smallest k that holds the p = 0.9
-    nucleus) had no checker."""
-    solution = _solution()
-    assert "Now find smallest_k" in ch13.check_top_p_filter(solution).message
-    for right in ({"flat": 11, "peaked": 1}, (11, 1)):
-        result = ch13.check_top_p_filter(solution, right)
-        assert result.passed and "smallest_k is right" in result.message
-    for wrong, message in (
-        ({"flat": 10, "peaked": 1}, "smallest_k['flat'] = 10 is not it"),
-        ({"flat": 11, "peaked": 0}, "smallest_k['peaked'] = 0 is not it"),
-        ((1, 11), "swapped"),
-        (11, "should be a dict with the keys of `distributions`"),
-        ({"mia": 11}, "should be a dict"),
-    ):
-        with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
-            ch13.check_top_p_filter(solution, wrong)
-        if isinstance(wrong, dict) and "flat" in wrong:  # the right k is not told
-            assert "= 11" in failure.value.message or "11" not in failure.value.message

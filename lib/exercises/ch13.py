@@ -25,7 +25,6 @@ from typing import Any, NoReturn
 import torch
 from torch import Tensor
 
-from lib._validate import is_int
 from lib.data import stories
 
 from . import (
@@ -207,43 +206,13 @@ REFUSALS = {
 }
 
 
-# exercise 1's second part: the smallest k whose top-k holds the p = 0.9 nucleus, for the decoding
-# section's two prompts (keys of the chapter's `distributions`); its solution cell asserts the same
-SMALLEST_K = {"flat": 11, "peaked": 1}
-SMALLEST_K_PROMPTS = {"flat": "mia had a cat .", "peaked": "tom took the boat to the"}
-
-
-def _smallest_k_note(smallest_k: Any) -> str:
-    """What a pass adds about ``smallest_k`` (None: not yet written); fail if it is wrong (review
-    ch13_s21, point 3: the second part of exercise 1 had no checker)."""
-    if smallest_k is None:
-        return " Now find smallest_k for both prompts and run this cell again with it."
-    if isinstance(smallest_k, (tuple, list)) and len(smallest_k) == 2:
-        smallest_k = dict(zip(SMALLEST_K, smallest_k))  # in the section's order: flat, then peaked
-    if not isinstance(smallest_k, dict) or set(smallest_k) != set(SMALLEST_K):
-        fail(
-            f'smallest_k should be a dict with the keys of `distributions`, {{"flat": k, "peaked": k}}, got {fmt(smallest_k)}.'
-        )
-    if [smallest_k["flat"], smallest_k["peaked"]] == [SMALLEST_K["peaked"], SMALLEST_K["flat"]]:
-        fail(
-            "smallest_k has its two values swapped: the flat distribution (after 'mia had a cat .') spreads the nucleus over more tokens."
-        )
-    for name, right in SMALLEST_K.items():
-        k = smallest_k[name]
-        if not is_int(k) or k != right:
-            fail(
-                f"smallest_k[{name!r}] = {fmt(k)} is not it. Apply your top_p_filter with p = 0.9 to the model's distribution after '{SMALLEST_K_PROMPTS[name]}': top-k must keep every token it keeps, so k is the rank (1 for the most probable) of the least probable token in the nucleus."
-            )
-    return " smallest_k is right for both prompts too."
-
-
 @checker("top_p_filter")
-def check_top_p_filter(top_p_filter: Any, smallest_k: Any = None) -> str:
+def check_top_p_filter(top_p_filter: Any) -> str:
     """Check ``top_p_filter(probs [V], p) -> [V]``: the probabilities of the smallest set of most probable
     tokens whose sum is at least p, renormalized; 0 for every other token; in vocabulary order. Compared with
     :func:`top_p_reference` to 1e-5 (float32 rounding of a sum over at most 200 numbers is ~1e-7), in any
     floating dtype: the exercise does not ask to keep the dtype of ``probs``, so a float32 result for the
-    float64 case passes, with a note. Then ``smallest_k`` (:data:`SMALLEST_K`), when written."""
+    float64 case passes, with a note."""
     attempted(top_p_filter, "top_p_filter")
     if "sampling_distribution" in getattr(getattr(top_p_filter, "__code__", None), "co_names", ()):
         fail(
@@ -281,7 +250,7 @@ def check_top_p_filter(top_p_filter: Any, smallest_k: Any = None) -> str:
         if narrowed
         else ""
     )
-    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}).{note}{_smallest_k_note(smallest_k)}"
+    return f"`top_p_filter` keeps the nucleus and renormalizes it on all {len(cases)} hidden cases ({'; '.join(d for d, *_ in cases)}).{note}"
 
 
 # --- exercise 2: the size of GPT-3 ------------------------------------------------------------------------
