@@ -288,7 +288,7 @@ def _tensor_name(value: Any) -> str:
 
 
 # Exercise 2's vocabulary: the paper's 793,471 words (the book's), or, in a course with per-student
-# variants (tools/make_course.py --variants; lecturer review s17, S4), each student's own, drawn from
+# variants (tools/make_course.py --variants; course-kit review s17, S4), each student's own, drawn from
 # word vocabularies of half a million to a million words, of the size of ELMo's.
 VARIANT_BOOK = {"vocab": 793_471}
 VARIANT_CHOICES = {"vocab": list(range(500_009, 1_000_000, 12_497))}
@@ -445,7 +445,7 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
 # the sense task when the 800 sentences are split by crc32 of the sentence without names (no test phrase in
 # training): 189, 168 and 217 of the 463 test sentences right.
 # Exercise 4's checked answer is a measurement, not a prediction: a graded course checks it in the
-# student's notebook like any answer (tools/make_course.py; lecturer review s17, M7); the prediction
+# student's notebook like any answer (tools/make_course.py; course-kit review s17, M7); the prediction
 # is a comment, not graded.
 MEASURED = {4}
 N_UNSEEN_TEST = 463  # test sentences of the split

@@ -235,7 +235,7 @@ LAYER = 12_596_224  # one BERT-large layer, given in the exercise
 POOLER = 1024 * 1024 + 1024
 
 # Exercise 2's numbers: ALBERT-large's (the book's), or, in a course with per-student variants
-# (tools/make_course.py --variants; lecturer review s17, S4), each student's own ALBERT of the same
+# (tools/make_course.py --variants; course-kit review s17, S4), each student's own ALBERT of the same
 # kind (24 shared layers, feed-forward 4H, 16 heads, 512 positions), drawn from these realistic sizes.
 VARIANT_BOOK = {"vocab": 30000, "E": 128, "H": 1024}
 VARIANT_CHOICES = {

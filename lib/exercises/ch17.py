@@ -186,7 +186,7 @@ _refuse_hf_t5norm = refusing(
     ": no library's may be used; write it yourself",
     whose="transformers'",
 )
-# the T5 family's "LayerNorm" is an exact RMSNorm (no mean, no bias) under another name (lecturer
+# the T5 family's "LayerNorm" is an exact RMSNorm (no mean, no bias) under another name (course-kit
 # review s17, M1): each checkpoint's class that transformers has (4.x: all seven)
 _T5_NORMS = (
     "T5LayerNorm",
@@ -529,7 +529,7 @@ CONTEXT = 40_960  # Qwen3 0.6B's max_position_embeddings
 REACH, LAYERS = 32_768, 32  # the positions the stack must reach, Mistral 7B v0.1's layers
 
 # Part 1's numbers: Qwen3 0.6B's (the book's), or, in a course with per-student variants
-# (tools/make_course.py --variants; lecturer review s17, S4), each student's own model of Qwen3's
+# (tools/make_course.py --variants; course-kit review s17, S4), each student's own model of Qwen3's
 # kind, drawn from these (realistic sizes: 16 to 40 layers, 2 to 8 key/value heads of 64 to 128
 # numbers, H = 2 Hkv query heads as Qwen3's, contexts of 8K to 128K tokens). Parts 2 and 3 keep
 # Mistral 7B v0.1's.
