@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from ..test_accessibility import contrast_ratio, relative_luminance
 from .conftest import emulate, stop_emulating
 from .test_browser import console_errors, open_page, requests_to_other_hosts, wait_until
 from .test_live_minilm import message, wait_state
@@ -422,14 +423,6 @@ return rows.map(tr => ({
 """
 
 
-def luminance(rgb) -> float:
-    """WCAG's relative luminance of an sRGB colour (0-255 channels)."""
-    lin = [
-        c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb
-    ]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-
 def table_shading(browser, sel: str, example: dict) -> None:
     from lib.viz.live import score_functions_figure
 
@@ -444,10 +437,9 @@ def table_shading(browser, sel: str, example: dict) -> None:
     assert len(cells) == 5 * 3
     for c in cells:
         assert c["text"] == f"{c['weight']:.2f}"  # the number kept in its cell
-        lo, hi = sorted([luminance(c["background"]), luminance(c["color"])])
-        assert (hi + 0.05) / (lo + 0.05) >= 4.5, c  # WCAG AA for normal text
+        assert contrast_ratio(c["color"], c["background"]) >= 4.5, c  # WCAG AA for normal text
     # the shade follows the value: a larger weight, a lighter cell (cividis grows in lightness)
     by_weight = sorted(cells, key=lambda c: c["weight"])
-    shades = [luminance(c["background"]) for c in by_weight]
+    shades = [relative_luminance(c["background"]) for c in by_weight]
     assert all(a <= b + 1e-9 for a, b in zip(shades, shades[1:])), shades
     assert shades[-1] - shades[0] > 0.2
