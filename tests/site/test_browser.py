@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from ..test_accessibility import contrast_ratio
 from .conftest import ROOT, site_pages, toc_entries
 
 pytestmark = pytest.mark.browser
@@ -165,6 +166,8 @@ def test_chapters_show_captioned_figures(server, browser, page):
             return {img: !!img, width: img ? img.naturalWidth : 0,
                     alt: img ? (img.getAttribute('alt') || '').length : 0,
                     caption: cap ? cap.textContent.trim().length : 0,
+                    weight: cap ? parseInt(getComputedStyle(cap).fontWeight) : 0,
+                    colour: cap ? getComputedStyle(cap).color : '',
                     html: img ? 0 : f.querySelectorAll('div, svg, input, script').length};
         });""")
     assert len(figures) >= expected, (
@@ -172,6 +175,10 @@ def test_chapters_show_captioned_figures(server, browser, page):
     )
     for f in figures:
         assert f["caption"] > 10, f"{page}: a figure without a caption: {f}"
+        # readable: the body's weight (the theme's light 300 read as about 3.8:1) and AAA contrast on white
+        rgb = [int(v) for v in f["colour"][f["colour"].index("(") + 1 : -1].split(",")[:3]]
+        assert f["weight"] >= 400, f"{page}: a caption in a light weight: {f}"
+        assert contrast_ratio(rgb, (255, 255, 255)) >= 7, f"{page}: a low-contrast caption: {f}"
         if f["img"]:  # a picture: decoded, with alt text
             assert f["width"] > 100 and f["alt"] > 10, f"{page}: figure {f}"
         else:  # an HTML figure (head view, widget): it has content
