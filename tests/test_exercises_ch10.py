@@ -250,7 +250,9 @@ def test_check_cased_length_accepts_the_chapters_solution_and_three_decimals():
 
 def _cased(**kwargs):
     train, test = ch10._docs_split()
-    text = {"lower": test.lower(), "train": train}.get(kwargs.pop("text", ""), test)
+    text = {"lower": test.lower(), "train": train, "whole": train + test}.get(
+        kwargs.pop("text", ""), test
+    )
     return ch10.tokens_per_word(text, **kwargs)
 
 
@@ -260,6 +262,9 @@ CASED_WRONG = [
     ("the lower-cased merges", lambda: _cased(lower_case_merges=True), "with the merges of the lower-cased run"),
     ("words split on spaces", lambda: _cased(per="space"), "separated by spaces"),
     ("the training text", lambda: _cased(text="train"), "that is the training text"),
+    # the whole text, cased merges: 0.00005 from the lower-cased merges' value, so both are named (review ch10_s22)
+    ("the whole text", lambda: _cased(text="whole"), "you measured the whole text"),
+    ("the whole text, rounded", lambda: round(_cased(text="whole"), 3), "with the merges of the lower-cased run"),
     ("words per token", lambda: 1 / ch10.cased_tokens_per_word(), "that is words per token"),
     ("the lower-cased run, as printed", lambda: round(_cased(text="lower", lower_case_merges=True), 2), "is the lower-cased run's value"),
     ("the number of tokens", lambda: ch10.cased_token_count(), "is the number of held-out tokens"),
@@ -301,10 +306,18 @@ def test_the_token_count_is_the_right_runs():
 
 
 def test_the_mistakes_are_told_apart():
-    """Each named mistake is more than twice the tolerances away from the right value and the others."""
-    values = [ch10.cased_tokens_per_word()] + [v for v, _ in ch10._cased_mistakes()]
-    gaps = [abs(a - b) for i, a in enumerate(values) for b in values[i + 1 :]]
-    assert min(gaps) > 2 * ch10.CASED_TOLERANCE
+    """Each named mistake is more than twice the tolerance away from the right value, and a value near
+    two mistakes names both: none is named for another (review ch10_s22)."""
+    right = ch10.cased_tokens_per_word()
+    mistakes = ch10._cased_mistakes()
+    assert min(abs(v - right) for v, _ in mistakes) > 2 * ch10.CASED_TOLERANCE
+    for value, message in mistakes:
+        with pytest.raises(ExerciseFailed) as failure:
+            ch10.check_cased_length(value)
+        assert message in failure.value.message
+        for other, other_message in mistakes:
+            if abs(other - value) <= ch10.MISTAKE_WINDOW:
+                assert other_message in failure.value.message
 
 
 def test_the_joined_string_message_names_the_pair_of_the_failing_case():
