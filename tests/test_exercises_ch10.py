@@ -265,17 +265,17 @@ CASED_WRONG = [
     # the whole text, cased merges: 0.00005 from the lower-cased merges' value, so both are named (review ch10_s22)
     ("the whole text", lambda: _cased(text="whole"), "you measured the whole text"),
     ("the whole text, rounded", lambda: round(_cased(text="whole"), 3), "with the merges of the lower-cased run"),
-    ("words per token", lambda: 1 / ch10.cased_tokens_per_word(), "that is words per token"),
+    ("words per token", lambda: 1 / ch10.cased_tokens_per_word(), "that is units per token"),
     ("the lower-cased run, as printed", lambda: round(_cased(text="lower", lower_case_merges=True), 2), "is the lower-cased run's value"),
     ("the number of tokens", lambda: ch10.cased_token_count(), "is the number of held-out tokens"),
-    ("another count", lambda: 12_730, "is a count, not tokens per word"),
+    ("another count", lambda: 12_730, "is a count, not tokens per unit"),
     ("a guess", lambda: 1.5, "Check each step against the exercise"),
     ("a guess, the merges", lambda: 1.5, "how many merges you learn (exactly 1,000)"),
     # the chapter's other run learns 5,000 merges: a reader may reuse that number (reader s17)
     ("5,000 merges", lambda: _cased(n_merges=5000), "that is what 5,000 merges give"),
     ("5,000 merges, rounded", lambda: round(_cased(n_merges=5000), 3), "Did you learn exactly 1,000 merges?"),
     ("500 merges", lambda: _cased(n_merges=500), "that is what 500 merges give"),
-    ("below 1", lambda: 0.5, "every word takes at least one token"),
+    ("below 1", lambda: 0.5, "every unit takes at least one token"),
     # the right value, rounded to one decimal or cut to two (reader s18)
     ("rounded to 1 decimal", lambda: round(ch10.cased_tokens_per_word(), 1), "give the value to at least 3 decimals"),
     ("cut to 2 decimals", lambda: int(ch10.cased_tokens_per_word() * 100) / 100, "give the value to at least 3 decimals"),
