@@ -1592,6 +1592,15 @@ def test_tokenizer_pipeline_diagram_draws_each_step_and_each_piece_over_its_id()
         ]
         assert len(under) == 1 and _center(under[0])[1] > _center(id_box)[1]
     assert len(arrows(fig)) == 5  # text -> ... -> ids -> decoded, one arrow a step
+    # on a phone (review ch10_s22): 13-point tokens; the ten pieces and their ids on two lines, the
+    # nine words on one
+    sizes = {t.get_fontsize() for t in fig.axes[0].texts if t.get_text() in PIPELINE["words"]}
+    assert sizes == {13}
+    rows = {
+        key: {round(_center(b)[1], 6) for x in PIPELINE[key] for b in _boxes_labelled(fig, str(x))}
+        for key in ("words", "word_pieces", "ids")
+    }
+    assert len(rows["ids"]) == 2 and len(rows["words"] | rows["word_pieces"]) == 3
     assert "##3" in fig.alt_text and PIPELINE["decoded"] in fig.alt_text
     assert _overlapping_texts(fig) == []
 
@@ -1602,7 +1611,8 @@ def test_tokenizer_pipeline_diagram_checks_its_arguments():
         viz.tokenizer_pipeline_diagram(*{**values, "ids": values["ids"][:-1]}.values())
     with pytest.raises(TypeError, match="normalized"):
         viz.tokenizer_pipeline_diagram(*{**values, "normalized": None}.values())
+    # two lines at most: twelve 10-letter pieces take three
     with pytest.raises(ValueError, match="pieces"):
         viz.tokenizer_pipeline_diagram(
-            *{**values, "word_pieces": ["charge"] * 12, "ids": [1] * 12}.values()
+            *{**values, "word_pieces": ["characters"] * 12, "ids": [1] * 12}.values()
         )

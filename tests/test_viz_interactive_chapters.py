@@ -408,7 +408,7 @@ def test_chapter_10_merges_slider_fits_a_phone_and_its_title_clears_the_words():
         viz.set_style()
         with plt.rc_context(viz.PHONE_RC):
             fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=44, fontsize=12, narrow=True)
-            title = "0 merges: vocabulary 76,\nheld-out text 3.81 tokens per word\nno merge yet,\nso no new symbol"
+            title = "0 merges: vocabulary 76,\nheld-out text 3.81 tokens per unit\nno merge yet,\nso no new symbol"
             fig.axes[0].set_title(title, fontsize=12, loc="left", pad=22)
             fig.canvas.draw()
     renderer = fig.canvas.get_renderer()

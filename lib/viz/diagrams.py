@@ -1515,41 +1515,66 @@ def gru_cell_diagram():
     return fig
 
 
-# tokenizer_pipeline_diagram: its tokens in a monospace font (a character 0.6 of the size wide),
-# at 11 points (0.092 inch a character), so that a box's width follows from its label and ten
-# pieces with their ids fit a phone's column; the steps' text at 12
-_PIPE_FONT, _PIPE_STEP_FONT = 11, 12
+# tokenizer_pipeline_diagram: its tokens in a monospace font (a character 0.6 of the size wide), at
+# 13 points (0.108 inch a character), so that a box's width follows from its label; a row of tokens
+# too long for a phone's column goes on to a second line (ten pieces with their ids take two); the
+# steps' text at 12. At 11 points on one line the pieces read at 9.6 CSS px on a 360 px phone
+# (review ch10_s22)
+_PIPE_FONT, _PIPE_STEP_FONT = 13, 12
 _PIPE_CHAR = 0.6 * _PIPE_FONT / 72
+_PIPE_LINE = 0.5  # from one line of boxes to the next, inches (a box is 0.4 high)
 
 
-def _token_row(ax, x0, y, labels, widths, kind):
-    """One box per label, left to right from ``x0``, each ``widths[i]`` wide; their centres."""
-    centres, x = [], x0
-    for label, w in zip(labels, widths):
+def _line_starts(widths, room, gap=0.04):
+    """Where the lines of a row of boxes ``widths`` wide begin (indices): one line if the row fits
+    in ``room`` inches, else two of about equal length; None if two lines are not enough."""
+
+    def span(a, b):
+        return sum(widths[a:b]) + gap * (b - a - 1)
+
+    n = len(widths)
+    if span(0, n) <= room:
+        return [0]
+    if n == 1:
+        return None
+    k = min(range(1, n), key=lambda k: max(span(0, k), span(k, n)))
+    return [0, k] if max(span(0, k), span(k, n)) <= room else None
+
+
+def _token_row(ax, x0, y, labels, widths, kind, starts):
+    """One box per label, each ``widths[i]`` wide, left to right from ``x0``; a new line, lower by
+    ``_PIPE_LINE``, at each index of ``starts``."""
+    x = x0
+    for i, (label, w) in enumerate(zip(labels, widths)):
+        if i in starts:
+            x, y = x0, y if i == 0 else y - _PIPE_LINE
         _box(ax, x + w / 2, y, label, kind, w=w, h=0.4, fontsize=_PIPE_FONT, family="monospace")
-        centres.append(x + w / 2)
         x += w + 0.04
-    return centres
 
 
 def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
     """Chapter 10's tokenizer pipeline, as BERT's WordPiece tokenizer runs it, on one text and what
     each step made of it (the chapter computes them with the library; nothing is computed here):
     ``text`` -> normalise -> ``normalized`` -> pre-tokenise -> ``words`` -> the model (WordPiece's
-    longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, one under
-    each piece; and back, decode -> ``decoded``. Drawn for a phone's column (5.2 inches). Returns
-    the Figure."""
+    longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, each in
+    its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (5.2 inches): a
+    row of words, or of pieces over their ids, too long for one line takes two of about equal length.
+    Returns the Figure."""
     for name, value in (("text", text), ("normalized", normalized), ("decoded", decoded)):
         check_type(value, name, str)
     words, pieces = _words(words, "words", 12), _words(pieces, "pieces", 12)
     if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(pieces):
         raise ValueError(f"ids: expected one id per piece ({len(pieces)}), got {ids!r}")
-    width = 5.2
+    width, x0 = 5.2, 0.1
     strings = [f"{i}" for i in ids]
     columns = [max(len(p), len(s)) * _PIPE_CHAR + 0.06 for p, s in zip(pieces, strings)]
     word_widths = [len(w) * _PIPE_CHAR + 0.06 for w in words]
-    for name, row in (("words", word_widths), ("pieces", columns)):
-        if sum(row) + 0.04 * (len(row) - 1) > width - 0.2:
+    word_starts, piece_starts = (_line_starts(w, width - 2 * x0) for w in (word_widths, columns))
+    for name, starts in (("words", word_starts), ("pieces", piece_starts)):
+        if starts is None:
+            raise ValueError(f"{name}: too long to draw on two lines of {width} inches")
+    for name, string in (("text", text), ("normalized", normalized), ("decoded", decoded)):
+        if len(string) * _PIPE_CHAR + 0.2 > width - 2 * x0:
             raise ValueError(f"{name}: too long to draw on one line of {width} inches")
     alt = (
         f"BERT's tokenizer as a pipeline, read from top to bottom, on the text {text!r}. "
@@ -1559,10 +1584,14 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
         f"The vocabulary gives each piece its id: {' '.join(strings)}. Back, decode: the pieces of "
         f"the ids joined, each ## piece glued to the one before: {decoded!r}."
     )
-    rows = 6
-    height = 0.3 + rows * 0.45 + (rows - 1) * 0.55
+    # lines per row: text, normalized, words, pieces, ids, decoded
+    lines = [1, 1, len(word_starts), len(piece_starts), len(piece_starts), 1]
+    height = 0.3 + len(lines) * 0.45 + (len(lines) - 1) * 0.55 + (sum(lines) - 6) * _PIPE_LINE
     fig, ax = _canvas(width, height, alt)
-    ys = [height - 0.35 - k * 1.0 for k in range(rows)]
+    ys, y = [], height - 0.35  # the centre of each row's first line
+    for n in lines:
+        ys.append(y)
+        y -= 1.0 + (n - 1) * _PIPE_LINE
     steps = [
         "normalise: lower-case, strip accents",
         "pre-tokenise: split at spaces and punctuation",
@@ -1570,17 +1599,17 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
         "vocabulary: each piece's id",
         "decode: ids to pieces, ## glued on",
     ]
-    x0 = 0.1
     for k, string in ((0, text), (1, normalized), (5, decoded)):
         w = len(string) * _PIPE_CHAR + 0.2
         _box(
             ax, x0 + w / 2, ys[k], string, "io", w=w, h=0.4, fontsize=_PIPE_FONT, family="monospace"
         )
-    _token_row(ax, x0, ys[2], words, word_widths, "plain")
-    _token_row(ax, x0, ys[3], pieces, columns, "emb")
-    _token_row(ax, x0, ys[4], strings, columns, "norm")
+    _token_row(ax, x0, ys[2], words, word_widths, "plain", word_starts)
+    _token_row(ax, x0, ys[3], pieces, columns, "emb", piece_starts)
+    _token_row(ax, x0, ys[4], strings, columns, "norm", piece_starts)
     for k, step in enumerate(steps):
-        top, bottom = ys[k] - 0.2, ys[k + 1] + 0.2
+        top = ys[k] - 0.2 - (lines[k] - 1) * _PIPE_LINE
+        bottom = ys[k + 1] + 0.2
         _arrow(ax, 0.3, top, 0.3, bottom)
         ax.text(
             0.45, (top + bottom) / 2, step, fontsize=_PIPE_STEP_FONT, va="center", style="italic"
