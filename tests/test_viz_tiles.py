@@ -137,7 +137,9 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     shown = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert {"query i", "value dimension", "output value"} <= {t.get_text() for t in shown}
     assert fig.get_figwidth() == 5.2
-    assert min(t.get_fontsize() / 72 * 328 / 5.2 for t in shown) >= 11
+    # 14 px there: still about 10 where a page shows the picture narrower (7 to 9 px at 13 points,
+    # measured by a first reader, s22)
+    assert min(t.get_fontsize() / 72 * 328 / 5.2 for t in shown) >= 14
     assert not any("m rose" in t.get_text() for ax in axes.values() for t in ax.texts)
     plt.close("all")
     page = box.children[1].children[n].value
@@ -146,7 +148,8 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     i0 = states[n]["tile"][0]
     factor = (states[n - 1]["m"] - states[n]["m"]).exp()
     assert lines[0].startswith("The running numbers")
-    for r, line in enumerate(lines[1:]):
+    rows = states[n]["tile"][1] - i0
+    for r, line in enumerate(lines[1 : 1 + rows]):
         rose_here = bool(states[n]["m"][r] > states[n - 1]["m"][r])
         assert line.startswith(
             f"row {i0 + r}: m = {states[n]['m'][r].item():.3f}, ℓ = {states[n]['total'][r].item():.3f}"
@@ -154,6 +157,23 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
         assert ("m rose" in line) == rose_here
         if rose_here:
             assert line.endswith(f"× {factor[r].item():.3f})")
+    # then the tile's scores, so that a reader can redo the step by hand (first reader s22, 10)
+    j0, j1 = states[n]["tile"][2:]
+    assert (
+        lines[1 + rows]
+        == "This tile&#x27;s scores S_ij, keys "
+        + " and ".join([", ".join(str(j) for j in range(j0, j1 - 1)), str(j1 - 1)])
+        + ":"
+    )
+    assert len(lines) == 2 + 2 * rows
+    for r, line in enumerate(lines[2 + rows :]):
+        expected = [
+            "masked" if x == -math.inf else f"{x:.3f}" for x in states[n]["scores"][r].tolist()
+        ]
+        assert line == f"row {i0 + r}: " + ", ".join(expected)
+        # the step's numbers follow from them: the new maximum is the old one or a score here
+        assert float(states[n]["m"][r]) == max(float(states[n - 1]["m"][r]),
+                                                float(states[n]["scores"][r].max()))  # fmt: skip
 
 
 def test_tiling_diagram_is_stacked_for_a_phone():

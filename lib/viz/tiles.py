@@ -67,6 +67,10 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
 # the tiling diagram's text, in points: its grid's and arrows' labels, the tiles' numbers and the
 # grid's title, and its two memories' boxes
 _GRID_PT, _TITLE_PT, _MEMORY_PT = 14, 15, 15
+# the tile explorer's text, in points, 5.2 inches wide: 16 points are 14 CSS px in the 328 px column
+# of a 360 px phone, and still about 10 px where the page shows the picture narrower (a first reader
+# measured 13-point labels at 7 to 9 px there); the output's row labels get this many cells' width
+_EXPLORER_PT, _LABEL_CELLS = 16, 4.6
 
 
 def tiling_diagram(
@@ -150,7 +154,8 @@ def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, cau
     with the tile (i0, i1, j0, j1), the running maximum ``m`` and sum ``total`` [i1 - i0] of its
     block of queries (``lib.flash.online_softmax`` over the scores read so far, in blocks of
     block_k) and ``out``, the output rows as they stand ([i1 - i0, Dv], exact once the block's last
-    tile is read), plus ``exact``, the number of rows whose output is final."""
+    tile is read), ``scores``, the tile's scores S_ij [i1 - i0, j1 - j0] (-inf where masked), plus
+    ``exact``, the number of rows whose output is final."""
     from lib.attention import causal_mask
     from lib.flash import online_softmax
 
@@ -166,7 +171,8 @@ def tile_states(q: Tensor, k: Tensor, v: Tensor, block_q: int, block_k: int, cau
         read = online_softmax(scores[i0:i1, :j1], block_k)  # the scores read so far, by tiles
         last = j1 >= (i1 if causal else T)  # the last tile of this block of queries
         states.append(dict(tile=(i0, i1, j0, j1), m=read.maximum, total=read.total,
-                           out=read.weights @ v[:j1], exact=i1 if last else i0))  # fmt: skip
+                           out=read.weights @ v[:j1], exact=i1 if last else i0,
+                           scores=scores[i0:i1, j0:j1]))  # fmt: skip
     return states
 
 
@@ -178,9 +184,10 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     dimension) with the rows that are final, the rows in progress and the rows not reached, and its
     colour bar; under the picture, as the page's own text (readable on a phone at the page's size),
     the running maximum m and sum l of the block of queries, with the factor exp(m_old - m_new)
-    where the tile raised a maximum. 5.2 inches wide with 13-point text, so that a phone shows it
-    whole and readable. q, k [T, D], v [T, Dv] with T <= 12. Returns the box of
-    :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's checks."""
+    where the tile raised a maximum, and the tile's scores S_ij. 5.2 inches wide with 16-point
+    text, so that a phone shows it whole and readable. q, k [T, D], v [T, Dv] with T <= 12.
+    Returns the box of :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's
+    checks."""
     from lib.viz.heatmap import DIVERGING_CMAP
     from lib.viz.interactive import interactive
 
@@ -198,9 +205,10 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         final[s["tile"][0] : s["tile"][1]] = s["out"]
     vmax = float(final.abs().max())
 
-    def running(n):  # the running numbers after tile n, as lines of text under the picture
+    def running(n):  # the running numbers after tile n, then the tile's scores, as lines of text
+        # under the picture: with the previous step's numbers, enough to redo the step by hand
         s = states[n]
-        i0 = s["tile"][0]
+        i0, _, j0, j1 = s["tile"]
         before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
         lines = ["The running numbers of these queries, after this tile:"]
         for r, (m, t) in enumerate(zip(s["m"], s["total"])):
@@ -208,19 +216,28 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
             if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
                 line += f" (m rose: old ℓ × {math.exp(before['m'][r] - m):.3f})"
             lines.append(line)
+        keys = [str(j) for j in range(j0, j1)]
+        keys = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
+        lines.append(f"This tile's scores S_ij, keys {keys}:")
+        for r, row in enumerate(s["scores"].tolist()):
+            cells = ", ".join("masked" if x == -math.inf else f"{x:.3f}" for x in row)
+            lines.append(f"row {i0 + r}: {cells}")
         return "\n".join(lines)
 
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        # 5.2 inches with 13-point text: shown whole in a phone's column, the text about 11 CSS px
-        # there; the output's rows level with the grid's rows of queries
-        fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.1),
-                                       width_ratios=(T, Dv + 3.6), layout="constrained")  # fmt: skip
+        # 5.2 inches with _EXPLORER_PT text: shown whole in a phone's column, the text about 14
+        # CSS px there; the output's rows level with the grid's rows of queries
+        fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.2),
+                                       width_ratios=(T, Dv + _LABEL_CELLS),
+                                       layout="constrained")  # fmt: skip
         left, right = axes["grid"], axes["out"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"],
-              fontsize=13)  # fmt: skip
-        fig.suptitle(f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=14)
+              fontsize=_EXPLORER_PT)  # fmt: skip
+        fig.suptitle(
+            f"tile {n + 1}: queries {i0}-{i1 - 1}, keys {j0}-{j1 - 1}", fontsize=_EXPLORER_PT + 1
+        )
         shown = final.clone()
         shown[i0:i1] = s["out"]
         shown[i1:] = float("nan")  # not reached yet
@@ -228,17 +245,17 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         image = right.imshow(shown.numpy(), cmap=DIVERGING_CMAP, vmin=-vmax, vmax=vmax,
                              aspect="equal", extent=(0, Dv, T, 0))  # fmt: skip
         bar = fig.colorbar(image, ax=[left, right], location="bottom", shrink=0.55, pad=0.02)
-        bar.set_label("output value", fontsize=13)
-        bar.ax.tick_params(labelsize=13)
+        bar.set_label("output value", fontsize=_EXPLORER_PT)
+        bar.ax.tick_params(labelsize=_EXPLORER_PT)
         bar.ax.xaxis.set_major_locator(plt.MaxNLocator(3))
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv + 0.15, r + 0.5, label, fontsize=13, va="center", ha="left")
-        right.set(xlim=(0, Dv + 3.6), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
+            right.text(Dv + 0.15, r + 0.5, label, fontsize=_EXPLORER_PT, va="center", ha="left")
+        right.set(xlim=(0, Dv + _LABEL_CELLS), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
-        right.set_title("output O", fontsize=13, loc="left")
-        right.set_xlabel("value dimension", fontsize=13, loc="left")
-        right.tick_params(labelsize=13, length=0)
+        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left")
+        right.set_xlabel("value dimension", fontsize=_EXPLORER_PT, loc="left")
+        right.tick_params(labelsize=_EXPLORER_PT, length=0)
         for side in ("top", "right", "bottom", "left"):
             right.spines[side].set_visible(False)
         return fig
