@@ -461,6 +461,18 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
     assert "$\\mathbf{v}_a^\\top$: $1\\times8$" in t and "tanh: $H = 8$ units" in t
     assert "$\\mathbf{q}$: 3 numbers" in t and "$\\mathbf{k}_i$: 2 numbers" in t
     assert "W_q (8 x 3)" in fig.alt_text and "one number" in fig.alt_text
+    # review ch03_s22, point 8: no side label smaller than the boxes' text, and at 360 px the
+    # subscripted symbols and the frame's label at chapter 4's narrow math size; "8 numbers each"
+    # beside the "+", not between the two arrows into it
+    by_text = {text.get_text(): text for text in fig.axes[0].texts}
+    each, plus = by_text["8 numbers each"], by_text["$+$"]
+    assert (
+        each.get_fontsize() == plus.get_fontsize()
+        and each.get_position()[0] > plus.get_position()[0]
+    )
+    if narrow:
+        for label in ("$e_1$", "$\\mathbf{k}_2$", "$a_3$", "score: any of\nthe six"):
+            assert by_text[label].get_fontsize() >= 15, label
     width, height = fig.get_size_inches()
     if narrow:
         assert 4.5 <= width <= 5.6 and height <= 8

@@ -27,15 +27,19 @@ def test_the_score_bars_have_a_legend_naming_each_key(drawn):
     assert [t.get_text() for t in legend.get_texts()] == ["k1", "k2", "k3"]
 
 
-def test_the_score_plane_shows_the_chapters_long_key_with_room_for_its_label():
+def test_the_score_plane_fits_its_vectors_with_room_for_their_labels():
+    """Review ch03_s22, point 10: a fixed -4 .. 4 plane drew the chapter's vectors 35-40 px long in
+    300 px. The plane fits the longest coordinate, with 30% for its label, rounded up to a half."""
     span = live.score_functions_figure(QUERY, KEYS).example["span"]
-    assert span == 4.0  # k2 = (0, 3) lies at 3/4 of the half-width
-
-
-@pytest.mark.parametrize("span", [0, -1.0, "4", True])
-def test_a_bad_span_is_named(span):
-    with pytest.raises(ValueError, match="span"):
-        live.score_functions_figure(QUERY, KEYS, span=span)
+    assert span == 1.5  # the longest coordinate, 1, at 2/3 of the half-width
+    long_k2 = [KEYS[0], [0.0, 3.0], KEYS[2]]  # the chapter's experiment
+    assert live.score_functions_figure(QUERY, long_k2).example["span"] == 4.0
+    assert live.score_plane_span([[0.0, -2.0], *KEYS]) == 3.0
+    assert live.score_plane_span([[0.1, 0.0]]) == 1.0  # never smaller than 1
+    for points in ([QUERY, *KEYS], [QUERY, *long_k2], [[-2.5, 0.2]]):
+        span = live.score_plane_span(points)
+        longest = max(abs(x) for p in points for x in p)
+        assert 1.3 * longest <= span < 1.3 * longest + 0.5 or span == 1.0
 
 
 def test_the_masked_softmax_picture_has_phone_sized_ticks_and_numbers(drawn):

@@ -391,7 +391,7 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     )
     if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 8 inches tall
         fig, ax = _canvas(5.2, 8.2, alt, scale=8 / 8.2)
-        _score_pipeline(ax, 0, 4.15, _NARROW_FONT)
+        _score_pipeline(ax, 0, 4.15, _NARROW_FONT, _NARROW_MATH_FONT)
         _additive_network(ax, 0, 0, _NARROW_FONT, d_query, d_key, H)
     else:  # side by side, laid out on 10.6 x 4.1, drawn 9.3 inches wide
         fig, ax = _canvas(10.6, 4.1, alt, scale=0.88)
@@ -400,30 +400,32 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     return fig
 
 
-def _score_pipeline(ax, x0, y0, font):
+def _score_pipeline(ax, x0, y0, font, math=None):
     """additive_score_diagram's pipeline, its lower left corner at (x0, y0): keys and query, the
-    score boxes in a dashed frame, the masked softmax, the weights and the weighted sum."""
+    score boxes in a dashed frame, the masked softmax, the weights and the weighted sum. ``math``:
+    the size of the subscripted symbols and of the frame's side label (default ``font``)."""
+    math = math or font
     xs = [x0 + 0.6 + 1.1 * i for i in range(3)]
     y_k, y_bus, y_e, y_soft, y_a, y_join, y_out = (
         y0 + y for y in (0.3, 0.75, 1.2, 1.8, 2.4, 2.75, 3.3)
     )
     x_q = x0 + 4.5
-    _query_box(ax, x_q, y_k, "$\\mathbf{q}$", w=0.6, h=0.4, fontsize=font)
+    _query_box(ax, x_q, y_k, "$\\mathbf{q}$", w=0.6, h=0.4, fontsize=math)
     _line(ax, [x_q, x_q, xs[0] + 0.14], [y_k + 0.2, y_bus, y_bus], color=_QUERY, lw=1.2)
     for i, x in enumerate(xs):
-        _box(ax, x, y_k, f"$\\mathbf{{k}}_{i + 1}$", "rnn", w=0.6, h=0.4, fontsize=font)
+        _box(ax, x, y_k, f"$\\mathbf{{k}}_{i + 1}$", "rnn", w=0.6, h=0.4, fontsize=math)
         _arrow(ax, x - 0.12, y_k + 0.2, x - 0.12, y_e - 0.2)
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_QUERY)
-        _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=font)
+        _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$a_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=font)
+        _box(ax, x, y_a, f"$a_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
         _line(ax, [x, x], [y_a + 0.2, y_join])
     frame = mpatches.Rectangle(
         (xs[0] - 0.45, y_e - 0.3), xs[-1] - xs[0] + 0.9, 0.6, fill=False, ec="0.3", ls="--"
     )
     ax.add_patch(frame)
-    ax.text(xs[-1] + 0.55, y_e, "score: any of\nthe six", fontsize=font, va="center")
+    ax.text(xs[-1] + 0.55, y_e, "score: any of\nthe six", fontsize=math, va="center")
     width = xs[-1] - xs[0] + 0.8
     _box(ax, xs[1], y_soft, "masked softmax over $i$", "norm", w=width, h=0.4, fontsize=font)
     _line(ax, [xs[0], xs[-1]], [y_join, y_join])
@@ -465,8 +467,8 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     _arrow(ax, x_q, y_w + 0.225, x_mid - 0.25, y_add)
     _arrow(ax, x_k, y_w + 0.225, x_mid + 0.25, y_add)
     _box(ax, x_mid, y_add, "$+$", "plain", w=0.5, h=0.4, fontsize=font)
-    each = f"{H} numbers each"
-    ax.text(x_mid, (y_w + y_add) / 2 + 0.05, each, **_t(font * 0.85))
+    # beside the "+", clear of the two arrows into it
+    ax.text(x_mid + 0.55, y_add, f"{H} numbers each", fontsize=font, va="center")
     _arrow(ax, x_mid, y_add + 0.2, x_mid, y_tanh - 0.225)
     _box(ax, x_mid, y_tanh, f"tanh: $H = {H}$ units", "ff", w=2.6, h=0.45, fontsize=font)
     x_v = x_mid - 0.3

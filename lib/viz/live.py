@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import struct
 
 import matplotlib.pyplot as plt
@@ -467,9 +468,10 @@ def masked_softmax_figure(
     return LiveFigure("masked-softmax", example, png=png, alt=alt, caption=caption)
 
 
-# the score-functions figure's plane shows -4 .. 4 in both coordinates: room for the chapter's
-# experiment (k2 = (0, 3)) and the point's label
-SCORE_PLANE_SPAN = 4.0
+# the score-functions figure's plane fits its vectors: the longest coordinate and 30% for its point's
+# label, rounded up to a half, at least 1 (a fixed -4 .. 4 drew the chapter's unit vectors 35-40 px
+# long in a 300 px plane: review ch03_s22, point 10). The page applies the same rule as they move.
+SCORE_PLANE_MARGIN = 1.3
 # the bar chart's y axis ends above 1, leaving the legend a row of its own
 BAR_CHART_TOP = 1.3
 
@@ -530,21 +532,26 @@ def _score_bars_png(weights: dict, n: int) -> bytes:
     return png
 
 
+def score_plane_span(points) -> float:
+    """The half-width of the score-functions figure's plane for these 2-D points (web/src/figures/
+    scores.js's planeSpan): it shows coordinates from -span to span."""
+    longest = max(abs(float(x)) for point in points for x in point)
+    return max(1.0, math.ceil(2 * SCORE_PLANE_MARGIN * longest) / 2)
+
+
 def score_functions_figure(
     query,
     keys,
     *,
     seed: int = 0,
     d_hidden: int = 3,
-    span: float = SCORE_PLANE_SPAN,
     caption: str | None = None,
 ) -> LiveFigure:
     """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
     dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a); the general's and the
-    additive's weights are seeded draws from N(0, 1), so that the untrained functions are not flat. The page computes them as lib.attention does. span is the
-    half-width of the drawn plane: it shows coordinates from -span to span."""
-    if isinstance(span, bool) or not isinstance(span, (int, float)) or not span > 0:
-        raise ValueError(f"span: expected a positive number, got {span!r}")
+    additive's weights are seeded draws from N(0, 1), so that the untrained functions are not flat. The page computes them as lib.attention does. The example's
+    span is the half-width of the plane the page draws first (score_plane_span); it refits the plane
+    as the points move."""
     q = torch.as_tensor(query, dtype=torch.float32).reshape(1, 1, 2)
     k = torch.as_tensor(keys, dtype=torch.float32).reshape(1, -1, 2)
     weights, general, additive = _seeded_score_weights(q, k, seed, d_hidden)
@@ -559,7 +566,7 @@ def score_functions_figure(
         "query": q[0, 0].tolist(),
         "keys": k[0].tolist(),
         "params": params,
-        "span": span,
+        "span": score_plane_span([q[0, 0].tolist(), *k[0].tolist()]),
         "weights": {name: w.tolist() for name, w in weights.items()},
     }
     alt = f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, additive) for the query {q[0, 0].tolist()}."

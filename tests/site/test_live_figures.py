@@ -7,6 +7,7 @@ word and its alignment within 1e-4 (float32 kernels that sum in another order di
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -366,6 +367,14 @@ def test_score_functions_follow_the_dragged_points(server, browser):
         )
     )
     p = {k: torch.tensor(v) for k, v in example["params"].items()}
+    # the plane fits the vectors (review ch03_s22, point 10: at -4 .. 4 they were 35-40 px long)
+    own = [example["query"], *example["keys"]]
+    assert plane_fits(browser, sel, own) >= 0.6 * 150  # every vector, in the 300 px plane
+    long_k2 = [own[0], own[1], [0.0, 3.0], own[3]]
+    set_fields(browser, sel, {"k2-0": 0, "k2-1": 3})  # the chapter's experiment: the plane grows
+    plane_fits(browser, sel, long_k2)
+    set_fields(browser, sel, {"k2-1": 1})  # ... and shrinks back
+    plane_fits(browser, sel, own)
     for q, keys in [
         ([2.0, -1.0], [[0.5, 0.5], [2.0, 0.0], [-1.0, 1.5]]),
         ([0.0, 0.1], [[1, 1], [1, 1], [0, -2]]),
@@ -400,6 +409,18 @@ def test_score_functions_follow_the_dragged_points(server, browser):
         browser.execute_script(f"return document.querySelector({sel!r}).dataset.values;") != before
     )
     assert plane is not None
+    moved = [
+        [
+            float(
+                browser.find_element("css selector", f"{sel} .book-live-{n}-{c}").get_attribute(
+                    "value"
+                )
+            )
+            for c in (0, 1)
+        ]
+        for n in ("q", "k1", "k2", "k3")
+    ]
+    plane_fits(browser, sel, moved)  # refitted once the point is let go
     # the table: rows in the order of the static picture's bars, each weight shaded by its value
     # (a darker shade for a smaller weight) with its number readable on it (reader: "I had to read
     # digits"); the numbers stay in the cells
@@ -407,6 +428,33 @@ def test_score_functions_follow_the_dragged_points(server, browser):
     set_fields(browser, sel, {"q-0": "x"})
     assert "must be a number" in message(browser, sel)
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
+
+
+PLANE_POINTS = """
+const svg = document.querySelector(arguments[0]).querySelector('.book-live-plane');
+const box = svg.getBoundingClientRect(), k = 300 / box.width;
+return [...svg.querySelectorAll('g.pt')].map(g => {
+  const c = g.querySelector('circle'), t = g.querySelector('text').getBoundingClientRect();
+  return {cx: Number(c.getAttribute('cx')), cy: Number(c.getAttribute('cy')),
+          label: [(t.left - box.left) * k, (t.top - box.top) * k,
+                  (t.right - box.left) * k, (t.bottom - box.top) * k]};
+});
+"""
+
+
+def plane_fits(browser, sel: str, points: list) -> float:
+    """The plane's span is lib.viz.live.score_plane_span's for these points, every point and its
+    label lie inside the 300 px plane; returns the shortest vector drawn, in px."""
+    from lib.viz.live import score_plane_span
+
+    span = browser.execute_script(f"return document.querySelector({sel!r}).dataset.span;")
+    assert float(span) == score_plane_span(points), (span, points)
+    drawn = browser.execute_script(PLANE_POINTS, sel)
+    for point, d in zip(points, drawn):
+        expected = (150 + point[0] / float(span) * 150, 150 - point[1] / float(span) * 150)
+        assert abs(d["cx"] - expected[0]) < 0.5 and abs(d["cy"] - expected[1]) < 0.5, (point, d)
+        assert 0 <= min(d["label"]) and max(d["label"]) <= 300, (point, d)
+    return min(math.hypot(d["cx"] - 150, d["cy"] - 150) for d in drawn)
 
 
 TABLE_CELLS = """

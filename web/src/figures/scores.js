@@ -22,6 +22,13 @@ export function scores(q, keys, p) {
   };
 }
 
+// The plane's half-width for these points: the longest coordinate and 30% for its point's label,
+// rounded up to a half, at least 1 (lib.viz.live.score_plane_span, the same rule)
+export function planeSpan(points) {
+  const longest = Math.max(...points.flat().map(Math.abs));
+  return Math.max(1, Math.ceil(2 * 1.3 * longest) / 2);
+}
+
 function softmax(xs) {
   const m = Math.max(...xs);
   const e = xs.map((x) => Math.exp(x - m));
@@ -32,10 +39,14 @@ function softmax(xs) {
 // Long by design: a closure over the figure's controls and its current result; its parts (drawing,
 // running the model, the controls' handlers) are short and share that state.
 export function mountScores(root, example, ctx) {
+  let dragging = null; // the index of the point being dragged
   const points = [example.query, ...example.keys].map((p) => [...p]);
   const names = ["q", ...example.keys.map((_, i) => `k${i + 1}`)];
   const size = 300;
-  const span = example.span || 3;
+  // the plane fits the vectors (at -4 .. 4 the chapter's unit vectors were 35-40 px long); it is
+  // refitted after each change, and during a drag only when the point leaves it, so that the
+  // dragged point stays under the pointer
+  let span = planeSpan(points);
   const toPx = ([x, y]) => [size / 2 + (x / span) * (size / 2), size / 2 - (y / span) * (size / 2)];
   const fromPx = (px, py) => [((px - size / 2) / (size / 2)) * span, ((size / 2 - py) / (size / 2)) * span];
   const views = html("div", { class: "book-live-views" }, root);
@@ -70,16 +81,25 @@ export function mountScores(root, example, ctx) {
       raw.forEach((pair, i) => { points[i] = pair.map(Number); });
     }
     ctx.message(root, "", "info");
-    svg.querySelectorAll("g.pt, line.axis").forEach((n) => n.remove());
+    if (dragging === null || points[dragging].some((v) => Math.abs(v) > span)) span = planeSpan(points);
+    root.dataset.span = span;
+    svg.querySelectorAll("g.pt, .axis").forEach((n) => n.remove());
     el("line", { class: "axis", x1: 0, x2: size, y1: size / 2, y2: size / 2, stroke: "#ccc" }, svg);
     el("line", { class: "axis", y1: 0, y2: size, x1: size / 2, x2: size / 2, stroke: "#ccc" }, svg);
+    // the scale, which changes with the vectors: the coordinate at the end of each axis
+    el("text", { class: "axis", x: size - 4, y: size / 2 + 18, "text-anchor": "end", fill: "#555" },
+      svg).textContent = String(span);
+    el("text", { class: "axis", x: size / 2 + 5, y: 16, fill: "#555" }, svg).textContent = String(span);
     points.forEach((p, i) => {
       const [x, y] = toPx(p);
       const g = el("g", { class: "pt", "data-index": i, style: "cursor: grab" }, svg);
       el("line", { x1: size / 2, y1: size / 2, x2: x, y2: y, stroke: i === 0 ? "#e8710a" : "#1f5fa8",
         "stroke-width": 2 }, g);
       el("circle", { cx: x, cy: y, r: 8, fill: i === 0 ? "#e8710a" : "#1f5fa8" }, g);
-      const t = el("text", { x: x + 10, y: y - 8 }, g);
+      // the name beyond the point's end, on the side it points to: off its own line
+      const left = x < size / 2, below = y > size / 2;
+      const t = el("text", { x: x + (left ? -10 : 10), y: y + (below ? 20 : -8),
+        "text-anchor": left ? "end" : "start" }, g);
       t.textContent = names[i];
     });
     const q = points[0];
@@ -110,7 +130,6 @@ export function mountScores(root, example, ctx) {
     root.dataset.state = "computed";
   }
 
-  let dragging = null;
   svg.addEventListener("pointerdown", (e) => {
     const g = e.target.closest("g.pt");
     if (g) { dragging = Number(g.dataset.index); svg.setPointerCapture(e.pointerId); }
@@ -122,7 +141,11 @@ export function mountScores(root, example, ctx) {
     points[dragging] = fromPx((e.clientX - r.left) * k, (e.clientY - r.top) * k).map((v) => Math.round(v * 100) / 100);
     redraw();
   });
-  svg.addEventListener("pointerup", () => { dragging = null; });
+  svg.addEventListener("pointerup", () => {
+    if (dragging === null) return;
+    dragging = null;
+    redraw(); // refit the plane to where the point was left
+  });
   boxes.flat().forEach((b) => b.addEventListener("input", () => redraw(true)));
   redraw();
 }
