@@ -205,7 +205,29 @@ LOSS_WRONG = [
     (
         "another model",
         lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins) + 3,
-        "does your function use its `model` argument",
+        "check the model you use (the `model` argument",
+    ),
+    # a reader's report (s22, T1): perplexity in other forms, and other units, named as such
+    (
+        "exp of the group mean",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins).exp(),
+        "exp of each group's mean loss",
+    ),
+    ("exp of the pooled loss", lambda m, b, bins: _pooled(m, b, bins).exp(), "pooled loss"),
+    (
+        "exp of a near loss",
+        lambda m, b, bins: (_grouped(PER_TOKEN)(m, b, bins) + 0.01).exp(),
+        "your values are exp of the losses",
+    ),
+    (
+        "bits",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins) / math.log(2),
+        "your losses are in bits",
+    ),
+    (
+        "log10",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins) / math.log(10),
+        "base 10",
     ),
 ]
 

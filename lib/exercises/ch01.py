@@ -414,14 +414,19 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     for values, message in _loss_mistakes(model, batch, bins):
         if torch.isfinite(values).all() and torch.allclose(result, values, rtol=1e-4, atol=1e-5):
             fail(f"on {case}, {message}")
+    if (result > 0).all() and torch.allclose(result.log(), expected, rtol=0, atol=0.05):
+        # exp of (nearly) the right losses, in a form the table above does not name
+        fail(
+            f"on {case}, your values are exp of the losses, perplexities (their logarithms are within 0.05 nats of the losses). The exercise asks for the loss itself, -log p(y | x) per token: leave out the exp."
+        )
     if (result < 0).all():
         fail(
             f"on {case}, `loss_by_length` returned negative numbers; a loss, -log p per token, is at least 0. {largest_difference(result, expected)}."
         )
-    if ((result - expected).abs() > 1).all():  # every group a nat or more off: another model's
+    if ((result - expected).abs() > 1).all():  # every group a nat or more off
         vocabulary = model.decoder.out.out_features
         fail(
-            f"on {case}, {largest_difference(result, expected)}. Every group is more than 1 nat off: does your function use its `model` argument, not a model of the chapter? The checker's own model is untrained, so its losses lie near log V = {math.log(vocabulary):.2f}."
+            f"on {case}, {largest_difference(result, expected)}. Every group is more than 1 nat off: check the model you use (the `model` argument, not a model of the chapter) and the units of your loss (nats, natural logarithms). The checker's own model is untrained, so its losses lie near log V = {math.log(vocabulary):.2f}."
         )
     fail(f"on {case}, {largest_difference(result, expected)}.")
 
@@ -457,9 +462,10 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
     target_lengths = torch.tensor([int(m.sum()) - 1 for m in batch.tgt_mask])
     whole_batch = nll.sum() / tokens.sum()  # [], model.loss(batch): every token of the batch pooled
     left_open = [(lengths > lo) & (lengths <= hi) for lo, hi in bins]
+    pooled = torch.stack([nll[g].sum() / tokens[g].sum() for g in groups])  # [len(bins)]
     return [
         (
-            torch.stack([nll[g].sum() / tokens[g].sum() for g in groups]),
+            pooled,
             "you pooled the tokens of a group (total loss / total tokens), as model.loss of a batch made of the group's sentences does, so long sentences count more. The exercise asks for the mean of model.loss per sentence: first each sentence's loss per token, then the mean over the sentences of the group.",
         ),
         (
@@ -497,6 +503,22 @@ def _loss_mistakes(model: Seq2Seq, batch, bins) -> list[tuple[Tensor, str]]:
         (
             grouped(per_token.exp()),
             "you returned perplexities: a perplexity is exp of the loss, the number of equally likely words that the model's uncertainty amounts to; the exercise asks for the loss itself, -log p(y | x) per token.",
+        ),
+        (
+            grouped(per_token).exp(),
+            "you returned exp of each group's mean loss, a perplexity (the number of equally likely words that the model's uncertainty amounts to); the exercise asks for the mean loss itself: leave out the exp.",
+        ),
+        (
+            pooled.exp(),
+            "you returned exp of each group's pooled loss (total loss / total tokens), a perplexity. The exercise asks for the loss itself, and not pooled: first each sentence's loss per token, then the mean over the sentences of the group.",
+        ),
+        (
+            grouped(per_token) / math.log(2),
+            "your losses are in bits (logarithms to base 2: each value is the loss in nats divided by ln 2 = 0.693). Use natural logarithms, as log_softmax, F.cross_entropy and sequence_log_prob do: the chapter measures losses in nats.",
+        ),
+        (
+            grouped(per_token) / math.log(10),
+            "your losses are in logarithms to base 10 (log10: each value is the loss in nats divided by ln 10 = 2.303). Use natural logarithms, as log_softmax, F.cross_entropy and sequence_log_prob do: the chapter measures losses in nats.",
         ),
         (
             grouped(per_token, by=_groups(lengths, bins, right_open=True)),

@@ -184,22 +184,23 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     note = _draw_context_lines(ax, g, with_attention, d_hidden)
     font, y_loop, y_title, xe = g.font, g.y_loop, g.y_title, g.xe
     if narrow:
-        ax.text(
-            5.55,
+        ax.text(0.05, y_title, f"decoder: GRU, {kind}", fontsize=font, ha="left")
+        ax.text(  # just under the encoder's words, as the decoder's label is over its row
+            0.05,
             y_loop - 0.05,
+            f"encoder: bidirectional GRU,\n$\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
+            fontsize=font,
+            ha="left",
+            va="top",
+        )
+        ax.text(  # the red key last, at the bottom, apart from the encoder's label (a reader's
+            # report on Figs. 1.3 and 1.4: the label sat under the key, far from the encoder)
+            5.55,
+            y_loop - 0.8,
             note.replace(", at", ",\nat"),
             color=_CTX,
             fontsize=font,
             ha="right",
-            va="top",
-        )
-        ax.text(0.05, y_title, f"decoder: GRU, {kind}", fontsize=font, ha="left")
-        ax.text(  # under the red note, which reaches as far left
-            0.05,
-            y_loop - 0.88,
-            f"encoder: bidirectional GRU,\n$\\mathbf{{h}}_j$ = {d_hidden} + {d_hidden} numbers",
-            fontsize=font,
-            ha="left",
             va="top",
         )
         return fig
