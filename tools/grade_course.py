@@ -131,6 +131,7 @@ class Exercise:
     checker: str  # check_...
     args: list[str]  # the expressions the test passes to the checker
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
+    collected: bool = False  # a prediction checked at collection (its real test in the metadata)
 
 
 def _meta(cell) -> dict:
@@ -184,7 +185,8 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
         if meta.get("grade") and grade_id.startswith("ex"):
             number = int(grade_id[2:].split("_")[0])
             # a prediction checked at collection keeps its real test in the metadata (make_course.py)
-            test = cell.get("metadata", {}).get("course", {}).get("test") or cell.source
+            collected = cell.get("metadata", {}).get("course", {}).get("test")
+            test = collected or cell.source
             head, module, checker, args = _test_call(test)
             # the exercises section so far: the locked cells, this exercise's answer cells, and the
             # earlier exercises' answers (optional: a helper defined there may be used here)
@@ -198,7 +200,14 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                 cells.append({"source": "\n".join(head), "filename": f"<test {grade_id}>"})
             exercises.append(
                 Exercise(
-                    grade_id, number, float(meta.get("points", 0)), module, checker, args, cells
+                    grade_id,
+                    number,
+                    float(meta.get("points", 0)),
+                    module,
+                    checker,
+                    args,
+                    cells,
+                    collected=bool(collected),
                 )
             )
             continue
@@ -1627,7 +1636,7 @@ class Grader:
         )  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
-        score, message, child = 0.0, "", None
+        score, message, child, crash_text = 0.0, "", None, None
         private = exercise.module not in getattr(self, "public", ())
         with _settings_put_back(limits["environment"]):
             lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
@@ -1649,6 +1658,8 @@ class Grader:
                 message = (
                     f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
                 )
+                if exercise.collected and not crash_text:
+                    message += every_mistake(check, args, e.message)
             except SandboxStop as e:
                 message = (
                     f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
@@ -1792,6 +1803,41 @@ class Grader:
     def close(self) -> None:
         self.zygote.close()
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+ALSO_WRONG = "Checked one by one at collection, also not right:"
+
+
+def every_mistake(check, args: list, first: str) -> str:
+    """The other parts' mistakes of a prediction with several parts, for its verdict at collection
+    (lecturer review s21, M4: the feedback named only the first one). A checker stops at its first
+    mistake, in the student's notebook as here; at collection each part is checked again on its own,
+    the others left unwritten (None), and every mistake found is added below :data:`ALSO_WRONG`. The
+    points do not change: the full check decided them. A part the checker cannot check alone (an
+    error other than a named mistake) adds nothing."""
+    from lib import exercises as lib_exercises
+
+    if len(args) < 2:
+        return ""
+    found, right = [], []
+    for i in range(len(args)):
+        if args[i] is None:
+            continue
+        try:
+            verdict = check(*[a if j == i else None for j, a in enumerate(args)])
+        except lib_exercises.ExerciseFailed as e:
+            if e.message != first and e.message not in found:
+                found.append(e.message)
+            continue
+        except Exception:  # noqa: BLE001, S112 (this part cannot be checked alone: nothing to add)
+            continue
+        names = getattr(verdict, "names", ())
+        if getattr(verdict, "status", "") == "not attempted" and i < len(names):
+            right.append(names[i])
+    text = f"\n{ALSO_WRONG}" + "".join(f"\n- {m}" for m in found) if found else ""
+    if right and (found or len(right) < len(args)):
+        text += f"\nRight when checked alone: {', '.join(right)}."
+    return text
 
 
 def _names(source: str) -> tuple[set[str], set[str]]:
@@ -2425,7 +2471,8 @@ def release_advice(course: Path, chapter: str) -> str | None:
 # the words of a verdict from a child the sandbox stopped (Child.why_ended, the violation report)
 STOPPED = re.compile(
     r"the grader's sandbox does not allow|of CPU time \(the grader's limit\)|GB of memory\)"
-    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe"
+    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe",
+    re.I,  # a verdict's sentence begins with a capital: "Your code ended the process" (s21, M6)
 )
 
 
