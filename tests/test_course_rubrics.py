@@ -153,3 +153,32 @@ def test_chapter_16_counts_its_two_questions_on_lambda_as_two_parts():
     )
     _, exercises = _course("16_beyond_bert")
     assert exercises[2]["points"] == 2  # a point per question
+
+
+def test_a_part_with_several_claims_says_which_one_earns_its_point():
+    """Lecturer review s21, M2: a 1-point part listed three "required" claims (chapter 12's exercises
+    3 and 4) and the guide did not say whether all three were needed: one is marked as the point, the
+    others as what a full answer may add, and the guide (the Formgrader's rubric text) says so."""
+    course, _ = _course("12_elmo")
+    rubrics = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in course.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
+    }
+    for rubric in rubrics.values():
+        assert f"the point is for the one marked {make_course.THE_POINT}" in rubric
+        assert f"those marked {make_course.MAY_ADD} are what a full answer may add" in rubric
+        for part in re.findall(r"A full answer says:\n\n(.*?)\n\n", rubric, re.S):
+            bullets = part.split("\n")
+            if len(bullets) > 1:  # one point, and the rest marked as additions
+                assert bullets[0].startswith(f"- {make_course.THE_POINT} ")
+                assert all(b.startswith(f"- {make_course.MAY_ADD} ") for b in bullets[1:])
+            else:
+                assert make_course.THE_POINT not in bullets[0]
+    ex4 = re.search(r"A full answer says:\n\n(.*?)\n\n", rubrics["ex4_rubric"], re.S).group(1)
+    point = ex4.split("\n")[0]
+    assert "*Contextual nearest neighbours*" in point and "40.8%" not in point
+    ex3 = re.search(r"A full answer says:\n\n(.*?)\n\n", rubrics["ex3_rubric"], re.S).group(1)
+    assert "from its spelling" in ex3.split("\n")[0]
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "the point is for the one the rubric marks **The point:**" in page
