@@ -182,3 +182,29 @@ def test_a_part_with_several_claims_says_which_one_earns_its_point():
     assert "from its spelling" in ex3.split("\n")[0]
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "the point is for the one the rubric marks **The point:**" in page
+
+
+@pytest.mark.parametrize("chapter, number", [("12_elmo", 3), ("16_beyond_bert", 3)])
+def test_an_unchecked_experiments_rubric_asks_for_the_students_own_run(chapter, number):
+    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 carry 0 points and no
+    checker, and their claims quote the book's numbers: the rubric tells the marker to look for the
+    student's own numbers in the code cell's output, and what a written answer with no run earns.
+    The numbers it quotes are the model answer's (held: a rerun that changes them fails here)."""
+    course, _ = _course(chapter)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id", ""): c.source for c in course.cells}
+    rubric = cells[f"ex{number}_rubric"]
+    head, scheme = rubric.split(make_course.MARK_BEGIN)
+    what = rubric_claims.OWN_RUN[chapter[:2]][number]
+    assert scheme.lstrip().startswith(make_course.OWN_RUN_RUBRIC.format(what=what))
+    assert "earns its point only if the run that prints it is there" in scheme
+    assert "no run above it gets at most half the point" in scheme
+    assert "**The student's own run.**" not in head  # the marker's, not the student's
+    model = cells[f"ex{number}_written"]
+    for n in re.findall(r"\d+\.\d+", what):
+        assert n in model, n
+    others = [
+        c.metadata["nbgrader"]["grade_id"]
+        for c in course.cells
+        if "**The student's own run.**" in c.source
+    ]
+    assert others == [f"ex{number}_rubric"]

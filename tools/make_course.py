@@ -714,6 +714,17 @@ VARIANT_RUBRIC = (
     " the claim and the reason against the student's own numbers; the output of the exercise's test"
     " cell gives the checker's verdict on the student's counts."
 )
+# In the rubric of an experiment that no checker grades (tools/rubric_claims.py's OWN_RUN): the
+# claims quote the book's run; the marker looks for the student's own (lecturer review s21, M3)
+OWN_RUN_RUBRIC = (
+    "**The student's own run.** The code cell of this exercise is an experiment that no checker"
+    " grades (0 points), and the claims below quote the book's run: {what}. Look for the student's"
+    " own numbers in the output of their code cell, above the written answer (as submitted: the"
+    " grader does not run it). A claim that rests on a measured number earns its point only if the"
+    " run that prints it is there (its numbers may differ a little from the book's); a written"
+    " answer that quotes the book's numbers with no run above it gets at most half the point, a"
+    " claim without its evidence."
+)
 VARIANT_MODEL = (
     "*This model answer uses the book's numbers; this course gave you numbers of your own, so your"
     " counts differ. What counts is the claim and the reason.*"
@@ -1017,6 +1028,10 @@ def _written_cells(model: str, statement: str, exercise: dict, unique, chapter: 
     exercise["unrelated"] = [
         (q, c) for q, claims, named in graded if not named for c in unrelated(q, claims)
     ]
+    own_run = rubric_claims.OWN_RUN.get(chapter[:2], {}).get(exercise["number"])
+    if own_run:
+        head, rest = text.split(MARK_BEGIN, 1)
+        text = f"{head}{MARK_BEGIN}\n\n{OWN_RUN_RUBRIC.format(what=own_run)}\n{rest}"
     prompt = nbformat.v4.new_markdown_cell(text)
     _nbgrader(prompt, unique(f"ex{exercise['number']}_rubric"), locked=True, points=0)
     prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)

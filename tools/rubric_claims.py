@@ -269,3 +269,21 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         1: [["Start from $m = -\\infty$", "For each block, first", "The weights then sum to 1"]],
     },
 }
+
+# OWN_RUN[chapter][exercise]: an experiment that no checker grades (its code cell is worth 0) and whose
+# written answer's claims quote the book's measured numbers, which a student can copy from the public
+# book without running anything (lecturer review s21, M3): the rubric tells the marker what the run
+# prints, to look for the student's own numbers in the code cell's output.
+OWN_RUN: dict[str, dict[int, str]] = {
+    "12": {
+        3: "the mean cosine of two different words (0.02 in the word model; 0.87 and 0.53 in the"
+        " character model, before and after training), the nearest words of *players* and *play*,"
+        " and the training losses (4.43 and 2.26 nats per token)"
+    },
+    "16": {
+        3: "the norms of the gradients that $\\mathcal{L}_{\\text{MLM}}$ and $\\lambda"
+        " \\mathcal{L}_{\\text{Disc}}$ send into the shared word embeddings (1.832; 0.311 at"
+        " $\\lambda = 1$, 15.53 at $\\lambda = 50$) and the total gradient norm that `fit` clips (3.22"
+        " and 37.39)"
+    },
+}
