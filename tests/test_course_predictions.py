@@ -224,3 +224,6 @@ def test_a_collected_prediction_names_every_part_that_is_wrong():
     source = inspect.getsource(grade_course.Grader.grade_one)
     assert "if exercise.collected and not crash_text:" in source
     assert "every_mistake(check, args, e.message)" in source
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "at collection a prediction with several parts is also checked part by part" in page
+    assert "only the first mistake a checker finds in an answer is counted" in page  # the notes
