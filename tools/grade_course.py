@@ -2769,7 +2769,10 @@ def _grade_students(
         total = sum(r.score for r in graded)
         print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
         for r in graded:
-            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:300]}")
+            first, *more = r.message.split("\n")
+            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {first[:300]}")
+            for line in more[:8]:  # a collected prediction's other parts (lecturer review s21, M4)
+                print(f"    {line[:300]}")
             for said in r.withheld:  # the teacher's log only: not in the feedback
                 print(f"    withheld from the feedback: {said[:600]}")
     return students, autograde_s, results
