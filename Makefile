@@ -52,7 +52,7 @@ help:
 	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
 	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
 	@echo "make epub    the whole book as an ePub (_build/print/attention-book.epub), checked by epubcheck"
-	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too)"
+	@echo "make slides  rewrite the reveal.js deck of every chapter into _build/html/slides (make book does it too; EXCLUDE_ANSWERS=1 without what answers a graded exercise)"
 	@echo "make course  write the nbgrader course into course/ (GRADED=1 for a graded one; see the For teachers page)"
 	@echo "make book SOLUTIONS=0   the site, PDF and ePub without worked solutions and model answers"
 	@echo "make playground-graphs   after a change to the Playground's code: export its graphs, rewrite tools/playground-graphs.tar.xz"
@@ -216,8 +216,9 @@ clean:
 	rm -rf _build
 
 # The slide decks (make book writes them too; this rewrites them from the executed chapters of the last build).
+# EXCLUDE_ANSWERS=1 leaves out the figures, tables and sections that answer a graded exercise (--exclude-answers).
 slides: $(SITE)
-	$(PY) tools/make_slides.py
+	$(PY) tools/make_slides.py $(if $(EXCLUDE_ANSWERS),--exclude-answers)
 
 # The nbgrader course (tools/make_course.py): course/source/<chapter>/<chapter>.ipynb and nbgrader_config.py;
 # EXCHANGE=/srv/nbgrader/exchange puts nbgrader's exchange outside the clone (the For teachers page);

@@ -114,3 +114,54 @@ def test_every_mistake_of_chapter_17s_tables_has_its_row():
     ffn = [m.message for m in notes.mistakes(ch17, "check_ffn_sublayer")]
     for _, message in ch17._FFN_MISTAKES:
         assert any(message in m for m in ffn), message
+
+
+def test_a_graded_course_counts_each_submission_once_in_its_own_row(tmp_path):
+    """Lecturer review s21, M6: chapter 16 ex1's hint rows were "‹labels_hint›", a template that is
+    one placeholder and fits every message: carol's os._exit (a sandbox stop) was shown in three
+    rows; chapter 17 ex1's "your frequencies are theta^(-i/Dh)" belongs in its own row; what a
+    collected prediction's verdict adds (its other parts) is not counted again."""
+    import nbformat
+    from grade_course import ALSO_WRONG
+
+    import lib.exercises.ch16 as ch16
+
+    known = notes.mistakes(ch16, "check_discriminator_loss")
+    hints = [m for m in known if m.kind == "hint"]
+    assert not any("‹" in m.message for m in hints)  # the hint's text, not its name
+    assert sum("The labels of binary_cross_entropy_with_logits" in m.message for m in hints) == 3
+    assert notes.matching("✗ x: not yet right. Anything at all", [*known[:0], hints[1]]) is None
+    chapter = "16_beyond_bert"
+    said = {
+        "carol": "✗ discriminator_loss: 0 points. Your code ended the process (exit status 0: "
+        "sys.exit or os._exit?) before the check could run.",
+        "bob": "✗ discriminator loss: not yet right. On the case A your loss is 2.091, expected "
+        "1.219, and it matches none of the mistakes this checker knows. Go back to the definition "
+        "of L_Disc in the section on ELECTRA: which tokens the mean runs over, what each token's "
+        "label is, and what the loss function expects as its input."
+        f"\n{ALSO_WRONG}\n- on the case B your loss is 1.0, expected 2.0: The labels of "
+        "binary_cross_entropy_with_logits are float numbers",
+    }
+    for student, message in said.items():
+        path = tmp_path / "autograded" / student / chapter / f"{chapter}.ipynb"
+        path.parent.mkdir(parents=True)
+        cell = nbformat.v4.new_code_cell(
+            "from lib.exercises.ch16 import *\ncheck_discriminator_loss(discriminator_loss)"
+        )
+        cell.outputs = [
+            nbformat.v4.new_output("error", ename="ExerciseFailed", evalue=message, traceback=[])
+        ]
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    counts = notes.class_counts(tmp_path, chapter, {"check_discriminator_loss": known})
+    counts = counts["check_discriminator_loss"]
+    assert counts["graded"] == 2 and counts[notes.HELD] == 1 and counts[None] == 0
+    table = notes._mistakes_table(known, counts)
+    often = [row.split(" | ")[2] for row in table if row[:3] in {f"| {i}" for i in range(1, 10)}]
+    assert often.count("1") == 1 and sum(o.isdigit() and int(o) for o in often) == 1
+    assert often[2:4] == ["in row 2", "in row 2"]  # the same hint for three errors: counted once
+    rope = notes.mistakes(ch17, "check_rope_halves")
+    bob = (
+        "✗ rope_halves: not yet right. On the case 'T = 6, Dh = 8, theta = 10000, positions 3 to 8', "
+        + ch17._exponent_message(dict(ch17._ROPE_MISTAKES)["exponent i/Dh"], 8, 10000.0)
+    )
+    assert notes.matching(bob, rope) is rope[2] and "theta^(-i/Dh)" in rope[2].message

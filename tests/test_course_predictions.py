@@ -186,3 +186,44 @@ def test_a_collected_prediction_says_the_verdict_below_is_its_check():
     import inspect
 
     assert "collected_source(cell.source)" in inspect.getsource(grade_course.record)
+
+
+def test_a_collected_prediction_names_every_part_that_is_wrong():
+    """Lecturer review s21, M4: bob's ch12 ex2 (three values) came back naming only his first
+    mistake (largest_part); at collection each part is checked on its own and every mistake is in
+    the verdict, with the parts that were right; the points stay the full check's. In the notebook
+    a checker still stops at its first mistake."""
+    import inspect
+
+    import grade_course
+
+    from lib import exercises as lib_exercises
+    from lib.exercises.ch12 import check_elmo_size
+
+    args = ["highway", "bias_ih", 793_471 * 512]  # bias_ih right, the softmax's biases left out
+    with pytest.raises(lib_exercises.ExerciseFailed) as first:
+        check_elmo_size(*args)
+    assert first.value.message.startswith("largest_part:")
+    assert "softmax_params" not in first.value.message  # the live check stops at the first
+    added = grade_course.every_mistake(check_elmo_size, args, first.value.message)
+    assert added.startswith(f"\n{grade_course.ALSO_WRONG}\n- softmax_params = 406,257,152")
+    assert "not the biases" in added and "largest_part" not in added
+    assert added.endswith("Right when checked alone: extra_tensor.")
+    # one part, or nothing else wrong: nothing added
+    assert grade_course.every_mistake(check_elmo_size, ["highway"], "x") == ""
+    with pytest.raises(lib_exercises.ExerciseFailed) as only:
+        check_elmo_size("highway", "bias_ih", 793_471 * 513)
+    assert grade_course.every_mistake(
+        check_elmo_size, ["highway", "bias_ih", 793_471 * 513], only.value.message
+    ) == ("\nRight when checked alone: extra_tensor, softmax_params.")
+    # the grader marks a prediction checked at collection, and adds the parts there only
+    graded, _ = _course("12_elmo", True)
+    _, exercises = grade_course.plan_chapter(graded)
+    collected = {e.test: e.collected for e in exercises}
+    assert collected["ex2_test"] and not collected["ex1_test"] and not collected["ex4_test"]
+    source = inspect.getsource(grade_course.Grader.grade_one)
+    assert "if exercise.collected and not crash_text:" in source
+    assert "every_mistake(check, args, e.message)" in source
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "at collection a prediction with several parts is also checked part by part" in page
+    assert "only the first mistake a checker finds in an answer is counted" in page  # the notes

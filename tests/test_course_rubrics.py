@@ -153,3 +153,58 @@ def test_chapter_16_counts_its_two_questions_on_lambda_as_two_parts():
     )
     _, exercises = _course("16_beyond_bert")
     assert exercises[2]["points"] == 2  # a point per question
+
+
+def test_a_part_with_several_claims_says_which_one_earns_its_point():
+    """Lecturer review s21, M2: a 1-point part listed three "required" claims (chapter 12's exercises
+    3 and 4) and the guide did not say whether all three were needed: one is marked as the point, the
+    others as what a full answer may add, and the guide (the Formgrader's rubric text) says so."""
+    course, _ = _course("12_elmo")
+    rubrics = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in course.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
+    }
+    for rubric in rubrics.values():
+        assert f"the point is for the one marked {make_course.THE_POINT}" in rubric
+        assert f"those marked {make_course.MAY_ADD} are what a full answer may add" in rubric
+        for part in re.findall(r"A full answer says:\n\n(.*?)\n\n", rubric, re.S):
+            bullets = part.split("\n")
+            if len(bullets) > 1:  # one point, and the rest marked as additions
+                assert bullets[0].startswith(f"- {make_course.THE_POINT} ")
+                assert all(b.startswith(f"- {make_course.MAY_ADD} ") for b in bullets[1:])
+            else:
+                assert make_course.THE_POINT not in bullets[0]
+    ex4 = re.search(r"A full answer says:\n\n(.*?)\n\n", rubrics["ex4_rubric"], re.S).group(1)
+    point = ex4.split("\n")[0]
+    assert "*Contextual nearest neighbours*" in point and "40.8%" not in point
+    ex3 = re.search(r"A full answer says:\n\n(.*?)\n\n", rubrics["ex3_rubric"], re.S).group(1)
+    assert "from its spelling" in ex3.split("\n")[0]
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "the point is for the one the rubric marks **The point:**" in page
+
+
+@pytest.mark.parametrize("chapter, number", [("12_elmo", 3), ("16_beyond_bert", 3)])
+def test_an_unchecked_experiments_rubric_asks_for_the_students_own_run(chapter, number):
+    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 carry 0 points and no
+    checker, and their claims quote the book's numbers: the rubric tells the marker to look for the
+    student's own numbers in the code cell's output, and what a written answer with no run earns.
+    The numbers it quotes are the model answer's (held: a rerun that changes them fails here)."""
+    course, _ = _course(chapter)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id", ""): c.source for c in course.cells}
+    rubric = cells[f"ex{number}_rubric"]
+    head, scheme = rubric.split(make_course.MARK_BEGIN)
+    what = rubric_claims.OWN_RUN[chapter[:2]][number]
+    assert scheme.lstrip().startswith(make_course.OWN_RUN_RUBRIC.format(what=what))
+    assert "earns its point only if the run that prints it is there" in scheme
+    assert "no run above it gets at most half the point" in scheme
+    assert "**The student's own run.**" not in head  # the marker's, not the student's
+    model = cells[f"ex{number}_written"]
+    for n in re.findall(r"\d+\.\d+", what):
+        assert n in model, n
+    others = [
+        c.metadata["nbgrader"]["grade_id"]
+        for c in course.cells
+        if "**The student's own run.**" in c.source
+    ]
+    assert others == [f"ex{number}_rubric"]

@@ -314,3 +314,56 @@ def test_the_course_gives_chapters_12_16_17_variants(tmp_path, prefix, number, f
     if prefix == "12":  # the template asks for the student's vocabulary, not the book's
         template = ids["ex2_answer"].source.split(make_course.BEGIN, 1)[0]
         assert "793,471" not in template and "your own vocabulary" in template
+
+
+def test_a_classmates_right_answer_is_named_in_the_copy_report(tmp_path, capsys):
+    """Lecturer review s21, M5: erin typed alice's per-student numbers and read "too large by 43.4 %";
+    the grader knows every student's numbers, and the copy report and the flags say "equals alice's
+    right answer" (not in the student's feedback)."""
+    import json
+
+    import grade_course
+
+    with as_student("alice"):
+        alice = _cache_right(ch17.cache_variant())
+        with as_student("erin"):
+            erin = _cache_right(ch17.cache_variant())
+        assert alice != erin
+        # erin's answer: alice's cache, a right window, alice's third number (whatever it is)
+        args = [alice, 1025, 128]
+        found = grade_course.classmates_answer(
+            ch17.check_long_context, args, "erin", ["alice", "bob", "erin"]
+        )
+        assert os.environ["COURSE_STUDENT"] == "alice"  # put back
+    with as_student("erin"):
+        assert found[0] == "alice (qwen3_cache_gib)"
+        assert not any(f.startswith(("erin", "bob (qwen3")) for f in found)
+        # her own right number: no classmate named
+        right = [erin, 1025, 128]
+        assert not any(
+            "qwen3_cache_gib" in f
+            for f in grade_course.classmates_answer(
+                ch17.check_long_context, right, "erin", ["alice"]
+            )
+        )
+    result = grade_course.Result("erin", "ex4_test", 0.0, 0.0, "✗ wrong", 0.1)
+    result.classmates = found[:1]
+    assert grade_course.classmate_flags([result]) == [
+        "erin ex4_test: equals alice's right answer (qwen3_cache_gib)"
+    ]
+    course = tmp_path / "course"
+    (course / "submitted").mkdir(parents=True)
+    grade_course._print_flags(course, "17_modern_decoder", ["erin"], [result])
+    out = capsys.readouterr().out
+    assert "a classmate's right answer (1 wrong per-student numbers" in out
+    assert "erin ex4_test: equals alice's right answer (qwen3_cache_gib)" in out
+    flags = json.loads((course / "reports" / "17_modern_decoder-flags.json").read_text())
+    assert flags == {"erin": ["ex4_test equals alice's right answer"]}
+    import inspect
+
+    assert "classmates_answer(check, args, student, self.classmates)" in inspect.getsource(
+        grade_course.Grader.grade_one
+    )
+    assert "grader.classmates = _with_class(" in inspect.getsource(grade_course.main)
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "a wrong number that is a classmate's right one is listed too" in page

@@ -98,3 +98,88 @@ def test_the_exercises_become_questions_and_a_lecturers_own_slides_are_kept(tmp_
     )
     notes = [c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"]
     assert "count hands." in notes
+
+
+def test_the_answers_to_graded_exercises_can_be_left_out(tmp_path):
+    """Lecturer review s21, M9: chapter 17's deck shows exercise 2's answer (the key/value heads) and
+    exercise 4's (the KiB table, the sliding window), which the teachers' page says to skip by hand
+    each term: ``--exclude-answers`` (``make slides EXCLUDE_ANSWERS=1``) leaves them out."""
+    import json
+    import subprocess
+
+    secret = _figure_cell()
+    secret.id = "ch99-answer"
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell("## Heads\n\nWhich head reads which."),
+        secret,
+        nbformat.v4.new_markdown_cell("## A window\n\nThe cache keeps the last W - 1 positions."),
+        _figure_cell(),
+        nbformat.v4.new_markdown_cell("## After\n\nWhat comes next."),
+        _figure_cell(),
+        nbformat.v4.new_markdown_cell(
+            "## Summary\n\n- Heads share keys.\n- A **window** keeps W - 1 keys.\n- Done."
+        ),
+    )
+    answers = {"ch99-answer": "exercise 2", "## A window": "exercise 4", "- A **window**": "ex 4"}
+    whole = make_slides.deck(nb, {}, "x.html")
+    shown = make_slides.deck(nb, {}, "x.html", answers=answers)
+    pictures = [c for c in shown.cells if c.get("outputs")]
+    assert len([c for c in whole.cells if c.get("outputs")]) == 3 and len(pictures) == 1
+    text = "\n".join(c.source for c in shown.cells)
+    assert "W - 1 positions" not in text and "What comes next." in text
+    assert "W - 1 keys" not in text and "- Heads share keys.\n- Done." in text
+    left = next(c.source for c in shown.cells if c.source.startswith("## A window"))
+    assert make_slides.LEFT_OUT.format(exercise="exercise 4") in left
+    assert shown.metadata["left_out"] == [
+        "ch99-answer (exercise 2)",
+        "A window (exercise 4)",
+        "A **window** (ex 4)",
+    ]
+    assert "left_out" not in whole.metadata
+    # what the page lists for chapter 17 is in the table, and names the chapter's cells and sections
+    root = Path(__file__).resolve().parents[1]
+    chapter = json.loads((root / "notebooks" / "17_modern_decoder.ipynb").read_text())
+    ids = {c.get("id") for c in chapter["cells"]}
+    headings = {
+        line
+        for c in chapter["cells"]
+        if c["cell_type"] == "markdown"
+        for line in "".join(c["source"]).splitlines()
+        if line.startswith("## ")
+    }
+    table = make_slides.ANSWERS["17_modern_decoder"]
+    assert {"ch17-gqa-figure", "ch17-kv-table", "## Sliding-window attention"} <= set(table)
+    bullets = {
+        line
+        for c in chapter["cells"]
+        if c["cell_type"] == "markdown"
+        for line in "".join(c["source"]).splitlines()
+        if line.startswith("- ")
+    }
+    assert all(k in ids or k in headings or any(b.startswith(k) for b in bullets) for k in table)
+    deck = make_slides.deck(nbformat.reads(json.dumps(chapter), 4), {}, "x.html", answers=table)
+    slides = "\n".join(
+        c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] != "notes"
+    )
+    assert "L(W - 1)" not in slides and "consecutive query heads" not in slides
+    assert "L(W - 1)" in "\n".join(c.source for c in whole_17(chapter).cells)
+    page = " ".join((root / "book" / "teachers.md").read_text().split())
+    assert "make slides EXCLUDE_ANSWERS=1" in page
+    made = subprocess.run(
+        ["make", "-n", "slides", "EXCLUDE_ANSWERS=1", "PY=python"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "python tools/make_slides.py --exclude-answers" in made
+    made = subprocess.run(
+        ["make", "-n", "slides", "PY=python"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert "--exclude-answers" not in made
+
+
+def whole_17(chapter: dict):
+    import json
+
+    return make_slides.deck(nbformat.reads(json.dumps(chapter), 4), {}, "x.html")

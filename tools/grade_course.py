@@ -131,6 +131,7 @@ class Exercise:
     checker: str  # check_...
     args: list[str]  # the expressions the test passes to the checker
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
+    collected: bool = False  # a prediction checked at collection (its real test in the metadata)
 
 
 def _meta(cell) -> dict:
@@ -184,7 +185,8 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
         if meta.get("grade") and grade_id.startswith("ex"):
             number = int(grade_id[2:].split("_")[0])
             # a prediction checked at collection keeps its real test in the metadata (make_course.py)
-            test = cell.get("metadata", {}).get("course", {}).get("test") or cell.source
+            collected = cell.get("metadata", {}).get("course", {}).get("test")
+            test = collected or cell.source
             head, module, checker, args = _test_call(test)
             # the exercises section so far: the locked cells, this exercise's answer cells, and the
             # earlier exercises' answers (optional: a helper defined there may be used here)
@@ -198,7 +200,14 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                 cells.append({"source": "\n".join(head), "filename": f"<test {grade_id}>"})
             exercises.append(
                 Exercise(
-                    grade_id, number, float(meta.get("points", 0)), module, checker, args, cells
+                    grade_id,
+                    number,
+                    float(meta.get("points", 0)),
+                    module,
+                    checker,
+                    args,
+                    cells,
+                    collected=bool(collected),
                 )
             )
             continue
@@ -1474,6 +1483,8 @@ class Result:
         False  # the teacher must look: the answer uses a name of a cell the student added
     )
     withheld: list[str] = field(default_factory=list)  # full messages left out of the feedback
+    # a wrong per-student number that is a classmate's right one: "alice (softmax_params)" (s21, M5)
+    classmates: list[str] = field(default_factory=list)
 
 
 @contextlib.contextmanager
@@ -1572,6 +1583,9 @@ class Grader:
         # per-student variants (make_course.py --variants): each student's numbers, here and in the child
         marker = grading / "variants.json"
         self.variants = json.loads(marker.read_text())["course"] if marker.exists() else None
+        # whose right answers a wrong per-student number is compared with: the whole class in
+        # submitted/, those graded later included (main sets it; lecturer review s21, M5)
+        self.classmates: list[str] = []
 
     def _readable(self, extra: list[str]) -> list[str]:
         """What a child may read: Python's installation, the book's library, the system's folders."""
@@ -1627,7 +1641,7 @@ class Grader:
         )  # the checker's own code, such as its references
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
-        score, message, child = 0.0, "", None
+        score, message, child, crash_text, matched = 0.0, "", None, None, []
         private = exercise.module not in getattr(self, "public", ())
         with _settings_put_back(limits["environment"]):
             lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
@@ -1649,6 +1663,10 @@ class Grader:
                 message = (
                     f"✗ {e.exercise}: not yet right. {lib_exercises._sentence(e.message, e.names)}"
                 )
+                if exercise.collected and not crash_text:
+                    message += every_mistake(check, args, e.message)
+                if self.variants and exercise.number in getattr(module, "VARIANTS", {}):
+                    matched = classmates_answer(check, args, student, self.classmates)
             except SandboxStop as e:
                 message = (
                     f"✗ {exercise.checker.removeprefix('check_')}: 0 points. {_sentence(str(e))}."
@@ -1675,6 +1693,7 @@ class Grader:
             time.monotonic() - start,
             child.sandbox if child is not None else {},
             withheld=list(withheld),
+            classmates=matched,
         )
 
     def _limits(self, student: str) -> dict:
@@ -1792,6 +1811,78 @@ class Grader:
     def close(self) -> None:
         self.zygote.close()
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def classmates_answer(check, args: list, student: str, classmates: list[str]) -> list[str]:
+    """The classmates whose right answer a wrong answer of ``student`` to an exercise with per-student
+    numbers is, as "alice (softmax_params)": each part the student got wrong (checked alone, the
+    others unwritten) that is right for the classmate (lecturer review s21, M5: erin's typed copy of
+    alice's numbers read as ordinary wrong numbers). For the teacher, in the copy report and the
+    flags: evidence of copying that no likeness of the text gives. Several students may share a
+    variant: a match names whose right answer it is, not who copied from whom."""
+    from lib import exercises as lib_exercises
+
+    names = list(inspect.signature(check).parameters)
+
+    def right(who: str, i: int) -> bool:  # part i alone passes, or is "right so far"
+        os.environ[lib_exercises.STUDENT_ENV] = who
+        try:
+            check(*[a if j == i else None for j, a in enumerate(args)])
+        except Exception:  # noqa: BLE001 (wrong, or not checkable alone)
+            return False
+        return True
+
+    saved = os.environ.get(lib_exercises.STUDENT_ENV)
+    try:
+        wrong = [i for i, a in enumerate(args) if a is not None and not right(student, i)]
+        found = []
+        for other in classmates:
+            if other == student or not wrong:
+                continue
+            parts = [i for i in wrong if right(other, i)]
+            if parts:
+                found.append(f"{other} ({', '.join(names[i] for i in parts)})")
+        return found
+    finally:
+        if saved is None:
+            os.environ.pop(lib_exercises.STUDENT_ENV, None)
+        else:
+            os.environ[lib_exercises.STUDENT_ENV] = saved
+
+
+ALSO_WRONG = "Checked one by one at collection, also not right:"
+
+
+def every_mistake(check, args: list, first: str) -> str:
+    """The other parts' mistakes of a prediction with several parts, for its verdict at collection
+    (lecturer review s21, M4: the feedback named only the first one). A checker stops at its first
+    mistake, in the student's notebook as here; at collection each part is checked again on its own,
+    the others left unwritten (None), and every mistake found is added below :data:`ALSO_WRONG`. The
+    points do not change: the full check decided them. A part the checker cannot check alone (an
+    error other than a named mistake) adds nothing."""
+    from lib import exercises as lib_exercises
+
+    if len(args) < 2:
+        return ""
+    found, right = [], []
+    for i in range(len(args)):
+        if args[i] is None:
+            continue
+        try:
+            verdict = check(*[a if j == i else None for j, a in enumerate(args)])
+        except lib_exercises.ExerciseFailed as e:
+            if e.message != first and e.message not in found:
+                found.append(e.message)
+            continue
+        except Exception:  # noqa: BLE001, S112 (this part cannot be checked alone: nothing to add)
+            continue
+        names = getattr(verdict, "names", ())
+        if getattr(verdict, "status", "") == "not attempted" and i < len(names):
+            right.append(names[i])
+    text = f"\n{ALSO_WRONG}" + "".join(f"\n- {m}" for m in found) if found else ""
+    if right and (found or len(right) < len(args)):
+        text += f"\nRight when checked alone: {', '.join(right)}."
+    return text
 
 
 def _names(source: str) -> tuple[set[str], set[str]]:
@@ -2359,6 +2450,7 @@ def main(argv=None) -> int:
         exchange=exchange if exchange and exchange.exists() else None,
         read=args.read,
     )
+    grader.classmates = _with_class(course, chapter, students)
     try:
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
@@ -2425,8 +2517,20 @@ def release_advice(course: Path, chapter: str) -> str | None:
 # the words of a verdict from a child the sandbox stopped (Child.why_ended, the violation report)
 STOPPED = re.compile(
     r"the grader's sandbox does not allow|of CPU time \(the grader's limit\)|GB of memory\)"
-    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe"
+    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe",
+    re.I,  # a verdict's sentence begins with a capital: "Your code ended the process" (s21, M6)
 )
+
+
+def classmate_flags(results: list) -> list[str]:
+    """The copy report's lines of the wrong per-student numbers that are a classmate's right ones
+    (lecturer review s21, M5)."""
+    return [
+        f"{r.student} {r.test}: equals {other.split(' (')[0]}'s right answer "
+        f"({other.split(' (', 1)[1]}"
+        for r in results
+        for other in r.classmates
+    ]
 
 
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
@@ -2450,6 +2554,11 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
         for student in _with_class(course, chapter, students):  # the graded and their likes
             if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
                 flagged.setdefault(student, []).append("possible copy")
+    for r in results:
+        for other in r.classmates:
+            flagged.setdefault(r.student, []).append(
+                f"{r.test} equals {other.split(' (')[0]}'s right answer"
+            )
     reports = course / "reports"
     reports.mkdir(mode=0o700, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y-%m-%d")
@@ -2534,6 +2643,13 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"weaker likeness ({len(weak)} written answers sharing one or two runs of {COPY_RUN} "
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
+        )
+    theirs = classmate_flags(results)
+    if theirs:
+        print(
+            f"a classmate's right answer ({len(theirs)} wrong per-student numbers that are another "
+            "student's own numbers: a copy of their answers, or their variant computed; several "
+            "students may share a variant):\n  " + "\n  ".join(theirs)
         )
     code = code_copy_flags(course, chapter, students)
     if code:
@@ -2653,7 +2769,10 @@ def _grade_students(
         total = sum(r.score for r in graded)
         print(f"{student}: {total:g} / {sum(r.points for r in graded):g}")
         for r in graded:
-            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {r.message[:300]}")
+            first, *more = r.message.split("\n")
+            print(f"  {r.test}: {r.score:g} / {r.points:g} ({r.seconds:.1f} s) {first[:300]}")
+            for line in more[:8]:  # a collected prediction's other parts (lecturer review s21, M4)
+                print(f"    {line[:300]}")
             for said in r.withheld:  # the teacher's log only: not in the feedback
                 print(f"    withheld from the feedback: {said[:600]}")
     return students, autograde_s, results

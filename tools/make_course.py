@@ -111,6 +111,9 @@ POINTS = {"checked": 2, "written": 1, "prediction": 0, "measured": 0}
 # every student and a yes/no checker can be searched (lecturer review s21, S1); its written part is
 # graded by its rubric as before.
 CLAIMS = 3  # the most claims a rubric's part asks for its point
+# a part with several claims: which one earns its point, and what a full answer may add (lecturer
+# review s21, M2: "1 point" above three "required" bullets did not say whether all three were needed)
+THE_POINT, MAY_ADD = "**The point:**", "*May add:*"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's mark-scheme markers (ClearMarkScheme): generate_assignment removes every line from the
 # first to the second from a task cell of the students' release; the gradebook keeps the whole cell,
@@ -613,7 +616,9 @@ def graded_parts(
         f"Each part: {each} point{'s' if each != 1 else ''} for the claim and its reason as the"
         " model answer gives them (the student's own run may print slightly different numbers;"
         " what counts is the claim and the reason), half of that for the right claim with its"
-        " reason missing or wrong, 0 for a wrong claim or none."
+        " reason missing or wrong, 0 for a wrong claim or none. Where a part lists several"
+        f" claims, the point is for the one marked {THE_POINT}; those marked {MAY_ADD} are what a"
+        " full answer may add, not needed for the point."
     )
     worth = f"{points} point{'s' if points != 1 else ''}"
     if len(asked) > 1:
@@ -671,11 +676,17 @@ def graded_parts(
             # at most CLAIMS gradeable claims a part, those that share most words with its question
             # (lecturer review s15, S4: 9 bullets for 1 point); the rest is context, not required
             order = sorted(range(len(said)), key=lambda j: -len(keys[i - 1] & _words(said[j])))
-            kept = sorted(order[:CLAIMS])
+            # the claim that earns the point first: the one sharing most words with the question,
+            # or the first that tools/rubric_claims.py names (lecturer review s21, M2)
+            kept = order[:1] + sorted(order[1:CLAIMS])
             if claims_of[i - 1] is not None:  # named in tools/rubric_claims.py
                 kept = list(range(claims_of[i - 1]))
             lines += [f'**Part {i} ({each} pt).** "{question}" A full answer says:', ""]
-            lines += [f"- {said[j]}" for j in kept] + [""]
+            if len(kept) == 1:
+                lines += [f"- {said[kept[0]]}", ""]
+            else:
+                lines += [f"- {THE_POINT} {said[kept[0]]}"]
+                lines += [f"- {MAY_ADD} {said[j]}" for j in kept[1:]] + [""]
             graded.append((question, [said[j] for j in kept], claims_of[i - 1] is not None))
             rest = [said[j] for j in range(len(said)) if j not in kept]
             if rest:
@@ -702,6 +713,17 @@ VARIANT_RUBRIC = (
     " own (the locked cell under the statement prints them). The numbers below are the book's: grade"
     " the claim and the reason against the student's own numbers; the output of the exercise's test"
     " cell gives the checker's verdict on the student's counts."
+)
+# In the rubric of an experiment that no checker grades (tools/rubric_claims.py's OWN_RUN): the
+# claims quote the book's run; the marker looks for the student's own (lecturer review s21, M3)
+OWN_RUN_RUBRIC = (
+    "**The student's own run.** The code cell of this exercise is an experiment that no checker"
+    " grades (0 points), and the claims below quote the book's run: {what}. Look for the student's"
+    " own numbers in the output of their code cell, above the written answer (as submitted: the"
+    " grader does not run it). A claim that rests on a measured number earns its point only if the"
+    " run that prints it is there (its numbers may differ a little from the book's); a written"
+    " answer that quotes the book's numbers with no run above it gets at most half the point, a"
+    " claim without its evidence."
 )
 VARIANT_MODEL = (
     "*This model answer uses the book's numbers; this course gave you numbers of your own, so your"
@@ -1006,6 +1028,10 @@ def _written_cells(model: str, statement: str, exercise: dict, unique, chapter: 
     exercise["unrelated"] = [
         (q, c) for q, claims, named in graded if not named for c in unrelated(q, claims)
     ]
+    own_run = rubric_claims.OWN_RUN.get(chapter[:2], {}).get(exercise["number"])
+    if own_run:
+        head, rest = text.split(MARK_BEGIN, 1)
+        text = f"{head}{MARK_BEGIN}\n\n{OWN_RUN_RUBRIC.format(what=own_run)}\n{rest}"
     prompt = nbformat.v4.new_markdown_cell(text)
     _nbgrader(prompt, unique(f"ex{exercise['number']}_rubric"), locked=True, points=0)
     prompt.metadata["nbgrader"]["task"] = True  # the mark scheme's place (ClearMarkScheme)

@@ -2,6 +2,7 @@
 
     python tools/make_slides.py                 # every chapter -> _build/html/slides/<chapter>.html
     python tools/make_slides.py 05 13           # chapters whose file name starts with 05 or 13
+    python tools/make_slides.py --exclude-answers   # without what answers a graded exercise
 
 The decks are made from the *executed* chapters that the book's build keeps in its execution cache
 (``_build/.jupyter_cache``, so a deck shows the same figures and numbers as the page), by
@@ -54,6 +55,27 @@ MAX_OUTPUT_LINES = 12  # a longer printed result stays in the chapter
 SLIDE_BUDGET = 14  # lines of text a slide holds before the next item starts a sub-slide
 FIRST_PARAGRAPH = 320  # characters of a section's first paragraph shown on its slide
 SKIPPED_SECTIONS = ("exercises",)
+# What a deck shows that answers a graded exercise, as the teachers' page lists it (lecturer review
+# s21, M9): ``--exclude-answers`` (``make slides EXCLUDE_ANSWERS=1``) leaves these out. A key is a
+# code cell's id (its figures and tables), a section's heading (all of its slides) or a list item's
+# opening words ("- ...": a summary's bullet); the value says which exercise it answers.
+ANSWERS: dict[str, dict[str, str]] = {
+    "17_modern_decoder": {
+        # the key/value heads in consecutive groups, as repeat_interleave orders them
+        "ch17-gqa-figure": "exercise 2",
+        # the KiB per token: Qwen3 0.6B's row times its context is qwen3_cache_gib
+        "ch17-kv-table": "exercise 4",
+        # the cache keeps the last W - 1 positions; L layers reach L(W - 1)
+        "## Sliding-window attention": "exercise 4",
+        # the summary's bullets on them (a list item, by its opening words)
+        "- **Grouped-query attention** shares": "exercise 2",
+        "- A **sliding window** of": "exercise 4",
+    },
+}
+LEFT_OUT = (
+    "*Left out of this deck until the deadline of {exercise}, which it answers: see the chapter"
+    " (or `make slides` without `EXCLUDE_ANSWERS=1`).*"
+)
 IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
@@ -202,9 +224,12 @@ def lines_of(text: str) -> int:
 
 
 class Deck:
-    def __init__(self):
+    def __init__(self, answers: dict[str, str] | None = None):
         self.cells, self.used = [], SLIDE_BUDGET
         self.title = ""  # the section the deck is in: the title of a page that starts without one
+        self.answers = answers or {}  # what to leave out (ANSWERS[chapter]), with --exclude-answers
+        self.dropping = False  # inside a section left out
+        self.left_out: list[str] = []  # what was left out, for the tool's output
 
     def add(self, cell, *, kind: str, lines: int) -> None:
         """kind: "slide", "subslide" (a new page), "-" (same page if it fits), "notes"."""
@@ -314,6 +339,7 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
     """A section's heading with its first paragraph (or its list's first items) on a slide, its
     display equations on the slide or the next, the rest of its prose in the speaker notes."""
     head = parts[0]
+    parts = [head] + [_without_answers(d, p) for p in parts[1:]]
     if level and not head.startswith("#### "):
         d.title = re.sub(r"\s*¶\s*$", "", head.lstrip("# ")).strip()
         rest = parts[1:]
@@ -343,15 +369,37 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
     d.notes(notes)
 
 
+def _without_answers(d: "Deck", block: str) -> str:
+    """A list without its items that answer a graded exercise (keys of ``d.answers`` that begin
+    with "- ", the item's opening words: a summary's bullet), on the slide and in the notes."""
+    drop = [k for k in d.answers if k.startswith("- ")]
+    if not drop or not is_list(block):
+        return block
+    items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
+    kept = []
+    for item in items:
+        key = next((k for k in drop if item.startswith(k)), None)
+        if key:
+            d.left_out.append(f"{key.removeprefix('- ')} ({d.answers[key]})")
+        else:
+            kept.append(item)
+    return "\n".join(kept)
+
+
 def first_items(block: str, n: int = 5, limit: int = 160) -> str:
     """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters)."""
     items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
     return "\n".join(item[:2] + shortened(" ".join(item[2:].split()), limit) for item in items[:n])
 
 
-def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbformat.NotebookNode:
-    """The slide notebook of an executed chapter (see the module's docstring for the rules)."""
-    d = Deck()
+def deck(
+    nb, cite: dict, chapter_url: str, own_slides: list[str] = (), answers: dict | None = None
+) -> nbformat.NotebookNode:
+    """The slide notebook of an executed chapter (see the module's docstring for the rules).
+    ``answers`` (the chapter's :data:`ANSWERS`, with ``--exclude-answers``): the figures, tables
+    and sections that answer a graded exercise, left out; a section left out keeps a title slide
+    that says so. What was left out is in the deck's metadata ``left_out``."""
+    d = Deck(answers)
     skipping = False
     questions = []  # the exercises' questions, for the class
     widget_state = (
@@ -365,7 +413,10 @@ def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbform
             continue
         if cell.cell_type == "markdown":
             skipping = markdown_slides(d, cell, cite, skipping, questions)
-        elif not skipping and cell.cell_type == "code":
+        elif not skipping and not d.dropping and cell.cell_type == "code":
+            if cell.get("id") in d.answers:
+                d.left_out.append(f"{cell.get('id')} ({d.answers[cell.get('id')]})")
+                continue
             if not output_slides(d, cell, cite, chapter_url, widget_state):
                 code_slide(d, cell)
     closing_slides(d, own_slides, questions, chapter_url)
@@ -379,6 +430,8 @@ def deck(nb, cite: dict, chapter_url: str, own_slides: list[str] = ()) -> nbform
         (c.source.splitlines()[0].lstrip("# ") for c in nb.cells if c.cell_type == "markdown"), ""
     )
     slides.metadata["title"] = title
+    if d.left_out:
+        slides.metadata["left_out"] = d.left_out
     return slides
 
 
@@ -391,9 +444,16 @@ def markdown_slides(d: Deck, cell, cite: dict, skipping: bool, questions: list) 
         level = len(head) - len(head.lstrip("#")) if head.startswith("#") else 0
         if level in (1, 2):
             skipping = head.lstrip("# ").lower().startswith(SKIPPED_SECTIONS)
+            d.dropping = head in d.answers
+            if d.dropping:  # a section that answers a graded exercise: its title only, and why
+                exercise = d.answers[head]
+                d.left_out.append(f"{head.lstrip('# ')} ({exercise})")
+                d.markdown(f"{head}\n\n{LEFT_OUT.format(exercise=exercise)}", "slide")
         if skipping:
             if q := class_question(parts):
                 questions.append(q)
+            continue
+        if d.dropping:
             continue
         section_slides(d, parts, level)
     return skipping
@@ -534,8 +594,11 @@ def executed_chapters(cache_dir: Path, prefixes=()) -> list[tuple[str, nbformat.
 OWN_SLIDES = ROOT / "slides"  # a lecturer's own slides, <chapter>.md (own_slides_of)
 
 
-def write_decks(site: Path, cache_dir: Path, prefixes=(), own: Path = OWN_SLIDES) -> list[Path]:
-    """One deck per executed chapter: ``site/slides/<chapter>.html``. Returns the decks written."""
+def write_decks(
+    site: Path, cache_dir: Path, prefixes=(), own: Path = OWN_SLIDES, exclude_answers: bool = False
+) -> list[Path]:
+    """One deck per executed chapter: ``site/slides/<chapter>.html``. Returns the decks written.
+    ``exclude_answers``: without the slides that answer a graded exercise (:data:`ANSWERS`)."""
     from nbconvert import SlidesExporter
     from traitlets.config import Config
 
@@ -556,7 +619,10 @@ def write_decks(site: Path, cache_dir: Path, prefixes=(), own: Path = OWN_SLIDES
     written = []
     for chapter, executed in chapters:
         chapter_url = f"../notebooks/{chapter}.html"
-        nb = deck(executed, cite, chapter_url, own_slides_of(chapter, own))
+        answers = ANSWERS.get(chapter) if exclude_answers else None
+        nb = deck(executed, cite, chapter_url, own_slides_of(chapter, own), answers)
+        for item in nb.metadata.get("left_out", []):
+            print(f"{chapter}: left out {item}")
         resources = {
             "book": {
                 "mathjax_url": "../_static/vendor/mathjax/tex-chtml.js",
@@ -577,8 +643,15 @@ def main(argv=None) -> int:
     parser.add_argument("chapters", nargs="*", help="file-name prefixes (default: every chapter)")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache")
+    parser.add_argument(
+        "--exclude-answers",
+        action="store_true",
+        help="leave out the figures, tables and sections that answer a graded exercise (the "
+        "teachers' page lists them; make slides EXCLUDE_ANSWERS=1)",
+    )
     args = parser.parse_args(argv)
-    for deck_path in write_decks(args.site, args.cache, args.chapters):
+    decks = write_decks(args.site, args.cache, args.chapters, exclude_answers=args.exclude_answers)
+    for deck_path in decks:
         print(f"{deck_path.relative_to(args.site)}: {deck_path.stat().st_size // 1024} KB")
     return 0
 

@@ -4,8 +4,10 @@ wrong ones (lecturer review s16, S3): read by tools/make_course.py's ``rubric``.
 REQUIRED[chapter][exercise] lists, per part of the exercise (the questions ``make_course.parts``
 finds, in order), the claims that answer that part's question, each given by the opening words of
 its sentence in the chapter's model answer; a tuple of openings makes one claim of consecutive
-sentences (a claim and the reason that follows it, "... But every token goes through ..."). Every
-other sentence of the model answer is context, not needed for the point. An opening that the model
+sentences (a claim and the reason that follows it, "... But every token goes through ..."). The
+first claim of a part is the one that earns its point (the rubric marks it "The point"); the others
+are what a full answer may add ("May add"; lecturer review s21, M2). Every other sentence of the
+model answer is context, not needed for the point. An opening that the model
 answer no longer holds stops ``make course`` with the chapter and the opening, so that a rewritten
 model answer cannot leave its rubric silently wrong.
 
@@ -147,22 +149,37 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
             [("The LSTMs: 75.6M", "Each of the four")],
             ["The library's total is 66,352 above"],
         ],
+        # "relate the result to the nearest neighbours": the point is the relation (the section's
+        # result seen through a probe); the measured 40.8% and the split are what a full answer may
+        # add (lecturer review s21, M2)
         4: [
-            ["On phrases it never saw", "The split leaves 21", "This is the result of the section"]
+            ["This is the result of the section", "On phrases it never saw", "The split leaves 21"]
         ],
         # "explain the difference" between the neighbours of the two models, before and after training
+        # the point: the character model's vector comes from the spelling (lecturer review s21, M2)
         3: [
             [
-                "The word model's token vectors started random",
                 "The character model computes a word's vector",
+                "The word model's token vectors started random",
                 "After 125 steps the vectors have spread out",
             ]
+        ],
+    },
+    "11": {
+        # "does the skip-gram start help?": no (the point), and the numbers that show it
+        3: [
+            ["It does not help.", "Averaged over five draws", "River words and money words"],
+            [
+                "The corpus builds every bank sentence",
+                "The neighbours of the cue words",
+                "Those of *ducks*",
+            ],
         ],
     },
     "13": {
         1: [["Sorted in decreasing order", "After `mia had a cat .`", "The right number of"]],
         # "how does the embeddings' share compare, and why?" (not how close the estimate is)
-        2: [["A block holds about", "The embeddings are 0.37% of GPT-3"]],
+        2: [["The embeddings are 0.37% of GPT-3", "A block holds about"]],
         3: [
             ["Chance, or a little below", "Under the causal mask", "The classifier receives one"],
             ["BERT's `[CLS]` comes first too", "Pretraining also gave it", "In a decoder the only"],
@@ -250,5 +267,23 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
     },
     "18": {
         1: [["Start from $m = -\\infty$", "For each block, first", "The weights then sum to 1"]],
+    },
+}
+
+# OWN_RUN[chapter][exercise]: an experiment that no checker grades (its code cell is worth 0) and whose
+# written answer's claims quote the book's measured numbers, which a student can copy from the public
+# book without running anything (lecturer review s21, M3): the rubric tells the marker what the run
+# prints, to look for the student's own numbers in the code cell's output.
+OWN_RUN: dict[str, dict[int, str]] = {
+    "12": {
+        3: "the mean cosine of two different words (0.02 in the word model; 0.87 and 0.53 in the"
+        " character model, before and after training), the nearest words of *players* and *play*,"
+        " and the training losses (4.43 and 2.26 nats per token)"
+    },
+    "16": {
+        3: "the norms of the gradients that $\\mathcal{L}_{\\text{MLM}}$ and $\\lambda"
+        " \\mathcal{L}_{\\text{Disc}}$ send into the shared word embeddings (1.832; 0.311 at"
+        " $\\lambda = 1$, 15.53 at $\\lambda = 50$) and the total gradient norm that `fit` clips (3.22"
+        " and 37.39)"
     },
 }
