@@ -134,6 +134,13 @@ LOCAL_M_WRONG = [
         lambda s, t, D: s.masked_fill((torch.arange(len(s)) - t).abs() > D, float("-inf")),
         "returned -inf at index [0]",  # expect_tensor names the -inf before any sum is taken
     ),
+    # review ch04 s22, item 6: scores of 0 outside the window (not -inf), a softmax over all S, then the
+    # weights outside cut: softmax weights, over the wrong set, named as such (not "not softmax weights")
+    (
+        "0 outside, softmax over all S, then cut",
+        lambda s, t, D: torch.softmax(s * (w := (torch.arange(len(s)) - t).abs() <= D), -1) * w,
+        "took part in the softmax's sum. A score of 0 does not take a position out of a softmax",
+    ),
     (
         "the exponentials, not normalised",
         lambda s, t, D: s.exp() * ((torch.arange(len(s)) - t).abs() <= D),
@@ -291,6 +298,8 @@ LEFT_WRONG = [
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
     ((False, True, 93.8), "ne_share_left = 93.8 looks like a percentage"),
     ((False, True, 0.5), "ne_share_left is not the share the table gives for 'ne'"),
+    # review ch04 s22, item 7: the count of the ne one word to the left, not divided
+    ((False, True, 243), "ne_share_left = 243 is a whole number above 1: this looks like a count"),
     ((False, True, 0.94), "is close but rounded"),
     # review ch04 s21, item 1: 0.93 is not 0.938 rounded but the Bahdanau model's share
     ((False, True, 0.93), "is the Bahdanau model's share"),

@@ -524,15 +524,17 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
     assert any(joins(a, gru, attentional) for a in arrows(fig))
     assert any(joins(a, context, attentional) for a in arrows(fig))
     assert [a for a in arrows(fig) if joins(a, attentional, out)]
-    # both tilde h_t and h_t go on to step t+1 (reader s20: h_t had no arrow onward)
-    x_next, y_next = box_of["to step $t+1$"]
-    onward = [
-        a
-        for a in arrows(fig)
-        if abs(a._posA_posB[1][1] - (y_next - 0.25)) < 0.01
-        and abs(a._posA_posB[1][0] - x_next) < 0.6
-    ]
-    assert len(onward) == 2
+    # both tilde h_t and h_t go on to step t+1 (reader s20: h_t had no arrow onward), each arrow
+    # named at its head by the state it carries (reader s22: only the alt text said which)
+    assert "to step $t+1$" in t
+    for label in ("$\\tilde{\\mathbf{h}}_t$", "$\\mathbf{h}_t$"):
+        x_label, y_label = box_of[label]
+        onward = [
+            a
+            for a in arrows(fig)
+            if abs(a._posA_posB[1][0] - x_label) < 0.01 and 0 < y_label - a._posA_posB[1][1] < 0.3
+        ]
+        assert len(onward) == 1, label
     assert "h_t goes on to the next step too" in fig.alt_text
     # the red line from h_t ends on every score box, once, and nowhere else
     red = [a for a in arrows(fig) if _red(a)]
@@ -574,8 +576,12 @@ def test_luong_step_diagram_updates_the_state_first_then_asks_with_it(narrow):
 def test_luong_diagram_connects_only_the_window_in_local_attention():
     fig = viz.luong_diagram(7, source_length=20, position=8.6)
     ax = fig.axes[0]
-    lines = [ln for ln in ax.lines if ln.get_color() == "0.55"]  # query-key lines
+    # query-key lines (the key's grey line aside)
+    lines = [ln for ln in ax.lines if ln.get_color() == "0.55" and ln.get_gid() != "key"]
     assert len(lines) == 20 + 14  # global: all 20; local: s in [2, 15]
+    # the key names both kinds of line (reader s22: only the alt text said it)
+    key = [ln.get_color() for ln in ax.lines if ln.get_gid() == "key"]
+    assert key == ["0.55", "C0"] and {"scores", "into $\\mathbf{c}_t$"} <= set(texts(fig))
     assert "$p_t$ = 8.6" in texts(fig)
     assert any("$D$ = 7" in s and "= 3.5" in s for s in texts(fig))
     assert "positions 2 to 15" in fig.alt_text
@@ -592,17 +598,12 @@ def test_luong_diagram_connects_only_the_window_in_local_attention():
     )
     # review ch04 s4, item 2: the arrow leaves a blue line that joins every scored state (all 20
     # globally, the window's 14 locally), not the last state alone
-    xs = sorted({ln.get_xdata()[0] for ln in ax.lines if ln.get_color() == "C0"})
+    blue = [ln for ln in ax.lines if ln.get_color() == "C0" and ln.get_gid() != "key"]
+    xs = sorted({ln.get_xdata()[0] for ln in blue})
     combs = [
-        ln
-        for ln in ax.lines
-        if ln.get_color() == "C0"
-        and ln.get_ydata()[0] == ln.get_ydata()[1]
-        and len(ln.get_xdata()) == 2
+        ln for ln in blue if ln.get_ydata()[0] == ln.get_ydata()[1] and len(ln.get_xdata()) == 2
     ]
-    ticks = [
-        ln for ln in ax.lines if ln.get_color() == "C0" and ln.get_xdata()[0] == ln.get_xdata()[1]
-    ]
+    ticks = [ln for ln in blue if ln.get_xdata()[0] == ln.get_xdata()[1]]
     assert len(ticks) == 20 + 14 and len(xs) == 20
     spans = sorted((c.get_xdata()[1] - c.get_xdata()[0]) for c in combs)
     step = xs[1] - xs[0]
@@ -622,7 +623,8 @@ def test_luong_diagram_draws_local_m_below_with_its_window_at_t_and_no_gaussian(
     plain = viz.luong_diagram(7, source_length=20, position=8.6, narrow=narrow)
     fig = viz.luong_diagram(7, source_length=20, position=8.6, local_m=8, narrow=narrow)
     ax = fig.axes[0]
-    lines = [ln for ln in ax.lines if ln.get_color() == "0.55"]  # query-key lines
+    # query-key lines (the key's grey line aside)
+    lines = [ln for ln in ax.lines if ln.get_color() == "0.55" and ln.get_gid() != "key"]
     assert len(lines) == 20 + 14 + 15  # local-m: s in [1, 15], its window [t - D, t + D]
     gaussians = [ln for ln in ax.lines if ln.get_color() == "0.45"]
     assert len(gaussians) == 1  # local-p's alone
@@ -643,7 +645,9 @@ def test_luong_diagram_narrow_is_legible_on_a_phone():
     width, height = narrow.get_size_inches()
     sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.5
-    lines = [ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55"]
+    lines = [
+        ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55" and ln.get_gid() != "key"
+    ]
     assert len(lines) == 20 + 14 and narrow.alt_text == wide.alt_text
     assert sorted(texts(narrow)) == sorted(t.replace(" times", "\ntimes") for t in texts(wide))
     # review ch04 s15, item 4: the subscripted symbols at 15 points, as Figs. 4.1 and 4.3 (at 13

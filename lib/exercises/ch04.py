@@ -121,6 +121,11 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
     share = expect_number(ne_share_left, "ne_share_left")
     if 1 < share <= 100 and abs(share - 100 * left["ne"]) <= 0.05:
         fail_as_percentage(share, "ne_share_left")
+    if share > 1 and share == int(share):
+        # review ch04 s22, item 7: the count of the ne on the word before, not yet divided
+        fail(
+            f"ne_share_left = {share:g} is a whole number above 1: this looks like a count. The share is a fraction of 1: divide the number of 'ne' whose largest weight is on the word before the gold one by the number of all 'ne'."
+        )
     if abs(share - BAHDANAU_NE_LEFT) <= 0.0005 or share == round(BAHDANAU_NE_LEFT, 2):
         # review ch04 s21, item 1: the alignment section's 93% (92.7%) is the Bahdanau model's
         fail(
@@ -346,15 +351,28 @@ _MISTAKES = [
 _SUM_TOLERANCE = 1e-4
 
 
-def _check_sums_to_one(result: Tensor, case: str) -> None:
-    """Fail, naming the mistake, when the weights ``result`` do not sum to 1 (no softmax was taken)."""
+def _check_sums_to_one(result: Tensor, expected: Tensor, case: str) -> None:
+    """Fail, naming the mistake, when the weights ``result`` do not sum to 1: the positions outside the
+    window counted in the softmax's sum (the weights inside are in local-m's ``expected`` proportions, review
+    ch04 s22, item 6: scores of 0 outside instead of -inf), or no softmax was taken."""
     total = result.double().sum().item()
-    if total == total and abs(total - 1) > _SUM_TOLERANCE:  # total == total: not NaN
-        fail(
-            f"on the case '{case}', your weights sum to {total:.4g}, not 1: these are not softmax weights. "
-            "Take the softmax of the scores inside the window (masked_softmax(scores, inside), or -inf "
-            "outside the window and then torch.softmax), so that the weights a_t(s) sum to 1 there."
-        )
+    if total != total or abs(total - 1) <= _SUM_TOLERANCE:  # total != total: NaN
+        return
+    inside = expected > 0
+    ratio = result.double()[inside] / expected[inside]
+    if total < 1 and (result.double()[~inside] == 0).all() and ratio.min() > 0:
+        if ratio.max() / ratio.min() - 1 <= _FACTOR_SPREAD:
+            fail(
+                f"on the case '{case}', your weights inside the window are in the right proportions but sum "
+                f"to {total:.4g}, not 1: the positions outside the window took part in the softmax's sum. "
+                "A score of 0 does not take a position out of a softmax (it adds exp(0) = 1 to the sum); "
+                "the positions outside the window must not count in the normalisation at all."
+            )
+    fail(
+        f"on the case '{case}', your weights sum to {total:.4g}, not 1: these are not softmax weights. "
+        "Take the softmax of the scores over the positions inside the window only, so that the weights "
+        "a_t(s) sum to 1 there."
+    )
 
 
 def _check_wrapped(result: Tensor, t: int | Tensor, D: int, case: str) -> None:
@@ -501,6 +519,6 @@ def check_local_m(local_m_weights: Any) -> str:
             fail(f"on the case '{case}', {named[0][1]}")
         _check_extra_factor(local_m_weights, scores, t, D, result, case)
         _check_wrapped(result, t, D, case)
-        _check_sums_to_one(result, case)
+        _check_sums_to_one(result, expected, case)
         fail(f"on the case '{case}', {largest_difference(result, expected)}.")
     return f"`local_m_weights` gives Luong's local-m weights on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."

@@ -714,6 +714,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, local_m=None, narro
         )
         alt = alt.replace("Bottom, local-p", "Middle, local-p").replace("In both", "In each")
         panels.append(("m", local_m, inside_m))
+    alt += " A key at the top left: a grey line, scores; a blue line, into c_t."
     check_bool(narrow, "narrow")
     # three panels: 0.15 inch more each, room between p_t's label and the next title
     if narrow:  # each panel: sources, h_t, its context box above, the title on top
@@ -726,6 +727,13 @@ def luong_diagram(window, *, source_length=20, position=8.6, local_m=None, narro
     for k, (local, centre, scored) in enumerate(panels):
         y0 = y_low + step * (len(panels) - 1 - k)
         _luong_panel(ax, xs, dx, y0, local, D, centre, scored, narrow)
+    # the key of the lines, in the top panel's empty top left (reader s22: only the alt text said it)
+    y_top = y_low + step * (len(panels) - 1) + (2.55 if narrow else 2.05)
+    font = _LUONG_NARROW_FONT if narrow else _FONT
+    for i, (colour, what) in enumerate([("0.55", "scores"), (_VALUES, "into $\\mathbf{c}_t$")]):
+        y = y_top - i * (0.38 if narrow else 0.3)
+        _line(ax, [0.12, 0.47], [y, y], color=colour, lw=1.6, gid="key")
+        ax.text(0.55, y, what, fontsize=font, va="center")
     return fig
 
 
@@ -849,7 +857,8 @@ def luong_step_diagram(source, *, narrow=False):
         "a_t(s). A line from every encoder state and the line from the weights meet in the context "
         "c_t; c_t and h_t enter the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which feeds "
         "the output layer, a softmax that predicts y_t, and goes on to the next step (input "
-        "feeding); h_t goes on to the next step too, as its h_{t-1}."
+        "feeding); h_t goes on to the next step too, as its h_{t-1}. The two arrows to the next step "
+        "leave at the top right, labelled tilde h_t and h_t."
     )
     font = _NARROW_FONT if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
@@ -908,7 +917,10 @@ def luong_step_diagram(source, *, narrow=False):
     # h_t goes on too: it is the next step's h_{t-1} (reader s20: only tilde h_t did)
     _line(ax, [4.3, 4.75], [5.3, 5.3])
     _arrow(ax, 4.75, 5.3, 4.75, 6.95)
-    ax.text(4.3, 7.2, "to step $t+1$", fontsize=font, ha="center", va="center")
+    # each arrow named at its head (reader s22: only the alt text said which state is fed back)
+    for x, state in [(3.9, "$\\tilde{\\mathbf{h}}_t$"), (4.75, "$\\mathbf{h}_t$")]:
+        ax.text(x, 7.1, state, fontsize=math, ha="center", va="center")
+    ax.text(4.3, 7.48, "to step $t+1$", fontsize=font, ha="center", va="center")
     score = "score: $e_t(s)=\\mathbf{v}_a^\\top\\tanh(W_a[\\mathbf{h}_t;\\bar{\\mathbf{h}}_s])$,"
     ax.text(x_left, 8.25, score, fontsize=font, ha="left", va="top")
     ax.text(

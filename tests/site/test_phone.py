@@ -181,3 +181,41 @@ def test_chapter_14s_tables_fit_a_phone(site, server, browser, phone):
         assert head in tables, f"no table headed {head!r}: {list(tables)}"
         t = tables[head]
         assert t["fits"] and not t["scrolls"], f"at {width}x{height}, {head!r}: {t}"
+
+
+# Chapter 4 on a phone (review s22, item 4, and the round before): the alignment table (334 px in 328
+# with its 'argmax on the gold source word'), the beam-search tables (one per
+# decoder, short headings: the single table ran 427 px in a 328 px column and cut "outputs that differ
+# from greedy" mid-word) and exercise 1's table (436 px in 300, now without the count and Bahdanau's
+# columns) fit whole; the display equations of the REINFORCE derivation, one line each, fit the
+# column without scrolling (split in two, they broke badly on a phone and needlessly on a desktop).
+CHAPTER_4_TABLES = ["target words", "beam width", "target words (Luong global)"]
+
+EQUATIONS = """
+for (const d of document.querySelectorAll('details')) d.open = true;
+if (window.bookScrollCues) window.bookScrollCues();
+return [...document.querySelectorAll('main mjx-container[display="true"]')].map(m => {
+  const inner = m.querySelector('mjx-math').getBoundingClientRect();
+  const box = m.getBoundingClientRect();
+  return {tex: m.textContent.slice(0, 40), fits: inner.width <= box.width + 1,
+          scrolls: !!m.closest('.book-scrolls'), nabla: !!m.querySelector('mjx-c.mjx-c2207')};
+});
+"""
+
+
+def test_chapter_4s_tables_and_reinforce_equations_fit_a_phone(site, server, browser, phone):
+    width, height = phone
+    open_page(browser, f"{server}/notebooks/04_bahdanau_and_luong.html")
+    wait_until(browser, CUES_DRAWN, timeout=10)
+    equations = browser.execute_script(EQUATIONS)  # opens the folded solutions too
+    tables = browser.execute_script(TABLES)
+    for head in CHAPTER_4_TABLES:
+        found = [t for t in tables if t["head"].startswith(head)]
+        assert found, f"no table headed {head!r}: {[t['head'] for t in tables]}"
+        assert all(t["fits"] and not t["scrolls"] for t in found), f"at {width}x{height}: {found}"
+    assert len([t for t in tables if t["head"].startswith("beam width")]) == 2
+    reinforce = [e for e in equations if e["nabla"]]
+    assert len(reinforce) == 3, equations
+    assert all(e["fits"] and not e["scrolls"] for e in reinforce), (
+        f"at {width}x{height}: {reinforce}"
+    )

@@ -181,3 +181,57 @@ def test_live_figures_compute_and_fit_the_phone(site, server, phone_browser, pag
     )
     if page.startswith("notebooks/06"):  # the 14-token sentence does scroll, with its labels pinned
         assert all(f["pinned"] for f in figures), figures
+
+
+# Chapter 4's translator before and after its model is loaded, and its table of numbers opened (review
+# s22, items 4 and 8): the greyed Translate button says why it is grey, beside it, until the model is
+# loaded; the table, one column per source word, fits the screen or scrolls in its box with the "scroll
+# sideways" cue, and no cell's text is cut.
+TRANSLATOR = "document.querySelector(\".book-live[data-live='translator']\")"
+
+TRANSLATOR_HINT = f"""
+const root = {TRANSLATOR};
+const hint = root.querySelector('.book-live-controls .book-live-hint');
+const button = root.querySelector('.book-live-compute');
+if (!hint) return {{disabled: button.disabled, hint: null}};
+const r = hint.getBoundingClientRect();
+return {{disabled: button.disabled, hint: hint.textContent, shown: r.width > 0,
+        fits: r.left >= -1 && r.right <= document.documentElement.clientWidth + 1,
+        described: button.getAttribute('aria-describedby') === hint.id}};
+"""
+
+TRANSLATOR_TABLE = f"""
+const root = {TRANSLATOR};
+const fold = root.querySelector('.book-live-numbers');
+fold.open = true;
+if (window.bookScrollCues) window.bookScrollCues();
+const table = fold.querySelector('table');
+const box = table.closest('.book-scroll');
+const W = document.documentElement.clientWidth;
+const b = box.getBoundingClientRect();
+const cut = Array.from(table.querySelectorAll('th, td'))
+  .filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent);
+return {{table: table.getBoundingClientRect().width, box: box.clientWidth,
+        boxFits: b.left >= -1 && b.right <= W + 1,
+        cue: box.classList.contains('book-scrolls'), cut,
+        corner: table.querySelector('thead th').textContent}};
+"""
+
+
+def test_translator_says_why_translate_waits_and_its_table_scrolls_whole(
+    site, server, phone_browser
+):
+    browser, width, height = phone_browser
+    open_page(browser, f"{server}/notebooks/04_bahdanau_and_luong.html")
+    before = browser.execute_script(TRANSLATOR_HINT)
+    assert before["disabled"] and before["hint"] and "Load the model first" in before["hint"]
+    assert before["shown"] and before["fits"] and before["described"], before
+    browser.execute_script(f"{TRANSLATOR}.querySelector('.book-live-button').click()")
+    wait_until(browser, f"{TRANSLATOR}.dataset.state === 'computed'", timeout=150)
+    after = browser.execute_script(TRANSLATOR_HINT)
+    assert not after["disabled"] and after["hint"] is None, after
+    table = browser.execute_script(TRANSLATOR_TABLE)
+    assert table["corner"] == "output \\ source", table
+    assert table["boxFits"] and not table["cut"], f"at {width}x{height}: {table}"
+    # wider than its box only with the cue that says it scrolls
+    assert table["table"] <= table["box"] + 1 or table["cue"], f"at {width}x{height}: {table}"

@@ -12,8 +12,13 @@ let vocabularies = null;
 // Long by design: a closure over the figure's controls and its current result; its parts (drawing,
 // running the model, the controls' handlers) are short and share that state.
 export function mountTranslator(root, example, ctx) {
-  const { input, compute } = textAndButton(root, "English-like sentence", example.source, 50,
+  const { form, input, compute } = textAndButton(root, "English-like sentence", example.source, 50,
     "source sentence", "Translate");
+  // beside the greyed button, why it is grey until the model is loaded (reader s22: only the prose,
+  // several lines above the figure, said so)
+  const hint = html("span", { class: "book-live-status book-live-hint", id: "book-live-translator-hint" },
+    form, "Load the model first: the button at the bottom of the figure.");
+  compute.setAttribute("aria-describedby", hint.id);
   const words = html("details", { class: "book-live-vocab" }, root);
   html("summary", {}, words, `The source language's ${example.source_words.length} words`);
   html("p", {}, words, example.source_words.join(" "));
@@ -23,7 +28,8 @@ export function mountTranslator(root, example, ctx) {
   function draw(source, target, attention) {
     output.textContent = `Translation: ${target.filter((t) => t !== "<eos>").join(" ")}`;
     heatmap(map, attention, target, source, { title: "alignment: rows are output words, " +
-      "columns source words", xlabel: "source word", ylabel: "output word" });
+      "columns source words", xlabel: "source word", ylabel: "output word",
+      corner: "output \\ source" });
     root.dataset.values = JSON.stringify(attention);
     root.dataset.tokens = JSON.stringify(target);
   }
@@ -93,6 +99,8 @@ export function mountTranslator(root, example, ctx) {
   root.dataset.state = "example";
   ctx.loadModel(root, ["translator_encoder", "translator_decoder"]).then(() => {
     compute.disabled = false;
+    hint.remove();
+    compute.removeAttribute("aria-describedby");
     root.dataset.state = "ready";
     return run();
   }).catch((err) => {
