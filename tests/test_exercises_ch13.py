@@ -537,6 +537,26 @@ def test_check_first_word_refuses_a_random_gpt():
         ch13.check_first_word("c", 0.478, lambda ids: READS_1(ids).logits)
 
 
+def test_the_pretrained_gpt_is_found_by_its_weights_names_not_its_class():
+    """The course's grader (tools/grade_course.py) rebuilds a student's own classifier from its weights,
+    with a plain module of the same name for each class that is not torch's: its GPT is no lib.gpt.GPT
+    there. The checker finds the token embedding by its name, transformer.wte.weight."""
+
+    class Rebuilt(torch.nn.Module):  # READS_1's weights under the same names, in plain modules
+        def __init__(self):
+            super().__init__()
+            self.gpt = torch.nn.Module()
+            self.gpt.transformer = torch.nn.ModuleDict({"wte": torch.nn.Embedding(253, 64)})
+            self.gpt.transformer.wte.weight = READS_1.gpt.transformer.wte.weight
+            self.head = READS_1.head
+
+        def forward(self, ids):
+            return READS_1(ids).logits
+
+    assert not isinstance(Rebuilt().gpt, GPT)
+    assert ch13.check_first_word("c", 0.478, Rebuilt()).passed
+
+
 FIRST_WORD_WRONG = [
     (("b", 0.45), "is not what the experiment measures"),
     (("chance", 0.478), 'one of the letters "a", "b" or "c"'),
