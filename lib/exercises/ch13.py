@@ -8,7 +8,7 @@
 - :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
   and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
   position 1 instead of the last token, and that classifier itself, probed for the position it reads and
-  run on the chapter's sentences (fine-tuned, and scoring the accuracy written).
+  run on the chapter's sentences (fine-tuned from the pretrained GPT, and scoring the accuracy written).
 
 The rest of exercise 3 (why, and why BERT's ``[CLS]``, which the statement introduces, can come first) is answered in prose; the chapter's
 solution computes the numbers this module knows and asserts them.
@@ -583,6 +583,57 @@ def _run_on(classifier: Any, ids: Tensor, sentences: str) -> Tensor:
     )
 
 
+# A GPT fine-tuned from the pretrained one keeps its token embedding W_e (transformer.wte) near the
+# pretrained W_e; one that started at random keeps a random W_e. The chapter's `gpt` (300 steps) is not
+# shipped; lib.checkpoints' story GPT is, trained by the same recipe, seed and batches for 600 steps.
+# Measured ||W_e - W_e(story GPT)|| / ||W_e(story GPT)||, the chapter's recipe and data, the same with
+# ATEN_CPU_CAPABILITY=default: 0.22 for its `gpt` with a head on position 1 fine-tuned 150 steps (also
+# after 1000 steps at lr 1e-2), 0.25 with the head on the last token; 0.97 to 1.02 for the same heads
+# fine-tuned from random weights (a random W_e has norm 2.5, the pretrained 20, and fine-tuning moves
+# only the rows of the tokens it reads). The bound lies between, with a wide margin on both sides.
+PRETRAINED_DISTANCE = 0.6
+
+
+@cache
+def _pretrained_wte() -> Tensor:
+    """The token embedding [253, 64] of the shipped pretrained story GPT (lib.checkpoints)."""
+    from lib.checkpoints import load_story_gpt
+
+    return load_story_gpt()[0].transformer.wte.weight.detach()
+
+
+def _check_pretrained(classifier: Any) -> None:
+    """Fail unless ``classifier`` holds a GPT whose token embedding lies within PRETRAINED_DISTANCE
+    (relative) of the pretrained story GPT's: fine-tuned from the pretrained model. The embedding is
+    found by its name, ``transformer.wte.weight`` (GPT-2's, which lib.gpt keeps), not by its class: the
+    course's grader rebuilds a student's model from its weights, with plain modules for its classes."""
+    parameters = (
+        classifier.named_parameters(remove_duplicate=False)
+        if isinstance(classifier, torch.nn.Module)
+        else ()
+    )
+    wte = next((p for name, p in parameters if name.endswith("transformer.wte.weight")), None)
+    if wte is None:
+        fail(
+            "the checker finds no GPT inside first_word_classifier (no token embedding transformer.wte, as lib.gpt's GPT names it): hand in the classifier model itself, a torch.nn.Module that holds the GPT it fine-tuned (as GPTClassifier holds `gpt`), not a function around it. The checker compares that GPT's weights with the pretrained model's."
+        )
+    wte, pretrained = wte.detach(), _pretrained_wte()
+    distance = (
+        ((wte - pretrained).norm() / pretrained.norm()).item()
+        if wte.shape == pretrained.shape
+        else math.inf
+    )
+    if not distance <= PRETRAINED_DISTANCE:
+        how_far = (
+            "its shape differs"
+            if math.isinf(distance)
+            else f"it differs by {distance:.0%} of that embedding's size"
+        )
+        fail(
+            f"first_word_classifier's GPT is not the pretrained one: the checker compared its token embedding (transformer.wte) with that of the book's pretrained story GPT (the chapter's recipe, trained longer), and {how_far}, where a fine-tuned copy of the chapter's `gpt` differs by less than {PRETRAINED_DISTANCE:.0%}. Build your classifier on a copy of the pretrained `gpt`, as the chapter's fine-tuning does, then fine-tune and measure it again."
+        )
+
+
 def _measure_first_word(classifier: Any, typed: float) -> None:
     """Fail unless ``classifier`` was fine-tuned and its accuracy on the chapter's 1000 test sentences,
     measured here, is the one written (``typed``, within the rounding of its decimals).
@@ -593,9 +644,9 @@ def _measure_first_word(classifier: Any, typed: float) -> None:
     training labels, 0.686 (0.56 of label 0): the chapter's recipe ends at 0.686, other seeds at
     0.686 to 0.688 (logit gaps 0.13 to 0.30 in favour of label 0), inside the bound by more than
     float32 rounding (~1e-7); an untrained head on any GPT gives a logit gap ~N(0, 0.3^2), below the
-    bound about half the time, which is why the bias is looked at too. A classifier fine-tuned from
-    random weights also passes (both learn only the label shares): the exercise's fine-tuning from
-    ``gpt`` is asked, not checked."""
+    bound about half the time, which is why the bias is looked at too. Fine-tuned from random weights, the
+    classifier learns the same label shares and scores the same: :func:`_check_pretrained` refuses it
+    (review ch13_s22, point 1)."""
     (train_ids, train_y), (test_ids, test_y) = _chapter_sentences()
     vocab_size = getattr(
         getattr(getattr(classifier, "gpt", None), "config", None), "vocab_size", None
@@ -604,6 +655,7 @@ def _measure_first_word(classifier: Any, typed: float) -> None:
         fail(
             f"first_word_classifier's GPT has a vocabulary of {vocab_size} tokens, the chapter's {TEST_VOCAB_SIZE}: the checker runs it on the chapter's test sentences, written in the chapter's vocabulary. Fine-tune a copy of the chapter's `gpt`."
         )
+    _check_pretrained(classifier)
     bias = getattr(getattr(classifier, "head", None), "bias", None)
     if isinstance(bias, Tensor) and bias.numel() and not bias.detach().any():
         fail(
@@ -675,13 +727,14 @@ def check_first_word(
     reader's experiment measured: within 0.0005 of the chapter's 0.478, or of 0.522, the score of the other
     constant answer (as a number; the classifier's measurement below decides); a value written to two
     decimals is accepted when it is one of them rounded (0.48, 0.52); and ``first_word_classifier``, the fine-tuned classifier (token ids [B, T] -> logits
-    [B, 2], or its ``GPTClassifierOutput``), probed on a batch (:func:`_probe_ids`): its logits must change
+    [B, 2], or its ``GPTClassifierOutput``; a torch.nn.Module that holds its GPT), probed on a batch (:func:`_probe_ids`): its logits must change
     when the first word (position 1) changes and stay when only the words after it change. Any constant
     answer scores 0.478 or 0.522, so the number alone cannot tell the experiment from a head on ``<bos>``
     (``h[:, 0]``) or from counting the test labels; the probe can (review ch13_s15, point 1). Nor can the
     probe tell a fine-tuned head from an untrained one: :func:`_measure_first_word` runs the classifier on
-    the chapter's sentences, requires that it was fine-tuned, and that it scores what was written
-    (review ch13_s20, point 1); a run that settled on label 1 (0.522) scores worse than 50/50 on its
+    the chapter's sentences, requires that it was fine-tuned from the pretrained GPT (its token
+    embedding near the pretrained one's: :func:`_check_pretrained`, review ch13_s22, point 1) and that
+    it scores what was written (review ch13_s20, point 1); a run that settled on label 1 (0.522) scores worse than 50/50 on its
     training sentences and is told to fine-tune.
     The prediction is compared only once a measurement and a classifier that agree are written, so
     that the letters cannot be tried in turn before running anything. The measurement is what passes:

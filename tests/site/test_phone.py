@@ -11,6 +11,8 @@ computes, and everything it draws lies within the screen or in such a box.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from .conftest import site_pages
@@ -219,3 +221,63 @@ def test_chapter_4s_tables_and_reinforce_equations_fit_a_phone(site, server, bro
     assert all(e["fits"] and not e["scrolls"] for e in reinforce), (
         f"at {width}x{height}: {reinforce}"
     )
+
+
+# A slider's row at its last state: its elements past the row's own box, or past the screen, and each
+# ancestor up to the cell's output that scrolls sideways because of it (a VBox scrolls: a handle 2 px
+# past the row gave the figure a scroll bar and its cue, and clipped the row's label on the left).
+SLIDER_AT_ITS_END = """
+const handle = arguments[0], W = document.documentElement.clientWidth;
+const row = handle.closest('.widget-hslider, .jupyter-widget-hslider');
+const box = row.getBoundingClientRect();
+const past = [...row.querySelectorAll('*')].filter(el => {
+  const r = el.getBoundingClientRect();
+  return r.width && (r.left < Math.max(box.left, 0) - 1 || r.right > Math.min(box.right, W) + 1);
+}).map(el => `${String(el.className).split(' ')[0]} [${Math.round(el.getBoundingClientRect().left)}, `
+             + `${Math.round(el.getBoundingClientRect().right)}] in [${Math.round(box.left)}, ${Math.round(box.right)}]`);
+const scrolls = [];
+for (let p = row; p && !p.classList.contains('cell_output'); p = p.parentElement) {
+  if (p.scrollWidth > p.clientWidth + 1) scrolls.push(`${String(p.className).split(' ').slice(0, 3).join('.')} ${p.scrollWidth} > ${p.clientWidth}`);
+}
+return {value: handle.getAttribute('aria-valuetext') || handle.getAttribute('aria-valuenow'), past, scrolls};
+"""
+
+
+def test_every_slider_fits_a_phone_at_its_last_state(site, server, browser, phone):
+    """Review ch13_s22, point 7: at 360 px, chapter 13's sampling slider moved to its right end
+    ("τ = 2, top-p 0.9") put its handle 2 px past the widget (ipywidgets' track ends half a handle less
+    the border before the row's edge, and on a phone the row is the column's whole width): the figure
+    scrolled sideways, with its cue, and the label was clipped; chapter 1's Fig. 1.8 at its last state
+    too. Every slider of every page, moved to its last state with the arrow key."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    width, height = phone
+    pages = [p for p in site_pages(site) if "SliderModel" in p.read_text(encoding="utf-8")]
+    assert len(pages) >= 10, [p.name for p in pages]
+    bad, seen = [], 0
+    for page in pages:
+        rel = page.relative_to(site).as_posix()
+        open_page(browser, f"{server}/{rel}")
+        wait_until(
+            browser, "document.querySelectorAll('.noUi-handle[role=slider]').length", timeout=20
+        )
+        for handle in browser.find_elements(By.CSS_SELECTOR, ".noUi-handle[role=slider]"):
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", handle)
+            for _ in range(100):  # to the last state: until a step changes nothing
+                before = handle.get_attribute("aria-valuenow")
+                handle.send_keys(Keys.ARROW_RIGHT)
+                deadline = time.monotonic() + 0.3
+                while (
+                    handle.get_attribute("aria-valuenow") == before and time.monotonic() < deadline
+                ):
+                    time.sleep(0.02)
+                if handle.get_attribute("aria-valuenow") == before:
+                    break
+            time.sleep(0.2)  # the figure of the last state drawn
+            found = browser.execute_script(SLIDER_AT_ITS_END, handle)
+            seen += 1
+            if found["past"] or found["scrolls"]:
+                bad.append((rel, found))
+    assert seen >= 10, seen
+    assert not bad, f"at {width}x{height}, sliders past their row at their last state: {bad}"
