@@ -100,6 +100,17 @@ def test_the_exercises_become_questions_and_a_lecturers_own_slides_are_kept(tmp_
     assert "count hands." in notes
 
 
+def markdown_lines(chapter: dict, prefix: str) -> set[str]:
+    """The lines of the chapter's markdown cells that start with ``prefix``."""
+    return {
+        line
+        for c in chapter["cells"]
+        if c["cell_type"] == "markdown"
+        for line in "".join(c["source"]).splitlines()
+        if line.startswith(prefix)
+    }
+
+
 def test_the_answers_to_graded_exercises_can_be_left_out(tmp_path):
     """Lecturer review s21, M9: chapter 17's deck shows exercise 2's answer (the key/value heads) and
     exercise 4's (the KiB table, the sliding window), which the teachers' page says to skip by hand
@@ -141,22 +152,10 @@ def test_the_answers_to_graded_exercises_can_be_left_out(tmp_path):
     root = Path(__file__).resolve().parents[1]
     chapter = json.loads((root / "notebooks" / "17_modern_decoder.ipynb").read_text())
     ids = {c.get("id") for c in chapter["cells"]}
-    headings = {
-        line
-        for c in chapter["cells"]
-        if c["cell_type"] == "markdown"
-        for line in "".join(c["source"]).splitlines()
-        if line.startswith("## ")
-    }
+    headings = markdown_lines(chapter, "## ")
     table = make_slides.ANSWERS["17_modern_decoder"]
     assert {"ch17-gqa-figure", "ch17-kv-table", "## Sliding-window attention"} <= set(table)
-    bullets = {
-        line
-        for c in chapter["cells"]
-        if c["cell_type"] == "markdown"
-        for line in "".join(c["source"]).splitlines()
-        if line.startswith("- ")
-    }
+    bullets = markdown_lines(chapter, "- ")
     assert all(k in ids or k in headings or any(b.startswith(k) for b in bullets) for k in table)
     deck = make_slides.deck(nbformat.reads(json.dumps(chapter), 4), {}, "x.html", answers=table)
     slides = "\n".join(
