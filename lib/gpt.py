@@ -134,23 +134,29 @@ class CausalSelfAttention(nn.Module):
         self.resid_dropout = nn.Dropout(config.dropout)
 
     def forward(
-        self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
+        self,
+        x: Tensor,
+        kv_cache: KVCache | None = None,
+        layer: int = 0,
+        need_weights: bool = False,
     ):
         T = x.shape[1]  # tokens in this call
-        # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are the H
-        # query heads, then the H key heads, then the H value heads
-        q, k, v = _split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)  # 3 x [B, H, T, Dh]
+        # c_attn's 3D columns are [queries | keys | values]: cut into 3H heads, they are
+        # the H query heads, then the H key heads, then the H value heads: [B, H, T, Dh]
+        q, k, v = _split_heads(self.c_attn(x), 3 * self.n_head).chunk(3, dim=1)
         P = 0  # positions before ours: none without a cache
         if kv_cache is not None:
-            k, v = kv_cache.update(layer, k, v)  # [B, H, P + T, Dh]: the cached keys, then ours
+            # the cached keys and values, then ours: [B, H, P + T, Dh]
+            k, v = kv_cache.update(layer, k, v)
             P = k.shape[2] - T
-        # query i sits at position P + i and may attend keys 0 .. P + i; the one new token of a
-        # generation step comes last, so it may attend every key and needs no mask
+        # query i sits at position P + i and may attend keys 0 .. P + i: [T, P + T]; the
+        # one new token of a generation step comes last, may attend every key: no mask
         one_new_token = kv_cache is not None and T == 1
-        mask = None if one_new_token else causal_mask(T, device=x.device, past=P)  # [T, P + T]
+        mask = None if one_new_token else causal_mask(T, device=x.device, past=P)
         dropout_p = self.dropout if self.training else 0.0
-        heads, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)  # [B, H, T, Dh]
-        return self.resid_dropout(self.c_proj(_merge_heads(heads))), weights  # [B, T, D]
+        heads, weights = attention_heads(q, k, v, mask, dropout_p, need_weights)
+        y = self.c_proj(_merge_heads(heads))  # heads [B, H, T, Dh] -> [B, T, D]
+        return self.resid_dropout(y), weights
 
 
 class MLP(nn.Module):
@@ -167,7 +173,8 @@ class MLP(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))  # [B, T, 4D] -> [B, T, D]
+        h = self.gelu(self.c_fc(x))  # [B, T, 4D]
+        return self.dropout(self.c_proj(h))  # [B, T, D]
 
 
 class Block(nn.Module):
@@ -184,7 +191,11 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(
-        self, x: Tensor, kv_cache: KVCache | None = None, layer: int = 0, need_weights: bool = False
+        self,
+        x: Tensor,
+        kv_cache: KVCache | None = None,
+        layer: int = 0,
+        need_weights: bool = False,
     ):
         a, weights = self.attn(self.ln_1(x), kv_cache, layer, need_weights)
         x = x + a  # [B, T, D]
@@ -284,7 +295,8 @@ class GPT(nn.Module):
         logits = self.lm_head(x)  # [B, T, V]
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-100)
+            # F.cross_entropy's default ignore_index, -100, leaves those targets out
+            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return GPTOutput(
             logits,
             loss,
@@ -318,7 +330,8 @@ class KVCache:
         return self.keys[0].shape[2] if self.keys else 0
 
     def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them [B, H, P + T, Dh]."""
+        """Append the new k, v [B, H, T, Dh] of `layer`; return all of them,
+        [B, H, P + T, Dh]."""
         if layer == len(self.keys):  # the layer's first tokens
             self.keys.append(k)
             self.values.append(v)
@@ -328,7 +341,8 @@ class KVCache:
         return self.keys[layer], self.values[layer]
 
     def reorder(self, rows: Tensor) -> None:
-        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys and values."""
+        """Keep the batch rows `rows` (int [B'], repeats allowed) of every layer's keys
+        and values."""
         self.keys = [k[rows] for k in self.keys]
         self.values = [v[rows] for v in self.values]
 
@@ -481,7 +495,11 @@ class GPTClassifier(nn.Module):
             attention_mask = torch.ones_like(input_ids)  # no padding
         else:
             check_classifier_mask(attention_mask, input_ids)
-        out = self.gpt(input_ids, return_attention=return_attention, return_hidden_states=True)
+        out = self.gpt(
+            input_ids,
+            return_attention=return_attention,
+            return_hidden_states=True,
+        )
         last = attention_mask.long().sum(1) - 1  # [B], each row's last real position
         h = out.hidden_states[-1]  # [B, T, D], after ln_f
         logits = self.head(h[torch.arange(h.shape[0], device=h.device), last])  # [B, C]

@@ -98,3 +98,13 @@ def test_every_shown_piece_exists_and_fits_a_screen(chapter, path):
     assert view.n_lines <= MAX_LINES, (
         f"{chapter} shows {path}: {view.n_lines} lines, more than a screen ({MAX_LINES})"
     )
+
+
+def test_chapter_13_pieces_fit_the_desktop_column():
+    """Chapter 13 shows lib/gpt.py's pieces within 88 characters, which the site's output column holds
+    at 1280 px without wrapping (book/_static/book.css); at 100 characters they wrapped mid-expression
+    (review ch13_s23, point 3)."""
+    for chapter, path in SHOWN:
+        if chapter == "13_gpt":
+            long = [line for line in show_source(path).text.splitlines() if len(line) > 88]
+            assert not long, (path, long)
