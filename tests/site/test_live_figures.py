@@ -54,6 +54,23 @@ def translator(site, server, browser):
     assert wait_until(
         browser, f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button')"
     )
+    # the button states the sizes of the files it fetches: the two ONNX files and their vocabulary
+    # are 0.5 MB, not "1 MB" (review s23, 7)
+    live = site / "_static" / "live"
+    manifest = json.loads((live / "models" / "manifest.json").read_text())
+    model = sum(
+        (live / "models" / e["file"]).stat().st_size + (live / "models" / e["vocab"]).stat().st_size
+        for e in (manifest["models"][f"translator_{part}"] for part in ("encoder", "decoder"))
+    )
+    runtime = manifest["runtime_bytes"]
+    label = browser.execute_script(
+        f"return document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button')"
+        ".textContent;"
+    )
+    assert (
+        f"(downloads {(model + runtime) / 1e6:.0f} MB once: the model {model / 1e6:.1f} MB, "
+        f"the runtime {runtime / 1e6:.0f} MB)" in label
+    ), label
     browser.execute_script(
         f"document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button').click();"
     )

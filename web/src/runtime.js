@@ -55,15 +55,19 @@ export function createContext(base) {
 
   const allLoading = (names) => names.every((n) => loaded.has(n));
 
+  // Megabytes as the button writes them: one decimal under 10 MB, so that chapter 4's translator
+  // (0.5 MB of ONNX files) is not rounded up to 1 MB
+  const megabytes = (bytes) => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+
   // The load button, stating the download size. Resolves true on a click here, false when another
   // figure of the page starts loading the same models.
   function offerDownload(bar, names, label, modelBytes, runtime) {
     const button = document.createElement("button");
     button.type = "button";
     button.className = "book-live-button";
-    button.textContent = `${label} (downloads ${((modelBytes + runtime) / 1e6).toFixed(0)} MB once: ` +
-      `the model ${(modelBytes / 1e6).toFixed(0)} MB` +
-      (runtime ? `, the runtime ${(runtime / 1e6).toFixed(0)} MB)` : ")");
+    button.textContent = `${label} (downloads ${megabytes(modelBytes + runtime)} once: ` +
+      `the model ${megabytes(modelBytes)}` +
+      (runtime ? `, the runtime ${megabytes(runtime)})` : ")");
     bar.appendChild(button);
     return new Promise((resolve) => {
       button.addEventListener("click", () => { button.remove(); resolve(true); }, { once: true });
