@@ -365,6 +365,8 @@ def test_bad_input(vocabs):
         make_batch([small(1)[0], Pair((), (), ())], sv, tv)
     with pytest.raises(ValueError, match="alignment: expected indices in"):
         Pair(("a",), ("b",), (1,))
+    with pytest.raises(TypeError, match="alignment: expected a sequence of ints.*got NoneType"):
+        Pair(("a",), ("b",), None)  # an output has no gold alignment: all 0 will do
     with pytest.raises(ValueError, match="n: the grammar has fewer than"):
         generate_pairs(200, min_words=3, max_words=3)  # only 180 sentences of 3 words
 

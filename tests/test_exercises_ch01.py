@@ -4,6 +4,7 @@ tests/test_exercises.py). check_greedy_or_reference computes exercise 1 itself, 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -12,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lib.data import build_vocabs, generate_pairs, make_batch, split_pairs
 from lib.exercises import ExerciseFailed, ch01
 from lib.seq2seq import sequence_log_prob
 from tests.test_exercises import ROOT, defined_functions, exercises, tags
@@ -116,6 +118,15 @@ def _summed(model, batch, bins):
     return torch.stack([values[(L >= lo) & (L <= hi)].sum() for lo, hi in bins])
 
 
+@functools.cache
+def _chapter_test_batch():
+    """The chapter's `test_batch`: its 400 test pairs, with its vocabularies (85 and 81 words, as the
+    checker's own, so that the checker's model reads its word ids without an error)."""
+    pairs = generate_pairs(4000, seed=0)
+    train, _, test = split_pairs(pairs, seed=0)
+    return make_batch(test, *build_vocabs(train))
+
+
 LOSS_WRONG = [
     ("pooled tokens", _pooled, "you pooled the tokens of a group"),
     (
@@ -206,6 +217,12 @@ LOSS_WRONG = [
         "another model",
         lambda m, b, bins: _grouped(PER_TOKEN)(m, b, bins) + 3,
         "check the model you use (the `model` argument",
+    ),
+    # a reader's report (s23, M8): the right computation on the chapter's global test_batch
+    (
+        "the chapter's test_batch",
+        lambda m, b, bins: _grouped(PER_TOKEN)(m, _chapter_test_batch(), bins),
+        "your values stay the same when `batch` changes",
     ),
     # a reader's report (s22, T1): perplexity in other forms, and other units, named as such
     (

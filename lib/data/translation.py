@@ -407,6 +407,10 @@ class Pair:
     alignment: tuple[int, ...]
 
     def __post_init__(self):
+        if not hasattr(self.alignment, "__len__") or isinstance(self.alignment, str):
+            raise TypeError(
+                f"alignment: expected a sequence of ints, one source index per target word (an output with no gold alignment can use all 0), got {type(self.alignment).__name__}"
+            )
         if len(self.alignment) != len(self.tgt):
             raise ValueError(
                 f"alignment: expected one source index per target word ({len(self.tgt)}), got {len(self.alignment)}"

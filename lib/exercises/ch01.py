@@ -414,6 +414,10 @@ def check_loss_by_length(loss_by_length: Any) -> str:
     for values, message in _loss_mistakes(model, batch, bins):
         if torch.isfinite(values).all() and torch.allclose(result, values, rtol=1e-4, atol=1e-5):
             fail(f"on {case}, {message}")
+    if _ignores_batch(loss_by_length, model, batch, bins, result, expected):
+        fail(
+            f"on {case}, your values stay the same when `batch` changes (the checker tried half of its sentences, whose losses differ): compute them from the argument `batch`, not from a batch of the chapter such as `test_batch`."
+        )
     if (result > 0).all() and torch.allclose(result.log(), expected, rtol=0, atol=0.05):
         # exp of (nearly) the right losses, in a form the table above does not name
         fail(
@@ -429,6 +433,25 @@ def check_loss_by_length(loss_by_length: Any) -> str:
             f"on {case}, {largest_difference(result, expected)}. Every group is more than 1 nat off: check the model you use (the `model` argument, not a model of the chapter) and the units of your loss (nats, natural logarithms). The checker's own model is untrained, so its losses lie near log V = {math.log(vocabulary):.2f}."
         )
     fail(f"on {case}, {largest_difference(result, expected)}.")
+
+
+def _ignores_batch(loss_by_length, model: Seq2Seq, batch, bins, result, expected) -> bool:
+    """Whether ``loss_by_length`` gives ``result`` (not one number for every group) again on every
+    other sentence of ``batch``, where the right values (``expected`` on all of it) change: an answer
+    that reads a global batch (the chapter's ``test_batch``), whose word ids the checker's model, with
+    vocabularies of the chapter's sizes, reads without an error."""
+    half = type(batch)(*(getattr(batch, f)[::2] for f in batch.__dataclass_fields__))
+    if result.unique().numel() == 1 or any(not g.any() for g in _groups(half.src_lengths, bins)):
+        return False
+    try:
+        again = loss_by_length(model, half, list(bins))
+        again = torch.tensor(
+            [float(v) for v in (again.tolist() if hasattr(again, "tolist") else again)]
+        )
+    except Exception:  # the second call is a test of this one mistake, not of the answer
+        return False
+    moved = not torch.allclose(loss_by_length_reference(model, half, bins), expected)
+    return again.shape == result.shape and moved and torch.allclose(again.double(), result.double())
 
 
 def _sentence_losses(model: Seq2Seq, batch) -> tuple[Tensor, Tensor]:
