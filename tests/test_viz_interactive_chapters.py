@@ -399,17 +399,21 @@ def test_word_rows_narrow_puts_the_key_just_below_the_words(n_keys, fontsize):
 
 
 def test_chapter_10_merges_slider_fits_a_phone_and_its_title_clears_the_words():
-    """Chapter 10's slider (reader's report s15): 12-point pieces on a 5-inch figure, about 11 CSS px
-    on a 360 px phone; its longest row, tokenization at 0 merges (12 letters and </w>), on one line;
-    and its four-line title, set with pad=22, clear of the first word's name."""
+    """Chapter 10's slider (reader's reports s15 and s23): 15-point pieces on a 5-inch figure, about
+    13 CSS px on a 360 px phone; its longest row, tokenization at 0 merges (12 letters and </w>), on
+    one line; and its four-line title, set with pad=22, clear of the first word's name and inside the
+    figure, its longest line (the symbols new at 5,000 merges) included."""
     words = ["algorithms", "booleans", "ascending", "tokenization", "unaffable"]
     rows = [(w, [*w, "</w>"]) for w in words]
     with plt.rc_context():
         viz.set_style()
         with plt.rc_context(viz.PHONE_RC):
-            fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=44, fontsize=12, narrow=True)
-            title = "0 merges: vocabulary 76,\nheld-out text 3.81 tokens per unit\nno merge yet,\nso no new symbol"
-            fig.axes[0].set_title(title, fontsize=12, loc="left", pad=22)
+            fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=56, fontsize=15, narrow=True)
+            title = (
+                "5,000 merges: vocabulary 5,076,\nheld-out text 1.05 tokens per unit\n"
+                "most used of the 3,000 new:\nview</w>, represent</w>, dictionaries</w>"
+            )
+            fig.axes[0].set_title(title, fontsize=15, loc="left", pad=22)
             fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     ax = fig.axes[0]
@@ -418,7 +422,10 @@ def test_chapter_10_merges_slider_fits_a_phone_and_its_title_clears_the_words():
     assert len(lines) == len(words)  # no row wraps
     right = max(t.get_bbox_patch().get_window_extent(renderer).x1 for t in boxes)
     assert right < fig.bbox.width
+    title = ax._left_title  # set with loc="left": ax.title is the empty centre title
+    assert title.get_text().startswith("5,000 merges")
+    assert title.get_window_extent(renderer).x1 < fig.bbox.width
     first_name = next(t for t in ax.texts if t.get_text() == "algorithms")
-    gap = ax.title.get_window_extent(renderer).y0 - first_name.get_window_extent(renderer).y1
+    gap = title.get_window_extent(renderer).y0 - first_name.get_window_extent(renderer).y1
     assert gap / fig.dpi > 0.1  # inches between the title and the first name
     plt.close(fig)
