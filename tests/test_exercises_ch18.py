@@ -344,6 +344,25 @@ def test_check_running_max_and_sum_names_a_loop_that_stops_early_and_a_whole_cop
     assert "two passes" not in message and "Slice the tensor itself" in message
 
 
+def test_check_running_max_and_sum_follows_a_copy_made_by_a_constructor():
+    """Reader s23, T1: the right loop on torch.tensor(x) or torch.as_tensor(x, dtype=...) passes, as
+    on x.double(); on a copy it cannot follow, the checker says so and blames no loop."""
+    copies = (
+        lambda x: torch.tensor(x),
+        lambda x: torch.as_tensor(x, dtype=torch.float64),
+        lambda x: torch.asarray(x),
+        lambda x: x.new_tensor(x),
+        lambda x: x.double(),
+    )
+    for copy in copies:
+        assert ch18.check_running_max_and_sum(lambda x, block: _one_pass(copy(x), block)).passed
+    with pytest.raises(ExerciseFailed) as e:
+        ch18.check_running_max_and_sum(lambda x, block: _one_pass(torch.Tensor(x), block))
+    message = str(e.value)
+    assert "reads scores 0 to 4 from a copy of x that the checker cannot follow" in message
+    assert "stops" not in message and "range(" not in message
+
+
 def test_check_alibi_slopes_asks_for_a_list_of_floats():
     """The task asks for a list of floats: a tensor or a NumPy array of the right slopes is refused
     by its type (reader s20: a tensor passed), and so is a string or a list one short."""

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import numpy as np
 import torch
 from torch import Tensor
+from torch.overrides import TorchFunctionMode
 
 from . import attempted, call, checker, expect_number, fail, fmt, plain, refusing
 
@@ -153,6 +154,25 @@ class _Scores(Tensor):
             return result
 
 
+class _Copies(TorchFunctionMode):
+    """While the reader's function runs: a copy of the scores made by a constructor,
+    ``torch.tensor(x)``, ``torch.as_tensor(x, dtype=...)``, ``torch.asarray(x)`` or
+    ``x.new_tensor(x)``, holds the same scores, as ``x.double()`` does (a constructor reaches no
+    ``_Scores.__torch_function__``, only a mode)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        data = args[1:2] if name == "new_tensor" else args[:1]
+        data = data or [kwargs.get("data", kwargs.get("obj"))]
+        if name in {"tensor", "as_tensor", "asarray", "new_tensor"} and isinstance(
+            data[0], _Scores
+        ):
+            return _track(result, data[0]._positions, data[0]._reads)
+        return result
+
+
 def _leaves(value):
     if isinstance(value, (list, tuple)):
         for v in value:
@@ -219,7 +239,7 @@ def _reading_problem(events: list[tuple[str, frozenset[int]]], n: int, block: in
     missing = [b for b in range(math.ceil(n / block)) if b not in whole]
     if missing and not any(p // block >= missing[0] for _, event in events for p in event):
         b = missing[0]
-        return f"your function never reads block {b} (scores {b * block} to {n - 1}) at all: the loop stops before the end of x (range(0, len(x) - block, block) does). Go up to len(x): range(0, len(x), block), whose last block may be shorter."
+        return f"your function reads {_scores(b * block, n - 1)} from a copy of x that the checker cannot follow (such as torch.Tensor(x)), not from x itself. Slice x itself, x[start:start + block], or copy it in a way the checker follows, such as x.double() or torch.tensor(x)."
     if missing:
         b = missing[0]
         return f"your function never reads block {b} (scores {b * block} to {min(n, (b + 1) * block) - 1}) as one tensor: it reads the scores one by one or in pieces smaller than `block`. Take each block as one slice, x[start:start + block], and work from the slice (its maximum and its sum of exponentials, or its numbers with .tolist())."
@@ -234,7 +254,8 @@ def _observed_run(running_max_and_sum: Any, x: Tensor, block: int, case: str):
     def observed(x, block):  # notes the reads of the reader's function only
         reads.active = True
         try:
-            return running_max_and_sum(x, block)
+            with _Copies():
+                return running_max_and_sum(x, block)
         finally:
             reads.active = False
 

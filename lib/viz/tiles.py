@@ -251,6 +251,10 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
             right.text(Dv + 0.15, r + 0.5, label, fontsize=_EXPLORER_PT, va="center", ha="left")
+        # the widest label at every step, unseen (alpha 0): the layout makes room for it, so
+        # that the grid and the output keep their places from step to step
+        right.text(Dv + 0.15, 0.5, "in progress", fontsize=_EXPLORER_PT, va="center", ha="left",
+                   alpha=0)  # fmt: skip
         right.set(xlim=(0, Dv + _LABEL_CELLS), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
         right.set_title("output O", fontsize=_EXPLORER_PT, loc="left")
