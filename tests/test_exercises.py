@@ -513,6 +513,45 @@ def test_check_masked_softmax_rejects(name, wrong, message):
         check_masked_softmax(wrong)
 
 
+def _index_filled(s, m):
+    """The masked scores set by boolean indexing: fails where the mask only broadcasts."""
+    s = s.clone()
+    s[~m] = float("-inf")
+    return torch.nan_to_num(torch.softmax(s, dim=-1))
+
+
+def test_check_masked_softmax_hints_at_a_broadcast_mask():
+    """Reader s23, chapter 3: scores[~mask] = -inf with a padding mask [B, 1, Tk] raises torch's
+    IndexError; the checker adds what to do about it."""
+    with pytest.raises(ExerciseFailed, match=r"IndexError.*mask\.expand_as\(scores\)"):
+        check_masked_softmax(_index_filled)
+
+
+def test_check_masked_softmax_uniform_row_without_a_finite_fill():
+    """Reader s23, chapter 3: -inf, then the fully masked row's NaN turned into 1/Tk, is uniform
+    there, but no finite fill value made it so: the checker does not blame one."""
+    uniform = lambda s, m: torch.nan_to_num(  # noqa: E731
+        torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1), nan=1 / s.shape[-1]
+    )
+    with pytest.raises(ExerciseFailed) as failure:
+        check_masked_softmax(uniform)
+    text = failure.value.message
+    assert "row 1 is fully masked" in text and "must be all zeros" in text
+    assert "finite" not in text and "-1e9" not in text
+
+
+def test_masked_softmax_exercise_states_the_checkers_range():
+    """The exercise's text gives the size of the scores the checker tries (reader s23, chapter 3:
+    it said 10^4 while the cases go to 3e4, so a fill value the text allowed was refused)."""
+    from lib.exercises.ch03 import _masked_softmax_cases
+
+    largest = max(scores.abs().max().item() for _, scores, _ in _masked_softmax_cases())
+    assert largest == 3e4
+    cells = nbformat.read(ROOT / "notebooks" / "03_scoring_functions.ipynb", as_version=4).cells
+    text = next(c.source for c in cells if c.get("id") == "ch03-ex4")
+    assert "of any size and either sign (the checker tries some up to $3\\times10^4$)" in text
+
+
 def test_check_masked_softmax_names_the_row_sum():
     with pytest.raises(
         ExerciseFailed,

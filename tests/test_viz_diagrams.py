@@ -449,8 +449,8 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
     t = texts(fig)
     # the pipeline: three keys, one score box each, a masked softmax, three weights, the sum
     for i in (1, 2, 3):
-        assert f"$\\mathbf{{k}}_{i}$" in t and f"$e_{i}$" in t and f"$a_{i}$" in t
-    assert "masked softmax over $i$" in t and "$\\sum_i a_i\\mathbf{v}_i$" in t
+        assert f"$\\mathbf{{k}}_{i}$" in t and f"$e_{i}$" in t and f"$\\alpha_{i}$" in t
+    assert "masked softmax over $i$" in t and "$\\sum_i \\alpha_i\\mathbf{v}_i$" in t
     # the query into every score box, its line and its boxes in chapter 3's orange (review
     # ch03_s17, point 8: its other figures draw queries orange, keys blue)
     assert sum(a.get_edgecolor() == to_rgba(_QUERY) for a in arrows(fig)) == 3
@@ -458,7 +458,7 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
     assert len(query_boxes) == 2 and "(orange)" in fig.alt_text and "red" not in fig.alt_text
     # the network, sized as lib.attention.AdditiveScore(3, 2, 8): W_q [8, 3], W_k [8, 2], v_a [1, 8]
     assert "$\\mathbf{W}_q$: $8\\times3$" in t and "$\\mathbf{W}_k$: $8\\times2$" in t
-    assert "$\\mathbf{v}_a^\\top$: $1\\times8$" in t and "tanh: $H = 8$ units" in t
+    assert "$\\mathbf{v}_a^\\top$: $1\\times8$" in t and "tanh: $d_a = 8$ units" in t
     assert "$\\mathbf{q}$: 3 numbers" in t and "$\\mathbf{k}_i$: 2 numbers" in t
     assert "W_q (8 x 3)" in fig.alt_text and "one number" in fig.alt_text
     # review ch03_s22, point 8: no side label smaller than the boxes' text, and at 360 px the
@@ -471,7 +471,7 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
         and each.get_position()[0] > plus.get_position()[0]
     )
     if narrow:
-        for label in ("$e_1$", "$\\mathbf{k}_2$", "$a_3$", "score: any of\nthe six"):
+        for label in ("$e_1$", "$\\mathbf{k}_2$", "$\\alpha_3$", "score: any of\nthe six"):
             assert by_text[label].get_fontsize() >= 15, label
     width, height = fig.get_size_inches()
     if narrow:

@@ -385,7 +385,7 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
             padding,
         ),
         ("3 rows, of which row 1 is fully masked", torch.randn(3, 4, generator=g), fully),
-        ("scores of size 1e4", large, large_mask),
+        ("scores up to 3e4 in size, of either sign", large, large_mask),
         ("allowed scores far below zero, down to -3e4", low, low_mask),
     ]
 
@@ -475,8 +475,22 @@ def _check_finite(
         )
 
 
-def _check_leak(case: str, scores: Tensor, mask: Tensor, result: Tensor, empty_row: str) -> None:
-    """Fail if a masked position has a weight: the usual fills of the masked scores, each named."""
+def _fill_is_finite(rerun: Callable, scores: Tensor, allowed: Tensor) -> bool:
+    """Whether the reader's masked scores still take weight once every allowed score is -1e30: a
+    finite fill value such as -1e9 does, -inf (then NaN made uniform) does not. ``rerun`` as in
+    :func:`_name_masked_maximum`; True when that cannot be told."""
+    again = rerun(scores - 1e30)
+    if not (isinstance(again, Tensor) and again.shape == allowed.shape):
+        return True
+    rows = allowed.any(dim=-1)  # rows with something to attend to
+    return bool(again.masked_fill(allowed, 0)[rows].abs().max() > 0.1)
+
+
+def _check_leak(
+    case: str, scores: Tensor, mask: Tensor, result: Tensor, empty_row: str, rerun: Callable
+) -> None:
+    """Fail if a masked position has a weight: the usual fills of the masked scores, each named.
+    ``rerun`` as in :func:`_name_masked_maximum`."""
     shape = result.shape
     allowed = mask.expand(shape)
     has_allowed = allowed.any(dim=-1)  # rows with something to attend to
@@ -491,6 +505,10 @@ def _check_leak(case: str, scores: Tensor, mask: Tensor, result: Tensor, empty_r
         empty = ~has_allowed
         if empty.any() and leak[~empty].max() == 0:
             row = result[empty][0]
+            if not _fill_is_finite(rerun, scores, allowed):
+                fail(
+                    f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: with nothing to attend to, a row must be all zeros, not spread evenly over keys that are all masked."
+                )
             fail(
                 f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
             )
@@ -586,7 +604,7 @@ def _name_softmax_mistake(
             f"on the case '{case}', your weights are non-zero exactly where the mask is False. In this book a mask is True where a query MAY attend (torch.nn.MultiheadAttention uses the opposite)."
         )
     _check_finite(case, scores, mask, result, has_allowed, empty_row, rerun)
-    _check_leak(case, scores, mask, result, empty_row)
+    _check_leak(case, scores, mask, result, empty_row, rerun)
     _check_row_sums(case, scores, mask, result, rerun)
     if (~has_allowed).any() and result[~has_allowed].abs().max() > 0:
         fail(f"on the case '{case}', {empty_row} is fully masked, so its weights must all be 0.")
@@ -607,6 +625,10 @@ def _rerun(my_masked_softmax: Any, mask: Tensor) -> Callable:
     return weights
 
 
+# indexing with the mask (scores[~mask] = ...) needs the mask in the scores' exact shape
+_BROADCAST_HINT = "The mask only broadcasts to the scores (a padding mask has one row for all the queries), and indexing with a boolean mask needs its exact shape: use an operation that broadcasts, such as `masked_fill`, or expand the mask first, `mask.expand_as(scores)`."
+
+
 @checker("my_masked_softmax")
 def check_masked_softmax(my_masked_softmax: Any) -> str:
     """Check ``my_masked_softmax(scores, mask)``: softmax over the last dim, masked entries exactly 0,
@@ -620,7 +642,12 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
         expected = _LIBRARY_MASKED_SOFTMAX(scores.double(), mask)
         with _without_library_masked_softmax(my_masked_softmax):
             answer = call(
-                my_masked_softmax, scores, mask, name="my_masked_softmax", case=f"'{case}'"
+                my_masked_softmax,
+                scores,
+                mask,
+                name="my_masked_softmax",
+                case=f"'{case}'",
+                hints={"The shape of the mask": _BROADCAST_HINT},
             )
         result = expect_tensor(
             answer,
@@ -635,4 +662,4 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             _name_softmax_mistake(
                 case, scores, mask, result, expected, _rerun(my_masked_softmax, mask)
             )
-    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores of size 1e4, allowed scores far below zero)."
+    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores up to 3e4 in size, allowed scores far below zero)."

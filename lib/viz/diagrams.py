@@ -369,8 +369,8 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
 def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     """Chapter 3's additive score (Bahdanau et al. 2015, eq. 6, as ``lib.attention.AdditiveScore``)
     and where a score sits in attention. One panel: a query q and three keys k_i, one score box e_i
-    per key (any of the six score functions fills it), a masked softmax over i, the weights a_i and
-    the output sum_i a_i v_i. The other: what one score box holds for the additive score, q through
+    per key (any of the six score functions fills it), a masked softmax over i, the weights alpha_i
+    and the output sum_i alpha_i v_i. The other: what one score box holds for the additive score, q through
     W_q [d_hidden x d_query] and k_i through W_k [d_hidden x d_key], added, tanh (d_hidden units),
     v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (5.2 inches,
     13-point text); else side by side. Returns the Figure."""
@@ -384,9 +384,10 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
         "and a line from each key enter one score box e_i per key, e_i = score(q, k_i), framed as "
         "the one piece any of the six score functions can fill (the location-based score reads "
         "only the query, not the keys); a masked softmax over i turns the three scores into the "
-        "weights a_1, a_2, a_3, which weight the values v_i into the output, the sum of a_i v_i. "
-        f"Inside one score box, the additive score: the query (D_q = {d_query} numbers) goes "
-        f"through W_q ({H} x {d_query}) and the key (D_k = {d_key} numbers) through W_k "
+        "weights alpha_1, alpha_2, alpha_3, which weight the values v_i into the output, the sum of "
+        "alpha_i v_i. "
+        f"Inside one score box, the additive score: the query (d_q = {d_query} numbers) goes "
+        f"through W_q ({H} x {d_query}) and the key (d_k = {d_key} numbers) through W_k "
         f"({H} x {d_key}); the two results, {H} numbers each, are added, tanh is applied to each "
         f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score e_i, one number."
     )
@@ -420,7 +421,7 @@ def _score_pipeline(ax, x0, y0, font, math=None):
         _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$a_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
+        _box(ax, x, y_a, f"$\\alpha_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
         _line(ax, [x, x], [y_a + 0.2, y_join])
     frame = mpatches.Rectangle(
         (xs[0] - 0.45, y_e - 0.3), xs[-1] - xs[0] + 0.9, 0.6, fill=False, ec="0.3", ls="--"
@@ -431,7 +432,7 @@ def _score_pipeline(ax, x0, y0, font, math=None):
     _box(ax, xs[1], y_soft, "masked softmax over $i$", "norm", w=width, h=0.4, fontsize=font)
     _line(ax, [xs[0], xs[-1]], [y_join, y_join])
     _arrow(ax, xs[1], y_join, xs[1], y_out - 0.25)
-    _box(ax, xs[1], y_out, "$\\sum_i a_i\\mathbf{v}_i$", "ctx", w=1.5, h=0.5, fontsize=font)
+    _box(ax, xs[1], y_out, "$\\sum_i \\alpha_i\\mathbf{v}_i$", "ctx", w=1.5, h=0.5, fontsize=font)
     _box(ax, x_q, y_out, "values $\\mathbf{v}_i$", "rnn", w=1.2, h=0.45, fontsize=font)
     _arrow(ax, x_q - 0.6, y_out, xs[1] + 0.75, y_out)
     ax.text(x0 + 0.15, y0 + 3.95, "where the score sits", fontsize=font, va="top", weight="bold")
@@ -471,7 +472,7 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     # beside the "+", clear of the two arrows into it
     ax.text(x_mid + 0.55, y_add, f"{H} numbers each", fontsize=font, va="center")
     _arrow(ax, x_mid, y_add + 0.2, x_mid, y_tanh - 0.225)
-    _box(ax, x_mid, y_tanh, f"tanh: $H = {H}$ units", "ff", w=2.6, h=0.45, fontsize=font)
+    _box(ax, x_mid, y_tanh, f"tanh: $d_a = {H}$ units", "ff", w=2.6, h=0.45, fontsize=font)
     x_v = x_mid - 0.3
     _arrow(ax, x_v, y_tanh + 0.225, x_v, y_v - 0.225)
     v_a = f"$\\mathbf{{v}}_a^\\top$: $1\\times{H}$"

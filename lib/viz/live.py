@@ -500,12 +500,12 @@ def _seeded_score_weights(q, k, seed: int, d_hidden: int):
             general.W_a.weight,
         ):
             w.normal_()
-        scores = {
+        scores = {  # in the order of chapter 3's tables and figures (location left out)
+            "cosine": cosine_score(q, k),
+            "additive": additive(q, k),
+            "general": general(q, k),
             "dot": dot_product_score(q, k),
             "scaled dot": scaled_dot_product_score(q, k),
-            "cosine": cosine_score(q, k),
-            "general": general(q, k),
-            "additive": additive(q, k),
         }
     weights = {name: torch.softmax(s[0, 0], -1) for name, s in scores.items()}
     return weights, general, additive
@@ -548,7 +548,7 @@ def score_functions_figure(
     caption: str | None = None,
 ) -> LiveFigure:
     """Drag the query and the keys (2-D) and watch the weights of five score functions (chapter 3):
-    dot, scaled dot, cosine, general (W_a) and additive (W_q, W_k, v_a); the general's and the
+    cosine, additive (W_q, W_k, v_a), general (W_a), dot and scaled dot, in the chapter's order; the general's and the
     additive's weights are seeded draws from N(0, 1), so that the untrained functions are not flat. The page computes them as lib.attention does. The example's
     span is the half-width of the plane the page draws first (score_plane_span); it refits the plane
     as the points move."""
@@ -569,7 +569,7 @@ def score_functions_figure(
         "span": score_plane_span([q[0, 0].tolist(), *k[0].tolist()]),
         "weights": {name: w.tolist() for name, w in weights.items()},
     }
-    alt = f"Bars: the weights of {n} keys under five score functions (dot, scaled dot, cosine, general, additive) for the query {q[0, 0].tolist()}."
+    alt = f"Bars: the weights of {n} keys under five score functions (cosine, additive, general, dot, scaled dot) for the query {q[0, 0].tolist()}."
     return LiveFigure(
         "score-functions", example, png=_score_bars_png(weights, n), alt=alt, caption=caption
     )

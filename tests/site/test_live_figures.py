@@ -495,9 +495,13 @@ def table_shading(browser, sel: str, example: dict) -> None:
     values.update({f"k{i + 1}-{c}": k[c] for i, k in enumerate(example["keys"]) for c in (0, 1)})
     set_fields(browser, sel, values)  # back to the figure's own points
     rows = browser.execute_script(TABLE_CELLS, sel)
-    assert [c["text"] for c in rows[0]["cells"]] == [f"{w:.2f}" for w in example["weights"]["dot"]]
+    assert [c["text"] for c in rows[0]["cells"]] == [
+        f"{w:.2f}" for w in example["weights"]["cosine"]
+    ]
     static = list(score_functions_figure([1.0, 0.5], [[1.0, 0.0]]).example["weights"])
-    assert [r["name"] for r in rows] == list(example["weights"]) == static
+    # the chapter's order, as its tables and the slider figure (reader s23, chapter 3)
+    chapter = ["cosine", "additive", "general", "dot", "scaled dot"]
+    assert [r["name"] for r in rows] == list(example["weights"]) == static == chapter
     cells = [c for r in rows for c in r["cells"]]
     assert len(cells) == 5 * 3
     for c in cells:

@@ -1,8 +1,8 @@
 // Score functions (chapter 3), live: drag the query and the keys in the plane (or type their
 // coordinates) and the attention weights of each score function follow, computed in the page as
-// lib.attention computes them: dot q.k, scaled dot q.k/sqrt(d), cosine, general q^T W_a k, additive
-// v_a^T tanh(W_q q + W_k k) (Luong et al. 2015, eq. 8; Bahdanau et al. 2015, eq. 6), each followed by
-// a softmax over the keys. W_a, W_q, W_k and v_a are the example's (seeded in the chapter).
+// lib.attention computes them: cosine, additive v_a^T tanh(W_q q + W_k k), general q^T W_a k, dot q.k,
+// scaled dot q.k/sqrt(d) (Bahdanau et al. 2015, eq. 6; Luong et al. 2015, eq. 8), each followed by a
+// softmax over the keys, in the order of the chapter's tables. W_a, W_q, W_k and v_a are the example's (seeded in the chapter).
 import { colour, el, html, ink } from "../draw.js";
 
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
@@ -11,14 +11,14 @@ const matvec = (M, x) => M.map((row) => dot(row, x));   // M [out][in] (nn.Linea
 export function scores(q, keys, p) {
   const norm = (a) => Math.sqrt(dot(a, a));
   return {
-    dot: keys.map((k) => dot(q, k)),
-    "scaled dot": keys.map((k) => dot(q, k) / Math.sqrt(k.length)),
     cosine: keys.map((k) => dot(q, k) / (Math.max(norm(q), 1e-8) * Math.max(norm(k), 1e-8))),
-    general: keys.map((k) => dot(q, matvec(p.W_a, k))),
     additive: keys.map((k) => {
       const h = matvec(p.W_q, q).map((x, i) => Math.tanh(x + matvec(p.W_k, k)[i]));
       return dot(p.v_a, h);
     }),
+    general: keys.map((k) => dot(q, matvec(p.W_a, k))),
+    dot: keys.map((k) => dot(q, k)),
+    "scaled dot": keys.map((k) => dot(q, k) / Math.sqrt(k.length)),
   };
 }
 
@@ -66,7 +66,7 @@ export function mountScores(root, example, ctx) {
   });
   const table = html("div", { class: "book-live-table" }, right);
   // the table's rows in the order of the static picture's bars: the example's weights, as
-  // lib.viz.live wrote them (dot, scaled dot, cosine, general, additive)
+  // lib.viz.live wrote them (cosine, additive, general, dot, scaled dot: the chapter's order)
   const names5 = Object.keys(scores([0, 0], [[0, 0]], example.params));
   const given = Object.keys(example.weights || {});
   const order = given.length === names5.length && names5.every((n) => given.includes(n)) ? given : names5;
