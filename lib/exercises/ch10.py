@@ -436,6 +436,11 @@ def check_replay(replay: Any) -> str:
 
 # --- exercise 3: keep the capitals ---------------------------------------------------------------------
 
+# Exercise 3's checked answer is a measurement whose value is the same for every student and public
+# (the model answer prints it): a graded course checks it live, for the student's own feedback, with
+# 0 points, as chapter 12's exercise 4; its written part carries the grade (tools/make_course.py;
+# lecturer review s22, S2).
+MEASURED = {3}
 N_MERGES = 1000
 # absolute: the right value to 3 decimals (the task asks for it unrounded; rounded to 2 decimals it is
 # told to give more, as cut to 2 is: review ch10_s21); on Python 3.11 the nearest mistake below
