@@ -827,7 +827,8 @@ def course_notebook(
             cell.source = COMPARE.sub(COMPARED, src)
             predicting = _predicts(src, current["number"], measured)
             measuring = current["number"] in measured
-            if measuring and PREDICT in src.split("\n", 1)[0].lower():  # a measurement, not a prediction: so called (lecturer review s21, S1)
+            # a measurement, not a prediction: so called (lecturer review s21, S1)
+            if measuring and PREDICT in src.split("\n", 1)[0].lower():
                 first, _, rest = cell.source.partition("\n")
                 first = re.sub(re.escape(PREDICT), MEASURE, first, count=1, flags=re.I)
                 cell.source = first + ("\n" + rest if rest else "")
