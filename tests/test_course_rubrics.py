@@ -246,3 +246,22 @@ def test_each_point_is_the_claim_its_question_asks_for():
     assert ch18[2][0][1].startswith("The slopes are part of what a checkpoint learned")
     assert "hides keys 3 and 4" in ch18[3][0][1]
     assert not [q for parts in ch18.values() for q, _ in parts if "print" in q.lower()]
+
+
+def test_a_written_part_is_its_question_not_the_code_cells_orders():
+    """Lecturer review s22, M3: chapter 13's exercise 3 asked, as its first written part, "Then
+    measure it (`first_word_accuracy`, ...), write your fine-tuned classifier ..., and explain the
+    result with the causal mask."; chapter 10's exercise 3 "Explain with what happens to *The*, *the*
+    and *THE*?", a question mark added to an order."""
+    questions = {
+        chapter[:2]: [
+            make_course.parts(c.source)
+            for c in nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4).cells
+            if c.cell_type == "markdown" and make_course.EXERCISE.match(c.source)
+        ]
+        for chapter in ("10_subword_tokenization", "13_gpt")
+    }
+    assert questions["13"][2][0] == "Explain the result with the causal mask."
+    assert questions["10"][2][1] == "Explain with what happens to *The*, *the* and *THE*."
+    assert questions["10"][2][0].endswith("lower-cased run?")  # a question keeps its mark
+    assert questions["10"][1][1] == "which one does less work for a long list of merges?"

@@ -495,7 +495,16 @@ def parts(statement: str) -> list[str]:
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
-    asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
+    # "Then measure it (...), write your classifier as `c`, and explain the result with ...": the
+    # question is the clause that asks to explain, not the code cell's instructions before it
+    # (lecturer review s22, M3)
+    asked = [
+        m.group(1)[0].upper() + m.group(1)[1:] if (m := ORDERS_THEN_EXPLAIN.match(q)) else q
+        for q in asked
+    ]
+    # a clause cut from a question ends with "?", one cut from an order ("Explain with what
+    # happens to ...", ", and say why ...") with "." (lecturer review s22, M3)
+    asked = [q if q.endswith((".", "?")) else q + ("." if ORDER.match(q) else "?") for q in asked]
     # "In words: why ...?" (chapter 17): the cell that asks it already says "in words"
     asked = [re.sub(r"^In words:\s*(\w)", lambda m: m.group(1).upper(), q) for q in asked]
     # the question, not the instruction to check that comes before it ("Check both with
@@ -505,6 +514,10 @@ def parts(statement: str) -> list[str]:
     return [re.sub(r"\s*\(the checker [^)]*\)", "", q) for q in asked]
 
 
+ORDERS_THEN_EXPLAIN = re.compile(
+    r"^(?!Explain\b)(?=.*\bwrite\s+your\b).*?,\s+and\s+((?:explain|say)\b[^,]*[.?]?)$", re.S | re.I
+)  # orders for the code cell ("write your ... as `name`"), then the question
+ORDER = re.compile(r"^(?:Then\s+)?(?:explain|say|show|relate|compare|give|write|describe)\b", re.I)
 # "Check them; then compute ...", "Check both with `f`, and say ...": the question is what follows
 CHECK_FIRST = re.compile(r"^(?:Then\s+)?[Cc]heck\s+(?!that\b)[^,;]*?(?:,\s*and|[;,]\s*then)\s+(\w)")
 # What a statement that asks no question wants written: "say which ...", "relate ...", "compare ..."
