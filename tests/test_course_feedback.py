@@ -141,7 +141,7 @@ def test_every_rubric_part_is_labelled_by_the_statement(course):
         "Relate the result to the nearest neighbours that differ in more than a name."
     ]
     assert labels["14", "ex3_rubric"] == ["Explain what the measurements say."]  # after "(...)"
-    assert labels["18", "ex2_rubric"] == ["Then print the slopes of 6 heads."]
+    assert labels["18", "ex2_rubric"][0].startswith("Why would the power-of-two formula")
     with pytest.raises(ValueError, match="statement"):
         make_course.parts("**Exercise 1 (implement): x.**\n\n- a list only")
 

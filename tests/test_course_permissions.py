@@ -82,3 +82,12 @@ def test_an_ungraded_course_gradebook_is_left_alone(tmp_path):
 def test_grade_course_protects_the_gradebook():
     text = (ROOT / "tools" / "grade_course.py").read_text()
     assert "protect_files(course)" in text
+
+
+def test_the_page_says_that_inbound_folders_are_world_writable():
+    """Lecturer review s22, M12: nbgrader submit creates each submission's folder in inbound/ with
+    mode 0777; the page says so, and what a hub's teacher does about it."""
+    page = " ".join(
+        (Path(__file__).resolve().parents[1] / "book" / "teachers.md").read_text().split()
+    )
+    assert "world-writable, 0777" in page and "collect soon after the deadline" in page

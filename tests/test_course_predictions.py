@@ -227,3 +227,23 @@ def test_a_collected_prediction_names_every_part_that_is_wrong():
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "at collection a prediction with several parts is also checked part by part" in page
     assert "only the first mistake a checker finds in an answer is counted" in page  # the notes
+
+
+def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
+    """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_word, 1.279) and chapter
+    13's exercise 3 (first_word_accuracy, 0.478) are measurements, the same for every student and
+    public, as chapter 12's exercise 4. Chapter 10's check is the value alone: 0 points in a graded
+    course, its written part graded. Chapter 13's one check also checks the classifier, which must
+    score the value written: it keeps its points, for the code (MEASURED_WITH_CODE)."""
+    graded, exercises = _course("10_subword_tokenization", True)
+    test = next(c for c in graded.cells if c.metadata["nbgrader"]["grade_id"] == "ex3_test")
+    assert test.metadata["nbgrader"]["points"] == make_course.POINTS["measured"] == 0
+    assert exercises[2]["points"] == 3  # its three written parts
+    assert _statement(graded, 3).startswith("**Exercise 3 (change and explain): ")
+    assert any(make_course.MEASURED_COURSE in c.source for c in graded.cells)
+    practice, exercises = _course("10_subword_tokenization", False)
+    assert exercises[2]["points"] == make_course.POINTS["checked"] + 3
+    graded, exercises = _course("13_gpt", True)
+    test = next(c for c in graded.cells if c.metadata["nbgrader"]["grade_id"] == "ex3_test")
+    assert test.metadata["nbgrader"]["points"] == make_course.POINTS["checked"]
+    assert not any(make_course.MEASURED_COURSE in c.source for c in graded.cells)

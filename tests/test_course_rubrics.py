@@ -208,3 +208,60 @@ def test_an_unchecked_experiments_rubric_asks_for_the_students_own_run(chapter, 
         if "**The student's own run.**" in c.source
     ]
     assert others == [f"ex{number}_rubric"]
+
+
+def _points(chapter: str) -> dict[int, list[tuple[str, str]]]:
+    """{exercise: [(part's question, the claim marked "The point")]} of a chapter's rubrics."""
+    return {
+        number: [
+            (question, claims.split("\n")[0].removeprefix(f"- {make_course.THE_POINT} "))
+            for question, claims in parts
+        ]
+        for number, parts in _required(chapter).items()
+    }
+
+
+def test_each_point_is_the_claim_its_question_asks_for():
+    """Lecturer review s22, S1: four parts gave "The point" to a claim their question did not ask
+    for (a restated premise, the measured 47.8%, the nucleus being a prefix, "Start from m = -inf");
+    chapter 18's three parts were "print it" instructions: each now asks a question, and its point
+    answers it."""
+    ((agree, why), _) = _points("10_subword_tokenization")[2]
+    assert "why do the two agree" in agree.lower()
+    assert why.startswith("Given the two, the symbol merge") and "never creates a pair" in why
+    ((one_k, point),) = _points("13_gpt")[1]
+    assert "choosing one `k`" in one_k and point.startswith("No single $k$ serves both steps")
+    (mask, point), _ = _points("13_gpt")[3]
+    assert "causal mask" in mask and point.startswith("Under the causal mask")
+    assert "47.8%" not in point
+    ch18 = _points("18_attention_at_scale")
+    assert [q for parts in ch18.values() for q, _ in parts] == [
+        "Why does the first block need no special case, although your running maximum starts at"
+        " $m = -\\infty$ and your sum at $\\ell = 0$?",
+        "Why would the power-of-two formula applied to 12, $2^{-8(h+1)/12}$, be wrong for a model"
+        " trained with the released code, although its 12 slopes are as evenly spread?",
+        "Why is the tile's own lower triangle, `torch.ones(4, 4).tril()`, wrong for this tile?",
+    ]
+    assert "$e^{-\\infty} = 0$" in ch18[1][0][1]
+    assert ch18[2][0][1].startswith("The slopes are part of what a checkpoint learned")
+    assert "hides keys 3 and 4" in ch18[3][0][1]
+    assert not [q for parts in ch18.values() for q, _ in parts if "print" in q.lower()]
+
+
+def test_a_written_part_is_its_question_not_the_code_cells_orders():
+    """Lecturer review s22, M3: chapter 13's exercise 3 asked, as its first written part, "Then
+    measure it (`first_word_accuracy`, ...), write your fine-tuned classifier ..., and explain the
+    result with the causal mask."; chapter 10's exercise 3 "Explain with what happens to *The*, *the*
+    and *THE*?", a question mark added to an order."""
+    questions = {
+        chapter[:2]: [
+            make_course.parts(c.source)
+            for c in nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4).cells
+            if c.cell_type == "markdown" and make_course.EXERCISE.match(c.source)
+        ]
+        for chapter in ("10_subword_tokenization", "13_gpt")
+    }
+    assert questions["13"][2][0] == "Explain the result with the causal mask."
+    assert questions["10"][2][1] == "Explain with what happens to *The*, *the* and *THE*."
+    assert questions["10"][2][0].endswith("lower-cased run?")  # a question keeps its mark
+    assert questions["10"][1][1] == "which one does less work for a long list of merges?"

@@ -277,3 +277,50 @@ def _worked_answer(tmp_path, number: str, defines: str) -> tuple[str, str, str, 
     grade_id = next(k for k, v in answers.items() if defines in v)
     template, solution = answers[grade_id].split(begin, 1)
     return chapter, grade_id, begin, template, solution.split(end, 1)[0]
+
+
+def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_is_named(
+    tmp_path, monkeypatch
+):
+    """Lecturer review s22, S6, with the review's case: alice's own ``PosOneClassifier`` (one
+    ``forward`` of two statements, the only natural way to read ``h[:, 1]``) was reported as "the
+    worked solution's FirstWordClassifier", and the flags that tools/export_grades.py warns of named
+    alice, who submitted first, exactly like dave, who copied her. Her class is no longer compared on
+    its own with the worked solution's; she is named the source of the copies, dave a possible copy."""
+    import json
+
+    import grade_course
+
+    chapter, grade_id, begin, template, _ = _worked_answer(tmp_path, "13", "FirstWordClassifier")
+    alice = (
+        "first_word_prediction = 'c'\n\n\n"
+        "class PosOneClassifier(GPTClassifier):\n"
+        "    def forward(self, input_ids, attention_mask=None):\n"
+        "        h = self.gpt(input_ids, return_hidden_states=True).hidden_states[-1]\n"
+        "        return GPTClassifierOutput(self.head(h[:, 1]), None)\n\n\n"
+        "torch.manual_seed(1)\n"
+        "mine = PosOneClassifier(copy.deepcopy(gpt), n_classes=2)\n"
+        "fit(mine, shuffled_batches(torch.Generator().manual_seed(0)),\n"
+        "    lambda m, b: F.cross_entropy(m(b[0], b[1]).logits, b[2]), steps=150, lr=3e-3,\n"
+        "    warmup_steps=10, seed=0)\n"
+        "with torch.no_grad():\n"
+        "    guessed = mine(test_x, test_mask).logits.argmax(-1)\n"
+        "first_word_accuracy = (guessed == test_y).float().mean().item()\n"
+        "first_word_classifier = mine\n"
+    )
+    dave = alice.replace("mine", "clf").replace("guessed", "preds")
+    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": alice, "dave": dave})
+    for student, when in (("alice", "2026-09-01 10:00:00"), ("dave", "2026-09-01 11:00:00")):
+        (tmp_path / "submitted" / student / chapter / "timestamp.txt").write_text(when)
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "dave"])
+    assert not [f for f in flags if "worked solution" in f], flags
+    assert [f for f in flags if f.startswith(f"alice {grade_id}: the same code as dave's")]
+    assert flags[-1].endswith("alice first")
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, set(), raising=False)
+    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
+    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert known == {"alice": [grade_course.SOURCE], "dave": ["possible copy"]}

@@ -205,6 +205,11 @@ PAIR_WRONG = [
     ((None, 1 / 7), "The best pairs are rarer"),
     # the right pairs with l ##o's or ##s ##t's score: the message points at the score only
     (({("w", "##i"), ("##i", "##d")}, 1 / 9), "Your top_pairs are right"),
+    ((None, 0.11), "is 1 / 7 or 1 / 9"),  # 1/9 written to two decimals
+    # c_ab / N, the commonest pairs' frequency (BPE's ranking): not 1/9 (lecturer review s22, M2)
+    ((None, 9 / 79), "is 9 / 79, c_ab / N: the frequency of ##e ##s or ##s ##t"),
+    (({("w", "##i"), ("##i", "##d")}, 0.1139), "is 9 / 79, c_ab / N"),
+    ((None, 7 / 79), "is 7 / 79, c_ab / N: the frequency of ##o ##w or l ##o"),
     # N c_ab / (c_a c_b), the ratio to independence: the exercise's score without N = 79
     ((None, 79 / 3), "leaves out the constant N"),
     (({("w", "##i"), ("##i", "##d")}, 26.33), "with N = 79 the number of pieces"),

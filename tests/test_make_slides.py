@@ -182,3 +182,38 @@ def whole_17(chapter: dict):
     import json
 
     return make_slides.deck(nbformat.reads(json.dumps(chapter), 4), {}, "x.html")
+
+
+def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_question():
+    """Lecturer review s22, S5: chapter 13's deck said "Top-p keeps a set whose size follows the
+    model's confidence" (exercise 1's written answer), chapter 18's printed the slopes of 6 and 12
+    heads and said how they interleave (exercise 2's rule); ``--exclude-answers`` leaves them out,
+    and the deck without the flag keeps them."""
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    for chapter, gone in [
+        ("13_gpt", ["a set whose size follows the model's confidence"]),
+        ("18_attention_at_scale", ["Six heads get the four slopes", "from sixteen: the first"]),
+    ]:
+        nb = nbformat.reads((root / "notebooks" / f"{chapter}.ipynb").read_text(), 4)
+        table = make_slides.ANSWERS[chapter]
+        whole = "\n".join(c.source for c in make_slides.deck(nb, {}, "x.html").cells)
+        shown = make_slides.deck(nb, {}, "x.html", answers=table)
+        text = "\n".join(c.source for c in shown.cells)
+        for passage in gone:
+            assert passage in " ".join(whole.split()) and passage not in " ".join(text.split())
+        assert len(shown.metadata["left_out"]) == len(table)
+        ids = {
+            c.get("id")
+            for c in json.loads((root / "notebooks" / f"{chapter}.ipynb").read_text())["cells"]
+        }
+        assert all(make_slides.PASSAGE in k or k in ids for k in table)
+    assert "In a tile, the bias is computed" in " ".join(text.split())
+    # the page lists them, and the cheap path without a whole make book (lecturer review s22, M10)
+    page = " ".join((root / "book" / "teachers.md").read_text().split())
+    assert "top-p keeps a set whose size follows the model's confidence" in page
+    assert "table of the slopes of 6 and 12 heads" in page
+    assert (
+        "python tools/make_slides.py --exclude-answers 13 18 --cache _build/.jupyter_cache" in page
+    )

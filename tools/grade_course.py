@@ -749,6 +749,33 @@ def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
     return ast.dump(tree, annotate_fields=False), sum(1 for _ in ast.walk(tree))
 
 
+def _must_write(statement: ast.stmt) -> bool:
+    """Whether a class is one method of at most two statements (docstrings left out): chapter 13's
+    position-1 classifier, ``class C(GPTClassifier)`` with a ``forward`` that takes the hidden states
+    and applies the head to ``h[:, 1]``, which every right answer writes in the same few words
+    (lecturer review s22, S6: 5 of 8 students were reported as having pasted the worked solution's
+    ``FirstWordClassifier``). Such a class is not compared with the worked solution's alone; a
+    whole cell the same as the worked solution still is."""
+
+    def body(node) -> list:
+        rest = node.body
+        if rest and isinstance(rest[0], ast.Expr) and isinstance(rest[0].value, ast.Constant):
+            rest = rest[1:]
+        return rest
+
+    if not isinstance(statement, ast.ClassDef):
+        return False
+    methods = body(statement)
+    return (
+        len(methods) == 1
+        and isinstance(methods[0], ast.FunctionDef)
+        and len(body(methods[0])) <= SHORT_METHOD
+    )
+
+
+SHORT_METHOD = 2  # statements of a one-method class that every right answer writes (_must_write)
+
+
 def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
     """{its name: (dump, syntax nodes)} of each top-level function or class of a cell of CODE_NODES
     nodes or more, normalised as ``code_shape`` normalises a cell (lecturer review s17, S2: a worked
@@ -761,6 +788,8 @@ def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
     found = {}
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if _must_write(statement):
+                continue
             shape = code_shape(ast.unparse(statement))
             if shape and shape[1] >= CODE_NODES:
                 found[statement.name] = shape
@@ -2533,6 +2562,11 @@ def classmate_flags(results: list) -> list[str]:
     ]
 
 
+# a student flagged only as the first submitter of answers that others' are alike: their work is
+# the likely source of the copies (export_grades.py's warning names them so, not as a suspect)
+SOURCE = "source of copies (submitted first; a classmate's answer is alike)"
+
+
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
     """What the teacher must look at after a grading run, printed and saved in the course's
     ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
@@ -2551,9 +2585,13 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
+        # of two students alike, the one who submitted first is the likely source, not a suspect
+        # (lecturer review s22, S6: the export listed the honest author like those who copied her)
+        first = re.search(r", ([\w.@+-]+) first$", line)
         for student in _with_class(course, chapter, students):  # the graded and their likes
             if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
-                flagged.setdefault(student, []).append("possible copy")
+                source = first is not None and first[1] == student
+                flagged.setdefault(student, []).append(SOURCE if source else "possible copy")
     for r in results:
         for other in r.classmates:
             flagged.setdefault(r.student, []).append(

@@ -141,9 +141,9 @@ RECORDED_COURSE = (
     " whether it is right comes with your feedback."
 )
 MEASURED_COURSE = (
-    " An exercise to measure, then check is checked here in the notebook, for your own feedback, and"
-    " its check carries no points: the value it measures is the same for everyone; its written part is"
-    " graded."
+    " A measurement (an exercise to measure, then check, or a value your own run measures) is checked"
+    " here in the notebook, for your own feedback, and its check carries no points: the value it"
+    " measures is the same for everyone; its written part is graded."
 )
 MEASURE = (
     "(measure, then check)"  # a measurement's kind in the course's title (lecturer review s21)
@@ -495,7 +495,16 @@ def parts(statement: str) -> list[str]:
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
-    asked = [q if q.endswith((".", "?")) else q + "?" for q in asked]
+    # "Then measure it (...), write your classifier as `c`, and explain the result with ...": the
+    # question is the clause that asks to explain, not the code cell's instructions before it
+    # (lecturer review s22, M3)
+    asked = [
+        m.group(1)[0].upper() + m.group(1)[1:] if (m := ORDERS_THEN_EXPLAIN.match(q)) else q
+        for q in asked
+    ]
+    # a clause cut from a question ends with "?", one cut from an order ("Explain with what
+    # happens to ...", ", and say why ...") with "." (lecturer review s22, M3)
+    asked = [q if q.endswith((".", "?")) else q + ("." if ORDER.match(q) else "?") for q in asked]
     # "In words: why ...?" (chapter 17): the cell that asks it already says "in words"
     asked = [re.sub(r"^In words:\s*(\w)", lambda m: m.group(1).upper(), q) for q in asked]
     # the question, not the instruction to check that comes before it ("Check both with
@@ -505,6 +514,10 @@ def parts(statement: str) -> list[str]:
     return [re.sub(r"\s*\(the checker [^)]*\)", "", q) for q in asked]
 
 
+ORDERS_THEN_EXPLAIN = re.compile(
+    r"^(?!Explain\b)(?=.*\bwrite\s+your\b).*?,\s+and\s+((?:explain|say)\b[^,]*[.?]?)$", re.S | re.I
+)  # orders for the code cell ("write your ... as `name`"), then the question
+ORDER = re.compile(r"^(?:Then\s+)?(?:explain|say|show|relate|compare|give|write|describe)\b", re.I)
 # "Check them; then compute ...", "Check both with `f`, and say ...": the question is what follows
 CHECK_FIRST = re.compile(r"^(?:Then\s+)?[Cc]heck\s+(?!that\b)[^,;]*?(?:,\s*and|[;,]\s*then)\s+(\w)")
 # What a statement that asks no question wants written: "say which ...", "relate ...", "compare ..."
@@ -788,6 +801,9 @@ def course_notebook(
     if prediction_points is None:
         prediction_points = POINTS["prediction"]
     measured = _measured(chapter)
+    # measurements whose check also checks the student's code (a checker's MEASURED_WITH_CODE): the
+    # check keeps its points, for the code (lecturer review s22, S4)
+    with_code = _measured(chapter, "MEASURED_WITH_CODE")
     # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
     unimported = _prediction_checkers(nb, measured) if predictions_at_collection else set()
     cells, exercises, current = [], [], None
@@ -823,8 +839,9 @@ def course_notebook(
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
             predicting = _predicts(src, current["number"], measured)
-            measuring = current["number"] in measured and PREDICT in src.split("\n", 1)[0].lower()
-            if measuring:  # a measurement, not a prediction: so called (lecturer review s21, S1)
+            measuring = current["number"] in measured
+            # a measurement, not a prediction: so called (lecturer review s21, S1)
+            if measuring and PREDICT in src.split("\n", 1)[0].lower():
                 first, _, rest = cell.source.partition("\n")
                 first = re.sub(re.escape(PREDICT), MEASURE, first, count=1, flags=re.I)
                 cell.source = first + ("\n" + rest if rest else "")
@@ -841,7 +858,9 @@ def course_notebook(
             current = None  # the exercises section ended
         if current is None:
             if cell.cell_type == "markdown":
-                cell.source = _course_text(src, predictions_at_collection, bool(measured))
+                cell.source = _course_text(
+                    src, predictions_at_collection, bool(measured - with_code)
+                )
             elif unimported:
                 cell.source = _without_checkers(src, unimported)
             _nbgrader(cell, f"cell_{i}", locked=True)
@@ -861,7 +880,7 @@ def course_notebook(
             recorded = predictions_at_collection and predicting
             grade_id = unique(f"ex{current['number']}_test")
             points = prediction_points if recorded else POINTS["checked"]
-            if predictions_at_collection and measuring:
+            if predictions_at_collection and measuring and current["number"] not in with_code:
                 points = POINTS["measured"]
             cells.append(_test_cell(cell, module, grade_id, recorded, points))
             current["test"], current["points"] = grade_id, current["points"] + points
@@ -928,7 +947,7 @@ def _without_checkers(source: str, names: set[str]) -> str:
     return "\n".join(lines)
 
 
-def _measured(chapter: str) -> set[int]:
+def _measured(chapter: str, name: str = "MEASURED") -> set[int]:
     """The "predict, then check" exercises of ``chapter`` whose checked answers are measurements
     (its checker module's ``MEASURED``): a course checks them in the notebook like any answer, so a
     student whose own run is off learns it before submitting; only the prediction, a comment, is
@@ -941,7 +960,7 @@ def _measured(chapter: str) -> set[int]:
         module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
     except ModuleNotFoundError:
         return set()
-    return set(getattr(module, "MEASURED", ()))
+    return set(getattr(module, name, ()))
 
 
 def _predicts(statement: str, number: int, measured: set[int]) -> bool:

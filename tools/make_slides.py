@@ -58,7 +58,10 @@ SKIPPED_SECTIONS = ("exercises",)
 # What a deck shows that answers a graded exercise, as the teachers' page lists it (lecturer review
 # s21, M9): ``--exclude-answers`` (``make slides EXCLUDE_ANSWERS=1``) leaves these out. A key is a
 # code cell's id (its figures and tables), a section's heading (all of its slides) or a list item's
-# opening words ("- ...": a summary's bullet); the value says which exercise it answers.
+# opening words ("- ...": a summary's bullet); the value says which exercise it answers. A key
+# "<opening words> ... <closing words>" is a passage of prose, from a sentence's opening words to the
+# closing words that end it (lecturer review s22, S5: chapter 13's top-p argument, chapter 18's
+# six-head slopes and their interleaving), cut from the slides and the notes.
 ANSWERS: dict[str, dict[str, str]] = {
     "17_modern_decoder": {
         # the key/value heads in consecutive groups, as repeat_interleave orders them
@@ -71,7 +74,17 @@ ANSWERS: dict[str, dict[str, str]] = {
         "- **Grouped-query attention** shares": "exercise 2",
         "- A **sliding window** of": "exercise 4",
     },
+    "13_gpt": {
+        # top-p's set follows the model's confidence: exercise 1's written answer (one k for all steps)
+        "Top-p keeps a set whose size ... nucleus sampling.": "exercise 1",
+    },
+    "18_attention_at_scale": {
+        # the slopes of 6 and 12 heads, and how the new ones interleave: exercise 2's rule, printed
+        "ch18-alibi-slopes": "exercise 2",
+        "Six heads get the four slopes ... the others between two of them.": "exercise 2",
+    },
 }
+PASSAGE = " ... "  # a passage's opening and closing words, in a key of ANSWERS
 LEFT_OUT = (
     "*Left out of this deck until the deadline of {exercise}, which it answers: see the chapter"
     " (or `make slides` without `EXCLUDE_ANSWERS=1`).*"
@@ -339,6 +352,8 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
     """A section's heading with its first paragraph (or its list's first items) on a slide, its
     display equations on the slide or the next, the rest of its prose in the speaker notes."""
     head = parts[0]
+    if not head.startswith("#"):  # a cell that continues a section: its first block is prose
+        head = _without_answers(d, head)
     parts = [head] + [_without_answers(d, p) for p in parts[1:]]
     if level and not head.startswith("#### "):
         d.title = re.sub(r"\s*¶\s*$", "", head.lstrip("# ")).strip()
@@ -371,7 +386,15 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
 
 def _without_answers(d: "Deck", block: str) -> str:
     """A list without its items that answer a graded exercise (keys of ``d.answers`` that begin
-    with "- ", the item's opening words: a summary's bullet), on the slide and in the notes."""
+    with "- ", the item's opening words: a summary's bullet), and prose without its passages that do
+    (keys "<opening words> ... <closing words>"), on the slide and in the notes."""
+    for key in (k for k in d.answers if PASSAGE in k):
+        opening, closing = key.split(PASSAGE)
+        words = [r"\s+".join(map(re.escape, part.split())) for part in (opening, closing)]
+        found = re.search(rf"{words[0]}.*?{words[1]}\s*", block, re.S)
+        if found:
+            d.left_out.append(f"{opening}{PASSAGE.rstrip()} ({d.answers[key]})")
+            block = (block[: found.start()] + block[found.end() :]).strip()
     drop = [k for k in d.answers if k.startswith("- ")]
     if not drop or not is_list(block):
         return block

@@ -128,9 +128,15 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         3: [["For the paper's table a matrix", "In the literal reading", "Offsets are a fixed"]],
     },
     "10": {
-        # part 1 "why do the two agree?", part 2 "which one does less work?"
+        # part 1 "why do the two agree?", part 2 "which one does less work?"; part 1's point is the
+        # argument (given the property, a merge never creates a pair ranked before it), not the
+        # restated premise "the learned merges come with their order" (lecturer review s22, S1)
         2: [
-            ["They agree because the learned merges", "So the ranks `apply_bpe` merges"],
+            [
+                "Given the property, the symbol merge",
+                "So the ranks `apply_bpe` merges",
+                "They agree because the learned merges",
+            ],
             ["The work differs", "With the ranks built once"],
         ],
     },
@@ -177,11 +183,17 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "13": {
-        1: [["Sorted in decreasing order", "After `mia had a cat .`", "The right number of"]],
+        # "what does that say about choosing one k for every step?": no single k serves both steps
+        # (lecturer review s22, S1), not that top-k with the nucleus's size keeps the same tokens
+        1: [
+            ["No single $k$ serves both steps", "The right number of", "Sorted in decreasing order"]
+        ],
         # "how does the embeddings' share compare, and why?" (not how close the estimate is)
         2: [["The embeddings are 0.37% of GPT-3", "A block holds about"]],
         3: [
-            ["Chance, or a little below", "Under the causal mask", "The classifier receives one"],
+            # "explain the result with the causal mask": the mask's reason, not the measured 47.8%
+            # (lecturer review s22, S1)
+            ["Under the causal mask", "The classifier receives one", "Chance, or a little below"],
             ["BERT's `[CLS]` comes first too", "Pretraining also gave it", "In a decoder the only"],
         ],
     },
@@ -266,7 +278,13 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "18": {
-        1: [["Start from $m = -\\infty$", "For each block, first", "The weights then sum to 1"]],
+        # each part asks a question (lecturer review s22, S1: they were "print it" instructions)
+        # "why does the first block need no special case?": its factor e^{-inf} = 0
+        1: [["The first block needs no special case", "Start from $m = -\\infty$"]],
+        # "why would the power-of-two formula applied to 12 be wrong for a trained model?"
+        2: [["The slopes are part of what a checkpoint learned", "The formula applied to 12"]],
+        # "why is the tile's own lower triangle wrong for this tile?"
+        3: [["The tile's own lower triangle", "Compare positions, not places"]],
     },
 }
 

@@ -431,6 +431,12 @@ def _label_0_share(n: int, seed: int) -> float:
     return sum(label == 0 for _, label in examples) / len(examples)
 
 
+# Exercise 3's first_word_accuracy is a measurement, the same for every student and public, as chapter
+# 12's exercise 4 (lecturer review s22, S4). Its one check also checks the classifier the student
+# wrote, which must score the value written: MEASURED_WITH_CODE keeps that check's points for the code
+# in a graded course (tools/make_course.py); the number alone earns nothing.
+MEASURED = {3}
+MEASURED_WITH_CODE = {3}
 FIRST_WORD_ACCURACY = _label_0_share(1000, seed=2)  # the test sentences: 0.478
 TRAIN_MAJORITY = _label_0_share(200, seed=1)  # the training sentences: 0.56
 # absolute: the measurement to three decimals (one test sentence is 0.001)
