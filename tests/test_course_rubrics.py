@@ -228,7 +228,7 @@ def test_each_point_is_the_claim_its_question_asks_for():
     answers it."""
     ((agree, why), _) = _points("10_subword_tokenization")[2]
     assert "why do the two agree" in agree.lower()
-    assert why.startswith("Given the two, the symbol merge") and "never creates a pair" in why
+    assert why.startswith("Given the property, the symbol merge") and "never creates a pair" in why
     ((one_k, point),) = _points("13_gpt")[1]
     assert "choosing one `k`" in one_k and point.startswith("No single $k$ serves both steps")
     (mask, point), _ = _points("13_gpt")[3]
