@@ -489,6 +489,16 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     warnings = export_grades.read_gradebook(gradebook).warnings
     assert [w for w in warnings if "submission time unknown" in w] == [said]
 
+    # the export refuses while a time is unknown (lecturer review s22, S7), unless told to go on
+    out = gradebook.parent / "canvas.csv"
+    capsys.readouterr()
+    assert export_grades.main(["--gradebook", str(gradebook), "--canvas", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert not out.exists() and "no submission time" in err and f"carol {A}" in err
+    assert "--allow-unknown-times" in err
+    args = ["--gradebook", str(gradebook), "--canvas", str(out), "--allow-unknown-times"]
+    assert export_grades.main(args) == 0 and out.exists()
+
     monkeypatch.setattr(grade_course, "FLAGGED", set())
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])

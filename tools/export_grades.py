@@ -56,6 +56,9 @@ class Grades:
     # (student, assignment): None where nothing was submitted and the deadline has not passed
     scores: dict[tuple[str, str], float | None] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # what a teacher should see before importing
+    # "student assignment" of each submission without a submission time (put in submitted/ by hand):
+    # never checked against its deadline (lecturer review s22, S7)
+    untimed: list[str] = field(default_factory=list)
 
 
 def read_gradebook(
@@ -107,6 +110,8 @@ def read_gradebook(
                 else:
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
                     grades.warnings += _submission_warnings(sub, student["id"], name)
+                    if sub.timestamp is None and sub.duedate is not None:
+                        grades.untimed.append(f"{student['id']} {name}")
                 grades.scores[student["id"], name] = score
     if "://" not in str(gradebook):
         grades.warnings += flag_warnings(Path(gradebook).resolve().parent / "reports", names)
@@ -292,6 +297,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="leave out (and list) the students the roster, or Moodle's e-mail column, has no row for",
     )
+    parser.add_argument(
+        "--allow-unknown-times",
+        action="store_true",
+        help="export even while a submission has no submission time (not checked for lateness)",
+    )
     args = parser.parse_args(argv)
     try:
         return _export(args, parser)
@@ -307,6 +317,14 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     grades = read_gradebook(gradebook, args.assignment)
     for warning in grades.warnings:
         print(f"export_grades.py: warning: {warning}", file=sys.stderr)
+    if grades.untimed and not args.allow_unknown_times:
+        # late work handed in by hand would be exported with full marks (lecturer review s22, S7)
+        raise ValueError(
+            f"{len(grades.untimed)} submission(s) have no submission time, so none was checked "
+            f"against its deadline ({', '.join(grades.untimed)}): write each one's timestamp.txt "
+            "and grade it again (the warnings above say how), or export anyway with "
+            "--allow-unknown-times; nothing is written"
+        )
     done = []  # every table is made before the summary says it is written (lecturer review s17, M2:
     # "the export is written", then a roster without a student stopped it and nothing was written)
     try:
