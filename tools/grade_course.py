@@ -907,7 +907,10 @@ def _send(fd: int, message, deadline: float) -> None:
     import torch
 
     buffer = io.BytesIO()
-    torch.save(message, buffer)
+    # the grader's pickling of a checker's tensor is no operation of the student's (chapter 18's
+    # scores would note it as a read of every score; lecturer review s22, B1)
+    with torch._C.DisableTorchFunctionSubclass():
+        torch.save(message, buffer)
     data = b"T" + struct.pack(">Q", len(buffer.getvalue())) + buffer.getvalue()
     view = memoryview(data)
     while view:
@@ -1402,8 +1405,14 @@ class Answer:
             raise _student_error(info, _memory_note(info, self._grader.memory_gb))
         for arg, after in zip(args, reply.get("inputs", [])):  # an input changed in place
             if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
-                if after.shape == arg.shape and after.dtype == arg.dtype:
-                    arg.copy_(after)
+                # as plain tensors: the copy is no operation of the student's (chapter 18's
+                # scores would note it as a read of every score)
+                with torch._C.DisableTorchFunctionSubclass():
+                    if after.shape == arg.shape and after.dtype == arg.dtype:
+                        arg.copy_(after)
+        for arg, state in zip(args, reply.get("states") or []):  # what the argument noted there
+            if state is not None and hasattr(type(arg), "__sandbox_restore__"):
+                type(arg).__sandbox_restore__(arg, decode(state))
         _CALLER.append(self)  # a module it returns calls back through this child
         try:
             return decode(reply.get("result"))
@@ -2452,6 +2461,17 @@ def main(argv=None) -> int:
     )
     grader.classmates = _with_class(course, chapter, students)
     try:
+        failing = worked_solution_fails(grader)  # the canary, before any student's grade
+        if failing:
+            print(
+                f"STOPPED: the grader could not grade this exercise in its sandbox: the worked "
+                f"solution fails ({chapter}, source/). No student was graded, so none gets a 0 "
+                "for the grader's fault; report it with these lines:",
+                *(f"  {line}" for line in failing),
+                sep="\n",
+                file=sys.stderr,
+            )
+            return 3
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
         )
@@ -2726,6 +2746,29 @@ def _parser() -> argparse.ArgumentParser:
         help="with --feedback: even while written answers still need a manual grade (shown as 0)",
     )
     return parser
+
+
+CANARY = "the-worked-solution"  # the name the canary grading runs under (no student's: a hyphen)
+
+
+def worked_solution_fails(grader: Grader) -> list[str]:
+    """The exercises whose worked solution, the instructor's ``source/`` notebook, the grader does
+    not give full marks in its sandbox, each with the verdict: a fault of the grader, not of any
+    student (lecturer review s22, B1: chapter 18's exercise 1 gave 0 to every answer). An exercise
+    with per-student variants is left out: the worked solution answers the book's numbers."""
+    path = grader.course / "source" / grader.chapter / f"{grader.chapter}.ipynb"
+    varied = {
+        e.test
+        for e in grader.exercises
+        if grader.variants
+        and e.number in getattr(importlib.import_module(e.module), "VARIANTS", {})
+    }
+    results = grader.grade(CANARY, nbformat.read(path, as_version=4))
+    return [
+        f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
+        for r in results
+        if r.score < r.points and r.test not in varied
+    ]
 
 
 def _grade_students(

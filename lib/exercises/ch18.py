@@ -122,6 +122,14 @@ class _Scores(Tensor):
         scores._positions, scores._reads = positions, reads
         return scores
 
+    # The course's grader runs the reader's function in another process, on a copy of the scores:
+    # the reads noted there come back to these scores as data (tools/sandbox.py's ``_state_of``).
+    def __sandbox_state__(self) -> list[list]:
+        return [[name, sorted(read)] for name, read in self._reads.events]
+
+    def __sandbox_restore__(self, events: list[list]) -> None:
+        self._reads.events[:] = [(str(name), frozenset(read)) for name, read in events]
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
