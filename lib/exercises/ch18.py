@@ -407,8 +407,8 @@ _SLOPE_CASES = [8, 4, 6, 12, 3, 24]
 
 def _slope_cases() -> list[int]:
     """The head counts of the cases: _SLOPE_CASES at seed 0; else two powers of two (2 to 64) and four
-    other counts, one of them above 16 (where every rule of the released code shows), drawn from the
-    seed."""
+    other counts, one of them above 16 (where every rule of the released code shows), and last one
+    count from 1000 to 9999, drawn from the seed."""
     seed = SEEDS["slopes_for"]
     if seed == 0:
         return list(_SLOPE_CASES)
@@ -419,7 +419,13 @@ def _slope_cases() -> list[int]:
     picked = [powers[i] for i in torch.randperm(len(powers), generator=g)[:2].tolist()]
     picked += [others[i] for i in torch.randperm(len(others), generator=g)[:3].tolist()]
     picked.append(large[int(torch.randint(len(large), (1,), generator=g))])
-    return [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
+    picked = [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
+    # one in the thousands, beyond any table of answers a student could paste (lecturer review s22,
+    # S3: a 256-entry table passed every case)
+    while True:
+        n = int(torch.randint(1000, 10000, (1,), generator=g))
+        if n & (n - 1):
+            return picked + [n]
 
 
 _SLOPE_MISTAKES = [
