@@ -29,10 +29,11 @@ import make_course  # noqa: E402
 
 CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("1[3-8]_*.ipynb"))
 CH18 = "18_attention_at_scale"
-# chapter 18's exercise 1 answered wrong: {student: (answer, words of the message)}
+# chapter 18 answered wrong: {student: (answer cell, its source, words of the message)}
 WRONG = {
     # the checker's own helper, which its tracking tensor may call, is still refused to an answer
     "calls_leaves": (
+        "ex1_answer",
         """
 import math
 
@@ -52,6 +53,7 @@ def running_max_and_sum(x, block):
     ),
     # the softmax of two passes: right values, read the wrong way (what the sandbox now sees)
     "two_passes": (
+        "ex1_answer",
         """
 import math
 
@@ -61,6 +63,16 @@ def running_max_and_sum(x, block):
     return m, (x - m).exp().sum().item()
 """,
         "reads all",
+    ),
+    # "Without `lib.alibi`": its private helper too (lecturer review s22, S3)
+    "private_helper": (
+        "ex2_answer",
+        """
+import lib.alibi as _al
+
+slopes_for = lambda n: list(_al._slopes(n))  # noqa: E731
+""",
+        "alibi_slopes",
     ),
 }
 
@@ -98,8 +110,8 @@ def graded(tmp_path_factory):
         }
         _submit(root, "honest", chapter, _solutions(source))
         if chapter == CH18:
-            for student, (answer, _) in WRONG.items():
-                _submit(root, student, chapter, {**_solutions(source), "ex1_answer": answer})
+            for student, (cell, answer, _) in WRONG.items():
+                _submit(root, student, chapter, {**_solutions(source), cell: answer})
         out = root / f"{chapter}.json"
         run = subprocess.run(
             [sys.executable, str(ROOT / "tools" / "grade_course.py"), chapter]
@@ -129,12 +141,14 @@ def test_the_worked_solution_gets_full_marks_in_the_sandbox(graded, chapter):
 
 
 @pytest.mark.parametrize("student", sorted(WRONG))
-def test_a_wrong_answer_of_chapter_18_exercise_1_gets_zero_with_its_reason(graded, student):
+def test_a_wrong_answer_of_chapter_18_gets_zero_with_its_reason(graded, student):
     root, expected, runs = graded
     run, messages = runs[CH18]
+    cell, _, words = WRONG[student]
+    test = cell.replace("_answer", "_test")
     scores = _gradebook_scores(root, student, CH18)
-    assert scores == {**expected[CH18], "ex1_test": 0}, messages
-    assert WRONG[student][1] in messages[(student, "ex1_test")]
+    assert scores == {**expected[CH18], test: 0}, messages
+    assert words in messages[(student, test)]
 
 
 class _Grader:

@@ -132,6 +132,7 @@ class Exercise:
     args: list[str]  # the expressions the test passes to the checker
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
     collected: bool = False  # a prediction checked at collection (its real test in the metadata)
+    statement: str = ""  # the exercise's statement (its markdown cell), as the student reads it
 
 
 def _meta(cell) -> dict:
@@ -170,12 +171,15 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
     """The chapter's story (its code cells before the exercises) and its exercises, from the
     instructor's source notebook."""
     story, exercises, section = [], [], []
-    started = False
+    started, statements = False, {}
     for i, cell in enumerate(source.cells):
         meta = _meta(cell)
         grade_id = meta.get("grade_id", "")
         if cell.cell_type == "markdown" and grade_id.startswith("ex") and "_text" in grade_id:
             started = True
+            number = grade_id[2:].split("_")[0]
+            if number.isdigit():
+                statements[int(number)] = statements.get(int(number), "") + cell.source
         if cell.cell_type != "code":
             continue
         filename = f"<chapter cell {i}>"
@@ -208,6 +212,7 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                     args,
                     cells,
                     collected=bool(collected),
+                    statement=statements.get(number, ""),
                 )
             )
             continue
@@ -1451,6 +1456,45 @@ def _stand_in(info: dict):
     return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
 
 
+def _module_refusals(refusals: list, statement: str) -> list:
+    """More refusals (``REFUSALS``' form) for each library function the table refuses on every call,
+    ``lib.X.f``: every function of ``lib.X`` where the statement says "without `lib.X`", private ones
+    included; else the functions of ``lib.X`` that ``f`` calls, at any depth (lecturer review s22,
+    S3: ``lib.alibi._slopes``, which does ``alibi_slopes``' work, passed; ``lib.bpe._apply`` too).
+    Each refuses as ``f``'s refusal does."""
+    found, seen = [], {target for target, _, _ in refusals}
+    for target, when, raiser in refusals:
+        if when is not None or "*" in target or not target.startswith("lib."):
+            continue
+        module_name, _, name = target.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # a class's method (lib.transformer.EncoderLayer.forward)
+        own = {
+            key: value
+            for key, value in vars(module).items()
+            if isinstance(value, types.FunctionType) and value.__module__ == module_name
+        }
+        if re.search(rf"without\s+`?{re.escape(module_name)}\b", statement, re.IGNORECASE):
+            names = set(own)
+        else:  # the helpers behind f: the module's functions its code names, and theirs
+            names, todo = set(), [name]
+            while todo:
+                function = own.get(todo.pop())
+                codes = [function.__code__] if function else []
+                while codes:
+                    code = codes.pop()
+                    codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+                    todo += [n for n in code.co_names if n in own and n not in names]
+                    names |= {n for n in code.co_names if n in own}
+        for key in sorted(names):
+            if f"{module_name}.{key}" not in seen:
+                seen.add(f"{module_name}.{key}")
+                found.append((f"{module_name}.{key}", None, raiser))
+    return found
+
+
 def _checker_own_refusals(module) -> list:
     """A refusal (``REFUSALS``' form) of each function of a chapter's checker module but its checkers
     and the few the chapter's own cells call (its exact references, such as chapter 2's ``_sharpened``
@@ -1645,6 +1689,7 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
+        self.refusals += _module_refusals(self.refusals, exercise.statement)
         self.refusals += _checker_own_refusals(
             module
         )  # the checker's own code, such as its references
