@@ -2412,11 +2412,25 @@ def ungraded_answers(course: Path, chapter: str) -> list[str]:
                 if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
             )
             if cells:
-                found.append(
-                    f"{sub.student_id} {chapter}: {len(cells)} answers still need a manual grade "
-                    f"({', '.join(cells)})"
-                )
+                found.append(f"{sub.student_id} {chapter}: {manual_grades_said(cells)}")
     return found
+
+
+def manual_grades_said(cells: list[str]) -> str:
+    """ "1 written answer and 1 test cell held for manual review still need a manual grade (...)":
+    a test cell the grader held for review is named as one, not as a written answer (lecturer
+    review s22, M4), and one is one."""
+    tests = [c for c in cells if c.endswith("_test")]
+    parts = [
+        f"{n} {what}{'' if n == 1 else 's'}{after}"
+        for n, what, after in (
+            (len(cells) - len(tests), "written answer", ""),
+            (len(tests), "test cell", " held for manual review"),
+        )
+        if n
+    ]
+    verb = "needs" if len(cells) == 1 else "need"
+    return f"{' and '.join(parts)} still {verb} a manual grade ({', '.join(cells)})"
 
 
 def give_feedback(
@@ -2446,10 +2460,17 @@ def give_feedback(
     ungraded = ungraded_answers(course, chapter)
     if ungraded and not allow_ungraded:  # lecturer review s21, S3: released feedback showed the
         # unmarked written answers as 0 points, and cannot be taken back
+        held = (
+            f"1 submission of {chapter} has"
+            if len(ungraded) == 1
+            else f"{len(ungraded)} submissions of {chapter} have"
+        )
         print(
-            f"{len(ungraded)} submissions of {chapter} have written answers not graded yet; their "
-            "feedback would show them as 0 points:\n  " + "\n  ".join(ungraded) + "\nNothing done: "
-            "grade them in the Formgrader first (--allow-ungraded releases the feedback anyway)."
+            f"{held} cells not graded by hand yet (written answers, or test cells held for manual "
+            "review); their feedback would show them as 0 points:\n  "
+            + "\n  ".join(ungraded)
+            + "\nNothing done: grade them in the Formgrader first (--allow-ungraded releases the "
+            "feedback anyway)."
         )
         return 2
     if ungraded:
