@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import re
 import sys
 from pathlib import Path
@@ -511,3 +512,26 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     assert said in text.read_text()
     grade_course._print_flags(course, A, ["alice", "bob"], [])  # carol not in this run
     assert "submission time unknown" not in capsys.readouterr().out
+
+
+def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):
+    """Lecturer review s22, M5: after the teacher gave a held test cell its grade in the gradebook,
+    the export still said "flagged when graded (ex1_test needs manual review ...)"."""
+    from nbgrader.api import Gradebook
+
+    reports = gradebook.parent / "reports"
+    reports.mkdir()
+    flags = {
+        "alice": ["t1 needs manual review", "possible copy"],
+        "bob": ["t1 needs manual review"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    with Gradebook(f"sqlite:///{gradebook}") as gb:
+        for student in ("alice", "bob"):
+            gb.find_grade("t1", A, A, student).manual_score = 0
+        gb.db.commit()
+    warnings = [w for w in export_grades.read_gradebook(gradebook).warnings if "flagged" in w]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"alice {A}: flagged when graded (possible copy;"
+    )
+    assert "needs manual review" not in warnings[0]
