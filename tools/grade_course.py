@@ -2832,6 +2832,7 @@ def worked_solution_fails(grader: Grader) -> list[str]:
     results = grader.grade(CANARY, nbformat.read(path, as_version=4))
     return [
         f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
+        + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)
         for r in results
         if r.score < r.points and r.test not in varied
     ]
