@@ -191,3 +191,20 @@ def test_the_canary_stops_the_grading_and_names_the_exercise(tmp_path, monkeypat
         "the grader could not grade this exercise in its sandbox: the worked solution fails" in said
     )
     assert "ex1_test" in said and "ex2_test" not in said
+
+
+def test_a_model_the_checker_hooked_goes_to_the_child_without_its_hooks():
+    """Chapter 15's checker counts the model's calls with a local lambda hooked on it, which cannot be
+    pickled: the worked solution got 0 in the sandbox (found by the canary). The child gets the model
+    without the hook; the checker's model keeps it."""
+    import io
+
+    import torch
+
+    model, calls = torch.nn.Linear(2, 2), []
+    model.register_forward_hook(lambda *_: calls.append(1))
+    sent = grade_course.encode(model)
+    torch.save(sent, io.BytesIO())
+    assert sent.weight is model.weight and not sent._forward_hooks
+    model(torch.zeros(1, 2))
+    assert calls == [1]

@@ -71,6 +71,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import copy
 import dataclasses
 import datetime
 import fnmatch
@@ -942,9 +943,29 @@ def encode(x):
         return {"__set__": [encode(v) for v in x]}
     if isinstance(x, np.ndarray):
         return {"__ndarray__": torch.from_numpy(x.copy())}
+    if isinstance(x, torch.nn.Module) and any(getattr(x, h, None) for h in _HOOKS):
+        # the checker's hooks on a model (chapter 15's count of the model's calls, a local lambda
+        # that cannot be pickled: every answer, the worked solution's too, got 0; found by the
+        # canary, lecturer review s22, B1) stay here: the child gets the model without them
+        x = copy.copy(x)
+        for name in _HOOKS:
+            if getattr(x, name, None):
+                object.__setattr__(x, name, type(getattr(x, name))())
     # anything else of the checker's (a model of the chapter's, say) goes pickled: the child may
     # unpickle what the grader sends; the grader never unpickles what the child sends
     return x
+
+
+# an nn.Module's hooks (the checker's, on a model it passes): not sent to the child
+_HOOKS = (
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
 
 
 class Opaque:
