@@ -5,7 +5,7 @@ because the sandbox refused the checker's own helpers, which its tracking tensor
 Each chapter's course is graded with one student who hands in the worked solutions: full marks in the
 gradebook. The grader grades the instructor's ``source/`` first (its canary) and stops, naming the
 exercise, when the worked solution fails there; the test also checks that stop, with a grader whose
-verdicts are given. About 5 minutes on the book's 2-core machine, shared (each chapter's code runs
+verdicts are given. About 16 minutes on the book's 2-core machine at load average 9 (each chapter's code runs
 once, in the sandbox's zygote).
 """
 
