@@ -327,3 +327,36 @@ print("refused")
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "refused" in done.stdout, (done.stdout + done.stderr)[-3000:]
+
+
+def test_a_statements_without_lib_x_refuses_every_function_of_lib_x():
+    """Lecturer review s22, S3: ``lib.alibi._slopes``, which does ``alibi_slopes``' work, passed
+    chapter 18's "Without `lib.alibi`"; chapter 10's ``lib.bpe._apply`` was refused by no rule. From
+    the refusal table: every function of the module a statement names, else the helpers behind the
+    refused function, each refused as it is."""
+    import grade_course
+
+    from lib.exercises import ch10, ch18
+
+    source = nbformat.read(ROOT / "notebooks" / "18_attention_at_scale.ipynb", as_version=4)
+    statement = next(c.source for c in source.cells if "Without `lib.alibi`" in c.source)
+    table = ch18.REFUSALS["check_alibi_slopes"]
+    found = {t: raiser for t, _, raiser in grade_course._module_refusals(table, statement)}
+    assert {"lib.alibi._slopes", "lib.alibi.alibi_bias"} <= set(found)
+    assert found["lib.alibi._slopes"] is table[0][2]
+    helpers = {t for t, _, _ in grade_course._module_refusals(table, "")}
+    assert "lib.alibi._slopes" in helpers and "lib.alibi.alibi_bias" not in helpers
+    bpe = {t for t, _, _ in grade_course._module_refusals(ch10.REFUSALS["check_replay"], "")}
+    assert "lib.bpe._apply" in bpe
+
+
+def test_the_grader_reads_each_exercises_statement():
+    import grade_course
+    import make_course
+
+    chapter = "18_attention_at_scale"
+    source = nbformat.read(ROOT / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    course, _ = make_course.course_notebook(source, chapter)
+    _, exercises = grade_course.plan_chapter(course)
+    assert "Without `lib.alibi`" in exercises[1].statement
+    assert "Without `lib.alibi`" not in exercises[0].statement

@@ -46,7 +46,7 @@ def test_an_export_warns_about_ungraded_answers_and_scores_over_the_maximum(
     out = tmp_path / "canvas.csv"
     assert export_grades.main(["--gradebook", str(gradebook), "--canvas", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "warning: alice 02_attention_as_soft_lookup: 1 answers still need a manual grade" in err
+    assert "warning: alice 02_attention_as_soft_lookup: 1 answer still needs a manual grade" in err
     assert (
         "warning: bob 02_attention_as_soft_lookup: w1 has 2.5 points, more than its maximum 1"
         in err

@@ -374,8 +374,8 @@ def test_the_feedback_command_refuses_while_written_answers_are_ungraded(
 
     assert grade_course.give_feedback(tmp_path, CH2, run=run) == 2 and ran == []
     out = capsys.readouterr().out
-    assert f"amira {CH2}: 1 answers still need a manual grade (ex1_written)" in out
-    assert f"bo {CH2}: 1 answers still need a manual grade (ex1_written)" in out
+    assert f"amira {CH2}: 1 written answer still needs a manual grade (ex1_written)" in out
+    assert f"bo {CH2}: 1 written answer still needs a manual grade (ex1_written)" in out
     assert "ex2_written" not in out and "--allow-ungraded" in out
     assert grade_course.give_feedback(tmp_path, CH2, run=run, allow_ungraded=True) == 0
     assert ran[0] == ["nbgrader", "generate_feedback", CH2]
@@ -387,3 +387,14 @@ def test_the_feedback_command_refuses_while_written_answers_are_ungraded(
         gb.db.commit()
     assert grade_course.give_feedback(tmp_path, CH2, run=run) == 0 and ran
     assert "still need a manual grade" not in capsys.readouterr().out
+
+
+def test_a_test_cell_held_for_review_is_named_as_one():
+    """Lecturer review s22, M4: "1 answers still need a manual grade (ex3_test)" called a test cell
+    the grader held for manual review a written answer."""
+    import grade_course
+
+    said = grade_course.manual_grades_said(["ex3_test"])
+    assert said == "1 test cell held for manual review still needs a manual grade (ex3_test)"
+    said = grade_course.manual_grades_said(["ex1_test", "ex2_written", "ex3_written"])
+    assert said.startswith("2 written answers and 1 test cell held for manual review still need")

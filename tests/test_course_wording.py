@@ -324,3 +324,24 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
     known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
     assert known == {"alice": [grade_course.SOURCE], "dave": ["possible copy"]}
+
+
+def test_the_course_release_says_who_grades_an_explanation_in_one_sentence():
+    """Chapter 10's "the explanation it asks for is yours to compare with the model answer" becomes a
+    sentence in the release, not "... is your teacher grades it by a rubric" (lecturer review s22, M1)."""
+    import json
+
+    import make_course
+
+    said = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown":
+                text = " ".join(make_course._course_text("".join(cell["source"]), True).split())
+                said.append(text)
+                assert "is your teacher grades" not in text, path.name
+    assert any(
+        "checks its measurement; your teacher grades the explanation it asks for by a rubric, and the"
+        " model answer comes back with your feedback." in text
+        for text in said
+    )

@@ -1514,6 +1514,20 @@ def test_reader_errors_say_where_in_the_readers_code():
     )
 
 
+def test_an_error_below_the_checkers_own_wrapper_is_said_to_be_in_the_checker():
+    """Chapter 18's checker calls the reader's function through a wrapper of its own: a line of that
+    wrapper is not "line 237 of your cell" (lecturer review s22, M7)."""
+    from lib.exercises.ch18 import check_running_max_and_sum
+
+    def refused(x, block):
+        raise RuntimeError("it called a function the exercise does not allow")
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_running_max_and_sum(refused)
+    assert "does not allow, in the checker." in failure.value.message
+    assert "of your cell" not in failure.value.message
+
+
 def test_an_answer_that_never_returns_is_stopped_with_a_time_limit(monkeypatch):
     import time
 

@@ -484,3 +484,17 @@ def test_check_running_max_and_sum_names_a_low_precision_not_an_algorithm_error(
 
     with pytest.raises(ExerciseFailed, match=re.escape("not to float32 precision")):
         ch18.check_running_max_and_sum(half)
+
+
+def test_the_graders_slope_cases_reach_beyond_any_pasted_table(monkeypatch):
+    """Lecturer review s22, S3: a pasted table of the slopes of 1 to 256 heads passed every private
+    case. The grader's cases (a seed) end with a head count in the thousands: the worked solution
+    passes them, the table does not."""
+    monkeypatch.setitem(ch18.SEEDS, "slopes_for", 7)
+    assert 1000 <= ch18._slope_cases()[-1] < 10000
+    assert ch18.check_alibi_slopes(
+        solution_function(CHAPTER, "check_alibi_slopes", "slopes_for")
+    ).passed
+    table = {n: ch18.slopes_reference(n) for n in range(1, 257)}
+    with pytest.raises(ExerciseFailed):
+        ch18.check_alibi_slopes(lambda n: list(table[n]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import re
 import sys
 from pathlib import Path
@@ -489,6 +490,16 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     warnings = export_grades.read_gradebook(gradebook).warnings
     assert [w for w in warnings if "submission time unknown" in w] == [said]
 
+    # the export refuses while a time is unknown (lecturer review s22, S7), unless told to go on
+    out = gradebook.parent / "canvas.csv"
+    capsys.readouterr()
+    assert export_grades.main(["--gradebook", str(gradebook), "--canvas", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert not out.exists() and "no submission time" in err and f"carol {A}" in err
+    assert "--allow-unknown-times" in err
+    args = ["--gradebook", str(gradebook), "--canvas", str(out), "--allow-unknown-times"]
+    assert export_grades.main(args) == 0 and out.exists()
+
     monkeypatch.setattr(grade_course, "FLAGGED", set())
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
@@ -501,3 +512,26 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     assert said in text.read_text()
     grade_course._print_flags(course, A, ["alice", "bob"], [])  # carol not in this run
     assert "submission time unknown" not in capsys.readouterr().out
+
+
+def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):
+    """Lecturer review s22, M5: after the teacher gave a held test cell its grade in the gradebook,
+    the export still said "flagged when graded (ex1_test needs manual review ...)"."""
+    from nbgrader.api import Gradebook
+
+    reports = gradebook.parent / "reports"
+    reports.mkdir()
+    flags = {
+        "alice": ["t1 needs manual review", "possible copy"],
+        "bob": ["t1 needs manual review"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    with Gradebook(f"sqlite:///{gradebook}") as gb:
+        for student in ("alice", "bob"):
+            gb.find_grade("t1", A, A, student).manual_score = 0
+        gb.db.commit()
+    warnings = [w for w in export_grades.read_gradebook(gradebook).warnings if "flagged" in w]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"alice {A}: flagged when graded (possible copy;"
+    )
+    assert "needs manual review" not in warnings[0]

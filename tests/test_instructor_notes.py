@@ -351,3 +351,13 @@ def test_the_command_writes_markdown_and_html(tmp_path):
     text = (tmp_path / "notes.md").read_text()
     assert "### Exercise 2 (implement): NTM sharpening" in text and "def sharpen" not in text
     assert (tmp_path / "notes.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_notes_are_readable_by_their_owner_only(tmp_path):
+    """The notes hold every worked solution: 0600, as the grade exports (lecturer review s22, M9),
+    an older world-readable file too."""
+    (tmp_path / "notes.md").write_text("old")
+    (tmp_path / "notes.md").chmod(0o644)
+    assert notes.main(["02", "--no-timing", "--out", str(tmp_path)]) == 0
+    for name in ("notes.md", "notes.html"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name

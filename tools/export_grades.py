@@ -35,6 +35,7 @@ import csv
 import datetime as dt
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,9 @@ class Grades:
     # (student, assignment): None where nothing was submitted and the deadline has not passed
     scores: dict[tuple[str, str], float | None] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # what a teacher should see before importing
+    # "student assignment" of each submission without a submission time (put in submitted/ by hand):
+    # never checked against its deadline (lecturer review s22, S7)
+    untimed: list[str] = field(default_factory=list)
 
 
 def read_gradebook(
@@ -95,6 +99,7 @@ def read_gradebook(
             ],
             assignments=[(n, float(gb.find_assignment(n).max_score)) for n in names],
         )
+        graded_by_hand = set()  # (student, assignment, cell) with a manual grade
         now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         due = {n: gb.find_assignment(n).duedate for n in names}
         for student in grades.students:
@@ -107,22 +112,42 @@ def read_gradebook(
                 else:
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
                     grades.warnings += _submission_warnings(sub, student["id"], name)
+                    graded_by_hand |= {
+                        (student["id"], name, g.name)
+                        for notebook in sub.notebooks
+                        for g in notebook.grades
+                        if g.manual_score is not None
+                    }
+                    if sub.timestamp is None and sub.duedate is not None:
+                        grades.untimed.append(f"{student['id']} {name}")
                 grades.scores[student["id"], name] = score
     if "://" not in str(gradebook):
-        grades.warnings += flag_warnings(Path(gradebook).resolve().parent / "reports", names)
+        reports = Path(gradebook).resolve().parent / "reports"
+        grades.warnings += flag_warnings(reports, names, graded_by_hand)
     return grades
 
 
-def flag_warnings(reports: Path, assignments: list[str]) -> list[str]:
+def flag_warnings(
+    reports: Path, assignments: list[str], graded_by_hand: set[tuple[str, str, str]] = frozenset()
+) -> list[str]:
     """The students tools/grade_course.py flagged (possible copies, answers for manual review), from
     its ``reports/<chapter>-flags.json`` (lecturer review s15, M2: an export with the worked solutions
-    copied verbatim gave no warning)."""
+    copied verbatim gave no warning). A cell held for manual review that now has a manual grade
+    (``graded_by_hand``: (student, assignment, cell)) is no longer pending (lecturer review s22, M5)."""
     found = []
     for name in assignments:
         saved = reports / f"{name}-flags.json"
         if not saved.is_file():
             continue
         for student, flags in sorted(json.loads(saved.read_text()).items()):
+            held = [re.fullmatch(r"(\S+) needs manual review", flag) for flag in flags]
+            flags = [
+                flag
+                for flag, match in zip(flags, held)
+                if not match or (student, name, match[1]) not in graded_by_hand
+            ]
+            if not flags:
+                continue
             found.append(
                 f"{student} {name}: flagged when graded ({'; '.join(flags)}; "
                 f"reports/{name}-<date>.txt says why): read it before importing"
@@ -145,9 +170,11 @@ def _submission_warnings(sub, student: str, name: str) -> list[str]:
 
         found.append(untimed_warning(name, student))
     if ungraded:
+        answers = (
+            "1 answer still needs" if len(ungraded) == 1 else f"{len(ungraded)} answers still need"
+        )
         found.append(
-            f"{student} {name}: {len(ungraded)} answers still need a manual grade, exported as 0 "
-            f"({', '.join(ungraded)})"
+            f"{student} {name}: {answers} a manual grade, exported as 0 ({', '.join(ungraded)})"
         )
     for g in grades:
         if g.score is not None and g.score > g.max_score + 1e-9:
@@ -292,6 +319,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="leave out (and list) the students the roster, or Moodle's e-mail column, has no row for",
     )
+    parser.add_argument(
+        "--allow-unknown-times",
+        action="store_true",
+        help="export even while a submission has no submission time (not checked for lateness)",
+    )
     args = parser.parse_args(argv)
     try:
         return _export(args, parser)
@@ -307,6 +339,14 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     grades = read_gradebook(gradebook, args.assignment)
     for warning in grades.warnings:
         print(f"export_grades.py: warning: {warning}", file=sys.stderr)
+    if grades.untimed and not args.allow_unknown_times:
+        # late work handed in by hand would be exported with full marks (lecturer review s22, S7)
+        raise ValueError(
+            f"{len(grades.untimed)} submission(s) have no submission time, so none was checked "
+            f"against its deadline ({', '.join(grades.untimed)}): write each one's timestamp.txt "
+            "and grade it again (the warnings above say how), or export anyway with "
+            "--allow-unknown-times; nothing is written"
+        )
     done = []  # every table is made before the summary says it is written (lecturer review s17, M2:
     # "the export is written", then a roster without a student stopped it and nothing was written)
     try:

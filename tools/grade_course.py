@@ -71,6 +71,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import copy
 import dataclasses
 import datetime
 import fnmatch
@@ -132,6 +133,7 @@ class Exercise:
     args: list[str]  # the expressions the test passes to the checker
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
     collected: bool = False  # a prediction checked at collection (its real test in the metadata)
+    statement: str = ""  # the exercise's statement (its markdown cell), as the student reads it
 
 
 def _meta(cell) -> dict:
@@ -170,12 +172,15 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
     """The chapter's story (its code cells before the exercises) and its exercises, from the
     instructor's source notebook."""
     story, exercises, section = [], [], []
-    started = False
+    started, statements = False, {}
     for i, cell in enumerate(source.cells):
         meta = _meta(cell)
         grade_id = meta.get("grade_id", "")
         if cell.cell_type == "markdown" and grade_id.startswith("ex") and "_text" in grade_id:
             started = True
+            number = grade_id[2:].split("_")[0]
+            if number.isdigit():
+                statements[int(number)] = statements.get(int(number), "") + cell.source
         if cell.cell_type != "code":
             continue
         filename = f"<chapter cell {i}>"
@@ -208,6 +213,7 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                     args,
                     cells,
                     collected=bool(collected),
+                    statement=statements.get(number, ""),
                 )
             )
             continue
@@ -936,7 +942,10 @@ def _send(fd: int, message, deadline: float) -> None:
     import torch
 
     buffer = io.BytesIO()
-    torch.save(message, buffer)
+    # the grader's pickling of a checker's tensor is no operation of the student's (chapter 18's
+    # scores would note it as a read of every score; lecturer review s22, B1)
+    with torch._C.DisableTorchFunctionSubclass():
+        torch.save(message, buffer)
     data = b"T" + struct.pack(">Q", len(buffer.getvalue())) + buffer.getvalue()
     view = memoryview(data)
     while view:
@@ -963,9 +972,29 @@ def encode(x):
         return {"__set__": [encode(v) for v in x]}
     if isinstance(x, np.ndarray):
         return {"__ndarray__": torch.from_numpy(x.copy())}
+    if isinstance(x, torch.nn.Module) and any(getattr(x, h, None) for h in _HOOKS):
+        # the checker's hooks on a model (chapter 15's count of the model's calls, a local lambda
+        # that cannot be pickled: every answer, the worked solution's too, got 0; found by the
+        # canary, lecturer review s22, B1) stay here: the child gets the model without them
+        x = copy.copy(x)
+        for name in _HOOKS:
+            if getattr(x, name, None):
+                object.__setattr__(x, name, type(getattr(x, name))())
     # anything else of the checker's (a model of the chapter's, say) goes pickled: the child may
     # unpickle what the grader sends; the grader never unpickles what the child sends
     return x
+
+
+# an nn.Module's hooks (the checker's, on a model it passes): not sent to the child
+_HOOKS = (
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
 
 
 class Opaque:
@@ -1431,8 +1460,14 @@ class Answer:
             raise _student_error(info, _memory_note(info, self._grader.memory_gb))
         for arg, after in zip(args, reply.get("inputs", [])):  # an input changed in place
             if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
-                if after.shape == arg.shape and after.dtype == arg.dtype:
-                    arg.copy_(after)
+                # as plain tensors: the copy is no operation of the student's (chapter 18's
+                # scores would note it as a read of every score)
+                with torch._C.DisableTorchFunctionSubclass():
+                    if after.shape == arg.shape and after.dtype == arg.dtype:
+                        arg.copy_(after)
+        for arg, state in zip(args, reply.get("states") or []):  # what the argument noted there
+            if state is not None and hasattr(type(arg), "__sandbox_restore__"):
+                type(arg).__sandbox_restore__(arg, decode(state))
         _CALLER.append(self)  # a module it returns calls back through this child
         try:
             return decode(reply.get("result"))
@@ -1469,6 +1504,45 @@ def _stand_in(info: dict):
     code = (stub if info.get("stub") else busy).__code__
     names = tuple(str(n) for n in info.get("names", []))
     return code.replace(co_names=names, co_filename=str(info.get("filename", "<answer>")))
+
+
+def _module_refusals(refusals: list, statement: str) -> list:
+    """More refusals (``REFUSALS``' form) for each library function the table refuses on every call,
+    ``lib.X.f``: every function of ``lib.X`` where the statement says "without `lib.X`", private ones
+    included; else the functions of ``lib.X`` that ``f`` calls, at any depth (lecturer review s22,
+    S3: ``lib.alibi._slopes``, which does ``alibi_slopes``' work, passed; ``lib.bpe._apply`` too).
+    Each refuses as ``f``'s refusal does."""
+    found, seen = [], {target for target, _, _ in refusals}
+    for target, when, raiser in refusals:
+        if when is not None or "*" in target or not target.startswith("lib."):
+            continue
+        module_name, _, name = target.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # a class's method (lib.transformer.EncoderLayer.forward)
+        own = {
+            key: value
+            for key, value in vars(module).items()
+            if isinstance(value, types.FunctionType) and value.__module__ == module_name
+        }
+        if re.search(rf"without\s+`?{re.escape(module_name)}\b", statement, re.IGNORECASE):
+            names = set(own)
+        else:  # the helpers behind f: the module's functions its code names, and theirs
+            names, todo = set(), [name]
+            while todo:
+                function = own.get(todo.pop())
+                codes = [function.__code__] if function else []
+                while codes:
+                    code = codes.pop()
+                    codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+                    todo += [n for n in code.co_names if n in own and n not in names]
+                    names |= {n for n in code.co_names if n in own}
+        for key in sorted(names):
+            if f"{module_name}.{key}" not in seen:
+                seen.add(f"{module_name}.{key}")
+                found.append((f"{module_name}.{key}", None, raiser))
+    return found
 
 
 def _checker_own_refusals(module) -> list:
@@ -1665,6 +1739,7 @@ class Grader:
         module = importlib.import_module(exercise.module)
         check = getattr(module, exercise.checker)
         self.refusals = list(getattr(module, "REFUSALS", {}).get(exercise.checker, []))
+        self.refusals += _module_refusals(self.refusals, exercise.statement)
         self.refusals += _checker_own_refusals(
             module
         )  # the checker's own code, such as its references
@@ -2387,11 +2462,25 @@ def ungraded_answers(course: Path, chapter: str) -> list[str]:
                 if g.max_score > 0 and g.needs_manual_grade and g.manual_score is None
             )
             if cells:
-                found.append(
-                    f"{sub.student_id} {chapter}: {len(cells)} answers still need a manual grade "
-                    f"({', '.join(cells)})"
-                )
+                found.append(f"{sub.student_id} {chapter}: {manual_grades_said(cells)}")
     return found
+
+
+def manual_grades_said(cells: list[str]) -> str:
+    """ "1 written answer and 1 test cell held for manual review still need a manual grade (...)":
+    a test cell the grader held for review is named as one, not as a written answer (lecturer
+    review s22, M4), and one is one."""
+    tests = [c for c in cells if c.endswith("_test")]
+    parts = [
+        f"{n} {what}{'' if n == 1 else 's'}{after}"
+        for n, what, after in (
+            (len(cells) - len(tests), "written answer", ""),
+            (len(tests), "test cell", " held for manual review"),
+        )
+        if n
+    ]
+    verb = "needs" if len(cells) == 1 else "need"
+    return f"{' and '.join(parts)} still {verb} a manual grade ({', '.join(cells)})"
 
 
 def give_feedback(
@@ -2421,10 +2510,17 @@ def give_feedback(
     ungraded = ungraded_answers(course, chapter)
     if ungraded and not allow_ungraded:  # lecturer review s21, S3: released feedback showed the
         # unmarked written answers as 0 points, and cannot be taken back
+        held = (
+            f"1 submission of {chapter} has"
+            if len(ungraded) == 1
+            else f"{len(ungraded)} submissions of {chapter} have"
+        )
         print(
-            f"{len(ungraded)} submissions of {chapter} have written answers not graded yet; their "
-            "feedback would show them as 0 points:\n  " + "\n  ".join(ungraded) + "\nNothing done: "
-            "grade them in the Formgrader first (--allow-ungraded releases the feedback anyway)."
+            f"{held} cells not graded by hand yet (written answers, or test cells held for manual "
+            "review); their feedback would show them as 0 points:\n  "
+            + "\n  ".join(ungraded)
+            + "\nNothing done: grade them in the Formgrader first (--allow-ungraded releases the "
+            "feedback anyway)."
         )
         return 2
     if ungraded:
@@ -2481,6 +2577,17 @@ def main(argv=None) -> int:
     )
     grader.classmates = _with_class(course, chapter, students)
     try:
+        failing = worked_solution_fails(grader)  # the canary, before any student's grade
+        if failing:
+            print(
+                f"STOPPED: the grader could not grade this exercise in its sandbox: the worked "
+                f"solution fails ({chapter}, source/). No student was graded, so none gets a 0 "
+                "for the grader's fault; report it with these lines:",
+                *(f"  {line}" for line in failing),
+                sep="\n",
+                file=sys.stderr,
+            )
+            return 3
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
         )
@@ -2764,6 +2871,30 @@ def _parser() -> argparse.ArgumentParser:
         help="with --feedback: even while written answers still need a manual grade (shown as 0)",
     )
     return parser
+
+
+CANARY = "the-worked-solution"  # the name the canary grading runs under (no student's: a hyphen)
+
+
+def worked_solution_fails(grader: Grader) -> list[str]:
+    """The exercises whose worked solution, the instructor's ``source/`` notebook, the grader does
+    not give full marks in its sandbox, each with the verdict: a fault of the grader, not of any
+    student (lecturer review s22, B1: chapter 18's exercise 1 gave 0 to every answer). An exercise
+    with per-student variants is left out: the worked solution answers the book's numbers."""
+    path = grader.course / "source" / grader.chapter / f"{grader.chapter}.ipynb"
+    varied = {
+        e.test
+        for e in grader.exercises
+        if grader.variants
+        and e.number in getattr(importlib.import_module(e.module), "VARIANTS", {})
+    }
+    results = grader.grade(CANARY, nbformat.read(path, as_version=4))
+    return [
+        f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
+        + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)
+        for r in results
+        if r.score < r.points and r.test not in varied
+    ]
 
 
 def _grade_students(

@@ -43,6 +43,7 @@ import html
 import importlib
 import inspect
 import math
+import os
 import re
 import sys
 import time
@@ -1006,6 +1007,16 @@ def to_html(markdown: str) -> str:
     )
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write ``path`` readable by its owner only (0600, as the grade exports): the notes hold every
+    worked solution and the class's mistakes, and the repository may sit in a course folder students
+    pass through (lecturer review s22, M9). An existing file is truncated and set to 0600 too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # os.open's mode applies only to a new file, and is masked by the umask
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter prefixes (default: every chapter)")
@@ -1023,8 +1034,8 @@ def main(argv=None) -> int:
         parser.error(f"chapters: no notebook starts with {args.chapters}")
     text = notes_markdown(chapters, not args.no_answers, args.course, not args.no_timing)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "notes.md").write_text(text)
-    (args.out / "notes.html").write_text(to_html(text))
+    for name, content in (("notes.md", text), ("notes.html", to_html(text))):
+        _write_private(args.out / name, content)
     print(f"{args.out / 'notes.md'} and notes.html: {len(chapters)} chapters")
     return 0
 

@@ -123,9 +123,18 @@ MARK_BEGIN, MARK_END = "=== BEGIN MARK SCHEME ===", "=== END MARK SCHEME ==="
 # (the release holds no model answer; the feedback page does, with the rubric).
 COMPARE = re.compile(
     r"compare\s+yours\s+with(?:\s+the\s+worked\s+solution\s+and)?\s+the\s+model\s+answer"
+    # "the explanation it asks for is yours to compare ...": the thing named becomes what is graded
+    # (lecturer review s22, M1: "the explanation it asks for is your teacher grades it by a rubric")
+    r"|(?P<what>\bthe\s[^.;:,]*?)\s+is\s+yours\s+to\s+compare\s+with\s+the\s+model\s+answer"
     r"|yours\s+to\s+compare\s+with\s+the\s+model\s+answer"
 )
-COMPARED = "your teacher grades it by a rubric, and the model answer comes back with your feedback"
+
+
+def COMPARED(match: re.Match) -> str:  # noqa: N802 (COMPARE's replacement, as re.sub takes it)
+    what = " ".join(match["what"].split()) if match["what"] else "it"
+    return f"your teacher grades {what} by a rubric, and the model answer comes back with your feedback"
+
+
 # The exercises' introduction promises, below each check, a worked solution and a model answer; the
 # course's release has neither (nbgrader removes them), and with --predictions-at-collection a
 # prediction's check only records it: the release says what the student gets instead.

@@ -764,6 +764,21 @@ def _targets(target: str) -> list[tuple[str, object]]:
     return found
 
 
+def _checkers_own_call(function: types.FunctionType, caller) -> bool:
+    """Whether ``caller`` (the frame that called ``function``, past its stub) is code of a checker
+    module (``lib.exercises.chNN``) calling a helper of its own: chapter 18's tracking tensor calls
+    ``_leaves`` whenever the student's function touches x (lecturer review s22, B1: every answer got
+    0). The frame must be the module's code from its file, not a student's code run in its namespace."""
+    scope = function.__globals__
+    return (
+        str(scope.get("__name__", "")).startswith(("lib.exercises.", "_course_grading_"))
+        and caller is not None
+        and caller.f_globals is scope
+        and caller.f_code.co_filename == scope.get("__file__")
+        and function.__code__.co_filename == scope.get("__file__")
+    )
+
+
 def _guard(namespace: dict, refusals: list[dict]) -> None:
     """Make each forbidden library function refuse (every reference to it: its code is swapped; a
     built-in function, such as ``torch.rms_norm``, is replaced in its module). Run again before each
@@ -804,6 +819,8 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
                 if not _CALLING[
                     0
                 ]:  # the cells may call it; the student's function, under test, not
+                    return _original(*args, **kw)
+                if _checkers_own_call(_original, sys._getframe(2)):
                     return _original(*args, **kw)
                 if _when == "always":
                     raise _Refused(_i)
@@ -1037,6 +1054,14 @@ def _describe(value, functions: list, namespace: dict):
     return {"data": encode(value)}
 
 
+def _state_of(value):
+    """What a checker's argument noted while the student's function ran, as data for the grader
+    (its class's ``__sandbox_state__``: chapter 18's scores note the positions each operation read,
+    lecturer review s22, B1); None for any other argument."""
+    state = getattr(type(value), "__sandbox_state__", None)
+    return encode(state(value)) if callable(state) else None
+
+
 def _restore(saved: dict) -> None:
     """Python's builtins as they were before the student's code ran (the harness uses them)."""
     space = vars(builtins)
@@ -1108,6 +1133,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
                 reply = {
                     "result": encode(result),
                     "inputs": [encode(a) if isinstance(a, torch.Tensor) else None for a in args],
+                    "states": [_state_of(a) for a in args],
                 }
             except _Refused as e:
                 reply = {"refused": e.index}

@@ -49,6 +49,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 import numpy as np
@@ -427,6 +428,9 @@ def _time_limit(seconds: float):
             signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
+_LIBRARY = Path(__file__).resolve().parents[1]  # lib/: the checkers' code, and the book's library
+
+
 def _where(error: BaseException, func: Any) -> str:
     """``, at line N of your cell (`source`)``: where in the reader's own code ``error`` was raised,
     or "" when no frame of the traceback is theirs."""
@@ -438,6 +442,10 @@ def _where(error: BaseException, func: Any) -> str:
     frames = [
         f for f in traceback.extract_tb(error.__traceback__) if f.filename == code.co_filename
     ]
+    if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY):
+        # the checker's own wrapper of the reader's function (chapter 18's): its lines are none of
+        # the reader's (lecturer review s22, M7: "at line 237 of your cell")
+        return ", in the checker"
     return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
 
 

@@ -123,6 +123,14 @@ class _Scores(Tensor):
         scores._positions, scores._reads = positions, reads
         return scores
 
+    # The course's grader runs the reader's function in another process, on a copy of the scores:
+    # the reads noted there come back to these scores as data (tools/sandbox.py's ``_state_of``).
+    def __sandbox_state__(self) -> list[list]:
+        return [[name, sorted(read)] for name, read in self._reads.events]
+
+    def __sandbox_restore__(self, events: list[list]) -> None:
+        self._reads.events[:] = [(str(name), frozenset(read)) for name, read in events]
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -420,8 +428,8 @@ _SLOPE_CASES = [8, 4, 6, 12, 3, 24]
 
 def _slope_cases() -> list[int]:
     """The head counts of the cases: _SLOPE_CASES at seed 0; else two powers of two (2 to 64) and four
-    other counts, one of them above 16 (where every rule of the released code shows), drawn from the
-    seed."""
+    other counts, one of them above 16 (where every rule of the released code shows), and last one
+    count from 1000 to 9999, drawn from the seed."""
     seed = SEEDS["slopes_for"]
     if seed == 0:
         return list(_SLOPE_CASES)
@@ -432,7 +440,13 @@ def _slope_cases() -> list[int]:
     picked = [powers[i] for i in torch.randperm(len(powers), generator=g)[:2].tolist()]
     picked += [others[i] for i in torch.randperm(len(others), generator=g)[:3].tolist()]
     picked.append(large[int(torch.randint(len(large), (1,), generator=g))])
-    return [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
+    picked = [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
+    # one in the thousands, beyond any table of answers a student could paste (lecturer review s22,
+    # S3: a 256-entry table passed every case)
+    while True:
+        n = int(torch.randint(1000, 10000, (1,), generator=g))
+        if n & (n - 1):
+            return picked + [n]
 
 
 _SLOPE_MISTAKES = [
