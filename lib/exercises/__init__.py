@@ -444,7 +444,7 @@ def _where(error: BaseException, func: Any) -> str:
     ]
     if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY):
         # the checker's own wrapper of the reader's function (chapter 18's): its lines are none of
-        # the reader's (lecturer review s22, M7: "at line 237 of your cell")
+        # the reader's (course-kit review s22, M7: "at line 237 of your cell")
         return ", in the checker"
     return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
 

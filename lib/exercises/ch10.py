@@ -184,7 +184,7 @@ def check_pair_score(top_pairs: Any, top_score: Any) -> str:
             frequent = [p for p, c in counts.items() if abs(s - c / total) < FREQUENCY_WINDOW]
             if (
                 frequent
-            ):  # c_ab / N, 9 / 79 = 0.1139 for the commonest pairs (lecturer review s22, M2)
+            ):  # c_ab / N, 9 / 79 = 0.1139 for the commonest pairs (course-kit review s22, M2)
                 c = counts[frequent[0]]
                 named = " or ".join(f"{a} {b}" for a, b in sorted(frequent))
                 fail(
@@ -465,7 +465,7 @@ def check_replay(replay: Any) -> str:
 # Exercise 3's checked answer is a measurement whose value is the same for every student and public
 # (the model answer prints it): a graded course checks it live, for the student's own feedback, with
 # 0 points, as chapter 12's exercise 4; its written part carries the grade (tools/make_course.py;
-# lecturer review s22, S2).
+# course-kit review s22, S2).
 MEASURED = {3}
 N_MERGES = 1000
 # absolute: the right value to 3 decimals (the task asks for it unrounded; rounded to 2 decimals it is

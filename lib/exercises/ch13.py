@@ -432,7 +432,7 @@ def _label_0_share(n: int, seed: int) -> float:
 
 
 # Exercise 3's first_word_accuracy is a measurement, the same for every student and public, as chapter
-# 12's exercise 4 (lecturer review s22, S4). Its one check also checks the classifier the student
+# 12's exercise 4 (course-kit review s22, S4). Its one check also checks the classifier the student
 # wrote, which must score the value written: MEASURED_WITH_CODE keeps that check's points for the code
 # in a graded course (tools/make_course.py); the number alone earns nothing.
 MEASURED = {3}

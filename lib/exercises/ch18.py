@@ -441,7 +441,7 @@ def _slope_cases() -> list[int]:
     picked += [others[i] for i in torch.randperm(len(others), generator=g)[:3].tolist()]
     picked.append(large[int(torch.randint(len(large), (1,), generator=g))])
     picked = [picked[i] for i in torch.randperm(len(picked), generator=g).tolist()]
-    # one in the thousands, beyond any table of answers a student could paste (lecturer review s22,
+    # one in the thousands, beyond any table of answers a student could paste (course-kit review s22,
     # S3: a 256-entry table passed every case)
     while True:
         n = int(torch.randint(1000, 10000, (1,), generator=g))
