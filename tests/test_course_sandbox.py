@@ -28,6 +28,7 @@ fork per (student, exercise); about 80 s of CPU in all.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import itertools
 import json
@@ -516,36 +517,86 @@ def _grade_id(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
 
 
+@contextlib.contextmanager
+def _in_course(root: Path):
+    """Runs the block in the course folder, with .venv/bin on PATH (the gradebook runs alembic)."""
+    path, here = os.environ["PATH"], os.getcwd()
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
+    try:
+        os.chdir(root)
+        yield
+    finally:
+        os.environ["PATH"], _ = path, os.chdir(here)
+
+
+def _generate(root: Path, chapters: list[str], **settings) -> None:
+    """Writes a course of `chapters` (make_course.write_course's `settings`) into `root` and generates
+    each chapter's release with nbgrader."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import PyFileConfigLoader
+
+    make_course.write_course(root, [c[:2] for c in chapters], **settings)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    with _in_course(root):
+        api = NbGraderAPI(CourseDirectory(config=config), config=config)
+        for chapter in chapters:
+            result = api.generate_assignment(chapter, force=True)
+            assert result["success"], result.get("log", "")[-3000:]
+
+
+def _grade_json(
+    root: Path, chapter: str, *options: str, timeout: int = 900
+) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """Runs the lecturer's ``grade_course.py <chapter> --course root --json`` with `options`: the run and
+    the grader's records (none when it wrote no JSON)."""
+    out = root / f"{chapter}.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    command = [
+        sys.executable,
+        str(ROOT / "tools" / "grade_course.py"),
+        chapter,
+        "--course",
+        str(root),
+    ]
+    run = subprocess.run(
+        command + [*options, "--json", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return run, json.loads(out.read_text()) if out.exists() else []
+
+
+def _test_points(source: nbformat.NotebookNode) -> dict[str, float]:
+    """{test cell's grade id: its points} of an instructor's notebook."""
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+        and c.metadata["nbgrader"]["grade_id"].endswith("_test")
+    }
+
+
 OUTPUT: dict[str, str] = {}  # the grader's output, by chapter
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import PyFileConfigLoader
-
     root = tmp_path_factory.mktemp("course")
     # a graded course: the predictions are checked at collection only (no verdict in the notebook)
-    make_course.write_course(root, [c[:2] for c in CHAPTERS], predictions_at_collection=True)
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    path, here = os.environ["PATH"], os.getcwd()
-    os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"  # the gradebook runs alembic, in .venv/bin
-    try:
-        os.chdir(root)
-        api = NbGraderAPI(CourseDirectory(config=config), config=config)
-        for chapter in CHAPTERS:
-            result = api.generate_assignment(chapter, force=True)
-            assert result["success"], result.get("log", "")[-3000:]
-        from nbgrader.api import Gradebook
+    _generate(root, CHAPTERS, predictions_at_collection=True)
+    from nbgrader.api import Gradebook
 
-        with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb:
-            # chapter 2 was due 22 hours before every submission: each is 1 day late, 10% off
-            gb.update_or_create_assignment(CH2, duedate=datetime.datetime(2026, 11, 30, 12))
-            # chapter 8 was due a day after every timestamp.txt: on time, unless it lies
-            gb.update_or_create_assignment(CH8, duedate=datetime.datetime(2026, 12, 2, 10))
-    finally:
-        os.environ["PATH"], _ = path, os.chdir(here)
+    with (
+        _in_course(root),
+        Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=make_course.COURSE_ID) as gb,
+    ):
+        # chapter 2 was due 22 hours before every submission: each is 1 day late, 10% off
+        gb.update_or_create_assignment(CH2, duedate=datetime.datetime(2026, 11, 30, 12))
+        # chapter 8 was due a day after every timestamp.txt: on time, unless it lies
+        gb.update_or_create_assignment(CH8, duedate=datetime.datetime(2026, 12, 2, 10))
     expected: dict[tuple[str, str], dict[str, float]] = {}
     cheats = dict(CHEATS)
     if not sandbox.landlock_abi() and os.getuid() != 0:
@@ -555,12 +606,7 @@ def graded(tmp_path_factory):
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         honest = _solutions(source)
         # {test: its points}: a prediction's is worth less in a graded course (make_course.POINTS)
-        tests = {
-            c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
-            for c in source.cells
-            if c.metadata.get("nbgrader", {}).get("grade")
-            and c.metadata["nbgrader"]["grade_id"].endswith("_test")
-        }
+        tests = _test_points(source)
         _submit(root, "honest", chapter, honest)
         expected[("honest", chapter)] = dict(tests)
         if chapter == CH2:
@@ -595,26 +641,13 @@ def graded(tmp_path_factory):
                 scores[answer.replace("_answer", "_test")] = 0
                 expected[(student, chapter)] = scores
     messages = {}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{path}"}
     for chapter in CHAPTERS:
-        out = root / f"{chapter}.json"
-        run = subprocess.run(
-            [
-                sys.executable,
-                str(ROOT / "tools" / "grade_course.py"),
-                chapter,
-                "--course",
-                str(root),
-            ]
-            + ["--time-limit", "3", "--cell-limit", "20", "--json", str(out)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
+        run, records = _grade_json(
+            root, chapter, "--time-limit", "3", "--cell-limit", "20", timeout=600
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         OUTPUT[chapter] = run.stdout + run.stderr
-        for r in json.loads(out.read_text()):
+        for r in records:
             messages[(r["student"], chapter, r["test"])] = r["message"]
     return root, expected, messages, cheats
 

@@ -17,16 +17,21 @@ chapters' code runs once each in the sandbox.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.test_course_sandbox import BIN, _gradebook_scores, _solutions, _submit
+from tests.test_course_sandbox import (
+    _generate,
+    _grade_json,
+    _gradebook_scores,
+    _solutions,
+    _submit,
+    _test_points,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -110,23 +115,8 @@ def _numbers_of(student: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import PyFileConfigLoader
-
     root = tmp_path_factory.mktemp("course")
-    make_course.write_course(root, ["09", "11"], predictions_at_collection=True, variants=True)
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    path, here = os.environ["PATH"], os.getcwd()
-    os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
-    try:
-        os.chdir(root)
-        api = NbGraderAPI(CourseDirectory(config=config), config=config)
-        for chapter in (CH9, CH11):
-            result = api.generate_assignment(chapter, force=True)
-            assert result["success"], result.get("log", "")[-3000:]
-    finally:
-        os.environ["PATH"], _ = path, os.chdir(here)
+    _generate(root, [CH9, CH11], predictions_at_collection=True, variants=True)
     expected = {}
     for chapter in (CH9, CH11):
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
@@ -134,12 +124,7 @@ def graded(tmp_path_factory):
         if chapter == CH9:
             honest["ex3_answer"] = OWN_NUMBERS
         # {test: its points}: a prediction's is worth less in a graded course (make_course.POINTS)
-        tests = {
-            c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
-            for c in source.cells
-            if c.metadata.get("nbgrader", {}).get("grade")
-            and c.metadata["nbgrader"]["grade_id"].endswith("_test")
-        }
+        tests = _test_points(source)
         _submit(root, "honest", chapter, honest)
         expected[("honest", chapter)] = dict(tests)
         for student, (where, answer, text, _) in WRONG.items():
@@ -155,20 +140,11 @@ def graded(tmp_path_factory):
             _submit(root, COPIER, chapter, {**honest, "ex3_answer": copied})
             expected[(COPIER, chapter)] = {**dict(tests), "ex3_test": 0}
     messages = {}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{path}"}
     for chapter in (CH9, CH11):
-        out = root / f"{chapter}.json"
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "tools" / "grade_course.py"), chapter]
-            + ["--course", str(root), "--json", str(out)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        run, records = _grade_json(root, chapter)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert "did not run in the sandbox" not in run.stderr, run.stderr[-3000:]
-        for r in json.loads(out.read_text()):
+        for r in records:
             messages[(r["student"], chapter, r["test"])] = r["message"]
     return root, expected, messages
 

@@ -11,21 +11,24 @@ once, in the sandbox's zygote).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.test_course_sandbox import BIN, _gradebook_scores, _solutions, _submit
+from tests.test_course_sandbox import (
+    _generate,
+    _grade_json,
+    _gradebook_scores,
+    _solutions,
+    _submit,
+    _test_points,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import grade_course  # noqa: E402
-import make_course  # noqa: E402
 
 CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("1[3-8]_*.ipynb"))
 CH18 = "18_attention_at_scale"
@@ -79,54 +82,18 @@ slopes_for = lambda n: list(_al._slopes(n))  # noqa: E731
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import PyFileConfigLoader
-
     root = tmp_path_factory.mktemp("course")
-    make_course.write_course(
-        root, [c[:2] for c in CHAPTERS], predictions_at_collection=True, private_cases=True
-    )
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    path, here = os.environ["PATH"], os.getcwd()
-    os.environ["PATH"] = f"{BIN}{os.pathsep}{path}"
-    try:
-        os.chdir(root)
-        api = NbGraderAPI(CourseDirectory(config=config), config=config)
-        for chapter in CHAPTERS:
-            result = api.generate_assignment(chapter, force=True)
-            assert result["success"], result.get("log", "")[-3000:]
-    finally:
-        os.environ["PATH"], _ = path, os.chdir(here)
+    _generate(root, CHAPTERS, predictions_at_collection=True, private_cases=True)
     expected, runs = {}, {}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{path}"}
     for chapter in CHAPTERS:
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
-        expected[chapter] = {
-            c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
-            for c in source.cells
-            if c.metadata.get("nbgrader", {}).get("grade")
-            and c.metadata["nbgrader"]["grade_id"].endswith("_test")
-        }
+        expected[chapter] = _test_points(source)
         _submit(root, "honest", chapter, _solutions(source))
         if chapter == CH18:
             for student, (cell, answer, _) in WRONG.items():
                 _submit(root, student, chapter, {**_solutions(source), cell: answer})
-        out = root / f"{chapter}.json"
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "tools" / "grade_course.py"), chapter]
-            + ["--course", str(root), "--json", str(out)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        messages = {}
-        if out.exists():
-            messages = {
-                (r["student"], r["test"]): r["message"] for r in json.loads(out.read_text())
-            }
-        runs[chapter] = (run, messages)
+        run, records = _grade_json(root, chapter)
+        runs[chapter] = (run, {(r["student"], r["test"]): r["message"] for r in records})
     return root, expected, runs
 
 
