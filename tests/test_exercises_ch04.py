@@ -363,7 +363,10 @@ def test_the_luong_shares_are_computed_from_the_shipped_model():
     left = ch04.luong_left_shares()
     assert f"{left['articles']:.1%}" == "0.0%" and f"{left['ne']:.1%}" == "93.8%"
     assert ch04.LUONG_NE_LEFT == left["ne"] and ch04.LUONG_ARTICLES_LEFT == left["articles"]
-    assert "93.8%" in ch04.check_luong_looks_left(False, True, left["ne"]).message
+    assert f"{left['articles_gold']:.1%}" == "99.9%"  # the chapter's table, "on the gold word"
+    # the pass message backs "reads the gold word" with the share on it (reader s24, item 2)
+    passed = ch04.check_luong_looks_left(False, True, left["ne"]).message
+    assert "gold word for 99.9% of the articles" in passed and "93.8%" in passed
 
 
 def test_check_local_m_has_a_real_centre_like_p_t():

@@ -52,8 +52,9 @@ BAHDANAU_NE_LEFT = 0.927
 def luong_left_shares() -> dict[str, float]:
     """The shipped luong_global model on the chapter's test pairs, as its alignment table computes it: for
     articles after another word and for *ne*, the share of the target words whose largest teacher-forced
-    weight is on the source word before the gold one (Bahdanau's: 0.89 and 0.93). An article is a le, la, un
-    or une whose gold word is *the* or *a*, as in the chapter's table."""
+    weight is on the source word before the gold one (Bahdanau's: 0.89 and 0.93), and under "articles_gold"
+    the articles' share on the gold word itself. An article is a le, la, un or une whose gold word is *the*
+    or *a*, as in the chapter's table."""
     pairs = generate_pairs(4000, seed=0)  # the chapter's corpus, split and vocabularies
     train_pairs, _, test_pairs = split_pairs(pairs, seed=0)
     src_vocab, tgt_vocab = build_vocabs(train_pairs)
@@ -62,6 +63,7 @@ def luong_left_shares() -> dict[str, float]:
         "luong_global", decoder, pairs=pairs, src_vocab=src_vocab, tgt_vocab=tgt_vocab
     )
     left: dict[str, list[bool]] = {"articles": [], "ne": []}
+    on_gold = []  # articles after another word: largest weight on the gold word
     for lo in range(0, len(test_pairs), 100):  # the chapter's chunks of 100 sentences
         chunk = test_pairs[lo : lo + 100]
         batch = make_batch(chunk, src_vocab, tgt_vocab)
@@ -74,7 +76,10 @@ def luong_left_shares() -> dict[str, float]:
                 group = "articles" if article and j > 0 else word
                 if group in left:
                     left[group].append(argmax[b][t] == j - 1)
-    return {group: sum(is_left) / len(is_left) for group, is_left in left.items()}
+                if group == "articles":
+                    on_gold.append(argmax[b][t] == j)
+    shares = {group: sum(is_left) / len(is_left) for group, is_left in left.items()}
+    return shares | {"articles_gold": sum(on_gold) / len(on_gold)}
 
 
 def __getattr__(name: str) -> float:
@@ -154,7 +159,7 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
         fail("both predictions are wrong. 1. " + wrong[0] + " 2. " + wrong[1])
     if wrong:
         fail(wrong[0])
-    return f"both predictions are right: Luong's global model reads the gold word for articles after another word ({left['articles']:.1%} one to the left), but still reads the word before 'not' for {left['ne']:.1%} of the 'ne'."
+    return f"both predictions are right: Luong's global model reads the gold word for {left['articles_gold']:.1%} of the articles after another word ({left['articles']:.1%} one to the left), but still reads the word before 'not' for {left['ne']:.1%} of the 'ne'."
 
 
 # --- exercise 2: local-m ----------------------------------------------------------------------------------
