@@ -281,3 +281,32 @@ def test_every_slider_fits_a_phone_at_its_last_state(site, server, browser, phon
                 bad.append((rel, found))
     assert seen >= 10, seen
     assert not bad, f"at {width}x{height}, sliders past their row at their last state: {bad}"
+
+
+# Chapter 1 on a phone (review s24, item 7): the names in the table of tensors' shapes stay whole. Code
+# in running text may break anywhere on a phone (book.css), but a name that a table cell broke
+# (`.src_le` / `ngths`, `state['` / `h']`) is harder to read and to copy, and reads as two tokens. Each
+# code element of the table lies on one line, and the table fits the screen or scrolls in its own box.
+NAMES_IN_TABLES = """
+if (window.bookScrollCues) window.bookScrollCues();
+const W = document.documentElement.clientWidth;
+const table = [...document.querySelectorAll('main table')]
+  .find(t => t.querySelector('th') && t.querySelector('th').textContent.trim() === 'tensor');
+if (!table) return null;
+const r = table.getBoundingClientRect();
+const box = table.closest('.book-scrolls');
+const b = box ? box.getBoundingClientRect() : r;
+return {fits: b.left >= -1 && b.right <= W + 1, scrolls: !!box,
+        broken: [...table.querySelectorAll('td code')]
+          .filter(c => c.getClientRects().length > 1).map(c => c.textContent)};
+"""
+
+
+def test_chapter_1s_names_in_tables_stay_whole_on_a_phone(site, server, browser, phone):
+    width, height = phone
+    open_page(browser, f"{server}/notebooks/01_seq2seq_to_attention.html")
+    wait_until(browser, CUES_DRAWN, timeout=10)
+    table = browser.execute_script(NAMES_IN_TABLES)
+    assert table is not None, "no table headed 'tensor' in chapter 1"
+    assert not table["broken"], f"at {width}x{height}, names broken across lines: {table['broken']}"
+    assert table["fits"], f"at {width}x{height}, the table (or its scroll box) is wider than the screen"
