@@ -169,8 +169,8 @@ def test_the_help_lists_the_exercises_with_variants(capsys):
     with pytest.raises(SystemExit):
         make_course.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "chapter/exercise 9/3, 12/2, 16/2, 17/4" in text
-    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 16/2, 17/4"
+    assert "chapter/exercise 9/3, 12/2, 13/2, 16/2, 17/4" in text
+    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 13/2, 16/2, 17/4"
 
 
 def test_a_collected_prediction_says_the_verdict_below_is_its_check():
