@@ -320,6 +320,11 @@ def test_a_prediction_computed_with_the_library_is_flagged_at_collection(monkeyp
     printed = capsys.readouterr().out
     assert "predictions computed with the library (1:" in printed
     assert f"heidi ex2_test: {said}" in printed
+    # the instructor notes count it among the answers held for review, and say so
+    import instructor_notes
+
+    row = instructor_notes._mistakes_table([], {"graded": 1, "passed": 0, None: 0})[-2]
+    assert "computed a prediction with the library" in row
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "the grader flags a prediction computed in the answer cell itself" in page
     assert "no grader can tell that from a prediction" not in page

@@ -4,7 +4,8 @@
   (Holtzman et al. 2020, sec. 3.1, eq. 3: the smallest set of most probable tokens whose probability
   reaches p, renormalized), as ``lib.gpt.sampling_distribution(probs.log(), top_p=p)`` computes it.
 - :func:`check_gpt3_size`: exercise 2 (predict, then check): the parameters of GPT-3 175B (Brown et al.
-  2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them.
+  2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them; in a course
+  with per-student variants, of another row of the table (:func:`gpt3_variant`).
 - :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
   and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
   position 1 instead of the last token, and that classifier itself, probed for the position it reads and
@@ -523,6 +524,10 @@ def _check_embedding_share(embedding_share: Any, n: dict) -> None:
 def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as
     the library's GPT, and ``embedding_share``, the fraction of them in the token and position embeddings.
+    In a course with per-student variants, the model is the student's own row of the paper's table
+    (:func:`gpt3_variant`): the count, the estimate and the share are computed from it, the mistakes
+    below are named on it (with windows scaled to its share), and a count or a share for the book's
+    model or a classmate's is said to be one.
 
     Tolerances: ``gpt3_params`` within 0.025% of the exact count, the four significant figures the exercise
     asks for. The estimate 12 N D^2 + (V + block_size) D is 0.009% below it (it leaves out the 13 D biases and
