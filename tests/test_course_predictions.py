@@ -274,7 +274,7 @@ def test_a_prediction_computed_with_the_library_is_flagged_at_collection(monkeyp
 
     graded, _ = _course("13_gpt", True)
     story, exercises = grade_course.plan_chapter(graded)
-    earlier = "\n".join(c["source"] for c in story)
+    earlier = [c["source"] for c in story]  # each cell parsed alone (a cell magic in one)
     ex2 = next(e for e in exercises if e.test == "ex2_test")
     assert ex2.collected and ex2.args == ["gpt3_params", "embedding_share"]
     computed = grade_course.prediction_computed

@@ -622,7 +622,7 @@ def _library_call(node: ast.Call, bound: dict[str, str]) -> str | None:
     return path if isinstance(value, types.FunctionType) and module.startswith("lib") else None
 
 
-def prediction_computed(source: str, names: list[str], earlier: str = "") -> str | None:
+def prediction_computed(source: str, names: list[str], earlier: str | list[str] = "") -> str | None:
     """The library call (``lib.gpt.count_parameters``) from which an answer cell computes one of the
     predictions ``names`` (directly, or through the names it assigns on the way), or None. The
     library's names are those the cell and ``earlier`` (the chapter's cells above it) import; a name
@@ -633,8 +633,9 @@ def prediction_computed(source: str, names: list[str], earlier: str = "") -> str
     except (SyntaxError, ValueError):
         return None
     bound: dict[str, str] = {}
-    with contextlib.suppress(SyntaxError, ValueError):
-        bound.update(_library_bindings(ast.parse(transform(earlier))))
+    for cell in [earlier] if isinstance(earlier, str) else earlier:  # each cell parsed alone
+        with contextlib.suppress(SyntaxError, ValueError):
+            bound.update(_library_bindings(ast.parse(transform(cell))))
     for name in _defined(tree):
         bound.pop(name, None)
     bound.update(_library_bindings(tree))
@@ -663,7 +664,7 @@ def prediction_computed(source: str, names: list[str], earlier: str = "") -> str
 
 
 def prediction_review(
-    result: Result, exercise: Exercise, answers: dict[str, str], story: str = ""
+    result: Result, exercise: Exercise, answers: dict[str, str], story: str | list[str] = ""
 ) -> Result:
     """A prediction checked at collection whose answer cell computes it with the library
     (:func:`prediction_computed`): 0 points and "needs manual review", as every answer that computes
@@ -671,16 +672,16 @@ def prediction_review(
     and the teacher's flags; the checker's verdict follows (a right number is no prediction)."""
     if not exercise.collected or result.review:
         return result
-    earlier = story
+    earlier = [story] if isinstance(story, str) else list(story)
     for cell in exercise.cells:
         if "source" in cell:
-            earlier += cell["source"] + "\n"
+            earlier.append(cell["source"])
             continue
         source = answers.get(cell.get("answer", ""), "")
         call = None if cell.get("optional") else prediction_computed(source, exercise.args, earlier)
         if call:
             break
-        earlier += source + "\n"
+        earlier.append(source)
     else:
         return result
     result.review = True
@@ -1841,7 +1842,7 @@ class Grader:
         worked solutions check their predictions with the library, after making them)."""
         answers = answers_of(submission)
         added = added_definitions(submission)
-        story = "\n".join(c["source"] for c in self.story)
+        story = [c["source"] for c in self.story]
         return [
             (prediction_review if computed else lambda r, *_: r)(
                 checker_review(
