@@ -41,7 +41,9 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    raises the checker's own exception for it.
 6. **Predictions checked at collection**: in a course written with ``make_course.py
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
-   written; its real test is in the cell's metadata (``course.test``), which this tool runs.
+   written; its real test is in the cell's metadata (``course.test``), which this tool runs. A
+   prediction whose answer cell computes it with the book's library (``prediction_computed``: a
+   ``lib.*`` function, or a library model built there) is 0 and "needs manual review".
 7. **The grader's cases**: the checkers' practice cases and references (what the students' package
    holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
    make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
