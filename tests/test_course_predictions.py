@@ -169,8 +169,8 @@ def test_the_help_lists_the_exercises_with_variants(capsys):
     with pytest.raises(SystemExit):
         make_course.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "chapter/exercise 9/3, 12/2, 16/2, 17/4" in text
-    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 16/2, 17/4"
+    assert "chapter/exercise 9/3, 12/2, 13/2, 16/2, 17/4" in text
+    assert make_course.variant_exercises() == "chapter/exercise 9/3, 12/2, 13/2, 16/2, 17/4"
 
 
 def test_a_collected_prediction_says_the_verdict_below_is_its_check():
@@ -253,3 +253,78 @@ def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
     test = next(c for c in graded.cells if c.metadata["nbgrader"]["grade_id"] == "ex3_test")
     assert test.metadata["nbgrader"]["points"] == make_course.POINTS["checked"]
     assert not any(make_course.MEASURED_COURSE in c.source for c in graded.cells)
+
+
+HEIDI = """# your prediction: the number of parameters of GPT-3's largest model
+gpt3_params = count_parameters(
+    GPTConfig(vocab_size=50257, block_size=2048, n_layer=96, n_head=96, n_embd=12288)
+)
+embedding_share = 0.0037
+"""
+
+
+def test_a_prediction_computed_with_the_library_is_flagged_at_collection(monkeypatch, capsys):
+    """Lecturer review s22, M6: heidi's ch13 ex2, ``gpt3_params = count_parameters(GPTConfig(...))``
+    in the answer cell itself, came back "✓ Both predictions are right" with no remark. At
+    collection the grader reads the submitted cell: a prediction that comes from a call of the
+    book's library (any ``lib.*`` function, or a library model built there) is 0 and "needs manual
+    review", named in the verdict and in the teacher's flags. The worked solution, which makes its
+    estimate by hand and checks it with the library afterwards, is not."""
+    import grade_course
+
+    graded, _ = _course("13_gpt", True)
+    story, exercises = grade_course.plan_chapter(graded)
+    earlier = [c["source"] for c in story]  # each cell parsed alone (a cell magic in one)
+    ex2 = next(e for e in exercises if e.test == "ex2_test")
+    assert ex2.collected and ex2.args == ["gpt3_params", "embedding_share"]
+    computed = grade_course.prediction_computed
+    assert computed(HEIDI, ex2.args, earlier) == "lib.gpt.count_parameters"
+    # under other names: an alias, the module, a name on the way, a model of the library counted
+    alias = "from lib.gpt import count_parameters as n\ngpt3_params = n(GPTConfig())\n"
+    assert computed(alias, ex2.args, earlier) == "lib.gpt.count_parameters"
+    module = "import lib.gpt as g\nx = g.count_parameters(GPTConfig())\ngpt3_params = x + 1\n"
+    assert computed(module, ex2.args, earlier) == "lib.gpt.count_parameters"
+    counted = "m = GPT(GPTConfig())\ngpt3_params = sum(p.numel() for p in m.parameters())\n"
+    assert computed(counted, ex2.args, earlier) == "lib.gpt.GPT"
+    # not computed: by hand, a configuration read, a function of one's own, a check after the fact
+    by_hand = (
+        "c = GPTConfig()\ngpt3_params = 12 * c.n_layer * c.n_embd**2\nembedding_share = 0.004\n"
+    )
+    assert computed(by_hand, ex2.args, earlier) is None
+    own = "def count_parameters(c):\n    return 12 * c.n_layer * c.n_embd**2\n"
+    assert (
+        computed(own + "gpt3_params = count_parameters(GPTConfig())\n", ex2.args, earlier) is None
+    )
+    answers = grade_course.answers_of(graded)
+    assert computed(answers["ex2_answer"], ex2.args, earlier) is None  # the worked solution
+    assert "count_parameters(gpt3)" in answers["ex2_answer"]
+    # the verdict: 0, manual review, the call named
+    right = "✓ GPT-3 size: passed. both predictions are right"
+    result = grade_course.Result("heidi", "ex2_test", 1.0, 1.0, right, 0.1)
+    result = grade_course.prediction_review(result, ex2, {"ex2_answer": HEIDI}, earlier)
+    said = "computed with lib.gpt.count_parameters: a prediction is made before running"
+    assert result.score == 0 and result.review and result.computed == "lib.gpt.count_parameters"
+    assert result.message.startswith("needs manual review: " + said) and right in result.message
+    honest = grade_course.Result("alice", "ex2_test", 1.0, 1.0, right, 0.1)
+    kept = grade_course.prediction_review(honest, ex2, answers, earlier)
+    assert kept.score == 1 and not kept.review and kept.computed is None
+    # a test that is not a prediction checked at collection: never
+    ex1 = next(e for e in exercises if e.test == "ex1_test")
+    other = grade_course.Result("heidi", "ex1_test", 2.0, 2.0, "✓", 0.1)
+    assert grade_course.prediction_review(other, ex1, {"ex1_answer": HEIDI}, earlier).score == 2
+    # the teacher's flags say it
+    for name in ("copy_flags", "code_copy_flags", "_untimed", "classmate_flags"):
+        monkeypatch.setattr(grade_course, name, lambda *a, **k: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    grade_course._flags(Path("."), "13_gpt", ["heidi"], [result])
+    printed = capsys.readouterr().out
+    assert "predictions computed with the library (1:" in printed
+    assert f"heidi ex2_test: {said}" in printed
+    # the instructor notes count it among the answers held for review, and say so
+    import instructor_notes
+
+    row = instructor_notes._mistakes_table([], {"graded": 1, "passed": 0, None: 0})[-2]
+    assert "computed a prediction with the library" in row
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "the grader flags a prediction computed in the answer cell itself" in page
+    assert "no grader can tell that from a prediction" not in page

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lib.exercises import ExerciseFailed, ch09, ch12, ch16, ch17, student_id, variant
+from lib.exercises import ExerciseFailed, ch09, ch12, ch13, ch16, ch17, student_id, variant
 from lib.transformer import TransformerConfig, count_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -367,3 +367,99 @@ def test_a_classmates_right_answer_is_named_in_the_copy_report(tmp_path, capsys)
     assert "grader.classmates = _with_class(" in inspect.getsource(grade_course.main)
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "a wrong number that is a classmate's right one is listed too" in page
+
+
+# --- chapter 13, exercise 2: a GPT-3 row of the paper's table per student (lecturer review s22, M8) ---
+
+
+def _four_figures(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def test_chapter_13_counts_every_gpt3_row_as_the_library_does():
+    from lib.gpt import GPTConfig
+    from lib.gpt import count_parameters as gpt_parameters
+
+    for name, (N, D, H, _) in ch13.GPT3_MODELS.items():
+        config = GPTConfig(vocab_size=50257, block_size=2048, n_layer=N, n_head=H, n_embd=D)
+        n = ch13.gpt3_numbers(name)
+        assert n["params"] == gpt_parameters(config), name
+        assert n["estimate"] == 12 * N * D**2 + (50257 + 2048) * D
+    assert ch13.gpt3_numbers("175B")["params"] == ch13.GPT3_PARAMS
+    with as_student(None):
+        assert ch13.gpt3_variant() == {
+            "model": "GPT-3 175B",
+            "n_layer": 96,
+            "n_embd": 12288,
+            "n_head": 96,
+        }
+        assert ch13.check_gpt3_size(174.6e9, 0.0037).passed
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_chapter_13_checks_each_students_gpt3_row_and_names_its_mistakes(student):
+    """Each student's own row: the exact count, the estimate 12 N D^2 + (V + T) D and either to four
+    significant figures pass, with the share to two; the usual mistakes are named on every row, and a
+    count for the book's model or a classmate's is said to be one."""
+    with as_student(student):
+        numbers = ch13.gpt3_variant()
+        n = ch13.gpt3_numbers(numbers["model"].removeprefix("GPT-3 "))
+        assert not n["book"] and numbers["n_layer"] == n["N"] and numbers["n_embd"] == n["D"]
+        assert n["D"] % numbers["n_head"] == 0
+        share = f"{n['share']:.2g}"
+        for total in (n["params"], n["estimate"], _four_figures(n["params"])):
+            assert ch13.check_gpt3_size(total, float(share)).passed, total
+        assert ch13.check_gpt3_size(_four_figures(n["estimate"]), n["share"]).passed
+        assert f"{n['params'] / 1e6:.1f} million" in str(
+            ch13.check_gpt3_size(n["params"], n["share"])
+        ) or f"{n['params'] / 1e9:.1f} billion" in str(
+            ch13.check_gpt3_size(n["params"], n["share"])
+        )
+        N, D, V = n["N"], n["D"], 50257
+        mistakes = [
+            ((n["blocks"], None), "is 12 N D^2 alone"),
+            ((n["params"] + V * D, None), "counts the token embedding twice"),
+            ((n["blocks"] / N + n["embeddings"], None), f"has one block: GPT-3 has N = {N}"),
+            ((n["params"] - n["T"] * D, None), "has no position embedding W_p"),
+            ((n["params"] - 1024 * D, None), "for GPT-2's context"),
+            ((n["headline"], None), "the paper's headline figure"),
+            ((ch13.GPT3_PARAMS, None), "GPT-3 175B (the book's numbers)"),
+            ((None, V * D / n["params"]), "counts the token embedding only"),
+            ((None, 100 * n["share"]), "looks like a percentage"),
+            ((None, n["embeddings"] / n["blocks"]), "divides the embeddings by the blocks"),
+            ((None, ch13.EMBEDDING_SHARE), "GPT-3 175B (the book's numbers)"),
+        ]
+        other = next(m for m in ch13.VARIANT_CHOICES["model"] if m != n["name"])
+        mistakes.append(((ch13.gpt3_numbers(other)["params"], None), f"GPT-3 {other} (another"))
+        for args, words in mistakes:
+            if (
+                words == "the paper's headline figure"
+                and _four_figures(n["params"]) == n["headline"]
+            ):
+                continue  # a headline that is the count to four figures is right
+            with pytest.raises(ExerciseFailed, match=re.escape(words)):
+                ch13.check_gpt3_size(*args)
+
+
+def test_chapter_13_numbers_differ_between_students():
+    drawn = set()
+    for student in STUDENTS:
+        with as_student(student):
+            drawn.add(ch13.gpt3_variant()["model"])
+    assert len(drawn) >= 4, drawn
+    assert (
+        "GPT-3 175B" not in drawn
+    )  # a student's is never the book's: a copied model answer is wrong
+
+
+def test_the_course_gives_chapter_13_exercise_2_variants(tmp_path):
+    make_course.write_course(tmp_path / "variants", ["13"], variants=True)
+    (source,) = (tmp_path / "variants" / "source").glob("13_*/*.ipynb")
+    nb = nbformat.read(source, as_version=4)
+    ids = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+    assert "gpt3_variant()" in ids["ex2_variant_1"].source
+    template = ids["ex2_answer"].source.split(make_course.BEGIN, 1)[0]
+    assert "largest model" not in template and "your GPT-3 model (printed above)" in template
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert "Today five exercises have variants" in page
+    assert "chapter 13's exercise 2 (a row of the GPT-3 paper's table" in page

@@ -41,7 +41,9 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    raises the checker's own exception for it.
 6. **Predictions checked at collection**: in a course written with ``make_course.py
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
-   written; its real test is in the cell's metadata (``course.test``), which this tool runs.
+   written; its real test is in the cell's metadata (``course.test``), which this tool runs. A
+   prediction whose answer cell computes it with the book's library (``prediction_computed``: a
+   ``lib.*`` function, or a library model built there) is 0 and "needs manual review".
 7. **The grader's cases**: the checkers' practice cases and references (what the students' package
    holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
    make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
@@ -573,6 +575,124 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
         "instead of computing; an answer may not, so it gets 0 until the "
         f"teacher grades it. The grader's verdict ({result.score:g} of {result.points:g} "
         f"points without it): {result.message}"
+    )
+    result.score = 0.0
+    return result
+
+
+# --- a prediction computed with the library (lecturer review s22, M6) -----------------------------------
+
+# heidi's chapter 13 exercise 2 was `gpt3_params = count_parameters(GPTConfig(...))`: a prediction made by
+# running the library the chapter teaches, in the answer cell itself. The rule: a prediction cell whose
+# prediction comes from a call of any function of the book's library (``lib.*``) or from a model of the
+# library built there (an ``nn.Module`` class: its parameters can be counted) was not made before running.
+COMPUTED = "computed with {call}: a prediction is made before running"
+
+
+def _library_bindings(tree: ast.AST) -> dict[str, str]:
+    """{name: dotted path} of the names ``tree``'s imports bind to the book's library (``lib``)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "lib" or alias.name.startswith("lib."):
+                    bound[alias.asname or "lib"] = alias.name if alias.asname else "lib"
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            module = node.module or ""
+            if module == "lib" or module.startswith("lib."):
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+    return bound
+
+
+def _library_call(node: ast.Call, bound: dict[str, str]) -> str | None:
+    """The dotted name of the library function ``node`` calls, or of the library's model class it
+    builds; None for anything else (a configuration such as ``GPTConfig(...)`` computes nothing)."""
+    func, attrs = node.func, []
+    while isinstance(func, ast.Attribute):
+        attrs.insert(0, func.attr)
+        func = func.value
+    if not (isinstance(func, ast.Name) and func.id in bound):
+        return None
+    path = ".".join([bound[func.id], *attrs])
+    value = _resolve_dotted(path)
+    if isinstance(value, type):
+        return path if issubclass(value, torch.nn.Module) else None
+    # a function of the library; not a method (a configuration's preset, such as
+    # LlamaConfig.qwen3_0_6b()) nor a constant's (a dict's .values())
+    module = getattr(value, "__module__", "") or ""
+    return path if isinstance(value, types.FunctionType) and module.startswith("lib") else None
+
+
+def prediction_computed(source: str, names: list[str], earlier: str | list[str] = "") -> str | None:
+    """The library call (``lib.gpt.count_parameters``) from which an answer cell computes one of the
+    predictions ``names`` (directly, or through the names it assigns on the way), or None. The
+    library's names are those the cell and ``earlier`` (the chapter's cells above it) import; a name
+    the cell defines itself is its own. A call whose result no prediction uses (a worked solution's
+    check, ``exact = count_parameters(gpt3)``, after its estimate) does not count."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return None
+    bound: dict[str, str] = {}
+    for cell in [earlier] if isinstance(earlier, str) else earlier:  # each cell parsed alone
+        with contextlib.suppress(SyntaxError, ValueError):
+            bound.update(_library_bindings(ast.parse(transform(cell))))
+    for name in _defined(tree):
+        bound.pop(name, None)
+    bound.update(_library_bindings(tree))
+    computed: dict[str, str] = {}  # a name assigned from a library call: {name: the call}
+    changed = True
+    while changed:  # through the names assigned on the way (m = GPT(c); n = count(m); p = n)
+        changed = False
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) or not node.value:
+                continue
+            call = None
+            for inner in ast.walk(node.value):
+                if isinstance(inner, ast.Call):
+                    call = call or _library_call(inner, bound)
+                elif isinstance(inner, ast.Name) and inner.id in computed:
+                    call = call or computed[inner.id]
+            if call is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and name.id not in computed:
+                        computed[name.id] = call
+                        changed = True
+    return next((computed[n] for n in names if n in computed), None)
+
+
+def prediction_review(
+    result: Result, exercise: Exercise, answers: dict[str, str], story: str | list[str] = ""
+) -> Result:
+    """A prediction checked at collection whose answer cell computes it with the library
+    (:func:`prediction_computed`): 0 points and "needs manual review", as every answer that computes
+    what it should give (:func:`checker_review`), with the call named, in the verdict, the feedback
+    and the teacher's flags; the checker's verdict follows (a right number is no prediction)."""
+    if not exercise.collected or result.review:
+        return result
+    earlier = [story] if isinstance(story, str) else list(story)
+    for cell in exercise.cells:
+        if "source" in cell:
+            earlier.append(cell["source"])
+            continue
+        source = answers.get(cell.get("answer", ""), "")
+        call = None if cell.get("optional") else prediction_computed(source, exercise.args, earlier)
+        if call:
+            break
+        earlier.append(source)
+    else:
+        return result
+    result.review = True
+    result.computed = call
+    result.message = (
+        f"needs manual review: {COMPUTED.format(call=call)}, and this cell computes the prediction "
+        f"with `{call}` of the book's library. It gets 0 until the teacher grades it "
+        f"({result.score:g} of {result.points:g} points without it). The checker's verdict: "
+        f"{result.message}"
     )
     result.score = 0.0
     return result
@@ -1588,6 +1708,8 @@ class Result:
     withheld: list[str] = field(default_factory=list)  # full messages left out of the feedback
     # a wrong per-student number that is a classmate's right one: "alice (softmax_params)" (s21, M5)
     classmates: list[str] = field(default_factory=list)
+    # a prediction computed with the library: the call, "lib.gpt.count_parameters" (s22, M6)
+    computed: str | None = None
 
 
 @contextlib.contextmanager
@@ -1715,12 +1837,24 @@ class Grader:
         raiser()  # the checker's own exception (RuntimeError, _MaskUsed, ...)
         raise RuntimeError("it called a library function the exercise does not allow")
 
-    def grade(self, student: str, submission: nbformat.NotebookNode) -> list[Result]:
+    def grade(
+        self, student: str, submission: nbformat.NotebookNode, computed: bool = True
+    ) -> list[Result]:
+        """Every exercise's verdict; ``computed=False`` leaves out :func:`prediction_review` (the
+        worked solutions check their predictions with the library, after making them)."""
         answers = answers_of(submission)
         added = added_definitions(submission)
+        story = [c["source"] for c in self.story]
         return [
-            checker_review(
-                needs_review(self.grade_one(student, exercise, answers), added), exercise, answers
+            (prediction_review if computed else lambda r, *_: r)(
+                checker_review(
+                    needs_review(self.grade_one(student, exercise, answers), added),
+                    exercise,
+                    answers,
+                ),
+                exercise,
+                answers,
+                story,
             )
             for exercise in self.exercises
         ]
@@ -2685,6 +2819,8 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     for r in results:
         if r.review:
             flagged.setdefault(r.student, []).append(f"{r.test} needs manual review")
+        # a prediction computed with the library is one of these; its reason is in the report, not
+        # here: export_grades.py clears "<test> needs manual review" once the cell has a manual grade
     for (
         student
     ) in students:  # lecturer review s17, S3: a repair was said in the scrolling output only
@@ -2789,6 +2925,16 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
         )
+    computed = [r for r in results if r.computed]
+    if computed:  # lecturer review s22, M6
+        print(
+            f"predictions computed with the library ({len(computed)}: the answer cell computes the "
+            "prediction with a function of the book's library, where a prediction is made before "
+            "running; 0 and needs manual review):\n  "
+            + "\n  ".join(
+                f"{r.student} {r.test}: {COMPUTED.format(call=r.computed)}" for r in computed
+            )
+        )
     theirs = classmate_flags(results)
     if theirs:
         print(
@@ -2888,7 +3034,9 @@ def worked_solution_fails(grader: Grader) -> list[str]:
         if grader.variants
         and e.number in getattr(importlib.import_module(e.module), "VARIANTS", {})
     }
-    results = grader.grade(CANARY, nbformat.read(path, as_version=4))
+    # the worked solutions compute their predictions with the library after making them (chapter 12's
+    # count_parameters): not flagged here, where a grader's fault is looked for
+    results = grader.grade(CANARY, nbformat.read(path, as_version=4), computed=False)
     return [
         f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
         + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)

@@ -4,7 +4,8 @@
   (Holtzman et al. 2020, sec. 3.1, eq. 3: the smallest set of most probable tokens whose probability
   reaches p, renormalized), as ``lib.gpt.sampling_distribution(probs.log(), top_p=p)`` computes it.
 - :func:`check_gpt3_size`: exercise 2 (predict, then check): the parameters of GPT-3 175B (Brown et al.
-  2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them.
+  2020, Table 2.1) from 12 N D^2 and the embeddings, and the embeddings' share of them; in a course
+  with per-student variants, of another row of the table (:func:`gpt3_variant`).
 - :func:`check_first_word`: exercise 3 (change and explain): the prediction (a choice among three outcomes)
   and, separately, the measured test accuracy of the pretrained GPT fine-tuned as a classifier that reads
   position 1 instead of the last token, and that classifier itself, probed for the position it reads and
@@ -41,6 +42,8 @@ from . import (
     near,
     not_attempted,
     refusing,
+    student_id,
+    variant,
 )
 
 __all__ = ["check_top_p_filter", "check_gpt3_size", "check_first_word"]
@@ -266,112 +269,249 @@ SHARE_TOLERANCE = 5e-5  # absolute, for embedding_share: two significant figures
 GPT2_CONTEXT = 1024  # a usual mistake: GPT-2's context for the position embeddings
 EMBEDDINGS_GPT2_CONTEXT = (GPT3["vocab_size"] + GPT2_CONTEXT) * GPT3["n_embd"]
 
+# Exercise 2's model: GPT-3 175B (the book's), or, in a course with per-student variants
+# (tools/make_course.py --variants; lecturer review s22, M8), each student's own row of the paper's
+# Table 2.1, as the quiz bank draws them: {name: (n_layer N, n_embd D, n_head, the paper's rounded
+# size)}. 13B is left out (its width 5,140 is not a whole number of heads of 128), and XL gets 16
+# heads of 128 (the table's 24 do not divide its width 2,048); the heads do not change the count.
+GPT3_MODELS = {
+    "Small": (12, 768, 12, 125e6),
+    "Medium": (24, 1024, 16, 350e6),
+    "Large": (24, 1536, 16, 760e6),
+    "XL": (24, 2048, 16, 1.3e9),
+    "2.7B": (32, 2560, 32, 2.7e9),
+    "6.7B": (32, 4096, 32, 6.7e9),
+    "175B": (96, 12288, 96, 175e9),
+}
+VARIANT_BOOK = {"model": "175B"}
+VARIANT_CHOICES = {"model": ["Small", "Medium", "Large", "XL", "2.7B", "6.7B"]}
+VARIANTS = {2: "gpt3_variant"}  # exercise -> the function that gives a student their numbers
+# the answer cell's words that name the book's model, and what a course with variants says instead
+VARIANT_TEMPLATE = {
+    2: [
+        (
+            "the number of parameters of GPT-3's largest model",
+            "the number of parameters of your GPT-3 model (printed above)",
+        )
+    ]
+}
+
+
+def gpt3_variant() -> dict[str, Any]:
+    """Exercise 2's model for the current reader: GPT-3 175B for a reader of the book, a student's own
+    row of the paper's table in a course with variants (the vocabulary and context are everyone's)."""
+    name = variant("ch13 gpt3 size", VARIANT_CHOICES, VARIANT_BOOK)["model"]
+    n_layer, n_embd, n_head, _ = GPT3_MODELS[name]
+    return {"model": f"GPT-3 {name}", "n_layer": n_layer, "n_embd": n_embd, "n_head": n_head}
+
+
+def gpt3_numbers(name: str) -> dict[str, Any]:
+    """The counts of GPT-3 ``name`` (a key of :data:`GPT3_MODELS`) built as the library's GPT: the exact
+    count (every block's 12 D^2 weights and 13 D biases and LayerNorm numbers, the token and position
+    embeddings, the final LayerNorm's 2 D; the output layer tied), the estimate 12 N D^2 + (V + T) D,
+    the embeddings and their share. tests/test_exercises_ch13.py holds the count to the library's."""
+    N, D, _, headline = GPT3_MODELS[name]
+    V, T = GPT3["vocab_size"], GPT3["block_size"]
+    embeddings, blocks = (V + T) * D, 12 * N * D**2
+    params = blocks + N * 13 * D + 2 * D + embeddings
+    return {
+        "name": name,
+        "N": N,
+        "D": D,
+        "V": V,
+        "T": T,
+        "headline": headline,
+        "params": params,
+        "estimate": blocks + embeddings,
+        "blocks": blocks,
+        "embeddings": embeddings,
+        "share": embeddings / params,
+        "book": name == VARIANT_BOOK["model"],
+    }
+
+
+def _numbers() -> dict[str, Any]:
+    """:func:`gpt3_numbers` of the current reader's model (:func:`gpt3_variant`)."""
+    return gpt3_numbers(variant("ch13 gpt3 size", VARIANT_CHOICES, VARIANT_BOOK)["model"])
+
+
+def _share_tolerance(share: float) -> float:
+    """Half a unit of a share's second significant figure: 0.00005 for 0.00368 (SHARE_TOLERANCE)."""
+    return 0.5 * 10.0 ** (math.floor(math.log10(share)) - 1)
+
+
+def _size(count: float) -> str:
+    """A count in words: 174.6 billion, 125.2 million."""
+    return f"{count / 1e9:.1f} billion" if count >= 1e9 else f"{count / 1e6:.1f} million"
+
 
 _near = partial(near, tolerance=TOTAL_TOLERANCE)  # relative
 
 
-def _gpt2_context_totals() -> tuple[int, int]:
+def _right_total(v: float, n: dict) -> bool:
+    """v is the count or the estimate to four significant figures (TOTAL_TOLERANCE): for GPT-3 175B the
+    two are 0.009% apart; for the small models of a variant, up to 0.1%."""
+    return _near(v, n["params"]) or _near(v, n["estimate"])
+
+
+def _gpt2_context_totals(n: dict | None = None) -> tuple[int, int]:
     """The totals with position embeddings for GPT-2's context: the estimate and the exact count."""
-    shorter = (GPT3["block_size"] - GPT2_CONTEXT) * GPT3["n_embd"]
-    return BLOCKS_12ND2 + EMBEDDINGS_GPT2_CONTEXT, GPT3_PARAMS - shorter
+    n = n or gpt3_numbers(VARIANT_BOOK["model"])
+    shorter = (n["T"] - GPT2_CONTEXT) * n["D"]
+    return n["estimate"] - shorter, n["params"] - shorter
 
 
-def _no_position_totals() -> tuple[int, int]:
+def _no_position_totals(n: dict | None = None) -> tuple[int, int]:
     """The totals without the position embedding W_p: the estimate and the exact count."""
-    no_wpe = GPT3["block_size"] * GPT3["n_embd"]
-    return BLOCKS_12ND2 + GPT3["vocab_size"] * GPT3["n_embd"], GPT3_PARAMS - no_wpe
+    n = n or gpt3_numbers(VARIANT_BOOK["model"])
+    no_wpe = n["T"] * n["D"]
+    return n["estimate"] - no_wpe, n["params"] - no_wpe
 
 
-def _check_context_of_total(v: float) -> None:
+def _check_context_of_total(v: float, n: dict) -> None:
     """Fail with the mistake's message if v is a total, unrounded, computed with GPT-2's context or
     without W_p: both lie within TOTAL_TOLERANCE of the right count, so only their exact values are told."""
-    if any(abs(v / total - 1) <= 1e-7 for total in _gpt2_context_totals()):
+    if any(abs(v / total - 1) <= 1e-7 for total in _gpt2_context_totals(n)):
         fail(
             f"gpt3_params = {v:,.0f} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
         )
-    if any(abs(v / total - 1) <= 1e-7 for total in _no_position_totals()):
+    if any(abs(v / total - 1) <= 1e-7 for total in _no_position_totals(n)):
         fail(
             f"gpt3_params = {v:,.0f} has no position embedding W_p. GPT-3's positions are learned, as GPT-2's: W_p has one row of D parameters per position of the context (the exercise gives it)."
         )
 
 
-def _check_gpt3_params(gpt3_params: Any) -> None:
+def _other_models(n: dict) -> list[tuple[dict, str]]:
+    """In a course with variants, the other models a student might have answered for: the book's,
+    then the other students' (each with the words that say whose it is)."""
+    if student_id() is None:
+        return []
+    others = [] if n["book"] else [(gpt3_numbers(VARIANT_BOOK["model"]), "the book's")]
+    return others + [
+        (gpt3_numbers(name), "another student's")
+        for name in VARIANT_CHOICES["model"]
+        if name != n["name"]
+    ]
+
+
+def _not_theirs(what: str, text: str, n: dict, right) -> None:
+    """Fail if the answer ``what`` (written ``text``) is right for another model than the student's
+    (``right(numbers)``: whether it is right for those numbers), saying whose model it answers."""
+    for other, whose in _other_models(n):
+        if right(other):
+            fail(
+                f"{what} = {text} is the answer for GPT-3 {other['name']} ({whose} numbers); "
+                f"yours is GPT-3 {n['name']}, printed under the exercise's statement."
+            )
+
+
+def _check_gpt3_params(gpt3_params: Any, n: dict) -> None:
     """gpt3_params: right to four significant figures (TOTAL_TOLERANCE), the usual misses named."""
     v = expect_number(gpt3_params, "gpt3_params")
-    _check_context_of_total(v)
-    if not _near(v, GPT3_PARAMS):
-        fail_if_in_units(v, "gpt3_params", GPT3_PARAMS, TOTAL_TOLERANCE)
-        if abs(v / 175e9 - 1) <= 5e-4:
+    _check_context_of_total(v, n)
+    # the paper's rounded size, unless it is the count or the estimate to four figures; told first:
+    # for GPT-3 Large, 760 million lies within the tolerance of the estimate, 759.8 million
+    four = {float(f"{x:.4g}") for x in (n["params"], n["estimate"])}
+    if abs(v / n["headline"] - 1) <= 5e-4 and float(f"{v:.4g}") not in four:
+        if n["book"]:
             fail(
                 "gpt3_params = 175 billion is the paper's headline figure; your own estimate, 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context), also rounds to it at three significant figures. The exercise asks for four: carry your estimate to four figures."
             )
-        if abs(v - BLOCKS_12ND2) <= 0.05e9:  # 173.9 billion: 12 N D^2, to four figures or more
+        fail(
+            f"gpt3_params = {v:,.0f} is the paper's headline figure, its rounded size of GPT-3 {n['name']}. The exercise asks for your own estimate to four significant figures: 12 N D^2 for the blocks plus (V + block_size) D for the embeddings (block_size: the context)."
+        )
+    if not _right_total(v, n):
+        fail_if_in_units(v, "gpt3_params", n["params"], TOTAL_TOLERANCE)
+        _not_theirs("gpt3_params", f"{v:,.0f}", n, partial(_right_total, v))
+        # 12 N D^2 alone, to four figures or more (173.9 billion for GPT-3 175B)
+        if abs(v - n["blocks"]) <= 0.05e9 * n["blocks"] / BLOCKS_12ND2:
             fail(
                 f"gpt3_params = {v:,.0f} is 12 N D^2 alone: add the token and position embeddings."
             )
-        untied = GPT3["vocab_size"] * GPT3["n_embd"]  # an output layer of its own
-        if _near(v, GPT3_PARAMS + untied) or _near(v, BLOCKS_12ND2 + EMBEDDINGS + untied):
+        untied = n["V"] * n["D"]  # an output layer of its own
+        if _near(v, n["params"] + untied) or _near(v, n["estimate"] + untied):
             fail(
                 f"gpt3_params = {v:,.0f} counts the token embedding twice. The output layer reuses W_e (tied weights), so it adds no parameter."
             )
-        if _near(v, BLOCKS_12ND2 / GPT3["n_layer"] + EMBEDDINGS) or _near(
-            v, BLOCKS_12ND2 / GPT3["n_layer"]
-        ):
-            fail(f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {GPT3['n_layer']} of them.")
-        if abs(v / GPT3_PARAMS - 1) <= 0.005:
-            _check_context_of_total(v)
+        one_block = n["blocks"] / n["N"]
+        if _near(v, one_block + n["embeddings"]) or _near(v, one_block):
+            fail(f"gpt3_params = {v:,.0f} has one block: GPT-3 has N = {n['N']} of them.")
+        if abs(v / n["params"] - 1) <= 0.005:
             fail(
                 f"gpt3_params = {v:,.0f} is close, but not right to four significant figures. The embeddings sit in the fourth figure: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
+                if n["book"]
+                else f"gpt3_params = {v:,.0f} is close, but not right to four significant figures: compute the blocks and the embeddings without rounding, add them, and only then keep four figures."
             )
         fail(
-            f"gpt3_params = {v:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of GPT-3, then add the token and position embeddings, (V + block_size) D, with block_size the context."
+            "gpt3_params = {:,.0f} is not it. A block holds about 12 D^2 weights (4 D^2 in attention: W_Q, W_K, W_V, W_O; 8 D^2 in the feed-forward network: D x 4D and 4D x D); count the N blocks with the width D of {}, then add the token and position embeddings, (V + block_size) D, with block_size the context.".format(
+                v, "GPT-3" if n["book"] else "your model"
+            )
         )
 
 
-def _check_embedding_share(embedding_share: Any) -> None:
-    """embedding_share: right to two significant figures (SHARE_TOLERANCE), the usual misses named."""
+def _right_share(s: float, n: dict) -> bool:
+    """s is the embeddings' share of the count or of the estimate, to two significant figures."""
+    tolerance = _share_tolerance(n["share"])
+    return any(abs(s - n["embeddings"] / t) <= tolerance for t in (n["params"], n["estimate"]))
+
+
+def _check_embedding_share(embedding_share: Any, n: dict) -> None:
+    """embedding_share: right to two significant figures (SHARE_TOLERANCE for GPT-3 175B), the usual
+    misses named."""
     s = expect_number(embedding_share, "embedding_share")
+    share, tolerance = n["share"], _share_tolerance(n["share"])
+    scale = share / EMBEDDING_SHARE  # the book's absolute windows, scaled to the student's share
     # the embeddings over the blocks (12 N D^2 or the exact count) instead of over the total: 0.003695,
     # inside the tolerance, so told when written to three figures (0.00369) or more; to two it is the
     # right 0.0037 and passes
-    blocks_shares = [EMBEDDINGS / blocks for blocks in (BLOCKS_12ND2, GPT3_PARAMS - EMBEDDINGS)]
-    if any(abs(s - b) <= 1e-6 or abs(s - round(b, 5)) <= 1e-8 for b in blocks_shares):
+    blocks_shares = [
+        n["embeddings"] / blocks for blocks in (n["blocks"], n["params"] - n["embeddings"])
+    ]
+    if any(abs(s - b) <= 1e-6 * scale or abs(s - round(b, 5)) <= 1e-8 for b in blocks_shares):
         fail(
             f"embedding_share = {fmt(s)} divides the embeddings by the blocks alone. The share is of the total: the blocks and the embeddings together."
         )
-    if abs(s - EMBEDDING_SHARE) > SHARE_TOLERANCE:
-        if abs(s - 100 * EMBEDDING_SHARE) <= 100 * SHARE_TOLERANCE:
+    wte_only = n["V"] * n["D"] / n["params"]  # 0.00354 for GPT-3 175B
+    # inside the tolerance for the smaller models of a variant (GPT-3 Large: 0.1015 for 0.1057), so
+    # told when unrounded too
+    if abs(s - wte_only) <= 1e-6 * scale:
+        fail(
+            f"embedding_share = {fmt(s)} counts the token embedding only. The exercise counts the position embedding W_p too: its learned positions are parameters as well."
+        )
+    if not _right_share(s, n):
+        if abs(s - 100 * share) <= 100 * tolerance:
             fail_as_percentage(s, "embedding_share")
-        wte_only = GPT3["vocab_size"] * GPT3["n_embd"] / GPT3_PARAMS
-        if abs(s - wte_only) <= 5e-5:  # 0.00354, to two or three figures
+        _not_theirs("embedding_share", fmt(s), n, partial(_right_share, s))
+        if abs(s - wte_only) <= tolerance:  # 0.00354, to two or three figures
             fail(
                 f"embedding_share = {fmt(s)} counts the token embedding only. The exercise counts the position embedding W_p too: its learned positions are parameters as well."
             )
-        if 0.006 < s < 0.008:
+        twice = (n["embeddings"] + n["V"] * n["D"]) / n["params"]  # 0.0072 for GPT-3 175B
+        if 0.83 * twice < s < 1.11 * twice:
             fail(
                 f"embedding_share = {fmt(s)} counts the token embedding twice. The output layer is tied to it."
             )
-        if s > 0.05:
+        if s > 0.05 * scale:
             fail(
                 f"embedding_share = {fmt(s)} is far too large for GPT-3. Compare how the embeddings and the blocks grow with the width D and the number of layers N."
             )
-        if any(
-            abs(s - EMBEDDINGS_GPT2_CONTEXT / total) <= 5e-6 for total in _gpt2_context_totals()
-        ):
+        gpt2_embeddings = (n["V"] + GPT2_CONTEXT) * n["D"]
+        if any(abs(s - gpt2_embeddings / t) <= 5e-6 * scale for t in _gpt2_context_totals(n)):
             fail(
                 f"embedding_share = {fmt(s)} counts the position embedding W_p for GPT-2's context. GPT-3's context is longer (the exercise gives it): W_p has one row per position of the context."
             )
-        if (
-            abs(s - round(EMBEDDING_SHARE, 3)) <= 1e-7
-        ):  # 0.004: one significant figure (float32 too)
+        one_figure = float(f"{share:.1g}")  # 0.004 for GPT-3 175B
+        if abs(s / one_figure - 1) <= 1e-4:  # float32 too
             fail(
                 f"embedding_share = {fmt(s)} is the share rounded to one significant figure. The exercise asks for two: 0.00..., with the two digits after the zeros."
+                if n["book"]
+                else f"embedding_share = {fmt(s)} is the share rounded to one significant figure. The exercise asks for two."
             )
-        if abs(s - EMBEDDING_SHARE) <= 2e-4 and f"{s:.2g}" == "0.0036":
+        if n["book"] and abs(s - share) <= 4 * tolerance and f"{s:.2g}" == "0.0036":
             fail(
                 f"embedding_share = {fmt(s)} is close, but not right to two significant figures. Two mistakes give it: position embeddings counted for GPT-2's context rather than GPT-3's (the exercise gives it), or a share truncated rather than rounded."
             )
-        if abs(s - EMBEDDING_SHARE) <= 2e-4:
+        if abs(s - share) <= 4 * tolerance:
             fail(
                 f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
             )
@@ -384,6 +524,10 @@ def _check_embedding_share(embedding_share: Any) -> None:
 def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
     """Check the predictions of exercise 2: ``gpt3_params``, the number of parameters of GPT-3 175B built as
     the library's GPT, and ``embedding_share``, the fraction of them in the token and position embeddings.
+    In a course with per-student variants, the model is the student's own row of the paper's table
+    (:func:`gpt3_variant`): the count, the estimate and the share are computed from it, the mistakes
+    below are named on it (with windows scaled to its share), and a count or a share for the book's
+    model or a classmate's is said to be one.
 
     Tolerances: ``gpt3_params`` within 0.025% of the exact count, the four significant figures the exercise
     asks for. The estimate 12 N D^2 + (V + block_size) D is 0.009% below it (it leaves out the 13 D biases and
@@ -405,15 +549,17 @@ def check_gpt3_size(gpt3_params: Any, embedding_share: Any) -> str:
         not_attempted(
             "write your two predictions (gpt3_params and embedding_share) in the cell above, then run this cell again."
         )
+    n = _numbers()
     if gpt3_params is not None:
-        _check_gpt3_params(gpt3_params)
+        _check_gpt3_params(gpt3_params, n)
     if embedding_share is not None:
-        _check_embedding_share(embedding_share)
+        _check_embedding_share(embedding_share, n)
     if gpt3_params is None:
         not_attempted("your embedding_share is right; now predict gpt3_params.")
     if embedding_share is None:
         not_attempted("your gpt3_params is right; now predict embedding_share.")
-    return f"both predictions are right: {GPT3_PARAMS / 1e9:.1f} billion parameters (the paper rounds to 175), of which the embeddings are {EMBEDDINGS / 1e6:.1f} million, {EMBEDDING_SHARE:.2%}; 12 N D^2 alone is {BLOCKS_12ND2 / GPT3_PARAMS:.2%} of the total."
+    headline = "175" if n["book"] else _size(n["headline"])
+    return f"both predictions are right: {_size(n['params'])} parameters (the paper rounds to {headline}), of which the embeddings are {n['embeddings'] / 1e6:.1f} million, {n['share']:.2%}; 12 N D^2 alone is {n['blocks'] / n['params']:.2%} of the total."
 
 
 # --- exercise 3: read the first token -----------------------------------------------------------------------
