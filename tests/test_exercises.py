@@ -545,11 +545,15 @@ def test_masked_softmax_exercise_states_the_checkers_range():
     it said 10^4 while the cases go to 3e4, so a fill value the text allowed was refused)."""
     from lib.exercises.ch03 import _masked_softmax_cases
 
-    largest = max(scores.abs().max().item() for _, scores, _ in _masked_softmax_cases())
-    assert largest == 3e4
+    largest = max(scores.max().item() for _, scores, _ in _masked_softmax_cases())
+    lowest = min(scores.min().item() for _, scores, _ in _masked_softmax_cases())
+    assert (largest, lowest) == (3e4, -2e10)
     cells = nbformat.read(ROOT / "notebooks" / "03_scoring_functions.ipynb", as_version=4).cells
     text = next(c.source for c in cells if c.get("id") == "ch03-ex4")
-    assert "of any size and either sign (the checker tries some up to $3\\times10^4$)" in text
+    assert (
+        "of any size and either sign (the checker tries some up to $3\\times10^4$, and allowed ones"
+        " down to $-2\\times10^{10}$)" in text
+    )
 
 
 def test_check_masked_softmax_names_the_row_sum():

@@ -49,8 +49,25 @@ __all__ = [
 # lib/exercises/__init__.py says how).
 SEEDS = {"projection": 12, "masked_softmax": 4}
 # how far below the lowest score the masked scores go when a diagnosis reruns the reader's masked
-# softmax with every masked score out of the way
+# softmax with every masked score out of the way (at least as far again as the lowest score lies from
+# 0: float32 cannot hold -1e10 - 1e3 apart from -1e10)
 MASKED_BELOW = 1e3
+
+
+def _below(scores: Tensor) -> float:
+    """A score below every one of ``scores``, by a margin float32 can hold."""
+    lowest = scores.min().item()
+    return lowest - max(MASKED_BELOW, abs(lowest))
+
+
+def _score(value: float) -> str:
+    """A score as the messages write it: -29999, or -1e+10 once it is too long to read."""
+    return f"{value:.0f}" if abs(value) < 1e6 else f"{value:.0e}"
+
+
+def _finite_fill_named(top: float) -> str:
+    """The finite fill a reader likely used whose masked scores beat a row's allowed ones, at most ``top``."""
+    return "-1e9" if top < -1e9 else "-1e4"
 
 
 def _projection_cases() -> list[tuple[int, int, Tensor, Tensor, Tensor, Tensor]]:
@@ -377,6 +394,8 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
     # allowed scores below any finite fill value: a fill of -1e4 lets the masked key win
     low = torch.tensor([[-3e4, -3e4 + 1, 5.0, 3.0], [-5e3, -5e3 + 1, 0.0, 2.0]])
     low_mask = torch.tensor([[True, True, False, False], [True, True, False, False]])
+    # allowed scores below -1e9, the usual finite fill, still in float32 (which reaches 3e38)
+    lower = torch.tensor([[-1e10, -1e10, 5.0, 3.0], [-2e10, -1e10, 0.0, 2.0]])
     return [
         ("a 4x4 table of scores with a causal mask", scores_4x4, causal),
         (
@@ -387,6 +406,7 @@ def _masked_softmax_cases() -> list[tuple[str, Tensor, Tensor]]:
         ("3 rows, of which row 1 is fully masked", torch.randn(3, 4, generator=g), fully),
         ("scores up to 3e4 in size, of either sign", large, large_mask),
         ("allowed scores far below zero, down to -3e4", low, low_mask),
+        ("allowed scores below -1e9, down to -2e10", lower, low_mask),
     ]
 
 
@@ -453,9 +473,7 @@ def _check_finite(
             )
         if scores.abs().max() >= 1e4:
             allowed = mask.expand(result.shape)
-            lower = scores.expand(allowed.shape).masked_fill(
-                ~allowed, scores.min().item() - MASKED_BELOW
-            )
+            lower = scores.expand(allowed.shape).masked_fill(~allowed, _below(scores))
             again = rerun(lower)
             if (
                 isinstance(again, Tensor)
@@ -498,7 +516,12 @@ def _check_leak(
     if leak.max() > 0:
         index = tuple(leak.nonzero()[0].tolist())
         where = f"(row {index[-2]}, key {index[-1]}, counting from 0)"
-        if torch.allclose(result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5):
+        low_allowed = scores.expand(shape).masked_fill(~allowed, float("-inf")).amax(-1)
+        # allowed scores of the row below -1e3: a fill of 0 and one of -1e9 look alike there
+        below_fill = leak.max() > 0.1 and low_allowed[index[:-1]] < -1e3
+        if not below_fill and torch.allclose(
+            result, torch.softmax(scores.double() * mask, dim=-1), atol=1e-5
+        ):
             fail(
                 f"on the case '{case}', masked positions get weight {fmt(leak.max().item())}: a masked score set to 0 (by multiplying the scores by the mask, or filling with 0) is still a score: exp(0) = 1 counts like any other. A masked score must contribute exactly nothing to the softmax: which score has exp equal to 0?"
             )
@@ -512,10 +535,9 @@ def _check_leak(
             fail(
                 f"on the case '{case}', {empty_row} is fully masked and your weights there are {fmt(row)}: filling the masked scores with a large finite number (like -1e9) makes every entry of such a row equal, so the row becomes uniform. A row with nothing to attend to must be all zeros."
             )
-        low_allowed = scores.expand(shape).masked_fill(~allowed, float("-inf")).amax(-1)
-        if leak.max() > 0.1 and low_allowed[index[:-1]] < -1e3:
+        if below_fill:
             fail(
-                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: the allowed scores of that row are at most {low_allowed[index[:-1]].item():.0f}, below a finite fill value such as -1e4, so the filled masked score is the largest in the row and takes the weight. A finite fill value only works while every allowed score lies far above it: which fill value lies below every possible score?"
+                f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: the allowed scores of that row are at most {_score(low_allowed[index[:-1]].item())}, below a finite fill value such as {_finite_fill_named(low_allowed[index[:-1]].item())}, so the filled masked score is the largest in the row and takes the weight. A finite fill value only works while every allowed score lies far above it: which fill value lies below every possible score?"
             )
         fail(
             f"on the case '{case}', masked positions get weight {fmt(leak.max().item())} {where}: a masked key must get weight exactly 0, and a finite fill value leaves it a little (exp(-10) is still above 0)."
@@ -533,9 +555,10 @@ def _name_masked_maximum(
     row = scores.expand(allowed.shape)[index]
     top = int(row.argmax())
     lowest = row[allowed[index]].min().item()
+    highest = row[allowed[index]].max().item()
     start = f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}"
     starves = "makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing"
-    lower = scores.expand(allowed.shape).masked_fill(~allowed, scores.min().item() - MASKED_BELOW)
+    lower = scores.expand(allowed.shape).masked_fill(~allowed, _below(scores))
     again = rerun(lower)
     if isinstance(again, Tensor) and again.shape == allowed.shape:
         total = again[index].double().sum().item()
@@ -545,10 +568,10 @@ def _name_masked_maximum(
             )
         if abs(total) < 1e-4:
             fail(
-                f"{start}: its allowed scores go down to {lowest:.0f}, below your fill value for the masked scores, so the filled masked scores are the largest of the row, and exponentiating relative to them {starves}. Which fill value lies below every possible score, and what must a row with nothing to attend to get then?"
+                f"{start}: its allowed scores go down to {_score(lowest)}, below your fill value for the masked scores (a finite one, such as {_finite_fill_named(highest)}), so the filled masked scores are the largest of the row, and exponentiating relative to them {starves}. Which fill value lies below every possible score, and what must a row with nothing to attend to get then?"
             )
     fail(
-        f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one, and its allowed scores go down to {lowest:.0f}. Exponentiating relative to a masked score, whether the maximum of the raw scores (masked ones included) or a fill value that is not below the allowed scores (such as -1e4), {starves}. The masked scores must be out of the way before anything is computed from the row."
+        f"{start}: its largest score, {fmt(row[top].item())} at key {top}, is a masked one, and its allowed scores go down to {_score(lowest)}. Exponentiating relative to a masked score, whether the maximum of the raw scores (masked ones included) or a fill value that is not below the allowed scores (such as -1e4), {starves}. The masked scores must be out of the way before anything is computed from the row."
     )
 
 
@@ -662,4 +685,4 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             _name_softmax_mistake(
                 case, scores, mask, result, expected, _rerun(my_masked_softmax, mask)
             )
-    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores up to 3e4 in size, allowed scores far below zero)."
+    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores up to 3e4 in size, allowed scores far below zero, down to -2e10). A finite fill such as -1e9 would fail on scores below it: -inf, or the dtype's lowest torch.finfo(scores.dtype).min, works for any size."

@@ -1,0 +1,75 @@
+"""Chapter 3's exercise 4 checker against its statement: scores "of any size", so a finite fill value
+fails once the allowed scores lie below it (reader s24, chapter 3: a fill of -1e9 passed because the
+cases stopped at 3e4)."""
+
+import pytest
+import torch
+
+from lib.exercises import ExerciseFailed
+from lib.exercises.ch03 import check_masked_softmax
+
+
+def _verdict(answer) -> str:
+    try:
+        return str(check_masked_softmax(answer))
+    except ExerciseFailed as failure:
+        return failure.message
+
+
+RIGHT = [
+    (
+        "-inf fill, NaN rows to 0",
+        lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), -1)),
+    ),
+    (
+        "the dtype's lowest, times the mask",
+        lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1) * m,
+    ),
+    (
+        "a where on the softmax",
+        lambda s, m: torch.where(m, torch.softmax(s.masked_fill(~m, float("-inf")), -1), 0.0),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, answer", RIGHT, ids=[r[0] for r in RIGHT])
+def test_a_fill_below_every_score_passes(name, answer):
+    verdict = str(check_masked_softmax(answer))
+    assert "right on all 6 practice cases" in verdict
+    assert (
+        "-inf, or the dtype's lowest torch.finfo(scores.dtype).min, works for any size" in verdict
+    )
+
+
+FINITE = [
+    (
+        "-1e9, times the mask",
+        lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1) * m,
+        "below your fill value for the masked scores (a finite one, such as -1e9)",
+    ),
+    (
+        "-1e9, fully masked rows zeroed",
+        lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1) * m.any(-1, keepdim=True),
+        "at most -1e+10, below a finite fill value such as -1e9",
+    ),
+    (
+        "-1e4, times the mask",
+        lambda s, m: torch.softmax(s.masked_fill(~m, -1e4), -1) * m,
+        "below your fill value for the masked scores (a finite one, such as -1e4)",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, answer, message", FINITE, ids=[f[0] for f in FINITE])
+def test_a_finite_fill_is_refused_and_named(name, answer, message):
+    verdict = _verdict(answer)
+    assert message in verdict
+    assert "which fill value lies below every possible score" in verdict.lower()
+
+
+def test_the_case_beyond_1e9_is_float32():
+    """The scores below -1e9 are what a reader's float32 scores can hold, not a double-only case."""
+    from lib.exercises.ch03 import _masked_softmax_cases
+
+    case = next(s for name, s, _ in _masked_softmax_cases() if "-1e9" in name)
+    assert case.dtype == torch.float32 and case.min().item() == -2e10
