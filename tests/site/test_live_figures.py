@@ -369,6 +369,42 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
 
 
+def _rgb(css: str) -> tuple[int, int, int]:
+    """(r, g, b) of a computed colour, 'rgb(87, 96, 106)' or 'rgba(...)'."""
+    return tuple(int(float(x)) for x in css[css.index("(") + 1 : -1].split(",")[:3])
+
+
+def test_masked_softmax_table_tells_masked_cells_apart(server, browser):
+    """Review s24, chapter 3: a masked score's box was told from the others by a pale grey alone
+    (1.1:1 against white). Now it is hatched and edged with a dark dashed line, 3:1 at least against
+    the page: a pattern, not a colour, and only where the mask says so."""
+    sel = ".book-live[data-live='masked-softmax']"
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    styles = browser.execute_script(
+        f"""const root = document.querySelector({sel!r});
+        const c = root.querySelector('.book-live-causal'); if (!c.checked) {{ c.click(); }}
+        const page = getComputedStyle(root.closest('.text_html') || document.body).backgroundColor;
+        return [...root.querySelectorAll('table input')].map((box) => {{
+          const s = getComputedStyle(box);
+          return {{masked: box.disabled, cell: box.parentElement.classList.contains('book-live-masked'),
+                   style: s.borderTopStyle, width: parseFloat(s.borderTopWidth), edge: s.borderTopColor,
+                   image: s.backgroundImage, page: page}};
+        }});"""
+    )
+    assert len(styles) == 16
+    masked = [s for s in styles if s["masked"]]
+    assert len(masked) == 6  # above the diagonal of a 4 x 4 causal mask
+    for s in styles:
+        assert s["cell"] == s["masked"], s
+        if s["masked"]:
+            assert s["style"] == "dashed" and s["width"] >= 2 and "gradient" in s["image"], s
+            page = _rgb(s["page"]) if "0, 0, 0, 0" not in s["page"] else (255, 255, 255)
+            assert contrast_ratio(_rgb(s["edge"]), page) >= 3, s
+        else:
+            assert s["style"] != "dashed" and s["image"] == "none", s
+    assert not console_errors(browser)
+
+
 def test_score_functions_follow_the_dragged_points(server, browser):
     import torch
 

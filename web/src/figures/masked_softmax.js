@@ -43,11 +43,16 @@ export function mountMaskedSoftmax(root, example, ctx) {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
     // the heading says what the toggle does now
     caption.textContent = causal.checked
-      ? "Scores (edit them); greyed cells are masked: a query never sees a later key."
+      ? "Scores (edit them); hatched cells with a dashed edge are masked: a query never sees a later key."
       : "Scores (edit them); no mask: every query sees every key.";
-    // a masked score is not read: its box is disabled (greyed, skipped by the Tab key, and announced as
-    // unavailable), not merely faded, which would leave readable-looking text below contrast
-    inputs.forEach((row, i) => row.forEach((box, j) => { box.disabled = !mask[i][j]; }));
+    // a masked score is not read: its box is disabled (skipped by the Tab key, and announced as
+    // unavailable), not merely faded, which would leave readable-looking text below contrast; its cell is
+    // hatched with a dark dashed edge (live.css), told apart without colour (review s24: the grey alone
+    // was 1.1:1 against the white of the others)
+    inputs.forEach((row, i) => row.forEach((box, j) => {
+      box.disabled = !mask[i][j];
+      box.parentElement.classList.toggle("book-live-masked", !mask[i][j]);
+    }));
     const raw = inputs.map((row) => row.map((box) => box.value.trim()));
     const scores = raw.map((row) => row.map(Number));
     if (raw.some((row) => row.some((v) => v === "" || !Number.isFinite(Number(v))))) {
