@@ -248,9 +248,9 @@ def test_check_cased_length_accepts_the_chapters_solution_and_three_decimals():
     assert ch10.check_cased_length(None).status == "not attempted"
     cells = nbformat.read(CHAPTER, as_version=4).cells
     i = next(
-        k for k, c in enumerate(cells) if c.source.strip() == "check_cased_length(cased_per_word)"
+        k for k, c in enumerate(cells) if c.source.strip() == "check_cased_length(cased_per_unit)"
     )
-    assert "cased_per_word = None" in cells[i - 1].source and tags(cells[i]) == ["remove-output"]
+    assert "cased_per_unit = None" in cells[i - 1].source and tags(cells[i]) == ["remove-output"]
 
 
 def _cased(**kwargs):
@@ -299,7 +299,7 @@ def test_check_cased_length_names_the_mistake(name, wrong, message):
 
 def test_check_cased_length_rejects_what_is_not_a_number():
     for answer in ["1.28", [1.28], True]:
-        with pytest.raises(ExerciseFailed, match="cased_per_word should be a number"):
+        with pytest.raises(ExerciseFailed, match="cased_per_unit should be a number"):
             ch10.check_cased_length(answer)
 
 
