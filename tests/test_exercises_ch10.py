@@ -266,6 +266,8 @@ CASED_WRONG = [
     ("held-out text lower-cased", lambda: _cased(text="lower"), "the held-out text you measured is lower-cased"),
     ("the lower-cased merges", lambda: _cased(lower_case_merges=True), "with the merges of the lower-cased run"),
     ("words split on spaces", lambda: _cased(per="space"), "separated by spaces"),
+    # the tokens per alphanumeric word, the chapter's second measure (review ch10_s24)
+    ("alphanumeric words only", lambda: _cased(per="alphanumeric"), "tokens per alphanumeric word"),
     ("the training text", lambda: _cased(text="train"), "that is the training text"),
     # the whole text, cased merges: 0.00005 from the lower-cased merges' value, so both are named (review ch10_s22)
     ("the whole text", lambda: _cased(text="whole"), "you measured the whole text"),

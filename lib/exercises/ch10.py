@@ -504,10 +504,13 @@ def tokens_per_word(
 ) -> float:
     """Tokens per unit (``pre_tokenize``'s words and punctuation marks) of ``text`` under the first ``n_merges`` (1,000) merges learned from the
     original case (or from the lower-cased text); ``per="space"`` divides by the words separated by
-    spaces instead."""
+    spaces instead, ``per="alphanumeric"`` measures the alphanumeric words alone (the chapter's
+    second measure, punctuation left out)."""
     train, _ = _docs_split()
     alphabet = sorted(set("".join(pre_tokenize(train.lower() if lower_case_merges else train))))
     merges = _merges(lower_case_merges)[:n_merges]
+    if per == "alphanumeric":
+        text = " ".join(w for w in pre_tokenize(text) if w[0].isalnum() or w[0] == "_")
     tokens = BPETokenizer(list(merges), alphabet).tokenize(text)
     return len(tokens) / len(text.split() if per == "space" else pre_tokenize(text))
 
@@ -551,6 +554,10 @@ def _cased_mistakes() -> list[tuple[float, str]]:
         (
             tokens_per_word(test, per="space"),
             "you divided by the words separated by spaces. The chapter counts the units of pre_tokenize, words and punctuation marks, so that the two runs are compared per the same unit.",
+        ),
+        (
+            tokens_per_word(test, per="alphanumeric"),
+            "that is the tokens per alphanumeric word, punctuation left out. The exercise counts every unit of pre_tokenize, punctuation marks included, as the chapter's tokens per unit do.",
         ),
         (
             tokens_per_word(train),
