@@ -236,7 +236,7 @@ def test_a_collected_prediction_names_every_part_that_is_wrong(monkeypatch):
 
 
 def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
-    """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_word, 1.279) and chapter
+    """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_unit, 1.279) and chapter
     13's exercise 3 (first_word_accuracy, 0.478) are measurements, the same for every student and
     public, as chapter 12's exercise 4. Chapter 10's check is the value alone: 0 points in a graded
     course, its written part graded. Chapter 13's one check also checks the classifier, which must

@@ -248,9 +248,9 @@ def test_check_cased_length_accepts_the_chapters_solution_and_three_decimals():
     assert ch10.check_cased_length(None).status == "not attempted"
     cells = nbformat.read(CHAPTER, as_version=4).cells
     i = next(
-        k for k, c in enumerate(cells) if c.source.strip() == "check_cased_length(cased_per_word)"
+        k for k, c in enumerate(cells) if c.source.strip() == "check_cased_length(cased_per_unit)"
     )
-    assert "cased_per_word = None" in cells[i - 1].source and tags(cells[i]) == ["remove-output"]
+    assert "cased_per_unit = None" in cells[i - 1].source and tags(cells[i]) == ["remove-output"]
 
 
 def _cased(**kwargs):
@@ -266,6 +266,8 @@ CASED_WRONG = [
     ("held-out text lower-cased", lambda: _cased(text="lower"), "the held-out text you measured is lower-cased"),
     ("the lower-cased merges", lambda: _cased(lower_case_merges=True), "with the merges of the lower-cased run"),
     ("words split on spaces", lambda: _cased(per="space"), "separated by spaces"),
+    # the tokens per alphanumeric word, the chapter's second measure (review ch10_s24)
+    ("alphanumeric words only", lambda: _cased(per="alphanumeric"), "tokens per alphanumeric word"),
     ("the training text", lambda: _cased(text="train"), "that is the training text"),
     # the whole text, cased merges: 0.00005 from the lower-cased merges' value, so both are named (review ch10_s22)
     ("the whole text", lambda: _cased(text="whole"), "you measured the whole text"),
@@ -299,7 +301,7 @@ def test_check_cased_length_names_the_mistake(name, wrong, message):
 
 def test_check_cased_length_rejects_what_is_not_a_number():
     for answer in ["1.28", [1.28], True]:
-        with pytest.raises(ExerciseFailed, match="cased_per_word should be a number"):
+        with pytest.raises(ExerciseFailed, match="cased_per_unit should be a number"):
             ch10.check_cased_length(answer)
 
 

@@ -408,7 +408,7 @@ def test_chapter_10_merges_slider_fits_a_phone_and_its_title_clears_the_words():
     with plt.rc_context():
         viz.set_style()
         with plt.rc_context(viz.PHONE_RC):
-            fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=56, fontsize=15, narrow=True)
+            fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=60, fontsize=15, narrow=True)
             title = (
                 "5,000 merges: vocabulary 5,076,\nheld-out text 1.05 tokens per unit\n"
                 "most used of the 3,000 new:\nview</w>, represent</w>, dictionaries</w>"
@@ -429,3 +429,77 @@ def test_chapter_10_merges_slider_fits_a_phone_and_its_title_clears_the_words():
     gap = title.get_window_extent(renderer).y0 - first_name.get_window_extent(renderer).y1
     assert gap / fig.dpi > 0.1  # inches between the title and the first name
     plt.close(fig)
+
+
+def _overlapping_boxes(fig):
+    """The pairs of word boxes of a drawn word_rows figure that overlap, and the boxes that reach
+    past the figure's left or right edge."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [
+        (t.get_text(), t.get_bbox_patch().get_window_extent(renderer))
+        for t in fig.axes[0].texts
+        if t.get_bbox_patch() is not None
+    ]
+    pairs = [
+        (a, b)
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if box_a.overlaps(box_b)
+    ]
+    outside = [w for w, box in boxes if box.x0 < 0 or box.x1 > fig.bbox.width]
+    return pairs, outside
+
+
+def test_word_rows_boxes_fit_their_words_in_a_narrow_figure():
+    """Reader's report s24: in a 5-inch figure at 15 points, 9 letters took more room than the
+    estimate of an 11-inch one gave them, and the next box covered the last letter."""
+    rows = [("long", ["algorithm", "s</w>", "representation", "x"]), ("short", list("abc"))]
+    with plt.rc_context():
+        viz.set_style()
+        for narrow in (True, False):
+            fig = viz.word_rows(rows, figsize=(5.0, 5.0), width=56, fontsize=15, narrow=narrow)
+            assert _overlapping_boxes(fig) == ([], [])
+            plt.close(fig)
+
+
+def test_chapter_10_merges_slider_boxes_never_overlap():
+    """Chapter 10's slider as the chapter draws it (draw_merges), at every setting, with the
+    chapter's 5,000 merges: no box covers another (reader's report s24: at 5,000 merges the box
+    of s</w> covered the m of algorithm), and every box lies inside the picture."""
+    from collections import Counter
+
+    from lib.bpe import apply_bpe, learn_bpe_fast, pre_tokenize, word_counts
+    from lib.data.stories import python_docs_text
+
+    text = python_docs_text().lower()
+    cut = text.index("\n\n", int(0.8 * len(text)))  # the chapter's split
+    merges = learn_bpe_fast(word_counts(text[:cut]), 5000)
+    (path,) = NOTEBOOKS.glob("10_*.ipynb")
+    (examples,) = [  # the words the chapter's figure shows, as the chapter lists them
+        ast.literal_eval(node.value)
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code"
+        for node in ast.parse(cell.source).body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "examples"
+    ]
+    ns = chapter_figure_code("10", "fig-10-explore-merges", {"plt": plt, "viz": viz})
+    settings = ns["SETTINGS"]
+    ns.update(
+        merges=merges,
+        examples=examples,
+        apply_bpe=apply_bpe,
+        alphabet=sorted(set("".join(pre_tokenize(text[:cut])))),
+        # the title's numbers do not move the boxes: placeholders
+        ms=settings,
+        curve={"docs": [1.0] * len(settings)},
+        held_out_counts={m: Counter() for m in settings},
+        PHONE=viz.PHONE_RC,
+    )
+    assert apply_bpe("algorithms", merges) == ["algorithm", "s</w>"]
+    with plt.rc_context():
+        viz.set_style()  # the chapter's style, constrained layout included
+        for m in settings:
+            fig = ns["draw_merges"](m)
+            assert _overlapping_boxes(fig) == ([], []), f"{m} merges"
+            plt.close(fig)

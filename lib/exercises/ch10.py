@@ -504,10 +504,13 @@ def tokens_per_word(
 ) -> float:
     """Tokens per unit (``pre_tokenize``'s words and punctuation marks) of ``text`` under the first ``n_merges`` (1,000) merges learned from the
     original case (or from the lower-cased text); ``per="space"`` divides by the words separated by
-    spaces instead."""
+    spaces instead, ``per="alphanumeric"`` measures the alphanumeric words alone (the chapter's
+    second measure, punctuation left out)."""
     train, _ = _docs_split()
     alphabet = sorted(set("".join(pre_tokenize(train.lower() if lower_case_merges else train))))
     merges = _merges(lower_case_merges)[:n_merges]
+    if per == "alphanumeric":
+        text = " ".join(w for w in pre_tokenize(text) if w[0].isalnum() or w[0] == "_")
     tokens = BPETokenizer(list(merges), alphabet).tokenize(text)
     return len(tokens) / len(text.split() if per == "space" else pre_tokenize(text))
 
@@ -553,6 +556,10 @@ def _cased_mistakes() -> list[tuple[float, str]]:
             "you divided by the words separated by spaces. The chapter counts the units of pre_tokenize, words and punctuation marks, so that the two runs are compared per the same unit.",
         ),
         (
+            tokens_per_word(test, per="alphanumeric"),
+            "that is the tokens per alphanumeric word, punctuation left out. The exercise counts every unit of pre_tokenize, punctuation marks included, as the chapter's tokens per unit do.",
+        ),
+        (
             tokens_per_word(train),
             "that is the training text. Measure the held-out fifth, text the merges were not learned from.",
         ),
@@ -572,16 +579,16 @@ def _cased_mistakes() -> list[tuple[float, str]]:
 
 
 @checker("keep the capitals")
-def check_cased_length(cased_per_word: Any) -> str:
-    """Check exercise 3's measurement: ``cased_per_word``, the held-out tokens per unit after 1,000 merges
+def check_cased_length(cased_per_unit: Any) -> str:
+    """Check exercise 3's measurement: ``cased_per_unit``, the held-out tokens per unit after 1,000 merges
     learned from the help pages' training text in its original case, measured on the held-out text in
     its original case (words as ``pre_tokenize`` counts them). The checker computes it on the Python it
     runs on (the help pages change a little between versions)."""
-    if cased_per_word is None:
+    if cased_per_unit is None:
         not_attempted(
-            "run your experiment and put its result in cased_per_word, then run this cell again."
+            "run your experiment and put its result in cased_per_unit, then run this cell again."
         )
-    value = expect_number(cased_per_word, "cased_per_word")
+    value = expect_number(cased_per_unit, "cased_per_unit")
     right = cased_tokens_per_word()
     if abs(value - right) <= CASED_TOLERANCE:
         return f"right: with the capitals kept, 1,000 merges give {right:.3f} held-out tokens per unit. Now explain the difference from the lower-cased run, and compare with the model answer."
@@ -589,22 +596,22 @@ def check_cased_length(cased_per_word: Any) -> str:
         message for mistake, message in _cased_mistakes() if abs(value - mistake) <= MISTAKE_WINDOW
     ]
     if len(named) == 1:
-        fail(f"cased_per_word = {fmt(value)}: {named[0]}")
+        fail(f"cased_per_unit = {fmt(value)}: {named[0]}")
     if named:  # mistakes too close to tell apart (lower-cased merges, whole text: 0.00005 on 3.11)
         fail(
-            f"cased_per_word = {fmt(value)} is what several mistakes give, too close to tell apart: either "
+            f"cased_per_unit = {fmt(value)} is what several mistakes give, too close to tell apart: either "
             + " Or ".join(named)
         )
     lower_run = _cased_mistakes()[0][0]
     if round(value, 2) == round(lower_run, 2):
         fail(
-            f"cased_per_word = {fmt(value)} is the lower-cased run's value, the {lower_run:.2f} tokens per unit of the chapter. Learn the 1,000 merges from the training text as it is, capitals kept, and measure the held-out text in its original case."
+            f"cased_per_unit = {fmt(value)} is the lower-cased run's value, the {lower_run:.2f} tokens per unit of the chapter. Learn the 1,000 merges from the training text as it is, capitals kept, and measure the held-out text in its original case."
         )
     short = {f(right * 10**k) / 10**k for k in (1, 2) for f in (round, math.floor, math.ceil)}
     if abs(value - right) <= 0.01 or any(abs(value - v) < 1e-9 for v in short):
         # a right measurement, rounded or cut short
         fail(
-            f"cased_per_word = {fmt(value)} is close, but not close enough to tell a right measurement from a wrong one: give the value to at least 3 decimals, or unrounded."
+            f"cased_per_unit = {fmt(value)} is close, but not close enough to tell a right measurement from a wrong one: give the value to at least 3 decimals, or unrounded."
         )
     if value > MAX_TOKENS_PER_WORD:
         what = (
@@ -613,12 +620,12 @@ def check_cased_length(cased_per_word: Any) -> str:
             else "a count, not tokens per unit"
         )
         fail(
-            f"cased_per_word = {fmt(value)} is {what}. Divide the number of held-out tokens by the number of held-out units (the words and punctuation marks of pre_tokenize)."
+            f"cased_per_unit = {fmt(value)} is {what}. Divide the number of held-out tokens by the number of held-out units (the words and punctuation marks of pre_tokenize)."
         )
     if value < 1:
         fail(
-            f"cased_per_word = {fmt(value)} is below 1: every unit takes at least one token. Divide the number of tokens by the number of units."
+            f"cased_per_unit = {fmt(value)} is below 1: every unit takes at least one token. Divide the number of tokens by the number of units."
         )
     fail(
-        f"cased_per_word = {fmt(value)} is not the held-out tokens per unit of this experiment. Check each step against the exercise: how many merges you learn (exactly 1,000), which text they are learned from, which text is tokenized, and which count of units you divide by."
+        f"cased_per_unit = {fmt(value)} is not the held-out tokens per unit of this experiment. Check each step against the exercise: how many merges you learn (exactly 1,000), which text they are learned from, which text is tokenized, and which count of units you divide by."
     )

@@ -21,6 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import text_to_path
 from matplotlib.transforms import Bbox
 
 from lib._validate import check_bool, is_number
@@ -696,7 +698,8 @@ def word_rows(
             of one matplotlib colour per word; overrides the reference colouring for that row.
         legend: None, or a list of ``(colour, text)`` entries drawn under the rows.
         title: the figure's title.
-        width: the length of a line (about 1.3 characters per unit) before a row wraps.
+        width: the length of a line (about 1.3 characters per unit at 9 points, 11 inches wide)
+            before a row wraps; each box is at least as wide as its word measured in the font.
         figsize: (w, h) in inches; None fits the height to the rows at a width of 11 inches, and
             (w, None) at a width of w (a fixed size keeps the states of an interactive figure the same
             size, with empty room below the shorter ones).
@@ -728,18 +731,25 @@ def word_rows(
         )
     ref = dict(rows).get(reference)
     below = labels.index(reference) if ref is not None else len(rows)  # rows compared with ref
-    placed, label_line, n_lines = _place_words(rows, colors, ref, below, width, scale, narrow)
     fixed_size = figsize is not None and figsize[1] is not None
+    fig_width = 11 if figsize is None else figsize[0]
+    # the height is fitted below, once the words are placed; the width sets the x-units' size
+    fig, ax = plt.subplots(figsize=(fig_width, figsize[1] if fixed_size else 4))
+    if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
+        fig.subplots_adjust(left=0.02, right=0.98)
+    ax.set_xlim(-0.5, width + 2)
+    ax.axis("off")
+    text_width = _text_width(fig, ax, fontsize, [] if narrow else labels)
+    placed, label_line, n_lines = _place_words(
+        rows, colors, ref, below, width, scale, narrow, text_width
+    )
     narrow_keys = narrow and bool(legend)  # the key one entry a line, under the rows
     if not fixed_size:
         if narrow_keys:  # the key's lines, in lines of words, below the last row
             fitted = _LINE_INCHES * scale * _narrow_bottom(n_lines, len(legend)) + 0.9
         else:
             fitted = _LINE_INCHES * scale * n_lines + 0.9 + (0.35 if legend else 0)
-        figsize = (11 if figsize is None else figsize[0], fitted)
-    fig, ax = plt.subplots(figsize=figsize)
-    if narrow and fig.get_layout_engine() is None:  # constrained layout (set_style) fits itself
-        fig.subplots_adjust(left=0.02, right=0.98)
+        fig.set_size_inches(fig_width, fitted)
     _draw_words(ax, placed, labels, label_line, fontsize, scale, narrow)
     _word_legend(ax, legend, ref is not None, fontsize, narrow)
     if narrow_keys:
@@ -748,8 +758,7 @@ def word_rows(
         bottom = max(n_lines, 2) + (0.9 if (legend or ref is not None) else 0)
     if fixed_size:  # the same spacing in every state: rows at the top, room left below
         bottom = max(bottom, (figsize[1] - 0.9) / (_LINE_INCHES * scale))
-    ax.set(xlim=(-0.5, width + 2), ylim=(-bottom, 0.8 if not narrow else 0.3))
-    ax.axis("off")
+    ax.set_ylim(-bottom, 0.8 if not narrow else 0.3)
     if title:
         ax.set_title(title, fontsize=max(10, fontsize), loc="left")
     return fig
@@ -768,10 +777,37 @@ def _narrow_bottom(n_lines, n_keys):
     return n_lines - _KEY_OVERLAP_LINES + _KEY_ENTRY_LINES * n_keys
 
 
-def _place_words(rows, colors, ref, below, width, scale, narrow):
+def _points(text, fontsize, **font):
+    """The width of ``text`` at ``fontsize`` points, in points."""
+    font = FontProperties(size=fontsize, **font)
+    return text_to_path.get_text_width_height_descent(text, font, ismath=False)[0]
+
+
+def _text_width(fig, ax, fontsize, names):
+    """``width(word, bold)``: the x-units that ``word`` takes in ``ax``, in word_rows' monospace
+    font at ``fontsize`` points (measured from the font, so a box fits its word at any figure
+    width and font size). ``names``: the row names drawn to the left of the axes, or none."""
+    engine = fig.get_layout_engine()
+    if engine is not None:  # where the layout puts the axes
+        engine.execute(fig)
+    axes_points = ax.get_position().width * fig.get_figwidth() * 72
+    if engine is not None:  # and the room it will make for the names, left of the axes
+        axes_points -= max((_points(n, fontsize, weight="bold") for n in names), default=0)
+    x0, x1 = ax.get_xlim()
+    per_point = (x1 - x0) / axes_points
+
+    def width(word, bold):
+        weight = "bold" if bold else "normal"
+        return per_point * _points(word, fontsize, family="monospace", weight=weight)
+
+    return width
+
+
+def _place_words(rows, colors, ref, below, width, scale, narrow, text_width):
     """word_rows' layout: each word's (row, line, x, word, colour, bold), rows wrapping at
     ``width``, the words of the rows after index ``below`` coloured by whether they equal
-    ``ref``'s; with the line of each row's name (narrow: above its words) and the lines in all."""
+    ``ref``'s; with the line of each row's name (narrow: above its words) and the lines in all.
+    ``text_width(word, bold)`` is a word's width in x-units (_text_width)."""
     placed = []
     line = 0
     label_line = {}
@@ -785,10 +821,6 @@ def _place_words(rows, colors, ref, below, width, scale, narrow):
             )
         x = 0.0
         for j, w in enumerate(words):
-            # a monospace character is about 0.76 x-units at 9 points
-            size = (0.76 * len(w) + 1.1) * scale
-            if x > 0 and x + size > width:
-                line, x = line + 1, 0.0
             if row_colors is not None:
                 color, bold = row_colors[j], False
             elif r > below:
@@ -796,6 +828,11 @@ def _place_words(rows, colors, ref, below, width, scale, narrow):
                 color, bold = (WORD_RIGHT if right else WORD_WRONG), not right
             else:
                 color, bold = "white", False
+            # a monospace character is about 0.76 x-units at 9 points in an 11-inch figure
+            # 84 units wide; more in a narrower figure, where the word itself is measured
+            size = max(0.76 * len(w) * scale, text_width(w, bold)) + 1.1 * scale
+            if x > 0 and x + size > width:
+                line, x = line + 1, 0.0
             placed.append((r, line, x, w, color, bold))
             x += size + 0.5 * scale
         line += 1.1 if narrow else 1.35  # a gap between rows
