@@ -193,16 +193,20 @@ def test_tiling_diagram_is_stacked_for_a_phone():
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
     sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
     assert min(sizes) >= 11
-    # every text, tick labels, axis labels and the grid's title included, at least 11 CSS px (em)
-    # once the 594 px picture is shown in the 328 px column of a 360 px phone (at 9 to 12 points
-    # they read at 7-9 px, a reader's report on Fig. 18.1)
+    # every text, tick labels, axis labels and the grid's title included, at least 13 CSS px (em)
+    # once the 594 px picture is shown in the 328 px column of a 360 px phone (at 9 to 12 points,
+    # then at 14, readers measured their letters at 7-9 px: reports on Fig. 18.1, the last s24),
+    # and the memories' text, whose subscripts are 70% of it, at least 14 px
     from matplotlib.text import Text
 
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert {"query i", "key j", "never stored: the [T, T] matrices S and P"} <= {
         t.get_text() for t in texts
     }
-    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 11
+    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 13
+    memories = [t for t in texts if "SRAM" in t.get_text() or "HBM" in t.get_text()]
+    assert len(memories) == 2
+    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in memories) >= 14
     assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text
 
 
