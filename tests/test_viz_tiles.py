@@ -149,6 +149,10 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     factor = (states[n - 1]["m"] - states[n]["m"]).exp()
     assert lines[0].startswith("The running numbers")
     rows = states[n]["tile"][1] - i0
+    # a phone wraps a line between its "name = value" parts, never inside one (no-break spaces:
+    # "(m rose: old ℓ × 0.094)" was split at 360 px, reader s24)
+    lines = [line.replace("\u00a0", " ") for line in lines]
+    assert all(" = " not in line and " × " not in line for line in notes.split("<br>"))
     for r, line in enumerate(lines[1 : 1 + rows]):
         rose_here = bool(states[n]["m"][r] > states[n - 1]["m"][r])
         assert line.startswith(

@@ -212,10 +212,13 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         i0, _, j0, j1 = s["tile"]
         before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
         lines = ["The running numbers of these queries, after this tile:"]
+        # no-break spaces (nb) in each "name = value" and in the parenthesis: a phone wraps a line
+        # between them, never inside one (it split "old ℓ × 0.094", a reader's report, s24)
+        nb = "\u00a0"
         for r, (m, t) in enumerate(zip(s["m"], s["total"])):
-            line = f"row {i0 + r}: m = {float(m):.3f}, ℓ = {float(t):.3f}"
+            line = f"row {i0 + r}: m{nb}={nb}{float(m):.3f}, ℓ{nb}={nb}{float(t):.3f}"
             if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
-                line += f" (m rose: old ℓ × {math.exp(before['m'][r] - m):.3f})"
+                line += f" (m{nb}rose:{nb}old{nb}ℓ{nb}×{nb}{math.exp(before['m'][r] - m):.3f})"
             lines.append(line)
         keys = [str(j) for j in range(j0, j1)]
         keys = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
