@@ -239,7 +239,8 @@ def test_each_point_is_the_claim_its_question_asks_for():
         "Why does the first block need no special case, although your running maximum starts at"
         " $m = -\\infty$ and your sum at $\\ell = 0$?",
         "Why would the power-of-two formula applied to 12, $2^{-8(h+1)/12}$, be wrong for a model"
-        " trained with the released code, although its 12 slopes are as evenly spread?",
+        " trained with the released code, although its 12 slopes also run from steep to flat, in"
+        " even steps (the released ones do not)?",
         "Why is the tile's own lower triangle, `torch.ones(4, 4).tril()`, wrong for this tile?",
     ]
     assert "$e^{-\\infty} = 0$" in ch18[1][0][1]

@@ -149,6 +149,10 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
     factor = (states[n - 1]["m"] - states[n]["m"]).exp()
     assert lines[0].startswith("The running numbers")
     rows = states[n]["tile"][1] - i0
+    # a phone wraps a line between its "name = value" parts, never inside one (no-break spaces:
+    # "(m rose: old ℓ × 0.094)" was split at 360 px, reader s24)
+    lines = [line.replace("\u00a0", " ") for line in lines]
+    assert all(" = " not in line and " × " not in line for line in notes.split("<br>"))
     for r, line in enumerate(lines[1 : 1 + rows]):
         rose_here = bool(states[n]["m"][r] > states[n - 1]["m"][r])
         assert line.startswith(
@@ -193,16 +197,20 @@ def test_tiling_diagram_is_stacked_for_a_phone():
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
     sizes += [ax.xaxis.label.get_fontsize() for ax in fig.axes[1:]]
     assert min(sizes) >= 11
-    # every text, tick labels, axis labels and the grid's title included, at least 11 CSS px (em)
-    # once the 594 px picture is shown in the 328 px column of a 360 px phone (at 9 to 12 points
-    # they read at 7-9 px, a reader's report on Fig. 18.1)
+    # every text, tick labels, axis labels and the grid's title included, at least 13 CSS px (em)
+    # once the 594 px picture is shown in the 328 px column of a 360 px phone (at 9 to 12 points,
+    # then at 14, readers measured their letters at 7-9 px: reports on Fig. 18.1, the last s24),
+    # and the memories' text, whose subscripts are 70% of it, at least 14 px
     from matplotlib.text import Text
 
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert {"query i", "key j", "never stored: the [T, T] matrices S and P"} <= {
         t.get_text() for t in texts
     }
-    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 11
+    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in texts) >= 13
+    memories = [t for t in texts if "SRAM" in t.get_text() or "HBM" in t.get_text()]
+    assert len(memories) == 2
+    assert min(t.get_fontsize() / 72 * 110 * 328 / width for t in memories) >= 14
     assert fig.alt_text.startswith("Above: the grid") and ". Below: the slow memory" in fig.alt_text
 
 

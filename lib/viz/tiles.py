@@ -66,7 +66,7 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
 
 # the tiling diagram's text, in points: its grid's and arrows' labels, the tiles' numbers and the
 # grid's title, and its two memories' boxes
-_GRID_PT, _TITLE_PT, _MEMORY_PT = 14, 15, 15
+_GRID_PT, _TITLE_PT, _MEMORY_PT = 16, 16, 17
 # the tile explorer's text, in points, 5.2 inches wide: 16 points are 14 CSS px in the 328 px column
 # of a 360 px phone, and still about 10 px where the page shows the picture narrower (a first reader
 # measured 13-point labels at 7 to 9 px there); the output's row labels get this many cells' width
@@ -114,8 +114,9 @@ def tiling_diagram(
     # stacked and narrow: 5.2 inches, 594 px as the page saves it (110 dpi, 0.1-inch margins), under
     # the 600 px above which the site treats a picture as drawn for the desktop and makes a phone
     # scroll it sideways (book/_static/reader.js). In a 328 px column a point is 110/72 * 328/594 =
-    # 0.84 CSS px: the grid's and arrows' labels of 14 points are 11.8 px, the memories' text of 15
-    # points 12.6 px, so that their subscripts ($B_q$, 70% of the text) still read at about 8.8 px
+    # 0.84 CSS px: the grid's and arrows' labels of 16 points are 13.5 px, the memories' text of 17
+    # points 14.3 px, so that their subscripts ($B_q$, 70% of the text) still read at about 10 px
+    # (at 14 and 15 points a reader measured 7-9 px letters there, s24)
     key = legend and causal  # the key takes a strip of 0.55 inches between grid and memories
     width, height, mid = 5.2, 8.0 + 0.55 * key, 2.6
     fig, ax = _canvas(width, height, alt)
@@ -211,10 +212,13 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         i0, _, j0, j1 = s["tile"]
         before = states[n - 1] if n and states[n - 1]["tile"][0] == i0 else None
         lines = ["The running numbers of these queries, after this tile:"]
+        # no-break spaces (nb) in each "name = value" and in the parenthesis: a phone wraps a line
+        # between them, never inside one (it split "old ℓ × 0.094", a reader's report, s24)
+        nb = "\u00a0"
         for r, (m, t) in enumerate(zip(s["m"], s["total"])):
-            line = f"row {i0 + r}: m = {float(m):.3f}, ℓ = {float(t):.3f}"
+            line = f"row {i0 + r}: m{nb}={nb}{float(m):.3f}, ℓ{nb}={nb}{float(t):.3f}"
             if before is not None and m > before["m"][r]:  # the maximum rose: the sum was rescaled
-                line += f" (m rose: old ℓ × {math.exp(before['m'][r] - m):.3f})"
+                line += f" (m{nb}rose:{nb}old{nb}ℓ{nb}×{nb}{math.exp(before['m'][r] - m):.3f})"
             lines.append(line)
         keys = [str(j) for j in range(j0, j1)]
         keys = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]

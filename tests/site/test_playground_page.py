@@ -160,6 +160,29 @@ def test_the_chart_and_maps_are_legible_on_a_phone_and_a_desktop(site, server, b
                 stop_emulating(browser)
 
 
+def test_the_chart_reads_at_13_px_on_a_phone(site, server, browser):
+    """On chapter 18's page at 360 CSS px: the chart is drawn at the width it is shown (it was drawn
+    at the Playground's width with its padding, and shrunk 7%), its ticks and titles at 13 px on the
+    screen (at 11 a reader found them at the edge of legibility, s24); 11 px on a desktop."""
+    measure = """
+    const svg = ROOT.querySelector('.book-pg-curve');
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return [scale, Array.from(svg.querySelectorAll('text')).map(
+      (t) => parseFloat(getComputedStyle(t).fontSize) * scale)];
+    """.replace("ROOT", ROOT)
+    for width, size in ((360, 13), (1280, 11)):
+        if width == 360:
+            emulate(browser, 360, 760)
+        try:
+            load(browser, server, hash_="", page=CH18)
+            scale, sizes = browser.execute_script(measure)
+            assert abs(scale - 1) < 0.01, (width, scale)
+            assert len(sizes) > 10 and min(sizes) >= size - 0.2, (width, sizes)
+        finally:
+            if width == 360:
+                stop_emulating(browser)
+
+
 def test_reset_and_a_new_setting_clear_the_previous_run(site, server, browser):
     load(browser, server)
     steps(browser, 30)

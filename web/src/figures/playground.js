@@ -311,7 +311,7 @@ function drawCurves({ g, X, YL, YR }, finite, held, heldTest) {
 }
 
 // The loss (left axis) and held-out sequence accuracy (right axis, %) against steps, in an SVG drawn
-// at the width it is shown (width CSS px; text at 11 px whatever the screen). The legend is HTML,
+// at the width it is shown (width CSS px; text at 11 px, 13 below 400 px: a phone's). The legend is HTML,
 // above it (it wraps on a phone). heldTest: the held-out accuracy at the test length, dashed. prev: the
 // previous run's held-out curves {held, heldTest, label}, drawn over this run's and labelled, or null.
 export function chart(svg, losses, held, width, heldTest = [], prev = null) {
@@ -331,7 +331,8 @@ export function chart(svg, losses, held, width, heldTest = [], prev = null) {
   const X = (t) => m.left + (t / xs[xs.length - 1]) * w;
   const YL = (v) => m.top + h - (v / ys[ys.length - 1]) * h;
   const YR = (v) => m.top + h - v * h;
-  const g = el("g", { "font-size": 11, "font-family": "sans-serif", fill: "currentColor" }, svg);
+  // 13 px on a phone: its ticks and titles at 11 read at the edge of legibility (a reader, s24)
+  const g = el("g", { "font-size": width < 400 ? 13 : 11, "font-family": "sans-serif", fill: "currentColor" }, svg);
   const text = (x, y, s, attrs = {}) => {
     const t = el("text", { x, y, ...attrs }, g);
     t.textContent = s;
@@ -543,12 +544,16 @@ function offerView(pg) {
   };
 }
 
-// pg.drawCurve(): the curves and the status line, at the width the chart is shown (its text 11 CSS px
-// on a phone as on a desktop), drawn again when that width changes.
+// pg.drawCurve(): the curves and the status line, at the width the chart is shown (root's width less its
+// padding: drawn at root's whole width, a phone showed it 7% smaller), drawn again when that width changes.
 function curveView(pg) {
   const { root, state, ui } = pg;
   let drawnWidth = 0;
-  const chartWidth = () => Math.round(Math.max(260, Math.min(600, root.clientWidth - 4 || 520)));
+  const chartWidth = () => {
+    const style = getComputedStyle(root);
+    const inner = root.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return Math.round(Math.max(260, Math.min(600, (root.clientWidth && Math.floor(inner)) || 520)));
+  };
   pg.drawCurve = () => {
     drawnWidth = chartWidth();
     const prev = state.prev && { ...state.prev, label: prevLabel(state.prev.settings, pg.current()) };
