@@ -59,11 +59,12 @@ def test_check_loss_by_length_accepts_the_chapters_solution():
 
 
 def test_check_loss_by_length_quotes_its_case():
-    # "on the case 'a hidden batch ...'", not "on the case a hidden batch" (reader s15, point 6)
+    # "on the case 'a practice batch ...'", not "on the case a practice batch" (reader s15,
+    # point 6); "practice", not "hidden", in the reader's kernel (reader s25, point 2)
     with pytest.raises(ExerciseFailed) as failed:
         ch01.check_loss_by_length(lambda m, b, bins: torch.zeros(5))
-    assert "on the case 'a hidden batch of 36 sentences" in str(failed.value)
-    assert "the case a hidden" not in str(failed.value)
+    assert "on the case 'a practice batch of 36 sentences" in str(failed.value)
+    assert "the case a practice" not in str(failed.value)
 
 
 def test_the_hidden_case_has_sentences_on_every_bin_edge_and_is_reproducible():

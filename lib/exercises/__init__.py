@@ -185,10 +185,11 @@ CASES_WORD = "practice"
 
 
 def case_wording(message: str) -> str:
-    """``message`` with the checkers' "hidden case(s)" named by :data:`CASES_WORD`."""
+    """``message`` with the checkers' "hidden case(s)" and "hidden batch(es)" named by
+    :data:`CASES_WORD`."""
     if CASES_WORD == "hidden":
         return message
-    return re.sub(r"\bhidden (cases?)\b", rf"{CASES_WORD} \1", message)
+    return re.sub(r"\bhidden (cases?|batch(?:es)?)\b", rf"{CASES_WORD} \1", message)
 
 
 def checker(exercise: str) -> Callable:
