@@ -72,6 +72,12 @@ LOCAL_M_WRONG = [
     ("window without its ends", _variant(strict=True), "includes both ends"),
     ("scores times a 0/1 mask", _variant(mask_scores=True), "A score of 0 is not a weight of 0"),
     ("a slice that wraps around", _variant(python_slice=True), "(the slice wraps around)"),
+    # review ch04 s25, item 4: the mask the wrong way round, weight outside the window only
+    (
+        "an inverted window mask",
+        lambda s, t, D: masked_softmax(s, (torch.arange(len(s)) - torch.as_tensor(t)).abs() > D),
+        "outside the window, not inside it",
+    ),
     (
         "one-sided window",
         _variant(window_kind="one-sided"),

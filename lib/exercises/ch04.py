@@ -380,6 +380,18 @@ def _check_sums_to_one(result: Tensor, expected: Tensor, case: str) -> None:
     )
 
 
+def _check_inverted(result: Tensor, t: int | Tensor, D: int, case: str) -> None:
+    """Fail, naming the mistake, when every weight lies outside the window and none inside it: a mask
+    turned the wrong way round, e.g. masked_fill(|s - t| <= D, -inf) (review ch04 s25, item 4)."""
+    distance = (torch.arange(len(result), dtype=torch.float64) - float(t)).abs()
+    weighted = result.double().abs() > _FACTOR_FLOOR
+    if weighted.any() and not (weighted & (distance <= D)).any():
+        fail(
+            f"on the case '{case}', your weights are outside the window, not inside it: is the mask the "
+            "wrong way round? The positions with |s - t| <= D are the ones that get weight, the others 0."
+        )
+
+
 def _check_wrapped(result: Tensor, t: int | Tensor, D: int, case: str) -> None:
     """Fail, naming the mistake, when the only weight outside the window lies at the end of the sequence
     where the negative indices t - D, ..., -1 of an unclipped range(t - D, t + D + 1) wrap to (review ch04
@@ -522,6 +534,7 @@ def check_local_m(local_m_weights: Any) -> str:
             named = [m for m in named if _same_on_all(local_m_weights, cases, m[0])] or named
         if named:
             fail(f"on the case '{case}', {named[0][1]}")
+        _check_inverted(result, t, D, case)
         _check_extra_factor(local_m_weights, scores, t, D, result, case)
         _check_wrapped(result, t, D, case)
         _check_sums_to_one(result, expected, case)
