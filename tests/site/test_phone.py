@@ -332,4 +332,6 @@ def test_chapter_1s_names_in_tables_stay_whole_on_a_phone(site, server, browser,
     table = browser.execute_script(NAMES_IN_TABLES)
     assert table is not None, "no table headed 'tensor' in chapter 1"
     assert not table["broken"], f"at {width}x{height}, names broken across lines: {table['broken']}"
-    assert table["fits"], f"at {width}x{height}, the table (or its scroll box) is wider than the screen"
+    assert table["fits"], (
+        f"at {width}x{height}, the table (or its scroll box) is wider than the screen"
+    )
