@@ -242,10 +242,14 @@ def test_each_point_is_the_claim_its_question_asks_for():
         " trained with the released code, although its 12 slopes also run from steep to flat, in"
         " even steps (the released ones do not)?",
         "Why is the tile's own lower triangle, `torch.ones(4, 4).tril()`, wrong for this tile?",
+        "Why must $\\delta_i$ be the $dO_i \\cdot o_i$ you are given, and not the tile's own sum"
+        " $\\sum_j P_{ij}\\, dP_{ij}$ over its keys?",
     ]
     assert "$e^{-\\infty} = 0$" in ch18[1][0][1]
     assert ch18[2][0][1].startswith("The slopes are part of what a checkpoint learned")
     assert "hides keys 3 and 4" in ch18[3][0][1]
+    # exercise 4 (lecturer review s22, M11): the point is that a tile sees part of the row's sum
+    assert ch18[4][0][1].startswith("The sum $\\delta_i") and "sees only" in ch18[4][0][1]
     assert not [q for parts in ch18.values() for q, _ in parts if "print" in q.lower()]
 
 

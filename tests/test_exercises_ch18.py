@@ -19,12 +19,12 @@ from tests.test_exercises import ROOT, exercises, solution_function, tags
 CHAPTER = ROOT / "notebooks" / "18_attention_at_scale.ipynb"
 
 
-def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
+def test_the_chapter_has_four_checked_exercises_and_four_model_answers():
     found = {e["checker"]: e for e in exercises(CHAPTER)}
     assert set(found) == set(ch18.__all__)
     cells = nbformat.read(CHAPTER, as_version=4).cells
     answers = [c for c in cells if c.cell_type == "markdown" and "solution" in tags(c)]
-    assert len(answers) == 3 and all(
+    assert len(answers) == 4 and all(
         c.source.startswith('<details class="model-answer">') for c in answers
     )
 
@@ -35,6 +35,7 @@ def test_the_chapter_has_three_checked_exercises_and_three_model_answers():
         ("check_running_max_and_sum", "running_max_and_sum"),
         ("check_alibi_slopes", "slopes_for"),
         ("check_tile_mask", "tile_mask"),
+        ("check_tile_backward", "tile_backward"),
     ],
 )
 def test_the_checkers_accept_the_chapters_solutions(checker, name):
@@ -498,3 +499,101 @@ def test_the_graders_slope_cases_reach_beyond_any_pasted_table(monkeypatch):
     table = {n: ch18.slopes_reference(n) for n in range(1, 257)}
     with pytest.raises(ExerciseFailed):
         ch18.check_alibi_slopes(lambda n: list(table[n]))
+
+
+# --- exercise 4: the backward of one tile -------------------------------------------------------------
+
+
+def _worked_tile_backward():
+    return solution_function(CHAPTER, "check_tile_backward", "tile_backward")
+
+
+def test_the_tile_backward_reference_is_the_librarys_and_sums_to_autograd():
+    """Every tile's reference share, summed, is autograd's gradient of the whole attention, and is
+    what lib.flash's backward adds for that tile (its loop, without a mask, one head)."""
+    from lib.flash import flash_attention
+
+    for name, bq, bk, q, k, v, do, _ in ch18._backward_cases():
+        T, d = q.shape
+        lse, delta, *expected = ch18._full_backward(q, k, v, do)
+        sums = [torch.zeros(T, d, dtype=torch.float64) for _ in range(3)]
+        for i0, i1 in ch18._tiles(T, bq):
+            for j0, j1 in ch18._tiles(T, bk):
+                dq, dk, dv = ch18.tile_backward_reference(
+                    q[i0:i1], k[j0:j1], v[j0:j1], do[i0:i1], lse[i0:i1], delta[i0:i1], d**-0.5
+                )
+                sums[0][i0:i1] += dq
+                sums[1][j0:j1] += dk
+                sums[2][j0:j1] += dv
+        assert all((a - e).abs().max() < 1e-9 for a, e in zip(sums, expected)), name
+        leaves = [t.double().requires_grad_(True) for t in (q, k, v)]
+        out = flash_attention(*(t[None, None] for t in leaves), None, False, None, bq, bk)
+        library = torch.autograd.grad(out, leaves, do.double()[None, None])
+        assert all((a - e).abs().max() < 1e-9 for a, e in zip(library, expected)), name
+
+
+@pytest.mark.parametrize("seed", [4, 184, 7])
+def test_check_tile_backward_accepts_the_worked_solution_in_float32_on_any_seed(monkeypatch, seed):
+    monkeypatch.setitem(ch18.SEEDS, "tile_backward", seed)
+    assert ch18.check_tile_backward(_worked_tile_backward()).passed
+
+
+@pytest.mark.parametrize(
+    "mistake, message",
+    [
+        ("renormalised", "softmax of the tile's own scores"),
+        ("scores unscaled", "recomputed the scores as q k^T, without `scale`"),
+        ("no delta", "your dS is P * dP"),
+        ("delta from the tile", "you summed P * dP over this tile's keys"),
+        ("scale forgotten", "lack the factor `scale`"),
+        ("scale twice", "carry `scale` twice"),
+        ("transposed", "use dS the wrong way round"),
+        ("dv transposed", "your dV is P dO"),
+    ],
+)
+@pytest.mark.parametrize("seed", [4, 184])
+def test_check_tile_backward_names_each_mistake(monkeypatch, seed, mistake, message):
+    monkeypatch.setitem(ch18.SEEDS, "tile_backward", seed)
+
+    def wrong(q, k, v, do, lse, delta, scale):
+        grads = ch18.tile_backward_reference(q, k, v, do, lse, delta, scale, mistake=mistake)
+        return tuple(g.float() for g in grads)
+
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as failed:
+        ch18.check_tile_backward(wrong)
+    # the message names the mistake, not the formula that fixes it
+    assert "ds.T @ q" not in str(failed.value) and "p.T @ do" not in str(failed.value)
+
+
+def test_check_tile_backward_names_an_overflow_a_swap_and_a_low_precision():
+    worked = _worked_tile_backward()
+
+    def overflow(q, k, v, do, lse, delta, scale):  # exp(S) / exp(L): right in exact arithmetic
+        p = torch.exp(q @ k.T * scale) / torch.exp(lse[:, None])
+        ds = p * (do @ v.T - delta[:, None])
+        return scale * ds @ k, scale * ds.T @ q, p.T @ do
+
+    with pytest.raises(ExerciseFailed, match="scores reach|an exponential overflowed"):
+        ch18.check_tile_backward(overflow)
+
+    def swapped(*args):
+        dq, dk, dv = worked(*args)
+        return dk, dq, dv
+
+    with pytest.raises(ExerciseFailed, match=re.escape("you returned (dk, dq, dv)")):
+        ch18.check_tile_backward(swapped)
+
+    def half(q, k, v, do, lse, delta, scale):
+        grads = worked(*(t.half() for t in (q, k, v, do, lse, delta)), scale)
+        return tuple(g.float() for g in grads)
+
+    with pytest.raises(ExerciseFailed, match="your dq is wrong: the largest difference"):
+        ch18.check_tile_backward(half)
+    with pytest.raises(ExerciseFailed, match=re.escape("expected three tensors, (dq, dk, dv)")):
+        ch18.check_tile_backward(lambda *args: worked(*args)[:2])
+
+
+def test_check_tile_backward_says_not_attempted_to_the_template():
+    def tile_backward(q, k, v, do, lse, delta, scale): ...
+
+    assert ch18.check_tile_backward(tile_backward).status == "not attempted"

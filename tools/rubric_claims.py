@@ -285,6 +285,13 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         2: [["The slopes are part of what a checkpoint learned", "The formula applied to 12"]],
         # "why is the tile's own lower triangle wrong for this tile?"
         3: [["The tile's own lower triangle", "Compare positions, not places"]],
+        # "why must delta be dO_i . o_i, not the tile's own sum of P dP?" (lecturer review s22, M11)
+        4: [
+            [
+                ("The sum $\\delta_i", "The forward's $o_i"),
+                "The same holds for the weights",
+            ]
+        ],
     },
 }
 

@@ -7,6 +7,8 @@
   rule of Press et al.'s released code, as ``lib.alibi.alibi_slopes``.
 - :func:`check_tile_mask`: exercise 3 (implement): the causal mask of one tile of scores, as
   ``lib.flash``'s tiles build it from positions.
+- :func:`check_tile_backward`: exercise 4 (implement): one tile's share of dQ, dK and dV, from the
+  weights recomputed with the saved log-sum-exp, as ``lib.flash.FlashAttention.backward`` adds it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,25 @@ import torch
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
 
-from . import attempted, call, checker, expect_number, fail, fmt, plain, refusing
+from . import (
+    attempted,
+    call,
+    checker,
+    expect_number,
+    expect_tensor,
+    fail,
+    fmt,
+    largest_difference,
+    plain,
+    refusing,
+)
 
-__all__ = ["check_running_max_and_sum", "check_alibi_slopes", "check_tile_mask"]
+__all__ = [
+    "check_running_max_and_sum",
+    "check_alibi_slopes",
+    "check_tile_mask",
+    "check_tile_backward",
+]
 
 
 # --- exercise 1: the running maximum and sum -------------------------------------------------------------
@@ -54,7 +72,8 @@ def running_reference(x: Tensor, block: int, *, mistake: str | None = None) -> t
 # (grading/ch18.py of the repository, which the package does not ship: lib/exercises/__init__.py).
 # Seed 0 of slopes_for and tile_mask is the practice lists _SLOPE_CASES and _TILE_CASES as they are;
 # another seed draws head counts and tiles of the same kinds from it (_slope_cases, _tile_cases).
-SEEDS = {"running_max_and_sum": 18, "slopes_for": 0, "tile_mask": 0}
+# The seed of tile_backward draws the queries, keys, values and dO of its cases (their sizes are fixed).
+SEEDS = {"running_max_and_sum": 18, "slopes_for": 0, "tile_mask": 0, "tile_backward": 4}
 
 
 def _running_cases() -> list[tuple[str, Tensor, int]]:
@@ -686,3 +705,179 @@ def check_tile_mask(tile_mask: Any) -> str:
         )
     tiles = [f"queries {i0}..{i1 - 1} by keys {j0}..{j1 - 1}" for i0, i1, j0, j1 in _tile_cases()]
     return f"your tile masks are right on all {len(tiles)} hidden cases, tiles on, below and across the diagonal: {'; '.join(tiles)}"
+
+
+# --- exercise 4: the backward of one tile -------------------------------------------------------------
+
+
+def tile_backward_reference(
+    q: Tensor, k: Tensor, v: Tensor, do: Tensor, lse: Tensor, delta: Tensor, scale: float,
+    *, mistake: str | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """One tile's share (dQ, dK, dV) of the backward pass, in float64, as FlashAttention.backward
+    adds it: q, do [Bq, D], k, v [Bk, D], lse, delta [Bq]. ``mistake``: "renormalised" (the tile's
+    own softmax instead of exp(S - L)); "scores unscaled" (S = q k^T, no scale); "no delta"
+    (dS = P dP); "delta from the tile" (delta_i the tile's own sum of P dP); "scale forgotten" (dQ
+    and dK without the scale); "scale twice" (dQ and dK with scale^2); "transposed" (dQ from dS^T,
+    dK from dS: square tiles only); "dv transposed" (dV = P dO, square tiles only)."""
+    q, k, v, do, lse, delta = (t.detach().double() for t in (q, k, v, do, lse, delta))
+    s = q @ k.T * (1.0 if mistake == "scores unscaled" else scale)  # [Bq, Bk]
+    p = torch.softmax(s, -1) if mistake == "renormalised" else torch.exp(s - lse[:, None])
+    dv = p @ do if mistake == "dv transposed" else p.T @ do  # dV = P^T dO
+    dp = do @ v.T  # dP = dO V^T
+    if mistake == "delta from the tile":
+        delta = (p * dp).sum(-1)
+    ds = p * dp if mistake == "no delta" else p * (dp - delta[:, None])
+    factor = {"scale forgotten": 1.0, "scale twice": scale * scale}.get(mistake, scale)
+    if mistake == "transposed":
+        return factor * ds.T @ k, factor * ds @ q, dv
+    return factor * ds @ k, factor * ds.T @ q, dv
+
+
+# (name, T, block of queries, block of keys, D, the largest score or None): T queries and keys, every
+# tile of a full attention; the last tiles shorter where the blocks do not divide T; in the last case
+# the scores reach 150, beyond float32's exp (88.72)
+_BACKWARD_CASES = [
+    ("T = 8, tiles of 4 by 4, D = 4", 8, 4, 4, 4, None),
+    ("T = 12, tiles of 4 queries by 6 keys, D = 8", 12, 4, 6, 8, None),
+    ("T = 10, tiles of 4 queries by 3 keys, D = 5", 10, 4, 3, 5, None),
+    ("scores up to 150, T = 8, tiles of 4 by 4, D = 4", 8, 4, 4, 4, 150.0),
+]
+
+
+def _backward_cases() -> list[tuple[str, int, int, Tensor, Tensor, Tensor, Tensor, float]]:
+    """(name, block of queries, block of keys, q, k, v, dO, largest |score|) of each case, float32,
+    drawn from the seed (a course's grader sets its own: the same sizes, other numbers)."""
+    g = torch.Generator().manual_seed(SEEDS["tile_backward"])
+    cases = []
+    for name, T, bq, bk, d, top in _BACKWARD_CASES:
+        q, k, v, do = (torch.randn(T, d, generator=g) for _ in range(4))
+        reach = (q @ k.T).abs().max().item() / math.sqrt(d)
+        if top is not None:  # the queries stretched until the largest score is `top`
+            q, reach = q * (top / reach), top
+        cases.append((name, bq, bk, q, k, v, do, reach))
+    return cases
+
+
+def _full_backward(q: Tensor, k: Tensor, v: Tensor, do: Tensor):
+    """(lse [T], delta [T], dQ, dK, dV) of softmax(q k^T / sqrt(D)) v in float64, by autograd."""
+    q, k, v = (t.detach().double().requires_grad_(True) for t in (q, k, v))
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    out = torch.softmax(scores, -1) @ v
+    grads = torch.autograd.grad(out, (q, k, v), do.double())
+    lse = torch.logsumexp(scores, -1).detach()
+    return lse, (do.double() * out.detach()).sum(-1), *grads
+
+
+def _backward_tolerance(expected: Tensor, reach: float, sizes: int) -> float:
+    """How far float32 may move a gradient: float32's eps times the terms summed (``sizes``) and
+    the size of the scores (exp(S - L) carries the rounding of S and L, relative), times the
+    largest gradient."""
+    eps = torch.finfo(torch.float32).eps
+    return 4 * eps * (sizes + 2 * reach) * max(1.0, expected.abs().max().item())
+
+
+_BACKWARD_MISTAKES = [
+    (
+        "renormalised",
+        "your weights are the softmax of the tile's own scores, each row summing to 1 over this tile's keys: the weights of the attention are a softmax over ALL the keys of the row, and the saved log-sum-exp L = lse carries that whole row. Recompute P from S and lse, not from the tile alone.",
+    ),
+    (
+        "scores unscaled",
+        "you recomputed the scores as q k^T, without `scale`: the forward computed S = q k^T * scale, and lse is the log-sum-exp of those scores.",
+    ),
+    (
+        "no delta",
+        "your dS is P * dP: the softmax's backward subtracts, from each dP_ij, the weighted mean of the row, which the exercise hands you as `delta`.",
+    ),
+    (
+        "delta from the tile",
+        "you summed P * dP over this tile's keys and used that for delta: that sum must run over all the keys of the row, which one tile does not see. Use the `delta` you are given, computed once from dO and O.",
+    ),
+    (
+        "scale forgotten",
+        "your dQ and dK lack the factor `scale`: S = q k^T * scale, so the chain rule brings `scale` into both.",
+    ),
+    (
+        "scale twice",
+        "your dQ and dK carry `scale` twice: S = q k^T * scale brings the factor once, into each of them.",
+    ),
+    (
+        "transposed",
+        "your dQ and dK use dS the wrong way round: dS is [queries, keys]; which of the two needs its transpose to give one row per query, and which one row per key?",
+    ),
+    (
+        "dv transposed",
+        "your dV is P dO: dV has one row per key, and O = P V puts the keys in the columns of P.",
+    ),
+]
+
+
+def _tiles(n: int, block: int) -> list[tuple[int, int]]:
+    return [(a, min(a + block, n)) for a in range(0, n, block)]
+
+
+@checker("tile_backward")
+def check_tile_backward(tile_backward: Any) -> str:
+    """Check ``tile_backward(q, k, v, do, lse, delta, scale) -> (dq, dk, dv)`` on every tile of
+    full attentions (float32 inputs): each tile against :func:`tile_backward_reference`, then the
+    shares summed over the tiles against autograd through the whole attention, in float64, within
+    :func:`_backward_tolerance`."""
+    attempted(tile_backward, "tile_backward")
+    cases = _backward_cases()
+    for name, bq, bk, q, k, v, do, reach in cases:
+        T, d = q.shape
+        scale = 1 / math.sqrt(d)
+        lse, delta, *expected = _full_backward(q, k, v, do)
+        lse, delta = lse.float(), delta.float()  # as the forward saves them
+        total = [torch.zeros(T, d, dtype=torch.float64) for _ in range(3)]
+        for i0, i1 in _tiles(T, bq):
+            for j0, j1 in _tiles(T, bk):
+                case = f"'{name}', the tile of queries {i0}..{i1 - 1} and keys {j0}..{j1 - 1}"
+                args = (q[i0:i1], k[j0:j1], v[j0:j1], do[i0:i1], lse[i0:i1], delta[i0:i1], scale)
+                result = call(tile_backward, *args, name="tile_backward", case=case)
+                if not isinstance(result, (tuple, list)) or len(result) != 3:
+                    fail(
+                        f"on the case {case}, `tile_backward` returned {fmt(result)}; expected three tensors, (dq, dk, dv)."
+                    )
+                if any(isinstance(r, Tensor) and not r.isfinite().all() for r in result):
+                    fail(
+                        f"on the case {case}, your gradients hold inf or nan: an exponential overflowed. Take exp(S - lse) in one step, not exp(S) / exp(lse): S - lse is never above 0, while exp(S) is infinite in float32 for scores above 88.72."
+                    )
+                shapes = ((i1 - i0, d), (j1 - j0, d), (j1 - j0, d))
+                got = [
+                    expect_tensor(r, shape, name=f"tile_backward's {what}", case=case)
+                    for r, shape, what in zip(result, shapes, ("dq", "dk", "dv"))
+                ]
+                right = tile_backward_reference(*args)
+                tol = _backward_tolerance(torch.cat(right), reach, j1 - j0 + d)
+
+                def same(a, b):
+                    return all((x - y).abs().max().item() <= tol for x, y in zip(a, b))
+
+                if not same(got, right):
+                    square = i1 - i0 == j1 - j0
+                    for mistake, message in _BACKWARD_MISTAKES:
+                        if "transposed" in mistake and not square:
+                            continue
+                        wrong = tile_backward_reference(*args, mistake=mistake)
+                        if same(got, wrong) and not same(wrong, right):
+                            fail(f"on the case {case}, {message}")
+                    if square and same([got[1], got[0], got[2]], right):
+                        fail(
+                            f"on the case {case}, you returned (dk, dq, dv): return dq first, then dk, then dv."
+                        )
+                    what, a, b = next(
+                        (w, a, b) for w, a, b in zip(("dq", "dk", "dv"), got, right)
+                        if (a - b).abs().max().item() > tol
+                    )  # fmt: skip
+                    fail(f"on the case {case}, your {what} is wrong: {largest_difference(a, b)}.")
+                for t, a, (lo, hi) in zip(total, got, ((i0, i1), (j0, j1), (j0, j1))):
+                    t[lo:hi] += a
+        for what, t, e in zip(("dQ", "dK", "dV"), total, expected):  # summed over the tiles
+            if (t - e).abs().max().item() > _backward_tolerance(e, reach, T + d):
+                fail(
+                    f"on the case '{name}', every tile is right but your {what} summed over the tiles is not autograd's: {largest_difference(t, e)}."
+                )
+    named = "; ".join(name for name, *_ in _BACKWARD_CASES)
+    return f"your tile shares sum to autograd's dQ, dK and dV of the whole attention on all {len(cases)} hidden cases ({named})"
