@@ -1276,6 +1276,10 @@ def _remote_module(x: dict):
     root = build(str(tree.get("root")))
     if isinstance(root, _Remote):
         root._remote = (_CALLER[-1] if _CALLER else None, int(x["__remote__"]))
+        # the weights as the child has them: a later change here is sent with the next call
+        root.__dict__["_sent_versions"] = {
+            n: p._version for n, p in torch.nn.Module.named_parameters(root)
+        }
     return root
 
 
@@ -1523,7 +1527,14 @@ class _Remote(torch.nn.Module):
         if holder is None:
             raise RuntimeError("this module's forward is in the sandbox, which has ended")
         info = {"function": index, "name": type(self).__name__}
-        return Answer(holder._child, info, None, holder._grader)(*args)
+        # the weights a checker changed here since the child last had them go with the call, so the
+        # forward that runs there uses the layers the checker sees (lecturer review s23, S1: chapter
+        # 7's check adds noise to a head's layer and requires the output to follow)
+        sent = self.__dict__.setdefault("_sent_versions", {})
+        named = dict(torch.nn.Module.named_parameters(self))
+        state = {n: p.detach().clone() for n, p in named.items() if sent.get(n) != p._version}
+        sent.update({n: p._version for n, p in named.items()})
+        return Answer(holder._child, info, None, holder._grader, state)(*args)
 
 
 @dataclass
@@ -1538,8 +1549,9 @@ class Answer:
     """A student's function, as a checker sees it: calling it runs it in the child; ``__code__`` is
     its code compiled here from the student's source (never run here)."""
 
-    def __init__(self, child: Child, info: dict, code, grader: Grader):
+    def __init__(self, child: Child, info: dict, code, grader: Grader, state: dict | None = None):
         self._child, self._index, self._grader = child, int(info["function"]), grader
+        self._state = state or {}  # a module's weights changed here: {name: tensor} (_Remote)
         self.__name__ = self.__qualname__ = str(info.get("name", "function"))
         if code is not None:
             self.__code__ = code
@@ -1562,6 +1574,7 @@ class Answer:
                     "fn": self._index,
                     "args": [encode(a) for a in args],
                     "grad": torch.is_grad_enabled(),
+                    "state": self._state,
                 },
                 seconds,
             )
