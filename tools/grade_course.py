@@ -2735,6 +2735,9 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 3
+        # said when it passes, so that the log shows it ran (lecturer review s23, M10)
+        checked = getattr(grader, "canary_checked", 0)
+        print(f"worked solutions: {checked}/{checked} exercises full marks in the sandbox")
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
         )
@@ -3050,6 +3053,7 @@ def worked_solution_fails(grader: Grader) -> list[str]:
     # the worked solutions compute their predictions with the library after making them (chapter 12's
     # count_parameters): not flagged here, where a grader's fault is looked for
     results = grader.grade(CANARY, nbformat.read(path, as_version=4), computed=False)
+    grader.canary_checked = sum(r.test not in varied for r in results)  # for the line that says so
     return [
         f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
         + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)
