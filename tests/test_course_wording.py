@@ -286,7 +286,8 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     ``forward`` of two statements, the only natural way to read ``h[:, 1]``) was reported as "the
     worked solution's FirstWordClassifier", and the flags that tools/export_grades.py warns of named
     alice, who submitted first, exactly like dave, who copied her. Her class is no longer compared on
-    its own with the worked solution's; she is named the source of the copies, dave a possible copy."""
+    its own with the worked solution's. The flags name the pair and who submitted first, no role
+    (lecturer review s23, M1: "source of copies" and "possible copy" read as findings about each)."""
     import json
 
     import grade_course
@@ -323,7 +324,19 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
     known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
-    assert known == {"alice": [grade_course.SOURCE], "dave": ["possible copy"]}
+    assert known == {
+        "alice": ["alike with dave; alice submitted first"],
+        "dave": ["alike with alice; alice submitted first"],
+    }
+    (tmp_path / "submitted" / "dave" / chapter / "timestamp.txt").unlink()  # put in by hand
+    grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
+    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert known == {
+        "alice": ["alike with dave; order unknown"],
+        "dave": ["alike with alice; order unknown"],
+    }
+    text = json.dumps(known)
+    assert "possible copy" not in text and "source of copies" not in text
 
 
 def test_the_course_release_says_who_grades_an_explanation_in_one_sentence():

@@ -2819,9 +2819,17 @@ def classmate_flags(results: list) -> list[str]:
     ]
 
 
-# a student flagged only as the first submitter of answers that others' are alike: their work is
-# the likely source of the copies (export_grades.py's warning names them so, not as a suspect)
-SOURCE = "source of copies (submitted first; a classmate's answer is alike)"
+# a copy report's line about two students: "<student> <id>: like <other>'s answer ..." or "... the
+# same code as <other>'s ...", ending ", <who> first" where both times are known and differ
+_PAIR = re.compile(r"^(\S+) \S+: (?:like (\S+)'s answer|the same code as (\S+)'s )")
+_FIRST = re.compile(r", ([\w.@+-]+) first$")
+
+
+def pair_flag(other: str, first: str | None) -> str:
+    """The flag of a student whose answer is alike with ``other``'s: it names the pair and who
+    submitted first, never a role (lecturer review s23, M1: the first submitter, honest, was
+    labelled "source of copies", and both "possible copy" when one time was unknown)."""
+    return f"alike with {other}; " + (f"{first} submitted first" if first else "order unknown")
 
 
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
@@ -2844,13 +2852,17 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
-        # of two students alike, the one who submitted first is the likely source, not a suspect
-        # (lecturer review s22, S6: the export listed the honest author like those who copied her)
-        first = re.search(r", ([\w.@+-]+) first$", line)
-        for student in _with_class(course, chapter, students):  # the graded and their likes
-            if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
-                source = first is not None and first[1] == student
-                flagged.setdefault(student, []).append(SOURCE if source else "possible copy")
+        # two students alike: the pair and who submitted first, for each of them, no role (lecturer
+        # review s23, M1); one alike with the model answer or the worked solution: that
+        pair, first = _PAIR.match(line), _FIRST.search(line)
+        if pair:
+            a, b = pair[1], pair[2] or pair[3]
+            for student, other in ((a, b), (b, a)):
+                flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
+        else:
+            student = line.split(" ", 1)[0]
+            book = "the model answer" if "the model answer" in line else "the worked solution"
+            flagged.setdefault(student, []).append(f"alike with {book}")
     for r in results:
         for other in r.classmates:
             flagged.setdefault(r.student, []).append(
