@@ -339,6 +339,45 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     assert "possible copy" not in text and "source of copies" not in text
 
 
+def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch):
+    """Lecturer review s23, S2: heidi retyped the body of ``lib.attention._masked_softmax`` into
+    chapter 3's ``my_masked_softmax`` ("without the library's masked_softmax"); the copy report
+    compared answers only with the worked solution and classmates. It compares them with the
+    functions the exercise's refusal table forbids and their private twins, up to names, comments,
+    annotations and defaults; an answer of one's own is not flagged."""
+    import json
+
+    import grade_course
+
+    chapter, grade_id, begin, template, solution = _worked_answer(
+        tmp_path, "03", "my_masked_softmax"
+    )
+    heidi = (
+        "def my_masked_softmax(scores, mask):\n"
+        "    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores\n"
+        "    if mask is not None:\n"
+        "        x = x.masked_fill(~mask, float('-inf'))  # as the library does\n"
+        "    w = torch.softmax(x, dim=-1)\n"
+        "    if mask is not None:\n"
+        "        w = w.masked_fill(~mask, 0.0)\n"
+        "    return w.to(scores.dtype)\n"
+    )
+    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "heidi"])
+    said = [f for f in flags if "library's" in f]
+    assert len(said) == 1 and said[0].startswith(
+        f"heidi {grade_id}: the same code as the library's _masked_softmax (up to names"
+    ), flags
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, set(), raising=False)
+    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "heidi"], [])
+    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert known["heidi"] == ["alike with the library's _masked_softmax"]
+
+
 def test_the_course_release_says_who_grades_an_explanation_in_one_sentence():
     """Chapter 10's "the explanation it asks for is yours to compare with the model answer" becomes a
     sentence in the release, not "... is your teacher grades it by a rubric" (lecturer review s22, M1)."""

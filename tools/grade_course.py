@@ -62,7 +62,8 @@ checker's feedback says "did not finish in N s"), ``--cell-limit`` for running t
 ``--cpu-limit`` CPU seconds for the whole child; ``--memory`` GB of address space for the child.
 
 What the sandbox does not cover (the teachers' page says it too): a student who copies the library's
-source into an answer passes a constraint on calling it, as one who retypes it would; without Landlock
+source into an answer passes a constraint on calling it, as one who retypes it would (the copy report
+lists an answer that is the forbidden function up to names: ``code_copy_flags``); without Landlock
 (Linux before 5.13) and not as root, a C extension's own file access (``torch.save`` to a path) is not
 seen by the audit hook; run the grader in a container or as a separate user there.
 """
@@ -932,6 +933,99 @@ def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
+def forbidden_shapes(source: nbformat.NotebookNode) -> dict[int, dict[str, tuple[str, int]]]:
+    """{exercise number: {library function: its shape}} of the library functions each exercise's
+    checker refuses (its module's ``REFUSALS``) and their private twins (``masked_softmax`` and
+    ``_masked_softmax``), shaped as ``definition_shapes`` shapes an answer's functions: an answer
+    that retypes one is the same code (lecturer review s23, S2: chapter 3's exercise 4 answered with
+    the body of ``lib.attention._masked_softmax`` got full marks and no flag)."""
+    import textwrap
+
+    try:
+        _, exercises = plan_chapter(source)
+    except ValueError:
+        return {}
+    found: dict[int, dict[str, tuple[str, int]]] = {}
+    for exercise in exercises:
+        with contextlib.suppress(ImportError):
+            module = importlib.import_module(exercise.module)
+            for target, _, _ in getattr(module, "REFUSALS", {}).get(exercise.checker, []):
+                if not target.startswith("lib.") or "*" in target:
+                    continue
+                where, _, name = target.rpartition(".")
+                twin = name[1:] if name.startswith("_") else f"_{name}"
+                for full in (target, f"{where}.{twin}"):
+                    function = _library_function(full)
+                    with contextlib.suppress(OSError, TypeError):
+                        text = textwrap.dedent(inspect.getsource(function)) if function else ""
+                        for i, shape in enumerate(bare_shapes(text, inline_defaults=True)):
+                            short = full.removeprefix(where.partition(".")[0] + ".")
+                            found.setdefault(exercise.number, {})[f"{short}#{i}"] = shape
+    return found
+
+
+def bare_shapes(source: str, inline_defaults: bool = False) -> list[tuple[str, int]]:
+    """The shapes (``code_shape``) of each top-level function of ``source`` without its annotations
+    and defaults, the signature a student retypes differently (``def f(scores, mask)`` for the
+    library's ``scores: Tensor, mask: Tensor | None = None, dim: int = -1``); with
+    ``inline_defaults``, each also with its parameters of constant default (not None) written into
+    the body as that constant (``dim=-1``)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        variants = [node]
+        arguments = node.args.posonlyargs + node.args.args
+        constants = {}
+        defaulted = arguments[len(arguments) - len(node.args.defaults) :]
+        for a, d in zip(defaulted, node.args.defaults):
+            with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                value = ast.literal_eval(d)  # -1 is a unary minus of a constant
+                if value is not None and isinstance(value, (int, float, str, bool)):
+                    constants[a.arg] = value
+        if inline_defaults and constants:
+            inlined = copy.deepcopy(node)
+            for name_node in ast.walk(inlined):
+                for field_name, value in ast.iter_fields(name_node):
+                    if isinstance(value, ast.Name) and value.id in constants:
+                        setattr(name_node, field_name, ast.Constant(constants[value.id]))
+                    elif isinstance(value, list):
+                        value[:] = [
+                            ast.Constant(constants[v.id])
+                            if isinstance(v, ast.Name) and v.id in constants
+                            else v
+                            for v in value
+                        ]
+            kept = [a for a in inlined.args.args if a.arg not in constants]
+            inlined.args.args, inlined.args.defaults = kept, []
+            variants.append(inlined)
+        for variant in variants:
+            bare = copy.deepcopy(variant)
+            bare.returns, bare.args.defaults, bare.args.kw_defaults = None, [], []
+            for a in bare.args.posonlyargs + bare.args.args + bare.args.kwonlyargs:
+                a.annotation = None
+            shape = code_shape(ast.unparse(bare))
+            if shape and shape[1] >= CODE_NODES:
+                found.append(shape)
+    return found
+
+
+def _library_function(full: str):
+    """The function (or method) ``lib.x.f`` / ``lib.x.C.f`` names, or None."""
+    parts = full.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        with contextlib.suppress(ImportError):
+            value = importlib.import_module(".".join(parts[:cut]))
+            for part in parts[cut:]:
+                value = getattr(value, part, None)
+            return value if callable(value) else None
+    return None
+
+
 def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The code answers of CODE_NODES syntax nodes or more that are the same, up to names, comments and
     spacing, as the worked solution (the instructor's source) or as another student's answer to the
@@ -939,8 +1033,10 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     source = course / "source" / chapter / f"{chapter}.ipynb"
     solutions: dict[str, str] = {}
     templates: dict[str, str] = {}
+    forbidden: dict[int, dict[str, tuple[str, int]]] = {}
     if source.is_file():
         begin, end = SOLUTION_MARKS
+        forbidden = forbidden_shapes(nbformat.read(source, as_version=4))
         for grade_id, text in code_answers(nbformat.read(source, as_version=4)).items():
             if begin in text:
                 templates[grade_id], rest = text.split(begin, 1)
@@ -953,11 +1049,12 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
         return definition_shapes(solutions.get(grade_id, ""))
 
     graded = set(students)
+    answers: dict[str, dict[str, str]] = {}
     for student in _with_class(course, chapter, students):  # lecturer review s21, S2
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
-        definitions[student] = {}
+        definitions[student], answers[student] = {}, {}
         with contextlib.suppress(Exception):
-            theirs = code_answers(nbformat.read(path, as_version=4))
+            theirs = answers[student] = code_answers(nbformat.read(path, as_version=4))
             definitions[student] = {k: definition_shapes(v) for k, v in theirs.items()}
             shapes[student] = {
                 k: shape
@@ -983,6 +1080,17 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                         f"{student} {grade_id}: the function {name} is the worked solution's "
                         f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
                         "syntax nodes; the rest of the cell differs)"
+                    )
+            number = re.match(r"ex(\d+)_", grade_id)
+            library = forbidden.get(int(number[1]), {}) if number and student in graded else {}
+            library = {d: name.split("#")[0] for name, (d, _) in library.items()}
+            retyped = bare_shapes(answers[student].get(grade_id, "")) if library else []
+            for their_dump, their_size in retyped:
+                if their_dump in library:
+                    of_model.append(
+                        f"{student} {grade_id}: the same code as the library's "
+                        f"{library[their_dump].rpartition('.')[2]} (up to names, comments and "
+                        f"spacing; {their_size} syntax nodes), which the exercise forbids"
                     )
             for other in sorted(shapes):
                 if (
@@ -2861,7 +2969,14 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
                 flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
         else:
             student = line.split(" ", 1)[0]
-            book = "the model answer" if "the model answer" in line else "the worked solution"
+            library = re.search(r"the same code as (the library's \S+) \(", line)
+            book = (
+                library[1]
+                if library
+                else "the model answer"
+                if "the model answer" in line
+                else "the worked solution"
+            )
             flagged.setdefault(student, []).append(f"alike with {book}")
     for r in results:
         for other in r.classmates:
