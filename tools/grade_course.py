@@ -2473,11 +2473,14 @@ CLOCK_SLACK = (
 )
 
 
-def _inbound_time(course: Path, chapter: str, student: str, written: str) -> float | None:
-    """When the student's submission in nbgrader's exchange last changed, by the kernel's clock: the
-    latest ctime of its inbound folder and of every file in it (a time no user can set: writing or
-    touching a file sets it to now). The folder whose timestamp.txt is ``written`` (the one collected),
-    else the latest; None without an exchange or a submission there."""
+def _inbound_times(
+    course: Path, chapter: str, student: str, written: str
+) -> tuple[str, float, float] | None:
+    """The student's submission in nbgrader's exchange, by the kernel's clock (times no user can set
+    back: writing or touching a file sets its ctime to now): (its inbound folder's name, the ctime
+    of its timestamp.txt, the latest ctime of the folder and every file in it). The folder whose
+    timestamp.txt is ``written`` (the one collected), else the latest; None without an exchange or
+    a submission there."""
     config = _config(course)
     try:
         root = Path(config.Exchange.root)
@@ -2497,16 +2500,50 @@ def _inbound_time(course: Path, chapter: str, student: str, written: str) -> flo
         return ""
 
     same = [f for f in folders if stamp(f) == written.strip()]
-    return max(changed(f) for f in same) if same else max(changed(f) for f in folders)
+    folder = max(same or folders, key=changed)
+    stamp_file = folder / "timestamp.txt"
+    written_at = stamp_file.stat().st_ctime if stamp_file.exists() else changed(folder)
+    return folder.name, written_at, changed(folder)
+
+
+INBOUND_SEEN = (
+    "inbound-seen.json"  # in the course's reports/: each inbound folder's times, first seen
+)
+
+
+def _first_seen(course: Path, folder: str, times: tuple[float, float]) -> tuple[float, float]:
+    """An inbound folder's (timestamp.txt's ctime, latest ctime) as the grader first saw them,
+    recorded in ``reports/inbound-seen.json`` on that first run (lecturer review s23, M8: the folder
+    is world-writable, so a later touch by anyone moved the submission time)."""
+    reports = course / "reports"
+    reports.mkdir(mode=0o700, exist_ok=True)
+    path = reports / INBOUND_SEEN
+    known = {}
+    with contextlib.suppress(OSError, ValueError):
+        known = json.loads(path.read_text())
+    if folder not in known:
+        known[folder] = list(times)
+        path.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    first = known[folder]
+    return float(first[0]), float(first[1])
+
+
+def _utc(seconds: float) -> str:
+    return (
+        f"{datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    )
 
 
 def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
     """Compare the submission's timestamp.txt, which the student writes (``nbgrader submit`` takes the
-    student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when the
-    submission last changed in the exchange (``_inbound_time``), else when it was collected (the
-    ctime of ``submitted/``'s copy, an upper bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set
-    to the later of the two (the student's own is kept as ``timestamp.txt.student``), so the late
-    policy uses it, and a sentence says so; else None."""
+    student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when its
+    timestamp.txt was written in the exchange (its ctime, as the grader first saw it:
+    ``_first_seen``), else when it was collected (the ctime of ``submitted/``'s copy, an upper
+    bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set to the later of the two (the student's
+    own is kept as ``timestamp.txt.student``), so the late policy uses it, and a sentence says so.
+    Where the folder changed after that (a TA's editor, a classmate: inbound/ is world-writable),
+    a sentence says "changed after submission" and the submission time stays (lecturer review s23,
+    M8). Else None."""
     from nbgrader.utils import parse_utc
 
     path = course / "submitted" / student / chapter / "timestamp.txt"
@@ -2517,24 +2554,35 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
         claimed = parse_utc(written.strip()).timestamp()
     except Exception:  # noqa: BLE001 (unreadable: nbgrader says so itself)
         return None
-    inbound = _inbound_time(course, chapter, student, written)
+    inbound = _inbound_times(course, chapter, student, written)
+    after = None
     if inbound is not None:
-        real, source = inbound, "its last change in the exchange's inbound folder"
+        folder, *now = inbound
+        real, first_changed = _first_seen(course, folder, (now[0], now[1]))
+        source = "when it was written in the exchange's inbound folder"
+        changed = max(first_changed, now[1])
+        if changed > max(claimed, real) + CLOCK_SLACK:
+            after = (
+                f"changed after submission: its inbound folder {folder} last changed at "
+                f"{_utc(changed)}, {(changed - max(claimed, real)) / 60:.0f} min after its "
+                "timestamp.txt; the late policy does not count that change (the folder is "
+                "world-writable: a TA's editor or a classmate may have touched it), look at it"
+            )
     else:
         collected = path.stat().st_ctime
         if claimed <= collected + CLOCK_SLACK:
             return None  # no exchange: only a time after the collection itself is impossible
         real, source = collected, "its collection"
     if abs(claimed - real) <= CLOCK_SLACK:
-        return None
+        return after
     later = max(claimed, real)
     shutil.copy2(path, path.with_name("timestamp.txt.student"))
     when = datetime.datetime.fromtimestamp(later, datetime.timezone.utc)
     path.write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
     return (
         f"timestamp.txt says {written.strip()}, {abs(claimed - real) / 60:.0f} min from {source} "
-        f"({datetime.datetime.fromtimestamp(real, datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC): "
-        f"the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
+        f"({_utc(real)}): the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
+        + (f"; {after}" if after else "")
     )
 
 
