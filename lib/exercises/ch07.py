@@ -337,12 +337,13 @@ def _name_forward_mistake(
 # weight of head 0 and the value weight of the last head.
 def _perturbed(
     mha: MultiHeadAttention, module: nn.Module, g: torch.Generator
-) -> MultiHeadAttention:
+) -> tuple[MultiHeadAttention, list[tuple[Tensor, Tensor]]]:
     """Add noise to the student's layers holding the query of head 0 and the value of head H - 1 (in
-    place), and return a copy of mha with the same noise in its rows: the reference the module's
-    output must now follow. Their layers are found by their weights (``_owner_problem`` checks it)."""
+    place), and return a copy of mha with the same noise in its rows, the reference the module's
+    output must now follow, and (weight, its value before) to put back. Their layers are found by
+    their weights (``_owner_problem`` checks it)."""
     H, Dh = mha.n_heads, mha.d_model // mha.n_heads
-    changed = copy.deepcopy(mha)
+    changed, saved = copy.deepcopy(mha), []
     with torch.no_grad():
         for proj, h in [("q_proj", 0), ("v_proj", H - 1)]:
             rows = slice(h * Dh, (h + 1) * Dh)
@@ -353,9 +354,10 @@ def _perturbed(
                 if m.weight.shape == weight.shape and torch.equal(m.weight, weight)
             )
             noise = torch.randn(weight.shape, generator=g) * 0.5
+            saved.append((layer.weight, layer.weight.detach().clone()))
             layer.weight.add_(noise)
             getattr(changed, proj).weight[rows] += noise
-    return changed
+    return changed, saved
 
 
 def _check_uses_its_layers(
@@ -366,8 +368,15 @@ def _check_uses_its_layers(
     problem = _owner_problem(module, mha)
     if problem:
         fail(f"on the case {case}, {problem}")
-    changed = _perturbed(mha, module, torch.Generator().manual_seed(SEEDS["separate_heads_from"]))
-    out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
+    changed, saved = _perturbed(
+        mha, module, torch.Generator().manual_seed(SEEDS["separate_heads_from"])
+    )
+    try:
+        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
+    finally:  # the reader's module as it was
+        with torch.no_grad():
+            for weight, before in saved:
+                weight.copy_(before)
     if isinstance(out, tuple):
         fail(f"on the case {case}, your module returned a tuple; return only the output [B, T, D].")
     out = expect_tensor(out, tuple(x.shape), name="your module", case=case)
