@@ -476,8 +476,11 @@ def test_a_student_graded_alone_is_compared_with_the_class(tmp_path, monkeypatch
     monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
     grade_course._print_flags(tmp_path, chapter, ["ivan"], [])
     known = json.loads(saved.read_text())
-    assert known["ivan"] == ["possible copy"] and known["alice"] == ["possible copy"]
-    assert known["bob"] == ["ex1_test needs manual review"] and known["erin"] == ["possible copy"]
+    # pairs, not roles; no timestamp.txt here, so the order is unknown (lecturer review s23, M1)
+    assert known["ivan"] == ["alike with alice; order unknown", "alike with erin; order unknown"]
+    assert known["alice"] == ["alike with ivan; order unknown"]
+    assert known["bob"] == ["ex1_test needs manual review"]
+    assert known["erin"] == ["alike with ivan; order unknown", "possible copy"]  # the earlier kept
     assert "zoe" not in known
 
 
@@ -624,3 +627,54 @@ def test_the_copy_list_gives_submission_times_and_lists_a_quote_apart(tmp_path):
     runs = int(re.search(r"(\d+) runs", quoted)[1])
     assert ratio < grade_course.WEAK_RATIO and runs >= grade_course.COPY_STRONG_RUNS
     assert quoted.endswith("; submitted: erin 2026-12-05 09:00:00 UTC, fay at an unknown time")
+
+
+def _untouched_course(tmp_path: Path, claimed: str) -> Path:
+    """A course whose exchange holds alice's chapter 2 submission, timestamp.txt ``claimed``."""
+    course, chapter = tmp_path / "course", "02_attention_as_soft_lookup"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.course_id = 'c1'\n"
+        f"c.Exchange.root = {str(tmp_path / 'exchange')!r}\n"
+    )
+    for folder in (
+        course / "submitted" / "alice" / chapter,
+        tmp_path / "exchange" / "c1" / "inbound" / f"alice+{chapter}+{claimed}+1a2b",
+    ):
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(claimed)
+        (folder / f"{chapter}.ipynb").write_text("{}")
+    return course
+
+
+def test_a_folder_changed_after_submission_is_said_not_made_late(tmp_path, monkeypatch):
+    """Lecturer review s23, M8: inbound/ is world-writable, so a later touch (a TA's editor, a
+    classmate) moved the submission time and made an honest student late. The grader records the
+    inbound folder's times when it first sees them, counts when timestamp.txt was written there (a
+    backdated one is still caught: the lower bound stays), and says "changed after submission" of a
+    later change without making it late."""
+    import datetime
+
+    from nbgrader.utils import parse_utc
+
+    claimed = "2026-12-01 10:00:00.000000 UTC"
+    course = _untouched_course(tmp_path, claimed)
+    chapter = "02_attention_as_soft_lookup"
+    stamp = course / "submitted" / "alice" / chapter / "timestamp.txt"
+    at = parse_utc(claimed).timestamp()
+    folder, written, changed = grade_course._inbound_times(course, chapter, "alice", claimed)
+    assert folder.startswith(f"alice+{chapter}+") and written <= changed
+    # the exchange's clock: timestamp.txt written at submission, the folder touched an hour later
+    times = {"now": (at + 5, at + 5)}
+    monkeypatch.setattr(grade_course, "_inbound_times", lambda *a: (folder, *times["now"]))
+    assert grade_course.check_timestamp(course, chapter, "alice") is None  # first seen: as claimed
+    times["now"] = (at + 3600, at + 3600)  # then anyone touched it, timestamp.txt included
+    said = grade_course.check_timestamp(course, chapter, "alice")
+    assert said.startswith("changed after submission: its inbound folder"), said
+    assert stamp.read_text() == claimed and not stamp.with_name("timestamp.txt.student").exists()
+    # a timestamp.txt written an hour after the time it states, when first seen: backdated
+    (course / "reports" / grade_course.INBOUND_SEEN).unlink()
+    said = grade_course.check_timestamp(course, chapter, "alice")
+    assert said.startswith(f"timestamp.txt says {claimed}, 60 min from when it was written"), said
+    later = datetime.datetime.fromtimestamp(at + 3600, datetime.timezone.utc)
+    assert stamp.read_text().startswith(f"{later:%Y-%m-%d %H:%M:%S}")

@@ -125,7 +125,7 @@ class _Grader:
         self.course, self.chapter, self.variants = course, chapter, None
         self.exercises, self.closed = [], False
 
-    def grade(self, student, submission):
+    def grade(self, student, submission, **settings):
         assert student == grade_course.CANARY
         failed = (
             "✗ f: not yet right. it called `lib.exercises.ch18._leaves`, the checker's own code"
@@ -158,6 +158,39 @@ def test_the_canary_stops_the_grading_and_names_the_exercise(tmp_path, monkeypat
         "the grader could not grade this exercise in its sandbox: the worked solution fails" in said
     )
     assert "ex1_test" in said and "ex2_test" not in said
+
+
+class _PassingGrader(_Grader):
+    """A grader whose verdicts are given: both worked solutions get full marks."""
+
+    def grade(self, student, submission, **settings):
+        return [
+            grade_course.Result(student, test, 2, 2, "✓ passed", 0.1)
+            for test in ("ex1_test", "ex2_test")
+        ]
+
+
+def test_the_canary_says_so_when_it_passes(tmp_path, monkeypatch, capsys):
+    """Lecturer review s23, M10: one line in the log, so that a lecturer sees the check ran."""
+    chapter = "18_attention_at_scale"
+    folder = tmp_path / "source" / chapter
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), folder / f"{chapter}.ipynb")
+    graded = []
+    monkeypatch.setattr(grade_course, "Grader", _PassingGrader)
+    monkeypatch.setattr(grade_course, "submitted_students", lambda course, chapter: ["alice"])
+    monkeypatch.setattr(grade_course, "_with_class", lambda course, chapter, students: students)
+
+    def stop(*args, **kwargs):
+        graded.append(args)
+        raise SystemExit(0)  # the students' grading is not this test's
+
+    monkeypatch.setattr(grade_course, "_grade_students", stop)
+    with pytest.raises(SystemExit):
+        grade_course.main([chapter, "--course", str(tmp_path)])
+    assert graded
+    said = capsys.readouterr().out
+    assert "worked solutions: 2/2 exercises full marks in the sandbox" in said
 
 
 def test_a_model_the_checker_hooked_goes_to_the_child_without_its_hooks():

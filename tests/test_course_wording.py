@@ -286,7 +286,8 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     ``forward`` of two statements, the only natural way to read ``h[:, 1]``) was reported as "the
     worked solution's FirstWordClassifier", and the flags that tools/export_grades.py warns of named
     alice, who submitted first, exactly like dave, who copied her. Her class is no longer compared on
-    its own with the worked solution's; she is named the source of the copies, dave a possible copy."""
+    its own with the worked solution's. The flags name the pair and who submitted first, no role
+    (lecturer review s23, M1: "source of copies" and "possible copy" read as findings about each)."""
     import json
 
     import grade_course
@@ -323,7 +324,58 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
     known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
-    assert known == {"alice": [grade_course.SOURCE], "dave": ["possible copy"]}
+    assert known == {
+        "alice": ["alike with dave; alice submitted first"],
+        "dave": ["alike with alice; alice submitted first"],
+    }
+    (tmp_path / "submitted" / "dave" / chapter / "timestamp.txt").unlink()  # put in by hand
+    grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
+    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert known == {
+        "alice": ["alike with dave; order unknown"],
+        "dave": ["alike with alice; order unknown"],
+    }
+    text = json.dumps(known)
+    assert "possible copy" not in text and "source of copies" not in text
+
+
+def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch):
+    """Lecturer review s23, S2: heidi retyped the body of ``lib.attention._masked_softmax`` into
+    chapter 3's ``my_masked_softmax`` ("without the library's masked_softmax"); the copy report
+    compared answers only with the worked solution and classmates. It compares them with the
+    functions the exercise's refusal table forbids and their private twins, up to names, comments,
+    annotations and defaults; an answer of one's own is not flagged."""
+    import json
+
+    import grade_course
+
+    chapter, grade_id, begin, template, solution = _worked_answer(
+        tmp_path, "03", "my_masked_softmax"
+    )
+    heidi = (
+        "def my_masked_softmax(scores, mask):\n"
+        "    x = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores\n"
+        "    if mask is not None:\n"
+        "        x = x.masked_fill(~mask, float('-inf'))  # as the library does\n"
+        "    w = torch.softmax(x, dim=-1)\n"
+        "    if mask is not None:\n"
+        "        w = w.masked_fill(~mask, 0.0)\n"
+        "    return w.to(scores.dtype)\n"
+    )
+    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "heidi"])
+    said = [f for f in flags if "library's" in f]
+    assert len(said) == 1 and said[0].startswith(
+        f"heidi {grade_id}: the same code as the library's _masked_softmax (up to names"
+    ), flags
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, set(), raising=False)
+    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "heidi"], [])
+    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert known["heidi"] == ["alike with the library's _masked_softmax"]
 
 
 def test_the_course_release_says_who_grades_an_explanation_in_one_sentence():

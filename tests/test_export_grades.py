@@ -452,7 +452,9 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     assert len(warnings) == 3
     assert warnings[0].startswith(f"alice {chapter}: flagged when graded (notebook repaired: ex1_")
     assert warnings[1].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
-    assert warnings[2].startswith(f"frank {chapter}: flagged when graded (possible copy")
+    assert warnings[2].startswith(
+        f"frank {chapter}: flagged when graded (alike with the model answer"
+    )
 
 
 def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch, capsys):
@@ -512,6 +514,30 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     assert said in text.read_text()
     grade_course._print_flags(course, A, ["alice", "bob"], [])  # carol not in this run
     assert "submission time unknown" not in capsys.readouterr().out
+
+
+def test_two_students_alike_are_one_problem_that_names_the_pair(tmp_path):
+    """Lecturer review s23, M1: the export listed the honest first submitter as "source of copies"
+    and counted her among the problems; a pair of alike answers is one problem, said of the pair."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    flags = {
+        "alice": ["alike with dave; alice submitted first"],
+        "dave": ["alike with alice; alice submitted first", "t1 needs manual review"],
+        "frank": ["alike with grace; order unknown"],
+        "grace": ["alike with frank; order unknown"],
+        "carol": ["alike with the worked solution"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    warnings = export_grades.flag_warnings(reports, [A])
+    assert len(warnings) == 4, warnings
+    assert warnings[0].startswith(f"alice and dave {A}: answers alike (alice submitted first;")
+    assert warnings[1].startswith(
+        f"carol {A}: flagged when graded (alike with the worked solution;"
+    )
+    assert warnings[2].startswith(f"dave {A}: flagged when graded (t1 needs manual review;")
+    assert warnings[3].startswith(f"frank and grace {A}: answers alike (order unknown;")
+    assert not [w for w in warnings if "possible copy" in w or "source of" in w]
 
 
 def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):

@@ -139,6 +139,7 @@ def flag_warnings(
         saved = reports / f"{name}-flags.json"
         if not saved.is_file():
             continue
+        pairs: set[tuple[str, str]] = set()
         for student, flags in sorted(json.loads(saved.read_text()).items()):
             held = [re.fullmatch(r"(\S+) needs manual review", flag) for flag in flags]
             flags = [
@@ -146,6 +147,18 @@ def flag_warnings(
                 for flag, match in zip(flags, held)
                 if not match or (student, name, match[1]) not in graded_by_hand
             ]
+            # two students alike: one problem, the pair's, said once, naming no one's role
+            # (lecturer review s23, M1: the honest first submitter was counted as a problem)
+            for flag in flags:
+                pair = re.fullmatch(r"alike with (\S+); (.+)", flag)
+                if pair and tuple(sorted((student, pair[1]))) not in pairs:
+                    pairs.add(tuple(sorted((student, pair[1]))))
+                    found.append(
+                        f"{' and '.join(sorted((student, pair[1])))} {name}: answers alike "
+                        f"({pair[2]}; reports/{name}-<date>.txt says which): read them before "
+                        "importing"
+                    )
+            flags = [f for f in flags if not re.fullmatch(r"alike with (?!the )\S+; .+", f)]
             if not flags:
                 continue
             found.append(

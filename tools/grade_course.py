@@ -62,7 +62,8 @@ checker's feedback says "did not finish in N s"), ``--cell-limit`` for running t
 ``--cpu-limit`` CPU seconds for the whole child; ``--memory`` GB of address space for the child.
 
 What the sandbox does not cover (the teachers' page says it too): a student who copies the library's
-source into an answer passes a constraint on calling it, as one who retypes it would; without Landlock
+source into an answer passes a constraint on calling it, as one who retypes it would (the copy report
+lists an answer that is the forbidden function up to names: ``code_copy_flags``); without Landlock
 (Linux before 5.13) and not as root, a C extension's own file access (``torch.save`` to a path) is not
 seen by the audit hook; run the grader in a container or as a separate user there.
 """
@@ -932,6 +933,99 @@ def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
     return found
 
 
+def forbidden_shapes(source: nbformat.NotebookNode) -> dict[int, dict[str, tuple[str, int]]]:
+    """{exercise number: {library function: its shape}} of the library functions each exercise's
+    checker refuses (its module's ``REFUSALS``) and their private twins (``masked_softmax`` and
+    ``_masked_softmax``), shaped as ``definition_shapes`` shapes an answer's functions: an answer
+    that retypes one is the same code (lecturer review s23, S2: chapter 3's exercise 4 answered with
+    the body of ``lib.attention._masked_softmax`` got full marks and no flag)."""
+    import textwrap
+
+    try:
+        _, exercises = plan_chapter(source)
+    except ValueError:
+        return {}
+    found: dict[int, dict[str, tuple[str, int]]] = {}
+    for exercise in exercises:
+        with contextlib.suppress(ImportError):
+            module = importlib.import_module(exercise.module)
+            for target, _, _ in getattr(module, "REFUSALS", {}).get(exercise.checker, []):
+                if not target.startswith("lib.") or "*" in target:
+                    continue
+                where, _, name = target.rpartition(".")
+                twin = name[1:] if name.startswith("_") else f"_{name}"
+                for full in (target, f"{where}.{twin}"):
+                    function = _library_function(full)
+                    with contextlib.suppress(OSError, TypeError):
+                        text = textwrap.dedent(inspect.getsource(function)) if function else ""
+                        for i, shape in enumerate(bare_shapes(text, inline_defaults=True)):
+                            short = full.removeprefix(where.partition(".")[0] + ".")
+                            found.setdefault(exercise.number, {})[f"{short}#{i}"] = shape
+    return found
+
+
+def bare_shapes(source: str, inline_defaults: bool = False) -> list[tuple[str, int]]:
+    """The shapes (``code_shape``) of each top-level function of ``source`` without its annotations
+    and defaults, the signature a student retypes differently (``def f(scores, mask)`` for the
+    library's ``scores: Tensor, mask: Tensor | None = None, dim: int = -1``); with
+    ``inline_defaults``, each also with its parameters of constant default (not None) written into
+    the body as that constant (``dim=-1``)."""
+    try:
+        tree = ast.parse(transform(source))
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        variants = [node]
+        arguments = node.args.posonlyargs + node.args.args
+        constants = {}
+        defaulted = arguments[len(arguments) - len(node.args.defaults) :]
+        for a, d in zip(defaulted, node.args.defaults):
+            with contextlib.suppress(ValueError, TypeError, SyntaxError):
+                value = ast.literal_eval(d)  # -1 is a unary minus of a constant
+                if value is not None and isinstance(value, (int, float, str, bool)):
+                    constants[a.arg] = value
+        if inline_defaults and constants:
+            inlined = copy.deepcopy(node)
+            for name_node in ast.walk(inlined):
+                for field_name, value in ast.iter_fields(name_node):
+                    if isinstance(value, ast.Name) and value.id in constants:
+                        setattr(name_node, field_name, ast.Constant(constants[value.id]))
+                    elif isinstance(value, list):
+                        value[:] = [
+                            ast.Constant(constants[v.id])
+                            if isinstance(v, ast.Name) and v.id in constants
+                            else v
+                            for v in value
+                        ]
+            kept = [a for a in inlined.args.args if a.arg not in constants]
+            inlined.args.args, inlined.args.defaults = kept, []
+            variants.append(inlined)
+        for variant in variants:
+            bare = copy.deepcopy(variant)
+            bare.returns, bare.args.defaults, bare.args.kw_defaults = None, [], []
+            for a in bare.args.posonlyargs + bare.args.args + bare.args.kwonlyargs:
+                a.annotation = None
+            shape = code_shape(ast.unparse(bare))
+            if shape and shape[1] >= CODE_NODES:
+                found.append(shape)
+    return found
+
+
+def _library_function(full: str):
+    """The function (or method) ``lib.x.f`` / ``lib.x.C.f`` names, or None."""
+    parts = full.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        with contextlib.suppress(ImportError):
+            value = importlib.import_module(".".join(parts[:cut]))
+            for part in parts[cut:]:
+                value = getattr(value, part, None)
+            return value if callable(value) else None
+    return None
+
+
 def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The code answers of CODE_NODES syntax nodes or more that are the same, up to names, comments and
     spacing, as the worked solution (the instructor's source) or as another student's answer to the
@@ -939,8 +1033,10 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     source = course / "source" / chapter / f"{chapter}.ipynb"
     solutions: dict[str, str] = {}
     templates: dict[str, str] = {}
+    forbidden: dict[int, dict[str, tuple[str, int]]] = {}
     if source.is_file():
         begin, end = SOLUTION_MARKS
+        forbidden = forbidden_shapes(nbformat.read(source, as_version=4))
         for grade_id, text in code_answers(nbformat.read(source, as_version=4)).items():
             if begin in text:
                 templates[grade_id], rest = text.split(begin, 1)
@@ -953,11 +1049,12 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
         return definition_shapes(solutions.get(grade_id, ""))
 
     graded = set(students)
+    answers: dict[str, dict[str, str]] = {}
     for student in _with_class(course, chapter, students):  # lecturer review s21, S2
         path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
-        definitions[student] = {}
+        definitions[student], answers[student] = {}, {}
         with contextlib.suppress(Exception):
-            theirs = code_answers(nbformat.read(path, as_version=4))
+            theirs = answers[student] = code_answers(nbformat.read(path, as_version=4))
             definitions[student] = {k: definition_shapes(v) for k, v in theirs.items()}
             shapes[student] = {
                 k: shape
@@ -983,6 +1080,17 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                         f"{student} {grade_id}: the function {name} is the worked solution's "
                         f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
                         "syntax nodes; the rest of the cell differs)"
+                    )
+            number = re.match(r"ex(\d+)_", grade_id)
+            library = forbidden.get(int(number[1]), {}) if number and student in graded else {}
+            library = {d: name.split("#")[0] for name, (d, _) in library.items()}
+            retyped = bare_shapes(answers[student].get(grade_id, "")) if library else []
+            for their_dump, their_size in retyped:
+                if their_dump in library:
+                    of_model.append(
+                        f"{student} {grade_id}: the same code as the library's "
+                        f"{library[their_dump].rpartition('.')[2]} (up to names, comments and "
+                        f"spacing; {their_size} syntax nodes), which the exercise forbids"
                     )
             for other in sorted(shapes):
                 if (
@@ -1276,6 +1384,10 @@ def _remote_module(x: dict):
     root = build(str(tree.get("root")))
     if isinstance(root, _Remote):
         root._remote = (_CALLER[-1] if _CALLER else None, int(x["__remote__"]))
+        # the weights as the child has them: a later change here is sent with the next call
+        root.__dict__["_sent_versions"] = {
+            n: p._version for n, p in torch.nn.Module.named_parameters(root)
+        }
     return root
 
 
@@ -1523,7 +1635,14 @@ class _Remote(torch.nn.Module):
         if holder is None:
             raise RuntimeError("this module's forward is in the sandbox, which has ended")
         info = {"function": index, "name": type(self).__name__}
-        return Answer(holder._child, info, None, holder._grader)(*args)
+        # the weights a checker changed here since the child last had them go with the call, so the
+        # forward that runs there uses the layers the checker sees (lecturer review s23, S1: chapter
+        # 7's check adds noise to a head's layer and requires the output to follow)
+        sent = self.__dict__.setdefault("_sent_versions", {})
+        named = dict(torch.nn.Module.named_parameters(self))
+        state = {n: p.detach().clone() for n, p in named.items() if sent.get(n) != p._version}
+        sent.update({n: p._version for n, p in named.items()})
+        return Answer(holder._child, info, None, holder._grader, state)(*args)
 
 
 @dataclass
@@ -1538,8 +1657,9 @@ class Answer:
     """A student's function, as a checker sees it: calling it runs it in the child; ``__code__`` is
     its code compiled here from the student's source (never run here)."""
 
-    def __init__(self, child: Child, info: dict, code, grader: Grader):
+    def __init__(self, child: Child, info: dict, code, grader: Grader, state: dict | None = None):
         self._child, self._index, self._grader = child, int(info["function"]), grader
+        self._state = state or {}  # a module's weights changed here: {name: tensor} (_Remote)
         self.__name__ = self.__qualname__ = str(info.get("name", "function"))
         if code is not None:
             self.__code__ = code
@@ -1562,6 +1682,7 @@ class Answer:
                     "fn": self._index,
                     "args": [encode(a) for a in args],
                     "grad": torch.is_grad_enabled(),
+                    "state": self._state,
                 },
                 seconds,
             )
@@ -2352,11 +2473,14 @@ CLOCK_SLACK = (
 )
 
 
-def _inbound_time(course: Path, chapter: str, student: str, written: str) -> float | None:
-    """When the student's submission in nbgrader's exchange last changed, by the kernel's clock: the
-    latest ctime of its inbound folder and of every file in it (a time no user can set: writing or
-    touching a file sets it to now). The folder whose timestamp.txt is ``written`` (the one collected),
-    else the latest; None without an exchange or a submission there."""
+def _inbound_times(
+    course: Path, chapter: str, student: str, written: str
+) -> tuple[str, float, float] | None:
+    """The student's submission in nbgrader's exchange, by the kernel's clock (times no user can set
+    back: writing or touching a file sets its ctime to now): (its inbound folder's name, the ctime
+    of its timestamp.txt, the latest ctime of the folder and every file in it). The folder whose
+    timestamp.txt is ``written`` (the one collected), else the latest; None without an exchange or
+    a submission there."""
     config = _config(course)
     try:
         root = Path(config.Exchange.root)
@@ -2376,16 +2500,50 @@ def _inbound_time(course: Path, chapter: str, student: str, written: str) -> flo
         return ""
 
     same = [f for f in folders if stamp(f) == written.strip()]
-    return max(changed(f) for f in same) if same else max(changed(f) for f in folders)
+    folder = max(same or folders, key=changed)
+    stamp_file = folder / "timestamp.txt"
+    written_at = stamp_file.stat().st_ctime if stamp_file.exists() else changed(folder)
+    return folder.name, written_at, changed(folder)
+
+
+INBOUND_SEEN = (
+    "inbound-seen.json"  # in the course's reports/: each inbound folder's times, first seen
+)
+
+
+def _first_seen(course: Path, folder: str, times: tuple[float, float]) -> tuple[float, float]:
+    """An inbound folder's (timestamp.txt's ctime, latest ctime) as the grader first saw them,
+    recorded in ``reports/inbound-seen.json`` on that first run (lecturer review s23, M8: the folder
+    is world-writable, so a later touch by anyone moved the submission time)."""
+    reports = course / "reports"
+    reports.mkdir(mode=0o700, exist_ok=True)
+    path = reports / INBOUND_SEEN
+    known = {}
+    with contextlib.suppress(OSError, ValueError):
+        known = json.loads(path.read_text())
+    if folder not in known:
+        known[folder] = list(times)
+        path.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    first = known[folder]
+    return float(first[0]), float(first[1])
+
+
+def _utc(seconds: float) -> str:
+    return (
+        f"{datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    )
 
 
 def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
     """Compare the submission's timestamp.txt, which the student writes (``nbgrader submit`` takes the
-    student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when the
-    submission last changed in the exchange (``_inbound_time``), else when it was collected (the
-    ctime of ``submitted/``'s copy, an upper bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set
-    to the later of the two (the student's own is kept as ``timestamp.txt.student``), so the late
-    policy uses it, and a sentence says so; else None."""
+    student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when its
+    timestamp.txt was written in the exchange (its ctime, as the grader first saw it:
+    ``_first_seen``), else when it was collected (the ctime of ``submitted/``'s copy, an upper
+    bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set to the later of the two (the student's
+    own is kept as ``timestamp.txt.student``), so the late policy uses it, and a sentence says so.
+    Where the folder changed after that (a TA's editor, a classmate: inbound/ is world-writable),
+    a sentence says "changed after submission" and the submission time stays (lecturer review s23,
+    M8). Else None."""
     from nbgrader.utils import parse_utc
 
     path = course / "submitted" / student / chapter / "timestamp.txt"
@@ -2396,24 +2554,35 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
         claimed = parse_utc(written.strip()).timestamp()
     except Exception:  # noqa: BLE001 (unreadable: nbgrader says so itself)
         return None
-    inbound = _inbound_time(course, chapter, student, written)
+    inbound = _inbound_times(course, chapter, student, written)
+    after = None
     if inbound is not None:
-        real, source = inbound, "its last change in the exchange's inbound folder"
+        folder, *now = inbound
+        real, first_changed = _first_seen(course, folder, (now[0], now[1]))
+        source = "when it was written in the exchange's inbound folder"
+        changed = max(first_changed, now[1])
+        if changed > max(claimed, real) + CLOCK_SLACK:
+            after = (
+                f"changed after submission: its inbound folder {folder} last changed at "
+                f"{_utc(changed)}, {(changed - max(claimed, real)) / 60:.0f} min after its "
+                "timestamp.txt; the late policy does not count that change (the folder is "
+                "world-writable: a TA's editor or a classmate may have touched it), look at it"
+            )
     else:
         collected = path.stat().st_ctime
         if claimed <= collected + CLOCK_SLACK:
             return None  # no exchange: only a time after the collection itself is impossible
         real, source = collected, "its collection"
     if abs(claimed - real) <= CLOCK_SLACK:
-        return None
+        return after
     later = max(claimed, real)
     shutil.copy2(path, path.with_name("timestamp.txt.student"))
     when = datetime.datetime.fromtimestamp(later, datetime.timezone.utc)
     path.write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
     return (
         f"timestamp.txt says {written.strip()}, {abs(claimed - real) / 60:.0f} min from {source} "
-        f"({datetime.datetime.fromtimestamp(real, datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC): "
-        f"the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
+        f"({_utc(real)}): the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
+        + (f"; {after}" if after else "")
     )
 
 
@@ -2722,6 +2891,9 @@ def main(argv=None) -> int:
                 file=sys.stderr,
             )
             return 3
+        # said when it passes, so that the log shows it ran (lecturer review s23, M10)
+        checked = getattr(grader, "canary_checked", 0)
+        print(f"worked solutions: {checked}/{checked} exercises full marks in the sandbox")
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
         )
@@ -2803,9 +2975,17 @@ def classmate_flags(results: list) -> list[str]:
     ]
 
 
-# a student flagged only as the first submitter of answers that others' are alike: their work is
-# the likely source of the copies (export_grades.py's warning names them so, not as a suspect)
-SOURCE = "source of copies (submitted first; a classmate's answer is alike)"
+# a copy report's line about two students: "<student> <id>: like <other>'s answer ..." or "... the
+# same code as <other>'s ...", ending ", <who> first" where both times are known and differ
+_PAIR = re.compile(r"^(\S+) \S+: (?:like (\S+)'s answer|the same code as (\S+)'s )")
+_FIRST = re.compile(r", ([\w.@+-]+) first$")
+
+
+def pair_flag(other: str, first: str | None) -> str:
+    """The flag of a student whose answer is alike with ``other``'s: it names the pair and who
+    submitted first, never a role (lecturer review s23, M1: the first submitter, honest, was
+    labelled "source of copies", and both "possible copy" when one time was unknown)."""
+    return f"alike with {other}; " + (f"{first} submitted first" if first else "order unknown")
 
 
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
@@ -2828,13 +3008,24 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     for line in strong + code_copy_flags(course, chapter, students):
-        # of two students alike, the one who submitted first is the likely source, not a suspect
-        # (lecturer review s22, S6: the export listed the honest author like those who copied her)
-        first = re.search(r", ([\w.@+-]+) first$", line)
-        for student in _with_class(course, chapter, students):  # the graded and their likes
-            if re.search(rf"(?<![\w-]){re.escape(student)}(?![\w-])", line):
-                source = first is not None and first[1] == student
-                flagged.setdefault(student, []).append(SOURCE if source else "possible copy")
+        # two students alike: the pair and who submitted first, for each of them, no role (lecturer
+        # review s23, M1); one alike with the model answer or the worked solution: that
+        pair, first = _PAIR.match(line), _FIRST.search(line)
+        if pair:
+            a, b = pair[1], pair[2] or pair[3]
+            for student, other in ((a, b), (b, a)):
+                flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
+        else:
+            student = line.split(" ", 1)[0]
+            library = re.search(r"the same code as (the library's \S+) \(", line)
+            book = (
+                library[1]
+                if library
+                else "the model answer"
+                if "the model answer" in line
+                else "the worked solution"
+            )
+            flagged.setdefault(student, []).append(f"alike with {book}")
     for r in results:
         for other in r.classmates:
             flagged.setdefault(r.student, []).append(
@@ -3037,6 +3228,7 @@ def worked_solution_fails(grader: Grader) -> list[str]:
     # the worked solutions compute their predictions with the library after making them (chapter 12's
     # count_parameters): not flagged here, where a grader's fault is looked for
     results = grader.grade(CANARY, nbformat.read(path, as_version=4), computed=False)
+    grader.canary_checked = sum(r.test not in varied for r in results)  # for the line that says so
     return [
         f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
         + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)

@@ -1016,6 +1016,23 @@ def _is_stub(code) -> bool:
     return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
+def _load_changed(module, state) -> None:
+    """Copy into a module of the student's the weights the grader changed in its copy (``state``:
+    {parameter name: tensor}), before its forward runs: the checker's changes reach the layers that
+    run (lecturer review s23, S1)."""
+    import torch
+
+    if not state or not isinstance(module, torch.nn.Module) or not isinstance(state, dict):
+        return
+    mine = dict(torch.nn.Module.named_parameters(module))
+    with torch.no_grad():
+        for name, value in state.items():
+            target = mine.get(name)
+            if isinstance(value, torch.Tensor) and isinstance(target, torch.Tensor):
+                if target.shape == value.shape:
+                    target.copy_(value)
+
+
 def _describe(value, functions: list, namespace: dict):
     """What the grader receives for one argument of the checker."""
     import torch
@@ -1124,6 +1141,7 @@ def child(order: dict, namespace: dict, plan: dict, requests: int, replies: int)
             _guard(namespace, refusals)  # a pattern's modules that the cells imported
             args = request["args"]
             try:
+                _load_changed(function, request.get("state"))
                 try:
                     with _calling(), torch.set_grad_enabled(bool(request.get("grad", False))):
                         result = function(*args)

@@ -10,6 +10,7 @@ computes it.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, NoReturn
 
@@ -29,6 +30,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    refusing,
 )
 
 __all__ = ["check_one_head", "check_separate_heads"]
@@ -330,6 +332,65 @@ def _name_forward_mistake(
     )
 
 
+# The layers' rows a check changes after the module was built (lecturer review s23, S1: a module that
+# held the per-head layers but whose forward called a hidden copy of mha got full marks): the query
+# weight of head 0 and the value weight of the last head.
+def _perturbed(
+    mha: MultiHeadAttention, module: nn.Module, g: torch.Generator
+) -> tuple[MultiHeadAttention, list[tuple[Tensor, Tensor]]]:
+    """Add noise to the student's layers holding the query of head 0 and the value of head H - 1 (in
+    place), and return a copy of mha with the same noise in its rows, the reference the module's
+    output must now follow, and (weight, its value before) to put back. Their layers are found by
+    their weights (``_owner_problem`` checks it)."""
+    H, Dh = mha.n_heads, mha.d_model // mha.n_heads
+    changed, saved = copy.deepcopy(mha), []
+    with torch.no_grad():
+        for proj, h in [("q_proj", 0), ("v_proj", H - 1)]:
+            rows = slice(h * Dh, (h + 1) * Dh)
+            weight = getattr(mha, proj).weight[rows]
+            layer = next(
+                m
+                for m in _linears(module)
+                if m.weight.shape == weight.shape and torch.equal(m.weight, weight)
+            )
+            noise = torch.randn(weight.shape, generator=g) * 0.5
+            saved.append((layer.weight, layer.weight.detach().clone()))
+            layer.weight.add_(noise)
+            getattr(changed, proj).weight[rows] += noise
+    return changed, saved
+
+
+def _check_uses_its_layers(
+    case: str, mha: MultiHeadAttention, module: nn.Module, x: Tensor, expected: Tensor
+) -> None:
+    """The module's output follows its own per-head layers: after noise is added to two of them, it
+    equals the reference computed from the changed weights."""
+    problem = _owner_problem(module, mha)
+    if problem:
+        fail(f"on the case {case}, {problem}")
+    changed, saved = _perturbed(
+        mha, module, torch.Generator().manual_seed(SEEDS["separate_heads_from"])
+    )
+    try:
+        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT)
+    finally:  # the reader's module as it was
+        with torch.no_grad():
+            for weight, before in saved:
+                weight.copy_(before)
+    if isinstance(out, tuple):
+        fail(f"on the case {case}, your module returned a tuple; return only the output [B, T, D].")
+    out = expect_tensor(out, tuple(x.shape), name="your module", case=case)
+    if torch.allclose(out, _reference(changed, x).detach().double(), atol=1e-5):
+        return
+    if torch.allclose(out, expected, atol=1e-5):
+        fail(
+            f"on the case {case}, your forward does not use your per-head layers: after a change to the weights of your layers for the query of head 0 and the value of head {mha.n_heads - 1}, your module's output stayed that of mha. The forward pass must compute each head from your own layers W_Q[h], W_K[h], W_V[h] with scaled_dot_product_attention, not call mha or a copy of it."
+        )
+    fail(
+        f"on the case {case}, after a change to the weights of your layers for the query of head 0 and the value of head {mha.n_heads - 1}, your module's output is not the one those weights give: {largest_difference(out, _reference(changed, x).detach().double())}. Compute each head from your own layers W_Q[h], W_K[h], W_V[h]."
+    )
+
+
 def _check_separate_heads(separate_heads_from: Any) -> str:
     cases = _mha_cases()
     for case, mha, x in cases:
@@ -348,4 +409,34 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
         expected = _reference(mha, x).detach().double()
         if not torch.allclose(out, expected, atol=1e-5):
             _name_forward_mistake(case, mha, module, x, out, expected)
+        _check_uses_its_layers(case, mha, module, x, expected)
     return f"your module equals MultiHeadAttention, with the same number of parameters, on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
+
+
+_refuse_heads_together = refusing(
+    "multi-head attention",
+    ": the exercise's forward pass runs the H heads one after another with "
+    "scaled_dot_product_attention and concatenates them with torch.cat",
+)
+_refuse_torch_mha = refusing(
+    "MultiheadAttention",
+    ": the exercise's forward pass runs the H heads one after another with "
+    "scaled_dot_product_attention and concatenates them with torch.cat",
+    whose="torch's",
+)
+
+# What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's module
+# runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
+# The statement's forward pass runs the heads one by one, so the layers that run them all at once
+# refuse, under any name (lecturer review s23, S1). attention_heads refuses a call that passes q,
+# which every call does: with None, the grader would refuse the helpers it calls too
+# (_scaled_dot_product_attention, through which the allowed scaled_dot_product_attention goes).
+REFUSALS = {
+    "check_separate_heads": [
+        ("lib.attention.MultiHeadAttention.forward", None, _refuse_heads_together),
+        ("lib.attention_fast.FastMultiHeadAttention.forward", None, _refuse_heads_together),
+        ("lib.attention.attention_heads", "q", _refuse_heads_together),
+        ("torch.nn.MultiheadAttention.forward", None, _refuse_torch_mha),
+        ("torch.nn.functional.multi_head_attention_forward", None, _refuse_torch_mha),
+    ]
+}
