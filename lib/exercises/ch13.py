@@ -777,12 +777,12 @@ def _check_pretrained(classifier: Any) -> None:
     )
     if not distance <= PRETRAINED_DISTANCE:
         how_far = (
-            "its shape differs"
+            "its shape differs from the pretrained model's"
             if math.isinf(distance)
-            else f"it differs by {distance:.0%} of that embedding's size"
+            else "it is farther from the pretrained model's than fine-tuning moves it, as a GPT from random weights is"
         )
         fail(
-            f"first_word_classifier's GPT is not the pretrained one: the checker compared its token embedding (transformer.wte) with that of the book's pretrained story GPT (the chapter's recipe, trained longer), and {how_far}, where a fine-tuned copy of the chapter's `gpt` differs by less than {PRETRAINED_DISTANCE:.0%}. Build your classifier on a copy of the pretrained `gpt`, as the chapter's fine-tuning does, then fine-tune and measure it again."
+            f"first_word_classifier's GPT is not the pretrained one: the checker compared its token embedding (transformer.wte) with the pretrained model's, and {how_far}. Build your classifier on a copy of the pretrained `gpt`, as the chapter's fine-tuning does, then fine-tune and measure it again."
         )
 
 
@@ -848,7 +848,7 @@ def _check_first_word_accuracy(first_word_accuracy: Any, classifier: Any = None)
         if classifier is not None:
             _check_first_word_classifier(classifier)  # fails if it reads more than position 1
             fail(
-                f"first_word_accuracy = {fmt(a)}: your first_word_classifier reads position 1, as the exercise asks, but so few test sentences wrong is not what a head on position 1 scores, so this number is not its measurement. Run the classifier you hand in on the 1000 test sentences and write the accuracy it scores."
+                f"first_word_accuracy = {fmt(a)}: your first_word_classifier reads position 1, as the exercise asks, but this number is not its measurement. Run the classifier you hand in on the 1000 test sentences and write the accuracy it scores."
             )
         fail(
             f"first_word_accuracy = {fmt(a)}: so few test sentences wrong is not what a head on position 1 measures. A head that reads more of the sentence can score that high: one on the last column of the padded rows (h[:, -1]), or a mean over the positions, sees the whole sentence under the causal mask. The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
