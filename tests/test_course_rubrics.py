@@ -166,6 +166,10 @@ def test_a_part_with_several_claims_says_which_one_earns_its_point():
         if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
     }
     for rubric in rubrics.values():
+        if make_course.THE_POINT not in rubric.split("\n\n", 3)[-1]:
+            # every part one claim: the guide does not speak of several (lecturer review s23, M3)
+            assert "several claims" not in rubric
+            continue
         assert f"the point is for the one marked {make_course.THE_POINT}" in rubric
         assert f"those marked {make_course.MAY_ADD} are what a full answer may add" in rubric
         for part in re.findall(r"A full answer says:\n\n(.*?)\n\n", rubric, re.S):
@@ -343,3 +347,37 @@ def test_no_rubric_part_grades_a_prediction_or_a_checked_value():
         "identical weights" in formulas[0]
         and "$\\mathbf q^\\top\\mathbf k = \\cos\\theta$" in formulas[1]
     )
+
+
+def test_rubric_cosmetics_a_marker_reads_at_once():
+    """Lecturer review s23, M3: chapter 7's exercise 1, part 1 had no marked point (one bullet of five
+    numbers); chapter 15's exercise 1 listed its model answer's own question "Where does the weight go
+    instead?" among the claims; a one-part rubric's header explained "Each part ... Where a part
+    lists several claims"."""
+    ((digit, digit_claims), _) = _required(_ch("07"))[1]
+    assert digit == "Which digit does it get right?"
+    point, *more = digit_claims.split("\n")
+    assert point.startswith(f"- {make_course.THE_POINT} The previous digit") and more
+    assert "0.999" in point and "0.20" in point and "ln 5" not in point
+    course, _ = _course(_ch("15"))
+    rubrics = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in course.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
+    }
+    assert "Where does the weight go instead?" not in rubrics["ex1_rubric"]
+    for one in ("ex1_rubric", "ex2_rubric"):  # one part each
+        assert "Each part" not in rubrics[one] and "Where a part lists" not in rubrics[one]
+        assert "**Rubric: 1 point.** The answer: 1 point" in rubrics[one]
+        assert (
+            f"Of the several claims, the point is for the one marked {make_course.THE_POINT}"
+            in (rubrics[one])
+        )
+    assert "Each part: 1 point" in rubrics["ex3_rubric"]
+    text, _, _ = make_course.graded_parts(
+        4,
+        STATEMENT.replace(", and why do they win", ""),
+        "Long rows win the dot product.",
+        [["Long rows win"]],
+    )
+    assert "several claims" not in text  # one part, one claim
