@@ -106,11 +106,17 @@ class Mistake:
     @property
     def literal(self) -> int:
         """How much of the message is fixed text (not computed): how specific the mistake is."""
-        # the frame "on the case ‹case›, ‹what›." is no fixed text: such a template fits any
-        # message and names no mistake (lecturer review s23, M5: ch07's rows-vs-columns message
-        # was counted under the wrong-scale row "on the case ‹case›, ‹what›.")
         fixed = re.sub(r"‹[^›]*›", "", self.message)
-        return len(re.sub(r"\W+", " ", re.sub(r"^\s*on the case\b", "", fixed)).strip())
+        # a message held in a name ("on the case ‹case›, ‹what›.") around the "on the case" frame
+        # names no mistake: it fits any message (lecturer review s23, M5: ch07's rows-vs-columns
+        # message was counted under it); a computed description (‹largest_difference(...)›) is
+        # the checker's catch-all row, and stays
+        frame = re.sub(r"\W+", " ", re.sub(r"^\s*on the case\b", "", fixed)).strip()
+        if not frame and all(
+            re.fullmatch(r"[A-Za-z_]\w*", p) for p in re.findall(r"‹([^›]*)›", self.message)
+        ):
+            return 0
+        return len(fixed.strip())
 
 
 @dataclass
