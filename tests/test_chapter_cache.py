@@ -62,3 +62,25 @@ def test_fill_refuses_fewer_than_one_job(jobs, tmp_path):
 def test_fill_refuses_a_number_of_jobs_that_is_not_an_int(jobs, tmp_path):
     with pytest.raises(TypeError, match=r"jobs must be an int, got \w+ "):
         chapter_cache.fill(jobs, [], tmp_path)
+
+
+def test_the_command_executes_only_the_named_chapters(monkeypatch):
+    """Lecturer review s23, M7: `chapter_cache.py --jobs 2` executed every chapter the cache lacks
+    (all 18 in a fresh clone); `--jobs 2 03 07 15` executes only those three."""
+    filled = []
+    monkeypatch.setattr(chapter_cache, "prepare", lambda: 0)
+    monkeypatch.setattr(chapter_cache, "fill", lambda jobs, chapters=None: filled.append(chapters))
+    assert chapter_cache.main(["--jobs", "2", "03", "07", "15"]) == 0
+    assert [p.stem[:2] for p in filled[0]] == ["03", "07", "15"]
+    assert chapter_cache.main(["--jobs", "2"]) == 0 and filled[1] is None  # every chapter
+    with pytest.raises(SystemExit):
+        chapter_cache.main(["--jobs", "2", "99"])
+
+
+def test_the_teachers_pages_cheap_slides_path_names_its_chapters():
+    """Lecturer review s23, M7: the page's cheap path executes only the chapters of the decks."""
+    page = " ".join((ROOT / "book" / "teachers.md").read_text(encoding="utf-8").split())
+    assert "`python tools/make_slides.py --exclude-answers 13 18 --cache" in page
+    assert (
+        "`python tools/chapter_cache.py --jobs 2 13 18`, which executes only the chapters" in page
+    )

@@ -166,6 +166,10 @@ def test_a_part_with_several_claims_says_which_one_earns_its_point():
         if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
     }
     for rubric in rubrics.values():
+        if make_course.THE_POINT not in rubric.split("\n\n", 3)[-1]:
+            # every part one claim: the guide does not speak of several (lecturer review s23, M3)
+            assert "several claims" not in rubric
+            continue
         assert f"the point is for the one marked {make_course.THE_POINT}" in rubric
         assert f"those marked {make_course.MAY_ADD} are what a full answer may add" in rubric
         for part in re.findall(r"A full answer says:\n\n(.*?)\n\n", rubric, re.S):
@@ -270,3 +274,115 @@ def test_a_written_part_is_its_question_not_the_code_cells_orders():
     assert questions["10"][2][1] == "Explain with what happens to *The*, *the* and *THE*."
     assert questions["10"][2][0].endswith("lower-cased run?")  # a question keeps its mark
     assert questions["10"][1][1] == "which one does less work for a long list of merges?"
+
+
+def test_chapter_15_exercise_2s_point_says_which_separates_better():
+    """Lecturer review s23, S3: "which of the two separates the pairs better?" had the mean's two
+    cosines as its point; the point is the sentence that says the mean separates far better, and why
+    (every pair gets a high cosine from the pooled output)."""
+    ((question, point),) = _points(_ch("15"))[2]
+    assert question.endswith("which of the two separates the pairs better?")
+    assert "the mean separates far better" in point and "0.46 at least" in point
+    assert not point.startswith("With the mean of the tokens")
+
+
+def _ch(prefix: str) -> str:
+    return next(c for c in CHAPTERS if c.startswith(prefix))
+
+
+def test_each_point_shares_its_questions_key_words():
+    """Lecturer review s23, S3: make course's warning fires only when a point shares no word at all
+    with its question; each part's point shares a key word of the clause that asks (or is read and
+    named in rubric_claims.KEY_WORDS_READ with why it answers the question), in every chapter."""
+    missing, read = [], set()
+    for chapter in CHAPTERS:
+        for number, parts_ in _points(chapter).items():
+            for i, (question, point) in enumerate(parts_, 1):
+                if rubric_claims.misses_key_words(question, point):
+                    if (chapter[:2], number, i) in rubric_claims.KEY_WORDS_READ:
+                        read.add((chapter[:2], number, i))
+                    else:
+                        missing.append((chapter[:2], number, i, question[-60:], point[:80]))
+    assert not missing, missing
+    assert read == set(rubric_claims.KEY_WORDS_READ)  # no stale entry
+    # the check itself: the old point of ch15 ex2 misses, the sentence that answers does not
+    question = "Do the same with the pooled output: which of the two separates the pairs better?"
+    assert rubric_claims.key_words(question) == {"separ", "pair", "bette"}
+    assert rubric_claims.misses_key_words(
+        question, "With the mean, related sentences are close, an unrelated one is orthogonal."
+    )
+    assert not rubric_claims.misses_key_words(question, "The mean separates far better.")
+
+
+PREDICTION = re.compile(r"^(?:Before computing, )?predict\b|write down your prediction", re.I)
+
+
+def test_no_rubric_part_grades_a_prediction_or_a_checked_value():
+    """Lecturer review s23, M2: chapter 3's exercise 2 graded its two predictions again as written
+    points, exercise 3 the two sets `ex3_test` scores; such a part asks only for the reason or is
+    dropped, in every chapter. A checked value: a name in brackets, "(`identical`)", that a code cell
+    of the chapter assigns."""
+    found = {}
+    for chapter in CHAPTERS:
+        course, _ = _course(chapter)
+        code = "\n".join(c.source for c in course.cells if c.cell_type == "code")
+        for cell in course.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if not grade_id.endswith("_rubric"):
+                continue
+            head = cell.source.split(make_course.MARK_BEGIN)[0]
+            head = re.sub(r"^\*\*Exercise \d+, in words\.\*\* ", "", head)
+            asked = re.findall(r"^\d+\. (.*)$", head, re.M) or [head]
+            bad = [
+                q
+                for q in asked
+                if PREDICTION.search(q)
+                or any(
+                    re.search(rf"^{name}\s*=", code, re.M)
+                    for name in re.findall(r"\(`([A-Za-z_][A-Za-z_0-9]*)`[,)]", q)
+                )
+            ]
+            if bad:
+                found[(chapter[:2], grade_id)] = bad
+    assert not found, found
+    (limit,), (formulas,) = _required(_ch("03"))[2], _required(_ch("03"))[3]
+    assert "why does the weight of `k2` approach the number you predicted?" in limit[0]
+    assert limit[1].startswith("- **The point:** Relative to `k2`, key $i$ gets")
+    assert (
+        "identical weights" in formulas[0]
+        and "$\\mathbf q^\\top\\mathbf k = \\cos\\theta$" in formulas[1]
+    )
+
+
+def test_rubric_cosmetics_a_marker_reads_at_once():
+    """Lecturer review s23, M3: chapter 7's exercise 1, part 1 had no marked point (one bullet of five
+    numbers); chapter 15's exercise 1 listed its model answer's own question "Where does the weight go
+    instead?" among the claims; a one-part rubric's header explained "Each part ... Where a part
+    lists several claims"."""
+    ((digit, digit_claims), _) = _required(_ch("07"))[1]
+    assert digit == "Which digit does it get right?"
+    point, *more = digit_claims.split("\n")
+    assert point.startswith(f"- {make_course.THE_POINT} The previous digit") and more
+    assert "0.999" in point and "0.20" in point and "ln 5" not in point
+    course, _ = _course(_ch("15"))
+    rubrics = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in course.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
+    }
+    assert "Where does the weight go instead?" not in rubrics["ex1_rubric"]
+    for one in ("ex1_rubric", "ex2_rubric"):  # one part each
+        assert "Each part" not in rubrics[one] and "Where a part lists" not in rubrics[one]
+        assert "**Rubric: 1 point.** The answer: 1 point" in rubrics[one]
+        assert (
+            f"Of the several claims, the point is for the one marked {make_course.THE_POINT}"
+            in (rubrics[one])
+        )
+    assert "Each part: 1 point" in rubrics["ex3_rubric"]
+    text, _, _ = make_course.graded_parts(
+        4,
+        STATEMENT.replace(", and why do they win", ""),
+        "Long rows win the dot product.",
+        [["Long rows win"]],
+    )
+    assert "several claims" not in text  # one part, one claim

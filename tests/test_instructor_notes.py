@@ -361,3 +361,25 @@ def test_the_notes_are_readable_by_their_owner_only(tmp_path):
     assert notes.main(["02", "--no-timing", "--out", str(tmp_path)]) == 0
     for name in ("notes.md", "notes.html"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def test_chapter_7s_rows_versus_columns_message_is_counted_under_its_own_row():
+    """Lecturer review s23, M5: bob's "none of your layers holds the query weight of head 0 ... (a
+    head owns rows, not columns)" was counted under the wrong-scale row, whose template is only
+    "on the case ‹case›, ‹what›."; _owner_problem's messages are mistakes of their own, the loop's
+    three scales three rows, and a template of placeholders and the "on the case" frame fits none."""
+    import importlib
+
+    known = notes.mistakes(importlib.import_module("lib.exercises.ch07"), "check_separate_heads")
+    messages = [m.message for m in known]
+    assert not [m for m in messages if m.strip() in ("on the case ‹case›, ‹what›.",)]
+    assert any("a head owns rows, not columns" in m for m in messages)
+    assert any("you did not divide the scores by sqrt(D/H)" in m for m in messages)
+    bob = (
+        "on the case 'one', none of your layers holds the query weight of head 0: it is rows 0 to 3"
+        " of mha.q_proj.weight (nn.Linear stores [out, in], so a head owns rows, not columns)."
+    )
+    row = notes.matching(bob, known)
+    assert row is not None and "a head owns rows, not columns" in row.message
+    frame = notes.Mistake("c", "on the case ‹case›, ‹what›.", "", "c", 1)
+    assert frame.literal == 0 and notes.matching(bob, [frame]) is None

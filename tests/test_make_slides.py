@@ -4,6 +4,7 @@ decks of the built site are checked in tests/site/test_slides.py."""
 from __future__ import annotations
 
 import base64
+import re
 import sys
 from pathlib import Path
 
@@ -217,3 +218,58 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
     assert (
         "python tools/make_slides.py --exclude-answers 13 18 --cache _build/.jupyter_cache" in page
     )
+
+
+def _class_questions(chapter: str) -> dict[int, str]:
+    """{exercise: its line on the "Questions for the class" slide}, from the chapter's statements."""
+    path = next((make_slides.ROOT / "notebooks").glob(f"{chapter}_*.ipynb"))
+    out = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("**Exercise"):
+            for part in make_slides.sections(
+                make_slides.blocks(make_slides.plain_markdown(cell.source, {}))
+            ):
+                if q := make_slides.class_question(part):
+                    out[int(re.match(r"\*\*Exercise (\d+)", q).group(1))] = q
+    return out
+
+
+def test_the_class_questions_are_the_exercises_questions():
+    """Lecturer review s23, M6: the slide showed chapter 7's "Then train it with ..." instead of
+    "Which digit does it get right, and why ...?", chapter 15's instructions instead of "which of
+    the two separates the pairs better?" and "Where does the weight ... go now?", chapter 3's NTM
+    background instead of its question: the sentences that end in "?", as the rubric takes them."""
+    ch03, ch07, ch15 = (_class_questions(c) for c in ("03", "07", "15"))
+    assert ch07[1].endswith(
+        "Which digit does it get right, and why does its one head not fetch both?"
+    )
+    assert "Then train it" not in ch07[1]
+    assert ch15[2].endswith("which of the two separates the pairs better?")
+    assert "Check that the padding" not in ch15[2]
+    assert ch15[3].endswith("Where does the weight of the 33 heads that rested on `[CLS]` go now?")
+    assert "Encode the 17 sentences" not in ch15[3]
+    assert "which keys keep the weight" in ch03[2] and "Neural Turing Machine" not in ch03[2]
+    # a question that needs the sentence before it keeps it (lecturer review s13)
+    assert (
+        "BERT" in _class_questions("13")[3]
+        and "Then find the smallest" in _class_questions("13")[1]
+    )
+
+
+def test_chapter_3s_summary_sentence_on_exercise_1_is_an_answer():
+    """Lecturer review s23, M6: chapter 3's summary says "Exercise 1 shows that one such pair of
+    projections ... is a general score with a low-rank W_a", half of exercise 1's written part 1:
+    --exclude-answers leaves it out."""
+    table = make_slides.ANSWERS["03_scoring_functions"]
+    assert (
+        table["Exercise 1 shows that one ... score with a low-rank $\\mathbf W_a$."] == "exercise 1"
+    )
+    d = make_slides.Deck.__new__(make_slides.Deck)
+    d.answers, d.left_out = table, []
+    block = (
+        "The multi-head chapter runs several products. Exercise 1 shows that one such pair of"
+        " projections followed by the scaled dot product is a general score with a low-rank"
+        " $\\mathbf W_a$."
+    )
+    assert make_slides._without_answers(d, block) == "The multi-head chapter runs several products."
+    assert d.left_out

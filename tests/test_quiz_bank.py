@@ -333,3 +333,22 @@ def test_the_albert_question_draws_no_shape_or_size_the_book_prints():
         assert q.params["D"] not in {768, 1024, 2048, 4096} and q.answer not in printed
         assert f"{int(q.answer):,}" not in q.text and "ALBERT-" not in q.text
     assert len({q.params["E"] for q in drawn}) > 1 and len({q.answer for q in drawn}) > 10
+
+
+def test_no_feedback_has_an_unfilled_placeholder():
+    """Lecturer review s23, M4: "4,096: leaves out the ...; the rest of your count is right." and
+    "... has length .... Normalize ...": a wrong choice's feedback quotes the checker's advice with
+    its computed parts filled from the question's own numbers, for every question and variant (the
+    QTI export writes the same feedback)."""
+    unfilled = []
+    for q in qb.bank(variants=10, seed="2027"):
+        texts = [q.feedback or ""] + [c.feedback for c in q.choices or []]
+        for t in texts:
+            if "..." in t.replace("1 + 2 + ... +", "") or re.search(r"‹|\{[a-z_\[\]0-9]+\}", t):
+                unfilled.append((q.id, t))
+    assert not unfilled, unfilled[:3]
+    q = next(q for q in qb.bank(variants=10, seed="2027", chapters=["07"]) if "mha_param" in q.id)
+    d = q.params["d"]
+    assert any(
+        f"leaves out the attention's four biases (4D = {4 * d})" in c.feedback for c in q.choices
+    )

@@ -2,6 +2,7 @@
 
     python tools/chapter_cache.py             # empty the cache if lib changed
     python tools/chapter_cache.py --jobs 2    # and execute the chapters it lacks, two at a time (make book)
+    python tools/chapter_cache.py --jobs 2 03 07 15   # only those chapters (a course's decks)
 
 The build executes every chapter in a fresh kernel (`execute_notebooks: cache`, `allow_errors: false`)
 and keeps the results in _build/.jupyter_cache, keyed on each notebook's code cells alone. A change to
@@ -165,6 +166,21 @@ def fill(jobs: int, chapters: list[Path] | None = None, cache_dir: Path = CACHE)
     return failed
 
 
+def chosen(prefixes: list[str], chapters: list[Path] = CHAPTERS) -> list[Path] | None:
+    """The chapters named by their prefixes ("03", "7", "15_sentence_embeddings"); None (every
+    chapter) for none named. A prefix that names no chapter is an error."""
+    if not prefixes:
+        return None
+    out = []
+    for prefix in prefixes:
+        key = prefix.zfill(2) if prefix.isdigit() else prefix
+        found = [p for p in chapters if p.stem.startswith(key)]
+        if not found:
+            raise ValueError(f"no chapter starts with {prefix!r}")
+        out += [p for p in found if p not in out]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -173,12 +189,22 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="also execute the chapters the cache lacks, this many at a time (0: only check lib/)",
     )
+    parser.add_argument(
+        "chapters",
+        nargs="*",
+        help="execute only these chapters (prefixes: 03 07 15); default every chapter (lecturer"
+        " review s23, M7: a course's three decks need not execute all 18)",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 0:
         parser.error(f"--jobs must be 0 or more, got {args.jobs}")
+    try:
+        named = chosen(args.chapters)
+    except ValueError as e:
+        parser.error(str(e))
     prepare()
     if args.jobs:
-        fill(args.jobs)  # failures: the build runs those chapters and fails on them
+        fill(args.jobs, named)  # failures: the build runs those chapters and fails on them
     return 0
 
 

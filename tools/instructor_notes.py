@@ -106,7 +106,17 @@ class Mistake:
     @property
     def literal(self) -> int:
         """How much of the message is fixed text (not computed): how specific the mistake is."""
-        return len(re.sub(r"‹[^›]*›", "", self.message).strip())
+        fixed = re.sub(r"‹[^›]*›", "", self.message)
+        # a message held in a name ("on the case ‹case›, ‹what›.") around the "on the case" frame
+        # names no mistake: it fits any message (lecturer review s23, M5: ch07's rows-vs-columns
+        # message was counted under it); a computed description (‹largest_difference(...)›) is
+        # the checker's catch-all row, and stays
+        frame = re.sub(r"\W+", " ", re.sub(r"^\s*on the case\b", "", fixed)).strip()
+        if not frame and all(
+            re.fullmatch(r"[A-Za-z_]\w*", p) for p in re.findall(r"‹([^›]*)›", self.message)
+        ):
+            return 0
+        return len(fixed.strip())
 
 
 @dataclass
@@ -356,9 +366,13 @@ class _Reader:
                 return [{names[0]: str(k), names[1]: str(v)} for k, v in table.items()]
         if isinstance(it, ast.Name):
             return self._rows(it.id, loop.target)
+        if isinstance(it, (ast.List, ast.Tuple)):  # a table written in the loop (ch07's scales)
+            return self._rows("", loop.target, it)
         return None
 
-    def _rows(self, name: str, target: ast.AST) -> list[dict[str, str]] | None:
+    def _rows(
+        self, name: str, target: ast.AST, table: ast.AST | None = None
+    ) -> list[dict[str, str]] | None:
         """A loop over a list of tuples written in the module or the function (``for mistake,
         message in _ROPE_MISTAKES``, ``for wrong, message in mistakes`` with the rows a later
         ``mistakes.insert``/``append`` adds): one binding per row, each element as the student
@@ -368,7 +382,8 @@ class _Reader:
             isinstance(e, ast.Name) for e in target.elts
         ):
             return None
-        table = self.local.get(name) or self.constants.get(name)
+        if table is None:
+            table = self.local.get(name) or self.constants.get(name)
         parts = [table]
         while parts and isinstance(parts[0], ast.BinOp) and isinstance(parts[0].op, ast.Add):
             parts[:1] = [parts[0].left, parts[0].right]  # [...] + [...]
@@ -420,6 +435,14 @@ class _Reader:
         if not isinstance(value, ast.Call) or helper not in self.functions:
             return []
         found = []
+        # the messages the helper returns itself (ch07's _owner_problem: "none of your layers
+        # holds the query weight of head 0 ... a head owns rows, not columns"), each a mistake of
+        # its own (lecturer review s23, M5)
+        for r in ast.walk(self.functions[helper]):
+            if isinstance(r, ast.Return) and isinstance(r.value, (ast.JoinedStr, ast.BinOp)):
+                text = _render(r.value)
+                if len(re.sub(r"‹[^›]*›", "", text).strip()) > 30:
+                    found.append((f"{helper} finds it", {name: text}))
         for node in ast.walk(self.functions[helper]):
             loops = (
                 node.generators

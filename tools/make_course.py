@@ -634,13 +634,18 @@ def graded_parts(
                 k = shared.index(max(shared))
             groups[k].append(sentence)
     each = POINTS["written"]
+    # a one-part rubric's guide speaks of its one answer, and of several claims only if it lists
+    # them (lecturer review s23, M3: "Each part ... Where a part lists several claims" above one part)
     guide = (
-        f"Each part: {each} point{'s' if each != 1 else ''} for the claim and its reason as the"
-        " model answer gives them (the student's own run may print slightly different numbers;"
-        " what counts is the claim and the reason), half of that for the right claim with its"
-        " reason missing or wrong, 0 for a wrong claim or none. Where a part lists several"
-        f" claims, the point is for the one marked {THE_POINT}; those marked {MAY_ADD} are what a"
-        " full answer may add, not needed for the point."
+        f"{'Each part' if len(asked) > 1 else 'The answer'}: {each} point{'s' if each != 1 else ''}"
+        " for the claim and its reason as the model answer gives them (the student's own run may"
+        " print slightly different numbers; what counts is the claim and the reason), half of that"
+        " for the right claim with its reason missing or wrong, 0 for a wrong claim or none."
+    )
+    several = (
+        f" {'Where a part lists' if len(asked) > 1 else 'Of the'} several claims, the point is for"
+        f" the one marked {THE_POINT}; those marked {MAY_ADD} are what a full answer may add, not"
+        " needed for the point."
     )
     worth = f"{points} point{'s' if points != 1 else ''}"
     if len(asked) > 1:
@@ -710,7 +715,11 @@ def graded_parts(
                 lines += [f"- {THE_POINT} {said[kept[0]]}"]
                 lines += [f"- {MAY_ADD} {said[j]}" for j in kept[1:]] + [""]
             graded.append((question, [said[j] for j in kept], claims_of[i - 1] is not None))
-            rest = [said[j] for j in range(len(said)) if j not in kept]
+            # a question the model answer asks itself ("Where does the weight go instead?") is
+            # neither a claim nor context (lecturer review s23, M3)
+            rest = [
+                said[j] for j in range(len(said)) if j not in kept and not said[j].endswith("?")
+            ]
             if rest:
                 lines += ["The model answer also says (context, not needed for the point):", ""]
                 lines += [f"- {s}" for s in rest] + [""]
@@ -720,6 +729,10 @@ def graded_parts(
         lines += ["**Model answer.**", ""] + [f"> {line}".rstrip() for line in model.splitlines()]
         lines += [""]
     lines.append(MARK_END)
+    if any(len(claims) > 1 for _, claims, _ in graded):
+        lines[lines.index(f"**Rubric: {points} point{'s' if points != 1 else ''}.** {guide}")] += (
+            several
+        )
     return "\n".join(lines), points, graded
 
 

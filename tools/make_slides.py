@@ -74,6 +74,10 @@ ANSWERS: dict[str, dict[str, str]] = {
         "- **Grouped-query attention** shares": "exercise 2",
         "- A **sliding window** of": "exercise 4",
     },
+    "03_scoring_functions": {
+        # the summary's last sentence: half of exercise 1's written part 1 (lecturer review s23, M6)
+        "Exercise 1 shows that one ... score with a low-rank $\\mathbf W_a$.": "exercise 1",
+    },
     "13_gpt": {
         # top-p's set follows the model's confidence: exercise 1's written answer (one k for all steps)
         "Top-p keeps a set whose size ... nucleus sampling.": "exercise 1",
@@ -311,20 +315,42 @@ def _text(output) -> str:
     return output.get("data", {}).get("text/plain", "")
 
 
+SENTENCE_END = r"(?<=[.!?])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*`$(])"
+# a question that needs the sentence before it: "... work there?", "What does that say ...?"
+DEICTIC = r"\b(?:there|this|that|it|them|these|those)\?$|^\w+ (?:does|do|is|are) (?:this|that|it)\b"
+QUESTIONS_SHOWN = 400  # characters of an exercise's questions on the class's slide
+
+
 def class_question(parts: list[str]) -> str | None:
     """An exercise's statement ("**Exercise 2 (implement): NTM sharpening.** After ...") as a question
-    for the class: its title and the first question it asks (or its first sentence)."""
+    for the class: its title and the questions it asks, the sentences that end in "?" in any of its
+    paragraphs, as its rubric takes them (lecturer review s23, M6: the slide showed the first
+    paragraph's instructions, not "which of the two separates the pairs better?"); a statement that
+    asks none, its first sentence."""
     if not parts or not (m := re.match(r"\*\*(Exercise \d+[^*]*?)\.?\*\*\s*(.*)", parts[0], re.S)):
         return None
-    title, statement = m.group(1), " ".join(m.group(2).split())
-    sentences = re.split(r"(?<=[.!?])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*`$])", statement)
-    at = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
-    asked = sentences[at] if sentences else ""
-    if at and re.search(r"\b(?:there|this|that|it|they|these|those)\b", asked, re.I):
-        # "Why does reading the first position work there?": the sentence before says where
-        # (lecturer review s13: a question out of its context on the slide)
-        asked = f"{sentences[at - 1]} {asked}"
-    return f"**{title}.** {shortened(asked, 280)}"
+    title = m.group(1)
+    paragraphs = [m.group(2)]
+    for part in parts[1:]:
+        if part.lstrip().startswith("**Exercise"):
+            break  # the next exercise
+        if not part.lstrip().startswith(("-", "```", "|", "<", "#", "1.")):
+            paragraphs.append(part)
+    asked, first = [], ""
+    for paragraph in paragraphs:
+        sentences = re.split(SENTENCE_END, " ".join(paragraph.split()))
+        first = first or (sentences[0] if sentences else "")
+        for i, x in enumerate(sentences):
+            x = re.sub(r"^\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?", "", x)  # "(d) **Explain.** ..."
+            if not x.endswith("?") or x.startswith("("):
+                continue
+            if not asked and i and re.search(DEICTIC, x):
+                # "Why does reading the first position work there?": the sentence before says
+                # where (lecturer review s13: a question out of its context on the slide); not
+                # "Which digit does it get right ...?" (lecturer review s23, M6)
+                x = f"{sentences[i - 1]} {x}"
+            asked.append(x)
+    return f"**{title}.** {shortened(' '.join(asked) or first, QUESTIONS_SHOWN)}"
 
 
 def own_slides_of(chapter: str, folder: Path) -> list[str]:

@@ -42,6 +42,7 @@ import hashlib
 import html
 import math
 import random
+import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -83,23 +84,36 @@ def _seed(base: int | str, question: str, k: int | str) -> int:
     return int(hashlib.sha256(f"{base}/{question}/{k}".encode()).hexdigest()[:15], 16)
 
 
+def _advice(mistake: tuple) -> str:
+    """The checker's own words for a mistake, from its phrase on, its computed parts filled from the
+    question's own numbers: ``mistake`` is (module, checker, phrase) or (module, checker, phrase,
+    {placeholder: value}) (lecturer review s23, M4: "leaves out the ...", "has length ...."). A
+    placeholder the choice's phrase keeps and the question does not fill is an error, not '...'."""
+    module, checker, phrase, *fills = mistake
+    text = _message(module, checker, phrase)
+    given = fills[0] if fills else {}
+
+    def fill(m: re.Match) -> str:  # a placeholder, by its name or its expression's opening
+        return next((str(v) for n, v in given.items() if m.group(1).startswith(n)), m.group())
+
+    text = re.sub(r"‹([^›]*)›", fill, text)
+    # a bracket of the student's own counts that the question has no numbers for ("(‹kinds›: [CLS],
+    # ...)", "(‹chosen / n_ordinary› of the tokens, ...)") is left out, not shown half-filled
+    text = re.sub(r"\s*\([^()]*‹[^()]*\)", "", text)
+    if "‹" in text:
+        raise ValueError(f"mistake: {checker}'s {phrase!r} needs {text!r} filled by the question")
+    return text
+
+
 @functools.lru_cache(maxsize=None)
-def _advice(mistake: tuple[str, str, str]) -> str:
-    """The checker's own words for a mistake, from its phrase on (computed parts as '...')."""
+def _message(module: str, checker: str, phrase: str) -> str:
+    """The checker's message that holds ``phrase``, from the phrase on (its placeholders ‹...›)."""
     import instructor_notes
 
-    module, checker, phrase = mistake
     for m in instructor_notes.mistakes(_import(module), checker):
         if phrase in m.message:
-            text = m.message[m.message.index(phrase) :]
-            return _plain(text)
+            return m.message[m.message.index(phrase) :]
     raise ValueError(f"mistake: {checker} has no message with {phrase!r}")
-
-
-def _plain(text: str) -> str:
-    import re
-
-    return re.sub(r"‹[^›]*›", "...", text)
 
 
 def _import(module: str):
@@ -108,14 +122,14 @@ def _import(module: str):
     return importlib.import_module(module)
 
 
-def _choices(right: str, wrong: list[tuple[str, tuple[str, str, str]]], why: str) -> list[Choice]:
+def _choices(right: str, wrong: list[tuple[str, tuple]], why: str) -> list[Choice]:
     """The right choice and the wrong ones (each with the checker's advice as its feedback); None if
     two show the same text (the question draws new numbers)."""
     texts = [right] + [w for w, _ in wrong]
     if len(set(texts)) != len(texts):
         return []
     out = [Choice(right, True, why)]
-    out += [Choice(t, False, f"{t}: {_advice(m)}", m) for t, m in wrong]
+    out += [Choice(t, False, f"{t}: {_advice(m)}", m[:3]) for t, m in wrong]
     return out
 
 
@@ -294,7 +308,10 @@ def q07_mha_parameters(rng: random.Random) -> Question:
         [
             (f"{h * right:,}", (*m, "the number of heads changes no matrix")),
             (f"{right // h:,}", (*m, "the number of heads changes no matrix")),
-            (f"{4 * d * d:,}", (*m, "leaves out the")),
+            (
+                f"{4 * d * d:,}",
+                (*m, "leaves out the", {"part": f"attention's four biases (4D = {4 * d})"}),
+            ),
         ],
         f"<p>Four projections of {d} &times; {d} with their biases: 4D<sup>2</sup> + 4D, for any "
         "number of heads.</p>",
@@ -403,9 +420,23 @@ def q09_total_layers(rng: random.Random) -> Question:
     choices = _choices(
         f"{right:,}",
         [
-            (f"{round(N / 6 * base):,}", (*m, "the shared embedding does not grow with N")),
+            (
+                f"{round(N / 6 * base):,}",
+                (
+                    *m,
+                    "the shared embedding does not grow with N",
+                    {"'double' if N": "double" if N == 12 else "grow"},
+                ),
+            ),
             (f"{right - base:,}", (*m, "new layers add; the question asks for the total")),
-            (f"{base + 2 * (N - 6) * encoder_layer:,}", (*m, "layers of an encoder layer's size")),
+            (
+                f"{base + 2 * (N - 6) * encoder_layer:,}",
+                (
+                    *m,
+                    "layers of an encoder layer's size",
+                    {"'Six' if more": "Six" if N == 12 else N - 6},
+                ),
+            ),
         ],
         "<p>N counts the layers of the encoder and of the decoder each; the shared embedding "
         "stays as it is.</p>",
@@ -603,7 +634,7 @@ def q13_gpt3_parameters(rng: random.Random) -> Question:
         [
             (f"{12 * N * D * D:,}", (*m, "is 12 N D^2 alone")),
             (f"{right + V * D:,}", (*m, "counts the token embedding twice")),
-            (f"{right - (N - 1) * block:,}", (*m, "has one block")),
+            (f"{right - (N - 1) * block:,}", (*m, "has one block", {"n['N']": N})),
         ],
         f"<p>{N} blocks of {block:,} (12D<sup>2</sup> weights and 13D biases and LayerNorm "
         f"numbers), the token and position embeddings (V + T)D = {(V + T) * D:,} and the final "
@@ -733,7 +764,7 @@ def q15_mean_pooling(rng: random.Random) -> Question:
             [
                 (f"{mean[0, 0].item():.3f}", (*m, "you took the right mean but did not scale it to length 1")),
                 (f"{F.normalize(h.mean(1), dim=-1)[0, 0].item():.3f}", (*m, "Use the attention_mask, in the model and in the mean")),
-                (f"{F.normalize(mean, dim=0)[0, 0].item():.3f}", (*m, "you normalized over the sentences (dim 0)")),
+                (f"{F.normalize(mean, dim=0)[0, 0].item():.3f}", (*m, "you normalized over the sentences (dim 0)", {"norms[0]": f"{F.normalize(mean, dim=0)[0].norm().item():.3g}"})),
             ],
             f"<p>The mean of sentence 0's three real vectors is {[round(x, 3) for x in mean[0].tolist()]}; "
             "divided by its length it is the sentence vector.</p>",

@@ -18,6 +18,8 @@ chapter has no entry, the rubric keeps the sentences that share the most words w
 and ``make course`` warns of a required sentence that shares none (``make_course.unrelated``).
 """
 
+import re
+
 
 class Written(str):
     """A required claim in the rubric's own words, where no sentence of the model answer states it
@@ -29,6 +31,44 @@ class Written(str):
 # are not them (lecturer review s17, M4: chapter 12's exercise 2 graded the softmax's count, which
 # its checker grades already, and not the "which part" and "which tensor" it asks to explain)
 PARTS: dict[str, dict[int, list[str]]] = {
+    # a part that asks for a prediction, or for a value an answer cell holds and its checker scores,
+    # asks only for the reason (lecturer review s23, M2: the prediction came back as written points,
+    # the checked values were scored twice)
+    "01": {
+        1: [
+            "When the plain model gets a long sentence wrong, is the search to blame (the model"
+            " prefers the reference, and greedy missed it) or the model (it prefers its own wrong"
+            " output)?",
+            "Then compare the two sentence by sentence: in how many sentences is the reference more"
+            " probable than the greedy output?",
+            "What would such a sentence say about greedy decoding?",
+            "What does your count say about the plain model's errors?",
+        ],
+        2: ["Explain the difference from how each decoder gets its information about the source."],
+    },
+    "03": {
+        2: [
+            "Explain the limit: why do the keys you predicted keep the weight as $\\beta$ grows,"
+            " and why does the weight of `k2` approach the number you predicted?"
+        ],
+        3: [
+            "Explain from the formulas why the two score functions you named give identical weights,"
+            " and why those you named do not change at all."
+        ],
+    },
+    "04": {1: ["Explain what you find from what each decoder's query has seen."]},
+    "05": {2: ["Why does the model still get *some* of the order right?", "Why not more?"]},
+    "10": {
+        1: [
+            "Why do the pairs it ranks first differ from both the most frequent pairs (*##e ##s* and"
+            " *##s ##t*, 9 times each) and the pair of the largest likelihood gain?"
+        ]
+    },
+    "11": {
+        2: [
+            "Explain your two values from what the backward model has read when it scores the verb."
+        ]
+    },
     # "Which parameters does lambda actually affect, and through which two mechanisms?": two
     # questions, a point each (it was one part, with three required claims)
     "16": {
@@ -76,14 +116,29 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
             ["$\\mathbf W_a = \\mathbf W_Q", "The score sees a key only"],
             ["So one such head compares", "This is one way to see why"],
         ],
+        # PARTS: the reason for the limit, not the predicted keys and number (0 points as
+        # predictions in a graded course: lecturer review s23, M2)
+        2: [["Relative to `k2`, key $i$ gets", "The key strength sharpens the weighting"]],
+        # PARTS: the reasons, not the two sets `ex3_test` scores (lecturer review s23, M2); the model
+        # answer is a list, one sentence to the parser, so the point is in the rubric's words
+        3: [
+            [
+                Written(
+                    "For unit vectors $\\mathbf q^\\top\\mathbf k = \\cos\\theta$, so the dot"
+                    " product becomes identical to the cosine; the cosine divides by both lengths, so"
+                    " making them 1 changes nothing."
+                )
+            ]
+        ],
     },
     "04": {
-        # "explain what you find from what each decoder's query has seen": what Luong's table shows,
-        # and the query each decoder asks with (the sentences on Bahdanau's query alone do not say it)
+        # "explain what you find from what each decoder's query has seen": the query each decoder
+        # asks with (the point: the question's reason, lecturer review s23, S3), and what Luong's
+        # table shows (the sentences on Bahdanau's query alone do not say it)
         1: [
             [
-                ("Half of the habit goes.", "For articles after another word"),
                 ("Bahdanau's query", "Luong's query"),
+                ("Half of the habit goes.", "For articles after another word"),
                 ("But *ne* keeps the habit", "Which state asks is not the whole story"),
             ]
         ],
@@ -93,6 +148,12 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "05": {
+        # PARTS: the two reasons, not the predictions `suffers_most` and `two_shapes_lose_10` (lecturer
+        # review s23, M2): the zero padding, and what it cannot order
+        2: [
+            ["Some order survives because", "`conv2` and `conv3` have stride 2"],
+            ["That orders two shapes well", "Position alone thus says only"],
+        ],
         # "explain the difference from the gradients": no gradient to W_q and W_k, a tiny one to v_a,
         # so the run first has to grow v_a
         1: [
@@ -116,8 +177,16 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
     "07": {
         # part 1 "which digit?", part 2 "why not both?": the parameter count and "it does not learn
         # the task" answer neither
+        # part 1's point is the digit and the head's weight that explains it; the loss and its ln 5
+        # are what a full answer may add (lecturer review s23, M3: one bullet of five numbers)
         1: [
-            ["After 300 steps its single head"],
+            [
+                Written(
+                    "The previous digit, right everywhere: the single head puts 0.999 of its weight"
+                    " on the previous token, and the matching digit is right only by chance (0.20)."
+                ),
+                "After 300 steps its single head",
+            ],
             [
                 "One softmax gives each query one distribution",
                 ("That is not impossible", "But training"),
@@ -128,6 +197,11 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         3: [["For the paper's table a matrix", "In the literal reading", "Offsets are a fixed"]],
     },
     "10": {
+        # PARTS: "why do the pairs it ranks first differ ...?": the reason, not the predicted pairs
+        # (lecturer review s23, M2): they occur only together
+        1: [
+            ["The score ranks *w ##i*", "The other most frequent pair", "The likelihood gain grows"]
+        ],
         # part 1 "why do the two agree?", part 2 "which one does less work?"; part 1's point is the
         # argument (given the property, a merge never creates a pair ranked before it), not the
         # restated premise "the learned merges come with their order" (lecturer review s22, S1)
@@ -172,6 +246,15 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "11": {
+        # PARTS: "explain your two values from what the backward model has read": the reason, not
+        # the predicted values (lecturer review s23, M2)
+        2: [
+            [
+                "When the backward model scores the verb",
+                "This small backward model has not learned",
+                "It gives *is* 0.25",
+            ]
+        ],
         # "does the skip-gram start help?": no (the point), and the numbers that show it
         3: [
             ["It does not help.", "Averaged over five draws", "River words and money words"],
@@ -208,16 +291,19 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "15": {
-        # "which of the two separates the pairs better?": the mean, and why (the padding check is not it)
+        # "which of the two separates the pairs better?": the point is the sentence that says the mean
+        # separates far better, and why (every pair gets a high cosine from the pooled output); the
+        # mean's two cosines alone do not answer it (lecturer review s23, S3)
         2: [
             [
-                "With the mean of the tokens",
                 "The pooled `[CLS]` output ranks the pairs",
+                "With the mean of the tokens",
                 ("That is what the contrastive fine-tuning shaped", "It pulled the *means*"),
             ]
         ],
         3: [
-            ["It goes to the first token", "The 33 heads that gave", "All 33 stay above"],
+            # "where does the weight of the 33 heads go?": the first token, and the heads' weight on it
+            [("It goes to the first token", "The 33 heads that gave"), "All 33 stay above"],
             ["A head with nothing useful", "If it puts it on a token", "Since the heads now pick"],
         ],
     },
@@ -312,3 +398,53 @@ OWN_RUN: dict[str, dict[int, str]] = {
         " and 37.39)"
     },
 }
+
+
+# Parts whose point answers the question in other words than its key words (read, lecturer review
+# s23, S3): (chapter, exercise, part) -> why the point answers it.
+KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
+    ("02", 2, 1): "'show why with one line of algebra': the point is the line of algebra",
+    ("10", 2, 1): "'why do the two agree?': the point is the argument (a merge never creates a pair"
+    " ranked before it), lecturer review s22, S1",
+    (
+        "13",
+        3,
+        2,
+    ): "'why does reading the first position work there?': BERT's attention is not masked",
+    ("16", 3, 2): "'through which two mechanisms?': the point names the first of the two places",
+}
+
+# The words of a question that say what it asks, not how (lecturer review s23, S3): besides the
+# make_course.STOP words, those of orders and of questions' frames.
+FRAME = set(
+    "same again then also still would could should show tell give look find compute check print"
+    " explain relate estimate express predict measure write answer number numbers value values"
+    " happen happens result results difference".split()
+)
+
+
+def key_words(question: str) -> set[str]:
+    """The stems (five letters) of a question's key words: those of the clause that asks it (after
+    the last colon or semicolon outside math and code: "Do the same with ...: which of the two
+    separates the pairs better?" asks "which of the two separates the pairs better?"), without the
+    frame's words ("which", "explain", "result")."""
+    import make_course  # tools/ is on the path wherever this table is read
+
+    plain = re.sub(r"\$[^$]*\$|`[^`]*`", lambda m: "x" * len(m.group()), question)
+    cut = max(plain.rfind(": "), plain.rfind("; "))
+    asked = question[cut + 2 :] if cut >= 0 and cut < len(question) - 12 else question
+    return {_stem(w) for w in make_course._words(asked) if w not in FRAME}
+
+
+def _stem(word: str) -> str:  # "step" and "steps", "agree" and "agrees" alike
+    return word.removesuffix("s")[:5]
+
+
+def misses_key_words(question: str, point: str) -> bool:
+    """Whether a part's point shares none of its question's key words (:func:`key_words`): the
+    point quotes numbers next to the question without answering it (lecturer review s23, S3: "which
+    of the two separates the pairs better?" had the mean's two cosines as its point, not "the mean
+    separates far better"). make_course's warning (``unrelated``) fires only when no word at all
+    of the question is shared."""
+    key = key_words(question)
+    return bool(key) and not key & {_stem(w) for w in __import__("make_course")._words(point)}
