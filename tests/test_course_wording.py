@@ -261,6 +261,22 @@ def _submit_answers(tmp_path, chapter: str, grade_id: str, begin: str, submitted
         nbformat.write(nb, folder / f"{chapter}.ipynb")
 
 
+def _saved_flags(monkeypatch, course, chapter: str, students: list[str]) -> dict:
+    """The flags grade_course._print_flags saves in reports/<chapter>-flags.json for `students`, with
+    no other flag of the grader's run (none stopped, refused or repaired; no copies but the code's)."""
+    import json
+
+    import grade_course
+
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, set(), raising=False)
+    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    grade_course._print_flags(course, chapter, students, [])
+    return json.loads((course / "reports" / f"{chapter}-flags.json").read_text())
+
+
 def _worked_answer(tmp_path, number: str, defines: str) -> tuple[str, str, str, str, str]:
     """A course of chapter `number` written to tmp_path, and its code answer that holds `defines`:
     (the chapter's folder name, the answer cell's grade_id, the solution's begin marker, the
@@ -317,13 +333,7 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     assert not [f for f in flags if "worked solution" in f], flags
     assert [f for f in flags if f.startswith(f"alice {grade_id}: the same code as dave's")]
     assert flags[-1].endswith("alice first")
-    for name in ("FLAGGED", "REFUSED"):
-        monkeypatch.setattr(grade_course, name, set(), raising=False)
-    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
-    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
-    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
-    grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
-    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    known = _saved_flags(monkeypatch, tmp_path, chapter, ["alice", "dave"])
     assert known == {
         "alice": ["alike with dave; alice submitted first"],
         "dave": ["alike with alice; alice submitted first"],
@@ -345,7 +355,6 @@ def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch
     compared answers only with the worked solution and classmates. It compares them with the
     functions the exercise's refusal table forbids and their private twins, up to names, comments,
     annotations and defaults; an answer of one's own is not flagged."""
-    import json
 
     import grade_course
 
@@ -368,13 +377,7 @@ def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch
     assert len(said) == 1 and said[0].startswith(
         f"heidi {grade_id}: the same code as the library's _masked_softmax (up to names"
     ), flags
-    for name in ("FLAGGED", "REFUSED"):
-        monkeypatch.setattr(grade_course, name, set(), raising=False)
-    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
-    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
-    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
-    grade_course._print_flags(tmp_path, chapter, ["alice", "heidi"], [])
-    known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    known = _saved_flags(monkeypatch, tmp_path, chapter, ["alice", "heidi"])
     assert known["heidi"] == ["alike with the library's _masked_softmax"]
 
 
