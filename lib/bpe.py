@@ -33,6 +33,7 @@ merges (tests/test_tokenization.py compares them) and recount only the words a m
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -165,10 +166,12 @@ def apply_bpe(
 def _apply(word: str, ranks: dict[tuple[str, str], int], end_of_word: str | None) -> list[str]:
     symbols = _symbols(word, end_of_word)
     while len(symbols) > 1:
+        # a pair not in the list ranks after every merge: infinity, not len(ranks) (a list that
+        # repeats a pair has ranks up to len(merges) - 1 >= len(ranks); reader review s25)
         rank, pair = min(
-            ((ranks.get(p, len(ranks)), p) for p in zip(symbols, symbols[1:])), key=lambda x: x[0]
+            ((ranks.get(p, math.inf), p) for p in zip(symbols, symbols[1:])), key=lambda x: x[0]
         )
-        if rank == len(ranks):
+        if rank == math.inf:
             break
         symbols = _merge(symbols, pair)
     return symbols

@@ -510,3 +510,11 @@ def test_small_corpus_tokenizer_bad_input():
         tok.encode_batch(["a", "b"], ["a"])
     with pytest.raises(TypeError, match="^text:"):
         tok.encode_batch(["a", 3])
+
+
+def test_a_merge_list_that_repeats_a_pair_still_applies_its_later_merges():
+    """A pair repeated in the merge list made the rank of "not a merge" (len of the distinct pairs)
+    equal a real merge's rank, which was then skipped (reader review s25): "cd" stayed c, d."""
+    merges = [("a", "b"), ("a", "b"), ("c", "d")]
+    assert apply_bpe("cd", merges) == ["cd", "</w>"]
+    assert BPETokenizer(merges, "abcd").tokenize("cd abd") == ["cd", "</w>", "ab", "d", "</w>"]
