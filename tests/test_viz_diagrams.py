@@ -449,7 +449,7 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
     t = texts(fig)
     # the pipeline: three keys, one score box each, a masked softmax, three weights, the sum
     for i in (1, 2, 3):
-        assert f"$\\mathbf{{k}}_{i}$" in t and f"$e_{i}$" in t and f"$\\alpha_{i}$" in t
+        assert f"$\\mathbf{{k}}_{i}$" in t and f"$s_{i}$" in t and f"$\\alpha_{i}$" in t
     assert "masked softmax over $i$" in t and "$\\sum_i \\alpha_i\\mathbf{v}_i$" in t
     # the query into every score box, its line and its boxes in chapter 3's orange (review
     # ch03_s17, point 8: its other figures draw queries orange, keys blue)
@@ -471,7 +471,7 @@ def test_additive_score_diagram_draws_the_network_inside_a_score_box(narrow):
         and each.get_position()[0] > plus.get_position()[0]
     )
     if narrow:
-        for label in ("$e_1$", "$\\mathbf{k}_2$", "$\\alpha_3$", "score: any of\nthe six"):
+        for label in ("$s_1$", "$\\mathbf{k}_2$", "$\\alpha_3$", "score: any of\nthe six"):
             assert by_text[label].get_fontsize() >= 15, label
     width, height = fig.get_size_inches()
     if narrow:

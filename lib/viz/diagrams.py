@@ -368,7 +368,7 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
 
 def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     """Chapter 3's additive score (Bahdanau et al. 2015, eq. 6, as ``lib.attention.AdditiveScore``)
-    and where a score sits in attention. One panel: a query q and three keys k_i, one score box e_i
+    and where a score sits in attention. One panel: a query q and three keys k_i, one score box s_i
     per key (any of the six score functions fills it), a masked softmax over i, the weights alpha_i
     and the output sum_i alpha_i v_i. The other: what one score box holds for the additive score, q through
     W_q [d_hidden x d_query] and k_i through W_k [d_hidden x d_key], added, tanh (d_hidden units),
@@ -381,7 +381,7 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     alt = (
         "Two panels. Where the score sits: a query q (orange) and three keys k_1, k_2, k_3 (blue); "
         "an orange line from q "
-        "and a line from each key enter one score box e_i per key, e_i = score(q, k_i), framed as "
+        "and a line from each key enter one score box s_i per key, s_i = score(q, k_i), framed as "
         "the one piece any of the six score functions can fill (the location-based score reads "
         "only the query, not the keys); a masked softmax over i turns the three scores into the "
         "weights alpha_1, alpha_2, alpha_3, which weight the values v_i into the output, the sum of "
@@ -389,7 +389,7 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
         f"Inside one score box, the additive score: the query (d_q = {d_query} numbers) goes "
         f"through W_q ({H} x {d_query}) and the key (d_k = {d_key} numbers) through W_k "
         f"({H} x {d_key}); the two results, {H} numbers each, are added, tanh is applied to each "
-        f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score e_i, one number."
+        f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score s_i, one number."
     )
     if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 8 inches tall
         fig, ax = _canvas(5.2, 8.2, alt, scale=8 / 8.2)
@@ -418,7 +418,7 @@ def _score_pipeline(ax, x0, y0, font, math=None):
         _box(ax, x, y_k, f"$\\mathbf{{k}}_{i + 1}$", "rnn", w=0.6, h=0.4, fontsize=math)
         _arrow(ax, x - 0.12, y_k + 0.2, x - 0.12, y_e - 0.2)
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_QUERY)
-        _box(ax, x, y_e, f"$e_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
+        _box(ax, x, y_e, f"$s_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
         _box(ax, x, y_a, f"$\\alpha_{i + 1}$", "attn", w=0.7, h=0.4, fontsize=math)
@@ -478,8 +478,8 @@ def _additive_network(ax, x0, y0, font, d_query, d_key, H):
     v_a = f"$\\mathbf{{v}}_a^\\top$: $1\\times{H}$"
     _box(ax, x_v, y_v, v_a, "ff", w=1.5, h=0.45, fontsize=font)
     _arrow(ax, x_v + 0.75, y_v, x_v + 1.25, y_v)
-    _box(ax, x_v + 2.0, y_v, "$e_i$: 1 number", "attn", w=1.5, h=0.45, fontsize=font)
-    title = "inside each score box $e_i$: the additive score"
+    _box(ax, x_v + 2.0, y_v, "$s_i$: 1 number", "attn", w=1.5, h=0.45, fontsize=font)
+    title = "inside each score box $s_i$: the additive score"
     ax.text(x0 + 0.15, y0 + 3.8, title, fontsize=font, va="top", weight="bold")
 
 
