@@ -387,11 +387,15 @@ _refuse_torch_softmax = refusing(
 )
 
 
-_BY_HAND = (
-    "; write dV, dP, dS, dQ and dK yourself, as the section on the backward pass derived them"
+_refuse_flash_backward = refusing(
+    "FlashAttention.backward",
+    "; write dV, dP, dS, dQ and dK yourself, as the section on the backward pass derived them",
 )
-_refuse_flash_backward = refusing("FlashAttention.backward", _BY_HAND)
-_refuse_autograd = refusing("automatic differentiation (torch.autograd)", _BY_HAND, whose="torch's")
+_refuse_autograd = refusing(
+    "automatic differentiation (torch.autograd)",
+    "; write dV, dP, dS, dQ and dK yourself, as the section on the backward pass derived them",
+    whose="torch's",
+)
 
 
 _refuse_hf_alibi = refusing(
