@@ -360,3 +360,124 @@ def test_the_grader_reads_each_exercises_statement():
     _, exercises = grade_course.plan_chapter(course)
     assert "Without `lib.alibi`" in exercises[1].statement
     assert "Without `lib.alibi`" not in exercises[0].statement
+
+
+def _ch18_refused(checker: str, answers: str, calls: dict[str, tuple]) -> str:
+    """Run ``answers`` (an answer cell of chapter 18) in a fresh process with ``checker``'s
+    refusals guarded, call each function of ``calls`` as the grader does, and print, per name,
+    the refusal's target or "passed"."""
+    script = f"""
+import math, sys, torch
+sys.path.insert(0, "tools")
+import sandbox
+from lib.exercises import ch18
+refusals = [{{"target": t, "when": "always"}} for t, _, _ in ch18.REFUSALS[{checker!r}]]
+space = {{}}
+exec(compile({answers!r}, "<answer ch18>", "exec"), space)
+sandbox._guard({{}}, refusals)
+torch.manual_seed(0)
+q, k, v, do = (torch.randn(4, 3) for _ in range(4))
+s = q @ k.T / math.sqrt(3)
+lse = torch.logsumexp(s, -1)
+delta = (do * (torch.softmax(s, -1) @ v)).sum(-1)
+args = {{"x": (torch.randn(10), 3), "tile": (q, k, v, do, lse, delta, 1 / math.sqrt(3))}}
+for name, kind in {calls!r}.items():
+    try:
+        with sandbox._calling(), torch.no_grad():
+            space[name](*args[kind])
+    except sandbox._Refused as e:
+        print(name, refusals[e.index]["target"])
+    else:
+        print(name, "passed")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    return done.stdout
+
+
+def test_chapter_18s_forbidden_torch_functions_are_refused_under_any_name():
+    """Lecturer review s24, S2: exercise 1's statement forbids torch.softmax and torch.logsumexp;
+    ``from torch import logsumexp as L`` got 2/2. The refusal table refuses them under any name."""
+    answers = """
+import math, torch
+import torch.nn.functional as F
+from torch import logsumexp as L
+
+def alias(x, block):
+    return x.max().item(), math.exp(float(L(x, 0)) - x.max().item())
+
+def method(x, block):
+    return x.max().item(), math.exp(float(x.logsumexp(0)) - x.max().item())
+
+def special(x, block):
+    return x.max().item(), math.exp(float(torch.special.logsumexp(x, 0)) - x.max().item())
+
+def functional(x, block):
+    return x.max().item(), float(1 / F.softmax(x, 0).max())
+
+def own(x, block):
+    m, total = -math.inf, 0.0
+    for start in range(0, len(x), block):
+        chunk = x[start : start + block]
+        new = max(m, chunk.max().item())
+        total = total * math.exp(m - new) + torch.exp(chunk - new).sum().item()
+        m = new
+    return m, total
+"""
+    calls = {n: "x" for n in ("alias", "method", "special", "functional", "own")}
+    out = _ch18_refused("check_running_max_and_sum", answers, calls)
+    assert "alias torch.logsumexp" in out and "method torch.logsumexp" in out, out
+    assert "special torch." in out and "functional torch." in out and "softmax" in out, out
+    assert "own passed" in out, out
+
+
+def test_chapter_18s_tile_backward_by_the_library_or_autograd_is_refused():
+    """Lecturer review s24, S1: exercise 4 answered with ``lib.flash.FlashAttention.backward`` on
+    a made-up ctx (erin), or with ``torch.autograd.grad`` of a surrogate loss (heidi), got 2/2. Both
+    are refused, as are ``.backward()`` and torch.func; the worked solution is not."""
+    answers = """
+import torch
+from types import SimpleNamespace
+from lib.flash import FlashAttention
+
+def library(q, k, v, do, lse, delta, scale):
+    out = do * (delta / (do * do).sum(-1).clamp_min(1e-30))[:, None]
+    ctx = SimpleNamespace(saved_tensors=(q, k, v, out, lse, None, None),
+                          options=(False, q.shape[0], k.shape[0]))
+    dq, dk, dv, *_ = FlashAttention.backward(ctx, do)
+    return dq, dk, dv
+
+def _surrogate(q, k, v, do, lse, delta, scale):
+    p = torch.exp(q @ k.T * scale - lse[:, None])
+    return (do * (p @ v)).sum() - (delta[:, None] * p).sum()
+
+def autograd(q, k, v, do, lse, delta, scale):
+    with torch.enable_grad():
+        leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        return torch.autograd.grad(_surrogate(*leaves, do, lse, delta, scale), leaves)
+
+def backward(q, k, v, do, lse, delta, scale):
+    with torch.enable_grad():
+        leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        _surrogate(*leaves, do, lse, delta, scale).backward()
+        return tuple(t.grad for t in leaves)
+
+def func(q, k, v, do, lse, delta, scale):
+    g = torch.func.grad(lambda a, b, c: _surrogate(a, b, c, do, lse, delta, scale), (0, 1, 2))
+    return g(q, k, v)
+
+def worked(q, k, v, do, lse, delta, scale):
+    p = torch.exp(q @ k.T * scale - lse[:, None])
+    dv = p.T @ do
+    dp = do @ v.T
+    ds = p * (dp - delta[:, None])
+    return scale * ds @ k, scale * ds.T @ q, dv
+"""
+    calls = {n: "tile" for n in ("library", "autograd", "backward", "func", "worked")}
+    out = _ch18_refused("check_tile_backward", answers, calls)
+    assert "library lib.flash.FlashAttention.backward" in out, out
+    for name in ("autograd", "backward", "func"):
+        assert f"{name} torch." in out, out
+    assert "worked passed" in out, out

@@ -173,3 +173,49 @@ def test_the_grading_time_is_stated_per_chapter_where_it_differs():
     assert f"about {round(per_student)} s per student (130 s for 8 students, measured" in page
     assert f"so about {round(40 * per_student / 60)} minutes for a class of 40" in page
     assert "about 2.5 minutes in chapters 2, 3 and 6, about 11 in chapter 15" in page
+
+
+def test_the_pages_count_of_written_questions_adds_up_to_the_rubric_parts():
+    """Lecturer review s24, M4: *Points* said "of the 52 written answers, 31 ask one question, 14
+    two, 5 three, one four and one five", 83 questions, where the term plan's table adds up 75 rubric
+    parts. The sentence is generated (tools/teachers_page.py) from the same parts."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import term_plan
+
+    page = " ".join(PAGE.split())
+    said = re.search(r"of the (\d+) written answers, ([^)]*)\)", page)
+    assert said, "the page's count of written questions"
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    counts = re.findall(r"(\d+|one) (?:asks? )?(one|two|three|four|five|six)", said.group(2))
+    answers = sum(int(n) if n.isdigit() else 1 for n, _ in counts)
+    questions = sum((int(n) if n.isdigit() else 1) * words[k] for n, k in counts)
+    assert answers == int(said.group(1)), said.group(0)
+    assert questions == sum(term_plan.marking_parts().values()), said.group(0)
+
+
+def test_the_page_states_chapter_18s_grading_time():
+    """Lecturer review s24, M7: chapter 18 took 110 s for 8 students (76 s of it the chapter's code,
+    once) and chapter 7 58 s; the page gave figures for chapters 2, 3, 6 and 15 only."""
+    page = " ".join(PAGE.split())
+    per_student = (110 - 76) / 8
+    assert "Chapter 18 took 110 s for 8 students (76 s of it the chapter's code, once;" in page
+    assert f"about {round(per_student)} s per student after that" in page
+    assert f"so about {round((76 + 40 * per_student) / 60)} minutes for a class of 40" in page
+    assert "chapter 7 took 58 s for 8" in page
+
+
+def test_the_page_warns_of_the_decks_that_teach_a_graded_answer():
+    """Lecturer review s24, M5: chapter 7's slide *Why several heads* says exercise 1's part 2's
+    point, chapter 18's *The backward pass, from one number per row* derives exercise 4; the page
+    listed what --exclude-answers leaves out, and not these, which it keeps."""
+    page = " ".join(PAGE.split())
+    for chapter, title, exercise in (
+        ("07", "Why several heads", "exercise 1's part 2"),
+        ("18", "The backward pass, from one number per row", "exercise 4"),
+    ):
+        notebook = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb")).read_text()
+        assert f"## {title}" in notebook, title  # the deck's slide: the chapter's section
+        assert f"*{title}*" in page and exercise in page, title
+    assert "Two decks teach what a graded answer says, and the flag keeps them" in page

@@ -386,3 +386,24 @@ def test_rubric_cosmetics_a_marker_reads_at_once():
         [["Long rows win"]],
     )
     assert "several claims" not in text  # one part, one claim
+
+
+def test_chapter_18s_claims_neither_restate_the_question_nor_cite_the_worked_demo():
+    """Lecturer review s24, M6: exercise 1's rubric listed "Start from m = -inf and l = 0", the
+    question's own premise, as a claim; exercise 4's point said "the demo shows it differ from delta
+    on the first tile", the worked solution's printout, which no student sees."""
+    course, _ = _course("18_attention_at_scale")
+    rubrics = {
+        c.metadata.get("nbgrader", {}).get("grade_id", ""): c.source
+        for c in course.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric")
+    }
+    scheme = {  # the claims: what a full answer says, not the model answer's context
+        k: v.split(make_course.MARK_BEGIN)[1]
+        .split("A full answer says:")[1]
+        .split("The model answer also says")[0]
+        for k, v in rubrics.items()
+    }
+    assert "Start from $m = -\\infty$" not in scheme["ex1_rubric"], scheme["ex1_rubric"]
+    assert "demo" not in scheme["ex4_rubric"], scheme["ex4_rubric"]
+    assert "sees only $B_k$ of them" in scheme["ex4_rubric"]

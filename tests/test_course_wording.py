@@ -400,3 +400,28 @@ def test_the_course_release_says_who_grades_an_explanation_in_one_sentence():
         " model answer comes back with your feedback." in text
         for text in said
     )
+
+
+def test_chapter_18s_private_slopes_retyped_is_flagged(tmp_path, monkeypatch):
+    """Lecturer review s24, S3: heidi retyped ``lib.alibi._slopes`` (its comment kept, the recursive
+    call renamed) as chapter 18's ``slopes_for``; the copy report guessed the private twin of
+    ``alibi_slopes`` as ``_alibi_slopes``, which does not exist, and compared with nothing. It
+    compares with the functions the refusal covers (module-wide: ``lib.alibi``'s, ``_slopes`` too)."""
+    import grade_course
+
+    chapter, grade_id, begin, template, solution = _worked_answer(tmp_path, "18", "slopes_for")
+    heidi = (
+        "def slopes_for(n):\n"
+        "    # a power of two: start at 2^(-8/n), each next slope times the same ratio\n"
+        "    if n & (n - 1) == 0:\n"
+        "        start = 2 ** (-8 / n)\n"
+        "        return [start ** (h + 1) for h in range(n)]\n"
+        "    below = 2 ** math.floor(math.log2(n))  # the largest power of two below n\n"
+        "    return slopes_for(below) + slopes_for(2 * below)[0::2][: n - below]\n"
+    )
+    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "heidi"])
+    said = [f for f in flags if "library's" in f]
+    assert len(said) == 1 and said[0].startswith(
+        f"heidi {grade_id}: the same code as the library's _slopes (up to names"
+    ), flags

@@ -935,7 +935,8 @@ def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
 
 def forbidden_shapes(source: nbformat.NotebookNode) -> dict[int, dict[str, tuple[str, int]]]:
     """{exercise number: {library function: its shape}} of the library functions each exercise's
-    checker refuses (its module's ``REFUSALS``) and their private twins (``masked_softmax`` and
+    checker refuses (its module's ``REFUSALS``, with the functions ``_module_refusals`` adds, such
+    as ``lib.alibi._slopes``) and their private twins (``masked_softmax`` and
     ``_masked_softmax``), shaped as ``definition_shapes`` shapes an answer's functions: an answer
     that retypes one is the same code (lecturer review s23, S2: chapter 3's exercise 4 answered with
     the body of ``lib.attention._masked_softmax`` got full marks and no flag)."""
@@ -949,12 +950,16 @@ def forbidden_shapes(source: nbformat.NotebookNode) -> dict[int, dict[str, tuple
     for exercise in exercises:
         with contextlib.suppress(ImportError):
             module = importlib.import_module(exercise.module)
-            for target, _, _ in getattr(module, "REFUSALS", {}).get(exercise.checker, []):
+            table = getattr(module, "REFUSALS", {}).get(exercise.checker, [])
+            # the functions the refusal covers (lecturer review s24, S3: alibi_slopes' twin is
+            # _slopes, not _alibi_slopes): the table's, and those the module-wide rule adds
+            table = table + _module_refusals(table, exercise.statement)
+            for target, _, _ in table:
                 if not target.startswith("lib.") or "*" in target:
                     continue
                 where, _, name = target.rpartition(".")
                 twin = name[1:] if name.startswith("_") else f"_{name}"
-                for full in (target, f"{where}.{twin}"):
+                for full in dict.fromkeys((target, f"{where}.{twin}")):
                     function = _library_function(full)
                     with contextlib.suppress(OSError, TypeError):
                         text = textwrap.dedent(inspect.getsource(function)) if function else ""

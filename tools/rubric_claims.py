@@ -366,15 +366,24 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
     "18": {
         # each part asks a question (lecturer review s22, S1: they were "print it" instructions)
         # "why does the first block need no special case?": its factor e^{-inf} = 0
-        1: [["The first block needs no special case", "Start from $m = -\\infty$"]],
+        # (not "Start from m = -inf and l = 0": the question's premise; lecturer review s24, M6)
+        1: [["The first block needs no special case"]],
         # "why would the power-of-two formula applied to 12 be wrong for a trained model?"
         2: [["The slopes are part of what a checkpoint learned", "The formula applied to 12"]],
         # "why is the tile's own lower triangle wrong for this tile?"
         3: [["The tile's own lower triangle", "Compare positions, not places"]],
         # "why must delta be dO_i . o_i, not the tile's own sum of P dP?" (lecturer review s22, M11)
+        # the point without "the demo shows it differ from delta on the first tile": the worked
+        # solution's printout, which no student sees (lecturer review s24, M6)
         4: [
             [
-                ("The sum $\\delta_i", "The forward's $o_i"),
+                Written(
+                    "The sum $\\delta_i = \\sum_j P_{ij}\\, dP_{ij}$ runs over all the keys of row $i$,"
+                    " and a tile sees only $B_k$ of them: its own sum is a part of $\\delta_i$,"
+                    " different in each tile. The forward's $o_i = \\sum_j P_{ij} v_j$ has already"
+                    " summed over every key, so $dO_i \\cdot o_i$ gives the whole row's sum from two"
+                    " vectors the backward has anyway, once per row, before the loop over the tiles."
+                ),
                 "The same holds for the weights",
             ]
         ],

@@ -901,6 +901,7 @@ def _guard_builtin(full_name: str, function, i: int, when: str) -> None:
         return
     if module_name == "torch" or module_name.startswith("torch."):
         _REFUSED_OPS.setdefault(name, i)  # the op however it is reached (lecturer review s17, S1)
+        _REFUSED_OPS.setdefault(function.__name__, i)  # torch.special.logsumexp: special_logsumexp
 
     def guard(*args, **kwargs):
         if _CALLING[0]:
@@ -927,6 +928,10 @@ def _refused_op(func) -> int | None:
         return _REFUSED_OPS.get(name) if namespace == "aten" else None
     if isinstance(func, types.BuiltinFunctionType):
         return _REFUSED_OPS.get(getattr(func, "__name__", ""))
+    if isinstance(func, types.MethodDescriptorType) and getattr(func, "__objclass__", None) in (
+        getattr(sys.modules.get("torch._C"), "TensorBase", None),
+    ):  # the tensor's method of a refused op: x.logsumexp(0) (lecturer review s24, S2)
+        return _REFUSED_OPS.get(func.__name__)
     return None
 
 

@@ -33,6 +33,7 @@ def numbers() -> dict:
         "minutes": minutes,
         "home": {c[:2]: notes.home_minutes(c) for c in chapters},
         "course": {c[:2]: course_points(c) for c in chapters},
+        "written": [p for c in chapters for p in notes.rubric_parts(c)],
     }
 
 
@@ -75,7 +76,31 @@ def rewrite(raw: str, n: dict) -> str:
     raw = _exercise_cells(raw, n["course"])
     raw = _timed_chapters(raw, n["home"])
     raw = _weekly_load(raw)
+    raw = _written_answers(raw, n["written"])
     return _week_table(raw)
+
+
+def written_sentence(parts: list[int]) -> str:
+    """ "of the N written answers, A ask one question, B two, ... and one four": how many questions
+    each written answer's rubric has (tools/instructor_notes.py ``rubric_parts``, the parts the term
+    plan's table adds up; lecturer review s24, M4: the page's 31/14/5/1/1 added up to 83, not 75)."""
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    counts = [(k, parts.count(k)) for k in sorted(set(parts))]
+    said = [f"{'one' if n == 1 else n} {words.get(k, k)}" for k, n in counts]
+    k, n = counts[0]
+    said[0] = f"{'one' if n == 1 else n} ask{'s' if n == 1 else ''} {words.get(k, k)} question"
+    said[0] += "" if k == 1 else "s"
+    listed = ", ".join(said[:-1]) + f" and {said[-1]}" if len(said) > 1 else said[0]
+    return f"of the {len(parts)} written answers, {listed}"
+
+
+def _written_answers(raw: str, parts: list[int]) -> str:
+    """The sentence "(of the N written answers, A ask one question, B two, ...)" on *Points*."""
+    return re.sub(
+        r"of(\s+)the(\s+)\d+(\s+)written(\s+)answers,[^)]*",
+        lambda m: written_sentence(parts),
+        raw,
+    )
 
 
 def _named_mistakes(raw: str, named: int) -> str:

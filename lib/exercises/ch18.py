@@ -373,6 +373,31 @@ _refuse_alibi = refusing(
 )
 
 
+_refuse_torch_logsumexp = refusing(
+    "logsumexp",
+    ", which the exercise forbids; compute the maximum and the sum yourself, block by block",
+    whose="torch's",
+)
+
+
+_refuse_torch_softmax = refusing(
+    "softmax",
+    ", which the exercise forbids; compute the maximum and the sum yourself, block by block",
+    whose="torch's",
+)
+
+
+_refuse_flash_backward = refusing(
+    "FlashAttention.backward",
+    "; write dV, dP, dS, dQ and dK yourself, as the section on the backward pass derived them",
+)
+_refuse_autograd = refusing(
+    "automatic differentiation (torch.autograd)",
+    "; write dV, dP, dS, dQ and dK yourself, as the section on the backward pass derived them",
+    whose="torch's",
+)
+
+
 _refuse_hf_alibi = refusing(
     "build_alibi_tensor",
     ": no library's may be used; compute the slopes yourself",
@@ -386,11 +411,32 @@ _refuse_hf_alibi = refusing(
 REFUSALS = {
     "check_running_max_and_sum": [
         ("lib.flash.online_softmax", None, _refuse_online),
+        # the statement's "without torch.softmax or torch.logsumexp", under any name (lecturer
+        # review s24, S2: `from torch import logsumexp as L`); the ops under any spelling too
+        ("torch.logsumexp", None, _refuse_torch_logsumexp),
+        ("torch.special.logsumexp", None, _refuse_torch_logsumexp),
+        ("torch.softmax", None, _refuse_torch_softmax),
+        ("torch.nn.functional.softmax", None, _refuse_torch_softmax),
     ],
     "check_alibi_slopes": [
         ("lib.alibi.alibi_slopes", None, _refuse_alibi),
         # another library's copy, every checkpoint module's (course review s15, S3: any library's)
         ("transformers.models.*.modeling_*.build_*alibi_tensor", None, _refuse_hf_alibi),
+    ],
+    # "without `lib.flash` or automatic differentiation" (lecturer review s24, S1: the library's
+    # backward called with a made-up ctx, and torch.autograd.grad, got 2/2): every function of
+    # lib.flash (the grader's module-wide rule) and every way into autograd's engine; the checker's
+    # own reference, which uses autograd, runs outside the student's call
+    "check_tile_backward": [
+        ("lib.flash.FlashAttention.backward", None, _refuse_flash_backward),
+        ("lib.flash.flash_attention", None, _refuse_flash_backward),
+        ("torch.autograd.grad", None, _refuse_autograd),
+        ("torch.autograd.backward", None, _refuse_autograd),
+        ("torch.Tensor.backward", None, _refuse_autograd),
+        ("torch.autograd.graph._engine_run_backward", None, _refuse_autograd),
+        ("torch.func.grad", None, _refuse_autograd),
+        ("torch.func.grad_and_value", None, _refuse_autograd),
+        ("torch.func.vjp", None, _refuse_autograd),
     ],
 }
 
