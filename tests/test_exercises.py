@@ -1650,3 +1650,19 @@ def test_no_worked_solution_reads_the_checkers_constants(path):
             if read:
                 found[cell.get("id")] = read
     assert not found, found
+
+
+def test_an_error_raised_in_the_graders_own_code_is_said_to_be_in_the_grader():
+    """The course grader's stand-in for a reader's module is code of tools/grade_course.py; a refusal
+    it raises is not "at line 1958 of your cell" (lecturer review s24, M2)."""
+    from lib.exercises import _where
+
+    space: dict = {}
+    source = "def forward(x):\n    raise RuntimeError('it called a forbidden function')\n"
+    grader = Path(__file__).resolve().parents[1] / "tools" / "grade_course.py"
+    exec(compile(source, str(grader), "exec"), space)
+    try:
+        space["forward"](1)
+    except RuntimeError as e:
+        error = e
+    assert _where(error, space["forward"]) == ", in the grader"

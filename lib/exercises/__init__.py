@@ -447,6 +447,10 @@ def _where(error: BaseException, func: Any) -> str:
         # the checker's own wrapper of the reader's function (chapter 18's): its lines are none of
         # the reader's (course-kit review s22, M7: "at line 237 of your cell")
         return ", in the checker"
+    if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY.parent / "tools"):
+        # the course grader's stand-in for the reader's module (its forward) raised a refusal:
+        # "line 1958 of your cell" was the grader's own line (lecturer review s24, M2)
+        return ", in the grader"
     return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
 
 
