@@ -522,11 +522,10 @@ def test_the_teachers_page_states_what_the_course_gives(course):
             elif meta["solution"] and meta["grade"] and cell.cell_type == "markdown":
                 n = int(meta["points"] / make_course.POINTS["written"])
                 per_answer[n] = per_answer.get(n, 0) + 1
-    assert per_answer == {1: 31, 2: 14, 3: 5, 4: 1, 5: 1}
-    assert (
-        "of the 52 written answers, 31 ask one question, 14 two, 5 three, one four and one five"
-        in flat
-    )
+    # course-kit review s23 (M2): parts that re-graded predictions or autograded values dropped;
+    # chapter 18's exercise 4 added one written answer of one question
+    assert per_answer == {1: 34, 2: 14, 3: 3, 4: 1}
+    assert "of the 52 written answers, 34 ask one question, 14 two, 3 three and one four" in flat
     assert f"{whole} of the 52 written answers)" in flat, whole
 
 

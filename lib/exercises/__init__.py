@@ -449,7 +449,7 @@ def _where(error: BaseException, func: Any) -> str:
         return ", in the checker"
     if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY.parent / "tools"):
         # the course grader's stand-in for the reader's module (its forward) raised a refusal:
-        # "line 1958 of your cell" was the grader's own line (lecturer review s24, M2)
+        # "line 1958 of your cell" was the grader's own line (course-kit review s24, M2)
         return ", in the grader"
     return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
 

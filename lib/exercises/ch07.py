@@ -332,7 +332,7 @@ def _name_forward_mistake(
     )
 
 
-# The layers' rows a check changes after the module was built (lecturer review s23, S1: a module that
+# The layers' rows a check changes after the module was built (course-kit review s23, S1: a module that
 # held the per-head layers but whose forward called a hidden copy of mha got full marks): the query
 # weight of head 0 and the value weight of the last head.
 def _perturbed(
@@ -428,7 +428,7 @@ _refuse_torch_mha = refusing(
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's module
 # runs in another process: {checker: [(library function, argument or None for any call, raiser)]}.
 # The statement's forward pass runs the heads one by one, so the layers that run them all at once
-# refuse, under any name (lecturer review s23, S1). attention_heads refuses a call that passes q,
+# refuse, under any name (course-kit review s23, S1). attention_heads refuses a call that passes q,
 # which every call does: with None, the grader would refuse the helpers it calls too
 # (_scaled_dot_product_attention, through which the allowed scaled_dot_product_attention goes).
 REFUSALS = {

@@ -270,7 +270,7 @@ GPT2_CONTEXT = 1024  # a usual mistake: GPT-2's context for the position embeddi
 EMBEDDINGS_GPT2_CONTEXT = (GPT3["vocab_size"] + GPT2_CONTEXT) * GPT3["n_embd"]
 
 # Exercise 2's model: GPT-3 175B (the book's), or, in a course with per-student variants
-# (tools/make_course.py --variants; lecturer review s22, M8), each student's own row of the paper's
+# (tools/make_course.py --variants; course-kit review s22, M8), each student's own row of the paper's
 # Table 2.1, as the quiz bank draws them: {name: (n_layer N, n_embd D, n_head, the paper's rounded
 # size)}. 13B is left out (its width 5,140 is not a whole number of heads of 128), and XL gets 16
 # heads of 128 (the table's 24 do not divide its width 2,048); the heads do not change the count.

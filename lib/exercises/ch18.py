@@ -411,7 +411,7 @@ _refuse_hf_alibi = refusing(
 REFUSALS = {
     "check_running_max_and_sum": [
         ("lib.flash.online_softmax", None, _refuse_online),
-        # the statement's "without torch.softmax or torch.logsumexp", under any name (lecturer
+        # the statement's "without torch.softmax or torch.logsumexp", under any name (course-kit
         # review s24, S2: `from torch import logsumexp as L`); the ops under any spelling too
         ("torch.logsumexp", None, _refuse_torch_logsumexp),
         ("torch.special.logsumexp", None, _refuse_torch_logsumexp),
@@ -423,7 +423,7 @@ REFUSALS = {
         # another library's copy, every checkpoint module's (course review s15, S3: any library's)
         ("transformers.models.*.modeling_*.build_*alibi_tensor", None, _refuse_hf_alibi),
     ],
-    # "without `lib.flash` or automatic differentiation" (lecturer review s24, S1: the library's
+    # "without `lib.flash` or automatic differentiation" (course-kit review s24, S1: the library's
     # backward called with a made-up ctx, and torch.autograd.grad, got 2/2): every function of
     # lib.flash (the grader's module-wide rule) and every way into autograd's engine; the checker's
     # own reference, which uses autograd, runs outside the student's call
