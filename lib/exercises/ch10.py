@@ -137,7 +137,7 @@ def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
         missing = len(right - mine)
         others = "1 other pair has" if missing == 1 else f"{missing} other pairs have"
         fail(
-            f"top_pairs: every pair you give scores the most, but it is a tie: {others} the same score. Which other pair occurs in one word only, with pieces that occur nowhere else?"
+            f"top_pairs: every pair you give scores the most, but it is a tie: {others} the same score. Give every pair tied at the best score."
         )
 
 

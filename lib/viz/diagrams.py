@@ -1536,7 +1536,7 @@ def gru_cell_diagram():
 # too long for a phone's column goes on to a second line (ten pieces with their ids take two); the
 # steps' text at 12. At 11 points on one line the pieces read at 9.6 CSS px on a 360 px phone
 # (review ch10_s22)
-_PIPE_FONT, _PIPE_STEP_FONT = 13, 12
+_PIPE_FONT, _PIPE_STEP_FONT = 13, 13
 _PIPE_CHAR = 0.6 * _PIPE_FONT / 72
 _PIPE_LINE = 0.5  # from one line of boxes to the next, inches (a box is 0.4 high)
 
