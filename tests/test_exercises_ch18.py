@@ -413,6 +413,20 @@ def test_check_running_max_and_sum_names_m_and_l_returned_the_other_way_round():
     assert "(l, m)" not in str(raised.value)
 
 
+def test_check_running_max_and_sum_names_a_maximum_never_carried():
+    # a reader's slip (review s25): new_max is computed but m = new_max is never written
+    def uncarried(x, block):
+        m, total = -math.inf, 0.0
+        for start in range(0, len(x), block):
+            x_b = x[start : start + block]
+            new_max = max(m, x_b.max().item())
+            total = total * math.exp(m - new_max) + torch.exp(x_b - new_max).sum().item()
+        return new_max, total
+
+    with pytest.raises(ExerciseFailed, match="not carried from block to block"):
+        ch18.check_running_max_and_sum(uncarried)
+
+
 def test_check_tile_mask_names_the_reviewers_mask_that_ignores_j0():
     # a reader's answer: query positions against the keys' places in the tile
     def wrong(i0, i1, j0, j1):

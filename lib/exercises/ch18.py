@@ -356,6 +356,11 @@ def _check_max_and_sum(case: str, x: Tensor, block: int, m: float, total: float)
             f"on the case {case}, your maximum is {fmt(m)}, above every score (the largest is {fmt(m_expected)}): you started the running maximum at {fmt(m)}. Scores can all be below any number you pick; start it at -inf (-math.inf), which every score replaces."
         )
     if abs(m - m_expected) > 1e-5 * max(1.0, abs(m_expected)):
+        last = x[(len(x) - 1) // block * block :].max().item()  # the last block's own maximum
+        if len(x) > block and abs(m - last) <= 1e-5 * max(1.0, abs(last)):
+            fail(
+                f"on the case {case}, your maximum is {fmt(m)}, the last block's own maximum; the largest score is {fmt(m_expected)}. Your running maximum is not carried from block to block: after each block, the new maximum must become m."
+            )
         fail(
             f"on the case {case}, your maximum is {fmt(m)}; the largest score is {fmt(m_expected)}."
         )
