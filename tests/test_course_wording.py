@@ -261,6 +261,16 @@ def _submit_answers(tmp_path, chapter: str, grade_id: str, begin: str, submitted
         nbformat.write(nb, folder / f"{chapter}.ipynb")
 
 
+def _library_copy_flags(course, chapter, grade_id, begin, solution, heidi) -> list[str]:
+    """The copy report's flags that name a library function, when alice hands in the worked solution
+    and heidi the answer `heidi` in the cell `grade_id` of `chapter`."""
+    import grade_course
+
+    _submit_answers(course, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
+    flags = grade_course.code_copy_flags(course, chapter, ["alice", "heidi"])
+    return [f for f in flags if "library's" in f]
+
+
 def _saved_flags(monkeypatch, course, chapter: str, students: list[str]) -> dict:
     """The flags grade_course._print_flags saves in reports/<chapter>-flags.json for `students`, with
     no other flag of the grader's run (none stopped, refused or repaired; no copies but the code's)."""
@@ -356,8 +366,6 @@ def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch
     functions the exercise's refusal table forbids and their private twins, up to names, comments,
     annotations and defaults; an answer of one's own is not flagged."""
 
-    import grade_course
-
     chapter, grade_id, begin, template, solution = _worked_answer(
         tmp_path, "03", "my_masked_softmax"
     )
@@ -371,12 +379,10 @@ def test_the_forbidden_library_function_retyped_is_flagged(tmp_path, monkeypatch
         "        w = w.masked_fill(~mask, 0.0)\n"
         "    return w.to(scores.dtype)\n"
     )
-    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
-    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "heidi"])
-    said = [f for f in flags if "library's" in f]
+    said = _library_copy_flags(tmp_path, chapter, grade_id, begin, solution, heidi)
     assert len(said) == 1 and said[0].startswith(
         f"heidi {grade_id}: the same code as the library's _masked_softmax (up to names"
-    ), flags
+    ), said
     known = _saved_flags(monkeypatch, tmp_path, chapter, ["alice", "heidi"])
     assert known["heidi"] == ["alike with the library's _masked_softmax"]
 
@@ -407,7 +413,6 @@ def test_chapter_18s_private_slopes_retyped_is_flagged(tmp_path, monkeypatch):
     call renamed) as chapter 18's ``slopes_for``; the copy report guessed the private twin of
     ``alibi_slopes`` as ``_alibi_slopes``, which does not exist, and compared with nothing. It
     compares with the functions the refusal covers (module-wide: ``lib.alibi``'s, ``_slopes`` too)."""
-    import grade_course
 
     chapter, grade_id, begin, template, solution = _worked_answer(tmp_path, "18", "slopes_for")
     heidi = (
@@ -419,9 +424,7 @@ def test_chapter_18s_private_slopes_retyped_is_flagged(tmp_path, monkeypatch):
         "    below = 2 ** math.floor(math.log2(n))  # the largest power of two below n\n"
         "    return slopes_for(below) + slopes_for(2 * below)[0::2][: n - below]\n"
     )
-    _submit_answers(tmp_path, chapter, grade_id, begin, {"alice": solution, "heidi": heidi})
-    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "heidi"])
-    said = [f for f in flags if "library's" in f]
+    said = _library_copy_flags(tmp_path, chapter, grade_id, begin, solution, heidi)
     assert len(said) == 1 and said[0].startswith(
         f"heidi {grade_id}: the same code as the library's _slopes (up to names"
-    ), flags
+    ), said
