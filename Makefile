@@ -20,13 +20,16 @@ export TRANSFORMERS_OFFLINE := 1
 export BOOK_ONLINE :=
 export PYTHONHASHSEED := 0
 # One CPU kernel path for every build, test and chapter run, whichever x86 processor does them (issue 34):
-# PyTorch's AVX2 kernels, MKL's AVX2 branch of conditional numerical reproducibility and oneDNN capped at
-# AVX2. By default an AVX-512 Xeon or EPYC (Zen 4) and an AVX2 EPYC (Zen 3) sum in different orders, and
-# numbers that come out of training (the ones the text quotes) differ in their last digits: chapter 12's
-# exercise failed on a Zen 4 with text computed on a Zen 3. All three run this path, and tests/conftest.py
-# sets the same three for a pytest run started by hand. `make test-kernels` runs the suite on the others.
+# PyTorch's AVX2 kernels, MKL's COMPATIBLE branch of conditional numerical reproducibility and oneDNN capped at
+# AVX2 (lib/__init__.py also keeps nn.LSTM off oneDNN). By default an AVX-512 Xeon or EPYC (Zen 4) and an AVX2
+# EPYC (Zen 3) sum in different orders, and numbers that come out of training (the ones the text quotes)
+# differ in their last digits. MKL's AVX2 branch is the same code on every Intel processor only: on an AMD
+# one MKL takes its AUTO branch instead (MKL's documentation), and an Intel Xeon trained chapters 3, 5, 9 and
+# 12 to other numbers than the AMD EPYC that wrote the text. COMPATIBLE (SSE2) is the one branch MKL keeps
+# the same on Intel and AMD. tests/conftest.py sets the same three for a pytest run started by hand.
+# `make test-kernels` runs the suite on the others.
 export ATEN_CPU_CAPABILITY ?= avx2
-export MKL_CBWR ?= AVX2
+export MKL_CBWR ?= COMPATIBLE
 export ONEDNN_MAX_CPU_ISA ?= AVX2
 # make test runs the test files on this many pytest-xdist workers, a file to a worker (its module
 # fixtures, a browser or a graded course, are made once); the build machine has 2 cores.

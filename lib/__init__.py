@@ -99,4 +99,12 @@ for is None), so ``out.logits`` reads as what it is and unpacking still works:
 - Checkpoint key names are those of the published checkpoints (GPT-2, BERT), so loading is a loop.
 """
 
+import torch as _torch
+
+# nn.LSTM runs on oneDNN by default on a CPU, whose matrix products block by the processor's cache sizes:
+# off, so that the library's LSTMs (lib.rnnlm, lib.elmo, lib.rnn_classifier) run on ATen's, whose products
+# go through MKL on the book's kernel path, the same on Intel and AMD (README, "Numbers on any CPU").
+_torch.backends.mkldnn.enabled = False
+
+
 __version__ = "0.1.0"

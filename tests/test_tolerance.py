@@ -191,3 +191,20 @@ def test_this_run_uses_the_pinned_kernel_path():
     if os.environ.get("ATEN_CPU_CAPABILITY") != KERNEL_PATH["ATEN_CPU_CAPABILITY"]:
         pytest.skip("make test-kernels runs the suite on another kernel path on purpose")
     assert torch.backends.cpu.get_cpu_capability() == "AVX2"
+
+
+def test_the_library_keeps_lstms_off_onednn():
+    """nn.LSTM runs on oneDNN by default on a CPU, whose products block by the processor's cache sizes;
+    importing the library turns it off, so an LSTM's numbers come from ATen and MKL's COMPATIBLE branch
+    on the book's kernel path, the same on Intel and AMD processors."""
+    import lib  # noqa: F401
+
+    assert torch.backends.mkldnn.enabled is False
+    assert dict(KERNEL_PATH_EXPECTED) == __import__("tests.conftest").conftest.KERNEL_PATH
+
+
+KERNEL_PATH_EXPECTED = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_CBWR": "COMPATIBLE",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+}

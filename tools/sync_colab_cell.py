@@ -48,12 +48,16 @@ def repository_ref() -> str:
     return ref
 
 
-# PyTorch's AVX2 kernels, MKL's AVX2 branch of conditional numerical reproducibility, oneDNN capped
-# at AVX2 (README, "Numbers on any CPU"). Most x86 processors of the last decade run AVX2, not all (some
-# Pentium, Celeron and Atom chips sold until about 2020 do not: reader review s17, chapter 13), and
+# PyTorch's AVX2 kernels, MKL's COMPATIBLE branch of conditional numerical reproducibility (the one
+# MKL keeps the same on Intel and AMD processors), oneDNN capped at AVX2 (README, "Numbers on any
+# CPU"). Most x86 processors of the last decade run AVX2, not all (some Pentium, Celeron and Atom chips sold until about 2020 do not: reader review s17, chapter 13), and
 # PyTorch takes ATEN_CPU_CAPABILITY=avx2 without asking the processor: the cell sets the path only where
 # the processor says it has AVX2.
-KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+KERNEL_PATH = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_CBWR": "COMPATIBLE",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+}
 PREFIXES = ("# Setup:", "# Colab setup:")  # the cell's first line, now and before
 
 
