@@ -1882,7 +1882,8 @@ def _module_refusals(refusals: list, statement: str) -> list:
     ``lib.X.f``: every function of ``lib.X`` where the statement says "without `lib.X`", private ones
     included; else the functions of ``lib.X`` that ``f`` calls, at any depth (lecturer review s22,
     S3: ``lib.alibi._slopes``, which does ``alibi_slopes``' work, passed; ``lib.bpe._apply`` too).
-    Each refuses as ``f``'s refusal does."""
+    Each refuses as ``f``'s refusal does, naming itself where the refusal is made by
+    ``lib.exercises.refusing`` ("it called the library's _slopes; ...")."""
     found, seen = [], {target for target, _, _ in refusals}
     for target, when, raiser in refusals:
         if when is not None or "*" in target or not target.startswith("lib."):
@@ -1912,7 +1913,9 @@ def _module_refusals(refusals: list, statement: str) -> list:
         for key in sorted(names):
             if f"{module_name}.{key}" not in seen:
                 seen.add(f"{module_name}.{key}")
-                found.append((f"{module_name}.{key}", None, raiser))
+                # named as it is called (course46 M3: `_slopes`, not `alibi_slopes`)
+                naming = getattr(raiser, "naming", None)
+                found.append((f"{module_name}.{key}", None, naming(key) if naming else raiser))
     return found
 
 
