@@ -43,7 +43,8 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
    written; its real test is in the cell's metadata (``course.test``), which this tool runs. A
    prediction whose answer cell computes it with the book's library (``prediction_computed``: a
-   ``lib.*`` function, or a library model built there) is 0 and "needs manual review".
+   ``lib.*`` function, or a library model built there) or with the chapter's own code (a function or
+   an ``nn.Module`` class its cells define, a model they build) is 0 and "needs manual review".
 7. **The grader's cases**: the checkers' practice cases and references (what the students' package
    holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
    make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
@@ -587,6 +588,8 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
 # running the library the chapter teaches, in the answer cell itself. The rule: a prediction cell whose
 # prediction comes from a call of any function of the book's library (``lib.*``) or from a model of the
 # library built there (an ``nn.Module`` class: its parameters can be counted) was not made before running.
+# The chapter's own code counts the same (lecturer review course46, M1): a function or an ``nn.Module``
+# class its cells define (chapter 7's ``BracketModel``), and a model they build (its ``model``).
 COMPUTED = "computed with {call}: a prediction is made before running"
 
 
@@ -3253,8 +3256,8 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     if computed:  # lecturer review s22, M6
         print(
             f"predictions computed with the library ({len(computed)}: the answer cell computes the "
-            "prediction with a function of the book's library, where a prediction is made before "
-            "running; 0 and needs manual review):\n  "
+            "prediction with a function of the book's library or of the chapter's code, where a "
+            "prediction is made before running; 0 and needs manual review):\n  "
             + "\n  ".join(
                 f"{r.student} {r.test}: {COMPUTED.format(call=r.computed)}" for r in computed
             )

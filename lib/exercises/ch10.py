@@ -306,7 +306,7 @@ def _without_apply_bpe(reader_function: Any):
 
 
 def _refuse_apply_bpe(*args: Any, **kwargs: Any) -> NoReturn:
-    raise _ApplyBpeCalled("apply_bpe")
+    raise _ApplyBpeCalled  # apply_bpe (the instructor notes read no message in its row)
 
 
 def _refusing_bpe(name: str):
