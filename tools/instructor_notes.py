@@ -999,7 +999,8 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
             f"| – | needs manual review, or stopped by the sandbox (0 until you grade it) | "
             f"{c.get(HELD, 0)} | <small>tools/grade_course.py: the answer read the checkers or "
             "files, used a name from a cell the student added, computed a prediction with the "
-            "library (lecturer review s22, M6), or tried what the sandbox does not allow</small> |"
+            "library or the chapter's code (lecturer review s22, M6), or tried what the sandbox "
+            "does not allow</small> |"
         )
     body.append("")
     return body
