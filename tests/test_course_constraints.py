@@ -343,7 +343,20 @@ def test_a_statements_without_lib_x_refuses_every_function_of_lib_x():
     table = ch18.REFUSALS["check_alibi_slopes"]
     found = {t: raiser for t, _, raiser in grade_course._module_refusals(table, statement)}
     assert {"lib.alibi._slopes", "lib.alibi.alibi_bias"} <= set(found)
-    assert found["lib.alibi._slopes"] is table[0][2]
+    # refused as alibi_slopes is, naming the function called (lecturer review course46, M3)
+    said = {}
+    for target in ("lib.alibi._slopes", "lib.alibi.alibi_bias"):
+        with pytest.raises(RuntimeError) as refused:
+            found[target]()
+        said[target] = str(refused.value)
+    with pytest.raises(RuntimeError) as own:
+        table[0][2]()
+    assert str(own.value) == (
+        "it called the library's alibi_slopes; compute the slopes yourself, from 2^(-8/n) and "
+        "the released code's rule"
+    )
+    assert said["lib.alibi._slopes"] == str(own.value).replace("alibi_slopes", "_slopes")
+    assert said["lib.alibi.alibi_bias"] == str(own.value).replace("alibi_slopes", "alibi_bias")
     helpers = {t for t, _, _ in grade_course._module_refusals(table, "")}
     assert "lib.alibi._slopes" in helpers and "lib.alibi.alibi_bias" not in helpers
     bpe = {t for t, _, _ in grade_course._module_refusals(ch10.REFUSALS["check_replay"], "")}
@@ -481,3 +494,63 @@ def worked(q, k, v, do, lse, delta, scale):
     for name in ("autograd", "backward", "func"):
         assert f"{name} torch." in out, out
     assert "worked passed" in out, out
+
+
+def test_a_module_wide_refusal_names_the_function_called_and_the_notes_count_it():
+    """Lecturer review course46, M3: ``lib.alibi._slopes``, refused by chapter 18's "Without
+    `lib.alibi`", said "it called the library's alibi_slopes"; every module-wide refusal names the
+    function called (``lib.bpe._apply`` too), a table's own refusal keeps its name, and the
+    instructor notes count each in the refusal's row."""
+    import grade_course
+    import instructor_notes
+
+    from lib.exercises import ch10, ch18
+
+    def said(raiser) -> str:
+        with pytest.raises(RuntimeError) as refused:
+            raiser()
+        return str(refused.value)
+
+    table = ch18.REFUSALS["check_alibi_slopes"]
+    found = {t: r for t, _, r in grade_course._module_refusals(table, "Without `lib.alibi`")}
+    private = said(found["lib.alibi._slopes"])
+    assert private.startswith("it called the library's _slopes; compute the slopes yourself")
+    assert "alibi_slopes" not in private
+    assert said(table[0][2]).startswith("it called the library's alibi_slopes;")
+    bpe = {t: r for t, _, r in grade_course._module_refusals(ch10.REFUSALS["check_replay"], "")}
+    with pytest.raises(BaseException) as refused:  # chapter 10's own refusal: its checker says it
+        bpe["lib.bpe._apply"]()
+    assert refused.value.args == ("_apply",)
+    with pytest.raises(BaseException) as refused:
+        ch10.REFUSALS["check_replay"][0][2]()
+    assert refused.value.args == ()  # apply_bpe itself, as its checker says
+    refusal = bpe["lib.bpe._apply"]
+    with pytest.raises(Exception, match=re.escape("your `replay` calls `_apply`:")):
+        ch10.check_replay(lambda word, merges: refusal(word, merges))
+    # the grader's verdict, as a checker reports the refusal; the notes' row of alibi_slopes
+    known = instructor_notes.mistakes(ch18, "check_alibi_slopes")
+    for name in ("_slopes", "alibi_slopes"):
+        message = (
+            "✗ ALiBi slopes: not yet right. On the case 'n = 8', slopes_for raised RuntimeError: "
+            + said(found.get(f"lib.alibi.{name}", table[0][2]))
+            + "."
+        )
+        assert f"the library's {name};" in message
+        row = instructor_notes.matching(message, known)
+        assert (
+            row.kind == "refusal" and row.condition == "the answer calls what the exercise forbids"
+        )
+        assert "alibi_slopes" in row.message  # the row is the refusal of alibi_slopes
+    # the checker's own static check names it too, and its row matches
+    for answer, name in [
+        ("import lib.alibi as A\nslopes_for = lambda n: list(A._slopes(n))\n", "_slopes"),
+        ("from lib.alibi import alibi_slopes\nslopes_for = lambda n: alibi_slopes(n)\n", None),
+    ]:
+        space = {}
+        exec(answer, space)
+        with pytest.raises(Exception) as failed:
+            ch18.check_alibi_slopes(space["slopes_for"])
+        name = name or "alibi_slopes"
+        assert f"your `slopes_for` calls lib.alibi ({name});" in str(failed.value)
+        row = instructor_notes.matching(str(failed.value), known)
+        assert row.condition == "_calls_lib_alibi(slopes_for)"

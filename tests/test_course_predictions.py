@@ -328,3 +328,114 @@ def test_a_prediction_computed_with_the_library_is_flagged_at_collection(monkeyp
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "the grader flags a prediction computed in the answer cell itself" in page
     assert "no grader can tell that from a prediction" not in page
+
+
+def _collected(chapter: str):
+    """The chapter's collected prediction, the cells above its answer and its worked solution."""
+    import grade_course
+
+    graded, _ = _course(chapter, True)
+    story, exercises = grade_course.plan_chapter(graded)
+    exercise = next(e for e in exercises if e.collected)
+    answers = grade_course.answers_of(graded)
+    earlier = [c["source"] for c in story]
+    own = next(c["answer"] for c in exercise.cells if "answer" in c and not c["optional"])
+    return exercise, earlier, answers, answers[own]
+
+
+def test_a_prediction_computed_with_the_chapters_own_code_is_flagged():
+    """Lecturer review course46, M1: chapter 7's exercise 1 predicts the parameters of
+    ``BracketModel(n_heads=1)``, a class the chapter defines, and the chapter's ``model`` is built
+    from it: a prediction computed with them (or with a function the chapter defines) is flagged
+    as one computed with the library; a function the answer cell defines itself is its own."""
+    import grade_course
+
+    exercise, earlier, answers, _ = _collected("07_multi_head_attention")
+    assert exercise.test == "ex1_test" and exercise.args == ["n_params", "learns_task"]
+    assert any("class BracketModel(nn.Module)" in cell for cell in earlier)
+    computed = grade_course.prediction_computed
+    built = "one = BracketModel(n_heads=1)\nn_params = sum(p.numel() for p in one.parameters())\n"
+    assert computed(built, exercise.args, earlier) == "BracketModel"
+    counted = "n_params = sum(p.numel() for p in model.parameters())\n"  # the chapter's model
+    assert computed(counted, exercise.args, earlier) == "model.parameters"
+    looped = "n_params = 0\nfor p in model.parameters():\n    n_params += p.numel()\n"
+    assert computed(looped, exercise.args, earlier) == "model.parameters"
+    # a function the chapter defines (def n_parameters(module) in a story cell)
+    assert any("def n_parameters(module)" in cell for cell in earlier)
+    helper = "n_params = n_parameters(BracketModel(n_heads=1))\nlearns_task = False\n"
+    assert computed(helper, exercise.args, earlier) == "n_parameters"
+    trained = "one = BracketModel(n_heads=1)\nlearns_task = accuracies(one)['all'] > 0.99\n"
+    assert computed(trained, exercise.args, earlier) == "accuracies"  # the chapter's too
+    # the answer cell's own function and class stay its own; by hand is by hand
+    own = "def n_parameters(m):\n    return 4 * 32 * 32\nn_params = n_parameters(None)\n"
+    assert computed(own, exercise.args, earlier) is None
+    mine = (
+        "class BracketModel:\n    def count(self):\n        return 13_209\n"
+        "n_params = BracketModel().count()\n"
+    )
+    assert computed(mine, exercise.args, earlier) is None
+    assert computed("n_params = 13_209\nlearns_task = False\n", exercise.args, earlier) is None
+    # a function a student's earlier answer cell defines is the student's own too
+    theirs = [*earlier, grade_course._Answer("def size(m):\n    return 13_209\n")]
+    assert computed("n_params = size(model)\n", exercise.args, theirs) is None
+    # the verdict names the call and where it comes from
+    result = grade_course.Result("ivan", "ex1_test", 1.0, 1.0, "✓ one head: passed.", 0.1)
+    result = grade_course.prediction_review(result, exercise, {"ex1_answer": built}, earlier)
+    said = "computed with BracketModel: a prediction is made before running"
+    assert result.score == 0 and result.review and result.computed == "BracketModel"
+    assert result.message.startswith("needs manual review: " + said)
+    assert "with `BracketModel` of the chapter's code" in result.message
+
+
+# the worked solutions that compute a prediction with the library: their notebooks' to fix
+WORKED_WITH_LIBRARY = {
+    "12_elmo": "lib.elmo.count_parameters",
+    "14_bert": "lib.bert.count_parameters",
+    "16_beyond_bert": "lib.albert.count_parameters",
+    "17_modern_decoder": "lib.llama.kv_cache_bytes_per_token",
+}
+COLLECTED = [
+    pytest.param(
+        p.stem,
+        marks=[pytest.mark.xfail(strict=True, reason="computes with the library")]
+        if p.stem in WORKED_WITH_LIBRARY
+        else [],
+    )
+    for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if p.stem not in ("01_seq2seq_to_attention", "18_attention_at_scale")  # none collected
+]
+
+
+@pytest.mark.parametrize("chapter", COLLECTED)
+def test_no_worked_solution_computes_its_prediction(chapter):
+    """Lecturer review course46, M1: no worked solution of a collected prediction is flagged, by
+    the library rule or the chapter's own code (chapter 4's ``ne_share_left`` is a measurement its
+    statement asks for, not a prediction)."""
+    import grade_course
+
+    exercise, earlier, answers, worked = _collected(chapter)
+    names = grade_course.predicted(exercise)
+    assert grade_course.prediction_computed(worked, names, earlier) is None
+    result = grade_course.Result("w", exercise.test, 1.0, 1.0, "✓", 0.1)
+    assert not grade_course.prediction_review(result, exercise, answers, earlier).review
+
+
+def test_a_worked_solution_is_never_flagged_for_the_chapters_own_code():
+    """The chapter rule adds no flag to a worked solution: those the library rule flags (the
+    xfails above) are flagged for the library call, and chapter 4's measurement is not a
+    prediction."""
+    import grade_course
+
+    seen = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        graded, _ = _course(path.stem, True)
+        _, exercises = grade_course.plan_chapter(graded)
+        if not any(e.collected for e in exercises):
+            continue
+        exercise, earlier, answers, worked = _collected(path.stem)
+        call = grade_course.prediction_computed(worked, grade_course.predicted(exercise), earlier)
+        assert call == WORKED_WITH_LIBRARY.get(path.stem), path.stem
+        seen.append(path.stem[:2])
+    assert len(seen) == 16
+    exercise, *_ = _collected("04_bahdanau_and_luong")
+    assert grade_course.predicted(exercise) == ["articles_left", "ne_left"]

@@ -75,7 +75,18 @@ import lib.alibi as _al
 
 slopes_for = lambda n: list(_al._slopes(n))  # noqa: E731
 """,
-        "alibi_slopes",
+        # named as it is called (lecturer review course46, M3)
+        "calls lib.alibi (_slopes);",
+    ),
+    # the same helper out of the checker's sight: the grader's refusal names it
+    "hidden_helper": (
+        "ex2_answer",
+        """
+import importlib
+
+slopes_for = lambda n: list(getattr(importlib.import_module("lib.alibi"), "_" + "slopes")(n))  # noqa: E731
+""",
+        "it called the library's _slopes; compute the slopes yourself",
     ),
 }
 

@@ -43,7 +43,8 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    --predictions-at-collection``, a prediction's test cell in the release only checks that it is
    written; its real test is in the cell's metadata (``course.test``), which this tool runs. A
    prediction whose answer cell computes it with the book's library (``prediction_computed``: a
-   ``lib.*`` function, or a library model built there) is 0 and "needs manual review".
+   ``lib.*`` function, or a library model built there) or with the chapter's own code (a function or
+   an ``nn.Module`` class its cells define, a model they build) is 0 and "needs manual review".
 7. **The grader's cases**: the checkers' practice cases and references (what the students' package
    holds) are replaced, in this process, by the course's (``course/grading/chNN.py``, copied there by
    make_course.py from the repository's grading/, which no package ships; ``install_grading``). In a
@@ -587,6 +588,8 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
 # running the library the chapter teaches, in the answer cell itself. The rule: a prediction cell whose
 # prediction comes from a call of any function of the book's library (``lib.*``) or from a model of the
 # library built there (an ``nn.Module`` class: its parameters can be counted) was not made before running.
+# The chapter's own code counts the same (lecturer review course46, M1): a function or an ``nn.Module``
+# class its cells define (chapter 7's ``BracketModel``), and a model they build (its ``model``).
 COMPUTED = "computed with {call}: a prediction is made before running"
 
 
@@ -625,45 +628,168 @@ def _library_call(node: ast.Call, bound: dict[str, str]) -> str | None:
     return path if isinstance(value, types.FunctionType) and module.startswith("lib") else None
 
 
+class _Answer(str):
+    """A student's earlier answer cell, among the cells :func:`prediction_computed` reads: its imports
+    and the library's models it builds count, its functions and classes are the student's own."""
+
+
+_MODULE_BASES = {"Module", "nn.Module", "torch.nn.Module"}
+_KEEPS_MODEL = {"to", "eval", "train", "cpu", "cuda", "float", "double", "half", "requires_grad_"}
+
+
+def _call_name(func: ast.expr) -> str:
+    """The name of what a call calls, as written (``model.parameters``, ``model.blocks[0].attn``)."""
+    return ast.unparse(func)
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name an attribute, item or call chain starts from (``model`` of ``model.a[0].b()``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _top_level(tree: ast.AST):
+    """The nodes of ``tree`` outside its functions, classes and lambdas (what runs when it runs)."""
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop(0)
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+class _Chapter:
+    """What the cells above an answer cell leave in scope that computes: the library's names their
+    imports bind, the functions and the ``nn.Module`` classes the chapter defines, and the models
+    (built from a model class of the library or of the chapter) they assign."""
+
+    def __init__(self):
+        self.bound: dict[str, str] = {}  # {name: the library's dotted path}
+        self.functions: set[str] = set()
+        self.classes: set[str] = set()  # nn.Module classes
+        self.models: set[str] = set()
+
+    def forget(self, names: set[str]):
+        for name in names:
+            self.bound.pop(name, None)
+            self.functions.discard(name)
+            self.classes.discard(name)
+            self.models.discard(name)
+
+    def _model_class(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name) and node.id in self.classes:
+            return True
+        call = _library_call(ast.Call(func=node, args=[], keywords=[]), self.bound)
+        return call is not None and isinstance(_resolve_dotted(call), type)
+
+    def _builds_model(self, value: ast.expr) -> bool:
+        """Whether ``value`` is a model: a model class called, a model's part, a model moved
+        (``GPT(c).to(device)``, ``model.blocks[0]``); not a model's output (``model(x)``)."""
+        while True:
+            if isinstance(value, (ast.Attribute, ast.Subscript)):
+                value = value.value
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                if value.func.attr not in _KEEPS_MODEL:
+                    return False
+                value = value.func.value
+            else:
+                break
+        if isinstance(value, ast.Call):
+            return self._model_class(value.func)
+        return isinstance(value, ast.Name) and value.id in self.models
+
+    def read(self, tree: ast.Module, chapter: bool):
+        """Take in one cell above: its names replace the same names of the cells before it."""
+        self.forget(_defined(tree))
+        self.bound.update(_library_bindings(tree))
+        for statement in tree.body if chapter else []:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.add(statement.name)
+            elif isinstance(statement, ast.ClassDef) and any(
+                ast.unparse(base) in _MODULE_BASES or self._model_class(base)
+                for base in statement.bases
+            ):
+                self.classes.add(statement.name)
+        for node in _top_level(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                if self._builds_model(node.value):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    self.models |= {t.id for t in targets if isinstance(t, ast.Name)}
+
+    def call(self, node: ast.Call) -> str | None:
+        """The chapter's function or model class ``node`` calls, or the chapter's model whose
+        method (or itself) it calls, as written; None for anything else."""
+        if isinstance(node.func, ast.Name) and node.func.id in self.functions | self.classes:
+            return node.func.id
+        if _root_name(node.func) in self.models:
+            return _call_name(node.func)
+        return None
+
+
 def prediction_computed(source: str, names: list[str], earlier: str | list[str] = "") -> str | None:
-    """The library call (``lib.gpt.count_parameters``) from which an answer cell computes one of the
-    predictions ``names`` (directly, or through the names it assigns on the way), or None. The
-    library's names are those the cell and ``earlier`` (the chapter's cells above it) import; a name
-    the cell defines itself is its own. A call whose result no prediction uses (a worked solution's
-    check, ``exact = count_parameters(gpt3)``, after its estimate) does not count."""
+    """The call (``lib.gpt.count_parameters``, ``BracketModel``, ``model.parameters``) from which an
+    answer cell computes one of the predictions ``names`` (directly, or through the names it assigns
+    on the way), or None. The call counts where it is of the book's library (the names the cell and
+    ``earlier``, the chapter's cells above it, import), of a function or an ``nn.Module`` class the
+    chapter's cells define, or of a model those cells build from a model class of the library or the
+    chapter (lecturer review, course46 M1). A name the cell defines itself is its own, and so is one
+    a student's earlier answer cell (:class:`_Answer`) defines. A call whose result no prediction
+    uses (a worked solution's check, ``exact = count_parameters(gpt3)``, after its estimate) does not
+    count."""
     try:
         tree = ast.parse(transform(source))
     except (SyntaxError, ValueError):
         return None
-    bound: dict[str, str] = {}
+    scope = _Chapter()
     for cell in [earlier] if isinstance(earlier, str) else earlier:  # each cell parsed alone
         with contextlib.suppress(SyntaxError, ValueError):
-            bound.update(_library_bindings(ast.parse(transform(cell))))
-    for name in _defined(tree):
-        bound.pop(name, None)
-    bound.update(_library_bindings(tree))
+            scope.read(ast.parse(transform(cell)), chapter=not isinstance(cell, _Answer))
+    scope.forget(_defined(tree))
+    scope.bound.update(_library_bindings(tree))
     computed: dict[str, str] = {}  # a name assigned from a library call: {name: the call}
     changed = True
     while changed:  # through the names assigned on the way (m = GPT(c); n = count(m); p = n)
         changed = False
         for node in ast.walk(tree):
-            if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) or not node.value:
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                value, targets = node.iter, [node.target]  # for p in model.parameters(): ...
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value:
+                value = node.value
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            else:
                 continue
             call = None
-            for inner in ast.walk(node.value):
+            for inner in ast.walk(value):
                 if isinstance(inner, ast.Call):
-                    call = call or _library_call(inner, bound)
+                    call = call or _library_call(inner, scope.bound) or scope.call(inner)
                 elif isinstance(inner, ast.Name) and inner.id in computed:
                     call = call or computed[inner.id]
             if call is None:
                 continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name) and name.id not in computed:
                         computed[name.id] = call
                         changed = True
     return next((computed[n] for n in names if n in computed), None)
+
+
+# a measurement a prediction exercise asks for beside its predictions (chapter 4's exercise 1: "Then
+# compute the table ... with `attention_records`, set `ne_share_left` to the share ..."): computed, as asked
+MEASUREMENT = re.compile(r"\bset `(\w+)` to\b")
+
+
+def predicted(exercise: Exercise) -> list[str]:
+    """The names of an exercise's predictions: its arguments but the measurements its statement asks
+    the student to compute (``set `ne_share_left` to``)."""
+    measured = set(MEASUREMENT.findall(" ".join(exercise.statement.split())))
+    return [name for name in exercise.args if name not in measured]
+
+
+def _whose(call: str) -> str:
+    """Where a call of :func:`prediction_computed` comes from, in words."""
+    return "the book's library" if call.split(".")[0] == "lib" else "the chapter's code"
 
 
 def prediction_review(
@@ -681,17 +807,19 @@ def prediction_review(
             earlier.append(cell["source"])
             continue
         source = answers.get(cell.get("answer", ""), "")
-        call = None if cell.get("optional") else prediction_computed(source, exercise.args, earlier)
+        call = None
+        if not cell.get("optional"):
+            call = prediction_computed(source, predicted(exercise), earlier)
         if call:
             break
-        earlier.append(source)
+        earlier.append(_Answer(source))
     else:
         return result
     result.review = True
     result.computed = call
     result.message = (
         f"needs manual review: {COMPUTED.format(call=call)}, and this cell computes the prediction "
-        f"with `{call}` of the book's library. It gets 0 until the teacher grades it "
+        f"with `{call}` of {_whose(call)}. It gets 0 until the teacher grades it "
         f"({result.score:g} of {result.points:g} points without it). The checker's verdict: "
         f"{result.message}"
     )
@@ -1757,7 +1885,8 @@ def _module_refusals(refusals: list, statement: str) -> list:
     ``lib.X.f``: every function of ``lib.X`` where the statement says "without `lib.X`", private ones
     included; else the functions of ``lib.X`` that ``f`` calls, at any depth (lecturer review s22,
     S3: ``lib.alibi._slopes``, which does ``alibi_slopes``' work, passed; ``lib.bpe._apply`` too).
-    Each refuses as ``f``'s refusal does."""
+    Each refuses as ``f``'s refusal does, naming itself where the refusal is made by
+    ``lib.exercises.refusing`` ("it called the library's _slopes; ...")."""
     found, seen = [], {target for target, _, _ in refusals}
     for target, when, raiser in refusals:
         if when is not None or "*" in target or not target.startswith("lib."):
@@ -1787,7 +1916,9 @@ def _module_refusals(refusals: list, statement: str) -> list:
         for key in sorted(names):
             if f"{module_name}.{key}" not in seen:
                 seen.add(f"{module_name}.{key}")
-                found.append((f"{module_name}.{key}", None, raiser))
+                # named as it is called (course46 M3: `_slopes`, not `alibi_slopes`)
+                naming = getattr(raiser, "naming", None)
+                found.append((f"{module_name}.{key}", None, naming(key) if naming else raiser))
     return found
 
 
@@ -3125,8 +3256,8 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     if computed:  # lecturer review s22, M6
         print(
             f"predictions computed with the library ({len(computed)}: the answer cell computes the "
-            "prediction with a function of the book's library, where a prediction is made before "
-            "running; 0 and needs manual review):\n  "
+            "prediction with a function of the book's library or of the chapter's code, where a "
+            "prediction is made before running; 0 and needs manual review):\n  "
             + "\n  ".join(
                 f"{r.student} {r.test}: {COMPUTED.format(call=r.computed)}" for r in computed
             )

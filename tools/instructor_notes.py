@@ -95,12 +95,20 @@ class Mistake:
     where: str
     line: int
     kind: str = "fail"  # "fail", "hint" (advice added to an error) or "refusal" (a forbidden call)
+    # a refusal's function, which the grader's refusal of a whole module (tools/grade_course.py's
+    # _module_refusals) names as the function called: lib.alibi._slopes is "it called the
+    # library's _slopes; ..." in alibi_slopes' row (lecturer review course46, M3)
+    called: str = ""
 
     @property
     def pattern(self) -> re.Pattern:
-        """The message as a regular expression: each computed part matches anything."""
+        """The message as a regular expression: each computed part matches anything; a refusal's
+        function (``called``) any function's name."""
         pieces = re.split(r"‹[^›]*›", self.message)
         body = ".*?".join(re.escape(p) for p in pieces)
+        if self.called:
+            said = re.escape(f" {self.called}")
+            body = body.replace(said, rf" (?:{re.escape(self.called)}|[A-Za-z_][\w.]*)", 1)
         return re.compile(body, re.S | re.I)
 
     @property
@@ -333,11 +341,17 @@ class _Reader:
                 self.where = name
                 message = f"it called {whose} {library}{then}"
                 self._add(
-                    message, ["the answer calls what the exercise forbids"], made.lineno, "refusal"
+                    message,
+                    ["the answer calls what the exercise forbids"],
+                    made.lineno,
+                    "refusal",
+                    called=library,
                 )
         return self.found
 
-    def _add(self, message: str, conditions: list[str], line: int, kind: str = "fail") -> None:
+    def _add(
+        self, message: str, conditions: list[str], line: int, kind: str = "fail", called: str = ""
+    ) -> None:
         condition = " and ".join(
             f"({c})" if " or " in c and len(conditions) > 1 else c for c in conditions
         )
@@ -345,7 +359,7 @@ class _Reader:
             m.message == message and m.condition == condition for m in self.found
         ):
             return
-        self.found.append(Mistake(self.checker, message, condition, self.where, line, kind))
+        self.found.append(Mistake(self.checker, message, condition, self.where, line, kind, called))
 
     def _expansions(self, loop: ast.For) -> list[dict[str, str]] | None:
         """A loop over a literal table (``for value, reason in known.items()``): one binding each."""
@@ -985,7 +999,8 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
             f"| – | needs manual review, or stopped by the sandbox (0 until you grade it) | "
             f"{c.get(HELD, 0)} | <small>tools/grade_course.py: the answer read the checkers or "
             "files, used a name from a cell the student added, computed a prediction with the "
-            "library (lecturer review s22, M6), or tried what the sandbox does not allow</small> |"
+            "library or the chapter's code (lecturer review s22, M6), or tried what the sandbox "
+            "does not allow</small> |"
         )
     body.append("")
     return body

@@ -522,13 +522,17 @@ def call(
 def refusing(name: str, then: str, whose: str = "the library's") -> Callable[..., NoReturn]:
     """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
     the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"
-    (``whose``: another library's copy, "transformers'")."""
+    (``whose``: another library's copy, "transformers'"). Its ``naming(other)`` is the same refusal
+    for the function ``other``."""
 
     own_text(f"it called {whose} {name}{then}")
 
     def refuse(*args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(f"it called {whose} {name}{then}")
 
+    # the same refusal of another function, named as it is (the grader's refusal of every function
+    # of a module: lib.alibi._slopes is "it called the library's _slopes; ...")
+    refuse.naming = lambda other: refusing(other, then, whose)
     return refuse
 
 

@@ -291,7 +291,8 @@ def _merges_name(merges: list[tuple[str, str]]) -> str:
 
 class _ApplyBpeCalled(BaseException):
     """Raised inside the reader's replay when it calls apply_bpe (not an Exception: ``call`` reports
-    those as the reader's own errors)."""
+    those as the reader's own errors); its argument, where it has one, is the function of lib.bpe
+    called (the course grader refuses apply_bpe's helpers too, such as ``_apply``)."""
 
 
 def _without_apply_bpe(reader_function: Any):
@@ -305,7 +306,20 @@ def _without_apply_bpe(reader_function: Any):
 
 
 def _refuse_apply_bpe(*args: Any, **kwargs: Any) -> NoReturn:
-    raise _ApplyBpeCalled
+    raise _ApplyBpeCalled  # apply_bpe (the instructor notes read no message in its row)
+
+
+def _refusing_bpe(name: str):
+    """The refusal of lib.bpe's function ``name``, as :func:`_refuse_apply_bpe` refuses apply_bpe."""
+
+    def refuse(*args: Any, **kwargs: Any) -> NoReturn:
+        raise _ApplyBpeCalled(name)
+
+    return refuse
+
+
+# the grader's refusal of apply_bpe's helpers names each (lecturer review course46, M3)
+_refuse_apply_bpe.naming = _refusing_bpe
 
 
 # What the course's grader (tools/grade_course.py) enforces in its sandbox, where the reader's function
@@ -423,8 +437,9 @@ def check_replay(replay: Any) -> str:
         try:
             with _without_apply_bpe(replay):
                 result = call(replay, word, list(merges), name="replay", case=case)
-        except _ApplyBpeCalled:
-            fail(f"on the case {case}, your `replay` calls `apply_bpe`: {REIMPLEMENT}")
+        except _ApplyBpeCalled as refused:
+            called = refused.args[0] if refused.args else "apply_bpe"
+            fail(f"on the case {case}, your `replay` calls `{called}`: {REIMPLEMENT}")
         if result is None:
             fail(
                 f"on the case {case}, `replay` returned None. Did you forget the `return` statement?"

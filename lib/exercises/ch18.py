@@ -543,7 +543,7 @@ def check_alibi_slopes(slopes_for: Any) -> str:
     attempted(slopes_for, "slopes_for")
     if _calls_lib_alibi(slopes_for):
         fail(
-            "your `slopes_for` calls lib.alibi (alibi_slopes); compute the slopes yourself, from 2^(-8/n) and the released code's rule."
+            f"your `slopes_for` calls lib.alibi ({_calls_lib_alibi(slopes_for)}); compute the slopes yourself, from 2^(-8/n) and the released code's rule."
         )
     for n in _slope_cases():
         case = f"'n = {n}'"
@@ -613,21 +613,25 @@ def _slope_slips(n: int) -> list[tuple[list[float], str]]:
     ]
 
 
-def _calls_lib_alibi(function: Any) -> bool:
-    """Whether ``function``'s code names lib.alibi's slopes or the module (``alibi_slopes(n)``,
-    ``lib.alibi.alibi_slopes(n)``), or a global or closure variable that is lib.alibi or one of its functions."""
+def _calls_lib_alibi(function: Any) -> str | None:
+    """The function of lib.alibi that ``function``'s code calls (``alibi_slopes(n)``,
+    ``lib.alibi._slopes(n)``, a global or closure variable that holds one), "the module itself"
+    where it names the module and none of its functions; None where it calls none."""
+    import lib.alibi
+
     code = getattr(function, "__code__", None)
     names = getattr(code, "co_names", ())
-    if "alibi_slopes" in names or "alibi" in names:
-        return True
+    own = {k for k, v in vars(lib.alibi).items() if getattr(v, "__module__", None) == "lib.alibi"}
     scope = getattr(function, "__globals__", {})
     values = [scope.get(name) for name in names]
     values += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
-    return any(
-        getattr(value, "__name__", None) == "lib.alibi"
-        or getattr(value, "__module__", None) == "lib.alibi"
-        for value in values
-    )
+    held = [v.__name__ for v in values if getattr(v, "__module__", None) == "lib.alibi"]
+    called = [name for name in names if name in own] + held
+    if called:
+        return called[0]
+    if "alibi" in names or any(getattr(v, "__name__", None) == "lib.alibi" for v in values):
+        return "the module itself"
+    return None
 
 
 def _slope_tolerance(n: int, expected: float) -> float:
