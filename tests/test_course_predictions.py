@@ -392,7 +392,6 @@ WORKED_WITH_LIBRARY = {
     "12_elmo": "lib.elmo.count_parameters",
     "14_bert": "lib.bert.count_parameters",
     "16_beyond_bert": "lib.albert.count_parameters",
-    "17_modern_decoder": "lib.llama.kv_cache_bytes_per_token",
 }
 COLLECTED = [
     pytest.param(
