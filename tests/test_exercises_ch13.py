@@ -569,7 +569,8 @@ FIRST_WORD_WRONG = [
     # beside a classifier that reads position 1, the number is not its measurement (review ch13_s21, 1)
     (("c", 1.0), "reads position 1, as the exercise asks, but this number is not its measurement"),
     (("c", 0.993), "this number is not its measurement"),
-    (("a", 0.977), "this number is not its measurement"),
+    # the chapter's accuracy of the classifier that reads the last token, 92.8%
+    (("a", 0.928), "is not what the experiment measures"),
     (("c", 0.95), "this number is not its measurement"),
     (("c", 0.45), "is not what the experiment measures"),
     (("c", 0.47), "is not what the experiment measures"),
