@@ -398,7 +398,7 @@ OWN_RUN: dict[str, dict[int, str]] = {
     "12": {
         3: "the mean cosine of two different words (0.02 in the word model; 0.87 and 0.53 in the"
         " character model, before and after training), the nearest words of *players* and *play*,"
-        " and the training losses (4.43 and 2.26 nats per token)"
+        " and the training losses (4.44 and 2.26 nats per token)"
     },
     "16": {
         3: "the norms of the gradients that $\\mathcal{L}_{\\text{MLM}}$ and $\\lambda"
