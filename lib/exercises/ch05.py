@@ -39,9 +39,9 @@ __all__ = ["check_without_positions", "check_word_importance"]
 
 # Measured in the chapter's solution (which asserts both against its own training run): three-shape
 # captions lose more than 30 points of exactly right captions (the model answer's words), two-shape
-# ones none (82% against 80%).
+# ones 11 (82% against 92%: 11 captions of 104, less than one caption past the 10-point line).
 _SUFFERS_MOST = 3
-_TWO_SHAPES_LOSE_10 = False
+_TWO_SHAPES_LOSE_10 = True
 
 
 def _number_of_shapes(value: Any) -> int:
@@ -99,7 +99,7 @@ def check_without_positions(suffers_most: Any, two_shapes_lose_10: Any) -> str:
         not_attempted(
             "your suffers_most is right; now predict whether the two-shape captions lose more than 10 points (two_shapes_lose_10)."
         )
-    return "both predictions are right: the captions with three shapes lose most, and those with two shapes lose almost nothing. Without the embeddings, position comes only from the zero padding, which only the cells of the top row and of the left column see (a blank image tells apart just 4 groups of regions); the rest of the order must come from what each region sees of its neighbours, which orders two shapes well but three, most of the time, not."
+    return "both predictions are right: the captions with three shapes lose most, and those with two shapes just over 10 points. Without the embeddings, position comes only from the zero padding, which only the cells of the top row and of the left column see (a blank image tells apart just 4 groups of regions); the rest of the order must come from what each region sees of its neighbours, which orders two shapes well in most cases but three, most of the time, not."
 
 
 # --- exercise 3: each word's importance score --------------------------------------------------------------------
