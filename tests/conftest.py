@@ -4,7 +4,11 @@ import os
 
 # The book's one CPU kernel path (the Makefile's exports, issue 34), also for a pytest run started by hand;
 # set before torch is imported, which reads them once. Chapters run by the tests inherit them.
-KERNEL_PATH = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+KERNEL_PATH = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_CBWR": "COMPATIBLE",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+}
 for _name, _value in KERNEL_PATH.items():
     os.environ.setdefault(_name, _value)
 # The tests run torch on one thread (the session fixture ``one_thread`` below), and so does every kernel,
