@@ -318,7 +318,7 @@ def _refusing_bpe(name: str):
     return refuse
 
 
-# the grader's refusal of apply_bpe's helpers names each (lecturer review course46, M3)
+# the grader's refusal of apply_bpe's helpers names each (course-kit review course46, M3)
 _refuse_apply_bpe.naming = _refusing_bpe
 
 
