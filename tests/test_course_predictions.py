@@ -390,8 +390,6 @@ def test_a_prediction_computed_with_the_chapters_own_code_is_flagged():
 # the worked solutions that compute a prediction with the library: their notebooks' to fix
 WORKED_WITH_LIBRARY = {
     "12_elmo": "lib.elmo.count_parameters",
-    "14_bert": "lib.bert.count_parameters",
-    "16_beyond_bert": "lib.albert.count_parameters",
 }
 COLLECTED = [
     pytest.param(
