@@ -323,6 +323,11 @@ MEDIUM_WRONG = [
     ((41_373_184 + 4 * 3_152_384, None), "BERT-Medium has 8"),
     ((15_891_456 + 8 * 4 * 512**2, None), "but not the feed-forward network"),
     ((30e6, None), "is not it"),
+    ((30e6, None), "27.5% below the exact count"),
+    ((50e6, None), "20.9% above the exact count"),
+    # the natural estimate 12 L D^2 + V D: the parts it leaves out named (reader s26, ch14, 8)
+    ((12 * 8 * 512**2 + 30522 * 512, None), "the estimate 12 L D^2 + V D = 40,793,088"),
+    ((12 * 8 * 512**2 + 30522 * 512, None), "position and segment tables, every bias"),
     ((41_110_528, None), "leaves out the pooler"),
     ((41_373_184 - 514 * 512, None), "the position and segment tables (512 and 2 vectors"),
     ((41_373_184 + 512 * 512 + 3 * 512 + 30522, None), "masked-LM head"),

@@ -533,8 +533,14 @@ def _check_medium_params(medium_params: Any) -> None:
             fail(
                 f"medium_params = {v:,.0f} has the 4 d^2 of attention per layer but not the feed-forward network: it is 4d wide, so it holds 8 d^2 more weights (d x 4d and 4d x d), 12 d^2 per layer in all."
             )
+        estimate = 12 * _N * _D**2 + _V * _D
+        if _near(v, estimate):
+            fail(
+                f"medium_params = {v:,.0f} is the estimate 12 L D^2 + V D = {estimate:,}, {MEDIUM_PARAMS - estimate:,} short of the exact count. It leaves out the position and segment tables, every bias, every LayerNorm and the pooler: count each of them."
+            )
+        below = "below" if v < MEDIUM_PARAMS else "above"
         fail(
-            f"medium_params = {v:,.0f} is not it: it is {v / MEDIUM_PARAMS - 1:+.0%} off. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
+            f"medium_params = {v:,.0f} is not it: it is {abs(v / MEDIUM_PARAMS - 1):.1%} {below} the exact count. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
         )
 
 
