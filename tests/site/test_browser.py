@@ -88,6 +88,22 @@ return Array.from(document.querySelectorAll('div.cell_input pre, div.cell .highl
 """
 
 
+# Display equations whose glyphs touch their box's top or bottom edge (within a pixel): the box scrolls
+# sideways, so it clips vertically, and a glyph at its edge loses its outer pixels (the bar of v^T read
+# as v^|: reader s27, ch04, 1). MathJax's glyph boxes (mjx-c) carry each glyph's height and depth.
+CLIPPED_MATH = """
+const clips = e => e && getComputedStyle(e).overflowY !== 'visible';
+return Array.from(document.querySelectorAll('mjx-container[display="true"]')).filter(c => {
+  if (!clips(c) && !clips(c.parentElement)) return false;  // a box that does not clip (the slides)
+  const box = c.getBoundingClientRect();
+  return Array.from(c.querySelectorAll('mjx-c')).some(g => {
+    const r = g.getBoundingClientRect();
+    return r.height > 0 && (r.top < box.top + 1 || r.bottom > box.bottom - 1);
+  });
+}).map(c => c.textContent.slice(0, 60));
+"""
+
+
 @pytest.fixture(scope="module")
 def visited(site, server, browser):
     """Open every page once; remember what each showed."""
@@ -110,6 +126,10 @@ def visited(site, server, browser):
             "return document.querySelectorAll('mjx-merror, .MathJax_Error').length;"
         )
         info["scrolling_code"] = browser.execute_script(SCROLLING_CODE)
+        info["display_math"] = browser.execute_script(
+            "return document.querySelectorAll('mjx-container[display=\"true\"]').length;"
+        )
+        info["clipped_math"] = browser.execute_script(CLIPPED_MATH)
         results[rel] = info
     return results
 
@@ -256,6 +276,15 @@ def test_contents_follow_a_jump(server, browser):
         )
     assert stops >= 15, stops
     assert expected == "#exercises", expected
+
+
+def test_no_display_equation_is_clipped(visited):
+    """Every display equation has room above and below its glyphs inside its scrolling box, on
+    every page (chapter 4's and 6's transposes and fractions among them)."""
+    assert sum(i["display_math"] for i in visited.values()) > 100
+    assert visited["notebooks/04_bahdanau_and_luong.html"]["display_math"] >= 9
+    bad = {p: i["clipped_math"] for p, i in visited.items() if i["clipped_math"]}
+    assert not bad, f"display equations clipped at their box's edge: {bad}"
 
 
 def test_no_code_cell_scrolls_sideways(visited):
