@@ -1157,7 +1157,7 @@ def test_ch06_incremental_names_a_global_width_or_the_chapters_own_matrices(answ
 PREDICTIONS_WRONG_LATER = [
     (ch05.check_without_positions, (1, False), "the captions with 1 shape, is not the group"),
     (ch05.check_without_positions, (2, False), "captions with 2 shapes, is not the group"),
-    (ch05.check_without_positions, (3, False), "two_shapes_lose_10: your prediction is not"),
+    (ch05.check_without_positions, (3, False), "two_shapes_lose_5: your prediction is not"),
     (ch05.check_without_positions, ("three", False), "1, 2 or 3"),
     (ch05.check_without_positions, (3.0, False), "should be an int"),
     (ch05.check_without_positions, (3.0, False), "the float 3.0"),
@@ -1278,7 +1278,7 @@ def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
     with pytest.raises(ExerciseFailed) as failed:
         ch05.check_without_positions(*args)
     message = str(failed.value)
-    assert "suffers_most: your prediction" in message or "two_shapes_lose_10: your" in message
+    assert "suffers_most: your prediction" in message or "two_shapes_lose_5: your" in message
     for answer in ("three", " 3 ", "lose most", "more than half", "stay", "not every sense"):
         assert answer not in message
 
@@ -1290,11 +1290,11 @@ def test_two_wrong_shape_predictions_are_named_together():
         ch05.check_without_positions(2, False)
     message = str(failed.value)
     assert "both predictions are wrong" in message
-    assert "suffers_most: your prediction" in message and "two_shapes_lose_10: your" in message
+    assert "suffers_most: your prediction" in message and "two_shapes_lose_5: your" in message
     for answer in ("three", " 3 ", "lose most", "more than half"):
         assert answer not in message
     # a wrong type is named first, even after a wrong prediction
-    with pytest.raises(ExerciseFailed, match="two_shapes_lose_10"):
+    with pytest.raises(ExerciseFailed, match="two_shapes_lose_5"):
         ch05.check_without_positions(2, "yes")
 
 

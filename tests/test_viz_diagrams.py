@@ -894,7 +894,9 @@ def test_captioning_diagram_draws_one_box_per_region():
     fig = viz.captioning_diagram(9, 64)
     t = texts(fig)
     assert [f"$\\mathbf{{a}}_{{{i}}}$" in t for i in range(1, 10)] == [True] * 9
-    assert "9 regions, 64 numbers each" in t and "LSTM: $\\mathbf{h}_t$" in t
+    assert "9 regions,\n64 numbers each" in t and "LSTM: $\\mathbf{h}_t$" in t
+    # at the narrow drawings' 13 points: about 10.5 CSS px on a 360 px phone (reader s27, ch05, 9)
+    assert min(x.get_fontsize() for x in fig.axes[0].texts) >= 13
     assert "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$" in t
     assert "image" in t and "CNN" in t  # the CNN that makes the regions is drawn
     # the deep output layer (Xu et al. eq. 7, lib.captioning.Captioner.output) reads E y_{t-1},
@@ -930,6 +932,8 @@ def test_han_diagram_has_two_levels_of_gru_and_attention():
     assert "$\\mathbf{h}_{1}$" in t and "$\\mathbf{h}_{2}$" in t
     assert any("sentence attention" in s and "\\mathbf{v}" in s for s in t)
     assert "superb" in t and "awful" in t and "the soup was superb ." in fig.alt_text
+    # 13 points laid out on 5.4 inches, drawn 5.2 wide: 12.5 points (reader s27, ch05, 9)
+    assert min(x.get_fontsize() for x in fig.axes[0].texts) >= 12.5
     # every h_i feeds sentence attention, not h_1 alone (reader's report 5, item 1): one arrow
     # per sentence ends at the bottom of the top box, sentence attention
     patches = fig.axes[0].patches

@@ -1112,7 +1112,7 @@ def captioning_diagram(n_regions, d_feature):
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
     layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (5.2 inches,
-    11.5-point text), top to bottom. Returns the Figure."""
+    13-point text, as the narrow drawings), top to bottom. Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
@@ -1128,7 +1128,7 @@ def captioning_diagram(n_regions, d_feature):
         "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
         "L_o at the bottom, which predicts the next word."
     )
-    font = _PHONE_FONT
+    font = _NARROW_FONT
     fig, ax = _canvas(5.2, 6.6, alt)
     cell = 1.8 / side
     x0, top = 0.25, 4.85  # the grid's left and top edges
@@ -1153,7 +1153,8 @@ def captioning_diagram(n_regions, d_feature):
             (x0 - m, bottom - m), 1.8 + 2 * m, 1.8 + 2 * m, fill=False, ec="0.35", lw=1.2, ls="--"
         )
     )
-    ax.text(x0 + 0.9, bottom - 0.45, f"{n_regions} regions, {d_feature} numbers each", **_t(font))
+    # on two lines: at 13 points one line would be wider than the grid's column
+    ax.text(x0 + 0.9, bottom - 0.5, f"{n_regions} regions,\n{d_feature} numbers each", **_t(font))
     x_cnn = x0 + 0.9
     _box(ax, x_cnn, 6.25, "image", "io", 1.4, 0.45, font)
     _arrow(ax, x_cnn, 6.02, x_cnn, 5.75)
@@ -1228,7 +1229,7 @@ def han_diagram(sentences):
     # laid out on 5.4 inches (room for the line on the right) and drawn 5.2 wide, text scaled
     # alike: under the 600 px above which a phone scrolls a figure sideways
     scale = 5.2 / 5.4
-    font, block = _PHONE_FONT * scale, _HAN_BLOCK + _HAN_GAP
+    font, block = _NARROW_FONT * scale, _HAN_BLOCK + _HAN_GAP
     height = 1.25 + n * block
     fig, ax = _canvas(5.4, height, alt, scale=scale)
     x_s, x_h, y_top = 4.15, 4.85, height - 0.6

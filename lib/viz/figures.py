@@ -238,7 +238,7 @@ def document_attention(
                 style="italic",
             )
     ax.annotate(
-        "words shaded by their weight inside their sentence",
+        "words, shaded by their weight",
         xy=(0, 0.5),
         xycoords=after_the_weights(header),
         xytext=(fontsize / 2, 0),
