@@ -87,6 +87,19 @@ def test_no_cell_is_skipped_or_allowed_to_fail():
             ), f"{path.name}, cell {i}"
 
 
+def test_the_chapters_check_cells_are_hidden_on_the_site():
+    # "# @title Check the numbers above": the book's self-test, folded in Colab by its form and
+    # hidden on the site by its tag (one left untagged showed ~25 lines of asserts in chapter 18's
+    # reading flow, reader s27)
+    shown = []
+    for path in CHAPTERS:
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code" and cell.source.startswith("# @title Check"):
+                if not {"remove-input", "remove-cell"} & set(cell.metadata.get("tags", [])):
+                    shown.append(f"{path.name}, cell {i}")
+    assert not shown, f"tag these check cells remove-input: {shown}"
+
+
 def test_each_chapter_has_one_title_and_exercises():
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)

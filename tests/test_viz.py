@@ -553,7 +553,7 @@ def test_interactive_notes_are_page_text_under_each_picture():
     box = viz.interactive(_draw, [1, 2], notes=lambda v: f"slope {v}\nmax <{v * 3}>")
     first, second = (child.value for child in box.children[1].children)
     assert first.startswith("<img") and first.endswith(
-        '<p class="book-figure-notes" style="margin:0.3em 0 0;line-height:1.5">'
+        '<p class="book-figure-notes" style="margin:0.3em 0 0;line-height:1.5;font-size:16px">'
         "slope 1<br>max &lt;3&gt;</p>"
     )
     assert "slope 2<br>max &lt;6&gt;" in second
