@@ -689,6 +689,37 @@ def test_sampling_explorer_one_state_per_setting_all_different():
     )
 
 
+def test_sampling_figure_marks_other_as_cut_only_when_all_its_mass_is_removed():
+    import matplotlib.pyplot as plt
+
+    from lib.viz.interactive import _CUT_COLOR, _sampling_figure
+
+    logits = torch.tensor([3.0, 2.0, 1.0, 0.0, -1.0])
+    reference = torch.softmax(logits, -1)
+    shown = torch.arange(3)  # "other": the last two tokens
+
+    def red_names(t, p):
+        probs = sampling_probabilities(logits, t, top_p=p).float()
+        fig = _sampling_figure((t, None, p, probs), reference, shown, WORDS)
+        ax = fig.axes[0]
+        names = [label.get_text() for label in ax.get_xticklabels()]
+        red = [
+            n for n, label in zip(names, ax.get_xticklabels()) if label.get_color() == _CUT_COLOR
+        ]
+        crosses = len(ax.lines[0].get_xdata())  # the red crosses, one a cut bar
+        plt.close(fig)
+        return red, crosses
+
+    # top-p 0.9 keeps cat, dog and mat (0.636 + 0.234 reach 0.9 only with mat): "other" all cut
+    assert red_names(1.0, 0.9) == (["other"], 1)
+    # top-p 0.7 also cuts mat
+    assert red_names(1.0, 0.7) == (["mat", "other"], 2)
+    # no cut, or a cut that keeps part of "other": nothing red
+    assert red_names(1.0, None) == ([], 0)
+    assert red_names(1.0, 0.99) == ([], 0)
+    assert red_names(0, 0.9) == ([], 0)  # greedy: its zeros are not a cut's
+
+
 def test_sampling_explorer_narrow_stays_under_600_px_whatever_n_shown():
     import struct
 

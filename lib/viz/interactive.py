@@ -645,9 +645,10 @@ def _entropy(q) -> float:
 # Long by design: one drawing call after another, bars, labels, title and legend of one picture.
 def _sampling_figure(state, reference, shown, labels, narrow=False, any_cut=True):
     """The bars of one state (t, k, p, probs) of ``sampling_explorer``: the ``shown`` tokens and one bar
-    "other", over the outlines of ``reference``, softmax(logits); the tokens a cut removed marked by
-    a red cross and a red name, named in the legend when ``any_cut`` (some state cuts); ``narrow``:
-    5.2 inches wide, 13-point text, the legend under the bars."""
+    "other", over the outlines of ``reference``, softmax(logits); the tokens a cut removed (and
+    "other", when it removed all of its mass) marked by a red cross and a red name, named in the
+    legend when ``any_cut`` (some state cuts); ``narrow``: 5.2 inches wide, 13-point text, the
+    legend under the bars."""
     import matplotlib.lines as mlines
     import numpy as np
     import torch
@@ -663,14 +664,16 @@ def _sampling_figure(state, reference, shown, labels, narrow=False, any_cut=True
     def bars(q):
         return np.array(q[shown].tolist() + ([float(q[rest].sum())] if rest.any() else []))
 
+    kept, model = bars(probs), bars(reference)  # one bar a name, "other" last
+
     width = 5.2 if narrow else max(5.0, 0.28 * len(names) + 1)
     fig, ax = plt.subplots(figsize=(width, 5.8 if narrow else 4.4), layout="constrained")
     x = np.arange(len(names))
     colors = ["C0"] * len(shown) + (["0.6"] if rest.any() else [])
-    ax.bar(x, bars(probs), width=0.62, color=colors, label="sampled from")
+    ax.bar(x, kept, width=0.62, color=colors, label="sampled from")
     ax.bar(
         x,
-        bars(reference),
+        model,
         width=0.85,
         fill=False,
         edgecolor="0.3",
@@ -679,10 +682,11 @@ def _sampling_figure(state, reference, shown, labels, narrow=False, any_cut=True
         label="softmax(logits): τ = 1, no cut",
     )
     # the cut tokens: a red cross over their dashed outline and their names in red (a rotated
-    # word "cut" over the outlines was hard to read on a phone)
-    cut = [j for j, i in enumerate(shown.tolist()) if probs[i] == 0 and reference[i] > 0 and t != 0]
+    # word "cut" over the outlines was hard to read on a phone); "other" too, when the cut
+    # removes all of its mass
+    cut = [j for j in range(len(names)) if kept[j] == 0 and model[j] > 0 and t != 0]
     mark = dict(ls="none", marker="x", ms=8, mew=2, color=_CUT_COLOR)
-    ax.plot(cut, bars(reference)[cut] + 0.035, **mark)
+    ax.plot(cut, model[cut] + 0.035, **mark)
     cuts = ", ".join(
         s
         for s in [

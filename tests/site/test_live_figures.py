@@ -211,6 +211,11 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
     # top-p 0: the most probable token alone, greedy, and the figure says so
     assert with_settings("1", "0", "0").tolist() == np.eye(len(probs))[probs.argmax()].tolist()
     assert "greedy" in message(browser, GPT)
+    # its one bar, not the tokens at 0 after it in vocabulary order (reader s27, ch13, point 6)
+    bars = browser.execute_script(
+        f"return document.querySelector({GPT!r}).querySelectorAll('.book-live-bars rect').length;"
+    )
+    assert bars == 1
     with_settings("1", "0", "1")
     assert message(browser, GPT) == ""
 

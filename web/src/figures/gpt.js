@@ -14,9 +14,12 @@ let storyVocab = null;
 const shown = (token) => (token === "." ? "(period)" : token);
 
 // The most probable next tokens as bars. 320 px wide with 14 px text: scaled to a 360 px phone's
-// column (about 300 px) its words show at 13 px (420 px wide at 12 px, they showed at 8.6 px).
+// column (about 300 px) its words show at 13 px (420 px wide at 12 px, they showed at 8.6 px). Only
+// the tokens that can be drawn: after a cut that keeps one token, the zeros listed in vocabulary
+// order (<pad>, <bos>, ...) told nothing (reader s27, chapter 13, point 6).
 function bars(container, probs, itos, n = 15) {
-  const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
+  const order = [...probs.keys()].filter((v) => probs[v] > 0)
+    .sort((a, b) => probs[b] - probs[a] || a - b).slice(0, n);
   const rowH = 22;
   const width = 320;
   const font = 14;
