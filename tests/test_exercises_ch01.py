@@ -375,6 +375,37 @@ def test_check_greedy_or_reference_names_the_mistake_and_not_the_answer(name, me
         assert "swapped" not in feedback
 
 
+BOTH_WRONG = {
+    "both per token": ("per token", "is a mean per token"),
+    "both in another order": ("another order", "holds the right values in another order"),
+    "both in base 10": ("base 10", "is in logarithms to base 10"),
+    "both the loss": ("the loss", "holds -log p(y | x), the loss of each sentence"),
+}
+
+
+@pytest.mark.parametrize("name", BOTH_WRONG)
+def test_a_mistake_in_both_tensors_is_named_for_both(name):
+    """Reader s27: with the same mistake in both, the feedback named log_p_reference alone, and a
+    student who fixed only that one failed a second time on log_p_greedy."""
+    case = ch01._long_sentences()
+    g, r = case["greedy"], case["reference"]
+    wrong = {
+        "per token": lambda v: v["per token"],
+        "another order": lambda v: v["right"].flip(0),
+        "base 10": lambda v: v["right"] / math.log(10),
+        "the loss": lambda v: -v["right"],
+    }[BOTH_WRONG[name][0]]
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference(wrong(g), wrong(r))
+    feedback = str(failed.value)
+    assert f"log_p_reference {BOTH_WRONG[name][1]}" in feedback
+    assert "log_p_greedy has the same mistake" in feedback
+    # two different mistakes: the first is named, and nothing claims they are the same
+    with pytest.raises(ExerciseFailed) as failed:
+        ch01.check_greedy_or_reference(g["right"].flip(0), r["per token"])
+    assert "is a mean per token" in str(failed.value) and "same mistake" not in str(failed.value)
+
+
 def test_an_eos_chosen_at_the_last_step_ends_the_sentence():
     """The chapter's decoding rule (greedy_by_hand, greedy_decode): at most MAX_LEN steps, each choosing
     one token, <eos> included. Decoded with a limit k at which some long output chooses <eos> exactly at

@@ -217,7 +217,14 @@ def _sentences(wrong: Tensor, case: dict) -> str:
 
 def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
     """None if ``value`` is the plain model's log p of ``what`` ("greedy" or "reference"), else what
-    went wrong, without the values themselves.
+    went wrong, without the values themselves (:func:`_mistake`'s message)."""
+    mistake = _mistake(value, name, what, case)
+    return mistake and mistake[1]
+
+
+def _mistake(value: Tensor, name: str, what: str, case: dict) -> tuple[str | None, str] | None:
+    """None if ``value`` is the plain model's log p of ``what`` ("greedy" or "reference"), else
+    (the mistake's name, or None for an unnamed difference; what went wrong, without the values).
 
     Every sentence is scored with its final <eos>. For an output cut off at MAX_LEN words, which
     never chose <eos>, greedy_decode's own log_prob (without that step) is accepted too: it is what
@@ -235,18 +242,39 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
     if _close(value, case[other]["right"]):
         if what == "greedy":
             # log_p_reference, checked first, was right (or not given): the same numbers twice
-            return f'{name} holds the log-probabilities of the references, not of the greedy outputs. Score the plain model\'s own outputs, hypotheses["plain"][i] for i in long_idx.'
-        return f"{name} holds the log-probabilities of the greedy outputs: log_p_greedy and log_p_reference are swapped."
+            return (
+                "references",
+                f'{name} holds the log-probabilities of the references, not of the greedy outputs. Score the plain model\'s own outputs, hypotheses["plain"][i] for i in long_idx.',
+            )
+        return (
+            "swapped",
+            f"{name} holds the log-probabilities of the greedy outputs: log_p_greedy and log_p_reference are swapped.",
+        )
     if _close(value.sort().values, right.sort().values):
-        return f"{name} holds the right values in another order: keep the order of long_idx."
+        return (
+            "order",
+            f"{name} holds the right values in another order: keep the order of long_idx.",
+        )
     if _close(value, _under_attention(case["max_len"])[what]):
-        return f"{name} holds log-probabilities under the attention model (attentive); the exercise asks for those of the plain model, `plain`, whose bottleneck it is about."
+        return (
+            "attention model",
+            f"{name} holds log-probabilities under the attention model (attentive); the exercise asks for those of the plain model, `plain`, whose bottleneck it is about.",
+        )
     if _close(value, right / math.log(10)):
-        return f"{name} is in logarithms to base 10 (log10): each of your values is the natural-log value divided by ln 10 = 2.303. Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats."
+        return (
+            "base 10",
+            f"{name} is in logarithms to base 10 (log10): each of your values is the natural-log value divided by ln 10 = 2.303. Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats.",
+        )
     if _close(value, right / math.log(2)):
-        return f"{name} is in bits (logarithms to base 2). Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats."
+        return (
+            "bits",
+            f"{name} is in bits (logarithms to base 2). Use natural logarithms, as log_softmax and sequence_log_prob do: the chapter measures log-probabilities in nats.",
+        )
     if (value > 0).all() and _close(value.log(), right):
-        return f"{name} holds probabilities p(y | x); the exercise asks for their logarithms, log p(y | x), sums of log p(y_t | y_<t, x): a product of 40 probabilities soon underflows."
+        return (
+            "probabilities",
+            f"{name} holds probabilities p(y | x); the exercise asks for their logarithms, log p(y | x), sums of log p(y_t | y_<t, x): a product of 40 probabilities soon underflows.",
+        )
     # mistakes that may touch some sentences only: the message says which
     where = _sentences(wrong, case)
 
@@ -254,28 +282,61 @@ def _diagnose(value: Tensor, name: str, what: str, case: dict) -> str | None:
         return bool(_close_each(value, variant)[wrong].all())
 
     if matches(-right):
-        return f"{name} holds -log p(y | x), the loss of each sentence (positive numbers){where}. A log-probability is a sum of log p(y_t | y_<t, x), each at most 0."
+        return (
+            "loss",
+            f"{name} holds -log p(y | x), the loss of each sentence (positive numbers){where}. A log-probability is a sum of log p(y_t | y_<t, x), each at most 0.",
+        )
     if matches(mine["per token"]) or matches(-mine["per token"]):
-        return f"{name} is a mean per token (as model.loss computes it){where}. log p(y | x) of a sentence is the sum over its tokens, as sequence_log_prob returns it."
+        return (
+            "per token",
+            f"{name} is a mean per token (as model.loss computes it){where}. log p(y | x) of a sentence is the sum over its tokens, as sequence_log_prob returns it.",
+        )
     if matches(mine["with padding"]):
-        return f"{name} also adds the log-probabilities of the padding{where}: the positions after <eos>, where tgt_out is <pad> (batch.tgt_mask is False), are not part of the sentence. Leave them out, as sequence_log_prob does."
+        return (
+            "padding",
+            f"{name} also adds the log-probabilities of the padding{where}: the positions after <eos>, where tgt_out is <pad> (batch.tgt_mask is False), are not part of the sentence. Leave them out, as sequence_log_prob does.",
+        )
     if matches(mine["without <eos>"]):
         at_the_limit = case["ended"] & (case["steps"] == case["max_len"])
         if what == "greedy" and bool(at_the_limit[wrong].all()):
-            return f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit."
-        return f"{name} leaves out the last step, the probability of <eos>{',' + where if where else ''}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too."
+            return (
+                "eos at the limit",
+                f"{name} leaves out the <eos> step of the greedy output{where}, an output whose <eos> came at step {case['max_len']}, the last that MAX_LEN allows. That output was not cut off: it chose <eos> itself, and its {case['max_len'] - 1} words end there like any other sentence. Only an output of MAX_LEN words, which never chose <eos>, was cut off by the limit.",
+            )
+        return (
+            "eos",
+            f"{name} leaves out the last step, the probability of <eos>{',' + where if where else ''}. A sentence is only finished when the model ends it: make_batch puts <eos> at the end of tgt_out; score that too.",
+        )
     if matches(mine["<eos> twice"]):
-        return f"{name} scores each {noun} with two <eos> at its end{where}: your target words already end with <eos>, and make_batch adds one more. Give make_batch the words only, as tgt_vocab.decode returns them by default."
+        return (
+            "eos twice",
+            f"{name} scores each {noun} with two <eos> at its end{where}: your target words already end with <eos>, and make_batch adds one more. Give make_batch the words only, as tgt_vocab.decode returns them by default.",
+        )
     if what == "greedy" and matches(_under_attention(case["max_len"])["its greedy under plain"]):
-        return f"{name} scores the greedy outputs of the attention model (attentive){where}: the scoring under `plain` is right, but the outputs scored are the wrong model's. Score the plain model's own greedy outputs, hypotheses[\"plain\"]."
+        return (
+            "attention outputs",
+            f"{name} scores the greedy outputs of the attention model (attentive){where}: the scoring under `plain` is right, but the outputs scored are the wrong model's. Score the plain model's own greedy outputs, hypotheses[\"plain\"].",
+        )
     if (value >= 0).all() and (value <= 1).all():
-        return f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0."
+        return (
+            "zero to one",
+            f"{name} holds numbers between 0 and 1: probabilities? The exercise asks for log-probabilities, log p(y | x), sums of log p(y_t | y_<t, x), each at most 0.",
+        )
     if (value > 0).all():
-        return f"{name} holds positive numbers, but a log-probability is at most 0: a sum of log p(y_t | y_<t, x). Did you compute a loss?"
+        return (
+            "positive",
+            f"{name} holds positive numbers, but a log-probability is at most 0: a sum of log p(y_t | y_<t, x). Did you compute a loss?",
+        )
     if what == "greedy" and not bool(case["ended"][wrong].any()):
         # only outputs cut off at max_len are off: decoded again with another limit, they differ
-        return f"{name} differs from the plain model's (`plain`) log p(greedy output | x){where}, only where the output was cut off at MAX_LEN = {case['max_len']} words without choosing <eos>. Score the chapter's own outputs, hypotheses[\"plain\"][i] for i in long_idx, not outputs decoded again with another limit."
-    return f"{name} differs from the plain model's (`plain`) log p({noun} | x){where or ' in every sentence'}. Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad()."
+        return (
+            "cut off",
+            f"{name} differs from the plain model's (`plain`) log p(greedy output | x){where}, only where the output was cut off at MAX_LEN = {case['max_len']} words without choosing <eos>. Score the chapter's own outputs, hypotheses[\"plain\"][i] for i in long_idx, not outputs decoded again with another limit.",
+        )
+    return (
+        None,
+        f"{name} differs from the plain model's (`plain`) log p({noun} | x){where or ' in every sentence'}. Score each target sentence with sequence_log_prob, on a batch that make_batch builds from its pairs, under torch.no_grad().",
+    )
 
 
 @checker("greedy or reference")
@@ -291,15 +352,20 @@ def check_greedy_or_reference(log_p_greedy: Any, log_p_reference: Any) -> str:
         )
     case = _long_sentences()
     n = len(case["long_idx"])
-    for value, name, what in [
-        (log_p_reference, "log_p_reference", "reference"),
-        (log_p_greedy, "log_p_greedy", "greedy"),
-    ]:
-        if value is None:
-            continue
-        problem = _diagnose(_as_log_probs(value, name, n), name, what, case)
-        if problem:
-            fail(problem)
+    problems = [
+        _mistake(_as_log_probs(value, name, n), name, what, case)
+        for value, name, what in [
+            (log_p_reference, "log_p_reference", "reference"),
+            (log_p_greedy, "log_p_greedy", "greedy"),
+        ]
+        if value is not None
+    ]
+    problems = [p for p in problems if p]
+    if len(problems) == 2 and problems[0][0] is not None and problems[0][0] == problems[1][0]:
+        # one round trip, not two: the student would otherwise fix log_p_reference alone
+        fail(f"{problems[0][1]} log_p_greedy has the same mistake: correct both.")
+    if problems:
+        fail(problems[0][1])
     if log_p_greedy is None:
         not_attempted("log_p_reference is right; now compute log_p_greedy.")
     if log_p_reference is None:
