@@ -106,14 +106,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-import torch
 
 # nbformat's note on cells without an id (a notebook edited by hand or by an older Jupyter), once per
 # notebook read: noise in the grader's output
 warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
-from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads messages as the child)
+from sandbox import read_exact, transform, use_book_kernels  # noqa: E402 (as the child does)
+
+# the book's CPU kernels, as its build has them, before torch is imported: the checkers' references
+# here and the chapter's code in the zygote compute what the chapter computed (course review s27, M1)
+use_book_kernels()
+import torch  # noqa: E402
 
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
@@ -1717,6 +1721,7 @@ class Zygote:
         self.log = open(work / "zygote.log", "wb")  # noqa: SIM115
         env = {k: v for k, v in os.environ.items() if not k.startswith("JPY")}
         env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        use_book_kernels(env)
         self.process = subprocess.Popen(
             [sys.executable, str(SANDBOX), str(plan), str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -1736,9 +1741,19 @@ class Zygote:
         if self._ready is None:
             self._ready = self.receive(900)
             if self._ready.get("errors"):
-                print("note: the chapter's code before the exercises failed in the sandbox:")
+                # what it means for the grades and what to do (course review s27, M1)
+                print(
+                    "note: a cell of the chapter's own code, before the exercises, failed in the "
+                    "sandbox (usually one of the chapter's checks of its text, on numbers that "
+                    "training gave otherwise on this machine):"
+                )
                 for error in self._ready["errors"]:
                     print("  ", error)
+                print(
+                    "   The grades are safe if the next line reads 'worked solutions: N/N exercises "
+                    "full marks': the worked solutions ran on the same code. Otherwise grading "
+                    "stops before any student; report the lines above either way."
+                )
         return self._ready
 
     def receive(self, timeout: float | None = None) -> dict:
