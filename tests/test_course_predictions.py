@@ -163,6 +163,24 @@ def test_a_measurement_is_checked_in_the_notebook_not_recorded():
     assert not any(make_course.MEASURED_COURSE in c.source for c in _course(CH17, True)[0].cells)
 
 
+def test_chapter_11s_backward_share_is_a_measurement():
+    """Course review s27, M2: chapter 11's exercise 2 asks to compute plural_share and
+    same_for_singular and give the checker the computed values; a graded course called them
+    predictions ("write each prediction before you compute anything") and did not flag one computed
+    in the answer cell. It is a measurement (the checker's MEASURED), as chapter 12's exercise 4:
+    checked live for 0 points, titled so, and no paragraph tells the student not to compute."""
+    graded, exercises = _course("11_language_models", True)
+    test = next(c for c in graded.cells if c.metadata["nbgrader"]["grade_id"] == "ex2_test")
+    assert "check_backward_agreement(plural_share" in test.source
+    assert "course" not in test.metadata and "recorded" not in test.source
+    assert test.metadata["nbgrader"]["points"] == make_course.POINTS["measured"] == 0
+    statement = _statement(graded, 2)
+    assert statement.startswith("**Exercise 2 (measure, then check): ")
+    assert make_course.PREDICTION_COURSE not in statement
+    assert "before you compute" not in statement and "compute both" in statement
+    assert "the checker does not grade them" in statement  # the prediction: a comment
+
+
 def test_the_help_lists_the_exercises_with_variants(capsys):
     """Lecturer review s21, M7: --help named chapter 9's exercise alone; it is computed from the
     checkers' VARIANTS."""

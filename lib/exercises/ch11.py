@@ -319,6 +319,13 @@ def check_interpolation(interpolated_perplexity: Any) -> str:
 
 # --- exercise 2: the backward model on agreement -------------------------------------------------------
 
+# Exercise 2's checked answers are measurements, not predictions: the statement asks to compute both
+# and give the checker the computed values (the prediction is written down first, not graded). A
+# graded course checks them live in the student's notebook, for 0 points, as chapter 12's exercise 4
+# (tools/make_course.py; course-kit review s27, M2: the course told the student to submit the
+# prediction uncomputed).
+MEASURED = {2}
+
 # Measured in the chapter with its backward LSTM (the solution asserts them at the precision its model answer writes): the probabilities of
 # the four verb forms at the verb of "the keys that the man found ___ old ." (the same for "the key that
 # the men found ___ old ."), and the plural share (are + were) / (is + was + are + were).
