@@ -3132,6 +3132,78 @@ _PAIR = re.compile(r"^(\S+) \S+: (?:like (\S+)'s answer|the same code as (\S+)'s
 _FIRST = re.compile(r", ([\w.@+-]+) first$")
 
 
+# a line of copy_flags or code_copy_flags about one student and the book: (student, exercise, what)
+_BOOK = re.compile(
+    r"^(\S+) (\S+): (?:the same code as (the worked solution)|the function \S+ is (the worked "
+    r"solution)'s|like (the model answer))"
+)
+
+
+def copy_clusters(course: Path, chapter: str, lines: list[str]) -> list[str]:
+    """``copy_flags``' or ``code_copy_flags``' lines grouped, one line per group (course review s27,
+    M3: a pair a line made C(n, 2) lines of students who all pasted the worked solution): per
+    exercise, "N answers are the book's worked solution" (or the model answer's words) with their
+    students, then "these N answers are alike" for each group of students whose answers are alike
+    (each with at least one other of the group), in the order they submitted. Two students who
+    both gave the book's answer are not a group again. Other lines (a library function the
+    exercise forbids) are kept as they are."""
+    book: dict[tuple[str, str], list[str]] = {}
+    pairs: dict[str, list[tuple[str, str, float | None]]] = {}
+    kept = []
+    for line in lines:
+        found, pair = _BOOK.match(line), _PAIR.match(line)
+        if found:
+            what = found[3] or found[4] or found[5]
+            students = book.setdefault((found[2], what), [])
+            if found[1] not in students:
+                students.append(found[1])
+        elif pair:
+            grade_id = line.split(" ", 2)[1].rstrip(":")
+            similarity = re.search(r"similarity ([0-9.]+)", line)
+            pairs.setdefault(grade_id, []).append(
+                (pair[1], pair[2] or pair[3], float(similarity[1]) if similarity else None)
+            )
+        else:
+            kept.append(line)
+    out = []
+    for (grade_id, what), students in sorted(book.items()):
+        n = len(students)
+        verb = "answer is" if n == 1 else "answers are"
+        what = "near-verbatim the model answer" if "model" in what else "the book's worked solution"
+        out.append(f"{grade_id}: {n} {verb} {what}: {', '.join(sorted(students))}")
+    for grade_id, found in sorted(pairs.items()):
+        same = set().union(*(set(v) for (g, _), v in book.items() if g == grade_id))
+        groups: list[set[str]] = []
+        for a, b, _ in found:
+            if a in same and b in same:  # both the book's answer: said above
+                continue
+            joined = [g for g in groups if a in g or b in g]
+            groups = [g for g in groups if g not in joined] + [set().union({a, b}, *joined)]
+        for group in sorted(groups, key=lambda g: (-len(g), sorted(g))):
+            times = {s: submitted_at(course, chapter, s) for s in group}
+            order = sorted(group, key=lambda s: (times[s] is None, times[s] or "", s))
+            unknown = [s for s in order if times[s] is None]
+            when = (
+                "in the order submitted"
+                if not unknown
+                else "submission time unknown for " + ", ".join(unknown)
+                if len(unknown) < len(order)
+                else "order unknown"
+            )
+            span = sorted({r for a, b, r in found if a in group and r is not None})
+            alike = ""
+            if span:  # written answers: how alike, the least and the most
+                alike = "similarity " + " to ".join(
+                    f"{r:.2f}" for r in dict.fromkeys((span[0], span[-1]))
+                )
+                alike += "; "
+            out.append(
+                f"{grade_id}: these {len(group)} answers are alike ({alike}{when}): "
+                + ", ".join(order)
+            )
+    return out + kept
+
+
 def pair_flag(other: str, first: str | None) -> str:
     """The flag of a student whose answer is alike with ``other``'s: it names the pair and who
     submitted first, never a role (lecturer review s23, M1: the first submitter, honest, was
@@ -3257,9 +3329,10 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     strong, weak = strong_and_weak(copy_flags(course, chapter, students))
     if strong:
         print(
-            f"possible copies ({len(strong)} written answers near-verbatim like the model answer or "
-            f"another student's, or sharing {COPY_STRONG_RUNS} or more runs of {COPY_RUN} words; "
-            "read them before grading):\n  " + "\n  ".join(strong)
+            f"possible copies ({len(strong)} likenesses of written answers near-verbatim like the "
+            f"model answer or another student's, or sharing {COPY_STRONG_RUNS} or more runs of "
+            f"{COPY_RUN} words, in groups; read them before grading):\n  "
+            + "\n  ".join(copy_clusters(course, chapter, strong))
         )
     if weak:
         print(
@@ -3287,9 +3360,11 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     code = code_copy_flags(course, chapter, students)
     if code:
         print(
-            f"possible copied code ({len(code)} answers of {CODE_NODES} syntax nodes or more, the "
-            "same as the worked solution or another student's but for names, comments and "
-            "spacing; read them):\n  " + "\n  ".join(code)
+            f"possible copied code ({len(code)} likenesses of answers of {CODE_NODES} syntax nodes "
+            "or more, the same as the worked solution or another student's but for names, "
+            "comments and spacing, in groups; a student who took the worked solution, as the "
+            "book allows, is listed with it: read them):\n  "
+            + "\n  ".join(copy_clusters(course, chapter, code))
         )
     if REFUSED:
         print(
