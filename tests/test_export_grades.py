@@ -566,7 +566,7 @@ def test_alike_answers_are_one_warning_per_group(tmp_path):
     assert warnings[1].startswith(
         f"dan, eve and gus {A}: 3 answers are the book's worked solution (flagged when graded;"
     )
-    assert "*Students who use the worked solution*" in warnings[1]
+    assert "whether your course does is yours to decide" in warnings[1]
     assert warnings[2].startswith(
         f"eve, fay and gus {A}: these 3 answers are alike (order unknown;"
     )

@@ -196,8 +196,8 @@ BOOK = {
 }
 BOOK_FLAGS = {f"alike with {what}" for what in BOOK}
 BOOK_ADVICE = (
-    "the book lets readers use its worked solutions; read them as the teachers' page says "
-    "(*Students who use the worked solution*)"
+    "the book lets its readers use its worked solutions: whether your course does is yours to decide "
+    "(the teachers' page, *Running the course with nbgrader*, before the weekly checklist)"
 )
 
 
