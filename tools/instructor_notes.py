@@ -264,6 +264,19 @@ def _render(node: ast.AST, bindings: dict[str, str] | None = None) -> str:
         inner = node.value
         if isinstance(inner, ast.Name) and inner.id in bindings:
             return bindings[inner.id]
+        if (  # a table's message filled in: f"{why.format(**numbers)}" (chapter 8's _MISTAKES)
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "format"
+            and getattr(inner.func.value, "id", None) in bindings
+        ):
+            # each {field} a computed part (course review s27, M5: chapter 8's two commonest
+            # mistakes were one row "on the case ‹case›, ‹…›" and counted as "any other")
+            return re.sub(
+                r"\{(\w*)[^{}]*\}",
+                lambda m: PLACEHOLDER.format(m[1] or "…"),
+                bindings[inner.func.value.id],
+            )
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
             return inner.value
         text = ast.unparse(inner)
@@ -498,9 +511,11 @@ class _Reader:
             if expansions:
                 before = len(self.found)
                 for binding in expansions:
-                    shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 20)
+                    shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 40)
                     for child in node.body:
-                        self._visit(child, conditions + [shown], {**bindings, **binding})
+                        self._visit(
+                            child, conditions + ([shown] if shown else []), {**bindings, **binding}
+                        )
                 self._collapse(before, conditions)
                 return
         if isinstance(node, ast.Call):
@@ -999,8 +1014,7 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
             f"| – | needs manual review, or stopped by the sandbox (0 until you grade it) | "
             f"{c.get(HELD, 0)} | <small>tools/grade_course.py: the answer read the checkers or "
             "files, used a name from a cell the student added, computed a prediction with the "
-            "library or the chapter's code (lecturer review s22, M6), or tried what the sandbox "
-            "does not allow</small> |"
+            "library or the chapter's code, or tried what the sandbox does not allow</small> |"
         )
     body.append("")
     return body
