@@ -593,3 +593,26 @@ def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):
         f"alice {A}: flagged when graded (possible copy;"
     )
     assert "needs manual review" not in warnings[0]
+
+
+def test_the_graders_flags_show_in_the_formgrader(gradebook):
+    """Course review s27, m7: the Formgrader said `flagged: False` for every submission the grader
+    flagged (the flags were in its output and reports/ only). The grader sets nbgrader's own flag
+    on each flagged student's submitted notebook, and never clears one."""
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    course = gradebook.parent
+    (course / "nbgrader_config.py").write_text("c = get_config()  # noqa: F821\n")
+    # carol submitted nothing: no notebook to flag
+    assert grade_course.flag_in_gradebook(course, A, ["alice", "carol"]) == ["alice"]
+    assert grade_course.flag_in_gradebook(course, A, []) == []
+    with Gradebook(f"sqlite:///{gradebook}") as gb:
+        assert gb.find_submission_notebook(A, A, "alice").flagged is True
+        assert gb.find_submission_notebook(A, A, "bob").flagged is False
+        assert gb.find_submission_notebook(B, B, "alice").flagged is False
+        # what the Formgrader's submitted_notebooks page reads
+        assert sorted((s["student"], s["flagged"]) for s in gb.notebook_submission_dicts(A, A)) == [
+            ("alice", True),
+            ("bob", False),
+        ]

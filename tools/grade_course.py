@@ -3271,6 +3271,39 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             known[student] = sorted(set(known.get(student, [])) | set(flags))
     saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
+    marked = flag_in_gradebook(course, chapter, sorted(s for s in students if known.get(s)))
+    if marked:
+        print(f"flagged in the Formgrader (nbgrader's flag): {', '.join(marked)}")
+
+
+def flag_in_gradebook(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """Set nbgrader's ``flagged`` on the submitted notebook of each of ``students`` (whom the grader
+    flagged), so that the Formgrader's submission list shows the flag (course review s27, m7: the
+    flags were only in the grader's output and reports/). Only set, never cleared: a flag the teacher
+    set or cleared by hand for another student stays. Returns the students flagged; none without a
+    gradebook or a submission there."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from term_plan import _gradebook
+
+    if not students:
+        return []
+    try:
+        url, course_id = _gradebook(course)
+    except Exception:  # noqa: BLE001 (no nbgrader_config.py: no gradebook)
+        return []
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        return []  # nothing graded yet: no gradebook to make
+    marked = []
+    with Gradebook(url, course_id=course_id) as gb:
+        for student in students:
+            try:
+                notebook = gb.find_submission_notebook(chapter, chapter, student)
+            except MissingEntry:
+                continue
+            notebook.flagged = True
+            marked.append(student)
+        gb.db.commit()
+    return marked
 
 
 class _Tee:
