@@ -197,3 +197,17 @@ def test_the_notes_name_no_internal_review():
     reference of the book's own reviews that a colleague cannot read."""
     table = "\n".join(notes._mistakes_table([], {"graded": 1, "passed": 1}))
     assert not re.search(r"\b(lecturer|reader|course)[- ]?(kit )?review\b|\bs\d\d, [SMm]\d", table)
+
+
+def test_the_notes_ask_the_questions_the_rubric_grades():
+    """Course review s27, m9: the notes listed 5 written questions for chapter 1's exercise 1, its
+    ungraded prediction comment ("First write down your prediction ...") among them, and the
+    course's rubric 4: the notes take the rubric's questions (tools/rubric_claims.py's PARTS)."""
+    import rubric_claims
+
+    chapter = "01"
+    written = [ex for ex in notes.exercises(chapter) if ex.written_parts]
+    assert [len(ex.written_parts) for ex in written] == notes.rubric_parts(chapter)
+    first = next(ex for ex in written if ex.number == 1)
+    assert first.written_parts == rubric_claims.PARTS["01"][1]
+    assert not any("prediction" in q and "comment" in q for q in first.written_parts)

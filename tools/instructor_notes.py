@@ -156,7 +156,16 @@ class Exercise:
 
     @property
     def written_parts(self) -> list[str]:
-        return make_course.parts(self.statement) if self.model else []
+        """The questions the course's rubric grades: tools/rubric_claims.py's ``PARTS`` where it
+        names them, as make_course does (course review s27, m9: chapter 1's exercise 1 had 5
+        questions here, its prediction comment among them, against the rubric's 4), else the
+        statement's."""
+        if not self.model:
+            return []
+        import rubric_claims
+
+        named = rubric_claims.PARTS.get(self.chapter[:2], {}).get(self.number)
+        return list(named) if named else make_course.parts(self.statement)
 
     @property
     def code_lines(self) -> int:
