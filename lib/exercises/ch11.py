@@ -186,6 +186,11 @@ _MISTAKES: list[tuple[dict, str]] = [
         "you left out the </s> of the test sentences. The model also predicts where each sentence ends, P(</s> | its last word): that prediction is one of the M tokens, its log probability in the sum.",
     ),
     (
+        # both at once, a common n-gram mistake (course review s27, m12: it matched none of the above)
+        dict(eos_in_u=False, predict_eos=False),
+        "you left out </s> altogether: your U does not count it and your test sentences never predict it. The model predicts where each sentence ends: count </s> in U, once per training sentence, and predict it after each test sentence's last word, P(</s> | that word), one of the M tokens.",
+    ),
+    (
         dict(predict_first=False),
         "you never predict the first word of a sentence. Read each test sentence as <s> w1 ... wn </s>: the first prediction is P(w1 | <s>), and it is one of the M tokens, its log probability in the sum.",
     ),
