@@ -453,3 +453,22 @@ def test_a_worked_solution_is_never_flagged_for_the_chapters_own_code():
     assert len(seen) == 16
     exercise, *_ = _collected("04_bahdanau_and_luong")
     assert grade_course.predicted(exercise) == ["articles_left", "ne_left"]
+
+
+def test_a_0_point_prediction_computed_is_a_flag_not_a_grade_to_give():
+    """Course review s27, m13: eve's chapter 8 prediction, worth 0 points and computed with the
+    library, read "It gets 0 until the teacher grades it (0 of 0 points without it)" and waited in
+    the Formgrader's queue. A 0-point cell has no grade to give: flagged, with no wait."""
+    import grade_course
+
+    exercise, earlier, answers, _ = _collected("13_gpt")
+    computed = {**answers, "ex2_answer": HEIDI}
+    right = "✓ GPT-3 size: passed. both predictions are right"
+    result = grade_course.Result("eve", "ex2_test", 0.0, 0.0, right, 0.1)
+    result = grade_course.prediction_review(result, exercise, computed, earlier)
+    assert result.review and result.score == 0
+    assert "no grade to give: a flag to read" in result.message
+    assert "until the teacher grades it" not in result.message
+    one = grade_course.Result("eve", "ex2_test", 1.0, 1.0, right, 0.1)
+    one = grade_course.prediction_review(one, exercise, computed, earlier)
+    assert "It gets 0 until the teacher grades it (1 of 1 points without it)" in one.message

@@ -821,11 +821,17 @@ def prediction_review(
         return result
     result.review = True
     result.computed = call
+    # a cell worth 0 points (a graded course's prediction by default) has no grade to give: a flag
+    # to read, not a manual grade the feedback waits for (course review s27, m13)
+    held = (
+        f"It gets 0 until the teacher grades it ({result.score:g} of {result.points:g} points "
+        "without it)."
+        if result.points
+        else "It is worth 0 points, so there is no grade to give: a flag to read."
+    )
     result.message = (
         f"needs manual review: {COMPUTED.format(call=call)}, and this cell computes the prediction "
-        f"with `{call}` of {_whose(call)}. It gets 0 until the teacher grades it "
-        f"({result.score:g} of {result.points:g} points without it). The checker's verdict: "
-        f"{result.message}"
+        f"with `{call}` of {_whose(call)}. {held} The checker's verdict: {result.message}"
     )
     result.score = 0.0
     return result
@@ -2796,8 +2802,8 @@ def record(course: Path, chapter: str, results: list[Result]) -> None:
             for result in graded:
                 grade = gb.find_grade(result.test, chapter, chapter, student)
                 grade.auto_score = result.score
-                if result.review:  # the Formgrader lists it as needing a manual grade
-                    grade.needs_manual_grade = True
+                if result.review and result.points:  # the Formgrader lists it as needing a
+                    grade.needs_manual_grade = True  # manual grade; a 0-point cell has none to give
             gb.db.commit()
             path = course / "autograded" / student / chapter / f"{chapter}.ipynb"
             if path.exists():
