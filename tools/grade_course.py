@@ -248,6 +248,30 @@ def public_wording(message: str) -> str:
     return re.sub(r"\bhidden (cases?)\b", r"practice \1", message)
 
 
+# a checker's advice to a reader at work, as the grader's feedback says it after the deadline, when
+# nothing can be run again (course review s27, m15: "Write its body in the cell above, run that cell,
+# then run this one again" read oddly in feedback on an exercise left blank)
+AFTER_DEADLINE = [
+    (
+        re.compile(r"Write its body in the cell above, run that cell, then run this one again\."),
+        "The submitted notebook has no body for it.",
+    ),
+    (
+        re.compile(
+            r"(?:,? and|,)? then run this (?:cell|one) again\.|,? and run this cell again\."
+        ),
+        "; the submitted notebook has none.",
+    ),
+]
+
+
+def graded_wording(message: str) -> str:
+    """A verdict as the feedback gives it: no order to run a cell again (:data:`AFTER_DEADLINE`)."""
+    for pattern, said in AFTER_DEADLINE:
+        message = pattern.sub(said, message)
+    return message
+
+
 # a NameError as the checker reports it ("NameError: name 'x' is not defined") and as the grader reports
 # an answer cell that stopped ("stopped with NameError at line 2: name 'x' ...", lecturer review s13:
 # a prediction's helper from the student's own cell got a bare 0 there)
@@ -2200,6 +2224,7 @@ class Grader:
                     shutil.rmtree(scratch, ignore_errors=True)
         if not private:
             message = public_wording(message)
+        message = graded_wording(message)
         return Result(
             student,
             exercise.test,
