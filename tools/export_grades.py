@@ -139,9 +139,8 @@ def flag_warnings(
         saved = reports / f"{name}-flags.json"
         if not saved.is_file():
             continue
-        pairs: dict[
-            tuple[str, str], str
-        ] = {}  # {the pair: who submitted first, or "order unknown"}
+        # {the pair: who submitted first, or "order unknown"}
+        pairs: dict[tuple[str, str], str] = {}
         book: dict[str, list[str]] = {}  # {"the worked solution": its students}
         single = []
         for student, flags in sorted(json.loads(saved.read_text()).items()):
