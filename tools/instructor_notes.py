@@ -168,6 +168,12 @@ class Exercise:
         return list(named) if named else make_course.parts(self.statement)
 
     @property
+    def asked_parts(self) -> list[str]:
+        """The questions the statement asks in writing, graded or not (a prediction written in a
+        comment too): what the student's time goes to (:func:`estimate_minutes`)."""
+        return make_course.parts(self.statement) if self.model else []
+
+    @property
     def code_lines(self) -> int:
         """Statements of the worked solution's code that a student writes (a statement formatted over
         several lines counts once): no docstring, import, print, assert or plotting statement (those
@@ -735,14 +741,14 @@ def estimate_minutes(ex: Exercise) -> tuple[float, str]:
         "reading": words / MINUTES["words_per_minute"],
         "code": ex.code_lines * MINUTES["per_code_line"],
         "predictions": ex.predictions * MINUTES["per_prediction"],
-        "written": len(ex.written_parts) * MINUTES["per_written_part"],
+        "written": len(ex.asked_parts) * MINUTES["per_written_part"],
         "run and check": MINUTES["run_and_check"],
     }
     total = 5 * math.ceil(sum(parts.values()) / 5)
     how = (
         f"{_count(words, 'word')} to read, {_count(ex.code_lines, 'statement')} of code, "
         f"{_count(ex.predictions, 'value')} to predict, "
-        f"{_count(len(ex.written_parts), 'written question')}"
+        f"{_count(len(ex.asked_parts), 'written question')}"
     )
     return total, how
 
