@@ -398,3 +398,31 @@ def test_a_test_cell_held_for_review_is_named_as_one():
     assert said == "1 test cell held for manual review still needs a manual grade (ex3_test)"
     said = grade_course.manual_grades_said(["ex1_test", "ex2_written", "ex3_written"])
     assert said.startswith("2 written answers and 1 test cell held for manual review still need")
+
+
+def test_the_feedback_gives_no_order_to_run_a_cell_again():
+    """Course review s27, m15: an exercise left as the template read, in feedback after the
+    deadline, "Write its body in the cell above, run that cell, then run this one again"."""
+    import grade_course
+
+    stub = (
+        "✗ flash_forward: not attempted. `flash_forward` is still the template (its body does "
+        "nothing). Write its body in the cell above, run that cell, then run this one again."
+    )
+    said = grade_course.graded_wording(stub)
+    assert said.endswith("The submitted notebook has no body for it.")
+    assert "run" not in said.split("nothing).")[1]
+    for advice in (
+        "define `f` in the cell above, then run this cell again.",
+        "write your two predictions (a and b) in the cell above, then run this cell again.",
+        "`t` is right; now build M_k in `my_rotation` and run this cell again.",
+    ):
+        said = grade_course.graded_wording(advice)
+        assert "again" not in said and said.endswith("; the submitted notebook has none.")
+    # every such advice of the checkers is rewritten
+    root = Path(grade_course.__file__).resolve().parents[1]
+    for path in sorted((root / "lib" / "exercises").glob("ch*.py")):
+        for advice in re.findall(
+            r"[^\"']*run (?:this|that) (?:cell|one) again[^\"']*", path.read_text()
+        ):
+            assert "again" not in grade_course.graded_wording(advice), (path.name, advice)

@@ -4,6 +4,7 @@ row, is "the answer calls what the exercise forbids"."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -165,3 +166,48 @@ def test_a_graded_course_counts_each_submission_once_in_its_own_row(tmp_path):
         + ch17._exponent_message(dict(ch17._ROPE_MISTAKES)["exponent i/Dh"], 8, 10000.0)
     )
     assert notes.matching(bob, rope) is rope[2] and "theta^(-i/Dh)" in rope[2].message
+
+
+@pytest.mark.parametrize(
+    "variant, row",
+    [
+        ({"layout": "halves"}, "you put all the sines first"),
+        ({"exponent": "j/d"}, "your odd (cosine) columns use their own frequency"),
+        ({"exponent": "i/d"}, "your exponent is i/d with i the pair index"),
+    ],
+)
+def test_chapter_8s_table_of_mistakes_is_one_row_each(variant, row):
+    """Course review s27, M5: carol's sines then cosines and dave's per-column frequency, chapter
+    8's commonest mistakes, were counted under "on the case ‹case›, ‹…›. | any other wrong answer":
+    the checker fills its table's message in with ``why.format(**numbers)``, which the notes did not
+    read. Each is a row of its own, and the student's message is counted there."""
+    from lib.exercises import ch08
+
+    known = notes.mistakes(ch08, "check_sinusoidal")
+    said = _feedback(
+        ch08.check_sinusoidal, lambda max_len, d_model: ch08._table(max_len, d_model, **variant)
+    )
+    found = notes.matching(said, known)
+    assert found is not None and row in found.message and found.condition, (said, found)
+    assert sum(row in m.message for m in known) == 1
+
+
+def test_the_notes_name_no_internal_review():
+    """Course review s27, M5: the notes' manual-review row said "(lecturer review s22, M6)", a
+    reference of the book's own reviews that a colleague cannot read."""
+    table = "\n".join(notes._mistakes_table([], {"graded": 1, "passed": 1}))
+    assert not re.search(r"\b(lecturer|reader|course)[- ]?(kit )?review\b|\bs\d\d, [SMm]\d", table)
+
+
+def test_the_notes_ask_the_questions_the_rubric_grades():
+    """Course review s27, m9: the notes listed 5 written questions for chapter 1's exercise 1, its
+    ungraded prediction comment ("First write down your prediction ...") among them, and the
+    course's rubric 4: the notes take the rubric's questions (tools/rubric_claims.py's PARTS)."""
+    import rubric_claims
+
+    chapter = "01"
+    written = [ex for ex in notes.exercises(chapter) if ex.written_parts]
+    assert [len(ex.written_parts) for ex in written] == notes.rubric_parts(chapter)
+    first = next(ex for ex in written if ex.number == 1)
+    assert first.written_parts == rubric_claims.PARTS["01"][1]
+    assert not any("prediction" in q and "comment" in q for q in first.written_parts)

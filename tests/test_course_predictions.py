@@ -163,6 +163,24 @@ def test_a_measurement_is_checked_in_the_notebook_not_recorded():
     assert not any(make_course.MEASURED_COURSE in c.source for c in _course(CH17, True)[0].cells)
 
 
+def test_chapter_11s_backward_share_is_a_measurement():
+    """Course review s27, M2: chapter 11's exercise 2 asks to compute plural_share and
+    same_for_singular and give the checker the computed values; a graded course called them
+    predictions ("write each prediction before you compute anything") and did not flag one computed
+    in the answer cell. It is a measurement (the checker's MEASURED), as chapter 12's exercise 4:
+    checked live for 0 points, titled so, and no paragraph tells the student not to compute."""
+    graded, exercises = _course("11_language_models", True)
+    test = next(c for c in graded.cells if c.metadata["nbgrader"]["grade_id"] == "ex2_test")
+    assert "check_backward_agreement(plural_share" in test.source
+    assert "course" not in test.metadata and "recorded" not in test.source
+    assert test.metadata["nbgrader"]["points"] == make_course.POINTS["measured"] == 0
+    statement = _statement(graded, 2)
+    assert statement.startswith("**Exercise 2 (measure, then check): ")
+    assert make_course.PREDICTION_COURSE not in statement
+    assert "before you compute" not in statement and "compute both" in statement
+    assert "the checker does not grade them" in statement  # the prediction: a comment
+
+
 def test_the_help_lists_the_exercises_with_variants(capsys):
     """Lecturer review s21, M7: --help named chapter 9's exercise alone; it is computed from the
     checkers' VARIANTS."""
@@ -398,7 +416,8 @@ COLLECTED = [
         else [],
     )
     for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    if p.stem not in ("01_seq2seq_to_attention", "18_attention_at_scale")  # none collected
+    # none collected (chapter 11's exercise 2 is a measurement: course review s27, M2)
+    if p.stem not in ("01_seq2seq_to_attention", "11_language_models", "18_attention_at_scale")
 ]
 
 
@@ -432,6 +451,27 @@ def test_a_worked_solution_is_never_flagged_for_the_chapters_own_code():
         call = grade_course.prediction_computed(worked, grade_course.predicted(exercise), earlier)
         assert call == WORKED_WITH_LIBRARY.get(path.stem), path.stem
         seen.append(path.stem[:2])
-    assert len(seen) == 16
+    # 15: chapters 1 and 18 collect no prediction, nor chapter 11, whose exercise 2 is a
+    # measurement (course review s27, M2)
+    assert len(seen) == 15 and "11" not in seen
     exercise, *_ = _collected("04_bahdanau_and_luong")
     assert grade_course.predicted(exercise) == ["articles_left", "ne_left"]
+
+
+def test_a_0_point_prediction_computed_is_a_flag_not_a_grade_to_give():
+    """Course review s27, m13: eve's chapter 8 prediction, worth 0 points and computed with the
+    library, read "It gets 0 until the teacher grades it (0 of 0 points without it)" and waited in
+    the Formgrader's queue. A 0-point cell has no grade to give: flagged, with no wait."""
+    import grade_course
+
+    exercise, earlier, answers, _ = _collected("13_gpt")
+    computed = {**answers, "ex2_answer": HEIDI}
+    right = "✓ GPT-3 size: passed. both predictions are right"
+    result = grade_course.Result("eve", "ex2_test", 0.0, 0.0, right, 0.1)
+    result = grade_course.prediction_review(result, exercise, computed, earlier)
+    assert result.review and result.score == 0
+    assert "no grade to give: a flag to read" in result.message
+    assert "until the teacher grades it" not in result.message
+    one = grade_course.Result("eve", "ex2_test", 1.0, 1.0, right, 0.1)
+    one = grade_course.prediction_review(one, exercise, computed, earlier)
+    assert "It gets 0 until the teacher grades it (1 of 1 points without it)" in one.message

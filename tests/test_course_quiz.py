@@ -29,3 +29,25 @@ def test_an_essay_is_out_of_its_rubrics_points():
         else:
             assert grade == 1
     assert essays == len(qb.WRITTEN)
+
+
+def test_the_key_its_chapters_and_its_file(tmp_path, capsys):
+    """Course review s27, m10: --chapters 01 05 08 11 said nothing of chapters 1 and 5, which have
+    no questions; the key gave "-0.49" for a question that asks for three decimals; the key was
+    written 0644 where the course's other secrets are 0600."""
+    paper = tmp_path / "exam.md"
+    assert qb.main(["--markdown", str(paper), "--chapters", "01", "05", "08", "11"]) == 0
+    out = capsys.readouterr().out
+    assert "no questions for chapters 01, 05: the bank covers chapters 02, 03, 06" in out
+    assert qb.missing_chapters(["08", "11"]) == []
+    key = qb.key_path(paper)
+    assert key.stat().st_mode & 0o777 == 0o600
+    questions = qb.bank(1, 0, ["08", "11"])
+    text, checked = key.read_text(), 0
+    for i, q in enumerate(questions, 1):
+        asked = re.search(r"Give (\w+) decimals", q.text)
+        if q.kind == "numerical" and asked:
+            line = re.search(rf"^{i}\. (\S+) \(", text, re.M)[1]
+            assert len(line.partition(".")[2]) == qb.DECIMALS[asked[1]], line
+            checked += 1
+    assert checked >= 1

@@ -286,6 +286,19 @@ def test_chapter_15_exercise_2s_point_says_which_separates_better():
     assert not point.startswith("With the mean of the tokens")
 
 
+def test_chapter_8_exercise_2s_point_is_the_explanation_with_the_clocks():
+    """Course review s27, M4: "explain the result with the clocks of the binary table" gave its
+    point to the measured distances ("But an exact repeat is not the question; ... 9.93 at the
+    least") and made the explanation optional; the point is that a position is the whole code,
+    shared only if every clock agrees, and the numbers are what may support it."""
+    ((question, point),) = _points(_ch("08"))[2]
+    assert "explain the result with the clocks of the binary table" in question
+    assert point.startswith("It is the binary table again") and "*every* bit agrees" in point
+    assert "9.93" not in point
+    ((_, claims),) = _required(_ch("08"))[2]
+    assert f"{make_course.MAY_ADD} But an exact repeat is not the question" in claims
+
+
 def _ch(prefix: str) -> str:
     return next(c for c in CHAPTERS if c.startswith(prefix))
 

@@ -895,3 +895,37 @@ def test_a_regrade_keeps_the_written_answers_graded(graded):
         for g in gb.find_submission_notebook(CH2, CH2, "honest").grades:
             if g.name.endswith("_written"):
                 assert g.manual_score == g.max_score and not g.needs_manual_grade, g.name
+
+
+def test_the_zygote_runs_the_chapter_on_the_books_cpu_kernels(tmp_path, monkeypatch):
+    """Course review s27, M1: graded outside ``make`` (``python ../tools/grade_course.py``, as the
+    teachers' page says), the zygote imported torch on the processor's own kernels before the
+    chapter's setup cell could choose the book's, and chapter 5 trained to other numbers than its
+    text: "the chapter's code before the exercises failed in the sandbox". The zygote now runs the
+    chapter on the kernels the build runs it on (tools/sync_colab_cell.py's KERNEL_PATH, where the
+    processor runs AVX2), whatever the grader's environment."""
+    import grade_course
+    from sync_colab_cell import KERNEL_PATH
+
+    for name in KERNEL_PATH:
+        monkeypatch.delenv(name, raising=False)
+    probe = (
+        "import json, os, torch\n"
+        "seen = {name: os.environ.get(name) for name in %r}\n"
+        "seen['capability'] = torch.backends.cpu.get_cpu_capability()\n"
+        "open('kernels.json', 'w').write(json.dumps(seen))\n" % sorted(KERNEL_PATH)
+    )
+    zygote = grade_course.Zygote(
+        [{"source": probe, "filename": "<chapter cell 1>"}], [], [], tmp_path
+    )
+    try:
+        assert zygote.ready["errors"] == []
+    finally:
+        zygote.close()
+    seen = json.loads((tmp_path / "kernels.json").read_text())
+    expected = sandbox.book_kernels()
+    assert {name: seen[name] for name in KERNEL_PATH} == {
+        name: expected.get(name) for name in KERNEL_PATH
+    }
+    if expected:  # an x86 processor with AVX2: the book's path, not the processor's best
+        assert seen["capability"] == expected["ATEN_CPU_CAPABILITY"].upper() == "AVX2"

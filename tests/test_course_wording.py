@@ -428,3 +428,46 @@ def test_chapter_18s_private_slopes_retyped_is_flagged(tmp_path, monkeypatch):
     assert len(said) == 1 and said[0].startswith(
         f"heidi {grade_id}: the same code as the library's _slopes (up to names"
     ), said
+
+
+def test_the_copy_report_lists_groups_not_pairs(tmp_path):
+    """Course review s27, M3: the report listed alike answers pair by pair, C(n, 2) lines, and a
+    student who pasted the worked solution also as alike with every other who did. One line per
+    group: "N answers are the book's worked solution", then "these N answers are alike" in the order
+    submitted; two students who both gave the worked solution are not a pair again."""
+    import grade_course
+
+    chapter, code = (
+        "08_positional_encoding",
+        "(up to names, comments and spacing; 464 syntax nodes)",
+    )
+    for student, when in (("cy", "2026-09-01 09:00:00"), ("bo", "2026-09-01 10:00:00")):
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text(when)
+    lines = [f"{s} ex1_answer: the same code as the worked solution {code}" for s in "abc"]
+    lines += [
+        f"a ex1_answer: the same code as b's {code}",
+        f"a ex1_answer: the same code as c's {code}",
+    ]
+    lines += [
+        f"{a} ex3_answer: the same code as {b}'s {code}"
+        for a, b in (("ann", "bo"), ("ann", "cy"), ("bo", "cy"), ("dan", "eve"))
+    ]
+    lines.append("heidi ex1_answer: the same code as the library's _slopes (up to names")
+    assert grade_course.copy_clusters(tmp_path, chapter, lines) == [
+        "ex1_answer: 3 answers are the book's worked solution: a, b, c",
+        "ex3_answer: these 3 answers are alike (submission time unknown for ann): cy, bo, ann",
+        "ex3_answer: these 2 answers are alike (order unknown): dan, eve",
+        "heidi ex1_answer: the same code as the library's _slopes (up to names",
+    ]
+    written = [
+        "fay ex2_written: like the model answer (similarity 0.95, 4 runs of 8 words in common)",
+        "gus ex2_written: like hal's answer (similarity 0.91, 3 runs of 8 words in common)",
+        "hal ex2_written: like ivy's answer (similarity 0.85, 3 runs of 8 words in common)",
+    ]
+    assert grade_course.copy_clusters(tmp_path, chapter, written) == [
+        "ex2_written: 1 answer is near-verbatim the model answer: fay",
+        "ex2_written: these 3 answers are alike (similarity 0.85 to 0.91; order unknown): gus, hal, "
+        "ivy",
+    ]

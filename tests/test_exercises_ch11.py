@@ -232,6 +232,19 @@ def test_every_mistake_is_told_apart_on_the_first_case():
             assert not ch11._close(a, b), (case, a, b)
 
 
+def test_check_interpolation_names_end_of_sentence_left_out_altogether():
+    """Course review s27, m12: an answer without </s> in U and without predicting it got "matches
+    none of the usual mistakes"; forgetting the end-of-sentence token is a common n-gram mistake."""
+
+    def no_eos(train, test, lam):
+        return ch11.interpolated_perplexity_reference(
+            train, test, lam, eos_in_u=False, predict_eos=False
+        )
+
+    with pytest.raises(ExerciseFailed, match=re.escape("you left out </s> altogether")):
+        ch11.check_interpolation(no_eos)
+
+
 # --- exercise 2: the backward model on agreement ---------------------------------------------------------
 
 

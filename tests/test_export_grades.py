@@ -447,13 +447,14 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     grade_course._print_flags(tmp_path, chapter, ["alice", "carol", "frank"], [review])
     assert "possible copies" in capsys.readouterr().out
     (text,) = (tmp_path / "reports").glob(f"{chapter}-*.txt")
-    assert "frank ex2_written" in text.read_text()
+    # in groups, one line per group (course review s27, M3)
+    assert "ex2_written: 1 answer is near-verbatim the model answer: frank" in text.read_text()
     warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
     assert len(warnings) == 3
     assert warnings[0].startswith(f"alice {chapter}: flagged when graded (notebook repaired: ex1_")
     assert warnings[1].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
     assert warnings[2].startswith(
-        f"frank {chapter}: flagged when graded (alike with the model answer"
+        f"frank {chapter}: 1 answer is near-verbatim the model answer (flagged when graded;"
     )
 
 
@@ -533,11 +534,42 @@ def test_two_students_alike_are_one_problem_that_names_the_pair(tmp_path):
     assert len(warnings) == 4, warnings
     assert warnings[0].startswith(f"alice and dave {A}: answers alike (alice submitted first;")
     assert warnings[1].startswith(
-        f"carol {A}: flagged when graded (alike with the worked solution;"
+        f"carol {A}: 1 answer is the book's worked solution (flagged when graded;"
     )
     assert warnings[2].startswith(f"dave {A}: flagged when graded (t1 needs manual review;")
     assert warnings[3].startswith(f"frank and grace {A}: answers alike (order unknown;")
     assert not [w for w in warnings if "possible copy" in w or "source of" in w]
+
+
+def test_alike_answers_are_one_warning_per_group(tmp_path):
+    """Course review s27, M3: 6 students gave 84 warnings, one per pair ("X and Y ... answers
+    alike"), and one per student who used the book's worked solution; 40 students would give up to
+    780 per exercise. Pairs that share a student are one group, one warning, with who submitted
+    first where every order is known; the worked solution's students are one warning."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    flags = {
+        "ann": ["alike with bo; ann submitted first", "alike with cy; ann submitted first"],
+        "bo": ["alike with ann; ann submitted first", "alike with cy; bo submitted first"],
+        "cy": ["alike with ann; ann submitted first", "alike with bo; bo submitted first"],
+        "dan": ["alike with the worked solution"],
+        "eve": ["alike with the worked solution", "alike with fay; order unknown"],
+        "fay": ["alike with eve; order unknown", "alike with gus; fay submitted first"],
+        "gus": ["alike with fay; fay submitted first", "alike with the worked solution"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    warnings = export_grades.flag_warnings(reports, [A])
+    assert len(warnings) == 3, warnings
+    assert warnings[0].startswith(
+        f"ann, bo and cy {A}: these 3 answers are alike (ann submitted first;"
+    )
+    assert warnings[1].startswith(
+        f"dan, eve and gus {A}: 3 answers are the book's worked solution (flagged when graded;"
+    )
+    assert "whether your course does is yours to decide" in warnings[1]
+    assert warnings[2].startswith(
+        f"eve, fay and gus {A}: these 3 answers are alike (order unknown;"
+    )
 
 
 def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):
@@ -561,3 +593,26 @@ def test_a_flag_whose_cell_has_a_manual_grade_is_not_pending(gradebook):
         f"alice {A}: flagged when graded (possible copy;"
     )
     assert "needs manual review" not in warnings[0]
+
+
+def test_the_graders_flags_show_in_the_formgrader(gradebook):
+    """Course review s27, m7: the Formgrader said `flagged: False` for every submission the grader
+    flagged (the flags were in its output and reports/ only). The grader sets nbgrader's own flag
+    on each flagged student's submitted notebook, and never clears one."""
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    course = gradebook.parent
+    (course / "nbgrader_config.py").write_text("c = get_config()  # noqa: F821\n")
+    # carol submitted nothing: no notebook to flag
+    assert grade_course.flag_in_gradebook(course, A, ["alice", "carol"]) == ["alice"]
+    assert grade_course.flag_in_gradebook(course, A, []) == []
+    with Gradebook(f"sqlite:///{gradebook}") as gb:
+        assert gb.find_submission_notebook(A, A, "alice").flagged is True
+        assert gb.find_submission_notebook(A, A, "bob").flagged is False
+        assert gb.find_submission_notebook(B, B, "alice").flagged is False
+        # what the Formgrader's submitted_notebooks page reads
+        assert sorted((s["student"], s["flagged"]) for s in gb.notebook_submission_dicts(A, A)) == [
+            ("alice", True),
+            ("bob", False),
+        ]

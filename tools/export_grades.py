@@ -139,7 +139,10 @@ def flag_warnings(
         saved = reports / f"{name}-flags.json"
         if not saved.is_file():
             continue
-        pairs: set[tuple[str, str]] = set()
+        # {the pair: who submitted first, or "order unknown"}
+        pairs: dict[tuple[str, str], str] = {}
+        book: dict[str, list[str]] = {}  # {"the worked solution": its students}
+        single = []
         for student, flags in sorted(json.loads(saved.read_text()).items()):
             held = [re.fullmatch(r"(\S+) needs manual review", flag) for flag in flags]
             flags = [
@@ -147,25 +150,87 @@ def flag_warnings(
                 for flag, match in zip(flags, held)
                 if not match or (student, name, match[1]) not in graded_by_hand
             ]
-            # two students alike: one problem, the pair's, said once, naming no one's role
-            # (lecturer review s23, M1: the honest first submitter was counted as a problem)
+            # two students alike: one problem, the pair's, naming no one's role (lecturer review
+            # s23, M1); pairs that share a student are one group (course review s27, M3)
             for flag in flags:
-                pair = re.fullmatch(r"alike with (\S+); (.+)", flag)
-                if pair and tuple(sorted((student, pair[1]))) not in pairs:
-                    pairs.add(tuple(sorted((student, pair[1]))))
-                    found.append(
-                        f"{' and '.join(sorted((student, pair[1])))} {name}: answers alike "
-                        f"({pair[2]}; reports/{name}-<date>.txt says which): read them before "
-                        "importing"
+                pair = re.fullmatch(r"alike with (?!the )(\S+); (.+)", flag)
+                if pair:
+                    pairs.setdefault(tuple(sorted((student, pair[1]))), pair[2])
+                elif flag in BOOK_FLAGS:
+                    book.setdefault(flag.removeprefix("alike with "), []).append(student)
+            flags = [
+                f
+                for f in flags
+                if f not in BOOK_FLAGS and not re.fullmatch(r"alike with (?!the )\S+; .+", f)
+            ]
+            if flags:
+                single.append(
+                    (
+                        student,
+                        f"{student} {name}: flagged when graded ({'; '.join(flags)}; "
+                        f"reports/{name}-<date>.txt says why): read it before importing",
                     )
-            flags = [f for f in flags if not re.fullmatch(r"alike with (?!the )\S+; .+", f)]
-            if not flags:
-                continue
+                )
+        for what, students in sorted(book.items()):
+            n, names = len(students), _names(students)
             found.append(
-                f"{student} {name}: flagged when graded ({'; '.join(flags)}; "
-                f"reports/{name}-<date>.txt says why): read it before importing"
+                (
+                    students[0],
+                    f"{names} {name}: {n} {'answer is' if n == 1 else 'answers are'} {BOOK[what]} "
+                    f"(flagged when graded; reports/{name}-<date>.txt says which): " + BOOK_ADVICE,
+                )
             )
-    return found
+        for group in _groups(list(pairs)):
+            inside = {p: first for p, first in pairs.items() if p[0] in group}
+            found.append((min(group), _alike(name, sorted(group), inside)))
+        found += single
+    return [line for _, line in sorted(found, key=lambda x: (x[0], x[1]))]
+
+
+# a student's flag about the book's own answer (tools/grade_course.py's _print_flags), and how the
+# export says it of a group (course review s27, M3)
+BOOK = {
+    "the worked solution": "the book's worked solution",
+    "the model answer": "near-verbatim the model answer",
+}
+BOOK_FLAGS = {f"alike with {what}" for what in BOOK}
+BOOK_ADVICE = (
+    "the book lets its readers use its worked solutions: whether your course does is yours to decide "
+    "(the teachers' page, *Running the course with nbgrader*, before the weekly checklist)"
+)
+
+
+def _names(students: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(students[:-1]), students[-1]] if len(students) > 1 else students)
+
+
+def _groups(pairs: list[tuple[str, str]]) -> list[set[str]]:
+    """The students linked by ``pairs``, one set per group (each alike with at least one other)."""
+    groups: list[set[str]] = []
+    for a, b in pairs:
+        joined = [g for g in groups if a in g or b in g]
+        groups = [g for g in groups if g not in joined] + [set().union({a, b}, *joined)]
+    return groups
+
+
+def _alike(name: str, students: list[str], pairs: dict[tuple[str, str], str]) -> str:
+    """One warning for a group of alike answers: the pair as before, a larger group as one line with
+    the student who submitted first where every pair's order is known."""
+    later = {b if first == f"{a} submitted first" else a for (a, b), first in pairs.items()}
+    known = all(first != "order unknown" for first in pairs.values())
+    earliest = [s for s in students if s not in later]
+    order = f"{earliest[0]} submitted first" if known and len(earliest) == 1 else "order unknown"
+    if len(students) == 2:
+        order = next(iter(pairs.values()))
+        return (
+            f"{_names(students)} {name}: answers alike ({order}; reports/{name}-<date>.txt says "
+            "which): read them before importing"
+        )
+    return (
+        f"{_names(students)} {name}: these {len(students)} answers are alike ({order}; "
+        f"reports/{name}-<date>.txt says which): read them before importing"
+    )
 
 
 def _submission_warnings(sub, student: str, name: str) -> list[str]:

@@ -106,14 +106,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-import torch
 
 # nbformat's note on cells without an id (a notebook edited by hand or by an older Jupyter), once per
 # notebook read: noise in the grader's output
 warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
-from sandbox import read_exact, transform  # noqa: E402 (compiles cells, reads messages as the child)
+from sandbox import read_exact, transform, use_book_kernels  # noqa: E402 (as the child does)
+
+# the book's CPU kernels, as its build has them, before torch is imported: the checkers' references
+# here and the chapter's code in the zygote compute what the chapter computed (course review s27, M1)
+use_book_kernels()
+import torch  # noqa: E402
 
 SANDBOX = ROOT / "tools" / "sandbox.py"
 VIOLATION_EXIT = 86  # tools/sandbox.py
@@ -242,6 +246,30 @@ def public_wording(message: str) -> str:
     """A verdict of a chapter graded on its practice cases (it has no grading material): they are in
     the students' package, so the verdict does not call them hidden."""
     return re.sub(r"\bhidden (cases?)\b", r"practice \1", message)
+
+
+# a checker's advice to a reader at work, as the grader's feedback says it after the deadline, when
+# nothing can be run again (course review s27, m15: "Write its body in the cell above, run that cell,
+# then run this one again" read oddly in feedback on an exercise left blank)
+AFTER_DEADLINE = [
+    (
+        re.compile(r"Write its body in the cell above, run that cell, then run this one again\."),
+        "The submitted notebook has no body for it.",
+    ),
+    (
+        re.compile(
+            r"(?:,? and|,)? then run this (?:cell|one) again\.|,? and run this cell again\."
+        ),
+        "; the submitted notebook has none.",
+    ),
+]
+
+
+def graded_wording(message: str) -> str:
+    """A verdict as the feedback gives it: no order to run a cell again (:data:`AFTER_DEADLINE`)."""
+    for pattern, said in AFTER_DEADLINE:
+        message = pattern.sub(said, message)
+    return message
 
 
 # a NameError as the checker reports it ("NameError: name 'x' is not defined") and as the grader reports
@@ -817,11 +845,17 @@ def prediction_review(
         return result
     result.review = True
     result.computed = call
+    # a cell worth 0 points (a graded course's prediction by default) has no grade to give: a flag
+    # to read, not a manual grade the feedback waits for (course review s27, m13)
+    held = (
+        f"It gets 0 until the teacher grades it ({result.score:g} of {result.points:g} points "
+        "without it)."
+        if result.points
+        else "It is worth 0 points, so there is no grade to give: a flag to read."
+    )
     result.message = (
         f"needs manual review: {COMPUTED.format(call=call)}, and this cell computes the prediction "
-        f"with `{call}` of {_whose(call)}. It gets 0 until the teacher grades it "
-        f"({result.score:g} of {result.points:g} points without it). The checker's verdict: "
-        f"{result.message}"
+        f"with `{call}` of {_whose(call)}. {held} The checker's verdict: {result.message}"
     )
     result.score = 0.0
     return result
@@ -1717,6 +1751,7 @@ class Zygote:
         self.log = open(work / "zygote.log", "wb")  # noqa: SIM115
         env = {k: v for k, v in os.environ.items() if not k.startswith("JPY")}
         env.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        use_book_kernels(env)
         self.process = subprocess.Popen(
             [sys.executable, str(SANDBOX), str(plan), str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -1736,9 +1771,19 @@ class Zygote:
         if self._ready is None:
             self._ready = self.receive(900)
             if self._ready.get("errors"):
-                print("note: the chapter's code before the exercises failed in the sandbox:")
+                # what it means for the grades and what to do (course review s27, M1)
+                print(
+                    "note: a cell of the chapter's own code, before the exercises, failed in the "
+                    "sandbox (usually one of the chapter's checks of its text, on numbers that "
+                    "training gave otherwise on this machine):"
+                )
                 for error in self._ready["errors"]:
                     print("  ", error)
+                print(
+                    "   The grades are safe if the next line reads 'worked solutions: N/N exercises "
+                    "full marks': the worked solutions ran on the same code. Otherwise grading "
+                    "stops before any student; report the lines above either way."
+                )
         return self._ready
 
     def receive(self, timeout: float | None = None) -> dict:
@@ -2179,6 +2224,7 @@ class Grader:
                     shutil.rmtree(scratch, ignore_errors=True)
         if not private:
             message = public_wording(message)
+        message = graded_wording(message)
         return Result(
             student,
             exercise.test,
@@ -2781,8 +2827,8 @@ def record(course: Path, chapter: str, results: list[Result]) -> None:
             for result in graded:
                 grade = gb.find_grade(result.test, chapter, chapter, student)
                 grade.auto_score = result.score
-                if result.review:  # the Formgrader lists it as needing a manual grade
-                    grade.needs_manual_grade = True
+                if result.review and result.points:  # the Formgrader lists it as needing a
+                    grade.needs_manual_grade = True  # manual grade; a 0-point cell has none to give
             gb.db.commit()
             path = course / "autograded" / student / chapter / f"{chapter}.ipynb"
             if path.exists():
@@ -3117,6 +3163,78 @@ _PAIR = re.compile(r"^(\S+) \S+: (?:like (\S+)'s answer|the same code as (\S+)'s
 _FIRST = re.compile(r", ([\w.@+-]+) first$")
 
 
+# a line of copy_flags or code_copy_flags about one student and the book: (student, exercise, what)
+_BOOK = re.compile(
+    r"^(\S+) (\S+): (?:the same code as (the worked solution)|the function \S+ is (the worked "
+    r"solution)'s|like (the model answer))"
+)
+
+
+def copy_clusters(course: Path, chapter: str, lines: list[str]) -> list[str]:
+    """``copy_flags``' or ``code_copy_flags``' lines grouped, one line per group (course review s27,
+    M3: a pair a line made C(n, 2) lines of students who all pasted the worked solution): per
+    exercise, "N answers are the book's worked solution" (or the model answer's words) with their
+    students, then "these N answers are alike" for each group of students whose answers are alike
+    (each with at least one other of the group), in the order they submitted. Two students who
+    both gave the book's answer are not a group again. Other lines (a library function the
+    exercise forbids) are kept as they are."""
+    book: dict[tuple[str, str], list[str]] = {}
+    pairs: dict[str, list[tuple[str, str, float | None]]] = {}
+    kept = []
+    for line in lines:
+        found, pair = _BOOK.match(line), _PAIR.match(line)
+        if found:
+            what = found[3] or found[4] or found[5]
+            students = book.setdefault((found[2], what), [])
+            if found[1] not in students:
+                students.append(found[1])
+        elif pair:
+            grade_id = line.split(" ", 2)[1].rstrip(":")
+            similarity = re.search(r"similarity ([0-9.]+)", line)
+            pairs.setdefault(grade_id, []).append(
+                (pair[1], pair[2] or pair[3], float(similarity[1]) if similarity else None)
+            )
+        else:
+            kept.append(line)
+    out = []
+    for (grade_id, what), students in sorted(book.items()):
+        n = len(students)
+        verb = "answer is" if n == 1 else "answers are"
+        what = "near-verbatim the model answer" if "model" in what else "the book's worked solution"
+        out.append(f"{grade_id}: {n} {verb} {what}: {', '.join(sorted(students))}")
+    for grade_id, found in sorted(pairs.items()):
+        same = set().union(*(set(v) for (g, _), v in book.items() if g == grade_id))
+        groups: list[set[str]] = []
+        for a, b, _ in found:
+            if a in same and b in same:  # both the book's answer: said above
+                continue
+            joined = [g for g in groups if a in g or b in g]
+            groups = [g for g in groups if g not in joined] + [set().union({a, b}, *joined)]
+        for group in sorted(groups, key=lambda g: (-len(g), sorted(g))):
+            times = {s: submitted_at(course, chapter, s) for s in group}
+            order = sorted(group, key=lambda s: (times[s] is None, times[s] or "", s))
+            unknown = [s for s in order if times[s] is None]
+            when = (
+                "in the order submitted"
+                if not unknown
+                else "submission time unknown for " + ", ".join(unknown)
+                if len(unknown) < len(order)
+                else "order unknown"
+            )
+            span = sorted({r for a, b, r in found if a in group and r is not None})
+            alike = ""
+            if span:  # written answers: how alike, the least and the most
+                alike = "similarity " + " to ".join(
+                    f"{r:.2f}" for r in dict.fromkeys((span[0], span[-1]))
+                )
+                alike += "; "
+            out.append(
+                f"{grade_id}: these {len(group)} answers are alike ({alike}{when}): "
+                + ", ".join(order)
+            )
+    return out + kept
+
+
 def pair_flag(other: str, first: str | None) -> str:
     """The flag of a student whose answer is alike with ``other``'s: it names the pair and who
     submitted first, never a role (lecturer review s23, M1: the first submitter, honest, was
@@ -3184,6 +3302,39 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             known[student] = sorted(set(known.get(student, [])) | set(flags))
     saved.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     print(f"flags saved in {reports / f'{chapter}-{stamp}.txt'} and {saved.name}")
+    marked = flag_in_gradebook(course, chapter, sorted(s for s in students if known.get(s)))
+    if marked:
+        print(f"flagged in the Formgrader (nbgrader's flag): {', '.join(marked)}")
+
+
+def flag_in_gradebook(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """Set nbgrader's ``flagged`` on the submitted notebook of each of ``students`` (whom the grader
+    flagged), so that the Formgrader's submission list shows the flag (course review s27, m7: the
+    flags were only in the grader's output and reports/). Only set, never cleared: a flag the teacher
+    set or cleared by hand for another student stays. Returns the students flagged; none without a
+    gradebook or a submission there."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from term_plan import _gradebook
+
+    if not students:
+        return []
+    try:
+        url, course_id = _gradebook(course)
+    except Exception:  # noqa: BLE001 (no nbgrader_config.py: no gradebook)
+        return []
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        return []  # nothing graded yet: no gradebook to make
+    marked = []
+    with Gradebook(url, course_id=course_id) as gb:
+        for student in students:
+            try:
+                notebook = gb.find_submission_notebook(chapter, chapter, student)
+            except MissingEntry:
+                continue
+            notebook.flagged = True
+            marked.append(student)
+        gb.db.commit()
+    return marked
 
 
 class _Tee:
@@ -3242,9 +3393,10 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     strong, weak = strong_and_weak(copy_flags(course, chapter, students))
     if strong:
         print(
-            f"possible copies ({len(strong)} written answers near-verbatim like the model answer or "
-            f"another student's, or sharing {COPY_STRONG_RUNS} or more runs of {COPY_RUN} words; "
-            "read them before grading):\n  " + "\n  ".join(strong)
+            f"possible copies ({len(strong)} likenesses of written answers near-verbatim like the "
+            f"model answer or another student's, or sharing {COPY_STRONG_RUNS} or more runs of "
+            f"{COPY_RUN} words, in groups; read them before grading):\n  "
+            + "\n  ".join(copy_clusters(course, chapter, strong))
         )
     if weak:
         print(
@@ -3272,9 +3424,11 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     code = code_copy_flags(course, chapter, students)
     if code:
         print(
-            f"possible copied code ({len(code)} answers of {CODE_NODES} syntax nodes or more, the "
-            "same as the worked solution or another student's but for names, comments and "
-            "spacing; read them):\n  " + "\n  ".join(code)
+            f"possible copied code ({len(code)} likenesses of answers of {CODE_NODES} syntax nodes "
+            "or more, the same as the worked solution or another student's but for names, "
+            "comments and spacing, in groups; a student who took the worked solution, as the "
+            "book allows, is listed with it: read them):\n  "
+            + "\n  ".join(copy_clusters(course, chapter, code))
         )
     if REFUSED:
         print(

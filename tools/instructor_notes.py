@@ -156,6 +156,21 @@ class Exercise:
 
     @property
     def written_parts(self) -> list[str]:
+        """The questions the course's rubric grades: tools/rubric_claims.py's ``PARTS`` where it
+        names them, as make_course does (course review s27, m9: chapter 1's exercise 1 had 5
+        questions here, its prediction comment among them, against the rubric's 4), else the
+        statement's."""
+        if not self.model:
+            return []
+        import rubric_claims
+
+        named = rubric_claims.PARTS.get(self.chapter[:2], {}).get(self.number)
+        return list(named) if named else make_course.parts(self.statement)
+
+    @property
+    def asked_parts(self) -> list[str]:
+        """The questions the statement asks in writing, graded or not (a prediction written in a
+        comment too): what the student's time goes to (:func:`estimate_minutes`)."""
         return make_course.parts(self.statement) if self.model else []
 
     @property
@@ -264,6 +279,19 @@ def _render(node: ast.AST, bindings: dict[str, str] | None = None) -> str:
         inner = node.value
         if isinstance(inner, ast.Name) and inner.id in bindings:
             return bindings[inner.id]
+        if (  # a table's message filled in: f"{why.format(**numbers)}" (chapter 8's _MISTAKES)
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "format"
+            and getattr(inner.func.value, "id", None) in bindings
+        ):
+            # each {field} a computed part (course review s27, M5: chapter 8's two commonest
+            # mistakes were one row "on the case ‹case›, ‹…›" and counted as "any other")
+            return re.sub(
+                r"\{(\w*)[^{}]*\}",
+                lambda m: PLACEHOLDER.format(m[1] or "…"),
+                bindings[inner.func.value.id],
+            )
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
             return inner.value
         text = ast.unparse(inner)
@@ -498,9 +526,11 @@ class _Reader:
             if expansions:
                 before = len(self.found)
                 for binding in expansions:
-                    shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 20)
+                    shown = ", ".join(f"{k} = {v}" for k, v in binding.items() if len(v) < 40)
                     for child in node.body:
-                        self._visit(child, conditions + [shown], {**bindings, **binding})
+                        self._visit(
+                            child, conditions + ([shown] if shown else []), {**bindings, **binding}
+                        )
                 self._collapse(before, conditions)
                 return
         if isinstance(node, ast.Call):
@@ -711,14 +741,14 @@ def estimate_minutes(ex: Exercise) -> tuple[float, str]:
         "reading": words / MINUTES["words_per_minute"],
         "code": ex.code_lines * MINUTES["per_code_line"],
         "predictions": ex.predictions * MINUTES["per_prediction"],
-        "written": len(ex.written_parts) * MINUTES["per_written_part"],
+        "written": len(ex.asked_parts) * MINUTES["per_written_part"],
         "run and check": MINUTES["run_and_check"],
     }
     total = 5 * math.ceil(sum(parts.values()) / 5)
     how = (
         f"{_count(words, 'word')} to read, {_count(ex.code_lines, 'statement')} of code, "
         f"{_count(ex.predictions, 'value')} to predict, "
-        f"{_count(len(ex.written_parts), 'written question')}"
+        f"{_count(len(ex.asked_parts), 'written question')}"
     )
     return total, how
 
@@ -999,8 +1029,7 @@ def _mistakes_table(mistakes: list, c: dict) -> list[str]:
             f"| – | needs manual review, or stopped by the sandbox (0 until you grade it) | "
             f"{c.get(HELD, 0)} | <small>tools/grade_course.py: the answer read the checkers or "
             "files, used a name from a cell the student added, computed a prediction with the "
-            "library or the chapter's code (lecturer review s22, M6), or tried what the sandbox "
-            "does not allow</small> |"
+            "library or the chapter's code, or tried what the sandbox does not allow</small> |"
         )
     body.append("")
     return body

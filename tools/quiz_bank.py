@@ -41,6 +41,7 @@ import functools
 import hashlib
 import html
 import math
+import os
 import random
 import re
 import sys
@@ -1255,12 +1256,33 @@ def markdown(questions: list[Question], key: bool = True) -> str:
         elif q.kind == "numerical":
             exact = float(q.answer).is_integer()  # a count in full (2,102,784), not 2.10278e+06
             number = f"{int(q.answer):,}" if exact else str(q.answer)
+            asked = re.search(r"Give (\w+) decimals", q.text)
+            if asked and asked[1] in DECIMALS:  # as many as the question asks for: -0.490, not
+                number = f"{q.answer:.{DECIMALS[asked[1]]}f}"  # -0.49 (course review s27, m10)
             within = f"within {q.tolerance:g}" if q.tolerance else "exact"
             answers.append(f"{i}. {number} ({within}). {plain(q.feedback)}")
         else:
             criteria = "; ".join(q.criteria)
             answers.append(f"{i}. Rubric ({len(q.criteria)} points): {criteria}. Model: {q.model}")
     return "\n".join(lines + (answers if key else [])) + "\n"
+
+
+DECIMALS = {"one": 1, "two": 2, "three": 3, "four": 4}  # "Give three decimals." in a question
+
+
+def missing_chapters(chapters: list[str] | None) -> list[str]:
+    """The chapters of ``chapters`` that have no question in the bank (course review s27, m10:
+    --chapters 01 05 08 11 wrote 10 questions and said nothing of 01 and 05)."""
+    covered = {name[1:3] for name in QUESTIONS}
+    return [c for c in chapters or [] if c not in covered]
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by its owner alone (0600, as the course's other secrets)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file that was there keeps its mode through O_CREAT
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def key_path(paper: Path) -> Path:
@@ -1285,6 +1307,13 @@ def main(argv=None) -> int:
         parser.error("give --moodle FILE, --qti FILE.zip and/or --markdown FILE")
     if args.qti and args.qti.suffix != ".zip":
         parser.error(f"--qti: expected a file ending in .zip, got {args.qti}")
+    missing = missing_chapters(args.chapters)
+    if missing:
+        covered = sorted({name[1:3] for name in QUESTIONS})
+        print(
+            f"no questions for chapter{'s' if len(missing) > 1 else ''} {', '.join(missing)}: the "
+            f"bank covers chapters {', '.join(covered)}"
+        )
     questions = (
         paper(args.student, args.seed, args.chapters)
         if args.student
@@ -1304,7 +1333,7 @@ def main(argv=None) -> int:
         print(f"{args.markdown}: {len(printed)} questions")
         if not args.no_key:  # the key in a file of its own, so the paper can be handed out as it is
             key = key_path(args.markdown)
-            key.write_text(markdown(printed))
+            _write_private(key, markdown(printed))
             print(f"{key}: the paper with its key (keep it from the students)")
     return 0
 

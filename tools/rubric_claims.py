@@ -194,6 +194,10 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "08": {
+        # "explain the result with the clocks of the binary table": the point is the explanation (a
+        # position is the whole code; two share it only if every clock agrees), the measured
+        # distances what may support it (course review s27, M4: the point went to the numbers)
+        2: [["It is the binary table again", "But an exact repeat is not the question"]],
         3: [["For the paper's table a matrix", "In the literal reading", "Offsets are a fixed"]],
     },
     "10": {

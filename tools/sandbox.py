@@ -62,6 +62,33 @@ VIOLATION_EXIT = 86  # the exit status of a child the audit hook stopped
 NOBODY = 65534
 
 
+def book_kernels() -> dict[str, str]:
+    """The CPU kernel path the book's build runs the chapters on (``KERNEL_PATH`` of
+    tools/sync_colab_cell.py: the Makefile's exports and the chapters' setup cell), where the
+    processor runs AVX2 as the setup cell asks; ``{}`` elsewhere. torch reads it once, when first
+    imported, and the zygote imports torch before the chapter's setup cell runs: without it, a
+    grading run started outside ``make`` trained the chapter on the processor's own kernels, and
+    chapter 5's checks of its text failed in the sandbox (course review s27, M1)."""
+    import platform
+
+    from sync_colab_cell import KERNEL_PATH
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            avx2 = "avx2" in f.read().split()
+    except OSError:  # not Linux: the grader's sandbox needs Linux anyway
+        avx2 = False
+    return dict(KERNEL_PATH) if avx2 else {}
+
+
+def use_book_kernels(environ: dict | os._Environ = os.environ) -> None:
+    """Set :func:`book_kernels` in ``environ`` where it is not set (as the Makefile's ``?=``)."""
+    for name, value in book_kernels().items():
+        environ.setdefault(name, value)
+
+
 # --- framing (the grader reads the same format) -------------------------------------------------------
 
 
@@ -337,6 +364,7 @@ def _preimport() -> None:
 def zygote(plan_path: str, control_fd: int) -> None:
     plan = json.loads(open(plan_path).read())
     os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
+    use_book_kernels()  # before torch is imported, which reads it once
     sys.path.insert(0, plan["root"])
     import matplotlib
 

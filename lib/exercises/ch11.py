@@ -186,6 +186,11 @@ _MISTAKES: list[tuple[dict, str]] = [
         "you left out the </s> of the test sentences. The model also predicts where each sentence ends, P(</s> | its last word): that prediction is one of the M tokens, its log probability in the sum.",
     ),
     (
+        # both at once, a common n-gram mistake (course review s27, m12: it matched none of the above)
+        dict(eos_in_u=False, predict_eos=False),
+        "you left out </s> altogether: your U does not count it and your test sentences never predict it. The model predicts where each sentence ends: count </s> in U, once per training sentence, and predict it after each test sentence's last word, P(</s> | that word), one of the M tokens.",
+    ),
+    (
         dict(predict_first=False),
         "you never predict the first word of a sentence. Read each test sentence as <s> w1 ... wn </s>: the first prediction is P(w1 | <s>), and it is one of the M tokens, its log probability in the sum.",
     ),
@@ -318,6 +323,13 @@ def check_interpolation(interpolated_perplexity: Any) -> str:
 
 
 # --- exercise 2: the backward model on agreement -------------------------------------------------------
+
+# Exercise 2's checked answers are measurements, not predictions: the statement asks to compute both
+# and give the checker the computed values (the prediction is written down first, not graded). A
+# graded course checks them live in the student's notebook, for 0 points, as chapter 12's exercise 4
+# (tools/make_course.py; course-kit review s27, M2: the course told the student to submit the
+# prediction uncomputed).
+MEASURED = {2}
 
 # Measured in the chapter with its backward LSTM (the solution asserts them at the precision its model answer writes): the probabilities of
 # the four verb forms at the verb of "the keys that the man found ___ old ." (the same for "the key that
