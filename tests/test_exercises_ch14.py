@@ -333,7 +333,7 @@ MEDIUM_WRONG = [
     ((41_373_184 + 512 * 512 + 3 * 512 + 30522, None), "masked-LM head"),
     (
         (12 * 8 * 512**2 + (30522 + 512 + 2) * 512 + 512 * 512, None),
-        "close (-54,784 parameters, -0.13%) but not exact",
+        "close (within 0.5% of the exact count) but not exact",
     ),
     ((41_373_184 - 1024, None), "either exactly one LayerNorm"),
     ((41_373_184 - 1024, None), "or the 2 segment vectors of 512 numbers"),
@@ -388,3 +388,22 @@ def test_the_layers_only_message_leaves_the_embeddings_to_count():
     assert (
         f"{ch14.MEDIUM_EMBEDDINGS:,}" not in message and str(ch14.MEDIUM_EMBEDDINGS) not in message
     )
+
+
+@pytest.mark.parametrize("wrong", [41_000_000, 41_373_184 + 2_000, 12 * 8 * 512**2 + 30522 * 512])
+def test_check_medium_size_never_prints_the_gap_to_the_count(wrong):
+    """A near miss is told how near as a band, never by the exact gap, which added to the answer
+    would pass without counting anything (reader s28, ch14, 1)."""
+    with pytest.raises(ExerciseFailed) as caught:
+        ch14.check_medium_size(wrong, None)
+    message = str(caught.value)
+    gap = abs(wrong - 41_373_184)
+    assert f"{gap:,}" not in message and str(gap) not in message, message
+    assert "41,373,184" not in message
+
+
+def test_check_medium_size_gives_a_near_miss_its_band():
+    with pytest.raises(ExerciseFailed, match=re.escape("within 1% of the exact count")):
+        ch14.check_medium_size(41_000_000, None)
+    with pytest.raises(ExerciseFailed, match=re.escape("within 0.1% of the exact count")):
+        ch14.check_medium_size(41_373_184 + 2_000, None)
