@@ -897,6 +897,26 @@ def test_a_regrade_keeps_the_written_answers_graded(graded):
                 assert g.manual_score == g.max_score and not g.needs_manual_grade, g.name
 
 
+def test_the_sandbox_asks_the_processor_as_the_setup_cell_does(monkeypatch):
+    """One AVX2 detection for the chapters' setup cell and the grader: the cell carries the text of
+    sync_colab_cell.has_avx2, and book_kernels calls that function, so a processor the cell leaves on
+    its own kernels is graded on its own kernels too."""
+    import inspect
+
+    import sync_colab_cell
+
+    assert inspect.getsource(sync_colab_cell.has_avx2) in sync_colab_cell.colab_cell_source()
+    import platform
+
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(sync_colab_cell, "has_avx2", lambda: False)
+    assert sandbox.book_kernels() == {}
+    monkeypatch.setattr(sync_colab_cell, "has_avx2", lambda: True)
+    assert sandbox.book_kernels() == sync_colab_cell.KERNEL_PATH
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert sandbox.book_kernels() == {}
+
+
 def test_the_zygote_runs_the_chapter_on_the_books_cpu_kernels(tmp_path, monkeypatch):
     """Course review s27, M1: graded outside ``make`` (``python ../tools/grade_course.py``, as the
     teachers' page says), the zygote imported torch on the processor's own kernels before the
