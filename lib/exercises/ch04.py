@@ -120,7 +120,7 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
         # review ch04 s21, item 2: the predictions are judged only once the table is computed, so that
         # the check cannot be run on two guesses to learn the answer before measuring it
         not_attempted(
-            "your predictions are recorded; now compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one. The checker judges your predictions against that measurement."
+            "now compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one. The checker judges your predictions only beside that measurement, and it does not keep them: leave the ones you wrote first."
         )
     left = luong_left_shares()
     share = expect_number(ne_share_left, "ne_share_left")
