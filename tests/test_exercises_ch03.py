@@ -36,9 +36,20 @@ RIGHT = [
 def test_a_fill_below_every_score_passes(name, answer):
     verdict = str(check_masked_softmax(answer))
     assert "right on all 6 practice cases" in verdict
+    assert "-inf works for any size, and so does the dtype's lowest" in verdict
+    # a finfo.min fill is praised only with its catch (reader s28, chapter 3, point 6): a fully
+    # masked row comes out uniform, not zero, and the zeroing step is still needed
     assert (
-        "-inf, or the dtype's lowest torch.finfo(scores.dtype).min, works for any size" in verdict
+        "torch.finfo(scores.dtype).min, as the fill value; with it a fully masked row comes out "
+        "uniform, not NaN, and still needs zeroing." in verdict
     )
+
+
+def test_a_finfo_min_fill_without_zeroing_the_fully_masked_row_fails():
+    """The pass message's catch is true: the dtype's lowest as the fill value, no zeroing step, gives
+    a fully masked row uniform weights, which the checker names."""
+    verdict = _verdict(lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1))
+    assert "row 1 is fully masked" in verdict and "not spread evenly" in verdict
 
 
 FINITE = [

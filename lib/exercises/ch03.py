@@ -685,4 +685,4 @@ def check_masked_softmax(my_masked_softmax: Any) -> str:
             _name_softmax_mistake(
                 case, scores, mask, result, expected, _rerun(my_masked_softmax, mask)
             )
-    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores up to 3e4 in size, allowed scores far below zero, down to -2e10). A finite fill such as -1e9 would fail on scores below it: -inf, or the dtype's lowest torch.finfo(scores.dtype).min, works for any size."
+    return f"`my_masked_softmax` is right on all {len(cases)} hidden cases (a causal mask, a padding mask that broadcasts, a fully masked row, scores up to 3e4 in size, allowed scores far below zero, down to -2e10). A finite fill such as -1e9 would fail on scores below it: -inf works for any size, and so does the dtype's lowest, torch.finfo(scores.dtype).min, as the fill value; with it a fully masked row comes out uniform, not NaN, and still needs zeroing."
