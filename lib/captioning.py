@@ -22,9 +22,8 @@ Deviations from the paper, for tiny synthetic images and a training run of secon
   roughly where each region is; our three-layer CNN hardly does, and a caption in reading order needs it.
 - The gate beta_t (sec. 4.2.1) is off by default (``gate=True`` turns it on): here it slows learning.
 - The attention's parameters start from Xavier-uniform values instead of AdditiveScore's Bahdanau
-  initialization (v_a = 0, i.e. uniform attention at first), which learns to look more slowly in
-  a short run: in 400 steps it looks at the shape a word names less often and gets fewer captions
-  exactly right (the chapter's exercise 1 measures how many).
+  initialization (v_a = 0, i.e. uniform attention at first); the chapter's exercise 1 compares
+  the two.
 - Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available only
   at inference, as ``attention="hard"``: the region of largest weight replaces the weighted sum.
 - No dropout, no ensemble; the doubly stochastic penalty (eq. 14) is optional (``penalty``).

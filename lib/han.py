@@ -25,8 +25,8 @@ is exactly u^T tanh(W h_t + b), since W_q [1] is a learned bias b, W_k is W and 
 Deviations from the paper: small widths (the paper: 200-dim word2vec embeddings, GRUs of 50 per
 direction) and randomly initialized embeddings; padding handled with packed sequences and masks
 (words of padding sentences and padding words get weight exactly 0); the attention's W_k and v_a
-start Xavier-uniform, not at AdditiveScore's v_a = 0 (which makes every weight uniform at first and,
-in lib.captioning, learns to look more slowly).
+start Xavier-uniform, not at AdditiveScore's v_a = 0 (which makes every weight uniform at first:
+exercise 1 of the chapter on attention beyond translation compares the two starts for the captioner).
 """
 
 from __future__ import annotations

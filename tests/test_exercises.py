@@ -17,6 +17,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from unittest import mock
 
 import nbformat
 import numpy as np
@@ -823,6 +824,32 @@ def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_e
 
 from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
 
+# The book's run without positions: exactly right captions with 1, 2 and 3 shapes (86 of 88, 85 of
+# 104, 29 of 108): 0, 11 and 45 points below the chapter's captioner (ch05.BOOK_RIGHT).
+BOOK_BLIND = {1: 86 / 88, 2: 85 / 104, 3: 29 / 108}
+
+
+def _blind_captioner():
+    """A Captioner with its row and column embeddings at zero, as exercise 2's blind_model (untrained)."""
+    from lib.captioning import Captioner
+    from lib.data.shapes import VOCAB
+
+    torch.manual_seed(0)
+    m = Captioner(len(VOCAB), d_feature=64, d_emb=32, d_hidden=64, d_attn=32)
+    with torch.no_grad():
+        m.encoder.row_embedding.weight.zero_()
+        m.encoder.col_embedding.weight.zero_()
+    return m
+
+
+def ch05_without_positions(suffers_most, two_shapes_lose_5, measured=None):
+    """check_without_positions given a blind_model whose exactly right captions by number of shapes
+    are ``measured`` (the book's run by default): its evaluation replaced, since training takes
+    minutes (the chapter's solution runs the real one)."""
+    with mock.patch.object(ch05, "exact_by_shapes", return_value=measured or BOOK_BLIND):
+        return ch05.check_without_positions(suffers_most, two_shapes_lose_5, _blind_captioner())
+
+
 LATER = [
     "05_attention_beyond_translation",
     "06_self_attention",
@@ -1155,14 +1182,14 @@ def test_ch06_incremental_names_a_global_width_or_the_chapters_own_matrices(answ
 
 
 PREDICTIONS_WRONG_LATER = [
-    (ch05.check_without_positions, (1, False), "the captions with 1 shape, is not the group"),
-    (ch05.check_without_positions, (2, False), "captions with 2 shapes, is not the group"),
-    (ch05.check_without_positions, (3, False), "two_shapes_lose_5: your prediction is not"),
-    (ch05.check_without_positions, ("three", False), "1, 2 or 3"),
-    (ch05.check_without_positions, (3.0, False), "should be an int"),
-    (ch05.check_without_positions, (3.0, False), "the float 3.0"),
-    (ch05.check_without_positions, (True, False), "got the bool True"),
-    (ch05.check_without_positions, (4, False), "1, 2 or 3; got 4"),
+    (ch05_without_positions, (1, False), "the captions with 1 shape, is not the group"),
+    (ch05_without_positions, (2, False), "captions with 2 shapes, is not the group"),
+    (ch05_without_positions, (3, False), "two_shapes_lose_5: your prediction is not"),
+    (ch05_without_positions, ("three", False), "1, 2 or 3"),
+    (ch05_without_positions, (3.0, False), "should be an int"),
+    (ch05_without_positions, (3.0, False), "the float 3.0"),
+    (ch05_without_positions, (True, False), "got the bool True"),
+    (ch05_without_positions, (4, False), "1, 2 or 3; got 4"),
     (
         ch06.check_second_layer,
         _channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}),
@@ -1276,7 +1303,7 @@ def test_later_prediction_checkers_reject(check, args, message):
 def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
     """A wrong prediction says which one is wrong and where to look, never what the model does."""
     with pytest.raises(ExerciseFailed) as failed:
-        ch05.check_without_positions(*args)
+        ch05_without_positions(*args)
     message = str(failed.value)
     assert "suffers_most: your prediction" in message or "two_shapes_lose_5: your" in message
     for answer in ("three", " 3 ", "lose most", "more than half", "stay", "not every sense"):
@@ -1287,7 +1314,7 @@ def test_two_wrong_shape_predictions_are_named_together():
     """(2, False) names both predictions in one run (reader's report 5, s3, item 9), not the first
     alone, and still gives no answer away."""
     with pytest.raises(ExerciseFailed) as failed:
-        ch05.check_without_positions(2, False)
+        ch05_without_positions(2, False)
     message = str(failed.value)
     assert "both predictions are wrong" in message
     assert "suffers_most: your prediction" in message and "two_shapes_lose_5: your" in message
@@ -1295,12 +1322,52 @@ def test_two_wrong_shape_predictions_are_named_together():
         assert answer not in message
     # a wrong type is named first, even after a wrong prediction
     with pytest.raises(ExerciseFailed, match="two_shapes_lose_5"):
-        ch05.check_without_positions(2, "yes")
+        ch05_without_positions(2, "yes")
+
+
+@pytest.mark.parametrize("args", [(3, True), (1, False), (2, True), (3, False)])
+def test_shape_predictions_are_not_judged_without_the_trained_model(args):
+    """Reader s28, ch05, 3: without blind_model the predictions are only recorded, right or wrong,
+    so that the check cannot be passed by trying the answers one after another."""
+    verdict = ch05.check_without_positions(*args)
+    assert verdict.status == "not attempted" and "recorded" in verdict.message
+    for answer in ("three", " 3 ", "lose most", "right", "wrong"):
+        assert answer not in verdict.message
+
+
+def test_shape_predictions_are_judged_against_the_readers_own_model():
+    """The drops come from the reader's blind_model: where two-shape captions lose 3 points, not 11,
+    'True' is wrong and 'False' right."""
+    close = {**BOOK_BLIND, 2: 93 / 104}  # 96 - 93 = 3 of 104 captions: 2.9 points
+    with pytest.raises(ExerciseFailed, match="two_shapes_lose_5: your prediction"):
+        ch05_without_positions(3, True, close)
+    assert ch05_without_positions(3, False, close).passed
+    assert "loses 0, 3, 45 points" in ch05_without_positions(3, False, close).message
+
+
+def test_the_blind_model_is_checked_before_the_predictions():
+    """blind_model must be a Captioner, without its embeddings, and trained."""
+    with pytest.raises(ExerciseFailed, match="blind_model should be your trained Captioner"):
+        ch05.check_without_positions(3, True, "blind_model")
+    untrained = _blind_captioner()
+    with pytest.raises(ExerciseFailed, match="0% of the one-shape captions"):
+        ch05.check_without_positions(3, True, untrained)  # the real evaluation: about a second
+    with torch.no_grad():
+        untrained.encoder.row_embedding.weight[0, 0] = 1.0
+    with pytest.raises(ExerciseFailed, match="still has row and column embeddings"):
+        ch05.check_without_positions(3, True, untrained)
+
+
+def test_exact_by_shapes_is_the_chapters_measure():
+    """The test images' captions by number of shapes: 88, 104 and 108 (ch05.BOOK_RIGHT's counts);
+    an untrained model gets none right."""
+    assert [n for _, n in ch05.BOOK_RIGHT.values()] == [88, 104, 108]
+    assert ch05.exact_by_shapes(_blind_captioner()) == {1: 0.0, 2: 0.0, 3: 0.0}
 
 
 def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
-    assert ch05.check_without_positions(3, True)
-    assert ch05.check_without_positions(np.int64(3), np.bool_(True))
+    assert ch05_without_positions(3, True)
+    assert ch05_without_positions(np.int64(3), np.bool_(True))
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False)
