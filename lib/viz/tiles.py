@@ -67,10 +67,10 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
 # the tiling diagram's text, in points: its grid's and arrows' labels, the tiles' numbers and the
 # grid's title, and its two memories' boxes
 _GRID_PT, _TITLE_PT, _MEMORY_PT = 16, 16, 17
-# the tile explorer's text, in points, 5.2 inches wide: 16 points are 14 CSS px in the 328 px column
-# of a 360 px phone, and still about 10 px where the page shows the picture narrower (a first reader
-# measured 13-point labels at 7 to 9 px there); the output's row labels get this many cells' width
-_EXPLORER_PT, _LABEL_CELLS = 16, 4.6
+# the tile explorer's text, in points, 5.2 inches wide: 18 points are 15.8 CSS px in the 328 px
+# column of a 360 px phone (at 16, a reader measured the letters of the tick labels and of "final"
+# at 9-10 px there, s28; at 13, 7 to 9 px); the output's row labels get this many cells' width
+_EXPLORER_PT, _LABEL_CELLS = 18, 5.4
 
 
 def tiling_diagram(
@@ -185,7 +185,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     dimension) with the rows that are final, the rows in progress and the rows not reached, and its
     colour bar; under the picture, as the page's own text (readable on a phone at the page's size),
     the running maximum m and sum l of the block of queries, with the factor exp(m_old - m_new)
-    where the tile raised a maximum, and the tile's scores S_ij. 5.2 inches wide with 16-point
+    where the tile raised a maximum, and the tile's scores S_ij. 5.2 inches wide with 18-point
     text, so that a phone shows it whole and readable. q, k [T, D], v [T, Dv] with T <= 12.
     Returns the box of :func:`interactive` with ``.states`` (:func:`tile_states`) for the chapter's
     checks."""
@@ -231,7 +231,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
     def draw(n):
         s = states[n]
         i0, i1, j0, j1 = s["tile"]
-        # 5.2 inches with _EXPLORER_PT text: shown whole in a phone's column, the text about 14
+        # 5.2 inches with _EXPLORER_PT text: shown whole in a phone's column, the text about 16
         # CSS px there; the output's rows level with the grid's rows of queries
         fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.2),
                                        width_ratios=(T, Dv + _LABEL_CELLS),
