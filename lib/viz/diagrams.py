@@ -1497,6 +1497,15 @@ def gru_cell_diagram():
     n_top = y_n + 0.3
     _arrow(ax, x_xdrop, y_x, x_xdrop, n_top, color="0.45")
     _arrow(ax, x_hdrop, y_h, x_hdrop, n_top, color="0.1")
+    # a grey drop passes under the dark bus through a gap (a bridge), and a join has a dot, so that a
+    # crossing does not read as a join (a reader's report on Fig. 1.2)
+    for x in (x_xdrop, x_z - 0.25):
+        _line(ax, [x, x], [y_h - 0.08, y_h + 0.08], color="white", lw=5, zorder=2.5)
+        _line(ax, [x - 0.1, x + 0.1], [y_h, y_h], color="0.1", zorder=3)
+    for x, y, color in [(x_r - 0.25, y_x, "0.45"), (x_xdrop, y_x, "0.45")] + [
+        (x, y_h, "0.1") for x in (x_hdrop, 3.95, x_z + 0.25)
+    ]:
+        ax.plot([x], [y], "o", color=color, ms=4, zorder=3)
     _box(
         ax,
         x_r,
