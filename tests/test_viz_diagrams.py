@@ -185,6 +185,9 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, 
         sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
         assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.3
         assert min(s for s in sizes if s != 12) >= 15  # every label but the words
+        # the weights' labels larger still: at 15 their subscript t1 read at about 8 CSS px (s28)
+        weights = [x for x in fig.axes[0].texts if x.get_text() in alphas]
+        assert len(weights) == len(alphas) and all(x.get_fontsize() >= 16.5 for x in weights)
         assert "Bottom: the source words" in fig.alt_text and "Top: the decoder" in fig.alt_text
         narrow_again = viz.seq2seq_diagram(SRC, TGT, with_attention=with_attention, narrow=True)
         assert png(fig) == png(narrow_again)

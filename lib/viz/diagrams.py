@@ -346,7 +346,9 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
     if with_attention and g.narrow:  # every h_j, up to a line between the rows, round the left
         for j, x in enumerate(g.xe):
             _line(ax, [x, x], [g.h_top, g.y_grey], color="0.45")
-            ax.text(x + 0.06, g.h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=g.font, ha="left")
+            # at the final states' 16.5 points: at 15 the subscript t1 read at about 8 CSS px (s28)
+            alpha = f"$\\alpha_{{t{j + 1}}}$"
+            ax.text(x + 0.06, g.h_top + 0.08, alpha, fontsize=_SEQ2SEQ_NARROW_STATE_FONT, ha="left")
         _line(
             ax,
             [g.xe[-1], g.x_bus, g.x_bus, g.xc[-1]],
