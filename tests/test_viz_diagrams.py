@@ -185,6 +185,9 @@ def test_seq2seq_diagram_draws_what_the_chapter_s_equations_say(with_attention, 
         sizes = [t.get_fontsize() for t in fig.axes[0].texts if t.get_text()]
         assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.3
         assert min(s for s in sizes if s != 12) >= 15  # every label but the words
+        # the weights' labels larger still: at 15 their subscript t1 read at about 8 CSS px (s28)
+        weights = [x for x in fig.axes[0].texts if x.get_text() in alphas]
+        assert len(weights) == len(alphas) and all(x.get_fontsize() >= 16.5 for x in weights)
         assert "Bottom: the source words" in fig.alt_text and "Top: the decoder" in fig.alt_text
         narrow_again = viz.seq2seq_diagram(SRC, TGT, with_attention=with_attention, narrow=True)
         assert png(fig) == png(narrow_again)
@@ -1593,6 +1596,60 @@ def test_gru_cell_diagram_draws_nn_gru_s_equations():
     assert sources(m) == {id(n), id(z), id(h_prev)}
     assert sources(h) == {id(m)}
     assert _overlapping_texts(fig) == []
+
+
+def test_gru_cell_diagram_bridges_each_crossing_and_dots_each_join():
+    """Review s28, ch01 pt 6: x_t's grey drops crossed h_{t-1}'s dark bus with no mark, and the
+    crossings read as joins. Each crossing is a gap in the grey line (a white stroke over it, under
+    the dark bus); each point where a drop leaves a bus, not at its end, has a dot."""
+    fig = viz.gru_cell_diagram()
+    ax, dark, grey = fig.axes[0], to_rgba("0.1"), to_rgba("0.45")
+    buses = {
+        color: [
+            ln
+            for ln in ax.lines
+            if to_rgba(ln.get_color()) == color and len(ln.get_xdata()) >= 3  # from a box
+        ]
+        for color in (dark, grey)
+    }
+    dark_bus = [
+        (min(xa, xb), max(xa, xb), ya)
+        for ln in buses[dark]
+        for xa, ya, xb, yb in zip(
+            ln.get_xdata(), ln.get_ydata(), ln.get_xdata()[1:], ln.get_ydata()[1:]
+        )
+        if ya == yb
+    ]
+    crossings = []
+    for a in arrows(fig):
+        (x0, y0), (x1, y1) = _ends(a)
+        if a.get_edgecolor() == grey and x0 == x1:
+            crossings += [(x0, y) for lo, hi, y in dark_bus if lo < x0 < hi and y1 < y < y0]
+    assert len(crossings) == 2
+    white = [ln for ln in ax.lines if to_rgba(ln.get_color()) == to_rgba("white")]
+    for x, y in crossings:
+        (gap,) = [ln for ln in white if list(ln.get_xdata()) == [x, x]]
+        ys = gap.get_ydata()
+        assert min(ys) < y < max(ys) and gap.get_zorder() < 3
+        assert any(
+            to_rgba(ln.get_color()) == dark
+            and ln.get_zorder() > gap.get_zorder()
+            and min(ln.get_xdata()) < x < max(ln.get_xdata())
+            and set(ln.get_ydata()) == {y}
+            for ln in ax.lines
+        )
+    dots = {(ln.get_xdata()[0], ln.get_ydata()[0]) for ln in ax.lines if ln.get_marker() == "o"}
+    for color in (dark, grey):
+        for ln in buses[color]:
+            xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
+            for a in arrows(fig):
+                (x0, y0), _ = _ends(a)
+                if a.get_edgecolor() == color and y0 == ys[-1] and min(xs) < x0 < max(xs):
+                    if x0 != xs[-1]:  # a drop from inside the bus, not its last corner
+                        assert (x0, y0) in dots, (x0, y0)
+    # where h_{t-1}'s line meets its bus
+    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{t-1}$")
+    assert (_center(h_prev)[0], dark_bus[0][2]) in dots
 
 
 def test_tokenizer_pipeline_diagram_draws_each_step_and_each_piece_over_its_id():

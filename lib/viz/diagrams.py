@@ -346,7 +346,9 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
     if with_attention and g.narrow:  # every h_j, up to a line between the rows, round the left
         for j, x in enumerate(g.xe):
             _line(ax, [x, x], [g.h_top, g.y_grey], color="0.45")
-            ax.text(x + 0.06, g.h_top + 0.08, f"$\\alpha_{{t{j + 1}}}$", fontsize=g.font, ha="left")
+            # at the final states' 16.5 points: at 15 the subscript t1 read at about 8 CSS px (s28)
+            alpha = f"$\\alpha_{{t{j + 1}}}$"
+            ax.text(x + 0.06, g.h_top + 0.08, alpha, fontsize=_SEQ2SEQ_NARROW_STATE_FONT, ha="left")
         _line(
             ax,
             [g.xe[-1], g.x_bus, g.x_bus, g.xc[-1]],
@@ -1497,6 +1499,15 @@ def gru_cell_diagram():
     n_top = y_n + 0.3
     _arrow(ax, x_xdrop, y_x, x_xdrop, n_top, color="0.45")
     _arrow(ax, x_hdrop, y_h, x_hdrop, n_top, color="0.1")
+    # a grey drop passes under the dark bus through a gap (a bridge), and a join has a dot, so that a
+    # crossing does not read as a join (a reader's report on Fig. 1.2)
+    for x in (x_xdrop, x_z - 0.25):
+        _line(ax, [x, x], [y_h - 0.08, y_h + 0.08], color="white", lw=5, zorder=2.5)
+        _line(ax, [x - 0.1, x + 0.1], [y_h, y_h], color="0.1", zorder=3)
+    for x, y, color in [(x_r - 0.25, y_x, "0.45"), (x_xdrop, y_x, "0.45")] + [
+        (x, y_h, "0.1") for x in (x_hdrop, 3.95, x_z + 0.25)
+    ]:
+        ax.plot([x], [y], "o", color=color, ms=4, zorder=3)
     _box(
         ax,
         x_r,
